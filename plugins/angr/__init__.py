@@ -1,0 +1,1 @@
+"""The angr plugin (work in progress)."""

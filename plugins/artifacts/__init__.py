@@ -1,0 +1,1 @@
+"""The artifacts plugin (work in progress)."""

@@ -1,0 +1,1 @@
+"""The asar plugin (work in progress)."""

@@ -1,0 +1,1 @@
+"""The binary plugin (work in progress)."""

@@ -1,0 +1,1 @@
+"""The javascript plugin (work in progress)."""

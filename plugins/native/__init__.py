@@ -1,0 +1,1 @@
+"""The native plugin (work in progress)."""

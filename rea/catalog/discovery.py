@@ -1,0 +1,1 @@
+"""discovery (work in progress)."""

@@ -1,0 +1,136 @@
+"""Run a tool: canonical validation, availability, the handler, and Evidence recording."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+import msgspec
+
+from rea.catalog.tool import ToolCall, ToolDef
+from rea.context import CallContext
+from rea.errors import ReaError
+from rea.evidence import Evidence
+from rea.session import Session
+
+_VALIDATORS: dict[int, jsonschema.protocols.Validator] = {}
+
+_REASONS = {
+    "additionalProperties": "unknown_argument",
+    "unevaluatedProperties": "unknown_argument",
+    "required": "missing_argument",
+    "dependentRequired": "missing_argument",
+    "type": "invalid_type",
+    "minimum": "out_of_range",
+    "maximum": "out_of_range",
+    "exclusiveMinimum": "out_of_range",
+    "exclusiveMaximum": "out_of_range",
+    "minLength": "out_of_range",
+    "maxLength": "out_of_range",
+    "minItems": "out_of_range",
+    "maxItems": "out_of_range",
+    "pattern": "invalid_format",
+    "format": "invalid_format",
+}
+
+
+def validator_for(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
+    key = id(schema)
+    v = _VALIDATORS.get(key)
+    if v is None:
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        v = cls(schema, format_checker=cls.FORMAT_CHECKER)
+        _VALIDATORS[key] = v
+    return v
+
+
+def _path(err: jsonschema.ValidationError) -> str:
+    parts = [str(p) for p in err.absolute_path]
+    if err.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(err.instance, dict):
+        allowed = set((err.schema or {}).get("properties", {}))
+        extra = sorted(k for k in err.instance if k not in allowed)
+        if extra:
+            parts.append(extra[0])
+    if err.validator == "required":
+        missing = str(err.message).split("'")
+        if len(missing) > 1:
+            parts.append(missing[1])
+    return "/".join(parts) or "(root)"
+
+
+def validation_issues(schema: dict[str, Any], args: Any) -> list[dict[str, Any]]:
+    """Every way ``args`` breaks the canonical schema, as ``details.issues`` entries."""
+    v = validator_for(schema)
+    issues = []
+    for err in sorted(v.iter_errors(args), key=lambda e: (list(map(str, e.absolute_path)), str(e.message))):
+        best = err
+        if err.context:  # a failed union: report the branch that got furthest
+            best = jsonschema.exceptions.best_match(err.context) or err
+        reason = _REASONS.get(str(best.validator), "invalid_value")
+        message = best.message if len(best.message) <= 300 else best.message[:297] + "..."
+        entry: dict[str, Any] = {"path": _path(best), "reason": reason, "message": message}
+        issues.append(entry)
+        if len(issues) >= 20:
+            break
+    return issues
+
+
+def validate_args(tool: ToolDef, args: Any) -> dict[str, Any]:
+    if not isinstance(args, dict):
+        raise ReaError("invalid_request", f"{tool.name} arguments must be a JSON object",
+                       details={"issues": [{"path": "(root)", "reason": "invalid_type", "message": "expected object"}]})
+    issues = validation_issues(tool.input_schema, args)
+    if issues:
+        raise ReaError("invalid_request", f"invalid arguments for {tool.name}: {issues[0]['message']}",
+                       details={"issues": issues, "tool": tool.name})
+    return args
+
+
+class ToolResult(msgspec.Struct, kw_only=True):
+    """A successful result: Evidence (also recorded) or a plain structured object."""
+
+    evidence: Evidence | None = None
+    structured: dict[str, Any] | None = None
+
+
+def check_available(tool: ToolDef, session: Session) -> None:
+    if tool.requires_target and session.target is None:
+        raise ReaError("target_unavailable", f"{tool.name} needs an open target",
+                       remediation="Call open_binary with a path first.", details={"reason": "target_required",
+                                                                                   "tool": tool.name})
+    missing = [op for op in tool.requires_operations if not session.supports(op)]
+    if missing and session.provider is not None:
+        others = sorted(pid for pid, p in session.registry.providers.items()
+                        if all(op in p.descriptor.operations for op in tool.requires_operations))
+        raise ReaError(
+            "capability_unavailable",
+            f"{tool.name} needs {', '.join(missing)}, which provider {session.provider.descriptor.id} does not offer",
+            remediation=(f"Reopen the target with provider_id one of: {', '.join(others)}." if others
+                         else "No registered provider offers this; see `rea providers list`."),
+            details={"tool": tool.name, "missing_operations": missing, "providers_with_it": others})
+
+
+def invoke(session: Session, tool: ToolDef, args: Any, ctx: CallContext) -> ToolResult:
+    """Validate, check availability, run the handler and record any Evidence it returns."""
+    valid = validate_args(tool, args)
+    check_available(tool, session)
+    ctx.check(tool.name)
+    try:
+        out = tool.handler(ToolCall(tool, valid, session, ctx))
+    except ReaError:
+        raise
+    except RecursionError:
+        raise ReaError("resource_constraint", f"{tool.name}: input nesting is too deep",
+                       details={"resource": "memory", "tool": tool.name}) from None
+    except MemoryError:
+        raise ReaError("resource_constraint", f"{tool.name}: out of memory",
+                       details={"resource": "memory", "tool": tool.name}) from None
+    except Exception as exc:
+        raise ReaError("execution_failure", f"{tool.name} failed: {type(exc).__name__}: {exc}",
+                       details={"tool": tool.name}) from exc
+    # Cancelled work never records Evidence, even when the handler finished.
+    ctx.check(tool.name)
+    if isinstance(out, Evidence):
+        session.ledger.record(out)
+        return ToolResult(evidence=out)
+    return ToolResult(structured=out)

@@ -1,0 +1,95 @@
+"""Session lifecycle tools: open_binary, close_binary (binary_session lives in rea.catalog.discovery)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rea import hookimpl
+from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
+from rea.errors import ReaError
+
+PROVIDER_CHOICE_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "description": "A concrete provider id from binary_session.analysis_provider_candidates, or 'auto'.",
+    "pattern": "^(auto|[a-z][a-z0-9-]{0,63})$",
+    "examples": ["auto", "native"],
+}
+
+
+def _open_binary(call: ToolCall) -> dict[str, Any]:
+    session = call.session
+    selection = session.open(call.args["path"], call.args.get("provider_id"), call.ctx)
+    target = session.require_target()
+    assert session.binding is not None
+    return {
+        "target": {"path": target.path, "resolved_path": target.resolved_path, "sha256": target.sha256,
+                   "size": target.size, "format": target.format, "architecture": target.architecture},
+        "analysis_provider_binding": {
+            "provider": {"id": session.binding.provider.id, "name": session.binding.provider.name,
+                         "version": session.binding.provider.version},
+            "selection_source": selection.selection_source,
+            "analysis_profile": _builtins(session.binding.analysis_profile),
+        },
+        "analysis_run": {"run_id": session.run_id},
+        "retained_evidence_count": len(session.ledger),
+    }
+
+
+def _builtins(value: Any) -> Any:
+    import msgspec
+
+    return msgspec.to_builtins(value)
+
+
+def _close_binary(call: ToolCall) -> dict[str, Any]:
+    session = call.session
+    had_target = session.target is not None
+    cleared = len(session.ledger)
+    remaining = session.close()
+    if remaining:
+        raise ReaError("cleanup_incomplete", "close_binary could not release every owned resource",
+                       remediation="Release the listed owned resources; rea never removes what it does not own.",
+                       details={"cleanup": "incomplete", "resources": sorted(remaining)})
+    return {"closed": had_target, "cleared_evidence_count": cleared, "cleanup": "complete"}
+
+
+OPEN_BINARY = ToolDef(
+    name="open_binary",
+    family="session",
+    description=("Open a local binary (ELF, PE, Mach-O) and bind one analysis provider for the session. "
+                 "provider_id is a concrete id or 'auto' (default: REA_ANALYSIS_PROVIDER, then auto). "
+                 "Keeps retained Evidence; a new analysis_run.run_id is allocated before the provider starts."),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1, "description": "Path of the target file.",
+                     "examples": ["/bin/ls"]},
+            "provider_id": PROVIDER_CHOICE_SCHEMA,
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+    output_schema={"type": "object"},
+    effects=ToolEffects(records_evidence=False, mutates_session=True, idempotent=False),
+    examples=({"path": "/bin/ls"}, {"path": "/bin/ls", "provider_id": "auto"}),
+    cli_positionals=("path",),
+    handler=_open_binary,
+)
+
+CLOSE_BINARY = ToolDef(
+    name="close_binary",
+    family="session",
+    description=("Close the target: drains owned work, closes the provider, clears retained Evidence. "
+                 "Export a bundle first if the records are still needed."),
+    input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+    output_schema={"type": "object"},
+    effects=ToolEffects(records_evidence=False, mutates_session=True, may_discard_data=True, idempotent=False),
+    examples=({},),
+    handler=_close_binary,
+)
+
+
+@hookimpl
+def rea_register_tools(register: Any) -> None:
+    register(OPEN_BINARY)
+    register(CLOSE_BINARY)

@@ -1,0 +1,86 @@
+"""A tool definition: name, schemas, effects, requirements and handler, as one value."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+if TYPE_CHECKING:
+    from rea.context import CallContext
+    from rea.evidence import Evidence
+    from rea.session import Session
+
+
+class ToolEffects(msgspec.Struct, frozen=True, kw_only=True):
+    """What a tool may do; annotations are derived from these, never from its name."""
+
+    records_evidence: bool = True
+    mutates_target: bool = False
+    mutates_session: bool = False
+    writes_filesystem: bool = False
+    launches_process: bool = False
+    accesses_network: bool = False
+    changes_ui_state: bool = False
+    may_discard_data: bool = False
+    executes_foreign_code: bool = False
+    mutates_device: bool = False
+    idempotent: bool = True
+
+    def annotations(self) -> dict[str, bool]:
+        read_only = not (self.records_evidence or self.mutates_target or self.mutates_session
+                         or self.writes_filesystem or self.launches_process or self.accesses_network
+                         or self.changes_ui_state or self.may_discard_data or self.executes_foreign_code
+                         or self.mutates_device)
+        return {
+            "readOnlyHint": read_only,
+            "destructiveHint": self.may_discard_data or self.executes_foreign_code or self.mutates_device,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": self.launches_process or self.accesses_network,
+        }
+
+
+class ToolCall:
+    """One invocation: validated arguments, the session, and the call context."""
+
+    def __init__(self, tool: ToolDef, args: dict[str, Any], session: Session, ctx: CallContext) -> None:
+        self.tool = tool
+        self.args = args
+        self.session = session
+        self.ctx = ctx
+
+
+# A handler returns Evidence (recorded in the ledger) or a plain JSON object (session tools).
+Handler = Callable[[ToolCall], "Evidence | dict[str, Any]"]
+
+
+class ToolDef(msgspec.Struct, frozen=True, kw_only=True):
+    """A tool, declared as data. MCP, CLI and the catalog document all read this one value."""
+
+    name: str
+    description: str
+    family: str
+    input_schema: dict[str, Any]
+    handler: Handler
+    effects: ToolEffects = ToolEffects()
+    # None: the tool returns an Evidence record and advertises the Evidence output schema.
+    output_schema: dict[str, Any] | None = None
+    # Canonical examples; inline-Evidence examples are tested but not advertised.
+    examples: tuple[dict[str, Any], ...] = ()
+    unadvertised_examples: tuple[dict[str, Any], ...] = ()
+    requires_target: bool = False
+    requires_operations: tuple[str, ...] = ()
+    client_features_required: tuple[str, ...] = ()
+    client_features_optional: tuple[str, ...] = ()
+    # CLI: positional argument names, in order (the rest become --flags).
+    cli_positionals: tuple[str, ...] = ()
+    title: str = ""
+
+    @property
+    def display_title(self) -> str:
+        return self.title or self.name.replace("_", " ").title()
+
+    @property
+    def cli_name(self) -> str:
+        return self.name.replace("_", "-")

@@ -1,0 +1,1 @@
+"""The rea command line."""

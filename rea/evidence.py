@@ -1,0 +1,228 @@
+"""Evidence: canonical, hash-identified records of what an analysis observed."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+import msgspec
+
+from rea.canonical import CanonicalError, canonical_digest
+from rea.errors import ReaError
+
+EVIDENCE_ID = re.compile(r"^ev_[0-9a-f]{64}$")
+PREDICATE_TYPE = "rea.analysis"
+
+Confidence = Literal["observed", "derived", "inferred"]
+Authority = Literal[
+    "shipped-artifact", "controlled-replay", "historical-reference", "external-service", "analyst-inference"
+]
+NO_SUBJECT = "Artifact identity is unavailable for this observation."
+
+
+class _Strict(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class Digest(_Strict):
+    sha256: str
+
+
+class Subject(_Strict):
+    """The analysed artifact. ``name`` and ``local_path`` are display-only: not part of identity."""
+
+    name: str
+    local_path: str
+    digest: Digest
+    size: int
+    format: str
+    architecture: str | None
+
+
+class ProviderIdentity(_Strict):
+    id: str
+    name: str
+    version: str | None
+
+
+class AnalysisProfile(_Strict):
+    """The provider settings that shaped a result; ``digest`` commits to the rest."""
+
+    schema_version: int
+    provider: ProviderIdentity
+    provider_profile_schema_version: int
+    parameters: dict[str, Any]
+    digest: str
+
+
+class Environment(_Strict):
+    id: str
+    platform: str
+    architecture: str
+    isolation: Literal["none", "process", "container", "virtual-machine"]
+
+
+class Evidence(_Strict):
+    """One complete Evidence record (6.2 shape). Every field is required when decoding."""
+
+    evidence_id: str
+    subject: Subject | None
+    provider: ProviderIdentity
+    analysis_profile: AnalysisProfile | None
+    predicate_type: str
+    operation: str
+    parameters: dict[str, Any]
+    raw_result: Any
+    normalized_result: Any
+    confidence: Confidence
+    authority: Authority
+    environment: Environment | None
+    limitations: list[str]
+    locations: list[dict[str, Any]]
+    evidence_links: list[str]
+
+
+class _SubjectIdentity(_Strict):
+    digest: Digest
+    size: int
+    format: str
+    architecture: str | None
+
+
+class _EvidenceIdentity(_Strict):
+    """The semantic projection that ``evidence_id`` hashes: display-only fields left out."""
+
+    subject: _SubjectIdentity | None
+    provider: ProviderIdentity
+    analysis_profile: AnalysisProfile | None
+    predicate_type: str
+    operation: str
+    parameters: dict[str, Any]
+    raw_result: Any
+    normalized_result: Any
+    confidence: Confidence
+    authority: Authority
+    environment: Environment | None
+    limitations: list[str]
+    locations: list[dict[str, Any]]
+    evidence_links: list[str]
+
+
+def semantic_projection(ev: Evidence) -> _EvidenceIdentity:
+    s = ev.subject
+    subject = None if s is None else _SubjectIdentity(
+        digest=s.digest, size=s.size, format=s.format, architecture=s.architecture)
+    return _EvidenceIdentity(
+        subject=subject, provider=ev.provider, analysis_profile=ev.analysis_profile,
+        predicate_type=ev.predicate_type, operation=ev.operation, parameters=ev.parameters,
+        raw_result=ev.raw_result, normalized_result=ev.normalized_result, confidence=ev.confidence,
+        authority=ev.authority, environment=ev.environment, limitations=ev.limitations,
+        locations=ev.locations, evidence_links=ev.evidence_links)
+
+
+def compute_evidence_id(ev: Evidence) -> str:
+    try:
+        return "ev_" + canonical_digest(semantic_projection(ev))
+    except CanonicalError as exc:
+        raise ReaError("evidence_integrity_mismatch", f"Evidence has no canonical JSON form: {exc}",
+                       details={"reason": "not_canonicalizable"}) from None
+
+
+def make_profile(provider: ProviderIdentity, parameters: dict[str, Any], schema_version: int = 1) -> AnalysisProfile:
+    """Build an AnalysisProfile whose digest commits to provider, version and parameters."""
+    body = {"schema_version": 1, "provider": provider, "provider_profile_schema_version": schema_version,
+            "parameters": parameters}
+    return AnalysisProfile(schema_version=1, provider=provider, provider_profile_schema_version=schema_version,
+                           parameters=parameters, digest=canonical_digest(body))
+
+
+def build(
+    *,
+    operation: str,
+    provider: ProviderIdentity,
+    subject: Subject | None,
+    analysis_profile: AnalysisProfile | None,
+    parameters: dict[str, Any],
+    normalized_result: Any,
+    raw_result: Any = None,
+    confidence: Confidence = "observed",
+    authority: Authority = "shipped-artifact",
+    environment: Environment | None = None,
+    limitations: list[str] | None = None,
+    locations: list[dict[str, Any]] | None = None,
+    evidence_links: list[str] | None = None,
+) -> Evidence:
+    """Assemble a record and stamp its ``evidence_id``."""
+    lims = list(limitations or [])
+    if subject is None and NO_SUBJECT not in lims:
+        lims.append(NO_SUBJECT)
+    draft = Evidence(
+        evidence_id="", subject=subject, provider=provider, analysis_profile=analysis_profile,
+        predicate_type=PREDICATE_TYPE, operation=operation, parameters=parameters, raw_result=raw_result,
+        normalized_result=normalized_result, confidence=confidence, authority=authority,
+        environment=environment, limitations=lims, locations=list(locations or []),
+        evidence_links=sorted(set(evidence_links or [])),
+    )
+    return msgspec.structs.replace(draft, evidence_id=compute_evidence_id(draft))
+
+
+def _integrity(message: str, **details: Any) -> ReaError:
+    return ReaError("evidence_integrity_mismatch", message,
+                    remediation="Regenerate the Evidence with its producer; edited records are never accepted.",
+                    details=details)
+
+
+def validate(ev: Evidence) -> Evidence:
+    """Check a decoded record: id format, profile commitment and id-to-content binding."""
+    if not EVIDENCE_ID.match(ev.evidence_id):
+        raise _integrity("evidence_id must be ev_ followed by 64 lowercase hex digits",
+                         evidence_id=ev.evidence_id, reason="malformed_id")
+    prof = ev.analysis_profile
+    if prof is not None:
+        if prof.provider != ev.provider:
+            raise _integrity("analysis_profile.provider differs from the record's provider",
+                             evidence_id=ev.evidence_id, reason="profile_provider_mismatch")
+        expected = make_profile(prof.provider, prof.parameters, prof.provider_profile_schema_version).digest
+        if prof.schema_version != 1 or expected != prof.digest:
+            raise _integrity("analysis_profile.digest does not match its content",
+                             evidence_id=ev.evidence_id, reason="profile_digest_mismatch")
+    actual = compute_evidence_id(ev)
+    if actual != ev.evidence_id:
+        raise _integrity("Evidence semantic identifier does not match its record",
+                         evidence_id=ev.evidence_id, computed_evidence_id=actual, reason="id_mismatch")
+    return ev
+
+
+def from_builtins(obj: Any) -> Evidence:
+    """Decode and authenticate an inline record (a dict from JSON arguments)."""
+    try:
+        ev = msgspec.convert(obj, Evidence)
+    except msgspec.ValidationError as exc:
+        raise _integrity(f"not a valid Evidence record: {exc}", reason="malformed_record") from None
+    return validate(ev)
+
+
+def decode(data: bytes) -> Evidence:
+    """Decode and authenticate one JSON-encoded record."""
+    try:
+        ev = msgspec.json.decode(data, type=Evidence)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise _integrity(f"not a valid Evidence record: {exc}", reason="malformed_record") from None
+    return validate(ev)
+
+
+_JSON = msgspec.json.Encoder()
+
+
+def encode(ev: Evidence) -> bytes:
+    """Compact JSON of the complete record (not canonical; identity uses the projection)."""
+    return _JSON.encode(ev)
+
+
+def to_builtins(ev: Evidence) -> dict[str, Any]:
+    out: dict[str, Any] = msgspec.to_builtins(ev)
+    return out
+
+
+def retained_reference(evidence_id: str) -> dict[str, str]:
+    return {"kind": "retained-evidence", "evidence_id": evidence_id}

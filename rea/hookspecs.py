@@ -1,0 +1,90 @@
+"""Every hook a rea plugin may implement. Plugins write ``from rea import hookimpl``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from rea.catalog.projection import Projection
+    from rea.catalog.tool import ToolDef
+    from rea.providers import AnalysisProvider
+    from rea.scenarios import ScenarioDriver
+    from rea.target import Target
+    from rea.unpackers import Unpacker
+
+hookspec = pluggy.HookspecMarker("rea")
+
+# ---------------------------------------------------------------------------
+# registration: each hook hands the plugin a ``register`` callable keyed by stable id
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def rea_register_analysis_providers(register: Callable[[AnalysisProvider], None]) -> None:
+    """Register analysis providers (static, deep or dynamic engines).
+
+    :param register: call once per provider; a duplicate provider id is a registry error.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rea_register_unpackers(register: Callable[[Unpacker], None]) -> None:
+    """Register artifact unpackers (archive readers such as ZIP or ASAR).
+
+    :param register: call once per unpacker; a duplicate unpacker id is a registry error.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rea_register_scenario_drivers(register: Callable[[ScenarioDriver], None]) -> None:
+    """Register browser or process scenario drivers.
+
+    :param register: call once per driver; a duplicate driver id is a registry error.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rea_register_projections(register: Callable[[Projection], None]) -> None:
+    """Register input-schema projections (``full``, ``compact``, ...).
+
+    :param register: call once per projection; a duplicate projection id is a registry error.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
+    """Contribute MCP tools (and their CLI commands) as ``ToolDef`` values.
+
+    :param register: call once per tool; a duplicate tool name is a registry error.
+
+    .. versionadded:: 0.1
+    """
+
+
+# ---------------------------------------------------------------------------
+# dispatch: pick-one hooks
+# ---------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def rea_select_unpacker(target: Target, head: bytes) -> Unpacker | None:
+    """Choose the unpacker for an artifact; return None to pass.
+
+    Stops at first non-None result.
+
+    :param target: the identified artifact.
+    :param head: its first bytes (empty for directories).
+
+    .. versionadded:: 0.1
+    """

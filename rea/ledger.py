@@ -1,0 +1,73 @@
+"""The session ledger: every Evidence a connection (or CLI invocation) produced, by id."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from rea import evidence as ev_mod
+from rea.errors import ReaError
+from rea.evidence import Evidence
+
+
+def _missing(evidence_id: str, path: str) -> ReaError:
+    return ReaError(
+        "target_unavailable",
+        f"retained Evidence {evidence_id} is not in this connection's ledger",
+        remediation="Supply the complete inline Evidence, repeat its producer, or import an exported bundle first.",
+        details={"evidence_id": evidence_id, "reason": "missing", "path": path})
+
+
+class Ledger:
+    """Insertion-ordered, thread-safe map of evidence_id to record."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, Evidence] = {}
+        self._lock = threading.Lock()
+
+    def record(self, ev: Evidence) -> Evidence:
+        with self._lock:
+            self._records.setdefault(ev.evidence_id, ev)
+        return ev
+
+    def record_all(self, records: list[Evidence]) -> None:
+        """Add several records at once (all were validated before)."""
+        with self._lock:
+            for ev in records:
+                self._records.setdefault(ev.evidence_id, ev)
+
+    def get(self, evidence_id: str) -> Evidence | None:
+        with self._lock:
+            return self._records.get(evidence_id)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._records)
+
+    def __iter__(self) -> Iterator[Evidence]:
+        with self._lock:
+            return iter(list(self._records.values()))
+
+    def resolve(self, value: Any, path: str = "evidence") -> Evidence:
+        """Accept inline Evidence or ``{"kind":"retained-evidence","evidence_id":...}``."""
+        if isinstance(value, Evidence):
+            return value
+        if isinstance(value, dict) and value.get("kind") == "retained-evidence":
+            eid = value.get("evidence_id")
+            if set(value) != {"kind", "evidence_id"} or not isinstance(eid, str) or not ev_mod.EVIDENCE_ID.match(eid):
+                raise ReaError("invalid_request", "malformed retained-evidence reference", details={"issues": [
+                    {"path": path, "reason": "invalid_format",
+                     "message": 'expected {"kind":"retained-evidence","evidence_id":"ev_<64 hex>"}'}]})
+            found = self.get(eid)
+            if found is None:
+                raise _missing(eid, path)
+            return found
+        if isinstance(value, dict):
+            return ev_mod.from_builtins(value)
+        raise ReaError("invalid_request", f"{path} must be an Evidence object or a retained-evidence reference",
+                       details={"issues": [{"path": path, "reason": "invalid_type", "message": "expected object"}]})

@@ -1,0 +1,190 @@
+"""Plugin loading (the ``rea`` entry-point group) and the registries of what plugins contribute."""
+
+from __future__ import annotations
+
+import os
+import threading
+import traceback
+from collections.abc import Callable
+from importlib import metadata
+from typing import Any, TypeVar
+
+import msgspec
+import pluggy
+
+from rea import hookspecs
+from rea.catalog.projection import Projection
+from rea.catalog.tool import ToolDef
+from rea.errors import ReaError
+from rea.providers import AnalysisProvider
+from rea.scenarios import ScenarioDriver
+from rea.unpackers import Unpacker
+
+ENTRY_POINT_GROUP = "rea"
+PROVIDER_ID_MAX = 64
+
+
+class PluginInfo(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    distribution: str | None
+    version: str | None
+    module: str
+    hooks: tuple[str, ...]
+
+
+class BrokenPlugin(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    distribution: str | None
+    stage: str
+    error: str
+
+
+T = TypeVar("T")
+
+
+class Registry:
+    """Everything the loaded plugins registered, keyed by stable id, with the plugin that owns it."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.pm = pm
+        self.plugins: dict[str, PluginInfo] = {}
+        self.broken: list[BrokenPlugin] = []
+        self.errors: list[ReaError] = []
+        self.providers: dict[str, AnalysisProvider] = {}
+        self.unpackers: dict[str, Unpacker] = {}
+        self.drivers: dict[str, ScenarioDriver] = {}
+        self.projections: dict[str, Projection] = {}
+        self.tools: dict[str, ToolDef] = {}
+        self.owner: dict[tuple[str, str], str] = {}
+
+    def provider(self, provider_id: str) -> AnalysisProvider | None:
+        return self.providers.get(provider_id)
+
+    def tool(self, name: str) -> ToolDef | None:
+        return self.tools.get(name)
+
+
+def make_plugin_manager() -> pluggy.PluginManager:
+    pm = pluggy.PluginManager("rea")
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+def _split_env(name: str) -> list[str] | None:
+    raw = os.environ.get(name)
+    if raw is None:
+        return None
+    return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+def load(pm: pluggy.PluginManager | None = None, *, entry_points: bool = True,
+         extra: list[tuple[str, object]] | None = None) -> Registry:
+    """Load plugins from the ``rea`` entry-point group (plus ``extra``) and collect their registrations.
+
+    ``REA_DISABLE_PLUGINS=a,b`` blocks plugins by name; ``REA_LOAD_PLUGINS=a,b`` is an allow-list.
+    A plugin that fails to import or whose hook raises is reported as broken; the rest keep working.
+    """
+    pm = pm or make_plugin_manager()
+    blocked = set(_split_env("REA_DISABLE_PLUGINS") or [])
+    allowed = _split_env("REA_LOAD_PLUGINS")
+    for name in blocked:
+        pm.set_blocked(name)
+    reg = Registry(pm)
+    candidates: list[tuple[str, str | None, str | None, Callable[[], object]]] = []
+    if entry_points:
+        for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            dist = ep.dist.name if ep.dist is not None else None
+            version = ep.dist.version if ep.dist is not None else None
+            candidates.append((ep.name, dist, version, ep.load))
+    for name, obj in extra or []:
+        candidates.append((name, None, None, lambda obj=obj: obj))  # type: ignore[misc]
+    for name, dist, version, loader in candidates:
+        if name in blocked or (allowed is not None and name not in allowed):
+            continue
+        if pm.has_plugin(name):  # idempotent: already loaded into this manager
+            continue
+        try:
+            plugin = loader()
+            pm.register(plugin, name=name)
+        except Exception as exc:
+            reg.broken.append(BrokenPlugin(name=name, distribution=dist, stage="import", error=_describe(exc)))
+            continue
+        hooks = tuple(sorted(h.name for h in pm.get_hookcallers(plugin) or []))
+        module = getattr(plugin, "__name__", type(plugin).__name__)
+        reg.plugins[name] = PluginInfo(name=name, distribution=dist, version=version, module=module, hooks=hooks)
+    pm.check_pending()
+    _collect(reg)
+    return reg
+
+
+def _describe(exc: BaseException) -> str:
+    last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    where = f" ({last[0].filename}:{last[0].lineno})" if last else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _collect(reg: Registry) -> None:
+    kinds: list[tuple[str, str, dict[str, Any], Callable[[Any], str]]] = [
+        ("rea_register_analysis_providers", "provider", reg.providers, lambda p: p.descriptor.id),
+        ("rea_register_unpackers", "unpacker", reg.unpackers, lambda u: u.descriptor.id),
+        ("rea_register_scenario_drivers", "scenario driver", reg.drivers, lambda d: d.descriptor.id),
+        ("rea_register_projections", "projection", reg.projections, lambda p: p.descriptor.id),
+        ("rea_register_tools", "tool", reg.tools, lambda t: t.name),
+    ]
+    for hook_name, label, table, key_of in kinds:
+        caller = getattr(reg.pm.hook, hook_name)
+        # Each plugin's hook is called on its own, so one that raises is isolated and named.
+        for impl in caller.get_hookimpls():
+            plugin_name = reg.pm.get_name(impl.plugin) or "?"
+            staged: list[Any] = []
+            try:
+                impl.function(register=staged.append)
+            except Exception as exc:
+                info = reg.plugins.get(plugin_name)
+                reg.broken.append(BrokenPlugin(name=plugin_name, distribution=info.distribution if info else None,
+                                               stage=hook_name, error=_describe(exc)))
+                continue
+            for item in staged:
+                key = key_of(item)
+                if label == "provider" and not valid_provider_id(key):
+                    reg.errors.append(ReaError(
+                        "configuration_invalid",
+                        f"plugin {plugin_name} registered provider id {key!r}, which is not ^[a-z][a-z0-9-]*$",
+                        details={"settings": [{"setting": f"plugin:{plugin_name}", "constraint": "provider id"}]}))
+                    continue
+                previous = reg.owner.get((label, key))
+                if previous is not None:
+                    reg.errors.append(ReaError(
+                        "configuration_invalid",
+                        f"duplicate {label} id {key!r}: registered by plugin {previous} and by plugin {plugin_name}",
+                        remediation=f"Disable one of them with REA_DISABLE_PLUGINS={plugin_name}.",
+                        details={"kind": label, "id": key, "plugins": [previous, plugin_name]}))
+                    continue
+                reg.owner[(label, key)] = plugin_name
+                table[key] = item
+
+
+def valid_provider_id(value: str) -> bool:
+    import re
+
+    return (isinstance(value, str) and len(value) <= PROVIDER_ID_MAX and value != "auto"
+            and re.fullmatch(r"[a-z][a-z0-9-]*", value) is not None)
+
+
+_DEFAULT: Registry | None = None
+_LOCK = threading.Lock()
+
+
+def default_registry() -> Registry:
+    """The process-wide registry, loaded once (idempotent)."""
+    global _DEFAULT
+    with _LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = load()
+        return _DEFAULT
+
+
+def reset_default_registry() -> None:
+    global _DEFAULT
+    with _LOCK:
+        _DEFAULT = None

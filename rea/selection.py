@@ -1,0 +1,166 @@
+"""Provider selection: one parser and one policy for CLI --provider, REA_ANALYSIS_PROVIDER and open_binary."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+import msgspec
+
+from rea.errors import ReaError
+from rea.providers import AnalysisProvider, Availability, TargetSupport
+from rea.registry import Registry, valid_provider_id
+from rea.target import Target
+
+ENV_VAR = "REA_ANALYSIS_PROVIDER"
+SelectionSource = Literal["request", "environment", "auto"]
+
+
+class Rejection(msgspec.Struct, frozen=True, kw_only=True):
+    provider_id: str
+    code: str
+    reason: str
+    diagnostics: dict[str, Any] = {}
+
+
+class Candidate(msgspec.Struct, frozen=True, kw_only=True):
+    """Target-free discovery entry: host availability, target support ``unknown``."""
+
+    provider_id: str
+    name: str
+    version: str
+    kind: str
+    auto_priority: int
+    availability: Availability
+    target_support: TargetSupport
+    formats: tuple[str, ...]
+    operations: tuple[str, ...]
+
+
+class Selection(msgspec.Struct, frozen=True, kw_only=True):
+    provider_id: str
+    selection_source: SelectionSource
+    requested: str
+
+
+def parse_provider_choice(value: object, *, setting: str = "provider_id") -> str:
+    """Accept a concrete provider id or ``auto``; reject anything else (``""``, ``Auto``, ``"x "``)."""
+    if isinstance(value, str) and (value == "auto" or valid_provider_id(value)):
+        return value
+    constraint = "'auto' or a provider id matching ^[a-z][a-z0-9-]*$ (at most 64 characters)"
+    if setting == ENV_VAR:
+        raise ReaError(
+            "configuration_invalid", f"{ENV_VAR} must be {constraint} (got {value!r})",
+            remediation=f"Set {ENV_VAR}=auto or a provider id from `rea providers list`, or unset it.",
+            details={"settings": [{"setting": ENV_VAR, "constraint": constraint}]})
+    raise ReaError(
+        "invalid_request", f"{setting} must be {constraint} (got {value!r})",
+        details={"issues": [{"path": setting, "reason": "invalid_format", "message": f"expected {constraint}"}]})
+
+
+def requested_choice(explicit: str | None) -> tuple[str, SelectionSource]:
+    """Precedence: request or CLI flag, then the environment, then ``auto``."""
+    if explicit is not None:
+        choice = parse_provider_choice(explicit)
+        return choice, "request" if choice != "auto" else "auto"
+    env = os.environ.get(ENV_VAR)
+    if env is not None:
+        choice = parse_provider_choice(env, setting=ENV_VAR)
+        return choice, "environment" if choice != "auto" else "auto"
+    return "auto", "auto"
+
+
+def _safe_availability(provider: AnalysisProvider) -> Availability:
+    try:
+        return provider.availability()
+    except Exception as exc:  # a broken check must not take discovery down
+        return Availability(status="unavailable", code="runtime_missing",
+                            reason=f"availability check raised {type(exc).__name__}: {exc}",
+                            remediation="Run `rea doctor` and report the plugin's error to its authors.")
+
+
+def _safe_support(provider: AnalysisProvider, target: Target) -> TargetSupport:
+    try:
+        return provider.target_support(target)
+    except Exception as exc:
+        return TargetSupport(status="unsupported", code="target_kind_unsupported",
+                             reason=f"target check raised {type(exc).__name__}: {exc}")
+
+
+def candidates(registry: Registry) -> list[Candidate]:
+    """Target-free discovery, sorted by provider id; creates no analysis client."""
+    out = []
+    for pid in sorted(registry.providers):
+        p = registry.providers[pid]
+        d = p.descriptor
+        out.append(Candidate(
+            provider_id=pid, name=d.name, version=d.version, kind=d.kind, auto_priority=d.auto_priority,
+            availability=_safe_availability(p), target_support=TargetSupport(status="unknown"),
+            formats=d.formats, operations=d.operations))
+    return out
+
+
+def _selection_error(reason: str, message: str, requested: str, candidate_ids: list[str],
+                     rejections: list[Rejection], remediation: str) -> ReaError:
+    code = "provider_unavailable" if reason == "provider_unavailable" else (
+        "unsupported_target" if reason == "target_unsupported" and requested != "auto" else "capability_unavailable")
+    return ReaError(code, message, remediation=remediation, details={
+        "selection_reason": reason,
+        "requested_provider_id": requested,
+        "candidate_ids": candidate_ids,
+        "rejections": [msgspec.to_builtins(r) for r in rejections],
+    })
+
+
+def select(registry: Registry, target: Target, explicit: str | None = None) -> Selection:
+    """Choose the provider for ``target``. Never falls back to another provider."""
+    choice, source = requested_choice(explicit)
+    ids = sorted(registry.providers)
+    if choice != "auto":
+        provider = registry.providers.get(choice)
+        if provider is None:
+            raise _selection_error(
+                "unknown_provider", f"no provider with id {choice!r} is registered", choice, ids, [],
+                f"Use one of: {', '.join(ids) or '(none)'}; `rea providers list` shows them.")
+        avail = _safe_availability(provider)
+        if avail.status != "available":
+            raise _selection_error(
+                "provider_unavailable", f"provider {choice!r} is unavailable: {avail.reason}", choice, [choice],
+                [Rejection(provider_id=choice, code=avail.code or "not_configured", reason=avail.reason)],
+                avail.remediation or "Run `rea doctor`.")
+        support = _safe_support(provider, target)
+        if support.status == "unsupported":
+            raise _selection_error(
+                "target_unsupported", f"provider {choice!r} does not support this target: {support.reason}",
+                choice, [choice],
+                [Rejection(provider_id=choice, code=support.code or "target_format_unsupported",
+                           reason=support.reason)],
+                "Choose another provider (`rea providers list`) or use provider_id 'auto'.")
+        return Selection(provider_id=choice, selection_source=source, requested=choice)
+
+    usable: list[AnalysisProvider] = []
+    rejections: list[Rejection] = []
+    for pid in ids:
+        provider = registry.providers[pid]
+        avail = _safe_availability(provider)
+        if avail.status != "available":
+            rejections.append(Rejection(provider_id=pid, code=avail.code or "not_configured", reason=avail.reason))
+            continue
+        support = _safe_support(provider, target)
+        if support.status == "unsupported":
+            rejections.append(Rejection(provider_id=pid, code=support.code or "target_format_unsupported",
+                                        reason=support.reason))
+            continue
+        usable.append(provider)
+    if not usable:
+        raise _selection_error(
+            "target_unsupported" if ids else "unknown_provider",
+            f"no available provider supports this {target.format} target", "auto", [], rejections,
+            "Install a provider that reads this format (`rea providers list`), or check the target.")
+    top = max(p.descriptor.auto_priority for p in usable)
+    best = sorted(p.descriptor.id for p in usable if p.descriptor.auto_priority == top)
+    if len(best) > 1:
+        raise _selection_error(
+            "ambiguous", f"auto selection is ambiguous between {', '.join(best)} (equal auto_priority {top})",
+            "auto", best, rejections, f"Pass provider_id explicitly: one of {', '.join(best)}.")
+    return Selection(provider_id=best[0], selection_source="auto", requested="auto")

@@ -1,0 +1,167 @@
+"""A session: the open target, its provider binding, the analysis run and the Evidence ledger."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+import msgspec
+
+from rea import evidence as ev_mod
+from rea.context import CallContext
+from rea.errors import ReaError
+from rea.evidence import AnalysisProfile, Evidence, ProviderIdentity, Subject
+from rea.ledger import Ledger
+from rea.providers import AnalysisClient, AnalysisProvider, OperationResult
+from rea.registry import Registry
+from rea.selection import Selection, select
+from rea.target import Target, identify
+
+
+class Binding(msgspec.Struct, frozen=True, kw_only=True):
+    """The immutable provider binding of an open target."""
+
+    provider: ProviderIdentity
+    selection_source: str
+    analysis_profile: AnalysisProfile
+
+
+class Session:
+    """One per MCP connection or CLI invocation."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self.ledger = Ledger()
+        self.target: Target | None = None
+        self.binding: Binding | None = None
+        self.run_id: str | None = None
+        self._client: AnalysisClient | None = None
+        self._provider: AnalysisProvider | None = None
+        self._lock = threading.RLock()
+        self.lineage: list[dict[str, Any]] = []
+        # Tools read and write per-session state of their family here (e.g. a navigation cursor).
+        self.state: dict[str, Any] = {}
+
+    # -- target lifecycle ---------------------------------------------------------------
+
+    def open(self, path: str, provider_id: str | None, ctx: CallContext) -> Selection:
+        """Identify ``path``, select a provider, and bind it. The ledger is kept."""
+        target = identify(path, ctx)
+        selection = select(self.registry, target, provider_id)
+        provider = self.registry.providers[selection.provider_id]
+        d = provider.descriptor
+        ident = ProviderIdentity(id=d.id, name=d.name, version=d.version)
+        profile = ev_mod.make_profile(ident, provider.analysis_profile(target))
+        ctx.check("opening target")
+        with self._lock:
+            self._close_client()
+            # A run id exists before any provider starts.
+            self.run_id = "run_" + uuid.uuid4().hex
+            self.target = target
+            self._provider = provider
+            self.binding = Binding(provider=ident, selection_source=selection.selection_source,
+                                   analysis_profile=profile)
+            try:
+                self._client = provider.open(target, self.run_id)
+            except ReaError:
+                self._reset_target()
+                raise
+            except Exception as exc:
+                self._reset_target()
+                raise ReaError("provider_unavailable", f"provider {d.id} failed to open the target: {exc}",
+                               details={"provider_id": d.id}) from exc
+        return selection
+
+    def close(self) -> list[str]:
+        """Close the provider and clear the ledger; returns owned resource kinds that remain."""
+        with self._lock:
+            remaining = self._close_client()
+            self._reset_target()
+            self.ledger.clear()
+            self.state.clear()
+            return remaining
+
+    def _reset_target(self) -> None:
+        self.target = None
+        self.binding = None
+        self._client = None
+        self._provider = None
+
+    def _close_client(self) -> list[str]:
+        client, self._client = self._client, None
+        if client is None:
+            return []
+        try:
+            self.lineage.extend(client.lineage())
+            outcome = client.close()
+        except Exception:
+            return ["provider-session"]
+        return list(outcome.remaining)
+
+    # -- provider access ----------------------------------------------------------------
+
+    @property
+    def provider(self) -> AnalysisProvider | None:
+        return self._provider
+
+    def require_target(self) -> Target:
+        if self.target is None:
+            raise ReaError("target_unavailable", "no binary is open",
+                           remediation="Call open_binary with a path first.", details={"reason": "no_target"})
+        return self.target
+
+    def supports(self, operation: str) -> bool:
+        return self._provider is not None and operation in self._provider.descriptor.operations
+
+    def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        """Run one provider operation on the open target."""
+        self.require_target()
+        provider, client = self._provider, self._client
+        assert provider is not None and client is not None
+        if operation not in provider.descriptor.operations:
+            others = sorted(pid for pid, p in self.registry.providers.items() if operation in p.descriptor.operations)
+            raise ReaError(
+                "capability_unavailable",
+                f"provider {provider.descriptor.id} does not offer {operation}",
+                remediation=(f"Reopen with provider_id one of {', '.join(others)}" if others
+                             else "No registered provider offers this operation."),
+                details={"operation": operation, "provider_id": provider.descriptor.id, "providers_with_it": others})
+        ctx.check(operation)
+        try:
+            result = client.execute(operation, params, ctx)
+        except ReaError:
+            raise
+        except Exception as exc:
+            raise ReaError("execution_failure", f"{provider.descriptor.id} failed in {operation}: "
+                           f"{type(exc).__name__}: {exc}", details={"operation": operation}) from exc
+        ctx.check(operation)
+        return result
+
+    # -- Evidence -----------------------------------------------------------------------
+
+    def subject_for(self, target: Target) -> Subject:
+        return Subject(name=target.name, local_path=target.resolved_path, digest=ev_mod.Digest(sha256=target.sha256),
+                       size=target.size, format=target.format, architecture=target.architecture)
+
+    def evidence(self, operation: str, parameters: dict[str, Any], result: OperationResult, *,
+                 target: Target | None = None, provider: ProviderIdentity | None = None,
+                 analysis_profile: AnalysisProfile | None = None, links: list[str] | None = None,
+                 bound: bool = True) -> Evidence:
+        """Build Evidence for a result; ``bound`` uses the open target's binding and profile."""
+        if bound:
+            tgt = self.require_target()
+            assert self.binding is not None
+            provider = self.binding.provider
+            analysis_profile = self.binding.analysis_profile
+            target = tgt
+        if provider is None:
+            raise ValueError("an unbound Evidence needs a provider identity")
+        return ev_mod.build(
+            operation=operation, provider=provider, subject=self.subject_for(target) if target else None,
+            analysis_profile=analysis_profile, parameters=parameters, normalized_result=result.normalized,
+            raw_result=result.raw, confidence=result.confidence, limitations=result.limitations,
+            locations=result.locations, evidence_links=links)
+
+    def resolve_evidence(self, value: Any, path: str = "evidence") -> Evidence:
+        return self.ledger.resolve(value, path)

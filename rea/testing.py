@@ -1,0 +1,64 @@
+"""Test helpers for rea and its plugins (a pytest11 plugin): registries, sessions, tool calls."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pluggy
+import pytest
+
+from rea import registry as registry_mod
+from rea.catalog.invoke import ToolResult, invoke
+from rea.context import CallContext
+from rea.errors import ReaError
+from rea.registry import Registry
+from rea.session import Session
+
+
+def call_tool(session: Session, name: str, args: dict[str, Any] | None = None,
+              ctx: CallContext | None = None) -> ToolResult:
+    """Invoke a registered tool by name, as the MCP server and CLI do."""
+    tool = session.registry.tools.get(name)
+    if tool is None:
+        raise ReaError("invalid_request", f"unknown tool {name}")
+    return invoke(session, tool, args or {}, ctx or CallContext())
+
+
+def result_of(session: Session, name: str, args: dict[str, Any] | None = None) -> Any:
+    """The normalized result (Evidence tools) or structured object (session tools) of a call."""
+    out = call_tool(session, name, args)
+    return out.evidence.normalized_result if out.evidence is not None else out.structured
+
+
+@contextlib.contextmanager
+def registered(pm: pluggy.PluginManager, plugin: object, name: str) -> Iterator[object]:
+    """Register ``plugin`` for the duration of the block; always unregisters."""
+    pm.register(plugin, name=name)
+    try:
+        yield plugin
+    finally:
+        pm.unregister(name=name)
+
+
+@pytest.fixture
+def rea_pm() -> pluggy.PluginManager:
+    """A fresh plugin manager with rea's hook specs and no plugins."""
+    return registry_mod.make_plugin_manager()
+
+
+@pytest.fixture(scope="session")
+def rea_registry() -> Registry:
+    """The registry of every installed plugin (loaded once per test session)."""
+    return registry_mod.load()
+
+
+@pytest.fixture
+def rea_session(rea_registry: Registry) -> Iterator[Session]:
+    """A fresh session over the installed plugins, closed afterwards."""
+    session = Session(rea_registry)
+    try:
+        yield session
+    finally:
+        session.close()
