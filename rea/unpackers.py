@@ -1,13 +1,26 @@
-"""The artifact-unpacker plugin kind: readers that list and open the entries of an archive format."""
+"""The artifact-unpacker plugin kind: readers that list and stream the entries of an archive format."""
 
 from __future__ import annotations
 
 import abc
-from typing import Any
+import errno
+import os
+import stat
+from collections.abc import Callable
+from typing import Any, Literal
 
 import msgspec
 
+from rea.context import CallContext
+from rea.errors import ReaError
 from rea.target import Target
+
+IntegrityPolicy = Literal["fail", "record-and-continue"]
+EntryKind = Literal["file", "directory", "link", "special"]
+Sink = Callable[[bytes], None]
+
+# Separates an archive's logical path from a path inside a nested archive ("lib/a.jar!/META-INF/x").
+NESTED_SEPARATOR = "!/"
 
 
 class UnpackerDescriptor(msgspec.Struct, frozen=True, kw_only=True):
@@ -18,8 +31,75 @@ class UnpackerDescriptor(msgspec.Struct, frozen=True, kw_only=True):
     description: str = ""
 
 
+class Limits(msgspec.Struct, frozen=True, kw_only=True):
+    """Bounds every reader honours; exceeding one is a ``resource_constraint`` naming it."""
+
+    max_entries: int = 200_000
+    max_depth: int = 4
+    max_total_bytes: int = 4 << 30
+    max_compression_ratio: float = 1000.0
+    max_header_bytes: int = 64 << 20
+
+
+class DeclaredIntegrity(msgspec.Struct, frozen=True, kw_only=True):
+    """A hash the archive declares for an entry's bytes (ASAR header integrity)."""
+
+    algorithm: str
+    hash: str
+    block_size: int
+    blocks: list[str]
+
+
+class ArchiveEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One entry as the archive declares it; nothing here has been read or verified."""
+
+    path: str
+    kind: EntryKind
+    size: int
+    # Distinguishes repeated names (ZIP allows them); 0 for the first occurrence.
+    ordinal: int = 0
+    executable: bool = False
+    unpacked: bool = False
+    link: str | None = None
+    integrity: DeclaredIntegrity | None = None
+    compressed_size: int | None = None
+    # Why the entry's name or kind is unsafe to materialize (e.g. "parent_traversal"), or None.
+    problem: str | None = None
+
+
+class EntryRead(msgspec.Struct, kw_only=True):
+    """The outcome of streaming one entry: observed hash, and how it relates to the declared one."""
+
+    sha256: str
+    size: int
+    verified: bool | None
+    contradiction: dict[str, Any] | None = None
+
+
+class ArchiveReader(abc.ABC):
+    """An open archive: a declared listing plus verified streaming of each regular file."""
+
+    format: str = "archive"
+
+    @abc.abstractmethod
+    def entries(self) -> list[ArchiveEntry]:
+        """Every entry, sorted by (path, ordinal) in code-point order."""
+
+    @abc.abstractmethod
+    def stream(self, entry: ArchiveEntry, sink: Sink, *, policy: IntegrityPolicy,
+               ctx: CallContext | None = None) -> EntryRead:
+        """Feed the entry's bytes to ``sink``; verify declared integrity under ``policy``."""
+
+    def limitations(self) -> list[str]:
+        """Format-specific caveats about what this reader can observe."""
+        return []
+
+    def close(self) -> None:  # noqa: B027 - readers without resources need not override it
+        """Release file descriptors and buffers."""
+
+
 class Unpacker(abc.ABC):
-    """Reads one archive format. Concrete entry and reader types are defined by the artifact family."""
+    """Reads one archive format; chosen through the ``rea_select_unpacker`` hook."""
 
     descriptor: UnpackerDescriptor
 
@@ -28,5 +108,90 @@ class Unpacker(abc.ABC):
         """Whether this unpacker reads ``target`` (from its identity and first bytes); no side effects."""
 
     @abc.abstractmethod
-    def open(self, target: Target, options: dict[str, Any]) -> Any:
-        """Open a reader over the archive."""
+    def open(self, target: Target, options: Limits, ctx: CallContext | None = None) -> ArchiveReader:
+        """Open a reader over the archive at ``target.resolved_path``."""
+
+    def open_bytes(self, target: Target, data: bytes, options: Limits,
+                   ctx: CallContext | None = None) -> ArchiveReader:
+        """Open a reader over a nested archive held in memory."""
+        raise ReaError("unsupported_target",
+                       f"{self.descriptor.id} cannot read nested {target.format} archives",
+                       details={"path": target.path, "format": target.format})
+
+
+# ---------------------------------------------------------------------------------------
+# helpers every unpacker shares: limits, logical-path safety, and no-follow file access
+# ---------------------------------------------------------------------------------------
+
+
+def limit_exceeded(resource: str, limit: float, observed: float | None = None, *, path: str | None = None,
+                   message: str = "") -> ReaError:
+    """The ``resource_constraint`` error for one exceeded bound."""
+    details: dict[str, Any] = {"resource": resource, "limit": limit}
+    if observed is not None:
+        details["observed"] = observed
+    if path is not None:
+        details["logical_path"] = path
+    setting = {"entries": "max_entries", "depth": "max_depth", "total_bytes": "max_total_bytes",
+               "compression_ratio": "max_compression_ratio"}.get(resource)
+    hint = f" or raise {setting}" if setting else ""
+    return ReaError("resource_constraint", message or f"artifact exceeds the {resource} limit ({limit})",
+                    remediation=f"Inspect a smaller artifact{hint} if the input is trusted.", details=details)
+
+
+def path_problem(path: str) -> str | None:
+    """Why a logical path cannot be materialized beneath a directory, or None when it can."""
+    if not path:
+        return "empty_name"
+    if "\0" in path:
+        return "nul_in_name"
+    if "\\" in path:
+        return "backslash_in_name"
+    if path.startswith("/") or (len(path) >= 2 and path[1] == ":" and path[0].isalpha()):
+        return "absolute_path"
+    parts = path.split("/")
+    if any(p == ".." for p in parts):
+        return "parent_traversal"
+    if any(p in ("", ".") for p in parts):
+        return "non_canonical_path"
+    return None
+
+
+def link_escapes(link_path: str, target: str) -> bool:
+    """Whether a link at ``link_path`` pointing at ``target`` resolves outside the archive root."""
+    if target.startswith("/"):
+        return True
+    depth = len(link_path.split("/")) - 1
+    for part in target.split("/"):
+        if part == "..":
+            depth -= 1
+            if depth < 0:
+                return True
+        elif part not in ("", "."):
+            depth += 1
+    return False
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def open_beneath(root_fd: int, parts: list[str], flags: int = os.O_RDONLY) -> int:
+    """Open ``parts`` relative to ``root_fd`` without following any symlink on the way."""
+    fd = os.dup(root_fd)
+    try:
+        for part in parts[:-1]:
+            nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def fd_is_regular(fd: int) -> bool:
+    return stat.S_ISREG(os.fstat(fd).st_mode)
+
+
+def is_missing(exc: OSError) -> bool:
+    """ENOENT, or a path component that is not a directory (or is a symlink refused by O_NOFOLLOW)."""
+    return exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
