@@ -26,6 +26,14 @@ class CancelSignal:
     def cancelled(self) -> bool:
         return self._event.is_set()
 
+    def commit(self, action: Callable[[], None]) -> bool:
+        """Run ``action`` only if not cancelled, atomically with respect to ``cancel``."""
+        with self._lock:
+            if self._event.is_set():
+                return False
+            action()
+            return True
+
     def cancel(self) -> None:
         with self._lock:
             if self._event.is_set():
@@ -92,6 +100,13 @@ class CallContext:
         with self._lock:
             self._pending = None
             self._emit(message, time.monotonic())
+
+    def next_progress(self, message: str) -> tuple[float, str]:
+        """Claim the next progress number for a terminal update sent by the caller itself."""
+        with self._lock:
+            self._count += 1
+            self._pending = None
+            return float(self._count), f"{message} (elapsed {self.elapsed_ms()} ms)"
 
     def _emit(self, message: str, now: float) -> None:
         assert self._sink is not None

@@ -39,9 +39,13 @@ class Session:
         self._client: AnalysisClient | None = None
         self._provider: AnalysisProvider | None = None
         self._lock = threading.RLock()
+        # Provider clients need not be thread-safe: operations on one session run one at a time.
+        self._exec_lock = threading.Lock()
         self.lineage: list[dict[str, Any]] = []
         # Tools read and write per-session state of their family here (e.g. a navigation cursor).
         self.state: dict[str, Any] = {}
+        # What the front end knows of the connection: protocol, client info and capabilities, settings.
+        self.connection: dict[str, Any] = {}
 
     # -- target lifecycle ---------------------------------------------------------------
 
@@ -101,6 +105,16 @@ class Session:
 
     # -- provider access ----------------------------------------------------------------
 
+    def provider_lineage(self) -> list[dict[str, Any]]:
+        """Ownership observations from the live client (dynamic providers); never raises."""
+        client = self._client
+        if client is None:
+            return []
+        try:
+            return list(client.lineage())
+        except Exception as exc:
+            return [{"status": "unavailable", "reason": f"lineage check failed: {exc}"}]
+
     @property
     def provider(self) -> AnalysisProvider | None:
         return self._provider
@@ -129,7 +143,13 @@ class Session:
                 details={"operation": operation, "provider_id": provider.descriptor.id, "providers_with_it": others})
         ctx.check(operation)
         try:
-            result = client.execute(operation, params, ctx)
+            while not self._exec_lock.acquire(timeout=0.05):
+                ctx.check(operation)
+            try:
+                ctx.check(operation)
+                result = client.execute(operation, params, ctx)
+            finally:
+                self._exec_lock.release()
         except ReaError:
             raise
         except Exception as exc:

@@ -1,1 +1,157 @@
-"""discovery (work in progress)."""
+"""``binary_session``: identity, tool availability, provider candidates, binding, run and lineage."""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib import metadata
+from typing import Any
+
+import msgspec
+
+from rea import __version__, hookimpl
+from rea.catalog.document import catalog_digest
+from rea.catalog.schemas import object_output_schema
+from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
+from rea.selection import candidates
+from rea.session import Session
+
+
+def _sdk_version() -> str | None:
+    try:
+        return metadata.version("mcp")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def server_path() -> str:
+    return os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else sys.executable
+
+
+def _availability(session: Session, tool: ToolDef) -> dict[str, Any]:
+    client_features = set(session.connection.get("client_features", []))
+    missing_features = [f for f in tool.client_features_required if f not in client_features]
+    available, reason, remediation = True, "available", ""
+    if missing_features:
+        available, reason = False, "client_capability_missing"
+        remediation = f"Use a client that negotiates: {', '.join(missing_features)}."
+    elif tool.requires_target and session.target is None:
+        available, reason, remediation = False, "target_required", "Call open_binary with a path first."
+    elif tool.requires_operations and session.provider is not None:
+        lacking = [op for op in tool.requires_operations if not session.supports(op)]
+        if lacking:
+            others = sorted(pid for pid, p in session.registry.providers.items()
+                            if all(op in p.descriptor.operations for op in tool.requires_operations))
+            available, reason = False, "provider_missing"
+            remediation = (f"Reopen with provider_id one of: {', '.join(others)}." if others
+                           else "No registered provider offers " + ", ".join(lacking) + ".")
+    elif tool.requires_operations and not any(
+            all(op in p.descriptor.operations for op in tool.requires_operations)
+            for p in session.registry.providers.values()):
+        available, reason = False, "provider_missing"
+        remediation = "Install a provider plugin that offers " + ", ".join(tool.requires_operations) + "."
+    return {
+        "name": tool.name,
+        "family": tool.family,
+        "available": available,
+        "reason": reason,
+        "remediation": remediation,
+        "client_requirements": {"required": list(tool.client_features_required),
+                                "optional": list(tool.client_features_optional),
+                                "missing": missing_features},
+        "effects": msgspec.to_builtins(tool.effects),
+        "annotations": tool.effects.annotations(),
+    }
+
+
+def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
+    """The full ``binary_session`` result for the current connection."""
+    reg = session.registry
+    digest = catalog_digest(reg)
+    identity = {
+        "package": {"name": "rea", "version": __version__},
+        "server": {"name": "rea", "path": server_path(), "pid": os.getpid(), "python": sys.version.split()[0]},
+        "sdk": {"name": "mcp", "version": _sdk_version()},
+        "protocol": {"version": session.connection.get("protocol_version"),
+                     "client": session.connection.get("client_info")},
+        "catalog_digest": digest,
+        "tool_count": len(reg.tools),
+    }
+    checks = []
+    for field, actual in (("expected_package_version", __version__), ("expected_catalog_digest", digest),
+                          ("expected_server_path", identity["server"]["path"])):
+        if field in args:
+            checks.append({"field": field, "expected": args[field], "actual": actual,
+                           "matches": args[field] == actual})
+    state = "unknown" if not checks else (
+        "aligned" if all(c["matches"] for c in checks) else "mcp_server_restart_required")
+    identity["alignment"] = {"state": state, "checks": checks}
+
+    bound = session.binding.provider.id if session.binding else None
+    cands = []
+    for c in candidates(reg):
+        entry = msgspec.to_builtins(c)
+        entry["selected"] = c.provider_id == bound
+        cands.append(entry)
+    target = session.target
+    lineage = session.lineage + (session.provider_lineage() if target else [])
+    return {
+        "server_identity": identity,
+        "settings": session.connection.get("settings", {}),
+        "target": None if target is None else {
+            "path": target.path, "resolved_path": target.resolved_path, "sha256": target.sha256,
+            "size": target.size, "format": target.format, "architecture": target.architecture},
+        "analysis_provider_binding": None if session.binding is None else {
+            "provider": msgspec.to_builtins(session.binding.provider),
+            "selection_source": session.binding.selection_source,
+            "analysis_profile": msgspec.to_builtins(session.binding.analysis_profile),
+        },
+        "analysis_provider_candidates": cands,
+        "analysis_run": None if session.run_id is None else {"run_id": session.run_id},
+        "process_lineage": ({"state": "snapshots", "snapshots": lineage} if lineage
+                            else {"state": "not_observed"}),
+        "retained_evidence_count": len(session.ledger),
+        "tool_availability": [_availability(session, t) for t in sorted(reg.tools.values(), key=lambda t: t.name)],
+        "plugins": {"loaded": sorted(reg.plugins), "broken": [msgspec.to_builtins(b) for b in reg.broken]},
+    }
+
+
+def _binary_session(call: ToolCall) -> dict[str, Any]:
+    return session_report(call.session, call.args)
+
+
+BINARY_SESSION = ToolDef(
+    name="binary_session",
+    family="session",
+    description=("Report rea's identity (package, server, SDK, protocol, catalog digest), every tool's availability "
+                 "with reason and remediation, analysis provider candidates (target-free, sorted by id), the open "
+                 "target and its provider binding, the analysis run and process lineage. Starts no analysis."),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "expected_package_version": {"type": "string", "description": "Compare with the live package version.",
+                                         "examples": ["0.1.0"]},
+            "expected_catalog_digest": {"type": "string", "description": "Compare with the live catalog digest.",
+                                        "examples": ["sha256:" + "0" * 64]},
+            "expected_server_path": {"type": "string", "description": "Compare with the live server path.",
+                                     "examples": ["/usr/local/bin/rea"]},
+        },
+        "additionalProperties": False,
+    },
+    output_schema=object_output_schema(
+        {"server_identity": {"type": "object"}, "tool_availability": {"type": "array"},
+         "analysis_provider_candidates": {"type": "array"},
+         "analysis_provider_binding": {"type": ["object", "null"]},
+         "analysis_run": {"type": ["object", "null"]}, "process_lineage": {"type": "object"},
+         "target": {"type": ["object", "null"]}},
+        ["server_identity", "tool_availability", "analysis_provider_candidates", "analysis_provider_binding",
+         "analysis_run", "process_lineage", "target"]),
+    effects=ToolEffects(records_evidence=False),
+    examples=({}, {"expected_package_version": "0.1.0"}),
+    handler=_binary_session,
+)
+
+
+@hookimpl
+def rea_register_tools(register: Any) -> None:
+    register(BINARY_SESSION)

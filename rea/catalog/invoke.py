@@ -129,8 +129,10 @@ def invoke(session: Session, tool: ToolDef, args: Any, ctx: CallContext) -> Tool
         raise ReaError("execution_failure", f"{tool.name} failed: {type(exc).__name__}: {exc}",
                        details={"tool": tool.name}) from exc
     # Cancelled work never records Evidence, even when the handler finished.
-    ctx.check(tool.name)
     if isinstance(out, Evidence):
-        session.ledger.record(out)
+        evidence = out
+        if not ctx.signal.commit(lambda: session.ledger.record(evidence)):
+            ctx.check(tool.name)
         return ToolResult(evidence=out)
+    ctx.check(tool.name)
     return ToolResult(structured=out)

@@ -1,8 +1,254 @@
-"""Entry point of the ``rea`` command (work in progress)."""
+"""The ``rea`` command: providers, doctor, serve, catalog, analyze, and one command per tool."""
 
+from __future__ import annotations
+
+import argparse
+import os
+import signal
 import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from rea import __version__
+from rea.cli.output import emit_error, emit_json, render_text
+from rea.context import CallContext, CancelSignal
+from rea.errors import ReaError
+
+BUILTIN_COMMANDS = ("providers", "doctor", "serve", "catalog", "analyze", "tool", "tools")
+
+
+def _registry() -> Any:
+    from rea.registry import default_registry
+
+    return default_registry()
+
+
+class _Interrupted(Exception):
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+
+
+def run_cancellable(work: Callable[[CallContext], Any], ctx: CallContext) -> Any:
+    """Run ``work`` in a thread; SIGINT/SIGTERM cancel it through the shared signal (exit 128+N)."""
+    received: list[int] = []
+    box: dict[str, Any] = {}
+
+    def handler(signum: int, _frame: Any) -> None:
+        # Repeated delivery (package runners forward signals twice) only re-requests cancellation.
+        received.append(signum)
+        ctx.signal.cancel()
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def target() -> None:
+        try:
+            box["value"] = work(ctx)
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="rea-cli-work", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.1)
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+    if received:
+        raise _Interrupted(received[0])
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+def _tool_command(name: str, argv: list[str], prog: str) -> int:
+    from rea.cli import tools as cli_tools
+    from rea.session import Session
+
+    registry = _registry()
+    tool = next((t for t in registry.tools.values() if t.cli_name == name or t.name == name), None)
+    if tool is None:
+        raise ReaError("invalid_request", f"unknown command {name!r}",
+                       remediation="Run `rea --help` or `rea tools` for the commands.",
+                       details={"issues": [{"path": "command", "reason": "invalid_value",
+                                            "message": f"no command {name!r}"}]})
+    parser = cli_tools.build_parser(tool, prog)
+    ns = parser.parse_args(argv)
+    session = Session(registry)
+    ctx = CallContext(CancelSignal())
+    try:
+        result = run_cancellable(lambda c: cli_tools.run_tool(session, tool, ns, c), ctx)
+    except ReaError as err:
+        emit_error(err, ns.format)
+        return 1
+    finally:
+        remaining = session.close()
+        if remaining:
+            print(f"rea: owned resources remain after close: {', '.join(remaining)}", file=sys.stderr)
+    doc = cli_tools.result_document(result)
+    if ns.format == "json":
+        emit_json(doc)
+    else:
+        print(render_text(doc))
+    return 0
+
+
+def _analyze(argv: list[str], prog: str) -> int:
+    parser = argparse.ArgumentParser(prog=f"{prog} analyze", description=(
+        "Open a target and print its overview (binary_overview); directories and .asar archives go to "
+        "analyze_javascript_application unless --provider is given."))
+    parser.add_argument("target")
+    parser.add_argument("--provider")
+    parser.add_argument("--format", choices=["json", "text"], default="text")
+    ns = parser.parse_args(argv)
+    registry = _registry()
+    is_app = os.path.isdir(ns.target) or ns.target.endswith(".asar")
+    if is_app and ns.provider is None and "analyze_javascript_application" in registry.tools:
+        return _tool_command("analyze-javascript-application",
+                             ["--format", "json", '{"input_path": %s}' % _quote(os.path.abspath(ns.target))]
+                             if ns.format == "json" else
+                             ['{"input_path": %s}' % _quote(os.path.abspath(ns.target)), "--format", "text"], prog)
+    if "binary_overview" not in registry.tools:
+        raise ReaError("capability_unavailable", "no plugin provides binary_overview",
+                       remediation="Reinstall rea; `rea providers list` shows what is loaded.")
+    args = [ns.target, "--format", ns.format] + (["--provider", ns.provider] if ns.provider else [])
+    return _tool_command("binary-overview", args, prog)
+
+
+def _quote(text: str) -> str:
+    import json
+
+    return json.dumps(text)
+
+
+def _providers(argv: list[str], prog: str) -> int:
+    parser = argparse.ArgumentParser(prog=f"{prog} providers", description="List plugins and providers.")
+    parser.add_argument("action", nargs="?", default="list", choices=["list"])
+    parser.add_argument("--json", action="store_true", help="stable machine-readable output")
+    ns = parser.parse_args(argv)
+    from rea.cli import providers
+
+    return providers.run(_registry(), ns.json)
+
+
+def _doctor(argv: list[str], prog: str) -> int:
+    parser = argparse.ArgumentParser(prog=f"{prog} doctor", description="Check the host, providers and MCP clients.")
+    parser.add_argument("--json", action="store_true")
+    ns = parser.parse_args(argv)
+    from rea import doctor
+
+    report = doctor.doctor_report(_registry())
+    if ns.json:
+        emit_json(report)
+    else:
+        print(doctor.format_doctor(report))
+    return int(doctor.exit_status(report))
+
+
+def _serve(argv: list[str], prog: str) -> int:
+    parser = argparse.ArgumentParser(prog=f"{prog} serve", description="Run the MCP server over stdio.")
+    parser.parse_args(argv)
+    from rea.config import load_settings
+
+    registry = _registry()
+    settings = load_settings(projections=tuple(sorted(registry.projections)))
+    import anyio
+
+    from rea.mcp.server import serve_stdio
+
+    anyio.run(serve_stdio, registry, settings)
+    return 0
+
+
+def _catalog(argv: list[str], prog: str) -> int:
+    parser = argparse.ArgumentParser(prog=f"{prog} catalog", description="Write the machine-readable tool catalog.")
+    parser.add_argument("--output", help="file to write (default: stdout)")
+    ns = parser.parse_args(argv)
+    from rea.catalog.document import build_catalog
+
+    doc = build_catalog(_registry())
+    if ns.output:
+        import msgspec
+
+        os.makedirs(os.path.dirname(os.path.abspath(ns.output)), exist_ok=True)
+        tmp = ns.output + ".tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n")
+        os.replace(tmp, ns.output)
+        print(f"wrote {ns.output} ({doc['tool_count']} tools, {doc['catalog_digest']})", file=sys.stderr)
+    else:
+        emit_json(doc)
+    return 0
+
+
+def _tools(argv: list[str], prog: str) -> int:
+    registry = _registry()
+    for t in sorted(registry.tools.values(), key=lambda t: t.name):
+        print(f"{t.cli_name:40} {t.description.split('. ')[0][:100]}")
+    return 0
+
+
+def _version() -> str:
+    lines = [f"rea {__version__}"]
+    try:
+        reg = _registry()
+        lines.append("registered plugins:")
+        for name in sorted(reg.plugins):
+            p = reg.plugins[name]
+            lines.append(f"  {name}-{p.version or '?'} ({p.distribution or '-'}: {p.module})")
+    except Exception as exc:  # the version must print even when a plugin is broken
+        lines.append(f"plugins could not be listed: {exc}")
+    return "\n".join(lines)
+
+
+USAGE = """usage: rea <command> [args]
+
+commands:
+  analyze TARGET            open a target and print its overview (the main job)
+  providers list [--json]   plugins and providers, with availability
+  doctor [--json]           host checks, provider readiness, MCP client registrations
+  serve                     run the MCP server over stdio
+  catalog [--output PATH]   write the machine-readable tool catalog
+  tools                     list every tool command
+  <tool-command> ...        run one tool, e.g. `rea list-procedures /bin/ls --limit 5`
+  --version                 version and registered plugins
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
-    print("rea: work in progress", file=sys.stderr)
-    return 1
+    argv = list(sys.argv[1:] if argv is None else argv)
+    prog = "rea"
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0 if argv else 2
+    if argv[0] in ("-V", "--version"):
+        print(_version())
+        return 0
+    command, rest = argv[0], argv[1:]
+    fmt = "json" if ("--format" in rest and "json" in rest) or "--json" in rest else "text"
+    handlers: dict[str, Callable[[list[str], str], int]] = {
+        "providers": _providers, "doctor": _doctor, "serve": _serve, "catalog": _catalog,
+        "analyze": _analyze, "tools": _tools,
+    }
+    try:
+        if command == "tool" and rest:
+            return _tool_command(rest[0], rest[1:], prog)
+        handler = handlers.get(command)
+        if handler is not None:
+            return handler(rest, prog)
+        return _tool_command(command, rest, prog)
+    except _Interrupted as exc:
+        print(f"rea: cancelled by signal {exc.signum}", file=sys.stderr)
+        return 128 + exc.signum
+    except ReaError as err:
+        emit_error(err, fmt)
+        return 1
+    except KeyboardInterrupt:
+        return 128 + signal.SIGINT
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

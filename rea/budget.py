@@ -1,0 +1,50 @@
+"""The MCP response budget: sizes measured from encoded bytes before a document-sized string is built."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from rea import evidence as ev_mod
+from rea.config import Settings
+from rea.errors import ReaError
+from rea.evidence import Evidence
+
+# Keys and punctuation of a CallToolResult around its payloads ({"content":[{"type":"text","text":...}],
+# "structuredContent":...,"isError":false}); measured generously so the estimate is never below the frame.
+RESULT_OVERHEAD = 128
+
+
+def escaped_length(encoded: bytes) -> int:
+    """Length of ``encoded`` once embedded as a JSON string value (quotes and backslashes escaped)."""
+    return len(encoded) + encoded.count(b'"') + encoded.count(b"\\") + 2
+
+
+def success_size(encoded: bytes) -> int:
+    """Bytes of a successful result carrying ``encoded`` as both text and structured content."""
+    return RESULT_OVERHEAD + len(encoded) + escaped_length(encoded)
+
+
+def error_size(encoded: bytes) -> int:
+    """Bytes of an error result: the diagnostic travels as text only."""
+    return RESULT_OVERHEAD + escaped_length(encoded)
+
+
+def transport_error(settings: Settings, required: int, evidence_id: str | None) -> ReaError:
+    limits: dict[str, Any] = {"max_response_bytes": settings.max_response_bytes,
+                              "envelope_reserve_bytes": settings.max_response_bytes - settings.response_budget,
+                              "required_bytes": required}
+    if evidence_id is not None:
+        limits["evidence_reference"] = ev_mod.retained_reference(evidence_id)
+    return ReaError(
+        "resource_constraint",
+        f"the result needs {required} bytes, more than the {settings.response_budget}-byte response budget",
+        remediation=("Call inspect_analysis_view with details.reported_limits.evidence_reference for a summary or a "
+                     "page, or export_evidence_bundle to a file; or raise REA_MCP_MAX_RESPONSE_BYTES to match a "
+                     "larger client buffer and restart."),
+        details={"resource": "transport", "reported_limits": limits})
+
+
+def encode_result(result: Evidence | dict[str, Any]) -> bytes:
+    return msgspec.json.encode(result)

@@ -1,0 +1,92 @@
+"""The catalog document: every tool's schemas, annotations and effects, generated from the definitions."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any
+
+import msgspec
+
+from rea import __version__
+from rea.canonical import canonical_digest
+from rea.catalog.schemas import evidence_output_schema, with_content_id
+from rea.catalog.tool import ToolDef
+from rea.registry import Registry
+
+
+def output_schema(tool: ToolDef) -> dict[str, Any]:
+    if tool.output_schema is None:
+        return evidence_output_schema()
+    if "$id" in tool.output_schema:
+        return tool.output_schema
+    return _cached_content_id(msgspec.json.encode(tool.output_schema))
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_content_id(encoded: bytes) -> dict[str, Any]:
+    schema: dict[str, Any] = msgspec.json.decode(encoded)
+    return with_content_id(schema)
+
+
+def advertised_input_schema(registry: Registry, tool: ToolDef, profile: str) -> dict[str, Any]:
+    projection = registry.projections[profile]
+    schema = projection.project(tool.name, tool.input_schema)
+    if profile == "full" and tool.examples:
+        schema = {**schema, "examples": [dict(e) for e in tool.examples]}
+    return schema
+
+
+def tool_entry(registry: Registry, tool: ToolDef) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "title": tool.display_title,
+        "description": tool.description,
+        "family": tool.family,
+        "input_schema": tool.input_schema,
+        "advertised_input_schemas": {pid: advertised_input_schema(registry, tool, pid)
+                                     for pid in sorted(registry.projections)},
+        "output_schema": output_schema(tool),
+        "annotations": tool.effects.annotations(),
+        "effects": msgspec.to_builtins(tool.effects),
+        "requires_target": tool.requires_target,
+        "requires_operations": list(tool.requires_operations),
+        "client_features": {"required": list(tool.client_features_required),
+                            "optional": list(tool.client_features_optional)},
+        "examples": [dict(e) for e in tool.examples],
+        "cli_command": tool.cli_name,
+    }
+
+
+def catalog_digest(registry: Registry) -> str:
+    """A digest over every tool's contract (names, schemas, annotations, effects)."""
+    cached: str | None = getattr(registry, "_catalog_digest", None)
+    if cached is None:
+        tools = [{"name": t.name, "input_schema": t.input_schema, "output_schema": output_schema(t),
+                  "annotations": t.effects.annotations(), "effects": msgspec.to_builtins(t.effects),
+                  "description": t.description}
+                 for t in sorted(registry.tools.values(), key=lambda t: t.name)]
+        cached = "sha256:" + canonical_digest(tools)
+        registry._catalog_digest = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def build_catalog(registry: Registry) -> dict[str, Any]:
+    """The machine-readable catalog written by ``rea catalog``."""
+    tools = [tool_entry(registry, t) for t in sorted(registry.tools.values(), key=lambda t: t.name)]
+    compact = registry.projections.get("compact")
+    reduced = sorted(getattr(compact, "reduced", set())) if compact is not None else []
+    return {
+        "catalog_version": 1,
+        "package": {"name": "rea", "version": __version__},
+        "python": sys.version.split()[0],
+        "catalog_digest": catalog_digest(registry),
+        "tool_count": len(tools),
+        "tools": tools,
+        "compact_reduced_tools": reduced,
+        "projections": [msgspec.to_builtins(registry.projections[p].descriptor) for p in sorted(registry.projections)],
+        "providers": [msgspec.to_builtins(registry.providers[p].descriptor) for p in sorted(registry.providers)],
+        "unpackers": [msgspec.to_builtins(registry.unpackers[u].descriptor) for u in sorted(registry.unpackers)],
+        "scenario_drivers": [msgspec.to_builtins(registry.drivers[d].descriptor) for d in sorted(registry.drivers)],
+        "plugins": [msgspec.to_builtins(registry.plugins[p]) for p in sorted(registry.plugins)],
+    }

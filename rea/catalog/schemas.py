@@ -1,0 +1,122 @@
+"""Schema helpers: the Evidence output schema, content-bound ``$id``s, and advertised-shape checks."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any
+
+import msgspec
+
+from rea.canonical import canonical_digest
+from rea.evidence import Evidence
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+ROOT_COMBINATORS = ("anyOf", "oneOf", "allOf")
+
+
+def with_content_id(schema: dict[str, Any]) -> dict[str, Any]:
+    """A self-contained copy of ``schema`` with its dialect and an ``$id`` bound to its content."""
+    out = {k: v for k, v in schema.items() if k != "$id"}
+    out["$schema"] = DIALECT
+    out = {"$id": "urn:rea:schema:sha256:" + canonical_digest(out), **out}
+    return out
+
+
+@functools.cache
+def evidence_output_schema() -> dict[str, Any]:
+    """The output schema of every Evidence-producing tool (the complete record)."""
+    (root,), components = msgspec.json.schema_components([Evidence], ref_template="#/$defs/{name}")
+    name = root["$ref"].rsplit("/", 1)[-1]
+    body = copy.deepcopy(components.pop(name))
+    body["$defs"] = components
+    body["description"] = ("A complete Evidence record. Read normalized_result for the operation result and "
+                           "evidence_id for its identity.")
+    return with_content_id(body)
+
+
+def object_output_schema(properties: dict[str, Any] | None = None, required: list[str] | None = None,
+                         description: str = "") -> dict[str, Any]:
+    """Output schema for session-style tools that return a plain object."""
+    body: dict[str, Any] = {"type": "object", "properties": properties or {}}
+    if required:
+        body["required"] = required
+    if description:
+        body["description"] = description
+    return with_content_id(body)
+
+
+def _local_target(ref: str) -> str | None:
+    return ref[len("#/$defs/"):] if ref.startswith("#/$defs/") else None
+
+
+def _refs(node: Any) -> set[str]:
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            ref = cur.get("$ref")
+            if isinstance(ref, str) and (name := _local_target(ref)) is not None:
+                found.add(name)
+            stack.extend(v for k, v in cur.items() if k != "$defs")
+        elif isinstance(cur, list):
+            stack.extend(cur)
+    return found
+
+
+def recursive_references(schema: dict[str, Any]) -> list[str]:
+    """Names of ``$defs`` reachable from the root that take part in a reference cycle."""
+    defs = schema.get("$defs", {})
+    graph = {name: _refs(body) for name, body in defs.items()}
+    reachable: set[str] = set()
+    frontier = list(_refs({k: v for k, v in schema.items() if k != "$defs"}))
+    while frontier:
+        name = frontier.pop()
+        if name in reachable:
+            continue
+        reachable.add(name)
+        frontier.extend(graph.get(name, ()))
+    cyclic = []
+    for start in sorted(reachable):
+        seen: set[str] = set()
+        stack = list(graph.get(start, ()))
+        while stack:
+            cur = stack.pop()
+            if cur == start:
+                cyclic.append(start)
+                break
+            if cur in seen:
+                continue
+            seen.add(cur)
+            stack.extend(graph.get(cur, ()))
+    return cyclic
+
+
+def flatten_root_union(schema: dict[str, Any]) -> dict[str, Any]:
+    """Present a root ``oneOf``/``anyOf`` of object branches as one object (canonical validation stays exact)."""
+    key = next((k for k in ("oneOf", "anyOf") if k in schema), None)
+    if key is None:
+        return schema
+    branches = schema[key]
+    props: dict[str, Any] = dict(schema.get("properties", {}))
+    required_sets = []
+    groups = []
+    for i, branch in enumerate(branches):
+        bprops = branch.get("properties", {})
+        for name, sub in bprops.items():
+            props.setdefault(name, sub)
+        req = list(branch.get("required", []))
+        required_sets.append(set(req) | set(schema.get("required", [])))
+        title = branch.get("title") or branch.get("description") or f"group {i + 1}"
+        groups.append(f"({i + 1}) {title}: " + (", ".join(req) if req else "no required fields"))
+    shared = set.intersection(*required_sets) if required_sets else set()
+    out = {k: v for k, v in schema.items() if k not in ("oneOf", "anyOf", "required")}
+    out["type"] = "object"
+    out["properties"] = props
+    if shared:
+        out["required"] = sorted(shared)
+    lead = schema.get("description", "")
+    out["description"] = (lead + (" " if lead else "") + "Accepted input groups (exactly one): "
+                          + "; ".join(groups) + ".")
+    return out

@@ -1,0 +1,178 @@
+"""``rea serve``: the MCP server over stdio, a thin layer over the catalog's handlers."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+import mcp_types as types
+import msgspec
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+
+from rea import __version__
+from rea import evidence as ev_mod
+from rea.budget import encode_result, error_size, success_size, transport_error
+from rea.catalog.document import advertised_input_schema, output_schema
+from rea.catalog.invoke import ToolResult, invoke
+from rea.config import Settings
+from rea.context import CallContext, CancelSignal
+from rea.errors import ReaError
+from rea.evidence import ProviderIdentity
+from rea.registry import Registry
+from rea.session import Session
+
+MAX_ARGUMENT_BYTES = 64 * 1024 * 1024
+INSTRUCTIONS = ("rea reverse engineers native binaries, archives and JavaScript applications. Call binary_session "
+                "first to see which tools are available, then open_binary to bind a provider to a target.")
+
+
+def _annotations(effects: Any) -> types.ToolAnnotations:
+    ann = effects.annotations()
+    return types.ToolAnnotations(read_only_hint=ann["readOnlyHint"], destructive_hint=ann["destructiveHint"],
+                                 idempotent_hint=ann["idempotentHint"], open_world_hint=ann["openWorldHint"])
+
+
+def build_tool_list(registry: Registry, profile: str) -> list[types.Tool]:
+    """The complete, static tool inventory in the configured projection."""
+    return [
+        types.Tool(name=t.name, title=t.display_title, description=t.description,
+                   input_schema=advertised_input_schema(registry, t, profile), output_schema=output_schema(t),
+                   annotations=_annotations(t.effects))
+        for t in sorted(registry.tools.values(), key=lambda t: t.name)
+    ]
+
+
+class ReaServer:
+    """One server process; each connection gets its own Session and ledger."""
+
+    def __init__(self, registry: Registry, settings: Settings) -> None:
+        self.registry = registry
+        self.settings = settings
+        self.tools = build_tool_list(registry, settings.input_schema_profile)
+        self.server: Server[dict[str, Any]] = Server(
+            "rea", version=__version__, instructions=INSTRUCTIONS, lifespan=self._lifespan,
+            on_list_tools=self._list_tools, on_call_tool=self._call_tool)
+
+    @asynccontextmanager
+    async def _lifespan(self, _server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        session = Session(self.registry)
+        session.connection["settings"] = {"max_response_bytes": self.settings.max_response_bytes,
+                                          "input_schema_profile": self.settings.input_schema_profile}
+        try:
+            yield {"session": session}
+        finally:
+            await anyio.to_thread.run_sync(session.close)
+
+    async def _list_tools(self, ctx: ServerRequestContext[dict[str, Any]],
+                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self.tools)
+
+    def _note_connection(self, ctx: ServerRequestContext[dict[str, Any]], session: Session) -> None:
+        conn = session.connection
+        conn["protocol_version"] = ctx.protocol_version
+        params = ctx.session.client_params
+        if params is not None and "client_info" not in conn:
+            conn["client_info"] = params.client_info.model_dump(mode="json", exclude_none=True)
+        caps = ctx.session.client_capabilities
+        if caps is not None and "client_features" not in conn:
+            dumped = caps.model_dump(mode="json", exclude_none=True)
+            conn["client_features"] = sorted(k for k, v in dumped.items() if v is not None)
+
+    async def _call_tool(self, ctx: ServerRequestContext[dict[str, Any]],
+                         params: types.CallToolRequestParams) -> types.CallToolResult:
+        session: Session = ctx.lifespan_context["session"]
+        self._note_connection(ctx, session)
+        tool = self.registry.tools.get(params.name)
+        if tool is None:
+            return self._error(session, ReaError(
+                "invalid_request", f"unknown tool {params.name!r}",
+                remediation="Call tools/list or binary_session for the tool names.",
+                details={"issues": [{"path": "name", "reason": "invalid_value",
+                                     "message": f"no tool named {params.name!r}"}]}))
+        args = params.arguments if params.arguments is not None else {}
+        size = len(msgspec.json.encode(args))
+        if size > MAX_ARGUMENT_BYTES:
+            return self._error(session, ReaError(
+                "resource_constraint", f"arguments of {size} bytes exceed the {MAX_ARGUMENT_BYTES}-byte limit",
+                remediation="Pass a retained-evidence reference instead of inline Evidence.",
+                details={"resource": "memory", "reported_limits": {"max_argument_bytes": MAX_ARGUMENT_BYTES}}))
+        token = ctx.meta.get("progress_token", ctx.meta.get("progressToken")) if ctx.meta else None
+        signal = CancelSignal()
+        sink = None
+        if token is not None:
+            def sink(progress: float, message: str) -> None:
+                anyio.from_thread.run(functools.partial(ctx.session.report_progress, progress, None, message))
+        call_ctx = CallContext(signal, sink)
+
+        def work() -> ToolResult:
+            call_ctx.progress(f"{tool.name}: started")
+            return invoke(session, tool, args, call_ctx)
+
+        try:
+            result: ToolResult = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        except ReaError as err:
+            await self._terminal(ctx, token, call_ctx, f"{tool.name}: failed ({err.code})")
+            return self._error(session, err)
+        except anyio.get_cancelled_exc_class():
+            # The request scope was cancelled: stop the worker thread through the shared signal.
+            signal.cancel()
+            raise
+        await self._terminal(ctx, token, call_ctx, f"{tool.name}: completed")
+        return self._success(session, result)
+
+    async def _terminal(self, ctx: ServerRequestContext[dict[str, Any]], token: Any, call_ctx: CallContext,
+                        message: str) -> None:
+        """The terminal progress update, always sent (from the event loop) when a token was given."""
+        if token is None:
+            return
+        progress, text = call_ctx.next_progress(message)
+        await ctx.session.report_progress(progress, None, text)
+
+    def _success(self, session: Session, result: ToolResult) -> types.CallToolResult:
+        payload: Any = result.evidence if result.evidence is not None else result.structured
+        encoded = encode_result(payload)
+        required = success_size(encoded)
+        if required > self.settings.response_budget:
+            eid = result.evidence.evidence_id if result.evidence is not None else None
+            return self._error(session, transport_error(self.settings, required, eid))
+        structured = msgspec.json.decode(encoded)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=encoded.decode())],
+                                    structured_content=structured, is_error=False)
+
+    def _error(self, session: Session, err: ReaError) -> types.CallToolResult:
+        encoded = msgspec.json.encode({"error": err.projection()})
+        if error_size(encoded) > self.settings.response_budget:
+            encoded = self._bounded_error(session, err, encoded)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=encoded.decode())], is_error=True)
+
+    def _bounded_error(self, session: Session, err: ReaError, encoded: bytes) -> bytes:
+        """Retain an oversized diagnostic as Evidence and deliver a bounded one naming it."""
+        details: dict[str, Any] = {"resource": "transport", "original_code": err.code,
+                                   "reported_limits": {"max_response_bytes": self.settings.max_response_bytes,
+                                                       "required_bytes": error_size(encoded)}}
+        try:
+            record = ev_mod.build(
+                operation="error_diagnostic", provider=ProviderIdentity(id="rea", name="rea", version=__version__),
+                subject=None, analysis_profile=None, parameters={}, normalized_result=json.loads(encoded))
+            session.ledger.record(record)
+            details["reported_limits"]["evidence_reference"] = ev_mod.retained_reference(record.evidence_id)
+        except Exception as exc:
+            details["retention"] = f"unavailable: {exc}"
+        bounded = ReaError("resource_constraint", f"{err.code}: {err.message[:512]} (diagnostic too large to deliver)",
+                           remediation="Export the retained diagnostic with export_evidence_bundle.", details=details)
+        return msgspec.json.encode({"error": bounded.projection()})
+
+
+async def serve_stdio(registry: Registry, settings: Settings) -> None:
+    from mcp.server.stdio import stdio_server
+
+    app = ReaServer(registry, settings)
+    async with stdio_server() as (read_stream, write_stream):
+        await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
