@@ -389,7 +389,8 @@ def _walk(tree: dict[str, Any], data_len: int, ctx: CallContext | None, max_entr
                 link = child["link"]
                 if not isinstance(link, str):
                     raise _malformed("bad_node", f"link of {path!r} is not a string", logical_path=path)
-                escape = link_escapes(path, link) or link.startswith("..")
+                # ASAR links are relative to the archive root, not to the link's directory.
+                escape = link_escapes("link", link)
                 out.append(AsarEntry(path=path, kind="link", size=0, offset=None, unpacked=unpacked,
                                      executable=False, link=link, integrity=None,
                                      problem=problem or ("link_escape" if escape else None)))

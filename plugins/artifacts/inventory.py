@@ -1,0 +1,256 @@
+"""Deterministic, bounded artifact inventory: every entry hashed, nested archives expanded within limits."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import msgspec
+
+from rea.canonical import canonical_digest
+from rea.context import CallContext
+from rea.errors import ReaError
+from rea.registry import Registry
+from rea.target import Target, identify, sniff_format
+from rea.unpackers import (
+    NESTED_SEPARATOR,
+    ArchiveEntry,
+    ArchiveReader,
+    IntegrityPolicy,
+    Limits,
+    Unpacker,
+    limit_exceeded,
+)
+
+HEAD_BYTES = 4096
+NESTED_FORMATS = frozenset({"zip", "asar"})
+# Errors that describe the whole request, not one nested member: they always propagate.
+_FATAL = frozenset({"resource_constraint", "cancelled", "timeout"})
+
+
+def limits_from(args: dict[str, Any]) -> Limits:
+    """The limits a request asked for, defaults elsewhere."""
+    base = Limits()
+    return Limits(
+        max_entries=int(args.get("max_entries", base.max_entries)),
+        max_depth=int(args.get("max_depth", base.max_depth)),
+        max_total_bytes=int(args.get("max_total_bytes", base.max_total_bytes)),
+        max_compression_ratio=float(args.get("max_compression_ratio", base.max_compression_ratio)),
+        max_header_bytes=base.max_header_bytes)
+
+
+def limits_record(limits: Limits) -> dict[str, Any]:
+    return {"max_entries": limits.max_entries, "max_depth": limits.max_depth,
+            "max_total_bytes": limits.max_total_bytes, "max_compression_ratio": limits.max_compression_ratio}
+
+
+def read_head(target: Target) -> bytes:
+    if target.is_directory:
+        return b""
+    try:
+        with open(target.resolved_path, "rb") as fh:
+            return fh.read(HEAD_BYTES)
+    except OSError as exc:
+        raise ReaError("target_unavailable", f"cannot read {target.path}: {exc.strerror}",
+                       details={"path": target.path, "reason": "unreadable"}) from None
+
+
+def select_unpacker(registry: Registry, target: Target, head: bytes) -> Unpacker:
+    """Ask the registered unpackers (``rea_select_unpacker``) which one reads ``target``."""
+    chosen = registry.pm.hook.rea_select_unpacker(target=target, head=head)
+    if chosen is None:
+        formats = sorted({f for u in registry.unpackers.values() for f in u.descriptor.formats})
+        raise ReaError("unsupported_target", f"no unpacker reads this {target.format} artifact",
+                       remediation=f"Pass a directory or an archive in one of: {', '.join(formats)}.",
+                       details={"path": target.path, "format": target.format, "supported_formats": formats})
+    assert isinstance(chosen, Unpacker)
+    return chosen
+
+
+def open_artifact(registry: Registry, path: str, limits: Limits,
+                  ctx: CallContext) -> tuple[Target, Unpacker, ArchiveReader]:
+    """Identify ``path`` and open it with the unpacker the registry selects."""
+    target = identify(path, ctx, allow_directory=True)
+    unpacker = select_unpacker(registry, target, read_head(target))
+    reader = unpacker.open(target, limits, ctx)
+    return target, unpacker, reader
+
+
+class _Budget:
+    """Counts bytes read across every nesting level against ``max_total_bytes``."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+
+    def reserve(self, path: str, size: int) -> None:
+        if self.used + size > self.limit:
+            raise limit_exceeded("total_bytes", self.limit, self.used + size, path=path,
+                                 message=f"reading {path!r} would exceed max_total_bytes ({self.limit})")
+
+    def take(self, n: int, path: str) -> None:
+        self.used += n
+        if self.used > self.limit:
+            raise limit_exceeded("total_bytes", self.limit, self.used, path=path,
+                                 message=f"reading {path!r} exceeded max_total_bytes ({self.limit})")
+
+
+class _Collector:
+    """Sink that keeps an entry's head, and all of it when the head says it is a nested archive."""
+
+    def __init__(self, budget: _Budget, path: str, expand: bool) -> None:
+        self.budget = budget
+        self.path = path
+        self.expand = expand
+        self.head = b""
+        self.keep: list[bytes] | None = None
+
+    def __call__(self, chunk: bytes) -> None:
+        self.budget.take(len(chunk), self.path)
+        if not self.head:
+            self.head = chunk[:HEAD_BYTES]
+            if self.expand and sniff_format(self.head)[0] in NESTED_FORMATS:
+                self.keep = []
+        if self.keep is not None:
+            self.keep.append(chunk)
+
+
+class Inventory:
+    """One bounded walk over an opened artifact and the archives nested in it."""
+
+    def __init__(self, registry: Registry, limits: Limits, policy: IntegrityPolicy, ctx: CallContext) -> None:
+        self.registry = registry
+        self.limits = limits
+        self.policy = policy
+        self.ctx = ctx
+        self.budget = _Budget(limits.max_total_bytes)
+        self.entries: list[dict[str, Any]] = []
+        self.contradictions: list[dict[str, Any]] = []
+        self.partial_reasons: list[str] = []
+        self.limitations: list[str] = []
+
+    def run(self, reader: ArchiveReader) -> None:
+        self._walk(reader, "", 0)
+        self.entries.sort(key=lambda e: (e["path"], e["ordinal"]))
+        self.contradictions.sort(key=lambda c: (c["logical_path"], c.get("ordinal", 0)))
+
+    def _walk(self, reader: ArchiveReader, prefix: str, depth: int) -> None:
+        self.limitations.extend(f"{prefix[:-2] or 'artifact'}: {x}" if prefix else x
+                                for x in reader.limitations())
+        for entry in reader.entries():
+            self.ctx.check("inventory")
+            if len(self.entries) >= self.limits.max_entries:
+                raise limit_exceeded("entries", self.limits.max_entries,
+                                     message=f"artifact has more than {self.limits.max_entries} entries "
+                                             "(nested archives included)")
+            record = _entry_record(entry, prefix + entry.path, depth)
+            self.entries.append(record)
+            if entry.kind == "file":
+                self._read(reader, entry, record, depth)
+            if len(self.entries) % 1000 == 0:
+                self.ctx.progress(f"inventory: {len(self.entries)} entries")
+
+    def _read(self, reader: ArchiveReader, entry: ArchiveEntry, record: dict[str, Any], depth: int) -> None:
+        path = record["path"]
+        self.budget.reserve(path, entry.size)
+        sink = _Collector(self.budget, path, expand=True)
+        try:
+            out = reader.stream(entry, sink, policy=self.policy, ctx=self.ctx)
+        except ReaError as exc:
+            if exc.code == "target_unavailable" or exc.details.get("reason") == "encrypted":
+                # Only this entry's bytes are out of reach: record that, keep going, and say so.
+                record["integrity"] = "unavailable"
+                record["unavailable_reason"] = exc.message
+                self.partial_reasons.append(f"{path}: {exc.message}")
+                return
+            if "logical_path" in exc.details and exc.details["logical_path"] != path:
+                exc.details["logical_path"] = path
+            raise
+        record["sha256"] = out.sha256
+        record["size"] = out.size
+        if out.contradiction is not None:
+            record["integrity"] = "contradicted"
+            c = dict(out.contradiction)
+            c["logical_path"] = path
+            if entry.ordinal:
+                c["ordinal"] = entry.ordinal
+            self.contradictions.append(c)
+            self.partial_reasons.append(f"{path}: integrity contradicted; bytes quarantined from expansion")
+            return
+        record["integrity"] = {True: "verified", None: "undeclared", False: "contradicted"}[out.verified]
+        if sink.keep is not None:
+            self._nested(b"".join(sink.keep), out.sha256, record, depth)
+
+    def _nested(self, data: bytes, sha256: str, record: dict[str, Any], depth: int) -> None:
+        path = record["path"]
+        fmt, arch = sniff_format(data[:HEAD_BYTES])
+        if depth + 1 > self.limits.max_depth:
+            raise limit_exceeded("depth", self.limits.max_depth, depth + 1, path=path,
+                                 message=f"nested archive {path!r} is deeper than max_depth "
+                                         f"({self.limits.max_depth})")
+        inner = Target(path=path, resolved_path="", sha256=sha256, size=len(data), format=fmt,
+                       architecture=arch)
+        try:
+            unpacker = select_unpacker(self.registry, inner, data[:HEAD_BYTES])
+            reader = unpacker.open_bytes(inner, data, self.limits, self.ctx)
+        except ReaError as exc:
+            if exc.category in _FATAL:
+                raise
+            record["nested_archive"] = {"format": fmt, "status": "unreadable", "error_code": exc.code,
+                                        "error": exc.message}
+            self.partial_reasons.append(f"{path}: nested {fmt} archive unreadable ({exc.code})")
+            return
+        try:
+            before = len(self.entries)
+            self._walk(reader, path + NESTED_SEPARATOR, depth + 1)
+            record["nested_archive"] = {"format": reader.format, "status": "expanded",
+                                        "entry_count": len(self.entries) - before}
+        finally:
+            reader.close()
+
+    # -- result ----------------------------------------------------------------------------
+
+    def totals(self) -> dict[str, int]:
+        counts = {"files": 0, "directories": 0, "links": 0, "special": 0, "bytes": 0}
+        key = {"file": "files", "directory": "directories", "link": "links", "special": "special"}
+        for e in self.entries:
+            counts[key[e["kind"]]] += 1
+            if e["kind"] == "file" and e["depth"] == 0:
+                counts["bytes"] += e["size"]
+        return counts
+
+    def content_digest(self) -> str:
+        """A digest of the inventory itself: identity of a directory by content, not by location."""
+        return canonical_digest([[e["path"], e["kind"], e["sha256"], e["link"], e["executable"]]
+                                 for e in self.entries])
+
+
+def _entry_record(entry: ArchiveEntry, path: str, depth: int) -> dict[str, Any]:
+    return {
+        "path": path,
+        "ordinal": entry.ordinal,
+        "kind": entry.kind,
+        "size": entry.size,
+        "sha256": None,
+        "executable": entry.executable,
+        "unpacked": entry.unpacked,
+        "link": entry.link,
+        "declared_integrity": None if entry.integrity is None else msgspec.to_builtins(entry.integrity),
+        "integrity": "not-applicable",
+        "compressed_size": entry.compressed_size,
+        "depth": depth,
+        "nested_archive": None,
+        "problem": entry.problem,
+    }
+
+
+def subject_target(target: Target, reader: ArchiveReader, inv: Inventory | None) -> Target:
+    """The Evidence subject: the refined format, and for directories a content digest."""
+    if target.is_directory and inv is not None:
+        return msgspec.structs.replace(target, sha256=inv.content_digest(), size=inv.totals()["bytes"],
+                                       format="directory")
+    return msgspec.structs.replace(target, format=reader.format)
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

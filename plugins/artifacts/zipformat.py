@@ -1,0 +1,243 @@
+"""The built-in ``zip`` unpacker: ZIP and the packages built on it (APK, IPA, JAR, MSIX/AppX)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import stat
+import zipfile
+import zlib
+from typing import IO, Any
+
+from rea.context import CallContext
+from rea.errors import ReaError
+from rea.target import Target
+from rea.unpackers import (
+    ArchiveEntry,
+    ArchiveReader,
+    DeclaredIntegrity,
+    EntryKind,
+    EntryRead,
+    IntegrityPolicy,
+    Limits,
+    Sink,
+    Unpacker,
+    UnpackerDescriptor,
+    limit_exceeded,
+    link_escapes,
+    path_problem,
+)
+
+VERSION = "0.1.0"
+READ_CHUNK = 1 << 20
+MAX_LINK_BYTES = 4096
+_IPA_APP = re.compile(r"^Payload/[^/]+\.app/")
+_UNIX = 3
+
+
+def package_format(names: set[str]) -> str:
+    """The package format a ZIP's member names mark it as (content only: file names are not consulted)."""
+    if "AndroidManifest.xml" in names and ("classes.dex" in names or "resources.arsc" in names):
+        return "apk"
+    if any(_IPA_APP.match(n) for n in names):
+        return "ipa"
+    if "AppxManifest.xml" in names or "AppxMetadata/AppxBundleManifest.xml" in names:
+        return "msix"
+    if "META-INF/MANIFEST.MF" in names:
+        return "jar"
+    return "zip"
+
+
+def _malformed(message: str, **details: Any) -> ReaError:
+    return ReaError("artifact_operation_failed", f"malformed ZIP archive: {message}",
+                    remediation="The file is not a readable ZIP archive; check that it was written whole.",
+                    details={"reason": "malformed_zip", **details})
+
+
+def _kind(info: zipfile.ZipInfo) -> EntryKind:
+    if info.is_dir():
+        return "directory"
+    mode = info.external_attr >> 16
+    if info.create_system == _UNIX and mode:
+        if stat.S_ISLNK(mode):
+            return "link"
+        if stat.S_IFMT(mode) and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            return "special"
+    return "file"
+
+
+class ZipReader(ArchiveReader):
+    """A ZIP archive's central directory, with CRC-verified and ratio-bounded reads."""
+
+    def __init__(self, fh: IO[bytes], limits: Limits, ctx: CallContext | None) -> None:
+        try:
+            self._zip = zipfile.ZipFile(fh)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
+            fh.close()
+            raise _malformed(str(exc)) from None
+        try:
+            infos = self._zip.infolist()
+            if len(infos) > limits.max_entries:
+                raise limit_exceeded("entries", limits.max_entries, len(infos),
+                                     message=f"ZIP lists {len(infos)} entries (limit {limits.max_entries})")
+            self._check_bomb(infos, limits)
+            self.format = package_format({i.filename for i in infos})
+            self._infos: dict[tuple[str, int], zipfile.ZipInfo] = {}
+            self._entries = self._list(infos, ctx)
+        except BaseException:
+            self._zip.close()
+            fh.close()
+            raise
+        self._fh = fh
+
+    @staticmethod
+    def _check_bomb(infos: list[zipfile.ZipInfo], limits: Limits) -> None:
+        declared = 0
+        for info in infos:
+            declared += info.file_size
+            if info.file_size and info.file_size > limits.max_compression_ratio * max(info.compress_size, 1):
+                ratio = info.file_size / max(info.compress_size, 1)
+                raise limit_exceeded("compression_ratio", limits.max_compression_ratio, round(ratio, 1),
+                                     path=info.filename,
+                                     message=f"ZIP entry {info.filename!r} expands {ratio:.0f}:1, beyond the "
+                                             f"{limits.max_compression_ratio:g}:1 limit")
+        if declared > limits.max_total_bytes:
+            raise limit_exceeded("total_bytes", limits.max_total_bytes, declared,
+                                 message=f"ZIP declares {declared} uncompressed bytes, beyond the "
+                                         f"{limits.max_total_bytes}-byte limit")
+
+    def _list(self, infos: list[zipfile.ZipInfo], ctx: CallContext | None) -> list[ArchiveEntry]:
+        seen: dict[str, int] = {}
+        out: list[ArchiveEntry] = []
+        for info in infos:
+            if ctx is not None and len(out) % 4096 == 0:
+                ctx.check("reading ZIP directory")
+            kind = _kind(info)
+            path = info.filename[:-1] if kind == "directory" else info.filename
+            ordinal = seen.get(path, 0)
+            seen[path] = ordinal + 1
+            link = self._link_target(info) if kind == "link" else None
+            problem = path_problem(path)
+            if problem is None and kind == "link" and (link is None or link_escapes(path, link)):
+                problem = "link_escape"
+            if info.flag_bits & 0x1:
+                problem = problem or "encrypted"
+            self._infos[(path, ordinal)] = info
+            out.append(ArchiveEntry(
+                path=path, kind=kind, size=info.file_size if kind == "file" else 0, ordinal=ordinal,
+                executable=kind == "file" and bool((info.external_attr >> 16) & stat.S_IXUSR),
+                link=link, compressed_size=info.compress_size if kind == "file" else None,
+                integrity=_crc(info) if kind == "file" else None,
+                problem=problem))
+        dups = {p for p, n in seen.items() if n > 1}
+        if dups:
+            out = [e if e.path not in dups else _with_problem(e, "duplicate_name") for e in out]
+        out.sort(key=lambda e: (e.path, e.ordinal))
+        return out
+
+    def _link_target(self, info: zipfile.ZipInfo) -> str | None:
+        if info.file_size > MAX_LINK_BYTES or info.flag_bits & 0x1:
+            return None
+        try:
+            with self._zip.open(info) as fh:
+                return fh.read(MAX_LINK_BYTES).decode("utf-8", "backslashreplace")
+        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, zlib.error, EOFError):
+            return None
+
+    def entries(self) -> list[ArchiveEntry]:
+        return list(self._entries)
+
+    def stream(self, entry: ArchiveEntry, sink: Sink, *, policy: IntegrityPolicy,
+               ctx: CallContext | None = None) -> EntryRead:
+        info = self._infos[(entry.path, entry.ordinal)]
+        if info.flag_bits & 0x1:
+            raise ReaError("artifact_operation_failed", f"ZIP entry {entry.path!r} is encrypted",
+                           remediation="Decrypt the archive with its password first.",
+                           details={"reason": "encrypted", "logical_path": entry.path})
+        digest = hashlib.sha256()
+        crc = 0
+        total = 0
+        try:
+            with self._zip.open(info) as fh:
+                # CRC is checked here rather than by zipfile so that record-and-continue keeps the bytes.
+                fh._expected_crc = None  # type: ignore[attr-defined]
+                while True:
+                    if ctx is not None:
+                        ctx.check("reading ZIP entry")
+                    chunk = fh.read(READ_CHUNK)
+                    if not chunk:
+                        break
+                    total += len(chunk)
+                    crc = zlib.crc32(chunk, crc)
+                    digest.update(chunk)
+                    sink(chunk)
+        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, zlib.error, EOFError) as exc:
+            raise _malformed(f"entry {entry.path!r}: {exc}", logical_path=entry.path) from None
+        observed = digest.hexdigest()
+        if total != info.file_size:
+            raise ReaError("truncated", f"ZIP entry {entry.path!r} yielded {total} of {info.file_size} bytes",
+                           details={"reason": "truncated", "logical_path": entry.path})
+        if crc == info.CRC:
+            return EntryRead(sha256=observed, size=total, verified=True)
+        declared, calculated = f"{info.CRC:08x}", f"{crc:08x}"
+        if policy == "fail":
+            raise ReaError(
+                "artifact_integrity_mismatch",
+                f"ZIP entry {entry.path!r}: declared CRC-32 {declared} does not match its bytes "
+                f"({calculated})",
+                remediation="Rerun with integrity_policy 'record-and-continue' to record the contradiction "
+                            "and continue with verified entries.",
+                details={"logical_path": entry.path, "algorithm": "crc32", "declared_crc32": declared,
+                         "calculated_crc32": calculated, "declared_sha256": None,
+                         "calculated_sha256": observed,
+                         "unpacked": False, "rerun_with": {"integrity_policy": "record-and-continue"}})
+        return EntryRead(sha256=observed, size=total, verified=False, contradiction={
+            "logical_path": entry.path, "algorithm": "crc32", "declared_crc32": declared,
+            "observed_crc32": calculated, "declared_sha256": None, "observed_sha256": observed,
+            "unpacked": False, "trust": "contradicted", "quarantined": True,
+            "provenance": {"declared_by": "zip-central-directory", "observed_from": "zip-data"}})
+
+    def limitations(self) -> list[str]:
+        out = ["ZIP declares CRC-32 checksums only; integrity verification is against CRC-32."]
+        if self.format == "msix":
+            out.append("MSIX and AppX share one package layout; both are reported as msix.")
+        return out
+
+    def close(self) -> None:
+        self._zip.close()
+        self._fh.close()
+
+
+def _crc(info: zipfile.ZipInfo) -> DeclaredIntegrity:
+    return DeclaredIntegrity(algorithm="crc32", hash=f"{info.CRC:08x}", block_size=0, blocks=[])
+
+
+def _with_problem(e: ArchiveEntry, problem: str) -> ArchiveEntry:
+    import msgspec
+
+    return msgspec.structs.replace(e, problem=e.problem or problem)
+
+
+class ZipUnpacker(Unpacker):
+    """ZIP archives and ZIP-based packages, recognized by their member markers."""
+
+    descriptor = UnpackerDescriptor(
+        id="zip", name="ZIP family", version=VERSION, formats=("zip", "apk", "ipa", "jar", "msix"),
+        description="ZIP archives; APK, IPA, JAR and MSIX/AppX recognized by their member markers.")
+
+    def claims(self, target: Target, head: bytes) -> bool:
+        zip_head = head[:4] in (b"PK\x03\x04", b"PK\x05\x06")
+        return not target.is_directory and (target.format == "zip" or zip_head)
+
+    def open(self, target: Target, options: Limits, ctx: CallContext | None = None) -> ArchiveReader:
+        try:
+            fh: IO[bytes] = open(target.resolved_path, "rb")  # noqa: SIM115 - owned by the reader
+        except OSError as exc:
+            raise ReaError("target_unavailable", f"cannot open {target.path}: {exc.strerror}",
+                           details={"path": target.path, "reason": "unreadable"}) from None
+        return ZipReader(fh, options, ctx)
+
+    def open_bytes(self, target: Target, data: bytes, options: Limits,
+                   ctx: CallContext | None = None) -> ArchiveReader:
+        return ZipReader(io.BytesIO(data), options, ctx)

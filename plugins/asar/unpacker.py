@@ -1,0 +1,76 @@
+"""The ``asar`` unpacker: adapts ``AsarArchive`` to the kernel's engine-neutral reader interface."""
+
+from __future__ import annotations
+
+from rea_plugins.asar.reader import AsarArchive, AsarEntry
+
+from rea.context import CallContext
+from rea.target import Target
+from rea.unpackers import (
+    ArchiveEntry,
+    ArchiveReader,
+    EntryRead,
+    IntegrityPolicy,
+    Limits,
+    Sink,
+    Unpacker,
+    UnpackerDescriptor,
+)
+
+VERSION = "0.1.0"
+
+
+def to_archive_entry(e: AsarEntry) -> ArchiveEntry:
+    return ArchiveEntry(path=e.path, kind=e.kind, size=e.size, executable=e.executable, unpacked=e.unpacked,
+                        link=e.link, integrity=e.integrity, problem=e.problem)
+
+
+class AsarReader(ArchiveReader):
+    """An ASAR archive seen through the generic reader interface."""
+
+    format = "asar"
+
+    def __init__(self, archive: AsarArchive) -> None:
+        self.archive = archive
+        self._entries = [to_archive_entry(e) for e in archive.entries()]
+
+    def entries(self) -> list[ArchiveEntry]:
+        return list(self._entries)
+
+    def stream(self, entry: ArchiveEntry, sink: Sink, *, policy: IntegrityPolicy,
+               ctx: CallContext | None = None) -> EntryRead:
+        return self.archive.stream(self.archive.entry(entry.path), sink, policy=policy, ctx=ctx)
+
+    def limitations(self) -> list[str]:
+        if self.archive.companion is None and any(e.unpacked and e.kind == "file" for e in self._entries):
+            return ["Unpacked entries of a nested ASAR have no .asar.unpacked companion and cannot be read."]
+        return []
+
+    def close(self) -> None:
+        self.archive.close()
+
+
+class AsarUnpacker(Unpacker):
+    """Reads Electron ASAR archives, verifying header-declared SHA-256 integrity."""
+
+    descriptor = UnpackerDescriptor(
+        id="asar", name="Electron ASAR", version=VERSION, formats=("asar",),
+        description="Electron ASAR archives, with header integrity and .asar.unpacked companions.")
+
+    def claims(self, target: Target, head: bytes) -> bool:
+        return not target.is_directory and target.format == "asar"
+
+    def open(self, target: Target, options: Limits, ctx: CallContext | None = None) -> ArchiveReader:
+        arc = AsarArchive.open(target.resolved_path, ctx, max_entries=options.max_entries,
+                               max_header_bytes=options.max_header_bytes)
+        return AsarReader(arc)
+
+    def open_bytes(self, target: Target, data: bytes, options: Limits,
+                   ctx: CallContext | None = None) -> ArchiveReader:
+        arc = AsarArchive.from_bytes(data, target.path, ctx, max_entries=options.max_entries,
+                                     max_header_bytes=options.max_header_bytes)
+        return AsarReader(arc)
+
+
+UNPACKER = AsarUnpacker()
+__all__ = ["UNPACKER", "AsarReader", "AsarUnpacker"]
