@@ -13,7 +13,7 @@ _ENCODER = msgspec.json.Encoder(order="sorted")
 # msgspec's sorted output equals JCS except for floats (JCS uses ECMAScript number form), integers
 # beyond 2**53 (JCS cannot represent them), and keys with astral characters (JCS sorts by UTF-16
 # code units). This pattern finds every such token; a false positive inside a string only costs time.
-_NEEDS_REFERENCE = re.compile(rb"[:,\[]-?[0-9]+[.eE]|[:,\[]-?[0-9]{16}|[\xf0-\xf4]")
+_NEEDS_REFERENCE = re.compile(rb"(?:^|[:,\[])-?[0-9]+[.eE]|(?:^|[:,\[])-?[0-9]{16}|[\xf0-\xf4]")
 
 
 class CanonicalError(ValueError):
@@ -28,7 +28,8 @@ def canonical_json(value: Any) -> bytes:
         raise CanonicalError(str(exc)) from None
     if _NEEDS_REFERENCE.search(fast) is None:
         return fast
-    return _reference(msgspec.json.decode(fast))
+    # to_builtins keeps floats as floats, so non-finite values reach the reference encoder and fail there.
+    return _reference(msgspec.to_builtins(value))
 
 
 def _reference(value: Any) -> bytes:

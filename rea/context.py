@@ -26,7 +26,7 @@ class CancelSignal:
     def cancelled(self) -> bool:
         return self._event.is_set()
 
-    def commit(self, action: Callable[[], None]) -> bool:
+    def commit(self, action: Callable[[], object]) -> bool:
         """Run ``action`` only if not cancelled, atomically with respect to ``cancel``."""
         with self._lock:
             if self._event.is_set():

@@ -128,7 +128,8 @@ class ReaError(Exception):
 _DEFAULT_REMEDIATION: Final[dict[str, str]] = {
     "invalid_request": "Correct the arguments listed in details.issues and call again.",
     "access_denied": "Grant read permission on the target or choose a readable file.",
-    "capability_unavailable": "Call binary_session and pick a tool whose availability is true, or bind a provider that has it.",
+    "capability_unavailable": ("Call binary_session and pick a tool whose availability is true, "
+                               "or bind a provider that has it."),
     "unsupported_target": "Choose a target in one of the formats the operation supports.",
     "provider_unavailable": "Run `rea doctor` and install or configure the provider it names.",
     "provider_timeout": "Retry with a smaller request or a longer deadline.",
@@ -166,4 +167,5 @@ def configuration_invalid(setting: str, constraint: str, value: str | None = Non
 
 def cancelled(phase: str = "") -> ReaError:
     """The caller cancelled; distinct from a timeout."""
-    return ReaError("cancelled", f"cancelled{' during ' + phase if phase else ''}", details={"phase": phase} if phase else {})
+    suffix = f" during {phase}" if phase else ""
+    return ReaError("cancelled", f"cancelled{suffix}", details={"phase": phase} if phase else {})

@@ -24,11 +24,11 @@ class _Strict(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     pass
 
 
-class Digest(_Strict):
+class Digest(_Strict, frozen=True):
     sha256: str
 
 
-class Subject(_Strict):
+class Subject(_Strict, frozen=True):
     """The analysed artifact. ``name`` and ``local_path`` are display-only: not part of identity."""
 
     name: str
@@ -39,13 +39,13 @@ class Subject(_Strict):
     architecture: str | None
 
 
-class ProviderIdentity(_Strict):
+class ProviderIdentity(_Strict, frozen=True):
     id: str
     name: str
     version: str | None
 
 
-class AnalysisProfile(_Strict):
+class AnalysisProfile(_Strict, frozen=True):
     """The provider settings that shaped a result; ``digest`` commits to the rest."""
 
     schema_version: int
@@ -55,14 +55,14 @@ class AnalysisProfile(_Strict):
     digest: str
 
 
-class Environment(_Strict):
+class Environment(_Strict, frozen=True):
     id: str
     platform: str
     architecture: str
     isolation: Literal["none", "process", "container", "virtual-machine"]
 
 
-class Evidence(_Strict):
+class Evidence(_Strict, frozen=True):
     """One complete Evidence record (6.2 shape). Every field is required when decoding."""
 
     evidence_id: str
@@ -82,14 +82,14 @@ class Evidence(_Strict):
     evidence_links: list[str]
 
 
-class _SubjectIdentity(_Strict):
+class _SubjectIdentity(_Strict, frozen=True):
     digest: Digest
     size: int
     format: str
     architecture: str | None
 
 
-class _EvidenceIdentity(_Strict):
+class _EvidenceIdentity(_Strict, frozen=True):
     """The semantic projection that ``evidence_id`` hashes: display-only fields left out."""
 
     subject: _SubjectIdentity | None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 import traceback
@@ -81,7 +82,8 @@ def load(pm: pluggy.PluginManager | None = None, *, entry_points: bool = True,
          extra: list[tuple[str, object]] | None = None) -> Registry:
     """Load plugins from the ``rea`` entry-point group (plus ``extra``) and collect their registrations.
 
-    ``REA_DISABLE_PLUGINS=a,b`` blocks plugins by name; ``REA_LOAD_PLUGINS=a,b`` is an allow-list.
+    ``REA_DISABLE_PLUGINS=a,b`` blocks plugins by name; ``REA_LOAD_PLUGINS=a,b`` is an allow-list of
+    entry-point names; ``REA_PLUGIN_MODULES=pkg.mod`` also loads modules that are not installed.
     A plugin that fails to import or whose hook raises is reported as broken; the rest keep working.
     """
     pm = pm or make_plugin_manager()
@@ -98,6 +100,10 @@ def load(pm: pluggy.PluginManager | None = None, *, entry_points: bool = True,
             candidates.append((ep.name, dist, version, ep.load))
     for name, obj in extra or []:
         candidates.append((name, None, None, lambda obj=obj: obj))  # type: ignore[misc]
+    # REA_PLUGIN_MODULES=pkg.mod,... loads uninstalled plugin modules (plugin development and tests).
+    for module_name in _split_env("REA_PLUGIN_MODULES") or []:
+        candidates.append((module_name, None, None,
+                           lambda module_name=module_name: importlib.import_module(module_name)))  # type: ignore[misc]
     for name, dist, version, loader in candidates:
         if name in blocked or (allowed is not None and name not in allowed):
             continue

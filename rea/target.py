@@ -54,11 +54,7 @@ def sniff_format(head: bytes) -> tuple[str, str | None]:
     if head.startswith(b"\x7fELF") and len(head) >= 20:
         little = head[5] == 1
         machine = struct.unpack_from("<H" if little else ">H", head, 18)[0]
-        is64 = head[4] == 2
-        arch = {3: "x86", 62: "x86_64", 40: "arm", 183: "arm64"}.get(machine)
-        if arch is None and machine == 0:
-            arch = None
-        return "elf", arch if arch or not is64 else arch
+        return "elf", {3: "x86", 62: "x86_64", 40: "arm", 183: "arm64"}.get(machine)
     if head.startswith(b"MZ") and len(head) >= 0x40:
         pe_off = struct.unpack_from("<I", head, 0x3C)[0]
         if pe_off + 6 <= len(head) and head[pe_off:pe_off + 4] == b"PE\0\0":

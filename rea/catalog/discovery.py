@@ -68,9 +68,10 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     """The full ``binary_session`` result for the current connection."""
     reg = session.registry
     digest = catalog_digest(reg)
-    identity = {
+    path = server_path()
+    identity: dict[str, Any] = {
         "package": {"name": "rea", "version": __version__},
-        "server": {"name": "rea", "path": server_path(), "pid": os.getpid(), "python": sys.version.split()[0]},
+        "server": {"name": "rea", "path": path, "pid": os.getpid(), "python": sys.version.split()[0]},
         "sdk": {"name": "mcp", "version": _sdk_version()},
         "protocol": {"version": session.connection.get("protocol_version"),
                      "client": session.connection.get("client_info")},
@@ -79,7 +80,7 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     }
     checks = []
     for field, actual in (("expected_package_version", __version__), ("expected_catalog_digest", digest),
-                          ("expected_server_path", identity["server"]["path"])):
+                          ("expected_server_path", path)):
         if field in args:
             checks.append({"field": field, "expected": args[field], "actual": actual,
                            "matches": args[field] == actual})

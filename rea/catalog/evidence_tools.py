@@ -1,1 +1,332 @@
-"""evidence_tools (work in progress)."""
+"""Evidence tools: the session bundle, export, import, bundle files and analysis views."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rea import bundle, hookimpl, views
+from rea import evidence as ev_mod
+from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
+from rea.evidence import Evidence
+
+EV_ID_PATTERN = "^ev_[0-9a-f]{64}$"
+
+FILTERS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Exact-match filters on summary records (all must match). Requires detail: summary.",
+    "properties": {
+        "evidence_id": {
+            "type": "string",
+            "pattern": EV_ID_PATTERN,
+            "description": "One record's evidence_id.",
+        },
+        "operation": {
+            "type": "string",
+            "minLength": 1,
+            "description": "The producing operation or tool name.",
+            "examples": ["analyze_function"],
+        },
+        "target_sha256": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$",
+            "description": "SHA-256 of the analysed artifact.",
+        },
+        "analysis_profile_digest": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$",
+            "description": "The analysis_profile.digest the record was produced under.",
+        },
+        "procedure_address": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Address of the native procedure a record describes, e.g. 0x401136.",
+            "examples": ["0x401136"],
+        },
+    },
+    "additionalProperties": False,
+}
+
+DETAIL_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "enum": ["complete", "summary"],
+    "description": "complete (default): the whole bundle; summary: records without payloads, filterable.",
+}
+
+_SUMMARY_EXAMPLE = {"detail": "summary", "filters": {"operation": "analyze_function"}}
+
+
+def _get_evidence_bundle(call: ToolCall) -> dict[str, Any]:
+    detail, filters = bundle.check_detail(call.args)
+    return bundle.project(iter(call.session.ledger), detail, filters)
+
+
+def _export_evidence_bundle(call: ToolCall) -> dict[str, Any]:
+    records = list(call.session.ledger)
+    return bundle.export(
+        records, call.args["path"], overwrite=bool(call.args.get("overwrite", False)), ctx=call.ctx
+    )
+
+
+def _import_evidence_bundle(call: ToolCall) -> dict[str, Any]:
+    path = call.args["path"]
+    records = bundle.load(path, ctx=call.ctx)
+    call.ctx.check("import_evidence_bundle")
+    ledger = call.session.ledger
+    new = sum(1 for r in records if ledger.get(r.evidence_id) is None)
+    ledger.record_all(records)
+    m = bundle.manifest(records)
+    return {
+        "path": path,
+        "record_count": m.record_count,
+        "added_count": new,
+        "already_retained_count": m.record_count - new,
+        "record_ids_digest": m.record_ids_digest,
+        "evidence_ids": [r.evidence_id for r in records],
+        "retained_evidence_count": len(ledger),
+    }
+
+
+def inspect_evidence_bundle(args: dict[str, Any], ctx: Any = None) -> dict[str, Any]:
+    """Validate a bundle file and return it whole or as its summary projection; touches no ledger."""
+    detail, filters = bundle.check_detail(args)
+    records = bundle.load(args["path"], ctx=ctx)
+    out = bundle.project(records, detail, filters)
+    out["path"] = args["path"]
+    return out
+
+
+def _inspect_evidence_bundle(call: ToolCall) -> dict[str, Any]:
+    return inspect_evidence_bundle(call.args, call.ctx)
+
+
+def _inspect_analysis_view(call: ToolCall) -> Evidence:
+    source = call.args["source"]
+    if source["kind"] == "inline":
+        parent = ev_mod.from_builtins(source["evidence"])
+    else:
+        parent = call.session.resolve_evidence(source, "source")
+    call.ctx.check("inspect_analysis_view")
+    return views.build_view(parent, call.args.get("view"))
+
+
+GET_EVIDENCE_BUNDLE = ToolDef(
+    name="get_evidence_bundle",
+    family="evidence",
+    description=(
+        "Return this connection's retained Evidence as a bundle (bundle_version 2, records sorted by "
+        "evidence_id). detail: summary lists records without payloads (ids, artifact/provider identity, "
+        "analysis-profile digest, native procedure metadata) and accepts exact filters. Starts no "
+        "provider; export_evidence_bundle writes large bundles to a file instead."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {"detail": DETAIL_SCHEMA, "filters": FILTERS_SCHEMA},
+        "additionalProperties": False,
+        "examples": [{}, _SUMMARY_EXAMPLE],
+    },
+    output_schema={"type": "object"},
+    effects=ToolEffects(records_evidence=False),
+    examples=({}, {"detail": "summary"}, _SUMMARY_EXAMPLE),
+    handler=_get_evidence_bundle,
+)
+
+EXPORT_EVIDENCE_BUNDLE = ToolDef(
+    name="export_evidence_bundle",
+    family="evidence",
+    description=(
+        "Stream the retained Evidence as canonical JSON (RFC 8785) to a staging file beside path and "
+        "publish it atomically: the destination is never partial. An existing file is replaced only "
+        "with overwrite: true. Cancelling removes the staging file."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Destination file; its directory must exist.",
+                "examples": ["/tmp/evidence.json"],
+            },
+            "overwrite": {
+                "type": "boolean",
+                "default": False,
+                "description": "Replace an existing destination file (default false).",
+            },
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+        "examples": [{"path": "/tmp/evidence.json"}, {"path": "/tmp/evidence.json", "overwrite": True}],
+    },
+    output_schema={"type": "object"},
+    effects=ToolEffects(records_evidence=False, writes_filesystem=True, may_discard_data=True),
+    examples=({"path": "/tmp/evidence.json", "overwrite": True},),
+    cli_positionals=("path",),
+    handler=_export_evidence_bundle,
+)
+
+IMPORT_EVIDENCE_BUNDLE = ToolDef(
+    name="import_evidence_bundle",
+    family="evidence",
+    description=(
+        "Read an exported bundle under the import memory budget, authenticate every record id and the "
+        "manifest, then retain all records at once; on any failure nothing is added."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Bundle file to import.",
+                "examples": ["/tmp/evidence.json"],
+            }
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+        "examples": [{"path": "/tmp/evidence.json"}],
+    },
+    output_schema={"type": "object"},
+    effects=ToolEffects(records_evidence=False, mutates_session=True),
+    examples=({"path": "/tmp/evidence.json"},),
+    cli_positionals=("path",),
+    handler=_import_evidence_bundle,
+)
+
+INSPECT_EVIDENCE_BUNDLE = ToolDef(
+    name="inspect_evidence_bundle",
+    family="evidence",
+    description=(
+        "Validate a local bundle file under the memory budget and return it whole or, with detail: "
+        "summary, the same summary projection as get_evidence_bundle (exact filters allowed). "
+        "Retains nothing."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Bundle file to read.",
+                "examples": ["/tmp/evidence.json"],
+            },
+            "detail": DETAIL_SCHEMA,
+            "filters": FILTERS_SCHEMA,
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+        "examples": [{"path": "/tmp/evidence.json", **_SUMMARY_EXAMPLE}],
+    },
+    output_schema={"type": "object"},
+    effects=ToolEffects(records_evidence=False),
+    examples=({"path": "/tmp/evidence.json", **_SUMMARY_EXAMPLE},),
+    handler=_inspect_evidence_bundle,
+)
+
+_SOURCE_SCHEMA: dict[str, Any] = {
+    "description": (
+        "The record to view: a same-connection retained reference or complete inline Evidence "
+        "(authenticated by its id)."
+    ),
+    "oneOf": [
+        {
+            "type": "object",
+            "properties": {
+                "kind": {"const": "retained-evidence"},
+                "evidence_id": {
+                    "type": "string",
+                    "pattern": EV_ID_PATTERN,
+                    "description": "A retained record's id.",
+                },
+            },
+            "required": ["kind", "evidence_id"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {
+                "kind": {"const": "inline"},
+                "evidence": {"type": "object", "description": "A complete Evidence record."},
+            },
+            "required": ["kind", "evidence"],
+            "additionalProperties": False,
+        },
+    ],
+}
+
+_VIEW_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": (
+        "summary (default); item (section + exactly one of key, node_id, index); page (section, "
+        "offset, limit); native/facet (facet such as pseudocode, assembly, mitigations, linkage, with "
+        "offset/limit). Text pages count UTF-16 code units and never split a surrogate pair."
+    ),
+    "properties": {
+        "kind": {"enum": ["summary", "item", "page", "native", "facet"], "description": "The view kind."},
+        "section": {
+            "type": "string",
+            "minLength": 1,
+            "description": "A list-valued member of normalized_result; nested members joined with '/'.",
+            "examples": ["modules"],
+        },
+        "key": {"type": "string", "description": "Select the row whose name/path/address/id equals this."},
+        "node_id": {"type": "string", "description": "Select the row with this node_id (exact)."},
+        "index": {"type": "integer", "minimum": 0, "description": "Select the row at this position."},
+        "facet": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Native facet: pseudocode, assembly, basic_blocks, callers, callees, ...",
+            "examples": ["pseudocode"],
+        },
+        "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "First row or code unit."},
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": views.PAGE_MAX_LIMIT,
+            "default": views.PAGE_DEFAULT_LIMIT,
+            "description": "Rows or code units per page (max 256).",
+        },
+    },
+    "required": ["kind"],
+    "additionalProperties": False,
+    "allOf": [
+        {"if": {"properties": {"kind": {"const": "item"}}}, "then": {"required": ["section"]}},
+        {"if": {"properties": {"kind": {"const": "page"}}}, "then": {"required": ["section"]}},
+        {"if": {"properties": {"kind": {"enum": ["native", "facet"]}}}, "then": {"required": ["facet"]}},
+    ],
+}
+
+_VIEW_EXAMPLE = {
+    "source": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
+    "view": {"kind": "native", "facet": "pseudocode", "offset": 0, "limit": 64},
+}
+
+INSPECT_ANALYSIS_VIEW = ToolDef(
+    name="inspect_analysis_view",
+    family="evidence",
+    description=(
+        "Project a summary, one section item/module, a stable page, or a native facet page of already "
+        "completed Evidence (retained or inline) without running its producer. The result links its "
+        "parent and carries a digest of the selected facts."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {"source": _SOURCE_SCHEMA, "view": _VIEW_SCHEMA},
+        "required": ["source"],
+        "additionalProperties": False,
+        "examples": [_VIEW_EXAMPLE],
+    },
+    examples=(_VIEW_EXAMPLE,),
+    handler=_inspect_analysis_view,
+)
+
+
+@hookimpl
+def rea_register_tools(register: Any) -> None:
+    for tool in (
+        GET_EVIDENCE_BUNDLE,
+        EXPORT_EVIDENCE_BUNDLE,
+        IMPORT_EVIDENCE_BUNDLE,
+        INSPECT_EVIDENCE_BUNDLE,
+        INSPECT_ANALYSIS_VIEW,
+    ):
+        register(tool)

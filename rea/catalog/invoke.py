@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonschema
 import msgspec
 
 from rea.catalog.tool import ToolCall, ToolDef
@@ -13,7 +12,7 @@ from rea.errors import ReaError
 from rea.evidence import Evidence
 from rea.session import Session
 
-_VALIDATORS: dict[int, jsonschema.protocols.Validator] = {}
+_VALIDATORS: dict[int, Any] = {}
 
 _REASONS = {
     "additionalProperties": "unknown_argument",
@@ -34,7 +33,10 @@ _REASONS = {
 }
 
 
-def validator_for(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
+def validator_for(schema: dict[str, Any]) -> Any:
+    """A cached canonical (draft 2020-12) validator; jsonschema is imported on first use."""
+    import jsonschema
+
     key = id(schema)
     v = _VALIDATORS.get(key)
     if v is None:
@@ -44,7 +46,7 @@ def validator_for(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
     return v
 
 
-def _path(err: jsonschema.ValidationError) -> str:
+def _path(err: Any) -> str:
     parts = [str(p) for p in err.absolute_path]
     if err.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(err.instance, dict):
         allowed = set((err.schema or {}).get("properties", {}))
@@ -60,6 +62,8 @@ def _path(err: jsonschema.ValidationError) -> str:
 
 def validation_issues(schema: dict[str, Any], args: Any) -> list[dict[str, Any]]:
     """Every way ``args`` breaks the canonical schema, as ``details.issues`` entries."""
+    import jsonschema
+
     v = validator_for(schema)
     issues = []
     for err in sorted(v.iter_errors(args), key=lambda e: (list(map(str, e.absolute_path)), str(e.message))):

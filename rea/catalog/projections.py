@@ -151,7 +151,7 @@ class CompactProjection(Projection):
         flat = flatten_root_union(copy.deepcopy(schema))
         defs = flat.get("$defs", {})
         try:
-            body = _compact_node(flat, defs, [self.budget])
+            body: dict[str, Any] = _compact_node(flat, defs, [self.budget])
             if "description" in flat:
                 body = {"description": flat["description"], **body}
             if serialized_size(body) <= self.budget:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -105,21 +106,13 @@ def _analyze(argv: list[str], prog: str) -> int:
     registry = _registry()
     is_app = os.path.isdir(ns.target) or ns.target.endswith(".asar")
     if is_app and ns.provider is None and "analyze_javascript_application" in registry.tools:
-        return _tool_command("analyze-javascript-application",
-                             ["--format", "json", '{"input_path": %s}' % _quote(os.path.abspath(ns.target))]
-                             if ns.format == "json" else
-                             ['{"input_path": %s}' % _quote(os.path.abspath(ns.target)), "--format", "text"], prog)
+        payload = json.dumps({"input_path": os.path.abspath(ns.target)})
+        return _tool_command("analyze-javascript-application", [payload, "--format", ns.format], prog)
     if "binary_overview" not in registry.tools:
         raise ReaError("capability_unavailable", "no plugin provides binary_overview",
                        remediation="Reinstall rea; `rea providers list` shows what is loaded.")
     args = [ns.target, "--format", ns.format] + (["--provider", ns.provider] if ns.provider else [])
     return _tool_command("binary-overview", args, prog)
-
-
-def _quote(text: str) -> str:
-    import json
-
-    return json.dumps(text)
 
 
 def _providers(argv: list[str], prog: str) -> int:

@@ -1,0 +1,549 @@
+"""Evidence bundles: the manifest, the summary projection, atomic canonical export and validated import."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
+
+import msgspec
+
+from rea import evidence as ev_mod
+from rea.canonical import canonical_digest, canonical_json
+from rea.context import CallContext
+from rea.errors import ReaError, invalid_request, issue
+from rea.evidence import Evidence, ProviderIdentity
+
+BUNDLE_VERSION: Final = 2
+# Import budget: a bundle is materialized whole, so its size bounds the memory it may take.
+IMPORT_MAX_BYTES: Final = 256 * 1024 * 1024
+MAX_DEPTH: Final = 128
+MAX_STRING_BYTES: Final = 16 * 1024 * 1024
+FILTER_KEYS: Final = (
+    "evidence_id",
+    "operation",
+    "target_sha256",
+    "analysis_profile_digest",
+    "procedure_address",
+)
+_STAGING_PREFIX: Final = ".rea-export-"
+
+
+class ArtifactIdentity(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, order=True):
+    """The identity-bearing part of a subject, as listed in the bundle manifest."""
+
+    sha256: str
+    size: int
+    format: str
+    architecture: str | None
+
+
+class _BundleFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """A bundle as read from disk; records stay raw until each is authenticated on its own."""
+
+    bundle_version: int
+    records: list[msgspec.Raw]
+    artifacts: list[ArtifactIdentity] | None = None
+    providers: list[ProviderIdentity] | None = None
+    record_count: int | None = None
+    record_ids_digest: str | None = None
+
+
+class Manifest(msgspec.Struct, frozen=True, kw_only=True):
+    artifacts: list[ArtifactIdentity]
+    providers: list[ProviderIdentity]
+    record_count: int
+    record_ids_digest: str
+
+
+def _provider_key(p: ProviderIdentity) -> tuple[str, str, str]:
+    return (p.id, p.version or "", p.name)
+
+
+def manifest(records: list[Evidence]) -> Manifest:
+    """Artifacts, providers and a digest over the ids of ``records`` (already sorted by id)."""
+    artifacts = {
+        ArtifactIdentity(
+            sha256=r.subject.digest.sha256,
+            size=r.subject.size,
+            format=r.subject.format,
+            architecture=r.subject.architecture,
+        )
+        for r in records
+        if r.subject is not None
+    }
+    providers = {_provider_key(r.provider): r.provider for r in records}
+    ids = [r.evidence_id for r in records]
+    return Manifest(
+        artifacts=sorted(artifacts, key=lambda a: (a.sha256, a.size, a.format, a.architecture or "")),
+        providers=[providers[k] for k in sorted(providers)],
+        record_count=len(ids),
+        record_ids_digest=canonical_digest(ids),
+    )
+
+
+def sorted_records(records: Iterable[Evidence]) -> list[Evidence]:
+    return sorted(records, key=lambda r: r.evidence_id)
+
+
+def _header(m: Manifest) -> dict[str, Any]:
+    return {
+        "bundle_version": BUNDLE_VERSION,
+        "artifacts": m.artifacts,
+        "providers": m.providers,
+        "record_count": m.record_count,
+        "record_ids_digest": m.record_ids_digest,
+    }
+
+
+def bundle_dict(records: Iterable[Evidence]) -> dict[str, Any]:
+    """The complete bundle as JSON-ready builtins."""
+    recs = sorted_records(records)
+    out: dict[str, Any] = msgspec.to_builtins(_header(manifest(recs)))
+    out["records"] = [ev_mod.to_builtins(r) for r in recs]
+    return out
+
+
+def canonical_chunks(records: Iterable[Evidence], ctx: CallContext | None = None) -> Iterator[bytes]:
+    """The bundle's RFC 8785 bytes, one record at a time; ``ctx`` is checked between records."""
+    recs = sorted_records(records)
+    head = canonical_json(_header(manifest(recs)))
+    # "records" sorts after every manifest key, so it can be appended as the last member.
+    yield head[:-1] + b',"records":['
+    for i, rec in enumerate(recs):
+        if ctx is not None:
+            ctx.check("export_evidence_bundle")
+            ctx.progress(f"export: {i} of {len(recs)} records written")
+        yield (b"," if i else b"") + canonical_json(rec)
+    yield b"]}"
+
+
+# -- summary projection -----------------------------------------------------------------
+
+
+def procedure_metadata(normalized: Any) -> dict[str, Any] | None:
+    """Native procedure identity when a result describes one procedure (``address``/``name``)."""
+    if not isinstance(normalized, dict):
+        return None
+    candidates = [normalized]
+    inner = normalized.get("procedure")
+    if isinstance(inner, dict):
+        candidates.insert(0, inner)
+    for cand in candidates:
+        addr = cand.get("address")
+        if (
+            isinstance(addr, str)
+            and "name" in cand
+            and (cand["name"] is None or isinstance(cand["name"], str))
+        ):
+            meta: dict[str, Any] = {"address": addr, "name": cand["name"]}
+            for key in ("end", "size", "kind", "section", "signature"):
+                value = cand.get(key)
+                scalar = value is None or (isinstance(value, str | int) and not isinstance(value, bool))
+                if key in cand and scalar:
+                    meta[key] = value
+            return meta
+    return None
+
+
+def summary_record(rec: Evidence) -> dict[str, Any]:
+    """One record without its payloads: identities, profile digest and procedure metadata."""
+    s = rec.subject
+    return {
+        "evidence_id": rec.evidence_id,
+        "operation": rec.operation,
+        "target_sha256": None if s is None else s.digest.sha256,
+        "subject": None
+        if s is None
+        else {
+            "name": s.name,
+            "local_path": s.local_path,
+            "sha256": s.digest.sha256,
+            "size": s.size,
+            "format": s.format,
+            "architecture": s.architecture,
+        },
+        "provider": {"id": rec.provider.id, "name": rec.provider.name, "version": rec.provider.version},
+        "analysis_profile_digest": None if rec.analysis_profile is None else rec.analysis_profile.digest,
+        "procedure": procedure_metadata(rec.normalized_result),
+        "confidence": rec.confidence,
+        "evidence_links": list(rec.evidence_links),
+    }
+
+
+def _matches(summary: dict[str, Any], filters: dict[str, str]) -> bool:
+    for key, want in filters.items():
+        if key == "procedure_address":
+            proc = summary["procedure"]
+            if proc is None or proc["address"] != want:
+                return False
+        elif summary[key] != want:
+            return False
+    return True
+
+
+def check_detail(args: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    """The ``detail`` and ``filters`` arguments; filters without summary are refused."""
+    detail = args.get("detail", "complete")
+    filters = dict(args.get("filters") or {})
+    if "filters" in args and detail != "summary":
+        raise invalid_request(
+            'filters require detail: "summary"',
+            [
+                issue(
+                    "filters",
+                    "invalid_value",
+                    'filters apply only with detail: "summary"; add it or drop filters',
+                )
+            ],
+        )
+    return detail, filters
+
+
+def project(records: Iterable[Evidence], detail: str, filters: dict[str, str]) -> dict[str, Any]:
+    """The complete bundle, or its summary projection restricted by exact ``filters``."""
+    recs = sorted_records(records)
+    if detail != "summary":
+        return bundle_dict(recs)
+    summaries = [summary_record(r) for r in recs]
+    matched = [s for s in summaries if _matches(s, filters)]
+    m = manifest(recs)
+    return {
+        "bundle_version": BUNDLE_VERSION,
+        "detail": "summary",
+        "filters": filters,
+        "record_count": m.record_count,
+        "record_ids_digest": m.record_ids_digest,
+        "matched_count": len(matched),
+        "records": matched,
+    }
+
+
+# -- export -----------------------------------------------------------------------------
+
+
+def _fsync_dir(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some filesystems refuse fsync on directories; the rename is still atomic
+        pass
+    finally:
+        os.close(fd)
+
+
+def _path_error(path: str, exc: OSError, field: str = "path") -> ReaError:
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return ReaError(
+            "access_denied",
+            f"permission denied for {path}: {exc.strerror}",
+            details={
+                "path": path,
+                "system_code": errno.errorcode.get(exc.errno or 0, "EACCES"),
+                "boundary": "filesystem-write",
+            },
+        )
+    if exc.errno == errno.ENOSPC:
+        return ReaError(
+            "resource_constraint", f"no space left writing {path}", details={"resource": "disk", "path": path}
+        )
+    return invalid_request(
+        f"cannot write {path}: {exc.strerror or exc}",
+        [issue(field, "invalid_value", f"{exc.strerror or exc}")],
+    )
+
+
+def export(records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: CallContext) -> dict[str, Any]:
+    """Stream the canonical bundle to a staging file beside ``path`` and publish it atomically."""
+    dest = os.path.abspath(path)
+    directory = os.path.dirname(dest)
+    if os.path.isdir(dest):
+        raise invalid_request(
+            f"{dest} is a directory", [issue("path", "invalid_value", "path names a directory")]
+        )
+    if not os.path.isdir(directory):
+        raise invalid_request(
+            f"directory {directory} does not exist",
+            [issue("path", "invalid_value", "the destination directory must exist")],
+        )
+    if os.path.lexists(dest) and not overwrite:
+        raise invalid_request(
+            f"{dest} exists; pass overwrite: true to replace it",
+            [issue("overwrite", "invalid_value", "destination exists and overwrite is not true")],
+        )
+    recs = sorted_records(records)
+    try:
+        fd, staging = tempfile.mkstemp(dir=directory, prefix=_STAGING_PREFIX, suffix=".json.tmp")
+    except OSError as exc:
+        raise _path_error(dest, exc) from None
+    digest = hashlib.sha256()
+    size = 0
+    published = False
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for chunk in canonical_chunks(recs, ctx):
+                fh.write(chunk)
+                digest.update(chunk)
+                size += len(chunk)
+            fh.flush()
+            os.fsync(fh.fileno())
+        ctx.check("export_evidence_bundle")
+        if overwrite:
+            os.replace(staging, dest)
+        else:
+            # link() refuses an existing name, so a file created since the check above is never clobbered.
+            try:
+                os.link(staging, dest)
+            except FileExistsError:
+                raise invalid_request(
+                    f"{dest} appeared during export; pass overwrite: true to replace it",
+                    [issue("overwrite", "invalid_value", "destination exists and overwrite is not true")],
+                ) from None
+            except OSError:
+                if os.path.lexists(dest):
+                    raise
+                os.replace(staging, dest)
+        published = True
+        _fsync_dir(directory)
+    except OSError as exc:
+        raise _path_error(dest, exc) from None
+    finally:
+        if os.path.lexists(staging):
+            try:
+                os.unlink(staging)
+            except OSError:
+                pass
+    assert published
+    ctx.finish(f"export: {len(recs)} records written")
+    m = manifest(recs)
+    return {
+        "path": dest,
+        "bytes": size,
+        "sha256": digest.hexdigest(),
+        "record_count": m.record_count,
+        "record_ids_digest": m.record_ids_digest,
+        "bundle_version": BUNDLE_VERSION,
+    }
+
+
+# -- import -----------------------------------------------------------------------------
+
+
+def _integrity(message: str, **details: Any) -> ReaError:
+    return ReaError(
+        "evidence_integrity_mismatch",
+        message,
+        remediation="Export the bundle again from its source session; edited bundles are never accepted.",
+        details=details,
+    )
+
+
+def _too_big(message: str, **details: Any) -> ReaError:
+    return ReaError(
+        "resource_constraint",
+        message,
+        remediation="Split the bundle or raise the named limit; rea will not materialize it whole.",
+        details={"resource": "memory", **details},
+    )
+
+
+def _read_error(path: str, exc: OSError) -> ReaError:
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return ReaError(
+            "access_denied",
+            f"permission denied reading {path}",
+            details={
+                "path": path,
+                "system_code": errno.errorcode.get(exc.errno or 0, "EACCES"),
+                "boundary": "filesystem-read",
+            },
+        )
+    return ReaError(
+        "target_unavailable",
+        f"cannot read bundle {path}: {exc.strerror or exc}",
+        remediation="Check the bundle path.",
+        details={"path": path, "reason": "unreadable"},
+    )
+
+
+def read_bytes(path: str, max_bytes: int) -> bytes:
+    """Read a bundle file, refusing one larger than ``max_bytes`` before reading it."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise _read_error(path, exc) from None
+    # A FIFO or device would block or never end: only regular files are bundles.
+    if not stat.S_ISREG(st.st_mode):
+        raise invalid_request(
+            f"{path} is not a regular file", [issue("path", "invalid_value", "expected a bundle file")]
+        )
+    if st.st_size > max_bytes:
+        raise _too_big(
+            f"bundle {path} is {st.st_size} bytes, above the {max_bytes}-byte import budget",
+            limit="max_bytes",
+            max_bytes=max_bytes,
+            size=st.st_size,
+            path=path,
+        )
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise _read_error(path, exc) from None
+    if len(data) > max_bytes:  # the file grew after stat
+        raise _too_big(
+            f"bundle {path} exceeds the {max_bytes}-byte import budget",
+            limit="max_bytes",
+            max_bytes=max_bytes,
+            path=path,
+        )
+    return data
+
+
+def check_shape(
+    value: Any, *, max_depth: int = MAX_DEPTH, max_string: int = MAX_STRING_BYTES, where: str = "bundle"
+) -> None:
+    """Refuse nesting deeper than ``max_depth`` and strings longer than ``max_string`` code points."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if len(item) > max_string:
+                raise _too_big(
+                    f"{where} holds a {len(item)}-character string, above the {max_string} limit",
+                    limit="max_string_bytes",
+                    max_string_bytes=max_string,
+                    where=where,
+                )
+        elif isinstance(item, dict | list):
+            if depth >= max_depth:
+                raise _too_big(
+                    f"{where} nests deeper than {max_depth} levels",
+                    limit="max_depth",
+                    max_depth=max_depth,
+                    where=where,
+                )
+            children = item.values() if isinstance(item, dict) else item
+            for child in children:
+                if isinstance(child, str | dict | list):
+                    stack.append((child, depth + 1))
+            if isinstance(item, dict):
+                for key in item:
+                    if len(key) > max_string:
+                        raise _too_big(
+                            f"{where} holds an over-long key",
+                            limit="max_string_bytes",
+                            max_string_bytes=max_string,
+                            where=where,
+                        )
+
+
+def _record_error(err: ReaError, index: int, path: str) -> ReaError:
+    details = {**err.details, "record_index": index, "path": path}
+    return ReaError(
+        err.code, f"bundle {path} record {index}: {err.message}", remediation=err.remediation, details=details
+    )
+
+
+def parse(
+    data: bytes,
+    *,
+    path: str = "bundle",
+    ctx: CallContext | None = None,
+    max_depth: int = MAX_DEPTH,
+    max_string: int = MAX_STRING_BYTES,
+) -> list[Evidence]:
+    """Decode and authenticate every record and the manifest; returns records sorted by id."""
+    try:
+        doc = msgspec.json.decode(data, type=_BundleFile)
+    except RecursionError:
+        raise _too_big(
+            f"bundle {path} nests too deeply to decode", limit="max_depth", max_depth=max_depth, path=path
+        ) from None
+    except msgspec.ValidationError as exc:
+        raise _integrity(
+            f"bundle {path} is not an Evidence bundle: {exc}", path=path, reason="malformed_bundle"
+        ) from None
+    except msgspec.DecodeError as exc:
+        raise _integrity(
+            f"bundle {path} is not valid JSON: {exc}", path=path, reason="malformed_json"
+        ) from None
+    if doc.bundle_version != BUNDLE_VERSION:
+        raise _integrity(
+            f"bundle_version {doc.bundle_version} is not supported (expected {BUNDLE_VERSION})",
+            path=path,
+            reason="unsupported_bundle_version",
+        )
+    records: list[Evidence] = []
+    seen: set[str] = set()
+    total = len(doc.records)
+    for index, raw_rec in enumerate(doc.records):
+        if ctx is not None:
+            ctx.check("import_evidence_bundle")
+            ctx.progress(f"import: {index} of {total} records validated")
+        try:
+            rec = _decode_record(raw_rec, max_depth, max_string)
+        except ReaError as err:
+            raise _record_error(err, index, path) from None
+        if rec.evidence_id in seen:
+            raise _integrity(
+                f"bundle {path} record {index} repeats {rec.evidence_id}",
+                evidence_id=rec.evidence_id,
+                record_index=index,
+                path=path,
+                reason="duplicate_record",
+            )
+        seen.add(rec.evidence_id)
+        records.append(rec)
+    ids = [r.evidence_id for r in records]
+    if ids != sorted(ids):
+        raise _integrity(
+            f"bundle {path} records are not sorted by evidence_id", path=path, reason="unsorted_records"
+        )
+    _check_manifest(doc, manifest(records), path)
+    return records
+
+
+def _decode_record(raw: msgspec.Raw, max_depth: int, max_string: int) -> Evidence:
+    try:
+        rec = msgspec.json.decode(raw, type=Evidence)
+    except RecursionError:
+        raise _too_big("record nests too deeply to decode", limit="max_depth", max_depth=max_depth) from None
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise _integrity(f"not a valid Evidence record: {exc}", reason="malformed_record") from None
+    # Depth and string limits are checked before hashing, so a hostile record costs no more than its bytes.
+    check_shape(
+        [rec.parameters, rec.raw_result, rec.normalized_result, rec.locations],
+        max_depth=max_depth,
+        max_string=max_string,
+        where=f"record {rec.evidence_id}",
+    )
+    return ev_mod.validate(rec)
+
+
+def _check_manifest(doc: _BundleFile, m: Manifest, path: str) -> None:
+    for field, declared, actual in (
+        ("record_count", doc.record_count, m.record_count),
+        ("record_ids_digest", doc.record_ids_digest, m.record_ids_digest),
+        ("artifacts", doc.artifacts, m.artifacts),
+        ("providers", doc.providers, m.providers),
+    ):
+        if declared is not None and declared != actual:
+            raise _integrity(
+                f"bundle {path} manifest field {field} does not match its records",
+                path=path,
+                field=field,
+                reason="manifest_mismatch",
+            )
+
+
+def load(path: str, *, ctx: CallContext | None = None, max_bytes: int | None = None) -> list[Evidence]:
+    """Read and authenticate a bundle file under the import memory budget."""
+    return parse(read_bytes(path, IMPORT_MAX_BYTES if max_bytes is None else max_bytes), path=path, ctx=ctx)

@@ -1,0 +1,57 @@
+"""Shared fixtures: small native programs compiled from C source in the test session."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+HELLO_C = r"""
+#include <stdio.h>
+#include <string.h>
+
+static const char *GREETING = "rea-fixture-greeting";
+
+int helper_add(int a, int b) { return a + b; }
+
+int compute(int n) {
+    int total = 0;
+    for (int i = 0; i < n; i++) total = helper_add(total, i);
+    return total;
+}
+
+int main(int argc, char **argv) {
+    printf("%s %d\n", GREETING, compute(argc + 3));
+    return (int)strlen(argv[0]) & 1;
+}
+"""
+
+
+@pytest.fixture(scope="session")
+def fixture_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("compiled")
+
+
+@pytest.fixture(scope="session")
+def hello_elf(fixture_dir: Path) -> Path:
+    """An x86-64 (host) ELF with symbols, compiled with gcc now."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("gcc is not installed (needed to compile the test fixture)")
+    src = fixture_dir / "hello.c"
+    src.write_text(HELLO_C)
+    out = fixture_dir / "hello"
+    subprocess.run([gcc, "-O0", "-g", "-o", str(out), str(src)], check=True, capture_output=True)
+    return out
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """Remove rea's environment settings so tests start from defaults."""
+    for key in list(os.environ):
+        if key.startswith("REA_"):
+            monkeypatch.delenv(key)
+    return monkeypatch

@@ -1,0 +1,135 @@
+"""Plugin loading: entry points, broken plugins, duplicates, blocking and allow-lists."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rea import hookimpl, hookspecs
+from rea import registry as registry_mod
+from rea.catalog import projections, session_tools
+from tests.kernel.fakes import DeclaredProvider, ProviderPlugin
+
+
+def test_first_party_plugins_load_through_entry_points(clean_env: pytest.MonkeyPatch) -> None:
+    reg = registry_mod.load()
+    for name in ("session", "discovery", "evidence", "projections", "binary", "native", "angr", "artifacts",
+                 "asar", "javascript"):
+        assert name in reg.plugins, name
+        assert reg.plugins[name].distribution == "rea"
+    assert reg.broken == []
+    assert reg.errors == []
+    assert {"full", "compact"} <= set(reg.projections)
+
+
+def test_load_is_idempotent_per_manager(clean_env: pytest.MonkeyPatch) -> None:
+    pm = registry_mod.make_plugin_manager()
+    first = registry_mod.load(pm)
+    second = registry_mod.load(pm)
+    assert sorted(first.plugins) and second.plugins == {}
+    assert len(pm.get_plugins()) == len(first.plugins)
+
+
+def test_duplicate_provider_id_names_both_plugins() -> None:
+    reg = registry_mod.load(entry_points=False, extra=[
+        ("one", ProviderPlugin(DeclaredProvider("dup", 1))), ("two", ProviderPlugin(DeclaredProvider("dup", 2)))])
+    assert len(reg.errors) == 1
+    err = reg.errors[0]
+    assert err.code == "configuration_invalid"
+    assert err.details["plugins"] == ["two", "one"] or err.details["plugins"] == ["one", "two"]
+    assert "one" in err.message and "two" in err.message
+    assert "dup" in reg.providers
+
+
+class _RaisingHook:
+    @hookimpl
+    def rea_register_analysis_providers(self, register: Any) -> None:
+        raise RuntimeError("engine table corrupt")
+
+
+def test_hook_that_raises_is_reported_and_others_keep_working() -> None:
+    reg = registry_mod.load(entry_points=False, extra=[
+        ("bad", _RaisingHook()), ("good", ProviderPlugin(DeclaredProvider("fine", 1))), ("session", session_tools)])
+    assert [b.name for b in reg.broken] == ["bad"]
+    assert reg.broken[0].stage == "rea_register_analysis_providers"
+    assert "engine table corrupt" in reg.broken[0].error
+    assert "fine" in reg.providers
+    assert "open_binary" in reg.tools
+
+
+def test_disable_and_allow_lists(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("REA_DISABLE_PLUGINS", "projections, asar")
+    reg = registry_mod.load()
+    assert "projections" not in reg.plugins and "asar" not in reg.plugins
+    assert reg.projections == {}
+    clean_env.delenv("REA_DISABLE_PLUGINS")
+    clean_env.setenv("REA_LOAD_PLUGINS", "session")
+    reg = registry_mod.load()
+    assert sorted(reg.plugins) == ["session"]
+    clean_env.setenv("REA_LOAD_PLUGINS", "")
+    assert registry_mod.load().plugins == {}
+
+
+def test_misspelled_hook_fails_loudly() -> None:
+    class Typo:
+        @hookimpl
+        def rea_register_provider(self, register: Any) -> None:  # not a hook
+            pass
+
+    with pytest.raises(Exception, match="unknown hook"):
+        registry_mod.load(entry_points=False, extra=[("typo", Typo())])
+
+
+def test_invalid_provider_id_is_a_registry_error() -> None:
+    reg = registry_mod.load(entry_points=False, extra=[("p", ProviderPlugin(DeclaredProvider("Bad_Id", 1)))])
+    assert reg.providers == {}
+    assert "Bad_Id" in reg.errors[0].message
+
+
+def test_every_hookspec_is_documented_and_prefixed() -> None:
+    names = [n for n in dir(hookspecs) if n.startswith("rea_")]
+    assert set(names) == {"rea_register_analysis_providers", "rea_register_unpackers",
+                          "rea_register_scenario_drivers", "rea_register_projections", "rea_register_tools",
+                          "rea_select_unpacker"}
+    for n in names:
+        doc = getattr(hookspecs, n).__doc__ or ""
+        assert ":param" in doc and "versionadded" in doc, n
+    assert "Stops at first non-None result" in (hookspecs.rea_select_unpacker.__doc__ or "")
+
+
+def test_projection_hook_registers_builtins() -> None:
+    reg = registry_mod.load(entry_points=False, extra=[("projections", projections)])
+    assert sorted(reg.projections) == ["compact", "full"]
+
+
+def test_plugin_that_fails_at_import_is_listed_as_broken(tmp_path: Path) -> None:
+    """A real distribution whose entry point raises at import; the CLI still lists everything else."""
+    site = tmp_path / "site"
+    pkg = site / "rea_exploding"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("raise ImportError('missing native library libfoo.so')\n")
+    dist = site / "rea_exploding-1.2.3.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rea-exploding\nVersion: 1.2.3\n")
+    (dist / "entry_points.txt").write_text("[rea]\nexploding = rea_exploding\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
+    env["PYTHONPATH"] = str(site) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, "-m", "rea.cli.main", "providers", "list", "--json"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    doc = json.loads(proc.stdout)
+    broken = {b["name"]: b for b in doc["broken_plugins"]}
+    assert broken["exploding"]["distribution"] == "rea-exploding"
+    assert "libfoo.so" in broken["exploding"]["error"]
+    assert any(p["name"] == "session" for p in doc["plugins"])
+    human = subprocess.run([sys.executable, "-m", "rea.cli.main", "providers", "list"], capture_output=True,
+                           text=True, env=env, timeout=60)
+    assert human.returncode == 0 and "Broken plugins" in human.stdout and "exploding" in human.stdout
+    assert "Traceback" not in human.stdout + human.stderr

@@ -1,0 +1,44 @@
+"""A test plugin loaded through REA_PLUGIN_MODULES: tools whose duration and size the tests choose."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rea import evidence, hookimpl
+from rea.catalog.tool import ToolCall, ToolDef
+from rea.evidence import Evidence, ProviderIdentity
+from rea.providers import OperationResult
+
+PROBE = ProviderIdentity(id="probe", name="Probe", version="1")
+
+
+def _wait(call: ToolCall) -> Evidence:
+    steps, step_ms = call.args["steps"], call.args.get("step_ms", 10)
+    for i in range(steps):
+        call.ctx.check("waiting")
+        call.ctx.progress(f"probe: step {i + 1} of {steps}")
+        time.sleep(step_ms / 1000)
+    return call.session.evidence("probe_wait", dict(call.args), OperationResult(normalized={"steps": steps}),
+                                 bound=False, provider=PROBE)
+
+
+def _payload(call: ToolCall) -> Evidence:
+    size = call.args["size"]
+    return evidence.build(operation="probe_payload", provider=PROBE, subject=None, analysis_profile=None,
+                          parameters=dict(call.args), normalized_result={"blob": "x" * size})
+
+
+@hookimpl
+def rea_register_tools(register: Any) -> None:
+    register(ToolDef(
+        name="probe_wait", family="test", description="Wait in steps, reporting progress.",
+        input_schema={"type": "object", "properties": {"steps": {"type": "integer", "minimum": 0},
+                                                       "step_ms": {"type": "integer", "minimum": 0}},
+                      "required": ["steps"], "additionalProperties": False},
+        examples=({"steps": 1},), handler=_wait))
+    register(ToolDef(
+        name="probe_payload", family="test", description="Return Evidence with a blob of the given size.",
+        input_schema={"type": "object", "properties": {"size": {"type": "integer", "minimum": 0}},
+                      "required": ["size"], "additionalProperties": False},
+        examples=({"size": 1},), handler=_payload))

@@ -1,0 +1,237 @@
+"""``rea serve`` over stdio with the SDK client: inventory, session, progress, cancellation, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.mcp.harness import Recorder, connect, server_env
+
+PROBE = {"REA_PLUGIN_MODULES": "tests.mcp.probe_plugin"}
+
+
+def error_of(result: Any) -> dict[str, Any]:
+    assert result.is_error is True
+    assert result.structured_content is None
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    doc = json.loads(result.content[0].text)
+    assert set(doc) == {"error"}
+    err: dict[str, Any] = doc["error"]
+    assert set(err) == {"code", "category", "message", "retryable", "remediation", "details"}
+    assert set(err["remediation"]) == {"action"}
+    return err
+
+
+def test_inventory_is_complete_and_static(hello_elf: Path) -> None:
+    async def main() -> None:
+        rec = Recorder()
+        async with connect(rec) as client:
+            before = await client.list_tools()
+            names = [t.name for t in before.tools]
+            assert {"binary_session", "open_binary", "close_binary"} <= set(names)
+            assert names == sorted(names)
+            session = await client.call_tool("binary_session", {})
+            avail = {t["name"]: t for t in session.structured_content["tool_availability"]}
+            assert set(avail) == set(names)
+            await client.call_tool("open_binary", {"path": str(hello_elf)})
+            await client.call_tool("close_binary", {})
+            after = await client.list_tools()
+            assert [t.model_dump() for t in after.tools] == [t.model_dump() for t in before.tools]
+            assert "notifications/tools/list_changed" not in rec.methods()
+            for tool in before.tools:
+                assert tool.output_schema is not None and tool.output_schema["$id"].startswith("urn:rea:schema:")
+                assert tool.annotations is not None
+    anyio.run(main)
+
+
+def test_binary_session_reports_identity_and_candidates() -> None:
+    async def main() -> None:
+        async with connect() as client:
+            res = await client.call_tool("binary_session", {"expected_package_version": "0.0.0-nope"})
+            doc = res.structured_content
+            ident = doc["server_identity"]
+            assert ident["package"]["name"] == "rea"
+            assert ident["sdk"]["name"] == "mcp" and ident["sdk"]["version"]
+            assert ident["protocol"]["version"]
+            assert ident["alignment"]["state"] == "mcp_server_restart_required"
+            assert doc["analysis_run"] is None and doc["target"] is None
+            assert doc["process_lineage"] == {"state": "not_observed"}
+            ids = [c["provider_id"] for c in doc["analysis_provider_candidates"]]
+            assert ids == sorted(ids)
+            assert all(c["target_support"]["status"] == "unknown" for c in doc["analysis_provider_candidates"])
+            ok = await client.call_tool("binary_session", {
+                "expected_package_version": ident["package"]["version"],
+                "expected_catalog_digest": ident["catalog_digest"]})
+            assert ok.structured_content["server_identity"]["alignment"]["state"] == "aligned"
+            assert json.loads(ok.content[0].text) == ok.structured_content
+    anyio.run(main)
+
+
+def test_progress_is_ordered_rate_bounded_and_terminal() -> None:
+    async def main() -> None:
+        async with connect(**PROBE) as client:
+            seen: list[tuple[float, float | None, str | None, float]] = []
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                seen.append((progress, total, message, time.monotonic()))
+
+            start = time.monotonic()
+            with_token = await client.call_tool("probe_wait", {"steps": 40, "step_ms": 10},
+                                                progress_callback=on_progress)
+            duration = time.monotonic() - start
+            await anyio.sleep(0.2)  # progress callbacks are delivered asynchronously
+            assert not with_token.is_error
+            assert len(seen) >= 3
+            values = [s[0] for s in seen]
+            assert values == sorted(values) and len(set(values)) == len(values)
+            assert all(s[1] is None for s in seen)
+            assert "started" in (seen[0][2] or "")
+            assert "completed" in (seen[-1][2] or "")
+            # At most one intermediate update per 100 ms (plus the first and the terminal one).
+            assert len(seen) <= duration / 0.1 + 3
+            without = await client.call_tool("probe_wait", {"steps": 40, "step_ms": 10})
+            assert without.structured_content == with_token.structured_content
+    anyio.run(main)
+
+
+def test_cancellation_stops_work_and_records_nothing() -> None:
+    async def main() -> None:
+        async with connect(**PROBE) as client:
+            with anyio.move_on_after(0.5):
+                await client.call_tool("probe_wait", {"steps": 150, "step_ms": 10})
+                raise AssertionError("the call should have been cancelled")
+            # The server keeps serving; the cancelled work never records Evidence.
+            await anyio.sleep(1.5)
+            res = await client.call_tool("binary_session", {})
+            assert res.structured_content["retained_evidence_count"] == 0
+            done = await client.call_tool("probe_wait", {"steps": 1, "step_ms": 1})
+            assert not done.is_error
+            res = await client.call_tool("binary_session", {})
+            assert res.structured_content["retained_evidence_count"] == 1
+    anyio.run(main)
+
+
+def test_bad_calls_get_typed_errors_and_serving_continues(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with connect() as client:
+            err = error_of(await client.call_tool("no_such_tool", {}))
+            assert err["code"] == "invalid_request" and err["details"]["issues"][0]["path"] == "name"
+            err = error_of(await client.call_tool("open_binary", {"path": 7}))
+            assert err["details"]["issues"][0] == {"path": "path", "reason": "invalid_type",
+                                                   "message": "7 is not of type 'string'"}
+            err = error_of(await client.call_tool("open_binary", {"path": "/x", "extra": 1}))
+            assert err["details"]["issues"][0]["reason"] == "unknown_argument"
+            assert err["details"]["issues"][0]["path"] == "extra"
+            err = error_of(await client.call_tool("open_binary", {}))
+            assert err["details"]["issues"][0]["reason"] == "missing_argument"
+            err = error_of(await client.call_tool("open_binary", {"path": str(tmp_path / "missing")}))
+            assert err["code"] == "target_unavailable" and err["category"] == "unavailable"
+            err = error_of(await client.call_tool("open_binary", {"path": str(tmp_path)}))
+            assert err["code"] == "unsupported_target"
+            text = tmp_path / "notes.txt"
+            text.write_text("just text, not a binary\n")
+            err = error_of(await client.call_tool("open_binary", {"path": str(text)}))
+            assert err["code"] in ("capability_unavailable", "unsupported_target")
+            err = error_of(await client.call_tool("open_binary", {"path": "/bin/ls", "provider_id": "Auto"}))
+            assert err["details"]["issues"][0]["path"] == "provider_id"
+            ok = await client.call_tool("binary_session", {})
+            assert not ok.is_error
+    anyio.run(main)
+
+
+def test_garbage_on_stdin_does_not_stop_the_server() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "rea.cli.main", "serve"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=server_env(), text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        def send(obj: Any) -> None:
+            assert proc.stdin is not None
+            proc.stdin.write((obj if isinstance(obj, str) else json.dumps(obj)) + "\n")
+            proc.stdin.flush()
+
+        send("this is not json {{{")
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+        replies = []
+        while True:
+            line = proc.stdout.readline()
+            assert line, "server exited"
+            msg = json.loads(line)
+            replies.append(msg)
+            if msg.get("id") == 1:
+                break
+        assert "result" in replies[-1]
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send("\x00\x01 garbage again")
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        while True:
+            msg = json.loads(proc.stdout.readline())
+            if msg.get("id") == 2:
+                break
+        assert any(t["name"] == "binary_session" for t in msg["result"]["tools"])
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_invalid_settings_fail_at_startup() -> None:
+    for name, value in (("REA_MCP_MAX_RESPONSE_BYTES", "1024"), ("REA_MCP_MAX_RESPONSE_BYTES", "1e8"),
+                        ("REA_MCP_INPUT_SCHEMA_PROFILE", "FULL")):
+        proc = subprocess.run([sys.executable, "-m", "rea.cli.main", "serve"], input="", capture_output=True,
+                              text=True, env=server_env(**{name: value}), timeout=60)
+        assert proc.returncode == 1
+        assert name in proc.stderr and "configuration_invalid" in proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("over", [False, True])
+def test_response_budget_boundary(over: bool) -> None:
+    from rea import evidence
+    from rea.budget import success_size
+    from tests.mcp.probe_plugin import PROBE as PROBE_ID
+
+    size = 5_300_000
+
+    def encoded(n: int) -> bytes:
+        ev = evidence.build(operation="probe_payload", provider=PROBE_ID, subject=None, analysis_profile=None,
+                            parameters={"size": n}, normalized_result={"blob": "x" * n})
+        return evidence.encode(ev)
+
+    required = success_size(encoded(size))
+    limit = required + 1024 - (1 if over else 0)
+    assert limit >= 10 * 1024 * 1024
+
+    async def main() -> None:
+        async with connect(REA_MCP_MAX_RESPONSE_BYTES=str(limit), **PROBE) as client:
+            res = await client.call_tool("probe_payload", {"size": size})
+            if over:
+                err = error_of(res)
+                assert err["code"] == "resource_constraint" and err["details"]["resource"] == "transport"
+                ref = err["details"]["reported_limits"]["evidence_reference"]
+                assert ref["kind"] == "retained-evidence" and ref["evidence_id"].startswith("ev_")
+                session = await client.call_tool("binary_session", {})
+                assert session.structured_content["retained_evidence_count"] == 1
+            else:
+                assert not res.is_error
+                assert res.structured_content["normalized_result"]["blob"] == "x" * size
+                frame = len(res.model_dump_json(by_alias=True, exclude_none=True).encode())
+                assert frame <= limit - 1024
+    anyio.run(main)
+
+
+def test_server_uses_its_own_ledger_per_connection() -> None:
+    async def main() -> None:
+        async with connect(**PROBE) as a, connect(**PROBE) as b:
+            await a.call_tool("probe_wait", {"steps": 1, "step_ms": 0})
+            ra = await a.call_tool("binary_session", {})
+            rb = await b.call_tool("binary_session", {})
+            assert ra.structured_content["retained_evidence_count"] == 1
+            assert rb.structured_content["retained_evidence_count"] == 0
+    anyio.run(main)
