@@ -1,0 +1,142 @@
+"""Advertised schemas: valid, non-recursive, flat at the root, within the compact budget, examples valid."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+
+from rea.catalog.document import advertised_input_schema, build_catalog, output_schema
+from rea.catalog.projections import CompactProjection, serialized_size
+from rea.catalog.schemas import ROOT_COMBINATORS, flatten_root_union, recursive_references
+from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES
+from rea.registry import Registry, load
+
+# Schemas whose validation structure alone exceeds the compact budget (pinned: changes are deliberate).
+PINNED_REDUCED: set[str] = set()
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return load()
+
+
+def _tools(registry: Registry) -> list[Any]:
+    return sorted(registry.tools.values(), key=lambda t: t.name)
+
+
+def test_every_canonical_schema_is_valid_and_has_examples(registry: Registry) -> None:
+    for tool in _tools(registry):
+        jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+        assert tool.input_schema.get("type") == "object" or any(k in tool.input_schema for k in ("oneOf", "anyOf"))
+        assert tool.examples, f"{tool.name} has no canonical example"
+        encoded = [json.dumps(e, sort_keys=True) for e in tool.examples]
+        assert len(set(encoded)) == len(encoded), f"{tool.name} repeats an example"
+        validator = jsonschema.Draft202012Validator(tool.input_schema)
+        for example in (*tool.examples, *tool.unadvertised_examples):
+            errors = list(validator.iter_errors(example))
+            assert not errors, f"{tool.name} example {example} invalid: {errors[0].message}"
+
+
+def test_advertised_examples_never_inline_evidence(registry: Registry) -> None:
+    for tool in _tools(registry):
+        for example in tool.examples:
+            text = json.dumps(example)
+            assert '"normalized_result"' not in text, f"{tool.name} advertises inline Evidence"
+
+
+@pytest.mark.parametrize("profile", ["full", "compact"])
+def test_advertised_schemas_are_flat_valid_and_acyclic(registry: Registry, profile: str) -> None:
+    for tool in _tools(registry):
+        schema = advertised_input_schema(registry, tool, profile)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        assert schema["type"] == "object", tool.name
+        assert not any(k in schema for k in ROOT_COMBINATORS), f"{tool.name} has a root combinator"
+        assert recursive_references(schema) == [], tool.name
+        validator = jsonschema.Draft202012Validator(schema)
+        for example in (*tool.examples, *tool.unadvertised_examples):
+            assert not list(validator.iter_errors(example)), f"{tool.name}/{profile} rejects {example}"
+        if profile == "full":
+            for name, prop in schema.get("properties", {}).items():
+                assert isinstance(prop, dict) and prop.get("description"), f"{tool.name}.{name} lacks a description"
+
+
+def test_compact_schemas_fit_the_budget_and_the_reduced_set_is_pinned(registry: Registry) -> None:
+    compact = registry.projections["compact"]
+    assert isinstance(compact, CompactProjection)
+    for tool in _tools(registry):
+        schema = compact.project(tool.name, tool.input_schema)
+        assert serialized_size(schema) <= COMPACT_INPUT_SCHEMA_BUDGET_BYTES, tool.name
+        assert len(json.dumps(schema, separators=(",", ":")).encode()) <= COMPACT_INPUT_SCHEMA_BUDGET_BYTES
+        if "description" in flatten_root_union(tool.input_schema):
+            assert "description" in schema, f"{tool.name}: compact root keeps its description"
+        for prop in schema.get("properties", {}).values():
+            assert "examples" not in prop and "default" not in prop and "title" not in prop
+    assert compact.reduced == PINNED_REDUCED
+
+
+def test_compact_inlines_references_and_widens_unconstrained_fields() -> None:
+    canonical = {
+        "type": "object", "description": "root guidance",
+        "$defs": {"Ref": {"type": "object", "description": "a ref", "properties": {
+            "kind": {"const": "retained-evidence"}, "evidence_id": {"type": "string", "examples": ["ev_x"]}}}},
+        "properties": {"left": {"$ref": "#/$defs/Ref", "description": "left side"}, "anything": {}},
+        "required": ["left"], "additionalProperties": False,
+    }
+    out = CompactProjection().project("t", canonical)
+    assert "$defs" not in out and "$ref" not in json.dumps(out)
+    assert out["properties"]["left"]["properties"]["evidence_id"] == {"type": "string"}
+    assert out["properties"]["anything"]["type"] == ["object", "array", "string", "number", "integer", "boolean",
+                                                     "null"]
+    assert out["description"] == "root guidance"
+
+
+def test_oversized_schema_gets_the_reduced_form() -> None:
+    big = {"type": "object", "description": "many fields",
+           "properties": {f"field_{i}": {"type": "object", "properties": {
+               f"inner_{j}": {"type": "string", "pattern": "^[a-z]{1,64}$"} for j in range(30)}}
+               for i in range(40)} | {"mode": {"enum": ["a", "b"]}},
+           "required": ["mode"], "additionalProperties": False}
+    projection = CompactProjection()
+    out = projection.project("huge_tool", big)
+    assert projection.reduced == {"huge_tool"}
+    assert serialized_size(out) <= COMPACT_INPUT_SCHEMA_BUDGET_BYTES
+    assert out["required"] == ["mode"] and out["properties"]["field_0"] == {"type": "object"}
+    assert out["properties"]["mode"]["enum"] == ["a", "b"]
+    assert "elided" in out["description"]
+
+
+def test_root_union_is_presented_as_one_object_but_validated_exactly() -> None:
+    canonical = {"oneOf": [
+        {"title": "by path", "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+         "additionalProperties": False},
+        {"title": "by reference", "type": "object", "properties": {"evidence_id": {"type": "string"}},
+         "required": ["evidence_id"], "additionalProperties": False}]}
+    flat = flatten_root_union(canonical)
+    assert "oneOf" not in flat and set(flat["properties"]) == {"path", "evidence_id"}
+    assert "by path: path" in flat["description"] and "by reference: evidence_id" in flat["description"]
+    mixed = {"path": "/x", "evidence_id": "ev"}
+    assert jsonschema.Draft202012Validator(flat).is_valid(mixed)
+    assert not jsonschema.Draft202012Validator(canonical).is_valid(mixed)
+
+
+def test_output_schemas_are_self_contained_with_content_ids(registry: Registry) -> None:
+    for tool in _tools(registry):
+        schema = output_schema(tool)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+        assert schema["$id"].startswith("urn:rea:schema:sha256:")
+        assert schema["type"] == "object"
+        assert recursive_references(schema) == []
+
+
+def test_catalog_document_matches_definitions(registry: Registry) -> None:
+    doc = build_catalog(registry)
+    assert doc["tool_count"] == len(registry.tools)
+    assert [t["name"] for t in doc["tools"]] == sorted(registry.tools)
+    for entry in doc["tools"]:
+        tool = registry.tools[entry["name"]]
+        assert entry["annotations"] == tool.effects.annotations()
+        assert set(entry["advertised_input_schemas"]) == {"full", "compact"}
