@@ -33,6 +33,8 @@ EntryType = Literal["file", "directory", "link"]
 READ_CHUNK = 4 << 20
 DEFAULT_MAX_ENTRIES = 1_000_000
 DEFAULT_MAX_HEADER_BYTES = 64 << 20
+# msgspec's fixed nesting bound for JSON decoding; deeper headers are refused rather than recursed.
+MAX_JSON_DEPTH = 1000
 _HEX = frozenset("0123456789abcdef")
 UNPACKED_CAUSE = ("Packaging tools commonly sign or strip .asar.unpacked files after the header was written, "
                   "so their declared hashes no longer match.")
@@ -191,6 +193,9 @@ class AsarArchive:
         try:
             tree = msgspec.json.decode(raw)
         except (msgspec.DecodeError, RecursionError) as exc:
+            if isinstance(exc, RecursionError) or "recursion" in str(exc):
+                raise limit_exceeded("asar_header_depth", MAX_JSON_DEPTH,
+                                     message="ASAR header nests deeper than the JSON decoder allows") from None
             raise _malformed("not_json", f"header is not JSON ({exc})") from None
         if not isinstance(tree, dict) or not isinstance(tree.get("files"), dict):
             raise _malformed("no_root", "header has no root 'files' object")
@@ -376,8 +381,8 @@ def _walk(tree: dict[str, Any], data_len: int, ctx: CallContext | None, max_entr
             unpacked = child.get("unpacked", parent_unpacked)
             if not isinstance(unpacked, bool):
                 raise _malformed("bad_node", f"'unpacked' of {path!r} is not a boolean", logical_path=path)
-            unsafe = name in ("", ".", "..") or any(c in name for c in "/\\\0")
-            problem = (path_problem(path) or "unsafe_name") if unsafe else None
+            # A "/" inside one name would alias another path; checked apart from the joined path.
+            problem = path_problem(path) or ("unsafe_name" if "/" in name else None)
             if "files" in child:
                 if not isinstance(child["files"], dict):
                     raise _malformed("bad_node", f"'files' of {path!r} is not an object", logical_path=path)
