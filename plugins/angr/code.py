@@ -1,0 +1,296 @@
+"""Function-level operations over angr's CFG: blocks, instructions, calls, references, pseudo code."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import msgspec
+from rea_plugins.angr import paging
+from rea_plugins.angr.model import _UNRESOLVED, Analysis, _imm_target
+
+from rea.errors import ReaError
+
+MAX_ASSEMBLY_INSTRUCTIONS = 20_000
+_CC_NAMES = {"SimCCSystemVAMD64": "sysv", "SimCCMicrosoftAMD64": "ms-x64", "SimCCCdecl": "cdecl",
+             "SimCCStdcall": "stdcall", "SimCCFastcall": "fastcall", "SimCCMicrosoftThiscall": "thiscall",
+             "SimCCARM": "aapcs", "SimCCARMHF": "aapcs-vfp", "SimCCAArch64": "aapcs64"}
+
+
+class Ref(msgspec.Struct, frozen=True):
+    """One reference: angr addresses, or ``None`` where the target is unknown."""
+
+    src: int
+    dst: int | None
+    kind: str
+    from_proc: int | None
+    to_name: str | None
+
+
+class CallSite(msgspec.Struct, frozen=True):
+    caller: int
+    insn: int
+    # None stands for a target angr could not resolve.
+    targets: tuple[int | None, ...]
+    direct: bool
+
+
+class CodeIndex:
+    """Call sites and references of the whole binary, built once from the CFG."""
+
+    def __init__(self, a: Analysis) -> None:
+        self.a = a
+        self.sites: list[CallSite] = []
+        self.refs: list[Ref] = []
+        self._build_calls()
+        self._build_refs()
+        self.out_by_proc: dict[int, list[Ref]] = defaultdict(list)
+        self.in_by_addr: dict[int, list[Ref]] = defaultdict(list)
+        for r in sorted(self.refs, key=_ref_order):
+            if r.from_proc is not None:
+                self.out_by_proc[r.from_proc].append(r)
+            if r.dst is not None:
+                self.in_by_addr[r.dst].append(r)
+        self.callers_of: dict[int, list[CallSite]] = defaultdict(list)
+        for s in self.sites:
+            for t in s.targets:
+                if t is not None:
+                    self.callers_of[t].append(s)
+
+    def _node(self, addr: int) -> Any:
+        return self.a.cfg.model.get_any_node(addr)
+
+    def _target_name(self, addr: int) -> str | None:
+        f = self.a.proj.kb.functions.function(addr=addr)
+        return None if f is None else self.a.fname(f)
+
+    def _resolved(self, addr: int | None) -> bool:
+        return addr is not None and self._target_name(addr) not in _UNRESOLVED
+
+    def _build_calls(self) -> None:
+        graph = self.a.cfg.graph
+        for f in self.a.funcs:
+            for block in sorted(f.get_call_sites()):
+                node = self._node(block)
+                if node is None or not node.instruction_addrs:
+                    continue
+                insn_addr = node.instruction_addrs[-1]
+                targets = sorted({d.addr for _, d, data in graph.out_edges(node, data=True)
+                                  if data.get("jumpkind") == "Ijk_Call"})
+                resolved: list[int | None] = [t for t in targets if self._resolved(t)]
+                if not resolved:
+                    resolved = [None]
+                insn = self.a.proj.factory.block(insn_addr, num_inst=1).capstone.insns
+                direct = bool(insn) and _imm_target(insn[0]) is not None
+                self.sites.append(CallSite(caller=f.addr, insn=insn_addr, targets=tuple(resolved),
+                                           direct=direct))
+
+    def _ref_to(self, src: int, dst: int | None, kind: str, proc: int | None) -> Ref:
+        if dst is not None and not self.a.main.contains_addr(dst):
+            # A SimProcedure in cle's extern object: the name is real, the address is angr's invention.
+            return Ref(src, None, "external", proc, self._target_name(dst))
+        return Ref(src, dst, kind, proc, None if dst is None else self.a.name_at(dst))
+
+    def _build_refs(self) -> None:
+        a = self.a
+        seen: set[tuple[int, int | None]] = set()
+        for s in self.sites:
+            for t in s.targets:
+                self.refs.append(self._ref_to(s.insn, t, "call" if t is not None else "indirect", s.caller))
+                seen.add((s.insn, t))
+        graph = a.cfg.graph
+        for f in a.funcs:
+            for block in sorted(f.block_addrs_set):
+                node = self._node(block)
+                if node is None:
+                    continue
+                for _, d, data in graph.out_edges(node, data=True):
+                    if data.get("jumpkind") != "Ijk_Boring" or d.function_address == f.addr:
+                        continue
+                    src = data.get("ins_addr") or node.instruction_addrs[-1]
+                    dst = d.addr if self._resolved(d.addr) else None
+                    kind = "jump" if dst is not None else "indirect"
+                    self.refs.append(self._ref_to(src, dst, kind, f.addr))
+                    seen.add((src, dst))
+        kinds = {"read": "read", "write": "write"}
+        for ins, xrefs in a.proj.kb.xrefs.xrefs_by_ins_addr.items():
+            if ins is None:
+                continue
+            for x in xrefs:
+                if not isinstance(x.dst, int) or not a.mapped(x.dst) or (ins, x.dst) in seen:
+                    continue
+                seen.add((ins, x.dst))
+                owner = a.containing(ins)
+                self.refs.append(Ref(ins, x.dst, kinds.get(x.type_string, "data"),
+                                     None if owner is None else owner.addr, a.name_at(x.dst)))
+        word = a.arch.bytes
+        for d in a.cfg.memory_data.values():
+            if d.sort != "pointer-array" or not a.mapped(d.addr):
+                continue
+            for slot in range(d.addr, d.addr + d.size - word + 1, word):
+                value = a.proj.loader.memory.unpack_word(slot)
+                if a.mapped(value) and (slot, value) not in seen:
+                    seen.add((slot, value))
+                    self.refs.append(Ref(slot, value, "data", None, a.name_at(value)))
+
+
+def _ref_order(r: Ref) -> tuple[int, int, str]:
+    return (r.src, -1 if r.dst is None else r.dst, r.kind)
+
+
+class Code:
+    """The function-level operations; the index is built on first use."""
+
+    def __init__(self, a: Analysis) -> None:
+        self.a = a
+        self._index: CodeIndex | None = None
+        self._insns: dict[int, list[dict[str, Any]]] = {}
+        self._pseudo: dict[int, str] = {}
+
+    @property
+    def index(self) -> CodeIndex:
+        if self._index is None:
+            self._index = CodeIndex(self.a)
+        return self._index
+
+    def _blocks(self, f: Any) -> list[Any]:
+        return sorted(f.graph.nodes(), key=lambda n: n.addr)
+
+    def instructions(self, f: Any) -> list[dict[str, Any]]:
+        if f.addr not in self._insns:
+            seen: dict[int, dict[str, Any]] = {}
+            for node in self._blocks(f):
+                for i in self.a.proj.factory.block(node.addr, size=node.size).capstone.insns:
+                    if i.address not in seen:
+                        text = f"{i.mnemonic} {i.op_str}".strip()
+                        seen[i.address] = {"address": self.a.out(i.address),
+                                           "bytes": bytes(i.insn.bytes).hex(), "mnemonic": i.mnemonic,
+                                           "operands": i.op_str, "text": text}
+            self._insns[f.addr] = [seen[k] for k in sorted(seen)]
+        return self._insns[f.addr]
+
+    def info(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        a = self.a
+        f = a.select(params)
+        end = a.func_end(f)
+        # Without a calling-convention analysis angr's default for the architecture and OS applies.
+        conv = f.calling_convention if f.calling_convention is not None else (
+            a.proj.factory.cc() if a.func_kind(f) == "local" else None)
+        cc = None if conv is None else _CC_NAMES.get(type(conv).__name__, type(conv).__name__)
+        if cc == "aapcs64" and a.format == "mach-o":
+            cc = "darwin-aapcs64"
+        result = {"address": a.out(f.addr), "name": a.fname(f), "size": end - f.addr, "end": a.out(end),
+                  "kind": a.func_kind(f), "section": a.section_of(f.addr),
+                  "basic_block_count": len(self._blocks(f)), "instruction_count": len(self.instructions(f)),
+                  "signature": None if f.prototype is None else str(f.prototype),
+                  "calling_convention": cc}
+        return result, a.proc_raw(f)
+
+    def blocks(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        a = self.a
+        f = a.select(params)
+        graph = f.graph
+        nodes = self._blocks(f)
+        blocks, edges = [], []
+        for n in nodes:
+            out = sorted(graph.out_edges(n, data=True), key=lambda e: e[1].addr)
+            transitions = [e for e in out if e[2].get("type") == "transition"]
+            end = n.addr + n.size
+            for _, d, data in out:
+                if data.get("type") == "fake_return" or (d.addr == end and len(transitions) <= 2):
+                    kind = "fallthrough"
+                elif len(transitions) == 2:
+                    kind = "conditional"
+                else:
+                    kind = "jump"
+                edges.append({"from": a.out(n.addr), "to": a.out(d.addr), "kind": kind})
+            count = len(self.a.proj.factory.block(n.addr, size=n.size).capstone.insns)
+            blocks.append({"start": a.out(n.addr), "end": a.out(end), "instruction_count": count,
+                           "successors": [a.out(d.addr) for _, d, _ in out]})
+        return {"address": a.out(f.addr), "name": a.fname(f), "blocks": blocks, "edges": edges}, None
+
+    def assembly(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        f = self.a.select(params)
+        cap = paging.int_param(params, "max_instructions", MAX_ASSEMBLY_INSTRUCTIONS, 1,
+                               MAX_ASSEMBLY_INSTRUCTIONS)
+        insns = self.instructions(f)
+        return {"address": self.a.out(f.addr), "name": self.a.fname(f), "instructions": insns[:cap],
+                "truncated": len(insns) > cap}, None
+
+    def read_instructions(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        f = self.a.select(params)
+        return paging.page("instructions", self.instructions(f), params, dict), None
+
+    def callers(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        a = self.a
+        f = a.select(params)
+        by_caller: dict[int, set[int]] = defaultdict(set)
+        for s in self.index.callers_of.get(f.addr, []):
+            by_caller[s.caller].add(s.insn)
+        callers = [{"address": a.out(c), "name": a.fname(a.by_addr[c]),
+                    "call_sites": [a.out(x) for x in sorted(sites)]} for c, sites in sorted(by_caller.items())]
+        return {"procedure": a.proc_ref(f), "callers": callers}, None
+
+    def callees(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        a = self.a
+        f = a.select(params)
+        groups: dict[tuple[str, int | None, str | None], set[int]] = defaultdict(set)
+        raw = []
+        for s in self.index.sites:
+            if s.caller != f.addr:
+                continue
+            raw.append({"call_site": hex(s.insn),
+                        "targets": [None if t is None else hex(t) for t in s.targets]})
+            for t in s.targets:
+                target_f = None if t is None else a.proj.kb.functions.function(addr=t)
+                if t is None or target_f is None:
+                    groups["indirect", t, None].add(s.insn)
+                elif target_f.is_plt or target_f.is_simprocedure or not a.main.contains_addr(t):
+                    groups["import", t if a.main.contains_addr(t) else None, a.fname(target_f)].add(s.insn)
+                else:
+                    groups["direct" if s.direct else "indirect", t, a.fname(target_f)].add(s.insn)
+        ordered = sorted(groups.items(), key=lambda g: (min(g[1]), -1 if g[0][1] is None else g[0][1], g[0][0]))
+        callees = [{"address": a.opt(t), "name": name, "kind": kind, "call_sites": [a.out(x) for x in sorted(sites)]}
+                   for (kind, t, name), sites in ordered]
+        return {"procedure": a.proc_ref(f), "callees": callees}, {"call_sites": raw}
+
+    def _ref_item(self, r: Ref) -> dict[str, Any]:
+        return {"from": self.a.out(r.src), "to": self.a.opt(r.dst), "kind": r.kind,
+                "from_procedure": self.a.opt(r.from_proc), "to_name": r.to_name}
+
+    def references(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        f = self.a.select(params)
+        direction = params.get("direction", "outgoing") or "outgoing"
+        if direction not in ("incoming", "outgoing"):
+            raise paging.bad("direction", "direction must be 'incoming' or 'outgoing'")
+        refs = (self.index.out_by_proc.get(f.addr, []) if direction == "outgoing"
+                else self.index.in_by_addr.get(f.addr, []))
+        return paging.page("references", refs, params, self._ref_item), None
+
+    def xrefs(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        a = self.a
+        at = a.inn(params.get("address"))
+        refs = [{"from": a.out(r.src), "from_procedure": a.opt(r.from_proc), "kind": r.kind, "to": a.out(at)}
+                for r in self.index.in_by_addr.get(at, [])]
+        return {"address": a.out(at), "references": refs}, None
+
+    def pseudo_code(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        a = self.a
+        f = a.select(params)
+        if f.addr not in self._pseudo:
+            try:
+                dec = a.proj.analyses.Decompiler(f, cfg=a.cfg.model)
+            except (ReaError, RecursionError, MemoryError):
+                raise
+            except Exception as exc:
+                raise ReaError("execution_failure",
+                               f"angr's decompiler failed on {a.fname(f)}: {type(exc).__name__}: {exc}",
+                               details={"procedure": a.out(f.addr), "engine_error": type(exc).__name__}) from None
+            if dec.codegen is None or not dec.codegen.text:
+                raise ReaError("execution_failure", f"angr's decompiler produced no code for {a.fname(f)}",
+                               remediation="Read procedure_assembly for this procedure instead.",
+                               details={"procedure": a.out(f.addr), "reason": "no_output"})
+            self._pseudo[f.addr] = str(dec.codegen.text)
+        raw = {"angr_address": hex(f.addr), "address_delta": hex(a.delta)}
+        return {"address": a.out(f.addr), "name": a.fname(f), "language": "c", "text": self._pseudo[f.addr],
+                "decompiler": "angr"}, raw

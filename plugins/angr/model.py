@@ -1,0 +1,407 @@
+"""angr's view of one binary and the inventory operations (imported by the worker process only)."""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import angr
+import cle
+import msgspec
+from rea_plugins.angr import paging
+from rea_plugins.angr.options import CFG_OPTIONS, STRING_OPTIONS
+
+from rea.errors import ReaError
+
+Progress = Callable[[str], None]
+
+_FORMATS = {"ELF": "elf", "PE": "pe", "MachO": "mach-o"}
+_ARCHES = {"AMD64": "x86_64", "X86": "x86", "ARMEL": "arm", "ARMHF": "arm", "ARMCortexM": "arm",
+           "AARCH64": "arm64"}
+_MAX_BLOCK = 0x10000
+_UNRESOLVED = frozenset({"UnresolvableJumpTarget", "UnresolvableCallTarget"})
+
+
+def perms(r: bool, w: bool, x: bool) -> str:
+    return ("r" if r else "-") + ("w" if w else "-") + ("x" if x else "-")
+
+
+class Analysis:
+    """One loaded project, its lazily built CFG and the indexes every operation shares."""
+
+    def __init__(self, path: str, name: str, sha256: str) -> None:
+        logging.getLogger("angr").setLevel(logging.ERROR)
+        logging.getLogger("cle").setLevel(logging.ERROR)
+        try:
+            # Typed as Any: angr's partial annotations would otherwise leak into every caller.
+            self.proj: Any = angr.Project(path, auto_load_libs=False, load_debug_info=False)
+        except (cle.CLEError, ValueError, TypeError, KeyError, IndexError, AttributeError, AssertionError,
+                OverflowError, UnicodeDecodeError, EOFError, NotImplementedError, OSError) as exc:
+            raise ReaError("unsupported_target", f"angr could not load {name}: {type(exc).__name__}: {exc}",
+                           remediation="Check that the file is an intact ELF, PE or Mach-O binary.",
+                           details={"reason": "unparseable", "engine_error": type(exc).__name__}) from None
+        self.name, self.sha256 = name, sha256
+        self.main: Any = self.proj.loader.main_object
+        fmt = _FORMATS.get(type(self.main).__name__)
+        if fmt is None:
+            backend = type(self.main).__name__
+            raise ReaError("unsupported_target", f"angr loaded {name} as {backend}, not a format this provider reads",
+                           details={"reason": "format", "backend": backend})
+        self.format = fmt
+        self.arch = self.proj.arch
+        linked = self.main.linked_base if self.main.pic else self.main.mapped_base
+        self.delta = self.main.mapped_base - linked
+        self.cfg: Any = None
+        self._cache: dict[tuple[str, int], Any] = {}
+        self._elf = _elf_extras(path) if fmt == "elf" else ElfExtras()
+        self._mapped = self._mapped_ranges()
+        self._sections = sorted((s.vaddr, s.vaddr + s.memsize, s.name) for s in self._alloc_sections())
+
+    # -- addresses -----------------------------------------------------------------------
+
+    def out(self, addr: int) -> str:
+        """An angr address as the contract's link-time ``0x`` string."""
+        return hex(addr - self.delta)
+
+    def opt(self, addr: int | None) -> str | None:
+        return None if addr is None else self.out(addr)
+
+    def inn(self, value: Any, path: str = "address") -> int:
+        return paging.parse_address(value, path) + self.delta
+
+    def _alloc_sections(self) -> list[Any]:
+        return [s for s in getattr(self.main, "sections", []) or []
+                if s.memsize > 0 and getattr(s, "occupies_memory", True) and s.vaddr != self.delta]
+
+    def _mapped_ranges(self) -> list[tuple[int, int]]:
+        ranges = [(s.vaddr, s.vaddr + s.memsize) for s in self._alloc_sections()]
+        if not ranges:
+            ranges = [(s.vaddr, s.vaddr + s.memsize) for s in getattr(self.main, "segments", []) or []]
+        return sorted(ranges)
+
+    def mapped(self, addr: int) -> bool:
+        i = bisect.bisect_right(self._mapped, (addr, float("inf"))) - 1
+        return bool(i >= 0 and self._mapped[i][0] <= addr < self._mapped[i][1])
+
+    def section_of(self, addr: int) -> str | None:
+        i = bisect.bisect_right(self._sections, (addr, float("inf"), "")) - 1
+        while i >= 0:
+            start, end, name = self._sections[i]
+            if start <= addr < end:
+                return str(name)
+            if end <= addr and i < len(self._sections) - 1:
+                break
+            i -= 1
+        return None
+
+    # -- CFG and the function index ------------------------------------------------------
+
+    def ensure_cfg(self, progress: Progress) -> None:
+        if self.cfg is not None:
+            return
+        last = [0.0]
+
+        def report(percentage: float, text: str | None = None, **_: Any) -> None:
+            now = time.monotonic()
+            if now - last[0] >= 0.5:
+                last[0] = now
+                progress(f"angr reports CFG recovery {percentage:.0f}% done")
+
+        self.cfg = self.proj.analyses.CFGFast.prep(progress_callback=report)(**CFG_OPTIONS)
+        kept = [f for f in self.proj.kb.functions.values()
+                if not f.is_alignment and f.name not in _UNRESOLVED and self.main.contains_addr(f.addr)]
+        kept.sort(key=lambda f: (f.addr, f.name))
+        self.funcs: list[Any] = kept
+        self.by_addr: dict[int, Any] = {f.addr: f for f in kept}
+        self.by_name: dict[str, Any] = {}
+        for f in kept:
+            self.by_name.setdefault(self.fname(f), f)
+        blocks: list[tuple[int, int, int]] = []
+        for f in kept:
+            for node in f.graph.nodes():
+                blocks.append((node.addr, node.addr + node.size, f.addr))
+        blocks.sort()
+        self._blocks = blocks
+
+    def fname(self, f: Any) -> str:
+        """angr's name, with default ``sub_`` names spelled at the link-time address."""
+        if f.is_default_name and self.delta and str(f.name).startswith("sub_"):
+            return f"sub_{f.addr - self.delta:x}"
+        return str(f.name)
+
+    def func_end(self, f: Any) -> int:
+        key = ("end", f.addr)
+        if key not in self._cache:
+            ends = [n.addr + n.size for n in f.graph.nodes()]
+            self._cache[key] = max([f.addr, *ends])
+        end: int = self._cache[key]
+        return end
+
+    def func_kind(self, f: Any) -> str:
+        if f.is_plt:
+            return "import"
+        if f.is_simprocedure or not self.main.contains_addr(f.addr):
+            return "external"
+        key = ("kind", f.addr)
+        if key not in self._cache:
+            kind = "local"
+            if len(f.block_addrs_set) == 1:
+                insns = self.proj.factory.block(f.addr).capstone.insns
+                jumps = len(insns) == 1 and insns[0].mnemonic in ("jmp", "b", "bx")
+                if jumps and _imm_target(insns[0]) is not None:
+                    kind = "thunk"
+            self._cache[key] = kind
+        return str(self._cache[key])
+
+    def containing(self, addr: int) -> Any | None:
+        """The function whose blocks cover ``addr`` (after the CFG is built)."""
+        i = bisect.bisect_right(self._blocks, (addr, float("inf"), 0)) - 1
+        # Blocks are short; looking back a bounded distance finds any block that covers addr.
+        while i >= 0 and self._blocks[i][0] + _MAX_BLOCK > addr:
+            start, end, faddr = self._blocks[i]
+            if start <= addr < end:
+                return self.by_addr.get(faddr)
+            i -= 1
+        return None
+
+    def select(self, params: dict[str, Any]) -> Any:
+        """The procedure a ``procedure`` selector names: exact name, or an address where one starts."""
+        value = params.get("procedure")
+        if isinstance(value, str) and value in self.by_name:
+            return self.by_name[value]
+        is_address = (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, str) and paging.looks_like_address(value))
+        if is_address:
+            f = self.by_addr.get(self.inn(value, "procedure"))
+            if f is not None:
+                return f
+        if value is None:
+            raise paging.bad("procedure", "procedure is required", "missing_argument")
+        raise paging.unknown_procedure(value)
+
+    def proc_ref(self, f: Any) -> dict[str, Any]:
+        return {"address": self.out(f.addr), "name": self.fname(f)}
+
+    def proc_item(self, f: Any) -> dict[str, Any]:
+        end = self.func_end(f)
+        return {"address": self.out(f.addr), "name": self.fname(f), "size": end - f.addr,
+                "kind": self.func_kind(f), "end": self.out(end)}
+
+    def proc_raw(self, f: Any) -> dict[str, Any]:
+        return {"addr": hex(f.addr), "name": f.name, "size": f.size, "is_plt": f.is_plt,
+                "is_simprocedure": f.is_simprocedure, "is_default_name": f.is_default_name,
+                "returning": f.returning, "binary_name": f.binary_name}
+
+    def name_at(self, addr: int) -> str | None:
+        """A symbol name at ``addr``, else the name of a function starting there."""
+        names = self.names_at(addr)
+        if names:
+            return names[0]
+        f = self.by_addr.get(addr) if self.cfg is not None else None
+        return None if f is None else self.fname(f)
+
+    # -- inventory operations ------------------------------------------------------------
+
+    def documents(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        arch = _ARCHES.get(self.arch.name, self.arch.name)
+        doc = {"name": self.name, "format": self.format, "architecture": arch,
+               "sha256": self.sha256, "entry": self.out(self.proj.entry), "bits": self.arch.bits,
+               "endianness": "big" if self.arch.memory_endness == "Iend_BE" else "little"}
+        raw = {"backend": type(self.main).__name__, "arch": self.arch.name,
+               "mapped_base": hex(self.main.mapped_base), "linked_base": hex(self.main.linked_base),
+               "pic": bool(self.main.pic)}
+        return {"documents": [doc]}, raw
+
+    def segments(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        out: list[dict[str, Any]] = []
+        if self.format != "pe":
+            segments = list(getattr(self.main, "segments", []) or [])
+            # ELF segments are named after their program-header index, as readelf numbers them.
+            names = self._elf.loads if len(self._elf.loads) == len(segments) else []
+            for i, seg in enumerate(segments):
+                name = getattr(seg, "segname", None) or (names[i] if names else f"LOAD{i}")
+                out.append(self._range_item(name, seg, "segment", seg.filesize))
+        for sec in self._alloc_sections():
+            file_size = 0 if sec.name in self._elf.nobits else sec.filesize
+            out.append(self._range_item(sec.name, sec, "section", file_size))
+        return {"segments": out}, None
+
+    def _range_item(self, name: str, r: Any, kind: str, file_size: int) -> dict[str, Any]:
+        return {"name": str(name), "start": self.out(r.vaddr), "end": self.out(r.vaddr + r.memsize),
+                "size": r.memsize, "permissions": perms(r.is_readable, r.is_writable, r.is_executable),
+                "file_offset": r.offset, "file_size": file_size, "kind": kind}
+
+    def procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        result = paging.page("procedures", self.funcs, params, self.proc_item)
+        return result, {"functions": [self.proc_raw(self.by_addr[self.inn(p["address"])])
+                                      for p in result["procedures"]]}
+
+    def search_procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        match = paging.matcher(params)
+        found = [f for f in self.funcs if match(self.fname(f))]
+        return paging.page("procedures", found, params, self.proc_item), None
+
+    def strings(self) -> list[dict[str, Any]]:
+        if ("strings", 0) not in self._cache:
+            self._cache["strings", 0] = self._collect_strings()
+        items: list[dict[str, Any]] = self._cache["strings", 0]
+        return items
+
+    def _collect_strings(self) -> list[dict[str, Any]]:
+        out = []
+        min_chars, max_chars = STRING_OPTIONS["min_chars"], STRING_OPTIONS["max_chars"]
+        for d in self.cfg.memory_data.values():
+            if d.sort not in ("string", "unicode") or not self.main.contains_addr(d.addr):
+                continue
+            data = d.content if isinstance(d.content, bytes) else self.proj.loader.memory.load(d.addr, d.size)
+            if d.sort == "unicode":
+                data = data[: len(data) - len(data) % 2]
+                while data.endswith(b"\0\0"):
+                    data = data[:-2]
+                text, encoding = data.decode("utf-16le", errors="replace"), "utf-16le"
+            else:
+                data = data.rstrip(b"\0")
+                encoding = "ascii" if data.isascii() else "utf-8"
+                text = data.decode("utf-8", errors="replace")
+            if len(text) < min_chars:
+                continue
+            out.append({"_addr": d.addr, "address": self.out(d.addr), "value": text[:max_chars],
+                        "encoding": encoding, "byte_length": len(data), "truncated": len(text) > max_chars,
+                        "section": self.section_of(d.addr)})
+        out.sort(key=lambda s: (s["_addr"], s["value"]))
+        return out
+
+    def list_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        items = self.strings()
+        if params.get("address") is not None:
+            at = self.inn(params["address"])
+            items = [s for s in items if s["_addr"] <= at < s["_addr"] + max(s["byte_length"], 1)]
+        return paging.page("strings", items, params, _public), None
+
+    def search_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        match = paging.matcher(params)
+        return paging.page("strings", [s for s in self.strings() if match(s["value"])], params, _public), None
+
+    def names(self) -> list[dict[str, Any]]:
+        if ("names", 0) not in self._cache:
+            self._cache["names", 0] = self._collect_names()
+        items: list[dict[str, Any]] = self._cache["names", 0]
+        return items
+
+    def _collect_names(self) -> list[dict[str, Any]]:
+        seen: set[tuple[str, int, str]] = set()
+        out = []
+        plt = dict(getattr(self.main, "plt", {}) or {})
+        imports = dict(getattr(self.main, "imports", {}) or {})
+        for sym in self.main.symbols:
+            name = sym.name
+            if not name or sym.type in (cle.SymbolType.TYPE_SECTION, cle.SymbolType.TYPE_OTHER):
+                continue
+            if sym.is_import:
+                name = name.split("@", 1)[0]
+                addr = plt.get(name)
+                if addr is None and name in imports:
+                    addr = imports[name].rebased_addr
+                if addr is None:
+                    continue
+                kind, external = "import", True
+            else:
+                addr = sym.rebased_addr
+                if addr == 0 or not self.main.contains_addr(addr):
+                    continue
+                exported = sym.is_export if self.format != "elf" else (name, addr - self.delta) in self._elf.exported
+                kind = ("export" if exported else "function" if sym.is_function
+                        else "data" if sym.type == cle.SymbolType.TYPE_OBJECT else "label")
+                external = False
+            key = (name, addr, kind)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append({"_addr": addr, "address": self.out(addr), "name": name, "kind": kind,
+                        "external": external})
+        out.sort(key=lambda n: (n["_addr"], n["name"], n["kind"]))
+        return out
+
+    def names_at(self, addr: int) -> list[str]:
+        if ("names_at", 0) not in self._cache:
+            index: dict[int, list[str]] = {}
+            for n in self.names():
+                index.setdefault(n["_addr"], []).append(n["name"])
+            self._cache["names_at", 0] = index
+        found: list[str] = self._cache["names_at", 0].get(addr, [])
+        return found
+
+    def list_names(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        items = self.names()
+        if params.get("address") is not None:
+            at = self.inn(params["address"])
+            items = [n for n in items if n["_addr"] == at]
+        return paging.page("names", items, params, _public), None
+
+    def address_name(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        at = self.inn(params.get("address"))
+        names = self.names_at(at)
+        return {"address": self.out(at), "name": names[0] if names else None}, {"names": names}
+
+    def procedure_address(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        f = self.select(params)
+        result = {"procedure": params.get("procedure"), "address": self.out(f.addr), "name": self.fname(f)}
+        return result, None
+
+    def resolve_containing(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        at = self.inn(params.get("address"))
+        f = self.containing(at)
+        proc = None
+        if f is not None:
+            end = self.func_end(f)
+            proc = {"address": self.out(f.addr), "name": self.fname(f), "size": end - f.addr,
+                    "end": self.out(end)}
+        return {"address": self.out(at), "procedure": proc}, None
+
+
+class ElfExtras(msgspec.Struct, frozen=True):
+    """What cle does not keep of an ELF file: program-header indices, NOBITS sections, dynamic exports."""
+
+    loads: tuple[str, ...] = ()
+    nobits: frozenset[str] = frozenset()
+    exported: frozenset[tuple[str, int]] = frozenset()
+
+
+def _elf_extras(path: str) -> ElfExtras:
+    # pyelftools is the parser cle itself uses; a file it cannot read simply keeps the defaults.
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        with open(path, "rb") as fh:
+            elf = ELFFile(fh)
+            loads = tuple(f"LOAD{i}" for i, seg in enumerate(elf.iter_segments()) if seg["p_type"] == "PT_LOAD")
+            nobits = frozenset(s.name for s in elf.iter_sections() if s["sh_type"] == "SHT_NOBITS")
+            exported: set[tuple[str, int]] = set()
+            dynsym = elf.get_section_by_name(".dynsym")
+            for s in dynsym.iter_symbols() if dynsym is not None and hasattr(dynsym, "iter_symbols") else []:
+                if s["st_shndx"] != "SHN_UNDEF" and s["st_info"]["bind"] in ("STB_GLOBAL", "STB_WEAK"):
+                    exported.add((s.name, int(s["st_value"])))
+            return ElfExtras(loads=loads, nobits=nobits, exported=frozenset(exported))
+    except (ELFError, OSError, ValueError, KeyError, AttributeError, TypeError, AssertionError, IndexError):
+        return ElfExtras()
+
+
+def _public(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in item.items() if not k.startswith("_")}
+
+
+def _imm_target(insn: Any) -> int | None:
+    """The immediate target of a branch or call instruction, if it has one."""
+    import capstone
+
+    try:
+        ops = insn.insn.operands
+    except (capstone.CsError, AttributeError):
+        return None
+    if len(ops) == 1 and ops[0].type == capstone.CS_OP_IMM:
+        return int(ops[0].imm)
+    return None
