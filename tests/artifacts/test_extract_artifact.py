@@ -1,0 +1,198 @@
+"""extract_artifact: a fresh directory, nothing outside it, refusals listed, nothing partial on failure."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rea.errors import ReaError
+from rea.session import Session
+from rea.testing import call_tool
+
+
+def _extract(session: Session, path: Path, **args: Any) -> dict[str, Any]:
+    ev = call_tool(session, "extract_artifact", {"path": str(path), **args}).evidence
+    assert ev is not None and ev.operation == "extract_artifact"
+    out: dict[str, Any] = ev.normalized_result
+    return out
+
+
+def _error(session: Session, path: Path, **args: Any) -> ReaError:
+    with pytest.raises(ReaError) as err:
+        call_tool(session, "extract_artifact", {"path": str(path), **args})
+    return err.value
+
+
+def _written(root: Path) -> dict[str, bytes]:
+    out = {}
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            full = Path(dirpath) / name
+            assert not full.is_symlink()
+            out[str(full.relative_to(root))] = full.read_bytes()
+    return out
+
+
+def test_extracts_every_regular_file_of_an_asar(rea_session: Session, app_asar: Path, kit: Any,
+                                                private_tmpdir: Path) -> None:
+    res = _extract(rea_session, app_asar)
+    out = Path(res["output_directory"])
+    assert out.parent == private_tmpdir and out.name.startswith("rea-extract-")
+    assert _written(out) == kit.APP_FILES  # unpacked companion included, link not materialized
+    assert [f["path"] for f in res["files"]] == sorted(kit.APP_FILES)
+    for f in res["files"]:
+        assert f["sha256"] == hashlib.sha256(kit.APP_FILES[f["path"]]).hexdigest()
+        assert f["integrity"] == "verified"
+    assert res["refused"] == []  # the link was not selected: only regular files are by default
+    assert os.stat(out / "main.js").st_mode & stat.S_IXUSR
+    assert not os.stat(out / "package.json").st_mode & stat.S_IXUSR
+
+
+def test_selected_paths_only_and_fresh_directory_each_call(rea_session: Session, app_asar: Path) -> None:
+    a = _extract(rea_session, app_asar, paths=["main.js", "renderer/renderer.js"])
+    b = _extract(rea_session, app_asar, paths=["main.js"])
+    assert a["output_directory"] != b["output_directory"]
+    assert set(_written(Path(a["output_directory"]))) == {"main.js", "renderer/renderer.js"}
+    assert set(_written(Path(b["output_directory"]))) == {"main.js"}
+
+
+def test_unknown_selected_path_is_invalid_request(rea_session: Session, app_asar: Path,
+                                                  private_tmpdir: Path) -> None:
+    err = _error(rea_session, app_asar, paths=["main.js", "nope.js"])
+    assert err.code == "invalid_request" and err.details["issues"][0]["path"] == "paths/1"
+    assert list(private_tmpdir.iterdir()) == []
+
+
+def test_hostile_zip_names_are_refused_and_nothing_escapes(rea_session: Session, tmp_path: Path,
+                                                           kit: Any) -> None:
+    path = tmp_path / "hostile.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("../../escape.txt", b"escape")
+        zf.writestr("/abs/evil.txt", b"abs")
+        zf.writestr("dir\\..\\win.txt", b"win")
+        zf.writestr("dup.txt", b"1")
+        with pytest.warns(UserWarning):
+            zf.writestr("dup.txt", b"2")
+        zf.writestr("Readme.md", b"upper")
+        zf.writestr("README.md", b"lower")
+        info = zipfile.ZipInfo("lnk")
+        info.create_system = 3
+        info.external_attr = 0o120777 << 16
+        zf.writestr(info, "/etc")
+        zf.writestr("lnk/passwd", b"through the link")
+        dev = zipfile.ZipInfo("dev")
+        dev.create_system = 3
+        dev.external_attr = (stat.S_IFCHR | 0o666) << 16
+        zf.writestr(dev, b"")
+        zf.writestr("safe/ok.txt", b"ok")
+    before = kit.tree_snapshot(tmp_path)
+    res = _extract(rea_session, path, paths=["../../escape.txt", "/abs/evil.txt", "dir\\..\\win.txt", "dup.txt",
+                                             "Readme.md", "README.md", "lnk", "lnk/passwd", "dev",
+                                             "safe/ok.txt"])
+    out = Path(res["output_directory"])
+    assert _written(out) == {"safe/ok.txt": b"ok"}
+    reasons = {(r["path"], r["ordinal"]): r["reason"] for r in res["refused"]}
+    assert reasons == {
+        ("../../escape.txt", 0): "parent_traversal",
+        ("/abs/evil.txt", 0): "absolute_path",
+        ("dir\\..\\win.txt", 0): "backslash_in_name",
+        ("dup.txt", 0): "duplicate_name",
+        ("dup.txt", 1): "duplicate_name",
+        ("Readme.md", 0): "case_collision",
+        ("README.md", 0): "case_collision",
+        ("lnk", 0): "symlink",
+        ("lnk/passwd", 0): "beneath_symlink",
+        ("dev", 0): "device_or_special_file",
+    }
+    # Nothing appeared anywhere else under the test's directory tree.
+    after = kit.tree_snapshot(tmp_path)
+    assert {p for p in after - before if not p.startswith(os.path.relpath(out, tmp_path))} == set()
+
+
+def test_directory_source_refuses_links_and_devices(rea_session: Session, tmp_path: Path, kit: Any) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_bytes(b"secret")
+    root = kit.write_tree(tmp_path / "src", {"a.txt": b"a", "sub/b.txt": b"b"},
+                          links={"esc": "../outside", "sub/up": "../a.txt"})
+    os.mkfifo(root / "fifo")
+    res = _extract(rea_session, root, paths=["a.txt", "sub/b.txt", "esc", "sub/up", "fifo"])
+    assert _written(Path(res["output_directory"])) == {"a.txt": b"a", "sub/b.txt": b"b"}
+    assert {r["path"]: r["reason"] for r in res["refused"]} == {
+        "esc": "symlink", "sub/up": "symlink", "fifo": "device_or_special_file"}
+
+
+def test_integrity_failure_leaves_nothing(rea_session: Session, app_asar: Path, private_tmpdir: Path,
+                                          kit: Any) -> None:
+    companion = Path(str(app_asar) + ".unpacked") / "native" / "addon.node"
+    companion.write_bytes(b"stripped")
+    err = _error(rea_session, app_asar)
+    assert err.code == "artifact_integrity_mismatch" and err.details["logical_path"] == "native/addon.node"
+    assert err.details["unpacked"] is True and "record-and-continue" in err.remediation
+    assert list(private_tmpdir.iterdir()) == []  # the files written before the mismatch were removed
+    # record-and-continue writes the observed bytes and reports the contradiction.
+    res = _extract(rea_session, app_asar, integrity_policy="record-and-continue")
+    assert _written(Path(res["output_directory"]))["native/addon.node"] == b"stripped"
+    [c] = res["integrity_contradictions"]
+    assert c["logical_path"] == "native/addon.node" and c["unpacked"] is True
+    assert c["observed_sha256"] == hashlib.sha256(b"stripped").hexdigest()
+    assert c["declared_sha256"] == hashlib.sha256(kit.APP_FILES["native/addon.node"]).hexdigest()
+    assert "likely_cause" in c
+
+
+def test_missing_companion_fails_unavailable_and_leaves_nothing(rea_session: Session, app_asar: Path,
+                                                                private_tmpdir: Path) -> None:
+    shutil.rmtree(str(app_asar) + ".unpacked")
+    for policy in ("fail", "record-and-continue"):
+        err = _error(rea_session, app_asar, integrity_policy=policy)
+        assert err.code == "target_unavailable" and err.category == "unavailable"
+        assert err.details["logical_path"] == "native/addon.node"
+        assert list(private_tmpdir.iterdir()) == []
+    # Other entries can still be selected.
+    res = _extract(rea_session, app_asar, paths=["main.js"])
+    assert res["file_count"] == 1
+
+
+def test_size_limit_failure_leaves_nothing(rea_session: Session, app_asar: Path, private_tmpdir: Path) -> None:
+    err = _error(rea_session, app_asar, max_total_bytes=1 << 20)
+    assert err.code == "resource_constraint" and err.details["resource"] == "total_bytes"
+    assert list(private_tmpdir.iterdir()) == []
+
+
+def test_zip_bomb_is_refused_before_writing(rea_session: Session, tmp_path: Path, kit: Any,
+                                            private_tmpdir: Path) -> None:
+    path = kit.make_zip(tmp_path / "bomb.zip", {"z.bin": bytes(16 << 20), "a.txt": b"a"})
+    err = _error(rea_session, path)
+    assert err.code == "resource_constraint" and err.details["resource"] == "compression_ratio"
+    assert list(private_tmpdir.iterdir()) == []
+
+
+def test_cli_extract_artifact(app_asar: Path, private_tmpdir: Path) -> None:
+    companion = Path(str(app_asar) + ".unpacked") / "native" / "addon.node"
+    companion.write_bytes(b"signed later")
+    env = {**os.environ, "TMPDIR": str(private_tmpdir)}
+    cmd = [sys.executable, "-c", "import sys; from rea.cli.main import main; sys.exit(main())",
+           "extract-artifact", str(app_asar), "--paths", "main.js", "native/addon.node"]
+    failed = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert failed.returncode != 0
+    assert "artifact_integrity_mismatch" in failed.stdout + failed.stderr
+    assert list(private_tmpdir.iterdir()) == []
+    ok = subprocess.run([*cmd, "--integrity-policy", "record-and-continue"], capture_output=True, text=True,
+                        env=env, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    record = json.loads(ok.stdout)
+    res = record["normalized_result"]
+    out = Path(res["output_directory"])
+    assert out.parent == private_tmpdir
+    assert (out / "native" / "addon.node").read_bytes() == b"signed later"
+    assert [c["logical_path"] for c in res["integrity_contradictions"]] == ["native/addon.node"]
