@@ -1,1 +1,21 @@
-"""The binary plugin (work in progress)."""
+"""The binary tool family: every native-analysis MCP tool and CLI command, engine-agnostic.
+
+Tools are built only on the operations of docs/native-operations.md, so any provider that declares
+them (native, angr, ...) serves them; the kernel reports availability from ``requires_operations``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rea import hookimpl
+
+
+@hookimpl
+def rea_register_tools(register: Callable[[Any], None]) -> None:
+    from rea_plugins.binary import compare, direct, layout, navigation, workflows
+
+    for module in (direct, workflows, compare, layout, navigation):
+        for tool in module.tools():
+            register(tool)

@@ -1,1 +1,18 @@
-"""The native plugin (work in progress)."""
+"""The ``native`` provider plugin: embedded LIEF + capstone analysis of ELF, PE and Mach-O.
+
+Importing this module stays cheap: LIEF and capstone load on first use, inside the provider.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rea import hookimpl
+
+
+@hookimpl
+def rea_register_analysis_providers(register: Callable[[Any], None]) -> None:
+    from rea_plugins.native.provider import NativeProvider
+
+    register(NativeProvider())

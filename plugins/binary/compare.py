@@ -1,0 +1,79 @@
+"""compare_functions: two analyze_function Evidence records (inline or retained), fact by fact."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from rea import __version__
+from rea import evidence as ev_mod
+from rea.catalog.tool import ToolCall, ToolDef
+from rea.errors import invalid_request, issue
+from rea.evidence import Evidence, ProviderIdentity
+
+IDENTITY = ProviderIdentity(id="rea-binary", name="rea binary workflows", version=__version__)
+_REF = {"type": "object", "description": "analyze_function Evidence: inline, or a retained reference.",
+        "examples": [{"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64}]}
+
+
+def _dossier(call: ToolCall, path: str) -> Evidence:
+    ev = call.session.resolve_evidence(call.args[path], path)
+    if ev.operation != "analyze_function":
+        raise invalid_request(f"{path} is {ev.operation} Evidence, not analyze_function",
+                              [issue(path, "invalid_value", "expected analyze_function Evidence")])
+    return ev
+
+
+def _facts(body: dict[str, Any]) -> dict[str, Any]:
+    """Address-independent facts of one dossier; None where the dossier lacks the facet."""
+    info = body.get("procedure", {})
+    asm = body.get("assembly")
+    blocks = body.get("basic_blocks")
+    mnemonics = None
+    if isinstance(asm, dict) and not asm.get("truncated"):
+        mnemonics = hashlib.sha256(" ".join(i["mnemonic"] for i in asm.get("instructions", [])).encode()).hexdigest()
+    pseudo = body.get("pseudocode", {})
+    return {
+        "size": info.get("size"),
+        "instruction_count": info.get("instruction_count"),
+        "basic_block_count": len(blocks) if isinstance(blocks, list) else None,
+        "callees": sorted(c["name"] for c in body.get("callees", []) if c.get("name")),
+        "referenced_strings": sorted(s["value"] for s in body.get("referenced_strings", [])),
+        "mnemonic_digest": mnemonics,
+        "pseudocode_digest": hashlib.sha256(pseudo["text"].encode()).hexdigest()
+        if isinstance(pseudo, dict) and pseudo.get("status") == "ok" else None,
+    }
+
+
+def _compare(call: ToolCall) -> Evidence:
+    left, right = _dossier(call, "left"), _dossier(call, "right")
+    lf, rf = _facts(left.normalized_result), _facts(right.normalized_result)
+    facets = []
+    for key in lf:
+        a, b = lf[key], rf[key]
+        status = "unknown" if a is None or b is None else ("unchanged" if a == b else "changed")
+        facets.append({"facet": key, "status": status, "left": a, "right": b})
+    statuses = {f["status"] for f in facets}
+    overall = "changed" if "changed" in statuses else ("unknown" if "unknown" in statuses else "unchanged")
+    body = {"status": overall, "facets": facets,
+            "left": {"evidence_id": left.evidence_id,
+                     "procedure": left.normalized_result.get("procedure", {}).get("name")},
+            "right": {"evidence_id": right.evidence_id,
+                      "procedure": right.normalized_result.get("procedure", {}).get("name")}}
+    lims = [] if overall != "unknown" else ["a facet is missing from one side; its status is unknown"]
+    return ev_mod.build(operation="compare_functions", provider=IDENTITY, subject=None, analysis_profile=None,
+                        parameters={"left": left.evidence_id, "right": right.evidence_id}, normalized_result=body,
+                        confidence="derived", authority="analyst-inference", limitations=lims,
+                        evidence_links=[left.evidence_id, right.evidence_id])
+
+
+def tools() -> list[ToolDef]:
+    return [ToolDef(
+        name="compare_functions", family="binary",
+        description=("Compare two analyze_function Evidence records (inline or retained): size, blocks, callees, "
+                     "strings, instruction and pseudocode digests; status unchanged, changed or unknown."),
+        input_schema={"type": "object", "properties": {"left": _REF, "right": _REF}, "required": ["left", "right"],
+                      "additionalProperties": False},
+        handler=_compare, requires_target=False,
+        examples=({"left": {"kind": "retained-evidence", "evidence_id": "ev_" + "a" * 64},
+                   "right": {"kind": "retained-evidence", "evidence_id": "ev_" + "b" * 64}},))]

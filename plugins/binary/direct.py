@@ -1,0 +1,108 @@
+"""One tool per provider operation: the inventory and function-fact tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rea_plugins.binary.schema import (
+    ADDRESS,
+    CASE,
+    DIRECTION,
+    DOCUMENT,
+    LIMIT,
+    MAX_INSTRUCTIONS,
+    MODE,
+    OFFSET,
+    PATTERN,
+    PROCEDURE,
+    check_document,
+    evidence,
+    obj,
+    params_of,
+    run,
+)
+
+from rea.catalog.tool import ToolCall, ToolDef
+from rea.evidence import Evidence
+
+FAMILY = "binary"
+
+
+def _handler(operation: str) -> Any:
+    def handle(call: ToolCall) -> Evidence:
+        check_document(call)
+        return evidence(call, run(call, operation, params_of(call.args)))
+
+    return handle
+
+
+# name: (description, properties, required, positionals, examples)
+_SPECS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], tuple[dict[str, Any], ...]]] = {
+    "list_documents": ("List the open document: name, format, architecture, SHA-256, entry, bits, endianness.",
+                       {}, (), ({},)),
+    "list_segments": ("List segments then sections with exclusive ends, permissions and file extents.",
+                      {"document": DOCUMENT}, (), ({},)),
+    "list_procedures": ("Page through procedures by address: name, size, end and kind (local, import, thunk, "
+                        "external).", {"offset": OFFSET, "limit": LIMIT, "document": DOCUMENT}, (),
+                        ({}, {"offset": 100, "limit": 50})),
+    "search_procedures": ("Find procedures whose name matches a literal substring or a regex (bounded, paged).",
+                          {"pattern": PATTERN, "mode": MODE, "case_sensitive": CASE, "offset": OFFSET,
+                           "limit": LIMIT, "document": DOCUMENT}, ("pattern",),
+                          ({"pattern": "main"}, {"pattern": "^sub_", "mode": "regex", "limit": 20})),
+    "list_strings": ("Page through strings: address, value, encoding, byte length, truncation, section; "
+                     "address selects one.", {"offset": OFFSET, "limit": LIMIT, "address": ADDRESS,
+                                              "document": DOCUMENT}, (),
+                     ({}, {"address": "0x402004"})),
+    "search_strings": ("Find strings matching a literal substring or a regex (bounded, paged).",
+                       {"pattern": PATTERN, "mode": MODE, "case_sensitive": CASE, "offset": OFFSET, "limit": LIMIT,
+                        "document": DOCUMENT}, ("pattern",),
+                       ({"pattern": "usage"}, {"pattern": "^%s", "mode": "regex", "case_sensitive": True})),
+    "list_names": ("Page through names (functions, data, imports, exports, labels); address selects one.",
+                   {"offset": OFFSET, "limit": LIMIT, "address": ADDRESS, "document": DOCUMENT}, (),
+                   ({}, {"address": "0x401136"})),
+    "address_name": ("The primary name at an address, or null.", {"address": ADDRESS, "document": DOCUMENT},
+                     ("address",), ({"address": "0x401136"},)),
+    "procedure_address": ("Resolve a procedure name or address to its canonical entry.",
+                          {"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",), ({"procedure": "main"},)),
+    "resolve_containing_procedure": ("Find the procedure containing any address, interior addresses included.",
+                                     {"address": ADDRESS, "document": DOCUMENT}, ("address",),
+                                     ({"address": "0x401140"},)),
+    "procedure_info": ("Entry, size, end, kind, section, basic-block and instruction counts, signature if known.",
+                       {"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",),
+                       ({"procedure": "main"}, {"procedure": "0x401136"})),
+    "procedure_assembly": ("Assembly listing of one procedure.",
+                           {"procedure": PROCEDURE, "max_instructions": MAX_INSTRUCTIONS, "document": DOCUMENT},
+                           ("procedure",), ({"procedure": "main"}, {"procedure": "main", "max_instructions": 50})),
+    "read_function_instructions": ("Offset-paged raw instructions of one procedure; decodes only the window.",
+                                   {"procedure": PROCEDURE, "offset": OFFSET, "limit": LIMIT, "document": DOCUMENT},
+                                   ("procedure",), ({"procedure": "main"},
+                                                    {"procedure": "main", "offset": 20, "limit": 20})),
+    "procedure_callers": ("Procedures that call this one, with call sites.",
+                          {"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",), ({"procedure": "main"},)),
+    "procedure_callees": ("Procedures this one calls (direct, import, indirect), with call sites.",
+                          {"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",), ({"procedure": "main"},)),
+    "procedure_references": ("Paged raw reference edges of one procedure, incoming or outgoing, all kinds.",
+                             {"procedure": PROCEDURE, "direction": DIRECTION, "offset": OFFSET, "limit": LIMIT,
+                              "document": DOCUMENT}, ("procedure",),
+                             ({"procedure": "main"}, {"procedure": "main", "direction": "incoming"})),
+    "xrefs": ("References to an address (call, jump, data, read, write, indirect, computed, external).",
+              {"address": ADDRESS, "document": DOCUMENT}, ("address",), ({"address": "0x402004"},)),
+    "procedure_pseudo_code": ("Decompile one procedure (provider text; never the original source).",
+                              {"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",),
+                              ({"procedure": "main"},)),
+}
+
+# Tools whose operation name differs from the tool name.
+_OPERATION = {"procedure_pseudo_code": "procedure_pseudo_code"}
+
+
+def tools() -> list[ToolDef]:
+    out = []
+    for name, (description, properties, required, examples) in _SPECS.items():
+        operation = _OPERATION.get(name, name)
+        positional = required[:1]
+        out.append(ToolDef(
+            name=name, family=FAMILY, description=description, input_schema=obj(properties, required),
+            handler=_handler(operation), requires_target=True, requires_operations=(operation,),
+            cli_positionals=positional, examples=examples))
+    return out

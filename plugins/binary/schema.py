@@ -1,0 +1,60 @@
+"""Shared input-schema pieces and helpers of the binary tool family."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rea.catalog.tool import ToolCall
+from rea.errors import invalid_request, issue
+from rea.evidence import Evidence
+from rea.providers import OperationResult
+
+ADDRESS_PATTERN = "^0x[0-9a-fA-F]{1,16}$"
+
+
+def prop(kind: str, description: str, examples: list[Any], **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": kind, "description": description, "examples": examples}
+    out.update(extra)
+    return out
+
+
+PROCEDURE = prop("string", "Procedure: exact symbol name or entry address as 0x hex.", ["main", "0x401136"],
+                 minLength=1, maxLength=4096)
+ADDRESS = prop("string", "A default-space address as 0x-prefixed hex.", ["0x401136"], pattern=ADDRESS_PATTERN)
+OFFSET = prop("integer", "First item of the page (stable across calls).", [0], minimum=0, default=0)
+LIMIT = prop("integer", "Page size (1-1000).", [100], minimum=1, maximum=1000, default=100)
+DOCUMENT = prop("string", "Document name; must name the open document when given.", ["ls"], minLength=1)
+PATTERN = prop("string", "Text to find (literal substring, or a regular expression with mode=regex).",
+               ["main", "^sub_"], minLength=1, maxLength=1024)
+MODE = prop("string", "literal (default) or regex.", ["literal", "regex"], enum=["literal", "regex"])
+CASE = prop("boolean", "Match case exactly (default false).", [False])
+DIRECTION = prop("string", "incoming or outgoing (default outgoing).", ["outgoing", "incoming"],
+                 enum=["incoming", "outgoing"])
+MAX_INSTRUCTIONS = prop("integer", "Cap on returned instructions.", [200], minimum=1, maximum=20000)
+
+
+def obj(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+
+
+def check_document(call: ToolCall) -> None:
+    """``document`` is accepted for REA compatibility; it must name the open document."""
+    doc = call.args.get("document")
+    if doc is None:
+        return
+    target = call.session.require_target()
+    if doc not in (target.name, target.path, target.resolved_path):
+        raise invalid_request(f"document {doc!r} is not open (the open document is {target.name!r})",
+                              [issue("document", "invalid_value", f"expected {target.name!r}")])
+
+
+def params_of(args: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in args.items() if k != "document"}
+
+
+def run(call: ToolCall, operation: str, params: dict[str, Any]) -> OperationResult:
+    return call.session.execute(operation, params, call.ctx)
+
+
+def evidence(call: ToolCall, result: OperationResult, links: list[str] | None = None) -> Evidence:
+    return call.session.evidence(call.tool.name, dict(call.args), result, links=links)

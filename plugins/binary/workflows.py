@@ -1,0 +1,392 @@
+"""Composed workflows over provider operations: overview, dossier, call graph, feature tracing."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from rea_plugins.binary.schema import (
+    ADDRESS,
+    CASE,
+    DOCUMENT,
+    MAX_INSTRUCTIONS,
+    PROCEDURE,
+    check_document,
+    evidence,
+    obj,
+    prop,
+    run,
+)
+
+from rea.catalog.tool import ToolCall, ToolDef
+from rea.errors import ReaError, invalid_request, issue
+from rea.evidence import Evidence
+from rea.providers import OperationResult
+
+FAMILY = "binary"
+PAGE = 1000
+MAX_REFERENCED = 64
+
+
+def _all_pages(call: ToolCall, operation: str, key: str, params: dict[str, Any], cap: int) -> list[dict[str, Any]]:
+    """Every item of a paged operation, up to ``cap`` (beyond it: resource_constraint)."""
+    items: list[dict[str, Any]] = []
+    offset = 0
+    while True:
+        call.ctx.check(operation)
+        body = run(call, operation, {**params, "offset": offset, "limit": PAGE}).normalized
+        items.extend(body[key])
+        if len(items) > cap:
+            raise ReaError("resource_constraint", f"{operation} has more than {cap} items for this workflow",
+                           details={"resource": key, "limit": cap})
+        if body["next_offset"] is None:
+            return items
+        offset = body["next_offset"]
+
+
+def _limitations(*results: OperationResult) -> list[str]:
+    seen: dict[str, None] = {}
+    for r in results:
+        for lim in r.limitations:
+            seen.setdefault(lim, None)
+    return list(seen)
+
+
+# -- binary_overview ---------------------------------------------------------------------------
+
+def _overview(call: ToolCall) -> Evidence:
+    check_document(call)
+    limit = call.args.get("limit", 20)
+    detailed = call.args.get("detail", "concise") == "detailed"
+    call.ctx.progress("overview: reading document and segments")
+    docs = run(call, "list_documents", {})
+    segs = run(call, "list_segments", {})
+    call.ctx.progress("overview: counting procedures")
+    procs = run(call, "list_procedures", {"offset": 0, "limit": limit})
+    call.ctx.progress("overview: counting strings")
+    strings = run(call, "list_strings", {"offset": 0, "limit": min(1000, max(limit * 5, 100))})
+    results = [docs, segs, procs, strings]
+    doc = docs.normalized["documents"][0]
+    segments = segs.normalized["segments"]
+    body: dict[str, Any] = {
+        "document": doc, "format": doc["format"], "architecture": doc["architecture"], "entry": doc["entry"],
+        "segments": segments if detailed else segments[:limit],
+        "counts": {"procedures": procs.normalized["total"], "strings": strings.normalized["total"],
+                   "segments": sum(1 for s in segments if s["kind"] == "segment"),
+                   "sections": sum(1 for s in segments if s["kind"] == "section")},
+        "procedures_sample": procs.normalized["procedures"],
+        "notable_strings": [s for s in strings.normalized["strings"] if len(s["value"]) >= 6][:limit],
+    }
+    if call.session.supports("list_names"):
+        call.ctx.progress("overview: reading names")
+        names = run(call, "list_names", {"offset": 0, "limit": PAGE})
+        results.append(names)
+        listed = names.normalized["names"]
+        body["counts"]["names"] = names.normalized["total"]
+        body["notable_imports"] = [n["name"] for n in listed if n["kind"] == "import"][:limit]
+        body["notable_exports"] = [n["name"] for n in listed if n["kind"] == "export"][:limit]
+        if names.normalized["next_offset"] is not None:
+            body["names_sampled"] = True
+    call.ctx.finish("overview: done")
+    return evidence(call, OperationResult(normalized=body, limitations=_limitations(*results)))
+
+
+# -- analyze_function --------------------------------------------------------------------------
+
+def _unavailable(call: ToolCall, operation: str) -> dict[str, Any]:
+    others = sorted(pid for pid, p in call.session.registry.providers.items() if operation in p.descriptor.operations)
+    provider = call.session.provider.descriptor.id if call.session.provider else None
+    return {"status": "unavailable", "reason": f"provider {provider} does not offer {operation}",
+            "remediation": (f"Reopen the target with provider_id one of: {', '.join(others)}." if others
+                            else "No registered provider offers this.")}
+
+
+def dossier(call: ToolCall, procedure: str, *, include_assembly: bool = True, max_instructions: int = 2000,
+            max_pseudocode_chars: int = 20000) -> tuple[dict[str, Any], list[str]]:
+    """The analyze_function body for one procedure, and its limitations."""
+    sel = {"procedure": procedure}
+    info = run(call, "procedure_info", sel)
+    results = [info]
+    body: dict[str, Any] = {"procedure": info.normalized}
+    call.ctx.progress("analyze_function: blocks")
+    if call.session.supports("procedure_blocks"):
+        blocks = run(call, "procedure_blocks", sel)
+        results.append(blocks)
+        body["basic_blocks"] = blocks.normalized["blocks"]
+        body["cfg_edges"] = blocks.normalized["edges"]
+    else:
+        body["basic_blocks"] = _unavailable(call, "procedure_blocks")
+    call.ctx.progress("analyze_function: callers and callees")
+    callers = run(call, "procedure_callers", sel)
+    callees = run(call, "procedure_callees", sel)
+    results += [callers, callees]
+    body["callers"] = callers.normalized["callers"]
+    body["callees"] = callees.normalized["callees"]
+    refs: list[dict[str, Any]] = []
+    offset: int | None = 0
+    while offset is not None:
+        page = run(call, "procedure_references", {**sel, "direction": "outgoing", "offset": offset, "limit": PAGE})
+        refs.extend(page.normalized["references"])
+        offset = page.normalized["next_offset"]
+    body["references"] = refs
+    strings: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+    targets = sorted({r["to"] for r in refs if r["to"] is not None and r["kind"] in ("data", "read")})
+    for addr in targets[:MAX_REFERENCED]:
+        call.ctx.check("referenced strings")
+        found = run(call, "list_strings", {"address": addr, "offset": 0, "limit": 10}).normalized["strings"]
+        strings.extend(found)
+    for r in refs:
+        if r.get("to_name") and r["to"] is not None:
+            names.setdefault(r["to"], r["to_name"])
+    body["referenced_strings"] = strings
+    body["referenced_names"] = [{"address": a, "name": n} for a, n in sorted(names.items())]
+    if include_assembly:
+        asm = run(call, "procedure_assembly", {**sel, "max_instructions": max_instructions})
+        body["assembly"] = asm.normalized
+        results.append(asm)
+    if call.session.supports("procedure_pseudo_code"):
+        call.ctx.progress("analyze_function: pseudocode")
+        try:
+            pc = run(call, "procedure_pseudo_code", sel).normalized
+            text = pc.get("text", "")
+            pc = {**pc, "status": "ok", "text": text[:max_pseudocode_chars],
+                  "truncated": len(text) > max_pseudocode_chars}
+            body["pseudocode"] = pc
+        except ReaError as exc:
+            if exc.code in ("cancelled",):
+                raise
+            body["pseudocode"] = {"status": "error", "error": exc.projection_dict()}
+    else:
+        body["pseudocode"] = _unavailable(call, "procedure_pseudo_code")
+    return body, _limitations(*results)
+
+
+def _analyze_function(call: ToolCall) -> Evidence:
+    check_document(call)
+    body, lims = dossier(call, call.args["procedure"], include_assembly=call.args.get("include_assembly", True),
+                         max_instructions=call.args.get("max_instructions", 2000),
+                         max_pseudocode_chars=call.args.get("max_pseudocode_chars", 20000))
+    call.ctx.finish("analyze_function: done")
+    return evidence(call, OperationResult(normalized=body, limitations=lims))
+
+
+# -- batch_decompile ---------------------------------------------------------------------------
+
+def _batch_decompile(call: ToolCall) -> Evidence:
+    items = []
+    for i, sel in enumerate(call.args["addresses"]):
+        call.ctx.check("batch_decompile")
+        call.ctx.progress(f"batch_decompile: {i} of {len(call.args['addresses'])} done")
+        try:
+            out = run(call, "procedure_pseudo_code", {"procedure": sel}).normalized
+            items.append({"procedure": sel, "status": "ok", "result": out})
+        except ReaError as exc:
+            if exc.code == "cancelled":
+                raise
+            items.append({"procedure": sel, "status": "error", "error": exc.projection_dict()})
+    ok = sum(1 for x in items if x["status"] == "ok")
+    return evidence(call, OperationResult(normalized={"items": items, "ok": ok, "failed": len(items) - ok}))
+
+
+# -- get_call_graph ----------------------------------------------------------------------------
+
+def _call_graph(call: ToolCall) -> Evidence:
+    depth = call.args.get("depth", 2)
+    max_nodes = call.args.get("max_nodes", 200)
+    direction = call.args.get("direction", "forward")
+    root = run(call, "procedure_address", {"procedure": call.args["address"]}).normalized
+    nodes: dict[str, dict[str, Any]] = {root["address"]: {"address": root["address"], "name": root["name"],
+                                                           "depth": 0}}
+    edges: list[dict[str, Any]] = []
+    unresolved = 0
+    truncated = False
+    queue: deque[tuple[str, int]] = deque([(root["address"], 0)])
+    while queue:
+        addr, level = queue.popleft()
+        if level >= depth:
+            continue
+        call.ctx.check("call graph")
+        call.ctx.progress(f"call graph: {len(nodes)} nodes")
+        if direction == "forward":
+            items = run(call, "procedure_callees", {"procedure": addr}).normalized["callees"]
+        else:
+            items = run(call, "procedure_callers", {"procedure": addr}).normalized["callers"]
+        for item in items:
+            other = item.get("address")
+            if other is None:
+                unresolved += len(item.get("call_sites", []))
+                continue
+            src, dst = (addr, other) if direction == "forward" else (other, addr)
+            edges.append({"from": src, "to": dst, "call_sites": item.get("call_sites", []),
+                          "kind": item.get("kind", "direct")})
+            if other not in nodes:
+                if len(nodes) >= max_nodes:
+                    truncated = True
+                    continue
+                nodes[other] = {"address": other, "name": item.get("name"), "depth": level + 1}
+                if item.get("kind", "direct") == "direct":
+                    queue.append((other, level + 1))
+    body = {"root": {"address": root["address"], "name": root["name"]}, "direction": direction, "depth": depth,
+            "nodes": sorted(nodes.values(), key=lambda n: (n["depth"], n["address"])), "edges": edges,
+            "unresolved_call_sites": unresolved, "truncated": truncated, "max_nodes": max_nodes}
+    lims = [f"graph stopped at max_nodes={max_nodes}; raise it or lower depth"] if truncated else []
+    return evidence(call, OperationResult(normalized=body, limitations=lims))
+
+
+# -- find_xrefs_to_name ------------------------------------------------------------------------
+
+def _find_name(call: ToolCall, name: str) -> list[dict[str, Any]]:
+    hits: list[dict[str, Any]] = []
+    offset: int | None = 0
+    while offset is not None:
+        call.ctx.check("find name")
+        body = run(call, "list_names", {"offset": offset, "limit": PAGE}).normalized
+        hits.extend(n for n in body["names"] if n["name"] == name and n["address"] is not None)
+        offset = body["next_offset"]
+    return hits
+
+
+def _find_xrefs_to_name(call: ToolCall) -> Evidence:
+    name = call.args["name"]
+    hits = _find_name(call, name)
+    if not hits and call.session.supports("procedure_address"):
+        try:
+            p = run(call, "procedure_address", {"procedure": name}).normalized
+            hits = [{"address": p["address"], "name": p["name"], "kind": "function", "external": False}]
+        except ReaError as exc:
+            if exc.code != "invalid_request":
+                raise
+    if not hits:
+        raise invalid_request(f"no name {name!r} in this binary", [issue("name", "invalid_value", "unknown name")])
+    out = []
+    for h in hits:
+        refs = run(call, "xrefs", {"address": h["address"]}).normalized["references"]
+        out.append({**h, "references": refs})
+    return evidence(call, OperationResult(normalized={"name": name, "matches": out}))
+
+
+# -- trace_feature -----------------------------------------------------------------------------
+
+def _trace_feature(call: ToolCall) -> Evidence:
+    query = call.args["query"]
+    limit = call.args.get("limit", 20)
+    max_depth = call.args.get("max_depth", 2)
+    case = call.args.get("case_sensitive", False)
+    search = {"pattern": query, "mode": "literal", "case_sensitive": case, "offset": 0, "limit": limit}
+    call.ctx.progress("trace_feature: searching strings")
+    sres = run(call, "search_strings", search).normalized
+    pres = run(call, "search_procedures", search).normalized
+    users: dict[str, dict[str, Any]] = {}
+    strings = []
+    for s in sres["strings"]:
+        call.ctx.check("trace_feature")
+        refs = run(call, "xrefs", {"address": s["address"]}).normalized["references"]
+        procs = sorted({r["from_procedure"] for r in refs if r["from_procedure"]})
+        strings.append({**s, "referenced_from": [{"from": r["from"], "procedure": r["from_procedure"]}
+                                                 for r in refs]})
+        for p in procs:
+            users.setdefault(p, {"address": p, "via": []})["via"].append({"string": s["address"]})
+    for p in pres["procedures"]:
+        users.setdefault(p["address"], {"address": p["address"], "via": []})["via"].append({"name": p["name"]})
+    paths = []
+    budget = 200
+    for addr in sorted(users)[:limit]:
+        info = run(call, "procedure_address", {"procedure": addr}).normalized
+        users[addr]["name"] = info["name"]
+        frontier = [[{"address": addr, "name": info["name"]}]]
+        for _ in range(max_depth):
+            nxt = []
+            for path in frontier:
+                if budget <= 0:
+                    break
+                budget -= 1
+                callers = run(call, "procedure_callers", {"procedure": path[0]["address"]}).normalized["callers"]
+                for c in callers:
+                    if all(c["address"] != n["address"] for n in path):
+                        nxt.append([{"address": c["address"], "name": c["name"]}, *path])
+            if not nxt:
+                break
+            frontier = nxt[:limit]
+        paths.extend(frontier[:limit])
+    body = {"query": query, "strings": strings, "procedures": [users[a] for a in sorted(users)][:limit],
+            "call_paths": [p for p in paths if len(p) > 1][:limit * 4],
+            "truncated": sres["next_offset"] is not None or pres["next_offset"] is not None or budget <= 0,
+            "limits": {"limit": limit, "max_depth": max_depth}}
+    call.ctx.finish("trace_feature: done")
+    return evidence(call, OperationResult(normalized=body, confidence="derived"))
+
+
+OVERVIEW_OPS = ("list_documents", "list_segments", "list_procedures", "list_strings")
+DOSSIER_OPS = ("procedure_info", "procedure_callers", "procedure_callees", "procedure_references",
+               "procedure_assembly", "list_strings")
+
+
+def tools() -> list[ToolDef]:
+    return [
+        ToolDef(name="binary_overview", family=FAMILY,
+                description=("First call after open: format, architecture, entry, segments, exact procedure and "
+                             "string counts, notable imports, exports and strings."),
+                input_schema=obj({"detail": prop("string", "concise (default) or detailed.", ["concise"],
+                                                 enum=["concise", "detailed"]),
+                                  "limit": prop("integer", "How many samples of each kind.", [20], minimum=1,
+                                                maximum=200),
+                                  "document": DOCUMENT}),
+                handler=_overview, requires_target=True, requires_operations=OVERVIEW_OPS,
+                examples=({}, {"detail": "detailed", "limit": 50})),
+        ToolDef(name="analyze_function", family=FAMILY,
+                description=("Function dossier: info, basic blocks and CFG, callers, callees, references, "
+                             "referenced strings and names, assembly, and pseudocode where the provider has it."),
+                input_schema=obj({"procedure": PROCEDURE,
+                                  "include_assembly": prop("boolean", "Include the assembly listing.", [True]),
+                                  "max_instructions": MAX_INSTRUCTIONS,
+                                  "max_pseudocode_chars": prop("integer", "Cap on pseudocode characters.", [20000],
+                                                               minimum=1, maximum=1_000_000),
+                                  "document": DOCUMENT}, ("procedure",)),
+                handler=_analyze_function, requires_target=True, requires_operations=DOSSIER_OPS,
+                cli_positionals=("procedure",),
+                examples=({"procedure": "main"}, {"procedure": "0x401136", "include_assembly": False})),
+        ToolDef(name="batch_decompile", family=FAMILY,
+                description="Decompile up to 20 procedures; each item reports ok with pseudocode or its error.",
+                input_schema=obj({"addresses": {"type": "array", "description": "Procedure names or addresses.",
+                                                "items": {"type": "string", "minLength": 1}, "minItems": 1,
+                                                "maxItems": 20, "examples": [["main", "0x401136"]]}},
+                                 ("addresses",)),
+                handler=_batch_decompile, requires_target=True, requires_operations=("procedure_pseudo_code",),
+                examples=({"addresses": ["main"]}, {"addresses": ["main", "0x401136"]})),
+        ToolDef(name="get_call_graph", family=FAMILY,
+                description="Bounded caller or callee graph from one procedure (depth at most 5).",
+                input_schema=obj({"address": PROCEDURE,
+                                  "depth": prop("integer", "Levels to follow (1-5).", [2], minimum=1, maximum=5),
+                                  "direction": prop("string", "forward (callees) or backward (callers).",
+                                                    ["forward"], enum=["forward", "backward"]),
+                                  "max_nodes": prop("integer", "Node budget (1-1000).", [200], minimum=1,
+                                                    maximum=1000)}, ("address",)),
+                handler=_call_graph, requires_target=True,
+                requires_operations=("procedure_address", "procedure_callees", "procedure_callers"),
+                cli_positionals=("address",),
+                examples=({"address": "main"}, {"address": "main", "depth": 3, "direction": "backward"})),
+        ToolDef(name="find_xrefs_to_name", family=FAMILY,
+                description="Exact name to its addresses and every reference to them.",
+                input_schema=obj({"name": prop("string", "Exact symbol or import name.", ["puts"], minLength=1)},
+                                 ("name",)),
+                handler=_find_xrefs_to_name, requires_target=True, requires_operations=("list_names", "xrefs"),
+                cli_positionals=("name",), examples=({"name": "puts"}, {"name": "main"})),
+        ToolDef(name="trace_feature", family=FAMILY,
+                description=("From a string or name to the procedures that use it and their caller paths "
+                             "(bounded)."),
+                input_schema=obj({"query": prop("string", "Literal text of a string or a name.", ["usage"],
+                                                minLength=1, maxLength=1024),
+                                  "case_sensitive": CASE,
+                                  "limit": prop("integer", "Matches to follow (1-100).", [20], minimum=1,
+                                                maximum=100),
+                                  "max_depth": prop("integer", "Caller levels to walk (0-4).", [2], minimum=0,
+                                                    maximum=4)}, ("query",)),
+                handler=_trace_feature, requires_target=True,
+                requires_operations=("search_strings", "search_procedures", "xrefs", "procedure_callers",
+                                     "procedure_address"),
+                cli_positionals=("query",), examples=({"query": "usage"}, {"query": "main", "max_depth": 1})),
+    ]
+
+
+__all__ = ["ADDRESS", "dossier", "tools"]

@@ -1,0 +1,380 @@
+"""LIEF to Model: runs inside the parse worker, never in the server process."""
+
+from __future__ import annotations
+
+import platform
+from typing import Any
+
+from rea_plugins.native.model import Import, Model, Region, Symbol, WorkerRequest
+
+
+class ExtractError(Exception):
+    """A typed failure the worker reports back (code from rea.errors.CODES)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _lief() -> Any:
+    import lief
+
+    lief.logging.disable()
+    return lief
+
+
+def host_arch() -> str | None:
+    machine = platform.machine().lower()
+    return {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}.get(machine)
+
+
+def extract(req: WorkerRequest) -> Model:
+    """Parse ``req.path`` with LIEF and flatten what the provider needs."""
+    lief = _lief()
+    path = req.path
+    if lief.is_elf(path):
+        binary = lief.ELF.parse(path)
+        if binary is None:
+            raise ExtractError("unsupported_target", "LIEF could not parse this ELF file (malformed headers)")
+        return _elf(lief, binary, req)
+    if lief.is_pe(path):
+        cfg = lief.PE.ParserConfig()
+        cfg.parse_exceptions = True
+        cfg.parse_rsrc = False
+        cfg.parse_signature = False
+        binary = lief.PE.parse(path, cfg)
+        if binary is None:
+            raise ExtractError("unsupported_target", "LIEF could not parse this PE file (malformed headers)")
+        return _pe(lief, binary, req)
+    if lief.is_macho(path):
+        fat = lief.MachO.parse(path)
+        if fat is None or fat.size == 0:
+            raise ExtractError("unsupported_target", "LIEF could not parse this Mach-O file (malformed headers)")
+        return _macho(lief, fat, req)
+    raise ExtractError("unsupported_target", "not an ELF, PE or Mach-O binary")
+
+
+def _check_counts(req: WorkerRequest, sections: int, symbols: int) -> None:
+    if sections > req.max_sections:
+        raise ExtractError("resource_constraint",
+                           f"{sections} sections exceed the native provider's limit of {req.max_sections}")
+    if symbols > req.max_symbols:
+        raise ExtractError("resource_constraint",
+                           f"{symbols} symbols exceed the native provider's limit of {req.max_symbols}")
+
+
+def _perms(r: bool, w: bool, x: bool) -> str:
+    return ("r" if r else "-") + ("w" if w else "-") + ("x" if x else "-")
+
+
+# -- ELF ---------------------------------------------------------------------------------------
+
+_ELF_ARCH = {"X86_64": ("x86_64", 64), "I386": ("x86", 32), "ARM": ("arm", 32), "AARCH64": ("arm64", 64)}
+
+
+def _enum_name(value: Any) -> str:
+    return str(getattr(value, "name", value)).split(".")[-1]
+
+
+def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
+    machine = _enum_name(b.header.machine_type)
+    if machine not in _ELF_ARCH:
+        raise ExtractError("unsupported_target", f"ELF machine {machine} is not supported by the native provider")
+    arch, bits = _ELF_ARCH[machine]
+    sections_raw = list(b.sections)
+    _check_counts(req, len(sections_raw), 0)
+    limitations: list[str] = []
+    segments: list[Region] = []
+    for i, seg in enumerate(b.segments):
+        if _enum_name(seg.type) != "LOAD":
+            continue
+        flags = int(seg.flags)
+        segments.append(Region(name=f"LOAD{i}", start=seg.virtual_address, size=seg.virtual_size,
+                               perms=_perms(bool(flags & 4), bool(flags & 2), bool(flags & 1)),
+                               file_offset=seg.file_offset, file_size=seg.physical_size, kind="segment"))
+    sections: list[Region] = []
+    for s in sections_raw:
+        flags = int(s.flags)
+        if not flags & 0x2 or s.virtual_address == 0:  # SHF_ALLOC
+            continue
+        nobits = _enum_name(s.type) == "NOBITS"
+        sections.append(Region(name=s.name, start=s.virtual_address, size=s.size,
+                               perms=_perms(True, bool(flags & 0x1), bool(flags & 0x4)),
+                               file_offset=s.offset, file_size=0 if nobits else s.size, kind="section"))
+    dynsyms = list(b.dynamic_symbols)
+    symtab = list(b.symtab_symbols)
+    _check_counts(req, len(sections_raw), len(dynsyms) + len(symtab))
+    thumb = arch == "arm"
+    by_key: dict[tuple[str, int], Symbol] = {}
+    for source, table in (("symtab", symtab), ("dynsym", dynsyms)):
+        for s in table:
+            name = s.name
+            stype = _enum_name(s.type)
+            if not name or stype in ("SECTION", "FILE", "TLS") or s.shndx == 0:
+                continue  # shndx 0: undefined, an import
+            addr = int(s.value)
+            if thumb and stype == "FUNC":
+                addr &= ~1
+            if addr == 0:
+                continue
+            kind = {"FUNC": "function", "GNU_IFUNC": "function", "OBJECT": "data"}.get(stype, "label")
+            exported = source == "dynsym" and _enum_name(s.binding) in ("GLOBAL", "WEAK")
+            key = (name, addr)
+            prev = by_key.get(key)
+            if prev is not None:
+                if exported and not prev.exported:
+                    by_key[key] = Symbol(name=name, address=addr, size=prev.size or int(s.size), kind=prev.kind,
+                                         exported=True, source=prev.source)
+                continue
+            by_key[key] = Symbol(name=name, address=addr, size=int(s.size), kind=kind, exported=exported,
+                                 source=source)
+    symbols = list(by_key.values())
+    imports: list[Import] = []
+    slots: dict[str, int] = {}
+    for r in list(b.pltgot_relocations) + list(b.dynamic_relocations):
+        if r.has_symbol and r.symbol.name and r.symbol.shndx == 0:
+            slots.setdefault(r.symbol.name, int(r.address))
+    seen_imports: set[str] = set()
+    for s in dynsyms:
+        if s.shndx == 0 and s.name and s.name not in seen_imports:
+            seen_imports.add(s.name)
+            imports.append(Import(name=s.name, library=None, slot=slots.get(s.name)))
+    unwind = [(int(f.address), int(f.address) + int(f.size)) for f in b.functions if f.address]
+    linkage: dict[str, Any] = {"interpreter": b.interpreter if b.has_interpreter else None,
+                               "needed": [], "rpath": [], "runpath": []}
+    bind_now = False
+    for d in b.dynamic_entries:
+        tag = _enum_name(d.tag)
+        if tag == "NEEDED":
+            linkage["needed"].append(d.name)
+        elif tag in ("RPATH", "RUNPATH"):
+            linkage["rpath" if tag == "RPATH" else "runpath"].extend(list(d.paths))
+        elif tag == "BIND_NOW" or (tag == "FLAGS" and int(d.value) & 0x8) or (tag == "FLAGS_1" and int(d.value) & 0x1):
+            bind_now = True
+    phdr_types = {_enum_name(s.type): s for s in b.segments}
+    stack = phdr_types.get("GNU_STACK")
+    import_names = {i.name for i in imports}
+    all_names = import_names | {s.name for s in symbols}
+    mitigations: dict[str, Any] = {
+        "nx": (not bool(int(stack.flags) & 1)) if stack is not None else False,
+        "pie": _enum_name(b.header.file_type) == "DYN" and b.has_interpreter,
+        "relro": ("full" if bind_now else "partial") if "GNU_RELRO" in phdr_types else "none",
+        "canary": bool({"__stack_chk_fail", "__stack_chk_guard", "__stack_chk_fail_local"} & all_names),
+        "fortify": any(n.startswith("__") and n.endswith("_chk") and n != "__stack_chk_fail" for n in import_names),
+        "cet_ibt": "unknown", "cet_shstk": "unknown", "bti": "unknown",
+    }
+    _gnu_properties(lief, b, arch, mitigations)
+    if thumb:
+        limitations.append("ARM (32-bit) code is decoded in ARM mode; Thumb functions are listed but decoded as ARM.")
+    if machine == "I386" or arch == "arm":
+        limitations.append("32-bit PLT stubs are resolved only when they use absolute GOT addressing.")
+    entry = int(b.entrypoint) or None
+    if thumb and entry:
+        entry &= ~1
+    return Model(format="elf", arch=arch, bits=bits, endianness="little" if _enum_name(b.header.identity_data)
+                 in ("LSB", "ELFDATA2LSB") else "big", entry=entry, image_base=int(b.imagebase), file_base=0,
+                 slices=[], slice_arch=None, segments=segments, sections=sections, symbols=symbols,
+                 imports=imports, unwind=unwind, linkage=linkage, mitigations=mitigations,
+                 limitations=limitations)
+
+
+def _gnu_properties(lief: Any, b: Any, arch: str, mitigations: dict[str, Any]) -> None:
+    found = False
+    for note in b.notes:
+        if not isinstance(note, lief.ELF.NoteGnuProperty):
+            continue
+        for prop in note.properties:
+            if isinstance(prop, lief.ELF.X86Features):
+                found = True
+                feats = {_enum_name(f) for _, f in prop.features}
+                mitigations["cet_ibt"] = "IBT" in feats
+                mitigations["cet_shstk"] = "SHSTK" in feats
+            elif isinstance(prop, lief.ELF.AArch64Feature):
+                found = True
+                mitigations["bti"] = any(_enum_name(f) == "BTI" for f in prop.features)
+    if arch in ("x86_64", "x86") and not found:
+        mitigations["cet_ibt"] = False
+        mitigations["cet_shstk"] = False
+    if arch == "arm64" and mitigations["bti"] == "unknown":
+        mitigations["bti"] = False
+
+
+# -- PE ----------------------------------------------------------------------------------------
+
+_PE_ARCH = {"AMD64": ("x86_64", 64), "I386": ("x86", 32), "ARM64": ("arm64", 64), "ARMNT": ("arm", 32),
+            "ARM": ("arm", 32), "THUMB": ("arm", 32)}
+
+
+def _pe(lief: Any, b: Any, req: WorkerRequest) -> Model:
+    machine = _enum_name(b.header.machine)
+    if machine not in _PE_ARCH:
+        raise ExtractError("unsupported_target", f"PE machine {machine} is not supported by the native provider")
+    arch, bits = _PE_ARCH[machine]
+    base = int(b.optional_header.imagebase)
+    raw_sections = list(b.sections)
+    _check_counts(req, len(raw_sections), 0)
+    sections: list[Region] = []
+    for s in raw_sections:
+        ch = int(s.characteristics)
+        vsize = int(s.virtual_size) or int(s.sizeof_raw_data)
+        sections.append(Region(name=s.name, start=base + int(s.virtual_address), size=vsize,
+                               perms=_perms(bool(ch & 0x40000000), bool(ch & 0x80000000), bool(ch & 0x20000000)),
+                               file_offset=int(s.pointerto_raw_data),
+                               file_size=min(int(s.sizeof_raw_data), vsize), kind="section"))
+    symbols: list[Symbol] = []
+    seen: set[tuple[str, int]] = set()
+    coff = list(b.symbols)
+    _check_counts(req, len(raw_sections), len(coff))
+    for s in coff:
+        idx = int(s.section_idx)
+        name = s.name
+        if idx <= 0 or idx > len(raw_sections) or not name or name.startswith(".") or name.startswith("__imp_"):
+            continue
+        addr = base + int(raw_sections[idx - 1].virtual_address) + int(s.value)
+        is_func = _enum_name(s.complex_type) == "FUNCTION"
+        key = (name, addr)
+        if key in seen:
+            continue
+        seen.add(key)
+        symbols.append(Symbol(name=name, address=addr, size=0, kind="function" if is_func else "label",
+                              source="coff"))
+    if b.has_exports:
+        for e in b.get_export().entries:
+            if not e.name or getattr(e, "is_extern", False):
+                continue
+            addr = base + int(e.address)
+            key = (e.name, addr)
+            if key in seen:
+                symbols = [x if (x.name, x.address) != key else Symbol(
+                    name=x.name, address=x.address, size=x.size, kind=x.kind, exported=True, source=x.source)
+                    for x in symbols]
+                continue
+            seen.add(key)
+            symbols.append(Symbol(name=e.name, address=addr, size=0, kind="label", exported=True, source="export"))
+    imports: list[Import] = []
+    for imp in b.imports:
+        for e in imp.entries:
+            name = e.name if not e.is_ordinal else f"{imp.name}#{e.ordinal}"
+            if not name:
+                continue
+            imports.append(Import(name=name, library=imp.name, slot=base + int(e.iat_address)))
+    unwind = [(base + int(e.rva_start), base + int(e.rva_end)) for e in b.exceptions]
+    dllc = int(b.optional_header.dll_characteristics)
+    import_names = {i.name for i in imports}
+    names = import_names | {s.name for s in symbols}
+    mitigations: dict[str, Any] = {
+        "nx": bool(dllc & 0x100),
+        "pie": bool(dllc & 0x40),
+        "relro": "unknown",
+        "canary": bool({"__security_cookie", "__stack_chk_fail", "__security_check_cookie"} & names),
+        "fortify": any(n.startswith("__") and n.endswith("_chk") and n != "__stack_chk_fail" for n in import_names),
+        "cet_ibt": "unknown", "cet_shstk": "unknown", "bti": "unknown",
+        "cfg": bool(dllc & 0x4000),
+        "high_entropy_va": bool(dllc & 0x20),
+    }
+    linkage = {"interpreter": None, "needed": [imp.name for imp in b.imports], "rpath": [], "runpath": []}
+    is_dll = any(_enum_name(c) == "DLL" for c in b.header.characteristics_list)
+    entry_rva = int(b.optional_header.addressof_entrypoint)
+    return Model(format="pe", arch=arch, bits=bits, endianness="little",
+                 entry=(base + entry_rva) if entry_rva else None, image_base=base, file_base=0, slices=[],
+                 slice_arch=None, segments=[], sections=sections, symbols=symbols, imports=imports,
+                 unwind=unwind, linkage=linkage | {"dll": is_dll}, mitigations=mitigations, limitations=[])
+
+
+# -- Mach-O ------------------------------------------------------------------------------------
+
+_MACHO_ARCH = {"X86_64": ("x86_64", 64), "x86": ("x86", 32), "X86": ("x86", 32), "ARM64": ("arm64", 64),
+               "ARM": ("arm", 32)}
+
+
+def _macho(lief: Any, fat: Any, req: WorkerRequest) -> Model:
+    slices = []
+    for i in range(fat.size):
+        cpu = _enum_name(fat.at(i).header.cpu_type)
+        slices.append(_MACHO_ARCH.get(cpu, ("unknown", 0))[0])
+    prefer = req.prefer_arch or host_arch()
+    index = slices.index(prefer) if prefer in slices else 0
+    b = fat.at(index)
+    cpu = _enum_name(b.header.cpu_type)
+    if cpu not in _MACHO_ARCH:
+        raise ExtractError("unsupported_target", f"Mach-O CPU {cpu} is not supported by the native provider")
+    arch, bits = _MACHO_ARCH[cpu]
+    file_base = int(getattr(b, "fat_offset", 0) or 0) if fat.size > 1 else 0
+    limitations: list[str] = []
+    if fat.size > 1:
+        limitations.append(f"universal binary: analysed slice {index} ({arch}) of {', '.join(slices)}")
+    raw_sections = list(b.sections)
+    _check_counts(req, len(raw_sections), 0)
+    segments: list[Region] = []
+    seg_perm: dict[str, str] = {}
+    for seg in b.segments:
+        prot = int(seg.init_protection)
+        perms = _perms(bool(prot & 1), bool(prot & 2), bool(prot & 4))
+        seg_perm[seg.name] = perms
+        if seg.virtual_size == 0:
+            continue
+        segments.append(Region(name=seg.name, start=int(seg.virtual_address), size=int(seg.virtual_size),
+                               perms=perms, file_offset=file_base + int(seg.file_offset),
+                               file_size=int(seg.file_size), kind="segment"))
+    sections: list[Region] = []
+    for s in raw_sections:
+        zerofill = _enum_name(s.type) in ("ZEROFILL", "GB_ZEROFILL", "THREAD_LOCAL_ZEROFILL")
+        perms = seg_perm.get(s.segment_name, "r--")
+        # Only sections holding instructions are code, whatever their segment allows.
+        has_code = bool(int(s.flags) & 0x80000400)
+        perms = perms[:2] + ("x" if has_code and "x" in perms else "-")
+        sections.append(Region(name=f"{s.segment_name},{s.name}", start=int(s.virtual_address), size=int(s.size),
+                               perms=perms, file_offset=file_base + int(s.offset),
+                               file_size=0 if zerofill else int(s.size), kind="section"))
+    raw_symbols = list(b.symbols)
+    _check_counts(req, len(raw_sections), len(raw_symbols))
+    exec_ranges = [(r.start, r.end) for r in sections if r.executable]
+    symbols: list[Symbol] = []
+    imports: list[Import] = []
+    seen: set[tuple[str, int]] = set()
+    for s in raw_symbols:
+        cat = _enum_name(s.category)
+        if not s.name or cat == "UNDEFINED" or s.numberof_sections == 0 or _enum_name(s.type) != "SECTION":
+            continue
+        addr = int(s.value)
+        key = (s.name, addr)
+        if key in seen:
+            continue
+        seen.add(key)
+        in_code = any(a <= addr < e for a, e in exec_ranges)
+        symbols.append(Symbol(name=s.name, address=addr, size=0, kind="function" if in_code else "data",
+                              exported=bool(s.has_export_info), source="symtab"))
+    slots: dict[str, tuple[int, str | None]] = {}
+    for bind in b.bindings:
+        if bind.has_symbol and bind.symbol.name:
+            lib = bind.library.name if getattr(bind, "has_library", False) and bind.library is not None else None
+            slots.setdefault(bind.symbol.name, (int(bind.address), lib))
+    for s in raw_symbols:
+        if _enum_name(s.category) == "UNDEFINED" and s.name:
+            slot, lib = slots.get(s.name, (None, None))
+            imports.append(Import(name=s.name, library=lib, slot=slot))
+    text_base = next((int(seg.virtual_address) for seg in b.segments if seg.name == "__TEXT"), 0)
+    unwind: list[tuple[int, int]] = []
+    if b.has_function_starts:
+        unwind = [(text_base + int(off), text_base + int(off)) for off in b.function_starts.functions]
+    flags = {_enum_name(f) for f in b.header.flags_list}
+    import_names = {i.name for i in imports}
+    mitigations: dict[str, Any] = {
+        "nx": "ALLOW_STACK_EXECUTION" not in flags,
+        "pie": "PIE" in flags,
+        "relro": "unknown",
+        "canary": "___stack_chk_fail" in import_names or "___stack_chk_guard" in import_names,
+        "fortify": any(n.startswith("___") and n.endswith("_chk") and n != "___stack_chk_fail"
+                       for n in import_names),
+        "cet_ibt": "unknown", "cet_shstk": "unknown", "bti": "unknown",
+    }
+    linkage = {"interpreter": b.dylinker.name if b.has_dylinker else None,
+               "needed": [lib.name for lib in b.libraries],
+               "rpath": [r.path for r in b.rpaths] if hasattr(b, "rpaths") else [], "runpath": []}
+    entry = int(b.entrypoint) or None
+    return Model(format="mach-o", arch=arch, bits=bits, endianness="little", entry=entry,
+                 image_base=int(b.imagebase), file_base=file_base, slices=slices if fat.size > 1 else [],
+                 slice_arch=arch if fat.size > 1 else None, segments=segments, sections=sections,
+                 symbols=symbols, imports=imports, unwind=unwind, linkage=linkage, mitigations=mitigations,
+                 limitations=limitations)

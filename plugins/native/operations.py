@@ -1,0 +1,344 @@
+"""The native provider's operations: Program facts to the normalized shapes of docs/native-operations.md."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from rea_plugins.native.disasm import Insn
+from rea_plugins.native.program import Proc, Program, Ref
+
+from rea.context import CallContext
+from rea.errors import ReaError, invalid_request, issue
+from rea.providers import OperationResult
+from rea.target import Target
+
+T = TypeVar("T")
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+MAX_ASSEMBLY = 20_000
+_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
+_ABI = {("elf", "x86_64"): "sysv", ("mach-o", "x86_64"): "sysv", ("pe", "x86_64"): "ms-x64",
+        ("elf", "arm64"): "aapcs64", ("mach-o", "arm64"): "darwin-aapcs64", ("pe", "arm64"): "aapcs64",
+        ("elf", "x86"): "cdecl", ("pe", "x86"): "cdecl", ("elf", "arm"): "aapcs", ("pe", "arm"): "aapcs"}
+
+
+def hx(value: int | None) -> str | None:
+    return None if value is None else f"0x{value:x}"
+
+
+def parse_address(value: Any, path: str = "address") -> int:
+    if not isinstance(value, str) or not _ADDRESS.match(value):
+        raise invalid_request(f"{path} must be a 0x-prefixed hex address (got {value!r})",
+                              [issue(path, "invalid_format", "expected 0x followed by 1-16 hex digits")])
+    return int(value, 16)
+
+
+def paging(params: dict[str, Any]) -> tuple[int, int]:
+    offset = params.get("offset", 0)
+    limit = params.get("limit", DEFAULT_LIMIT)
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        raise invalid_request("offset must be a non-negative integer", [issue("offset", "out_of_range", ">= 0")])
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise invalid_request(f"limit must be 1..{MAX_LIMIT}", [issue("limit", "out_of_range", f"1..{MAX_LIMIT}")])
+    return offset, limit
+
+
+def page(key: str, items: Sequence[T], offset: int, limit: int,
+         render: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
+    chunk = items[offset:offset + limit]
+    nxt = offset + limit if offset + limit < len(items) else None
+    return {key: [render(x) for x in chunk], "offset": offset, "limit": limit, "total": len(items),
+            "next_offset": nxt}
+
+
+def matcher(params: dict[str, Any]) -> Callable[[str], bool]:
+    pattern = params.get("pattern")
+    if not isinstance(pattern, str) or not pattern:
+        raise invalid_request("pattern must be a non-empty string", [issue("pattern", "invalid_value", "empty")])
+    mode = params.get("mode", "literal")
+    case = bool(params.get("case_sensitive", False))
+    if mode == "regex":
+        try:
+            rx = re.compile(pattern, 0 if case else re.IGNORECASE)
+        except re.error as exc:
+            raise invalid_request(f"pattern is not a valid regular expression: {exc}",
+                                  [issue("pattern", "invalid_format", str(exc))]) from None
+        return lambda text: rx.search(text) is not None
+    if mode != "literal":
+        raise invalid_request("mode must be literal or regex", [issue("mode", "invalid_value", "literal|regex")])
+    if case:
+        return lambda text: pattern in text
+    folded = pattern.casefold()
+    return lambda text: folded in text.casefold()
+
+
+class Operations:
+    """Operation handlers over one Program; each returns an OperationResult."""
+
+    def __init__(self, program: Program, target: Target) -> None:
+        self.p = program
+        self.target = target
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def proc(self, params: dict[str, Any], path: str = "procedure") -> Proc:
+        sel = params.get(path)
+        if not isinstance(sel, str) or not sel:
+            raise invalid_request(f"{path} is required", [issue(path, "missing_argument", "name or address")])
+        found = self.p.procedure(int(sel, 16)) if _ADDRESS.match(sel) else self.p.by_name(sel)
+        if found is None:
+            raise invalid_request(f"no procedure named or starting at {sel!r}",
+                                  [issue(path, "invalid_value", "unknown procedure name or address",
+                                         value=sel)])
+        return found
+
+    def proc_dict(self, p: Proc) -> dict[str, Any]:
+        end = self.p.end_of(p)
+        return {"address": hx(p.address), "name": p.name, "size": end - p.address, "kind": p.kind, "end": hx(end)}
+
+    def insn_dict(self, insn: Insn) -> dict[str, Any]:
+        raw = self.p.read(insn.address, insn.size) or b""
+        text = f"{insn.mnemonic} {insn.op_str}".strip()
+        return {"address": hx(insn.address), "bytes": raw.hex(), "mnemonic": insn.mnemonic,
+                "operands": insn.op_str, "text": text}
+
+    def ref_dict(self, r: Ref) -> dict[str, Any]:
+        return {"from": hx(r.src), "to": hx(r.dst), "kind": r.kind, "from_procedure": hx(r.proc),
+                "to_name": r.name}
+
+    def _result(self, normalized: Any, limitations: list[str] | None = None,
+                locations: list[dict[str, Any]] | None = None, confidence: str = "observed") -> OperationResult:
+        lims = list(self.p.limitations) + list(limitations or [])
+        return OperationResult(normalized=normalized, limitations=lims, locations=locations or [],
+                               confidence=confidence)  # type: ignore[arg-type]
+
+    # -- inventory -----------------------------------------------------------------------------
+
+    def list_documents(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        m = self.p.model
+        doc: dict[str, Any] = {"name": self.target.name, "format": self.target.format, "architecture": m.arch,
+               "sha256": self.target.sha256, "entry": hx(m.entry), "bits": m.bits, "endianness": m.endianness}
+        if m.slices:
+            doc["slice"] = m.slice_arch
+            doc["slices"] = list(m.slices)
+        return self._result({"documents": [doc]})
+
+    def list_segments(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        m = self.p.model
+        rows = [{"name": r.name, "start": hx(r.start), "end": hx(r.end), "size": r.size, "permissions": r.perms,
+                 "file_offset": r.file_offset, "file_size": r.file_size, "kind": r.kind}
+                for r in sorted(m.segments, key=lambda r: (r.start, r.name))]
+        rows += [{"name": r.name, "start": hx(r.start), "end": hx(r.end), "size": r.size, "permissions": r.perms,
+                  "file_offset": r.file_offset, "file_size": r.file_size, "kind": r.kind}
+                 for r in sorted(m.sections, key=lambda r: (r.start, r.name))]
+        return self._result({"segments": rows})
+
+    def list_procedures(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        offset, limit = paging(params)
+        procs = self.p.procedures(ctx)
+        return self._result(page("procedures", procs, offset, limit, self.proc_dict), self._discovery_note())
+
+    def _discovery_note(self) -> list[str]:
+        if self.p.discovery:
+            return []
+        return ["procedures come from symbols, the entry point, exception tables and import stubs; call-target "
+                "discovery is off for code larger than the profile's discovery_max_code_bytes"]
+
+    def search_procedures(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        offset, limit = paging(params)
+        match = matcher(params)
+        hits = [p for p in self.p.procedures(ctx) if match(p.name)]
+        return self._result(page("procedures", hits, offset, limit, self.proc_dict), self._discovery_note())
+
+    def _string_dict(self, s: Any) -> dict[str, Any]:
+        value, truncated = self.p.string_value(s)
+        return {"address": hx(s.address), "value": value, "encoding": s.encoding, "byte_length": s.byte_length,
+                "truncated": truncated, "section": s.section}
+
+    def list_strings(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        offset, limit = paging(params)
+        items = self.p.strings(ctx)
+        if params.get("address") is not None:
+            addr = parse_address(params["address"])
+            items = [s for s in items if s.address == addr]
+        return self._result(page("strings", items, offset, limit, self._string_dict))
+
+    def search_strings(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        offset, limit = paging(params)
+        match = matcher(params)
+        hits = []
+        for i, s in enumerate(self.p.strings(ctx)):
+            if i % 4096 == 0:
+                ctx.check("searching strings")
+            if match(self.p.string_value(s)[0]):
+                hits.append(s)
+        return self._result(page("strings", hits, offset, limit, self._string_dict))
+
+    def list_names(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        offset, limit = paging(params)
+        items = self.p.names()
+        if params.get("address") is not None:
+            addr = parse_address(params["address"])
+            items = [n for n in items if n[0] == addr]
+        return self._result(page("names", items, offset, limit, lambda n: {
+            "address": hx(n[0]), "name": n[1], "kind": n[2], "external": n[3]}))
+
+    def address_name(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        addr = parse_address(params.get("address"))
+        return self._result({"address": hx(addr), "name": self.p.name_at(addr)})
+
+    def procedure_address(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        return self._result({"procedure": params["procedure"], "address": hx(p.address), "name": p.name})
+
+    def resolve_containing_procedure(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        addr = parse_address(params.get("address"))
+        p = self.p.containing(addr)
+        body = None
+        if p is not None:
+            d = self.proc_dict(p)
+            body = {"address": d["address"], "name": d["name"], "size": d["size"], "end": d["end"]}
+        return self._result({"address": hx(addr), "procedure": body})
+
+    # -- function facts ------------------------------------------------------------------------
+
+    def procedure_info(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        d = self.proc_dict(p)
+        blocks = self.p.blocks(p) if p.kind in ("local", "thunk") else []
+        region = self.p.region_at(p.address)
+        m = self.p.model
+        d.update({"section": region.name if region else None, "basic_block_count": len(blocks),
+                  "instruction_count": sum(b.n_insns for b in blocks), "signature": None,
+                  "calling_convention": _ABI.get((m.format, m.arch)) if p.kind == "local" else None})
+        return self._result(d, ["signature: the native provider recovers no types"])
+
+    def procedure_blocks(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        blocks = self.p.blocks(p) if p.kind in ("local", "thunk") else []
+        edges = [{"from": hx(b.start), "to": hx(t), "kind": k} for b in blocks for t, k in b.successors]
+        return self._result({"address": hx(p.address), "name": p.name, "blocks": [
+            {"start": hx(b.start), "end": hx(b.end), "instruction_count": b.n_insns,
+             "successors": [hx(t) for t, _ in b.successors]} for b in blocks], "edges": edges})
+
+    def procedure_assembly(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        cap = params.get("max_instructions") or MAX_ASSEMBLY
+        insns = self.p.instructions(p)
+        return self._result({"address": hx(p.address), "name": p.name,
+                             "instructions": [self.insn_dict(i) for i in insns[:cap]],
+                             "truncated": len(insns) > cap})
+
+    def read_function_instructions(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        offset, limit = paging(params)
+        window, more = self.p.window(p, offset, limit)
+        # total is exact only once the procedure is decoded; decoding the window alone keeps this cheap.
+        total = len(self.p.instructions(p)) if more else offset + len(window)
+        return self._result({"instructions": [self.insn_dict(i) for i in window], "offset": offset,
+                             "limit": limit, "total": total, "next_offset": offset + limit if more else None,
+                             "address": hx(p.address), "name": p.name})
+
+    def _outgoing(self, p: Proc, ctx: CallContext) -> list[Ref]:
+        if self.p._refs is not None:
+            return self.p._refs[0].get(p.address, [])
+        if p.kind not in ("local", "thunk"):
+            return []
+        return self.p.refs_of(p, self.p.instructions(p))
+
+    def _is_call(self, r: Ref) -> bool:
+        """A call, or a tail jump to another procedure's start."""
+        if r.kind == "call":
+            return True
+        return r.kind == "jump" and r.dst is not None and r.proc != r.dst and self.p.procedure(r.dst) is not None
+
+    def procedure_callees(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        groups: dict[tuple[int | None, str | None, str], list[int]] = {}
+        for r in self._outgoing(p, ctx):
+            if self._is_call(r):
+                target = self.p.procedure(r.dst) if r.dst is not None else None
+                kind = "import" if target is not None and target.kind in ("import", "thunk") else "direct"
+                name = target.name if target is not None else r.name
+                groups.setdefault((r.dst, name, kind), []).append(r.src)
+            elif r.kind == "indirect":
+                groups.setdefault((None, None, "indirect"), []).append(r.src)
+        callees = [{"address": hx(a), "name": n, "kind": k, "call_sites": [hx(s) for s in sorted(set(sites))]}
+                   for (a, n, k), sites in sorted(groups.items(), key=lambda kv: (kv[0][0] is None, kv[0][0] or 0,
+                                                                                  kv[0][2]))]
+        return self._result({"procedure": {"address": hx(p.address), "name": p.name}, "callees": callees})
+
+    def procedure_callers(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        _, incoming = self.p.references(ctx)
+        groups: dict[int, list[int]] = {}
+        for r in incoming.get(p.address, []):
+            if self._is_call(r):
+                groups.setdefault(r.proc, []).append(r.src)
+        callers = []
+        for addr in sorted(groups):
+            caller = self.p.procedure(addr)
+            callers.append({"address": hx(addr), "name": caller.name if caller else None,
+                            "call_sites": [hx(s) for s in sorted(set(groups[addr]))]})
+        return self._result({"procedure": {"address": hx(p.address), "name": p.name}, "callers": callers})
+
+    def procedure_references(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        offset, limit = paging(params)
+        direction = params.get("direction", "outgoing")
+        if direction == "outgoing":
+            refs = sorted(self._outgoing(p, ctx), key=lambda r: (r.src, r.dst is None, r.dst or 0, r.kind))
+        elif direction == "incoming":
+            _, incoming = self.p.references(ctx)
+            end = self.p.end_of(p)
+            refs = sorted((r for dst, rs in incoming.items() if p.address <= dst < end for r in rs
+                           if r.proc != p.address), key=lambda r: (r.src, r.dst or 0, r.kind))
+        else:
+            raise invalid_request("direction must be incoming or outgoing",
+                                  [issue("direction", "invalid_value", "incoming|outgoing")])
+        body = page("references", refs, offset, limit, self.ref_dict)
+        body["procedure"] = {"address": hx(p.address), "name": p.name}
+        body["direction"] = direction
+        return self._result(body)
+
+    def xrefs(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        addr = parse_address(params.get("address"))
+        _, incoming = self.p.references(ctx)
+        refs = sorted(incoming.get(addr, []), key=lambda r: (r.src, r.kind))
+        return self._result({"address": hx(addr), "references": [
+            {"from": hx(r.src), "from_procedure": hx(r.proc), "kind": r.kind, "to": hx(r.dst)} for r in refs]})
+
+    # -- layout --------------------------------------------------------------------------------
+
+    def binary_layout(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        m = self.p.model
+        sections = [{"name": r.name, "start": hx(r.start), "end": hx(r.end), "size": r.size, "permissions": r.perms,
+                     "file_offset": r.file_offset, "file_size": r.file_size}
+                    for r in sorted(m.sections, key=lambda r: (r.start, r.name))]
+        segments = [{"name": r.name, "start": hx(r.start), "end": hx(r.end), "size": r.size, "permissions": r.perms,
+                     "file_offset": r.file_offset, "file_size": r.file_size}
+                    for r in sorted(m.segments, key=lambda r: (r.start, r.name))]
+        body = {"format": self.target.format, "architecture": m.arch, "entry": hx(m.entry), "bits": m.bits,
+                "image_base": hx(m.image_base), "segments": segments, "sections": sections,
+                "mitigations": dict(m.mitigations), "linkage": dict(m.linkage),
+                "imports": [{"name": i.name, "library": i.library, "slot": hx(i.slot)} for i in m.imports],
+                "exports": [{"name": s.name, "address": hx(s.address)} for s in m.symbols if s.exported]}
+        return self._result(body)
+
+
+OPERATIONS: tuple[str, ...] = (
+    "list_documents", "list_segments", "list_procedures", "search_procedures", "list_strings", "search_strings",
+    "list_names", "address_name", "procedure_address", "resolve_containing_procedure", "procedure_info",
+    "procedure_blocks", "procedure_assembly", "read_function_instructions", "procedure_callers",
+    "procedure_callees", "procedure_references", "xrefs", "binary_layout",
+)
+
+
+def dispatch(ops: Operations, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    if operation not in OPERATIONS:
+        raise ReaError("capability_unavailable", f"native does not offer {operation}",
+                       details={"operation": operation, "provider_id": "native"})
+    handler: Callable[[dict[str, Any], CallContext], OperationResult] = getattr(ops, operation)
+    return handler(params, ctx)

@@ -1,0 +1,147 @@
+"""The ``native`` analysis provider: LIEF (in a worker process) for containers, capstone for code."""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from importlib import metadata
+from typing import Any
+
+from rea import __version__
+from rea.context import CallContext
+from rea.errors import ReaError
+from rea.providers import (
+    AnalysisClient,
+    AnalysisProvider,
+    Availability,
+    CloseOutcome,
+    OperationResult,
+    ProviderDescriptor,
+)
+from rea.target import Target
+
+# Kept in step with rea_plugins.native.operations.OPERATIONS (a test checks); listed here so that
+# reading the descriptor imports nothing heavy.
+OPERATIONS: tuple[str, ...] = (
+    "list_documents", "list_segments", "list_procedures", "search_procedures", "list_strings", "search_strings",
+    "list_names", "address_name", "procedure_address", "resolve_containing_procedure", "procedure_info",
+    "procedure_blocks", "procedure_assembly", "read_function_instructions", "procedure_callers",
+    "procedure_callees", "procedure_references", "xrefs", "binary_layout",
+)
+MAX_FILE_BYTES = 2 << 30
+PARSE_TIMEOUT_S = 60.0
+PARSE_BYTES_PER_S = 20 << 20
+
+DESCRIPTOR = ProviderDescriptor(
+    id="native", name="Native (LIEF + capstone)", version=__version__, kind="static",
+    formats=("elf", "pe", "mach-o", "mach-o-universal"), architectures=("x86", "x86_64", "arm", "arm64"),
+    operations=OPERATIONS, auto_priority=10,
+    description="Embedded static analysis: containers by LIEF, code by capstone; no external engine.")
+
+
+def _dist_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+class NativeClient(AnalysisClient):
+    """One open target: the parsed model plus a lazily built Program."""
+
+    def __init__(self, target: Target, program: Any) -> None:
+        from rea_plugins.native.operations import Operations
+
+        self.target = target
+        self.program = program
+        self.ops = Operations(program, target)
+        self._lock = threading.RLock()
+
+    def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        from rea_plugins.native.operations import dispatch
+
+        with self._lock:  # the Program's caches are not thread-safe
+            try:
+                return dispatch(self.ops, operation, params, ctx)
+            except (ReaError, MemoryError, RecursionError):
+                raise
+            except (ValueError, IndexError, KeyError, OverflowError, OSError) as exc:
+                raise ReaError("execution_failure", f"native {operation} failed on this binary: "
+                               f"{type(exc).__name__}: {exc}",
+                               remediation="The binary may be malformed; check the target or try another provider.",
+                               details={"operation": operation}) from None
+
+    def close(self) -> CloseOutcome:
+        self.program.close()
+        return CloseOutcome()
+
+
+class NativeProvider(AnalysisProvider):
+    """Always available: its engines are rea's own dependencies."""
+
+    descriptor = DESCRIPTOR
+
+    def __init__(self) -> None:
+        self._worker: Any = None
+        self._lock = threading.Lock()
+
+    def availability(self) -> Availability:
+        return Availability.ok("embedded LIEF and capstone")
+
+    def limits(self) -> Any:
+        from rea_plugins.native.program import Limits
+
+        return Limits()
+
+    def analysis_profile(self, target: Target) -> dict[str, Any]:
+        from rea_plugins.native.extract import host_arch
+
+        limits = self.limits()
+        return {
+            "engine": "lief+capstone",
+            "lief": _dist_version("lief"),
+            "capstone": _dist_version("capstone"),
+            "procedure_sources": ["symbols", "entry", "exception-tables", "import-stubs", "call-targets"],
+            "call_target_discovery_max_code_bytes": limits.discovery_max_code_bytes,
+            "max_procedures": limits.max_procedures,
+            "max_program_instructions": limits.max_program_instructions,
+            "max_function_instructions": limits.max_function_instructions,
+            "strings": {"encodings": ["ascii", "utf-8", "utf-16le"], "min_chars": limits.min_string_chars,
+                        "max_chars": limits.max_string_chars, "max_strings": limits.max_strings},
+            "universal_slice_preference": host_arch() or "first",
+            "jump_tables": "x86 gcc/clang patterns",
+        }
+
+    def worker(self) -> Any:
+        with self._lock:
+            if self._worker is None:
+                from rea_plugins.native.worker import ParseWorker
+
+                self._worker = ParseWorker()
+                atexit.register(self._worker.stop)
+            return self._worker
+
+    def open(self, target: Target, run_id: str, ctx: CallContext | None = None) -> AnalysisClient:
+        from rea_plugins.native.extract import host_arch
+        from rea_plugins.native.model import WorkerRequest
+        from rea_plugins.native.program import Program
+
+        if target.is_directory or target.format not in DESCRIPTOR.formats:
+            raise ReaError("unsupported_target", f"native reads ELF, PE and Mach-O, not {target.format}",
+                           details={"format": target.format})
+        if target.size > MAX_FILE_BYTES:
+            raise ReaError("resource_constraint", f"{target.size} bytes exceed the native provider's "
+                           f"limit of {MAX_FILE_BYTES}", details={"resource": "file_size", "limit": MAX_FILE_BYTES})
+        timeout = PARSE_TIMEOUT_S + target.size / PARSE_BYTES_PER_S
+        limits = self.limits()
+        model = self.worker().parse(WorkerRequest(path=target.resolved_path, prefer_arch=host_arch()),
+                                    ctx or CallContext(), timeout)
+        try:
+            program = Program(model, target.resolved_path, limits)
+        except OSError as exc:
+            raise ReaError("target_unavailable", f"cannot read {target.path}: {exc}",
+                           details={"path": target.path}) from None
+        except ValueError as exc:
+            raise ReaError("unsupported_target", f"native cannot decode this binary: {exc}",
+                           details={"format": target.format}) from None
+        return NativeClient(target, program)

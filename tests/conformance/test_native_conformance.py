@@ -1,0 +1,257 @@
+"""One conformance suite for every native-analysis provider, over every compiled fixture.
+
+Expected facts come from the fixture sources (rea_native_fixtures MANIFEST constants), never from a
+provider. A provider that is not registered, unavailable, or that does not support a fixture's format
+is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import rea_native_fixtures as nf  # registered by conftest.py
+
+from rea.errors import ReaError
+from rea.registry import Registry
+from rea.session import Session
+from rea.testing import result_of
+
+CASES = [("native", fid) for fid in nf.FIXTURE_IDS] + [("angr", "elf-x64"), ("angr", "pe-x64-exe")]
+
+
+@dataclass
+class Opened:
+    session: Session
+    fixture: Any
+    provider_id: str
+
+    def call(self, tool: str, args: dict[str, Any] | None = None) -> Any:
+        return result_of(self.session, tool, args or {})
+
+    def need(self, *operations: str) -> None:
+        provider = self.session.provider
+        assert provider is not None
+        missing = [op for op in operations if op not in provider.descriptor.operations]
+        if missing:
+            pytest.skip(f"{self.provider_id} does not declare {', '.join(missing)}")
+
+
+def base(name: str | None) -> str:
+    """A symbol's C name: Mach-O's leading underscore and ELF version suffixes removed."""
+    if name is None:
+        return ""
+    name = name.split("@")[0]
+    return name[1:] if name.startswith("_") and not name.startswith("__") else name
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[f"{p}-{f}" for p, f in CASES])
+def opened(request: pytest.FixtureRequest, rea_registry: Registry, native_fixtures: Any) -> Iterator[Opened]:
+    provider_id, fixture_id = request.param
+    provider = rea_registry.providers.get(provider_id)
+    if provider is None:
+        pytest.skip(f"provider {provider_id} is not registered")
+    availability = provider.availability()
+    if availability.status != "available":
+        pytest.skip(f"provider {provider_id} is unavailable: {availability.reason}")
+    fx = native_fixtures.get(fixture_id)
+    session = Session(rea_registry)
+    try:
+        try:
+            out = result_of(session, "open_binary", {"path": fx.path, "provider_id": provider_id})
+        except ReaError as exc:
+            if exc.code == "unsupported_target":
+                pytest.skip(f"{provider_id} does not support {fixture_id}: {exc.message}")
+            raise
+        assert out["analysis_provider_binding"]["provider"]["id"] == provider_id
+        assert out["analysis_provider_binding"]["selection_source"] == "request"
+        yield Opened(session, fx, provider_id)
+    finally:
+        session.close()
+
+
+def all_procedures(o: Opened) -> list[dict[str, Any]]:
+    return o.call("list_procedures", {"limit": 1000})["procedures"]
+
+
+def proc_named(o: Opened, c_name: str) -> dict[str, Any]:
+    matches = [p for p in all_procedures(o) if base(p["name"]) == c_name and p["kind"] == "local"]
+    assert matches, f"{c_name} not among the procedures of {o.fixture.id}"
+    return matches[0]
+
+
+def expected_functions(o: Opened) -> tuple[str, ...]:
+    return nf.PROGRAM_FUNCTIONS if o.fixture.source == "program" else nf.LIBRARY_EXPORTS
+
+
+def test_documents_identify_the_fixture(opened: Opened) -> None:
+    opened.need("list_documents")
+    doc = opened.call("list_documents")["documents"][0]
+    assert doc["architecture"] == opened.fixture.arch
+    assert doc["format"] == opened.fixture.format
+    assert doc["entry"] is None or doc["entry"].startswith("0x")
+
+
+def test_known_functions_have_their_names(opened: Opened) -> None:
+    opened.need("list_procedures")
+    procs = all_procedures(opened)
+    assert procs, "no procedures"
+    for p in procs:
+        assert p["address"] == p["address"].lower() and p["address"].startswith("0x")
+        assert p["kind"] in ("local", "import", "thunk", "external")
+    if opened.fixture.stripped:
+        assert sum(1 for p in procs if p["kind"] == "local") >= len(expected_functions(opened))
+        return
+    names = {base(p["name"]) for p in procs}
+    missing = set(expected_functions(opened)) - names
+    assert not missing, f"missing functions {missing}"
+
+
+def test_pagination_is_consistent(opened: Opened) -> None:
+    opened.need("list_procedures")
+    whole = opened.call("list_procedures", {"limit": 1000})
+    assert whole["offset"] == 0 and whole["next_offset"] is None and whole["total"] == len(whole["procedures"])
+    paged: list[dict[str, Any]] = []
+    offset: int | None = 0
+    while offset is not None:
+        page = opened.call("list_procedures", {"offset": offset, "limit": 3})
+        assert page["total"] == whole["total"] and len(page["procedures"]) <= 3
+        paged.extend(page["procedures"])
+        offset = page["next_offset"]
+    assert paged == whole["procedures"]
+    addresses = [int(p["address"], 16) for p in paged]
+    assert addresses == sorted(addresses)
+
+
+def test_call_edges_from_main(opened: Opened) -> None:
+    opened.need("procedure_callees")
+    if opened.fixture.source != "program" or opened.fixture.stripped:
+        pytest.skip("call edges by name need a symbolized program fixture")
+    main = proc_named(opened, "main")
+    callees = opened.call("procedure_callees", {"procedure": main["address"]})["callees"]
+    names = {base(c["name"]) for c in callees}
+    for caller, callee in nf.PROGRAM_CALL_EDGES:
+        assert caller == "main" and callee in names, f"main -> {callee} missing from {names}"
+    assert any(c["kind"] == "indirect" and c["address"] is None for c in callees), "indirect call kept unknown"
+
+
+def test_import_calls_are_named(opened: Opened) -> None:
+    opened.need("procedure_callees")
+    if opened.fixture.source != "program" or opened.fixture.stripped:
+        pytest.skip("needs a symbolized program fixture")
+    for caller, imported in nf.PROGRAM_IMPORT_CALLS:
+        proc = proc_named(opened, caller)
+        callees = opened.call("procedure_callees", {"procedure": proc["address"]})["callees"]
+        assert imported in {base(c["name"]) for c in callees}, f"{caller} -> {imported}"
+
+
+def test_callers_mirror_callees(opened: Opened) -> None:
+    opened.need("procedure_callers")
+    if opened.fixture.source != "program" or opened.fixture.stripped:
+        pytest.skip("needs a symbolized program fixture")
+    greet = proc_named(opened, "greet")
+    callers = opened.call("procedure_callers", {"procedure": greet["address"]})["callers"]
+    assert "main" in {base(c["name"]) for c in callers}
+
+
+def test_strings_present_with_addresses(opened: Opened) -> None:
+    opened.need("list_strings")
+    strings = []
+    offset: int | None = 0
+    while offset is not None:
+        page = opened.call("list_strings", {"offset": offset, "limit": 1000})
+        strings.extend(page["strings"])
+        offset = page["next_offset"]
+    values = {s["value"]: s for s in strings}
+    expected = nf.PROGRAM_STRINGS if opened.fixture.source == "program" else nf.LIBRARY_STRINGS
+    for text in expected:
+        assert text in values, f"string {text!r} missing"
+        s = values[text]
+        assert s["address"].startswith("0x") and s["byte_length"] >= len(text.encode())
+        assert s["encoding"] in ("ascii", "utf-8") and s["truncated"] is False
+
+
+def test_wide_string_is_utf16(opened: Opened) -> None:
+    opened.need("list_strings")
+    if opened.fixture.source != "program":
+        pytest.skip("the wide marker is in program.c")
+    hits = opened.call("search_strings", {"pattern": nf.PROGRAM_WIDE})["strings"]
+    assert any(h["encoding"] == "utf-16le" and h["value"] == nf.PROGRAM_WIDE for h in hits)
+
+
+def test_xrefs_from_function_to_string(opened: Opened) -> None:
+    opened.need("search_strings", "xrefs")
+    expected = nf.PROGRAM_STRINGS if opened.fixture.source == "program" else nf.LIBRARY_STRINGS
+    text, user = next(iter(expected.items()))
+    hit = [s for s in opened.call("search_strings", {"pattern": text, "case_sensitive": True})["strings"]
+           if s["value"] == text]
+    assert hit
+    refs = opened.call("xrefs", {"address": hit[0]["address"]})["references"]
+    assert refs, f"no reference to {text!r}"
+    assert all(r["to"] == hit[0]["address"] for r in refs)
+    if not opened.fixture.stripped:
+        users = {r["from_procedure"] for r in refs}
+        assert proc_named(opened, user)["address"] in users
+
+
+def test_imports_are_named(opened: Opened) -> None:
+    opened.need("list_names")
+    names = opened.call("list_names", {"limit": 1000})["names"]
+    imports = {base(n["name"]) for n in names if n["kind"] == "import"}
+    expected = nf.PROGRAM_IMPORTS if opened.fixture.source == "program" else nf.LIBRARY_IMPORTS
+    assert set(expected) <= imports
+    assert all(n["external"] for n in names if n["kind"] == "import")
+
+
+def test_segments_have_exclusive_ends(opened: Opened) -> None:
+    opened.need("list_segments")
+    segments = opened.call("list_segments")["segments"]
+    assert segments
+    for s in segments:
+        assert int(s["end"], 16) == int(s["start"], 16) + s["size"]
+        assert s["kind"] in ("segment", "section") and len(s["permissions"]) == 3
+
+
+def test_procedure_info_and_containment(opened: Opened) -> None:
+    opened.need("procedure_info", "resolve_containing_procedure")
+    target = next(p for p in all_procedures(opened) if p["kind"] == "local" and p["size"] > 4)
+    info = opened.call("procedure_info", {"procedure": target["address"]})
+    assert info["address"] == target["address"] and info["instruction_count"] >= 1
+    inner = hex(int(target["address"], 16) + 1)
+    found = opened.call("resolve_containing_procedure", {"address": inner})["procedure"]
+    assert found is not None and found["address"] == target["address"]
+
+
+def test_unknown_procedure_is_invalid_request(opened: Opened) -> None:
+    opened.need("procedure_info")
+    with pytest.raises(ReaError) as err:
+        opened.call("procedure_info", {"procedure": "no_such_function_anywhere"})
+    assert err.value.code == "invalid_request"
+    assert err.value.details["issues"][0]["path"] == "procedure"
+
+
+def test_overview_counts_match_inventory(opened: Opened) -> None:
+    opened.need("list_documents", "list_segments", "list_procedures", "list_strings")
+    overview = opened.call("binary_overview")
+    assert overview["counts"]["procedures"] == opened.call("list_procedures", {"limit": 1})["total"]
+    assert overview["architecture"] == opened.fixture.arch
+
+
+def test_auto_selection_is_deterministic(rea_registry: Registry, native_fixtures: Any) -> None:
+    fx = native_fixtures.get("elf-x64")
+    chosen = []
+    for _ in range(2):
+        session = Session(rea_registry)
+        try:
+            out = result_of(session, "open_binary", {"path": fx.path, "provider_id": "auto"})
+            chosen.append(out["analysis_provider_binding"]["provider"]["id"])
+            assert out["analysis_provider_binding"]["selection_source"] == "auto"
+        finally:
+            session.close()
+    usable = [p for p in rea_registry.providers.values()
+              if p.availability().status == "available" and "elf" in p.descriptor.formats]
+    top = max(p.descriptor.auto_priority for p in usable)
+    assert chosen[0] == chosen[1]
+    assert rea_registry.providers[chosen[0]].descriptor.auto_priority == top
