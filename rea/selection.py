@@ -102,8 +102,8 @@ def candidates(registry: Registry) -> list[Candidate]:
 
 def _selection_error(reason: str, message: str, requested: str, candidate_ids: list[str],
                      rejections: list[Rejection], remediation: str) -> ReaError:
-    code = "provider_unavailable" if reason == "provider_unavailable" else (
-        "unsupported_target" if reason == "target_unsupported" and requested != "auto" else "capability_unavailable")
+    code = {"provider_unavailable": "provider_unavailable",
+            "target_unsupported": "unsupported_target"}.get(reason, "capability_unavailable")
     return ReaError(code, message, remediation=remediation, details={
         "selection_reason": reason,
         "requested_provider_id": requested,
@@ -140,23 +140,31 @@ def select(registry: Registry, target: Target, explicit: str | None = None) -> S
 
     usable: list[AnalysisProvider] = []
     rejections: list[Rejection] = []
+    supporting_but_unavailable: list[str] = []
     for pid in ids:
         provider = registry.providers[pid]
-        avail = _safe_availability(provider)
-        if avail.status != "available":
-            rejections.append(Rejection(provider_id=pid, code=avail.code or "not_configured", reason=avail.reason))
-            continue
         support = _safe_support(provider, target)
         if support.status == "unsupported":
             rejections.append(Rejection(provider_id=pid, code=support.code or "target_format_unsupported",
                                         reason=support.reason))
             continue
+        avail = _safe_availability(provider)
+        if avail.status != "available":
+            supporting_but_unavailable.append(pid)
+            rejections.append(Rejection(provider_id=pid, code=avail.code or "not_configured", reason=avail.reason))
+            continue
         usable.append(provider)
     if not usable:
+        if supporting_but_unavailable:
+            raise _selection_error(
+                "provider_unavailable",
+                f"the providers that read this {target.format} target are unavailable: "
+                f"{', '.join(supporting_but_unavailable)}", "auto", supporting_but_unavailable, rejections,
+                "Run `rea doctor` and install one of them.")
         raise _selection_error(
-            "target_unsupported" if ids else "unknown_provider",
-            f"no available provider supports this {target.format} target", "auto", [], rejections,
-            "Install a provider that reads this format (`rea providers list`), or check the target.")
+            "target_unsupported", f"no registered provider reads this {target.format} target"
+            + (" (it is not a recognized binary format)" if target.format == "file" else ""), "auto", [],
+            rejections, "Choose a binary in a supported format (`rea providers list` shows each provider's formats).")
     top = max(p.descriptor.auto_priority for p in usable)
     best = sorted(p.descriptor.id for p in usable if p.descriptor.auto_priority == top)
     if len(best) > 1:

@@ -77,10 +77,17 @@ class Session:
                                details={"provider_id": d.id}) from exc
         return selection
 
-    def close(self) -> list[str]:
-        """Close the provider and clear the ledger; returns owned resource kinds that remain."""
+    def close(self, drain_timeout: float = 30.0) -> list[str]:
+        """Drain owned work, close the provider and clear the ledger; returns owned resource kinds left."""
         with self._lock:
-            remaining = self._close_client()
+            drained = self._exec_lock.acquire(timeout=drain_timeout)
+            try:
+                remaining = self._close_client()
+            finally:
+                if drained:
+                    self._exec_lock.release()
+            if not drained:
+                remaining.append("provider-operation")
             self._reset_target()
             self.ledger.clear()
             self.state.clear()

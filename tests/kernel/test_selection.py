@@ -58,11 +58,17 @@ def test_auto_with_zero_candidates_is_typed(hello_elf: Path, clean_env: pytest.M
     reg = make_registry(DeclaredProvider("alpha", 5, formats=("pe",)), DeclaredProvider("beta", 5, available=False))
     with pytest.raises(ReaError) as info:
         select(reg, identify(str(hello_elf)), None)
+    assert info.value.code == "provider_unavailable"
     d = info.value.details
-    assert d["selection_reason"] == "target_unsupported"
+    assert d["selection_reason"] == "provider_unavailable" and d["candidate_ids"] == ["beta"]
     assert d["requested_provider_id"] == "auto"
     assert {(r["provider_id"], r["code"]) for r in d["rejections"]} == {
         ("alpha", "target_format_unsupported"), ("beta", "executable_missing")}
+    only_pe = make_registry(DeclaredProvider("alpha", 5, formats=("pe",)))
+    with pytest.raises(ReaError) as info:
+        select(only_pe, identify(str(hello_elf)), None)
+    assert info.value.code == "unsupported_target"
+    assert info.value.details["selection_reason"] == "target_unsupported"
 
 
 def test_auto_with_one_candidate(hello_elf: Path, clean_env: pytest.MonkeyPatch) -> None:

@@ -29,6 +29,15 @@ def _payload(call: ToolCall) -> Evidence:
                           parameters=dict(call.args), normalized_result={"blob": "x" * size})
 
 
+def _fail(call: ToolCall) -> Evidence:
+    from rea.errors import ReaError
+
+    err = ReaError(call.args["code"], f"probe failure {call.args['code']}", details={"probe": True})
+    if call.args.get("cleanup_left"):
+        err = err.with_cleanup_incomplete(["probe-worker"], "probe could not stop its worker")
+    raise err
+
+
 @hookimpl
 def rea_register_tools(register: Any) -> None:
     register(ToolDef(
@@ -42,3 +51,11 @@ def rea_register_tools(register: Any) -> None:
         input_schema={"type": "object", "properties": {"size": {"type": "integer", "minimum": 0}},
                       "required": ["size"], "additionalProperties": False},
         examples=({"size": 1},), handler=_payload))
+    from rea.errors import CODES
+
+    register(ToolDef(
+        name="probe_fail", family="test", description="Fail with the given canonical error code.",
+        input_schema={"type": "object", "properties": {"code": {"type": "string", "enum": sorted(CODES)},
+                                                       "cleanup_left": {"type": "boolean"}},
+                      "required": ["code"], "additionalProperties": False},
+        examples=({"code": "cancelled"},), handler=_fail))

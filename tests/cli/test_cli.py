@@ -1,0 +1,142 @@
+"""The CLI: providers list, catalog, tool commands, canonical errors, exit codes and signals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from rea.errors import CODES
+from tests.mcp.harness import connect, server_env
+
+PROBE = {"REA_PLUGIN_MODULES": "tests.mcp.probe_plugin"}
+
+
+def rea(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rea", *args], capture_output=True, text=True,
+                          env=server_env(**(env or {})), timeout=timeout)
+
+
+def test_providers_list_json_is_stable_and_complete() -> None:
+    proc = rea("providers", "list", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert set(doc) == {"plugins", "broken_plugins", "registry_errors", "providers", "unpackers",
+                        "scenario_drivers", "projections", "tool_count"}
+    assert doc["broken_plugins"] == [] and doc["registry_errors"] == []
+    for plugin in doc["plugins"]:
+        assert set(plugin) == {"name", "distribution", "version", "module", "hooks"}
+    assert doc["projections"] == ["compact", "full"]
+    ids = [p["id"] for p in doc["providers"]]
+    assert ids == sorted(ids)
+    for provider in doc["providers"]:
+        assert set(provider["availability"]) == {"status", "code", "reason", "remediation"}
+        assert isinstance(provider["auto_priority"], int)
+
+
+def test_human_output_is_a_table() -> None:
+    proc = rea("providers", "list")
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("Plugins\nname") and "Providers" in proc.stdout
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_every_error_code_has_one_shape_at_cli_and_mcp(code: str) -> None:
+    proc = rea("probe-fail", "--code", code, "--format", "json", env=PROBE)
+    assert proc.returncode == 1
+    cli = json.loads(proc.stdout)["error"]
+    assert cli["code"] == code
+    assert set(cli) == {"code", "category", "message", "retryable", "remediation", "details"}
+    assert cli["category"] == CODES[code][0] and cli["retryable"] is CODES[code][1]
+    assert isinstance(cli["remediation"]["action"], str) and cli["remediation"]["action"]
+    assert "Traceback" not in proc.stderr
+
+
+def test_human_errors_go_to_stderr() -> None:
+    human = rea("probe-fail", "--code", "truncated", env=PROBE)
+    assert human.returncode == 1 and "[truncated]" in human.stderr and "remediation:" in human.stderr
+    assert human.stdout == ""
+
+
+def test_mcp_error_shape_matches_cli() -> None:
+    async def main() -> dict[str, Any]:
+        async with connect(**PROBE) as client:
+            res = await client.call_tool("probe_fail", {"code": "provider_timeout"})
+            assert res.is_error and res.structured_content is None
+            left = await client.call_tool("probe_fail", {"code": "execution_failure", "cleanup_left": True})
+            wrapped = json.loads(left.content[0].text)["error"]
+            assert wrapped["code"] == "cleanup_incomplete"
+            assert wrapped["details"]["execution_failure"]["code"] == "execution_failure"
+            assert wrapped["details"]["resources"] == ["probe-worker"]
+            out: dict[str, Any] = json.loads(res.content[0].text)["error"]
+            return out
+    mcp_err = anyio.run(main)
+    cli_err = json.loads(rea("probe-fail", "--code", "provider_timeout", "--format", "json", env=PROBE).stdout)["error"]
+    assert mcp_err == cli_err
+
+
+def test_sigint_cancels_and_exits_128_plus_n() -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        proc = subprocess.Popen([sys.executable, "-m", "rea", "probe-wait", "--steps", "3000", "--step-ms", "10"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=server_env(**PROBE))
+        time.sleep(1.5)
+        proc.send_signal(signum)
+        proc.send_signal(signum)  # repeated delivery, as package runners do
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 128 + signum, err
+        assert "cancelled by signal" in err and out == ""
+
+
+def test_bad_arguments_and_targets_are_typed(tmp_path: Path) -> None:
+    proc = rea("probe-wait", '{"steps": "many"}', "--format", "json", env=PROBE)
+    err = json.loads(proc.stdout)["error"]
+    assert proc.returncode == 1 and err["code"] == "invalid_request"
+    assert err["details"]["issues"][0]["path"] == "steps"
+    proc = rea("probe-wait", "{not json", "--format", "json", env=PROBE)
+    assert proc.returncode == 1 and json.loads(proc.stdout)["error"]["code"] == "invalid_request"
+    proc = rea("open-binary", str(tmp_path / "absent"), "--format", "json")
+    assert proc.returncode == 1 and json.loads(proc.stdout)["error"]["code"] == "target_unavailable"
+    unreadable = tmp_path / "secret.bin"
+    unreadable.write_bytes(b"\x7fELF" + b"\0" * 60)
+    unreadable.chmod(0)
+    if os.geteuid() != 0:
+        proc = rea("open-binary", str(unreadable), "--format", "json")
+        assert json.loads(proc.stdout)["error"]["code"] == "access_denied"
+    proc = rea("no-such-command", "--format", "json")
+    assert proc.returncode == 1 and json.loads(proc.stdout)["error"]["code"] == "invalid_request"
+
+
+def test_catalog_matches_live_tools_list(tmp_path: Path) -> None:
+    out = tmp_path / "docs" / "public" / "product-catalog.json"
+    proc = rea("catalog", "--output", str(out))
+    assert proc.returncode == 0, proc.stderr
+    catalog = json.loads(out.read_text())
+
+    async def listing(profile: str) -> list[dict[str, Any]]:
+        async with connect(REA_MCP_INPUT_SCHEMA_PROFILE=profile) as client:
+            tools = await client.list_tools()
+            return [t.model_dump(by_alias=True, exclude_none=True) for t in tools.tools]
+
+    for profile in ("full", "compact"):
+        live = anyio.run(listing, profile)
+        assert [t["name"] for t in live] == [t["name"] for t in catalog["tools"]]
+        for entry, tool in zip(catalog["tools"], live, strict=True):
+            assert tool["inputSchema"] == entry["advertised_input_schemas"][profile]
+            assert tool["outputSchema"] == entry["output_schema"]
+            ann = tool["annotations"]
+            assert ann["readOnlyHint"] == entry["annotations"]["readOnlyHint"]
+            assert ann["destructiveHint"] == entry["annotations"]["destructiveHint"]
+    assert catalog["catalog_digest"].startswith("sha256:")
+
+
+def test_version_lists_plugins() -> None:
+    proc = rea("--version")
+    assert proc.returncode == 0 and proc.stdout.startswith("rea ") and "registered plugins:" in proc.stdout
