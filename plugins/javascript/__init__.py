@@ -1,1 +1,16 @@
-"""The javascript plugin (work in progress)."""
+"""The JavaScript application plugin: static application graphs and the workflows over them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rea_plugins.javascript.tools import TOOLS
+
+from rea import hookimpl
+from rea.catalog.tool import ToolDef
+
+
+@hookimpl
+def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
+    for tool in TOOLS:
+        register(tool)

@@ -1,0 +1,333 @@
+"""Build the application graph from collected files: modules, edges, source maps and entry points."""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import urllib.parse
+from collections import Counter
+from dataclasses import dataclass
+
+from rea_plugins.javascript import entrypoints, facts, sourcemaps, syntax
+from rea_plugins.javascript.inputs import Collected, InputFile
+from rea_plugins.javascript.model import (
+    SCHEMA_VERSION,
+    Application,
+    Coverage,
+    Diagnostic,
+    EntryPoint,
+    ImportEdge,
+    InputSummary,
+    Limits,
+    Module,
+    Skipped,
+    SourceMap,
+    SourceMapSource,
+    Span,
+    bundled_node_id,
+    file_node_id,
+)
+from rea_plugins.javascript.resolve import PackageJson, Resolver, read_package_json
+
+from rea.context import CallContext
+
+MAX_SKIPPED_LISTED = 1000
+
+
+@dataclass
+class _Parsed:
+    file: InputFile
+    language: syntax.Language
+    facts: facts.FileFacts
+    sha256: str
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _normal_bundled(path: str) -> str:
+    norm = posixpath.normpath(path.split("?", 1)[0])
+    while norm.startswith("../"):
+        norm = norm[3:]
+    return norm.lstrip("/")
+
+
+def _region_bytes(lines: list[bytes], ranges: list[Span]) -> bytes:
+    return b"\n".join(b"\n".join(lines[r.start_line - 1:r.end_line]) for r in ranges)
+
+
+def _parse_status(diags: list[Diagnostic]) -> str:
+    return "error" if any(d.kind in ("parse-error", "missing-node") for d in diags) else "ok"
+
+
+class _Builder:
+    def __init__(self, collected: Collected, limits: Limits, ctx: CallContext) -> None:
+        self.collected = collected
+        self.limits = limits
+        self.ctx = ctx
+        self.packages: dict[str, PackageJson] = {}
+        self.html: dict[str, bytes] = {}
+        self.maps: dict[str, bytes] = {}
+        self.scripts: list[tuple[InputFile, syntax.Language]] = []
+        self.diagnostics_by_path: dict[str, list[Diagnostic]] = {}
+        for f in collected.files:
+            base = f.path.rsplit("/", 1)[-1]
+            language = syntax.language_of(f.path)
+            if base == "package.json":
+                pkg = read_package_json(f.data)
+                if pkg is not None:
+                    self.packages[f.path] = pkg
+            elif f.path.lower().endswith((".html", ".htm")):
+                self.html[f.path] = f.data
+            elif f.path.lower().endswith(".map"):
+                self.maps[f.path] = f.data
+            elif language is not None:
+                self.scripts.append((f, language))
+        self.parsed: list[_Parsed] = []
+        self.modules: list[Module] = []
+        self.source_maps: list[SourceMap] = []
+        self.reasons: set[str] = set(collected.reasons)
+        self.skipped: list[Skipped] = list(collected.skipped)
+
+    def parse_all(self) -> None:
+        budget = self.limits.max_modules
+        used = 0
+        total = len(self.scripts)
+        for index, (f, language) in enumerate(self.scripts):
+            self.ctx.check("parsing JavaScript")
+            self.ctx.progress(f"parsing: {index}/{total} files done")
+            if used >= budget:
+                self.skipped.append(Skipped(path=f.path, reason="beyond max_modules"))
+                self.reasons.add("max_modules")
+                continue
+            found = facts.extract(f.path, language, f.data, self.ctx)
+            units = len(found.units)
+            if used + units > budget:
+                self.skipped.append(Skipped(path=f.path, reason="beyond max_modules"))
+                self.reasons.add("max_modules")
+                continue
+            used += units
+            self.parsed.append(_Parsed(file=f, language=language, facts=found, sha256=_sha(f.data)))
+
+    def build_modules(self) -> None:
+        module_paths = {p.file.path for p in self.parsed}
+        resolver = Resolver(module_paths, self.packages)
+        self.resolver = resolver
+        sha_index: dict[str, list[str]] = {}
+        for p in self.parsed:
+            sha_index.setdefault(p.sha256, []).append(p.file.path)
+        self.sha_index = sha_index
+        for p in self.parsed:
+            self.ctx.check("building modules")
+            self._modules_of(p, resolver)
+
+    def _imports(self, unit: facts.Unit, directory: str, resolver: Resolver) -> list[ImportEdge]:
+        edges: list[ImportEdge] = []
+        for imp in unit.imports[:facts.MAX_IMPORTS]:
+            if imp.specifier is None:
+                edges.append(ImportEdge(kind=imp.kind, specifier=imp.expression, line=imp.line,  # type: ignore[arg-type]
+                                        target_kind="dynamic", names=imp.names))
+                continue
+            kind, found = resolver.specifier(directory, imp.specifier)
+            edges.append(ImportEdge(kind=imp.kind, specifier=imp.specifier, line=imp.line,  # type: ignore[arg-type]
+                                    target_kind=kind, resolved=file_node_id(found) if found else None,  # type: ignore[arg-type]
+                                    resolved_path=found, names=imp.names))
+        return edges
+
+    def _modules_of(self, p: _Parsed, resolver: Resolver) -> None:
+        f, found = p.file, p.facts
+        directory = posixpath.dirname(f.path)
+        file_id = file_node_id(f.path)
+        lines = f.data.split(b"\n") if len(found.units) > 1 else []
+        unit_ids = [file_id] + [bundled_node_id(f.path, u.path) for u in found.units[1:]]
+        funcs_by_unit: dict[int, list[int]] = {}
+        for idx, unit_idx in enumerate(found.function_unit):
+            funcs_by_unit.setdefault(unit_idx, []).append(idx)
+        for unit_idx, unit in enumerate(found.units):
+            imports = self._imports(unit, directory, resolver)
+            for src, dst, kind, name, ln in found.unit_edges:
+                if src == unit_idx:
+                    imports.append(ImportEdge(kind=kind, specifier=name, line=ln, target_kind="module",  # type: ignore[arg-type]
+                                              resolved=unit_ids[dst], resolved_path=found.units[dst].path))
+            ranges = facts.unit_ranges(unit) if unit_idx else []
+            if unit_idx:
+                region = _region_bytes(lines, ranges)
+                diags = [d for d in found.diagnostics
+                         if d.line is not None and any(r.start_line <= d.line <= r.end_line for r in ranges)]
+                size, sha = len(region), _sha(region)
+            else:
+                diags = list(found.diagnostics)
+                if found.truncated:
+                    diags.append(Diagnostic(kind="limit", message=f"more than {facts.MAX_FUNCTIONS} functions"))
+                size, sha = len(f.data), p.sha256
+            generated = found.bundle_format is not None or found.source_mapping_url is not None
+            self.modules.append(Module(
+                node_id=unit_ids[unit_idx], path=unit.path if unit_idx else f.path,
+                kind=("bundled" if unit_idx else "asset" if generated else "source"),
+                container=file_id if unit_idx else None, language=p.language, size=size, sha256=sha,
+                integrity=f.integrity,
+                span=Span(start_line=min(r.start_line for r in ranges), end_line=max(r.end_line for r in ranges))
+                if ranges else None,
+                ranges=ranges, parse=_parse_status(diags),  # type: ignore[arg-type]
+                bundle_format=found.bundle_format if not unit_idx else None,  # type: ignore[arg-type]
+                in_dependency="node_modules/" in f.path or f.path.startswith("node_modules"),
+                imports=imports, exports=found.exports[unit_idx], strings=found.strings[unit_idx],
+                functions=[found.functions[i] for i in funcs_by_unit.get(unit_idx, [])],
+                diagnostics=diags, bundled_modules=sorted(unit_ids[1:]) if not unit_idx else [],
+                truncated=found.truncated and not unit_idx))
+            if unit_idx == 0 and any(d.kind in ("parse-error", "missing-node") for d in diags):
+                self.reasons.add("parse_errors")
+            if found.truncated and unit_idx == 0:
+                self.reasons.add("module_bounds")
+
+    # -- source maps --------------------------------------------------------------------
+
+    def build_source_maps(self) -> None:
+        referenced: set[str] = set()
+        by_path = {m.node_id: m for m in self.modules}
+        updated: dict[str, str] = {}
+        for p in self.parsed:
+            url = p.facts.source_mapping_url
+            if url is None:
+                continue
+            self.ctx.check("reading source maps")
+            js_dir = posixpath.dirname(p.file.path)
+            file_id = file_node_id(p.file.path)
+            if url.startswith("data:"):
+                payload = sourcemaps.decode_data_url(url)
+                node_id = f"map:{p.file.path}#inline"
+                if payload is None:
+                    self.source_maps.append(self._broken(node_id, "inline", None, file_id, "malformed data: URL"))
+                else:
+                    self.source_maps.append(self._map(node_id, "inline", None, file_id, payload, js_dir, by_path))
+            elif "://" in url and not url.startswith("file://"):
+                self.source_maps.append(self._broken(f"map:{url}", "external", url, file_id,
+                                                     "remote source map (not fetched)"))
+                node_id = f"map:{url}"
+            else:
+                rel = urllib.parse.unquote(url.removeprefix("file://").split("?", 1)[0].split("#", 1)[0])
+                map_path = posixpath.normpath(posixpath.join(js_dir, rel))
+                node_id = f"map:{map_path}"
+                referenced.add(map_path)
+                data = self.maps.get(map_path)
+                if data is None:
+                    self.source_maps.append(self._broken(node_id, "external", map_path, file_id,
+                                                         "source map file is not in the input"))
+                else:
+                    self.source_maps.append(self._map(node_id, "external", map_path, file_id, data,
+                                                      posixpath.dirname(map_path), by_path))
+            updated[file_id] = node_id
+        for map_path in sorted(set(self.maps) - referenced):
+            generated_path = map_path[:-4]
+            generated = file_node_id(generated_path) if file_node_id(generated_path) in by_path else None
+            self.source_maps.append(self._map(f"map:{map_path}", "unreferenced", map_path, generated,
+                                              self.maps[map_path], posixpath.dirname(map_path), by_path))
+        self.modules = [m if m.node_id not in updated else _with_map(m, updated[m.node_id]) for m in self.modules]
+        self.source_maps.sort(key=lambda s: s.node_id)
+
+    def _broken(self, node_id: str, location: str, map_path: str | None, generated: str | None,
+                message: str) -> SourceMap:
+        return SourceMap(node_id=node_id, location=location, map_path=map_path, generated=generated,  # type: ignore[arg-type]
+                         file=None, source_root=None, sources=[], mappings_decoded=False,
+                         diagnostics=[Diagnostic(kind="unavailable", message=message)])
+
+    def _map(self, node_id: str, location: str, map_path: str | None, generated: str | None, data: bytes,
+             map_dir: str, by_id: dict[str, Module]) -> SourceMap:
+        parsed = sourcemaps.parse(data, map_dir)
+        gen = by_id.get(generated) if generated else None
+        bundled = [by_id[b] for b in gen.bundled_modules if b in by_id] if gen is not None else []
+        sources: list[SourceMapSource] = []
+        for index, raw in enumerate(parsed.sources):
+            module, matched_by = None, None
+            hits = [b for b in bundled if _path_matches(_normal_bundled(b.path), raw.path)]
+            if len(hits) == 1:
+                module, matched_by = hits[0].node_id, "bundle-path"
+            elif not bundled and gen is not None and len(parsed.sources) == 1:
+                module, matched_by = gen.node_id, "sole-module"
+            digest, size = sourcemaps.content_digest(raw.content) if raw.content is not None else (None, None)
+            file_module, file_match, identical = None, None, None
+            if raw.path in self.resolver.modules:
+                file_module, file_match = file_node_id(raw.path), "path"
+                if digest is not None:
+                    identical = file_node_id(raw.path) in by_id and by_id[file_node_id(raw.path)].sha256 == digest
+            elif digest is not None and len(self.sha_index.get(digest, [])) == 1:
+                file_module, file_match, identical = file_node_id(self.sha_index[digest][0]), "content", True
+            sources.append(SourceMapSource(
+                index=index, source=raw.source, path=raw.path, outside_root=raw.outside_root,
+                has_content=raw.content is not None, content_sha256=digest, content_size=size, module=module,
+                matched_by=matched_by, file_module=file_module, file_match=file_match,  # type: ignore[arg-type]
+                content_identical=identical))
+        return SourceMap(node_id=node_id, location=location, map_path=map_path, generated=generated,  # type: ignore[arg-type]
+                         file=parsed.file, source_root=parsed.source_root, sources=sources, mappings_decoded=False,
+                         diagnostics=parsed.diagnostics)
+
+    # -- entry points -------------------------------------------------------------------
+
+    def build_entry_points(self) -> list[EntryPoint]:
+        sites: list[entrypoints.HintSite] = []
+        electron_files: set[str] = set()
+        for p in self.parsed:
+            file_id = file_node_id(p.file.path)
+            directory = posixpath.dirname(p.file.path)
+            for unit_idx, unit in enumerate(p.facts.units):
+                node_id = file_id if unit_idx == 0 else bundled_node_id(p.file.path, unit.path)
+                if unit.uses_electron:
+                    electron_files.add(p.file.path)
+                if unit.hints:
+                    sites.append(entrypoints.HintSite(node_id, directory, unit.hints, unit.uses_electron))
+        return entrypoints.find(self.packages.get("package.json"), self.resolver, sites, self.html, electron_files)
+
+
+def _with_map(module: Module, map_id: str) -> Module:
+    import msgspec
+
+    return msgspec.structs.replace(module, source_map=map_id)
+
+
+def _path_matches(bundled: str, source: str) -> bool:
+    if not bundled or not source:
+        return False
+    return bundled == source or source.endswith("/" + bundled) or bundled.endswith("/" + source)
+
+
+def build(collected: Collected, limits: Limits, ctx: CallContext) -> Application:
+    """The complete application graph of the collected files (deterministic: sorted by path)."""
+    builder = _Builder(collected, limits, ctx)
+    builder.parse_all()
+    builder.build_modules()
+    builder.build_source_maps()
+    entry_points = builder.build_entry_points()
+    modules = sorted(builder.modules, key=lambda m: (m.path, m.node_id))
+    if collected.contradictions:
+        builder.reasons.add("integrity_contradictions")
+    other_skips = [s for s in builder.skipped if not s.reason.startswith("beyond")]
+    if other_skips:
+        builder.reasons.add("skipped_entries")
+    skipped = sorted(builder.skipped, key=lambda s: (s.path, s.reason))
+    reasons = sorted(builder.reasons)
+    if len(skipped) > MAX_SKIPPED_LISTED:
+        reasons.append(f"{len(skipped) - MAX_SKIPPED_LISTED} more skipped entries not listed")
+        skipped = skipped[:MAX_SKIPPED_LISTED]
+    kinds = Counter(m.kind for m in modules)
+    counts = {
+        "modules": len(modules), "source_modules": kinds.get("source", 0), "assets": kinds.get("asset", 0),
+        "bundled_modules": kinds.get("bundled", 0),
+        "import_edges": sum(len(m.imports) for m in modules),
+        "resolved_edges": sum(1 for m in modules for e in m.imports if e.resolved is not None),
+        "functions": sum(len(m.functions) for m in modules),
+        "exports": sum(len(m.exports) for m in modules),
+        "strings": sum(m.strings.total for m in modules),
+        "entry_points": len(entry_points), "source_maps": len(builder.source_maps),
+        "parse_errors": sum(1 for m in modules if m.parse == "error" and m.container is None),
+        "integrity_contradictions": len(collected.contradictions),
+    }
+    contradictions = sorted(collected.contradictions, key=lambda c: str(c.get("path", c.get("logical_path", ""))))
+    return Application(
+        schema_version=SCHEMA_VERSION,
+        input=InputSummary(format=collected.format, files_seen=collected.files_seen,
+                           files_analyzed=len(builder.parsed), bytes_analyzed=collected.total_bytes,
+                           html_files=sorted(builder.html), package_json=sorted(builder.packages)),
+        coverage=Coverage(status="partial" if reasons else "complete", reasons=reasons, skipped=skipped),
+        limits=limits, modules=modules, entry_points=entry_points, source_maps=builder.source_maps,
+        integrity_contradictions=contradictions, counts=counts)

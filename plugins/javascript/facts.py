@@ -1,0 +1,822 @@
+"""One pass over a tree-sitter tree: imports, exports, strings, functions and bundled-module regions."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rea_plugins.javascript import syntax
+from rea_plugins.javascript.model import (
+    Assignment,
+    CallSite,
+    Diagnostic,
+    ExportRecord,
+    FunctionRecord,
+    ReturnSite,
+    Span,
+    StringLiteral,
+    StringSet,
+)
+
+from rea.context import CallContext
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+MAX_STRINGS = 200
+MAX_STRING_CHARS = 512
+MAX_FUNCTIONS = 2000
+MAX_PER_FUNCTION = 200
+MAX_RETURNS = 32
+MAX_CAPTURES = 64
+MAX_DIAGNOSTICS = 20
+MAX_IMPORTS = 2000
+CHECK_EVERY = 4096
+
+# esbuild heads every module's code with a `// <path>` comment at top level.
+_PATH_COMMENT = re.compile(r"^// ((?:[\w@.+~-]+/)*[\w@.+~-]+\.(?:[cm]?[jt]sx?|json|css|node|vue|svelte))$")
+_WRAPPERS = frozenset({"__commonJS", "__esm"})
+_ESBUILD_RUNTIME = frozenset({"__commonJS", "__esm", "__export", "__toESM", "__toCommonJS", "__copyProps"})
+_WEBPACK_MARKERS = (b"__webpack_require__", b"webpackChunk", b"__webpack_modules__")
+
+
+@dataclass
+class PendingImport:
+    kind: str
+    specifier: str | None
+    line: int
+    names: list[str] = field(default_factory=list)
+    expression: str = ""
+
+
+@dataclass
+class PendingExport:
+    name: str
+    kind: str
+    line: int
+    value: Node | None = None
+    local: str | None = None
+    source: str | None = None
+
+
+@dataclass
+class PathHint:
+    """A file path an Electron API receives, as far as its expression is static."""
+
+    api: str
+    base: str  # "dirname" (relative to this file), "app" (relative to the app root) or "unknown"
+    value: str
+    line: int
+
+
+@dataclass
+class FunctionBuilder:
+    node_id: str
+    name: str
+    kind: str
+    line: int
+    end_line: int
+    params: list[str]
+    is_async: bool
+    parent: int | None
+    unit: int
+    start_byte: int
+    calls: list[CallSite] = field(default_factory=list)
+    returns: list[tuple[int, Node | None]] = field(default_factory=list)
+    assignments: list[Assignment] = field(default_factory=list)
+    declared: set[str] = field(default_factory=set)
+    referenced: set[str] = field(default_factory=set)
+    truncated: bool = False
+
+
+@dataclass
+class Unit:
+    """The file itself (index 0) or one bundled module region inside it."""
+
+    path: str
+    ranges: list[list[int]] = field(default_factory=list)
+    imports: list[PendingImport] = field(default_factory=list)
+    exports: list[PendingExport] = field(default_factory=list)
+    strings: dict[str, StringLiteral] = field(default_factory=dict)
+    functions: list[int] = field(default_factory=list)
+    hints: list[PathHint] = field(default_factory=list)
+    uses_electron: bool = False
+    require_name: str | None = None
+    # Bundlers rename CommonJS's `exports` / `module` parameters (esbuild: exports2, module2).
+    exports_aliases: set[str] = field(default_factory=lambda: {"exports", "module.exports"})
+
+
+@dataclass
+class FileFacts:
+    units: list[Unit]
+    functions: list[FunctionRecord]
+    function_unit: list[int]
+    exports: list[list[ExportRecord]]
+    strings: list[StringSet]
+    diagnostics: list[Diagnostic]
+    bundle_format: str | None
+    unit_edges: list[tuple[int, int, str, str, int]]  # (from unit, to unit, kind, name, line)
+    source_mapping_url: str | None
+    truncated: bool
+
+
+def _fn_name(node: Node) -> str:
+    name = node.child_by_field_name("name")
+    if name is not None:
+        base = syntax.property_name(name) or syntax.text(name, 80)
+        if node.type == "method_definition":
+            owner = node.parent.parent if node.parent is not None else None
+            if owner is not None and owner.type in ("class_declaration", "class"):
+                cls = owner.child_by_field_name("name")
+                if cls is not None:
+                    return f"{syntax.text(cls, 60)}.{base}"
+        return base
+    parent = node.parent
+    if parent is not None:
+        if parent.type == "variable_declarator":
+            return syntax.text(parent.child_by_field_name("name"), 80)
+        if parent.type == "pair":
+            return syntax.property_name(parent.child_by_field_name("key")) or "<anonymous>"
+        if parent.type == "assignment_expression":
+            return syntax.text(parent.child_by_field_name("left"), 80)
+    return "<anonymous>"
+
+
+def _fn_kind(node: Node) -> str:
+    if node.type == "arrow_function":
+        return "arrow"
+    if node.type == "method_definition":
+        return "method"
+    if "generator" in node.type:
+        return "generator"
+    if node.type == "function_declaration":
+        return "declaration"
+    return "expression"
+
+
+def _declared_in(pattern: Node | None, out: set[str]) -> None:
+    """Names bound by a parameter list or binding pattern."""
+    if pattern is None:
+        return
+    stack = [pattern]
+    while stack:
+        node = stack.pop()
+        if node.type in ("identifier", "shorthand_property_identifier_pattern"):
+            out.add(syntax.text(node, 200))
+            continue
+        if node.type in ("pair_pattern",):
+            value = node.child_by_field_name("value")
+            if value is not None:
+                stack.append(value)
+            continue
+        if node.type == "assignment_pattern":
+            left = node.child_by_field_name("left")
+            if left is not None:
+                stack.append(left)
+            continue
+        stack.extend(node.named_children)
+
+
+def _binding_names(call: Node) -> list[str]:
+    """What ``const {a, b: c} = require(x)`` or ``const m = require(x)`` binds, in import-name form."""
+    parent = call.parent
+    if parent is None or parent.type != "variable_declarator":
+        return []
+    pattern = parent.child_by_field_name("name")
+    if pattern is None:
+        return []
+    if pattern.type == "identifier":
+        return [f"* as {syntax.text(pattern, 80)}"]
+    names: list[str] = []
+    if pattern.type == "object_pattern":
+        for child in pattern.named_children:
+            if child.type == "shorthand_property_identifier_pattern":
+                names.append(syntax.text(child, 80))
+            elif child.type == "pair_pattern":
+                key = syntax.property_name(child.child_by_field_name("key"))
+                value = child.child_by_field_name("value")
+                if key is not None and value is not None and value.type == "identifier":
+                    names.append(f"{key} as {syntax.text(value, 80)}")
+    return names
+
+
+def _region_container(root: Node) -> Node:
+    """Where a bundle's modules sit: the program, or the body of one top-level IIFE (esbuild's iife)."""
+    statements = [c for c in root.named_children if c.type != "comment"
+                  and not (c.type == "expression_statement" and c.named_children
+                           and c.named_children[0].type == "string")]
+    if len(statements) != 1 or statements[0].type != "expression_statement" or not statements[0].named_children:
+        return root
+    call = statements[0].named_children[0]
+    if call.type == "unary_expression" and call.named_children:
+        call = call.named_children[-1]
+    if call.type != "call_expression":
+        return root
+    callee = call.child_by_field_name("function")
+    while callee is not None and callee.type == "parenthesized_expression" and callee.named_children:
+        callee = callee.named_children[0]
+    if callee is None or callee.type not in ("arrow_function", "function_expression", "function"):
+        return root
+    body = callee.child_by_field_name("body")
+    return body if body is not None and body.type == "statement_block" else root
+
+
+def _path_hint(api: str, expr: Node | None, ln: int) -> PathHint | None:
+    if expr is None:
+        return None
+    value = syntax.string_value(expr)
+    if value is not None:
+        return PathHint(api, "app", value, ln)
+    if expr.type == "call_expression":
+        callee = syntax.text(expr.child_by_field_name("function"), 40)
+        args = expr.child_by_field_name("arguments")
+        parts = [c for c in (args.named_children if args is not None else []) if c.type != "comment"]
+        if callee.endswith(("join", "resolve")) and parts:
+            base = "app"
+            if syntax.text(parts[0]) == "__dirname":
+                base, parts = "dirname", parts[1:]
+            literal = [syntax.string_value(p) for p in parts]
+            if all(v is not None for v in literal):
+                return PathHint(api, base, "/".join(v for v in literal if v), ln)
+    if expr.type == "binary_expression":
+        left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
+        tail = syntax.string_value(right) if right is not None else None
+        if left is not None and syntax.text(left) == "__dirname" and tail is not None:
+            return PathHint(api, "dirname", tail.lstrip("/"), ln)
+    if expr.type == "template_string":
+        raw = syntax.text(expr, 1000)[1:-1]
+        match = re.fullmatch(r"(?:file://)?\$\{__dirname\}/?([^$`]*)", raw)
+        if match:
+            return PathHint(api, "dirname", match.group(1), ln)
+    return PathHint(api, "unknown", syntax.text(expr, 120), ln)
+
+
+class _Walker:
+    def __init__(self, path: str, data: bytes, ctx: CallContext | None) -> None:
+        self.path = path
+        self.data = data
+        self.ctx = ctx
+        self.units: list[Unit] = [Unit(path=path)]
+        self.unit_index: dict[str, int] = {}
+        self.fns: list[FunctionBuilder] = []
+        self.fn_by_start: dict[int, int] = {}
+        self.diagnostics: list[Diagnostic] = []
+        self.toplevel: dict[str, tuple[int, Node]] = {}
+        # Declarations at each unit's module level (bundled modules declare inside their wrapper).
+        self.unit_decls: list[dict[str, Node]] = [{}]
+        self.wrapper_names: dict[str, int] = {}
+        self.wrapper_bodies: set[int] = set()
+        self.bare_calls: list[tuple[int, str, int]] = []
+        self.webpack_calls: list[tuple[int, str, int]] = []
+        self.bundle_format: str | None = None
+        self.webpack = any(m in data for m in _WEBPACK_MARKERS)
+        self.truncated = False
+        self.visited = 0
+
+    # -- units --------------------------------------------------------------------------
+
+    def unit_for(self, bundled_path: str, node: Node, *, extend: bool = False) -> int:
+        """The unit of a bundled path; ``extend`` grows its last line range instead of opening one."""
+        idx = self.unit_index.get(bundled_path)
+        if idx is None:
+            idx = len(self.units)
+            self.units.append(Unit(path=bundled_path))
+            self.unit_decls.append({})
+            self.unit_index[bundled_path] = idx
+        ranges = self.units[idx].ranges
+        start, end = syntax.line(node), syntax.end_line(node)
+        if extend and ranges:
+            ranges[-1][1] = max(ranges[-1][1], end)
+        else:
+            ranges.append([start, end])
+        return idx
+
+    def new_function(self, node: Node, parent: int | None, unit: int, kind: str | None = None) -> int:
+        name = "<module>" if kind == "module-body" else _fn_name(node)
+        index = len(self.fns)
+        owner = self.units[unit].path if unit else self.path
+        module_path = self.path if unit == 0 else f"{self.path}!{owner}"
+        builder = FunctionBuilder(
+            node_id=f"fn:{module_path}#{name}@{syntax.line(node)}:{int(node.start_point[1]) + 1}",
+            name=name, kind=kind or _fn_kind(node), line=syntax.line(node), end_line=syntax.end_line(node),
+            params=[] if kind == "module-body" else syntax.function_params(node),
+            is_async=kind != "module-body" and syntax.is_async(node), parent=parent, unit=unit,
+            start_byte=int(node.start_byte))
+        if kind != "module-body":
+            _declared_in(node.child_by_field_name("parameters") or node.child_by_field_name("parameter"),
+                         builder.declared)
+        self.fns.append(builder)
+        self.fn_by_start.setdefault(int(node.start_byte), index)
+        self.units[unit].functions.append(index)
+        return index
+
+    # -- the walk -----------------------------------------------------------------------
+
+    def run(self, root: Node) -> None:
+        self.module_fns: dict[int, int] = {0: self.new_function(root, None, 0, "module-body")}
+        container = _region_container(root)
+        self.regions = self._esbuild_regions(container)
+        self.container_key = (int(container.start_byte), int(container.end_byte), container.type)
+        stack: list[tuple[Node, int, int]] = []
+        if container is root:
+            self._push_regions(root, self.module_fns[0], stack)
+        else:
+            stack.extend((child, self.module_fns[0], 0) for child in reversed(root.children))
+        while stack:
+            node, fn, unit = stack.pop()
+            self.visited += 1
+            if self.visited % CHECK_EVERY == 0 and self.ctx is not None:
+                self.ctx.check("parsing JavaScript")
+            self._visit(node, fn, unit, stack)
+
+    def _push_regions(self, container: Node, fn: int, stack: list[tuple[Node, int, int]]) -> None:
+        """Push the statements of the bundle's top level, each with the bundled module it belongs to."""
+        pending: list[tuple[Node, int, int]] = []
+        current = 0
+        for child in container.children:
+            if child.type == "comment" and self.regions:
+                match = _PATH_COMMENT.match(syntax.text(child, 400))
+                if match:
+                    current = self.unit_for(match.group(1), child)
+                    continue
+            if current and current not in self.module_fns:
+                self.module_fns[current] = self.new_function(child, None, current, "module-body")
+            if current:
+                self.unit_for(self.units[current].path, child, extend=True)
+            self._note_toplevel(child, current)
+            pending.append((child, self.module_fns[current] if current else fn, current))
+        stack.extend(reversed(pending))
+
+    def _esbuild_regions(self, root: Node) -> bool:
+        paths: set[str] = set()
+        runtime = False
+        for child in root.children:
+            if child.type == "comment":
+                match = _PATH_COMMENT.match(syntax.text(child, 400))
+                if match:
+                    paths.add(match.group(1))
+            elif child.type in ("variable_declaration", "lexical_declaration"):
+                for decl in child.named_children:
+                    name = decl.child_by_field_name("name")
+                    if decl.type == "variable_declarator" and syntax.text(name) in _ESBUILD_RUNTIME:
+                        runtime = True
+        found = len(paths) >= 2 or (bool(paths) and runtime)
+        if found:
+            self.bundle_format = "esbuild"
+        return found
+
+    def _note_toplevel(self, node: Node, unit: int) -> None:
+        target = node.child_by_field_name("declaration") if node.type == "export_statement" else node
+        if target is None:
+            return
+        if target.type in ("function_declaration", "generator_function_declaration", "class_declaration"):
+            name = target.child_by_field_name("name")
+            if name is not None:
+                self.toplevel.setdefault(syntax.text(name, 200), (unit, target))
+        elif target.type in ("variable_declaration", "lexical_declaration"):
+            for decl in target.named_children:
+                if decl.type == "variable_declarator":
+                    name = decl.child_by_field_name("name")
+                    value = decl.child_by_field_name("value")
+                    if name is not None and name.type == "identifier" and value is not None:
+                        self.toplevel.setdefault(syntax.text(name, 200), (unit, value))
+
+    def _visit(self, node: Node, fn: int, unit: int, stack: list[tuple[Node, int, int]]) -> None:
+        kind = node.type
+        if (int(node.start_byte), int(node.end_byte), kind) == self.container_key:
+            self._push_regions(node, fn, stack)
+            return
+        if node.is_missing and len(self.diagnostics) < MAX_DIAGNOSTICS:
+            self.diagnostics.append(Diagnostic(kind="missing-node", message=f"missing {kind}",
+                                               line=syntax.line(node), column=int(node.start_point[1]) + 1))
+        if kind == "ERROR" and len(self.diagnostics) < MAX_DIAGNOSTICS:
+            message = f"syntax error near {syntax.text(node, 40)!r}"
+            self.diagnostics.append(Diagnostic(kind="parse-error", message=message,
+                                               line=syntax.line(node), column=int(node.start_point[1]) + 1))
+        if kind in ("string", "template_string"):
+            self._string(node, unit)
+            if kind == "string":
+                return
+        elif kind == "identifier":
+            self.fns[fn].referenced.add(syntax.text(node, 200))
+            return
+        elif kind == "comment":
+            return
+        child_fn = fn
+        child_unit = unit
+        if kind in syntax.FUNCTION_TYPES:
+            if kind in ("function_declaration", "generator_function_declaration"):
+                self.fns[fn].declared.add(_fn_name(node))
+                if self.fns[fn].kind == "module-body":
+                    self.unit_decls[unit].setdefault(_fn_name(node), node)
+            if len(self.fns) < MAX_FUNCTIONS:
+                if int(node.start_byte) in self.wrapper_bodies:
+                    child_fn = self.new_function(node, None, unit, "module-body")
+                else:
+                    child_fn = self.new_function(node, fn, unit)
+            else:
+                self.truncated = True
+        elif kind == "call_expression":
+            child_unit = self._call(node, fn, unit)
+        elif kind == "new_expression":
+            self._add_call(fn, "new " + syntax.text(node.child_by_field_name("constructor"), 80), node)
+        elif kind == "import_statement":
+            self._import(node, unit)
+        elif kind == "export_statement":
+            self._export(node, unit)
+        elif kind == "assignment_expression":
+            self._assignment(node, fn, unit)
+        elif kind == "return_statement":
+            builder = self.fns[fn]
+            if len(builder.returns) < MAX_RETURNS:
+                value = node.named_children[0] if node.named_children else None
+                builder.returns.append((syntax.line(node), value))
+        elif kind == "variable_declarator":
+            name_node = node.child_by_field_name("name")
+            _declared_in(name_node, self.fns[fn].declared)
+            value = node.child_by_field_name("value")
+            if (self.fns[fn].kind == "module-body" and name_node is not None and name_node.type == "identifier"
+                    and value is not None):
+                self.unit_decls[unit].setdefault(syntax.text(name_node, 200), value)
+        elif kind == "class_declaration":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                self.fns[fn].declared.add(syntax.text(name, 200))
+        elif kind == "pair":
+            key = syntax.property_name(node.child_by_field_name("key"))
+            if key == "preload":
+                hint = _path_hint("preload", node.child_by_field_name("value"), syntax.line(node))
+                if hint is not None:
+                    self.units[unit].hints.append(hint)
+        elif kind == "object" and self.webpack:
+            self._webpack_map(node, fn, unit, stack)
+            return
+        if kind == "arrow_function" and child_fn != fn:
+            body = node.child_by_field_name("body")
+            if body is not None and body.type != "statement_block":
+                self.fns[child_fn].returns.append((syntax.line(body), body))
+        for child in reversed(node.children):
+            stack.append((child, child_fn, child_unit))
+
+    def _string(self, node: Node, unit: int) -> None:
+        value = syntax.string_value(node)
+        if value is None:
+            return
+        strings = self.units[unit].strings
+        if value in strings:
+            return
+        truncated = len(value) > MAX_STRING_CHARS
+        strings[value] = StringLiteral(value=value[:MAX_STRING_CHARS], line=syntax.line(node), truncated=truncated)
+
+    def _add_call(self, fn: int, callee: str, node: Node) -> None:
+        builder = self.fns[fn]
+        if len(builder.calls) < MAX_PER_FUNCTION:
+            builder.calls.append(CallSite(callee=callee, line=syntax.line(node)))
+        else:
+            builder.truncated = True
+
+    def _call(self, node: Node, fn: int, unit: int) -> int:
+        callee = node.child_by_field_name("function")
+        ln = syntax.line(node)
+        target = self.units[unit]
+        if callee is None:
+            return unit
+        if callee.type == "import":
+            spec, arg = syntax.first_string_argument(node)
+            target.imports.append(PendingImport("dynamic-import", spec, ln, expression=syntax.text(arg, 120)))
+            self._add_call(fn, "import", node)
+            return unit
+        name = syntax.text(callee, 80)
+        self._add_call(fn, name, node)
+        if callee.type == "identifier":
+            self.bare_calls.append((unit, name, ln))
+            if name == "require":
+                spec, arg = syntax.first_string_argument(node)
+                target.imports.append(PendingImport("require", spec, ln, _binding_names(node),
+                                                    expression=syntax.text(arg, 120)))
+                if spec == "electron":
+                    target.uses_electron = True
+            elif name in _WRAPPERS:
+                return self._wrapper(node, unit)
+            req = target.require_name
+            if req is not None and name == req:
+                spec, arg = syntax.first_string_argument(node)
+                numeric = arg is not None and arg.type == "number"
+                key = spec if spec is not None else (syntax.text(arg, 80) if numeric else None)
+                if key is not None:
+                    self.webpack_calls.append((unit, key, ln))
+        elif callee.type == "member_expression":
+            prop = syntax.text(callee.child_by_field_name("property"), 40)
+            if prop in ("loadFile", "loadURL"):
+                _, arg = syntax.first_string_argument(node)
+                hint = _path_hint(prop, arg, ln)
+                if hint is not None:
+                    target.hints.append(hint)
+        return unit
+
+    def _wrapper(self, node: Node, unit: int) -> int:
+        """esbuild's ``__commonJS({"path"(exports, module) {...}})`` and ``__esm({...})`` name their module."""
+        args = node.child_by_field_name("arguments")
+        objs = [c for c in (args.named_children if args is not None else []) if c.type == "object"]
+        if len(objs) != 1:
+            return unit
+        members = [c for c in objs[0].named_children if c.type in ("pair", "method_definition")]
+        if len(members) != 1:
+            return unit
+        key_node = members[0].child_by_field_name("key") or members[0].child_by_field_name("name")
+        key = syntax.property_name(key_node)
+        if not key:
+            return unit
+        idx = self.unit_index.get(key)
+        if idx is None or idx != unit:
+            idx = self.unit_for(key, node)
+            if self.bundle_format is None:
+                self.bundle_format = "wrapper"
+        decl = node.parent
+        if decl is not None and decl.type == "variable_declarator":
+            self.wrapper_names[syntax.text(decl.child_by_field_name("name"), 200)] = idx
+        body = members[0] if members[0].type == "method_definition" else members[0].child_by_field_name("value")
+        if body is not None:
+            self.wrapper_bodies.add(int(body.start_byte))
+        params = syntax.function_params(members[0].child_by_field_name("value") or members[0])
+        self._alias(idx, params[0] if params else None, params[1] if len(params) > 1 else None)
+        return idx
+
+    def _alias(self, unit: int, exports: str | None, module: str | None) -> None:
+        aliases = self.units[unit].exports_aliases
+        if exports:
+            aliases.add(exports)
+        if module:
+            aliases.add(f"{module}.exports")
+
+    def _webpack_map(self, node: Node, fn: int, unit: int, stack: list[tuple[Node, int, int]]) -> None:
+        pairs = [c for c in node.named_children if c.type != "comment"]
+        is_map = bool(pairs) and all(
+            p.type == "pair"
+            and (p.child_by_field_name("key") is not None
+                 and p.child_by_field_name("key").type in ("string", "number"))  # type: ignore[union-attr]
+            and (p.child_by_field_name("value") is not None
+                 and p.child_by_field_name("value").type in ("arrow_function", "function_expression", "function"))  # type: ignore[union-attr]
+            for p in pairs)
+        if not is_map:
+            for child in reversed(node.children):
+                stack.append((child, fn, unit))
+            return
+        self.bundle_format = "webpack"
+        for pair in reversed(pairs):
+            key = syntax.property_name(pair.child_by_field_name("key")) or ""
+            value = pair.child_by_field_name("value")
+            assert value is not None
+            idx = self.unit_for(key, pair)
+            params = syntax.function_params(value)
+            self.units[idx].require_name = params[2] if len(params) >= 3 else "__webpack_require__"
+            self._alias(idx, params[1] if len(params) > 1 else None, params[0] if params else None)
+            body_fn = self.new_function(value, None, idx, "module-body")
+            _declared_in(value.child_by_field_name("parameters"), self.fns[body_fn].declared)
+            body = value.child_by_field_name("body")
+            if body is not None:
+                stack.append((body, body_fn, idx))
+
+    def _import(self, node: Node, unit: int) -> None:
+        source = node.child_by_field_name("source")
+        spec = syntax.string_value(source) if source is not None else None
+        names: list[str] = []
+        for clause in node.named_children:
+            if clause.type != "import_clause":
+                continue
+            for part in clause.named_children:
+                if part.type == "identifier":
+                    names.append(f"default as {syntax.text(part, 80)}")
+                elif part.type == "namespace_import":
+                    alias = next((c for c in part.named_children if c.type == "identifier"), None)
+                    names.append(f"* as {syntax.text(alias, 80)}")
+                elif part.type == "named_imports":
+                    for specifier in part.named_children:
+                        if specifier.type == "import_specifier":
+                            imported = syntax.text(specifier.child_by_field_name("name"), 80)
+                            alias = specifier.child_by_field_name("alias")
+                            names.append(f"{imported} as {syntax.text(alias, 80)}" if alias else imported)
+        if spec == "electron":
+            self.units[unit].uses_electron = True
+        self.units[unit].imports.append(PendingImport("import", spec, syntax.line(node), names))
+
+    def _export(self, node: Node, unit: int) -> None:
+        target = self.units[unit]
+        ln = syntax.line(node)
+        source_node = node.child_by_field_name("source")
+        source = syntax.string_value(source_node) if source_node is not None else None
+        is_default = any(c.type == "default" for c in node.children)
+        decl = node.child_by_field_name("declaration")
+        value = node.child_by_field_name("value")
+        clause = next((c for c in node.named_children if c.type == "export_clause"), None)
+        if source is not None:
+            names: list[str] = []
+            if clause is None:
+                names.append("*")
+                target.exports.append(PendingExport("*", "re-export", ln, source=source))
+            else:
+                for spec in clause.named_children:
+                    if spec.type == "export_specifier":
+                        local = syntax.text(spec.child_by_field_name("name"), 80)
+                        alias = spec.child_by_field_name("alias")
+                        names.append(local)
+                        target.exports.append(PendingExport(syntax.text(alias, 80) if alias else local, "re-export",
+                                                            ln, local=local, source=source))
+            target.imports.append(PendingImport("re-export", source, ln, names))
+            return
+        if is_default:
+            target.exports.append(PendingExport("default", "esm", ln, value=decl or value))
+            return
+        if clause is not None:
+            for spec in clause.named_children:
+                if spec.type == "export_specifier":
+                    local = syntax.text(spec.child_by_field_name("name"), 80)
+                    alias = spec.child_by_field_name("alias")
+                    target.exports.append(PendingExport(syntax.text(alias, 80) if alias else local, "esm", ln,
+                                                        local=local))
+            return
+        if decl is None:
+            return
+        if decl.type in ("variable_declaration", "lexical_declaration"):
+            for d in decl.named_children:
+                if d.type == "variable_declarator":
+                    target.exports.append(PendingExport(syntax.text(d.child_by_field_name("name"), 80), "esm", ln,
+                                                        value=d.child_by_field_name("value")))
+            return
+        name = decl.child_by_field_name("name")
+        if name is not None:
+            target.exports.append(PendingExport(syntax.text(name, 80), "esm", ln, value=decl))
+
+    def _assignment(self, node: Node, fn: int, unit: int) -> None:
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        lhs = syntax.text(left, 120)
+        builder = self.fns[fn]
+        if len(builder.assignments) < MAX_PER_FUNCTION:
+            builder.assignments.append(Assignment(target=lhs, line=syntax.line(node)))
+        ln = syntax.line(node)
+        target = self.units[unit]
+        aliases = target.exports_aliases
+        if lhs in aliases and "." in lhs:
+            target.exports.append(PendingExport("module.exports", "commonjs", ln, value=right))
+            if right is not None and right.type == "object":
+                for member in right.named_children:
+                    if member.type == "pair":
+                        key = syntax.property_name(member.child_by_field_name("key"))
+                        if key is not None:
+                            target.exports.append(PendingExport(key, "commonjs", ln,
+                                                                value=member.child_by_field_name("value")))
+                    elif member.type == "shorthand_property_identifier":
+                        target.exports.append(PendingExport(syntax.text(member), "commonjs", ln,
+                                                            local=syntax.text(member)))
+                    elif member.type == "method_definition":
+                        key = syntax.property_name(member.child_by_field_name("name"))
+                        if key is not None:
+                            target.exports.append(PendingExport(key, "commonjs", ln, value=member))
+        elif left is not None and left.type == "member_expression":
+            obj = syntax.text(left.child_by_field_name("object"), 40)
+            if obj in aliases:
+                prop = syntax.text(left.child_by_field_name("property"), 80)
+                target.exports.append(PendingExport(prop, "commonjs", ln, value=right))
+
+    # -- results ------------------------------------------------------------------------
+
+    def function_shape(self, node: Node, unit: int, depth: int = 0) -> dict[str, Any]:
+        shape = syntax.shape_of(node)
+        index = self.fn_by_start.get(int(node.start_byte))
+        if shape.get("type") == "function" and index is not None:
+            shape["returns"] = self.return_shapes(index, unit, depth)
+        return shape
+
+    def return_shapes(self, index: int, unit: int, depth: int = 0) -> list[dict[str, Any]]:
+        import msgspec
+
+        seen: dict[bytes, dict[str, Any]] = {}
+        for _, value in self.fns[index].returns:
+            shape = self.resolve_shape(value, unit, depth + 1) if value is not None else {"type": "undefined"}
+            seen.setdefault(msgspec.json.encode(shape, order="sorted"), shape)
+        return [seen[k] for k in sorted(seen)]
+
+    def declaration(self, name: str, unit: int) -> Node | None:
+        found = self.unit_decls[unit].get(name)
+        if found is None and name in self.toplevel:
+            found = self.toplevel[name][1]
+        return found
+
+    def resolve_shape(self, node: Node | None, unit: int, depth: int = 0) -> dict[str, Any]:
+        """A shape with identifiers replaced by what they name in this unit (two levels deep)."""
+        if node is None:
+            return {"type": "unknown"}
+        if depth > 2:
+            return syntax.shape_of(node)
+        if node.type == "identifier":
+            found = self.declaration(syntax.text(node, 200), unit)
+            if found is not None and found is not node:
+                return self.resolve_shape(found, unit, depth + 1)
+        if node.type in syntax.FUNCTION_TYPES:
+            return self.function_shape(node, unit, depth)
+        shape = syntax.shape_of(node)
+        if shape.get("type") == "object" and depth < 2:
+            for key, value in list(shape["properties"].items()):
+                if value.get("type") == "reference" and "." not in value.get("name", "."):
+                    found = self.declaration(value["name"], unit)
+                    if found is not None:
+                        shape["properties"][key] = self.resolve_shape(found, unit, depth + 1)
+        return shape
+
+    def export_record(self, pending: PendingExport, unit: int) -> ExportRecord:
+        if pending.value is not None:
+            shape = self.resolve_shape(pending.value, unit)
+        elif pending.local is not None and pending.source is None:
+            found = self.declaration(pending.local, unit)
+            shape = (self.resolve_shape(found, unit) if found is not None
+                     else {"type": "reference", "name": pending.local})
+        else:
+            shape = {"type": "re-export", "source": pending.source or ""}
+        return ExportRecord(name=pending.name, kind=pending.kind, line=pending.line,  # type: ignore[arg-type]
+                            local=pending.local, source=pending.source, shape=shape)
+
+
+def _captures(fns: list[FunctionBuilder]) -> tuple[list[list[str]], list[list[str]]]:
+    captures: list[list[str]] = [[] for _ in fns]
+    closures: list[set[str]] = [set() for _ in fns]
+    for index, builder in enumerate(fns):
+        if builder.kind == "module-body":
+            continue
+        names: set[str] = set()
+        for name in builder.referenced - builder.declared:
+            parent = builder.parent
+            while parent is not None and fns[parent].kind != "module-body":
+                if name in fns[parent].declared:
+                    names.add(name)
+                    closures[parent].add(builder.node_id)
+                    break
+                parent = fns[parent].parent
+        captures[index] = sorted(names)[:MAX_CAPTURES]
+    return captures, [sorted(c)[:MAX_CAPTURES] for c in closures]
+
+
+def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext | None = None) -> FileFacts:
+    """Parse ``data`` with tree-sitter and collect facts per unit; syntax errors become diagnostics."""
+    tree = syntax.parser_for(language).parse(data)
+    walker = _Walker(path, data, ctx)
+    walker.run(tree.root_node)
+    if tree.root_node.has_error and not walker.diagnostics:
+        walker.diagnostics.append(Diagnostic(kind="parse-error", message="the grammar reported a syntax error",
+                                             line=1, column=1))
+    captures, closures = _captures(walker.fns)
+    functions: list[FunctionRecord] = []
+    for index, b in enumerate(walker.fns):
+        functions.append(FunctionRecord(
+            node_id=b.node_id, name=b.name, kind=b.kind, line=b.line, end_line=b.end_line,  # type: ignore[arg-type]
+            params=b.params, is_async=b.is_async,
+            parent=walker.fns[b.parent].node_id if b.parent is not None else None,
+            calls=b.calls, returns=[ReturnSite(line=ln, shape=walker.resolve_shape(v, b.unit, 1) if v is not None
+                                               else {"type": "undefined"}) for ln, v in b.returns],
+            assignments=b.assignments, captures=captures[index], closures=closures[index], truncated=b.truncated))
+    exports = [[walker.export_record(p, i) for p in unit.exports] for i, unit in enumerate(walker.units)]
+    strings: list[StringSet] = []
+    for unit in walker.units:
+        items = list(unit.strings.values())
+        strings.append(StringSet(items=items[:MAX_STRINGS], total=len(items), truncated=len(items) > MAX_STRINGS))
+    edges: list[tuple[int, int, str, str, int]] = []
+    for unit_idx, name, ln in walker.bare_calls:
+        wrapped = walker.wrapper_names.get(name)
+        if wrapped is not None and wrapped != unit_idx:
+            edges.append((unit_idx, wrapped, "bundle-require", name, ln))
+            continue
+        declared = walker.toplevel.get(name)
+        if walker.bundle_format == "esbuild" and declared is not None and declared[0] not in (0, unit_idx):
+            edges.append((unit_idx, declared[0], "bundle-reference", name, ln))
+    for unit_idx, key, ln in walker.webpack_calls:
+        target_idx = walker.unit_index.get(key)
+        if target_idx is not None:
+            edges.append((unit_idx, target_idx, "webpack-require", key, ln))
+    return FileFacts(
+        units=walker.units, functions=functions, function_unit=[b.unit for b in walker.fns], exports=exports,
+        strings=strings, diagnostics=walker.diagnostics, bundle_format=walker.bundle_format,
+        unit_edges=sorted(set(edges)), source_mapping_url=source_mapping_url(data), truncated=walker.truncated)
+
+
+_SMU = re.compile(rb"[#@][ \t]*sourceMappingURL=([^\s'\"`]+)[ \t]*(?:\*/)?[ \t]*$")
+
+
+def source_mapping_url(data: bytes) -> str | None:
+    """The last ``//# sourceMappingURL=`` comment of a file (only trailing lines count)."""
+    pos = data.rfind(b"sourceMappingURL=")
+    if pos < 0:
+        return None
+    start = data.rfind(b"\n", 0, pos) + 1
+    end = data.find(b"\n", pos)
+    line_bytes = data[start:] if end < 0 else data[start:end]
+    if data[end + 1:].strip() if end >= 0 else False:
+        return None
+    match = _SMU.search(line_bytes.rstrip(b"\r"))
+    if match is None:
+        return None
+    return match.group(1).decode("utf-8", "replace")
+
+
+def unit_ranges(unit: Unit) -> list[Span]:
+    return [Span(start_line=a, end_line=b) for a, b in sorted(unit.ranges)]

@@ -1,0 +1,226 @@
+"""The files an application analysis reads: from a directory or an ASAR, bounded and integrity-aware."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rea_plugins.javascript import syntax
+from rea_plugins.javascript.model import Integrity, Limits, Skipped
+
+from rea.context import CallContext
+from rea.errors import ReaError
+from rea.target import Target
+
+DEFAULT_LIMITS = Limits(max_files=20_000, max_bytes_per_file=16 << 20, max_total_bytes=512 << 20,
+                        max_modules=100_000)
+AUXILIARY_EXTENSIONS = (".map", ".html", ".htm")
+Policy = Literal["fail", "record-and-continue"]
+
+
+def wanted(path: str) -> bool:
+    """Whether the analysis reads this logical path (scripts, source maps, HTML, package.json)."""
+    lower = path.lower()
+    base = lower.rsplit("/", 1)[-1]
+    return base == "package.json" or lower.endswith(syntax.SOURCE_EXTENSIONS + AUXILIARY_EXTENSIONS)
+
+
+@dataclass
+class InputFile:
+    path: str
+    data: bytes
+    integrity: Integrity
+
+
+@dataclass
+class Collected:
+    format: Literal["directory", "asar"]
+    files: list[InputFile] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    contradictions: list[dict[str, Any]] = field(default_factory=list)
+    reasons: set[str] = field(default_factory=set)
+    files_seen: int = 0
+    total_bytes: int = 0
+
+
+def choose_format(target: Target, requested: str) -> Literal["directory", "asar"]:
+    if target.is_directory:
+        if requested == "asar":
+            raise ReaError("unsupported_target", f"{target.path} is a directory, not an ASAR archive",
+                           remediation="Pass format 'directory' or 'auto', or the path of a .asar file.",
+                           details={"path": target.path, "format": "directory"})
+        return "directory"
+    if requested == "directory":
+        raise ReaError("unsupported_target", f"{target.path} is a file, not a directory",
+                       remediation="Pass format 'asar' or 'auto' for an ASAR archive.",
+                       details={"path": target.path, "format": target.format})
+    if target.format == "asar" or requested == "asar" or target.resolved_path.lower().endswith(".asar"):
+        return "asar"
+    raise ReaError("unsupported_target",
+                   f"{target.path} is neither a directory nor an ASAR archive (detected {target.format})",
+                   remediation="Pass an application directory or an Electron .asar archive.",
+                   details={"path": target.path, "format": target.format})
+
+
+class _Budget:
+    def __init__(self, limits: Limits, out: Collected) -> None:
+        self.limits = limits
+        self.out = out
+
+    def admit(self, path: str, size: int) -> bool:
+        """Whether one more file of ``size`` bytes fits; records why not."""
+        if size > self.limits.max_bytes_per_file:
+            self.out.skipped.append(Skipped(path=path, reason=f"larger than max_bytes_per_file ({size} bytes)"))
+            self.out.reasons.add("max_bytes_per_file")
+            return False
+        if len(self.out.files) >= self.limits.max_files:
+            self.out.skipped.append(Skipped(path=path, reason="beyond max_files"))
+            self.out.reasons.add("max_files")
+            return False
+        if self.out.total_bytes + size > self.limits.max_total_bytes:
+            self.out.skipped.append(Skipped(path=path, reason="beyond max_total_bytes"))
+            self.out.reasons.add("max_total_bytes")
+            return False
+        return True
+
+
+def _walk_directory(root: str, out: Collected, ctx: CallContext) -> list[tuple[str, str]]:
+    """(logical path, absolute path) of wanted regular files; symlinks are reported, never followed."""
+    found: list[tuple[str, str]] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        ctx.check("listing application files")
+        kept = []
+        for name in dirnames:
+            full = os.path.join(dirpath, name)
+            if os.path.islink(full):
+                rel = os.path.relpath(full, root).replace(os.sep, "/")
+                out.skipped.append(Skipped(path=rel, reason="symbolic link (not followed)"))
+            else:
+                kept.append(name)
+        dirnames[:] = sorted(kept)
+        for name in filenames:
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, root).replace(os.sep, "/")
+            if not wanted(rel):
+                continue
+            out.files_seen += 1
+            try:
+                st = os.lstat(full)
+            except OSError:
+                out.skipped.append(Skipped(path=rel, reason="unreadable"))
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                out.skipped.append(Skipped(path=rel, reason="symbolic link (not followed)"))
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                out.skipped.append(Skipped(path=rel, reason="not a regular file"))
+                continue
+            found.append((rel, full))
+    found.sort()
+    return found
+
+
+def _read_regular(full: str, limit: int) -> bytes:
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    # O_NOFOLLOW closes the window between the listing's lstat and this open.
+    with os.fdopen(os.open(full, flags), "rb") as fh:
+        return fh.read(limit + 1)
+
+
+def collect_directory(target: Target, limits: Limits, ctx: CallContext) -> Collected:
+    out = Collected(format="directory")
+    budget = _Budget(limits, out)
+    for rel, full in _walk_directory(target.resolved_path, out, ctx):
+        ctx.check("reading application files")
+        try:
+            size = os.lstat(full).st_size
+        except OSError:
+            out.skipped.append(Skipped(path=rel, reason="unreadable"))
+            continue
+        if not budget.admit(rel, size):
+            continue
+        try:
+            data = _read_regular(full, limits.max_bytes_per_file)
+        except OSError as exc:
+            reason = "symbolic link (not followed)" if exc.errno == errno.ELOOP else "unreadable"
+            out.skipped.append(Skipped(path=rel, reason=reason))
+            continue
+        if len(data) > limits.max_bytes_per_file:
+            out.skipped.append(Skipped(path=rel, reason="grew beyond max_bytes_per_file while reading"))
+            out.reasons.add("max_bytes_per_file")
+            continue
+        out.total_bytes += len(data)
+        out.files.append(InputFile(path=rel, data=data, integrity="not-declared"))
+        if len(out.files) % 64 == 0:
+            ctx.progress(f"read {len(out.files)} files")
+    return out
+
+
+def collect_asar(target: Target, limits: Limits, policy: Policy, ctx: CallContext) -> Collected:
+    try:
+        from rea_plugins.asar.reader import AsarArchive
+    except ImportError:
+        raise ReaError("capability_unavailable", "the ASAR reader plugin is not installed",
+                       remediation="Install rea with its asar plugin, or analyze an extracted directory.",
+                       details={"plugin": "asar"}) from None
+    out = Collected(format="asar")
+    budget = _Budget(limits, out)
+    arc = AsarArchive.open(target.resolved_path, ctx=ctx)
+    try:
+        for entry in arc.entries():
+            ctx.check("reading ASAR entries")
+            if entry.kind == "link":
+                if wanted(entry.path):
+                    out.skipped.append(Skipped(path=entry.path, reason="link entry (not followed)"))
+                continue
+            if entry.kind != "file" or not wanted(entry.path):
+                continue
+            out.files_seen += 1
+            if not budget.admit(entry.path, entry.size):
+                continue
+            try:
+                read = arc.read(entry.path, policy=policy, ctx=ctx)
+            except ReaError as exc:
+                if policy == "record-and-continue" and exc.code == "target_unavailable":
+                    out.skipped.append(Skipped(path=entry.path, reason="unpacked companion file is absent"))
+                    out.reasons.add("unavailable")
+                    continue
+                if exc.code == "artifact_integrity_mismatch":
+                    raise _integrity_error(exc) from None
+                raise
+            integrity: Integrity = ("contradicted" if read.contradiction is not None
+                                    else "verified" if read.verified else "not-declared")
+            if read.contradiction is not None:
+                out.contradictions.append(dict(read.contradiction))
+                out.reasons.add("integrity_contradictions")
+            out.total_bytes += len(read.data)
+            out.files.append(InputFile(path=entry.path, data=read.data, integrity=integrity))
+            if len(out.files) % 64 == 0:
+                ctx.progress(f"read {len(out.files)} ASAR entries")
+    finally:
+        arc.close()
+    out.files.sort(key=lambda f: f.path)
+    return out
+
+
+def _integrity_error(exc: ReaError) -> ReaError:
+    """Name the rerun option; unpacked entries also name their usual cause."""
+    unpacked = bool(exc.details.get("unpacked"))
+    cause = (" Packaging tools often sign or strip .asar.unpacked files after writing the header."
+             if unpacked else "")
+    return ReaError(
+        "artifact_integrity_mismatch", exc.message,
+        remediation=("Rerun analyze_javascript_application with integrity_policy 'record-and-continue' "
+                     "(CLI: --integrity-policy record-and-continue) to record the contradiction and continue."
+                     + cause),
+        details=exc.details)
+
+
+def collect(target: Target, fmt: Literal["directory", "asar"], limits: Limits, policy: Policy,
+            ctx: CallContext) -> Collected:
+    if fmt == "directory":
+        return collect_directory(target, limits, ctx)
+    return collect_asar(target, limits, policy, ctx)

@@ -1,0 +1,214 @@
+"""The JavaScript application graph as records: what analyze_javascript_application returns."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+SCHEMA_VERSION = 1
+OPERATION = "analyze_javascript_application"
+
+ModuleKind = Literal["source", "asset", "bundled"]
+EdgeKind = Literal[
+    "import", "require", "dynamic-import", "re-export", "bundle-require", "bundle-reference", "webpack-require",
+]
+TargetKind = Literal["module", "package", "builtin", "unresolved", "dynamic"]
+ParseStatus = Literal["ok", "error", "skipped"]
+Integrity = Literal["verified", "contradicted", "not-declared"]
+
+
+class _Record(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class Span(_Record, frozen=True):
+    """1-based inclusive line range inside the containing file."""
+
+    start_line: int
+    end_line: int
+
+
+class ImportEdge(_Record, frozen=True):
+    kind: EdgeKind
+    specifier: str
+    line: int
+    target_kind: TargetKind
+    resolved: str | None = None
+    resolved_path: str | None = None
+    names: list[str] = []
+
+
+class ExportRecord(_Record, frozen=True):
+    name: str
+    kind: Literal["esm", "commonjs", "re-export"]
+    line: int
+    local: str | None = None
+    source: str | None = None
+    shape: dict[str, Any] = {}
+
+
+class StringLiteral(_Record, frozen=True):
+    value: str
+    line: int
+    truncated: bool = False
+
+
+class StringSet(_Record, frozen=True):
+    items: list[StringLiteral]
+    total: int
+    truncated: bool
+
+
+class CallSite(_Record, frozen=True):
+    callee: str
+    line: int
+
+
+class ReturnSite(_Record, frozen=True):
+    line: int
+    shape: dict[str, Any]
+
+
+class Assignment(_Record, frozen=True):
+    target: str
+    line: int
+
+
+class FunctionRecord(_Record, frozen=True):
+    """A function, method or arrow; ``kind == "module-body"`` holds a module's top-level statements."""
+
+    node_id: str
+    name: str
+    kind: Literal["declaration", "expression", "arrow", "method", "generator", "module-body"]
+    line: int
+    end_line: int
+    params: list[str]
+    is_async: bool
+    parent: str | None
+    calls: list[CallSite]
+    returns: list[ReturnSite]
+    assignments: list[Assignment]
+    captures: list[str]
+    closures: list[str]
+    truncated: bool = False
+
+
+class Diagnostic(_Record, frozen=True):
+    kind: Literal["parse-error", "missing-node", "decode-error", "source-map", "limit", "unavailable"]
+    message: str
+    line: int | None = None
+    column: int | None = None
+
+
+class Module(_Record, frozen=True):
+    node_id: str
+    path: str
+    kind: ModuleKind
+    container: str | None
+    language: Literal["javascript", "typescript", "tsx"]
+    size: int
+    sha256: str
+    integrity: Integrity
+    span: Span | None
+    ranges: list[Span]
+    parse: ParseStatus
+    bundle_format: Literal["esbuild", "webpack", "wrapper"] | None
+    in_dependency: bool
+    imports: list[ImportEdge]
+    exports: list[ExportRecord]
+    strings: StringSet
+    functions: list[FunctionRecord]
+    diagnostics: list[Diagnostic]
+    bundled_modules: list[str] = []
+    source_map: str | None = None
+    truncated: bool = False
+
+
+class EntryPoint(_Record, frozen=True):
+    kind: Literal["package-main", "electron-main", "electron-preload", "electron-renderer", "renderer-html"]
+    path: str
+    node_id: str | None
+    declared_by: str
+    detail: str = ""
+
+
+class SourceMapSource(_Record, frozen=True):
+    index: int
+    source: str
+    path: str
+    outside_root: bool
+    has_content: bool
+    content_sha256: str | None
+    content_size: int | None
+    module: str | None
+    matched_by: Literal["bundle-path", "sole-module"] | None
+    file_module: str | None
+    file_match: Literal["path", "content"] | None
+    content_identical: bool | None
+
+
+class SourceMap(_Record, frozen=True):
+    node_id: str
+    location: Literal["inline", "external", "unreferenced"]
+    map_path: str | None
+    generated: str | None
+    file: str | None
+    source_root: str | None
+    sources: list[SourceMapSource]
+    mappings_decoded: bool
+    diagnostics: list[Diagnostic]
+
+
+class Skipped(_Record, frozen=True):
+    path: str
+    reason: str
+
+
+class Coverage(_Record, frozen=True):
+    status: Literal["complete", "partial"]
+    reasons: list[str]
+    skipped: list[Skipped]
+
+
+class Limits(_Record, frozen=True):
+    max_files: int
+    max_bytes_per_file: int
+    max_total_bytes: int
+    max_modules: int
+
+
+class InputSummary(_Record, frozen=True):
+    format: Literal["directory", "asar"]
+    files_seen: int
+    files_analyzed: int
+    bytes_analyzed: int
+    html_files: list[str]
+    package_json: list[str]
+
+
+class Application(_Record, frozen=True):
+    """The normalized result of ``analyze_javascript_application``."""
+
+    schema_version: int
+    input: InputSummary
+    coverage: Coverage
+    limits: Limits
+    modules: list[Module]
+    entry_points: list[EntryPoint]
+    source_maps: list[SourceMap]
+    integrity_contradictions: list[dict[str, Any]]
+    counts: dict[str, int]
+
+
+def file_node_id(path: str) -> str:
+    return f"mod:{path}"
+
+
+def bundled_node_id(container_path: str, bundled_path: str) -> str:
+    return f"mod:{container_path}!{bundled_path}"
+
+
+def function_node_id(module_path: str, name: str, line: int, column: int) -> str:
+    return f"fn:{module_path}#{name}@{line}:{column}"
+

@@ -1,0 +1,265 @@
+"""tree-sitter access: grammars by file type, node text, JavaScript string values and static shapes."""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+Language = Literal["javascript", "typescript", "tsx"]
+
+JS_EXTENSIONS = (".js", ".mjs", ".cjs", ".jsx")
+TS_EXTENSIONS = (".ts", ".mts", ".cts")
+TSX_EXTENSIONS = (".tsx",)
+SOURCE_EXTENSIONS = JS_EXTENSIONS + TS_EXTENSIONS + TSX_EXTENSIONS
+
+MAX_TEXT = 160
+SHAPE_DEPTH = 3
+SHAPE_KEYS = 64
+
+FUNCTION_TYPES = frozenset({
+    "function_declaration", "generator_function_declaration", "function_expression", "function",
+    "generator_function", "arrow_function", "method_definition",
+})
+
+
+def language_of(path: str) -> Language | None:
+    lower = path.lower()
+    if lower.endswith(".d.ts"):
+        return None
+    if lower.endswith(TSX_EXTENSIONS):
+        return "tsx"
+    if lower.endswith(TS_EXTENSIONS):
+        return "typescript"
+    if lower.endswith(JS_EXTENSIONS):
+        return "javascript"
+    return None
+
+
+@functools.cache
+def parser_for(language: Language) -> Parser:
+    """A parser for ``language``; grammars load on first use so importing the plugin stays cheap."""
+    import tree_sitter
+
+    if language == "javascript":
+        import tree_sitter_javascript
+
+        lang = tree_sitter.Language(tree_sitter_javascript.language())
+    else:
+        import tree_sitter_typescript
+
+        raw = (tree_sitter_typescript.language_typescript() if language == "typescript"
+               else tree_sitter_typescript.language_tsx())
+        lang = tree_sitter.Language(raw)
+    return tree_sitter.Parser(lang)
+
+
+def grammar_versions() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for dist in ("tree-sitter", "tree-sitter-javascript", "tree-sitter-typescript"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "unknown"
+    return out
+
+
+def text(node: Node | None, limit: int = MAX_TEXT) -> str:
+    if node is None or node.text is None:
+        return ""
+    raw = node.text.decode("utf-8", "replace")
+    if len(raw) > limit:
+        return raw[:limit] + "…"
+    return raw
+
+
+def line(node: Node) -> int:
+    return int(node.start_point[0]) + 1
+
+
+def end_line(node: Node) -> int:
+    return int(node.end_point[0]) + 1
+
+
+_ESCAPE = re.compile(r"\\(u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|\r\n|[\s\S])")
+_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0", "\n": "", "\r\n": ""}
+
+
+def _unescape(match: re.Match[str]) -> str:
+    body = match.group(1)
+    if body.startswith("u{"):
+        code = int(body[2:-1], 16)
+        return chr(code) if code <= 0x10FFFF else ""
+    if body[0] in "ux" and len(body) > 1:
+        return chr(int(body[1:], 16))
+    return _SIMPLE.get(body, body)
+
+
+def string_value(node: Node) -> str | None:
+    """The value of a string literal or a substitution-free template; ``None`` for anything else."""
+    if node.type == "string":
+        raw = text(node, 1 << 30)[1:-1]
+    elif node.type == "template_string":
+        if any(c.type == "template_substitution" for c in node.children):
+            return None
+        raw = text(node, 1 << 30)[1:-1]
+    else:
+        return None
+    if "\\" not in raw:
+        return raw
+    # Lone surrogates from \uD800-style escapes cannot be encoded; keep them escaped as written.
+    value = _ESCAPE.sub(_unescape, raw)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return raw
+    return value
+
+
+def first_string_argument(call: Node) -> tuple[str | None, Node | None]:
+    """The literal first argument of a call, and that argument node (literal or not)."""
+    args = call.child_by_field_name("arguments")
+    if args is None:
+        return None, None
+    for child in args.named_children:
+        if child.type == "comment":
+            continue
+        return string_value(child), child
+    return None, None
+
+
+def property_name(node: Node | None) -> str | None:
+    if node is None:
+        return None
+    if node.type in ("property_identifier", "identifier", "private_property_identifier",
+                     "shorthand_property_identifier", "number"):
+        return text(node)
+    if node.type in ("string", "template_string"):
+        return string_value(node)
+    if node.type == "computed_property_name":
+        return "[" + text(node)[1:-1] + "]"
+    return None
+
+
+def param_names(params: Node | None) -> list[str]:
+    """Parameter names as written (patterns keep their source text)."""
+    if params is None:
+        return []
+    if params.type == "identifier":
+        return [text(params)]
+    out: list[str] = []
+    for child in params.named_children:
+        if child.type == "comment":
+            continue
+        if child.type in ("required_parameter", "optional_parameter"):
+            pattern = child.child_by_field_name("pattern")
+            out.append(text(pattern or child, 60))
+        else:
+            out.append(text(child, 60))
+    return out
+
+
+def function_params(fn: Node) -> list[str]:
+    params = fn.child_by_field_name("parameters") or fn.child_by_field_name("parameter")
+    return param_names(params)
+
+
+def is_async(fn: Node) -> bool:
+    return any(c.type == "async" for c in fn.children)
+
+
+def shape_of(node: Node | None, depth: int = 0) -> dict[str, Any]:
+    """The static shape of an expression: its type and, bounded, its keys, params and members."""
+    if node is None:
+        return {"type": "undefined"}
+    kind = node.type
+    while kind in ("parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression"):
+        inner = node.named_children[0] if node.named_children else None
+        if inner is None:
+            break
+        node, kind = inner, inner.type
+    if kind in ("string", "template_string"):
+        return {"type": "string"}
+    if kind == "number":
+        return {"type": "number"}
+    if kind in ("true", "false"):
+        return {"type": "boolean"}
+    if kind == "null":
+        return {"type": "null"}
+    if kind == "undefined" or (kind == "identifier" and text(node) == "undefined"):
+        return {"type": "undefined"}
+    if kind == "regex":
+        return {"type": "regexp"}
+    if kind == "array":
+        return {"type": "array", "length": len([c for c in node.named_children if c.type != "comment"])}
+    if kind == "object":
+        return _object_shape(node, depth)
+    if kind in FUNCTION_TYPES:
+        return {"type": "function", "params": function_params(node), "async": is_async(node)}
+    if kind in ("class", "class_declaration"):
+        return class_shape(node)
+    if kind == "identifier":
+        return {"type": "reference", "name": text(node)}
+    if kind == "member_expression":
+        return {"type": "reference", "name": text(node, 80)}
+    if kind == "call_expression":
+        return {"type": "call", "callee": text(node.child_by_field_name("function"), 80)}
+    if kind == "new_expression":
+        return {"type": "instance", "class": text(node.child_by_field_name("constructor"), 80)}
+    if kind == "await_expression":
+        inner = node.named_children[0] if node.named_children else None
+        return {"type": "await", "value": shape_of(inner, depth + 1) if depth < SHAPE_DEPTH else {"type": "unknown"}}
+    if kind in ("binary_expression", "unary_expression", "update_expression"):
+        return {"type": "expression", "operator": text(node.child_by_field_name("operator"), 8)}
+    if kind == "ternary_expression":
+        return {"type": "conditional"}
+    return {"type": "unknown", "node": kind}
+
+
+def _object_shape(node: Node, depth: int) -> dict[str, Any]:
+    keys: dict[str, dict[str, Any]] = {}
+    spread = False
+    for child in node.named_children:
+        if child.type == "spread_element":
+            spread = True
+            continue
+        if child.type == "pair":
+            name = property_name(child.child_by_field_name("key"))
+            value = child.child_by_field_name("value")
+        elif child.type == "method_definition":
+            name = property_name(child.child_by_field_name("name"))
+            value = child
+        elif child.type == "shorthand_property_identifier":
+            name = text(child)
+            value = None
+        else:
+            continue
+        if name is None or len(keys) >= SHAPE_KEYS:
+            continue
+        if value is None:
+            keys[name] = {"type": "reference", "name": name}
+        elif depth < SHAPE_DEPTH:
+            keys[name] = shape_of(value, depth + 1)
+        else:
+            keys[name] = {"type": "unknown"}
+    return {"type": "object", "properties": dict(sorted(keys.items())), "spread": spread}
+
+
+def class_shape(node: Node) -> dict[str, Any]:
+    methods: list[str] = []
+    fields: list[str] = []
+    heritage = ""
+    for child in node.named_children:
+        if child.type == "class_heritage":
+            heritage = text(child, 80)
+        if child.type == "class_body":
+            for member in child.named_children:
+                name = property_name(member.child_by_field_name("name") or member.child_by_field_name("property"))
+                if name is None:
+                    continue
+                (methods if member.type == "method_definition" else fields).append(name)
+    return {"type": "class", "extends": heritage, "methods": sorted(set(methods)), "fields": sorted(set(fields))}

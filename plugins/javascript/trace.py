@@ -1,0 +1,278 @@
+"""trace_application_feature and trace_javascript_semantics: bounded walks over application Evidence."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import msgspec
+from rea_plugins.javascript import appgraph
+from rea_plugins.javascript.appgraph import Index, Loaded
+from rea_plugins.javascript.model import FunctionRecord, Module
+
+from rea.catalog.tool import ToolCall
+from rea.evidence import Evidence
+
+CHECK_EVERY = 256
+
+
+def _matches(value: str, wanted: str, mode: str) -> bool:
+    return value == wanted if mode == "exact" else wanted in value
+
+
+def _symbol_matches(name: str, wanted: str, mode: str) -> bool:
+    if mode == "exact":
+        return name == wanted or name.endswith("." + wanted)
+    return wanted in name
+
+
+def _seed_matches(index: Index, seed: dict[str, Any]) -> tuple[list[dict[str, Any]], set[str], set[str]]:
+    """Seed hits, the modules they sit in, and the functions they name."""
+    kind, value, mode = seed["kind"], seed["value"], seed.get("match", "exact")
+    hits: list[dict[str, Any]] = []
+    modules: set[str] = set()
+    functions: set[str] = set()
+    for m in index.app.modules:
+        if kind == "module":
+            if m.node_id == value or _matches(m.path, value, mode):
+                hits.append({"node_id": m.node_id, "type": "module", "path": m.path, "via": "path", "value": m.path})
+                modules.add(m.node_id)
+        elif kind == "string":
+            found = [s for s in m.strings.items if _matches(s.value, value, mode)]
+            for s in found[:20]:
+                hits.append({"node_id": m.node_id, "type": "module", "path": m.path, "via": "string",
+                             "value": s.value, "line": s.line})
+            if found:
+                modules.add(m.node_id)
+        else:
+            for fn in m.functions:
+                if fn.kind != "module-body" and _symbol_matches(fn.name, value, mode):
+                    hits.append({"node_id": fn.node_id, "type": "function", "path": m.path, "via": "function",
+                                 "value": fn.name, "line": fn.line})
+                    modules.add(m.node_id)
+                    functions.add(fn.node_id)
+            for ex in m.exports:
+                if _symbol_matches(ex.name, value, mode):
+                    hits.append({"node_id": m.node_id, "type": "module", "path": m.path, "via": "export",
+                                 "value": ex.name, "line": ex.line})
+                    modules.add(m.node_id)
+    return hits, modules, functions
+
+
+def _module_node(m: Module, depth: int) -> dict[str, Any]:
+    return {"node_id": m.node_id, "type": "module", "path": m.path, "kind": m.kind, "depth": depth,
+            "container": m.container}
+
+
+def _function_node(m: Module, fn: FunctionRecord, depth: int, role: str) -> dict[str, Any]:
+    return {"node_id": fn.node_id, "type": "function", "path": m.path, "name": fn.name, "line": fn.line,
+            "module": m.node_id, "depth": depth, "role": role}
+
+
+def trace_feature(call: ToolCall) -> Evidence:
+    loaded = appgraph.load(call, "application")
+    index = loaded.index
+    seed = dict(call.args["seed"])
+    seed.setdefault("match", "exact")
+    max_nodes = int(call.args.get("max_nodes", 200))
+    max_depth = int(call.args.get("max_depth", 4))
+    direction = call.args.get("direction", "both")
+    hits, seed_modules, seed_functions = _seed_matches(index, seed)
+    depth_of: dict[str, int] = {}
+    queue: deque[str] = deque()
+    truncated = False
+    for node_id in sorted(seed_modules):
+        if len(depth_of) >= max_nodes:
+            truncated = True
+            break
+        depth_of[node_id] = 0
+        queue.append(node_id)
+    edges: set[tuple[str, str, str, str]] = set()
+    steps = 0
+    while queue:
+        steps += 1
+        if steps % CHECK_EVERY == 0:
+            call.ctx.check("tracing")
+        current = queue.popleft()
+        depth = depth_of[current]
+        if depth >= max_depth:
+            continue
+        for edge in sorted(index.neighbours(current, direction)):
+            other = edge[1] if edge[0] == current else edge[0]
+            if other not in depth_of:
+                if len(depth_of) >= max_nodes:
+                    truncated = True
+                    continue
+                depth_of[other] = depth + 1
+                queue.append(other)
+            edges.add(edge)
+    nodes = [_module_node(index.modules[n], d) for n, d in depth_of.items()]
+    names = {index.functions[f][1].name.rsplit(".", 1)[-1] for f in seed_functions}
+    fn_edges: set[tuple[str, str, str, str]] = set()
+    for node_id in sorted(depth_of):
+        m = index.modules[node_id]
+        for fn in m.functions:
+            role = None
+            if fn.node_id in seed_functions:
+                role = "seed"
+            elif names and any(c.callee.rsplit(".", 1)[-1] in names for c in fn.calls) and fn.kind != "module-body":
+                role = "caller"
+                for c in fn.calls:
+                    for target in seed_functions:
+                        if c.callee.rsplit(".", 1)[-1] == index.functions[target][1].name.rsplit(".", 1)[-1]:
+                            fn_edges.add((fn.node_id, target, "calls", c.callee))
+            elif node_id in seed_modules and seed["kind"] != "symbol" and _exported(m, fn):
+                role = "exported"
+            if role is None:
+                continue
+            if len(nodes) >= max_nodes:
+                truncated = True
+                break
+            nodes.append(_function_node(m, fn, depth_of[node_id], role))
+            fn_edges.add((m.node_id, fn.node_id, "defines", fn.name))
+    kept = {n["node_id"] for n in nodes}
+    all_edges = [e for e in sorted(edges | fn_edges) if e[0] in kept and e[1] in kept]
+    result = {
+        "seed": seed, "matches": hits,
+        "nodes": sorted(nodes, key=lambda n: (n["depth"], n["type"], n["path"], n["node_id"])),
+        "edges": [{"from": a, "to": b, "kind": k, "label": s} for a, b, k, s in all_edges],
+        "truncated": truncated,
+        "limits": {"max_nodes": max_nodes, "max_depth": max_depth, "direction": direction},
+        "application_coverage": loaded.app.coverage.status,
+    }
+    params = {"application": appgraph.reference(loaded), "seed": seed, "max_nodes": max_nodes,
+              "max_depth": max_depth, "direction": direction}
+    limits = ["The trace is truncated at max_nodes."] if truncated else []
+    return appgraph.derive("trace_application_feature", params, result, [loaded], limits)
+
+
+def _exported(m: Module, fn: FunctionRecord) -> bool:
+    names = {e.name for e in m.exports} | {e.local for e in m.exports if e.local}
+    return fn.name in names or fn.name.rsplit(".", 1)[-1] in names
+
+
+# -- semantics ------------------------------------------------------------------------------
+
+
+def _targets(loaded: Loaded, target: dict[str, Any]) -> tuple[list[tuple[Module, FunctionRecord]], str]:
+    index = loaded.index
+    kind, value = target["kind"], target["value"]
+    if kind == "module":
+        found = index.module(value)
+        if not found:
+            raise appgraph.not_found("target/value", f"no module matches {value!r}")
+        if len(found) > 1:
+            raise appgraph.not_found("target/value", f"{value!r} names {len(found)} modules; pass a node_id",
+                                     sorted(m.node_id for m in found))
+        return [(found[0], fn) for fn in found[0].functions], found[0].node_id
+    if value in index.functions:
+        return [index.functions[value]], value
+    scope = index.module(target["module"]) if target.get("module") else loaded.app.modules
+    hits = [(m, fn) for m in scope for fn in m.functions
+            if fn.kind != "module-body" and (fn.name == value or fn.name.endswith("." + value))]
+    if not hits:
+        raise appgraph.not_found("target/value", f"no function named {value!r}"
+                                 + (f" in {target['module']!r}" if target.get("module") else ""))
+    if len(hits) > 1:
+        raise appgraph.not_found("target/value", f"{value!r} names {len(hits)} functions; pass a node_id or module",
+                                 sorted(fn.node_id for _, fn in hits))
+    return hits, hits[0][1].node_id
+
+
+def _resolve_call(index: Index, m: Module, callee: str) -> tuple[tuple[Module, FunctionRecord] | None, str | None]:
+    """The function a call names, through local declarations, imports and bundle references."""
+    head, _, member = callee.partition(".")
+    if not member:
+        local = index.function_named(m, head)
+        if local is not None:
+            return (m, local), "local"
+    for edge in m.imports:
+        if edge.resolved is None or edge.resolved not in index.modules:
+            continue
+        target = index.modules[edge.resolved]
+        wanted: str | None = None
+        if edge.kind in ("bundle-reference",) and edge.specifier == head and not member:
+            wanted = head
+        for binding in edge.names:
+            imported, local_name = appgraph.local_name(binding)
+            if local_name == head:
+                wanted = member if imported == "*" and member else (imported if not member else None)
+        if wanted is None:
+            continue
+        if wanted == "default":
+            for ex in target.exports:
+                if ex.name in ("default", "module.exports") and ex.local:
+                    wanted = ex.local
+        for ex in target.exports:
+            if ex.name == wanted and ex.local:
+                wanted = ex.local
+        found = index.function_named(target, wanted)
+        if found is not None:
+            return (target, found), edge.kind
+    return None, None
+
+
+def trace_semantics(call: ToolCall) -> Evidence:
+    loaded = appgraph.load(call, "application")
+    index = loaded.index
+    target = dict(call.args["target"])
+    max_nodes = int(call.args.get("max_nodes", 200))
+    max_depth = int(call.args.get("max_depth", 4))
+    roots, root_id = _targets(loaded, target)
+    seen: dict[str, int] = {}
+    queue: deque[tuple[Module, FunctionRecord, int]] = deque()
+    truncated = False
+    for m, fn in roots:
+        if len(seen) >= max_nodes:
+            truncated = True
+            break
+        seen[fn.node_id] = 0
+        queue.append((m, fn, 0))
+    functions: list[dict[str, Any]] = []
+    edges: set[tuple[str, str, str, str]] = set()
+    unresolved = 0
+    while queue:
+        if len(functions) % CHECK_EVERY == 0:
+            call.ctx.check("tracing semantics")
+        m, fn, depth = queue.popleft()
+        calls = []
+        for site in fn.calls:
+            found, via = _resolve_call(index, m, site.callee)
+            resolved = found[1].node_id if found else None
+            calls.append({"callee": site.callee, "line": site.line, "resolved": resolved, "via": via})
+            if found is None:
+                unresolved += 1
+                continue
+            edges.add((fn.node_id, found[1].node_id, "calls", site.callee))
+            if found[1].node_id not in seen and depth < max_depth:
+                if len(seen) >= max_nodes:
+                    truncated = True
+                    continue
+                seen[found[1].node_id] = depth + 1
+                queue.append((found[0], found[1], depth + 1))
+        for closure in fn.closures:
+            edges.add((fn.node_id, closure, "closure", ""))
+        if fn.parent is not None and fn.parent in index.functions and fn.captures:
+            edges.add((fn.parent, fn.node_id, "closure", ",".join(fn.captures)))
+        functions.append({
+            "node_id": fn.node_id, "name": fn.name, "kind": fn.kind, "module": m.node_id, "path": m.path,
+            "line": fn.line, "end_line": fn.end_line, "depth": depth, "params": fn.params, "async": fn.is_async,
+            "calls": calls, "returns": msgspec.to_builtins(fn.returns),
+            "assignments": msgspec.to_builtins(fn.assignments), "captures": fn.captures,
+            "closures": fn.closures, "parent": fn.parent, "truncated": fn.truncated,
+        })
+    result = {
+        "target": target, "root": root_id,
+        "functions": sorted(functions, key=lambda f: (f["depth"], f["path"], f["line"], f["node_id"])),
+        "edges": [{"from": a, "to": b, "kind": k, "label": s} for a, b, k, s in sorted(edges)],
+        "unresolved_calls": unresolved, "truncated": truncated,
+        "limits": {"max_nodes": max_nodes, "max_depth": max_depth},
+        "application_coverage": loaded.app.coverage.status,
+    }
+    params = {"application": appgraph.reference(loaded), "target": target, "max_nodes": max_nodes,
+              "max_depth": max_depth}
+    limits = ["Calls through values tree-sitter cannot resolve statically (callbacks, dynamic members) stay "
+              "unresolved."]
+    if truncated:
+        limits.append("The trace is truncated at max_nodes.")
+    return appgraph.derive("trace_javascript_semantics", params, result, [loaded], limits)
