@@ -32,7 +32,10 @@ def _payload(call: ToolCall) -> Evidence:
 def _fail(call: ToolCall) -> Evidence:
     from rea.errors import ReaError
 
-    err = ReaError(call.args["code"], f"probe failure {call.args['code']}", details={"probe": True})
+    details: dict[str, Any] = {"probe": True}
+    if call.args.get("detail_bytes"):
+        details["dump"] = "d" * call.args["detail_bytes"]
+    err = ReaError(call.args["code"], f"probe failure {call.args['code']}", details=details)
     if call.args.get("cleanup_left"):
         err = err.with_cleanup_incomplete(["probe-worker"], "probe could not stop its worker")
     raise err
@@ -56,6 +59,7 @@ def rea_register_tools(register: Any) -> None:
     register(ToolDef(
         name="probe_fail", family="test", description="Fail with the given canonical error code.",
         input_schema={"type": "object", "properties": {"code": {"type": "string", "enum": sorted(CODES)},
-                                                       "cleanup_left": {"type": "boolean"}},
+                                                       "cleanup_left": {"type": "boolean"},
+                                                       "detail_bytes": {"type": "integer", "minimum": 0}},
                       "required": ["code"], "additionalProperties": False},
         examples=({"code": "cancelled"},), handler=_fail))

@@ -235,3 +235,39 @@ def test_server_uses_its_own_ledger_per_connection() -> None:
             assert ra.structured_content["retained_evidence_count"] == 1
             assert rb.structured_content["retained_evidence_count"] == 0
     anyio.run(main)
+
+
+def test_open_and_close_a_compiled_fixture(hello_elf: Path) -> None:
+    async def main() -> None:
+        async with connect(**PROBE) as client:
+            await client.call_tool("probe_wait", {"steps": 1, "step_ms": 0})
+            opened = await client.call_tool("open_binary", {"path": str(hello_elf), "provider_id": "native"})
+            assert not opened.is_error, opened.content[0].text
+            doc = opened.structured_content
+            assert doc["target"]["format"] == "elf" and doc["analysis_provider_binding"]["provider"]["id"] == "native"
+            assert doc["analysis_provider_binding"]["selection_source"] == "request"
+            session = (await client.call_tool("binary_session", {})).structured_content
+            assert session["analysis_run"]["run_id"] == doc["analysis_run"]["run_id"]
+            assert session["retained_evidence_count"] == 1  # opening another target keeps the ledger
+            selected = [c["provider_id"] for c in session["analysis_provider_candidates"] if c["selected"]]
+            assert selected == ["native"]
+            reopened = await client.call_tool("open_binary", {"path": str(hello_elf)})
+            assert reopened.structured_content["analysis_run"]["run_id"] != doc["analysis_run"]["run_id"]
+            closed = await client.call_tool("close_binary", {})
+            assert closed.structured_content["cleanup"] == "complete"
+            after = (await client.call_tool("binary_session", {})).structured_content
+            assert after["target"] is None and after["retained_evidence_count"] == 0
+    anyio.run(main)
+
+
+def test_oversized_error_is_retained_and_delivered_bounded() -> None:
+    async def main() -> None:
+        async with connect(**PROBE) as client:
+            res = await client.call_tool("probe_fail", {"code": "execution_failure", "detail_bytes": 11_000_000})
+            err = error_of(res)
+            assert err["code"] == "resource_constraint" and err["details"]["original_code"] == "execution_failure"
+            assert len(res.content[0].text) < 10_000
+            ref = err["details"]["reported_limits"]["evidence_reference"]
+            session = (await client.call_tool("binary_session", {})).structured_content
+            assert session["retained_evidence_count"] == 1 and ref["evidence_id"].startswith("ev_")
+    anyio.run(main)
