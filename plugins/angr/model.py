@@ -38,8 +38,9 @@ class Analysis:
         try:
             # Typed as Any: angr's partial annotations would otherwise leak into every caller.
             self.proj: Any = angr.Project(path, auto_load_libs=False, load_debug_info=False)
-        except (cle.CLEError, ValueError, TypeError, KeyError, IndexError, AttributeError, AssertionError,
-                OverflowError, UnicodeDecodeError, EOFError, NotImplementedError, OSError) as exc:
+        except (RecursionError, MemoryError):
+            raise
+        except Exception as exc:  # cle surfaces malformed input as many exception types, all meaning "unreadable"
             raise ReaError("unsupported_target", f"angr could not load {name}: {type(exc).__name__}: {exc}",
                            remediation="Check that the file is an intact ELF, PE or Mach-O binary.",
                            details={"reason": "unparseable", "engine_error": type(exc).__name__}) from None

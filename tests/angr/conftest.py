@@ -1,0 +1,54 @@
+"""Fixtures for the angr provider tests: a small C program compiled now, and one shared angr worker."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rea.registry import Registry
+from rea.session import Session
+from tests.angr.angr_support import PROGRAM_C, open_angr, owned_alive, worker_pid
+
+
+def _require_angr() -> None:
+    if importlib.util.find_spec("angr") is None:
+        pytest.skip("angr is not installed (pip install 'rea[angr]')")
+
+
+@pytest.fixture(scope="session")
+def angr_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The program built non-PIE (with debug info) and PIE, with gcc, now."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("gcc is not installed (needed to compile the angr test program)")
+    if shutil.which("nm") is None:
+        pytest.skip("nm (binutils) is not installed (needed to read expected symbol addresses)")
+    _require_angr()
+    out = tmp_path_factory.mktemp("angr-programs")
+    src = out / "program.c"
+    src.write_text(PROGRAM_C)
+    builds = {"nopie": ["-O1", "-g", "-fno-pie", "-no-pie"], "pie": ["-O1", "-fpie", "-pie"]}
+    paths = {}
+    for name, flags in builds.items():
+        path = out / f"program-{name}"
+        subprocess.run([gcc, *flags, "-o", str(path), str(src)], check=True, capture_output=True)
+        paths[name] = path
+    return paths
+
+
+@pytest.fixture(scope="module")
+def angr_session(rea_registry: Registry, angr_programs: dict[str, Path]) -> Iterator[Session]:
+    """One session (so one angr worker) on the non-PIE program, shared by a test module."""
+    session = Session(rea_registry)
+    open_angr(session, angr_programs["nopie"])
+    try:
+        yield session
+    finally:
+        pid = worker_pid(session)
+        assert session.close() == []
+        assert pid is None or not owned_alive(pid)

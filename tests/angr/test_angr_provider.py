@@ -1,0 +1,174 @@
+"""The angr provider without a worker: descriptor, availability, settings, profile, protocol, paging."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rea_plugins.angr import paging, protocol
+from rea_plugins.angr.options import Timeouts, timeouts_from_env
+from rea_plugins.angr.provider import AngrProvider
+
+from rea.errors import ReaError
+from rea.registry import Registry
+from rea.session import Session
+from rea.testing import call_tool
+from tests.angr.angr_support import worker_pid
+
+CONTRACT_OPERATIONS = {
+    "list_documents", "list_segments", "list_procedures", "search_procedures", "list_strings", "search_strings",
+    "list_names", "address_name", "procedure_address", "resolve_containing_procedure", "procedure_info",
+    "procedure_blocks", "procedure_assembly", "read_function_instructions", "procedure_callers",
+    "procedure_callees", "procedure_references", "xrefs", "procedure_pseudo_code",
+}
+
+
+def test_importing_the_plugin_does_not_import_angr() -> None:
+    code = ("import sys, rea_plugins.angr, rea_plugins.angr.provider, rea_plugins.angr.client; "
+            "print('angr' in sys.modules, 'cle' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+def test_descriptor_declares_the_contract(rea_registry: Registry) -> None:
+    provider = rea_registry.providers["angr"]
+    d = provider.descriptor
+    assert (d.id, d.kind, d.auto_priority) == ("angr", "deep", 5)
+    assert set(d.formats) == {"elf", "pe", "mach-o"}
+    assert set(d.architectures) == {"x86", "x86_64", "arm", "arm64"}
+    assert set(d.operations) == CONTRACT_OPERATIONS
+    assert "binary_layout" not in d.operations
+    native = rea_registry.providers.get("native")
+    if native is not None:
+        assert native.descriptor.auto_priority > d.auto_priority
+
+
+def test_availability_without_importing_angr(monkeypatch: pytest.MonkeyPatch) -> None:
+    provider = AngrProvider()
+    assert provider.availability().status == ("available" if importlib.util.find_spec("angr") else "unavailable")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "angr" else real(name, *a))
+    missing = provider.availability()
+    assert (missing.status, missing.code) == ("unavailable", "runtime_missing")
+    assert missing.remediation == "pip install 'rea[angr]'"
+
+
+def test_analysis_profile_records_version_and_options(angr_programs: dict[str, Path],
+                                                      rea_registry: Registry) -> None:
+    session = Session(rea_registry)
+    try:
+        out = call_tool(session, "open_binary", {"path": str(angr_programs["nopie"]), "provider_id": "angr"})
+        assert out.structured is not None
+        binding = out.structured["analysis_provider_binding"]
+        params = binding["analysis_profile"]["parameters"]
+        assert binding["provider"]["id"] == "angr"
+        assert params["angr_version"] == binding["provider"]["version"] != "not-installed"
+        assert params["loader"]["auto_load_libs"] is False
+        assert params["cfg"]["analysis"] == "CFGFast" and params["cfg"]["normalize"] is True
+        assert params["decompiler"]["analysis"] == "Decompiler"
+        # open binds the provider but starts no worker: the first query does.
+        assert worker_pid(session) is None
+    finally:
+        assert session.close() == []
+
+
+def test_timeouts_from_environment() -> None:
+    t = timeouts_from_env({"REA_ANGR_CFG_TIMEOUT_MS": "2500", "REA_ANGR_DECOMPILE_TIMEOUT_MS": "9"})
+    assert (t.cfg_ms, t.decompile_ms, t.load_ms, t.query_ms) == (2500, 9, Timeouts().load_ms, Timeouts().query_ms)
+    assert Timeouts().cfg_ms == 120_000 and Timeouts().decompile_ms == 60_000
+    for bad in ("0", "-1", "1.5", "abc", "", "2147483648", " 5"):
+        with pytest.raises(ReaError) as info:
+            timeouts_from_env({"REA_ANGR_CFG_TIMEOUT_MS": bad})
+        assert info.value.code == "configuration_invalid"
+        assert info.value.details["settings"][0]["setting"] == "REA_ANGR_CFG_TIMEOUT_MS"
+
+
+def test_invalid_timeout_setting_fails_the_open(angr_programs: dict[str, Path], rea_registry: Registry,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REA_ANGR_QUERY_TIMEOUT_MS", "soon")
+    session = Session(rea_registry)
+    with pytest.raises(ReaError) as info:
+        call_tool(session, "open_binary", {"path": str(angr_programs["nopie"]), "provider_id": "angr"})
+    assert info.value.code == "configuration_invalid"
+    assert session.target is None
+
+
+def test_non_binary_is_rejected_before_any_worker(tmp_path: Path, rea_registry: Registry) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("not a binary\n")
+    session = Session(rea_registry)
+    with pytest.raises(ReaError) as info:
+        call_tool(session, "open_binary", {"path": str(text), "provider_id": "angr"})
+    assert info.value.code == "unsupported_target"
+    assert info.value.details["rejections"][0]["code"] == "target_format_unsupported"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.binary(max_size=300), max_size=5), st.integers(min_value=1, max_value=7))
+def test_protocol_frames_survive_any_chunking(payloads: list[bytes], step: int) -> None:
+    messages: list[protocol.Message] = [
+        protocol.Reply(id=i, normalized={"blob": p.hex(), "n": len(p)}, raw=None) for i, p in enumerate(payloads)]
+    messages.append(protocol.Failure(id=99, code="cancelled", message="x", details={"phase": "cfg"}))
+    stream = b"".join(protocol.encode(m) for m in messages)
+    reader, got = protocol.FrameReader(), []
+    for i in range(0, len(stream), step):
+        got.extend(reader.feed(stream[i:i + step]))
+    assert got == messages
+
+
+def test_protocol_rejects_oversized_and_garbage_frames() -> None:
+    with pytest.raises(protocol.ProtocolError):
+        protocol.FrameReader().feed(b"\xff\xff\xff\xff")
+    with pytest.raises(protocol.ProtocolError):
+        protocol.FrameReader().feed(b"\x00\x00\x00\x02\xc1\xc1")
+
+
+def test_paging_and_search_helpers() -> None:
+    page = paging.page("items", list(range(5)), {"offset": 3, "limit": 10}, lambda i: {"i": i})
+    assert page == {"items": [{"i": 3}, {"i": 4}], "offset": 3, "limit": 10, "total": 5, "next_offset": None}
+    page = paging.page("items", list(range(5)), {"limit": 2}, lambda i: {"i": i})
+    assert (page["next_offset"], page["total"]) == (2, 5)
+    for params, path in (({"limit": 0}, "limit"), ({"limit": 1001}, "limit"), ({"offset": -1}, "offset")):
+        with pytest.raises(ReaError) as info:
+            paging.page("items", [], params, lambda i: {})
+        assert info.value.details["issues"][0]["path"] == path
+    assert paging.parse_address("0x401000") == 0x401000 and paging.parse_address(16) == 16
+    for bad in ("main", "0x", "-5", True, None, "0x" + "f" * 17):
+        with pytest.raises(ReaError):
+            paging.parse_address(bad)
+    assert paging.matcher({"pattern": "GREET"})("rea-angr greeting")
+    assert not paging.matcher({"pattern": "GREET", "case_sensitive": True})("rea-angr greeting")
+    assert paging.matcher({"pattern": r"^add_\w+$", "mode": "regex"})("add_numbers")
+    with pytest.raises(ReaError) as info:
+        paging.matcher({"pattern": "(", "mode": "regex"})
+    assert info.value.details["issues"][0]["path"] == "pattern"
+
+
+def test_worker_module_answers_ping_over_its_pipes() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "rea_plugins.angr.worker"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(protocol.encode(protocol.Request(id=1, op="ping")))
+        proc.stdin.write(protocol.encode(protocol.Request(id=2, op="procedure_info", params={"procedure": "main"})))
+        proc.stdin.flush()
+        reader, got = protocol.FrameReader(), []
+        while len(got) < 2:
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            assert chunk
+            got.extend(reader.feed(chunk))
+        assert isinstance(got[0], protocol.Reply) and got[0].normalized == {"pid": proc.pid}
+        # Before a target is loaded every analysis request fails with a typed error, not a crash.
+        assert isinstance(got[1], protocol.Failure) and got[1].code == "execution_failure"
+        proc.stdin.close()
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
