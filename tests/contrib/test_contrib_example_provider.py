@@ -92,9 +92,6 @@ def test_open_binary_selects_toy_by_id_and_answers(session: Session, toy_file: P
 
 
 def test_toy_tools_answer_through_the_catalog(session: Session, toy_file: Path) -> None:
-    missing = [t for t in ("list_procedures", "list_strings") if t not in session.registry.tools]
-    if missing:
-        pytest.skip(f"the binary tool family does not register {', '.join(missing)} yet")
     call_tool(session, "open_binary", {"path": str(toy_file), "provider_id": "toy"})
     procs = call_tool(session, "list_procedures", {})
     assert procs.evidence is not None
@@ -163,3 +160,13 @@ def test_non_utf8_toy_file_is_a_typed_error(session: Session, tmp_path: Path) ->
         call_tool(session, "open_binary", {"path": str(bad), "provider_id": "toy"})
     assert err.value.code == "unsupported_target"
     assert "UTF-8" in err.value.message
+
+
+def test_cli_tool_command_runs_on_the_toy_provider(example_site: Path | None, toy_file: Path) -> None:
+    proc = _cli(["list-strings", str(toy_file), "--provider", "toy", "--format", "json"], example_site)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    assert record["provider"]["id"] == "toy"
+    assert record["operation"] == "list_strings"
+    assert record["normalized_result"]["strings"] == EXPECTED_STRINGS
+    assert record["evidence_id"].startswith("ev_")
