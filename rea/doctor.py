@@ -343,6 +343,8 @@ def _load(path: str, parse: Callable[[bytes], Any]) -> dict[str, Any]:
         doc = parse(data)
     except (ValueError, msgspec.DecodeError) as exc:  # tomllib.TOMLDecodeError and UnicodeDecodeError too
         raise _Unusable("invalid", "parse_error", f"cannot parse the file: {exc}") from None
+    except RecursionError:  # both parsers recurse per nesting level
+        raise _Unusable("invalid", "parse_error", "cannot parse the file: nesting is too deep") from None
     if not isinstance(doc, dict):
         raise _Unusable("invalid", "bad_shape", f"top level is {type(doc).__name__}, not an object")
     return doc

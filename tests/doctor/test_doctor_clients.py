@@ -179,6 +179,7 @@ JSON_INVALID = {
     "env-not-strings": ('{"mcpServers": {"rea": {"command": "rea", "args": [], "env": {"N": 1}}}}', "bad_shape"),
     "command-not-string": ('{"mcpServers": {"rea": {"command": ["rea"], "args": []}}}', "bad_shape"),
     "not-utf8": ('{"mcpServers": {"\udcff": {}}}', "parse_error"),
+    "too-deep": ('{"mcpServers": ' + "[" * 100_000, "parse_error"),
 }
 TOML_INVALID = {
     "unparseable": ('[mcp_servers.rea\ncommand = "rea"\n', "parse_error"),
@@ -188,6 +189,7 @@ TOML_INVALID = {
     "env-not-strings": ('[mcp_servers.rea]\ncommand = "rea"\nargs = []\nenv = { N = 1 }\n', "bad_shape"),
     "command-missing": ('[mcp_servers.rea]\nargs = ["serve"]\n', "bad_shape"),
     "not-utf8": ('[mcp_servers.rea]\ncommand = "\udcff"\n', "parse_error"),
+    "too-deep": ("[mcp_servers.rea]\nargs = " + "[" * 100_000, "parse_error"),
 }
 
 
@@ -221,6 +223,15 @@ def test_unreadable_file_is_invalid(registry: Registry, home: Path, project: Pat
     reg = _registrations(registry, home, project)[("cursor", "user")]
     assert reg["state"] == "invalid"
     assert reg["reason_code"] == "unreadable"
+
+
+def test_oversized_file_is_invalid(registry: Registry, home: Path, project: Path) -> None:
+    path = config_path(("cursor", "user"), home, project)
+    path.parent.mkdir(parents=True)
+    with path.open("wb") as fh:
+        fh.truncate(doctor.MAX_CONFIG_BYTES + 1)
+    reg = _registrations(registry, home, project)[("cursor", "user")]
+    assert (reg["state"], reg["reason_code"]) == ("invalid", "too_large")
 
 
 # --- locations -----------------------------------------------------------------------------
