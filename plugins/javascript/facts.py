@@ -201,6 +201,12 @@ def _binding_names(call: Node) -> list[str]:
     return names
 
 
+def _unparenthesized(node: Node | None) -> Node | None:
+    while node is not None and node.type == "parenthesized_expression" and node.named_children:
+        node = next((c for c in node.named_children if c.type != "comment"), None)
+    return node
+
+
 def _region_container(root: Node) -> Node:
     """Where a bundle's modules sit: the program, or the body of one top-level IIFE (esbuild's iife)."""
     statements = [c for c in root.named_children if c.type != "comment"
@@ -551,24 +557,25 @@ class _Walker:
             aliases.add(f"{module}.exports")
 
     def _webpack_map(self, node: Node, fn: int, unit: int, stack: list[tuple[Node, int, int]]) -> None:
+        """webpack's module map: ``{"./src/a.js": (module, exports, require) => {...}, 123: ...}``."""
         pairs = [c for c in node.named_children if c.type != "comment"]
-        is_map = bool(pairs) and all(
-            p.type == "pair"
-            and (p.child_by_field_name("key") is not None
-                 and p.child_by_field_name("key").type in ("string", "number"))  # type: ignore[union-attr]
-            and (p.child_by_field_name("value") is not None
-                 and p.child_by_field_name("value").type in ("arrow_function", "function_expression", "function"))  # type: ignore[union-attr]
-            for p in pairs)
-        if not is_map:
+        modules: list[tuple[str, Node, Node]] = []
+        for pair in pairs:
+            key = pair.child_by_field_name("key") if pair.type == "pair" else None
+            value = _unparenthesized(pair.child_by_field_name("value")) if pair.type == "pair" else None
+            name = syntax.property_name(key) if key is not None else None
+            # Module ids are numbers or paths; other function-valued objects (export getters) are not maps.
+            if key is None or name is None or not (key.type == "number" or "/" in name) or value is None \
+                    or value.type not in ("arrow_function", "function_expression", "function"):
+                break
+            modules.append((name, pair, value))
+        if not pairs or len(modules) != len(pairs):
             for child in reversed(node.children):
                 stack.append((child, fn, unit))
             return
         self.bundle_format = "webpack"
-        for pair in reversed(pairs):
-            key = syntax.property_name(pair.child_by_field_name("key")) or ""
-            value = pair.child_by_field_name("value")
-            assert value is not None
-            idx = self.unit_for(key, pair)
+        for module_id, pair, value in reversed(modules):
+            idx = self.unit_for(module_id, pair)
             params = syntax.function_params(value)
             self.units[idx].require_name = params[2] if len(params) >= 3 else "__webpack_require__"
             self._alias(idx, params[1] if len(params) > 1 else None, params[0] if params else None)

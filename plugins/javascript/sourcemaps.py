@@ -58,9 +58,12 @@ def normalize(base_dir: str, relative: str) -> tuple[str, bool]:
     for scheme in _SCHEMES:
         if rel.startswith(scheme):
             rest = rel[len(scheme):]
-            # webpack://<project>/./src/a.js names a project first; file:///abs has an empty host.
-            rel = rest.split("/", 1)[1] if "/" in rest and scheme != "file://" else rest
-            break
+            if scheme == "file://":
+                rel = rest
+                break
+            # webpack://<project>/./src/a.js names a project, then a path from the project root.
+            rel = rest.split("/", 1)[1] if "/" in rest else rest
+            return posixpath.normpath(rel).lstrip("/").removeprefix("./"), False
     if rel.startswith("/"):
         return posixpath.normpath(rel).lstrip("/"), True
     joined = posixpath.normpath(posixpath.join(base_dir, rel)) if base_dir else posixpath.normpath(rel)

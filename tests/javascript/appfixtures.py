@@ -12,7 +12,8 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / ".fixtures" / "npm"
-NPM_PACKAGES = ("esbuild@0.28", "@electron/asar@4")
+# @electron/asar 4 needs Node 22; 3.x runs on the Node 20 CI has and writes the same integrity header.
+NPM_PACKAGES = ("esbuild@0.28", "@electron/asar@3")
 
 PACKAGE_JSON = ('{"name": "rea-fixture-app", "version": "1.0.0", "main": "dist/main.js", '
                 '"devDependencies": {"electron": "^30.0.0"}}\n')

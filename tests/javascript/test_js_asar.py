@@ -1,0 +1,111 @@
+"""analyze_javascript_application on ASAR archives packed by @electron/asar, and their integrity policy."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import appfixtures
+import pytest
+from jssupport import analyze
+
+from rea.errors import ReaError
+from rea.evidence import Evidence
+from rea.session import Session
+from rea.testing import call_tool
+
+pytest.importorskip("rea_plugins.asar.reader", reason="the asar plugin's reader is not installed")
+
+
+@pytest.fixture(scope="session")
+def packed(app_v1: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The v1 app packed with its source maps unpacked (as packagers do with native add-ons)."""
+    out = tmp_path_factory.mktemp("asar") / "app.asar"
+    return appfixtures.pack_asar(app_v1, out, unpack="*.map")
+
+
+def _copy(packed: Path, dest: Path) -> Path:
+    shutil.copyfile(packed, dest)
+    shutil.copytree(str(packed) + ".unpacked", str(dest) + ".unpacked")
+    return dest
+
+
+def test_asar_gives_the_directory_graph(analysis_session: Session, packed: Path, ev_v1: Evidence) -> None:
+    ev = analyze(analysis_session, packed)
+    assert ev.subject is not None and ev.subject.format == "asar"
+    result = ev.normalized_result
+    assert result["input"]["format"] == "asar"
+    assert result["coverage"]["status"] == "complete"
+    assert result["integrity_contradictions"] == []
+    from_dir = {m["node_id"]: m for m in ev_v1.normalized_result["modules"]}
+    from_asar = {m["node_id"]: m for m in result["modules"]}
+    assert set(from_asar) == set(from_dir)
+    for node_id, module in from_asar.items():
+        assert module["integrity"] == "verified"
+        same = {k: v for k, v in module.items() if k != "integrity"}
+        assert same == {k: v for k, v in from_dir[node_id].items() if k != "integrity"}
+    assert result["entry_points"] == ev_v1.normalized_result["entry_points"]
+    # The external map is an unpacked entry, read from app.asar.unpacked/.
+    maps = {m["node_id"]: m for m in result["source_maps"]}
+    assert {s["path"] for s in maps["map:dist/main.js.map"]["sources"]} == appfixtures.V1_FACTS["bundled_in_main"]
+
+
+def _tampered(packed: Path, app: Path, dest: Path) -> tuple[Path, set[str]]:
+    """Flip a literal inside the packed bytes; the packed files that hold it are the ones now contradicted."""
+    out = _copy(packed, dest)
+    data = out.read_bytes()
+    assert b"search-v1" in data
+    out.write_bytes(data.replace(b"search-v1", b"search-v9"))
+    holders = {p.relative_to(app).as_posix() for p in app.rglob("*")
+               if p.is_file() and not p.name.endswith(".map") and b"search-v1" in p.read_bytes()}
+    return out, holders
+
+
+def test_integrity_mismatch_fails_closed(rea_session: Session, packed: Path, app_v1: Path, tmp_path: Path) -> None:
+    bad, holders = _tampered(packed, app_v1, tmp_path / "app.asar")
+    with pytest.raises(ReaError) as err:
+        call_tool(rea_session, "analyze_javascript_application", {"input_path": str(bad)})
+    assert err.value.code == "artifact_integrity_mismatch"
+    details = err.value.details
+    assert details["logical_path"] in holders
+    assert details["declared_sha256"] != details["calculated_sha256"]
+    assert "record-and-continue" in err.value.remediation
+    assert len(rea_session.ledger) == 0
+
+
+def test_record_and_continue(analysis_session: Session, packed: Path, app_v1: Path, tmp_path: Path) -> None:
+    bad, holders = _tampered(packed, app_v1, tmp_path / "app.asar")
+    ev = analyze(analysis_session, bad, integrity_policy="record-and-continue")
+    result = ev.normalized_result
+    contradicted = {m["path"] for m in result["modules"] if m["integrity"] == "contradicted"}
+    assert contradicted == holders
+    assert len(result["integrity_contradictions"]) == len(holders)
+    assert result["coverage"]["status"] == "partial"
+    assert "integrity_contradictions" in result["coverage"]["reasons"]
+    # Verified siblings continue with their facts.
+    verified = [m for m in result["modules"] if m["integrity"] == "verified"]
+    assert any(m["path"] == "src/preload.js" for m in verified)
+
+
+def test_missing_unpacked_companion(rea_session: Session, analysis_session: Session, packed: Path,
+                                    tmp_path: Path) -> None:
+    copy = _copy(packed, tmp_path / "app.asar")
+    (Path(str(copy) + ".unpacked") / "dist" / "main.js.map").unlink()
+    with pytest.raises(ReaError) as err:
+        call_tool(rea_session, "analyze_javascript_application", {"input_path": str(copy)})
+    assert err.value.category == "unavailable"
+    assert err.value.details.get("logical_path") == "dist/main.js.map"
+    ev = analyze(analysis_session, copy, integrity_policy="record-and-continue")
+    result = ev.normalized_result
+    assert result["coverage"]["status"] == "partial"
+    assert {"path": "dist/main.js.map", "reason": "unpacked companion file is absent"} in result["coverage"]["skipped"]
+    main_map = next(m for m in result["source_maps"] if m["node_id"] == "map:dist/main.js.map")
+    assert main_map["sources"] == [] and main_map["diagnostics"][0]["kind"] == "unavailable"
+
+
+def test_malformed_asar(rea_session: Session, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.asar"
+    bad.write_bytes(b"\x04\x00\x00\x00\xff\xff\x00\x00\xf0\xff\x00\x00\xe0\xff\x00\x00{not json")
+    with pytest.raises(ReaError) as err:
+        call_tool(rea_session, "analyze_javascript_application", {"input_path": str(bad), "format": "asar"})
+    assert err.value.code in ("artifact_operation_failed", "truncated")
