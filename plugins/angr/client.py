@@ -32,7 +32,8 @@ _PHASES = {"load": "starting the worker and loading the binary", "cfg": "buildin
 _LIMITATIONS = {
     "list_procedures": ["Procedures are recovered by angr's CFGFast heuristics; alignment padding and angr's "
                         "extern SimProcedures are omitted."],
-    "procedure_callees": ["Indirect call targets are those angr's resolvers recovered; others stay unknown."],
+    "procedure_callees": ["A computed call site is listed with address null (its target is computed at run "
+                          "time) and once more per target angr's resolvers recovered, with kind indirect."],
     "procedure_pseudo_code": ["Pseudo code is angr's decompiler output: a reading aid, not compilable source."],
 }
 

@@ -95,7 +95,9 @@ class CodeIndex:
         a = self.a
         seen: set[tuple[int, int | None]] = set()
         for s in self.sites:
-            for t in s.targets:
+            # A computed call keeps an explicit unknown target besides whatever angr's resolvers found.
+            targets = s.targets if s.direct else (None, *(t for t in s.targets if t is not None))
+            for t in targets:
                 self.refs.append(self._ref_to(s.insn, t, "call" if t is not None else "indirect", s.caller))
                 seen.add((s.insn, t))
         graph = a.cfg.graph
@@ -241,6 +243,8 @@ class Code:
                 continue
             raw.append({"call_site": hex(s.insn),
                         "targets": [None if t is None else hex(t) for t in s.targets]})
+            if not s.direct:
+                groups["indirect", None, None].add(s.insn)
             for t in s.targets:
                 target_f = None if t is None else a.proj.kb.functions.function(addr=t)
                 if t is None or target_f is None:

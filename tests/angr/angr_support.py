@@ -9,7 +9,7 @@ from typing import Any
 
 from rea.context import CallContext
 from rea.session import Session
-from rea.testing import call_tool
+from rea.testing import call_tool, result_of
 
 # Expected facts below come from this source: function names, call edges and string literals.
 PROGRAM_C = r"""
@@ -67,7 +67,9 @@ def nm_addresses(path: Path) -> dict[str, int]:
 
 
 def op(session: Session, operation: str, **params: Any) -> Any:
-    """The normalized result of one provider operation through the kernel."""
+    """The normalized result of one operation: through its tool when one is registered, else the provider."""
+    if operation in session.registry.tools:
+        return result_of(session, operation, params)
     return session.execute(operation, params, CallContext()).normalized
 
 

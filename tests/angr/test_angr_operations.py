@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 from pathlib import Path
@@ -13,6 +14,7 @@ from rea.context import CallContext
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
+from rea.testing import result_of
 from tests.angr.angr_support import (
     SOURCE_FUNCTIONS,
     SOURCE_STRINGS,
@@ -135,6 +137,7 @@ def test_calls_follow_the_source(angr_session: Session) -> None:
     # apply_op calls through a function-pointer table: an indirect call, never "direct".
     indirect = op(angr_session, "procedure_callees", procedure="apply_op")["callees"]
     assert indirect and all(c["kind"] == "indirect" for c in indirect)
+    assert any(c["address"] is None for c in indirect), "the computed call keeps an explicit unknown target"
     assert {c["name"] for c in indirect} <= {"add_numbers", "mul_numbers", None}
     callers = op(angr_session, "procedure_callers", procedure="say_hello")
     assert [c["name"] for c in callers["callers"]] == ["main"]
@@ -232,3 +235,19 @@ def test_pie_addresses_are_link_time(rea_registry: Registry, angr_programs: dict
         pid = worker_pid(session)
         assert session.close() == []
         assert pid is not None and not owned_alive(pid)
+
+
+def test_workflow_tools_run_on_angr(angr_session: Session) -> None:
+    if "binary_overview" not in angr_session.registry.tools:
+        pytest.skip("the binary tool family is not registered")
+    overview = result_of(angr_session, "binary_overview", {})
+    assert overview["format"] == "elf" and overview["architecture"] == "x86_64"
+    assert overview["counts"]["procedures"] == op(angr_session, "list_procedures", limit=1)["total"]
+    dossier = result_of(angr_session, "analyze_function", {"procedure": "say_hello"})
+    assert dossier["procedure"]["name"] == "say_hello"
+    assert "rea-angr greeting" in json.dumps(dossier)
+    trace = result_of(angr_session, "trace_feature", {"query": "rea-angr greeting"})
+    assert "say_hello" in {p["name"] for p in trace["procedures"]}
+    with pytest.raises(ReaError) as info:
+        result_of(angr_session, "inspect_binary_layout", {})
+    assert info.value.code == "capability_unavailable" and "native" in info.value.details["providers_with_it"]

@@ -116,7 +116,8 @@ def test_protocol_frames_survive_any_chunking(payloads: list[bytes], step: int) 
         protocol.Reply(id=i, normalized={"blob": p.hex(), "n": len(p)}, raw=None) for i, p in enumerate(payloads)]
     messages.append(protocol.Failure(id=99, code="cancelled", message="x", details={"phase": "cfg"}))
     stream = b"".join(protocol.encode(m) for m in messages)
-    reader, got = protocol.FrameReader(), []
+    reader = protocol.FrameReader()
+    got: list[protocol.Message] = []
     for i in range(0, len(stream), step):
         got.extend(reader.feed(stream[i:i + step]))
     assert got == messages
@@ -158,7 +159,8 @@ def test_worker_module_answers_ping_over_its_pipes() -> None:
         proc.stdin.write(protocol.encode(protocol.Request(id=1, op="ping")))
         proc.stdin.write(protocol.encode(protocol.Request(id=2, op="procedure_info", params={"procedure": "main"})))
         proc.stdin.flush()
-        reader, got = protocol.FrameReader(), []
+        reader = protocol.FrameReader()
+        got: list[protocol.Message] = []
         while len(got) < 2:
             chunk = os.read(proc.stdout.fileno(), 65536)
             assert chunk
