@@ -41,7 +41,7 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     max_header_bytes: int = 64 << 20
 
 
-class DeclaredIntegrity(msgspec.Struct, frozen=True, kw_only=True):
+class DeclaredIntegrity(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A hash the archive declares for an entry's bytes (ASAR header integrity)."""
 
     algorithm: str
@@ -50,7 +50,7 @@ class DeclaredIntegrity(msgspec.Struct, frozen=True, kw_only=True):
     blocks: list[str]
 
 
-class ArchiveEntry(msgspec.Struct, frozen=True, kw_only=True):
+class ArchiveEntry(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One entry as the archive declares it; nothing here has been read or verified."""
 
     path: str

@@ -40,8 +40,11 @@ def limits_from(args: dict[str, Any]) -> Limits:
 
 
 def limits_record(limits: Limits) -> dict[str, Any]:
+    ratio = limits.max_compression_ratio
+    # Integral ratios are recorded as integers: canonical JSON of floats takes the slow reference path.
     return {"max_entries": limits.max_entries, "max_depth": limits.max_depth,
-            "max_total_bytes": limits.max_total_bytes, "max_compression_ratio": limits.max_compression_ratio}
+            "max_total_bytes": limits.max_total_bytes,
+            "max_compression_ratio": int(ratio) if ratio.is_integer() else ratio}
 
 
 def read_head(target: Target) -> bytes:
@@ -109,7 +112,8 @@ class _Collector:
         self.budget.take(len(chunk), self.path)
         if not self.head:
             self.head = chunk[:HEAD_BYTES]
-            if self.expand and sniff_format(self.head)[0] in NESTED_FORMATS:
+            # Cheap prefilter (ZIP "PK", ASAR's leading 4) before the full sniff.
+            if self.expand and self.head[:1] in (b"P", b"\x04") and sniff_format(self.head)[0] in NESTED_FORMATS:
                 self.keep = []
         if self.keep is not None:
             self.keep.append(chunk)

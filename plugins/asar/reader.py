@@ -6,10 +6,11 @@ import errno
 import hashlib
 import itertools
 import os
+import re
 import stat
 import struct
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -35,12 +36,12 @@ DEFAULT_MAX_ENTRIES = 1_000_000
 DEFAULT_MAX_HEADER_BYTES = 64 << 20
 # msgspec's fixed nesting bound for JSON decoding; deeper headers are refused rather than recursed.
 MAX_JSON_DEPTH = 1000
-_HEX = frozenset("0123456789abcdef")
+_HEX_RUN = re.compile(r"[0-9a-f]*")
 UNPACKED_CAUSE = ("Packaging tools commonly sign or strip .asar.unpacked files after the header was written, "
                   "so their declared hashes no longer match.")
 
 
-class AsarEntry(msgspec.Struct, frozen=True, kw_only=True):
+class AsarEntry(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One header node: a file, directory or link at a logical path."""
 
     path: str
@@ -73,33 +74,46 @@ def _truncated(message: str, **details: Any) -> ReaError:
                     details={"reason": "truncated", **details})
 
 
-def _is_hex64(value: object) -> bool:
-    return isinstance(value, str) and len(value) == 64 and all(c in _HEX for c in value)
+class _RawIntegrity(msgspec.Struct, gc=False):
+    algorithm: Literal["SHA256"]
+    hash: str
+    blockSize: Annotated[int, msgspec.Meta(gt=0)]
+    blocks: list[str]
 
 
-def _parse_integrity(node: dict[str, Any], path: str, size: int) -> AsarIntegrity | None:
-    raw = node.get("integrity")
-    if raw is None:
-        return None
-    if not isinstance(raw, dict):
-        raise _malformed("bad_integrity", f"integrity of {path!r} is not an object", logical_path=path)
-    algorithm, digest, block_size, blocks = (raw.get("algorithm"), raw.get("hash"), raw.get("blockSize"),
-                                             raw.get("blocks"))
-    if algorithm != "SHA256" or not _is_hex64(digest):
-        raise _malformed("bad_integrity", f"integrity of {path!r} must be SHA256 with a 64-digit hex hash",
-                         logical_path=path)
-    if type(block_size) is not int or block_size <= 0:
-        raise _malformed("bad_integrity", f"integrity blockSize of {path!r} must be a positive integer",
-                         logical_path=path)
-    if not isinstance(blocks, list) or not all(_is_hex64(b) for b in blocks):
-        raise _malformed("bad_integrity", f"integrity blocks of {path!r} must be hex SHA-256 digests",
-                         logical_path=path)
-    expected_blocks = max(1, -(-size // block_size))
-    if len(blocks) != expected_blocks:
-        raise _malformed("bad_integrity", f"{path!r} declares {len(blocks)} blocks for {size} bytes "
-                         f"(expected {expected_blocks})", logical_path=path)
-    assert isinstance(digest, str)
-    return AsarIntegrity(algorithm="SHA256", hash=digest, block_size=block_size, blocks=list(blocks))
+class _RawNode(msgspec.Struct, gc=False):
+    """One header node as @electron/asar writes it; typed decoding validates shapes in C."""
+
+    files: dict[str, _RawNode] | None = None
+    size: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    offset: str | Annotated[int, msgspec.Meta(ge=0)] | None = None
+    unpacked: bool | None = None
+    executable: bool = False
+    link: str | None = None
+    integrity: _RawIntegrity | None = None
+
+
+def _validation_reason(message: str) -> str:
+    where = message.rsplit("at `", 1)[-1].rstrip("`") if "at `" in message else ""
+    if ".integrity" in where:
+        return "bad_integrity"
+    if where.endswith(".size"):
+        return "bad_size"
+    if where.endswith(".offset"):
+        return "bad_offset"
+    return "bad_node" if where.startswith("$.files[") else "no_root"
+
+
+def _check_hashes(entries: list[AsarEntry]) -> None:
+    """Every declared digest is 64 lowercase hex digits: one regex pass over all of them."""
+    digests = [d for e in entries if e.integrity is not None for d in (e.integrity.hash, *e.integrity.blocks)]
+    if all(len(d) == 64 for d in digests) and _HEX_RUN.fullmatch("".join(digests)):
+        return
+    for e in entries:
+        if e.integrity is not None and not all(
+                len(d) == 64 and _HEX_RUN.fullmatch(d) for d in (e.integrity.hash, *e.integrity.blocks)):
+            raise _malformed("bad_integrity", f"integrity of {e.path!r} must hold hex SHA-256 digests",
+                             logical_path=e.path)
 
 
 class _Source:
@@ -191,16 +205,20 @@ class AsarArchive:
                              header_size=header_size, size=source.size)
         raw = source.pread(json_len, 16)
         try:
-            tree = msgspec.json.decode(raw)
-        except (msgspec.DecodeError, RecursionError) as exc:
-            if isinstance(exc, RecursionError) or "recursion" in str(exc):
-                raise limit_exceeded("asar_header_depth", MAX_JSON_DEPTH,
-                                     message="ASAR header nests deeper than the JSON decoder allows") from None
+            tree = msgspec.json.decode(raw, type=_RawNode)
+        except RecursionError:
+            raise _too_deep() from None
+        except msgspec.ValidationError as exc:
+            raise _malformed(_validation_reason(str(exc)), f"unexpected header content: {exc}") from None
+        except msgspec.DecodeError as exc:
+            if "recursion" in str(exc):
+                raise _too_deep() from None
             raise _malformed("not_json", f"header is not JSON ({exc})") from None
-        if not isinstance(tree, dict) or not isinstance(tree.get("files"), dict):
+        if tree.files is None:
             raise _malformed("no_root", "header has no root 'files' object")
         data_len = source.size - 8 - header_size
         entries = _walk(tree, data_len, ctx, max_entries)
+        _check_hashes(entries)
         return cls(source, header_size, entries, name, companion)
 
     # -- queries ----------------------------------------------------------------------------
@@ -231,26 +249,42 @@ class AsarArchive:
             raise ReaError("invalid_request", f"{entry.path!r} is a {entry.kind}, not a file",
                            details={"issues": [{"path": "path", "reason": "invalid_value",
                                                 "message": f"{entry.path!r} is a {entry.kind}"}]})
-        block_size = entry.integrity.block_size if entry.integrity else READ_CHUNK
+        declared = entry.integrity
         whole = hashlib.sha256()
+        # Blocks are hashed on their own only when the file spans more than one; otherwise the single
+        # block is the whole file and one hash serves both.
+        per_block = declared is not None and entry.size >= declared.block_size
+        bs = declared.block_size if declared is not None else 0
         blocks: list[str] = []
+        blk = hashlib.sha256()
+        fill = 0
         total = 0
-        for chunk in self._chunks(entry, block_size):
+        for chunk in self._chunks(entry):
             if ctx is not None:
                 ctx.check("reading ASAR entry")
             total += len(chunk)
             if budget is not None:
                 budget(len(chunk))
             whole.update(chunk)
-            if entry.integrity is not None:
-                blocks.append(hashlib.sha256(chunk).hexdigest())
+            if per_block:
+                view = memoryview(chunk)
+                while view:
+                    take = min(len(view), bs - fill)
+                    blk.update(view[:take])
+                    fill += take
+                    view = view[take:]
+                    if fill == bs:
+                        blocks.append(blk.hexdigest())
+                        blk, fill = hashlib.sha256(), 0
             sink(chunk)
-        if entry.integrity is not None and total == 0:
-            blocks.append(hashlib.sha256(b"").hexdigest())
         observed = whole.hexdigest()
-        declared = entry.integrity
         if declared is None:
             return EntryRead(sha256=observed, size=total, verified=None)
+        if not per_block:
+            blocks = [observed]
+        # @electron/asar always closes with the (possibly empty) partial block; other writers do not.
+        if per_block and (fill or len(blocks) < len(declared.blocks)):
+            blocks.append(blk.hexdigest())
         bad_blocks = [i for i, (a, b) in enumerate(zip(declared.blocks, blocks, strict=False)) if a != b]
         if observed == declared.hash and not bad_blocks and len(blocks) == len(declared.blocks):
             return EntryRead(sha256=observed, size=total, verified=True)
@@ -259,17 +293,15 @@ class AsarArchive:
         return EntryRead(sha256=observed, size=total, verified=False,
                          contradiction=contradiction(entry, observed, bad_blocks, self.name))
 
-    def _chunks(self, entry: AsarEntry, block_size: int) -> Any:
-        # Reading in whole integrity blocks lets one read serve both the file and the block hashes.
-        step = block_size if block_size <= (64 << 20) else READ_CHUNK
+    def _chunks(self, entry: AsarEntry) -> Any:
         if entry.unpacked:
-            yield from self._companion_chunks(entry, step)
+            yield from self._companion_chunks(entry, READ_CHUNK)
             return
         assert entry.offset is not None
         start = self._data_start + entry.offset
         done = 0
         while done < entry.size:
-            n = min(step, entry.size - done)
+            n = min(READ_CHUNK, entry.size - done)
             yield self._source.pread(n, start + done)
             done += n
 
@@ -362,42 +394,39 @@ def contradiction(entry: AsarEntry, observed: str, bad_blocks: list[int], archiv
     return record
 
 
-def _walk(tree: dict[str, Any], data_len: int, ctx: CallContext | None, max_entries: int) -> list[AsarEntry]:
+def _too_deep() -> ReaError:
+    return limit_exceeded("asar_header_depth", MAX_JSON_DEPTH,
+                          message="ASAR header nests deeper than the JSON decoder allows")
+
+
+def _walk(tree: _RawNode, data_len: int, ctx: CallContext | None, max_entries: int) -> list[AsarEntry]:
     """Flatten the header tree iteratively (hostile depth cannot exhaust the stack)."""
     out: list[AsarEntry] = []
-    stack: list[tuple[str, dict[str, Any], bool]] = [("", tree, False)]
+    stack: list[tuple[str, _RawNode, bool, str | None]] = [("", tree, False, None)]
     while stack:
-        prefix, node, parent_unpacked = stack.pop()
-        files = node["files"]
-        for name, child in files.items():
-            if ctx is not None and len(out) % 4096 == 0:
-                ctx.check("reading ASAR header")
-            if len(out) >= max_entries:
-                raise limit_exceeded("entries", max_entries, message=f"ASAR header lists more than "
-                                     f"{max_entries} entries")
+        prefix, node, parent_unpacked, parent_problem = stack.pop()
+        assert node.files is not None
+        if len(out) + len(node.files) > max_entries:
+            raise limit_exceeded("entries", max_entries,
+                                 message=f"ASAR header lists more than {max_entries} entries")
+        if ctx is not None:
+            ctx.check("reading ASAR header")
+        for name, child in node.files.items():
             path = f"{prefix}/{name}" if prefix else name
-            if not isinstance(child, dict):
-                raise _malformed("bad_node", f"node {path!r} is not an object", logical_path=path)
-            unpacked = child.get("unpacked", parent_unpacked)
-            if not isinstance(unpacked, bool):
-                raise _malformed("bad_node", f"'unpacked' of {path!r} is not a boolean", logical_path=path)
-            # A "/" inside one name would alias another path; checked apart from the joined path.
-            problem = path_problem(path) or ("unsafe_name" if "/" in name else None)
-            if "files" in child:
-                if not isinstance(child["files"], dict):
-                    raise _malformed("bad_node", f"'files' of {path!r} is not an object", logical_path=path)
+            unpacked = parent_unpacked if child.unpacked is None else child.unpacked
+            problem = parent_problem
+            if problem is None and (name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name):
+                # A "/" inside one name would alias another path, so it is unsafe even when canonical.
+                problem = path_problem(path) or "unsafe_name"
+            if child.files is not None:
                 out.append(AsarEntry(path=path, kind="directory", size=0, offset=None, unpacked=unpacked,
-                                     executable=False, link=None, integrity=None,
-                                     problem=problem))
-                stack.append((path, child, unpacked))
-            elif "link" in child:
-                link = child["link"]
-                if not isinstance(link, str):
-                    raise _malformed("bad_node", f"link of {path!r} is not a string", logical_path=path)
+                                     executable=False, link=None, integrity=None, problem=problem))
+                stack.append((path, child, unpacked, problem))
+            elif child.link is not None:
                 # ASAR links are relative to the archive root, not to the link's directory.
-                escape = link_escapes("link", link)
+                escape = link_escapes("link", child.link)
                 out.append(AsarEntry(path=path, kind="link", size=0, offset=None, unpacked=unpacked,
-                                     executable=False, link=link, integrity=None,
+                                     executable=False, link=child.link, integrity=None,
                                      problem=problem or ("link_escape" if escape else None)))
             else:
                 out.append(_file_entry(path, child, unpacked, data_len, problem))
@@ -408,22 +437,28 @@ def _walk(tree: dict[str, Any], data_len: int, ctx: CallContext | None, max_entr
     return out
 
 
-def _file_entry(path: str, node: dict[str, Any], unpacked: bool, data_len: int,
-                problem: str | None) -> AsarEntry:
-    size = node.get("size")
-    if type(size) is not int or size < 0:
-        raise _malformed("bad_size", f"size of {path!r} must be a non-negative integer", logical_path=path)
-    executable = node.get("executable", False)
-    if not isinstance(executable, bool):
-        raise _malformed("bad_node", f"'executable' of {path!r} is not a boolean", logical_path=path)
-    integrity = _parse_integrity(node, path, size)
+def _file_entry(path: str, node: _RawNode, unpacked: bool, data_len: int, problem: str | None) -> AsarEntry:
+    size = node.size
+    if size is None:
+        raise _malformed("bad_size", f"file {path!r} declares no size", logical_path=path)
+    integrity = None
+    if node.integrity is not None:
+        raw_i = node.integrity
+        # ceil(size / blockSize) blocks (at least one), or one more: @electron/asar always appends the
+        # trailing partial block, even when it is empty.
+        expected_blocks = max(1, -(-size // raw_i.blockSize))
+        if len(raw_i.blocks) not in (expected_blocks, size // raw_i.blockSize + 1):
+            raise _malformed("bad_integrity", f"{path!r} declares {len(raw_i.blocks)} blocks for {size} bytes "
+                             f"(expected {expected_blocks})", logical_path=path)
+        integrity = AsarIntegrity(algorithm="SHA256", hash=raw_i.hash, block_size=raw_i.blockSize,
+                                  blocks=raw_i.blocks)
     offset: int | None = None
     if not unpacked:
-        raw = node.get("offset")
+        raw = node.offset
         # The header writes offsets as decimal strings (64-bit values do not fit a JSON number safely).
         if isinstance(raw, str) and raw.isdigit() and raw.isascii():
             offset = int(raw)
-        elif type(raw) is int and raw >= 0:
+        elif isinstance(raw, int):
             offset = raw
         else:
             raise _malformed("bad_offset", f"offset of {path!r} must be a decimal string", logical_path=path)
@@ -432,4 +467,4 @@ def _file_entry(path: str, node: dict[str, Any], unpacked: bool, data_len: int,
                              f"{data_len}-byte data region", logical_path=path, offset=offset, size=size,
                              data_bytes=data_len)
     return AsarEntry(path=path, kind="file", size=size, offset=offset, unpacked=unpacked,
-                     executable=executable, link=None, integrity=integrity, problem=problem)
+                     executable=node.executable, link=None, integrity=integrity, problem=problem)

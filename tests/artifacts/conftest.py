@@ -80,6 +80,7 @@ APP_FILES: dict[str, bytes] = {
     "renderer/renderer.js": b"document.title = 'demo';\n",
     "native/addon.node": b"\x7fELF-not-really-a-native-addon",
     "assets/big.bin": bytes(range(256)) * (BLOCK // 256 + 4096),  # just over one integrity block
+    "assets/exact.bin": bytes(reversed(range(256))) * (BLOCK // 256),  # exactly one block
     "empty.txt": b"",
 }
 

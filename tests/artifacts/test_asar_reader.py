@@ -45,6 +45,22 @@ def test_declared_integrity_and_blocks(app_asar: Path, kit: Any) -> None:
                                       hashlib.sha256(big[kit.BLOCK:]).hexdigest()]
 
 
+def test_block_conventions_at_exact_multiples(app_asar: Path, tmp_path: Path, kit: Any) -> None:
+    exact = kit.APP_FILES["assets/exact.bin"]
+    with AsarArchive.open(str(app_asar)) as arc:
+        entry = {e.path: e for e in arc.entries()}["assets/exact.bin"]
+        # @electron/asar closes with an empty trailing block.
+        assert entry.integrity is not None
+        assert entry.integrity.blocks == [hashlib.sha256(exact).hexdigest(), hashlib.sha256(b"").hexdigest()]
+        assert arc.read("assets/exact.bin").verified is True
+    # A writer that stops at ceil(size / blockSize) blocks verifies too.
+    path = kit.write_asar(tmp_path / "ceil.asar", {"exact.bin": exact})
+    with AsarArchive.open(str(path)) as arc:
+        declared = arc.entries()[0].integrity
+        assert declared is not None and len(declared.blocks) == 1
+        assert arc.read("exact.bin").verified is True
+
+
 def test_reads_are_verified_bytes(app_asar: Path, kit: Any) -> None:
     with AsarArchive.open(str(app_asar)) as arc:
         for rel, data in kit.APP_FILES.items():

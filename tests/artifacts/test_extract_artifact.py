@@ -182,7 +182,7 @@ def test_cli_extract_artifact(app_asar: Path, private_tmpdir: Path) -> None:
     companion.write_bytes(b"signed later")
     env = {**os.environ, "TMPDIR": str(private_tmpdir)}
     cmd = [sys.executable, "-c", "import sys; from rea.cli.main import main; sys.exit(main())",
-           "extract-artifact", str(app_asar), "--paths", "main.js", "native/addon.node"]
+           "extract-artifact", str(app_asar), "--format", "json", "--paths", "main.js", "native/addon.node"]
     failed = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert failed.returncode != 0
     assert "artifact_integrity_mismatch" in failed.stdout + failed.stderr

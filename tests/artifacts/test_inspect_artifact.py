@@ -38,7 +38,7 @@ def test_asar_inventory_reports_every_fact(rea_session: Session, app_asar: Path,
     assert res["format"] == "asar" and res["coverage"] == "complete"
     assert res["integrity_contradictions"] == []
     assert res["limits"] == {"max_entries": 200000, "max_depth": 4, "max_total_bytes": 4 << 30,
-                             "max_compression_ratio": 1000.0}
+                             "max_compression_ratio": 1000}
     entries = {e["path"]: e for e in res["entries"]}
     for rel, data in kit.APP_FILES.items():
         e = entries[rel]
