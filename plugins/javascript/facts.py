@@ -38,6 +38,17 @@ CHECK_EVERY = 4096
 _PATH_COMMENT = re.compile(r"^// ((?:[\w@.+~-]+/)*[\w@.+~-]+\.(?:[cm]?[jt]sx?|json|css|node|vue|svelte))$")
 _WRAPPERS = frozenset({"__commonJS", "__esm"})
 _ESBUILD_RUNTIME = frozenset({"__commonJS", "__esm", "__export", "__toESM", "__toCommonJS", "__copyProps"})
+_INTERESTING = frozenset({
+    "identifier", "string", "template_string", "call_expression", "new_expression", "import_statement",
+    "export_statement", "assignment_expression", "return_statement", "variable_declarator", "class_declaration",
+    "pair", "object", "statement_block", "shorthand_property_identifier",
+}) | syntax.FUNCTION_TYPES
+# Leaves that hold no fact: never pushed on the walk's stack.
+_LEAVES = frozenset({
+    "property_identifier", "number", "comment", "regex", "true", "false", "null", "undefined", "this", "super",
+    "string_fragment", "escape_sequence", "private_property_identifier", "statement_identifier", "empty_statement",
+    "hash_bang_line", "predefined_type", "type_identifier",
+})
 _WEBPACK_MARKERS = (b"__webpack_require__", b"webpackChunk", b"__webpack_modules__")
 
 
@@ -390,28 +401,26 @@ class _Walker:
 
     def _visit(self, node: Node, fn: int, unit: int, stack: list[tuple[Node, int, int]]) -> None:
         kind = node.type
-        if (int(node.start_byte), int(node.end_byte), kind) == self.container_key:
-            self._push_regions(node, fn, stack)
+        # Most nodes carry no fact of their own: descend through named children only (tokens hold none).
+        if kind not in _INTERESTING:
+            children = node.named_children
+            if children:
+                stack.extend([(child, fn, unit) for child in reversed(children) if child.type not in _LEAVES])
             return
-        if node.is_missing and len(self.diagnostics) < MAX_DIAGNOSTICS:
-            self.diagnostics.append(Diagnostic(kind="missing-node", message=f"missing {kind}",
-                                               line=syntax.line(node), column=int(node.start_point[1]) + 1))
-        if kind == "ERROR" and len(self.diagnostics) < MAX_DIAGNOSTICS:
-            message = f"syntax error near {syntax.text(node, 40)!r}"
-            self.diagnostics.append(Diagnostic(kind="parse-error", message=message,
-                                               line=syntax.line(node), column=int(node.start_point[1]) + 1))
-        if kind in ("string", "template_string"):
-            self._string(node, unit)
-            if kind == "string":
-                return
-        elif kind == "identifier":
+        if kind == "identifier" or kind == "shorthand_property_identifier":
             self.fns[fn].referenced.add(syntax.text(node, 200))
             return
-        elif kind == "comment":
+        if kind == "string":
+            self._string(node, unit)
+            return
+        if kind == self.container_key[2] and (int(node.start_byte), int(node.end_byte), kind) == self.container_key:
+            self._push_regions(node, fn, stack)
             return
         child_fn = fn
         child_unit = unit
-        if kind in syntax.FUNCTION_TYPES:
+        if kind == "template_string":
+            self._string(node, unit)
+        elif kind in syntax.FUNCTION_TYPES:
             if kind in ("function_declaration", "generator_function_declaration"):
                 self.fns[fn].declared.add(_fn_name(node))
                 if self.fns[fn].kind == "module-body":
@@ -421,6 +430,10 @@ class _Walker:
                     child_fn = self.new_function(node, None, unit, "module-body")
                 else:
                     child_fn = self.new_function(node, fn, unit)
+                if kind == "arrow_function":
+                    body = node.child_by_field_name("body")
+                    if body is not None and body.type != "statement_block":
+                        self.fns[child_fn].returns.append((syntax.line(body), body))
             else:
                 self.truncated = True
         elif kind == "call_expression":
@@ -458,12 +471,25 @@ class _Walker:
         elif kind == "object" and self.webpack:
             self._webpack_map(node, fn, unit, stack)
             return
-        if kind == "arrow_function" and child_fn != fn:
-            body = node.child_by_field_name("body")
-            if body is not None and body.type != "statement_block":
-                self.fns[child_fn].returns.append((syntax.line(body), body))
-        for child in reversed(node.children):
-            stack.append((child, child_fn, child_unit))
+        children = node.named_children
+        if children:
+            stack.extend([(child, child_fn, child_unit) for child in reversed(children) if child.type not in _LEAVES])
+
+    def diagnose(self, root: Node) -> None:
+        """Syntax errors and missing tokens, searching only subtrees that contain one."""
+        stack = [root]
+        while stack and len(self.diagnostics) < MAX_DIAGNOSTICS:
+            node = stack.pop()
+            if node.is_missing:
+                self.diagnostics.append(Diagnostic(kind="missing-node", message=f"missing {node.type}",
+                                                   line=syntax.line(node), column=int(node.start_point[1]) + 1))
+                continue
+            if node.type == "ERROR":
+                self.diagnostics.append(Diagnostic(
+                    kind="parse-error", message=f"syntax error near {syntax.text(node, 40)!r}",
+                    line=syntax.line(node), column=int(node.start_point[1]) + 1))
+                continue
+            stack.extend(c for c in reversed(node.children) if c.has_error or c.is_missing)
 
     def _string(self, node: Node, unit: int) -> None:
         value = syntax.string_value(node)
@@ -769,6 +795,8 @@ def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext 
     tree = syntax.parser_for(language).parse(data)
     walker = _Walker(path, data, ctx)
     walker.run(tree.root_node)
+    if tree.root_node.has_error:
+        walker.diagnose(tree.root_node)
     if tree.root_node.has_error and not walker.diagnostics:
         walker.diagnostics.append(Diagnostic(kind="parse-error", message="the grammar reported a syntax error",
                                              line=1, column=1))
