@@ -179,6 +179,11 @@ def collect_asar(target: Target, limits: Limits, policy: Policy, ctx: CallContex
             if entry.kind != "file" or not wanted(entry.path):
                 continue
             out.files_seen += 1
+            problem = getattr(entry, "problem", None)
+            if problem:
+                # Names such as "../x.js" could alias other modules' paths; hostile entries stay out of the graph.
+                out.skipped.append(Skipped(path=entry.path, reason=f"unsafe entry name ({problem})"))
+                continue
             if not budget.admit(entry.path, entry.size):
                 continue
             try:

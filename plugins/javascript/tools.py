@@ -74,11 +74,11 @@ ANALYZE = ToolDef(
         "properties": {
             "input_path": {"type": "string", "minLength": 1, "description": "Application directory or .asar file.",
                            "examples": ["/opt/App/resources/app.asar"]},
-            "format": {"enum": ["auto", "asar", "directory"], "default": "auto",
+            "format": {"type": "string", "enum": ["auto", "asar", "directory"], "default": "auto",
                        "description": "Input kind; auto detects directories and ASAR headers."},
-            "detail": {"enum": ["complete", "summary"], "default": "complete",
+            "detail": {"type": "string", "enum": ["complete", "summary"], "default": "complete",
                        "description": "complete returns the full graph; summary records it and returns a summary."},
-            "integrity_policy": {"enum": ["fail", "record-and-continue"], "default": "fail",
+            "integrity_policy": {"type": "string", "enum": ["fail", "record-and-continue"], "default": "fail",
                                  "description": ("fail stops at the first ASAR integrity mismatch; "
                                                  "record-and-continue records it and marks coverage partial.")},
             "limits": {
@@ -112,9 +112,10 @@ SEED_SCHEMA: dict[str, Any] = {
     "type": "object",
     "description": "Where to start: a module (path or node_id), a string literal, or a symbol (function/export).",
     "properties": {
-        "kind": {"enum": ["module", "string", "symbol"], "description": "What value names."},
+        "kind": {"type": "string", "enum": ["module", "string", "symbol"], "description": "What value names."},
         "value": {"type": "string", "minLength": 1, "description": "Text to match."},
-        "match": {"enum": ["exact", "substring"], "default": "exact", "description": "How value matches."},
+        "match": {"type": "string", "enum": ["exact", "substring"], "default": "exact",
+                  "description": "How value matches."},
     },
     "required": ["kind", "value"],
     "additionalProperties": False,
@@ -130,7 +131,7 @@ TRACE_FEATURE = ToolDef(
     input_schema={
         "type": "object",
         "properties": {"application": APPLICATION_INPUT, "seed": SEED_SCHEMA, **LIMIT_PROPS,
-                       "direction": {"enum": ["both", "imports", "importers"], "default": "both",
+                       "direction": {"type": "string", "enum": ["both", "imports", "importers"], "default": "both",
                                      "description": "Follow edges to imported modules, to importers, or both."}},
         "required": ["application", "seed"],
         "additionalProperties": False,
@@ -155,7 +156,7 @@ TRACE_SEMANTICS = ToolDef(
                 "type": "object",
                 "description": "A function (name or fn: node_id) or a module (path or mod: node_id).",
                 "properties": {
-                    "kind": {"enum": ["function", "module"], "description": "What value names."},
+                    "kind": {"type": "string", "enum": ["function", "module"], "description": "What value names."},
                     "value": {"type": "string", "minLength": 1, "description": "Name, path or node_id."},
                     "module": {"type": "string", "description": "Restrict a function name to this module path."},
                 },

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+import struct
 from pathlib import Path
+from typing import Any
 
 import appfixtures
 import pytest
@@ -109,3 +112,43 @@ def test_malformed_asar(rea_session: Session, tmp_path: Path) -> None:
     with pytest.raises(ReaError) as err:
         call_tool(rea_session, "analyze_javascript_application", {"input_path": str(bad), "format": "asar"})
     assert err.value.code in ("artifact_operation_failed", "truncated")
+
+
+def test_unpacked_mismatch_names_its_cause(rea_session: Session, analysis_session: Session, packed: Path,
+                                           tmp_path: Path) -> None:
+    copy = _copy(packed, tmp_path / "app.asar")
+    companion = Path(str(copy) + ".unpacked") / "dist" / "main.js.map"
+    companion.write_bytes(companion.read_bytes() + b"\n")
+    with pytest.raises(ReaError) as err:
+        call_tool(rea_session, "analyze_javascript_application", {"input_path": str(copy)})
+    assert err.value.code == "artifact_integrity_mismatch"
+    assert err.value.details["unpacked"] is True and err.value.details["logical_path"] == "dist/main.js.map"
+    assert "sign or strip" in err.value.remediation and "record-and-continue" in err.value.remediation
+    result = analyze(analysis_session, copy, integrity_policy="record-and-continue").normalized_result
+    assert [c.get("path", c.get("logical_path")) for c in result["integrity_contradictions"]] == ["dist/main.js.map"]
+    assert result["coverage"]["status"] == "partial"
+
+
+def _asar(files: dict[str, bytes]) -> bytes:
+    """An ASAR written directly (Chromium pickle framing), for names @electron/asar would never write."""
+    header: dict[str, Any] = {"files": {}}
+    data = b""
+    for name, content in files.items():
+        header["files"][name] = {"size": len(content), "offset": str(len(data))}
+        data += content
+    raw = json.dumps(header).encode()
+    padded = raw + b"\0" * (-len(raw) % 4)
+    header_pickle = struct.pack("<II", len(padded) + 4, len(raw)) + padded
+    return struct.pack("<II", 4, len(header_pickle)) + header_pickle + data
+
+
+def test_hostile_entry_names_stay_out_of_the_graph(analysis_session: Session, tmp_path: Path) -> None:
+    path = tmp_path / "hostile.asar"
+    path.write_bytes(_asar({"index.js": b"require('./x.js');\n", "../evil.js": b"export const evil = 1;\n",
+                            "x.js": b"module.exports = 1;\n"}))
+    result = analyze(analysis_session, path).normalized_result
+    assert [m["path"] for m in result["modules"]] == ["index.js", "x.js"]
+    assert result["modules"][0]["imports"][0]["resolved"] == "mod:x.js"
+    skipped = result["coverage"]["skipped"]
+    assert len(skipped) == 1 and skipped[0]["path"].endswith("evil.js")
+    assert skipped[0]["reason"].startswith("unsafe entry name")
