@@ -132,14 +132,19 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
     symbols = list(by_key.values())
     imports: list[Import] = []
     slots: dict[str, int] = {}
-    for r in list(b.pltgot_relocations) + list(b.dynamic_relocations):
-        if r.has_symbol and r.symbol.name and r.symbol.shndx == 0:
+    for r in b.pltgot_relocations:
+        if r.has_symbol and r.symbol.name:
             slots.setdefault(r.symbol.name, int(r.address))
     seen_imports: set[str] = set()
     for s in dynsyms:
         if s.shndx == 0 and s.name and s.name not in seen_imports:
             seen_imports.add(s.name)
-            imports.append(Import(name=s.name, library=None, slot=slots.get(s.name)))
+            slot = slots.get(s.name)
+            if slot is None:
+                # GOT slots (GLOB_DAT): ask per import, not by walking every (mostly RELATIVE) relocation.
+                reloc = b.get_relocation(s.name)
+                slot = int(reloc.address) if reloc is not None and reloc.address else None
+            imports.append(Import(name=s.name, library=None, slot=slot))
     unwind = [(int(f.address), int(f.address) + int(f.size)) for f in b.functions if f.address]
     linkage: dict[str, Any] = {"interpreter": b.interpreter if b.has_interpreter else None,
                                "needed": [], "rpath": [], "runpath": []}

@@ -80,9 +80,10 @@ NON_STRING_SECTIONS = re.compile(
     r"^(\.dyn|\.gnu\.|\.hash|\.rela?\.|\.rel\.|\.rela|\.eh_frame|\.gcc_except|\.note|\.symtab|\.strtab|\.init_array"
     r"|\.fini_array|\.got|\.pdata|\.xdata|\.reloc|\.idata|\.tls|\.CRT|__LINKEDIT|__TEXT,__unwind_info|__TEXT,__eh_frame"
     r"|__DATA_CONST,__got|__DATA,__la_symbol_ptr|__DATA,__got|\.debug|\.interp|/\d)")
-_ASCII = re.compile(rb"(?:[\x20-\x7e\t\n\r]|[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3})"
-                    rb"{4,}")
-_UTF16 = re.compile(rb"(?:[\x20-\x7e\t\n\r]\x00){4,}")
+# Candidate runs by byte class (C-speed); UTF-8 validity is checked per run afterwards.
+_RUNS = re.compile(rb"[\x20-\x7e\t\n\r\x80-\xf4]{4,}")
+_ASCII = re.compile(rb"[\x20-\x7e\t\n\r]{4,}")
+_ZEROS = re.compile(rb"\x00{4,}")
 _CACHE_SIZE = 256
 
 
@@ -232,9 +233,10 @@ class Program:
             if not p.name:
                 p.name = "entry" if p.address == model.entry else f"sub_{p.address:x}"
         self._install(list(found.values()))
-        for p in self._procs or []:
-            if p.kind == "local" and (p.end is None or p.end - p.address <= 16):
-                self._detect_thunk(p)
+        if model.format != "elf":  # ELF import thunks are PLT stubs, found by _scan_stubs
+            for p in self._procs or []:
+                if p.kind == "local" and (p.end is None or p.end - p.address <= 16):
+                    self._detect_thunk(p)
 
     def _install(self, procs: list[Proc]) -> None:
         procs.sort(key=lambda p: p.address)
@@ -573,13 +575,22 @@ class Program:
                 continue
             blob = bytes(self._data[lo:hi])
             found: list[StringItem] = []
-            for m in _ASCII.finditer(blob):
+            for m in _RUNS.finditer(blob):
                 raw = m.group(0)
-                enc = "ascii" if raw.isascii() else "utf-8"
-                found.append(StringItem(r.start + m.start(), enc, lo + m.start(), len(raw), r.name))
-            for m in _UTF16.finditer(blob):
-                if m.start() % 2 == 0:
-                    found.append(StringItem(r.start + m.start(), "utf-16le", lo + m.start(), len(m.group(0)), r.name))
+                if raw.isascii():
+                    found.append(StringItem(r.start + m.start(), "ascii", lo + m.start(), len(raw), r.name))
+                    continue
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    text = ""
+                if len(text) >= self.limits.min_string_chars:
+                    found.append(StringItem(r.start + m.start(), "utf-8", lo + m.start(), len(raw), r.name))
+                    continue
+                for sub in _ASCII.finditer(raw):  # not UTF-8: keep the plain runs inside it
+                    at = m.start() + sub.start()
+                    found.append(StringItem(r.start + at, "ascii", lo + at, len(sub.group(0)), r.name))
+            found.extend(self._utf16(blob, r, lo))
             out.extend(found)
             if len(out) > self.limits.max_strings:
                 raise too_big("string count", self.limits.max_strings, resource="strings")
@@ -587,6 +598,16 @@ class Program:
                 ctx.check("scanning strings")
         out.sort(key=lambda s: (s.address, s.encoding))
         self._strings = out
+        return out
+
+    def _utf16(self, blob: bytes, r: Region, lo: int) -> list[StringItem]:
+        """UTF-16LE runs at even offsets: printable low bytes over zero high bytes, found per byte lane."""
+        low, high = blob[0::2], blob[1::2]
+        out: list[StringItem] = []
+        for zeros in _ZEROS.finditer(high):
+            for m in _ASCII.finditer(low, zeros.start(), zeros.end()):
+                at = 2 * m.start()
+                out.append(StringItem(r.start + at, "utf-16le", lo + at, 2 * (m.end() - m.start()), r.name))
         return out
 
     def string_value(self, s: StringItem) -> tuple[str, bool]:
