@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 from typing import Any
 
 import msgspec
@@ -25,41 +26,45 @@ def _table(mapping: dict[bytes, bytes]) -> bytes:
     return bytes(table)
 
 
-# Digits deleted: a float token collapses to ":." or ":-." (its "." or exponent right after the start).
-_FLOAT_CLASSES = _table({b":,[": b":", b".eE": b".", b"-": b"-"})
-# Digits kept as "0": an unsafe integer has at least 16 digits after its start.
-_INT_CLASSES = _table({b":,[": b":", b"-": b"-", _DIGITS: b"0"})
+# Digits and "-" deleted: a float token collapses to ":." (its "." or exponent right after the start).
+_FLOAT_CLASSES = _table({b":,[": b":", b".eE": b"."})
+# Digits kept as "0", "-" deleted: an unsafe integer shows 16 or more digits after its start.
+_INT_CLASSES = _table({b":,[": b":", _DIGITS: b"0"})
 _LONG_INT = b":" + b"0" * 16
 _ASTRAL_LEADS = tuple(bytes([b]) for b in range(0xF0, 0xF5))
+_NUMBER_START = frozenset(b"-0123456789")
 
 
 def _needs_reference(fast: bytes) -> bool:
-    if fast[:1] in (b"-", *(bytes([d]) for d in _DIGITS)):
+    if fast[0] in _NUMBER_START:
         return True  # a bare number document: let the reference format it
     if not fast.isascii() and any(lead in fast for lead in _ASTRAL_LEADS):
         return True
-    floats = fast.translate(_FLOAT_CLASSES, _DIGITS)
-    if b":." in floats or b":-." in floats:
+    if b":." in fast.translate(_FLOAT_CLASSES, _DIGITS + b"-"):
         return True
-    del floats
-    ints = fast.translate(_INT_CLASSES)
-    return _LONG_INT in ints or b":-" + b"0" * 16 in ints
+    return _LONG_INT in fast.translate(_INT_CLASSES, b"-")
 
 
 class CanonicalError(ValueError):
     """A value that has no RFC 8785 form (non-finite or out-of-range numbers, non-JSON types)."""
 
 
-def canonical_json(value: Any) -> bytes:
-    """The RFC 8785 canonical JSON bytes of ``value`` (msgspec Structs and builtins)."""
+def _encode(value: Any) -> bytes:
     try:
-        fast = _ENCODER.encode(value)
+        return _ENCODER.encode(value)
     except (TypeError, ValueError, OverflowError) as exc:
         raise CanonicalError(str(exc)) from None
-    if not _needs_reference(fast):
-        return fast
+
+
+def _slow(value: Any) -> bytes:
     # to_builtins keeps floats as floats, so non-finite values reach the reference encoder and fail there.
     return _reference(msgspec.to_builtins(value))
+
+
+def canonical_json(value: Any) -> bytes:
+    """The RFC 8785 canonical JSON bytes of ``value`` (msgspec Structs and builtins)."""
+    fast = _encode(value)
+    return _slow(value) if _needs_reference(fast) else fast
 
 
 def _reference(value: Any) -> bytes:
@@ -71,6 +76,20 @@ def _reference(value: Any) -> bytes:
         raise CanonicalError(str(exc)) from None
 
 
+# Above this size the hash runs in a thread beside the scan: hashlib releases the GIL while hashing.
+_OVERLAP_BYTES = 1 << 20
+
+
 def canonical_digest(value: Any) -> str:
     """Lowercase hex SHA-256 of the canonical JSON of ``value``."""
-    return hashlib.sha256(canonical_json(value)).hexdigest()
+    fast = _encode(value)
+    if len(fast) < _OVERLAP_BYTES:
+        return hashlib.sha256(_slow(value) if _needs_reference(fast) else fast).hexdigest()
+    digest = hashlib.sha256()
+    worker = threading.Thread(target=digest.update, args=(fast,), daemon=True)
+    worker.start()
+    try:
+        slow = _needs_reference(fast)
+    finally:
+        worker.join()
+    return hashlib.sha256(_slow(value)).hexdigest() if slow else digest.hexdigest()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 from typing import Any
 
 import msgspec
@@ -73,7 +74,7 @@ def test_evidence_id_is_the_digest_of_the_semantic_projection(ev: Evidence) -> N
     if projection["subject"] is not None:
         del projection["subject"]["name"], projection["subject"]["local_path"]
     assert ev.evidence_id == "ev_" + canonical_digest(projection)
-    assert ev.evidence_id == "ev_" + __import__("hashlib").sha256(rfc8785.dumps(projection)).hexdigest()
+    assert ev.evidence_id == "ev_" + hashlib.sha256(rfc8785.dumps(projection)).hexdigest()
 
 
 @PROFILE
@@ -170,3 +171,18 @@ def test_id_is_stable_across_rebuilds_and_paths(ev: Evidence) -> None:
         moved = msgspec.structs.replace(ev, subject=msgspec.structs.replace(
             ev.subject, name="elsewhere", local_path="/another/place/elsewhere"))
         assert ev_mod.compute_evidence_id(moved) == ev.evidence_id
+
+
+@pytest.mark.parametrize("tail", [None, 0.5, 2**60, {"\U0001f600": 1, "\uffff": 2}, -(2**53 - 1)])
+def test_large_values_take_the_overlapped_digest_path(tail: Any) -> None:
+    # Over 1 MiB the hash runs beside the divergence scan; a divergent token at the very end must still count.
+    rows: list[Any] = [{"address": hex(0x401000 + i), "name": f"sub_{i:x}", "size": i} for i in range(30_000)]
+    rows.append({"tail": tail})
+    assert len(msgspec.json.encode(rows)) > 1 << 20
+    try:
+        expected = hashlib.sha256(rfc8785.dumps(rows)).hexdigest()
+    except rfc8785.CanonicalizationError:
+        with pytest.raises(CanonicalError):
+            canonical_digest(rows)
+        return
+    assert canonical_digest(rows) == expected
