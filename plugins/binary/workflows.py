@@ -290,7 +290,7 @@ def _trace_feature(call: ToolCall) -> Evidence:
     for p in pres["procedures"]:
         users.setdefault(p["address"], {"address": p["address"], "via": []})["via"].append({"name": p["name"]})
     paths = []
-    budget = 200
+    budget = call.args.get("max_operations", 200)
     for addr in sorted(users)[:limit]:
         info = run(call, "procedure_address", {"procedure": addr}).normalized
         users[addr]["name"] = info["name"]
@@ -312,7 +312,8 @@ def _trace_feature(call: ToolCall) -> Evidence:
     body = {"query": query, "strings": strings, "procedures": [users[a] for a in sorted(users)][:limit],
             "call_paths": [p for p in paths if len(p) > 1][:limit * 4],
             "truncated": sres["next_offset"] is not None or pres["next_offset"] is not None or budget <= 0,
-            "limits": {"limit": limit, "max_depth": max_depth}}
+            "limits": {"limit": limit, "max_depth": max_depth,
+                       "max_operations": call.args.get("max_operations", 200)}}
     call.ctx.finish("trace_feature: done")
     return evidence(call, OperationResult(normalized=body, confidence="derived"))
 
@@ -381,7 +382,9 @@ def tools() -> list[ToolDef]:
                                   "limit": prop("integer", "Matches to follow (1-100).", [20], minimum=1,
                                                 maximum=100),
                                   "max_depth": prop("integer", "Caller levels to walk (0-4).", [2], minimum=0,
-                                                    maximum=4)}, ("query",)),
+                                                    maximum=4),
+                                  "max_operations": prop("integer", "Budget of caller lookups (1-2000).", [200],
+                                                         minimum=1, maximum=2000)}, ("query",)),
                 handler=_trace_feature, requires_target=True,
                 requires_operations=("search_strings", "search_procedures", "xrefs", "procedure_callers",
                                      "procedure_address"),

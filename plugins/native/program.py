@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import mmap
+import os
 import re
 from collections import OrderedDict
 from typing import Any, NamedTuple
@@ -85,6 +86,7 @@ _RUNS = re.compile(rb"[\x20-\x7e\t\n\r\x80-\xf4]{4,}")
 _ASCII = re.compile(rb"[\x20-\x7e\t\n\r]{4,}")
 _ZEROS = re.compile(rb"\x00{4,}")
 _CACHE_SIZE = 256
+MMAP_THRESHOLD = 256 << 20
 
 
 def too_big(what: str, limit: int, **details: Any) -> ReaError:
@@ -100,10 +102,16 @@ class Program:
         self.model = model
         self.limits = limits
         self._file = open(path, "rb")  # noqa: SIM115 - lives as long as the client
-        try:
-            self._data: Any = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
-        except (ValueError, OSError):
+        self._data: Any
+        size = os.fstat(self._file.fileno()).st_size
+        if size <= MMAP_THRESHOLD:
+            # A private copy: a target truncated behind our back cannot SIGBUS the server.
             self._data = self._file.read()
+        else:
+            try:
+                self._data = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+            except (ValueError, OSError):
+                self._data = self._file.read()
         self.size = len(self._data)
         regions = model.sections if model.sections else model.segments
         self.regions = sorted(regions, key=lambda r: (r.start, r.name))
