@@ -6,6 +6,7 @@ import bisect
 import mmap
 import os
 import re
+import time
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
@@ -38,6 +39,7 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     max_string_chars: int = 1024
     min_string_chars: int = 4
     discovery_max_code_bytes: int = 8 << 20
+    index_deadline_s: float = 300.0
 
 
 class Proc:
@@ -87,6 +89,12 @@ _ASCII = re.compile(rb"[\x20-\x7e\t\n\r]{4,}")
 _ZEROS = re.compile(rb"\x00{4,}")
 _CACHE_SIZE = 256
 MMAP_THRESHOLD = 256 << 20
+
+
+def overdue(what: str, deadline: float) -> ReaError:
+    return ReaError("provider_timeout", f"{what} did not finish within {deadline:.0f} s",
+                    remediation="Query one procedure at a time, or open the target with a deeper provider.",
+                    details={"deadline_s": deadline, "phase": what})
 
 
 def too_big(what: str, limit: int, **details: Any) -> ReaError:
@@ -516,12 +524,16 @@ class Program:
         budget = self.limits.max_program_instructions
         pending = [p for p in self._procs or [] if p.kind in ("local", "thunk")]
         done = 0
+        deadline = time.monotonic() + self.limits.index_deadline_s
         while pending:
             discovered: set[int] = set()
             for p in pending:
-                if ctx is not None and done % 128 == 0:
-                    ctx.check("indexing references")
-                    ctx.progress(f"references: {done} procedures decoded")
+                if done % 128 == 0:
+                    if ctx is not None:
+                        ctx.check("indexing references")
+                        ctx.progress(f"references: {done} of {len(pending)} procedures decoded")
+                    if time.monotonic() > deadline:
+                        raise overdue("the whole-program reference index", self.limits.index_deadline_s)
                 insns = self.instructions(p)
                 budget -= len(insns)
                 if budget < 0:
@@ -574,9 +586,14 @@ class Program:
         if self._strings is not None:
             return self._strings
         out: list[StringItem] = []
+        deadline = time.monotonic() + self.limits.index_deadline_s
         for r in self.regions:
             if r.executable or r.file_size <= 0 or NON_STRING_SECTIONS.match(r.name):
                 continue
+            if time.monotonic() > deadline:
+                raise overdue("the string scan", self.limits.index_deadline_s)
+            if ctx is not None:
+                ctx.progress(f"strings: scanning {r.name}")
             lo = r.file_offset
             hi = min(self.size, r.file_offset + r.file_size)
             if lo >= hi or lo < 0:

@@ -106,6 +106,7 @@ class NativeProvider(AnalysisProvider):
             "max_procedures": limits.max_procedures,
             "max_program_instructions": limits.max_program_instructions,
             "max_function_instructions": limits.max_function_instructions,
+            "index_deadline_s": limits.index_deadline_s,
             "strings": {"encodings": ["ascii", "utf-8", "utf-16le"], "min_chars": limits.min_string_chars,
                         "max_chars": limits.max_string_chars, "max_strings": limits.max_strings},
             "universal_slice_preference": host_arch() or "first",

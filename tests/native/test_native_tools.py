@@ -266,3 +266,36 @@ def test_parse_worker_survives_a_crash(rea_registry: Registry, native_fixtures: 
         assert result_of(session, "list_documents", {})["documents"][0]["format"] == "pe"
     finally:
         session.close()
+
+
+def test_index_deadline_is_a_provider_timeout(rea_registry: Registry, native_fixtures: Any,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from rea_plugins.native.program import Limits
+
+    provider = rea_registry.providers["native"]
+    monkeypatch.setattr(provider, "limits", lambda: Limits(index_deadline_s=-1.0))
+    session = Session(rea_registry)
+    try:
+        result_of(session, "open_binary", {"path": native_fixtures.get("elf-x64").path, "provider_id": "native"})
+        with pytest.raises(ReaError) as err:
+            result_of(session, "procedure_callers", {"procedure": "greet"})
+        assert err.value.code == "provider_timeout"
+    finally:
+        session.close()
+
+
+def test_cancellation_records_nothing(native: Session) -> None:
+    from rea.context import CallContext, CancelSignal
+
+    signal = CancelSignal()
+    messages: list[str] = []
+
+    def sink(_: float, message: str) -> None:
+        messages.append(message)
+        signal.cancel()
+
+    before = len(native.ledger)
+    with pytest.raises(ReaError) as err:
+        call_tool(native, "binary_overview", {}, CallContext(signal, sink))
+    assert err.value.code == "cancelled"
+    assert messages and len(native.ledger) == before
