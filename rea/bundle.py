@@ -23,17 +23,10 @@ BUNDLE_VERSION: Final = 2
 IMPORT_MAX_BYTES: Final = 256 * 1024 * 1024
 MAX_DEPTH: Final = 128
 MAX_STRING_BYTES: Final = 16 * 1024 * 1024
-FILTER_KEYS: Final = (
-    "evidence_id",
-    "operation",
-    "target_sha256",
-    "analysis_profile_digest",
-    "procedure_address",
-)
 _STAGING_PREFIX: Final = ".rea-export-"
 
 
-class ArtifactIdentity(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, order=True):
+class ArtifactIdentity(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The identity-bearing part of a subject, as listed in the bundle manifest."""
 
     sha256: str
@@ -285,7 +278,6 @@ def export(records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: Call
         raise _path_error(dest, exc) from None
     digest = hashlib.sha256()
     size = 0
-    published = False
     try:
         with os.fdopen(fd, "wb") as fh:
             for chunk in canonical_chunks(recs, ctx):
@@ -310,7 +302,6 @@ def export(records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: Call
                 if os.path.lexists(dest):
                     raise
                 os.replace(staging, dest)
-        published = True
         _fsync_dir(directory)
     except OSError as exc:
         raise _path_error(dest, exc) from None
@@ -320,7 +311,6 @@ def export(records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: Call
                 os.unlink(staging)
             except OSError:
                 pass
-    assert published
     ctx.finish(f"export: {len(recs)} records written")
     m = manifest(recs)
     return {

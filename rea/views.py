@@ -7,7 +7,7 @@ from typing import Any, Final
 from rea import evidence as ev_mod
 from rea.bundle import procedure_metadata
 from rea.canonical import canonical_digest, canonical_json
-from rea.errors import ReaError, invalid_request, issue
+from rea.errors import IssueReason, ReaError, invalid_request, issue
 from rea.evidence import Evidence
 
 VIEW_OPERATION: Final = "inspect_analysis_view"
@@ -28,8 +28,8 @@ FACET_ALIASES: Final[dict[str, tuple[str, ...]]] = {
 ITEM_KEYS: Final = ("name", "path", "address", "id", "key", "specifier", "module", "value")
 
 
-def _bad_view(field: str, message: str, reason: str = "invalid_value", **details: Any) -> ReaError:
-    err = invalid_request(message, [issue(f"view/{field}", reason, message)])  # type: ignore[arg-type]
+def _bad_view(field: str, message: str, reason: IssueReason = "invalid_value", **details: Any) -> ReaError:
+    err = invalid_request(message, [issue(f"view/{field}", reason, message)])
     err.details.update(details)
     return err
 

@@ -243,3 +243,28 @@ def test_malformed_and_missing_references(loaded: Session) -> None:
     assert err.code == "evidence_integrity_mismatch" and err.details["reason"] == "id_mismatch"
     assert len(loaded.ledger) == before
     assert msgspec.json.decode(msgspec.json.encode(rec)) == rec
+
+
+def test_cli_inspect_evidence_bundle_prints_the_summary(loaded: Session, tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    rea_cli = shutil.which("rea")
+    if rea_cli is None:
+        pytest.skip("the rea console script is not installed (pip install -e .)")
+    dest = tmp_path / "b.json"
+    _structured(loaded, "export_evidence_bundle", {"path": str(dest)})
+    args = {"path": str(dest), "detail": "summary", "filters": {"operation": "list_procedures"}}
+    proc = subprocess.run([rea_cli, "inspect-evidence-bundle", json.dumps(args), "--format", "json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["records"] == _structured(loaded, "get_evidence_bundle", {"detail": "summary",
+                                                                         "filters": args["filters"]})["records"]
+    forged = json.loads(dest.read_bytes())
+    forged["records"][0]["operation"] = "edited"
+    dest.write_text(json.dumps(forged))
+    proc = subprocess.run([rea_cli, "inspect-evidence-bundle", json.dumps(args), "--format", "json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["error"]["code"] == "evidence_integrity_mismatch"
