@@ -97,7 +97,7 @@ class FunctionBuilder:
     returns: list[tuple[int, Node | None]] = field(default_factory=list)
     assignments: list[Assignment] = field(default_factory=list)
     declared: set[str] = field(default_factory=set)
-    referenced: set[str] = field(default_factory=set)
+    referenced: set[bytes] = field(default_factory=set)
     truncated: bool = False
 
 
@@ -340,11 +340,25 @@ class _Walker:
             self._push_regions(root, self.module_fns[0], stack)
         else:
             stack.extend((child, self.module_fns[0], 0) for child in reversed(root.children))
+        # The hot loop: identifiers and fact-free nodes (most of a tree) are handled inline.
+        pop, extend, fns, leaves, interesting = stack.pop, stack.extend, self.fns, _LEAVES, _INTERESTING
+        ctx = self.ctx
         while stack:
-            node, fn, unit = stack.pop()
+            node, fn, unit = pop()
             self.visited += 1
-            if self.visited % CHECK_EVERY == 0 and self.ctx is not None:
-                self.ctx.check("parsing JavaScript")
+            if ctx is not None and self.visited % CHECK_EVERY == 0:
+                ctx.check("parsing JavaScript")
+            kind = node.type
+            if kind == "identifier":
+                # Only nested functions can capture; module bodies need no reference set.
+                if fns[fn].kind != "module-body":
+                    fns[fn].referenced.add(node.text or b"")
+                continue
+            if kind not in interesting:
+                children = node.named_children
+                if children:
+                    extend([(child, fn, unit) for child in reversed(children) if child.type not in leaves])
+                continue
             self._visit(node, fn, unit, stack)
 
     def _push_regions(self, container: Node, fn: int, stack: list[tuple[Node, int, int]]) -> None:
@@ -402,13 +416,9 @@ class _Walker:
     def _visit(self, node: Node, fn: int, unit: int, stack: list[tuple[Node, int, int]]) -> None:
         kind = node.type
         # Most nodes carry no fact of their own: descend through named children only (tokens hold none).
-        if kind not in _INTERESTING:
-            children = node.named_children
-            if children:
-                stack.extend([(child, fn, unit) for child in reversed(children) if child.type not in _LEAVES])
-            return
-        if kind == "identifier" or kind == "shorthand_property_identifier":
-            self.fns[fn].referenced.add(syntax.text(node, 200))
+        if kind == "shorthand_property_identifier":
+            if self.fns[fn].kind != "module-body":
+                self.fns[fn].referenced.add(node.text or b"")
             return
         if kind == "string":
             self._string(node, unit)
@@ -778,7 +788,8 @@ def _captures(fns: list[FunctionBuilder]) -> tuple[list[list[str]], list[list[st
         if builder.kind == "module-body":
             continue
         names: set[str] = set()
-        for name in builder.referenced - builder.declared:
+        referenced = {r.decode("utf-8", "replace") for r in builder.referenced}
+        for name in referenced - builder.declared:
             parent = builder.parent
             while parent is not None and fns[parent].kind != "module-body":
                 if name in fns[parent].declared:
