@@ -29,6 +29,8 @@ POLL_S = 0.05
 STDERR_TAIL_BYTES = 4000
 
 _PHASES = {"load": "starting the worker and loading the binary", "cfg": "building CFG"}
+# Phases reported as they start; quick queries report only once they have run for PROGRESS_EVERY_S.
+_ANNOUNCED = frozenset({"load", "cfg", "procedure_pseudo_code"})
 _LIMITATIONS = {
     "list_procedures": ["Procedures are recovered by angr's CFGFast heuristics; alignment padding and angr's "
                         "extern SimProcedures are omitted."],
@@ -198,6 +200,8 @@ class AngrClient(AnalysisClient):
             budget, phase = t.decompile_ms, f"decompiling {params.get('procedure')}"
         else:
             budget, phase = t.query_ms, operation
+        if operation in ("search_procedures", "search_strings"):
+            params = {**params, "regex_budget_ms": t.regex_ms}
         reply = self._call(worker, operation, params, budget, phase, ctx)
         normalized = reply.normalized
         limitations = list(_LIMITATIONS.get(operation, []))
@@ -302,7 +306,8 @@ class AngrClient(AnalysisClient):
             protocol.write_all(worker.in_fd, protocol.encode(protocol.Request(id=rid, op=op, params=params)))
         except (BrokenPipeError, OSError):
             raise self._crashed(worker, op, ctx, phase) from None
-        ctx.progress(f"angr: {phase}")
+        if op in _ANNOUNCED:
+            ctx.progress(f"angr: {phase}")
         last_report, engine_note = started, ""
         while True:
             if ctx.cancelled:

@@ -241,8 +241,7 @@ class Analysis:
                                       for p in result["procedures"]]}
 
     def search_procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        match = paging.matcher(params)
-        found = [f for f in self.funcs if match(self.fname(f))]
+        found = paging.search(self.funcs, self.fname, params)
         return paging.page("procedures", found, params, self.proc_item), None
 
     def strings(self) -> list[dict[str, Any]]:
@@ -283,8 +282,8 @@ class Analysis:
         return paging.page("strings", items, params, _public), None
 
     def search_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        match = paging.matcher(params)
-        return paging.page("strings", [s for s in self.strings() if match(s["value"])], params, _public), None
+        found = paging.search(self.strings(), lambda s: str(s["value"]), params)
+        return paging.page("strings", found, params, _public), None
 
     def names(self) -> list[dict[str, Any]]:
         if ("names", 0) not in self._cache:

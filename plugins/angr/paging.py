@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
+import select
+import signal
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
+
+import msgspec
 
 from rea.errors import ReaError, invalid_request, issue
 
@@ -13,6 +19,9 @@ T = TypeVar("T")
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 MAX_PATTERN_CHARS = 1000
+# A regular expression may backtrack catastrophically; its matching runs in a forked child under this budget
+# (the client passes its configured budget as ``regex_budget_ms``).
+REGEX_BUDGET_MS = 5000
 
 
 def bad(path: str, message: str, reason: str = "invalid_value") -> ReaError:
@@ -95,3 +104,58 @@ def matcher(params: dict[str, Any]) -> Callable[[str], bool]:
 
 def unknown_procedure(value: Any) -> ReaError:
     return bad("procedure", f"no procedure named or starting at {value!r}")
+
+
+def search(items: Sequence[T], text: Callable[[T], str], params: dict[str, Any]) -> list[T]:
+    """The items whose text matches a ``search_*`` request; regex matching is time-bounded."""
+    match = matcher(params)
+    if params.get("mode", "literal") != "regex" or not hasattr(os, "fork"):
+        return [x for x in items if match(text(x))]
+    budget = int_param(params, "regex_budget_ms", REGEX_BUDGET_MS, 1)
+    return [items[i] for i in _bounded_matches([text(x) for x in items], match, budget)]
+
+
+def _bounded_matches(texts: list[str], match: Callable[[str], bool], budget_ms: int) -> list[int]:
+    """Indices of matching texts, computed in a forked child so a runaway pattern costs only the child."""
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: match, report, exit without running any parent cleanup
+        code = 0
+        try:
+            os.close(rfd)
+            data = msgspec.msgpack.encode([i for i, t in enumerate(texts) if match(t)])
+            view = memoryview(data)
+            while view:
+                view = view[os.write(wfd, view):]
+        except BaseException:
+            code = 1
+        os._exit(code)
+    os.close(wfd)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + budget_ms / 1000
+    timed_out = False
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                os.kill(pid, signal.SIGKILL)
+                break
+            ready, _, _ = select.select([rfd], [], [], remaining)
+            if ready:
+                chunk = os.read(rfd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+    finally:
+        os.close(rfd)
+        _, status = os.waitpid(pid, 0)
+    if timed_out:
+        raise ReaError("provider_timeout", f"the regular expression did not finish within {budget_ms} ms",
+                       remediation="Simplify the pattern (avoid nested quantifiers) or use mode 'literal'.",
+                       details={"timeout_ms": budget_ms, "phase": "regex search", "reason": "regex_budget"})
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        raise ReaError("execution_failure", "the regular expression search failed",
+                       details={"phase": "regex search", "reason": "matcher_failed"})
+    indices: list[int] = msgspec.msgpack.decode(b"".join(chunks), type=list[int])
+    return indices

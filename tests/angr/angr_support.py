@@ -18,6 +18,8 @@ PROGRAM_C = r"""
 #include <string.h>
 
 static const char *GREETING = "rea-angr greeting";
+/* Forty a's and a bang: a near-miss for nested-quantifier regular expressions. */
+static const char *LONG_RUN = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!";
 
 __attribute__((noinline)) int add_numbers(int a, int b) { return a + b; }
 __attribute__((noinline)) int mul_numbers(int a, int b) { return a * b; }
@@ -47,12 +49,14 @@ int main(int argc, char **argv) {
     int r = apply_op(argc, 3, 4) + classify(argc);
     if (strlen(argv[0]) > 1000) abort();
     printf("result %d\n", r);
+    if (argc > 5) puts(LONG_RUN);
     return 0;
 }
 """
 
 SOURCE_FUNCTIONS = ("add_numbers", "mul_numbers", "apply_op", "say_hello", "classify", "main")
-SOURCE_STRINGS = ("rea-angr greeting", "hello, %s\n", "world", "result %d\n")
+LONG_RUN = "a" * 40 + "!"
+SOURCE_STRINGS = ("rea-angr greeting", "hello, %s\n", "world", "result %d\n", LONG_RUN)
 
 
 def nm_addresses(path: Path) -> dict[str, int]:

@@ -8,6 +8,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from rea.context import CallContext
@@ -16,6 +17,7 @@ from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
 from tests.angr.angr_support import (
+    LONG_RUN,
     SOURCE_FUNCTIONS,
     SOURCE_STRINGS,
     nm_addresses,
@@ -251,3 +253,19 @@ def test_workflow_tools_run_on_angr(angr_session: Session) -> None:
     with pytest.raises(ReaError) as info:
         result_of(angr_session, "inspect_binary_layout", {})
     assert info.value.code == "capability_unavailable" and "native" in info.value.details["providers_with_it"]
+
+
+def test_runaway_regex_is_bounded_and_the_worker_survives(angr_session: Session) -> None:
+    client: Any = angr_session._client
+    pid = worker_pid(angr_session)
+    client.timeouts = msgspec.structs.replace(client.timeouts, regex_ms=300)
+    try:
+        with pytest.raises(ReaError) as info:
+            # Nested quantifiers against forty a's and a bang: exponential backtracking.
+            op(angr_session, "search_strings", pattern="^(a+)+$", mode="regex")
+        assert info.value.code == "provider_timeout" and info.value.details["timeout_ms"] == 300
+    finally:
+        client.timeouts = msgspec.structs.replace(client.timeouts, regex_ms=5000)
+    assert worker_pid(angr_session) == pid, "the CFG-holding worker is kept"
+    hits = op(angr_session, "search_strings", pattern="^a+!$", mode="regex")["strings"]
+    assert [h["value"] for h in hits] == [LONG_RUN]
