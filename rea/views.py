@@ -22,6 +22,9 @@ FACET_ALIASES: Final[dict[str, tuple[str, ...]]] = {
     "assembly": ("assembly", "instructions", "disassembly"),
     "basic_blocks": ("basic_blocks", "blocks"),
     "high_pcode": ("high_pcode", "pcode"),
+    "strings": ("referenced_strings", "strings"),
+    "names": ("referenced_names", "names"),
+    "unresolved_calls": ("unresolved_calls", "unresolved"),
     "api": ("api", "native_api"),
 }
 # Keys that identify a row when an item is selected by ``key``.
@@ -63,15 +66,17 @@ def list_sections(normalized: Any, prefix: str = "", depth: int = 0) -> dict[str
 
 
 def _describe(value: Any) -> Any:
+    """A summary entry: small values whole, rows and text by size, large objects by their members."""
     if isinstance(value, list):
         return {"kind": "rows", "count": len(value)}
-    if isinstance(value, str) and len(value) > 256:
-        return {"kind": "text", "length_utf16": utf16_length(value)}
-    if isinstance(value, dict):
-        if len(canonical_json(value)) <= SUMMARY_OBJECT_BYTES:
-            return value
-        return {"kind": "object", "keys": sorted(value)}
-    return value
+    if isinstance(value, str):
+        return {"kind": "text", "length_utf16": utf16_length(value)} if len(value) > 256 else value
+    if not isinstance(value, dict) or len(canonical_json(value)) <= SUMMARY_OBJECT_BYTES:
+        return value
+    # Scalars (status, language, truncated, ...) stay visible; bulky members are counted.
+    return {"kind": "object", "members": {k: _describe(v) if isinstance(v, list | str) else
+                                          (v if not isinstance(v, dict) else {"kind": "object", "keys": len(v)})
+                                          for k, v in sorted(value.items())}}
 
 
 def summary(parent: Evidence) -> dict[str, Any]:
@@ -208,6 +213,9 @@ def facet_view(parent: Evidence, facet: str, offset: int, limit: int) -> dict[st
         raise _bad_view(
             "facet", f"{parent.operation} Evidence has no {facet!r} facet", available_facets=available
         )
+    if isinstance(found, dict) and found.get("status") in ("unavailable", "error"):
+        # The producer recorded why this fact is missing; keep its reason explicit.
+        return {"facet": facet, "status": found["status"], "value": found, "limitations": list(parent.limitations)}
     body = _unwrap(found)
     if isinstance(body, str):
         return {"facet": facet, "status": "available", **text_page(body, offset, limit)}

@@ -133,3 +133,33 @@ def test_layout_facets_and_generic_sections(rea_session: Session, tmp_path: Path
     page = _view(rea_session, _ref(listing), {"kind": "page", "section": "procedures", "limit": 2})
     names = [row["name"] for row in page.normalized_result["items"]]
     assert page.normalized_result["total"] == len(SOURCE_FUNCTIONS) and len(names) == 2
+
+
+def test_views_of_real_analyze_function_evidence(rea_session: Session, tmp_path: Path) -> None:
+    if "analyze_function" not in rea_session.registry.tools or "native" not in rea_session.registry.providers:
+        pytest.skip("the binary tools or the native provider are not installed")
+    from .support import functions_of
+
+    binary = compile_fixture(tmp_path)
+    call_tool(rea_session, "open_binary", {"path": str(binary), "provider_id": "native"})
+    parent = call_tool(rea_session, "analyze_function", {"procedure": "checksum"}).evidence
+    assert parent is not None
+    expected_addr = functions_of(binary)["checksum"]["address"]
+    summary = _view(rea_session, _ref(parent)).normalized_result["summary"]
+    assert summary["procedure"]["name"] == "checksum" and summary["procedure"]["address"] == expected_addr
+    instructions = parent.normalized_result["assembly"]["instructions"]
+    assert {"name": "assembly/instructions", "count": len(instructions)} in summary["sections"]
+    page = _view(rea_session, _ref(parent), {"kind": "native", "facet": "assembly", "limit": 5}).normalized_result
+    assert page["items"] == instructions[:5] and page["items"][0]["address"] == expected_addr
+    assert page["total"] == len(instructions)
+    pseudo = parent.normalized_result["pseudocode"]
+    got = _view(rea_session, _ref(parent), {"kind": "native", "facet": "pseudocode"}).normalized_result
+    if pseudo.get("status") == "ok":
+        assert got["status"] == "available" and got["text"] == pseudo["text"][:len(got["text"])]
+    else:  # the provider has no decompiler: the view says so instead of failing
+        assert got["status"] == pseudo["status"] and got["value"] == pseudo
+    found = call_tool(rea_session, "get_evidence_bundle",
+                      {"detail": "summary", "filters": {"procedure_address": expected_addr}}).structured
+    assert found is not None
+    assert parent.evidence_id in {r["evidence_id"] for r in found["records"]}
+    assert all(r["procedure"]["address"] == expected_addr for r in found["records"])
