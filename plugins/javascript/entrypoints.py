@@ -6,8 +6,8 @@ import html.parser
 import posixpath
 from collections.abc import Iterable
 
-from rea_plugins.javascript.facts import PathHint
 from rea_plugins.javascript.model import EntryPoint, file_node_id
+from rea_plugins.javascript.patterns import PathHint
 from rea_plugins.javascript.resolve import PackageJson, Resolver, resolve_hint
 
 MAX_SCRIPTS = 256

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rea_plugins.javascript import syntax
+from rea_plugins.javascript import patterns, syntax
 from rea_plugins.javascript.model import (
     Assignment,
     CallSite,
@@ -18,6 +18,7 @@ from rea_plugins.javascript.model import (
     StringLiteral,
     StringSet,
 )
+from rea_plugins.javascript.patterns import PathHint
 
 from rea.context import CallContext
 
@@ -72,16 +73,6 @@ class PendingExport:
 
 
 @dataclass
-class PathHint:
-    """A file path an Electron API receives, as far as its expression is static."""
-
-    api: str
-    base: str  # "dirname" (relative to this file), "app" (relative to the app root) or "unknown"
-    value: str
-    line: int
-
-
-@dataclass
 class FunctionBuilder:
     node_id: str
     name: str
@@ -132,143 +123,6 @@ class FileFacts:
     truncated: bool
 
 
-def _fn_name(node: Node) -> str:
-    name = node.child_by_field_name("name")
-    if name is not None:
-        base = syntax.property_name(name) or syntax.text(name, 80)
-        if node.type == "method_definition":
-            owner = node.parent.parent if node.parent is not None else None
-            if owner is not None and owner.type in ("class_declaration", "class"):
-                cls = owner.child_by_field_name("name")
-                if cls is not None:
-                    return f"{syntax.text(cls, 60)}.{base}"
-        return base
-    parent = node.parent
-    if parent is not None:
-        if parent.type == "variable_declarator":
-            return syntax.text(parent.child_by_field_name("name"), 80)
-        if parent.type == "pair":
-            return syntax.property_name(parent.child_by_field_name("key")) or "<anonymous>"
-        if parent.type == "assignment_expression":
-            return syntax.text(parent.child_by_field_name("left"), 80)
-    return "<anonymous>"
-
-
-def _fn_kind(node: Node) -> str:
-    if node.type == "arrow_function":
-        return "arrow"
-    if node.type == "method_definition":
-        return "method"
-    if "generator" in node.type:
-        return "generator"
-    if node.type == "function_declaration":
-        return "declaration"
-    return "expression"
-
-
-def _declared_in(pattern: Node | None, out: set[str]) -> None:
-    """Names bound by a parameter list or binding pattern."""
-    if pattern is None:
-        return
-    stack = [pattern]
-    while stack:
-        node = stack.pop()
-        if node.type in ("identifier", "shorthand_property_identifier_pattern"):
-            out.add(syntax.text(node, 200))
-            continue
-        if node.type in ("pair_pattern",):
-            value = node.child_by_field_name("value")
-            if value is not None:
-                stack.append(value)
-            continue
-        if node.type == "assignment_pattern":
-            left = node.child_by_field_name("left")
-            if left is not None:
-                stack.append(left)
-            continue
-        stack.extend(node.named_children)
-
-
-def _binding_names(call: Node) -> list[str]:
-    """What ``const {a, b: c} = require(x)`` or ``const m = require(x)`` binds, in import-name form."""
-    parent = call.parent
-    if parent is None or parent.type != "variable_declarator":
-        return []
-    pattern = parent.child_by_field_name("name")
-    if pattern is None:
-        return []
-    if pattern.type == "identifier":
-        return [f"* as {syntax.text(pattern, 80)}"]
-    names: list[str] = []
-    if pattern.type == "object_pattern":
-        for child in pattern.named_children:
-            if child.type == "shorthand_property_identifier_pattern":
-                names.append(syntax.text(child, 80))
-            elif child.type == "pair_pattern":
-                key = syntax.property_name(child.child_by_field_name("key"))
-                value = child.child_by_field_name("value")
-                if key is not None and value is not None and value.type == "identifier":
-                    names.append(f"{key} as {syntax.text(value, 80)}")
-    return names
-
-
-def _unparenthesized(node: Node | None) -> Node | None:
-    while node is not None and node.type == "parenthesized_expression" and node.named_children:
-        node = next((c for c in node.named_children if c.type != "comment"), None)
-    return node
-
-
-def _region_container(root: Node) -> Node:
-    """Where a bundle's modules sit: the program, or the body of one top-level IIFE (esbuild's iife)."""
-    statements = [c for c in root.named_children if c.type != "comment"
-                  and not (c.type == "expression_statement" and c.named_children
-                           and c.named_children[0].type == "string")]
-    if len(statements) != 1 or statements[0].type != "expression_statement" or not statements[0].named_children:
-        return root
-    call = statements[0].named_children[0]
-    if call.type == "unary_expression" and call.named_children:
-        call = call.named_children[-1]
-    if call.type != "call_expression":
-        return root
-    callee = call.child_by_field_name("function")
-    while callee is not None and callee.type == "parenthesized_expression" and callee.named_children:
-        callee = callee.named_children[0]
-    if callee is None or callee.type not in ("arrow_function", "function_expression", "function"):
-        return root
-    body = callee.child_by_field_name("body")
-    return body if body is not None and body.type == "statement_block" else root
-
-
-def _path_hint(api: str, expr: Node | None, ln: int) -> PathHint | None:
-    if expr is None:
-        return None
-    value = syntax.string_value(expr)
-    if value is not None:
-        return PathHint(api, "app", value, ln)
-    if expr.type == "call_expression":
-        callee = syntax.text(expr.child_by_field_name("function"), 40)
-        args = expr.child_by_field_name("arguments")
-        parts = [c for c in (args.named_children if args is not None else []) if c.type != "comment"]
-        if callee.endswith(("join", "resolve")) and parts:
-            base = "app"
-            if syntax.text(parts[0]) == "__dirname":
-                base, parts = "dirname", parts[1:]
-            literal = [syntax.string_value(p) for p in parts]
-            if all(v is not None for v in literal):
-                return PathHint(api, base, "/".join(v for v in literal if v), ln)
-    if expr.type == "binary_expression":
-        left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
-        tail = syntax.string_value(right) if right is not None else None
-        if left is not None and syntax.text(left) == "__dirname" and tail is not None:
-            return PathHint(api, "dirname", tail.lstrip("/"), ln)
-    if expr.type == "template_string":
-        raw = syntax.text(expr, 1000)[1:-1]
-        match = re.fullmatch(r"(?:file://)?\$\{__dirname\}/?([^$`]*)", raw)
-        if match:
-            return PathHint(api, "dirname", match.group(1), ln)
-    return PathHint(api, "unknown", syntax.text(expr, 120), ln)
-
-
 class _Walker:
     def __init__(self, path: str, data: bytes, ctx: CallContext | None) -> None:
         self.path = path
@@ -310,18 +164,18 @@ class _Walker:
         return idx
 
     def new_function(self, node: Node, parent: int | None, unit: int, kind: str | None = None) -> int:
-        name = "<module>" if kind == "module-body" else _fn_name(node)
+        name = "<module>" if kind == "module-body" else patterns.fn_name(node)
         index = len(self.fns)
         owner = self.units[unit].path if unit else self.path
         module_path = self.path if unit == 0 else f"{self.path}!{owner}"
         builder = FunctionBuilder(
             node_id=f"fn:{module_path}#{name}@{syntax.line(node)}:{int(node.start_point[1]) + 1}",
-            name=name, kind=kind or _fn_kind(node), line=syntax.line(node), end_line=syntax.end_line(node),
+            name=name, kind=kind or patterns.fn_kind(node), line=syntax.line(node), end_line=syntax.end_line(node),
             params=[] if kind == "module-body" else syntax.function_params(node),
             is_async=kind != "module-body" and syntax.is_async(node), parent=parent, unit=unit,
             start_byte=int(node.start_byte))
         if kind != "module-body":
-            _declared_in(node.child_by_field_name("parameters") or node.child_by_field_name("parameter"),
+            patterns.declared_in(node.child_by_field_name("parameters") or node.child_by_field_name("parameter"),
                          builder.declared)
         self.fns.append(builder)
         self.fn_by_start.setdefault(int(node.start_byte), index)
@@ -332,7 +186,7 @@ class _Walker:
 
     def run(self, root: Node) -> None:
         self.module_fns: dict[int, int] = {0: self.new_function(root, None, 0, "module-body")}
-        container = _region_container(root)
+        container = patterns.region_container(root)
         self.regions = self._esbuild_regions(container)
         self.container_key = (int(container.start_byte), int(container.end_byte), container.type)
         stack: list[tuple[Node, int, int]] = []
@@ -432,9 +286,9 @@ class _Walker:
             self._string(node, unit)
         elif kind in syntax.FUNCTION_TYPES:
             if kind in ("function_declaration", "generator_function_declaration"):
-                self.fns[fn].declared.add(_fn_name(node))
+                self.fns[fn].declared.add(patterns.fn_name(node))
                 if self.fns[fn].kind == "module-body":
-                    self.unit_decls[unit].setdefault(_fn_name(node), node)
+                    self.unit_decls[unit].setdefault(patterns.fn_name(node), node)
             if len(self.fns) < MAX_FUNCTIONS:
                 if int(node.start_byte) in self.wrapper_bodies:
                     child_fn = self.new_function(node, None, unit, "module-body")
@@ -463,7 +317,7 @@ class _Walker:
                 builder.returns.append((syntax.line(node), value))
         elif kind == "variable_declarator":
             name_node = node.child_by_field_name("name")
-            _declared_in(name_node, self.fns[fn].declared)
+            patterns.declared_in(name_node, self.fns[fn].declared)
             value = node.child_by_field_name("value")
             if (self.fns[fn].kind == "module-body" and name_node is not None and name_node.type == "identifier"
                     and value is not None):
@@ -475,7 +329,7 @@ class _Walker:
         elif kind == "pair":
             key = syntax.property_name(node.child_by_field_name("key"))
             if key == "preload":
-                hint = _path_hint("preload", node.child_by_field_name("value"), syntax.line(node))
+                hint = patterns.path_hint("preload", node.child_by_field_name("value"), syntax.line(node))
                 if hint is not None:
                     self.units[unit].hints.append(hint)
         elif kind == "object" and self.webpack:
@@ -535,7 +389,7 @@ class _Walker:
             self.bare_calls.append((unit, name, ln))
             if name == "require":
                 spec, arg = syntax.first_string_argument(node)
-                target.imports.append(PendingImport("require", spec, ln, _binding_names(node),
+                target.imports.append(PendingImport("require", spec, ln, patterns.binding_names(node),
                                                     expression=syntax.text(arg, 120)))
                 if spec == "electron":
                     target.uses_electron = True
@@ -552,7 +406,7 @@ class _Walker:
             prop = syntax.text(callee.child_by_field_name("property"), 40)
             if prop in ("loadFile", "loadURL"):
                 _, arg = syntax.first_string_argument(node)
-                hint = _path_hint(prop, arg, ln)
+                hint = patterns.path_hint(prop, arg, ln)
                 if hint is not None:
                     target.hints.append(hint)
         return unit
@@ -598,7 +452,7 @@ class _Walker:
         modules: list[tuple[str, Node, Node]] = []
         for pair in pairs:
             key = pair.child_by_field_name("key") if pair.type == "pair" else None
-            value = _unparenthesized(pair.child_by_field_name("value")) if pair.type == "pair" else None
+            value = patterns.unparenthesized(pair.child_by_field_name("value")) if pair.type == "pair" else None
             name = syntax.property_name(key) if key is not None else None
             # Module ids are numbers or paths; other function-valued objects (export getters) are not maps.
             if key is None or name is None or not (key.type == "number" or "/" in name) or value is None \
@@ -616,7 +470,7 @@ class _Walker:
             self.units[idx].require_name = params[2] if len(params) >= 3 else "__webpack_require__"
             self._alias(idx, params[1] if len(params) > 1 else None, params[0] if params else None)
             body_fn = self.new_function(value, None, idx, "module-body")
-            _declared_in(value.child_by_field_name("parameters"), self.fns[body_fn].declared)
+            patterns.declared_in(value.child_by_field_name("parameters"), self.fns[body_fn].declared)
             body = value.child_by_field_name("body")
             if body is not None:
                 stack.append((body, body_fn, idx))
@@ -842,26 +696,7 @@ def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext 
     return FileFacts(
         units=walker.units, functions=functions, function_unit=[b.unit for b in walker.fns], exports=exports,
         strings=strings, diagnostics=walker.diagnostics, bundle_format=walker.bundle_format,
-        unit_edges=sorted(set(edges)), source_mapping_url=source_mapping_url(data), truncated=walker.truncated)
-
-
-_SMU = re.compile(rb"[#@][ \t]*sourceMappingURL=([^\s'\"`]+)[ \t]*(?:\*/)?[ \t]*$")
-
-
-def source_mapping_url(data: bytes) -> str | None:
-    """The last ``//# sourceMappingURL=`` comment of a file (only trailing lines count)."""
-    pos = data.rfind(b"sourceMappingURL=")
-    if pos < 0:
-        return None
-    start = data.rfind(b"\n", 0, pos) + 1
-    end = data.find(b"\n", pos)
-    line_bytes = data[start:] if end < 0 else data[start:end]
-    if data[end + 1:].strip() if end >= 0 else False:
-        return None
-    match = _SMU.search(line_bytes.rstrip(b"\r"))
-    if match is None:
-        return None
-    return match.group(1).decode("utf-8", "replace")
+        unit_edges=sorted(set(edges)), source_mapping_url=patterns.source_mapping_url(data), truncated=walker.truncated)
 
 
 def unit_ranges(unit: Unit) -> list[Span]:
