@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import unicodedata
 from typing import Any
 
 from rea.context import CallContext
@@ -41,14 +42,15 @@ def plan(entries: list[ArchiveEntry], paths: list[str] | None
             refused.append({"path": e.path, "ordinal": e.ordinal, "kind": e.kind, "reason": reason})
         else:
             candidates.append(e)
-    # Names that collide once case is ignored would overwrite each other on such file systems.
+    # Names equal once case and Unicode normalization are ignored would overwrite each other on
+    # case-insensitive or normalizing file systems (macOS, Windows).
     folded: dict[str, list[ArchiveEntry]] = {}
     for e in candidates:
-        folded.setdefault(e.path.casefold(), []).append(e)
+        folded.setdefault(_fold(e.path), []).append(e)
     files = {e.path for e in candidates}
     keep: list[ArchiveEntry] = []
     for e in candidates:
-        if len(folded[e.path.casefold()]) > 1:
+        if len(folded[_fold(e.path)]) > 1:
             refused.append({"path": e.path, "ordinal": e.ordinal, "kind": e.kind, "reason": "case_collision"})
         elif any("/".join(e.path.split("/")[:i]) in files for i in range(1, e.path.count("/") + 1)):
             refused.append({"path": e.path, "ordinal": e.ordinal, "kind": e.kind,
@@ -58,6 +60,10 @@ def plan(entries: list[ArchiveEntry], paths: list[str] | None
     keep.sort(key=lambda e: e.path)
     refused.sort(key=lambda r: (r["path"], r["ordinal"]))
     return keep, refused
+
+
+def _fold(path: str) -> str:
+    return unicodedata.normalize("NFC", path).casefold()
 
 
 def _refusal(e: ArchiveEntry, by_path: dict[str, list[ArchiveEntry]], links: set[str]) -> str | None:

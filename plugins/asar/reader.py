@@ -250,6 +250,9 @@ class AsarArchive:
                            details={"issues": [{"path": "path", "reason": "invalid_value",
                                                 "message": f"{entry.path!r} is a {entry.kind}"}]})
         declared = entry.integrity
+        if not entry.unpacked and entry.size <= READ_CHUNK and (
+                declared is None or entry.size < declared.block_size):
+            return self._stream_small(entry, sink, policy, ctx, budget)
         whole = hashlib.sha256()
         # Blocks are hashed on their own only when the file spans more than one; otherwise the single
         # block is the whole file and one hash serves both.
@@ -292,6 +295,28 @@ class AsarArchive:
             raise integrity_error(entry, observed)
         return EntryRead(sha256=observed, size=total, verified=False,
                          contradiction=contradiction(entry, observed, bad_blocks, self.name))
+
+    def _stream_small(self, entry: AsarEntry, sink: Sink, policy: IntegrityPolicy, ctx: CallContext | None,
+                      budget: Callable[[int], None] | None) -> EntryRead:
+        # Most entries are one read and one hash: this path skips the chunk generator and block split.
+        if ctx is not None:
+            ctx.check("reading ASAR entry")
+        assert entry.offset is not None
+        data = self._source.pread(entry.size, self._data_start + entry.offset) if entry.size else b""
+        if budget is not None:
+            budget(len(data))
+        observed = hashlib.sha256(data).hexdigest()
+        sink(data)
+        declared = entry.integrity
+        if declared is None:
+            return EntryRead(sha256=observed, size=len(data), verified=None)
+        if observed == declared.hash and declared.blocks == [observed]:
+            return EntryRead(sha256=observed, size=len(data), verified=True)
+        if policy == "fail":
+            raise integrity_error(entry, observed)
+        bad = [i for i, b in enumerate(declared.blocks[:1]) if b != observed]
+        return EntryRead(sha256=observed, size=len(data), verified=False,
+                         contradiction=contradiction(entry, observed, bad, self.name))
 
     def _chunks(self, entry: AsarEntry) -> Any:
         if entry.unpacked:

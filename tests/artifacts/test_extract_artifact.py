@@ -85,6 +85,8 @@ def test_hostile_zip_names_are_refused_and_nothing_escapes(rea_session: Session,
             zf.writestr("dup.txt", b"2")
         zf.writestr("Readme.md", b"upper")
         zf.writestr("README.md", b"lower")
+        zf.writestr("caf\u00e9.txt", b"nfc")
+        zf.writestr("cafe\u0301.txt", b"nfd")
         info = zipfile.ZipInfo("lnk")
         info.create_system = 3
         info.external_attr = 0o120777 << 16
@@ -98,6 +100,7 @@ def test_hostile_zip_names_are_refused_and_nothing_escapes(rea_session: Session,
     before = kit.tree_snapshot(tmp_path)
     res = _extract(rea_session, path, paths=["../../escape.txt", "/abs/evil.txt", "dir\\..\\win.txt", "dup.txt",
                                              "Readme.md", "README.md", "lnk", "lnk/passwd", "dev",
+                                             "caf\u00e9.txt", "cafe\u0301.txt",
                                              "safe/ok.txt"])
     out = Path(res["output_directory"])
     assert _written(out) == {"safe/ok.txt": b"ok"}
@@ -110,6 +113,8 @@ def test_hostile_zip_names_are_refused_and_nothing_escapes(rea_session: Session,
         ("dup.txt", 1): "duplicate_name",
         ("Readme.md", 0): "case_collision",
         ("README.md", 0): "case_collision",
+        ("caf\u00e9.txt", 0): "case_collision",
+        ("cafe\u0301.txt", 0): "case_collision",
         ("lnk", 0): "symlink",
         ("lnk/passwd", 0): "beneath_symlink",
         ("dev", 0): "device_or_special_file",
