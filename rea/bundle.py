@@ -253,6 +253,23 @@ def _path_error(path: str, exc: OSError, field: str = "path") -> ReaError:
     )
 
 
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# Read once at import, while the process is still single-threaded: os.umask can only be read by setting it.
+_UMASK: Final = _read_umask()
+
+
+def _replaced_mode(dest: str) -> int:
+    try:
+        return stat.S_IMODE(os.stat(dest).st_mode)
+    except OSError:
+        return 0o666 & ~_UMASK
+
+
 def export(records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: CallContext) -> dict[str, Any]:
     """Stream the canonical bundle to a staging file beside ``path`` and publish it atomically."""
     dest = os.path.abspath(path)
@@ -279,6 +296,8 @@ def export(records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: Call
     digest = hashlib.sha256()
     size = 0
     try:
+        # mkstemp makes the file 0600; publish with the mode an ordinary open() would have given it.
+        os.fchmod(fd, _replaced_mode(dest) if overwrite else 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as fh:
             for chunk in canonical_chunks(recs, ctx):
                 fh.write(chunk)

@@ -268,3 +268,18 @@ def test_cli_inspect_evidence_bundle_prints_the_summary(loaded: Session, tmp_pat
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
     assert json.loads(proc.stdout)["error"]["code"] == "evidence_integrity_mismatch"
+
+
+def test_export_keeps_the_replaced_files_mode(loaded: Session, tmp_path: Path) -> None:
+    import stat
+
+    dest = tmp_path / "b.json"
+    dest.write_bytes(b"old")
+    dest.chmod(0o640)
+    _structured(loaded, "export_evidence_bundle", {"path": str(dest), "overwrite": True})
+    assert stat.S_IMODE(dest.stat().st_mode) == 0o640
+    fresh = tmp_path / "fresh.json"
+    _structured(loaded, "export_evidence_bundle", {"path": str(fresh)})
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~umask
