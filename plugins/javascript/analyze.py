@@ -174,7 +174,7 @@ class _Builder:
                 in_dependency="node_modules/" in f.path or f.path.startswith("node_modules"),
                 imports=imports, exports=found.exports[unit_idx], strings=found.strings[unit_idx],
                 functions=[found.functions[i] for i in funcs_by_unit.get(unit_idx, [])],
-                diagnostics=diags, bundled_modules=sorted(unit_ids[1:]) if not unit_idx else [],
+                diagnostics=diags, ipc=unit.ipc, bundled_modules=sorted(unit_ids[1:]) if not unit_idx else [],
                 truncated=found.truncated and not unit_idx))
             if unit_idx == 0 and any(d.kind in ("parse-error", "missing-node") for d in diags):
                 self.reasons.add("parse_errors")
@@ -321,6 +321,7 @@ def build(collected: Collected, limits: Limits, ctx: CallContext) -> Application
         "entry_points": len(entry_points), "source_maps": len(builder.source_maps),
         "parse_errors": sum(1 for m in modules if m.parse == "error" and m.container is None),
         "integrity_contradictions": len(collected.contradictions),
+        "ipc_calls": sum(len(m.ipc) for m in modules),
     }
     contradictions = sorted(collected.contradictions, key=lambda c: str(c.get("path", c.get("logical_path", ""))))
     return Application(

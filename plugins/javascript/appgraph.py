@@ -100,6 +100,17 @@ class Index:
         self.by_path: dict[str, list[Module]] = {}
         self.functions: dict[str, tuple[Module, FunctionRecord]] = {}
         self.importers: dict[str, list[tuple[str, str, str]]] = {}
+        # IPC channel -> modules serving it (ipcMain) and modules calling it (ipcRenderer).
+        self.served: dict[str, set[str]] = {}
+        self.called: dict[str, set[str]] = {}
+        for m in app.modules:
+            for record in m.ipc:
+                if record.channel is None:
+                    continue
+                if record.api.startswith("ipcMain."):
+                    self.served.setdefault(record.channel, set()).add(m.node_id)
+                elif record.api.startswith("ipcRenderer."):
+                    self.called.setdefault(record.channel, set()).add(m.node_id)
         for m in app.modules:
             self.by_path.setdefault(m.path, []).append(m)
             for fn in m.functions:
@@ -130,6 +141,15 @@ class Index:
         if direction in ("both", "importers"):
             for src, kind, spec in self.importers.get(node_id, []):
                 out.append((src, node_id, kind, spec))
+        for record in m.ipc:
+            channel = record.channel
+            if channel is None:
+                continue
+            # A renderer-side call reaches the main-side handler of the same channel, like an import.
+            if record.api.startswith("ipcRenderer.") and direction in ("both", "imports"):
+                out.extend((node_id, server, "ipc", channel) for server in sorted(self.served.get(channel, ())))
+            if record.api.startswith("ipcMain.") and direction in ("both", "importers"):
+                out.extend((caller, node_id, "ipc", channel) for caller in sorted(self.called.get(channel, ())))
         if m.container is not None:
             out.append((m.container, node_id, "contains", m.path))
         for child in m.bundled_modules:

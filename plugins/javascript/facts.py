@@ -13,6 +13,7 @@ from rea_plugins.javascript.model import (
     Diagnostic,
     ExportRecord,
     FunctionRecord,
+    IpcRecord,
     ReturnSite,
     Span,
     StringLiteral,
@@ -50,6 +51,11 @@ _LEAVES = frozenset({
     "string_fragment", "escape_sequence", "private_property_identifier", "statement_identifier", "empty_statement",
     "hash_bang_line", "predefined_type", "type_identifier",
 })
+# Electron's IPC surface: channels the main process serves and the preload/renderer side calls.
+_IPC_OBJECTS = frozenset({"ipcMain", "ipcRenderer", "contextBridge", "webContents"})
+_IPC_METHODS = frozenset({"handle", "handleOnce", "on", "once", "invoke", "send", "sendSync", "sendTo",
+                          "postMessage", "exposeInMainWorld", "removeHandler"})
+MAX_IPC = 256
 _WEBPACK_MARKERS = (b"__webpack_require__", b"webpackChunk", b"__webpack_modules__")
 
 
@@ -103,6 +109,7 @@ class Unit:
     strings: dict[str, StringLiteral] = field(default_factory=dict)
     functions: list[int] = field(default_factory=list)
     hints: list[PathHint] = field(default_factory=list)
+    ipc: list[IpcRecord] = field(default_factory=list)
     uses_electron: bool = False
     require_name: str | None = None
     # Bundlers rename CommonJS's `exports` / `module` parameters (esbuild: exports2, module2).
@@ -409,6 +416,13 @@ class _Walker:
                 hint = patterns.path_hint(prop, arg, ln)
                 if hint is not None:
                     target.hints.append(hint)
+            elif prop in _IPC_METHODS:
+                owner = syntax.text(callee.child_by_field_name("object"), 80).rsplit(".", 1)[-1]
+                if owner in _IPC_OBJECTS and len(target.ipc) < MAX_IPC:
+                    channel, arg = syntax.first_string_argument(node)
+                    target.ipc.append(IpcRecord(api=f"{owner}.{prop}", channel=channel,
+                                                expression=None if channel is not None else syntax.text(arg, 80),
+                                                line=ln))
         return unit
 
     def _wrapper(self, node: Node, unit: int) -> int:

@@ -48,6 +48,15 @@ class ExportRecord(_Record, frozen=True):
     shape: dict[str, Any] = {}
 
 
+class IpcRecord(_Record, frozen=True):
+    """One Electron IPC call: ``ipcMain.handle("channel", ...)``, ``ipcRenderer.invoke(...)``, ..."""
+
+    api: str
+    channel: str | None
+    line: int
+    expression: str | None = None
+
+
 class StringLiteral(_Record, frozen=True):
     value: str
     line: int
@@ -120,6 +129,7 @@ class Module(_Record, frozen=True):
     strings: StringSet
     functions: list[FunctionRecord]
     diagnostics: list[Diagnostic]
+    ipc: list[IpcRecord] = []
     bundled_modules: list[str] = []
     source_map: str | None = None
     truncated: bool = False

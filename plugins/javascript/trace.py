@@ -42,6 +42,9 @@ def _seed_matches(index: Index, seed: dict[str, Any]) -> tuple[list[dict[str, An
             for s in found[:20]:
                 hits.append({"node_id": m.node_id, "type": "module", "path": m.path, "via": "string",
                              "value": s.value, "line": s.line})
+                holder = _innermost(m, s.line)
+                if holder is not None:
+                    functions.add(holder.node_id)
             if found:
                 modules.add(m.node_id)
         else:
@@ -57,6 +60,17 @@ def _seed_matches(index: Index, seed: dict[str, Any]) -> tuple[list[dict[str, An
                                  "value": ex.name, "line": ex.line})
                     modules.add(m.node_id)
     return hits, modules, functions
+
+
+def _innermost(m: Module, line: int) -> FunctionRecord | None:
+    """The smallest function of ``m`` whose lines hold ``line`` (module bodies excluded)."""
+    best: FunctionRecord | None = None
+    for fn in m.functions:
+        if fn.kind == "module-body" or not fn.line <= line <= fn.end_line:
+            continue
+        if best is None or fn.end_line - fn.line < best.end_line - best.line:
+            best = fn
+    return best
 
 
 def _module_node(m: Module, depth: int) -> dict[str, Any]:

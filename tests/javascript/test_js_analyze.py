@@ -49,6 +49,15 @@ def test_source_modules_edges_and_exports(ev_v1: Evidence) -> None:
     assert all(m["sha256"] and m["size"] > 0 for m in mods.values())
 
 
+def test_electron_ipc_surface(ev_v1: Evidence) -> None:
+    mods = modules_by_id(ev_v1)
+    assert [(r["api"], r["channel"]) for r in mods["mod:src/main.js"]["ipc"]] == [("ipcMain.handle", "search")]
+    assert [(r["api"], r["channel"]) for r in mods["mod:src/preload.js"]["ipc"]] == [
+        ("contextBridge.exposeInMainWorld", "api"), ("ipcRenderer.invoke", "search")]
+    # The bundled copies keep the same surface.
+    assert [r["channel"] for r in mods["mod:dist/main.js!src/main.js"]["ipc"]] == ["search"]
+
+
 def test_bundled_modules_from_esbuild(ev_v1: Evidence) -> None:
     mods = modules_by_id(ev_v1)
     main_asset = mods["mod:dist/main.js"]

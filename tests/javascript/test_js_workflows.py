@@ -63,6 +63,21 @@ def test_trace_feature_from_a_string_and_a_symbol(rea_session: Session, ev_v1: E
     assert ("src/main.js", "caller") in roles
 
 
+def test_trace_feature_follows_ipc_channels_and_string_holders(rea_session: Session, ev_v1: Evidence) -> None:
+    ref = retained(rea_session, ev_v1)
+    result = _run(rea_session, "trace_application_feature", {
+        "application": ref, "seed": {"kind": "module", "value": "mod:src/preload.js"}, "direction": "imports",
+        "max_depth": 1}).normalized_result
+    assert {"from": "mod:src/preload.js", "to": "mod:src/main.js", "kind": "ipc", "label": "search"} in result["edges"]
+    # The string 'alpha' sits in search.js's top level; 'LAZY_FEATURE_TEXT' inside lazyFeature().
+    lazy = _run(rea_session, "trace_application_feature", {
+        "application": ref, "seed": {"kind": "string", "value": "LAZY_FEATURE_TEXT"}}).normalized_result
+    seeds = {(n["path"], n["name"]) for n in lazy["nodes"] if n["type"] == "function" and n["role"] == "seed"}
+    assert ("src/lazy.js", "lazyFeature") in seeds
+    callers = {n["path"] for n in lazy["nodes"] if n["type"] == "function" and n["role"] == "caller"}
+    assert "src/main.js" in callers  # lazy.lazyFeature() after the dynamic import
+
+
 def test_trace_feature_is_bounded(rea_session: Session, ev_v1: Evidence) -> None:
     result = _run(rea_session, "trace_application_feature", {
         "application": retained(rea_session, ev_v1), "seed": {"kind": "module", "value": "src", "match": "substring"},
