@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from rea.context import CallContext
 from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
@@ -201,3 +202,52 @@ def test_cli_extract_artifact(app_asar: Path, private_tmpdir: Path) -> None:
     assert out.parent == private_tmpdir
     assert (out / "native" / "addon.node").read_bytes() == b"signed later"
     assert [c["logical_path"] for c in res["integrity_contradictions"]] == ["native/addon.node"]
+
+
+class _CancelAfter(CallContext):
+    """Cancels the request after a number of cancellation checks, as a client's cancel would mid-work."""
+
+    def __init__(self, checks: int) -> None:
+        super().__init__()
+        self.remaining = checks
+
+    def check(self, phase: str = "") -> None:
+        self.remaining -= 1
+        if self.remaining == 0:
+            self.signal.cancel()
+        super().check(phase)
+
+
+def test_cancellation_mid_extraction_leaves_nothing(rea_session: Session, tmp_path: Path, kit: Any,
+                                                    private_tmpdir: Path) -> None:
+    src = kit.write_tree(tmp_path / "many", {f"d{i % 7}/f{i}.txt": b"x" * i for i in range(60)})
+    with pytest.raises(ReaError) as err:
+        call_tool(rea_session, "extract_artifact", {"path": str(src)}, ctx=_CancelAfter(40))
+    assert err.value.code == "cancelled"
+    assert list(private_tmpdir.iterdir()) == []
+
+
+def test_undecodable_and_encrypted_names_are_refused(rea_session: Session, tmp_path: Path, kit: Any) -> None:
+    src = kit.write_tree(tmp_path / "names", {"ok.txt": b"ok"})
+    fd = os.open(os.fsencode(src) + b"/bad\xff.txt", os.O_WRONLY | os.O_CREAT, 0o600)
+    os.close(fd)
+    res = _extract(rea_session, src)
+    assert _written(Path(res["output_directory"])) == {"ok.txt": b"ok"}
+    assert [(r["path"], r["reason"]) for r in res["refused"]] == [("bad\\xff.txt", "undecodable_name")]
+    # An entry flagged as encrypted (general-purpose bit 0) is listed as unreadable and never written.
+    path = kit.make_zip(tmp_path / "enc.zip", {"plain.txt": b"p", "secret.txt": b"s"},
+                        compression=zipfile.ZIP_STORED)
+    with zipfile.ZipFile(path) as zf:
+        local = zf.getinfo("secret.txt").header_offset
+    raw = bytearray(path.read_bytes())
+    raw[local + 6] |= 1  # local file header flags
+    raw[raw.rindex(b"PK\x01\x02") + 8] |= 1  # its central directory record (written last)
+    path.write_bytes(bytes(raw))
+    inv = call_tool(rea_session, "inspect_artifact", {"path": str(path)}).evidence
+    assert inv is not None
+    entries = {e["path"]: e for e in inv.normalized_result["entries"]}
+    assert entries["secret.txt"]["integrity"] == "unavailable" and entries["secret.txt"]["problem"] == "encrypted"
+    assert inv.normalized_result["coverage"] == "partial"
+    res = _extract(rea_session, path)
+    assert _written(Path(res["output_directory"])) == {"plain.txt": b"p"}
+    assert [(r["path"], r["reason"]) for r in res["refused"]] == [("secret.txt", "encrypted")]
