@@ -66,9 +66,10 @@ ANALYZE = ToolDef(
     description=(
         "Statically analyze a JavaScript/Electron application directory or .asar archive without running it: "
         "modules (source files, assets, modules bundled by esbuild/webpack), import/require/dynamic-import "
-        "edges, exports with static shapes, strings, functions, entry points (package.json main, Electron "
-        "main/preload/renderer) and source maps (inline and external). detail 'summary' records the complete "
-        "Evidence and returns its summary view; pass parent_evidence_id to the application workflows."),
+        "edges, exports with static shapes, strings, functions, Electron IPC channels, entry points (package.json "
+        "main, Electron main/preload/renderer) and source maps (inline and external). detail 'summary' records "
+        "the complete Evidence and returns its summary view; pass parent_evidence_id to the application "
+        "workflows."),
     input_schema={
         "type": "object",
         "properties": {
