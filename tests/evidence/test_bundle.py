@@ -13,6 +13,7 @@ import rfc8785
 
 from rea import bundle
 from rea import evidence as ev_mod
+from rea.canonical import canonical_digest
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.session import Session
@@ -51,7 +52,7 @@ def test_complete_bundle_is_sorted_with_manifest(loaded: Session, fixture_bin: P
     out = _structured(loaded, "get_evidence_bundle", {})
     ids = [r["evidence_id"] for r in out["records"]]
     assert out["bundle_version"] == 2 and ids == sorted(ids) and len(ids) == 11
-    assert out["record_count"] == 11 and out["record_ids_digest"] == bundle.canonical_digest(ids)
+    assert out["record_count"] == 11 and out["record_ids_digest"] == canonical_digest(ids)
     import hashlib
     assert hashlib.sha256(fixture_bin.read_bytes()).hexdigest() in {a["sha256"] for a in out["artifacts"]}
     assert {p["id"] for p in out["providers"]} == {"fixture-static", "fixture-other"}
