@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 from rea_plugins.javascript.application import PROVIDER, VIEW_OPERATION
-from rea_plugins.javascript.model import OPERATION, Application, FunctionRecord, Module
+from rea_plugins.javascript.model import OPERATION, SCHEMA_VERSION, Application, FunctionRecord, Module
 
 from rea import evidence as ev_mod
 from rea.catalog.tool import ToolCall
@@ -42,6 +42,10 @@ def load(call: ToolCall, key: str) -> Loaded:
     except msgspec.ValidationError as exc:
         raise invalid_request(f"{key} is not a complete application graph: {exc}",
                               [issue(key, "invalid_value", f"normalized_result does not decode: {exc}")]) from None
+    if app.schema_version != SCHEMA_VERSION:
+        raise invalid_request(
+            f"{key} has application graph schema {app.schema_version}; this rea reads {SCHEMA_VERSION}",
+            [issue(key, "invalid_value", "unsupported schema_version", schema_version=app.schema_version)])
     return Loaded(ev, app)
 
 

@@ -9,7 +9,7 @@ import pytest
 from jssupport import analyze, inline, retained
 
 from rea.errors import ReaError
-from rea.evidence import Evidence
+from rea.evidence import Evidence, build
 from rea.session import Session
 from rea.testing import call_tool
 
@@ -228,3 +228,15 @@ def test_inputs_are_checked(rea_session: Session, ev_v1: Evidence, app_v1: Path)
     with pytest.raises(ReaError) as err:
         _run(rea_session, "compare_source_to_bundle", {"application": inline(ev_v1), "source": inline(ev_v1)})
     assert err.value.code == "invalid_request"
+
+
+def test_well_formed_records_with_foreign_content_are_refused(rea_session: Session, ev_v1: Evidence) -> None:
+    seed = {"kind": "module", "value": "x"}
+    for normalized in ({"modules": "not a graph"}, {**ev_v1.normalized_result, "schema_version": 99}):
+        other = build(operation=ev_v1.operation, provider=ev_v1.provider, subject=ev_v1.subject,
+                      analysis_profile=ev_v1.analysis_profile, parameters={}, normalized_result=normalized)
+        with pytest.raises(ReaError) as err:
+            _run(rea_session, "trace_application_feature", {"application": inline(other), "seed": seed})
+        assert err.value.code == "invalid_request"
+        assert err.value.details["issues"][0]["path"] == "application"
+
