@@ -185,6 +185,31 @@ def test_typescript_and_jsx(analysis_session: Session, tmp_path: Path) -> None:
     assert shape["type"] == "function" and shape["params"] == ["x"]
 
 
+def test_package_resolution(analysis_session: Session, tmp_path: Path) -> None:
+    files = {
+        "package.json": '{"main": "app"}',
+        "app/index.js": "require('dep'); require('@scope/pkg'); require('missing-pkg');\n"
+                        "require('fs'); require('node:path'); require('./nope'); require(name);\n",
+        "node_modules/dep/package.json": '{"main": "lib/index.js"}',
+        "node_modules/dep/lib/index.js": "module.exports = 1;\n",
+        "node_modules/@scope/pkg/index.js": "module.exports = 2;\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = analyze(analysis_session, tmp_path).normalized_result
+    mods = {m["path"]: m for m in result["modules"]}
+    edges = [(e["specifier"], e["target_kind"], e["resolved_path"]) for e in mods["app/index.js"]["imports"]]
+    assert edges == [("dep", "module", "node_modules/dep/lib/index.js"),
+                     ("@scope/pkg", "module", "node_modules/@scope/pkg/index.js"),
+                     ("missing-pkg", "package", None), ("fs", "builtin", None), ("node:path", "builtin", None),
+                     ("./nope", "unresolved", None), ("name", "dynamic", None)]
+    assert mods["node_modules/dep/lib/index.js"]["in_dependency"] is True
+    assert mods["app/index.js"]["in_dependency"] is False
+    # package.json main names a folder: its index.js.
+    assert [(e["kind"], e["path"]) for e in result["entry_points"]] == [("package-main", "app/index.js")]
+
+
 def test_bad_input(rea_session: Session, tmp_path: Path) -> None:
     with pytest.raises(ReaError) as missing:
         call_tool(rea_session, "analyze_javascript_application", {"input_path": str(tmp_path / "nope")})
