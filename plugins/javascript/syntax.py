@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -41,21 +42,35 @@ def language_of(path: str) -> Language | None:
 
 
 @functools.cache
-def parser_for(language: Language) -> Parser:
-    """A parser for ``language``; grammars load on first use so importing the plugin stays cheap."""
+def _grammar(language: Language) -> Any:
     import tree_sitter
 
     if language == "javascript":
         import tree_sitter_javascript
 
-        lang = tree_sitter.Language(tree_sitter_javascript.language())
-    else:
-        import tree_sitter_typescript
+        return tree_sitter.Language(tree_sitter_javascript.language())
+    import tree_sitter_typescript
 
-        raw = (tree_sitter_typescript.language_typescript() if language == "typescript"
-               else tree_sitter_typescript.language_tsx())
-        lang = tree_sitter.Language(raw)
-    return tree_sitter.Parser(lang)
+    raw = (tree_sitter_typescript.language_typescript() if language == "typescript"
+           else tree_sitter_typescript.language_tsx())
+    return tree_sitter.Language(raw)
+
+
+_PARSERS = threading.local()
+
+
+def parser_for(language: Language) -> Parser:
+    """A parser for ``language`` owned by this thread (parsers are not thread-safe; grammars are shared).
+
+    Grammars load on first use, so importing the plugin stays cheap.
+    """
+    import tree_sitter
+
+    cache: dict[str, Parser] = _PARSERS.__dict__.setdefault("parsers", {})
+    parser = cache.get(language)
+    if parser is None:
+        parser = cache[language] = tree_sitter.Parser(_grammar(language))
+    return parser
 
 
 def grammar_versions() -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -113,6 +114,12 @@ def test_deterministic_across_locations_and_order(analysis_session: Session, app
     assert again.normalized_result == ev_v1.normalized_result
     paths = [(m["path"], m["node_id"]) for m in again.normalized_result["modules"]]
     assert paths == sorted(paths)
+
+
+def test_concurrent_analyses_agree(analysis_session: Session, app_v1: Path, ev_v1: Evidence) -> None:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        ids = list(pool.map(lambda _: analyze(analysis_session, app_v1).evidence_id, range(4)))
+    assert ids == [ev_v1.evidence_id] * 4
 
 
 def test_summary_detail_retains_the_complete_record(rea_session: Session, app_v1: Path, ev_v1: Evidence) -> None:
