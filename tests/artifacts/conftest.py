@@ -202,6 +202,7 @@ def flip_byte(path: Path, offset: int) -> None:
 @pytest.fixture
 def kit() -> Any:
     """This module's builders, for tests (conftest modules are not importable by a stable name)."""
-    import sys
+    import types
 
-    return sys.modules[__name__]
+    # globals(), not sys.modules["conftest"]: other test folders' conftest modules share that name.
+    return types.SimpleNamespace(**globals())
