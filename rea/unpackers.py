@@ -94,6 +94,13 @@ class ArchiveReader(abc.ABC):
         """Format-specific caveats about what this reader can observe."""
         return []
 
+    def local_path(self, entry: ArchiveEntry) -> str | None:
+        """The entry's own file on the local file system, when it has one (directory sources).
+
+        A nested archive opened from its file keeps its neighbours, e.g. an ASAR's ``.asar.unpacked``.
+        """
+        return None
+
     def close(self) -> None:  # noqa: B027 - readers without resources need not override it
         """Release file descriptors and buffers."""
 

@@ -140,6 +140,10 @@ class DirectoryReader(ArchiveReader):
             os.close(fd)
         return EntryRead(sha256=digest.hexdigest(), size=total, verified=None)
 
+    def local_path(self, entry: ArchiveEntry) -> str | None:
+        real = self._real.get(entry.path)
+        return os.path.join(self.root, *real) if real is not None and entry.kind == "file" else None
+
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)

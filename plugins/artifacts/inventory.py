@@ -183,20 +183,23 @@ class Inventory:
             return
         record["integrity"] = {True: "verified", None: "undeclared", False: "contradicted"}[out.verified]
         if sink.keep is not None:
-            self._nested(b"".join(sink.keep), out.sha256, record, depth)
+            self._nested(b"".join(sink.keep), out.sha256, record, depth, reader.local_path(entry))
 
-    def _nested(self, data: bytes, sha256: str, record: dict[str, Any], depth: int) -> None:
+    def _nested(self, data: bytes, sha256: str, record: dict[str, Any], depth: int,
+                local: str | None) -> None:
         path = record["path"]
         fmt, arch = sniff_format(data[:HEAD_BYTES])
         if depth + 1 > self.limits.max_depth:
             raise limit_exceeded("depth", self.limits.max_depth, depth + 1, path=path,
                                  message=f"nested archive {path!r} is deeper than max_depth "
                                          f"({self.limits.max_depth})")
-        inner = Target(path=path, resolved_path="", sha256=sha256, size=len(data), format=fmt,
+        inner = Target(path=path, resolved_path=local or "", sha256=sha256, size=len(data), format=fmt,
                        architecture=arch)
         try:
             unpacker = select_unpacker(self.registry, inner, data[:HEAD_BYTES])
-            reader = unpacker.open_bytes(inner, data, self.limits, self.ctx)
+            # From its own file when it has one, so an ASAR in a directory finds its .asar.unpacked.
+            reader = (unpacker.open(inner, self.limits, self.ctx) if local
+                      else unpacker.open_bytes(inner, data, self.limits, self.ctx))
         except ReaError as exc:
             if exc.category in _FATAL:
                 raise

@@ -178,3 +178,16 @@ def test_missing_path_is_unavailable(rea_session: Session, tmp_path: Path) -> No
     with pytest.raises(ReaError) as err:
         call_tool(rea_session, "inspect_artifact", {"path": str(tmp_path / "nope.asar")})
     assert err.value.code == "target_unavailable"
+
+
+def test_asar_inside_a_directory_reads_its_unpacked_companion(rea_session: Session, app_asar: Path,
+                                                               kit: Any) -> None:
+    # An Electron "resources" directory: app.asar next to app.asar.unpacked.
+    res = _inspect(rea_session, app_asar.parent).normalized_result
+    entries = {e["path"]: e for e in res["entries"]}
+    assert entries["app.asar"]["nested_archive"]["status"] == "expanded"
+    addon = entries["app.asar!/native/addon.node"]
+    assert addon["unpacked"] is True and addon["integrity"] == "verified"
+    assert addon["sha256"] == hashlib.sha256(kit.APP_FILES["native/addon.node"]).hexdigest()
+    assert entries["app.asar.unpacked/native/addon.node"]["sha256"] == addon["sha256"]
+    assert res["coverage"] == "complete"
