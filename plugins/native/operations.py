@@ -19,6 +19,8 @@ DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 MAX_ASSEMBLY = 20_000
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
+# Python's re cannot be interrupted, so regex search stays bounded by refusing catastrophic shapes.
+_NESTED_QUANTIFIER = re.compile(r"\([^()]*[+*][^()]*\)\s*[+*{]|\([^()]*[+*][^()]*\)\?\s*[+*{]")
 _ABI = {("elf", "x86_64"): "sysv", ("mach-o", "x86_64"): "sysv", ("pe", "x86_64"): "ms-x64",
         ("elf", "arm64"): "aapcs64", ("mach-o", "arm64"): "darwin-aapcs64", ("pe", "arm64"): "aapcs64",
         ("elf", "x86"): "cdecl", ("pe", "x86"): "cdecl", ("elf", "arm"): "aapcs", ("pe", "arm"): "aapcs"}
@@ -60,6 +62,10 @@ def matcher(params: dict[str, Any]) -> Callable[[str], bool]:
     mode = params.get("mode", "literal")
     case = bool(params.get("case_sensitive", False))
     if mode == "regex":
+        if _NESTED_QUANTIFIER.search(pattern):
+            raise invalid_request("pattern nests quantifiers, which can take exponential time",
+                                  [issue("pattern", "invalid_value", "rewrite without a quantified group that "
+                                         "itself contains + or * (for example (a+)+)")])
         try:
             rx = re.compile(pattern, 0 if case else re.IGNORECASE)
         except re.error as exc:

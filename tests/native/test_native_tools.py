@@ -299,3 +299,16 @@ def test_cancellation_records_nothing(native: Session) -> None:
         call_tool(native, "binary_overview", {}, CallContext(signal, sink))
     assert err.value.code == "cancelled"
     assert messages and len(native.ledger) == before
+
+
+def test_search_modes_and_refused_patterns(native: Session) -> None:
+    literal = result_of(native, "search_procedures", {"pattern": "CHECKSUM"})
+    assert "compute_checksum" in {p["name"] for p in literal["procedures"]}
+    exact = result_of(native, "search_procedures", {"pattern": "CHECKSUM", "case_sensitive": True})
+    assert exact["total"] == 0
+    rx = result_of(native, "search_procedures", {"pattern": "^op_(add|sub)$", "mode": "regex"})
+    assert {p["name"] for p in rx["procedures"]} == {"op_add", "op_sub"}
+    for bad in ("(a+)+$", "([a-z]*)*x", "["):
+        with pytest.raises(ReaError) as err:
+            call_tool(native, "search_strings", {"pattern": bad, "mode": "regex"})
+        assert err.value.code == "invalid_request" and err.value.details["issues"][0]["path"] == "pattern"
