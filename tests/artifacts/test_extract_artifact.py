@@ -251,3 +251,23 @@ def test_undecodable_and_encrypted_names_are_refused(rea_session: Session, tmp_p
     res = _extract(rea_session, path)
     assert _written(Path(res["output_directory"])) == {"plain.txt": b"p"}
     assert [(r["path"], r["reason"]) for r in res["refused"]] == [("secret.txt", "encrypted")]
+
+
+def test_hostile_asar_names_are_refused(rea_session: Session, tmp_path: Path, kit: Any) -> None:
+    header = {"files": {
+        "..": {"files": {"evil.txt": {"size": 1, "offset": "0"}}},
+        "x": {"files": {"y/../../z.txt": {"size": 1, "offset": "1"}}},
+        "ok.txt": {"size": 1, "offset": "2"},
+        "link": {"link": "../../etc"},
+    }}
+    path = tmp_path / "hostile.asar"
+    path.write_bytes(kit.asar_bytes(header, b"abc"))
+    before = kit.tree_snapshot(tmp_path)
+    res = _extract(rea_session, path, paths=["../evil.txt", "x/y/../../z.txt", "ok.txt", "link"])
+    out = Path(res["output_directory"])
+    assert _written(out) == {"ok.txt": b"c"}
+    assert {r["path"]: r["reason"] for r in res["refused"]} == {
+        "../evil.txt": "parent_traversal", "x/y/../../z.txt": "parent_traversal", "link": "symlink"}
+    new = kit.tree_snapshot(tmp_path) - before
+    assert all(p.startswith(os.path.relpath(out, tmp_path)) or p == os.path.relpath(out.parent, tmp_path)
+               for p in new)
