@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -66,6 +67,10 @@ def main() -> None:
           f"{t_can / t_sha:.1f}x raw (goal <= 3x)")
     print(f"  of which msgspec sorted encode:        ({t_enc * 1000:6.0f} ms)")
     print(f"  of which JCS-divergence scan:          ({t_scan * 1000:6.0f} ms)")
+    # The scan this module replaced: one regex over the encoded bytes.
+    old_scan = re.compile(rb"[:,\[]-?[0-9]+[.eE]|[:,\[]-?[0-9]{16}|[\xf0-\xf4]")
+    t_regex = best(lambda: old_scan.search(data), 1)
+    print(f"  (previous regex scan, for reference: ({t_regex * 1000:6.0f} ms))")
     print(f"compute_evidence_id (whole record):      {mb / t_id:8.1f} MB/s  ({t_id * 1000:6.0f} ms)")
     if "--no-reference" not in sys.argv:
         import rfc8785
