@@ -30,7 +30,62 @@ def host_arch() -> str | None:
 
 
 def extract(req: WorkerRequest) -> Model:
-    """Parse ``req.path`` with LIEF and flatten what the provider needs."""
+    """Parse ``req.path`` with LIEF, flatten what the provider needs, and drop impossible values."""
+    return sanitize(_extract(req))
+
+
+_U64 = 1 << 64
+_SAFE = (1 << 53) - 1  # the integer domain of canonical JSON
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value).encode("utf-8", "replace").decode("utf-8")
+
+
+def _addr(value: Any) -> int | None:
+    return value if isinstance(value, int) and 0 <= value < _U64 else None
+
+
+def sanitize(m: Model) -> Model:
+    """Names as valid UTF-8; regions, sizes and slots inside the address space and JSON's integer domain."""
+    dropped = 0
+
+    def regions(items: list[Region]) -> list[Region]:
+        nonlocal dropped
+        out = []
+        for r in items:
+            fields = (r.start, r.size, r.file_offset, r.file_size)
+            if all(isinstance(v, int) and 0 <= v <= _SAFE for v in fields[1:]) and _addr(r.start) is not None \
+                    and r.start + r.size <= _U64:
+                out.append(Region(name=_text(r.name), start=r.start, size=r.size, perms=r.perms,
+                                  file_offset=r.file_offset, file_size=min(r.file_size, r.size) if r.size else 0,
+                                  kind=r.kind))
+            else:
+                dropped += 1
+        return out
+
+    segments, sections = regions(m.segments), regions(m.sections)
+    symbols = [Symbol(name=_text(s.name), address=s.address, size=s.size if 0 <= s.size <= _SAFE else 0,
+                      kind=s.kind, exported=s.exported, source=s.source)
+               for s in m.symbols if _addr(s.address) is not None]
+    imports = [Import(name=_text(i.name), library=None if i.library is None else _text(i.library),
+                      slot=_addr(i.slot)) for i in m.imports]
+    unwind = [(a, e) for a, e in m.unwind if _addr(a) is not None and _addr(e) is not None and 0 <= e - a <= _SAFE]
+    linkage = {k: (_text(v) if isinstance(v, (str, bytes)) else
+                   [_text(x) for x in v] if isinstance(v, list) else v) for k, v in m.linkage.items()}
+    limitations = list(m.limitations)
+    if dropped:
+        limitations.append(f"{dropped} segments/sections with out-of-range addresses or sizes were ignored")
+    return Model(format=m.format, arch=m.arch, bits=m.bits, endianness=m.endianness, entry=_addr(m.entry),
+                 image_base=_addr(m.image_base) or 0, file_base=m.file_base if 0 <= m.file_base <= _SAFE else 0,
+                 slices=m.slices, slice_arch=m.slice_arch, segments=segments, sections=sections, symbols=symbols,
+                 imports=imports, unwind=unwind, linkage=linkage, mitigations=m.mitigations,
+                 limitations=limitations)
+
+
+def _extract(req: WorkerRequest) -> Model:
     lief = _lief()
     path = req.path
     if lief.is_elf(path):

@@ -69,7 +69,11 @@ def serve() -> int:
         except Exception as exc:  # LIEF raises assorted types on malformed input
             reply = WorkerReply(error_code="unsupported_target",
                                 error_message=f"malformed binary: {type(exc).__name__}: {exc}")
-        data = encoder.encode(reply)
+        try:
+            data = encoder.encode(reply)
+        except (TypeError, ValueError, OverflowError) as exc:
+            data = encoder.encode(WorkerReply(error_code="unsupported_target",
+                                              error_message=f"malformed binary: unencodable field ({exc})"))
         proto.write(_HEADER.pack(len(data)) + data)
         proto.flush()
 
@@ -131,7 +135,11 @@ class ParseWorker:
                 raise ReaError("execution_failure", "the native parse worker exited before taking the request",
                                details={"phase": "parse"}) from None
             body = self._await_reply(proc, ctx, timeout_s)
-        reply = self._decoder.decode(body)
+        try:
+            reply = self._decoder.decode(body)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise ReaError("unsupported_target", f"malformed binary: the parse produced invalid fields ({exc})",
+                           details={"phase": "parse"}) from None
         if reply.error_code is not None:
             raise ReaError(reply.error_code, reply.error_message, details={"phase": "parse"})
         assert reply.model is not None
