@@ -10,7 +10,7 @@ from typing import Any
 
 import appfixtures
 import pytest
-from jssupport import analyze
+from jssupport import analyze, inline
 
 from rea.errors import ReaError
 from rea.evidence import Evidence
@@ -88,6 +88,21 @@ def test_record_and_continue(analysis_session: Session, packed: Path, app_v1: Pa
     # Verified siblings continue with their facts.
     verified = [m for m in result["modules"] if m["integrity"] == "verified"]
     assert any(m["path"] == "src/preload.js" for m in verified)
+
+
+def test_contradicted_modules_are_never_unchanged(rea_session: Session, analysis_session: Session, packed: Path,
+                                                  app_v1: Path, tmp_path: Path) -> None:
+    clean = analyze(analysis_session, packed)
+    bad, holders = _tampered(packed, app_v1, tmp_path / "app.asar")
+    dirty = analyze(analysis_session, bad, integrity_policy="record-and-continue")
+    out = call_tool(rea_session, "compare_application_versions",
+                    {"left": inline(clean), "right": inline(dirty)}).evidence
+    assert out is not None
+    status = {m["right"]: m["status"] for m in out.normalized_result["modules"]}
+    for path in holders:
+        assert status[f"mod:{path}"] == "contradicted"
+    assert status["mod:src/preload.js"] == "unchanged"
+    assert out.normalized_result["coverage"]["status"] == "partial"
 
 
 def test_missing_unpacked_companion(rea_session: Session, analysis_session: Session, packed: Path,
