@@ -6,7 +6,6 @@ from collections import deque
 from typing import Any
 
 from rea_plugins.binary.schema import (
-    ADDRESS,
     CASE,
     DOCUMENT,
     MAX_INSTRUCTIONS,
@@ -392,4 +391,4 @@ def tools() -> list[ToolDef]:
     ]
 
 
-__all__ = ["ADDRESS", "dossier", "tools"]
+__all__ = ["dossier", "tools"]

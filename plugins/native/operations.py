@@ -248,11 +248,7 @@ class Operations:
                              "address": hx(p.address), "name": p.name})
 
     def _outgoing(self, p: Proc, ctx: CallContext) -> list[Ref]:
-        if self.p._refs is not None:
-            return self.p._refs[0].get(p.address, [])
-        if p.kind not in ("local", "thunk"):
-            return []
-        return self.p.refs_of(p, self.p.instructions(p))
+        return self.p.outgoing(p)
 
     def _is_call(self, r: Ref) -> bool:
         """A call, or a tail jump to another procedure's start."""

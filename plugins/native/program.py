@@ -514,6 +514,14 @@ class Program:
                 out.append(Ref(a, addr, kind, start, target.name if target is not None else None))
         return out
 
+    def outgoing(self, p: Proc) -> list[Ref]:
+        """One procedure's references: from the whole-program index when built, else decoded alone."""
+        if self._refs is not None:
+            return self._refs[0].get(p.address, [])
+        if p.kind not in ("local", "thunk"):
+            return []
+        return self.refs_of(p, self.instructions(p))
+
     def references(self, ctx: CallContext | None = None) -> tuple[dict[int, list[Ref]], dict[int, list[Ref]]]:
         """Whole-program reference index: (outgoing by procedure, incoming by target address)."""
         if self._refs is not None:
