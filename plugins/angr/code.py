@@ -85,6 +85,16 @@ class CodeIndex:
                 self.sites.append(CallSite(caller=f.addr, insn=insn_addr, targets=tuple(resolved),
                                            direct=direct))
 
+    def _access_kind(self, ins: int) -> str:
+        # CFGFast's data references say where an instruction points, not how it uses the memory there; the
+        # operand's access flags (capstone detail) tell read from write at the cost of one decode.
+        try:
+            code = self.a.proj.loader.memory.load(ins, 16)
+        except KeyError:
+            return "data"
+        insns = list(self.a.arch.capstone.disasm(code, ins, 1))
+        return _access(insns[0]) if insns else "data"
+
     def _ref_to(self, src: int, dst: int | None, kind: str, proc: int | None) -> Ref:
         if dst is not None and not self.a.main.contains_addr(dst):
             # A SimProcedure in cle's extern object: the name is real, the address is angr's invention.
@@ -123,8 +133,8 @@ class CodeIndex:
                     continue
                 seen.add((ins, x.dst))
                 owner = a.containing(ins)
-                self.refs.append(Ref(ins, x.dst, kinds.get(x.type_string, "data"),
-                                     None if owner is None else owner.addr, a.name_at(x.dst)))
+                kind = kinds.get(x.type_string) or self._access_kind(ins)
+                self.refs.append(Ref(ins, x.dst, kind, None if owner is None else owner.addr, a.name_at(x.dst)))
         word = a.arch.bytes
         for d in a.cfg.memory_data.values():
             if d.sort != "pointer-array" or not a.mapped(d.addr):
@@ -134,6 +144,24 @@ class CodeIndex:
                 if a.mapped(value) and (slot, value) not in seen:
                     seen.add((slot, value))
                     self.refs.append(Ref(slot, value, "data", None, a.name_at(value)))
+
+
+def _access(insn: Any) -> str:
+    """``read`` or ``write`` for an instruction whose memory operand is accessed that way, else ``data``."""
+    import capstone
+
+    try:
+        if insn.mnemonic == "lea":
+            return "data"
+        for operand in insn.operands:
+            if operand.type == capstone.CS_OP_MEM:
+                if operand.access & capstone.CS_AC_WRITE:
+                    return "write"
+                if operand.access & capstone.CS_AC_READ:
+                    return "read"
+    except (capstone.CsError, AttributeError):
+        pass
+    return "data"
 
 
 def _ref_order(r: Ref) -> tuple[int, int, str]:

@@ -30,7 +30,10 @@ binop table[2] = { add_numbers, mul_numbers };
 /* An indirect call through a function-pointer table. */
 __attribute__((noinline)) int apply_op(int which, int a, int b) { return table[which & 1](a, b); }
 
+int call_count;
+
 __attribute__((noinline)) void say_hello(const char *who) {
+    call_count += 1; /* a store to a global: a write reference */
     printf("hello, %s\n", who);
     puts(GREETING);
 }

@@ -149,7 +149,7 @@ def test_calls_follow_the_source(angr_session: Session) -> None:
     assert next(i for i in insn if i["address"] == site)["mnemonic"] == "call"
 
 
-def test_references_and_xrefs(angr_session: Session) -> None:
+def test_references_and_xrefs(angr_session: Session, angr_programs: dict[str, Path]) -> None:
     out = op(angr_session, "procedure_references", procedure="main", direction="outgoing", limit=1000)["references"]
     calls = {r["to_name"] for r in out if r["kind"] == "call"}
     assert {"say_hello", "apply_op", "classify"} <= calls
@@ -162,6 +162,9 @@ def test_references_and_xrefs(angr_session: Session) -> None:
     xrefs = op(angr_session, "xrefs", address=strings["rea-angr greeting"])
     assert xrefs["address"] == strings["rea-angr greeting"]
     assert _addr(angr_session, "say_hello") in {r["from_procedure"] for r in xrefs["references"]}
+    counter = hex(nm_addresses(angr_programs["nopie"])["call_count"])
+    stores = op(angr_session, "xrefs", address=counter)["references"]
+    assert ("write", _addr(angr_session, "say_hello")) in {(r["kind"], r["from_procedure"]) for r in stores}
     to_hello = op(angr_session, "xrefs", address=_addr(angr_session, "say_hello"))["references"]
     assert [(r["kind"], r["from_procedure"]) for r in to_hello] == [("call", _addr(angr_session, "main"))]
 
