@@ -35,10 +35,29 @@ _ASTRAL_LEADS = tuple(bytes([b]) for b in range(0xF0, 0xF5))
 _NUMBER_START = frozenset(b"-0123456789")
 
 
-def _needs_reference(fast: bytes) -> bool:
+def _has_astral_key(value: Any) -> bool:
+    """Whether any object key holds a character beyond the BMP (only keys change JCS ordering)."""
+    stack = [value]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            for key, sub in cur.items():
+                if isinstance(key, str) and not key.isascii() and any(ord(c) > 0xFFFF for c in key):
+                    return True
+                if isinstance(sub, (dict, list, tuple, msgspec.Struct)):
+                    stack.append(sub)
+        elif isinstance(cur, (list, tuple)):
+            stack.extend(x for x in cur if isinstance(x, (dict, list, tuple, msgspec.Struct)))
+        elif isinstance(cur, msgspec.Struct):
+            stack.extend(getattr(cur, f) for f in cur.__struct_fields__)
+    return False
+
+
+def _needs_reference(fast: bytes, value: Any) -> bool:
     if fast[0] in _NUMBER_START:
         return True  # a bare number document: let the reference format it
-    if not fast.isascii() and any(lead in fast for lead in _ASTRAL_LEADS):
+    # Astral characters in string values (emoji in JavaScript, say) are encoded identically; only keys matter.
+    if not fast.isascii() and any(lead in fast for lead in _ASTRAL_LEADS) and _has_astral_key(value):
         return True
     if b":." in fast.translate(_FLOAT_CLASSES, _DIGITS + b"-"):
         return True
@@ -64,7 +83,7 @@ def _slow(value: Any) -> bytes:
 def canonical_json(value: Any) -> bytes:
     """The RFC 8785 canonical JSON bytes of ``value`` (msgspec Structs and builtins)."""
     fast = _encode(value)
-    return _slow(value) if _needs_reference(fast) else fast
+    return _slow(value) if _needs_reference(fast, value) else fast
 
 
 def _reference(value: Any) -> bytes:
@@ -84,12 +103,12 @@ def canonical_digest(value: Any) -> str:
     """Lowercase hex SHA-256 of the canonical JSON of ``value``."""
     fast = _encode(value)
     if len(fast) < _OVERLAP_BYTES:
-        return hashlib.sha256(_slow(value) if _needs_reference(fast) else fast).hexdigest()
+        return hashlib.sha256(_slow(value) if _needs_reference(fast, value) else fast).hexdigest()
     digest = hashlib.sha256()
     worker = threading.Thread(target=digest.update, args=(fast,), daemon=True)
     worker.start()
     try:
-        slow = _needs_reference(fast)
+        slow = _needs_reference(fast, value)
     finally:
         worker.join()
     return hashlib.sha256(_slow(value)).hexdigest() if slow else digest.hexdigest()

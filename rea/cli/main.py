@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -106,8 +105,7 @@ def _analyze(argv: list[str], prog: str) -> int:
     registry = _registry()
     is_app = os.path.isdir(ns.target) or ns.target.endswith(".asar")
     if is_app and ns.provider is None and "analyze_javascript_application" in registry.tools:
-        payload = json.dumps({"input_path": os.path.abspath(ns.target)})
-        return _tool_command("analyze-javascript-application", [payload, "--format", ns.format], prog)
+        return _tool_command("analyze-javascript-application", [ns.target, "--format", ns.format], prog)
     if "binary_overview" not in registry.tools:
         raise ReaError("capability_unavailable", "no plugin provides binary_overview",
                        remediation="Reinstall rea; `rea providers list` shows what is loaded.")

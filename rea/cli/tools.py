@@ -16,9 +16,13 @@ from rea.context import CallContext
 from rea.errors import ReaError
 from rea.session import Session
 
+# Options every command owns; a tool property with one of these names becomes --input-<name>.
+RESERVED = frozenset({"format", "provider", "help", "target", "input"})
+
 
 def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
+    flag = name.replace("_", "-")
+    return "--input-" + flag if name in RESERVED else "--" + flag
 
 
 def _json_value(text: str) -> Any:
@@ -38,7 +42,7 @@ def build_parser(tool: ToolDef, prog: str) -> argparse.ArgumentParser:
         parser.add_argument("input", nargs="?", help="the arguments as a JSON object (or @file.json)")
     schema = flatten_root_union(tool.input_schema)
     for name, sub in schema.get("properties", {}).items():
-        if name in tool.cli_positionals:
+        if name in tool.cli_positionals or (name == "input" and not tool.cli_positionals):
             continue
         sub = sub if isinstance(sub, dict) else {}
         kind = sub.get("type")
@@ -56,10 +60,10 @@ def build_parser(tool: ToolDef, prog: str) -> argparse.ArgumentParser:
         elif kind == "array" and isinstance(sub.get("items"), dict) and sub["items"].get("type") == "string":
             parser.add_argument(_flag(name), dest=dest, nargs="+", help=help_text)
         else:
-            parser.add_argument(_flag(name), dest=dest, type=_json_value, help=help_text + " (JSON)")
+            parser.add_argument(_flag(name), dest=dest, type=_json_value, metavar="JSON", help=help_text + " (JSON)")
     if tool.requires_target:
         parser.add_argument("--provider", help="provider id or 'auto' (default: REA_ANALYSIS_PROVIDER, then auto)")
-    parser.add_argument("--format", choices=["json", "text"], default="json")
+    parser.add_argument("--format", choices=["json", "text"], default="text")
     return parser
 
 

@@ -140,3 +140,20 @@ def test_catalog_matches_live_tools_list(tmp_path: Path) -> None:
 def test_version_lists_plugins() -> None:
     proc = rea("--version")
     assert proc.returncode == 0 and proc.stdout.startswith("rea ") and "registered plugins:" in proc.stdout
+
+
+def test_analyze_routes_applications_and_reserved_names_get_input_flags(tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "package.json").write_text('{"name": "demo", "main": "main.js"}')
+    (app / "main.js").write_text('const util = require("./util");\nconsole.log(util.greet("rea"));\n')
+    (app / "util.js").write_text('exports.greet = (n) => "hello " + n;\n')
+    proc = rea("analyze", str(app), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["operation"] == "analyze_javascript_application"
+    assert {m["path"] for m in doc["normalized_result"]["modules"]} == {"main.js", "util.js"}
+    # The tool's own "format" property is --input-format; --format stays the output switch.
+    proc = rea("analyze-javascript-application", str(app), "--input-format", "asar", "--format", "json")
+    assert proc.returncode == 1 and json.loads(proc.stdout)["error"]["code"] in ("unsupported_target",
+                                                                              "invalid_request")
