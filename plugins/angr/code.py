@@ -27,12 +27,14 @@ class Ref(msgspec.Struct, frozen=True):
     to_name: str | None
 
 
-class CallSite(msgspec.Struct, frozen=True):
+class CallSite(msgspec.Struct, frozen=True, kw_only=True):
     caller: int
     insn: int
     # None stands for a target angr could not resolve.
     targets: tuple[int | None, ...]
     direct: bool
+    # A jump to another procedure's start (a tail call), counted as a call by callers and callees.
+    tail: bool = False
 
 
 class CodeIndex:
@@ -67,9 +69,24 @@ class CodeIndex:
     def _resolved(self, addr: int | None) -> bool:
         return addr is not None and self._target_name(addr) not in _UNRESOLVED
 
+    def _decode(self, addr: int) -> Any | None:
+        """One capstone instruction at ``addr`` (capstone detail on), or None where nothing decodes."""
+        try:
+            code = self.a.proj.loader.memory.load(addr, 16)
+        except KeyError:
+            return None
+        insns = list(self.a.arch.capstone.disasm(code, addr, 1))
+        return insns[0] if insns else None
+
+    def _nodes(self, f: Any) -> list[Any]:
+        nodes = (self._node(b) for b in sorted(f.block_addrs_set))
+        return [n for n in nodes if n is not None and n.instruction_addrs]
+
     def _build_calls(self) -> None:
-        graph = self.a.cfg.graph
-        for f in self.a.funcs:
+        a, graph = self.a, self.a.cfg.graph
+        for f in a.funcs:
+            if f.is_plt:
+                continue
             for block in sorted(f.get_call_sites()):
                 node = self._node(block)
                 if node is None or not node.instruction_addrs:
@@ -78,61 +95,88 @@ class CodeIndex:
                 targets = sorted({d.addr for _, d, data in graph.out_edges(node, data=True)
                                   if data.get("jumpkind") == "Ijk_Call"})
                 resolved: list[int | None] = [t for t in targets if self._resolved(t)]
-                if not resolved:
-                    resolved = [None]
-                insn = self.a.proj.factory.block(insn_addr, num_inst=1).capstone.insns
-                direct = bool(insn) and _imm_target(insn[0]) is not None
-                self.sites.append(CallSite(caller=f.addr, insn=insn_addr, targets=tuple(resolved),
+                insn = self._decode(insn_addr)
+                direct = insn is not None and _imm_target(insn) is not None
+                self.sites.append(CallSite(caller=f.addr, insn=insn_addr, targets=tuple(resolved or [None]),
                                            direct=direct))
+            # A jump to another procedure's start is a tail call: callers and callees count it.
+            for node in self._nodes(f):
+                for _, d, data in graph.out_edges(node, data=True):
+                    if data.get("jumpkind") != "Ijk_Boring" or d.addr == f.addr or d.addr not in a.by_addr:
+                        continue
+                    src = data.get("ins_addr") or node.instruction_addrs[-1]
+                    insn = self._decode(src)
+                    self.sites.append(CallSite(caller=f.addr, insn=src, targets=(d.addr,), tail=True,
+                                               direct=insn is not None and _imm_target(insn) is not None))
 
     def _access_kind(self, ins: int) -> str:
         # CFGFast's data references say where an instruction points, not how it uses the memory there; the
         # operand's access flags (capstone detail) tell read from write at the cost of one decode.
-        try:
-            code = self.a.proj.loader.memory.load(ins, 16)
-        except KeyError:
-            return "data"
-        insns = list(self.a.arch.capstone.disasm(code, ins, 1))
-        return _access(insns[0]) if insns else "data"
+        insn = self._decode(ins)
+        return "data" if insn is None else _access(insn)
 
-    def _ref_to(self, src: int, dst: int | None, kind: str, proc: int | None) -> Ref:
-        if dst is not None and not self.a.main.contains_addr(dst):
-            # A SimProcedure in cle's extern object: the name is real, the address is angr's invention.
-            return Ref(src, None, "external", proc, self._target_name(dst))
-        return Ref(src, dst, kind, proc, None if dst is None else self.a.name_at(dst))
+    def _emit(self, src: int, dst: int | None, kind: str, proc: int | None) -> None:
+        a = self.a
+        if dst is None or a.main.contains_addr(dst):
+            self.refs.append(Ref(src, dst, kind, proc, None if dst is None else a.name_at(dst)))
+            self._seen.add((src, dst))
+            return
+        # A SimProcedure in cle's extern object: the name is real, its address is angr's invention. The
+        # reference reads the import's slot and reaches the import procedure (PLT stub, else the slot).
+        name = self._target_name(dst)
+        slot, stub = a.import_slot(name), a.import_stub(name)
+        if slot is not None:
+            self.refs.append(Ref(src, slot, "external", proc, name))
+            self._seen.add((src, slot))
+        if stub is not None or slot is not None:
+            self.refs.append(Ref(src, stub if stub is not None else slot, kind, proc, name))
+        else:
+            self.refs.append(Ref(src, None, "external", proc, name))
 
     def _build_refs(self) -> None:
         a = self.a
-        seen: set[tuple[int, int | None]] = set()
+        self._seen: set[tuple[int, int | None]] = set()
         for s in self.sites:
+            if s.tail:
+                continue  # the jump pass below records tail calls as jumps
             # A computed call keeps an explicit unknown target besides whatever angr's resolvers found.
             targets = s.targets if s.direct else (None, *(t for t in s.targets if t is not None))
             for t in targets:
-                self.refs.append(self._ref_to(s.insn, t, "call" if t is not None else "indirect", s.caller))
-                seen.add((s.insn, t))
+                self._emit(s.insn, t, "call" if t is not None else "indirect", s.caller)
         graph = a.cfg.graph
         for f in a.funcs:
-            for block in sorted(f.block_addrs_set):
-                node = self._node(block)
-                if node is None:
+            if f.is_plt:
+                continue
+            for node in self._nodes(f):
+                edges = [(d, data) for _, d, data in graph.out_edges(node, data=True)
+                         if data.get("jumpkind") == "Ijk_Boring"]
+                if not edges:
                     continue
-                for _, d, data in graph.out_edges(node, data=True):
-                    if data.get("jumpkind") != "Ijk_Boring" or d.function_address == f.addr:
-                        continue
-                    src = data.get("ins_addr") or node.instruction_addrs[-1]
-                    dst = d.addr if self._resolved(d.addr) else None
-                    kind = "jump" if dst is not None else "indirect"
-                    self.refs.append(self._ref_to(src, dst, kind, f.addr))
-                    seen.add((src, dst))
+                src = edges[0][1].get("ins_addr") or node.instruction_addrs[-1]
+                insn = self._decode(src)
+                computed = insn is not None and _is_jump(insn) and _imm_target(insn) is None
+                if computed:
+                    targets = sorted({d.addr for d, _ in edges if self._resolved(d.addr)})
+                    for t in targets:
+                        self._emit(src, t, "computed" if a.main.contains_addr(t) else "jump", f.addr)
+                    if not targets:
+                        self._emit(src, None, "indirect", f.addr)
+                    continue
+                for d, _ in edges:
+                    if d.function_address != f.addr and self._resolved(d.addr):
+                        self._emit(src, d.addr, "jump", f.addr)
         kinds = {"read": "read", "write": "write"}
         for ins, xrefs in a.proj.kb.xrefs.xrefs_by_ins_addr.items():
             if ins is None:
                 continue
+            owner = None
             for x in xrefs:
-                if not isinstance(x.dst, int) or not a.mapped(x.dst) or (ins, x.dst) in seen:
+                if not isinstance(x.dst, int) or not a.mapped(x.dst) or (ins, x.dst) in self._seen:
                     continue
-                seen.add((ins, x.dst))
-                owner = a.containing(ins)
+                owner = owner or a.containing(ins)
+                if owner is not None and owner.is_plt:
+                    continue
+                self._seen.add((ins, x.dst))
                 kind = kinds.get(x.type_string) or self._access_kind(ins)
                 self.refs.append(Ref(ins, x.dst, kind, None if owner is None else owner.addr, a.name_at(x.dst)))
         word = a.arch.bytes
@@ -141,9 +185,18 @@ class CodeIndex:
                 continue
             for slot in range(d.addr, d.addr + d.size - word + 1, word):
                 value = a.proj.loader.memory.unpack_word(slot)
-                if a.mapped(value) and (slot, value) not in seen:
-                    seen.add((slot, value))
+                if a.mapped(value) and (slot, value) not in self._seen:
+                    self._seen.add((slot, value))
                     self.refs.append(Ref(slot, value, "data", None, a.name_at(value)))
+
+
+def _is_jump(insn: Any) -> bool:
+    import capstone
+
+    try:
+        return bool(insn.group(capstone.CS_GRP_JUMP)) and not insn.group(capstone.CS_GRP_CALL)
+    except capstone.CsError:
+        return False
 
 
 def _access(insn: Any) -> str:
@@ -249,7 +302,8 @@ class Code:
 
     def read_instructions(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.a.select(params)
-        return paging.page("instructions", self.instructions(f), params, dict), None
+        result = paging.page("instructions", self.instructions(f), params, dict)
+        return {"address": self.a.out(f.addr), "name": self.a.fname(f), **result}, None
 
     def callers(self, params: dict[str, Any]) -> tuple[Any, Any]:
         a = self.a
@@ -297,7 +351,8 @@ class Code:
             raise paging.bad("direction", "direction must be 'incoming' or 'outgoing'")
         refs = (self.index.out_by_proc.get(f.addr, []) if direction == "outgoing"
                 else self.index.in_by_addr.get(f.addr, []))
-        return paging.page("references", refs, params, self._ref_item), None
+        result = paging.page("references", refs, params, self._ref_item)
+        return {"procedure": self.a.proc_ref(f), "direction": direction, **result}, None
 
     def xrefs(self, params: dict[str, Any]) -> tuple[Any, Any]:
         a = self.a

@@ -196,6 +196,16 @@ class Analysis:
                 "is_simprocedure": f.is_simprocedure, "is_default_name": f.is_default_name,
                 "returning": f.returning, "binary_name": f.binary_name}
 
+    def import_slot(self, name: str | None) -> int | None:
+        """The GOT/IAT slot cle resolved for import ``name``."""
+        reloc = (getattr(self.main, "imports", {}) or {}).get(name) if name else None
+        return None if reloc is None else int(reloc.rebased_addr)
+
+    def import_stub(self, name: str | None) -> int | None:
+        """The PLT stub of import ``name`` when the binary has one."""
+        stub = (getattr(self.main, "plt", {}) or {}).get(name) if name else None
+        return None if stub is None else int(stub)
+
     def name_at(self, addr: int) -> str | None:
         """A symbol name at ``addr``, else the name of a function starting there."""
         names = self.names_at(addr)
@@ -399,7 +409,8 @@ def _imm_target(insn: Any) -> int | None:
     import capstone
 
     try:
-        ops = insn.insn.operands
+        # angr wraps capstone instructions (CapstoneInsn.insn); a raw capstone instruction works too.
+        ops = getattr(insn, "insn", insn).operands
     except (capstone.CsError, AttributeError):
         return None
     if len(ops) == 1 and ops[0].type == capstone.CS_OP_IMM:

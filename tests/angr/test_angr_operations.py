@@ -177,6 +177,11 @@ def test_blocks_assembly_and_instruction_windows(angr_session: Session) -> None:
     assert sum(b["instruction_count"] for b in blocks["blocks"]) == info["instruction_count"]
     # Six cases of the switch: one block dispatches to at least six targets.
     assert max(len(b["successors"]) for b in blocks["blocks"]) >= 6
+    refs = op(angr_session, "procedure_references", procedure="classify", limit=1000)
+    assert (refs["procedure"]["name"], refs["direction"]) == ("classify", "outgoing")
+    table = [r for r in refs["references"] if r["kind"] == "computed"]
+    assert len({r["to"] for r in table}) >= 6, "one resolved jump-table target per case"
+    assert all(int(info["address"], 16) <= int(r["to"], 16) < int(info["end"], 16) for r in table)
     starts = {b["start"] for b in blocks["blocks"]}
     assert all(e["from"] in starts and e["to"] in starts for e in blocks["edges"])
     assert {e["kind"] for e in blocks["edges"]} <= {"fallthrough", "jump", "conditional"}
