@@ -156,10 +156,10 @@ class CodeIndex:
                 insn = self._decode(src)
                 computed = insn is not None and _is_jump(insn) and _imm_target(insn) is None
                 if computed:
-                    targets = sorted({d.addr for d, _ in edges if self._resolved(d.addr)})
-                    for t in targets:
+                    resolved = sorted({d.addr for d, _ in edges if self._resolved(d.addr)})
+                    for t in resolved:
                         self._emit(src, t, "computed" if a.main.contains_addr(t) else "jump", f.addr)
-                    if not targets:
+                    if not resolved:
                         self._emit(src, None, "indirect", f.addr)
                     continue
                 for d, _ in edges:
