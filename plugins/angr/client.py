@@ -96,13 +96,14 @@ def observe(pid: int, event: str) -> dict[str, Any]:
 class _Worker:
     """One started worker process and its pipes."""
 
-    def __init__(self) -> None:
+    def __init__(self, address_space_mb: int) -> None:
         # Kept open for the worker's lifetime (closed by terminate), so no context manager.
         self.stderr: IO[bytes] = tempfile.TemporaryFile(prefix="rea-angr-")  # noqa: SIM115
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, *WORKER_COMMAND], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=self.stderr, start_new_session=True, close_fds=True)
+                [sys.executable, *WORKER_COMMAND, "--address-space-mb", str(address_space_mb)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, start_new_session=True,
+                close_fds=True)
         except OSError as exc:
             self.stderr.close()
             raise ReaError("provider_unavailable", f"could not start the angr worker: {exc}",
@@ -255,7 +256,7 @@ class AngrClient(AnalysisClient):
             if self._worker is None or self._worker.proc.poll() is not None:
                 if self._worker is not None:
                     self._discard(self._worker)
-                self._worker = _Worker()
+                self._worker = _Worker(self.timeouts.address_space_mb)
                 self._observations.append(observe(self._worker.pid, "started"))
             return self._worker
 
@@ -293,7 +294,8 @@ class AngrClient(AnalysisClient):
             remediation="Retry: the next query starts a fresh angr worker. If it crashes again, the target "
                         "may be hostile to angr; read details.stderr_tail.",
             details={"provider_id": "angr", "operation": op, "pid": worker.pid, **status,
-                     "stderr_tail": tail[-1500:]})
+                     # A native crash is often an allocation failing against this cap.
+                     "address_space_mb": self.timeouts.address_space_mb, "stderr_tail": tail[-1500:]})
 
     def _call(self, worker: _Worker, op: str, params: dict[str, Any], budget_ms: int, phase: str,
               ctx: CallContext) -> protocol.Reply:

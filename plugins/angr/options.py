@@ -41,8 +41,17 @@ PROCEDURE_OPTIONS: Final[dict[str, Any]] = {"alignment_functions": "omitted", "e
 REMEDIATION_INSTALL = "pip install 'rea[angr]'"
 
 
+def _default_address_space_mb() -> int:
+    """Three quarters of physical memory (at least 2 GiB): angr fails with MemoryError before the host swaps."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 16_384
+    return max(2048, int(total * 3 / 4) >> 20)
+
+
 class Timeouts(msgspec.Struct, frozen=True, kw_only=True):
-    """Deadlines of each worker phase, in milliseconds."""
+    """Deadlines of each worker phase, in milliseconds, and the worker's address-space cap."""
 
     load_ms: int = 60_000
     cfg_ms: int = 120_000
@@ -52,6 +61,8 @@ class Timeouts(msgspec.Struct, frozen=True, kw_only=True):
     regex_ms: int = 5_000
     # How long close() waits after SIGTERM before SIGKILL.
     grace_ms: int = 2_000
+    # RLIMIT_AS of the worker, so a hostile or huge input ends in resource_constraint, not the OOM killer.
+    address_space_mb: int = msgspec.field(default_factory=_default_address_space_mb)
 
 
 _ENV: Final[dict[str, str]] = {
@@ -60,20 +71,22 @@ _ENV: Final[dict[str, str]] = {
     "decompile_ms": "REA_ANGR_DECOMPILE_TIMEOUT_MS",
     "query_ms": "REA_ANGR_QUERY_TIMEOUT_MS",
     "regex_ms": "REA_ANGR_REGEX_TIMEOUT_MS",
+    "address_space_mb": "REA_ANGR_MEMORY_LIMIT_MB",
 }
 _MAX_MS = 2_147_483_647
 
 
 def timeouts_from_env(env: Mapping[str, str] | None = None, base: Timeouts | None = None) -> Timeouts:
-    """Deadlines from ``REA_ANGR_*_TIMEOUT_MS`` (decimal 1-2,147,483,647 ms); invalid values fail."""
+    """Limits from ``REA_ANGR_*_TIMEOUT_MS`` (1-2,147,483,647 ms) and ``REA_ANGR_MEMORY_LIMIT_MB``; invalid fails."""
     env = os.environ if env is None else env
     values: dict[str, int] = {}
-    constraint = f"a decimal integer from 1 to {_MAX_MS} (milliseconds)"
     for field, var in _ENV.items():
         raw = env.get(var)
         if raw is None:
             continue
-        if not re.fullmatch(r"[1-9][0-9]{0,9}", raw) or int(raw) > _MAX_MS:
+        low, unit = (256, "MiB") if field == "address_space_mb" else (1, "milliseconds")
+        constraint = f"a decimal integer from {low} to {_MAX_MS} ({unit})"
+        if not re.fullmatch(r"[1-9][0-9]{0,9}", raw) or not low <= int(raw) <= _MAX_MS:
             raise configuration_invalid(var, constraint, raw)
         values[field] = int(raw)
     return msgspec.structs.replace(base or Timeouts(), **values)

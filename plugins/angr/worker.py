@@ -117,7 +117,20 @@ def _watch_parent(parent: int) -> None:
             os._exit(3)
 
 
+def _cap_address_space(argv: list[str]) -> None:
+    if "--address-space-mb" not in argv:
+        return
+    try:
+        import resource
+
+        limit = int(argv[argv.index("--address-space-mb") + 1]) << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, ValueError, IndexError, OSError) as exc:
+        print(f"angr worker: address-space cap not applied: {exc}", file=sys.stderr)
+
+
 def main() -> int:
+    _cap_address_space(sys.argv)
     # The protocol owns the original stdin/stdout; anything angr prints goes to stderr instead.
     in_fd, out_fd = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)

@@ -182,3 +182,20 @@ def test_client_close_during_a_query_reaps_the_worker(rea_registry: Registry, an
     err = outcome[0]
     assert isinstance(err, ReaError) and err.code in {"target_unavailable", "cancelled"}
     assert not owned_alive(pid)
+
+
+def test_address_space_cap_ends_in_a_typed_error(rea_registry: Registry, angr_programs: dict[str, Path],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REA_ANGR_MEMORY_LIMIT_MB", "256")  # below what angr needs for a CFG
+    session = Session(rea_registry)
+    open_angr(session, angr_programs["nopie"])
+    try:
+        with pytest.raises(ReaError) as info:
+            op(session, "list_procedures")
+        assert info.value.code in {"provider_unavailable", "resource_constraint"}
+        if info.value.code == "provider_unavailable":
+            assert info.value.details["address_space_mb"] == 256
+        started = [o["pid"] for o in session._client.lineage() if o["event"] == "started"]  # type: ignore[union-attr]
+        assert started and not any(owned_alive(p) for p in started if p != worker_pid(session))
+    finally:
+        assert session.close() == []

@@ -82,6 +82,9 @@ def test_timeouts_from_environment() -> None:
     t = timeouts_from_env({"REA_ANGR_CFG_TIMEOUT_MS": "2500", "REA_ANGR_DECOMPILE_TIMEOUT_MS": "9"})
     assert (t.cfg_ms, t.decompile_ms, t.load_ms, t.query_ms) == (2500, 9, Timeouts().load_ms, Timeouts().query_ms)
     assert Timeouts().cfg_ms == 120_000 and Timeouts().decompile_ms == 60_000
+    assert timeouts_from_env({"REA_ANGR_MEMORY_LIMIT_MB": "4096"}).address_space_mb == 4096
+    with pytest.raises(ReaError):
+        timeouts_from_env({"REA_ANGR_MEMORY_LIMIT_MB": "255"})
     for bad in ("0", "-1", "1.5", "abc", "", "2147483648", " 5"):
         with pytest.raises(ReaError) as info:
             timeouts_from_env({"REA_ANGR_CFG_TIMEOUT_MS": bad})
