@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import random
 import signal
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -199,3 +202,37 @@ def test_address_space_cap_ends_in_a_typed_error(rea_registry: Registry, angr_pr
         assert started and not any(owned_alive(p) for p in started if p != worker_pid(session))
     finally:
         assert session.close() == []
+
+
+ORPHAN_SCRIPT = """
+import os, sys
+from rea import registry
+from rea.context import CallContext
+from rea.session import Session
+session = Session(registry.load())
+session.open(sys.argv[1], "angr", CallContext())
+session.execute("list_documents", {}, CallContext())
+print(session._client.worker_pid, flush=True)
+os._exit(0)  # the server dies without closing anything
+"""
+
+
+def _exited(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read().decode("ascii", "replace")
+    except OSError:
+        return True
+    return stat[stat.rfind(")") + 2:].split()[0] in ("Z", "X")
+
+
+def test_worker_exits_when_the_server_dies(angr_programs: dict[str, Path]) -> None:
+    out = subprocess.run([sys.executable, "-c", ORPHAN_SCRIPT, str(angr_programs["nopie"])], check=True,
+                         capture_output=True, text=True, timeout=300).stdout
+    pid = int(out.split()[-1])
+    # The worker watches its parent once a second; this bound only guards against a hang.
+    for _ in range(600):
+        if _exited(pid):
+            break
+        time.sleep(0.05)
+    assert _exited(pid), f"orphaned angr worker {pid} is still running"
