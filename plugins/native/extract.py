@@ -39,6 +39,8 @@ _SAFE = (1 << 53) - 1  # the integer domain of canonical JSON
 
 
 def _text(value: Any) -> str:
+    if type(value) is str and value.isascii():
+        return value
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value).encode("utf-8", "replace").decode("utf-8")
@@ -161,11 +163,16 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
     symtab = list(b.symtab_symbols)
     _check_counts(req, len(sections_raw), len(dynsyms) + len(symtab))
     thumb = arch == "arm"
+    global_bindings = {lief.ELF.Symbol.BINDING.GLOBAL, lief.ELF.Symbol.BINDING.WEAK}
     by_key: dict[tuple[str, int], Symbol] = {}
+    type_names: dict[Any, str] = {}  # enum -> name, so 10^5 symbols cost 10^5 dict hits, not enum lookups
     for source, table in (("symtab", symtab), ("dynsym", dynsyms)):
         for s in table:
             name = s.name
-            stype = _enum_name(s.type)
+            raw_type = s.type
+            stype = type_names.get(raw_type)
+            if stype is None:
+                stype = type_names[raw_type] = _enum_name(raw_type)
             if not name or stype in ("SECTION", "FILE", "TLS") or s.shndx == 0:
                 continue  # shndx 0: undefined, an import
             addr = int(s.value)
@@ -174,7 +181,7 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
             if addr == 0:
                 continue
             kind = {"FUNC": "function", "GNU_IFUNC": "function", "OBJECT": "data"}.get(stype, "label")
-            exported = source == "dynsym" and _enum_name(s.binding) in ("GLOBAL", "WEAK")
+            exported = source == "dynsym" and s.binding in global_bindings
             key = (name, addr)
             prev = by_key.get(key)
             if prev is not None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 import mmap
+import operator
 import os
 import re
 import time
@@ -89,6 +91,7 @@ _ASCII = re.compile(rb"[\x20-\x7e\t\n\r]{4,}")
 _ZEROS = re.compile(rb"\x00{4,}")
 _CACHE_SIZE = 256
 MMAP_THRESHOLD = 256 << 20
+_by_address = operator.itemgetter(0)
 
 
 def overdue(what: str, deadline: float) -> ReaError:
@@ -624,12 +627,14 @@ class Program:
                     at = m.start() + sub.start()
                     found.append(StringItem(r.start + at, "ascii", lo + at, len(sub.group(0)), r.name))
             found.extend(self._utf16(blob, r, lo))
+            found.sort(key=_by_address)  # regions do not overlap: per-region order is global order
             out.extend(found)
             if len(out) > self.limits.max_strings:
                 raise too_big("string count", self.limits.max_strings, resource="strings")
             if ctx is not None:
                 ctx.check("scanning strings")
-        out.sort(key=lambda s: (s.address, s.encoding))
+        if any(a.address > b.address for a, b in itertools.pairwise(out)):  # overlapping regions (malformed)
+            out.sort(key=_by_address)
         self._strings = out
         return out
 
