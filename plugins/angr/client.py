@@ -219,12 +219,10 @@ class AngrClient(AnalysisClient):
         with self._lock:
             self._closed = True
             worker, self._worker = self._worker, None
-        remaining = []
-        if worker is not None and not self._discard(worker):
-            remaining.append(worker)
-        for old in self._leftover:
-            if not old.terminate(self.timeouts.grace_ms / 1000):
-                remaining.append(old)
+        if worker is not None:
+            self._discard(worker)
+        # Workers that survived an earlier SIGKILL (and this one, if it did) get one more attempt.
+        remaining = [old for old in self._leftover if not old.terminate(self.timeouts.grace_ms / 1000)]
         self._leftover = remaining
         if remaining:
             pids = ", ".join(str(w.pid) for w in remaining)

@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 from rea_plugins.angr import paging
-from rea_plugins.angr.model import _UNRESOLVED, Analysis, _imm_target
+from rea_plugins.angr.model import UNRESOLVED, Analysis, imm_target
 
 from rea.errors import ReaError
 
@@ -67,7 +67,7 @@ class CodeIndex:
         return None if f is None else self.a.fname(f)
 
     def _resolved(self, addr: int | None) -> bool:
-        return addr is not None and self._target_name(addr) not in _UNRESOLVED
+        return addr is not None and self._target_name(addr) not in UNRESOLVED
 
     def _decode(self, addr: int) -> Any | None:
         """One capstone instruction at ``addr`` (capstone detail on), or None where nothing decodes."""
@@ -96,7 +96,7 @@ class CodeIndex:
                                   if data.get("jumpkind") == "Ijk_Call"})
                 resolved: list[int | None] = [t for t in targets if self._resolved(t)]
                 insn = self._decode(insn_addr)
-                direct = insn is not None and _imm_target(insn) is not None
+                direct = insn is not None and imm_target(insn) is not None
                 self.sites.append(CallSite(caller=f.addr, insn=insn_addr, targets=tuple(resolved or [None]),
                                            direct=direct))
             # A jump to another procedure's start is a tail call: callers and callees count it.
@@ -107,7 +107,7 @@ class CodeIndex:
                     src = data.get("ins_addr") or node.instruction_addrs[-1]
                     insn = self._decode(src)
                     self.sites.append(CallSite(caller=f.addr, insn=src, targets=(d.addr,), tail=True,
-                                               direct=insn is not None and _imm_target(insn) is not None))
+                                               direct=insn is not None and imm_target(insn) is not None))
 
     def _access_kind(self, ins: int) -> str:
         # CFGFast's data references say where an instruction points, not how it uses the memory there; the
@@ -154,7 +154,7 @@ class CodeIndex:
                     continue
                 src = edges[0][1].get("ins_addr") or node.instruction_addrs[-1]
                 insn = self._decode(src)
-                computed = insn is not None and _is_jump(insn) and _imm_target(insn) is None
+                computed = insn is not None and _is_jump(insn) and imm_target(insn) is None
                 if computed:
                     resolved = sorted({d.addr for d, _ in edges if self._resolved(d.addr)})
                     for t in resolved:

@@ -22,7 +22,7 @@ _FORMATS = {"ELF": "elf", "PE": "pe", "MachO": "mach-o"}
 _ARCHES = {"AMD64": "x86_64", "X86": "x86", "ARMEL": "arm", "ARMHF": "arm", "ARMCortexM": "arm",
            "AARCH64": "arm64"}
 _MAX_BLOCK = 0x10000
-_UNRESOLVED = frozenset({"UnresolvableJumpTarget", "UnresolvableCallTarget"})
+UNRESOLVED = frozenset({"UnresolvableJumpTarget", "UnresolvableCallTarget"})
 
 
 def perms(r: bool, w: bool, x: bool) -> str:
@@ -113,7 +113,7 @@ class Analysis:
 
         self.cfg = self.proj.analyses.CFGFast.prep(progress_callback=report)(**CFG_OPTIONS)
         kept = [f for f in self.proj.kb.functions.values()
-                if not f.is_alignment and f.name not in _UNRESOLVED and self.main.contains_addr(f.addr)]
+                if not f.is_alignment and f.name not in UNRESOLVED and self.main.contains_addr(f.addr)]
         kept.sort(key=lambda f: (f.addr, f.name))
         self.funcs: list[Any] = kept
         self.by_addr: dict[int, Any] = {f.addr: f for f in kept}
@@ -152,7 +152,7 @@ class Analysis:
             if len(f.block_addrs_set) == 1:
                 insns = self.proj.factory.block(f.addr).capstone.insns
                 jumps = len(insns) == 1 and insns[0].mnemonic in ("jmp", "b", "bx")
-                if jumps and _imm_target(insns[0]) is not None:
+                if jumps and imm_target(insns[0]) is not None:
                     kind = "thunk"
             self._cache[key] = kind
         return str(self._cache[key])
@@ -404,7 +404,7 @@ def _public(item: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in item.items() if not k.startswith("_")}
 
 
-def _imm_target(insn: Any) -> int | None:
+def imm_target(insn: Any) -> int | None:
     """The immediate target of a branch or call instruction, if it has one."""
     import capstone
 
