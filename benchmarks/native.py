@@ -107,8 +107,13 @@ def measure(path: str, provider: str, timeout: float) -> dict[str, Any]:
     import json
 
     started = time.perf_counter()
+    env = dict(os.environ)
+    if provider == "angr":  # give angr's own deadlines the benchmark's budget, so it can finish if it will
+        budget = str(int(timeout * 1000))
+        env.update({"REA_ANGR_LOAD_TIMEOUT_MS": budget, "REA_ANGR_CFG_TIMEOUT_MS": budget,
+                    "REA_ANGR_QUERY_TIMEOUT_MS": budget})
     proc = subprocess.Popen([sys.executable, "-c", CHILD, path, provider], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, env=env)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -81,10 +81,12 @@ class Block(NamedTuple):
 
 
 STUB_SECTIONS = frozenset({".plt", ".plt.sec", ".plt.got", ".iplt", "__TEXT,__stubs", "__TEXT,__auth_stubs"})
+# Metadata sections (symbol tables, relocations, unwind data, ...): their bytes are not program strings.
 NON_STRING_SECTIONS = re.compile(
-    r"^(\.dyn|\.gnu\.|\.hash|\.rela?\.|\.rel\.|\.rela|\.eh_frame|\.gcc_except|\.note|\.symtab|\.strtab|\.init_array"
-    r"|\.fini_array|\.got|\.pdata|\.xdata|\.reloc|\.idata|\.tls|\.CRT|__LINKEDIT|__TEXT,__unwind_info|__TEXT,__eh_frame"
-    r"|__DATA_CONST,__got|__DATA,__la_symbol_ptr|__DATA,__got|\.debug|\.interp|/\d)")
+    r"^(\.dyn|\.gnu\.|\.hash|\.rela?\.|\.rel\.|\.rela|\.note|\.symtab|\.strtab|\.init_array"
+    r"|\.fini_array|\.got|\.pdata|\.xdata|\.reloc|\.idata|\.tls|\.CRT|__LINKEDIT|__TEXT,__unwind_info"
+    r"|__DATA_CONST,__got|__DATA,__la_symbol_ptr|__DATA,__got|\.debug|\.interp|/\d)"
+    r"|eh_frame|gcc_except_table")
 # Candidate runs by byte class (C-speed); UTF-8 validity is checked per run afterwards.
 _RUNS = re.compile(rb"[\x20-\x7e\t\n\r\x80-\xf4]{4,}")
 _ASCII = re.compile(rb"[\x20-\x7e\t\n\r]{4,}")
@@ -599,7 +601,7 @@ class Program:
         out: list[StringItem] = []
         deadline = time.monotonic() + self.limits.index_deadline_s
         for r in self.regions:
-            if r.executable or r.file_size <= 0 or NON_STRING_SECTIONS.match(r.name):
+            if r.executable or r.file_size <= 0 or NON_STRING_SECTIONS.search(r.name):
                 continue
             if time.monotonic() > deadline:
                 raise overdue("the string scan", self.limits.index_deadline_s)
@@ -642,10 +644,18 @@ class Program:
         """UTF-16LE runs at even offsets: printable low bytes over zero high bytes, found per byte lane."""
         low, high = blob[0::2], blob[1::2]
         out: list[StringItem] = []
-        for zeros in _ZEROS.finditer(high):
-            for m in _ASCII.finditer(low, zeros.start(), zeros.end()):
-                at = 2 * m.start()
-                out.append(StringItem(r.start + at, "utf-16le", lo + at, 2 * (m.end() - m.start()), r.name))
+
+        def emit(start: int, end: int) -> None:
+            out.append(StringItem(r.start + 2 * start, "utf-16le", lo + 2 * start, 2 * (end - start), r.name))
+
+        for m in _ASCII.finditer(low):
+            start, end = m.span()
+            if high.count(b"\x00", start, end) == end - start:
+                emit(start, end)
+                continue
+            for zeros in _ZEROS.finditer(high, start, end):  # only parts of the run have zero high bytes
+                for sub in _ASCII.finditer(low, zeros.start(), zeros.end()):
+                    emit(*sub.span())
         return out
 
     def string_value(self, s: StringItem) -> tuple[str, bool]:
