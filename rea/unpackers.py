@@ -80,6 +80,8 @@ class ArchiveReader(abc.ABC):
     """An open archive: a declared listing plus verified streaming of each regular file."""
 
     format: str = "archive"
+    # Whether ``stream`` may run in several threads at once (positional reads, no shared cursor).
+    concurrent_reads: bool = False
 
     @abc.abstractmethod
     def entries(self) -> list[ArchiveEntry]:

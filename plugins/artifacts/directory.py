@@ -44,6 +44,7 @@ class DirectoryReader(ArchiveReader):
     """Lists a directory tree with ``lstat`` and reads files beneath a held root descriptor."""
 
     format = "directory"
+    concurrent_reads = True
 
     def __init__(self, root: str, limits: Limits, ctx: CallContext | None) -> None:
         self.root = root

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 import unicodedata
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rea.context import CallContext
@@ -13,6 +15,9 @@ from rea.errors import ReaError
 from rea.unpackers import ArchiveEntry, ArchiveReader, IntegrityPolicy, Limits, limit_exceeded
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+WORKERS = 4
+# One written file's record and its integrity contradiction, if any.
+_Written = tuple[dict[str, Any], dict[str, Any] | None]
 _STATE = {True: "verified", None: "undeclared", False: "contradicted"}
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -83,41 +88,43 @@ def _refusal(e: ArchiveEntry, by_path: dict[str, list[ArchiveEntry]], links: set
     return None
 
 
-class _Writer:
-    """Writes files beneath one root descriptor, keeping the open directory chain of the last file."""
-
-    def __init__(self, root: str) -> None:
-        self.root_fd = os.open(root, _DIR)
-        self.chain: list[tuple[str, int]] = []
-
-    def parent_fd(self, parts: list[str]) -> int:
-        keep = 0
-        while keep < len(self.chain) and keep < len(parts) and self.chain[keep][0] == parts[keep]:
-            keep += 1
-        for _, fd in self.chain[keep:]:
+def _make_dirs(root_fd: int, parents: list[tuple[str, ...]]) -> None:
+    """Create every parent directory beneath ``root_fd``, one component at a time, following nothing."""
+    chain: list[tuple[str, int]] = []
+    try:
+        for parts in sorted(parents):
+            keep = 0
+            while keep < len(chain) and keep < len(parts) and chain[keep][0] == parts[keep]:
+                keep += 1
+            for _, fd in chain[keep:]:
+                os.close(fd)
+            del chain[keep:]
+            for part in parts[keep:]:
+                base = chain[-1][1] if chain else root_fd
+                try:
+                    os.mkdir(part, 0o700, dir_fd=base)
+                except FileExistsError:
+                    pass
+                # O_NOFOLLOW|O_DIRECTORY: a name that is not a real directory is refused, not followed.
+                chain.append((part, os.open(part, _DIR, dir_fd=base)))
+    finally:
+        for _, fd in chain:
             os.close(fd)
-        del self.chain[keep:]
-        for part in parts[keep:]:
-            base = self.chain[-1][1] if self.chain else self.root_fd
-            try:
-                os.mkdir(part, 0o700, dir_fd=base)
-            except FileExistsError:
-                pass
-            # O_NOFOLLOW|O_DIRECTORY: an existing name that is not a real directory is refused, not followed.
-            self.chain.append((part, os.open(part, _DIR, dir_fd=base)))
-        return self.chain[-1][1] if self.chain else self.root_fd
 
-    def create(self, path: str, executable: bool) -> int:
-        parts = path.split("/")
-        return os.open(parts[-1], _CREATE, 0o700 if executable else 0o600, dir_fd=self.parent_fd(parts[:-1]))
 
-    def close(self) -> None:
-        for _, fd in self.chain:
-            os.close(fd)
-        self.chain.clear()
-        if self.root_fd >= 0:
-            os.close(self.root_fd)
-            self.root_fd = -1
+class _Budget:
+    """Bytes written so far across worker threads, against ``max_total_bytes``."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self.lock = threading.Lock()
+
+    def take(self, n: int, path: str) -> None:
+        with self.lock:
+            self.used += n
+            if self.used > self.limit:
+                raise limit_exceeded("total_bytes", self.limit, self.used, path=path)
 
 
 def _write_all(fd: int, chunk: bytes) -> None:
@@ -127,53 +134,108 @@ def _write_all(fd: int, chunk: bytes) -> None:
         view = view[n:]
 
 
+class _Job:
+    """Everything a worker needs to write the files of one directory."""
+
+    def __init__(self, reader: ArchiveReader, policy: IntegrityPolicy, ctx: CallContext, root_fd: int,
+                 budget: _Budget, stop: threading.Event) -> None:
+        self.reader = reader
+        self.policy = policy
+        self.ctx = ctx
+        self.root_fd = root_fd
+        self.budget = budget
+        self.stop = stop
+
+    def write_group(self, parent: tuple[str, ...], entries: list[ArchiveEntry]) -> list[_Written]:
+        out: list[_Written] = []
+        dir_fd = os.dup(self.root_fd)
+        try:
+            for part in parent:
+                nxt = os.open(part, _DIR, dir_fd=dir_fd)
+                os.close(dir_fd)
+                dir_fd = nxt
+            for e in entries:
+                if self.stop.is_set():
+                    break
+                self.ctx.check("extracting")
+                out.append(self._write(dir_fd, e))
+        finally:
+            os.close(dir_fd)
+        return out
+
+    def _write(self, dir_fd: int, e: ArchiveEntry) -> _Written:
+        name = e.path.rsplit("/", 1)[-1]
+        fd = os.open(name, _CREATE, 0o700 if e.executable else 0o600, dir_fd=dir_fd)
+
+        def sink(chunk: bytes) -> None:
+            self.budget.take(len(chunk), e.path)
+            _write_all(fd, chunk)
+
+        try:
+            got = self.reader.stream(e, sink, policy=self.policy, ctx=self.ctx)
+        finally:
+            os.close(fd)
+        record = {"path": e.path, "size": got.size, "sha256": got.sha256, "unpacked": e.unpacked,
+                  "executable": e.executable, "integrity": _STATE[got.verified]}
+        return record, got.contradiction
+
+
 def extract(reader: ArchiveReader, paths: list[str] | None, policy: IntegrityPolicy, limits: Limits,
             ctx: CallContext) -> dict[str, Any]:
     """Materialize the selection into a fresh ``rea-extract-`` directory; on failure remove it and raise."""
     keep, refused = plan(reader.entries(), paths)
+    declared = sum(e.size for e in keep)
+    if declared > limits.max_total_bytes:
+        raise limit_exceeded("total_bytes", limits.max_total_bytes, declared,
+                             message=f"the selection declares {declared} bytes, beyond max_total_bytes")
+    groups: dict[tuple[str, ...], list[ArchiveEntry]] = {}
+    for e in keep:
+        groups.setdefault(tuple(e.path.split("/")[:-1]), []).append(e)
     out_dir = tempfile.mkdtemp(prefix="rea-extract-")
-    writer: _Writer | None = None
+    written: list[_Written] = []
     try:
-        writer = _Writer(out_dir)
-        files: list[dict[str, Any]] = []
-        contradictions: list[dict[str, Any]] = []
-        total = 0
-        for e in keep:
-            ctx.check("extracting")
-            if total + e.size > limits.max_total_bytes:
-                raise limit_exceeded("total_bytes", limits.max_total_bytes, total + e.size, path=e.path)
-            fd = writer.create(e.path, e.executable)
-            budget = [limits.max_total_bytes - total]
-
-            def sink(chunk: bytes, fd: int = fd, path: str = e.path, budget: list[int] = budget) -> None:
-                budget[0] -= len(chunk)
-                if budget[0] < 0:
-                    raise limit_exceeded("total_bytes", limits.max_total_bytes, path=path)
-                _write_all(fd, chunk)
-
-            try:
-                got = reader.stream(e, sink, policy=policy, ctx=ctx)
-            finally:
-                os.close(fd)
-            total += got.size
-            if got.contradiction is not None:
-                contradictions.append(got.contradiction)
-            files.append({"path": e.path, "size": got.size, "sha256": got.sha256, "unpacked": e.unpacked,
-                          "executable": e.executable, "integrity": _STATE[got.verified]})
-            if len(files) % 1000 == 0:
-                ctx.progress(f"extract: {len(files)} files")
-        writer.close()
-        writer = None
+        root_fd = os.open(out_dir, _DIR)
+        try:
+            _make_dirs(root_fd, [p for p in groups if p])
+            job = _Job(reader, policy, ctx, root_fd, _Budget(limits.max_total_bytes), threading.Event())
+            # File creation dominates extraction time; readers that allow it write several directories at once.
+            workers = WORKERS if reader.concurrent_reads and len(keep) > 64 else 1
+            if workers == 1:
+                for parent, entries in groups.items():
+                    written.extend(job.write_group(parent, entries))
+                    ctx.progress(f"extract: {len(written)} files")
+            else:
+                _run_parallel(job, groups, workers, written)
+        finally:
+            os.close(root_fd)
     except BaseException as exc:
-        if writer is not None:
-            writer.close()
         _remove(out_dir, exc)
         if isinstance(exc, OSError):
             raise ReaError("artifact_operation_failed", f"extraction failed: {exc.strerror or exc}",
                            details={"reason": "write_failed"}) from None
         raise
+    files = sorted((r for r, _ in written), key=lambda r: r["path"])
+    contradictions = sorted((c for _, c in written if c is not None), key=lambda c: c["logical_path"])
     return {"output_directory": out_dir, "files": files, "refused": refused,
-            "integrity_contradictions": contradictions, "file_count": len(files), "total_bytes": total}
+            "integrity_contradictions": contradictions, "file_count": len(files),
+            "total_bytes": sum(f["size"] for f in files)}
+
+
+def _run_parallel(job: _Job, groups: dict[tuple[str, ...], list[ArchiveEntry]], workers: int,
+                  written: list[_Written]) -> None:
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rea-extract")
+    futures = [pool.submit(job.write_group, parent, entries) for parent, entries in groups.items()]
+    try:
+        for i, fut in enumerate(futures):
+            written.extend(fut.result())
+            if i % 256 == 0:
+                job.ctx.progress(f"extract: {len(written)} files")
+    except BaseException:
+        job.stop.set()
+        raise
+    finally:
+        # Every worker has stopped before the caller may remove the directory.
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _remove(out_dir: str, cause: BaseException) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import msgspec
@@ -257,7 +256,3 @@ def subject_target(target: Target, reader: ArchiveReader, inv: Inventory | None)
         return msgspec.structs.replace(target, sha256=inv.content_digest(), size=inv.totals()["bytes"],
                                        format="directory")
     return msgspec.structs.replace(target, format=reader.format)
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()

@@ -10,6 +10,8 @@ import zipfile
 import zlib
 from typing import IO, Any
 
+import msgspec
+
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.target import Target
@@ -214,8 +216,6 @@ def _crc(info: zipfile.ZipInfo) -> DeclaredIntegrity:
 
 
 def _with_problem(e: ArchiveEntry, problem: str) -> ArchiveEntry:
-    import msgspec
-
     return msgspec.structs.replace(e, problem=e.problem or problem)
 
 

@@ -29,6 +29,7 @@ class AsarReader(ArchiveReader):
     """An ASAR archive seen through the generic reader interface."""
 
     format = "asar"
+    concurrent_reads = True
 
     def __init__(self, archive: AsarArchive) -> None:
         self.archive = archive

@@ -213,17 +213,40 @@ class _CancelAfter(CallContext):
 
     def check(self, phase: str = "") -> None:
         self.remaining -= 1
-        if self.remaining == 0:
+        if self.remaining <= 0:
             self.signal.cancel()
         super().check(phase)
 
 
 def test_cancellation_mid_extraction_leaves_nothing(rea_session: Session, tmp_path: Path, kit: Any,
                                                     private_tmpdir: Path) -> None:
-    src = kit.write_tree(tmp_path / "many", {f"d{i % 7}/f{i}.txt": b"x" * i for i in range(60)})
+    # 60 files are written by one thread, 300 by several: both stop and leave nothing.
+    for count in (60, 300):
+        src = kit.write_tree(tmp_path / f"many{count}", {f"d{i % 7}/f{i}.txt": b"x" * i for i in range(count)})
+        with pytest.raises(ReaError) as err:
+            call_tool(rea_session, "extract_artifact", {"path": str(src)}, ctx=_CancelAfter(count // 2))
+        assert err.value.code == "cancelled"
+        assert list(private_tmpdir.iterdir()) == []
+
+
+def test_many_files_written_concurrently_are_complete_and_exact(rea_session: Session, tmp_path: Path,
+                                                                kit: Any, private_tmpdir: Path) -> None:
+    files = {f"pkg{i % 13}/lib/m{i}.js": f"module.exports = {i};\n".encode() * (i % 5 + 1) for i in range(400)}
+    good = kit.write_asar(tmp_path / "many.asar", files)
+    res = _extract(rea_session, good)
+    assert _written(Path(res["output_directory"])) == files
+    assert [f["path"] for f in res["files"]] == sorted(files)
+    assert all(f["integrity"] == "verified" for f in res["files"])
+    # One contradicted entry among them: the whole extraction fails and nothing is left.
+    header, data = kit.build_asar(files)
+    target = "pkg7/lib/m397.js"
+    at = int(header["files"]["pkg7"]["files"]["lib"]["files"]["m397.js"]["offset"])
+    bad = tmp_path / "bad.asar"
+    bad.write_bytes(kit.asar_bytes(header, data[:at] + b"X" + data[at + 1:]))
+    shutil.rmtree(res["output_directory"])
     with pytest.raises(ReaError) as err:
-        call_tool(rea_session, "extract_artifact", {"path": str(src)}, ctx=_CancelAfter(40))
-    assert err.value.code == "cancelled"
+        _extract(rea_session, bad)
+    assert err.value.code == "artifact_integrity_mismatch" and err.value.details["logical_path"] == target
     assert list(private_tmpdir.iterdir()) == []
 
 
