@@ -150,6 +150,8 @@ def test_closed_client_refuses_queries(rea_registry: Registry, angr_programs: di
 def test_client_close_during_a_query_reaps_the_worker(rea_registry: Registry, angr_programs: dict[str, Path]) -> None:
     session = Session(rea_registry)
     open_angr(session, angr_programs["nopie"])
+    # Load first: the query's fresh context then reports "building CFG" as its first (never rate-bounded) update.
+    op(session, "list_documents")
     started, closed = threading.Event(), threading.Event()
     outcome: list[BaseException | None] = []
 
