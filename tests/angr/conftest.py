@@ -12,6 +12,7 @@ import pytest
 
 from rea.registry import Registry
 from rea.session import Session
+from rea.testing import result_of
 from tests.angr.angr_support import PROGRAM_C, open_angr, owned_alive, worker_pid
 
 
@@ -50,5 +51,6 @@ def angr_session(rea_registry: Registry, angr_programs: dict[str, Path]) -> Iter
         yield session
     finally:
         pid = worker_pid(session)
-        assert session.close() == []
+        closed = result_of(session, "close_binary", {})
+        assert closed["cleanup"] == "complete" and closed["closed"] is True
         assert pid is None or not owned_alive(pid)
