@@ -53,7 +53,8 @@ def _default_address_space_mb() -> int:
 class Timeouts(msgspec.Struct, frozen=True, kw_only=True):
     """Deadlines of each worker phase, in milliseconds, and the worker's address-space cap."""
 
-    load_ms: int = 60_000
+    # Worker start, angr import and cle loading; cle needs over a minute for a 100+ MB library.
+    load_ms: int = 120_000
     cfg_ms: int = 120_000
     decompile_ms: int = 60_000
     query_ms: int = 30_000
