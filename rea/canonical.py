@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from typing import Any
 
@@ -53,15 +54,26 @@ def _has_astral_key(value: Any) -> bool:
     return False
 
 
+def _has_astral_leads(fast: bytes) -> bool:
+    return not fast.isascii() and any(lead in fast for lead in _ASTRAL_LEADS)
+
+
+def _may_have_floats(fast: bytes) -> bool:
+    return b":." in fast.translate(_FLOAT_CLASSES, _DIGITS + b"-")
+
+
+def _may_have_unsafe_ints(fast: bytes) -> bool:
+    return _LONG_INT in fast.translate(_INT_CLASSES, b"-")
+
+
 def _needs_reference(fast: bytes, value: Any) -> bool:
+    """Whether msgspec's sorted bytes may differ from JCS (false positives only cost time)."""
     if fast[0] in _NUMBER_START:
         return True  # a bare number document: let the reference format it
     # Astral characters in string values (emoji in JavaScript, say) are encoded identically; only keys matter.
-    if not fast.isascii() and any(lead in fast for lead in _ASTRAL_LEADS) and _has_astral_key(value):
+    if _has_astral_leads(fast) and _has_astral_key(value):
         return True
-    if b":." in fast.translate(_FLOAT_CLASSES, _DIGITS + b"-"):
-        return True
-    return _LONG_INT in fast.translate(_INT_CLASSES, b"-")
+    return _may_have_floats(fast) or _may_have_unsafe_ints(fast)
 
 
 class CanonicalError(ValueError):
@@ -75,15 +87,83 @@ def _encode(value: Any) -> bytes:
         raise CanonicalError(str(exc)) from None
 
 
-def _slow(value: Any) -> bytes:
-    # to_builtins keeps floats as floats, so non-finite values reach the reference encoder and fail there.
-    return _reference(msgspec.to_builtins(value))
+_SAFE_INT = 2**53
+
+
+def _jcs_float(value: float) -> bytes:
+    """ECMAScript Number::toString of ``value`` (what RFC 8785 mandates), from Python's shortest repr."""
+    if value != value or value in (float("inf"), float("-inf")):
+        raise CanonicalError(f"{value!r} has no JSON form")
+    if value == 0:
+        return b"0"
+    text = repr(value)
+    if "e" not in text:
+        # Positional repr (1e-4 <= |x| < 1e16) is already the ECMAScript form, but for a trailing ".0".
+        return (text[:-2] if text.endswith(".0") else text).encode()
+    text = repr(abs(value))
+    mantissa, _, exp_text = text.partition("e")
+    whole, _, frac = mantissa.partition(".")
+    if frac == "0":
+        frac = ""
+    raw = whole + frac
+    stripped = raw.lstrip("0")
+    n = len(whole) + int(exp_text or 0) - (len(raw) - len(stripped))
+    digits = stripped.rstrip("0")
+    k = len(digits)
+    if k <= n <= 21:
+        out = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        out = "0." + "0" * -n + digits
+    else:
+        exp = n - 1
+        out = digits[0] + ("." + digits[1:] if k > 1 else "") + "e" + ("+" if exp > 0 else "-") + str(abs(exp))
+    return (("-" if value < 0 else "") + out).encode()
+
+
+def _jcs_numbers(value: Any) -> Any:
+    """Replace floats (and reject unsafe integers) with their exact RFC 8785 text as ``msgspec.Raw``."""
+    if isinstance(value, float):
+        return msgspec.Raw(_jcs_float(value))
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _SAFE_INT:
+        return msgspec.Raw(_reference(value))  # raises: JCS has no exact form for it
+    if isinstance(value, dict):
+        return {k: _jcs_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jcs_numbers(v) for v in value]
+    return value
+
+
+def _float_hook(text: str) -> msgspec.Raw:
+    return msgspec.Raw(_jcs_float(float(text)))
+
+
+_JCS_FLOAT_DECODER = msgspec.json.Decoder(float_hook=_float_hook)
+_MSGPACK = msgspec.msgpack.Encoder()
+# A float64 whose exponent bits are all ones (NaN or infinity); a match inside a string only costs time.
+_NON_FINITE = re.compile(rb"\xcb[\x7f\xff][\xf0-\xff]")
+
+
+def _slow(value: Any, fast: bytes) -> bytes:
+    """The exact JCS bytes when the fast encoding may differ: fix numbers, or defer to the reference."""
+    if fast[0] in _NUMBER_START or (_has_astral_leads(fast) and _has_astral_key(value)):
+        # UTF-16 key order (and bare numbers): only the reference encoder does exactly that.
+        return _reference(msgspec.to_builtins(value))
+    if _may_have_unsafe_ints(fast):
+        # Rare: walk the value to format floats and reject integers JCS cannot represent.
+        return _encode(_jcs_numbers(msgspec.to_builtins(value)))
+    # msgspec's JSON writes NaN and infinities as null; its MessagePack keeps them as float64 bit patterns.
+    if _NON_FINITE.search(_MSGPACK.encode(value)):
+        return _encode(_jcs_numbers(msgspec.to_builtins(value)))  # raises for the non-finite value
+    # Floats only: re-read the fast bytes with every float replaced by its ECMAScript form (in C).
+    return _encode(_JCS_FLOAT_DECODER.decode(fast))
 
 
 def canonical_json(value: Any) -> bytes:
     """The RFC 8785 canonical JSON bytes of ``value`` (msgspec Structs and builtins)."""
     fast = _encode(value)
-    return _slow(value) if _needs_reference(fast, value) else fast
+    return _slow(value, fast) if _needs_reference(fast, value) else fast
 
 
 def _reference(value: Any) -> bytes:
@@ -103,7 +183,7 @@ def canonical_digest(value: Any) -> str:
     """Lowercase hex SHA-256 of the canonical JSON of ``value``."""
     fast = _encode(value)
     if len(fast) < _OVERLAP_BYTES:
-        return hashlib.sha256(_slow(value) if _needs_reference(fast, value) else fast).hexdigest()
+        return hashlib.sha256(_slow(value, fast) if _needs_reference(fast, value) else fast).hexdigest()
     digest = hashlib.sha256()
     worker = threading.Thread(target=digest.update, args=(fast,), daemon=True)
     worker.start()
@@ -111,4 +191,4 @@ def canonical_digest(value: Any) -> str:
         slow = _needs_reference(fast, value)
     finally:
         worker.join()
-    return hashlib.sha256(_slow(value)).hexdigest() if slow else digest.hexdigest()
+    return hashlib.sha256(_slow(value, fast)).hexdigest() if slow else digest.hexdigest()
