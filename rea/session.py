@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from rea import evidence as ev_mod
-from rea.context import CallContext
+from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
 from rea.evidence import AnalysisProfile, Evidence, ProviderIdentity, Subject
 from rea.ledger import Ledger
@@ -41,6 +41,8 @@ class Session:
         self._lock = threading.RLock()
         # Provider clients need not be thread-safe: operations on one session run one at a time.
         self._exec_lock = threading.Lock()
+        # Signals of provider operations in flight: close_binary cancels them before it drains.
+        self._active: set[CancelSignal] = set()
         self.lineage: list[dict[str, Any]] = []
         # Tools read and write per-session state of their family here (e.g. a navigation cursor).
         self.state: dict[str, Any] = {}
@@ -59,7 +61,7 @@ class Session:
         profile = ev_mod.make_profile(ident, provider.analysis_profile(target))
         ctx.check("opening target")
         with self._lock:
-            self._close_client()
+            self._drain_and_close_client()
             # A run id exists before any provider starts.
             self.run_id = "run_" + uuid.uuid4().hex
             self.target = target
@@ -80,18 +82,25 @@ class Session:
     def close(self, drain_timeout: float = 30.0) -> list[str]:
         """Drain owned work, close the provider and clear the ledger; returns owned resource kinds left."""
         with self._lock:
-            drained = self._exec_lock.acquire(timeout=drain_timeout)
-            try:
-                remaining = self._close_client()
-            finally:
-                if drained:
-                    self._exec_lock.release()
-            if not drained:
-                remaining.append("provider-operation")
+            remaining = self._drain_and_close_client(drain_timeout)
             self._reset_target()
             self.ledger.clear()
             self.state.clear()
             return remaining
+
+    def _drain_and_close_client(self, drain_timeout: float = 30.0) -> list[str]:
+        """Cancel provider operations in flight, wait for them, then close the client."""
+        for signal in list(self._active):
+            signal.cancel()
+        drained = self._exec_lock.acquire(timeout=drain_timeout)
+        try:
+            remaining = self._close_client()
+        finally:
+            if drained:
+                self._exec_lock.release()
+        if not drained:
+            remaining.append("provider-operation")
+        return remaining
 
     def _reset_target(self) -> None:
         self.target = None
@@ -149,6 +158,7 @@ class Session:
                              else "No registered provider offers this operation."),
                 details={"operation": operation, "provider_id": provider.descriptor.id, "providers_with_it": others})
         ctx.check(operation)
+        self._active.add(ctx.signal)
         try:
             while not self._exec_lock.acquire(timeout=0.05):
                 ctx.check(operation)
@@ -162,6 +172,8 @@ class Session:
         except Exception as exc:
             raise ReaError("execution_failure", f"{provider.descriptor.id} failed in {operation}: "
                            f"{type(exc).__name__}: {exc}", details={"operation": operation}) from exc
+        finally:
+            self._active.discard(ctx.signal)
         ctx.check(operation)
         return result
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rea import hookimpl
@@ -23,6 +24,10 @@ class _Client(AnalysisClient):
         self.closed = False
 
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        if operation == "slow_scan":
+            for _ in range(int(params.get("steps", 1000))):
+                ctx.check("slow_scan")
+                time.sleep(0.01)
         return OperationResult(normalized={"documents": [{"name": self.target.name, "sha256": self.target.sha256}]})
 
     def close(self) -> CloseOutcome:
@@ -37,7 +42,8 @@ class DeclaredProvider(AnalysisProvider):
                  available: bool = True) -> None:
         self.descriptor = ProviderDescriptor(
             id=pid, name=pid.title(), version="1.0", kind="static", formats=formats,
-            architectures=("x86_64", "arm64", "x86", "arm"), operations=("list_documents",), auto_priority=priority)
+            architectures=("x86_64", "arm64", "x86", "arm"), operations=("list_documents", "slow_scan"),
+            auto_priority=priority)
         self._available = available
 
     def availability(self) -> Availability:
