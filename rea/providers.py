@@ -115,5 +115,5 @@ class AnalysisProvider(abc.ABC):
         return {}
 
     @abc.abstractmethod
-    def open(self, target: Target, run_id: str) -> AnalysisClient:
-        """Create the client. Lazy providers start their engine on the first query, not here."""
+    def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:
+        """Create the client (``ctx`` carries the open request's cancellation). Lazy engines start later."""

@@ -69,7 +69,7 @@ class Session:
             self.binding = Binding(provider=ident, selection_source=selection.selection_source,
                                    analysis_profile=profile)
             try:
-                self._client = provider.open(target, self.run_id)
+                self._client = provider.open(target, self.run_id, ctx)
             except ReaError:
                 self._reset_target()
                 raise

@@ -9,6 +9,7 @@ from typing import Any
 from rea_plugins.angr.options import REMEDIATION_INSTALL, Timeouts, profile_parameters, timeouts_from_env
 from rea_plugins.angr.worker import ROUTES
 
+from rea.context import CallContext
 from rea.providers import AnalysisClient, AnalysisProvider, Availability, ProviderDescriptor
 from rea.target import Target
 
@@ -45,7 +46,7 @@ class AngrProvider(AnalysisProvider):
     def analysis_profile(self, target: Target) -> dict[str, Any]:
         return profile_parameters(self.descriptor.version)
 
-    def open(self, target: Target, run_id: str) -> AnalysisClient:
+    def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:
         from rea_plugins.angr.client import AngrClient
 
         # Validated here so a bad setting fails the open, not a later query.

@@ -52,7 +52,7 @@ class DeclaredProvider(AnalysisProvider):
         return Availability.missing("executable_missing", f"{self.descriptor.id} engine not found",
                                     f"install {self.descriptor.id}")
 
-    def open(self, target: Target, run_id: str) -> AnalysisClient:
+    def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:
         return _Client(target)
 
 

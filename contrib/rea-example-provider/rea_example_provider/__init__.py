@@ -136,7 +136,7 @@ class ToyProvider(AnalysisProvider):
                                  reason="toy reads files starting with TOYBIN1")
         return TargetSupport(status="supported", reason="TOYBIN1 magic found")
 
-    def open(self, target: Target, run_id: str) -> AnalysisClient:
+    def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:
         return ToyClient(target)
 
 
