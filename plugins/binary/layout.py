@@ -6,7 +6,7 @@ from rea_plugins.binary.schema import obj, prop, run
 
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.evidence import Evidence
-from rea.providers import OperationResult
+from rea.views import build_view
 
 
 def _layout(call: ToolCall) -> Evidence:
@@ -14,18 +14,9 @@ def _layout(call: ToolCall) -> Evidence:
     complete = call.session.evidence("inspect_binary_layout", {"detail": "complete"}, result)
     if call.args.get("detail", "complete") == "complete":
         return complete
+    # The contract: retain the complete record, answer with its inspect_analysis_view summary.
     call.session.ledger.record(complete)
-    body = result.normalized
-    summary = {
-        "parent_evidence_id": complete.evidence_id, "view": "summary", "format": body["format"],
-        "architecture": body["architecture"], "entry": body["entry"], "mitigations": body["mitigations"],
-        "linkage": {"interpreter": body["linkage"].get("interpreter"), "needed": body["linkage"].get("needed", [])},
-        "counts": {"sections": len(body["sections"]), "segments": len(body.get("segments", [])),
-                   "imports": len(body.get("imports", [])), "exports": len(body.get("exports", []))},
-    }
-    return call.session.evidence("inspect_binary_layout", dict(call.args),
-                                 OperationResult(normalized=summary, limitations=result.limitations,
-                                                 confidence="derived"), links=[complete.evidence_id])
+    return build_view(complete, {"kind": "summary"})
 
 
 def tools() -> list[ToolDef]:
@@ -33,7 +24,7 @@ def tools() -> list[ToolDef]:
         name="inspect_binary_layout", family="binary",
         description=("Sections, mitigations (NX, PIE, RELRO, canary, fortify, CET/BTI where visible) and linkage "
                      "(interpreter, needed libraries, rpath). detail=summary retains the complete record and returns "
-                     "a summary naming it."),
+                     "its inspect_analysis_view summary (parent_evidence_id names it)."),
         input_schema=obj({"detail": prop("string", "complete (default) or summary.", ["summary"],
                                          enum=["summary", "complete"])}),
         handler=_layout, requires_target=True, requires_operations=("binary_layout",),

@@ -148,7 +148,8 @@ def test_layout_summary_retains_the_complete_record(native: Session) -> None:
     assert out.evidence_links == [parent]
     complete = native.ledger.get(parent)
     assert complete is not None and complete.normalized_result["sections"]
-    mit = out.normalized_result["mitigations"]
+    assert out.operation == "inspect_analysis_view"
+    mit = out.normalized_result["summary"]["fields"]["mitigations"]
     assert mit["nx"] is True and mit["pie"] is True and mit["relro"] in ("partial", "full")
     assert "libc.so.6" in complete.normalized_result["linkage"]["needed"]
 
