@@ -188,7 +188,7 @@ class AngrClient(AnalysisClient):
         if operation not in ROUTES:
             raise ReaError("capability_unavailable", f"angr does not offer {operation}",
                            details={"operation": operation, "provider_id": "angr"})
-        worker = self._ensure_worker()
+        worker = self._ensure_worker(operation, ctx)
         t = self.timeouts
         if not worker.loaded:
             self._call(worker, "load", {"path": self.target.resolved_path, "name": self.target.name,
@@ -245,15 +245,18 @@ class AngrClient(AnalysisClient):
         worker = self._worker
         return None if worker is None else worker.pid
 
-    def _ensure_worker(self) -> _Worker:
+    def _ensure_worker(self, operation: str, ctx: CallContext) -> _Worker:
         with self._lock:
             if self._closed:
                 raise ReaError("target_unavailable", "the angr session of this target is closed",
                                remediation="Open the target again with open_binary.",
                                details={"reason": "closed", "provider_id": "angr"})
-            if self._worker is None or self._worker.proc.poll() is not None:
-                if self._worker is not None:
-                    self._discard(self._worker)
+            dead = self._worker if self._worker is not None and self._worker.proc.poll() is not None else None
+        if dead is not None:
+            # A worker that died between queries is reported once, like one that dies mid-query.
+            raise self._crashed(dead, operation, ctx, "idle between queries")
+        with self._lock:
+            if self._worker is None:
                 self._worker = _Worker(self.timeouts.address_space_mb)
                 self._observations.append(observe(self._worker.pid, "started"))
             return self._worker
