@@ -536,11 +536,9 @@ def exit_status(report: Mapping[str, Any]) -> int:
 
 
 def _table(headers: list[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    lines = [indent + "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-    for row in rows:
-        lines.append(indent + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-    return lines
+    from rea.cli.output import table
+
+    return table(rows, headers, indent=indent, rule=False).split("\n")
 
 
 def format_doctor(report: Mapping[str, Any]) -> str:

@@ -31,15 +31,17 @@ def emit_error(err: ReaError, fmt: str) -> None:
     print("\n".join(lines), file=sys.stderr)
 
 
-def table(rows: list[list[str]], headers: list[str]) -> str:
-    """A plain aligned text table."""
+def table(rows: list[list[str]], headers: list[str], *, indent: str = "", rule: bool = True) -> str:
+    """A plain aligned text table (optionally indented, with a dashed rule under the headers)."""
     widths = [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
             widths[i] = max(widths[i], len(cell))
+
     def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(widths[i]) for i, c in enumerate(cells)).rstrip()
-    out = [line(headers), line(["-" * w for w in widths])]
+        return indent + "  ".join(c.ljust(widths[i]) for i, c in enumerate(cells)).rstrip()
+
+    out = [line(headers)] + ([line(["-" * w for w in widths])] if rule else [])
     out.extend(line(r) for r in rows)
     return "\n".join(out)
 
