@@ -1,6 +1,6 @@
 """One conformance suite for every native-analysis provider, over every compiled fixture.
 
-Expected facts come from the fixture sources (rea_native_fixtures MANIFEST constants), never from a
+Expected facts come from the fixture sources (native_fixtures MANIFEST constants), never from a
 provider. A provider that is not registered, unavailable, or that does not support a fixture's format
 is skipped with the reason.
 """
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import rea_native_fixtures as nf  # registered by conftest.py
 
+import tests.fixtures.native.native_fixtures as nf
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session

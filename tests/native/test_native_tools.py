@@ -10,8 +10,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-import rea_native_fixtures as nf  # registered by conftest.py
 
+import tests.fixtures.native.native_fixtures as nf
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
