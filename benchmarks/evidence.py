@@ -57,7 +57,7 @@ def main() -> None:
     runs = 5
     t_sha = best(lambda: hashlib.sha256(data).digest(), runs)
     t_enc = best(lambda: canonical._ENCODER.encode(projection), runs)
-    t_scan = best(lambda: canonical._needs_reference(data), runs)
+    t_scan = best(lambda: canonical._needs_reference(data, projection), runs)
     t_can = best(lambda: canonical.canonical_digest(projection), runs)
     t_id = best(lambda: ev_mod.compute_evidence_id(ev), runs)
     print(f"record: {count} procedures, {mb:.1f} MB canonical JSON; load average {os.getloadavg()[0]:.1f} "

@@ -94,9 +94,15 @@ def load(pm: pluggy.PluginManager | None = None, *, entry_points: bool = True,
     reg = Registry(pm)
     candidates: list[tuple[str, str | None, str | None, Callable[[], object]]] = []
     if entry_points:
+        # Reading a distribution's metadata parses its METADATA file: once per distribution, not per plugin.
+        seen: dict[str, tuple[str, str]] = {}
         for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-            dist = ep.dist.name if ep.dist is not None else None
-            version = ep.dist.version if ep.dist is not None else None
+            dist = version = None
+            if ep.dist is not None:
+                key = str(getattr(ep.dist, "_path", id(ep.dist)))
+                if key not in seen:
+                    seen[key] = (ep.dist.name, ep.dist.version)
+                dist, version = seen[key]
             candidates.append((ep.name, dist, version, ep.load))
     for name, obj in extra or []:
         candidates.append((name, None, None, lambda obj=obj: obj))  # type: ignore[misc]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from importlib import metadata
@@ -17,6 +18,7 @@ from rea.selection import candidates
 from rea.session import Session
 
 
+@functools.cache
 def _sdk_version() -> str | None:
     try:
         return metadata.version("mcp")
