@@ -15,8 +15,6 @@ from rea.cli.output import emit_error, emit_json, render_text
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
 
-BUILTIN_COMMANDS = ("providers", "doctor", "serve", "catalog", "analyze", "tool", "tools")
-
 
 def _registry() -> Any:
     from rea.registry import default_registry
@@ -123,6 +121,27 @@ def _providers(argv: list[str], prog: str) -> int:
     return providers.run(_registry(), ns.json)
 
 
+def _plugins(argv: list[str], prog: str) -> int:
+    parser = argparse.ArgumentParser(prog=f"{prog} plugins", description="List loaded plugins and their hooks.")
+    parser.add_argument("--hook", help="only plugins implementing this hook (e.g. rea_register_tools)")
+    parser.add_argument("--json", action="store_true")
+    ns = parser.parse_args(argv)
+    from rea.cli import providers
+
+    report = providers.providers_report(_registry())
+    plugins = [p for p in report["plugins"] if ns.hook is None or ns.hook in p["hooks"]]
+    if ns.json:
+        emit_json({"plugins": plugins, "broken_plugins": report["broken_plugins"]})
+        return 0
+    from rea.cli.output import table
+
+    print(table([[p["name"], p["version"] or "-", p["module"], ", ".join(p["hooks"])] for p in plugins],
+                ["name", "version", "module", "hooks"]))
+    for b in report["broken_plugins"]:
+        print(f"broken: {b['name']} ({b['stage']}): {b['error']}")
+    return 0
+
+
 def _doctor(argv: list[str], prog: str) -> int:
     parser = argparse.ArgumentParser(prog=f"{prog} doctor", description="Check the host, providers and MCP clients.")
     parser.add_argument("--json", action="store_true")
@@ -198,6 +217,7 @@ USAGE = """usage: rea <command> [args]
 commands:
   analyze TARGET            open a target and print its overview (the main job)
   providers list [--json]   plugins and providers, with availability
+  plugins [--hook H] [--json]  loaded plugins, their versions and hooks
   doctor [--json]           host checks, provider readiness, MCP client registrations
   serve                     run the MCP server over stdio
   catalog [--output PATH]   write the machine-readable tool catalog
@@ -219,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     command, rest = argv[0], argv[1:]
     fmt = "json" if ("--format" in rest and "json" in rest) or "--json" in rest else "text"
     handlers: dict[str, Callable[[list[str], str], int]] = {
-        "providers": _providers, "doctor": _doctor, "serve": _serve, "catalog": _catalog,
+        "providers": _providers, "plugins": _plugins, "doctor": _doctor, "serve": _serve, "catalog": _catalog,
         "analyze": _analyze, "tools": _tools,
     }
     try:

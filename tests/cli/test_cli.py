@@ -157,3 +157,12 @@ def test_analyze_routes_applications_and_reserved_names_get_input_flags(tmp_path
     proc = rea("analyze-javascript-application", str(app), "--input-format", "asar", "--format", "json")
     assert proc.returncode == 1 and json.loads(proc.stdout)["error"]["code"] in ("unsupported_target",
                                                                               "invalid_request")
+
+
+def test_plugins_command_filters_by_hook() -> None:
+    proc = rea("plugins", "--hook", "rea_register_unpackers", "--json")
+    assert proc.returncode == 0, proc.stderr
+    names = {p["name"] for p in json.loads(proc.stdout)["plugins"]}
+    assert {"asar", "artifacts"} <= names and "native" not in names
+    human = rea("plugins")
+    assert human.returncode == 0 and "rea_register_analysis_providers" in human.stdout
