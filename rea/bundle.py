@@ -17,6 +17,7 @@ from rea.canonical import canonical_digest, canonical_json
 from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import Evidence, ProviderIdentity
+from rea.target import read_error
 
 BUNDLE_VERSION: Final = 2
 # Import budget: a bundle is materialized whole, so its size bounds the memory it may take.
@@ -363,31 +364,12 @@ def _too_big(message: str, **details: Any) -> ReaError:
     )
 
 
-def _read_error(path: str, exc: OSError) -> ReaError:
-    if exc.errno in (errno.EACCES, errno.EPERM):
-        return ReaError(
-            "access_denied",
-            f"permission denied reading {path}",
-            details={
-                "path": path,
-                "system_code": errno.errorcode.get(exc.errno or 0, "EACCES"),
-                "boundary": "filesystem-read",
-            },
-        )
-    return ReaError(
-        "target_unavailable",
-        f"cannot read bundle {path}: {exc.strerror or exc}",
-        remediation="Check the bundle path.",
-        details={"path": path, "reason": "unreadable"},
-    )
-
-
 def read_bytes(path: str, max_bytes: int) -> bytes:
     """Read a bundle file, refusing one larger than ``max_bytes`` before reading it."""
     try:
         st = os.stat(path)
     except OSError as exc:
-        raise _read_error(path, exc) from None
+        raise read_error(path, exc) from None
     # A FIFO or device would block or never end: only regular files are bundles.
     if not stat.S_ISREG(st.st_mode):
         raise invalid_request(
@@ -405,7 +387,7 @@ def read_bytes(path: str, max_bytes: int) -> bytes:
         with open(path, "rb") as fh:
             data = fh.read(max_bytes + 1)
     except OSError as exc:
-        raise _read_error(path, exc) from None
+        raise read_error(path, exc) from None
     if len(data) > max_bytes:  # the file grew after stat
         raise _too_big(
             f"bundle {path} exceeds the {max_bytes}-byte import budget",

@@ -32,7 +32,8 @@ class Target(msgspec.Struct, frozen=True, kw_only=True):
         return os.path.basename(self.resolved_path.rstrip("/")) or self.resolved_path
 
 
-def _fs_error(path: str, exc: OSError) -> ReaError:
+def read_error(path: str, exc: OSError) -> ReaError:
+    """The canonical error for a failed read: ``access_denied`` or ``target_unavailable``."""
     if exc.errno in (errno.EACCES, errno.EPERM):
         return ReaError(
             "access_denied",
@@ -98,7 +99,7 @@ def identify(path: str, ctx: CallContext | None = None, *, allow_directory: bool
     try:
         st = os.stat(resolved)
     except OSError as exc:
-        raise _fs_error(path, exc) from None
+        raise read_error(path, exc) from None
     if stat.S_ISDIR(st.st_mode):
         if not allow_directory:
             raise ReaError(
@@ -128,7 +129,7 @@ def identify(path: str, ctx: CallContext | None = None, *, allow_directory: bool
                 digest.update(chunk)
                 size += len(chunk)
     except OSError as exc:
-        raise _fs_error(path, exc) from None
+        raise read_error(path, exc) from None
     fmt, arch = sniff_format(head)
     return Target(path=path, resolved_path=resolved, sha256=digest.hexdigest(), size=size, format=fmt,
                   architecture=arch)
