@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests import toolchains
 
 HELLO_C = r"""
 #include <stdio.h>
@@ -38,9 +39,7 @@ def fixture_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def hello_elf(fixture_dir: Path) -> Path:
     """An x86-64 (host) ELF with symbols, compiled with gcc now."""
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.skip("gcc is not installed (needed to compile the test fixture)")
+    gcc = toolchains.require("gcc")
     src = fixture_dir / "hello.c"
     src.write_text(HELLO_C)
     out = fixture_dir / "hello"

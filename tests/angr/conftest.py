@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
+from tests import toolchains
 from tests.angr.angr_support import PROGRAM_C, open_angr, owned_alive, worker_pid
 
 
@@ -24,11 +24,8 @@ def _require_angr() -> None:
 @pytest.fixture(scope="session")
 def angr_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The program built non-PIE (with debug info) and PIE, with gcc, now."""
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.skip("gcc is not installed (needed to compile the angr test program)")
-    if shutil.which("nm") is None:
-        pytest.skip("nm (binutils) is not installed (needed to read expected symbol addresses)")
+    gcc = toolchains.require("gcc")
+    toolchains.require("nm")
     _require_angr()
     out = tmp_path_factory.mktemp("angr-programs")
     src = out / "program.c"

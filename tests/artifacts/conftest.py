@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from tests import toolchains
+
 FIXTURES = Path(__file__).resolve().parents[1] / ".fixtures"
 NPM_PREFIX = FIXTURES / "npm-asar"
 BLOCK = 4 * 1024 * 1024
@@ -27,13 +29,12 @@ def asar_cli() -> Path:
     binary = NPM_PREFIX / "node_modules" / ".bin" / "asar"
     if binary.exists():
         return binary
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        pytest.skip("npm/node are not installed: cannot build ASAR fixtures with @electron/asar")
+    toolchains.require_all(("node", "npm"))
     NPM_PREFIX.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(NPM_PREFIX),
                            "@electron/asar"], capture_output=True, text=True, timeout=300)
     if proc.returncode != 0 or not binary.exists():
-        pytest.skip(f"npm install @electron/asar failed: {proc.stderr[-500:]}")
+        toolchains.unavailable(f"npm install @electron/asar failed: {proc.stderr[-500:]}")
     return binary
 
 

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import lief
-import pytest
 
 from rea import evidence as ev_mod
 from rea.evidence import Evidence, ProviderIdentity, Subject
 from rea.target import identify
+from tests import toolchains
 
 # The C source is the oracle: these are the functions the fixture defines.
 C_SOURCE = r"""
@@ -34,9 +33,7 @@ OTHER_PROVIDER = ProviderIdentity(id="fixture-other", name="Other reader", versi
 
 def compile_fixture(tmp: Path, name: str = "prog", extra: str = "") -> Path:
     """Compile the fixture C source with gcc (skips when gcc is missing)."""
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.skip("gcc is not installed; the Evidence fixtures are compiled at test time")
+    gcc = toolchains.require("gcc")
     src = tmp / f"{name}.c"
     src.write_text(C_SOURCE + extra)
     out = tmp / name

@@ -12,13 +12,15 @@ from jssupport import analyze
 from rea.evidence import Evidence
 from rea.registry import Registry
 from rea.session import Session
+from tests import toolchains
 
 
 @pytest.fixture(scope="session")
 def npm_tools() -> None:
+    toolchains.require_all(("node", "npm"))
     reason = appfixtures.install_npm_tools()
     if reason is not None:
-        pytest.skip(reason)
+        toolchains.unavailable(reason)
 
 
 @pytest.fixture(scope="session")

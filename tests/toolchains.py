@@ -1,0 +1,108 @@
+"""Host tools the tests run, the Debian packages that provide them, and one rule for when one is missing.
+
+A missing or unusable tool skips the tests that need it, with the package to install. On a Debian CI
+machine (``CI=true`` and apt present) it fails instead: there, ``scripts/system-deps`` must have
+installed it, and a skip would hide a broken install step.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import NamedTuple, NoReturn
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES_FILE = ROOT / "scripts" / "system-packages.txt"
+
+
+class Tool(NamedTuple):
+    commands: tuple[str, ...]  # candidate executable names; the first found wins
+    packages: tuple[str, ...]  # Debian packages that make it work, recommended ones included
+    probe: str = ""  # "link": a compiler must build an executable, not only start
+
+
+TOOLS: dict[str, Tool] = {
+    "gcc": Tool(("gcc",), ("gcc", "libc6-dev"), "link"),
+    "nm": Tool(("nm",), ("binutils",)),
+    "objdump": Tool(("objdump",), ("binutils",)),
+    "strip": Tool(("strip",), ("binutils",)),
+    "aarch64-linux-gnu-gcc": Tool(("aarch64-linux-gnu-gcc",),
+                                  ("gcc-aarch64-linux-gnu", "binutils-aarch64-linux-gnu", "libc6-dev-arm64-cross"),
+                                  "link"),
+    "x86_64-w64-mingw32-gcc": Tool(("x86_64-w64-mingw32-gcc",), ("gcc-mingw-w64-x86-64",), "link"),
+    "clang": Tool(("clang-14", "clang"), ("clang",)),
+    "ld64.lld": Tool(("ld64.lld-14", "ld64.lld"), ("lld",)),
+    "llvm-lipo": Tool(("llvm-lipo-14", "llvm-lipo"), ("llvm",)),
+    "node": Tool(("node",), ("nodejs",)),
+    "npm": Tool(("npm",), ("npm",)),
+    "bwrap": Tool(("bwrap",), ("bubblewrap",)),
+    "chromium": Tool(("chromium", "chromium-browser"), ("chromium",)),
+}
+
+
+def strict() -> bool:
+    """True on a Debian CI machine, where every listed package must have been installed."""
+    return os.environ.get("CI") == "true" and shutil.which("apt-get") is not None
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Skip with ``reason``, or fail with it where a skip would hide a broken install step."""
+    if strict():
+        pytest.fail(f"{reason} (CI=true on a Debian machine: scripts/system-deps must provide it)", pytrace=False)
+    pytest.skip(reason)
+
+
+def find(name: str) -> str | None:
+    """The path of tool ``name``, or None; no probe."""
+    for command in TOOLS[name].commands:
+        found = shutil.which(command)
+        if found:
+            return found
+    return None
+
+
+@functools.cache
+def _probe_failure(name: str, path: str) -> str | None:
+    """Why the compiler at ``path`` cannot link a trivial program (None when it can)."""
+    with tempfile.TemporaryDirectory(prefix="rea-probe-") as tmp:
+        src = Path(tmp) / "probe.c"
+        src.write_text("int main(void) { return 0; }\n")
+        proc = subprocess.run([path, "-o", str(Path(tmp) / "probe"), str(src)], capture_output=True, text=True,
+                              timeout=120)
+    if proc.returncode == 0:
+        return None
+    return proc.stderr.strip().splitlines()[-1][:300] if proc.stderr.strip() else f"exit {proc.returncode}"
+
+
+def require(name: str) -> str:
+    """The path of a working tool ``name``; otherwise skip (or fail under CI) naming its packages."""
+    tool = TOOLS[name]
+    install = f"install Debian package(s) {', '.join(tool.packages)} (bash scripts/system-deps)"
+    path = find(name)
+    if path is None:
+        unavailable(f"{name} is not installed: {install}")
+    if tool.probe == "link":
+        failure = _probe_failure(name, path)
+        if failure is not None:
+            unavailable(f"{name} cannot link a program ({failure}): {install}")
+    return path
+
+
+def require_all(names: tuple[str, ...] | list[str]) -> dict[str, str]:
+    return {name: require(name) for name in names}
+
+
+def listed_packages() -> set[str]:
+    """The package names scripts/system-deps installs."""
+    out = set()
+    for line in PACKAGES_FILE.read_text().splitlines():
+        name = line.split("#", 1)[0].strip()
+        if name:
+            out.add(name)
+    return out
