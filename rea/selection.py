@@ -53,9 +53,13 @@ def parse_provider_choice(value: object, *, setting: str = "provider_id") -> str
             "configuration_invalid", f"{ENV_VAR} must be {constraint} (got {value!r})",
             remediation=f"Set {ENV_VAR}=auto or a provider id from `rea providers list`, or unset it.",
             details={"settings": [{"setting": ENV_VAR, "constraint": constraint}]})
+    # An explicitly empty choice is an error too, never "unset".
     raise ReaError(
         "invalid_request", f"{setting} must be {constraint} (got {value!r})",
-        details={"issues": [{"path": setting, "reason": "invalid_format", "message": f"expected {constraint}"}]})
+        remediation="Pass 'auto' or a provider id from binary_session.analysis_provider_candidates, or omit it.",
+        details={"selection_reason": "invalid_options", "requested_provider_id": value if isinstance(value, str)
+                 else None, "issues": [{"path": setting, "reason": "invalid_format",
+                                        "message": f"expected {constraint}"}]})
 
 
 def requested_choice(explicit: str | None) -> tuple[str, SelectionSource]:

@@ -153,7 +153,7 @@ INSPECT_ARTIFACT = ToolDef(
     effects=ToolEffects(records_evidence=True),
     examples=({"path": "/tmp/app/resources/app.asar"},
               {"path": "/tmp/app-release.apk", "integrity_policy": "record-and-continue", "max_depth": 2}),
-    cli_positionals=("path",),
+    cli_subject="path",
 )
 
 COMPARE_ARTIFACTS = ToolDef(
@@ -207,7 +207,7 @@ EXTRACT_ARTIFACT = ToolDef(
     effects=ToolEffects(records_evidence=True, writes_filesystem=True, idempotent=False),
     examples=({"path": "/tmp/app/resources/app.asar", "paths": ["main.js"]},
               {"path": "/tmp/app/resources/app.asar", "integrity_policy": "record-and-continue"}),
-    cli_positionals=("path",),
+    cli_subject="path",
 )
 
 TOOLS = (INSPECT_ARTIFACT, COMPARE_ARTIFACTS, EXTRACT_ARTIFACT)

@@ -100,9 +100,9 @@ def tools() -> list[ToolDef]:
     out = []
     for name, (description, properties, required, examples) in _SPECS.items():
         operation = _OPERATION.get(name, name)
-        positional = required[:1]
+        positional = required[0] if required else ""
         out.append(ToolDef(
             name=name, family=FAMILY, description=description, input_schema=obj(properties, required),
             handler=_handler(operation), requires_target=True, requires_operations=(operation,),
-            cli_positionals=positional, examples=examples))
+            cli_subject=positional, examples=examples))
     return out

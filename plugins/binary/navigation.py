@@ -108,5 +108,5 @@ def tools() -> list[ToolDef]:
                              "the provider lacks are reported unavailable."),
                 input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
                 handler=_address_context, requires_target=True, requires_operations=("list_documents",),
-                cli_positionals=("address",), examples=({"address": "0x401136"},)),
+                cli_subject="address", examples=({"address": "0x401136"},)),
     ]

@@ -344,7 +344,7 @@ def tools() -> list[ToolDef]:
                                                                minimum=1, maximum=1_000_000),
                                   "document": DOCUMENT}, ("procedure",)),
                 handler=_analyze_function, requires_target=True, requires_operations=DOSSIER_OPS,
-                cli_positionals=("procedure",),
+                cli_subject="procedure",
                 examples=({"procedure": "main"}, {"procedure": "0x401136", "include_assembly": False})),
         ToolDef(name="batch_decompile", family=FAMILY,
                 description="Decompile up to 20 procedures; each item reports ok with pseudocode or its error.",
@@ -364,14 +364,14 @@ def tools() -> list[ToolDef]:
                                                     maximum=1000)}, ("address",)),
                 handler=_call_graph, requires_target=True,
                 requires_operations=("procedure_address", "procedure_callees", "procedure_callers"),
-                cli_positionals=("address",),
+                cli_subject="address",
                 examples=({"address": "main"}, {"address": "main", "depth": 3, "direction": "backward"})),
         ToolDef(name="find_xrefs_to_name", family=FAMILY,
                 description="Exact name to its addresses and every reference to them.",
                 input_schema=obj({"name": prop("string", "Exact symbol or import name.", ["puts"], minLength=1)},
                                  ("name",)),
                 handler=_find_xrefs_to_name, requires_target=True, requires_operations=("list_names", "xrefs"),
-                cli_positionals=("name",), examples=({"name": "puts"}, {"name": "main"})),
+                cli_subject="name", examples=({"name": "puts"}, {"name": "main"})),
         ToolDef(name="trace_feature", family=FAMILY,
                 description=("From a string or name to the procedures that use it and their caller paths "
                              "(bounded)."),
@@ -387,7 +387,7 @@ def tools() -> list[ToolDef]:
                 handler=_trace_feature, requires_target=True,
                 requires_operations=("search_strings", "search_procedures", "xrefs", "procedure_callers",
                                      "procedure_address"),
-                cli_positionals=("query",), examples=({"query": "usage"}, {"query": "main", "max_depth": 1})),
+                cli_subject="query", examples=({"query": "usage"}, {"query": "main", "max_depth": 1})),
     ]
 
 

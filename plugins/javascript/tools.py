@@ -106,7 +106,7 @@ ANALYZE = ToolDef(
     effects=_EVIDENCE_EFFECTS,
     examples=({"input_path": "/opt/App/resources/app.asar"},
               {"input_path": "./my-app", "detail": "summary", "integrity_policy": "record-and-continue"}),
-    cli_positionals=("input_path",),
+    cli_subject="input_path",
 )
 
 SEED_SCHEMA: dict[str, Any] = {

@@ -160,7 +160,7 @@ EXPORT_EVIDENCE_BUNDLE = ToolDef(
     output_schema={"type": "object"},
     effects=ToolEffects(records_evidence=False, writes_filesystem=True, may_discard_data=True),
     examples=({"path": "/tmp/evidence.json", "overwrite": True},),
-    cli_positionals=("path",),
+    cli_subject="path",
     handler=_export_evidence_bundle,
 )
 
@@ -188,7 +188,7 @@ IMPORT_EVIDENCE_BUNDLE = ToolDef(
     output_schema={"type": "object"},
     effects=ToolEffects(records_evidence=False, mutates_session=True),
     examples=({"path": "/tmp/evidence.json"},),
-    cli_positionals=("path",),
+    cli_subject="path",
     handler=_import_evidence_bundle,
 )
 

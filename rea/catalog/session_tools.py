@@ -72,7 +72,7 @@ OPEN_BINARY = ToolDef(
     output_schema={"type": "object"},
     effects=ToolEffects(records_evidence=False, mutates_session=True, idempotent=False),
     examples=({"path": "/bin/ls"}, {"path": "/bin/ls", "provider_id": "auto"}),
-    cli_positionals=("path",),
+    cli_subject="path",
     handler=_open_binary,
 )
 

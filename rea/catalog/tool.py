@@ -73,8 +73,8 @@ class ToolDef(msgspec.Struct, frozen=True, kw_only=True):
     requires_operations: tuple[str, ...] = ()
     client_features_required: tuple[str, ...] = ()
     client_features_optional: tuple[str, ...] = ()
-    # CLI: positional argument names, in order (the rest become --flags).
-    cli_positionals: tuple[str, ...] = ()
+    # CLI: the main argument, also accepted as the positional after TARGET (see rea.cli.tools).
+    cli_subject: str = ""
     title: str = ""
 
     @property

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
+import itertools
 import os
 import signal
 import sys
@@ -12,6 +12,7 @@ from typing import Any
 
 from rea import __version__
 from rea.cli.output import emit_error, emit_json, render_text
+from rea.cli.tools import ArgumentParser
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
 
@@ -93,26 +94,35 @@ def _tool_command(name: str, argv: list[str], prog: str) -> int:
 
 
 def _analyze(argv: list[str], prog: str) -> int:
-    parser = argparse.ArgumentParser(prog=f"{prog} analyze", description=(
+    parser = ArgumentParser(prog=f"{prog} analyze", description=(
         "Open a target and print its overview (binary_overview); directories and .asar archives go to "
         "analyze_javascript_application unless --provider is given."))
-    parser.add_argument("target")
-    parser.add_argument("--provider")
-    parser.add_argument("--format", choices=["json", "text"], default="text")
+    parser.add_argument("target", metavar="TARGET", help="a binary, a directory or an .asar archive")
+    parser.add_argument("--provider", help="provider id or 'auto' (binaries only; default: REA_ANALYSIS_PROVIDER)")
+    parser.add_argument("--integrity-policy", choices=["fail", "record-and-continue"],
+                        help="for applications: what an integrity mismatch does (default: fail)")
+    parser.add_argument("--format", "--output-format", dest="format", choices=["json", "text"], default="text")
+    parser.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
     ns = parser.parse_args(argv)
     registry = _registry()
     is_app = os.path.isdir(ns.target) or ns.target.endswith(".asar")
+    output = ["--output-format", ns.format]
     if is_app and ns.provider is None and "analyze_javascript_application" in registry.tools:
-        return _tool_command("analyze-javascript-application", [ns.target, "--format", ns.format], prog)
+        policy = ["--integrity-policy", ns.integrity_policy] if ns.integrity_policy else []
+        return _tool_command("analyze-javascript-application", [ns.target, *policy, *output], prog)
+    if ns.integrity_policy is not None:
+        raise ReaError("invalid_request", "--integrity-policy applies to directories and .asar applications",
+                       details={"issues": [{"path": "--integrity-policy", "reason": "invalid_value",
+                                            "message": "only for application targets"}]})
     if "binary_overview" not in registry.tools:
         raise ReaError("capability_unavailable", "no plugin provides binary_overview",
                        remediation="Reinstall rea; `rea providers list` shows what is loaded.")
-    args = [ns.target, "--format", ns.format] + (["--provider", ns.provider] if ns.provider else [])
+    args = [ns.target, *output] + (["--provider", ns.provider] if ns.provider is not None else [])
     return _tool_command("binary-overview", args, prog)
 
 
 def _providers(argv: list[str], prog: str) -> int:
-    parser = argparse.ArgumentParser(prog=f"{prog} providers", description="List plugins and providers.")
+    parser = ArgumentParser(prog=f"{prog} providers", description="List plugins and providers.")
     parser.add_argument("action", nargs="?", default="list", choices=["list"])
     parser.add_argument("--json", action="store_true", help="stable machine-readable output")
     ns = parser.parse_args(argv)
@@ -122,7 +132,7 @@ def _providers(argv: list[str], prog: str) -> int:
 
 
 def _plugins(argv: list[str], prog: str) -> int:
-    parser = argparse.ArgumentParser(prog=f"{prog} plugins", description="List loaded plugins and their hooks.")
+    parser = ArgumentParser(prog=f"{prog} plugins", description="List loaded plugins and their hooks.")
     parser.add_argument("--hook", help="only plugins implementing this hook (e.g. rea_register_tools)")
     parser.add_argument("--json", action="store_true")
     ns = parser.parse_args(argv)
@@ -143,7 +153,7 @@ def _plugins(argv: list[str], prog: str) -> int:
 
 
 def _doctor(argv: list[str], prog: str) -> int:
-    parser = argparse.ArgumentParser(prog=f"{prog} doctor", description="Check the host, providers and MCP clients.")
+    parser = ArgumentParser(prog=f"{prog} doctor", description="Check the host, providers and MCP clients.")
     parser.add_argument("--json", action="store_true")
     ns = parser.parse_args(argv)
     from rea import doctor
@@ -157,7 +167,7 @@ def _doctor(argv: list[str], prog: str) -> int:
 
 
 def _serve(argv: list[str], prog: str) -> int:
-    parser = argparse.ArgumentParser(prog=f"{prog} serve", description="Run the MCP server over stdio.")
+    parser = ArgumentParser(prog=f"{prog} serve", description="Run the MCP server over stdio.")
     parser.parse_args(argv)
     from rea.config import load_settings
 
@@ -172,7 +182,7 @@ def _serve(argv: list[str], prog: str) -> int:
 
 
 def _catalog(argv: list[str], prog: str) -> int:
-    parser = argparse.ArgumentParser(prog=f"{prog} catalog", description="Write the machine-readable tool catalog.")
+    parser = ArgumentParser(prog=f"{prog} catalog", description="Write the machine-readable tool catalog.")
     parser.add_argument("--output", help="file to write (default: stdout)")
     ns = parser.parse_args(argv)
     from rea.catalog.document import build_catalog
@@ -237,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         print(_version())
         return 0
     command, rest = argv[0], argv[1:]
-    fmt = "json" if ("--format" in rest and "json" in rest) or "--json" in rest else "text"
+    fmt = "json" if "--json" in rest or any(
+        a in ("--format", "--output-format") and b == "json" for a, b in itertools.pairwise(rest)) else "text"
     handlers: dict[str, Callable[[list[str], str], int]] = {
         "providers": _providers, "plugins": _plugins, "doctor": _doctor, "serve": _serve, "catalog": _catalog,
         "analyze": _analyze, "tools": _tools,

@@ -1,11 +1,24 @@
-"""Every registered tool as a CLI command over the same handler: ``rea <tool-name> ...``."""
+"""Every registered tool as a CLI command over the same handler: ``rea <tool-name> ...``.
+
+One rule, generated from each tool's input schema (a test walks every tool):
+
+- every input property is a flag named after it, kebab-cased (``max_depth`` -> ``--max-depth``);
+  JSON-valued flags take JSON text or ``@file.json``;
+- target-bound commands take the binary to open first (``TARGET``);
+- a command whose tool declares a subject (its main argument, e.g. ``procedure``) also takes it as the
+  next positional (``SUBJECT``), the same as its flag; any other command takes all of its arguments
+  as one JSON object (``JSON``, or ``@file.json``) in that place;
+- the CLI's own options: ``--json`` or ``--format json|text`` (output), ``--provider`` (target-bound
+  commands). A tool property of the same name keeps the name; output is then ``--json`` or
+  ``--output-format``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
-from typing import Any
+from typing import Any, NoReturn
 
 import msgspec
 
@@ -14,98 +27,155 @@ from rea.catalog.schemas import flatten_root_union
 from rea.catalog.tool import ToolDef
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.selection import parse_provider_choice
 from rea.session import Session
 
-# Options every command owns; a tool property with one of these names becomes --input-<name>.
-RESERVED = frozenset({"format", "provider", "help", "target", "input"})
+CONVENTION = """\
+arguments:
+  every input property is a flag of its own name (--max-depth for max_depth); JSON-valued flags take
+  JSON text or @file.json. TARGET (target-bound commands) is the binary to open. SUBJECT, where a
+  command has one, is the same as its flag; other commands take every argument as one JSON object
+  (or @file.json) in that place. Output: text by default, --json or --format json for JSON."""
 
 
-def _flag(name: str) -> str:
-    flag = name.replace("_", "-")
-    return "--input-" + flag if name in RESERVED else "--" + flag
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse whose usage errors are canonical ``invalid_request`` errors (exit 1, JSON with --json)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ReaError("invalid_request", f"{self.prog}: {message}",
+                       remediation=f"Run `{self.prog} --help` for the arguments.",
+                       details={"issues": [{"path": "argv", "reason": "invalid_value", "message": message}]})
 
 
-def _json_value(text: str) -> Any:
+def flag_name(name: str) -> str:
+    """The CLI flag of input property ``name``."""
+    return "--" + name.replace("_", "-")
+
+
+def _read_text(text: str) -> str:
+    """``@path`` reads a file; anything else is the text itself."""
+    if not text.startswith("@"):
+        return text
+    path = text[1:]
     try:
-        return json.loads(text)
+        with open(os.path.expanduser(path), "rb") as fh:
+            return fh.read().decode("utf-8")
+    except OSError as exc:
+        code = "access_denied" if isinstance(exc, PermissionError) else "target_unavailable"
+        raise ReaError(code, f"cannot read input file {path}: {exc.strerror or 'unreadable'}",
+                       details={"path": path, "reason": "unreadable"}) from None
+    except UnicodeDecodeError:
+        raise ReaError("invalid_request", f"input file {path} is not UTF-8 text",
+                       details={"issues": [{"path": path, "reason": "invalid_format",
+                                            "message": "not UTF-8"}]}) from None
+
+
+def parse_json_text(text: str, where: str) -> Any:
+    """JSON from ``text`` or ``@file``; ``invalid_request`` naming ``where`` otherwise."""
+    body = _read_text(text)
+    try:
+        return json.loads(body)
     except json.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+        raise ReaError("invalid_request", f"{where} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+                       details={"issues": [{"path": where, "reason": "invalid_format",
+                                            "message": f"not JSON: {exc.msg}"}]}) from None
+
+
+class _JsonValue:
+    """An argparse ``type`` that defers JSON parsing, so errors become canonical ones."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _output_flags(tool: ToolDef) -> list[str]:
+    names = set(flatten_root_union(tool.input_schema).get("properties", {}))
+    flags = ["--output-format"]
+    if "format" not in names:
+        flags.insert(0, "--format")
+    return flags
 
 
 def build_parser(tool: ToolDef, prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=f"{prog} {tool.cli_name}", description=tool.description)
-    if tool.requires_target:
-        parser.add_argument("target", help="path of the binary to open for this call")
-    for name in tool.cli_positionals:
-        parser.add_argument(name, help=f"the {name} argument")
-    if not tool.cli_positionals:
-        parser.add_argument("input", nargs="?", help="the arguments as a JSON object (or @file.json)")
+    parser = ArgumentParser(prog=f"{prog} {tool.cli_name}", description=tool.description,
+                                     epilog=CONVENTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     schema = flatten_root_union(tool.input_schema)
-    for name, sub in schema.get("properties", {}).items():
-        if name in tool.cli_positionals or (name == "input" and not tool.cli_positionals):
-            continue
+    properties: dict[str, Any] = schema.get("properties", {})
+    if tool.requires_target:
+        parser.add_argument("target", metavar="TARGET", help="path of the binary to open for this call")
+    if tool.cli_subject:
+        sub = properties.get(tool.cli_subject) or {}
+        parser.add_argument("subject", metavar="SUBJECT", nargs="?",
+                            help=f"{tool.cli_subject}: {sub.get('description', '')} (same as "
+                                 f"{flag_name(tool.cli_subject)})")
+    else:
+        parser.add_argument("json_input", metavar="JSON", nargs="?",
+                            help="every argument as one JSON object, or @file.json")
+    for name, sub in properties.items():
         sub = sub if isinstance(sub, dict) else {}
         kind = sub.get("type")
         help_text = sub.get("description", "")
         dest = "opt_" + name
         if kind == "boolean":
-            parser.add_argument(_flag(name), dest=dest, action=argparse.BooleanOptionalAction, default=None,
+            parser.add_argument(flag_name(name), dest=dest, action=argparse.BooleanOptionalAction, default=None,
                                 help=help_text)
         elif kind == "integer":
-            parser.add_argument(_flag(name), dest=dest, type=int, help=help_text)
+            parser.add_argument(flag_name(name), dest=dest, type=int, help=help_text)
         elif kind == "number":
-            parser.add_argument(_flag(name), dest=dest, type=float, help=help_text)
+            parser.add_argument(flag_name(name), dest=dest, type=float, help=help_text)
         elif kind == "string":
-            parser.add_argument(_flag(name), dest=dest, choices=sub.get("enum"), help=help_text)
+            parser.add_argument(flag_name(name), dest=dest, choices=sub.get("enum"), help=help_text)
         elif kind == "array" and isinstance(sub.get("items"), dict) and sub["items"].get("type") == "string":
-            parser.add_argument(_flag(name), dest=dest, nargs="+", help=help_text)
+            parser.add_argument(flag_name(name), dest=dest, nargs="+", help=help_text)
         else:
-            parser.add_argument(_flag(name), dest=dest, type=_json_value, metavar="JSON", help=help_text + " (JSON)")
+            parser.add_argument(flag_name(name), dest=dest, type=_JsonValue, metavar="JSON|@FILE",
+                                help=(help_text + " (JSON or @file.json)").strip())
     if tool.requires_target:
         parser.add_argument("--provider", help="provider id or 'auto' (default: REA_ANALYSIS_PROVIDER, then auto)")
-    parser.add_argument("--format", choices=["json", "text"], default="text")
+    parser.add_argument(*_output_flags(tool), dest="format", choices=["json", "text"], default="text",
+                        help="output format (default: text)")
+    parser.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
     return parser
 
 
-def _read_input(text: str | None) -> dict[str, Any]:
-    if text is None:
-        return {}
-    if text.startswith("@"):
-        path = text[1:]
-        try:
-            with open(path, "rb") as fh:
-                text = fh.read().decode()
-        except OSError as exc:
-            code = "access_denied" if isinstance(exc, PermissionError) else "target_unavailable"
-            raise ReaError(code, f"cannot read input file {path}: {exc.strerror}",
-                           details={"path": path, "reason": "unreadable"}) from None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReaError("invalid_request", f"input is not JSON: {exc}", details={"issues": [
-            {"path": "(root)", "reason": "invalid_format", "message": str(exc)}]}) from None
-    if not isinstance(value, dict):
-        raise ReaError("invalid_request", "input must be a JSON object",
-                       details={"issues": [{"path": "(root)", "reason": "invalid_type", "message": "expected object"}]})
+def _absolute(name: str, value: Any) -> Any:
+    # A relative path means the caller's working directory here; the session may run elsewhere.
+    if isinstance(value, str) and value and (name == "path" or name.endswith("_path")):
+        return os.path.abspath(os.path.expanduser(value))
     return value
 
 
 def collect_arguments(tool: ToolDef, ns: argparse.Namespace) -> dict[str, Any]:
-    args = _read_input(getattr(ns, "input", None))
-    for name in tool.cli_positionals:
-        value = getattr(ns, name)
-        if name.endswith("path") or name == "path":
-            value = os.path.abspath(value) if value else value
-        args[name] = value
+    args: dict[str, Any] = {}
+    raw = getattr(ns, "json_input", None)
+    if raw is not None:
+        value = parse_json_text(raw, "JSON")
+        if not isinstance(value, dict):
+            raise ReaError("invalid_request", "the JSON argument must be an object",
+                           details={"issues": [{"path": "(root)", "reason": "invalid_type",
+                                                "message": "expected object"}]})
+        args.update(value)
     for key, value in vars(ns).items():
         if key.startswith("opt_") and value is not None:
-            args[key[4:]] = value
-    return args
+            name = key[4:]
+            args[name] = parse_json_text(value.text, flag_name(name)) if isinstance(value, _JsonValue) else value
+    subject = getattr(ns, "subject", None)
+    if subject is not None:
+        flagged = args.get(tool.cli_subject)
+        if flagged is not None and flagged != subject:
+            raise ReaError("invalid_request", f"{tool.cli_subject} given twice, as SUBJECT and as "
+                           f"{flag_name(tool.cli_subject)}, with different values",
+                           details={"issues": [{"path": tool.cli_subject, "reason": "invalid_value",
+                                                "message": "given twice with different values"}]})
+        args[tool.cli_subject] = subject
+    return {name: _absolute(name, value) for name, value in args.items()}
 
 
 def run_tool(session: Session, tool: ToolDef, ns: argparse.Namespace, ctx: CallContext) -> ToolResult:
     args = collect_arguments(tool, ns)
     if tool.requires_target:
+        if ns.provider is not None:
+            parse_provider_choice(ns.provider, setting="--provider")
         session.open(ns.target, ns.provider, ctx)
     return invoke(session, tool, args, ctx)
 

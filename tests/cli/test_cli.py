@@ -142,7 +142,7 @@ def test_version_lists_plugins() -> None:
     assert proc.returncode == 0 and proc.stdout.startswith("rea ") and "registered plugins:" in proc.stdout
 
 
-def test_analyze_routes_applications_and_reserved_names_get_input_flags(tmp_path: Path) -> None:
+def test_analyze_routes_applications_and_a_format_property_keeps_its_flag(tmp_path: Path) -> None:
     app = tmp_path / "app"
     app.mkdir()
     (app / "package.json").write_text('{"name": "demo", "main": "main.js"}')

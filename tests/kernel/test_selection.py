@@ -160,3 +160,25 @@ def test_same_selection_error_through_flag_env_and_api(hello_elf: Path, clean_en
     bad = _cli("open-binary", str(hello_elf), "--format", "json", env={"REA_ANALYSIS_PROVIDER": "Auto"})
     assert bad.returncode == 1
     assert json.loads(bad.stdout)["error"]["code"] == "configuration_invalid"
+
+
+def test_an_empty_provider_choice_is_an_error_everywhere(hello_elf: Path, clean_env: pytest.MonkeyPatch) -> None:
+    """``--provider ''`` and ``provider_id: ""`` are typed errors; an empty variable is configuration_invalid."""
+    flag = _cli("binary-overview", str(hello_elf), "--provider", "", "--json")
+    assert flag.returncode == 1
+    err = json.loads(flag.stdout)["error"]
+    assert err["code"] == "invalid_request"
+    assert err["details"]["selection_reason"] == "invalid_options"
+    assert err["details"]["issues"][0]["path"] == "--provider"
+    analyze = _cli("analyze", str(hello_elf), "--provider", "", "--json")
+    assert analyze.returncode == 1 and json.loads(analyze.stdout)["error"]["code"] == "invalid_request"
+    session = Session(registry_mod.load())
+    with pytest.raises(ReaError) as info:
+        call_tool(session, "open_binary", {"path": str(hello_elf), "provider_id": ""})
+    assert info.value.code == "invalid_request"
+    assert info.value.details["issues"][0]["path"] == "provider_id"
+    env = _cli("binary-overview", str(hello_elf), "--json", env={"REA_ANALYSIS_PROVIDER": ""})
+    assert env.returncode == 1
+    err = json.loads(env.stdout)["error"]
+    assert err["code"] == "configuration_invalid"
+    assert err["details"]["settings"][0]["setting"] == "REA_ANALYSIS_PROVIDER"
