@@ -1,0 +1,19 @@
+"""Processes rea owns: start, observe, signal and clean up, in one place for every plugin.
+
+- ``OwnedProcess`` / ``ProcessSpec``: a process in its own session with a private directory, an explicit
+  environment, an optional address-space cap and sandbox, lineage snapshots, and ``terminate`` that
+  signals only what rea can prove it owns and reports what remains.
+- ``WorkerChannel``: a restartable worker speaking rea's framed protocol, with deadlines, cancellation,
+  progress and typed errors; ``python_worker_spec`` starts a Python worker whose module calls
+  ``rea.process.worker.serve(ROUTES)``.
+- ``SandboxPolicy``: bubblewrap isolation for code rea runs but did not write.
+
+Plugins start processes only through this package (a test enforces it).
+"""
+
+from rea.process.channel import WorkerChannel, python_worker_spec
+from rea.process.owned import OwnedProcess, ProcessSpec, status_details
+from rea.process.sandbox import Isolation, SandboxPolicy, bwrap_failure
+
+__all__ = ["Isolation", "OwnedProcess", "ProcessSpec", "SandboxPolicy", "WorkerChannel", "bwrap_failure",
+           "python_worker_spec", "status_details"]

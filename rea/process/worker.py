@@ -1,0 +1,117 @@
+"""The worker side of the protocol: a plugin's Python worker is its routes table plus engine code.
+
+``python -m my_plugin.worker`` calls ``serve(ROUTES)``; each route takes the request's params and a
+``Reporter`` and returns the normalized result (or a ``Result`` with raw form and limitations).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import msgspec
+
+from rea.errors import CODES, ReaError
+from rea.process import frames
+
+
+class Result(msgspec.Struct, kw_only=True):
+    """What a route returns when it has more than a normalized result."""
+
+    normalized: Any
+    raw: Any = None
+    limitations: list[str] = []
+    confidence: str = "observed"
+
+
+class Reporter:
+    """Progress for the request being served; relayed into the caller's rate-bounded sink."""
+
+    def __init__(self, out_fd: int) -> None:
+        self.out_fd = out_fd
+        self.request_id = 0
+
+    def progress(self, message: str) -> None:
+        frames.write_all(self.out_fd, frames.encode(frames.Progress(id=self.request_id, message=message)))
+
+
+Route = Callable[[dict[str, Any], Reporter], Any]
+
+
+def _watch_parent(parent: int) -> None:
+    """Exit when the server that started us is gone, even in the middle of a long analysis."""
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(3)
+
+
+def answer(routes: Mapping[str, Route], request: frames.Request, reporter: Reporter) -> frames.Outgoing:
+    """One request's reply or failure; engine exceptions never reach the caller as text."""
+    reporter.request_id = request.id
+    route = routes.get(request.op)
+    if route is None:
+        return frames.Failure(id=request.id, code="capability_unavailable",
+                              message=f"this worker does not implement {request.op}", details={"operation": request.op})
+    try:
+        out = route(dict(request.params), reporter)
+    except ReaError as exc:
+        code = exc.code if exc.code in CODES else "execution_failure"
+        return frames.Failure(id=request.id, code=code, message=exc.message, remediation=exc.remediation,
+                              details=exc.details)
+    except (RecursionError, MemoryError) as exc:
+        what = "stack" if isinstance(exc, RecursionError) else "memory"
+        return frames.Failure(id=request.id, code="resource_constraint", message=f"the engine ran out of {what} in "
+                              f"{request.op}", details={"resource": "memory", "operation": request.op})
+    except Exception:
+        # The traceback goes to the worker's stderr (kept as a bounded tail); the caller gets a plain message.
+        traceback.print_exc(file=sys.stderr)
+        return frames.Failure(id=request.id, code="execution_failure",
+                              message=f"the engine failed in {request.op}",
+                              remediation="Retry, or try another provider; the input may be hostile to this engine.",
+                              details={"operation": request.op})
+    if isinstance(out, Result):
+        return frames.ReplyOut(id=request.id, normalized=out.normalized, raw=out.raw,
+                               limitations=out.limitations, confidence=out.confidence)
+    return frames.ReplyOut(id=request.id, normalized=out)
+
+
+def serve(routes: Mapping[str, Route], max_frame_bytes: int = frames.DEFAULT_MAX_FRAME_BYTES) -> int:
+    """Answer framed requests on stdin/stdout until stdin closes; returns the exit status."""
+    # The protocol owns the original stdin/stdout; anything the engine prints goes to stderr instead.
+    in_fd, out_fd = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    reader = frames.FrameReader(max_frame_bytes)
+    reporter = Reporter(out_fd)
+    pending: list[frames.Incoming] = []
+    while True:
+        while not pending:
+            chunk = os.read(in_fd, 1 << 16)
+            if not chunk:
+                return 0
+            try:
+                pending.extend(reader.feed(chunk))
+            except frames.ProtocolError as exc:
+                print(f"worker: {exc}", file=sys.stderr)
+                return 2
+        message = pending.pop(0)
+        if not isinstance(message, frames.Request):
+            continue
+        reply = answer(routes, message, reporter)
+        try:
+            data = frames.encode(reply, max_frame_bytes)
+        except (TypeError, ValueError, OverflowError, frames.ProtocolError) as exc:
+            print(f"worker: unencodable reply to {message.op}: {exc}", file=sys.stderr)
+            data = frames.encode(frames.Failure(
+                id=message.id, code="unreadable_output", message=f"the engine's result for {message.op} could "
+                "not be encoded", details={"operation": message.op}))
+        frames.write_all(out_fd, data)

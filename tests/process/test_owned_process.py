@@ -1,0 +1,289 @@
+"""The kernel's owned-process mechanism, driven with a tiny fake worker and plain programs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rea.context import CallContext, CancelSignal
+from rea.errors import ReaError
+from rea.process import OwnedProcess, ProcessSpec, SandboxPolicy, WorkerChannel, procfs, sandbox
+from tests import toolchains
+
+FAKE = str(Path(__file__).with_name("fake_worker.py"))
+
+
+def channel(**env: str) -> WorkerChannel:
+    spec = ProcessSpec(argv=(sys.executable, FAKE), resource="fake-worker", owner="fake",
+                       env={"PYTHONDONTWRITEBYTECODE": "1", **env})
+    return WorkerChannel(spec, label="fake", grace_s=0.5)
+
+
+def alive(pid: int) -> bool:
+    info = procfs.read(pid)
+    return info is not None and info.state != "Z"
+
+
+def kill_escaped(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_a_request_gets_its_reply_in_a_private_home() -> None:
+    ch = channel(RTDB_BASE="{private}/cache/rtdb")
+    reply = ch.request("echo", {"x": 1}, CallContext(), deadline_s=30).result()
+    proc = ch.proc
+    assert proc is not None
+    assert reply["echo"] == {"x": 1} and reply["pid"] == proc.pid
+    assert reply["home"].startswith(proc.private_dir) and reply["tmp"].startswith(proc.private_dir)
+    assert reply["cwd"] == proc.private_dir and reply["cache"] == proc.private_dir + "/cache/rtdb"
+    private = proc.private_dir
+    assert ch.close().remaining == ()
+    assert not os.path.exists(private) and not alive(reply["pid"])
+
+
+def test_sigkill_mid_request_is_typed_and_the_next_request_restarts() -> None:
+    ch = channel()
+    first = ch.request("echo", {}, CallContext(), deadline_s=30).result()["pid"]
+    private = ch.proc.private_dir if ch.proc else ""
+    with pytest.raises(ReaError) as info:
+        ch.request("die", {"signal": int(signal.SIGKILL)}, CallContext(), deadline_s=30, phase="dying")
+    err = info.value
+    assert err.code == "provider_unavailable"
+    assert err.details["signal"] == "SIGKILL" and err.details["phase"] == "dying"
+    assert "Traceback" not in err.message
+    assert not os.path.exists(private) and not alive(first)
+    second = ch.request("echo", {}, CallContext(), deadline_s=30).result()["pid"]
+    assert second != first and ch.generation == 2
+    assert ch.close().remaining == ()
+
+
+def test_a_worker_that_died_idle_is_reported_once_then_replaced() -> None:
+    ch = channel()
+    pid = ch.request("echo", {}, CallContext(), deadline_s=30).result()["pid"]
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    with pytest.raises(ReaError) as info:
+        ch.request("echo", {}, CallContext(), deadline_s=30)
+    assert info.value.code == "provider_unavailable" and info.value.details["signal"] == "SIGKILL"
+    assert ch.request("echo", {}, CallContext(), deadline_s=30).result()["pid"] != pid
+    ch.close()
+
+
+def test_a_stopped_worker_hits_the_deadline_and_is_cleaned_up() -> None:
+    ch = channel()
+    pid = ch.request("echo", {}, CallContext(), deadline_s=30).result()["pid"]
+    private = ch.proc.private_dir if ch.proc else ""
+    os.kill(pid, signal.SIGSTOP)
+    started = time.monotonic()
+    with pytest.raises(ReaError) as info:
+        ch.request("echo", {}, CallContext(), deadline_s=1.0, phase="answering")
+    assert info.value.code == "provider_timeout"
+    assert info.value.details["timeout_ms"] == 1000
+    assert time.monotonic() - started < 15
+    assert not alive(pid) and not os.path.exists(private)
+    assert ch.close().remaining == ()
+
+
+def test_a_grandchild_that_left_the_session_is_reported_not_signalled() -> None:
+    ch = channel()
+    grandchild = ch.request("escape", {}, CallContext(), deadline_s=30).result()["grandchild"]
+    time.sleep(0.2)
+    try:
+        outcome = ch.close()
+        assert "descendant-process" in outcome.remaining
+        assert str(grandchild) in outcome.reason
+        assert alive(grandchild), "rea must never signal a process that left its session"
+    finally:
+        kill_escaped([grandchild])
+
+
+def test_session_members_outside_the_group_and_deaf_to_sigterm_are_killed() -> None:
+    ch = channel()
+    child = ch.request("child", {}, CallContext(), deadline_s=30).result()["child"]
+    assert ch.close().remaining == ()
+    time.sleep(0.1)
+    assert not alive(child)
+
+
+def test_a_recycled_pid_is_never_signalled(monkeypatch: pytest.MonkeyPatch) -> None:
+    proc = OwnedProcess.start(ProcessSpec(argv=("sleep", "30"), resource="sleeper", owner="test"))
+    pid = proc.pid
+    # Someone else reaps the leader: from now on its pid may name any process.
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    sent: list[Any] = []
+    monkeypatch.setattr(os, "killpg", lambda *a: sent.append(("killpg", a)))
+    monkeypatch.setattr(os, "kill", lambda *a: sent.append(("kill", a)))
+    assert proc.send_signal(signal.SIGTERM)["delivered"] is False
+    outcome = proc.terminate(0.1)
+    assert sent == []
+    assert outcome.remaining == ()
+    assert proc.observe("after")["status"] == "unavailable"
+
+
+def test_the_lineage_snapshot_has_the_contract_shape() -> None:
+    ch = channel()
+    ch.request("child", {}, CallContext(), deadline_s=30)
+    snaps = ch.lineage()
+    started, live = snaps[0], snaps[-1]
+    assert started["event"] == "started" and live["event"] == "snapshot"
+    for snap in (started, live):
+        assert snap["status"] == "verified"
+        assert set(snap) >= {"provider_id", "resource", "observed_at", "launcher_pid", "ppid", "pgid", "descendants"}
+        assert snap["launcher_pid"] == os.getpid() == snap["ppid"] and snap["pgid"] == snap["pid"]
+        assert snap["observed_at"].endswith("Z")
+    assert len(live["descendants"]) == 1
+    ch.close()
+    closed = ch.lineage()[-1]
+    assert closed["event"] == "closed" and closed["status"] == "verified"
+
+
+def test_engine_exceptions_never_reach_the_caller_as_text() -> None:
+    ch = channel()
+    with pytest.raises(ReaError) as info:
+        ch.request("fail", {}, CallContext(), deadline_s=30)
+    assert info.value.code == "execution_failure"
+    assert "ValueError" not in info.value.message and "internal detail" not in info.value.message
+    assert "ValueError" in ch.stderr_tail()  # kept for diagnosis, not sent
+    with pytest.raises(ReaError) as info:
+        ch.request("fail", {"typed": True}, CallContext(), deadline_s=30)
+    assert info.value.code == "unsupported_target" and info.value.details == {"why": "fake"}
+    ch.close()
+
+
+def test_an_oversized_frame_is_a_protocol_violation() -> None:
+    ch = channel()
+    with pytest.raises(ReaError) as info:
+        ch.request("garbage", {}, CallContext(), deadline_s=30)
+    assert info.value.code == "provider_unavailable" and "protocol" in info.value.message
+    assert ch.proc is None
+    big = ch.request("big", {"size": 3_000_000}, CallContext(), deadline_s=30)
+    assert len(big.result()) == 3_000_000 and big.limitations == ["big"]
+    ch.close()
+
+
+def test_cancellation_and_progress_reach_the_worker_and_the_caller() -> None:
+    ch = channel()
+    updates: list[str] = []
+    signal_ = CancelSignal()
+    ctx = CallContext(signal_, lambda _n, message: updates.append(message))
+    timer = threading.Timer(0.8, signal_.cancel)
+    timer.start()
+    with pytest.raises(ReaError) as info:
+        ch.request("sleep", {"steps": 100, "step_s": 0.05}, ctx, deadline_s=30, phase="sleeping", announce=True)
+    assert info.value.code == "cancelled"
+    assert any("step" in u for u in updates) and updates[0].startswith("fake: sleeping")
+    assert ch.proc is None
+    ch.close()
+
+
+def _rea_dirs() -> set[str]:
+    return {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("rea-cycle-")}
+
+
+def test_a_thousand_start_and_close_cycles_leave_nothing() -> None:
+    before = _rea_dirs()
+    started = time.monotonic()
+    pids = []
+    for _ in range(1000):
+        proc = OwnedProcess.start(ProcessSpec(argv=("cat",), resource="cycle", owner="test"))
+        pids.append(proc.pid)
+        assert proc.terminate(1.0).remaining == ()
+    seconds = time.monotonic() - started
+    assert _rea_dirs() == before
+    assert not [p for p in pids if alive(p)]
+    print(f"\n1000 owned-process cycles: {seconds:.1f} s, {seconds:.2f} ms per cycle; nothing left")
+
+
+# -- sandbox ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def bwrap() -> str:
+    path = toolchains.require("bwrap")
+    failure = sandbox.bwrap_failure()
+    if failure is not None:
+        toolchains.unavailable(failure)
+    return path
+
+
+def _run(argv: tuple[str, ...], policy: SandboxPolicy) -> tuple[int | None, OwnedProcess]:
+    proc = OwnedProcess.start(ProcessSpec(argv=argv, resource="sandboxed", owner="test", sandbox=policy,
+                                          stdout="null", stdin="null"))
+    status = proc.wait_exit(30)
+    return status, proc
+
+
+def test_a_sandboxed_program_writes_only_its_writable_roots(bwrap: str, tmp_path: Path) -> None:
+    allowed, denied = tmp_path / "allowed", tmp_path / "denied"
+    allowed.mkdir()
+    denied.mkdir()
+    script = f"touch {allowed}/ok; touch {denied}/no; touch /tmp/private-ok"
+    status, proc = _run(("sh", "-c", script), SandboxPolicy(writable_roots=(str(allowed),)))
+    assert proc.isolation.sandbox == "bubblewrap" and proc.isolation.policy is not None
+    proc.terminate()
+    assert (allowed / "ok").exists()
+    assert not (denied / "no").exists()
+    assert status == 0  # the private /tmp was writable
+    assert not os.path.exists("/tmp/private-ok")
+
+
+def test_loopback_only_when_allowed(bwrap: str) -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    port = server.getsockname()[1]
+    probe = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3)"
+    try:
+        denied, p1 = _run((sys.executable, "-c", probe), SandboxPolicy())
+        allowed, p2 = _run((sys.executable, "-c", probe), SandboxPolicy(allow_loopback=True))
+        p1.terminate()
+        p2.terminate()
+    finally:
+        server.close()
+    assert denied != 0 and allowed == 0
+
+
+def test_a_required_sandbox_without_bwrap_is_typed_unless_none_is_accepted(monkeypatch: pytest.MonkeyPatch,
+                                                                          tmp_path: Path) -> None:
+    sandbox.bwrap_failure.cache_clear()
+    monkeypatch.setenv("PATH", str(tmp_path))
+    try:
+        with pytest.raises(ReaError) as info:
+            OwnedProcess.start(ProcessSpec(argv=(sys.executable, "-c", "pass"), resource="s", owner="t",
+                                           sandbox=SandboxPolicy()))
+        assert info.value.code == "provider_unavailable"
+        assert "bubblewrap" in info.value.remediation
+        proc = OwnedProcess.start(ProcessSpec(argv=(sys.executable, "-c", "pass"), resource="s", owner="t",
+                                              sandbox=SandboxPolicy(accept_none=True)))
+        assert proc.isolation.sandbox == "none" and "bwrap" in proc.isolation.reason
+        proc.wait_exit(30)
+        assert proc.terminate().remaining == ()
+    finally:
+        monkeypatch.undo()
+        sandbox.bwrap_failure.cache_clear()
+
+
+def test_plugins_start_processes_only_through_the_kernel() -> None:
+    root = Path(__file__).resolve().parents[2] / "plugins"
+    offenders = []
+    for path in root.rglob("*.py"):
+        text = path.read_text()
+        for needle in ("subprocess.Popen", "subprocess.run(", "subprocess.call(", "subprocess.check_output(",
+                       "os.fork(", "os.spawn", "os.posix_spawn", "os.exec"):
+            if needle in text:
+                offenders.append(f"{path.relative_to(root)}: {needle}")
+    assert offenders == []
