@@ -58,8 +58,6 @@ class Timeouts(msgspec.Struct, frozen=True, kw_only=True):
     cfg_ms: int = 120_000
     decompile_ms: int = 60_000
     query_ms: int = 30_000
-    # Regex searches run in a forked child of the worker under this budget, so the CFG survives a bad pattern.
-    regex_ms: int = 5_000
     # How long close() waits after SIGTERM before SIGKILL.
     grace_ms: int = 2_000
     # RLIMIT_AS of the worker, so a hostile or huge input ends in resource_constraint, not the OOM killer.
@@ -71,7 +69,6 @@ _ENV: Final[dict[str, str]] = {
     "cfg_ms": "REA_ANGR_CFG_TIMEOUT_MS",
     "decompile_ms": "REA_ANGR_DECOMPILE_TIMEOUT_MS",
     "query_ms": "REA_ANGR_QUERY_TIMEOUT_MS",
-    "regex_ms": "REA_ANGR_REGEX_TIMEOUT_MS",
     "address_space_mb": "REA_ANGR_MEMORY_LIMIT_MB",
 }
 _MAX_MS = 2_147_483_647

@@ -12,6 +12,7 @@ from rea_plugins.native.program import Proc, Program, Ref
 from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
 from rea.providers import OperationResult
+from rea.search import matcher as search_matcher
 from rea.target import Target
 
 T = TypeVar("T")
@@ -19,8 +20,6 @@ DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 MAX_ASSEMBLY = 20_000
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
-# Python's re cannot be interrupted, so regex search stays bounded by refusing catastrophic shapes.
-_NESTED_QUANTIFIER = re.compile(r"\([^()]*[+*][^()]*\)\s*[+*{]|\([^()]*[+*][^()]*\)\?\s*[+*{]")
 _ABI = {("elf", "x86_64"): "sysv", ("mach-o", "x86_64"): "sysv", ("pe", "x86_64"): "ms-x64",
         ("elf", "arm64"): "aapcs64", ("mach-o", "arm64"): "darwin-aapcs64", ("pe", "arm64"): "aapcs64",
         ("elf", "x86"): "cdecl", ("pe", "x86"): "cdecl", ("elf", "arm"): "aapcs", ("pe", "arm"): "aapcs"}
@@ -56,28 +55,7 @@ def page(key: str, items: Sequence[T], offset: int, limit: int,
 
 
 def matcher(params: dict[str, Any]) -> Callable[[str], bool]:
-    pattern = params.get("pattern")
-    if not isinstance(pattern, str) or not pattern:
-        raise invalid_request("pattern must be a non-empty string", [issue("pattern", "invalid_value", "empty")])
-    mode = params.get("mode", "literal")
-    case = bool(params.get("case_sensitive", False))
-    if mode == "regex":
-        if _NESTED_QUANTIFIER.search(pattern):
-            raise invalid_request("pattern nests quantifiers, which can take exponential time",
-                                  [issue("pattern", "invalid_value", "rewrite without a quantified group that "
-                                         "itself contains + or * (for example (a+)+)")])
-        try:
-            rx = re.compile(pattern, 0 if case else re.IGNORECASE)
-        except re.error as exc:
-            raise invalid_request(f"pattern is not a valid regular expression: {exc}",
-                                  [issue("pattern", "invalid_format", str(exc))]) from None
-        return lambda text: rx.search(text) is not None
-    if mode != "literal":
-        raise invalid_request("mode must be literal or regex", [issue("mode", "invalid_value", "literal|regex")])
-    if case:
-        return lambda text: pattern in text
-    folded = pattern.casefold()
-    return lambda text: folded in text.casefold()
+    return search_matcher(params)
 
 
 class Operations:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import atexit
 import threading
 from importlib import metadata
 from typing import Any
 
+import msgspec
+
 from rea import __version__
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.process import WorkerChannel, python_worker_spec
 from rea.providers import (
     AnalysisClient,
     AnalysisProvider,
@@ -29,6 +31,7 @@ OPERATIONS: tuple[str, ...] = (
     "procedure_callees", "procedure_references", "xrefs", "binary_layout",
 )
 MAX_FILE_BYTES = 2 << 30
+RESOURCE = "native-parse-worker"
 PARSE_TIMEOUT_S = 60.0
 PARSE_BYTES_PER_S = 20 << 20
 
@@ -49,13 +52,16 @@ def _dist_version(name: str) -> str | None:
 class NativeClient(AnalysisClient):
     """One open target: the parsed model plus a lazily built Program."""
 
-    def __init__(self, target: Target, program: Any) -> None:
+    def __init__(self, target: Target, program: Any, worker: WorkerChannel | None = None) -> None:
         from rea_plugins.native.operations import Operations
 
         self.target = target
         self.program = program
         self.ops = Operations(program, target)
         self._lock = threading.RLock()
+        self._worker = worker
+        # The parse worker is the provider's: this client reports what happened to it from its open on.
+        self._lineage_from = len(worker.lineage()) - 1 if worker is not None and worker.pid else 0
 
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         from rea_plugins.native.operations import dispatch
@@ -65,15 +71,20 @@ class NativeClient(AnalysisClient):
                 return dispatch(self.ops, operation, params, ctx)
             except (ReaError, MemoryError, RecursionError):
                 raise
-            except (ValueError, IndexError, KeyError, OverflowError, OSError) as exc:
-                raise ReaError("execution_failure", f"native {operation} failed on this binary: "
-                               f"{type(exc).__name__}: {exc}",
+            except (ValueError, IndexError, KeyError, OverflowError, OSError):
+                raise ReaError("execution_failure", f"native {operation} failed: the binary is malformed where "
+                               f"{operation} reads it",
                                remediation="The binary may be malformed; check the target or try another provider.",
                                details={"operation": operation}) from None
 
     def close(self) -> CloseOutcome:
         self.program.close()
         return CloseOutcome()
+
+    def lineage(self) -> list[dict[str, Any]]:
+        if self._worker is None:
+            return []
+        return [o for o in self._worker.lineage()[self._lineage_from:] if o.get("event") != "closed"]
 
 
 class NativeProvider(AnalysisProvider):
@@ -82,7 +93,7 @@ class NativeProvider(AnalysisProvider):
     descriptor = DESCRIPTOR
 
     def __init__(self) -> None:
-        self._worker: Any = None
+        self._worker: WorkerChannel | None = None
         self._lock = threading.Lock()
 
     def availability(self) -> Availability:
@@ -113,18 +124,21 @@ class NativeProvider(AnalysisProvider):
             "jump_tables": "x86 gcc/clang patterns",
         }
 
-    def worker(self) -> Any:
+    def worker(self) -> WorkerChannel:
+        """The provider's parse worker, shared by its clients; started on the first open."""
         with self._lock:
             if self._worker is None:
-                from rea_plugins.native.worker import ParseWorker
+                from rea_plugins.native.worker import MAX_FRAME_BYTES, WORKER_MEMORY_BYTES
 
-                self._worker = ParseWorker()
-                atexit.register(self._worker.stop)
+                spec = python_worker_spec("rea_plugins.native.worker", resource=RESOURCE, owner=DESCRIPTOR.id,
+                                          address_space_bytes=WORKER_MEMORY_BYTES)
+                self._worker = WorkerChannel(spec, label=DESCRIPTOR.id, max_frame_bytes=MAX_FRAME_BYTES,
+                                             stateful=False)
             return self._worker
 
     def open(self, target: Target, run_id: str, ctx: CallContext | None = None) -> AnalysisClient:
         from rea_plugins.native.extract import host_arch
-        from rea_plugins.native.model import WorkerRequest
+        from rea_plugins.native.model import Model, WorkerRequest
         from rea_plugins.native.program import Program
 
         if target.is_directory or target.format not in DESCRIPTOR.formats:
@@ -135,8 +149,14 @@ class NativeProvider(AnalysisProvider):
                            f"limit of {MAX_FILE_BYTES}", details={"resource": "file_size", "limit": MAX_FILE_BYTES})
         timeout = PARSE_TIMEOUT_S + target.size / PARSE_BYTES_PER_S
         limits = self.limits()
-        model = self.worker().parse(WorkerRequest(path=target.resolved_path, prefer_arch=host_arch()),
-                                    ctx or CallContext(), timeout)
+        request = msgspec.to_builtins(WorkerRequest(path=target.resolved_path, prefer_arch=host_arch()))
+        reply = self.worker().request("parse", request, ctx or CallContext(), deadline_s=timeout,
+                                      phase="parsing the binary")
+        try:
+            model = reply.result(Model)
+        except msgspec.ValidationError:
+            raise ReaError("unsupported_target", "malformed binary: the parse produced invalid fields",
+                           details={"phase": "parse"}) from None
         try:
             program = Program(model, target.resolved_path, limits)
         except OSError as exc:
@@ -145,4 +165,4 @@ class NativeProvider(AnalysisProvider):
         except ValueError as exc:
             raise ReaError("unsupported_target", f"native cannot decode this binary: {exc}",
                            details={"format": target.format}) from None
-        return NativeClient(target, program)
+        return NativeClient(target, program, self._worker)

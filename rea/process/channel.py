@@ -31,8 +31,11 @@ class WorkerChannel:
     """A lazily started worker owned by one provider client (or one provider)."""
 
     def __init__(self, spec: ProcessSpec | Callable[[], ProcessSpec], *, label: str = "",
-                 max_frame_bytes: int = frames.DEFAULT_MAX_FRAME_BYTES, grace_s: float = 2.0) -> None:
+                 max_frame_bytes: int = frames.DEFAULT_MAX_FRAME_BYTES, grace_s: float = 2.0,
+                 stateful: bool = True) -> None:
         self._spec = spec
+        # A stateful worker holds loaded state, so losing it idle is reported; a stateless one is replaced.
+        self.stateful = stateful
         self.label = label or (spec.owner if isinstance(spec, ProcessSpec) else "")
         self.max_frame_bytes = max_frame_bytes
         self.grace_s = grace_s
@@ -43,6 +46,7 @@ class WorkerChannel:
         self._pending: list[frames.Incoming] = []
         self._next_id = 0
         self._lock = threading.RLock()
+        self._request_lock = threading.Lock()
         self._closed = False
         self._observations: list[dict[str, Any]] = []
         self._leftover: list[OwnedProcess] = []
@@ -66,7 +70,10 @@ class WorkerChannel:
                                details={"reason": "closed", "provider_id": self.label})
             proc = self.proc
             if proc is not None and proc.exit_status() is not None:
-                raise self._crashed(proc, "(between requests)", "idle between requests", CallContext())
+                if self.stateful:
+                    raise self._crashed(proc, "(between requests)", "idle between requests", CallContext())
+                self.proc = None
+                self._finish(proc, "crashed")
             if self.proc is None:
                 self.proc = OwnedProcess.start(self.spec())
                 self.generation += 1
@@ -136,21 +143,27 @@ class WorkerChannel:
                 announce: bool = False, timeout_remediation: str = "") -> frames.Reply:
         """Send one request and wait for its reply under ``deadline_s`` and ``ctx``'s cancellation."""
         phase = phase or op
-        with self._lock:
-            self.ensure_started()
-            proc = self.proc
-            assert proc is not None and proc.stdin is not None and proc.stdout is not None
-            self._next_id += 1
-            rid = self._next_id
+        # One request at a time (several sessions may share a worker); close() does not wait for it.
+        while not self._request_lock.acquire(timeout=POLL_S):
+            ctx.check(phase)
+        try:
+            with self._lock:
+                self.ensure_started()
+                proc = self.proc
+                assert proc is not None and proc.stdin is not None and proc.stdout is not None
+                self._next_id += 1
+                rid = self._next_id
             try:
                 frames.write_all(proc.stdin.fileno(), frames.encode(frames.Request(id=rid, op=op, params=params),
                                                                      self.max_frame_bytes))
             except frames.ProtocolError as exc:
                 raise ReaError("resource_constraint", f"the {op} request is too large for the worker protocol",
                                details={"resource": "memory", "operation": op}) from exc
-            except OSError:
+            except (OSError, ValueError):
                 raise self._crashed(proc, op, phase, ctx) from None
             return self._await(proc, rid, op, phase, ctx, deadline_s, announce, timeout_remediation)
+        finally:
+            self._request_lock.release()
 
     def _await(self, proc: OwnedProcess, rid: int, op: str, phase: str, ctx: CallContext, deadline_s: float,
                announce: bool, timeout_remediation: str) -> frames.Reply:

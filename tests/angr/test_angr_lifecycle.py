@@ -65,7 +65,7 @@ def test_worker_crash_is_reported_then_recovered(angr_session: Session) -> None:
     lineage = client.lineage()
     started = [o["pid"] for o in lineage if o["event"] == "started" and o["status"] == "verified"]
     assert pid in started and worker_pid(angr_session) in started
-    reaped = [o for o in lineage if o["event"] == "reaped" and o["pid"] == pid]
+    reaped = [o for o in lineage if o["event"] == "crashed" and o["pid"] == pid]
     assert reaped and reaped[0]["signal"] == "SIGKILL"
 
 

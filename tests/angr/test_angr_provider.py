@@ -1,21 +1,20 @@
-"""The angr provider without a worker: descriptor, availability, settings, profile, protocol, paging."""
+"""The angr provider without a worker: descriptor, availability, settings, profile, paging."""
 
 from __future__ import annotations
 
 import importlib.util
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from rea_plugins.angr import paging, protocol
+from rea_plugins.angr import paging
 from rea_plugins.angr.options import Timeouts, timeouts_from_env
 from rea_plugins.angr.provider import AngrProvider
 
+from rea.context import CallContext
 from rea.errors import ReaError
+from rea.process import WorkerChannel, python_worker_spec
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool
@@ -112,27 +111,6 @@ def test_non_binary_is_rejected_before_any_worker(tmp_path: Path, rea_registry: 
     assert info.value.details["rejections"][0]["code"] == "target_format_unsupported"
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.binary(max_size=300), max_size=5), st.integers(min_value=1, max_value=7))
-def test_protocol_frames_survive_any_chunking(payloads: list[bytes], step: int) -> None:
-    messages: list[protocol.Message] = [
-        protocol.Reply(id=i, normalized={"blob": p.hex(), "n": len(p)}, raw=None) for i, p in enumerate(payloads)]
-    messages.append(protocol.Failure(id=99, code="cancelled", message="x", details={"phase": "cfg"}))
-    stream = b"".join(protocol.encode(m) for m in messages)
-    reader = protocol.FrameReader()
-    got: list[protocol.Message] = []
-    for i in range(0, len(stream), step):
-        got.extend(reader.feed(stream[i:i + step]))
-    assert got == messages
-
-
-def test_protocol_rejects_oversized_and_garbage_frames() -> None:
-    with pytest.raises(protocol.ProtocolError):
-        protocol.FrameReader().feed(b"\xff\xff\xff\xff")
-    with pytest.raises(protocol.ProtocolError):
-        protocol.FrameReader().feed(b"\x00\x00\x00\x02\xc1\xc1")
-
-
 def test_paging_and_search_helpers() -> None:
     page = paging.page("items", list(range(5)), {"offset": 3, "limit": 10}, lambda i: {"i": i})
     assert page == {"items": [{"i": 3}, {"i": 4}], "offset": 3, "limit": 10, "total": 5, "next_offset": None}
@@ -155,25 +133,13 @@ def test_paging_and_search_helpers() -> None:
 
 
 def test_worker_module_answers_ping_over_its_pipes() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "rea_plugins.angr.worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert proc.stdin is not None and proc.stdout is not None
+    channel = WorkerChannel(python_worker_spec("rea_plugins.angr.worker", resource="angr-worker", owner="angr"),
+                            label="angr")
     try:
-        proc.stdin.write(protocol.encode(protocol.Request(id=1, op="ping")))
-        proc.stdin.write(protocol.encode(protocol.Request(id=2, op="procedure_info", params={"procedure": "main"})))
-        proc.stdin.flush()
-        reader = protocol.FrameReader()
-        got: list[protocol.Message] = []
-        while len(got) < 2:
-            chunk = os.read(proc.stdout.fileno(), 65536)
-            assert chunk
-            got.extend(reader.feed(chunk))
-        assert isinstance(got[0], protocol.Reply) and got[0].normalized == {"pid": proc.pid}
+        assert channel.request("ping", {}, CallContext(), deadline_s=60).result() == {"pid": channel.pid}
         # Before a target is loaded every analysis request fails with a typed error, not a crash.
-        assert isinstance(got[1], protocol.Failure) and got[1].code == "execution_failure"
-        proc.stdin.close()
-        assert proc.wait(10) == 0
+        with pytest.raises(ReaError) as info:
+            channel.request("procedure_info", {"procedure": "main"}, CallContext(), deadline_s=60)
+        assert info.value.code == "execution_failure"
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        assert channel.close().remaining == ()

@@ -262,7 +262,7 @@ def test_parse_worker_survives_a_crash(rea_registry: Registry, native_fixtures: 
         pid = provider.worker().pid
         assert pid is not None
         os.kill(pid, 9)
-        provider.worker()._proc.wait(timeout=10)
+        provider.worker().proc.wait_exit(10)
         result_of(session, "open_binary", {"path": native_fixtures.get("pe-x64-exe").path, "provider_id": "native"})
         assert result_of(session, "list_documents", {})["documents"][0]["format"] == "pe"
     finally:
@@ -309,7 +309,10 @@ def test_search_modes_and_refused_patterns(native: Session) -> None:
     assert exact["total"] == 0
     rx = result_of(native, "search_procedures", {"pattern": "^op_(add|sub)$", "mode": "regex"})
     assert {p["name"] for p in rx["procedures"]} == {"op_add", "op_sub"}
-    for bad in ("(a+)+$", "([a-z]*)*x", "["):
+    # RE2 runs nested quantifiers in linear time; only what it cannot express (or cannot parse) is refused.
+    assert result_of(native, "search_strings", {"pattern": "(a+)+$", "mode": "regex"})["total"] >= 0
+    for bad, construct in (("(x)\\1", "backreference"), ("(?<=x)y", "lookbehind"), ("[", "not a valid")):
         with pytest.raises(ReaError) as err:
             call_tool(native, "search_strings", {"pattern": bad, "mode": "regex"})
         assert err.value.code == "invalid_request" and err.value.details["issues"][0]["path"] == "pattern"
+        assert construct in err.value.message

@@ -1,0 +1,40 @@
+"""The worker protocol's framing: any chunking decodes, oversized and garbage frames are refused."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rea.process import frames
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.binary(max_size=300), max_size=5), st.integers(min_value=1, max_value=7))
+def test_frames_survive_any_chunking(payloads: list[bytes], step: int) -> None:
+    out: list[frames.Outgoing] = [
+        frames.ReplyOut(id=i, normalized={"blob": p.hex(), "n": len(p)}) for i, p in enumerate(payloads)]
+    out.append(frames.Failure(id=99, code="cancelled", message="x", details={"phase": "cfg"}))
+    out.append(frames.Progress(id=100, message="step"))
+    stream = b"".join(frames.encode(m) for m in out)
+    reader = frames.FrameReader()
+    got: list[frames.Incoming] = []
+    for i in range(0, len(stream), step):
+        got.extend(reader.feed(stream[i:i + step]))
+    assert len(got) == len(out)
+    for sent, received in zip(payloads, got, strict=False):
+        assert isinstance(received, frames.Reply)
+        assert received.result() == {"blob": sent.hex(), "n": len(sent)}
+    assert isinstance(got[-2], frames.Failure) and got[-2].details == {"phase": "cfg"}
+    assert isinstance(got[-1], frames.Progress) and got[-1].message == "step"
+
+
+def test_oversized_and_garbage_frames_are_refused() -> None:
+    with pytest.raises(frames.ProtocolError):
+        frames.FrameReader().feed(b"\xff\xff\xff\xff")
+    with pytest.raises(frames.ProtocolError):
+        frames.FrameReader().feed(b"\x00\x00\x00\x02\xc1\xc1")
+    with pytest.raises(frames.ProtocolError):
+        frames.FrameReader(max_frame_bytes=10).feed(frames.HEADER.pack(11))
+    with pytest.raises(frames.ProtocolError):
+        frames.encode(frames.ReplyOut(id=1, normalized="x" * 100), max_frame_bytes=10)
