@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -49,6 +50,9 @@ def example_on_path(example_site: Path | None, monkeypatch: pytest.MonkeyPatch) 
     """The example plugin importable and visible to entry-point discovery in this process."""
     if example_site is not None:
         monkeypatch.syspath_prepend(str(example_site))
+        # The plugin's worker process imports it too.
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(example_site),
+                                                                        os.environ.get("PYTHONPATH")])))
     yield
     sys.modules.pop("rea_example_provider", None)
 

@@ -1,4 +1,8 @@
-"""An example third-party rea plugin: a static provider for the line-oriented TOYBIN1 format."""
+"""An example third-party rea plugin: a static provider for the line-oriented TOYBIN1 format.
+
+Its "engine" (``parse``) runs in a worker process the kernel owns (``rea.process``), as a real engine
+should: a crash or a hang there costs one request, never the server.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,12 @@ from typing import Any
 from rea import hookimpl
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.process import WorkerChannel, python_worker_spec
 from rea.providers import (
     AnalysisClient,
     AnalysisProvider,
     Availability,
+    CloseOutcome,
     OperationResult,
     ProviderDescriptor,
     TargetSupport,
@@ -28,21 +34,21 @@ except metadata.PackageNotFoundError:  # imported from a source tree
     VERSION = "0.0.0+source"
 
 
-def _bad(target: Target, line_no: int, why: str) -> ReaError:
-    return ReaError("unsupported_target", f"{target.path}: line {line_no}: {why}",
+def _bad(path: str, line_no: int, why: str) -> ReaError:
+    return ReaError("unsupported_target", f"{path}: line {line_no}: {why}",
                     remediation="Fix the TOYBIN1 file (see the plugin's README) or open another target.",
-                    details={"path": target.path, "line": line_no, "format": "toy"})
+                    details={"path": path, "line": line_no, "format": "toy"})
 
 
-def parse(target: Target) -> tuple[int | None, list[dict[str, Any]], list[dict[str, Any]]]:
-    """Read ``target`` into (entry, procedures, strings), each list sorted by address then name."""
-    if target.size > MAX_SIZE:
-        raise ReaError("resource_constraint", f"{target.path} is larger than {MAX_SIZE} bytes",
-                       details={"resource": "file-size", "limit": MAX_SIZE})
-    with open(target.resolved_path, "rb") as fh:
+def parse(path: str) -> tuple[int | None, list[dict[str, Any]], list[dict[str, Any]]]:
+    """Read the file at ``path`` into (entry, procedures, strings), each sorted by address then name."""
+    with open(path, "rb") as fh:
         data = fh.read(MAX_SIZE + 1)
+    if len(data) > MAX_SIZE:
+        raise ReaError("resource_constraint", f"{path} is larger than {MAX_SIZE} bytes",
+                       details={"resource": "file-size", "limit": MAX_SIZE})
     if not data.startswith(MAGIC):
-        raise _bad(target, 1, "missing TOYBIN1 magic")
+        raise _bad(path, 1, "missing TOYBIN1 magic")
     entry: int | None = None
     procs: list[tuple[tuple[int, str], dict[str, Any]]] = []
     strings: list[tuple[tuple[int, str], dict[str, Any]]] = []
@@ -50,7 +56,7 @@ def parse(target: Target) -> tuple[int | None, list[dict[str, Any]], list[dict[s
         try:
             line = raw.decode("utf-8").strip()
         except UnicodeDecodeError:
-            raise _bad(target, line_no, "not UTF-8") from None
+            raise _bad(path, line_no, "not UTF-8") from None
         word, _, rest = line.partition(" ")
         try:
             if not word or word.startswith("#"):
@@ -69,9 +75,9 @@ def parse(target: Target) -> tuple[int | None, list[dict[str, Any]], list[dict[s
                     "address": hex(start), "value": value, "encoding": encoding,
                     "byte_length": len(value.encode("utf-8")), "truncated": False, "section": None}))
             else:
-                raise _bad(target, line_no, f"unknown record {word!r} (expected entry, proc or str)")
+                raise _bad(path, line_no, f"unknown record {word!r} (expected entry, proc or str)")
         except ValueError:
-            raise _bad(target, line_no, f"malformed {word} record: {line!r}") from None
+            raise _bad(path, line_no, f"malformed {word} record: {line!r}") from None
     return entry, [p for _, p in sorted(procs)], [s for _, s in sorted(strings)]
 
 
@@ -89,11 +95,19 @@ def _page(key: str, items: list[dict[str, Any]], params: dict[str, Any]) -> dict
 
 
 class ToyClient(AnalysisClient):
-    """A parsed TOYBIN1 file; parsing happens once, at open, because the format is tiny."""
+    """A TOYBIN1 file, parsed at open by the worker (a malformed file fails the open)."""
 
-    def __init__(self, target: Target) -> None:
+    def __init__(self, target: Target, ctx: CallContext) -> None:
         self.target = target
-        self.entry, self.procedures, self.strings = parse(target)
+        # The kernel starts the worker in its own session with a private HOME/TMPDIR, and owns its cleanup.
+        spec = python_worker_spec("rea_example_provider.worker", resource="toy-worker", owner="toy")
+        self.worker = WorkerChannel(spec, label="toy", stateful=False)
+        try:
+            reply = self.worker.request("parse", {"path": target.resolved_path}, ctx, deadline_s=30)
+        except ReaError:
+            self.worker.close()
+            raise
+        self.entry, self.procedures, self.strings = reply.result()
 
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         ctx.check(operation)
@@ -108,6 +122,12 @@ class ToyClient(AnalysisClient):
             return OperationResult(normalized=_page("strings", self.strings, params))
         raise ReaError("capability_unavailable", f"toy does not offer {operation}",
                        details={"operation": operation, "provider_id": "toy"})
+
+    def close(self) -> CloseOutcome:
+        return self.worker.close()  # stops the worker, removes its private directory, reports leftovers
+
+    def lineage(self) -> list[dict[str, Any]]:
+        return self.worker.lineage()
 
 
 class ToyProvider(AnalysisProvider):
@@ -137,7 +157,7 @@ class ToyProvider(AnalysisProvider):
         return TargetSupport(status="supported", reason="TOYBIN1 magic found")
 
     def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:
-        return ToyClient(target)
+        return ToyClient(target, ctx)
 
 
 @hookimpl
