@@ -1,15 +1,20 @@
-"""Server settings read once at startup from the environment, validated strictly."""
+"""Settings read once at startup from the environment, validated strictly.
+
+The kernel's own settings live here; a plugin declares its settings (``SettingSpec``) through
+``rea_register_settings``, and ``load_settings`` validates every declared one at startup, whether or
+not the plugin's engine is installed, so a bad value is never silently ignored.
+"""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
-from typing import Literal
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
 
 import msgspec
 
-from rea.errors import configuration_invalid
+from rea.errors import ReaError, configuration_invalid
 
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 ENVELOPE_RESERVE_BYTES = 1024
@@ -42,11 +47,61 @@ def _max_response_bytes(env: Mapping[str, str]) -> int:
     return value
 
 
-def load_settings(env: Mapping[str, str] | None = None, projections: tuple[str, ...] = ("full", "compact")) -> Settings:
-    """Validate every setting; the first invalid one raises ``configuration_invalid``."""
+class SettingSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """A setting a plugin reads from the environment: its name, constraint and parser."""
+
+    name: str
+    constraint: str
+    # Parses the raw value; raises ValueError when it breaks the constraint.
+    parse: Callable[[str], Any]
+    description: str = ""
+    default: Any = None
+
+    def read(self, env: Mapping[str, str] | None = None) -> Any:
+        """The parsed value (``default`` when unset); ``configuration_invalid`` naming the setting otherwise."""
+        env = os.environ if env is None else env
+        raw = env.get(self.name)
+        if raw is None:
+            return self.default
+        try:
+            return self.parse(raw)
+        except ValueError:
+            raise configuration_invalid(self.name, self.constraint, raw) from None
+
+
+MAX_INT32 = 2_147_483_647
+
+
+def integer_setting(name: str, low: int, high: int, default: int, unit: str, description: str = "") -> SettingSpec:
+    """A decimal integer setting: no sign, no leading zero, no spaces, exponent or fraction."""
+
+    def parse(raw: str) -> int:
+        if not re.fullmatch(r"[1-9][0-9]*", raw) or not low <= int(raw) <= high:
+            raise ValueError(raw)
+        return int(raw)
+
+    return SettingSpec(name=name, constraint=f"a decimal integer from {low} to {high} ({unit})", parse=parse,
+                       description=description, default=default)
+
+
+def load_settings(env: Mapping[str, str] | None = None, projections: tuple[str, ...] = ("full", "compact"),
+                  declared: Mapping[str, SettingSpec] | None = None) -> Settings:
+    """Validate every setting, the plugins' ``declared`` ones too; an invalid one is ``configuration_invalid``."""
     env = os.environ if env is None else env
     profile = env.get("REA_MCP_INPUT_SCHEMA_PROFILE", "full")
     if profile not in projections:
         raise configuration_invalid("REA_MCP_INPUT_SCHEMA_PROFILE", "one of " + ", ".join(sorted(projections)),
                                     profile)
+    problems: list[ReaError] = []
+    for spec in (declared or {}).values():
+        try:
+            spec.read(env)
+        except ReaError as exc:
+            problems.append(exc)
+    if problems:
+        first = problems[0]
+        if len(problems) > 1:
+            first.details["settings"] = [s for p in problems for s in p.details.get("settings", [])]
+            first.message += f" (and {len(problems) - 1} more invalid setting{'s' if len(problems) > 2 else ''})"
+        raise first
     return Settings(max_response_bytes=_max_response_bytes(env), input_schema_profile=profile)

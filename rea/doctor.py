@@ -196,7 +196,7 @@ def _env_provider_check(registry: Registry, ready: dict[str, ProviderReadiness],
 def _settings_check(registry: Registry, env: Mapping[str, str]) -> Check:
     # `rea serve` validates the same settings at startup and refuses to run when one is invalid.
     try:
-        load_settings(env, projections=tuple(sorted(registry.projections)))
+        load_settings(env, projections=tuple(sorted(registry.projections)), declared=registry.settings)
     except ReaError as exc:
         return Check(id="settings", status="fail", required=True, summary=exc.message, remediation=exc.remediation)
     return Check(id="settings", status="pass", required=True, summary="server settings are valid")

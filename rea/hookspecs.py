@@ -10,6 +10,7 @@ import pluggy
 if TYPE_CHECKING:
     from rea.catalog.projection import Projection
     from rea.catalog.tool import ToolDef
+    from rea.config import SettingSpec
     from rea.providers import AnalysisProvider
     from rea.scenarios import ScenarioDriver
     from rea.target import Target
@@ -59,6 +60,19 @@ def rea_register_projections(register: Callable[[Projection], None]) -> None:
     :param register: call once per projection; a duplicate projection id is a registry error.
 
     .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
+    """Declare environment settings the plugin reads; rea validates each at startup.
+
+    A setting is validated whether or not the plugin's engine is installed, so a bad value fails
+    ``rea serve`` and ``rea doctor`` with ``configuration_invalid`` instead of being ignored.
+
+    :param register: call once per setting; a duplicate setting name is a registry error.
+
+    .. versionadded:: 0.2
     """
 
 

@@ -16,6 +16,7 @@ import pluggy
 from rea import hookspecs
 from rea.catalog.projection import Projection
 from rea.catalog.tool import ToolDef
+from rea.config import SettingSpec
 from rea.errors import ReaError
 from rea.providers import AnalysisProvider
 from rea.scenarios import ScenarioDriver
@@ -56,6 +57,7 @@ class Registry:
         self.drivers: dict[str, ScenarioDriver] = {}
         self.projections: dict[str, Projection] = {}
         self.tools: dict[str, ToolDef] = {}
+        self.settings: dict[str, SettingSpec] = {}
         self.owner: dict[tuple[str, str], str] = {}
 
     def provider(self, provider_id: str) -> AnalysisProvider | None:
@@ -142,6 +144,7 @@ def _collect(reg: Registry) -> None:
         ("rea_register_scenario_drivers", "scenario driver", reg.drivers, lambda d: d.descriptor.id),
         ("rea_register_projections", "projection", reg.projections, lambda p: p.descriptor.id),
         ("rea_register_tools", "tool", reg.tools, lambda t: t.name),
+        ("rea_register_settings", "setting", reg.settings, lambda s: s.name),
     ]
     for hook_name, label, table, key_of in kinds:
         caller = getattr(reg.pm.hook, hook_name)

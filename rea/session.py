@@ -48,6 +48,8 @@ class Session:
         self.state: dict[str, Any] = {}
         # What the front end knows of the connection: protocol, client info and capabilities, settings.
         self.connection: dict[str, Any] = {}
+        # How closing the previous target went, when the last open replaced one.
+        self.previous_cleanup: dict[str, Any] | None = None
 
     # -- target lifecycle ---------------------------------------------------------------
 
@@ -61,7 +63,11 @@ class Session:
         profile = ev_mod.make_profile(ident, provider.analysis_profile(target))
         ctx.check("opening target")
         with self._lock:
-            self._drain_and_close_client()
+            had_client = self._client is not None
+            remaining = self._drain_and_close_client()
+            # Closing the previous target is part of this transition: what it left is reported, not dropped.
+            self.previous_cleanup = None if not had_client else {
+                "cleanup": "incomplete" if remaining else "complete", "resources": sorted(remaining)}
             # A run id exists before any provider starts.
             self.run_id = "run_" + uuid.uuid4().hex
             self.target = target
@@ -75,7 +81,8 @@ class Session:
                 raise
             except Exception as exc:
                 self._reset_target()
-                raise ReaError("provider_unavailable", f"provider {d.id} failed to open the target: {exc}",
+                raise ReaError("provider_unavailable", f"provider {d.id} failed to open the target "
+                               "(an internal error of the provider plugin)",
                                details={"provider_id": d.id}) from exc
         return selection
 
@@ -86,6 +93,7 @@ class Session:
             self._reset_target()
             self.ledger.clear()
             self.state.clear()
+            self.lineage.clear()
             return remaining
 
     def _drain_and_close_client(self, drain_timeout: float = 30.0) -> list[str]:
@@ -103,8 +111,10 @@ class Session:
         return remaining
 
     def _reset_target(self) -> None:
+        # The run belongs to the binding: no target, no run (a failed open leaves none either).
         self.target = None
         self.binding = None
+        self.run_id = None
         self._client = None
         self._provider = None
 
@@ -113,11 +123,23 @@ class Session:
         if client is None:
             return []
         try:
-            self.lineage.extend(client.lineage())
             outcome = client.close()
+            self.record_lineage(client.lineage())
         except Exception:
             return ["provider-session"]
         return list(outcome.remaining)
+
+    # -- process lineage ----------------------------------------------------------------
+
+    def record_lineage(self, observations: list[dict[str, Any]]) -> None:
+        """Keep ownership observations of processes a tool or scenario driver started (and ended)."""
+        with self._lock:
+            self.lineage.extend({**o, "run_id": o.get("run_id", self.run_id)} for o in observations)
+
+    def process_lineage(self) -> dict[str, Any]:
+        """The contract's ``process_lineage``: ``not_observed``, or every retained snapshot in order."""
+        snapshots = list(self.lineage) + (self.provider_lineage() if self.target is not None else [])
+        return {"state": "snapshots", "snapshots": snapshots} if snapshots else {"state": "not_observed"}
 
     # -- provider access ----------------------------------------------------------------
 
@@ -170,8 +192,12 @@ class Session:
         except ReaError:
             raise
         except Exception as exc:
-            raise ReaError("execution_failure", f"{provider.descriptor.id} failed in {operation}: "
-                           f"{type(exc).__name__}: {exc}", details={"operation": operation}) from exc
+            # A plugin bug: its text may expose internals, so the caller gets a plain statement.
+            raise ReaError("execution_failure", f"provider {provider.descriptor.id} failed in {operation} "
+                           "(an internal error of the provider plugin)",
+                           remediation="Retry, or reopen the target with another provider; report the plugin's "
+                                       "error to its authors.",
+                           details={"operation": operation, "provider_id": provider.descriptor.id}) from exc
         finally:
             self._active.discard(ctx.signal)
         ctx.check(operation)

@@ -97,7 +97,6 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         entry["selected"] = c.provider_id == bound
         cands.append(entry)
     target = session.target
-    lineage = session.lineage + (session.provider_lineage() if target else [])
     return {
         "server_identity": identity,
         "settings": session.connection.get("settings", {}),
@@ -110,9 +109,8 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
             "analysis_profile": msgspec.to_builtins(session.binding.analysis_profile),
         },
         "analysis_provider_candidates": cands,
-        "analysis_run": None if session.run_id is None else {"run_id": session.run_id},
-        "process_lineage": ({"state": "snapshots", "snapshots": lineage} if lineage
-                            else {"state": "not_observed"}),
+        # run_id is null with no target; process lineage covers providers and scenario drivers alike.
+        "analysis_run": {"run_id": session.run_id, "process_lineage": session.process_lineage()},
         "retained_evidence_count": len(session.ledger),
         "tool_availability": [_availability(session, t) for t in sorted(reg.tools.values(), key=lambda t: t.name)],
         "plugins": {"loaded": sorted(reg.plugins), "broken": [msgspec.to_builtins(b) for b in reg.broken]},
@@ -145,10 +143,12 @@ BINARY_SESSION = ToolDef(
         {"server_identity": {"type": "object"}, "tool_availability": {"type": "array"},
          "analysis_provider_candidates": {"type": "array"},
          "analysis_provider_binding": {"type": ["object", "null"]},
-         "analysis_run": {"type": ["object", "null"]}, "process_lineage": {"type": "object"},
+         "analysis_run": {"type": "object", "properties": {"run_id": {"type": ["string", "null"]},
+                                                           "process_lineage": {"type": "object"}},
+                          "required": ["run_id", "process_lineage"]},
          "target": {"type": ["object", "null"]}},
         ["server_identity", "tool_availability", "analysis_provider_candidates", "analysis_provider_binding",
-         "analysis_run", "process_lineage", "target"]),
+         "analysis_run", "target"]),
     effects=ToolEffects(records_evidence=False),
     examples=({}, {"expected_package_version": "0.1.0"}),
     handler=_binary_session,

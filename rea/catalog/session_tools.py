@@ -32,6 +32,8 @@ def _open_binary(call: ToolCall) -> dict[str, Any]:
         },
         "analysis_run": {"run_id": session.run_id},
         "retained_evidence_count": len(session.ledger),
+        # Present when this open replaced a target: closing it is part of the transition.
+        **({"previous_target_cleanup": session.previous_cleanup} if session.previous_cleanup else {}),
     }
 
 

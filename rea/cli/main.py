@@ -172,7 +172,7 @@ def _serve(argv: list[str], prog: str) -> int:
     from rea.config import load_settings
 
     registry = _registry()
-    settings = load_settings(projections=tuple(sorted(registry.projections)))
+    settings = load_settings(projections=tuple(sorted(registry.projections)), declared=registry.settings)
     import anyio
 
     from rea.mcp.server import serve_stdio

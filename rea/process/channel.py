@@ -140,8 +140,12 @@ class WorkerChannel:
     # -- requests --------------------------------------------------------------------------------
 
     def request(self, op: str, params: dict[str, Any], ctx: CallContext, *, deadline_s: float, phase: str = "",
-                announce: bool = False, timeout_remediation: str = "") -> frames.Reply:
-        """Send one request and wait for its reply under ``deadline_s`` and ``ctx``'s cancellation."""
+                announce: bool = False, timeout_remediation: str = "", heartbeat_s: float = HEARTBEAT_S,
+                heartbeat: Callable[[float], str] | None = None) -> frames.Reply:
+        """Send one request and wait for its reply under ``deadline_s`` and ``ctx``'s cancellation.
+
+        While waiting, a status update goes out every ``heartbeat_s`` (``heartbeat(elapsed_s)`` words it).
+        """
         phase = phase or op
         # One request at a time (several sessions may share a worker); close() does not wait for it.
         while not self._request_lock.acquire(timeout=POLL_S):
@@ -161,12 +165,14 @@ class WorkerChannel:
                                details={"resource": "memory", "operation": op}) from exc
             except (OSError, ValueError):
                 raise self._crashed(proc, op, phase, ctx) from None
-            return self._await(proc, rid, op, phase, ctx, deadline_s, announce, timeout_remediation)
+            return self._await(proc, rid, op, phase, ctx, deadline_s, announce, timeout_remediation, heartbeat_s,
+                               heartbeat)
         finally:
             self._request_lock.release()
 
     def _await(self, proc: OwnedProcess, rid: int, op: str, phase: str, ctx: CallContext, deadline_s: float,
-               announce: bool, timeout_remediation: str) -> frames.Reply:
+               announce: bool, timeout_remediation: str, heartbeat_s: float,
+               heartbeat: Callable[[float], str] | None) -> frames.Reply:
         assert proc.stdout is not None
         out_fd = proc.stdout.fileno()
         started = time.monotonic()
@@ -188,9 +194,10 @@ class WorkerChannel:
                                                                   "deadline; the next request starts a fresh worker.",
                                details={"timeout_ms": int(deadline_s * 1000), "operation": op, "phase": phase,
                                         "provider_id": self.label})
-            if now - last_report >= HEARTBEAT_S:
+            if now - last_report >= heartbeat_s:
                 last_report = now
-                ctx.progress(f"{label}{phase}, {now - started:.1f} s elapsed{note}")
+                ctx.progress(heartbeat(now - started) if heartbeat is not None
+                             else f"{label}{phase}, {now - started:.1f} s elapsed{note}")
             if not self._pending:
                 try:
                     ready, _, _ = select.select([out_fd], [], [], min(POLL_S, deadline - now))

@@ -13,6 +13,8 @@ import pytest
 from rea import hookimpl, hookspecs
 from rea import registry as registry_mod
 from rea.catalog import projections, session_tools
+from rea.config import integer_setting, load_settings
+from rea.errors import ReaError
 from tests.kernel.fakes import DeclaredProvider, ProviderPlugin
 
 
@@ -95,7 +97,7 @@ def test_every_hookspec_is_documented_and_prefixed() -> None:
     names = [n for n in dir(hookspecs) if n.startswith("rea_")]
     assert set(names) == {"rea_register_analysis_providers", "rea_register_unpackers",
                           "rea_register_scenario_drivers", "rea_register_projections", "rea_register_tools",
-                          "rea_select_unpacker"}
+                          "rea_register_settings", "rea_select_unpacker"}
     for n in names:
         doc = getattr(hookspecs, n).__doc__ or ""
         assert ":param" in doc and "versionadded" in doc, n
@@ -133,3 +135,21 @@ def test_plugin_that_fails_at_import_is_listed_as_broken(tmp_path: Path) -> None
                            text=True, env=env, timeout=60)
     assert human.returncode == 0 and "Broken plugins" in human.stdout and "exploding" in human.stdout
     assert "Traceback" not in human.stdout + human.stderr
+
+
+class _SettingsPlugin:
+    @hookimpl
+    def rea_register_settings(self, register: Any) -> None:
+        register(integer_setting("REA_TEST_STARTUP_TIMEOUT_MS", 1, 2_147_483_647, 5000, "milliseconds"))
+
+
+@pytest.mark.parametrize("raw", ["", "0", "1.5", "1e6", "+1", " 1800000 ", "01", "Infinity", "2147483648", "abc"])
+def test_hook_rea_register_settings_validates_declared_settings_at_startup(raw: str) -> None:
+    reg = registry_mod.load(entry_points=False, extra=[("settings-plugin", _SettingsPlugin())])
+    assert "REA_TEST_STARTUP_TIMEOUT_MS" in reg.settings
+    with pytest.raises(ReaError) as info:
+        load_settings({"REA_TEST_STARTUP_TIMEOUT_MS": raw}, declared=reg.settings)
+    assert info.value.code == "configuration_invalid"
+    assert info.value.details["settings"][0]["setting"] == "REA_TEST_STARTUP_TIMEOUT_MS"
+    assert load_settings({"REA_TEST_STARTUP_TIMEOUT_MS": "1800000"}, declared=reg.settings) is not None
+    assert reg.settings["REA_TEST_STARTUP_TIMEOUT_MS"].read({}) == 5000

@@ -71,7 +71,7 @@ def test_analysis_never_writes_beside_its_target(provider: str, big_program: Pat
                 res = await client.call_tool(tool, args)
                 assert res.is_error is False, res.content
             session = await client.call_tool("binary_session", {})
-            lineage = session.structured_content["process_lineage"]
+            lineage = session.structured_content["analysis_run"]["process_lineage"]
             assert lineage["state"] == "snapshots"
             worker = [s for s in lineage["snapshots"] if s["provider_id"] == provider]
             assert worker and worker[-1]["status"] == "verified"
@@ -94,10 +94,10 @@ def test_native_parse_worker_lineage_is_verified(hello_elf: Path) -> None:
     async def main() -> None:
         async with connect() as client:
             empty = await client.call_tool("binary_session", {})
-            assert empty.structured_content["process_lineage"] == {"state": "not_observed"}
+            assert empty.structured_content["analysis_run"]["process_lineage"] == {"state": "not_observed"}
             await client.call_tool("open_binary", {"path": str(hello_elf), "provider_id": "native"})
             doc = (await client.call_tool("binary_session", {})).structured_content
-            snaps: list[dict[str, Any]] = doc["process_lineage"]["snapshots"]
+            snaps: list[dict[str, Any]] = doc["analysis_run"]["process_lineage"]["snapshots"]
             native = [s for s in snaps if s["resource"] == "native-parse-worker"]
             assert native and all(s["status"] == "verified" for s in native)
             assert {"observed_at", "launcher_pid", "ppid", "pgid", "descendants"} <= set(native[-1])

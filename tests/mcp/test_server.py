@@ -61,8 +61,8 @@ def test_binary_session_reports_identity_and_candidates() -> None:
             assert ident["sdk"]["name"] == "mcp" and ident["sdk"]["version"]
             assert ident["protocol"]["version"]
             assert ident["alignment"]["state"] == "mcp_server_restart_required"
-            assert doc["analysis_run"] is None and doc["target"] is None
-            assert doc["process_lineage"] == {"state": "not_observed"}
+            assert doc["analysis_run"]["run_id"] is None and doc["target"] is None
+            assert doc["analysis_run"]["process_lineage"] == {"state": "not_observed"}
             ids = [c["provider_id"] for c in doc["analysis_provider_candidates"]]
             assert ids == sorted(ids)
             assert all(c["target_support"]["status"] == "unknown" for c in doc["analysis_provider_candidates"])
