@@ -12,6 +12,7 @@ CALL = 1
 JUMP = 2  # unconditional
 COND = 3  # conditional branch: falls through and may jump
 RET = 4  # ends the path (ret, hlt, ud2, brk)
+STOP = 5  # bytes that do not decode: a path ends before them
 
 
 class Insn(NamedTuple):

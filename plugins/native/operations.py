@@ -80,7 +80,8 @@ class Operations:
 
     def proc_dict(self, p: Proc) -> dict[str, Any]:
         end = self.p.end_of(p)
-        return {"address": hx(p.address), "name": p.name, "size": end - p.address, "kind": p.kind, "end": hx(end)}
+        return {"address": hx(p.address), "name": p.name, "size": end - p.address, "kind": p.kind, "end": hx(end),
+                "name_source": p.name_source, "part_of": hx(p.part_of)}
 
     def insn_dict(self, insn: Insn) -> dict[str, Any]:
         raw = self.p.read(insn.address, insn.size) or b""
@@ -194,10 +195,18 @@ class Operations:
         blocks = self.p.blocks(p) if p.kind in ("local", "thunk") else []
         region = self.p.region_at(p.address)
         m = self.p.model
+        parent = self.p.procedure(p.part_of) if p.part_of is not None else None
         d.update({"section": region.name if region else None, "basic_block_count": len(blocks),
                   "instruction_count": sum(b.n_insns for b in blocks), "signature": None,
-                  "calling_convention": _ABI.get((m.format, m.arch)) if p.kind == "local" else None})
-        return self._result(d, ["signature: the native provider recovers no types"])
+                  "calling_convention": _ABI.get((m.format, m.arch)) if p.kind == "local" else None,
+                  "source": p.source,
+                  "part_of": None if parent is None else {"address": hx(parent.address), "name": parent.name},
+                  "parts": [{"address": hx(q.address), "name": q.name, "end": hx(self.p.end_of(q))}
+                            for q in self.p.parts_of(p)]})
+        lims = ["signature: the native provider recovers no types"]
+        if p.name_source == "entry-heuristic":
+            lims.append(f"{p.name}: named from the argument the entry point passes to the C runtime, not a symbol")
+        return self._result(d, lims)
 
     def procedure_blocks(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         p = self.proc(params)
@@ -225,22 +234,34 @@ class Operations:
                              "limit": limit, "total": total, "next_offset": offset + limit if more else None,
                              "address": hx(p.address), "name": p.name})
 
-    def _outgoing(self, p: Proc, ctx: CallContext) -> list[Ref]:
-        return self.p.outgoing(p)
+    def _outgoing(self, p: Proc, ctx: CallContext, data: bool = True) -> list[Ref]:
+        return self.p.outgoing(p, ctx, data)
+
+    def _home(self, address: int) -> int:
+        """The procedure a reference source belongs to: a split-off part counts as its parent."""
+        q = self.p.procedure(address)
+        return q.part_of if q is not None and q.part_of is not None else address
 
     def _is_call(self, r: Ref) -> bool:
-        """A call, or a tail jump to another procedure's start."""
+        """A call, or a tail jump to another procedure's start (not a jump between a procedure's parts)."""
         if r.kind == "call":
             return True
-        return r.kind == "jump" and r.dst is not None and r.proc != r.dst and self.p.procedure(r.dst) is not None
+        if r.kind != "jump" or r.dst is None or r.proc == r.dst:
+            return False
+        target = self.p.procedure(r.dst)
+        return target is not None and self._home(r.dst) != self._home(r.proc)
 
     def procedure_callees(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         p = self.proc(params)
         groups: dict[tuple[int | None, str | None, str], list[int]] = {}
-        for r in self._outgoing(p, ctx):
+        refs = [r for q in (p, *self.p.parts_of(p)) for r in self._outgoing(q, ctx, data=False)]
+        for r in refs:
             if self._is_call(r):
                 target = self.p.procedure(r.dst) if r.dst is not None else None
-                kind = "import" if target is not None and target.kind in ("import", "thunk") else "direct"
+                if target is not None and target.kind in ("import", "thunk"):
+                    kind = "import"
+                else:
+                    kind = "tail" if r.kind == "jump" else "direct"
                 name = target.name if target is not None else r.name
                 groups.setdefault((r.dst, name, kind), []).append(r.src)
             elif r.kind == "indirect":
@@ -252,11 +273,10 @@ class Operations:
 
     def procedure_callers(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         p = self.proc(params)
-        _, incoming = self.p.references(ctx)
         groups: dict[int, list[int]] = {}
-        for r in incoming.get(p.address, []):
+        for r in self.p.incoming(p.address, ctx, data=False):
             if self._is_call(r):
-                groups.setdefault(r.proc, []).append(r.src)
+                groups.setdefault(self._home(r.proc), []).append(r.src)
         callers = []
         for addr in sorted(groups):
             caller = self.p.procedure(addr)
@@ -271,10 +291,9 @@ class Operations:
         if direction == "outgoing":
             refs = sorted(self._outgoing(p, ctx), key=lambda r: (r.src, r.dst is None, r.dst or 0, r.kind))
         elif direction == "incoming":
-            _, incoming = self.p.references(ctx)
             end = self.p.end_of(p)
-            refs = sorted((r for dst, rs in incoming.items() if p.address <= dst < end for r in rs
-                           if r.proc != p.address), key=lambda r: (r.src, r.dst or 0, r.kind))
+            refs = sorted((r for r in self.p.incoming_range(p.address, end, ctx) if r.proc != p.address),
+                          key=lambda r: (r.src, r.dst or 0, r.kind))
         else:
             raise invalid_request("direction must be incoming or outgoing",
                                   [issue("direction", "invalid_value", "incoming|outgoing")])
@@ -285,8 +304,7 @@ class Operations:
 
     def xrefs(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         addr = parse_address(params.get("address"))
-        _, incoming = self.p.references(ctx)
-        refs = sorted(incoming.get(addr, []), key=lambda r: (r.src, r.kind))
+        refs = sorted(self.p.incoming(addr, ctx), key=lambda r: (r.src, r.kind))
         return self._result({"address": hx(addr), "references": [
             {"from": hx(r.src), "from_procedure": hx(r.proc), "kind": r.kind, "to": hx(r.dst)} for r in refs]})
 

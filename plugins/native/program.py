@@ -12,57 +12,24 @@ import time
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
-import msgspec
-from rea_plugins.native.disasm import (
-    CALL,
-    COND,
-    FALL,
-    JUMP,
-    RET,
-    FlowReader,
-    Insn,
-    decode,
-    make_decoder,
-    x86_jump_table,
+from rea_plugins.native.disasm import COND, JUMP, RET, FlowReader, Insn, decode, x86_jump_table
+from rea_plugins.native.image import Image
+from rea_plugins.native.index import (
+    REF_KINDS,
+    Analysis,
+    Limits,
+    Proc,
+    ProgramIndex,
+    Ref,
+    RefTable,
+    overdue,
+    too_big,
 )
 from rea_plugins.native.model import Model, Region
 
 from rea.context import CallContext
-from rea.errors import ReaError
 
-
-class Limits(msgspec.Struct, frozen=True, kw_only=True):
-    """Inventory safety limits; exceeding one fails with ``resource_constraint``."""
-
-    max_procedures: int = 1_000_000
-    max_program_instructions: int = 4_000_000
-    max_function_instructions: int = 200_000
-    max_strings: int = 2_000_000
-    max_string_chars: int = 1024
-    min_string_chars: int = 4
-    discovery_max_code_bytes: int = 8 << 20
-    index_deadline_s: float = 300.0
-
-
-class Proc:
-    """A procedure: start, name, kind (local|import|thunk|external) and, once known, its end."""
-
-    __slots__ = ("address", "end", "kind", "name", "source")
-
-    def __init__(self, address: int, name: str, kind: str, end: int | None, source: str) -> None:
-        self.address = address
-        self.name = name
-        self.kind = kind
-        self.end = end
-        self.source = source
-
-
-class Ref(NamedTuple):
-    src: int
-    dst: int | None
-    kind: str
-    proc: int
-    name: str | None
+__all__ = ["Block", "Limits", "Proc", "Program", "Ref", "StringItem", "overdue", "too_big"]
 
 
 class StringItem(NamedTuple):
@@ -80,7 +47,6 @@ class Block(NamedTuple):
     successors: tuple[tuple[int, str], ...]
 
 
-STUB_SECTIONS = frozenset({".plt", ".plt.sec", ".plt.got", ".iplt", "__TEXT,__stubs", "__TEXT,__auth_stubs"})
 # Metadata sections (symbol tables, relocations, unwind data, ...): their bytes are not program strings.
 NON_STRING_SECTIONS = re.compile(
     r"^(\.dyn|\.gnu\.|\.hash|\.rela?\.|\.rel\.|\.rela|\.note|\.symtab|\.strtab|\.init_array"
@@ -96,16 +62,44 @@ MMAP_THRESHOLD = 256 << 20
 _by_address = operator.itemgetter(0)
 
 
-def overdue(what: str, deadline: float) -> ReaError:
-    return ReaError("provider_timeout", f"{what} did not finish within {deadline:.0f} s",
-                    remediation="Query one procedure at a time, or open the target with a deeper provider.",
-                    details={"deadline_s": deadline, "phase": what})
+class _Refs:
+    """One adopted reference table: per-procedure slices, and targets indexed on first incoming query."""
 
+    def __init__(self, table: RefTable) -> None:
+        self.src = memoryview(table.src).cast("q")
+        self.dst = memoryview(table.dst).cast("q")
+        self.kind = table.kind
+        self.proc = memoryview(table.proc).cast("q")
+        out: dict[int, tuple[int, int]] = {}
+        procs = self.proc.tolist()
+        i, n = 0, len(procs)
+        while i < n:
+            owner = procs[i]
+            j = i + 1
+            while j < n and procs[j] == owner:
+                j += 1
+            out[owner] = (i, j)
+            i = j
+        self.out = out
+        self._by_dst: dict[int, list[int]] | None = None
+        self._dsts: list[int] = []
 
-def too_big(what: str, limit: int, **details: Any) -> ReaError:
-    return ReaError("resource_constraint", f"{what} exceeds the native provider's safety limit of {limit}",
-                    remediation="Narrow the request, or open the target with a deeper provider for whole-program work.",
-                    details={"limit": limit, **details})
+    def outgoing(self, proc: int, program: Program) -> list[Ref]:
+        lo, hi = self.out.get(proc, (0, 0))
+        return [program._ref(self.src[i], self.dst[i], self.kind[i], proc) for i in range(lo, hi)]
+
+    def incoming(self, start: int, end: int, program: Program) -> list[Ref]:
+        if self._by_dst is None:
+            by_dst: dict[int, list[int]] = {}
+            for i, d in enumerate(self.dst.tolist()):
+                if d >= 0:
+                    by_dst.setdefault(d, []).append(i)
+            self._by_dst = by_dst
+            self._dsts = sorted(by_dst)
+        lo = bisect.bisect_left(self._dsts, start)
+        hi = bisect.bisect_left(self._dsts, end, lo)
+        return [program._ref(self.src[i], self.dst[i], self.kind[i], self.proc[i])
+                for d in self._dsts[lo:hi] for i in self._by_dst[d]]
 
 
 class Program:
@@ -125,29 +119,22 @@ class Program:
                 self._data = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
             except (ValueError, OSError):
                 self._data = self._file.read()
-        self.size = len(self._data)
-        regions = model.sections if model.sections else model.segments
-        self.regions = sorted(regions, key=lambda r: (r.start, r.name))
-        self._region_starts = [r.start for r in self.regions]
-        self.code_regions = [r for r in self.regions if r.executable and r.file_size > 0]
-        if not self.code_regions:
-            self.code_regions = [r for r in sorted(model.segments, key=lambda r: r.start)
-                                 if r.executable and r.file_size > 0]
-        self._code_starts = [r.start for r in self.code_regions]
-        self.md = make_decoder(model.arch, model.bits)
-        self.pointer = model.bits // 8
-        code_bytes = sum(r.file_size for r in self.code_regions)
-        self.discovery = code_bytes <= limits.discovery_max_code_bytes
-        self._procs: list[Proc] | None = None
-        self._starts: list[int] = []
-        self._by_addr: dict[int, Proc] = {}
-        self._by_name: dict[str, Proc] = {}
+        self.image = Image(model, self._data)
+        self.size = self.image.size
+        self.regions = self.image.regions
+        self.code_regions = self.image.code_regions
+        self.an = Analysis(self.image, limits)
+        self.md = self.an.md
+        self.pointer = self.image.pointer
+        self.discovery = self.image.code_bytes <= limits.discovery_max_code_bytes
+        self._inventory = False
         self._insns: OrderedDict[int, list[Insn]] = OrderedDict()
-        self._refs: tuple[dict[int, list[Ref]], dict[int, list[Ref]]] | None = None
+        self._index: ProgramIndex | None = None
+        self._tables: list[_Refs] = []
         self._strings: list[StringItem] | None = None
         self._names: list[tuple[int | None, str, str, bool]] | None = None
-        self.import_slots: dict[int, str] = {i.slot: i.name for i in model.imports if i.slot is not None}
-        self.stubs: dict[int, str] = {}
+        self.import_slots = self.an.import_slots
+        self.stubs = self.an.stubs
         self.limitations: list[str] = list(model.limitations)
 
     def close(self) -> None:
@@ -158,237 +145,62 @@ class Program:
     # -- memory ----------------------------------------------------------------------------
 
     def region_at(self, address: int) -> Region | None:
-        i = bisect.bisect_right(self._region_starts, address) - 1
-        while i >= 0:
-            r = self.regions[i]
-            if r.start <= address < r.end:
-                return r
-            if r.start + max(r.size, 1 << 32) < address:
-                break
-            i -= 1
-        return None
+        return self.image.region_at(address)
 
     def mapped(self, address: int) -> bool:
-        return self.region_at(address) is not None
+        return self.image.mapped(address)
 
     def code_region_at(self, address: int) -> Region | None:
-        i = bisect.bisect_right(self._code_starts, address) - 1
-        if i >= 0:
-            r = self.code_regions[i]
-            if r.start <= address < r.start + r.file_size:
-                return r
-        return None
+        return self.image.code_region_at(address)
 
     def read(self, address: int, length: int) -> bytes | None:
         """File-backed bytes at ``address``; None when not fully backed."""
-        r = self.region_at(address)
-        if r is None or length < 0:
-            return None
-        off = address - r.start
-        if off + length > r.file_size:
-            return None
-        start = r.file_offset + off
-        if start < 0 or start + length > self.size:
-            return None
-        return bytes(self._data[start:start + length])
+        return self.image.read(address, length)
 
     def _code_bytes(self, start: int, end: int) -> bytes:
-        r = self.code_region_at(start)
-        if r is None:
-            return b""
-        stop = min(end, r.start + r.file_size)
-        lo = r.file_offset + (start - r.start)
-        hi = r.file_offset + (stop - r.start)
-        if lo < 0 or lo >= self.size:
-            return b""
-        return bytes(self._data[lo:min(hi, self.size)])
+        return self.image.code(start, end)
 
     # -- procedure inventory ----------------------------------------------------------------
 
     def procedures(self, ctx: CallContext | None = None) -> list[Proc]:
         """All procedures by address (symbols, entry, exception tables, stubs; call targets when enabled)."""
-        if self._procs is None:
-            self._build_inventory(ctx)
+        if not self._inventory:
+            self.an.inventory(ctx.check if ctx is not None else None)
+            self._inventory = True
             if self.discovery:
                 self.references(ctx)
-        assert self._procs is not None
-        return self._procs
-
-    def _build_inventory(self, ctx: CallContext | None) -> None:
-        model = self.model
-        self._scan_stubs()
-        found: dict[int, Proc] = {}
-
-        def add(address: int, name: str | None, kind: str, size: int, source: str) -> None:
-            if kind == "local" and self.code_region_at(address) is None:
-                return
-            cur = found.get(address)
-            if cur is None:
-                if len(found) >= self.limits.max_procedures:
-                    raise too_big("procedure count", self.limits.max_procedures, resource="procedures")
-                found[address] = Proc(address, name or "", kind, address + size if size > 0 else None, source)
-                return
-            if name and not cur.name:
-                cur.name = name
-            if size > 0 and cur.end is None:
-                cur.end = address + size
-
-        named = sorted((s for s in model.symbols if s.kind == "function" or
-                        (s.exported and self.code_region_at(s.address) is not None)),
-                       key=lambda s: (s.address, not s.exported, s.name.startswith("_"), len(s.name), s.name))
-        for s in named:
-            add(s.address, s.name, "local", s.size, "symbol")
-        for addr, name in sorted(self.stubs.items()):
-            add(addr, name, "import", self._stub_size(addr), "stub")
-        stubbed = set(self.stubs.values())
-        for imp in model.imports:
-            if imp.slot is not None and imp.name not in stubbed and self.mapped(imp.slot):
-                add(imp.slot, imp.name, "import", self.pointer, "import-slot")
-        if model.entry is not None:
-            add(model.entry, None, "local", 0, "entry")
-        for start, end in model.unwind:
-            add(start, None, "local", end - start, "exception-table")
-            if ctx is not None and len(found) % 4096 == 0:
-                ctx.check("building procedure inventory")
-        for p in found.values():
-            if not p.name:
-                p.name = "entry" if p.address == model.entry else f"sub_{p.address:x}"
-        self._install(list(found.values()))
-        if model.format != "elf":  # ELF import thunks are PLT stubs, found by _scan_stubs
-            for p in self._procs or []:
-                if p.kind == "local" and (p.end is None or p.end - p.address <= 16):
-                    self._detect_thunk(p)
-
-    def _install(self, procs: list[Proc]) -> None:
-        procs.sort(key=lambda p: p.address)
-        self._procs = procs
-        self._starts = [p.address for p in procs]
-        self._by_addr = {p.address: p for p in procs}
-        self._by_name = {}
-        for p in procs:
-            self._by_name.setdefault(p.name, p)
-
-    def _stub_size(self, address: int) -> int:
-        later = [a for a in self.stubs if a > address]
-        return min(min(later) - address, 16) if later else (6 if self.model.arch == "x86_64" else 12)
-
-    def _scan_stubs(self) -> None:
-        flow = FlowReader(self.model.arch, self.mapped)
-        for r in self.code_regions:
-            if r.name not in STUB_SECTIONS:
-                continue
-            entry: int | None = None
-            for insn in decode(self.md, self._code_bytes(r.start, r.start + r.file_size), r.start):
-                if entry is None and insn.mnemonic not in ("nop", "endbr64", "endbr32"):
-                    entry = insn.address
-                f = flow(insn)
-                if f.cls in (JUMP, RET):
-                    if f.cls == JUMP and f.slot in self.import_slots and entry is not None:
-                        self.stubs.setdefault(entry, self.import_slots[f.slot])
-                    entry = None
-                    flow.reset()
-
-    def _detect_thunk(self, p: Proc) -> None:
-        code = self._code_bytes(p.address, p.address + 16)
-        flow = FlowReader(self.model.arch, self.mapped)
-        for insn in decode(self.md, code, p.address, 4):
-            f = flow(insn)
-            if f.cls == JUMP:
-                target_name = self.import_slots.get(f.slot) if f.slot is not None else None
-                if target_name is not None:
-                    p.kind = "thunk"
-                    p.end = insn.address + insn.size
-                    if p.name.startswith("sub_"):
-                        p.name = target_name
-                return
-            if f.cls != FALL or insn.mnemonic not in ("endbr64", "endbr32", "nop", "adrp", "ldr", "bti"):
-                return
+        return self.an.procs
 
     def procedure(self, address: int) -> Proc | None:
         self.procedures()
-        return self._by_addr.get(address)
+        return self.an.by_addr.get(address)
 
     def by_name(self, name: str) -> Proc | None:
         self.procedures()
-        p = self._by_name.get(name)
+        p = self.an.by_name.get(name)
         if p is None and self.model.format == "mach-o":
-            p = self._by_name.get("_" + name)
+            p = self.an.by_name.get("_" + name)
         return p
 
     def containing(self, address: int) -> Proc | None:
         procs = self.procedures()
-        i = bisect.bisect_right(self._starts, address) - 1
+        i = bisect.bisect_right(self.an.starts, address) - 1
         if i < 0:
             return None
         p = procs[i]
         return p if p.address <= address < max(self.end_of(p), p.address + 1) else None
 
+    def parts_of(self, p: Proc) -> list[Proc]:
+        """Split-off parts (gcc's ``foo.cold``) linked to ``p``, by address."""
+        self.procedures()
+        return [q for q in self.an.procs if q.part_of == p.address]
+
     # -- extents and instructions ----------------------------------------------------------
 
     def end_of(self, p: Proc) -> int:
         if p.end is None:
-            p.end = self._descend(p)
+            p.end = self.an.extent(p)
         return p.end
-
-    def _limit(self, p: Proc) -> int:
-        i = bisect.bisect_right(self._starts, p.address)
-        nxt = self._starts[i] if i < len(self._starts) else None
-        r = self.code_region_at(p.address)
-        region_end = r.start + r.file_size if r is not None else p.address
-        return min(nxt, region_end) if nxt is not None else region_end
-
-    def _descend(self, p: Proc) -> int:
-        """Recursive descent inside [start, next procedure): the furthest reachable instruction end."""
-        if p.kind != "local" and p.kind != "thunk":
-            return p.address + self.pointer
-        limit = self._limit(p)
-        if limit <= p.address:
-            return p.address + 1
-        code = self._code_bytes(p.address, limit)
-        flow = FlowReader(self.model.arch, self.mapped)
-        todo = [p.address]
-        seen: set[int] = set()
-        end = p.address
-        computed = False
-        budget = self.limits.max_function_instructions
-        while todo:
-            addr = todo.pop()
-            if addr in seen or not p.address <= addr < limit:
-                continue
-            flow.reset()
-            window: list[Insn] = []
-            for insn in decode(self.md, code[addr - p.address:], addr):
-                if insn.address in seen and insn.address != addr:
-                    break
-                seen.add(insn.address)
-                budget -= 1
-                if budget <= 0:
-                    raise too_big("instructions in one procedure", self.limits.max_function_instructions,
-                                  resource="instructions", procedure=f"0x{p.address:x}")
-                end = max(end, insn.address + insn.size)
-                window = ([*window, insn])[-10:]
-                f = flow(insn)
-                if f.cls in (JUMP, COND) and f.target is not None and p.address <= f.target < limit:
-                    todo.append(f.target)
-                if f.cls == JUMP and f.target is None and f.slot is None:
-                    table = self._table(window, p.address, limit)
-                    if table:
-                        todo.extend(table)
-                    else:
-                        computed = True
-                if f.cls in (JUMP, RET):
-                    break
-        if computed:
-            # An unresolved computed jump hides code: claim up to the next procedure, minus padding.
-            end = max(end, self._trim_padding(p.address, limit))
-        return max(end, p.address + 1)
-
-    def _trim_padding(self, start: int, limit: int) -> int:
-        code = self._code_bytes(start, limit)
-        end = len(code)
-        while end > 0 and code[end - 1] in (0x90, 0xCC, 0x00):
-            end -= 1
-        return start + end
 
     def _table(self, window: list[Insn], start: int, limit: int) -> list[int] | None:
         if self.model.arch not in ("x86_64", "x86"):
@@ -480,118 +292,65 @@ class Program:
     # -- references ------------------------------------------------------------------------
 
     def import_address(self, name: str) -> int | None:
-        p = self._by_name.get(name)
-        return p.address if p is not None and p.kind == "import" else None
+        return self.an.import_address(name)
 
-    def refs_of(self, p: Proc, insns: list[Insn]) -> list[Ref]:
-        """Outgoing references of one procedure from its decoded operands."""
-        flow = FlowReader(self.model.arch, self.mapped)
-        out: list[Ref] = []
-        window: list[Insn] = []
-        start, end = p.address, self.end_of(p)
-        for insn in insns:
-            window = ([*window, insn])[-10:]
-            f = flow(insn)
-            a = insn.address
-            if f.cls in (CALL, JUMP, COND):
-                kind = "call" if f.cls == CALL else "jump"
-                if f.target is not None:
-                    stub = self._by_addr.get(f.target)
-                    out.append(Ref(a, f.target, kind, start, stub.name if stub is not None else None))
-                elif f.slot is not None and f.slot in self.import_slots:
-                    name = self.import_slots[f.slot]
-                    out.append(Ref(a, f.slot, "external", start, name))
-                    out.append(Ref(a, self.import_address(name) or f.slot, kind, start, name))
-                elif f.cls == JUMP:
-                    table = self._table(window, start, end) if f.slot is None else None
-                    if table:
-                        out.extend(Ref(a, t, "computed", start, None) for t in dict.fromkeys(table))
-                    else:
-                        if f.slot is not None and self.mapped(f.slot):
-                            out.append(Ref(a, f.slot, "read", start, None))
-                        out.append(Ref(a, None, "computed", start, None))
-                else:
-                    if f.slot is not None and self.mapped(f.slot):
-                        out.append(Ref(a, f.slot, "read", start, None))
-                    out.append(Ref(a, None, "indirect", start, None))
-            for addr, kind in f.data:
-                target = self._by_addr.get(addr)
-                out.append(Ref(a, addr, kind, start, target.name if target is not None else None))
-        return out
+    def name_of_target(self, address: int) -> str | None:
+        """The procedure starting at ``address``, else the import whose slot it is."""
+        p = self.an.by_addr.get(address)
+        if p is not None:
+            return p.name
+        return self.import_slots.get(address)
 
-    def outgoing(self, p: Proc) -> list[Ref]:
-        """One procedure's references: from the whole-program index when built, else decoded alone."""
-        if self._refs is not None:
-            return self._refs[0].get(p.address, [])
+    def _ref(self, s: int, d: int, k: int, proc: int) -> Ref:
+        return Ref(s, None if d < 0 else d, REF_KINDS[k], proc, None if d < 0 else self.name_of_target(d))
+
+    def outgoing(self, p: Proc, ctx: CallContext | None = None, data: bool = True) -> list[Ref]:
+        """One procedure's references by source address (calls and jumps only unless ``data``): from the
+        whole-program index when built, else decoded alone."""
+        if self._index is not None:
+            if data:
+                self._data_refs(ctx)
+            out = [r for t in self._tables if data or t is self._tables[0] for r in t.outgoing(p.address, self)]
+            out.sort(key=lambda r: r.src)
+            return out
         if p.kind not in ("local", "thunk"):
             return []
-        return self.refs_of(p, self.instructions(p))
+        end = self.end_of(p)
+        return [self._ref(s, d, k, p.address) for s, d, k in self.an.refs_alone(p, end)]
 
-    def references(self, ctx: CallContext | None = None) -> tuple[dict[int, list[Ref]], dict[int, list[Ref]]]:
-        """Whole-program reference index: (outgoing by procedure, incoming by target address)."""
-        if self._refs is not None:
-            return self._refs
-        if self._procs is None:
-            self._build_inventory(ctx)
-        outgoing: dict[int, list[Ref]] = {}
-        budget = self.limits.max_program_instructions
-        pending = [p for p in self._procs or [] if p.kind in ("local", "thunk")]
-        done = 0
-        deadline = time.monotonic() + self.limits.index_deadline_s
-        while pending:
-            discovered: set[int] = set()
-            for p in pending:
-                if done % 128 == 0:
-                    if ctx is not None:
-                        ctx.check("indexing references")
-                        ctx.progress(f"references: {done} of {len(pending)} procedures decoded")
-                    if time.monotonic() > deadline:
-                        raise overdue("the whole-program reference index", self.limits.index_deadline_s)
-                insns = self.instructions(p)
-                budget -= len(insns)
-                if budget < 0:
-                    raise too_big("decoded instructions for the whole-program reference index",
-                                  self.limits.max_program_instructions, resource="instructions")
-                refs = self.refs_of(p, insns)
-                outgoing[p.address] = refs
-                done += 1
-                if self.discovery:
-                    for r in refs:
-                        if r.kind == "call" and r.dst is not None and r.dst not in self._by_addr \
-                                and self.code_region_at(r.dst) is not None:
-                            discovered.add(r.dst)
-            pending = []
-            if discovered:
-                fresh = [Proc(a, f"sub_{a:x}", "local", None, "call-target") for a in sorted(discovered)
-                         if self._containing_known(a) is None]
-                if fresh:
-                    self._install((self._procs or []) + fresh)
-                    pending = fresh
-                    for q in fresh:  # a fresh start may also bound its sizeless predecessor
-                        self._rename_refs(outgoing, q)
-        incoming: dict[int, list[Ref]] = {}
-        for refs in outgoing.values():
-            for r in refs:
-                if r.dst is not None:
-                    incoming.setdefault(r.dst, []).append(r)
-        self._refs = (outgoing, incoming)
+    def references(self, ctx: CallContext | None = None) -> ProgramIndex:
+        """The whole-program index of calls and jumps (built once; discovery first decides new procedures)."""
+        if self._index is not None:
+            return self._index
+        if not self._inventory:
+            self.an.inventory(ctx.check if ctx is not None else None)
+            self._inventory = True
+        index = self.an.build(self.discovery, ctx.progress if ctx is not None else None,
+                              ctx.check if ctx is not None else None)
+        self._index = index
+        self._tables = [_Refs(index.flow)]
+        if index.data is not None:
+            self._tables.append(_Refs(index.data))
         if ctx is not None:
-            ctx.progress(f"references: {done} procedures decoded")
-        return self._refs
+            ctx.progress(f"index: done, {len(self.an.procs)} procedures")
+        return index
 
-    def _containing_known(self, address: int) -> Proc | None:
-        i = bisect.bisect_right(self._starts, address) - 1
-        if i < 0 or self._procs is None:
-            return None
-        p = self._procs[i]
-        return p if p.end is not None and p.address <= address < p.end else None
+    def _data_refs(self, ctx: CallContext | None) -> None:
+        if len(self._tables) < 2:
+            table = self.an.data_refs(ctx.progress if ctx is not None else None,
+                                      ctx.check if ctx is not None else None)
+            self._tables.append(_Refs(table))
 
-    @staticmethod
-    def _rename_refs(outgoing: dict[int, list[Ref]], q: Proc) -> None:
-        for refs in outgoing.values():
-            for i, r in enumerate(refs):
-                if r.dst == q.address and r.name is None:
-                    refs[i] = r._replace(name=q.name)
+    def incoming(self, address: int, ctx: CallContext | None = None, data: bool = True) -> list[Ref]:
+        """References whose target is ``address`` (builds the whole-program index once)."""
+        return self.incoming_range(address, address + 1, ctx, data)
+
+    def incoming_range(self, start: int, end: int, ctx: CallContext | None = None, data: bool = True) -> list[Ref]:
+        """References whose target lies in ``[start, end)`` (calls and jumps only unless ``data``)."""
+        self.references(ctx)
+        if data:
+            self._data_refs(ctx)
+        return [r for t in self._tables if data or t is self._tables[0] for r in t.incoming(start, end, self)]
 
     # -- strings and names -----------------------------------------------------------------
 
@@ -699,7 +458,7 @@ class Program:
         return out
 
     def name_at(self, address: int) -> str | None:
-        p = self._by_addr.get(address) if self._procs is not None else self.procedure(address)
+        p = self.an.by_addr.get(address) if self._inventory else self.procedure(address)
         if p is not None:
             return p.name
         names = self.names()

@@ -1,0 +1,709 @@
+"""The procedure inventory and the whole-program index of one binary, computed from its bytes alone.
+
+``compute_index`` is a pure function of (model, file bytes, limits): it can run in the parse worker and
+its result (``ProgramIndex``, plain msgspec values) can be cached by content digest. ``Analysis`` holds
+the state both it and the in-process ``Program`` share.
+
+Cost: one batched sweep over the code, then work in the number of branches and references; discovery
+rounds touch only procedures found in the previous round, and names are resolved once, at the end.
+"""
+
+from __future__ import annotations
+
+import array
+import bisect
+import itertools
+import re
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import msgspec
+from rea_plugins.native.disasm import CALL, COND, FALL, JUMP, RET, FlowReader, Insn, decode, make_decoder
+from rea_plugins.native.image import Image
+from rea_plugins.native.model import Model
+from rea_plugins.native.sweep import DATA, FLOW, BudgetExceeded, Facts, Sweeper, descend, table_targets
+
+from rea.errors import ReaError
+
+
+class Limits(msgspec.Struct, frozen=True, kw_only=True):
+    """Inventory safety limits; exceeding one fails with ``resource_constraint``."""
+
+    max_procedures: int = 1_000_000
+    max_program_instructions: int = 4_000_000
+    max_function_instructions: int = 200_000
+    max_strings: int = 2_000_000
+    max_string_chars: int = 1024
+    min_string_chars: int = 4
+    discovery_max_code_bytes: int = 8 << 20
+    index_deadline_s: float = 300.0
+
+
+class Proc:
+    """A procedure: start, name, kind (local|import|thunk|external), its end once known, and provenance."""
+
+    __slots__ = ("address", "end", "kind", "name", "name_source", "part_of", "source")
+
+    def __init__(self, address: int, name: str, kind: str, end: int | None, source: str,
+                 name_source: str = "generated", part_of: int | None = None) -> None:
+        self.address = address
+        self.name = name
+        self.kind = kind
+        self.end = end
+        self.source = source  # how the start was found
+        self.name_source = name_source  # symbol | import | entry-heuristic | parent | generated
+        self.part_of = part_of  # the parent procedure's start, for a split-off part (gcc's foo.cold)
+
+
+class Ref(NamedTuple):
+    src: int
+    dst: int | None
+    kind: str
+    proc: int
+    name: str | None
+
+
+class ProcRecord(msgspec.Struct, array_like=True, frozen=True):
+    address: int
+    end: int | None
+    kind: str
+    name: str
+    source: str
+    name_source: str
+    part_of: int | None
+
+
+class RefTable(msgspec.Struct, frozen=True):
+    """References as four parallel columns (little-endian int64 arrays as bytes, and one byte per kind),
+    ordered by procedure then source address; ``dst`` is -1 for an unknown target, ``kind`` indexes
+    ``REF_KINDS``."""
+
+    src: bytes
+    dst: bytes
+    kind: bytes
+    proc: bytes
+
+
+class ProgramIndex(msgspec.Struct, frozen=True, kw_only=True):
+    """The whole-program index: every procedure (discovered ones included) and its references.
+
+    ``flow`` holds calls and jumps (what the inventory needs); ``data`` the references to data, or None
+    when they were not asked for yet (``Analysis.data_refs`` adds them).
+    """
+
+    procs: list[ProcRecord]
+    flow: RefTable
+    data: RefTable | None
+    instructions: int
+    discovery: bool
+
+
+REF_KINDS: tuple[str, ...] = ("call", "jump", "data", "read", "write", "indirect", "computed", "external")
+_KIND_CODE = {k: i for i, k in enumerate(REF_KINDS)}
+_CALL, _JUMP, _DATA, _READ, _WRITE, _INDIRECT, _COMPUTED, _EXTERNAL = range(8)
+STUB_SECTIONS = frozenset({".plt", ".plt.sec", ".plt.got", ".iplt", "__TEXT,__stubs", "__TEXT,__auth_stubs"})
+_COLD_NAME = re.compile(r"^(.+)\.cold(?:\.\d+)?$")
+_START_MAIN = frozenset({"__libc_start_main", "__uClibc_main", "__libc_start_main_impl"})
+_X86_ARG0 = re.compile(r"^[re]di, ")
+_X86_IMM_OPERAND = re.compile(r"^[re]di, (0x[0-9a-f]+)$")
+_PE_MAIN_ARGS = (frozenset({"ecx", "rcx"}), frozenset({"rdx", "edx"}), frozenset({"r8", "r8d"}))
+Progress = Callable[[str], None]
+
+
+def overdue(what: str, deadline: float) -> ReaError:
+    return ReaError("provider_timeout", f"{what} did not finish within {deadline:.0f} s",
+                    remediation="Query one procedure at a time, or open the target with a deeper provider.",
+                    details={"deadline_s": deadline, "phase": what})
+
+
+def too_big(what: str, limit: int, **details: Any) -> ReaError:
+    return ReaError("resource_constraint", f"{what} exceeds the native provider's safety limit of {limit}",
+                    remediation="Narrow the request, or open the target with a deeper provider for whole-program work.",
+                    details={"limit": limit, **details})
+
+
+class Analysis:
+    """Inventory, extents and references of one image; the index builder and the lazy paths share it."""
+
+    def __init__(self, image: Image, limits: Limits) -> None:
+        self.image = image
+        self.limits = limits
+        self.model: Model = image.model
+        self._sweeper: Sweeper | None = None
+        self._md: Any = None
+        self.import_slots: dict[int, str] = {i.slot: i.name for i in self.model.imports if i.slot is not None}
+        self.stubs: dict[int, str] = {}
+        self.procs: list[Proc] = []
+        self.starts: list[int] = []
+        self.by_addr: dict[int, Proc] = {}
+        self.by_name: dict[str, Proc] = {}
+
+    @property
+    def md(self) -> Any:
+        """A plain capstone decoder (stops at undecodable bytes) for reading a few instructions."""
+        if self._md is None:
+            self._md = make_decoder(self.image.arch, self.model.bits)
+        return self._md
+
+    @property
+    def sweeper(self) -> Sweeper:
+        if self._sweeper is None:
+            self._sweeper = Sweeper(self.image.arch, self.model.bits, self.image.mapped, self.image.read)
+        return self._sweeper
+
+    # -- inventory -------------------------------------------------------------------------------
+
+    def install(self, procs: list[Proc]) -> None:
+        procs.sort(key=lambda p: p.address)
+        self.procs = procs
+        self.starts = [p.address for p in procs]
+        self.by_addr = {p.address: p for p in procs}
+        self.by_name = {}
+        for p in procs:
+            self.by_name.setdefault(p.name, p)
+
+    def inventory(self, check: Callable[[str], None] | None = None) -> list[Proc]:
+        """Procedures from symbols, import stubs and slots, the entry point (and main), exception tables."""
+        model, image = self.model, self.image
+        self._scan_stubs()
+        found: dict[int, Proc] = {}
+
+        def add(address: int, name: str | None, kind: str, size: int, source: str, name_source: str) -> None:
+            if kind == "local" and image.code_region_at(address) is None:
+                return
+            cur = found.get(address)
+            if cur is None:
+                if len(found) >= self.limits.max_procedures:
+                    raise too_big("procedure count", self.limits.max_procedures, resource="procedures")
+                found[address] = Proc(address, name or "", kind, address + size if size > 0 else None, source,
+                                      name_source if name else "generated")
+                return
+            if name and not cur.name:
+                cur.name = name
+                cur.name_source = name_source
+            if size > 0 and cur.end is None:
+                cur.end = address + size
+
+        named = sorted((s for s in model.symbols if s.kind == "function" or
+                        (s.exported and image.code_region_at(s.address) is not None)),
+                       key=lambda s: (s.address, not s.exported, s.name.startswith("_"), len(s.name), s.name))
+        for s in named:
+            add(s.address, s.name, "local", s.size, "symbol", "symbol")
+        for addr, name in sorted(self.stubs.items()):
+            add(addr, name, "import", self._stub_size(addr), "stub", "import")
+        stubbed = set(self.stubs.values())
+        for imp in model.imports:
+            if imp.slot is not None and imp.name not in stubbed and image.mapped(imp.slot):
+                add(imp.slot, imp.name, "import", image.pointer, "import-slot", "import")
+        if model.entry is not None:
+            add(model.entry, None, "local", 0, "entry", "generated")
+        for n, (start, end) in enumerate(model.unwind):
+            add(start, None, "local", end - start, "exception-table", "generated")
+            if check is not None and n % 4096 == 0:
+                check("building procedure inventory")
+        for p in found.values():
+            if not p.name:
+                p.name = "entry" if p.address == model.entry else f"sub_{p.address:x}"
+        self.install(list(found.values()))
+        if model.format != "elf":  # ELF import thunks are PLT stubs, found by _scan_stubs
+            for p in self.procs:
+                if p.kind == "local" and (p.end is None or p.end - p.address <= 16):
+                    self._detect_thunk(p)
+        self._name_main()
+        self._link_named_parts()
+        return self.procs
+
+    def _stub_size(self, address: int) -> int:
+        later = [a for a in self.stubs if a > address]
+        return min(min(later) - address, 16) if later else (6 if self.model.arch == "x86_64" else 12)
+
+    def _scan_stubs(self) -> None:
+        flow = FlowReader(self.model.arch, self.image.mapped)
+        for r in self.image.code_regions:
+            if r.name not in STUB_SECTIONS:
+                continue
+            entry: int | None = None
+            for insn in decode(self.md, self.image.code(r.start, r.start + r.file_size), r.start):
+                if entry is None and insn.mnemonic not in ("nop", "endbr64", "endbr32"):
+                    entry = insn.address
+                f = flow(insn)
+                if f.cls in (JUMP, RET):
+                    if f.cls == JUMP and f.slot in self.import_slots and entry is not None:
+                        self.stubs.setdefault(entry, self.import_slots[f.slot])
+                    entry = None
+                    flow.reset()
+
+    def _detect_thunk(self, p: Proc) -> None:
+        code = self.image.code(p.address, p.address + 16)
+        flow = FlowReader(self.model.arch, self.image.mapped)
+        for insn in decode(self.md, code, p.address, 4):
+            f = flow(insn)
+            if f.cls == JUMP:
+                target_name = self.import_slots.get(f.slot) if f.slot is not None else None
+                if target_name is not None:
+                    p.kind = "thunk"
+                    p.end = insn.address + insn.size
+                    if p.name_source == "generated":
+                        p.name = target_name
+                        p.name_source = "import"
+                return
+            if f.cls != FALL or insn.mnemonic not in ("endbr64", "endbr32", "nop", "adrp", "ldr", "bti"):
+                return
+
+    # -- main from the entry point -----------------------------------------------------------------
+
+    def _name_main(self) -> None:
+        """Name ``main`` on a binary without the symbol: the first argument the entry passes to the C runtime."""
+        model = self.model
+        if model.entry is None or "main" in self.by_name or "_main" in self.by_name:
+            return
+        address: int | None = None
+        if model.format == "elf" and model.arch in ("x86_64", "arm64"):
+            address = self._elf_main(model.entry)
+        elif model.format == "pe" and model.arch == "x86_64":
+            address = self._pe_main(model.entry)
+        if address is None or self.image.code_region_at(address) is None:
+            return
+        p = self.by_addr.get(address)
+        if p is None:
+            p = Proc(address, "main", "local", None, "entry-heuristic", "entry-heuristic")
+            self.install([*self.procs, p])
+        elif p.kind == "local" and p.name_source == "generated":
+            p.name, p.name_source = "main", "entry-heuristic"
+            self.by_name.setdefault("main", p)
+        else:
+            return
+        self.by_name["main"] = p
+
+    def _run(self, start: int, max_bytes: int = 512) -> list[Insn]:
+        return list(decode(self.md, self.image.code(start, start + max_bytes), start, 128))
+
+    def _callee_name(self, target: int | None, slot: int | None) -> str | None:
+        if target is not None:
+            return self.stubs.get(target) or (self.by_addr[target].name if target in self.by_addr else None)
+        return self.import_slots.get(slot) if slot is not None else None
+
+    def _elf_main(self, entry: int) -> int | None:
+        flow = FlowReader(self.model.arch, self.image.mapped)
+        run = self._run(entry)
+        arg0: int | None = None
+        for n, insn in enumerate(run):
+            f = flow(insn)
+            if f.cls == CALL:
+                name = self._callee_name(f.target, f.slot)
+                ends = n + 1 < len(run) and run[n + 1].mnemonic in ("hlt", "ud2")
+                if name is not None and name.split("@")[0] in _START_MAIN:
+                    return arg0
+                if name is None and ends and not any(i.name in _START_MAIN for i in self.model.imports):
+                    return arg0  # a static binary: _start calls the runtime's start routine, then halts
+                arg0 = None
+                continue
+            if f.cls in (JUMP, RET):
+                return None
+            if self.model.arch == "x86_64":
+                if _X86_ARG0.match(insn.op_str):
+                    arg0 = None
+                    imm = _X86_IMM_OPERAND.match(insn.op_str)
+                    if insn.mnemonic == "lea" and f.data:
+                        arg0 = f.data[0][0]
+                    elif insn.mnemonic == "mov" and imm:
+                        arg0 = int(imm.group(1), 16)
+            else:
+                regs = flow.state.regs
+                if "x0" in regs:
+                    arg0 = regs["x0"]
+                elif "x0@slot" in regs:
+                    arg0 = self.image.pointer_at(regs["x0@slot"]) or None
+                elif insn.op_str.startswith(("x0,", "w0,")):
+                    arg0 = None
+        return None
+
+    def _pe_main(self, entry: int) -> int | None:
+        """mingw-w64: the entry calls __tmainCRTStartup, which calls main(argc, argv, envp) from globals."""
+        seen: set[int] = set()
+        todo = [entry]
+        for _ in range(3):
+            nxt: list[int] = []
+            for start in todo:
+                if start in seen:
+                    continue
+                seen.add(start)
+                found, calls = self._pe_main_call(start)
+                if found is not None:
+                    return found
+                nxt.extend(calls[:2])
+            todo = nxt
+        return None
+
+    def _pe_main_call(self, start: int) -> tuple[int | None, list[int]]:
+        p = self.by_addr.get(start)
+        end = p.end if p is not None and p.end is not None else start + 4096
+        flow = FlowReader(self.model.arch, self.image.mapped)
+        loaded: set[str] = set()
+        calls: list[int] = []
+        for insn in decode(self.md, self.image.code(start, min(end, start + 8192)), start):
+            f = flow(insn)
+            if f.cls == CALL:
+                target = self.by_addr.get(f.target) if f.target is not None else None
+                local = f.target is not None and self.image.code_region_at(f.target) is not None and (
+                    target is None or target.kind == "local")
+                if local and f.target is not None:
+                    if all(loaded & regs for regs in _PE_MAIN_ARGS):
+                        return f.target, calls
+                    calls.append(f.target)
+                loaded.clear()
+                continue
+            if insn.mnemonic == "mov" and "[rip" in insn.op_str:
+                loaded.add(insn.op_str.split(",")[0])
+            elif insn.op_str and not insn.op_str.startswith("["):
+                loaded.discard(insn.op_str.split(",")[0])
+        return None, calls
+
+    def _link_named_parts(self) -> None:
+        for p in self.procs:
+            m = _COLD_NAME.match(p.name) if p.name_source == "symbol" else None
+            parent = self.by_name.get(m.group(1)) if m else None
+            if parent is not None and parent is not p:
+                p.part_of = parent.address
+
+    # -- extents ---------------------------------------------------------------------------------
+
+    def limit_of(self, p: Proc) -> int:
+        """Where ``p`` must end at the latest: the next procedure start, or its code region's end."""
+        i = bisect.bisect_right(self.starts, p.address)
+        region_end = self.image.code_end(p.address)
+        return min(self.starts[i], region_end) if i < len(self.starts) else region_end
+
+    def extent(self, p: Proc, facts: Facts | None = None) -> int:
+        """End of ``p`` by recursive descent (over ``facts`` when given, else over a sweep of its range)."""
+        if p.kind != "local" and p.kind != "thunk":
+            return p.address + self.image.pointer
+        limit = self.limit_of(p)
+        if limit <= p.address:
+            return p.address + 1
+        if facts is None:
+            facts = self.sweep_range(p.address, limit)
+        try:
+            d = descend(facts, p.address, limit, self.limits.max_function_instructions)
+        except BudgetExceeded:
+            raise too_big("instructions in one procedure", self.limits.max_function_instructions,
+                          resource="instructions", procedure=f"0x{p.address:x}") from None
+        if d.computed:
+            # An unresolved computed jump hides code: claim up to the next procedure, minus padding.
+            return max(d.end, self._trim_padding(p.address, limit))
+        return d.end
+
+    def _trim_padding(self, start: int, limit: int) -> int:
+        code = self.image.code(start, limit)
+        end = len(code)
+        while end > 0 and code[end - 1] in (0x90, 0xCC, 0x00):
+            end -= 1
+        return start + end
+
+    def sweep_range(self, start: int, end: int) -> Facts:
+        code = self.image.code(start, end)
+        facts, _ = self.sweeper.sweep(code, start, [start], self.image.code_end)
+        return facts
+
+    # -- references ------------------------------------------------------------------------------
+
+    def import_address(self, name: str) -> int | None:
+        p = self.by_name.get(name)
+        return p.address if p is not None and p.kind == "import" else None
+
+    def emit_refs(self, facts: Facts, span: range, start: int, end: int, src: list[int], dst: list[int],
+                  kinds: bytearray, cond: set[int] | None = None) -> None:
+        """Append (source, target or -1, kind code) of the facts ``span`` of one procedure ``[start, end)``."""
+        mapped = self.image.mapped
+        slots = self.import_slots
+        addrs, classes, targets, extras = facts.addr, facts.cls, facts.target, facts.extra
+        add_src, add_dst, add_kind = src.append, dst.append, kinds.append
+        for i in span:
+            a = addrs[i]
+            cls = classes[i]
+            extra = extras[i]
+            if cls in (CALL, JUMP, COND):
+                kind = _CALL if cls == CALL else _JUMP
+                t = targets[i]
+                slot = extra.slot if extra is not None else None
+                if t >= 0:
+                    add_src(a)
+                    add_dst(t)
+                    add_kind(kind)
+                    if cond is not None and cls == COND:
+                        cond.add(a)
+                elif slot is not None and slot in slots:
+                    imp = self.import_address(slots[slot])
+                    src.extend((a, a))
+                    dst.extend((slot, imp if imp is not None else slot))
+                    kinds.extend((_EXTERNAL, kind))
+                elif cls == JUMP:
+                    table = table_targets(extra, start, end) if slot is None else None
+                    if table:
+                        for t in dict.fromkeys(table):
+                            add_src(a)
+                            add_dst(t)
+                            add_kind(_COMPUTED)
+                    else:
+                        if slot is not None and mapped(slot):
+                            add_src(a)
+                            add_dst(slot)
+                            add_kind(_READ)
+                        add_src(a)
+                        add_dst(-1)
+                        add_kind(_COMPUTED)
+                else:
+                    if slot is not None and mapped(slot):
+                        add_src(a)
+                        add_dst(slot)
+                        add_kind(_READ)
+                    add_src(a)
+                    add_dst(-1)
+                    add_kind(_INDIRECT)
+            if extra is not None:
+                for addr, kind_name in extra.data:
+                    add_src(a)
+                    add_dst(addr)
+                    add_kind(_KIND_CODE[kind_name])
+
+    def refs_alone(self, p: Proc, end: int) -> list[tuple[int, int, int]]:
+        """One procedure's references, decoded on their own (no whole-program index)."""
+        facts = self.sweep_range(p.address, end)
+        src: list[int] = []
+        dst: list[int] = []
+        kinds = bytearray()
+        self.emit_refs(facts, range(len(facts)), p.address, end, src, dst, kinds)
+        return list(zip(src, dst, kinds, strict=True))
+
+    # -- the whole-program index ---------------------------------------------------------------------
+
+    def _sweep_all(self, want: int, what: str, progress: Progress | None,
+                   check: Callable[[str], None] | None) -> tuple[Facts, int, Callable[[str], None]]:
+        """One sweep over every code region (restarting at procedure starts), within the index deadline."""
+        limits = self.limits
+        deadline = time.monotonic() + limits.index_deadline_s
+        total = sum(r.file_size for r in self.image.code_regions)
+        done_bytes = 0
+
+        def tick(phase: str) -> None:
+            if check is not None:
+                check(phase)
+            if time.monotonic() > deadline:
+                raise overdue(f"the whole-program {what}", limits.index_deadline_s)
+
+        facts = Facts()
+        count = 0
+        for r in self.image.code_regions:
+            lo = bisect.bisect_left(self.starts, r.start)
+            hi = bisect.bisect_left(self.starts, r.start + r.file_size)
+            base_done = done_bytes
+
+            def at(pos: int, name: str = r.name, base: int = base_done) -> None:
+                tick(f"indexing {what}")
+                if progress is not None:
+                    progress(f"index: decoding {name} for {what}, {(base + pos) >> 10} of {total >> 10} KiB")
+
+            region_facts, n = self.sweeper.sweep(self.image.code(r.start, r.start + r.file_size), r.start,
+                                                 self.starts[lo:hi], self.image.code_end, at, want)
+            facts.extend(region_facts)
+            count += n
+            done_bytes += r.file_size
+            if count > limits.max_program_instructions:
+                raise too_big(f"decoded instructions for the whole-program {what}",
+                              limits.max_program_instructions, resource="instructions")
+        if any(a > b for a, b in zip(facts.addr, facts.addr[1:], strict=False)):
+            facts.sort()
+        return facts, count, tick
+
+    def build(self, discover: bool, progress: Progress | None = None,
+              check: Callable[[str], None] | None = None, data: bool = False) -> ProgramIndex:
+        """Sweep all code once for flow, discover procedures (when ``discover``), attribute calls and jumps,
+        link split-off parts; data references too when ``data``."""
+        facts, count, tick = self._sweep_all(FLOW, "procedure index", progress, check)
+        if progress is not None:
+            progress(f"index: {count} instructions decoded, {len(facts)} branches and path ends")
+        self._extents(self.procs, facts, tick)
+        if discover:
+            self._discover(facts, tick, progress)
+        refs = self._attribute(facts, tick)
+        if progress is not None:
+            progress(f"index: {len(refs.kind)} calls and jumps in {len(self.procs)} procedures")
+        if discover:
+            self._link_parts(refs, facts)
+        self.name_parts()
+        return ProgramIndex(
+            procs=[ProcRecord(p.address, p.end, p.kind, p.name, p.source, p.name_source, p.part_of)
+                   for p in self.procs],
+            flow=refs.table(), data=self.data_refs(progress, check) if data else None, instructions=count,
+            discovery=discover)
+
+    def data_refs(self, progress: Progress | None = None, check: Callable[[str], None] | None = None) -> RefTable:
+        """References to data (second sweep, over the final inventory and extents)."""
+        facts, _, tick = self._sweep_all(DATA, "data reference index", progress, check)
+        refs = self._attribute(facts, tick)
+        if progress is not None:
+            progress(f"index: {len(refs.kind)} data references")
+        return refs.table()
+
+    def _extents(self, procs: list[Proc], facts: Facts, tick: Callable[[str], None]) -> None:
+        for n, p in enumerate(procs):
+            if p.end is None:
+                p.end = self.extent(p, facts)
+            if n % 1024 == 0:
+                tick("computing procedure extents")
+
+    def _discover(self, facts: Facts, tick: Callable[[str], None], progress: Progress | None) -> None:
+        """Call targets and jumps out of a procedure start new procedures; each round decodes only new ones."""
+        image = self.image
+        classes, targets = facts.cls, facts.target
+        pending = [p for p in self.procs if p.kind in ("local", "thunk")]
+        rounds = 0
+        while pending:
+            rounds += 1
+            found: dict[int, str] = {}
+            by_addr = self.by_addr
+            for n, p in enumerate(pending):
+                if n % 1024 == 0:
+                    tick("discovering procedures")
+                start = p.address
+                end = p.end if p.end is not None else start
+                for i in facts.span(start, end):
+                    t = targets[i]
+                    if t < 0 or t in by_addr:
+                        continue
+                    cls = classes[i]
+                    if cls == CALL:
+                        found[t] = "call-target"
+                    elif (cls in (JUMP, COND)) and not start <= t < end:
+                        found.setdefault(t, "tail-call" if cls == JUMP else "branch-target")
+            fresh = [Proc(a, f"sub_{a:x}", "local", None, found[a]) for a in sorted(found)
+                     if image.code_region_at(a) is not None and self._containing_known(a) is None]
+            if len(self.procs) + len(fresh) > self.limits.max_procedures:
+                raise too_big("procedure count", self.limits.max_procedures, resource="procedures")
+            if not fresh:
+                break
+            self._insert(fresh)
+            self._extents(fresh, facts, tick)
+            if progress is not None:
+                progress(f"index: discovery round {rounds}, {len(fresh)} new procedures, {len(self.procs)} in all")
+            pending = fresh
+
+    def _insert(self, fresh: list[Proc]) -> None:
+        """Merge sorted new procedures into the sorted inventory (timsort merges the two sorted runs)."""
+        merged = [*self.procs, *fresh]
+        merged.sort(key=lambda p: p.address)
+        self.procs = merged
+        self.starts = [p.address for p in merged]
+        for p in fresh:
+            self.by_addr[p.address] = p
+            self.by_name.setdefault(p.name, p)
+
+    def _containing_known(self, address: int) -> Proc | None:
+        i = bisect.bisect_right(self.starts, address) - 1
+        if i < 0:
+            return None
+        p = self.procs[i]
+        return p if p.end is not None and p.address <= address < p.end else None
+
+    def _attribute(self, facts: Facts, tick: Callable[[str], None]) -> RefColumns:
+        """Each procedure's references from the facts inside its extent, by procedure then address."""
+        refs = RefColumns()
+        for n, p in enumerate(self.procs):
+            if n % 1024 == 0:
+                tick("attributing references")
+            if p.kind not in ("local", "thunk"):
+                continue
+            end = p.end if p.end is not None else p.address
+            span = facts.span(p.address, end)
+            if not span:
+                continue
+            before = len(refs.src)
+            self.emit_refs(facts, span, p.address, end, refs.src, refs.dst, refs.kind, refs.cond)
+            refs.proc.extend(itertools.repeat(p.address, len(refs.src) - before))
+        return refs
+
+    def _link_parts(self, refs: RefColumns, facts: Facts) -> None:
+        """Link split-off parts (gcc's ``foo.cold``) found only by structure to their parent.
+
+        A part is entered only by jumps from one other procedure, never called or referenced as data,
+        and either jumps back into that procedure's body, or is entered conditionally and never returns.
+        """
+        candidates = {p.address: p for p in self.procs
+                      if p.kind == "local" and p.name_source == "generated" and p.part_of is None
+                      and p.address != self.model.entry}
+        if not candidates:
+            return
+        into: dict[int, list[tuple[int, int]]] = {}  # part start -> (jump source, its procedure)
+        back: dict[int, list[int]] = {}  # part start -> its jump targets
+        other: set[int] = set()  # addresses reached some other way than a jump
+        for src, dst, kind, proc in zip(refs.src, refs.dst, refs.kind, refs.proc, strict=True):
+            if kind != _JUMP:
+                other.add(dst)
+                continue
+            if dst in candidates and proc != dst:
+                into.setdefault(dst, []).append((src, proc))
+            if proc in candidates:
+                back.setdefault(proc, []).append(dst)
+        for start, entries in into.items():
+            if start in other:
+                continue
+            parents = {proc for _, proc in entries}
+            if len(parents) != 1:
+                continue
+            parent = self.by_addr.get(parents.pop())
+            if parent is None or parent.kind != "local" or parent.part_of is not None or parent.end is None:
+                continue
+            returns_home = any(parent.address < d < parent.end for d in back.get(start, ()))
+            conditional = any(src in refs.cond for src, _ in entries)
+            c = candidates[start]
+            if returns_home or (conditional and not self._returns(c, facts)):
+                c.part_of = parent.address
+
+    def _returns(self, p: Proc, facts: Facts) -> bool:
+        end = p.end if p.end is not None else p.address
+        return any(facts.cls[i] == RET for i in facts.span(p.address, end))
+
+    def name_parts(self) -> None:
+        """Name each stripped part after its parent: ``main.cold``, then ``main.cold.1``, ..."""
+        count: dict[int, int] = {}
+        for p in self.procs:
+            if p.part_of is None or p.name_source != "generated":
+                continue
+            parent = self.by_addr.get(p.part_of)
+            if parent is None:
+                continue
+            n = count.get(parent.address, 0)
+            count[parent.address] = n + 1
+            p.name = f"{parent.name}.cold" if n == 0 else f"{parent.name}.cold.{n}"
+            p.name_source = "parent"
+            self.by_name.setdefault(p.name, p)
+
+
+class RefColumns:
+    """References as parallel columns while the index is built."""
+
+    def __init__(self) -> None:
+        self.src: list[int] = []
+        self.dst: list[int] = []
+        self.kind = bytearray()
+        self.proc: list[int] = []
+        self.cond: set[int] = set()  # sources of conditional branches
+
+    def table(self) -> RefTable:
+        return RefTable(src=array.array("q", self.src).tobytes(), dst=array.array("q", self.dst).tobytes(),
+                        kind=bytes(self.kind), proc=array.array("q", self.proc).tobytes())
+
+
+def compute_index(model: Model, content: Any, limits: Limits, discover: bool | None = None,
+                  data: bool = True, progress: Progress | None = None,
+                  check: Callable[[str], None] | None = None) -> ProgramIndex:
+    """The whole-program index of the binary whose file bytes are ``content`` (pure: safe to run in the
+    parse worker and to cache by content digest). ``discover`` defaults to the limits' rule (code at most
+    ``discovery_max_code_bytes``); ``data`` adds the data references."""
+    image = Image(model, content)
+    analysis = Analysis(image, limits)
+    analysis.inventory(check)
+    if discover is None:
+        discover = image.code_bytes <= limits.discovery_max_code_bytes
+    return analysis.build(discover, progress, check, data)

@@ -1,0 +1,451 @@
+"""Whole-range decoding into flow and reference facts, and recursive descent over those facts.
+
+A sweep decodes a byte range in large batches (capstone's C decoder straight into one buffer per batch)
+and keeps only the instructions that matter to the program index: branches, path ends, undecodable bytes
+and instructions naming an address. Everything else is known to fall through, so recursive descent over
+the facts costs time in the number of branches, not instructions.
+"""
+
+from __future__ import annotations
+
+import bisect
+import ctypes
+import itertools
+import re
+import struct
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+from rea_plugins.native.disasm import (
+    CALL,
+    COND,
+    FALL,
+    JUMP,
+    RET,
+    STOP,
+    Flow,
+    FlowReader,
+    Insn,
+    make_decoder,
+    x86_flow,
+    x86_jump_table,
+)
+
+ReadFn = Callable[[int, int], bytes | None]
+
+
+class Extra(NamedTuple):
+    """What few facts carry besides their flow: a memory slot, data references, a jump table."""
+
+    slot: int | None
+    data: tuple[tuple[int, str], ...]
+    table: tuple[int, ...] | None  # an indirect jump's table entries, in order, before any bound
+
+
+class Facts:
+    """The instructions the index needs, as parallel columns in address order.
+
+    Every other instruction falls through and names nothing. ``target`` is -1 when there is no direct
+    target; ``extra`` is None for the common case (a direct branch or a path end).
+    """
+
+    __slots__ = ("addr", "cls", "extra", "size", "target")
+
+    def __init__(self) -> None:
+        self.addr: list[int] = []
+        self.size: list[int] = []
+        self.cls = bytearray()
+        self.target: list[int] = []
+        self.extra: list[Extra | None] = []
+
+    def __len__(self) -> int:
+        return len(self.addr)
+
+    def add(self, address: int, size: int, cls: int, target: int | None, extra: Extra | None) -> None:
+        self.addr.append(address)
+        self.size.append(size)
+        self.cls.append(cls)
+        self.target.append(-1 if target is None else target)
+        self.extra.append(extra)
+
+    def extend(self, other: Facts) -> None:
+        self.addr.extend(other.addr)
+        self.size.extend(other.size)
+        self.cls.extend(other.cls)
+        self.target.extend(other.target)
+        self.extra.extend(other.extra)
+
+    def sort(self) -> None:
+        """Address order, should regions overlap (a malformed binary)."""
+        order = sorted(range(len(self.addr)), key=self.addr.__getitem__)
+        self.addr = [self.addr[i] for i in order]
+        self.size = [self.size[i] for i in order]
+        self.cls = bytearray(self.cls[i] for i in order)
+        self.target = [self.target[i] for i in order]
+        self.extra = [self.extra[i] for i in order]
+
+    def span(self, start: int, end: int) -> range:
+        """Indices of the facts in ``[start, end)``."""
+        lo = bisect.bisect_left(self.addr, start)
+        return range(lo, bisect.bisect_left(self.addr, end, lo))
+
+
+_NO_DATA: tuple[tuple[int, str], ...] = ()
+# What a sweep keeps: flow (branches, path ends, undecodable bytes) and/or data (instructions naming an
+# address). The procedure inventory needs only flow; data references are swept when first asked for.
+FLOW = 1
+DATA = 2
+ALL = FLOW | DATA
+_CHUNK = 4096  # bytes per decoder call: ~1000 records, which stay in cache while they are read
+_MAX_INSN = 16
+_WINDOW = 10  # instructions a jump-table pattern may span (x86_jump_table looks back this far)
+
+
+
+def _x86_ids() -> tuple[dict[int, int], frozenset[int], frozenset[int], int]:
+    """capstone's x86 instruction ids by flow class: direct branches, path ends, x86_flow's own cases, push."""
+    from capstone import x86_const as x
+
+    cond = [getattr(x, f"X86_INS_{n}") for n in (
+        "JAE", "JA", "JBE", "JB", "JCXZ", "JECXZ", "JE", "JGE", "JG", "JLE", "JL", "JNE", "JNO", "JNP", "JNS",
+        "JO", "JP", "JRCXZ", "JS", "LOOP", "LOOPE", "LOOPNE")]
+    direct = {x.X86_INS_CALL: CALL, x.X86_INS_JMP: JUMP, **dict.fromkeys(cond, COND)}
+    ends = frozenset(getattr(x, f"X86_INS_{n}") for n in ("RET", "RETF", "IRET", "IRETD", "IRETQ", "HLT", "UD2",
+                                                            "SYSRET"))
+    other = frozenset(getattr(x, f"X86_INS_{n}") for n in ("LCALL", "LJMP", "RETFQ", "SYSRETQ"))
+    return direct, ends, other, x.X86_INS_PUSH
+
+
+_X86_DIRECT, _X86_RET, _X86_OTHER, _X86_PUSH = _x86_ids()
+_X86_INVALID = 0  # skipdata's ".byte"
+_X86_PICK = frozenset(_X86_DIRECT) | _X86_RET | _X86_OTHER | {_X86_PUSH, _X86_INVALID}
+# Operand text that may name an address (what x86_flow reads): rip-relative or absolute memory, or an
+# immediate of four or more hex digits after a comma (one first in the operands only matters for push).
+_X86_IMM = re.compile(rb", 0x[0-9a-f]{4}")
+_SLOT = 80  # operand characters kept per record for that search; longer operand texts are AVX-512 noise
+_HEX = re.compile(rb"0x[0-9a-f]+")
+
+
+def _raw_layout() -> tuple[Any, Any, int, int, int, int, int] | None:
+    """capstone's C entry points and ``cs_insn`` layout, or None when this binding does not expose them."""
+    try:
+        import capstone
+
+        cs, insn = capstone._cs, capstone._cs_insn
+        layout = (cs, insn, ctypes.sizeof(insn), insn.id.offset, insn.address.offset, insn.size.offset,
+                  insn.mnemonic.offset)
+        if insn.op_str.offset != insn.mnemonic.offset + 32 or layout[2] % 8 or layout[4] % 8 or layout[5] % 2:
+            return None
+        cs.cs_disasm, cs.cs_free  # noqa: B018 - both must exist
+        return layout
+    except (ImportError, AttributeError):
+        return None
+
+
+class Batch:
+    """One decoder call's records: parallel address/size/id lists and each record's text on demand."""
+
+    def __init__(self, addrs: list[int], sizes: list[int], ids: list[int] | None, blob: bytes | None,
+                 texts: list[tuple[str, str]] | None, record: int, mnem: int) -> None:
+        self.addrs = addrs
+        self.sizes = sizes
+        self.ids = ids
+        self.blob = blob
+        self.texts = texts
+        self.record = record
+        self.mnem = mnem
+
+    def __len__(self) -> int:
+        return len(self.addrs)
+
+    def ops(self, i: int) -> bytes:
+        assert self.blob is not None
+        at = i * self.record + self.mnem + 32
+        field = self.blob[at:at + 160]
+        end = field.find(b"\0")
+        return field if end < 0 else field[:end]
+
+    def text(self, i: int) -> tuple[str, str]:
+        if self.texts is not None:
+            return self.texts[i]
+        assert self.blob is not None
+        at = i * self.record + self.mnem
+        field = self.blob[at:at + 192]
+        m_end = field.find(b"\0")
+        o_end = field.find(b"\0", 32)
+        return (field[:m_end].decode("ascii", "replace"),
+                field[32:o_end if o_end >= 0 else 192].decode("ascii", "replace"))
+
+    def insn(self, i: int) -> Insn:
+        mnem, ops = self.text(i)
+        return Insn(self.addrs[i], self.sizes[i], mnem, ops)
+
+
+class Sweeper:
+    """Decodes ranges of one architecture into facts (reuse one per program: it owns a capstone handle)."""
+
+    def __init__(self, arch: str, bits: int, mapped: Callable[[int], bool], read: ReadFn) -> None:
+        self.arch = arch
+        self.mapped = mapped
+        self.read = read
+        self.md = make_decoder(arch, bits)
+        self.md.skipdata = True
+        self.raw = _raw_layout()
+        self.x86 = arch in ("x86", "x86_64")
+        self._layout: tuple[int, struct.Struct] | None = None
+
+    # -- decoding ------------------------------------------------------------------------------
+
+    def _decode(self, code: memoryview, address: int) -> Batch:
+        if self.raw is None:
+            tuples = list(self.md.disasm_lite(code.tobytes(), address))
+            return Batch([t[0] for t in tuples], [t[1] for t in tuples], None, None,
+                         [(t[2], t[3]) for t in tuples], 0, 0)
+        cs, insn_t, record, id_at, addr_at, size_at, mnem_at = self.raw
+        ptr = ctypes.POINTER(insn_t)()
+        buf = (ctypes.c_char * len(code)).from_buffer_copy(code)
+        count = cs.cs_disasm(self.md.csh, buf, len(code), address, 0, ctypes.byref(ptr))
+        if count <= 0:
+            return Batch([], [], [], b"", None, record, mnem_at)
+        try:
+            blob = ctypes.string_at(ptr, count * record)
+        finally:
+            cs.cs_free(ptr, count)
+        view = memoryview(blob)
+        addrs = view.cast("Q")[addr_at // 8::record // 8].tolist()
+        sizes = view.cast("H")[size_at // 2::record // 2].tolist()
+        ids = view.cast("I")[id_at // 4::record // 4].tolist()
+        return Batch(addrs, sizes, ids, blob, None, record, mnem_at)
+
+    def batches(self, code: Any, base: int, syncs: list[int],
+                check: Callable[[int], None] | None = None) -> Iterator[tuple[Batch, int, int | None]]:
+        """Decoded batches over ``code`` (at ``base``): each with how many leading records to keep, and
+        the address of an instruction dropped because it straddles a procedure start (decoding restarts
+        at every address in ``syncs``, sorted, that it would otherwise step over)."""
+        view = memoryview(code)
+        total = len(view)
+        pos = 0
+        while pos < total:
+            if check is not None:
+                check(pos)
+            hi = min(total, pos + _CHUNK)
+            batch = self._decode(view[pos:min(total, hi + _MAX_INSN)], base + pos)
+            if not batch:
+                break
+            addrs, sizes = batch.addrs, batch.sizes
+            keep = max(1, bisect.bisect_left(addrs, base + hi)) if hi < total else len(batch)
+            last = addrs[keep - 1] + sizes[keep - 1]
+            dropped: int | None = None
+            s = bisect.bisect_right(syncs, base + pos)
+            while s < len(syncs) and syncs[s] < last:
+                k = bisect.bisect_left(addrs, syncs[s], 0, keep)
+                if k < keep and addrs[k] == syncs[s]:
+                    s += 1
+                    continue
+                keep, last, dropped = k - 1, syncs[s], addrs[k - 1]
+                break
+            yield batch, keep, dropped
+            pos = last - base
+
+    # -- facts -----------------------------------------------------------------------------------
+
+    def sweep(self, code: Any, base: int, syncs: list[int], window_limit: Callable[[int], int],
+              check: Callable[[int], None] | None = None, want: int = ALL) -> tuple[Facts, int]:
+        """Facts (``want``: FLOW, DATA or ALL) of the instructions in ``code`` (at ``base``), and how many
+        instructions were decoded. ``window_limit(address)`` bounds jump-table entries found at ``address``.
+        """
+        facts = Facts()
+        count = 0
+        tail: list[Insn] = []  # the previous batch's last instructions, for jump-table windows
+        flow = FlowReader(self.arch, self.mapped)
+        for batch, keep, dropped in self.batches(code, base, syncs, check):
+            count += keep
+            if self.x86 and batch.ids is not None:
+                self._x86_facts(batch, keep, tail, window_limit, facts, want)
+            else:
+                self._generic_facts(batch, keep, syncs, flow, tail, window_limit, facts, want)
+            if dropped is not None and want & FLOW:
+                facts.add(dropped, 1, STOP, None, None)
+            if self.x86 and want & FLOW:
+                tail = [*tail, *(batch.insn(i) for i in range(max(0, keep - _WINDOW), keep))][-_WINDOW:]
+        return facts, count
+
+    def _window(self, batch: Batch, i: int, tail: list[Insn]) -> list[Insn]:
+        window = [batch.insn(j) for j in range(max(0, i - _WINDOW + 1), i + 1)]
+        return window if len(window) == _WINDOW else [*tail, *window][-_WINDOW:]
+
+    def _table(self, window: list[Insn], window_limit: Callable[[int], int]) -> tuple[int, ...] | None:
+        end = window_limit(window[-1].address)
+        found = x86_jump_table(window, self.read, lambda t: t < end)
+        return tuple(found) if found else None
+
+    def _x86_facts(self, batch: Batch, keep: int, tail: list[Insn], window_limit: Callable[[int], int],
+                   out: Facts, want: int) -> None:
+        ids = batch.ids
+        blob = batch.blob
+        assert ids is not None and blob is not None
+        record, ops_at = batch.record, batch.mnem + 32
+        picked = [i for i, v in enumerate(itertools.islice(ids, keep)) if v in _X86_PICK]
+        named: set[int] = set()
+        if want & DATA:
+            # Each record's operand text in a fixed slot, so the address search scans a third as much.
+            layout = self._layout
+            if layout is None or layout[0] != record:
+                layout = self._layout = (record, struct.Struct(f"{ops_at}x{_SLOT}s{record - ops_at - _SLOT}x"))
+            text = b"".join(itertools.chain.from_iterable(layout[1].iter_unpack(memoryview(blob)[:keep * record])))
+            hits: set[int] = set()
+            for literal in (b"rip", b"[0x"):
+                at = text.find(literal)
+                while at >= 0:
+                    hits.add(at)
+                    at = text.find(literal, at + 3)
+            hits.update(m.start() for m in _X86_IMM.finditer(text))
+            named = {at // _SLOT for at in hits if text.find(b"\0", at - at % _SLOT, at) < 0}  # not stale bytes
+            # A direct branch, a path end or undecodable bytes never names data: only the rest matters.
+            picked = [i for i in picked if ids[i] == _X86_PUSH or ids[i] in _X86_OTHER] if not want & FLOW \
+                else picked
+            picked.extend(i for i in named if not want & FLOW or ids[i] not in _X86_PICK)
+            picked.sort()
+        else:
+            text = b""
+        addrs, sizes = batch.addrs, batch.sizes
+        mapped = self.mapped
+        f_addr, f_size, f_cls, f_target, f_extra = out.addr, out.size, out.cls, out.target, out.extra
+        hexa = _HEX.fullmatch
+        prev = -1
+        for i in picked:
+            if i == prev:
+                continue
+            prev = i
+            iid = ids[i]
+            cls = _X86_DIRECT.get(iid)
+            if cls is not None:
+                if not want & FLOW:
+                    continue
+                ops = batch.ops(i)
+                if hexa(ops):
+                    f_addr.append(addrs[i])
+                    f_size.append(sizes[i])
+                    f_cls.append(cls)
+                    f_target.append(int(ops, 16))
+                    f_extra.append(None)
+                    continue
+            elif iid in _X86_RET or iid == _X86_INVALID:
+                if not want & FLOW:
+                    continue
+                f_addr.append(addrs[i])
+                f_size.append(sizes[i])
+                f_cls.append(RET if iid != _X86_INVALID else STOP)
+                f_target.append(-1)
+                f_extra.append(None)
+                continue
+            elif iid == _X86_PUSH and (not want & DATA or (i not in named and text[i * _SLOT:i * _SLOT + 2] != b"0x")):
+                continue
+            f = x86_flow(batch.insn(i), mapped)
+            self._keep(f, addrs[i], sizes[i], batch, i, tail, window_limit, out, want)
+
+    def _keep(self, f: Flow, address: int, size: int, batch: Batch, i: int, tail: list[Insn],
+              window_limit: Callable[[int], int], out: Facts, want: int) -> None:
+        """Record what ``want`` asks of one instruction's flow."""
+        if f.cls != FALL:
+            if want & FLOW:
+                table = None
+                if self.x86 and f.cls == JUMP and f.target is None and f.slot is None:
+                    table = self._table(self._window(batch, i, tail), window_limit)
+                data = f.data if want & DATA else _NO_DATA
+                out.add(address, size, f.cls, f.target,
+                        Extra(f.slot, data, table) if f.slot is not None or data or table else None)
+        elif f.data and want & DATA:
+            out.add(address, size, FALL, None, Extra(None, f.data, None))
+
+    def _generic_facts(self, batch: Batch, keep: int, syncs: list[int], flow: FlowReader, tail: list[Insn],
+                       window_limit: Callable[[int], int], out: Facts, want: int) -> None:
+        s = bisect.bisect_left(syncs, batch.addrs[0]) if batch.addrs else 0
+        for i in range(keep):
+            a = batch.addrs[i]
+            while s < len(syncs) and syncs[s] <= a:
+                if syncs[s] == a:
+                    flow.reset()  # per-procedure register tracking, as when a procedure is decoded alone
+                s += 1
+            insn = batch.insn(i)
+            if insn.mnemonic == ".byte":
+                if want & FLOW:
+                    out.add(a, insn.size, STOP, None, None)
+                continue
+            self._keep(flow(insn), a, insn.size, batch, i, tail, window_limit, out, want)
+
+
+def table_targets(extra: Extra | None, start: int, end: int) -> list[int]:
+    """A jump table's entries inside ``[start, end)``: the leading run of them, as x86_jump_table reads."""
+    out: list[int] = []
+    for t in (extra.table or ()) if extra is not None else ():
+        if not start <= t < end:
+            break
+        out.append(t)
+    return out
+
+
+class BudgetExceeded(Exception):
+    """A descent visited more instructions than its budget allows."""
+
+
+class Descent(NamedTuple):
+    end: int
+    computed: bool  # an unresolved computed jump: the extent may hide code
+    visited: int
+
+
+def descend(facts: Facts, start: int, limit: int, budget: int) -> Descent:
+    """Recursive descent from ``start`` inside ``[start, limit)`` over swept facts.
+
+    Runs fall through to the next fact; jumps and conditional branches inside the range are followed,
+    jump tables through their entries; a run stops at a jump, a path end or undecodable bytes. ``end``
+    is the furthest instruction end reached (``limit`` when a run reaches it).
+    """
+    addrs, sizes, classes, targets, extras = facts.addr, facts.size, facts.cls, facts.target, facts.extra
+    todo = [start]
+    seen: set[int] = set()
+    done: set[int] = set()
+    end = start
+    computed = False
+    visited = 0
+    n = len(addrs)
+    while todo:
+        a = todo.pop()
+        if a in seen or not start <= a < limit:
+            continue
+        seen.add(a)
+        i = bisect.bisect_left(addrs, a)
+        while True:
+            if i >= n or addrs[i] >= limit:
+                end = limit
+                break
+            if i in done:
+                break
+            done.add(i)
+            visited += 1
+            if visited > budget:
+                raise BudgetExceeded(budget)
+            cls = classes[i]
+            if cls == STOP:
+                if addrs[i] > a:
+                    end = max(end, addrs[i])
+                break
+            end = max(end, addrs[i] + sizes[i])
+            if cls in (JUMP, COND):
+                t = targets[i]
+                if t >= 0:
+                    if start <= t < limit:
+                        todo.append(t)
+                elif cls == JUMP:
+                    extra = extras[i]
+                    if extra is None or extra.slot is None:
+                        table = table_targets(extra, start, limit)
+                        if table:
+                            todo.extend(table)
+                        else:
+                            computed = True
+            if cls in (JUMP, RET):
+                break
+            i += 1
+    return Descent(max(end, start + 1), computed, visited)
