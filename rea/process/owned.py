@@ -336,12 +336,18 @@ class OwnedProcess:
                     "isolation": msgspec.to_builtins(self.isolation)}
 
     def send_signal(self, sig: int) -> dict[str, Any]:
-        """Signal the process group; only while the leader is unreaped. The delivery result is returned."""
+        """Signal the process group; only while the leader is unreaped. The delivery result is returned.
+
+        Under bubblewrap the signal goes to the sandboxed program (the session members below bubblewrap's
+        two processes), not to bubblewrap, which would die of it and take the sandbox down.
+        """
         name = signal.Signals(sig).name
         with self._lock:
             self.exit_status()  # notices a leader reaped behind our back
             if self._reaped or self._lost:
                 return {"signal": name, "delivered": False, "reason": "the process was already reaped"}
+            if self.isolation.sandbox == "bubblewrap":
+                return self._signal_sandboxed(sig, name)
             try:
                 os.killpg(self.pid, sig)
             except ProcessLookupError:
@@ -349,6 +355,18 @@ class OwnedProcess:
             except PermissionError:
                 return {"signal": name, "delivered": False, "reason": "permission denied"}
             return {"signal": name, "delivered": True}
+
+    def _signal_sandboxed(self, sig: int, name: str) -> dict[str, Any]:
+        table = procfs.scan()
+        launcher = {i.pid for i in table.values() if i.ppid == self.pid} | {self.pid}
+        program = [i for i in procfs.descendants(self.pid, table) if i.pid not in launcher and i.sid == self.pid
+                   and i.state != "Z"]
+        if not program:
+            return {"signal": name, "delivered": False, "reason": "no sandboxed process is running"}
+        delivered = [i.pid for i in program if _signal_exact(i, sig, self.pid)]
+        if not delivered:
+            return {"signal": name, "delivered": False, "reason": "the sandboxed processes exited first"}
+        return {"signal": name, "delivered": True, "scope": "sandboxed program", "pids": sorted(delivered)}
 
     def _session_members(self) -> list[procfs.ProcInfo]:
         """Live processes of this process's session other than the leader (same sid, not zombies)."""
@@ -436,20 +454,22 @@ class OwnedProcess:
             self.terminal_fd = None
 
 
-def _signal_exact(info: procfs.ProcInfo, sig: int, session: int) -> None:
+def _signal_exact(info: procfs.ProcInfo, sig: int, session: int) -> bool:
     """Signal exactly the process ``info`` names, if it is still in ``session`` (pidfd: no pid-reuse race)."""
     try:
         fd = os.pidfd_open(info.pid)
     except OSError:
-        return
+        return False
     try:
         now = procfs.read(info.pid)
         if now is not None and now.start == info.start and now.sid == session:
             signal.pidfd_send_signal(fd, sig)
+            return True
     except OSError:
         pass
     finally:
         os.close(fd)
+    return False
 
 
 def _set_winsize(fd: int, size: tuple[int, int]) -> None:

@@ -67,7 +67,9 @@ def wrap(argv: list[str], policy: SandboxPolicy, private_dir: str, cwd: str) -> 
         return argv, Isolation(sandbox="none", reason=failure)
     bwrap = shutil.which("bwrap")
     assert bwrap is not None
-    cmd = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    # No --new-session: the owned process already has a session of its own (no terminal of the server's to
+    # inject into), and keeping the program in it lets rea prove it owns the program and signal it.
+    cmd = [bwrap, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL"]
     if policy.allow_loopback:
         cmd.append("--share-net")
     cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
