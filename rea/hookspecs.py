@@ -9,6 +9,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from rea.catalog.projection import Projection
+    from rea.catalog.prompt import PromptDef
     from rea.catalog.tool import ToolDef
     from rea.config import SettingSpec
     from rea.providers import AnalysisProvider
@@ -60,6 +61,18 @@ def rea_register_projections(register: Callable[[Projection], None]) -> None:
     :param register: call once per projection; a duplicate projection id is a registry error.
 
     .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def rea_register_prompts(register: Callable[[PromptDef], None]) -> None:
+    """Contribute MCP prompts: named workflows over the plugin's tools, as ``PromptDef`` values.
+
+    A prompt is listed only while every tool it names is registered.
+
+    :param register: call once per prompt; a duplicate prompt name is a registry error.
+
+    .. versionadded:: 0.2
     """
 
 

@@ -15,6 +15,7 @@ import pluggy
 
 from rea import hookspecs
 from rea.catalog.projection import Projection
+from rea.catalog.prompt import PromptDef
 from rea.catalog.tool import ToolDef
 from rea.config import SettingSpec
 from rea.errors import ReaError
@@ -58,6 +59,7 @@ class Registry:
         self.projections: dict[str, Projection] = {}
         self.tools: dict[str, ToolDef] = {}
         self.settings: dict[str, SettingSpec] = {}
+        self.prompts: dict[str, PromptDef] = {}
         self.owner: dict[tuple[str, str], str] = {}
 
     def provider(self, provider_id: str) -> AnalysisProvider | None:
@@ -145,6 +147,7 @@ def _collect(reg: Registry) -> None:
         ("rea_register_projections", "projection", reg.projections, lambda p: p.descriptor.id),
         ("rea_register_tools", "tool", reg.tools, lambda t: t.name),
         ("rea_register_settings", "setting", reg.settings, lambda s: s.name),
+        ("rea_register_prompts", "prompt", reg.prompts, lambda p: p.name),
     ]
     for hook_name, label, table, key_of in kinds:
         caller = getattr(reg.pm.hook, hook_name)

@@ -19,3 +19,11 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
     for module in (direct, workflows, compare, layout, navigation):
         for tool in module.tools():
             register(tool)
+
+
+@hookimpl
+def rea_register_prompts(register: Callable[[Any], None]) -> None:
+    from rea_plugins.binary.prompts import prompts
+
+    for prompt in prompts():
+        register(prompt)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from rea_plugins.javascript.tools import TOOLS
 
 from rea import hookimpl
+from rea.catalog.prompt import PromptDef
 from rea.catalog.tool import ToolDef
 
 
@@ -14,3 +15,11 @@ from rea.catalog.tool import ToolDef
 def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
     for tool in TOOLS:
         register(tool)
+
+
+@hookimpl
+def rea_register_prompts(register: Callable[[PromptDef], None]) -> None:
+    from rea_plugins.javascript.prompts import prompts
+
+    for prompt in prompts():
+        register(prompt)

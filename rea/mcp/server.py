@@ -29,6 +29,8 @@ from rea.registry import Registry
 from rea.session import Session
 
 MAX_ARGUMENT_BYTES = 64 * 1024 * 1024
+# Requests larger than this are followed by a trim of the allocator's free memory.
+TRIM_AFTER_BYTES = 1 << 20
 INSTRUCTIONS = ("rea reverse engineers native binaries, archives and JavaScript applications. Call binary_session "
                 "first to see which tools are available, then open_binary to bind a provider to a target.")
 
@@ -56,9 +58,16 @@ class ReaServer:
         self.registry = registry
         self.settings = settings
         self.tools = build_tool_list(registry, settings.input_schema_profile)
+        self.max_request_bytes = max_request_bytes(settings)
+        # Only prompts whose every tool is registered; no resources, so none is advertised.
+        self.prompts = {name: p for name, p in sorted(registry.prompts.items())
+                        if all(t in registry.tools for t in p.tools)}
+        has_prompts = bool(self.prompts)
         self.server: Server[dict[str, Any]] = Server(
             "rea", version=__version__, instructions=INSTRUCTIONS, lifespan=self._lifespan,
-            on_list_tools=self._list_tools, on_call_tool=self._call_tool)
+            on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+            on_list_prompts=self._list_prompts if has_prompts else None,
+            on_get_prompt=self._get_prompt if has_prompts else None)
 
     @asynccontextmanager
     async def _lifespan(self, _server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
@@ -73,6 +82,29 @@ class ReaServer:
     async def _list_tools(self, ctx: ServerRequestContext[dict[str, Any]],
                           params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=self.tools)
+
+    async def _list_prompts(self, ctx: ServerRequestContext[dict[str, Any]],
+                            params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[
+            types.Prompt(name=p.name, title=p.title, description=p.description,
+                         arguments=[types.PromptArgument(name=a.name, description=a.description, required=a.required)
+                                    for a in p.arguments])
+            for p in self.prompts.values()])
+
+    async def _get_prompt(self, ctx: ServerRequestContext[dict[str, Any]],
+                          params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        from mcp.shared.exceptions import MCPError
+
+        prompt = self.prompts.get(params.name)
+        if prompt is None:
+            raise MCPError(types.INVALID_PARAMS, f"no prompt named {params.name!r}",
+                           {"prompts": sorted(self.prompts)})
+        try:
+            text = prompt.render(params.arguments)
+        except ReaError as err:
+            raise MCPError(types.INVALID_PARAMS, err.message, {"issues": err.details.get("issues", [])}) from None
+        return types.GetPromptResult(description=prompt.description, messages=[
+            types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))])
 
     def _note_connection(self, ctx: ServerRequestContext[dict[str, Any]], session: Session) -> None:
         conn = session.connection
@@ -98,11 +130,20 @@ class ReaServer:
                                      "message": f"no tool named {params.name!r}"}]}))
         args = params.arguments if params.arguments is not None else {}
         size = len(msgspec.json.encode(args))
-        if size > MAX_ARGUMENT_BYTES:
+        try:
+            return await self._call_checked(ctx, session, tool, args, size)
+        finally:
+            if size > TRIM_AFTER_BYTES:
+                release_free_memory()
+
+    async def _call_checked(self, ctx: ServerRequestContext[dict[str, Any]], session: Session, tool: Any,
+                            args: dict[str, Any], size: int) -> types.CallToolResult:
+        limit = self.max_request_bytes
+        if size > limit:
             return self._error(session, ReaError(
-                "resource_constraint", f"arguments of {size} bytes exceed the {MAX_ARGUMENT_BYTES}-byte limit",
+                "resource_constraint", f"arguments of {size} bytes exceed the {limit}-byte request limit",
                 remediation="Pass a retained-evidence reference instead of inline Evidence.",
-                details={"resource": "memory", "reported_limits": {"max_argument_bytes": MAX_ARGUMENT_BYTES}}))
+                details={"resource": "memory", "reported_limits": {"max_request_bytes": limit}}))
         token = ctx.meta.get("progress_token", ctx.meta.get("progressToken")) if ctx.meta else None
         signal = CancelSignal()
         sink = None
@@ -170,9 +211,24 @@ class ReaServer:
         return msgspec.json.encode({"error": bounded.projection()})
 
 
+def release_free_memory() -> None:
+    """Hand freed heap back to the OS (glibc): a large request should not leave the server large."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def max_request_bytes(settings: Settings) -> int:
+    """The longest request line accepted: two inline results of the response budget, plus room."""
+    return min(MAX_ARGUMENT_BYTES, 2 * settings.max_response_bytes + (1 << 20))
+
+
 async def serve_stdio(registry: Registry, settings: Settings) -> None:
-    from mcp.server.stdio import stdio_server
+    from rea.mcp.stdio import stdio_transport
 
     app = ReaServer(registry, settings)
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_transport(max_request_bytes(settings)) as (read_stream, write_stream):
         await app.server.run(read_stream, write_stream, app.server.create_initialization_options())

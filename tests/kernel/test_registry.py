@@ -97,7 +97,7 @@ def test_every_hookspec_is_documented_and_prefixed() -> None:
     names = [n for n in dir(hookspecs) if n.startswith("rea_")]
     assert set(names) == {"rea_register_analysis_providers", "rea_register_unpackers",
                           "rea_register_scenario_drivers", "rea_register_projections", "rea_register_tools",
-                          "rea_register_settings", "rea_select_unpacker"}
+                          "rea_register_settings", "rea_register_prompts", "rea_select_unpacker"}
     for n in names:
         doc = getattr(hookspecs, n).__doc__ or ""
         assert ":param" in doc and "versionadded" in doc, n
