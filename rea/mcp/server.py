@@ -213,6 +213,9 @@ class ReaServer:
 
 def release_free_memory() -> None:
     """Hand freed heap back to the OS (glibc): a large request should not leave the server large."""
+    import gc
+
+    gc.collect()
     try:
         import ctypes
 
