@@ -74,6 +74,7 @@ def sanitize(m: Model) -> Model:
                for s in m.symbols if _addr(s.address) is not None]
     imports = [Import(name=_text(i.name), library=None if i.library is None else _text(i.library),
                       slot=_addr(i.slot)) for i in m.imports]
+    plt_locals = [Import(name=_text(i.name), slot=i.slot) for i in m.plt_locals if _addr(i.slot) is not None]
     unwind = [(a, e) for a, e in m.unwind if _addr(a) is not None and _addr(e) is not None and 0 <= e - a <= _SAFE]
     linkage = {k: (_text(v) if isinstance(v, (str, bytes)) else
                    [_text(x) for x in v] if isinstance(v, list) else v) for k, v in m.linkage.items()}
@@ -84,7 +85,7 @@ def sanitize(m: Model) -> Model:
                  image_base=_addr(m.image_base) or 0, file_base=m.file_base if 0 <= m.file_base <= _SAFE else 0,
                  slices=m.slices, slice_arch=m.slice_arch, segments=segments, sections=sections, symbols=symbols,
                  imports=imports, unwind=unwind, linkage=linkage, mitigations=m.mitigations,
-                 limitations=limitations)
+                 limitations=limitations, plt_locals=plt_locals)
 
 
 def _extract(req: WorkerRequest) -> Model:
@@ -207,6 +208,10 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
                 reloc = b.get_relocation(s.name)
                 slot = int(reloc.address) if reloc is not None and reloc.address else None
             imports.append(Import(name=s.name, library=None, slot=slot))
+    # A library calls its own exported functions through the PLT too (interposition): those slots name
+    # symbols it defines, and their stubs are thunks to local code.
+    plt_locals = [Import(name=name, library=None, slot=slot) for name, slot in slots.items()
+                  if name not in seen_imports]
     unwind = [(int(f.address), int(f.address) + int(f.size)) for f in b.functions if f.address]
     linkage: dict[str, Any] = {"interpreter": b.interpreter if b.has_interpreter else None,
                                "needed": [], "rpath": [], "runpath": []}
@@ -243,7 +248,7 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
                  in ("LSB", "ELFDATA2LSB") else "big", entry=entry, image_base=int(b.imagebase), file_base=0,
                  slices=[], slice_arch=None, segments=segments, sections=sections, symbols=symbols,
                  imports=imports, unwind=unwind, linkage=linkage, mitigations=mitigations,
-                 limitations=limitations)
+                 limitations=limitations, plt_locals=plt_locals)
 
 
 def _gnu_properties(lief: Any, b: Any, arch: str, mitigations: dict[str, Any]) -> None:

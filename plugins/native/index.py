@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import array
 import bisect
+import hashlib
 import itertools
 import re
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -133,7 +136,13 @@ class Analysis:
         self._sweeper: Sweeper | None = None
         self._md: Any = None
         self.import_slots: dict[int, str] = {i.slot: i.name for i in self.model.imports if i.slot is not None}
+        defined = {s.name: s.address for s in self.model.symbols if s.kind == "function"}
+        # Slots of functions the binary defines itself, called through its own PLT: slot -> (name, code).
+        self.local_slots: dict[int, tuple[str, int]] = {
+            i.slot: (i.name, defined[i.name]) for i in self.model.plt_locals
+            if i.slot is not None and i.name in defined}
         self.stubs: dict[int, str] = {}
+        self.local_stubs: dict[int, str] = {}
         self.procs: list[Proc] = []
         self.starts: list[int] = []
         self.by_addr: dict[int, Proc] = {}
@@ -163,6 +172,11 @@ class Analysis:
         for p in procs:
             self.by_name.setdefault(p.name, p)
 
+    def adopt(self, index: ProgramIndex) -> None:
+        """Take the procedures of an index built earlier (the same bytes, slice and limits)."""
+        self.install([Proc(r.address, r.name, r.kind, r.end, r.source, r.name_source, r.part_of)
+                      for r in index.procs])
+
     def inventory(self, check: Callable[[str], None] | None = None) -> list[Proc]:
         """Procedures from symbols, import stubs and slots, the entry point (and main), exception tables."""
         model, image = self.model, self.image
@@ -190,8 +204,12 @@ class Analysis:
                        key=lambda s: (s.address, not s.exported, s.name.startswith("_"), len(s.name), s.name))
         for s in named:
             add(s.address, s.name, "local", s.size, "symbol", "symbol")
+        stub_starts = sorted({*self.stubs, *self.local_stubs})
         for addr, name in sorted(self.stubs.items()):
-            add(addr, name, "import", self._stub_size(addr), "stub", "import")
+            add(addr, name, "import", self._stub_size(addr, stub_starts), "stub", "import")
+        for addr, name in sorted(self.local_stubs.items()):
+            add(addr, f"{name}@plt" if name else None, "thunk", self._stub_size(addr, stub_starts), "stub",
+                "symbol")
         stubbed = set(self.stubs.values())
         for imp in model.imports:
             if imp.slot is not None and imp.name not in stubbed and image.mapped(imp.slot):
@@ -214,9 +232,9 @@ class Analysis:
         self._link_named_parts()
         return self.procs
 
-    def _stub_size(self, address: int) -> int:
-        later = [a for a in self.stubs if a > address]
-        return min(min(later) - address, 16) if later else (6 if self.model.arch == "x86_64" else 12)
+    def _stub_size(self, address: int, starts: list[int]) -> int:
+        i = bisect.bisect_right(starts, address)
+        return min(starts[i] - address, 16) if i < len(starts) else (6 if self.model.arch == "x86_64" else 12)
 
     def _scan_stubs(self) -> None:
         flow = FlowReader(self.model.arch, self.image.mapped)
@@ -229,8 +247,13 @@ class Analysis:
                     entry = insn.address
                 f = flow(insn)
                 if f.cls in (JUMP, RET):
-                    if f.cls == JUMP and f.slot in self.import_slots and entry is not None:
-                        self.stubs.setdefault(entry, self.import_slots[f.slot])
+                    if f.cls == JUMP and entry is not None and f.slot is not None:
+                        if f.slot in self.import_slots:
+                            self.stubs.setdefault(entry, self.import_slots[f.slot])
+                        elif f.slot in self.local_slots:
+                            self.local_stubs.setdefault(entry, self.local_slots[f.slot][0])
+                        elif self.image.mapped(f.slot):
+                            self.local_stubs.setdefault(entry, "")  # a slot bound by a GOT relocation
                     entry = None
                     flow.reset()
 
@@ -417,6 +440,7 @@ class Analysis:
         """Append (source, target or -1, kind code) of the facts ``span`` of one procedure ``[start, end)``."""
         mapped = self.image.mapped
         slots = self.import_slots
+        local = self.local_slots
         addrs, classes, targets, extras = facts.addr, facts.cls, facts.target, facts.extra
         add_src, add_dst, add_kind = src.append, dst.append, kinds.append
         for i in span:
@@ -438,6 +462,10 @@ class Analysis:
                     src.extend((a, a))
                     dst.extend((slot, imp if imp is not None else slot))
                     kinds.extend((_EXTERNAL, kind))
+                elif slot is not None and slot in local:
+                    src.extend((a, a))
+                    dst.extend((slot, local[slot][1]))
+                    kinds.extend((_READ, kind))
                 elif cls == JUMP:
                     table = table_targets(extra, start, end) if slot is None else None
                     if table:
@@ -532,6 +560,7 @@ class Analysis:
         if discover:
             self._link_parts(refs, facts)
         self.name_parts()
+        self.install(self.procs)  # names by address order, exactly as when this index is adopted
         return ProgramIndex(
             procs=[ProcRecord(p.address, p.end, p.kind, p.name, p.source, p.name_source, p.part_of)
                    for p in self.procs],
@@ -583,6 +612,9 @@ class Analysis:
                 raise too_big("procedure count", self.limits.max_procedures, resource="procedures")
             if not fresh:
                 break
+            if self.model.format != "elf":  # a stripped PE's import thunks are found as call targets
+                for p in fresh:
+                    self._detect_thunk(p)
             self._insert(fresh)
             self._extents(fresh, facts, tick)
             if progress is not None:
@@ -707,3 +739,44 @@ def compute_index(model: Model, content: Any, limits: Limits, discover: bool | N
     if discover is None:
         discover = image.code_bytes <= limits.discovery_max_code_bytes
     return analysis.build(discover, progress, check, data)
+
+
+class IndexCache:
+    """Recently built indexes by content digest, so reopening the same bytes skips the sweep.
+
+    Bounded by entries and bytes; a key also covers the analysed slice and every limit, since both
+    shape the result.
+    """
+
+    def __init__(self, max_entries: int = 8, max_bytes: int = 64 << 20) -> None:
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[tuple[str, str | None, bytes], ProgramIndex] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(content: Any, model: Model, limits: Limits) -> tuple[str, str | None, bytes]:
+        return hashlib.sha256(content).hexdigest(), model.slice_arch, msgspec.msgpack.encode(limits)
+
+    @staticmethod
+    def _size(index: ProgramIndex) -> int:
+        tables = [index.flow] + ([index.data] if index.data is not None else [])
+        return sum(len(t.src) * 3 + len(t.kind) for t in tables) + 160 * len(index.procs)
+
+    def get(self, key: tuple[str, str | None, bytes]) -> ProgramIndex | None:
+        with self._lock:
+            index = self._items.get(key)
+            if index is not None:
+                self._items.move_to_end(key)
+            return index
+
+    def put(self, key: tuple[str, str | None, bytes], index: ProgramIndex) -> None:
+        with self._lock:
+            self._items[key] = index
+            self._items.move_to_end(key)
+            while len(self._items) > self.max_entries or (
+                    len(self._items) > 1 and sum(map(self._size, self._items.values())) > self.max_bytes):
+                self._items.popitem(last=False)
+
+
+INDEX_CACHE = IndexCache()

@@ -66,6 +66,7 @@ class Model(msgspec.Struct, frozen=True, kw_only=True):
     linkage: dict[str, Any]
     mitigations: dict[str, Any]
     limitations: list[str]
+    plt_locals: list[Import] = []  # PLT/GOT slots bound to symbols this binary defines (ELF)
 
 
 class WorkerRequest(msgspec.Struct, frozen=True, kw_only=True):

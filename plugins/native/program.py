@@ -12,9 +12,11 @@ import time
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
+import msgspec
 from rea_plugins.native.disasm import COND, JUMP, RET, FlowReader, Insn, decode, x86_jump_table
 from rea_plugins.native.image import Image
 from rea_plugins.native.index import (
+    INDEX_CACHE,
     REF_KINDS,
     Analysis,
     Limits,
@@ -130,6 +132,7 @@ class Program:
         self._inventory = False
         self._insns: OrderedDict[int, list[Insn]] = OrderedDict()
         self._index: ProgramIndex | None = None
+        self._key: tuple[str, str | None, bytes] | None = None
         self._tables: list[_Refs] = []
         self._strings: list[StringItem] | None = None
         self._names: list[tuple[int | None, str, str, bool]] | None = None
@@ -325,8 +328,14 @@ class Program:
         if not self._inventory:
             self.an.inventory(ctx.check if ctx is not None else None)
             self._inventory = True
-        index = self.an.build(self.discovery, ctx.progress if ctx is not None else None,
-                              ctx.check if ctx is not None else None)
+        self._key = INDEX_CACHE.key(self._data, self.model, self.limits)
+        index = INDEX_CACHE.get(self._key)
+        if index is not None and index.discovery == self.discovery:
+            self.an.adopt(index)
+        else:
+            index = self.an.build(self.discovery, ctx.progress if ctx is not None else None,
+                                  ctx.check if ctx is not None else None)
+            INDEX_CACHE.put(self._key, index)
         self._index = index
         self._tables = [_Refs(index.flow)]
         if index.data is not None:
@@ -340,6 +349,9 @@ class Program:
             table = self.an.data_refs(ctx.progress if ctx is not None else None,
                                       ctx.check if ctx is not None else None)
             self._tables.append(_Refs(table))
+            if self._index is not None and self._key is not None:
+                self._index = msgspec.structs.replace(self._index, data=table)
+                INDEX_CACHE.put(self._key, self._index)
 
     def incoming(self, address: int, ctx: CallContext | None = None, data: bool = True) -> list[Ref]:
         """References whose target is ``address`` (builds the whole-program index once)."""

@@ -11,8 +11,10 @@ from __future__ import annotations
 import bisect
 import ctypes
 import itertools
+import queue
 import re
 import struct
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
@@ -98,6 +100,7 @@ DATA = 2
 ALL = FLOW | DATA
 _CHUNK = 4096  # bytes per decoder call: ~1000 records, which stay in cache while they are read
 _MAX_INSN = 16
+_THREAD_BYTES = 256 << 10  # below this a helper thread costs more than it overlaps
 _WINDOW = 10  # instructions a jump-table pattern may span (x86_jump_table looks back this far)
 
 
@@ -123,7 +126,7 @@ _X86_PICK = frozenset(_X86_DIRECT) | _X86_RET | _X86_OTHER | {_X86_PUSH, _X86_IN
 # immediate of four or more hex digits after a comma (one first in the operands only matters for push).
 _X86_IMM = re.compile(rb", 0x[0-9a-f]{4}")
 _SLOT = 80  # operand characters kept per record for that search; longer operand texts are AVX-512 noise
-_HEX = re.compile(rb"0x[0-9a-f]+")
+_HEXDIGITS = re.compile(rb"[0-9a-f]+")
 
 
 def _raw_layout() -> tuple[Any, Any, int, int, int, int, int] | None:
@@ -221,13 +224,61 @@ class Sweeper:
                 check: Callable[[int], None] | None = None) -> Iterator[tuple[Batch, int, int | None]]:
         """Decoded batches over ``code`` (at ``base``): each with how many leading records to keep, and
         the address of an instruction dropped because it straddles a procedure start (decoding restarts
-        at every address in ``syncs``, sorted, that it would otherwise step over)."""
+        at every address in ``syncs``, sorted, that it would otherwise step over).
+
+        Over a large range a helper thread decodes ahead: capstone runs without the GIL, so decoding
+        overlaps with the caller reading the previous batches.
+        """
+        if len(code) < _THREAD_BYTES:
+            for item in self._batches(code, base, syncs):
+                if check is not None:
+                    check(item[0].addrs[0] - base)
+                yield item
+            return
+        ahead: queue.Queue[tuple[Batch, int, int | None] | BaseException | None] = queue.Queue(maxsize=8)
+        stop = threading.Event()
+
+        def produce() -> None:
+            try:
+                for item in self._batches(code, base, syncs):
+                    while not stop.is_set():
+                        try:
+                            ahead.put(item, timeout=0.05)
+                            break
+                        except queue.Full:
+                            continue
+                    if stop.is_set():
+                        return
+                ahead.put(None)
+            except BaseException as exc:
+                ahead.put(exc)
+
+        helper = threading.Thread(target=produce, name="rea-native-decode", daemon=True)
+        helper.start()
+        try:
+            while True:
+                got = ahead.get()
+                if got is None:
+                    return
+                if isinstance(got, BaseException):
+                    raise got
+                if check is not None:
+                    check(got[0].addrs[0] - base)
+                yield got
+        finally:
+            stop.set()
+            while helper.is_alive():
+                try:
+                    ahead.get(timeout=0.05)
+                except queue.Empty:
+                    pass
+            helper.join()
+
+    def _batches(self, code: Any, base: int, syncs: list[int]) -> Iterator[tuple[Batch, int, int | None]]:
         view = memoryview(code)
         total = len(view)
         pos = 0
         while pos < total:
-            if check is not None:
-                check(pos)
             hi = min(total, pos + _CHUNK)
             batch = self._decode(view[pos:min(total, hi + _MAX_INSN)], base + pos)
             if not batch:
@@ -311,7 +362,7 @@ class Sweeper:
         addrs, sizes = batch.addrs, batch.sizes
         mapped = self.mapped
         f_addr, f_size, f_cls, f_target, f_extra = out.addr, out.size, out.cls, out.target, out.extra
-        hexa = _HEX.fullmatch
+        hexa = _HEXDIGITS.fullmatch
         prev = -1
         for i in picked:
             if i == prev:
@@ -322,12 +373,13 @@ class Sweeper:
             if cls is not None:
                 if not want & FLOW:
                     continue
-                ops = batch.ops(i)
-                if hexa(ops):
+                at = i * record + ops_at
+                field = blob[at:at + 20]
+                if field[:2] == b"0x" and hexa(field, 2, field.find(b"\0")):
                     f_addr.append(addrs[i])
                     f_size.append(sizes[i])
                     f_cls.append(cls)
-                    f_target.append(int(ops, 16))
+                    f_target.append(int(field[:field.find(b"\0")], 16))
                     f_extra.append(None)
                     continue
             elif iid in _X86_RET or iid == _X86_INVALID:
