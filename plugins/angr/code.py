@@ -63,7 +63,7 @@ class CodeIndex:
         return self.a.cfg.model.get_any_node(addr)
 
     def _target_name(self, addr: int) -> str | None:
-        f = self.a.proj.kb.functions.function(addr=addr)
+        f = self.a.known.get(addr)
         return None if f is None else self.a.fname(f)
 
     def _resolved(self, addr: int | None) -> bool:
@@ -79,22 +79,38 @@ class CodeIndex:
         return insns[0] if insns else None
 
     def _nodes(self, f: Any) -> list[Any]:
-        nodes = (self._node(b) for b in sorted(f.block_addrs_set))
+        nodes = (self._node(b) for b in sorted({b for g in self.a.members(f) for b in g.block_addrs_set}))
         return [n for n in nodes if n is not None and n.instruction_addrs]
+
+    def _call_edges(self, f: Any) -> dict[int, tuple[int | None, set[int]]]:
+        """Call blocks of procedure ``f``: block address -> (call instruction, target addresses).
+
+        Read from the function graphs' call edges: angr's per-function call-site table is not kept when
+        the function manager spills a function to disk (past ~1000 functions), its graph is.
+        """
+        calls: dict[int, tuple[int | None, set[int]]] = {}
+        for g in self.a.members(f):
+            for src, dst, data in g.transition_graph.edges(data=True):
+                if data.get("type") != "call":
+                    continue
+                ins, targets = calls.setdefault(src.addr, (data.get("ins_addr"), set()))
+                targets.add(dst.addr)
+                if ins is None and data.get("ins_addr") is not None:
+                    calls[src.addr] = (data["ins_addr"], targets)
+        return calls
 
     def _build_calls(self) -> None:
         a, graph = self.a, self.a.cfg.graph
         for f in a.funcs:
             if f.is_plt:
                 continue
-            for block in sorted(f.get_call_sites()):
-                node = self._node(block)
-                if node is None or not node.instruction_addrs:
-                    continue
-                insn_addr = node.instruction_addrs[-1]
-                targets = sorted({d.addr for _, d, data in graph.out_edges(node, data=True)
-                                  if data.get("jumpkind") == "Ijk_Call"})
-                resolved: list[int | None] = [t for t in targets if self._resolved(t)]
+            for block, (insn_addr, targets) in sorted(self._call_edges(f).items()):
+                if insn_addr is None:
+                    node = self._node(block)
+                    if node is None or not node.instruction_addrs:
+                        continue
+                    insn_addr = node.instruction_addrs[-1]
+                resolved: list[int | None] = [t for t in sorted(targets) if self._resolved(t)]
                 insn = self._decode(insn_addr)
                 direct = insn is not None and imm_target(insn) is not None
                 self.sites.append(CallSite(caller=f.addr, insn=insn_addr, targets=tuple(resolved or [None]),
@@ -147,6 +163,7 @@ class CodeIndex:
         for f in a.funcs:
             if f.is_plt:
                 continue
+            members = {g.addr for g in a.members(f)}
             for node in self._nodes(f):
                 edges = [(d, data) for _, d, data in graph.out_edges(node, data=True)
                          if data.get("jumpkind") == "Ijk_Boring"]
@@ -163,7 +180,7 @@ class CodeIndex:
                         self._emit(src, None, "indirect", f.addr)
                     continue
                 for d, _ in edges:
-                    if d.function_address != f.addr and self._resolved(d.addr):
+                    if d.function_address not in members and self._resolved(d.addr):
                         self._emit(src, d.addr, "jump", f.addr)
         kinds = {"read": "read", "write": "write"}
         for ins, xrefs in a.proj.kb.xrefs.xrefs_by_ins_addr.items():
@@ -237,7 +254,16 @@ class Code:
         return self._index
 
     def _blocks(self, f: Any) -> list[Any]:
-        return sorted(f.graph.nodes(), key=lambda n: n.addr)
+        return [n for n, _ in self._member_nodes(f)]
+
+    def _member_nodes(self, f: Any) -> list[tuple[Any, Any]]:
+        """Each block of procedure ``f`` (fragments included) with the function graph it belongs to."""
+        seen: dict[int, tuple[Any, Any]] = {}
+        for g in self.a.members(f):
+            graph = g.graph
+            for n in graph.nodes():
+                seen.setdefault(n.addr, (n, graph))
+        return [seen[k] for k in sorted(seen)]
 
     def instructions(self, f: Any) -> list[dict[str, Any]]:
         if f.addr not in self._insns:
@@ -272,10 +298,8 @@ class Code:
     def blocks(self, params: dict[str, Any]) -> tuple[Any, Any]:
         a = self.a
         f = a.select(params)
-        graph = f.graph
-        nodes = self._blocks(f)
         blocks, edges = [], []
-        for n in nodes:
+        for n, graph in self._member_nodes(f):
             out = sorted(graph.out_edges(n, data=True), key=lambda e: e[1].addr)
             transitions = [e for e in out if e[2].get("type") == "transition"]
             end = n.addr + n.size
@@ -328,7 +352,7 @@ class Code:
             if not s.direct:
                 groups["indirect", None, None].add(s.insn)
             for t in s.targets:
-                target_f = None if t is None else a.proj.kb.functions.function(addr=t)
+                target_f = None if t is None else a.known.get(t)
                 if t is None or target_f is None:
                     groups["indirect", t, None].add(s.insn)
                 elif target_f.is_plt or target_f.is_simprocedure or not a.main.contains_addr(t):

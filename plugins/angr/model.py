@@ -11,7 +11,7 @@ from typing import Any
 import angr
 import cle
 import msgspec
-from rea_plugins.angr import paging
+from rea_plugins.angr import paging, resolvers, unwind
 from rea_plugins.angr.options import CFG_OPTIONS, STRING_OPTIONS
 
 from rea.errors import ReaError
@@ -58,6 +58,7 @@ class Analysis:
         self.cfg: Any = None
         self._cache: dict[tuple[str, int], Any] = {}
         self._elf = _elf_extras(path) if fmt == "elf" else ElfExtras()
+        self._unwind = self._elf.fdes if fmt == "elf" else _unwind_hints(self.main)
         self._mapped = self._mapped_ranges()
         self._sections = sorted((s.vaddr, s.vaddr + s.memsize, s.name) for s in self._alloc_sections())
 
@@ -111,21 +112,72 @@ class Analysis:
                 last[0] = now
                 progress(f"angr reports CFG recovery {percentage:.0f}% done")
 
-        self.cfg = self.proj.analyses.CFGFast.prep(progress_callback=report)(**CFG_OPTIONS)
-        kept = [f for f in self.proj.kb.functions.values()
-                if not f.is_alignment and f.name not in UNRESOLVED and self.main.contains_addr(f.addr)]
+        # Every FDE (ELF) or RUNTIME_FUNCTION (PE) start is a function start. Seeded before the scan, a function
+        # reached only by a tail jump (or through a table) is not swallowed by the first function jumping into it.
+        starts = [s + self.delta for s, _ in self._unwind if self._executable(s + self.delta)]
+        self.cfg = self.proj.analyses.CFGFast.prep(progress_callback=report)(
+            function_starts=starts, indirect_jump_resolvers=resolvers.indirect_jump_resolvers(self.proj), **CFG_OPTIONS)
+        # One pass over the function manager: past ~1000 functions (alignment padding counts) angr spills
+        # functions to disk, and every later lookup of a spilled one would deserialize it again.
+        self.known: dict[int, Any] = {}
+        kept = []
+        for f in self.proj.kb.functions.values():
+            if f.is_alignment:
+                continue
+            self.known[f.addr] = f
+            if f.name not in UNRESOLVED and self.main.contains_addr(f.addr):
+                kept.append(f)
         kept.sort(key=lambda f: (f.addr, f.name))
-        self.funcs: list[Any] = kept
-        self.by_addr: dict[int, Any] = {f.addr: f for f in kept}
+        owners = self._fragment_owners(kept)
+        self.funcs: list[Any] = [f for f in kept if f.addr not in owners]
+        self.by_addr: dict[int, Any] = {f.addr: f for f in self.funcs}
+        self.parts: dict[int, list[Any]] = {}
+        for f in kept:
+            if f.addr in owners:
+                owner = owners[f.addr]
+                self.parts.setdefault(owner, [self.by_addr[owner]]).append(f)
         self.by_name: dict[str, Any] = {}
-        for f in kept:
+        for f in self.funcs:
             self.by_name.setdefault(self.fname(f), f)
-        blocks: list[tuple[int, int, int]] = []
-        for f in kept:
-            for node in f.graph.nodes():
-                blocks.append((node.addr, node.addr + node.size, f.addr))
-        blocks.sort()
-        self._blocks = blocks
+        blocks: set[tuple[int, int, int]] = set()
+        for f in self.funcs:
+            for g in self.members(f):
+                for node in g.graph.nodes():
+                    blocks.add((node.addr, node.addr + node.size, f.addr))
+        self._blocks = sorted(blocks)
+
+    def _executable(self, addr: int) -> bool:
+        sec = self.main.find_section_containing(addr)
+        if sec is not None:
+            return bool(sec.is_executable)
+        seg = self.main.find_segment_containing(addr)
+        return seg is not None and bool(seg.is_executable)
+
+    def _fragment_owners(self, kept: list[Any]) -> dict[int, int]:
+        """angr functions that start strictly inside another function's unwind extent, mapped to that function.
+
+        CFGFast's gap scan turns code it could not reach (cases of an unresolved jump table, blocks after
+        alignment padding) into functions of their own; the unwind table (FDE, RUNTIME_FUNCTION) says whose
+        code it is.
+        """
+        fdes = [(s + self.delta, e + self.delta) for s, e in self._unwind]
+        starts = [s for s, _ in fdes]
+        local = {f.addr for f in kept if not f.is_plt and not f.is_simprocedure}
+        owners: dict[int, int] = {}
+        for addr in sorted(local):
+            i = bisect.bisect_right(starts, addr) - 1
+            if i >= 0 and starts[i] < addr < fdes[i][1] and starts[i] in local:
+                owners[addr] = starts[i]
+        for addr, owner in owners.items():
+            # Overlapping FDEs would chain; owners only ever lie below, so this ends.
+            while owner in owners:
+                owner = owners[owner]
+            owners[addr] = owner
+        return owners
+
+    def members(self, f: Any) -> list[Any]:
+        """The angr functions that make up procedure ``f``: itself, then fragments merged into it."""
+        return self.parts.get(f.addr) or [f]
 
     def fname(self, f: Any) -> str:
         """angr's name, with default ``sub_`` names spelled at the link-time address."""
@@ -136,7 +188,7 @@ class Analysis:
     def func_end(self, f: Any) -> int:
         key = ("end", f.addr)
         if key not in self._cache:
-            ends = [n.addr + n.size for n in f.graph.nodes()]
+            ends = [n.addr + n.size for g in self.members(f) for n in g.graph.nodes()]
             self._cache[key] = max([f.addr, *ends])
         end: int = self._cache[key]
         return end
@@ -149,7 +201,7 @@ class Analysis:
         key = ("kind", f.addr)
         if key not in self._cache:
             kind = "local"
-            if len(f.block_addrs_set) == 1:
+            if len(f.block_addrs_set) == 1 and f.addr not in self.parts:
                 insns = self.proj.factory.block(f.addr).capstone.insns
                 jumps = len(insns) == 1 and insns[0].mnemonic in ("jmp", "b", "bx")
                 if jumps and imm_target(insns[0]) is not None:
@@ -194,7 +246,8 @@ class Analysis:
     def proc_raw(self, f: Any) -> dict[str, Any]:
         return {"addr": hex(f.addr), "name": f.name, "size": f.size, "is_plt": f.is_plt,
                 "is_simprocedure": f.is_simprocedure, "is_default_name": f.is_default_name,
-                "returning": f.returning, "binary_name": f.binary_name}
+                "returning": f.returning, "binary_name": f.binary_name,
+                "fragments": [hex(g.addr) for g in self.members(f)[1:]]}
 
     def import_slot(self, name: str | None) -> int | None:
         """The GOT/IAT slot cle resolved for import ``name``."""
@@ -373,11 +426,13 @@ class Analysis:
 
 
 class ElfExtras(msgspec.Struct, frozen=True):
-    """What cle does not keep of an ELF file: program-header indices, NOBITS sections, dynamic exports."""
+    """What cle does not keep of an ELF file: program-header indices, NOBITS sections, dynamic exports, FDEs."""
 
     loads: tuple[str, ...] = ()
     nobits: frozenset[str] = frozenset()
     exported: frozenset[tuple[str, int]] = frozenset()
+    # (start, end) of every .eh_frame FDE, link-time addresses: the compiler's own function extents.
+    fdes: tuple[tuple[int, int], ...] = ()
 
 
 def _elf_extras(path: str) -> ElfExtras:
@@ -395,9 +450,23 @@ def _elf_extras(path: str) -> ElfExtras:
             for s in dynsym.iter_symbols() if dynsym is not None and hasattr(dynsym, "iter_symbols") else []:
                 if s["st_shndx"] != "SHN_UNDEF" and s["st_info"]["bind"] in ("STB_GLOBAL", "STB_WEAK"):
                     exported.add((s.name, int(s["st_value"])))
-            return ElfExtras(loads=loads, nobits=nobits, exported=frozenset(exported))
+            eh_frame = elf.get_section_by_name(".eh_frame")
+            fdes: list[tuple[int, int]] = []
+            if eh_frame is not None and eh_frame["sh_type"] != "SHT_NOBITS":
+                fdes = unwind.fde_ranges(eh_frame.data(), int(eh_frame["sh_addr"]), elf.elfclass // 8,
+                                         elf.little_endian)
+            return ElfExtras(loads=loads, nobits=nobits, exported=frozenset(exported), fdes=tuple(sorted(set(fdes))))
     except (ELFError, OSError, ValueError, KeyError, AttributeError, TypeError, AssertionError, IndexError):
         return ElfExtras()
+
+
+def _unwind_hints(main: Any) -> tuple[tuple[int, int], ...]:
+    """Link-time extents of the functions a non-ELF image's unwind table lists (PE ``.pdata``, via cle)."""
+    from cle.backends.backend import FunctionHintSource
+
+    hints = [(int(h.addr), int(h.addr) + int(h.size)) for h in getattr(main, "function_hints", []) or []
+             if h.source == FunctionHintSource.EH_FRAME and h.size > 0]
+    return tuple(sorted(set(hints)))
 
 
 def _public(item: dict[str, Any]) -> dict[str, Any]:

@@ -36,7 +36,16 @@ DECOMPILER_OPTIONS: Final[dict[str, Any]] = {"analysis": "Decompiler", "cfg": "C
                                              "options": "default"}
 STRING_OPTIONS: Final[dict[str, Any]] = {"source": "CFGFast memory_data (string, unicode)", "min_chars": 4,
                                          "max_chars": 1024}
-PROCEDURE_OPTIONS: Final[dict[str, Any]] = {"alignment_functions": "omitted", "extern_functions": "omitted"}
+PROCEDURE_OPTIONS: Final[dict[str, Any]] = {
+    "alignment_functions": "omitted",
+    "extern_functions": "omitted",
+    # Function starts given to CFGFast besides symbols and the entry point.
+    "seeded_starts": "unwind table (ELF .eh_frame FDEs, PE .pdata)",
+    # CFGFast functions starting strictly inside another function's unwind extent are parts of that function.
+    "fragments": "merged into the procedure whose unwind extent contains them",
+    "jump_tables": "angr's resolver, plus the table base of relative tables whose base was spilled to the stack",
+    "call_sites": "call edges of the function graphs",
+}
 
 REMEDIATION_INSTALL = "pip install 'rea[angr]'"
 
