@@ -68,6 +68,7 @@ def status_details(returncode: int | None) -> dict[str, Any]:
 class ProcessSpec(msgspec.Struct, frozen=True, kw_only=True):
     """How to start one owned process."""
 
+    # The text "{private}" in an argument is replaced by the private directory (e.g. a browser's profile flag).
     argv: tuple[str, ...]
     # The owned resource kind named in lineage and in ``cleanup_incomplete`` (e.g. "angr-worker").
     resource: str
@@ -201,7 +202,7 @@ class OwnedProcess:
                            details={"reason": "executable_missing", "resource": spec.resource,
                                     "executable": spec.argv[0]})
         cwd = spec.cwd or self.private_dir
-        argv = list(spec.argv)
+        argv = [arg.replace("{private}", self.private_dir) for arg in spec.argv]
         if spec.sandbox is not None:
             argv, self.isolation = wrap(argv, spec.sandbox, self.private_dir, cwd)
         command = [sys.executable, "-I", "-S", LAUNCH, str(os.getpid()), str(spec.address_space_bytes),

@@ -151,6 +151,17 @@ def test_the_lineage_snapshot_has_the_contract_shape() -> None:
     assert closed["event"] == "closed" and closed["status"] == "verified"
 
 
+def test_private_in_an_argument_names_the_private_directory() -> None:
+    proc = OwnedProcess.start(ProcessSpec(argv=(sys.executable, "-c", "import sys; print(sys.argv[1])",
+                                                "--profile={private}/profile"), resource="argv", owner="t",
+                                          stdin="null"))
+    assert proc.stdout is not None
+    line = proc.stdout.readline().decode().strip()
+    assert line == f"--profile={proc.private_dir}/profile"
+    proc.wait_exit(30)
+    assert proc.terminate().remaining == () and not os.path.exists(proc.private_dir)
+
+
 def test_engine_exceptions_never_reach_the_caller_as_text() -> None:
     ch = channel()
     with pytest.raises(ReaError) as info:
