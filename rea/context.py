@@ -67,6 +67,7 @@ class CallContext:
         self._count = 0
         self._last_sent = 0.0
         self._pending: str | None = None
+        self._summary = ""
         self._started = time.monotonic()
         self._lock = threading.Lock()
 
@@ -94,19 +95,17 @@ class CallContext:
             self._emit(message, now)
 
     def finish(self, message: str) -> None:
-        """Send the terminal update (always allowed)."""
-        if self._sink is None:
-            return
+        """Word the terminal update; the front end sends exactly one, when the call completes."""
         with self._lock:
-            self._pending = None
-            self._emit(message, time.monotonic())
+            self._summary = message
 
     def next_progress(self, message: str) -> tuple[float, str]:
-        """Claim the next progress number for a terminal update sent by the caller itself."""
+        """Claim the number and text of the one terminal update (the handler's summary, if it gave one)."""
         with self._lock:
             self._count += 1
             self._pending = None
-            return float(self._count), f"{message} (elapsed {self.elapsed_ms()} ms)"
+            text = f"{message}: {self._summary}" if self._summary else message
+            return float(self._count), f"{text} (elapsed {self.elapsed_ms()} ms)"
 
     def _emit(self, message: str, now: float) -> None:
         assert self._sink is not None

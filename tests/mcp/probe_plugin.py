@@ -19,6 +19,7 @@ def _wait(call: ToolCall) -> Evidence:
         call.ctx.check("waiting")
         call.ctx.progress(f"probe: step {i + 1} of {steps}")
         time.sleep(step_ms / 1000)
+    call.ctx.finish(f"probe: {steps} steps done")
     return call.session.evidence("probe_wait", dict(call.args), OperationResult(normalized={"steps": steps}),
                                  bound=False, provider=PROBE)
 

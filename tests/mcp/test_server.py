@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import subprocess
 import sys
 import time
@@ -96,6 +98,12 @@ def test_progress_is_ordered_rate_bounded_and_terminal() -> None:
             assert "completed" in (seen[-1][2] or "")
             # At most one intermediate update per 100 ms (plus the first and the terminal one).
             assert len(seen) <= duration / 0.1 + 3
+            # Exactly one terminal update, carrying the handler's own summary.
+            terminal = [s for s in seen if "completed" in (s[2] or "") or "done" in (s[2] or "")]
+            assert len(terminal) == 1 and terminal[0] is seen[-1] and "40 steps done" in (seen[-1][2] or "")
+            # Intermediate updates are 100 ms apart by the server's own clock (its "elapsed N ms").
+            elapsed = [int(re.search(r"elapsed (\d+) ms", s[2] or "").group(1)) for s in seen[:-1]]  # type: ignore[union-attr]
+            assert all(b - a >= 100 for a, b in itertools.pairwise(elapsed)), elapsed
             without = await client.call_tool("probe_wait", {"steps": 40, "step_ms": 10})
             assert without.structured_content == with_token.structured_content
     anyio.run(main)
