@@ -23,42 +23,57 @@ def _registry() -> Any:
     return default_registry()
 
 
-class _Interrupted(Exception):
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
+class SignalGuard:
+    """SIGINT/SIGTERM cancel the call through the shared signal, from the work through provider cleanup.
 
+    Repeated delivery (package runners forward a signal twice) only re-requests cancellation; the
+    guard stays until the session is closed, so a signal never interrupts cleanup half-way.
+    """
 
-def run_cancellable(work: Callable[[CallContext], Any], ctx: CallContext) -> Any:
-    """Run ``work`` in a thread; SIGINT/SIGTERM cancel it through the shared signal (exit 128+N)."""
-    received: list[int] = []
-    box: dict[str, Any] = {}
+    def __init__(self, ctx: CallContext) -> None:
+        self.ctx = ctx
+        self.received: list[int] = []
+        self._previous: dict[int, Any] = {}
 
-    def handler(signum: int, _frame: Any) -> None:
-        # Repeated delivery (package runners forward signals twice) only re-requests cancellation.
-        received.append(signum)
-        ctx.signal.cancel()
+    def __enter__(self) -> SignalGuard:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._handler)
+        return self
 
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    def __exit__(self, *_exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
 
-    def target() -> None:
-        try:
-            box["value"] = work(ctx)
-        except BaseException as exc:
-            box["error"] = exc
+    def _handler(self, signum: int, _frame: Any) -> None:
+        self.received.append(signum)
+        self.ctx.signal.cancel()
 
-    thread = threading.Thread(target=target, name="rea-cli-work", daemon=True)
-    thread.start()
-    try:
+    @staticmethod
+    def run(work: Callable[[], Any]) -> Any:
+        """Run ``work`` in a thread (so this one can take signals) and return its result or raise its error."""
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["value"] = work()
+            except BaseException as exc:
+                box["error"] = exc
+
+        thread = threading.Thread(target=target, name="rea-cli-work", daemon=True)
+        thread.start()
         while thread.is_alive():
             thread.join(0.1)
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-    if received:
-        raise _Interrupted(received[0])
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
+        if "error" in box:
+            raise box["error"]
+        return box.get("value")
+
+
+def _interrupted(signum: int, fmt: str) -> int:
+    err = ReaError("cancelled", f"cancelled by signal {signal.Signals(signum).name}",
+                   remediation="Run the command again when the result is still wanted.",
+                   details={"signal": signal.Signals(signum).name, "phase": "cli"})
+    emit_error(err, fmt)
+    return 128 + signum
 
 
 def _tool_command(name: str, argv: list[str], prog: str) -> int:
@@ -76,15 +91,26 @@ def _tool_command(name: str, argv: list[str], prog: str) -> int:
     ns = parser.parse_args(argv)
     session = Session(registry)
     ctx = CallContext(CancelSignal())
-    try:
-        result = run_cancellable(lambda c: cli_tools.run_tool(session, tool, ns, c), ctx)
-    except ReaError as err:
-        emit_error(err, ns.format)
+    result: Any = None
+    failure: ReaError | None = None
+    with SignalGuard(ctx) as guard:
+        try:
+            result = guard.run(lambda: cli_tools.run_tool(session, tool, ns, ctx))
+        except ReaError as err:
+            failure = err
+        finally:
+            remaining = guard.run(session.close)
+    if guard.received:
+        return _interrupted(guard.received[0], ns.format)
+    if remaining:
+        # Even a completed call reports what it could not release (owned resources never vanish silently).
+        base = failure or ReaError("execution_failure", f"{tool.name} completed", details={"completed": True})
+        if result is not None and result.evidence is not None:
+            base.details["completed_evidence_id"] = result.evidence.evidence_id
+        failure = base.with_cleanup_incomplete(remaining, "the session could not release every owned resource")
+    if failure is not None:
+        emit_error(failure, ns.format)
         return 1
-    finally:
-        remaining = session.close()
-        if remaining:
-            print(f"rea: owned resources remain after close: {', '.join(remaining)}", file=sys.stderr)
     doc = cli_tools.result_document(result)
     if ns.format == "json":
         emit_json(doc)
@@ -260,9 +286,6 @@ def main(argv: list[str] | None = None) -> int:
         if handler is not None:
             return handler(rest, prog)
         return _tool_command(command, rest, prog)
-    except _Interrupted as exc:
-        print(f"rea: cancelled by signal {exc.signum}", file=sys.stderr)
-        return 128 + exc.signum
     except ReaError as err:
         emit_error(err, fmt)
         return 1

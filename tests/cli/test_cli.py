@@ -95,6 +95,38 @@ def test_sigint_cancels_and_exits_128_plus_n() -> None:
         assert "cancelled by signal" in err and out == ""
 
 
+CLOSE_PROBE = {"REA_PLUGIN_MODULES": "tests.cli.close_probe"}
+
+
+def test_signals_during_provider_cleanup_do_not_cut_it_short(hello_elf: Path, tmp_path: Path) -> None:
+    """The guard lasts through cleanup, repeated delivery included; --json gets the canonical error."""
+    env = server_env(**CLOSE_PROBE, REA_TEST_CLOSE_MARKERS=str(tmp_path), REA_TEST_CLOSE_SECONDS="2")
+    proc = subprocess.Popen([sys.executable, "-m", "rea", "list-documents", str(hello_elf), "--provider",
+                             "close-probe", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "closing").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert (tmp_path / "closed").exists(), "the signal cut provider cleanup short"
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    error = json.loads(out)["error"]
+    assert error["code"] == "cancelled" and error["details"]["signal"] == "SIGTERM"
+
+
+def test_a_completed_call_still_reports_owned_resources_left_behind(hello_elf: Path) -> None:
+    proc = rea("list-documents", str(hello_elf), "--provider", "close-probe", "--json",
+               env={**CLOSE_PROBE, "REA_TEST_CLOSE_LEAVES": "probe-worker"})
+    assert proc.returncode == 1
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "cleanup_incomplete" and error["details"]["resources"] == ["probe-worker"]
+    assert error["details"]["execution_failure"]["details"]["completed_evidence_id"].startswith("ev_")
+
+
 def test_bad_arguments_and_targets_are_typed(tmp_path: Path) -> None:
     proc = rea("probe-wait", '{"steps": "many"}', "--format", "json", env=PROBE)
     err = json.loads(proc.stdout)["error"]

@@ -1,0 +1,58 @@
+"""Session-contract regressions found by an audit, each checked through the SDK client over stdio."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from tests.mcp.harness import connect
+
+CLOSE_PROBE = {"REA_PLUGIN_MODULES": "tests.cli.close_probe"}
+
+
+def structured(result: Any) -> dict[str, Any]:
+    assert result.is_error is False, result.content
+    doc: dict[str, Any] = result.structured_content
+    return doc
+
+
+def test_switching_targets_reports_what_closing_the_previous_one_left(hello_elf: Path, tmp_path: Path) -> None:
+    second = tmp_path / "second"
+    shutil.copyfile(hello_elf, second)
+
+    async def main() -> None:
+        async with connect(**CLOSE_PROBE, REA_TEST_CLOSE_LEAVES="probe-worker") as client:
+            first = structured(await client.call_tool("open_binary", {"path": str(hello_elf),
+                                                                      "provider_id": "close-probe"}))
+            assert "previous_target_cleanup" not in first
+            switched = structured(await client.call_tool("open_binary", {"path": str(second),
+                                                                         "provider_id": "close-probe"}))
+            assert switched["previous_target_cleanup"] == {"cleanup": "incomplete", "resources": ["probe-worker"]}
+
+    anyio.run(main)
+
+
+def test_analysis_run_ends_with_close_and_with_a_failed_open(hello_elf: Path, tmp_path: Path) -> None:
+    async def main() -> None:
+        async with connect() as client:
+            opened = structured(await client.call_tool("open_binary", {"path": str(hello_elf)}))
+            run_id = opened["analysis_run"]["run_id"]
+            session = structured(await client.call_tool("binary_session", {}))
+            assert session["analysis_run"]["run_id"] == run_id
+            await client.call_tool("close_binary", {})
+            after_close = structured(await client.call_tool("binary_session", {}))
+            assert after_close["analysis_run"]["run_id"] is None and after_close["target"] is None
+            await client.call_tool("open_binary", {"path": str(hello_elf)})
+            # An ELF header over garbage: selection passes, the provider's open fails mid-transition.
+            broken = tmp_path / "broken.elf"
+            broken.write_bytes(hello_elf.read_bytes()[:64] + b"\xff" * 64)
+            failed = await client.call_tool("open_binary", {"path": str(broken), "provider_id": "native"})
+            assert failed.is_error
+            after_failure = structured(await client.call_tool("binary_session", {}))
+            assert after_failure["target"] is None and after_failure["analysis_run"]["run_id"] is None
+            assert after_failure["analysis_provider_binding"] is None
+
+    anyio.run(main)
