@@ -2,6 +2,7 @@
 
 REA_TEST_CLOSE_MARKERS=dir: close writes dir/closing, sleeps REA_TEST_CLOSE_SECONDS, then writes dir/closed.
 REA_TEST_CLOSE_LEAVES=kind: close reports that owned resource kind as remaining.
+A target whose name ends in ".fail" makes open fail, as an engine that rejects the file would.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from rea import hookimpl
 from rea.context import CallContext
+from rea.errors import ReaError
 from rea.providers import (
     AnalysisClient,
     AnalysisProvider,
@@ -52,6 +54,8 @@ class _Provider(AnalysisProvider):
         return Availability.ok()
 
     def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:
+        if target.name.endswith(".fail"):
+            raise ReaError("unsupported_target", "the probe engine rejects this file")
         return _Client(target)
 
 

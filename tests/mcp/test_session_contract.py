@@ -37,7 +37,7 @@ def test_switching_targets_reports_what_closing_the_previous_one_left(hello_elf:
 
 def test_analysis_run_ends_with_close_and_with_a_failed_open(hello_elf: Path, tmp_path: Path) -> None:
     async def main() -> None:
-        async with connect() as client:
+        async with connect(**CLOSE_PROBE) as client:
             opened = structured(await client.call_tool("open_binary", {"path": str(hello_elf)}))
             run_id = opened["analysis_run"]["run_id"]
             session = structured(await client.call_tool("binary_session", {}))
@@ -46,10 +46,10 @@ def test_analysis_run_ends_with_close_and_with_a_failed_open(hello_elf: Path, tm
             after_close = structured(await client.call_tool("binary_session", {}))
             assert after_close["analysis_run"]["run_id"] is None and after_close["target"] is None
             await client.call_tool("open_binary", {"path": str(hello_elf)})
-            # An ELF header over garbage: selection passes, the provider's open fails mid-transition.
-            broken = tmp_path / "broken.elf"
-            broken.write_bytes(hello_elf.read_bytes()[:64] + b"\xff" * 64)
-            failed = await client.call_tool("open_binary", {"path": str(broken), "provider_id": "native"})
+            # Selection passes, then the provider's open fails mid-transition.
+            broken = tmp_path / "target.fail"
+            shutil.copyfile(hello_elf, broken)
+            failed = await client.call_tool("open_binary", {"path": str(broken), "provider_id": "close-probe"})
             assert failed.is_error
             after_failure = structured(await client.call_tool("binary_session", {}))
             assert after_failure["target"] is None and after_failure["analysis_run"]["run_id"] is None
