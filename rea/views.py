@@ -26,7 +26,13 @@ FACET_ALIASES: Final[dict[str, tuple[str, ...]]] = {
     "names": ("referenced_names", "names"),
     "unresolved_calls": ("unresolved_calls", "unresolved"),
     "api": ("api", "native_api"),
+    "comments": ("comments",),
+    "callers": ("callers",),
+    "callees": ("callees",),
+    "references": ("references",),
 }
+# The native facets the contract names: one a producer did not record is reported unavailable, not refused.
+CONTRACT_FACETS: Final = frozenset(FACET_ALIASES) | {"procedure"}
 # Keys that identify a row when an item is selected by ``key``.
 ITEM_KEYS: Final = ("name", "path", "address", "id", "key", "specifier", "module", "value")
 
@@ -198,11 +204,13 @@ def facet_view(parent: Evidence, facet: str, offset: int, limit: int) -> dict[st
         present = isinstance(normalized, dict) and any(
             k in normalized for k in FACET_ALIASES.get(facet, (facet,))
         )
-        if present:  # recorded as unavailable by the producer: say so rather than fail
+        if present or facet in CONTRACT_FACETS:  # a contract fact the producer lacks: explicit, not an error
+            provider = parent.provider.id if parent.provider else "the producer"
             return {
                 "facet": facet,
                 "status": "unavailable",
                 "value": None,
+                "reason": f"{provider} recorded no {facet.replace('_', ' ')} in this {parent.operation} Evidence",
                 "limitations": list(parent.limitations),
             }
         available = sorted(f for f in FACET_ALIASES if _find_facet(normalized, f) is not None)
@@ -215,7 +223,9 @@ def facet_view(parent: Evidence, facet: str, offset: int, limit: int) -> dict[st
         )
     if isinstance(found, dict) and found.get("status") in ("unavailable", "error"):
         # The producer recorded why this fact is missing; keep its reason explicit.
-        return {"facet": facet, "status": found["status"], "value": found, "limitations": list(parent.limitations)}
+        return {"facet": facet, "status": found["status"], "value": found,
+                "reason": str(found.get("reason") or f"the producer recorded {facet} as {found['status']}"),
+                "limitations": list(parent.limitations)}
     body = _unwrap(found)
     if isinstance(body, str):
         return {"facet": facet, "status": "available", **text_page(body, offset, limit)}

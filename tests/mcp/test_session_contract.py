@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from tests.mcp.harness import connect
 
@@ -54,5 +57,29 @@ def test_analysis_run_ends_with_close_and_with_a_failed_open(hello_elf: Path, tm
             after_failure = structured(await client.call_tool("binary_session", {}))
             assert after_failure["target"] is None and after_failure["analysis_run"]["run_id"] is None
             assert after_failure["analysis_provider_binding"] is None
+
+    anyio.run(main)
+
+
+@pytest.mark.parametrize("provider", ["native", "angr"])
+def test_contract_facets_of_a_dossier_are_explicit_never_errors(provider: str, hello_elf: Path) -> None:
+    if provider == "angr" and importlib.util.find_spec("angr") is None:
+        pytest.skip("angr is not installed (pip install 'rea[angr]')")
+
+    async def main() -> None:
+        async with connect() as client:
+            await client.call_tool("open_binary", {"path": str(hello_elf), "provider_id": provider})
+            dossier = structured(await client.call_tool("analyze_function", {"procedure": "compute"}))
+            ref = {"kind": "retained-evidence", "evidence_id": dossier["evidence_id"]}
+            for facet in ("comments", "unresolved_calls", "api", "high_pcode", "pseudocode", "assembly"):
+                view = await client.call_tool("inspect_analysis_view", {
+                    "source": ref, "view": {"kind": "native", "facet": facet}})
+                result = structured(view)["normalized_result"]
+                assert result["status"] in ("available", "unavailable"), (facet, result)
+                if result["status"] == "unavailable":
+                    assert result["reason"]
+            unknown = await client.call_tool("inspect_analysis_view", {
+                "source": ref, "view": {"kind": "native", "facet": "no_such_facet"}})
+            assert unknown.is_error and json.loads(unknown.content[0].text)["error"]["code"] == "invalid_request"
 
     anyio.run(main)
