@@ -166,6 +166,8 @@ def summary_record(rec: Evidence) -> dict[str, Any]:
         "procedure": procedure_metadata(rec.normalized_result),
         "confidence": rec.confidence,
         "evidence_links": list(rec.evidence_links),
+        # What is stored for this id: the whole record, never a truncated copy.
+        "retention": "complete-record",
     }
 
 

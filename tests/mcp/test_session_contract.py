@@ -83,3 +83,15 @@ def test_contract_facets_of_a_dossier_are_explicit_never_errors(provider: str, h
             assert unknown.is_error and json.loads(unknown.content[0].text)["error"]["code"] == "invalid_request"
 
     anyio.run(main)
+
+
+def test_summary_records_state_their_retention(hello_elf: Path) -> None:
+    async def main() -> None:
+        async with connect() as client:
+            await client.call_tool("open_binary", {"path": str(hello_elf)})
+            await client.call_tool("list_procedures", {"limit": 3})
+            summary = structured(await client.call_tool("get_evidence_bundle", {"detail": "summary"}))
+            records = summary["records"] if "records" in summary else summary["normalized_result"]["records"]
+            assert records and all(r["retention"] == "complete-record" for r in records)
+
+    anyio.run(main)
