@@ -24,6 +24,8 @@ class SandboxPolicy(msgspec.Struct, frozen=True, kw_only=True):
     """What a sandboxed process may touch."""
 
     writable_roots: tuple[str, ...] = ()
+    # Paths visible read-only even where the sandbox hides the host's (its private /tmp): e.g. the program's folder.
+    readable_roots: tuple[str, ...] = ()
     # Loopback needs the host's network namespace, so other addresses are not blocked either.
     allow_loopback: bool = False
     # False: a host without bubblewrap is a typed error. True: run unsandboxed and record why.
@@ -73,12 +75,16 @@ def wrap(argv: list[str], policy: SandboxPolicy, private_dir: str, cwd: str) -> 
     if policy.allow_loopback:
         cmd.append("--share-net")
     cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    readable = [os.path.realpath(r) for r in policy.readable_roots]
+    for root in readable:
+        cmd += ["--ro-bind", root, root]
     roots = [os.path.realpath(r) for r in policy.writable_roots]
     for root in [os.path.realpath(private_dir), *roots]:
         cmd += ["--bind", root, root]
     cmd += ["--chdir", cwd, "--", *argv]
     record = {"filesystem": "read-only except writable_roots and the private directory; private /tmp",
               "writable_roots": roots,
+              **({"readable_roots": readable} if readable else {}),
               "network": "host (loopback allowed; other addresses are not blocked)" if policy.allow_loopback
               else "none (own network namespace)",
               "privileges": "no new privileges, all capabilities dropped",
