@@ -1,0 +1,26 @@
+"""The lldb plugin: a dynamic provider that observes native calls under LLDB, and ``observe_native_calls``.
+
+LLDB (the ``lldb-for-pwndbg`` wheel, extra ``rea[lldb]``) is imported only in the worker process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rea import hookimpl
+from rea.catalog.tool import ToolDef
+from rea.providers import AnalysisProvider
+
+
+@hookimpl
+def rea_register_analysis_providers(register: Callable[[AnalysisProvider], None]) -> None:
+    from rea_plugins.lldb.provider import LldbProvider
+
+    register(LldbProvider())
+
+
+@hookimpl
+def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
+    from rea_plugins.lldb.tool import OBSERVE_NATIVE_CALLS
+
+    register(OBSERVE_NATIVE_CALLS)

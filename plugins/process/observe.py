@@ -1,0 +1,161 @@
+"""What a process capture observes besides its lifecycle: bounded output, the process family, files."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from typing import Any
+
+from rea.process import procfs
+
+LINEAGE_SNAPSHOT_LIMIT = 16
+
+
+class Stream:
+    """One output stream: the first ``limit`` bytes kept, every byte counted and hashed."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.head = bytearray()
+        self.total = 0
+        self.digest = hashlib.sha256()
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        self.digest.update(data)
+        room = self.limit - len(self.head)
+        if room > 0:
+            self.head.extend(data[:room])
+
+    def record(self) -> dict[str, Any]:
+        return {"text": self.head.decode("utf-8", "replace"), "bytes": self.total,
+                "truncated": self.total > len(self.head), "sha256": self.digest.hexdigest()}
+
+
+def _comm(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/comm", "rb") as fh:
+            return fh.read().decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+
+
+class Family:
+    """Every process seen in the capture's session or under its leader, sampled while it runs."""
+
+    def __init__(self, leader: int, sandboxed: bool, limit: int) -> None:
+        self.leader = leader
+        self.sandboxed = sandboxed
+        self.limit = limit
+        self.members: dict[tuple[int, int], dict[str, Any]] = {}
+        self.truncated = False
+
+    def sample(self, at_ms: int) -> list[dict[str, Any]]:
+        """Record processes seen now; returns the program members seen for the first time."""
+        table = procfs.scan()
+        tree = {i.pid: i for i in procfs.descendants(self.leader, table)}
+        for info in table.values():
+            if info.sid == self.leader and info.pid != self.leader:
+                tree.setdefault(info.pid, info)
+        me = table.get(self.leader)
+        if me is not None:
+            tree[self.leader] = me
+        fresh = []
+        alive = set()
+        for info in tree.values():
+            key = (info.pid, info.start)
+            alive.add(key)
+            known = self.members.get(key)
+            if known is not None:
+                known["last_seen_ms"] = at_ms
+                known["zombie"] = info.state == "Z"
+                if True:  # the name changes at exec (the launch shim becomes the program)
+                    known["comm"] = _comm(info.pid) or known["comm"]
+                    known["role"] = self._role(info, known["comm"])
+                continue
+            if len(self.members) >= self.limit:
+                self.truncated = True
+                continue
+            comm = _comm(info.pid)
+            entry = {"pid": info.pid, "ppid": info.ppid, "comm": comm, "role": self._role(info, comm),
+                     "first_seen_ms": at_ms, "last_seen_ms": at_ms, "zombie": info.state == "Z",
+                     "in_session": info.sid == self.leader}
+            self.members[key] = entry
+            if entry["role"] == "program" and info.pid != self.leader:
+                fresh.append(entry)
+        return fresh
+
+    def _role(self, info: procfs.ProcInfo, comm: str | None) -> str:
+        if not self.sandboxed:
+            return "program"
+        # bubblewrap runs as the leader and as the sandbox's init; everything it starts is the program.
+        return "sandbox" if info.pid == self.leader or comm == "bwrap" else "program"
+
+    def alive_after_exit(self) -> list[dict[str, Any]]:
+        """Members other than the leader still running (not zombies) now."""
+        out = []
+        for (pid, start), entry in self.members.items():
+            if pid == self.leader:
+                continue
+            now = procfs.read(pid)
+            if now is not None and now.start == start and now.state != "Z":
+                out.append(entry)
+        return out
+
+    def record(self) -> dict[str, Any]:
+        members = sorted(self.members.values(), key=lambda e: (e["first_seen_ms"], e["pid"]))
+        program = [m for m in members if m["role"] == "program"]
+        return {"members": members, "program_process_count": len(program), "truncated": self.truncated,
+                "sampling": "polled from /proc about every 50 ms: a process that lived shorter may be missing"}
+
+
+def snapshot(roots: list[str], limit: int) -> tuple[dict[str, tuple[int, int, int, int]], bool]:
+    """(root index/relative path -> (mode, size, mtime_ns, inode)) of every entry under ``roots``, bounded."""
+    out: dict[str, tuple[int, int, int, int]] = {}
+    for index, root in enumerate(roots):
+        for folder, dirs, files in os.walk(root):
+            dirs.sort()
+            for name in sorted(dirs) + sorted(files):
+                path = os.path.join(folder, name)
+                try:
+                    st = os.lstat(path)
+                except OSError:
+                    continue
+                if len(out) >= limit:
+                    return out, True
+                out[f"{index}:{os.path.relpath(path, root)}"] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)
+    return out, False
+
+
+def _digest(path: str, limit: int) -> str | None:
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read(limit + 1)).hexdigest()
+    except OSError:
+        return None
+
+
+def file_changes(roots: list[str], before: dict[str, tuple[int, int, int, int]],
+                 after: dict[str, tuple[int, int, int, int]], hash_limit: int) -> dict[str, Any]:
+    """Created, modified and deleted entries under the roots, created/modified files with their SHA-256."""
+
+    def describe(key: str, facts: tuple[int, int, int, int], digest: bool) -> dict[str, Any]:
+        index, rel = key.split(":", 1)
+        mode = facts[0]
+        kind = "directory" if stat.S_ISDIR(mode) else "symlink" if stat.S_ISLNK(mode) else \
+            "file" if stat.S_ISREG(mode) else "other"
+        entry: dict[str, Any] = {"root": int(index), "path": rel, "kind": kind, "size": facts[1] if kind == "file"
+                                 else None}
+        if digest and kind == "file":
+            entry["sha256"] = _digest(os.path.join(roots[int(index)], rel), hash_limit)
+        return entry
+
+    created = [describe(k, after[k], True) for k in sorted(set(after) - set(before))]
+    deleted = [describe(k, before[k], False) for k in sorted(set(before) - set(after))]
+    modified = [describe(k, after[k], True) for k in sorted(set(before) & set(after))
+                if before[k][1:] != after[k][1:] and not stat.S_ISDIR(after[k][0])]
+    return {"created": created, "modified": modified, "deleted": deleted}
