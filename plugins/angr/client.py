@@ -37,7 +37,7 @@ class AngrClient(AnalysisClient):
         self.run_id = run_id
         self.timeouts = timeouts
         spec = python_worker_spec("rea_plugins.angr.worker", resource=RESOURCE, owner="angr",
-                                  env={"RTDB_BASE": "{private}/rtdb"},
+                                  env={"RTDB_BASE": "{private}/cache"},
                                   address_space_bytes=timeouts.address_space_mb << 20)
         self.channel = WorkerChannel(spec, label="angr", grace_s=timeouts.grace_ms / 1000)
         self._loaded = 0  # the worker generation that has the target loaded

@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 
+from rea.catalog.schemas import describe_groups, root_groups
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.context import CallContext
 from rea.errors import ReaError
@@ -85,9 +86,20 @@ def validate_args(tool: ToolDef, args: Any) -> dict[str, Any]:
                        details={"issues": [{"path": "(root)", "reason": "invalid_type", "message": "expected object"}]})
     issues = validation_issues(tool.input_schema, args)
     if issues:
-        raise ReaError("invalid_request", f"invalid arguments for {tool.name}: {issues[0]['message']}",
-                       details={"issues": issues, "tool": tool.name})
+        details: dict[str, Any] = {"issues": issues, "tool": tool.name}
+        message = f"invalid arguments for {tool.name}: {issues[0]['message']}"
+        groups = root_groups(tool.input_schema)
+        if groups and any(i["path"] == "(root)" or _group_issue(i) for i in issues):
+            # A failed root union: say which argument groups the tool accepts, not one branch's complaint.
+            details["accepted_groups"] = [{"title": t, "required": r} for t, r in groups]
+            message = (f"invalid arguments for {tool.name}: the arguments match none of the accepted input groups "
+                       f"(exactly one): {describe_groups(tool.input_schema)}")
+        raise ReaError("invalid_request", message, details=details)
     return args
+
+
+def _group_issue(entry: dict[str, Any]) -> bool:
+    return entry["reason"] == "missing_argument" and "/" not in entry["path"]
 
 
 class ToolResult(msgspec.Struct, kw_only=True):

@@ -93,6 +93,24 @@ def recursive_references(schema: dict[str, Any]) -> list[str]:
     return cyclic
 
 
+def root_groups(schema: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """(title, required fields) of each branch of a root ``oneOf``/``anyOf``; empty for other schemas."""
+    key = next((k for k in ("oneOf", "anyOf") if k in schema), None)
+    if key is None:
+        return []
+    base = list(schema.get("required", []))
+    out = []
+    for i, branch in enumerate(schema[key]):
+        title = branch.get("title") or branch.get("description") or f"group {i + 1}"
+        out.append((str(title), sorted(set(base) | set(branch.get("required", [])))))
+    return out
+
+
+def describe_groups(schema: dict[str, Any]) -> str:
+    return "; ".join(f"({i + 1}) {title}: " + (", ".join(req) if req else "no required fields")
+                     for i, (title, req) in enumerate(root_groups(schema)))
+
+
 def flatten_root_union(schema: dict[str, Any]) -> dict[str, Any]:
     """Present a root ``oneOf``/``anyOf`` of object branches as one object (canonical validation stays exact)."""
     key = next((k for k in ("oneOf", "anyOf") if k in schema), None)
@@ -111,11 +129,20 @@ def flatten_root_union(schema: dict[str, Any]) -> dict[str, Any]:
         title = branch.get("title") or branch.get("description") or f"group {i + 1}"
         groups.append(f"({i + 1}) {title}: " + (", ".join(req) if req else "no required fields"))
     shared = set.intersection(*required_sets) if required_sets else set()
+    # A field some groups require keeps the fields every such group requires beside it (source -> bundle).
+    dependent: dict[str, list[str]] = {}
+    for name in sorted(set().union(*required_sets) - shared if required_sets else set()):
+        with_it = [req for req in required_sets if name in req]
+        together = set.intersection(*with_it) - {name} - shared
+        if together:
+            dependent[name] = sorted(together)
     out = {k: v for k, v in schema.items() if k not in ("oneOf", "anyOf", "required")}
     out["type"] = "object"
     out["properties"] = props
     if shared:
         out["required"] = sorted(shared)
+    if dependent:
+        out["dependentRequired"] = {**out.get("dependentRequired", {}), **dependent}
     lead = schema.get("description", "")
     out["description"] = (lead + (" " if lead else "") + "Accepted input groups (exactly one): "
                           + "; ".join(groups) + ".")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import jsonschema
 import pytest
 
 from tests.mcp.harness import connect
@@ -93,5 +94,28 @@ def test_summary_records_state_their_retention(hello_elf: Path) -> None:
             summary = structured(await client.call_tool("get_evidence_bundle", {"detail": "summary"}))
             records = summary["records"] if "records" in summary else summary["normalized_result"]["records"]
             assert records and all(r["retention"] == "complete-record" for r in records)
+
+    anyio.run(main)
+
+
+def test_root_unions_keep_group_dependencies_and_errors_name_the_groups() -> None:
+    async def main() -> None:
+        async with connect() as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            schema = tools["compare_source_to_bundle"].input_schema
+            assert not {"anyOf", "oneOf", "allOf"} & set(schema)
+            assert schema["dependentRequired"] == {"bundle": ["source"], "source": ["bundle"]}
+            ref = {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64}
+            # The advertised schema now refuses {"source": ref} too; the server names both accepted groups.
+            jsonschema.validate({"source": ref, "bundle": ref}, schema)
+            with pytest.raises(jsonschema.ValidationError):
+                jsonschema.validate({"source": ref}, schema)
+            res = await client.call_tool("compare_source_to_bundle", {"source": ref})
+            err = json.loads(res.content[0].text)["error"]
+            assert err["code"] == "invalid_request"
+            assert "accepted input groups" in err["message"] and "source, bundle" in err["message"].replace(
+                "bundle, source", "source, bundle")
+            assert [g["required"] for g in err["details"]["accepted_groups"]] == [["application"],
+                                                                                 ["bundle", "source"]]
 
     anyio.run(main)
