@@ -255,3 +255,81 @@ def test_auto_selection_is_deterministic(rea_registry: Registry, native_fixtures
     top = max(p.descriptor.auto_priority for p in usable)
     assert chosen[0] == chosen[1]
     assert rea_registry.providers[chosen[0]].descriptor.auto_priority == top
+
+
+# -- shapes.c: stripped main, tail calls and .cold parts --------------------------------------------
+
+SHAPE_CASES = [("native", fid) for fid in nf.SHAPE_FIXTURE_IDS]
+
+
+@pytest.fixture(scope="module", params=SHAPE_CASES, ids=[f"{p}-{f}" for p, f in SHAPE_CASES])
+def shaped(request: pytest.FixtureRequest, rea_registry: Registry, native_fixtures: Any) -> Iterator[Opened]:
+    provider_id, fixture_id = request.param
+    provider = rea_registry.providers.get(provider_id)
+    if provider is None:
+        pytest.skip(f"provider {provider_id} is not registered")
+    fx = native_fixtures.get(fixture_id)
+    session = Session(rea_registry)
+    try:
+        result_of(session, "open_binary", {"path": fx.path, "provider_id": provider_id})
+        yield Opened(session, fx, provider_id)
+    finally:
+        session.close()
+
+
+def user_of(o: Opened, text: str) -> str:
+    """The start of the one procedure that references the string ``text`` (how a stripped build is read)."""
+    hits = [s for s in o.call("search_strings", {"pattern": text.strip(), "case_sensitive": True})["strings"]
+            if s["value"] == text]
+    assert hits, f"string {text!r} missing"
+    users = {r["from_procedure"] for r in o.call("xrefs", {"address": hits[0]["address"]})["references"]}
+    assert len(users) == 1, f"{text!r} is referenced from {users}"
+    return users.pop()
+
+
+def test_stripped_main_is_named_from_the_entry_point(shaped: Opened) -> None:
+    shaped.need("procedure_address", "procedure_info", "list_procedures", "xrefs")
+    main = user_of(shaped, nf.SHAPES_MAIN)
+    found = shaped.call("procedure_address", {"procedure": "main"})
+    assert found["address"] == main and found["name"] == "main"
+    info = shaped.call("procedure_info", {"procedure": "main"})
+    assert info["address"] == main
+    source = "entry-heuristic" if shaped.fixture.stripped else "symbol"
+    assert info["name_source"] == source
+    listed = [p for p in all_procedures(shaped) if p["name"] == "main"]
+    assert [(p["address"], p["name_source"]) for p in listed] == [(main, source)]
+
+
+def test_tail_call_target_is_a_procedure_and_a_tail_callee(shaped: Opened) -> None:
+    shaped.need("procedure_info", "procedure_callees", "procedure_callers", "xrefs")
+    caller = user_of(shaped, nf.SHAPES_TAIL_CALLER)
+    target = user_of(shaped, nf.SHAPES_TAIL_TARGET)
+    assert shaped.call("procedure_info", {"procedure": target})["address"] == target
+    callees = shaped.call("procedure_callees", {"procedure": caller})["callees"]
+    assert [c["kind"] for c in callees if c["address"] == target] == ["tail"], callees
+    callers = shaped.call("procedure_callers", {"procedure": target})["callers"]
+    assert caller in {c["address"] for c in callers}
+    main = shaped.call("procedure_callees", {"procedure": "main"})["callees"]
+    assert any(c["address"] == caller and c["kind"] == "direct" for c in main)
+    if not shaped.fixture.stripped:
+        assert shaped.call("procedure_info", {"procedure": target})["name"] == "tail_only_target"
+
+
+def test_cold_part_is_linked_to_its_parent(shaped: Opened) -> None:
+    shaped.need("procedure_info", "procedure_callees", "procedure_callers", "xrefs")
+    part = user_of(shaped, nf.SHAPES_COLD_PART)
+    info = shaped.call("procedure_info", {"procedure": part})
+    assert info["part_of"] is not None, f"{info['name']} is not linked to a parent"
+    parent = shaped.call("procedure_info", {"procedure": info["part_of"]["address"]})
+    assert parent["part_of"] is None
+    assert part in {p["address"] for p in parent["parts"]}
+    assert info["name"] == parent["name"] + ".cold"
+    if not shaped.fixture.stripped:
+        assert parent["name"] == "checked_div"
+    # Entering the part is not a call, and callers see the parent.
+    callees = shaped.call("procedure_callees", {"procedure": parent["address"]})["callees"]
+    assert part not in {c["address"] for c in callees}
+    callers = shaped.call("procedure_callers", {"procedure": parent["address"]})["callers"]
+    assert "main" in {c["name"] for c in callers}
+    listed = {p["address"]: p for p in all_procedures(shaped)}
+    assert listed[part]["part_of"] == parent["address"]

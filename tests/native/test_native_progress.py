@@ -1,0 +1,65 @@
+"""Long opens report progress: a progress-token call on a large library sees the index phases over MCP."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests import toolchains
+from tests.mcp.harness import connect
+
+FUNCTIONS = 24_000  # about 1.5 MB of code: long enough for several rate-bounded updates
+
+
+def library_source(count: int) -> str:
+    """x86-64 assembly of a library: one export, then a tree of local functions it reaches only by calls."""
+    out = [".intel_syntax noprefix", ".section .rodata", "table:", *(f"    .long {i}" for i in range(64)), ".text",
+           ".globl lib_entry", ".type lib_entry, @function", "lib_entry:", "    call f0", "    ret"]
+    for i in range(count):
+        kids = [k for k in (2 * i + 1, 2 * i + 2) if k < count]
+        out += ["    .p2align 4", f"f{i}:", "    push rbx", "    mov ebx, edi",
+                f"    lea rax, [rip + table + {4 * (i % 64)}]", "    add ebx, dword ptr [rax]",
+                f"    cmp ebx, {i % 89}", f"    jle .L{i}"]
+        out += [f"    call f{k}" for k in kids]
+        out += [f".L{i}:", "    mov eax, ebx", "    pop rbx", "    ret"]
+    return "\n".join(out) + "\n"
+
+
+@pytest.fixture(scope="module")
+def large_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    gcc = toolchains.require("gcc")
+    work = tmp_path_factory.mktemp("large-library")
+    src = work / "large.s"
+    src.write_text(library_source(FUNCTIONS))
+    out = work / "liblarge.so"
+    subprocess.run([gcc, "-shared", "-s", "-nostdlib", "-o", str(out), str(src)], check=True, capture_output=True)
+    return out
+
+
+def test_overview_of_a_large_library_reports_index_progress(large_library: Path) -> None:
+    async def main() -> None:
+        async with connect() as client:
+            opened = await client.call_tool("open_binary", {"path": str(large_library), "provider_id": "native"})
+            assert not opened.is_error
+            seen: list[tuple[float, str]] = []
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                seen.append((progress, message or ""))
+
+            result = await client.call_tool("binary_overview", {}, progress_callback=on_progress)
+            await anyio.sleep(0.3)  # progress notifications are delivered asynchronously
+            assert not result.is_error
+            assert result.structured_content["normalized_result"]["counts"]["procedures"] > FUNCTIONS
+            index = [m for _, m in seen if m.startswith("index:")]
+            assert len(index) > 1, seen
+            assert any("KiB" in m for m in index) and any("procedures" in m for m in index)
+            values = [p for p, _ in seen]
+            assert values == sorted(values) and len(set(values)) == len(values)
+
+    started = time.monotonic()
+    anyio.run(main)
+    assert time.monotonic() - started < 300
