@@ -6,7 +6,7 @@ from typing import Any
 
 from rea_plugins.binary.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, run
 
-from rea.catalog.tool import ToolCall, ToolDef
+from rea.catalog.tool import ToolCall, ToolDef, ToolMode
 from rea.evidence import Evidence
 from rea.providers import OperationResult
 
@@ -102,6 +102,11 @@ def tools() -> list[ToolDef]:
                              "current_selection and explicit_document)."),
                 input_schema=doc_only, handler=_navigation_context, requires_target=True,
                 requires_operations=("list_documents", "resolve_containing_procedure"),
+                modes=(ToolMode(name="current_selection", description="the session cursor's document, address and "
+                                "procedure", requires_operations=("list_documents", "resolve_containing_procedure")),
+                       ToolMode(name="explicit_document", description="the same for a document the caller names "
+                                "(works whether or not the provider tracks a current document)",
+                                requires_operations=("list_documents",), requires_arguments=("document",))),
                 examples=({}, {"document": "ls"})),
         ToolDef(name="inspect_address_context", family="binary",
                 description=("Name, procedure, comment, inline-comment and bookmark facets of one address; facets "

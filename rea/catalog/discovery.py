@@ -13,7 +13,7 @@ import msgspec
 from rea import __version__, hookimpl
 from rea.catalog.document import catalog_digest
 from rea.catalog.schemas import object_output_schema
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
+from rea.catalog.tool import NEGOTIATED_FEATURES, ToolCall, ToolDef, ToolEffects, ToolMode
 from rea.selection import candidates
 from rea.session import Session
 
@@ -30,9 +30,25 @@ def server_path() -> str:
     return os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else sys.executable
 
 
+def _missing_features(session: Session, features: tuple[str, ...]) -> list[str]:
+    negotiated = set(session.connection.get("client_features", []))
+    return [f for f in features if f in NEGOTIATED_FEATURES and f not in negotiated]
+
+
+def _mode(session: Session, tool: ToolDef, mode: ToolMode) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": mode.name, "description": mode.description, "available": True,
+                           "reason": "available", "requires_arguments": list(mode.requires_arguments)}
+    if tool.requires_target and session.target is None:
+        out.update(available=False, reason="target_required")
+    elif session.provider is not None and any(not session.supports(op) for op in mode.requires_operations):
+        lacking = [op for op in mode.requires_operations if not session.supports(op)]
+        out.update(available=False, reason="provider_missing",
+                   remediation=f"the bound provider does not offer {', '.join(lacking)}")
+    return out
+
+
 def _availability(session: Session, tool: ToolDef) -> dict[str, Any]:
-    client_features = set(session.connection.get("client_features", []))
-    missing_features = [f for f in tool.client_features_required if f not in client_features]
+    missing_features = _missing_features(session, tool.client_features_required)
     available, reason, remediation = True, "available", ""
     if missing_features:
         available, reason = False, "client_capability_missing"
@@ -60,9 +76,11 @@ def _availability(session: Session, tool: ToolDef) -> dict[str, Any]:
         "remediation": remediation,
         "client_requirements": {"required": list(tool.client_features_required),
                                 "optional": list(tool.client_features_optional),
-                                "missing": missing_features},
+                                "missing": missing_features + _missing_features(session,
+                                                                                tool.client_features_optional)},
         "effects": msgspec.to_builtins(tool.effects),
         "annotations": tool.effects.annotations(),
+        **({"modes": [_mode(session, tool, m) for m in tool.modes]} if tool.modes else {}),
     }
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 
 from rea.catalog.schemas import describe_groups, root_groups
-from rea.catalog.tool import ToolCall, ToolDef
+from rea.catalog.tool import NEGOTIATED_FEATURES, ToolCall, ToolDef
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.evidence import Evidence
@@ -110,6 +110,14 @@ class ToolResult(msgspec.Struct, kw_only=True):
 
 
 def check_available(tool: ToolDef, session: Session) -> None:
+    if "client_features" in session.connection:
+        negotiated = set(session.connection["client_features"])
+        lacking = [f for f in tool.client_features_required if f in NEGOTIATED_FEATURES and f not in negotiated]
+        if lacking:
+            raise ReaError("capability_unavailable", f"{tool.name} needs the client feature "
+                           f"{', '.join(lacking)}, which this client did not negotiate",
+                           remediation=f"Use a client that supports {', '.join(lacking)}.",
+                           details={"tool": tool.name, "reason": "client_capability_missing", "missing": lacking})
     if tool.requires_target and session.target is None:
         raise ReaError("target_unavailable", f"{tool.name} needs an open target",
                        remediation="Call open_binary with a path first.", details={"reason": "target_required",

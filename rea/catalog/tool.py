@@ -41,6 +41,22 @@ class ToolEffects(msgspec.Struct, frozen=True, kw_only=True):
         }
 
 
+class ToolMode(msgspec.Struct, frozen=True, kw_only=True):
+    """One way a tool can be called, reported separately in ``binary_session.tool_availability``."""
+
+    name: str
+    description: str
+    requires_operations: tuple[str, ...] = ()
+    # Arguments the caller must supply in this mode (e.g. ``document`` for explicit_document).
+    requires_arguments: tuple[str, ...] = ()
+
+
+# Client features a tool may rely on. Negotiated capabilities can be missing; progress and cancellation
+# are per-request features every MCP client has (a tool still degrades without a progress token).
+NEGOTIATED_FEATURES = frozenset({"roots", "sampling", "elicitation"})
+REQUEST_FEATURES = frozenset({"progress", "cancellation"})
+
+
 class ToolCall:
     """One invocation: validated arguments, the session, and the call context."""
 
@@ -73,6 +89,7 @@ class ToolDef(msgspec.Struct, frozen=True, kw_only=True):
     requires_operations: tuple[str, ...] = ()
     client_features_required: tuple[str, ...] = ()
     client_features_optional: tuple[str, ...] = ()
+    modes: tuple[ToolMode, ...] = ()
     # CLI: the main argument, also accepted as the positional after TARGET (see rea.cli.tools).
     cli_subject: str = ""
     title: str = ""

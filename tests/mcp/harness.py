@@ -40,11 +40,11 @@ class Recorder:
 
 
 @contextlib.asynccontextmanager
-async def connect(recorder: Recorder | None = None, **env: str) -> AsyncIterator[ClientSession]:
+async def connect(recorder: Recorder | None = None, sampling: Any = None, **env: str) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(command=sys.executable, args=["-m", "rea.cli.main", "serve"],
                                    env=server_env(**env))
     with open(os.devnull, "w") as devnull:
         async with stdio_client(params, errlog=devnull) as (read, write), \
-                ClientSession(read, write, message_handler=recorder) as session:
+                ClientSession(read, write, message_handler=recorder, sampling_callback=sampling) as session:
             await session.initialize()
             yield session

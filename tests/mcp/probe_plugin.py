@@ -55,6 +55,11 @@ def rea_register_tools(register: Any) -> None:
         input_schema={"type": "object", "properties": {"size": {"type": "integer", "minimum": 0}},
                       "required": ["size"], "additionalProperties": False},
         examples=({"size": 1},), handler=_payload))
+    register(ToolDef(
+        name="probe_sampling", family="test", description="A tool that needs the client's sampling capability.",
+        input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+        client_features_required=("sampling",), client_features_optional=("progress",), examples=({},),
+        handler=lambda call: {"sampled": False}))
     from rea.errors import CODES
 
     register(ToolDef(

@@ -119,3 +119,32 @@ def test_root_unions_keep_group_dependencies_and_errors_name_the_groups() -> Non
                                                                                  ["bundle", "source"]]
 
     anyio.run(main)
+
+
+PROBE = {"REA_PLUGIN_MODULES": "tests.mcp.probe_plugin"}
+
+
+def test_availability_reports_modes_and_client_features(hello_elf: Path) -> None:
+    async def sampler(*_args: Any) -> Any:
+        raise AssertionError("never called")
+
+    async def main(sampling: Any) -> dict[str, Any]:
+        async with connect(sampling=sampling, **PROBE) as client:
+            await client.call_tool("open_binary", {"path": str(hello_elf)})
+            doc = structured(await client.call_tool("binary_session", {}))
+            called = await client.call_tool("probe_sampling", {})
+            assert called.is_error is (sampling is None)
+            return {t["name"]: t for t in doc["tool_availability"]}
+
+    without = anyio.run(main, None)
+    probe = without["probe_sampling"]
+    assert probe["available"] is False and probe["reason"] == "client_capability_missing"
+    assert probe["client_requirements"] == {"required": ["sampling"], "optional": ["progress"],
+                                            "missing": ["sampling"]}
+    modes = {m["name"]: m for m in without["get_navigation_context"]["modes"]}
+    assert set(modes) == {"current_selection", "explicit_document"}
+    assert all(m["available"] for m in modes.values())
+    assert modes["explicit_document"]["requires_arguments"] == ["document"]
+    with_sampling = anyio.run(main, sampler)
+    assert with_sampling["probe_sampling"]["available"] is True
+    assert with_sampling["probe_sampling"]["client_requirements"]["missing"] == []
