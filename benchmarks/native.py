@@ -1,16 +1,25 @@
-"""Benchmark the native provider (and angr when registered) on a fixture, /bin/ls and the largest ELF library.
+"""The native provider next to radare2 and angr, in one run, on four real binaries.
 
-Prints, per binary and provider: open + binary_overview time, list_procedures time, peak RSS, warm p50 of
-procedure_info, and the overlap of native's procedure list with angr's. Run: ``python benchmarks/native.py``.
-Options: ``--angr-timeout S`` bounds each angr step (default 300 s); ``--skip-angr-large`` skips angr on the
-large library (CFGFast on a 100+ MB library can take hours).
+Targets: /bin/ls; brotli's command-line tool built here from its PyPI sdist (gcc -O2, stripped); the
+system's libcrypto.so.3; the largest ELF library on the machine. For each: ``objdump -d`` as the floor,
+then each engine in a fresh process (so peak RSS is its own): native open + binary_overview (and again
+on a warm server, where the index comes from the content-digest cache), radare2 5.7 ``aaa`` through
+r2pipe over the r2libr wheel, angr (the rea provider) open + binary_overview. Prints seconds, ratios to
+native, peak RSS, and how many of radare2's (and angr's) function starts native lists.
+
+Run: ``python benchmarks/native.py``. Options: ``--r2-timeout``/``--angr-timeout`` bound each step
+(a timed-out peer is reported as a lower bound on the ratio); ``--skip-large`` runs only native on the
+largest library; ``--only NAME`` picks targets by label substring.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -19,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rea-benchmarks"
+BROTLI = "1.2.1"
 
 
 def largest_elf_library() -> str | None:
@@ -43,15 +54,52 @@ def largest_elf_library() -> str | None:
     return best[1] if best else None
 
 
-def fixture_binary() -> str:
-    src = ROOT / "tests" / "fixtures" / "native" / "program.c"
-    out = Path(tempfile.gettempdir()) / "rea-bench-fixture"
-    subprocess.run(["gcc", "-O2", "-g", "-o", str(out), str(src)], check=True)
+def libcrypto() -> str | None:
+    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu"):
+        path = os.path.join(d, "libcrypto.so.3")
+        if os.path.isfile(path):
+            return os.path.realpath(path)
+    return None
+
+
+def brotli_binary() -> str | None:
+    """brotli's CLI from the PyPI sdist: a real C code base, built with gcc -O2 and stripped (cached)."""
+    out = CACHE / f"brotli-{BROTLI}-O2-stripped"
+    if out.exists():
+        return str(out)
+    if shutil.which("gcc") is None:
+        print("(gcc missing: no brotli build)", file=sys.stderr)
+        return None
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="rea-brotli-") as tmp:
+        got = subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
+                              f"brotli=={BROTLI}", "-d", tmp], capture_output=True, text=True)
+        archives = list(Path(tmp).glob("*.tar.gz"))
+        if got.returncode != 0 or not archives:
+            print(f"(pip download brotli=={BROTLI} failed: {got.stderr.strip()[-200:]})", file=sys.stderr)
+            return None
+        subprocess.run(["tar", "xzf", str(archives[0]), "-C", tmp], check=True)
+        src = next(Path(tmp).glob("[Bb]rotli-*")) / "c"
+        sources = sorted(str(p) for sub in ("common", "dec", "enc") for p in (src / sub).glob("*.c"))
+        built = Path(tmp) / "brotli"
+        subprocess.run(["gcc", "-O2", "-s", f"-I{src / 'include'}", *sources, str(src / "tools" / "brotli.c"),
+                        "-lm", "-o", str(built)], check=True, capture_output=True)
+        shutil.copyfile(built, out.with_suffix(".partial"))
+        os.chmod(out.with_suffix(".partial"), 0o755)
+        os.replace(out.with_suffix(".partial"), out)
     return str(out)
 
 
-# Each measurement runs in a fresh child so peak RSS belongs to one provider and one binary.
-CHILD = r"""
+def objdump_seconds(path: str) -> float | None:
+    if shutil.which("objdump") is None:
+        return None
+    start = time.perf_counter()
+    subprocess.run(["objdump", "-d", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+# Each engine runs in a fresh child so peak RSS belongs to one engine and one binary.
+REA_CHILD = r"""
 import json, resource, statistics, sys, time
 from rea.registry import load
 from rea.session import Session
@@ -61,33 +109,33 @@ out = {}
 session = Session(load())
 t = time.perf_counter()
 result_of(session, "open_binary", {"path": path, "provider_id": provider})
+out["open_s"] = time.perf_counter() - t
 overview = result_of(session, "binary_overview", {})
 out["open_overview_s"] = time.perf_counter() - t
-# Again on a fresh session: providers that keep a worker across opens (native's parse worker) show warm cost.
 session.close()
 session = Session(session.registry)
 t = time.perf_counter()
 result_of(session, "open_binary", {"path": path, "provider_id": provider})
 result_of(session, "binary_overview", {})
 out["reopen_overview_s"] = time.perf_counter() - t
-t = time.perf_counter()
 procs, offset = [], 0
 while offset is not None:
     page = result_of(session, "list_procedures", {"offset": offset, "limit": 1000})
     procs.extend(page["procedures"])
     offset = page["next_offset"]
-out["list_procedures_s"] = time.perf_counter() - t
-out["procedures"] = len(procs)
+out["functions"] = len(procs)
 local = [p for p in procs if p["kind"] == "local"]
 sample = [p["address"] for p in local[:: max(1, len(local) // 50)]][:50]
-for a in sample:  # warm
-    result_of(session, "procedure_info", {"procedure": a})
 times = []
 for a in sample:
     t = time.perf_counter()
     result_of(session, "procedure_info", {"procedure": a})
     times.append(time.perf_counter() - t)
-out["procedure_info_warm_p50_ms"] = statistics.median(times) * 1000 if times else None
+out["info_p50_ms"] = statistics.median(times) * 1000 if times else None
+if provider == "native" and local:
+    t = time.perf_counter()
+    result_of(session, "xrefs", {"address": local[len(local) // 2]["address"]})
+    out["first_xrefs_s"] = time.perf_counter() - t
 registry = session.registry
 session.close()
 for p in registry.providers.values():  # reap provider-owned workers so RUSAGE_CHILDREN covers them
@@ -96,83 +144,141 @@ for p in registry.providers.values():  # reap provider-owned workers so RUSAGE_C
         stop()
 out["peak_rss_mb"] = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                          resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
-# Every kind counts for the overlap: engines differ on whether a PLT stub is "local" or "import".
-out["addresses"] = sorted(p["address"] for p in procs)
+out["addresses"] = sorted(int(p["address"], 16) for p in procs)
+print(json.dumps(out))
+"""
+
+R2_CHILD = r"""
+import json, resource, sys, time
+import r2pipe
+path = sys.argv[1]
+t = time.perf_counter()
+r2 = r2pipe.open("ccall://" + path)
+r2.cmd("e scr.color=0")
+opened = time.perf_counter() - t
+t = time.perf_counter()
+r2.cmd("aaa")
+out = {"open_s": opened, "aaa_s": time.perf_counter() - t}
+out["open_overview_s"] = out["open_s"] + out["aaa_s"]
+funcs = json.loads(r2.cmd("aflj") or "[]")
+out["functions"] = len(funcs)
+out["addresses"] = sorted(f["offset"] for f in funcs)
+out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(out))
 """
 
 
-def measure(path: str, provider: str, timeout: float) -> dict[str, Any]:
-    """Run CHILD in a fresh interpreter and return its figures (or the error)."""
-    import json
-
-    started = time.perf_counter()
+def r2_env() -> dict[str, str] | None:
+    """The environment r2pipe's ccall:// needs: r2libr's libraries on LD_LIBRARY_PATH."""
+    spec = importlib.util.find_spec("libr")
+    if spec is None or not spec.submodule_search_locations or importlib.util.find_spec("r2pipe") is None:
+        return None
+    libdir = os.path.join(next(iter(spec.submodule_search_locations)), "libr")
     env = dict(os.environ)
-    if provider == "angr":  # give angr's own deadlines the benchmark's budget, so it can finish if it will
-        budget = str(int(timeout * 1000))
-        env.update({"REA_ANGR_LOAD_TIMEOUT_MS": budget, "REA_ANGR_CFG_TIMEOUT_MS": budget,
-                    "REA_ANGR_QUERY_TIMEOUT_MS": budget})
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, path, provider], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    env["LD_LIBRARY_PATH"] = libdir + (os.pathsep + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    return env
+
+
+def run_child(code: str, argv: list[str], timeout: float, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run ``code`` in a fresh interpreter; its last stdout line is the JSON result (or the error)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
         return {"error": f"timed out after {timeout:.0f} s", "elapsed_s": time.perf_counter() - started}
-    if proc.returncode != 0:
-        return {"error": (err.strip().splitlines() or ["failed"])[-1][:200], "elapsed_s": time.perf_counter() - started}
+    if proc.returncode != 0 or not out.strip():
+        lines = [ln for ln in err.strip().splitlines() if ln.strip()] or ["failed"]
+        return {"error": lines[-1][:200], "elapsed_s": time.perf_counter() - started}
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     return result
+
+
+def angr_env(timeout: float) -> dict[str, str]:
+    budget = str(int(timeout * 1000))  # angr's own deadlines get the benchmark's budget, so it can finish
+    return {**os.environ, "REA_ANGR_LOAD_TIMEOUT_MS": budget, "REA_ANGR_CFG_TIMEOUT_MS": budget,
+            "REA_ANGR_QUERY_TIMEOUT_MS": budget}
 
 
 def fmt(value: Any, unit: str = "") -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        return f"{value:.3f}{unit}" if value < 10 else f"{value:.1f}{unit}"
+        return f"{value:.2f}{unit}" if value < 100 else f"{value:.0f}{unit}"
     return f"{value}{unit}"
 
 
+def agreement(native: set[int], other: set[int]) -> str:
+    if not other:
+        return "-"
+    return f"{100 * len(native & other) / len(other):.2f}% ({len(native & other)}/{len(other)})"
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--angr-timeout", type=float, default=300.0)
-    ap.add_argument("--skip-angr-large", action="store_true")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--r2-timeout", type=float, default=600.0)
+    ap.add_argument("--angr-timeout", type=float, default=600.0)
+    ap.add_argument("--skip-large", action="store_true", help="only native on the largest library")
+    ap.add_argument("--only", action="append", default=[], help="targets whose label contains this")
     args = ap.parse_args()
     from rea.registry import load
 
     have_angr = "angr" in load().providers
+    env_r2 = r2_env()
+    candidates = [("/bin/ls", "/bin/ls"), (f"brotli {BROTLI} (gcc -O2, stripped)", brotli_binary()),
+                  ("libcrypto.so.3", libcrypto())]
     large = largest_elf_library()
-    targets = [("fixture", fixture_binary()), ("/bin/ls", "/bin/ls")]
     if large:
-        targets.append((f"largest .so ({os.path.getsize(large) >> 20} MiB)", large))
-    print(f"{'binary':<28} {'provider':<8} {'open+overview':>14} {'again':>9} {'list_procs':>11} {'procs':>7} "
-          f"{'info p50':>9} {'peak RSS':>9}")
+        candidates.append((f"largest .so: {os.path.basename(large)}", large))
+    targets = [(label, path) for label, path in candidates
+               if path and (not args.only or any(o in label for o in args.only))]
+    engines = ["native"] + (["radare2"] if env_r2 else []) + (["angr"] if have_angr else [])
+    print(f"engines: {', '.join(engines)}"
+          + ("" if env_r2 else " (radare2: pip install 'rea[radare2]' for r2pipe + r2libr)"))
+    head = (f"{'binary':<34} {'MB':>6} {'engine':<8} {'open':>7} {'open+analysis':>13} {'warm':>7} {'functions':>9} "
+            f"{'peak RSS':>9} {'vs native':>10}  native lists")
+    print(head)
+    print("-" * len(head))
     for label, path in targets:
-        results = {"native": measure(path, "native", 900)}
-        if have_angr and not (args.skip_angr_large and label.startswith("largest")):
-            results["angr"] = measure(path, "angr", args.angr_timeout)
-        for pid, r in results.items():
+        size_mb = os.path.getsize(path) / 1e6
+        floor = objdump_seconds(path)
+        is_large = label.startswith("largest")
+        results: dict[str, dict[str, Any]] = {"native": run_child(REA_CHILD, [path, "native"], 1800)}
+        if env_r2 and not (args.skip_large and is_large):
+            results["radare2"] = run_child(R2_CHILD, [path], args.r2_timeout, env_r2)
+        if have_angr and not (args.skip_large and is_large):
+            results["angr"] = run_child(REA_CHILD, [path, "angr"], args.angr_timeout, angr_env(args.angr_timeout))
+        nat = results["native"]
+        nat_s = nat.get("open_overview_s")
+        nat_addrs = set(nat.get("addresses", []))
+        for name, r in results.items():
+            shown = f"{label:<34} {size_mb:>6.1f} " if name == "native" else f"{'':<34} {'':>6} "
             if "error" in r:
-                print(f"{label:<28} {pid:<8} error after {r['elapsed_s']:.0f} s: {r['error']}")
+                bound = f">= {r['elapsed_s'] / nat_s:.1f}x" if nat_s and name != "native" else ""
+                print(f"{shown}{name:<8} {'error: ' + r['error']:<50} {bound}")
                 continue
-            print(f"{label:<28} {pid:<8} {fmt(r['open_overview_s'], ' s'):>14} {fmt(r['reopen_overview_s'], ' s'):>9} "
-                  f"{fmt(r['list_procedures_s'], ' s'):>11} "
-                  f"{r['procedures']:>7} {fmt(r['procedure_info_warm_p50_ms'], ' ms'):>9} "
-                  f"{fmt(r['peak_rss_mb'], ' MB'):>9}")
-        nat, ang = results.get("native", {}), results.get("angr", {})
-        if "error" in ang and "open_overview_s" in nat:
-            bound = ang["elapsed_s"] / max(nat["open_overview_s"], 1e-9)
-            print(f"{'':<28} angr gave no overview in {ang['elapsed_s']:.0f} s: native is at least {bound:.0f}x faster")
-        if "addresses" in nat and "addresses" in ang and ang["addresses"]:
-            a, b = set(nat["addresses"]), set(ang["addresses"])
-            print(f"{'':<28} overlap: {100 * len(a & b) / max(1, len(b)):.1f}% of angr's functions found by native, "
-                  f"{100 * len(a & b) / max(1, len(a)):.1f}% of native's found by angr")
-            speed = ang["open_overview_s"] / max(nat["open_overview_s"], 1e-9)
-            warm = ang["reopen_overview_s"] / max(nat["reopen_overview_s"], 1e-9)
-            print(f"{'':<28} native open+overview is {speed:.1f}x faster than angr's ({warm:.1f}x on reopen)")
-    print(f"(benchmark process peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; "
-          f"{time.strftime('%Y-%m-%d %H:%M:%S')})")
+            ratio = "1.0x" if name == "native" else (f"{r['open_overview_s'] / nat_s:.1f}x" if nat_s else "-")
+            agree = "" if name == "native" else agreement(nat_addrs, set(r.get("addresses", [])))
+            print(f"{shown}{name:<8} {fmt(r.get('open_s'), ' s'):>7} {fmt(r['open_overview_s'], ' s'):>13} "
+                  f"{fmt(r.get('reopen_overview_s'), ' s'):>7} "
+                  f"{r['functions']:>9} {fmt(r['peak_rss_mb'], ' MB'):>9} {ratio:>10}  {agree}")
+        extras = []
+        if floor is not None and nat_s:
+            extras.append(f"objdump -d {floor:.2f} s (native = {nat_s / floor:.1f}x objdump)")
+        if nat.get("info_p50_ms") is not None:
+            extras.append(f"procedure_info p50 {nat['info_p50_ms']:.1f} ms")
+        if nat.get("first_xrefs_s") is not None:
+            extras.append(f"first xrefs (data references) {nat['first_xrefs_s']:.2f} s")
+        if extras:
+            print(f"{'':<34} {'':>6} {'':<8} " + "; ".join(extras))
+    print("open: open_binary (native: parse worker start with LIEF import, and the parse) or r2pipe open. "
+          "open+analysis: open + binary_overview in a fresh process, or radare2 open + aaa. warm: open + "
+          "binary_overview again on the same server (native reuses its index by content digest).")
+    print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; benchmark peak RSS "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; {time.strftime('%Y-%m-%d %H:%M:%S')})")
     return 0
 
 
