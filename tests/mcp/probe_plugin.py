@@ -59,6 +59,7 @@ def rea_register_tools(register: Any) -> None:
         name="probe_sampling", family="test", description="A tool that needs the client's sampling capability.",
         input_schema={"type": "object", "properties": {}, "additionalProperties": False},
         client_features_required=("sampling",), client_features_optional=("progress",), examples=({},),
+        output_schema={"type": "object"},
         handler=lambda call: {"sampled": False}))
     from rea.errors import CODES
 
