@@ -54,7 +54,8 @@ INPUT_SCHEMA: dict[str, Any] = {
                            "description": "Argument registers read at each entry (per the ABI)."},
         "return_values": {"type": "boolean", "default": False,
                           "description": "Also record each call's return value register."},
-        "max_backtrace_frames": {"type": "integer", "minimum": 1, "maximum": 64, "default": 8},
+        "max_backtrace_frames": {"type": "integer", "minimum": 1, "maximum": 64, "default": 8,
+                                 "description": "Frames of each hit's backtrace."},
         "filesystem_roots": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 64,
                              "default": [], "description": "Folders the sandboxed program may write, besides its "
                                                            "working directory."},

@@ -77,7 +77,10 @@ CAPTURE_SCHEMA: dict[str, Any] = {
                              "description": "Folders whose created, modified and deleted files are captured (and "
                                             "that the sandboxed program may write); default: the working "
                                             "directory."},
-        "limits": {"type": "object", "additionalProperties": False, "properties": {
+        "limits": {"type": "object", "additionalProperties": False,
+                   "description": "Bounds: output bytes kept per stream, files listed and hashed, processes "
+                                  "recorded, and the grace between SIGTERM and SIGKILL at the end.",
+                   "properties": {
             "max_output_bytes": {"type": "integer", "minimum": 1024, "maximum": 1 << 28,
                                  "default": DEFAULT_LIMITS["max_output_bytes"]},
             "max_files": {"type": "integer", "minimum": 1, "maximum": 1_000_000,
