@@ -19,7 +19,9 @@ from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
 
-CASES = [("native", fid) for fid in nf.FIXTURE_IDS] + [("angr", "elf-x64"), ("angr", "pe-x64-exe")]
+CASES = [("native", fid) for fid in nf.FIXTURE_IDS] + [("angr", "elf-x64"), ("angr", "pe-x64-exe")] + [
+    # Real Ghidra only: without GHIDRA_INSTALL_DIR these skip with that reason (tests/ghidra has the fake).
+    ("ghidra", "elf-x64"), ("ghidra", "elf-x64-stripped"), ("ghidra", "pe-x64-exe")]
 
 
 @dataclass

@@ -1,0 +1,68 @@
+"""The Ghidra worker: ``python -m rea_plugins.ghidra.worker`` (pyghidra, one JVM, one analysed program).
+
+``start`` imports and analyses the target (the startup the client bounds with REA_GHIDRA_STARTUP_TIMEOUT_MS);
+every other route answers one native operation from the analysed program. The test fake serves the same
+routes over a recorded model (``make_routes`` with another start function).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from rea_plugins.ghidra.model import Source
+from rea_plugins.ghidra.queries import OPERATIONS, Answers, answer
+
+from rea.errors import ReaError
+from rea.process.worker import Reporter, Result, Route, serve
+
+StartFn = Callable[[dict[str, Any], Reporter], Source]
+
+
+class State:
+    answers: Answers | None = None
+    decompile_timeout_s: int = 30
+
+
+def make_routes(start: StartFn, decompiler: str = "ghidra") -> dict[str, Route]:
+    """The worker's routes: ``ping``, ``start`` and one per native operation."""
+    state = State()
+
+    def start_route(params: dict[str, Any], reporter: Reporter) -> Any:
+        began = time.monotonic()
+        state.decompile_timeout_s = max(1, int(params.get("decompile_timeout_ms", 30_000)) // 1000)
+        state.answers = Answers(start(params, reporter), decompiler)
+        return {"ready": True, "pid": os.getpid(), "procedures": len(state.answers.procs),
+                "seconds": round(time.monotonic() - began, 3)}
+
+    def operation(op: str) -> Route:
+        def route(params: dict[str, Any], reporter: Reporter) -> Result:
+            if state.answers is None:
+                raise ReaError("execution_failure", "the Ghidra worker has not started its program",
+                               remediation="Retry: the client starts the worker before any query.")
+            normalized, raw = answer(state.answers, op, params, state.decompile_timeout_s)
+            return Result(normalized=normalized, raw=raw)
+
+        return route
+
+    table: dict[str, Route] = {"ping": lambda _p, _r: {"pid": os.getpid()}, "start": start_route}
+    for op in OPERATIONS:
+        table[op] = operation(op)
+    return table
+
+
+def main() -> int:
+    from rea_plugins.ghidra.engine import Engine
+
+    engine = Engine()
+    try:
+        return serve(make_routes(engine.start))
+    finally:
+        engine.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

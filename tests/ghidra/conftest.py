@@ -1,0 +1,78 @@
+"""Ghidra tests: a recorded model of a compiled fixture and the fake engine executable that serves it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rea.registry import Registry
+from rea.session import Session
+from tests.fixtures.native.native_fixtures import native_fixtures
+from tests.ghidra import recorder
+
+__all__ = ["native_fixtures"]
+
+FAKE = Path(__file__).resolve().parent / "fake_engine.py"
+
+
+def fake_processes() -> list[int]:
+    """Live processes running the fake engine (read from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(FAKE).encode() in argv and state != b"Z":
+            found.append(int(entry))
+    return found
+
+
+@pytest.fixture(scope="session")
+def program(native_fixtures: object) -> str:
+    """The compiled x86-64 ELF program fixture (program.c)."""
+    return native_fixtures.get("elf-x64").path  # type: ignore[attr-defined, no-any-return]
+
+
+@pytest.fixture(scope="session")
+def recorded_model(rea_registry: Registry, program: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return recorder.write(recorder.record(rea_registry, program), tmp_path_factory.mktemp("ghidra") / "model.json")
+
+
+@pytest.fixture(scope="session")
+def fake_worker(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An executable wrapper running the fake engine with this interpreter (REA_GHIDRA_TEST_WORKER's value)."""
+    path = tmp_path_factory.mktemp("ghidra-fake") / "fake-ghidra-worker"
+    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def fake_env(monkeypatch: pytest.MonkeyPatch, fake_worker: Path, recorded_model: Path) -> Iterator[
+        pytest.MonkeyPatch]:
+    """The fake engine selected for this test (success mode unless the test sets REA_GHIDRA_TEST_MODE)."""
+    monkeypatch.setenv("REA_GHIDRA_TEST_WORKER", str(fake_worker))
+    monkeypatch.setenv("REA_GHIDRA_TEST_MODEL", str(recorded_model))
+    monkeypatch.setenv("REA_GHIDRA_TEST_MODE", "success")
+    yield monkeypatch
+    assert fake_processes() == [], "a fake Ghidra worker outlived its test"
+
+
+@pytest.fixture
+def session(fake_env: pytest.MonkeyPatch, rea_registry: Registry) -> Iterator[Session]:
+    """A session with the fake engine selectable; closed before fake_env checks that no fake outlived it."""
+    s = Session(rea_registry)
+    try:
+        yield s
+    finally:
+        s.close()
