@@ -12,6 +12,7 @@ from rea_plugins.artifacts.inventory import (
     subject_target,
 )
 
+from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.evidence import Evidence, ProviderIdentity
 from rea.providers import OperationResult
@@ -46,9 +47,7 @@ MAX_RATIO = {"type": "number", "minimum": 1, "maximum": 1_000_000, "default": _D
              "description": "Highest uncompressed-to-compressed size ratio a ZIP entry may declare (zip bomb "
                             "guard); higher is resource_constraint.",
              "examples": [1000]}
-EVIDENCE_INPUT = {"type": "object",
-                  "description": "The " + _EV_TEXT,
-                  "examples": [{"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64}]}
+EVIDENCE_INPUT = evidence_input("The " + _EV_TEXT)
 
 
 def _policy(call: ToolCall) -> IntegrityPolicy:
@@ -164,13 +163,13 @@ COMPARE_ARTIFACTS = ToolDef(
         "Compare two inspect_artifact Evidence records (each inline or a retained reference) by logical "
         "path: added, removed, changed and unchanged entries. Entries with an integrity contradiction on "
         "either side are listed as contradicted, never unchanged."),
-    input_schema={
+    input_schema=with_evidence_defs({
         "type": "object",
         "properties": {"left": {**EVIDENCE_INPUT, "description": "The earlier artifact's " + _EV_TEXT},
                        "right": {**EVIDENCE_INPUT, "description": "The later artifact's " + _EV_TEXT}},
         "required": ["left", "right"],
         "additionalProperties": False,
-    },
+    }),
     handler=_compare,
     effects=ToolEffects(records_evidence=True),
     examples=({"left": {"kind": "retained-evidence", "evidence_id": "ev_" + "1" * 64},

@@ -7,13 +7,13 @@ from typing import Any
 
 from rea import __version__
 from rea import evidence as ev_mod
+from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.errors import invalid_request, issue
 from rea.evidence import Evidence, ProviderIdentity
 
 IDENTITY = ProviderIdentity(id="rea-binary", name="rea binary workflows", version=__version__)
-_REF = {"type": "object", "description": "analyze_function Evidence: inline, or a retained reference.",
-        "examples": [{"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64}]}
+_REF = evidence_input("analyze_function Evidence: inline, or a retained reference.")
 
 
 def _dossier(call: ToolCall, path: str) -> Evidence:
@@ -72,8 +72,8 @@ def tools() -> list[ToolDef]:
         name="compare_functions", family="binary",
         description=("Compare two analyze_function Evidence records (inline or retained): size, blocks, callees, "
                      "strings, instruction and pseudocode digests; status unchanged, changed or unknown."),
-        input_schema={"type": "object", "properties": {"left": _REF, "right": _REF}, "required": ["left", "right"],
-                      "additionalProperties": False},
+        input_schema=with_evidence_defs({"type": "object", "properties": {"left": _REF, "right": _REF},
+                                         "required": ["left", "right"], "additionalProperties": False}),
         handler=_compare, requires_target=False,
         examples=({"left": {"kind": "retained-evidence", "evidence_id": "ev_" + "a" * 64},
                    "right": {"kind": "retained-evidence", "evidence_id": "ev_" + "b" * 64}},))]

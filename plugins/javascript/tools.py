@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.evidence import Evidence
 
 FAMILY = "application"
 
-APPLICATION_INPUT: dict[str, Any] = {
-    "description": ("Application Evidence from analyze_javascript_application: the complete inline record, or "
-                    '{"kind": "retained-evidence", "evidence_id": "ev_..."} for one retained by this session.'),
-    "type": "object",
-    "examples": [{"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64}],
-}
+APPLICATION_INPUT: dict[str, Any] = evidence_input(
+    "Application Evidence from analyze_javascript_application: the complete inline record, or "
+    '{"kind": "retained-evidence", "evidence_id": "ev_..."} for one retained by this session.')
 LIMIT_PROPS: dict[str, Any] = {
     "max_nodes": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 200,
                   "description": "At most this many nodes (modules and functions) in the result."},
@@ -129,14 +127,14 @@ TRACE_FEATURE = ToolDef(
     description=("Trace a seed (module, string literal or symbol) through application Evidence: the matching "
                  "modules and functions and everything connected to them by import and bundle edges, bounded by "
                  "max_depth and max_nodes. Runs nothing again."),
-    input_schema={
+    input_schema=with_evidence_defs({
         "type": "object",
         "properties": {"application": APPLICATION_INPUT, "seed": SEED_SCHEMA, **LIMIT_PROPS,
                        "direction": {"type": "string", "enum": ["both", "imports", "importers"], "default": "both",
                                      "description": "Follow edges to imported modules, to importers, or both."}},
         "required": ["application", "seed"],
         "additionalProperties": False,
-    },
+    }),
     handler=_trace_feature,
     effects=_EVIDENCE_EFFECTS,
     examples=({"application": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
@@ -149,7 +147,7 @@ TRACE_SEMANTICS = ToolDef(
     description=("Bounded call/return, assignment and closure relations of one function or module from "
                  "application Evidence: what it calls (resolved across imports where static), what it returns, "
                  "what it assigns and which variables its closures capture. Runs nothing again."),
-    input_schema={
+    input_schema=with_evidence_defs({
         "type": "object",
         "properties": {
             "application": APPLICATION_INPUT,
@@ -169,7 +167,7 @@ TRACE_SEMANTICS = ToolDef(
         },
         "required": ["application", "target"],
         "additionalProperties": False,
-    },
+    }),
     handler=_trace_semantics,
     effects=_EVIDENCE_EFFECTS,
     examples=({"application": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
@@ -187,13 +185,13 @@ COMPARE_VERSIONS = ToolDef(
     description=("Compare two versions' application Evidence: modules matched one-to-one by path, then by "
                  "content hash (ambiguous candidates are reported, never guessed), with added, removed, changed "
                  "and unchanged modules, their import/export/string/function differences and entry-point changes."),
-    input_schema={
+    input_schema=with_evidence_defs({
         "type": "object",
         "properties": {**_PAIR, "limit": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 1000,
                                           "description": "At most this many changed-module details."}},
         "required": ["left", "right"],
         "additionalProperties": False,
-    },
+    }),
     handler=_compare_versions,
     effects=_EVIDENCE_EFFECTS,
     examples=({"left": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
@@ -206,7 +204,7 @@ COMPARE_SOURCE = ToolDef(
     description=("Map source files to the bundle modules built from them, through source maps (sources and "
                  "sourcesContent), bundled-module paths and content hashes. Give 'source' and 'bundle' "
                  "application Evidence, or one 'application' holding both."),
-    input_schema={
+    input_schema=with_evidence_defs({
         "type": "object",
         "properties": {
             "application": {**APPLICATION_INPUT, "description": "One application holding sources and bundles."},
@@ -218,7 +216,7 @@ COMPARE_SOURCE = ToolDef(
                   {"title": "a source tree and its shipped bundles", "required": ["source", "bundle"],
                    "not": {"required": ["application"]}}],
         "additionalProperties": False,
-    },
+    }),
     handler=_compare_source,
     effects=_EVIDENCE_EFFECTS,
     examples=({"source": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
@@ -231,7 +229,7 @@ COMPARE_EXPORTS = ToolDef(
     description=("The static shape of one export (function parameters and return shapes, object keys, class "
                  "members) in two versions' application Evidence, with presence present|absent|unknown-coverage "
                  "on each side and the differences."),
-    input_schema={
+    input_schema=with_evidence_defs({
         "type": "object",
         "properties": {
             **_PAIR,
@@ -241,7 +239,7 @@ COMPARE_EXPORTS = ToolDef(
         },
         "required": ["left", "right", "export"],
         "additionalProperties": False,
-    },
+    }),
     handler=_compare_exports,
     effects=_EVIDENCE_EFFECTS,
     examples=({"left": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},

@@ -6,6 +6,7 @@ from typing import Any
 
 from rea import bundle, hookimpl, views
 from rea import evidence as ev_mod
+from rea.catalog.schemas import EVIDENCE_RECORD, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.evidence import Evidence
 
@@ -245,7 +246,7 @@ _SOURCE_SCHEMA: dict[str, Any] = {
             "type": "object",
             "properties": {
                 "kind": {"const": "inline"},
-                "evidence": {"type": "object", "description": "A complete Evidence record."},
+                "evidence": {"$ref": f"#/$defs/{EVIDENCE_RECORD}"},
             },
             "required": ["kind", "evidence"],
             "additionalProperties": False,
@@ -308,13 +309,13 @@ INSPECT_ANALYSIS_VIEW = ToolDef(
         "completed Evidence (retained or inline) without running its producer. The result links its "
         "parent and carries a digest of the selected facts."
     ),
-    input_schema={
+    input_schema=with_evidence_defs({
         "type": "object",
         "properties": {"source": _SOURCE_SCHEMA, "view": _VIEW_SCHEMA},
         "required": ["source"],
         "additionalProperties": False,
         "examples": [_VIEW_EXAMPLE],
-    },
+    }),
     examples=(_VIEW_EXAMPLE,),
     handler=_inspect_analysis_view,
 )

@@ -35,6 +35,52 @@ def evidence_output_schema() -> dict[str, Any]:
     return with_content_id(body)
 
 
+RETAINED_EVIDENCE = "RetainedEvidence"
+EVIDENCE_RECORD = "EvidenceRecord"
+RETAINED_EXAMPLE = {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64}
+
+
+@functools.cache
+def evidence_input_defs() -> dict[str, Any]:
+    """Schema-local definitions of what an Evidence-accepting input takes: a reference or a whole record."""
+    (root,), components = msgspec.json.schema_components([Evidence], ref_template="#/$defs/{name}")
+    record = components.pop(root["$ref"].rsplit("/", 1)[-1])
+    record["description"] = ("A complete inline Evidence record, exactly as a tool returned it (authenticated by its "
+                             "evidence_id; an edited record is refused).")
+    for body in components.values():  # every nested def keeps a description (advertised schemas need them)
+        body.setdefault("description", "Part of an Evidence record.")
+    return {
+        RETAINED_EVIDENCE: {
+            "type": "object",
+            "description": "A record retained by this connection, named by its evidence_id.",
+            "properties": {"kind": {"const": "retained-evidence", "description": "Always retained-evidence."},
+                           "evidence_id": {"type": "string", "pattern": "^ev_[0-9a-f]{64}$",
+                                           "description": "The id a tool returned (ev_ + 64 hex digits)."}},
+            "required": ["kind", "evidence_id"],
+            "additionalProperties": False,
+        },
+        EVIDENCE_RECORD: record,
+        **components,
+    }
+
+
+def evidence_input(description: str) -> dict[str, Any]:
+    """An input that takes Evidence inline or by retained reference; use ``with_evidence_defs`` on the root."""
+    return {"description": description,
+            "anyOf": [{"$ref": f"#/$defs/{RETAINED_EVIDENCE}"}, {"$ref": f"#/$defs/{EVIDENCE_RECORD}"}],
+            "examples": [RETAINED_EXAMPLE]}
+
+
+def with_evidence_defs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with the definitions its Evidence inputs refer to, in its own ``$defs``."""
+    defs = dict(schema.get("$defs", {}))
+    for name, body in evidence_input_defs().items():
+        if name in defs and defs[name] != body:
+            raise ValueError(f"$defs/{name} is taken by another definition")
+        defs[name] = copy.deepcopy(body)
+    return {**schema, "$defs": defs}
+
+
 def object_output_schema(properties: dict[str, Any] | None = None, required: list[str] | None = None,
                          description: str = "") -> dict[str, Any]:
     """Output schema for session-style tools that return a plain object."""

@@ -148,3 +148,27 @@ def test_availability_reports_modes_and_client_features(hello_elf: Path) -> None
     with_sampling = anyio.run(main, sampler)
     assert with_sampling["probe_sampling"]["available"] is True
     assert with_sampling["probe_sampling"]["client_requirements"]["missing"] == []
+
+
+def test_evidence_inputs_advertise_the_reference_and_the_record(hello_elf: Path) -> None:
+    async def main() -> None:
+        async with connect() as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            await client.call_tool("open_binary", {"path": str(hello_elf)})
+            dossier = structured(await client.call_tool("analyze_function", {"procedure": "compute"}))
+            ref = {"kind": "retained-evidence", "evidence_id": dossier["evidence_id"]}
+            seed = {"kind": "module", "value": "main.js", "match": "exact"}
+            for name, field, other in (("compare_functions", "left", {"right": ref}),
+                                       ("trace_application_feature", "application", {"seed": seed}),
+                                       ("compare_artifacts", "right", {"left": ref})):
+                schema = tools[name].input_schema
+                prop = schema["properties"][field]
+                assert prop != {"type": "object"} and "anyOf" in prop, name
+                assert set(schema["$defs"]) >= {"RetainedEvidence", "EvidenceRecord"}
+                validator = jsonschema.Draft202012Validator(schema)
+                assert not list(validator.iter_errors({**other, field: ref}))
+                # The complete record returned by a tool is an accepted inline value.
+                assert not list(validator.iter_errors({**other, field: dossier})), name
+                assert list(validator.iter_errors({**other, field: {"kind": "retained-evidence"}}))
+
+    anyio.run(main)
