@@ -64,6 +64,8 @@ class Observation:
             "debugger": {"engine": "lldb", "version": self.launch.get("debugger_version")},
             "isolation": self.isolation,
             "pid": self.launch.get("pid"),
+            # Under bubblewrap the debuggee has its own pid namespace: this pid is the one it sees.
+            "pid_namespace": "sandbox" if self.isolation.get("sandbox") == "bubblewrap" else "host",
             "stop_reason": last.get("stop_reason") or self.phase,
             "elapsed_ms": last.get("elapsed_ms"),
             "exit": last.get("exit"),
