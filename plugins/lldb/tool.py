@@ -8,6 +8,7 @@ from typing import Any
 
 from rea_plugins.lldb.abi import ABIS
 
+from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import Evidence, ProviderIdentity
@@ -17,10 +18,10 @@ from rea.target import Target, identify
 PROVIDER_ID = "lldb"
 DEFAULT_INHERIT = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]
 HEX = {"type": "string", "pattern": "^0x[0-9a-fA-F]{1,16}$"}
-_EV = {"type": "object", "description": 'Evidence (inline, or {"kind":"retained-evidence","evidence_id":"ev_..."}) '
-       "of procedure_address, procedure_info or any result with an address: its address is observed."}
+_EV = evidence_input('Evidence (inline, or {"kind":"retained-evidence","evidence_id":"ev_..."}) of '
+                     "procedure_address, procedure_info or any result with an address: its address is observed.")
 
-INPUT_SCHEMA: dict[str, Any] = {
+INPUT_SCHEMA: dict[str, Any] = with_evidence_defs({
     "type": "object",
     "properties": {
         "executable": {"type": "string", "minLength": 1,
@@ -64,7 +65,7 @@ INPUT_SCHEMA: dict[str, Any] = {
                                    "cannot; none: unsandboxed. The isolation that applied is recorded."},
     },
     "additionalProperties": False,
-}
+})
 
 
 def _address_of(call: ToolCall, value: Any, index: int) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from typing import Any
 from rea_plugins.process.compare import compare
 from rea_plugins.process.driver import DEFAULT_INHERIT, DEFAULT_LIMITS, VERSION
 
+from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import Evidence, ProviderIdentity
@@ -102,11 +103,11 @@ CAPTURE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-COMPARE_SCHEMA: dict[str, Any] = {
+COMPARE_SCHEMA: dict[str, Any] = with_evidence_defs({
     "type": "object",
     "properties": {
-        "left": {"type": "object", "description": "The earlier capture: " + _EV_TEXT + "."},
-        "right": {"type": "object", "description": "The later capture: " + _EV_TEXT + "."},
+        "left": evidence_input("The earlier capture: " + _EV_TEXT + "."),
+        "right": evidence_input("The later capture: " + _EV_TEXT + "."),
         "left_evidence_id": {"type": "string", "pattern": "^ev_[0-9a-f]{64}$",
                              "description": "The earlier capture's retained evidence id (instead of left)."},
         "right_evidence_id": {"type": "string", "pattern": "^ev_[0-9a-f]{64}$",
@@ -114,7 +115,7 @@ COMPARE_SCHEMA: dict[str, Any] = {
         "normalization": NORMALIZATION,
     },
     "additionalProperties": False,
-}
+})
 
 
 def _driver(call: ToolCall) -> ScenarioDriver:
