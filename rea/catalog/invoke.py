@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from rea.catalog.schemas import describe_groups, root_groups
+from rea.catalog.schemas import describe_groups, flatten_root_union, root_groups
 from rea.catalog.tool import NEGOTIATED_FEATURES, ToolCall, ToolDef
 from rea.context import CallContext
 from rea.errors import ReaError
@@ -80,6 +80,13 @@ def validation_issues(schema: dict[str, Any], args: Any) -> list[dict[str, Any]]
     return issues
 
 
+def resolve_paths(tool: ToolDef, args: dict[str, Any]) -> dict[str, Any]:
+    from rea.paths import path_fields, resolve_arguments
+
+    fields = path_fields(flatten_root_union(tool.input_schema), tool.path_arguments)
+    return resolve_arguments(args, fields) if fields else args
+
+
 def validate_args(tool: ToolDef, args: Any) -> dict[str, Any]:
     if not isinstance(args, dict):
         raise ReaError("invalid_request", f"{tool.name} arguments must be a JSON object",
@@ -136,7 +143,7 @@ def check_available(tool: ToolDef, session: Session) -> None:
 
 def invoke(session: Session, tool: ToolDef, args: Any, ctx: CallContext) -> ToolResult:
     """Validate, check availability, run the handler and record any Evidence it returns."""
-    valid = validate_args(tool, args)
+    valid = resolve_paths(tool, validate_args(tool, args))
     check_available(tool, session)
     ctx.check(tool.name)
     try:

@@ -90,6 +90,8 @@ class ToolDef(msgspec.Struct, frozen=True, kw_only=True):
     client_features_required: tuple[str, ...] = ()
     client_features_optional: tuple[str, ...] = ()
     modes: tuple[ToolMode, ...] = ()
+    # Path arguments besides ``path`` and ``*_path`` (resolved by rea.paths before the handler runs).
+    path_arguments: tuple[str, ...] = ()
     # CLI: the main argument, also accepted as the positional after TARGET (see rea.cli.tools).
     cli_subject: str = ""
     title: str = ""

@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 import msgspec
 
+from rea import paths
 from rea.catalog.invoke import ToolResult, invoke
 from rea.catalog.schemas import flatten_root_union
 from rea.catalog.tool import ToolDef
@@ -138,13 +139,6 @@ def build_parser(tool: ToolDef, prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _absolute(name: str, value: Any) -> Any:
-    # A relative path means the caller's working directory here; the session may run elsewhere.
-    if isinstance(value, str) and value and (name == "path" or name.endswith("_path")):
-        return os.path.abspath(os.path.expanduser(value))
-    return value
-
-
 def collect_arguments(tool: ToolDef, ns: argparse.Namespace) -> dict[str, Any]:
     args: dict[str, Any] = {}
     raw = getattr(ns, "json_input", None)
@@ -168,7 +162,7 @@ def collect_arguments(tool: ToolDef, ns: argparse.Namespace) -> dict[str, Any]:
                            details={"issues": [{"path": tool.cli_subject, "reason": "invalid_value",
                                                 "message": "given twice with different values"}]})
         args[tool.cli_subject] = subject
-    return {name: _absolute(name, value) for name, value in args.items()}
+    return args
 
 
 def run_tool(session: Session, tool: ToolDef, ns: argparse.Namespace, ctx: CallContext) -> ToolResult:
@@ -176,7 +170,7 @@ def run_tool(session: Session, tool: ToolDef, ns: argparse.Namespace, ctx: CallC
     if tool.requires_target:
         if ns.provider is not None:
             parse_provider_choice(ns.provider, setting="--provider")
-        session.open(ns.target, ns.provider, ctx)
+        session.open(paths.resolve(ns.target, "TARGET"), ns.provider, ctx)
     return invoke(session, tool, args, ctx)
 
 

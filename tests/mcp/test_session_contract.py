@@ -172,3 +172,40 @@ def test_evidence_inputs_advertise_the_reference_and_the_record(hello_elf: Path)
                 assert list(validator.iter_errors({**other, field: {"kind": "retained-evidence"}}))
 
     anyio.run(main)
+
+
+PATH_TOOLS = {
+    "open_binary": {"path": None},
+    "inspect_artifact": {"path": None},
+    "extract_artifact": {"path": None},
+    "export_evidence_bundle": {"path": None},
+    "import_evidence_bundle": {"path": None},
+    "inspect_evidence_bundle": {"path": None},
+    "analyze_javascript_application": {"input_path": None},
+}
+
+
+def test_one_path_rule_for_every_path_taking_tool(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+
+    async def main() -> None:
+        async with connect(HOME=str(home)) as client:
+            for tool, template in PATH_TOOLS.items():
+                field = next(iter(template))
+                for bad, reason in (("/bin/ls\u0000.txt", "NUL"), ("C:\\Windows\\x.exe", "Windows"),
+                                    ("\\\\server\\share\\x", "Windows")):
+                    res = await client.call_tool(tool, {field: bad})
+                    err = json.loads(res.content[0].text)["error"]
+                    assert err["code"] == "invalid_request", (tool, bad, err)
+                    assert err["details"]["issues"][0]["path"] == field and reason in err["message"], (tool, err)
+                    assert "Error" not in err["message"]
+            await client.call_tool("open_binary", {"path": "/bin/true"})
+            exported = structured(await client.call_tool("export_evidence_bundle", {"path": "~/bundle.json"}))
+            assert (home / "bundle.json").exists()
+            assert str(home / "bundle.json") in json.dumps(exported)
+
+    anyio.run(main)
+    assert not (Path.cwd() / "~").exists()
