@@ -176,3 +176,38 @@ def select(registry: Registry, target: Target, explicit: str | None = None) -> S
             "ambiguous", f"auto selection is ambiguous between {', '.join(best)} (equal auto_priority {top})",
             "auto", best, rejections, f"Pass provider_id explicitly: one of {', '.join(best)}.")
     return Selection(provider_id=best[0], selection_source="auto", requested="auto")
+
+
+def alternatives(registry: Registry, operations: tuple[str, ...] | list[str], target: Target | None,
+                 exclude: str | None = None) -> tuple[list[str], list[tuple[str, str]]]:
+    """Providers offering every one of ``operations``: (usable here for ``target``, [(id, how to get it)])."""
+    usable: list[str] = []
+    installable: list[tuple[str, str]] = []
+    for pid in sorted(registry.providers):
+        provider = registry.providers[pid]
+        if pid == exclude or not all(op in provider.descriptor.operations for op in operations):
+            continue
+        if target is not None and _safe_support(provider, target).status == "unsupported":
+            continue
+        avail = _safe_availability(provider)
+        if avail.status == "available":
+            usable.append(pid)
+        elif avail.code not in ("unsupported_host",) and avail.remediation:
+            installable.append((pid, avail.remediation))
+    return usable, installable
+
+
+def alternatives_remediation(registry: Registry, operations: tuple[str, ...] | list[str], target: Target | None,
+                             exclude: str | None = None) -> tuple[str, dict[str, Any]]:
+    """A remediation naming only providers usable here, plus how to install the ones that would be."""
+    usable, installable = alternatives(registry, operations, target, exclude)
+    parts = []
+    if usable:
+        parts.append(f"Reopen the target with provider_id one of: {', '.join(usable)}.")
+    for pid, how in installable:
+        parts.append(f"{pid} would offer it: {how}")
+    if not parts:
+        parts.append("No provider on this host offers " + ", ".join(operations) + " for this target; "
+                     "`rea providers list` shows what is installed.")
+    return " ".join(parts), {"providers_with_it": usable,
+                             "installable_providers": [{"provider_id": p, "remediation": h} for p, h in installable]}

@@ -9,13 +9,14 @@ from typing import Any
 import msgspec
 
 from rea import evidence as ev_mod
+from rea.annotations import AnnotationStore, default_store
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
-from rea.evidence import AnalysisProfile, Evidence, ProviderIdentity, Subject
+from rea.evidence import AnalysisProfile, Authority, Evidence, ProviderIdentity, Subject
 from rea.ledger import Ledger
 from rea.providers import AnalysisClient, AnalysisProvider, OperationResult
 from rea.registry import Registry
-from rea.selection import Selection, select
+from rea.selection import Selection, alternatives_remediation, select
 from rea.target import Target, identify
 
 
@@ -30,8 +31,9 @@ class Binding(msgspec.Struct, frozen=True, kw_only=True):
 class Session:
     """One per MCP connection or CLI invocation."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Registry, annotations: AnnotationStore | None = None) -> None:
         self.registry = registry
+        self._annotations = annotations
         self.ledger = Ledger()
         self.target: Target | None = None
         self.binding: Binding | None = None
@@ -50,6 +52,17 @@ class Session:
         self.connection: dict[str, Any] = {}
         # How closing the previous target went, when the last open replaced one.
         self.previous_cleanup: dict[str, Any] | None = None
+
+    @property
+    def annotations(self) -> AnnotationStore:
+        """The analyst's annotation store (shared by every connection; resolved from settings on first use)."""
+        if self._annotations is None:
+            self._annotations = default_store()
+        return self._annotations
+
+    @annotations.setter
+    def annotations(self, store: AnnotationStore) -> None:
+        self._annotations = store
 
     # -- target lifecycle ---------------------------------------------------------------
 
@@ -172,13 +185,11 @@ class Session:
         provider, client = self._provider, self._client
         assert provider is not None and client is not None
         if operation not in provider.descriptor.operations:
-            others = sorted(pid for pid, p in self.registry.providers.items() if operation in p.descriptor.operations)
-            raise ReaError(
-                "capability_unavailable",
-                f"provider {provider.descriptor.id} does not offer {operation}",
-                remediation=(f"Reopen with provider_id one of {', '.join(others)}" if others
-                             else "No registered provider offers this operation."),
-                details={"operation": operation, "provider_id": provider.descriptor.id, "providers_with_it": others})
+            remediation, alternatives = alternatives_remediation(self.registry, (operation,), self.target,
+                                                                 exclude=provider.descriptor.id)
+            raise ReaError("capability_unavailable", f"provider {provider.descriptor.id} does not offer {operation}",
+                           remediation=remediation, details={"operation": operation,
+                                                             "provider_id": provider.descriptor.id, **alternatives})
         ctx.check(operation)
         self._active.add(ctx.signal)
         try:
@@ -212,7 +223,7 @@ class Session:
     def evidence(self, operation: str, parameters: dict[str, Any], result: OperationResult, *,
                  target: Target | None = None, provider: ProviderIdentity | None = None,
                  analysis_profile: AnalysisProfile | None = None, links: list[str] | None = None,
-                 bound: bool = True) -> Evidence:
+                 bound: bool = True, authority: Authority = "shipped-artifact") -> Evidence:
         """Build Evidence for a result; ``bound`` uses the open target's binding and profile."""
         if bound:
             tgt = self.require_target()
@@ -225,8 +236,8 @@ class Session:
         return ev_mod.build(
             operation=operation, provider=provider, subject=self.subject_for(target) if target else None,
             analysis_profile=analysis_profile, parameters=parameters, normalized_result=result.normalized,
-            raw_result=result.raw, confidence=result.confidence, limitations=result.limitations,
-            locations=result.locations, evidence_links=links)
+            raw_result=result.raw, confidence=result.confidence, authority=authority,
+            limitations=result.limitations, locations=result.locations, evidence_links=links)
 
     def resolve_evidence(self, value: Any, path: str = "evidence") -> Evidence:
         return self.ledger.resolve(value, path)

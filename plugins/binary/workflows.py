@@ -21,6 +21,7 @@ from rea.catalog.tool import ToolCall, ToolDef
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import Evidence
 from rea.providers import OperationResult
+from rea.selection import alternatives_remediation
 
 FAMILY = "binary"
 PAGE = 1000
@@ -93,11 +94,11 @@ def _overview(call: ToolCall) -> Evidence:
 # -- analyze_function --------------------------------------------------------------------------
 
 def _unavailable(call: ToolCall, operation: str) -> dict[str, Any]:
-    others = sorted(pid for pid, p in call.session.registry.providers.items() if operation in p.descriptor.operations)
     provider = call.session.provider.descriptor.id if call.session.provider else None
+    remediation, _ = alternatives_remediation(call.session.registry, (operation,), call.session.target,
+                                              exclude=provider)
     return {"status": "unavailable", "reason": f"provider {provider} does not offer {operation}",
-            "remediation": (f"Reopen the target with provider_id one of: {', '.join(others)}." if others
-                            else "No registered provider offers this.")}
+            "remediation": remediation}
 
 
 def dossier(call: ToolCall, procedure: str, *, include_assembly: bool = True, max_instructions: int = 2000,

@@ -14,7 +14,7 @@ from rea import __version__, hookimpl
 from rea.catalog.document import catalog_digest
 from rea.catalog.schemas import object_output_schema
 from rea.catalog.tool import NEGOTIATED_FEATURES, ToolCall, ToolDef, ToolEffects, ToolMode
-from rea.selection import candidates
+from rea.selection import alternatives_remediation, candidates
 from rea.session import Session
 
 
@@ -58,11 +58,9 @@ def _availability(session: Session, tool: ToolDef) -> dict[str, Any]:
     elif tool.requires_operations and session.provider is not None:
         lacking = [op for op in tool.requires_operations if not session.supports(op)]
         if lacking:
-            others = sorted(pid for pid, p in session.registry.providers.items()
-                            if all(op in p.descriptor.operations for op in tool.requires_operations))
             available, reason = False, "provider_missing"
-            remediation = (f"Reopen with provider_id one of: {', '.join(others)}." if others
-                           else "No registered provider offers " + ", ".join(lacking) + ".")
+            remediation, _ = alternatives_remediation(session.registry, tool.requires_operations, session.target,
+                                                      exclude=session.provider.descriptor.id)
     elif tool.requires_operations and not any(
             all(op in p.descriptor.operations for op in tool.requires_operations)
             for p in session.registry.providers.values()):

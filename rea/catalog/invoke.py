@@ -11,6 +11,7 @@ from rea.catalog.tool import NEGOTIATED_FEATURES, ToolCall, ToolDef
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.evidence import Evidence
+from rea.selection import alternatives_remediation
 from rea.session import Session
 
 _VALIDATORS: dict[int, Any] = {}
@@ -131,14 +132,12 @@ def check_available(tool: ToolDef, session: Session) -> None:
                                                                                    "tool": tool.name})
     missing = [op for op in tool.requires_operations if not session.supports(op)]
     if missing and session.provider is not None:
-        others = sorted(pid for pid, p in session.registry.providers.items()
-                        if all(op in p.descriptor.operations for op in tool.requires_operations))
+        bound = session.provider.descriptor.id
+        remediation, alternatives = alternatives_remediation(session.registry, tool.requires_operations,
+                                                             session.target, exclude=bound)
         raise ReaError(
-            "capability_unavailable",
-            f"{tool.name} needs {', '.join(missing)}, which provider {session.provider.descriptor.id} does not offer",
-            remediation=(f"Reopen the target with provider_id one of: {', '.join(others)}." if others
-                         else "No registered provider offers this; see `rea providers list`."),
-            details={"tool": tool.name, "missing_operations": missing, "providers_with_it": others})
+            "capability_unavailable", f"{tool.name} needs {', '.join(missing)}, which provider {bound} does not offer",
+            remediation=remediation, details={"tool": tool.name, "missing_operations": missing, **alternatives})
 
 
 def invoke(session: Session, tool: ToolDef, args: Any, ctx: CallContext) -> ToolResult:

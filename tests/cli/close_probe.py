@@ -59,6 +59,22 @@ class _Provider(AnalysisProvider):
         return _Client(target)
 
 
+class _Ghost(AnalysisProvider):
+    """Offers everything, is never installed: remediation must not send callers to it."""
+
+    descriptor = ProviderDescriptor(id="ghost-engine", name="Ghost", version="1", kind="deep", formats=("elf",),
+                                    architectures=(), operations=("list_documents", "list_segments",
+                                                                  "list_procedures", "list_strings"),
+                                    auto_priority=0)
+
+    def availability(self) -> Availability:
+        return Availability.missing("runtime_missing", "the ghost engine is not installed", "pip install ghost")
+
+    def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:
+        raise AssertionError("never opened")
+
+
 @hookimpl
 def rea_register_analysis_providers(register: Any) -> None:
     register(_Provider())
+    register(_Ghost())

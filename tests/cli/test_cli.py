@@ -198,3 +198,17 @@ def test_plugins_command_filters_by_hook() -> None:
     assert {"asar", "artifacts"} <= names and "native" not in names
     human = rea("plugins")
     assert human.returncode == 0 and "rea_register_analysis_providers" in human.stdout
+
+
+def test_remediation_names_only_providers_that_are_here(hello_elf: Path) -> None:
+    proc = rea("binary-overview", str(hello_elf), "--provider", "close-probe", "--json", env=CLOSE_PROBE)
+    assert proc.returncode == 1
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "capability_unavailable"
+    action = error["remediation"]["action"]
+    usable = error["details"]["providers_with_it"]
+    assert "native" in usable and "ghost-engine" not in usable
+    assert f"provider_id one of: {', '.join(usable)}." in action
+    assert "ghost-engine would offer it: pip install ghost" in action
+    assert {"provider_id": "ghost-engine", "remediation": "pip install ghost"} in error["details"][
+        "installable_providers"]
