@@ -129,6 +129,20 @@ class _Spawner:
 
 
 _SPAWNER = _Spawner()
+_SUBREAPER: list[bool] = []
+
+
+def _become_subreaper() -> None:
+    """Orphans of owned processes come back to the server, so it can reap them (pid 1 may never do)."""
+    if _SUBREAPER or not sys.platform.startswith("linux"):
+        return
+    _SUBREAPER.append(True)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
 _LIVE: set[OwnedProcess] = set()
 _LIVE_LOCK = threading.Lock()
 
@@ -193,6 +207,7 @@ class OwnedProcess:
         return env
 
     def _start(self) -> None:
+        _become_subreaper()
         spec = self.spec
         env = self._environment()
         missing = _executable_missing(spec.argv[0], env.get("PATH"))
@@ -419,6 +434,7 @@ class OwnedProcess:
                         break
                 survivors = self._session_members()
                 self._reap()
+                self._reap_orphans()
                 if survivors:
                     remaining.append(self.spec.resource)
                     notes.append("session members survived SIGKILL: " + ", ".join(str(i.pid) for i in survivors))
@@ -437,6 +453,15 @@ class OwnedProcess:
         with _LIVE_LOCK:
             _LIVE.discard(self)
         return self._outcome
+
+    def _reap_orphans(self) -> None:
+        """Reap this process's dead descendants that were reparented to the server (its subreaper)."""
+        me = os.getpid()
+        for info in list(self._seen.values()):
+            now = procfs.read(info.pid)
+            if now is not None and now.start == info.start and now.ppid == me and now.state == "Z":
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(info.pid, os.WNOHANG)
 
     @property
     def escaped_pids(self) -> list[int]:
