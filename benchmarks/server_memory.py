@@ -1,6 +1,7 @@
-"""Server memory after oversized requests: RSS before, peak, and after, through a raw stdio client.
+"""Server memory after oversized requests and for an over-budget result, through a raw stdio client.
 
-Goal: after a burst of oversized and large requests (each refused), RSS returns within 2x of its start.
+Goals: after a burst of oversized and large requests (each refused), RSS returns within 2x of its start;
+a result over the response budget is refused without building document-sized copies of it.
 Run: python benchmarks/server_memory.py
 """
 
@@ -23,7 +24,47 @@ def rss_kib(pid: int, field: str = "VmRSS") -> int:
     return 0
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def main() -> None:
+    requests()
+    oversized_result()
+
+
+def oversized_result() -> None:
+    """A 100 MB result (the probe tool of tests/mcp) against the 10 MiB budget: peak RSS over the record."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
+    env.update(REA_PLUGIN_MODULES="tests.mcp.probe_plugin", PYTHONPATH=ROOT)
+    proc = subprocess.Popen([sys.executable, "-m", "rea", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    lines = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}),
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}']
+    proc.stdin.write(("\n".join(lines) + "\n").encode())
+    proc.stdin.flush()
+    proc.stdout.readline()
+    time.sleep(0.3)
+    start = rss_kib(proc.pid)
+    size = 100_000_000
+    t0 = time.perf_counter()
+    proc.stdin.write((CALL.replace("binary_session", "probe_payload") % (1, json.dumps({"size": size}))).encode()
+                     + b"\n")
+    proc.stdin.flush()
+    reply = json.loads(proc.stdout.readline())
+    seconds = time.perf_counter() - t0
+    peak = rss_kib(proc.pid, "VmHWM")
+    proc.stdin.close()
+    proc.wait(30)
+    text = reply["result"]["content"][0]["text"]
+    code = json.loads(text)["error"]["code"] if reply["result"].get("isError") else "ok"
+    print(f"over-budget result: {size / 1e6:.0f} MB record -> {code} in {seconds:.2f} s; peak RSS "
+          f"{peak / 1024:.0f} MiB from {start / 1024:.0f} MiB = {(peak - start) * 1024 / size:.2f}x the record "
+          "(the record itself, its hash encoding and the blob: refused before a response-sized copy)")
+
+
+def requests() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
     proc = subprocess.Popen([sys.executable, "-m", "rea", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, env=env)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import msgspec
@@ -48,3 +50,36 @@ def transport_error(settings: Settings, required: int, evidence_id: str | None) 
 
 def encode_result(result: Evidence | dict[str, Any]) -> bytes:
     return msgspec.json.encode(result)
+
+
+# Records at least this large remember their encoded size when their id is computed.
+REMEMBER_FROM_BYTES = 1 << 20
+_SIZES: OrderedDict[str, tuple[int, int]] = OrderedDict()
+_SIZES_MAX = 256
+_SIZES_LOCK = threading.Lock()
+# What the complete record adds beside its identity projection (display name, local path, ids, keys).
+_RECORD_SLACK = 8192
+
+
+def remember_size(evidence_id: str, length: int, escapes: int) -> None:
+    """Note a large record's canonical length and escape count (from hashing it), for the budget check."""
+    if length < REMEMBER_FROM_BYTES:
+        return
+    with _SIZES_LOCK:
+        _SIZES[evidence_id] = (length, escapes)
+        _SIZES.move_to_end(evidence_id)
+        while len(_SIZES) > _SIZES_MAX:
+            _SIZES.popitem(last=False)
+
+
+def known_oversize(evidence: Evidence, budget: int) -> int | None:
+    """The size a result would need, when it is known (without encoding it) to exceed ``budget``."""
+    with _SIZES_LOCK:
+        known = _SIZES.get(evidence.evidence_id)
+    if known is None:
+        return None
+    length, escapes = known
+    # Text and structured copies of a record whose encoding matches the hashed one but for key order and
+    # the small display fields the projection omits (the slack): refusing on it never refuses a fit.
+    lower = RESULT_OVERHEAD + 2 * length + escapes + 2
+    return lower if lower - _RECORD_SLACK > budget else None

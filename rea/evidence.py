@@ -122,7 +122,15 @@ def semantic_projection(ev: Evidence) -> _EvidenceIdentity:
 
 def compute_evidence_id(ev: Evidence) -> str:
     try:
-        return "ev_" + canonical_digest(semantic_projection(ev))
+        stats: list[int] = []
+        evidence_id = "ev_" + canonical_digest(semantic_projection(ev), stats)
+        # The hash has just measured the record: keep that, so a result too large for the transport is
+        # refused without encoding it again.
+        from rea.budget import remember_size
+
+        if stats:
+            remember_size(evidence_id, *stats)
+        return evidence_id
     except CanonicalError as exc:
         raise ReaError("evidence_integrity_mismatch", f"Evidence has no canonical JSON form: {exc}",
                        details={"reason": "not_canonicalizable"}) from None

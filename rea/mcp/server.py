@@ -18,7 +18,7 @@ from mcp.server.lowlevel.server import Server
 
 from rea import __version__
 from rea import evidence as ev_mod
-from rea.budget import encode_result, error_size, success_size, transport_error
+from rea.budget import encode_result, error_size, known_oversize, success_size, transport_error
 from rea.catalog.document import advertised_input_schema, output_schema
 from rea.catalog.invoke import ToolResult, invoke
 from rea.config import Settings
@@ -178,6 +178,11 @@ class ReaServer:
 
     def _success(self, session: Session, result: ToolResult) -> types.CallToolResult:
         payload: Any = result.evidence if result.evidence is not None else result.structured
+        if result.evidence is not None:
+            # Known too large from hashing it: refuse before building a document-sized string.
+            oversize = known_oversize(result.evidence, self.settings.response_budget)
+            if oversize is not None:
+                return self._error(session, transport_error(self.settings, oversize, result.evidence.evidence_id))
         encoded = encode_result(payload)
         required = success_size(encoded)
         if required > self.settings.response_budget:
