@@ -1,0 +1,145 @@
+"""A headless Chromium rea launches and owns (through ``rea.process``), and the settings that find it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from typing import Any
+
+import msgspec
+
+from rea.config import MAX_INT32, SettingSpec, integer_setting
+from rea.context import CallContext
+from rea.errors import ReaError, cancelled
+from rea.process import OwnedProcess, ProcessSpec, SandboxPolicy, status_details
+from rea.providers import CloseOutcome
+
+RESOURCE = "chromium"
+OWNER = "cdp-browser"
+CANDIDATES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome", "chrome")
+PORT_FILE = "DevToolsActivePort"
+
+
+def _absolute_path(raw: str) -> str:
+    if not raw or not os.path.isabs(raw) or "\0" in raw:
+        raise ValueError(raw)
+    return raw
+
+
+CHROMIUM_PATH = SettingSpec(
+    name="REA_CHROMIUM_PATH", constraint="an absolute path to a Chromium-family browser executable",
+    parse=_absolute_path,
+    description="The browser capture_browser_scenario launches (default: chromium, then chrome, on PATH).")
+STARTUP_TIMEOUT = integer_setting(
+    "REA_CHROMIUM_STARTUP_TIMEOUT_MS", 1, MAX_INT32, 30_000, "milliseconds",
+    "How long a launched browser may take to open its DevTools endpoint.")
+SETTINGS = (CHROMIUM_PATH, STARTUP_TIMEOUT)
+
+# Headless, no sandbox of Chromium's own (rea may run as root; bubblewrap isolates it instead), no
+# background traffic (it would only meet refused connections), and the experimental WebMCP API on.
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", "--disable-crash-reporter", "--disable-breakpad", "--disable-dev-shm-usage",
+         "--mute-audio", "--password-store=basic", "--use-mock-keychain", "--enable-features=WebMCP",
+         "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
+         "--user-data-dir={private}/profile")
+
+
+def find_chromium() -> tuple[str | None, str]:
+    """The executable to launch and where it came from, or None and why not."""
+    configured = CHROMIUM_PATH.read()
+    if configured is not None:
+        if os.path.isfile(configured) and os.access(configured, os.X_OK):
+            return configured, "REA_CHROMIUM_PATH"
+        return None, f"REA_CHROMIUM_PATH ({configured}) is not an executable file"
+    for name in CANDIDATES:
+        found = shutil.which(name)
+        if found:
+            return found, "PATH"
+    return None, "no chromium or chrome executable on PATH"
+
+
+class LaunchRecord(msgspec.Struct, frozen=True, kw_only=True):
+    executable: str
+    source: str
+    isolation: dict[str, Any]
+    startup_ms: int
+
+
+class OwnedBrowser:
+    """A browser rea started: private profile, loopback endpoint, terminated and reaped at ``close``."""
+
+    def __init__(self, proc: OwnedProcess, endpoint: str, record: LaunchRecord) -> None:
+        self.proc = proc
+        self.endpoint = endpoint
+        self.record = record
+        self._lineage = [proc.observe("started")]
+
+    @classmethod
+    def launch(cls, ctx: CallContext | None = None, *, window: tuple[int, int] = (1280, 720),
+               start_url: str = "about:blank") -> OwnedBrowser:
+        executable, source = find_chromium()
+        if executable is None:
+            raise ReaError("provider_unavailable", f"cannot launch a browser: {source}",
+                           remediation="Install Debian package chromium, or set REA_CHROMIUM_PATH to a Chromium "
+                                       "or Chrome executable.",
+                           details={"reason": "executable_missing", "resource": RESOURCE})
+        argv = (executable, *FLAGS, f"--window-size={window[0]},{window[1]}", start_url)
+        began = time.monotonic()
+        # Loopback only is what the browser needs; a host without bubblewrap runs it unsandboxed, recorded.
+        proc = OwnedProcess.start(ProcessSpec(argv=argv, resource=RESOURCE, owner=OWNER, stdin="null",
+                                              stdout="null", sandbox=SandboxPolicy(allow_loopback=True,
+                                                                                   accept_none=True)))
+        try:
+            port = _wait_for_port(proc, STARTUP_TIMEOUT.read() / 1000, ctx)
+        except BaseException:
+            proc.terminate(0.5)
+            raise
+        record = LaunchRecord(executable=executable, source=source, isolation=msgspec.to_builtins(proc.isolation),
+                              startup_ms=int((time.monotonic() - began) * 1000))
+        return cls(proc, f"http://127.0.0.1:{port}", record)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.running
+
+    def lineage(self) -> list[dict[str, Any]]:
+        return list(self._lineage)
+
+    def snapshot(self) -> dict[str, Any]:
+        snap = self.proc.observe("snapshot")
+        self._lineage.append(snap)
+        return snap
+
+    def close(self, grace_s: float = 2.0) -> CloseOutcome:
+        outcome = self.proc.terminate(grace_s)
+        self._lineage.append(self.proc.observe("closed"))
+        return outcome
+
+
+def _wait_for_port(proc: OwnedProcess, timeout_s: float, ctx: CallContext | None) -> int:
+    """The port the browser chose, read from the DevTools port file it writes into its profile."""
+    path = os.path.join(proc.private_dir, "profile", PORT_FILE)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if ctx is not None and ctx.cancelled:
+            raise cancelled("browser startup")
+        try:
+            with open(path, encoding="ascii") as fh:
+                first = fh.readline().strip()
+            if first.isdigit() and 0 < int(first) < 65536:
+                return int(first)
+        except (OSError, UnicodeDecodeError):
+            pass
+        status = proc.exit_status()
+        if status is not None:
+            raise ReaError("provider_unavailable", "the browser exited before opening its DevTools endpoint",
+                           remediation="Run `rea doctor`; check that the browser starts headless on this host.",
+                           details={"reason": "startup_failed", "resource": RESOURCE, **status_details(status)})
+        if time.monotonic() >= deadline:
+            raise ReaError("provider_timeout", f"the browser did not open its DevTools endpoint within "
+                           f"{timeout_s:g} s", remediation="Raise REA_CHROMIUM_STARTUP_TIMEOUT_MS on a slow host.",
+                           details={"reason": "startup_timeout", "resource": RESOURCE,
+                                    "timeout_ms": int(timeout_s * 1000)})
+        time.sleep(0.02)

@@ -1,0 +1,130 @@
+"""URLs, origins and the loopback CDP endpoint rule shared by every browser tool."""
+
+from __future__ import annotations
+
+import ipaddress
+import urllib.parse
+from typing import Any
+
+import msgspec
+
+from rea.errors import invalid_request, issue
+
+ENDPOINT_PATTERN = r"^http://(127\.0\.0\.1|\[::1\]):[0-9]{1,5}/?$"
+ORIGIN_PATTERN = r"^https?://[^/?#@\s*]+$"
+DEFAULT_PORTS = {"http": 80, "https": 443}
+MAX_URL_CHARS = 4096
+
+
+class SanitizedUrl(msgspec.Struct, frozen=True, kw_only=True):
+    """A URL as captures record it: userinfo removed, origin and query parameter names split out."""
+
+    url: str
+    origin: str | None
+    query_parameter_names: list[str]
+    redacted: bool
+
+
+def _host(parts: urllib.parse.SplitResult) -> str | None:
+    try:
+        host = parts.hostname
+    except ValueError:
+        return None
+    if not host:
+        return None
+    return f"[{host}]" if ":" in host else host
+
+
+def origin_of(url: str) -> str | None:
+    """``scheme://host[:port]`` of an http(s) URL (default ports omitted), None for anything else."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = _host(parts)
+    if scheme not in DEFAULT_PORTS or host is None:
+        return None
+    suffix = "" if port is None or port == DEFAULT_PORTS[scheme] else f":{port}"
+    return f"{scheme}://{host}{suffix}"
+
+
+def parse_origin(value: str) -> str | None:
+    """The normalized origin ``value`` names exactly (no path, query, fragment, userinfo or wildcard)."""
+    try:
+        parts = urllib.parse.urlsplit(value)
+    except ValueError:
+        return None
+    if parts.username is not None or parts.password is not None or "*" in value:
+        return None
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        return None
+    return origin_of(value)
+
+
+def allowed_origins(values: list[str] | None, path: str = "allowed_origins") -> list[str]:
+    """Normalized, deduplicated, sorted origins; an inexact one is ``invalid_request``."""
+    out: set[str] = set()
+    problems = []
+    for i, value in enumerate(values or []):
+        origin = parse_origin(value)
+        if origin is None:
+            problems.append(issue(f"{path}/{i}", "invalid_value",
+                                  "expected one exact http(s) origin without a path, query or wildcard"))
+        else:
+            out.add(origin)
+    if problems:
+        raise invalid_request("allowed_origins must list exact http(s) origins", problems)
+    return sorted(out)
+
+
+def parse_endpoint(value: str, path: str = "cdp_endpoint") -> str:
+    """The loopback CDP endpoint ``http://127.0.0.1:PORT`` (or ``[::1]``); anything else is refused."""
+    problem = issue(path, "invalid_value",
+                    "the CDP endpoint must be an explicit-port http URL on 127.0.0.1 or [::1] (loopback only)")
+    try:
+        parts = urllib.parse.urlsplit(value)
+        port = parts.port
+    except ValueError:
+        raise invalid_request("cdp_endpoint is not a loopback CDP endpoint", [problem]) from None
+    host = parts.hostname or ""
+    try:
+        loopback = ipaddress.ip_address(host) in (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1"))
+    except ValueError:
+        loopback = False
+    if (parts.scheme != "http" or not loopback or port is None or port == 0 or parts.username is not None
+            or parts.password is not None or parts.path not in ("", "/") or parts.query or parts.fragment):
+        raise invalid_request("cdp_endpoint is not a loopback CDP endpoint", [problem])
+    return f"http://{'[::1]' if ':' in host else host}:{port}"
+
+
+def websocket_url(endpoint: str, advertised: str) -> str:
+    """The advertised DevTools socket's path on ``endpoint`` itself: rea connects only where it was told."""
+    path = urllib.parse.urlsplit(advertised).path or "/"
+    return "ws://" + endpoint[len("http://"):] + path
+
+
+def sanitize(url: str) -> SanitizedUrl:
+    """Userinfo removed; query values kept (they are the page's own data), names listed."""
+    url = url[:MAX_URL_CHARS]
+    try:
+        parts = urllib.parse.urlsplit(url)
+        has_userinfo = parts.username is not None or parts.password is not None
+        names = [name for name, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)]
+    except ValueError:
+        return SanitizedUrl(url=url, origin=None, query_parameter_names=[], redacted=False)
+    if has_userinfo:
+        netloc = parts.netloc.rsplit("@", 1)[1]
+        url = urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return SanitizedUrl(url=url, origin=origin_of(url), query_parameter_names=names, redacted=has_userinfo)
+
+
+def in_scope(url: str, origins: list[str]) -> bool:
+    origin = origin_of(url)
+    return origin is not None and origin in origins
+
+
+def sanitized(url: str) -> dict[str, Any]:
+    out: dict[str, Any] = msgspec.to_builtins(sanitize(url))
+    return out

@@ -1,0 +1,94 @@
+"""Fixtures for the browser tests: the test site, one owned Chromium per module, and the leftover check."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from rea_plugins.cdp import connection as cdp
+from rea_plugins.cdp.browser import OwnedBrowser
+from rea_plugins.cdp.targets import attach
+
+from rea.context import CallContext
+from rea.process import procfs
+from tests import toolchains
+from tests.cdp.site import Site
+
+MARK = b"/rea-chromium-"
+
+
+def browser_processes() -> set[tuple[int, int]]:
+    """Live processes whose HOME is a private directory rea.process made for a browser (pid, start time)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                env = fh.read()
+        except OSError:
+            continue
+        if any(v.startswith(b"HOME=") and MARK in v for v in env.split(b"\0")):
+            info = procfs.read(int(entry))
+            if info is not None and info.state != "Z":
+                found.add((info.pid, info.start))
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_browser_left() -> Iterator[None]:
+    """After the browser tests, no Chromium process they started remains (checked in /proc)."""
+    before = browser_processes()
+    yield
+    deadline = time.monotonic() + 10
+    while (left := browser_processes() - before) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not left, f"browser processes started by the tests remain: {sorted(left)}"
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Site]:
+    served = Site()
+    yield served
+    served.close()
+
+
+@pytest.fixture(scope="module")
+def browser(site: Site) -> Iterator[OwnedBrowser]:
+    """One headless Chromium per module, launched (and reaped) by the plugin's own launcher."""
+    toolchains.require("chromium")
+    owned = OwnedBrowser.launch(window=(800, 600), start_url=site.origin + "/")
+    yield owned
+    outcome = owned.close()
+    assert outcome.remaining == ()
+
+
+def page_id(endpoint: str) -> str:
+    with cdp.opened(endpoint) as conn:
+        pages = [t for t in conn.call("Target.getTargets")["targetInfos"] if t["type"] == "page"]
+    return str(pages[0]["targetId"])
+
+
+def navigate(endpoint: str, target_id: str, url: str) -> None:
+    """The test drives its own browser to ``url`` and waits for the load (scripts registered by then)."""
+    with cdp.opened(endpoint) as conn:
+        loaded: list[Any] = []
+        conn.subscribe(lambda m, p, s: loaded.append(p) if m == "Page.loadEventFired" else None)
+        session = attach(conn, target_id, CallContext())
+        conn.call("Page.enable", session=session)
+        conn.call("Page.navigate", {"url": url}, session=session)
+        deadline = time.monotonic() + 30
+        while not loaded and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert loaded, "the page did not load"
+        time.sleep(0.3)  # a few polling fetches happen after load
+
+
+@pytest.fixture(scope="module")
+def page(browser: OwnedBrowser, site: Site) -> str:
+    target = page_id(browser.endpoint)
+    navigate(browser.endpoint, target, site.origin + "/")
+    return target
