@@ -41,6 +41,9 @@ class Selection(msgspec.Struct, frozen=True, kw_only=True):
     provider_id: str
     selection_source: SelectionSource
     requested: str
+    # Why this provider: for auto, the usable candidates and the priority that decided.
+    selection_reason: str = ""
+    usable_candidates: tuple[str, ...] = ()
 
 
 def parse_provider_choice(value: object, *, setting: str = "provider_id") -> str:
@@ -140,7 +143,10 @@ def select(registry: Registry, target: Target, explicit: str | None = None) -> S
                 [Rejection(provider_id=choice, code=support.code or "target_format_unsupported",
                            reason=support.reason)],
                 "Choose another provider (`rea providers list`) or use provider_id 'auto'.")
-        return Selection(provider_id=choice, selection_source=source, requested=choice)
+        how = "the request" if source == "request" else f"{ENV_VAR}"
+        return Selection(provider_id=choice, selection_source=source, requested=choice,
+                         selection_reason=f"{choice} was named by {how}; no other provider is considered",
+                         usable_candidates=(choice,))
 
     usable: list[AnalysisProvider] = []
     rejections: list[Rejection] = []
@@ -175,7 +181,12 @@ def select(registry: Registry, target: Target, explicit: str | None = None) -> S
         raise _selection_error(
             "ambiguous", f"auto selection is ambiguous between {', '.join(best)} (equal auto_priority {top})",
             "auto", best, rejections, f"Pass provider_id explicitly: one of {', '.join(best)}.")
-    return Selection(provider_id=best[0], selection_source="auto", requested="auto")
+    ranked = ", ".join(f"{p.descriptor.id} ({p.descriptor.auto_priority})"
+                       for p in sorted(usable, key=lambda p: (-p.descriptor.auto_priority, p.descriptor.id)))
+    return Selection(provider_id=best[0], selection_source="auto", requested="auto",
+                     selection_reason=f"auto: {best[0]} has the highest auto_priority ({top}) of the usable "
+                                      f"candidates: {ranked}",
+                     usable_candidates=tuple(sorted(p.descriptor.id for p in usable)))
 
 
 def alternatives(registry: Registry, operations: tuple[str, ...] | list[str], target: Target | None,

@@ -26,6 +26,8 @@ class Binding(msgspec.Struct, frozen=True, kw_only=True):
     provider: ProviderIdentity
     selection_source: str
     analysis_profile: AnalysisProfile
+    selection_reason: str = ""
+    usable_candidates: tuple[str, ...] = ()
 
 
 class Session:
@@ -86,7 +88,8 @@ class Session:
             self.target = target
             self._provider = provider
             self.binding = Binding(provider=ident, selection_source=selection.selection_source,
-                                   analysis_profile=profile)
+                                   analysis_profile=profile, selection_reason=selection.selection_reason,
+                                   usable_candidates=selection.usable_candidates)
             try:
                 self._client = provider.open(target, self.run_id, ctx)
             except ReaError:

@@ -122,6 +122,8 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         "analysis_provider_binding": None if session.binding is None else {
             "provider": msgspec.to_builtins(session.binding.provider),
             "selection_source": session.binding.selection_source,
+            "selection_reason": session.binding.selection_reason,
+            "usable_candidates": list(session.binding.usable_candidates),
             "analysis_profile": msgspec.to_builtins(session.binding.analysis_profile),
         },
         "analysis_provider_candidates": cands,

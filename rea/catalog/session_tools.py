@@ -28,6 +28,8 @@ def _open_binary(call: ToolCall) -> dict[str, Any]:
             "provider": {"id": session.binding.provider.id, "name": session.binding.provider.name,
                          "version": session.binding.provider.version},
             "selection_source": selection.selection_source,
+            "selection_reason": selection.selection_reason,
+            "usable_candidates": list(selection.usable_candidates),
             "analysis_profile": _builtins(session.binding.analysis_profile),
         },
         "analysis_run": {"run_id": session.run_id},

@@ -209,3 +209,20 @@ def test_one_path_rule_for_every_path_taking_tool(tmp_path: Path) -> None:
 
     anyio.run(main)
     assert not (Path.cwd() / "~").exists()
+
+
+def test_the_binding_says_which_candidates_were_usable_and_why_one_won(hello_elf: Path) -> None:
+    async def main() -> None:
+        async with connect() as client:
+            opened = structured(await client.call_tool("open_binary", {"path": str(hello_elf)}))
+            binding = opened["analysis_provider_binding"]
+            assert binding["selection_source"] == "auto" and "native" in binding["usable_candidates"]
+            assert "highest auto_priority" in binding["selection_reason"]
+            session = structured(await client.call_tool("binary_session", {}))
+            assert session["analysis_provider_binding"]["selection_reason"] == binding["selection_reason"]
+            explicit = structured(await client.call_tool("open_binary", {"path": str(hello_elf),
+                                                                         "provider_id": "native"}))
+            assert explicit["analysis_provider_binding"]["usable_candidates"] == ["native"]
+            assert "named by the request" in explicit["analysis_provider_binding"]["selection_reason"]
+
+    anyio.run(main)
