@@ -77,9 +77,13 @@ def _address_context(call: ToolCall) -> Evidence:
         "name": _facet(call, "address_name", {"address": address}, "name"),
         "procedure": _facet(call, "resolve_containing_procedure", {"address": address}, "procedure"),
     }
+    # A provider that keeps annotations (Hopper) answers address_annotations; the others report the facet absent.
+    notes = (run(call, "address_annotations", {"address": address}).normalized
+             if call.session.supports("address_annotations") else None)
     for facet in _ANNOTATION_FACETS:
-        facets[facet] = {"status": "unavailable",
-                         "reason": f"the bound provider keeps no {facet.replace('_', ' ')} annotations"}
+        facets[facet] = ({"status": "ok", "value": notes.get(facet)} if notes is not None else
+                         {"status": "unavailable",
+                          "reason": f"the bound provider keeps no {facet.replace('_', ' ')} annotations"})
     return evidence(call, OperationResult(normalized={"address": address, "facets": facets}))
 
 
