@@ -294,3 +294,24 @@ def test_hostile_asar_names_are_refused(rea_session: Session, tmp_path: Path, ki
     new = kit.tree_snapshot(tmp_path) - before
     assert all(p.startswith(os.path.relpath(out, tmp_path)) or p == os.path.relpath(out.parent, tmp_path)
                for p in new)
+
+
+def test_analyze_routes_an_asar_with_its_integrity_policy(tmp_path: Path, kit: Any) -> None:
+    """`rea analyze app.asar --integrity-policy record-and-continue` (both JavaScript CLI routes take it)."""
+    header, data = kit.build_asar({"package.json": b'{"name": "demo", "main": "main.js"}',
+                                   "main.js": b"console.log('rea demo');\n"})
+    tampered = bytearray(data)
+    tampered[0] ^= 0x20  # main.js (first in the data region) no longer matches its declared hash
+    app = tmp_path / "app.asar"
+    app.write_bytes(kit.asar_bytes(header, bytes(tampered)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
+    cmd = [sys.executable, "-m", "rea", "analyze", str(app), "--json"]
+    failed = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert failed.returncode == 1
+    assert json.loads(failed.stdout)["error"]["code"] == "artifact_integrity_mismatch"
+    ok = subprocess.run([*cmd, "--integrity-policy", "record-and-continue"], capture_output=True, text=True,
+                        env=env, timeout=120)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    record = json.loads(ok.stdout)
+    assert record["operation"] == "analyze_javascript_application"
+    assert [c["logical_path"] for c in record["normalized_result"]["integrity_contradictions"]] == ["main.js"]
