@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rea import hookimpl
+from rea.config import SettingSpec
 from rea.providers import AnalysisProvider
 
 
@@ -13,3 +14,11 @@ def rea_register_analysis_providers(register: Callable[[AnalysisProvider], None]
     from rea_plugins.angr.provider import AngrProvider
 
     register(AngrProvider())
+
+
+@hookimpl
+def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
+    from rea_plugins.angr.options import settings
+
+    for spec in settings().values():
+        register(spec)

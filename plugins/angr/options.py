@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 import msgspec
 
-from rea.errors import configuration_invalid
+from rea.config import MAX_INT32, SettingSpec, integer_setting
 
 # Recorded in the analysis profile: changing any of these changes what the provider reports.
 LOADER_OPTIONS: Final[dict[str, Any]] = {
@@ -80,22 +79,24 @@ _ENV: Final[dict[str, str]] = {
     "query_ms": "REA_ANGR_QUERY_TIMEOUT_MS",
     "address_space_mb": "REA_ANGR_MEMORY_LIMIT_MB",
 }
-_MAX_MS = 2_147_483_647
+def settings() -> dict[str, SettingSpec]:
+    """The angr settings, declared to the kernel (validated at startup) and read at each open."""
+    defaults = Timeouts()
+    out = {}
+    for field, var in _ENV.items():
+        if field == "address_space_mb":
+            out[field] = integer_setting(var, 256, MAX_INT32, getattr(defaults, field), "MiB",
+                                         "address-space cap of the angr worker")
+        else:
+            out[field] = integer_setting(var, 1, MAX_INT32, getattr(defaults, field), "milliseconds",
+                                         f"angr worker deadline ({field.removesuffix('_ms')} phase)")
+    return out
 
 
 def timeouts_from_env(env: Mapping[str, str] | None = None, base: Timeouts | None = None) -> Timeouts:
     """Limits from ``REA_ANGR_*_TIMEOUT_MS`` (1-2,147,483,647 ms) and ``REA_ANGR_MEMORY_LIMIT_MB``; invalid fails."""
     env = os.environ if env is None else env
-    values: dict[str, int] = {}
-    for field, var in _ENV.items():
-        raw = env.get(var)
-        if raw is None:
-            continue
-        low, unit = (256, "MiB") if field == "address_space_mb" else (1, "milliseconds")
-        constraint = f"a decimal integer from {low} to {_MAX_MS} ({unit})"
-        if not re.fullmatch(r"[1-9][0-9]{0,9}", raw) or not low <= int(raw) <= _MAX_MS:
-            raise configuration_invalid(var, constraint, raw)
-        values[field] = int(raw)
+    values = {field: spec.read(env) for field, spec in settings().items() if spec.name in env}
     return msgspec.structs.replace(base or Timeouts(), **values)
 
 
