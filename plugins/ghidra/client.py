@@ -27,8 +27,8 @@ WAITING_INTERVAL_S = 10.0
 STARTUP_PHASE = "startup (import, default auto-analysis, worker readiness)"
 # The decompiler enforces its own per-call deadline; the request allows for starting its native process too.
 DECOMPILE_MARGIN_S = 10.0
-RECOVERY = ("then close_binary, open_binary with the same path and provider_id 'ghidra', and retry with a longer "
-            "client deadline; rea never switches providers on its own.")
+RECOVERY = ("To retry on this connection: close_binary, then open_binary with the same path and provider_id "
+            "'ghidra', then the query with a longer client deadline; rea never switches providers on its own.")
 _LIMITATIONS = {
     "list_segments": ["Ghidra models memory blocks (sections, and segment parts no section covers), so every "
                       "entry is kind section."],
@@ -118,7 +118,7 @@ class GhidraClient(AnalysisClient):
         if exc.code == "provider_timeout":
             return ReaError(
                 "provider_timeout", f"Ghidra did not become ready within {ms} ms ({STARTUP_PHASE})",
-                remediation=f"Raise {STARTUP.name} (now {ms} ms) and restart rea, or analyze a smaller target; "
+                remediation=f"Raise {STARTUP.name} (now {ms} ms) and restart rea, or analyze a smaller target. "
                             + RECOVERY,
                 details={**details, "timeout_ms": ms, "setting": STARTUP.name})
         if exc.code == "provider_unavailable" and "exit_status" in exc.details:
@@ -126,8 +126,7 @@ class GhidraClient(AnalysisClient):
             return ReaError(
                 "provider_unavailable", f"the Ghidra worker exited during startup ({status})",
                 remediation="Run `rea doctor` (GHIDRA_INSTALL_DIR, the JDK, pyghidra) and check the host's memory "
-                            "for the JVM (REA_GHIDRA_MAX_HEAP_MB); the next query starts a fresh worker, or "
-                            + RECOVERY,
+                            "for the JVM (REA_GHIDRA_MAX_HEAP_MB); the next query starts a fresh worker. " + RECOVERY,
                 details=details)
         if exc.code == "cancelled":
             return exc

@@ -37,8 +37,8 @@ BRIDGE = str(Path(__file__).resolve().with_name("bridge.py"))
 WAITING_INTERVAL_S = 10.0
 POLL_S = 0.05
 OPERATIONS = (*queries.OPERATIONS, "address_annotations")
-RECOVERY = ("then close_binary, open_binary with the same path and provider_id 'hopper', and retry with a longer "
-            "client deadline; rea never switches providers on its own.")
+RECOVERY = ("To retry on this connection: close_binary, then open_binary with the same path and provider_id "
+            "'hopper', then the query with a longer client deadline; rea never switches providers on its own.")
 _LIMITATIONS = {
     "list_segments": ["Hopper's scripting API does not expose memory permissions: permissions read '---'."],
     "procedure_pseudo_code": ["Pseudo code is Hopper's decompiler output: a reading aid, not compilable source."],
@@ -67,6 +67,8 @@ class HopperClient(AnalysisClient):
         self.diagnostics: list[str] = []
         self._dir: str | None = None
         self._ctx = CallContext()
+        # While starting, bridge requests share the startup deadline instead of each getting a request deadline.
+        self._startup_deadline: float | None = None
         self._observations: list[dict[str, Any]] = []
 
     # -- queries -----------------------------------------------------------------------------------
@@ -113,7 +115,10 @@ class HopperClient(AnalysisClient):
             raise ReaError("target_unavailable", "the Hopper session is closed",
                            remediation="Open the target again with open_binary.",
                            details={"reason": "closed", "provider_id": "hopper"})
-        return self.conn.request(method, params, self._ctx, self.limits.request_ms / 1000, self._on_event)
+        budget = self.limits.request_ms / 1000
+        if self._startup_deadline is not None:
+            budget = max(0.0, self._startup_deadline - time.monotonic())
+        return self.conn.request(method, params, self._ctx, budget, self._on_event)
 
     def _on_event(self, event: dict[str, Any]) -> None:
         message = str(event.get("message", ""))[:300]
@@ -161,7 +166,11 @@ class HopperClient(AnalysisClient):
             self.bridge_pid = pid if isinstance(pid, int) else None
             self.hopper_version = str(ready.get("hopper_version", "unknown"))
             self.source = HopperSource(self.target, self._call)
-            self.source.inventory()
+            self._startup_deadline = deadline
+            try:
+                self.source.inventory()
+            finally:
+                self._startup_deadline = None
             self.answers = queries.Answers(self.source, "hopper")
         except ProtocolViolation as exc:
             self._discard("protocol_violation")
@@ -199,7 +208,7 @@ class HopperClient(AnalysisClient):
                 how = details.get("signal") or f"status {details['exit_status']}"
                 raise ReaError("provider_unavailable", f"Hopper exited during startup ({how})",
                                remediation="Check the Hopper installation and licence (`rea doctor`); the next query "
-                                           "launches it again, or " + RECOVERY,
+                                           "launches it again. " + RECOVERY,
                                details={"provider_id": "hopper", "phase": "startup", **details})
             now = time.monotonic()
             if now >= deadline:
@@ -216,7 +225,7 @@ class HopperClient(AnalysisClient):
         ms = self.limits.startup_ms
         return ReaError("provider_timeout", f"Hopper did not become ready within {ms} ms (launch, loading, background "
                         "analysis, bridge readiness)",
-                        remediation=f"Raise {STARTUP.name} (now {ms} ms) and restart rea, or analyze a smaller target; "
+                        remediation=f"Raise {STARTUP.name} (now {ms} ms) and restart rea, or analyze a smaller target. "
                                     + RECOVERY,
                         details={"provider_id": "hopper", "phase": "startup", "timeout_ms": ms,
                                  "setting": STARTUP.name})
