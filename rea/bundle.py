@@ -12,7 +12,9 @@ from typing import Any, Final
 
 import msgspec
 
+from rea import annotations as ann_mod
 from rea import evidence as ev_mod
+from rea.annotations import Notebook
 from rea.canonical import canonical_digest, canonical_json
 from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
@@ -45,6 +47,16 @@ class _BundleFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     providers: list[ProviderIdentity] | None = None
     record_count: int | None = None
     record_ids_digest: str | None = None
+    # The analyst's annotations of the bundle's artifacts (absent in bundles without any).
+    annotations: list[msgspec.Raw] | None = None
+    annotations_digest: str | None = None
+
+
+class Bundle(msgspec.Struct, frozen=True, kw_only=True):
+    """An authenticated bundle: records sorted by id, and annotations sorted by target."""
+
+    records: list[Evidence]
+    annotations: list[Notebook]
 
 
 class Manifest(msgspec.Struct, frozen=True, kw_only=True):
@@ -84,28 +96,45 @@ def sorted_records(records: Iterable[Evidence]) -> list[Evidence]:
     return sorted(records, key=lambda r: r.evidence_id)
 
 
-def _header(m: Manifest) -> dict[str, Any]:
-    return {
+def annotations_digest(notebooks: list[Notebook]) -> str:
+    """Commits to which targets' annotations a bundle carries, at which revision."""
+    return canonical_digest([{"sha256": nb.sha256, "revision": nb.revision} for nb in notebooks])
+
+
+def kept_annotations(records: list[Evidence], notebooks: Iterable[Notebook]) -> list[Notebook]:
+    """The non-empty annotations of artifacts the records describe, sorted by target."""
+    described = {r.subject.digest.sha256 for r in records if r.subject is not None}
+    return sorted((nb for nb in notebooks if nb.addresses and nb.sha256 in described), key=lambda nb: nb.sha256)
+
+
+def _header(m: Manifest, notebooks: list[Notebook]) -> dict[str, Any]:
+    head: dict[str, Any] = {
         "bundle_version": BUNDLE_VERSION,
         "artifacts": m.artifacts,
         "providers": m.providers,
         "record_count": m.record_count,
         "record_ids_digest": m.record_ids_digest,
     }
+    # Added only when there are annotations: a bundle without any keeps its earlier bytes.
+    if notebooks:
+        head["annotations"] = [nb.document() for nb in notebooks]
+        head["annotations_digest"] = annotations_digest(notebooks)
+    return head
 
 
-def bundle_dict(records: Iterable[Evidence]) -> dict[str, Any]:
+def bundle_dict(records: Iterable[Evidence], notebooks: Iterable[Notebook] = ()) -> dict[str, Any]:
     """The complete bundle as JSON-ready builtins."""
     recs = sorted_records(records)
-    out: dict[str, Any] = msgspec.to_builtins(_header(manifest(recs)))
+    out: dict[str, Any] = msgspec.to_builtins(_header(manifest(recs), kept_annotations(recs, notebooks)))
     out["records"] = [ev_mod.to_builtins(r) for r in recs]
     return out
 
 
-def canonical_chunks(records: Iterable[Evidence], ctx: CallContext | None = None) -> Iterator[bytes]:
+def canonical_chunks(records: Iterable[Evidence], ctx: CallContext | None = None,
+                     notebooks: Iterable[Notebook] = ()) -> Iterator[bytes]:
     """The bundle's RFC 8785 bytes, one record at a time; ``ctx`` is checked between records."""
     recs = sorted_records(records)
-    head = canonical_json(_header(manifest(recs)))
+    head = canonical_json(_header(manifest(recs), kept_annotations(recs, notebooks)))
     # "records" sorts after every manifest key, so it can be appended as the last member.
     yield head[:-1] + b',"records":['
     for i, rec in enumerate(recs):
@@ -200,15 +229,16 @@ def check_detail(args: dict[str, Any]) -> tuple[str, dict[str, str]]:
     return detail, filters
 
 
-def project(records: Iterable[Evidence], detail: str, filters: dict[str, str]) -> dict[str, Any]:
+def project(records: Iterable[Evidence], detail: str, filters: dict[str, str],
+            notebooks: Iterable[Notebook] = ()) -> dict[str, Any]:
     """The complete bundle, or its summary projection restricted by exact ``filters``."""
     recs = sorted_records(records)
     if detail != "summary":
-        return bundle_dict(recs)
+        return bundle_dict(recs, notebooks)
     summaries = [summary_record(r) for r in recs]
     matched = [s for s in summaries if _matches(s, filters)]
     m = manifest(recs)
-    return {
+    out: dict[str, Any] = {
         "bundle_version": BUNDLE_VERSION,
         "detail": "summary",
         "filters": filters,
@@ -217,6 +247,11 @@ def project(records: Iterable[Evidence], detail: str, filters: dict[str, str]) -
         "matched_count": len(matched),
         "records": matched,
     }
+    kept = kept_annotations(recs, notebooks)
+    if kept:
+        out["annotations"] = [{"sha256": nb.sha256, "revision": nb.revision, "address_count": len(nb.addresses)}
+                              for nb in kept]
+    return out
 
 
 # -- export -----------------------------------------------------------------------------
@@ -273,7 +308,8 @@ def _replaced_mode(dest: str) -> int:
         return 0o666 & ~_UMASK
 
 
-def export(records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: CallContext) -> dict[str, Any]:
+def export(records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: CallContext,
+           notebooks: Iterable[Notebook] = ()) -> dict[str, Any]:
     """Stream the canonical bundle to a staging file beside ``path`` and publish it atomically."""
     dest = os.path.abspath(path)
     directory = os.path.dirname(dest)
@@ -292,6 +328,7 @@ def export(records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: Call
             [issue("overwrite", "invalid_value", "destination exists and overwrite is not true")],
         )
     recs = sorted_records(records)
+    kept = kept_annotations(recs, notebooks)
     try:
         fd, staging = tempfile.mkstemp(dir=directory, prefix=_STAGING_PREFIX, suffix=".json.tmp")
     except OSError as exc:
@@ -302,7 +339,7 @@ def export(records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: Call
         # mkstemp makes the file 0600; publish with the mode an ordinary open() would have given it.
         os.fchmod(fd, _replaced_mode(dest) if overwrite else 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as fh:
-            for chunk in canonical_chunks(recs, ctx):
+            for chunk in canonical_chunks(recs, ctx, kept):
                 fh.write(chunk)
                 digest.update(chunk)
                 size += len(chunk)
@@ -342,6 +379,7 @@ def export(records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: Call
         "record_count": m.record_count,
         "record_ids_digest": m.record_ids_digest,
         "bundle_version": BUNDLE_VERSION,
+        "annotated_targets": [nb.sha256 for nb in kept],
     }
 
 
@@ -454,6 +492,18 @@ def parse(
     max_string: int = MAX_STRING_BYTES,
 ) -> list[Evidence]:
     """Decode and authenticate every record and the manifest; returns records sorted by id."""
+    return parse_bundle(data, path=path, ctx=ctx, max_depth=max_depth, max_string=max_string).records
+
+
+def parse_bundle(
+    data: bytes,
+    *,
+    path: str = "bundle",
+    ctx: CallContext | None = None,
+    max_depth: int = MAX_DEPTH,
+    max_string: int = MAX_STRING_BYTES,
+) -> Bundle:
+    """Decode and authenticate every record, the annotations and the manifest."""
     try:
         doc = msgspec.json.decode(data, type=_BundleFile)
     except RecursionError:
@@ -500,8 +550,33 @@ def parse(
         raise _integrity(
             f"bundle {path} records are not sorted by evidence_id", path=path, reason="unsorted_records"
         )
-    _check_manifest(doc, manifest(records), path)
-    return records
+    m = manifest(records)
+    _check_manifest(doc, m, path)
+    return Bundle(records=records, annotations=_parse_annotations(doc, m, path))
+
+
+def _parse_annotations(doc: _BundleFile, m: Manifest, path: str) -> list[Notebook]:
+    if doc.annotations is None:
+        if doc.annotations_digest is not None:
+            raise _integrity(f"bundle {path} declares annotations it does not carry", path=path,
+                             field="annotations_digest", reason="manifest_mismatch")
+        return []
+    described = {a.sha256 for a in m.artifacts}
+    notebooks: list[Notebook] = []
+    for index, raw in enumerate(doc.annotations):
+        nb = ann_mod.from_document(bytes(raw), where=f"bundle {path} annotations {index}")
+        if nb.sha256 not in described:
+            raise _integrity(f"bundle {path} annotates {nb.sha256}, an artifact none of its records describes",
+                             path=path, sha256=nb.sha256, reason="annotations_without_artifact")
+        notebooks.append(nb)
+    shas = [nb.sha256 for nb in notebooks]
+    if shas != sorted(set(shas)):
+        raise _integrity(f"bundle {path} annotations are not sorted by target, or repeat one", path=path,
+                         reason="unsorted_annotations")
+    if doc.annotations_digest != annotations_digest(notebooks):
+        raise _integrity(f"bundle {path} manifest field annotations_digest does not match its annotations",
+                         path=path, field="annotations_digest", reason="manifest_mismatch")
+    return notebooks
 
 
 def _decode_record(raw: msgspec.Raw, max_depth: int, max_string: int) -> Evidence:
@@ -539,4 +614,9 @@ def _check_manifest(doc: _BundleFile, m: Manifest, path: str) -> None:
 
 def load(path: str, *, ctx: CallContext | None = None, max_bytes: int | None = None) -> list[Evidence]:
     """Read and authenticate a bundle file under the import memory budget."""
-    return parse(read_bytes(path, IMPORT_MAX_BYTES if max_bytes is None else max_bytes), path=path, ctx=ctx)
+    return load_bundle(path, ctx=ctx, max_bytes=max_bytes).records
+
+
+def load_bundle(path: str, *, ctx: CallContext | None = None, max_bytes: int | None = None) -> Bundle:
+    """Read and authenticate a bundle file, annotations included, under the import memory budget."""
+    return parse_bundle(read_bytes(path, IMPORT_MAX_BYTES if max_bytes is None else max_bytes), path=path, ctx=ctx)

@@ -27,6 +27,8 @@ SchemaProfile = Literal["full", "compact"]
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     input_schema_profile: str = "full"
+    # Where the annotation store keeps its per-target files (None: resolved from the environment on use).
+    annotations_dir: str | None = None
 
     @property
     def response_budget(self) -> int:
@@ -72,6 +74,34 @@ class SettingSpec(msgspec.Struct, frozen=True, kw_only=True):
 MAX_INT32 = 2_147_483_647
 
 
+def _absolute_directory(raw: str) -> str:
+    if not raw or "\0" in raw or len(raw) > 4096 or not os.path.isabs(raw):
+        raise ValueError(raw)
+    return os.path.normpath(raw)
+
+
+ANNOTATIONS_DIR = SettingSpec(
+    name="REA_ANNOTATIONS_DIR", constraint="an absolute directory path", parse=_absolute_directory,
+    description="Where the annotation store keeps names, comments and bookmarks (one file per target SHA-256); "
+                "default $XDG_DATA_HOME/rea/annotations, else ~/.local/share/rea/annotations.")
+
+
+def annotations_dir(env: Mapping[str, str] | None = None) -> str:
+    """The annotation store's directory: ``REA_ANNOTATIONS_DIR``, else the XDG data home's ``rea/annotations``."""
+    env = os.environ if env is None else env
+    explicit = ANNOTATIONS_DIR.read(env)
+    if explicit is not None:
+        return str(explicit)
+    # XDG: a relative XDG_DATA_HOME is invalid and ignored.
+    xdg = env.get("XDG_DATA_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        base = xdg
+    else:
+        home = env.get("HOME") or os.path.expanduser("~")
+        base = os.path.join(home, ".local", "share")
+    return os.path.join(os.path.normpath(base), "rea", "annotations")
+
+
 def integer_setting(name: str, low: int, high: int, default: int, unit: str, description: str = "") -> SettingSpec:
     """A decimal integer setting: no sign, no leading zero, no spaces, exponent or fraction."""
 
@@ -93,6 +123,11 @@ def load_settings(env: Mapping[str, str] | None = None, projections: tuple[str, 
         raise configuration_invalid("REA_MCP_INPUT_SCHEMA_PROFILE", "one of " + ", ".join(sorted(projections)),
                                     profile)
     problems: list[ReaError] = []
+    store = None
+    try:
+        store = annotations_dir(env)
+    except ReaError as exc:
+        problems.append(exc)
     for spec in (declared or {}).values():
         try:
             spec.read(env)
@@ -104,4 +139,5 @@ def load_settings(env: Mapping[str, str] | None = None, projections: tuple[str, 
             first.details["settings"] = [s for p in problems for s in p.details.get("settings", [])]
             first.message += f" (and {len(problems) - 1} more invalid setting{'s' if len(problems) > 2 else ''})"
         raise first
-    return Settings(max_response_bytes=_max_response_bytes(env), input_schema_profile=profile)
+    return Settings(max_response_bytes=_max_response_bytes(env), input_schema_profile=profile,
+                    annotations_dir=store)

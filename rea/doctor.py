@@ -19,7 +19,7 @@ from typing import Any, Literal
 import msgspec
 
 import rea
-from rea.config import load_settings
+from rea.config import annotations_dir, load_settings
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.selection import ENV_VAR, candidates, parse_provider_choice
@@ -58,6 +58,8 @@ class HostInfo(msgspec.Struct, frozen=True, kw_only=True):
     rea_version: str
     rea_package_path: str
     temp_dir: str
+    # The annotation store's directory (None while REA_ANNOTATIONS_DIR is invalid).
+    annotations_dir: str | None
 
 
 class ProviderReadiness(msgspec.Struct, frozen=True, kw_only=True):
@@ -142,12 +144,37 @@ class DoctorReport(msgspec.Struct, frozen=True, kw_only=True):
 # ---------------------------------------------------------------------------
 
 
-def _host() -> HostInfo:
+def _host(store: str | None) -> HostInfo:
     return HostInfo(
         python_version=platform.python_version(), python_implementation=platform.python_implementation(),
         python_executable=sys.executable, platform=platform.platform(), system=platform.system(),
         machine=platform.machine(), rea_version=rea.__version__,
-        rea_package_path=os.path.dirname(os.path.abspath(rea.__file__)), temp_dir=tempfile.gettempdir())
+        rea_package_path=os.path.dirname(os.path.abspath(rea.__file__)), temp_dir=tempfile.gettempdir(),
+        annotations_dir=store)
+
+
+def _annotations_dir(env: Mapping[str, str], home: str | None) -> str | None:
+    try:
+        return annotations_dir({**env, "HOME": home} if home is not None else env)
+    except ReaError:
+        return None  # the settings check reports the invalid value
+
+
+def _annotations_check(store: str | None) -> Check:
+    # Optional: reads work without the directory; only annotation writes need it. Nothing is created here.
+    if store is None:
+        return Check(id="annotations-dir", status="warn", required=False,
+                     summary="REA_ANNOTATIONS_DIR is invalid (see the settings check)",
+                     remediation="Set REA_ANNOTATIONS_DIR to an absolute directory path, or unset it.")
+    existing = store
+    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if os.path.isdir(existing) and os.access(existing, os.W_OK | os.X_OK):
+        state = "exists" if existing == store else "created on the first annotation"
+        return Check(id="annotations-dir", status="pass", required=False, summary=f"{store} ({state})")
+    return Check(id="annotations-dir", status="warn", required=False,
+                 summary=f"{store} is not writable: annotation writes will fail",
+                 remediation="Make it writable, or point REA_ANNOTATIONS_DIR at a writable directory.")
 
 
 def _python_check() -> Check:
@@ -508,8 +535,9 @@ def doctor_report(registry: Registry, *, config_paths: dict[str, str] | None = N
     providers = _providers(registry)
     ready = {p.id: p for p in providers}
     plugins = _plugins(registry)
+    store = _annotations_dir(env, home)
     checks = [_python_check(), _temp_check(), _settings_check(registry, env),
-              _env_provider_check(registry, ready, env)]
+              _env_provider_check(registry, ready, env), _annotations_check(store)]
     filtered = _filter_check(env)
     if filtered is not None:
         checks.append(filtered)
@@ -518,7 +546,7 @@ def doctor_report(registry: Registry, *, config_paths: dict[str, str] | None = N
     expected, accepted = expected_vectors()
     report = DoctorReport(
         schema_version=SCHEMA_VERSION, ok=not failures, exit_status=1 if failures else 0, failures=failures,
-        host=_host(), checks=checks, providers=providers, plugins=plugins,
+        host=_host(store), checks=checks, providers=providers, plugins=plugins,
         clients=ClientsReport(expected=expected, accepted=accepted,
                               registrations=client_registrations(paths, project, env, expected)))
     out: dict[str, Any] = msgspec.to_builtins(report)
@@ -552,6 +580,7 @@ def format_doctor(report: Mapping[str, Any]) -> str:
         ["platform", host["platform"]],
         ["rea", f"{host['rea_version']} {host['rea_package_path']}"],
         ["temp dir", host["temp_dir"]],
+        ["annotations", host["annotations_dir"] or "(REA_ANNOTATIONS_DIR is invalid)"],
     ])
     lines += ["", "Checks"]
     lines += _table(["STATUS", "CHECK", "REQUIRED", "SUMMARY"], [

@@ -6,6 +6,7 @@ from typing import Any
 
 from rea import bundle, hookimpl, views
 from rea import evidence as ev_mod
+from rea.annotations import Notebook
 from rea.catalog.schemas import EVIDENCE_RECORD, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.evidence import Evidence
@@ -56,27 +57,39 @@ DETAIL_SCHEMA: dict[str, Any] = {
 _SUMMARY_EXAMPLE = {"detail": "summary", "filters": {"operation": "analyze_function"}}
 
 
+def _notebooks(call: ToolCall, records: list[Evidence]) -> list[Notebook]:
+    """The annotations of every artifact the records describe (they travel with the records)."""
+    targets = sorted({r.subject.digest.sha256 for r in records if r.subject is not None})
+    return [call.session.annotations.load(sha) for sha in targets]
+
+
 def _get_evidence_bundle(call: ToolCall) -> dict[str, Any]:
     detail, filters = bundle.check_detail(call.args)
-    return bundle.project(iter(call.session.ledger), detail, filters)
+    records = list(call.session.ledger)
+    return bundle.project(records, detail, filters, _notebooks(call, records))
 
 
 def _export_evidence_bundle(call: ToolCall) -> dict[str, Any]:
     records = list(call.session.ledger)
     return bundle.export(
-        records, call.args["path"], overwrite=bool(call.args.get("overwrite", False)), ctx=call.ctx
+        records, call.args["path"], overwrite=bool(call.args.get("overwrite", False)), ctx=call.ctx,
+        notebooks=_notebooks(call, records),
     )
 
 
 def _import_evidence_bundle(call: ToolCall) -> dict[str, Any]:
     path = call.args["path"]
-    records = bundle.load(path, ctx=call.ctx)
+    loaded = bundle.load_bundle(path, ctx=call.ctx)
+    records = loaded.records
     call.ctx.check("import_evidence_bundle")
+    # Annotations merge into the store first: a failed write leaves the ledger untouched.
+    merged = [call.session.annotations.merge(nb, call.ctx) for nb in loaded.annotations]
     ledger = call.session.ledger
     new = sum(1 for r in records if ledger.get(r.evidence_id) is None)
     ledger.record_all(records)
     m = bundle.manifest(records)
     return {
+        "annotations": merged,
         "path": path,
         "record_count": m.record_count,
         "added_count": new,
@@ -90,8 +103,8 @@ def _import_evidence_bundle(call: ToolCall) -> dict[str, Any]:
 def inspect_evidence_bundle(args: dict[str, Any], ctx: Any = None) -> dict[str, Any]:
     """Validate a bundle file and return it whole or as its summary projection; touches no ledger."""
     detail, filters = bundle.check_detail(args)
-    records = bundle.load(args["path"], ctx=ctx)
-    out = bundle.project(records, detail, filters)
+    loaded = bundle.load_bundle(args["path"], ctx=ctx)
+    out = bundle.project(loaded.records, detail, filters, loaded.annotations)
     out["path"] = args["path"]
     return out
 
@@ -135,7 +148,8 @@ EXPORT_EVIDENCE_BUNDLE = ToolDef(
     name="export_evidence_bundle",
     family="evidence",
     description=(
-        "Stream the retained Evidence as canonical JSON (RFC 8785) to a staging file beside path and "
+        "Stream the retained Evidence, with the annotations of the targets it describes, as canonical "
+        "JSON (RFC 8785) to a staging file beside path and "
         "publish it atomically: the destination is never partial. An existing file is replaced only "
         "with overwrite: true. Cancelling removes the staging file."
     ),
@@ -169,8 +183,10 @@ IMPORT_EVIDENCE_BUNDLE = ToolDef(
     name="import_evidence_bundle",
     family="evidence",
     description=(
-        "Read an exported bundle under the import memory budget, authenticate every record id and the "
-        "manifest, then retain all records at once; on any failure nothing is added."
+        "Read an exported bundle under the import memory budget, authenticate every record id, the "
+        "annotations and the "
+        "manifest, then retain all records at once; on any failure nothing is added. Its annotations "
+        "merge into the annotation store: a field already set differently is kept and reported."
     ),
     input_schema={
         "type": "object",
@@ -187,7 +203,7 @@ IMPORT_EVIDENCE_BUNDLE = ToolDef(
         "examples": [{"path": "/tmp/evidence.json"}],
     },
     output_schema={"type": "object"},
-    effects=ToolEffects(records_evidence=False, mutates_session=True),
+    effects=ToolEffects(records_evidence=False, mutates_session=True, writes_filesystem=True),
     examples=({"path": "/tmp/evidence.json"},),
     cli_subject="path",
     handler=_import_evidence_bundle,

@@ -18,6 +18,7 @@ from mcp.server.lowlevel.server import Server
 
 from rea import __version__
 from rea import evidence as ev_mod
+from rea.annotations import AnnotationStore
 from rea.budget import encode_result, error_size, known_oversize, success_size, transport_error
 from rea.catalog.document import advertised_input_schema, output_schema
 from rea.catalog.invoke import ToolResult, invoke
@@ -71,7 +72,8 @@ class ReaServer:
 
     @asynccontextmanager
     async def _lifespan(self, _server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
-        session = Session(self.registry)
+        store = AnnotationStore(self.settings.annotations_dir) if self.settings.annotations_dir else None
+        session = Session(self.registry, annotations=store)
         session.connection["settings"] = {"max_response_bytes": self.settings.max_response_bytes,
                                           "input_schema_profile": self.settings.input_schema_profile}
         try:

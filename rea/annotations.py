@@ -1,0 +1,385 @@
+"""The annotation store: an analyst's names, comments, bookmarks and function notes, kept per target.
+
+Annotations are keyed by the target's SHA-256 and a default-space address, so they survive close and
+reopen and apply to whichever provider is bound. Each target has one canonical JSON document under a
+per-user directory (``rea.config.annotations_dir``). Readers take no lock: a document is only ever
+replaced whole, by rename. Writers read, modify and publish under an exclusive ``flock`` of a sidecar
+lock file, so concurrent writers (threads or processes) never tear a document or lose an update.
+A plain file per target was chosen over SQLite: the document is read whole anyway (its digest is the
+annotation revision in Evidence identity), it is the very form carried in Evidence bundles, and it
+needs no WAL sidecars or schema migrations on a home directory that may be a network mount.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import re
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, Final
+
+import msgspec
+
+from rea.canonical import canonical_digest, canonical_json
+from rea.context import CallContext
+from rea.errors import IssueReason, ReaError, invalid_request, issue
+
+SCHEMA_VERSION: Final = 1
+FIELDS: Final = ("name", "comment", "inline_comment", "bookmark", "signature", "notes")
+# Character bounds per field: a store document stays small enough to read whole on every call.
+LIMITS: Final[dict[str, int]] = {"name": 255, "comment": 16384, "inline_comment": 4096, "bookmark": 255,
+                                 "signature": 1024, "notes": 16384}
+MAX_ADDRESSES: Final = 100_000
+MAX_DOCUMENT_BYTES: Final = 64 << 20
+LOCK_TIMEOUT_S: Final = 30.0
+SETTING: Final = "REA_ANNOTATIONS_DIR"
+
+SHA256: Final = re.compile(r"^[0-9a-f]{64}$")
+ADDRESS: Final = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
+# C identifiers, plus the '.', '$' and '@' symbol names carry and '::' scopes (C++, Rust).
+IDENTIFIER: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_.$@]*(?:::[A-Za-z_][A-Za-z0-9_.$@]*)*$")
+
+
+class Note(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """What the analyst recorded at one address; an unset field is None (absent on disk)."""
+
+    name: str | None = None
+    comment: str | None = None
+    inline_comment: str | None = None
+    # A bookmark's label; "" is an unlabelled bookmark, None is no bookmark.
+    bookmark: str | None = None
+    signature: str | None = None
+    notes: str | None = None
+
+    def is_empty(self) -> bool:
+        return all(getattr(self, f) is None for f in FIELDS)
+
+
+class _Document(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A target's annotations as stored on disk (and, with ``revision``, in bundles)."""
+
+    schema_version: int
+    sha256: str
+    addresses: dict[str, Note]
+    revision: str | None = None
+
+
+class Notebook(msgspec.Struct, frozen=True, kw_only=True):
+    """Every annotation of one target, with its revision (None when there is none)."""
+
+    sha256: str
+    addresses: dict[str, Note]
+    revision: str | None
+
+    def note(self, address: str) -> Note:
+        return self.addresses.get(address) or Note()
+
+    def names(self) -> dict[str, str]:
+        """User names by address."""
+        return {a: n.name for a, n in self.addresses.items() if n.name is not None}
+
+    def address_of(self, name: str) -> str | None:
+        """The address the analyst gave ``name`` to, if any."""
+        return next((a for a, n in self.addresses.items() if n.name == name), None)
+
+    def document(self) -> dict[str, Any]:
+        """The bundle form: schema version, target, addresses and the revision that commits to them."""
+        out: dict[str, Any] = msgspec.to_builtins(_Document(schema_version=SCHEMA_VERSION, sha256=self.sha256,
+                                                            addresses=dict(sorted(self.addresses.items())),
+                                                            revision=self.revision))
+        return out
+
+
+def revision_of(sha256: str, addresses: dict[str, Note]) -> str | None:
+    """The digest of a target's annotations: part of the identity of Evidence that reflects them."""
+    if not addresses:
+        return None
+    return canonical_digest({"schema_version": SCHEMA_VERSION, "sha256": sha256, "addresses": addresses})
+
+
+def make_notebook(sha256: str, addresses: dict[str, Note]) -> Notebook:
+    kept = {a: n for a, n in sorted(addresses.items(), key=lambda kv: int(kv[0], 16)) if not n.is_empty()}
+    return Notebook(sha256=sha256, addresses=kept, revision=revision_of(sha256, kept))
+
+
+# -- validation of what callers give ----------------------------------------------------------------
+
+def normalize_address(text: str, path: str = "address") -> str:
+    """A default-space address as canonical lowercase hex without leading zeros."""
+    if not isinstance(text, str) or not ADDRESS.match(text):
+        raise invalid_request(f"{text!r} is not an address (0x followed by 1-16 hex digits)",
+                              [issue(path, "invalid_format", "expected 0x-prefixed hex, e.g. 0x401136")])
+    return f"0x{int(text, 16):x}"
+
+
+def field_problem(field: str, value: str) -> str | None:
+    """Why ``value`` cannot be stored in ``field`` (None when it can); "" is handled by the caller."""
+    if "\0" in value:
+        return "must not contain NUL characters"
+    if len(value) > LIMITS[field]:
+        return f"at most {LIMITS[field]} characters"
+    if field == "name" and not IDENTIFIER.match(value):
+        return "must be an identifier: a letter or _ then letters, digits, _ . $ @ (scopes joined by ::)"
+    if field in ("name", "bookmark", "signature") and ("\n" in value or "\r" in value):
+        return "must be one line"
+    return None
+
+
+def check_field(field: str, value: str, path: str) -> str | None:
+    """The value to store (None clears the field: an empty string, except for bookmark labels)."""
+    if value == "" and field != "bookmark":
+        return None
+    problem = field_problem(field, value)
+    if problem is not None:
+        reason: IssueReason = "out_of_range" if problem.startswith("at most") else "invalid_value"
+        raise invalid_request(f"{path}: {value[:80]!r} {problem}", [issue(path, reason, problem)])
+    return value
+
+
+def _checked_document(doc: _Document, sha256: str, fail: Callable[[str], ReaError]) -> dict[str, Note]:
+    if doc.schema_version != SCHEMA_VERSION:
+        raise fail(f"schema_version {doc.schema_version} is not supported (expected {SCHEMA_VERSION})")
+    if doc.sha256 != sha256:
+        raise fail("the document names another target")
+    if len(doc.addresses) > MAX_ADDRESSES:
+        raise fail(f"more than {MAX_ADDRESSES} annotated addresses")
+    for address, note in doc.addresses.items():
+        if not ADDRESS.match(address) or address != f"0x{int(address, 16):x}":
+            raise fail(f"{address!r} is not a canonical address")
+        for field in FIELDS:
+            value = getattr(note, field)
+            if value is not None and (problem := field_problem(field, value)) is not None:
+                raise fail(f"{field} at {address} {problem}")
+    return dict(doc.addresses)
+
+
+# -- the bundle form ----------------------------------------------------------------------------------
+
+def _bundle_error(message: str, **details: Any) -> ReaError:
+    return ReaError("evidence_integrity_mismatch", message,
+                    remediation="Export the bundle again from its source session; edited bundles are never accepted.",
+                    details=details)
+
+
+def from_document(raw: bytes, where: str = "bundle") -> Notebook:
+    """Decode and authenticate one bundle entry: valid fields, and a revision that matches them."""
+    try:
+        doc = msgspec.json.decode(raw, type=_Document)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise _bundle_error(f"{where}: not an annotation document: {exc}", reason="malformed_annotations") from None
+    if not SHA256.match(doc.sha256):
+        raise _bundle_error(f"{where}: sha256 is not a SHA-256 digest", reason="malformed_annotations")
+
+    def fail(message: str) -> ReaError:
+        return _bundle_error(f"{where} ({doc.sha256}): {message}", sha256=doc.sha256, reason="malformed_annotations")
+
+    nb = make_notebook(doc.sha256, _checked_document(doc, doc.sha256, fail))
+    if doc.revision != nb.revision:
+        raise _bundle_error(f"{where} ({doc.sha256}): the annotation revision does not match its content",
+                            sha256=doc.sha256, reason="annotation_revision_mismatch")
+    return nb
+
+
+# -- the store ------------------------------------------------------------------------------------------
+
+def _store_error(path: str, exc: OSError, action: str) -> ReaError:
+    details = {"path": path, "setting": SETTING}
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return ReaError("access_denied", f"cannot {action} the annotation store at {path}: {exc.strerror}",
+                        remediation=f"Make the directory writable or point {SETTING} at one that is.",
+                        details={**details, "boundary": "filesystem-write" if action == "write" else "filesystem-read"})
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return ReaError("resource_constraint", f"no space left writing the annotation store at {path}",
+                        details={**details, "resource": "disk"})
+    return ReaError("execution_failure", f"cannot {action} the annotation store at {path}: {exc.strerror or exc}",
+                    remediation=f"Check the directory, or point {SETTING} at another one.", details=details)
+
+
+class AnnotationStore:
+    """Per-target annotation documents under ``root``; safe for concurrent readers and writers."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._cache: dict[str, tuple[tuple[int, ...], Notebook]] = {}
+        self._cache_lock = threading.Lock()
+
+    def path(self, sha256: str, suffix: str = ".json") -> str:
+        if not SHA256.match(sha256):
+            raise ValueError("not a SHA-256 digest")
+        return os.path.join(self.root, sha256 + suffix)
+
+    # -- reading --------------------------------------------------------------------------------------
+
+    def load(self, sha256: str) -> Notebook:
+        """The target's annotations (empty when it has none); reads are lock-free and cached by inode."""
+        path = self.path(sha256)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return make_notebook(sha256, {})
+        except OSError as exc:
+            raise _store_error(path, exc, "read") from None
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            # A publish always makes a new inode, so this key changes whenever the content may have.
+            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            with self._cache_lock:
+                cached = self._cache.get(sha256)
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            if st.st_size > MAX_DOCUMENT_BYTES:
+                raise self._corrupt(path, f"larger than {MAX_DOCUMENT_BYTES} bytes")
+            data = fh.read(MAX_DOCUMENT_BYTES + 1)
+        nb = self._decode(data, sha256, path)
+        with self._cache_lock:
+            self._cache[sha256] = (key, nb)
+        return nb
+
+    def _corrupt(self, path: str, why: str) -> ReaError:
+        return ReaError("artifact_integrity_mismatch", f"the annotation document {path} is damaged: {why}",
+                        remediation="Restore it from an exported Evidence bundle (import_evidence_bundle), or move "
+                                    "it aside to start the target's annotations afresh.",
+                        details={"path": path, "reason": "malformed_annotations", "setting": SETTING})
+
+    def _decode(self, data: bytes, sha256: str, path: str) -> Notebook:
+        try:
+            doc = msgspec.json.decode(data, type=_Document)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise self._corrupt(path, str(exc)) from None
+        return make_notebook(sha256, _checked_document(doc, sha256, lambda why: self._corrupt(path, why)))
+
+    # -- writing --------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self, sha256: str, ctx: CallContext | None) -> Iterator[None]:
+        lock_path = self.path(sha256, ".lock")
+        try:
+            os.makedirs(self.root, mode=0o700, exist_ok=True)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise _store_error(self.root, exc, "write") from None
+        try:
+            deadline = time.monotonic() + LOCK_TIMEOUT_S
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if ctx is not None:
+                        ctx.check("waiting for the annotation store")
+                    if time.monotonic() > deadline:
+                        raise ReaError("resource_constraint", f"another writer held the annotation lock {lock_path} "
+                                       f"for more than {LOCK_TIMEOUT_S:.0f} s",
+                                       remediation="Retry; if it persists, find the process holding the lock.",
+                                       details={"resource": "annotation-lock", "path": lock_path}) from None
+                    time.sleep(0.005)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def update(self, sha256: str, change: Callable[[dict[str, Note]], None],
+               ctx: CallContext | None = None) -> Notebook:
+        """Apply ``change`` to the target's current annotations under the lock and publish the result."""
+        with self._locked(sha256, ctx):
+            current = self.load(sha256)
+            addresses = dict(current.addresses)
+            change(addresses)
+            nb = make_notebook(sha256, addresses)
+            if len(nb.addresses) > MAX_ADDRESSES:
+                raise ReaError("resource_constraint", f"a target keeps at most {MAX_ADDRESSES} annotated addresses",
+                               details={"resource": "annotations", "limit": MAX_ADDRESSES})
+            if nb.revision != current.revision:
+                self._publish(nb)
+            return nb
+
+    def _publish(self, nb: Notebook) -> None:
+        path = self.path(nb.sha256)
+        data = canonical_json(_Document(schema_version=SCHEMA_VERSION, sha256=nb.sha256, addresses=nb.addresses))
+        staging = None
+        try:
+            fd, staging = tempfile.mkstemp(dir=self.root, prefix=f".{nb.sha256[:16]}-", suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data + b"\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(staging, path)
+            staging = None
+            _fsync_dir(self.root)
+        except OSError as exc:
+            raise _store_error(self.root, exc, "write") from None
+        finally:
+            if staging is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(staging)
+
+    def set_fields(self, sha256: str, changes: dict[str, dict[str, str | None]],
+                   ctx: CallContext | None = None) -> tuple[Notebook, dict[str, Note]]:
+        """Set (or, with None, clear) fields at addresses at once; returns the result and the prior notes."""
+        before: dict[str, Note] = {}
+
+        def change(addresses: dict[str, Note]) -> None:
+            for address, fields in changes.items():
+                prior = addresses.get(address, Note())
+                before[address] = prior
+                addresses[address] = msgspec.structs.replace(prior, **fields)
+
+        return self.update(sha256, change, ctx), before
+
+    def merge(self, incoming: Notebook, ctx: CallContext | None = None) -> dict[str, Any]:
+        """Add imported annotations; a field the store already holds differently is kept and reported."""
+        added = 0
+        conflicts: list[dict[str, Any]] = []
+
+        def change(addresses: dict[str, Note]) -> None:
+            nonlocal added
+            taken = {n.name: a for a, n in addresses.items() if n.name is not None}
+            for address, note in incoming.addresses.items():
+                local = addresses.get(address, Note())
+                fields: dict[str, str] = {}
+                for field in FIELDS:
+                    theirs, ours = getattr(note, field), getattr(local, field)
+                    if theirs is None or theirs == ours:
+                        continue
+                    owner = taken.get(theirs) if field == "name" else None
+                    if ours is None and owner in (None, address):
+                        fields[field] = theirs
+                        if field == "name":
+                            taken[theirs] = address
+                    else:
+                        conflicts.append({"address": address, "field": field, "kept": ours, "incoming": theirs,
+                                          "reason": "differs" if ours is not None else f"name used at {owner}"})
+                if fields:
+                    added += len(fields)
+                    addresses[address] = msgspec.structs.replace(local, **fields)
+
+        nb = self.update(incoming.sha256, change, ctx)
+        return {"sha256": incoming.sha256, "added_fields": added, "conflict_count": len(conflicts),
+                "conflicts": conflicts[:100], "revision": nb.revision}
+
+
+def _fsync_dir(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some filesystems refuse fsync on a directory; the rename is still atomic
+        pass
+    finally:
+        os.close(fd)
+
+
+def default_store() -> AnnotationStore:
+    """The store the settings name (``REA_ANNOTATIONS_DIR``, else the XDG data home)."""
+    from rea.config import annotations_dir
+
+    return AnnotationStore(annotations_dir())
