@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
+from rea.process import sandbox
 from tests import toolchains
 from tests.mcp.harness import connect
 
@@ -52,7 +53,9 @@ def snapshot(root: Path) -> dict[str, tuple[int, str]]:
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_analysis_never_writes_beside_its_target(provider: str, big_program: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("folder_kind", ["writable", "read-only"])
+def test_analysis_never_writes_beside_its_target(provider: str, folder_kind: str, big_program: Path,
+                                                 tmp_path: Path) -> None:
     if provider == "angr" and importlib.util.find_spec("angr") is None:
         pytest.skip("angr is not installed (pip install 'rea[angr]')")
     folder = tmp_path / "targets"
@@ -61,9 +64,17 @@ def test_analysis_never_writes_beside_its_target(provider: str, big_program: Pat
     shutil.copyfile(big_program, target)
     os.chmod(target, 0o755)
     before = snapshot(folder)
+    wrapper: tuple[str, ...] = ()
+    if folder_kind == "read-only":
+        # Root ignores permission bits, so the folder is made read-only by a mount the server runs under.
+        bwrap = toolchains.require("bwrap")
+        if sandbox.bwrap_failure() is not None:
+            toolchains.unavailable(str(sandbox.bwrap_failure()))
+        wrapper = (bwrap, "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro-bind", str(folder),
+                   str(folder), "--die-with-parent", "--")
 
     async def main() -> None:
-        async with connect() as client:
+        async with connect(wrapper=wrapper) as client:
             opened = await client.call_tool("open_binary", {"path": str(target), "provider_id": provider})
             assert opened.is_error is False, opened.content
             for tool, args in (("list_procedures", {"limit": 5}), ("procedure_callees", {"procedure": "main"}),
