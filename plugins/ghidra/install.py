@@ -25,6 +25,8 @@ JDK_GLOBS = ("/usr/lib/jvm/*", "/usr/java/*", "/opt/java/*", "/opt/jdk*",
 REMEDIATION_GHIDRA = ("Install Ghidra 12.x (https://github.com/NationalSecurityAgency/ghidra/releases), set "
                       "GHIDRA_INSTALL_DIR to its directory and restart rea; `rea doctor` checks it.")
 REMEDIATION_PYGHIDRA = "pip install 'rea[ghidra]' (pyghidra and JPype) into rea's environment, then restart rea."
+# pyghidra 3 is the first to drive Ghidra 12 (and refuses anything older).
+PYGHIDRA_MIN = (3, 0)
 
 
 class Jdk(msgspec.Struct, frozen=True, kw_only=True):
@@ -142,6 +144,9 @@ def discover(env: Mapping[str, str] | None = None) -> tuple[Installation | None,
     if pyghidra is None:
         return None, Availability.missing("runtime_missing", "the pyghidra and JPype packages are not installed",
                                           REMEDIATION_PYGHIDRA)
+    if pyghidra != "unknown" and version_tuple(pyghidra)[:2] < PYGHIDRA_MIN:
+        return None, Availability.missing("unsupported_version", f"pyghidra {pyghidra} is installed; Ghidra {version} "
+                                          "needs pyghidra 3.0 or later", REMEDIATION_PYGHIDRA)
     return (Installation(install_dir=root, version=version, java_min=java_min, jdk=jdk, pyghidra_version=pyghidra),
             Availability.ok(f"Ghidra {version} with JDK {jdk.version}; the worker starts on the first query"))
 

@@ -121,6 +121,9 @@ def test_pyghidra_missing(host: Path, monkeypatch: pytest.MonkeyPatch) -> None:
                                         "JAVA_HOME": str(jdk(host / "j", "21.0.5"))})
     assert availability.code == "runtime_missing"
     assert availability.remediation is not None and "rea[ghidra]" in availability.remediation
+    monkeypatch.setattr(install, "pyghidra_version", lambda: "2.2.1")
+    _, old = install.discover({"GHIDRA_INSTALL_DIR": str(host / "g"), "JAVA_HOME": str(host / "j")})
+    assert old.code == "unsupported_version" and "2.2.1" in old.reason
 
 
 def test_available_installation_runs_the_pyghidra_worker_with_its_jdk(host: Path) -> None:
