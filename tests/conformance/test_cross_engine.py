@@ -289,7 +289,11 @@ def score(request: pytest.FixtureRequest, rea_registry: Registry,
     if availability.status != "available":
         pytest.skip(f"provider {provider_id} is not installed: {availability.reason}")
     build, truth = program
+    folder = Path(build.stripped).parent
+    before = sorted(p.name for p in folder.iterdir())
     measured = _measure(rea_registry, provider_id, build, truth)
+    # Analysis never writes beside its target (angr's runtime database once did, on exactly this build).
+    assert sorted(p.name for p in folder.iterdir()) == before, f"{provider_id} wrote beside its target"
     _REPORT.scores[provider_id] = measured
     print("\n" + "\n".join(_REPORT.lines()))
     yield measured, THRESHOLDS[provider_id]
