@@ -76,9 +76,19 @@ class CallContext:
         return self.signal.cancelled
 
     def check(self, phase: str = "") -> None:
-        """Raise ``cancelled`` if the request was cancelled."""
+        """Raise ``cancelled`` if the request was cancelled (and send a held-back update that is now due)."""
         if self.signal.cancelled:
             raise cancelled(phase)
+        self.flush()
+
+    def flush(self) -> None:
+        """Send the latest update the rate bound held back, once its interval has passed."""
+        if self._pending is None or self._sink is None:
+            return
+        with self._lock:
+            now = time.monotonic()
+            if self._pending is not None and now - self._last_sent >= PROGRESS_INTERVAL_S:
+                self._emit(self._pending, now)
 
     def elapsed_ms(self) -> int:
         return int((time.monotonic() - self._started) * 1000)

@@ -185,6 +185,7 @@ class WorkerChannel:
             if ctx.cancelled:
                 self.discard("cancelled")
                 raise cancelled(f"{label}{phase}")
+            ctx.flush()
             now = time.monotonic()
             if now >= deadline:
                 self.discard("timed_out")
