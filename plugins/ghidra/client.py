@@ -13,11 +13,11 @@ import os
 from typing import Any
 
 from rea_plugins.ghidra.install import Installation
-from rea_plugins.ghidra.queries import OPERATIONS
 from rea_plugins.ghidra.settings import DECOMPILE, QUERY, STARTUP, TEST_PREFIX, Limits
 
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.operations.answers import OPERATIONS
 from rea.process import ProcessSpec, WorkerChannel, python_worker_spec
 from rea.providers import AnalysisClient, CloseOutcome, OperationResult
 from rea.target import Target

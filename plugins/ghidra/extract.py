@@ -12,7 +12,8 @@ import bisect
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from rea_plugins.ghidra.model import (
+from rea.errors import ReaError
+from rea.operations.records import (
     Block,
     CallSite,
     Detail,
@@ -25,8 +26,6 @@ from rea_plugins.ghidra.model import (
     Segment,
     String,
 )
-
-from rea.errors import ReaError
 
 MAX_STRING_CHARS = 1024
 _FORMATS = (("ELF", "elf"), ("Portable Executable", "pe"), ("Mach-O", "mach-o"))

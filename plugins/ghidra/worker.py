@@ -13,10 +13,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rea_plugins.ghidra.model import Source
-from rea_plugins.ghidra.queries import OPERATIONS, Answers, answer
-
 from rea.errors import ReaError
+from rea.operations.answers import OPERATIONS, Answers, answer
+from rea.operations.records import Source
 from rea.process.worker import Reporter, Result, Route, serve
 
 StartFn = Callable[[dict[str, Any], Reporter], Source]

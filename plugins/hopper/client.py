@@ -19,13 +19,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rea_plugins.ghidra import queries
 from rea_plugins.hopper.connection import BridgeConnection, Deadline, ProtocolViolation
 from rea_plugins.hopper.settings import REQUEST, STARTUP, TEST_PREFIX, Limits
 from rea_plugins.hopper.source import HopperSource
 
 from rea.context import CallContext
 from rea.errors import ReaError, cancelled
+from rea.operations import answers as queries
 from rea.process import OwnedProcess, ProcessSpec, status_details
 from rea.process.owned import now_iso
 from rea.providers import AnalysisClient, CloseOutcome, OperationResult

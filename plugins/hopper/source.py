@@ -1,4 +1,4 @@
-"""Hopper's document as rea's records (``rea_plugins.ghidra.model``), read through the bridge.
+"""Hopper's document as rea's records (``rea.operations.records``), read through the bridge.
 
 The bridge answers raw facts (labels, procedures with their blocks and instructions, references); what they
 mean in the contract (kinds, imports, reference kinds) is decided here, where it is tested without Hopper.
@@ -10,7 +10,7 @@ import bisect
 from collections.abc import Callable
 from typing import Any
 
-from rea_plugins.ghidra.model import (
+from rea.operations.records import (
     Block,
     CallSite,
     Detail,
@@ -23,7 +23,6 @@ from rea_plugins.ghidra.model import (
     Segment,
     String,
 )
-
 from rea.target import Target
 
 # Sections whose procedures are import stubs (Mach-O stubs, ELF PLT).

@@ -1,7 +1,7 @@
 """Record a model of a compiled fixture for the fake Ghidra engine.
 
 Ghidra cannot be installed here, so the fake answers from a model recorded in the test session: the
-``native`` provider's normalized answers for the fixture, turned into the records (``rea_plugins.ghidra.model``)
+``native`` provider's normalized answers for the fixture, turned into the records (``rea.operations.records``)
 a real Ghidra worker fills. The fake then serves them through the plugin's real query layer.
 """
 
@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from rea_plugins.ghidra.model import (
+
+from rea.context import CallContext
+from rea.operations.records import (
     Block,
     CallSite,
     Detail,
@@ -25,8 +27,6 @@ from rea_plugins.ghidra.model import (
     Snapshot,
     String,
 )
-
-from rea.context import CallContext
 from rea.registry import Registry
 from rea.session import Session
 

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from rea_plugins.ghidra.queries import Answers, answer
 
 from rea.errors import ReaError
+from rea.operations.answers import Answers, answer
 from tests.ghidra import stub_ghidra
 
 

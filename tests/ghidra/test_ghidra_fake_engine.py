@@ -154,7 +154,8 @@ def test_the_fake_is_selected_only_by_its_test_setting(session: Session, program
 
 def test_recorded_model_matches_the_fixture(recorded_model: Path) -> None:
     import msgspec
-    from rea_plugins.ghidra.model import Snapshot
+
+    from rea.operations.records import Snapshot
 
     snap = msgspec.json.decode(recorded_model.read_bytes(), type=Snapshot)
     names = {p.name for p in snap.inventory.procedures}

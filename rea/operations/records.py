@@ -1,7 +1,7 @@
 """The engine-neutral records an external engine's worker fills, and the source protocol the answers read.
 
 A deep engine (Ghidra through pyghidra, Hopper through its bridge) is asked for these records; the contract's
-normalized shapes, pages and selectors are computed from them in one place (``queries``). Addresses are
+normalized shapes, pages and selectors are computed from them in one place (``rea.operations.answers``). Addresses are
 integers in the default space; ends are exclusive.
 """
 

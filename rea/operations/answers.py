@@ -1,4 +1,4 @@
-"""The native operations (docs/native-operations.md) answered from an engine's records (``model.Source``).
+"""The native operations (docs/native-operations.md) answered from an engine's records (``records.Source``).
 
 Engine-free: pages, selectors, searches and the normalized shapes are computed here once, for the Ghidra
 worker and for the Hopper client alike.
@@ -12,9 +12,8 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from rea_plugins.ghidra.model import Detail, Inventory, Procedure, Reference, Source
-
 from rea.errors import ReaError, invalid_request, issue
+from rea.operations.records import Detail, Inventory, Procedure, Reference, Source
 from rea.search import matcher
 
 T = TypeVar("T")
