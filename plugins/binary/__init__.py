@@ -14,9 +14,22 @@ from rea import hookimpl
 
 @hookimpl
 def rea_register_tools(register: Callable[[Any], None]) -> None:
-    from rea_plugins.binary import compare, direct, layout, navigation, workflows
+    from rea_plugins.binary import (
+        api,
+        callpaths,
+        compare,
+        direct,
+        engine_facts,
+        image,
+        layout,
+        navigation,
+        notebook,
+        stepping,
+        workflows,
+    )
 
-    for module in (direct, workflows, compare, layout, navigation):
+    for module in (direct, workflows, compare, layout, navigation, stepping, notebook, image, engine_facts,
+                   callpaths, api):
         for tool in module.tools():
             register(tool)
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from rea_plugins.binary import annotate
 from rea_plugins.binary.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, run
 
+from rea.annotations import normalize_address
 from rea.catalog.tool import ToolCall, ToolDef, ToolMode
 from rea.evidence import Evidence
 from rea.providers import OperationResult
@@ -72,19 +74,30 @@ def _facet(call: ToolCall, operation: str, params: dict[str, Any], key: str) -> 
 
 def _address_context(call: ToolCall) -> Evidence:
     check_document(call)
-    address = call.args["address"]
+    address = normalize_address(call.args["address"])
+    note = annotate.notebook(call).note(address)
     facets: dict[str, Any] = {
-        "name": _facet(call, "address_name", {"address": address}, "name"),
+        "name": ({"status": "ok", "value": note.name} if note.name is not None
+                 else _facet(call, "address_name", {"address": address}, "name")),
         "procedure": _facet(call, "resolve_containing_procedure", {"address": address}, "procedure"),
     }
-    # A provider that keeps annotations (Hopper) answers address_annotations; the others report the facet absent.
-    notes = (run(call, "address_annotations", {"address": address}).normalized
-             if call.session.supports("address_annotations") else None)
+    sources = {"name": "user" if note.name is not None else "provider"}
+    # rea's annotation store answers for every provider; a provider that keeps its own annotations (Hopper,
+    # through address_annotations) fills what the analyst has not set in rea.
+    engine = (run(call, "address_annotations", {"address": address}).normalized
+              if call.session.supports("address_annotations") else {})
     for facet in _ANNOTATION_FACETS:
-        facets[facet] = ({"status": "ok", "value": notes.get(facet)} if notes is not None else
-                         {"status": "unavailable",
-                          "reason": f"the bound provider keeps no {facet.replace('_', ' ')} annotations"})
-    return evidence(call, OperationResult(normalized={"address": address, "facets": facets}))
+        mine = getattr(note, facet)
+        if mine is None and engine.get(facet) is not None:
+            facets[facet] = {"status": "ok", "value": engine[facet]}
+            sources[facet] = "provider"
+        else:
+            facets[facet] = {"status": "ok", "value": {"name": mine} if facet == "bookmark" and mine is not None
+                             else mine}
+            sources[facet] = "rea"
+    function = {k: getattr(note, k) for k in ("signature", "notes") if getattr(note, k) is not None}
+    facets["function"] = {"status": "ok", "value": function or None}
+    return evidence(call, OperationResult(normalized={"address": address, "facets": facets, "sources": sources}))
 
 
 def tools() -> list[ToolDef]:
@@ -113,8 +126,9 @@ def tools() -> list[ToolDef]:
                                 requires_operations=("list_documents",), requires_arguments=("document",))),
                 examples=({}, {"document": "ls"})),
         ToolDef(name="inspect_address_context", family="binary",
-                description=("Name, procedure, comment, inline-comment and bookmark facets of one address; facets "
-                             "the provider lacks are reported unavailable."),
+                description=("Name (user-given or the provider's), procedure, comment, inline-comment, bookmark and "
+                             "function-annotation facets of one address; facets the provider lacks are reported "
+                             "unavailable."),
                 input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
                 handler=_address_context, requires_target=True, requires_operations=("list_documents",),
                 cli_subject="address", examples=({"address": "0x401136"},)),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rea_plugins.binary import annotate
+
 from rea.catalog.tool import ToolCall
 from rea.errors import invalid_request, issue
 from rea.evidence import Evidence
@@ -53,8 +55,14 @@ def params_of(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(call: ToolCall, operation: str, params: dict[str, Any]) -> OperationResult:
-    return call.session.execute(operation, params, call.ctx)
+    """One provider operation, with the analyst's annotations applied to its result."""
+    if operation not in annotate.NAMED_OPERATIONS:
+        return call.session.execute(operation, params, call.ctx)
+    nb = annotate.notebook(call)
+    result = call.session.execute(operation, annotate.selector(nb, params), call.ctx)
+    return annotate.apply(call, operation, result, nb)
 
 
 def evidence(call: ToolCall, result: OperationResult, links: list[str] | None = None) -> Evidence:
-    return call.session.evidence(call.tool.name, dict(call.args), result, links=links)
+    """Evidence of this call; its parameters carry the annotation revision the result reflects."""
+    return call.session.evidence(call.tool.name, annotate.parameters(call), result, links=links)

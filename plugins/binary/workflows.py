@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from rea_plugins.binary import annotate
 from rea_plugins.binary.schema import (
     CASE,
     DOCUMENT,
@@ -159,6 +160,10 @@ def dossier(call: ToolCall, procedure: str, *, include_assembly: bool = True, ma
             body["pseudocode"] = {"status": "error", "error": exc.projection_dict()}
     else:
         body["pseudocode"] = _unavailable(call, "procedure_pseudo_code")
+    # The analyst's comments in the procedure, and which names in this dossier the analyst gave.
+    body["comments"] = annotate.comments_in(annotate.notebook(call), info.normalized["address"],
+                                            info.normalized.get("end"))
+    body["user_names"] = annotate.user_names(body)
     return body, _limitations(*results)
 
 
