@@ -7,7 +7,7 @@ import errno
 import os
 import stat
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -17,6 +17,9 @@ from rea.target import Target
 
 IntegrityPolicy = Literal["fail", "record-and-continue"]
 EntryKind = Literal["file", "directory", "link", "special"]
+if TYPE_CHECKING:
+    from rea.registry import Registry
+
 Sink = Callable[[bytes], None]
 
 # Separates an archive's logical path from a path inside a nested archive ("lib/a.jar!/META-INF/x").
@@ -204,3 +207,31 @@ def fd_is_regular(fd: int) -> bool:
 def is_missing(exc: OSError) -> bool:
     """ENOENT, or a path component that is not a directory (or is a symlink refused by O_NOFOLLOW)."""
     return exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
+
+
+HEAD_BYTES = 4096
+
+
+def read_head(target: Target) -> bytes:
+    """The first bytes of a file target (empty for a directory): what unpackers decide on."""
+    if target.is_directory:
+        return b""
+    try:
+        with open(target.resolved_path, "rb") as fh:
+            return fh.read(HEAD_BYTES)
+    except OSError as exc:
+        raise ReaError("target_unavailable", f"cannot read {target.path}: {exc.strerror}",
+                       details={"path": target.path, "reason": "unreadable"}) from None
+
+
+def select_unpacker(registry: Registry, target: Target, head: bytes | None = None) -> Unpacker:
+    """Ask the registered unpackers (``rea_select_unpacker``) which one reads ``target``."""
+    chosen = registry.pm.hook.rea_select_unpacker(target=target, head=read_head(target) if head is None else head)
+    if chosen is None:
+        formats = sorted({f for u in registry.unpackers.values() for f in u.descriptor.formats})
+        raise ReaError("unsupported_target", f"no unpacker reads this {target.format} artifact",
+                       remediation=f"Pass a directory or an archive in one of: {', '.join(formats)}.",
+                       details={"path": target.path, "format": target.format, "supported_formats": formats})
+    assert isinstance(chosen, Unpacker)
+    return chosen
+

@@ -27,3 +27,15 @@ def test_every_first_party_plugin_is_an_entry_point() -> None:
     entry_points = set(config["project"]["entry-points"]["rea"].values())
     plugins = {f"rea_plugins.{p.name}" for p in (ROOT / "plugins").iterdir() if (p / "__init__.py").exists()}
     assert plugins - entry_points == set(), "plugins that are not registered through the rea entry-point group"
+
+
+def test_a_plugin_touches_only_the_kernel_not_another_plugin() -> None:
+    import re
+
+    offenders = []
+    for plugin in sorted(p for p in (ROOT / "plugins").iterdir() if (p / "__init__.py").exists()):
+        for path in plugin.rglob("*.py"):
+            for other in re.findall(r"rea_plugins\.([a-z0-9_]+)", path.read_text()):
+                if other != plugin.name:
+                    offenders.append(f"{path.relative_to(ROOT)} uses rea_plugins.{other}")
+    assert offenders == []

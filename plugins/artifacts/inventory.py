@@ -12,6 +12,7 @@ from rea.errors import ReaError
 from rea.registry import Registry
 from rea.target import Target, identify, sniff_format
 from rea.unpackers import (
+    HEAD_BYTES,
     NESTED_SEPARATOR,
     ArchiveEntry,
     ArchiveReader,
@@ -19,9 +20,9 @@ from rea.unpackers import (
     Limits,
     Unpacker,
     limit_exceeded,
+    select_unpacker,
 )
 
-HEAD_BYTES = 4096
 NESTED_FORMATS = frozenset({"zip", "asar"})
 # Errors that describe the whole request, not one nested member: they always propagate.
 _FATAL = frozenset({"resource_constraint", "cancelled", "timeout"})
@@ -46,34 +47,11 @@ def limits_record(limits: Limits) -> dict[str, Any]:
             "max_compression_ratio": int(ratio) if ratio.is_integer() else ratio}
 
 
-def read_head(target: Target) -> bytes:
-    if target.is_directory:
-        return b""
-    try:
-        with open(target.resolved_path, "rb") as fh:
-            return fh.read(HEAD_BYTES)
-    except OSError as exc:
-        raise ReaError("target_unavailable", f"cannot read {target.path}: {exc.strerror}",
-                       details={"path": target.path, "reason": "unreadable"}) from None
-
-
-def select_unpacker(registry: Registry, target: Target, head: bytes) -> Unpacker:
-    """Ask the registered unpackers (``rea_select_unpacker``) which one reads ``target``."""
-    chosen = registry.pm.hook.rea_select_unpacker(target=target, head=head)
-    if chosen is None:
-        formats = sorted({f for u in registry.unpackers.values() for f in u.descriptor.formats})
-        raise ReaError("unsupported_target", f"no unpacker reads this {target.format} artifact",
-                       remediation=f"Pass a directory or an archive in one of: {', '.join(formats)}.",
-                       details={"path": target.path, "format": target.format, "supported_formats": formats})
-    assert isinstance(chosen, Unpacker)
-    return chosen
-
-
 def open_artifact(registry: Registry, path: str, limits: Limits,
                   ctx: CallContext) -> tuple[Target, Unpacker, ArchiveReader]:
     """Identify ``path`` and open it with the unpacker the registry selects."""
     target = identify(path, ctx, allow_directory=True)
-    unpacker = select_unpacker(registry, target, read_head(target))
+    unpacker = select_unpacker(registry, target)
     reader = unpacker.open(target, limits, ctx)
     return target, unpacker, reader
 

@@ -46,7 +46,7 @@ def handle(call: ToolCall) -> Evidence:
     limits = effective_limits(args.get("limits"))
     target = identify(args["input_path"], call.ctx, allow_directory=True)
     fmt = inputs.choose_format(target, args.get("format", "auto"))
-    collected = inputs.collect(target, fmt, limits, policy, call.ctx)
+    collected = inputs.collect(call.session.registry, target, fmt, limits, policy, call.ctx)
     app = analyze.build(collected, limits, call.ctx)
     call.ctx.check(OPERATION)
     limitations = list(STATIC_LIMITATIONS)

@@ -13,7 +13,10 @@ from rea_plugins.javascript.model import Integrity, Limits, Skipped
 
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.registry import Registry
 from rea.target import Target
+from rea.unpackers import Limits as ArchiveLimits
+from rea.unpackers import select_unpacker
 
 DEFAULT_LIMITS = Limits(max_files=20_000, max_bytes_per_file=16 << 20, max_total_bytes=512 << 20,
                         max_modules=100_000)
@@ -159,16 +162,20 @@ def collect_directory(target: Target, limits: Limits, ctx: CallContext) -> Colle
     return out
 
 
-def collect_asar(target: Target, limits: Limits, policy: Policy, ctx: CallContext) -> Collected:
-    try:
-        from rea_plugins.asar.reader import AsarArchive
-    except ImportError:
-        raise ReaError("capability_unavailable", "the ASAR reader plugin is not installed",
+def collect_asar(registry: Registry, target: Target, limits: Limits, policy: Policy, ctx: CallContext) -> Collected:
+    # The ASAR reader is a registered unpacker declaring the format (the asar plugin, or a replacement); the
+    # caller may have chosen format "asar" for a file whose head does not look like one.
+    readers = [registry.unpackers[uid] for uid in sorted(registry.unpackers)
+               if "asar" in registry.unpackers[uid].descriptor.formats]
+    if not readers:
+        raise ReaError("capability_unavailable", "no registered unpacker reads ASAR",
                        remediation="Install rea with its asar plugin, or analyze an extracted directory.",
-                       details={"plugin": "asar"}) from None
+                       details={"plugin": "asar"})
+    chosen = select_unpacker(registry, target) if target.format == "asar" else readers[0]
+    unpacker = chosen if "asar" in chosen.descriptor.formats else readers[0]
     out = Collected(format="asar")
     budget = _Budget(limits, out)
-    arc = AsarArchive.open(target.resolved_path, ctx=ctx)
+    arc = unpacker.open(target, ArchiveLimits(), ctx)
     try:
         for entry in arc.entries():
             ctx.check("reading ASAR entries")
@@ -186,8 +193,9 @@ def collect_asar(target: Target, limits: Limits, policy: Policy, ctx: CallContex
                 continue
             if not budget.admit(entry.path, entry.size):
                 continue
+            chunks: list[bytes] = []
             try:
-                read = arc.read(entry.path, policy=policy, ctx=ctx)
+                read = arc.stream(entry, chunks.append, policy=policy, ctx=ctx)
             except ReaError as exc:
                 if policy == "record-and-continue" and exc.code == "target_unavailable":
                     out.skipped.append(Skipped(path=entry.path, reason="unpacked companion file is absent"))
@@ -201,8 +209,9 @@ def collect_asar(target: Target, limits: Limits, policy: Policy, ctx: CallContex
             if read.contradiction is not None:
                 out.contradictions.append(dict(read.contradiction))
                 out.reasons.add("integrity_contradictions")
-            out.total_bytes += len(read.data)
-            out.files.append(InputFile(path=entry.path, data=read.data, integrity=integrity))
+            data = b"".join(chunks)
+            out.total_bytes += len(data)
+            out.files.append(InputFile(path=entry.path, data=data, integrity=integrity))
             if len(out.files) % 64 == 0:
                 ctx.progress(f"read {len(out.files)} ASAR entries")
     finally:
@@ -224,8 +233,8 @@ def _integrity_error(exc: ReaError) -> ReaError:
         details=exc.details)
 
 
-def collect(target: Target, fmt: Literal["directory", "asar"], limits: Limits, policy: Policy,
+def collect(registry: Registry, target: Target, fmt: Literal["directory", "asar"], limits: Limits, policy: Policy,
             ctx: CallContext) -> Collected:
     if fmt == "directory":
         return collect_directory(target, limits, ctx)
-    return collect_asar(target, limits, policy, ctx)
+    return collect_asar(registry, target, limits, policy, ctx)
