@@ -215,7 +215,7 @@ class AnnotationStore:
 
     # -- reading --------------------------------------------------------------------------------------
 
-    def load(self, sha256: str) -> Notebook:
+    def load(self, sha256: str, *, fresh: bool = False) -> Notebook:
         """The target's annotations (empty when it has none); reads are lock-free and cached by inode."""
         path = self.path(sha256)
         try:
@@ -226,11 +226,13 @@ class AnnotationStore:
             raise _store_error(path, exc, "read") from None
         with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fh.fileno())
-            # A publish always makes a new inode, so this key changes whenever the content may have.
+            # A publish always makes a new inode, so this key changes whenever the content may have (a
+            # recycled inode of equal size within one timestamp tick could hide a change from a read, never
+            # from a write: writers read fresh under the lock).
             key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             with self._cache_lock:
                 cached = self._cache.get(sha256)
-            if cached is not None and cached[0] == key:
+            if cached is not None and cached[0] == key and not fresh:
                 return cached[1]
             if st.st_size > MAX_DOCUMENT_BYTES:
                 raise self._corrupt(path, f"larger than {MAX_DOCUMENT_BYTES} bytes")
@@ -289,7 +291,7 @@ class AnnotationStore:
                ctx: CallContext | None = None) -> Notebook:
         """Apply ``change`` to the target's current annotations under the lock and publish the result."""
         with self._locked(sha256, ctx):
-            current = self.load(sha256)
+            current = self.load(sha256, fresh=True)
             addresses = dict(current.addresses)
             change(addresses)
             nb = make_notebook(sha256, addresses)

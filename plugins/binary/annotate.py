@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
+from rea import search
 from rea.annotations import Notebook
 from rea.catalog.tool import ToolCall
+from rea.errors import ReaError
 from rea.providers import OperationResult
 
 USER = "user"
@@ -36,6 +39,7 @@ ANNOTATION_FREE_TOOLS = frozenset({"list_documents", "list_segments", "list_stri
                                    "current_document"})
 _ORIGINALS = "binary.original_names"
 _MAX_TEXT_NAMES = 4096
+MAX_SEARCHED = 200_000
 
 _snapshots: weakref.WeakKeyDictionary[ToolCall, Notebook] = weakref.WeakKeyDictionary()
 _snapshots_lock = threading.Lock()
@@ -91,6 +95,30 @@ def apply(call: ToolCall, operation: str, result: OperationResult, nb: Notebook)
         normalized = _function(normalized, nb)
     return OperationResult(normalized=normalized, raw=result.raw, limitations=list(result.limitations),
                            locations=list(result.locations), confidence=result.confidence)
+
+
+def search_procedures(call: ToolCall, params: dict[str, Any],
+                      listing: Callable[[dict[str, Any]], OperationResult]) -> OperationResult:
+    """``search_procedures`` over the annotated listing: a procedure matches by its user or engine name."""
+    matches = search.matcher(params)
+    found: list[dict[str, Any]] = []
+    offset: int | None = 0
+    seen = 0
+    while offset is not None:
+        call.ctx.check("search_procedures")
+        page = listing({"offset": offset, "limit": 1000}).normalized
+        seen += len(page["procedures"])
+        if seen > MAX_SEARCHED:
+            raise ReaError("resource_constraint", f"more than {MAX_SEARCHED} procedures to search with user names",
+                           details={"resource": "procedures", "limit": MAX_SEARCHED})
+        found.extend(p for p in page["procedures"]
+                     if matches(p["name"] or "") or matches(p.get("original_name") or ""))
+        offset = page["next_offset"]
+    start, limit = params.get("offset", 0), params.get("limit", 100)
+    end = start + limit
+    return OperationResult(normalized={"procedures": found[start:end], "offset": start, "limit": limit,
+                                       "total": len(found), "next_offset": end if end < len(found) else None},
+                           limitations=["matched against user names and the engine's names"])
 
 
 def _renamed(value: Any, names: dict[str, str]) -> Any:

@@ -58,6 +58,9 @@ def test_a_user_name_shows_everywhere_and_changes_evidence_identity(native: Sess
     assert "checksum_string" in [c["name"] for c in callees] and "compute_checksum" not in [c["name"] for c in callees]
     refs = result_of(native, "procedure_references", {"procedure": "main"})["references"]
     assert any(r["to"] == target and r["to_name"] == "checksum_string" for r in refs)
+    for pattern in ("checksum_str", "compute_checksum"):
+        hits = result_of(native, "search_procedures", {"pattern": pattern})
+        assert [p["address"] for p in hits["procedures"]] == [target] and hits["total"] == 1
     names = result_of(native, "list_names", {"address": target})["names"]
     assert names and {n["name"] for n in names} == {"checksum_string"}
     graph = result_of(native, "get_call_graph", {"address": "main", "depth": 1})
