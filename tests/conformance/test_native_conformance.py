@@ -22,6 +22,7 @@ from rea.testing import result_of
 CASES = [("native", fid) for fid in nf.FIXTURE_IDS] + [("angr", "elf-x64"), ("angr", "pe-x64-exe")] + [
     # Real Ghidra only: without GHIDRA_INSTALL_DIR these skip with that reason (tests/ghidra has the fake).
     ("ghidra", "elf-x64"), ("ghidra", "elf-x64-stripped"), ("ghidra", "pe-x64-exe")]
+CASES += [("radare2", fid) for fid in nf.FIXTURE_IDS]
 
 
 @dataclass

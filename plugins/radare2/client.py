@@ -1,0 +1,87 @@
+"""The radare2 analysis client: one worker in an owned process (``rea.process``), started on the first query.
+
+radare2 runs in that worker through its C library; a crash, a hang or a memory storm there costs one request
+(the next starts a fresh worker), never the server. Engine-side files go to the worker's private directory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rea_plugins.radare2.options import Limits
+from rea_plugins.radare2.worker import LOADER_OPS, OPERATIONS
+
+from rea.context import CallContext
+from rea.errors import ReaError
+from rea.process import WorkerChannel, python_worker_spec
+from rea.providers import AnalysisClient, CloseOutcome, OperationResult
+from rea.target import Target
+
+RESOURCE = "radare2-worker"
+TIMEOUT_REMEDIATION = ("Retry with a longer deadline (REA_RADARE2_*_TIMEOUT_MS), a lighter analysis "
+                       "(REA_RADARE2_ANALYSIS=aa) or a smaller request; the next query starts a fresh radare2 worker.")
+_LIMITATIONS = {
+    "list_procedures": ["Procedures are radare2's functions after its analysis, plus import stubs and unwind-table "
+                        "starts given to it; size and end cover the blocks that start before the next procedure."],
+    "procedure_blocks": ["radare2 may give a function blocks it reached by jumping elsewhere (shared tails); "
+                         "they are listed here though they lie outside the procedure's extent."],
+    "procedure_callees": ["A computed call site radare2 could not resolve is listed with address null, kind "
+                          "indirect."],
+    "procedure_pseudo_code": ["This is radare2's pseudo-C (pdc): the disassembly rendered block by block in C-like "
+                              "syntax, with gotos and registers; not a decompiler's C, and not compilable."],
+}
+
+
+class Radare2Client(AnalysisClient):
+    """Runs contract operations in a worker it owns; loads the target and analyses it once per worker."""
+
+    def __init__(self, target: Target, run_id: str, limits: Limits, libdir: str) -> None:
+        self.target = target
+        self.run_id = run_id
+        self.limits = limits
+        spec = python_worker_spec("rea_plugins.radare2.worker", resource=RESOURCE, owner="radare2",
+                                  env={"LD_LIBRARY_PATH": libdir}, address_space_bytes=limits.address_space_mb << 20,
+                                  args=("--libr", libdir))
+        self.channel = WorkerChannel(spec, label="radare2", grace_s=limits.grace_ms / 1000)
+        self._loaded = 0  # the worker generation that has the target loaded
+        self._analyzed = 0  # ... and analysed
+
+    @property
+    def worker_pid(self) -> int | None:
+        """The live worker's pid (tests and diagnostics)."""
+        return self.channel.pid
+
+    def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        if operation not in OPERATIONS:
+            raise ReaError("capability_unavailable", f"radare2 does not offer {operation}",
+                           details={"operation": operation, "provider_id": "radare2"})
+        lim = self.limits
+        generation = self.channel.ensure_started()
+        if self._loaded != generation:
+            self._request("load", {"path": self.target.resolved_path, "name": self.target.name,
+                                   "sha256": self.target.sha256, "format": self.target.format}, ctx, lim.load_ms,
+                          "starting the worker and loading the binary", announce=True)
+            self._loaded = generation
+        if operation not in LOADER_OPS and self._analyzed != generation:
+            self._request("analyze", {"level": lim.analysis}, ctx, lim.analysis_ms, f"analysis ({lim.analysis})",
+                          announce=True)
+            self._analyzed = generation
+        reply = self._request(operation, params, ctx, lim.query_ms, operation,
+                              announce=operation == "procedure_pseudo_code")
+        normalized = reply.result()
+        locations = []
+        if isinstance(normalized, dict) and isinstance(normalized.get("address"), str):
+            locations.append({"address": normalized["address"]})
+        return OperationResult(normalized=normalized, raw=reply.raw_result(),
+                               limitations=list(_LIMITATIONS.get(operation, [])), locations=locations)
+
+    def _request(self, op: str, params: dict[str, Any], ctx: CallContext, budget_ms: int, phase: str,
+                 announce: bool = False) -> Any:
+        return self.channel.request(op, params, ctx, deadline_s=budget_ms / 1000, phase=phase, announce=announce,
+                                    timeout_remediation=TIMEOUT_REMEDIATION)
+
+    def close(self) -> CloseOutcome:
+        return self.channel.close()
+
+    def lineage(self) -> list[dict[str, Any]]:
+        return self.channel.lineage()

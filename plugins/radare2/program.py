@@ -1,0 +1,566 @@
+"""radare2's view of one binary: loading, analysis, the procedure index and the inventory operations.
+
+Imported by the worker process only; every radare2 call goes through ``engine.Core``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import platform
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+from rea_plugins.radare2 import paging, unwind
+from rea_plugins.radare2.engine import Core, integer, list_of
+from rea_plugins.radare2.options import CONFIG, STRING_OPTIONS
+
+from rea.errors import ReaError
+
+Progress = Callable[[str], None]
+
+FORMATS = {"elf": "elf", "elf64": "elf", "pe": "pe", "pe64": "pe", "mach0": "mach-o", "mach064": "mach-o"}
+ARCHES = {("x86", 64): "x86_64", ("x86", 32): "x86", ("arm", 64): "arm64", ("arm", 32): "arm", ("arm", 16): "arm"}
+HOST_ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64", "i686": "x86",
+               "i386": "x86"}
+STRING_ENCODINGS = {"ascii": "utf-8", "utf8": "utf-8", "utf16le": "utf-16le", "wide": "utf-16le"}
+MAX_BLOCK_BYTES = 1 << 16
+_AUTO_NAME = re.compile(r"(?:fcn|loc|sub|func)\.([0-9a-f]+)")
+_MACHO_SECTION = re.compile(r"\d+\.([^.]+)\.(.+)")
+# radare2's names for LC_FUNCTION_STARTS entries: its own labels, not the file's symbols.
+_FUNCTION_START = re.compile(r"func\.[0-9a-f]+")
+# Quiet, non-interactive output; set before anything else.
+_OUTPUT = {"scr.color": "0", "scr.interactive": "false", "scr.utf8": "false", "scr.prompt": "false"}
+
+
+class Region(msgspec.Struct, frozen=True):
+    """A section or segment as the contract lists it."""
+
+    name: str
+    start: int
+    size: int
+    perm: str
+    file_offset: int
+    file_size: int
+
+    @property
+    def end(self) -> int:
+        return self.start + self.size
+
+    def item(self, kind: str) -> dict[str, Any]:
+        return {"name": self.name, "start": hex(self.start), "end": hex(self.end), "size": self.size,
+                "permissions": self.perm, "file_offset": self.file_offset, "file_size": self.file_size, "kind": kind}
+
+
+class Proc:
+    """One procedure: a radare2 function, or an import at its slot (PE IAT, GOT) that has no stub."""
+
+    __slots__ = ("addr", "blocks", "calltype", "end", "kind", "name", "ninstrs", "r2name", "signature")
+
+    def __init__(self, addr: int, name: str, kind: str, r2name: str | None, end: int) -> None:
+        self.addr, self.name, self.kind, self.r2name, self.end = addr, name, kind, r2name, end
+        # (start, size, instruction count, jump, fail, switch cases); empty for an import slot.
+        self.blocks: list[tuple[int, int, int, int | None, int | None, tuple[int, ...]]] = []
+        self.ninstrs = 0
+        self.signature: str | None = None
+        self.calltype: str | None = None
+
+    @property
+    def size(self) -> int:
+        return self.end - self.addr
+
+    def item(self) -> dict[str, Any]:
+        return {"address": hex(self.addr), "name": self.name, "size": self.size, "kind": self.kind,
+                "end": hex(self.end)}
+
+    def ref(self) -> dict[str, Any]:
+        return {"address": hex(self.addr), "name": self.name}
+
+
+def _perm(text: Any) -> str:
+    """radare2's ``-rwx`` as the contract's ``rwx``."""
+    value = str(text or "----")
+    return value[-3:] if len(value) >= 3 else "---"
+
+
+class Program:
+    """The loaded binary, its tables, and (after ``analyze``) the procedure index."""
+
+    def __init__(self, core: Core, path: str, name: str, sha256: str, target_format: str) -> None:
+        self.core, self.name, self.sha256, self.target_format = core, name, sha256, target_format
+        core.configure(_OUTPUT)
+        core.configure(CONFIG)
+        self.slices: list[str] = []
+        if not core.open(path):
+            raise _unreadable(name)
+        if target_format == "mach-o-universal":
+            self._choose_slice(path)
+        info = core.cmdj("ij") or {}
+        self.bin: dict[str, Any] = info.get("bin", {}) if isinstance(info, dict) else {}
+        fmt = FORMATS.get(str(self.bin.get("bintype", "")))
+        if fmt is None:
+            raise ReaError("unsupported_target", f"radare2 could not read {name} as an ELF, PE or Mach-O binary",
+                           remediation="Check that the file is an intact ELF, PE or Mach-O binary.",
+                           details={"reason": "unparseable", "bintype": str(self.bin.get("bintype", ""))})
+        self.format = fmt
+        # From here on radare2 may not run shell commands, open files or write anything.
+        core.cmd("e cfg.sandbox=true")
+        bits = integer(self.bin.get("bits")) or 0
+        self.bits = bits
+        self.arch = ARCHES.get((str(self.bin.get("arch")), bits), f"{self.bin.get('arch')}-{bits}")
+        self.word = 8 if bits == 64 else 4
+        entries = [e for e in list_of(core.cmdj("iej")) if integer(e.get("vaddr"))]
+        program = [e for e in entries if e.get("type") == "program"] or entries
+        self.entry: int | None = integer(program[0]["vaddr"]) if program else None
+        self.baddr = integer(self.bin.get("baddr")) or 0
+        self._load_tables()
+        self.analyzed = False
+        self.procs: list[Proc] = []
+        self.by_addr: dict[int, Proc] = {}
+        self.by_name: dict[str, Proc] = {}
+        self._starts: list[int] = []
+        self.unwind: dict[int, int] = {}  # unwind-table function start -> end
+        self._strings: list[dict[str, Any]] | None = None
+        self._names: list[dict[str, Any]] | None = None
+        self._names_at: dict[int, list[str]] | None = None
+        self.analysis_seconds = 0.0
+
+    # -- loading -------------------------------------------------------------------------
+
+    def _choose_slice(self, path: str) -> None:
+        """A universal binary's host-architecture slice, else its first (the native provider's rule)."""
+        bins = (self.core.cmdj("iAj") or {}).get("bins", [])
+        archs = [(str(b.get("arch")), integer(b.get("bits")) or 0) for b in list_of(bins)]
+        self.slices = [ARCHES.get(a, f"{a[0]}-{a[1]}") for a in archs]
+        if not archs:
+            return
+        host = HOST_ARCHES.get(platform.machine().lower())
+        wanted = archs[self.slices.index(host)] if host in self.slices else archs[0]
+        info = (self.core.cmdj("ij") or {}).get("bin", {})
+        if (str(info.get("arch")), integer(info.get("bits"))) == wanted:
+            return
+        # radare2 picks a slice at load time from asm.arch/asm.bits: load again in a fresh core.
+        self.core.renew()
+        self.core.configure(_OUTPUT)
+        self.core.configure(CONFIG)
+        self.core.configure({"asm.arch": wanted[0], "asm.bits": str(wanted[1])})
+        if not self.core.open(path):
+            raise _unreadable(self.name)
+
+    def _load_tables(self) -> None:
+        core = self.core
+        sections = []
+        for s in list_of(core.cmdj("iSj")):
+            vaddr, vsize = integer(s.get("vaddr")) or 0, integer(s.get("vsize")) or 0
+            if vsize <= 0 or (vaddr == 0 and _perm(s.get("perm")) == "---"):
+                continue
+            sections.append(Region(self._section_name(str(s.get("name", ""))), vaddr, vsize, _perm(s.get("perm")),
+                                   integer(s.get("paddr")) or 0, integer(s.get("size")) or 0))
+        self.sections = sorted(sections, key=lambda r: (r.start, r.name))
+        segments = []
+        for index, s in enumerate(list_of(core.cmdj("iSSj"))):
+            name = str(s.get("name", ""))
+            vsize = integer(s.get("vsize")) or 0
+            if self.format == "pe" or vsize <= 0:
+                continue
+            if self.format == "elf":
+                if not name.startswith("LOAD"):
+                    continue
+                name = f"LOAD{index}"  # named after the program-header index, as readelf numbers them
+            segments.append(Region(name, integer(s.get("vaddr")) or 0, vsize, _perm(s.get("perm")),
+                                   integer(s.get("paddr")) or 0, integer(s.get("size")) or 0))
+        self.segments = sorted(segments, key=lambda r: (r.start, r.name))
+        # Sections say what is code and data; a file without section headers has its segments.
+        self._regions = self.sections or self.segments
+        self._region_starts = [r.start for r in self._regions]
+        self._mapped = sorted((r.start, r.end) for r in self._regions)
+        self.symbols = [s for s in list_of(core.cmdj("isj")) if integer(s.get("vaddr"))]
+        self.exports = {(str(e.get("realname") or e.get("name")), integer(e.get("vaddr")))
+                        for e in list_of(core.cmdj("iEj"))}
+        self.imports: dict[str, int] = {}  # import name -> its procedure address (stub, else slot)
+        self.import_slots: dict[int, str] = {}  # GOT / IAT / lazy-pointer slot -> import name
+        self.import_stubs: dict[int, str] = {}
+        relocs = {str(r.get("name")): integer(r.get("vaddr")) for r in list_of(core.cmdj("irj")) if r.get("name")}
+        for imp in list_of(core.cmdj("iij")):
+            name = str(imp.get("name") or "")
+            if not name:
+                continue
+            plt = integer(imp.get("plt")) or 0
+            if self.format == "pe":
+                slot = plt
+                stub = 0
+            else:
+                stub = plt
+                slot = relocs.get(name) or 0
+            if slot:
+                self.import_slots.setdefault(slot, name)
+            if stub:
+                self.import_stubs.setdefault(stub, name)
+            if stub or slot:
+                self.imports.setdefault(name, stub or slot)
+
+    def _section_name(self, name: str) -> str:
+        if self.format == "mach-o" or self.target_format == "mach-o-universal":
+            m = _MACHO_SECTION.fullmatch(name)
+            if m:
+                return f"{m.group(1)},{m.group(2)}"
+        return name
+
+    def mapped(self, addr: int) -> bool:
+        i = bisect.bisect_right(self._mapped, (addr, float("inf"))) - 1
+        return i >= 0 and self._mapped[i][0] <= addr < self._mapped[i][1]
+
+    def region_at(self, addr: int) -> Region | None:
+        """The section (else segment) holding ``addr``: the last one starting at or below it that covers it."""
+        i = bisect.bisect_right(self._region_starts, addr) - 1
+        while i >= 0:
+            r = self._regions[i]
+            if r.start <= addr < r.end:
+                return r
+            i -= 1
+            if i >= 0 and self._regions[i].end <= addr - MAX_BLOCK_BYTES:
+                break
+        return None
+
+    def section_of(self, addr: int) -> str | None:
+        r = self.region_at(addr) if self.sections else None
+        return None if r is None else r.name
+
+    def executable(self, addr: int) -> bool:
+        """Whether ``addr`` lies in executable code (sections, else segments when the file has none)."""
+        r = self.region_at(addr)
+        return r is not None and "x" in r.perm
+
+    # -- analysis ------------------------------------------------------------------------
+
+    def analyze(self, level: str, progress: Progress) -> dict[str, Any]:
+        """Run radare2's analysis, seed the starts it does not find itself, and build the procedure index."""
+        if self.analyzed:
+            return {"functions": len(self.procs), "seconds": self.analysis_seconds}
+        started = time.monotonic()
+        # Known starts go first: radare2 then treats a jump to one as a tail call instead of absorbing the
+        # target's code into the function that jumps there.
+        seeds = self._seeds()
+        progress(f"analysing {len(seeds)} functions from import stubs and unwind tables")
+        for i, addr in enumerate(seeds):
+            self.core.cmd(f"af @ {addr}")
+            if i % 500 == 499:
+                progress(f"seeded {i + 1} of {len(seeds)} functions")
+        progress(f"radare2 analysis ({level})")
+        self.core.cmd(level)
+        repaired = self._repair(seeds, progress)
+        progress("indexing functions")
+        self._index(list_of(self.core.cmdj("aflj")))
+        self.analyzed = True
+        self.analysis_seconds = round(time.monotonic() - started, 3)
+        return {"functions": len(self.procs), "seeded": len(seeds), "separated": repaired,
+                "seconds": self.analysis_seconds}
+
+    def _seeds(self) -> list[int]:
+        """Import stubs and unwind-table function starts that lie in executable code."""
+        ranges: list[tuple[int, int]] = []
+        sections = {r.name: r for r in self.sections}
+        if self.format == "elf" and ".eh_frame" in sections:
+            r = sections[".eh_frame"]
+            data = self.core.read(r.start, min(r.size, 64 << 20))
+            ranges = unwind.fde_ranges(data, r.start, self.word, self.bin.get("endian") != "big")
+        elif self.format == "pe" and ".pdata" in sections:
+            r = sections[".pdata"]
+            data = self.core.read(r.start, min(r.size, 64 << 20))
+            ranges = unwind.pdata_ranges(data, self.baddr, arm64=self.arch == "arm64")
+        # The compiler's own extent of each function (the widest when entries overlap).
+        for start, end in ranges:
+            if self.executable(start) and end > start:
+                self.unwind[start] = max(end, self.unwind.get(start, end))
+        starts = set(self.import_stubs) | {start for start, _ in ranges}
+        return sorted(a for a in starts if self.executable(a))
+
+    def _repair(self, seeds: list[int], progress: Progress) -> int:
+        """Give back the seeded starts another function absorbed: analyse the start first, then its absorber."""
+        have = {integer(f.get("offset")) for f in list_of(self.core.cmdj("aflj"))}
+        missing = [a for a in seeds if a not in have]
+        if missing:
+            progress(f"separating {len(missing)} functions radare2 merged into others")
+        for addr in missing:
+            owners = [o for f in list_of(self.core.cmdj(f"afij @ {addr}")) if (o := integer(f.get("offset")))]
+            for owner in owners:
+                self.core.cmd(f"af- @ {owner}")
+            self.core.cmd(f"af @ {addr}")
+            for owner in owners:
+                self.core.cmd(f"af @ {owner}")
+        return len(missing)
+
+    def _index(self, functions: list[dict[str, Any]]) -> None:
+        symbols = self._function_symbols()
+        # radare2 also makes functions of import flags outside the image (address 0): code only.
+        fns = sorted((f for f in functions if integer(f.get("offset")) is not None
+                      and self.executable(int(f["offset"]))), key=lambda f: int(f["offset"]))
+        starts = [int(f["offset"]) for f in fns]
+        procs: list[Proc] = []
+        for i, f in enumerate(fns):
+            addr = int(f["offset"])
+            r2name = str(f.get("name") or "")
+            blocks = self._blocks(addr)
+            nxt = starts[i + 1] if i + 1 < len(starts) else None
+            ends = [b[0] + b[1] for b in blocks if addr <= b[0] and (nxt is None or b[0] < nxt)]
+            end = max(ends) if ends else addr + max(integer(f.get("realsz")) or 0, 1)
+            # The unwind table knows the extent even where radare2 could not follow the code (a jump table
+            # it did not resolve).
+            end = max(end, self.unwind.get(addr, end))
+            p = Proc(addr, self._proc_name(addr, r2name, symbols), "local", r2name, end)
+            p.blocks = blocks
+            p.ninstrs = sum(b[2] for b in blocks) or (integer(f.get("ninstrs")) or 0)
+            sig = f.get("signature")
+            p.signature = str(sig).replace(r2name, p.name, 1) if sig else None
+            p.calltype = str(f["calltype"]) if f.get("calltype") else None
+            p.kind = self._proc_kind(p)
+            procs.append(p)
+        have = {p.addr for p in procs}
+        # An import without a stub (PE, or an ELF call through the GOT) is a procedure at its slot.
+        for slot, name in self.import_slots.items():
+            if self.imports.get(name) == slot and slot not in have:
+                procs.append(Proc(slot, name, "import", None, slot + self.word))
+                have.add(slot)
+        procs.sort(key=lambda p: (p.addr, p.name))
+        self.procs = procs
+        self._starts = [p.addr for p in procs]
+        self.by_addr = {p.addr: p for p in procs}
+        self.by_name = {}
+        for p in procs:
+            self.by_name.setdefault(p.name, p)
+
+    def _blocks(self, addr: int) -> list[tuple[int, int, int, int | None, int | None, tuple[int, ...]]]:
+        out = []
+        for b in list_of(self.core.cmdj(f"afbj @ {addr}")):
+            start, size = integer(b.get("addr")), integer(b.get("size"))
+            if start is None or not size:
+                continue
+            switch = b.get("switch_op")
+            cases = tuple(sorted({c["jump"] for c in list_of(switch.get("cases")) if integer(c.get("jump"))}))\
+                if isinstance(switch, dict) else ()
+            out.append((start, size, integer(b.get("ninstr")) or 0, integer(b.get("jump")), integer(b.get("fail")),
+                        cases))
+        out.sort()
+        return out
+
+    def _function_symbols(self) -> dict[int, str]:
+        """Defined function symbols by address: global before weak before local, then symbol-table order."""
+        rank = {"GLOBAL": 0, "WEAK": 1}
+        best: dict[int, tuple[int, int, str]] = {}
+        for i, s in enumerate(self.symbols):
+            if s.get("type") != "FUNC" or s.get("is_imported") or not s.get("realname"):
+                continue
+            if _FUNCTION_START.fullmatch(str(s["realname"])):
+                continue
+            addr = int(s["vaddr"])
+            key = (rank.get(str(s.get("bind")), 2), i, str(s["realname"]))
+            if addr not in best or key < best[addr]:
+                best[addr] = key
+        return {a: k[2] for a, k in best.items()}
+
+    def _proc_name(self, addr: int, r2name: str, symbols: dict[int, str]) -> str:
+        if addr in symbols:
+            return symbols[addr]
+        if addr in self.import_stubs:
+            return self.import_stubs[addr]
+        name = r2name
+        for prefix in ("sym.imp.", "sym.", "dbg."):
+            if name.startswith(prefix) and len(name) > len(prefix):
+                name = name[len(prefix):]
+                break
+        if name == "entry0":
+            return "entry"
+        if not name or _AUTO_NAME.fullmatch(name):
+            return f"sub_{addr:x}"
+        return name
+
+    def _proc_kind(self, p: Proc) -> str:
+        if p.addr in self.import_stubs or (p.r2name or "").startswith("sym.imp."):
+            return "import"
+        if p.ninstrs == 1 and len(p.blocks) == 1:
+            first = list_of(self.core.cmdj(f"pdj 1 @ {p.addr}"))
+            if first and str(first[0].get("type")) in ("jmp", "ujmp", "ijmp", "irjmp", "rjmp", "mjmp"):
+                return "thunk"
+        return "local"
+
+    # -- selectors -----------------------------------------------------------------------
+
+    def require_analysis(self) -> None:
+        if not self.analyzed:
+            raise ReaError("execution_failure", "radare2 has not analysed the target yet",
+                           remediation="Retry: the client runs the analysis before any query that needs it.")
+
+    def select(self, params: dict[str, Any]) -> Proc:
+        """The procedure a ``procedure`` selector names: exact name, or an address where one starts."""
+        self.require_analysis()
+        value = params.get("procedure")
+        if isinstance(value, str) and value in self.by_name:
+            return self.by_name[value]
+        if paging.looks_like_address(value):
+            p = self.by_addr.get(paging.parse_address(value, "procedure"))
+            if p is not None:
+                return p
+        if value is None or value == "":
+            raise paging.bad("procedure", "procedure is required", "missing_argument")
+        raise paging.unknown_procedure(value)
+
+    def containing(self, addr: int) -> Proc | None:
+        i = bisect.bisect_right(self._starts, addr) - 1
+        for j in (i, i - 1):
+            if j >= 0 and self.procs[j].addr <= addr < self.procs[j].end:
+                return self.procs[j]
+        return None
+
+    def name_at(self, addr: int) -> str | None:
+        """A symbol or import name at ``addr``, else the name of a procedure starting there."""
+        names = self.names_at(addr)
+        if names:
+            return names[0]
+        p = self.by_addr.get(addr)
+        return None if p is None else p.name
+
+    # -- inventory operations ------------------------------------------------------------
+
+    def documents(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        fmt = self.target_format if self.target_format == "mach-o-universal" else self.format
+        doc: dict[str, Any] = {"name": self.name, "format": fmt, "architecture": self.arch, "sha256": self.sha256,
+                               "entry": paging.hx(self.entry), "bits": self.bits,
+                               "endianness": "big" if self.bin.get("endian") == "big" else "little"}
+        if self.slices:
+            doc["slice"] = self.arch
+            doc["slices"] = list(self.slices)
+        raw = {k: self.bin.get(k) for k in ("arch", "bits", "bintype", "class", "machine", "os", "baddr", "pic",
+                                            "stripped", "compiler", "lang")}
+        return {"documents": [doc]}, raw
+
+    def segments_op(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        rows = [r.item("segment") for r in self.segments] + [r.item("section") for r in self.sections]
+        return {"segments": rows}, None
+
+    def procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        self.require_analysis()
+        result = paging.page("procedures", self.procs, params, Proc.item)
+        raw = {"functions": [{"address": p["address"], "radare2_name": self.by_addr[int(p["address"], 16)].r2name}
+                             for p in result["procedures"]]}
+        return result, raw
+
+    def search_procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        self.require_analysis()
+        found = paging.search(self.procs, lambda p: p.name, params)
+        return paging.page("procedures", found, params, Proc.item), None
+
+    def strings(self) -> list[dict[str, Any]]:
+        if self._strings is None:
+            self._strings = self._collect_strings()
+        return self._strings
+
+    def _collect_strings(self) -> list[dict[str, Any]]:
+        out = []
+        min_chars, max_chars = STRING_OPTIONS["min_chars"], STRING_OPTIONS["max_chars"]
+        for s in list_of(self.core.cmdj("izj")):
+            codec = STRING_ENCODINGS.get(str(s.get("type")))
+            addr, size = integer(s.get("vaddr")), integer(s.get("size"))
+            if codec is None or addr is None or not size:
+                continue
+            unit = 2 if codec == "utf-16le" else 1
+            cap = max_chars * 4 + unit
+            data = self.core.read(addr, min(size, cap))
+            data = data[:len(data) - len(data) % unit]
+            while data.endswith(b"\0" * unit):
+                data = data[:-unit]
+            text = data.decode(codec, errors="replace")
+            if len(text) < min_chars:
+                continue
+            encoding = "utf-16le" if unit == 2 else ("ascii" if data.isascii() else "utf-8")
+            clipped = size > cap
+            section = s.get("section")
+            out.append({"_addr": addr, "address": hex(addr), "value": text[:max_chars], "encoding": encoding,
+                        "byte_length": size - unit if clipped else len(data),
+                        "truncated": clipped or len(text) > max_chars,
+                        "section": self._section_name(str(section)) if section else self.section_of(addr)})
+        out.sort(key=lambda s: (s["_addr"], s["value"]))
+        return out
+
+    def list_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        items = self.strings()
+        if params.get("address") is not None:
+            at = paging.parse_address(params["address"])
+            items = [s for s in items if s["_addr"] <= at < s["_addr"] + max(s["byte_length"], 1)]
+        return paging.page("strings", items, params, _public), None
+
+    def search_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        found = paging.search(self.strings(), lambda s: str(s["value"]), params)
+        return paging.page("strings", found, params, _public), None
+
+    def names(self) -> list[dict[str, Any]]:
+        if self._names is None:
+            self._names = self._collect_names()
+        return self._names
+
+    def _collect_names(self) -> list[dict[str, Any]]:
+        out: dict[tuple[int, str, str], dict[str, Any]] = {}
+        for s in self.symbols:
+            kind_r2 = str(s.get("type"))
+            name = str(s.get("realname") or s.get("name") or "")
+            addr = int(s["vaddr"])
+            if not name or s.get("is_imported") or kind_r2 in ("FILE", "SECT", "SECTION") or not self.mapped(addr):
+                continue
+            if _FUNCTION_START.fullmatch(name):
+                continue
+            if kind_r2 == "FUNC":
+                kind = "export" if self.format == "elf" and (name, addr) in self.exports else "function"
+            elif kind_r2 == "OBJ":
+                kind = "data"
+            else:
+                kind = "label"
+            out.setdefault((addr, name, kind), {"_addr": addr, "address": hex(addr), "name": name, "kind": kind,
+                                                "external": False})
+        for name, addr in self.imports.items():
+            out.setdefault((addr, name, "import"), {"_addr": addr, "address": hex(addr), "name": name,
+                                                    "kind": "import", "external": True})
+        return [out[k] for k in sorted(out)]
+
+    def names_at(self, addr: int) -> list[str]:
+        if self._names_at is None:
+            index: dict[int, list[str]] = {}
+            for n in self.names():
+                index.setdefault(n["_addr"], []).append(n["name"])
+            self._names_at = index
+        return self._names_at.get(addr, [])
+
+    def list_names(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        items = self.names()
+        if params.get("address") is not None:
+            at = paging.parse_address(params["address"])
+            items = [n for n in items if n["_addr"] == at]
+        return paging.page("names", items, params, _public), None
+
+    def address_name(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        at = paging.parse_address(params.get("address"))
+        names = self.names_at(at)
+        p = self.by_addr.get(at)
+        name = names[0] if names else (p.name if p is not None else None)
+        return {"address": hex(at), "name": name}, {"names": names}
+
+    def procedure_address(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        p = self.select(params)
+        return {"procedure": params.get("procedure"), "address": hex(p.addr), "name": p.name}, None
+
+    def resolve_containing(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        self.require_analysis()
+        at = paging.parse_address(params.get("address"))
+        p = self.containing(at)
+        proc = None if p is None else {"address": hex(p.addr), "name": p.name, "size": p.size, "end": hex(p.end)}
+        return {"address": hex(at), "procedure": proc}, None
+
+
+def _unreadable(name: str) -> ReaError:
+    return ReaError("unsupported_target", f"radare2 could not open {name}",
+                    remediation="Check that the file is an intact ELF, PE or Mach-O binary.",
+                    details={"reason": "unparseable"})
+
+
+def _public(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in item.items() if not k.startswith("_")}

@@ -1,0 +1,106 @@
+"""The radare2 worker process: ``python -m rea_plugins.radare2.worker --libr DIR`` serves the contract operations.
+
+It holds one loaded target; ``load`` and ``analyze`` are requests of their own so each gets its deadline.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from rea.errors import ReaError
+from rea.process.worker import Reporter, Result, Route, serve
+
+# operation -> (holder, method): "program" is the loaded binary, "code" its function-level view.
+OPERATIONS: dict[str, tuple[str, str]] = {
+    "list_documents": ("program", "documents"),
+    "list_segments": ("program", "segments_op"),
+    "list_procedures": ("program", "procedures"),
+    "search_procedures": ("program", "search_procedures"),
+    "list_strings": ("program", "list_strings"),
+    "search_strings": ("program", "search_strings"),
+    "list_names": ("program", "list_names"),
+    "address_name": ("program", "address_name"),
+    "procedure_address": ("program", "procedure_address"),
+    "resolve_containing_procedure": ("program", "resolve_containing"),
+    "procedure_info": ("code", "info"),
+    "procedure_blocks": ("code", "blocks"),
+    "procedure_assembly": ("code", "assembly"),
+    "read_function_instructions": ("code", "read_instructions"),
+    "procedure_callers": ("code", "callers"),
+    "procedure_callees": ("code", "callees"),
+    "procedure_references": ("code", "references"),
+    "xrefs": ("code", "xrefs"),
+    "procedure_pseudo_code": ("code", "pseudo_code"),
+}
+# Operations answered from the loaded file alone; every other one needs the analysis.
+LOADER_OPS = frozenset({"list_documents", "list_segments", "list_strings", "search_strings", "list_names",
+                        "address_name"})
+
+
+class State:
+    """The radare2 library directory, and the one loaded target with its function-level view."""
+
+    libdir = ""
+    program: Any = None
+    code: Any = None
+
+
+STATE = State()
+
+
+def _program() -> Any:
+    if STATE.program is None:
+        raise ReaError("execution_failure", "the radare2 worker has no loaded target",
+                       remediation="Retry: the client loads the target before any query.")
+    return STATE.program
+
+
+def load(params: dict[str, Any], reporter: Reporter) -> Any:
+    # Imported here: the engine modules load radare2's libraries, which only this process ever does.
+    from rea_plugins.radare2.code import Code
+    from rea_plugins.radare2.engine import Core
+    from rea_plugins.radare2.program import Program
+
+    reporter.progress("loading radare2")
+    core = Core(STATE.libdir)
+    reporter.progress("loading the binary")
+    STATE.program = Program(core, str(params["path"]), str(params.get("name", "")), str(params.get("sha256", "")),
+                            str(params.get("format", "")))
+    STATE.code = Code(STATE.program)
+    return {"loaded": True, "pid": os.getpid(), "format": STATE.program.format, "architecture": STATE.program.arch}
+
+
+def analyze(params: dict[str, Any], reporter: Reporter) -> Any:
+    level = str(params.get("level", "aaa"))
+    if level not in ("aa", "aaa"):
+        raise ReaError("invalid_request", f"unknown radare2 analysis level {level!r}",
+                       details={"issues": [{"path": "level", "reason": "invalid_value", "message": "aa or aaa"}]})
+    return _program().analyze(level, reporter.progress)
+
+
+def _operation(holder: str, method: str) -> Route:
+    def route(params: dict[str, Any], reporter: Reporter) -> Result:
+        _program()
+        normalized, raw = getattr(getattr(STATE, holder), method)(params)
+        return Result(normalized=normalized, raw=raw)
+
+    return route
+
+
+def routes() -> dict[str, Route]:
+    table: dict[str, Route] = {"ping": lambda _p, _r: {"pid": os.getpid()}, "load": load, "analyze": analyze}
+    for op, (holder, method) in OPERATIONS.items():
+        table[op] = _operation(holder, method)
+    return table
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) >= 2 and argv[0] == "--libr":
+        STATE.libdir = argv[1]
+    return serve(routes())
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
