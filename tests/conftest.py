@@ -31,6 +31,16 @@ int main(int argc, char **argv) {
 """
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """User data and caches (annotations, the analysis cache) go to a private folder, never the real home."""
+    import tempfile
+
+    root = tempfile.mkdtemp(prefix="rea-tests-xdg-")
+    for var, sub in (("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache")):
+        os.environ[var] = os.path.join(root, sub)
+        os.makedirs(os.environ[var], exist_ok=True)
+
+
 @pytest.fixture(scope="session")
 def fixture_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("compiled")
