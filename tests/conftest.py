@@ -36,9 +36,19 @@ def pytest_configure(config: pytest.Config) -> None:
     import tempfile
 
     root = tempfile.mkdtemp(prefix="rea-tests-xdg-")
+    config.stash[_XDG_ROOT] = root
     for var, sub in (("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache")):
         os.environ[var] = os.path.join(root, sub)
         os.makedirs(os.environ[var], exist_ok=True)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    root = config.stash.get(_XDG_ROOT, None)
+    if root:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+_XDG_ROOT = pytest.StashKey[str]()
 
 
 @pytest.fixture(scope="session")
