@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import queue
 import re
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -163,6 +166,8 @@ def _slow(value: Any, fast: bytes) -> bytes:
 def canonical_json(value: Any) -> bytes:
     """The RFC 8785 canonical JSON bytes of ``value`` (msgspec Structs and builtins)."""
     fast = _encode(value)
+    if _proved(value):
+        return fast
     return _slow(value, fast) if _needs_reference(fast, value) else fast
 
 
@@ -186,6 +191,8 @@ def canonical_digest(value: Any, stats: list[int] | None = None) -> str:
     least 1 MiB whose canonical form is msgspec's own (no floats or astral keys), which other encodings
     of the same value then match but for key order.
     """
+    if _proved(value):
+        return _streamed_digest(value, stats)
     fast = _encode(value)
     if len(fast) < _OVERLAP_BYTES:
         return hashlib.sha256(_slow(value, fast) if _needs_reference(fast, value) else fast).hexdigest()
@@ -199,3 +206,171 @@ def canonical_digest(value: Any, stats: list[int] | None = None) -> str:
     finally:
         worker.join()
     return hashlib.sha256(_slow(value, fast)).hexdigest() if slow else digest.hexdigest()
+
+
+# -- records proved canonical by construction -----------------------------------------------------
+#
+# A JcsRecord holds no float, no integer beyond 2**53 and no key outside the Basic Multilingual Plane
+# (checked when one is built), so its sorted msgspec JSON is its RFC 8785 form without a scan.
+# A value made of such records, plus a few other small parts checked value by value (a Struct's other
+# fields, parameters, locations), is proved without encoding it; its digest then streams: the largest
+# list of records is encoded in slices while a helper thread hashes the slices already encoded.
+
+_MAX_SAFE = _SAFE_INT - 1
+_SMALL = 256  # values checked one by one before the proof gives up (and the document is scanned)
+_STREAM_ITEMS = 4096  # records per encoded slice (about 1 MB for typical records)
+_STREAM_MIN = 4 * _STREAM_ITEMS
+# Raw bytes msgspec never writes (it escapes control characters), marking where the list goes.
+_HOLE = b'"\x00rea-list\x00"'
+
+
+class JcsRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """A record whose canonical JSON is msgspec's sorted JSON, proved when it is built.
+
+    Construction checks every field value: str, bool, None, an integer within 2**53, a list or tuple
+    of these, or another JcsRecord; anything else (a float, a dict) raises CanonicalError. Field names
+    must lie within the Basic Multilingual Plane. Lists inside must not change after construction.
+    """
+
+    def __post_init__(self) -> None:
+        if not _bmp_names(type(self)):
+            raise CanonicalError(f"{type(self).__name__} has a field name beyond the Basic Multilingual Plane")
+        for value in msgspec.structs.astuple(self):
+            _check_value(value)
+
+
+_STRUCT_NAMES: dict[type, bool] = {}
+
+
+def _check_value(value: Any) -> None:
+    t = type(value)
+    if t is str or t is bool or value is None:
+        return
+    if t is int:
+        if -_MAX_SAFE <= value <= _MAX_SAFE:
+            return
+        raise CanonicalError(f"{value} is beyond the integers canonical JSON represents (2**53)")
+    if t is list or t is tuple:
+        for item in value:
+            _check_value(item)
+        return
+    if isinstance(value, JcsRecord):
+        return  # checked when it was built
+    raise CanonicalError(f"a {t.__name__} has no proved canonical form in a JcsRecord")
+
+
+def _bmp_names(cls: type) -> bool:
+    ok = _STRUCT_NAMES.get(cls)
+    if ok is None:
+        ok = _STRUCT_NAMES[cls] = all(ord(c) <= 0xFFFF for f in msgspec.structs.fields(cls) for c in f.encode_name)
+    return ok
+
+
+def _records(items: list[Any] | tuple[Any, ...]) -> bool:
+    """A long list proved without looking inside: records of one JcsRecord type."""
+    first = type(items[0])
+    return isinstance(items[0], JcsRecord) and all(type(x) is first for x in items)
+
+
+def _proved(value: Any) -> bool:
+    """Whether ``value`` (a Struct holding JcsRecords) has msgspec's sorted JSON as its canonical form.
+
+    Proved records are not looked into; the few other parts (a Struct's other fields, small dicts and
+    lists) are checked value by value, within a small budget. False means: scan the encoded document.
+    """
+    if not isinstance(value, msgspec.Struct):
+        return False
+    stack: list[Any] = [value]
+    visits = 0
+    while stack:
+        v = stack.pop()
+        visits += 1
+        if visits > _SMALL:
+            return False
+        t = type(v)
+        if v is None or t is str or t is bool:
+            continue
+        if t is int:
+            if not -_MAX_SAFE <= v <= _MAX_SAFE:
+                return False
+        elif isinstance(v, JcsRecord):
+            continue
+        elif isinstance(v, msgspec.Struct):
+            if not _bmp_names(t):
+                return False
+            stack.extend(getattr(v, f) for f in v.__struct_fields__)
+        elif t is list or t is tuple:
+            if len(v) >= _SMALL:
+                if not _records(v):
+                    return False
+            else:
+                stack.extend(v)
+        elif t is dict and len(v) < _SMALL:
+            if not all(type(k) is str and (k.isascii() or all(ord(c) <= 0xFFFF for c in k)) for k in v):
+                return False
+            stack.extend(v.values())
+        else:
+            return False  # floats, large dicts and anything else: the scan decides
+    return True
+
+
+def _largest_list(value: Any) -> tuple[list[tuple[Any, str]], list[Any]] | None:
+    """The path (struct, field) to the longest list of records directly under ``value``'s Structs."""
+    best: tuple[list[tuple[Any, str]], list[Any]] | None = None
+    stack: list[tuple[Any, list[tuple[Any, str]]]] = [(value, [])]
+    while stack:
+        v, path = stack.pop()
+        for name in v.__struct_fields__:
+            item = getattr(v, name)
+            if type(item) is list and len(item) >= _STREAM_MIN and (best is None or len(item) > len(best[1])):
+                best = ([*path, (v, name)], item)
+            elif isinstance(item, msgspec.Struct):
+                stack.append((item, [*path, (v, name)]))
+    return best
+
+
+def _streamed_digest(value: Any, stats: list[int] | None) -> str:
+    """SHA-256 of a proved value's sorted JSON; a long list is encoded in slices as a thread hashes."""
+    found = _largest_list(value)
+    if found is None:
+        fast = _encode(value)
+        if stats is not None and len(fast) >= _OVERLAP_BYTES:
+            stats[:] = [len(fast), fast.count(b'"') + fast.count(b"\\")]
+        return hashlib.sha256(fast).hexdigest()
+    path, items = found
+    hollow: Any = msgspec.Raw(_HOLE)
+    for parent, name in reversed(path):
+        twin = copy.copy(parent)  # not structs.replace: a JcsRecord would refuse the Raw placeholder
+        msgspec.structs.force_setattr(twin, name, hollow)
+        hollow = twin
+    head, tail = _encode(hollow).split(_HOLE)
+    digest = hashlib.sha256()
+    pending: queue.Queue[bytes | None] = queue.Queue(maxsize=4)
+
+    def hash_pieces() -> None:
+        while (piece := pending.get()) is not None:
+            digest.update(piece)
+
+    worker = threading.Thread(target=hash_pieces, daemon=True)
+    worker.start()
+    length, escapes = 0, 0
+    try:
+        for piece in _list_pieces(head, items, tail):
+            pending.put(piece)
+            if stats is not None:
+                length += len(piece)
+                escapes += piece.count(b'"') + piece.count(b"\\")
+    finally:
+        pending.put(None)
+        worker.join()
+    if stats is not None and length >= _OVERLAP_BYTES:
+        stats[:] = [length, escapes]
+    return digest.hexdigest()
+
+
+def _list_pieces(head: bytes, items: list[Any], tail: bytes) -> Iterator[bytes]:
+    yield head + b"["
+    for start in range(0, len(items), _STREAM_ITEMS):
+        body = _encode(items[start:start + _STREAM_ITEMS])[1:-1]
+        yield body if start == 0 else b"," + body
+    yield b"]" + tail
