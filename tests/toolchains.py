@@ -32,6 +32,7 @@ TOOLS: dict[str, Tool] = {
     "nm": Tool(("nm",), ("binutils",)),
     "objdump": Tool(("objdump",), ("binutils",)),
     "strip": Tool(("strip",), ("binutils",)),
+    "tar": Tool(("tar",), ("tar",)),
     "aarch64-linux-gnu-gcc": Tool(("aarch64-linux-gnu-gcc",),
                                   ("gcc-aarch64-linux-gnu", "binutils-aarch64-linux-gnu", "libc6-dev-arm64-cross"),
                                   "link"),
