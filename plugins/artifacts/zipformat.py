@@ -8,9 +8,10 @@ import re
 import stat
 import zipfile
 import zlib
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import msgspec
+from rea_plugins.artifacts.zipsafety import LOCAL_FLAG_HIGH, PatchedFile, describe, raw_name, undecodable_names
 
 from rea.context import CallContext
 from rea.errors import ReaError
@@ -57,8 +58,13 @@ def _malformed(message: str, **details: Any) -> ReaError:
                     details={"reason": "malformed_zip", **details})
 
 
+def _out_of_memory(message: str, **details: Any) -> ReaError:
+    return ReaError("resource_constraint", message, remediation="Inspect a smaller artifact.",
+                    details={"resource": "memory", **details})
+
+
 def _kind(info: zipfile.ZipInfo) -> EntryKind:
-    if info.is_dir():
+    if info.filename.endswith("/"):  # ZipInfo.is_dir() indexes the name, which may be empty
         return "directory"
     mode = info.external_attr >> 16
     if info.create_system == _UNIX and mode:
@@ -73,25 +79,67 @@ class ZipReader(ArchiveReader):
     """A ZIP archive's central directory, with CRC-verified and ratio-bounded reads."""
 
     def __init__(self, fh: IO[bytes], limits: Limits, ctx: CallContext | None) -> None:
+        # Central records whose UTF-8-flagged names are not UTF-8: listed under their raw bytes, refused.
+        self._bad_names: set[int] = set()
+        view: IO[bytes] | PatchedFile = fh
         try:
-            self._zip = zipfile.ZipFile(fh)
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
-            fh.close()
-            raise _malformed(str(exc)) from None
+            self._zip = self._open(fh)
+        except UnicodeDecodeError:
+            flagged = undecodable_names(fh)
+            if not flagged:
+                fh.close()
+                raise _malformed("an entry name flagged as UTF-8 is not valid UTF-8") from None
+            view = PatchedFile(fh, {o: _byte(fh, o) & ~0x08 for o in flagged.values()})
+            self._zip = self._open(view, fh)
+            self._bad_names = set(flagged)
         try:
             infos = self._zip.infolist()
+            self._check_offsets(infos, fh)
+            if isinstance(view, PatchedFile):
+                # Their local headers carry the same flag: clear it there too, so names compare equal.
+                for i in self._bad_names:
+                    view.patches[infos[i].header_offset + LOCAL_FLAG_HIGH] = (
+                        _byte(fh, infos[i].header_offset + LOCAL_FLAG_HIGH) & ~0x08)
             if len(infos) > limits.max_entries:
                 raise limit_exceeded("entries", limits.max_entries, len(infos),
                                      message=f"ZIP lists {len(infos)} entries (limit {limits.max_entries})")
             self._check_bomb(infos, limits)
-            self.format = package_format({i.filename for i in infos})
             self._infos: dict[tuple[str, int], zipfile.ZipInfo] = {}
             self._entries = self._list(infos, ctx)
+            self.format = package_format({e.path for e in self._entries})
         except BaseException:
             self._zip.close()
             fh.close()
             raise
-        self._fh = fh
+        self._fh = view
+
+    @staticmethod
+    def _open(view: IO[bytes] | PatchedFile, owner: IO[bytes] | None = None) -> zipfile.ZipFile:
+        try:
+            return zipfile.ZipFile(cast(IO[bytes], view))
+        except UnicodeDecodeError:
+            if owner is not None:  # still undecodable after patching: give up on the archive
+                owner.close()
+                raise _malformed("an entry name flagged as UTF-8 is not valid UTF-8") from None
+            raise
+        except MemoryError:
+            (owner or view).close()
+            raise _out_of_memory("the ZIP central directory does not fit in memory") from None
+        except Exception as exc:  # zipfile raises many types on hostile input; none may reach the caller
+            (owner or view).close()
+            raise _malformed(describe(exc)) from None
+
+    @staticmethod
+    def _check_offsets(infos: list[zipfile.ZipInfo], fh: IO[bytes]) -> None:
+        """Local headers before the start of the file: the end record's directory offset is wrong."""
+        if not infos or min(i.header_offset for i in infos) >= 0:
+            return
+        size = fh.seek(0, 2)
+        declared = _declared_directory_offset(fh)
+        where = f"at offset {declared}, " if declared is not None else ""
+        past = "past the end of" if declared is not None and declared >= size else "inconsistent with"
+        raise _malformed(f"the end-of-central-directory record places the central directory {where}{past} "
+                         f"the {size}-byte file")
 
     @staticmethod
     def _check_bomb(infos: list[zipfile.ZipInfo], limits: Limits) -> None:
@@ -112,15 +160,20 @@ class ZipReader(ArchiveReader):
     def _list(self, infos: list[zipfile.ZipInfo], ctx: CallContext | None) -> list[ArchiveEntry]:
         seen: dict[str, int] = {}
         out: list[ArchiveEntry] = []
-        for info in infos:
-            if ctx is not None and len(out) % 4096 == 0:
+        for index, info in enumerate(infos):
+            if ctx is not None and index % 4096 == 0:
                 ctx.check("reading ZIP directory")
             kind = _kind(info)
-            path = info.filename[:-1] if kind == "directory" else info.filename
+            # orig_filename keeps what zipfile's filename drops after a NUL ("evil.txt\0.png" stays whole).
+            name = info.orig_filename
+            bad_name = index in self._bad_names
+            if bad_name:
+                name = raw_name(name).decode("utf-8", "backslashreplace")
+            path = name[:-1] if kind == "directory" and name.endswith("/") else name
             ordinal = seen.get(path, 0)
             seen[path] = ordinal + 1
             link = self._link_target(info) if kind == "link" else None
-            problem = path_problem(path)
+            problem = "invalid_utf8_name" if bad_name else path_problem(path)
             if problem is None and kind == "link" and (link is None or link_escapes(path, link)):
                 problem = "link_escape"
             if info.flag_bits & 0x1:
@@ -174,8 +227,14 @@ class ZipReader(ArchiveReader):
                     crc = zlib.crc32(chunk, crc)
                     digest.update(chunk)
                     sink(chunk)
-        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, zlib.error, EOFError) as exc:
-            raise _malformed(f"entry {entry.path!r}: {exc}", logical_path=entry.path) from None
+        except ReaError:
+            raise
+        except MemoryError:
+            raise _out_of_memory(f"ZIP entry {entry.path!r} does not fit in memory", logical_path=entry.path
+                                 ) from None
+        except Exception as exc:  # zipfile and its decompressors raise many types on hostile input
+            raise _malformed(f"entry {entry.path!r}: {describe(exc, entry=True)}", logical_path=entry.path
+                             ) from None
         observed = digest.hexdigest()
         if total != info.file_size:
             raise ReaError("truncated", f"ZIP entry {entry.path!r} yielded {total} of {info.file_size} bytes",
@@ -209,6 +268,22 @@ class ZipReader(ArchiveReader):
     def close(self) -> None:
         self._zip.close()
         self._fh.close()
+
+
+def _byte(fh: IO[bytes], offset: int) -> int:
+    """The byte at ``offset`` of ``fh`` (0 past its end)."""
+    fh.seek(offset)
+    got = fh.read(1)
+    return got[0] if got else 0
+
+
+def _declared_directory_offset(fh: IO[bytes]) -> int | None:
+    end_record = getattr(zipfile, "_EndRecData", None)
+    try:
+        endrec = end_record(fh) if end_record is not None else None
+    except (OSError, ValueError, OverflowError):
+        return None
+    return int(endrec[6]) if endrec else None
 
 
 def _crc(info: zipfile.ZipInfo) -> DeclaredIntegrity:

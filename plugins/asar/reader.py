@@ -338,7 +338,7 @@ class AsarArchive:
         except OSError as exc:
             if is_missing(exc):
                 raise _companion_missing(entry.path, f"{self.companion} does not exist") from None
-            raise
+            raise _companion_unreadable(entry.path, exc) from None
         try:
             try:
                 fd = open_beneath(root, entry.path.split("/"))
@@ -346,7 +346,7 @@ class AsarArchive:
                 if is_missing(exc):
                     raise _companion_missing(entry.path, "its companion file is absent or not a regular file"
                                              ) from None
-                raise
+                raise _companion_unreadable(entry.path, exc) from None
         finally:
             os.close(root)
         try:
@@ -380,6 +380,14 @@ def _companion_missing(path: str, why: str) -> ReaError:
     return ReaError("target_unavailable", f"unpacked ASAR entry {path!r} cannot be materialized: {why}",
                     remediation="Keep the archive's .asar.unpacked directory next to it and retry.",
                     details={"reason": "unavailable", "logical_path": path})
+
+
+def _companion_unreadable(path: str, exc: OSError) -> ReaError:
+    code = "access_denied" if exc.errno in (errno.EACCES, errno.EPERM) else "target_unavailable"
+    return ReaError(code, f"unpacked ASAR entry {path!r} cannot be read from its companion: "
+                    f"{exc.strerror or 'read failed'}",
+                    remediation="Make the archive's .asar.unpacked directory readable and retry.",
+                    details={"reason": "unreadable", "logical_path": path})
 
 
 def integrity_error(entry: AsarEntry, observed: str) -> ReaError:
