@@ -10,8 +10,11 @@ import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import msgspec
+
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.evidence import retained_reference
 from rea.unpackers import ArchiveEntry, ArchiveReader, IntegrityPolicy, Limits, limit_exceeded
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -20,6 +23,13 @@ WORKERS = 4
 _Written = tuple[dict[str, Any], dict[str, Any] | None]
 _STATE = {True: "verified", None: "undeclared", False: "contradicted"}
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# A result lists at most this many rows (and bytes) per section inline; beyond that the complete record is
+# retained in the session and the result names it, so a large extraction still fits one MCP response.
+LISTED_SECTIONS = ("files", "refused", "integrity_contradictions")
+LISTED_ROWS = 1000
+LISTED_BYTES = 1 << 20
+# Longest file name (one path component, in bytes) POSIX file systems accept.
+NAME_MAX = 255
 
 
 def plan(entries: list[ArchiveEntry], paths: list[str] | None
@@ -83,6 +93,8 @@ def _refusal(e: ArchiveEntry, by_path: dict[str, list[ArchiveEntry]], links: set
     if e.problem:
         return e.problem
     parts = e.path.split("/")
+    if any(len(p.encode("utf-8", "surrogateescape")) > NAME_MAX for p in parts):
+        return "name_too_long"
     if any("/".join(parts[:i]) in links for i in range(1, len(parts))):
         return "beneath_symlink"
     return None
@@ -218,7 +230,43 @@ def extract(reader: ArchiveReader, paths: list[str] | None, policy: IntegrityPol
     contradictions = sorted((c for _, c in written if c is not None), key=lambda c: c["logical_path"])
     return {"output_directory": out_dir, "files": files, "refused": refused,
             "integrity_contradictions": contradictions, "file_count": len(files),
-            "total_bytes": sum(f["size"] for f in files)}
+            "total_bytes": sum(f["size"] for f in files), "refused_count": len(refused),
+            "contradiction_count": len(contradictions), "listing": {"status": "complete"}}
+
+
+def oversized(result: dict[str, Any]) -> bool:
+    """Whether any listed section exceeds what one result lists inline."""
+    return any(len(_bounded_rows(result[s])) < len(result[s]) for s in LISTED_SECTIONS)
+
+
+def bounded(result: dict[str, Any], complete_id: str) -> dict[str, Any]:
+    """The result with each listed section cut to its first rows, naming the retained complete record."""
+    out = dict(result)
+    shown: dict[str, int] = {}
+    for section in LISTED_SECTIONS:
+        out[section] = _bounded_rows(result[section])
+        shown[section] = len(out[section])
+    out["listing"] = {
+        "status": "bounded", "shown": shown, "total": {s: len(result[s]) for s in LISTED_SECTIONS},
+        "complete_evidence": retained_reference(complete_id),
+        "page_with": {"tool": "inspect_analysis_view",
+                      "arguments": {"source": retained_reference(complete_id),
+                                    "view": {"kind": "page", "section": "files", "offset": 0, "limit": 256}}}}
+    return out
+
+
+def _bounded_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    size = 0
+    for i, row in enumerate(rows[:LISTED_ROWS]):
+        size += len(msgspec.json.encode(row))
+        if size > LISTED_BYTES:
+            return rows[:i]
+    return rows[:LISTED_ROWS]
+
+
+def discard(out_dir: str, cause: BaseException) -> None:
+    """Remove a finished extraction whose call failed afterwards (encoding, recording, cancellation)."""
+    _remove(out_dir, cause)
 
 
 def _run_parallel(job: _Job, groups: dict[tuple[str, ...], list[ArchiveEntry]], workers: int,

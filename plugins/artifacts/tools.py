@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rea_plugins.artifacts import compare as compare_mod
 from rea_plugins.artifacts import extract as extract_mod
 from rea_plugins.artifacts.inventory import (
@@ -16,6 +18,7 @@ from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.evidence import Evidence, ProviderIdentity
 from rea.providers import OperationResult
+from rea.target import Target
 from rea.unpackers import IntegrityPolicy, Limits, Unpacker
 
 VERSION = "0.1.0"
@@ -111,23 +114,50 @@ def _extract(call: ToolCall) -> Evidence:
     target, unpacker, reader = open_artifact(call.session.registry, call.args["path"], limits, call.ctx)
     try:
         result = extract_mod.extract(reader, paths, policy, limits, call.ctx)
-        fmt = reader.format
-        subject = subject_target(target, reader, None)
+        try:
+            subject = subject_target(target, reader, None)
+            return _extract_evidence(call, target.is_directory, unpacker, subject, reader.format, policy, limits,
+                                     paths, result)
+        except BaseException as exc:
+            # The files are written but the call fails: nothing may be left behind.
+            extract_mod.discard(result["output_directory"], exc)
+            raise
     finally:
         reader.close()
+
+
+def _extract_evidence(call: ToolCall, directory_source: bool, unpacker: Unpacker, subject: Target, fmt: str,
+                      policy: IntegrityPolicy, limits: Limits, paths: list[str] | None,
+                      result: dict[str, Any]) -> Evidence:
     result = {"format": fmt, "integrity_policy": policy, **result}
     params = {"paths": sorted(set(paths)) if paths is not None else None, "integrity_policy": policy,
               "limits": limits_record(limits)}
     limitations = []
     if result["refused"]:
         limitations.append(f"{len(result['refused'])} selected entries were refused; see refused.")
-    if target.is_directory:
+    if directory_source:
         limitations.append("The subject digest of a directory source is its listing digest, not its content.")
+
+    def evidence(normalized: dict[str, Any], notes: list[str], links: list[str] | None = None) -> Evidence:
+        return call.session.evidence("extract_artifact", params,
+                                     OperationResult(normalized=normalized, limitations=notes),
+                                     bound=False, target=subject, provider=_provider(unpacker),
+                                     analysis_profile=None, links=links)
+
+    complete = evidence(result, limitations)
+    answer = complete
+    if extract_mod.oversized(result):
+        # Too many rows for one response: the complete record is retained, the answer lists the first rows
+        # and names it (inspect_analysis_view pages it, export_evidence_bundle writes it).
+        answer = evidence(extract_mod.bounded(result, complete.evidence_id),
+                          [*limitations, "The listing is bounded: listing.complete_evidence names the complete "
+                                         "record, which inspect_analysis_view pages."],
+                          [complete.evidence_id])
+        if not call.ctx.signal.commit(lambda: call.session.ledger.record(complete)):
+            call.ctx.check("extract_artifact")
+    call.ctx.check("extract_artifact")
     call.ctx.finish(f"extract: {result['file_count']} files")
-    return call.session.evidence("extract_artifact", params,
-                                 OperationResult(normalized=result, limitations=limitations),
-                                 bound=False, target=subject, provider=_provider(unpacker),
-                                 analysis_profile=None)
+    return answer
 
 
 INSPECT_ARTIFACT = ToolDef(
@@ -185,7 +215,9 @@ EXTRACT_ARTIFACT = ToolDef(
         "directory rea creates (reported as output_directory), with each written file's SHA-256. Never "
         "writes outside it: traversal, absolute, duplicate and case-colliding names, symlinks and device "
         "files are refused and listed under refused. An unpacked ASAR entry whose .asar.unpacked companion "
-        "is missing fails as target_unavailable; on any failure nothing is left behind."),
+        "is missing fails as target_unavailable; on any failure nothing is left behind. A listing of more than "
+        "1,000 rows (or 1 MiB) per section is bounded to its first rows; listing.complete_evidence then names "
+        "the complete record, retained in the session, which inspect_analysis_view pages."),
     input_schema={
         "type": "object",
         "properties": {
