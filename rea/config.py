@@ -29,6 +29,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     input_schema_profile: str = "full"
     # Where the annotation store keeps its per-target files (None: resolved from the environment on use).
     annotations_dir: str | None = None
+    # The analysis cache (rea.cache): its directory (None: resolved on use) and size bound (0: off).
+    cache_dir: str | None = None
+    cache_max_bytes: int = 0
+    # How results are presented (not what they are): complete records, or compact ones (rea.presentation).
+    result_presentation: str = "complete"
 
     @property
     def response_budget(self) -> int:
@@ -102,6 +107,58 @@ def annotations_dir(env: Mapping[str, str] | None = None) -> str:
     return os.path.join(os.path.normpath(base), "rea", "annotations")
 
 
+CACHE_DIR = SettingSpec(
+    name="REA_CACHE_DIR", constraint="an absolute directory path", parse=_absolute_directory,
+    description="Where the analysis cache keeps providers' whole-program analyses and the CLI's Evidence; "
+                "default $XDG_CACHE_HOME/rea, else ~/.cache/rea.")
+DEFAULT_CACHE_MAX_BYTES = 1 << 30
+MIN_CACHE_MAX_BYTES = 1 << 20
+
+
+def _cache_bound(raw: str) -> int:
+    # 0 turns the cache off; otherwise at least 1 MiB, so one analysis of a small binary fits.
+    if raw == "0":
+        return 0
+    if not re.fullmatch(r"[1-9][0-9]*", raw) or not MIN_CACHE_MAX_BYTES <= int(raw) <= MAX_SAFE_INTEGER:
+        raise ValueError(raw)
+    return int(raw)
+
+
+CACHE_MAX_BYTES = SettingSpec(
+    name="REA_CACHE_MAX_BYTES", constraint=f"0 (off) or a decimal integer from {MIN_CACHE_MAX_BYTES} to "
+    f"{MAX_SAFE_INTEGER} (bytes)", parse=_cache_bound, default=DEFAULT_CACHE_MAX_BYTES,
+    description="Size bound of the analysis cache; the least recently used entries are evicted beyond it.")
+PRESENTATIONS = ("complete", "compact")
+
+
+def _presentation(raw: str) -> str:
+    if raw not in PRESENTATIONS:
+        raise ValueError(raw)
+    return raw
+
+
+RESULT_PRESENTATION = SettingSpec(
+    name="REA_RESULT_PRESENTATION", constraint="one of " + ", ".join(PRESENTATIONS), parse=_presentation,
+    default="complete",
+    description="complete: results are whole Evidence records; compact: the analysis profile by its digest "
+                "(identity unchanged; see README).")
+
+
+def cache_dir(env: Mapping[str, str] | None = None) -> str:
+    """The analysis cache's directory: ``REA_CACHE_DIR``, else the XDG cache home's ``rea``."""
+    env = os.environ if env is None else env
+    explicit = CACHE_DIR.read(env)
+    if explicit is not None:
+        return str(explicit)
+    xdg = env.get("XDG_CACHE_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        base = xdg
+    else:
+        home = env.get("HOME") or os.path.expanduser("~")
+        base = os.path.join(home, ".cache")
+    return os.path.join(os.path.normpath(base), "rea")
+
+
 def integer_setting(name: str, low: int, high: int, default: int, unit: str, description: str = "") -> SettingSpec:
     """A decimal integer setting: no sign, no leading zero, no spaces, exponent or fraction."""
 
@@ -123,9 +180,23 @@ def load_settings(env: Mapping[str, str] | None = None, projections: tuple[str, 
         raise configuration_invalid("REA_MCP_INPUT_SCHEMA_PROFILE", "one of " + ", ".join(sorted(projections)),
                                     profile)
     problems: list[ReaError] = []
-    store = None
+    store = cache = None
+    cache_bound = DEFAULT_CACHE_MAX_BYTES
+    presentation = "complete"
     try:
         store = annotations_dir(env)
+    except ReaError as exc:
+        problems.append(exc)
+    try:
+        cache = cache_dir(env)
+    except ReaError as exc:
+        problems.append(exc)
+    try:
+        cache_bound = CACHE_MAX_BYTES.read(env)
+    except ReaError as exc:
+        problems.append(exc)
+    try:
+        presentation = RESULT_PRESENTATION.read(env)
     except ReaError as exc:
         problems.append(exc)
     for spec in (declared or {}).values():
@@ -140,4 +211,5 @@ def load_settings(env: Mapping[str, str] | None = None, projections: tuple[str, 
             first.message += f" (and {len(problems) - 1} more invalid setting{'s' if len(problems) > 2 else ''})"
         raise first
     return Settings(max_response_bytes=_max_response_bytes(env), input_schema_profile=profile,
-                    annotations_dir=store)
+                    annotations_dir=store, cache_dir=cache, cache_max_bytes=cache_bound,
+                    result_presentation=presentation)

@@ -60,6 +60,8 @@ class HostInfo(msgspec.Struct, frozen=True, kw_only=True):
     temp_dir: str
     # The annotation store's directory (None while REA_ANNOTATIONS_DIR is invalid).
     annotations_dir: str | None
+    # The analysis cache's directory (None while REA_CACHE_DIR or REA_CACHE_MAX_BYTES is invalid).
+    cache_dir: str | None
 
 
 class ProviderReadiness(msgspec.Struct, frozen=True, kw_only=True):
@@ -126,6 +128,16 @@ class ClientsReport(msgspec.Struct, frozen=True, kw_only=True):
     registrations: list[ClientRegistration]
 
 
+class CacheReport(msgspec.Struct, frozen=True, kw_only=True):
+    """The analysis cache as ``rea cache info`` sees it (read-only: doctor creates nothing)."""
+
+    directory: str
+    enabled: bool
+    max_bytes: int
+    entries: int
+    bytes: int
+
+
 class DoctorReport(msgspec.Struct, frozen=True, kw_only=True):
     schema_version: int
     ok: bool
@@ -136,6 +148,8 @@ class DoctorReport(msgspec.Struct, frozen=True, kw_only=True):
     providers: list[ProviderReadiness]
     plugins: PluginsReport
     clients: ClientsReport
+    # None while the cache settings are invalid (the settings check says why).
+    cache: CacheReport | None = None
     live_server: Literal["unknown"] = "unknown"
 
 
@@ -144,13 +158,13 @@ class DoctorReport(msgspec.Struct, frozen=True, kw_only=True):
 # ---------------------------------------------------------------------------
 
 
-def _host(store: str | None) -> HostInfo:
+def _host(store: str | None, cache: CacheReport | None) -> HostInfo:
     return HostInfo(
         python_version=platform.python_version(), python_implementation=platform.python_implementation(),
         python_executable=sys.executable, platform=platform.platform(), system=platform.system(),
         machine=platform.machine(), rea_version=rea.__version__,
         rea_package_path=os.path.dirname(os.path.abspath(rea.__file__)), temp_dir=tempfile.gettempdir(),
-        annotations_dir=store)
+        annotations_dir=store, cache_dir=cache.directory if cache else None)
 
 
 def _annotations_dir(env: Mapping[str, str], home: str | None) -> str | None:
@@ -175,6 +189,42 @@ def _annotations_check(store: str | None) -> Check:
     return Check(id="annotations-dir", status="warn", required=False,
                  summary=f"{store} is not writable: annotation writes will fail",
                  remediation="Make it writable, or point REA_ANNOTATIONS_DIR at a writable directory.")
+
+
+def _cache_report(env: Mapping[str, str], home: str | None) -> CacheReport | None:
+    from rea.cache import AnalysisCache
+    from rea.config import CACHE_MAX_BYTES, cache_dir
+
+    try:
+        where = cache_dir({**env, "HOME": home} if home is not None else env)
+        bound = int(CACHE_MAX_BYTES.read(env))
+    except ReaError:
+        return None  # the settings check reports the invalid value
+    info = AnalysisCache(where, bound).info()
+    return CacheReport(directory=info.directory, enabled=info.enabled, max_bytes=info.max_bytes,
+                       entries=info.entries, bytes=info.bytes)
+
+
+def _cache_check(cache: CacheReport | None) -> Check:
+    # Optional: without a usable cache every call analyses from scratch, and the CLI cannot name earlier Evidence.
+    if cache is None:
+        return Check(id="analysis-cache", status="warn", required=False,
+                     summary="REA_CACHE_DIR or REA_CACHE_MAX_BYTES is invalid (see the settings check)",
+                     remediation="Set REA_CACHE_DIR to an absolute directory path and REA_CACHE_MAX_BYTES to 0 or "
+                                 "at least 1048576, or unset them.")
+    if not cache.enabled:
+        return Check(id="analysis-cache", status="pass", required=False,
+                     summary=f"off (REA_CACHE_MAX_BYTES=0): {cache.directory} is not used")
+    existing = cache.directory
+    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    usage = f"{cache.entries} entries, {cache.bytes} of {cache.max_bytes} bytes"
+    if os.path.isdir(existing) and os.access(existing, os.W_OK | os.X_OK):
+        state = usage if existing == cache.directory else "created on the first analysis"
+        return Check(id="analysis-cache", status="pass", required=False, summary=f"{cache.directory} ({state})")
+    return Check(id="analysis-cache", status="warn", required=False,
+                 summary=f"{cache.directory} is not writable: analyses are not kept between calls",
+                 remediation="Make it writable, or point REA_CACHE_DIR at a writable directory.")
 
 
 def _python_check() -> Check:
@@ -536,8 +586,9 @@ def doctor_report(registry: Registry, *, config_paths: dict[str, str] | None = N
     ready = {p.id: p for p in providers}
     plugins = _plugins(registry)
     store = _annotations_dir(env, home)
+    cache = _cache_report(env, home)
     checks = [_python_check(), _temp_check(), _settings_check(registry, env),
-              _env_provider_check(registry, ready, env), _annotations_check(store)]
+              _env_provider_check(registry, ready, env), _annotations_check(store), _cache_check(cache)]
     filtered = _filter_check(env)
     if filtered is not None:
         checks.append(filtered)
@@ -546,9 +597,10 @@ def doctor_report(registry: Registry, *, config_paths: dict[str, str] | None = N
     expected, accepted = expected_vectors()
     report = DoctorReport(
         schema_version=SCHEMA_VERSION, ok=not failures, exit_status=1 if failures else 0, failures=failures,
-        host=_host(store), checks=checks, providers=providers, plugins=plugins,
+        host=_host(store, cache), checks=checks, providers=providers, plugins=plugins,
         clients=ClientsReport(expected=expected, accepted=accepted,
-                              registrations=client_registrations(paths, project, env, expected)))
+                              registrations=client_registrations(paths, project, env, expected)),
+        cache=cache)
     out: dict[str, Any] = msgspec.to_builtins(report)
     return out
 
@@ -569,6 +621,14 @@ def _table(headers: list[str], rows: list[list[str]], indent: str = "  ") -> lis
     return table(rows, headers, indent=indent, rule=False).split("\n")
 
 
+def _cache_line(cache: Mapping[str, Any] | None) -> str:
+    if cache is None:
+        return "(REA_CACHE_DIR or REA_CACHE_MAX_BYTES is invalid)"
+    if not cache["enabled"]:
+        return f"{cache['directory']} (off: REA_CACHE_MAX_BYTES=0)"
+    return f"{cache['directory']} ({cache['entries']} entries, {cache['bytes']} of {cache['max_bytes']} bytes)"
+
+
 def format_doctor(report: Mapping[str, Any]) -> str:
     """A readable plain-text rendering of ``doctor_report``'s result."""
     failures = report["failures"]
@@ -581,6 +641,7 @@ def format_doctor(report: Mapping[str, Any]) -> str:
         ["rea", f"{host['rea_version']} {host['rea_package_path']}"],
         ["temp dir", host["temp_dir"]],
         ["annotations", host["annotations_dir"] or "(REA_ANNOTATIONS_DIR is invalid)"],
+        ["analysis cache", _cache_line(report.get("cache"))],
     ])
     lines += ["", "Checks"]
     lines += _table(["STATUS", "CHECK", "REQUIRED", "SUMMARY"], [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rea import evidence as ev_mod
@@ -11,10 +11,11 @@ from rea.errors import ReaError
 from rea.evidence import Evidence
 
 
-def _missing(evidence_id: str, path: str) -> ReaError:
+def _missing(evidence_id: str, path: str, cached: bool = False) -> ReaError:
+    where = "this session's ledger or the analysis cache" if cached else "this connection's ledger"
     return ReaError(
         "target_unavailable",
-        f"retained Evidence {evidence_id} is not in this connection's ledger",
+        f"retained Evidence {evidence_id} is not in {where}",
         remediation="Supply the complete inline Evidence, repeat its producer, or import an exported bundle first.",
         details={"evidence_id": evidence_id, "reason": "missing", "path": path})
 
@@ -22,9 +23,11 @@ def _missing(evidence_id: str, path: str) -> ReaError:
 class Ledger:
     """Insertion-ordered, thread-safe map of evidence_id to record."""
 
-    def __init__(self) -> None:
+    def __init__(self, fallback: Callable[[str], Evidence | None] | None = None) -> None:
         self._records: dict[str, Evidence] = {}
         self._lock = threading.Lock()
+        # Where a reference this ledger lacks may still be found, authenticated (the CLI: the analysis cache).
+        self.fallback = fallback
 
     def record(self, ev: Evidence) -> Evidence:
         with self._lock:
@@ -64,8 +67,12 @@ class Ledger:
                     {"path": path, "reason": "invalid_format",
                      "message": 'expected {"kind":"retained-evidence","evidence_id":"ev_<64 hex>"}'}]})
             found = self.get(eid)
+            if found is None and self.fallback is not None:
+                found = self.fallback(eid)
+                if found is not None:
+                    self.record(found)
             if found is None:
-                raise _missing(eid, path)
+                raise _missing(eid, path, cached=self.fallback is not None)
             return found
         if isinstance(value, dict):
             return ev_mod.from_builtins(value)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rea import __version__
+from rea.cache import default_cache
 from rea.cli.output import emit_error, emit_json, render_text
 from rea.cli.tools import ArgumentParser
 from rea.context import CallContext, CancelSignal
@@ -90,12 +91,17 @@ def _tool_command(name: str, argv: list[str], prog: str) -> int:
     parser = cli_tools.build_parser(tool, prog)
     ns = parser.parse_args(argv)
     session = Session(registry)
+    # Evidence outlives the invocation in the analysis cache, so a later command can name it by evidence_id.
+    cache = default_cache()
+    if cache.enabled:
+        session.ledger.fallback = cache.load_evidence
     ctx = CallContext(CancelSignal())
     result: Any = None
     failure: ReaError | None = None
     with SignalGuard(ctx) as guard:
         try:
             result = guard.run(lambda: cli_tools.run_tool(session, tool, ns, ctx))
+            guard.run(lambda: cache.store_evidence(list(session.ledger)))
         except ReaError as err:
             failure = err
         finally:
@@ -192,6 +198,36 @@ def _doctor(argv: list[str], prog: str) -> int:
     return int(doctor.exit_status(report))
 
 
+def _cache(argv: list[str], prog: str) -> int:
+    parser = ArgumentParser(prog=f"{prog} cache", description=(
+        "Show or empty the analysis cache (providers' whole-program analyses and the CLI's Evidence)."))
+    parser.add_argument("action", choices=["info", "clear"], help="info: where, how large, what kinds; clear: empty it")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    ns = parser.parse_args(argv)
+    import msgspec
+
+    cache = default_cache()
+    if ns.action == "clear":
+        outcome = cache.clear()
+        if ns.json:
+            emit_json(msgspec.to_builtins(outcome))
+        else:
+            print(f"removed {outcome.removed_entries} entries ({outcome.removed_bytes} bytes) from {outcome.directory}")
+        return 0
+    info = cache.info()
+    if ns.json:
+        emit_json(msgspec.to_builtins(info))
+        return 0
+    from rea.cli.output import table
+
+    state = "on" if info.enabled else "off (REA_CACHE_MAX_BYTES=0)"
+    print(f"directory: {info.directory}\nstate: {state}\nsize: {info.bytes} of {info.max_bytes} bytes "
+          f"in {info.entries} entries" + (f" ({info.unreadable} unreadable)" if info.unreadable else ""))
+    if info.kinds:
+        print(table([[k.kind, str(k.entries), str(k.bytes)] for k in info.kinds], ["kind", "entries", "bytes"]))
+    return 0
+
+
 def _serve(argv: list[str], prog: str) -> int:
     parser = ArgumentParser(prog=f"{prog} serve", description="Run the MCP server over stdio.")
     parser.parse_args(argv)
@@ -255,6 +291,7 @@ commands:
   providers list [--json]   plugins and providers, with availability
   plugins [--hook H] [--json]  loaded plugins, their versions and hooks
   doctor [--json]           host checks, provider readiness, MCP client registrations
+  cache info|clear [--json] the analysis cache: where, how large, what kinds; or empty it
   serve                     run the MCP server over stdio
   catalog [--output PATH]   write the machine-readable tool catalog
   tools                     list every tool command
@@ -277,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         a in ("--format", "--output-format") and b == "json" for a, b in itertools.pairwise(rest)) else "text"
     handlers: dict[str, Callable[[list[str], str], int]] = {
         "providers": _providers, "plugins": _plugins, "doctor": _doctor, "serve": _serve, "catalog": _catalog,
-        "analyze": _analyze, "tools": _tools,
+        "analyze": _analyze, "tools": _tools, "cache": _cache,
     }
     try:
         if command == "tool" and rest:

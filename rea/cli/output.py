@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import textwrap
 from typing import Any, TextIO
 
 import msgspec
@@ -46,55 +48,161 @@ def table(rows: list[list[str]], headers: list[str], *, indent: str = "", rule: 
     return "\n".join(out)
 
 
-LIST_PREVIEW = 12
+# Below this many columns text is not wrapped narrower (a pipe gets the fallback width).
+MIN_WIDTH = 60
+FALLBACK_WIDTH = 100
+MIN_COLUMN = 12
 
 
-def _item(value: Any) -> str:
-    if isinstance(value, dict):
-        return "  ".join(f"{k}={_scalar(v)}" for k, v in value.items() if not isinstance(v, (dict, list)))
-    return _scalar(value)
+def _width() -> int:
+    return max(MIN_WIDTH, shutil.get_terminal_size((FALLBACK_WIDTH, 24)).columns)
 
 
 def _scalar(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 100 else text[:97] + "..."
+    """One value as text: strings as they are (control characters escaped), the rest as JSON."""
+    if isinstance(value, str):
+        return value.encode("unicode_escape").decode("ascii") if not value.isprintable() else value
+    if value is None:
+        return "null"
+    return json.dumps(value, ensure_ascii=False)
 
 
-def _outline(value: Any, indent: int, out: list[str]) -> None:
-    pad = " " * indent
-    if isinstance(value, dict):
+def _is_scalar(value: Any) -> bool:
+    return not isinstance(value, (dict, list))
+
+
+def _wrap(first: str, rest: str, text: str, width: int) -> list[str]:
+    """``text`` after the prefix ``first``, wrapped (never cut) with continuation lines under ``rest``."""
+    lines = textwrap.wrap(text, width=max(width - len(first), MIN_COLUMN), break_long_words=True,
+                          break_on_hyphens=False, replace_whitespace=False, drop_whitespace=False) or [""]
+    return [first + lines[0].rstrip()] + [rest + line.strip() for line in lines[1:]]
+
+
+def _count(n: int) -> str:
+    return f"{n} item{'' if n == 1 else 's'}"
+
+
+class _Renderer:
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.out: list[str] = []
+
+    def member(self, key: str, value: Any, indent: int) -> None:
+        pad = " " * indent
+        if isinstance(value, dict):
+            if not value:
+                self.out.append(f"{pad}{key}: {{}}")
+                return
+            self.out.append(f"{pad}{key}:")
+            self.mapping(value, indent + 2)
+        elif isinstance(value, list):
+            self.out.append(f"{pad}{key}: " + (_count(len(value)) if value else "(none)"))
+            self.items(value, indent + 2)
+        elif isinstance(value, str) and "\n" in value:
+            # Text (pseudocode, a listing): shown line by line as it is.
+            self.out.append(f"{pad}{key}: |")
+            self.out.extend(f"{pad}  {line}".rstrip() for line in value.split("\n"))
+        else:
+            self.out.extend(_wrap(f"{pad}{key}: ", pad + "    ", _scalar(value), self.width))
+
+    def mapping(self, value: dict[str, Any], indent: int) -> None:
         for key, sub in value.items():
-            if isinstance(sub, dict):
-                out.append(f"{pad}{key}:")
-                _outline(sub, indent + 2, out)
-            elif isinstance(sub, list):
-                out.append(f"{pad}{key}: {len(sub)} item{'s' if len(sub) != 1 else ''}")
-                for item in sub[:LIST_PREVIEW]:
-                    out.append(f"{pad}  - {_item(item)}")
-                if len(sub) > LIST_PREVIEW:
-                    out.append(f"{pad}  ... {len(sub) - LIST_PREVIEW} more (use --format json for all)")
+            self.member(str(key), sub, indent)
+
+    def items(self, items: list[Any], indent: int) -> None:
+        if not items:
+            return
+        pad = " " * indent
+        if all(isinstance(i, dict) and i and all(_is_scalar(v) for v in i.values()) for i in items):
+            self.table(items, indent)
+            return
+        if all(isinstance(i, (int, float, str)) and not isinstance(i, bool) for i in items):
+            texts = [_scalar(i) for i in items]
+            if max(len(t) for t in texts) <= 24 and not any(" " in t for t in texts):
+                # Short words (addresses, names): packed into wrapped lines, not one per line.
+                self.out.extend(_wrap(pad, pad, "  ".join(texts), self.width))
+                return
+        for item in items:
+            if isinstance(item, dict):
+                flat = {k: v for k, v in item.items() if _is_scalar(v)}
+                nested = {k: v for k, v in item.items() if not _is_scalar(v)}
+                line = "  ".join(f"{k}={_scalar(v)}" for k, v in flat.items())
+                self.out.extend(_wrap(pad + "- ", pad + "    ", line, self.width) if flat else [pad + "-"])
+                self.mapping(nested, indent + 2)
+            elif isinstance(item, list):
+                self.out.append(f"{pad}- " + _count(len(item)))
+                self.items(item, indent + 2)
             else:
-                out.append(f"{pad}{key}: {_scalar(sub)}")
-    else:
-        out.append(pad + _scalar(value))
+                self.out.extend(_wrap(pad + "- ", pad + "  ", _scalar(item), self.width))
+
+    def table(self, rows: list[dict[str, Any]], indent: int) -> None:
+        """Rows of scalars as aligned columns; a column too wide for the terminal wraps its cells."""
+        headers: dict[str, None] = {}
+        for row in rows:
+            headers.update(dict.fromkeys(row))
+        names = list(headers)
+        cells = [[("-" if row[k] is None else _scalar(row[k])) if k in row else "" for k in names] for row in rows]
+        widths = [max([len(n)] + [len(r[i]) for r in cells]) for i, n in enumerate(names)]
+        budget = self.width - indent - 2 * (len(names) - 1)
+        while sum(widths) > budget:
+            widest = max(range(len(widths)), key=lambda i: widths[i])
+            floor = max(MIN_COLUMN, len(names[widest]))
+            if widths[widest] <= floor:
+                break  # too many columns to fit: the terminal wraps the lines, nothing is cut
+            widths[widest] = max(floor, widths[widest] - (sum(widths) - budget))
+        pad = " " * indent
+
+        def emit(row: list[str]) -> None:
+            parts = [[c] if len(c) <= widths[i] else
+                     textwrap.wrap(c, widths[i], break_long_words=True, break_on_hyphens=False) or [""]
+                     for i, c in enumerate(row)]
+            for n in range(max(len(p) for p in parts)):
+                line = "  ".join((p[n] if n < len(p) else "").ljust(widths[i]) for i, p in enumerate(parts))
+                self.out.append((pad + line).rstrip())
+
+        emit(names)
+        self.out.append(pad + "  ".join("-" * w for w in widths))
+        for cell_row in cells:
+            emit(cell_row)
 
 
-def render_text(value: Any) -> str:
-    """A readable outline of a result; Evidence gets a header naming its identity and provider."""
-    out: list[str] = []
+def render_text(value: Any, width: int | None = None) -> str:
+    """All of a result, readably: tables for rows, nested members indented, long values wrapped, nothing cut.
+
+    Evidence gets a header naming its identity, target, provider and analysis profile (by digest: the whole
+    profile is in ``--json`` output and in ``open_binary``'s binding).
+    """
+    r = _Renderer(width or _width())
     if isinstance(value, dict) and "evidence_id" in value and "normalized_result" in value:
         subject = value.get("subject") or {}
         provider = value.get("provider") or {}
-        out.append(f"{value['operation']}  {value['evidence_id']}")
+        profile = value.get("analysis_profile") or {}
+        r.out.append(f"{value.get('operation')}  {value['evidence_id']}")
         if subject:
-            out.append(f"target: {subject.get('local_path')}  ({subject.get('format')}, "
-                       f"{subject.get('architecture')}, {subject.get('size')} bytes, sha256 "
-                       f"{subject.get('digest', {}).get('sha256', '')[:16]}...)")
-        out.append(f"provider: {provider.get('id')} {provider.get('version')}")
+            r.out.append(f"target: {subject.get('local_path')}  ({subject.get('format')}, "
+                         f"{subject.get('architecture')}, {subject.get('size')} bytes)")
+            r.out.append(f"sha256: {(subject.get('digest') or {}).get('sha256')}")
+        r.out.append(f"provider: {provider.get('id')} {provider.get('version')}"
+                     + (f"  (analysis profile {profile.get('digest')})" if profile else ""))
+        r.out.append(f"confidence: {value.get('confidence')}  authority: {value.get('authority')}")
+        if value.get("parameters"):
+            r.member("parameters", value["parameters"], 0)
         for limitation in value.get("limitations") or []:
-            out.append(f"limitation: {limitation}")
-        out.append("")
-        _outline(value["normalized_result"], 0, out)
+            r.out.extend(_wrap("limitation: ", "    ", limitation, r.width))
+        for link in value.get("evidence_links") or []:
+            r.out.append(f"linked: {link}")
+        r.out.append("")
+        body = value["normalized_result"]
+        if isinstance(body, dict):
+            r.mapping(body, 0)
+        else:
+            r.member("result", body, 0)
+        if value.get("locations"):
+            r.member("locations", value["locations"], 0)
+        if value.get("raw_result") is not None:
+            r.member("raw_result", value["raw_result"], 0)
+    elif isinstance(value, dict):
+        r.mapping(value, 0)
     else:
-        _outline(value, 0, out)
-    return "\n".join(out)
+        r.member("result", value, 0)
+    return "\n".join(r.out)

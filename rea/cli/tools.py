@@ -3,7 +3,8 @@
 One rule, generated from each tool's input schema (a test walks every tool):
 
 - every input property is a flag named after it, kebab-cased (``max_depth`` -> ``--max-depth``);
-  JSON-valued flags take JSON text or ``@file.json``;
+  JSON-valued flags take JSON text or ``@file.json``; a flag that takes Evidence also takes a bare
+  ``ev_...`` id (its retained reference, resolved from this call's ledger or the analysis cache);
 - target-bound commands take the binary to open first (``TARGET``);
 - a command whose tool declares a subject (its main argument, e.g. ``procedure``) also takes it as the
   next positional (``SUBJECT``), the same as its flag; any other command takes all of its arguments
@@ -24,17 +25,19 @@ import msgspec
 
 from rea import paths
 from rea.catalog.invoke import ToolResult, invoke
-from rea.catalog.schemas import flatten_root_union
+from rea.catalog.schemas import RETAINED_EVIDENCE, flatten_root_union
 from rea.catalog.tool import ToolDef
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.evidence import EVIDENCE_ID, retained_reference
 from rea.selection import parse_provider_choice
 from rea.session import Session
 
 CONVENTION = """\
 arguments:
   every input property is a flag of its own name (--max-depth for max_depth); JSON-valued flags take
-  JSON text or @file.json. TARGET (target-bound commands) is the binary to open. SUBJECT, where a
+  JSON text or @file.json, and a flag that takes Evidence also takes a bare evidence_id (ev_...) from an
+  earlier call (kept in the analysis cache). TARGET (target-bound commands) is the binary to open. SUBJECT, where a
   command has one, is the same as its flag; other commands take every argument as one JSON object
   (or @file.json) in that place. Output: text by default, --json or --format json for JSON."""
 
@@ -89,6 +92,22 @@ class _JsonValue:
         self.text = text
 
 
+class _EvidenceValue(_JsonValue):
+    """A JSON-valued flag that takes Evidence: a bare ``ev_...`` id is its retained reference."""
+
+
+def takes_evidence(schema: dict[str, Any]) -> bool:
+    """Whether a property accepts a retained-evidence reference (and so a bare evidence_id on the CLI)."""
+    return any(isinstance(b, dict) and str(b.get("$ref", "")).endswith("/" + RETAINED_EVIDENCE)
+               for b in schema.get("anyOf", schema.get("oneOf", [])))
+
+
+def parse_flag_value(value: _JsonValue, where: str) -> Any:
+    if isinstance(value, _EvidenceValue) and EVIDENCE_ID.match(value.text):
+        return retained_reference(value.text)
+    return parse_json_text(value.text, where)
+
+
 def _output_flags(tool: ToolDef) -> list[str]:
     names = set(flatten_root_union(tool.input_schema).get("properties", {}))
     flags = ["--output-format"]
@@ -121,13 +140,17 @@ def build_parser(tool: ToolDef, prog: str) -> argparse.ArgumentParser:
             parser.add_argument(flag_name(name), dest=dest, action=argparse.BooleanOptionalAction, default=None,
                                 help=help_text)
         elif kind == "integer":
-            parser.add_argument(flag_name(name), dest=dest, type=int, help=help_text)
+            parser.add_argument(flag_name(name), dest=dest, type=int, metavar=name.upper(), help=help_text)
         elif kind == "number":
-            parser.add_argument(flag_name(name), dest=dest, type=float, help=help_text)
+            parser.add_argument(flag_name(name), dest=dest, type=float, metavar=name.upper(), help=help_text)
         elif kind == "string":
-            parser.add_argument(flag_name(name), dest=dest, choices=sub.get("enum"), help=help_text)
+            parser.add_argument(flag_name(name), dest=dest, choices=sub.get("enum"),
+                                metavar=None if sub.get("enum") else name.upper(), help=help_text)
         elif kind == "array" and isinstance(sub.get("items"), dict) and sub["items"].get("type") == "string":
-            parser.add_argument(flag_name(name), dest=dest, nargs="+", help=help_text)
+            parser.add_argument(flag_name(name), dest=dest, nargs="+", metavar=name.upper(), help=help_text)
+        elif takes_evidence(sub):
+            parser.add_argument(flag_name(name), dest=dest, type=_EvidenceValue, metavar="EV|JSON|@FILE",
+                                help=(help_text + " (an evidence_id, JSON or @file.json)").strip())
         else:
             parser.add_argument(flag_name(name), dest=dest, type=_JsonValue, metavar="JSON|@FILE",
                                 help=(help_text + " (JSON or @file.json)").strip())
@@ -152,7 +175,7 @@ def collect_arguments(tool: ToolDef, ns: argparse.Namespace) -> dict[str, Any]:
     for key, value in vars(ns).items():
         if key.startswith("opt_") and value is not None:
             name = key[4:]
-            args[name] = parse_json_text(value.text, flag_name(name)) if isinstance(value, _JsonValue) else value
+            args[name] = parse_flag_value(value, flag_name(name)) if isinstance(value, _JsonValue) else value
     subject = getattr(ns, "subject", None)
     if subject is not None:
         flagged = args.get(tool.cli_subject)
