@@ -2,7 +2,7 @@
 
 The cache key covers the generator sources, the seed, the counts and the bytes of every base binary, so a
 change to any of them builds a fresh corpus; an unchanged one is reused as is (and older corpora are
-removed). A corpus directory is complete once its manifest exists: it is written last, by rename.
+removed once stale). A corpus directory is complete once its manifest exists: it is written last, by rename.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 import random
 import shutil
 import tempfile
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ BASES: dict[str, int] = {"elf-x64": 300, "elf-x64-so": 220, "elf-arm64": 300, "s
                          "pe-x64-exe": 260, "shapes-pe-x64": 200, "pe-x64-dll": 120, "macho-x64": 260,
                          "macho-arm64": 200, "macho-fat": 120}
 ARCHIVES = 520
+STALE_AFTER_S = 3600
 
 
 @dataclass(frozen=True)
@@ -68,8 +70,9 @@ def load(fixture_set: FixtureSet) -> tuple[Path, list[Case]]:
             os.rename(staging, root)
         except OSError:  # a concurrent session built it first
             shutil.rmtree(staging, ignore_errors=True)
+        # Older corpora go, unless recent: a concurrent session on another revision may still be reading one.
         for old in CACHE.iterdir():
-            if old.name != key and not old.name.startswith("."):
+            if old.name != key and time.time() - old.stat().st_mtime > STALE_AFTER_S:
                 shutil.rmtree(old, ignore_errors=True)
     cases = [Case(**c) for c in json.loads(manifest.read_text())]
     return root, [Case(**{**asdict(c), "path": str(root / c.path)}) for c in cases]
