@@ -133,9 +133,13 @@ for a in sample:
     times.append(time.perf_counter() - t)
 out["info_p50_ms"] = statistics.median(times) * 1000 if times else None
 if provider == "native" and local:
+    from rea.errors import ReaError
     t = time.perf_counter()
-    result_of(session, "xrefs", {"address": local[len(local) // 2]["address"]})
-    out["first_xrefs_s"] = time.perf_counter() - t
+    try:
+        result_of(session, "xrefs", {"address": local[len(local) // 2]["address"]})
+        out["first_xrefs_s"] = time.perf_counter() - t
+    except ReaError as exc:  # a whole-program index beyond the safety limits is refused, not partial
+        out["first_xrefs_error"] = f"{exc.code} after {time.perf_counter() - t:.1f} s"
 registry = session.registry
 session.close()
 for p in registry.providers.values():  # reap provider-owned workers so RUSAGE_CHILDREN covers them
@@ -179,11 +183,22 @@ def r2_env() -> dict[str, str] | None:
     return env
 
 
-def run_child(code: str, argv: list[str], timeout: float, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run ``code`` in a fresh interpreter; its last stdout line is the JSON result (or the error)."""
+def run_child(code: str, argv: list[str], timeout: float, env: dict[str, str] | None = None,
+              memory_gb: float = 0) -> dict[str, Any]:
+    """Run ``code`` in a fresh interpreter; its last stdout line is the JSON result (or the error).
+
+    ``memory_gb`` caps the child's address space (its own children inherit the cap), so a peer engine
+    on a huge library fails alone instead of exhausting a shared machine.
+    """
     started = time.perf_counter()
+
+    def cap() -> None:
+        if memory_gb:
+            limit = int(memory_gb * (1 << 30))
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
     proc = subprocess.Popen([sys.executable, "-c", code, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+                            text=True, env=env, preexec_fn=cap)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -222,6 +237,7 @@ def main() -> int:
     ap.add_argument("--r2-timeout", type=float, default=600.0)
     ap.add_argument("--angr-timeout", type=float, default=600.0)
     ap.add_argument("--skip-large", action="store_true", help="only native on the largest library")
+    ap.add_argument("--peer-memory-gb", type=float, default=8.0, help="address-space cap of radare2 and angr runs")
     ap.add_argument("--only", action="append", default=[], help="targets whose label contains this")
     args = ap.parse_args()
     from rea.registry import load
@@ -248,9 +264,10 @@ def main() -> int:
         is_large = label.startswith("largest")
         results: dict[str, dict[str, Any]] = {"native": run_child(REA_CHILD, [path, "native"], 1800)}
         if env_r2 and not (args.skip_large and is_large):
-            results["radare2"] = run_child(R2_CHILD, [path], args.r2_timeout, env_r2)
+            results["radare2"] = run_child(R2_CHILD, [path], args.r2_timeout, env_r2, args.peer_memory_gb)
         if have_angr and not (args.skip_large and is_large):
-            results["angr"] = run_child(REA_CHILD, [path, "angr"], args.angr_timeout, angr_env(args.angr_timeout))
+            results["angr"] = run_child(REA_CHILD, [path, "angr"], args.angr_timeout, angr_env(args.angr_timeout),
+                                        args.peer_memory_gb)
         nat = results["native"]
         nat_s = nat.get("open_overview_s")
         nat_addrs = set(nat.get("addresses", []))
@@ -272,6 +289,8 @@ def main() -> int:
             extras.append(f"procedure_info p50 {nat['info_p50_ms']:.1f} ms")
         if nat.get("first_xrefs_s") is not None:
             extras.append(f"first xrefs (data references) {nat['first_xrefs_s']:.2f} s")
+        if nat.get("first_xrefs_error"):
+            extras.append(f"first xrefs: {nat['first_xrefs_error']}")
         if extras:
             print(f"{'':<34} {'':>6} {'':<8} " + "; ".join(extras))
     print("open: open_binary (native: parse worker start with LIEF import, and the parse) or r2pipe open. "
