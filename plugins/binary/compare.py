@@ -21,6 +21,10 @@ def _dossier(call: ToolCall, path: str) -> Evidence:
     if ev.operation != "analyze_function":
         raise invalid_request(f"{path} is {ev.operation} Evidence, not analyze_function",
                               [issue(path, "invalid_value", "expected analyze_function Evidence")])
+    complete = ev.normalized_result.get("complete_evidence_id") if isinstance(ev.normalized_result, dict) else None
+    if isinstance(complete, str):
+        # A paged answer: compare the complete dossier it names (retained when the page was made).
+        return call.session.resolve_evidence(ev_mod.retained_reference(complete), path)
     return ev
 
 

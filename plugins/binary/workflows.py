@@ -9,7 +9,6 @@ from rea_plugins.binary import annotate
 from rea_plugins.binary.schema import (
     CASE,
     DOCUMENT,
-    MAX_INSTRUCTIONS,
     PROCEDURE,
     check_document,
     evidence,
@@ -167,13 +166,71 @@ def dossier(call: ToolCall, procedure: str, *, include_assembly: bool = True, ma
     return body, _limitations(*results)
 
 
+# The dossier's row collections, each paged by limit and collection_offset in the default answer.
+COLLECTIONS = ("basic_blocks", "cfg_edges", "callers", "callees", "references", "referenced_strings",
+               "referenced_names", "comments")
+PAGE_ARGUMENTS = ("limit", "collection_offset", "max_instructions", "assembly_offset", "max_pseudocode_chars",
+                  "pseudocode_offset")
+DOSSIER_LIMIT = 64
+DOSSIER_INSTRUCTIONS = 128
+DOSSIER_PSEUDOCODE_CHARS = 20000
+
+
+def _page(call: ToolCall, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The requested page of every collection, the assembly and the pseudocode, and where each page lies."""
+    from rea.views import row_page, text_page
+
+    args = call.args
+    limit, offsets = args.get("limit", DOSSIER_LIMIT), args.get("collection_offset", {})
+    out, pages = dict(body), {}
+    for name in COLLECTIONS:
+        rows = body.get(name)
+        if isinstance(rows, list):
+            if offsets.get(name, 0) > len(rows):
+                raise invalid_request(f"collection_offset.{name} is past the end ({len(rows)} rows)",
+                                      [issue(f"collection_offset/{name}", "out_of_range", f"at most {len(rows)}")])
+            page = row_page(rows, offsets.get(name, 0), limit)
+            out[name] = page.pop("items")
+            pages[name] = page
+    asm = body.get("assembly")
+    if isinstance(asm, dict) and isinstance(asm.get("instructions"), list):
+        rows, start = asm["instructions"], args.get("assembly_offset", 0)
+        if start > len(rows):
+            raise invalid_request(f"assembly_offset is past the end ({len(rows)} instructions)",
+                                  [issue("assembly_offset", "out_of_range", f"at most {len(rows)}")])
+        page = row_page(rows, start, args.get("max_instructions", DOSSIER_INSTRUCTIONS))
+        out["assembly"] = {**asm, "instructions": page.pop("items"),
+                           "truncated": bool(asm.get("truncated")) or page["next_offset"] is not None}
+        pages["assembly"] = page
+    pc = body.get("pseudocode")
+    if isinstance(pc, dict) and isinstance(pc.get("text"), str):
+        start = args.get("pseudocode_offset", 0)
+        try:
+            page = text_page(pc["text"], start, args.get("max_pseudocode_chars", DOSSIER_PSEUDOCODE_CHARS))
+        except ReaError:
+            raise invalid_request("pseudocode_offset is past the end of the pseudocode",
+                                  [issue("pseudocode_offset", "out_of_range", "past the end")]) from None
+        out["pseudocode"] = {**pc, "text": page.pop("text"), "truncated": page["next_offset"] is not None}
+        pages["pseudocode"] = page
+    return out, pages
+
+
 def _analyze_function(call: ToolCall) -> Evidence:
     check_document(call)
     body, lims = dossier(call, call.args["procedure"], include_assembly=call.args.get("include_assembly", True),
-                         max_instructions=call.args.get("max_instructions", 2000),
-                         max_pseudocode_chars=call.args.get("max_pseudocode_chars", 20000))
+                         max_instructions=20000, max_pseudocode_chars=1 << 62)
     call.ctx.finish("analyze_function: done")
-    return evidence(call, OperationResult(normalized=body, limitations=lims))
+    # The complete dossier is the record; the answer is its requested page when it does not fit one.
+    complete = call.session.evidence(call.tool.name, {k: v for k, v in annotate.parameters(call).items()
+                                                      if k not in PAGE_ARGUMENTS},
+                                     OperationResult(normalized=body, limitations=lims))
+    paged, pages = _page(call, body)
+    if not any(p["offset"] or p["next_offset"] is not None for p in pages.values()):
+        return complete
+    call.session.ledger.record(complete)
+    return evidence(call, OperationResult(normalized={**paged, "pages": pages,
+                                                      "complete_evidence_id": complete.evidence_id},
+                                          limitations=lims), links=[complete.evidence_id])
 
 
 # -- batch_decompile ---------------------------------------------------------------------------
@@ -342,12 +399,30 @@ def tools() -> list[ToolDef]:
                 examples=({}, {"detail": "detailed", "limit": 50})),
         ToolDef(name="analyze_function", family=FAMILY,
                 description=("Function dossier: info, basic blocks and CFG, callers, callees, references, "
-                             "referenced strings and names, assembly, and pseudocode where the provider has it."),
+                             "referenced strings and names, assembly, and pseudocode where the provider has it. "
+                             "A dossier larger than one page (limit rows per collection, max_instructions, "
+                             "max_pseudocode_chars) answers with that page: pages says where each part lies, and "
+                             "complete_evidence_id names the retained complete record (inspect_analysis_view)."),
                 input_schema=obj({"procedure": PROCEDURE,
                                   "include_assembly": prop("boolean", "Include the assembly listing.", [True]),
-                                  "max_instructions": MAX_INSTRUCTIONS,
-                                  "max_pseudocode_chars": prop("integer", "Cap on pseudocode characters.", [20000],
-                                                               minimum=1, maximum=1_000_000),
+                                  "limit": prop("integer", f"Rows of each collection (blocks, edges, callers, "
+                                                f"callees, references, strings, names, comments) in the answer "
+                                                f"(default {DOSSIER_LIMIT}).", [64], minimum=1, maximum=1000),
+                                  "collection_offset": {
+                                      "type": "object", "description": "First row of each collection, by name.",
+                                      "properties": {c: {"type": "integer", "minimum": 0, "description":
+                                                         f"First row of {c}."} for c in COLLECTIONS},
+                                      "additionalProperties": False, "examples": [{"references": 64}]},
+                                  "max_instructions": prop("integer", "Instructions of the assembly in the answer "
+                                                           f"(default {DOSSIER_INSTRUCTIONS}).", [128], minimum=1,
+                                                           maximum=20000),
+                                  "assembly_offset": prop("integer", "First instruction of the assembly page.", [0],
+                                                          minimum=0),
+                                  "max_pseudocode_chars": prop("integer", "Pseudocode in the answer, in UTF-16 code "
+                                                               f"units (default {DOSSIER_PSEUDOCODE_CHARS}).",
+                                                               [20000], minimum=1, maximum=1_000_000),
+                                  "pseudocode_offset": prop("integer", "First UTF-16 code unit of the pseudocode "
+                                                            "page.", [0], minimum=0),
                                   "document": DOCUMENT}, ("procedure",)),
                 handler=_analyze_function, requires_target=True, requires_operations=DOSSIER_OPS,
                 cli_subject="procedure",
