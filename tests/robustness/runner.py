@@ -22,8 +22,12 @@ from rea.errors import CODES
 from tests.robustness.corpus import Case
 from tests.robustness.server import Reply, Server, alive, environ_value, proc_children, status_kib
 
+# A Python exception's name, or the text Python's own exceptions carry (which reads as one to a user).
 EXCEPTION_NAME = re.compile(r"\b[A-Z][A-Za-z]*(?:Error|Exception|Warning)\b|Traceback|\[Errno \d+\]"
-                            r"|\b(?:BadZipFile|LargeZipFile|StopIteration|KeyboardInterrupt|SystemExit)\b")
+                            r"|\b(?:BadZipFile|LargeZipFile|StopIteration|KeyboardInterrupt|SystemExit)\b"
+                            r"|codec can't (?:de|en)code|object has no attribute|is not subscriptable"
+                            r"|index out of range|unsupported operand type|positional arguments? but"
+                            r"|object is not (?:callable|iterable)|invalid literal for int\(\)|\bNoneType\b")
 CALL_DEADLINE_S = 90
 # The native provider's parse worker is the only process these calls may own at a time.
 MAX_CHILDREN = 1
@@ -231,7 +235,7 @@ class Runner:
                 problem = f"non-regular files written: {odd[:5]}"
             elif len(files) != result["file_count"]:
                 problem = f"{len(files)} files written, {result['file_count']} reported"
-            elif result["listing"]["status"] == "complete" and files != listed:
+            elif result.get("listing", {}).get("status", "complete") == "complete" and files != listed:
                 problem = f"written files differ from the listing: {sorted(files ^ listed)[:5]}"
         if problem:
             self.run.add("outside", Finding(case.id, case.description, "extract_artifact", problem))

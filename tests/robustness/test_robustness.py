@@ -70,7 +70,8 @@ def test_no_process_outlives_its_case_or_the_server(run: Run) -> None:
 
 def test_exception_name_pattern() -> None:
     for text in ("TypeError: startswith first arg must be bytes", "UnicodeDecodeError: 'utf-8' codec",
-                 "[Errno 22] Invalid argument", "Traceback (most recent call last)", "BadZipFile"):
+                 "[Errno 22] Invalid argument", "Traceback (most recent call last)", "BadZipFile",
+                 "'utf-8' codec can't decode byte 0x98 in position 3", "string index out of range"):
         assert runner.EXCEPTION_NAME.search(text), text
     for text in ("malformed ZIP archive: truncated central directory", "program header table extends past end "
                  "of file", "Error -3 while decompressing"):
