@@ -69,13 +69,16 @@ def sanitize(m: Model) -> Model:
         return out
 
     segments, sections = regions(m.segments), regions(m.sections)
-    symbols = [Symbol(name=_text(s.name), address=s.address, size=s.size if 0 <= s.size <= _SAFE else 0,
+    # Most symbols are already valid: keep those as they are (10^5 rebuilt structs cost a second).
+    symbols = [s if type(s.name) is str and s.name.isascii() and 0 <= s.size <= _SAFE else
+               Symbol(name=_text(s.name), address=s.address, size=s.size if 0 <= s.size <= _SAFE else 0,
                       kind=s.kind, exported=s.exported, source=s.source)
-               for s in m.symbols if _addr(s.address) is not None]
+               for s in m.symbols if type(s.address) is int and 0 <= s.address < _U64]
     imports = [Import(name=_text(i.name), library=None if i.library is None else _text(i.library),
                       slot=_addr(i.slot)) for i in m.imports]
     plt_locals = [Import(name=_text(i.name), slot=i.slot) for i in m.plt_locals if _addr(i.slot) is not None]
-    unwind = [(a, e) for a, e in m.unwind if _addr(a) is not None and _addr(e) is not None and 0 <= e - a <= _SAFE]
+    unwind = [(a, e) for a, e in m.unwind
+              if type(a) is int and type(e) is int and 0 <= a <= e < _U64 and e - a <= _SAFE]
     linkage = {k: (_text(v) if isinstance(v, (str, bytes)) else
                    [_text(x) for x in v] if isinstance(v, list) else v) for k, v in m.linkage.items()}
     limitations = list(m.limitations)
@@ -164,25 +167,28 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
     symtab = list(b.symtab_symbols)
     _check_counts(req, len(sections_raw), len(dynsyms) + len(symtab))
     thumb = arch == "arm"
-    global_bindings = {lief.ELF.Symbol.BINDING.GLOBAL, lief.ELF.Symbol.BINDING.WEAK}
+    binding, types = lief.ELF.Symbol.BINDING, lief.ELF.Symbol.TYPE
+    # Enum members are singletons: identity tests, not hashing (a Python-level call per symbol).
+    is_global, is_weak = binding.GLOBAL, binding.WEAK
+    t_func, t_ifunc, t_object = types.FUNC, types.GNU_IFUNC, types.OBJECT
+    skipped = (types.SECTION, types.FILE, types.TLS)
     by_key: dict[tuple[str, int], Symbol] = {}
-    type_names: dict[Any, str] = {}  # enum -> name, so 10^5 symbols cost 10^5 dict hits, not enum lookups
     for source, table in (("symtab", symtab), ("dynsym", dynsyms)):
         for s in table:
             name = s.name
             raw_type = s.type
-            stype = type_names.get(raw_type)
-            if stype is None:
-                stype = type_names[raw_type] = _enum_name(raw_type)
-            if not name or stype in ("SECTION", "FILE", "TLS") or s.shndx == 0:
+            if not name or raw_type is skipped[0] or raw_type is skipped[1] or raw_type is skipped[2] \
+                    or s.shndx == 0:
                 continue  # shndx 0: undefined, an import
             addr = int(s.value)
-            if thumb and stype == "FUNC":
+            is_func = raw_type is t_func or raw_type is t_ifunc
+            if thumb and raw_type is t_func:
                 addr &= ~1
             if addr == 0:
                 continue
-            kind = {"FUNC": "function", "GNU_IFUNC": "function", "OBJECT": "data"}.get(stype, "label")
-            exported = source == "dynsym" and s.binding in global_bindings
+            kind = "function" if is_func else "data" if raw_type is t_object else "label"
+            bound = s.binding if source == "dynsym" else None
+            exported = bound is is_global or bound is is_weak
             key = (name, addr)
             prev = by_key.get(key)
             if prev is not None:

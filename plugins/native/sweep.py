@@ -336,7 +336,12 @@ class Sweeper:
         blob = batch.blob
         assert ids is not None and blob is not None
         record, ops_at = batch.record, batch.mnem + 32
-        picked = [i for i, v in enumerate(itertools.islice(ids, keep)) if v in _X86_PICK]
+        if want & FLOW:
+            picked = [i for i, v in enumerate(itertools.islice(ids, keep)) if v in _X86_PICK]
+        else:
+            # Data only: branches, path ends and undecodable bytes never name data; of the picked ids
+            # only push (an immediate) and x86_flow's own cases remain, found by C-speed list scans.
+            picked = [i for v in (_X86_PUSH, *_X86_OTHER) for i in _positions(ids, v, keep)]
         named: set[int] = set()
         if want & DATA:
             # Each record's operand text in a fixed slot, so the address search scans a third as much.
@@ -352,10 +357,10 @@ class Sweeper:
                     at = text.find(literal, at + 3)
             hits.update(m.start() for m in _X86_IMM.finditer(text))
             named = {at // _SLOT for at in hits if text.find(b"\0", at - at % _SLOT, at) < 0}  # not stale bytes
-            # A direct branch, a path end or undecodable bytes never names data: only the rest matters.
-            picked = [i for i in picked if ids[i] == _X86_PUSH or ids[i] in _X86_OTHER] if not want & FLOW \
-                else picked
-            picked.extend(i for i in named if not want & FLOW or ids[i] not in _X86_PICK)
+            if want & FLOW:
+                picked.extend(i for i in named if ids[i] not in _X86_PICK)  # the others are picked already
+            else:
+                picked.extend(named)
             picked.sort()
         else:
             text = b""
@@ -425,6 +430,19 @@ class Sweeper:
                     out.add(a, insn.size, STOP, None, None)
                 continue
             self._keep(flow(insn), a, insn.size, batch, i, tail, window_limit, out, want)
+
+
+def _positions(values: list[int], wanted: int, stop: int) -> Iterator[int]:
+    """Indices below ``stop`` where ``values`` holds ``wanted`` (list.index scans in C)."""
+    if wanted not in values:
+        return
+    at = -1
+    while True:
+        try:
+            at = values.index(wanted, at + 1, stop)
+        except ValueError:
+            return
+        yield at
 
 
 def table_targets(extra: Extra | None, start: int, end: int) -> list[int]:
