@@ -117,7 +117,9 @@ def _tool_command(name: str, argv: list[str], prog: str) -> int:
     if failure is not None:
         emit_error(failure, ns.format)
         return 1
-    doc = cli_tools.result_document(result)
+    from rea.config import RESULT_PRESENTATION
+
+    doc = cli_tools.result_document(result, RESULT_PRESENTATION.read())
     if ns.format == "json":
         emit_json(doc)
     else:

@@ -30,6 +30,7 @@ from rea.catalog.tool import ToolDef
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.evidence import EVIDENCE_ID, retained_reference
+from rea.presentation import present
 from rea.selection import parse_provider_choice
 from rea.session import Session
 
@@ -197,7 +198,8 @@ def run_tool(session: Session, tool: ToolDef, ns: argparse.Namespace, ctx: CallC
     return invoke(session, tool, args, ctx)
 
 
-def result_document(result: ToolResult) -> Any:
+def result_document(result: ToolResult, presentation: str = "complete") -> Any:
+    """The result as printed: a record in the configured presentation (``REA_RESULT_PRESENTATION``)."""
     if result.evidence is not None:
-        return msgspec.to_builtins(result.evidence)
+        return present(msgspec.to_builtins(result.evidence), presentation)
     return result.structured

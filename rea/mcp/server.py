@@ -26,6 +26,7 @@ from rea.config import Settings
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
 from rea.evidence import ProviderIdentity
+from rea.presentation import COMPLETE, output_schema_for, present
 from rea.registry import Registry
 from rea.session import Session
 
@@ -42,11 +43,12 @@ def _annotations(effects: Any) -> types.ToolAnnotations:
                                  idempotent_hint=ann["idempotentHint"], open_world_hint=ann["openWorldHint"])
 
 
-def build_tool_list(registry: Registry, profile: str) -> list[types.Tool]:
-    """The complete, static tool inventory in the configured projection."""
+def build_tool_list(registry: Registry, profile: str, presentation: str = COMPLETE) -> list[types.Tool]:
+    """The complete, static tool inventory in the configured projection and result presentation."""
     return [
         types.Tool(name=t.name, title=t.display_title, description=t.description,
-                   input_schema=advertised_input_schema(registry, t, profile), output_schema=output_schema(t),
+                   input_schema=advertised_input_schema(registry, t, profile),
+                   output_schema=output_schema_for(t.output_schema, output_schema(t), presentation),
                    annotations=_annotations(t.effects))
         for t in sorted(registry.tools.values(), key=lambda t: t.name)
     ]
@@ -58,7 +60,7 @@ class ReaServer:
     def __init__(self, registry: Registry, settings: Settings) -> None:
         self.registry = registry
         self.settings = settings
-        self.tools = build_tool_list(registry, settings.input_schema_profile)
+        self.tools = build_tool_list(registry, settings.input_schema_profile, settings.result_presentation)
         self.max_request_bytes = max_request_bytes(settings)
         # Only prompts whose every tool is registered; no resources, so none is advertised.
         self.prompts = {name: p for name, p in sorted(registry.prompts.items())
@@ -75,7 +77,8 @@ class ReaServer:
         store = AnnotationStore(self.settings.annotations_dir) if self.settings.annotations_dir else None
         session = Session(self.registry, annotations=store)
         session.connection["settings"] = {"max_response_bytes": self.settings.max_response_bytes,
-                                          "input_schema_profile": self.settings.input_schema_profile}
+                                          "input_schema_profile": self.settings.input_schema_profile,
+                                          "result_presentation": self.settings.result_presentation}
         try:
             yield {"session": session}
         finally:
@@ -185,6 +188,8 @@ class ReaServer:
             oversize = known_oversize(result.evidence, self.settings.response_budget)
             if oversize is not None:
                 return self._error(session, transport_error(self.settings, oversize, result.evidence.evidence_id))
+        if self.settings.result_presentation != COMPLETE and result.evidence is not None:
+            payload = present(msgspec.to_builtins(result.evidence), self.settings.result_presentation)
         encoded = encode_result(payload)
         required = success_size(encoded)
         if required > self.settings.response_budget:
