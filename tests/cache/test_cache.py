@@ -273,3 +273,23 @@ def test_a_provider_reuses_its_analysis_across_sessions_and_recomputes_for_chang
     key = CacheKey.for_target(identify(str(target)), provider.descriptor, profile_digest(provider,
                               identify(str(target))), "word-index/1")
     assert provider.cache.load(key, WordIndex) is not None
+
+
+def test_doctor_reports_the_cache_without_creating_it(tmp_path: Path) -> None:
+    from rea.doctor import doctor_report, format_doctor
+    from rea.registry import default_registry
+
+    registry = default_registry()
+    where = tmp_path / "cache"
+    absent = doctor_report(registry, home=str(tmp_path), environ={"REA_CACHE_DIR": str(where)})
+    check = next(c for c in absent["checks"] if c["id"] == "analysis-cache")
+    assert check["status"] == "pass" and "created on the first analysis" in check["summary"]
+    assert absent["host"]["cache_dir"] == str(where) and not where.exists()
+    AnalysisCache(str(where), 1 << 30).store(key(1), value(1))
+    report = doctor_report(registry, home=str(tmp_path), environ={"REA_CACHE_DIR": str(where)})
+    assert report["cache"]["entries"] == 1 and report["cache"]["bytes"] > 0 and report["cache"]["enabled"]
+    assert f"{where} (1 entries" in format_doctor(report)
+    bad = doctor_report(registry, home=str(tmp_path), environ={"REA_CACHE_MAX_BYTES": "12"})
+    assert bad["cache"] is None and bad["host"]["cache_dir"] is None
+    assert "settings" in bad["failures"]
+    assert next(c for c in bad["checks"] if c["id"] == "analysis-cache")["status"] == "warn"
