@@ -16,6 +16,8 @@ from rea.errors import ReaError
 
 UT64_MAX = 0xFFFF_FFFF_FFFF_FFFF
 R_PERM_R = 4
+# radare2's sandbox (cfg.sandbox, on once the target is loaded) refuses larger blocks in one command.
+MAX_COMMAND_BLOCK = 32 * 1024
 
 
 class Core:
@@ -90,13 +92,18 @@ class Core:
 
     def read(self, address: int, size: int) -> bytes:
         """``size`` bytes of the loaded image at ``address`` (unmapped bytes read as radare2 fills them)."""
-        if size <= 0:
-            return b""
-        text = self.cmd(f"p8 {size} @ {address}").strip()
-        try:
-            return bytes.fromhex(text)
-        except ValueError:
-            return b""
+        out = bytearray()
+        while len(out) < size:
+            n = min(size - len(out), MAX_COMMAND_BLOCK)
+            text = self.cmd(f"p8 {n} @ {address + len(out)}").strip()
+            try:
+                chunk = bytes.fromhex(text)
+            except ValueError:
+                chunk = b""
+            out += chunk
+            if len(chunk) < n:
+                break
+        return bytes(out)
 
 
 def list_of(value: Any) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 from rea_plugins.radare2 import paging, unwind
-from rea_plugins.radare2.engine import Core, integer, list_of
+from rea_plugins.radare2.engine import MAX_COMMAND_BLOCK, Core, integer, list_of
 from rea_plugins.radare2.options import CONFIG, STRING_OPTIONS
 
 from rea.errors import ReaError
@@ -26,7 +26,7 @@ ARCHES = {("x86", 64): "x86_64", ("x86", 32): "x86", ("arm", 64): "arm64", ("arm
 HOST_ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64", "i686": "x86",
                "i386": "x86"}
 STRING_ENCODINGS = {"ascii": "utf-8", "utf8": "utf-8", "utf16le": "utf-16le", "wide": "utf-16le"}
-MAX_BLOCK_BYTES = 1 << 16
+MAX_BLOCK_BYTES = MAX_COMMAND_BLOCK
 _AUTO_NAME = re.compile(r"(?:fcn|loc|sub|func)\.([0-9a-f]+)")
 _MACHO_SECTION = re.compile(r"\d+\.([^.]+)\.(.+)")
 # radare2's names for LC_FUNCTION_STARTS entries: its own labels, not the file's symbols.
@@ -213,15 +213,12 @@ class Program:
         return i >= 0 and self._mapped[i][0] <= addr < self._mapped[i][1]
 
     def region_at(self, addr: int) -> Region | None:
-        """The section (else segment) holding ``addr``: the last one starting at or below it that covers it."""
+        """The section (else segment) holding ``addr``."""
         i = bisect.bisect_right(self._region_starts, addr) - 1
-        while i >= 0:
-            r = self._regions[i]
-            if r.start <= addr < r.end:
-                return r
-            i -= 1
-            if i >= 0 and self._regions[i].end <= addr - MAX_BLOCK_BYTES:
-                break
+        # Regions rarely overlap: the few starting just below addr are the only candidates.
+        for j in range(i, max(i - 8, -1), -1):
+            if self._regions[j].start <= addr < self._regions[j].end:
+                return self._regions[j]
         return None
 
     def section_of(self, addr: int) -> str | None:
@@ -283,13 +280,15 @@ class Program:
         missing = [a for a in seeds if a not in have]
         if missing:
             progress(f"separating {len(missing)} functions radare2 merged into others")
-        for addr in missing:
-            owners = [o for f in list_of(self.core.cmdj(f"afij @ {addr}")) if (o := integer(f.get("offset")))]
-            for owner in owners:
+        for i, addr in enumerate(missing):
+            owner = _int(self.core.cmd(f"afo @ {addr}"))
+            if owner:
                 self.core.cmd(f"af- @ {owner}")
             self.core.cmd(f"af @ {addr}")
-            for owner in owners:
+            if owner:
                 self.core.cmd(f"af @ {owner}")
+            if i % 200 == 199:
+                progress(f"separated {i + 1} of {len(missing)} functions")
         return len(missing)
 
     def _index(self, functions: list[dict[str, Any]]) -> None:
@@ -554,6 +553,13 @@ class Program:
         p = self.containing(at)
         proc = None if p is None else {"address": hex(p.addr), "name": p.name, "size": p.size, "end": hex(p.end)}
         return {"address": hex(at), "procedure": proc}, None
+
+
+def _int(text: str) -> int | None:
+    try:
+        return int(text.strip(), 0)
+    except ValueError:
+        return None
 
 
 def _unreadable(name: str) -> ReaError:
