@@ -16,6 +16,7 @@ from rea_plugins.artifacts.inventory import (
 
 from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
+from rea.errors import cancelled
 from rea.evidence import Evidence, ProviderIdentity
 from rea.providers import OperationResult
 from rea.target import Target
@@ -114,6 +115,9 @@ def _extract(call: ToolCall) -> Evidence:
     target, unpacker, reader = open_artifact(call.session.registry, call.args["path"], limits, call.ctx)
     try:
         result = extract_mod.extract(reader, paths, policy, limits, call.ctx)
+        output = result["output_directory"]
+        # A cancel arriving after this handler returns still removes what it wrote.
+        call.on_abandon(lambda: extract_mod.discard(output, cancelled("recording the extraction")))
         try:
             subject = subject_target(target, reader, None)
             return _extract_evidence(call, target.is_directory, unpacker, subject, reader.format, policy, limits,

@@ -145,8 +145,9 @@ def invoke(session: Session, tool: ToolDef, args: Any, ctx: CallContext) -> Tool
     valid = resolve_paths(tool, validate_args(tool, args))
     check_available(tool, session)
     ctx.check(tool.name)
+    call = ToolCall(tool, valid, session, ctx)
     try:
-        out = tool.handler(ToolCall(tool, valid, session, ctx))
+        out = tool.handler(call)
     except ReaError:
         raise
     except RecursionError:
@@ -158,11 +159,22 @@ def invoke(session: Session, tool: ToolDef, args: Any, ctx: CallContext) -> Tool
     except Exception as exc:
         raise ReaError("execution_failure", f"{tool.name} failed: {type(exc).__name__}: {exc}",
                        details={"tool": tool.name}) from exc
-    # Cancelled work never records Evidence, even when the handler finished.
+    # Cancelled work never records Evidence, even when the handler finished; its side effects are undone.
     if isinstance(out, Evidence):
         evidence = out
         if not ctx.signal.commit(lambda: session.ledger.record(evidence)):
+            _abandon(call)
             ctx.check(tool.name)
         return ToolResult(evidence=out)
-    ctx.check(tool.name)
+    if ctx.cancelled:
+        _abandon(call)
+        ctx.check(tool.name)
     return ToolResult(structured=out)
+
+
+def _abandon(call: ToolCall) -> None:
+    for callback in call.abandon_callbacks:
+        try:
+            callback()
+        except Exception:  # one failing undo must not stop the others
+            pass

@@ -65,6 +65,11 @@ class ToolCall:
         self.args = args
         self.session = session
         self.ctx = ctx
+        self.abandon_callbacks: list[Callable[[], None]] = []
+
+    def on_abandon(self, callback: Callable[[], None]) -> None:
+        """Undo a side effect (files written, ...) if the call is cancelled after the handler returned."""
+        self.abandon_callbacks.append(callback)
 
 
 # A handler returns Evidence (recorded in the ledger) or a plain JSON object (session tools).

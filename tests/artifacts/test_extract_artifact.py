@@ -315,3 +315,31 @@ def test_analyze_routes_an_asar_with_its_integrity_policy(tmp_path: Path, kit: A
     record = json.loads(ok.stdout)
     assert record["operation"] == "analyze_javascript_application"
     assert [c["logical_path"] for c in record["normalized_result"]["integrity_contradictions"]] == ["main.js"]
+
+
+def test_a_cancel_after_the_handler_returned_removes_the_extraction(tmp_path: Path, kit: Any,
+                                                                   private_tmpdir: Path) -> None:
+    """The cancel lands between the handler's return and the ledger: nothing is recorded or left behind."""
+    import msgspec
+
+    from rea.catalog.invoke import invoke
+    from rea.context import CallContext, CancelSignal
+    from rea.errors import ReaError
+    from rea.registry import default_registry
+    from rea.session import Session
+
+    src = kit.write_tree(tmp_path / "src", {"a.txt": b"alpha", "b.txt": b"beta"})
+    registry = default_registry()
+    tool = registry.tools["extract_artifact"]
+    signal = CancelSignal()
+
+    def late(call: Any) -> Any:
+        out = tool.handler(call)
+        signal.cancel()
+        return out
+
+    session = Session(registry)
+    with pytest.raises(ReaError) as err:
+        invoke(session, msgspec.structs.replace(tool, handler=late), {"path": str(src)}, CallContext(signal))
+    assert err.value.code == "cancelled" and len(session.ledger) == 0
+    assert [p for p in private_tmpdir.iterdir() if p.name.startswith("rea-extract")] == []
