@@ -306,8 +306,9 @@ class Program:
             ends = [b[0] + b[1] for b in blocks if addr <= b[0] and (nxt is None or b[0] < nxt)]
             end = max(ends) if ends else addr + max(integer(f.get("realsz")) or 0, 1)
             # The unwind table knows the extent even where radare2 could not follow the code (a jump table
-            # it did not resolve).
-            end = max(end, self.unwind.get(addr, end))
+            # it did not resolve), up to the next procedure (one FDE may cover a whole PLT).
+            unwind_end = self.unwind.get(addr, end)
+            end = max(end, unwind_end if nxt is None else min(unwind_end, nxt))
             p = Proc(addr, self._proc_name(addr, r2name, symbols), "local", r2name, end)
             p.blocks = blocks
             p.ninstrs = sum(b[2] for b in blocks) or (integer(f.get("ninstrs")) or 0)
