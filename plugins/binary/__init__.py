@@ -15,6 +15,7 @@ from rea import hookimpl
 @hookimpl
 def rea_register_tools(register: Callable[[Any], None]) -> None:
     from rea_plugins.binary import (
+        agreement,
         api,
         callpaths,
         compare,
@@ -29,7 +30,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
     )
 
     for module in (direct, workflows, compare, layout, navigation, stepping, notebook, image, engine_facts,
-                   callpaths, api):
+                   callpaths, api, agreement):
         for tool in module.tools():
             register(tool)
 

@@ -49,9 +49,42 @@ def _facts(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _callee_key(c: dict[str, Any]) -> str:
+    """A callee's identity within one target: its address, else its kind and name (an unresolved site)."""
+    return str(c["address"]) if c.get("address") else f"{c.get('kind') or 'indirect'}:{c.get('name') or '?'}"
+
+
+def _target_facts(body: dict[str, Any]) -> dict[str, Any]:
+    """Facts that only compare within one target (two providers, or two profiles): addresses and call targets."""
+    info = body.get("procedure", {})
+    callers = body.get("callers")
+    return {
+        "address": info.get("address"),
+        "end": info.get("end"),
+        "kind": info.get("kind"),
+        "callee_targets": sorted({_callee_key(c) for c in body.get("callees", [])}),
+        "callers": sorted({c["address"] for c in callers if c.get("address")}) if isinstance(callers, list) else None,
+    }
+
+
+def _sha256(ev: Evidence) -> str | None:
+    return ev.subject.digest.sha256 if ev.subject is not None and ev.subject.digest is not None else None
+
+
 def _compare(call: ToolCall) -> Evidence:
     left, right = _dossier(call, "left"), _dossier(call, "right")
     lf, rf = _facts(left.normalized_result), _facts(right.normalized_result)
+    same_target = _sha256(left) is not None and _sha256(left) == _sha256(right)
+    providers = left.provider.id != right.provider.id
+    lims: list[str] = []
+    if same_target:
+        # One binary read twice (two providers, or two profiles): addresses and call targets are comparable too.
+        lf = {**_target_facts(left.normalized_result), **lf}
+        rf = {**_target_facts(right.normalized_result), **rf}
+    if same_target and providers:
+        # Two engines' pseudocode never matches as text; comparing its digest would only ever say "changed".
+        del lf["pseudocode_digest"], rf["pseudocode_digest"]
+        lims.append("the pseudocode digest is not compared between providers (their output never matches as text)")
     facets = []
     for key in lf:
         a, b = lf[key], rf[key]
@@ -60,11 +93,13 @@ def _compare(call: ToolCall) -> Evidence:
     statuses = {f["status"] for f in facets}
     overall = "changed" if "changed" in statuses else ("unknown" if "unknown" in statuses else "unchanged")
     body = {"status": overall, "facets": facets,
-            "left": {"evidence_id": left.evidence_id,
+            "comparison": ("providers" if providers else "same_target") if same_target else "versions",
+            "left": {"evidence_id": left.evidence_id, "provider": left.provider.id,
                      "procedure": left.normalized_result.get("procedure", {}).get("name")},
-            "right": {"evidence_id": right.evidence_id,
+            "right": {"evidence_id": right.evidence_id, "provider": right.provider.id,
                       "procedure": right.normalized_result.get("procedure", {}).get("name")}}
-    lims = [] if overall != "unknown" else ["a facet is missing from one side; its status is unknown"]
+    if overall == "unknown":
+        lims.append("a facet is missing from one side; its status is unknown")
     return ev_mod.build(operation="compare_functions", provider=IDENTITY, subject=None, analysis_profile=None,
                         parameters={"left": left.evidence_id, "right": right.evidence_id}, normalized_result=body,
                         confidence="derived", authority="analyst-inference", limitations=lims,
@@ -75,7 +110,9 @@ def tools() -> list[ToolDef]:
     return [ToolDef(
         name="compare_functions", family="binary",
         description=("Compare two analyze_function Evidence records (inline or retained): size, blocks, callees, "
-                     "strings, instruction and pseudocode digests; status unchanged, changed or unknown."),
+                     "strings, instruction and pseudocode digests; status unchanged, changed or unknown. Two "
+                     "dossiers of the same binary (e.g. from two providers) also compare start, end, kind, callee "
+                     "targets and callers, so engine disagreements show; compare_provider_results runs both sides."),
         input_schema=with_evidence_defs({"type": "object", "properties": {"left": _REF, "right": _REF},
                                          "required": ["left", "right"], "additionalProperties": False}),
         handler=_compare, requires_target=False,
