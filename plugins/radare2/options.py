@@ -112,8 +112,8 @@ CONFIG: Final[dict[str, str]] = {
 PROCEDURE_OPTIONS: Final[dict[str, Any]] = {
     "source": "radare2's function list (aflj) after the analysis",
     "seeded_starts": "import stubs, and unwind-table function starts (ELF .eh_frame FDEs, PE .pdata) as af",
-    "extent": "the end of the last block that starts before the next procedure (radare2 functions may also own "
-              "blocks elsewhere, which procedure_blocks lists)",
+    "extent": "the unwind table's extent where the file has one, else the end of the last block that starts "
+              "before the next procedure (radare2 functions may also own blocks elsewhere: procedure_blocks)",
     "pe_imports": "import procedures at their IAT slots",
     "names": "symbol names, else import names, else radare2's (fcn.* spelled sub_*)",
 }

@@ -305,10 +305,11 @@ class Program:
             nxt = starts[i + 1] if i + 1 < len(starts) else None
             ends = [b[0] + b[1] for b in blocks if addr <= b[0] and (nxt is None or b[0] < nxt)]
             end = max(ends) if ends else addr + max(integer(f.get("realsz")) or 0, 1)
-            # The unwind table knows the extent even where radare2 could not follow the code (a jump table
-            # it did not resolve), up to the next procedure (one FDE may cover a whole PLT).
-            unwind_end = self.unwind.get(addr, end)
-            end = max(end, unwind_end if nxt is None else min(unwind_end, nxt))
+            # The unwind table is the compiler's own extent: it covers code radare2 could not follow (a jump
+            # table it did not resolve) and leaves out the alignment padding radare2 walks into after a call
+            # that does not return. It stops at the next procedure (one FDE may cover a whole PLT).
+            if addr in self.unwind:
+                end = self.unwind[addr] if nxt is None else min(self.unwind[addr], nxt)
             p = Proc(addr, self._proc_name(addr, r2name, symbols), "local", r2name, end)
             p.blocks = blocks
             p.ninstrs = sum(b[2] for b in blocks) or (integer(f.get("ninstrs")) or 0)
