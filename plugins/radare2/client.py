@@ -23,6 +23,8 @@ TIMEOUT_REMEDIATION = ("Retry with a longer deadline (REA_RADARE2_*_TIMEOUT_MS),
 _LIMITATIONS = {
     "list_procedures": ["Procedures are radare2's functions after its analysis, plus import stubs and unwind-table "
                         "starts given to it; size and end cover the blocks that start before the next procedure."],
+    "procedure_info": ["signature is radare2's argument recovery without type libraries (the r2libr wheel ships none); "
+                       "calling_convention is the ABI of the format and architecture."],
     "procedure_blocks": ["radare2 may give a function blocks it reached by jumping elsewhere (shared tails); "
                          "they are listed here though they lie outside the procedure's extent."],
     "procedure_callees": ["A computed call site radare2 could not resolve is listed with address null, kind "
