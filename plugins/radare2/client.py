@@ -29,6 +29,7 @@ _LIMITATIONS = {
                          "they are listed here though they lie outside the procedure's extent."],
     "procedure_callees": ["A computed call site radare2 could not resolve is listed with address null, kind "
                           "indirect."],
+    "binary_layout": ["Mitigations are radare2's binary info (ij): CET and BTI are not read; RELRO only for ELF."],
     "procedure_pseudo_code": ["This is radare2's pseudo-C (pdc): the disassembly rendered block by block in C-like "
                               "syntax, with gotos and registers; not a decompiler's C, and not compilable."],
 }

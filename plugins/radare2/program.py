@@ -440,6 +440,37 @@ class Program:
         rows = [r.item("segment") for r in self.segments] + [r.item("section") for r in self.sections]
         return {"segments": rows}, None
 
+    def layout(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        """Sections, mitigations and linkage as radare2's binary info reports them."""
+        b = self.bin
+        libraries = [str(x) for x in (self.core.cmdj("ilj") or []) if isinstance(x, str)]
+        imports = set(self.imports)
+        interpreter = str(b.get("intrp") or "") or None
+        rpath = str(b.get("rpath") or "")
+        relro = {"full": "full", "partial": "partial"}.get(str(b.get("relro")), "none")
+        mitigations: dict[str, Any] = {
+            "nx": bool(b.get("nx")),
+            # A shared library is position independent too; PIE means an executable built that way.
+            "pie": bool(b.get("pic")) and (self.format != "elf" or interpreter is not None),
+            "relro": relro if self.format == "elf" else "unknown",
+            "canary": bool(b.get("canary")),
+            # radare2 drops one leading underscore of Mach-O imports: __printf_chk may read _printf_chk.
+            "fortify": any(n.startswith("_") and n.endswith("_chk") and "stack_chk" not in n for n in imports),
+            "cet_ibt": "unknown", "cet_shstk": "unknown", "bti": "unknown",
+        }
+        body = {"format": self.format, "architecture": self.arch, "entry": paging.hx(self.entry), "bits": self.bits,
+                "image_base": hex(self.baddr),
+                "segments": [{k: v for k, v in r.item("segment").items() if k != "kind"} for r in self.segments],
+                "sections": [{k: v for k, v in r.item("section").items() if k != "kind"} for r in self.sections],
+                "mitigations": mitigations,
+                "linkage": {"interpreter": interpreter, "needed": libraries,
+                            "rpath": [p for p in rpath.split(":") if p] if rpath not in ("", "NONE") else [],
+                            "runpath": []},
+                "imports": [{"name": name, "library": None, "slot": paging.hx(next(
+                    (slot for slot, n in self.import_slots.items() if n == name), None))}
+                            for name in sorted(self.imports)]}
+        return body, {k: b.get(k) for k in ("nx", "pic", "relro", "canary", "intrp", "rpath", "static", "stripped")}
+
     def procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
         self.require_analysis()
         result = paging.page("procedures", self.procs, params, Proc.item)

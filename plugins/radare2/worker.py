@@ -33,10 +33,11 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "procedure_references": ("code", "references"),
     "xrefs": ("code", "xrefs"),
     "procedure_pseudo_code": ("code", "pseudo_code"),
+    "binary_layout": ("program", "layout"),
 }
 # Operations answered from the loaded file alone; every other one needs the analysis.
 LOADER_OPS = frozenset({"list_documents", "list_segments", "list_strings", "search_strings", "list_names",
-                        "address_name"})
+                        "address_name", "binary_layout"})
 
 
 class State:

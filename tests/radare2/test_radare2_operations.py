@@ -128,3 +128,21 @@ def test_stripped_build_keeps_every_function_start(opened: Any) -> None:
     assert expected <= {p["address"] for p in procs}
     names = {p["address"]: p["name"] for p in procs}
     assert all(names[a] == f"sub_{int(a, 16):x}" for a in expected if names[a] != "main")
+
+
+def test_layout_agrees_with_the_file(r2_session: Session, rea_registry: Registry, native_fixtures: Any) -> None:
+    layout = op(r2_session, "inspect_binary_layout")
+    assert (layout["format"], layout["architecture"]) == ("elf", "x86_64")
+    m = layout["mitigations"]
+    assert m["nx"] is True and m["pie"] is True and m["relro"] in ("partial", "full")
+    assert layout["linkage"]["interpreter"].endswith("ld-linux-x86-64.so.2")
+    assert "libc.so.6" in layout["linkage"]["needed"]
+    assert {"puts", "printf", "strlen"} <= {i["name"] for i in layout["imports"]}
+    native = Session(rea_registry)
+    try:
+        call_tool(native, "open_binary", {"path": native_fixtures.get("elf-x64").path, "provider_id": "native"})
+        theirs = result_of(native, "inspect_binary_layout", {})["mitigations"]
+    finally:
+        native.close()
+    assert {k: m[k] for k in ("nx", "pie", "relro", "canary", "fortify")} == {
+        k: theirs[k] for k in ("nx", "pie", "relro", "canary", "fortify")}
