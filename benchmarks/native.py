@@ -253,7 +253,7 @@ def main() -> int:
                if path and (not args.only or any(o in label for o in args.only))]
     engines = ["native"] + (["radare2"] if env_r2 else []) + (["angr"] if have_angr else [])
     print(f"engines: {', '.join(engines)}"
-          + ("" if env_r2 else " (radare2: pip install 'rea[radare2]' for r2pipe + r2libr)"))
+          + ("" if env_r2 else " (radare2: pip install 'rea[bench]' for r2pipe + r2libr)"))
     head = (f"{'binary':<34} {'MB':>6} {'engine':<8} {'open':>7} {'open+analysis':>13} {'warm':>7} {'functions':>9} "
             f"{'peak RSS':>9} {'vs native':>10}  native lists")
     print(head)
