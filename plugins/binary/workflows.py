@@ -287,7 +287,8 @@ def _call_graph(call: ToolCall) -> Evidence:
                     truncated = True
                     continue
                 nodes[other] = {"address": other, "name": item.get("name"), "depth": level + 1}
-                if item.get("kind", "direct") == "direct":
+                # Procedures in this binary are expanded; imports and computed targets are leaves.
+                if item.get("kind", "direct") in ("direct", "tail"):
                     queue.append((other, level + 1))
     body = {"root": {"address": root["address"], "name": root["name"]}, "direction": direction, "depth": depth,
             "nodes": sorted(nodes.values(), key=lambda n: (n["depth"], n["address"])), "edges": edges,

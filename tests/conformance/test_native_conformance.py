@@ -316,6 +316,9 @@ def test_tail_call_target_is_a_procedure_and_a_tail_callee(shaped: Opened) -> No
     assert any(c["address"] == caller and c["kind"] == "direct" for c in main)
     if not shaped.fixture.stripped:
         assert shaped.call("procedure_info", {"procedure": target})["name"] == "tail_only_target"
+    # The call graph walks through the tail edge: the target's own callees (puts) are reached.
+    graph = shaped.call("get_call_graph", {"address": caller, "depth": 2})
+    assert any(e["from"] == target for e in graph["edges"]), graph["edges"]
 
 
 def test_cold_part_is_linked_to_its_parent(shaped: Opened) -> None:
