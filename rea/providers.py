@@ -114,6 +114,9 @@ class AnalysisProvider(abc.ABC):
         """Parameters that shape this provider's results; part of Evidence identity."""
         return {}
 
+    def prewarm(self) -> None:  # noqa: B027 - optional: most providers start nothing ahead of time
+        """Start cheap shared machinery ahead of the first open (called once by ``rea serve``); never blocks."""
+
     @abc.abstractmethod
     def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:
         """Create the client (``ctx`` carries the open request's cancellation). Lazy engines start later."""

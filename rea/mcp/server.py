@@ -236,6 +236,21 @@ def release_free_memory() -> None:
         pass
 
 
+def prewarm(registry: Registry) -> None:
+    """Let available providers start shared machinery while the client initializes (in the background)."""
+    import threading
+
+    def run() -> None:
+        for provider in registry.providers.values():
+            try:
+                if provider.availability().status == "available":
+                    provider.prewarm()
+            except Exception:  # a provider that cannot prewarm still opens normally later
+                pass
+
+    threading.Thread(target=run, name="rea-prewarm", daemon=True).start()
+
+
 def max_request_bytes(settings: Settings) -> int:
     """The longest request line accepted: two inline results of the response budget, plus room."""
     return min(MAX_ARGUMENT_BYTES, 2 * settings.max_response_bytes + (1 << 20))
@@ -245,5 +260,6 @@ async def serve_stdio(registry: Registry, settings: Settings) -> None:
     from rea.mcp.stdio import stdio_transport
 
     app = ReaServer(registry, settings)
+    prewarm(registry)
     async with stdio_transport(max_request_bytes(settings)) as (read_stream, write_stream):
         await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
