@@ -37,6 +37,12 @@ def _bad(path: str, message: str, reason: str = "invalid_value") -> ReaError:
 
 def compile_regex(pattern: str, case_sensitive: bool, path: str = "pattern") -> Callable[[str], bool]:
     """An RE2 search predicate; ``invalid_request`` on ``path`` for what RE2 cannot or will not run."""
+    search = compile_pattern(pattern, case_sensitive, path).search
+    return lambda s: search(s) is not None
+
+
+def compile_pattern(pattern: str, case_sensitive: bool = True, path: str = "pattern") -> Any:
+    """A compiled RE2 pattern (``search``, ``sub``, ...); ``invalid_request`` on ``path`` when RE2 refuses it."""
     import re2
 
     options = re2.Options()
@@ -58,8 +64,7 @@ def compile_regex(pattern: str, case_sensitive: bool, path: str = "pattern") -> 
             raise _bad(path, f"{path} compiles to more than {MAX_PROGRAM_BYTES >> 20} MiB; simplify it",
                        "out_of_range") from None
         raise _bad(path, f"{path} is not a valid RE2 regular expression: {text}", "invalid_format") from None
-    search = compiled.search
-    return lambda s: search(s) is not None
+    return compiled
 
 
 def matcher(params: dict[str, Any]) -> Callable[[str], bool]:

@@ -10,6 +10,7 @@ import re2
 
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import Evidence
+from rea.search import compile_pattern
 
 MAX_DIFF_LINES = 200
 _TIMES = (r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?",
@@ -46,12 +47,8 @@ class Normalizer:
             for pattern in _TIMES:
                 self.steps.append((re2.compile(pattern), "<time>"))
         for index, rule in enumerate(options.get("rules", [])):
-            try:
-                self.steps.append((re2.compile(rule["pattern"]), rule.get("replacement", "<volatile>")))
-            except re2.error:
-                raise invalid_request("a normalization pattern is not a valid RE2 expression",
-                                      [issue(f"normalization/rules/{index}/pattern", "invalid_format",
-                                             "expected an RE2 regular expression")]) from None
+            self.steps.append((compile_pattern(rule["pattern"], path=f"normalization/rules/{index}/pattern"),
+                               rule.get("replacement", "<volatile>")))
 
     def __call__(self, text: str) -> str:
         for pattern, token in self.steps:
