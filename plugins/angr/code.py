@@ -6,7 +6,8 @@ from collections import defaultdict
 from typing import Any
 
 import msgspec
-from rea_plugins.angr import paging
+from rea_plugins.angr import paging, slots
+from rea_plugins.angr.insight import Symbolizer
 from rea_plugins.angr.model import UNRESOLVED, Analysis, imm_target
 
 from rea.errors import ReaError
@@ -35,6 +36,9 @@ class CallSite(msgspec.Struct, frozen=True, kw_only=True):
     direct: bool
     # A jump to another procedure's start (a tail call), counted as a call by callers and callees.
     tail: bool = False
+    # How an indirect site's targets were found: "pointer-table" (a bounded slot load through a table of
+    # function pointers), "import" (through an import slot), "unresolved", or "" (a call's own resolution).
+    via: str = ""
 
 
 class CodeIndex:
@@ -44,6 +48,9 @@ class CodeIndex:
         self.a = a
         self.sites: list[CallSite] = []
         self.refs: list[Ref] = []
+        # Indirect jumps that are not jump tables, and resolved jump tables (procedure, targets), by instruction.
+        self.dispatch: dict[int, CallSite] = {}
+        self.tables: dict[int, tuple[int, tuple[int, ...]]] = {}
         self._build_calls()
         self._build_refs()
         self.out_by_proc: dict[int, list[Ref]] = defaultdict(list)
@@ -117,13 +124,41 @@ class CodeIndex:
                                            direct=direct))
             # A jump to another procedure's start is a tail call: callers and callees count it.
             for node in self._nodes(f):
-                for _, d, data in graph.out_edges(node, data=True):
-                    if data.get("jumpkind") != "Ijk_Boring" or d.addr == f.addr or d.addr not in a.by_addr:
+                edges = [(d, data) for _, d, data in graph.out_edges(node, data=True)
+                         if data.get("jumpkind") == "Ijk_Boring"]
+                if not edges:
+                    continue
+                last = edges[0][1].get("ins_addr") or node.instruction_addrs[-1]
+                insn = self._decode(last)
+                if insn is not None and _is_jump(insn) and imm_target(insn) is None:
+                    self._dispatch(f, last, [d.addr for d, _ in edges])
+                    continue
+                for d, data in edges:
+                    if d.addr == f.addr or d.addr not in a.by_addr:
                         continue
                     src = data.get("ins_addr") or node.instruction_addrs[-1]
                     insn = self._decode(src)
                     self.sites.append(CallSite(caller=f.addr, insn=src, targets=(d.addr,), tail=True,
                                                direct=insn is not None and imm_target(insn) is not None))
+
+    def _dispatch(self, f: Any, src: int, dsts: list[int]) -> None:
+        """An indirect jump of ``f``: a jump table (targets inside ``f``: not a call), else an indirect site."""
+        a = self.a
+        targets = sorted({t for t in dsts if self._resolved(t)})
+        outside = [t for t in targets if t in a.by_addr and t != f.addr]
+        external = [t for t in targets if not a.main.contains_addr(t)]
+        if targets and len(outside) == len(targets):
+            site = CallSite(caller=f.addr, insn=src, targets=tuple(outside), direct=False, tail=True,
+                            via="pointer-table")
+        elif targets and len(external) == len(targets):
+            site = CallSite(caller=f.addr, insn=src, targets=tuple(external), direct=False, tail=True, via="import")
+        elif not targets:
+            site = CallSite(caller=f.addr, insn=src, targets=(None,), direct=False, tail=True, via="unresolved")
+        else:
+            self.tables[src] = (f.addr, tuple(t for t in targets if a.main.contains_addr(t)))
+            return
+        self.sites.append(site)
+        self.dispatch[src] = site
 
     def _access_kind(self, ins: int) -> str:
         # CFGFast's data references say where an instruction points, not how it uses the memory there; the
@@ -170,6 +205,15 @@ class CodeIndex:
                 if not edges:
                     continue
                 src = edges[0][1].get("ins_addr") or node.instruction_addrs[-1]
+                site = self.dispatch.get(src)
+                if site is not None:
+                    # A dispatch through a table of function pointers (or an import slot): each target it
+                    # reaches, and the unknown target the instruction computes at run time.
+                    for t in site.targets:
+                        if t is not None:
+                            self._emit(src, t, "jump", f.addr)
+                    self._emit(src, None, "indirect", f.addr)
+                    continue
                 insn = self._decode(src)
                 computed = insn is not None and _is_jump(insn) and imm_target(insn) is None
                 if computed:
@@ -205,6 +249,12 @@ class CodeIndex:
                 if a.mapped(value) and (slot, value) not in self._seen:
                     self._seen.add((slot, value))
                     self.refs.append(Ref(slot, value, "data", None, a.name_at(value)))
+        # Pointer slots in data: relocations, .init_array/.fini_array, and plain pointers of a fixed image.
+        self.slots = slots.data_slots(a)
+        for slot, value in self.slots.items():
+            if (slot, value) not in self._seen:
+                self._seen.add((slot, value))
+                self.refs.append(Ref(slot, value, "data", None, a.name_at(value)))
 
 
 def _is_jump(insn: Any) -> bool:
@@ -246,6 +296,7 @@ class Code:
         self._index: CodeIndex | None = None
         self._insns: dict[int, list[dict[str, Any]]] = {}
         self._pseudo: dict[int, str] = {}
+        self.symbolizer = Symbolizer(a)
 
     @property
     def index(self) -> CodeIndex:
@@ -269,12 +320,13 @@ class Code:
         if f.addr not in self._insns:
             seen: dict[int, dict[str, Any]] = {}
             for node in self._blocks(f):
+                pages: dict[int, int] = {}  # arm64 registers holding an adrp page, within the block
                 for i in self.a.proj.factory.block(node.addr, size=node.size).capstone.insns:
                     if i.address not in seen:
                         text = f"{i.mnemonic} {i.op_str}".strip()
-                        seen[i.address] = {"address": self.a.out(i.address),
-                                           "bytes": bytes(i.insn.bytes).hex(), "mnemonic": i.mnemonic,
-                                           "operands": i.op_str, "text": text}
+                        row = {"address": self.a.out(i.address), "bytes": bytes(i.insn.bytes).hex(),
+                               "mnemonic": i.mnemonic, "operands": i.op_str, "text": text}
+                        seen[i.address] = self.symbolizer.annotate(row, i, pages)
             self._insns[f.addr] = [seen[k] for k in sorted(seen)]
         return self._insns[f.addr]
 
@@ -349,7 +401,8 @@ class Code:
                 continue
             raw.append({"call_site": hex(s.insn),
                         "targets": [None if t is None else hex(t) for t in s.targets]})
-            if not s.direct:
+            # An indirect site is a callee of unknown address, unless it only reads import slots.
+            if not s.direct and not all(t is not None and not a.main.contains_addr(t) for t in s.targets):
                 groups["indirect", None, None].add(s.insn)
             for t in s.targets:
                 target_f = None if t is None else a.known.get(t)

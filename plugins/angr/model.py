@@ -23,6 +23,9 @@ _ARCHES = {"AMD64": "x86_64", "X86": "x86", "ARMEL": "arm", "ARMHF": "arm", "ARM
            "AARCH64": "arm64"}
 _MAX_BLOCK = 0x10000
 UNRESOLVED = frozenset({"UnresolvableJumpTarget", "UnresolvableCallTarget"})
+# Sections of import stubs and of the stubs that resolve them (ELF PLTs, Mach-O stub sections).
+STUB_SECTIONS = frozenset({".plt", ".plt.sec", ".plt.got", ".iplt", ".plt.bnd", "__stubs", "__auth_stubs",
+                           "__stub_helper"})
 
 
 def perms(r: bool, w: bool, x: bool) -> str:
@@ -115,8 +118,10 @@ class Analysis:
         # Every FDE (ELF) or RUNTIME_FUNCTION (PE) start is a function start. Seeded before the scan, a function
         # reached only by a tail jump (or through a table) is not swallowed by the first function jumping into it.
         starts = [s + self.delta for s, _ in self._unwind if self._executable(s + self.delta)]
+        known = frozenset(starts) | self._symbol_starts()
         self.cfg = self.proj.analyses.CFGFast.prep(progress_callback=report)(
-            function_starts=starts, indirect_jump_resolvers=resolvers.indirect_jump_resolvers(self.proj), **CFG_OPTIONS)
+            function_starts=starts, indirect_jump_resolvers=resolvers.indirect_jump_resolvers(self.proj, known),
+            **CFG_OPTIONS)
         # One pass over the function manager: past ~1000 functions (alignment padding counts) angr spills
         # functions to disk, and every later lookup of a spilled one would deserialize it again.
         self.known: dict[int, Any] = {}
@@ -145,6 +150,26 @@ class Analysis:
                 for node in g.graph.nodes():
                     blocks.add((node.addr, node.addr + node.size, f.addr))
         self._blocks = sorted(blocks)
+
+    def _symbol_starts(self) -> frozenset[int]:
+        """Function symbols of the main object that lie in executable code (angr addresses)."""
+        out = set()
+        for sym in self.main.symbols:
+            if sym.is_function and not sym.is_import and sym.rebased_addr and self._executable(sym.rebased_addr):
+                out.add(int(sym.rebased_addr))
+        return frozenset(out)
+
+    def executable(self, addr: int) -> bool:
+        """Whether ``addr`` (angr address) lies in executable code of the main object."""
+        return self._executable(addr)
+
+    def alloc_sections(self) -> list[Any]:
+        """The main object's sections that occupy memory."""
+        return self._alloc_sections()
+
+    def nobits(self) -> frozenset[str]:
+        """Names of ELF sections without file contents (``.bss``)."""
+        return self._elf.nobits
 
     def _executable(self, addr: int) -> bool:
         sec = self.main.find_section_containing(addr)
@@ -200,7 +225,8 @@ class Analysis:
             return "external"
         key = ("kind", f.addr)
         if key not in self._cache:
-            kind = "local"
+            # What lies in a stub section and is no import's stub (PLT0, the lazy-binding helper) is a stub.
+            kind = "thunk" if self.section_of(f.addr) in STUB_SECTIONS else "local"
             if len(f.block_addrs_set) == 1 and f.addr not in self.parts:
                 insns = self.proj.factory.block(f.addr).capstone.insns
                 jumps = len(insns) == 1 and insns[0].mnemonic in ("jmp", "b", "bx")

@@ -34,6 +34,9 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "procedure_references": ("code", "references"),
     "xrefs": ("code", "xrefs"),
     "procedure_pseudo_code": ("code", "pseudo_code"),
+    "inspect_native_instruction": ("facts", "instruction"),
+    "inspect_native_data_type": ("facts", "data_type"),
+    "resolve_native_call_targets": ("facts", "call_targets"),
 }
 # Kept for the provider's descriptor (operations) without importing angr.
 ROUTES = OPERATIONS
@@ -47,6 +50,7 @@ class State:
 
     analysis: Any = None
     code: Any = None
+    facts: Any = None
 
 
 STATE = State()
@@ -63,11 +67,13 @@ def load(params: dict[str, Any], reporter: Reporter) -> Any:
     reporter.progress("importing angr")
     # Imported here, not at module level: only the worker ever imports angr.
     from rea_plugins.angr.code import Code
+    from rea_plugins.angr.facts import Facts
     from rea_plugins.angr.model import Analysis
 
     reporter.progress("loading the binary")
     STATE.analysis = Analysis(str(params["path"]), str(params.get("name", "")), str(params.get("sha256", "")))
     STATE.code = Code(STATE.analysis)
+    STATE.facts = Facts(STATE.code)
     return {"loaded": True, "pid": os.getpid()}
 
 

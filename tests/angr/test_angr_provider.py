@@ -25,6 +25,7 @@ CONTRACT_OPERATIONS = {
     "list_names", "address_name", "procedure_address", "resolve_containing_procedure", "procedure_info",
     "procedure_blocks", "procedure_assembly", "read_function_instructions", "procedure_callers",
     "procedure_callees", "procedure_references", "xrefs", "procedure_pseudo_code",
+    "inspect_native_instruction", "inspect_native_data_type", "resolve_native_call_targets",
 }
 
 
