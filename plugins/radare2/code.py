@@ -8,6 +8,7 @@ from typing import Any
 
 from rea_plugins.radare2 import paging
 from rea_plugins.radare2.engine import integer, list_of
+from rea_plugins.radare2.facts import Indirect, Symbolizer
 from rea_plugins.radare2.options import PSEUDO_CODE
 from rea_plugins.radare2.program import MAX_BLOCK_BYTES, Proc, Program
 
@@ -31,7 +32,8 @@ _ABI = {("elf", "x86_64"): "sysv", ("mach-o", "x86_64"): "sysv", ("pe", "x86_64"
 class Insn:
     """One decoded instruction as radare2 reports it (``pDj``)."""
 
-    __slots__ = ("addr", "bytes", "jump", "kind", "mnemonic", "operands", "ptr", "refptr", "refs", "text")
+    __slots__ = ("addr", "bytes", "jump", "kind", "mnemonic", "operands", "ptr", "refptr", "refs", "symbolized",
+                 "symbols", "text")
 
     def __init__(self, item: dict[str, Any]) -> None:
         self.addr = int(item["offset"])
@@ -45,10 +47,21 @@ class Insn:
         self.refptr = bool(item.get("refptr"))
         self.refs = [(int(r["addr"]), str(r.get("type") or ""), str(r.get("perm") or ""))
                      for r in list_of(item.get("refs")) if integer(r.get("addr")) is not None]
+        self.symbolized: str | None = None
+        self.symbols: list[dict[str, Any]] = []
 
     def item(self) -> dict[str, Any]:
-        return {"address": hex(self.addr), "bytes": self.bytes, "mnemonic": self.mnemonic,
-                "operands": self.operands, "text": self.text}
+        row: dict[str, Any] = {"address": hex(self.addr), "bytes": self.bytes, "mnemonic": self.mnemonic,
+                               "operands": self.operands, "text": self.text}
+        if self.symbolized is not None:
+            row["symbolized"] = self.symbolized
+            row["symbols"] = self.symbols
+        return row
+
+    def symbolize(self, symbolizer: Symbolizer, pages: dict[str, int]) -> None:
+        row = symbolizer.annotate({"mnemonic": self.mnemonic, "operands": self.operands}, self.kind, self.jump,
+                                  self.ptr, pages)
+        self.symbolized, self.symbols = row["symbolized"], row["symbols"]
 
 
 class Code:
@@ -60,6 +73,8 @@ class Code:
         # radare2's whole reference list (axj), built on first use: targets, and sources with their targets.
         self._targets: list[int] | None = None
         self._sources: list[int] = []
+        self.symbolizer = Symbolizer(program)
+        self.indirect = Indirect(program)
 
     # -- instructions --------------------------------------------------------------------
 
@@ -75,6 +90,12 @@ class Code:
                 if integer(item.get("offset")) is not None and int(item["offset"]) not in seen:
                     seen[int(item["offset"])] = Insn(item)
         insns = [seen[a] for a in sorted(seen)]
+        starts = {b[0] for b in f.blocks}
+        pages: dict[str, int] = {}  # arm64 registers holding an adrp page, within a block
+        for insn in insns:
+            if insn.addr in starts:
+                pages = {}
+            insn.symbolize(self.symbolizer, pages)
         self._insns[f.addr] = insns
         if len(self._insns) > CACHED_FUNCTIONS:
             self._insns.popitem(last=False)
@@ -151,7 +172,7 @@ class Code:
                 (a for a, _, _ in insn.refs if a in p.import_slots), None)
             if slot is not None:
                 return [self._slot_callee(slot)]
-            return [(None, None, "indirect")]
+            return [(None, None, "indirect"), *self._table_callees(f, insn)]
         if insn.kind in DIRECT_JUMPS and insn.jump is not None and insn.jump != f.addr and insn.jump in p.by_addr:
             return [self._callee(insn.jump)]
         if insn.kind in INDIRECT_JUMPS:
@@ -159,7 +180,18 @@ class Code:
                 (a for a, _, _ in insn.refs if a in p.import_slots), None)
             if slot is not None:
                 return [self._slot_callee(slot)]
+            site = self.indirect.sites(f, self.instructions(f)).get(insn.addr)
+            # A resolved jump table is control flow inside the procedure; any other indirect jump leaves it
+            # for a target only known at run time (and the targets of its pointer table, where resolved).
+            if site is not None and site.kind != "jump-table":
+                return [(None, None, "indirect"), *self._table_callees(f, insn)]
         return []
+
+    def _table_callees(self, f: Proc, insn: Insn) -> list[tuple[int | None, str | None, str]]:
+        site = self.indirect.sites(f, self.instructions(f)).get(insn.addr)
+        if site is None or site.kind != "pointer-table":
+            return []
+        return [(t, self.p.name_at(t), "indirect") for t in site.targets]
 
     def _callee(self, target: int) -> tuple[int | None, str | None, str]:
         q = self.p.by_addr.get(target)
@@ -195,6 +227,10 @@ class Code:
             proc = p.by_addr.get(owner) if owner is not None else None
             proc = proc or p.containing(src)
             out.append({"from": src, "kind": kind, "proc": proc, "opcode": str(x.get("opcode") or "")})
+        have = {(r["from"], r["kind"]) for r in out}
+        for slot in self.indirect.slots_to(addr):
+            if (slot, "data") not in have:
+                out.append({"from": slot, "kind": "data", "proc": p.containing(slot), "opcode": ""})
         out.sort(key=lambda r: (r["from"], r["kind"]))
         return out
 
@@ -225,8 +261,13 @@ class Code:
                                                "from_procedure": hex(f.addr),
                                                "to_name": None if dst is None else p.name_at(dst)})
 
+        sites = self.indirect.sites(f, self.instructions(f))
         for insn in self.code_of(f):
-            resolved = False
+            site = sites.get(insn.addr)
+            resolved = site is not None and site.kind == "jump-table"
+            for t in site.targets if site is not None else ():
+                add(insn.addr, t, "computed" if site is not None and site.kind == "jump-table" else
+                    "call" if insn.kind in CALLS else "jump")
             for dst, ref_type, perm in insn.refs:
                 if ref_type in ("CALL", "CODE"):
                     if dst == 0 or not p.mapped(dst):
@@ -280,6 +321,7 @@ class Code:
                 if src is not None and dst is not None:
                     targets.add(dst)
                     sources.add(src)
+            targets.update(self.indirect.pointed())
             self._targets, self._sources = sorted(targets), sorted(sources)
         return self._targets
 

@@ -29,6 +29,9 @@ STRING_ENCODINGS = {"ascii": "utf-8", "utf8": "utf-8", "utf16le": "utf-16le", "w
 MAX_BLOCK_BYTES = MAX_COMMAND_BLOCK
 _AUTO_NAME = re.compile(r"(?:fcn|loc|sub|func)\.([0-9a-f]+)")
 _MACHO_SECTION = re.compile(r"\d+\.([^.]+)\.(.+)")
+# Sections of import stubs and of the stubs that resolve them (ELF PLTs, Mach-O stub sections).
+STUB_SECTIONS = frozenset({".plt", ".plt.sec", ".plt.got", ".iplt", ".plt.bnd", "__TEXT,__stubs",
+                           "__TEXT,__auth_stubs", "__TEXT,__stub_helper"})
 # radare2's names for LC_FUNCTION_STARTS entries: its own labels, not the file's symbols.
 _FUNCTION_START = re.compile(r"func\.[0-9a-f]+")
 # Quiet, non-interactive output; set before anything else.
@@ -380,6 +383,8 @@ class Program:
     def _proc_kind(self, p: Proc) -> str:
         if p.addr in self.import_stubs or (p.r2name or "").startswith("sym.imp."):
             return "import"
+        if self.section_of(p.addr) in STUB_SECTIONS:
+            return "thunk"  # PLT0 and other stub-section code that is no import's stub
         if p.ninstrs == 1 and len(p.blocks) == 1:
             first = list_of(self.core.cmdj(f"pdj 1 @ {p.addr}"))
             if first and str(first[0].get("type")) in ("jmp", "ujmp", "ijmp", "irjmp", "rjmp", "mjmp"):

@@ -34,6 +34,9 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "xrefs": ("code", "xrefs"),
     "procedure_pseudo_code": ("code", "pseudo_code"),
     "binary_layout": ("program", "layout"),
+    "inspect_native_instruction": ("facts", "instruction"),
+    "inspect_native_data_type": ("facts", "data_type"),
+    "resolve_native_call_targets": ("facts", "call_targets"),
 }
 # Operations answered from the loaded file alone; every other one needs the analysis.
 LOADER_OPS = frozenset({"list_documents", "list_segments", "list_strings", "search_strings", "list_names",
@@ -46,6 +49,7 @@ class State:
     libdir = ""
     program: Any = None
     code: Any = None
+    facts: Any = None
 
 
 STATE = State()
@@ -62,6 +66,7 @@ def load(params: dict[str, Any], reporter: Reporter) -> Any:
     # Imported here: the engine modules load radare2's libraries, which only this process ever does.
     from rea_plugins.radare2.code import Code
     from rea_plugins.radare2.engine import Core
+    from rea_plugins.radare2.facts import Facts
     from rea_plugins.radare2.program import Program
 
     reporter.progress("loading radare2")
@@ -70,6 +75,7 @@ def load(params: dict[str, Any], reporter: Reporter) -> Any:
     STATE.program = Program(core, str(params["path"]), str(params.get("name", "")), str(params.get("sha256", "")),
                             str(params.get("format", "")))
     STATE.code = Code(STATE.program)
+    STATE.facts = Facts(STATE.code)
     return {"loaded": True, "pid": os.getpid(), "format": STATE.program.format, "architecture": STATE.program.arch}
 
 

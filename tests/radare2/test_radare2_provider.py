@@ -29,6 +29,7 @@ CONTRACT_OPERATIONS = {
     "list_names", "address_name", "procedure_address", "resolve_containing_procedure", "procedure_info",
     "procedure_blocks", "procedure_assembly", "read_function_instructions", "procedure_callers",
     "procedure_callees", "procedure_references", "xrefs", "procedure_pseudo_code", "binary_layout",
+    "inspect_native_instruction", "inspect_native_data_type", "resolve_native_call_targets",
 }
 SETTINGS = ("REA_RADARE2_ANALYSIS", "REA_RADARE2_LOAD_TIMEOUT_MS", "REA_RADARE2_ANALYSIS_TIMEOUT_MS",
             "REA_RADARE2_QUERY_TIMEOUT_MS", "REA_RADARE2_MEMORY_LIMIT_MB")
