@@ -194,7 +194,7 @@ def _instruction(item: Any, nb: Notebook, rename: Any) -> Any:
         return item
     out = dict(item)
     if rename is not None:
-        for key in ("text", "operands"):
+        for key in ("text", "operands", "symbolized"):
             if isinstance(out.get(key), str):
                 out[key] = rename(out[key])
     address = out.get("address")
