@@ -310,10 +310,12 @@ class Code:
     def _member_nodes(self, f: Any) -> list[tuple[Any, Any]]:
         """Each block of procedure ``f`` (fragments included) with the function graph it belongs to."""
         seen: dict[int, tuple[Any, Any]] = {}
+        end = self.a.func_end(f)
         for g in self.a.members(f):
             graph = g.graph
             for n in graph.nodes():
-                seen.setdefault(n.addr, (n, graph))
+                if n.addr < end or n.addr == f.addr:
+                    seen.setdefault(n.addr, (n, graph))
         return [seen[k] for k in sorted(seen)]
 
     def instructions(self, f: Any) -> list[dict[str, Any]]:

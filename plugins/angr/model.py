@@ -26,6 +26,9 @@ UNRESOLVED = frozenset({"UnresolvableJumpTarget", "UnresolvableCallTarget"})
 # Sections of import stubs and of the stubs that resolve them (ELF PLTs, Mach-O stub sections).
 STUB_SECTIONS = frozenset({".plt", ".plt.sec", ".plt.got", ".iplt", ".plt.bnd", "__stubs", "__auth_stubs",
                            "__stub_helper"})
+# The size of the resolver stub at the start of an ELF .plt, by angr architecture name (entries are 16 bytes,
+# 12 on 32-bit Arm: capped at 16 there too, which still never reaches a second entry's successor).
+PLT0_SIZE = {"AMD64": 16, "X86": 16, "AARCH64": 32, "ARMEL": 20, "ARMHF": 20}
 
 
 def perms(r: bool, w: bool, x: bool) -> str:
@@ -214,9 +217,21 @@ class Analysis:
         key = ("end", f.addr)
         if key not in self._cache:
             ends = [n.addr + n.size for g in self.members(f) for n in g.graph.nodes()]
-            self._cache[key] = max([f.addr, *ends])
+            end = max([f.addr, *ends])
+            cap = self.stub_cap(f.addr)
+            self._cache[key] = end if cap is None else min(end, cap)
         end: int = self._cache[key]
         return end
+
+    def stub_cap(self, addr: int) -> int | None:
+        """Where code starting at ``addr`` in a stub section must end: one stub (PLT0's own size at the start of
+        ``.plt``), so the lazy-binding stubs after PLT0 never become part of it."""
+        section = self.section_of(addr)
+        if section not in STUB_SECTIONS:
+            return None
+        start = next((s for s, _, name in self._sections if name == section and s <= addr), addr)
+        first = PLT0_SIZE.get(self.arch.name, 16) if section in (".plt", ".iplt") else 16
+        return addr + (first if addr == start else 16)
 
     def func_kind(self, f: Any) -> str:
         if f.is_plt:

@@ -197,6 +197,14 @@ def _instruction(item: Any, nb: Notebook, rename: Any) -> Any:
         for key in ("text", "operands", "symbolized"):
             if isinstance(out.get(key), str):
                 out[key] = rename(out[key])
+    if isinstance(out.get("symbolized"), str):
+        # An operand's own symbol names the engine's name it replaces, even where address_name has none.
+        for sym in out.get("symbols") or []:
+            old = sym.get("original_name") if isinstance(sym, dict) and sym.get("name_source") == USER else None
+            if isinstance(old, str) and old:
+                new = str(sym["name"])
+                out["symbolized"] = re.sub(rf"(?<![\w$@.]){re.escape(old)}(?![\w$@])", lambda _m: new,
+                                           out["symbolized"])
     address = out.get("address")
     if isinstance(address, str):
         note = nb.note(address)

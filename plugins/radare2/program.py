@@ -32,6 +32,8 @@ _MACHO_SECTION = re.compile(r"\d+\.([^.]+)\.(.+)")
 # Sections of import stubs and of the stubs that resolve them (ELF PLTs, Mach-O stub sections).
 STUB_SECTIONS = frozenset({".plt", ".plt.sec", ".plt.got", ".iplt", ".plt.bnd", "__TEXT,__stubs",
                            "__TEXT,__auth_stubs", "__TEXT,__stub_helper"})
+# The size of the resolver stub at the start of an ELF .plt (entries after it are 16 bytes).
+PLT0_SIZE = {"x86_64": 16, "x86": 16, "arm64": 32, "arm": 20}
 # radare2's names for LC_FUNCTION_STARTS entries: its own labels, not the file's symbols.
 _FUNCTION_START = re.compile(r"func\.[0-9a-f]+")
 # Quiet, non-interactive output; set before anything else.
@@ -313,6 +315,11 @@ class Program:
             # that does not return. It stops at the next procedure (one FDE may cover a whole PLT).
             if addr in self.unwind:
                 end = self.unwind[addr] if nxt is None else min(self.unwind[addr], nxt)
+            cap = self._stub_cap(addr)
+            if cap is not None and end > cap:
+                # PLT0 ends where its own code does: the lazy-binding stubs after it are not part of it.
+                end = cap
+                blocks = [(b[0], min(b[1], cap - b[0]), *b[2:]) for b in blocks if b[0] < cap]
             p = Proc(addr, self._proc_name(addr, r2name, symbols), "local", r2name, end)
             p.blocks = blocks
             p.ninstrs = sum(b[2] for b in blocks) or (integer(f.get("ninstrs")) or 0)
@@ -334,6 +341,14 @@ class Program:
         self.by_name = {}
         for p in procs:
             self.by_name.setdefault(p.name, p)
+
+    def _stub_cap(self, addr: int) -> int | None:
+        """Where code starting at ``addr`` in a stub section ends: one stub (PLT0's own size first in ``.plt``)."""
+        r = self.region_at(addr) if self.sections else None
+        if r is None or r.name not in STUB_SECTIONS:
+            return None
+        first = PLT0_SIZE.get(self.arch, 16) if r.name in (".plt", ".iplt") else 16
+        return addr + (first if addr == r.start else 16)
 
     def _blocks(self, addr: int) -> list[tuple[int, int, int, int | None, int | None, tuple[int, ...]]]:
         out = []
@@ -388,6 +403,11 @@ class Program:
         if p.ninstrs == 1 and len(p.blocks) == 1:
             first = list_of(self.core.cmdj(f"pdj 1 @ {p.addr}"))
             if first and str(first[0].get("type")) in ("jmp", "ujmp", "ijmp", "irjmp", "rjmp", "mjmp"):
+                # A stub that jumps through an import slot (a PE import thunk) is named after its import, not
+                # after radare2's label for it (sub.msvcrt.dll_getenv).
+                slot = integer(first[0].get("ptr"))
+                if slot in self.import_slots and (p.r2name or "").startswith(("sub.", "fcn.")):
+                    p.name = self.import_slots[slot]
                 return "thunk"
         return "local"
 
