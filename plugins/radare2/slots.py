@@ -152,7 +152,8 @@ class SlotFinder:
             page, size = struct.unpack_from("<II", data, pos)
             if size < 8 or pos + size > len(data):
                 break
-            for (entry,) in struct.iter_unpack("<H", data[pos + 8:pos + size]):
+            entries = data[pos + 8:pos + size]
+            for (entry,) in struct.iter_unpack("<H", entries[:len(entries) & ~1]):
                 kind, offset = entry >> 12, entry & 0xFFF
                 if kind in (3, 10):  # HIGHLOW, DIR64
                     seen = True
