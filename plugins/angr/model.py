@@ -217,9 +217,9 @@ class Analysis:
         key = ("end", f.addr)
         if key not in self._cache:
             ends = [n.addr + n.size for g in self.members(f) for n in g.graph.nodes()]
-            end = max([f.addr, *ends])
+            last = max([f.addr, *ends])
             cap = self.stub_cap(f.addr)
-            self._cache[key] = end if cap is None else min(end, cap)
+            self._cache[key] = last if cap is None else min(last, cap)
         end: int = self._cache[key]
         return end
 

@@ -202,9 +202,8 @@ def _instruction(item: Any, nb: Notebook, rename: Any) -> Any:
         for sym in out.get("symbols") or []:
             old = sym.get("original_name") if isinstance(sym, dict) and sym.get("name_source") == USER else None
             if isinstance(old, str) and old:
-                new = str(sym["name"])
-                out["symbolized"] = re.sub(rf"(?<![\w$@.]){re.escape(old)}(?![\w$@])", lambda _m: new,
-                                           out["symbolized"])
+                new = str(sym["name"]).replace("\\", "\\\\")
+                out["symbolized"] = re.sub(rf"(?<![\w$@.]){re.escape(old)}(?![\w$@])", new, out["symbolized"])
     address = out.get("address")
     if isinstance(address, str):
         note = nb.note(address)

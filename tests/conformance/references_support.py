@@ -42,6 +42,7 @@ INDIRECT = "indirect-sites"  # a dispatch that is no jump table is an `indirect`
 POINTER_TABLE = "pointer-table"  # resolve_native_call_targets returns a bounded table's targets
 SYMBOLIZED = "symbolized-operands"  # instruction rows name call targets and annotate string loads
 STUBS = "stub-procedures"  # PLT0 is a thunk of its own size; no procedure spans import stubs
+DATA_TYPES = "data-types"  # inspect_native_data_type types a pointer slot and a string
 LUA = "lua-data-references"  # data-reference recall on the Lua build reaches the row's lua_recall
 
 
@@ -57,7 +58,7 @@ EXPECTED: dict[str, Expected] = {
     "angr": Expected(0.95),
     "radare2": Expected(0.95),
     # native lists PLT0 of a .plt followed by .plt.sec as one procedure over the lazy-binding stubs.
-    "native": Expected(0.95, pending=frozenset({LUA, DATA_REFS, INDIRECT, POINTER_TABLE, SYMBOLIZED,
+    "native": Expected(0.95, pending=frozenset({LUA, DATA_REFS, INDIRECT, POINTER_TABLE, SYMBOLIZED, DATA_TYPES,
                                                 f"{STUBS}@elf-x64-ibt"})),
     "ghidra": Expected(0.95),
     "hopper": Expected(0.95),

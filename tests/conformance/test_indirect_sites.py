@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
@@ -134,3 +135,28 @@ def test_stub_sections_hold_stubs(sessions: rs.Sessions, provider_id: str, targe
             assert p["size"] <= 16, f"{p['name']} at {p['address']} spans {p['size']} bytes of {name}"
     imports = [p for name in (".plt.sec",) if name in inside for p in inside[name]] or inside[".plt"][1:]
     assert {rs.base_name(p["name"]) for p in imports if p["kind"] == "import"} >= {"getenv", "puts"}, imports
+
+
+@pytest.mark.parametrize(("provider_id", "target_id"), rs.params("instruction", PROVIDERS, rs.TABLE_TARGETS))
+def test_instruction_facts_at_the_dispatch(sessions: rs.Sessions, provider_id: str, target_id: str) -> None:
+    session, t = _open(sessions, provider_id, target_id)
+    site = hex(t.dispatch)
+    out = result_of(session, "inspect_native_instruction", {"address": site})
+    found = out["instruction"]
+    procedure = found.get("procedure") or out.get("procedure")  # the provider's record, or the tool's floor
+    assert found["address"] == site and procedure["address"] == hex(t.symbols["apply"]), out
+    if "flow" in found:  # the provider's own facts (a provider without the operation reports them unavailable)
+        assert found["flow"] == "jump" and found["fallthrough"] is None, found
+        assert found["targets"] == [hex(t.symbols[op]) for op in sorted(rs.OPS, key=t.symbols.get)], found
+    with pytest.raises(ReaError) as inside:
+        result_of(session, "inspect_native_instruction", {"address": hex(t.dispatch + 1)})
+    assert inside.value.code == "invalid_request" and site in inside.value.message, inside.value.message
+
+
+@pytest.mark.parametrize(("provider_id", "target_id"), rs.params(rs.DATA_TYPES, PROVIDERS, rs.TABLE_TARGETS))
+def test_table_slot_is_a_pointer(sessions: rs.Sessions, provider_id: str, target_id: str) -> None:
+    session, t = _open(sessions, provider_id, target_id)
+    found = result_of(session, "inspect_native_data_type", {"address": hex(t.slots["op_add"])})
+    assert found["type"].get("kind") == "pointer" and found["type"].get("target") == hex(t.symbols["op_add"]), found
+    text = result_of(session, "inspect_native_data_type", {"address": hex(t.string)})
+    assert text["type"].get("kind") == "string" and text.get("value") == "LS_COLORS", text
