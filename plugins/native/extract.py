@@ -17,7 +17,7 @@ class ExtractError(Exception):
         self.message = message
 
 
-def _lief() -> Any:
+def load_lief() -> Any:
     import lief
 
     lief.logging.disable()
@@ -92,7 +92,7 @@ def sanitize(m: Model) -> Model:
 
 
 def _extract(req: WorkerRequest) -> Model:
-    lief = _lief()
+    lief = load_lief()
     path = req.path
     if lief.is_elf(path):
         binary = lief.ELF.parse(path)

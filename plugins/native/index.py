@@ -1,8 +1,8 @@
 """The procedure inventory and the whole-program index of one binary, computed from its bytes alone.
 
-``compute_index`` is a pure function of (model, file bytes, limits): it can run in the parse worker and
-its result (``ProgramIndex``, plain msgspec values) can be cached by content digest. ``Analysis`` holds
-the state both it and the in-process ``Program`` share.
+``compute_index`` is a pure function of (model, file bytes, limits): its result (``ProgramIndex``, plain
+msgspec values) is kept in the analysis cache (rea_plugins.native.store). ``Analysis`` holds the state both
+it and the in-process ``Program`` share.
 
 Cost: one batched sweep over the code, then work in the number of branches and references; discovery
 rounds touch only procedures found in the previous round, and names are resolved once, at the end.
@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import array
 import bisect
-import hashlib
 import itertools
 import re
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -739,44 +736,3 @@ def compute_index(model: Model, content: Any, limits: Limits, discover: bool | N
     if discover is None:
         discover = image.code_bytes <= limits.discovery_max_code_bytes
     return analysis.build(discover, progress, check, data)
-
-
-class IndexCache:
-    """Recently built indexes by content digest, so reopening the same bytes skips the sweep.
-
-    Bounded by entries and bytes; a key also covers the analysed slice and every limit, since both
-    shape the result.
-    """
-
-    def __init__(self, max_entries: int = 8, max_bytes: int = 64 << 20) -> None:
-        self.max_entries = max_entries
-        self.max_bytes = max_bytes
-        self._items: OrderedDict[tuple[str, str | None, bytes], ProgramIndex] = OrderedDict()
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def key(content: Any, model: Model, limits: Limits) -> tuple[str, str | None, bytes]:
-        return hashlib.sha256(content).hexdigest(), model.slice_arch, msgspec.msgpack.encode(limits)
-
-    @staticmethod
-    def _size(index: ProgramIndex) -> int:
-        tables = [index.flow] + ([index.data] if index.data is not None else [])
-        return sum(len(t.src) * 3 + len(t.kind) for t in tables) + 160 * len(index.procs)
-
-    def get(self, key: tuple[str, str | None, bytes]) -> ProgramIndex | None:
-        with self._lock:
-            index = self._items.get(key)
-            if index is not None:
-                self._items.move_to_end(key)
-            return index
-
-    def put(self, key: tuple[str, str | None, bytes], index: ProgramIndex) -> None:
-        with self._lock:
-            self._items[key] = index
-            self._items.move_to_end(key)
-            while len(self._items) > self.max_entries or (
-                    len(self._items) > 1 and sum(map(self._size, self._items.values())) > self.max_bytes):
-                self._items.popitem(last=False)
-
-
-INDEX_CACHE = IndexCache()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import hashlib
 import itertools
 import mmap
 import operator
@@ -12,11 +13,9 @@ import time
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
-import msgspec
 from rea_plugins.native.disasm import COND, JUMP, RET, FlowReader, Insn, decode, x86_jump_table
 from rea_plugins.native.image import Image
 from rea_plugins.native.index import (
-    INDEX_CACHE,
     REF_KINDS,
     Analysis,
     Limits,
@@ -28,6 +27,7 @@ from rea_plugins.native.index import (
     too_big,
 )
 from rea_plugins.native.model import Model, Region
+from rea_plugins.native.store import Store, detached
 
 from rea.context import CallContext
 
@@ -107,7 +107,7 @@ class _Refs:
 class Program:
     """Lazy analysis state of one target; every method is safe to call repeatedly (results cached)."""
 
-    def __init__(self, model: Model, path: str, limits: Limits) -> None:
+    def __init__(self, model: Model, path: str, limits: Limits, store: Store | None = None) -> None:
         self.model = model
         self.limits = limits
         self._file = open(path, "rb")  # noqa: SIM115 - lives as long as the client
@@ -121,6 +121,9 @@ class Program:
                 self._data = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
             except (ValueError, OSError):
                 self._data = self._file.read()
+        self.store = store if store is not None else detached()
+        if self.store.verified and hashlib.sha256(self._data).hexdigest() != self.store.sha256:
+            self.store.verified = False  # the file changed since it was identified: keep nothing of it
         self.image = Image(model, self._data)
         self.size = self.image.size
         self.regions = self.image.regions
@@ -132,7 +135,6 @@ class Program:
         self._inventory = False
         self._insns: OrderedDict[int, list[Insn]] = OrderedDict()
         self._index: ProgramIndex | None = None
-        self._key: tuple[str, str | None, bytes] | None = None
         self._tables: list[_Refs] = []
         self._strings: list[StringItem] | None = None
         self._names: list[tuple[int | None, str, str, bool]] | None = None
@@ -167,7 +169,7 @@ class Program:
 
     def procedures(self, ctx: CallContext | None = None) -> list[Proc]:
         """All procedures by address (symbols, entry, exception tables, stubs; call targets when enabled)."""
-        if not self._inventory:
+        if not self._inventory and not self._adopt_kept():
             self.an.inventory(ctx.check if ctx is not None else None)
             self._inventory = True
             if self.discovery:
@@ -321,37 +323,48 @@ class Program:
         end = self.end_of(p)
         return [self._ref(s, d, k, p.address) for s, d, k in self.an.refs_alone(p, end)]
 
-    def references(self, ctx: CallContext | None = None) -> ProgramIndex:
-        """The whole-program index of calls and jumps (built once; discovery first decides new procedures)."""
-        if self._index is not None:
-            return self._index
-        if not self._inventory:
-            self.an.inventory(ctx.check if ctx is not None else None)
-            self._inventory = True
-        self._key = INDEX_CACHE.key(self._data, self.model, self.limits)
-        index = INDEX_CACHE.get(self._key)
-        if index is not None and index.discovery == self.discovery:
-            self.an.adopt(index)
-        else:
-            index = self.an.build(self.discovery, ctx.progress if ctx is not None else None,
-                                  ctx.check if ctx is not None else None)
-            INDEX_CACHE.put(self._key, index)
+    def _adopt_kept(self) -> bool:
+        """Take the index an earlier session built from these bytes (analysis cache), if there is one."""
+        index = self.store.index()
+        if index is None or index.discovery != self.discovery:
+            return False
+        self.an.adopt(index)
+        self._inventory = True
+        self._install(index)
+        return True
+
+    def _install(self, index: ProgramIndex) -> None:
         self._index = index
         self._tables = [_Refs(index.flow)]
         if index.data is not None:
             self._tables.append(_Refs(index.data))
+
+    def references(self, ctx: CallContext | None = None) -> ProgramIndex:
+        """The whole-program index of calls and jumps (built once; discovery first decides new procedures)."""
+        if self._index is not None:
+            return self._index
+        if not self._inventory and self._adopt_kept():
+            assert self._index is not None
+            return self._index
+        if not self._inventory:
+            self.an.inventory(ctx.check if ctx is not None else None)
+            self._inventory = True
+        index = self.an.build(self.discovery, ctx.progress if ctx is not None else None,
+                              ctx.check if ctx is not None else None)
+        self.store.keep_index(index)
+        self._install(index)
         if ctx is not None:
             ctx.progress(f"index: done, {len(self.an.procs)} procedures")
         return index
 
     def _data_refs(self, ctx: CallContext | None) -> None:
         if len(self._tables) < 2:
-            table = self.an.data_refs(ctx.progress if ctx is not None else None,
-                                      ctx.check if ctx is not None else None)
+            table = self.store.data()
+            if table is None:
+                table = self.an.data_refs(ctx.progress if ctx is not None else None,
+                                          ctx.check if ctx is not None else None)
+                self.store.keep_data(table)
             self._tables.append(_Refs(table))
-            if self._index is not None and self._key is not None:
-                self._index = msgspec.structs.replace(self._index, data=table)
-                INDEX_CACHE.put(self._key, self._index)
 
     def incoming(self, address: int, ctx: CallContext | None = None, data: bool = True) -> list[Ref]:
         """References whose target is ``address`` (builds the whole-program index once)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from importlib import metadata
 from typing import Any
@@ -20,7 +21,7 @@ from rea.providers import (
     OperationResult,
     ProviderDescriptor,
 )
-from rea.target import Target
+from rea.target import Target, read_error
 
 # Kept in step with rea_plugins.native.operations.OPERATIONS (a test checks); listed here so that
 # reading the descriptor imports nothing heavy.
@@ -71,11 +72,15 @@ class NativeClient(AnalysisClient):
                 return dispatch(self.ops, operation, params, ctx)
             except (ReaError, MemoryError, RecursionError):
                 raise
-            except (ValueError, IndexError, KeyError, OverflowError, OSError):
-                raise ReaError("execution_failure", f"native {operation} failed: the binary is malformed where "
-                               f"{operation} reads it",
-                               remediation="The binary may be malformed; check the target or try another provider.",
-                               details={"operation": operation}) from None
+            except OSError as exc:
+                raise read_error(self.target.path, exc) from None
+            except (ValueError, IndexError, KeyError, OverflowError):
+                # Every structure these come from is read off the file: a value no valid binary holds.
+                raise ReaError("unsupported_target", f"malformed binary: native {operation} met a value no valid "
+                               f"{self.target.format} binary holds where it reads it",
+                               remediation="Check the target (it may be truncated or corrupted), or try another "
+                                           "provider.",
+                               details={"operation": operation, "format": self.target.format}) from None
 
     def close(self) -> CloseOutcome:
         self.program.close()
@@ -127,7 +132,7 @@ class NativeProvider(AnalysisProvider):
         }
 
     def worker(self) -> WorkerChannel:
-        """The provider's parse worker, shared by its clients; started on the first open."""
+        """The provider's parse worker, shared by its clients; started on the first open that parses."""
         with self._lock:
             if self._worker is None:
                 from rea_plugins.native.worker import MAX_FRAME_BYTES, WORKER_MEMORY_BYTES
@@ -138,10 +143,31 @@ class NativeProvider(AnalysisProvider):
                                              stateful=False)
             return self._worker
 
-    def open(self, target: Target, run_id: str, ctx: CallContext | None = None) -> AnalysisClient:
+    def prewarm(self) -> None:
+        """Start the parse worker in the background (it imports LIEF as it starts) and return at once, so the
+        first open that parses does not wait for it."""
+        threading.Thread(target=self._start_worker, name="rea-native-prewarm", daemon=True).start()
+
+    def _start_worker(self) -> None:
+        with contextlib.suppress(ReaError, OSError):  # the first open that needs the worker reports the failure
+            self.worker().ensure_started()
+
+    def _parse(self, target: Target, ctx: CallContext) -> Any:
         from rea_plugins.native.extract import host_arch
         from rea_plugins.native.model import Model, WorkerRequest
+
+        timeout = PARSE_TIMEOUT_S + target.size / PARSE_BYTES_PER_S
+        request = msgspec.to_builtins(WorkerRequest(path=target.resolved_path, prefer_arch=host_arch()))
+        reply = self.worker().request("parse", request, ctx, deadline_s=timeout, phase="parsing the binary")
+        try:
+            return reply.result(Model)
+        except msgspec.ValidationError:
+            raise ReaError("unsupported_target", "malformed binary: the parse produced invalid fields",
+                           details={"phase": "parse"}) from None
+
+    def open(self, target: Target, run_id: str, ctx: CallContext | None = None) -> AnalysisClient:
         from rea_plugins.native.program import Program
+        from rea_plugins.native.store import Store
 
         if target.is_directory or target.format not in DESCRIPTOR.formats:
             raise ReaError("unsupported_target", f"native reads ELF, PE and Mach-O, not {target.format}",
@@ -149,22 +175,19 @@ class NativeProvider(AnalysisProvider):
         if target.size > MAX_FILE_BYTES:
             raise ReaError("resource_constraint", f"{target.size} bytes exceed the native provider's "
                            f"limit of {MAX_FILE_BYTES}", details={"resource": "file_size", "limit": MAX_FILE_BYTES})
-        timeout = PARSE_TIMEOUT_S + target.size / PARSE_BYTES_PER_S
-        limits = self.limits()
-        request = msgspec.to_builtins(WorkerRequest(path=target.resolved_path, prefer_arch=host_arch()))
-        reply = self.worker().request("parse", request, ctx or CallContext(), deadline_s=timeout,
-                                      phase="parsing the binary")
+        store = Store.for_target(self, target)
+        # The same bytes parsed before (this process or an earlier one): no worker, no LIEF.
+        model = store.model()
+        parsed = model is None
+        if model is None:
+            model = self._parse(target, ctx or CallContext())
         try:
-            model = reply.result(Model)
-        except msgspec.ValidationError:
-            raise ReaError("unsupported_target", "malformed binary: the parse produced invalid fields",
-                           details={"phase": "parse"}) from None
-        try:
-            program = Program(model, target.resolved_path, limits)
+            program = Program(model, target.resolved_path, self.limits(), store)
         except OSError as exc:
-            raise ReaError("target_unavailable", f"cannot read {target.path}: {exc}",
-                           details={"path": target.path}) from None
-        except ValueError as exc:
-            raise ReaError("unsupported_target", f"native cannot decode this binary: {exc}",
-                           details={"format": target.format}) from None
-        return NativeClient(target, program, self._worker)
+            raise read_error(target.path, exc) from None
+        except ValueError:
+            raise ReaError("unsupported_target", f"malformed binary: native cannot lay out this {target.format} "
+                           "binary's segments and sections", details={"format": target.format}) from None
+        if parsed:
+            store.keep_model(model)
+        return NativeClient(target, program, self._worker if parsed else None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import functools
 import itertools
 import queue
 import re
@@ -105,8 +106,20 @@ _WINDOW = 10  # instructions a jump-table pattern may span (x86_jump_table looks
 
 
 
-def _x86_ids() -> tuple[dict[int, int], frozenset[int], frozenset[int], int]:
-    """capstone's x86 instruction ids by flow class: direct branches, path ends, x86_flow's own cases, push."""
+class X86Ids(NamedTuple):
+    """capstone's x86 instruction ids by flow class: direct branches, path ends, x86_flow's own cases, push,
+    and every id the sweep looks at."""
+
+    direct: dict[int, int]
+    ret: frozenset[int]
+    other: frozenset[int]
+    push: int
+    pick: frozenset[int]
+
+
+@functools.cache
+def x86_ids() -> X86Ids:
+    """Read on the first sweep, so that opening a target whose index is cached never imports capstone."""
     from capstone import x86_const as x
 
     cond = [getattr(x, f"X86_INS_{n}") for n in (
@@ -116,12 +129,11 @@ def _x86_ids() -> tuple[dict[int, int], frozenset[int], frozenset[int], int]:
     ends = frozenset(getattr(x, f"X86_INS_{n}") for n in ("RET", "RETF", "IRET", "IRETD", "IRETQ", "HLT", "UD2",
                                                             "SYSRET"))
     other = frozenset(getattr(x, f"X86_INS_{n}") for n in ("LCALL", "LJMP", "RETFQ", "SYSRETQ"))
-    return direct, ends, other, x.X86_INS_PUSH
+    pick = frozenset(direct) | ends | other | {x.X86_INS_PUSH, _X86_INVALID}
+    return X86Ids(direct, ends, other, x.X86_INS_PUSH, pick)
 
 
-_X86_DIRECT, _X86_RET, _X86_OTHER, _X86_PUSH = _x86_ids()
 _X86_INVALID = 0  # skipdata's ".byte"
-_X86_PICK = frozenset(_X86_DIRECT) | _X86_RET | _X86_OTHER | {_X86_PUSH, _X86_INVALID}
 # Operand text that may name an address (what x86_flow reads): rip-relative or absolute memory, or an
 # immediate of four or more hex digits after a comma (one first in the operands only matters for push).
 _X86_IMM = re.compile(rb", 0x[0-9a-f]{4}")
@@ -335,13 +347,15 @@ class Sweeper:
         ids = batch.ids
         blob = batch.blob
         assert ids is not None and blob is not None
+        known = x86_ids()
+        direct_ids, ret_ids, push_id, pick_ids = known.direct, known.ret, known.push, known.pick
         record, ops_at = batch.record, batch.mnem + 32
         if want & FLOW:
-            picked = [i for i, v in enumerate(itertools.islice(ids, keep)) if v in _X86_PICK]
+            picked = [i for i, v in enumerate(itertools.islice(ids, keep)) if v in pick_ids]
         else:
             # Data only: branches, path ends and undecodable bytes never name data; of the picked ids
             # only push (an immediate) and x86_flow's own cases remain, found by C-speed list scans.
-            picked = [i for v in (_X86_PUSH, *_X86_OTHER) for i in _positions(ids, v, keep)]
+            picked = [i for v in (push_id, *known.other) for i in _positions(ids, v, keep)]
         named: set[int] = set()
         if want & DATA:
             # Each record's operand text in a fixed slot, so the address search scans a third as much.
@@ -358,7 +372,7 @@ class Sweeper:
             hits.update(m.start() for m in _X86_IMM.finditer(text))
             named = {at // _SLOT for at in hits if text.find(b"\0", at - at % _SLOT, at) < 0}  # not stale bytes
             if want & FLOW:
-                picked.extend(i for i in named if ids[i] not in _X86_PICK)  # the others are picked already
+                picked.extend(i for i in named if ids[i] not in pick_ids)  # the others are picked already
             else:
                 picked.extend(named)
             picked.sort()
@@ -374,7 +388,7 @@ class Sweeper:
                 continue
             prev = i
             iid = ids[i]
-            cls = _X86_DIRECT.get(iid)
+            cls = direct_ids.get(iid)
             if cls is not None:
                 if not want & FLOW:
                     continue
@@ -387,7 +401,7 @@ class Sweeper:
                     f_target.append(int(field[:field.find(b"\0")], 16))
                     f_extra.append(None)
                     continue
-            elif iid in _X86_RET or iid == _X86_INVALID:
+            elif iid in ret_ids or iid == _X86_INVALID:
                 if not want & FLOW:
                     continue
                 f_addr.append(addrs[i])
@@ -396,7 +410,7 @@ class Sweeper:
                 f_target.append(-1)
                 f_extra.append(None)
                 continue
-            elif iid == _X86_PUSH and (not want & DATA or (i not in named and text[i * _SLOT:i * _SLOT + 2] != b"0x")):
+            elif iid == push_id and (not want & DATA or (i not in named and text[i * _SLOT:i * _SLOT + 2] != b"0x")):
                 continue
             f = x86_flow(batch.insn(i), mapped)
             self._keep(f, addrs[i], sizes[i], batch, i, tail, window_limit, out, want)

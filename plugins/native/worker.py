@@ -5,6 +5,7 @@ server down. One route, ``parse``: a ``WorkerRequest`` in, the ``Model`` as raw 
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any
 
 import msgspec
@@ -38,7 +39,18 @@ def parse(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
                        "(out-of-range integer or undecodable name)") from None
 
 
+def preload() -> None:
+    """Import LIEF while the worker waits for its first request (the parse route then finds it loaded)."""
+    try:
+        from rea_plugins.native.extract import load_lief
+
+        load_lief()
+    except Exception:  # a LIEF that cannot load is reported by the parse that needs it
+        pass
+
+
 ROUTES = {"parse": parse}
 
 if __name__ == "__main__":
+    threading.Thread(target=preload, name="rea-native-preload", daemon=True).start()
     sys.exit(serve(ROUTES, MAX_FRAME_BYTES))

@@ -1,4 +1,4 @@
-"""The whole-program index as a pure, serializable value: the same bytes give the same index, cached by digest."""
+"""The whole-program index as a pure, serializable value: the same bytes give the same index."""
 
 from __future__ import annotations
 
@@ -7,10 +7,6 @@ from typing import Any
 
 import msgspec
 import pytest
-
-from rea.registry import Registry
-from rea.session import Session
-from rea.testing import result_of
 
 
 @pytest.mark.parametrize("fixture_id", ["elf-x64-stripped", "pe-x64-exe", "shapes-elf-arm64-nounwind"])
@@ -28,20 +24,3 @@ def test_compute_index_is_deterministic_and_round_trips(native_fixtures: Any, fi
     assert wire == msgspec.msgpack.encode(again)
     assert msgspec.msgpack.decode(wire, type=ProgramIndex) == first
     assert first.discovery and first.data is not None and first.procs
-
-
-def test_reopening_the_same_bytes_reuses_the_index(rea_registry: Registry, native_fixtures: Any) -> None:
-    from rea_plugins.native.index import INDEX_CACHE
-
-    path = native_fixtures.get("shapes-elf-x64-nounwind").path
-    listings = []
-    for _ in range(2):
-        session = Session(rea_registry)
-        try:
-            result_of(session, "open_binary", {"path": path, "provider_id": "native"})
-            listings.append(result_of(session, "list_procedures", {"limit": 1000}))
-            program = session._client.program  # type: ignore[union-attr]
-            assert program._key is not None and INDEX_CACHE.get(program._key) is program._index
-        finally:
-            session.close()
-    assert listings[0] == listings[1]

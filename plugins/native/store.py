@@ -1,0 +1,118 @@
+"""Where the native provider keeps what it computed for a target between sessions: the kernel's analysis cache.
+
+Three kinds of entry, each keyed by the target's SHA-256, the provider's version and the analysis profile's
+digest (docs/cache.md): the parsed container (``Model``: a reopen skips the parse worker), the whole-program
+index of procedures, calls and jumps (``ProgramIndex``), and the references to data (``RefTable``), which are
+computed on the first query that needs them. Bump a kind's version when its meaning changes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any, TypeVar
+
+from rea_plugins.native.index import ProgramIndex, RefTable
+from rea_plugins.native.model import Model
+
+from rea.cache import AnalysisCache, CacheKey, default_cache, profile_digest
+from rea.errors import ReaError
+from rea.providers import AnalysisProvider
+from rea.target import Target
+
+MODEL_KIND = "native-model/1"
+INDEX_KIND = "native-program-index/1"
+# /2: pointer slots (relocations, base relocations, init/fini arrays, fixed-image pointers) joined the table.
+DATA_KIND = "native-data-references/2"
+T = TypeVar("T")
+
+
+class _Memo:
+    """The last few values this process loaded or stored, so a reopen in the same server decodes nothing."""
+
+    def __init__(self, max_entries: int = 8) -> None:
+        self.max_entries = max_entries
+        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Any:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.max_entries:
+                self._items.popitem(last=False)
+
+
+MEMO = _Memo()
+
+
+class Store:
+    """One target's entries; a cache that is off, unreadable or full only means nothing is kept."""
+
+    def __init__(self, cache: AnalysisCache | None, keys: dict[str, CacheKey]) -> None:
+        self.cache = cache
+        self.keys = keys
+        self.sha256 = next(iter(keys.values())).target_sha256 if keys else ""
+        # Cleared when the bytes the program read are not the ones the keys name (the file changed meanwhile).
+        self.verified = bool(keys)
+
+    @classmethod
+    def for_target(cls, provider: AnalysisProvider, target: Target) -> Store:
+        try:
+            cache: AnalysisCache | None = default_cache()
+        except ReaError:  # invalid settings are reported by the front ends; here they only mean no cache
+            cache = None
+        digest = profile_digest(provider, target)
+        keys = {kind: CacheKey.for_target(target, provider.descriptor, digest, kind)
+                for kind in (MODEL_KIND, INDEX_KIND, DATA_KIND)}
+        return cls(cache, keys)
+
+    def _load(self, kind: str, value_type: type[T]) -> T | None:
+        if not self.verified:
+            return None
+        key = self.keys[kind]
+        memo = MEMO.get(key.digest())
+        if isinstance(memo, value_type):
+            return memo
+        value = self.cache.load(key, value_type) if self.cache is not None else None
+        if value is not None:
+            MEMO.put(key.digest(), value)
+        return value
+
+    def _store(self, kind: str, value: Any) -> None:
+        if not self.verified:
+            return
+        key = self.keys[kind]
+        MEMO.put(key.digest(), value)
+        if self.cache is not None:
+            self.cache.store(key, value)
+
+    def model(self) -> Model | None:
+        return self._load(MODEL_KIND, Model)
+
+    def keep_model(self, model: Model) -> None:
+        self._store(MODEL_KIND, model)
+
+    def index(self) -> ProgramIndex | None:
+        return self._load(INDEX_KIND, ProgramIndex)
+
+    def keep_index(self, index: ProgramIndex) -> None:
+        self._store(INDEX_KIND, index)
+
+    def data(self) -> RefTable | None:
+        return self._load(DATA_KIND, RefTable)
+
+    def keep_data(self, table: RefTable) -> None:
+        self._store(DATA_KIND, table)
+
+
+def detached() -> Store:
+    """A store that keeps nothing (a Program built outside a provider, as tests and benchmarks do)."""
+    return Store(None, {})
