@@ -34,7 +34,8 @@ def extract(req: WorkerRequest) -> Model:
     return sanitize(_extract(req))
 
 
-_U64 = 1 << 64
+# Addresses stay below 2**63: the index keeps them in int64 columns (nothing valid lives above).
+_ADDRESS_LIMIT = 1 << 63
 _SAFE = (1 << 53) - 1  # the integer domain of canonical JSON
 
 
@@ -47,7 +48,7 @@ def _text(value: Any) -> str:
 
 
 def _addr(value: Any) -> int | None:
-    return value if isinstance(value, int) and 0 <= value < _U64 else None
+    return value if isinstance(value, int) and 0 <= value < _ADDRESS_LIMIT else None
 
 
 def sanitize(m: Model) -> Model:
@@ -60,7 +61,7 @@ def sanitize(m: Model) -> Model:
         for r in items:
             fields = (r.start, r.size, r.file_offset, r.file_size)
             if all(isinstance(v, int) and 0 <= v <= _SAFE for v in fields[1:]) and _addr(r.start) is not None \
-                    and r.start + r.size <= _U64:
+                    and r.start + r.size <= _ADDRESS_LIMIT:
                 out.append(Region(name=_text(r.name), start=r.start, size=r.size, perms=r.perms,
                                   file_offset=r.file_offset, file_size=min(r.file_size, r.size) if r.size else 0,
                                   kind=r.kind))
@@ -73,12 +74,12 @@ def sanitize(m: Model) -> Model:
     symbols = [s if type(s.name) is str and s.name.isascii() and 0 <= s.size <= _SAFE else
                Symbol(name=_text(s.name), address=s.address, size=s.size if 0 <= s.size <= _SAFE else 0,
                       kind=s.kind, exported=s.exported, source=s.source)
-               for s in m.symbols if type(s.address) is int and 0 <= s.address < _U64]
+               for s in m.symbols if type(s.address) is int and 0 <= s.address < _ADDRESS_LIMIT]
     imports = [Import(name=_text(i.name), library=None if i.library is None else _text(i.library),
                       slot=_addr(i.slot)) for i in m.imports]
     plt_locals = [Import(name=_text(i.name), slot=i.slot) for i in m.plt_locals if _addr(i.slot) is not None]
     unwind = [(a, e) for a, e in m.unwind
-              if type(a) is int and type(e) is int and 0 <= a <= e < _U64 and e - a <= _SAFE]
+              if type(a) is int and type(e) is int and 0 <= a <= e < _ADDRESS_LIMIT and e - a <= _SAFE]
     linkage = {k: (_text(v) if isinstance(v, (str, bytes)) else
                    [_text(x) for x in v] if isinstance(v, list) else v) for k, v in m.linkage.items()}
     limitations = list(m.limitations)

@@ -109,6 +109,7 @@ _X86_ARG0 = re.compile(r"^[re]di, ")
 _X86_IMM_OPERAND = re.compile(r"^[re]di, (0x[0-9a-f]+)$")
 _PE_MAIN_ARGS = (frozenset({"ecx", "rcx"}), frozenset({"rdx", "edx"}), frozenset({"r8", "r8d"}))
 Progress = Callable[[str], None]
+_NO_ADDRESS = 1 << 63  # reference columns are int64: the model keeps every address below this
 
 
 def overdue(what: str, deadline: float) -> ReaError:
@@ -499,7 +500,7 @@ class Analysis:
         dst: list[int] = []
         kinds = bytearray()
         self.emit_refs(facts, range(len(facts)), p.address, end, src, dst, kinds)
-        return list(zip(src, dst, kinds, strict=True))
+        return [r for r in zip(src, dst, kinds, strict=True) if r[1] < _NO_ADDRESS]
 
     # -- the whole-program index ---------------------------------------------------------------------
 
@@ -720,7 +721,14 @@ class RefColumns:
         self.cond: set[int] = set()  # sources of conditional branches
 
     def table(self) -> RefTable:
-        return RefTable(src=array.array("q", self.src).tobytes(), dst=array.array("q", self.dst).tobytes(),
+        try:
+            dst = array.array("q", self.dst)
+        except OverflowError:  # a branch beyond the address space (malformed code): it names nothing
+            keep = [i for i, d in enumerate(self.dst) if d < _NO_ADDRESS]
+            self.src, self.proc = [self.src[i] for i in keep], [self.proc[i] for i in keep]
+            self.dst, self.kind = [self.dst[i] for i in keep], bytearray(self.kind[i] for i in keep)
+            dst = array.array("q", self.dst)
+        return RefTable(src=array.array("q", self.src).tobytes(), dst=dst.tobytes(),
                         kind=bytes(self.kind), proc=array.array("q", self.proc).tobytes())
 
 
