@@ -269,7 +269,9 @@ def require_pip_sdist(requirement: str, filename: str, sha256: str) -> Path:
         return cached
     CACHE.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="rea-conformance-dl-") as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
+        # Only the package itself must come as source: ":all:" would also build its build dependencies
+        # (setuptools, Cython) from source to prepare its metadata, minutes with an empty pip cache.
+        cmd = [sys.executable, "-m", "pip", "download", "--no-binary", requirement.split("==")[0], "--no-deps",
                "--disable-pip-version-check", "--dest", tmp, requirement]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
