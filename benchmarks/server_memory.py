@@ -77,8 +77,8 @@ def requests() -> None:
         reply: dict[str, object] = json.loads(proc.stdout.readline())
         return reply
 
-    roundtrip(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}).encode())
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
+    roundtrip(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}).encode())
     proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
     roundtrip((CALL % (1, "{}")).encode())
     time.sleep(0.5)

@@ -74,7 +74,8 @@ def test_analysis_never_writes_beside_its_target(provider: str, folder_kind: str
                    str(folder), "--die-with-parent", "--")
 
     async def main() -> None:
-        async with connect(wrapper=wrapper) as client:
+        # A fresh analysis cache, so this session parses (and its worker is seen) rather than reusing an entry.
+        async with connect(wrapper=wrapper, REA_CACHE_DIR=str(tmp_path / "cache")) as client:
             opened = await client.call_tool("open_binary", {"path": str(target), "provider_id": provider})
             assert opened.is_error is False, opened.content
             for tool, args in (("list_procedures", {"limit": 5}), ("procedure_callees", {"procedure": "main"}),
@@ -103,9 +104,9 @@ def test_analysis_never_writes_beside_its_target(provider: str, folder_kind: str
     assert snapshot(folder) == before
 
 
-def test_native_parse_worker_lineage_is_verified(hello_elf: Path) -> None:
+def test_native_parse_worker_lineage_is_verified(hello_elf: Path, tmp_path: Path) -> None:
     async def main() -> None:
-        async with connect() as client:
+        async with connect(REA_CACHE_DIR=str(tmp_path / "cache")) as client:
             empty = await client.call_tool("binary_session", {})
             assert empty.structured_content["analysis_run"]["process_lineage"] == {"state": "not_observed"}
             await client.call_tool("open_binary", {"path": str(hello_elf), "provider_id": "native"})

@@ -130,7 +130,8 @@ class Runner:
 
     def __init__(self, work: Path, corpus_root: Path) -> None:
         self.tmp, self.home, self.cwd = work / "tmp", work / "home", work / "cwd"
-        for d in (self.tmp, self.home, self.cwd):
+        self.cache = work / "analysis-cache"  # the one place rea keeps analyses across sessions, by design
+        for d in (self.tmp, self.home, self.cwd, self.cache):
             d.mkdir()
         self.stderr = work / "server.stderr"
         self.corpus_root = corpus_root
@@ -140,7 +141,7 @@ class Runner:
         self._last_inspect: dict[str, Any] | None = None
 
     def _start(self) -> Server:
-        return Server(self.tmp, self.home, self.cwd, self.stderr)
+        return Server(self.tmp, self.home, self.cwd, self.cache, self.stderr)
 
     # -- one call ------------------------------------------------------------------------------
 
@@ -283,6 +284,9 @@ class Runner:
             left = sorted(tree(where))
             if left:
                 self.run.add("outside", Finding("(session end)", "", "-", f"left in {where.name}: {left[:10]}"))
+        strays = sorted(p for p in tree(self.cache) if not p.startswith(("entries", ".usage", ".lock")))
+        if strays:
+            self.run.add("outside", Finding("(session end)", "", "-", f"not cache entries in the cache: {strays[:10]}"))
 
 
 def run_all(cases: list[Case], work: Path, corpus_root: Path) -> Run:

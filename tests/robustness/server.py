@@ -79,8 +79,8 @@ def environ_value(pid: int, key: str) -> str | None:
 class Server:
     """``rea serve`` over stdio with a private TMPDIR, HOME and working directory."""
 
-    def __init__(self, tmp: Path, home: Path, cwd: Path, stderr: Path) -> None:
-        env = server_env(TMPDIR=str(tmp), HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
+    def __init__(self, tmp: Path, home: Path, cwd: Path, cache: Path, stderr: Path) -> None:
+        env = server_env(TMPDIR=str(tmp), HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), REA_CACHE_DIR=str(cache))
         self._stderr = open(stderr, "ab")  # noqa: SIM115 - kept for the server's life
         self.proc = subprocess.Popen([sys.executable, "-m", "rea.cli.main", "serve"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self._stderr, env=env, cwd=cwd)
