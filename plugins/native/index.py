@@ -22,6 +22,7 @@ import msgspec
 from rea_plugins.native.disasm import CALL, COND, FALL, JUMP, RET, FlowReader, Insn, decode, make_decoder
 from rea_plugins.native.image import Image
 from rea_plugins.native.model import Model
+from rea_plugins.native.pointers import Slots, find_slots
 from rea_plugins.native.sweep import DATA, FLOW, BudgetExceeded, Facts, Sweeper, descend, table_targets
 
 from rea.errors import ReaError
@@ -110,6 +111,7 @@ _X86_IMM_OPERAND = re.compile(r"^[re]di, (0x[0-9a-f]+)$")
 _PE_MAIN_ARGS = (frozenset({"ecx", "rcx"}), frozenset({"rdx", "edx"}), frozenset({"r8", "r8d"}))
 Progress = Callable[[str], None]
 _NO_ADDRESS = 1 << 63  # reference columns are int64: the model keeps every address below this
+NO_PROCEDURE = -1  # the procedure of a reference from data (a pointer slot)
 
 
 def overdue(what: str, deadline: float) -> ReaError:
@@ -145,6 +147,7 @@ class Analysis:
         self.starts: list[int] = []
         self.by_addr: dict[int, Proc] = {}
         self.by_name: dict[str, Proc] = {}
+        self._slots: Slots | None = None
 
     @property
     def md(self) -> Any:
@@ -231,8 +234,14 @@ class Analysis:
         return self.procs
 
     def _stub_size(self, address: int, starts: list[int]) -> int:
+        """One stub: up to the next stub or the section's end, at most 16 bytes (32 for arm64's PLT0)."""
+        region = self.image.code_region_at(address)
+        end = region.start + region.file_size if region is not None else address + 16
         i = bisect.bisect_right(starts, address)
-        return min(starts[i] - address, 16) if i < len(starts) else (6 if self.model.arch == "x86_64" else 12)
+        if i < len(starts):
+            end = min(end, starts[i])
+        first = region is not None and region.start == address and region.name in (".plt", ".iplt")
+        return max(1, min(end - address, 32 if first and self.model.arch == "arm64" else 16))
 
     def _scan_stubs(self) -> None:
         flow = FlowReader(self.model.arch, self.image.mapped)
@@ -241,7 +250,7 @@ class Analysis:
                 continue
             entry: int | None = None
             for insn in decode(self.md, self.image.code(r.start, r.start + r.file_size), r.start):
-                if entry is None and insn.mnemonic not in ("nop", "endbr64", "endbr32"):
+                if entry is None and insn.mnemonic not in ("nop", "xchg"):  # padding after the previous stub
                     entry = insn.address
                 f = flow(insn)
                 if f.cls in (JUMP, RET):
@@ -566,12 +575,24 @@ class Analysis:
             discovery=discover)
 
     def data_refs(self, progress: Progress | None = None, check: Callable[[str], None] | None = None) -> RefTable:
-        """References to data (second sweep, over the final inventory and extents)."""
+        """References to data: from code (second sweep, over the final inventory and extents), then from the
+        pointer slots in data (their procedure is -1: none)."""
         facts, _, tick = self._sweep_all(DATA, "data reference index", progress, check)
         refs = self._attribute(facts, tick)
+        slots = self.slots()
+        refs.src.extend(slots.slots)
+        refs.dst.extend(slots.map[s] for s in slots.slots)
+        refs.kind.extend(itertools.repeat(_DATA, len(slots)))
+        refs.proc.extend(itertools.repeat(NO_PROCEDURE, len(slots)))
         if progress is not None:
-            progress(f"index: {len(refs.kind)} data references")
+            progress(f"index: {len(refs.kind)} data references, {len(slots)} of them from pointer slots")
         return refs.table()
+
+    def slots(self) -> Slots:
+        """Pointer slots in data (relocations, init/fini arrays, known addresses in a fixed image)."""
+        if self._slots is None:
+            self._slots = find_slots(self.image, lambda: [*self.by_addr, *(s.address for s in self.model.symbols)])
+        return self._slots
 
     def _extents(self, procs: list[Proc], facts: Facts, tick: Callable[[str], None]) -> None:
         for n, p in enumerate(procs):

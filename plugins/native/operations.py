@@ -29,6 +29,11 @@ def hx(value: int | None) -> str | None:
     return None if value is None else f"0x{value:x}"
 
 
+def owner(r: Ref) -> str | None:
+    """The procedure a reference comes from; None for a reference from data (a pointer slot)."""
+    return hx(r.proc) if r.proc >= 0 else None
+
+
 def parse_address(value: Any, path: str = "address") -> int:
     if not isinstance(value, str) or not _ADDRESS.match(value):
         raise invalid_request(f"{path} must be a 0x-prefixed hex address (got {value!r})",
@@ -90,7 +95,7 @@ class Operations:
                 "operands": insn.op_str, "text": text}
 
     def ref_dict(self, r: Ref) -> dict[str, Any]:
-        return {"from": hx(r.src), "to": hx(r.dst), "kind": r.kind, "from_procedure": hx(r.proc),
+        return {"from": hx(r.src), "to": hx(r.dst), "kind": r.kind, "from_procedure": owner(r),
                 "to_name": r.name}
 
     def _result(self, normalized: Any, limitations: list[str] | None = None,
@@ -306,7 +311,7 @@ class Operations:
         addr = parse_address(params.get("address"))
         refs = sorted(self.p.incoming(addr, ctx), key=lambda r: (r.src, r.kind))
         return self._result({"address": hx(addr), "references": [
-            {"from": hx(r.src), "from_procedure": hx(r.proc), "kind": r.kind, "to": hx(r.dst)} for r in refs]})
+            {"from": hx(r.src), "from_procedure": owner(r), "kind": r.kind, "to": hx(r.dst)} for r in refs]})
 
     # -- layout --------------------------------------------------------------------------------
 

@@ -57,9 +57,7 @@ class Expected(NamedTuple):
 EXPECTED: dict[str, Expected] = {
     "angr": Expected(0.95),
     "radare2": Expected(0.95),
-    # native lists PLT0 of a .plt followed by .plt.sec as one procedure over the lazy-binding stubs.
-    "native": Expected(0.95, pending=frozenset({LUA, DATA_REFS, INDIRECT, POINTER_TABLE, SYMBOLIZED, DATA_TYPES,
-                                                f"{STUBS}@elf-x64-ibt"})),
+    "native": Expected(0.95, pending=frozenset({INDIRECT, POINTER_TABLE, SYMBOLIZED, DATA_TYPES})),
     "ghidra": Expected(0.95),
     "hopper": Expected(0.95),
 }
