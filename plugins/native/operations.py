@@ -11,6 +11,7 @@ from rea_plugins.native.program import Proc, Program, Ref
 
 from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
+from rea.operations.operands import split_operands, symbolized_text, symbols_of
 from rea.providers import OperationResult
 from rea.search import matcher as search_matcher
 from rea.target import Target
@@ -20,6 +21,8 @@ DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 MAX_ASSEMBLY = 20_000
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
+_IMMEDIATE = re.compile(r"^#?-?(0x[0-9a-fA-F]+|\d+)$")
+_FROM_DATA = ("data", "read", "write")
 _ABI = {("elf", "x86_64"): "sysv", ("mach-o", "x86_64"): "sysv", ("pe", "x86_64"): "ms-x64",
         ("elf", "arm64"): "aapcs64", ("mach-o", "arm64"): "darwin-aapcs64", ("pe", "arm64"): "aapcs64",
         ("elf", "x86"): "cdecl", ("pe", "x86"): "cdecl", ("elf", "arm"): "aapcs", ("pe", "arm"): "aapcs"}
@@ -88,11 +91,53 @@ class Operations:
         return {"address": hx(p.address), "name": p.name, "size": end - p.address, "kind": p.kind, "end": hx(end),
                 "name_source": p.name_source, "part_of": hx(p.part_of)}
 
-    def insn_dict(self, insn: Insn) -> dict[str, Any]:
+    def insn_dict(self, insn: Insn, refs: Sequence[Ref] = ()) -> dict[str, Any]:
+        """An instruction row; with its references, the symbolized text and the addresses its operands denote."""
         raw = self.p.read(insn.address, insn.size) or b""
         text = f"{insn.mnemonic} {insn.op_str}".strip()
-        return {"address": hx(insn.address), "bytes": raw.hex(), "mnemonic": insn.mnemonic,
-                "operands": insn.op_str, "text": text}
+        row: dict[str, Any] = {"address": hx(insn.address), "bytes": raw.hex(), "mnemonic": insn.mnemonic,
+                               "operands": insn.op_str, "text": text}
+        details, branch = self._operand_details(insn, refs)
+        row["symbolized"] = symbolized_text(insn.mnemonic, details, branch)
+        row["symbols"] = symbols_of(details)
+        return row
+
+    def insn_rows(self, p: Proc, insns: Sequence[Insn]) -> list[dict[str, Any]]:
+        """Rows of ``insns`` (instructions of ``p``), symbolized from the procedure's own references."""
+        by_src: dict[int, list[Ref]] = {}
+        if insns:
+            for r in self.p.instruction_refs(p):
+                by_src.setdefault(r.src, []).append(r)
+        return [self.insn_dict(i, by_src.get(i.address, ())) for i in insns]
+
+    def _operand_details(self, insn: Insn, refs: Sequence[Ref]) -> tuple[list[dict[str, Any]], bool]:
+        """Operand texts and kinds; the one operand that denotes an address gets it, named (and its string)."""
+        details: list[dict[str, Any]] = [
+            {"text": t, "kind": "memory" if "[" in t else "immediate" if _IMMEDIATE.match(t) else "register"}
+            for t in split_operands(insn.op_str, 0)]
+        if not details or not refs:
+            return details, False
+        flow = next((r for r in refs if r.kind in ("call", "jump") and r.dst is not None), None)
+        memory = next((i for i, d in enumerate(details) if d["kind"] == "memory"), None)
+        branch = flow is not None
+        target: tuple[int, int, str | None] | None = None  # operand, address, name
+        if flow is not None and flow.dst is not None and details[-1]["kind"] == "immediate":
+            target = (len(details) - 1, flow.dst, flow.name)
+        elif (slot := next((r for r in refs if r.kind == "external" and r.dst is not None), None)) is not None:
+            assert slot.dst is not None
+            target = (memory if memory is not None else len(details) - 1, slot.dst, slot.name)
+        elif (datum := next((r for r in refs if r.kind in _FROM_DATA and r.dst is not None), None)) is not None:
+            assert datum.dst is not None
+            target = (memory if memory is not None else len(details) - 1, datum.dst, datum.name)
+        if target is not None:
+            index, address, name = target
+            d = details[index]
+            d["address"] = hx(address)
+            d["name"] = name or self.p.name_at(address)
+            s = self.p.string_at(address)
+            if s is not None:
+                d["string"] = self.p.string_value(s)[0]
+        return details, branch
 
     def ref_dict(self, r: Ref) -> dict[str, Any]:
         return {"from": hx(r.src), "to": hx(r.dst), "kind": r.kind, "from_procedure": owner(r),
@@ -226,7 +271,7 @@ class Operations:
         cap = params.get("max_instructions") or MAX_ASSEMBLY
         insns = self.p.instructions(p)
         return self._result({"address": hx(p.address), "name": p.name,
-                             "instructions": [self.insn_dict(i) for i in insns[:cap]],
+                             "instructions": self.insn_rows(p, insns[:cap]),
                              "truncated": len(insns) > cap})
 
     def read_function_instructions(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
@@ -235,7 +280,7 @@ class Operations:
         window, more = self.p.window(p, offset, limit)
         # total is exact only once the procedure is decoded; decoding the window alone keeps this cheap.
         total = len(self.p.instructions(p)) if more else offset + len(window)
-        return self._result({"instructions": [self.insn_dict(i) for i in window], "offset": offset,
+        return self._result({"instructions": self.insn_rows(p, window), "offset": offset,
                              "limit": limit, "total": total, "next_offset": offset + limit if more else None,
                              "address": hx(p.address), "name": p.name})
 
@@ -269,7 +314,8 @@ class Operations:
                     kind = "tail" if r.kind == "jump" else "direct"
                 name = target.name if target is not None else r.name
                 groups.setdefault((r.dst, name, kind), []).append(r.src)
-            elif r.kind == "indirect":
+            elif r.kind == "indirect" or (r.kind == "computed" and r.dst is None):
+                # A call or jump through a register that is no resolved jump table: its targets are unknown.
                 groups.setdefault((None, None, "indirect"), []).append(r.src)
         callees = [{"address": hx(a), "name": n, "kind": k, "call_sites": [hx(s) for s in sorted(set(sites))]}
                    for (a, n, k), sites in sorted(groups.items(), key=lambda kv: (kv[0][0] is None, kv[0][0] or 0,
@@ -313,6 +359,41 @@ class Operations:
         return self._result({"address": hx(addr), "references": [
             {"from": hx(r.src), "from_procedure": owner(r), "kind": r.kind, "to": hx(r.dst)} for r in refs]})
 
+    def inspect_native_data_type(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        """The datum at an address as the container and the index know it: a string, a pointer slot, code or a
+        sized symbol (no debug info is read)."""
+        at = parse_address(params.get("address"))
+        if not self.p.mapped(at):
+            raise invalid_request(f"{hx(at)} is not mapped by the image",
+                                  [issue("address", "invalid_value", "not in any segment")])
+        out: dict[str, Any] = {"address": hx(at), "name": self.p.name_at(at), "source": "analysis"}
+        word = self.p.model.bits // 8
+        text = self.p.string_at(at)
+        pointee = self.p.pointer_slot(at)
+        proc = self.p.procedure(at)
+        symbol = next((s for s in self.p.model.symbols if s.address == at and s.size), None)
+        if text is not None:
+            unit = 2 if text.encoding == "utf-16le" else 1
+            count = text.byte_length // unit + 1
+            element = {"name": "char16_t" if unit == 2 else "char", "kind": "integer", "size": unit}
+            out["type"] = {"name": f"{element['name']}[{count}]", "kind": "string", "size": count * unit,
+                           "element": element, "count": count}
+            out["value"] = self.p.string_value(text)[0]
+        elif pointee is not None:
+            out["type"] = {"name": "pointer", "kind": "pointer", "size": word, "target": hx(pointee)}
+            out["value"] = hx(pointee)
+            out["target_name"] = self.p.name_at(pointee)
+        elif proc is not None:
+            out["type"] = {"name": "code", "kind": "function", "size": self.p.end_of(proc) - proc.address}
+        elif symbol is not None:
+            size = symbol.size
+            out["type"] = {"name": f"undefined{size}" if size in (1, 2, 4, 8) else f"byte[{size}]",
+                           "kind": "undefined", "size": size}
+            out["source"] = "symbol"
+        else:
+            out["type"] = {"name": "undefined", "kind": "undefined", "size": 1}
+        return self._result(out)
+
     # -- layout --------------------------------------------------------------------------------
 
     def binary_layout(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
@@ -335,7 +416,7 @@ OPERATIONS: tuple[str, ...] = (
     "list_documents", "list_segments", "list_procedures", "search_procedures", "list_strings", "search_strings",
     "list_names", "address_name", "procedure_address", "resolve_containing_procedure", "procedure_info",
     "procedure_blocks", "procedure_assembly", "read_function_instructions", "procedure_callers",
-    "procedure_callees", "procedure_references", "xrefs", "binary_layout",
+    "procedure_callees", "procedure_references", "xrefs", "binary_layout", "inspect_native_data_type",
 )
 
 

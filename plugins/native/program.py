@@ -323,6 +323,16 @@ class Program:
         end = self.end_of(p)
         return [self._ref(s, d, k, p.address) for s, d, k in self.an.refs_alone(p, end)]
 
+    def pointer_slot(self, address: int) -> int | None:
+        """The address a pointer slot in data holds (relocations, init/fini arrays), else None."""
+        return self.an.slots().get(address)
+
+    def instruction_refs(self, p: Proc) -> list[Ref]:
+        """One procedure's references decoded alone, data ones included (no whole-program index needed)."""
+        if p.kind not in ("local", "thunk"):
+            return []
+        return [self._ref(s, d, k, p.address) for s, d, k in self.an.refs_alone(p, self.end_of(p))]
+
     def _adopt_kept(self) -> bool:
         """Take the index an earlier session built from these bytes (analysis cache), if there is one."""
         index = self.store.index()

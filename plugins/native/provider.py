@@ -29,7 +29,7 @@ OPERATIONS: tuple[str, ...] = (
     "list_documents", "list_segments", "list_procedures", "search_procedures", "list_strings", "search_strings",
     "list_names", "address_name", "procedure_address", "resolve_containing_procedure", "procedure_info",
     "procedure_blocks", "procedure_assembly", "read_function_instructions", "procedure_callers",
-    "procedure_callees", "procedure_references", "xrefs", "binary_layout",
+    "procedure_callees", "procedure_references", "xrefs", "binary_layout", "inspect_native_data_type",
 )
 MAX_FILE_BYTES = 2 << 30
 RESOURCE = "native-parse-worker"
