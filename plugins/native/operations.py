@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from rea_plugins.native.disasm import Insn
+from rea_plugins.native.dispatch import WINDOW, pointer_table
 from rea_plugins.native.program import Proc, Program, Ref
 
 from rea.context import CallContext
@@ -359,6 +360,69 @@ class Operations:
         return self._result({"address": hx(addr), "references": [
             {"from": hx(r.src), "from_procedure": owner(r), "kind": r.kind, "to": hx(r.dst)} for r in refs]})
 
+    def resolve_native_call_targets(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        """Every call and dispatch site of a procedure with its targets; a register dispatch through a bounded
+        pointer table resolved from the instructions before it."""
+        p = self.proc(params)
+        only = parse_address(params["address"]) if params.get("address") is not None else None
+        sites: dict[int, dict[str, Any]] = {}
+        for r in (r for q in (p, *self.p.parts_of(p)) for r in self._outgoing(q, ctx, data=False)):
+            if only is not None and r.src != only:
+                continue
+            if self._is_call(r) and r.dst is not None:
+                target = self.p.procedure(r.dst)
+                imported = target is not None and target.kind in ("import", "thunk")
+                entry = sites.setdefault(r.src, {"address": hx(r.src), "kind": "import" if imported else "direct",
+                                                 "status": "resolved", "targets": []})
+                entry["targets"].append({"address": hx(r.dst), "name": target.name if target else r.name,
+                                         "provenance": "import" if imported else "direct"})
+            elif r.kind == "computed" and r.dst is not None:
+                entry = sites.setdefault(r.src, {"address": hx(r.src), "kind": "computed-jump",
+                                                 "status": "resolved", "targets": []})
+                entry["targets"].append({"address": hx(r.dst), "name": r.name, "provenance": "jump-table"})
+            elif r.kind == "indirect" or (r.kind == "computed" and r.dst is None):
+                sites[r.src] = self._indirect_site(p, r.src)
+        if only is not None and only not in sites:
+            raise invalid_request(f"{hx(only)} is not a call or dispatch site of {p.name or hx(p.address)}",
+                                  [issue("address", "invalid_value", "not a call site of the procedure")])
+        rows = [sites[a] for a in sorted(sites)]
+        for row in rows:
+            unique = {t["address"]: t for t in row["targets"]}
+            row["targets"] = sorted(unique.values(), key=lambda t: int(t["address"], 16))
+        return self._result({"procedure": {"address": hx(p.address), "name": p.name}, "call_sites": rows,
+                             "unresolved_count": sum(1 for r in rows if r["status"] == "unresolved")})
+
+    def _indirect_site(self, p: Proc, site: int) -> dict[str, Any]:
+        insns = self.p.instructions(p)
+        at = next((i for i, insn in enumerate(insns) if insn.address == site), None)
+        if at is None:  # a split-off part's site: decode that part
+            q = self.p.containing(site)
+            insns = self.p.instructions(q) if q is not None else []
+            at = next((i for i, insn in enumerate(insns) if insn.address == site), None)
+        found = pointer_table(self.p.model.arch, insns[max(0, at - WINDOW):at + 1]) if at is not None else None
+        row: dict[str, Any] = {"address": hx(site), "kind": "indirect", "targets": []}
+        if at is not None:
+            row["instruction"] = f"{insns[at].mnemonic} {insns[at].op_str}".strip()
+        if found is not None:
+            table, count, word = found
+            for slot in range(table, table + count * word, word):
+                value = self.p.pointer_slot(slot)
+                if value is None and word == self.p.model.bits // 8:
+                    raw = self.p.read(slot, word)
+                    value = int.from_bytes(raw, "little") if raw and len(raw) == word else None
+                if value is None or self.p.code_region_at(value) is None:
+                    found = None  # a slot that is no code pointer: the table is not what it seemed
+                    break
+                row["targets"].append({"address": hx(value), "name": self.p.name_at(value),
+                                       "provenance": "pointer-table"})
+        if found is None:
+            row["targets"] = []
+            row["status"] = "unresolved"
+            row["reason"] = "the target is computed at run time (no bounded table in the instructions before it)"
+        else:
+            row["status"] = "resolved"
+        return row
+
     def inspect_native_data_type(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         """The datum at an address as the container and the index know it: a string, a pointer slot, code or a
         sized symbol (no debug info is read)."""
@@ -417,6 +481,7 @@ OPERATIONS: tuple[str, ...] = (
     "list_names", "address_name", "procedure_address", "resolve_containing_procedure", "procedure_info",
     "procedure_blocks", "procedure_assembly", "read_function_instructions", "procedure_callers",
     "procedure_callees", "procedure_references", "xrefs", "binary_layout", "inspect_native_data_type",
+    "resolve_native_call_targets",
 )
 
 

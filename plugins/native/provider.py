@@ -30,6 +30,7 @@ OPERATIONS: tuple[str, ...] = (
     "list_names", "address_name", "procedure_address", "resolve_containing_procedure", "procedure_info",
     "procedure_blocks", "procedure_assembly", "read_function_instructions", "procedure_callers",
     "procedure_callees", "procedure_references", "xrefs", "binary_layout", "inspect_native_data_type",
+    "resolve_native_call_targets",
 )
 MAX_FILE_BYTES = 2 << 30
 RESOURCE = "native-parse-worker"

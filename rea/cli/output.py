@@ -71,6 +71,31 @@ def _is_scalar(value: Any) -> bool:
     return not isinstance(value, (dict, list))
 
 
+_CELL_ITEMS = 8  # scalars one cell holds (call sites, names); more become a nested list
+_CELL_ROWS = 2  # small records one cell holds (an instruction's symbols); more become a nested table
+
+
+def _is_flat(value: Any) -> bool:
+    """A value one table cell can hold readably: a scalar, a few scalars, or one or two small records."""
+    if isinstance(value, dict):
+        return all(_is_scalar(v) for v in value.values())
+    if isinstance(value, list):
+        if all(_is_scalar(v) for v in value):
+            return len(value) <= _CELL_ITEMS
+        return len(value) <= _CELL_ROWS and all(isinstance(v, dict) and all(_is_scalar(x) for x in v.values())
+                                                for v in value)
+    return True
+
+
+def _cell(value: Any) -> str:
+    """A flat value as one cell: list items joined by "; ", a mapping's members as key=value."""
+    if isinstance(value, dict):
+        return " ".join(f"{k}={'-' if v is None else _scalar(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return "; ".join(_cell(v) for v in value)
+    return _scalar(value)
+
+
 def _wrap(first: str, rest: str, text: str, width: int) -> list[str]:
     """``text`` after the prefix ``first``, wrapped (never cut) with continuation lines under ``rest``."""
     lines = textwrap.wrap(text, width=max(width - len(first), MIN_COLUMN), break_long_words=True,
@@ -113,7 +138,7 @@ class _Renderer:
         if not items:
             return
         pad = " " * indent
-        if all(isinstance(i, dict) and i and all(_is_scalar(v) for v in i.values()) for i in items):
+        if all(isinstance(i, dict) and i and all(_is_flat(v) for v in i.values()) for i in items):
             self.table(items, indent)
             return
         if all(isinstance(i, (int, float, str)) and not isinstance(i, bool) for i in items):
@@ -141,7 +166,7 @@ class _Renderer:
         for row in rows:
             headers.update(dict.fromkeys(row))
         names = list(headers)
-        cells = [[("-" if row[k] is None else _scalar(row[k])) if k in row else "" for k in names] for row in rows]
+        cells = [[("-" if row[k] is None else _cell(row[k])) if k in row else "" for k in names] for row in rows]
         widths = [max([len(n)] + [len(r[i]) for r in cells]) for i, n in enumerate(names)]
         budget = self.width - indent - 2 * (len(names) - 1)
         while sum(widths) > budget:

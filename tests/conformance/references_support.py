@@ -57,7 +57,7 @@ class Expected(NamedTuple):
 EXPECTED: dict[str, Expected] = {
     "angr": Expected(0.95),
     "radare2": Expected(0.95),
-    "native": Expected(0.95, pending=frozenset({POINTER_TABLE})),
+    "native": Expected(0.95),
     "ghidra": Expected(0.95),
     "hopper": Expected(0.95),
 }
