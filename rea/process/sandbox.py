@@ -11,6 +11,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from typing import Any
 
 import msgspec
@@ -76,6 +77,8 @@ def wrap(argv: list[str], policy: SandboxPolicy, private_dir: str, cwd: str) -> 
         cmd.append("--share-net")
     cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     readable = [os.path.realpath(r) for r in policy.readable_roots]
+    for root in _hidden_runtime(argv[0]):
+        cmd += ["--ro-bind", root, root]
     for root in readable:
         cmd += ["--ro-bind", root, root]
     roots = [os.path.realpath(r) for r in policy.writable_roots]
@@ -90,3 +93,16 @@ def wrap(argv: list[str], policy: SandboxPolicy, private_dir: str, cwd: str) -> 
               "privileges": "no new privileges, all capabilities dropped",
               "lifetime": "dies with the rea server"}
     return cmd, Isolation(sandbox="bubblewrap", policy=record)
+
+
+def _hidden_runtime(program: str) -> list[str]:
+    """Host paths under /tmp that the program or rea's own interpreter needs, which the private /tmp would hide."""
+    # A checkout or virtualenv under /tmp (a fresh clone, a tox env there) is still the code rea runs.
+    candidates = [os.path.dirname(os.path.realpath(shutil.which(program) or program)), sys.prefix, sys.base_prefix, *sys.path]
+    kept: list[str] = []
+    for path in sorted({os.path.realpath(c) for c in candidates if c}):
+        if (path == "/tmp" or not path.startswith("/tmp/") or not os.path.isdir(path)
+                or any(path.startswith(k + "/") for k in kept)):
+            continue
+        kept.append(path)
+    return kept

@@ -252,6 +252,20 @@ def test_a_sandboxed_program_writes_only_its_writable_roots(bwrap: str, tmp_path
     assert not os.path.exists("/tmp/private-ok")
 
 
+def test_a_program_kept_under_tmp_still_runs_in_the_private_tmp(bwrap: str, tmp_path: Path) -> None:
+    # A fresh clone or tox env under /tmp holds the interpreter and the workers; the private /tmp must not hide them.
+    program = tmp_path / "bin" / "hello"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\necho sandboxed > \"$1\"\n")
+    program.chmod(0o755)
+    out = tmp_path / "out"
+    out.mkdir()
+    status, proc = _run((str(program), str(out / "said")), SandboxPolicy(writable_roots=(str(out),)))
+    proc.terminate()
+    assert status == 0 and (out / "said").read_text() == "sandboxed\n"
+    assert proc.isolation.sandbox == "bubblewrap"
+
+
 def test_loopback_only_when_allowed(bwrap: str) -> None:
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
