@@ -98,7 +98,8 @@ def wrap(argv: list[str], policy: SandboxPolicy, private_dir: str, cwd: str) -> 
 def _hidden_runtime(program: str) -> list[str]:
     """Host paths under /tmp that the program or rea's own interpreter needs, which the private /tmp would hide."""
     # A checkout or virtualenv under /tmp (a fresh clone, a tox env there) is still the code rea runs.
-    candidates = [os.path.dirname(os.path.realpath(shutil.which(program) or program)), sys.prefix, sys.base_prefix, *sys.path]
+    located = os.path.realpath(shutil.which(program) or program)
+    candidates = [os.path.dirname(located), sys.prefix, sys.base_prefix, *sys.path]
     kept: list[str] = []
     for path in sorted({os.path.realpath(c) for c in candidates if c}):
         if (path == "/tmp" or not path.startswith("/tmp/") or not os.path.isdir(path)
