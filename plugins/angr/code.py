@@ -6,11 +6,12 @@ from collections import defaultdict
 from typing import Any
 
 import msgspec
-from rea_plugins.angr import paging, slots
+from rea_plugins.angr import slots
 from rea_plugins.angr.insight import Symbolizer
 from rea_plugins.angr.model import UNRESOLVED, Analysis, imm_target
 
 from rea.errors import ReaError
+from rea.operations import answers
 
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
 _CC_NAMES = {"SimCCSystemVAMD64": "sysv", "SimCCMicrosoftAMD64": "ms-x64", "SimCCCdecl": "cdecl",
@@ -372,7 +373,7 @@ class Code:
 
     def assembly(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.a.select(params)
-        cap = paging.int_param(params, "max_instructions", MAX_ASSEMBLY_INSTRUCTIONS, 1,
+        cap = answers.int_param(params, "max_instructions", MAX_ASSEMBLY_INSTRUCTIONS, 1,
                                MAX_ASSEMBLY_INSTRUCTIONS)
         insns = self.instructions(f)
         return {"address": self.a.out(f.addr), "name": self.a.fname(f), "instructions": insns[:cap],
@@ -380,7 +381,7 @@ class Code:
 
     def read_instructions(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.a.select(params)
-        result = paging.page("instructions", self.instructions(f), params, dict)
+        result = answers.page("instructions", self.instructions(f), params, dict)
         return {"address": self.a.out(f.addr), "name": self.a.fname(f), **result}, None
 
     def callers(self, params: dict[str, Any]) -> tuple[Any, Any]:
@@ -427,10 +428,10 @@ class Code:
         f = self.a.select(params)
         direction = params.get("direction", "outgoing") or "outgoing"
         if direction not in ("incoming", "outgoing"):
-            raise paging.bad("direction", "direction must be 'incoming' or 'outgoing'")
+            raise answers.bad("direction", "direction must be 'incoming' or 'outgoing'")
         refs = (self.index.out_by_proc.get(f.addr, []) if direction == "outgoing"
                 else self.index.in_by_addr.get(f.addr, []))
-        result = paging.page("references", refs, params, self._ref_item)
+        result = answers.page("references", refs, params, self._ref_item)
         return {"procedure": self.a.proc_ref(f), "direction": direction, **result}, None
 
     def xrefs(self, params: dict[str, Any]) -> tuple[Any, Any]:

@@ -6,10 +6,11 @@ import bisect
 from typing import Any
 
 import cle
-from rea_plugins.angr import paging
 from rea_plugins.angr.code import CallSite, Code
 from rea_plugins.angr.insight import flow_of, registers
 from rea_plugins.angr.model import imm_target
+
+from rea.operations import answers
 
 _NO_FALLTHROUGH = frozenset({"jump", "return", "halt"})
 
@@ -44,7 +45,7 @@ class Facts:
     def _mapped(self, value: Any) -> int:
         at = self.a.inn(value)
         if not self.a.mapped(at):
-            raise paging.bad("address", f"{self.a.out(at)} is not in any section of the binary", "out_of_range")
+            raise answers.bad("address", f"{self.a.out(at)} is not in any section of the binary", "out_of_range")
         return at
 
     def _target(self, t: int) -> dict[str, Any]:
@@ -73,11 +74,11 @@ class Facts:
                 i = bisect.bisect_right(starts, at) - 1
                 if i >= 0 and at < starts[i] + len(rows[i]["bytes"]) // 2:
                     start = a.out(starts[i])
-                    raise paging.bad("address", f"{a.out(at)} is inside the instruction that starts at {start}")
+                    raise answers.bad("address", f"{a.out(at)} is inside the instruction that starts at {start}")
             pages = self._pages_before(at)
         insn = code.index._decode(at)
         if insn is None:
-            raise paging.bad("address", f"no instruction decodes at {a.out(at)}")
+            raise answers.bad("address", f"no instruction decodes at {a.out(at)}")
         details = code.symbolizer.operands(insn, pages)
         flow = flow_of(insn)
         targets = self._targets_of(at, insn)
@@ -144,7 +145,7 @@ class Facts:
         if site is not None:
             at = a.inn(site)
             if at not in rows:
-                raise paging.bad("address", f"{a.out(at)} is not a call or dispatch site of {a.fname(f)}")
+                raise answers.bad("address", f"{a.out(at)} is not a call or dispatch site of {a.fname(f)}")
             rows = {at: rows[at]}
         out = []
         for insn in sorted(rows):

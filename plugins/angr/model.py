@@ -11,10 +11,11 @@ from typing import Any
 import angr
 import cle
 import msgspec
-from rea_plugins.angr import paging, resolvers, unwind
+from rea_plugins.angr import resolvers, unwind
 from rea_plugins.angr.options import CFG_OPTIONS, STRING_OPTIONS
 
 from rea.errors import ReaError
+from rea.operations import answers
 
 Progress = Callable[[str], None]
 
@@ -78,7 +79,7 @@ class Analysis:
         return None if addr is None else self.out(addr)
 
     def inn(self, value: Any, path: str = "address") -> int:
-        return paging.parse_address(value, path) + self.delta
+        return answers.parse_address(value, path) + self.delta
 
     def _alloc_sections(self) -> list[Any]:
         return [s for s in getattr(self.main, "sections", []) or []
@@ -267,14 +268,14 @@ class Analysis:
         if isinstance(value, str) and value in self.by_name:
             return self.by_name[value]
         is_address = (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, str) and paging.looks_like_address(value))
+            isinstance(value, str) and answers.looks_like_address(value))
         if is_address:
             f = self.by_addr.get(self.inn(value, "procedure"))
             if f is not None:
                 return f
         if value is None:
-            raise paging.bad("procedure", "procedure is required", "missing_argument")
-        raise paging.unknown_procedure(value)
+            raise answers.bad("procedure", "procedure is required", "missing_argument")
+        raise answers.unknown_procedure(value)
 
     def proc_ref(self, f: Any) -> dict[str, Any]:
         return {"address": self.out(f.addr), "name": self.fname(f)}
@@ -340,13 +341,13 @@ class Analysis:
                 "file_offset": r.offset, "file_size": file_size, "kind": kind}
 
     def procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        result = paging.page("procedures", self.funcs, params, self.proc_item)
+        result = answers.page("procedures", self.funcs, params, self.proc_item)
         return result, {"functions": [self.proc_raw(self.by_addr[self.inn(p["address"])])
                                       for p in result["procedures"]]}
 
     def search_procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        found = paging.search(self.funcs, self.fname, params)
-        return paging.page("procedures", found, params, self.proc_item), None
+        found = answers.search(self.funcs, self.fname, params)
+        return answers.page("procedures", found, params, self.proc_item), None
 
     def strings(self) -> list[dict[str, Any]]:
         if ("strings", 0) not in self._cache:
@@ -383,11 +384,11 @@ class Analysis:
         if params.get("address") is not None:
             at = self.inn(params["address"])
             items = [s for s in items if s["_addr"] <= at < s["_addr"] + max(s["byte_length"], 1)]
-        return paging.page("strings", items, params, _public), None
+        return answers.page("strings", items, params, _public), None
 
     def search_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        found = paging.search(self.strings(), lambda s: str(s["value"]), params)
-        return paging.page("strings", found, params, _public), None
+        found = answers.search(self.strings(), lambda s: str(s["value"]), params)
+        return answers.page("strings", found, params, _public), None
 
     def names(self) -> list[dict[str, Any]]:
         if ("names", 0) not in self._cache:
@@ -443,7 +444,7 @@ class Analysis:
         if params.get("address") is not None:
             at = self.inn(params["address"])
             items = [n for n in items if n["_addr"] == at]
-        return paging.page("names", items, params, _public), None
+        return answers.page("names", items, params, _public), None
 
     def address_name(self, params: dict[str, Any]) -> tuple[Any, Any]:
         at = self.inn(params.get("address"))

@@ -6,13 +6,13 @@ import bisect
 from collections import OrderedDict, defaultdict
 from typing import Any
 
-from rea_plugins.radare2 import paging
 from rea_plugins.radare2.engine import integer, list_of
 from rea_plugins.radare2.facts import Indirect, Symbolizer
 from rea_plugins.radare2.options import PSEUDO_CODE
 from rea_plugins.radare2.program import MAX_BLOCK_BYTES, Proc, Program
 
 from rea.errors import ReaError
+from rea.operations import answers
 
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
 CACHED_FUNCTIONS = 256
@@ -152,14 +152,14 @@ class Code:
 
     def assembly(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.p.select(params)
-        cap = paging.int_param(params, "max_instructions", MAX_ASSEMBLY_INSTRUCTIONS, 1, MAX_ASSEMBLY_INSTRUCTIONS)
+        cap = answers.int_param(params, "max_instructions", MAX_ASSEMBLY_INSTRUCTIONS, 1, MAX_ASSEMBLY_INSTRUCTIONS)
         insns = self.instructions(f)
         return {"address": hex(f.addr), "name": f.name, "instructions": [i.item() for i in insns[:cap]],
                 "truncated": len(insns) > cap}, None
 
     def read_instructions(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.p.select(params)
-        result = paging.page("instructions", self.instructions(f), params, Insn.item)
+        result = answers.page("instructions", self.instructions(f), params, Insn.item)
         return {"address": hex(f.addr), "name": f.name, **result}, None
 
     def _call_targets(self, f: Proc, insn: Insn) -> list[tuple[int | None, str | None, str]]:
@@ -210,7 +210,7 @@ class Code:
             for target in self._call_targets(f, insn):
                 groups[target].add(insn.addr)
         ordered = sorted(groups.items(), key=lambda g: (g[0][0] is None, g[0][0] or 0, g[0][2], min(g[1])))
-        callees = [{"address": paging.hx(a), "name": n, "kind": k, "call_sites": [hex(s) for s in sorted(sites)]}
+        callees = [{"address": answers.hexa(a), "name": n, "kind": k, "call_sites": [hex(s) for s in sorted(sites)]}
                    for (a, n, k), sites in ordered]
         return {"procedure": f.ref(), "callees": callees}, None
 
@@ -257,7 +257,7 @@ class Code:
         refs: dict[tuple[int, int | None, str], dict[str, Any]] = {}
 
         def add(src: int, dst: int | None, kind: str) -> None:
-            refs.setdefault((src, dst, kind), {"from": hex(src), "to": paging.hx(dst), "kind": kind,
+            refs.setdefault((src, dst, kind), {"from": hex(src), "to": answers.hexa(dst), "kind": kind,
                                                "from_procedure": hex(f.addr),
                                                "to_name": None if dst is None else p.name_at(dst)})
 
@@ -303,8 +303,8 @@ class Code:
                                       "to_name": p.name_at(t)})
             refs = sorted(found, key=lambda r: (int(r["from"], 16), int(r["to"], 16), r["kind"]))
         else:
-            raise paging.bad("direction", "direction must be 'incoming' or 'outgoing'")
-        result = paging.page("references", refs, params, dict)
+            raise answers.bad("direction", "direction must be 'incoming' or 'outgoing'")
+        result = answers.page("references", refs, params, dict)
         return {"procedure": f.ref(), "direction": direction, **result}, None
 
     def _targets_in(self, f: Proc) -> list[int]:
@@ -347,7 +347,7 @@ class Code:
     def xrefs(self, params: dict[str, Any]) -> tuple[Any, Any]:
         p = self.p
         p.require_analysis()
-        at = paging.parse_address(params.get("address"))
+        at = answers.parse_address(params.get("address"))
         refs = [{"from": hex(r["from"]), "from_procedure": None if r["proc"] is None else hex(r["proc"].addr),
                  "kind": r["kind"], "to": hex(at)} for r in self._incoming(at)]
         return {"address": hex(at), "references": refs}, None

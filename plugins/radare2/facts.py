@@ -11,12 +11,12 @@ import bisect
 import re
 from typing import Any, NamedTuple
 
-from rea_plugins.radare2 import paging
 from rea_plugins.radare2.dispatch import Resolver, family
 from rea_plugins.radare2.engine import integer, list_of
 from rea_plugins.radare2.program import Proc, Program
 from rea_plugins.radare2.slots import SlotFinder
 
+from rea.operations import answers
 from rea.operations.operands import split_operands, symbolized_text, symbols_of
 
 CALL_TYPES = frozenset({"call", "ucall", "rcall", "icall", "ircall", "ccall", "uccall"})
@@ -229,7 +229,7 @@ def registers(op: dict[str, Any], details: list[dict[str, Any]]) -> tuple[list[s
 
 
 def bad_address(message: str) -> Any:
-    return paging.bad("address", message)
+    return answers.bad("address", message)
 
 
 class Facts:
@@ -240,9 +240,9 @@ class Facts:
         self.p: Program = code.p
 
     def _mapped(self, value: Any) -> int:
-        at = paging.parse_address(value)
+        at = answers.parse_address(value)
         if not self.p.mapped(at):
-            raise paging.bad("address", f"{hex(at)} is not in any section of the binary", "out_of_range")
+            raise answers.bad("address", f"{hex(at)} is not in any section of the binary", "out_of_range")
         return at
 
     # -- inspect_native_instruction ------------------------------------------------------------------
@@ -259,7 +259,7 @@ class Facts:
             addrs = [i.addr for i in rows]
             i = bisect.bisect_right(addrs, at) - 1
             if at not in addrs and i >= 0 and at < addrs[i] + len(rows[i].bytes) // 2:
-                raise paging.bad("address", f"{hex(at)} is inside the instruction that starts at {hex(addrs[i])}")
+                raise answers.bad("address", f"{hex(at)} is inside the instruction that starts at {hex(addrs[i])}")
             block = max((b[0] for b in f.blocks if b[0] <= at < b[0] + b[1]), default=at)
             for row in rows:
                 if block <= row.addr < at:
@@ -269,7 +269,7 @@ class Facts:
                 targets = list(site.targets)
         op = instruction_item(p, at)
         if not op:
-            raise paging.bad("address", f"no instruction decodes at {hex(at)}")
+            raise answers.bad("address", f"no instruction decodes at {hex(at)}")
         kind, mnemonic = str(op.get("type") or ""), str(op.get("mnemonic") or "")
         text = str(op.get("opcode") or "")
         operands = text.partition(" ")[2].strip()
@@ -322,9 +322,9 @@ class Facts:
                     row["targets"].append({"address": hex(a), "name": name, "provenance": provenance})
         site_param = params.get("address")
         if site_param is not None:
-            at = paging.parse_address(site_param)
+            at = answers.parse_address(site_param)
             if at not in rows:
-                raise paging.bad("address", f"{hex(at)} is not a call or dispatch site of {f.name}")
+                raise answers.bad("address", f"{hex(at)} is not a call or dispatch site of {f.name}")
             rows = {at: rows[at]}
         out = []
         for addr in sorted(rows):

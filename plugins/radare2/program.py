@@ -13,11 +13,12 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
-from rea_plugins.radare2 import paging, unwind
+from rea_plugins.radare2 import unwind
 from rea_plugins.radare2.engine import MAX_COMMAND_BLOCK, Core, integer, list_of
 from rea_plugins.radare2.options import CONFIG, STRING_OPTIONS
 
 from rea.errors import ReaError
+from rea.operations import answers
 
 Progress = Callable[[str], None]
 
@@ -424,13 +425,13 @@ class Program:
         value = params.get("procedure")
         if isinstance(value, str) and value in self.by_name:
             return self.by_name[value]
-        if paging.looks_like_address(value):
-            p = self.by_addr.get(paging.parse_address(value, "procedure"))
+        if answers.looks_like_address(value):
+            p = self.by_addr.get(answers.parse_address(value, "procedure"))
             if p is not None:
                 return p
         if value is None or value == "":
-            raise paging.bad("procedure", "procedure is required", "missing_argument")
-        raise paging.unknown_procedure(value)
+            raise answers.bad("procedure", "procedure is required", "missing_argument")
+        raise answers.unknown_procedure(value)
 
     def containing(self, addr: int) -> Proc | None:
         i = bisect.bisect_right(self._starts, addr) - 1
@@ -452,7 +453,7 @@ class Program:
     def documents(self, params: dict[str, Any]) -> tuple[Any, Any]:
         fmt = self.target_format if self.target_format == "mach-o-universal" else self.format
         doc: dict[str, Any] = {"name": self.name, "format": fmt, "architecture": self.arch, "sha256": self.sha256,
-                               "entry": paging.hx(self.entry), "bits": self.bits,
+                               "entry": answers.hexa(self.entry), "bits": self.bits,
                                "endianness": "big" if self.bin.get("endian") == "big" else "little"}
         if self.slices:
             doc["slice"] = self.arch
@@ -483,7 +484,7 @@ class Program:
             "fortify": any(n.startswith("_") and n.endswith("_chk") and "stack_chk" not in n for n in imports),
             "cet_ibt": "unknown", "cet_shstk": "unknown", "bti": "unknown",
         }
-        body = {"format": self.format, "architecture": self.arch, "entry": paging.hx(self.entry), "bits": self.bits,
+        body = {"format": self.format, "architecture": self.arch, "entry": answers.hexa(self.entry), "bits": self.bits,
                 "image_base": hex(self.baddr),
                 "segments": [{k: v for k, v in r.item("segment").items() if k != "kind"} for r in self.segments],
                 "sections": [{k: v for k, v in r.item("section").items() if k != "kind"} for r in self.sections],
@@ -491,22 +492,22 @@ class Program:
                 "linkage": {"interpreter": interpreter, "needed": libraries,
                             "rpath": [p for p in rpath.split(":") if p] if rpath not in ("", "NONE") else [],
                             "runpath": []},
-                "imports": [{"name": name, "library": None, "slot": paging.hx(next(
+                "imports": [{"name": name, "library": None, "slot": answers.hexa(next(
                     (slot for slot, n in self.import_slots.items() if n == name), None))}
                             for name in sorted(self.imports)]}
         return body, {k: b.get(k) for k in ("nx", "pic", "relro", "canary", "intrp", "rpath", "static", "stripped")}
 
     def procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
         self.require_analysis()
-        result = paging.page("procedures", self.procs, params, Proc.item)
+        result = answers.page("procedures", self.procs, params, Proc.item)
         raw = {"functions": [{"address": p["address"], "radare2_name": self.by_addr[int(p["address"], 16)].r2name}
                              for p in result["procedures"]]}
         return result, raw
 
     def search_procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
         self.require_analysis()
-        found = paging.search(self.procs, lambda p: p.name, params)
-        return paging.page("procedures", found, params, Proc.item), None
+        found = answers.search(self.procs, lambda p: p.name, params)
+        return answers.page("procedures", found, params, Proc.item), None
 
     def strings(self) -> list[dict[str, Any]]:
         if self._strings is None:
@@ -543,13 +544,13 @@ class Program:
     def list_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
         items = self.strings()
         if params.get("address") is not None:
-            at = paging.parse_address(params["address"])
+            at = answers.parse_address(params["address"])
             items = [s for s in items if s["_addr"] <= at < s["_addr"] + max(s["byte_length"], 1)]
-        return paging.page("strings", items, params, _public), None
+        return answers.page("strings", items, params, _public), None
 
     def search_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        found = paging.search(self.strings(), lambda s: str(s["value"]), params)
-        return paging.page("strings", found, params, _public), None
+        found = answers.search(self.strings(), lambda s: str(s["value"]), params)
+        return answers.page("strings", found, params, _public), None
 
     def names(self) -> list[dict[str, Any]]:
         if self._names is None:
@@ -590,12 +591,12 @@ class Program:
     def list_names(self, params: dict[str, Any]) -> tuple[Any, Any]:
         items = self.names()
         if params.get("address") is not None:
-            at = paging.parse_address(params["address"])
+            at = answers.parse_address(params["address"])
             items = [n for n in items if n["_addr"] == at]
-        return paging.page("names", items, params, _public), None
+        return answers.page("names", items, params, _public), None
 
     def address_name(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        at = paging.parse_address(params.get("address"))
+        at = answers.parse_address(params.get("address"))
         names = self.names_at(at)
         p = self.by_addr.get(at)
         name = names[0] if names else (p.name if p is not None else None)
@@ -607,7 +608,7 @@ class Program:
 
     def resolve_containing(self, params: dict[str, Any]) -> tuple[Any, Any]:
         self.require_analysis()
-        at = paging.parse_address(params.get("address"))
+        at = answers.parse_address(params.get("address"))
         p = self.containing(at)
         proc = None if p is None else {"address": hex(p.addr), "name": p.name, "size": p.size, "end": hex(p.end)}
         return {"address": hex(at), "procedure": proc}, None

@@ -76,10 +76,21 @@ def parse_address(value: Any, path: str = "address") -> int:
     raise bad(path, f"{path} must be an address string such as 0x401000", "invalid_type")
 
 
-def _looks_like_address(value: Any) -> bool:
+def looks_like_address(value: Any) -> bool:
+    """An integer, or a string that reads as a ``0x`` address rather than a name."""
     if isinstance(value, int) and not isinstance(value, bool):
         return True
     return isinstance(value, str) and re.fullmatch(r"\s*0[xX][0-9a-fA-F]{1,16}\s*", value) is not None
+
+
+def unknown_procedure(value: Any) -> ReaError:
+    return bad("procedure", f"no procedure named or starting at {value!r}")
+
+
+def search(items: Sequence[T], text: Callable[[T], str], params: dict[str, Any]) -> list[T]:
+    """The items whose text matches a ``search_*`` request (literal, or RE2 in linear time)."""
+    match = matcher(params)
+    return [x for x in items if match(text(x))]
 
 
 class Answers:
@@ -136,7 +147,7 @@ class Answers:
             raise bad("procedure", "procedure is required", "missing_argument")
         if isinstance(value, str) and value in self.by_name:
             return self.by_name[value]
-        if _looks_like_address(value):
+        if looks_like_address(value):
             found = self.by_addr.get(parse_address(value, "procedure"))
             if found is not None:
                 return found

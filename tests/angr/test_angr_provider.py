@@ -1,4 +1,4 @@
-"""The angr provider without a worker: descriptor, availability, settings, profile, paging."""
+"""The angr provider without a worker: descriptor, availability, settings, profile, answers."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from rea_plugins.angr import paging
 from rea_plugins.angr.options import Timeouts, timeouts_from_env
 from rea_plugins.angr.provider import AngrProvider
 
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.operations import answers
 from rea.process import WorkerChannel, python_worker_spec
 from rea.registry import Registry
 from rea.session import Session
@@ -113,23 +113,23 @@ def test_non_binary_is_rejected_before_any_worker(tmp_path: Path, rea_registry: 
 
 
 def test_paging_and_search_helpers() -> None:
-    page = paging.page("items", list(range(5)), {"offset": 3, "limit": 10}, lambda i: {"i": i})
+    page = answers.page("items", list(range(5)), {"offset": 3, "limit": 10}, lambda i: {"i": i})
     assert page == {"items": [{"i": 3}, {"i": 4}], "offset": 3, "limit": 10, "total": 5, "next_offset": None}
-    page = paging.page("items", list(range(5)), {"limit": 2}, lambda i: {"i": i})
+    page = answers.page("items", list(range(5)), {"limit": 2}, lambda i: {"i": i})
     assert (page["next_offset"], page["total"]) == (2, 5)
     for params, path in (({"limit": 0}, "limit"), ({"limit": 1001}, "limit"), ({"offset": -1}, "offset")):
         with pytest.raises(ReaError) as info:
-            paging.page("items", [], params, lambda i: {})
+            answers.page("items", [], params, lambda i: {})
         assert info.value.details["issues"][0]["path"] == path
-    assert paging.parse_address("0x401000") == 0x401000 and paging.parse_address(16) == 16
+    assert answers.parse_address("0x401000") == 0x401000 and answers.parse_address(16) == 16
     for bad in ("main", "0x", "-5", True, None, "0x" + "f" * 17):
         with pytest.raises(ReaError):
-            paging.parse_address(bad)
-    assert paging.matcher({"pattern": "GREET"})("rea-angr greeting")
-    assert not paging.matcher({"pattern": "GREET", "case_sensitive": True})("rea-angr greeting")
-    assert paging.matcher({"pattern": r"^add_\w+$", "mode": "regex"})("add_numbers")
+            answers.parse_address(bad)
+    assert answers.matcher({"pattern": "GREET"})("rea-angr greeting")
+    assert not answers.matcher({"pattern": "GREET", "case_sensitive": True})("rea-angr greeting")
+    assert answers.matcher({"pattern": r"^add_\w+$", "mode": "regex"})("add_numbers")
     with pytest.raises(ReaError) as info:
-        paging.matcher({"pattern": "(", "mode": "regex"})
+        answers.matcher({"pattern": "(", "mode": "regex"})
     assert info.value.details["issues"][0]["path"] == "pattern"
 
 
