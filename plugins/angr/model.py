@@ -11,11 +11,11 @@ from typing import Any
 import angr
 import cle
 import msgspec
-from rea_plugins.angr import resolvers, unwind
+from rea_plugins.angr import resolvers
 from rea_plugins.angr.options import CFG_OPTIONS, STRING_OPTIONS
 
 from rea.errors import ReaError
-from rea.operations import answers
+from rea.operations import answers, unwind
 
 Progress = Callable[[str], None]
 

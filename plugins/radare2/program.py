@@ -13,12 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
-from rea_plugins.radare2 import unwind
 from rea_plugins.radare2.engine import MAX_COMMAND_BLOCK, Core, integer, list_of
 from rea_plugins.radare2.options import CONFIG, STRING_OPTIONS
 
 from rea.errors import ReaError
-from rea.operations import answers
+from rea.operations import answers, unwind
 
 Progress = Callable[[str], None]
 

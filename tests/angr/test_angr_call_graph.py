@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from rea_plugins.angr.unwind import fde_ranges
 
+from rea.operations.unwind import fde_ranges
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of

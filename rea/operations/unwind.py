@@ -1,7 +1,7 @@
-"""Function starts from unwind tables: ELF ``.eh_frame`` FDEs and PE ``.pdata`` entries (pure Python).
+"""Function extents from unwind tables: ELF ``.eh_frame`` FDEs and PE ``.pdata`` entries (pure Python).
 
-radare2 5.7 does not read either for function discovery; the compiler's own tables name every function
-that has unwind information, including those reached only through pointers or tail jumps.
+The compiler's own tables name every function that has unwind information, including those reached only
+through pointers or tail jumps; engines that skip them (or read them only with debug info) get them here.
 """
 
 from __future__ import annotations
@@ -77,13 +77,14 @@ def fde_ranges(data: bytes, address: int, word: int, little: bool = True) -> lis
             length = r.fixed("I")
             if length == 0:
                 break
-            if length == 0xFFFFFFFF:
+            wide = length == 0xFFFFFFFF  # 64-bit DWARF: 8-byte length and CIE pointer
+            if wide:
                 length = r.fixed("Q")
             body = r.pos
             end = body + length
-            if end > len(data):
+            if end > len(data) or length < 4:
                 break
-            cie_id = r.fixed("I")
+            cie_id = r.fixed("Q" if wide else "I")
             if cie_id == 0:
                 encodings[start] = _cie_encoding(r)
             else:
