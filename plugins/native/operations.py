@@ -407,9 +407,8 @@ class Operations:
             table, count, word = found
             for slot in range(table, table + count * word, word):
                 value = self.p.pointer_slot(slot)
-                if value is None and word == self.p.model.bits // 8:
-                    raw = self.p.read(slot, word)
-                    value = int.from_bytes(raw, "little") if raw and len(raw) == word else None
+                if value is None and word == self.p.image.pointer:
+                    value = self.p.image.pointer_at(slot)
                 if value is None or self.p.code_region_at(value) is None:
                     found = None  # a slot that is no code pointer: the table is not what it seemed
                     break

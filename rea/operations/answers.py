@@ -214,8 +214,7 @@ class Answers:
         return page("procedures", self.procs, params, self.proc_item), None
 
     def search_procedures(self, params: dict[str, Any]) -> Answer:
-        match = matcher(params)
-        return page("procedures", [p for p in self.procs if match(p.name)], params, self.proc_item), None
+        return page("procedures", search(self.procs, lambda p: p.name, params), params, self.proc_item), None
 
     def _string_item(self, s: Any) -> dict[str, Any]:
         return {"address": hex(s.address), "value": s.value, "encoding": s.encoding, "byte_length": s.byte_length,
@@ -229,8 +228,7 @@ class Answers:
         return page("strings", items, params, self._string_item), None
 
     def search_strings(self, params: dict[str, Any]) -> Answer:
-        match = matcher(params)
-        return page("strings", [s for s in self.strings if match(s.value)], params, self._string_item), None
+        return page("strings", search(self.strings, lambda s: s.value, params), params, self._string_item), None
 
     def list_names(self, params: dict[str, Any]) -> Answer:
         items = self.names
