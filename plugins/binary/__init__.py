@@ -18,6 +18,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         agreement,
         api,
         callpaths,
+        codesearch,
         compare,
         direct,
         engine_facts,
@@ -30,7 +31,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
     )
 
     for module in (direct, workflows, compare, layout, navigation, stepping, notebook, image, engine_facts,
-                   callpaths, api, agreement):
+                   callpaths, api, agreement, codesearch):
         for tool in module.tools():
             register(tool)
 

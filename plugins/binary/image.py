@@ -98,7 +98,7 @@ def _address_to_file_offset(call: ToolCall) -> Evidence:
 
 # -- read_bytes ---------------------------------------------------------------------------------------
 
-def _read_file(path: str, offset: int, length: int) -> bytes:
+def read_file(path: str, offset: int, length: int) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError as exc:
@@ -124,7 +124,7 @@ def _read_bytes(call: ToolCall) -> Evidence:
     data = b""
     offset = _file_offset(region, start)
     if backed and offset is not None:
-        data = _read_file(target.resolved_path, offset, backed)
+        data = read_file(target.resolved_path, offset, backed)
         if len(data) < backed:
             raise ReaError("artifact_changed", f"{target.resolved_path} is shorter than its segments say",
                            details={"path": target.resolved_path, "file_offset": offset})

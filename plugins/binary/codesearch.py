@@ -1,0 +1,566 @@
+"""Search inside code and data on any provider: byte patterns, constants, instruction text and YARA rules.
+
+Bytes come from the target file through the segments every provider lists (``image.regions``); instruction
+text from each procedure's ``read_function_instructions`` rows, gathered once per target, provider and
+annotation revision. Hits name their containing procedure from one procedure list, bisected locally.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+from rea_plugins.binary import annotate
+from rea_plugins.binary.image import locate, read_file, regions
+from rea_plugins.binary.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop, run
+
+from rea.catalog.tool import ToolCall, ToolDef
+from rea.errors import ReaError, invalid_request, issue
+from rea.evidence import Evidence
+from rea.operations.answers import int_param
+from rea.providers import OperationResult
+from rea.search import matcher
+
+MAX_PATTERN_BYTES = 256
+MAX_HITS = 100_000
+MAX_SCAN_BYTES = 1 << 30
+MAX_RULES_CHARS = 64 * 1024
+MAX_YARA_MATCHES = 10_000
+MAX_PROGRAM_INSTRUCTIONS = 5_000_000
+MATCHED_HEX_BYTES = 32
+DEFAULT_YARA_TIMEOUT_S = 60
+_PROCEDURES = "binary.codesearch.procedures"
+_INSTRUCTIONS = "binary.codesearch.instructions"
+_NO_CODE = ("import", "external")
+
+
+def _bad(path: str, message: str, reason: str = "invalid_value") -> ReaError:
+    return invalid_request(message, [issue(path, reason, message)])  # type: ignore[arg-type]
+
+
+class Procedure(msgspec.Struct, frozen=True, order=True, array_like=True):
+    start: int
+    end: int
+    name: str
+
+
+class Row(msgspec.Struct, frozen=True, array_like=True):
+    """One instruction of the program: its address, symbolized text and owning procedure's start."""
+
+    address: int
+    text: str
+    procedure: int
+
+
+def _key(call: ToolCall) -> tuple[str, str, Any]:
+    target = call.session.require_target()
+    provider = call.session.provider.descriptor.id if call.session.provider else ""
+    return target.sha256, provider, annotate.parameters(call).get(annotate.REVISION_PARAMETER)
+
+
+def _pages(call: ToolCall, operation: str, key: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    offset: int | None = 0
+    while offset is not None:
+        call.ctx.check(operation)
+        page = run(call, operation, {**params, "offset": offset, "limit": 1000}).normalized
+        yield from page[key]
+        offset = page.get("next_offset")
+
+
+def procedures(call: ToolCall) -> list[Procedure]:
+    """Every procedure with code, by start (cached per target, provider and annotation revision)."""
+    key = _key(call)
+    cached = call.session.state.get(_PROCEDURES)
+    if isinstance(cached, tuple) and cached[0] == key:
+        found: list[Procedure] = cached[1]
+        return found
+    if not call.session.supports("list_procedures"):
+        return []
+    procs = sorted(Procedure(int(p["address"], 16), int(p["end"], 16), p["name"])
+                   for p in _pages(call, "list_procedures", "procedures", {}) if p.get("kind") not in _NO_CODE)
+    call.session.state[_PROCEDURES] = (key, procs)
+    return procs
+
+
+def containing(procs: list[Procedure], address: int) -> Procedure | None:
+    """The innermost procedure whose extent holds ``address`` (nested extents are rare: look back a few)."""
+    i = bisect.bisect_right(procs, address, key=lambda p: p.start) - 1
+    for p in procs[max(0, i - 16):i + 1][::-1]:
+        if p.start <= address < p.end:
+            return p
+    return None
+
+
+def _procedure_ref(procs: list[Procedure], address: int | None) -> dict[str, Any]:
+    p = None if address is None else containing(procs, address)
+    return {} if p is None else {"procedure": {"address": hex(p.start), "name": p.name}}
+
+
+# -- the file and its mapped units ---------------------------------------------------------------------------
+
+class Unit(msgspec.Struct, frozen=True, kw_only=True):
+    """A mapped unit with file bytes: a segment (a section where the format has no segments)."""
+
+    name: str
+    start: int
+    file_offset: int
+    file_size: int
+    permissions: str
+
+
+def units(call: ToolCall) -> list[Unit]:
+    listed = regions(call)
+    chosen = [r for r in listed if r["kind"] == "segment"] or [r for r in listed if r["kind"] == "section"]
+    out = [Unit(name=r["name"], start=int(r["start"], 16), file_offset=r["file_offset"], file_size=r["file_size"],
+                permissions=r.get("permissions") or "---")
+           for r in chosen if isinstance(r.get("file_offset"), int) and isinstance(r.get("file_size"), int)
+           and r["file_size"] > 0]
+    return sorted(out, key=lambda u: u.file_offset)
+
+
+def address_of(mapped: list[Unit], file_offset: int) -> int | None:
+    for u in mapped:
+        if u.file_offset <= file_offset < u.file_offset + u.file_size:
+            return u.start + file_offset - u.file_offset
+    return None
+
+
+def _file_bytes(call: ToolCall) -> bytes:
+    target = call.session.require_target()
+    if target.size > MAX_SCAN_BYTES:
+        raise ReaError("resource_constraint", f"the target is larger than the {MAX_SCAN_BYTES >> 20} MiB a search "
+                       "reads", details={"resource": "memory", "reported_limits": {"max_scan_bytes": MAX_SCAN_BYTES}})
+    data = read_file(target.resolved_path, 0, target.size)
+    if len(data) != target.size:
+        raise ReaError("artifact_changed", f"{target.resolved_path} changed size while open",
+                       details={"path": target.resolved_path})
+    return data
+
+
+def _ranges(call: ToolCall, scope: str, size: int) -> list[tuple[int, int]]:
+    """File ranges to search: the whole file, or the file bytes of mapped units (merged)."""
+    if scope == "file":
+        return [(0, size)]
+    merged: list[tuple[int, int]] = []
+    for u in units(call):
+        start, end = u.file_offset, min(size, u.file_offset + u.file_size)
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        elif start < end:
+            merged.append((start, end))
+    return merged
+
+
+def _place(call: ToolCall, procs: list[Procedure], mapped: list[Unit], file_offset: int) -> dict[str, Any]:
+    """Address, segment, section and procedure of a file offset (the keys that say nothing are left out)."""
+    address = address_of(mapped, file_offset)
+    row: dict[str, Any] = {"file_offset": file_offset}
+    if address is None:
+        return row
+    segment, section = locate(call, address)
+    row["address"] = hex(address)
+    if segment is not None:
+        row["segment"] = segment["name"]
+    if section is not None:
+        row["section"] = section["name"]
+    row.update(_procedure_ref(procs, address))
+    return row
+
+
+def _window(params: dict[str, Any], total: int) -> tuple[int, int, dict[str, Any]]:
+    """The page's offset and limit, and the page fields of the result (``bound`` names a cap that was hit)."""
+    offset = int_param(params, "offset", 0, 0)
+    limit = int_param(params, "limit", 100, 1, 1000)
+    end = min(total, offset + limit)
+    return offset, limit, {"offset": offset, "limit": limit, "total": total,
+                           "next_offset": end if end < total else None}
+
+
+def _paged(key: str, hits: list[Any], params: dict[str, Any], capped: bool, bound: str) -> dict[str, Any]:
+    """One page of ``hits`` (every hit already built)."""
+    offset, limit, fields = _window(params, len(hits))
+    return {key: hits[offset:offset + limit], **fields, **_cap(capped, bound)}
+
+
+def _cap(capped: bool, bound: str) -> dict[str, Any]:
+    return {"truncated": True, "bound": bound} if capped else {}
+
+
+# -- search_bytes ----------------------------------------------------------------------------------------------
+
+def byte_pattern(text: Any) -> tuple[bytes, bool]:
+    """An RE2 (Latin-1) pattern for hex bytes with ``??`` (and ``4?``-style nibble) wildcards; has wildcards."""
+    if not isinstance(text, str) or not text.strip():
+        raise _bad("pattern", "pattern must be hex bytes such as '48 8B ?? ?? E8'", "missing_argument")
+    compact = re.sub(r"\s+", "", text).lower()
+    if len(compact) % 2 or not re.fullmatch(r"[0-9a-f?]+", compact):
+        raise _bad("pattern", "pattern must be whole hex bytes (two digits each), with ?? for any byte",
+                   "invalid_format")
+    tokens = [compact[i:i + 2] for i in range(0, len(compact), 2)]
+    if len(tokens) > MAX_PATTERN_BYTES:
+        raise _bad("pattern", f"pattern is longer than {MAX_PATTERN_BYTES} bytes", "out_of_range")
+    if all("?" in t for t in tokens):
+        raise _bad("pattern", "pattern must fix at least one byte (every byte is a wildcard)")
+    parts = []
+    for t in tokens:
+        if t == "??":
+            parts.append(rb"(?s:.)")
+        elif t[0] == "?":
+            parts.append(b"[" + b"".join(b"\\x%x%s" % (hi, t[1].encode()) for hi in range(16)) + b"]")
+        elif t[1] == "?":
+            parts.append(b"[\\x" + t[0].encode() + b"0-\\x" + t[0].encode() + b"f]")
+        else:
+            parts.append(b"\\x" + t.encode())
+    return b"".join(parts), any("?" in t for t in tokens)
+
+
+def _compile_bytes(pattern: bytes) -> Any:
+    import re2
+
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1
+    options.log_errors = False
+    return re2.compile(pattern, options)
+
+
+def find_all(call: ToolCall, compiled: Any, data: bytes, ranges: list[tuple[int, int]],
+             aligned: int = 1) -> tuple[list[tuple[int, int]], bool]:
+    """(file offset, length) of every match, overlapping ones included, up to ``MAX_HITS``; capped or not."""
+    found: list[tuple[int, int]] = []
+    for start, end in ranges:
+        pos = start
+        while pos < end:
+            m = compiled.search(data, pos, end)
+            if m is None:
+                break
+            at = m.start()
+            if at % aligned == 0:
+                found.append((at, m.end() - at))
+                if len(found) >= MAX_HITS:
+                    return found, True
+                if len(found) % 4096 == 0:
+                    call.ctx.check("search")
+            pos = at + 1
+    return found, False
+
+
+def _search_bytes(call: ToolCall) -> Evidence:
+    check_document(call)
+    regex, wildcards = byte_pattern(call.args.get("pattern"))
+    scope = call.args.get("scope", "segments")
+    data = _file_bytes(call)
+    found, capped = find_all(call, _compile_bytes(regex), data, _ranges(call, scope, len(data)))
+    procs, mapped = procedures(call), units(call)
+    offset, limit, fields = _window(call.args, len(found))
+    hits = []
+    for at, length in found[offset:offset + limit]:
+        row = _place(call, procs, mapped, at)
+        if wildcards:
+            row["bytes"] = data[at:at + min(length, MATCHED_HEX_BYTES)].hex()
+        hits.append(row)
+    body = {"pattern": re.sub(r"\s+", " ", call.args["pattern"].strip()).upper(), "scope": scope, "hits": hits,
+            **fields, **_cap(capped, f"max_hits={MAX_HITS}")}
+    return evidence(call, OperationResult(normalized=body, limitations=_capped_note(capped)))
+
+
+def _capped_note(capped: bool) -> list[str]:
+    return [f"the search stopped at {MAX_HITS} hits: total counts those; narrow the pattern"] if capped else []
+
+
+# -- constants -----------------------------------------------------------------------------------------------
+
+def parse_constant(value: Any, path: str) -> int:
+    if isinstance(value, bool):
+        raise _bad(path, f"{path} must be an integer or a string such as '0x9e3779b1' or '-14'", "invalid_type")
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and re.fullmatch(r"\s*-?(0x[0-9a-fA-F]+|[0-9]+)\s*", value):
+        number = int(value.strip(), 0)
+    else:
+        raise _bad(path, f"{path} must be an integer or a string such as '0x9e3779b1' or '-14'", "invalid_format")
+    if not -(1 << 63) <= number < (1 << 64):
+        raise _bad(path, f"{path} must fit in 64 bits", "out_of_range")
+    return number
+
+
+def equivalents(value: int) -> set[int]:
+    """The operand values that mean ``value``: itself and its two's complement at 32 and 64 bits."""
+    out = {value}
+    for width in (32, 64):
+        if -(1 << (width - 1)) <= value < 0:
+            out.add(value + (1 << width))
+        elif (1 << (width - 1)) <= value < (1 << width):
+            out.add(value - (1 << width))
+    return out
+
+
+def _signed_readings(number: int) -> tuple[int, ...]:
+    readings = [number]
+    for width in (32, 64):
+        if (1 << (width - 1)) <= number < (1 << width):
+            readings.append(number - (1 << width))
+    return tuple(readings)
+
+
+_BRANCH = re.compile(r"^(j\w*|call\w*|loop\w*|b|bl|br|blr|b\.\w+|cbn?z|tbn?z|bx|blx)$")
+_NUMBER = re.compile(r"(?<![\w.$])#?(-?)(0x[0-9a-f]+|[0-9]+)\b")
+
+
+def immediates(text: str) -> list[int]:
+    """Immediate operands of an instruction's text: no memory displacements, branch targets or comments."""
+    body = text.split(";", 1)[0].strip().lower()
+    mnemonic, _, operands = body.partition(" ")
+    if _BRANCH.match(mnemonic):
+        return []
+    operands = re.sub(r"\[[^\]]*\]", " ", operands)
+    return [(-1 if sign else 1) * int(digits, 0) for sign, digits in _NUMBER.findall(operands)]
+
+
+def program_rows(call: ToolCall) -> list[Row]:
+    """Every instruction of every procedure with code, by address (gathered once, then cached)."""
+    key = _key(call)
+    cached = call.session.state.get(_INSTRUCTIONS)
+    if isinstance(cached, tuple) and cached[0] == key:
+        found: list[Row] = cached[1]
+        return found
+    procs = procedures(call)
+    rows: dict[int, Row] = {}
+    for n, p in enumerate(procs):
+        if n % 64 == 0:
+            call.ctx.progress(f"instructions: procedure {n} of {len(procs)}")
+        for item in _pages(call, "read_function_instructions", "instructions", {"procedure": hex(p.start)}):
+            address = int(item["address"], 16)
+            if address not in rows:
+                rows[address] = Row(address, item.get("symbolized") or item.get("text") or "", p.start)
+        if len(rows) > MAX_PROGRAM_INSTRUCTIONS:
+            raise ReaError("resource_constraint", f"the program has more than {MAX_PROGRAM_INSTRUCTIONS} "
+                           "instructions; search a procedure with read_function_instructions instead",
+                           details={"resource": "memory",
+                                    "reported_limits": {"max_program_instructions": MAX_PROGRAM_INSTRUCTIONS}})
+    ordered = [rows[a] for a in sorted(rows)]
+    call.session.state[_INSTRUCTIONS] = (key, ordered)
+    return ordered
+
+
+def _code_hit(procs: list[Procedure], row: Row) -> dict[str, Any]:
+    owner = containing(procs, row.procedure) if procs else None
+    hit: dict[str, Any] = {"address": hex(row.address), "text": row.text}
+    if owner is not None:
+        hit["procedure"] = {"address": hex(owner.start), "name": owner.name}
+    return hit
+
+
+def _constant_request(args: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
+    value, low, high = args.get("value"), args.get("min"), args.get("max")
+    if value is not None and (low is not None or high is not None):
+        raise _bad("value", "give value, or min and/or max, not both")
+    if value is not None:
+        return parse_constant(value, "value"), None, None
+    if low is None and high is None:
+        raise _bad("value", "value (or a range: min and/or max) is required", "missing_argument")
+    lo = None if low is None else parse_constant(low, "min")
+    hi = None if high is None else parse_constant(high, "max")
+    if lo is not None and hi is not None and lo > hi:
+        raise _bad("min", "min must not be greater than max", "out_of_range")
+    return None, lo, hi
+
+
+def _data_needles(value: int, endian: str) -> list[tuple[bytes, int]]:
+    """The constant's encodings at 4 and 8 bytes (where it fits), each searched at its natural alignment."""
+    out = []
+    order = "big" if endian == "big" else "little"
+    for width in (4, 8):
+        bits = width * 8
+        if -(1 << (bits - 1)) <= value < (1 << bits):
+            out.append(((value % (1 << bits)).to_bytes(width, order), width))
+    return out
+
+
+def _search_immediates(call: ToolCall) -> Evidence:
+    check_document(call)
+    value, lo, hi = _constant_request(call.args)
+    where = call.args.get("where", "both")
+    procs = procedures(call)
+    hits: list[dict[str, Any]] = []
+    limitations: list[str] = []
+    if where in ("code", "both"):
+        wanted = equivalents(value) if value is not None else set()
+        for row in program_rows(call):
+            for number in immediates(row.text):
+                if (number in wanted if value is not None else any(
+                        (lo is None or r >= lo) and (hi is None or r <= hi) for r in _signed_readings(number))):
+                    hits.append({**_code_hit(procs, row), "where": "code"})
+                    break
+            if len(hits) >= MAX_HITS:
+                break
+    if where in ("data", "both") and len(hits) < MAX_HITS:
+        if value is None:
+            limitations.append("a range is searched in instruction operands only (data would match most words)")
+        else:
+            hits.extend(_data_hits(call, procs, value, MAX_HITS - len(hits)))
+    capped = len(hits) >= MAX_HITS
+    body: dict[str, Any] = {"constant": ({"value": hex(value) if value >= 0 else str(value)} if value is not None
+                                         else {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}),
+                            "where": where, **_paged("hits", hits, call.args, capped, f"max_hits={MAX_HITS}")}
+    return evidence(call, OperationResult(normalized=body, limitations=limitations + _capped_note(capped)))
+
+
+def _data_hits(call: ToolCall, procs: list[Procedure], value: int, room: int) -> list[dict[str, Any]]:
+    """Aligned words equal to ``value`` in mapped sections: data sections, and code too for 64-bit constants."""
+    endian = run(call, "list_documents", {}).normalized["documents"][0].get("endianness", "little")
+    data = _file_bytes(call)
+    mapped = units(call)
+    sections = [r for r in regions(call) if r["kind"] == "section" and isinstance(r.get("file_offset"), int)
+                and (r.get("file_size") or 0) > 0 and r.get("permissions") != "---"]
+    wide = not -(1 << 31) <= value < (1 << 32)
+    chosen = [s for s in sections if "x" not in (s.get("permissions") or "") or wide] or []
+    ranges = sorted({(s["file_offset"], min(len(data), s["file_offset"] + s["file_size"])) for s in chosen})
+    if not sections:
+        ranges = _ranges(call, "segments", len(data))
+    hits: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    for needle, width in _data_needles(value, endian):
+        found, _ = find_all(call, _compile_bytes(b"".join(b"\\x%02x" % b for b in needle)), data, ranges)
+        for at, _length in found:
+            row = _place(call, procs, mapped, at)
+            address = row.get("address")
+            if address is None or int(address, 16) % width or at in seen:
+                continue
+            seen.add(at)
+            hits.append({**row, "where": "data", "width": width})
+            if len(hits) >= room:
+                return hits
+    return sorted(hits, key=lambda h: h["file_offset"])
+
+
+# -- search_instructions ----------------------------------------------------------------------------------------
+
+def _search_instructions(call: ToolCall) -> Evidence:
+    check_document(call)
+    match = matcher(call.args)
+    procs = procedures(call)
+    hits = []
+    for row in program_rows(call):
+        if match(row.text):
+            hits.append(_code_hit(procs, row))
+            if len(hits) >= MAX_HITS:
+                break
+    capped = len(hits) >= MAX_HITS
+    body = {"pattern": call.args["pattern"], **_paged("hits", hits, call.args, capped, f"max_hits={MAX_HITS}")}
+    return evidence(call, OperationResult(normalized=body, limitations=_capped_note(capped)))
+
+
+# -- scan_yara ---------------------------------------------------------------------------------------------------
+
+def _compile_rules(text: Any) -> Any:
+    import yara
+
+    if not isinstance(text, str) or not text.strip():
+        raise _bad("rules", "rules must be YARA rule text", "missing_argument")
+    if len(text) > MAX_RULES_CHARS:
+        raise _bad("rules", f"rules are longer than {MAX_RULES_CHARS} characters", "out_of_range")
+    try:
+        return yara.compile(source=text, includes=False)
+    except yara.SyntaxError as exc:
+        raise _bad("rules", f"the YARA rules do not compile: {exc}", "invalid_format") from None
+    except yara.Error as exc:
+        raise _bad("rules", f"the YARA rules were refused: {exc}") from None
+
+
+def _scan_yara(call: ToolCall) -> Evidence:
+    import yara
+
+    check_document(call)
+    rules = _compile_rules(call.args.get("rules"))
+    scope = call.args.get("scope", "file")
+    timeout = call.args.get("timeout_s", DEFAULT_YARA_TIMEOUT_S)
+    data = _file_bytes(call)
+    procs, mapped = procedures(call), units(call)
+    spans = [(0, len(data))] if scope == "file" else _ranges(call, "segments", len(data))
+    found: list[tuple[str, str, int, bytes]] = []
+    capped = False
+    for start, end in spans:
+        call.ctx.check("scan_yara")
+        try:
+            matches = rules.match(data=data[start:end], timeout=timeout)
+        except yara.TimeoutError:
+            raise ReaError("provider_timeout", f"the YARA scan took longer than {timeout} s",
+                           remediation="Narrow the rules or raise timeout_s.",
+                           details={"reported_limits": {"timeout_s": timeout}}) from None
+        except yara.Error as exc:
+            raise ReaError("execution_failure", f"the YARA scan failed: {exc}") from None
+        for m in matches:
+            for s in m.strings:
+                for inst in s.instances:
+                    found.append((m.rule, s.identifier, start + inst.offset, bytes(inst.matched_data)))
+                    capped = len(found) >= MAX_YARA_MATCHES
+                    if capped:
+                        break
+                if capped:
+                    break
+            if capped:
+                break
+    found.sort(key=lambda f: (f[2], f[0], f[1]))
+    offset, limit, fields = _window(call.args, len(found))
+    rows = [{"rule": rule, "string_id": sid, **_place(call, procs, mapped, at), "length": len(matched),
+             "bytes": matched[:MATCHED_HEX_BYTES].hex()}
+            for rule, sid, at, matched in found[offset:offset + limit]]
+    rules_matched = sorted({f[0] for f in found})
+    body = {"scope": scope, "rules_matched": rules_matched, "matches": rows, **fields,
+            **_cap(capped, f"max_matches={MAX_YARA_MATCHES}")}
+    limits = [f"the scan stopped at {MAX_YARA_MATCHES} string matches"] if capped else []
+    return evidence(call, OperationResult(normalized=body, limitations=limits))
+
+
+# -- tool definitions -------------------------------------------------------------------------------------------
+
+def tools() -> list[ToolDef]:
+    scope = prop("string", "segments (mapped file bytes, default) or file (every byte).", ["segments"],
+                 enum=["segments", "file"])
+    constant = {"anyOf": [{"type": "integer"}, {"type": "string", "pattern": r"^\s*-?(0x[0-9a-fA-F]+|[0-9]+)\s*$"}],
+                "description": "A constant: an integer, or '0x9e3779b185ebca87' or '-14' as text."}
+    page = {"offset": OFFSET, "limit": LIMIT, "document": DOCUMENT}
+    code_ops = ("list_segments", "list_procedures", "read_function_instructions", "list_documents")
+    return [
+        ToolDef(name="search_bytes", family="binary",
+                description=("Find a hex byte pattern with ?? wildcards ('48 8B ?? ?? E8') in the mapped segments "
+                             "or the whole file: address, file offset, segment, section and procedure of each hit."),
+                input_schema=obj({"pattern": prop("string", "Hex bytes; ?? matches any byte.", ["48 8B ?? ?? E8"],
+                                                  minLength=1, maxLength=1024), "scope": scope, **page}, ("pattern",)),
+                handler=_search_bytes, requires_target=True, requires_operations=("list_segments",),
+                cli_subject="pattern", examples=({"pattern": "48 8B ?? ?? E8"},)),
+        ToolDef(name="search_immediates", family="binary",
+                description=("Find a constant (value, or a min/max range) in instruction operands and in aligned "
+                             "data words; each hit with address, instruction text and procedure."),
+                input_schema=obj({"value": constant, "min": constant, "max": constant,
+                                  "where": prop("string", "code, data or both (default).", ["both"],
+                                                enum=["code", "data", "both"]), **page}),
+                handler=_search_immediates, requires_target=True, requires_operations=code_ops,
+                cli_subject="value", examples=({"value": "0x9e3779b185ebca87"}, {"min": -16, "max": -1})),
+        ToolDef(name="search_instructions", family="binary",
+                description=("Find instructions whose symbolized text matches a literal or RE2 pattern "
+                             "('^call .*malloc'), over every procedure; bounded and paged."),
+                input_schema=obj({"pattern": prop("string", "Text or RE2 pattern over the symbolized instruction.",
+                                                  ["^call .*malloc"], minLength=1, maxLength=1000),
+                                  "mode": prop("string", "literal (default) or regex.", ["regex"],
+                                               enum=["literal", "regex"]),
+                                  "case_sensitive": prop("boolean", "Match case exactly (default false).", [False]),
+                                  **page}, ("pattern",)),
+                handler=_search_instructions, requires_target=True, requires_operations=code_ops,
+                cli_subject="pattern", examples=({"pattern": "^call .*malloc", "mode": "regex"},)),
+        ToolDef(name="scan_yara", family="binary",
+                description=("Scan the target file (or each mapped segment) with YARA rules given as text: every "
+                             "string match with rule, string id, file offset, address and procedure."),
+                input_schema=obj({"rules": prop("string", "YARA rule source.", ['rule r { strings: $a = "abc" '
+                                                                                 'condition: $a }'],
+                                                minLength=1, maxLength=MAX_RULES_CHARS),
+                                  "scope": prop("string", "file (default) or segments.", ["file"],
+                                                enum=["file", "segments"]),
+                                  "timeout_s": prop("integer", "Scan deadline in seconds (1-600, default 60).", [60],
+                                                    minimum=1, maximum=600), **page}, ("rules",)),
+                handler=_scan_yara, requires_target=True, requires_operations=("list_segments",),
+                cli_subject="rules", examples=({"rules": 'rule r { strings: $a = "abc" condition: $a }'},)),
+    ]
