@@ -44,6 +44,8 @@ TOOLS: dict[str, Tool] = {
     "npm": Tool(("npm",), ("npm",)),
     "bwrap": Tool(("bwrap",), ("bubblewrap",)),
     "chromium": Tool(("chromium", "chromium-browser"), ("chromium",)),
+    "yara": Tool(("yara",), ("yara",)),
+    "aarch64-linux-gnu-objdump": Tool(("aarch64-linux-gnu-objdump",), ("binutils-aarch64-linux-gnu",)),
 }
 
 

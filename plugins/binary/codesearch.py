@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from rea_plugins.binary import annotate
@@ -371,7 +371,7 @@ def _constant_request(args: dict[str, Any]) -> tuple[int | None, int | None, int
 def _data_needles(value: int, endian: str) -> list[tuple[bytes, int]]:
     """The constant's encodings at 4 and 8 bytes (where it fits), each searched at its natural alignment."""
     out = []
-    order = "big" if endian == "big" else "little"
+    order: Literal["little", "big"] = "big" if endian == "big" else "little"
     for width in (4, 8):
         bits = width * 8
         if -(1 << (bits - 1)) <= value < (1 << bits):
@@ -521,7 +521,8 @@ def tools() -> list[ToolDef]:
     scope = prop("string", "segments (mapped file bytes, default) or file (every byte).", ["segments"],
                  enum=["segments", "file"])
     constant = {"anyOf": [{"type": "integer"}, {"type": "string", "pattern": r"^\s*-?(0x[0-9a-fA-F]+|[0-9]+)\s*$"}],
-                "description": "A constant: an integer, or '0x9e3779b185ebca87' or '-14' as text."}
+                "description": "A constant: an integer, or '0x9e3779b185ebca87' or '-14' as text.",
+                "examples": ["0x9e3779b185ebca87"]}
     page = {"offset": OFFSET, "limit": LIMIT, "document": DOCUMENT}
     code_ops = ("list_segments", "list_procedures", "read_function_instructions", "list_documents")
     return [
