@@ -48,14 +48,15 @@ class Procedure(msgspec.Struct, frozen=True, order=True, array_like=True):
 
 
 class Row(msgspec.Struct, frozen=True, array_like=True):
-    """One instruction of the program: its address, symbolized text and owning procedure's start."""
+    """One instruction of the program: address, symbolized text, owning procedure's start, addresses it names."""
 
     address: int
     text: str
     procedure: int
+    refs: tuple[int, ...] = ()
 
 
-def _key(call: ToolCall) -> tuple[str, str, Any]:
+def cache_key(call: ToolCall) -> tuple[str, str, Any]:
     target = call.session.require_target()
     provider = call.session.provider.descriptor.id if call.session.provider else ""
     return target.sha256, provider, annotate.parameters(call).get(annotate.REVISION_PARAMETER)
@@ -72,7 +73,7 @@ def _pages(call: ToolCall, operation: str, key: str, params: dict[str, Any]) -> 
 
 def procedures(call: ToolCall) -> list[Procedure]:
     """Every procedure with code, by start (cached per target, provider and annotation revision)."""
-    key = _key(call)
+    key = cache_key(call)
     cached = call.session.state.get(_PROCEDURES)
     if isinstance(cached, tuple) and cached[0] == key:
         found: list[Procedure] = cached[1]
@@ -321,7 +322,7 @@ def immediates(text: str) -> list[int]:
 
 def program_rows(call: ToolCall) -> list[Row]:
     """Every instruction of every procedure with code, by address (gathered once, then cached)."""
-    key = _key(call)
+    key = cache_key(call)
     cached = call.session.state.get(_INSTRUCTIONS)
     if isinstance(cached, tuple) and cached[0] == key:
         found: list[Row] = cached[1]
@@ -334,7 +335,9 @@ def program_rows(call: ToolCall) -> list[Row]:
         for item in _pages(call, "read_function_instructions", "instructions", {"procedure": hex(p.start)}):
             address = int(item["address"], 16)
             if address not in rows:
-                rows[address] = Row(address, item.get("symbolized") or item.get("text") or "", p.start)
+                refs = tuple(int(sym["address"], 16) for sym in item.get("symbols") or ()
+                             if isinstance(sym.get("address"), str))
+                rows[address] = Row(address, item.get("symbolized") or item.get("text") or "", p.start, refs)
         if len(rows) > MAX_PROGRAM_INSTRUCTIONS:
             raise ReaError("resource_constraint", f"the program has more than {MAX_PROGRAM_INSTRUCTIONS} "
                            "instructions; search a procedure with read_function_instructions instead",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rea_plugins.binary import strings
 from rea_plugins.binary.schema import (
     ADDRESS,
     CASE,
@@ -11,6 +12,7 @@ from rea_plugins.binary.schema import (
     DOCUMENT,
     LIMIT,
     MAX_INSTRUCTIONS,
+    MIN_LENGTH,
     MODE,
     OFFSET,
     PATTERN,
@@ -51,11 +53,11 @@ _SPECS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], tuple[dict[str, An
                           ({"pattern": "main"}, {"pattern": "^sub_", "mode": "regex", "limit": 20})),
     "list_strings": ("Page through strings: address, value, encoding, byte length, truncation, section; "
                      "address selects one.", {"offset": OFFSET, "limit": LIMIT, "address": ADDRESS,
-                                              "document": DOCUMENT}, (),
+                                              "min_length": MIN_LENGTH, "document": DOCUMENT}, (),
                      ({}, {"address": "0x402004"})),
     "search_strings": ("Find strings matching a literal substring or a regex (bounded, paged).",
                        {"pattern": PATTERN, "mode": MODE, "case_sensitive": CASE, "offset": OFFSET, "limit": LIMIT,
-                        "document": DOCUMENT}, ("pattern",),
+                        "min_length": MIN_LENGTH, "document": DOCUMENT}, ("pattern",),
                        ({"pattern": "usage"}, {"pattern": "^%s", "mode": "regex", "case_sensitive": True})),
     "list_names": ("Page through names (functions, data, imports, exports, labels); address selects one.",
                    {"offset": OFFSET, "limit": LIMIT, "address": ADDRESS, "document": DOCUMENT}, (),
@@ -92,6 +94,8 @@ _SPECS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], tuple[dict[str, An
                               ({"procedure": "main"},)),
 }
 
+# Tools whose handler is not the one-operation default.
+_HANDLERS = {"list_strings": strings.handle, "search_strings": strings.handle}
 # Tools whose operation name differs from the tool name.
 _OPERATION = {"procedure_pseudo_code": "procedure_pseudo_code"}
 
@@ -103,6 +107,6 @@ def tools() -> list[ToolDef]:
         positional = required[0] if required else ""
         out.append(ToolDef(
             name=name, family=FAMILY, description=description, input_schema=obj(properties, required),
-            handler=_handler(operation), requires_target=True, requires_operations=(operation,),
+            handler=_HANDLERS.get(name) or _handler(operation), requires_target=True, requires_operations=(operation,),
             cli_subject=positional, examples=examples))
     return out

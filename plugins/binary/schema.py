@@ -32,6 +32,8 @@ MODE = prop("string", "literal (default) or regex.", ["literal", "regex"], enum=
 CASE = prop("boolean", "Match case exactly (default false).", [False])
 DIRECTION = prop("string", "incoming or outgoing (default outgoing).", ["outgoing", "incoming"],
                  enum=["incoming", "outgoing"])
+MIN_LENGTH = prop("integer", "Shortest string listed (1-64, default 4); shorter strings that code references are "
+                  "listed at any default or lower floor.", [4], minimum=1, maximum=64, default=4)
 MAX_INSTRUCTIONS = prop("integer", "Cap on returned instructions.", [200], minimum=1, maximum=20000)
 
 

@@ -20,6 +20,7 @@ from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
 from tests import toolchains
+from tests.search.conftest import CASES, TARGETS, Builds
 
 SEARCH_C = r"""
 int puts(const char *s);
@@ -38,38 +39,13 @@ int main(int argc, char **argv) {
 }
 """
 PRIME = 0x9E3779B185EBCA87
-# (fixture id, compiler, objdump, file suffix)
-TARGETS = {
-    "elf-x64": ("gcc", "objdump", ""),
-    "elf-arm64": ("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-objdump", ""),
-    "pe-x64": ("x86_64-w64-mingw32-gcc", "objdump", ".exe"),
-}
-CASES = [("native", t) for t in TARGETS] + [("radare2", t) for t in TARGETS] + [("angr", "elf-x64")]
 RULES = ('rule banner { strings: $text = "REA_SEARCH_BANNER" $prime = { 87 CA EB 85 B1 79 37 9E } '
          'condition: any of them }')
 
 
-class Builds:
-    """SEARCH_C compiled for each target on first use, once per test session."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.built: dict[str, Path] = {}
-        (root / "search.c").write_text(SEARCH_C)
-
-    def get(self, target: str) -> Path:
-        if target not in self.built:
-            compiler, _, suffix = TARGETS[target]
-            out = self.root / f"search-{target}{suffix}"
-            subprocess.run([toolchains.require(compiler), "-O2", "-o", str(out), str(self.root / "search.c")],
-                           check=True, capture_output=True)
-            self.built[target] = out
-        return self.built[target]
-
-
 @pytest.fixture(scope="session")
 def search_builds(tmp_path_factory: pytest.TempPathFactory) -> Builds:
-    return Builds(tmp_path_factory.mktemp("code-search"))
+    return Builds(tmp_path_factory.mktemp("code-search"), SEARCH_C)
 
 
 @pytest.fixture(params=CASES, ids=[f"{p}-{t}" for p, t in CASES])

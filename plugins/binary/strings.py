@@ -1,0 +1,106 @@
+"""``list_strings`` and ``search_strings`` with ``min_length``: the engine's strings, and the short ones code loads.
+
+Engines scan for strings of at least four characters. A shorter one is still a string when code references it
+(``"-t"`` or ``"man"`` in an option parser): every address an instruction operand names is read from the file,
+and a printable, NUL-terminated run of 1-3 characters there is listed with ``referenced: true``. Below the
+default floor, ``min_length`` also lists unreferenced NUL-delimited runs of that length from data sections.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rea_plugins.binary import codesearch
+from rea_plugins.binary.image import read_file, regions
+from rea_plugins.binary.schema import check_document, evidence, params_of, run
+
+from rea.catalog.tool import ToolCall
+from rea.evidence import Evidence
+from rea.operations.answers import int_param, page, parse_address
+from rea.providers import OperationResult
+from rea.search import matcher
+
+ENGINE_FLOOR = 4
+MAX_MIN_LENGTH = 64
+# Gathering every instruction to find referenced short strings is bounded by the procedure count.
+MAX_PROCEDURES_FOR_REFERENCES = 50_000
+_SHORT = re.compile(rb"(?<=\x00)[\x20-\x7e]{1,3}(?=\x00)")
+_CACHE = "binary.strings.short"
+
+
+def _data_sections(call: ToolCall) -> list[dict[str, Any]]:
+    return [r for r in regions(call) if r["kind"] == "section" and "x" not in (r.get("permissions") or "")
+            and isinstance(r.get("file_offset"), int) and (r.get("file_size") or 0) > 0]
+
+
+def _short_strings(call: ToolCall, limitations: list[str]) -> list[dict[str, Any]]:
+    """Every NUL-delimited printable run of 1-3 characters in data sections, marked where code references it."""
+    key = codesearch.cache_key(call)
+    cached = call.session.state.get(_CACHE)
+    if isinstance(cached, tuple) and cached[0] == key:
+        found: list[dict[str, Any]] = cached[1]
+        limitations.extend(cached[2])
+        return found
+    notes: list[str] = []
+    referenced: set[int] = set()
+    if len(codesearch.procedures(call)) <= MAX_PROCEDURES_FOR_REFERENCES:
+        for row in codesearch.program_rows(call):
+            referenced.update(row.refs)
+    else:
+        notes.append(f"strings under {ENGINE_FLOOR} characters that code references are not listed: the program has "
+                     f"more than {MAX_PROCEDURES_FOR_REFERENCES} procedures (search_bytes finds them)")
+    target = call.session.require_target()
+    found = []
+    for s in _data_sections(call):
+        size = min(s["file_size"], max(0, target.size - s["file_offset"]))
+        # One byte before the section lets a run at its very start count as NUL-preceded.
+        blob = b"\x00" + read_file(target.resolved_path, s["file_offset"], size)
+        start = int(s["start"], 16)
+        for m in _SHORT.finditer(blob):
+            address = start + m.start() - 1
+            item = {"address": hex(address), "value": m.group(0).decode("ascii"), "encoding": "ascii",
+                    "byte_length": len(m.group(0)), "truncated": False, "section": s["name"]}
+            if address in referenced:
+                item["referenced"] = True
+            found.append(item)
+    call.session.state[_CACHE] = (key, found, notes)
+    limitations.extend(notes)
+    return found
+
+
+def _listing(call: ToolCall, operation: str, params: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The engine's strings (every page) merged with the short ones that ``min_length`` admits, by address."""
+    min_length = int_param(params, "min_length", ENGINE_FLOOR, 1, MAX_MIN_LENGTH)
+    engine_params = {k: v for k, v in params.items() if k not in ("min_length", "offset", "limit")}
+    items: list[dict[str, Any]] = []
+    limitations: list[str] = []
+    offset: int | None = 0
+    while offset is not None:
+        result = run(call, operation, {**engine_params, "offset": offset, "limit": 1000})
+        items.extend(result.normalized["strings"])
+        limitations.extend(x for x in result.limitations if x not in limitations)
+        offset = result.normalized.get("next_offset")
+    items = [s for s in items if len(s["value"]) >= min_length or s.get("truncated")]
+    if min_length <= ENGINE_FLOOR:
+        known = {s["address"] for s in items}
+        short = [s for s in _short_strings(call, limitations) if s["address"] not in known
+                 and (s.get("referenced") or len(s["value"]) >= min_length)]
+        if operation == "search_strings":
+            match = matcher(params)
+            short = [s for s in short if match(s["value"])]
+        if params.get("address") is not None:
+            at = parse_address(params["address"])
+            short = [s for s in short if int(s["address"], 16) <= at < int(s["address"], 16) + s["byte_length"]]
+        items.extend(short)
+        items.sort(key=lambda s: int(s["address"], 16))
+    return items, limitations
+
+
+def handle(call: ToolCall) -> Evidence:
+    check_document(call)
+    params = params_of(call.args)
+    items, limitations = _listing(call, call.tool.name, params)
+    return evidence(call, OperationResult(normalized=page("strings", items, params, dict),
+                                          limitations=limitations))
+
