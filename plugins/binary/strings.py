@@ -44,7 +44,12 @@ def _short_strings(call: ToolCall, limitations: list[str]) -> list[dict[str, Any
         return found
     notes: list[str] = []
     referenced: set[int] = set()
-    if len(codesearch.procedures(call)) <= MAX_PROCEDURES_FOR_REFERENCES:
+    if not call.session.supports("list_segments"):
+        return []
+    if not call.session.supports("read_function_instructions"):
+        notes.append(f"strings under {ENGINE_FLOOR} characters that code references are not listed: the provider "
+                     "reads no instructions")
+    elif len(codesearch.procedures(call)) <= MAX_PROCEDURES_FOR_REFERENCES:
         for row in codesearch.program_rows(call):
             referenced.update(row.refs)
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import sys
 from typing import Any
 
@@ -10,6 +11,7 @@ import msgspec
 
 from rea import __version__
 from rea.canonical import canonical_digest
+from rea.catalog.projections import first_sentence
 from rea.catalog.schemas import evidence_output_schema, with_content_id
 from rea.catalog.tool import ToolDef
 from rea.registry import Registry
@@ -29,12 +31,28 @@ def _cached_content_id(encoded: bytes) -> dict[str, Any]:
     return with_content_id(schema)
 
 
+# A tool's advertised example: its first, when it is this small (the catalog document keeps them all).
+ADVERTISED_EXAMPLE_BYTES = 160
+# Advertised descriptions say what a tool is for: two sentences (one in compact); the catalog keeps the rest.
+DESCRIPTION_CHARS = {"full": 200, "compact": 160}
+
+
 def advertised_input_schema(registry: Registry, tool: ToolDef, profile: str) -> dict[str, Any]:
     projection = registry.projections[profile]
     schema = projection.project(tool.name, tool.input_schema)
-    if profile == "full" and tool.examples:
-        schema = {**schema, "examples": [dict(e) for e in tool.examples]}
+    if profile == "full" and tool.examples and len(json.dumps(tool.examples[0])) <= ADVERTISED_EXAMPLE_BYTES:
+        schema = {**schema, "examples": [dict(tool.examples[0])]}
     return schema
+
+
+def advertised_description(tool: ToolDef, profile: str) -> str:
+    """The description a client is sent: the first two sentences (the first one in compact)."""
+    limit = DESCRIPTION_CHARS.get(profile, DESCRIPTION_CHARS["full"])
+    first = first_sentence(tool.description, limit)
+    if profile == "compact" or len(first) >= len(tool.description):
+        return first
+    second = first_sentence(tool.description[len(first):].strip(), limit - len(first) - 1)
+    return first if second.endswith("…") else f"{first} {second}"
 
 
 def tool_entry(registry: Registry, tool: ToolDef) -> dict[str, Any]:
@@ -46,6 +64,7 @@ def tool_entry(registry: Registry, tool: ToolDef) -> dict[str, Any]:
         "input_schema": tool.input_schema,
         "advertised_input_schemas": {pid: advertised_input_schema(registry, tool, pid)
                                      for pid in sorted(registry.projections)},
+        "advertised_descriptions": {pid: advertised_description(tool, pid) for pid in sorted(registry.projections)},
         "output_schema": output_schema(tool),
         "annotations": tool.effects.annotations(),
         "effects": msgspec.to_builtins(tool.effects),

@@ -41,30 +41,6 @@ def _map_subschemas(node: dict[str, Any], fn: Callable[[Any], Any]) -> dict[str,
     return out
 
 
-class _OverBudget(Exception):
-    pass
-
-
-def _compact_node(node: Any, defs: dict[str, Any], budget: list[int]) -> Any:
-    """Strip annotations, inline local references and widen unconstrained fields, within ``budget``."""
-    if not isinstance(node, dict):
-        return node
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        target = defs.get(ref[len("#/$defs/"):])
-        if target is None:
-            return node
-        budget[0] -= len(json.dumps(target))
-        if budget[0] < 0:
-            raise _OverBudget
-        merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-        return _compact_node(merged, defs, budget)
-    out = {k: v for k, v in node.items() if k not in _ANNOTATIONS and k != "$defs"}
-    if not any(k in out for k in _CONSTRAINING):
-        out["type"] = list(ALL_JSON_TYPES)
-    return _map_subschemas(out, lambda sub: _compact_node(sub, defs, budget))
-
-
 def _resolved_types(node: Any, defs: dict[str, Any], depth: int = 0) -> list[str]:
     if not isinstance(node, dict) or depth > 8:
         return list(ALL_JSON_TYPES)
@@ -130,18 +106,120 @@ def reduced_form(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# Advertised forms elide what the server validates anyway: nesting below this depth, long prose, examples.
+ADVERTISED_NESTING = 1
+PROPERTY_PROSE_CHARS = 80
+# A schema-local definition this small is inlined; a larger one is advertised by its type (and summary).
+INLINE_DEFINITION_BYTES = 160
+# Size and shape bounds the full form leaves to the server (ranges, patterns and enums stay: they guide a caller).
+_SIZE_ONLY = ("minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties",
+              "format", "propertyNames", "default")
+# Validation-only keywords: the compact form leaves them to the server.
+_VALIDATION_ONLY = ("minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+                    "format", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties",
+                    "dependentRequired", "propertyNames", "additionalProperties", "default")
+
+
+def first_sentence(text: str, limit: int) -> str:
+    """The first sentence of ``text`` (at most ``limit`` characters, cut at a word with an ellipsis)."""
+    end = next((i + 1 for i, c in enumerate(text) if c in ".;" and (i + 1 == len(text) or text[i + 1] == " ")),
+               len(text))
+    sentence = text[:end].strip().rstrip(";")
+    if len(sentence) <= limit:
+        return sentence
+    return sentence[:limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+def _stand_in(target: dict[str, Any], defs: dict[str, Any], prose: bool) -> dict[str, Any]:
+    types = _resolved_types(target, defs)
+    out: dict[str, Any] = {"type": types[0] if len(types) == 1 else types}
+    if prose and isinstance(target.get("description"), str):
+        out["description"] = first_sentence(target["description"], PROPERTY_PROSE_CHARS)
+    return out
+
+
+def lean_node(node: Any, defs: dict[str, Any], prose: bool, level: int = 0) -> Any:
+    """A node without examples, titles or definitions: small references inlined, large ones and objects nested
+    deeper than ``ADVERTISED_NESTING`` shown by their type, prose cut to a first sentence (or dropped)."""
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        target = defs.get(ref[len("#/$defs/"):], {})
+        merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        if level < 8 and len(json.dumps(lean_node(merged, defs, False, level))) <= INLINE_DEFINITION_BYTES:
+            return lean_node(merged, defs, prose, level)
+        return _stand_in(merged, defs, prose)
+    if "properties" in node and level >= ADVERTISED_NESTING:
+        # A small object (an Evidence reference) stays whole: its shape is what a caller needs to write.
+        if len(json.dumps(lean_node(node, defs, False, -64))) <= INLINE_DEFINITION_BYTES:
+            return lean_node(node, defs, prose, -64)
+        return _stand_in(node, defs, prose)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("examples", "title", "$comment", "$defs") or (key == "required" and not value):
+            continue
+        if key == "description":
+            if prose and isinstance(value, str):
+                out[key] = first_sentence(value, PROPERTY_PROSE_CHARS)
+            continue
+        out[key] = value
+    deeper = level + 1 if "properties" in node else level
+    return _merge_alternatives(_map_subschemas(out, lambda sub: lean_node(sub, defs, prose, deeper)))
+
+
+def _merge_alternatives(node: dict[str, Any]) -> dict[str, Any]:
+    """Alternatives that became alike once elided are one (``anyOf``: elided branches may overlap)."""
+    for key in ("oneOf", "anyOf"):
+        branches = node.get(key)
+        if not isinstance(branches, list):
+            continue
+        unique: list[Any] = []
+        for branch in branches:
+            if branch not in unique:
+                unique.append(branch)
+        rest = {k: v for k, v in node.items() if k not in ("oneOf", "anyOf")}
+        if len(unique) == 1 and isinstance(unique[0], dict):
+            return {**unique[0], **rest}
+        return {**rest, "anyOf": unique}
+    return node
+
+
+def _without(node: Any, keys: tuple[str, ...]) -> Any:
+    if not isinstance(node, dict):
+        return node
+    return _map_subschemas({k: v for k, v in node.items() if k not in keys}, lambda sub: _without(sub, keys))
+
+
+def _without_validation(node: Any, root: bool = True) -> Any:
+    if not isinstance(node, dict):
+        return node
+    out = {k: v for k, v in node.items() if k not in _VALIDATION_ONLY or (root and k == "additionalProperties")}
+    if not any(k in out for k in _CONSTRAINING):
+        out["type"] = list(ALL_JSON_TYPES)
+    return _map_subschemas(out, lambda sub: _without_validation(sub, False))
+
+
 class FullProjection(Projection):
-    descriptor = ProjectionDescriptor(id="full", description="The complete canonical input schema (default).")
+    descriptor = ProjectionDescriptor(
+        id="full", description=("The canonical input schema, lean: one-sentence property descriptions, definitions "
+                                "inlined or typed, nested objects and size bounds elided (the server validates all)."))
 
     def project(self, tool_name: str, schema: dict[str, Any]) -> dict[str, Any]:
-        return flatten_root_union(copy.deepcopy(schema))
+        flat = flatten_root_union(copy.deepcopy(schema))
+        body: dict[str, Any] = _without(lean_node({k: v for k, v in flat.items() if k != "description"},
+                                                  flat.get("$defs", {}), prose=True), _SIZE_ONLY)
+        if "description" in flat:
+            body = {"description": flat["description"], **body}
+        return body
 
 
 class CompactProjection(Projection):
     descriptor = ProjectionDescriptor(
         id="compact",
-        description=f"Every input schema within {COMPACT_INPUT_SCHEMA_BUDGET_BYTES} bytes: prose dropped, "
-                    "references inlined, unconstrained fields typed; oversized schemas reduced.")
+        description=f"Every input schema within {COMPACT_INPUT_SCHEMA_BUDGET_BYTES} bytes: prose and validation-only "
+                    "keywords dropped, references inlined or typed, unconstrained fields typed; oversized schemas "
+                    "reduced.")
 
     def __init__(self, budget: int = COMPACT_INPUT_SCHEMA_BUDGET_BYTES) -> None:
         self.budget = budget
@@ -149,16 +227,12 @@ class CompactProjection(Projection):
 
     def project(self, tool_name: str, schema: dict[str, Any]) -> dict[str, Any]:
         flat = flatten_root_union(copy.deepcopy(schema))
-        defs = flat.get("$defs", {})
-        try:
-            body: dict[str, Any] = _compact_node(flat, defs, [self.budget])
-            if "description" in flat:
-                body = {"description": flat["description"], **body}
-            if serialized_size(body) <= self.budget:
-                self.reduced.discard(tool_name)
-                return body
-        except _OverBudget:
-            pass
+        body: dict[str, Any] = _without_validation(lean_node(flat, flat.get("$defs", {}), prose=False))
+        if "description" in flat:
+            body = {"description": flat["description"], **body}
+        if serialized_size(body) <= self.budget:
+            self.reduced.discard(tool_name)
+            return body
         self.reduced.add(tool_name)
         return reduced_form(flat)
 

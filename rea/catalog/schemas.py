@@ -52,7 +52,7 @@ def evidence_input_defs() -> dict[str, Any]:
     return {
         RETAINED_EVIDENCE: {
             "type": "object",
-            "description": "A record retained by this connection, named by its evidence_id.",
+            "description": 'Retained record: {"kind": "retained-evidence", "evidence_id": "ev_..."}.',
             "properties": {"kind": {"const": "retained-evidence", "description": "Always retained-evidence."},
                            "evidence_id": {"type": "string", "pattern": "^ev_[0-9a-f]{64}$",
                                            "description": "The id a tool returned (ev_ + 64 hex digits)."}},

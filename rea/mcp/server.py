@@ -20,7 +20,7 @@ from rea import __version__
 from rea import evidence as ev_mod
 from rea.annotations import AnnotationStore
 from rea.budget import encode_result, error_size, known_oversize, success_size, transport_error
-from rea.catalog.document import advertised_input_schema, output_schema
+from rea.catalog.document import advertised_description, advertised_input_schema, output_schema
 from rea.catalog.invoke import ToolResult, invoke
 from rea.config import Settings
 from rea.context import CallContext, CancelSignal
@@ -46,7 +46,7 @@ def _annotations(effects: Any) -> types.ToolAnnotations:
 def build_tool_list(registry: Registry, profile: str, presentation: str = COMPLETE) -> list[types.Tool]:
     """The complete, static tool inventory in the configured projection and result presentation."""
     return [
-        types.Tool(name=t.name, title=t.display_title, description=t.description,
+        types.Tool(name=t.name, title=t.display_title, description=advertised_description(t, profile),
                    input_schema=advertised_input_schema(registry, t, profile),
                    output_schema=output_schema_for(t.output_schema, output_schema(t), presentation),
                    annotations=_annotations(t.effects))
