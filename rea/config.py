@@ -34,6 +34,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     cache_max_bytes: int = 0
     # How results are presented (not what they are): complete records, or compact ones (rea.presentation).
     result_presentation: str = "complete"
+    # The toolsets a server advertises (REA_MCP_TOOLSETS); None: every toolset.
+    toolsets: tuple[str, ...] | None = None
 
     @property
     def response_budget(self) -> int:
@@ -171,8 +173,20 @@ def integer_setting(name: str, low: int, high: int, default: int, unit: str, des
                        description=description, default=default)
 
 
+def read_toolsets(env: Mapping[str, str], known: tuple[str, ...]) -> tuple[str, ...] | None:
+    """``REA_MCP_TOOLSETS``: ``all`` (or unset) is None; else the named toolsets, ``session`` always among them."""
+    raw = env.get("REA_MCP_TOOLSETS", "all").strip()
+    if raw in ("", "all"):
+        return None
+    names = [n.strip() for n in raw.split(",") if n.strip()]
+    if not names or any(n not in known for n in names):
+        raise configuration_invalid("REA_MCP_TOOLSETS", "all, or a comma-separated list of " + ", ".join(known), raw)
+    return tuple(n for n in known if n in names or n == "session")
+
+
 def load_settings(env: Mapping[str, str] | None = None, projections: tuple[str, ...] = ("full", "compact"),
-                  declared: Mapping[str, SettingSpec] | None = None) -> Settings:
+                  declared: Mapping[str, SettingSpec] | None = None,
+                  toolsets: tuple[str, ...] | None = None) -> Settings:
     """Validate every setting, the plugins' ``declared`` ones too; an invalid one is ``configuration_invalid``."""
     env = os.environ if env is None else env
     profile = env.get("REA_MCP_INPUT_SCHEMA_PROFILE", "full")
@@ -183,6 +197,11 @@ def load_settings(env: Mapping[str, str] | None = None, projections: tuple[str, 
     store = cache = None
     cache_bound = DEFAULT_CACHE_MAX_BYTES
     presentation = "complete"
+    selected: tuple[str, ...] | None = None
+    try:
+        selected = read_toolsets(env, toolsets) if toolsets else None
+    except ReaError as exc:
+        problems.append(exc)
     try:
         store = annotations_dir(env)
     except ReaError as exc:
@@ -212,4 +231,4 @@ def load_settings(env: Mapping[str, str] | None = None, projections: tuple[str, 
         raise first
     return Settings(max_response_bytes=_max_response_bytes(env), input_schema_profile=profile,
                     annotations_dir=store, cache_dir=cache, cache_max_bytes=cache_bound,
-                    result_presentation=presentation)
+                    result_presentation=presentation, toolsets=selected)

@@ -273,10 +273,13 @@ def _env_provider_check(registry: Registry, ready: dict[str, ProviderReadiness],
 def _settings_check(registry: Registry, env: Mapping[str, str]) -> Check:
     # `rea serve` validates the same settings at startup and refuses to run when one is invalid.
     try:
-        load_settings(env, projections=tuple(sorted(registry.projections)), declared=registry.settings)
+        settings = load_settings(env, projections=tuple(sorted(registry.projections)), declared=registry.settings,
+                                 toolsets=registry.toolsets())
     except ReaError as exc:
         return Check(id="settings", status="fail", required=True, summary=exc.message, remediation=exc.remediation)
-    return Check(id="settings", status="pass", required=True, summary="server settings are valid")
+    advertised = ", ".join(settings.toolsets or ("all",))
+    return Check(id="settings", status="pass", required=True,
+                 summary=f"server settings are valid; toolsets advertised: {advertised}")
 
 
 def _filter_check(env: Mapping[str, str]) -> Check | None:

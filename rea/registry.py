@@ -45,6 +45,10 @@ class BrokenPlugin(msgspec.Struct, frozen=True, kw_only=True):
 T = TypeVar("T")
 
 
+# The first-party toolsets in the order they are listed (REA_MCP_TOOLSETS, binary_session, rea doctor).
+TOOLSET_ORDER = ("session", "native", "notebook", "artifacts", "javascript", "browser", "dynamic", "evidence")
+
+
 class Registry:
     """Everything the loaded plugins registered, keyed by stable id, with the plugin that owns it."""
 
@@ -67,6 +71,11 @@ class Registry:
 
     def tool(self, name: str) -> ToolDef | None:
         return self.tools.get(name)
+
+    def toolsets(self) -> tuple[str, ...]:
+        """Every toolset a registered tool belongs to: the first-party ones in their order, then the rest."""
+        present = {t.toolset_id for t in self.tools.values()}
+        return (*(n for n in TOOLSET_ORDER if n in present), *sorted(present - set(TOOLSET_ORDER)))
 
 
 def make_plugin_manager() -> pluggy.PluginManager:

@@ -221,6 +221,10 @@ def _annotate_function(call: ToolCall) -> Evidence:
         "fields": changed, "annotation_revision": nb.revision})
 
 
+# The notebook's tools are the binary family's, advertised as their own toolset.
+NOTEBOOK: dict[str, Any] = {"family": "binary", "toolset": "notebook"}
+
+
 def tools() -> list[ToolDef]:
     optional_address = prop("string", "Address (0x hex); the cursor when omitted.", ["0x401136"],
                             pattern=ADDRESS_PATTERN)
@@ -240,18 +244,18 @@ def tools() -> list[ToolDef]:
     target_ops = ("list_documents",)
     write_ops = ("list_segments",)
     return [
-        ToolDef(name="comment", family="binary", description="The analyst's comment at an address (or the cursor).",
+        ToolDef(name="comment", **NOTEBOOK, description="The analyst's comment at an address (or the cursor).",
                 input_schema=read_schema, handler=_read_field("comment"), requires_target=True,
                 requires_operations=target_ops, cli_subject="address", examples=({}, {"address": "0x401136"})),
-        ToolDef(name="inline_comment", family="binary",
+        ToolDef(name="inline_comment", **NOTEBOOK,
                 description="The analyst's inline comment at an address (or the cursor).", input_schema=read_schema,
                 handler=_read_field("inline_comment"), requires_target=True, requires_operations=target_ops,
                 cli_subject="address", examples=({}, {"address": "0x401136"})),
-        ToolDef(name="list_bookmarks", family="binary",
+        ToolDef(name="list_bookmarks", **NOTEBOOK,
                 description="Every bookmark of the open target, by address, with its label and procedure.",
                 input_schema=obj({"document": DOCUMENT}), handler=_list_bookmarks, requires_target=True,
                 requires_operations=target_ops, examples=({},)),
-        ToolDef(name="set_comment", family="binary",
+        ToolDef(name="set_comment", **NOTEBOOK,
                 description=("Set (or with \"\" clear) the comment at an address; kept per target across "
                              "connections and providers."),
                 input_schema=obj({"address": ADDRESS, "comment": text("Comment", "comment"), "document": DOCUMENT},
@@ -259,26 +263,26 @@ def tools() -> list[ToolDef]:
                 handler=_set_field("comment", "comment"), effects=WRITE, requires_target=True,
                 requires_operations=write_ops, cli_subject="address",
                 examples=({"address": "0x401136", "comment": "validates the licence key"},)),
-        ToolDef(name="set_inline_comment", family="binary",
+        ToolDef(name="set_inline_comment", **NOTEBOOK,
                 description="Set (or with \"\" clear) the inline comment shown beside the instruction at an address.",
                 input_schema=obj({"address": ADDRESS, "comment": text("Inline comment", "inline_comment"),
                                   "document": DOCUMENT}, ("address", "comment")),
                 handler=_set_field("inline_comment", "comment"), effects=WRITE, requires_target=True,
                 requires_operations=write_ops, cli_subject="address",
                 examples=({"address": "0x401136", "comment": "key length"},)),
-        ToolDef(name="set_address_name", family="binary",
+        ToolDef(name="set_address_name", **NOTEBOOK,
                 description=("Name an address (a procedure, a datum, a label); every read tool then shows the name "
                              "(name_source user) and accepts it as a procedure selector."),
                 input_schema=obj({"address": ADDRESS, "name": name, "document": DOCUMENT}, ("address", "name")),
                 handler=_set_field("name", "name"), effects=WRITE, requires_target=True,
                 requires_operations=write_ops, cli_subject="address",
                 examples=({"address": "0x401136", "name": "parse_options"},)),
-        ToolDef(name="set_addresses_names", family="binary",
+        ToolDef(name="set_addresses_names", **NOTEBOOK,
                 description=f"Name up to {MAX_NAMES} addresses at once (all or none are written).",
                 input_schema=obj({"names": names, "document": DOCUMENT}, ("names",)),
                 handler=_set_addresses_names, effects=WRITE, requires_target=True, requires_operations=write_ops,
                 examples=({"names": {"0x401136": "parse_options", "0x401200": "usage"}},)),
-        ToolDef(name="set_bookmark", family="binary",
+        ToolDef(name="set_bookmark", **NOTEBOOK,
                 description="Bookmark an address, with an optional label (replaces the label of an existing one).",
                 input_schema=obj({"address": ADDRESS, "name": prop("string", "Bookmark label (at most 255).",
                                                                    ["licence check"], maxLength=LIMITS["bookmark"]),
@@ -286,11 +290,11 @@ def tools() -> list[ToolDef]:
                 handler=_set_bookmark, effects=WRITE, requires_target=True, requires_operations=write_ops,
                 cli_subject="address", examples=({"address": "0x401136"},
                                                  {"address": "0x401136", "name": "licence check"})),
-        ToolDef(name="unset_bookmark", family="binary", description="Remove the bookmark at an address.",
+        ToolDef(name="unset_bookmark", **NOTEBOOK, description="Remove the bookmark at an address.",
                 input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
                 handler=_unset_bookmark, effects=WRITE, requires_target=True, requires_operations=target_ops,
                 cli_subject="address", examples=({"address": "0x401136"},)),
-        ToolDef(name="annotate_native_function", family="binary",
+        ToolDef(name="annotate_native_function", **NOTEBOOK,
                 description=("Annotate a local function's entry at once: name, comment, inline comment, signature "
                              "and notes (\"\" clears a field); kept in rea's annotation store, the binary is never "
                              "modified."),

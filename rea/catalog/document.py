@@ -61,6 +61,7 @@ def tool_entry(registry: Registry, tool: ToolDef) -> dict[str, Any]:
         "title": tool.display_title,
         "description": tool.description,
         "family": tool.family,
+        "toolset": tool.toolset_id,
         "input_schema": tool.input_schema,
         "advertised_input_schemas": {pid: advertised_input_schema(registry, tool, pid)
                                      for pid in sorted(registry.projections)},

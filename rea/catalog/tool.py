@@ -51,6 +51,11 @@ class ToolMode(msgspec.Struct, frozen=True, kw_only=True):
     requires_arguments: tuple[str, ...] = ()
 
 
+# Toolsets (what REA_MCP_TOOLSETS selects) of the families whose name differs.
+FAMILY_TOOLSETS = {"binary": "native", "application": "javascript"}
+# Always advertised: without the session tools nothing else can be opened.
+ALWAYS_TOOLSET = "session"
+
 # Client features a tool may rely on. Negotiated capabilities can be missing; progress and cancellation
 # are per-request features every MCP client has (a tool still degrades without a progress token).
 NEGOTIATED_FEATURES = frozenset({"roots", "sampling", "elicitation"})
@@ -100,10 +105,16 @@ class ToolDef(msgspec.Struct, frozen=True, kw_only=True):
     # CLI: the main argument, also accepted as the positional after TARGET (see rea.cli.tools).
     cli_subject: str = ""
     title: str = ""
+    # The toolset a server may advertise it in (REA_MCP_TOOLSETS); empty: the one its family maps to.
+    toolset: str = ""
 
     @property
     def display_title(self) -> str:
         return self.title or self.name.replace("_", " ").title()
+
+    @property
+    def toolset_id(self) -> str:
+        return self.toolset or FAMILY_TOOLSETS.get(self.family, self.family)
 
     @property
     def cli_name(self) -> str:

@@ -232,11 +232,15 @@ def _cache(argv: list[str], prog: str) -> int:
 
 def _serve(argv: list[str], prog: str) -> int:
     parser = ArgumentParser(prog=f"{prog} serve", description="Run the MCP server over stdio.")
-    parser.parse_args(argv)
+    parser.add_argument("--toolsets", help="comma-separated toolsets to advertise (default: REA_MCP_TOOLSETS, else "
+                                           "all); session is always advertised")
+    args = parser.parse_args(argv)
     from rea.config import load_settings
 
     registry = _registry()
-    settings = load_settings(projections=tuple(sorted(registry.projections)), declared=registry.settings)
+    env = dict(os.environ) if args.toolsets is None else {**os.environ, "REA_MCP_TOOLSETS": args.toolsets}
+    settings = load_settings(env, projections=tuple(sorted(registry.projections)), declared=registry.settings,
+                             toolsets=registry.toolsets())
     import anyio
 
     from rea.mcp.server import serve_stdio

@@ -43,14 +43,16 @@ def _annotations(effects: Any) -> types.ToolAnnotations:
                                  idempotent_hint=ann["idempotentHint"], open_world_hint=ann["openWorldHint"])
 
 
-def build_tool_list(registry: Registry, profile: str, presentation: str = COMPLETE) -> list[types.Tool]:
-    """The complete, static tool inventory in the configured projection and result presentation."""
+def build_tool_list(registry: Registry, profile: str, presentation: str = COMPLETE,
+                    toolsets: tuple[str, ...] | None = None) -> list[types.Tool]:
+    """The static tool inventory of the selected toolsets, in the configured projection and result presentation."""
     return [
         types.Tool(name=t.name, title=t.display_title, description=advertised_description(t, profile),
                    input_schema=advertised_input_schema(registry, t, profile),
                    output_schema=output_schema_for(t.output_schema, output_schema(t), presentation),
                    annotations=_annotations(t.effects))
         for t in sorted(registry.tools.values(), key=lambda t: t.name)
+        if toolsets is None or t.toolset_id in toolsets
     ]
 
 
@@ -60,7 +62,8 @@ class ReaServer:
     def __init__(self, registry: Registry, settings: Settings) -> None:
         self.registry = registry
         self.settings = settings
-        self.tools = build_tool_list(registry, settings.input_schema_profile, settings.result_presentation)
+        self.tools = build_tool_list(registry, settings.input_schema_profile, settings.result_presentation,
+                                     settings.toolsets)
         self.max_request_bytes = max_request_bytes(settings)
         # Only prompts whose every tool is registered; no resources, so none is advertised.
         self.prompts = {name: p for name, p in sorted(registry.prompts.items())
@@ -78,7 +81,10 @@ class ReaServer:
         session = Session(self.registry, annotations=store)
         session.connection["settings"] = {"max_response_bytes": self.settings.max_response_bytes,
                                           "input_schema_profile": self.settings.input_schema_profile,
-                                          "result_presentation": self.settings.result_presentation}
+                                          "result_presentation": self.settings.result_presentation,
+                                          "toolsets": {"advertised": list(self.settings.toolsets
+                                                                          or self.registry.toolsets()),
+                                                       "available": list(self.registry.toolsets())}}
         try:
             yield {"session": session}
         finally:
@@ -133,6 +139,15 @@ class ReaServer:
                 remediation="Call tools/list or binary_session for the tool names.",
                 details={"issues": [{"path": "name", "reason": "invalid_value",
                                      "message": f"no tool named {params.name!r}"}]}))
+        selected = self.settings.toolsets
+        if selected is not None and tool.toolset_id not in selected:
+            return self._error(session, ReaError(
+                "invalid_request", f"{tool.name} is in the {tool.toolset_id} toolset, which this server does not "
+                "advertise", remediation=f"Restart the server with {tool.toolset_id} in REA_MCP_TOOLSETS "
+                                         "(or rea serve --toolsets).",
+                details={"issues": [{"path": "name", "reason": "invalid_value",
+                                     "message": f"toolset {tool.toolset_id} is not advertised"}],
+                         "toolset": tool.toolset_id, "advertised_toolsets": list(selected)}))
         args = params.arguments if params.arguments is not None else {}
         size = len(msgspec.json.encode(args))
         try:

@@ -193,7 +193,8 @@ def test_invalid_settings_fail_at_startup() -> None:
     # Plugin settings fail at startup too, whether or not the engine is installed here.
     for name, value in (("REA_MCP_MAX_RESPONSE_BYTES", "1024"), ("REA_MCP_MAX_RESPONSE_BYTES", "1e8"),
                         ("REA_MCP_INPUT_SCHEMA_PROFILE", "FULL"), ("REA_GHIDRA_STARTUP_TIMEOUT_MS", "abc"),
-                        ("REA_HOPPER_STARTUP_TIMEOUT_MS", "abc"), ("REA_ANGR_CFG_TIMEOUT_MS", "0")):
+                        ("REA_HOPPER_STARTUP_TIMEOUT_MS", "abc"), ("REA_ANGR_CFG_TIMEOUT_MS", "0"),
+                        ("REA_MCP_TOOLSETS", "native,bogus")):
         proc = subprocess.run([sys.executable, "-m", "rea.cli.main", "serve"], input="", capture_output=True,
                               text=True, env=server_env(**{name: value}), timeout=60)
         assert proc.returncode == 1
