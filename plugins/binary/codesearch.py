@@ -1,20 +1,17 @@
 """Search inside code and data on any provider: byte patterns, constants, instruction text and YARA rules.
 
-Bytes come from the target file through the segments every provider lists (``image.regions``); instruction
-text from each procedure's ``read_function_instructions`` rows, gathered once per target, provider and
-annotation revision. Hits name their containing procedure from one procedure list, bisected locally.
+Bytes are the target file's (``program.file_bytes``), placed through the segments every provider lists;
+instruction text is each procedure's symbolized rows (``program.program_rows``).
 """
 
 from __future__ import annotations
 
-import bisect
 import re
-from collections.abc import Iterator
 from typing import Any, Literal
 
-import msgspec
-from rea_plugins.binary import annotate
-from rea_plugins.binary.image import locate, read_file, regions
+from rea_plugins.binary import program
+from rea_plugins.binary.image import regions
+from rea_plugins.binary.program import Procedure, Row, containing, procedures, program_rows, units
 from rea_plugins.binary.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop, run
 
 from rea.catalog.tool import ToolCall, ToolDef
@@ -26,149 +23,15 @@ from rea.search import matcher
 
 MAX_PATTERN_BYTES = 256
 MAX_HITS = 100_000
-MAX_SCAN_BYTES = 1 << 30
 MAX_RULES_CHARS = 64 * 1024
 MAX_YARA_MATCHES = 10_000
-MAX_PROGRAM_INSTRUCTIONS = 5_000_000
 MATCHED_HEX_BYTES = 32
 DEFAULT_YARA_TIMEOUT_S = 60
-_PROCEDURES = "binary.codesearch.procedures"
-_INSTRUCTIONS = "binary.codesearch.instructions"
-_NO_CODE = ("import", "external")
 
 
 def _bad(path: str, message: str, reason: str = "invalid_value") -> ReaError:
     return invalid_request(message, [issue(path, reason, message)])  # type: ignore[arg-type]
 
-
-class Procedure(msgspec.Struct, frozen=True, order=True, array_like=True):
-    start: int
-    end: int
-    name: str
-
-
-class Row(msgspec.Struct, frozen=True, array_like=True):
-    """One instruction of the program: address, symbolized text, owning procedure's start, addresses it names."""
-
-    address: int
-    text: str
-    procedure: int
-    refs: tuple[int, ...] = ()
-
-
-def cache_key(call: ToolCall) -> tuple[str, str, Any]:
-    target = call.session.require_target()
-    provider = call.session.provider.descriptor.id if call.session.provider else ""
-    return target.sha256, provider, annotate.parameters(call).get(annotate.REVISION_PARAMETER)
-
-
-def _pages(call: ToolCall, operation: str, key: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    offset: int | None = 0
-    while offset is not None:
-        call.ctx.check(operation)
-        page = run(call, operation, {**params, "offset": offset, "limit": 1000}).normalized
-        yield from page[key]
-        offset = page.get("next_offset")
-
-
-def procedures(call: ToolCall) -> list[Procedure]:
-    """Every procedure with code, by start (cached per target, provider and annotation revision)."""
-    key = cache_key(call)
-    cached = call.session.state.get(_PROCEDURES)
-    if isinstance(cached, tuple) and cached[0] == key:
-        found: list[Procedure] = cached[1]
-        return found
-    if not call.session.supports("list_procedures"):
-        return []
-    procs = sorted(Procedure(int(p["address"], 16), int(p["end"], 16), p["name"])
-                   for p in _pages(call, "list_procedures", "procedures", {}) if p.get("kind") not in _NO_CODE)
-    call.session.state[_PROCEDURES] = (key, procs)
-    return procs
-
-
-def containing(procs: list[Procedure], address: int) -> Procedure | None:
-    """The innermost procedure whose extent holds ``address`` (nested extents are rare: look back a few)."""
-    i = bisect.bisect_right(procs, address, key=lambda p: p.start) - 1
-    for p in procs[max(0, i - 16):i + 1][::-1]:
-        if p.start <= address < p.end:
-            return p
-    return None
-
-
-def _procedure_ref(procs: list[Procedure], address: int | None) -> dict[str, Any]:
-    p = None if address is None else containing(procs, address)
-    return {} if p is None else {"procedure": {"address": hex(p.start), "name": p.name}}
-
-
-# -- the file and its mapped units ---------------------------------------------------------------------------
-
-class Unit(msgspec.Struct, frozen=True, kw_only=True):
-    """A mapped unit with file bytes: a segment (a section where the format has no segments)."""
-
-    name: str
-    start: int
-    file_offset: int
-    file_size: int
-    permissions: str
-
-
-def units(call: ToolCall) -> list[Unit]:
-    listed = regions(call)
-    chosen = [r for r in listed if r["kind"] == "segment"] or [r for r in listed if r["kind"] == "section"]
-    out = [Unit(name=r["name"], start=int(r["start"], 16), file_offset=r["file_offset"], file_size=r["file_size"],
-                permissions=r.get("permissions") or "---")
-           for r in chosen if isinstance(r.get("file_offset"), int) and isinstance(r.get("file_size"), int)
-           and r["file_size"] > 0]
-    return sorted(out, key=lambda u: u.file_offset)
-
-
-def address_of(mapped: list[Unit], file_offset: int) -> int | None:
-    for u in mapped:
-        if u.file_offset <= file_offset < u.file_offset + u.file_size:
-            return u.start + file_offset - u.file_offset
-    return None
-
-
-def _file_bytes(call: ToolCall) -> bytes:
-    target = call.session.require_target()
-    if target.size > MAX_SCAN_BYTES:
-        raise ReaError("resource_constraint", f"the target is larger than the {MAX_SCAN_BYTES >> 20} MiB a search "
-                       "reads", details={"resource": "memory", "reported_limits": {"max_scan_bytes": MAX_SCAN_BYTES}})
-    data = read_file(target.resolved_path, 0, target.size)
-    if len(data) != target.size:
-        raise ReaError("artifact_changed", f"{target.resolved_path} changed size while open",
-                       details={"path": target.resolved_path})
-    return data
-
-
-def _ranges(call: ToolCall, scope: str, size: int) -> list[tuple[int, int]]:
-    """File ranges to search: the whole file, or the file bytes of mapped units (merged)."""
-    if scope == "file":
-        return [(0, size)]
-    merged: list[tuple[int, int]] = []
-    for u in units(call):
-        start, end = u.file_offset, min(size, u.file_offset + u.file_size)
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        elif start < end:
-            merged.append((start, end))
-    return merged
-
-
-def _place(call: ToolCall, procs: list[Procedure], mapped: list[Unit], file_offset: int) -> dict[str, Any]:
-    """Address, segment, section and procedure of a file offset (the keys that say nothing are left out)."""
-    address = address_of(mapped, file_offset)
-    row: dict[str, Any] = {"file_offset": file_offset}
-    if address is None:
-        return row
-    segment, section = locate(call, address)
-    row["address"] = hex(address)
-    if segment is not None:
-        row["segment"] = segment["name"]
-    if section is not None:
-        row["section"] = section["name"]
-    row.update(_procedure_ref(procs, address))
-    return row
 
 
 def _window(params: dict[str, Any], total: int) -> tuple[int, int, dict[str, Any]]:
@@ -252,13 +115,13 @@ def _search_bytes(call: ToolCall) -> Evidence:
     check_document(call)
     regex, wildcards = byte_pattern(call.args.get("pattern"))
     scope = call.args.get("scope", "segments")
-    data = _file_bytes(call)
-    found, capped = find_all(call, _compile_bytes(regex), data, _ranges(call, scope, len(data)))
+    data = program.file_bytes(call)
+    found, capped = find_all(call, _compile_bytes(regex), data, program.ranges(call, scope, len(data)))
     procs, mapped = procedures(call), units(call)
     offset, limit, fields = _window(call.args, len(found))
     hits = []
     for at, length in found[offset:offset + limit]:
-        row = _place(call, procs, mapped, at)
+        row = program.place(call, procs, mapped, at)
         if wildcards:
             row["bytes"] = data[at:at + min(length, MATCHED_HEX_BYTES)].hex()
         hits.append(row)
@@ -288,9 +151,9 @@ def parse_constant(value: Any, path: str) -> int:
 
 
 def equivalents(value: int) -> set[int]:
-    """The operand values that mean ``value``: itself and its two's complement at 32 and 64 bits."""
+    """The operand values that mean ``value``: itself and its two's complement at 8, 16, 32 and 64 bits."""
     out = {value}
-    for width in (32, 64):
+    for width in (8, 16, 32, 64):
         if -(1 << (width - 1)) <= value < 0:
             out.add(value + (1 << width))
         elif (1 << (width - 1)) <= value < (1 << width):
@@ -319,33 +182,6 @@ def immediates(text: str) -> list[int]:
     operands = re.sub(r"\[[^\]]*\]", " ", operands)
     return [(-1 if sign else 1) * int(digits, 0) for sign, digits in _NUMBER.findall(operands)]
 
-
-def program_rows(call: ToolCall) -> list[Row]:
-    """Every instruction of every procedure with code, by address (gathered once, then cached)."""
-    key = cache_key(call)
-    cached = call.session.state.get(_INSTRUCTIONS)
-    if isinstance(cached, tuple) and cached[0] == key:
-        found: list[Row] = cached[1]
-        return found
-    procs = procedures(call)
-    rows: dict[int, Row] = {}
-    for n, p in enumerate(procs):
-        if n % 64 == 0:
-            call.ctx.progress(f"instructions: procedure {n} of {len(procs)}")
-        for item in _pages(call, "read_function_instructions", "instructions", {"procedure": hex(p.start)}):
-            address = int(item["address"], 16)
-            if address not in rows:
-                refs = tuple(int(sym["address"], 16) for sym in item.get("symbols") or ()
-                             if isinstance(sym.get("address"), str))
-                rows[address] = Row(address, item.get("symbolized") or item.get("text") or "", p.start, refs)
-        if len(rows) > MAX_PROGRAM_INSTRUCTIONS:
-            raise ReaError("resource_constraint", f"the program has more than {MAX_PROGRAM_INSTRUCTIONS} "
-                           "instructions; search a procedure with read_function_instructions instead",
-                           details={"resource": "memory",
-                                    "reported_limits": {"max_program_instructions": MAX_PROGRAM_INSTRUCTIONS}})
-    ordered = [rows[a] for a in sorted(rows)]
-    call.session.state[_INSTRUCTIONS] = (key, ordered)
-    return ordered
 
 
 def _code_hit(procs: list[Procedure], row: Row) -> dict[str, Any]:
@@ -414,7 +250,7 @@ def _search_immediates(call: ToolCall) -> Evidence:
 def _data_hits(call: ToolCall, procs: list[Procedure], value: int, room: int) -> list[dict[str, Any]]:
     """Aligned words equal to ``value`` in mapped sections: data sections, and code too for 64-bit constants."""
     endian = run(call, "list_documents", {}).normalized["documents"][0].get("endianness", "little")
-    data = _file_bytes(call)
+    data = program.file_bytes(call)
     mapped = units(call)
     sections = [r for r in regions(call) if r["kind"] == "section" and isinstance(r.get("file_offset"), int)
                 and (r.get("file_size") or 0) > 0 and r.get("permissions") != "---"]
@@ -422,13 +258,13 @@ def _data_hits(call: ToolCall, procs: list[Procedure], value: int, room: int) ->
     chosen = [s for s in sections if "x" not in (s.get("permissions") or "") or wide] or []
     ranges = sorted({(s["file_offset"], min(len(data), s["file_offset"] + s["file_size"])) for s in chosen})
     if not sections:
-        ranges = _ranges(call, "segments", len(data))
+        ranges = program.ranges(call, "segments", len(data))
     hits: list[dict[str, Any]] = []
     seen: set[int] = set()
     for needle, width in _data_needles(value, endian):
         found, _ = find_all(call, _compile_bytes(b"".join(b"\\x%02x" % b for b in needle)), data, ranges)
         for at, _length in found:
-            row = _place(call, procs, mapped, at)
+            row = program.place(call, procs, mapped, at)
             address = row.get("address")
             if address is None or int(address, 16) % width or at in seen:
                 continue
@@ -480,10 +316,13 @@ def _scan_yara(call: ToolCall) -> Evidence:
     rules = _compile_rules(call.args.get("rules"))
     scope = call.args.get("scope", "file")
     timeout = call.args.get("timeout_s", DEFAULT_YARA_TIMEOUT_S)
-    data = _file_bytes(call)
+    data = program.file_bytes(call)
     procs, mapped = procedures(call), units(call)
-    spans = [(0, len(data))] if scope == "file" else _ranges(call, "segments", len(data))
-    found: list[tuple[str, str, int, bytes]] = []
+    spans = [] if scope == "segments" else [(0, len(data))]
+    if scope != "file":
+        spans += program.ranges(call, "segments", len(data))
+    found: dict[tuple[str, str, int], bytes] = {}
+    rules_matched: set[str] = set()
     capped = False
     for start, end in spans:
         call.ctx.check("scan_yara")
@@ -495,24 +334,25 @@ def _scan_yara(call: ToolCall) -> Evidence:
                            details={"reported_limits": {"timeout_s": timeout}}) from None
         except yara.Error as exc:
             raise ReaError("execution_failure", f"the YARA scan failed: {exc}") from None
-        for m in matches:
-            for s in m.strings:
-                for inst in s.instances:
-                    found.append((m.rule, s.identifier, start + inst.offset, bytes(inst.matched_data)))
-                    capped = len(found) >= MAX_YARA_MATCHES
-                    if capped:
-                        break
-                if capped:
-                    break
-            if capped:
+        rules_matched.update(m.rule for m in matches)
+        # A match the file scan and a segment scan both see is one match.
+        instances = ((m.rule, s.identifier, start + i.offset, bytes(i.matched_data))
+                     for m in matches for s in m.strings for i in s.instances)
+        for rule, sid, at, matched in instances:
+            if (rule, sid, at) in found:
+                continue
+            if len(found) >= MAX_YARA_MATCHES:
+                capped = True
                 break
-    found.sort(key=lambda f: (f[2], f[0], f[1]))
-    offset, limit, fields = _window(call.args, len(found))
-    rows = [{"rule": rule, "string_id": sid, **_place(call, procs, mapped, at), "length": len(matched),
+            found[rule, sid, at] = matched
+        if capped:
+            break
+    ordered = sorted(found.items(), key=lambda f: (f[0][2], f[0][0], f[0][1]))
+    offset, limit, fields = _window(call.args, len(ordered))
+    rows = [{"rule": rule, "string_id": sid, **program.place(call, procs, mapped, at), "length": len(matched),
              "bytes": matched[:MATCHED_HEX_BYTES].hex()}
-            for rule, sid, at, matched in found[offset:offset + limit]]
-    rules_matched = sorted({f[0] for f in found})
-    body = {"scope": scope, "rules_matched": rules_matched, "matches": rows, **fields,
+            for (rule, sid, at), matched in ordered[offset:offset + limit]]
+    body = {"scope": scope, "rules_matched": sorted(rules_matched), "matches": rows, **fields,
             **_cap(capped, f"max_matches={MAX_YARA_MATCHES}")}
     limits = [f"the scan stopped at {MAX_YARA_MATCHES} string matches"] if capped else []
     return evidence(call, OperationResult(normalized=body, limitations=limits))
@@ -561,8 +401,8 @@ def tools() -> list[ToolDef]:
                 input_schema=obj({"rules": prop("string", "YARA rule source.", ['rule r { strings: $a = "abc" '
                                                                                  'condition: $a }'],
                                                 minLength=1, maxLength=MAX_RULES_CHARS),
-                                  "scope": prop("string", "file (default) or segments.", ["file"],
-                                                enum=["file", "segments"]),
+                                  "scope": prop("string", "file (default), segments or both.", ["file"],
+                                                enum=["file", "segments", "both"]),
                                   "timeout_s": prop("integer", "Scan deadline in seconds (1-600, default 60).", [60],
                                                     minimum=1, maximum=600), **page}, ("rules",)),
                 handler=_scan_yara, requires_target=True, requires_operations=("list_segments",),

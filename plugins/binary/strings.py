@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rea_plugins.binary import codesearch
+from rea_plugins.binary import program
 from rea_plugins.binary.image import read_file, regions
 from rea_plugins.binary.schema import check_document, evidence, params_of, run
 
@@ -36,7 +36,7 @@ def _data_sections(call: ToolCall) -> list[dict[str, Any]]:
 
 def _short_strings(call: ToolCall, limitations: list[str]) -> list[dict[str, Any]]:
     """Every NUL-delimited printable run of 1-3 characters in data sections, marked where code references it."""
-    key = codesearch.cache_key(call)
+    key = program.cache_key(call)
     cached = call.session.state.get(_CACHE)
     if isinstance(cached, tuple) and cached[0] == key:
         found: list[dict[str, Any]] = cached[1]
@@ -49,8 +49,8 @@ def _short_strings(call: ToolCall, limitations: list[str]) -> list[dict[str, Any
     if not call.session.supports("read_function_instructions"):
         notes.append(f"strings under {ENGINE_FLOOR} characters that code references are not listed: the provider "
                      "reads no instructions")
-    elif len(codesearch.procedures(call)) <= MAX_PROCEDURES_FOR_REFERENCES:
-        for row in codesearch.program_rows(call):
+    elif len(program.procedures(call)) <= MAX_PROCEDURES_FOR_REFERENCES:
+        for row in program.program_rows(call):
             referenced.update(row.refs)
     else:
         notes.append(f"strings under {ENGINE_FLOOR} characters that code references are not listed: the program has "

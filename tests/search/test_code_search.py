@@ -167,6 +167,9 @@ def test_scan_yara_agrees_with_the_yara_tool(opened: tuple[Session, Path, str], 
     out = result_of(session, "scan_yara", {"rules": RULES})
     assert sorted((m["file_offset"], m["string_id"]) for m in out["matches"]) == truth
     assert out["rules_matched"] == (["banner"] if truth else [])
+    # Both scopes: the segment scans see no match the file scan does not, and none twice.
+    both = result_of(session, "scan_yara", {"rules": RULES, "scope": "both"})
+    assert sorted((m["file_offset"], m["string_id"]) for m in both["matches"]) == truth
     for m in out["matches"]:
         if m["string_id"] == "$prime" and target != "elf-arm64":
             assert m["procedure"]["name"].lstrip("_") == "xxh_round"
