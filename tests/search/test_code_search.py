@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from rea.errors import ReaError
@@ -20,6 +21,7 @@ from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
 from tests import toolchains
+from tests.mcp.harness import connect
 from tests.search.conftest import CASES, TARGETS, Builds
 
 SEARCH_C = r"""
@@ -113,6 +115,22 @@ def test_the_checksum_question_takes_one_small_call(opened: tuple[Session, Path,
              if "procedure" in h}
     assert names == {"xxh_round"}
     assert len(json.dumps(result.evidence.normalized_result)) < 4096
+
+
+def test_over_mcp_the_whole_answer_is_one_call_under_4_kb(search_builds: Builds) -> None:
+    path = search_builds.get("elf-x64")
+
+    async def main() -> None:
+        async with connect() as client:
+            opened = await client.call_tool("open_binary", {"path": str(path), "provider_id": "native"})
+            assert not opened.is_error
+            result = await client.call_tool("search_immediates", {"value": "0x9e3779b185ebca87"})
+            assert not result.is_error and result.structured_content is not None
+            hits = result.structured_content["normalized_result"]["hits"]
+            assert {h["procedure"]["name"] for h in hits if "procedure" in h} == {"xxh_round"}
+            assert len(json.dumps(result.structured_content)) < 4096
+
+    anyio.run(main)
 
 
 def test_negative_constants_match_their_twos_complement(opened: tuple[Session, Path, str]) -> None:
