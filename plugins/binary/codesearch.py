@@ -7,6 +7,7 @@ instruction text is each procedure's symbolized rows (``program.program_rows``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from rea_plugins.binary import program
@@ -179,8 +180,37 @@ def immediates(text: str) -> list[int]:
     mnemonic, _, operands = body.partition(" ")
     if _BRANCH.match(mnemonic):
         return []
-    operands = re.sub(r"\[[^\]]*\]", " ", operands)
+    operands = _SHIFT.sub(" ", re.sub(r"\[[^\]]*\]", " ", operands))
     return [(-1 if sign else 1) * int(digits, 0) for sign, digits in _NUMBER.findall(operands)]
+
+
+# arm64 builds wide constants from 16-bit pieces: mov/movz sets a register, each movk replaces one halfword.
+_SHIFT = re.compile(r"\b(lsl|lsr|asr|ror|msl)\s+#?\w+")
+_PIECE = re.compile(r"^(mov|movz|movk)\s+([wx])(\d+),\s*#?(0x[0-9a-f]+|[0-9]+)(?:,\s*lsl\s*#?(\d+))?$")
+_WRITES = re.compile(r"^\S+\s+[wx](\d+)\b")
+
+
+def composed(rows: list[Row]) -> Iterator[tuple[Row, int]]:
+    """Each movk and the whole value its register then holds (pieces followed within one procedure)."""
+    held: dict[str, int] = {}
+    owner = None
+    for row in rows:
+        if row.procedure != owner:
+            held, owner = {}, row.procedure
+        body = row.text.split(";", 1)[0].strip().lower()
+        m = _PIECE.match(body)
+        if m is None:
+            written = _WRITES.match(body)
+            if written is not None:
+                held.pop(written.group(1), None)
+            continue
+        op, size, reg, piece, shift = m.group(1), m.group(2), m.group(3), int(m.group(4), 0), int(m.group(5) or 0)
+        mask = (1 << (32 if size == "w" else 64)) - 1
+        if op != "movk":
+            held[reg] = (piece << shift) & mask
+        elif reg in held:
+            held[reg] = (held[reg] & ~(0xFFFF << shift) | piece << shift) & mask
+            yield row, held[reg]
 
 
 
@@ -227,14 +257,16 @@ def _search_immediates(call: ToolCall) -> Evidence:
     limitations: list[str] = []
     if where in ("code", "both"):
         wanted = equivalents(value) if value is not None else set()
-        for row in program_rows(call):
-            for number in immediates(row.text):
-                if (number in wanted if value is not None else any(
-                        (lo is None or r >= lo) and (hi is None or r <= hi) for r in _signed_readings(number))):
-                    hits.append({**_code_hit(procs, row), "where": "code"})
-                    break
-            if len(hits) >= MAX_HITS:
-                break
+
+        def fits(number: int) -> bool:
+            if value is not None:
+                return number in wanted
+            return any((lo is None or r >= lo) and (hi is None or r <= hi) for r in _signed_readings(number))
+
+        rows = program_rows(call)
+        found = {row.address: row for row in rows if any(fits(n) for n in immediates(row.text))}
+        found.update((row.address, row) for row, number in composed(rows) if fits(number))
+        hits.extend({**_code_hit(procs, found[a]), "where": "code"} for a in sorted(found)[:MAX_HITS])
     if where in ("data", "both") and len(hits) < MAX_HITS:
         if value is None:
             limitations.append("a range is searched in instruction operands only (data would match most words)")
