@@ -35,7 +35,9 @@ def _facts(body: dict[str, Any]) -> dict[str, Any]:
     blocks = body.get("basic_blocks")
     mnemonics = None
     if isinstance(asm, dict) and not asm.get("truncated"):
-        mnemonics = hashlib.sha256(" ".join(i["mnemonic"] for i in asm.get("instructions", [])).encode()).hexdigest()
+        # Lean rows say the mnemonic as the first word of their text (records before them split it out).
+        words = (i.get("mnemonic") or i["text"].split(" ", 1)[0] for i in asm.get("instructions", []))
+        mnemonics = hashlib.sha256(" ".join(words).encode()).hexdigest()
     pseudo = body.get("pseudocode", {})
     return {
         "size": info.get("size"),

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.binary import strings
+from rea_plugins.binary import listing, strings
 from rea_plugins.binary.schema import (
     ADDRESS,
+    ASSEMBLY_LIMIT,
     CASE,
     DIRECTION,
     DOCUMENT,
@@ -17,6 +18,8 @@ from rea_plugins.binary.schema import (
     OFFSET,
     PATTERN,
     PROCEDURE,
+    SPLIT_OPERANDS,
+    WINDOW,
     check_document,
     evidence,
     obj,
@@ -72,13 +75,19 @@ _SPECS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], tuple[dict[str, An
     "procedure_info": ("Entry, size, end, kind, section, basic-block and instruction counts, signature if known.",
                        {"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",),
                        ({"procedure": "main"}, {"procedure": "0x401136"})),
-    "procedure_assembly": ("Assembly listing of one procedure.",
-                           {"procedure": PROCEDURE, "max_instructions": MAX_INSTRUCTIONS, "document": DOCUMENT},
+    "procedure_assembly": ("Assembly listing of one procedure, a page at a time (200 rows by default); a longer "
+                           "listing names its retained complete record.",
+                           {"procedure": PROCEDURE, "offset": OFFSET, "limit": ASSEMBLY_LIMIT,
+                            "max_instructions": MAX_INSTRUCTIONS, "split_operands": SPLIT_OPERANDS,
+                            "document": DOCUMENT},
                            ("procedure",), ({"procedure": "main"}, {"procedure": "main", "max_instructions": 50})),
-    "read_function_instructions": ("Offset-paged raw instructions of one procedure; decodes only the window.",
-                                   {"procedure": PROCEDURE, "offset": OFFSET, "limit": LIMIT, "document": DOCUMENT},
-                                   ("procedure",), ({"procedure": "main"},
-                                                    {"procedure": "main", "offset": 20, "limit": 20})),
+    "read_function_instructions": ("A procedure's instructions by offset and limit, or the instructions before and "
+                                   "after an address; decodes only what it returns.",
+                                   {"procedure": PROCEDURE, "offset": OFFSET, "limit": LIMIT, "address": ADDRESS,
+                                    "before": WINDOW, "after": WINDOW, "split_operands": SPLIT_OPERANDS,
+                                    "document": DOCUMENT},
+                                   (), ({"procedure": "main"}, {"procedure": "main", "offset": 20, "limit": 20},
+                                        {"address": "0x401140", "before": 4, "after": 4})),
     "procedure_callers": ("Procedures that call this one, with call sites.",
                           {"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",), ({"procedure": "main"},)),
     "procedure_callees": ("Procedures this one calls (direct, import, indirect), with call sites.",
@@ -95,7 +104,7 @@ _SPECS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], tuple[dict[str, An
 }
 
 # Tools whose handler is not the one-operation default.
-_HANDLERS = {"list_strings": strings.handle, "search_strings": strings.handle}
+_HANDLERS = {"list_strings": strings.handle, "search_strings": strings.handle, **listing.HANDLERS}
 # Tools whose operation name differs from the tool name.
 _OPERATION = {"procedure_pseudo_code": "procedure_pseudo_code"}
 
@@ -104,7 +113,7 @@ def tools() -> list[ToolDef]:
     out = []
     for name, (description, properties, required, examples) in _SPECS.items():
         operation = _OPERATION.get(name, name)
-        positional = required[0] if required else ""
+        positional = required[0] if required else ("procedure" if "procedure" in properties else "")
         out.append(ToolDef(
             name=name, family=FAMILY, description=description, input_schema=obj(properties, required),
             handler=_HANDLERS.get(name) or _handler(operation), requires_target=True, requires_operations=(operation,),

@@ -34,6 +34,11 @@ DIRECTION = prop("string", "incoming or outgoing (default outgoing).", ["outgoin
                  enum=["incoming", "outgoing"])
 MIN_LENGTH = prop("integer", "Shortest string listed (1-64, default 4); shorter strings that code references are "
                   "listed at any default or lower floor.", [4], minimum=1, maximum=64, default=4)
+ASSEMBLY_LIMIT = prop("integer", "Rows of the page (1-20000, default 200).", [200], minimum=1, maximum=20000,
+                      default=200)
+SPLIT_OPERANDS = prop("boolean", "Add mnemonic and operands to each row (default false: text says them).", [True])
+WINDOW = prop("integer", "Instructions before (or after) the one at address (0-200, default 8).", [8], minimum=0,
+              maximum=200)
 MAX_INSTRUCTIONS = prop("integer", "Cap on returned instructions.", [200], minimum=1, maximum=20000)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from rea_plugins.binary import annotate
+from rea_plugins.binary import annotate, listing
 from rea_plugins.binary.schema import (
     CASE,
     DOCUMENT,
@@ -143,7 +143,7 @@ def dossier(call: ToolCall, procedure: str, *, include_assembly: bool = True, ma
     body["referenced_names"] = [{"address": a, "name": n} for a, n in sorted(names.items())]
     if include_assembly:
         asm = run(call, "procedure_assembly", {**sel, "max_instructions": max_instructions})
-        body["assembly"] = asm.normalized
+        body["assembly"] = {**asm.normalized, "instructions": listing.lean_rows(asm.normalized["instructions"])}
         results.append(asm)
     if call.session.supports("procedure_pseudo_code"):
         call.ctx.progress("analyze_function: pseudocode")

@@ -144,7 +144,8 @@ def test_calls_follow_the_source(angr_session: Session) -> None:
     assert [c["name"] for c in callers["callers"]] == ["main"]
     site = callers["callers"][0]["call_sites"][0]
     assert site in by_name["say_hello"]["call_sites"]
-    insn = op(angr_session, "read_function_instructions", procedure="main", limit=1000)["instructions"]
+    insn = op(angr_session, "read_function_instructions", procedure="main", limit=1000,
+              split_operands=True)["instructions"]
     assert next(i for i in insn if i["address"] == site)["mnemonic"] == "call"
 
 
@@ -184,7 +185,7 @@ def test_blocks_assembly_and_instruction_windows(angr_session: Session) -> None:
     starts = {b["start"] for b in blocks["blocks"]}
     assert all(e["from"] in starts and e["to"] in starts for e in blocks["edges"])
     assert {e["kind"] for e in blocks["edges"]} <= {"fallthrough", "jump", "conditional"}
-    asm = op(angr_session, "procedure_assembly", procedure="classify")
+    asm = op(angr_session, "procedure_assembly", procedure="classify", split_operands=True)
     assert asm["instructions"][0]["address"] == info["address"] and not asm["truncated"]
     assert len(asm["instructions"]) == info["instruction_count"]
     first = asm["instructions"][0]

@@ -57,7 +57,7 @@ def test_references_both_ways_and_xrefs(r2_session: Session) -> None:
 
 
 def test_instruction_pages_match_the_listing(r2_session: Session) -> None:
-    listing = op(r2_session, "procedure_assembly", procedure="main")
+    listing = op(r2_session, "procedure_assembly", procedure="main", split_operands=True)
     assert listing["truncated"] is False and listing["instructions"]
     first = listing["instructions"][0]
     assert first["address"] == _named(r2_session, "main")["address"] and first["bytes"]
@@ -65,7 +65,8 @@ def test_instruction_pages_match_the_listing(r2_session: Session) -> None:
     paged: list[dict[str, Any]] = []
     offset: int | None = 0
     while offset is not None:
-        page = op(r2_session, "read_function_instructions", procedure="main", offset=offset, limit=7)
+        page = op(r2_session, "read_function_instructions", procedure="main", offset=offset, limit=7,
+                  split_operands=True)
         paged += page["instructions"]
         offset = page["next_offset"]
     assert paged == listing["instructions"]
