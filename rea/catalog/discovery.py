@@ -17,6 +17,9 @@ from rea.catalog.tool import NEGOTIATED_FEATURES, ToolCall, ToolDef, ToolEffects
 from rea.selection import alternatives_remediation, candidates
 from rea.session import Session
 
+# Tools in one page of binary_session's detail "tools".
+TOOL_PAGE = 100
+
 
 @functools.cache
 def _sdk_version() -> str | None:
@@ -106,14 +109,19 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         "aligned" if all(c["matches"] for c in checks) else "mcp_server_restart_required")
     identity["alignment"] = {"state": state, "checks": checks}
 
+    detail = args.get("detail", "summary")
     bound = session.binding.provider.id if session.binding else None
     cands = []
     for c in candidates(reg):
         entry = msgspec.to_builtins(c)
         entry["selected"] = c.provider_id == bound
+        if detail == "summary":
+            # Which operations a candidate offers matters when choosing tools: it comes with detail "tools".
+            entry["operation_count"] = len(entry.pop("operations", []))
         cands.append(entry)
     target = session.target
-    return {
+    rows = [_availability(session, t) for t in sorted(reg.tools.values(), key=lambda t: t.name)]
+    report: dict[str, Any] = {
         "server_identity": identity,
         "settings": session.connection.get("settings", {}),
         "target": None if target is None else {
@@ -130,9 +138,28 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         # run_id is null with no target; process lineage covers providers and scenario drivers alike.
         "analysis_run": {"run_id": session.run_id, "process_lineage": session.process_lineage()},
         "retained_evidence_count": len(session.ledger),
-        "tool_availability": [_availability(session, t) for t in sorted(reg.tools.values(), key=lambda t: t.name)],
+        "availability_summary": availability_summary(rows),
         "plugins": {"loaded": sorted(reg.plugins), "broken": [msgspec.to_builtins(b) for b in reg.broken]},
     }
+    if detail == "tools":
+        offset, limit = args.get("offset", 0), args.get("limit", TOOL_PAGE)
+        end = min(len(rows), offset + limit)
+        report["tool_availability"] = rows[offset:end]
+        report["tool_page"] = {"offset": offset, "limit": limit, "total": len(rows),
+                               "next_offset": end if end < len(rows) else None}
+    return report
+
+
+def availability_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tools counted by state, and the unavailable ones grouped by reason and remediation (each said once)."""
+    counts: dict[str, int] = {}
+    groups: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        counts[row["reason"]] = counts.get(row["reason"], 0) + 1
+        if not row["available"]:
+            groups.setdefault((row["reason"], row["remediation"]), []).append(row["name"])
+    return {"counts": counts,
+            "unavailable": [{"reason": r, "remediation": m, "tools": names} for (r, m), names in groups.items()]}
 
 
 def _binary_session(call: ToolCall) -> dict[str, Any]:
@@ -142,9 +169,9 @@ def _binary_session(call: ToolCall) -> dict[str, Any]:
 BINARY_SESSION = ToolDef(
     name="binary_session",
     family="session",
-    description=("Report rea's identity (package, server, SDK, protocol, catalog digest), every tool's availability "
-                 "with reason and remediation, analysis provider candidates (target-free, sorted by id), the open "
-                 "target and its provider binding, the analysis run and process lineage. Starts no analysis."),
+    description=("Report rea's identity, the open target and its provider binding, the analysis run, provider "
+                 "candidates and a summary of tool availability (unavailable tools with reason and remediation). "
+                 "detail 'tools' adds every tool's availability, paged; starts no analysis."),
     input_schema={
         "type": "object",
         "properties": {
@@ -154,21 +181,29 @@ BINARY_SESSION = ToolDef(
                                         "examples": ["sha256:" + "0" * 64]},
             "expected_server_path": {"type": "string", "description": "Compare with the live server path.",
                                      "examples": ["/usr/local/bin/rea"]},
+            "detail": {"type": "string", "enum": ["summary", "tools"], "default": "summary",
+                       "description": "summary (default), or tools: every tool's availability (paged) and each "
+                                      "candidate's operations.", "examples": ["tools"]},
+            "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "First tool of the page.",
+                       "examples": [0]},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": TOOL_PAGE,
+                      "description": "Tools in the page.", "examples": [100]},
         },
         "additionalProperties": False,
     },
     output_schema=object_output_schema(
-        {"server_identity": {"type": "object"}, "tool_availability": {"type": "array"},
+        {"server_identity": {"type": "object"}, "availability_summary": {"type": "object"},
+         "tool_availability": {"type": "array"}, "tool_page": {"type": "object"},
          "analysis_provider_candidates": {"type": "array"},
          "analysis_provider_binding": {"type": ["object", "null"]},
          "analysis_run": {"type": "object", "properties": {"run_id": {"type": ["string", "null"]},
                                                            "process_lineage": {"type": "object"}},
                           "required": ["run_id", "process_lineage"]},
          "target": {"type": ["object", "null"]}},
-        ["server_identity", "tool_availability", "analysis_provider_candidates", "analysis_provider_binding",
+        ["server_identity", "availability_summary", "analysis_provider_candidates", "analysis_provider_binding",
          "analysis_run", "target"]),
     effects=ToolEffects(records_evidence=False),
-    examples=({}, {"expected_package_version": "0.1.0"}),
+    examples=({}, {"expected_package_version": "0.1.0"}, {"detail": "tools"}),
     handler=_binary_session,
 )
 

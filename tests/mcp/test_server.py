@@ -39,7 +39,7 @@ def test_inventory_is_complete_and_static(hello_elf: Path) -> None:
             names = [t.name for t in before.tools]
             assert {"binary_session", "open_binary", "close_binary"} <= set(names)
             assert names == sorted(names)
-            session = await client.call_tool("binary_session", {})
+            session = await client.call_tool("binary_session", {"detail": "tools"})
             avail = {t["name"]: t for t in session.structured_content["tool_availability"]}
             assert set(avail) == set(names)
             await client.call_tool("open_binary", {"path": str(hello_elf)})

@@ -131,7 +131,7 @@ def test_availability_reports_modes_and_client_features(hello_elf: Path) -> None
     async def main(sampling: Any) -> dict[str, Any]:
         async with connect(sampling=sampling, **PROBE) as client:
             await client.call_tool("open_binary", {"path": str(hello_elf)})
-            doc = structured(await client.call_tool("binary_session", {}))
+            doc = structured(await client.call_tool("binary_session", {"detail": "tools"}))
             called = await client.call_tool("probe_sampling", {})
             assert called.is_error is (sampling is None)
             return {t["name"]: t for t in doc["tool_availability"]}

@@ -59,3 +59,26 @@ def test_the_catalog_and_doctor_name_toolsets(rea_registry: Registry, tmp_path: 
     assert settings["status"] == "pass" and "session, native, notebook" in settings["summary"]
     bad = doctor_report(rea_registry, environ={"REA_MCP_TOOLSETS": "nativ"}, home=str(tmp_path))
     assert next(c for c in bad["checks"] if c["id"] == "settings")["status"] == "fail"
+
+
+def test_binary_session_answers_a_summary_and_the_inventory_on_request(hello_elf: Path) -> None:
+    async def main() -> None:
+        async with connect() as client:
+            before = await client.call_tool("binary_session", {})
+            summary = json.loads(before.content[0].text)
+            assert "tool_availability" not in summary and len(before.content[0].text) < 16 * 1024
+            counts = summary["availability_summary"]["counts"]
+            assert sum(counts.values()) == summary["server_identity"]["tool_count"]
+            waiting = {g["reason"]: g for g in summary["availability_summary"]["unavailable"]}
+            assert "list_procedures" in waiting["target_required"]["tools"]
+            assert all("operations" not in c for c in summary["analysis_provider_candidates"])
+            await client.call_tool("open_binary", {"path": str(hello_elf), "provider_id": "native"})
+            opened = json.loads((await client.call_tool("binary_session", {})).content[0].text)
+            assert opened["target"]["path"] == str(hello_elf)
+            assert "target_required" not in opened["availability_summary"]["counts"]
+            page = json.loads((await client.call_tool("binary_session", {"detail": "tools", "limit": 10}))
+                              .content[0].text)
+            assert len(page["tool_availability"]) == 10 and page["tool_page"]["next_offset"] == 10
+            assert all("operations" in c for c in page["analysis_provider_candidates"])
+
+    anyio.run(main)
