@@ -264,9 +264,11 @@ def _call_graph(call: ToolCall) -> Evidence:
     unresolved = 0
     truncated = False
     queue: deque[tuple[str, int]] = deque([(root["address"], 0)])
+    frontier: list[str] = []
     while queue:
         addr, level = queue.popleft()
         if level >= depth:
+            frontier.append(addr)
             continue
         call.ctx.check("call graph")
         call.ctx.progress(f"call graph: {len(nodes)} nodes")
@@ -290,10 +292,22 @@ def _call_graph(call: ToolCall) -> Evidence:
                 # Procedures in this binary are expanded; imports and computed targets are leaves.
                 if item.get("kind", "direct") in ("direct", "tail"):
                     queue.append((other, level + 1))
+    # A procedure left at the depth bound only cut the graph short if it calls (or is called by) something more.
+    deeper = [a for a in frontier if any(
+        i.get("address") is not None and i["address"] not in nodes
+        for i in run(call, f"procedure_{'callees' if direction == 'forward' else 'callers'}",
+                     {"procedure": a}).normalized["callees" if direction == "forward" else "callers"])]
+    stopped_by = ([{"bound": "max_nodes", "limit": max_nodes}] if truncated else []) + (
+        [{"bound": "depth", "limit": depth, "procedures": len(deeper), "at": deeper[:16],
+          "at_truncated": len(deeper) > 16}] if deeper else [])
     body = {"root": {"address": root["address"], "name": root["name"]}, "direction": direction, "depth": depth,
             "nodes": sorted(nodes.values(), key=lambda n: (n["depth"], n["address"])), "edges": edges,
-            "unresolved_call_sites": unresolved, "truncated": truncated, "max_nodes": max_nodes}
+            "unresolved_call_sites": unresolved, "truncated": bool(stopped_by), "stopped_by": stopped_by,
+            "max_nodes": max_nodes}
     lims = [f"graph stopped at max_nodes={max_nodes}; raise it or lower depth"] if truncated else []
+    if deeper:
+        lims.append(f"{len(deeper)} procedures at depth {depth} have further "
+                    f"{'callees' if direction == 'forward' else 'callers'} not shown; raise depth")
     return evidence(call, OperationResult(normalized=body, limitations=lims))
 
 

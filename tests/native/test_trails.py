@@ -1,0 +1,121 @@
+"""Trails that do not stop silently: bounds named where they stop a walk, callbacks as address-taken edges.
+
+tests/fixtures/trails/trails.c is built in the session with gcc -O2 (with symbols and stripped); every expected
+address comes from nm and objdump of the build with symbols (strip moves no code).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from rea.registry import Registry
+from rea.session import Session
+from rea.testing import result_of
+
+SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "trails" / "trails.c"
+HOPS = ("main", "hop1", "hop2", "hop3", "hop4", "hop5", "hop6")  # then pthread_create: 7 calls
+
+
+@dataclass(frozen=True)
+class Build:
+    symbols: Path
+    stripped: Path
+    nm: dict[str, str]  # function name -> address (0x hex)
+    taken_in_main: str  # the instruction in main taking create_ext's address
+
+
+def _objdump_site(binary: Path, function: str, target: str) -> str:
+    """The address of the instruction in ``function`` that names ``<target>`` without calling it (objdump)."""
+    text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(binary)], check=True, capture_output=True,
+                          text=True).stdout
+    body = text.split(f"<{function}>:\n", 1)[1].split("\n\n", 1)[0]
+    for line in body.splitlines():
+        if f"<{target}>" in line and "call" not in line:
+            return hex(int(line.split(":", 1)[0].strip(), 16))
+    raise AssertionError(f"objdump shows no reference to {target} in {function}")
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
+    if not (shutil.which("gcc") and shutil.which("nm") and shutil.which("objdump") and shutil.which("strip")):
+        pytest.skip("gcc, nm, objdump and strip are needed to build the trails fixture")
+    out = tmp_path_factory.mktemp("trails")
+    symbols, stripped = out / "trails", out / "trails.stripped"
+    subprocess.run(["gcc", "-O2", "-o", str(symbols), str(SOURCE), "-lpthread"], check=True)
+    subprocess.run(["strip", "-o", str(stripped), str(symbols)], check=True)
+    nm = {}
+    for line in subprocess.run(["nm", str(symbols)], check=True, capture_output=True, text=True).stdout.splitlines():
+        m = re.fullmatch(r"([0-9a-f]+) [tT] (\w+)", line)
+        if m:
+            nm[m.group(2)] = hex(int(m.group(1), 16))
+    return Build(symbols, stripped, nm, _objdump_site(symbols, "main", "create_ext"))
+
+
+@pytest.fixture(scope="module")
+def sessions(rea_registry: Registry, build: Build) -> Iterator[dict[tuple[str, bool], Session]]:
+    opened: dict[tuple[str, bool], Session] = {}
+    for provider in ("native", "radare2"):
+        for stripped in (False, True):
+            session = Session(rea_registry)
+            path = build.stripped if stripped else build.symbols
+            result_of(session, "open_binary", {"path": str(path), "provider_id": provider})
+            opened[(provider, stripped)] = session
+    yield opened
+    for session in opened.values():
+        session.close()
+
+
+CASES = [pytest.param(p, s, id=f"{p}-{'stripped' if s else 'symbols'}") for p in ("native", "radare2")
+         for s in (False, True)]
+
+
+@pytest.mark.parametrize(("provider", "stripped"), CASES)
+def test_a_depth_bound_says_it_stopped_the_walk(sessions: dict[tuple[str, bool], Session], build: Build,
+                                                provider: str, stripped: bool) -> None:
+    session = sessions[(provider, stripped)]
+    short = result_of(session, "trace_call_path", {"start": "main", "goal": "pthread_create"})
+    assert short["reached"] is False and short["truncated"] is True
+    (stop,) = short["stopped_by"]
+    # Depth 4 reaches hop4 (main -> hop1 -> hop2 -> hop3 -> hop4), whose callees were left unwalked.
+    assert stop["bound"] == "max_depth" and stop["limit"] == 4
+    assert [a["address"] for a in stop["at"]] == [build.nm["hop4"]]
+    deep = result_of(session, "trace_call_path", {"start": "main", "goal": "pthread_create", "max_depth": 8})
+    assert deep["reached"] is True and deep["truncated"] is False and deep["stopped_by"] == []
+    (path,) = deep["paths"]
+    assert [n["address"] for n in path["nodes"][:-1]] == [build.nm[h] for h in HOPS]
+    assert path["nodes"][-1]["name"] == "pthread_create" and {h["edge"] for h in path["hops"]} == {"call"}
+
+
+@pytest.mark.parametrize(("provider", "stripped"), CASES)
+def test_a_callback_passed_to_a_call_is_an_address_taken_edge(sessions: dict[tuple[str, bool], Session],
+                                                              build: Build, provider: str, stripped: bool) -> None:
+    session = sessions[(provider, stripped)]
+    target = build.nm["create_ext"]
+    for args in ({"start": "main", "goal": target}, {"start": target, "goal": "main", "direction": "backward"}):
+        out = result_of(session, "trace_call_path", args)
+        assert out["reached"] is True, args
+        (path,) = out["paths"]
+        assert [n["address"] for n in path["nodes"]] == [build.nm["main"], target]
+        assert path["hops"] == [{"from": build.nm["main"], "to": target, "edge": "address-taken",
+                                 "reference_sites": [build.taken_in_main]}]
+    # Without address-taken edges nothing calls create_ext: the old dead end, now a choice.
+    off = result_of(session, "trace_call_path", {"start": "main", "goal": target, "address_taken": False,
+                                                  "max_depth": 8})
+    assert off["reached"] is False and off["truncated"] is False
+
+
+def test_the_call_graph_names_the_depth_that_cut_it(sessions: dict[tuple[str, bool], Session], build: Build) -> None:
+    session = sessions[("native", False)]
+    cut = result_of(session, "get_call_graph", {"address": "hop1", "depth": 2})
+    assert cut["truncated"] is True
+    (stop,) = cut["stopped_by"]
+    assert stop["bound"] == "depth" and stop["at"] == [build.nm["hop3"]]
+    whole = result_of(session, "get_call_graph", {"address": "hop5", "depth": 2})
+    assert whole["truncated"] is False and whole["stopped_by"] == []
