@@ -152,7 +152,9 @@ def questions(provider: str) -> list[Question]:
             ("binary_session", {}), *opened(b), ("binary_overview", {})], ("minitool", "x86")),
         Question("which options does the parser accept", lambda b, _: [
             *opened(b), ("search_strings", {"pattern": "^(-{1,2}[a-z-]+|[a-z]{3})$", "mode": "regex",
-                                            "min_length": 2})], ('"man"', '"xml"', '"-t"', '"--width"')),
+                                            "min_length": 2})],
+            # gcc -O2 compares "-t" inline (no string is left of it); the other words stay strcmp literals.
+            ('"man"', '"xml"', '"--width"')),
         Question("where is the XXH64 checksum computed", lambda b, _: [
             *opened(b), ("search_immediates", {"value": "0x9e3779b185ebca87"})], ("xxh64_round",)),
         Question("which callback does main register", lambda b, _: [
