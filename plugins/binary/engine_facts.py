@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from rea_plugins.binary import annotate
+from rea_plugins.binary.arrays import pointer_array
 from rea_plugins.binary.image import require_mapped
 from rea_plugins.binary.schema import (
     ADDRESS,
@@ -105,7 +106,8 @@ def _inspect_data_type(call: ToolCall) -> Evidence:
     address, where = require_mapped(call, call.args["address"])
     if call.session.supports("inspect_native_data_type"):
         result = run(call, "inspect_native_data_type", {"address": address})
-        return _result(call, {"address": address, **result.normalized, "source_operation": "provider"}, result)
+        body = {"address": address, **result.normalized, "source_operation": "provider"}
+        return _result(call, _as_array(call, body), result)
     name = run(call, "address_name", {"address": address}).normalized if call.session.supports(
         "address_name") else {"name": None}
     strings = run(call, "list_strings", {"address": address, "offset": 0, "limit": 1}).normalized["strings"]
@@ -122,6 +124,23 @@ def _inspect_data_type(call: ToolCall) -> Evidence:
     else:
         body["type"] = unavailable(call, "inspect_native_data_type", "typed data from debug info or analysis")
     return _result(call, body)
+
+
+def _as_array(call: ToolCall, body: dict[str, Any]) -> dict[str, Any]:
+    """A pointer slot inside an array that code indexes says so: ``array`` (kind, base, element size, count, indexers).
+
+    ``type`` stays the slot's own (a pointer), so callers reading slot types see no change.
+    """
+    if (body.get("type") or {}).get("kind") != "pointer" or not call.session.supports("xrefs"):
+        return body
+    found = pointer_array(call, body["address"])
+    if found is None or found["count"] < 2:
+        return body
+    size, count = found["element_size"], found["count"]
+    array = {"kind": "array", "name": f"pointer[{count}]", "size": size * count, "base": found["base"],
+             "element_size": size, "count": count, "count_truncated": found["count_truncated"],
+             "index": found["index"], "indexed_by": found["indexed_by"], "source": "pointer-array"}
+    return {**body, "array": array}
 
 
 # -- resolve_native_call_targets ----------------------------------------------------------------------

@@ -6,6 +6,7 @@ from collections import deque
 from typing import Any
 
 from rea_plugins.binary import annotate, listing
+from rea_plugins.binary.arrays import pointer_array
 from rea_plugins.binary.schema import (
     CASE,
     DOCUMENT,
@@ -360,8 +361,17 @@ def _trace_feature(call: ToolCall) -> Evidence:
         call.ctx.check("trace_feature")
         refs = run(call, "xrefs", {"address": s["address"]}).normalized["references"]
         procs = sorted({r["from_procedure"] for r in refs if r["from_procedure"]})
-        strings.append({**s, "referenced_from": [{"from": r["from"], "procedure": r["from_procedure"]}
-                                                 for r in refs]})
+        referenced_from = [{"from": r["from"], "procedure": r["from_procedure"]} for r in refs]
+        # A slot no code references may sit inside a pointer array that code indexes from its base.
+        for r in refs:
+            found = None if r["from_procedure"] else pointer_array(call, r["from"])
+            for site in found["indexed_by"] if found else []:
+                referenced_from.append({"from": site["from"], "procedure": site["procedure"], "via": "array-base",
+                                        "slot": found["slot"], "base": found["base"], "index": found["index"]})
+                step = {"string": s["address"], "via": "array-base", "base": found["base"], "index": found["index"]}
+                if step not in users.setdefault(site["procedure"], {"address": site["procedure"], "via": []})["via"]:
+                    users[site["procedure"]]["via"].append(step)
+        strings.append({**s, "referenced_from": referenced_from})
         for p in procs:
             users.setdefault(p, {"address": p, "via": []})["via"].append({"string": s["address"]})
     for p in pres["procedures"]:

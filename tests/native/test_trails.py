@@ -27,7 +27,7 @@ HOPS = ("main", "hop1", "hop2", "hop3", "hop4", "hop5", "hop6")  # then pthread_
 class Build:
     symbols: Path
     stripped: Path
-    nm: dict[str, str]  # function name -> address (0x hex)
+    nm: dict[str, str]  # function or data name -> address (0x hex)
     taken_in_main: str  # the instruction in main taking create_ext's address
 
 
@@ -52,7 +52,7 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
     subprocess.run(["strip", "-o", str(stripped), str(symbols)], check=True)
     nm = {}
     for line in subprocess.run(["nm", str(symbols)], check=True, capture_output=True, text=True).stdout.splitlines():
-        m = re.fullmatch(r"([0-9a-f]+) [tT] (\w+)", line)
+        m = re.fullmatch(r"([0-9a-f]+) [tTdDrR] (\w+)", line)
         if m:
             nm[m.group(2)] = hex(int(m.group(1), 16))
     return Build(symbols, stripped, nm, _objdump_site(symbols, "main", "create_ext"))
@@ -119,3 +119,30 @@ def test_the_call_graph_names_the_depth_that_cut_it(sessions: dict[tuple[str, bo
     assert stop["bound"] == "depth" and stop["at"] == [build.nm["hop3"]]
     whole = result_of(session, "get_call_graph", {"address": "hop5", "depth": 2})
     assert whole["truncated"] is False and whole["stopped_by"] == []
+
+
+ENTITIES = 4  # entity_table in trails.c: {"TRAILS_amp_entity", "&quot;", "TRAILS_lt_entity", "TRAILS_gt_entity"}
+
+
+@pytest.mark.parametrize(("provider", "stripped"), CASES)
+def test_a_string_in_a_pointer_array_reaches_the_code_indexing_it(sessions: dict[tuple[str, bool], Session],
+                                                                  build: Build, provider: str, stripped: bool) -> None:
+    session = sessions[(provider, stripped)]
+    base, lookup = build.nm["entity_table"], build.nm["entity_lookup"]
+    slot = hex(int(base, 16) + 8)
+    out = result_of(session, "trace_feature", {"query": "&quot;", "case_sensitive": True})
+    (string,) = [s for s in out["strings"] if s["value"] == "&quot;"]
+    # The string's only reference is its slot; the step back to the base reaches entity_lookup.
+    assert {"from": slot, "procedure": None} in string["referenced_from"]
+    (step,) = [r for r in string["referenced_from"] if r.get("via") == "array-base"]
+    assert step["procedure"] == lookup and step["base"] == base and step["slot"] == slot and step["index"] == 1
+    assert lookup in [p["address"] for p in out["procedures"]]
+    assert [build.nm["main"], lookup] in [[n["address"] for n in path] for path in out["call_paths"]]
+
+    at_base = result_of(session, "inspect_native_data_type", {"address": base})
+    array = at_base["array"]
+    assert at_base["type"]["kind"] == "pointer" and array["kind"] == "array" and array["base"] == base
+    assert array["element_size"] == 8 and array["count"] == ENTITIES and array["size"] == 8 * ENTITIES
+    assert array["index"] == 0 and [r["procedure"] for r in array["indexed_by"]] == [lookup]
+    inside = result_of(session, "inspect_native_data_type", {"address": slot})
+    assert inside["type"]["kind"] == "pointer" and inside["array"]["base"] == base and inside["array"]["index"] == 1

@@ -1,0 +1,81 @@
+"""Pointer arrays in data: from one slot to the array holding it and the code that indexes it (any provider).
+
+Code indexing ``table[i]`` references only the array's base; a string in the 2nd slot is referenced by that slot
+alone. An array here is a run of contiguous pointer-sized slots, each pointing into the image (read from the
+target's file bytes, mapped through ``list_segments``); its base is the nearest slot at or before the given one
+that code references (``xrefs`` with a ``from_procedure``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rea_plugins.binary.image import _file_offset, locate, read_file, regions
+from rea_plugins.binary.schema import run
+
+from rea.catalog.tool import ToolCall
+
+MAX_BACK = 256  # slots looked back for the base
+MAX_COUNT = 4096  # slots counted from the base
+
+
+def _layout(call: ToolCall) -> tuple[int, str]:
+    """Pointer size in bytes and byte order of the open document."""
+    doc = run(call, "list_documents", {}).normalized["documents"][0]
+    order = "big" if doc.get("endianness") == "big" else "little"
+    return (4 if doc.get("bits") == 32 else 8), order
+
+
+def _mapped(call: ToolCall, value: int) -> bool:
+    return value != 0 and any(int(r["start"], 16) <= value < int(r["end"], 16) for r in regions(call)
+                              if r.get("size", 0) > 0)
+
+
+def _slots(call: ToolCall, start: int, count: int, size: int, order: str) -> list[int | None]:
+    """The pointer values of ``count`` slots from ``start`` (None where a slot is not file-backed)."""
+    segment, section = locate(call, start)
+    region = section or segment
+    offset = None if region is None else _file_offset(region, start)
+    if region is None or offset is None:
+        return [None] * count
+    backed = int(region.get("file_size") or 0) - (start - int(region["start"], 16))
+    data = read_file(call.session.require_target().resolved_path, offset, max(0, min(count * size, backed)))
+    return [int.from_bytes(data[i * size:(i + 1) * size], order) if (i + 1) * size <= len(data) else None
+            for i in range(count)]
+
+
+def _code_refs(call: ToolCall, address: int) -> list[dict[str, Any]]:
+    refs = run(call, "xrefs", {"address": hex(address)}).normalized["references"]
+    return [{"from": r["from"], "procedure": r["from_procedure"]} for r in refs if r.get("from_procedure")]
+
+
+def pointer_array(call: ToolCall, slot: str) -> dict[str, Any] | None:
+    """The array holding the pointer slot ``slot`` and the code indexing it from its base; None if there is none."""
+    size, order = _layout(call)
+    here = int(slot, 16)
+    segment, section = locate(call, here)
+    region = section or segment
+    first = _slots(call, here, 1, size, order)[0]
+    if region is None or first is None or not _mapped(call, first):
+        return None
+    # An array lies within one section: look back no further than its start.
+    back = min(MAX_BACK, (here - int(region["start"], 16)) // size)
+    before = _slots(call, here - back * size, back, size, order) if back else []
+    base, indexed_by = here, _code_refs(call, here)
+    step = 0
+    while not indexed_by and step < len(before):
+        step += 1
+        value = before[-step]
+        # The array ends where a slot holds no pointer into the image.
+        if value is None or not _mapped(call, value):
+            return None
+        base = here - step * size
+        indexed_by = _code_refs(call, base)
+    if not indexed_by:
+        return None
+    values = _slots(call, base, MAX_COUNT, size, order)
+    count = 0
+    while count < len(values) and values[count] is not None and _mapped(call, values[count] or 0):
+        count += 1
+    return {"base": hex(base), "element_size": size, "count": count, "count_truncated": count >= MAX_COUNT,
+            "index": (here - base) // size, "slot": hex(here), "indexed_by": indexed_by}
