@@ -26,8 +26,7 @@ VERSION = "0.1.0"
 ARTIFACTS = ProviderIdentity(id="artifacts", name="rea artifact tools", version=VERSION)
 _D = Limits()
 
-_EV_TEXT = ("complete inspect_artifact Evidence (inline) or a retained reference "
-            '{"kind":"retained-evidence","evidence_id":"ev_<64 hex>"}.')
+_EV_TEXT = "complete inspect_artifact Evidence, inline or retained."
 _POLICY_TEXT = ("fail (default): a declared hash that does not match the bytes stops the call with "
                 "artifact_integrity_mismatch. record-and-continue: record the contradiction in "
                 "integrity_contradictions, quarantine those bytes, continue with verified ones.")
@@ -170,7 +169,7 @@ INSPECT_ARTIFACT = ToolDef(
     title="Inspect Artifact",
     description=(
         "Deterministic, bounded inventory of a directory, ZIP (APK, IPA, JAR, MSIX/AppX by their markers) or "
-        "Electron ASAR: every entry's logical path, kind, size and SHA-256; for ASAR the header's declared "
+        "Electron ASAR. It lists every entry's logical path, kind, size and SHA-256; for ASAR the header's declared "
         "integrity and unpacked state, verified against the bytes. Nested archives are expanded (paths "
         "'outer!/inner') up to max_depth. Integrity fails closed unless integrity_policy is "
         "record-and-continue. Equal artifacts give identical Evidence wherever they are stored."),
@@ -216,7 +215,7 @@ EXTRACT_ARTIFACT = ToolDef(
     title="Extract Artifact",
     description=(
         "Materialize selected regular files of a directory, ZIP-family or ASAR artifact into a fresh "
-        "directory rea creates (reported as output_directory), with each written file's SHA-256. Never "
+        "directory. rea creates it (reported as output_directory) and lists each written file's SHA-256. Never "
         "writes outside it: traversal, absolute, duplicate and case-colliding names, symlinks and device "
         "files are refused and listed under refused. An unpacked ASAR entry whose .asar.unpacked companion "
         "is missing fails as target_unavailable; on any failure nothing is left behind. A listing of more than "

@@ -292,9 +292,9 @@ PROVIDER_ID = {"type": "string", "pattern": "^[a-z][a-z0-9-]*$", "maxLength": 64
 def tools() -> list[ToolDef]:
     return [ToolDef(
         name="compare_provider_results", family="binary",
-        description=("Ask two providers the same questions about the open target and report where they disagree: "
-                     "one procedure (start, size, end, kind, blocks, instructions, callees, callers) or the whole "
-                     "program (procedure starts, imports, sizes, callees). The bound provider is never replaced: "
+        description=("Ask two providers the same questions about the open target and report where they disagree. "
+                     "Either one procedure (start, size, end, kind, blocks, instructions, callees, callers) or the "
+                     "whole program (procedure starts, imports, sizes, callees). The bound provider is never replaced: "
                      "another provider runs for this call only."),
         input_schema=obj({
             "provider_ids": {"type": "array", "items": PROVIDER_ID, "minItems": 2, "maxItems": 2,

@@ -237,8 +237,8 @@ def _inspect_api(call: ToolCall) -> Evidence:
 def tools() -> list[ToolDef]:
     return [ToolDef(
         name="inspect_native_api", family="binary",
-        description=("The imported API surface grouped by library and by purpose (console and file I/O, memory, "
-                     "strings, process, threads, network, crypto, ...), with each import's callers; with "
+        description=("The imported API surface, grouped by library and by purpose, with each import's callers. "
+                     "Purposes: console and file I/O, memory, strings, process, threads, network, crypto, ...; with "
                      "procedure, only the imports that procedure calls and its call sites."),
         input_schema=obj({
             "procedure": {**PROCEDURE, "description": "Only the imports this procedure calls (name or address)."},

@@ -403,7 +403,8 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(name="search_bytes", family="binary",
                 description=("Find a hex byte pattern with ?? wildcards ('48 8B ?? ?? E8') in the mapped segments "
-                             "or the whole file: address, file offset, segment, section and procedure of each hit."),
+                             "or the whole file. Each hit has its address, file offset, segment, section and "
+                             "procedure."),
                 input_schema=obj({"pattern": prop("string", "Hex bytes; ?? matches any byte.", ["48 8B ?? ?? E8"],
                                                   minLength=1, maxLength=1024), "scope": scope, **page}, ("pattern",)),
                 handler=_search_bytes, requires_target=True, requires_operations=("list_segments",),

@@ -211,8 +211,8 @@ def tools() -> list[ToolDef]:
                 handler=_address_to_file_offset, requires_target=True, requires_operations=("list_segments",),
                 cli_subject="address", examples=({"address": "0x401136"},)),
         ToolDef(name="inspect_native_load_image", family="binary",
-                description=("Load-image facts: image base, mapped extent, segments with file extents, zero fill "
-                             "and sections, the entry point's segment, writable+executable segments, trailing file "
+                description=("The target's load image: base, mapped extent and segments (file extents, zero fill, "
+                             "sections). Also the entry point's segment, writable+executable segments, trailing file "
                              "bytes, and linkage and mitigations where the provider reports them."),
                 input_schema=obj({"document": DOCUMENT}), handler=_load_image, requires_target=True,
                 requires_operations=("list_documents", "list_segments"), examples=({},)),

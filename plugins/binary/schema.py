@@ -20,11 +20,11 @@ def prop(kind: str, description: str, examples: list[Any], **extra: Any) -> dict
     return out
 
 
-PROCEDURE = prop("string", "Procedure: exact symbol name or entry address as 0x hex.", ["main", "0x401136"],
+PROCEDURE = prop("string", "Procedure: exact symbol name, or entry address as 0x hex.", ["main", "0x401136"],
                  minLength=1, maxLength=4096)
-ADDRESS = prop("string", "A default-space address as 0x-prefixed hex.", ["0x401136"], pattern=ADDRESS_PATTERN)
-OFFSET = prop("integer", "First item of the page (stable across calls).", [0], minimum=0, default=0)
-LIMIT = prop("integer", "Page size (1-1000).", [100], minimum=1, maximum=1000, default=100)
+ADDRESS = prop("string", "Address as 0x hex.", ["0x401136"], pattern=ADDRESS_PATTERN)
+OFFSET = prop("integer", "First item of the page.", [0], minimum=0, default=0)
+LIMIT = prop("integer", "Page size.", [100], minimum=1, maximum=1000, default=100)
 DOCUMENT = prop("string", "Document name; must name the open document when given.", ["ls"], minLength=1)
 PATTERN = prop("string", "Text to find (literal substring, or a regular expression with mode=regex).",
                ["main", "^sub_"], minLength=1, maxLength=1024)

@@ -189,11 +189,11 @@ LIST_BROWSER_TARGETS = ToolDef(
 
 INSPECT_WEB_PAGE = ToolDef(
     name="inspect_web_page", family=FAMILY,
-    description=("Passively inspect one page target: frames, DOM structure (with the HTML's digest), forms, scripts "
-                 "(URL, inline position, SHA-256 of the source), resources, network requests observed during "
-                 "observation_ms, console messages (including those logged before attaching), and storage keys "
-                 "(never values), scoped to allowed_origins (default: the page's origin). Never evaluates page "
-                 "JavaScript, navigates or clicks."),
+    description=("Passively inspect one page target. It reports frames, DOM structure (with the HTML's digest), "
+                 "forms, scripts (URL, inline position, SHA-256 of the source), resources, network requests "
+                 "observed during observation_ms, console messages (including those logged before attaching), "
+                 "and storage keys (never values), scoped to allowed_origins (default: the page's origin). Never "
+                 "evaluates page JavaScript, navigates or clicks."),
     input_schema=schemas.INSPECT_PAGE, handler=_inspect, effects=_OBSERVE,
     examples=({"cdp_endpoint": schemas.ENDPOINT_EXAMPLE, "target_id": schemas.TARGET_EXAMPLE},
               {"cdp_endpoint": schemas.ENDPOINT_EXAMPLE, "target_id": schemas.TARGET_EXAMPLE,
@@ -202,7 +202,7 @@ INSPECT_WEB_PAGE = ToolDef(
 DISCOVER_WEBMCP_TOOLS = ToolDef(
     name="discover_webmcp_tools", family=FAMILY,
     description=("Inventory the WebMCP tools a page registered (document.modelContext.registerTool, or declarative "
-                 "<form toolname>), through Chromium's experimental WebMCP DevTools domain: name, description, "
+                 "<form toolname>). It reads Chromium's experimental WebMCP DevTools domain: name, description, "
                  "input schema (summarized when over the size/depth/node limits), annotations, frame and "
                  "registration source. Page-declared and untrusted; rea never invokes them. A browser without the "
                  "domain reports status unavailable."),
@@ -223,9 +223,9 @@ CAPTURE_WEB_SCREENSHOT = ToolDef(
 
 CAPTURE_BROWSER_SCENARIO = ToolDef(
     name="capture_browser_scenario", family=FAMILY,
-    description=("Run a declared browser scenario and capture it: open start_url, then each action (goto, click, "
-                 "fill, press, select_option, check/uncheck, wait_for, wait_for_timeout); per step the URL, DOM, "
-                 "title, screenshot or storage snapshot asked for, plus console, page errors, network and frame "
+    description=("Run a declared browser scenario and capture it. It opens start_url, then runs each action (goto, "
+                 "click, fill, press, select_option, check/uncheck, wait_for, wait_for_timeout); per step the URL, "
+                 "DOM, title, screenshot or storage snapshot asked for, plus console, page errors, network and frame "
                  "events, each tied to its step. The browser is a headless Chromium rea launches and owns (default) "
                  "or a page of a loopback CDP endpoint. Requests outside allowed_origins are blocked; secret values "
                  "come from rea's environment and are redacted everywhere. Drives page code: destructive."),

@@ -11,8 +11,7 @@ from rea.evidence import Evidence
 FAMILY = "application"
 
 APPLICATION_INPUT: dict[str, Any] = evidence_input(
-    "Application Evidence from analyze_javascript_application: the complete inline record, or "
-    '{"kind": "retained-evidence", "evidence_id": "ev_..."} for one retained by this session.')
+    "analyze_javascript_application Evidence, inline or retained.")
 LIMIT_PROPS: dict[str, Any] = {
     "max_nodes": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 200,
                   "description": "At most this many nodes (modules and functions) in the result."},
@@ -62,8 +61,8 @@ ANALYZE = ToolDef(
     name="analyze_javascript_application",
     family=FAMILY,
     description=(
-        "Statically analyze a JavaScript/Electron application directory or .asar archive without running it: "
-        "modules (source files, assets, modules bundled by esbuild/webpack), import/require/dynamic-import "
+        "Statically analyze a JavaScript/Electron application directory or .asar archive without running it. "
+        "It finds modules (source files, assets, modules bundled by esbuild/webpack), import/require/dynamic-import "
         "edges, exports with static shapes, strings, functions, Electron IPC channels, entry points (package.json "
         "main, Electron main/preload/renderer) and source maps (inline and external). detail 'summary' records "
         "the complete Evidence and returns its summary view; pass parent_evidence_id to the application "
@@ -124,7 +123,7 @@ SEED_SCHEMA: dict[str, Any] = {
 TRACE_FEATURE = ToolDef(
     name="trace_application_feature",
     family=FAMILY,
-    description=("Trace a seed (module, string literal or symbol) through application Evidence: the matching "
+    description=("Trace a seed (module, string literal or symbol) through application Evidence. It finds the matching "
                  "modules and functions and everything connected to them by import and bundle edges, bounded by "
                  "max_depth and max_nodes. Runs nothing again."),
     input_schema=with_evidence_defs({
@@ -145,8 +144,8 @@ TRACE_SEMANTICS = ToolDef(
     name="trace_javascript_semantics",
     family=FAMILY,
     description=("Bounded call/return, assignment and closure relations of one function or module from "
-                 "application Evidence: what it calls (resolved across imports where static), what it returns, "
-                 "what it assigns and which variables its closures capture. Runs nothing again."),
+                 "application Evidence. It shows what it calls (resolved across imports where static), what it "
+                 "returns, what it assigns and which variables its closures capture. Runs nothing again."),
     input_schema=with_evidence_defs({
         "type": "object",
         "properties": {
@@ -182,7 +181,7 @@ _PAIR = {
 COMPARE_VERSIONS = ToolDef(
     name="compare_application_versions",
     family=FAMILY,
-    description=("Compare two versions' application Evidence: modules matched one-to-one by path, then by "
+    description=("Compare two versions' application Evidence. Modules are matched one-to-one by path, then by "
                  "content hash (ambiguous candidates are reported, never guessed), with added, removed, changed "
                  "and unchanged modules, their import/export/string/function differences and entry-point changes."),
     input_schema=with_evidence_defs({
@@ -226,8 +225,8 @@ COMPARE_SOURCE = ToolDef(
 COMPARE_EXPORTS = ToolDef(
     name="compare_javascript_export_shapes",
     family=FAMILY,
-    description=("The static shape of one export (function parameters and return shapes, object keys, class "
-                 "members) in two versions' application Evidence, with presence present|absent|unknown-coverage "
+    description=("Compare the static shape of one export (function parameters and return shapes, object keys, class "
+                 "members) in two versions' application Evidence. It gives presence present|absent|unknown-coverage "
                  "on each side and the differences."),
     input_schema=with_evidence_defs({
         "type": "object",

@@ -18,8 +18,8 @@ from rea.target import Target, identify
 PROVIDER_ID = "lldb"
 DEFAULT_INHERIT = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]
 HEX = {"type": "string", "pattern": "^0x[0-9a-fA-F]{1,16}$"}
-_EV = evidence_input('Evidence (inline, or {"kind":"retained-evidence","evidence_id":"ev_..."}) of '
-                     "procedure_address, procedure_info or any result with an address: its address is observed.")
+_EV = evidence_input("Evidence with an address (procedure_address, procedure_info...), inline or retained. Its "
+                     "address is observed.")
 
 INPUT_SCHEMA: dict[str, Any] = with_evidence_defs({
     "type": "object",
@@ -168,9 +168,9 @@ OBSERVE_NATIVE_CALLS = ToolDef(
     family="dynamic",
     title="Observe Native Calls",
     description=(
-        "Run the open target (or executable) under LLDB in an owned, sandboxed worker and record each entry of "
-        "the requested functions (names, static addresses or Evidence, or every procedure of a module): "
-        "function, address, thread, the first argument registers per the ABI, optionally the return value, "
+        "Run the open target (or executable) under LLDB, sandboxed, and record each entry of the requested "
+        "functions. Functions are names, static addresses or Evidence, or every procedure of a module; each hit "
+        "has its function, address, thread, the first argument registers per the ABI, optionally the return value, "
         "and a bounded backtrace; every hit auto-continues. Stops at max_events, duration_ms or exit, and the "
         "program is killed. A crash, timeout or cancellation keeps what was recorded in "
         "details.partial_observation, with the cleanup status beside it. x86-64 ELF on Linux; arm64 and "

@@ -17,8 +17,7 @@ from rea.target import identify
 
 DRIVER_ID = "process"
 STRINGS = {"type": "array", "items": {"type": "string"}}
-_EV_TEXT = ('a capture_process_scenario Evidence record (inline) or a retained reference '
-            '{"kind":"retained-evidence","evidence_id":"ev_..."}')
+_EV_TEXT = "capture_process_scenario Evidence, inline or retained"
 NORMALIZATION = {
     "type": "object", "additionalProperties": False,
     "description": "Volatile values replaced before comparing: the capture's pids (<pid>), times (<time>), its "
@@ -187,13 +186,13 @@ CAPTURE_PROCESS_SCENARIO = ToolDef(
     family="dynamic",
     title="Capture Process Scenario",
     description=(
-        "Run one declared program (arguments, explicit + inherited environment, working directory, optional "
-        "pseudo-terminal) sandboxed by bubblewrap by default, drive it with input, stdin close and signals at "
-        "checkpoints, and capture stdout/stderr or the terminal transcript (bounded, with truncation flags), "
-        "exit code or signal, elapsed time, files created/modified/deleted under filesystem_roots, and the "
-        "process family; the isolation that applied is recorded. Idle timeout ends it normally; timeout_ms, "
-        "cancellation or an unobserved exit fail with details.partial_observation (signal attempts included). "
-        "Progress goes out only with a progress token."),
+        "Run one declared program (sandboxed by bubblewrap by default) and capture what it does. Arguments, "
+        "explicit + inherited environment, working directory and an optional pseudo-terminal are declared; it is "
+        "driven with input, stdin close and signals at checkpoints, and rea captures stdout/stderr or the "
+        "terminal transcript (bounded, with truncation flags), exit code or signal, elapsed time, files "
+        "created/modified/deleted under filesystem_roots, and the process family; the isolation that applied "
+        "is recorded. Idle timeout ends it normally; timeout_ms, cancellation or an unobserved exit fail with "
+        "details.partial_observation (signal attempts included). Progress goes out only with a progress token."),
     input_schema=CAPTURE_SCHEMA,
     handler=_capture,
     effects=ToolEffects(records_evidence=True, launches_process=True, executes_foreign_code=True,
@@ -212,7 +211,7 @@ COMPARE_PROCESS_CAPTURES = ToolDef(
     title="Compare Process Captures",
     description=(
         "Compare two capture_process_scenario records (inline, retained references, or left_evidence_id / "
-        "right_evidence_id): output streams (unified diff), exit, files and process family, each match, "
+        "right_evidence_id). Output streams (unified diff), exit, files and process family, each match, "
         "mismatch, truncated or unknown, after normalising volatile pids, times and paths (plus RE2 rules)."),
     input_schema=COMPARE_SCHEMA,
     handler=_compare,

@@ -31,7 +31,7 @@ def _cached_content_id(encoded: bytes) -> dict[str, Any]:
     return with_content_id(schema)
 
 
-# A tool's advertised example: its first, when it is this small (the catalog document keeps them all).
+# A tool's advertised example: its first non-empty one, when it is this small (the catalog keeps them all).
 ADVERTISED_EXAMPLE_BYTES = 160
 # Advertised descriptions say what a tool is for: two sentences (one in compact); the catalog keeps the rest.
 DESCRIPTION_CHARS = {"full": 200, "compact": 160}
@@ -40,8 +40,10 @@ DESCRIPTION_CHARS = {"full": 200, "compact": 160}
 def advertised_input_schema(registry: Registry, tool: ToolDef, profile: str) -> dict[str, Any]:
     projection = registry.projections[profile]
     schema = projection.project(tool.name, tool.input_schema)
-    if profile == "full" and tool.examples and len(json.dumps(tool.examples[0])) <= ADVERTISED_EXAMPLE_BYTES:
-        schema = {**schema, "examples": [dict(tool.examples[0])]}
+    # An empty example (every argument optional) tells a caller nothing the schema does not.
+    example = next((e for e in tool.examples if e), None)
+    if profile == "full" and example and len(json.dumps(example)) <= ADVERTISED_EXAMPLE_BYTES:
+        schema = {**schema, "examples": [dict(example)]}
     return schema
 
 
@@ -49,10 +51,13 @@ def advertised_description(tool: ToolDef, profile: str) -> str:
     """The description a client is sent: the first two sentences (the first one in compact)."""
     limit = DESCRIPTION_CHARS.get(profile, DESCRIPTION_CHARS["full"])
     first = first_sentence(tool.description, limit)
-    if profile == "compact" or len(first) >= len(tool.description):
+    rest = tool.description[len(first):]
+    if profile == "compact" or first.endswith("…") or not rest.strip(" ;"):
         return first
-    second = first_sentence(tool.description[len(first):].strip(), limit - len(first) - 1)
-    return first if second.endswith("…") else f"{first} {second}"
+    # A first sentence that ended at a semicolon keeps it, so the advertised text starts the complete one.
+    joint = "; " if rest.startswith(";") else " "
+    second = first_sentence(rest.lstrip(" ;"), limit - len(first) - len(joint))
+    return first if second.endswith("…") else first + joint + second
 
 
 def tool_entry(registry: Registry, tool: ToolDef) -> dict[str, Any]:

@@ -148,9 +148,9 @@ EXPORT_EVIDENCE_BUNDLE = ToolDef(
     name="export_evidence_bundle",
     family="evidence",
     description=(
-        "Stream the retained Evidence, with the annotations of the targets it describes, as canonical "
-        "JSON (RFC 8785) to a staging file beside path and "
-        "publish it atomically: the destination is never partial. An existing file is replaced only "
+        "Write the retained Evidence, with the annotations of the targets it describes, to a bundle file. "
+        "It streams canonical JSON (RFC 8785) to a staging file beside path and "
+        "publishes it atomically: the destination is never partial. An existing file is replaced only "
         "with overwrite: true. Cancelling removes the staging file."
     ),
     input_schema={
@@ -213,7 +213,7 @@ INSPECT_EVIDENCE_BUNDLE = ToolDef(
     name="inspect_evidence_bundle",
     family="evidence",
     description=(
-        "Validate a local bundle file under the memory budget and return it whole or, with detail: "
+        "Validate a local bundle file under the memory budget and return it. Whole, or with detail: "
         "summary, the same summary projection as get_evidence_bundle (exact filters allowed). "
         "Retains nothing."
     ),
@@ -240,10 +240,7 @@ INSPECT_EVIDENCE_BUNDLE = ToolDef(
 )
 
 _SOURCE_SCHEMA: dict[str, Any] = {
-    "description": (
-        "The record to view: a same-connection retained reference or complete inline Evidence "
-        "(authenticated by its id)."
-    ),
+    "description": "The record to view: Evidence retained by this connection, or inline (authenticated by its id).",
     "oneOf": [
         {
             "type": "object",
@@ -321,8 +318,8 @@ INSPECT_ANALYSIS_VIEW = ToolDef(
     name="inspect_analysis_view",
     family="evidence",
     description=(
-        "Project a summary, one section item/module, a stable page, or a native facet page of already "
-        "completed Evidence (retained or inline) without running its producer. The result links its "
+        "View completed Evidence (retained or inline) without running its producer again. A summary, one "
+        "section item/module, a stable page, or a native facet page. The result links its "
         "parent and carries a digest of the selected facts."
     ),
     input_schema=with_evidence_defs({

@@ -45,8 +45,8 @@ def evidence_input_defs() -> dict[str, Any]:
     """Schema-local definitions of what an Evidence-accepting input takes: a reference or a whole record."""
     (root,), components = msgspec.json.schema_components([Evidence], ref_template="#/$defs/{name}")
     record = components.pop(root["$ref"].rsplit("/", 1)[-1])
-    record["description"] = ("A complete inline Evidence record, exactly as a tool returned it (authenticated by its "
-                             "evidence_id; an edited record is refused).")
+    record["description"] = ("An Evidence record exactly as a tool returned it. Its evidence_id authenticates it: "
+                             "an edited record is refused.")
     for body in components.values():  # every nested def keeps a description (advertised schemas need them)
         body.setdefault("description", "Part of an Evidence record.")
     return {

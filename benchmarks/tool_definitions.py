@@ -1,0 +1,82 @@
+"""What a host sends with every model request: the bytes of tools/list, per profile and per toolset.
+
+Each figure comes from a live ``rea serve`` listed through the official SDK's stdio client: the input schemas
+and descriptions of the advertised tools (what issue 22 budgets: at most 60 KB in the full profile and 30 KB in
+the compact one), the same as sent on the wire (compact JSON), and the whole tools/list result with output
+schemas. A toolset's row is the server started with ``REA_MCP_TOOLSETS=<toolset>`` (``session`` always joins).
+
+    python benchmarks/tool_definitions.py [--largest N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+GOALS = {"full": 60 * 1024, "compact": 30 * 1024}
+TOOLSETS = ("session", "native", "notebook", "artifacts", "javascript", "browser", "dynamic", "evidence")
+
+
+def server_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1]) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
+
+
+async def _listed(env: dict[str, str]) -> list[dict[str, Any]]:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "rea", "serve"], env=env)
+    with open(os.devnull, "w") as devnull:
+        async with stdio_client(params, errlog=devnull) as (r, w), ClientSession(r, w) as session:
+            await session.initialize()
+            tools = (await session.list_tools()).tools
+    return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+
+
+def listed(**settings: str) -> list[dict[str, Any]]:
+    """The tools a server started with ``settings`` advertises, as the SDK client decodes them."""
+    tools: list[dict[str, Any]] = anyio.run(_listed, server_env(**settings))
+    return tools
+
+
+def definition_bytes(tool: dict[str, Any], wire: bool = False) -> int:
+    """Input schema + description of one tool (``wire``: compact JSON, as the server sends it)."""
+    separators = (",", ":") if wire else None
+    schema = json.dumps(tool["inputSchema"], separators=separators)
+    return len(schema.encode()) + len(tool.get("description", "").encode())
+
+
+def kb(n: float) -> str:
+    return f"{n / 1024:6.1f} KB"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--largest", type=int, default=5, help="list this many largest tools per profile")
+    opts = parser.parse_args()
+    for profile, goal in GOALS.items():
+        tools = listed(REA_MCP_INPUT_SCHEMA_PROFILE=profile)
+        sent = sum(definition_bytes(t) for t in tools)
+        wire = sum(definition_bytes(t, wire=True) for t in tools)
+        whole = len(json.dumps(tools).encode())
+        print(f"{profile}: {len(tools)} tools, input schemas + descriptions {kb(sent)} "
+              f"(goal <= {kb(goal).strip()}: {'met' if sent <= goal else 'MISSED'}); on the wire {kb(wire)}; "
+              f"whole tools/list with output schemas {kb(whole)}")
+        for t in sorted(tools, key=definition_bytes, reverse=True)[:opts.largest]:
+            print(f"    {definition_bytes(t):6d} B  {t['name']}")
+        print("  per toolset (that toolset and session):")
+        for toolset in TOOLSETS:
+            selected = listed(REA_MCP_INPUT_SCHEMA_PROFILE=profile, REA_MCP_TOOLSETS=toolset)
+            print(f"    {toolset:10} {len(selected):3} tools {kb(sum(definition_bytes(t) for t in selected))}")
+
+
+if __name__ == "__main__":
+    main()
