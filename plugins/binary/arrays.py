@@ -8,7 +8,7 @@ that code references (``xrefs`` with a ``from_procedure``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from rea_plugins.binary.image import _file_offset, locate, read_file, regions
 from rea_plugins.binary.schema import run
@@ -19,10 +19,13 @@ MAX_BACK = 256  # slots looked back for the base
 MAX_COUNT = 4096  # slots counted from the base
 
 
-def _layout(call: ToolCall) -> tuple[int, str]:
+Order = Literal["little", "big"]
+
+
+def _layout(call: ToolCall) -> tuple[int, Order]:
     """Pointer size in bytes and byte order of the open document."""
     doc = run(call, "list_documents", {}).normalized["documents"][0]
-    order = "big" if doc.get("endianness") == "big" else "little"
+    order: Order = "big" if doc.get("endianness") == "big" else "little"
     return (4 if doc.get("bits") == 32 else 8), order
 
 
@@ -31,7 +34,7 @@ def _mapped(call: ToolCall, value: int) -> bool:
                               if r.get("size", 0) > 0)
 
 
-def _slots(call: ToolCall, start: int, count: int, size: int, order: str) -> list[int | None]:
+def _slots(call: ToolCall, start: int, count: int, size: int, order: Order) -> list[int | None]:
     """The pointer values of ``count`` slots from ``start`` (None where a slot is not file-backed)."""
     segment, section = locate(call, start)
     region = section or segment

@@ -106,8 +106,8 @@ def _inspect_data_type(call: ToolCall) -> Evidence:
     address, where = require_mapped(call, call.args["address"])
     if call.session.supports("inspect_native_data_type"):
         result = run(call, "inspect_native_data_type", {"address": address})
-        body = {"address": address, **result.normalized, "source_operation": "provider"}
-        return _result(call, _as_array(call, body), result)
+        typed = {"address": address, **result.normalized, "source_operation": "provider"}
+        return _result(call, _as_array(call, typed), result)
     name = run(call, "address_name", {"address": address}).normalized if call.session.supports(
         "address_name") else {"name": None}
     strings = run(call, "list_strings", {"address": address, "offset": 0, "limit": 1}).normalized["strings"]

@@ -365,7 +365,9 @@ def _trace_feature(call: ToolCall) -> Evidence:
         # A slot no code references may sit inside a pointer array that code indexes from its base.
         for r in refs:
             found = None if r["from_procedure"] else pointer_array(call, r["from"])
-            for site in found["indexed_by"] if found else []:
+            if found is None:
+                continue
+            for site in found["indexed_by"]:
                 referenced_from.append({"from": site["from"], "procedure": site["procedure"], "via": "array-base",
                                         "slot": found["slot"], "base": found["base"], "index": found["index"]})
                 step = {"string": s["address"], "via": "array-base", "base": found["base"], "index": found["index"]}

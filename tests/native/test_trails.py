@@ -6,6 +6,7 @@ address comes from nm and objdump of the build with symbols (strip moves no code
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -146,3 +147,22 @@ def test_a_string_in_a_pointer_array_reaches_the_code_indexing_it(sessions: dict
     assert array["index"] == 0 and [r["procedure"] for r in array["indexed_by"]] == [lookup]
     inside = result_of(session, "inspect_native_data_type", {"address": slot})
     assert inside["type"]["kind"] == "pointer" and inside["array"]["base"] == base and inside["array"]["index"] == 1
+
+
+def test_the_trails_on_angr(rea_registry: Registry, build: Build) -> None:
+    """One session over angr: the depth bound named, the callback edge, the array's indexing code."""
+    if importlib.util.find_spec("angr") is None:
+        pytest.skip("angr is not installed")
+    session = Session(rea_registry)
+    try:
+        result_of(session, "open_binary", {"path": str(build.symbols), "provider_id": "angr"})
+        short = result_of(session, "trace_call_path", {"start": "main", "goal": "pthread_create"})
+        assert short["truncated"] is True and short["stopped_by"][0]["bound"] == "max_depth"
+        taken = result_of(session, "trace_call_path", {"start": "main", "goal": "create_ext"})
+        assert taken["paths"][0]["hops"] == [{"from": build.nm["main"], "to": build.nm["create_ext"],
+                                              "edge": "address-taken", "reference_sites": [build.taken_in_main]}]
+        out = result_of(session, "trace_feature", {"query": "&quot;", "case_sensitive": True})
+        steps = [r for s in out["strings"] for r in s["referenced_from"] if r.get("via") == "array-base"]
+        assert [(r["procedure"], r["index"]) for r in steps] == [(build.nm["entity_lookup"], 1)]
+    finally:
+        session.close()
