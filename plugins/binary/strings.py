@@ -2,7 +2,8 @@
 
 Engines scan for strings of at least four characters. A shorter one is still a string when code references it
 (``"-t"`` or ``"man"`` in an option parser): every address an instruction operand names is read from the file,
-and a printable, NUL-terminated run of 1-3 characters there is listed with ``referenced: true``. Below the
+and a printable, NUL-terminated run of 1-3 characters there is listed with ``referenced: true``, as is a referenced
+string of any length that begins inside another (the linker's tail merging: ``"xml"`` inside ``"--to-xml"``). Below the
 default floor, ``min_length`` also lists unreferenced NUL-delimited runs of that length from data sections.
 """
 
@@ -26,6 +27,9 @@ MAX_MIN_LENGTH = 64
 # Gathering every instruction to find referenced short strings is bounded by the procedure count.
 MAX_PROCEDURES_FOR_REFERENCES = 50_000
 _SHORT = re.compile(rb"(?<=\x00)[\x20-\x7e]{1,3}(?=\x00)")
+# A referenced string inside another (the linker merges "xml" into the tail of "--to-xml"): text up to its NUL.
+MAX_REFERENCED_TAIL = 1024
+_TAIL = re.compile(rb"[\x20-\x7e\t\n\r]{1,%d}" % MAX_REFERENCED_TAIL)
 _CACHE = "binary.strings.short"
 
 
@@ -35,7 +39,8 @@ def _data_sections(call: ToolCall) -> list[dict[str, Any]]:
 
 
 def _short_strings(call: ToolCall, limitations: list[str]) -> list[dict[str, Any]]:
-    """Every NUL-delimited printable run of 1-3 characters in data sections, marked where code references it."""
+    """NUL-delimited printable runs of 1-3 characters in data sections (marked where code references them), and
+    referenced strings that begin inside another."""
     key = program.cache_key(call)
     cached = call.session.state.get(_CACHE)
     if isinstance(cached, tuple) and cached[0] == key:
@@ -69,9 +74,30 @@ def _short_strings(call: ToolCall, limitations: list[str]) -> list[dict[str, Any
             if address in referenced:
                 item["referenced"] = True
             found.append(item)
+        found.extend(_referenced_tails(blob, start, s["name"], referenced))
     call.session.state[_CACHE] = (key, found, notes)
     limitations.extend(notes)
     return found
+
+
+def _referenced_tails(blob: bytes, start: int, section: str, referenced: set[int]) -> list[dict[str, Any]]:
+    """Strings code references that begin inside another string (no NUL before them), so no scan starts there."""
+    out = []
+    for address in sorted(a for a in referenced if start <= a < start + len(blob) - 1):
+        at = address - start + 1  # blob starts with one added NUL
+        if blob[at - 1] == 0:
+            continue  # a NUL-preceded string: the engine's scan or _SHORT lists it
+        m = _TAIL.match(blob, at)
+        if m is None:
+            continue
+        after = blob[m.end():m.end() + 1]
+        truncated = after != b"\x00"
+        if truncated and (not after or _TAIL.match(after) is None):
+            continue  # the text does not end in NUL: not a C string
+        value = m.group(0).decode("ascii")
+        out.append({"address": hex(address), "value": value, "encoding": "ascii", "byte_length": len(value),
+                    "truncated": truncated, "section": section, "referenced": True})
+    return out
 
 
 def _listing(call: ToolCall, operation: str, params: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -87,18 +113,19 @@ def _listing(call: ToolCall, operation: str, params: dict[str, Any]) -> tuple[li
         limitations.extend(x for x in result.limitations if x not in limitations)
         offset = result.normalized.get("next_offset")
     items = [s for s in items if len(s["value"]) >= min_length or s.get("truncated")]
-    if min_length <= ENGINE_FLOOR:
-        known = {s["address"] for s in items}
-        short = [s for s in _short_strings(call, limitations) if s["address"] not in known
-                 and (s.get("referenced") or len(s["value"]) >= min_length)]
-        if operation == "search_strings":
-            match = matcher(params)
-            short = [s for s in short if match(s["value"])]
-        if params.get("address") is not None:
-            at = parse_address(params["address"])
-            short = [s for s in short if int(s["address"], 16) <= at < int(s["address"], 16) + s["byte_length"]]
-        items.extend(short)
-        items.sort(key=lambda s: int(s["address"], 16))
+    known = {s["address"] for s in items}
+    # A referenced string is listed at any length unless min_length asks for longer ones.
+    any_referenced = min_length <= ENGINE_FLOOR
+    short = [s for s in _short_strings(call, limitations) if s["address"] not in known
+             and (len(s["value"]) >= min_length or s["truncated"] or (any_referenced and s.get("referenced")))]
+    if operation == "search_strings":
+        match = matcher(params)
+        short = [s for s in short if match(s["value"])]
+    if params.get("address") is not None:
+        at = parse_address(params["address"])
+        short = [s for s in short if int(s["address"], 16) <= at < int(s["address"], 16) + s["byte_length"]]
+    items.extend(short)
+    items.sort(key=lambda s: int(s["address"], 16))
     return items, limitations
 
 

@@ -20,7 +20,8 @@ from rea.testing import call_tool, result_of
 from tests import toolchains
 from tests.search.conftest import CASES, Builds
 
-# -fno-builtin keeps every strcmp a call with its literal (gcc otherwise inlines the short ones).
+# -fno-builtin keeps every strcmp a call with its literal (gcc otherwise inlines the short ones). On x86-64 ELF the
+# linker merges "xml" into the tail of "--to-xml": code references a string that begins inside another.
 OPTIONS_C = r"""
 int strcmp(const char *a, const char *b);
 int puts(const char *s);
@@ -33,6 +34,7 @@ __attribute__((noinline)) int parse(int argc, char **argv) {
     else if (strcmp(argv[i], "-t") == 0) mode |= 4;
     else if (strcmp(argv[i], "v") == 0) mode |= 8;
     else if (strcmp(argv[i], "--verbose-output") == 0) mode |= 16;
+    else if (strcmp(argv[i], "--to-xml") == 0) mode |= 32;
   }
   return mode;
 }
@@ -63,18 +65,22 @@ def opened(request: pytest.FixtureRequest, rea_registry: Registry, option_builds
 
 
 def string_addresses(path: Path, value: str) -> set[int]:
-    """Virtual addresses of NUL-delimited ``value`` in the file's sections, from objdump -h and the bytes."""
+    """Virtual addresses of NUL-terminated ``value`` in the file's sections, from objdump -h and the bytes.
+
+    The NUL-preceded copies; where there is none, the linker merged the literal into the tail of another string.
+    """
     headers = subprocess.run([toolchains.require("objdump"), "-h", str(path)], check=True, capture_output=True,
                              text=True).stdout
     sections = [(int(vma, 16), int(off, 16), int(size, 16)) for size, vma, off in
                 re.findall(r"^\s*\d+\s+\S+\s+([0-9a-f]+)\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)", headers, re.M)]
     data = path.read_bytes()
-    out = set()
-    for m in re.finditer(b"(?<=\x00)" + re.escape(value.encode()) + b"\x00", data):
+    whole: set[int] = set()
+    tails: set[int] = set()
+    for m in re.finditer(re.escape(value.encode()) + b"\x00", data):
         for vma, off, size in sections:
             if off <= m.start() < off + size:
-                out.add(vma + m.start() - off)
-    return out
+                (whole if data[m.start() - 1] == 0 else tails).add(vma + m.start() - off)
+    return whole or tails
 
 
 def listed(out: dict[str, Any]) -> dict[str, set[int]]:
@@ -92,6 +98,9 @@ def test_option_words_are_found_whatever_their_length(opened: tuple[Session, Pat
         truth = string_addresses(path, word)
         assert truth and truth <= found.get(word, set()), word
     assert all(s.get("referenced") for s in out["strings"])
+    # A literal the linker merged into another string's tail is found where code references it.
+    assert listed(result_of(session, "search_strings", {"pattern": "^xml$", "mode": "regex"}))["xml"] == \
+        string_addresses(path, "xml")
     # A 2-character run no instruction names is not listed at the default floor.
     assert "zz" not in listed(result_of(session, "search_strings", {"pattern": "zz"}))
 
@@ -101,11 +110,16 @@ def test_min_length_bounds_the_listing(opened: tuple[Session, Path]) -> None:
     long_only = result_of(session, "list_strings", {"min_length": 8, "limit": 1000})
     assert long_only["strings"] and all(len(s["value"]) >= 8 or s["truncated"] for s in long_only["strings"])
     assert "--verbose-output" in listed(long_only)
+    # A referenced string shorter than min_length asks for is not listed; min_length 1 lists the 1-character one.
+    five = listed(result_of(session, "search_strings", {"pattern": "xml", "min_length": 5}))
+    assert "xml" not in five and "--to-xml" in five
+    ones = listed(result_of(session, "search_strings", {"pattern": "^v$", "mode": "regex", "min_length": 1}))
+    assert ones.get("v", set()) >= string_addresses(path, "v")
     low = result_of(session, "search_strings", {"pattern": "zz", "min_length": 2})
     assert listed(low).get("zz", set()) >= string_addresses(path, "zz")
 
 
-@pytest.mark.parametrize("bad", [0, 65, "4"])
+@pytest.mark.parametrize("bad", [0, 65, "4", "x"])
 def test_a_bad_min_length_is_a_typed_error(opened: tuple[Session, Path], bad: Any) -> None:
     session, _ = opened
     with pytest.raises(ReaError) as err:
