@@ -27,7 +27,7 @@ ARTIFACTS = ProviderIdentity(id="artifacts", name="rea artifact tools", version=
 _D = Limits()
 
 _EV_TEXT = "complete inspect_artifact Evidence, inline or retained."
-_POLICY_TEXT = ("fail (default): a declared hash that does not match the bytes stops the call with "
+_POLICY_TEXT = ("On a hash mismatch: fail (default) or record-and-continue. fail stops the call with "
                 "artifact_integrity_mismatch. record-and-continue: record the contradiction in "
                 "integrity_contradictions, quarantine those bytes, continue with verified ones.")
 PATH = {"type": "string", "minLength": 1,
@@ -47,8 +47,8 @@ MAX_TOTAL = {"type": "integer", "minimum": 1, "maximum": 1 << 44, "default": _D.
              "description": "Most uncompressed bytes to read over all entries; more is resource_constraint.",
              "examples": [4294967296]}
 MAX_RATIO = {"type": "number", "minimum": 1, "maximum": 1_000_000, "default": _D.max_compression_ratio,
-             "description": "Highest uncompressed-to-compressed size ratio a ZIP entry may declare (zip bomb "
-                            "guard); higher is resource_constraint.",
+             "description": "Highest compression ratio a ZIP entry may declare (zip bomb guard); higher is "
+                            "resource_constraint.",
              "examples": [1000]}
 EVIDENCE_INPUT = evidence_input("The " + _EV_TEXT)
 

@@ -302,7 +302,7 @@ def tools() -> list[ToolDef]:
                              "examples": [["native", "radare2"]]},
             "procedure": {**PROCEDURE, "description": "Compare one procedure (name or 0x address); omit to compare "
                                                       "the whole program."},
-            "max_procedures": prop("integer", "Whole program: how many common procedures' callees to compare, in "
+            "max_procedures": prop("integer", "Whole program: common procedures whose callees are compared. In "
                                               "address order (1-5000).", [500], minimum=1, maximum=5000),
             "limit": prop("integer", "How many disagreeing items to list per facet (1-500); counts stay exact.",
                           [50], minimum=1, maximum=500),

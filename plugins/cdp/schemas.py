@@ -18,8 +18,8 @@ ORIGIN_EXAMPLE = "https://app.example.test"
 IDENTIFIER = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9._-]{0,63}$"}
 
 CDP_ENDPOINT = {"type": "string", "pattern": ENDPOINT_PATTERN, "maxLength": 64,
-                "description": "The browser's DevTools HTTP endpoint: http://127.0.0.1:PORT or http://[::1]:PORT "
-                               "(loopback only; anything else is refused).",
+                "description": "Loopback DevTools HTTP endpoint: http://127.0.0.1:PORT or http://[::1]:PORT. "
+                               "Anything else is refused.",
                 "examples": [ENDPOINT_EXAMPLE]}
 TARGET_ID = {"type": "string", "minLength": 1, "maxLength": 256,
              "description": "A page target_id from list_browser_targets.", "examples": [TARGET_EXAMPLE]}
@@ -30,7 +30,7 @@ ALLOWED_ORIGINS = {"type": "array", "maxItems": 32,
                                   "origins are left out and counted.",
                    "examples": [[ORIGIN_EXAMPLE]]}
 OBSERVATION_MS = {"type": "integer", "minimum": 0, "maximum": 60_000,
-                  "description": "How long to listen (ms) after attaching: network requests and WebMCP "
+                  "description": "How long to listen after attaching (ms). Network requests and WebMCP "
                                  "registrations seen in this window are reported."}
 
 
@@ -60,8 +60,8 @@ INSPECT_PAGE = _obj({
                              "description": "Keep console message text (false: levels, sources and argument "
                                             "types only)."},
     "include_storage_keys": {"type": "boolean", "default": True,
-                             "description": "List local/session storage keys, cookie names, IndexedDB and cache "
-                                            "names of the page's origin (values are never read into the result)."},
+                             "description": "List the origin's storage keys and cookie, IndexedDB and cache names. "
+                                            "Values are never read into the result."},
     "max_dom_nodes": {"type": "integer", "minimum": 1, "maximum": 100_000, "default": 2000,
                       "description": "At most this many DOM nodes described (the HTML digest covers all)."},
     "max_events": {"type": "integer", "minimum": 1, "maximum": 100_000, "default": 1000,
@@ -74,8 +74,7 @@ DISCOVER_WEBMCP = _obj({
     "max_tools": {"type": "integer", "minimum": 1, "maximum": 10_000, "default": 256,
                   "description": "At most this many tools listed (more: truncated)."},
     "max_schema_bytes": {"type": "integer", "minimum": 2, "maximum": 16_777_216, "default": 65_536,
-                         "description": "A tool input schema larger than this (canonical JSON bytes) is summarized, "
-                                        "not included."},
+                         "description": "Summarize a tool input schema larger than this (canonical JSON bytes)."},
     "max_schema_depth": {"type": "integer", "minimum": 1, "maximum": 256, "default": 32,
                          "description": "A tool input schema nested deeper than this is summarized, not included."},
     "max_schema_nodes": {"type": "integer", "minimum": 1, "maximum": 1_000_000, "default": 4096,
@@ -105,9 +104,9 @@ _SCREENSHOT_SIDE = {"oneOf": [_PNG_ARTIFACT, _RETAINED, {"type": "object", "requ
                                                                                      "normalized_result"]}]}
 
 COMPARE_SCREENSHOTS = _obj({
-    "before": {**_SCREENSHOT_SIDE, "description": "The earlier PNG: an artifact {sha256, bytes, media_type, "
-               "data_base64} (verified against its digest), capture_web_screenshot Evidence inline, or a retained "
-               "reference to it."},
+    "before": {**_SCREENSHOT_SIDE, "description": "The earlier PNG: an artifact, or capture_web_screenshot Evidence. "
+               "The artifact is {sha256, bytes, media_type, data_base64} (verified against its digest); "
+               "Evidence is inline or a retained reference."},
     "after": {**_SCREENSHOT_SIDE, "description": "The later PNG, in the same forms as before."},
     "channel_threshold": {"type": "integer", "minimum": 0, "maximum": 255, "default": 0,
                           "description": "A pixel counts as changed when any RGBA channel differs by more than this."},
@@ -203,9 +202,10 @@ _REPLAY = {"oneOf": [
                         "destination": {"$ref": "#/$defs/Url"}}, ["kind", "status", "destination"])]}},
               ["route_id", "method", "request", "response"])}}, ["mode", "unmatched", "routes"])],
     "default": {"mode": "disabled"},
-    "description": "exact: requests matching a route (method and exact URL with its query) are answered by rea "
+    "description": "Answer declared routes without the network (default disabled). exact: requests matching a "
+                   "route (method and exact URL with its query) are answered by rea "
                    "with the declared response or redirect, never reaching the network; others are aborted or, with "
-                   "passthrough-declared-origins, sent when their origin is allowed. Default disabled.",
+                   "passthrough-declared-origins, sent when their origin is allowed.",
     "examples": [{"mode": "exact", "unmatched": "passthrough-declared-origins", "routes": [
         {"route_id": "flags", "method": "GET", "request": {"url": ORIGIN_EXAMPLE + "/api/flags"},
          "response": {"kind": "response", "status": 200,
@@ -225,7 +225,8 @@ CAPTURE_SCENARIO: dict[str, Any] = {
             _obj({"mode": {"const": "connect"}, "cdp_endpoint": CDP_ENDPOINT, "target_id": TARGET_ID},
                  ["mode", "cdp_endpoint", "target_id"])],
             "default": {"mode": "launch"},
-            "description": "launch (default): rea starts a headless Chromium it owns (PATH or REA_CHROMIUM_PATH; "
+            "description": "launch (default) or connect. launch: rea starts a headless Chromium it owns (PATH or "
+                           "REA_CHROMIUM_PATH; "
                            "private profile; loopback DevTools; terminated and reaped at the end). connect: drive "
                            "an existing page target of a loopback CDP endpoint (left where the scenario ends).",
             "examples": [{"mode": "launch"}, {"mode": "connect", "cdp_endpoint": ENDPOINT_EXAMPLE,
@@ -238,9 +239,9 @@ CAPTURE_SCENARIO: dict[str, Any] = {
                                            "rea fails every other request before it leaves the browser."},
         "actions": {"type": "array", "minItems": 1, "maxItems": 128,
                     "items": {"oneOf": [{"$ref": f"#/$defs/Action{i}"} for i in range(len(_ACTIONS))]},
-                    "description": "The steps, in order: goto, click, fill (type into a field), press, "
-                                   "select_option, check/uncheck, wait_for (an element state), wait_for_timeout. "
-                                   "Each has a unique step_id; the run stops at the first step that fails.",
+                    "description": "The steps, in order, each with a unique step_id. Actions: goto, click, "
+                                   "fill (type into a field), press, select_option, check/uncheck, wait_for (an "
+                                   "element state), wait_for_timeout. The run stops at the first step that fails.",
                     "examples": [[{"step_id": "email", "action": "fill",
                                    "locator": {"kind": "test_id", "value": "email"},
                                    "value": {"source": "literal", "value": "a@example.test"}}]]},
@@ -256,7 +257,8 @@ CAPTURE_SCENARIO: dict[str, Any] = {
         "capture": _obj({"after_each_step": {"type": "array", "items": _ARTIFACT_KINDS, "maxItems": 5},
                          "at_end": {"type": "array", "items": _ARTIFACT_KINDS, "maxItems": 5},
                          "events": {"type": "array", "items": _EVENT_KINDS, "maxItems": 4}},
-                        description="What to keep: artifacts after each step (default url, dom) and after the last "
+                        description="What to keep: artifacts after each step and at the end, and event "
+                                    "families. Defaults: artifacts after each step (url, dom) and after the last "
                                     "(default url, title), and event families (default console, page-errors, "
                                     "network).",
                         examples=[{"after_each_step": ["url", "dom"], "at_end": ["screenshot", "storage"],
@@ -277,7 +279,8 @@ CAPTURE_SCENARIO: dict[str, Any] = {
                         "navigation_timeout_ms": {"type": "integer", "minimum": 1, "maximum": 600_000},
                         "step_timeout_ms": {"type": "integer", "minimum": 1, "maximum": 600_000},
                         "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 3_600_000}},
-                       description="Bounds: events kept (10000), DOM text per snapshot (1 MiB), screenshot bytes "
+                       description="Bounds on what is kept and how long it runs. Events kept (10000), DOM "
+                                   "text per snapshot (1 MiB), screenshot bytes "
                                    "(5 MiB), per-navigation and per-step deadlines (30 s), whole scenario (none).",
                        examples=[{"max_events": 2000, "step_timeout_ms": 10000}]),
     },
@@ -329,8 +332,8 @@ def compare_captures_schema() -> dict[str, Any]:
             "before_scenario": {**scenario, "description": "The earlier capture_browser_scenario normalized_result."},
             "after_scenario": {**scenario, "description": "The later capture_browser_scenario normalized_result."},
             "normalization": {**_NORMALIZATION, "default": {"rules": []},
-                              "description": "Scenario comparisons only: literal replacements applied to the named "
-                                             "artifacts of both sides before comparing (volatile ids, dates)."},
+                              "description": "Literal replacements before comparing scenarios (volatile ids, "
+                                             "dates). They apply to the named artifacts of both sides."},
         },
         "oneOf": [
             {"title": "passive captures", "required": ["before", "after"],

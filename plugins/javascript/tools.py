@@ -108,7 +108,7 @@ ANALYZE = ToolDef(
 
 SEED_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "description": "Where to start: a module (path or node_id), a string literal, or a symbol (function/export).",
+    "description": "Start: a module (path or node_id), string literal or symbol (function/export).",
     "properties": {
         "kind": {"type": "string", "enum": ["module", "string", "symbol"], "description": "What value names."},
         "value": {"type": "string", "minLength": 1, "description": "Text to match."},

@@ -18,8 +18,8 @@ from rea.target import Target, identify
 PROVIDER_ID = "lldb"
 DEFAULT_INHERIT = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]
 HEX = {"type": "string", "pattern": "^0x[0-9a-fA-F]{1,16}$"}
-_EV = evidence_input("Evidence with an address (procedure_address, procedure_info...), inline or retained. Its "
-                     "address is observed.")
+_EV = evidence_input("Evidence with an address (procedure_info...), inline or retained. Its address is "
+                     "observed.")
 
 INPUT_SCHEMA: dict[str, Any] = with_evidence_defs({
     "type": "object",
@@ -37,8 +37,8 @@ INPUT_SCHEMA: dict[str, Any] = with_evidence_defs({
                                 "description": "Names of server variables the program inherits; default: "
                                                + ", ".join(DEFAULT_INHERIT) + "."},
         "functions": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 256, "default": [],
-                      "description": "Function names whose entries are recorded (in every module, shared "
-                                     "libraries included).", "examples": [["main", "add"]]},
+                      "description": "Function names whose entries are recorded. Every module's, shared "
+                                     "libraries included.", "examples": [["main", "add"]]},
         "addresses": {"type": "array", "items": {"anyOf": [HEX, _EV]}, "maxItems": 256, "default": [],
                       "description": "Static (file) addresses of function entries: hex text or Evidence."},
         "module_procedures": {
@@ -46,7 +46,7 @@ INPUT_SCHEMA: dict[str, Any] = with_evidence_defs({
             "properties": {"module": {"type": "string", "minLength": 1,
                                       "description": "Module file name; default: the program itself."},
                            "max_functions": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200}},
-            "description": "Every code symbol of one module, up to max_functions (more is reported as a limit)."},
+            "description": "Every code symbol of one module, up to max_functions. More is reported as a limit."},
         "max_events": {"type": "integer", "minimum": 1, "maximum": 100_000, "default": 1000,
                        "description": "Stop after this many recorded calls."},
         "duration_ms": {"type": "integer", "minimum": 100, "maximum": 600_000, "default": 10_000,

@@ -20,7 +20,7 @@ STRINGS = {"type": "array", "items": {"type": "string"}}
 _EV_TEXT = "capture_process_scenario Evidence, inline or retained"
 NORMALIZATION = {
     "type": "object", "additionalProperties": False,
-    "description": "Volatile values replaced before comparing: the capture's pids (<pid>), times (<time>), its "
+    "description": "Volatile values replaced before comparing. The capture's pids (<pid>), times (<time>), its "
                    "paths (<cwd>, <root0>, <private>), and caller rules (RE2 pattern -> replacement).",
     "properties": {"pids": {"type": "boolean", "default": True}, "times": {"type": "boolean", "default": True},
                    "paths": {"type": "boolean", "default": True},
@@ -65,20 +65,20 @@ CAPTURE_SCHEMA: dict[str, Any] = {
                            "signal": {"type": "string", "pattern": "^SIG[A-Z0-9]+$", "examples": ["SIGINT"]},
                            "checkpoint": {"type": "string", "minLength": 1},
                            "delay_ms": {"type": "integer", "minimum": 0, "maximum": 600_000}}},
-            "description": "In order: each waits for its checkpoint (if any) and delay, then writes input, sends a "
+            "description": "Input, signals and stdin close, in order. Each waits for its checkpoint (if any) and "
+                           "delay, then writes input, sends a "
                            "signal (its delivery result is recorded) or closes stdin."},
         "timeout_ms": {"type": "integer", "minimum": 100, "maximum": 3_600_000, "default": 30_000,
-                       "description": "Hard bound: past it the program is stopped and the call fails as "
+                       "description": "Hard bound (ms); past it the program is stopped and the call fails as "
                                       "provider_timeout with details.partial_observation."},
         "idle_timeout_ms": {"type": "integer", "minimum": 0, "maximum": 3_600_000, "default": 0,
                             "description": "End the capture (normally) after this long without output and no "
                                            "event due; 0: off."},
         "filesystem_roots": {**STRINGS, "maxItems": 64,
-                             "description": "Folders whose created, modified and deleted files are captured (and "
-                                            "that the sandboxed program may write); default: the working "
-                                            "directory."},
+                             "description": "Folders whose file changes are captured (default: the working directory). "
+                                            "The sandboxed program may write them."},
         "limits": {"type": "object", "additionalProperties": False,
-                   "description": "Bounds: output bytes kept per stream, files listed and hashed, processes "
+                   "description": "Bounds on what is kept. Output bytes per stream, files listed and hashed, processes "
                                   "recorded, and the grace between SIGTERM and SIGKILL at the end.",
                    "properties": {
             "max_output_bytes": {"type": "integer", "minimum": 1024, "maximum": 1 << 28,

@@ -240,7 +240,7 @@ INSPECT_EVIDENCE_BUNDLE = ToolDef(
 )
 
 _SOURCE_SCHEMA: dict[str, Any] = {
-    "description": "The record to view: Evidence retained by this connection, or inline (authenticated by its id).",
+    "description": "The record to view: Evidence, retained or inline (authenticated by its id).",
     "oneOf": [
         {
             "type": "object",

@@ -10,7 +10,7 @@ from rea.errors import ReaError
 
 PROVIDER_CHOICE_SCHEMA: dict[str, Any] = {
     "type": "string",
-    "description": "A concrete provider id from binary_session.analysis_provider_candidates, or 'auto'.",
+    "description": "A provider id from binary_session's candidates, or 'auto'.",
     "pattern": "^(auto|[a-z][a-z0-9-]{0,63})$",
     "examples": ["auto", "native"],
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -28,7 +29,7 @@ async def listing(**settings: str) -> list[dict[str, Any]]:
 def test_the_live_tools_list_fits_both_budgets(rea_registry: Registry) -> None:
     catalog = {t["name"]: t for t in build_catalog(rea_registry)["tools"]}
     for profile, budget in BUDGET_BYTES.items():
-        tools = anyio.run(lambda: listing(REA_MCP_INPUT_SCHEMA_PROFILE=profile))
+        tools = anyio.run(functools.partial(listing, REA_MCP_INPUT_SCHEMA_PROFILE=profile))
         assert {t["name"] for t in tools} == set(catalog)
         assert sent_bytes(tools) <= budget, f"{profile}: {sent_bytes(tools)} bytes"
         for tool in tools:
@@ -42,9 +43,9 @@ def test_the_live_tools_list_fits_both_budgets(rea_registry: Registry) -> None:
 
 def test_a_toolset_selection_lists_exactly_its_tools_and_costs_less(rea_registry: Registry) -> None:
     toolset_of = {t["name"]: t["toolset"] for t in build_catalog(rea_registry)["tools"]}
-    whole = sent_bytes(anyio.run(lambda: listing()))
+    whole = sent_bytes(anyio.run(listing))
     for selection in ("native", "browser,dynamic"):
         chosen = {"session", *selection.split(",")}
-        tools = anyio.run(lambda: listing(REA_MCP_TOOLSETS=selection))
+        tools = anyio.run(functools.partial(listing, REA_MCP_TOOLSETS=selection))
         assert {t["name"] for t in tools} == {n for n, ts in toolset_of.items() if ts in chosen}
         assert sent_bytes(tools) < whole
