@@ -3,17 +3,20 @@
 Code indexing ``table[i]`` references only the array's base; a string in the 2nd slot is referenced by that slot
 alone. An array here is a run of contiguous pointer-sized slots, each pointing into the image (read from the
 target's file bytes, mapped through ``list_segments``); its base is the nearest slot at or before the given one
-that code references (``xrefs`` with a ``from_procedure``).
+that code references (``xrefs`` with a ``from_procedure``). The ``xrefs`` tool reports those steps as
+``through_arrays``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
+import msgspec
 from rea_plugins.binary.image import _file_offset, locate, read_file, regions
-from rea_plugins.binary.schema import run
+from rea_plugins.binary.schema import check_document, evidence, params_of, run
 
 from rea.catalog.tool import ToolCall
+from rea.evidence import Evidence
 
 MAX_BACK = 256  # slots looked back for the base
 MAX_COUNT = 4096  # slots counted from the base
@@ -82,3 +85,25 @@ def pointer_array(call: ToolCall, slot: str) -> dict[str, Any] | None:
         count += 1
     return {"base": hex(base), "element_size": size, "count": count, "count_truncated": count >= MAX_COUNT,
             "index": (here - base) // size, "slot": hex(here), "indexed_by": indexed_by}
+
+
+MAX_FOLLOWED = 16  # data slots xrefs follows back to an array base
+
+
+def handle_xrefs(call: ToolCall) -> Evidence:
+    """xrefs, plus ``through_arrays``: code indexing, from its base, a pointer array whose slot holds the address."""
+    check_document(call)
+    result = run(call, "xrefs", params_of(call.args))
+    slots = [r["from"] for r in result.normalized["references"] if not r.get("from_procedure")]
+    steps: list[dict[str, Any]] = []
+    for slot in slots[:MAX_FOLLOWED]:
+        found = pointer_array(call, slot)
+        if found is not None:
+            steps.extend({**site, "via": "array-base", "slot": slot, "base": found["base"], "index": found["index"]}
+                         for site in found["indexed_by"])
+    body = {**result.normalized, "through_arrays": steps}
+    lims = list(result.limitations)
+    if len(slots) > MAX_FOLLOWED:
+        body["through_arrays_truncated"] = True
+        lims.append(f"through_arrays follows the first {MAX_FOLLOWED} of {len(slots)} data slots")
+    return evidence(call, msgspec.structs.replace(result, normalized=body, limitations=lims))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.binary import listing, strings
+from rea_plugins.binary import arrays, listing, strings
 from rea_plugins.binary.schema import (
     ADDRESS,
     ASSEMBLY_LIMIT,
@@ -96,7 +96,8 @@ _SPECS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], tuple[dict[str, An
                              {"procedure": PROCEDURE, "direction": DIRECTION, "offset": OFFSET, "limit": LIMIT,
                               "document": DOCUMENT}, ("procedure",),
                              ({"procedure": "main"}, {"procedure": "main", "direction": "incoming"})),
-    "xrefs": ("References to an address (call, jump, data, read, write, indirect, computed, external).",
+    "xrefs": ("References to an address (call, jump, data, read, write, indirect, computed, external); "
+              "through_arrays: code indexing a pointer array that holds it.",
               {"address": ADDRESS, "document": DOCUMENT}, ("address",), ({"address": "0x402004"},)),
     "procedure_pseudo_code": ("Decompile one procedure (provider text; never the original source).",
                               {"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",),
@@ -104,7 +105,8 @@ _SPECS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], tuple[dict[str, An
 }
 
 # Tools whose handler is not the one-operation default.
-_HANDLERS = {"list_strings": strings.handle, "search_strings": strings.handle, **listing.HANDLERS}
+_HANDLERS = {"list_strings": strings.handle, "search_strings": strings.handle, "xrefs": arrays.handle_xrefs,
+             **listing.HANDLERS}
 # Tools whose operation name differs from the tool name.
 _OPERATION = {"procedure_pseudo_code": "procedure_pseudo_code"}
 

@@ -137,8 +137,14 @@ def test_a_string_in_a_pointer_array_reaches_the_code_indexing_it(sessions: dict
     assert {"from": slot, "procedure": None} in string["referenced_from"]
     (step,) = [r for r in string["referenced_from"] if r.get("via") == "array-base"]
     assert step["procedure"] == lookup and step["base"] == base and step["slot"] == slot and step["index"] == 1
+    assert step["from"] == _objdump_site(build.symbols, "entity_lookup", "entity_table")
     assert lookup in [p["address"] for p in out["procedures"]]
     assert [build.nm["main"], lookup] in [[n["address"] for n in path] for path in out["call_paths"]]
+
+    xrefs = result_of(session, "xrefs", {"address": string["address"]})
+    assert [r["from"] for r in xrefs["references"]] == [slot]
+    assert xrefs["through_arrays"] == [{"from": step["from"], "procedure": lookup, "via": "array-base", "slot": slot,
+                                        "base": base, "index": 1}]
 
     at_base = result_of(session, "inspect_native_data_type", {"address": base})
     array = at_base["array"]
