@@ -62,6 +62,7 @@ ANALYZE = ToolDef(
     family=FAMILY,
     description=(
         "Statically analyze a JavaScript/Electron application directory or .asar archive without running it. "
+        "Results reach megabytes: detail 'summary' answers a summary, the complete record retained. "
         "It finds modules (source files, assets, modules bundled by esbuild/webpack), import/require/dynamic-import "
         "edges, exports with static shapes, strings, functions, Electron IPC channels, entry points (package.json "
         "main, Electron main/preload/renderer) and source maps (inline and external). detail 'summary' records "
