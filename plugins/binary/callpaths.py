@@ -83,8 +83,10 @@ def _address_taken(call: ToolCall, here: str, forward: bool, starts: dict[str, s
                                                   "incoming", "offset": offset, "limit": PAGE}).normalized
         for ref in body["references"]:
             other = ref.get("to") if forward else ref.get("from_procedure")
-            # Only code taking the address counts: a data slot holding it has no procedure to walk from.
-            if ref.get("kind") in ("data", "read") and ref.get("from_procedure") and other in starts and other != here:
+            # Only code taking the address counts: a data slot holding it has no procedure to walk from. radare2
+            # calls arm64's adrp+add into a register a "write"; nothing writes to a procedure start.
+            if (ref.get("kind") in ("data", "read", "write") and ref.get("from_procedure") and other in starts
+                    and other != here):
                 sites.setdefault(other, []).append(ref["from"])
         offset = body["next_offset"]
     return [{"address": a, "name": starts[a], "kind": "address-taken",

@@ -13,6 +13,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -170,5 +171,49 @@ def test_the_trails_on_angr(rea_registry: Registry, build: Build) -> None:
         out = result_of(session, "trace_feature", {"query": "&quot;", "case_sensitive": True})
         steps = [r for s in out["strings"] for r in s["referenced_from"] if r.get("via") == "array-base"]
         assert [(r["procedure"], r["index"]) for r in steps] == [(build.nm["entity_lookup"], 1)]
+    finally:
+        session.close()
+
+
+@pytest.fixture(scope="module")
+def arm64(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    gcc, nm = shutil.which("aarch64-linux-gnu-gcc"), shutil.which("aarch64-linux-gnu-nm")
+    objdump = shutil.which("aarch64-linux-gnu-objdump")
+    if not gcc or not nm or not objdump:
+        pytest.skip("aarch64-linux-gnu-gcc, -nm and -objdump are needed for the arm64 build")
+    out = tmp_path_factory.mktemp("trails-arm64") / "trails"
+    subprocess.run([gcc, "-O2", "-o", str(out), str(SOURCE), "-lpthread"], check=True)
+    names = {}
+    for line in subprocess.run([nm, str(out)], check=True, capture_output=True, text=True).stdout.splitlines():
+        m = re.fullmatch(r"([0-9a-f]+) [tTdDrR] (\w+)", line)
+        if m:
+            names[m.group(2)] = hex(int(m.group(1), 16))
+    # The add completing main's adrp pair for create_ext carries the low 12 bits of its address.
+    text = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(out)], check=True, capture_output=True,
+                          text=True).stdout
+    body = text.split("<main>:\n", 1)[1].split("\n\n", 1)[0]
+    low = hex(int(names["create_ext"], 16) & 0xFFF)
+    site = [hex(int(line.split(":")[0], 16)) for line in body.splitlines()
+            if "\tadd\t" in line and line.rstrip().endswith(f"#{low}")]
+    return {"path": out, "nm": names, "site": site}
+
+
+@pytest.mark.parametrize("provider", ["native", "radare2"])
+def test_the_trails_on_arm64(rea_registry: Registry, arm64: dict[str, Any], provider: str) -> None:
+    """adrp+add takes create_ext's address; adrp+add takes entity_table's base."""
+    nm = arm64["nm"]
+    session = Session(rea_registry)
+    try:
+        result_of(session, "open_binary", {"path": str(arm64["path"]), "provider_id": provider})
+        short = result_of(session, "trace_call_path", {"start": "main", "goal": "pthread_create"})
+        assert short["truncated"] is True and short["stopped_by"][0]["at"][0]["address"] == nm["hop4"]
+        taken = result_of(session, "trace_call_path", {"start": "main", "goal": "create_ext"})
+        (hop,) = taken["paths"][0]["hops"]
+        assert (hop["from"], hop["to"], hop["edge"]) == (nm["main"], nm["create_ext"], "address-taken")
+        assert hop["reference_sites"] == arm64["site"]
+        out = result_of(session, "trace_feature", {"query": "&quot;", "case_sensitive": True})
+        steps = [r for s in out["strings"] for r in s["referenced_from"] if r.get("via") == "array-base"]
+        expected = [(nm["entity_lookup"], nm["entity_table"], 1)]
+        assert [(r["procedure"], r["base"], r["index"]) for r in steps] == expected
     finally:
         session.close()
