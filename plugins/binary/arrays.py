@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import msgspec
-from rea_plugins.binary.image import _file_offset, locate, read_file, regions
+from rea_plugins.binary.image import locate, read_file, region_file_offset, regions
 from rea_plugins.binary.schema import check_document, evidence, params_of, run
 
 from rea.catalog.tool import ToolCall
@@ -41,7 +41,7 @@ def _slots(call: ToolCall, start: int, count: int, size: int, order: Order) -> l
     """The pointer values of ``count`` slots from ``start`` (None where a slot is not file-backed)."""
     segment, section = locate(call, start)
     region = section or segment
-    offset = None if region is None else _file_offset(region, start)
+    offset = None if region is None else region_file_offset(region, start)
     if region is None or offset is None:
         return [None] * count
     backed = int(region.get("file_size") or 0) - (start - int(region["start"], 16))

@@ -64,7 +64,7 @@ def require_mapped(call: ToolCall, text: str, path: str = "address") -> tuple[st
     return address, {"segment": segment, "section": section, "region": region}
 
 
-def _file_offset(region: dict[str, Any], address: int) -> int | None:
+def region_file_offset(region: dict[str, Any], address: int) -> int | None:
     delta = address - int(region["start"], 16)
     offset, size = region.get("file_offset"), region.get("file_size")
     if not isinstance(offset, int) or not isinstance(size, int) or delta >= size:
@@ -86,7 +86,7 @@ def _address_to_file_offset(call: ToolCall) -> Evidence:
     check_document(call)
     address, where = require_mapped(call, call.args["address"])
     region = where["region"]
-    offset = _file_offset(region, int(address, 16))
+    offset = region_file_offset(region, int(address, 16))
     body: dict[str, Any] = {"address": address, "file_offset": offset,
                             "file_offset_hex": None if offset is None else f"0x{offset:x}",
                             "backed_by_file": offset is not None, "region": _brief(region),
@@ -122,7 +122,7 @@ def _read_bytes(call: ToolCall) -> Evidence:
     count = min(length, available)
     backed = max(0, min(count, int(region.get("file_size") or 0) - (start - int(region["start"], 16))))
     data = b""
-    offset = _file_offset(region, start)
+    offset = region_file_offset(region, start)
     if backed and offset is not None:
         data = read_file(target.resolved_path, offset, backed)
         if len(data) < backed:
