@@ -308,15 +308,43 @@ def _replaced_mode(dest: str) -> int:
         return 0o666 & ~_UMASK
 
 
+def _require_regular_or_absent(dest: str, named: str | None = None) -> None:
+    """Refuse a destination that exists and is not a regular file (device, FIFO, socket, directory, link)."""
+    try:
+        st = os.lstat(dest)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise _path_error(dest, exc) from None
+    if stat.S_ISREG(st.st_mode):
+        return
+    kind = _file_kind(st.st_mode)
+    shown = f"{named} (a link to {dest})" if named else dest
+    raise invalid_request(
+        f"{shown} is {kind}, not a regular file; export writes regular files only",
+        [issue("path", "invalid_value", f"path names {kind}; overwrite replaces regular files only")],
+    )
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
 def export(records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: CallContext,
            notebooks: Iterable[Notebook] = ()) -> dict[str, Any]:
     """Stream the canonical bundle to a staging file beside ``path`` and publish it atomically."""
     dest = os.path.abspath(path)
+    if os.path.islink(dest):
+        # A link to a regular file names that file: the rename publishes there, never over the link's target kind.
+        _require_regular_or_absent(os.path.realpath(dest), named=dest)
+        dest = os.path.realpath(dest)
     directory = os.path.dirname(dest)
-    if os.path.isdir(dest):
-        raise invalid_request(
-            f"{dest} is a directory", [issue("path", "invalid_value", "path names a directory")]
-        )
+    _require_regular_or_absent(dest)
     if not os.path.isdir(directory):
         raise invalid_request(
             f"directory {directory} does not exist",
@@ -347,6 +375,8 @@ def export(records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: Call
             os.fsync(fh.fileno())
         ctx.check("export_evidence_bundle")
         if overwrite:
+            # Checked again right before the rename: a device or FIFO put there since is never replaced.
+            _require_regular_or_absent(dest)
             os.replace(staging, dest)
         else:
             # link() refuses an existing name, so a file created since the check above is never clobbered.
