@@ -2,9 +2,10 @@
 
 Engines scan for strings of at least four characters. A shorter one is still a string when code references it
 (``"-t"`` or ``"man"`` in an option parser): every address an instruction operand names is read from the file,
-and a printable, NUL-terminated run of 1-3 characters there is listed with ``referenced: true``, as is a referenced
-string of any length that begins inside another (the linker's tail merging: ``"xml"`` inside ``"--to-xml"``). Below the
-default floor, ``min_length`` also lists unreferenced NUL-delimited runs of that length from data sections.
+and a printable, NUL-terminated run of 1-3 characters there (or one a data pointer names, as in a getopt option
+table) is listed with ``referenced: true``, as is a referenced string of any length that begins inside another
+(the linker's tail merging: ``"xml"`` inside ``"--to-xml"``). Below the default floor, ``min_length`` also lists
+unreferenced NUL-delimited runs of that length from data sections.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ ENGINE_FLOOR = 4
 MAX_MIN_LENGTH = 64
 # Gathering every instruction to find referenced short strings is bounded by the procedure count.
 MAX_PROCEDURES_FOR_REFERENCES = 50_000
+# Short runs no instruction names are each looked up in xrefs (data pointers), up to this many.
+MAX_DATA_REFERENCE_LOOKUPS = 4096
 _SHORT = re.compile(rb"(?<=\x00)[\x20-\x7e]{1,3}(?=\x00)")
 # A referenced string inside another (the linker merges "xml" into the tail of "--to-xml"): text up to its NUL.
 MAX_REFERENCED_TAIL = 1024
@@ -75,9 +78,23 @@ def _short_strings(call: ToolCall, limitations: list[str]) -> list[dict[str, Any
                 item["referenced"] = True
             found.append(item)
         found.extend(_referenced_tails(blob, start, s["name"], referenced))
+    _mark_data_referenced(call, [s for s in found if not s.get("referenced")], notes)
     call.session.state[_CACHE] = (key, found, notes)
     limitations.extend(notes)
     return found
+
+
+def _mark_data_referenced(call: ToolCall, candidates: list[dict[str, Any]], notes: list[str]) -> None:
+    """A short string a data pointer names (an option table's ``{"to", ...}``) is referenced too: ``xrefs`` of each."""
+    if not call.session.supports("xrefs"):
+        return
+    if len(candidates) > MAX_DATA_REFERENCE_LOOKUPS:
+        notes.append(f"strings under {ENGINE_FLOOR} characters that only data pointers reference are not listed: "
+                     f"more than {MAX_DATA_REFERENCE_LOOKUPS} candidates (min_length lists them)")
+        return
+    for s in candidates:
+        if call.session.execute("xrefs", {"address": s["address"]}, call.ctx).normalized.get("references"):
+            s["referenced"] = True
 
 
 def _referenced_tails(blob: bytes, start: int, section: str, referenced: set[int]) -> list[dict[str, Any]]:

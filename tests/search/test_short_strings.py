@@ -38,7 +38,13 @@ __attribute__((noinline)) int parse(int argc, char **argv) {
   }
   return mode;
 }
-int main(int argc, char **argv) { puts("REA_OPTIONS"); return parse(argc, argv); }
+struct opt { const char *name; int id; };
+static const struct opt table[] = {{"to", 1}, {"kq", 2}, {0, 0}};
+__attribute__((noinline)) int lookup(const char *arg) {
+  for (const struct opt *o = table; o->name; o++) if (strcmp(arg, o->name) == 0) return o->id;
+  return 0;
+}
+int main(int argc, char **argv) { puts("REA_OPTIONS"); return parse(argc, argv) + lookup(argv[0]); }
 """
 OPTIONS = ("man", "xml", "-t", "v")
 
@@ -117,6 +123,16 @@ def test_min_length_bounds_the_listing(opened: tuple[Session, Path]) -> None:
     assert ones.get("v", set()) >= string_addresses(path, "v")
     low = result_of(session, "search_strings", {"pattern": "zz", "min_length": 2})
     assert listed(low).get("zz", set()) >= string_addresses(path, "zz")
+
+
+def test_option_table_names_that_data_points_to_are_found(opened: tuple[Session, Path]) -> None:
+    session, path = opened
+    out = result_of(session, "search_strings", {"pattern": "^(to|kq)$", "mode": "regex"})
+    found = listed(out)
+    for word in ("to", "kq"):
+        truth = string_addresses(path, word)
+        assert truth and truth <= found.get(word, set()), word
+    assert all(s.get("referenced") for s in out["strings"])
 
 
 @pytest.mark.parametrize("bad", [0, 65, "4", "x"])
