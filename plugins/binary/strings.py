@@ -18,6 +18,7 @@ from rea_plugins.binary.image import read_file, regions
 from rea_plugins.binary.schema import check_document, evidence, params_of, run
 
 from rea.catalog.tool import ToolCall
+from rea.errors import ReaError
 from rea.evidence import Evidence
 from rea.operations.answers import int_param, page, parse_address
 from rea.providers import OperationResult
@@ -26,7 +27,7 @@ from rea.search import matcher
 ENGINE_FLOOR = 4
 MAX_MIN_LENGTH = 64
 # Gathering every instruction to find referenced short strings is bounded by the procedure count.
-MAX_PROCEDURES_FOR_REFERENCES = 50_000
+MAX_PROCEDURES_FOR_REFERENCES = 10_000
 # Short runs no instruction names are each looked up in xrefs (data pointers), up to this many.
 MAX_DATA_REFERENCE_LOOKUPS = 4096
 _SHORT = re.compile(rb"(?<=\x00)[\x20-\x7e]{1,3}(?=\x00)")
@@ -58,8 +59,14 @@ def _short_strings(call: ToolCall, limitations: list[str]) -> list[dict[str, Any
         notes.append(f"strings under {ENGINE_FLOOR} characters that code references are not listed: the provider "
                      "reads no instructions")
     elif len(program.procedures(call)) <= MAX_PROCEDURES_FOR_REFERENCES:
-        for row in program.program_rows(call):
-            referenced.update(row.refs)
+        try:
+            for row in program.program_rows(call):
+                referenced.update(row.refs)
+        except ReaError as exc:
+            if exc.code != "resource_constraint":
+                raise
+            notes.append(f"strings under {ENGINE_FLOOR} characters that code references are not listed: "
+                         f"{exc.message}")
     else:
         notes.append(f"strings under {ENGINE_FLOOR} characters that code references are not listed: the program has "
                      f"more than {MAX_PROCEDURES_FOR_REFERENCES} procedures (search_bytes finds them)")
