@@ -82,7 +82,7 @@ def _safe_availability(provider: AnalysisProvider) -> Availability:
         return provider.availability()
     except Exception as exc:  # a broken check must not take discovery down
         return Availability(status="unavailable", code="runtime_missing",
-                            reason=f"availability check raised {type(exc).__name__}: {exc}",
+                            reason=f"availability check failed (an internal error of the plugin): {exc}",
                             remediation="Run `rea doctor` and report the plugin's error to its authors.")
 
 
@@ -91,7 +91,7 @@ def _safe_support(provider: AnalysisProvider, target: Target) -> TargetSupport:
         return provider.target_support(target)
     except Exception as exc:
         return TargetSupport(status="unsupported", code="target_kind_unsupported",
-                             reason=f"target check raised {type(exc).__name__}: {exc}")
+                             reason=f"target check failed (an internal error of the plugin): {exc}")
 
 
 def candidates(registry: Registry) -> list[Candidate]:

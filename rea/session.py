@@ -185,8 +185,10 @@ class Session:
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         """Run one provider operation on the open target."""
         self.require_target()
-        provider, client = self._provider, self._client
-        assert provider is not None and client is not None
+        provider = self._provider
+        if provider is None:
+            self.require_target()  # closed since the check above: the same typed error, never an assertion
+            raise ReaError("target_unavailable", "no binary is open", details={"reason": "no_target"})
         if operation not in provider.descriptor.operations:
             remediation, alternatives = alternatives_remediation(self.registry, (operation,), self.target,
                                                                  exclude=provider.descriptor.id)
@@ -200,6 +202,11 @@ class Session:
                 ctx.check(operation)
             try:
                 ctx.check(operation)
+                # The client is read under the lock: a concurrent open or close swaps it only while holding it.
+                client = self._client
+                if client is None or self._provider is not provider:
+                    raise ReaError("target_unavailable", f"the target was closed or replaced during {operation}",
+                                   remediation="Call open_binary again.", details={"reason": "target_replaced"})
                 result = client.execute(operation, params, ctx)
             finally:
                 self._exec_lock.release()

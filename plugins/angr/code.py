@@ -450,9 +450,9 @@ class Code:
             except (ReaError, RecursionError, MemoryError):
                 raise
             except Exception as exc:
-                raise ReaError("execution_failure",
-                               f"angr's decompiler failed on {a.fname(f)}: {type(exc).__name__}: {exc}",
-                               details={"procedure": a.out(f.addr), "engine_error": type(exc).__name__}) from None
+                words = str(exc) or "the decompiler gave no reason"
+                raise ReaError("execution_failure", f"angr's decompiler failed on {a.fname(f)}: {words}",
+                               details={"procedure": a.out(f.addr), "engine_error": words}) from None
             if dec.codegen is None or not dec.codegen.text:
                 raise ReaError("execution_failure", f"angr's decompiler produced no code for {a.fname(f)}",
                                remediation="Read procedure_assembly for this procedure instead.",

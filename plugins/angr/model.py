@@ -48,9 +48,11 @@ class Analysis:
         except (RecursionError, MemoryError):
             raise
         except Exception as exc:  # cle surfaces malformed input as many exception types, all meaning "unreadable"
-            raise ReaError("unsupported_target", f"angr could not load {name}: {type(exc).__name__}: {exc}",
+            # The engine's words go in details; the message never names a Python exception class.
+            words = str(exc) or "the loader gave no reason"
+            raise ReaError("unsupported_target", f"angr could not load {name}: {words}",
                            remediation="Check that the file is an intact ELF, PE or Mach-O binary.",
-                           details={"reason": "unparseable", "engine_error": type(exc).__name__}) from None
+                           details={"reason": "unparseable", "engine_error": words}) from None
         self.name, self.sha256 = name, sha256
         self.main: Any = self.proj.loader.main_object
         fmt = _FORMATS.get(type(self.main).__name__)

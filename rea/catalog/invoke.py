@@ -157,7 +157,9 @@ def invoke(session: Session, tool: ToolDef, args: Any, ctx: CallContext) -> Tool
         raise ReaError("resource_constraint", f"{tool.name}: out of memory",
                        details={"resource": "memory", "tool": tool.name}) from None
     except Exception as exc:
-        raise ReaError("execution_failure", f"{tool.name} failed: {type(exc).__name__}: {exc}",
+        # The message never names a Python exception class: an internal error is stated plainly.
+        raise ReaError("execution_failure", f"{tool.name} failed (an internal error)",
+                       remediation="Retry the call; report it if it persists.",
                        details={"tool": tool.name}) from exc
     # Cancelled work never records Evidence, even when the handler finished; its side effects are undone.
     if isinstance(out, Evidence):

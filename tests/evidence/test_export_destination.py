@@ -54,7 +54,10 @@ def test_overwrite_refuses_devices_fifos_and_links_to_them(loaded: Session, tmp_
         assert str(dest) in err.message and err.details["issues"][0]["path"] == "path", name
         after = os.lstat(dest)
         assert (after.st_mode, after.st_ino, after.st_rdev) == (
-            before[name].st_mode, before[name].st_ino, before[name].st_rdev), name
+            before[name].st_mode,
+            before[name].st_ino,
+            before[name].st_rdev,
+        ), name
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
     # No staging file is left behind for any refusal.
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".json.tmp")]
