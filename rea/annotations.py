@@ -28,6 +28,7 @@ import msgspec
 from rea.canonical import canonical_digest, canonical_json
 from rea.context import CallContext
 from rea.errors import IssueReason, ReaError, invalid_request, issue
+from rea.files import open_regular
 
 SCHEMA_VERSION: Final = 1
 FIELDS: Final = ("name", "comment", "inline_comment", "bookmark", "signature", "notes")
@@ -219,7 +220,7 @@ class AnnotationStore:
         """The target's annotations (empty when it has none); reads are lock-free and cached by inode."""
         path = self.path(sha256)
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            fd = open_regular(path, what="the annotation store")
         except FileNotFoundError:
             return make_notebook(sha256, {})
         except OSError as exc:
@@ -262,7 +263,8 @@ class AnnotationStore:
         lock_path = self.path(sha256, ".lock")
         try:
             os.makedirs(self.root, mode=0o700, exist_ok=True)
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            # A FIFO or device put in the lock's place is refused at once, never waited on.
+            fd = open_regular(lock_path, os.O_RDWR | os.O_CREAT, 0o600, what="the annotation lock")
         except OSError as exc:
             raise _store_error(self.root, exc, "write") from None
         try:

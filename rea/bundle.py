@@ -19,6 +19,7 @@ from rea.canonical import canonical_digest, canonical_json
 from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import Evidence, ProviderIdentity
+from rea.files import open_regular
 from rea.target import read_error
 
 BUNDLE_VERSION: Final = 2
@@ -454,7 +455,7 @@ def read_bytes(path: str, max_bytes: int) -> bytes:
             path=path,
         )
     try:
-        with open(path, "rb") as fh:
+        with os.fdopen(open_regular(path, what="bundle"), "rb") as fh:
             data = fh.read(max_bytes + 1)
     except OSError as exc:
         raise read_error(path, exc) from None

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import msgspec
 
 from rea.canonical import canonical_digest
+from rea.errors import ReaError
+from rea.files import open_regular
 
 if TYPE_CHECKING:
     from rea.evidence import Evidence
@@ -180,8 +182,8 @@ class AnalysisCache:
             return None
         path = self.path(key)
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
-        except OSError:
+            fd = open_regular(path, follow=False, what="cache entry")
+        except (OSError, ReaError):  # absent, or not a regular file (a FIFO is never waited on): a miss
             return None
         try:
             with os.fdopen(fd, "rb") as fh:
@@ -442,9 +444,9 @@ def _read_header(data: bytes | memoryview) -> _Header | None:
 
 def _read_header_file(path: str) -> _Header | None:
     try:
-        with open(path, "rb") as fh:
+        with os.fdopen(open_regular(path, follow=False, what="cache entry"), "rb") as fh:
             head = fh.read(len(MAGIC) + _HEADER_LENGTH.size + MAX_HEADER_BYTES)
-    except OSError:
+    except (OSError, ReaError):
         return None
     if len(head) < len(MAGIC) + _HEADER_LENGTH.size:
         return None

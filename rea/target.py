@@ -12,6 +12,7 @@ import msgspec
 
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.files import open_regular
 
 HASH_CHUNK = 1 << 20
 
@@ -117,7 +118,8 @@ def identify(path: str, ctx: CallContext | None = None, *, allow_directory: bool
     head = b""
     size = 0
     try:
-        with open(resolved, "rb") as fh:
+        # Opened without blocking and fstat-checked: a FIFO swapped in after the stat above is refused, not waited on.
+        with os.fdopen(open_regular(resolved, code="unsupported_target", what="target"), "rb") as fh:
             while True:
                 if ctx is not None:
                     ctx.check("hashing target")

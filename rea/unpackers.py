@@ -13,6 +13,7 @@ import msgspec
 
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.files import open_regular
 from rea.target import Target
 
 IntegrityPolicy = Literal["fail", "record-and-continue"]
@@ -195,7 +196,11 @@ def open_beneath(root_fd: int, parts: list[str], flags: int = os.O_RDONLY) -> in
             nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = nxt
-        return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; callers fstat and refuse what is not regular.
+        out = os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY, dir_fd=fd)
+        if fd_is_regular(out):
+            os.set_blocking(out, True)
+        return out
     finally:
         os.close(fd)
 
@@ -217,7 +222,7 @@ def read_head(target: Target) -> bytes:
     if target.is_directory:
         return b""
     try:
-        with open(target.resolved_path, "rb") as fh:
+        with os.fdopen(open_regular(target.resolved_path, code="unsupported_target", what="target"), "rb") as fh:
             return fh.read(HEAD_BYTES)
     except OSError as exc:
         raise ReaError("target_unavailable", f"cannot read {target.path}: {exc.strerror}",
