@@ -161,7 +161,8 @@ class AsarArchive:
              max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES) -> AsarArchive:
         """Open and validate the archive at ``path``; ``ReaError`` on malformed or truncated input."""
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            # O_NONBLOCK: a FIFO swapped in for the archive is refused below, never waited on at open.
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
         except OSError as exc:
             code = "access_denied" if exc.errno in (errno.EACCES, errno.EPERM) else "target_unavailable"
             raise ReaError(code, f"cannot open {path}: {exc.strerror}",
@@ -171,6 +172,7 @@ class AsarArchive:
             if not stat.S_ISREG(st.st_mode):
                 raise ReaError("unsupported_target", f"{path} is not a regular file",
                                details={"path": path, "format": "special"})
+            os.set_blocking(fd, True)
             source = _Source(fd, None, st.st_size)
             return cls._load(source, os.path.basename(path), path + ".unpacked", ctx, max_entries,
                              max_header_bytes)

@@ -15,6 +15,7 @@ from rea.annotations import normalize_address
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import Evidence
+from rea.files import open_regular
 from rea.providers import OperationResult
 from rea.target import read_error
 
@@ -100,7 +101,7 @@ def _address_to_file_offset(call: ToolCall) -> Evidence:
 
 def read_file(path: str, offset: int, length: int) -> bytes:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = open_regular(path, code="artifact_changed", what="target")
     except OSError as exc:
         raise read_error(path, exc) from None
     try:
