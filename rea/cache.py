@@ -5,12 +5,15 @@ names everything the value depends on: the target's SHA-256, the provider's id a
 analysis-profile digest, and the kind of value with its own format version. One file per entry under
 the user cache directory (``rea.config.cache_dir``), named by the key's digest:
 
-    MAGIC | header length (4 bytes, big-endian) | header (msgpack) | payload (msgpack)
+    MAGIC | header length (4 bytes, big-endian) | header (msgpack) | payload (msgpack) | tag (32 bytes)
 
-The header repeats the key, the entry format version, the value type's fingerprint and the payload's
-length and SHA-256. A load checks all of them and decodes the payload into the requested type; an entry
-that fails any check (corrupt, truncated, written for another key or another type layout) is removed and
-reported as a miss, never trusted. Writers publish by rename from a private temporary file, so readers
+The tag is HMAC-SHA256 of everything before it under a per-user key kept 0600 beside the entries
+(``rea.cache_key``): an entry written by anyone without that key is not authentic. The header repeats the
+key, the entry format version, the value type's fingerprint and the payload's length and SHA-256. A load
+checks the tag first, then all of them, and decodes the payload into the requested type; an entry that
+fails any check (forged, corrupt, truncated, written for another key or another type layout) is removed and
+reported as a miss, never trusted. Without a usable key the cache reads and writes nothing.
+Writers publish by rename from a private temporary file, so readers
 and concurrent writers of the same entry only ever see whole entries. The directory is bounded in bytes:
 after a store, the least recently used entries (by modification time, which a hit refreshes) are evicted
 under an exclusive ``flock``. A cache failure (read-only or full disk) never fails an analysis: the value
@@ -23,6 +26,7 @@ import contextlib
 import errno
 import fcntl
 import hashlib
+import hmac
 import os
 import re
 import struct
@@ -34,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import msgspec
 
+from rea.cache_key import CacheSecret, load_secret
 from rea.canonical import canonical_digest
 from rea.errors import ReaError
 from rea.files import open_regular
@@ -45,7 +50,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-FORMAT_VERSION: Final = 1
+# 2: entries end with an HMAC tag (format 1 entries are misses, removed on load).
+FORMAT_VERSION: Final = 2
+TAG_BYTES: Final = 32
 MAGIC: Final = b"REA-CACHE\n"
 ENTRIES: Final = "entries"
 SUFFIX: Final = ".entry"
@@ -120,6 +127,8 @@ class CacheInfo(msgspec.Struct, frozen=True, kw_only=True):
     unreadable: int
     oldest_use: float | None
     newest_use: float | None
+    # Why entries cannot be authenticated (the key is missing, not private, or not this user's): then none is read.
+    key_problem: str | None = None
 
 
 class ClearOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -166,10 +175,25 @@ class AnalysisCache:
         self.directory = directory
         self.max_bytes = max_bytes
         self.entries_dir = os.path.join(directory, ENTRIES)
+        self._secret: CacheSecret | None = None
+        self._secret_lock = threading.Lock()
 
     @property
     def enabled(self) -> bool:
         return self.max_bytes > 0
+
+    def secret(self) -> CacheSecret:
+        """The authentication key (loaded, or created, once per cache object)."""
+        with self._secret_lock:
+            if self._secret is None:
+                self._secret = load_secret(self.directory)
+            return self._secret
+
+    def _tag(self, key: bytes, *parts: bytes | memoryview) -> bytes:
+        mac = hmac.new(key, digestmod=hashlib.sha256)
+        for part in parts:
+            mac.update(part)
+        return mac.digest()
 
     def path(self, key: CacheKey) -> str:
         return os.path.join(self.entries_dir, key.digest() + SUFFIX)
@@ -180,6 +204,9 @@ class AnalysisCache:
         """The value stored under ``key`` decoded as ``value_type``, or None (a miss; a bad entry is removed)."""
         if not self.enabled:
             return None
+        secret = self.secret().key
+        if secret is None:
+            return None  # nothing can be authenticated: every entry is a miss (``info`` says why)
         path = self.path(key)
         try:
             fd = open_regular(path, follow=False, what="cache entry")
@@ -191,7 +218,7 @@ class AnalysisCache:
                 data = fh.read(size + 1) if size <= max(self.max_bytes, MAX_HEADER_BYTES) else b""
         except OSError:
             return None
-        value = self._decode(data, key, value_type)
+        value = self._decode(data, key, value_type, secret)
         if value is None:
             self._discard(path)
             return None
@@ -200,7 +227,14 @@ class AnalysisCache:
             os.utime(path)
         return value
 
-    def _decode(self, data: bytes, key: CacheKey, value_type: type[T]) -> T | None:
+    def _decode(self, data: bytes, key: CacheKey, value_type: type[T], secret: bytes) -> T | None:
+        if len(data) < TAG_BYTES:
+            return None
+        body = memoryview(data)[:-TAG_BYTES]
+        # Authenticity first: a forged entry with a coherent header and payload digest fails here.
+        if not hmac.compare_digest(self._tag(secret, body), data[-TAG_BYTES:]):
+            return None
+        data = bytes(body)
         header = _read_header(data)
         if header is None or header.format_version != FORMAT_VERSION or header.key != key:
             return None
@@ -225,11 +259,14 @@ class AnalysisCache:
         """
         if not self.enabled:
             return False
+        secret = self.secret().key
+        if secret is None:
+            return False
         payload = msgspec.msgpack.encode(value)
         header = msgspec.msgpack.encode(_Header(
             format_version=FORMAT_VERSION, key=key, value_type=_fingerprint(value_type or type(value)),
             payload_bytes=len(payload), payload_sha256=hashlib.sha256(payload).hexdigest(), created=time.time()))
-        size = len(MAGIC) + _HEADER_LENGTH.size + len(header) + len(payload)
+        size = len(MAGIC) + _HEADER_LENGTH.size + len(header) + len(payload) + TAG_BYTES
         if size > self.max_bytes:
             return False
         path = self.path(key)
@@ -243,10 +280,11 @@ class AnalysisCache:
             replaced = os.stat(path).st_size
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(MAGIC)
-                fh.write(_HEADER_LENGTH.pack(len(header)))
+                prefix = MAGIC + _HEADER_LENGTH.pack(len(header))
+                fh.write(prefix)
                 fh.write(header)
                 fh.write(payload)
+                fh.write(self._tag(secret, prefix, header, payload))
             # Rename publishes a whole entry: readers and a concurrent writer of the same key never see a part.
             os.replace(tmp, path)
         except OSError:
@@ -414,7 +452,8 @@ class AnalysisCache:
         by_kind = [KindUsage(kind=k, entries=v[0], bytes=v[1]) for k, v in sorted(kinds.items())]
         return CacheInfo(directory=self.directory, enabled=self.enabled, max_bytes=self.max_bytes, entries=entries,
                          bytes=total, kinds=by_kind, unreadable=unreadable, oldest_use=min(uses) if uses else None,
-                         newest_use=max(uses) if uses else None)
+                         newest_use=max(uses) if uses else None,
+                         key_problem=load_secret(self.directory, create=False).problem if self.enabled else None)
 
     def clear(self) -> ClearOutcome:
         """Remove every entry (and leftover temporary file); what was removed."""

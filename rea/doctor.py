@@ -136,6 +136,8 @@ class CacheReport(msgspec.Struct, frozen=True, kw_only=True):
     max_bytes: int
     entries: int
     bytes: int
+    # Why entries cannot be authenticated (then the cache reads nothing): see rea.cache_key.
+    key_problem: str | None = None
 
 
 class DoctorReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -202,7 +204,7 @@ def _cache_report(env: Mapping[str, str], home: str | None) -> CacheReport | Non
         return None  # the settings check reports the invalid value
     info = AnalysisCache(where, bound).info()
     return CacheReport(directory=info.directory, enabled=info.enabled, max_bytes=info.max_bytes,
-                       entries=info.entries, bytes=info.bytes)
+                       entries=info.entries, bytes=info.bytes, key_problem=info.key_problem)
 
 
 def _cache_check(cache: CacheReport | None) -> Check:
@@ -219,6 +221,11 @@ def _cache_check(cache: CacheReport | None) -> Check:
     while not os.path.exists(existing) and os.path.dirname(existing) != existing:
         existing = os.path.dirname(existing)
     usage = f"{cache.entries} entries, {cache.bytes} of {cache.max_bytes} bytes"
+    if cache.key_problem:
+        return Check(id="analysis-cache", status="warn", required=False,
+                     summary=f"{cache.directory}: no entry is read ({cache.key_problem})",
+                     remediation="Remove the key file (rea creates a fresh private one) or make it yours with mode "
+                                 "0600; existing entries then become misses.")
     if os.path.isdir(existing) and os.access(existing, os.W_OK | os.X_OK):
         state = usage if existing == cache.directory else "created on the first analysis"
         return Check(id="analysis-cache", status="pass", required=False, summary=f"{cache.directory} ({state})")

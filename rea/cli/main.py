@@ -225,6 +225,8 @@ def _cache(argv: list[str], prog: str) -> int:
     state = "on" if info.enabled else "off (REA_CACHE_MAX_BYTES=0)"
     print(f"directory: {info.directory}\nstate: {state}\nsize: {info.bytes} of {info.max_bytes} bytes "
           f"in {info.entries} entries" + (f" ({info.unreadable} unreadable)" if info.unreadable else ""))
+    if info.key_problem:
+        print(f"authentication: no entry is read: {info.key_problem}")
     if info.kinds:
         print(table([[k.kind, str(k.entries), str(k.bytes)] for k in info.kinds], ["kind", "entries", "bytes"]))
     return 0

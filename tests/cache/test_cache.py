@@ -90,7 +90,7 @@ def test_a_corrupt_entry_is_ignored_and_removed(tmp_path: Path, damage: str) -> 
     elif damage == "empty":
         data = bytearray()
     else:
-        data = data.replace(b"\xaeformat_version\x01", b"\xaeformat_version\x02")
+        data = data.replace(b"\xaeformat_version\x02", b"\xaeformat_version\x03")
     path.write_bytes(bytes(data))
     assert cache.load(key(1), WordIndex) is None
     assert not path.exists()
