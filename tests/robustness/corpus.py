@@ -100,7 +100,9 @@ def _build(root: Path, bases: dict[str, bytes]) -> list[Case]:
         for rel, content in arc.companion.items():
             dest = folder / (arc.name + ".unpacked") / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, str):
+            if content == hostile.FIFO:
+                os.mkfifo(dest)
+            elif isinstance(content, str):
                 os.symlink(content, dest)
             else:
                 dest.write_bytes(content)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 BLOCK = 4 * 1024 * 1024
+FIFO = "\0fifo"  # a companion value no symlink target can be (NUL is not allowed in paths)
 SHARED_OFFSET_ENTRIES = 50_000
 
 
@@ -31,7 +32,8 @@ class ArchiveCase:
     name: str
     data: bytes
     description: str
-    companion: dict[str, bytes | str] = field(default_factory=dict)  # str value: a symlink target
+    # str value: a symlink target; FIFO: a named pipe (a read of it would wait for a writer forever).
+    companion: dict[str, bytes | str] = field(default_factory=dict)
     args: dict[str, Any] = field(default_factory=dict)
 
 
@@ -375,6 +377,10 @@ def asar_cases() -> list[ArchiveCase]:
     add("unpacked-wrong", packed, "a companion whose bytes contradict the header",
         {"native/x.node": b"tampered"}, integrity_policy="record-and-continue")
     add("unpacked-dirlink", packed, "a companion directory that is a symlink", {"native": "/etc"})
+    add("unpacked-fifo", packed, "a companion file that is a FIFO (issue 24)", {"native/x.node": FIFO})
+    fifo_hdr, fifo_dat = build_asar(APP, unpacked=("main.js", "lib/a.js"))
+    add("unpacked-fifos", asar_bytes(fifo_hdr, fifo_dat), "the main script and a module as FIFOs (issue 24)",
+        {"main.js": FIFO, "lib/a.js": FIFO})
     # Nested archives.
     zipped = zip_bytes([("inner.txt", b"inner")])
     nested_hdr, nested_data = build_asar({"app.zip": zipped, "inner.asar": good, "main.js": b"1"})

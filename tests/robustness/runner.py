@@ -295,6 +295,8 @@ def run_all(cases: list[Case], work: Path, corpus_root: Path) -> Run:
     runner = Runner(work, corpus_root)
     for index, case in enumerate(cases):
         runner.run.cases[case.kind] += 1
+        if "FIFO" in case.description:
+            runner.run.cases["fifo"] += 1
         if case.kind == "binary":
             runner.binary(case, index)
         else:
@@ -315,6 +317,7 @@ CHECKS = ("crash", "hang", "untyped", "exception_name_artifacts", "exception_nam
 def figures(run: Run) -> list[str]:
     """The suite's figures, one line each, for pasting."""
     lines = [f"cases: {run.cases['binary']} mutated binaries, {run.cases['archive']} hostile archives; "
+             f"({run.cases['fifo']} with FIFOs where files are expected); "
              f"{run.calls} tool calls in {run.seconds:.1f} s ({run.calls / max(run.seconds, 1e-9):.0f} calls/s) "
              f"through one rea serve (restarts: {run.restarts})"]
     for kind in ("binary", "archive"):
