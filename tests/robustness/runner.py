@@ -316,7 +316,7 @@ CHECKS = ("crash", "hang", "untyped", "exception_name_artifacts", "exception_nam
 
 def figures(run: Run) -> list[str]:
     """The suite's figures, one line each, for pasting."""
-    lines = [f"cases: {run.cases['binary']} mutated binaries, {run.cases['archive']} hostile archives; "
+    lines = [f"cases: {run.cases['binary']} mutated binaries, {run.cases['archive']} hostile archives "
              f"({run.cases['fifo']} with FIFOs where files are expected); "
              f"{run.calls} tool calls in {run.seconds:.1f} s ({run.calls / max(run.seconds, 1e-9):.0f} calls/s) "
              f"through one rea serve (restarts: {run.restarts})"]
