@@ -79,52 +79,66 @@ class Session:
         ctx.check("opening target")
         with self._lock:
             had_client = self._client is not None
-            remaining = self._drain_and_close_client()
-            # Closing the previous target is part of this transition: what it left is reported, not dropped.
-            self.previous_cleanup = None if not had_client else {
-                "cleanup": "incomplete" if remaining else "complete", "resources": sorted(remaining)}
-            # A run id exists before any provider starts.
-            self.run_id = "run_" + uuid.uuid4().hex
-            self.target = target
-            self._provider = provider
-            self.binding = Binding(provider=ident, selection_source=selection.selection_source,
-                                   analysis_profile=profile, selection_reason=selection.selection_reason,
-                                   usable_candidates=selection.usable_candidates)
+            # The operation lock is held across the whole swap: a concurrent call runs on the old client or the
+            # new one, never sees the half-bound state between them.
+            remaining, drained = self._drain_and_close_client(keep_lock=True)
             try:
-                self._client = provider.open(target, self.run_id, ctx)
-            except ReaError:
-                self._reset_target()
-                raise
-            except Exception as exc:
-                self._reset_target()
-                raise ReaError("provider_unavailable", f"provider {d.id} failed to open the target "
-                               "(an internal error of the provider plugin)",
-                               details={"provider_id": d.id}) from exc
+                # Closing the previous target is part of this transition: what it left is reported, not dropped.
+                self.previous_cleanup = None if not had_client else {
+                    "cleanup": "incomplete" if remaining else "complete", "resources": sorted(remaining)}
+                # A run id exists before any provider starts.
+                self.run_id = "run_" + uuid.uuid4().hex
+                self.target = target
+                self._provider = provider
+                self.binding = Binding(provider=ident, selection_source=selection.selection_source,
+                                       analysis_profile=profile, selection_reason=selection.selection_reason,
+                                       usable_candidates=selection.usable_candidates)
+                try:
+                    self._client = provider.open(target, self.run_id, ctx)
+                except ReaError:
+                    self._reset_target()
+                    raise
+                except Exception as exc:
+                    self._reset_target()
+                    raise ReaError("provider_unavailable", f"provider {d.id} failed to open the target "
+                                   "(an internal error of the provider plugin)",
+                                   details={"provider_id": d.id}) from exc
+            finally:
+                if drained:
+                    self._exec_lock.release()
         return selection
 
     def close(self, drain_timeout: float = 30.0) -> list[str]:
         """Drain owned work, close the provider and clear the ledger; returns owned resource kinds left."""
         with self._lock:
-            remaining = self._drain_and_close_client(drain_timeout)
-            self._reset_target()
+            remaining, drained = self._drain_and_close_client(drain_timeout, keep_lock=True)
+            try:
+                self._reset_target()
+            finally:
+                if drained:
+                    self._exec_lock.release()
             self.ledger.clear()
             self.state.clear()
             self.lineage.clear()
             return remaining
 
-    def _drain_and_close_client(self, drain_timeout: float = 30.0) -> list[str]:
-        """Cancel provider operations in flight, wait for them, then close the client."""
+    def _drain_and_close_client(self, drain_timeout: float = 30.0, *,
+                                keep_lock: bool = False) -> tuple[list[str], bool]:
+        """Cancel provider operations in flight, wait for them, then close the client.
+
+        Returns what was left and whether the operation lock was taken (kept held when ``keep_lock``).
+        """
         for signal in list(self._active):
             signal.cancel()
         drained = self._exec_lock.acquire(timeout=drain_timeout)
         try:
             remaining = self._close_client()
         finally:
-            if drained:
+            if drained and not keep_lock:
                 self._exec_lock.release()
         if not drained:
             remaining.append("provider-operation")
-        return remaining
+        return remaining, drained
 
     def _reset_target(self) -> None:
         # The run belongs to the binding: no target, no run (a failed open leaves none either).
@@ -202,11 +216,15 @@ class Session:
                 ctx.check(operation)
             try:
                 ctx.check(operation)
-                # The client is read under the lock: a concurrent open or close swaps it only while holding it.
-                client = self._client
-                if client is None or self._provider is not provider:
-                    raise ReaError("target_unavailable", f"the target was closed or replaced during {operation}",
-                                   remediation="Call open_binary again.", details={"reason": "target_replaced"})
+                # Read under the lock: open and close swap them only while holding it.
+                client, provider = self._client, self._provider
+                if client is None or provider is None:
+                    raise ReaError("target_unavailable", f"the target was closed during {operation}",
+                                   remediation="Call open_binary again.", details={"reason": "no_target"})
+                if operation not in provider.descriptor.operations:
+                    raise ReaError("capability_unavailable", f"the target was reopened with provider "
+                                   f"{provider.descriptor.id}, which does not offer {operation}",
+                                   details={"operation": operation, "provider_id": provider.descriptor.id})
                 result = client.execute(operation, params, ctx)
             finally:
                 self._exec_lock.release()
@@ -236,10 +254,11 @@ class Session:
                  bound: bool = True, authority: Authority = "shipped-artifact") -> Evidence:
         """Build Evidence for a result; ``bound`` uses the open target's binding and profile."""
         if bound:
-            tgt = self.require_target()
-            assert self.binding is not None
-            provider = self.binding.provider
-            analysis_profile = self.binding.analysis_profile
+            tgt, binding = self.require_target(), self.binding
+            if binding is None:  # closed concurrently: typed, never an assertion
+                raise ReaError("target_unavailable", "no binary is open", details={"reason": "no_target"})
+            provider = binding.provider
+            analysis_profile = binding.analysis_profile
             target = tgt
         if provider is None:
             raise ValueError("an unbound Evidence needs a provider identity")

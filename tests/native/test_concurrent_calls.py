@@ -94,3 +94,29 @@ def test_concurrent_requests_over_a_real_mcp_client(native_fixtures: Any) -> Non
         if n == "list_procedures"
     }
     assert len(lists) == 1 and "main" in next(iter(lists))
+
+
+def test_reads_racing_a_reopen_are_typed(native: Session, native_fixtures: Any) -> None:
+    """The probe's race: reads while open_binary swaps the client; each read answers or is a typed refusal."""
+    path = native_fixtures.get("elf-x64").path
+
+    def read(i: int) -> tuple[str, str]:
+        try:
+            result_of(native, "list_procedures", {"limit": 50})
+            return "ok", ""
+        except ReaError as exc:
+            return exc.code, exc.message
+
+    def reopen(_: int) -> tuple[str, str]:
+        try:
+            result_of(native, "open_binary", {"path": path, "provider_id": "native"})
+            return "ok", ""
+        except ReaError as exc:
+            return exc.code, exc.message
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        futures = [pool.submit(reopen if i % 20 == 0 else read, i) for i in range(240)]
+        outcomes = [f.result() for f in futures]
+    assert not [o for o in outcomes if o[0] not in ("ok", "cancelled")], outcomes
+    assert not [o for o in outcomes if "Error" in o[1]]
+    assert sum(o[0] == "ok" for o in outcomes) > 0
