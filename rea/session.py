@@ -217,10 +217,11 @@ class Session:
             try:
                 ctx.check(operation)
                 # Read under the lock: open and close swap them only while holding it.
-                client, provider = self._client, self._provider
-                if client is None or provider is None:
+                client, current = self._client, self._provider
+                if client is None or current is None:
                     raise ReaError("target_unavailable", f"the target was closed during {operation}",
                                    remediation="Call open_binary again.", details={"reason": "no_target"})
+                provider = current
                 if operation not in provider.descriptor.operations:
                     raise ReaError("capability_unavailable", f"the target was reopened with provider "
                                    f"{provider.descriptor.id}, which does not offer {operation}",
