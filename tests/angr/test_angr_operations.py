@@ -192,7 +192,8 @@ def test_blocks_assembly_and_instruction_windows(angr_session: Session) -> None:
     assert first["text"].startswith(first["mnemonic"]) and bytes.fromhex(first["bytes"])
     short = op(angr_session, "procedure_assembly", procedure="classify", max_instructions=2)
     assert len(short["instructions"]) == 2 and short["truncated"]
-    window = op(angr_session, "read_function_instructions", procedure="classify", offset=1, limit=3)
+    window = op(angr_session, "read_function_instructions", procedure="classify", offset=1, limit=3,
+                split_operands=True)
     assert window["instructions"] == asm["instructions"][1:4] and window["total"] == len(asm["instructions"])
 
 
