@@ -72,6 +72,13 @@ def page_id(endpoint: str) -> str:
     return str(pages[0]["targetId"])
 
 
+def _complete(conn: Any, session: str, url: str) -> bool:
+    """The document at ``url`` finished loading (a load event can be missed on a loaded two-core machine)."""
+    reply = conn.call("Runtime.evaluate", {"expression": "document.readyState + ' ' + location.href",
+                                           "returnByValue": True}, session=session)
+    return bool(reply.get("result", {}).get("value") == f"complete {url}")
+
+
 def navigate(endpoint: str, target_id: str, url: str) -> None:
     """The test drives its own browser to ``url`` and waits for the load (scripts registered by then)."""
     with cdp.opened(endpoint) as conn:
@@ -80,10 +87,10 @@ def navigate(endpoint: str, target_id: str, url: str) -> None:
         session = attach(conn, target_id, CallContext())
         conn.call("Page.enable", session=session)
         conn.call("Page.navigate", {"url": url}, session=session)
-        deadline = time.monotonic() + 30
-        while not loaded and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert loaded, "the page did not load"
+        deadline = time.monotonic() + 60
+        while not loaded and not _complete(conn, session, url) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert loaded or _complete(conn, session, url), "the page did not load"
         time.sleep(0.3)  # a few polling fetches happen after load
 
 

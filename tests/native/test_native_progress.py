@@ -40,9 +40,10 @@ def large_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_overview_of_a_large_library_reports_index_progress(large_library: Path) -> None:
+def test_overview_of_a_large_library_reports_index_progress(large_library: Path, tmp_path: Path) -> None:
     async def main() -> None:
-        async with connect() as client:
+        # A private cache: an index cached by an earlier run would be reused with no index phases to report.
+        async with connect(REA_CACHE_DIR=str(tmp_path / "cache")) as client:
             opened = await client.call_tool("open_binary", {"path": str(large_library), "provider_id": "native"})
             assert not opened.is_error
             seen: list[tuple[float, str]] = []
@@ -56,7 +57,9 @@ def test_overview_of_a_large_library_reports_index_progress(large_library: Path)
             assert result.structured_content["normalized_result"]["counts"]["procedures"] > FUNCTIONS
             index = [m for _, m in seen if m.startswith("index:")]
             assert len(index) > 1, seen
-            assert any("KiB" in m for m in index) and any("procedures" in m for m in index)
+            # Updates are rate-bounded, so a fast machine may skip the per-KiB decoding lines, never the phases.
+            assert any("KiB" in m or "instructions decoded" in m for m in index), index
+            assert any("procedures" in m for m in index), index
             values = [p for p, _ in seen]
             assert values == sorted(values) and len(set(values)) == len(values)
 

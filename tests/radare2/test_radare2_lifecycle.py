@@ -93,6 +93,7 @@ def test_deadlines_return_provider_timeout(rea_registry: Registry, elf: str, mon
 
 def test_query_deadline_costs_one_request(rea_registry: Registry, elf: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REA_RADARE2_QUERY_TIMEOUT_MS", "1")
+    monkeypatch.setenv("REA_CACHE_MAX_BYTES", "0")  # a cached answer would need no query to time out
     session = Session(rea_registry)
     open_r2(session, elf)
     try:

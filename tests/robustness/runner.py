@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rea.cache_key import KEY_FILE
 from rea.errors import CODES
 from tests.robustness.corpus import Case
 from tests.robustness.server import Reply, Server, alive, environ_value, proc_children, status_kib
@@ -284,7 +285,8 @@ class Runner:
             left = sorted(tree(where))
             if left:
                 self.run.add("outside", Finding("(session end)", "", "-", f"left in {where.name}: {left[:10]}"))
-        strays = sorted(p for p in tree(self.cache) if not p.startswith(("entries", ".usage", ".lock")))
+        strays = sorted(p for p in tree(self.cache) if not p.startswith(("entries", ".usage", ".lock"))
+                        and p != KEY_FILE)
         if strays:
             self.run.add("outside", Finding("(session end)", "", "-", f"not cache entries in the cache: {strays[:10]}"))
 

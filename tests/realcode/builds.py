@@ -1,0 +1,140 @@
+"""Real code bases nobody here wrote, built from pinned PyPI sdists in the test session (and cached on disk).
+
+- zstd 1.5.7 (the amalgamated ``zstd/zstd.c`` of the ``zstandard`` 0.25.0 sdist) behind ``zstdmini.c``, a small
+  compress/decompress command: x86-64 ELF at -O2, so GCC emits ``.cold`` parts, tail calls and jump tables.
+- cmark-gfm (``third_party/cmark`` of the ``cmarkgfm`` 2025.10.22 sdist), its own ``main.c``: arm64 ELF, x86-64 PE
+  (MinGW, imports from KERNEL32.dll and msvcrt.dll) and x86-64 ELF, all at -O2.
+
+Each build keeps the unstripped binary (the truth: its symbol table) beside the stripped one rea analyses.
+A build is cached under ``tests/.fixtures/realcode`` keyed by the sdist digest, the recipe and the compiler's
+version, published with a rename so concurrent sessions never see half a build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from tests import toolchains
+from tests.conformance.references_support import require_pip_sdist
+
+HERE = Path(__file__).resolve().parent
+CACHE = HERE.parents[0] / ".fixtures" / "realcode"
+
+ZSTANDARD = ("zstandard==0.25.0", "zstandard-0.25.0.tar.gz",
+             "7713e1179d162cf5c7906da876ec2ccb9c3a9dcbdffef0cc7f70c3667a205f0b")
+CMARKGFM = ("cmarkgfm==2025.10.22", "cmarkgfm-2025.10.22.tar.gz",
+            "5bec61007b65b919488442c838c58a6c8bf4741f5103c593b2ef180d39818eda")
+
+CmarkKind = Literal["arm64-elf", "x86_64-pe", "x86_64-elf"]
+
+
+@dataclass(frozen=True)
+class Build:
+    """One real program: the stripped binary to analyse, its unstripped twin (truth) and its source tree."""
+
+    name: str
+    binary: Path
+    unstripped: Path
+    source: Path
+
+    def symbols(self) -> dict[str, tuple[int, int]]:
+        """Function symbols of the unstripped build: name -> (address, size); size 0 where the format has none."""
+        nm = toolchains.require("nm")
+        out = subprocess.run([nm, "--defined-only", "-S", str(self.unstripped)], check=True, capture_output=True,
+                             text=True).stdout
+        found: dict[str, tuple[int, int]] = {}
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 4 and parts[2] in "tT":
+                found.setdefault(parts[3], (int(parts[0], 16), int(parts[1], 16)))
+            elif len(parts) == 3 and parts[1] in "tT":
+                found.setdefault(parts[2], (int(parts[0], 16), 0))
+        return found
+
+
+def _compiler_version(compiler: str) -> str:
+    return subprocess.run([compiler, "--version"], check=True, capture_output=True, text=True).stdout.splitlines()[0]
+
+
+class _Recipe:
+    """Extract the sdist members under ``members``; compile ``sources`` into ``<dir>/<name>`` and its unstripped twin."""
+
+    def __init__(self, name: str, sdist: Path, members: str, root: str, compiler: str, strip: str,
+                 flags: list[str], sources: list[str], extra: tuple[tuple[str, Path], ...] = ()) -> None:
+        self.name, self.sdist, self.members, self.root = name, sdist, members, root
+        self.compiler, self.strip, self.flags, self.sources, self.extra = compiler, strip, flags, sources, extra
+
+    def __call__(self, where: Path) -> None:
+        with tarfile.open(self.sdist) as tar:
+            chosen = [m for m in tar.getmembers() if m.name.startswith(self.members)]
+            tar.extractall(where / "tree", members=chosen, filter="data")
+        os.rename(where / "tree" / self.root, where / "src")
+        for target, origin in self.extra:
+            shutil.copyfile(origin, where / "src" / target)
+        src = where / "src"
+        files = sorted(str(p) for pattern in self.sources for p in src.glob(pattern))
+        unstripped = where / f"{self.name}.unstripped"
+        flags = [f.replace("{src}", str(src)) for f in self.flags]
+        proc = subprocess.run([self.compiler, *flags, "-o", str(unstripped), *files], capture_output=True, text=True)
+        assert proc.returncode == 0, f"building {self.name} failed: {proc.stderr[-2000:]}"
+        subprocess.run([self.strip, "-o", str(where / self.name), str(unstripped)], check=True, capture_output=True)
+
+
+def _cached(name: str, sdist: Path, recipe: list[str], compiler: str, build: _Recipe) -> Build:
+    key = hashlib.sha256("\0".join([hashlib.sha256(sdist.read_bytes()).hexdigest(), *recipe,
+                                    _compiler_version(compiler)]).encode()).hexdigest()[:16]
+    home = CACHE / f"{name}-{key}"
+    if not (home / "done").exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=CACHE))
+        try:
+            build(staging)
+            (staging / "done").write_text(" ".join(recipe) + "\n")
+            try:
+                os.rename(staging, home)
+            except OSError:  # another session published the same build first
+                if not (home / "done").exists():
+                    raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return Build(name, home / name, home / f"{name}.unstripped", home / "src")
+
+
+def zstd() -> Build:
+    """zstd 1.5.7's library behind ``zstdmini`` (x86-64 ELF, gcc -O2, PIE), stripped, and its unstripped twin."""
+    gcc, strip = toolchains.require("gcc"), toolchains.require("strip")
+    sdist = require_pip_sdist(*ZSTANDARD)
+    flags = ["-O2", "-I{src}"]
+    recipe = _Recipe("zstdmini", sdist, "zstandard-0.25.0/zstd/", "zstandard-0.25.0/zstd", gcc, strip, flags,
+                     ["zstdmini.c", "zstd.c"], (("zstdmini.c", HERE / "zstdmini.c"),))
+    return _cached("zstdmini", sdist, ["zstdmini", *flags, (HERE / "zstdmini.c").read_text()], gcc, recipe)
+
+
+_CMARK_TOOLS: dict[str, tuple[str, str, str]] = {
+    # kind: (compiler, strip, generated headers)
+    "arm64-elf": ("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-strip", "unix"),
+    "x86_64-pe": ("x86_64-w64-mingw32-gcc", "x86_64-w64-mingw32-strip", "windows"),
+    "x86_64-elf": ("gcc", "strip", "unix"),
+}
+
+
+def cmark_gfm(kind: CmarkKind) -> Build:
+    """cmark-gfm's command (its ``main.c``) with the GFM extensions, built -O2 for ``kind`` (no .exe suffix)."""
+    compiler_name, strip_name, generated = _CMARK_TOOLS[kind]
+    compiler = toolchains.require(compiler_name)
+    strip = shutil.which(strip_name) or toolchains.require("strip")
+    sdist = require_pip_sdist(*CMARKGFM)
+    flags = ["-O2", "-DCMARK_GFM_STATIC_DEFINE", "-DCMARK_GFM_EXTENSIONS_STATIC_DEFINE",
+             "-I{src}/third_party/cmark/src", "-I{src}/third_party/cmark/extensions", f"-I{{src}}/generated/{generated}"]
+    name = f"cmark-gfm-{kind}"
+    recipe = _Recipe(name, sdist, "cmarkgfm-2025.10.22/", "cmarkgfm-2025.10.22", compiler, strip, flags,
+                     ["third_party/cmark/src/*.c", "third_party/cmark/extensions/*.c"])
+    return _cached(name, sdist, flags, compiler, recipe)
