@@ -65,7 +65,7 @@ def _compiler_version(compiler: str) -> str:
 
 
 class _Recipe:
-    """Extract the sdist members under ``members``; compile ``sources`` into ``<dir>/<name>`` and its unstripped twin."""
+    """Extract the sdist's ``members``; compile ``sources`` into ``<dir>/<name>`` and its unstripped twin."""
 
     def __init__(self, name: str, sdist: Path, members: str, root: str, compiler: str, strip: str,
                  flags: list[str], sources: list[str], extra: tuple[tuple[str, Path], ...] = ()) -> None:
@@ -133,7 +133,8 @@ def cmark_gfm(kind: CmarkKind) -> Build:
     strip = shutil.which(strip_name) or toolchains.require("strip")
     sdist = require_pip_sdist(*CMARKGFM)
     flags = ["-O2", "-DCMARK_GFM_STATIC_DEFINE", "-DCMARK_GFM_EXTENSIONS_STATIC_DEFINE",
-             "-I{src}/third_party/cmark/src", "-I{src}/third_party/cmark/extensions", f"-I{{src}}/generated/{generated}"]
+             "-I{src}/third_party/cmark/src", "-I{src}/third_party/cmark/extensions",
+             f"-I{{src}}/generated/{generated}"]
     name = f"cmark-gfm-{kind}"
     recipe = _Recipe(name, sdist, "cmarkgfm-2025.10.22/", "cmarkgfm-2025.10.22", compiler, strip, flags,
                      ["third_party/cmark/src/*.c", "third_party/cmark/extensions/*.c"])
