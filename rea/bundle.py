@@ -5,8 +5,8 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
@@ -20,6 +20,7 @@ from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import Evidence, ProviderIdentity
 from rea.files import open_regular
+from rea.process import leftovers
 from rea.target import read_error
 
 BUNDLE_VERSION: Final = 2
@@ -358,49 +359,52 @@ def export(records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: Call
         )
     recs = sorted_records(records)
     kept = kept_annotations(recs, notebooks)
-    try:
-        fd, staging = tempfile.mkstemp(dir=directory, prefix=_STAGING_PREFIX, suffix=".json.tmp")
-    except OSError as exc:
-        raise _path_error(dest, exc) from None
-    digest = hashlib.sha256()
-    size = 0
-    try:
-        # mkstemp makes the file 0600; publish with the mode an ordinary open() would have given it.
-        os.fchmod(fd, _replaced_mode(dest) if overwrite else 0o666 & ~_UMASK)
-        with os.fdopen(fd, "wb") as fh:
-            for chunk in canonical_chunks(recs, ctx, kept):
-                fh.write(chunk)
-                digest.update(chunk)
-                size += len(chunk)
-            fh.flush()
-            os.fsync(fh.fileno())
-        ctx.check("export_evidence_bundle")
-        if overwrite:
-            # Checked again right before the rename: a device or FIFO put there since is never replaced.
-            _require_regular_or_absent(dest)
-            os.replace(staging, dest)
-        else:
-            # link() refuses an existing name, so a file created since the check above is never clobbered.
-            try:
-                os.link(staging, dest)
-            except FileExistsError:
-                raise invalid_request(
-                    f"{dest} appeared during export; pass overwrite: true to replace it",
-                    [issue("overwrite", "invalid_value", "destination exists and overwrite is not true")],
-                ) from None
-            except OSError:
-                if os.path.lexists(dest):
-                    raise
+    # Named before it exists and noted with this process as its owner: a start after a kill removes it.
+    staging = os.path.join(directory, f"{_STAGING_PREFIX}{secrets.token_hex(8)}.json.tmp")
+    with leftovers.staging_noted(staging, _STAGING_PREFIX):
+        try:
+            fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except OSError as exc:
+            raise _path_error(dest, exc) from None
+        digest = hashlib.sha256()
+        size = 0
+        try:
+            # Created 0600; publish with the mode an ordinary open() would have given it.
+            os.fchmod(fd, _replaced_mode(dest) if overwrite else 0o666 & ~_UMASK)
+            with os.fdopen(fd, "wb") as fh:
+                for chunk in canonical_chunks(recs, ctx, kept):
+                    fh.write(chunk)
+                    digest.update(chunk)
+                    size += len(chunk)
+                fh.flush()
+                os.fsync(fh.fileno())
+            ctx.check("export_evidence_bundle")
+            if overwrite:
+                # Checked again right before the rename: a device or FIFO put there since is never replaced.
+                _require_regular_or_absent(dest)
                 os.replace(staging, dest)
-        _fsync_dir(directory)
-    except OSError as exc:
-        raise _path_error(dest, exc) from None
-    finally:
-        if os.path.lexists(staging):
-            try:
-                os.unlink(staging)
-            except OSError:
-                pass
+            else:
+                # link() refuses an existing name, so a file created since the check above is never clobbered.
+                try:
+                    os.link(staging, dest)
+                except FileExistsError:
+                    raise invalid_request(
+                        f"{dest} appeared during export; pass overwrite: true to replace it",
+                        [issue("overwrite", "invalid_value", "destination exists and overwrite is not true")],
+                    ) from None
+                except OSError:
+                    if os.path.lexists(dest):
+                        raise
+                    os.replace(staging, dest)
+            _fsync_dir(directory)
+        except OSError as exc:
+            raise _path_error(dest, exc) from None
+        finally:
+            if os.path.lexists(staging):
+                try:
+                    os.unlink(staging)
+                except OSError:
+                    pass
     ctx.finish(f"export: {len(recs)} records written")
     m = manifest(recs)
     return {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import signal
@@ -247,7 +248,13 @@ def _serve(argv: list[str], prog: str) -> int:
 
     from rea.mcp.server import serve_stdio
 
-    anyio.run(serve_stdio, registry, settings)
+    if anyio.run(serve_stdio, registry, settings) is not None:
+        # Stopped by a signal: the session is closed; a thread may still block on stdin, so exit without
+        # joining it, after the exit handlers (which terminate any owned process a stuck close left).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        atexit._run_exitfuncs()
+        os._exit(0)
     return 0
 
 

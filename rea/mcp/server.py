@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -33,6 +34,8 @@ from rea.session import Session
 MAX_ARGUMENT_BYTES = 64 * 1024 * 1024
 # Requests larger than this are followed by a trim of the allocator's free memory.
 TRIM_AFTER_BYTES = 1 << 20
+# How long closing the session (owned processes, private directories) may take at shutdown.
+CLOSE_BOUND_S = 15.0
 INSTRUCTIONS = ("rea reverse engineers native binaries, archives and JavaScript applications. Call binary_session "
                 "first to see which tools are available, then open_binary to bind a provider to a target.")
 
@@ -88,7 +91,10 @@ class ReaServer:
         try:
             yield {"session": session}
         finally:
-            await anyio.to_thread.run_sync(session.close)
+            # Shielded and bounded: a shutdown's cancellation must not skip releasing owned processes, and a
+            # close stuck behind a blocked call must not keep the server alive (exit then kills what remains).
+            with anyio.move_on_after(CLOSE_BOUND_S, shield=True):
+                await anyio.to_thread.run_sync(session.close, abandon_on_cancel=True)
 
     async def _list_tools(self, ctx: ServerRequestContext[dict[str, Any]],
                           params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -165,12 +171,12 @@ class ReaServer:
                 remediation="Pass a retained-evidence reference instead of inline Evidence.",
                 details={"resource": "memory", "reported_limits": {"max_request_bytes": limit}}))
         token = ctx.meta.get("progress_token", ctx.meta.get("progressToken")) if ctx.meta else None
-        signal = CancelSignal()
+        cancel = CancelSignal()
         sink = None
         if token is not None:
             def sink(progress: float, message: str) -> None:
                 anyio.from_thread.run(functools.partial(ctx.session.report_progress, progress, None, message))
-        call_ctx = CallContext(signal, sink)
+        call_ctx = CallContext(cancel, sink)
 
         def work() -> ToolResult:
             call_ctx.progress(f"{tool.name}: started")
@@ -183,7 +189,7 @@ class ReaServer:
             return self._error(session, err)
         except anyio.get_cancelled_exc_class():
             # The request scope was cancelled: stop the worker thread through the shared signal.
-            signal.cancel()
+            cancel.cancel()
             raise
         await self._terminal(ctx, token, call_ctx, f"{tool.name}: completed")
         return self._success(session, result)
@@ -271,10 +277,27 @@ def max_request_bytes(settings: Settings) -> int:
     return min(MAX_ARGUMENT_BYTES, 2 * settings.max_response_bytes + (1 << 20))
 
 
-async def serve_stdio(registry: Registry, settings: Settings) -> None:
+async def serve_stdio(registry: Registry, settings: Settings) -> str | None:
+    """Serve until the client closes stdin (None) or SIGTERM/SIGINT arrives (its name): either way in-flight
+    calls are cancelled and the session closed, which releases every owned process and private directory."""
     from rea.mcp.stdio import stdio_transport
+    from rea.process import leftovers
 
+    leftovers.sweep()  # what a server killed earlier left behind, where its owner is provably gone
     app = ReaServer(registry, settings)
     prewarm(registry)
-    async with stdio_transport(max_request_bytes(settings)) as (read_stream, write_stream):
-        await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
+    stopped_by: list[str] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_stop_on_signal, tg.cancel_scope, stopped_by)
+        async with stdio_transport(max_request_bytes(settings)) as (read_stream, write_stream):
+            await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
+        tg.cancel_scope.cancel()
+    return stopped_by[0] if stopped_by else None
+
+
+async def _stop_on_signal(scope: anyio.CancelScope, stopped_by: list[str]) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received:
+        async for signum in received:
+            stopped_by.append(signal.Signals(signum).name)
+            scope.cancel()
+            return

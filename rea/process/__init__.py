@@ -7,6 +7,7 @@
   progress and typed errors; ``python_worker_spec`` starts a Python worker whose module calls
   ``rea.process.worker.serve(ROUTES)``.
 - ``SandboxPolicy``: bubblewrap isolation for code rea runs but did not write.
+- ``leftovers``: what a killed server left (private directories, staging files), removed by the next start.
 
 Plugins start processes only through this package (a test enforces it).
 """

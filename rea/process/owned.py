@@ -31,7 +31,7 @@ from typing import IO, Any, Literal, TypeVar
 import msgspec
 
 from rea.errors import ReaError
-from rea.process import procfs
+from rea.process import leftovers, procfs
 from rea.process.sandbox import Isolation, SandboxPolicy, wrap
 from rea.providers import CloseOutcome
 
@@ -159,6 +159,7 @@ class OwnedProcess:
     def __init__(self, spec: ProcessSpec) -> None:
         self.spec = spec
         self.private_dir = tempfile.mkdtemp(prefix=f"rea-{spec.resource}-")
+        leftovers.mark(self.private_dir)  # a start after a SIGKILL of this server can prove it gone
         self.isolation = Isolation(sandbox="none", reason="no sandbox requested")
         self.stdin: IO[bytes] | None = None
         self.stdout: IO[bytes] | None = None
