@@ -71,8 +71,9 @@ class AngrClient(AnalysisClient):
         raw = reply.raw_result()
         limitations = list(_LIMITATIONS.get(operation, []))
         if isinstance(raw, dict) and raw.get("address_delta") not in (None, "0x0"):
-            limitations.append(f"angr mapped this position-independent image {raw['address_delta']} "
-                               "above its link-time base; addresses inside the pseudo code use angr's mapping.")
+            limitations.append(f"angr mapped this position-independent image {raw['address_delta']} above its "
+                               "link-time base; addresses and generated names in the pseudo code were moved back to "
+                               "link time (a number that only looks like an address inside the image moves too).")
         locations = []
         if isinstance(normalized, dict) and isinstance(normalized.get("address"), str):
             locations.append({"address": normalized["address"]})

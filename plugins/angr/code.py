@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 from rea_plugins.angr import slots
-from rea_plugins.angr.insight import Symbolizer
+from rea_plugins.angr.insight import Symbolizer, operand_text
 from rea_plugins.angr.model import UNRESOLVED, Analysis, imm_target
 
 from rea.errors import ReaError
@@ -326,9 +326,10 @@ class Code:
                 pages: dict[int, int] = {}  # arm64 registers holding an adrp page, within the block
                 for i in self.a.proj.factory.block(node.addr, size=node.size).capstone.insns:
                     if i.address not in seen:
-                        text = f"{i.mnemonic} {i.op_str}".strip()
+                        operands = operand_text(self.a, i)
                         row = {"address": self.a.out(i.address), "bytes": bytes(i.insn.bytes).hex(),
-                               "mnemonic": i.mnemonic, "operands": i.op_str, "text": text}
+                               "mnemonic": i.mnemonic, "operands": operands,
+                               "text": f"{i.mnemonic} {operands}".strip()}
                         seen[i.address] = self.symbolizer.annotate(row, i, pages)
             self._insns[f.addr] = [seen[k] for k in sorted(seen)]
         return self._insns[f.addr]
@@ -457,7 +458,7 @@ class Code:
                 raise ReaError("execution_failure", f"angr's decompiler produced no code for {a.fname(f)}",
                                remediation="Read procedure_assembly for this procedure instead.",
                                details={"procedure": a.out(f.addr), "reason": "no_output"})
-            self._pseudo[f.addr] = str(dec.codegen.text)
+            self._pseudo[f.addr] = a.rebase_text(str(dec.codegen.text))
         raw = {"angr_address": hex(f.addr), "address_delta": hex(a.delta)}
         return {"address": a.out(f.addr), "name": a.fname(f), "language": "c", "text": self._pseudo[f.addr],
                 "decompiler": "angr"}, raw

@@ -7,7 +7,7 @@ from typing import Any
 
 import cle
 from rea_plugins.angr.code import CallSite, Code
-from rea_plugins.angr.insight import flow_of, registers
+from rea_plugins.angr.insight import flow_of, operand_text, registers
 from rea_plugins.angr.model import imm_target
 
 from rea.operations import answers
@@ -83,12 +83,13 @@ class Facts:
         flow = flow_of(insn)
         targets = self._targets_of(at, insn)
         reads, writes, groups = registers(insn)
-        text = f"{insn.mnemonic} {insn.op_str}".strip()
+        operands = operand_text(a, insn)
+        text = f"{insn.mnemonic} {operands}".strip()
         row = {"address": a.out(at), "bytes": bytes(insn.bytes).hex(), "mnemonic": insn.mnemonic,
-               "operands": insn.op_str, "text": text}
+               "operands": operands, "text": text}
         code.symbolizer.annotate(row, insn, self._pages_before(at) if f is not None else {})
         result = {"address": a.out(at), "size": insn.size, "bytes": row["bytes"], "mnemonic": insn.mnemonic,
-                  "operands": insn.op_str, "text": text, "symbolized": row["symbolized"],
+                  "operands": operands, "text": text, "symbolized": row["symbolized"],
                   "procedure": None if f is None else a.proc_ref(f), "flow": flow,
                   "targets": [t for t in targets if t is not None],
                   "fallthrough": None if flow in _NO_FALLTHROUGH else a.out(at + insn.size),
@@ -152,7 +153,7 @@ class Facts:
             row = rows[insn]
             decoded = self.code.index._decode(insn)
             if decoded is not None:
-                row["instruction"] = f"{decoded.mnemonic} {decoded.op_str}".strip()
+                row["instruction"] = f"{decoded.mnemonic} {operand_text(a, decoded)}".strip()
             row["targets"].sort(key=lambda t: int(t["address"], 16))
             row["status"] = "resolved" if row["targets"] else "unresolved"
             if not row["targets"]:

@@ -7,6 +7,7 @@ datum found there.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import capstone
@@ -15,6 +16,30 @@ from rea.operations.operands import split_operands, symbolized_text, symbols_of
 
 _UNCONDITIONAL = frozenset({"jmp", "ljmp", "b", "br", "bx", "braa", "brab", "braaz", "brabz"})
 _HALT = frozenset({"hlt", "ud2", "brk", "udf"})
+_ADDRESSING = frozenset({"adr", "adrp"})
+
+
+def _address_immediates(a: Any, raw: Any) -> list[int]:
+    """Immediates of ``raw`` that are addresses in angr's mapping: branch targets and ``adr``/``adrp`` values."""
+    if not a.delta or not (_is_branch(raw) or raw.mnemonic in _ADDRESSING):
+        return []
+    try:
+        return [int(op.imm) for op in raw.operands if op.type == capstone.CS_OP_IMM]
+    except (capstone.CsError, AttributeError):
+        return []
+
+
+def rebase_operand(a: Any, text: str, values: list[int]) -> str:
+    """``text`` with each address in ``values`` (angr's mapping) spelled at its link-time address."""
+    for value in values:
+        text = re.sub(rf"(?<![0-9a-fA-Fx]){hex(value)}(?![0-9a-fA-F])", hex(value - a.delta), text)
+    return text
+
+
+def operand_text(a: Any, insn: Any) -> str:
+    """Capstone's operand text of ``insn`` (decoded at angr's mapping) with its addresses at link time."""
+    raw = getattr(insn, "insn", insn)
+    return rebase_operand(a, str(raw.op_str), _address_immediates(a, raw))
 
 
 class Symbolizer:
@@ -46,7 +71,8 @@ class Symbolizer:
             ops = list(raw.operands)
         except (capstone.CsError, AttributeError):
             ops = []
-        texts = split_operands(raw.op_str, len(ops))
+        addresses = _address_immediates(a, raw)
+        texts = split_operands(rebase_operand(a, str(raw.op_str), addresses), len(ops))
         branch = _is_branch(raw)
         out: list[dict[str, Any]] = []
         for i, op in enumerate(ops):
@@ -57,7 +83,7 @@ class Symbolizer:
                 item["kind"] = "register"
                 item["register"] = raw.reg_name(op.reg)
             elif op.type == capstone.CS_OP_IMM:
-                item["value"] = int(op.imm)
+                item["value"] = int(op.imm) - (a.delta if int(op.imm) in addresses else 0)
                 if branch or raw.mnemonic in ("adr", "adrp") or (a.mapped(int(op.imm)) and self._known(int(op.imm))):
                     address = int(op.imm)
                 if raw.mnemonic == "add" and i == 2 and len(ops) == 3 and ops[1].type == capstone.CS_OP_REG:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +13,7 @@ import angr
 import cle
 import msgspec
 from rea_plugins.angr import resolvers
+from rea_plugins.angr.extents import Extents, padded_starts
 from rea_plugins.angr.options import CFG_OPTIONS, STRING_OPTIONS
 
 from rea.errors import ReaError
@@ -24,6 +26,9 @@ _ARCHES = {"AMD64": "x86_64", "X86": "x86", "ARMEL": "arm", "ARMHF": "arm", "ARM
            "AARCH64": "arm64"}
 _MAX_BLOCK = 0x10000
 UNRESOLVED = frozenset({"UnresolvableJumpTarget", "UnresolvableCallTarget"})
+# Names angr generates from an address (functions, globals, goto labels), and hex literals, in decompiler text.
+_GENERATED = re.compile(r"\b(sub|g|LABEL)_(0x)?([0-9a-f]+)\b|\b0x([0-9a-f]+)\b")
+_SUB = re.compile(r"^sub_(?:0x)?([0-9a-fA-F]{1,16})$")
 # Sections of import stubs and of the stubs that resolve them (ELF PLTs, Mach-O stub sections).
 STUB_SECTIONS = frozenset({".plt", ".plt.sec", ".plt.got", ".iplt", ".plt.bnd", "__stubs", "__auth_stubs",
                            "__stub_helper"})
@@ -68,6 +73,7 @@ class Analysis:
         self._cache: dict[tuple[str, int], Any] = {}
         self._elf = _elf_extras(path) if fmt == "elf" else ElfExtras()
         self._unwind = self._elf.fdes if fmt == "elf" else _unwind_hints(self.main)
+        self.extents = Extents((s + self.delta, e + self.delta) for s, e in self._unwind)
         self._mapped = self._mapped_ranges()
         self._sections = sorted((s.vaddr, s.vaddr + s.memsize, s.name) for s in self._alloc_sections())
 
@@ -124,6 +130,7 @@ class Analysis:
         # Every FDE (ELF) or RUNTIME_FUNCTION (PE) start is a function start. Seeded before the scan, a function
         # reached only by a tail jump (or through a table) is not swallowed by the first function jumping into it.
         starts = [s + self.delta for s, _ in self._unwind if self._executable(s + self.delta)]
+        starts += sorted(self._uncovered_starts() - set(starts))
         known = frozenset(starts) | self._symbol_starts()
         self.cfg = self.proj.analyses.CFGFast.prep(progress_callback=report)(
             function_starts=starts, indirect_jump_resolvers=resolvers.indirect_jump_resolvers(self.proj, known),
@@ -133,7 +140,9 @@ class Analysis:
         self.known: dict[int, Any] = {}
         kept = []
         for f in self.proj.kb.functions.values():
-            if f.is_alignment:
+            # angr takes a function that only moves a register to itself (``mov %ecx,%ecx; jmp``) for
+            # padding; one the unwind table lists is code.
+            if f.is_alignment and f.addr not in self.extents.start_set:
                 continue
             self.known[f.addr] = f
             if f.name not in UNRESOLVED and self.main.contains_addr(f.addr):
@@ -152,10 +161,22 @@ class Analysis:
             self.by_name.setdefault(self.fname(f), f)
         blocks: set[tuple[int, int, int]] = set()
         for f in self.funcs:
+            end = self.func_end(f)
             for g in self.members(f):
                 for node in g.graph.nodes():
-                    blocks.add((node.addr, node.addr + node.size, f.addr))
+                    if node.addr < end or node.addr == f.addr:
+                        blocks.add((node.addr, node.addr + node.size, f.addr))
         self._blocks = sorted(blocks)
+
+    def _uncovered_starts(self) -> set[int]:
+        """ELF code the unwind table does not cover (crt start-up files): function starts after padding."""
+        if self.format != "elf" or not self.extents.ranges:
+            return set()
+        code = [(s.vaddr, s.vaddr + s.memsize) for s in self._alloc_sections()
+                if s.is_executable and s.name not in STUB_SECTIONS]
+        alignment = 16 if self.arch.name in ("AMD64", "X86") else 4
+        return padded_starts(self.extents, code, lambda at, n: self.proj.loader.memory.load(at, n),
+                             self.arch.capstone.disasm, alignment)
 
     def _symbol_starts(self) -> frozenset[int]:
         """Function symbols of the main object that lie in executable code (angr addresses)."""
@@ -219,10 +240,16 @@ class Analysis:
     def func_end(self, f: Any) -> int:
         key = ("end", f.addr)
         if key not in self._cache:
-            ends = [n.addr + n.size for g in self.members(f) for n in g.graph.nodes()]
-            last = max([f.addr, *ends])
+            # The unwind entry that covers the start is the compiler's own extent: a part (``f.cold``) that
+            # jumps back into its parent would otherwise reach to the parent's farthest block.
             cap = self.stub_cap(f.addr)
-            self._cache[key] = last if cap is None else min(last, cap)
+            extent = self.extents.covering(f.addr) if cap is None else None
+            if extent is not None and extent[0] == f.addr:
+                self._cache[key] = extent[1]
+            else:
+                ends = [n.addr + n.size for g in self.members(f) for n in g.graph.nodes()]
+                last = max([f.addr, *ends])
+                self._cache[key] = last if cap is None else min(last, cap)
         end: int = self._cache[key]
         return end
 
@@ -265,10 +292,17 @@ class Analysis:
         return None
 
     def select(self, params: dict[str, Any]) -> Any:
-        """The procedure a ``procedure`` selector names: exact name, or an address where one starts."""
+        """The procedure a ``procedure`` selector names: exact name, a generated ``sub_<hex>`` name (at the
+        link-time address or at angr's own mapping), or an address where one starts."""
         value = params.get("procedure")
         if isinstance(value, str) and value in self.by_name:
             return self.by_name[value]
+        generated = _SUB.match(value) if isinstance(value, str) else None
+        if generated is not None:
+            at = int(generated.group(1), 16)
+            f = self.by_addr.get(at + self.delta) or self.by_addr.get(at)
+            if f is not None:
+                return f
         is_address = (isinstance(value, int) and not isinstance(value, bool)) or (
             isinstance(value, str) and answers.looks_like_address(value))
         if is_address:
@@ -278,6 +312,22 @@ class Analysis:
         if value is None:
             raise answers.bad("procedure", "procedure is required", "missing_argument")
         raise answers.unknown_procedure(value)
+
+    def rebase_text(self, text: str) -> str:
+        """Engine text (decompiler output) with angr's addresses, and the names it made of them, at link time."""
+        if not self.delta:
+            return text
+
+        def one(m: re.Match[str]) -> str:
+            digits = m.group(3) or m.group(4)
+            at = int(digits, 16)
+            if not self.mapped(at):
+                return m.group(0)
+            if m.group(4) is not None:
+                return hex(at - self.delta)
+            return f"{m.group(1)}_{m.group(2) or ''}{at - self.delta:x}"
+
+        return _GENERATED.sub(one, text)
 
     def proc_ref(self, f: Any) -> dict[str, Any]:
         return {"address": self.out(f.addr), "name": self.fname(f)}
