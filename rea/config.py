@@ -173,6 +173,23 @@ def integer_setting(name: str, low: int, high: int, default: int, unit: str, des
                        description=description, default=default)
 
 
+def default_memory_limit_mb() -> int:
+    """A worker's default address-space bound: three quarters of physical memory, at least 2 GiB, so a hostile
+    or huge input ends in a typed error in the worker before the host swaps or its OOM killer picks a victim."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 16_384
+    return max(2048, int(total * 3 / 4) >> 20)
+
+
+def memory_limit_setting(name: str, engine: str) -> SettingSpec:
+    """The ``REA_<ENGINE>_MEMORY_LIMIT_MB`` setting of one worker (256 MiB to 1 TiB)."""
+    return integer_setting(name, 256, 1_048_576, default_memory_limit_mb(), "MiB",
+                           f"Address-space bound of the {engine} worker; exceeding it is resource_constraint and "
+                           "the next call starts a fresh worker.")
+
+
 def read_toolsets(env: Mapping[str, str], known: tuple[str, ...]) -> tuple[str, ...] | None:
     """``REA_MCP_TOOLSETS``: ``all`` (or unset) is None; else the named toolsets, ``session`` always among them."""
     raw = env.get("REA_MCP_TOOLSETS", "all").strip()

@@ -8,7 +8,7 @@ from typing import Any, Final
 
 import msgspec
 
-from rea.config import MAX_INT32, SettingSpec, integer_setting
+from rea.config import MAX_INT32, SettingSpec, default_memory_limit_mb, integer_setting
 
 # Recorded in the analysis profile: changing any of these changes what the provider reports.
 LOADER_OPTIONS: Final[dict[str, Any]] = {
@@ -49,15 +49,6 @@ PROCEDURE_OPTIONS: Final[dict[str, Any]] = {
 REMEDIATION_INSTALL = "pip install 'rea[angr]'"
 
 
-def _default_address_space_mb() -> int:
-    """Three quarters of physical memory (at least 2 GiB): angr fails with MemoryError before the host swaps."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 16_384
-    return max(2048, int(total * 3 / 4) >> 20)
-
-
 class Timeouts(msgspec.Struct, frozen=True, kw_only=True):
     """Deadlines of each worker phase, in milliseconds, and the worker's address-space cap."""
 
@@ -69,7 +60,7 @@ class Timeouts(msgspec.Struct, frozen=True, kw_only=True):
     # How long close() waits after SIGTERM before SIGKILL.
     grace_ms: int = 2_000
     # RLIMIT_AS of the worker, so a hostile or huge input ends in resource_constraint, not the OOM killer.
-    address_space_mb: int = msgspec.field(default_factory=_default_address_space_mb)
+    address_space_mb: int = msgspec.field(default_factory=default_memory_limit_mb)
 
 
 _ENV: Final[dict[str, str]] = {

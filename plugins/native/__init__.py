@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rea import hookimpl
+from rea.config import SettingSpec
 
 
 @hookimpl
@@ -16,3 +17,10 @@ def rea_register_analysis_providers(register: Callable[[Any], None]) -> None:
     from rea_plugins.native.provider import NativeProvider
 
     register(NativeProvider())
+
+
+@hookimpl
+def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
+    from rea_plugins.native.provider import MEMORY_LIMIT
+
+    register(MEMORY_LIMIT)

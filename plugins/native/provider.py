@@ -10,9 +10,10 @@ from typing import Any
 import msgspec
 
 from rea import __version__
+from rea.config import memory_limit_setting
 from rea.context import CallContext
 from rea.errors import ReaError
-from rea.process import WorkerChannel, python_worker_spec
+from rea.process import ProcessSpec, WorkerChannel, python_worker_spec
 from rea.providers import (
     AnalysisClient,
     AnalysisProvider,
@@ -34,6 +35,8 @@ OPERATIONS: tuple[str, ...] = (
 )
 MAX_FILE_BYTES = 2 << 30
 RESOURCE = "native-parse-worker"
+# The parse worker's address-space bound: a LIEF allocation storm on a huge or hostile input fails there.
+MEMORY_LIMIT = memory_limit_setting("REA_NATIVE_MEMORY_LIMIT_MB", "native parse")
 PARSE_TIMEOUT_S = 60.0
 PARSE_BYTES_PER_S = 20 << 20
 
@@ -136,10 +139,14 @@ class NativeProvider(AnalysisProvider):
         """The provider's parse worker, shared by its clients; started on the first open that parses."""
         with self._lock:
             if self._worker is None:
-                from rea_plugins.native.worker import MAX_FRAME_BYTES, WORKER_MEMORY_BYTES
+                from rea_plugins.native.worker import MAX_FRAME_BYTES
 
-                spec = python_worker_spec("rea_plugins.native.worker", resource=RESOURCE, owner=DESCRIPTOR.id,
-                                          address_space_bytes=WORKER_MEMORY_BYTES)
+                def spec() -> ProcessSpec:
+                    # Read at each start, so a restarted worker runs under the bound configured now.
+                    return python_worker_spec("rea_plugins.native.worker", resource=RESOURCE, owner=DESCRIPTOR.id,
+                                              address_space_bytes=MEMORY_LIMIT.read() << 20,
+                                              memory_setting=MEMORY_LIMIT.name)
+
                 self._worker = WorkerChannel(spec, label=DESCRIPTOR.id, max_frame_bytes=MAX_FRAME_BYTES,
                                              stateful=False)
             return self._worker

@@ -14,8 +14,6 @@ from rea_plugins.native.model import WorkerRequest
 from rea.errors import ReaError
 from rea.process.worker import Reporter, serve
 
-# Address-space cap of the worker: a LIEF allocation storm fails there, not in the server.
-WORKER_MEMORY_BYTES = 6 << 30
 MAX_FRAME_BYTES = 1 << 30
 
 

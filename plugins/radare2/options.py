@@ -10,7 +10,7 @@ from typing import Any, Final
 
 import msgspec
 
-from rea.config import MAX_INT32, SettingSpec, integer_setting
+from rea.config import MAX_INT32, SettingSpec, default_memory_limit_mb, integer_setting
 
 REMEDIATION_INSTALL = "pip install 'rea[radare2]'"
 # The r2libr wheel's package directory holds the radare2 libraries in this subdirectory.
@@ -44,17 +44,8 @@ QUERY = integer_setting(
     "Deadline of one query once the analysis is done (pseudo code included).")
 
 
-def _default_address_space_mb() -> int:
-    """Three quarters of physical memory (at least 2 GiB): radare2 fails its request before the host swaps."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 16_384
-    return max(2048, int(total * 3 / 4) >> 20)
-
-
 MEMORY = integer_setting(
-    "REA_RADARE2_MEMORY_LIMIT_MB", 256, 1_048_576, _default_address_space_mb(), "MiB",
+    "REA_RADARE2_MEMORY_LIMIT_MB", 256, 1_048_576, default_memory_limit_mb(), "MiB",
     "Address-space cap of the radare2 worker, so a hostile or huge input ends in a typed error, not the OOM killer.")
 
 SETTINGS: tuple[SettingSpec, ...] = (ANALYSIS, LOAD, ANALYSIS_TIMEOUT, QUERY, MEMORY)
@@ -67,7 +58,7 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     load_ms: int = 60_000
     analysis_ms: int = 300_000
     query_ms: int = 60_000
-    address_space_mb: int = msgspec.field(default_factory=_default_address_space_mb)
+    address_space_mb: int = msgspec.field(default_factory=default_memory_limit_mb)
     # How long close() waits after SIGTERM before SIGKILL.
     grace_ms: int = 2_000
 

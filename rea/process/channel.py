@@ -9,6 +9,7 @@ request starts a fresh one.
 from __future__ import annotations
 
 import os
+import re
 import select
 import site
 import sys
@@ -24,6 +25,9 @@ from rea.process.owned import OwnedProcess, ProcessSpec, now_iso, status_details
 from rea.providers import CloseOutcome
 
 POLL_S = 0.05
+# What a worker's stderr says when an allocation failed (Python, C++, glibc, the engines' own words).
+OUT_OF_MEMORY = re.compile(r"MemoryError|std::bad_alloc|Cannot allocate memory|[Oo]ut of memory|"
+                           r"failed to allocate|allocation failed")
 HEARTBEAT_S = 1.0
 
 
@@ -228,6 +232,10 @@ class WorkerChannel:
                     note = f" ({message.message[:200]})"
                     ctx.progress(f"{label}{phase}{note}")
                 elif isinstance(message, frames.Failure):
+                    if message.code == "resource_constraint" and message.details.get("exhausted") == "memory":
+                        # Its heap is spent or fragmented: the next request gets a fresh worker.
+                        self.discard("out_of_memory")
+                        raise memory_exhausted(proc.spec, op, phase)
                     code = message.code if message.code in CODES else "execution_failure"
                     raise ReaError(code, message.message, remediation=message.remediation, details=message.details)
                 elif isinstance(message, frames.Reply):
@@ -248,6 +256,8 @@ class WorkerChannel:
                             details={"reason": "closed", "provider_id": self.label, "operation": op})
         how = details.get("signal") or f"status {details['exit_status']}"
         limit = proc.spec.address_space_bytes
+        if limit and OUT_OF_MEMORY.search(proc.stderr_tail()):
+            return memory_exhausted(proc.spec, op, phase)
         return ReaError(
             "provider_unavailable", f"the {proc.spec.resource} exited during {phase} ({how})",
             remediation="Retry: the next request starts a fresh worker. If it crashes again, the input may be "
@@ -256,12 +266,27 @@ class WorkerChannel:
                      **({"address_space_mb": limit >> 20} if limit else {})})
 
 
+def memory_exhausted(spec: ProcessSpec, op: str, phase: str) -> ReaError:
+    """A worker that ran out of memory under its bound: ``resource_constraint`` naming the bound and its setting."""
+    limit_mb = spec.address_space_bytes >> 20
+    bound = f"its {limit_mb} MiB address-space bound" if limit_mb else "memory"
+    setting = f"Raise {spec.memory_setting} (now {limit_mb} MiB) or" if spec.memory_setting and limit_mb else "Try"
+    return ReaError(
+        "resource_constraint", f"the {spec.resource} ran out of {bound} during {phase}",
+        remediation=f"{setting} analyse a smaller input; the next request starts a fresh worker.",
+        details={"resource": "memory", "operation": op, "phase": phase, "provider_id": spec.owner,
+                 **({"reported_limits": {"address_space_mb": limit_mb}} if limit_mb else {}),
+                 **({"setting": spec.memory_setting} if spec.memory_setting else {})})
+
+
 def python_worker_spec(module: str, *, resource: str, owner: str, env: dict[str, str] | None = None,
-                       address_space_bytes: int = 0, args: tuple[str, ...] = ()) -> ProcessSpec:
+                       address_space_bytes: int = 0, memory_setting: str = "",
+                       args: tuple[str, ...] = ()) -> ProcessSpec:
     """The spec of a Python worker ``python -m module`` (which calls ``rea.process.worker.serve``)."""
     base = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
     # HOME is private, so point the user site where the server's is: a ``pip install --user`` still works.
     if site.ENABLE_USER_SITE:
         base["PYTHONUSERBASE"] = site.getuserbase()
     return ProcessSpec(argv=(sys.executable, "-m", module, *args), resource=resource, owner=owner,
-                       env={**base, **(env or {})}, address_space_bytes=address_space_bytes)
+                       env={**base, **(env or {})}, address_space_bytes=address_space_bytes,
+                       memory_setting=memory_setting)

@@ -81,6 +81,8 @@ class ProcessSpec(msgspec.Struct, frozen=True, kw_only=True):
     cwd: str | None = None
     # RLIMIT_AS of the process and everything it starts; 0: no cap.
     address_space_bytes: int = 0
+    # The setting that sets that bound (named in a resource_constraint when the process exhausts it).
+    memory_setting: str = ""
     stdin: Literal["pipe", "null"] = "pipe"
     stdout: Literal["pipe", "null"] = "pipe"
     # "tail": the last STDERR_TAIL_BYTES are kept for diagnostics.

@@ -67,7 +67,8 @@ def answer(routes: Mapping[str, Route], request: frames.Request, reporter: Repor
     except (RecursionError, MemoryError) as exc:
         what = "stack" if isinstance(exc, RecursionError) else "memory"
         return frames.Failure(id=request.id, code="resource_constraint", message=f"the engine ran out of {what} in "
-                              f"{request.op}", details={"resource": "memory", "operation": request.op})
+                              f"{request.op}", details={"resource": "memory", "exhausted": what,
+                                                        "operation": request.op})
     except Exception:
         # The traceback goes to the worker's stderr (kept as a bounded tail); the caller gets a plain message.
         traceback.print_exc(file=sys.stderr)
