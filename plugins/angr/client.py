@@ -38,7 +38,8 @@ class AngrClient(AnalysisClient):
         self.timeouts = timeouts
         spec = python_worker_spec("rea_plugins.angr.worker", resource=RESOURCE, owner="angr",
                                   env={"RTDB_BASE": "{private}/cache"},
-                                  address_space_bytes=timeouts.address_space_mb << 20)
+                                  address_space_bytes=timeouts.address_space_mb << 20,
+                                  memory_setting="REA_ANGR_MEMORY_LIMIT_MB")
         self.channel = WorkerChannel(spec, label="angr", grace_s=timeouts.grace_ms / 1000)
         self._loaded = 0  # the worker generation that has the target loaded
         self._cfg = 0  # ... and its CFG built

@@ -44,7 +44,7 @@ class Radare2Client(AnalysisClient):
         self.limits = limits
         spec = python_worker_spec("rea_plugins.radare2.worker", resource=RESOURCE, owner="radare2",
                                   env={"LD_LIBRARY_PATH": libdir}, address_space_bytes=limits.address_space_mb << 20,
-                                  args=("--libr", libdir))
+                                  memory_setting="REA_RADARE2_MEMORY_LIMIT_MB", args=("--libr", libdir))
         self.channel = WorkerChannel(spec, label="radare2", grace_s=limits.grace_ms / 1000)
         self._loaded = 0  # the worker generation that has the target loaded
         self._analyzed = 0  # ... and analysed
