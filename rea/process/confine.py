@@ -1,0 +1,203 @@
+"""Confinement that works with or without bubblewrap: a pids cgroup, RLIMIT_NPROC, a network namespace.
+
+Run as ``python -I -S confine.py [--cgroup DIR] [--nproc N] [--no-network] -- ARGV...`` (standard library
+only): it joins the cgroup, sets the limit and leaves the host network, then becomes ARGV; any step that
+fails ends it with status 126 before ARGV runs (fail closed). The server side creates the cgroup (which
+also finds every process the program started, a double-forked ``setsid`` daemon included), lists its
+members and removes it.
+"""
+
+from __future__ import annotations
+
+# Only os and sys at the top: the shim runs before every confined program, and each import costs it startup time.
+import os
+import sys
+
+CONFINE = os.path.abspath(__file__)
+PIDS_V1 = "/sys/fs/cgroup/pids"
+UNIFIED = "/sys/fs/cgroup"
+_CLONE_NEWNET = 0x40000000
+_CLONE_NEWUSER = 0x10000000
+# A cgroup of ours still empty this long after creation was never joined or has ended: the sweep removes it.
+_STALE_S = 60.0
+_CREATED: dict[str, float] = {}
+_SEQ = [0]
+_NETNS: list[str | None] = []
+
+
+def command(argv: list[str], *, cgroup: str | None = None, nproc: int = 0, no_network: bool = False) -> list[str]:
+    """``argv`` behind the shim that applies the given confinement (``argv`` unchanged when there is none)."""
+    if cgroup is None and not nproc and not no_network:
+        return argv
+    opts = [*(["--cgroup", cgroup] if cgroup else []), *(["--nproc", str(nproc)] if nproc else []),
+            *(["--no-network"] if no_network else [])]
+    return [sys.executable, "-I", "-S", CONFINE, *opts, "--", *argv]
+
+
+def _cgroup_parent() -> str | None:
+    if os.path.isdir(PIDS_V1):
+        return os.path.join(PIDS_V1, "rea")
+    if os.path.exists(os.path.join(UNIFIED, "cgroup.controllers")):
+        try:
+            with open("/proc/self/cgroup") as fh:
+                own = next((line.split(":", 2)[2].strip() for line in fh if line.startswith("0::")), None)
+        except OSError:
+            return None
+        if own is not None:
+            return os.path.join(UNIFIED, own.lstrip("/"), "rea")
+    return None
+
+
+def pids_cgroup(limit: int) -> tuple[str | None, str]:
+    """A fresh pids cgroup bounded to ``limit`` processes: (its path, "") or (None, why there is none)."""
+    import contextlib
+    import time
+
+    parent = _cgroup_parent()
+    if parent is None:
+        return None, "no pids cgroup controller is mounted"
+    _sweep(parent)
+    _SEQ[0] += 1
+    path = os.path.join(parent, f"{os.getpid()}-{_SEQ[0]}-{time.monotonic_ns() % 10**9}")
+    try:
+        os.makedirs(path, exist_ok=False)
+    except OSError as exc:
+        return None, f"cannot create a pids cgroup: {exc.strerror or exc}"
+    try:
+        with open(os.path.join(path, "pids.max"), "w") as fh:
+            fh.write(str(limit))
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+        return None, f"the cgroup has no pids controller: {exc.strerror or exc}"
+    _CREATED[path] = time.monotonic()
+    return path, ""
+
+
+def _sweep(parent: str) -> None:
+    """Remove empty cgroups a dead server left, and our own that are empty and old (never joined, or ended)."""
+    import contextlib
+    import time
+
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    now = time.monotonic()
+    for name in names:
+        path = os.path.join(parent, name)
+        owner = name.split("-", 1)[0]
+        if not owner.isdigit() or not os.path.isdir(path):
+            continue
+        if int(owner) == os.getpid():
+            if now - _CREATED.get(path, 0.0) < _STALE_S:
+                continue
+        elif os.path.exists(f"/proc/{owner}"):
+            continue
+        with contextlib.suppress(OSError):
+            os.rmdir(path)  # EBUSY while it has members: then it is not stale
+            _CREATED.pop(path, None)
+
+
+def members(path: str) -> list[int]:
+    """Pids in the cgroup now (zombies are not listed)."""
+    try:
+        with open(os.path.join(path, "cgroup.procs")) as fh:
+            return sorted({int(line) for line in fh if line.strip()})
+    except (OSError, ValueError):
+        return []
+
+
+def contains(path: str, pid: int) -> bool:
+    """Whether ``pid`` is in the cgroup ``path`` now (read from the process's side)."""
+    rel = "/" + os.path.basename(os.path.dirname(path)) + "/" + os.path.basename(path)
+    try:
+        with open(f"/proc/{pid}/cgroup") as fh:
+            return any(line.rstrip("\n").endswith(rel) for line in fh)
+    except OSError:
+        return False
+
+
+def release(path: str) -> bool:
+    """Remove the cgroup; False while processes remain in it."""
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    _CREATED.pop(path, None)
+    return True
+
+
+def network_namespace_failure() -> str | None:
+    """Why the shim cannot give a program a network namespace of its own here (None when it can); probed once."""
+    if not _NETNS:
+        _NETNS.append(_probe_network())
+    return _NETNS[0]
+
+
+def _probe_network() -> str | None:
+    import subprocess
+
+    try:
+        proc = subprocess.run(command([sys.executable, "-I", "-S", "-c", "pass"], no_network=True),
+                              capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"the network namespace probe did not run: {exc}"
+    if proc.returncode != 0:
+        last = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        return f"no network namespace: {last[0][:200]}"
+    return None
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as fh:
+        fh.write(text)
+
+
+def _leave_network() -> None:
+    import contextlib
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if os.geteuid() == 0 and libc.unshare(_CLONE_NEWNET) == 0:
+        return
+    # Unprivileged: a user namespace first, mapping only our own ids (the program keeps its uid on the host).
+    uid, gid = os.geteuid(), os.getegid()
+    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    with contextlib.suppress(OSError):
+        _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{uid} {uid} 1")
+    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+
+
+def main(argv: list[str]) -> int:
+    if "--" not in argv:
+        sys.stderr.write("usage: confine.py [--cgroup DIR] [--nproc N] [--no-network] -- ARGV...\n")
+        return 126
+    cut = argv.index("--")
+    opts, program = argv[:cut], argv[cut + 1:]
+    try:
+        if "--cgroup" in opts:
+            _write(os.path.join(opts[opts.index("--cgroup") + 1], "cgroup.procs"), "0")
+        if "--nproc" in opts:
+            import resource
+
+            limit = int(opts[opts.index("--nproc") + 1])
+            resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
+        if "--no-network" in opts:
+            _leave_network()
+    except (OSError, ValueError) as exc:
+        sys.stderr.write(f"rea confine: not applied, the program was not started: {exc}\n")
+        return 126
+    try:
+        os.execvp(program[0], program)
+    except OSError as exc:
+        sys.stderr.write(f"rea confine: cannot execute {program[0]}: {exc.strerror}\n")
+        return 127
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
