@@ -22,8 +22,9 @@ from rea_plugins.process.observe import LINEAGE_SNAPSHOT_LIMIT, Family, Stream, 
 
 from rea.context import CallContext
 from rea.errors import ReaError, cancelled, invalid_request, issue
-from rea.process import OwnedProcess, ProcessSpec, SandboxPolicy, status_details
-from rea.providers import Availability
+from rea.process import Isolation, OwnedProcess, ProcessSpec, SandboxPolicy, confine, procfs, status_details
+from rea.process.sandbox import reap_session_zombies, unsandboxed
+from rea.providers import Availability, CloseOutcome
 from rea.scenarios import ScenarioDriver, ScenarioDriverDescriptor
 
 VERSION = "0.1.0"
@@ -80,6 +81,7 @@ class Scenario:
         self.fds: dict[int, str] = {}
         self.exit_ms: int | None = None
         self.exit_status: int | None = None
+        self.isolation = Isolation(sandbox="none", reason="not started")
 
     # -- request ---------------------------------------------------------------------------------
 
@@ -116,15 +118,35 @@ class Scenario:
                            details={"reason": "executable_missing", "executable": exe})
         return os.path.abspath(path), env
 
-    def _policy(self, executable: str) -> SandboxPolicy | None:
-        mode = self.request.get("sandbox", "required")
-        if mode == "none":
-            return None
+    def _policy(self, executable: str) -> SandboxPolicy:
         writable = tuple(dict.fromkeys([*self.roots, self.cwd]))
         # The program's folder stays visible where the sandbox's private /tmp would hide it.
         return SandboxPolicy(writable_roots=writable, readable_roots=(os.path.dirname(executable),),
                              allow_loopback=self.request.get("network_access") == "host",
-                             accept_none=mode == "preferred")
+                             accept_none=self.request.get("sandbox", "required") == "preferred",
+                             max_processes=self.limits["max_processes"])
+
+    def _start(self, argv: list[str], env: dict[str, str]) -> OwnedProcess:
+        policy = self._policy(argv[0])
+        cgroup = None
+        sandbox: SandboxPolicy | None = policy
+        if self.request.get("sandbox", "required") == "none":
+            # No sandbox, but network_access and the process bound still hold, and the pids cgroup finds every
+            # descendant (a double-forked setsid daemon too) where the host has one.
+            argv, self.isolation = unsandboxed(argv, policy, "no sandbox requested")
+            cgroup, sandbox = self.isolation.cgroup, None
+        spec = ProcessSpec(argv=tuple(argv), resource=RESOURCE, owner="process", env=env, inherit_env=(),
+                           cwd=self.cwd, stdin="pipe", stdout="pipe", stderr="pipe", terminal=self.terminal,
+                           terminal_size=(self.rows, self.columns), sandbox=sandbox)
+        try:
+            proc = OwnedProcess.start(spec)
+        except BaseException:
+            if cgroup is not None:
+                confine.release(cgroup)
+            raise
+        if sandbox is not None:
+            self.isolation = proc.isolation
+        return proc
 
     # -- run -------------------------------------------------------------------------------------
 
@@ -134,12 +156,10 @@ class Scenario:
         before, before_truncated = snapshot(self.roots, self.limits["max_files"])
         self.ctx.check("starting the process scenario")
         self.phase = "starting"
-        spec = ProcessSpec(argv=(path, *self.request.get("arguments", [])), resource=RESOURCE, owner="process",
-                           env=env, inherit_env=(), cwd=self.cwd, stdin="pipe", stdout="pipe", stderr="pipe",
-                           terminal=self.terminal, terminal_size=(self.rows, self.columns), sandbox=self._policy(path))
         self.started = self.last_output = time.monotonic()
-        proc = self.proc = OwnedProcess.start(spec)
-        self.family = Family(proc.pid, proc.isolation.sandbox == "bubblewrap", self.limits["max_processes"])
+        proc = self.proc = self._start([path, *self.request.get("arguments", [])], env)
+        self.family = Family(proc.pid, self.isolation.sandbox == "bubblewrap", self.limits["max_processes"],
+                             self.isolation.cgroup)
         self.lineage.append(proc.observe("started"))
         self.family.sample(0)
         if self.terminal:
@@ -319,13 +339,51 @@ class Scenario:
         self.family.sample(_elapsed_ms(self.started))
         self.outlived = [dict(m) for m in self.family.alive_after_exit()]
         self.lineage.append(proc.observe("exited" if self.exit_status is not None else "finalized"))
-        self.outcome = proc.terminate(grace)
+        self._end_escaped()
+        # bubblewrap's pid-1 process is orphaned to the server (rea is the subreaper): reaped while the leader,
+        # whose pid is the session id, is still unreaped and so cannot name another session.
+        reap_session_zombies(proc.pid, settle_s=1.0 if self.exit_status is not None else 0.0)
+        self.outcome = self._released(proc.terminate(grace))
+        # What terminate killed exits after: no leader or other owned process has this session id, so this is safe.
+        reap_session_zombies(proc.pid)
         self.lineage.append({"provider_id": "process", "resource": RESOURCE, "event": "closed",
                              "observed_at": self.lineage[-1]["observed_at"], "pid": proc.pid,
                              "status": "verified" if not self.outcome.remaining else "unavailable",
                              **({"reason": self.outcome.reason} if self.outcome.remaining else {}),
                              **status_details(self.exit_status)})
         self.phase = "finished"
+
+    def _end_escaped(self) -> None:
+        """Kill what left the program's session but stays in its pids cgroup (a setsid daemon), and record it."""
+        proc, cgroup = self.proc, self.isolation.cgroup
+        assert proc is not None and self.family is not None
+        if cgroup is None:
+            return
+        escaped = [i for i in (procfs.read(p) for p in confine.members(cgroup)) if i is not None and i.sid != proc.pid
+                   and i.state != "Z"]
+        if not escaped:
+            return
+        self.family.add(escaped, _elapsed_ms(self.started))
+        killed = [i.pid for i in escaped if _kill_in(cgroup, i)]
+        self.signals.append({"at_ms": _elapsed_ms(self.started), "reason": "left the session (pids cgroup)",
+                             "signal": "SIGKILL", "delivered": bool(killed), "pids": killed})
+        deadline = time.monotonic() + KILL_WAIT_S
+        while time.monotonic() < deadline and any(procfs.same_process(i) and (procfs.read(i.pid) or i).state != "Z"
+                                                  for i in escaped):
+            time.sleep(POLL_S)
+        _reap_children(escaped)
+
+    def _released(self, outcome: CloseOutcome) -> CloseOutcome:
+        """``terminate``'s outcome, plus the session's reaped zombies and the pids cgroup (gone, or what remains)."""
+        assert self.family is not None
+        _reap_children(self.family.infos())
+        cgroup = self.isolation.cgroup
+        if cgroup is None or confine.release(cgroup):
+            return outcome
+        left = confine.members(cgroup)
+        note = f"processes remain in the pids cgroup {cgroup}: " + ", ".join(map(str, left))
+        return CloseOutcome(remaining=tuple(dict.fromkeys([*outcome.remaining, "descendant-process"])),
+                            reason="; ".join(r for r in (outcome.reason, note) if r))
 
     def _exit_record(self) -> dict[str, Any]:
         status = self.exit_status
@@ -350,7 +408,7 @@ class Scenario:
         capture = {
             "schema": "rea.process_capture/1",
             "request": dict(self.request),
-            "isolation": msgspec.to_builtins(proc.isolation),
+            "isolation": msgspec.to_builtins(self.isolation),
             "lifecycle": {"started_at": proc.started_at, "end_reason": end_reason, "elapsed_ms": self.exit_ms,
                           "executable": self.executable, "private_directory": proc.private_dir, "pid": proc.pid,
                           "exit": self._exit_record(), "signals": self.signals, "phase_reached": self.phase},
@@ -397,6 +455,33 @@ class Scenario:
         return None
 
 
+def _kill_in(cgroup: str, info: procfs.ProcInfo) -> bool:
+    """SIGKILL exactly this process if it is still in ``cgroup`` (a pidfd: its pid cannot name another meanwhile)."""
+    try:
+        fd = os.pidfd_open(info.pid)
+    except OSError:
+        return False
+    try:
+        if procfs.same_process(info) and confine.contains(cgroup, info.pid):
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+            return True
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return False
+
+
+def _reap_children(infos: list[procfs.ProcInfo]) -> None:
+    """Reap those of ``infos`` that are now exited children of the server (orphans come to it, the subreaper)."""
+    me = os.getpid()
+    for info in infos:
+        now = procfs.read(info.pid)
+        if now is not None and now.start == info.start and now.ppid == me and now.state == "Z":
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(info.pid, os.WNOHANG)
+
+
 class ProcessDriver(ScenarioDriver):
     """Runs and observes one declared local program per request."""
 
@@ -423,4 +508,6 @@ class ProcessDriver(ScenarioDriver):
             if proc is not None and scenario.phase != "finished":
                 # An unexpected error mid-run: the program still must not outlive the request.
                 proc.terminate(0.5)
+                if scenario.isolation.cgroup is not None:
+                    confine.release(scenario.isolation.cgroup)
 

@@ -7,7 +7,7 @@ import os
 import stat
 from typing import Any
 
-from rea.process import procfs
+from rea.process import confine, procfs
 
 LINEAGE_SNAPSHOT_LIMIT = 16
 
@@ -42,13 +42,15 @@ def _comm(pid: int) -> str | None:
 
 
 class Family:
-    """Every process seen in the capture's session or under its leader, sampled while it runs."""
+    """Every process seen in the capture's session, under its leader or in its pids cgroup, sampled while it runs."""
 
-    def __init__(self, leader: int, sandboxed: bool, limit: int) -> None:
+    def __init__(self, leader: int, sandboxed: bool, limit: int, cgroup: str | None = None) -> None:
         self.leader = leader
         self.sandboxed = sandboxed
         self.limit = limit
+        self.cgroup = cgroup
         self.members: dict[tuple[int, int], dict[str, Any]] = {}
+        self.seen: dict[tuple[int, int], procfs.ProcInfo] = {}
         self.truncated = False
 
     def sample(self, at_ms: int) -> list[dict[str, Any]]:
@@ -58,12 +60,27 @@ class Family:
         for info in table.values():
             if info.sid == self.leader and info.pid != self.leader:
                 tree.setdefault(info.pid, info)
+        # The cgroup holds what left both the session and the tree (a double-forked setsid daemon).
+        for pid in confine.members(self.cgroup) if self.cgroup else []:
+            if pid in table:
+                tree.setdefault(pid, table[pid])
         me = table.get(self.leader)
         if me is not None:
             tree[self.leader] = me
+        return self._merge(list(tree.values()), at_ms)
+
+    def add(self, infos: list[procfs.ProcInfo], at_ms: int) -> None:
+        """Record processes found another way (e.g. by their cgroup at the end)."""
+        self._merge(infos, at_ms)
+
+    def infos(self) -> list[procfs.ProcInfo]:
+        """Every process recorded, as first seen (pid and start time: enough to recognise it later)."""
+        return list(self.seen.values())
+
+    def _merge(self, infos: list[procfs.ProcInfo], at_ms: int) -> list[dict[str, Any]]:
         fresh = []
         alive = set()
-        for info in tree.values():
+        for info in infos:
             key = (info.pid, info.start)
             alive.add(key)
             known = self.members.get(key)
@@ -78,6 +95,7 @@ class Family:
                 self.truncated = True
                 continue
             comm = _comm(info.pid)
+            self.seen[key] = info
             entry = {"pid": info.pid, "ppid": info.ppid, "comm": comm, "role": self._role(info, comm),
                      "first_seen_ms": at_ms, "last_seen_ms": at_ms, "zombie": info.state == "Z",
                      "in_session": info.sid == self.leader}
