@@ -248,14 +248,14 @@ def _serve(argv: list[str], prog: str) -> int:
 
     from rea.mcp.server import serve_stdio
 
-    if anyio.run(serve_stdio, registry, settings) is not None:
-        # Stopped by a signal: the session is closed; a thread may still block on stdin, so exit without
-        # joining it, after the exit handlers (which terminate any owned process a stuck close left).
-        sys.stdout.flush()
-        sys.stderr.flush()
-        atexit._run_exitfuncs()
-        os._exit(0)
-    return 0
+    anyio.run(serve_stdio, registry, settings)
+    # Stdin closed or a signal came, and the session is closed (within its bound). A call abandoned on a
+    # blocked read may still hold a thread, so exit without joining threads, after the exit handlers (which
+    # terminate any owned process a stuck close left).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    atexit._run_exitfuncs()
+    os._exit(0)
 
 
 def _catalog(argv: list[str], prog: str) -> int:
