@@ -23,6 +23,7 @@ _STALE_S = 60.0
 _CREATED: dict[str, float] = {}
 _SEQ = [0]
 _NETNS: list[str | None] = []
+_JOIN: list[str | None] = []
 
 
 def command(argv: list[str], *, cgroup: str | None = None, nproc: int = 0, no_network: bool = False) -> list[str]:
@@ -50,6 +51,34 @@ def _cgroup_parent() -> str | None:
 
 def pids_cgroup(limit: int) -> tuple[str | None, str]:
     """A fresh pids cgroup bounded to ``limit`` processes: (its path, "") or (None, why there is none)."""
+    if not _JOIN:
+        # Creating a cgroup is not enough (cgroup v2 wants write access up to a common ancestor): a child must join.
+        _JOIN.append(_probe_join(limit))
+    if _JOIN[0] is not None:
+        return None, _JOIN[0]
+    return _create(limit)
+
+
+def _probe_join(limit: int) -> str | None:
+    import subprocess
+
+    path, why = _create(limit)
+    if path is None:
+        return why
+    try:
+        proc = subprocess.run(command([sys.executable, "-I", "-S", "-c", "pass"], cgroup=path), capture_output=True,
+                              text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"the pids cgroup probe did not run: {exc}"
+    finally:
+        release(path)
+    if proc.returncode != 0:
+        last = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        return f"cannot join a pids cgroup: {last[0][:200]}"
+    return None
+
+
+def _create(limit: int) -> tuple[str | None, str]:
     import contextlib
     import time
 

@@ -152,7 +152,7 @@ def _uid(pid: int) -> int | None:
         return None
 
 
-def reachable_unsandboxed(network_isolated: bool) -> list[str]:
+def reachable_unsandboxed(network_isolated: bool, cgroup: bool = True) -> list[str]:
     """What a program run without a sandbox can reach, said plainly for the capture's isolation record."""
     uid = os.getuid()
     who = "root: every process, file and device of the host" if uid == 0 else f"uid {uid}"
@@ -162,6 +162,8 @@ def reachable_unsandboxed(network_isolated: bool) -> list[str]:
            "the whole filesystem with the server's permissions (home, credentials, /tmp)",
            "every process of the same uid (signals, ptrace, /proc)"]
     out.append("no network (own network namespace)" if network_isolated else "the host's network (any address)")
+    if not cgroup:
+        out.append("no pids cgroup: a process it detaches (setsid after a double fork) can outlive the call unseen")
     return out
 
 
@@ -244,7 +246,7 @@ def unsandboxed(argv: list[str], policy: SandboxPolicy, failure: str) -> tuple[l
     cgroup, nproc, processes = _bound_processes(policy.max_processes)
     record = {"network": "none (own network namespace, without bubblewrap)" if no_network
               else "host (any address)", "processes": processes,
-              "reachable": reachable_unsandboxed(no_network)}
+              "reachable": reachable_unsandboxed(no_network, cgroup is not None)}
     return (confine.command(argv, cgroup=cgroup, nproc=nproc, no_network=no_network),
             Isolation(sandbox="none", reason=failure, policy=record, cgroup=cgroup))
 
