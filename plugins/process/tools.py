@@ -79,7 +79,8 @@ CAPTURE_SCHEMA: dict[str, Any] = {
                                             "The sandboxed program may write them."},
         "limits": {"type": "object", "additionalProperties": False,
                    "description": "Bounds on what is kept. Output bytes per stream, files listed and hashed, processes "
-                                  "recorded, and the grace between SIGTERM and SIGKILL at the end.",
+                                  "recorded (and alive at once, where a pids cgroup exists), and the grace between "
+                                  "SIGTERM and SIGKILL at the end.",
                    "properties": {
             "max_output_bytes": {"type": "integer", "minimum": 1024, "maximum": 1 << 28,
                                  "default": DEFAULT_LIMITS["max_output_bytes"]},
@@ -94,9 +95,11 @@ CAPTURE_SCHEMA: dict[str, Any] = {
         "normalization": NORMALIZATION,
         "sandbox": {"type": "string", "enum": ["required", "preferred", "none"], "default": "required",
                     "description": "required: bubblewrap or fail; preferred: unsandboxed where the host cannot; "
-                                   "none: unsandboxed. The capture records the isolation that applied."},
+                                   "none: unsandboxed (network_access still holds). The capture records the "
+                                   "isolation that applied, and what an unsandboxed program could reach."},
         "network_access": {"type": "string", "enum": ["none", "host"], "default": "none",
-                           "description": "none: own network namespace; host: the host's network (loopback)."},
+                           "description": "none: own network namespace, in every sandbox mode (a typed error where "
+                                          "the host has none); host: the host's network (loopback)."},
     },
     "required": ["executable", "working_directory"],
     "additionalProperties": False,

@@ -306,3 +306,17 @@ def test_an_unsandboxed_capture_says_what_the_program_could_reach(rea_session: S
     boxed = result_of(rea_session, "capture_process_scenario", args)
     assert boxed["output"]["stdout"]["text"] != f"found {environ}\n"
     assert "reachable" not in boxed["isolation"]["policy"]
+
+
+def test_without_a_pids_cgroup_the_record_says_what_is_unbounded(rea_session: Session, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from rea.process import confine
+
+    monkeypatch.setattr(confine, "_cgroup_parent", lambda: None)
+    monkeypatch.setattr(confine, "_JOIN", [])
+    capture = result_of(rea_session, "capture_process_scenario", {
+        "executable": "/bin/true", "working_directory": str(tmp_path), "sandbox": "none"})
+    policy = capture["isolation"]["policy"]
+    assert capture["isolation"]["cgroup"] is None
+    assert policy["processes"]["by"] in ("none", "RLIMIT_NPROC") and "no pids cgroup" in policy["processes"]["reason"]
+    assert any("outlive the call unseen" in line for line in policy["reachable"])
