@@ -1,14 +1,38 @@
-"""The session ledger: every Evidence a connection (or CLI invocation) produced, by id."""
+"""The session ledger: every Evidence a connection (or CLI invocation) produced, by id.
+
+A record too large to deliver stays retained (it can be paged or exported) but not in memory: ``spill``
+moves it to a private directory, read back only when asked for, removed with the ledger.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import msgspec
+
 from rea import evidence as ev_mod
 from rea.errors import ReaError
 from rea.evidence import Evidence
+from rea.process import leftovers
+
+
+class Spilled:
+    """A record kept on disk (msgpack), by its file."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def load(self) -> Evidence:
+        with open(self.path, "rb") as fh:
+            return msgspec.msgpack.decode(fh.read(), type=Evidence)
 
 
 def _missing(evidence_id: str, path: str, cached: bool = False) -> ReaError:
@@ -24,10 +48,29 @@ class Ledger:
     """Insertion-ordered, thread-safe map of evidence_id to record."""
 
     def __init__(self, fallback: Callable[[str], Evidence | None] | None = None) -> None:
-        self._records: dict[str, Evidence] = {}
+        self._records: dict[str, Evidence | Spilled] = {}
         self._lock = threading.Lock()
+        self._spill_dir: str | None = None
         # Where a reference this ledger lacks may still be found, authenticated (the CLI: the analysis cache).
         self.fallback = fallback
+
+    def spill(self, evidence_id: str) -> bool:
+        """Keep a retained record on disk instead of in memory (a refused oversized result); True when moved."""
+        with self._lock:
+            record = self._records.get(evidence_id)
+            if not isinstance(record, Evidence):
+                return False
+            try:
+                if self._spill_dir is None:
+                    self._spill_dir = tempfile.mkdtemp(prefix="rea-ledger-")
+                    leftovers.mark(self._spill_dir)
+                path = os.path.join(self._spill_dir, evidence_id)
+                with open(path, "wb") as fh:
+                    fh.write(msgspec.msgpack.encode(record))
+            except OSError:
+                return False  # no room on disk: it stays in memory, as before
+            self._records[evidence_id] = Spilled(path)
+            return True
 
     def record(self, ev: Evidence) -> Evidence:
         with self._lock:
@@ -42,11 +85,20 @@ class Ledger:
 
     def get(self, evidence_id: str) -> Evidence | None:
         with self._lock:
-            return self._records.get(evidence_id)
+            record = self._records.get(evidence_id)
+        return record.load() if isinstance(record, Spilled) else record
 
     def clear(self) -> None:
         with self._lock:
             self._records.clear()
+            spill_dir, self._spill_dir = self._spill_dir, None
+        if spill_dir is not None:
+            shutil.rmtree(spill_dir, ignore_errors=True)
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            if self._spill_dir is not None:
+                shutil.rmtree(self._spill_dir, ignore_errors=True)
 
     def __len__(self) -> int:
         with self._lock:
@@ -54,7 +106,9 @@ class Ledger:
 
     def __iter__(self) -> Iterator[Evidence]:
         with self._lock:
-            return iter(list(self._records.values()))
+            records = list(self._records.values())
+        # Spilled records are read back one at a time, as the consumer (an export) reaches them.
+        return (r.load() if isinstance(r, Spilled) else r for r in records)
 
     def resolve(self, value: Any, path: str = "evidence") -> Evidence:
         """Accept inline Evidence or ``{"kind":"retained-evidence","evidence_id":...}``."""

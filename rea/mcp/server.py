@@ -208,17 +208,25 @@ class ReaServer:
             # Known too large from hashing it: refuse before building a document-sized string.
             oversize = known_oversize(result.evidence, self.settings.response_budget)
             if oversize is not None:
-                return self._error(session, transport_error(self.settings, oversize, result.evidence.evidence_id))
+                return self._refuse_oversize(session, result, oversize)
         if self.settings.result_presentation != COMPLETE and result.evidence is not None:
             payload = present(msgspec.to_builtins(result.evidence), self.settings.result_presentation)
         encoded = encode_result(payload)
         required = success_size(encoded)
         if required > self.settings.response_budget:
-            eid = result.evidence.evidence_id if result.evidence is not None else None
-            return self._error(session, transport_error(self.settings, required, eid))
+            del encoded, payload
+            return self._refuse_oversize(session, result, required)
         structured = msgspec.json.decode(encoded)
         return types.CallToolResult(content=[types.TextContent(type="text", text=encoded.decode())],
                                     structured_content=structured, is_error=False)
+
+    def _refuse_oversize(self, session: Session, result: ToolResult, required: int) -> types.CallToolResult:
+        """Refuse a result beyond the response budget; the record stays retained, on disk rather than in memory."""
+        eid = result.evidence.evidence_id if result.evidence is not None else None
+        if eid is not None and session.ledger.spill(eid):
+            result.evidence = None
+            release_free_memory()
+        return self._error(session, transport_error(self.settings, required, eid))
 
     def _error(self, session: Session, err: ReaError) -> types.CallToolResult:
         encoded = msgspec.json.encode({"error": err.projection()})

@@ -237,6 +237,46 @@ def test_response_budget_boundary(over: bool) -> None:
     anyio.run(main)
 
 
+def _server_rss_kib() -> int:
+    """VmRSS of this test's ``rea serve`` child (the only one it runs at that moment)."""
+    import os
+
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmd = fh.read()
+            with open(f"/proc/{entry}/status") as fh:
+                status = fh.read()
+        except OSError:
+            continue
+        if b"rea.cli.main\0serve" in cmd and f"PPid:\t{os.getpid()}\n" in status:
+            return int(re.search(r"VmRSS:\s+(\d+)", status).group(1))  # type: ignore[union-attr]
+    raise AssertionError("no rea serve child found")
+
+
+def test_a_refused_oversized_result_is_retained_on_disk_not_in_memory(tmp_path: Path) -> None:
+    size = 160 << 20
+
+    async def main() -> None:
+        async with connect(**PROBE) as client:
+            await client.call_tool("probe_wait", {"steps": 1, "step_ms": 0})
+            baseline = _server_rss_kib()
+            err = error_of(await client.call_tool("probe_payload", {"size": size}))
+            assert err["code"] == "resource_constraint" and err["details"]["resource"] == "transport"
+            ref = err["details"]["reported_limits"]["evidence_reference"]
+            # Refused and retained, but no longer held in the server's memory (160 MiB of payload).
+            assert _server_rss_kib() - baseline < 64 << 10
+            page = await client.call_tool("inspect_analysis_view", {"source": ref})
+            assert not page.is_error, page.content
+            out = tmp_path / "bundle.json"
+            exported = await client.call_tool("export_evidence_bundle", {"path": str(out)})
+            assert not exported.is_error, exported.content
+            assert out.stat().st_size > size
+    anyio.run(main)
+
+
 def test_server_uses_its_own_ledger_per_connection() -> None:
     async def main() -> None:
         async with connect(**PROBE) as a, connect(**PROBE) as b:

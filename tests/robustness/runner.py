@@ -264,7 +264,8 @@ class Runner:
         # An owned process's private directory (its TMPDIR is "<private>/tmp") lives as long as it does.
         private = {os.path.dirname(t) for t in (environ_value(pid, "TMPDIR") for pid in children) if t}
         for name in os.listdir(self.tmp):
-            if str(self.tmp / name) not in private:
+            # The ledger's spill directory holds refused oversized results until the session closes.
+            if str(self.tmp / name) not in private and not name.startswith("rea-ledger-"):
                 self.run.add("outside", Finding(case.id, case.description, "-", f"left in TMPDIR: {name}"))
                 shutil.rmtree(self.tmp / name, ignore_errors=True)
 
