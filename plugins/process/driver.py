@@ -31,7 +31,7 @@ VERSION = "0.1.0"
 RESOURCE = "process-scenario"
 DEFAULT_INHERIT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 DEFAULT_LIMITS = {"max_output_bytes": 1 << 20, "max_files": 20_000, "max_hash_bytes": 16 << 20,
-                  "max_processes": 256, "termination_grace_ms": 2000}
+                  "max_processes": 256, "max_tasks": 1024, "termination_grace_ms": 2000}
 POLL_S = 0.02
 SAMPLE_S = 0.05
 DRAIN_S = 0.3
@@ -124,7 +124,7 @@ class Scenario:
         return SandboxPolicy(writable_roots=writable, readable_roots=(os.path.dirname(executable),),
                              allow_loopback=self.request.get("network_access") == "host",
                              accept_none=self.request.get("sandbox", "required") == "preferred",
-                             max_processes=self.limits["max_processes"])
+                             max_tasks=self.limits["max_tasks"])
 
     def _start(self, argv: list[str], env: dict[str, str]) -> OwnedProcess:
         policy = self._policy(argv[0])

@@ -79,8 +79,8 @@ CAPTURE_SCHEMA: dict[str, Any] = {
                                             "The sandboxed program may write them."},
         "limits": {"type": "object", "additionalProperties": False,
                    "description": "Bounds on what is kept. Output bytes per stream, files listed and hashed, processes "
-                                  "recorded (and alive at once, where a pids cgroup exists), and the grace between "
-                                  "SIGTERM and SIGKILL at the end.",
+                                  "recorded, processes and threads alive at once, and the grace between SIGTERM and "
+                                  "SIGKILL at the end.",
                    "properties": {
             "max_output_bytes": {"type": "integer", "minimum": 1024, "maximum": 1 << 28,
                                  "default": DEFAULT_LIMITS["max_output_bytes"]},
@@ -90,6 +90,7 @@ CAPTURE_SCHEMA: dict[str, Any] = {
                                "default": DEFAULT_LIMITS["max_hash_bytes"]},
             "max_processes": {"type": "integer", "minimum": 1, "maximum": 100_000,
                               "default": DEFAULT_LIMITS["max_processes"]},
+            "max_tasks": {"type": "integer", "minimum": 1, "maximum": 100_000, "default": DEFAULT_LIMITS["max_tasks"]},
             "termination_grace_ms": {"type": "integer", "minimum": 0, "maximum": 60_000,
                                      "default": DEFAULT_LIMITS["termination_grace_ms"]}}},
         "normalization": NORMALIZATION,

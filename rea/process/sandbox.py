@@ -30,8 +30,9 @@ HIDDEN_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", 
 CREDENTIALS = (".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".config/gcloud", ".netrc", ".pgpass",
                ".git-credentials")
 SANDBOX_UID = 65534
-# Processes alive at once in one sandbox (the program's and bubblewrap's own two) when the policy sets none.
-DEFAULT_MAX_PROCESSES = 256
+# Tasks (processes and their threads) alive at once in one sandbox when the policy sets none: a browser needs
+# a few hundred threads.
+DEFAULT_MAX_TASKS = 1024
 
 
 class SandboxPolicy(msgspec.Struct, frozen=True, kw_only=True):
@@ -44,8 +45,8 @@ class SandboxPolicy(msgspec.Struct, frozen=True, kw_only=True):
     allow_loopback: bool = False
     # False: a host without bubblewrap is a typed error. True: run unsandboxed and record why.
     accept_none: bool = False
-    # Processes alive at once (a pids cgroup where rea can create one, else RLIMIT_NPROC where it binds).
-    max_processes: int = DEFAULT_MAX_PROCESSES
+    # Tasks (processes and threads) alive at once: a pids cgroup where rea can make one, else RLIMIT_NPROC.
+    max_tasks: int = DEFAULT_MAX_TASKS
 
 
 class Isolation(msgspec.Struct, frozen=True, kw_only=True):
@@ -136,12 +137,13 @@ def _bound_processes(limit: int) -> tuple[str | None, int, dict[str, Any]]:
     """(cgroup, RLIMIT_NPROC, record): a pids cgroup where rea can make one, else RLIMIT_NPROC where it binds."""
     cgroup, why = confine.pids_cgroup(limit)
     if cgroup is not None:
-        return cgroup, 0, {"max": limit, "by": "pids cgroup"}
+        return cgroup, 0, {"max": limit, "by": "pids cgroup", "counts": "processes and threads"}
     if os.getuid() == 0:
         return None, 0, {"max": None, "by": "none", "reason": f"{why}; RLIMIT_NPROC does not bind uid 0"}
     # RLIMIT_NPROC counts every process of the uid: the bound is the ones running now plus the limit.
     mine = sum(1 for i in procfs.scan().values() if _uid(i.pid) == os.getuid())
     return None, mine + limit, {"max": limit, "by": "RLIMIT_NPROC", "rlimit": mine + limit,
+                                "counts": "processes and threads",
                                 "reason": f"{why}; RLIMIT_NPROC counts every process of uid {os.getuid()}"}
 
 
@@ -215,7 +217,7 @@ def wrap(argv: list[str], policy: SandboxPolicy, private_dir: str, cwd: str) -> 
                 elif os.path.isfile(path):
                     cmd += ["--ro-bind", "/dev/null", path]
                     credentials.append(path)
-    cgroup, nproc, processes = _bound_processes(policy.max_processes + 2)
+    cgroup, nproc, processes = _bound_processes(policy.max_tasks + 2)  # bubblewrap's own two
     cmd += ["--chdir", cwd, "--", *argv]
     record = {"filesystem": "read-only except writable_roots and the private directory; private /tmp and /dev/shm",
               "writable_roots": roots,
@@ -243,7 +245,7 @@ def unsandboxed(argv: list[str], policy: SandboxPolicy, failure: str) -> tuple[l
                                        "unprivileged user namespaces, or allow the host network where the tool "
                                        "offers it.",
                            details={"reason": "network_isolation_unavailable", "sandbox": "none"})
-    cgroup, nproc, processes = _bound_processes(policy.max_processes)
+    cgroup, nproc, processes = _bound_processes(policy.max_tasks)
     record = {"network": "none (own network namespace, without bubblewrap)" if no_network
               else "host (any address)", "processes": processes,
               "reachable": reachable_unsandboxed(no_network, cgroup is not None)}

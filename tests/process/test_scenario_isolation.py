@@ -265,7 +265,7 @@ def test_the_default_sandbox_hides_secrets_and_bounds_processes(rea_session: Ses
               str(work / "input"), "uid", f"shm:{shm}", "fork:200"]
     capture = result_of(rea_session, "capture_process_scenario", {
         "executable": str(programs["peek"]), "arguments": probes, "working_directory": str(work),
-        "limits": {"max_processes": 40}})
+        "limits": {"max_tasks": 40}})
     lines = capture["output"]["stdout"]["text"].splitlines()
     for path in probes[:5]:
         if os.path.exists(path):
