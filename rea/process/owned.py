@@ -31,7 +31,7 @@ from typing import IO, Any, Literal, TypeVar
 import msgspec
 
 from rea.errors import ReaError
-from rea.process import leftovers, procfs
+from rea.process import confine, leftovers, procfs
 from rea.process.sandbox import Isolation, SandboxPolicy, wrap
 from rea.providers import CloseOutcome
 
@@ -452,6 +452,9 @@ class OwnedProcess:
             if os.path.exists(self.private_dir):
                 remaining.append("temporary-directory")
                 notes.append(f"could not remove {self.private_dir}")
+            if self.isolation.cgroup is not None and not confine.release(self.isolation.cgroup):
+                remaining.append("descendant-process")
+                notes.append(f"processes remain in the pids cgroup {self.isolation.cgroup}")
             self._outcome = CloseOutcome(remaining=tuple(remaining), reason="; ".join(notes))
         with _LIVE_LOCK:
             _LIVE.discard(self)

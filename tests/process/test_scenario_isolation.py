@@ -320,3 +320,18 @@ def test_without_a_pids_cgroup_the_record_says_what_is_unbounded(rea_session: Se
     assert capture["isolation"]["cgroup"] is None
     assert policy["processes"]["by"] in ("none", "RLIMIT_NPROC") and "no pids cgroup" in policy["processes"]["reason"]
     assert any("outlive the call unseen" in line for line in policy["reachable"])
+
+
+def test_an_owned_sandboxed_process_releases_its_pids_cgroup(tmp_path: Path, bwrap: str) -> None:
+    from rea.process import OwnedProcess, ProcessSpec, SandboxPolicy
+
+    proc = OwnedProcess.start(ProcessSpec(argv=("/bin/sleep", "5"), resource="cgroup-test", owner="test",
+                                          stdin="null", stdout="null", sandbox=SandboxPolicy(max_tasks=8)))
+    cgroup = proc.isolation.cgroup
+    if cgroup is None:
+        proc.terminate(0.2)
+        pytest.skip(f"no pids cgroup here: {proc.isolation.policy}")
+    assert (proc.isolation.policy or {})["processes"]["max"] == 10
+    assert Path(cgroup, "pids.max").read_text().strip() == "10"
+    assert proc.terminate(0.2).remaining == ()
+    assert not Path(cgroup).exists()
