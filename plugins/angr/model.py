@@ -12,7 +12,7 @@ from typing import Any
 import angr
 import cle
 import msgspec
-from rea_plugins.angr import resolvers
+from rea_plugins.angr import layout, resolvers
 from rea_plugins.angr.extents import Extents, padded_starts
 from rea_plugins.angr.options import CFG_OPTIONS, STRING_OPTIONS
 
@@ -58,7 +58,7 @@ class Analysis:
             raise ReaError("unsupported_target", f"angr could not load {name}: {words}",
                            remediation="Check that the file is an intact ELF, PE or Mach-O binary.",
                            details={"reason": "unparseable", "engine_error": words}) from None
-        self.name, self.sha256 = name, sha256
+        self.name, self.sha256, self.path = name, sha256, path
         self.main: Any = self.proj.loader.main_object
         fmt = _FORMATS.get(type(self.main).__name__)
         if fmt is None:
@@ -373,7 +373,19 @@ class Analysis:
                "pic": bool(self.main.pic)}
         return {"documents": [doc]}, raw
 
+    @property
+    def tables(self) -> layout.Tables:
+        """The file's own tables (segments, sections, imports, libraries), read once."""
+        if ("tables", 0) not in self._cache:
+            self._cache["tables", 0] = layout.read_tables(self.path, self.format, self.main)
+        tables: layout.Tables = self._cache["tables", 0]
+        return tables
+
     def segments(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        tables = self.tables
+        if tables.segments or tables.sections:
+            # The file's program headers and section table, as every provider reads them.
+            return {"segments": [_region(r) for r in (*tables.segments, *tables.sections)]}, None
         out: list[dict[str, Any]] = []
         if self.format != "pe":
             segments = list(getattr(self.main, "segments", []) or [])
@@ -386,6 +398,19 @@ class Analysis:
             file_size = 0 if sec.name in self._elf.nobits else sec.filesize
             out.append(self._range_item(sec.name, sec, "section", file_size))
         return {"segments": out}, None
+
+    def layout(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        """``binary_layout``: the file's tables (imports with their libraries and slots, needed libraries)."""
+        t = self.tables
+        body = {"format": self.format, "architecture": _ARCHES.get(self.arch.name, self.arch.name),
+                "entry": self.out(self.proj.entry), "bits": self.arch.bits, "image_base": hex(t.image_base),
+                "segments": [_region(r, kind=False) for r in t.segments],
+                "sections": [_region(r, kind=False) for r in t.sections],
+                "mitigations": dict(t.mitigations), "linkage": dict(t.linkage),
+                "imports": [{"name": i.name, "library": i.library, "slot": None if i.slot is None else hex(i.slot)}
+                            for i in t.imports],
+                "exports": [{"name": e.name, "address": hex(e.address)} for e in t.exports]}
+        return body, None
 
     def _range_item(self, name: str, r: Any, kind: str, file_size: int) -> dict[str, Any]:
         return {"name": str(name), "start": self.out(r.vaddr), "end": self.out(r.vaddr + r.memsize),
@@ -561,6 +586,12 @@ def _unwind_hints(main: Any) -> tuple[tuple[int, int], ...]:
     hints = [(int(h.addr), int(h.addr) + int(h.size)) for h in getattr(main, "function_hints", []) or []
              if h.source == FunctionHintSource.EH_FRAME and h.size > 0]
     return tuple(sorted(set(hints)))
+
+
+def _region(r: layout.Region, kind: bool = True) -> dict[str, Any]:
+    item = {"name": r.name, "start": hex(r.start), "end": hex(r.end), "size": r.end - r.start,
+            "permissions": r.permissions, "file_offset": r.file_offset, "file_size": r.file_size}
+    return {**item, "kind": r.kind} if kind else item
 
 
 def _public(item: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from rea.process.worker import Reporter, Result, Route, serve
 OPERATIONS: dict[str, tuple[str, str]] = {
     "list_documents": ("analysis", "documents"),
     "list_segments": ("analysis", "segments"),
+    "binary_layout": ("analysis", "layout"),
     "list_procedures": ("analysis", "procedures"),
     "search_procedures": ("analysis", "search_procedures"),
     "list_strings": ("analysis", "list_strings"),
@@ -42,7 +43,7 @@ OPERATIONS: dict[str, tuple[str, str]] = {
 ROUTES = OPERATIONS
 
 # Operations that answer from the loader alone; every other one needs the CFG.
-LOADER_OPS = frozenset({"list_documents", "list_segments", "list_names", "address_name"})
+LOADER_OPS = frozenset({"list_documents", "list_segments", "binary_layout", "list_names", "address_name"})
 
 
 class State:
