@@ -215,6 +215,10 @@ def main(argv: list[str]) -> int:
             import resource
 
             limit = int(opts[opts.index("--nproc") + 1])
+            hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+            # A hard limit below ours is already a tighter bound (raising it needs a privilege we may lack).
+            if hard != resource.RLIM_INFINITY:
+                limit = min(limit, hard)
             resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
         if "--no-network" in opts:
             _leave_network()

@@ -335,3 +335,17 @@ def test_an_owned_sandboxed_process_releases_its_pids_cgroup(tmp_path: Path, bwr
     assert Path(cgroup, "pids.max").read_text().strip() == "10"
     assert proc.terminate(0.2).remaining == ()
     assert not Path(cgroup).exists()
+
+
+def test_the_confine_shim_keeps_a_hard_process_limit_it_cannot_raise() -> None:
+    import resource
+    import sys
+
+    from rea.process import confine
+
+    hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    probe = "import resource; print(resource.getrlimit(resource.RLIMIT_NPROC)[0])"
+    done = subprocess.run(confine.command([sys.executable, "-I", "-S", "-c", probe], nproc=10**9),
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == (10**9 if hard == resource.RLIM_INFINITY else min(10**9, hard))
