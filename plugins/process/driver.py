@@ -359,19 +359,21 @@ class Scenario:
         assert proc is not None and self.family is not None
         if cgroup is None:
             return
-        escaped = [i for i in (procfs.read(p) for p in confine.members(cgroup)) if i is not None and i.sid != proc.pid
-                   and i.state != "Z"]
-        if not escaped:
-            return
-        self.family.add(escaped, _elapsed_ms(self.started))
-        killed = [i.pid for i in escaped if _kill_in(cgroup, i)]
-        self.signals.append({"at_ms": _elapsed_ms(self.started), "reason": "left the session (pids cgroup)",
-                             "signal": "SIGKILL", "delivered": bool(killed), "pids": killed})
-        deadline = time.monotonic() + KILL_WAIT_S
-        while time.monotonic() < deadline and any(procfs.same_process(i) and (procfs.read(i.pid) or i).state != "Z"
-                                                  for i in escaped):
-            time.sleep(POLL_S)
-        _reap_children(escaped)
+        # A few rounds: a daemon may fork again between the listing and its kill.
+        for _ in range(3):
+            escaped = [i for i in (procfs.read(p) for p in confine.members(cgroup))
+                       if i is not None and i.sid != proc.pid and i.state != "Z"]
+            if not escaped:
+                return
+            self.family.add(escaped, _elapsed_ms(self.started))
+            killed = [i.pid for i in escaped if _kill_in(cgroup, i)]
+            self.signals.append({"at_ms": _elapsed_ms(self.started), "reason": "left the session (pids cgroup)",
+                                 "signal": "SIGKILL", "delivered": bool(killed), "pids": killed})
+            deadline = time.monotonic() + KILL_WAIT_S
+            while time.monotonic() < deadline and any(procfs.same_process(i) and
+                                                      (procfs.read(i.pid) or i).state != "Z" for i in escaped):
+                time.sleep(POLL_S)
+            _reap_children(escaped)
 
     def _released(self, outcome: CloseOutcome) -> CloseOutcome:
         """``terminate``'s outcome, plus the session's reaped zombies and the pids cgroup (gone, or what remains)."""

@@ -240,7 +240,8 @@ def unsandboxed(argv: list[str], policy: SandboxPolicy, failure: str) -> tuple[l
     if no_network:
         netns = confine.network_namespace_failure()
         if netns is not None:
-            raise ReaError("provider_unavailable", f"no network was asked for, but {failure} and {netns}",
+            raise ReaError("provider_unavailable",
+                           f"no network was asked for, but there is no sandbox ({failure}) and {netns}",
                            remediation=f"Install {BWRAP_PACKAGE} (apt-get install {BWRAP_PACKAGE}), allow "
                                        "unprivileged user namespaces, or allow the host network where the tool "
                                        "offers it.",
