@@ -156,13 +156,20 @@ def _uid(pid: int) -> int | None:
 
 def reachable_unsandboxed(network_isolated: bool, cgroup: bool = True) -> list[str]:
     """What a program run without a sandbox can reach, said plainly for the capture's isolation record."""
-    uid = os.getuid()
+    uid, me = os.getuid(), os.getpid()
     who = "root: every process, file and device of the host" if uid == 0 else f"uid {uid}"
+    try:
+        with open("/proc/sys/kernel/yama/ptrace_scope") as fh:
+            scope = int(fh.read().strip() or 0)
+    except (OSError, ValueError):
+        scope = 0
+    # Yama limits attaching only (not /proc/<pid>/environ); root's CAP_SYS_PTRACE passes scope 1.
+    ptrace = "ptrace" if scope == 0 or (uid == 0 and scope == 1) else f"no ptrace (Yama ptrace_scope {scope})"
     out = [f"runs as the server's uid ({who})",
-           f"the server's environment and memory: /proc/{os.getpid()}/environ, signals and ptrace to pid "
-           f"{os.getpid()} (same uid)",
+           f"the server's environment (/proc/{me}/environ: the variables it started with), signals and {ptrace} "
+           f"to pid {me}",
            "the whole filesystem with the server's permissions (home, credentials, /tmp)",
-           "every process of the same uid (signals, ptrace, /proc)"]
+           f"every process of the same uid (signals, {ptrace}, /proc)"]
     out.append("no network (own network namespace)" if network_isolated else "the host's network (any address)")
     if not cgroup:
         out.append("no pids cgroup: a process it detaches (setsid after a double fork) can outlive the call unseen")
