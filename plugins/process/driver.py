@@ -354,26 +354,37 @@ class Scenario:
         self.phase = "finished"
 
     def _end_escaped(self) -> None:
-        """Kill what left the program's session but stays in its pids cgroup (a setsid daemon), and record it."""
-        proc, cgroup = self.proc, self.isolation.cgroup
+        """Kill what left the program's session (a setsid daemon) but is provably its own, and record it.
+
+        Provably: in the capture's pids cgroup, or, without one, an orphan of the server whose environment names
+        the capture's private directory (its HOME/TMPDIR, a random path no stranger carries)."""
+        proc = self.proc
         assert proc is not None and self.family is not None
-        if cgroup is None:
-            return
+        cgroup = self.isolation.cgroup
+        how = "pids cgroup" if cgroup is not None else "environment names the private directory"
         # A few rounds: a daemon may fork again between the listing and its kill.
         for _ in range(3):
-            escaped = [i for i in (procfs.read(p) for p in confine.members(cgroup))
-                       if i is not None and i.sid != proc.pid and i.state != "Z"]
+            escaped = [i for i in self._escaped_candidates() if i.sid != proc.pid and i.state != "Z"]
             if not escaped:
                 return
             self.family.add(escaped, _elapsed_ms(self.started))
-            killed = [i.pid for i in escaped if _kill_in(cgroup, i)]
-            self.signals.append({"at_ms": _elapsed_ms(self.started), "reason": "left the session (pids cgroup)",
+            killed = [i.pid for i in escaped if _kill_own(i, cgroup, proc.private_dir)]
+            self.signals.append({"at_ms": _elapsed_ms(self.started), "reason": f"left the session ({how})",
                                  "signal": "SIGKILL", "delivered": bool(killed), "pids": killed})
             deadline = time.monotonic() + KILL_WAIT_S
             while time.monotonic() < deadline and any(procfs.same_process(i) and
                                                       (procfs.read(i.pid) or i).state != "Z" for i in escaped):
                 time.sleep(POLL_S)
             _reap_children(escaped)
+
+    def _escaped_candidates(self) -> list[procfs.ProcInfo]:
+        proc = self.proc
+        assert proc is not None
+        if self.isolation.cgroup is not None:
+            return [i for i in (procfs.read(p) for p in confine.members(self.isolation.cgroup)) if i is not None]
+        me = os.getpid()
+        return [i for i in procfs.scan().values() if i.ppid == me and i.pid != proc.pid
+                and _names_private(i.pid, proc.private_dir)]
 
     def _released(self, outcome: CloseOutcome) -> CloseOutcome:
         """``terminate``'s outcome, plus the session's reaped zombies and the pids cgroup (gone, or what remains)."""
@@ -457,14 +468,24 @@ class Scenario:
         return None
 
 
-def _kill_in(cgroup: str, info: procfs.ProcInfo) -> bool:
-    """SIGKILL exactly this process if it is still in ``cgroup`` (a pidfd: its pid cannot name another meanwhile)."""
+def _names_private(pid: int, private_dir: str) -> bool:
+    """Whether the process's environment names ``private_dir`` (as HOME, TMPDIR or XDG roots of the capture)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return (private_dir.encode() + b"/") in fh.read(1 << 20)
+    except OSError:
+        return False
+
+
+def _kill_own(info: procfs.ProcInfo, cgroup: str | None, private_dir: str) -> bool:
+    """SIGKILL exactly this process if it is still provably the capture's (a pidfd: its pid cannot change owner)."""
     try:
         fd = os.pidfd_open(info.pid)
     except OSError:
         return False
     try:
-        if procfs.same_process(info) and confine.contains(cgroup, info.pid):
+        own = confine.contains(cgroup, info.pid) if cgroup is not None else _names_private(info.pid, private_dir)
+        if procfs.same_process(info) and own:
             signal.pidfd_send_signal(fd, signal.SIGKILL)
             return True
     except OSError:

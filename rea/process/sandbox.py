@@ -172,7 +172,8 @@ def reachable_unsandboxed(network_isolated: bool, cgroup: bool = True) -> list[s
            f"every process of the same uid (signals, {ptrace}, /proc)"]
     out.append("no network (own network namespace)" if network_isolated else "the host's network (any address)")
     if not cgroup:
-        out.append("no pids cgroup: a process it detaches (setsid after a double fork) can outlive the call unseen")
+        out.append("no pids cgroup: a process it detaches (setsid after a double fork) is found only while its "
+                   "environment names the private directory; one that changes it can outlive the call unseen")
     return out
 
 

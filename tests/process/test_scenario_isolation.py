@@ -219,21 +219,31 @@ def test_short_sandboxed_programs_leave_no_zombie(rea_session: Session, tmp_path
     assert sorted(set(_zombie_children()) - before) == []
 
 
+@pytest.mark.parametrize("cgroup", [True, False], ids=["pids-cgroup", "no-cgroup"])
 def test_an_unsandboxed_setsid_daemon_is_found_and_ended(rea_session: Session, programs: dict[str, Path],
-                                                         tmp_path: Path) -> None:
+                                                         tmp_path: Path, cgroup: bool,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from rea.process import confine
+
+    if not cgroup:
+        # Found through its environment instead (HOME and TMPDIR name the capture's private directory).
+        monkeypatch.setattr(confine, "_cgroup_parent", lambda: None)
+        monkeypatch.setattr(confine, "_JOIN", [])
     capture = result_of(rea_session, "capture_process_scenario", {
         "executable": str(programs["daemon"]), "working_directory": str(tmp_path), "sandbox": "none"})
     daemon = int((tmp_path / "daemon.pid").read_text())
     found = [m for m in capture["process_family"]["members"] if m["pid"] == daemon]
     processes = (capture["isolation"]["policy"] or {}).get("processes", {})
-    if processes.get("by", "pids cgroup") != "pids cgroup":
+    if cgroup and processes.get("by", "pids cgroup") != "pids cgroup":
         pytest.skip(f"no writable pids cgroup here: {processes['reason']}")
     assert found and found[0]["in_session"] is False and found[0]["role"] == "program"
     ended = [s for s in capture["lifecycle"]["signals"] if daemon in s.get("pids", [])]
     assert ended and ended[0]["signal"] == "SIGKILL" and ended[0]["delivered"] is True
+    assert ("pids cgroup" if cgroup else "environment") in ended[0]["reason"]
     assert not _alive(daemon) and daemon not in _zombie_children()
     assert capture["cleanup"] == {"cleanup": "complete", "resources": []}
-    assert not Path(capture["isolation"]["cgroup"]).exists()
+    if cgroup:
+        assert not Path(capture["isolation"]["cgroup"]).exists()
 
 
 def test_a_sandboxed_setsid_daemon_dies_with_the_sandbox(rea_session: Session, programs: dict[str, Path],
