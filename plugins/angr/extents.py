@@ -67,8 +67,11 @@ def padded_starts(extents: Extents, code: list[tuple[int, int]], load: Callable[
                 data = load(gap_lo, gap_hi - gap_lo)
             except KeyError:
                 continue
-            # A gap opens where a covered function ends (or where the section starts): an instruction boundary.
-            ended = padded = True
+            # A section opens with code (``_init``, whose first instruction may be a ``nop``); a gap elsewhere
+            # opens where a covered function ends, at an instruction boundary.
+            if gap_lo == lo:
+                found.add(gap_lo)
+            ended = padded = gap_lo > lo
             for insn in disasm(data, gap_lo):
                 mnemonic = str(insn.mnemonic)
                 if mnemonic in _PADDING or (mnemonic == "xchg" and insn.op_str == "ax, ax"):

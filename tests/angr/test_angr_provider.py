@@ -25,7 +25,7 @@ CONTRACT_OPERATIONS = {
     "list_names", "address_name", "procedure_address", "resolve_containing_procedure", "procedure_info",
     "procedure_blocks", "procedure_assembly", "read_function_instructions", "procedure_callers",
     "procedure_callees", "procedure_references", "xrefs", "procedure_pseudo_code",
-    "inspect_native_instruction", "inspect_native_data_type", "resolve_native_call_targets",
+    "inspect_native_instruction", "inspect_native_data_type", "resolve_native_call_targets", "binary_layout",
 }
 
 
@@ -43,7 +43,6 @@ def test_descriptor_declares_the_contract(rea_registry: Registry) -> None:
     assert set(d.formats) == {"elf", "pe", "mach-o"}
     assert set(d.architectures) == {"x86", "x86_64", "arm", "arm64"}
     assert set(d.operations) == CONTRACT_OPERATIONS
-    assert "binary_layout" not in d.operations
     native = rea_registry.providers.get("native")
     if native is not None:
         assert native.descriptor.auto_priority > d.auto_priority
