@@ -87,7 +87,11 @@ class CodeIndex:
         return insns[0] if insns else None
 
     def _nodes(self, f: Any) -> list[Any]:
-        nodes = (self._node(b) for b in sorted({b for g in self.a.members(f) for b in g.block_addrs_set}))
+        # A part (``f.cold``) that jumps back into its parent has the parent's blocks in its graph too: only
+        # blocks inside its extent are its own.
+        end = self.a.func_end(f)
+        blocks = {b for g in self.a.members(f) for b in g.block_addrs_set if b < end or b == f.addr}
+        nodes = (self._node(b) for b in sorted(blocks))
         return [n for n in nodes if n is not None and n.instruction_addrs]
 
     def _call_edges(self, f: Any) -> dict[int, tuple[int | None, set[int]]]:
@@ -97,9 +101,10 @@ class CodeIndex:
         the function manager spills a function to disk (past ~1000 functions), its graph is.
         """
         calls: dict[int, tuple[int | None, set[int]]] = {}
+        end = self.a.func_end(f)
         for g in self.a.members(f):
             for src, dst, data in g.transition_graph.edges(data=True):
-                if data.get("type") != "call":
+                if data.get("type") != "call" or (src.addr >= end and src.addr != f.addr):
                     continue
                 ins, targets = calls.setdefault(src.addr, (data.get("ins_addr"), set()))
                 targets.add(dst.addr)

@@ -137,6 +137,21 @@ def test_cold_parts_take_their_size_from_the_unwind_table(procedures: list[dict[
         (hex(a), s, by_address[a]["size"]) for a, s in sized if by_address[a]["size"] != s][:10]
 
 
+def test_cold_parts_own_only_their_code(zstd_session: Session, zstd: builds.Build) -> None:
+    objdump = toolchains.require("objdump")
+    for name in ("ZSTD_decompressStream.cold", "ZSTD_decompressContinue.part.0.cold"):
+        address, size = zstd.symbols()[name]
+        out = subprocess.run([objdump, "-d", f"--start-address={address:#x}", f"--stop-address={address + size:#x}",
+                              str(zstd.unstripped)], check=True, capture_output=True, text=True).stdout
+        truth = re.findall(r"^[ \t]+([0-9a-f]+):[ \t]+(?:[0-9a-f]{2} )+[ \t]*([a-z]\S*)", out, re.MULTILINE)
+        assert truth and not any(m.startswith("call") for _, m in truth)
+        rows = zstd_session.execute("read_function_instructions", {"procedure": hex(address)},
+                                    CallContext()).normalized["instructions"]
+        assert [int(r["address"], 16) for r in rows] == [int(a, 16) for a, _ in truth], name
+        # Its jump back into the parent is neither a call nor a tail call: the parent's calls are not its own.
+        assert op(zstd_session, "procedure_callees", procedure=hex(address))["callees"] == [], name
+
+
 def test_starts_are_function_starts(procedures: list[dict[str, Any]], zstd: builds.Build) -> None:
     symbols = zstd.symbols()
     truth = {a for a, _ in symbols.values()}
