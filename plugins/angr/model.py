@@ -135,6 +135,15 @@ class Analysis:
         self.cfg = self.proj.analyses.CFGFast.prep(progress_callback=report)(
             function_starts=starts, indirect_jump_resolvers=resolvers.indirect_jump_resolvers(self.proj, known),
             **CFG_OPTIONS)
+        # angr drops a function whose block ends in an undecodable instruction (a ``.cold`` part that is a
+        # null-store trap ending in ``ud2``) though CFGFast decoded the block: the unwind table says it is one.
+        functions = self.proj.kb.functions
+        for start in starts:
+            if start not in functions:
+                node = self.cfg.model.get_any_node(start)
+                if node is not None and node.size:
+                    # A node with its bytes: angr serializes functions it spills to disk.
+                    functions._add_node(start, self.proj.factory.block(start, size=node.size).codenode)
         # One pass over the function manager: past ~1000 functions (alignment padding counts) angr spills
         # functions to disk, and every later lookup of a spilled one would deserialize it again.
         self.known: dict[int, Any] = {}
