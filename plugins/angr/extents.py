@@ -23,16 +23,18 @@ class Extents:
         self.ranges = sorted({(s, e) for s, e in ranges if e > s})
         self.starts = [s for s, _ in self.ranges]
         self.start_set = frozenset(self.starts)
+        # The farthest end among ranges up to each index: a backward search stops once nothing reaches addr.
+        self._reach: list[int] = []
+        for _, end in self.ranges:
+            self._reach.append(max(end, self._reach[-1]) if self._reach else end)
 
     def covering(self, addr: int) -> tuple[int, int] | None:
         """The range that contains ``addr`` (the innermost-starting one when ranges overlap)."""
         i = bisect.bisect_right(self.starts, addr) - 1
-        while i >= 0:
+        while i >= 0 and self._reach[i] > addr:
             start, end = self.ranges[i]
             if start <= addr < end:
                 return start, end
-            if addr - start > 1 << 24:
-                break
             i -= 1
         return None
 

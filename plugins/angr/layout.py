@@ -77,7 +77,9 @@ def read_tables(path: str, fmt: str, main: Any) -> Tables:
         if fmt == "pe":
             return _pe(path)
         return _macho(main)
-    except (OSError, ValueError, KeyError, AttributeError, TypeError, AssertionError, IndexError, UnicodeError):
+    except (RecursionError, MemoryError):
+        raise
+    except Exception:  # pyelftools and pefile surface a malformed file as many exception types (construct's too)
         return Tables(linkage={"interpreter": None, "needed": [], "rpath": [], "runpath": []},
                       mitigations=_unknown_mitigations())
 

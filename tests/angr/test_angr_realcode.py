@@ -185,6 +185,17 @@ def test_segments_are_the_program_headers(zstd_session: Session, zstd: builds.Bu
     assert [(s["name"], s["start"]) for s in layout["segments"]] == [(n, hex(a)) for n, a, _ in loads]
 
 
+def test_elf_imports_and_needed_libraries(zstd_session: Session, zstd: builds.Build) -> None:
+    objdump = toolchains.require("objdump")
+    out = subprocess.run([objdump, "-T", str(zstd.binary)], check=True, capture_output=True, text=True).stdout
+    # Undefined dynamic symbols: what the program imports (the version suffix is objdump's column, not the name).
+    undefined = {line.split()[-1] for line in out.splitlines() if "*UND*" in line}
+    api = result_of(zstd_session, "inspect_native_api", {"max_operations": 0})
+    assert api["needed"] == ["libc.so.6"] and len(undefined) >= 20
+    assert {i["name"] for lib in api["libraries"] for i in lib["imports"]} == undefined
+    assert [lib["library"] for lib in api["libraries"]] == ["libc.so.6"]
+
+
 @pytest.fixture(scope="module")
 def pe(rea_registry: Registry) -> Iterator[tuple[builds.Build, Session]]:
     _require_angr()
