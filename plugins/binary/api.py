@@ -46,7 +46,8 @@ PURPOSES: dict[str, tuple[str, tuple[str, ...]]] = {
         "fdopen", "freopen", "open", "open64", "openat", "close", "read", "write", "pread", "pwrite", "lseek",
         "stat", "fstat", "lstat", "__xstat", "__fxstat", "__lxstat", "access", "unlink", "rename", "mkdir",
         "rmdir", "opendir", "readdir", "closedir", "chdir", "getcwd", "chmod", "chown", "dup", "dup2", "fcntl",
-        "ioctl", "readlink", "realpath", "truncate", "ftruncate", "fsync", "CreateFile", "ReadFile", "WriteFile",
+        "ioctl", "readlink", "realpath", "truncate", "ftruncate", "fsync", "setmode", "commit", "wfopen", "wopen",
+        "get_osfhandle", "open_osfhandle", "CreateFile", "ReadFile", "WriteFile",
         "CloseHandle", "DeleteFile", "FindFirstFile", "FindNextFile", "FindClose", "GetFileSize",
         "SetFilePointer", "GetFileAttributes", "CreateDirectory", "MoveFile", "CopyFile")),
     "process": ("process creation, exit and control", (
@@ -131,7 +132,9 @@ def plain_name(name: str, prefix: str = "") -> str:
 
 def purpose_of(name: str) -> str:
     """rea's purpose class of an API name ("other" when it is not a well-known one)."""
-    for candidate in (name, name[:-1] if name[-1:] in ("A", "W") else name):
+    # The C runtimes spell POSIX names with a leading underscore (msvcrt's _fileno, _setmode, _open).
+    bare = name.lstrip("_")
+    for candidate in (name, name[:-1] if name[-1:] in ("A", "W") else name, bare):
         if candidate in _BY_NAME:
             return _BY_NAME[candidate]
     return next((purpose for prefix, purpose in _PREFIXES if name.startswith(prefix)), "other")
@@ -196,6 +199,9 @@ def _inspect_api(call: ToolCall) -> Evidence:
         entry: dict[str, Any] = {"name": item["name"], "plain_name": plain, "purpose": purpose_of(plain),
                                  "library": library, "library_source": source if library else None,
                                  "slot": item.get("slot"), "address": proc["address"] if proc else None}
+        if item.get("kind") == "data":
+            # An imported variable (stdin, _ITM_*): its slot is read, never called; no procedure stands for it.
+            entry["kind"] = "data"
         if scope is not None:
             entry["call_sites"] = scope.get(item["name"], [])
         elif proc is not None and call.session.supports("xrefs"):

@@ -339,9 +339,39 @@ def _find_xrefs_to_name(call: ToolCall) -> Evidence:
         raise invalid_request(f"no name {name!r} in this binary", [issue("name", "invalid_value", "unknown name")])
     out = []
     for h in hits:
-        refs = run(call, "xrefs", {"address": h["address"]}).normalized["references"]
-        out.append({**h, "references": refs})
+        refs = _once(run(call, "xrefs", {"address": h["address"]}).normalized["references"])
+        out.append({**h, "references": _through_thunks(call, h, refs) if h.get("external") else refs})
     return evidence(call, OperationResult(normalized={"name": name, "matches": out}))
+
+
+def _once(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each site once: an ``external`` reference repeats the jump or call an instruction makes at that site."""
+    acting = {(r["from"], r["to"]) for r in refs if r["kind"] != "external"}
+    return [r for r in refs if r["kind"] != "external" or (r["from"], r["to"]) not in acting]
+
+
+def _is_thunk(call: ToolCall, procedure: str) -> bool:
+    """A procedure whose whole body is one jump (an import's stub: ``jmp [slot]``, a PLT entry's ``br x17``)."""
+    if not call.session.supports("read_function_instructions"):
+        return False
+    rows = run(call, "read_function_instructions", {"procedure": procedure, "offset": 0, "limit": 4}).normalized
+    insns = [r for r in rows["instructions"] if r.get("mnemonic") not in ("endbr64", "nop", "bti")]
+    return len(insns) == 1 and (insns[0].get("mnemonic") or "").startswith(("jmp", "br", "b"))
+
+
+def _through_thunks(call: ToolCall, hit: dict[str, Any], refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An import reached through its thunk: the thunk listed once as such, then the code that calls the thunk."""
+    out: list[dict[str, Any]] = []
+    for r in refs:
+        stub = r.get("from_procedure")
+        if stub is None or stub == hit["address"] or r["kind"] not in ("jump", "external") \
+                or not _is_thunk(call, stub):
+            out.append(r)
+            continue
+        out.append({**r, "kind": "thunk"})
+        callers = run(call, "xrefs", {"address": stub}).normalized["references"]
+        out.extend({**c, "via_thunk": stub} for c in _once(callers) if c["kind"] in ("call", "jump"))
+    return out
 
 
 # -- trace_feature -----------------------------------------------------------------------------

@@ -76,7 +76,7 @@ def sanitize(m: Model) -> Model:
                       kind=s.kind, exported=s.exported, source=s.source)
                for s in m.symbols if type(s.address) is int and 0 <= s.address < _ADDRESS_LIMIT]
     imports = [Import(name=_text(i.name), library=None if i.library is None else _text(i.library),
-                      slot=_addr(i.slot)) for i in m.imports]
+                      slot=_addr(i.slot), data=i.data) for i in m.imports]
     plt_locals = [Import(name=_text(i.name), slot=i.slot) for i in m.plt_locals if _addr(i.slot) is not None]
     unwind = [(a, e) for a, e in m.unwind
               if type(a) is int and type(e) is int and 0 <= a <= e < _ADDRESS_LIMIT and e - a <= _SAFE]
@@ -214,7 +214,9 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
                 # GOT slots (GLOB_DAT): ask per import, not by walking every (mostly RELATIVE) relocation.
                 reloc = b.get_relocation(s.name)
                 slot = int(reloc.address) if reloc is not None and reloc.address else None
-            imports.append(Import(name=s.name, library=None, slot=slot))
+            # A variable, or an untyped name only a GOT slot reaches (no PLT stub): data, not code.
+            data = s.type is t_object or (s.type is types.NOTYPE and s.name not in slots)
+            imports.append(Import(name=s.name, library=None, slot=slot, data=data))
     # A library calls its own exported functions through the PLT too (interposition): those slots name
     # symbols it defines, and their stubs are thunks to local code.
     plt_locals = [Import(name=name, library=None, slot=slot) for name, slot in slots.items()

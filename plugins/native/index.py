@@ -213,7 +213,7 @@ class Analysis:
                 "symbol")
         stubbed = set(self.stubs.values())
         for imp in model.imports:
-            if imp.slot is not None and imp.name not in stubbed and image.mapped(imp.slot):
+            if imp.slot is not None and not imp.data and imp.name not in stubbed and image.mapped(imp.slot):
                 add(imp.slot, imp.name, "import", image.pointer, "import-slot", "import")
         if model.entry is not None:
             add(model.entry, None, "local", 0, "entry", "generated")

@@ -44,6 +44,9 @@ class Import(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     library: str | None = None
     slot: int | None = None
+    # An imported variable (ELF OBJECT, or NOTYPE reached through a GOT slot only: stdin, _ITM_*): a name with
+    # its slot, never a procedure.
+    data: bool = False
 
 
 class Model(msgspec.Struct, frozen=True, kw_only=True):

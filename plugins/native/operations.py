@@ -306,11 +306,18 @@ class Operations:
         p = self.proc(params)
         groups: dict[tuple[int | None, str | None, str], list[int]] = {}
         refs = [r for q in (p, *self.p.parts_of(p)) for r in self._outgoing(q, ctx, data=False)]
+        # A register call that register loads resolve: its targets, kind indirect, and no unknown callee.
+        through = {r.src for r in refs if r.kind == "indirect"}
+        resolved = {r.src for r in refs if r.src in through and r.dst is not None and r.kind in ("call", "jump")}
         for r in refs:
+            if r.kind == "indirect" and r.src in resolved:
+                continue
             if self._is_call(r):
                 target = self.p.procedure(r.dst) if r.dst is not None else None
                 if target is not None and target.kind in ("import", "thunk"):
                     kind = "import"
+                elif r.src in resolved:
+                    kind = "indirect"
                 else:
                     kind = "tail" if r.kind == "jump" else "direct"
                 name = target.name if target is not None else r.name
@@ -366,10 +373,19 @@ class Operations:
         p = self.proc(params)
         only = parse_address(params["address"]) if params.get("address") is not None else None
         sites: dict[int, dict[str, Any]] = {}
-        for r in (r for q in (p, *self.p.parts_of(p)) for r in self._outgoing(q, ctx, data=False)):
+        refs = [r for q in (p, *self.p.parts_of(p)) for r in self._outgoing(q, ctx, data=False)]
+        through = {r.src for r in refs if r.kind == "indirect"}
+        resolved = {r.src for r in refs if r.src in through and r.kind in ("call", "jump") and r.dst is not None}
+        for r in refs:
             if only is not None and r.src != only:
                 continue
-            if self._is_call(r) and r.dst is not None:
+            if r.src in resolved:
+                if r.kind != "indirect":
+                    entry = sites.setdefault(r.src, {"address": hx(r.src), "kind": "indirect",
+                                                     "status": "resolved", "targets": []})
+                    entry["targets"].append({"address": hx(r.dst), "name": r.name, "provenance": "register-load"})
+                continue
+            elif self._is_call(r) and r.dst is not None:
                 target = self.p.procedure(r.dst)
                 imported = target is not None and target.kind in ("import", "thunk")
                 entry = sites.setdefault(r.src, {"address": hx(r.src), "kind": "import" if imported else "direct",
@@ -470,7 +486,8 @@ class Operations:
         body = {"format": self.target.format, "architecture": m.arch, "entry": hx(m.entry), "bits": m.bits,
                 "image_base": hx(m.image_base), "segments": segments, "sections": sections,
                 "mitigations": dict(m.mitigations), "linkage": dict(m.linkage),
-                "imports": [{"name": i.name, "library": i.library, "slot": hx(i.slot)} for i in m.imports],
+                "imports": [{"name": i.name, "library": i.library, "slot": hx(i.slot),
+                             "kind": "data" if i.data else "function"} for i in m.imports],
                 "exports": [{"name": s.name, "address": hx(s.address)} for s in m.symbols if s.exported]}
         return self._result(body)
 

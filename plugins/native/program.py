@@ -10,6 +10,7 @@ import operator
 import os
 import re
 import time
+from array import array
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
@@ -27,9 +28,11 @@ from rea_plugins.native.index import (
     too_big,
 )
 from rea_plugins.native.model import Model, Region
+from rea_plugins.native.regload import Walker
 from rea_plugins.native.store import Store, detached
 
 from rea.context import CallContext
+from rea.errors import ReaError
 
 __all__ = ["Block", "Limits", "Proc", "Program", "Ref", "StringItem", "overdue", "too_big"]
 
@@ -60,6 +63,9 @@ _RUNS = re.compile(rb"[\x20-\x7e\t\n\r\x80-\xf4]{4,}")
 _ASCII = re.compile(rb"[\x20-\x7e\t\n\r]{4,}")
 _ZEROS = re.compile(rb"\x00{4,}")
 _CACHE_SIZE = 256
+# Register call sites the register-load resolver examines per target (beyond: they stay unresolved).
+MAX_REGISTER_SITES = 50_000
+_CALL_CODE, _JUMP_CODE, _INDIRECT_CODE = REF_KINDS.index("call"), REF_KINDS.index("jump"), REF_KINDS.index("indirect")
 MMAP_THRESHOLD = 256 << 20
 _by_address = operator.itemgetter(0)
 
@@ -136,6 +142,8 @@ class Program:
         self._insns: OrderedDict[int, list[Insn]] = OrderedDict()
         self._index: ProgramIndex | None = None
         self._tables: list[_Refs] = []
+        # Register calls resolved by register loads (built on first use; an empty table once built).
+        self._registers: _Refs | None = None
         self._strings: list[StringItem] | None = None
         self._names: list[tuple[int | None, str, str, bool]] | None = None
         self.import_slots = self.an.import_slots
@@ -306,6 +314,64 @@ class Program:
             return p.name
         return self.import_slots.get(address)
 
+    def register_walker(self, p: Proc) -> Walker | None:
+        """The register-load resolver over one procedure's instructions (x86-64 only), None where not possible."""
+        if self.model.arch != "x86_64" or p.kind not in ("local", "thunk"):
+            return None
+        try:
+            insns = self.instructions(p)
+        except ReaError:
+            return None
+
+        def slot_value(slot: int) -> int | None:
+            name = self.import_slots.get(slot)
+            if name is not None:
+                return self.import_address(name) or slot
+            # A read-only pointer to code (MinGW's __imp_ pointers, const function tables): what it holds.
+            region = self.image.region_at(slot)
+            if region is None or "w" in region.perms:
+                return None
+            value = self.pointer_slot(slot)
+            value = self.image.pointer_at(slot) if value is None else value
+            return value if value is not None and value in self.an.by_addr else None
+
+        return Walker(insns, lambda a: a in self.an.by_addr, slot_value)
+
+    def _register_calls(self, ctx: CallContext | None) -> _Refs | None:
+        """Calls and tail jumps through a register that register loads resolve, as one more reference table
+        (built on first use from the index's indirect sites, at most ``MAX_REGISTER_SITES`` of them)."""
+        if self._registers is not None or self.model.arch != "x86_64":
+            return self._registers or None
+        flow = self._tables[0]
+        kinds = flow.kind
+        sites: dict[int, list[int]] = {}
+        for i in range(len(kinds)):
+            if kinds[i] == _INDIRECT_CODE:
+                sites.setdefault(flow.proc[i], []).append(flow.src[i])
+        rows: list[tuple[int, int, int, int]] = []
+        budget = MAX_REGISTER_SITES
+        for owner in sorted(sites):
+            if ctx is not None:
+                ctx.check("resolving register calls")
+            p = self.an.by_addr.get(owner)
+            walker = self.register_walker(p) if p is not None and budget > 0 else None
+            if walker is None:
+                continue
+            for site in sorted(sites[owner]):
+                budget -= 1
+                targets = walker.resolve(site)
+                kind = _CALL_CODE if walker.mnemonic(site) == "call" else _JUMP_CODE
+                rows.extend((owner, site, t, kind) for t in targets or ())
+        rows.sort()
+        table = RefTable(src=array("q", [r[1] for r in rows]).tobytes(), dst=array("q", [r[2] for r in rows]).tobytes(),
+                         kind=bytes(r[3] for r in rows), proc=array("q", [r[0] for r in rows]).tobytes())
+        self._registers = _Refs(table)
+        return self._registers
+
+    def _flow_tables(self, ctx: CallContext | None) -> list[_Refs]:
+        registers = self._register_calls(ctx)
+        return [self._tables[0], *([registers] if registers is not None else [])]
+
     def _ref(self, s: int, d: int, k: int, proc: int) -> Ref:
         return Ref(s, None if d < 0 else d, REF_KINDS[k], proc, None if d < 0 else self.name_of_target(d))
 
@@ -315,7 +381,8 @@ class Program:
         if self._index is not None:
             if data:
                 self._data_refs(ctx)
-            out = [r for t in self._tables if data or t is self._tables[0] for r in t.outgoing(p.address, self)]
+            tables = [*self._flow_tables(ctx), *self._tables[1:]] if data else self._flow_tables(ctx)
+            out = [r for t in tables for r in t.outgoing(p.address, self)]
             out.sort(key=lambda r: r.src)
             return out
         if p.kind not in ("local", "thunk"):
@@ -385,7 +452,8 @@ class Program:
         self.references(ctx)
         if data:
             self._data_refs(ctx)
-        return [r for t in self._tables if data or t is self._tables[0] for r in t.incoming(start, end, self)]
+        tables = [*self._flow_tables(ctx), *self._tables[1:]] if data else self._flow_tables(ctx)
+        return [r for t in tables for r in t.incoming(start, end, self)]
 
     # -- strings and names -----------------------------------------------------------------
 

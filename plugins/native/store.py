@@ -20,8 +20,9 @@ from rea.errors import ReaError
 from rea.providers import AnalysisProvider
 from rea.target import Target
 
-MODEL_KIND = "native-model/1"
-INDEX_KIND = "native-program-index/1"
+# /2: imports say whether they are data (no procedure for an imported variable).
+MODEL_KIND = "native-model/2"
+INDEX_KIND = "native-program-index/2"
 # /2: pointer slots (relocations, base relocations, init/fini arrays, fixed-image pointers) joined the table.
 DATA_KIND = "native-data-references/2"
 T = TypeVar("T")

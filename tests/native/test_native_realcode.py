@@ -1,0 +1,130 @@
+"""The native provider on real code (zstd 1.5.7, cmark-gfm as PE): facts an agent got wrong, against the
+unstripped build's truth (objdump, readelf, nm) and the source.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from rea.registry import Registry
+from rea.session import Session
+from rea.testing import result_of
+from tests import toolchains
+from tests.realcode import builds
+
+
+def _open(registry: Registry, build: builds.Build) -> Session:
+    session = Session(registry)
+    result_of(session, "open_binary", {"path": str(build.binary), "provider_id": "native"})
+    return session
+
+
+@pytest.fixture(scope="module")
+def zstd(rea_registry: Registry) -> Iterator[tuple[builds.Build, Session]]:
+    build = builds.zstd()
+    session = _open(rea_registry, build)
+    try:
+        yield build, session
+    finally:
+        session.close()
+
+
+@pytest.fixture(scope="module")
+def pe(rea_registry: Registry) -> Iterator[tuple[builds.Build, Session]]:
+    build = builds.cmark_gfm("x86_64-pe")
+    session = _open(rea_registry, build)
+    try:
+        yield build, session
+    finally:
+        session.close()
+
+
+def _procedures(session: Session) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    offset: int | None = 0
+    while offset is not None:
+        page = result_of(session, "list_procedures", {"offset": offset, "limit": 1000})
+        out += page["procedures"]
+        offset = page["next_offset"]
+    return out
+
+
+def test_data_imports_are_named_slots_not_procedures(zstd: tuple[builds.Build, Session]) -> None:
+    build, session = zstd
+    objdump = toolchains.require("objdump")
+    relocs = subprocess.run([objdump, "-R", str(build.binary)], check=True, capture_output=True, text=True).stdout
+    dynsyms = subprocess.run([objdump, "-T", str(build.binary)], check=True, capture_output=True, text=True).stdout
+    # Truth: undefined dynamic symbols that are not functions (no "F" flag) and reached through a GLOB_DAT slot.
+    untyped = {line.split()[-1] for line in dynsyms.splitlines() if "*UND*" in line and " DF " not in line}
+    glob_dat = {m.group(2): int(m.group(1), 16)
+                for m in re.finditer(r"^([0-9a-f]+) R_X86_64_GLOB_DAT\s+(\S+?)(?:@\S+)?$", relocs, re.M)}
+    data = {name: slot for name, slot in glob_dat.items() if name in untyped}
+    assert {"_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable"} <= set(data)
+    names = {p["name"] for p in _procedures(session)}
+    assert not set(data) & names, "data imports listed as procedures"
+    assert "free" in names and "__libc_start_main" in names  # code imports stay procedures
+    api = result_of(session, "inspect_native_api", {"max_operations": 0})
+    listed = {i["name"]: i for lib in api["libraries"] for i in lib["imports"]}
+    for name, slot in data.items():
+        assert listed[name]["kind"] == "data" and int(listed[name]["slot"], 16) == slot, listed[name]
+        assert listed[name]["address"] is None
+    assert "kind" not in listed["free"]
+
+
+def test_a_register_call_loaded_with_either_of_two_functions_resolves_to_both(
+        zstd: tuple[builds.Build, Session]) -> None:
+    build, session = zstd
+    symbols = build.symbols()
+    literals = symbols["ZSTD_compressLiterals"][0]
+    one, four = symbols["HUF_compress1X_repeat"][0], symbols["HUF_compress4X_repeat"][0]
+    # Truth from the unstripped build: ZSTD_compressLiterals's one register call, and the two functions the
+    # source chooses between (`singleStream ? HUF_compress1X_repeat : HUF_compress4X_repeat`).
+    objdump = toolchains.require("objdump")
+    text = subprocess.run([objdump, "-d", "-M", "intel", "--no-show-raw-insn", f"--start-address={literals}",
+                           f"--stop-address={literals + symbols['ZSTD_compressLiterals'][1]}", str(build.unstripped)],
+                          check=True, capture_output=True, text=True).stdout
+    sites = [int(m.group(1), 16) for m in re.finditer(r"^\s*([0-9a-f]+):\s+call\s+r[a-z0-9]+\s*$", text, re.M)]
+    assert len(sites) == 1
+    targets = result_of(session, "resolve_native_call_targets", {"procedure": hex(literals), "address": hex(sites[0])})
+    site = targets["call_sites"][0]
+    assert site["status"] == "resolved" and site["kind"] == "indirect"
+    assert {int(t["address"], 16) for t in site["targets"]} == {one, four}
+    assert {t["provenance"] for t in site["targets"]} == {"register-load"}
+    callees = result_of(session, "procedure_callees", {"procedure": hex(literals)})["callees"]
+    assert {int(c["address"], 16) for c in callees if c["kind"] == "indirect" and c["address"]} == {one, four}
+    assert not [c for c in callees if c["address"] is None], "the resolved site is still an unknown callee"
+    for target in (one, four):
+        callers = result_of(session, "procedure_callers", {"procedure": hex(target)})["callers"]
+        assert [hex(sites[0])] in [c["call_sites"] for c in callers if int(c["address"], 16) == literals]
+
+
+def test_an_import_is_reached_through_its_thunk(pe: tuple[builds.Build, Session]) -> None:
+    build, session = pe
+    objdump = toolchains.require("objdump")
+    text = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(build.unstripped)], check=True,
+                          capture_output=True, text=True).stdout
+    main = build.symbols()["main"][0]
+    # Truth: the thunk is `jmp *__imp_fopen`, and main calls the thunk.
+    thunk = int(re.search(r"^([0-9a-f]+) <fopen>:", text, re.M).group(1), 16)  # type: ignore[union-attr]
+    calls = {int(m.group(1), 16) for m in re.finditer(r"^\s*([0-9a-f]+):\s+call\s+[0-9a-f]+ <fopen>$", text, re.M)}
+    assert calls
+    found = result_of(session, "find_xrefs_to_name", {"name": "fopen"})["matches"]
+    refs = [r for m in found for r in m["references"]]
+    assert [r for r in refs if r["kind"] == "thunk"] == [
+        {"from": hex(thunk), "from_procedure": hex(thunk), "kind": "thunk", "to": found[0]["address"]}]
+    through = {int(r["from"], 16): r for r in refs if r.get("via_thunk") == hex(thunk)}
+    assert set(through) == calls and all(int(r["from_procedure"], 16) == main for r in through.values())
+    callers = result_of(session, "procedure_callers", {"procedure": "fopen"})["callers"]
+    assert [int(c["address"], 16) for c in callers] == [main]
+
+
+def test_msvcrt_descriptor_functions_are_file_io(pe: tuple[builds.Build, Session]) -> None:
+    _, session = pe
+    api = result_of(session, "inspect_native_api", {"max_operations": 0})
+    purposes = {i["name"]: i["purpose"] for lib in api["libraries"] for i in lib["imports"]}
+    assert purposes["_setmode"] == purposes["_fileno"] == purposes["fopen"] == "file-io"
