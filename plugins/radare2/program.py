@@ -253,11 +253,12 @@ class Program:
         progress(f"radare2 analysis ({level})")
         self.core.cmd(level)
         repaired = self._repair(seeds, progress)
+        absorbed = self._absorb_inner(progress)
         progress("indexing functions")
         self._index(list_of(self.core.cmdj("aflj")))
         self.analyzed = True
         self.analysis_seconds = round(time.monotonic() - started, 3)
-        return {"functions": len(self.procs), "seeded": len(seeds), "separated": repaired,
+        return {"functions": len(self.procs), "seeded": len(seeds), "separated": repaired, "absorbed": absorbed,
                 "seconds": self.analysis_seconds}
 
     def _seeds(self) -> list[int]:
@@ -296,11 +297,34 @@ class Program:
                 progress(f"separated {i + 1} of {len(missing)} functions")
         return len(missing)
 
+    def _absorb_inner(self, progress: Progress) -> int:
+        """Give the code radare2 split off at a start inside another function's unwind range (a jump-table
+        target, a block after a call it thought does not return) back to that function."""
+        extents = unwind.Extents(self.unwind.items())
+        owners: set[int] = set()
+        inner = 0
+        for f in list_of(self.core.cmdj("aflj")):
+            addr = integer(f.get("offset"))
+            owner = extents.inside_another(addr) if addr is not None else None
+            if owner is not None:
+                self.core.cmd(f"af- @ {addr}")
+                owners.add(owner)
+                inner += 1
+        if owners:
+            progress(f"merging {inner} blocks radare2 made functions back into {len(owners)} functions")
+        for owner in sorted(owners):
+            self.core.cmd(f"af- @ {owner}")
+            self.core.cmd(f"af @ {owner}")
+        return inner
+
     def _index(self, functions: list[dict[str, Any]]) -> None:
         symbols = self._function_symbols()
         # radare2 also makes functions of import flags outside the image (address 0): code only.
+        extents = unwind.Extents(self.unwind.items())
+        # A start inside another function's unwind range is a block of that function, never a function.
         fns = sorted((f for f in functions if integer(f.get("offset")) is not None
-                      and self.executable(int(f["offset"]))), key=lambda f: int(f["offset"]))
+                      and self.executable(int(f["offset"])) and extents.inside_another(int(f["offset"])) is None),
+                     key=lambda f: int(f["offset"]))
         starts = [int(f["offset"]) for f in fns]
         procs: list[Proc] = []
         for i, f in enumerate(fns):

@@ -6,7 +6,9 @@ through pointers or tail jumps; engines that skip them (or read them only with d
 
 from __future__ import annotations
 
+import bisect
 import struct
+from collections.abc import Iterable
 
 _DW_EH_PE_OMIT = 0xFF
 _DW_EH_PE_PCREL = 0x10
@@ -140,3 +142,50 @@ def pdata_ranges(data: bytes, image_base: int, arm64: bool = False) -> list[tupl
             break
         out.append((image_base + begin, image_base + (begin if arm64 else second)))
     return out
+
+
+class Extents:
+    """Unwind ranges (function extents) sorted, with lookups by containment: a start inside another function's
+    range is no function start, and a function that starts a range ends where it does."""
+
+    def __init__(self, ranges: Iterable[tuple[int, int]]) -> None:
+        self.ranges = sorted({(s, e) for s, e in ranges if e > s})
+        self.starts = [s for s, _ in self.ranges]
+        self.start_set = frozenset(self.starts)
+        # The farthest end among ranges up to each index: a backward search stops once nothing reaches addr.
+        self._reach: list[int] = []
+        for _, end in self.ranges:
+            self._reach.append(max(end, self._reach[-1]) if self._reach else end)
+
+    def covering(self, addr: int) -> tuple[int, int] | None:
+        """The range that contains ``addr`` (the innermost-starting one when ranges overlap)."""
+        i = bisect.bisect_right(self.starts, addr) - 1
+        while i >= 0 and self._reach[i] > addr:
+            start, end = self.ranges[i]
+            if start <= addr < end:
+                return start, end
+            i -= 1
+        return None
+
+    def inside_another(self, addr: int) -> int | None:
+        """The start of the range ``addr`` lies strictly inside, when no range starts at ``addr``."""
+        if addr in self.start_set:
+            return None
+        found = self.covering(addr)
+        return found[0] if found is not None else None
+
+    def gaps(self, lo: int, hi: int) -> list[tuple[int, int]]:
+        """The parts of ``[lo, hi)`` no range covers."""
+        out = []
+        at = lo
+        for start, end in self.ranges[max(0, bisect.bisect_left(self.starts, lo) - 1):]:
+            if start >= hi:
+                break
+            if end <= at:
+                continue
+            if start > at:
+                out.append((at, start))
+            at = max(at, end)
+        if at < hi:
+            out.append((at, hi))
+        return out

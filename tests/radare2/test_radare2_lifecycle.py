@@ -20,6 +20,7 @@ from rea.registry import Registry
 from rea.session import Session
 from tests.radare2.conftest import require_radare2
 from tests.radare2.r2_support import cancel_on, op, open_r2, owned_alive, worker_pid
+from tests.realcode import builds
 
 
 @pytest.fixture
@@ -91,14 +92,18 @@ def test_deadlines_return_provider_timeout(rea_registry: Registry, elf: str, mon
         assert session.close() == []
 
 
-def test_query_deadline_costs_one_request(rea_registry: Registry, elf: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_query_deadline_costs_one_request(rea_registry: Registry, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REA_RADARE2_QUERY_TIMEOUT_MS", "1")
     monkeypatch.setenv("REA_CACHE_MAX_BYTES", "0")  # a cached answer would need no query to time out
+    # Pseudo code of a 50 KB function (cmark-gfm's case folding) takes radare2 far longer than 1 ms; a small
+    # function's can come back within the first millisecond.
+    build = builds.cmark_gfm("x86_64-elf")
+    address, _ = build.symbols()["cmark_utf8proc_case_fold"]
     session = Session(rea_registry)
-    open_r2(session, elf)
+    open_r2(session, str(build.binary))
     try:
         with pytest.raises(ReaError) as info:
-            op(session, "procedure_pseudo_code", procedure="main")
+            op(session, "procedure_pseudo_code", procedure=hex(address))
         assert (info.value.code, info.value.details["phase"]) == ("provider_timeout", "procedure_pseudo_code")
         assert worker_pid(session) is None
     finally:

@@ -1,0 +1,49 @@
+"""radare2 on real code: cmark-gfm for arm64, whose jump tables radare2 once split into functions of their own.
+
+Truth is the unstripped build's symbol table (nm): every function start and size, and no start inside another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from rea.registry import Registry
+from rea.session import Session
+from tests.radare2.r2_support import op, open_r2
+from tests.realcode import builds
+
+
+@pytest.fixture(scope="module")
+def cmark(rea_registry: Registry) -> Iterator[tuple[builds.Build, Session]]:
+    build = builds.cmark_gfm("arm64-elf")
+    session = Session(rea_registry)
+    open_r2(session, str(build.binary))
+    try:
+        yield build, session
+    finally:
+        session.close()
+
+
+def test_jump_table_targets_are_blocks_and_sizes_are_the_functions(cmark: tuple[builds.Build, Session]) -> None:
+    build, session = cmark
+    truth = build.symbols()
+    ranges = sorted((a, a + size) for a, size in truth.values() if size)
+    procs = []
+    offset: int | None = 0
+    while offset is not None:
+        page = op(session, "list_procedures", offset=offset, limit=1000)
+        procs += page["procedures"]
+        offset = page["next_offset"]
+    local = {int(p["address"], 16): p for p in procs if p["kind"] == "local"}
+    inside = [hex(a) for a in local if any(lo < a < hi for lo, hi in ranges)]
+    assert inside == [], f"starts inside real functions: {inside[:10]}"
+    start, size = truth["cmark_utf8proc_case_fold"]
+    assert local[start]["size"] == size
+    # The first of the file's four static S_render_node, with its jump tables: one procedure, nm's size.
+    render, render_size = truth["S_render_node"]
+    assert local[render]["size"] == render_size
+    sized = [a for a in local if a in {s for s, _ in ranges}]
+    agree = sum(local[a]["size"] == dict(ranges)[a] - a for a in sized)
+    assert agree / len(sized) >= 0.99, (agree, len(sized))
