@@ -18,6 +18,7 @@ from rea_plugins.radare2.options import CONFIG, STRING_OPTIONS
 
 from rea.errors import ReaError
 from rea.operations import answers, unwind
+from rea.operations.pe_imports import pe_imports
 
 Progress = Callable[[str], None]
 
@@ -27,6 +28,8 @@ HOST_ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64
                "i386": "x86"}
 STRING_ENCODINGS = {"ascii": "utf-8", "utf8": "utf-8", "utf16le": "utf-16le", "wide": "utf-16le"}
 MAX_BLOCK_BYTES = MAX_COMMAND_BLOCK
+# The import directory of a PE lies in its headers and first sections: read at most this much of the file.
+MAX_PE_BYTES = 256 << 20
 _AUTO_NAME = re.compile(r"(?:fcn|loc|sub|func)\.([0-9a-f]+)")
 _MACHO_SECTION = re.compile(r"\d+\.([^.]+)\.(.+)")
 # Sections of import stubs and of the stubs that resolve them (ELF PLTs, Mach-O stub sections).
@@ -100,6 +103,7 @@ class Program:
         self.slices: list[str] = []
         if not core.open(path):
             raise _unreadable(name)
+        self.path = path
         if target_format == "mach-o-universal":
             self._choose_slice(path)
         info = core.cmdj("ij") or {}
@@ -205,6 +209,17 @@ class Program:
                 self.import_stubs.setdefault(stub, name)
             if stub or slot:
                 self.imports.setdefault(name, stub or slot)
+        # radare2 lower-cases a PE's DLL names and names no DLL per import: the import directory says both.
+        self.pe_libraries: list[str] = []
+        self.slot_library: dict[int, str] = {}
+        if self.format == "pe":
+            try:
+                with open(self.path, "rb") as fh:
+                    dlls, table = pe_imports(fh.read(MAX_PE_BYTES))
+            except OSError:
+                dlls, table = [], []
+            self.pe_libraries = dlls
+            self.slot_library = {imp.slot: imp.library for imp in table}
 
     def _section_name(self, name: str) -> str:
         if self.format == "mach-o" or self.target_format == "mach-o-universal":
@@ -492,7 +507,7 @@ class Program:
     def layout(self, params: dict[str, Any]) -> tuple[Any, Any]:
         """Sections, mitigations and linkage as radare2's binary info reports them."""
         b = self.bin
-        libraries = [str(x) for x in (self.core.cmdj("ilj") or []) if isinstance(x, str)]
+        libraries = self.pe_libraries or [str(x) for x in (self.core.cmdj("ilj") or []) if isinstance(x, str)]
         imports = set(self.imports)
         interpreter = str(b.get("intrp") or "") or None
         rpath = str(b.get("rpath") or "")
@@ -515,10 +530,13 @@ class Program:
                 "linkage": {"interpreter": interpreter, "needed": libraries,
                             "rpath": [p for p in rpath.split(":") if p] if rpath not in ("", "NONE") else [],
                             "runpath": []},
-                "imports": [{"name": name, "library": None, "slot": answers.hexa(next(
-                    (slot for slot, n in self.import_slots.items() if n == name), None))}
-                            for name in sorted(self.imports)]}
+                "imports": [self._import_item(name) for name in sorted(self.imports)]}
         return body, {k: b.get(k) for k in ("nx", "pic", "relro", "canary", "intrp", "rpath", "static", "stripped")}
+
+    def _import_item(self, name: str) -> dict[str, Any]:
+        slot = next((slot for slot, n in self.import_slots.items() if n == name), None)
+        return {"name": name, "library": self.slot_library.get(slot) if slot is not None else None,
+                "slot": answers.hexa(slot)}
 
     def procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
         self.require_analysis()
