@@ -64,6 +64,8 @@ class Observation:
             "debugger": {"engine": "lldb", "version": self.launch.get("debugger_version")},
             "isolation": self.isolation,
             "pid": self.launch.get("pid"),
+            # Runtime address minus link-time address of the program: events' file_address is in the file's space.
+            "load_bias": _hex_or_none(self.launch.get("load_bias")),
             # Under bubblewrap the debuggee has its own pid namespace: this pid is the one it sees.
             "pid_namespace": "sandbox" if self.isolation.get("sandbox") == "bubblewrap" else "host",
             "stop_reason": last.get("stop_reason") or self.phase,
@@ -208,3 +210,7 @@ class LldbClient(AnalysisClient):
         if channel is not None:
             out.extend(channel.lineage())
         return out
+
+
+def _hex_or_none(value: Any) -> str | None:
+    return hex(value) if isinstance(value, int) else None

@@ -92,7 +92,27 @@ class Observer:
                                        "(container seccomp, kernel.yama.ptrace_scope).",
                            details={"reason": "launch_failed", "debugger_message": (error.GetCString() or "")[:300]})
         return {"pid": self.process.GetProcessID(), "breakpoints": len(self.entries), "unresolved": self.unresolved,
-                "debugger_version": lldb.SBDebugger.GetVersionString().splitlines()[0][:120]}
+                "debugger_version": lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
+                "load_bias": self._load_bias()}
+
+    def _load_bias(self) -> int | None:
+        """Where the program was loaded relative to its link-time addresses (ASLR), stated once per capture."""
+        header = self.target.GetModuleAtIndex(0).GetObjectFileHeaderAddress()
+        if not header.IsValid():
+            return None
+        loaded = header.GetLoadAddress(self.target)
+        return None if loaded == self.lldb.LLDB_INVALID_ADDRESS else int(loaded - header.GetFileAddress())
+
+    def _function_name(self, frame: Any) -> str | None:
+        """The name rea gives the frame's function: its symbol's, else ``sub_<start>`` in the file's address
+        space (LLDB calls a stripped function ``___lldb_unnamed_symbol...``)."""
+        name = frame.GetFunctionName()
+        if name and not name.startswith("___lldb_unnamed_symbol"):
+            return str(name)
+        start = frame.GetSymbol().GetStartAddress() if frame.GetSymbol().IsValid() else None
+        if start is not None and start.IsValid() and start.GetSection().IsValid():
+            return f"sub_{start.GetFileAddress():x}"
+        return str(name) if name else None
 
     def _entry(self, bp: Any, spec: dict[str, Any]) -> None:
         if bp.IsValid():
@@ -198,7 +218,9 @@ class Observer:
         for index in range(min(thread.GetNumFrames(), self.max_frames)):
             frame = thread.GetFrameAtIndex(index)
             module = frame.GetModule().GetFileSpec().GetFilename() if frame.GetModule().IsValid() else None
-            frames.append({"pc": _hex(frame.GetPC()), "function": frame.GetFunctionName(), "module": module})
+            address = frame.GetPCAddress()
+            frames.append({"pc": _hex(frame.GetPC()), "function": self._function_name(frame), "module": module,
+                           "file_address": _hex(address.GetFileAddress()) if address.IsValid() else None})
         return frames
 
     def _register(self, frame: Any, name: str) -> int:
@@ -216,7 +238,7 @@ class Observer:
                      for reg in self.abi.argument_registers[:self.argument_count]]
         event: dict[str, Any] = {
             "index": len(self.events), "t_ms": int((time.monotonic() - self.started) * 1000),
-            "function": frame.GetFunctionName() or spec.get("name"),
+            "function": self._function_name(frame) or spec.get("name"),
             "module": module.GetFileSpec().GetFilename() if module.IsValid() else None,
             "address": _hex(pc), "file_address": _hex(address.GetFileAddress()) if address.IsValid() else None,
             "thread": thread.GetThreadID(), "thread_index": thread.GetIndexID(), "arguments": arguments,
@@ -261,7 +283,7 @@ class Observer:
     def _crash(self, thread: Any, signal_name: str | None) -> dict[str, Any]:
         frame = thread.GetFrameAtIndex(0)
         return {"signal": signal_name, "description": (thread.GetStopDescription(256) or "")[:256],
-                "thread": thread.GetThreadID(), "pc": _hex(frame.GetPC()), "function": frame.GetFunctionName(),
+                "thread": thread.GetThreadID(), "pc": _hex(frame.GetPC()), "function": self._function_name(frame),
                 "backtrace": self._frames(thread), "t_ms": int((time.monotonic() - self.started) * 1000)}
 
     def _exited(self) -> None:
