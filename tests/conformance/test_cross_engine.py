@@ -52,9 +52,10 @@ class Threshold(NamedTuple):
 # One row per program and provider id; a provider added later needs only its rows here.
 THRESHOLDS: dict[str, dict[str, Threshold]] = {
     "brotli": {"native": Threshold(0.98, 0.98), "radare2": Threshold(0.98, 0.98), "angr": Threshold(0.95, 0.95)},
-    "zstd": {"native": Threshold(0.98, 0.98, 0.95), "radare2": Threshold(0.95, 0.95),
-             "angr": Threshold(0.90, 0.90)},
-    "cmark-gfm-arm64": {"native": Threshold(0.98, 0.98, 0.95), "radare2": Threshold(0.80, 0.90)},
+    "zstd": {"native": Threshold(0.98, 0.98, 0.99), "radare2": Threshold(0.98, 0.98, 0.99),
+             "angr": Threshold(0.98, 0.98, 0.99)},
+    "cmark-gfm-arm64": {"native": Threshold(0.98, 0.98, 0.99), "radare2": Threshold(0.98, 0.98, 0.99),
+                        "angr": Threshold(0.98, 0.98, 0.99)},
 }
 # gcc's split-off parts of a function (``f.cold``): an engine may list them as procedures of their own or
 # fold them into their parent, and both are right, so they count neither for nor against a provider.
