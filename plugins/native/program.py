@@ -110,6 +110,29 @@ class _Refs:
                 for d in self._dsts[lo:hi] for i in self._by_dst[d]]
 
 
+def _private_mapping(source: Any) -> Any:
+    """A read-only mapping of a private copy of ``source`` (an open file), unlinked at once: nothing another
+    process does to the target can shrink it, and nothing is left on disk whatever ends the server."""
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="rea-native-copy-")
+    try:
+        with open(os.path.join(folder, "target"), "w+b") as copy:
+            os.unlink(copy.name)
+            source.seek(0)
+            shutil.copyfileobj(source, copy, 1 << 22)
+            copy.flush()
+            if copy.tell() == 0:
+                return b""
+            return mmap.mmap(copy.fileno(), 0, access=mmap.ACCESS_READ)
+    except (ValueError, OSError):
+        source.seek(0)
+        return source.read()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 class Program:
     """Lazy analysis state of one target; every method is safe to call repeatedly (results cached)."""
 
@@ -119,14 +142,10 @@ class Program:
         self._file = open(path, "rb")  # noqa: SIM115 - lives as long as the client
         self._data: Any
         size = os.fstat(self._file.fileno()).st_size
-        if size <= MMAP_THRESHOLD:
-            # A private copy: a target truncated behind our back cannot SIGBUS the server.
-            self._data = self._file.read()
-        else:
-            try:
-                self._data = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
-            except (ValueError, OSError):
-                self._data = self._file.read()
+        self.opened_size = size
+        # Never a mapping of the target itself: a file truncated behind our back would SIGBUS the server at
+        # the next access. Small targets are read; large ones are copied to an unlinked private file, mapped.
+        self._data = self._file.read() if size <= MMAP_THRESHOLD else _private_mapping(self._file)
         self.store = store if store is not None else detached()
         if self.store.verified and hashlib.sha256(self._data).hexdigest() != self.store.sha256:
             self.store.verified = False  # the file changed since it was identified: keep nothing of it
@@ -154,6 +173,17 @@ class Program:
         if isinstance(self._data, mmap.mmap):
             self._data.close()
         self._file.close()
+
+    def check_unchanged(self) -> None:
+        """``artifact_changed`` when the target's size is no longer the one opened (truncated or grown)."""
+        try:
+            now = os.fstat(self._file.fileno()).st_size
+        except OSError:
+            now = -1
+        if now != self.opened_size:
+            raise ReaError("artifact_changed", f"the target changed size while open ({self.opened_size} -> {now} "
+                           "bytes)", remediation="Open the target again with open_binary.",
+                           details={"opened_size": self.opened_size, "size": now})
 
     # -- memory ----------------------------------------------------------------------------
 

@@ -73,6 +73,7 @@ class NativeClient(AnalysisClient):
 
         with self._lock:  # the Program's caches are not thread-safe
             try:
+                self.program.check_unchanged()
                 return dispatch(self.ops, operation, params, ctx)
             except (ReaError, MemoryError, RecursionError):
                 raise
