@@ -1,4 +1,5 @@
-"""Function extents from the unwind table, and the starts it implies in the code it does not cover (worker only).
+"""The starts the unwind table implies in the code it does not cover (worker only); the table's ranges are
+``rea.operations.unwind.Extents``.
 
 The compiler writes one unwind entry (ELF FDE, PE RUNTIME_FUNCTION) per function and per split-off part
 (``f.cold``): its range is the function's true extent, which CFGFast cannot know when a part jumps back into
@@ -7,52 +8,14 @@ its parent. Addresses here are angr addresses.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from rea.operations.unwind import Extents
 
 # Padding instructions compilers emit between functions.
 _PADDING = frozenset({"nop", "nopw", "nopl", "int3"})
 _TERMINATORS = frozenset({"ret", "retq", "jmp", "ljmp", "b", "br", "bx", "hlt", "ud2"})
-
-
-class Extents:
-    """Sorted unwind ranges with lookups by containment."""
-
-    def __init__(self, ranges: Iterable[tuple[int, int]]) -> None:
-        self.ranges = sorted({(s, e) for s, e in ranges if e > s})
-        self.starts = [s for s, _ in self.ranges]
-        self.start_set = frozenset(self.starts)
-        # The farthest end among ranges up to each index: a backward search stops once nothing reaches addr.
-        self._reach: list[int] = []
-        for _, end in self.ranges:
-            self._reach.append(max(end, self._reach[-1]) if self._reach else end)
-
-    def covering(self, addr: int) -> tuple[int, int] | None:
-        """The range that contains ``addr`` (the innermost-starting one when ranges overlap)."""
-        i = bisect.bisect_right(self.starts, addr) - 1
-        while i >= 0 and self._reach[i] > addr:
-            start, end = self.ranges[i]
-            if start <= addr < end:
-                return start, end
-            i -= 1
-        return None
-
-    def gaps(self, lo: int, hi: int) -> list[tuple[int, int]]:
-        """The parts of ``[lo, hi)`` no range covers."""
-        out = []
-        at = lo
-        for start, end in self.ranges[max(0, bisect.bisect_left(self.starts, lo) - 1):]:
-            if start >= hi:
-                break
-            if end <= at:
-                continue
-            if start > at:
-                out.append((at, start))
-            at = max(at, end)
-        if at < hi:
-            out.append((at, hi))
-        return out
 
 
 def padded_starts(extents: Extents, code: list[tuple[int, int]], load: Callable[[int, int], bytes],

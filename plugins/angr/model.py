@@ -13,7 +13,7 @@ import angr
 import cle
 import msgspec
 from rea_plugins.angr import layout, resolvers
-from rea_plugins.angr.extents import Extents, padded_starts
+from rea_plugins.angr.extents import padded_starts
 from rea_plugins.angr.options import CFG_OPTIONS, STRING_OPTIONS
 
 from rea.errors import ReaError
@@ -73,7 +73,7 @@ class Analysis:
         self._cache: dict[tuple[str, int], Any] = {}
         self._elf = _elf_extras(path) if fmt == "elf" else ElfExtras()
         self._unwind = self._elf.fdes if fmt == "elf" else _unwind_hints(self.main)
-        self.extents = Extents((s + self.delta, e + self.delta) for s, e in self._unwind)
+        self.extents = unwind.Extents((s + self.delta, e + self.delta) for s, e in self._unwind)
         self._mapped = self._mapped_ranges()
         self._sections = sorted((s.vaddr, s.vaddr + s.memsize, s.name) for s in self._alloc_sections())
 
