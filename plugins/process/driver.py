@@ -23,6 +23,7 @@ from rea_plugins.process.observe import LINEAGE_SNAPSHOT_LIMIT, Family, Stream, 
 from rea.context import CallContext
 from rea.errors import ReaError, cancelled, invalid_request, issue
 from rea.process import Isolation, OwnedProcess, ProcessSpec, SandboxPolicy, confine, procfs, status_details
+from rea.process.owned import signal_if
 from rea.process.sandbox import reap_session_zombies, unsandboxed
 from rea.providers import Availability, CloseOutcome
 from rea.scenarios import ScenarioDriver, ScenarioDriverDescriptor
@@ -478,21 +479,12 @@ def _names_private(pid: int, private_dir: str) -> bool:
 
 
 def _kill_own(info: procfs.ProcInfo, cgroup: str | None, private_dir: str) -> bool:
-    """SIGKILL exactly this process if it is still provably the capture's (a pidfd: its pid cannot change owner)."""
-    try:
-        fd = os.pidfd_open(info.pid)
-    except OSError:
-        return False
-    try:
-        own = confine.contains(cgroup, info.pid) if cgroup is not None else _names_private(info.pid, private_dir)
-        if procfs.same_process(info) and own:
-            signal.pidfd_send_signal(fd, signal.SIGKILL)
-            return True
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    return False
+    """SIGKILL exactly this process if it is still provably the capture's."""
+    def own(now: procfs.ProcInfo) -> bool:
+        return now.state != "Z" and (confine.contains(cgroup, now.pid) if cgroup is not None
+                                     else _names_private(now.pid, private_dir))
+
+    return signal_if(info, signal.SIGKILL, own)
 
 
 def _reap_children(infos: list[procfs.ProcInfo]) -> None:

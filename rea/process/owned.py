@@ -486,15 +486,15 @@ class OwnedProcess:
             self.terminal_fd = None
 
 
-def _signal_exact(info: procfs.ProcInfo, sig: int, session: int) -> bool:
-    """Signal exactly the process ``info`` names, if it is still in ``session`` (pidfd: no pid-reuse race)."""
+def signal_if(info: procfs.ProcInfo, sig: int, proven: Callable[[procfs.ProcInfo], bool]) -> bool:
+    """Signal exactly the process ``info`` names while ``proven`` holds for it (a pidfd: no pid-reuse race)."""
     try:
         fd = os.pidfd_open(info.pid)
     except OSError:
         return False
     try:
         now = procfs.read(info.pid)
-        if now is not None and now.start == info.start and now.sid == session:
+        if now is not None and now.start == info.start and proven(now):
             signal.pidfd_send_signal(fd, sig)
             return True
     except OSError:
@@ -502,6 +502,11 @@ def _signal_exact(info: procfs.ProcInfo, sig: int, session: int) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def _signal_exact(info: procfs.ProcInfo, sig: int, session: int) -> bool:
+    """Signal exactly the process ``info`` names, if it is still in ``session``."""
+    return signal_if(info, sig, lambda now: now.sid == session)
 
 
 def _set_winsize(fd: int, size: tuple[int, int]) -> None:
