@@ -76,7 +76,7 @@ def read_tables(path: str, fmt: str, main: Any) -> Tables:
             return _elf(path)
         if fmt == "pe":
             return _pe(path)
-        return _macho(main)
+        return _macho(path, main)
     except (RecursionError, MemoryError):
         raise
     except Exception:  # pyelftools and pefile surface a malformed file as many exception types (construct's too)
@@ -257,24 +257,77 @@ def _pe(path: str) -> Tables:
         pe.close()
 
 
-def _macho(main: Any) -> Tables:
-    segments = []
+_ZEROFILL = frozenset({0x1, 0xC, 0x12})  # S_ZEROFILL, S_GB_ZEROFILL, S_THREAD_LOCAL_ZEROFILL
+_CODE = 0x80000400  # S_ATTR_PURE_INSTRUCTIONS | S_ATTR_SOME_INSTRUCTIONS
+_MH_ALLOW_STACK_EXECUTION, _MH_PIE = 0x20000, 0x200000
+_LC_LOAD_DYLINKER = 0xE
+
+
+def _macho(path: str, main: Any) -> Tables:
+    delta = int(main.mapped_base) - int(main.linked_base)
+    segments, seg_perms = [], {}
     for seg in getattr(main, "segments", []) or []:
+        name = str(getattr(seg, "segname", "") or "")
+        seg_perms[name] = perms(seg.is_readable, seg.is_writable, seg.is_executable)
         if not seg.memsize:
             continue
-        segments.append(Region(name=str(getattr(seg, "segname", "") or ""), start=int(seg.vaddr),
-                               end=int(seg.vaddr) + int(seg.memsize),
-                               permissions=perms(seg.is_readable, seg.is_writable, seg.is_executable),
-                               file_offset=int(seg.offset), file_size=int(seg.filesize), kind="segment"))
-    imports, seen = [], set()
+        segments.append(Region(name=name, start=int(seg.vaddr) - delta, end=int(seg.vaddr) + int(seg.memsize) - delta,
+                               permissions=seg_perms[name], file_offset=int(seg.offset), file_size=int(seg.filesize),
+                               kind="segment"))
+    sections = []
+    for sec in getattr(main, "sections", []) or []:
+        segname, flags = str(sec.segname), int(getattr(sec, "flags", 0) or 0)
+        allowed = seg_perms.get(segname, "r--")
+        # Only sections that hold instructions are code, whatever their segment allows.
+        permissions = allowed[:2] + ("x" if flags & _CODE and "x" in allowed else "-")
+        start = int(sec.vaddr) - delta
+        sections.append(Region(name=f"{segname},{sec.sectname}", start=start, end=start + int(sec.memsize),
+                               permissions=permissions, file_offset=int(sec.offset),
+                               file_size=0 if flags & 0xFF in _ZEROFILL else int(sec.memsize), kind="section"))
+    slots: dict[str, int] = {}
+    for reloc in getattr(main, "relocs", []) or []:
+        bound = getattr(getattr(reloc, "symbol", None), "name", None)
+        if bound:
+            slots.setdefault(str(bound), int(reloc.rebased_addr) - delta)
+    imports, exports, seen = [], [], set()
     for sym in getattr(main, "symbols", []) or []:
         if sym.is_import and sym.name and sym.name not in seen:
             seen.add(sym.name)
             library = getattr(sym, "library_name", None)
-            imports.append(Import(name=str(sym.name), library=None if library is None else str(library)))
+            imports.append(Import(name=str(sym.name), library=None if library is None else str(library),
+                                  slot=slots.get(str(sym.name))))
+        elif sym.is_export and sym.name:
+            exports.append(Export(name=str(sym.name), address=int(sym.rebased_addr) - delta))
     import_names = {i.name for i in imports}
-    mitigations = {**_unknown_mitigations(), **_hardening(import_names, import_names, "_")}
+    flags = int(getattr(main, "flags", 0) or 0)
+    mitigations = {**_unknown_mitigations(), "nx": not flags & _MH_ALLOW_STACK_EXECUTION, "pie": bool(flags & _MH_PIE),
+                   **_hardening(import_names, import_names, "_")}
+    # cle numbers libraries from 1 with "Self" at 0 (the image's own ordinal): not a library it needs.
     libraries = getattr(main, "imported_libraries", None) or getattr(main, "deps", []) or []
-    linkage = {"interpreter": None, "needed": [str(d) for d in libraries], "rpath": [], "runpath": []}
-    return Tables(segments=tuple(segments), imports=tuple(imports), image_base=int(main.linked_base),
-                  linkage=linkage, mitigations=mitigations)
+    linkage = {"interpreter": _dylinker(path), "needed": [str(d) for d in libraries if d != "Self"], "rpath": [],
+               "runpath": []}
+    return Tables(segments=tuple(segments), sections=tuple(sections), imports=tuple(imports), exports=tuple(exports),
+                  image_base=int(main.linked_base), linkage=linkage, mitigations=mitigations)
+
+
+def _dylinker(path: str) -> str | None:
+    """The ``LC_LOAD_DYLINKER`` path of a thin 64-bit little-endian Mach-O file (cle does not keep it)."""
+    with open(path, "rb") as fh:
+        head = fh.read(32)
+        if len(head) < 32 or head[:4] != b"\xcf\xfa\xed\xfe":
+            return None
+        count, size = int.from_bytes(head[16:20], "little"), int.from_bytes(head[20:24], "little")
+        commands = fh.read(min(size, 1 << 20))
+    at = 0
+    for _ in range(count):
+        if at + 12 > len(commands):
+            break
+        cmd, cmdsize = int.from_bytes(commands[at:at + 4], "little"), int.from_bytes(commands[at + 4:at + 8], "little")
+        if cmdsize < 8:
+            break
+        if cmd == _LC_LOAD_DYLINKER:
+            offset = int.from_bytes(commands[at + 8:at + 12], "little")
+            raw = commands[at + offset:at + cmdsize]
+            return raw.split(b"\0", 1)[0].decode("utf-8", "replace") or None
+        at += cmdsize
+    return None

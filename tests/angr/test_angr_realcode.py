@@ -23,6 +23,7 @@ from rea.session import Session
 from rea.testing import result_of
 from tests import toolchains
 from tests.angr.angr_support import op, open_angr, owned_alive, worker_pid
+from tests.fixtures.native.native_fixtures import FixtureSet
 from tests.realcode import builds
 
 _PART = re.compile(r"\.cold(\.[0-9]+)?$")
@@ -246,3 +247,35 @@ def test_pe_sections_are_the_section_table(pe: tuple[builds.Build, Session]) -> 
     regions = op(session, "list_segments")["segments"]
     assert [r["kind"] for r in regions] == ["section"] * len(regions)
     assert [(r["name"], int(r["start"], 16)) for r in regions] == truth
+
+
+@pytest.mark.parametrize("fixture_id", ["macho-arm64", "macho-x64"])
+def test_macho_tables_agree_with_the_load_commands(rea_registry: Registry, fixture_id: str) -> None:
+    _require_angr()
+    path = FixtureSet().get(fixture_id).path  # program.c, linked with ld64.lld against libSystem
+    tables: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {}
+    for provider in ("angr", "native"):
+        if provider not in rea_registry.providers:
+            continue
+        session = Session(rea_registry)
+        try:
+            result_of(session, "open_binary", {"path": path, "provider_id": provider})
+            tables[provider] = (op(session, "list_segments")["segments"], op(session, "binary_layout"))
+        finally:
+            session.close()
+    segments, layout = tables["angr"]
+    assert [s["name"] for s in segments if s["kind"] == "segment"][:2] == ["__PAGEZERO", "__TEXT"]
+    text = next(s for s in segments if s["name"] == "__TEXT,__text")
+    assert text["permissions"] == "r-x"
+    assert layout["linkage"]["needed"] == ["/usr/lib/libSystem.B.dylib"]
+    assert layout["linkage"]["interpreter"] == "/usr/lib/dyld"
+    imports = {i["name"]: i for i in layout["imports"]}
+    for name in ("_puts", "_printf", "_strlen"):
+        assert imports[name]["library"] == "/usr/lib/libSystem.B.dylib" and imports[name]["slot"], name
+    assert layout["mitigations"]["pie"] is True and layout["mitigations"]["nx"] is True
+    if "native" in tables:
+        native_segments, native_layout = tables["native"]
+        assert segments == native_segments
+        assert layout["linkage"] == native_layout["linkage"] and layout["sections"] == native_layout["sections"]
+        assert {(i["name"], i["library"], i["slot"]) for i in layout["imports"]} == {
+            (i["name"], i["library"], i["slot"]) for i in native_layout["imports"]}
