@@ -320,7 +320,7 @@ class Program:
         inner = 0
         for f in list_of(self.core.cmdj("aflj")):
             addr = integer(f.get("offset"))
-            owner = extents.inside_another(addr) if addr is not None else None
+            owner = self._inner_of(extents, addr) if addr is not None else None
             if owner is not None:
                 self.core.cmd(f"af- @ {addr}")
                 owners.add(owner)
@@ -332,13 +332,20 @@ class Program:
             self.core.cmd(f"af @ {owner}")
         return inner
 
+    def _inner_of(self, extents: unwind.Extents, addr: int) -> int | None:
+        """The function whose unwind range ``addr`` lies strictly inside, except in stub sections (one unwind
+        entry may cover a whole PLT, and each stub is a procedure of its own)."""
+        if addr in self.import_stubs or self.section_of(addr) in STUB_SECTIONS:
+            return None
+        return extents.inside_another(addr)
+
     def _index(self, functions: list[dict[str, Any]]) -> None:
         symbols = self._function_symbols()
         # radare2 also makes functions of import flags outside the image (address 0): code only.
         extents = unwind.Extents(self.unwind.items())
         # A start inside another function's unwind range is a block of that function, never a function.
         fns = sorted((f for f in functions if integer(f.get("offset")) is not None
-                      and self.executable(int(f["offset"])) and extents.inside_another(int(f["offset"])) is None),
+                      and self.executable(int(f["offset"])) and self._inner_of(extents, int(f["offset"])) is None),
                      key=lambda f: int(f["offset"]))
         starts = [int(f["offset"]) for f in fns]
         procs: list[Proc] = []
