@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+import os
+import tempfile
+from typing import IO, Any
 
 import msgspec
+from rea_plugins.artifacts.zipformat import ZipReader, ZipUnpacker
 
 from rea.canonical import canonical_digest
 from rea.context import CallContext
@@ -76,14 +79,17 @@ class _Budget:
 
 
 class _Collector:
-    """Sink that keeps an entry's head, and all of it when the head says it is a nested archive."""
+    """Sink that keeps an entry's head, and all of it when the head says it is a nested archive.
+
+    A nested archive is kept in an anonymous temporary file, not in memory: it may be gigabytes within limits.
+    """
 
     def __init__(self, budget: _Budget, path: str, expand: bool) -> None:
         self.budget = budget
         self.path = path
         self.expand = expand
         self.head = b""
-        self.keep: list[bytes] | None = None
+        self.keep: IO[bytes] | None = None
 
     def __call__(self, chunk: bytes) -> None:
         self.budget.take(len(chunk), self.path)
@@ -91,9 +97,9 @@ class _Collector:
             self.head = chunk[:HEAD_BYTES]
             # Cheap prefilter (ZIP "PK", ASAR's leading 4) before the full sniff.
             if self.expand and self.head[:1] in (b"P", b"\x04") and sniff_format(self.head)[0] in NESTED_FORMATS:
-                self.keep = []
+                self.keep = tempfile.TemporaryFile()  # noqa: SIM115 - handed to _nested, which closes it
         if self.keep is not None:
-            self.keep.append(chunk)
+            self.keep.write(chunk)
 
 
 class Inventory:
@@ -136,6 +142,15 @@ class Inventory:
         self.budget.reserve(path, entry.size)
         sink = _Collector(self.budget, path, expand=True)
         try:
+            self._stream(reader, entry, record, depth, sink)
+        finally:
+            if sink.keep is not None:
+                sink.keep.close()
+
+    def _stream(self, reader: ArchiveReader, entry: ArchiveEntry, record: dict[str, Any], depth: int,
+                sink: _Collector) -> None:
+        path = record["path"]
+        try:
             out = reader.stream(entry, sink, policy=self.policy, ctx=self.ctx)
         except ReaError as exc:
             if exc.code == "target_unavailable" or exc.details.get("reason") == "encrypted":
@@ -160,23 +175,33 @@ class Inventory:
             return
         record["integrity"] = {True: "verified", None: "undeclared", False: "contradicted"}[out.verified]
         if sink.keep is not None:
-            self._nested(b"".join(sink.keep), out.sha256, record, depth, reader.local_path(entry))
+            self._nested(sink.keep, sink.head, out.sha256, record, depth, reader.local_path(entry))
 
-    def _nested(self, data: bytes, sha256: str, record: dict[str, Any], depth: int,
+    def _nested(self, spool: IO[bytes], head: bytes, sha256: str, record: dict[str, Any], depth: int,
                 local: str | None) -> None:
         path = record["path"]
-        fmt, arch = sniff_format(data[:HEAD_BYTES])
+        fmt, arch = sniff_format(head)
+        size = spool.seek(0, 2)
         if depth + 1 > self.limits.max_depth:
             raise limit_exceeded("depth", self.limits.max_depth, depth + 1, path=path,
                                  message=f"nested archive {path!r} is deeper than max_depth "
                                          f"({self.limits.max_depth})")
-        inner = Target(path=path, resolved_path=local or "", sha256=sha256, size=len(data), format=fmt,
+        inner = Target(path=path, resolved_path=local or "", sha256=sha256, size=size, format=fmt,
                        architecture=arch)
+        # The nested listing counts against what is left of max_entries, so it is refused while it is read.
+        limits = msgspec.structs.replace(self.limits, max_entries=max(0, self.limits.max_entries - len(self.entries)))
         try:
-            unpacker = select_unpacker(self.registry, inner, data[:HEAD_BYTES])
+            unpacker = select_unpacker(self.registry, inner, head)
             # From its own file when it has one, so an ASAR in a directory finds its .asar.unpacked.
-            reader = (unpacker.open(inner, self.limits, self.ctx) if local
-                      else unpacker.open_bytes(inner, data, self.limits, self.ctx))
+            if local:
+                reader = unpacker.open(inner, limits, self.ctx)
+            elif isinstance(unpacker, ZipUnpacker):
+                # Read in place from the spool (the reader closes what it is given: hand it a duplicate).
+                spool.seek(0)
+                reader = ZipReader(open(os.dup(spool.fileno()), "rb"), limits, self.ctx)  # noqa: SIM115
+            else:
+                spool.seek(0)
+                reader = unpacker.open_bytes(inner, spool.read(), limits, self.ctx)
         except ReaError as exc:
             if exc.category in _FATAL:
                 raise

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
+import itertools
 import re
 import stat
 import zipfile
 import zlib
+from collections.abc import Iterator
 from typing import IO, Any, cast
 
 import msgspec
-from rea_plugins.artifacts.zipsafety import LOCAL_FLAG_HIGH, PatchedFile, describe, raw_name, undecodable_names
+from rea_plugins.artifacts.zipsafety import (
+    LOCAL_FLAG_HIGH,
+    BoundedDecompressor,
+    PatchedFile,
+    count_records,
+    describe,
+    directory_span,
+    raw_name,
+    undecodable_names,
+)
 
 from rea.context import CallContext
 from rea.errors import ReaError
@@ -37,6 +49,10 @@ READ_CHUNK = 1 << 20
 MAX_LINK_BYTES = 4096
 _IPA_APP = re.compile(r"^Payload/[^/]+\.app/")
 _UNIX = 3
+# A local header is at least this long: the smallest span an entry's header and data occupy is this plus its
+# compressed size, so a record that starts inside another's span overlaps it.
+_LOCAL_HEADER = 30
+_UNBOUNDED_METHODS = (zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
 
 
 def package_format(names: set[str]) -> str:
@@ -83,6 +99,11 @@ class ZipReader(ArchiveReader):
         self._bad_names: set[int] = set()
         view: IO[bytes] | PatchedFile = fh
         try:
+            self._precheck(fh, limits)
+        except BaseException:
+            fh.close()
+            raise
+        try:
             self._zip = self._open(fh)
         except UnicodeDecodeError:
             flagged = undecodable_names(fh)
@@ -104,6 +125,7 @@ class ZipReader(ArchiveReader):
                 raise limit_exceeded("entries", limits.max_entries, len(infos),
                                      message=f"ZIP lists {len(infos)} entries (limit {limits.max_entries})")
             self._check_bomb(infos, limits)
+            self._check_overlap(infos)
             self._infos: dict[tuple[str, int], zipfile.ZipInfo] = {}
             self._entries = self._list(infos, ctx)
             self.format = package_format({e.path for e in self._entries})
@@ -128,6 +150,33 @@ class ZipReader(ArchiveReader):
         except Exception as exc:  # zipfile raises many types on hostile input; none may reach the caller
             (owner or view).close()
             raise _malformed(describe(exc)) from None
+
+    @staticmethod
+    def _precheck(fh: IO[bytes], limits: Limits) -> None:
+        """Bound the central directory before ``zipfile`` reads it whole and builds an object per record."""
+        span = directory_span(fh)
+        if span is None:
+            return
+        if span[1] > limits.max_header_bytes:
+            raise limit_exceeded("header_bytes", limits.max_header_bytes, span[1],
+                                 message=f"the ZIP central directory is {span[1]} bytes, beyond the "
+                                         f"{limits.max_header_bytes}-byte limit")
+        count = count_records(fh, span, limits.max_entries)
+        if count > limits.max_entries:
+            raise limit_exceeded("entries", limits.max_entries, message=f"ZIP lists more than "
+                                 f"{limits.max_entries} entries (limit {limits.max_entries})")
+
+    @staticmethod
+    def _check_overlap(infos: list[zipfile.ZipInfo]) -> None:
+        """Entries whose bytes overlap: the construction of zip bombs that stay under every per-entry ratio."""
+        spans = sorted((i.header_offset, i.header_offset + _LOCAL_HEADER + i.compress_size, n)
+                       for n, i in enumerate(infos))
+        for (_, end, a), (nxt, _, b) in itertools.pairwise(spans):
+            if nxt < end:
+                first, second = sorted((infos[a].filename, infos[b].filename))
+                raise _malformed(f"entries {first!r} and {second!r} overlap in the file (a zip bomb "
+                                 "construction); no valid ZIP shares bytes between entries",
+                                 problem="overlapping_entries")
 
     @staticmethod
     def _check_offsets(infos: list[zipfile.ZipInfo], fh: IO[bytes]) -> None:
@@ -214,19 +263,11 @@ class ZipReader(ArchiveReader):
         crc = 0
         total = 0
         try:
-            with self._zip.open(info) as fh:
-                # CRC is checked here rather than by zipfile so that record-and-continue keeps the bytes.
-                fh._expected_crc = None  # type: ignore[attr-defined]
-                while True:
-                    if ctx is not None:
-                        ctx.check("reading ZIP entry")
-                    chunk = fh.read(READ_CHUNK)
-                    if not chunk:
-                        break
-                    total += len(chunk)
-                    crc = zlib.crc32(chunk, crc)
-                    digest.update(chunk)
-                    sink(chunk)
+            for chunk in self._chunks(info, ctx):
+                total += len(chunk)
+                crc = zlib.crc32(chunk, crc)
+                digest.update(chunk)
+                sink(chunk)
         except ReaError:
             raise
         except MemoryError:
@@ -258,6 +299,42 @@ class ZipReader(ArchiveReader):
             "observed_crc32": calculated, "declared_sha256": None, "observed_sha256": observed,
             "unpacked": False, "trust": "contradicted", "quarantined": True,
             "provenance": {"declared_by": "zip-central-directory", "observed_from": "zip-data"}})
+
+    def _chunks(self, info: zipfile.ZipInfo, ctx: CallContext | None) -> Iterator[bytes]:
+        """The entry's bytes in chunks of at most READ_CHUNK, never more than its declared size."""
+        if info.compress_type not in _UNBOUNDED_METHODS:
+            with self._zip.open(info) as fh:
+                # CRC is checked here rather than by zipfile so that record-and-continue keeps the bytes.
+                fh._expected_crc = None  # type: ignore[attr-defined]
+                while True:
+                    if ctx is not None:
+                        ctx.check("reading ZIP entry")
+                    chunk = fh.read(READ_CHUNK)
+                    if not chunk:
+                        return
+                    yield chunk
+        # zipfile decompresses bzip2 and LZMA without an output bound: read the raw bytes, decompress here.
+        raw = copy.copy(info)
+        raw.compress_type, raw.file_size = zipfile.ZIP_STORED, info.compress_size
+        left = info.file_size
+        decompressor = BoundedDecompressor(info.compress_type, READ_CHUNK)
+        with self._zip.open(raw) as fh:
+            fh._expected_crc = None  # type: ignore[attr-defined]
+            while left > 0 and not decompressor.eof:
+                if ctx is not None:
+                    ctx.check("reading ZIP entry")
+                if decompressor.needs_input:
+                    data = fh.read(READ_CHUNK)
+                    if not data:
+                        return
+                    out = decompressor.feed(data)
+                else:
+                    out = decompressor.more()
+                # Bytes past the declared size are never produced: the read stops there (CRC then judges).
+                out = out[:left]
+                left -= len(out)
+                if out:
+                    yield out
 
     def limitations(self) -> list[str]:
         out = ["ZIP declares CRC-32 checksums only; integrity verification is against CRC-32."]

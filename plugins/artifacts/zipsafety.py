@@ -4,6 +4,7 @@ instead of failing the whole archive."""
 
 from __future__ import annotations
 
+import bz2
 import io
 import lzma
 import struct
@@ -18,6 +19,7 @@ _UTF8_FLAG = 0x0800
 # A ZIP64 end record (56 bytes) and its locator (20 bytes) sit between the directory and the end record.
 _END64_MAGIC = b"PK\x06\x06"
 _END64_BYTES = 56 + 20
+_SCAN_CHUNK = 1 << 20
 # Offsets of the high byte of the general-purpose flags in a central record and in a local header.
 CD_FLAG_HIGH = 9
 LOCAL_FLAG_HIGH = 7
@@ -95,29 +97,70 @@ class PatchedFile(io.RawIOBase):
         super().close()
 
 
-def undecodable_names(fh: IO[bytes]) -> dict[int, int]:
-    """Central records flagged UTF-8 whose names are not: ``{record index: offset of its flag byte}``.
+def directory_span(fh: IO[bytes]) -> tuple[int, int] | None:
+    """Where the central directory starts and how many of its declared bytes the file holds, or None.
 
-    Clearing the flag there makes ``zipfile`` read the name as CP437 (every byte string is CP437), so the
-    entry can be listed under its raw bytes and refused instead of aborting the whole listing.
+    Computed as ``zipfile`` does (an archive may be prefixed, so the start is taken from the end record's
+    position); None when there is no end record or the start is impossible (``zipfile`` then says why).
     """
     end_record = getattr(zipfile, "_EndRecData", None)
     if end_record is None:
-        return {}
+        return None
     try:
         endrec = end_record(fh)
         if not endrec:
-            return {}
+            return None
         size_cd, offset_cd, location = endrec[5], endrec[6], endrec[9]
         concat = location - size_cd - offset_cd
         if endrec[0] == _END64_MAGIC:
             concat -= _END64_BYTES
         start = offset_cd + concat
         if start < 0:
-            return {}
-        fh.seek(start)
-        directory = fh.read(size_cd)
+            return None
+        return start, max(0, min(size_cd, fh.seek(0, io.SEEK_END) - start))
     except (OSError, ValueError, OverflowError, struct.error):
+        return None
+
+
+def count_records(fh: IO[bytes], span: tuple[int, int], most: int) -> int:
+    """Central records in ``span``, counted the way ``zipfile`` walks them; stops once past ``most``.
+
+    Read in chunks, and nothing kept per record: the count is known before ``zipfile`` builds one object
+    per record (a lying end record cannot hide a million records from it: ``zipfile`` walks the bytes).
+    """
+    start, size = span
+    pos = count = 0
+    buf = b""
+    base = 0  # offset of buf[0] within the directory
+    while pos + _CD.size <= size and count <= most:
+        if pos + _CD.size > base + len(buf):
+            fh.seek(start + pos)
+            buf = fh.read(min(size - pos, _SCAN_CHUNK))
+            base = pos
+            if len(buf) < _CD.size:
+                break
+        fields = _CD.unpack_from(buf, pos - base)
+        if fields[0] != _CD_MAGIC:
+            break
+        count += 1
+        pos += _CD.size + fields[12] + fields[13] + fields[14]
+    return count
+
+
+def undecodable_names(fh: IO[bytes]) -> dict[int, int]:
+    """Central records flagged UTF-8 whose names are not: ``{record index: offset of its flag byte}``.
+
+    Clearing the flag there makes ``zipfile`` read the name as CP437 (every byte string is CP437), so the
+    entry can be listed under its raw bytes and refused instead of aborting the whole listing.
+    """
+    span = directory_span(fh)
+    if span is None:
+        return {}
+    start, size = span
+    try:
+        fh.seek(start)
+        directory = fh.read(size)
+    except (OSError, ValueError, OverflowError):
         return {}
     found: dict[int, int] = {}
     pos = index = 0
@@ -134,6 +177,49 @@ def undecodable_names(fh: IO[bytes]) -> dict[int, int]:
         pos += _CD.size + name_len + extra_len + comment_len
         index += 1
     return found
+
+
+class BoundedDecompressor:
+    """A bzip2 or ZIP-LZMA member's decompressor that never yields more than ``cap`` bytes per call.
+
+    ``zipfile`` calls these decompressors without an output bound: 2 KiB of bzip2 can expand to gigabytes
+    in one call, whatever sizes the directory declares. Read through ``feed``/``more`` instead.
+    """
+
+    def __init__(self, method: int, cap: int) -> None:
+        self.cap = cap
+        self._lzma_props: bytes | None = b"" if method == zipfile.ZIP_LZMA else None
+        self._d: bz2.BZ2Decompressor | lzma.LZMADecompressor | None = (
+            bz2.BZ2Decompressor() if method == zipfile.ZIP_BZIP2 else None)
+
+    @property
+    def eof(self) -> bool:
+        return self._d is not None and self._d.eof
+
+    @property
+    def needs_input(self) -> bool:
+        return self._d is None or self._d.needs_input
+
+    def feed(self, data: bytes) -> bytes:
+        """Output (at most ``cap`` bytes) after taking ``data`` in."""
+        if self._d is None:
+            # ZIP's LZMA header: version (2 bytes), properties size (2 bytes), then the LZMA1 properties.
+            assert self._lzma_props is not None
+            self._lzma_props += data
+            if len(self._lzma_props) < 4:
+                return b""
+            psize = struct.unpack_from("<H", self._lzma_props, 2)[0]
+            if len(self._lzma_props) < 4 + psize:
+                return b""
+            props = self._lzma_props[4:4 + psize]
+            data = self._lzma_props[4 + psize:]
+            filt = lzma._decode_filter_properties(lzma.FILTER_LZMA1, props)  # type: ignore[attr-defined]
+            self._d = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=[filt])
+        return self._d.decompress(data, self.cap)
+
+    def more(self) -> bytes:
+        """Output still held back from earlier input (at most ``cap`` bytes)."""
+        return b"" if self._d is None else self._d.decompress(b"", self.cap)
 
 
 def raw_name(cp437_name: str) -> bytes:
