@@ -402,7 +402,7 @@ class ScenarioEvent(_R, frozen=True):
     sequence: int
     step_index: int
     kind: Literal["console", "page-error", "request", "response", "request-failed", "request-blocked",
-                  "request-replayed", "frame-navigated", "frame-attached", "frame-detached"]
+                  "request-replayed", "request-uncontained", "frame-navigated", "frame-attached", "frame-detached"]
     url: SanitizedUrl | None
     level: str | None
     text: str | None

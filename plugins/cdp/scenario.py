@@ -58,6 +58,12 @@ LineageSink = Callable[[list[dict[str, Any]]], None]
 _STEP_CODES = ("execution_failure", "provider_timeout")
 
 
+FETCH_ALL: dict[str, Any] = {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}
+AUTO_ATTACH: dict[str, Any] = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True}
+GUARDED_TARGETS = frozenset({"worker", "shared_worker", "service_worker", "iframe", "page", "worklet",
+                             "shared_storage_worklet", "auction_worklet"})
+
+
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -71,6 +77,12 @@ class _Recorder:
         self.redact = redact
         self.kinds = set(req.capture["events"])
         self.session: str | None = None
+        # Every session whose requests are guarded: the page's, and each target the browser created for it
+        # (dedicated, shared and service workers, out-of-process frames), attached before it runs.
+        self.guarded: set[str] = set()
+        self.context: str | None = None  # the page's browser context: other contexts' targets are not ours
+        self.target_id: str | None = None
+        self.uncontained: list[str] = []
         self.lock = threading.Lock()
         self.items: list[ScenarioEvent] = []
         self.sequence = 0
@@ -83,11 +95,19 @@ class _Recorder:
                        for r in replay.get("routes", [])}
 
     def __call__(self, method: str, params: dict[str, Any], session: str | None) -> None:
-        if session is None or session != self.session:
+        if method == "Target.attachedToTarget" and (session is None or session in self.guarded):
+            self._attached(params, from_page=session is not None)
+            return
+        if session is None or session not in self.guarded:
             return
         if method == "Fetch.requestPaused":
-            self._guard(params)
-        elif method == "Page.lifecycleEvent":
+            self._guard(params, session)
+            return
+        if method in ("Network.webSocketCreated", "Network.webTransportCreated"):
+            self._socket(method, params)
+        if session != self.session:
+            return
+        if method == "Page.lifecycleEvent":
             with self.lock:
                 self.lifecycle.add((str(params.get("loaderId", "")), str(params.get("name", ""))))
         elif method == "Page.frameNavigated":
@@ -146,36 +166,72 @@ class _Recorder:
             self._add(kind="request-failed", failure=str(params.get("errorText") or "failed"),
                       resource_type=params.get("type"))
 
-    def _guard(self, params: dict[str, Any]) -> None:
+    def _attached(self, params: dict[str, Any], from_page: bool) -> None:
+        """A target the browser created (paused before it runs): guard its requests too, then let it run.
+
+        Through the page's own session every child is the scenario's; through the browser's only its context's
+        service and shared workers and the pages it opened are (a connected browser's other tabs are not)."""
+        sid = str(params.get("sessionId", ""))
+        info = cdp.obj(params.get("targetInfo"))
+        kind = info.get("type")
+        if from_page:
+            ours = kind in GUARDED_TARGETS
+        else:
+            same_context = self.context is None or info.get("browserContextId") == self.context
+            ours = same_context and (kind in ("service_worker", "shared_worker")
+                                     or (kind == "page" and info.get("openerId") == self.target_id))
+        if sid and ours:
+            self.guarded.add(sid)
+            self.conn.send("Fetch.enable", FETCH_ALL, sid)
+            self.conn.send("Network.enable", {}, sid)
+            self.conn.send("Target.setAutoAttach", AUTO_ATTACH, sid)
+        if sid:
+            self.conn.send("Runtime.runIfWaitingForDebugger", {}, sid)
+
+    def _socket(self, method: str, params: dict[str, Any]) -> None:
+        """A WebSocket or WebTransport outside the declared origins: DevTools cannot hold it, so it is reported."""
+        url = str(params.get("url", ""))
+        as_http = "http" + url[2:] if url.lower().startswith("ws") else url
+        if in_scope(as_http, self.req.allowed):
+            return
+        kind = "WebSocket" if method == "Network.webSocketCreated" else "WebTransport"
+        with self.lock:
+            self.uncontained.append(url)
+        self._add(kind="request-uncontained", url=self._url(url), resource_type=kind,
+                  failure=f"a {kind} outside allowed_origins (DevTools cannot block it)")
+
+    def _guard(self, params: dict[str, Any], session: str | None = None) -> None:
         """Every paused request is answered: replayed, continued within the declared origins, or failed."""
+        session = session or self.session
         request = cdp.obj(params.get("request"))
         url, method = str(request.get("url", "")), str(request.get("method", ""))
         rid = params.get("requestId")
         scheme = url.split(":", 1)[0].lower()
         if scheme in ("data", "blob", "about"):
-            self.conn.send("Fetch.continueRequest", {"requestId": rid}, self.session)
+            self.conn.send("Fetch.continueRequest", {"requestId": rid}, session)
             return
         if self.unmatched is not None:
             route = self.routes.get((method, sreq.normalized_url(url)))
             if route is not None:
-                self._replay(rid, route)
+                self._replay(rid, route, session)
                 self._add(kind="request-replayed", url=self._url(url), method=method, text=route["route_id"],
                           resource_type=params.get("resourceType"), status=route["response"]["status"])
                 return
             if self.unmatched == "abort":
-                self._block(rid, url, method, params, "no request_replay route matches")
+                self._block(rid, url, method, params, "no request_replay route matches", session)
                 return
         if in_scope(url, self.req.allowed):
-            self.conn.send("Fetch.continueRequest", {"requestId": rid}, self.session)
+            self.conn.send("Fetch.continueRequest", {"requestId": rid}, session)
         else:
-            self._block(rid, url, method, params, "outside allowed_origins")
+            self._block(rid, url, method, params, "outside allowed_origins", session)
 
-    def _block(self, rid: Any, url: str, method: str, params: dict[str, Any], why: str) -> None:
-        self.conn.send("Fetch.failRequest", {"requestId": rid, "errorReason": "BlockedByClient"}, self.session)
+    def _block(self, rid: Any, url: str, method: str, params: dict[str, Any], why: str,
+               session: str | None) -> None:
+        self.conn.send("Fetch.failRequest", {"requestId": rid, "errorReason": "BlockedByClient"}, session)
         self._add(kind="request-blocked", url=self._url(url), method=method, resource_type=params.get("resourceType"),
                   failure=why)
 
-    def _replay(self, rid: Any, route: dict[str, Any]) -> None:
+    def _replay(self, rid: Any, route: dict[str, Any], session: str | None) -> None:
         response = route["response"]
         secrets = self.req.secrets
         if response["kind"] == "redirect":
@@ -187,7 +243,7 @@ class _Recorder:
             body = sreq.resolve_value(response["body"], secrets).encode() if "body" in response else b""
         self.conn.send("Fetch.fulfillRequest", {"requestId": rid, "responseCode": response["status"],
                                                 "responseHeaders": headers,
-                                                "body": base64.b64encode(body).decode("ascii")}, self.session)
+                                                "body": base64.b64encode(body).decode("ascii")}, session)
 
     def seen(self, loader: str, name: str) -> bool:
         with self.lock:
@@ -222,6 +278,10 @@ class _Run:
         missing = set(self.missing)
         if len(self.steps) < len(self.req.actions) + 1 or any(s.status != "completed" for s in self.steps):
             missing.add("action")
+        lims = list(self.limitations)
+        if rec is not None and rec.uncontained:
+            lims.append(f"{len(rec.uncontained)} WebSocket/WebTransport connections went outside allowed_origins "
+                        "(request-uncontained events): DevTools can block requests, not these connections.")
         product = str(self.browser_info.get("Browser", "unknown")) or "unknown"
         return ScenarioCapture(
             schema_version=1,
@@ -234,7 +294,7 @@ class _Run:
                                   action_count=len(self.req.actions), secret_references=self.req.secret_references),
             duration_ms=int((time.monotonic() - self.began) * 1000), steps=list(self.steps),
             events=ScenarioEvents(retained=len(items), dropped=dropped, items=items),
-            completeness=completeness(missing, truncated), limitations=list(self.limitations))
+            completeness=completeness(missing, truncated), limitations=lims)
 
     def partial(self, error: ReaError) -> ReaError:
         """``error`` carrying the capture so far, steps not reached marked skipped."""
@@ -247,9 +307,18 @@ class _Run:
     def drive(self, conn: cdp.Connection, target_id: str) -> None:
         recorder = self.recorder = _Recorder(conn, self.req, self.redact)
         conn.subscribe(recorder)
+        infos = cdp.arr(conn.call("Target.getTargets", ctx=self.ctx).get("targetInfos"))
+        recorder.context = next((str(i.get("browserContextId")) for i in map(cdp.obj, infos)
+                                 if i.get("targetId") == target_id and i.get("browserContextId")), None)
+        recorder.target_id = target_id
         session = recorder.session = attach(conn, target_id, self.ctx)
+        recorder.guarded.add(session)
         page = self.page = Page(conn, session, self.ctx)
-        page.call("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]})
+        page.call("Fetch.enable", FETCH_ALL)
+        # Workers, service workers and out-of-process frames are targets of their own: each is attached,
+        # paused until its requests are guarded (service and shared workers belong to the browser, not the page).
+        page.call("Target.setAutoAttach", AUTO_ATTACH)
+        conn.call("Target.setAutoAttach", AUTO_ATTACH, ctx=self.ctx)
         for method, params in (("Page.enable", {}), ("Page.setLifecycleEventsEnabled", {"enabled": True}),
                                ("Runtime.enable", {}), ("Network.enable", {}), ("DOM.enable", {})):
             page.call(method, params)
@@ -507,7 +576,10 @@ class BrowserScenarioDriver(ScenarioDriver):
                     run.drive(conn, target_id)
                 finally:
                     if run.page is not None and conn.closed is None:
-                        conn.send("Target.detachFromTarget", {"sessionId": run.page.session})
+                        # A connected browser's new targets are no longer held for this scenario.
+                        conn.send("Target.setAutoAttach", {**AUTO_ATTACH, "autoAttach": False})
+                        for session in sorted(run.recorder.guarded if run.recorder else {run.page.session}):
+                            conn.send("Target.detachFromTarget", {"sessionId": session})
                 if browser is not None:
                     browser.snapshot()
         except ReaError as exc:

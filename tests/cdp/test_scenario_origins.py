@@ -1,0 +1,104 @@
+"""allowed_origins holds beyond the page (issue 24 item 1): a service worker's install and activate fetches and a
+shared worker's fetch to another origin never reach it, and a WebSocket there (which DevTools cannot block) is
+reported as an uncontained request, with a limitation saying so.
+"""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from rea.registry import Registry
+from rea.session import Session
+from rea.testing import result_of
+from tests import toolchains
+
+PAGE = """<!doctype html><html><head><title>origins</title></head><body>
+<script>
+new WebSocket('ws://127.0.0.1:{other}/ws');
+navigator.serviceWorker.register('/sw.js');
+new SharedWorker('/shared.js');
+setTimeout(() => {{ document.title = 'done'; }}, 1500);
+</script></body></html>"""
+SERVICE_WORKER = """
+self.addEventListener('install', () => {{ fetch('http://127.0.0.1:{other}/sw-install').catch(() => {{}}); }});
+self.addEventListener('activate', () => {{ fetch('http://127.0.0.1:{other}/sw-activate').catch(() => {{}}); }});
+"""
+SHARED_WORKER = "fetch('http://127.0.0.1:{other}/shared').catch(() => {{}});"
+
+
+class Listener:
+    """An HTTP server on another origin: it records every request that reaches it."""
+
+    def __init__(self, pages: dict[str, tuple[str, str]] | None = None) -> None:
+        self.hits: list[str] = []
+        self.pages = pages or {}
+        listener = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                listener.hits.append(self.path)
+                kind, body = listener.pages.get(self.path, ("text/plain", "x"))
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Service-Worker-Allowed", "/")
+                self.end_headers()
+                self.wfile.write(body.encode())
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_port)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def servers() -> Iterator[tuple[Listener, Listener]]:
+    other = Listener()
+    site = Listener()
+    site.pages.update({"/": ("text/html", PAGE.format(other=other.port)),
+                       "/sw.js": ("text/javascript", SERVICE_WORKER.format(other=other.port)),
+                       "/shared.js": ("text/javascript", SHARED_WORKER.format(other=other.port))})
+    yield site, other
+    site.close()
+    other.close()
+
+
+def test_workers_cannot_reach_another_origin_and_a_websocket_is_reported(
+        rea_registry: Registry, servers: tuple[Listener, Listener]) -> None:
+    toolchains.require("chromium")
+    site, other = servers
+    session = Session(rea_registry)
+    try:
+        capture = result_of(session, "capture_browser_scenario", {
+            "start_url": {"url": f"http://127.0.0.1:{site.port}/"},
+            "actions": [{"step_id": "workers-ran", "action": "wait_for_timeout", "duration_ms": 2500}],
+            "capture": {"after_each_step": ["url"], "at_end": ["title"], "events": ["network"]}})
+    finally:
+        session.close()
+    assert [s["status"] for s in capture["steps"]] == ["completed", "completed"]
+    time.sleep(0.3)  # anything still in flight would have arrived by now
+    assert "/shared" in site.hits or "/shared.js" in site.hits  # the shared worker did run
+    assert "/sw.js" in site.hits  # and the service worker was installed
+    assert [h for h in other.hits if h != "/ws"] == [], other.hits
+    events = capture["events"]["items"]
+    blocked = {e["url"]["url"] for e in events if e["kind"] == "request-blocked" and e["url"]}
+    assert f"http://127.0.0.1:{other.port}/shared" in blocked
+    assert {f"http://127.0.0.1:{other.port}/sw-install", f"http://127.0.0.1:{other.port}/sw-activate"} & blocked
+    uncontained = [e for e in events if e["kind"] == "request-uncontained"]
+    assert [e["url"]["url"] for e in uncontained] == [f"ws://127.0.0.1:{other.port}/ws"]
+    assert any("WebSocket" in line for line in capture["limitations"])
