@@ -41,7 +41,7 @@ SETTINGS = (CHROMIUM_PATH, STARTUP_TIMEOUT)
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--disable-crash-reporter", "--disable-breakpad", "--disable-dev-shm-usage",
-         "--mute-audio", "--password-store=basic", "--use-mock-keychain", "--enable-features=WebMCP",
+         "--mute-audio", "--password-store=basic", "--use-mock-keychain",
          "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
          "--user-data-dir={private}/profile")
 
@@ -78,14 +78,15 @@ class OwnedBrowser:
 
     @classmethod
     def launch(cls, ctx: CallContext | None = None, *, window: tuple[int, int] = (1280, 720),
-               start_url: str = "about:blank") -> OwnedBrowser:
+               start_url: str = "about:blank", features: tuple[str, ...] = ("WebMCP",)) -> OwnedBrowser:
         executable, source = find_chromium()
         if executable is None:
             raise ReaError("provider_unavailable", f"cannot launch a browser: {source}",
                            remediation="Install Debian package chromium, or set REA_CHROMIUM_PATH to a Chromium "
                                        "or Chrome executable.",
                            details={"reason": "executable_missing", "resource": RESOURCE})
-        argv = (executable, *FLAGS, f"--window-size={window[0]},{window[1]}", start_url)
+        enabled = (f"--enable-features={','.join(features)}",) if features else ()
+        argv = (executable, *FLAGS, *enabled, f"--window-size={window[0]},{window[1]}", start_url)
         began = time.monotonic()
         # Loopback only is what the browser needs; a host without bubblewrap runs it unsandboxed, recorded.
         proc = OwnedProcess.start(ProcessSpec(argv=argv, resource=RESOURCE, owner=OWNER, stdin="null",

@@ -426,6 +426,13 @@ class _ToolWatcher:
                     self.removed.append(RemovedTool(name=key[1], frame_id=key[0]))
 
 
+def _page_has_webmcp(conn: cdp.Connection, session: str, ctx: CallContext) -> bool:
+    """Whether the page's main world exposes a model context (the WebMCP API the domain reports on)."""
+    reply = conn.call("Runtime.evaluate", {"expression": "!!(document.modelContext || navigator.modelContext)",
+                                           "returnByValue": True}, session=session, ctx=ctx)
+    return bool(cdp.obj(reply.get("result")).get("value"))
+
+
 def discover_tools(endpoint: str, target_id: str, origins: list[str], *, observation_ms: int, max_tools: int,
                    max_schema_bytes: int, max_schema_depth: int, max_schema_nodes: int,
                    ctx: CallContext) -> WebMcpDiscovery:
@@ -448,6 +455,13 @@ def discover_tools(endpoint: str, target_id: str, origins: list[str], *, observa
                 status = "unavailable"
                 limitations.append("This browser has no WebMCP DevTools domain (Chromium 156 exposes it, and "
                                    "document.modelContext, with --enable-features=WebMCP).")
+            if status == "available" and not _page_has_webmcp(conn, session, ctx):
+                # The domain answers, but the page has no model context: the feature is off in this browser.
+                conn.call("WebMCP.disable", session=session, ctx=ctx)
+                status = "unavailable"
+                limitations.append("The page has no document.modelContext (nor navigator.modelContext): WebMCP is "
+                                   "off in this browser. Launch it with --enable-features=WebMCP (rea's own "
+                                   "launches do).")
             if status == "available":
                 cdp.wait(ctx, observation_ms / 1000, "observation window")
                 conn.call("WebMCP.disable", session=session, ctx=ctx)
