@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import time
 from typing import Any
 
@@ -12,7 +13,7 @@ import msgspec
 from rea.config import MAX_INT32, SettingSpec, integer_setting
 from rea.context import CallContext
 from rea.errors import ReaError, cancelled
-from rea.process import OwnedProcess, ProcessSpec, SandboxPolicy, status_details
+from rea.process import OwnedProcess, ProcessSpec, SandboxPolicy, leftovers, status_details
 from rea.providers import CloseOutcome
 
 RESOURCE = "chromium"
@@ -74,6 +75,7 @@ class OwnedBrowser:
         self.proc = proc
         self.endpoint = endpoint
         self.record = record
+        self.sockets: str | None = None  # the short TMPDIR made for a long private directory, removed at close
         self._lineage = [proc.observe("started")]
 
     @classmethod
@@ -88,18 +90,28 @@ class OwnedBrowser:
         enabled = (f"--enable-features={','.join(features)}",) if features else ()
         argv = (executable, *FLAGS, *enabled, f"--window-size={window[0]},{window[1]}", start_url)
         began = time.monotonic()
+        sockets = _socket_dir()
+        env = {"TMPDIR": sockets} if sockets else {}
         # Loopback only is what the browser needs; a host without bubblewrap runs it unsandboxed, recorded.
-        proc = OwnedProcess.start(ProcessSpec(argv=argv, resource=RESOURCE, owner=OWNER, stdin="null",
-                                              stdout="null", sandbox=SandboxPolicy(allow_loopback=True,
-                                                                                   accept_none=True)))
+        try:
+            proc = OwnedProcess.start(ProcessSpec(
+                argv=argv, resource=RESOURCE, owner=OWNER, stdin="null", stdout="null", env=env,
+                sandbox=SandboxPolicy(allow_loopback=True, accept_none=True,
+                                      writable_roots=(sockets,) if sockets else ())))
+        except BaseException:
+            _remove(sockets)
+            raise
         try:
             port = _wait_for_port(proc, STARTUP_TIMEOUT.read() / 1000, ctx)
         except BaseException:
             proc.terminate(0.5)
+            _remove(sockets)
             raise
         record = LaunchRecord(executable=executable, source=source, isolation=msgspec.to_builtins(proc.isolation),
                               startup_ms=int((time.monotonic() - began) * 1000))
-        return cls(proc, f"http://127.0.0.1:{port}", record)
+        browser = cls(proc, f"http://127.0.0.1:{port}", record)
+        browser.sockets = sockets
+        return browser
 
     @property
     def alive(self) -> bool:
@@ -116,7 +128,36 @@ class OwnedBrowser:
     def close(self, grace_s: float = 2.0) -> CloseOutcome:
         outcome = self.proc.terminate(grace_s)
         self._lineage.append(self.proc.observe("closed"))
+        _remove(self.sockets)
         return outcome
+
+
+# Chromium puts its singleton socket in $TMPDIR/.org.chromium.Chromium.XXXXXX/SingletonSocket; a Unix socket's
+# path holds at most 107 bytes, so a long private directory (from a long TMPDIR) would stop it starting.
+_SOCKET_SUFFIX = len("/tmp/.org.chromium.Chromium.XXXXXX/SingletonSocket")
+_MAX_SOCKET_PATH = 107
+
+
+def _socket_dir() -> str | None:
+    """A short private directory for the browser's TMPDIR when its private directory's would be too long."""
+    private = os.path.join(tempfile.gettempdir(), f"rea-{RESOURCE}-xxxxxxxx")
+    if len(private) + _SOCKET_SUFFIX <= _MAX_SOCKET_PATH:
+        return None
+    folder = tempfile.mkdtemp(prefix="rea-s-", dir="/tmp")
+    leftovers.mark(folder)  # found and removed by the next start if the server is killed
+    return folder
+
+
+def _remove(folder: str | None) -> None:
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _last_words(tail: str) -> str:
+    """The browser's reason for failing: its last error line (Chromium prefixes them ``[...:ERROR:...]``)."""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    errors = [line for line in lines if ":ERROR:" in line or ":FATAL:" in line] or lines
+    return errors[-1][:400] if errors else ""
 
 
 def _wait_for_port(proc: OwnedProcess, timeout_s: float, ctx: CallContext | None) -> int:
@@ -135,9 +176,13 @@ def _wait_for_port(proc: OwnedProcess, timeout_s: float, ctx: CallContext | None
             pass
         status = proc.exit_status()
         if status is not None:
-            raise ReaError("provider_unavailable", "the browser exited before opening its DevTools endpoint",
-                           remediation="Run `rea doctor`; check that the browser starts headless on this host.",
-                           details={"reason": "startup_failed", "resource": RESOURCE, **status_details(status)})
+            said = _last_words(proc.stderr_tail())
+            raise ReaError("provider_unavailable", "the browser exited before opening its DevTools endpoint"
+                           + (f": {said}" if said else ""),
+                           remediation="Read the browser's own message in details.browser_message; `rea doctor` "
+                                       "checks that it starts headless on this host.",
+                           details={"reason": "startup_failed", "resource": RESOURCE, "browser_message": said,
+                                    **status_details(status)})
         if time.monotonic() >= deadline:
             raise ReaError("provider_timeout", f"the browser did not open its DevTools endpoint within "
                            f"{timeout_s:g} s", remediation="Raise REA_CHROMIUM_STARTUP_TIMEOUT_MS on a slow host.",
