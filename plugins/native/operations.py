@@ -380,10 +380,11 @@ class Operations:
             if only is not None and r.src != only:
                 continue
             if r.src in resolved:
-                if r.kind != "indirect":
+                if r.kind != "indirect" and r.dst is not None:
                     entry = sites.setdefault(r.src, {"address": hx(r.src), "kind": "indirect",
                                                      "status": "resolved", "targets": []})
-                    entry["targets"].append({"address": hx(r.dst), "name": r.name, "provenance": "register-load"})
+                    how = self.p.register_provenance.get((r.src, r.dst), "register-load")
+                    entry["targets"].append({"address": hx(r.dst), "name": r.name, "provenance": how})
                 continue
             elif self._is_call(r) and r.dst is not None:
                 target = self.p.procedure(r.dst)

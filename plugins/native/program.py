@@ -28,7 +28,7 @@ from rea_plugins.native.index import (
     too_big,
 )
 from rea_plugins.native.model import Model, Region
-from rea_plugins.native.regload import Walker
+from rea_plugins.native.regload import MAX_TARGETS, Found, Walker
 from rea_plugins.native.store import Store, detached
 
 from rea.context import CallContext
@@ -163,6 +163,8 @@ class Program:
         self._tables: list[_Refs] = []
         # Register calls resolved by register loads (built on first use; an empty table once built).
         self._registers: _Refs | None = None
+        self._exports: frozenset[int] | None = None
+        self.register_provenance: dict[tuple[int, int], str] = {}  # (site, target) -> how it was proven
         self._strings: list[StringItem] | None = None
         self._names: list[tuple[int | None, str, str, bool]] | None = None
         self.import_slots = self.an.import_slots
@@ -389,14 +391,45 @@ class Program:
                 continue
             for site in sorted(sites[owner]):
                 budget -= 1
-                targets = walker.resolve(site)
+                found = walker.trace(site)
+                targets = found.targets if found is not None and not found.entry else \
+                    self._from_only_caller(p, found, ctx) if found is not None and p is not None else None
                 kind = _CALL_CODE if walker.mnemonic(site) == "call" else _JUMP_CODE
-                rows.extend((owner, site, t, kind) for t in targets or ())
+                for t, how in (targets or {}).items():
+                    rows.append((owner, site, t, kind))
+                    self.register_provenance[(site, t)] = how
         rows.sort()
         table = RefTable(src=array("q", [r[1] for r in rows]).tobytes(), dst=array("q", [r[2] for r in rows]).tobytes(),
                          kind=bytes(r[3] for r in rows), proc=array("q", [r[0] for r in rows]).tobytes())
         self._registers = _Refs(table)
         return self._registers
+
+    def _from_only_caller(self, p: Proc, found: Found, ctx: CallContext | None) -> dict[int, str] | None:
+        """Complete a register site whose value the procedure's entry holds from its one caller: a procedure
+        called from one site only, never exported, jumped to or referenced as data, gets its register there."""
+        if p.kind != "local" or p.address in self._exported():
+            return None
+        self._data_refs(ctx)
+        refs = [r for t in (self._tables[0], *self._tables[1:]) for r in t.incoming(p.address, p.address + 1, self)]
+        if len(refs) != 1 or refs[0].kind != "call" or refs[0].proc == p.address:
+            return None
+        caller = self.an.by_addr.get(refs[0].proc)
+        walker = self.register_walker(caller) if caller is not None else None
+        if walker is None:
+            return None
+        out = dict(found.targets)
+        for reg in sorted(found.entry):
+            passed = walker.trace(refs[0].src, reg, "caller-argument")
+            if passed is None or passed.entry:
+                return None
+            for t, how in passed.targets.items():
+                out.setdefault(t, how)
+        return out if len(out) <= MAX_TARGETS else None
+
+    def _exported(self) -> frozenset[int]:
+        if self._exports is None:
+            self._exports = frozenset(s.address for s in self.model.symbols if s.exported)
+        return self._exports
 
     def _flow_tables(self, ctx: CallContext | None) -> list[_Refs]:
         registers = self._register_calls(ctx)

@@ -1,17 +1,20 @@
 """Register loads that name a call's target: a ``call reg`` or ``jmp reg`` (x86-64) whose register every path
 through the procedure loads with a known address, ``lea reg, [rip + f]``, ``mov reg, imm`` or ``mov reg, [rip +
-slot]`` of an import slot, resolves to those addresses (``run = cond ? A : B`` gives both).
+slot]`` of an import slot, resolves to those addresses (``run = cond ? A : B`` gives both, as branches or as a
+``cmov`` of two loaded registers; a ``mov`` between registers is followed). Provenance: ``register-load``,
+``register-select`` (through a cmov), ``caller-argument`` (the value the entry holds, traced in the only caller).
 
 Only what the instructions prove: any other write of the register on a path, a caller-saved register carried
-across a call, an instruction that writes registers implicitly, or the procedure's entry reached first (a value
-passed in) leaves the site unresolved. The walk follows fall-through and the procedure's own direct branches
-backwards, at most ``MAX_VISITS`` instructions.
+across a call, or an instruction that writes registers implicitly leaves the site unresolved; the procedure's
+entry reached first (a value passed in) is handed back for the caller step. The walk follows fall-through and
+the procedure's own direct branches backwards, at most ``MAX_VISITS`` (instruction, register) pairs.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from rea_plugins.native.disasm import Insn
 from rea_plugins.native.dispatch import family
@@ -24,6 +27,7 @@ _LEA = re.compile(rf"^(\w+), (?:qword ptr )?\[rip(?: ([+-]) ({_NUM}))?\]$")
 _MOV_IMM = re.compile(rf"^(\w+), ({_NUM})$")
 _MOV_SLOT = re.compile(rf"^(\w+), qword ptr \[rip(?: ([+-]) ({_NUM}))?\]$")
 _REGISTER = re.compile(r"^(?:r[a-z0-9]+|e[a-z]{2})$")
+_WIDE = re.compile(r"^r(?:[a-z]{2}|\d+)$")
 # Instructions that write registers their operands do not name: the value cannot be followed past them.
 _IMPLICIT = ("mul", "div", "idiv", "cqo", "cdq", "cwd", "cdqe", "cpuid", "rdtsc", "syscall", "xchg", "xadd",
              "cmpxchg", "rep", "movs", "stos", "lods", "scas", "cmps", "leave", "enter", "int", "xgetbv")
@@ -64,6 +68,14 @@ def _loaded(insn: Insn, reg: str, is_target: Callable[[int], bool], slot_value: 
     return None
 
 
+class Found(NamedTuple):
+    """A register site's proven targets, each with how it was proven; ``entry`` the registers whose value the
+    procedure's entry holds (passed in), which only the caller can name (empty when every path was proven)."""
+
+    targets: dict[int, str]
+    entry: frozenset[str]
+
+
 class Walker:
     """One procedure's instructions with their in-procedure predecessors, for resolving its register sites."""
 
@@ -89,25 +101,40 @@ class Walker:
         i = self.at.get(site)
         return None if i is None else self.insns[i].mnemonic
 
-    def resolve(self, site: int) -> list[int] | None:
-        """The targets a ``call``/``jmp`` through a register at ``site`` can reach, or None when not proven."""
+    def register(self, site: int) -> str | None:
+        """The register a ``call``/``jmp`` at ``site`` goes through, else None."""
         i = self.at.get(site)
         if i is None or self.insns[i].mnemonic not in ("call", "jmp"):
             return None
         reg = self.insns[i].op_str.strip()
-        if not _REGISTER.match(reg):
+        return family(reg) if _REGISTER.match(reg) else None
+
+    def resolve(self, site: int) -> list[int] | None:
+        """The targets a ``call``/``jmp`` through a register at ``site`` can reach, or None when not proven."""
+        found = self.trace(site)
+        return sorted(found.targets) if found is not None and not found.entry else None
+
+    def trace(self, site: int, reg: str | None = None, how: str = "register-load") -> Found | None:
+        """What reaches the register of the ``call``/``jmp`` at ``site`` (or ``reg`` just before the instruction
+        at ``site``, for a caller's argument): None when some path is not proven."""
+        i = self.at.get(site)
+        if i is None:
             return None
-        reg = family(reg)
-        found: set[int] = set()
-        seen: set[int] = set()
-        stack = self._before(i)
+        if reg is None:
+            reg = self.register(site)
+            if reg is None:
+                return None
+        found: dict[int, str] = {}
+        entry: set[str] = set()
+        seen: set[tuple[int, str]] = set()
+        stack = [(j, reg, how) for j in self._before(i)]
         if not stack:
-            return None
+            entry.add(reg)
         while stack:
-            j = stack.pop()
-            if j in seen:
+            j, reg, how = stack.pop()
+            if (j, reg) in seen:
                 continue
-            seen.add(j)
+            seen.add((j, reg))
             if len(seen) > MAX_VISITS:
                 return None
             insn = self.insns[j]
@@ -115,16 +142,39 @@ class Walker:
                 return None
             if insn.mnemonic == "call" and reg in _CALLER_SAVED:
                 return None
+            follow = [(reg, how)]
             if _writes(insn) == reg:
-                value = _loaded(insn, reg, self.is_target, self.slot_value)
-                if value is None:
-                    return None
-                found.add(value)
-                if len(found) > MAX_TARGETS:
-                    return None
-                continue
+                source = _copied(insn)
+                if source is None:
+                    value = _loaded(insn, reg, self.is_target, self.slot_value)
+                    if value is None:
+                        return None
+                    found.setdefault(value, how)
+                    if len(found) > MAX_TARGETS:
+                        return None
+                    continue
+                if insn.mnemonic.startswith("cmov"):  # either the old value or the source's
+                    how = "register-select" if how == "register-load" else how
+                    follow = [(reg, how), (source, how)]
+                else:
+                    follow = [(source, how)]
             earlier = self._before(j)
-            if not earlier:
-                return None  # the procedure's entry (or unreachable code) holds a value passed in
-            stack.extend(earlier)
-        return sorted(found) or None
+            if not earlier:  # the procedure's entry (or unreachable code) holds a value passed in
+                entry.update(r for r, _ in follow)
+                continue
+            stack.extend((k, r, h) for k in earlier for r, h in follow)
+        if not found and not entry:
+            return None
+        return Found(found, frozenset(entry))
+
+
+def _copied(insn: Insn) -> str | None:
+    """The full-width register a ``mov reg, reg`` or ``cmovcc reg, reg`` copies, else None."""
+    if insn.mnemonic != "mov" and not insn.mnemonic.startswith("cmov"):
+        return None
+    parts = [x.strip() for x in insn.op_str.split(",")]
+    if len(parts) != 2 or not _REGISTER.match(parts[1]) or not _REGISTER.match(parts[0]):
+        return None
+    if bool(_WIDE.match(parts[0])) != bool(_WIDE.match(parts[1])):
+        return None  # a width change: not a plain copy of the address
+    return family(parts[1])

@@ -128,3 +128,40 @@ def test_msvcrt_descriptor_functions_are_file_io(pe: tuple[builds.Build, Session
     api = result_of(session, "inspect_native_api", {"max_operations": 0})
     purposes = {i["name"]: i["purpose"] for lib in api["libraries"] for i in lib["imports"]}
     assert purposes["_setmode"] == purposes["_fileno"] == purposes["fopen"] == "file-io"
+
+
+@pytest.mark.parametrize("kind", ["x86_64-elf", "x86_64-pe"])
+def test_a_function_pointer_passed_in_by_the_only_caller_resolves_there(rea_registry: Registry, kind: str) -> None:
+    build = builds.cmark_gfm(kind)  # type: ignore[arg-type]
+    symbols = build.symbols()
+    # Truth from the source: registry.c calls `reg_fn(plugin)`, and core-extensions.c's one call passes
+    # `cmark_register_plugin(core_extensions_registration)`.
+    source = build.source / "third_party" / "cmark"
+    assert "reg_fn(plugin)" in (source / "src" / "registry.c").read_text()
+    assert "cmark_register_plugin(core_extensions_registration);" in \
+        (source / "extensions" / "core-extensions.c").read_text()
+    start, size = symbols["cmark_register_plugin"]
+    target = symbols["core_extensions_registration"][0]
+    objdump = toolchains.require("objdump")
+    text = subprocess.run([objdump, "-d", "-M", "intel", "--no-show-raw-insn", str(build.unstripped)],
+                          check=True, capture_output=True, text=True).stdout
+    body = subprocess.run([objdump, "-d", "-M", "intel", "--no-show-raw-insn", f"--start-address={start}",
+                           f"--stop-address={start + (size or 0x80)}", str(build.unstripped)],
+                          check=True, capture_output=True, text=True).stdout
+    sites = [int(m.group(1), 16) for m in re.finditer(r"^\s*([0-9a-f]+):\s+call\s+r[a-z0-9]+\s*$", body, re.M)]
+    assert len(sites) == 1
+    # ... and the unstripped build has exactly one direct call of cmark_register_plugin.
+    callers = re.findall(r"call\s+[0-9a-f]+ <cmark_register_plugin>", text)
+    assert len(callers) == 1
+    session = _open(rea_registry, build)
+    try:
+        found = result_of(session, "resolve_native_call_targets", {"procedure": hex(start), "address": hex(sites[0])})
+        site = found["call_sites"][0]
+        assert site["status"] == "resolved"
+        assert [(int(t["address"], 16), t["provenance"]) for t in site["targets"]] == [(target, "caller-argument")]
+        callees = result_of(session, "procedure_callees", {"procedure": hex(start)})["callees"]
+        assert target in {int(c["address"], 16) for c in callees if c["address"]}
+        back = result_of(session, "procedure_callers", {"procedure": hex(target)})["callers"]
+        assert [hex(sites[0])] in [c["call_sites"] for c in back if int(c["address"], 16) == start]
+    finally:
+        session.close()
