@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.binary import arrays, listing, strings
+from rea_plugins.binary import arrays, listing, strings, thunks
 from rea_plugins.binary.schema import (
     ADDRESS,
     ASSEMBLY_LIMIT,
@@ -88,7 +88,7 @@ _SPECS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], tuple[dict[str, An
                                     "document": DOCUMENT},
                                    (), ({"procedure": "main"}, {"procedure": "main", "offset": 20, "limit": 20},
                                         {"address": "0x401140", "before": 4, "after": 4})),
-    "procedure_callers": ("Procedures that call this one, with call sites.",
+    "procedure_callers": ("Procedures that call this one, with call sites; an import's callers through its thunk.",
                           {"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",), ({"procedure": "main"},)),
     "procedure_callees": ("Procedures this one calls (direct, import, indirect), with call sites.",
                           {"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",), ({"procedure": "main"},)),
@@ -106,7 +106,7 @@ _SPECS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], tuple[dict[str, An
 
 # Tools whose handler is not the one-operation default.
 _HANDLERS = {"list_strings": strings.handle, "search_strings": strings.handle, "xrefs": arrays.handle_xrefs,
-             **listing.HANDLERS}
+             "procedure_callers": thunks.handle_callers, **listing.HANDLERS}
 # Tools whose operation name differs from the tool name.
 _OPERATION = {"procedure_pseudo_code": "procedure_pseudo_code"}
 

@@ -17,6 +17,7 @@ from rea_plugins.binary.schema import (
     prop,
     run,
 )
+from rea_plugins.binary.thunks import is_thunk
 
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.errors import ReaError, invalid_request, issue
@@ -350,22 +351,13 @@ def _once(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in refs if r["kind"] != "external" or (r["from"], r["to"]) not in acting]
 
 
-def _is_thunk(call: ToolCall, procedure: str) -> bool:
-    """A procedure whose whole body is one jump (an import's stub: ``jmp [slot]``, a PLT entry's ``br x17``)."""
-    if not call.session.supports("read_function_instructions"):
-        return False
-    rows = run(call, "read_function_instructions", {"procedure": procedure, "offset": 0, "limit": 4}).normalized
-    insns = [r for r in rows["instructions"] if r.get("mnemonic") not in ("endbr64", "nop", "bti")]
-    return len(insns) == 1 and (insns[0].get("mnemonic") or "").startswith(("jmp", "br", "b"))
-
-
 def _through_thunks(call: ToolCall, hit: dict[str, Any], refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """An import reached through its thunk: the thunk listed once as such, then the code that calls the thunk."""
     out: list[dict[str, Any]] = []
     for r in refs:
         stub = r.get("from_procedure")
         if stub is None or stub == hit["address"] or r["kind"] not in ("jump", "external") \
-                or not _is_thunk(call, stub):
+                or not is_thunk(call, stub):
             out.append(r)
             continue
         out.append({**r, "kind": "thunk"})

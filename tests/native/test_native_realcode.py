@@ -121,6 +121,15 @@ def test_an_import_is_reached_through_its_thunk(pe: tuple[builds.Build, Session]
     assert set(through) == calls and all(int(r["from_procedure"], 16) == main for r in through.values())
     callers = result_of(session, "procedure_callers", {"procedure": "fopen"})["callers"]
     assert [int(c["address"], 16) for c in callers] == [main]
+    # The import itself (its IAT slot): the thunk once, as a thunk, then the code calling the thunk, via it.
+    slot = found[0]["address"]
+    callers = result_of(session, "procedure_callers", {"procedure": slot})["callers"]
+    assert [c for c in callers if c.get("kind") == "thunk"] == [
+        {"address": hex(thunk), "name": "fopen", "call_sites": [hex(thunk)], "kind": "thunk"}]
+    via = [c for c in callers if c.get("via_thunk") == hex(thunk)]
+    assert [int(c["address"], 16) for c in via] == [main]
+    assert {int(s, 16) for s in via[0]["call_sites"]} == calls
+    assert len(callers) == 2
 
 
 def test_msvcrt_descriptor_functions_are_file_io(pe: tuple[builds.Build, Session]) -> None:
