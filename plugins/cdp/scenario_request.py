@@ -1,7 +1,8 @@
 """A browser scenario request, checked beyond its JSON Schema: origins, step ids and secret references.
 
-Secret values come from rea's environment (``secrets[].environment_variable``), never from the request;
-``Redactor`` replaces every one of them (raw and URL-encoded) in whatever the capture keeps.
+Secret values come from a private file (``secrets[].file``) or rea's environment (``environment_variable``),
+never from the request; ``Redactor`` replaces every one of them (raw and URL-encoded) in whatever the capture
+keeps.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 import msgspec
 from rea_plugins.cdp.urls import allowed_origins, origin_of, parse_endpoint, parse_origin
 
-from rea.errors import invalid_request, issue
+from rea.errors import ReaError, invalid_request, issue
+from rea.files import open_regular
 
 START_STEP = "scenario_start"
 DEFAULT_CAPTURE = {"after_each_step": ["url", "dom"], "at_end": ["url", "title"],
@@ -60,6 +62,33 @@ class ScenarioRequest(msgspec.Struct, kw_only=True):
     limits: dict[str, int]
     environment: dict[str, Any]
     timeout_ms: int | None
+
+
+MAX_SECRET_BYTES = 64 * 1024
+
+
+def read_secret_file(path: str) -> tuple[str | None, str]:
+    """A secret's value from a private file: (value, "") or (None, why it cannot be used)."""
+    if not os.path.isabs(path):
+        return None, "the secret file must be an absolute path"
+    try:
+        fd = open_regular(path, code="invalid_request", what="secret file")
+    except ReaError as exc:
+        return None, exc.message
+    except OSError as exc:
+        return None, f"{path} cannot be read ({exc.strerror or 'unreadable'})"
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.getuid() or st.st_mode & 0o077:
+            return None, f"{path} must belong to this user and be readable by no one else (chmod 600)"
+        data = os.read(fd, MAX_SECRET_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_SECRET_BYTES:
+        return None, f"{path} is larger than {MAX_SECRET_BYTES} bytes"
+    text = data.decode("utf-8", "replace")
+    text = text[:-1] if text.endswith("\n") else text
+    return (text, "") if text else (None, f"{path} is empty")
 
 
 def resolve_value(value: dict[str, Any], secrets: dict[str, str]) -> str:
@@ -198,17 +227,23 @@ def parse(args: dict[str, Any], env: dict[str, str] | None = None) -> ScenarioRe
     secrets: dict[str, str] = {}
     variables: set[str] = set()
     for i, secret in enumerate(args.get("secrets", [])):
-        sid, var = secret["secret_id"], secret["environment_variable"]
+        sid, var = secret["secret_id"], secret.get("environment_variable") or secret.get("file", "")
         if sid in secrets or var in variables:
-            problems.append(issue(f"secrets/{i}", "invalid_value", "secret ids and environment variables must be "
-                                                                   "unique"))
+            problems.append(issue(f"secrets/{i}", "invalid_value", "secret ids, environment variables and files "
+                                                                   "must be unique"))
             continue
         variables.add(var)
-        value = env.get(var)
-        if not value:
-            problems.append(issue(f"secrets/{i}/environment_variable", "invalid_value",
-                                  f"{var} is not set (or empty) in rea's environment"))
-            continue
+        if "file" in secret:
+            value, why = read_secret_file(secret["file"])
+            if value is None:
+                problems.append(issue(f"secrets/{i}/file", "invalid_value", why))
+                continue
+        else:
+            value = env.get(var)
+            if not value:
+                problems.append(issue(f"secrets/{i}/environment_variable", "invalid_value",
+                                      f"{var} is not set (or empty) in rea's environment"))
+                continue
         secrets[sid] = value
     storage = {"cookies": [], "local_storage": [], "session_storage": [], **(args.get("storage") or {})}
     replay = args.get("request_replay") or {"mode": "disabled"}

@@ -246,12 +246,17 @@ CAPTURE_SCENARIO: dict[str, Any] = {
                                    "locator": {"kind": "test_id", "value": "email"},
                                    "value": {"source": "literal", "value": "a@example.test"}}]]},
         "secrets": {"type": "array", "maxItems": 64,
-                    "items": _obj({"secret_id": IDENTIFIER, "environment_variable": {
-                        "type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[^=\\u0000]+$"}},
-                        ["secret_id", "environment_variable"]),
-                    "description": "Values rea reads from its own environment for {source: secret} references; "
-                                   "every captured text, URL, DOM and event has them replaced by [secret:<id>].",
-                    "examples": [[{"secret_id": "password", "environment_variable": "APP_PASSWORD"}]]},
+                    "items": {**_obj({"secret_id": IDENTIFIER, "environment_variable": {
+                        "type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[^=\\u0000]+$"},
+                        "file": {"type": "string", "minLength": 1, "maxLength": 4096,
+                                 "description": "Absolute path of a file of this user that no one else may read; "
+                                                "its content (one trailing newline dropped) is the value."}},
+                        ["secret_id"]),
+                        "oneOf": [{"required": ["environment_variable"]}, {"required": ["file"]}]},
+                    "description": "Values for {source: secret} references, read from a private file (preferred: "
+                                   "nothing in rea's environment) or rea's environment; every captured text, URL, "
+                                   "DOM and event has them replaced by [secret:<id>].",
+                    "examples": [[{"secret_id": "password", "file": "/run/user/1000/app-password"}]]},
         "storage": _STORAGE,
         "request_replay": _REPLAY,
         "capture": _obj({"after_each_step": {"type": "array", "items": _ARTIFACT_KINDS, "maxItems": 5},
