@@ -9,6 +9,9 @@ entries; a nested ZIP was held in memory whole (1.9 GB for 900 MiB).
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import random
 import zipfile
 from collections.abc import Iterator
@@ -119,3 +122,16 @@ def test_a_large_nested_zip_is_read_without_holding_it(server: Server, tmp_path:
     assert entries["inner.zip"]["nested_archive"]["status"] == "expanded"
     assert entries["inner.zip!/z"]["size"] == 400 << 20 and entries["inner.zip!/z"]["integrity"] == "verified"
     assert extracted.status == "ok"
+
+
+def test_formats_without_a_reader_are_refused_at_once(server: Server, tmp_path: Path) -> None:
+    # gzip with endless concatenated members, a tar declaring a huge sparse member, xz, bzip2 and 7z: no
+    # unpacker claims them, so nothing is decompressed and each call is unsupported_target.
+    cases = {"endless.gz": gzip.compress(b"") * 20_000, "sparse.tar": hostile.sparse_tar(1 << 40),
+             "z.xz": lzma.compress(bytes(16 << 20)), "z.bz2": bz2.compress(bytes(16 << 20)),
+             "z.7z": b"7z\xbc\xaf\x27\x1c" + bytes(64)}
+    for name, data in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        for reply in _both(server, path):
+            assert _error(reply)["code"] == "unsupported_target", (name, reply)

@@ -8,6 +8,7 @@ ASARs with unpacked entries, the files of its ``.asar.unpacked`` companion.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
@@ -449,5 +450,89 @@ def damaged(seed: int, count: int) -> list[ArchiveCase]:
 
 def all_cases(seed: int, total: int) -> list[ArchiveCase]:
     """The hand-written cases, then seeded damage up to ``total``."""
-    named = zip_cases() + asar_cases()
+    named = zip_cases() + asar_cases() + issue24_cases()
     return named + damaged(seed, max(0, total - len(named)))
+
+
+# -- issue 24: bombs that stay under the per-entry checks, and directories too large to materialize ---------
+
+ISSUE24 = "[issue 24 bomb]"
+
+
+def many_entries_zip(count: int) -> bytes:
+    """A ZIP of ``count`` empty stored files, packed directly (zipfile takes minutes for a million)."""
+    local, central = [], []
+    offset = 0
+    for i in range(count):
+        name = b"f%07d" % i
+        header = struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 0x21, 0, 0, 0, len(name), 0) + name
+        central.append(struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, 0, 0x21, 0, 0, 0, len(name), 0, 0,
+                                   0, 0, 0, offset) + name)
+        local.append(header)
+        offset += len(header)
+    directory = b"".join(central)
+    count16 = min(count, 0xFFFF)
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, count16, count16, len(directory), offset, 0)
+    return b"".join(local) + directory + end
+
+
+def bzip2_lying_zip(expanded: int) -> bytes:
+    """One bzip2 member whose directory declares its compressed size as its size; it expands to ``expanded``."""
+    import bz2
+
+    packed = bz2.compress(bytes(expanded), 9)
+    data = zip_bytes([("b", b"A" * len(packed))], compression=zipfile.ZIP_STORED).replace(b"A" * len(packed), packed)
+    for rec in _cd(data):
+        data = _patch(data, rec + 10, "<H", zipfile.ZIP_BZIP2)
+    return _patch(data, 8, "<H", zipfile.ZIP_BZIP2)
+
+
+def overlapping_zip(copies: int, member: bytes) -> bytes:
+    """``copies`` directory records of one deflated member: a bomb whose every entry is under the ratio limit."""
+    one = zip_bytes([("k", member)])
+    cd, end = _cd(one)[0], _eocd(one)
+    records = one[cd:end] * copies
+    tail = bytearray(one[end:end + 22])
+    struct.pack_into("<HHII", tail, 8, copies, copies, len(records), cd)
+    return one[:cd] + records + bytes(tail)
+
+
+def nested_large_zip(inner_bytes: int) -> bytes:
+    """A ZIP holding a stored ZIP of ``inner_bytes`` (deflated outside, under the ratio limit)."""
+    chunk = bytes((1 << 20) - 256) + random.Random(24).randbytes(256)
+    inner = zip_bytes([("z", chunk * (inner_bytes >> 20))], compression=zipfile.ZIP_STORED)
+    return zip_bytes([("inner.zip", inner)])
+
+
+def issue24_cases() -> list[ArchiveCase]:
+    member = bytes(60 << 20) + random.Random(7).randbytes(4 << 10)  # 60 MiB at about 990:1 once deflated
+    return [
+        ArchiveCase("bomb24-entries.zip", many_entries_zip(300_000),
+                    f"300,000 entries against the 200,000 limit, refused while the directory is read {ISSUE24}"),
+        ArchiveCase("bomb24-entries-lying.zip", _patch(_patch(many_entries_zip(300_000), -22 + 8, "<H", 10),
+                                                       -22 + 10, "<H", 10),
+                    f"300,000 entries under an end record that declares 10 {ISSUE24}"),
+        ArchiveCase("bomb24-bzip2.zip", bzip2_lying_zip(1 << 30),
+                    f"a 700-byte bzip2 member that expands to 1 GiB, sizes declared honest-looking {ISSUE24}"),
+        ArchiveCase("bomb24-overlap.zip", overlapping_zip(60, member),
+                    f"60 directory records of one 60 MiB member (3.5 GiB from 70 KB) {ISSUE24}"),
+        ArchiveCase("bomb24-nested.zip", nested_large_zip(300 << 20),
+                    f"a 300 MiB ZIP nested in a 0.5 MiB one, read without holding it in memory {ISSUE24}"),
+        # Formats no unpacker reads: refused at once, nothing decompressed.
+        ArchiveCase("bomb24-endless.gz", gzip.compress(b"") * 20_000,
+                    f"gzip of 20,000 concatenated empty members {ISSUE24}"),
+        ArchiveCase("bomb24-sparse.tar", sparse_tar(1 << 40), f"a tar declaring a 1 TiB sparse member {ISSUE24}"),
+    ]
+
+
+def sparse_tar(size: int) -> bytes:
+    """A GNU tar header for a sparse member of ``size`` bytes (base-256 size field), and no data."""
+    header = bytearray(512)
+    header[:9] = b"huge.bin\0"
+    header[100:108] = b"0000644\0"
+    header[124:136] = b"\x80" + size.to_bytes(11, "big")
+    header[156:157] = b"S"
+    header[257:265] = b"ustar  \0"
+    header[148:156] = b" " * 8
+    header[148:155] = b"%06o\0" % sum(header)
+    return bytes(header) + bytes(1024)

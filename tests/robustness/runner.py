@@ -21,6 +21,7 @@ from typing import Any
 from rea.cache_key import KEY_FILE
 from rea.errors import CODES
 from tests.robustness.corpus import Case
+from tests.robustness.hostile import ISSUE24
 from tests.robustness.server import Reply, Server, alive, environ_value, proc_children, status_kib
 
 # A Python exception's name, or the text Python's own exceptions carry (which reads as one to a user).
@@ -62,6 +63,9 @@ class Run:
     worker_peak_kib: int = 0
     restarts: int = 0
     slowest: tuple[float, str] = (0.0, "")
+    # Issue 24's bomb cases: outcomes ("ok" or error code; "hang"/"crash") and their slowest call.
+    issue24: Counter[str] = field(default_factory=Counter)
+    issue24_slowest: float = 0.0
 
     def add(self, check: str, finding: Finding) -> None:
         self.findings.setdefault(check, []).append(finding)
@@ -152,6 +156,11 @@ class Runner:
         if reply.seconds > self.run.slowest[0]:
             self.run.slowest = (reply.seconds, f"{case.id} {tool}")
         where = Finding(case.id, case.description, tool, "")
+        if ISSUE24 in case.description:
+            self.run.issue24_slowest = max(self.run.issue24_slowest, reply.seconds)
+            code = reply.payload.get("error", {}).get("code") if reply.status == "error" and isinstance(
+                reply.payload, dict) else None
+            self.run.issue24[code or reply.status] += 1
         if reply.status in ("hang", "crash"):
             self.run.add(reply.status, Finding(where.case, where.description, tool,
                                                f"after {reply.seconds:.1f} s (exit {reply.payload})"))
@@ -300,6 +309,8 @@ def run_all(cases: list[Case], work: Path, corpus_root: Path) -> Run:
         runner.run.cases[case.kind] += 1
         if "FIFO" in case.description:
             runner.run.cases["fifo"] += 1
+        if ISSUE24 in case.description:
+            runner.run.cases["issue24"] += 1
         if case.kind == "binary":
             runner.binary(case, index)
         else:
@@ -326,6 +337,9 @@ def figures(run: Run) -> list[str]:
     for kind in ("binary", "archive"):
         codes = sorted(((code, n) for (k, code), n in run.outcomes.items() if k == kind), key=lambda x: -x[1])
         lines.append(f"{kind} calls by outcome: " + ", ".join(f"{code} {n}" for code, n in codes))
+    lines.append(f"issue 24 bomb archives: {run.cases['issue24']} cases, calls by outcome: "
+                 + ", ".join(f"{code} {n}" for code, n in run.issue24.most_common())
+                 + f"; slowest {run.issue24_slowest:.1f} s")
     lines.append(f"peak RSS (VmHWM): rea serve {run.peak_rss_kib / 1024:.0f} MiB, "
                  f"native worker {run.worker_peak_kib / 1024:.0f} MiB; slowest call {run.slowest[0]:.1f} s "
                  f"({run.slowest[1]})")

@@ -86,3 +86,11 @@ def test_error_shape_check() -> None:
     assert runner.untyped({"error": {**good["error"], "retryable": True}}) is not None
     assert runner.untyped({"message": "x"}) is not None
     assert Path(runner.__file__).exists()
+
+
+def test_issue24_bombs_are_in_the_corpus_and_answered(run: Run) -> None:
+    # Entries past the limit, a bzip2 expansion, overlapping entries, a large nested ZIP, endless gzip, a
+    # sparse tar: each call answers.
+    assert run.cases["issue24"] == 7, run.cases
+    assert not {"hang", "crash", "rpc_error"} & set(run.issue24), run.issue24
+    assert run.issue24["resource_constraint"] >= 4 and run.issue24["artifact_operation_failed"] >= 2, run.issue24
