@@ -35,7 +35,11 @@ CHROMIUM_PATH = SettingSpec(
 STARTUP_TIMEOUT = integer_setting(
     "REA_CHROMIUM_STARTUP_TIMEOUT_MS", 1, MAX_INT32, 30_000, "milliseconds",
     "How long a launched browser may take to open its DevTools endpoint.")
-SETTINGS = (CHROMIUM_PATH, STARTUP_TIMEOUT)
+MEMORY_LIMIT = integer_setting(
+    "REA_CHROMIUM_MEMORY_LIMIT_MB", 64, 1_048_576, 2048, "MiB",
+    "JavaScript heap bound of each page of a browser rea launches; a page that exceeds it crashes and the "
+    "scenario is resource_constraint.")
+SETTINGS = (CHROMIUM_PATH, STARTUP_TIMEOUT, MEMORY_LIMIT)
 
 # Headless, no sandbox of Chromium's own (rea may run as root; bubblewrap isolates it instead), no
 # background traffic (it would only meet refused connections), and the experimental WebMCP API on.
@@ -88,7 +92,8 @@ class OwnedBrowser:
                                        "or Chrome executable.",
                            details={"reason": "executable_missing", "resource": RESOURCE})
         enabled = (f"--enable-features={','.join(features)}",) if features else ()
-        argv = (executable, *FLAGS, *enabled, f"--window-size={window[0]},{window[1]}", start_url)
+        heap = f"--js-flags=--max-old-space-size={MEMORY_LIMIT.read()}"
+        argv = (executable, *FLAGS, *enabled, heap, f"--window-size={window[0]},{window[1]}", start_url)
         began = time.monotonic()
         sockets = _socket_dir()
         env = {"TMPDIR": sockets} if sockets else {}

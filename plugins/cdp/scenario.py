@@ -21,7 +21,7 @@ import msgspec
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp import scenario_request as sreq
 from rea_plugins.cdp.actions import Page, StepFailed, run_action
-from rea_plugins.cdp.browser import OwnedBrowser, find_chromium
+from rea_plugins.cdp.browser import MEMORY_LIMIT, OwnedBrowser, find_chromium
 from rea_plugins.cdp.model import (
     Missing,
     NotRequested,
@@ -83,6 +83,7 @@ class _Recorder:
         self.context: str | None = None  # the page's browser context: other contexts' targets are not ours
         self.target_id: str | None = None
         self.uncontained: list[str] = []
+        self.crashed = False
         self.lock = threading.Lock()
         self.items: list[ScenarioEvent] = []
         self.sequence = 0
@@ -107,7 +108,9 @@ class _Recorder:
             self._socket(method, params)
         if session != self.session:
             return
-        if method == "Page.lifecycleEvent":
+        if method == "Inspector.targetCrashed":
+            self.crashed = True
+        elif method == "Page.lifecycleEvent":
             with self.lock:
                 self.lifecycle.add((str(params.get("loaderId", "")), str(params.get("name", ""))))
         elif method == "Page.frameNavigated":
@@ -319,7 +322,8 @@ class _Run:
         # paused until its requests are guarded (service and shared workers belong to the browser, not the page).
         page.call("Target.setAutoAttach", AUTO_ATTACH)
         conn.call("Target.setAutoAttach", AUTO_ATTACH, ctx=self.ctx)
-        for method, params in (("Page.enable", {}), ("Page.setLifecycleEventsEnabled", {"enabled": True}),
+        for method, params in (("Inspector.enable", {}), ("Page.enable", {}),
+                               ("Page.setLifecycleEventsEnabled", {"enabled": True}),
                                ("Runtime.enable", {}), ("Network.enable", {}), ("DOM.enable", {})):
             page.call(method, params)
         self._environment(page)
@@ -416,13 +420,18 @@ class _Run:
                                else self.req.limits["step_timeout_ms"])
         status, error, fatal = "completed", None, None
         try:
-            body(started + limit / 1000)
+                body(started + limit / 1000)
         except ReaError as exc:
             if exc.code in _STEP_CODES:
                 status, error = "failed", self.redact(exc.message)
             else:
                 status = "cancelled" if exc.code == "cancelled" else "failed"
                 error, fatal = self.redact(exc.message), exc
+        if fatal is None and self.recorder.crashed:
+            try:
+                self._check_crash()
+            except ReaError as crash:
+                status, error, fatal = "failed", self.redact(crash.message), crash
         last = index == len(self.req.actions) or status != "completed"
         wanted = set(self.req.capture["after_each_step"]) | (set(self.req.capture["at_end"]) if last else set())
         artifacts = self._artifacts(wanted) if fatal is None else self._artifacts(set())
@@ -437,6 +446,21 @@ class _Run:
             completeness=completeness(set() if status == "completed" else {"action"}, set())))
         if fatal is not None:
             raise fatal
+
+    def _check_crash(self) -> None:
+        """A page whose renderer crashed ends the scenario: out of memory under rea's bound when rea launched it."""
+        if self.recorder is None or not self.recorder.crashed:
+            return
+        if self.req.mode == "connect":
+            raise ReaError("provider_unavailable", "the page's renderer crashed",
+                           remediation="Reload the page in the connected browser and run the scenario again.",
+                           details={"reason": "renderer_crashed"})
+        bound = MEMORY_LIMIT.read()
+        raise ReaError("resource_constraint", f"the page's renderer crashed: its JavaScript heap is bounded to "
+                       f"{bound} MiB", remediation=f"Raise {MEMORY_LIMIT.name} (now {bound} MiB) if the page "
+                       "legitimately needs more.",
+                       details={"resource": "memory", "reported_limits": {"javascript_heap_mb": bound},
+                                "setting": MEMORY_LIMIT.name})
 
     def _skip_rest(self) -> None:
         mark = 0
