@@ -18,10 +18,10 @@ from rea_plugins.artifacts.zipsafety import (
     LOCAL_FLAG_HIGH,
     BoundedDecompressor,
     PatchedFile,
-    count_records,
     describe,
     directory_span,
     raw_name,
+    scan_records,
     undecodable_names,
 )
 
@@ -161,10 +161,21 @@ class ZipReader(ArchiveReader):
             raise limit_exceeded("header_bytes", limits.max_header_bytes, span[1],
                                  message=f"the ZIP central directory is {span[1]} bytes, beyond the "
                                          f"{limits.max_header_bytes}-byte limit")
-        count = count_records(fh, span, limits.max_entries)
-        if count > limits.max_entries:
+        scan = scan_records(fh, span, limits.max_entries)
+        if scan.count > limits.max_entries:
             raise limit_exceeded("entries", limits.max_entries, message=f"ZIP lists more than "
                                  f"{limits.max_entries} entries (limit {limits.max_entries})")
+        # The bomb checks again, from the same pass: a refusal here costs no per-record objects.
+        unpacked, packed, name = scan.steepest
+        if unpacked > limits.max_compression_ratio * packed:
+            shown = name.decode("utf-8", "backslashreplace")
+            raise limit_exceeded("compression_ratio", limits.max_compression_ratio, round(unpacked / packed, 1),
+                                 path=shown, message=f"ZIP entry {shown!r} expands {unpacked / packed:.0f}:1, "
+                                                     f"beyond the {limits.max_compression_ratio:g}:1 limit")
+        if scan.declared_bytes > limits.max_total_bytes:
+            raise limit_exceeded("total_bytes", limits.max_total_bytes, scan.declared_bytes,
+                                 message=f"ZIP declares {scan.declared_bytes} uncompressed bytes, beyond the "
+                                         f"{limits.max_total_bytes}-byte limit")
 
     @staticmethod
     def _check_overlap(infos: list[zipfile.ZipInfo]) -> None:

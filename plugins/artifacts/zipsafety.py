@@ -10,7 +10,7 @@ import lzma
 import struct
 import zipfile
 import zlib
-from typing import IO
+from typing import IO, NamedTuple
 
 # Central directory record: signature, versions, flags (offset 8), ..., name/extra/comment lengths at 28.
 _CD = struct.Struct("<4s4B4HL2L5H2L")
@@ -20,6 +20,7 @@ _UTF8_FLAG = 0x0800
 _END64_MAGIC = b"PK\x06\x06"
 _END64_BYTES = 56 + 20
 _SCAN_CHUNK = 1 << 20
+_ZIP64_MARK = 0xFFFFFFFF
 # Offsets of the high byte of the general-purpose flags in a central record and in a local header.
 CD_FLAG_HIGH = 9
 LOCAL_FLAG_HIGH = 7
@@ -122,14 +123,25 @@ def directory_span(fh: IO[bytes]) -> tuple[int, int] | None:
         return None
 
 
-def count_records(fh: IO[bytes], span: tuple[int, int], most: int) -> int:
-    """Central records in ``span``, counted the way ``zipfile`` walks them; stops once past ``most``.
+class DirectoryScan(NamedTuple):
+    """What a pass over the central records found, before any per-record object exists."""
+
+    count: int
+    declared_bytes: int  # uncompressed sizes summed (ZIP64-marked sizes are left to zipfile's reading)
+    # The record declaring the highest compression ratio: (uncompressed, compressed, raw name).
+    steepest: tuple[int, int, bytes]
+
+
+def scan_records(fh: IO[bytes], span: tuple[int, int], most: int) -> DirectoryScan:
+    """Count the central records in ``span`` the way ``zipfile`` walks them (stopping once past ``most``),
+    with their declared sizes.
 
     Read in chunks, and nothing kept per record: the count is known before ``zipfile`` builds one object
     per record (a lying end record cannot hide a million records from it: ``zipfile`` walks the bytes).
     """
     start, size = span
-    pos = count = 0
+    pos = count = declared = 0
+    steepest = (0, 1, b"")
     buf = b""
     base = 0  # offset of buf[0] within the directory
     while pos + _CD.size <= size and count <= most:
@@ -143,8 +155,14 @@ def count_records(fh: IO[bytes], span: tuple[int, int], most: int) -> int:
         if fields[0] != _CD_MAGIC:
             break
         count += 1
+        packed, unpacked = fields[10], fields[11]
+        if unpacked != _ZIP64_MARK and packed != _ZIP64_MARK:
+            declared += unpacked
+            if unpacked * steepest[1] > steepest[0] * max(packed, 1):
+                at = pos - base + _CD.size
+                steepest = (unpacked, max(packed, 1), buf[at:at + min(fields[12], 200)])
         pos += _CD.size + fields[12] + fields[13] + fields[14]
-    return count
+    return DirectoryScan(count, declared, steepest)
 
 
 def undecodable_names(fh: IO[bytes]) -> dict[int, int]:

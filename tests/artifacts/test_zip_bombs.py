@@ -74,6 +74,18 @@ def test_a_million_entries_are_refused_while_the_directory_is_read(server: Serve
             assert err["details"]["resource"] == "entries" and err["details"]["limit"] == 200_000, err
 
 
+def test_a_bomb_behind_200000_long_names_is_refused_before_they_are_materialized(server: Server,
+                                                                                tmp_path: Path) -> None:
+    # 200,000 records of 250-byte names, the last declaring 1 GiB for 0 bytes: refused from the directory pass
+    # (once refused after zipfile built every record, at 278 MiB).
+    path = tmp_path / "late.zip"
+    path.write_bytes(hostile.many_entries_zip(200_000, name_len=250, last_declares=1 << 30))
+    for reply in _both(server, path):
+        err = _error(reply)
+        assert (err["code"], err["details"]["resource"]) == ("resource_constraint", "compression_ratio"), err
+        assert err["details"]["logical_path"].startswith("f0199999n"), err
+
+
 def test_a_small_limit_is_enforced_by_the_same_count(server: Server, tmp_path: Path) -> None:
     path = tmp_path / "count.zip"
     path.write_bytes(hostile.many_entries_zip(101))

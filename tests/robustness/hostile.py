@@ -459,15 +459,17 @@ def all_cases(seed: int, total: int) -> list[ArchiveCase]:
 ISSUE24 = "[issue 24 bomb]"
 
 
-def many_entries_zip(count: int) -> bytes:
-    """A ZIP of ``count`` empty stored files, packed directly (zipfile takes minutes for a million)."""
+def many_entries_zip(count: int, *, name_len: int = 8, last_declares: int = 0) -> bytes:
+    """A ZIP of ``count`` empty stored files, packed directly (zipfile takes minutes for a million); the last
+    may declare ``last_declares`` uncompressed bytes (a ratio bomb behind every other record)."""
     local, central = [], []
     offset = 0
     for i in range(count):
-        name = b"f%07d" % i
-        header = struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 0x21, 0, 0, 0, len(name), 0) + name
-        central.append(struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, 0, 0x21, 0, 0, 0, len(name), 0, 0,
-                                   0, 0, 0, offset) + name)
+        name = (b"f%07d" % i).ljust(name_len, b"n")
+        size = last_declares if i == count - 1 else 0
+        header = struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 0x21, 0, 0, size, len(name), 0) + name
+        central.append(struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, 0, 0x21, 0, 0, size, len(name), 0,
+                                   0, 0, 0, 0, offset) + name)
         local.append(header)
         offset += len(header)
     directory = b"".join(central)
