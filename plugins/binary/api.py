@@ -26,7 +26,8 @@ PURPOSES: dict[str, tuple[str, tuple[str, ...]]] = {
         "printf", "puts", "putchar", "getchar", "gets", "scanf", "vprintf", "perror", "fputs", "fputc", "putc",
         "fgetc", "getc", "fgets", "fprintf", "vfprintf", "fscanf", "sscanf", "sprintf", "snprintf", "vsprintf",
         "vsnprintf", "__printf_chk", "__fprintf_chk", "__sprintf_chk", "__snprintf_chk", "__vfprintf_chk",
-        "__iob_func", "__acrt_iob_func", "WriteConsole", "ReadConsole", "GetStdHandle", "AllocConsole")),
+        "__iob_func", "__acrt_iob_func", "WriteConsole", "ReadConsole", "GetStdHandle", "AllocConsole",
+        "stdin", "stdout", "stderr", "_iob")),
     "string": ("string and character handling", (
         "strlen", "strnlen", "strcpy", "strncpy", "strcat", "strncat", "strcmp", "strncmp", "strcasecmp",
         "strncasecmp", "strchr", "strrchr", "strstr", "strtok", "strtok_r", "strdup", "strndup", "strspn",

@@ -217,6 +217,21 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
             # A variable, or an untyped name only a GOT slot reaches (no PLT stub): data, not code.
             data = s.type is t_object or (s.type is types.NOTYPE and s.name not in slots)
             imports.append(Import(name=s.name, library=None, slot=slot, data=data))
+    # A variable an executable copies from its library (R_*_COPY into .bss: stdout, stderr, environ) is that
+    # library's data, reached at the copy: a data import whose slot is the copy, not a symbol this binary defines.
+    copied: set[str] = set()
+    if b.has_interpreter:
+        for s in dynsyms:
+            if s.shndx == 0 or s.type is not t_object or not s.name or s.name in seen_imports \
+                    or not 0 < s.shndx < len(sections_raw) or _enum_name(sections_raw[s.shndx].type) != "NOBITS":
+                continue
+            reloc = b.get_relocation(s.name)
+            if reloc is not None and reloc.address and _enum_name(reloc.type).endswith("_COPY"):
+                seen_imports.add(s.name)
+                copied.add(s.name)
+                imports.append(Import(name=s.name, library=None, slot=int(reloc.address), data=True))
+    if copied:
+        symbols = [s for s in symbols if s.name not in copied]
     # A library calls its own exported functions through the PLT too (interposition): those slots name
     # symbols it defines, and their stubs are thunks to local code.
     plt_locals = [Import(name=name, library=None, slot=slot) for name, slot in slots.items()

@@ -20,11 +20,13 @@ from rea.errors import ReaError
 from rea.providers import AnalysisProvider
 from rea.target import Target
 
-# /2: imports say whether they are data (no procedure for an imported variable).
-MODEL_KIND = "native-model/2"
-INDEX_KIND = "native-program-index/2"
+# /2: imports say whether they are data (no procedure for an imported variable). /3: a variable an executable
+# copies from its library (R_*_COPY: stdout, stderr) is a data import at its copy, no longer a symbol of its own;
+# the index and data tables built over the older model go with it.
+MODEL_KIND = "native-model/3"
+INDEX_KIND = "native-program-index/3"
 # /2: pointer slots (relocations, base relocations, init/fini arrays, fixed-image pointers) joined the table.
-DATA_KIND = "native-data-references/2"
+DATA_KIND = "native-data-references/3"
 T = TypeVar("T")
 
 

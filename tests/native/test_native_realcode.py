@@ -76,6 +76,24 @@ def test_data_imports_are_named_slots_not_procedures(zstd: tuple[builds.Build, S
     assert "kind" not in listed["free"]
 
 
+def test_copied_library_variables_are_data_imports(zstd: tuple[builds.Build, Session]) -> None:
+    build, session = zstd
+    objdump = toolchains.require("objdump")
+    relocs = subprocess.run([objdump, "-R", str(build.binary)], check=True, capture_output=True, text=True).stdout
+    # Truth: the executable copies libc's stdout and stderr into its .bss (R_X86_64_COPY); they are libc's data.
+    copied = {m.group(2): int(m.group(1), 16)
+              for m in re.finditer(r"^([0-9a-f]+) R_X86_64_COPY\s+(\S+?)(?:@\S+)?$", relocs, re.M)}
+    assert {"stdout", "stderr"} <= set(copied)
+    api = result_of(session, "inspect_native_api", {"max_operations": 0})
+    listed = {i["name"]: i for lib in api["libraries"] for i in lib["imports"]}
+    for name, slot in copied.items():
+        assert listed[name]["kind"] == "data" and int(listed[name]["slot"], 16) == slot, listed[name]
+        assert listed[name]["purpose"] == "console-io"
+        names = result_of(session, "list_names", {"address": hex(slot)})["names"]
+        assert [(n["name"], n["kind"], n["external"]) for n in names] == [(name, "import", True)]
+    assert not set(copied) & {p["name"] for p in _procedures(session)}
+
+
 def test_a_register_call_loaded_with_either_of_two_functions_resolves_to_both(
         zstd: tuple[builds.Build, Session]) -> None:
     build, session = zstd
