@@ -162,7 +162,7 @@ class ZipReader(ArchiveReader):
                                  message=f"the ZIP central directory is {span[1]} bytes, beyond the "
                                          f"{limits.max_header_bytes}-byte limit")
         scan = scan_records(fh, span, limits.max_entries)
-        if scan.count > limits.max_entries:
+        if scan.records > limits.max_entries:
             raise limit_exceeded("entries", limits.max_entries, message=f"ZIP lists more than "
                                  f"{limits.max_entries} entries (limit {limits.max_entries})")
         # The bomb checks again, from the same pass: a refusal here costs no per-record objects.

@@ -126,7 +126,7 @@ def directory_span(fh: IO[bytes]) -> tuple[int, int] | None:
 class DirectoryScan(NamedTuple):
     """What a pass over the central records found, before any per-record object exists."""
 
-    count: int
+    records: int
     declared_bytes: int  # uncompressed sizes summed (ZIP64-marked sizes are left to zipfile's reading)
     # The record declaring the highest compression ratio: (uncompressed, compressed, raw name).
     steepest: tuple[int, int, bytes]
@@ -162,7 +162,7 @@ def scan_records(fh: IO[bytes], span: tuple[int, int], most: int) -> DirectorySc
                 at = pos - base + _CD.size
                 steepest = (unpacked, max(packed, 1), buf[at:at + min(fields[12], 200)])
         pos += _CD.size + fields[12] + fields[13] + fields[14]
-    return DirectoryScan(count, declared, steepest)
+    return DirectoryScan(records=count, declared_bytes=declared, steepest=steepest)
 
 
 def undecodable_names(fh: IO[bytes]) -> dict[int, int]:
