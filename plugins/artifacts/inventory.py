@@ -8,6 +8,8 @@ from typing import IO, Any
 
 import msgspec
 from rea_plugins.artifacts.zipformat import ZipReader, ZipUnpacker
+from rea_plugins.asar.reader import AsarArchive
+from rea_plugins.asar.unpacker import AsarReader, AsarUnpacker
 
 from rea.canonical import canonical_digest
 from rea.context import CallContext
@@ -199,6 +201,10 @@ class Inventory:
                 # Read in place from the spool (the reader closes what it is given: hand it a duplicate).
                 spool.seek(0)
                 reader = ZipReader(open(os.dup(spool.fileno()), "rb"), limits, self.ctx)  # noqa: SIM115
+            elif isinstance(unpacker, AsarUnpacker):
+                reader = AsarReader(AsarArchive.from_spool(os.dup(spool.fileno()), path, self.ctx,
+                                                           max_entries=limits.max_entries,
+                                                           max_header_bytes=limits.max_header_bytes))
             else:
                 spool.seek(0)
                 reader = unpacker.open_bytes(inner, spool.read(), limits, self.ctx)

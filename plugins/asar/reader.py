@@ -188,6 +188,18 @@ class AsarArchive:
         return cls._load(_Source(None, data, len(data)), name, None, ctx, max_entries, max_header_bytes)
 
     @classmethod
+    def from_spool(cls, fd: int, name: str = "", ctx: CallContext | None = None, *,
+                   max_entries: int = DEFAULT_MAX_ENTRIES,
+                   max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES) -> AsarArchive:
+        """Open a nested ASAR spooled to a private file (``fd`` is the archive's; it has no companion)."""
+        try:
+            return cls._load(_Source(fd, None, os.fstat(fd).st_size), name, None, ctx, max_entries,
+                             max_header_bytes)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    @classmethod
     def _load(cls, source: _Source, name: str, companion: str | None, ctx: CallContext | None,
               max_entries: int, max_header_bytes: int) -> AsarArchive:
         if source.size < 16:

@@ -147,3 +147,16 @@ def test_formats_without_a_reader_are_refused_at_once(server: Server, tmp_path: 
         path.write_bytes(data)
         for reply in _both(server, path):
             assert _error(reply)["code"] == "unsupported_target", (name, reply)
+
+
+def test_a_large_nested_asar_is_read_without_holding_it(server: Server, tmp_path: Path) -> None:
+    chunk = bytes((1 << 20) - 256) + random.Random(1).randbytes(256)
+    big = chunk * 300
+    header = {"files": {"big.bin": {"size": len(big), "offset": "0"}, "a.js": {"size": 2, "offset": "0"}}}
+    path = tmp_path / "nested-asar.zip"
+    path.write_bytes(hostile.zip_bytes([("app.asar", hostile.asar_bytes(header, big))]))
+    inspected, _ = _both(server, path)
+    assert inspected.status == "ok", inspected
+    entries = {e["path"]: e for e in inspected.payload["normalized_result"]["entries"]}
+    assert entries["app.asar"]["nested_archive"]["status"] == "expanded"
+    assert entries["app.asar!/big.bin"]["size"] == len(big)
