@@ -669,13 +669,76 @@ def _captures(fns: list[FunctionBuilder]) -> tuple[list[list[str]], list[list[st
     return captures, [sorted(c)[:MAX_CAPTURES] for c in closures]
 
 
+# An escape the grammar refuses that ES2018 allows in tagged templates (String.raw`\uc1`): \u or \x without hex.
+_BAD_ESCAPE = re.compile(rb"\\(?:u(?![0-9a-fA-F]{4}|\{[0-9a-fA-F]{1,6}\})|x(?![0-9a-fA-F]{2}))")
+# String literals in text that does not parse: quoted runs on one line, escapes kept as written.
+_RAW_STRING = re.compile(rb"'((?:[^'\\\n]|\\.){1,2000})'|\"((?:[^\"\\\n]|\\.){1,2000})\"|`([^`\\$]{1,2000})`")
+MAX_RAW_SCAN_BYTES = 8 << 20
+
+
+def _errors(node: Node) -> int:
+    """ERROR and missing nodes under ``node`` (searching only subtrees that have one), at most 10,000."""
+    count, stack = 0, [node]
+    while stack and count < 10_000:
+        n = stack.pop()
+        if n.type == "ERROR" or n.is_missing:
+            count += 1
+            continue
+        stack.extend(c for c in n.children if c.has_error or c.is_missing)
+    return count
+
+
+def _parse(language: syntax.Language, data: bytes) -> tuple[Any, bool]:
+    """The tree, and whether it was read with escapes the grammar refuses neutralized (same offsets)."""
+    parser = syntax.parser_for(language)
+    tree = parser.parse(data)
+    if tree.root_node.has_error and _BAD_ESCAPE.search(data):
+        # The backslash becomes a space: offsets and lines stay, the literal reads as text.
+        repaired = parser.parse(_BAD_ESCAPE.sub(lambda m: b" " + m.group(0)[1:], data))
+        if _errors(repaired.root_node) < _errors(tree.root_node):
+            return repaired, True
+    return tree, False
+
+
+def _raw_strings(walker: _Walker, root: Node, data: bytes) -> int:
+    """Strings of what does not parse, by a scan of the raw text of each error region (first unit's)."""
+    found = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR":
+            lo, hi = node.start_byte, min(node.end_byte, node.start_byte + MAX_RAW_SCAN_BYTES)
+            strings = walker.units[0].strings
+            for m in _RAW_STRING.finditer(data, lo, hi):
+                raw = next(g for g in m.groups() if g is not None)
+                value = raw.decode("utf-8", "replace")
+                if value and value not in strings:
+                    line = data.count(b"\n", 0, m.start()) + 1
+                    strings[value] = StringLiteral(value=value[:MAX_STRING_CHARS], line=line,
+                                                   truncated=len(value) > MAX_STRING_CHARS)
+                    found += 1
+            continue
+        stack.extend(c for c in node.children if c.has_error)
+    return found
+
+
 def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext | None = None) -> FileFacts:
-    """Parse ``data`` with tree-sitter and collect facts per unit; syntax errors become diagnostics."""
-    tree = syntax.parser_for(language).parse(data)
+    """Parse ``data`` with tree-sitter and collect facts per unit; syntax errors become diagnostics, and the
+    strings of what still does not parse come from a raw scan of its text."""
+    tree, repaired = _parse(language, data)
     walker = _Walker(path, data, ctx)
     walker.run(tree.root_node)
+    if repaired:
+        walker.diagnostics.append(Diagnostic(
+            kind="parse-error", message="escapes the grammar refuses (\\u or \\x without hex digits, valid in "
+            "tagged templates) were read as text", line=1, column=1))
     if tree.root_node.has_error:
         walker.diagnose(tree.root_node)
+        scanned = _raw_strings(walker, tree.root_node, data)
+        if scanned:
+            walker.diagnostics.append(Diagnostic(
+                kind="parse-error", message=f"{scanned} strings of code that does not parse were kept from a scan "
+                "of its text (coverage partial)", line=1, column=1))
     if tree.root_node.has_error and not walker.diagnostics:
         walker.diagnostics.append(Diagnostic(kind="parse-error", message="the grammar reported a syntax error",
                                              line=1, column=1))
