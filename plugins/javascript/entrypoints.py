@@ -64,8 +64,22 @@ def find(root_package: PackageJson | None, resolver: Resolver, sites: list[HintS
         if main is not None and ("electron" in deps or main in electron_main_modules):
             out.append(EntryPoint(kind="electron-main", path=main, node_id=file_node_id(main),
                                   declared_by="package.json", detail="main process script"))
+        commands = root_package.bin if isinstance(root_package.bin, dict) else (
+            {root_package.name or "": root_package.bin} if isinstance(root_package.bin, str) else {})
+        for command, script in sorted(commands.items()):
+            if not isinstance(script, str) or not script:
+                continue
+            module = resolver.file(script)
+            out.append(EntryPoint(kind="package-bin", path=module or posixpath.normpath(script),
+                                  node_id=file_node_id(module) if module else None, declared_by="package.json",
+                                  detail=f"bin {command!r}: {script!r}"))
+    # loadFile/loadURL/preload are renderer entries only in Electron code: a library's options.loadFile is not.
+    electron_app = bool(electron_main_modules) or (root_package is not None and "electron" in {
+        **(root_package.dependencies or {}), **(root_package.devDependencies or {})})
     renderer_pages: set[tuple[str, str]] = set()
     for site in sites:
+        if not (site.uses_electron or electron_app):
+            continue
         for hint in site.hints:
             if hint.base == "unknown":
                 out.append(EntryPoint(kind="electron-preload" if hint.api == "preload" else "renderer-html",

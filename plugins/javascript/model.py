@@ -136,7 +136,8 @@ class Module(_Record, frozen=True):
 
 
 class EntryPoint(_Record, frozen=True):
-    kind: Literal["package-main", "electron-main", "electron-preload", "electron-renderer", "renderer-html"]
+    kind: Literal["package-main", "package-bin", "electron-main", "electron-preload", "electron-renderer",
+                  "renderer-html"]
     path: str
     node_id: str | None
     declared_by: str

@@ -22,6 +22,8 @@ class PackageJson(msgspec.Struct, kw_only=True):
     name: str | None = None
     main: str | None = None
     module: str | None = None
+    # A command name -> script map, or one script named after the package.
+    bin: str | dict[str, str] | None = None
     dependencies: dict[str, str] | None = None
     devDependencies: dict[str, str] | None = None
 
