@@ -1,7 +1,8 @@
 """Register loads that name a call's target: a ``call reg`` or ``jmp reg`` (x86-64) whose register every path
 through the procedure loads with a known address, ``lea reg, [rip + f]``, ``mov reg, imm`` or ``mov reg, [rip +
 slot]`` of an import slot, resolves to those addresses (``run = cond ? A : B`` gives both, as branches or as a
-``cmov`` of two loaded registers; a ``mov`` between registers is followed). Provenance: ``register-load``,
+``cmov`` of two loaded registers; a ``mov`` between registers, and an 8-byte spill to ``[rsp + N]`` and back while
+the frame's address stays private, are followed). Provenance: ``register-load``,
 ``register-select`` (through a cmov), ``caller-argument`` (the value the entry holds, traced in the only caller).
 
 Only what the instructions prove: any other write of the register on a path, a caller-saved register carried
@@ -27,6 +28,9 @@ _LEA = re.compile(rf"^(\w+), (?:qword ptr )?\[rip(?: ([+-]) ({_NUM}))?\]$")
 _MOV_IMM = re.compile(rf"^(\w+), ({_NUM})$")
 _MOV_SLOT = re.compile(rf"^(\w+), qword ptr \[rip(?: ([+-]) ({_NUM}))?\]$")
 _REGISTER = re.compile(r"^(?:r[a-z0-9]+|e[a-z]{2})$")
+_STACK_LOAD = re.compile(rf"^(\w+), qword ptr \[rsp(?: \+ ({_NUM}))?\]$")
+_STACK_STORE = re.compile(rf"^qword ptr \[rsp(?: \+ ({_NUM}))?\], (\w+)$")
+_WIDTH = {"byte": 1, "word": 2, "dword": 4, "qword": 8, "xmmword": 16, "ymmword": 32, "zmmword": 64}
 _WIDE = re.compile(r"^r(?:[a-z]{2}|\d+)$")
 # Instructions that write registers their operands do not name: the value cannot be followed past them.
 _IMPLICIT = ("mul", "div", "idiv", "cqo", "cdq", "cwd", "cdqe", "cpuid", "rdtsc", "syscall", "xchg", "xadd",
@@ -85,11 +89,34 @@ class Walker:
         self.is_target = is_target
         self.slot_value = slot_value
         self.at = {insn.address: i for i, insn in enumerate(insns)}
+        # Spill slots are followed only while the frame's address stays private: no ``lea r, [rsp+N]``, no copy
+        # of rsp (a callee or another pointer could otherwise write them).
+        self.frame_private = not any((i.mnemonic == "lea" and "[rsp" in i.op_str) or
+                                     re.search(r", rsp$", i.op_str) for i in insns)
         self.preds: dict[int, list[int]] = {}
         for j, insn in enumerate(insns):
             target = _branch_target(insn)
             if target is not None and target in self.at:
                 self.preds.setdefault(self.at[target], []).append(j)
+
+    def _stack_write(self, insn: Insn, slot: str) -> str | None:
+        """For a spill ``slot`` (``[rsp+N]``): the register an 8-byte store to it saves, "" when ``insn`` moves the
+        stack pointer or may write the slot some other way, None when it leaves the slot alone."""
+        if insn.mnemonic.startswith(("push", "pop")) or _writes(insn) == "rsp":
+            return ""
+        first = insn.op_str.split(",", 1)[0]
+        if "[" not in first or insn.mnemonic.startswith(("cmp", "test", "prefetch")):
+            return None
+        m = _STACK_STORE.match(insn.op_str)
+        if m is not None and insn.mnemonic == "mov" and _slot(m.group(1)) == slot:
+            return family(m.group(2)) if _REGISTER.match(m.group(2)) else ""
+        if "rsp" not in first:
+            return None  # the frame's address never leaves the procedure (frame_private): another base cannot alias
+        offset = re.fullmatch(rf"(\w+) ptr \[rsp(?: \+ ({_NUM}))?\]", first.strip())
+        if offset is None or offset.group(1) not in _WIDTH:
+            return ""
+        lo, mine = int(offset.group(2) or "0", 0), int(slot[5:-1], 0)
+        return "" if lo < mine + 8 and mine < lo + _WIDTH[offset.group(1)] else None
 
     def _before(self, j: int) -> list[int]:
         out = list(self.preds.get(j, ()))
@@ -143,7 +170,18 @@ class Walker:
             if insn.mnemonic == "call" and reg in _CALLER_SAVED:
                 return None
             follow = [(reg, how)]
-            if _writes(insn) == reg:
+            if reg.startswith("["):  # a spill slot of the frame: its last store names the register it held
+                stored = self._stack_write(insn, reg)
+                if stored == "":
+                    return None
+                if stored is not None:
+                    follow = [(stored, how)]
+            elif _writes(insn) == reg and self.frame_private and _STACK_LOAD.match(insn.op_str) \
+                    and insn.mnemonic == "mov":
+                m = _STACK_LOAD.match(insn.op_str)
+                assert m is not None
+                follow = [(_slot(m.group(2)), how)]
+            elif _writes(insn) == reg:
                 source = _copied(insn)
                 if source is None:
                     value = _loaded(insn, reg, self.is_target, self.slot_value)
@@ -159,13 +197,21 @@ class Walker:
                 else:
                     follow = [(source, how)]
             earlier = self._before(j)
-            if not earlier:  # the procedure's entry (or unreachable code) holds a value passed in
+            if not earlier and j > 0 and insn.mnemonic in ("nop", "int3"):
+                continue  # alignment padding after a jump: no path runs through it
+            if not earlier:  # the procedure's entry (or code only a table reaches) holds a value passed in
+                if any(r.startswith("[") for r, _ in follow):
+                    return None
                 entry.update(r for r, _ in follow)
                 continue
             stack.extend((k, r, h) for k in earlier for r, h in follow)
         if not found and not entry:
             return None
         return Found(found, frozenset(entry))
+
+
+def _slot(offset: str | None) -> str:
+    return f"[rsp+{int(offset or '0', 0):#x}]"
 
 
 def _copied(insn: Insn) -> str | None:

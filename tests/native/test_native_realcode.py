@@ -121,6 +121,29 @@ def test_a_register_call_loaded_with_either_of_two_functions_resolves_to_both(
         assert [hex(sites[0])] in [c["call_sites"] for c in callers if int(c["address"], 16) == literals]
 
 
+def test_a_register_call_through_a_select_spilled_to_the_stack_resolves_to_both(
+        zstd: tuple[builds.Build, Session]) -> None:
+    build, session = zstd
+    # Truth from the source: COVER_ctx_init passes `ctx->d <= 8 ? &COVER_cmp8 : &COVER_cmp` to COVER_groupBy,
+    # inlined, which calls `cmp(ctx, ptr, grpEnd)`; gcc selects with a cmov and keeps the pointer in a spill slot.
+    source = (build.source / "zstd.c").read_text()
+    assert "(ctx->d <= 8 ? &COVER_cmp8 : &COVER_cmp), &COVER_group);" in source
+    assert "cmp(ctx, ptr, grpEnd)" in source
+    symbols = build.symbols()
+    start, size = symbols["COVER_ctx_init"]
+    objdump = toolchains.require("objdump")
+    text = subprocess.run([objdump, "-d", "-M", "intel", "--no-show-raw-insn", f"--start-address={start}",
+                           f"--stop-address={start + size}", str(build.unstripped)],
+                          check=True, capture_output=True, text=True).stdout
+    sites = [int(m.group(1), 16) for m in re.finditer(r"^\s*([0-9a-f]+):\s+call\s+r[a-z0-9]+\s*$", text, re.M)]
+    assert len(sites) == 1 and re.search(r"\scmov\w+\s", text)
+    found = result_of(session, "resolve_native_call_targets", {"procedure": hex(start), "address": hex(sites[0])})
+    site = found["call_sites"][0]
+    assert site["status"] == "resolved"
+    assert {(int(t["address"], 16), t["provenance"]) for t in site["targets"]} == {
+        (symbols["COVER_cmp8"][0], "register-select"), (symbols["COVER_cmp"][0], "register-select")}
+
+
 def test_an_import_is_reached_through_its_thunk(pe: tuple[builds.Build, Session]) -> None:
     build, session = pe
     objdump = toolchains.require("objdump")
