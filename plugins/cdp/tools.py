@@ -132,6 +132,14 @@ def _compare_captures(call: ToolCall) -> Evidence:
     return _evidence(call, "compare_web_captures", params, result, limitations, confidence="derived")
 
 
+def _screenshot_image(ev: Evidence) -> list[tuple[str, str]]:
+    """The captured PNG, for MCP image content."""
+    artifact = ev.normalized_result.get("artifact") if isinstance(ev.normalized_result, dict) else None
+    if not isinstance(artifact, dict) or not isinstance(artifact.get("data_base64"), str):
+        return []
+    return [(artifact["data_base64"], str(artifact.get("media_type") or "image/png"))]
+
+
 def _screenshot_side(call: ToolCall, name: str) -> tuple[bytes, str | None]:
     value = call.args[name]
     if "data_base64" in value:
@@ -216,7 +224,7 @@ CAPTURE_WEB_SCREENSHOT = ToolDef(
     description=("Capture the visible viewport of one page target as a PNG artifact (sha256, bytes, width, height, "
                  "base64 data) retained in the session's Evidence; over maximum_image_bytes is resource_constraint. "
                  "Never scrolls, navigates or evaluates page JavaScript."),
-    input_schema=schemas.CAPTURE_SCREENSHOT, handler=_screenshot, effects=_OBSERVE,
+    input_schema=schemas.CAPTURE_SCREENSHOT, handler=_screenshot, effects=_OBSERVE, images=_screenshot_image,
     examples=({"cdp_endpoint": schemas.ENDPOINT_EXAMPLE, "target_id": schemas.TARGET_EXAMPLE},
               {"cdp_endpoint": schemas.ENDPOINT_EXAMPLE, "target_id": schemas.TARGET_EXAMPLE,
                "maximum_image_bytes": 1048576}))

@@ -107,6 +107,8 @@ class ToolDef(msgspec.Struct, frozen=True, kw_only=True):
     title: str = ""
     # The toolset a server may advertise it in (REA_MCP_TOOLSETS); empty: the one its family maps to.
     toolset: str = ""
+    # Images in the result a host can show: (base64 data, MIME type) pairs the MCP server adds as image content.
+    images: Callable[[Any], list[tuple[str, str]]] | None = None
 
     @property
     def display_title(self) -> str:

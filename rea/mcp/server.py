@@ -192,7 +192,13 @@ class ReaServer:
             cancel.cancel()
             raise
         await self._terminal(ctx, token, call_ctx, f"{tool.name}: completed")
-        return self._success(session, result)
+        images = tool.images(result.evidence) if tool.images is not None and result.evidence is not None else []
+        answer = self._success(session, result)
+        # Only where the image fits beside the result within a quarter of the budget; the Evidence keeps it anyway.
+        if images and not answer.is_error and sum(len(d) for d, _ in images) <= self.settings.response_budget // 4:
+            # Besides the Evidence: the image itself, so a host can show it.
+            answer.content.extend(types.ImageContent(type="image", data=data, mime_type=mime) for data, mime in images)
+        return answer
 
     async def _terminal(self, ctx: ServerRequestContext[dict[str, Any]], token: Any, call_ctx: CallContext,
                         message: str) -> None:
