@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import re
 from typing import Any
 
 from rea_plugins.native.model import Import, Model, Region, Symbol, WorkerRequest
@@ -302,6 +303,17 @@ _PE_ARCH = {"AMD64": ("x86_64", 64), "I386": ("x86", 32), "ARM64": ("arm64", 64)
             "ARM": ("arm", 32), "THUMB": ("arm", 32)}
 
 
+# The variables the Microsoft C runtimes export (msvcrt.def marks them DATA; MinGW's import library gives them no
+# code stub): an import of one is a name with its IAT slot, never a procedure.
+_CRT_DATA = frozenset({
+    "_HUGE", "__argc", "__argv", "__badioinfo", "__initenv", "__lc_codepage", "__lc_collate_cp", "__lc_handle",
+    "__mb_cur_max", "__pioinfo", "__setlc_active", "__unguarded_readlc_active", "__wargv", "__winitenv", "_acmdln",
+    "_aexit_rtn", "_commode", "_daylight", "_dstbias", "_environ", "_fileinfo", "_fmode", "_iob", "_mbcasemap",
+    "_mbctype", "_osplatform", "_osver", "_pctype", "_pgmptr", "_pwctype", "_sys_errlist", "_sys_nerr", "_timezone",
+    "_tzname", "_wcmdln", "_wenviron", "_winmajor", "_winminor", "_winver", "_wpgmptr"})
+_CRT_DLL = re.compile(r"^(?:msvcrt\w*|msvcr\d+\w*|crtdll|ucrtbase\w*|api-ms-win-crt-[\w-]+)\.dll$", re.I)
+
+
 def _pe(lief: Any, b: Any, req: WorkerRequest) -> Model:
     machine = _enum_name(b.header.machine)
     if machine not in _PE_ARCH:
@@ -354,7 +366,8 @@ def _pe(lief: Any, b: Any, req: WorkerRequest) -> Model:
             name = e.name if not e.is_ordinal else f"{imp.name}#{e.ordinal}"
             if not name:
                 continue
-            imports.append(Import(name=name, library=imp.name, slot=base + int(e.iat_address)))
+            data = name in _CRT_DATA and _CRT_DLL.match(imp.name or "") is not None
+            imports.append(Import(name=name, library=imp.name, slot=base + int(e.iat_address), data=data))
     unwind = [(base + int(e.rva_start), base + int(e.rva_end)) for e in b.exceptions]
     dllc = int(b.optional_header.dll_characteristics)
     import_names = {i.name for i in imports}

@@ -22,11 +22,12 @@ from rea.target import Target
 
 # /2: imports say whether they are data (no procedure for an imported variable). /3: a variable an executable
 # copies from its library (R_*_COPY: stdout, stderr) is a data import at its copy, no longer a symbol of its own;
-# the index and data tables built over the older model go with it.
-MODEL_KIND = "native-model/3"
-INDEX_KIND = "native-program-index/3"
+# the index and data tables built over the older model go with it. /4: the C runtime's variables (_fmode,
+# _commode, __initenv, _acmdln) a PE imports are data imports.
+MODEL_KIND = "native-model/4"
+INDEX_KIND = "native-program-index/4"
 # /2: pointer slots (relocations, base relocations, init/fini arrays, fixed-image pointers) joined the table.
-DATA_KIND = "native-data-references/3"
+DATA_KIND = "native-data-references/4"
 T = TypeVar("T")
 
 

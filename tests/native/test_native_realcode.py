@@ -173,6 +173,29 @@ def test_an_import_is_reached_through_its_thunk(pe: tuple[builds.Build, Session]
     assert len(callers) == 2
 
 
+def test_the_c_runtime_variables_a_pe_imports_are_data(pe: tuple[builds.Build, Session]) -> None:
+    build, session = pe
+    gcc = toolchains.require("x86_64-w64-mingw32-gcc")
+    nm = toolchains.require("nm")
+    library = subprocess.run([gcc, "-print-file-name=libmsvcrt.a"], check=True, capture_output=True,
+                             text=True).stdout.strip()
+    members = subprocess.run([nm, library], capture_output=True, text=True).stdout
+    # Truth: MinGW's import library gives msvcrt's DATA exports an __imp_ pointer and no code stub.
+    pointers = set(re.findall(r" I __imp_(\S+)$", members, re.M))
+    stubs = set(re.findall(r" T (\S+)$", members, re.M))
+    slots = {m.group(2): int(m.group(1), 16) for m in re.finditer(r"^([0-9a-f]+) I __imp_(\S+)$", subprocess.run(
+        [nm, str(build.unstripped)], check=True, capture_output=True, text=True).stdout, re.M)}
+    data = {name: slot for name, slot in slots.items() if name in pointers - stubs}
+    assert {"_fmode", "_commode", "__initenv", "_acmdln"} <= set(data)
+    api = result_of(session, "inspect_native_api", {"max_operations": 0})
+    listed = {i["name"]: i for lib in api["libraries"] for i in lib["imports"]}
+    for name, slot in data.items():
+        assert listed[name]["kind"] == "data" and int(listed[name]["slot"], 16) == slot, listed[name]
+    names = {p["name"] for p in _procedures(session)}
+    assert not set(data) & names
+    assert {"_setmode", "_fileno", "__getmainargs"} <= names  # functions stay procedures
+
+
 def test_msvcrt_descriptor_functions_are_file_io(pe: tuple[builds.Build, Session]) -> None:
     _, session = pe
     api = result_of(session, "inspect_native_api", {"max_operations": 0})
