@@ -236,5 +236,9 @@ def test_a_function_pointer_passed_in_by_the_only_caller_resolves_there(rea_regi
         assert target in {int(c["address"], 16) for c in callees if c["address"]}
         back = result_of(session, "procedure_callers", {"procedure": hex(target)})["callers"]
         assert [hex(sites[0])] in [c["call_sites"] for c in back if int(c["address"], 16) == start]
+        graph = result_of(session, "get_call_graph", {"address": hex(start), "direction": "forward", "depth": 1})
+        assert {"from": hex(start), "to": hex(target), "call_sites": [hex(sites[0])], "kind": "indirect"} \
+            in graph["edges"]
+        assert graph["unresolved_call_sites"] == 0
     finally:
         session.close()
