@@ -92,13 +92,15 @@ class Frame(_R, frozen=True):
     mime_type: str | None
 
 
-class DomNode(_R, frozen=True):
+class DomNode(_R, frozen=True, omit_defaults=True):
     index: int
     parent_index: int
     node_type: int
     node_name: str
     node_value_length: int
     attribute_names: list[str]
+    # A text node's visible text (at most 200 characters) where include_text asked; a form field's is redacted.
+    text: str | None = None
 
 
 class Dom(_R, frozen=True):

@@ -257,8 +257,29 @@ def _storage(conn: cdp.Connection, session: str, target: BrowserTarget, include_
                    values_redacted=True)
 
 
+MAX_NODE_TEXT = 200
+# Text under these is no visible page text (scripts, styles) or is what a user typed (a form field's value).
+_NO_TEXT = frozenset({"SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE"})
+_FIELD_TEXT = frozenset({"TEXTAREA", "INPUT", "SELECT", "OPTION"})
+
+
+def _node_text(flat: list[tuple[int, dict[str, Any]]], index: int) -> str | None:
+    """The visible text of a text node, bounded; a form field's value redacted; None for other nodes."""
+    parent, node = flat[index]
+    if int(node.get("nodeType", 0)) != 3:
+        return None
+    owner = str(flat[parent][1].get("nodeName", "")).upper() if parent >= 0 else ""
+    if owner in _NO_TEXT:
+        return None
+    if owner in _FIELD_TEXT:
+        return "[input value redacted]"
+    text = " ".join(str(node.get("nodeValue", "")).split())
+    return text[:MAX_NODE_TEXT] if text else None
+
+
 def inspect_page(endpoint: str, target_id: str, origins: list[str], *, observation_ms: int, include_console_text: bool,
-                 include_storage_keys: bool, max_dom_nodes: int, max_events: int, ctx: CallContext) -> Inspection:
+                 include_storage_keys: bool, max_dom_nodes: int, max_events: int, ctx: CallContext,
+                 include_text: bool = False) -> Inspection:
     """One passive observation of a page target (see the module docstring for what it never does)."""
     info = cdp.browser_version(endpoint, ctx)
     missing: set[str] = set()
@@ -305,7 +326,8 @@ def inspect_page(endpoint: str, target_id: str, origins: list[str], *, observati
         truncated.add("dom")
     nodes = [DomNode(index=i, parent_index=parent, node_type=int(n.get("nodeType", 0)),
                      node_name=str(n.get("nodeName", "")), node_value_length=len(str(n.get("nodeValue", ""))),
-                     attribute_names=sorted(_attributes(n))) for i, (parent, n) in enumerate(flat[:max_dom_nodes])]
+                     attribute_names=sorted(_attributes(n)), text=_node_text(flat, i) if include_text else None)
+             for i, (parent, n) in enumerate(flat[:max_dom_nodes])]
     html_bytes = str(html.get("outerHTML", "")).encode() if html is not None else None
     if html_bytes is None:
         missing.add("dom")

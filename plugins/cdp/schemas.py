@@ -64,6 +64,9 @@ INSPECT_PAGE = _obj({
                                             "Values are never read into the result."},
     "max_dom_nodes": {"type": "integer", "minimum": 1, "maximum": 100_000, "default": 2000,
                       "description": "At most this many DOM nodes described (the HTML digest covers all)."},
+    "include_text": {"type": "boolean", "default": False,
+                     "description": "Add each text node's visible text (200 characters at most); form field "
+                                    "values are redacted."},
     "max_events": {"type": "integer", "minimum": 1, "maximum": 100_000, "default": 1000,
                    "description": "At most this many network requests and console messages each."},
 }, ["cdp_endpoint", "target_id"])

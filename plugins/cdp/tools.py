@@ -69,7 +69,7 @@ def _inspect(call: ToolCall) -> Evidence:
     a = call.args
     opts = {"observation_ms": a.get("observation_ms", 500), "include_console_text": a.get("include_console_text", True),
             "include_storage_keys": a.get("include_storage_keys", True), "max_dom_nodes": a.get("max_dom_nodes", 2000),
-            "max_events": a.get("max_events", 1000)}
+            "max_events": a.get("max_events", 1000), "include_text": a.get("include_text", False)}
     ins = passive.inspect_page(endpoint, a["target_id"], origins, ctx=call.ctx, **opts)
     call.ctx.finish(f"inspect: {len(ins.scripts.items)} scripts, {len(ins.network.requests)} requests, "
                     f"{len(ins.console.events)} console messages")

@@ -257,3 +257,15 @@ def toolchains_chromium() -> None:
 
     toolchains.require("chromium")
     assert os.path.exists("/proc/self")
+
+
+def test_inspect_includes_visible_text_only_when_asked(session: Session, browser: OwnedBrowser, page: str) -> None:
+    plain = result_of(session, "inspect_web_page", _args(browser, page))
+    assert all("text" not in n for n in plain["dom"]["nodes"])
+    texts = result_of(session, "inspect_web_page", _args(browser, page, include_text=True))["dom"]["nodes"]
+    by_parent = {n["parent_index"]: n for n in texts if n.get("text")}
+    names = {n["index"]: n["node_name"] for n in texts}
+    # The site's heading says "Newsletter" (tests/cdp/site.py); scripts' source is no visible text.
+    assert any(n["text"] == "Newsletter" and names[n["parent_index"]] == "H1" for n in by_parent.values())
+    assert not any(names.get(p) == "SCRIPT" for p in by_parent)
+    assert all(len(n["text"]) <= 200 for n in by_parent.values())
