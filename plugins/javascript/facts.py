@@ -375,7 +375,8 @@ class _Walker:
     def _add_call(self, fn: int, callee: str, node: Node) -> None:
         builder = self.fns[fn]
         if len(builder.calls) < MAX_PER_FUNCTION:
-            builder.calls.append(CallSite(callee=callee, line=syntax.line(node)))
+            builder.calls.append(CallSite(callee=callee, line=syntax.line(node),
+                                          argument=syntax.first_argument(node)))
         else:
             builder.truncated = True
 
@@ -390,7 +391,7 @@ class _Walker:
             target.imports.append(PendingImport("dynamic-import", spec, ln, expression=syntax.text(arg, 120)))
             self._add_call(fn, "import", node)
             return unit
-        name = syntax.text(callee, 80)
+        name = syntax.callee_name(callee)
         self._add_call(fn, name, node)
         if callee.type == "identifier":
             self.bare_calls.append((unit, name, ln))

@@ -69,9 +69,11 @@ class StringSet(_Record, frozen=True):
     truncated: bool
 
 
-class CallSite(_Record, frozen=True):
+class CallSite(_Record, frozen=True, omit_defaults=True):
     callee: str
     line: int
+    # The first argument (a string's value, else its source text; 80 characters at most), when there is one.
+    argument: str | None = None
 
 
 class ReturnSite(_Record, frozen=True):

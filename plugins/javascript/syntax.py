@@ -231,8 +231,41 @@ def shape_of(node: Node | None, depth: int = 0) -> dict[str, Any]:
     if kind in ("binary_expression", "unary_expression", "update_expression"):
         return {"type": "expression", "operator": text(node.child_by_field_name("operator"), 8)}
     if kind == "ternary_expression":
-        return {"type": "conditional"}
+        # Both arms: `run = parallel ? A : B` may be either.
+        arms = [node.child_by_field_name("consequence"), node.child_by_field_name("alternative")]
+        return {"type": "conditional", "candidates": [shape_of(a, depth + 1) if depth < SHAPE_DEPTH and a is not None
+                                                      else {"type": "unknown"} for a in arms]}
     return {"type": "unknown", "node": kind}
+
+
+def callee_name(callee: Node) -> str:
+    """A call's callee as read: ``a.b.c``, or for a chain ``yargs.command().command().option``, at most 120
+    characters, the middle elided (each link of a chain is a call of its own, named up to its method)."""
+    links: list[str] = []
+    node: Node | None = callee
+    while node is not None and node.type == "member_expression" and len(links) < 32:
+        links.append(text(node.child_by_field_name("property"), 40))
+        inner = node.child_by_field_name("object")
+        if inner is not None and inner.type == "call_expression":
+            links[-1] = "()." + links[-1]
+            node = inner.child_by_field_name("function")
+        else:
+            links[-1] = "." + links[-1]
+            node = inner
+    root = text(node, 80) if node is not None else ""
+    name = root + "".join(reversed(links))
+    # A long chain keeps its start and, above all, its end: the method this call is.
+    return name if len(name) <= 120 else name[:20] + "…" + name[-99:]
+
+
+def first_argument(call: Node) -> str | None:
+    """A call's first argument: a string's value, else its source text, at most 80 characters."""
+    args = call.child_by_field_name("arguments")
+    first = next((c for c in (args.named_children if args is not None else []) if c.type != "comment"), None)
+    if first is None:
+        return None
+    value = string_value(first) if first.type in ("string", "template_string") else None
+    return (value if value is not None else text(first, 80))[:80]
 
 
 def _object_shape(node: Node, depth: int) -> dict[str, Any]:
