@@ -74,6 +74,8 @@ class _Builder:
         for f in collected.files:
             base = f.path.rsplit("/", 1)[-1]
             language = syntax.language_of(f.path)
+            if language is None and "." not in base and syntax.is_node_script(f.data[:256]):
+                language = "javascript"
             if base == "package.json":
                 pkg = read_package_json(f.data)
                 if pkg is not None:

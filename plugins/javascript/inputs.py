@@ -107,7 +107,7 @@ def _walk_directory(root: str, out: Collected, ctx: CallContext) -> list[tuple[s
         for name in filenames:
             full = os.path.join(dirpath, name)
             rel = os.path.relpath(full, root).replace(os.sep, "/")
-            if not wanted(rel):
+            if not wanted(rel) and not ("." not in name and _node_script(full)):
                 continue
             out.files_seen += 1
             try:
@@ -124,6 +124,20 @@ def _walk_directory(root: str, out: Collected, ctx: CallContext) -> list[tuple[s
             found.append((rel, full))
     found.sort()
     return found
+
+
+def _node_script(full: str) -> bool:
+    """An extensionless regular file whose ``#!`` line runs node (read without following links or blocking)."""
+    try:
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and syntax.is_node_script(os.read(fd, 256))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _read_regular(full: str, limit: int) -> bytes:

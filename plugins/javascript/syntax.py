@@ -28,6 +28,13 @@ FUNCTION_TYPES = frozenset({
 })
 
 
+def is_node_script(head: bytes) -> bool:
+    """A file whose first line is a ``#!`` line running node (``#!/usr/bin/env node``): JavaScript, whatever its
+    name (mocha's ``bin/_mocha``)."""
+    first = head.split(b"\n", 1)[0]
+    return first.startswith(b"#!") and b"node" in first
+
+
 def language_of(path: str) -> Language | None:
     lower = path.lower()
     if lower.endswith(".d.ts"):

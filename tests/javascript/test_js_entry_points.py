@@ -25,5 +25,8 @@ def test_bin_commands_are_entry_points_and_a_library_option_is_no_renderer(rea_r
     entries = result["entry_points"] if "entry_points" in result else result["application"]["entry_points"]
     bins = {e["detail"].split("'")[1]: e["path"] for e in entries if e["kind"] == "package-bin"}
     assert bins == {command: script.removeprefix("./") for command, script in manifest["bin"].items()}
+    # bin/_mocha has no extension: its "#!/usr/bin/env node" line makes it a JavaScript module all the same.
+    assert (root / "bin" / "_mocha").read_bytes().startswith(b"#!/usr/bin/env node")
+    assert all(e["node_id"] for e in entries if e["kind"] == "package-bin"), entries
     assert [e for e in entries if e["kind"] in ("renderer-html", "electron-renderer", "electron-main",
                                                 "electron-preload")] == []
