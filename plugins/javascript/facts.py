@@ -56,6 +56,32 @@ _IPC_OBJECTS = frozenset({"ipcMain", "ipcRenderer", "contextBridge", "webContent
 _IPC_METHODS = frozenset({"handle", "handleOnce", "on", "once", "invoke", "send", "sendSync", "sendTo",
                           "postMessage", "exposeInMainWorld", "removeHandler"})
 MAX_IPC = 256
+# A node with more named children than this (a 2-million-element array literal on one line) is walked a chunk at
+# a time through a cursor: never every child as a Python object at once.
+CHUNK = 1024
+
+
+class _Chunk:
+    """The children of one large node still to walk, from a tree cursor, pushed ``CHUNK`` at a time."""
+
+    type = "#chunk"
+    __slots__ = ("cursor", "more")
+
+    def __init__(self, node: Node) -> None:
+        self.cursor = node.walk()
+        self.more = self.cursor.goto_first_child()
+
+    def push(self, stack: list[Any], fn: int, unit: int) -> None:
+        batch: list[Node] = []
+        cursor = self.cursor
+        while self.more and len(batch) < CHUNK:
+            child = cursor.node
+            if child is not None and child.is_named and child.type not in _LEAVES:
+                batch.append(child)
+            self.more = cursor.goto_next_sibling()
+        if self.more:
+            stack.append((self, fn, unit))
+        stack.extend((child, fn, unit) for child in reversed(batch))
 _WEBPACK_MARKERS = (b"__webpack_require__", b"webpackChunk", b"__webpack_modules__")
 
 
@@ -196,7 +222,7 @@ class _Walker:
         container = patterns.region_container(root)
         self.regions = self._esbuild_regions(container)
         self.container_key = (int(container.start_byte), int(container.end_byte), container.type)
-        stack: list[tuple[Node, int, int]] = []
+        stack: list[tuple[Any, int, int]] = []
         if container is root:
             self._push_regions(root, self.module_fns[0], stack)
         else:
@@ -216,9 +242,14 @@ class _Walker:
                     fns[fn].referenced.add(node.text or b"")
                 continue
             if kind not in interesting:
-                children = node.named_children
-                if children:
-                    extend([(child, fn, unit) for child in reversed(children) if child.type not in leaves])
+                if kind == _Chunk.type:
+                    node.push(stack, fn, unit)
+                elif node.named_child_count > CHUNK:
+                    stack.append((_Chunk(node), fn, unit))
+                else:
+                    children = node.named_children
+                    if children:
+                        extend([(child, fn, unit) for child in reversed(children) if child.type not in leaves])
                 continue
             self._visit(node, fn, unit, stack)
 
@@ -341,6 +372,9 @@ class _Walker:
                     self.units[unit].hints.append(hint)
         elif kind == "object" and self.webpack:
             self._webpack_map(node, fn, unit, stack)
+            return
+        if node.named_child_count > CHUNK:
+            stack.append((_Chunk(node), child_fn, child_unit))  # type: ignore[arg-type]
             return
         children = node.named_children
         if children:
@@ -674,7 +708,10 @@ def _captures(fns: list[FunctionBuilder]) -> tuple[list[list[str]], list[list[st
 _BAD_ESCAPE = re.compile(rb"\\(?:u(?![0-9a-fA-F]{4}|\{[0-9a-fA-F]{1,6}\})|x(?![0-9a-fA-F]{2}))")
 # String literals in text that does not parse: quoted runs on one line, escapes kept as written.
 _RAW_STRING = re.compile(rb"'((?:[^'\\\n]|\\.){1,2000})'|\"((?:[^\"\\\n]|\\.){1,2000})\"|`([^`\\$]{1,2000})`")
-MAX_RAW_SCAN_BYTES = 8 << 20
+MAX_RAW_SCAN_BYTES = 16 << 20
+# Punctuation marks (a proxy for syntax nodes) past which a file is not parsed: about 5 times swagger-ui's bundle,
+# and a parse of this many costs the server about 400 MiB.
+MAX_PARSE_TOKENS = 1_000_000
 
 
 def _errors(node: Node) -> int:
@@ -701,23 +738,31 @@ def _parse(language: syntax.Language, data: bytes) -> tuple[Any, bool]:
     return tree, False
 
 
+def _scan_strings(walker: _Walker, data: bytes, lo: int, hi: int) -> int:
+    """String literals of ``data[lo:hi]`` by a scan of its raw text, into the first unit's strings; how many."""
+    found = 0
+    strings = walker.units[0].strings
+    line, at = 1, 0
+    for m in _RAW_STRING.finditer(data, lo, min(hi, lo + MAX_RAW_SCAN_BYTES)):
+        raw = next(g for g in m.groups() if g is not None)
+        value = raw.decode("utf-8", "replace")
+        if value and value not in strings:
+            line += data.count(b"\n", at, m.start())
+            at = m.start()
+            strings[value] = StringLiteral(value=value[:MAX_STRING_CHARS], line=line,
+                                           truncated=len(value) > MAX_STRING_CHARS)
+            found += 1
+    return found
+
+
 def _raw_strings(walker: _Walker, root: Node, data: bytes) -> int:
-    """Strings of what does not parse, by a scan of the raw text of each error region (first unit's)."""
+    """Strings of what does not parse, by a scan of the raw text of each error region."""
     found = 0
     stack = [root]
     while stack:
         node = stack.pop()
         if node.type == "ERROR":
-            lo, hi = node.start_byte, min(node.end_byte, node.start_byte + MAX_RAW_SCAN_BYTES)
-            strings = walker.units[0].strings
-            for m in _RAW_STRING.finditer(data, lo, hi):
-                raw = next(g for g in m.groups() if g is not None)
-                value = raw.decode("utf-8", "replace")
-                if value and value not in strings:
-                    line = data.count(b"\n", 0, m.start()) + 1
-                    strings[value] = StringLiteral(value=value[:MAX_STRING_CHARS], line=line,
-                                                   truncated=len(value) > MAX_STRING_CHARS)
-                    found += 1
+            found += _scan_strings(walker, data, node.start_byte, node.end_byte)
             continue
         stack.extend(c for c in node.children if c.has_error)
     return found
@@ -726,9 +771,18 @@ def _raw_strings(walker: _Walker, root: Node, data: bytes) -> int:
 def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext | None = None) -> FileFacts:
     """Parse ``data`` with tree-sitter and collect facts per unit; syntax errors become diagnostics, and the
     strings of what still does not parse come from a raw scan of its text."""
-    tree, repaired = _parse(language, data)
+    tokens = sum(data.count(mark) for mark in b",;(){}[]")
+    too_big = tokens > MAX_PARSE_TOKENS
+    # A syntax tree that large costs gigabytes (tree-sitter's nodes, then the walk): its strings only.
+    tree, repaired = (syntax.parser_for(language).parse(b""), False) if too_big else _parse(language, data)
     walker = _Walker(path, data, ctx)
     walker.run(tree.root_node)
+    if too_big:
+        scanned = _scan_strings(walker, data, 0, len(data))
+        walker.truncated = True
+        walker.diagnostics.append(Diagnostic(
+            kind="limit", message=f"about {tokens} tokens, more than the {MAX_PARSE_TOKENS} rea parses: not "
+            f"parsed; {scanned} strings kept from a scan of its text", line=1, column=1))
     if repaired:
         walker.diagnostics.append(Diagnostic(
             kind="parse-error", message="escapes the grammar refuses (\\u or \\x without hex digits, valid in "

@@ -1,0 +1,41 @@
+"""One 16 MiB line of JavaScript (issue 24 item 7): past rea's parse bound it is not parsed (a syntax tree that large
+took the server to 1.8 GiB); its strings come from a scan of its text and the module says why, and the whole
+analysis stays within 256 MiB."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.mcp.harness import server_env
+
+SCRIPT = """
+import json, resource, sys
+from rea.registry import default_registry
+from rea.session import Session
+from rea.testing import result_of
+session = Session(default_registry())
+result = result_of(session, "analyze_javascript_application", {"input_path": sys.argv[1], "detail": "complete"})
+session.close()
+big = next(m for m in result["modules"] if m["path"] == "big.js")
+print(json.dumps({"peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+                  "diagnostics": [d["message"] for d in big["diagnostics"]], "parse": big["parse"],
+                  "strings": [s["value"] for s in big["strings"]["items"]]}))
+"""
+
+
+def test_a_huge_line_is_scanned_not_parsed_within_the_memory_bound(tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    app.mkdir()
+    numbers = ",".join(str(i) for i in range(2_200_000))
+    (app / "big.js").write_text(f'var labels = ["needle label"]; var a = [{numbers}]; console.log("done");\n')
+    assert (app / "big.js").stat().st_size > 16_000_000
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(app)], capture_output=True, text=True, timeout=300,
+                         env=server_env())
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert any("not parsed" in d for d in report["diagnostics"]), report["diagnostics"]
+    assert {"needle label", "done"} <= set(report["strings"])
+    assert report["peak_mib"] <= 256, report["peak_mib"]
