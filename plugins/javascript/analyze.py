@@ -58,7 +58,9 @@ def _region_bytes(lines: list[bytes], ranges: list[Span]) -> bytes:
 
 
 def _parse_status(diags: list[Diagnostic]) -> str:
-    return "error" if any(d.kind in ("parse-error", "missing-node") for d in diags) else "ok"
+    # A file past the parse bound was not parsed at all: its facts are as partial as a syntax error's.
+    unparsed = any(d.kind == "limit" and "not parsed" in d.message for d in diags)
+    return "error" if unparsed or any(d.kind in ("parse-error", "missing-node") for d in diags) else "ok"
 
 
 class _Builder:

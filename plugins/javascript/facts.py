@@ -779,7 +779,6 @@ def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext 
     walker.run(tree.root_node)
     if too_big:
         scanned = _scan_strings(walker, data, 0, len(data))
-        walker.truncated = True
         walker.diagnostics.append(Diagnostic(
             kind="limit", message=f"about {tokens} tokens, more than the {MAX_PARSE_TOKENS} rea parses: not "
             f"parsed; {scanned} strings kept from a scan of its text", line=1, column=1))
