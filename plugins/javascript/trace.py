@@ -195,7 +195,8 @@ def _targets(loaded: Loaded, target: dict[str, Any]) -> tuple[list[tuple[Module,
 
 def _resolve_call(index: Index, m: Module, callee: str) -> tuple[tuple[Module, FunctionRecord] | None, str | None]:
     """The function a call names, through local declarations, imports and bundle references."""
-    head, _, member = callee.partition(".")
+    # `new X(...)` calls the constructor X names.
+    head, _, member = callee.removeprefix("new ").partition(".")
     if not member:
         local = index.function_named(m, head)
         if local is not None:
@@ -210,13 +211,16 @@ def _resolve_call(index: Index, m: Module, callee: str) -> tuple[tuple[Module, F
         for binding in edge.names:
             imported, local_name = appgraph.local_name(binding)
             if local_name == head:
-                wanted = member if imported == "*" and member else (imported if not member else None)
+                # A whole module called or constructed (`const M = require(...); new M()`) is its default export.
+                wanted = member if imported == "*" and member else (
+                    "default" if imported == "*" else imported if not member else None)
         if wanted is None:
             continue
         if wanted == "default":
             for ex in target.exports:
-                if ex.name in ("default", "module.exports") and ex.local:
-                    wanted = ex.local
+                if ex.name in ("default", "module.exports"):
+                    named = ex.local or (ex.shape.get("name") if ex.shape.get("type") == "reference" else None)
+                    wanted = named or (head if ex.name == "module.exports" else wanted)
         for ex in target.exports:
             if ex.name == wanted and ex.local:
                 wanted = ex.local

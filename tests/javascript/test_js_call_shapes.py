@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from rea_plugins.javascript import facts
 
+from rea.registry import Registry
+from rea.session import Session
+from rea.testing import call_tool, result_of
 from tests.javascript.test_js_entry_points import MOCHA
 from tests.javascript.test_js_parse_recovery import npm_package
 
@@ -33,3 +36,21 @@ def test_a_conditional_keeps_both_candidates() -> None:
     shape = pick.returns[0].shape
     assert shape["type"] == "conditional"
     assert [c.get("name") for c in shape["candidates"]] == ["parallelRun", "singleRun"]
+
+
+def test_new_of_a_required_constructor_resolves_to_the_modules_export(rea_registry: Registry) -> None:
+    root = npm_package(*MOCHA)
+    session = Session(rea_registry)
+    try:
+        app = call_tool(session, "analyze_javascript_application", {"input_path": str(root)}).evidence
+        assert app is not None
+        traced = result_of(session, "trace_javascript_semantics", {
+            "application": {"kind": "retained-evidence", "evidence_id": app.evidence_id},
+            "target": {"kind": "module", "value": "lib/cli/run.js"}, "max_depth": 1})
+    finally:
+        session.close()
+    # lib/cli/run.js: const Mocha = require('../mocha'); ... new Mocha(argv); lib/mocha.js: module.exports = Mocha.
+    sites = [c for fn in traced["functions"] for c in fn["calls"] if c["callee"] == "new Mocha"]
+    assert sites and all(c["resolved"] and c["via"] == "require" for c in sites), sites
+    targets = {f["node_id"]: f for f in traced["functions"]}
+    assert {targets[c["resolved"]]["name"] for c in sites if c["resolved"] in targets} <= {"Mocha"}
