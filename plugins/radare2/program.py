@@ -537,13 +537,19 @@ class Program:
                 "linkage": {"interpreter": interpreter, "needed": libraries,
                             "rpath": [p for p in rpath.split(":") if p] if rpath not in ("", "NONE") else [],
                             "runpath": []},
-                "imports": [self._import_item(name) for name in sorted(self.imports)]}
+                "imports": sorted((self._import_item(name, libraries) for name in self.imports),
+                                  key=lambda item: item["name"])}
         return body, {k: b.get(k) for k in ("nx", "pic", "relro", "canary", "intrp", "rpath", "static", "stripped")}
 
-    def _import_item(self, name: str) -> dict[str, Any]:
+    def _import_item(self, name: str, libraries: list[str]) -> dict[str, Any]:
         slot = next((slot for slot, n in self.import_slots.items() if n == name), None)
-        return {"name": name, "library": self.slot_library.get(slot) if slot is not None else None,
-                "slot": answers.hexa(slot)}
+        library = self.slot_library.get(slot) if slot is not None else None
+        if self.format == "mach-o":
+            # radare2 drops one leading underscore of a Mach-O symbol (the file says _printf); dyld's binder has none.
+            name = name if name == "dyld_stub_binder" else "_" + name
+            # Which dylib binds each import is in dyld's bind opcodes; with one dylib it can only be that one.
+            library = libraries[0] if len(libraries) == 1 else None
+        return {"name": name, "library": library, "slot": answers.hexa(slot)}
 
     def procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
         self.require_analysis()

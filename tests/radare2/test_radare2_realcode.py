@@ -13,7 +13,9 @@ import pytest
 
 from rea.registry import Registry
 from rea.session import Session
+from rea.testing import result_of
 from tests import toolchains
+from tests.fixtures.native.native_fixtures import FixtureSet
 from tests.radare2.r2_support import op, open_r2
 from tests.realcode import builds
 
@@ -76,3 +78,24 @@ def test_pe_imports_name_their_dll_as_the_file_spells_it(rea_registry: Registry)
         assert listed == truth
     finally:
         session.close()
+
+
+@pytest.mark.parametrize("fixture_id", ["macho-arm64", "macho-x64"])
+def test_macho_imports_are_named_as_the_file_names_them(rea_registry: Registry, fixture_id: str) -> None:
+    path = FixtureSet().get(fixture_id).path  # program.c, linked with ld64.lld against libSystem
+    layouts = {}
+    for provider in ("radare2", "native"):
+        session = Session(rea_registry)
+        try:
+            if provider == "radare2":
+                open_r2(session, path)
+            else:
+                result_of(session, "open_binary", {"path": path, "provider_id": "native"})
+            layouts[provider] = op(session, "binary_layout")
+        finally:
+            session.close()
+    radare2 = {i["name"]: i for i in layouts["radare2"]["imports"] if i["name"] != "dyld_stub_binder"}
+    native = {i["name"]: i for i in layouts["native"]["imports"]}
+    assert {"_printf", "_puts", "_strlen"} <= set(radare2)
+    assert {n: (i["library"], i["slot"]) for n, i in radare2.items()} == \
+        {n: (i["library"], i["slot"]) for n, i in native.items() if n in radare2}
