@@ -207,11 +207,13 @@ def test_a_signal_releases_every_owned_process_and_directory_and_exits_0(
         server.close()
 
 
-def test_a_start_after_sigkill_removes_what_the_killed_server_left(sleeper: Path, tmp_path: Path) -> None:
-    _require_engines(browser=False)
-    first = RawServer(tmp_path)
+def test_a_start_after_sigkill_removes_what_the_killed_server_left(sleeper: Path, site: Site,
+                                                                   tmp_path: Path) -> None:
+    _require_engines(browser=True)
+    first = RawServer(tmp_path, REA_TEST_SUBSCRIBER=SECRET)
     try:
-        tree = _wait_for(first, _start_work(first, sleeper, None))
+        # A browser scenario in flight has typed the secret into its page (its profile may hold it on disk).
+        tree = _wait_for(first, _start_work(first, sleeper, site))
         left = first.private_dirs()
         assert left
         first.proc.kill()
@@ -251,5 +253,7 @@ def test_a_start_after_sigkill_removes_what_the_killed_server_left(sleeper: Path
         assert not [n for n in remaining if n.startswith(leftovers.NOTE_PREFIX)]
         kept = {"rea-live-owner", "rea-unmarked"} | ({"rea-stranger"} if os.getuid() == 0 else set())
         assert kept <= remaining
+        holding = [str(p) for p in tmp.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+        assert holding == [], "the secret is still on disk"
     finally:
         second.close()
