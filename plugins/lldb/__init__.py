@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from rea import hookimpl
 from rea.catalog.tool import ToolDef
+from rea.config import SettingSpec
 from rea.providers import AnalysisProvider
 
 
@@ -24,3 +25,10 @@ def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
     from rea_plugins.lldb.tool import OBSERVE_NATIVE_CALLS
 
     register(OBSERVE_NATIVE_CALLS)
+
+
+@hookimpl
+def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
+    from rea_plugins.lldb.client import MEMORY_LIMIT
+
+    register(MEMORY_LIMIT)

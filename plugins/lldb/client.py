@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 from rea_plugins.lldb.provider import debugserver_path
 
+from rea.config import memory_limit_setting
 from rea.context import CallContext
 from rea.errors import ReaError, cancelled
 from rea.process import SandboxPolicy, WorkerChannel, python_worker_spec
@@ -104,7 +105,8 @@ class LldbClient(AnalysisClient):
                            remediation="pip install 'rea[lldb]', or set LLDB_DEBUGSERVER_PATH.",
                            details={"provider_id": "lldb", "reason": "executable_missing"})
         spec = python_worker_spec("rea_plugins.lldb.worker", resource=RESOURCE, owner="lldb",
-                                  env={"LLDB_DEBUGSERVER_PATH": server})
+                                  env={"LLDB_DEBUGSERVER_PATH": server},
+                                  address_space_bytes=MEMORY_LIMIT.read() << 20, memory_setting=MEMORY_LIMIT.name)
         writable = (*params.get("filesystem_roots", ()), params["working_directory"])
         readable = (os.path.dirname(params["executable"]),)
         return msgspec.structs.replace(spec, sandbox=sandbox_policy(params.get("sandbox", "required"), writable,
@@ -210,6 +212,10 @@ class LldbClient(AnalysisClient):
         if channel is not None:
             out.extend(channel.lineage())
         return out
+
+
+# The address-space bound of the LLDB worker and what it debugs (LLDB, lldb-server and the program).
+MEMORY_LIMIT = memory_limit_setting("REA_LLDB_MEMORY_LIMIT_MB", "LLDB")
 
 
 def _hex_or_none(value: Any) -> str | None:
