@@ -600,7 +600,13 @@ class _Walker:
         lhs = syntax.text(left, 120)
         builder = self.fns[fn]
         if len(builder.assignments) < MAX_PER_FUNCTION:
-            builder.assignments.append(Assignment(target=lhs, line=syntax.line(node)))
+            value = patterns.unparenthesized(right) if right is not None else None
+            candidates = None
+            if value is not None and value.type == "ternary_expression":
+                # `run = parallel ? parallelRun : singleRun`: the value is one of both arms.
+                candidates = [syntax.text(value.child_by_field_name(arm), 80)
+                              for arm in ("consequence", "alternative")]
+            builder.assignments.append(Assignment(target=lhs, line=syntax.line(node), candidates=candidates))
         ln = syntax.line(node)
         target = self.units[unit]
         aliases = target.exports_aliases

@@ -81,9 +81,11 @@ class ReturnSite(_Record, frozen=True):
     shape: dict[str, Any]
 
 
-class Assignment(_Record, frozen=True):
+class Assignment(_Record, frozen=True, omit_defaults=True):
     target: str
     line: int
+    # Both arms of a conditional value (`x = c ? a : b`), as written.
+    candidates: list[str] | None = None
 
 
 class FunctionRecord(_Record, frozen=True):

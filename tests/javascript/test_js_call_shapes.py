@@ -54,3 +54,11 @@ def test_new_of_a_required_constructor_resolves_to_the_modules_export(rea_regist
     assert sites and all(c["resolved"] and c["via"] == "require" for c in sites), sites
     targets = {f["node_id"]: f for f in traced["functions"]}
     assert {targets[c["resolved"]]["name"] for c in sites if c["resolved"] in targets} <= {"Mocha"}
+
+
+def test_mochas_run_assignment_records_both_candidates() -> None:
+    helpers = npm_package(*MOCHA) / "lib" / "cli" / "run-helpers.js"
+    found = facts.extract(str(helpers), "javascript", helpers.read_bytes())
+    runs = {tuple(a.candidates or ()) for fn in found.functions for a in fn.assignments if a.target == "run"}
+    # The source: run = parallel ? watchParallelRun : watchRun; ... run = parallel ? parallelRun : singleRun;
+    assert runs == {("watchParallelRun", "watchRun"), ("parallelRun", "singleRun")}
