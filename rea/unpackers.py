@@ -131,6 +131,16 @@ class Unpacker(abc.ABC):
                        f"{self.descriptor.id} cannot read nested {target.format} archives",
                        details={"path": target.path, "format": target.format})
 
+    def open_spool(self, target: Target, fd: int, options: Limits,
+                   ctx: CallContext | None = None) -> ArchiveReader:
+        """Open a reader over a nested archive written to a spool file (``fd``, which the reader then owns).
+
+        The default reads it into memory for ``open_bytes``; a format that can read in place should override."""
+        with os.fdopen(fd, "rb") as fh:
+            fh.seek(0)
+            data = fh.read()
+        return self.open_bytes(target, data, options, ctx)
+
 
 # ---------------------------------------------------------------------------------------
 # helpers every unpacker shares: limits, logical-path safety, and no-follow file access

@@ -7,9 +7,6 @@ import tempfile
 from typing import IO, Any
 
 import msgspec
-from rea_plugins.artifacts.zipformat import ZipReader, ZipUnpacker
-from rea_plugins.asar.reader import AsarArchive
-from rea_plugins.asar.unpacker import AsarReader, AsarUnpacker
 
 from rea.canonical import canonical_digest
 from rea.context import CallContext
@@ -197,17 +194,9 @@ class Inventory:
             # From its own file when it has one, so an ASAR in a directory finds its .asar.unpacked.
             if local:
                 reader = unpacker.open(inner, limits, self.ctx)
-            elif isinstance(unpacker, ZipUnpacker):
-                # Read in place from the spool (the reader closes what it is given: hand it a duplicate).
-                spool.seek(0)
-                reader = ZipReader(open(os.dup(spool.fileno()), "rb"), limits, self.ctx)  # noqa: SIM115
-            elif isinstance(unpacker, AsarUnpacker):
-                reader = AsarReader(AsarArchive.from_spool(os.dup(spool.fileno()), path, self.ctx,
-                                                           max_entries=limits.max_entries,
-                                                           max_header_bytes=limits.max_header_bytes))
             else:
-                spool.seek(0)
-                reader = unpacker.open_bytes(inner, spool.read(), limits, self.ctx)
+                # From the spool file, in place where the format can (the reader owns a duplicate of it).
+                reader = unpacker.open_spool(inner, os.dup(spool.fileno()), limits, self.ctx)
         except ReaError as exc:
             if exc.category in _FATAL:
                 raise

@@ -404,3 +404,10 @@ class ZipUnpacker(Unpacker):
     def open_bytes(self, target: Target, data: bytes, options: Limits,
                    ctx: CallContext | None = None) -> ArchiveReader:
         return ZipReader(io.BytesIO(data), options, ctx)
+
+    def open_spool(self, target: Target, fd: int, options: Limits,
+                   ctx: CallContext | None = None) -> ArchiveReader:
+        # Read in place from the spool file (the reader owns and closes it).
+        fh = open(fd, "rb")  # noqa: SIM115 - owned by the reader
+        fh.seek(0)
+        return ZipReader(fh, options, ctx)

@@ -73,5 +73,13 @@ class AsarUnpacker(Unpacker):
         return AsarReader(arc)
 
 
+    def open_spool(self, target: Target, fd: int, options: Limits,
+                   ctx: CallContext | None = None) -> ArchiveReader:
+        # Positional reads from the spool: a nested ASAR of hundreds of MiB is never held in memory.
+        arc = AsarArchive.from_spool(fd, target.path, ctx, max_entries=options.max_entries,
+                                     max_header_bytes=options.max_header_bytes)
+        return AsarReader(arc)
+
+
 UNPACKER = AsarUnpacker()
 __all__ = ["UNPACKER", "AsarReader", "AsarUnpacker"]
