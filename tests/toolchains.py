@@ -109,3 +109,15 @@ def listed_packages() -> set[str]:
         if name:
             out.add(name)
     return out
+
+
+def compile_programs(sources: dict[str, str], out: Path) -> dict[str, Path]:
+    """Each C source built with gcc -O0 into ``out`` (name -> executable): small programs tests drive."""
+    gcc = require("gcc")
+    built = {}
+    for name, source in sources.items():
+        (out / f"{name}.c").write_text(source)
+        subprocess.run([gcc, "-O0", "-o", str(out / name), str(out / f"{name}.c")], check=True, capture_output=True,
+                       timeout=120)
+        built[name] = out / name
+    return built

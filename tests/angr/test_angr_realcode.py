@@ -209,26 +209,9 @@ def pe(rea_registry: Registry) -> Iterator[tuple[builds.Build, Session]]:
         _close(session)
 
 
-def _pe_imports(build: builds.Build) -> dict[str, set[str]]:
-    """DLL -> imported names, from objdump's reading of the import directory."""
-    objdump = toolchains.require("objdump")
-    out = subprocess.run([objdump, "-p", str(build.binary)], check=True, capture_output=True, text=True).stdout
-    found: dict[str, set[str]] = {}
-    dll = None
-    for line in out.splitlines():
-        if "DLL Name:" in line:
-            dll = line.split("DLL Name:")[1].strip()
-            found[dll] = set()
-        elif dll is not None and re.match(r"^\s+[0-9a-f]+\s+\d+\s+\S+$", line):
-            found[dll].add(line.split()[2])
-        elif not line.strip() and dll is not None and found[dll]:
-            dll = None
-    return found
-
-
 def test_pe_imports_and_libraries_come_from_the_import_directory(pe: tuple[builds.Build, Session]) -> None:
     build, session = pe
-    truth = _pe_imports(build)
+    truth = build.pe_imports()
     assert set(truth) == {"KERNEL32.dll", "msvcrt.dll"} and sum(map(len, truth.values())) >= 40
     api = result_of(session, "inspect_native_api", {"max_operations": 0})
     assert api["needed"] == ["KERNEL32.dll", "msvcrt.dll"]

@@ -115,15 +115,7 @@ int main(int argc, char **argv) {
 
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    gcc = toolchains.require("gcc")
-    out = tmp_path_factory.mktemp("isolation-programs")
-    built = {}
-    for name, source in PROGRAMS.items():
-        (out / f"{name}.c").write_text(source)
-        subprocess.run([gcc, "-O0", "-o", str(out / name), str(out / f"{name}.c")], check=True, capture_output=True,
-                       timeout=120)
-        built[name] = out / name
-    return built
+    return toolchains.compile_programs(PROGRAMS, tmp_path_factory.mktemp("isolation-programs"))
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ Truth is the unstripped build's symbol table (nm): every function start and size
 
 from __future__ import annotations
 
-import re
-import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -14,7 +12,6 @@ import pytest
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
-from tests import toolchains
 from tests.fixtures.native.native_fixtures import FixtureSet
 from tests.radare2.r2_support import op, open_r2
 from tests.realcode import builds
@@ -56,16 +53,7 @@ def test_jump_table_targets_are_blocks_and_sizes_are_the_functions(cmark: tuple[
 
 def test_pe_imports_name_their_dll_as_the_file_spells_it(rea_registry: Registry) -> None:
     build = builds.cmark_gfm("x86_64-pe")
-    objdump = toolchains.require("objdump")
-    out = subprocess.run([objdump, "-p", str(build.binary)], check=True, capture_output=True, text=True).stdout
-    truth: dict[str, set[str]] = {}
-    dll = None
-    for line in out.splitlines():
-        if "DLL Name:" in line:
-            dll = line.split("DLL Name:")[1].strip()
-            truth[dll] = set()
-        elif dll and re.match(r"^\s+[0-9a-f]+\s+\d+\s+\S+$", line):
-            truth[dll].add(line.split()[-1])
+    truth = build.pe_imports()
     assert set(truth) == {"KERNEL32.dll", "msvcrt.dll"}
     session = Session(rea_registry)
     open_r2(session, str(build.binary))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -57,6 +58,23 @@ class Build:
                 found.setdefault(parts[3], (int(parts[0], 16), int(parts[1], 16)))
             elif len(parts) == 3 and parts[1] in "tT":
                 found.setdefault(parts[2], (int(parts[0], 16), 0))
+        return found
+
+
+    def pe_imports(self) -> dict[str, set[str]]:
+        """DLL -> imported names of a PE build, as objdump reads its import directory (the truth for imports)."""
+        objdump = toolchains.require("objdump")
+        out = subprocess.run([objdump, "-p", str(self.binary)], check=True, capture_output=True, text=True).stdout
+        found: dict[str, set[str]] = {}
+        dll = None
+        for line in out.splitlines():
+            if "DLL Name:" in line:
+                dll = line.split("DLL Name:")[1].strip()
+                found[dll] = set()
+            elif dll is not None and re.match(r"^\s+[0-9a-f]+\s+\d+\s+\S+$", line):
+                found[dll].add(line.split()[2])
+            elif not line.strip() and dll is not None and found[dll]:
+                dll = None
         return found
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -70,15 +69,7 @@ int main(void) {
 
 @pytest.fixture(scope="session")
 def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    gcc = toolchains.require("gcc")
-    out = tmp_path_factory.mktemp("scenario-programs")
-    built = {}
-    for name, source in PROGRAMS.items():
-        (out / f"{name}.c").write_text(source)
-        subprocess.run([gcc, "-O0", "-o", str(out / name), str(out / f"{name}.c")], check=True, capture_output=True,
-                       timeout=120)
-        built[name] = out / name
-    return built
+    return toolchains.compile_programs(PROGRAMS, tmp_path_factory.mktemp("scenario-programs"))
 
 
 @pytest.fixture
