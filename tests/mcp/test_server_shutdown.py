@@ -178,11 +178,11 @@ def _require_engines(browser: bool) -> None:
     toolchains.require("bwrap")
     if browser:
         toolchains.require("chromium")
-    for module in ("libr", "lldb"):
-        try:
-            __import__(module)
-        except ImportError:
-            toolchains.unavailable(f"the {module} engine is not installed")
+    from tests.lldb.conftest import require_lldb
+    from tests.radare2.conftest import require_radare2
+
+    require_radare2()
+    require_lldb()
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
