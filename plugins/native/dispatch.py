@@ -14,12 +14,12 @@ from rea_plugins.native.disasm import Insn
 
 WINDOW = 16  # instructions before the dispatch that may compute its table and bound
 MAX_ENTRIES = 1024
-_NUM = r"(?:0x[0-9a-f]+|\d+)"
+NUMBER = r"(?:0x[0-9a-f]+|\d+)"
 _X86_SITE = re.compile(r"^(?:qword|dword) ptr \[(\w+) \+ (\w+)\*([48])\]$")
-_X86_LEA = re.compile(rf"^(\w+), \[rip(?: ([+-]) ({_NUM}))?\]$")
-_X86_IMM = re.compile(rf"^(\w+), ({_NUM})$")
+_X86_LEA = re.compile(rf"^(\w+), \[rip(?: ([+-]) ({NUMBER}))?\]$")
+X86_IMM = re.compile(rf"^(\w+), ({NUMBER})$")
 _A64_LOAD = re.compile(r"^(\w+), \[(\w+), (\w+)(?:, (?:lsl|uxtw|sxtw) #(\d))?\]$")
-_A64_IMM = re.compile(rf"#({_NUM})")
+_A64_IMM = re.compile(rf"#({NUMBER})")
 _X86_32 = {"eax": "rax", "ebx": "rbx", "ecx": "rcx", "edx": "rdx", "esi": "rsi", "edi": "rdi", "ebp": "rbp",
            "esp": "rsp"}
 
@@ -49,14 +49,14 @@ def _bound(before: Sequence[Insn], index: str) -> int | None:
     for insn in reversed(before):
         if insn.mnemonic == "and":
             parts = [p.strip() for p in insn.op_str.split(",")]
-            m = _A64_IMM.search(insn.op_str) if parts and parts[-1].startswith("#") else _X86_IMM.match(insn.op_str)
+            m = _A64_IMM.search(insn.op_str) if parts and parts[-1].startswith("#") else X86_IMM.match(insn.op_str)
             if parts and family(parts[0]) == index and m is not None:
                 value = int(m.group(m.lastindex or 1), 0)
                 return value + 1 if 0 <= value < MAX_ENTRIES else None
         if insn.mnemonic == "cmp":
             parts = [p.strip() for p in insn.op_str.split(",")]
             if len(parts) == 2 and family(parts[0]) == index:
-                value = int(parts[1].lstrip("#"), 0) if re.fullmatch(rf"#?{_NUM}", parts[1]) else -1
+                value = int(parts[1].lstrip("#"), 0) if re.fullmatch(rf"#?{NUMBER}", parts[1]) else -1
                 return value + 1 if 0 <= value < MAX_ENTRIES else None
         if insn.mnemonic == "mov" and _writes(insn) == index:
             index = family(insn.op_str.split(",", 1)[1])  # the value was masked in the register it came from

@@ -375,11 +375,13 @@ class Program:
         if self._registers is not None or self.model.arch != "x86_64":
             return self._registers or None
         flow = self._tables[0]
-        kinds = flow.kind
+        kinds, marker = flow.kind, bytes([_INDIRECT_CODE])
         sites: dict[int, list[int]] = {}
-        for i in range(len(kinds)):
-            if kinds[i] == _INDIRECT_CODE:
-                sites.setdefault(flow.proc[i], []).append(flow.src[i])
+        # Only the indirect sites are visited (bytes.find), not every reference of the index in Python.
+        i = kinds.find(marker)
+        while i >= 0:
+            sites.setdefault(flow.proc[i], []).append(flow.src[i])
+            i = kinds.find(marker, i + 1)
         rows: list[tuple[int, int, int, int]] = []
         budget = MAX_REGISTER_SITES
         for owner in sorted(sites):

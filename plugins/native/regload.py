@@ -18,18 +18,16 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from rea_plugins.native.disasm import Insn
-from rea_plugins.native.dispatch import family
+from rea_plugins.native.dispatch import NUMBER, X86_IMM, family
 
 MAX_VISITS = 512
 MAX_TARGETS = 8
 _CALLER_SAVED = frozenset({"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"})
-_NUM = r"(?:0x[0-9a-f]+|\d+)"
-_LEA = re.compile(rf"^(\w+), (?:qword ptr )?\[rip(?: ([+-]) ({_NUM}))?\]$")
-_MOV_IMM = re.compile(rf"^(\w+), ({_NUM})$")
-_MOV_SLOT = re.compile(rf"^(\w+), qword ptr \[rip(?: ([+-]) ({_NUM}))?\]$")
+_LEA = re.compile(rf"^(\w+), (?:qword ptr )?\[rip(?: ([+-]) ({NUMBER}))?\]$")
+_MOV_SLOT = re.compile(rf"^(\w+), qword ptr \[rip(?: ([+-]) ({NUMBER}))?\]$")
 _REGISTER = re.compile(r"^(?:r[a-z0-9]+|e[a-z]{2})$")
-_STACK_LOAD = re.compile(rf"^(\w+), qword ptr \[rsp(?: \+ ({_NUM}))?\]$")
-_STACK_STORE = re.compile(rf"^qword ptr \[rsp(?: \+ ({_NUM}))?\], (\w+)$")
+_STACK_LOAD = re.compile(rf"^(\w+), qword ptr \[rsp(?: \+ ({NUMBER}))?\]$")
+_STACK_STORE = re.compile(rf"^qword ptr \[rsp(?: \+ ({NUMBER}))?\], (\w+)$")
 _WIDTH = {"byte": 1, "word": 2, "dword": 4, "qword": 8, "xmmword": 16, "ymmword": 32, "zmmword": 64}
 _WIDE = re.compile(r"^r(?:[a-z]{2}|\d+)$")
 # Instructions that write registers their operands do not name: the value cannot be followed past them.
@@ -39,7 +37,7 @@ _STOPS = ("ret", "jmp", "ud2", "hlt")
 
 
 def _branch_target(insn: Insn) -> int | None:
-    if insn.mnemonic.startswith("j") and re.fullmatch(_NUM, insn.op_str):
+    if insn.mnemonic.startswith("j") and re.fullmatch(NUMBER, insn.op_str):
         return int(insn.op_str, 0)
     return None
 
@@ -62,7 +60,7 @@ def _loaded(insn: Insn, reg: str, is_target: Callable[[int], bool], slot_value: 
             value = end + (int(m.group(3), 0) * (-1 if m.group(2) == "-" else 1) if m.group(2) else 0)
             return value if is_target(value) else None
     elif insn.mnemonic == "mov":
-        m = _MOV_IMM.match(insn.op_str)
+        m = X86_IMM.match(insn.op_str)
         if m and family(m.group(1)) == reg and is_target(int(m.group(2), 0)):
             return int(m.group(2), 0)
         m = _MOV_SLOT.match(insn.op_str)
@@ -112,7 +110,7 @@ class Walker:
             return family(m.group(2)) if _REGISTER.match(m.group(2)) else ""
         if "rsp" not in first:
             return None  # the frame's address never leaves the procedure (frame_private): another base cannot alias
-        offset = re.fullmatch(rf"(\w+) ptr \[rsp(?: \+ ({_NUM}))?\]", first.strip())
+        offset = re.fullmatch(rf"(\w+) ptr \[rsp(?: \+ ({NUMBER}))?\]", first.strip())
         if offset is None or offset.group(1) not in _WIDTH:
             return ""
         lo, mine = int(offset.group(2) or "0", 0), int(slot[5:-1], 0)
