@@ -65,8 +65,7 @@ INSPECT_PAGE = _obj({
     "max_dom_nodes": {"type": "integer", "minimum": 1, "maximum": 100_000, "default": 2000,
                       "description": "At most this many DOM nodes described (the HTML digest covers all)."},
     "include_text": {"type": "boolean", "default": False,
-                     "description": "Add each text node's visible text (200 characters at most); form field "
-                                    "values are redacted."},
+                     "description": "Add visible text per text node (form values redacted)."},
     "max_events": {"type": "integer", "minimum": 1, "maximum": 100_000, "default": 1000,
                    "description": "At most this many network requests and console messages each."},
 }, ["cdp_endpoint", "target_id"])
@@ -252,13 +251,11 @@ CAPTURE_SCENARIO: dict[str, Any] = {
                     "items": {**_obj({"secret_id": IDENTIFIER, "environment_variable": {
                         "type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[^=\\u0000]+$"},
                         "file": {"type": "string", "minLength": 1, "maxLength": 4096,
-                                 "description": "Absolute path of a file of this user that no one else may read; "
-                                                "its content (one trailing newline dropped) is the value."}},
+                                 "description": "Absolute path of a private (mode 600) file holding the value."}},
                         ["secret_id"]),
                         "oneOf": [{"required": ["environment_variable"]}, {"required": ["file"]}]},
-                    "description": "Values for {source: secret} references, read from a private file (preferred: "
-                                   "nothing in rea's environment) or rea's environment; every captured text, URL, "
-                                   "DOM and event has them replaced by [secret:<id>].",
+                    "description": "Values for {source: secret} references, from a private file or rea's "
+                                   "environment; captures show them as [secret:<id>].",
                     "examples": [[{"secret_id": "password", "file": "/run/user/1000/app-password"}]]},
         "storage": _STORAGE,
         "request_replay": _REPLAY,
