@@ -57,9 +57,10 @@ def test_overview_of_a_large_library_reports_index_progress(large_library: Path,
             assert result.structured_content["normalized_result"]["counts"]["procedures"] > FUNCTIONS
             index = [m for _, m in seen if m.startswith("index:")]
             assert len(index) > 1, seen
-            # Updates are rate-bounded, so a fast machine may skip the per-KiB decoding lines, never the phases.
-            assert any("KiB" in m or "instructions decoded" in m for m in index), index
+            # Updates are rate-bounded to the latest one per interval, so which phases show depends on the
+            # machine's speed (a fast one skips the decoding lines); the index's own summary always shows.
             assert any("procedures" in m for m in index), index
+            assert any(m.startswith(("index: done", "index: discovery", "index: decoding")) for m in index), index
             values = [p for p, _ in seen]
             assert values == sorted(values) and len(set(values)) == len(values)
 
