@@ -100,7 +100,7 @@ class OwnedBrowser:
         # Loopback only is what the browser needs; a host without bubblewrap runs it unsandboxed, recorded.
         try:
             proc = OwnedProcess.start(ProcessSpec(
-                argv=argv, resource=RESOURCE, owner=OWNER, stdin="null", stdout="null", env=env,
+                argv=argv, resource=RESOURCE, owner=OWNER, stdin="null", stdout="null", env=env, holds_secrets=True,
                 sandbox=SandboxPolicy(allow_loopback=True, accept_none=True,
                                       writable_roots=(sockets,) if sockets else ())))
         except BaseException:

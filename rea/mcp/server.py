@@ -28,6 +28,7 @@ from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
 from rea.evidence import ProviderIdentity
 from rea.presentation import COMPLETE, output_schema_for, present
+from rea.process import owned
 from rea.registry import Registry
 from rea.session import Session
 
@@ -94,6 +95,8 @@ class ReaServer:
             # Shielded and bounded: a shutdown's cancellation must not skip releasing owned processes, and a
             # close stuck behind a blocked call must not keep the server alive (exit then kills what remains).
             with anyio.move_on_after(CLOSE_BOUND_S, shield=True):
+                # Profiles that can hold a scenario's secrets go before the slower release of everything else.
+                await anyio.to_thread.run_sync(owned.release_secret_holders, abandon_on_cancel=True)
                 await anyio.to_thread.run_sync(session.close, abandon_on_cancel=True)
 
     async def _list_tools(self, ctx: ServerRequestContext[dict[str, Any]],

@@ -48,6 +48,12 @@ class Owner(msgspec.Struct, frozen=True, kw_only=True):
         return now is None or now.start != self.start or now.state == "Z"
 
 
+class PrivateMark(Owner, frozen=True, kw_only=True):
+    """A private directory's marker: its owner, and whether it can hold secrets (removed before the rest)."""
+
+    holds_secrets: bool = False
+
+
 class StagingNote(msgspec.Struct, frozen=True, kw_only=True):
     owner: Owner
     path: str
@@ -79,12 +85,13 @@ def _write_new(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-def mark(directory: str) -> None:
+def mark(directory: str, holds_secrets: bool = False) -> None:
     """Name this process as the owner of ``directory`` (a private directory it just made)."""
     owner = current()
     if owner is not None:
+        marker = PrivateMark(**msgspec.structs.asdict(owner), holds_secrets=holds_secrets)
         with contextlib.suppress(OSError):
-            _write_new(os.path.join(directory, OWNER_FILE), msgspec.json.encode(owner))
+            _write_new(os.path.join(directory, OWNER_FILE), msgspec.json.encode(marker))
 
 
 def _read_small(path: str) -> bytes | None:
@@ -148,7 +155,8 @@ def _remove_staging(note: StagingNote) -> bool:
 
 
 def sweep(directory: str | None = None) -> list[str]:
-    """Remove what dead owners of this user left in the temporary directory; the paths removed."""
+    """Remove what dead owners of this user left in the temporary directory (directories that can hold secrets,
+    such as a browser profile, first); the paths removed."""
     root = directory or tempfile.gettempdir()
     removed: list[str] = []
     try:
@@ -156,6 +164,7 @@ def sweep(directory: str | None = None) -> list[str]:
     except OSError:
         return removed
     uid = os.getuid()
+    dead: list[tuple[bool, str]] = []
     for name in names:
         if not name.startswith(PRIVATE_PREFIX):
             continue
@@ -176,8 +185,10 @@ def sweep(directory: str | None = None) -> list[str]:
             continue
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid:
             continue
-        owner = _decode(_read_small(os.path.join(path, OWNER_FILE)), Owner)
-        if owner is not None and owner.uid == uid and owner.gone():
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
+        marker = _decode(_read_small(os.path.join(path, OWNER_FILE)), PrivateMark)
+        if marker is not None and marker.uid == uid and marker.gone():
+            dead.append((not marker.holds_secrets, path))
+    for _, path in sorted(dead):
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
     return removed

@@ -91,6 +91,9 @@ class ProcessSpec(msgspec.Struct, frozen=True, kw_only=True):
     terminal: bool = False
     terminal_size: tuple[int, int] = (24, 80)
     sandbox: SandboxPolicy | None = None
+    # Its private directory can hold secrets (a browser profile's storage): removed before anything else at
+    # shutdown, and first by the sweep after a kill.
+    holds_secrets: bool = False
 
 
 class _Spawner:
@@ -161,7 +164,8 @@ class OwnedProcess:
     def __init__(self, spec: ProcessSpec) -> None:
         self.spec = spec
         self.private_dir = tempfile.mkdtemp(prefix=f"rea-{spec.resource}-")
-        leftovers.mark(self.private_dir)  # a start after a SIGKILL of this server can prove it gone
+        # A start after a SIGKILL of this server can prove it gone.
+        leftovers.mark(self.private_dir, holds_secrets=spec.holds_secrets)
         self.isolation = Isolation(sandbox="none", reason="no sandbox requested")
         self.stdin: IO[bytes] | None = None
         self.stdout: IO[bytes] | None = None
@@ -520,9 +524,19 @@ def _set_winsize(fd: int, size: tuple[int, int]) -> None:
         pass
 
 
+def release_secret_holders(grace_s: float = 0.5) -> None:
+    """Terminate every live process whose private directory can hold secrets, removing those directories."""
+    with _LIVE_LOCK:
+        holders = [p for p in _LIVE if p.spec.holds_secrets]
+    for proc in holders:
+        with contextlib.suppress(Exception):
+            proc.terminate(grace_s)
+
+
 @atexit.register
 def _terminate_all() -> None:
-    """At server exit, every owned process still running is terminated (briefly)."""
+    """At server exit, every owned process still running is terminated (briefly), secret holders first."""
+    release_secret_holders()
     with _LIVE_LOCK:
         live = list(_LIVE)
     for proc in live:

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from rea.process import leftovers, procfs
@@ -224,6 +225,10 @@ def test_a_start_after_sigkill_removes_what_the_killed_server_left(sleeper: Path
         first.close()
     tmp = tmp_path / "tmp"
     assert set(left) <= set(os.listdir(tmp))
+    # The browser's profile is marked as one that can hold secrets: the sweep removes it before the rest.
+    marks = [msgspec.json.decode((tmp / name / leftovers.OWNER_FILE).read_bytes(), type=leftovers.PrivateMark)
+             for name in left if (tmp / name / leftovers.OWNER_FILE).exists()]
+    assert any(m.holds_secrets for m in marks) and not all(m.holds_secrets for m in marks)
     # An export killed mid-write: its staging file, noted by a process that then died of SIGKILL.
     exports = tmp_path / "exports"
     exports.mkdir()
