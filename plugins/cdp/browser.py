@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 import time
 from typing import Any
 
 import msgspec
+from rea_plugins.cdp.urls import DEFAULT_PORTS
 
 from rea.config import MAX_INT32, SettingSpec, integer_setting
 from rea.context import CallContext
@@ -80,11 +82,14 @@ class OwnedBrowser:
         self.endpoint = endpoint
         self.record = record
         self.sockets: str | None = None  # the short TMPDIR made for a long private directory, removed at close
+        self.closed_port: socket.socket | None = None  # the refusing "proxy" of a contained browser
         self._lineage = [proc.observe("started")]
 
     @classmethod
     def launch(cls, ctx: CallContext | None = None, *, window: tuple[int, int] = (1280, 720),
-               start_url: str = "about:blank", features: tuple[str, ...] = ("WebMCP",)) -> OwnedBrowser:
+               start_url: str = "about:blank", features: tuple[str, ...] = ("WebMCP",),
+               allowed_origins: tuple[str, ...] | None = None) -> OwnedBrowser:
+        """Start a browser; with ``allowed_origins`` its connections (WebSockets included) reach only those."""
         executable, source = find_chromium()
         if executable is None:
             raise ReaError("provider_unavailable", f"cannot launch a browser: {source}",
@@ -93,7 +98,8 @@ class OwnedBrowser:
                            details={"reason": "executable_missing", "resource": RESOURCE})
         enabled = (f"--enable-features={','.join(features)}",) if features else ()
         heap = f"--js-flags=--max-old-space-size={MEMORY_LIMIT.read()}"
-        argv = (executable, *FLAGS, *enabled, heap, f"--window-size={window[0]},{window[1]}", start_url)
+        closed, contain = _containment(allowed_origins)
+        argv = (executable, *FLAGS, *enabled, heap, *contain, f"--window-size={window[0]},{window[1]}", start_url)
         began = time.monotonic()
         sockets = _socket_dir()
         env = {"TMPDIR": sockets} if sockets else {}
@@ -105,17 +111,20 @@ class OwnedBrowser:
                                       writable_roots=(sockets,) if sockets else ())))
         except BaseException:
             _remove(sockets)
+            _release(closed)
             raise
         try:
             port = _wait_for_port(proc, STARTUP_TIMEOUT.read() / 1000, ctx)
         except BaseException:
             proc.terminate(0.5)
             _remove(sockets)
+            _release(closed)
             raise
         record = LaunchRecord(executable=executable, source=source, isolation=msgspec.to_builtins(proc.isolation),
                               startup_ms=int((time.monotonic() - began) * 1000))
         browser = cls(proc, f"http://127.0.0.1:{port}", record)
         browser.sockets = sockets
+        browser.closed_port = closed
         return browser
 
     @property
@@ -134,7 +143,32 @@ class OwnedBrowser:
         outcome = self.proc.terminate(grace_s)
         self._lineage.append(self.proc.observe("closed"))
         _remove(self.sockets)
+        _release(self.closed_port)
         return outcome
+
+
+def _containment(origins: tuple[str, ...] | None) -> tuple[socket.socket | None, tuple[str, ...]]:
+    """Launch flags that send every connection outside ``origins`` to a proxy that refuses it.
+
+    DevTools' Fetch domain holds requests but not WebSockets or WebTransport; the proxy rules hold all of them.
+    The "proxy" is a loopback port bound and never listened on (connections to it are refused, and no other
+    process can take it while it is held); the allowed origins bypass it, by scheme, host and port (WebSockets
+    by their ws/wss form), and ``<-loopback>`` removes Chromium's implicit bypass of loopback hosts."""
+    if origins is None:
+        return None, ()
+    hole = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    hole.bind(("127.0.0.1", 0))
+    bypass = ["<-loopback>"]
+    for origin in origins:
+        scheme, rest = origin.split("://", 1)
+        port = "" if ":" in rest.rsplit("]", 1)[-1] else f":{DEFAULT_PORTS[scheme]}"
+        bypass += [f"{scheme}://{rest}{port}", f"{scheme.replace('http', 'ws', 1)}://{rest}{port}"]
+    return hole, (f"--proxy-server=127.0.0.1:{hole.getsockname()[1]}", f"--proxy-bypass-list={';'.join(bypass)}")
+
+
+def _release(hole: socket.socket | None) -> None:
+    if hole is not None:
+        hole.close()
 
 
 # Chromium puts its singleton socket in $TMPDIR/.org.chromium.Chromium.XXXXXX/SingletonSocket; a Unix socket's

@@ -192,16 +192,21 @@ class _Recorder:
             self.conn.send("Runtime.runIfWaitingForDebugger", {}, sid)
 
     def _socket(self, method: str, params: dict[str, Any]) -> None:
-        """A WebSocket or WebTransport outside the declared origins: DevTools cannot hold it, so it is reported."""
+        """A WebSocket or WebTransport outside the declared origins: refused by a launched browser's proxy rules;
+        DevTools cannot hold it in a connected browser, so there it is reported."""
         url = str(params.get("url", ""))
         as_http = "http" + url[2:] if url.lower().startswith("ws") else url
         if in_scope(as_http, self.req.allowed):
             return
         kind = "WebSocket" if method == "Network.webSocketCreated" else "WebTransport"
+        if self.req.mode == "launch":  # the launched browser's proxy rules refuse it
+            self._add(kind="request-blocked", url=self._url(url), resource_type=kind,
+                      failure=f"a {kind} outside allowed_origins, refused by the launched browser's proxy rules")
+            return
         with self.lock:
             self.uncontained.append(url)
         self._add(kind="request-uncontained", url=self._url(url), resource_type=kind,
-                  failure=f"a {kind} outside allowed_origins (DevTools cannot block it)")
+                  failure=f"a {kind} outside allowed_origins (DevTools cannot block it in a connected browser)")
 
     def _guard(self, params: dict[str, Any], session: str | None = None) -> None:
         """Every paused request is answered: replayed, continued within the declared origins, or failed."""
@@ -587,7 +592,8 @@ class BrowserScenarioDriver(ScenarioDriver):
         try:
             if req.mode == "launch":
                 view = req.environment["viewport"]
-                browser = OwnedBrowser.launch(ctx, window=(view["width"], view["height"]))
+                browser = OwnedBrowser.launch(ctx, window=(view["width"], view["height"]),
+                                              allowed_origins=tuple(req.allowed))
                 run.isolation = browser.record.isolation
                 run.limitations.append(f"rea launched {browser.record.executable} headless with a private profile "
                                        f"(isolation: {browser.record.isolation.get('sandbox')}).")

@@ -1,6 +1,6 @@
 """allowed_origins holds beyond the page (issue 24 item 1): a service worker's install and activate fetches and a
-shared worker's fetch to another origin never reach it, and a WebSocket there (which DevTools cannot block) is
-reported as an uncontained request, with a limitation saying so.
+shared worker's fetch to another origin never reach it, and neither does a WebSocket (which DevTools cannot hold:
+the launched browser's proxy rules refuse it), while one to the page's own origin connects.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from tests import toolchains
 PAGE = """<!doctype html><html><head><title>origins</title></head><body>
 <script>
 new WebSocket('ws://127.0.0.1:{other}/ws');
+new WebSocket('ws://127.0.0.1:{site}/own-ws');
 navigator.serviceWorker.register('/sw.js');
 new SharedWorker('/shared.js');
 setTimeout(() => {{ document.title = 'done'; }}, 1500);
@@ -70,7 +71,7 @@ class Listener:
 def servers() -> Iterator[tuple[Listener, Listener]]:
     other = Listener()
     site = Listener()
-    site.pages.update({"/": ("text/html", PAGE.format(other=other.port)),
+    site.pages.update({"/": ("text/html", PAGE.format(other=other.port, site=site.port)),
                        "/sw.js": ("text/javascript", SERVICE_WORKER.format(other=other.port)),
                        "/shared.js": ("text/javascript", SHARED_WORKER.format(other=other.port))})
     yield site, other
@@ -94,11 +95,13 @@ def test_workers_cannot_reach_another_origin_and_a_websocket_is_reported(
     time.sleep(0.3)  # anything still in flight would have arrived by now
     assert "/shared" in site.hits or "/shared.js" in site.hits  # the shared worker did run
     assert "/sw.js" in site.hits  # and the service worker was installed
-    assert [h for h in other.hits if h != "/ws"] == [], other.hits
+    assert "/own-ws" in site.hits  # a WebSocket to the page's own origin is not held
+    assert other.hits == [], other.hits
     events = capture["events"]["items"]
     blocked = {e["url"]["url"] for e in events if e["kind"] == "request-blocked" and e["url"]}
     assert f"http://127.0.0.1:{other.port}/shared" in blocked
     assert {f"http://127.0.0.1:{other.port}/sw-install", f"http://127.0.0.1:{other.port}/sw-activate"} & blocked
-    uncontained = [e for e in events if e["kind"] == "request-uncontained"]
-    assert [e["url"]["url"] for e in uncontained] == [f"ws://127.0.0.1:{other.port}/ws"]
-    assert any("WebSocket" in line for line in capture["limitations"])
+    # The launched browser's proxy rules refuse the WebSocket DevTools cannot hold: blocked, not uncontained.
+    sockets = [e for e in events if e["resource_type"] == "WebSocket"]
+    assert [(e["kind"], e["url"]["url"]) for e in sockets] == [("request-blocked", f"ws://127.0.0.1:{other.port}/ws")]
+    assert not any("WebSocket" in line for line in capture["limitations"])
