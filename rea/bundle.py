@@ -430,6 +430,32 @@ def _integrity(message: str, **details: Any) -> ReaError:
     )
 
 
+class _BundleMarkers(msgspec.Struct):
+    """Only a bundle's two marker members, left raw (everything else is skipped, nothing materialized)."""
+
+    bundle_version: msgspec.Raw = msgspec.Raw()
+    records: msgspec.Raw = msgspec.Raw()
+
+
+def _looks_like_bundle(data: bytes) -> bool:
+    """A JSON object carrying both of a bundle's marker members (an edited bundle still does)."""
+    try:
+        markers = msgspec.json.decode(data, type=_BundleMarkers)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return False
+    return len(markers.bundle_version) > 0 and len(markers.records) > 0
+
+
+def _not_a_bundle(path: str, why: str) -> ReaError:
+    return ReaError(
+        "invalid_request",
+        f"{path} is not an Evidence bundle: {why}",
+        remediation="Give a file written by export_evidence_bundle (or `rea export-evidence-bundle`).",
+        details={"path": path, "reason": "not_a_bundle",
+                 "issues": [{"path": "path", "reason": "invalid_value", "message": "not an Evidence bundle"}]},
+    )
+
+
 def _too_big(message: str, **details: Any) -> ReaError:
     return ReaError(
         "resource_constraint",
@@ -546,13 +572,19 @@ def parse_bundle(
             f"bundle {path} nests too deeply to decode", limit="max_depth", max_depth=max_depth, path=path
         ) from None
     except msgspec.ValidationError as exc:
+        if not _looks_like_bundle(data):
+            raise _not_a_bundle(path, "it has no bundle_version and records") from None
+        # An altered bundle: say where its structure breaks, not the decoder's sentence.
+        where = str(exc).rpartition(" - at ")[2] if " - at " in str(exc) else "$"
         raise _integrity(
-            f"bundle {path} is not an Evidence bundle: {exc}", path=path, reason="malformed_bundle"
+            f"bundle {path} does not have the Evidence bundle structure (at {where})",
+            path=path, reason="malformed_bundle", location=where,
         ) from None
-    except msgspec.DecodeError as exc:
-        raise _integrity(
-            f"bundle {path} is not valid JSON: {exc}", path=path, reason="malformed_json"
-        ) from None
+    except msgspec.DecodeError:
+        if b'"bundle_version"' in data[:4096]:  # a bundle cut short or damaged, not some other file
+            raise _integrity(f"bundle {path} is damaged: it is not complete JSON", path=path,
+                             reason="malformed_json") from None
+        raise _not_a_bundle(path, "it is not JSON") from None
     if doc.bundle_version != BUNDLE_VERSION:
         raise _integrity(
             f"bundle_version {doc.bundle_version} is not supported (expected {BUNDLE_VERSION})",

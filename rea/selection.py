@@ -109,8 +109,9 @@ def candidates(registry: Registry) -> list[Candidate]:
 
 def _selection_error(reason: str, message: str, requested: str, candidate_ids: list[str],
                      rejections: list[Rejection], remediation: str) -> ReaError:
-    code = {"provider_unavailable": "provider_unavailable",
-            "target_unsupported": "unsupported_target"}.get(reason, "capability_unavailable")
+    # Naming a provider that is not registered is a mistake in the request, not a missing capability.
+    code = {"provider_unavailable": "provider_unavailable", "target_unsupported": "unsupported_target",
+            "unknown_provider": "invalid_request"}.get(reason, "capability_unavailable")
     return ReaError(code, message, remediation=remediation, details={
         "selection_reason": reason,
         "requested_provider_id": requested,

@@ -182,9 +182,11 @@ class Inventory:
         fmt, arch = sniff_format(head)
         size = spool.seek(0, 2)
         if depth + 1 > self.limits.max_depth:
-            raise limit_exceeded("depth", self.limits.max_depth, depth + 1, path=path,
-                                 message=f"nested archive {path!r} is deeper than max_depth "
-                                         f"({self.limits.max_depth})")
+            # Listed with its digest, not opened: the caller bounded the descent (0: none), and says so.
+            record["nested_archive"] = {"format": fmt, "status": "not-expanded"}
+            self.partial_reasons.append(f"{path}: nested {fmt} archive not expanded (max_depth "
+                                        f"{self.limits.max_depth})")
+            return
         inner = Target(path=path, resolved_path=local or "", sha256=sha256, size=size, format=fmt,
                        architecture=arch)
         # The nested listing counts against what is left of max_entries, so it is refused while it is read.

@@ -40,8 +40,8 @@ MAX_ENTRIES = {"type": "integer", "minimum": 1, "maximum": 10_000_000, "default"
                "description": "Most entries to list, nested archives included; more is resource_constraint.",
                "examples": [200000]}
 MAX_DEPTH = {"type": "integer", "minimum": 0, "maximum": 32, "default": _D.max_depth,
-             "description": "Deepest nesting of archives inside archives to expand (0: none); deeper is "
-                            "resource_constraint.",
+             "description": "Deepest nesting of archives inside archives to expand (0: none); deeper ones are "
+                            "listed, not opened (coverage partial).",
              "examples": [4]}
 MAX_TOTAL = {"type": "integer", "minimum": 1, "maximum": 1 << 44, "default": _D.max_total_bytes,
              "description": "Most uncompressed bytes to read over all entries; more is resource_constraint.",

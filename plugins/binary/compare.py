@@ -90,7 +90,11 @@ def _compare(call: ToolCall) -> Evidence:
     facets = []
     for key in lf:
         a, b = lf[key], rf[key]
-        status = "unknown" if a is None or b is None else ("unchanged" if a == b else "changed")
+        if a is None and b is None:
+            # Neither dossier has the facet (native has no pseudocode): nothing to compare, nothing unknown.
+            status = "absent"
+        else:
+            status = "unknown" if a is None or b is None else ("unchanged" if a == b else "changed")
         facets.append({"facet": key, "status": status, "left": a, "right": b})
     statuses = {f["status"] for f in facets}
     overall = "changed" if "changed" in statuses else ("unknown" if "unknown" in statuses else "unchanged")

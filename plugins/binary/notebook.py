@@ -204,8 +204,10 @@ def _annotate_function(call: ToolCall) -> Evidence:
                                                                    "or notes")])
     info = run(call, "procedure_info", {"procedure": call.args["procedure"]}).normalized
     if info.get("kind") not in (None, "local"):
-        raise invalid_request(f"{call.args['procedure']} is a {info['kind']} procedure; only local functions are "
-                              "annotated", [issue("procedure", "invalid_value", "expected a local function")])
+        kind = str(info["kind"])
+        raise invalid_request(f"{call.args['procedure']} is {'an' if kind[:1] in 'aeiou' else 'a'} {kind} procedure; "
+                              "only local functions are annotated",
+                              [issue("procedure", "invalid_value", "expected a local function")])
     address = info["address"]
     values = {f: check_field(f, v, f) for f, v in fields.items()}
     names = None

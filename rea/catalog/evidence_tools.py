@@ -236,6 +236,7 @@ INSPECT_EVIDENCE_BUNDLE = ToolDef(
     output_schema={"type": "object"},
     effects=ToolEffects(records_evidence=False),
     examples=({"path": "/tmp/evidence.json", **_SUMMARY_EXAMPLE},),
+    cli_subject="path",
     handler=_inspect_evidence_bundle,
 )
 

@@ -81,9 +81,11 @@ def parse_json_text(text: str, where: str) -> Any:
     try:
         return json.loads(body)
     except json.JSONDecodeError as exc:
-        raise ReaError("invalid_request", f"{where} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+        # Where it went wrong, not the decoder's wording.
+        raise ReaError("invalid_request", f"{where} is not valid JSON (line {exc.lineno}, column {exc.colno})",
                        details={"issues": [{"path": where, "reason": "invalid_format",
-                                            "message": f"not JSON: {exc.msg}"}]}) from None
+                                            "message": f"not valid JSON at line {exc.lineno}, column {exc.colno}"}]},
+                       remediation="Give a JSON value, or @FILE to read one from a file.") from None
 
 
 class _JsonValue:
@@ -167,7 +169,7 @@ def collect_arguments(tool: ToolDef, ns: argparse.Namespace) -> dict[str, Any]:
     args: dict[str, Any] = {}
     raw = getattr(ns, "json_input", None)
     if raw is not None:
-        value = parse_json_text(raw, "JSON")
+        value = parse_json_text(raw, "the JSON argument")
         if not isinstance(value, dict):
             raise ReaError("invalid_request", "the JSON argument must be an object",
                            details={"issues": [{"path": "(root)", "reason": "invalid_type",

@@ -154,7 +154,7 @@ def test_one_procedure_facet_by_facet(native_session: Session) -> None:
 
 
 def test_bad_provider_choices_are_typed_errors(native_session: Session) -> None:
-    for ids, code in ((["native", "native"], "invalid_request"), (["native", "nosuch"], "capability_unavailable")):
+    for ids, code in ((["native", "native"], "invalid_request"), (["native", "nosuch"], "invalid_request")):
         with pytest.raises(ReaError) as info:
             call_tool(native_session, "compare_provider_results", {"provider_ids": ids})
         assert info.value.code == code, ids

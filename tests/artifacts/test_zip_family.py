@@ -69,10 +69,12 @@ def test_nested_archives_expand_within_depth(rea_session: Session, tmp_path: Pat
     assert inner["sha256"] == hashlib.sha256(b"module.exports = 1;\n").hexdigest()
     assert inner["integrity"] == "verified"
     assert [e["path"] for e in out["entries"]] == sorted(e["path"] for e in out["entries"])
-    # max_depth 0: nested archives are a typed resource limit, not silently skipped.
-    err = _error(rea_session, path, max_depth=0)
-    assert err.code == "resource_constraint"
-    assert err.details["resource"] == "depth" and err.details["limit"] == 0
+    # max_depth 0: the outer archive is inspected without descending, and the result says what was not opened.
+    flat = _inspect(rea_session, path, max_depth=0)
+    assert [e["path"] for e in flat["entries"]] == ["lib/dep.jar", "res/app.asar", "top.txt"]
+    assert flat["entries"][0]["nested_archive"] == {"format": "zip", "status": "not-expanded"}  # sniffed, unopened
+    assert flat["entries"][0]["sha256"] == entries["lib/dep.jar"]["sha256"]
+    assert flat["coverage"] == "partial" and len(flat["partial_reasons"]) == 2
 
 
 def test_deep_nesting_is_bounded(rea_session: Session, tmp_path: Path) -> None:
@@ -84,9 +86,9 @@ def test_deep_nesting_is_bounded(rea_session: Session, tmp_path: Path) -> None:
         data = buf.getvalue()
     path = tmp_path / "matryoshka.zip"
     path.write_bytes(data)
-    err = _error(rea_session, path, max_depth=3)
-    assert err.code == "resource_constraint" and err.details["resource"] == "depth"
-    assert err.details["limit"] == 3
+    bounded = _inspect(rea_session, path, max_depth=3)
+    assert len(bounded["entries"]) == 4 and bounded["entries"][-1]["nested_archive"]["status"] == "not-expanded"
+    assert bounded["coverage"] == "partial" and "max_depth 3" in bounded["partial_reasons"][0]
     assert len(_inspect(rea_session, path, max_depth=8)["entries"]) == 8
 
 

@@ -179,7 +179,11 @@ def test_import_rejects_forged_and_hostile_bundles(loaded: Session, tmp_path: Pa
     dropped["records"].pop()
     assert rejected(dropped, "dropped.json").details["reason"] == "manifest_mismatch"
     assert rejected(b'{"bundle_version": 2, "records": [', "trunc.json").details["reason"] == "malformed_json"
-    assert rejected(b"\xff\xfenot json", "garbage.json").code == "evidence_integrity_mismatch"
+    # A file that is no bundle at all is a wrong argument, said without a decoder's words (issue 26).
+    for data in (b"\xff\xfenot json", b'{"a": 1}', b"[1]"):
+        err = rejected(data, "other.json")
+        assert (err.code, err.details["reason"]) == ("invalid_request", "not_a_bundle")
+        assert err.message.endswith(("it is not JSON", "it has no bundle_version and records"))
     deep = b'{"bundle_version": 2, "records": [' + b"[" * 5000 + b"]" * 5000 + b"]}"
     err = rejected(deep, "deep.json")
     assert err.code == "resource_constraint" and err.details["resource"] == "memory"

@@ -97,7 +97,7 @@ def test_tie_at_the_top_is_ambiguous(hello_elf: Path, clean_env: pytest.MonkeyPa
 def test_explicit_unknown_unavailable_unsupported(hello_elf: Path, clean_env: pytest.MonkeyPatch) -> None:
     reg = make_registry(DeclaredProvider("alpha", 5, formats=("pe",)), DeclaredProvider("beta", 5, available=False))
     target = identify(str(hello_elf))
-    cases = {"nope": ("capability_unavailable", "unknown_provider"),
+    cases = {"nope": ("invalid_request", "unknown_provider"),
              "beta": ("provider_unavailable", "provider_unavailable"),
              "alpha": ("unsupported_target", "target_unsupported")}
     for pid, (code, reason) in cases.items():
@@ -154,7 +154,7 @@ def test_same_selection_error_through_flag_env_and_api(hello_elf: Path, clean_en
         call_tool(session, "open_binary", {"path": str(hello_elf), "provider_id": "no-such-engine"})
     e3 = info.value.projection_dict()
     for e in (e1, e2, e3):
-        assert e["code"] == "capability_unavailable"
+        assert e["code"] == "invalid_request"
         assert e["details"]["selection_reason"] == "unknown_provider"
         assert e["details"]["requested_provider_id"] == "no-such-engine"
     bad = _cli("open-binary", str(hello_elf), "--format", "json", env={"REA_ANALYSIS_PROVIDER": "Auto"})

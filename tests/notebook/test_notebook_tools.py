@@ -147,6 +147,7 @@ def test_bad_addresses_and_names_are_canonical_invalid_requests(native: Session)
     assert err.details["issues"][0]["reason"] == "missing_argument"
     err = _error(native, "annotate_native_function", {"procedure": "puts", "notes": "an import"})
     assert err.details["issues"][0]["path"] == "procedure"
+    assert "is an import procedure" in err.message
 
 
 def test_the_cursor_steps_through_instructions_and_procedures(native: Session, rea_registry: Registry,
