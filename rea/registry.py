@@ -149,30 +149,29 @@ def _describe(exc: BaseException) -> str:
 
 
 def _collect(reg: Registry) -> None:
-    kinds: list[tuple[str, str, dict[str, Any], Callable[[Any], str]]] = [
-        ("rea_register_analysis_providers", "provider", reg.providers, lambda p: p.descriptor.id),
-        ("rea_register_unpackers", "unpacker", reg.unpackers, lambda u: u.descriptor.id),
-        ("rea_register_scenario_drivers", "scenario driver", reg.drivers, lambda d: d.descriptor.id),
-        ("rea_register_projections", "projection", reg.projections, lambda p: p.descriptor.id),
-        ("rea_register_tools", "tool", reg.tools, lambda t: t.name),
-        ("rea_register_settings", "setting", reg.settings, lambda s: s.name),
-        ("rea_register_prompts", "prompt", reg.prompts, lambda p: p.name),
+    kinds: list[tuple[str, str, type, dict[str, Any], Callable[[Any], str]]] = [
+        ("rea_register_analysis_providers", "provider", AnalysisProvider, reg.providers, lambda p: p.descriptor.id),
+        ("rea_register_unpackers", "unpacker", Unpacker, reg.unpackers, lambda u: u.descriptor.id),
+        ("rea_register_scenario_drivers", "scenario driver", ScenarioDriver, reg.drivers, lambda d: d.descriptor.id),
+        ("rea_register_projections", "projection", Projection, reg.projections, lambda p: p.descriptor.id),
+        ("rea_register_tools", "tool", ToolDef, reg.tools, lambda t: t.name),
+        ("rea_register_settings", "setting", SettingSpec, reg.settings, lambda s: s.name),
+        ("rea_register_prompts", "prompt", PromptDef, reg.prompts, lambda p: p.name),
     ]
-    for hook_name, label, table, key_of in kinds:
-        caller = getattr(reg.pm.hook, hook_name)
-        # Each plugin's hook is called on its own, so one that raises is isolated and named.
-        for impl in caller.get_hookimpls():
-            plugin_name = reg.pm.get_name(impl.plugin) or "?"
-            staged: list[Any] = []
-            try:
-                impl.function(register=staged.append)
-            except Exception as exc:
-                info = reg.plugins.get(plugin_name)
-                reg.broken.append(BrokenPlugin(name=plugin_name, distribution=info.distribution if info else None,
-                                               stage=hook_name, error=_describe(exc)))
+    for hook_name, label, kind, table, key_of in kinds:
+        for plugin_name, staged in _call_each(reg, hook_name):
+            wrong = next((item for item in staged if not isinstance(item, kind)), None)
+            if wrong is not None:
+                # All or nothing per plugin and hook: half a plugin's tools would be a catalog nobody wrote.
+                _broken(reg, plugin_name, hook_name, f"registered a {type(wrong).__name__} where a "
+                                                     f"{kind.__name__} belongs")
                 continue
-            for item in staged:
-                key = key_of(item)
+            try:
+                keyed = [(key_of(item), item) for item in staged]
+            except Exception as exc:
+                _broken(reg, plugin_name, hook_name, _describe(exc))
+                continue
+            for key, item in keyed:
                 if label == "provider" and not valid_provider_id(key):
                     reg.errors.append(ReaError(
                         "configuration_invalid",
@@ -189,6 +188,31 @@ def _collect(reg: Registry) -> None:
                     continue
                 reg.owner[(label, key)] = plugin_name
                 table[key] = item
+
+
+def _call_each(reg: Registry, hook_name: str) -> list[tuple[str, list[Any]]]:
+    """Call one registration hook through pluggy once per implementing plugin (its wrappers apply, arguments
+    are pruned to what each implementation declares), so a plugin that raises is isolated and named."""
+    impls = getattr(reg.pm.hook, hook_name).get_hookimpls()
+    plain = [impl for impl in impls if not (impl.wrapper or impl.hookwrapper)]
+    out: list[tuple[str, list[Any]]] = []
+    for impl in plain:
+        plugin_name = reg.pm.get_name(impl.plugin) or "?"
+        others = [other.plugin for other in plain if other.plugin is not impl.plugin]
+        staged: list[Any] = []
+        try:
+            reg.pm.subset_hook_caller(hook_name, remove_plugins=others)(register=staged.append)
+        except Exception as exc:
+            _broken(reg, plugin_name, hook_name, _describe(exc))
+            continue
+        out.append((plugin_name, staged))
+    return out
+
+
+def _broken(reg: Registry, plugin_name: str, stage: str, error: str) -> None:
+    info = reg.plugins.get(plugin_name)
+    reg.broken.append(BrokenPlugin(name=plugin_name, distribution=info.distribution if info else None,
+                                   stage=stage, error=error))
 
 
 def valid_provider_id(value: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
@@ -209,5 +210,5 @@ BINARY_SESSION = ToolDef(
 
 
 @hookimpl
-def rea_register_tools(register: Any) -> None:
+def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
     register(BINARY_SESSION)

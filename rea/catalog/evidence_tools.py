@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rea import bundle, hookimpl, views
@@ -336,7 +337,7 @@ INSPECT_ANALYSIS_VIEW = ToolDef(
 
 
 @hookimpl
-def rea_register_tools(register: Any) -> None:
+def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
     for tool in (
         GET_EVIDENCE_BUNDLE,
         EXPORT_EVIDENCE_BUNDLE,

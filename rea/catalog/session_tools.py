@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rea import hookimpl
@@ -94,6 +95,6 @@ CLOSE_BINARY = ToolDef(
 
 
 @hookimpl
-def rea_register_tools(register: Any) -> None:
+def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
     register(OPEN_BINARY)
     register(CLOSE_BINARY)

@@ -153,3 +153,60 @@ def test_hook_rea_register_settings_validates_declared_settings_at_startup(raw: 
     assert info.value.details["settings"][0]["setting"] == "REA_TEST_STARTUP_TIMEOUT_MS"
     assert load_settings({"REA_TEST_STARTUP_TIMEOUT_MS": "1800000"}, declared=reg.settings) is not None
     assert reg.settings["REA_TEST_STARTUP_TIMEOUT_MS"].read({}) == 5000
+
+
+class _WrongType:
+    @hookimpl
+    def rea_register_tools(self, register: Any) -> None:
+        register({"name": "dict_tool", "description": "a dict where a ToolDef belongs"})
+
+
+class _NoArguments:
+    """An implementation may declare fewer arguments than the spec: pluggy prunes them."""
+
+    def __init__(self) -> None:
+        self.called = 0
+
+    @hookimpl
+    def rea_register_analysis_providers(self) -> None:
+        self.called += 1
+
+
+class _Wrapper:
+    """A wrapper around every plugin's registrations sees each call (pluggy applies it)."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    @hookimpl(wrapper=True)
+    def rea_register_analysis_providers(self, register: Any) -> Any:
+        self.seen += 1
+        return (yield)
+
+
+def test_a_registration_of_the_wrong_type_is_a_broken_plugin_and_the_rest_work() -> None:
+    reg = registry_mod.load(entry_points=False, extra=[("wrong", _WrongType()), ("session", session_tools)])
+    assert [(b.name, b.stage) for b in reg.broken] == [("wrong", "rea_register_tools")]
+    assert reg.broken[0].error == "registered a dict where a ToolDef belongs"
+    assert "dict_tool" not in reg.tools and "open_binary" in reg.tools
+
+
+def test_hooks_are_called_through_pluggy_with_pruning_and_wrappers() -> None:
+    bare, wrapper = _NoArguments(), _Wrapper()
+    reg = registry_mod.load(entry_points=False, extra=[
+        ("bare", bare), ("wrapper", wrapper), ("good", ProviderPlugin(DeclaredProvider("fine", 1)))])
+    assert reg.broken == []
+    assert bare.called == 1 and "fine" in reg.providers
+    assert wrapper.seen == 2  # once around each implementing plugin's call
+
+
+def test_providers_list_names_a_plugin_that_registers_a_dict(tmp_path: Path) -> None:
+    (tmp_path / "dict_plugin.py").write_text(
+        "from rea import hookimpl\n\n@hookimpl\ndef rea_register_tools(register):\n"
+        "    register({'name': 'x'})\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
+    env.update(PYTHONPATH=str(tmp_path) + os.pathsep + env.get("PYTHONPATH", ""), REA_PLUGIN_MODULES="dict_plugin")
+    proc = subprocess.run([sys.executable, "-m", "rea.cli.main", "providers", "list"], capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "dict_plugin" in proc.stdout and "registered a dict where a ToolDef belongs" in proc.stdout

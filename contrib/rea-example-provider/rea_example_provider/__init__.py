@@ -6,6 +6,7 @@ should: a crash or a hang there costs one request, never the server.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
@@ -161,5 +162,5 @@ class ToyProvider(AnalysisProvider):
 
 
 @hookimpl
-def rea_register_analysis_providers(register: Any) -> None:
+def rea_register_analysis_providers(register: Callable[[AnalysisProvider], None]) -> None:
     register(ToyProvider())
