@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from rea_plugins.native.disasm import Insn
 from rea_plugins.native.dispatch import WINDOW, pointer_table
@@ -12,16 +12,13 @@ from rea_plugins.native.program import Proc, Program, Ref
 
 from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
+from rea.operations.answers import hexa, looks_like_address, page, paging, parse_address
 from rea.operations.operands import split_operands, symbolized_text, symbols_of
 from rea.providers import OperationResult
 from rea.search import matcher as search_matcher
 from rea.target import Target
 
-T = TypeVar("T")
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 1000
 MAX_ASSEMBLY = 20_000
-_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
 _IMMEDIATE = re.compile(r"^#?-?(0x[0-9a-fA-F]+|\d+)$")
 _FROM_DATA = ("data", "read", "write")
 _ABI = {("elf", "x86_64"): "sysv", ("mach-o", "x86_64"): "sysv", ("pe", "x86_64"): "ms-x64",
@@ -29,42 +26,9 @@ _ABI = {("elf", "x86_64"): "sysv", ("mach-o", "x86_64"): "sysv", ("pe", "x86_64"
         ("elf", "x86"): "cdecl", ("pe", "x86"): "cdecl", ("elf", "arm"): "aapcs", ("pe", "arm"): "aapcs"}
 
 
-def hx(value: int | None) -> str | None:
-    return None if value is None else f"0x{value:x}"
-
-
 def owner(r: Ref) -> str | None:
     """The procedure a reference comes from; None for a reference from data (a pointer slot)."""
-    return hx(r.proc) if r.proc >= 0 else None
-
-
-def parse_address(value: Any, path: str = "address") -> int:
-    if not isinstance(value, str) or not _ADDRESS.match(value):
-        raise invalid_request(f"{path} must be a 0x-prefixed hex address (got {value!r})",
-                              [issue(path, "invalid_format", "expected 0x followed by 1-16 hex digits")])
-    return int(value, 16)
-
-
-def paging(params: dict[str, Any]) -> tuple[int, int]:
-    offset = params.get("offset", 0)
-    limit = params.get("limit", DEFAULT_LIMIT)
-    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-        raise invalid_request("offset must be a non-negative integer", [issue("offset", "out_of_range", ">= 0")])
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
-        raise invalid_request(f"limit must be 1..{MAX_LIMIT}", [issue("limit", "out_of_range", f"1..{MAX_LIMIT}")])
-    return offset, limit
-
-
-def page(key: str, items: Sequence[T], offset: int, limit: int,
-         render: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
-    chunk = items[offset:offset + limit]
-    nxt = offset + limit if offset + limit < len(items) else None
-    return {key: [render(x) for x in chunk], "offset": offset, "limit": limit, "total": len(items),
-            "next_offset": nxt}
-
-
-def matcher(params: dict[str, Any]) -> Callable[[str], bool]:
-    return search_matcher(params)
+    return hexa(r.proc) if r.proc >= 0 else None
 
 
 class Operations:
@@ -80,7 +44,7 @@ class Operations:
         sel = params.get(path)
         if not isinstance(sel, str) or not sel:
             raise invalid_request(f"{path} is required", [issue(path, "missing_argument", "name or address")])
-        found = self.p.procedure(int(sel, 16)) if _ADDRESS.match(sel) else self.p.by_name(sel)
+        found = self.p.procedure(parse_address(sel, path)) if looks_like_address(sel) else self.p.by_name(sel)
         if found is None:
             raise invalid_request(f"no procedure named or starting at {sel!r}",
                                   [issue(path, "invalid_value", "unknown procedure name or address",
@@ -89,14 +53,14 @@ class Operations:
 
     def proc_dict(self, p: Proc) -> dict[str, Any]:
         end = self.p.end_of(p)
-        return {"address": hx(p.address), "name": p.name, "size": end - p.address, "kind": p.kind, "end": hx(end),
-                "name_source": p.name_source, "part_of": hx(p.part_of)}
+        return {"address": hexa(p.address), "name": p.name, "size": end - p.address, "kind": p.kind, "end": hexa(end),
+                "name_source": p.name_source, "part_of": hexa(p.part_of)}
 
     def insn_dict(self, insn: Insn, refs: Sequence[Ref] = ()) -> dict[str, Any]:
         """An instruction row; with its references, the symbolized text and the addresses its operands denote."""
         raw = self.p.read(insn.address, insn.size) or b""
         text = f"{insn.mnemonic} {insn.op_str}".strip()
-        row: dict[str, Any] = {"address": hx(insn.address), "bytes": raw.hex(), "mnemonic": insn.mnemonic,
+        row: dict[str, Any] = {"address": hexa(insn.address), "bytes": raw.hex(), "mnemonic": insn.mnemonic,
                                "operands": insn.op_str, "text": text}
         details, branch = self._operand_details(insn, refs)
         row["symbolized"] = symbolized_text(insn.mnemonic, details, branch)
@@ -133,7 +97,7 @@ class Operations:
         if target is not None:
             index, address, name = target
             d = details[index]
-            d["address"] = hx(address)
+            d["address"] = hexa(address)
             d["name"] = name or self.p.name_at(address)
             s = self.p.string_at(address)
             if s is not None:
@@ -141,7 +105,7 @@ class Operations:
         return details, branch
 
     def ref_dict(self, r: Ref) -> dict[str, Any]:
-        return {"from": hx(r.src), "to": hx(r.dst), "kind": r.kind, "from_procedure": owner(r),
+        return {"from": hexa(r.src), "to": hexa(r.dst), "kind": r.kind, "from_procedure": owner(r),
                 "to_name": r.name}
 
     def _result(self, normalized: Any, limitations: list[str] | None = None,
@@ -155,7 +119,7 @@ class Operations:
     def list_documents(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         m = self.p.model
         doc: dict[str, Any] = {"name": self.target.name, "format": self.target.format, "architecture": m.arch,
-               "sha256": self.target.sha256, "entry": hx(m.entry), "bits": m.bits, "endianness": m.endianness}
+               "sha256": self.target.sha256, "entry": hexa(m.entry), "bits": m.bits, "endianness": m.endianness}
         if m.slices:
             doc["slice"] = m.slice_arch
             doc["slices"] = list(m.slices)
@@ -163,18 +127,18 @@ class Operations:
 
     def list_segments(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         m = self.p.model
-        rows = [{"name": r.name, "start": hx(r.start), "end": hx(r.end), "size": r.size, "permissions": r.perms,
+        rows = [{"name": r.name, "start": hexa(r.start), "end": hexa(r.end), "size": r.size, "permissions": r.perms,
                  "file_offset": r.file_offset, "file_size": r.file_size, "kind": r.kind}
                 for r in sorted(m.segments, key=lambda r: (r.start, r.name))]
-        rows += [{"name": r.name, "start": hx(r.start), "end": hx(r.end), "size": r.size, "permissions": r.perms,
+        rows += [{"name": r.name, "start": hexa(r.start), "end": hexa(r.end), "size": r.size, "permissions": r.perms,
                   "file_offset": r.file_offset, "file_size": r.file_size, "kind": r.kind}
                  for r in sorted(m.sections, key=lambda r: (r.start, r.name))]
         return self._result({"segments": rows})
 
     def list_procedures(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
-        offset, limit = paging(params)
+        paging(params)  # a bad page is refused before the work, in every listing below
         procs = self.p.procedures(ctx)
-        return self._result(page("procedures", procs, offset, limit, self.proc_dict), self._discovery_note())
+        return self._result(page("procedures", procs, params, self.proc_dict), self._discovery_note())
 
     def _discovery_note(self) -> list[str]:
         if self.p.discovery:
@@ -183,51 +147,51 @@ class Operations:
                 "discovery is off for code larger than the profile's discovery_max_code_bytes"]
 
     def search_procedures(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
-        offset, limit = paging(params)
-        match = matcher(params)
+        paging(params)
+        match = search_matcher(params)
         hits = [p for p in self.p.procedures(ctx) if match(p.name)]
-        return self._result(page("procedures", hits, offset, limit, self.proc_dict), self._discovery_note())
+        return self._result(page("procedures", hits, params, self.proc_dict), self._discovery_note())
 
     def _string_dict(self, s: Any) -> dict[str, Any]:
         value, truncated = self.p.string_value(s)
-        return {"address": hx(s.address), "value": value, "encoding": s.encoding, "byte_length": s.byte_length,
+        return {"address": hexa(s.address), "value": value, "encoding": s.encoding, "byte_length": s.byte_length,
                 "truncated": truncated, "section": s.section}
 
     def list_strings(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
-        offset, limit = paging(params)
+        paging(params)
         items = self.p.strings(ctx)
         if params.get("address") is not None:
             addr = parse_address(params["address"])
             items = [s for s in items if s.address == addr]
-        return self._result(page("strings", items, offset, limit, self._string_dict))
+        return self._result(page("strings", items, params, self._string_dict))
 
     def search_strings(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
-        offset, limit = paging(params)
-        match = matcher(params)
+        paging(params)
+        match = search_matcher(params)
         hits = []
         for i, s in enumerate(self.p.strings(ctx)):
             if i % 4096 == 0:
                 ctx.check("searching strings")
             if match(self.p.string_value(s)[0]):
                 hits.append(s)
-        return self._result(page("strings", hits, offset, limit, self._string_dict))
+        return self._result(page("strings", hits, params, self._string_dict))
 
     def list_names(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
-        offset, limit = paging(params)
+        paging(params)
         items = self.p.names()
         if params.get("address") is not None:
             addr = parse_address(params["address"])
             items = [n for n in items if n[0] == addr]
-        return self._result(page("names", items, offset, limit, lambda n: {
-            "address": hx(n[0]), "name": n[1], "kind": n[2], "external": n[3]}))
+        return self._result(page("names", items, params, lambda n: {
+            "address": hexa(n[0]), "name": n[1], "kind": n[2], "external": n[3]}))
 
     def address_name(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         addr = parse_address(params.get("address"))
-        return self._result({"address": hx(addr), "name": self.p.name_at(addr)})
+        return self._result({"address": hexa(addr), "name": self.p.name_at(addr)})
 
     def procedure_address(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         p = self.proc(params)
-        return self._result({"procedure": params["procedure"], "address": hx(p.address), "name": p.name})
+        return self._result({"procedure": params["procedure"], "address": hexa(p.address), "name": p.name})
 
     def resolve_containing_procedure(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         addr = parse_address(params.get("address"))
@@ -236,7 +200,7 @@ class Operations:
         if p is not None:
             d = self.proc_dict(p)
             body = {"address": d["address"], "name": d["name"], "size": d["size"], "end": d["end"]}
-        return self._result({"address": hx(addr), "procedure": body})
+        return self._result({"address": hexa(addr), "procedure": body})
 
     # -- function facts ------------------------------------------------------------------------
 
@@ -251,8 +215,8 @@ class Operations:
                   "instruction_count": sum(b.n_insns for b in blocks), "signature": None,
                   "calling_convention": _ABI.get((m.format, m.arch)) if p.kind == "local" else None,
                   "source": p.source,
-                  "part_of": None if parent is None else {"address": hx(parent.address), "name": parent.name},
-                  "parts": [{"address": hx(q.address), "name": q.name, "end": hx(self.p.end_of(q))}
+                  "part_of": None if parent is None else {"address": hexa(parent.address), "name": parent.name},
+                  "parts": [{"address": hexa(q.address), "name": q.name, "end": hexa(self.p.end_of(q))}
                             for q in self.p.parts_of(p)]})
         lims = ["signature: the native provider recovers no types"]
         if p.name_source == "entry-heuristic":
@@ -262,16 +226,16 @@ class Operations:
     def procedure_blocks(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         p = self.proc(params)
         blocks = self.p.blocks(p) if p.kind in ("local", "thunk") else []
-        edges = [{"from": hx(b.start), "to": hx(t), "kind": k} for b in blocks for t, k in b.successors]
-        return self._result({"address": hx(p.address), "name": p.name, "blocks": [
-            {"start": hx(b.start), "end": hx(b.end), "instruction_count": b.n_insns,
-             "successors": [hx(t) for t, _ in b.successors]} for b in blocks], "edges": edges})
+        edges = [{"from": hexa(b.start), "to": hexa(t), "kind": k} for b in blocks for t, k in b.successors]
+        return self._result({"address": hexa(p.address), "name": p.name, "blocks": [
+            {"start": hexa(b.start), "end": hexa(b.end), "instruction_count": b.n_insns,
+             "successors": [hexa(t) for t, _ in b.successors]} for b in blocks], "edges": edges})
 
     def procedure_assembly(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         p = self.proc(params)
         cap = params.get("max_instructions") or MAX_ASSEMBLY
         insns = self.p.instructions(p)
-        return self._result({"address": hx(p.address), "name": p.name,
+        return self._result({"address": hexa(p.address), "name": p.name,
                              "instructions": self.insn_rows(p, insns[:cap]),
                              "truncated": len(insns) > cap})
 
@@ -283,7 +247,7 @@ class Operations:
         total = len(self.p.instructions(p)) if more else offset + len(window)
         return self._result({"instructions": self.insn_rows(p, window), "offset": offset,
                              "limit": limit, "total": total, "next_offset": offset + limit if more else None,
-                             "address": hx(p.address), "name": p.name})
+                             "address": hexa(p.address), "name": p.name})
 
     def _outgoing(self, p: Proc, ctx: CallContext, data: bool = True) -> list[Ref]:
         return self.p.outgoing(p, ctx, data)
@@ -325,10 +289,10 @@ class Operations:
             elif r.kind == "indirect" or (r.kind == "computed" and r.dst is None):
                 # A call or jump through a register that is no resolved jump table: its targets are unknown.
                 groups.setdefault((None, None, "indirect"), []).append(r.src)
-        callees = [{"address": hx(a), "name": n, "kind": k, "call_sites": [hx(s) for s in sorted(set(sites))]}
+        callees = [{"address": hexa(a), "name": n, "kind": k, "call_sites": [hexa(s) for s in sorted(set(sites))]}
                    for (a, n, k), sites in sorted(groups.items(), key=lambda kv: (kv[0][0] is None, kv[0][0] or 0,
                                                                                   kv[0][2]))]
-        return self._result({"procedure": {"address": hx(p.address), "name": p.name}, "callees": callees})
+        return self._result({"procedure": {"address": hexa(p.address), "name": p.name}, "callees": callees})
 
     def procedure_callers(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         p = self.proc(params)
@@ -339,13 +303,13 @@ class Operations:
         callers = []
         for addr in sorted(groups):
             caller = self.p.procedure(addr)
-            callers.append({"address": hx(addr), "name": caller.name if caller else None,
-                            "call_sites": [hx(s) for s in sorted(set(groups[addr]))]})
-        return self._result({"procedure": {"address": hx(p.address), "name": p.name}, "callers": callers})
+            callers.append({"address": hexa(addr), "name": caller.name if caller else None,
+                            "call_sites": [hexa(s) for s in sorted(set(groups[addr]))]})
+        return self._result({"procedure": {"address": hexa(p.address), "name": p.name}, "callers": callers})
 
     def procedure_references(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         p = self.proc(params)
-        offset, limit = paging(params)
+        paging(params)
         direction = params.get("direction", "outgoing")
         if direction == "outgoing":
             refs = sorted(self._outgoing(p, ctx), key=lambda r: (r.src, r.dst is None, r.dst or 0, r.kind))
@@ -356,16 +320,16 @@ class Operations:
         else:
             raise invalid_request("direction must be incoming or outgoing",
                                   [issue("direction", "invalid_value", "incoming|outgoing")])
-        body = page("references", refs, offset, limit, self.ref_dict)
-        body["procedure"] = {"address": hx(p.address), "name": p.name}
+        body = page("references", refs, params, self.ref_dict)
+        body["procedure"] = {"address": hexa(p.address), "name": p.name}
         body["direction"] = direction
         return self._result(body)
 
     def xrefs(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         addr = parse_address(params.get("address"))
         refs = sorted(self.p.incoming(addr, ctx), key=lambda r: (r.src, r.kind))
-        return self._result({"address": hx(addr), "references": [
-            {"from": hx(r.src), "from_procedure": owner(r), "kind": r.kind, "to": hx(r.dst)} for r in refs]})
+        return self._result({"address": hexa(addr), "references": [
+            {"from": hexa(r.src), "from_procedure": owner(r), "kind": r.kind, "to": hexa(r.dst)} for r in refs]})
 
     def resolve_native_call_targets(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         """Every call and dispatch site of a procedure with its targets; a register dispatch through a bounded
@@ -381,32 +345,32 @@ class Operations:
                 continue
             if r.src in resolved:
                 if r.kind != "indirect" and r.dst is not None:
-                    entry = sites.setdefault(r.src, {"address": hx(r.src), "kind": "indirect",
+                    entry = sites.setdefault(r.src, {"address": hexa(r.src), "kind": "indirect",
                                                      "status": "resolved", "targets": []})
                     how = self.p.register_provenance.get((r.src, r.dst), "register-load")
-                    entry["targets"].append({"address": hx(r.dst), "name": r.name, "provenance": how})
+                    entry["targets"].append({"address": hexa(r.dst), "name": r.name, "provenance": how})
                 continue
             elif self._is_call(r) and r.dst is not None:
                 target = self.p.procedure(r.dst)
                 imported = target is not None and target.kind in ("import", "thunk")
-                entry = sites.setdefault(r.src, {"address": hx(r.src), "kind": "import" if imported else "direct",
+                entry = sites.setdefault(r.src, {"address": hexa(r.src), "kind": "import" if imported else "direct",
                                                  "status": "resolved", "targets": []})
-                entry["targets"].append({"address": hx(r.dst), "name": target.name if target else r.name,
+                entry["targets"].append({"address": hexa(r.dst), "name": target.name if target else r.name,
                                          "provenance": "import" if imported else "direct"})
             elif r.kind == "computed" and r.dst is not None:
-                entry = sites.setdefault(r.src, {"address": hx(r.src), "kind": "computed-jump",
+                entry = sites.setdefault(r.src, {"address": hexa(r.src), "kind": "computed-jump",
                                                  "status": "resolved", "targets": []})
-                entry["targets"].append({"address": hx(r.dst), "name": r.name, "provenance": "jump-table"})
+                entry["targets"].append({"address": hexa(r.dst), "name": r.name, "provenance": "jump-table"})
             elif r.kind == "indirect" or (r.kind == "computed" and r.dst is None):
                 sites[r.src] = self._indirect_site(p, r.src)
         if only is not None and only not in sites:
-            raise invalid_request(f"{hx(only)} is not a call or dispatch site of {p.name or hx(p.address)}",
+            raise invalid_request(f"{hexa(only)} is not a call or dispatch site of {p.name or hexa(p.address)}",
                                   [issue("address", "invalid_value", "not a call site of the procedure")])
         rows = [sites[a] for a in sorted(sites)]
         for row in rows:
             unique = {t["address"]: t for t in row["targets"]}
             row["targets"] = sorted(unique.values(), key=lambda t: int(t["address"], 16))
-        return self._result({"procedure": {"address": hx(p.address), "name": p.name}, "call_sites": rows,
+        return self._result({"procedure": {"address": hexa(p.address), "name": p.name}, "call_sites": rows,
                              "unresolved_count": sum(1 for r in rows if r["status"] == "unresolved")})
 
     def _indirect_site(self, p: Proc, site: int) -> dict[str, Any]:
@@ -417,7 +381,7 @@ class Operations:
             insns = self.p.instructions(q) if q is not None else []
             at = next((i for i, insn in enumerate(insns) if insn.address == site), None)
         found = pointer_table(self.p.model.arch, insns[max(0, at - WINDOW):at + 1]) if at is not None else None
-        row: dict[str, Any] = {"address": hx(site), "kind": "indirect", "targets": []}
+        row: dict[str, Any] = {"address": hexa(site), "kind": "indirect", "targets": []}
         if at is not None:
             row["instruction"] = f"{insns[at].mnemonic} {insns[at].op_str}".strip()
         if found is not None:
@@ -429,7 +393,7 @@ class Operations:
                 if value is None or self.p.code_region_at(value) is None:
                     found = None  # a slot that is no code pointer: the table is not what it seemed
                     break
-                row["targets"].append({"address": hx(value), "name": self.p.name_at(value),
+                row["targets"].append({"address": hexa(value), "name": self.p.name_at(value),
                                        "provenance": "pointer-table"})
         if found is None:
             row["targets"] = []
@@ -444,9 +408,9 @@ class Operations:
         sized symbol (no debug info is read)."""
         at = parse_address(params.get("address"))
         if not self.p.mapped(at):
-            raise invalid_request(f"{hx(at)} is not mapped by the image",
+            raise invalid_request(f"{hexa(at)} is not mapped by the image",
                                   [issue("address", "invalid_value", "not in any segment")])
-        out: dict[str, Any] = {"address": hx(at), "name": self.p.name_at(at), "source": "analysis"}
+        out: dict[str, Any] = {"address": hexa(at), "name": self.p.name_at(at), "source": "analysis"}
         word = self.p.model.bits // 8
         text = self.p.string_at(at)
         pointee = self.p.pointer_slot(at)
@@ -460,8 +424,8 @@ class Operations:
                            "element": element, "count": count}
             out["value"] = self.p.string_value(text)[0]
         elif pointee is not None:
-            out["type"] = {"name": "pointer", "kind": "pointer", "size": word, "target": hx(pointee)}
-            out["value"] = hx(pointee)
+            out["type"] = {"name": "pointer", "kind": "pointer", "size": word, "target": hexa(pointee)}
+            out["value"] = hexa(pointee)
             out["target_name"] = self.p.name_at(pointee)
         elif proc is not None:
             out["type"] = {"name": "code", "kind": "function", "size": self.p.end_of(proc) - proc.address}
@@ -478,18 +442,18 @@ class Operations:
 
     def binary_layout(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         m = self.p.model
-        sections = [{"name": r.name, "start": hx(r.start), "end": hx(r.end), "size": r.size, "permissions": r.perms,
+        sections = [{"name": r.name, "start": hexa(r.start), "end": hexa(r.end), "size": r.size, "permissions": r.perms,
                      "file_offset": r.file_offset, "file_size": r.file_size}
                     for r in sorted(m.sections, key=lambda r: (r.start, r.name))]
-        segments = [{"name": r.name, "start": hx(r.start), "end": hx(r.end), "size": r.size, "permissions": r.perms,
+        segments = [{"name": r.name, "start": hexa(r.start), "end": hexa(r.end), "size": r.size, "permissions": r.perms,
                      "file_offset": r.file_offset, "file_size": r.file_size}
                     for r in sorted(m.segments, key=lambda r: (r.start, r.name))]
-        body = {"format": self.target.format, "architecture": m.arch, "entry": hx(m.entry), "bits": m.bits,
-                "image_base": hx(m.image_base), "segments": segments, "sections": sections,
+        body = {"format": self.target.format, "architecture": m.arch, "entry": hexa(m.entry), "bits": m.bits,
+                "image_base": hexa(m.image_base), "segments": segments, "sections": sections,
                 "mitigations": dict(m.mitigations), "linkage": dict(m.linkage),
-                "imports": [{"name": i.name, "library": i.library, "slot": hx(i.slot),
+                "imports": [{"name": i.name, "library": i.library, "slot": hexa(i.slot),
                              "kind": "data" if i.data else "function"} for i in m.imports],
-                "exports": [{"name": s.name, "address": hx(s.address)} for s in m.symbols if s.exported]}
+                "exports": [{"name": s.name, "address": hexa(s.address)} for s in m.symbols if s.exported]}
         return self._result(body)
 
 

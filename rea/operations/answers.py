@@ -46,10 +46,14 @@ def int_param(params: dict[str, Any], name: str, default: int, lo: int, hi: int 
     return value
 
 
+def paging(params: dict[str, Any]) -> tuple[int, int]:
+    """A request's ``offset`` and ``limit``, checked (validate before costly work, then page with ``page``)."""
+    return int_param(params, "offset", 0, 0), int_param(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+
+
 def page(key: str, items: Sequence[T], params: dict[str, Any], render: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
     """One page of ``items`` (already in stable order) as the contract's page object."""
-    offset = int_param(params, "offset", 0, 0)
-    limit = int_param(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    offset, limit = paging(params)
     window = items[offset:offset + limit]
     end = offset + len(window)
     return {key: [render(x) for x in window], "offset": offset, "limit": limit, "total": len(items),
