@@ -117,7 +117,8 @@ JS_APP = {
         "const program = new Command('minicli');\n"
         "program.command('serve').description('start the dev server').action(serve);\n"
         "program.command('build').description('write the bundle').action(build);\n"
-        "program.parse(process.argv);\n"),
+        "program.parse(process.argv);\n"
+    ),
     "src/command.js": (
         "class Command {\n"
         "  constructor(name) { this.name = name; this.commands = new Map(); }\n"
@@ -125,7 +126,8 @@ JS_APP = {
         "    action(fn) { this.fn = fn; return this; } }; this.commands.set(name, c); return c; }\n"
         "  parse(argv) { const c = this.commands.get(argv[2]); if (c) c.fn(argv.slice(3)); }\n"
         "}\n"
-        "module.exports = { Command };\n"),
+        "module.exports = { Command };\n"
+    ),
     "src/serve.js": "exports.serve = (args) => console.log('serving on port', args[0] || 8080);\n",
     "src/build.js": "exports.build = (args) => console.log('building into', args[0] || 'dist');\n",
 }
@@ -148,33 +150,68 @@ def questions(provider: str) -> list[Question]:
         return [("open_binary", {"path": str(binary), "provider_id": provider})]
 
     return [
-        Question("orientation: what is this binary, what can rea do", lambda b, _: [
-            ("binary_session", {}), *opened(b), ("binary_overview", {})], ("minitool", "x86")),
-        Question("which options does the parser accept", lambda b, _: [
-            *opened(b), ("search_strings", {"pattern": "^(-{1,2}[a-z-]+|[a-z]{3})$", "mode": "regex",
-                                            "min_length": 2})],
+        Question(
+            "orientation: what is this binary, what can rea do",
+            lambda b, _: [("binary_session", {}), *opened(b), ("binary_overview", {})],
+            ("minitool", "x86"),
+        ),
+        Question(
+            "which options does the parser accept",
+            lambda b, _: [
+                *opened(b),
+                ("search_strings", {"pattern": "^(-{1,2}[a-z-]+|[a-z]{3})$", "mode": "regex", "min_length": 2}),
+            ],
             # gcc -O2 compares "-t" inline (no string is left of it); the other words stay strcmp literals.
-            ('"man"', '"xml"', '"--width"')),
-        Question("where is the XXH64 checksum computed", lambda b, _: [
-            *opened(b), ("search_immediates", {"value": "0x9e3779b185ebca87"})], ("xxh64_round",)),
-        Question("which callback does main register", lambda b, _: [
-            *opened(b), ("trace_call_path", {"start": "main", "goal": "create_table_extension"})],
-            ('"reached":true', "create_table_extension")),
-        Question("how does main reach pthread_create", lambda b, _: [
-            *opened(b), ("trace_call_path", {"start": "main", "goal": "pthread_create"}),
-            ("trace_call_path", {"start": "main", "goal": "pthread_create", "max_depth": 8})],
-            ('"reached":true', "start_worker", "pthread_create")),
-        Question("which code prints the unknown-option message", lambda b, _: [
-            *opened(b), ("trace_feature", {"query": "unknown option"})], ("parse_options",)),
-        Question("who calls strcmp, and what does the caller look like", lambda b, _: [
-            *opened(b), ("search_instructions", {"pattern": "^call .*strcmp", "mode": "regex"}),
-            ("procedure_info", {"procedure": "parse_options"}),
-            ("procedure_assembly", {"procedure": "parse_options"})], ("parse_options", "strcmp")),
-        Question("which commands does the JS CLI register", lambda _, app: [
-            ("analyze_javascript_application", {"input_path": str(app), "detail": "summary"}),
-            ("trace_application_feature", {"application": {"kind": "retained-evidence", "evidence_id": "$complete"},
-                                           "seed": {"kind": "string", "value": "serve"}})],
-            ("src/cli.js", "serve")),
+            ('"man"', '"xml"', '"--width"'),
+        ),
+        Question(
+            "where is the XXH64 checksum computed",
+            lambda b, _: [*opened(b), ("search_immediates", {"value": "0x9e3779b185ebca87"})],
+            ("xxh64_round",),
+        ),
+        Question(
+            "which callback does main register",
+            lambda b, _: [*opened(b), ("trace_call_path", {"start": "main", "goal": "create_table_extension"})],
+            ('"reached":true', "create_table_extension"),
+        ),
+        Question(
+            "how does main reach pthread_create",
+            lambda b, _: [
+                *opened(b),
+                ("trace_call_path", {"start": "main", "goal": "pthread_create"}),
+                ("trace_call_path", {"start": "main", "goal": "pthread_create", "max_depth": 8}),
+            ],
+            ('"reached":true', "start_worker", "pthread_create"),
+        ),
+        Question(
+            "which code prints the unknown-option message",
+            lambda b, _: [*opened(b), ("trace_feature", {"query": "unknown option"})],
+            ("parse_options",),
+        ),
+        Question(
+            "who calls strcmp, and what does the caller look like",
+            lambda b, _: [
+                *opened(b),
+                ("search_instructions", {"pattern": "^call .*strcmp", "mode": "regex"}),
+                ("procedure_info", {"procedure": "parse_options"}),
+                ("procedure_assembly", {"procedure": "parse_options"}),
+            ],
+            ("parse_options", "strcmp"),
+        ),
+        Question(
+            "which commands does the JS CLI register",
+            lambda _, app: [
+                ("analyze_javascript_application", {"input_path": str(app), "detail": "summary"}),
+                (
+                    "trace_application_feature",
+                    {
+                        "application": {"kind": "retained-evidence", "evidence_id": "$complete"},
+                        "seed": {"kind": "string", "value": "serve"},
+                    },
+                ),
+            ],
+            ("src/cli.js", "serve"),
+        ),
     ]
 
 
@@ -238,6 +275,7 @@ async def answer(env: dict[str, str], question: Question, binary: Path, app: Pat
 
 def tool_definition_bytes(env: dict[str, str]) -> tuple[int, int, int]:
     """Tools advertised, input schemas + descriptions, and the whole tools/list result, in bytes."""
+
     async def work(session: ClientSession) -> tuple[int, int, int]:
         listed = (await session.list_tools()).tools
         inputs = sum(len(json.dumps(t.input_schema).encode()) + len((t.description or "").encode()) for t in listed)
@@ -271,12 +309,16 @@ def main() -> None:
         print(f"questions answered through rea serve ({opts.provider}, presentation {opts.presentation}):")
         for q in asked:
             anyio.run(answer, env, q, binary, app, opts.verbose)
-            print(f"  {'right' if q.right else 'WRONG'}  {q.calls} calls {kb(sum(q.sizes))}  "
-                  f"(largest {kb(max(q.sizes))})  {q.name}")
+            print(
+                f"  {'right' if q.right else 'WRONG'}  {q.calls} calls {kb(sum(q.sizes))}  "
+                f"(largest {kb(max(q.sizes))})  {q.name}"
+            )
         totals = [sum(q.sizes) for q in asked]
         median, largest = statistics.median(totals), max(totals)
-        print(f"answers: {sum(q.right for q in asked)} of {len(asked)} right, {sum(q.calls for q in asked)} calls, "
-              f"{kb(sum(totals))} in all")
+        print(
+            f"answers: {sum(q.right for q in asked)} of {len(asked)} right, {sum(q.calls for q in asked)} calls, "
+            f"{kb(sum(totals))} in all"
+        )
         print(f"  median per answer {kb(median)} {verdict(median, MEDIAN_GOAL)}")
         print(f"  largest answer    {kb(largest)} {verdict(largest, MAX_GOAL)}")
         print("tools/list (input schemas + descriptions; the whole result with output schemas):")

@@ -94,8 +94,10 @@ def main() -> None:
     with AsarArchive.open(str(archive)) as arc:
         files = [e for e in arc.entries() if e.kind == "file"]
     total = sum(e.size for e in files)
-    print(f"archive: {archive}  {archive.stat().st_size / 1e6:.1f} MB, {len(files)} files, "
-          f"{total / 1e6:.1f} MB of file data")
+    print(
+        f"archive: {archive}  {archive.stat().st_size / 1e6:.1f} MB, {len(files)} files, "
+        f"{total / 1e6:.1f} MB of file data"
+    )
 
     def ours_list() -> object:
         with AsarArchive.open(str(archive)) as arc:
@@ -126,12 +128,18 @@ def main() -> None:
 
     # Each pair runs interleaved (theirs, ours, theirs, ...) so both see the same machine load.
     pairs = [
-        (("@electron/asar list (header only, no hashing)", theirs_list),
-         ("rea AsarArchive.open + entries (header only)", ours_list)),
-        (("@electron/asar list (header only, no hashing)", theirs_list),
-         ("rea inspect_artifact (hash + verify every entry, Evidence)", ours_inventory)),
-        (("@electron/asar extract (no integrity check)", theirs_extract),
-         ("rea extract_artifact (integrity verified)", ours_extract)),
+        (
+            ("@electron/asar list (header only, no hashing)", theirs_list),
+            ("rea AsarArchive.open + entries (header only)", ours_list),
+        ),
+        (
+            ("@electron/asar list (header only, no hashing)", theirs_list),
+            ("rea inspect_artifact (hash + verify every entry, Evidence)", ours_inventory),
+        ),
+        (
+            ("@electron/asar extract (no integrity check)", theirs_extract),
+            ("rea extract_artifact (integrity verified)", ours_extract),
+        ),
     ]
     for (their_label, theirs), (our_label, ours) in pairs:
         t_times, o_times = [], []

@@ -47,10 +47,12 @@ def main() -> None:
             page = page_id(browser.endpoint)
             navigate(browser.endpoint, page, site.origin + "/")
             args = {"cdp_endpoint": browser.endpoint, "target_id": page}
-            for tool, extra in (("list_browser_targets", {"cdp_endpoint": browser.endpoint}),
-                                ("inspect_web_page", {**args, "observation_ms": 0}),
-                                ("discover_webmcp_tools", {**args, "observation_ms": 0}),
-                                ("capture_web_screenshot", args)):
+            for tool, extra in (
+                ("list_browser_targets", {"cdp_endpoint": browser.endpoint}),
+                ("inspect_web_page", {**args, "observation_ms": 0}),
+                ("discover_webmcp_tools", {**args, "observation_ms": 0}),
+                ("capture_web_screenshot", args),
+            ):
                 print(f"{tool}: {median_ms(lambda t=tool, a=extra: call_tool(session, t, a)):.0f} ms")
         finally:
             browser.close()
@@ -58,12 +60,25 @@ def main() -> None:
             "start_url": {"url": site.origin + "/"},
             "secrets": [{"secret_id": "email", "environment_variable": "REA_BENCH_EMAIL"}],
             "actions": [
-                {"step_id": "email", "action": "fill", "locator": {"kind": "test_id", "value": "email"},
-                 "value": {"source": "secret", "secret_id": "email"}},
-                {"step_id": "submit", "action": "click", "locator": {"kind": "role", "role": "button",
-                                                                     "name": "Subscribe"}},
-                {"step_id": "done", "action": "wait_for", "locator": {"kind": "css", "selector": "#result"},
-                 "state": "visible"}]}
+                {
+                    "step_id": "email",
+                    "action": "fill",
+                    "locator": {"kind": "test_id", "value": "email"},
+                    "value": {"source": "secret", "secret_id": "email"},
+                },
+                {
+                    "step_id": "submit",
+                    "action": "click",
+                    "locator": {"kind": "role", "role": "button", "name": "Subscribe"},
+                },
+                {
+                    "step_id": "done",
+                    "action": "wait_for",
+                    "locator": {"kind": "css", "selector": "#result"},
+                    "state": "visible",
+                },
+            ],
+        }
         ms = median_ms(lambda: call_tool(session, "capture_browser_scenario", scenario))
         print(f"capture_browser_scenario (launch, 3 steps, url+dom per step): {ms:.0f} ms")
     finally:

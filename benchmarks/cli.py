@@ -25,8 +25,7 @@ REPEATS = 3
 
 def rea(args: list[str], env: dict[str, str]) -> tuple[float, str]:
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "rea", *args], capture_output=True, text=True, env=env,
-                          timeout=1800)
+    proc = subprocess.run([sys.executable, "-m", "rea", *args], capture_output=True, text=True, env=env, timeout=1800)
     elapsed = (time.perf_counter() - start) * 1000
     if proc.returncode != 0:
         raise SystemExit(f"rea {' '.join(args)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -51,8 +50,9 @@ def main(targets: list[str]) -> None:
             query = ["list-procedures", target, "--limit", "5", "--json"]
             first, _ = rea(query, env)
             second = statistics.median(rea(query, env)[0] for _ in range(REPEATS))
-            other = statistics.median(rea(["find-xrefs-to-name", target, "getenv", "--json"], env)[0]
-                                      for _ in range(REPEATS))
+            other = statistics.median(
+                rea(["find-xrefs-to-name", target, "getenv", "--json"], env)[0] for _ in range(REPEATS)
+            )
             info = json.loads(rea(["cache", "info", "--json"], env)[1])
             goal = GOALS_MS.get(target)
             print(f"{target}:")
@@ -66,18 +66,39 @@ def main(targets: list[str]) -> None:
                     penv = {**env, "REA_RESULT_PRESENTATION": presentation}
                     dossier = rea(["analyze-function", target, "main", "--json"], penv)[1]
                     small = rea(["procedure-info", target, "main", "--json"], penv)[1]
-                    print(f"  {presentation:8} result (compact JSON, as MCP sends it): analyze-function main "
-                          f"{wire(dossier):7d} B, procedure-info main {wire(small):5d} B")
+                    print(
+                        f"  {presentation:8} result (compact JSON, as MCP sends it): analyze-function main "
+                        f"{wire(dossier):7d} B, procedure-info main {wire(small):5d} B"
+                    )
                 record = json.loads(dossier)
                 complete_id = record["normalized_result"].get("complete_evidence_id")
                 if complete_id:
-                    summary = rea(["inspect-analysis-view", json.dumps({"source": {
-                        "kind": "retained-evidence", "evidence_id": complete_id}}), "--json"], env)[1]
+                    summary = rea(
+                        [
+                            "inspect-analysis-view",
+                            json.dumps({"source": {"kind": "retained-evidence", "evidence_id": complete_id}}),
+                            "--json",
+                        ],
+                        env,
+                    )[1]
                     sections = json.loads(summary)["normalized_result"]["summary"]["sections"]
-                    print("  the complete dossier (one reference away): " +
-                          ", ".join(f"{s['name']} {s['count']}" for s in sections if s["count"]))
-                    whole = rea(["analyze-function", target, "main", "--limit", "1000", "--max-instructions",
-                                 "20000", "--json"], env)[1]
+                    print(
+                        "  the complete dossier (one reference away): "
+                        + ", ".join(f"{s['name']} {s['count']}" for s in sections if s["count"])
+                    )
+                    whole = rea(
+                        [
+                            "analyze-function",
+                            target,
+                            "main",
+                            "--limit",
+                            "1000",
+                            "--max-instructions",
+                            "20000",
+                            "--json",
+                        ],
+                        env,
+                    )[1]
                     print(f"  the complete dossier itself: {wire(whole)} B")
 
 

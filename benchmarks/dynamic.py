@@ -39,11 +39,23 @@ def main() -> None:
         src.write_text(SOURCE)
         subprocess.run(["gcc", "-O0", "-o", str(exe), str(src)], check=True, capture_output=True)
         for mode in ("required", "none"):
-            times = [timed(session, "capture_process_scenario", {"executable": str(exe), "working_directory": tmp,
-                                                                 "sandbox": mode}) for _ in range(RUNS)]
+            times = [
+                timed(
+                    session,
+                    "capture_process_scenario",
+                    {"executable": str(exe), "working_directory": tmp, "sandbox": mode},
+                )
+                for _ in range(RUNS)
+            ]
             print(f"capture_process_scenario sandbox={mode:<8}  median {statistics.median(times):7.1f} ms")
-        times = [timed(session, "observe_native_calls", {"executable": str(exe), "functions": ["add", "mul3"],
-                                                         "return_values": True}) for _ in range(RUNS)]
+        times = [
+            timed(
+                session,
+                "observe_native_calls",
+                {"executable": str(exe), "functions": ["add", "mul3"], "return_values": True},
+            )
+            for _ in range(RUNS)
+        ]
         print(f"observe_native_calls (2 breakpoints)        median {statistics.median(times):7.1f} ms")
     session.close()
 

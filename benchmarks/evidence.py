@@ -45,12 +45,21 @@ def procedures(count: int) -> list[dict[str, Any]]:
     out = []
     for i in range(count):
         a = 0x401000 + i * 0x40
-        out.append({"address": hex(a), "name": f"sub_{a:x}_{rng.choice(['init', 'parse', 'read', 'write'])}",
-                    "size": rng.randint(4, 4000), "kind": rng.choice(["local", "import", "thunk"]),
-                    "end": hex(a + 0x40), "section": ".text", "calling_convention": "sysv",
-                    "signature": f"int sub_{a:x}(void *ctx, const char *arg{i % 7})",
-                    "basic_block_count": rng.randint(1, 50), "instruction_count": rng.randint(1, 900),
-                    "callers": [hex(a - 0x40), hex(a + 0x80)]})
+        out.append(
+            {
+                "address": hex(a),
+                "name": f"sub_{a:x}_{rng.choice(['init', 'parse', 'read', 'write'])}",
+                "size": rng.randint(4, 4000),
+                "kind": rng.choice(["local", "import", "thunk"]),
+                "end": hex(a + 0x40),
+                "section": ".text",
+                "calling_convention": "sysv",
+                "signature": f"int sub_{a:x}(void *ctx, const char *arg{i % 7})",
+                "basic_block_count": rng.randint(1, 50),
+                "instruction_count": rng.randint(1, 900),
+                "callers": [hex(a - 0x40), hex(a + 0x80)],
+            }
+        )
     return out
 
 
@@ -67,11 +76,15 @@ def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
     provider = ProviderIdentity(id="bench", name="Benchmark", version="1")
     ev = ev_mod.build(
-        operation="list_procedures", provider=provider,
-        subject=Subject(name="x", local_path="/x", digest=Digest(sha256="0" * 64), size=1, format="elf",
-                        architecture="x86_64"),
-        analysis_profile=ev_mod.make_profile(provider, {}), parameters={},
-        normalized_result={"procedures": procedures(count), "total": count})
+        operation="list_procedures",
+        provider=provider,
+        subject=Subject(
+            name="x", local_path="/x", digest=Digest(sha256="0" * 64), size=1, format="elf", architecture="x86_64"
+        ),
+        analysis_profile=ev_mod.make_profile(provider, {}),
+        parameters={},
+        normalized_result={"procedures": procedures(count), "total": count},
+    )
     projection = ev_mod.semantic_projection(ev)
     data = canonical_json(projection)
     mb = len(data) / 1e6
@@ -81,11 +94,15 @@ def main() -> None:
     t_scan = best(lambda: canonical._needs_reference(data, projection), runs)
     t_can = best(lambda: canonical.canonical_digest(projection), runs)
     t_id = best(lambda: ev_mod.compute_evidence_id(ev), runs)
-    print(f"record: {count} procedures, {mb:.1f} MB canonical JSON; load average {os.getloadavg()[0]:.1f} "
-          f"on {os.cpu_count()} CPUs; best of {runs} runs")
+    print(
+        f"record: {count} procedures, {mb:.1f} MB canonical JSON; load average {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} CPUs; best of {runs} runs"
+    )
     print(f"raw hashlib.sha256:             {mb / t_sha:8.1f} MB/s  ({t_sha * 1000:6.0f} ms)")
-    print(f"canonical encode + sha256:      {mb / t_can:8.1f} MB/s  ({t_can * 1000:6.0f} ms)  "
-          f"{t_can / t_sha:.1f}x raw (goal <= 3x)")
+    print(
+        f"canonical encode + sha256:      {mb / t_can:8.1f} MB/s  ({t_can * 1000:6.0f} ms)  "
+        f"{t_can / t_sha:.1f}x raw (goal <= 3x)"
+    )
     print(f"  of which msgspec sorted encode:        ({t_enc * 1000:6.0f} ms)")
     print(f"  of which JCS-divergence scan:          ({t_scan * 1000:6.0f} ms)")
     # The scan this module replaced: one regex over the encoded bytes.
@@ -95,16 +112,17 @@ def main() -> None:
     print(f"compute_evidence_id (whole record):      {mb / t_id:8.1f} MB/s  ({t_id * 1000:6.0f} ms)")
     # The same content built from records rea proves canonical at construction: no scan, and the
     # encoding of the long list overlaps with hashing.
-    page = ProcedurePage(procedures=[ProcedureRecord(**p) for p in ev.normalized_result["procedures"]],
-                         total=count)
+    page = ProcedurePage(procedures=[ProcedureRecord(**p) for p in ev.normalized_result["procedures"]], total=count)
     ev_struct = msgspec.structs.replace(ev, normalized_result=page)
     projection_struct = ev_mod.semantic_projection(ev_struct)
     assert canonical_json(projection_struct) == data, "records and dicts must encode identically"
     assert ev_mod.compute_evidence_id(ev_struct) == ev.evidence_id
     t_rec = best(lambda: canonical.canonical_digest(projection_struct), runs)
     t_rec_enc = best(lambda: canonical._ENCODER.encode(projection_struct), runs)
-    print(f"same record from JcsRecord structs: {mb / t_rec:8.1f} MB/s  ({t_rec * 1000:6.0f} ms)  "
-          f"{t_rec / t_sha:.1f}x raw (goal <= 3x); same evidence_id")
+    print(
+        f"same record from JcsRecord structs: {mb / t_rec:8.1f} MB/s  ({t_rec * 1000:6.0f} ms)  "
+        f"{t_rec / t_sha:.1f}x raw (goal <= 3x); same evidence_id"
+    )
     print(f"  (its sorted encode alone:              ({t_rec_enc * 1000:6.0f} ms); no divergence scan)")
     if "--no-reference" not in sys.argv:
         import rfc8785

@@ -30,8 +30,17 @@ def main() -> None:
         took = time.monotonic() - started
         session.close()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-    print(json.dumps({"file_mib": 16, "seconds": round(took, 2), "peak_rss_mib": peak, "before_mib": before,
-                      "modules": len(result.get("modules", [])) if isinstance(result, dict) else None}))
+    print(
+        json.dumps(
+            {
+                "file_mib": 16,
+                "seconds": round(took, 2),
+                "peak_rss_mib": peak,
+                "before_mib": before,
+                "modules": len(result.get("modules", [])) if isinstance(result, dict) else None,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -72,8 +72,22 @@ def brotli_binary() -> str | None:
         return None
     CACHE.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="rea-brotli-") as tmp:
-        got = subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
-                              f"brotli=={BROTLI}", "-d", tmp], capture_output=True, text=True)
+        got = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-binary",
+                ":all:",
+                "--no-deps",
+                f"brotli=={BROTLI}",
+                "-d",
+                tmp,
+            ],
+            capture_output=True,
+            text=True,
+        )
         archives = list(Path(tmp).glob("*.tar.gz"))
         if got.returncode != 0 or not archives:
             print(f"(pip download brotli=={BROTLI} failed: {got.stderr.strip()[-200:]})", file=sys.stderr)
@@ -82,8 +96,21 @@ def brotli_binary() -> str | None:
         src = next(Path(tmp).glob("[Bb]rotli-*")) / "c"
         sources = sorted(str(p) for sub in ("common", "dec", "enc") for p in (src / sub).glob("*.c"))
         built = Path(tmp) / "brotli"
-        subprocess.run(["gcc", "-O2", "-s", f"-I{src / 'include'}", *sources, str(src / "tools" / "brotli.c"),
-                        "-lm", "-o", str(built)], check=True, capture_output=True)
+        subprocess.run(
+            [
+                "gcc",
+                "-O2",
+                "-s",
+                f"-I{src / 'include'}",
+                *sources,
+                str(src / "tools" / "brotli.c"),
+                "-lm",
+                "-o",
+                str(built),
+            ],
+            check=True,
+            capture_output=True,
+        )
         shutil.copyfile(built, out.with_suffix(".partial"))
         os.chmod(out.with_suffix(".partial"), 0o755)
         os.replace(out.with_suffix(".partial"), out)
@@ -183,8 +210,9 @@ def r2_env() -> dict[str, str] | None:
     return env
 
 
-def run_child(code: str, argv: list[str], timeout: float, env: dict[str, str] | None = None,
-              memory_gb: float = 0) -> dict[str, Any]:
+def run_child(
+    code: str, argv: list[str], timeout: float, env: dict[str, str] | None = None, memory_gb: float = 0
+) -> dict[str, Any]:
     """Run ``code`` in a fresh interpreter; its last stdout line is the JSON result (or the error).
 
     ``memory_gb`` caps the child's address space (its own children inherit the cap), so a peer engine
@@ -197,8 +225,14 @@ def run_child(code: str, argv: list[str], timeout: float, env: dict[str, str] | 
             limit = int(memory_gb * (1 << 30))
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    proc = subprocess.Popen([sys.executable, "-c", code, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, preexec_fn=cap)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=cap,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -214,8 +248,12 @@ def run_child(code: str, argv: list[str], timeout: float, env: dict[str, str] | 
 
 def angr_env(timeout: float) -> dict[str, str]:
     budget = str(int(timeout * 1000))  # angr's own deadlines get the benchmark's budget, so it can finish
-    return {**os.environ, "REA_ANGR_LOAD_TIMEOUT_MS": budget, "REA_ANGR_CFG_TIMEOUT_MS": budget,
-            "REA_ANGR_QUERY_TIMEOUT_MS": budget}
+    return {
+        **os.environ,
+        "REA_ANGR_LOAD_TIMEOUT_MS": budget,
+        "REA_ANGR_CFG_TIMEOUT_MS": budget,
+        "REA_ANGR_QUERY_TIMEOUT_MS": budget,
+    }
 
 
 def fmt(value: Any, unit: str = "") -> str:
@@ -244,18 +282,26 @@ def main() -> int:
 
     have_angr = "angr" in load().providers
     env_r2 = r2_env()
-    candidates = [("/bin/ls", "/bin/ls"), (f"brotli {BROTLI} (gcc -O2, stripped)", brotli_binary()),
-                  ("libcrypto.so.3", libcrypto())]
+    candidates = [
+        ("/bin/ls", "/bin/ls"),
+        (f"brotli {BROTLI} (gcc -O2, stripped)", brotli_binary()),
+        ("libcrypto.so.3", libcrypto()),
+    ]
     large = largest_elf_library()
     if large:
         candidates.append((f"largest .so: {os.path.basename(large)}", large))
-    targets = [(label, path) for label, path in candidates
-               if path and (not args.only or any(o in label for o in args.only))]
+    targets = [
+        (label, path) for label, path in candidates if path and (not args.only or any(o in label for o in args.only))
+    ]
     engines = ["native"] + (["radare2"] if env_r2 else []) + (["angr"] if have_angr else [])
-    print(f"engines: {', '.join(engines)}"
-          + ("" if env_r2 else " (radare2: pip install 'rea[bench]' for r2pipe + r2libr)"))
-    head = (f"{'binary':<34} {'MB':>6} {'engine':<8} {'open':>7} {'open+analysis':>13} {'warm':>7} {'functions':>9} "
-            f"{'peak RSS':>9} {'vs native':>10}  native lists")
+    print(
+        f"engines: {', '.join(engines)}"
+        + ("" if env_r2 else " (radare2: pip install 'rea[bench]' for r2pipe + r2libr)")
+    )
+    head = (
+        f"{'binary':<34} {'MB':>6} {'engine':<8} {'open':>7} {'open+analysis':>13} {'warm':>7} {'functions':>9} "
+        f"{'peak RSS':>9} {'vs native':>10}  native lists"
+    )
     print(head)
     print("-" * len(head))
     for label, path in targets:
@@ -266,8 +312,9 @@ def main() -> int:
         if env_r2 and not (args.skip_large and is_large):
             results["radare2"] = run_child(R2_CHILD, [path], args.r2_timeout, env_r2, args.peer_memory_gb)
         if have_angr and not (args.skip_large and is_large):
-            results["angr"] = run_child(REA_CHILD, [path, "angr"], args.angr_timeout, angr_env(args.angr_timeout),
-                                        args.peer_memory_gb)
+            results["angr"] = run_child(
+                REA_CHILD, [path, "angr"], args.angr_timeout, angr_env(args.angr_timeout), args.peer_memory_gb
+            )
         nat = results["native"]
         nat_s = nat.get("open_overview_s")
         nat_addrs = set(nat.get("addresses", []))
@@ -279,9 +326,11 @@ def main() -> int:
                 continue
             ratio = "1.0x" if name == "native" else (f"{r['open_overview_s'] / nat_s:.1f}x" if nat_s else "-")
             agree = "" if name == "native" else agreement(nat_addrs, set(r.get("addresses", [])))
-            print(f"{shown}{name:<8} {fmt(r.get('open_s'), ' s'):>7} {fmt(r['open_overview_s'], ' s'):>13} "
-                  f"{fmt(r.get('reopen_overview_s'), ' s'):>7} "
-                  f"{r['functions']:>9} {fmt(r['peak_rss_mb'], ' MB'):>9} {ratio:>10}  {agree}")
+            print(
+                f"{shown}{name:<8} {fmt(r.get('open_s'), ' s'):>7} {fmt(r['open_overview_s'], ' s'):>13} "
+                f"{fmt(r.get('reopen_overview_s'), ' s'):>7} "
+                f"{r['functions']:>9} {fmt(r['peak_rss_mb'], ' MB'):>9} {ratio:>10}  {agree}"
+            )
         extras = []
         if floor is not None and nat_s:
             extras.append(f"objdump -d {floor:.2f} s (native = {nat_s / floor:.1f}x objdump)")
@@ -293,11 +342,15 @@ def main() -> int:
             extras.append(f"first xrefs: {nat['first_xrefs_error']}")
         if extras:
             print(f"{'':<34} {'':>6} {'':<8} " + "; ".join(extras))
-    print("open: open_binary (native: parse worker start with LIEF import, and the parse) or r2pipe open. "
-          "open+analysis: open + binary_overview in a fresh process, or radare2 open + aaa. warm: open + "
-          "binary_overview again on the same server (native reuses its index by content digest).")
-    print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; benchmark peak RSS "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; {time.strftime('%Y-%m-%d %H:%M:%S')})")
+    print(
+        "open: open_binary (native: parse worker start with LIEF import, and the parse) or r2pipe open. "
+        "open+analysis: open + binary_overview in a fresh process, or radare2 open + aaa. warm: open + "
+        "binary_overview again on the same server (native reuses its index by content digest)."
+    )
+    print(
+        f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; benchmark peak RSS "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; {time.strftime('%Y-%m-%d %H:%M:%S')})"
+    )
     return 0
 
 

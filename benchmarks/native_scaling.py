@@ -25,21 +25,44 @@ def assembly(count: int, shape: str) -> str:
     """``count`` functions calling each other as a binary tree or a chain, plus ``main`` and a table."""
     out = [".intel_syntax noprefix", ".section .rodata", ".p2align 4", "table:"]
     out += [f"    .long {i * 7 + 3}" for i in range(64)]
-    out += [".text", ".globl main", "main:", "    push rbx", "    mov edi, 5", "    call f0", "    pop rbx",
-            "    xor eax, eax", "    ret"]
+    out += [
+        ".text",
+        ".globl main",
+        "main:",
+        "    push rbx",
+        "    mov edi, 5",
+        "    call f0",
+        "    pop rbx",
+        "    xor eax, eax",
+        "    ret",
+    ]
     for i in range(count):
         kids = [2 * i + 1, 2 * i + 2] if shape == "tree" else [i + 1]
         kids = [k for k in kids if k < count]
-        out += ["    .p2align 4", f"f{i}:", "    push rbx", "    mov ebx, edi",
-                f"    lea rax, [rip + table + {4 * (i % 64)}]", "    add ebx, dword ptr [rax]",
-                f"    cmp ebx, {i % 97}", f"    jle .L{i}a"]
+        out += [
+            "    .p2align 4",
+            f"f{i}:",
+            "    push rbx",
+            "    mov ebx, edi",
+            f"    lea rax, [rip + table + {4 * (i % 64)}]",
+            "    add ebx, dword ptr [rax]",
+            f"    cmp ebx, {i % 97}",
+            f"    jle .L{i}a",
+        ]
         if kids:
             out += ["    mov edi, ebx", f"    call f{kids[0]}", "    add ebx, eax"]
         out += [f".L{i}a:", "    test ebx, 1", f"    je .L{i}b"]
         if len(kids) > 1:
             out += [f"    mov edi, {i}", f"    call f{kids[1]}", "    xor ebx, eax"]
-        out += [f".L{i}b:", "    imul ebx, ebx, 33", "    shr ebx, 3", f"    add ebx, {i & 0xFFF}", "    mov eax, ebx",
-                "    pop rbx", "    ret"]
+        out += [
+            f".L{i}b:",
+            "    imul ebx, ebx, 33",
+            "    shr ebx, 3",
+            f"    add ebx, {i & 0xFFF}",
+            "    mov eax, ebx",
+            "    pop rbx",
+            "    ret",
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -47,8 +70,11 @@ def build(count: int, shape: str, work: Path) -> Path:
     src = work / f"{shape}-{count}.s"
     exe = work / f"{shape}-{count}"
     src.write_text(assembly(count, shape))
-    subprocess.run(["gcc", "-O2", "-s", "-fno-asynchronous-unwind-tables", "-o", str(exe), str(src)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["gcc", "-O2", "-s", "-fno-asynchronous-unwind-tables", "-o", str(exe), str(src)],
+        check=True,
+        capture_output=True,
+    )
     return exe
 
 
@@ -86,8 +112,10 @@ def main() -> int:
     if shutil.which("gcc") is None:
         print("gcc is needed to build the synthetic programs", file=sys.stderr)
         return 1
-    print(f"{'shape':<6} {'scale':>5} {'functions':>9} {'code MB':>8} {'procs':>7} {'index s':>8} {'s/MB':>6} "
-          f"{'data s':>7} {'s/MB':>6}")
+    print(
+        f"{'shape':<6} {'scale':>5} {'functions':>9} {'code MB':>8} {'procs':>7} {'index s':>8} {'s/MB':>6} "
+        f"{'data s':>7} {'s/MB':>6}"
+    )
     with tempfile.TemporaryDirectory(prefix="rea-scaling-") as tmp:
         for shape in ("tree", "chain"):
             for scale in (1, 2, 4, 8):
@@ -95,10 +123,15 @@ def main() -> int:
                 exe = build(count, shape, Path(tmp))
                 flow, data, procs, code = measure(exe, args.runs)
                 mb = code / 1e6
-                print(f"{shape:<6} {scale:>4}x {count:>9} {mb:>8.2f} {procs:>7} {flow:>8.3f} {flow / mb:>6.3f} "
-                      f"{data:>7.3f} {data / mb:>6.3f}", flush=True)
-    print(f"(best of {args.runs}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
-          f"{time.strftime('%Y-%m-%d %H:%M:%S')})")
+                print(
+                    f"{shape:<6} {scale:>4}x {count:>9} {mb:>8.2f} {procs:>7} {flow:>8.3f} {flow / mb:>6.3f} "
+                    f"{data:>7.3f} {data / mb:>6.3f}",
+                    flush=True,
+                )
+    print(
+        f"(best of {args.runs}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
+        f"{time.strftime('%Y-%m-%d %H:%M:%S')})"
+    )
     return 0
 
 

@@ -47,8 +47,12 @@ def child(path: str, provider: str, callees: bool) -> dict[str, Any]:
     opened = time.monotonic()
     overview = result_of(session, "binary_overview", {})
     done = time.monotonic()
-    out: dict[str, Any] = {"open_s": opened - began, "overview_s": done - opened,
-                           "procedures": overview["counts"]["procedures"], "strings": overview["counts"]["strings"]}
+    out: dict[str, Any] = {
+        "open_s": opened - began,
+        "overview_s": done - opened,
+        "procedures": overview["counts"]["procedures"],
+        "strings": overview["counts"]["strings"],
+    }
     if callees:
         addresses: list[str] = []
         offset: int | None = 0
@@ -64,8 +68,9 @@ def child(path: str, provider: str, callees: bool) -> dict[str, Any]:
         out["callee_entries"] = edges
     session.close()
     # The worker is this process's child, reaped by close(): the larger of the two peaks is the run's.
-    peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-               resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    peak = max(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    )
     out["peak_rss_mb"] = peak / 1024
     return out
 
@@ -93,19 +98,24 @@ def main() -> int:
         print(json.dumps(child(args.child, args.provider, args.callees)))
         return 0
     targets = args.target or default_targets()
-    print(f"{'target':<28} {'size':>8} {'provider':<12} {'open':>6} {'overview':>9} {'total':>7} {'procs':>6} "
-          f"{'callees':>8} {'peak RSS':>9}")
+    print(
+        f"{'target':<28} {'size':>8} {'provider':<12} {'open':>6} {'overview':>9} {'total':>7} {'procs':>6} "
+        f"{'callees':>8} {'peak RSS':>9}"
+    )
     for path in targets:
         size = os.path.getsize(path) / 1e6
-        runs = [("native", "native", False)] + [(f"radare2 {lvl}", lvl, not args.no_callees)
-                                                for lvl in args.levels.split(",")]
+        runs = [("native", "native", False)] + [
+            (f"radare2 {lvl}", lvl, not args.no_callees) for lvl in args.levels.split(",")
+        ]
         for label, level, callees in runs:
             r = measure(path, "native" if label == "native" else "radare2", level, callees)
             total = r["open_s"] + r["overview_s"]
             sweep = f"{r['callees_s']:7.1f}s" if "callees_s" in r else f"{'-':>8}"
             rss = f"{r['peak_rss_mb']:7.0f}MB"
-            print(f"{os.path.basename(path)[:28]:<28} {size:6.1f}MB {label:<12} {r['open_s']:5.2f}s "
-                  f"{r['overview_s']:8.2f}s {total:6.2f}s {r['procedures']:>6} {sweep} {rss}")
+            print(
+                f"{os.path.basename(path)[:28]:<28} {size:6.1f}MB {label:<12} {r['open_s']:5.2f}s "
+                f"{r['overview_s']:8.2f}s {total:6.2f}s {r['procedures']:>6} {sweep} {rss}"
+            )
     return 0
 
 

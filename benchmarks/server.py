@@ -60,8 +60,10 @@ def in_process_latency() -> list[float]:
 
 def main() -> None:
     colds = [anyio.run(cold_start) for _ in range(COLD_RUNS)]
-    probe = ("import time; t = time.perf_counter(); import mcp.server.lowlevel.server, mcp.server.stdio; "
-             "print((time.perf_counter() - t) * 1000)")
+    probe = (
+        "import time; t = time.perf_counter(); import mcp.server.lowlevel.server, mcp.server.stdio; "
+        "print((time.perf_counter() - t) * 1000)"
+    )
     sdk = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     sdk_ms = float(sdk.stdout)
     lat = anyio.run(latency, "binary_session")
@@ -69,8 +71,10 @@ def main() -> None:
     in_process = in_process_latency()
     print(f"cold start, spawn -> tools/list answered   median {statistics.median(colds):7.1f} ms (goal < 500 ms)")
     print(f"  of which importing the mcp SDK alone     {sdk_ms:7.1f} ms (in a fresh interpreter)")
-    print(f"binary_session round trip                  median {statistics.median(lat):7.2f} ms, "
-          f"p90 {sorted(lat)[int(len(lat) * 0.9)]:.2f} ms (goal < 5 ms)")
+    print(
+        f"binary_session round trip                  median {statistics.median(lat):7.2f} ms, "
+        f"p90 {sorted(lat)[int(len(lat) * 0.9)]:.2f} ms (goal < 5 ms)"
+    )
     print(f"  handler alone (in process)               median {statistics.median(in_process):7.2f} ms")
     print(f"  smallest tool round trip (close_binary)  median {statistics.median(floor):7.2f} ms (SDK + stdio floor)")
 

@@ -36,12 +36,29 @@ def oversized_result() -> None:
     """A 100 MB result (the probe tool of tests/mcp) against the 10 MiB budget: peak RSS over the record."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
     env.update(REA_PLUGIN_MODULES="tests.mcp.probe_plugin", PYTHONPATH=ROOT)
-    proc = subprocess.Popen([sys.executable, "-m", "rea", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rea", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     assert proc.stdin is not None and proc.stdout is not None
-    lines = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}),
-        '{"jsonrpc":"2.0","method":"notifications/initialized"}']
+    lines = [
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench", "version": "1"},
+                },
+            }
+        ),
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    ]
     proc.stdin.write(("\n".join(lines) + "\n").encode())
     proc.stdin.flush()
     proc.stdout.readline()
@@ -49,8 +66,9 @@ def oversized_result() -> None:
     start = rss_kib(proc.pid)
     size = 100_000_000
     t0 = time.perf_counter()
-    proc.stdin.write((CALL.replace("binary_session", "probe_payload") % (1, json.dumps({"size": size}))).encode()
-                     + b"\n")
+    proc.stdin.write(
+        (CALL.replace("binary_session", "probe_payload") % (1, json.dumps({"size": size}))).encode() + b"\n"
+    )
     proc.stdin.flush()
     reply = json.loads(proc.stdout.readline())
     seconds = time.perf_counter() - t0
@@ -59,15 +77,22 @@ def oversized_result() -> None:
     proc.wait(30)
     text = reply["result"]["content"][0]["text"]
     code = json.loads(text)["error"]["code"] if reply["result"].get("isError") else "ok"
-    print(f"over-budget result: {size / 1e6:.0f} MB record -> {code} in {seconds:.2f} s; peak RSS "
-          f"{peak / 1024:.0f} MiB from {start / 1024:.0f} MiB = {(peak - start) * 1024 / size:.2f}x the record "
-          "(the record itself, its hash encoding and the blob: refused before a response-sized copy)")
+    print(
+        f"over-budget result: {size / 1e6:.0f} MB record -> {code} in {seconds:.2f} s; peak RSS "
+        f"{peak / 1024:.0f} MiB from {start / 1024:.0f} MiB = {(peak - start) * 1024 / size:.2f}x the record "
+        "(the record itself, its hash encoding and the blob: refused before a response-sized copy)"
+    )
 
 
 def requests() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
-    proc = subprocess.Popen([sys.executable, "-m", "rea", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rea", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     assert proc.stdin is not None and proc.stdout is not None
 
     def roundtrip(line: bytes) -> dict[str, object]:
@@ -84,9 +109,11 @@ def requests() -> None:
     time.sleep(0.5)
     start = rss_kib(proc.pid)
     rows = []
-    cases = [("12 x 60 MB string argument (over the request limit)", 12, lambda: json.dumps({"x": "a" * (60 << 20)})),
-             ("4 x 10 MB string argument (schema-refused)", 4, lambda: json.dumps({"x": "a" * (10 << 20)})),
-             ("4 x 1M-element array argument (schema-refused)", 4, lambda: json.dumps({"x": list(range(1_000_000))}))]
+    cases = [
+        ("12 x 60 MB string argument (over the request limit)", 12, lambda: json.dumps({"x": "a" * (60 << 20)})),
+        ("4 x 10 MB string argument (schema-refused)", 4, lambda: json.dumps({"x": "a" * (10 << 20)})),
+        ("4 x 1M-element array argument (schema-refused)", 4, lambda: json.dumps({"x": list(range(1_000_000))})),
+    ]
     rid = 10
     for label, count, make in cases:
         payload = make()
@@ -112,8 +139,10 @@ def requests() -> None:
     print(f"server RSS at start: {start / 1024:.0f} MiB")
     for label, codes, seconds, rss in rows:
         print(f"  {label:58} {', '.join(codes):24} {seconds:6.2f} s  RSS after {rss / 1024:6.0f} MiB")
-    print(f"peak RSS: {peak / 1024:.0f} MiB; RSS at end: {end / 1024:.0f} MiB = {end / start:.2f}x the start "
-          f"(goal: within 2x) -> {'met' if end <= 2 * start else 'MISSED'}")
+    print(
+        f"peak RSS: {peak / 1024:.0f} MiB; RSS at end: {end / 1024:.0f} MiB = {end / start:.2f}x the start "
+        f"(goal: within 2x) -> {'met' if end <= 2 * start else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

@@ -26,10 +26,20 @@ def main() -> None:
     print(f"python -c pass (interpreter floor)    median {statistics.median(bare):7.1f} ms")
     print(f"rea providers list --json             median {statistics.median(cli):7.1f} ms  (goal < 300 ms)")
     print(f"import registry + load every plugin   median {statistics.median(load):7.1f} ms  (goal < 300 ms)")
-    heavy = subprocess.run([sys.executable, "-c", (
-        "import sys, rea.registry as r; r.load(); "
-        "print(','.join(m for m in ('angr','lief','capstone','tree_sitter','mcp','jsonschema') if m in sys.modules))")],
-        capture_output=True, text=True, check=True).stdout.strip()
+    heavy = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, rea.registry as r; r.load(); "
+                "print(','.join(m for m in ('angr','lief','capstone','tree_sitter','mcp','jsonschema') "
+                "if m in sys.modules))"
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     print(f"heavy modules imported by loading:    {heavy or 'none'}")
 
 

@@ -67,10 +67,12 @@ def main() -> None:
         sent = sum(definition_bytes(t) for t in tools)
         wire = sum(definition_bytes(t, wire=True) for t in tools)
         whole = len(json.dumps(tools).encode())
-        print(f"{profile}: {len(tools)} tools, input schemas + descriptions {kb(sent)} "
-              f"(goal <= {kb(goal).strip()}: {'met' if sent <= goal else 'MISSED'}); on the wire {kb(wire)}; "
-              f"whole tools/list with output schemas {kb(whole)}")
-        for t in sorted(tools, key=definition_bytes, reverse=True)[:opts.largest]:
+        print(
+            f"{profile}: {len(tools)} tools, input schemas + descriptions {kb(sent)} "
+            f"(goal <= {kb(goal).strip()}: {'met' if sent <= goal else 'MISSED'}); on the wire {kb(wire)}; "
+            f"whole tools/list with output schemas {kb(whole)}"
+        )
+        for t in sorted(tools, key=definition_bytes, reverse=True)[: opts.largest]:
             print(f"    {definition_bytes(t):6d} B  {t['name']}")
         print("  per toolset (that toolset and session):")
         for toolset in TOOLSETS:

@@ -33,8 +33,14 @@ from rea.files import open_regular
 SCHEMA_VERSION: Final = 1
 FIELDS: Final = ("name", "comment", "inline_comment", "bookmark", "signature", "notes")
 # Character bounds per field: a store document stays small enough to read whole on every call.
-LIMITS: Final[dict[str, int]] = {"name": 255, "comment": 16384, "inline_comment": 4096, "bookmark": 255,
-                                 "signature": 1024, "notes": 16384}
+LIMITS: Final[dict[str, int]] = {
+    "name": 255,
+    "comment": 16384,
+    "inline_comment": 4096,
+    "bookmark": 255,
+    "signature": 1024,
+    "notes": 16384,
+}
 MAX_ADDRESSES: Final = 100_000
 MAX_DOCUMENT_BYTES: Final = 64 << 20
 LOCK_TIMEOUT_S: Final = 30.0
@@ -90,9 +96,14 @@ class Notebook(msgspec.Struct, frozen=True, kw_only=True):
 
     def document(self) -> dict[str, Any]:
         """The bundle form: schema version, target, addresses and the revision that commits to them."""
-        out: dict[str, Any] = msgspec.to_builtins(_Document(schema_version=SCHEMA_VERSION, sha256=self.sha256,
-                                                            addresses=dict(sorted(self.addresses.items())),
-                                                            revision=self.revision))
+        out: dict[str, Any] = msgspec.to_builtins(
+            _Document(
+                schema_version=SCHEMA_VERSION,
+                sha256=self.sha256,
+                addresses=dict(sorted(self.addresses.items())),
+                revision=self.revision,
+            )
+        )
         return out
 
 
@@ -110,11 +121,14 @@ def make_notebook(sha256: str, addresses: dict[str, Note]) -> Notebook:
 
 # -- validation of what callers give ----------------------------------------------------------------
 
+
 def normalize_address(text: str, path: str = "address") -> str:
     """A default-space address as canonical lowercase hex without leading zeros."""
     if not isinstance(text, str) or not ADDRESS.match(text):
-        raise invalid_request(f"{text!r} is not an address (0x followed by 1-16 hex digits)",
-                              [issue(path, "invalid_format", "expected 0x-prefixed hex, e.g. 0x401136")])
+        raise invalid_request(
+            f"{text!r} is not an address (0x followed by 1-16 hex digits)",
+            [issue(path, "invalid_format", "expected 0x-prefixed hex, e.g. 0x401136")],
+        )
     return f"0x{int(text, 16):x}"
 
 
@@ -161,10 +175,14 @@ def _checked_document(doc: _Document, sha256: str, fail: Callable[[str], ReaErro
 
 # -- the bundle form ----------------------------------------------------------------------------------
 
+
 def _bundle_error(message: str, **details: Any) -> ReaError:
-    return ReaError("evidence_integrity_mismatch", message,
-                    remediation="Export the bundle again from its source session; edited bundles are never accepted.",
-                    details=details)
+    return ReaError(
+        "evidence_integrity_mismatch",
+        message,
+        remediation="Export the bundle again from its source session; edited bundles are never accepted.",
+        details=details,
+    )
 
 
 def from_document(raw: bytes, where: str = "bundle") -> Notebook:
@@ -181,24 +199,38 @@ def from_document(raw: bytes, where: str = "bundle") -> Notebook:
 
     nb = make_notebook(doc.sha256, _checked_document(doc, doc.sha256, fail))
     if doc.revision != nb.revision:
-        raise _bundle_error(f"{where} ({doc.sha256}): the annotation revision does not match its content",
-                            sha256=doc.sha256, reason="annotation_revision_mismatch")
+        raise _bundle_error(
+            f"{where} ({doc.sha256}): the annotation revision does not match its content",
+            sha256=doc.sha256,
+            reason="annotation_revision_mismatch",
+        )
     return nb
 
 
 # -- the store ------------------------------------------------------------------------------------------
 
+
 def _store_error(path: str, exc: OSError, action: str) -> ReaError:
     details = {"path": path, "setting": SETTING}
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return ReaError("access_denied", f"cannot {action} the annotation store at {path}: {exc.strerror}",
-                        remediation=f"Make the directory writable or point {SETTING} at one that is.",
-                        details={**details, "boundary": "filesystem-write" if action == "write" else "filesystem-read"})
+        return ReaError(
+            "access_denied",
+            f"cannot {action} the annotation store at {path}: {exc.strerror}",
+            remediation=f"Make the directory writable or point {SETTING} at one that is.",
+            details={**details, "boundary": "filesystem-write" if action == "write" else "filesystem-read"},
+        )
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return ReaError("resource_constraint", f"no space left writing the annotation store at {path}",
-                        details={**details, "resource": "disk"})
-    return ReaError("execution_failure", f"cannot {action} the annotation store at {path}: {exc.strerror or exc}",
-                    remediation=f"Check the directory, or point {SETTING} at another one.", details=details)
+        return ReaError(
+            "resource_constraint",
+            f"no space left writing the annotation store at {path}",
+            details={**details, "resource": "disk"},
+        )
+    return ReaError(
+        "execution_failure",
+        f"cannot {action} the annotation store at {path}: {exc.strerror or exc}",
+        remediation=f"Check the directory, or point {SETTING} at another one.",
+        details=details,
+    )
 
 
 class AnnotationStore:
@@ -244,10 +276,13 @@ class AnnotationStore:
         return nb
 
     def _corrupt(self, path: str, why: str) -> ReaError:
-        return ReaError("artifact_integrity_mismatch", f"the annotation document {path} is damaged: {why}",
-                        remediation="Restore it from an exported Evidence bundle (import_evidence_bundle), or move "
-                                    "it aside to start the target's annotations afresh.",
-                        details={"path": path, "reason": "malformed_annotations", "setting": SETTING})
+        return ReaError(
+            "artifact_integrity_mismatch",
+            f"the annotation document {path} is damaged: {why}",
+            remediation="Restore it from an exported Evidence bundle (import_evidence_bundle), or move "
+            "it aside to start the target's annotations afresh.",
+            details={"path": path, "reason": "malformed_annotations", "setting": SETTING},
+        )
 
     def _decode(self, data: bytes, sha256: str, path: str) -> Notebook:
         try:
@@ -277,10 +312,12 @@ class AnnotationStore:
                     if ctx is not None:
                         ctx.check("waiting for the annotation store")
                     if time.monotonic() > deadline:
-                        raise ReaError("resource_constraint", f"another writer held the annotation lock {lock_path} "
-                                       f"for more than {LOCK_TIMEOUT_S:.0f} s",
-                                       remediation="Retry; if it persists, find the process holding the lock.",
-                                       details={"resource": "annotation-lock", "path": lock_path}) from None
+                        raise ReaError(
+                            "resource_constraint",
+                            f"another writer held the annotation lock {lock_path} for more than {LOCK_TIMEOUT_S:.0f} s",
+                            remediation="Retry; if it persists, find the process holding the lock.",
+                            details={"resource": "annotation-lock", "path": lock_path},
+                        ) from None
                     time.sleep(0.005)
             try:
                 yield
@@ -289,8 +326,9 @@ class AnnotationStore:
         finally:
             os.close(fd)
 
-    def update(self, sha256: str, change: Callable[[dict[str, Note]], None],
-               ctx: CallContext | None = None) -> Notebook:
+    def update(
+        self, sha256: str, change: Callable[[dict[str, Note]], None], ctx: CallContext | None = None
+    ) -> Notebook:
         """Apply ``change`` to the target's current annotations under the lock and publish the result."""
         with self._locked(sha256, ctx):
             current = self.load(sha256, fresh=True)
@@ -298,8 +336,11 @@ class AnnotationStore:
             change(addresses)
             nb = make_notebook(sha256, addresses)
             if len(nb.addresses) > MAX_ADDRESSES:
-                raise ReaError("resource_constraint", f"a target keeps at most {MAX_ADDRESSES} annotated addresses",
-                               details={"resource": "annotations", "limit": MAX_ADDRESSES})
+                raise ReaError(
+                    "resource_constraint",
+                    f"a target keeps at most {MAX_ADDRESSES} annotated addresses",
+                    details={"resource": "annotations", "limit": MAX_ADDRESSES},
+                )
             if nb.revision != current.revision:
                 self._publish(nb)
             return nb
@@ -324,8 +365,9 @@ class AnnotationStore:
                 with contextlib.suppress(OSError):
                     os.unlink(staging)
 
-    def set_fields(self, sha256: str, changes: dict[str, dict[str, str | None]],
-                   ctx: CallContext | None = None) -> tuple[Notebook, dict[str, Note]]:
+    def set_fields(
+        self, sha256: str, changes: dict[str, dict[str, str | None]], ctx: CallContext | None = None
+    ) -> tuple[Notebook, dict[str, Note]]:
         """Set (or, with None, clear) fields at addresses at once; returns the result and the prior notes."""
         before: dict[str, Note] = {}
 
@@ -358,15 +400,27 @@ class AnnotationStore:
                         if field == "name":
                             taken[theirs] = address
                     else:
-                        conflicts.append({"address": address, "field": field, "kept": ours, "incoming": theirs,
-                                          "reason": "differs" if ours is not None else f"name used at {owner}"})
+                        conflicts.append(
+                            {
+                                "address": address,
+                                "field": field,
+                                "kept": ours,
+                                "incoming": theirs,
+                                "reason": "differs" if ours is not None else f"name used at {owner}",
+                            }
+                        )
                 if fields:
                     added += len(fields)
                     addresses[address] = msgspec.structs.replace(local, **fields)
 
         nb = self.update(incoming.sha256, change, ctx)
-        return {"sha256": incoming.sha256, "added_fields": added, "conflict_count": len(conflicts),
-                "conflicts": conflicts[:100], "revision": nb.revision}
+        return {
+            "sha256": incoming.sha256,
+            "added_fields": added,
+            "conflict_count": len(conflicts),
+            "conflicts": conflicts[:100],
+            "revision": nb.revision,
+        }
 
 
 def _fsync_dir(directory: str) -> None:

@@ -34,18 +34,23 @@ def error_size(encoded: bytes) -> int:
 
 
 def transport_error(settings: Settings, required: int, evidence_id: str | None) -> ReaError:
-    limits: dict[str, Any] = {"max_response_bytes": settings.max_response_bytes,
-                              "envelope_reserve_bytes": settings.max_response_bytes - settings.response_budget,
-                              "required_bytes": required}
+    limits: dict[str, Any] = {
+        "max_response_bytes": settings.max_response_bytes,
+        "envelope_reserve_bytes": settings.max_response_bytes - settings.response_budget,
+        "required_bytes": required,
+    }
     if evidence_id is not None:
         limits["evidence_reference"] = ev_mod.retained_reference(evidence_id)
     return ReaError(
         "resource_constraint",
         f"the result needs {required} bytes, more than the {settings.response_budget}-byte response budget",
-        remediation=("Call inspect_analysis_view with details.reported_limits.evidence_reference for a summary or a "
-                     "page, or export_evidence_bundle to a file; or raise REA_MCP_MAX_RESPONSE_BYTES to match a "
-                     "larger client buffer and restart."),
-        details={"resource": "transport", "reported_limits": limits})
+        remediation=(
+            "Call inspect_analysis_view with details.reported_limits.evidence_reference for a summary or a "
+            "page, or export_evidence_bundle to a file; or raise REA_MCP_MAX_RESPONSE_BYTES to match a "
+            "larger client buffer and restart."
+        ),
+        details={"resource": "transport", "reported_limits": limits},
+    )
 
 
 def encode_result(result: Evidence | dict[str, Any]) -> bytes:

@@ -132,8 +132,9 @@ def bundle_dict(records: Iterable[Evidence], notebooks: Iterable[Notebook] = ())
     return out
 
 
-def canonical_chunks(records: Iterable[Evidence], ctx: CallContext | None = None,
-                     notebooks: Iterable[Notebook] = ()) -> Iterator[bytes]:
+def canonical_chunks(
+    records: Iterable[Evidence], ctx: CallContext | None = None, notebooks: Iterable[Notebook] = ()
+) -> Iterator[bytes]:
     """The bundle's RFC 8785 bytes, one record at a time; ``ctx`` is checked between records."""
     recs = sorted_records(records)
     head = canonical_json(_header(manifest(recs), kept_annotations(recs, notebooks)))
@@ -160,11 +161,7 @@ def procedure_metadata(normalized: Any) -> dict[str, Any] | None:
         candidates.insert(0, inner)
     for cand in candidates:
         addr = cand.get("address")
-        if (
-            isinstance(addr, str)
-            and "name" in cand
-            and (cand["name"] is None or isinstance(cand["name"], str))
-        ):
+        if isinstance(addr, str) and "name" in cand and (cand["name"] is None or isinstance(cand["name"], str)):
             meta: dict[str, Any] = {"address": addr, "name": cand["name"]}
             for key in ("end", "size", "kind", "section", "signature"):
                 value = cand.get(key)
@@ -231,8 +228,9 @@ def check_detail(args: dict[str, Any]) -> tuple[str, dict[str, str]]:
     return detail, filters
 
 
-def project(records: Iterable[Evidence], detail: str, filters: dict[str, str],
-            notebooks: Iterable[Notebook] = ()) -> dict[str, Any]:
+def project(
+    records: Iterable[Evidence], detail: str, filters: dict[str, str], notebooks: Iterable[Notebook] = ()
+) -> dict[str, Any]:
     """The complete bundle, or its summary projection restricted by exact ``filters``."""
     recs = sorted_records(records)
     if detail != "summary":
@@ -251,8 +249,9 @@ def project(records: Iterable[Evidence], detail: str, filters: dict[str, str],
     }
     kept = kept_annotations(recs, notebooks)
     if kept:
-        out["annotations"] = [{"sha256": nb.sha256, "revision": nb.revision, "address_count": len(nb.addresses)}
-                              for nb in kept]
+        out["annotations"] = [
+            {"sha256": nb.sha256, "revision": nb.revision, "address_count": len(nb.addresses)} for nb in kept
+        ]
     return out
 
 
@@ -329,16 +328,22 @@ def _require_regular_or_absent(dest: str, named: str | None = None) -> None:
 
 
 def _file_kind(mode: int) -> str:
-    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link")):
+    for test, kind in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
         if test(mode):
             return kind
     return "not a regular file"
 
 
-def export(records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: CallContext,
-           notebooks: Iterable[Notebook] = ()) -> dict[str, Any]:
+def export(
+    records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: CallContext, notebooks: Iterable[Notebook] = ()
+) -> dict[str, Any]:
     """Stream the canonical bundle to a staging file beside ``path`` and publish it atomically."""
     dest = os.path.abspath(path)
     if os.path.islink(dest):
@@ -451,8 +456,11 @@ def _not_a_bundle(path: str, why: str) -> ReaError:
         "invalid_request",
         f"{path} is not an Evidence bundle: {why}",
         remediation="Give a file written by export_evidence_bundle (or `rea export-evidence-bundle`).",
-        details={"path": path, "reason": "not_a_bundle",
-                 "issues": [{"path": "path", "reason": "invalid_value", "message": "not an Evidence bundle"}]},
+        details={
+            "path": path,
+            "reason": "not_a_bundle",
+            "issues": [{"path": "path", "reason": "invalid_value", "message": "not an Evidence bundle"}],
+        },
     )
 
 
@@ -578,12 +586,15 @@ def parse_bundle(
         where = str(exc).rpartition(" - at ")[2] if " - at " in str(exc) else "$"
         raise _integrity(
             f"bundle {path} does not have the Evidence bundle structure (at {where})",
-            path=path, reason="malformed_bundle", location=where,
+            path=path,
+            reason="malformed_bundle",
+            location=where,
         ) from None
     except msgspec.DecodeError:
         if b'"bundle_version"' in data[:4096]:  # a bundle cut short or damaged, not some other file
-            raise _integrity(f"bundle {path} is damaged: it is not complete JSON", path=path,
-                             reason="malformed_json") from None
+            raise _integrity(
+                f"bundle {path} is damaged: it is not complete JSON", path=path, reason="malformed_json"
+            ) from None
         raise _not_a_bundle(path, "it is not JSON") from None
     if doc.bundle_version != BUNDLE_VERSION:
         raise _integrity(
@@ -614,9 +625,7 @@ def parse_bundle(
         records.append(rec)
     ids = [r.evidence_id for r in records]
     if ids != sorted(ids):
-        raise _integrity(
-            f"bundle {path} records are not sorted by evidence_id", path=path, reason="unsorted_records"
-        )
+        raise _integrity(f"bundle {path} records are not sorted by evidence_id", path=path, reason="unsorted_records")
     m = manifest(records)
     _check_manifest(doc, m, path)
     return Bundle(records=records, annotations=_parse_annotations(doc, m, path))
@@ -625,24 +634,39 @@ def parse_bundle(
 def _parse_annotations(doc: _BundleFile, m: Manifest, path: str) -> list[Notebook]:
     if doc.annotations is None:
         if doc.annotations_digest is not None:
-            raise _integrity(f"bundle {path} declares annotations it does not carry", path=path,
-                             field="annotations_digest", reason="manifest_mismatch")
+            raise _integrity(
+                f"bundle {path} declares annotations it does not carry",
+                path=path,
+                field="annotations_digest",
+                reason="manifest_mismatch",
+            )
         return []
     described = {a.sha256 for a in m.artifacts}
     notebooks: list[Notebook] = []
     for index, raw in enumerate(doc.annotations):
         nb = ann_mod.from_document(bytes(raw), where=f"bundle {path} annotations {index}")
         if nb.sha256 not in described:
-            raise _integrity(f"bundle {path} annotates {nb.sha256}, an artifact none of its records describes",
-                             path=path, sha256=nb.sha256, reason="annotations_without_artifact")
+            raise _integrity(
+                f"bundle {path} annotates {nb.sha256}, an artifact none of its records describes",
+                path=path,
+                sha256=nb.sha256,
+                reason="annotations_without_artifact",
+            )
         notebooks.append(nb)
     shas = [nb.sha256 for nb in notebooks]
     if shas != sorted(set(shas)):
-        raise _integrity(f"bundle {path} annotations are not sorted by target, or repeat one", path=path,
-                         reason="unsorted_annotations")
+        raise _integrity(
+            f"bundle {path} annotations are not sorted by target, or repeat one",
+            path=path,
+            reason="unsorted_annotations",
+        )
     if doc.annotations_digest != annotations_digest(notebooks):
-        raise _integrity(f"bundle {path} manifest field annotations_digest does not match its annotations",
-                         path=path, field="annotations_digest", reason="manifest_mismatch")
+        raise _integrity(
+            f"bundle {path} manifest field annotations_digest does not match its annotations",
+            path=path,
+            field="annotations_digest",
+            reason="manifest_mismatch",
+        )
     return notebooks
 
 

@@ -85,14 +85,24 @@ class CacheKey(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     @classmethod
     def for_target(cls, target: Target, provider: ProviderDescriptor, profile_digest: str, kind: str) -> CacheKey:
         """The key of ``kind`` computed by ``provider`` for ``target`` under the analysis profile ``profile_digest``."""
-        return cls(kind=kind, target_sha256=target.sha256, provider_id=provider.id,
-                   provider_version=provider.version, profile_digest=profile_digest)
+        return cls(
+            kind=kind,
+            target_sha256=target.sha256,
+            provider_id=provider.id,
+            provider_version=provider.version,
+            profile_digest=profile_digest,
+        )
 
     @classmethod
     def for_evidence(cls, evidence_id: str) -> CacheKey:
         """The key of a persisted Evidence record (the CLI's retained Evidence)."""
-        return cls(kind=EVIDENCE_KIND, target_sha256=evidence_id.removeprefix("ev_"), provider_id="rea",
-                   provider_version=str(FORMAT_VERSION), profile_digest="")
+        return cls(
+            kind=EVIDENCE_KIND,
+            target_sha256=evidence_id.removeprefix("ev_"),
+            provider_id="rea",
+            provider_version=str(FORMAT_VERSION),
+            profile_digest="",
+        )
 
     def digest(self) -> str:
         """The entry's file name (without suffix): the SHA-256 of the key's canonical JSON."""
@@ -142,8 +152,9 @@ def profile_digest(provider: AnalysisProvider, target: Target) -> str:
     from rea.evidence import ProviderIdentity, make_profile
 
     d = provider.descriptor
-    return make_profile(ProviderIdentity(id=d.id, name=d.name, version=d.version),
-                        provider.analysis_profile(target)).digest
+    return make_profile(
+        ProviderIdentity(id=d.id, name=d.name, version=d.version), provider.analysis_profile(target)
+    ).digest
 
 
 _FINGERPRINTS: dict[Any, str] = {}
@@ -263,9 +274,16 @@ class AnalysisCache:
         if secret is None:
             return False
         payload = msgspec.msgpack.encode(value)
-        header = msgspec.msgpack.encode(_Header(
-            format_version=FORMAT_VERSION, key=key, value_type=_fingerprint(value_type or type(value)),
-            payload_bytes=len(payload), payload_sha256=hashlib.sha256(payload).hexdigest(), created=time.time()))
+        header = msgspec.msgpack.encode(
+            _Header(
+                format_version=FORMAT_VERSION,
+                key=key,
+                value_type=_fingerprint(value_type or type(value)),
+                payload_bytes=len(payload),
+                payload_sha256=hashlib.sha256(payload).hexdigest(),
+                created=time.time(),
+            )
+        )
         size = len(MAGIC) + _HEADER_LENGTH.size + len(header) + len(payload) + TAG_BYTES
         if size > self.max_bytes:
             return False
@@ -326,9 +344,12 @@ class AnalysisCache:
             return None
         try:
             if ev.evidence_id != evidence_id:
-                raise ReaError("evidence_integrity_mismatch", f"the cached record for {evidence_id} names another id",
-                               remediation="Repeat the record's producer; the cached copy was removed.",
-                               details={"evidence_id": evidence_id, "reason": "id_mismatch"})
+                raise ReaError(
+                    "evidence_integrity_mismatch",
+                    f"the cached record for {evidence_id} names another id",
+                    remediation="Repeat the record's producer; the cached copy was removed.",
+                    details={"evidence_id": evidence_id, "reason": "id_mismatch"},
+                )
             return ev_mod.validate(ev)
         except ReaError:
             self._discard(self.path(key))
@@ -450,10 +471,18 @@ class AnalysisCache:
             usage[1] += st.st_size
             uses.append(st.st_mtime)
         by_kind = [KindUsage(kind=k, entries=v[0], bytes=v[1]) for k, v in sorted(kinds.items())]
-        return CacheInfo(directory=self.directory, enabled=self.enabled, max_bytes=self.max_bytes, entries=entries,
-                         bytes=total, kinds=by_kind, unreadable=unreadable, oldest_use=min(uses) if uses else None,
-                         newest_use=max(uses) if uses else None,
-                         key_problem=load_secret(self.directory, create=False).problem if self.enabled else None)
+        return CacheInfo(
+            directory=self.directory,
+            enabled=self.enabled,
+            max_bytes=self.max_bytes,
+            entries=entries,
+            bytes=total,
+            kinds=by_kind,
+            unreadable=unreadable,
+            oldest_use=min(uses) if uses else None,
+            newest_use=max(uses) if uses else None,
+            key_problem=load_secret(self.directory, create=False).problem if self.enabled else None,
+        )
 
     def clear(self) -> ClearOutcome:
         """Remove every entry (and leftover temporary file); what was removed."""
@@ -469,14 +498,14 @@ class AnalysisCache:
 
 
 def _read_header(data: bytes | memoryview) -> _Header | None:
-    if len(data) < len(MAGIC) + _HEADER_LENGTH.size or bytes(data[:len(MAGIC)]) != MAGIC:
+    if len(data) < len(MAGIC) + _HEADER_LENGTH.size or bytes(data[: len(MAGIC)]) != MAGIC:
         return None
     (length,) = _HEADER_LENGTH.unpack_from(data, len(MAGIC))
     start = len(MAGIC) + _HEADER_LENGTH.size
     if length > MAX_HEADER_BYTES or start + length > len(data):
         return None
     try:
-        return msgspec.msgpack.decode(data[start:start + length], type=_Header)
+        return msgspec.msgpack.decode(data[start : start + length], type=_Header)
     except (msgspec.ValidationError, msgspec.DecodeError):
         return None
 
@@ -490,7 +519,7 @@ def _read_header_file(path: str) -> _Header | None:
     if len(head) < len(MAGIC) + _HEADER_LENGTH.size:
         return None
     (length,) = _HEADER_LENGTH.unpack_from(head, len(MAGIC))
-    return _read_header(head[:len(MAGIC) + _HEADER_LENGTH.size + length])
+    return _read_header(head[: len(MAGIC) + _HEADER_LENGTH.size + length])
 
 
 _DEFAULT: dict[tuple[str, int], AnalysisCache] = {}

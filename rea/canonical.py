@@ -371,6 +371,6 @@ def _streamed_digest(value: Any, stats: list[int] | None) -> str:
 def _list_pieces(head: bytes, items: list[Any], tail: bytes) -> Iterator[bytes]:
     yield head + b"["
     for start in range(0, len(items), _STREAM_ITEMS):
-        body = _encode(items[start:start + _STREAM_ITEMS])[1:-1]
+        body = _encode(items[start : start + _STREAM_ITEMS])[1:-1]
         yield body if start == 0 else b"," + body
     yield b"]" + tail

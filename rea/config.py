@@ -88,9 +88,12 @@ def _absolute_directory(raw: str) -> str:
 
 
 ANNOTATIONS_DIR = SettingSpec(
-    name="REA_ANNOTATIONS_DIR", constraint="an absolute directory path", parse=_absolute_directory,
+    name="REA_ANNOTATIONS_DIR",
+    constraint="an absolute directory path",
+    parse=_absolute_directory,
     description="Where the annotation store keeps names, comments and bookmarks (one file per target SHA-256); "
-                "default $XDG_DATA_HOME/rea/annotations, else ~/.local/share/rea/annotations.")
+    "default $XDG_DATA_HOME/rea/annotations, else ~/.local/share/rea/annotations.",
+)
 
 
 def annotations_dir(env: Mapping[str, str] | None = None) -> str:
@@ -110,9 +113,12 @@ def annotations_dir(env: Mapping[str, str] | None = None) -> str:
 
 
 CACHE_DIR = SettingSpec(
-    name="REA_CACHE_DIR", constraint="an absolute directory path", parse=_absolute_directory,
+    name="REA_CACHE_DIR",
+    constraint="an absolute directory path",
+    parse=_absolute_directory,
     description="Where the analysis cache keeps providers' whole-program analyses and the CLI's Evidence; "
-                "default $XDG_CACHE_HOME/rea, else ~/.cache/rea.")
+    "default $XDG_CACHE_HOME/rea, else ~/.cache/rea.",
+)
 DEFAULT_CACHE_MAX_BYTES = 1 << 30
 MIN_CACHE_MAX_BYTES = 1 << 20
 
@@ -127,9 +133,12 @@ def _cache_bound(raw: str) -> int:
 
 
 CACHE_MAX_BYTES = SettingSpec(
-    name="REA_CACHE_MAX_BYTES", constraint=f"0 (off) or a decimal integer from {MIN_CACHE_MAX_BYTES} to "
-    f"{MAX_SAFE_INTEGER} (bytes)", parse=_cache_bound, default=DEFAULT_CACHE_MAX_BYTES,
-    description="Size bound of the analysis cache; the least recently used entries are evicted beyond it.")
+    name="REA_CACHE_MAX_BYTES",
+    constraint=f"0 (off) or a decimal integer from {MIN_CACHE_MAX_BYTES} to {MAX_SAFE_INTEGER} (bytes)",
+    parse=_cache_bound,
+    default=DEFAULT_CACHE_MAX_BYTES,
+    description="Size bound of the analysis cache; the least recently used entries are evicted beyond it.",
+)
 PRESENTATIONS = ("complete", "compact")
 
 
@@ -140,10 +149,13 @@ def _presentation(raw: str) -> str:
 
 
 RESULT_PRESENTATION = SettingSpec(
-    name="REA_RESULT_PRESENTATION", constraint="one of " + ", ".join(PRESENTATIONS), parse=_presentation,
+    name="REA_RESULT_PRESENTATION",
+    constraint="one of " + ", ".join(PRESENTATIONS),
+    parse=_presentation,
     default="complete",
     description="complete: results are whole Evidence records; compact: the analysis profile by its digest "
-                "(identity unchanged; see README).")
+    "(identity unchanged; see README).",
+)
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> str:
@@ -169,8 +181,13 @@ def integer_setting(name: str, low: int, high: int, default: int, unit: str, des
             raise ValueError(raw)
         return int(raw)
 
-    return SettingSpec(name=name, constraint=f"a decimal integer from {low} to {high} ({unit})", parse=parse,
-                       description=description, default=default)
+    return SettingSpec(
+        name=name,
+        constraint=f"a decimal integer from {low} to {high} ({unit})",
+        parse=parse,
+        description=description,
+        default=default,
+    )
 
 
 def default_memory_limit_mb() -> int:
@@ -185,9 +202,15 @@ def default_memory_limit_mb() -> int:
 
 def memory_limit_setting(name: str, engine: str) -> SettingSpec:
     """The ``REA_<ENGINE>_MEMORY_LIMIT_MB`` setting of one worker (256 MiB to 1 TiB)."""
-    return integer_setting(name, 256, 1_048_576, default_memory_limit_mb(), "MiB",
-                           f"Address-space bound of the {engine} worker; exceeding it is resource_constraint and "
-                           "the next call starts a fresh worker.")
+    return integer_setting(
+        name,
+        256,
+        1_048_576,
+        default_memory_limit_mb(),
+        "MiB",
+        f"Address-space bound of the {engine} worker; exceeding it is resource_constraint and "
+        "the next call starts a fresh worker.",
+    )
 
 
 def read_toolsets(env: Mapping[str, str], known: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -201,15 +224,17 @@ def read_toolsets(env: Mapping[str, str], known: tuple[str, ...]) -> tuple[str, 
     return tuple(n for n in known if n in names or n == "session")
 
 
-def load_settings(env: Mapping[str, str] | None = None, projections: tuple[str, ...] = ("full", "compact"),
-                  declared: Mapping[str, SettingSpec] | None = None,
-                  toolsets: tuple[str, ...] | None = None) -> Settings:
+def load_settings(
+    env: Mapping[str, str] | None = None,
+    projections: tuple[str, ...] = ("full", "compact"),
+    declared: Mapping[str, SettingSpec] | None = None,
+    toolsets: tuple[str, ...] | None = None,
+) -> Settings:
     """Validate every setting, the plugins' ``declared`` ones too; an invalid one is ``configuration_invalid``."""
     env = os.environ if env is None else env
     profile = env.get("REA_MCP_INPUT_SCHEMA_PROFILE", "full")
     if profile not in projections:
-        raise configuration_invalid("REA_MCP_INPUT_SCHEMA_PROFILE", "one of " + ", ".join(sorted(projections)),
-                                    profile)
+        raise configuration_invalid("REA_MCP_INPUT_SCHEMA_PROFILE", "one of " + ", ".join(sorted(projections)), profile)
     problems: list[ReaError] = []
     store = cache = None
     cache_bound = DEFAULT_CACHE_MAX_BYTES
@@ -246,6 +271,12 @@ def load_settings(env: Mapping[str, str] | None = None, projections: tuple[str, 
             first.details["settings"] = [s for p in problems for s in p.details.get("settings", [])]
             first.message += f" (and {len(problems) - 1} more invalid setting{'s' if len(problems) > 2 else ''})"
         raise first
-    return Settings(max_response_bytes=_max_response_bytes(env), input_schema_profile=profile,
-                    annotations_dir=store, cache_dir=cache, cache_max_bytes=cache_bound,
-                    result_presentation=presentation, toolsets=selected)
+    return Settings(
+        max_response_bytes=_max_response_bytes(env),
+        input_schema_profile=profile,
+        annotations_dir=store,
+        cache_dir=cache,
+        cache_max_bytes=cache_bound,
+        result_presentation=presentation,
+        toolsets=selected,
+    )

@@ -162,11 +162,18 @@ class DoctorReport(msgspec.Struct, frozen=True, kw_only=True):
 
 def _host(store: str | None, cache: CacheReport | None) -> HostInfo:
     return HostInfo(
-        python_version=platform.python_version(), python_implementation=platform.python_implementation(),
-        python_executable=sys.executable, platform=platform.platform(), system=platform.system(),
-        machine=platform.machine(), rea_version=rea.__version__,
-        rea_package_path=os.path.dirname(os.path.abspath(rea.__file__)), temp_dir=tempfile.gettempdir(),
-        annotations_dir=store, cache_dir=cache.directory if cache else None)
+        python_version=platform.python_version(),
+        python_implementation=platform.python_implementation(),
+        python_executable=sys.executable,
+        platform=platform.platform(),
+        system=platform.system(),
+        machine=platform.machine(),
+        rea_version=rea.__version__,
+        rea_package_path=os.path.dirname(os.path.abspath(rea.__file__)),
+        temp_dir=tempfile.gettempdir(),
+        annotations_dir=store,
+        cache_dir=cache.directory if cache else None,
+    )
 
 
 def _annotations_dir(env: Mapping[str, str], home: str | None) -> str | None:
@@ -179,18 +186,26 @@ def _annotations_dir(env: Mapping[str, str], home: str | None) -> str | None:
 def _annotations_check(store: str | None) -> Check:
     # Optional: reads work without the directory; only annotation writes need it. Nothing is created here.
     if store is None:
-        return Check(id="annotations-dir", status="warn", required=False,
-                     summary="REA_ANNOTATIONS_DIR is invalid (see the settings check)",
-                     remediation="Set REA_ANNOTATIONS_DIR to an absolute directory path, or unset it.")
+        return Check(
+            id="annotations-dir",
+            status="warn",
+            required=False,
+            summary="REA_ANNOTATIONS_DIR is invalid (see the settings check)",
+            remediation="Set REA_ANNOTATIONS_DIR to an absolute directory path, or unset it.",
+        )
     existing = store
     while not os.path.exists(existing) and os.path.dirname(existing) != existing:
         existing = os.path.dirname(existing)
     if os.path.isdir(existing) and os.access(existing, os.W_OK | os.X_OK):
         state = "exists" if existing == store else "created on the first annotation"
         return Check(id="annotations-dir", status="pass", required=False, summary=f"{store} ({state})")
-    return Check(id="annotations-dir", status="warn", required=False,
-                 summary=f"{store} is not writable: annotation writes will fail",
-                 remediation="Make it writable, or point REA_ANNOTATIONS_DIR at a writable directory.")
+    return Check(
+        id="annotations-dir",
+        status="warn",
+        required=False,
+        summary=f"{store} is not writable: annotation writes will fail",
+        remediation="Make it writable, or point REA_ANNOTATIONS_DIR at a writable directory.",
+    )
 
 
 def _cache_report(env: Mapping[str, str], home: str | None) -> CacheReport | None:
@@ -203,43 +218,70 @@ def _cache_report(env: Mapping[str, str], home: str | None) -> CacheReport | Non
     except ReaError:
         return None  # the settings check reports the invalid value
     info = AnalysisCache(where, bound).info()
-    return CacheReport(directory=info.directory, enabled=info.enabled, max_bytes=info.max_bytes,
-                       entries=info.entries, bytes=info.bytes, key_problem=info.key_problem)
+    return CacheReport(
+        directory=info.directory,
+        enabled=info.enabled,
+        max_bytes=info.max_bytes,
+        entries=info.entries,
+        bytes=info.bytes,
+        key_problem=info.key_problem,
+    )
 
 
 def _cache_check(cache: CacheReport | None) -> Check:
     # Optional: without a usable cache every call analyses from scratch, and the CLI cannot name earlier Evidence.
     if cache is None:
-        return Check(id="analysis-cache", status="warn", required=False,
-                     summary="REA_CACHE_DIR or REA_CACHE_MAX_BYTES is invalid (see the settings check)",
-                     remediation="Set REA_CACHE_DIR to an absolute directory path and REA_CACHE_MAX_BYTES to 0 or "
-                                 "at least 1048576, or unset them.")
+        return Check(
+            id="analysis-cache",
+            status="warn",
+            required=False,
+            summary="REA_CACHE_DIR or REA_CACHE_MAX_BYTES is invalid (see the settings check)",
+            remediation="Set REA_CACHE_DIR to an absolute directory path and REA_CACHE_MAX_BYTES to 0 or "
+            "at least 1048576, or unset them.",
+        )
     if not cache.enabled:
-        return Check(id="analysis-cache", status="pass", required=False,
-                     summary=f"off (REA_CACHE_MAX_BYTES=0): {cache.directory} is not used")
+        return Check(
+            id="analysis-cache",
+            status="pass",
+            required=False,
+            summary=f"off (REA_CACHE_MAX_BYTES=0): {cache.directory} is not used",
+        )
     existing = cache.directory
     while not os.path.exists(existing) and os.path.dirname(existing) != existing:
         existing = os.path.dirname(existing)
     usage = f"{cache.entries} entries, {cache.bytes} of {cache.max_bytes} bytes"
     if cache.key_problem:
-        return Check(id="analysis-cache", status="warn", required=False,
-                     summary=f"{cache.directory}: no entry is read ({cache.key_problem})",
-                     remediation="Remove the key file (rea creates a fresh private one) or make it yours with mode "
-                                 "0600; existing entries then become misses.")
+        return Check(
+            id="analysis-cache",
+            status="warn",
+            required=False,
+            summary=f"{cache.directory}: no entry is read ({cache.key_problem})",
+            remediation="Remove the key file (rea creates a fresh private one) or make it yours with mode "
+            "0600; existing entries then become misses.",
+        )
     if os.path.isdir(existing) and os.access(existing, os.W_OK | os.X_OK):
         state = usage if existing == cache.directory else "created on the first analysis"
         return Check(id="analysis-cache", status="pass", required=False, summary=f"{cache.directory} ({state})")
-    return Check(id="analysis-cache", status="warn", required=False,
-                 summary=f"{cache.directory} is not writable: analyses are not kept between calls",
-                 remediation="Make it writable, or point REA_CACHE_DIR at a writable directory.")
+    return Check(
+        id="analysis-cache",
+        status="warn",
+        required=False,
+        summary=f"{cache.directory} is not writable: analyses are not kept between calls",
+        remediation="Make it writable, or point REA_CACHE_DIR at a writable directory.",
+    )
 
 
 def _python_check() -> Check:
     version = platform.python_version()
     if sys.version_info >= MIN_PYTHON:
         return Check(id="python", status="pass", required=True, summary=f"Python {version} (>= 3.11)")
-    return Check(id="python", status="fail", required=True, summary=f"Python {version} is older than 3.11",
-                 remediation="Install rea with Python 3.11 or newer.")
+    return Check(
+        id="python",
+        status="fail",
+        required=True,
+        summary=f"Python {version} is older than 3.11",
+        remediation="Install rea with Python 3.11 or newer.",
+    )
 
 
 def _temp_check() -> Check:
@@ -248,13 +290,17 @@ def _temp_check() -> Check:
         with tempfile.TemporaryFile(dir=where) as fh:
             fh.write(b"rea")
     except OSError as exc:
-        return Check(id="temp-dir", status="fail", required=True, summary=f"cannot write to {where}: {exc}",
-                     remediation="Point TMPDIR at a writable directory.")
+        return Check(
+            id="temp-dir",
+            status="fail",
+            required=True,
+            summary=f"cannot write to {where}: {exc}",
+            remediation="Point TMPDIR at a writable directory.",
+        )
     return Check(id="temp-dir", status="pass", required=True, summary=f"{where} is writable")
 
 
-def _env_provider_check(registry: Registry, ready: dict[str, ProviderReadiness],
-                        env: Mapping[str, str]) -> Check:
+def _env_provider_check(registry: Registry, ready: dict[str, ProviderReadiness], env: Mapping[str, str]) -> Check:
     cid = f"env:{ENV_VAR}"
     raw = env.get(ENV_VAR)
     if raw is None:
@@ -267,35 +313,55 @@ def _env_provider_check(registry: Registry, ready: dict[str, ProviderReadiness],
         return Check(id=cid, status="pass", required=True, summary="auto")
     known = ready.get(choice)
     if known is None:
-        return Check(id=cid, status="fail", required=True,
-                     summary=f"names {choice!r}, which is not registered",
-                     remediation=f"Set {ENV_VAR} to one of: auto, {', '.join(sorted(registry.providers))}.")
+        return Check(
+            id=cid,
+            status="fail",
+            required=True,
+            summary=f"names {choice!r}, which is not registered",
+            remediation=f"Set {ENV_VAR} to one of: auto, {', '.join(sorted(registry.providers))}.",
+        )
     if known.status != "available":
-        return Check(id=cid, status="fail", required=True,
-                     summary=f"names {choice!r}, which is unavailable: {known.reason}",
-                     remediation=known.remediation or f"Unset {ENV_VAR} or make {choice} available.")
+        return Check(
+            id=cid,
+            status="fail",
+            required=True,
+            summary=f"names {choice!r}, which is unavailable: {known.reason}",
+            remediation=known.remediation or f"Unset {ENV_VAR} or make {choice} available.",
+        )
     return Check(id=cid, status="pass", required=True, summary=f"{choice} (available)")
 
 
 def _settings_check(registry: Registry, env: Mapping[str, str]) -> Check:
     # `rea serve` validates the same settings at startup and refuses to run when one is invalid.
     try:
-        settings = load_settings(env, projections=tuple(sorted(registry.projections)), declared=registry.settings,
-                                 toolsets=registry.toolsets())
+        settings = load_settings(
+            env,
+            projections=tuple(sorted(registry.projections)),
+            declared=registry.settings,
+            toolsets=registry.toolsets(),
+        )
     except ReaError as exc:
         return Check(id="settings", status="fail", required=True, summary=exc.message, remediation=exc.remediation)
     advertised = ", ".join(settings.toolsets or ("all",))
-    return Check(id="settings", status="pass", required=True,
-                 summary=f"server settings are valid; toolsets advertised: {advertised}")
+    return Check(
+        id="settings",
+        status="pass",
+        required=True,
+        summary=f"server settings are valid; toolsets advertised: {advertised}",
+    )
 
 
 def _filter_check(env: Mapping[str, str]) -> Check | None:
     shown = [f"{name}={env[name]!r}" for name in ("REA_DISABLE_PLUGINS", "REA_LOAD_PLUGINS") if name in env]
     if not shown:
         return None
-    return Check(id="plugin-filter", status="warn", required=False,
-                 summary="plugins are filtered: " + ", ".join(shown),
-                 remediation="Unset these variables to load every installed plugin.")
+    return Check(
+        id="plugin-filter",
+        status="warn",
+        required=False,
+        summary="plugins are filtered: " + ", ".join(shown),
+        remediation="Unset these variables to load every installed plugin.",
+    )
 
 
 def _is_first_party(distribution: str | None) -> bool:
@@ -308,41 +374,81 @@ def _providers(registry: Registry) -> list[ProviderReadiness]:
     out = []
     for cand in candidates(registry):
         avail = cand.availability
-        out.append(ProviderReadiness(
-            id=cand.provider_id, name=cand.name, version=cand.version, kind=cand.kind,
-            plugin=registry.owner.get(("provider", cand.provider_id)), auto_priority=cand.auto_priority,
-            formats=list(cand.formats), required=cand.provider_id == DEFAULT_PROVIDER, status=avail.status,
-            code=avail.code, reason=avail.reason, remediation=avail.remediation))
+        out.append(
+            ProviderReadiness(
+                id=cand.provider_id,
+                name=cand.name,
+                version=cand.version,
+                kind=cand.kind,
+                plugin=registry.owner.get(("provider", cand.provider_id)),
+                auto_priority=cand.auto_priority,
+                formats=list(cand.formats),
+                required=cand.provider_id == DEFAULT_PROVIDER,
+                status=avail.status,
+                code=avail.code,
+                reason=avail.reason,
+                remediation=avail.remediation,
+            )
+        )
     return out
 
 
 def _provider_checks(ready: dict[str, ProviderReadiness]) -> list[Check]:
     checks = []
     if DEFAULT_PROVIDER not in ready:
-        checks.append(Check(
-            id=f"provider:{DEFAULT_PROVIDER}", status="fail", required=True,
-            summary=f"the embedded default provider {DEFAULT_PROVIDER!r} is not registered",
-            remediation=("Reinstall rea (`pip install .`) and check that REA_DISABLE_PLUGINS and "
-                         f"REA_LOAD_PLUGINS do not exclude {DEFAULT_PROVIDER}.")))
+        checks.append(
+            Check(
+                id=f"provider:{DEFAULT_PROVIDER}",
+                status="fail",
+                required=True,
+                summary=f"the embedded default provider {DEFAULT_PROVIDER!r} is not registered",
+                remediation=(
+                    "Reinstall rea (`pip install .`) and check that REA_DISABLE_PLUGINS and "
+                    f"REA_LOAD_PLUGINS do not exclude {DEFAULT_PROVIDER}."
+                ),
+            )
+        )
     for pid in sorted(ready):
         p = ready[pid]
         if p.status == "available":
-            checks.append(Check(id=f"provider:{pid}", status="pass", required=p.required,
-                                summary=f"{pid} available: {p.reason}"))
+            checks.append(
+                Check(id=f"provider:{pid}", status="pass", required=p.required, summary=f"{pid} available: {p.reason}")
+            )
         else:
-            checks.append(Check(id=f"provider:{pid}", status="fail" if p.required else "warn",
-                                required=p.required, summary=f"{pid} unavailable ({p.code}): {p.reason}",
-                                remediation=p.remediation))
+            checks.append(
+                Check(
+                    id=f"provider:{pid}",
+                    status="fail" if p.required else "warn",
+                    required=p.required,
+                    summary=f"{pid} unavailable ({p.code}): {p.reason}",
+                    remediation=p.remediation,
+                )
+            )
     return checks
 
 
 def _plugins(registry: Registry) -> PluginsReport:
-    loaded = [LoadedPlugin(name=i.name, distribution=i.distribution, version=i.version, module=i.module,
-                           hooks=list(i.hooks), first_party=_is_first_party(i.distribution))
-              for i in sorted(registry.plugins.values(), key=lambda i: i.name)]
-    broken = [BrokenPluginReport(name=b.name, distribution=b.distribution, stage=b.stage, error=b.error,
-                                 first_party=_is_first_party(b.distribution))
-              for b in sorted(registry.broken, key=lambda b: (b.name, b.stage))]
+    loaded = [
+        LoadedPlugin(
+            name=i.name,
+            distribution=i.distribution,
+            version=i.version,
+            module=i.module,
+            hooks=list(i.hooks),
+            first_party=_is_first_party(i.distribution),
+        )
+        for i in sorted(registry.plugins.values(), key=lambda i: i.name)
+    ]
+    broken = [
+        BrokenPluginReport(
+            name=b.name,
+            distribution=b.distribution,
+            stage=b.stage,
+            error=b.error,
+            first_party=_is_first_party(b.distribution),
+        )
+        for b in sorted(registry.broken, key=lambda b: (b.name, b.stage))
+    ]
     return PluginsReport(loaded=loaded, broken=broken, errors=[e.projection_dict() for e in registry.errors])
 
 
@@ -351,14 +457,30 @@ def _plugin_checks(plugins: PluginsReport) -> list[Check]:
     for b in plugins.broken:
         who = "first-party plugin" if b.first_party else "plugin"
         dist = b.distribution or "no distribution"
-        fix = ("Reinstall rea (`pip install .`) and report the error." if b.first_party else
-               f"Reinstall {b.distribution or 'the plugin'}, or block it with REA_DISABLE_PLUGINS={b.name}.")
-        checks.append(Check(id=f"plugin:{b.name}", status="fail" if b.first_party else "warn",
-                            required=b.first_party, remediation=fix,
-                            summary=f"{who} {b.name} ({dist}) is broken at {b.stage}: {b.error}"))
+        fix = (
+            "Reinstall rea (`pip install .`) and report the error."
+            if b.first_party
+            else f"Reinstall {b.distribution or 'the plugin'}, or block it with REA_DISABLE_PLUGINS={b.name}."
+        )
+        checks.append(
+            Check(
+                id=f"plugin:{b.name}",
+                status="fail" if b.first_party else "warn",
+                required=b.first_party,
+                remediation=fix,
+                summary=f"{who} {b.name} ({dist}) is broken at {b.stage}: {b.error}",
+            )
+        )
     for err in plugins.errors:
-        checks.append(Check(id="registry", status="warn", required=False, summary=str(err["message"]),
-                            remediation=str(err["remediation"]["action"])))
+        checks.append(
+            Check(
+                id="registry",
+                status="warn",
+                required=False,
+                summary=str(err["message"]),
+                remediation=str(err["remediation"]["action"]),
+            )
+        )
     return checks
 
 
@@ -384,8 +506,9 @@ def console_script() -> str | None:
     return path if os.path.isfile(path) else None
 
 
-def config_paths_for(home: str, project_dir: str, *, system: str | None = None,
-                     env: Mapping[str, str] | None = None) -> dict[str, str]:
+def config_paths_for(
+    home: str, project_dir: str, *, system: str | None = None, env: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """Default location of each known client file; keys are the ``config_paths`` override keys."""
     system = system or sys.platform
     env = {} if env is None else env
@@ -492,12 +615,18 @@ class EntryVerdict(msgspec.Struct, frozen=True, kw_only=True):
 def classify_entry(entry: Any, env: Mapping[str, str]) -> EntryVerdict:
     """Classify one server entry (a client's ``{"command", "args", "env"}`` object)."""
     if not isinstance(entry, dict):
-        return EntryVerdict(state="invalid", reason_code="bad_shape",
-                            reason=f"the {SERVER_NAME!r} entry is {type(entry).__name__}, not an object")
+        return EntryVerdict(
+            state="invalid",
+            reason_code="bad_shape",
+            reason=f"the {SERVER_NAME!r} entry is {type(entry).__name__}, not an object",
+        )
     command, args, entry_env = entry.get("command"), entry.get("args", []), entry.get("env", {})
     if command is None and isinstance(entry.get("url"), str):
-        return EntryVerdict(state="stale", reason_code="remote_server",
-                            reason=f"registered as a remote server at {entry['url']}, not a local process")
+        return EntryVerdict(
+            state="stale",
+            reason_code="remote_server",
+            reason=f"registered as a remote server at {entry['url']}, not a local process",
+        )
     shape_error = None
     if not isinstance(command, str) or not command:
         shape_error = "the entry has no command string"
@@ -509,12 +638,20 @@ def classify_entry(entry: Any, env: Mapping[str, str]) -> EntryVerdict:
         return EntryVerdict(state="invalid", reason_code="bad_shape", reason=shape_error or "bad command")
     vector = CommandVector(command=command, args=list(args))
     if not os.path.isabs(command) and os.sep in command:
-        return EntryVerdict(state="stale", reason_code="relative_command", entry=vector,
-                            reason=f"{command} is relative to the client's unknown working directory")
+        return EntryVerdict(
+            state="stale",
+            reason_code="relative_command",
+            entry=vector,
+            reason=f"{command} is relative to the client's unknown working directory",
+        )
     resolved = _resolve(command, entry_env.get("PATH", env.get("PATH")))
     if resolved is None:
-        return EntryVerdict(state="stale", reason_code="command_not_found", entry=vector,
-                            reason=f"{command} is not an executable file on this machine")
+        return EntryVerdict(
+            state="stale",
+            reason_code="command_not_found",
+            entry=vector,
+            reason=f"{command} is not an executable file on this machine",
+        )
     script = console_script()
     if _same_interpreter(resolved, sys.executable):
         expected = ["-m", "rea", "serve"]
@@ -522,15 +659,29 @@ def classify_entry(entry: Any, env: Mapping[str, str]) -> EntryVerdict:
         expected = ["serve"]
     else:
         python = re.fullmatch(r"python[0-9.]*(\.exe)?", os.path.basename(resolved)) is not None
-        return EntryVerdict(state="stale", reason_code="other_interpreter" if python else "other_program",
-                            entry=vector, resolved_command=resolved,
-                            reason=f"{command} resolves to {resolved}, not this rea's interpreter or script")
+        return EntryVerdict(
+            state="stale",
+            reason_code="other_interpreter" if python else "other_program",
+            entry=vector,
+            resolved_command=resolved,
+            reason=f"{command} resolves to {resolved}, not this rea's interpreter or script",
+        )
     # Exact arguments: `rea serve` takes no options, so anything else would fail at client start.
     if args != expected:
-        return EntryVerdict(state="stale", reason_code="wrong_args", entry=vector, resolved_command=resolved,
-                            reason=f"runs this rea but with arguments {args}, not {expected}")
-    return EntryVerdict(state="aligned", reason_code="aligned", entry=vector, resolved_command=resolved,
-                        reason=f"runs this rea ({resolved} {' '.join(expected)})")
+        return EntryVerdict(
+            state="stale",
+            reason_code="wrong_args",
+            entry=vector,
+            resolved_command=resolved,
+            reason=f"runs this rea but with arguments {args}, not {expected}",
+        )
+    return EntryVerdict(
+        state="aligned",
+        reason_code="aligned",
+        entry=vector,
+        resolved_command=resolved,
+        reason=f"runs this rea ({resolved} {' '.join(expected)})",
+    )
 
 
 # (client, scope, config_paths key, parser, keys to the servers table; "{project}" is the project dir)
@@ -553,8 +704,9 @@ def _remediation(state: ClientState, client: str, expected: CommandVector) -> st
     return f"Register a server named {SERVER_NAME!r} for {client} with the command vector: {vector}"
 
 
-def client_registrations(paths: Mapping[str, str], project_dir: str, env: Mapping[str, str],
-                         expected: CommandVector) -> list[ClientRegistration]:
+def client_registrations(
+    paths: Mapping[str, str], project_dir: str, env: Mapping[str, str], expected: CommandVector
+) -> list[ClientRegistration]:
     """Classify the ``rea`` entry of every known client file, in a fixed order."""
     out = []
     for client, scope, key, parse, keys in _SOURCES:
@@ -564,15 +716,32 @@ def client_registrations(paths: Mapping[str, str], project_dir: str, env: Mappin
         try:
             entry = _server_entry(_load(path, parse), walk, table)
         except _Unusable as why:
-            out.append(ClientRegistration(client=client, scope=scope, path=path, state=why.state,
-                                          reason_code=why.code, reason=why.reason,
-                                          remediation=_remediation(why.state, client, expected)))
+            out.append(
+                ClientRegistration(
+                    client=client,
+                    scope=scope,
+                    path=path,
+                    state=why.state,
+                    reason_code=why.code,
+                    reason=why.reason,
+                    remediation=_remediation(why.state, client, expected),
+                )
+            )
             continue
         v = classify_entry(entry, env)
-        out.append(ClientRegistration(client=client, scope=scope, path=path, state=v.state,
-                                      reason_code=v.reason_code, reason=v.reason, entry=v.entry,
-                                      resolved_command=v.resolved_command,
-                                      remediation=_remediation(v.state, client, expected)))
+        out.append(
+            ClientRegistration(
+                client=client,
+                scope=scope,
+                path=path,
+                state=v.state,
+                reason_code=v.reason_code,
+                reason=v.reason,
+                entry=v.entry,
+                resolved_command=v.resolved_command,
+                remediation=_remediation(v.state, client, expected),
+            )
+        )
     return out
 
 
@@ -581,8 +750,14 @@ def client_registrations(paths: Mapping[str, str], project_dir: str, env: Mappin
 # ---------------------------------------------------------------------------
 
 
-def doctor_report(registry: Registry, *, config_paths: dict[str, str] | None = None, home: str | None = None,
-                  project_dir: str | None = None, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+def doctor_report(
+    registry: Registry,
+    *,
+    config_paths: dict[str, str] | None = None,
+    home: str | None = None,
+    project_dir: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Build the doctor report as JSON-able builtins (shape: docs/doctor.md).
 
     ``home`` replaces ``~``; ``config_paths`` overrides single files by key; nothing is started or written.
@@ -597,8 +772,14 @@ def doctor_report(registry: Registry, *, config_paths: dict[str, str] | None = N
     plugins = _plugins(registry)
     store = _annotations_dir(env, home)
     cache = _cache_report(env, home)
-    checks = [_python_check(), _temp_check(), _settings_check(registry, env),
-              _env_provider_check(registry, ready, env), _annotations_check(store), _cache_check(cache)]
+    checks = [
+        _python_check(),
+        _temp_check(),
+        _settings_check(registry, env),
+        _env_provider_check(registry, ready, env),
+        _annotations_check(store),
+        _cache_check(cache),
+    ]
     filtered = _filter_check(env)
     if filtered is not None:
         checks.append(filtered)
@@ -606,11 +787,19 @@ def doctor_report(registry: Registry, *, config_paths: dict[str, str] | None = N
     failures = [c.id for c in checks if c.status == "fail"]
     expected, accepted = expected_vectors()
     report = DoctorReport(
-        schema_version=SCHEMA_VERSION, ok=not failures, exit_status=1 if failures else 0, failures=failures,
-        host=_host(store, cache), checks=checks, providers=providers, plugins=plugins,
-        clients=ClientsReport(expected=expected, accepted=accepted,
-                              registrations=client_registrations(paths, project, env, expected)),
-        cache=cache)
+        schema_version=SCHEMA_VERSION,
+        ok=not failures,
+        exit_status=1 if failures else 0,
+        failures=failures,
+        host=_host(store, cache),
+        checks=checks,
+        providers=providers,
+        plugins=plugins,
+        clients=ClientsReport(
+            expected=expected, accepted=accepted, registrations=client_registrations(paths, project, env, expected)
+        ),
+        cache=cache,
+    )
     out: dict[str, Any] = msgspec.to_builtins(report)
     return out
 
@@ -645,37 +834,67 @@ def format_doctor(report: Mapping[str, Any]) -> str:
     verdict = f"FAIL ({len(failures)} required check(s) failed: {', '.join(failures)})" if failures else "OK"
     host = report["host"]
     lines = [f"rea doctor: {verdict}", "", "Host"]
-    lines += _table(["ITEM", "VALUE"], [
-        ["python", f"{host['python_version']} ({host['python_implementation']}) {host['python_executable']}"],
-        ["platform", host["platform"]],
-        ["rea", f"{host['rea_version']} {host['rea_package_path']}"],
-        ["temp dir", host["temp_dir"]],
-        ["annotations", host["annotations_dir"] or "(REA_ANNOTATIONS_DIR is invalid)"],
-        ["analysis cache", _cache_line(report.get("cache"))],
-    ])
+    lines += _table(
+        ["ITEM", "VALUE"],
+        [
+            ["python", f"{host['python_version']} ({host['python_implementation']}) {host['python_executable']}"],
+            ["platform", host["platform"]],
+            ["rea", f"{host['rea_version']} {host['rea_package_path']}"],
+            ["temp dir", host["temp_dir"]],
+            ["annotations", host["annotations_dir"] or "(REA_ANNOTATIONS_DIR is invalid)"],
+            ["analysis cache", _cache_line(report.get("cache"))],
+        ],
+    )
     lines += ["", "Checks"]
-    lines += _table(["STATUS", "CHECK", "REQUIRED", "SUMMARY"], [
-        [c["status"], c["id"], "yes" if c["required"] else "no",
-         c["summary"] + (f" -> {c['remediation']}" if c["remediation"] and c["status"] != "pass" else "")]
-        for c in report["checks"]])
+    lines += _table(
+        ["STATUS", "CHECK", "REQUIRED", "SUMMARY"],
+        [
+            [
+                c["status"],
+                c["id"],
+                "yes" if c["required"] else "no",
+                c["summary"] + (f" -> {c['remediation']}" if c["remediation"] and c["status"] != "pass" else ""),
+            ]
+            for c in report["checks"]
+        ],
+    )
     lines += ["", "Providers"]
-    lines += _table(["ID", "KIND", "PRIORITY", "STATUS", "PLUGIN", "FORMATS", "REASON"], [
-        [p["id"], p["kind"], str(p["auto_priority"]), p["status"] + (f" ({p['code']})" if p["code"] else ""),
-         p["plugin"] or "-", ",".join(p["formats"]) or "-",
-         p["reason"] + (f" -> {p['remediation']}" if p["remediation"] else "")]
-        for p in report["providers"]])
+    lines += _table(
+        ["ID", "KIND", "PRIORITY", "STATUS", "PLUGIN", "FORMATS", "REASON"],
+        [
+            [
+                p["id"],
+                p["kind"],
+                str(p["auto_priority"]),
+                p["status"] + (f" ({p['code']})" if p["code"] else ""),
+                p["plugin"] or "-",
+                ",".join(p["formats"]) or "-",
+                p["reason"] + (f" -> {p['remediation']}" if p["remediation"] else ""),
+            ]
+            for p in report["providers"]
+        ],
+    )
     plugins = report["plugins"]
     lines += ["", "Plugins"]
-    lines += _table(["NAME", "DISTRIBUTION", "VERSION", "HOOKS"], [
-        [p["name"], p["distribution"] or "-", p["version"] or "-", ",".join(p["hooks"]) or "-"]
-        for p in plugins["loaded"]])
+    lines += _table(
+        ["NAME", "DISTRIBUTION", "VERSION", "HOOKS"],
+        [
+            [p["name"], p["distribution"] or "-", p["version"] or "-", ",".join(p["hooks"]) or "-"]
+            for p in plugins["loaded"]
+        ],
+    )
     for b in plugins["broken"]:
         dist = b["distribution"] or "no distribution"
         lines.append(f"  BROKEN {b['name']} ({dist}) at {b['stage']}: {b['error']}")
     clients = report["clients"]
     expected = clients["expected"]
-    lines += ["", f"MCP clients (expected: {' '.join([expected['command'], *expected['args']])}; "
-                  f"live server: {report['live_server']})"]
-    lines += _table(["CLIENT", "SCOPE", "STATE", "PATH", "REASON"], [
-        [r["client"], r["scope"], r["state"], r["path"], r["reason"]] for r in clients["registrations"]])
+    lines += [
+        "",
+        f"MCP clients (expected: {' '.join([expected['command'], *expected['args']])}; "
+        f"live server: {report['live_server']})",
+    ]
+    lines += _table(
+        ["CLIENT", "SCOPE", "STATE", "PATH", "REASON"],
+        [[r["client"], r["scope"], r["state"], r["path"], r["reason"]] for r in clients["registrations"]],
+    )
     return "\n".join(lines)

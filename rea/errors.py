@@ -128,8 +128,9 @@ class ReaError(Exception):
 _DEFAULT_REMEDIATION: Final[dict[str, str]] = {
     "invalid_request": "Correct the arguments listed in details.issues and call again.",
     "access_denied": "Grant read permission on the target or choose a readable file.",
-    "capability_unavailable": ("Call binary_session and pick a tool whose availability is true, "
-                               "or bind a provider that has it."),
+    "capability_unavailable": (
+        "Call binary_session and pick a tool whose availability is true, or bind a provider that has it."
+    ),
     "unsupported_target": "Choose a target in one of the formats the operation supports.",
     "provider_unavailable": "Run `rea doctor` and install or configure the provider it names.",
     "provider_timeout": "Retry with a smaller request or a longer deadline.",

@@ -110,14 +110,27 @@ class _EvidenceIdentity(_Strict, frozen=True):
 
 def semantic_projection(ev: Evidence) -> _EvidenceIdentity:
     s = ev.subject
-    subject = None if s is None else _SubjectIdentity(
-        digest=s.digest, size=s.size, format=s.format, architecture=s.architecture)
+    subject = (
+        None
+        if s is None
+        else _SubjectIdentity(digest=s.digest, size=s.size, format=s.format, architecture=s.architecture)
+    )
     return _EvidenceIdentity(
-        subject=subject, provider=ev.provider, analysis_profile=ev.analysis_profile,
-        predicate_type=ev.predicate_type, operation=ev.operation, parameters=ev.parameters,
-        raw_result=ev.raw_result, normalized_result=ev.normalized_result, confidence=ev.confidence,
-        authority=ev.authority, environment=ev.environment, limitations=ev.limitations,
-        locations=ev.locations, evidence_links=ev.evidence_links)
+        subject=subject,
+        provider=ev.provider,
+        analysis_profile=ev.analysis_profile,
+        predicate_type=ev.predicate_type,
+        operation=ev.operation,
+        parameters=ev.parameters,
+        raw_result=ev.raw_result,
+        normalized_result=ev.normalized_result,
+        confidence=ev.confidence,
+        authority=ev.authority,
+        environment=ev.environment,
+        limitations=ev.limitations,
+        locations=ev.locations,
+        evidence_links=ev.evidence_links,
+    )
 
 
 def compute_evidence_id(ev: Evidence) -> str:
@@ -132,16 +145,28 @@ def compute_evidence_id(ev: Evidence) -> str:
             remember_size(evidence_id, *stats)
         return evidence_id
     except CanonicalError as exc:
-        raise ReaError("evidence_integrity_mismatch", f"Evidence has no canonical JSON form: {exc}",
-                       details={"reason": "not_canonicalizable"}) from None
+        raise ReaError(
+            "evidence_integrity_mismatch",
+            f"Evidence has no canonical JSON form: {exc}",
+            details={"reason": "not_canonicalizable"},
+        ) from None
 
 
 def make_profile(provider: ProviderIdentity, parameters: dict[str, Any], schema_version: int = 1) -> AnalysisProfile:
     """Build an AnalysisProfile whose digest commits to provider, version and parameters."""
-    body = {"schema_version": 1, "provider": provider, "provider_profile_schema_version": schema_version,
-            "parameters": parameters}
-    return AnalysisProfile(schema_version=1, provider=provider, provider_profile_schema_version=schema_version,
-                           parameters=parameters, digest=canonical_digest(body))
+    body = {
+        "schema_version": 1,
+        "provider": provider,
+        "provider_profile_schema_version": schema_version,
+        "parameters": parameters,
+    }
+    return AnalysisProfile(
+        schema_version=1,
+        provider=provider,
+        provider_profile_schema_version=schema_version,
+        parameters=parameters,
+        digest=canonical_digest(body),
+    )
 
 
 def build(
@@ -165,39 +190,65 @@ def build(
     if subject is None and NO_SUBJECT not in lims:
         lims.append(NO_SUBJECT)
     draft = Evidence(
-        evidence_id="", subject=subject, provider=provider, analysis_profile=analysis_profile,
-        predicate_type=PREDICATE_TYPE, operation=operation, parameters=parameters, raw_result=raw_result,
-        normalized_result=normalized_result, confidence=confidence, authority=authority,
-        environment=environment, limitations=lims, locations=list(locations or []),
+        evidence_id="",
+        subject=subject,
+        provider=provider,
+        analysis_profile=analysis_profile,
+        predicate_type=PREDICATE_TYPE,
+        operation=operation,
+        parameters=parameters,
+        raw_result=raw_result,
+        normalized_result=normalized_result,
+        confidence=confidence,
+        authority=authority,
+        environment=environment,
+        limitations=lims,
+        locations=list(locations or []),
         evidence_links=sorted(set(evidence_links or [])),
     )
     return msgspec.structs.replace(draft, evidence_id=compute_evidence_id(draft))
 
 
 def _integrity(message: str, **details: Any) -> ReaError:
-    return ReaError("evidence_integrity_mismatch", message,
-                    remediation="Regenerate the Evidence with its producer; edited records are never accepted.",
-                    details=details)
+    return ReaError(
+        "evidence_integrity_mismatch",
+        message,
+        remediation="Regenerate the Evidence with its producer; edited records are never accepted.",
+        details=details,
+    )
 
 
 def validate(ev: Evidence) -> Evidence:
     """Check a decoded record: id format, profile commitment and id-to-content binding."""
     if not EVIDENCE_ID.match(ev.evidence_id):
-        raise _integrity("evidence_id must be ev_ followed by 64 lowercase hex digits",
-                         evidence_id=ev.evidence_id, reason="malformed_id")
+        raise _integrity(
+            "evidence_id must be ev_ followed by 64 lowercase hex digits",
+            evidence_id=ev.evidence_id,
+            reason="malformed_id",
+        )
     prof = ev.analysis_profile
     if prof is not None:
         if prof.provider != ev.provider:
-            raise _integrity("analysis_profile.provider differs from the record's provider",
-                             evidence_id=ev.evidence_id, reason="profile_provider_mismatch")
+            raise _integrity(
+                "analysis_profile.provider differs from the record's provider",
+                evidence_id=ev.evidence_id,
+                reason="profile_provider_mismatch",
+            )
         expected = make_profile(prof.provider, prof.parameters, prof.provider_profile_schema_version).digest
         if prof.schema_version != 1 or expected != prof.digest:
-            raise _integrity("analysis_profile.digest does not match its content",
-                             evidence_id=ev.evidence_id, reason="profile_digest_mismatch")
+            raise _integrity(
+                "analysis_profile.digest does not match its content",
+                evidence_id=ev.evidence_id,
+                reason="profile_digest_mismatch",
+            )
     actual = compute_evidence_id(ev)
     if actual != ev.evidence_id:
-        raise _integrity("Evidence semantic identifier does not match its record",
-                         evidence_id=ev.evidence_id, computed_evidence_id=actual, reason="id_mismatch")
+        raise _integrity(
+            "Evidence semantic identifier does not match its record",
+            evidence_id=ev.evidence_id,
+            computed_evidence_id=actual,
+            reason="id_mismatch",
+        )
     return ev
 
 

@@ -41,7 +41,8 @@ def _missing(evidence_id: str, path: str, cached: bool = False) -> ReaError:
         "target_unavailable",
         f"retained Evidence {evidence_id} is not in {where}",
         remediation="Supply the complete inline Evidence, repeat its producer, or import an exported bundle first.",
-        details={"evidence_id": evidence_id, "reason": "missing", "path": path})
+        details={"evidence_id": evidence_id, "reason": "missing", "path": path},
+    )
 
 
 class Ledger:
@@ -117,9 +118,19 @@ class Ledger:
         if isinstance(value, dict) and value.get("kind") == "retained-evidence":
             eid = value.get("evidence_id")
             if set(value) != {"kind", "evidence_id"} or not isinstance(eid, str) or not ev_mod.EVIDENCE_ID.match(eid):
-                raise ReaError("invalid_request", "malformed retained-evidence reference", details={"issues": [
-                    {"path": path, "reason": "invalid_format",
-                     "message": 'expected {"kind":"retained-evidence","evidence_id":"ev_<64 hex>"}'}]})
+                raise ReaError(
+                    "invalid_request",
+                    "malformed retained-evidence reference",
+                    details={
+                        "issues": [
+                            {
+                                "path": path,
+                                "reason": "invalid_format",
+                                "message": 'expected {"kind":"retained-evidence","evidence_id":"ev_<64 hex>"}',
+                            }
+                        ]
+                    },
+                )
             found = self.get(eid)
             if found is None and self.fallback is not None:
                 found = self.fallback(eid)
@@ -130,5 +141,8 @@ class Ledger:
             return found
         if isinstance(value, dict):
             return ev_mod.from_builtins(value)
-        raise ReaError("invalid_request", f"{path} must be an Evidence object or a retained-evidence reference",
-                       details={"issues": [{"path": path, "reason": "invalid_type", "message": "expected object"}]})
+        raise ReaError(
+            "invalid_request",
+            f"{path} must be an Evidence object or a retained-evidence reference",
+            details={"issues": [{"path": path, "reason": "invalid_type", "message": "expected object"}]},
+        )

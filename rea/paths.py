@@ -23,22 +23,31 @@ def resolve(value: Any, field: str) -> str:
     if not isinstance(value, str) or not value:
         raise invalid_request(f"{field} must be a non-empty path", [issue(field, "invalid_value", "empty path")])
     if "\x00" in value:
-        raise invalid_request(f"{field} contains a NUL character, which no file name can hold",
-                              [issue(field, "invalid_value", "NUL character in path")])
+        raise invalid_request(
+            f"{field} contains a NUL character, which no file name can hold",
+            [issue(field, "invalid_value", "NUL character in path")],
+        )
     if len(value) > MAX_PATH_CHARS:
-        raise invalid_request(f"{field} is longer than {MAX_PATH_CHARS} characters",
-                              [issue(field, "out_of_range", f"at most {MAX_PATH_CHARS} characters")])
+        raise invalid_request(
+            f"{field} is longer than {MAX_PATH_CHARS} characters",
+            [issue(field, "out_of_range", f"at most {MAX_PATH_CHARS} characters")],
+        )
     if os.name == "posix" and _WINDOWS.match(value):
-        raise invalid_request(f"{field} {value!r} is a Windows path; this rea runs on a POSIX host",
-                              [issue(field, "invalid_format", "a POSIX path such as /home/me/app or ./app")])
+        raise invalid_request(
+            f"{field} {value!r} is a Windows path; this rea runs on a POSIX host",
+            [issue(field, "invalid_format", "a POSIX path such as /home/me/app or ./app")],
+        )
     return os.path.abspath(os.path.expanduser(value))
 
 
 def path_fields(schema: dict[str, Any], declared: tuple[str, ...] = ()) -> list[str]:
     """Top-level string properties that are paths: ``path``, ``*_path`` and any the tool declares."""
     props = schema.get("properties", {})
-    out = [name for name, sub in props.items() if isinstance(sub, dict) and sub.get("type") == "string"
-           and (name == "path" or name.endswith("_path"))]
+    out = [
+        name
+        for name, sub in props.items()
+        if isinstance(sub, dict) and sub.get("type") == "string" and (name == "path" or name.endswith("_path"))
+    ]
     return out + [name for name in declared if name not in out]
 
 

@@ -47,19 +47,25 @@ def compact_evidence_output_schema() -> dict[str, Any]:
     body = copy.deepcopy({k: v for k, v in evidence_output_schema().items() if k not in ("$id", "$schema")})
     body["$defs"][PROFILE_REFERENCE] = {
         "type": "object",
-        "description": ("The analysis profile by its digest (compact presentation): the complete profile is in "
-                        "the binding (open_binary, binary_session) and in the retained record."),
-        "properties": {"digest": {"type": "string", "description": "The profile's digest."},
-                       "presentation": {"const": "digest", "description": "Always digest."}},
+        "description": (
+            "The analysis profile by its digest (compact presentation): the complete profile is in "
+            "the binding (open_binary, binary_session) and in the retained record."
+        ),
+        "properties": {
+            "digest": {"type": "string", "description": "The profile's digest."},
+            "presentation": {"const": "digest", "description": "Always digest."},
+        },
         "required": ["digest", "presentation"],
         "additionalProperties": False,
     }
-    body["properties"]["analysis_profile"] = {"anyOf": [{"$ref": "#/$defs/AnalysisProfile"},
-                                                        {"$ref": f"#/$defs/{PROFILE_REFERENCE}"},
-                                                        {"type": "null"}]}
-    body["description"] = ("An Evidence record in the compact presentation: complete but for analysis_profile, "
-                           "carried by its digest; evidence_id is the complete record's. Read normalized_result "
-                           "for the operation result.")
+    body["properties"]["analysis_profile"] = {
+        "anyOf": [{"$ref": "#/$defs/AnalysisProfile"}, {"$ref": f"#/$defs/{PROFILE_REFERENCE}"}, {"type": "null"}]
+    }
+    body["description"] = (
+        "An Evidence record in the compact presentation: complete but for analysis_profile, "
+        "carried by its digest; evidence_id is the complete record's. Read normalized_result "
+        "for the operation result."
+    )
     return with_content_id(body)
 
 

@@ -13,11 +13,21 @@ from rea.target import Target
 ProviderKind = Literal["static", "deep", "dynamic"]
 
 # Fixed rejection codes for availability and target-support checks.
-REJECTION_CODES = frozenset({
-    "not_configured", "executable_missing", "runtime_missing", "unsupported_host", "unsupported_version",
-    "target_kind_unsupported", "target_format_unsupported", "architecture_unsupported",
-    "target_role_unsupported", "open_options_invalid", "version_unresolved",
-})
+REJECTION_CODES = frozenset(
+    {
+        "not_configured",
+        "executable_missing",
+        "runtime_missing",
+        "unsupported_host",
+        "unsupported_version",
+        "target_kind_unsupported",
+        "target_format_unsupported",
+        "architecture_unsupported",
+        "target_role_unsupported",
+        "open_options_invalid",
+        "version_unresolved",
+    }
+)
 
 
 class ProviderDescriptor(msgspec.Struct, frozen=True, kw_only=True):
@@ -103,11 +113,17 @@ class AnalysisProvider(abc.ABC):
         """Whether this provider supports ``target``: side-effect free, from declared formats."""
         d = self.descriptor
         if target.format not in d.formats:
-            return TargetSupport(status="unsupported", code="target_format_unsupported",
-                                 reason=f"{d.id} reads {', '.join(d.formats)}, not {target.format}")
+            return TargetSupport(
+                status="unsupported",
+                code="target_format_unsupported",
+                reason=f"{d.id} reads {', '.join(d.formats)}, not {target.format}",
+            )
         if target.architecture is not None and d.architectures and target.architecture not in d.architectures:
-            return TargetSupport(status="unsupported", code="architecture_unsupported",
-                                 reason=f"{d.id} supports {', '.join(d.architectures)}, not {target.architecture}")
+            return TargetSupport(
+                status="unsupported",
+                code="architecture_unsupported",
+                reason=f"{d.id} supports {', '.join(d.architectures)}, not {target.architecture}",
+            )
         return TargetSupport(status="supported", reason="format and architecture supported")
 
     def analysis_profile(self, target: Target) -> dict[str, Any]:

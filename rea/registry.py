@@ -91,8 +91,9 @@ def _split_env(name: str) -> list[str] | None:
     return [part.strip() for part in raw.split(",") if part.strip()]
 
 
-def load(pm: pluggy.PluginManager | None = None, *, entry_points: bool = True,
-         extra: list[tuple[str, object]] | None = None) -> Registry:
+def load(
+    pm: pluggy.PluginManager | None = None, *, entry_points: bool = True, extra: list[tuple[str, object]] | None = None
+) -> Registry:
     """Load plugins from the ``rea`` entry-point group (plus ``extra``) and collect their registrations.
 
     ``REA_DISABLE_PLUGINS=a,b`` blocks plugins by name; ``REA_LOAD_PLUGINS=a,b`` is an allow-list of
@@ -121,8 +122,9 @@ def load(pm: pluggy.PluginManager | None = None, *, entry_points: bool = True,
         candidates.append((name, None, None, lambda obj=obj: obj))  # type: ignore[misc]
     # REA_PLUGIN_MODULES=pkg.mod,... loads uninstalled plugin modules (plugin development and tests).
     for module_name in _split_env("REA_PLUGIN_MODULES") or []:
-        candidates.append((module_name, None, None,
-                           lambda module_name=module_name: importlib.import_module(module_name)))  # type: ignore[misc]
+        candidates.append(
+            (module_name, None, None, lambda module_name=module_name: importlib.import_module(module_name))  # type: ignore[misc]
+        )
     for name, dist, version, loader in candidates:
         if name in blocked or (allowed is not None and name not in allowed):
             continue
@@ -163,8 +165,9 @@ def _collect(reg: Registry) -> None:
             wrong = next((item for item in staged if not isinstance(item, kind)), None)
             if wrong is not None:
                 # All or nothing per plugin and hook: half a plugin's tools would be a catalog nobody wrote.
-                _broken(reg, plugin_name, hook_name, f"registered a {type(wrong).__name__} where a "
-                                                     f"{kind.__name__} belongs")
+                _broken(
+                    reg, plugin_name, hook_name, f"registered a {type(wrong).__name__} where a {kind.__name__} belongs"
+                )
                 continue
             try:
                 keyed = [(key_of(item), item) for item in staged]
@@ -173,18 +176,25 @@ def _collect(reg: Registry) -> None:
                 continue
             for key, item in keyed:
                 if label == "provider" and not valid_provider_id(key):
-                    reg.errors.append(ReaError(
-                        "configuration_invalid",
-                        f"plugin {plugin_name} registered provider id {key!r}, which is not ^[a-z][a-z0-9-]*$",
-                        details={"settings": [{"setting": f"plugin:{plugin_name}", "constraint": "provider id"}]}))
+                    reg.errors.append(
+                        ReaError(
+                            "configuration_invalid",
+                            f"plugin {plugin_name} registered provider id {key!r}, which is not ^[a-z][a-z0-9-]*$",
+                            details={"settings": [{"setting": f"plugin:{plugin_name}", "constraint": "provider id"}]},
+                        )
+                    )
                     continue
                 previous = reg.owner.get((label, key))
                 if previous is not None:
-                    reg.errors.append(ReaError(
-                        "configuration_invalid",
-                        f"duplicate {label} id {key!r}: registered by plugin {previous} and by plugin {plugin_name}",
-                        remediation=f"Disable one of them with REA_DISABLE_PLUGINS={plugin_name}.",
-                        details={"kind": label, "id": key, "plugins": [previous, plugin_name]}))
+                    reg.errors.append(
+                        ReaError(
+                            "configuration_invalid",
+                            f"duplicate {label} id {key!r}: registered by plugin {previous} "
+                            f"and by plugin {plugin_name}",
+                            remediation=f"Disable one of them with REA_DISABLE_PLUGINS={plugin_name}.",
+                            details={"kind": label, "id": key, "plugins": [previous, plugin_name]},
+                        )
+                    )
                     continue
                 reg.owner[(label, key)] = plugin_name
                 table[key] = item
@@ -211,15 +221,20 @@ def _call_each(reg: Registry, hook_name: str) -> list[tuple[str, list[Any]]]:
 
 def _broken(reg: Registry, plugin_name: str, stage: str, error: str) -> None:
     info = reg.plugins.get(plugin_name)
-    reg.broken.append(BrokenPlugin(name=plugin_name, distribution=info.distribution if info else None,
-                                   stage=stage, error=error))
+    reg.broken.append(
+        BrokenPlugin(name=plugin_name, distribution=info.distribution if info else None, stage=stage, error=error)
+    )
 
 
 def valid_provider_id(value: str) -> bool:
     import re
 
-    return (isinstance(value, str) and len(value) <= PROVIDER_ID_MAX and value != "auto"
-            and re.fullmatch(r"[a-z][a-z0-9-]*", value) is not None)
+    return (
+        isinstance(value, str)
+        and len(value) <= PROVIDER_ID_MAX
+        and value != "auto"
+        and re.fullmatch(r"[a-z][a-z0-9-]*", value) is not None
+    )
 
 
 _DEFAULT: Registry | None = None

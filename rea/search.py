@@ -54,15 +54,22 @@ def compile_pattern(pattern: str, case_sensitive: bool = True, path: str = "patt
     except re2.error as exc:
         text = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         if _BACKREFERENCE.search(text):
-            raise _bad(path, f"{path} uses a backreference (\\1 ... \\9), which RE2 (linear-time matching) does "
-                       "not support; rewrite it without one, or use mode 'literal'") from None
+            raise _bad(
+                path,
+                f"{path} uses a backreference (\\1 ... \\9), which RE2 (linear-time matching) does "
+                "not support; rewrite it without one, or use mode 'literal'",
+            ) from None
         for needle, construct in _UNSUPPORTED:
             if needle in text:
-                raise _bad(path, f"{path} uses {construct}, which RE2 (linear-time matching) does not support; "
-                           "rewrite it without that construct, or use mode 'literal'") from None
+                raise _bad(
+                    path,
+                    f"{path} uses {construct}, which RE2 (linear-time matching) does not support; "
+                    "rewrite it without that construct, or use mode 'literal'",
+                ) from None
         if "pattern too large" in text:
-            raise _bad(path, f"{path} compiles to more than {MAX_PROGRAM_BYTES >> 20} MiB; simplify it",
-                       "out_of_range") from None
+            raise _bad(
+                path, f"{path} compiles to more than {MAX_PROGRAM_BYTES >> 20} MiB; simplify it", "out_of_range"
+            ) from None
         raise _bad(path, f"{path} is not a valid RE2 regular expression: {text}", "invalid_format") from None
     return compiled
 
@@ -71,8 +78,9 @@ def matcher(params: dict[str, Any]) -> Callable[[str], bool]:
     """The predicate of a search request: ``pattern``, ``mode`` (literal|regex), ``case_sensitive``."""
     pattern = params.get("pattern")
     if not isinstance(pattern, str) or not pattern:
-        raise _bad("pattern", "pattern must be a non-empty string",
-                   "missing_argument" if pattern is None else "invalid_value")
+        raise _bad(
+            "pattern", "pattern must be a non-empty string", "missing_argument" if pattern is None else "invalid_value"
+        )
     if len(pattern) > MAX_PATTERN_CHARS:
         raise _bad("pattern", f"pattern is longer than {MAX_PATTERN_CHARS} characters", "out_of_range")
     mode = params.get("mode", "literal") or "literal"

@@ -84,15 +84,22 @@ class Session:
             remaining, drained = self._drain_and_close_client(keep_lock=True)
             try:
                 # Closing the previous target is part of this transition: what it left is reported, not dropped.
-                self.previous_cleanup = None if not had_client else {
-                    "cleanup": "incomplete" if remaining else "complete", "resources": sorted(remaining)}
+                self.previous_cleanup = (
+                    None
+                    if not had_client
+                    else {"cleanup": "incomplete" if remaining else "complete", "resources": sorted(remaining)}
+                )
                 # A run id exists before any provider starts.
                 self.run_id = "run_" + uuid.uuid4().hex
                 self.target = target
                 self._provider = provider
-                self.binding = Binding(provider=ident, selection_source=selection.selection_source,
-                                       analysis_profile=profile, selection_reason=selection.selection_reason,
-                                       usable_candidates=selection.usable_candidates)
+                self.binding = Binding(
+                    provider=ident,
+                    selection_source=selection.selection_source,
+                    analysis_profile=profile,
+                    selection_reason=selection.selection_reason,
+                    usable_candidates=selection.usable_candidates,
+                )
                 try:
                     self._client = provider.open(target, self.run_id, ctx)
                 except ReaError:
@@ -100,9 +107,11 @@ class Session:
                     raise
                 except Exception as exc:
                     self._reset_target()
-                    raise ReaError("provider_unavailable", f"provider {d.id} failed to open the target "
-                                   "(an internal error of the provider plugin)",
-                                   details={"provider_id": d.id}) from exc
+                    raise ReaError(
+                        "provider_unavailable",
+                        f"provider {d.id} failed to open the target (an internal error of the provider plugin)",
+                        details={"provider_id": d.id},
+                    ) from exc
             finally:
                 if drained:
                     self._exec_lock.release()
@@ -122,8 +131,9 @@ class Session:
             self.lineage.clear()
             return remaining
 
-    def _drain_and_close_client(self, drain_timeout: float = 30.0, *,
-                                keep_lock: bool = False) -> tuple[list[str], bool]:
+    def _drain_and_close_client(
+        self, drain_timeout: float = 30.0, *, keep_lock: bool = False
+    ) -> tuple[list[str], bool]:
         """Cancel provider operations in flight, wait for them, then close the client.
 
         Returns what was left and whether the operation lock was taken (kept held when ``keep_lock``).
@@ -189,8 +199,12 @@ class Session:
 
     def require_target(self) -> Target:
         if self.target is None:
-            raise ReaError("target_unavailable", "no binary is open",
-                           remediation="Call open_binary with a path first.", details={"reason": "no_target"})
+            raise ReaError(
+                "target_unavailable",
+                "no binary is open",
+                remediation="Call open_binary with a path first.",
+                details={"reason": "no_target"},
+            )
         return self.target
 
     def supports(self, operation: str) -> bool:
@@ -204,11 +218,15 @@ class Session:
             self.require_target()  # closed since the check above: the same typed error, never an assertion
             raise ReaError("target_unavailable", "no binary is open", details={"reason": "no_target"})
         if operation not in provider.descriptor.operations:
-            remediation, alternatives = alternatives_remediation(self.registry, (operation,), self.target,
-                                                                 exclude=provider.descriptor.id)
-            raise ReaError("capability_unavailable", f"provider {provider.descriptor.id} does not offer {operation}",
-                           remediation=remediation, details={"operation": operation,
-                                                             "provider_id": provider.descriptor.id, **alternatives})
+            remediation, alternatives = alternatives_remediation(
+                self.registry, (operation,), self.target, exclude=provider.descriptor.id
+            )
+            raise ReaError(
+                "capability_unavailable",
+                f"provider {provider.descriptor.id} does not offer {operation}",
+                remediation=remediation,
+                details={"operation": operation, "provider_id": provider.descriptor.id, **alternatives},
+            )
         ctx.check(operation)
         self._active.add(ctx.signal)
         try:
@@ -219,13 +237,20 @@ class Session:
                 # Read under the lock: open and close swap them only while holding it.
                 client, current = self._client, self._provider
                 if client is None or current is None:
-                    raise ReaError("target_unavailable", f"the target was closed during {operation}",
-                                   remediation="Call open_binary again.", details={"reason": "no_target"})
+                    raise ReaError(
+                        "target_unavailable",
+                        f"the target was closed during {operation}",
+                        remediation="Call open_binary again.",
+                        details={"reason": "no_target"},
+                    )
                 provider = current
                 if operation not in provider.descriptor.operations:
-                    raise ReaError("capability_unavailable", f"the target was reopened with provider "
-                                   f"{provider.descriptor.id}, which does not offer {operation}",
-                                   details={"operation": operation, "provider_id": provider.descriptor.id})
+                    raise ReaError(
+                        "capability_unavailable",
+                        f"the target was reopened with provider "
+                        f"{provider.descriptor.id}, which does not offer {operation}",
+                        details={"operation": operation, "provider_id": provider.descriptor.id},
+                    )
                 result = client.execute(operation, params, ctx)
             finally:
                 self._exec_lock.release()
@@ -233,11 +258,13 @@ class Session:
             raise
         except Exception as exc:
             # A plugin bug: its text may expose internals, so the caller gets a plain statement.
-            raise ReaError("execution_failure", f"provider {provider.descriptor.id} failed in {operation} "
-                           "(an internal error of the provider plugin)",
-                           remediation="Retry, or reopen the target with another provider; report the plugin's "
-                                       "error to its authors.",
-                           details={"operation": operation, "provider_id": provider.descriptor.id}) from exc
+            raise ReaError(
+                "execution_failure",
+                f"provider {provider.descriptor.id} failed in {operation} (an internal error of the provider plugin)",
+                remediation="Retry, or reopen the target with another provider; report the plugin's "
+                "error to its authors.",
+                details={"operation": operation, "provider_id": provider.descriptor.id},
+            ) from exc
         finally:
             self._active.discard(ctx.signal)
         ctx.check(operation)
@@ -246,13 +273,28 @@ class Session:
     # -- Evidence -----------------------------------------------------------------------
 
     def subject_for(self, target: Target) -> Subject:
-        return Subject(name=target.name, local_path=target.resolved_path, digest=ev_mod.Digest(sha256=target.sha256),
-                       size=target.size, format=target.format, architecture=target.architecture)
+        return Subject(
+            name=target.name,
+            local_path=target.resolved_path,
+            digest=ev_mod.Digest(sha256=target.sha256),
+            size=target.size,
+            format=target.format,
+            architecture=target.architecture,
+        )
 
-    def evidence(self, operation: str, parameters: dict[str, Any], result: OperationResult, *,
-                 target: Target | None = None, provider: ProviderIdentity | None = None,
-                 analysis_profile: AnalysisProfile | None = None, links: list[str] | None = None,
-                 bound: bool = True, authority: Authority = "shipped-artifact") -> Evidence:
+    def evidence(
+        self,
+        operation: str,
+        parameters: dict[str, Any],
+        result: OperationResult,
+        *,
+        target: Target | None = None,
+        provider: ProviderIdentity | None = None,
+        analysis_profile: AnalysisProfile | None = None,
+        links: list[str] | None = None,
+        bound: bool = True,
+        authority: Authority = "shipped-artifact",
+    ) -> Evidence:
         """Build Evidence for a result; ``bound`` uses the open target's binding and profile."""
         if bound:
             tgt, binding = self.require_target(), self.binding
@@ -264,10 +306,19 @@ class Session:
         if provider is None:
             raise ValueError("an unbound Evidence needs a provider identity")
         return ev_mod.build(
-            operation=operation, provider=provider, subject=self.subject_for(target) if target else None,
-            analysis_profile=analysis_profile, parameters=parameters, normalized_result=result.normalized,
-            raw_result=result.raw, confidence=result.confidence, authority=authority,
-            limitations=result.limitations, locations=result.locations, evidence_links=links)
+            operation=operation,
+            provider=provider,
+            subject=self.subject_for(target) if target else None,
+            analysis_profile=analysis_profile,
+            parameters=parameters,
+            normalized_result=result.normalized,
+            raw_result=result.raw,
+            confidence=result.confidence,
+            authority=authority,
+            limitations=result.limitations,
+            locations=result.locations,
+            evidence_links=links,
+        )
 
     def resolve_evidence(self, value: Any, path: str = "evidence") -> Evidence:
         return self.ledger.resolve(value, path)

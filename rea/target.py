@@ -40,8 +40,11 @@ def read_error(path: str, exc: OSError) -> ReaError:
             "access_denied",
             f"permission denied reading {path}",
             remediation="Grant read permission on the target or choose a readable file.",
-            details={"path": path, "system_code": errno.errorcode.get(exc.errno or 0, "EACCES"),
-                     "boundary": "filesystem-read"},
+            details={
+                "path": path,
+                "system_code": errno.errorcode.get(exc.errno or 0, "EACCES"),
+                "boundary": "filesystem-read",
+            },
         )
     return ReaError(
         "target_unavailable",
@@ -59,7 +62,7 @@ def sniff_format(head: bytes) -> tuple[str, str | None]:
         return "elf", {3: "x86", 62: "x86_64", 40: "arm", 183: "arm64"}.get(machine)
     if head.startswith(b"MZ") and len(head) >= 0x40:
         pe_off = struct.unpack_from("<I", head, 0x3C)[0]
-        if pe_off + 6 <= len(head) and head[pe_off:pe_off + 4] == b"PE\0\0":
+        if pe_off + 6 <= len(head) and head[pe_off : pe_off + 4] == b"PE\0\0":
             machine = struct.unpack_from("<H", head, pe_off + 4)[0]
             arch = {0x14C: "x86", 0x8664: "x86_64", 0x1C0: "arm", 0x1C4: "arm", 0xAA64: "arm64"}.get(machine)
             return "pe", arch
@@ -94,8 +97,11 @@ def _macho_arch(cpu: int) -> str | None:
 def identify(path: str, ctx: CallContext | None = None, *, allow_directory: bool = False) -> Target:
     """Hash and identify ``path``; typed errors for missing, unreadable or unsuitable paths."""
     if not isinstance(path, str) or not path:
-        raise ReaError("invalid_request", "path must be a non-empty string",
-                       details={"issues": [{"path": "path", "reason": "invalid_value", "message": "empty path"}]})
+        raise ReaError(
+            "invalid_request",
+            "path must be a non-empty string",
+            details={"issues": [{"path": "path", "reason": "invalid_value", "message": "empty path"}]},
+        )
     resolved = os.path.realpath(os.path.expanduser(path))
     try:
         st = os.stat(resolved)
@@ -109,11 +115,18 @@ def identify(path: str, ctx: CallContext | None = None, *, allow_directory: bool
                 remediation="Pass a file; use inspect_artifact or analyze_javascript_application for directories.",
                 details={"path": path, "format": "directory"},
             )
-        return Target(path=path, resolved_path=resolved, sha256=_hash_directory(resolved, ctx), size=0,
-                      format="directory", is_directory=True)
+        return Target(
+            path=path,
+            resolved_path=resolved,
+            sha256=_hash_directory(resolved, ctx),
+            size=0,
+            format="directory",
+            is_directory=True,
+        )
     if not stat.S_ISREG(st.st_mode):
-        raise ReaError("unsupported_target", f"{path} is not a regular file",
-                       details={"path": path, "format": "special"})
+        raise ReaError(
+            "unsupported_target", f"{path} is not a regular file", details={"path": path, "format": "special"}
+        )
     digest = hashlib.sha256()
     head = b""
     size = 0
@@ -133,8 +146,9 @@ def identify(path: str, ctx: CallContext | None = None, *, allow_directory: bool
     except OSError as exc:
         raise read_error(path, exc) from None
     fmt, arch = sniff_format(head)
-    return Target(path=path, resolved_path=resolved, sha256=digest.hexdigest(), size=size, format=fmt,
-                  architecture=arch)
+    return Target(
+        path=path, resolved_path=resolved, sha256=digest.hexdigest(), size=size, format=fmt, architecture=arch
+    )
 
 
 def _hash_directory(root: str, ctx: CallContext | None) -> str:

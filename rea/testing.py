@@ -17,8 +17,9 @@ from rea.registry import Registry
 from rea.session import Session
 
 
-def call_tool(session: Session, name: str, args: dict[str, Any] | None = None,
-              ctx: CallContext | None = None) -> ToolResult:
+def call_tool(
+    session: Session, name: str, args: dict[str, Any] | None = None, ctx: CallContext | None = None
+) -> ToolResult:
     """Invoke a registered tool by name, as the MCP server and CLI do."""
     tool = session.registry.tools.get(name)
     if tool is None:

@@ -92,8 +92,9 @@ class ArchiveReader(abc.ABC):
         """Every entry, sorted by (path, ordinal) in code-point order."""
 
     @abc.abstractmethod
-    def stream(self, entry: ArchiveEntry, sink: Sink, *, policy: IntegrityPolicy,
-               ctx: CallContext | None = None) -> EntryRead:
+    def stream(
+        self, entry: ArchiveEntry, sink: Sink, *, policy: IntegrityPolicy, ctx: CallContext | None = None
+    ) -> EntryRead:
         """Feed the entry's bytes to ``sink``; verify declared integrity under ``policy``."""
 
     def limitations(self) -> list[str]:
@@ -124,15 +125,15 @@ class Unpacker(abc.ABC):
     def open(self, target: Target, options: Limits, ctx: CallContext | None = None) -> ArchiveReader:
         """Open a reader over the archive at ``target.resolved_path``."""
 
-    def open_bytes(self, target: Target, data: bytes, options: Limits,
-                   ctx: CallContext | None = None) -> ArchiveReader:
+    def open_bytes(self, target: Target, data: bytes, options: Limits, ctx: CallContext | None = None) -> ArchiveReader:
         """Open a reader over a nested archive held in memory."""
-        raise ReaError("unsupported_target",
-                       f"{self.descriptor.id} cannot read nested {target.format} archives",
-                       details={"path": target.path, "format": target.format})
+        raise ReaError(
+            "unsupported_target",
+            f"{self.descriptor.id} cannot read nested {target.format} archives",
+            details={"path": target.path, "format": target.format},
+        )
 
-    def open_spool(self, target: Target, fd: int, options: Limits,
-                   ctx: CallContext | None = None) -> ArchiveReader:
+    def open_spool(self, target: Target, fd: int, options: Limits, ctx: CallContext | None = None) -> ArchiveReader:
         """Open a reader over a nested archive written to a spool file (``fd``, which the reader then owns).
 
         The default reads it into memory for ``open_bytes``; a format that can read in place should override."""
@@ -147,19 +148,28 @@ class Unpacker(abc.ABC):
 # ---------------------------------------------------------------------------------------
 
 
-def limit_exceeded(resource: str, limit: float, observed: float | None = None, *, path: str | None = None,
-                   message: str = "") -> ReaError:
+def limit_exceeded(
+    resource: str, limit: float, observed: float | None = None, *, path: str | None = None, message: str = ""
+) -> ReaError:
     """The ``resource_constraint`` error for one exceeded bound."""
     details: dict[str, Any] = {"resource": resource, "limit": limit}
     if observed is not None:
         details["observed"] = observed
     if path is not None:
         details["logical_path"] = path
-    setting = {"entries": "max_entries", "depth": "max_depth", "total_bytes": "max_total_bytes",
-               "compression_ratio": "max_compression_ratio"}.get(resource)
+    setting = {
+        "entries": "max_entries",
+        "depth": "max_depth",
+        "total_bytes": "max_total_bytes",
+        "compression_ratio": "max_compression_ratio",
+    }.get(resource)
     hint = f" or raise {setting}" if setting else ""
-    return ReaError("resource_constraint", message or f"artifact exceeds the {resource} limit ({limit})",
-                    remediation=f"Inspect a smaller artifact{hint} if the input is trusted.", details=details)
+    return ReaError(
+        "resource_constraint",
+        message or f"artifact exceeds the {resource} limit ({limit})",
+        remediation=f"Inspect a smaller artifact{hint} if the input is trusted.",
+        details=details,
+    )
 
 
 def path_problem(path: str) -> str | None:
@@ -235,8 +245,11 @@ def read_head(target: Target) -> bytes:
         with os.fdopen(open_regular(target.resolved_path, code="unsupported_target", what="target"), "rb") as fh:
             return fh.read(HEAD_BYTES)
     except OSError as exc:
-        raise ReaError("target_unavailable", f"cannot read {target.path}: {exc.strerror}",
-                       details={"path": target.path, "reason": "unreadable"}) from None
+        raise ReaError(
+            "target_unavailable",
+            f"cannot read {target.path}: {exc.strerror}",
+            details={"path": target.path, "reason": "unreadable"},
+        ) from None
 
 
 def select_unpacker(registry: Registry, target: Target, head: bytes | None = None) -> Unpacker:
@@ -244,9 +257,11 @@ def select_unpacker(registry: Registry, target: Target, head: bytes | None = Non
     chosen = registry.pm.hook.rea_select_unpacker(target=target, head=read_head(target) if head is None else head)
     if chosen is None:
         formats = sorted({f for u in registry.unpackers.values() for f in u.descriptor.formats})
-        raise ReaError("unsupported_target", f"no unpacker reads this {target.format} artifact",
-                       remediation=f"Pass a directory or an archive in one of: {', '.join(formats)}.",
-                       details={"path": target.path, "format": target.format, "supported_formats": formats})
+        raise ReaError(
+            "unsupported_target",
+            f"no unpacker reads this {target.format} artifact",
+            remediation=f"Pass a directory or an archive in one of: {', '.join(formats)}.",
+            details={"path": target.path, "format": target.format, "supported_formats": formats},
+        )
     assert isinstance(chosen, Unpacker)
     return chosen
-

@@ -80,9 +80,15 @@ def _describe(value: Any) -> Any:
     if not isinstance(value, dict) or len(canonical_json(value)) <= SUMMARY_OBJECT_BYTES:
         return value
     # Scalars (status, language, truncated, ...) stay visible; bulky members are counted.
-    return {"kind": "object", "members": {k: _describe(v) if isinstance(v, list | str) else
-                                          (v if not isinstance(v, dict) else {"kind": "object", "keys": len(v)})
-                                          for k, v in sorted(value.items())}}
+    return {
+        "kind": "object",
+        "members": {
+            k: _describe(v)
+            if isinstance(v, list | str)
+            else (v if not isinstance(v, dict) else {"kind": "object", "keys": len(v)})
+            for k, v in sorted(value.items())
+        },
+    }
 
 
 def summary(parent: Evidence) -> dict[str, Any]:
@@ -156,9 +162,7 @@ def text_page(text: str, offset: int, limit: int) -> dict[str, Any]:
 def row_page(rows: list[Any], offset: int, limit: int) -> dict[str, Any]:
     total = len(rows)
     if offset > total:
-        raise _bad_view(
-            "offset", f"offset {offset} is past the end ({total} rows)", "out_of_range", total=total
-        )
+        raise _bad_view("offset", f"offset {offset} is past the end ({total} rows)", "out_of_range", total=total)
     items = rows[offset : offset + limit]
     end = offset + len(items)
     return {
@@ -201,9 +205,7 @@ def facet_view(parent: Evidence, facet: str, offset: int, limit: int) -> dict[st
     else:
         found = _find_facet(normalized, facet)
     if found is None:
-        present = isinstance(normalized, dict) and any(
-            k in normalized for k in FACET_ALIASES.get(facet, (facet,))
-        )
+        present = isinstance(normalized, dict) and any(k in normalized for k in FACET_ALIASES.get(facet, (facet,)))
         if present or facet in CONTRACT_FACETS:  # a contract fact the producer lacks: explicit, not an error
             provider = parent.provider.id if parent.provider else "the producer"
             return {
@@ -218,14 +220,16 @@ def facet_view(parent: Evidence, facet: str, offset: int, limit: int) -> dict[st
             available += sorted(
                 k for k, v in normalized.items() if isinstance(v, dict | list | str) and k not in available
             )
-        raise _bad_view(
-            "facet", f"{parent.operation} Evidence has no {facet!r} facet", available_facets=available
-        )
+        raise _bad_view("facet", f"{parent.operation} Evidence has no {facet!r} facet", available_facets=available)
     if isinstance(found, dict) and found.get("status") in ("unavailable", "error"):
         # The producer recorded why this fact is missing; keep its reason explicit.
-        return {"facet": facet, "status": found["status"], "value": found,
-                "reason": str(found.get("reason") or f"the producer recorded {facet} as {found['status']}"),
-                "limitations": list(parent.limitations)}
+        return {
+            "facet": facet,
+            "status": found["status"],
+            "value": found,
+            "reason": str(found.get("reason") or f"the producer recorded {facet} as {found['status']}"),
+            "limitations": list(parent.limitations),
+        }
     body = _unwrap(found)
     if isinstance(body, str):
         return {"facet": facet, "status": "available", **text_page(body, offset, limit)}

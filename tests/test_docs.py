@@ -70,8 +70,7 @@ def bundle_path(tmp_path_factory: pytest.TempPathFactory, hello_elf: Path) -> Pa
 
 
 @pytest.mark.parametrize(("doc", "command"), COMMANDS, ids=[c for _, c in COMMANDS])
-def test_documented_command_runs(doc: str, command: str, hello_elf: Path, bundle_path: Path,
-                                 tmp_path: Path) -> None:
+def test_documented_command_runs(doc: str, command: str, hello_elf: Path, bundle_path: Path, tmp_path: Path) -> None:
     words = shlex.split(command.replace("/tmp/evidence.json", str(bundle_path)))
     env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
     while "=" in words[0]:
@@ -79,8 +78,15 @@ def test_documented_command_runs(doc: str, command: str, hello_elf: Path, bundle
         env[key] = value
     assert words[0] == "rea"
     argv = [str(hello_elf) if w == "/bin/ls" else w for w in words[1:]]
-    proc = subprocess.run([sys.executable, "-m", "rea", *argv], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rea", *argv],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     expected = EXPECTED_EXIT.get(command, 0)
     assert proc.returncode == expected, f"{doc}: `{command}` exited {proc.returncode}\n{proc.stderr[-2000:]}"
     if "--json" in argv or "json" in argv:

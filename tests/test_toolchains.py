@@ -28,9 +28,15 @@ def _literal_commands(path: Path) -> set[str]:
     found: set[str] = set()
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "subprocess"
-                and node.args and isinstance(node.args[0], ast.List) and node.args[0].elts):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "subprocess"
+            and node.args
+            and isinstance(node.args[0], ast.List)
+            and node.args[0].elts
+        ):
             first = node.args[0].elts[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 found.add(first.value)

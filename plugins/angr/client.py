@@ -18,13 +18,19 @@ from rea.providers import AnalysisClient, CloseOutcome, OperationResult
 from rea.target import Target
 
 RESOURCE = "angr-worker"
-TIMEOUT_REMEDIATION = ("Retry with a longer deadline (REA_ANGR_*_TIMEOUT_MS) or a smaller request; the next "
-                       "query starts a fresh angr worker.")
+TIMEOUT_REMEDIATION = (
+    "Retry with a longer deadline (REA_ANGR_*_TIMEOUT_MS) or a smaller request; the next "
+    "query starts a fresh angr worker."
+)
 _LIMITATIONS = {
-    "list_procedures": ["Procedures are recovered by angr's CFGFast heuristics; alignment padding and angr's "
-                        "extern SimProcedures are omitted."],
-    "procedure_callees": ["A computed call site is listed with address null (its target is computed at run "
-                          "time) and once more per target angr's resolvers recovered, with kind indirect."],
+    "list_procedures": [
+        "Procedures are recovered by angr's CFGFast heuristics; alignment padding and angr's "
+        "extern SimProcedures are omitted."
+    ],
+    "procedure_callees": [
+        "A computed call site is listed with address null (its target is computed at run "
+        "time) and once more per target angr's resolvers recovered, with kind indirect."
+    ],
     "procedure_pseudo_code": ["Pseudo code is angr's decompiler output: a reading aid, not compilable source."],
 }
 
@@ -36,10 +42,14 @@ class AngrClient(AnalysisClient):
         self.target = target
         self.run_id = run_id
         self.timeouts = timeouts
-        spec = python_worker_spec("rea_plugins.angr.worker", resource=RESOURCE, owner="angr",
-                                  env={"RTDB_BASE": "{private}/cache"},
-                                  address_space_bytes=timeouts.address_space_mb << 20,
-                                  memory_setting="REA_ANGR_MEMORY_LIMIT_MB")
+        spec = python_worker_spec(
+            "rea_plugins.angr.worker",
+            resource=RESOURCE,
+            owner="angr",
+            env={"RTDB_BASE": "{private}/cache"},
+            address_space_bytes=timeouts.address_space_mb << 20,
+            memory_setting="REA_ANGR_MEMORY_LIMIT_MB",
+        )
         self.channel = WorkerChannel(spec, label="angr", grace_s=timeouts.grace_ms / 1000)
         self._loaded = 0  # the worker generation that has the target loaded
         self._cfg = 0  # ... and its CFG built
@@ -51,39 +61,58 @@ class AngrClient(AnalysisClient):
 
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         if operation not in OPERATIONS:
-            raise ReaError("capability_unavailable", f"angr does not offer {operation}",
-                           details={"operation": operation, "provider_id": "angr"})
+            raise ReaError(
+                "capability_unavailable",
+                f"angr does not offer {operation}",
+                details={"operation": operation, "provider_id": "angr"},
+            )
         t = self.timeouts
         generation = self.channel.ensure_started()
         if self._loaded != generation:
-            self._request("load", {"path": self.target.resolved_path, "name": self.target.name,
-                                   "sha256": self.target.sha256}, ctx, t.load_ms,
-                          "starting the worker and loading the binary", announce=True)
+            self._request(
+                "load",
+                {"path": self.target.resolved_path, "name": self.target.name, "sha256": self.target.sha256},
+                ctx,
+                t.load_ms,
+                "starting the worker and loading the binary",
+                announce=True,
+            )
             self._loaded = generation
         if operation not in LOADER_OPS and self._cfg != generation:
             self._request("cfg", {}, ctx, t.cfg_ms, "building CFG", announce=True)
             self._cfg = generation
         if operation == "procedure_pseudo_code":
-            reply = self._request(operation, params, ctx, t.decompile_ms,
-                                  f"decompiling {params.get('procedure')}", announce=True)
+            reply = self._request(
+                operation, params, ctx, t.decompile_ms, f"decompiling {params.get('procedure')}", announce=True
+            )
         else:
             reply = self._request(operation, params, ctx, t.query_ms, operation)
         normalized = reply.result()
         raw = reply.raw_result()
         limitations = list(_LIMITATIONS.get(operation, []))
         if isinstance(raw, dict) and raw.get("address_delta") not in (None, "0x0"):
-            limitations.append(f"angr mapped this position-independent image {raw['address_delta']} above its "
-                               "link-time base; addresses and generated names in the pseudo code were moved back to "
-                               "link time (a number that only looks like an address inside the image moves too).")
+            limitations.append(
+                f"angr mapped this position-independent image {raw['address_delta']} above its "
+                "link-time base; addresses and generated names in the pseudo code were moved back to "
+                "link time (a number that only looks like an address inside the image moves too)."
+            )
         locations = []
         if isinstance(normalized, dict) and isinstance(normalized.get("address"), str):
             locations.append({"address": normalized["address"]})
         return OperationResult(normalized=normalized, raw=raw, limitations=limitations, locations=locations)
 
-    def _request(self, op: str, params: dict[str, Any], ctx: CallContext, budget_ms: int, phase: str,
-                 announce: bool = False) -> Any:
-        return self.channel.request(op, params, ctx, deadline_s=budget_ms / 1000, phase=phase, announce=announce,
-                                    timeout_remediation=TIMEOUT_REMEDIATION)
+    def _request(
+        self, op: str, params: dict[str, Any], ctx: CallContext, budget_ms: int, phase: str, announce: bool = False
+    ) -> Any:
+        return self.channel.request(
+            op,
+            params,
+            ctx,
+            deadline_s=budget_ms / 1000,
+            phase=phase,
+            announce=announce,
+            timeout_remediation=TIMEOUT_REMEDIATION,
+        )
 
     def close(self) -> CloseOutcome:
         return self.channel.close()

@@ -14,9 +14,17 @@ from rea.errors import ReaError
 from rea.operations import answers
 
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
-_CC_NAMES = {"SimCCSystemVAMD64": "sysv", "SimCCMicrosoftAMD64": "ms-x64", "SimCCCdecl": "cdecl",
-             "SimCCStdcall": "stdcall", "SimCCFastcall": "fastcall", "SimCCMicrosoftThiscall": "thiscall",
-             "SimCCARM": "aapcs", "SimCCARMHF": "aapcs-vfp", "SimCCAArch64": "aapcs64"}
+_CC_NAMES = {
+    "SimCCSystemVAMD64": "sysv",
+    "SimCCMicrosoftAMD64": "ms-x64",
+    "SimCCCdecl": "cdecl",
+    "SimCCStdcall": "stdcall",
+    "SimCCFastcall": "fastcall",
+    "SimCCMicrosoftThiscall": "thiscall",
+    "SimCCARM": "aapcs",
+    "SimCCARMHF": "aapcs-vfp",
+    "SimCCAArch64": "aapcs64",
+}
 
 
 class Ref(msgspec.Struct, frozen=True):
@@ -126,12 +134,14 @@ class CodeIndex:
                 resolved: list[int | None] = [t for t in sorted(targets) if self._resolved(t)]
                 insn = self._decode(insn_addr)
                 direct = insn is not None and imm_target(insn) is not None
-                self.sites.append(CallSite(caller=f.addr, insn=insn_addr, targets=tuple(resolved or [None]),
-                                           direct=direct))
+                self.sites.append(
+                    CallSite(caller=f.addr, insn=insn_addr, targets=tuple(resolved or [None]), direct=direct)
+                )
             # A jump to another procedure's start is a tail call: callers and callees count it.
             for node in self._nodes(f):
-                edges = [(d, data) for _, d, data in graph.out_edges(node, data=True)
-                         if data.get("jumpkind") == "Ijk_Boring"]
+                edges = [
+                    (d, data) for _, d, data in graph.out_edges(node, data=True) if data.get("jumpkind") == "Ijk_Boring"
+                ]
                 if not edges:
                     continue
                 last = edges[0][1].get("ins_addr") or node.instruction_addrs[-1]
@@ -144,8 +154,15 @@ class CodeIndex:
                         continue
                     src = data.get("ins_addr") or node.instruction_addrs[-1]
                     insn = self._decode(src)
-                    self.sites.append(CallSite(caller=f.addr, insn=src, targets=(d.addr,), tail=True,
-                                               direct=insn is not None and imm_target(insn) is not None))
+                    self.sites.append(
+                        CallSite(
+                            caller=f.addr,
+                            insn=src,
+                            targets=(d.addr,),
+                            tail=True,
+                            direct=insn is not None and imm_target(insn) is not None,
+                        )
+                    )
 
     def _dispatch(self, f: Any, src: int, dsts: list[int]) -> None:
         """An indirect jump of ``f``: a jump table (targets inside ``f``: not a call), else an indirect site."""
@@ -154,8 +171,9 @@ class CodeIndex:
         outside = [t for t in targets if t in a.by_addr and t != f.addr]
         external = [t for t in targets if not a.main.contains_addr(t)]
         if targets and len(outside) == len(targets):
-            site = CallSite(caller=f.addr, insn=src, targets=tuple(outside), direct=False, tail=True,
-                            via="pointer-table")
+            site = CallSite(
+                caller=f.addr, insn=src, targets=tuple(outside), direct=False, tail=True, via="pointer-table"
+            )
         elif targets and len(external) == len(targets):
             site = CallSite(caller=f.addr, insn=src, targets=tuple(external), direct=False, tail=True, via="import")
         elif not targets:
@@ -206,8 +224,9 @@ class CodeIndex:
                 continue
             members = {g.addr for g in a.members(f)}
             for node in self._nodes(f):
-                edges = [(d, data) for _, d, data in graph.out_edges(node, data=True)
-                         if data.get("jumpkind") == "Ijk_Boring"]
+                edges = [
+                    (d, data) for _, d, data in graph.out_edges(node, data=True) if data.get("jumpkind") == "Ijk_Boring"
+                ]
                 if not edges:
                     continue
                 src = edges[0][1].get("ins_addr") or node.instruction_addrs[-1]
@@ -332,9 +351,13 @@ class Code:
                 for i in self.a.proj.factory.block(node.addr, size=node.size).capstone.insns:
                     if i.address not in seen:
                         operands = operand_text(self.a, i)
-                        row = {"address": self.a.out(i.address), "bytes": bytes(i.insn.bytes).hex(),
-                               "mnemonic": i.mnemonic, "operands": operands,
-                               "text": f"{i.mnemonic} {operands}".strip()}
+                        row = {
+                            "address": self.a.out(i.address),
+                            "bytes": bytes(i.insn.bytes).hex(),
+                            "mnemonic": i.mnemonic,
+                            "operands": operands,
+                            "text": f"{i.mnemonic} {operands}".strip(),
+                        }
                         seen[i.address] = self.symbolizer.annotate(row, i, pages)
             self._insns[f.addr] = [seen[k] for k in sorted(seen)]
         return self._insns[f.addr]
@@ -344,16 +367,26 @@ class Code:
         f = a.select(params)
         end = a.func_end(f)
         # Without a calling-convention analysis angr's default for the architecture and OS applies.
-        conv = f.calling_convention if f.calling_convention is not None else (
-            a.proj.factory.cc() if a.func_kind(f) == "local" else None)
+        conv = (
+            f.calling_convention
+            if f.calling_convention is not None
+            else (a.proj.factory.cc() if a.func_kind(f) == "local" else None)
+        )
         cc = None if conv is None else _CC_NAMES.get(type(conv).__name__, type(conv).__name__)
         if cc == "aapcs64" and a.format == "mach-o":
             cc = "darwin-aapcs64"
-        result = {"address": a.out(f.addr), "name": a.fname(f), "size": end - f.addr, "end": a.out(end),
-                  "kind": a.func_kind(f), "section": a.section_of(f.addr),
-                  "basic_block_count": len(self._blocks(f)), "instruction_count": len(self.instructions(f)),
-                  "signature": None if f.prototype is None else str(f.prototype),
-                  "calling_convention": cc}
+        result = {
+            "address": a.out(f.addr),
+            "name": a.fname(f),
+            "size": end - f.addr,
+            "end": a.out(end),
+            "kind": a.func_kind(f),
+            "section": a.section_of(f.addr),
+            "basic_block_count": len(self._blocks(f)),
+            "instruction_count": len(self.instructions(f)),
+            "signature": None if f.prototype is None else str(f.prototype),
+            "calling_convention": cc,
+        }
         return result, a.proc_raw(f)
 
     def blocks(self, params: dict[str, Any]) -> tuple[Any, Any]:
@@ -373,17 +406,26 @@ class Code:
                     kind = "jump"
                 edges.append({"from": a.out(n.addr), "to": a.out(d.addr), "kind": kind})
             count = len(self.a.proj.factory.block(n.addr, size=n.size).capstone.insns)
-            blocks.append({"start": a.out(n.addr), "end": a.out(end), "instruction_count": count,
-                           "successors": [a.out(d.addr) for _, d, _ in out]})
+            blocks.append(
+                {
+                    "start": a.out(n.addr),
+                    "end": a.out(end),
+                    "instruction_count": count,
+                    "successors": [a.out(d.addr) for _, d, _ in out],
+                }
+            )
         return {"address": a.out(f.addr), "name": a.fname(f), "blocks": blocks, "edges": edges}, None
 
     def assembly(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.a.select(params)
-        cap = answers.int_param(params, "max_instructions", MAX_ASSEMBLY_INSTRUCTIONS, 1,
-                               MAX_ASSEMBLY_INSTRUCTIONS)
+        cap = answers.int_param(params, "max_instructions", MAX_ASSEMBLY_INSTRUCTIONS, 1, MAX_ASSEMBLY_INSTRUCTIONS)
         insns = self.instructions(f)
-        return {"address": self.a.out(f.addr), "name": self.a.fname(f), "instructions": insns[:cap],
-                "truncated": len(insns) > cap}, None
+        return {
+            "address": self.a.out(f.addr),
+            "name": self.a.fname(f),
+            "instructions": insns[:cap],
+            "truncated": len(insns) > cap,
+        }, None
 
     def read_instructions(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.a.select(params)
@@ -396,8 +438,10 @@ class Code:
         by_caller: dict[int, set[int]] = defaultdict(set)
         for s in self.index.callers_of.get(f.addr, []):
             by_caller[s.caller].add(s.insn)
-        callers = [{"address": a.out(c), "name": a.fname(a.by_addr[c]),
-                    "call_sites": [a.out(x) for x in sorted(sites)]} for c, sites in sorted(by_caller.items())]
+        callers = [
+            {"address": a.out(c), "name": a.fname(a.by_addr[c]), "call_sites": [a.out(x) for x in sorted(sites)]}
+            for c, sites in sorted(by_caller.items())
+        ]
         return {"procedure": a.proc_ref(f), "callers": callers}, None
 
     def callees(self, params: dict[str, Any]) -> tuple[Any, Any]:
@@ -408,8 +452,7 @@ class Code:
         for s in self.index.sites:
             if s.caller != f.addr:
                 continue
-            raw.append({"call_site": hex(s.insn),
-                        "targets": [None if t is None else hex(t) for t in s.targets]})
+            raw.append({"call_site": hex(s.insn), "targets": [None if t is None else hex(t) for t in s.targets]})
             # An indirect site is a callee of unknown address, unless it only reads import slots.
             if not s.direct and not all(t is not None and not a.main.contains_addr(t) for t in s.targets):
                 groups["indirect", None, None].add(s.insn)
@@ -422,29 +465,39 @@ class Code:
                 else:
                     groups["direct" if s.direct else "indirect", t, a.fname(target_f)].add(s.insn)
         ordered = sorted(groups.items(), key=lambda g: (min(g[1]), -1 if g[0][1] is None else g[0][1], g[0][0]))
-        callees = [{"address": a.opt(t), "name": name, "kind": kind, "call_sites": [a.out(x) for x in sorted(sites)]}
-                   for (kind, t, name), sites in ordered]
+        callees = [
+            {"address": a.opt(t), "name": name, "kind": kind, "call_sites": [a.out(x) for x in sorted(sites)]}
+            for (kind, t, name), sites in ordered
+        ]
         return {"procedure": a.proc_ref(f), "callees": callees}, {"call_sites": raw}
 
     def _ref_item(self, r: Ref) -> dict[str, Any]:
-        return {"from": self.a.out(r.src), "to": self.a.opt(r.dst), "kind": r.kind,
-                "from_procedure": self.a.opt(r.from_proc), "to_name": r.to_name}
+        return {
+            "from": self.a.out(r.src),
+            "to": self.a.opt(r.dst),
+            "kind": r.kind,
+            "from_procedure": self.a.opt(r.from_proc),
+            "to_name": r.to_name,
+        }
 
     def references(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.a.select(params)
         direction = params.get("direction", "outgoing") or "outgoing"
         if direction not in ("incoming", "outgoing"):
             raise answers.bad("direction", "direction must be 'incoming' or 'outgoing'")
-        refs = (self.index.out_by_proc.get(f.addr, []) if direction == "outgoing"
-                else self.index.in_by_addr.get(f.addr, []))
+        refs = (
+            self.index.out_by_proc.get(f.addr, []) if direction == "outgoing" else self.index.in_by_addr.get(f.addr, [])
+        )
         result = answers.page("references", refs, params, self._ref_item)
         return {"procedure": self.a.proc_ref(f), "direction": direction, **result}, None
 
     def xrefs(self, params: dict[str, Any]) -> tuple[Any, Any]:
         a = self.a
         at = a.inn(params.get("address"))
-        refs = [{"from": a.out(r.src), "from_procedure": a.opt(r.from_proc), "kind": r.kind, "to": a.out(at)}
-                for r in self.index.in_by_addr.get(at, [])]
+        refs = [
+            {"from": a.out(r.src), "from_procedure": a.opt(r.from_proc), "kind": r.kind, "to": a.out(at)}
+            for r in self.index.in_by_addr.get(at, [])
+        ]
         return {"address": a.out(at), "references": refs}, None
 
     def pseudo_code(self, params: dict[str, Any]) -> tuple[Any, Any]:
@@ -457,13 +510,24 @@ class Code:
                 raise
             except Exception as exc:
                 words = str(exc) or "the decompiler gave no reason"
-                raise ReaError("execution_failure", f"angr's decompiler failed on {a.fname(f)}: {words}",
-                               details={"procedure": a.out(f.addr), "engine_error": words}) from None
+                raise ReaError(
+                    "execution_failure",
+                    f"angr's decompiler failed on {a.fname(f)}: {words}",
+                    details={"procedure": a.out(f.addr), "engine_error": words},
+                ) from None
             if dec.codegen is None or not dec.codegen.text:
-                raise ReaError("execution_failure", f"angr's decompiler produced no code for {a.fname(f)}",
-                               remediation="Read procedure_assembly for this procedure instead.",
-                               details={"procedure": a.out(f.addr), "reason": "no_output"})
+                raise ReaError(
+                    "execution_failure",
+                    f"angr's decompiler produced no code for {a.fname(f)}",
+                    remediation="Read procedure_assembly for this procedure instead.",
+                    details={"procedure": a.out(f.addr), "reason": "no_output"},
+                )
             self._pseudo[f.addr] = a.rebase_text(str(dec.codegen.text))
         raw = {"angr_address": hex(f.addr), "address_delta": hex(a.delta)}
-        return {"address": a.out(f.addr), "name": a.fname(f), "language": "c", "text": self._pseudo[f.addr],
-                "decompiler": "angr"}, raw
+        return {
+            "address": a.out(f.addr),
+            "name": a.fname(f),
+            "language": "c",
+            "text": self._pseudo[f.addr],
+            "decompiler": "angr",
+        }, raw

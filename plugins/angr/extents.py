@@ -18,8 +18,13 @@ _PADDING = frozenset({"nop", "nopw", "nopl", "int3"})
 _TERMINATORS = frozenset({"ret", "retq", "jmp", "ljmp", "b", "br", "bx", "hlt", "ud2"})
 
 
-def padded_starts(extents: Extents, code: list[tuple[int, int]], load: Callable[[int, int], bytes],
-                  disasm: Callable[[bytes, int], Iterable[Any]], alignment: int) -> set[int]:
+def padded_starts(
+    extents: Extents,
+    code: list[tuple[int, int]],
+    load: Callable[[int, int], bytes],
+    disasm: Callable[[bytes, int], Iterable[Any]],
+    alignment: int,
+) -> set[int]:
     """Starts of code the unwind table does not cover (start-up files, hand-written assembly): the first
     instruction after a function's end or an unconditional transfer and its padding, on an aligned address.
 

@@ -38,8 +38,11 @@ class Facts:
     def indirect_jump(self, insn: int) -> Any | None:
         """angr's record of the indirect jump or call at instruction ``insn``."""
         if self._jumps is None:
-            self._jumps = {int(ij.ins_addr): ij for ij in self.a.cfg.indirect_jumps.values()
-                           if getattr(ij, "ins_addr", None) is not None}
+            self._jumps = {
+                int(ij.ins_addr): ij
+                for ij in self.a.cfg.indirect_jumps.values()
+                if getattr(ij, "ins_addr", None) is not None
+            }
         return self._jumps.get(insn)
 
     def _mapped(self, value: Any) -> int:
@@ -85,15 +88,31 @@ class Facts:
         reads, writes, groups = registers(insn)
         operands = operand_text(a, insn)
         text = f"{insn.mnemonic} {operands}".strip()
-        row = {"address": a.out(at), "bytes": bytes(insn.bytes).hex(), "mnemonic": insn.mnemonic,
-               "operands": operands, "text": text}
+        row = {
+            "address": a.out(at),
+            "bytes": bytes(insn.bytes).hex(),
+            "mnemonic": insn.mnemonic,
+            "operands": operands,
+            "text": text,
+        }
         code.symbolizer.annotate(row, insn, self._pages_before(at) if f is not None else {})
-        result = {"address": a.out(at), "size": insn.size, "bytes": row["bytes"], "mnemonic": insn.mnemonic,
-                  "operands": operands, "text": text, "symbolized": row["symbolized"],
-                  "procedure": None if f is None else a.proc_ref(f), "flow": flow,
-                  "targets": [t for t in targets if t is not None],
-                  "fallthrough": None if flow in _NO_FALLTHROUGH else a.out(at + insn.size),
-                  "operand_details": details, "reads": reads, "writes": writes, "groups": groups}
+        result = {
+            "address": a.out(at),
+            "size": insn.size,
+            "bytes": row["bytes"],
+            "mnemonic": insn.mnemonic,
+            "operands": operands,
+            "text": text,
+            "symbolized": row["symbolized"],
+            "procedure": None if f is None else a.proc_ref(f),
+            "flow": flow,
+            "targets": [t for t in targets if t is not None],
+            "fallthrough": None if flow in _NO_FALLTHROUGH else a.out(at + insn.size),
+            "operand_details": details,
+            "reads": reads,
+            "writes": writes,
+            "groups": groups,
+        }
         return result, {"capstone_id": insn.id}
 
     def _pages_before(self, at: int) -> dict[int, int]:
@@ -140,8 +159,11 @@ class Facts:
                     row["targets"].append({**target, "provenance": provenance})
         for insn, (proc, targets) in index.tables.items():
             if proc == f.addr:
-                rows[insn] = {"address": a.out(insn), "kind": "computed-jump",
-                              "targets": [{**self._target(t), "provenance": "jump-table"} for t in targets]}
+                rows[insn] = {
+                    "address": a.out(insn),
+                    "kind": "computed-jump",
+                    "targets": [{**self._target(t), "provenance": "jump-table"} for t in targets],
+                }
         site = params.get("address")
         if site is not None:
             at = a.inn(site)
@@ -159,8 +181,11 @@ class Facts:
             if not row["targets"]:
                 row["reason"] = "angr's resolvers found no target for this computed transfer"
             out.append(row)
-        result = {"procedure": a.proc_ref(f), "call_sites": out,
-                  "unresolved_count": sum(1 for r in out if r["status"] == "unresolved")}
+        result = {
+            "procedure": a.proc_ref(f),
+            "call_sites": out,
+            "unresolved_count": sum(1 for r in out if r["status"] == "unresolved"),
+        }
         return result, None
 
     def _classify(self, s: CallSite) -> tuple[str, str]:
@@ -174,8 +199,9 @@ class Facts:
             return "indirect", "data-flow"
         if s.direct:
             t = s.targets[0] if s.targets else None
-            imported = t is not None and (not a.main.contains_addr(t) or (
-                t in a.by_addr and a.func_kind(a.by_addr[t]) == "import"))
+            imported = t is not None and (
+                not a.main.contains_addr(t) or (t in a.by_addr and a.func_kind(a.by_addr[t]) == "import")
+            )
             return ("import", "import") if imported else ("direct", "direct")
         if s.targets and all(t is not None and not a.main.contains_addr(t) for t in s.targets):
             return "import", "import"
@@ -183,8 +209,9 @@ class Facts:
         if ij is not None and getattr(ij, "jumptables", None):
             return "indirect", "pointer-table"
         insn = self.code.index._decode(s.insn)
-        constant = insn is not None and any(d.get("kind") == "memory" and "address" in d
-                                            for d in self.code.symbolizer.operands(insn, {}))
+        constant = insn is not None and any(
+            d.get("kind") == "memory" and "address" in d for d in self.code.symbolizer.operands(insn, {})
+        )
         return "indirect", "constant" if constant else "data-flow"
 
     # -- inspect_native_data_type --------------------------------------------------------------------
@@ -214,8 +241,13 @@ class Facts:
             unit = 2 if s["encoding"] == "utf-16le" else 1
             count = s["byte_length"] // unit + 1
             element = {"name": "char16_t" if unit == 2 else "char", "kind": "integer", "size": unit}
-            out["type"] = {"name": f"{element['name']}[{count}]", "kind": "string", "size": count * unit,
-                           "element": element, "count": count}
+            out["type"] = {
+                "name": f"{element['name']}[{count}]",
+                "kind": "string",
+                "size": count * unit,
+                "element": element,
+                "count": count,
+            }
             out["value"] = s["value"]
             out["source"] = "analysis"
         elif pointee is not None:
@@ -227,15 +259,23 @@ class Facts:
         elif datum is not None and str(datum.sort) == "pointer-array" and datum.size >= word:
             count = datum.size // word
             element = {"name": "pointer", "kind": "pointer", "size": word}
-            out["type"] = {"name": f"pointer[{count}]", "kind": "array", "size": datum.size, "element": element,
-                           "count": count}
+            out["type"] = {
+                "name": f"pointer[{count}]",
+                "kind": "array",
+                "size": datum.size,
+                "element": element,
+                "count": count,
+            }
             out["source"] = "analysis"
         elif proc is not None:
             out["type"] = {"name": "code", "kind": "function", "size": a.func_end(proc) - proc.addr}
             out["source"] = "analysis"
         elif sym is not None and sym.size:
-            out["type"] = {"name": f"undefined{sym.size}" if sym.size in (1, 2, 4, 8) else f"byte[{sym.size}]",
-                           "kind": "undefined", "size": int(sym.size)}
+            out["type"] = {
+                "name": f"undefined{sym.size}" if sym.size in (1, 2, 4, 8) else f"byte[{sym.size}]",
+                "kind": "undefined",
+                "size": int(sym.size),
+            }
             out["source"] = "symbol"
         else:
             size = int(datum.size) if datum is not None and datum.size else 1

@@ -76,8 +76,11 @@ class Symbolizer:
         branch = _is_branch(raw)
         out: list[dict[str, Any]] = []
         for i, op in enumerate(ops):
-            item: dict[str, Any] = {"text": texts[i] if i < len(texts) else "", "kind": "immediate",
-                                    "access": _access(op)}
+            item: dict[str, Any] = {
+                "text": texts[i] if i < len(texts) else "",
+                "kind": "immediate",
+                "access": _access(op),
+            }
             address: int | None = None
             if op.type in (capstone.CS_OP_REG,):
                 item["kind"] = "register"

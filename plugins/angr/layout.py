@@ -58,15 +58,34 @@ def perms(r: bool, w: bool, x: bool) -> str:
 
 
 def _unknown_mitigations() -> dict[str, Any]:
-    return {"nx": "unknown", "pie": "unknown", "relro": "unknown", "canary": "unknown", "fortify": "unknown",
-            "cet_ibt": "unknown", "cet_shstk": "unknown", "bti": "unknown"}
+    return {
+        "nx": "unknown",
+        "pie": "unknown",
+        "relro": "unknown",
+        "canary": "unknown",
+        "fortify": "unknown",
+        "cet_ibt": "unknown",
+        "cet_shstk": "unknown",
+        "bti": "unknown",
+    }
 
 
 def _hardening(imports: set[str], names: set[str], prefix: str = "") -> dict[str, bool]:
-    return {"canary": bool({f"{prefix}__stack_chk_fail", f"{prefix}__stack_chk_guard", "__stack_chk_fail_local",
-                            "__security_cookie", "__security_check_cookie"} & names),
-            "fortify": any(n.startswith(f"{prefix}__") and n.endswith("_chk") and n != f"{prefix}__stack_chk_fail"
-                           for n in imports)}
+    return {
+        "canary": bool(
+            {
+                f"{prefix}__stack_chk_fail",
+                f"{prefix}__stack_chk_guard",
+                "__stack_chk_fail_local",
+                "__security_cookie",
+                "__security_check_cookie",
+            }
+            & names
+        ),
+        "fortify": any(
+            n.startswith(f"{prefix}__") and n.endswith("_chk") and n != f"{prefix}__stack_chk_fail" for n in imports
+        ),
+    }
 
 
 def read_tables(path: str, fmt: str, main: Any) -> Tables:
@@ -80,8 +99,9 @@ def read_tables(path: str, fmt: str, main: Any) -> Tables:
     except (RecursionError, MemoryError):
         raise
     except Exception:  # pyelftools and pefile surface a malformed file as many exception types (construct's too)
-        return Tables(linkage={"interpreter": None, "needed": [], "rpath": [], "runpath": []},
-                      mitigations=_unknown_mitigations())
+        return Tables(
+            linkage={"interpreter": None, "needed": [], "rpath": [], "runpath": []}, mitigations=_unknown_mitigations()
+        )
 
 
 def _elf(path: str) -> Tables:
@@ -102,10 +122,17 @@ def _elf(path: str) -> Tables:
                     continue
                 flags = int(seg["p_flags"])
                 start = int(seg["p_vaddr"])
-                segments.append(Region(name=f"LOAD{i}", start=start, end=start + int(seg["p_memsz"]),
-                                       permissions=perms(bool(flags & _PF_R), bool(flags & _PF_W), bool(flags & _PF_X)),
-                                       file_offset=int(seg["p_offset"]), file_size=int(seg["p_filesz"]),
-                                       kind="segment"))
+                segments.append(
+                    Region(
+                        name=f"LOAD{i}",
+                        start=start,
+                        end=start + int(seg["p_memsz"]),
+                        permissions=perms(bool(flags & _PF_R), bool(flags & _PF_W), bool(flags & _PF_X)),
+                        file_offset=int(seg["p_offset"]),
+                        file_size=int(seg["p_filesz"]),
+                        kind="segment",
+                    )
+                )
             sections = []
             for sec in elf.iter_sections():
                 flags = int(sec["sh_flags"])
@@ -113,10 +140,17 @@ def _elf(path: str) -> Tables:
                     continue
                 start, size = int(sec["sh_addr"]), int(sec["sh_size"])
                 nobits = sec["sh_type"] == "SHT_NOBITS"
-                sections.append(Region(name=sec.name, start=start, end=start + size,
-                                       permissions=perms(True, bool(flags & _SHF_WRITE), bool(flags & _SHF_EXECINSTR)),
-                                       file_offset=int(sec["sh_offset"]), file_size=0 if nobits else size,
-                                       kind="section"))
+                sections.append(
+                    Region(
+                        name=sec.name,
+                        start=start,
+                        end=start + size,
+                        permissions=perms(True, bool(flags & _SHF_WRITE), bool(flags & _SHF_EXECINSTR)),
+                        file_offset=int(sec["sh_offset"]),
+                        file_size=0 if nobits else size,
+                        kind="section",
+                    )
+                )
             dynsym = elf.get_section_by_name(".dynsym")
             symbols = list(dynsym.iter_symbols()) if isinstance(dynsym, SymbolTableSection) else []
             wanted = [s.name for s in symbols if s["st_shndx"] == "SHN_UNDEF" and s.name]
@@ -139,13 +173,25 @@ def _elf(path: str) -> Tables:
                 if name not in seen:
                     seen.add(name)
                     imports.append(Import(name=name, slot=plt_slots.get(name, other_slots.get(name))))
-            exports = sorted({(s.name, int(s["st_value"])) for s in symbols
-                              if s.name and s["st_shndx"] != "SHN_UNDEF" and s["st_info"]["bind"] in
-                              ("STB_GLOBAL", "STB_WEAK") and s["st_info"]["type"] not in ("STT_TLS", "STT_FILE")
-                              and s["st_value"]}, key=lambda e: (e[1], e[0]))
+            exports = sorted(
+                {
+                    (s.name, int(s["st_value"]))
+                    for s in symbols
+                    if s.name
+                    and s["st_shndx"] != "SHN_UNDEF"
+                    and s["st_info"]["bind"] in ("STB_GLOBAL", "STB_WEAK")
+                    and s["st_info"]["type"] not in ("STT_TLS", "STT_FILE")
+                    and s["st_value"]
+                },
+                key=lambda e: (e[1], e[0]),
+            )
             interp = phdrs.get("PT_INTERP")
-            linkage: dict[str, Any] = {"interpreter": interp.get_interp_name() if interp is not None else None,
-                                       "needed": [], "rpath": [], "runpath": []}
+            linkage: dict[str, Any] = {
+                "interpreter": interp.get_interp_name() if interp is not None else None,
+                "needed": [],
+                "rpath": [],
+                "runpath": [],
+            }
             bind_now = False
             for sec in elf.iter_sections():
                 if not isinstance(sec, DynamicSection):
@@ -159,8 +205,11 @@ def _elf(path: str) -> Tables:
                         linkage["rpath"].extend(p for p in tag.rpath.split(":") if p)
                     elif kind == "DT_RUNPATH":
                         linkage["runpath"].extend(p for p in tag.runpath.split(":") if p)
-                    elif kind == "DT_BIND_NOW" or (kind == "DT_FLAGS" and int(tag.entry.d_val) & 0x8) or (
-                            kind == "DT_FLAGS_1" and int(tag.entry.d_val) & 0x1):
+                    elif (
+                        kind == "DT_BIND_NOW"
+                        or (kind == "DT_FLAGS" and int(tag.entry.d_val) & 0x8)
+                        or (kind == "DT_FLAGS_1" and int(tag.entry.d_val) & 0x1)
+                    ):
                         bind_now = True
                 break
             stack = phdrs.get("PT_GNU_STACK")
@@ -170,14 +219,22 @@ def _elf(path: str) -> Tables:
                 "pie": elf["e_type"] == "ET_DYN" and interp is not None,
                 "relro": ("full" if bind_now else "partial") if "PT_GNU_RELRO" in phdrs else "none",
                 **_hardening(import_names, import_names | {n for n, _ in exports}),
-                "cet_ibt": "unknown", "cet_shstk": "unknown", "bti": "unknown",
+                "cet_ibt": "unknown",
+                "cet_shstk": "unknown",
+                "bti": "unknown",
             }
             _gnu_properties(elf, elf["e_machine"], mitigations)
             loads = [s for s in elf.iter_segments() if s["p_type"] == "PT_LOAD"]
             base = min((int(s["p_vaddr"]) - int(s["p_offset"]) for s in loads), default=0)
-            return Tables(segments=tuple(segments), sections=tuple(sorted(sections, key=lambda r: (r.start, r.name))),
-                          imports=tuple(imports), exports=tuple(Export(name=n, address=a) for n, a in exports),
-                          image_base=max(base, 0), linkage=linkage, mitigations=mitigations)
+            return Tables(
+                segments=tuple(segments),
+                sections=tuple(sorted(sections, key=lambda r: (r.start, r.name))),
+                imports=tuple(imports),
+                exports=tuple(Export(name=n, address=a) for n, a in exports),
+                image_base=max(base, 0),
+                linkage=linkage,
+                mitigations=mitigations,
+            )
     except ELFError as exc:
         raise ValueError(str(exc)) from None
 
@@ -215,20 +272,29 @@ def _pe(path: str) -> Tables:
     except pefile.PEFormatError as exc:
         raise ValueError(str(exc)) from None
     try:
-        pe.parse_data_directories(directories=[pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_IMPORT"],
-                                               pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_EXPORT"]])
+        pe.parse_data_directories(
+            directories=[
+                pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_IMPORT"],
+                pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_EXPORT"],
+            ]
+        )
         base = int(pe.OPTIONAL_HEADER.ImageBase)
         sections = []
         for s in pe.sections:
             ch = int(s.Characteristics)
             vsize = int(s.Misc_VirtualSize) or int(s.SizeOfRawData)
             start = base + int(s.VirtualAddress)
-            sections.append(Region(name=s.Name.rstrip(b"\0").decode("utf-8", "replace"), start=start,
-                                   end=start + vsize,
-                                   permissions=perms(bool(ch & _SCN_READ), bool(ch & _SCN_WRITE),
-                                                     bool(ch & _SCN_EXECUTE)),
-                                   file_offset=int(s.PointerToRawData), file_size=min(int(s.SizeOfRawData), vsize),
-                                   kind="section"))
+            sections.append(
+                Region(
+                    name=s.Name.rstrip(b"\0").decode("utf-8", "replace"),
+                    start=start,
+                    end=start + vsize,
+                    permissions=perms(bool(ch & _SCN_READ), bool(ch & _SCN_WRITE), bool(ch & _SCN_EXECUTE)),
+                    file_offset=int(s.PointerToRawData),
+                    file_size=min(int(s.SizeOfRawData), vsize),
+                    kind="section",
+                )
+            )
         imports, needed = [], []
         for entry in getattr(pe, "DIRECTORY_ENTRY_IMPORT", []):
             dll = entry.dll.decode("utf-8", "replace")
@@ -244,15 +310,31 @@ def _pe(path: str) -> Tables:
         dllc = int(pe.OPTIONAL_HEADER.DllCharacteristics)
         import_names = {i.name for i in imports}
         mitigations: dict[str, Any] = {
-            "nx": bool(dllc & 0x100), "pie": bool(dllc & 0x40), "relro": "unknown",
+            "nx": bool(dllc & 0x100),
+            "pie": bool(dllc & 0x40),
+            "relro": "unknown",
             **_hardening(import_names, import_names | {e.name for e in exports}),
-            "cet_ibt": "unknown", "cet_shstk": "unknown", "bti": "unknown",
-            "cfg": bool(dllc & 0x4000), "high_entropy_va": bool(dllc & 0x20),
+            "cet_ibt": "unknown",
+            "cet_shstk": "unknown",
+            "bti": "unknown",
+            "cfg": bool(dllc & 0x4000),
+            "high_entropy_va": bool(dllc & 0x20),
         }
-        linkage = {"interpreter": None, "needed": needed, "rpath": [], "runpath": [],
-                   "dll": bool(int(pe.FILE_HEADER.Characteristics) & 0x2000)}
-        return Tables(sections=tuple(sections), imports=tuple(imports), exports=tuple(exports), image_base=base,
-                      linkage=linkage, mitigations=mitigations)
+        linkage = {
+            "interpreter": None,
+            "needed": needed,
+            "rpath": [],
+            "runpath": [],
+            "dll": bool(int(pe.FILE_HEADER.Characteristics) & 0x2000),
+        }
+        return Tables(
+            sections=tuple(sections),
+            imports=tuple(imports),
+            exports=tuple(exports),
+            image_base=base,
+            linkage=linkage,
+            mitigations=mitigations,
+        )
     finally:
         pe.close()
 
@@ -271,9 +353,17 @@ def _macho(path: str, main: Any) -> Tables:
         seg_perms[name] = perms(seg.is_readable, seg.is_writable, seg.is_executable)
         if not seg.memsize:
             continue
-        segments.append(Region(name=name, start=int(seg.vaddr) - delta, end=int(seg.vaddr) + int(seg.memsize) - delta,
-                               permissions=seg_perms[name], file_offset=int(seg.offset), file_size=int(seg.filesize),
-                               kind="segment"))
+        segments.append(
+            Region(
+                name=name,
+                start=int(seg.vaddr) - delta,
+                end=int(seg.vaddr) + int(seg.memsize) - delta,
+                permissions=seg_perms[name],
+                file_offset=int(seg.offset),
+                file_size=int(seg.filesize),
+                kind="segment",
+            )
+        )
     sections = []
     for sec in getattr(main, "sections", []) or []:
         segname, flags = str(sec.segname), int(getattr(sec, "flags", 0) or 0)
@@ -281,9 +371,17 @@ def _macho(path: str, main: Any) -> Tables:
         # Only sections that hold instructions are code, whatever their segment allows.
         permissions = allowed[:2] + ("x" if flags & _CODE and "x" in allowed else "-")
         start = int(sec.vaddr) - delta
-        sections.append(Region(name=f"{segname},{sec.sectname}", start=start, end=start + int(sec.memsize),
-                               permissions=permissions, file_offset=int(sec.offset),
-                               file_size=0 if flags & 0xFF in _ZEROFILL else int(sec.memsize), kind="section"))
+        sections.append(
+            Region(
+                name=f"{segname},{sec.sectname}",
+                start=start,
+                end=start + int(sec.memsize),
+                permissions=permissions,
+                file_offset=int(sec.offset),
+                file_size=0 if flags & 0xFF in _ZEROFILL else int(sec.memsize),
+                kind="section",
+            )
+        )
     slots: dict[str, int] = {}
     for reloc in getattr(main, "relocs", []) or []:
         bound = getattr(getattr(reloc, "symbol", None), "name", None)
@@ -294,20 +392,38 @@ def _macho(path: str, main: Any) -> Tables:
         if sym.is_import and sym.name and sym.name not in seen:
             seen.add(sym.name)
             library = getattr(sym, "library_name", None)
-            imports.append(Import(name=str(sym.name), library=None if library is None else str(library),
-                                  slot=slots.get(str(sym.name))))
+            imports.append(
+                Import(
+                    name=str(sym.name), library=None if library is None else str(library), slot=slots.get(str(sym.name))
+                )
+            )
         elif sym.is_export and sym.name:
             exports.append(Export(name=str(sym.name), address=int(sym.rebased_addr) - delta))
     import_names = {i.name for i in imports}
     flags = int(getattr(main, "flags", 0) or 0)
-    mitigations = {**_unknown_mitigations(), "nx": not flags & _MH_ALLOW_STACK_EXECUTION, "pie": bool(flags & _MH_PIE),
-                   **_hardening(import_names, import_names, "_")}
+    mitigations = {
+        **_unknown_mitigations(),
+        "nx": not flags & _MH_ALLOW_STACK_EXECUTION,
+        "pie": bool(flags & _MH_PIE),
+        **_hardening(import_names, import_names, "_"),
+    }
     # cle numbers libraries from 1 with "Self" at 0 (the image's own ordinal): not a library it needs.
     libraries = getattr(main, "imported_libraries", None) or getattr(main, "deps", []) or []
-    linkage = {"interpreter": _dylinker(path), "needed": [str(d) for d in libraries if d != "Self"], "rpath": [],
-               "runpath": []}
-    return Tables(segments=tuple(segments), sections=tuple(sections), imports=tuple(imports), exports=tuple(exports),
-                  image_base=int(main.linked_base), linkage=linkage, mitigations=mitigations)
+    linkage = {
+        "interpreter": _dylinker(path),
+        "needed": [str(d) for d in libraries if d != "Self"],
+        "rpath": [],
+        "runpath": [],
+    }
+    return Tables(
+        segments=tuple(segments),
+        sections=tuple(sections),
+        imports=tuple(imports),
+        exports=tuple(exports),
+        image_base=int(main.linked_base),
+        linkage=linkage,
+        mitigations=mitigations,
+    )
 
 
 def _dylinker(path: str) -> str | None:
@@ -322,12 +438,15 @@ def _dylinker(path: str) -> str | None:
     for _ in range(count):
         if at + 12 > len(commands):
             break
-        cmd, cmdsize = int.from_bytes(commands[at:at + 4], "little"), int.from_bytes(commands[at + 4:at + 8], "little")
+        cmd, cmdsize = (
+            int.from_bytes(commands[at : at + 4], "little"),
+            int.from_bytes(commands[at + 4 : at + 8], "little"),
+        )
         if cmdsize < 8:
             break
         if cmd == _LC_LOAD_DYLINKER:
-            offset = int.from_bytes(commands[at + 8:at + 12], "little")
-            raw = commands[at + offset:at + cmdsize]
+            offset = int.from_bytes(commands[at + 8 : at + 12], "little")
+            raw = commands[at + offset : at + cmdsize]
             return raw.split(b"\0", 1)[0].decode("utf-8", "replace") or None
         at += cmdsize
     return None

@@ -22,16 +22,16 @@ from rea.operations import answers, unwind
 Progress = Callable[[str], None]
 
 _FORMATS = {"ELF": "elf", "PE": "pe", "MachO": "mach-o"}
-_ARCHES = {"AMD64": "x86_64", "X86": "x86", "ARMEL": "arm", "ARMHF": "arm", "ARMCortexM": "arm",
-           "AARCH64": "arm64"}
+_ARCHES = {"AMD64": "x86_64", "X86": "x86", "ARMEL": "arm", "ARMHF": "arm", "ARMCortexM": "arm", "AARCH64": "arm64"}
 _MAX_BLOCK = 0x10000
 UNRESOLVED = frozenset({"UnresolvableJumpTarget", "UnresolvableCallTarget"})
 # Names angr generates from an address (functions, globals, goto labels), and hex literals, in decompiler text.
 _GENERATED = re.compile(r"\b(sub|g|LABEL)_(0x)?([0-9a-f]+)\b|\b0x([0-9a-f]+)\b")
 _SUB = re.compile(r"^sub_(?:0x)?([0-9a-fA-F]{1,16})$")
 # Sections of import stubs and of the stubs that resolve them (ELF PLTs, Mach-O stub sections).
-STUB_SECTIONS = frozenset({".plt", ".plt.sec", ".plt.got", ".iplt", ".plt.bnd", "__stubs", "__auth_stubs",
-                           "__stub_helper"})
+STUB_SECTIONS = frozenset(
+    {".plt", ".plt.sec", ".plt.got", ".iplt", ".plt.bnd", "__stubs", "__auth_stubs", "__stub_helper"}
+)
 # The size of the resolver stub at the start of an ELF .plt, by angr architecture name (entries are 16 bytes,
 # 12 on 32-bit Arm: capped at 16 there too, which still never reaches a second entry's successor).
 PLT0_SIZE = {"AMD64": 16, "X86": 16, "AARCH64": 32, "ARMEL": 20, "ARMHF": 20}
@@ -55,16 +55,22 @@ class Analysis:
         except Exception as exc:  # cle surfaces malformed input as many exception types, all meaning "unreadable"
             # The engine's words go in details; the message never names a Python exception class.
             words = str(exc) or "the loader gave no reason"
-            raise ReaError("unsupported_target", f"angr could not load {name}: {words}",
-                           remediation="Check that the file is an intact ELF, PE or Mach-O binary.",
-                           details={"reason": "unparseable", "engine_error": words}) from None
+            raise ReaError(
+                "unsupported_target",
+                f"angr could not load {name}: {words}",
+                remediation="Check that the file is an intact ELF, PE or Mach-O binary.",
+                details={"reason": "unparseable", "engine_error": words},
+            ) from None
         self.name, self.sha256, self.path = name, sha256, path
         self.main: Any = self.proj.loader.main_object
         fmt = _FORMATS.get(type(self.main).__name__)
         if fmt is None:
             backend = type(self.main).__name__
-            raise ReaError("unsupported_target", f"angr loaded {name} as {backend}, not a format this provider reads",
-                           details={"reason": "format", "backend": backend})
+            raise ReaError(
+                "unsupported_target",
+                f"angr loaded {name} as {backend}, not a format this provider reads",
+                details={"reason": "format", "backend": backend},
+            )
         self.format = fmt
         self.arch = self.proj.arch
         linked = self.main.linked_base if self.main.pic else self.main.mapped_base
@@ -90,8 +96,11 @@ class Analysis:
         return answers.parse_address(value, path) + self.delta
 
     def _alloc_sections(self) -> list[Any]:
-        return [s for s in getattr(self.main, "sections", []) or []
-                if s.memsize > 0 and getattr(s, "occupies_memory", True) and s.vaddr != self.delta]
+        return [
+            s
+            for s in getattr(self.main, "sections", []) or []
+            if s.memsize > 0 and getattr(s, "occupies_memory", True) and s.vaddr != self.delta
+        ]
 
     def _mapped_ranges(self) -> list[tuple[int, int]]:
         ranges = [(s.vaddr, s.vaddr + s.memsize) for s in self._alloc_sections()]
@@ -133,8 +142,10 @@ class Analysis:
         starts += sorted(self._uncovered_starts() - set(starts))
         known = frozenset(starts) | self._symbol_starts()
         self.cfg = self.proj.analyses.CFGFast.prep(progress_callback=report)(
-            function_starts=starts, indirect_jump_resolvers=resolvers.indirect_jump_resolvers(self.proj, known),
-            **CFG_OPTIONS)
+            function_starts=starts,
+            indirect_jump_resolvers=resolvers.indirect_jump_resolvers(self.proj, known),
+            **CFG_OPTIONS,
+        )
         # angr drops a function whose block ends in an undecodable instruction (a ``.cold`` part that is a
         # null-store trap ending in ``ud2``) though CFGFast decoded the block: the unwind table says it is one.
         functions = self.proj.kb.functions
@@ -181,11 +192,15 @@ class Analysis:
         """ELF code the unwind table does not cover (crt start-up files): function starts after padding."""
         if self.format != "elf" or not self.extents.ranges:
             return set()
-        code = [(s.vaddr, s.vaddr + s.memsize) for s in self._alloc_sections()
-                if s.is_executable and s.name not in STUB_SECTIONS]
+        code = [
+            (s.vaddr, s.vaddr + s.memsize)
+            for s in self._alloc_sections()
+            if s.is_executable and s.name not in STUB_SECTIONS
+        ]
         alignment = 16 if self.arch.name in ("AMD64", "X86") else 4
-        return padded_starts(self.extents, code, lambda at, n: self.proj.loader.memory.load(at, n),
-                             self.arch.capstone.disasm, alignment)
+        return padded_starts(
+            self.extents, code, lambda at, n: self.proj.loader.memory.load(at, n), self.arch.capstone.disasm, alignment
+        )
 
     def _symbol_starts(self) -> frozenset[int]:
         """Function symbols of the main object that lie in executable code (angr addresses)."""
@@ -313,7 +328,8 @@ class Analysis:
             if f is not None:
                 return f
         is_address = (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, str) and answers.looks_like_address(value))
+            isinstance(value, str) and answers.looks_like_address(value)
+        )
         if is_address:
             f = self.by_addr.get(self.inn(value, "procedure"))
             if f is not None:
@@ -343,14 +359,26 @@ class Analysis:
 
     def proc_item(self, f: Any) -> dict[str, Any]:
         end = self.func_end(f)
-        return {"address": self.out(f.addr), "name": self.fname(f), "size": end - f.addr,
-                "kind": self.func_kind(f), "end": self.out(end)}
+        return {
+            "address": self.out(f.addr),
+            "name": self.fname(f),
+            "size": end - f.addr,
+            "kind": self.func_kind(f),
+            "end": self.out(end),
+        }
 
     def proc_raw(self, f: Any) -> dict[str, Any]:
-        return {"addr": hex(f.addr), "name": f.name, "size": f.size, "is_plt": f.is_plt,
-                "is_simprocedure": f.is_simprocedure, "is_default_name": f.is_default_name,
-                "returning": f.returning, "binary_name": f.binary_name,
-                "fragments": [hex(g.addr) for g in self.members(f)[1:]]}
+        return {
+            "addr": hex(f.addr),
+            "name": f.name,
+            "size": f.size,
+            "is_plt": f.is_plt,
+            "is_simprocedure": f.is_simprocedure,
+            "is_default_name": f.is_default_name,
+            "returning": f.returning,
+            "binary_name": f.binary_name,
+            "fragments": [hex(g.addr) for g in self.members(f)[1:]],
+        }
 
     def import_slot(self, name: str | None) -> int | None:
         """The GOT/IAT slot cle resolved for import ``name``."""
@@ -374,12 +402,22 @@ class Analysis:
 
     def documents(self, params: dict[str, Any]) -> tuple[Any, Any]:
         arch = _ARCHES.get(self.arch.name, self.arch.name)
-        doc = {"name": self.name, "format": self.format, "architecture": arch,
-               "sha256": self.sha256, "entry": self.out(self.proj.entry), "bits": self.arch.bits,
-               "endianness": "big" if self.arch.memory_endness == "Iend_BE" else "little"}
-        raw = {"backend": type(self.main).__name__, "arch": self.arch.name,
-               "mapped_base": hex(self.main.mapped_base), "linked_base": hex(self.main.linked_base),
-               "pic": bool(self.main.pic)}
+        doc = {
+            "name": self.name,
+            "format": self.format,
+            "architecture": arch,
+            "sha256": self.sha256,
+            "entry": self.out(self.proj.entry),
+            "bits": self.arch.bits,
+            "endianness": "big" if self.arch.memory_endness == "Iend_BE" else "little",
+        }
+        raw = {
+            "backend": type(self.main).__name__,
+            "arch": self.arch.name,
+            "mapped_base": hex(self.main.mapped_base),
+            "linked_base": hex(self.main.linked_base),
+            "pic": bool(self.main.pic),
+        }
         return {"documents": [doc]}, raw
 
     @property
@@ -411,25 +449,41 @@ class Analysis:
     def layout(self, params: dict[str, Any]) -> tuple[Any, Any]:
         """``binary_layout``: the file's tables (imports with their libraries and slots, needed libraries)."""
         t = self.tables
-        body = {"format": self.format, "architecture": _ARCHES.get(self.arch.name, self.arch.name),
-                "entry": self.out(self.proj.entry), "bits": self.arch.bits, "image_base": hex(t.image_base),
-                "segments": [_region(r, kind=False) for r in t.segments],
-                "sections": [_region(r, kind=False) for r in t.sections],
-                "mitigations": dict(t.mitigations), "linkage": dict(t.linkage),
-                "imports": [{"name": i.name, "library": i.library, "slot": None if i.slot is None else hex(i.slot)}
-                            for i in t.imports],
-                "exports": [{"name": e.name, "address": hex(e.address)} for e in t.exports]}
+        body = {
+            "format": self.format,
+            "architecture": _ARCHES.get(self.arch.name, self.arch.name),
+            "entry": self.out(self.proj.entry),
+            "bits": self.arch.bits,
+            "image_base": hex(t.image_base),
+            "segments": [_region(r, kind=False) for r in t.segments],
+            "sections": [_region(r, kind=False) for r in t.sections],
+            "mitigations": dict(t.mitigations),
+            "linkage": dict(t.linkage),
+            "imports": [
+                {"name": i.name, "library": i.library, "slot": None if i.slot is None else hex(i.slot)}
+                for i in t.imports
+            ],
+            "exports": [{"name": e.name, "address": hex(e.address)} for e in t.exports],
+        }
         return body, None
 
     def _range_item(self, name: str, r: Any, kind: str, file_size: int) -> dict[str, Any]:
-        return {"name": str(name), "start": self.out(r.vaddr), "end": self.out(r.vaddr + r.memsize),
-                "size": r.memsize, "permissions": perms(r.is_readable, r.is_writable, r.is_executable),
-                "file_offset": r.offset, "file_size": file_size, "kind": kind}
+        return {
+            "name": str(name),
+            "start": self.out(r.vaddr),
+            "end": self.out(r.vaddr + r.memsize),
+            "size": r.memsize,
+            "permissions": perms(r.is_readable, r.is_writable, r.is_executable),
+            "file_offset": r.offset,
+            "file_size": file_size,
+            "kind": kind,
+        }
 
     def procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
         result = answers.page("procedures", self.funcs, params, self.proc_item)
-        return result, {"functions": [self.proc_raw(self.by_addr[self.inn(p["address"])])
-                                      for p in result["procedures"]]}
+        return result, {
+            "functions": [self.proc_raw(self.by_addr[self.inn(p["address"])]) for p in result["procedures"]]
+        }
 
     def search_procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
         found = answers.search(self.funcs, self.fname, params)
@@ -459,9 +513,17 @@ class Analysis:
                 text = data.decode("utf-8", errors="replace")
             if len(text) < min_chars:
                 continue
-            out.append({"_addr": d.addr, "address": self.out(d.addr), "value": text[:max_chars],
-                        "encoding": encoding, "byte_length": len(data), "truncated": len(text) > max_chars,
-                        "section": self.section_of(d.addr)})
+            out.append(
+                {
+                    "_addr": d.addr,
+                    "address": self.out(d.addr),
+                    "value": text[:max_chars],
+                    "encoding": encoding,
+                    "byte_length": len(data),
+                    "truncated": len(text) > max_chars,
+                    "section": self.section_of(d.addr),
+                }
+            )
         out.sort(key=lambda s: (s["_addr"], s["value"]))
         return out
 
@@ -504,15 +566,21 @@ class Analysis:
                 if addr == 0 or not self.main.contains_addr(addr):
                     continue
                 exported = sym.is_export if self.format != "elf" else (name, addr - self.delta) in self._elf.exported
-                kind = ("export" if exported else "function" if sym.is_function
-                        else "data" if sym.type == cle.SymbolType.TYPE_OBJECT else "label")
+                kind = (
+                    "export"
+                    if exported
+                    else "function"
+                    if sym.is_function
+                    else "data"
+                    if sym.type == cle.SymbolType.TYPE_OBJECT
+                    else "label"
+                )
                 external = False
             key = (name, addr, kind)
             if key in seen:
                 continue
             seen.add(key)
-            out.append({"_addr": addr, "address": self.out(addr), "name": name, "kind": kind,
-                        "external": external})
+            out.append({"_addr": addr, "address": self.out(addr), "name": name, "kind": kind, "external": external})
         out.sort(key=lambda n: (n["_addr"], n["name"], n["kind"]))
         return out
 
@@ -548,8 +616,7 @@ class Analysis:
         proc = None
         if f is not None:
             end = self.func_end(f)
-            proc = {"address": self.out(f.addr), "name": self.fname(f), "size": end - f.addr,
-                    "end": self.out(end)}
+            proc = {"address": self.out(f.addr), "name": self.fname(f), "size": end - f.addr, "end": self.out(end)}
         return {"address": self.out(at), "procedure": proc}, None
 
 
@@ -581,8 +648,9 @@ def _elf_extras(path: str) -> ElfExtras:
             eh_frame = elf.get_section_by_name(".eh_frame")
             fdes: list[tuple[int, int]] = []
             if eh_frame is not None and eh_frame["sh_type"] != "SHT_NOBITS":
-                fdes = unwind.fde_ranges(eh_frame.data(), int(eh_frame["sh_addr"]), elf.elfclass // 8,
-                                         elf.little_endian)
+                fdes = unwind.fde_ranges(
+                    eh_frame.data(), int(eh_frame["sh_addr"]), elf.elfclass // 8, elf.little_endian
+                )
             return ElfExtras(loads=loads, nobits=nobits, exported=frozenset(exported), fdes=tuple(sorted(set(fdes))))
     except (ELFError, OSError, ValueError, KeyError, AttributeError, TypeError, AssertionError, IndexError):
         return ElfExtras()
@@ -592,14 +660,24 @@ def _unwind_hints(main: Any) -> tuple[tuple[int, int], ...]:
     """Link-time extents of the functions a non-ELF image's unwind table lists (PE ``.pdata``, via cle)."""
     from cle.backends.backend import FunctionHintSource
 
-    hints = [(int(h.addr), int(h.addr) + int(h.size)) for h in getattr(main, "function_hints", []) or []
-             if h.source == FunctionHintSource.EH_FRAME and h.size > 0]
+    hints = [
+        (int(h.addr), int(h.addr) + int(h.size))
+        for h in getattr(main, "function_hints", []) or []
+        if h.source == FunctionHintSource.EH_FRAME and h.size > 0
+    ]
     return tuple(sorted(set(hints)))
 
 
 def _region(r: layout.Region, kind: bool = True) -> dict[str, Any]:
-    item = {"name": r.name, "start": hex(r.start), "end": hex(r.end), "size": r.end - r.start,
-            "permissions": r.permissions, "file_offset": r.file_offset, "file_size": r.file_size}
+    item = {
+        "name": r.name,
+        "start": hex(r.start),
+        "end": hex(r.end),
+        "size": r.end - r.start,
+        "permissions": r.permissions,
+        "file_offset": r.file_offset,
+        "file_size": r.file_size,
+    }
     return {**item, "kind": r.kind} if kind else item
 
 

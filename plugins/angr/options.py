@@ -31,10 +31,12 @@ CFG_OPTIONS: Final[dict[str, Any]] = {
     "symbols": True,
     "eh_frame": True,
 }
-DECOMPILER_OPTIONS: Final[dict[str, Any]] = {"analysis": "Decompiler", "cfg": "CFGFast model",
-                                             "options": "default"}
-STRING_OPTIONS: Final[dict[str, Any]] = {"source": "CFGFast memory_data (string, unicode)", "min_chars": 4,
-                                         "max_chars": 1024}
+DECOMPILER_OPTIONS: Final[dict[str, Any]] = {"analysis": "Decompiler", "cfg": "CFGFast model", "options": "default"}
+STRING_OPTIONS: Final[dict[str, Any]] = {
+    "source": "CFGFast memory_data (string, unicode)",
+    "min_chars": 4,
+    "max_chars": 1024,
+}
 PROCEDURE_OPTIONS: Final[dict[str, Any]] = {
     "alignment_functions": "omitted",
     "extern_functions": "omitted",
@@ -70,17 +72,26 @@ _ENV: Final[dict[str, str]] = {
     "query_ms": "REA_ANGR_QUERY_TIMEOUT_MS",
     "address_space_mb": "REA_ANGR_MEMORY_LIMIT_MB",
 }
+
+
 def settings() -> dict[str, SettingSpec]:
     """The angr settings, declared to the kernel (validated at startup) and read at each open."""
     defaults = Timeouts()
     out = {}
     for field, var in _ENV.items():
         if field == "address_space_mb":
-            out[field] = integer_setting(var, 256, MAX_INT32, getattr(defaults, field), "MiB",
-                                         "address-space cap of the angr worker")
+            out[field] = integer_setting(
+                var, 256, MAX_INT32, getattr(defaults, field), "MiB", "address-space cap of the angr worker"
+            )
         else:
-            out[field] = integer_setting(var, 1, MAX_INT32, getattr(defaults, field), "milliseconds",
-                                         f"angr worker deadline ({field.removesuffix('_ms')} phase)")
+            out[field] = integer_setting(
+                var,
+                1,
+                MAX_INT32,
+                getattr(defaults, field),
+                "milliseconds",
+                f"angr worker deadline ({field.removesuffix('_ms')} phase)",
+            )
     return out
 
 

@@ -30,17 +30,21 @@ class AngrProvider(AnalysisProvider):
     def __init__(self, timeouts: Timeouts | None = None) -> None:
         self._timeouts = timeouts
         self.descriptor = ProviderDescriptor(
-            id="angr", name="angr", version=angr_version(), kind="deep",
-            formats=("elf", "pe", "mach-o"), architectures=("x86", "x86_64", "arm", "arm64"),
+            id="angr",
+            name="angr",
+            version=angr_version(),
+            kind="deep",
+            formats=("elf", "pe", "mach-o"),
+            architectures=("x86", "x86_64", "arm", "arm64"),
             operations=OPERATIONS,
             # Below native (10): auto stays fast and deterministic; angr is chosen by id.
             auto_priority=5,
-            description="angr binary analysis: CFG recovery and decompilation in an owned worker process.")
+            description="angr binary analysis: CFG recovery and decompilation in an owned worker process.",
+        )
 
     def availability(self) -> Availability:
         if importlib.util.find_spec("angr") is None:
-            return Availability.missing("runtime_missing", "the angr package is not installed",
-                                        REMEDIATION_INSTALL)
+            return Availability.missing("runtime_missing", "the angr package is not installed", REMEDIATION_INSTALL)
         return Availability.ok("angr is installed; the worker starts on the first query")
 
     def analysis_profile(self, target: Target) -> dict[str, Any]:

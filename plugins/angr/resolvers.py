@@ -25,8 +25,16 @@ class RelativeTableResolver(JumpTableResolver):  # type: ignore[misc]
         super().__init__(project)
         self.starts = starts
 
-    def resolve(self, cfg: Any, addr: int, func_addr: int, block: Any, jumpkind: str,
-                func_graph_complete: bool = True, **kwargs: Any) -> tuple[bool, Any]:
+    def resolve(
+        self,
+        cfg: Any,
+        addr: int,
+        func_addr: int,
+        block: Any,
+        jumpkind: str,
+        func_graph_complete: bool = True,
+        **kwargs: Any,
+    ) -> tuple[bool, Any]:
         resolved, targets = self._resolve_repaired(cfg, addr, func_addr, block, jumpkind, func_graph_complete, **kwargs)
         if resolved and targets and jumpkind == "Ijk_Boring" and all(t in self.starts for t in targets):
             # angr later folds functions that are only ever jump-table targets into the jumping function,
@@ -39,10 +47,12 @@ class RelativeTableResolver(JumpTableResolver):  # type: ignore[misc]
                         given.add(t)
         return resolved, targets
 
-    def _resolve_repaired(self, cfg: Any, addr: int, func_addr: int, block: Any, jumpkind: str,
-                 func_graph_complete: bool, **kwargs: Any) -> tuple[bool, Any]:
-        resolved, targets = super().resolve(cfg, addr, func_addr, block, jumpkind,
-                                            func_graph_complete=func_graph_complete, **kwargs)
+    def _resolve_repaired(
+        self, cfg: Any, addr: int, func_addr: int, block: Any, jumpkind: str, func_graph_complete: bool, **kwargs: Any
+    ) -> tuple[bool, Any]:
+        resolved, targets = super().resolve(
+            cfg, addr, func_addr, block, jumpkind, func_graph_complete=func_graph_complete, **kwargs
+        )
         if not resolved or not targets or any(_is_code(self.project, t) for t in targets):
             return resolved, targets
         ij = cfg.indirect_jumps.get(addr)

@@ -11,9 +11,29 @@ from __future__ import annotations
 from typing import Any
 
 # Sections that hold metadata, never the program's own pointers.
-_METADATA = (".eh_frame", ".gcc_except_table", ".note", ".dyn", ".rela", ".rel.", ".gnu", ".interp", ".hash",
-             ".debug", ".symtab", ".strtab", ".shstrtab", ".comment", ".pdata", ".xdata", ".reloc", ".idata",
-             ".edata", ".tls", ".CRT")
+_METADATA = (
+    ".eh_frame",
+    ".gcc_except_table",
+    ".note",
+    ".dyn",
+    ".rela",
+    ".rel.",
+    ".gnu",
+    ".interp",
+    ".hash",
+    ".debug",
+    ".symtab",
+    ".strtab",
+    ".shstrtab",
+    ".comment",
+    ".pdata",
+    ".xdata",
+    ".reloc",
+    ".idata",
+    ".edata",
+    ".tls",
+    ".CRT",
+)
 _ARRAYS = (".init_array", ".fini_array", ".ctors", ".dtors")
 MAX_SCANNED_BYTES = 64 << 20
 
@@ -72,7 +92,7 @@ def data_slots(a: Any) -> dict[int, int]:
         big = a.arch.memory_endness != "Iend_LE"
         start = (-sec.vaddr) % word
         for off in range(start, len(data) - word + 1, word):
-            value = int.from_bytes(data[off:off + word], "big" if big else "little")
+            value = int.from_bytes(data[off : off + word], "big" if big else "little")
             if value in known:
                 keep(sec.vaddr + off, value)
     return dict(sorted(out.items()))

@@ -59,8 +59,11 @@ STATE = State()
 
 def _loaded() -> Any:
     if STATE.analysis is None:
-        raise ReaError("execution_failure", "the angr worker has no loaded target",
-                       remediation="Retry: the client loads the target before any query.")
+        raise ReaError(
+            "execution_failure",
+            "the angr worker has no loaded target",
+            remediation="Retry: the client loads the target before any query.",
+        )
     return STATE.analysis
 
 

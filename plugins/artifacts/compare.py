@@ -12,18 +12,30 @@ _FACTS = ("kind", "size", "sha256", "link", "executable", "unpacked")
 
 def _inventory(ev: Evidence, side: str) -> dict[str, Any]:
     result = ev.normalized_result
-    if ev.operation != "inspect_artifact" or not isinstance(result, dict) or not isinstance(
-            result.get("entries"), list):
-        raise ReaError("invalid_request", f"{side} must be inspect_artifact Evidence (got {ev.operation})",
-                       details={"issues": [{"path": side, "reason": "invalid_value",
-                                            "message": "expected Evidence produced by inspect_artifact"}]})
+    if (
+        ev.operation != "inspect_artifact"
+        or not isinstance(result, dict)
+        or not isinstance(result.get("entries"), list)
+    ):
+        raise ReaError(
+            "invalid_request",
+            f"{side} must be inspect_artifact Evidence (got {ev.operation})",
+            details={
+                "issues": [
+                    {
+                        "path": side,
+                        "reason": "invalid_value",
+                        "message": "expected Evidence produced by inspect_artifact",
+                    }
+                ]
+            },
+        )
     return result
 
 
 def _index(result: dict[str, Any]) -> tuple[dict[tuple[str, int], dict[str, Any]], set[tuple[str, int]]]:
     entries = {(e["path"], e.get("ordinal", 0)): e for e in result["entries"]}
-    contradicted = {(c["logical_path"], c.get("ordinal", 0))
-                    for c in result.get("integrity_contradictions", [])}
+    contradicted = {(c["logical_path"], c.get("ordinal", 0)) for c in result.get("integrity_contradictions", [])}
     contradicted |= {k for k, e in entries.items() if e.get("integrity") == "contradicted"}
     return entries, contradicted
 
@@ -43,10 +55,14 @@ def compare(left: Evidence, right: Evidence) -> dict[str, Any]:
         label = {"path": path} if not ordinal else {"path": path, "ordinal": ordinal}
         a, b = lent.get(key), rent.get(key)
         if key in lbad or key in rbad:
-            contradicted.append({**label, "left": None if a is None else _facts(a),
-                                 "right": None if b is None else _facts(b),
-                                 "contradicted_in": [s for s, bad in (("left", lbad), ("right", rbad))
-                                                     if key in bad]})
+            contradicted.append(
+                {
+                    **label,
+                    "left": None if a is None else _facts(a),
+                    "right": None if b is None else _facts(b),
+                    "contradicted_in": [s for s, bad in (("left", lbad), ("right", rbad)) if key in bad],
+                }
+            )
         elif a is None:
             assert b is not None
             added.append({**label, **_facts(b)})
@@ -62,8 +78,13 @@ def compare(left: Evidence, right: Evidence) -> dict[str, Any]:
     return {
         "left": _side(left, lres),
         "right": _side(right, rres),
-        "summary": {"added": len(added), "removed": len(removed), "changed": len(changed),
-                    "unchanged": len(unchanged), "contradicted": len(contradicted)},
+        "summary": {
+            "added": len(added),
+            "removed": len(removed),
+            "changed": len(changed),
+            "unchanged": len(unchanged),
+            "contradicted": len(contradicted),
+        },
         "added": added,
         "removed": removed,
         "changed": changed,
@@ -74,6 +95,10 @@ def compare(left: Evidence, right: Evidence) -> dict[str, Any]:
 
 
 def _side(ev: Evidence, result: dict[str, Any]) -> dict[str, Any]:
-    return {"evidence_id": ev.evidence_id, "format": result.get("format"),
-            "sha256": ev.subject.digest.sha256 if ev.subject else None,
-            "entry_count": len(result["entries"]), "coverage": result.get("coverage")}
+    return {
+        "evidence_id": ev.evidence_id,
+        "format": result.get("format"),
+        "sha256": ev.subject.digest.sha256 if ev.subject else None,
+        "entry_count": len(result["entries"]),
+        "coverage": result.get("coverage"),
+    }

@@ -68,12 +68,16 @@ class DirectoryReader(ArchiveReader):
                 with os.scandir(full_dir) as it:
                     found = list(it)
             except OSError as exc:
-                raise ReaError("artifact_operation_failed", f"cannot list {full_dir}: {exc.strerror}",
-                               details={"reason": "unreadable", "logical_path": logical_dir}) from None
+                raise ReaError(
+                    "artifact_operation_failed",
+                    f"cannot list {full_dir}: {exc.strerror}",
+                    details={"reason": "unreadable", "logical_path": logical_dir},
+                ) from None
             for de in found:
                 if len(out) >= limits.max_entries:
-                    raise limit_exceeded("entries", limits.max_entries,
-                                         message=f"directory has more than {limits.max_entries} entries")
+                    raise limit_exceeded(
+                        "entries", limits.max_entries, message=f"directory has more than {limits.max_entries} entries"
+                    )
                 name, clean = _display(de.name)
                 path = f"{logical_dir}/{name}" if logical_dir else name
                 real = [*real_dir, de.name]
@@ -97,37 +101,59 @@ class DirectoryReader(ArchiveReader):
                         link = posixpath.normpath(posixpath.join(posixpath.dirname(path), link))
                 else:
                     kind = "special"
-                out.append(ArchiveEntry(
-                    path=path, kind=kind, size=st.st_size if kind == "file" else 0,
-                    executable=kind == "file" and bool(st.st_mode & stat.S_IXUSR), link=link,
-                    problem=problem or path_problem(path)))
+                out.append(
+                    ArchiveEntry(
+                        path=path,
+                        kind=kind,
+                        size=st.st_size if kind == "file" else 0,
+                        executable=kind == "file" and bool(st.st_mode & stat.S_IXUSR),
+                        link=link,
+                        problem=problem or path_problem(path),
+                    )
+                )
         out.sort(key=lambda e: e.path)
         return out
 
     def entries(self) -> list[ArchiveEntry]:
         return list(self._entries)
 
-    def stream(self, entry: ArchiveEntry, sink: Sink, *, policy: IntegrityPolicy,
-               ctx: CallContext | None = None) -> EntryRead:
+    def stream(
+        self, entry: ArchiveEntry, sink: Sink, *, policy: IntegrityPolicy, ctx: CallContext | None = None
+    ) -> EntryRead:
         real = self._real.get(entry.path)
         if real is None or entry.kind != "file":
-            raise ReaError("invalid_request", f"{entry.path!r} is not a regular file of this directory",
-                           details={"issues": [{"path": "paths", "reason": "invalid_value",
-                                                "message": f"no regular file {entry.path!r}"}]})
+            raise ReaError(
+                "invalid_request",
+                f"{entry.path!r} is not a regular file of this directory",
+                details={
+                    "issues": [
+                        {"path": "paths", "reason": "invalid_value", "message": f"no regular file {entry.path!r}"}
+                    ]
+                },
+            )
         try:
             fd = open_beneath(self._fd, real)
         except OSError as exc:
             if is_missing(exc):
-                raise ReaError("artifact_changed", f"{entry.path!r} changed while it was being read",
-                               details={"logical_path": entry.path, "reason": "changed"}) from None
-            raise ReaError("access_denied", f"cannot read {entry.path!r}: {exc.strerror}",
-                           details={"logical_path": entry.path, "boundary": "filesystem-read"}) from None
+                raise ReaError(
+                    "artifact_changed",
+                    f"{entry.path!r} changed while it was being read",
+                    details={"logical_path": entry.path, "reason": "changed"},
+                ) from None
+            raise ReaError(
+                "access_denied",
+                f"cannot read {entry.path!r}: {exc.strerror}",
+                details={"logical_path": entry.path, "boundary": "filesystem-read"},
+            ) from None
         digest = hashlib.sha256()
         total = 0
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise ReaError("artifact_changed", f"{entry.path!r} is no longer a regular file",
-                               details={"logical_path": entry.path, "reason": "changed"})
+                raise ReaError(
+                    "artifact_changed",
+                    f"{entry.path!r} is no longer a regular file",
+                    details={"logical_path": entry.path, "reason": "changed"},
+                )
             while True:
                 if ctx is not None:
                     ctx.check("reading directory entry")
@@ -155,8 +181,12 @@ class DirectoryUnpacker(Unpacker):
     """Directories on the local file system (symlinks listed, never followed)."""
 
     descriptor = UnpackerDescriptor(
-        id="directory", name="Directory", version=VERSION, formats=("directory",),
-        description="A local directory tree; symlinks and devices are listed only.")
+        id="directory",
+        name="Directory",
+        version=VERSION,
+        formats=("directory",),
+        description="A local directory tree; symlinks and devices are listed only.",
+    )
 
     def claims(self, target: Target, head: bytes) -> bool:
         return target.is_directory

@@ -32,8 +32,7 @@ LISTED_BYTES = 1 << 20
 NAME_MAX = 255
 
 
-def plan(entries: list[ArchiveEntry], paths: list[str] | None
-         ) -> tuple[list[ArchiveEntry], list[dict[str, Any]]]:
+def plan(entries: list[ArchiveEntry], paths: list[str] | None) -> tuple[list[ArchiveEntry], list[dict[str, Any]]]:
     """Split the selection into entries to write and refusals (each with its reason)."""
     by_path: dict[str, list[ArchiveEntry]] = {}
     for e in entries:
@@ -43,10 +42,16 @@ def plan(entries: list[ArchiveEntry], paths: list[str] | None
     else:
         unknown = [(i, p) for i, p in enumerate(paths) if p not in by_path]
         if unknown:
-            raise ReaError("invalid_request",
-                           f"{len(unknown)} selected path(s) are not entries of the artifact",
-                           details={"issues": [{"path": f"paths/{i}", "reason": "invalid_value",
-                                                "message": f"no entry {p!r}"} for i, p in unknown[:20]]})
+            raise ReaError(
+                "invalid_request",
+                f"{len(unknown)} selected path(s) are not entries of the artifact",
+                details={
+                    "issues": [
+                        {"path": f"paths/{i}", "reason": "invalid_value", "message": f"no entry {p!r}"}
+                        for i, p in unknown[:20]
+                    ]
+                },
+            )
         selected = [e for p in sorted(set(paths)) for e in by_path[p]]
     links = {e.path for e in entries if e.kind == "link"}
     refused: list[dict[str, Any]] = []
@@ -68,8 +73,7 @@ def plan(entries: list[ArchiveEntry], paths: list[str] | None
         if len(folded[_fold(e.path)]) > 1:
             refused.append({"path": e.path, "ordinal": e.ordinal, "kind": e.kind, "reason": "case_collision"})
         elif any("/".join(e.path.split("/")[:i]) in files for i in range(1, e.path.count("/") + 1)):
-            refused.append({"path": e.path, "ordinal": e.ordinal, "kind": e.kind,
-                            "reason": "parent_is_a_file"})
+            refused.append({"path": e.path, "ordinal": e.ordinal, "kind": e.kind, "reason": "parent_is_a_file"})
         else:
             keep.append(e)
     keep.sort(key=lambda e: e.path)
@@ -149,8 +153,15 @@ def _write_all(fd: int, chunk: bytes) -> None:
 class _Job:
     """Everything a worker needs to write the files of one directory."""
 
-    def __init__(self, reader: ArchiveReader, policy: IntegrityPolicy, ctx: CallContext, root_fd: int,
-                 budget: _Budget, stop: threading.Event) -> None:
+    def __init__(
+        self,
+        reader: ArchiveReader,
+        policy: IntegrityPolicy,
+        ctx: CallContext,
+        root_fd: int,
+        budget: _Budget,
+        stop: threading.Event,
+    ) -> None:
         self.reader = reader
         self.policy = policy
         self.ctx = ctx
@@ -187,19 +198,30 @@ class _Job:
             got = self.reader.stream(e, sink, policy=self.policy, ctx=self.ctx)
         finally:
             os.close(fd)
-        record = {"path": e.path, "size": got.size, "sha256": got.sha256, "unpacked": e.unpacked,
-                  "executable": e.executable, "integrity": _STATE[got.verified]}
+        record = {
+            "path": e.path,
+            "size": got.size,
+            "sha256": got.sha256,
+            "unpacked": e.unpacked,
+            "executable": e.executable,
+            "integrity": _STATE[got.verified],
+        }
         return record, got.contradiction
 
 
-def extract(reader: ArchiveReader, paths: list[str] | None, policy: IntegrityPolicy, limits: Limits,
-            ctx: CallContext) -> dict[str, Any]:
+def extract(
+    reader: ArchiveReader, paths: list[str] | None, policy: IntegrityPolicy, limits: Limits, ctx: CallContext
+) -> dict[str, Any]:
     """Materialize the selection into a fresh ``rea-extract-`` directory; on failure remove it and raise."""
     keep, refused = plan(reader.entries(), paths)
     declared = sum(e.size for e in keep)
     if declared > limits.max_total_bytes:
-        raise limit_exceeded("total_bytes", limits.max_total_bytes, declared,
-                             message=f"the selection declares {declared} bytes, beyond max_total_bytes")
+        raise limit_exceeded(
+            "total_bytes",
+            limits.max_total_bytes,
+            declared,
+            message=f"the selection declares {declared} bytes, beyond max_total_bytes",
+        )
     groups: dict[tuple[str, ...], list[ArchiveEntry]] = {}
     for e in keep:
         groups.setdefault(tuple(e.path.split("/")[:-1]), []).append(e)
@@ -223,15 +245,25 @@ def extract(reader: ArchiveReader, paths: list[str] | None, policy: IntegrityPol
     except BaseException as exc:
         _remove(out_dir, exc)
         if isinstance(exc, OSError):
-            raise ReaError("artifact_operation_failed", f"extraction failed: {exc.strerror or exc}",
-                           details={"reason": "write_failed"}) from None
+            raise ReaError(
+                "artifact_operation_failed",
+                f"extraction failed: {exc.strerror or exc}",
+                details={"reason": "write_failed"},
+            ) from None
         raise
     files = sorted((r for r, _ in written), key=lambda r: r["path"])
     contradictions = sorted((c for _, c in written if c is not None), key=lambda c: c["logical_path"])
-    return {"output_directory": out_dir, "files": files, "refused": refused,
-            "integrity_contradictions": contradictions, "file_count": len(files),
-            "total_bytes": sum(f["size"] for f in files), "refused_count": len(refused),
-            "contradiction_count": len(contradictions), "listing": {"status": "complete"}}
+    return {
+        "output_directory": out_dir,
+        "files": files,
+        "refused": refused,
+        "integrity_contradictions": contradictions,
+        "file_count": len(files),
+        "total_bytes": sum(f["size"] for f in files),
+        "refused_count": len(refused),
+        "contradiction_count": len(contradictions),
+        "listing": {"status": "complete"},
+    }
 
 
 def oversized(result: dict[str, Any]) -> bool:
@@ -247,11 +279,18 @@ def bounded(result: dict[str, Any], complete_id: str) -> dict[str, Any]:
         out[section] = _bounded_rows(result[section])
         shown[section] = len(out[section])
     out["listing"] = {
-        "status": "bounded", "shown": shown, "total": {s: len(result[s]) for s in LISTED_SECTIONS},
+        "status": "bounded",
+        "shown": shown,
+        "total": {s: len(result[s]) for s in LISTED_SECTIONS},
         "complete_evidence": retained_reference(complete_id),
-        "page_with": {"tool": "inspect_analysis_view",
-                      "arguments": {"source": retained_reference(complete_id),
-                                    "view": {"kind": "page", "section": "files", "offset": 0, "limit": 256}}}}
+        "page_with": {
+            "tool": "inspect_analysis_view",
+            "arguments": {
+                "source": retained_reference(complete_id),
+                "view": {"kind": "page", "section": "files", "offset": 0, "limit": 256},
+            },
+        },
+    }
     return out
 
 
@@ -269,8 +308,9 @@ def discard(out_dir: str, cause: BaseException) -> None:
     _remove(out_dir, cause)
 
 
-def _run_parallel(job: _Job, groups: dict[tuple[str, ...], list[ArchiveEntry]], workers: int,
-                  written: list[_Written]) -> None:
+def _run_parallel(
+    job: _Job, groups: dict[tuple[str, ...], list[ArchiveEntry]], workers: int, written: list[_Written]
+) -> None:
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rea-extract")
     futures = [pool.submit(job.write_group, parent, entries) for parent, entries in groups.items()]
     try:
@@ -291,6 +331,11 @@ def _remove(out_dir: str, cause: BaseException) -> None:
     try:
         shutil.rmtree(out_dir)
     except OSError as exc:
-        base = cause if isinstance(cause, ReaError) else ReaError(
-            "artifact_operation_failed", f"extraction failed: {cause}", details={"reason": "write_failed"})
+        base = (
+            cause
+            if isinstance(cause, ReaError)
+            else ReaError(
+                "artifact_operation_failed", f"extraction failed: {cause}", details={"reason": "write_failed"}
+            )
+        )
         raise base.with_cleanup_incomplete([out_dir], f"could not remove {out_dir}: {exc.strerror}") from None

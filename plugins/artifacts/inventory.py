@@ -38,19 +38,24 @@ def limits_from(args: dict[str, Any]) -> Limits:
         max_depth=int(args.get("max_depth", base.max_depth)),
         max_total_bytes=int(args.get("max_total_bytes", base.max_total_bytes)),
         max_compression_ratio=float(args.get("max_compression_ratio", base.max_compression_ratio)),
-        max_header_bytes=base.max_header_bytes)
+        max_header_bytes=base.max_header_bytes,
+    )
 
 
 def limits_record(limits: Limits) -> dict[str, Any]:
     ratio = limits.max_compression_ratio
     # Integral ratios are recorded as integers: canonical JSON of floats takes the slow reference path.
-    return {"max_entries": limits.max_entries, "max_depth": limits.max_depth,
-            "max_total_bytes": limits.max_total_bytes,
-            "max_compression_ratio": int(ratio) if ratio.is_integer() else ratio}
+    return {
+        "max_entries": limits.max_entries,
+        "max_depth": limits.max_depth,
+        "max_total_bytes": limits.max_total_bytes,
+        "max_compression_ratio": int(ratio) if ratio.is_integer() else ratio,
+    }
 
 
-def open_artifact(registry: Registry, path: str, limits: Limits,
-                  ctx: CallContext) -> tuple[Target, Unpacker, ArchiveReader]:
+def open_artifact(
+    registry: Registry, path: str, limits: Limits, ctx: CallContext
+) -> tuple[Target, Unpacker, ArchiveReader]:
     """Identify ``path`` and open it with the unpacker the registry selects."""
     target = identify(path, ctx, allow_directory=True)
     unpacker = select_unpacker(registry, target)
@@ -67,14 +72,24 @@ class _Budget:
 
     def reserve(self, path: str, size: int) -> None:
         if self.used + size > self.limit:
-            raise limit_exceeded("total_bytes", self.limit, self.used + size, path=path,
-                                 message=f"reading {path!r} would exceed max_total_bytes ({self.limit})")
+            raise limit_exceeded(
+                "total_bytes",
+                self.limit,
+                self.used + size,
+                path=path,
+                message=f"reading {path!r} would exceed max_total_bytes ({self.limit})",
+            )
 
     def take(self, n: int, path: str) -> None:
         self.used += n
         if self.used > self.limit:
-            raise limit_exceeded("total_bytes", self.limit, self.used, path=path,
-                                 message=f"reading {path!r} exceeded max_total_bytes ({self.limit})")
+            raise limit_exceeded(
+                "total_bytes",
+                self.limit,
+                self.used,
+                path=path,
+                message=f"reading {path!r} exceeded max_total_bytes ({self.limit})",
+            )
 
 
 class _Collector:
@@ -121,14 +136,15 @@ class Inventory:
         self.contradictions.sort(key=lambda c: (c["logical_path"], c.get("ordinal", 0)))
 
     def _walk(self, reader: ArchiveReader, prefix: str, depth: int) -> None:
-        self.limitations.extend(f"{prefix[:-2] or 'artifact'}: {x}" if prefix else x
-                                for x in reader.limitations())
+        self.limitations.extend(f"{prefix[:-2] or 'artifact'}: {x}" if prefix else x for x in reader.limitations())
         for entry in reader.entries():
             self.ctx.check("inventory")
             if len(self.entries) >= self.limits.max_entries:
-                raise limit_exceeded("entries", self.limits.max_entries,
-                                     message=f"artifact has more than {self.limits.max_entries} entries "
-                                             "(nested archives included)")
+                raise limit_exceeded(
+                    "entries",
+                    self.limits.max_entries,
+                    message=f"artifact has more than {self.limits.max_entries} entries (nested archives included)",
+                )
             record = _entry_record(entry, prefix + entry.path, depth)
             self.entries.append(record)
             if entry.kind == "file":
@@ -146,8 +162,9 @@ class Inventory:
             if sink.keep is not None:
                 sink.keep.close()
 
-    def _stream(self, reader: ArchiveReader, entry: ArchiveEntry, record: dict[str, Any], depth: int,
-                sink: _Collector) -> None:
+    def _stream(
+        self, reader: ArchiveReader, entry: ArchiveEntry, record: dict[str, Any], depth: int, sink: _Collector
+    ) -> None:
         path = record["path"]
         try:
             out = reader.stream(entry, sink, policy=self.policy, ctx=self.ctx)
@@ -176,19 +193,20 @@ class Inventory:
         if sink.keep is not None:
             self._nested(sink.keep, sink.head, out.sha256, record, depth, reader.local_path(entry))
 
-    def _nested(self, spool: IO[bytes], head: bytes, sha256: str, record: dict[str, Any], depth: int,
-                local: str | None) -> None:
+    def _nested(
+        self, spool: IO[bytes], head: bytes, sha256: str, record: dict[str, Any], depth: int, local: str | None
+    ) -> None:
         path = record["path"]
         fmt, arch = sniff_format(head)
         size = spool.seek(0, 2)
         if depth + 1 > self.limits.max_depth:
             # Listed with its digest, not opened: the caller bounded the descent (0: none), and says so.
             record["nested_archive"] = {"format": fmt, "status": "not-expanded"}
-            self.partial_reasons.append(f"{path}: nested {fmt} archive not expanded (max_depth "
-                                        f"{self.limits.max_depth})")
+            self.partial_reasons.append(
+                f"{path}: nested {fmt} archive not expanded (max_depth {self.limits.max_depth})"
+            )
             return
-        inner = Target(path=path, resolved_path=local or "", sha256=sha256, size=size, format=fmt,
-                       architecture=arch)
+        inner = Target(path=path, resolved_path=local or "", sha256=sha256, size=size, format=fmt, architecture=arch)
         # The nested listing counts against what is left of max_entries, so it is refused while it is read.
         limits = msgspec.structs.replace(self.limits, max_entries=max(0, self.limits.max_entries - len(self.entries)))
         try:
@@ -202,15 +220,22 @@ class Inventory:
         except ReaError as exc:
             if exc.category in _FATAL:
                 raise
-            record["nested_archive"] = {"format": fmt, "status": "unreadable", "error_code": exc.code,
-                                        "error": exc.message}
+            record["nested_archive"] = {
+                "format": fmt,
+                "status": "unreadable",
+                "error_code": exc.code,
+                "error": exc.message,
+            }
             self.partial_reasons.append(f"{path}: nested {fmt} archive unreadable ({exc.code})")
             return
         try:
             before = len(self.entries)
             self._walk(reader, path + NESTED_SEPARATOR, depth + 1)
-            record["nested_archive"] = {"format": reader.format, "status": "expanded",
-                                        "entry_count": len(self.entries) - before}
+            record["nested_archive"] = {
+                "format": reader.format,
+                "status": "expanded",
+                "entry_count": len(self.entries) - before,
+            }
         finally:
             reader.close()
 
@@ -227,8 +252,7 @@ class Inventory:
 
     def content_digest(self) -> str:
         """A digest of the inventory itself: identity of a directory by content, not by location."""
-        return canonical_digest([[e["path"], e["kind"], e["sha256"], e["link"], e["executable"]]
-                                 for e in self.entries])
+        return canonical_digest([[e["path"], e["kind"], e["sha256"], e["link"], e["executable"]] for e in self.entries])
 
 
 def _entry_record(entry: ArchiveEntry, path: str, depth: int) -> dict[str, Any]:
@@ -253,6 +277,7 @@ def _entry_record(entry: ArchiveEntry, path: str, depth: int) -> dict[str, Any]:
 def subject_target(target: Target, reader: ArchiveReader, inv: Inventory | None) -> Target:
     """The Evidence subject: the refined format, and for directories a content digest."""
     if target.is_directory and inv is not None:
-        return msgspec.structs.replace(target, sha256=inv.content_digest(), size=inv.totals()["bytes"],
-                                       format="directory")
+        return msgspec.structs.replace(
+            target, sha256=inv.content_digest(), size=inv.totals()["bytes"], format="directory"
+        )
     return msgspec.structs.replace(target, format=reader.format)

@@ -27,29 +27,57 @@ ARTIFACTS = ProviderIdentity(id="artifacts", name="rea artifact tools", version=
 _D = Limits()
 
 _EV_TEXT = "complete inspect_artifact Evidence, inline or retained."
-_POLICY_TEXT = ("On a hash mismatch: fail (default) or record-and-continue. fail stops the call with "
-                "artifact_integrity_mismatch. record-and-continue: record the contradiction in "
-                "integrity_contradictions, quarantine those bytes, continue with verified ones.")
-PATH = {"type": "string", "minLength": 1,
-        "description": "Local path of a directory, ZIP (APK, IPA, JAR, MSIX/AppX) or ASAR artifact.",
-        "examples": ["/tmp/app/resources/app.asar", "/tmp/app-release.apk"]}
-POLICY = {"type": "string", "enum": ["fail", "record-and-continue"], "default": "fail",
-          "description": _POLICY_TEXT,
-          "examples": ["fail", "record-and-continue"]}
-MAX_ENTRIES = {"type": "integer", "minimum": 1, "maximum": 10_000_000, "default": _D.max_entries,
-               "description": "Most entries to list, nested archives included; more is resource_constraint.",
-               "examples": [200000]}
-MAX_DEPTH = {"type": "integer", "minimum": 0, "maximum": 32, "default": _D.max_depth,
-             "description": "Deepest nesting of archives inside archives to expand (0: none); deeper ones are "
-                            "listed, not opened (coverage partial).",
-             "examples": [4]}
-MAX_TOTAL = {"type": "integer", "minimum": 1, "maximum": 1 << 44, "default": _D.max_total_bytes,
-             "description": "Most uncompressed bytes to read over all entries; more is resource_constraint.",
-             "examples": [4294967296]}
-MAX_RATIO = {"type": "number", "minimum": 1, "maximum": 1_000_000, "default": _D.max_compression_ratio,
-             "description": "Highest compression ratio a ZIP entry may declare (zip bomb guard); higher is "
-                            "resource_constraint.",
-             "examples": [1000]}
+_POLICY_TEXT = (
+    "On a hash mismatch: fail (default) or record-and-continue. fail stops the call with "
+    "artifact_integrity_mismatch. record-and-continue: record the contradiction in "
+    "integrity_contradictions, quarantine those bytes, continue with verified ones."
+)
+PATH = {
+    "type": "string",
+    "minLength": 1,
+    "description": "Local path of a directory, ZIP (APK, IPA, JAR, MSIX/AppX) or ASAR artifact.",
+    "examples": ["/tmp/app/resources/app.asar", "/tmp/app-release.apk"],
+}
+POLICY = {
+    "type": "string",
+    "enum": ["fail", "record-and-continue"],
+    "default": "fail",
+    "description": _POLICY_TEXT,
+    "examples": ["fail", "record-and-continue"],
+}
+MAX_ENTRIES = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": 10_000_000,
+    "default": _D.max_entries,
+    "description": "Most entries to list, nested archives included; more is resource_constraint.",
+    "examples": [200000],
+}
+MAX_DEPTH = {
+    "type": "integer",
+    "minimum": 0,
+    "maximum": 32,
+    "default": _D.max_depth,
+    "description": "Deepest nesting of archives inside archives to expand (0: none); deeper ones are "
+    "listed, not opened (coverage partial).",
+    "examples": [4],
+}
+MAX_TOTAL = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": 1 << 44,
+    "default": _D.max_total_bytes,
+    "description": "Most uncompressed bytes to read over all entries; more is resource_constraint.",
+    "examples": [4294967296],
+}
+MAX_RATIO = {
+    "type": "number",
+    "minimum": 1,
+    "maximum": 1_000_000,
+    "default": _D.max_compression_ratio,
+    "description": "Highest compression ratio a ZIP entry may declare (zip bomb guard); higher is resource_constraint.",
+    "examples": [1000],
+}
 EVIDENCE_INPUT = evidence_input("The " + _EV_TEXT)
 
 
@@ -91,20 +119,30 @@ def _inspect(call: ToolCall) -> Evidence:
     # The path is display-only (it lives in subject.local_path), so equal artifacts give equal Evidence.
     params = {"integrity_policy": policy, "limits": limits_record(limits)}
     call.ctx.finish(f"inventory: {len(inv.entries)} entries")
-    return call.session.evidence("inspect_artifact", params,
-                                 OperationResult(normalized=normalized, limitations=limitations),
-                                 bound=False, target=subject, provider=_provider(unpacker),
-                                 analysis_profile=None)
+    return call.session.evidence(
+        "inspect_artifact",
+        params,
+        OperationResult(normalized=normalized, limitations=limitations),
+        bound=False,
+        target=subject,
+        provider=_provider(unpacker),
+        analysis_profile=None,
+    )
 
 
 def _compare(call: ToolCall) -> Evidence:
     left = call.session.resolve_evidence(call.args["left"], "left")
     right = call.session.resolve_evidence(call.args["right"], "right")
     result = compare_mod.compare(left, right)
-    return call.session.evidence("compare_artifacts", {"left": left.evidence_id, "right": right.evidence_id},
-                                 OperationResult(normalized=result, confidence="derived"), bound=False,
-                                 provider=ARTIFACTS, analysis_profile=None,
-                                 links=[left.evidence_id, right.evidence_id])
+    return call.session.evidence(
+        "compare_artifacts",
+        {"left": left.evidence_id, "right": right.evidence_id},
+        OperationResult(normalized=result, confidence="derived"),
+        bound=False,
+        provider=ARTIFACTS,
+        analysis_profile=None,
+        links=[left.evidence_id, right.evidence_id],
+    )
 
 
 def _extract(call: ToolCall) -> Evidence:
@@ -119,8 +157,9 @@ def _extract(call: ToolCall) -> Evidence:
         call.on_abandon(lambda: extract_mod.discard(output, cancelled("recording the extraction")))
         try:
             subject = subject_target(target, reader, None)
-            return _extract_evidence(call, target.is_directory, unpacker, subject, reader.format, policy, limits,
-                                     paths, result)
+            return _extract_evidence(
+                call, target.is_directory, unpacker, subject, reader.format, policy, limits, paths, result
+            )
         except BaseException as exc:
             # The files are written but the call fails: nothing may be left behind.
             extract_mod.discard(result["output_directory"], exc)
@@ -129,12 +168,23 @@ def _extract(call: ToolCall) -> Evidence:
         reader.close()
 
 
-def _extract_evidence(call: ToolCall, directory_source: bool, unpacker: Unpacker, subject: Target, fmt: str,
-                      policy: IntegrityPolicy, limits: Limits, paths: list[str] | None,
-                      result: dict[str, Any]) -> Evidence:
+def _extract_evidence(
+    call: ToolCall,
+    directory_source: bool,
+    unpacker: Unpacker,
+    subject: Target,
+    fmt: str,
+    policy: IntegrityPolicy,
+    limits: Limits,
+    paths: list[str] | None,
+    result: dict[str, Any],
+) -> Evidence:
     result = {"format": fmt, "integrity_policy": policy, **result}
-    params = {"paths": sorted(set(paths)) if paths is not None else None, "integrity_policy": policy,
-              "limits": limits_record(limits)}
+    params = {
+        "paths": sorted(set(paths)) if paths is not None else None,
+        "integrity_policy": policy,
+        "limits": limits_record(limits),
+    }
     limitations = []
     if result["refused"]:
         limitations.append(f"{len(result['refused'])} selected entries were refused; see refused.")
@@ -142,20 +192,31 @@ def _extract_evidence(call: ToolCall, directory_source: bool, unpacker: Unpacker
         limitations.append("The subject digest of a directory source is its listing digest, not its content.")
 
     def evidence(normalized: dict[str, Any], notes: list[str], links: list[str] | None = None) -> Evidence:
-        return call.session.evidence("extract_artifact", params,
-                                     OperationResult(normalized=normalized, limitations=notes),
-                                     bound=False, target=subject, provider=_provider(unpacker),
-                                     analysis_profile=None, links=links)
+        return call.session.evidence(
+            "extract_artifact",
+            params,
+            OperationResult(normalized=normalized, limitations=notes),
+            bound=False,
+            target=subject,
+            provider=_provider(unpacker),
+            analysis_profile=None,
+            links=links,
+        )
 
     complete = evidence(result, limitations)
     answer = complete
     if extract_mod.oversized(result):
         # Too many rows for one response: the complete record is retained, the answer lists the first rows
         # and names it (inspect_analysis_view pages it, export_evidence_bundle writes it).
-        answer = evidence(extract_mod.bounded(result, complete.evidence_id),
-                          [*limitations, "The listing is bounded: listing.complete_evidence names the complete "
-                                         "record, which inspect_analysis_view pages."],
-                          [complete.evidence_id])
+        answer = evidence(
+            extract_mod.bounded(result, complete.evidence_id),
+            [
+                *limitations,
+                "The listing is bounded: listing.complete_evidence names the complete "
+                "record, which inspect_analysis_view pages.",
+            ],
+            [complete.evidence_id],
+        )
         if not call.ctx.signal.commit(lambda: call.session.ledger.record(complete)):
             call.ctx.check("extract_artifact")
     call.ctx.check("extract_artifact")
@@ -172,19 +233,27 @@ INSPECT_ARTIFACT = ToolDef(
         "Electron ASAR. It lists every entry's logical path, kind, size and SHA-256; for ASAR the header's declared "
         "integrity and unpacked state, verified against the bytes. Nested archives are expanded (paths "
         "'outer!/inner') up to max_depth. Integrity fails closed unless integrity_policy is "
-        "record-and-continue. Equal artifacts give identical Evidence wherever they are stored."),
+        "record-and-continue. Equal artifacts give identical Evidence wherever they are stored."
+    ),
     input_schema={
         "type": "object",
-        "properties": {"path": PATH, "integrity_policy": POLICY, "max_entries": MAX_ENTRIES,
-                       "max_depth": MAX_DEPTH, "max_total_bytes": MAX_TOTAL,
-                       "max_compression_ratio": MAX_RATIO},
+        "properties": {
+            "path": PATH,
+            "integrity_policy": POLICY,
+            "max_entries": MAX_ENTRIES,
+            "max_depth": MAX_DEPTH,
+            "max_total_bytes": MAX_TOTAL,
+            "max_compression_ratio": MAX_RATIO,
+        },
         "required": ["path"],
         "additionalProperties": False,
     },
     handler=_inspect,
     effects=ToolEffects(records_evidence=True),
-    examples=({"path": "/tmp/app/resources/app.asar"},
-              {"path": "/tmp/app-release.apk", "integrity_policy": "record-and-continue", "max_depth": 2}),
+    examples=(
+        {"path": "/tmp/app/resources/app.asar"},
+        {"path": "/tmp/app-release.apk", "integrity_policy": "record-and-continue", "max_depth": 2},
+    ),
     cli_subject="path",
 )
 
@@ -195,18 +264,27 @@ COMPARE_ARTIFACTS = ToolDef(
     description=(
         "Compare two inspect_artifact Evidence records (each inline or a retained reference) by logical "
         "path: added, removed, changed and unchanged entries. Entries with an integrity contradiction on "
-        "either side are listed as contradicted, never unchanged."),
-    input_schema=with_evidence_defs({
-        "type": "object",
-        "properties": {"left": {**EVIDENCE_INPUT, "description": "The earlier artifact's " + _EV_TEXT},
-                       "right": {**EVIDENCE_INPUT, "description": "The later artifact's " + _EV_TEXT}},
-        "required": ["left", "right"],
-        "additionalProperties": False,
-    }),
+        "either side are listed as contradicted, never unchanged."
+    ),
+    input_schema=with_evidence_defs(
+        {
+            "type": "object",
+            "properties": {
+                "left": {**EVIDENCE_INPUT, "description": "The earlier artifact's " + _EV_TEXT},
+                "right": {**EVIDENCE_INPUT, "description": "The later artifact's " + _EV_TEXT},
+            },
+            "required": ["left", "right"],
+            "additionalProperties": False,
+        }
+    ),
     handler=_compare,
     effects=ToolEffects(records_evidence=True),
-    examples=({"left": {"kind": "retained-evidence", "evidence_id": "ev_" + "1" * 64},
-               "right": {"kind": "retained-evidence", "evidence_id": "ev_" + "2" * 64}},),
+    examples=(
+        {
+            "left": {"kind": "retained-evidence", "evidence_id": "ev_" + "1" * 64},
+            "right": {"kind": "retained-evidence", "evidence_id": "ev_" + "2" * 64},
+        },
+    ),
 )
 
 EXTRACT_ARTIFACT = ToolDef(
@@ -220,27 +298,38 @@ EXTRACT_ARTIFACT = ToolDef(
         "files are refused and listed under refused. An unpacked ASAR entry whose .asar.unpacked companion "
         "is missing fails as target_unavailable; on any failure nothing is left behind. A listing of more than "
         "1,000 rows (or 1 MiB) per section is bounded to its first rows; listing.complete_evidence then names "
-        "the complete record, retained in the session, which inspect_analysis_view pages."),
+        "the complete record, retained in the session, which inspect_analysis_view pages."
+    ),
     input_schema={
         "type": "object",
         "properties": {
             "path": PATH,
-            "paths": {"type": "array", "minItems": 1, "maxItems": 100_000,
-                      "items": {"type": "string", "minLength": 1},
-                      "description": "Logical paths to extract (as inspect_artifact lists them); omitted: "
-                                     "every regular file.",
-                      "examples": [["main.js", "package.json"]]},
-            "integrity_policy": {**POLICY, "description": _POLICY_TEXT
-                                 + " Under record-and-continue the observed bytes are written."},
-            "max_entries": MAX_ENTRIES, "max_total_bytes": MAX_TOTAL, "max_compression_ratio": MAX_RATIO,
+            "paths": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 100_000,
+                "items": {"type": "string", "minLength": 1},
+                "description": "Logical paths to extract (as inspect_artifact lists them); omitted: "
+                "every regular file.",
+                "examples": [["main.js", "package.json"]],
+            },
+            "integrity_policy": {
+                **POLICY,
+                "description": _POLICY_TEXT + " Under record-and-continue the observed bytes are written.",
+            },
+            "max_entries": MAX_ENTRIES,
+            "max_total_bytes": MAX_TOTAL,
+            "max_compression_ratio": MAX_RATIO,
         },
         "required": ["path"],
         "additionalProperties": False,
     },
     handler=_extract,
     effects=ToolEffects(records_evidence=True, writes_filesystem=True, idempotent=False),
-    examples=({"path": "/tmp/app/resources/app.asar", "paths": ["main.js"]},
-              {"path": "/tmp/app/resources/app.asar", "integrity_policy": "record-and-continue"}),
+    examples=(
+        {"path": "/tmp/app/resources/app.asar", "paths": ["main.js"]},
+        {"path": "/tmp/app/resources/app.asar", "integrity_policy": "record-and-continue"},
+    ),
     cli_subject="path",
 )
 

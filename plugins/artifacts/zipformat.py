@@ -69,14 +69,21 @@ def package_format(names: set[str]) -> str:
 
 
 def _malformed(message: str, **details: Any) -> ReaError:
-    return ReaError("artifact_operation_failed", f"malformed ZIP archive: {message}",
-                    remediation="The file is not a readable ZIP archive; check that it was written whole.",
-                    details={"reason": "malformed_zip", **details})
+    return ReaError(
+        "artifact_operation_failed",
+        f"malformed ZIP archive: {message}",
+        remediation="The file is not a readable ZIP archive; check that it was written whole.",
+        details={"reason": "malformed_zip", **details},
+    )
 
 
 def _out_of_memory(message: str, **details: Any) -> ReaError:
-    return ReaError("resource_constraint", message, remediation="Inspect a smaller artifact.",
-                    details={"resource": "memory", **details})
+    return ReaError(
+        "resource_constraint",
+        message,
+        remediation="Inspect a smaller artifact.",
+        details={"resource": "memory", **details},
+    )
 
 
 def _kind(info: zipfile.ZipInfo) -> EntryKind:
@@ -120,10 +127,15 @@ class ZipReader(ArchiveReader):
                 # Their local headers carry the same flag: clear it there too, so names compare equal.
                 for i in self._bad_names:
                     view.patches[infos[i].header_offset + LOCAL_FLAG_HIGH] = (
-                        _byte(fh, infos[i].header_offset + LOCAL_FLAG_HIGH) & ~0x08)
+                        _byte(fh, infos[i].header_offset + LOCAL_FLAG_HIGH) & ~0x08
+                    )
             if len(infos) > limits.max_entries:
-                raise limit_exceeded("entries", limits.max_entries, len(infos),
-                                     message=f"ZIP lists {len(infos)} entries (limit {limits.max_entries})")
+                raise limit_exceeded(
+                    "entries",
+                    limits.max_entries,
+                    len(infos),
+                    message=f"ZIP lists {len(infos)} entries (limit {limits.max_entries})",
+                )
             self._check_bomb(infos, limits)
             self._check_overlap(infos)
             self._infos: dict[tuple[str, int], zipfile.ZipInfo] = {}
@@ -158,36 +170,55 @@ class ZipReader(ArchiveReader):
         if span is None:
             return
         if span[1] > limits.max_header_bytes:
-            raise limit_exceeded("header_bytes", limits.max_header_bytes, span[1],
-                                 message=f"the ZIP central directory is {span[1]} bytes, beyond the "
-                                         f"{limits.max_header_bytes}-byte limit")
+            raise limit_exceeded(
+                "header_bytes",
+                limits.max_header_bytes,
+                span[1],
+                message=f"the ZIP central directory is {span[1]} bytes, beyond the "
+                f"{limits.max_header_bytes}-byte limit",
+            )
         scan = scan_records(fh, span, limits.max_entries)
         if scan.records > limits.max_entries:
-            raise limit_exceeded("entries", limits.max_entries, message=f"ZIP lists more than "
-                                 f"{limits.max_entries} entries (limit {limits.max_entries})")
+            raise limit_exceeded(
+                "entries",
+                limits.max_entries,
+                message=f"ZIP lists more than {limits.max_entries} entries (limit {limits.max_entries})",
+            )
         # The bomb checks again, from the same pass: a refusal here costs no per-record objects.
         unpacked, packed, name = scan.steepest
         if unpacked > limits.max_compression_ratio * packed:
             shown = name.decode("utf-8", "backslashreplace")
-            raise limit_exceeded("compression_ratio", limits.max_compression_ratio, round(unpacked / packed, 1),
-                                 path=shown, message=f"ZIP entry {shown!r} expands {unpacked / packed:.0f}:1, "
-                                                     f"beyond the {limits.max_compression_ratio:g}:1 limit")
+            raise limit_exceeded(
+                "compression_ratio",
+                limits.max_compression_ratio,
+                round(unpacked / packed, 1),
+                path=shown,
+                message=f"ZIP entry {shown!r} expands {unpacked / packed:.0f}:1, "
+                f"beyond the {limits.max_compression_ratio:g}:1 limit",
+            )
         if scan.declared_bytes > limits.max_total_bytes:
-            raise limit_exceeded("total_bytes", limits.max_total_bytes, scan.declared_bytes,
-                                 message=f"ZIP declares {scan.declared_bytes} uncompressed bytes, beyond the "
-                                         f"{limits.max_total_bytes}-byte limit")
+            raise limit_exceeded(
+                "total_bytes",
+                limits.max_total_bytes,
+                scan.declared_bytes,
+                message=f"ZIP declares {scan.declared_bytes} uncompressed bytes, beyond the "
+                f"{limits.max_total_bytes}-byte limit",
+            )
 
     @staticmethod
     def _check_overlap(infos: list[zipfile.ZipInfo]) -> None:
         """Entries whose bytes overlap: the construction of zip bombs that stay under every per-entry ratio."""
-        spans = sorted((i.header_offset, i.header_offset + _LOCAL_HEADER + i.compress_size, n)
-                       for n, i in enumerate(infos))
+        spans = sorted(
+            (i.header_offset, i.header_offset + _LOCAL_HEADER + i.compress_size, n) for n, i in enumerate(infos)
+        )
         for (_, end, a), (nxt, _, b) in itertools.pairwise(spans):
             if nxt < end:
                 first, second = sorted((infos[a].filename, infos[b].filename))
-                raise _malformed(f"entries {first!r} and {second!r} overlap in the file (a zip bomb "
-                                 "construction); no valid ZIP shares bytes between entries",
-                                 problem="overlapping_entries")
+                raise _malformed(
+                    f"entries {first!r} and {second!r} overlap in the file (a zip bomb "
+                    "construction); no valid ZIP shares bytes between entries",
+                    problem="overlapping_entries",
+                )
 
     @staticmethod
     def _check_offsets(infos: list[zipfile.ZipInfo], fh: IO[bytes]) -> None:
@@ -198,8 +229,9 @@ class ZipReader(ArchiveReader):
         declared = _declared_directory_offset(fh)
         where = f"at offset {declared}, " if declared is not None else ""
         past = "past the end of" if declared is not None and declared >= size else "inconsistent with"
-        raise _malformed(f"the end-of-central-directory record places the central directory {where}{past} "
-                         f"the {size}-byte file")
+        raise _malformed(
+            f"the end-of-central-directory record places the central directory {where}{past} the {size}-byte file"
+        )
 
     @staticmethod
     def _check_bomb(infos: list[zipfile.ZipInfo], limits: Limits) -> None:
@@ -208,14 +240,21 @@ class ZipReader(ArchiveReader):
             declared += info.file_size
             if info.file_size and info.file_size > limits.max_compression_ratio * max(info.compress_size, 1):
                 ratio = info.file_size / max(info.compress_size, 1)
-                raise limit_exceeded("compression_ratio", limits.max_compression_ratio, round(ratio, 1),
-                                     path=info.filename,
-                                     message=f"ZIP entry {info.filename!r} expands {ratio:.0f}:1, beyond the "
-                                             f"{limits.max_compression_ratio:g}:1 limit")
+                raise limit_exceeded(
+                    "compression_ratio",
+                    limits.max_compression_ratio,
+                    round(ratio, 1),
+                    path=info.filename,
+                    message=f"ZIP entry {info.filename!r} expands {ratio:.0f}:1, beyond the "
+                    f"{limits.max_compression_ratio:g}:1 limit",
+                )
         if declared > limits.max_total_bytes:
-            raise limit_exceeded("total_bytes", limits.max_total_bytes, declared,
-                                 message=f"ZIP declares {declared} uncompressed bytes, beyond the "
-                                         f"{limits.max_total_bytes}-byte limit")
+            raise limit_exceeded(
+                "total_bytes",
+                limits.max_total_bytes,
+                declared,
+                message=f"ZIP declares {declared} uncompressed bytes, beyond the {limits.max_total_bytes}-byte limit",
+            )
 
     def _list(self, infos: list[zipfile.ZipInfo], ctx: CallContext | None) -> list[ArchiveEntry]:
         seen: dict[str, int] = {}
@@ -239,12 +278,19 @@ class ZipReader(ArchiveReader):
             if info.flag_bits & 0x1:
                 problem = problem or "encrypted"
             self._infos[(path, ordinal)] = info
-            out.append(ArchiveEntry(
-                path=path, kind=kind, size=info.file_size if kind == "file" else 0, ordinal=ordinal,
-                executable=kind == "file" and bool((info.external_attr >> 16) & stat.S_IXUSR),
-                link=link, compressed_size=info.compress_size if kind == "file" else None,
-                integrity=_crc(info) if kind == "file" else None,
-                problem=problem))
+            out.append(
+                ArchiveEntry(
+                    path=path,
+                    kind=kind,
+                    size=info.file_size if kind == "file" else 0,
+                    ordinal=ordinal,
+                    executable=kind == "file" and bool((info.external_attr >> 16) & stat.S_IXUSR),
+                    link=link,
+                    compressed_size=info.compress_size if kind == "file" else None,
+                    integrity=_crc(info) if kind == "file" else None,
+                    problem=problem,
+                )
+            )
         dups = {p for p, n in seen.items() if n > 1}
         if dups:
             out = [e if e.path not in dups else _with_problem(e, "duplicate_name") for e in out]
@@ -263,13 +309,17 @@ class ZipReader(ArchiveReader):
     def entries(self) -> list[ArchiveEntry]:
         return list(self._entries)
 
-    def stream(self, entry: ArchiveEntry, sink: Sink, *, policy: IntegrityPolicy,
-               ctx: CallContext | None = None) -> EntryRead:
+    def stream(
+        self, entry: ArchiveEntry, sink: Sink, *, policy: IntegrityPolicy, ctx: CallContext | None = None
+    ) -> EntryRead:
         info = self._infos[(entry.path, entry.ordinal)]
         if info.flag_bits & 0x1:
-            raise ReaError("artifact_operation_failed", f"ZIP entry {entry.path!r} is encrypted",
-                           remediation="Decrypt the archive with its password first.",
-                           details={"reason": "encrypted", "logical_path": entry.path})
+            raise ReaError(
+                "artifact_operation_failed",
+                f"ZIP entry {entry.path!r} is encrypted",
+                remediation="Decrypt the archive with its password first.",
+                details={"reason": "encrypted", "logical_path": entry.path},
+            )
         digest = hashlib.sha256()
         crc = 0
         total = 0
@@ -282,34 +332,53 @@ class ZipReader(ArchiveReader):
         except ReaError:
             raise
         except MemoryError:
-            raise _out_of_memory(f"ZIP entry {entry.path!r} does not fit in memory", logical_path=entry.path
-                                 ) from None
+            raise _out_of_memory(f"ZIP entry {entry.path!r} does not fit in memory", logical_path=entry.path) from None
         except Exception as exc:  # zipfile and its decompressors raise many types on hostile input
-            raise _malformed(f"entry {entry.path!r}: {describe(exc, entry=True)}", logical_path=entry.path
-                             ) from None
+            raise _malformed(f"entry {entry.path!r}: {describe(exc, entry=True)}", logical_path=entry.path) from None
         observed = digest.hexdigest()
         if total != info.file_size:
-            raise ReaError("truncated", f"ZIP entry {entry.path!r} yielded {total} of {info.file_size} bytes",
-                           details={"reason": "truncated", "logical_path": entry.path})
+            raise ReaError(
+                "truncated",
+                f"ZIP entry {entry.path!r} yielded {total} of {info.file_size} bytes",
+                details={"reason": "truncated", "logical_path": entry.path},
+            )
         if crc == info.CRC:
             return EntryRead(sha256=observed, size=total, verified=True)
         declared, calculated = f"{info.CRC:08x}", f"{crc:08x}"
         if policy == "fail":
             raise ReaError(
                 "artifact_integrity_mismatch",
-                f"ZIP entry {entry.path!r}: declared CRC-32 {declared} does not match its bytes "
-                f"({calculated})",
+                f"ZIP entry {entry.path!r}: declared CRC-32 {declared} does not match its bytes ({calculated})",
                 remediation="Rerun with integrity_policy 'record-and-continue' to record the contradiction "
-                            "and continue with verified entries.",
-                details={"logical_path": entry.path, "algorithm": "crc32", "declared_crc32": declared,
-                         "calculated_crc32": calculated, "declared_sha256": None,
-                         "calculated_sha256": observed,
-                         "unpacked": False, "rerun_with": {"integrity_policy": "record-and-continue"}})
-        return EntryRead(sha256=observed, size=total, verified=False, contradiction={
-            "logical_path": entry.path, "algorithm": "crc32", "declared_crc32": declared,
-            "observed_crc32": calculated, "declared_sha256": None, "observed_sha256": observed,
-            "unpacked": False, "trust": "contradicted", "quarantined": True,
-            "provenance": {"declared_by": "zip-central-directory", "observed_from": "zip-data"}})
+                "and continue with verified entries.",
+                details={
+                    "logical_path": entry.path,
+                    "algorithm": "crc32",
+                    "declared_crc32": declared,
+                    "calculated_crc32": calculated,
+                    "declared_sha256": None,
+                    "calculated_sha256": observed,
+                    "unpacked": False,
+                    "rerun_with": {"integrity_policy": "record-and-continue"},
+                },
+            )
+        return EntryRead(
+            sha256=observed,
+            size=total,
+            verified=False,
+            contradiction={
+                "logical_path": entry.path,
+                "algorithm": "crc32",
+                "declared_crc32": declared,
+                "observed_crc32": calculated,
+                "declared_sha256": None,
+                "observed_sha256": observed,
+                "unpacked": False,
+                "trust": "contradicted",
+                "quarantined": True,
+                "provenance": {"declared_by": "zip-central-directory", "observed_from": "zip-data"},
+            },
+        )
 
     def _chunks(self, info: zipfile.ZipInfo, ctx: CallContext | None) -> Iterator[bytes]:
         """The entry's bytes in chunks of at most READ_CHUNK, never more than its declared size."""
@@ -386,8 +455,12 @@ class ZipUnpacker(Unpacker):
     """ZIP archives and ZIP-based packages, recognized by their member markers."""
 
     descriptor = UnpackerDescriptor(
-        id="zip", name="ZIP family", version=VERSION, formats=("zip", "apk", "ipa", "jar", "msix"),
-        description="ZIP archives; APK, IPA, JAR and MSIX/AppX recognized by their member markers.")
+        id="zip",
+        name="ZIP family",
+        version=VERSION,
+        formats=("zip", "apk", "ipa", "jar", "msix"),
+        description="ZIP archives; APK, IPA, JAR and MSIX/AppX recognized by their member markers.",
+    )
 
     def claims(self, target: Target, head: bytes) -> bool:
         zip_head = head[:4] in (b"PK\x03\x04", b"PK\x05\x06")
@@ -397,16 +470,17 @@ class ZipUnpacker(Unpacker):
         try:
             fh: IO[bytes] = open(target.resolved_path, "rb")  # noqa: SIM115 - owned by the reader
         except OSError as exc:
-            raise ReaError("target_unavailable", f"cannot open {target.path}: {exc.strerror}",
-                           details={"path": target.path, "reason": "unreadable"}) from None
+            raise ReaError(
+                "target_unavailable",
+                f"cannot open {target.path}: {exc.strerror}",
+                details={"path": target.path, "reason": "unreadable"},
+            ) from None
         return ZipReader(fh, options, ctx)
 
-    def open_bytes(self, target: Target, data: bytes, options: Limits,
-                   ctx: CallContext | None = None) -> ArchiveReader:
+    def open_bytes(self, target: Target, data: bytes, options: Limits, ctx: CallContext | None = None) -> ArchiveReader:
         return ZipReader(io.BytesIO(data), options, ctx)
 
-    def open_spool(self, target: Target, fd: int, options: Limits,
-                   ctx: CallContext | None = None) -> ArchiveReader:
+    def open_spool(self, target: Target, fd: int, options: Limits, ctx: CallContext | None = None) -> ArchiveReader:
         # Read in place from the spool file (the reader owns and closes it).
         fh = open(fd, "rb")  # noqa: SIM115 - owned by the reader
         fh.seek(0)

@@ -39,21 +39,30 @@ def describe(exc: BaseException, *, entry: bool = False) -> str:
             return "its local header names a different file than the central directory does"
         return text[0].lower() + text[1:] if text else "not a ZIP archive"
     if isinstance(exc, UnicodeDecodeError):
-        return ("its local header names it in bytes that are not UTF-8 although it is flagged as UTF-8" if entry
-                else "an entry name flagged as UTF-8 is not valid UTF-8")
+        return (
+            "its local header names it in bytes that are not UTF-8 although it is flagged as UTF-8"
+            if entry
+            else "an entry name flagged as UTF-8 is not valid UTF-8"
+        )
     if isinstance(exc, zlib.error | lzma.LZMAError):
         return "its compressed data is corrupt"
     if isinstance(exc, NotImplementedError):
-        return ("it uses a compression method or feature this reader does not support" if entry
-                else "it requires a ZIP version or feature this reader does not support")
+        return (
+            "it uses a compression method or feature this reader does not support"
+            if entry
+            else "it requires a ZIP version or feature this reader does not support"
+        )
     if isinstance(exc, EOFError):
         return "its compressed data ends early" if entry else "the archive ends inside its central directory"
     if isinstance(exc, OverflowError | struct.error):
         return "a size or offset field is out of range"
     if isinstance(exc, OSError | ValueError):
         # Negative or impossible seeks (EINVAL), bz2 streams that do not decode, inconsistent offsets.
-        return ("its data lies outside the file or does not decode" if entry
-                else "the central directory's offsets point outside the file")
+        return (
+            "its data lies outside the file or does not decode"
+            if entry
+            else "the central directory's offsets point outside the file"
+        )
     return "the archive is inconsistent"
 
 
@@ -90,7 +99,7 @@ class PatchedFile(io.RawIOBase):
 
     def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
         data = self.read(len(b))
-        b[:len(data)] = data
+        b[: len(data)] = data
         return len(data)
 
     def close(self) -> None:
@@ -160,7 +169,7 @@ def scan_records(fh: IO[bytes], span: tuple[int, int], most: int) -> DirectorySc
             declared += unpacked
             if unpacked * steepest[1] > steepest[0] * max(packed, 1):
                 at = pos - base + _CD.size
-                steepest = (unpacked, max(packed, 1), buf[at:at + min(fields[12], 200)])
+                steepest = (unpacked, max(packed, 1), buf[at : at + min(fields[12], 200)])
         pos += _CD.size + fields[12] + fields[13] + fields[14]
     return DirectoryScan(records=count, declared_bytes=declared, steepest=steepest)
 
@@ -189,7 +198,7 @@ def undecodable_names(fh: IO[bytes]) -> dict[int, int]:
         flags, name_len, extra_len, comment_len = fields[5], fields[12], fields[13], fields[14]
         if flags & _UTF8_FLAG:
             try:
-                directory[pos + _CD.size:pos + _CD.size + name_len].decode("utf-8")
+                directory[pos + _CD.size : pos + _CD.size + name_len].decode("utf-8")
             except UnicodeDecodeError:
                 found[index] = start + pos + CD_FLAG_HIGH
         pos += _CD.size + name_len + extra_len + comment_len
@@ -208,7 +217,8 @@ class BoundedDecompressor:
         self.cap = cap
         self._lzma_props: bytes | None = b"" if method == zipfile.ZIP_LZMA else None
         self._d: bz2.BZ2Decompressor | lzma.LZMADecompressor | None = (
-            bz2.BZ2Decompressor() if method == zipfile.ZIP_BZIP2 else None)
+            bz2.BZ2Decompressor() if method == zipfile.ZIP_BZIP2 else None
+        )
 
     @property
     def eof(self) -> bool:
@@ -229,8 +239,8 @@ class BoundedDecompressor:
             psize = struct.unpack_from("<H", self._lzma_props, 2)[0]
             if len(self._lzma_props) < 4 + psize:
                 return b""
-            props = self._lzma_props[4:4 + psize]
-            data = self._lzma_props[4 + psize:]
+            props = self._lzma_props[4 : 4 + psize]
+            data = self._lzma_props[4 + psize :]
             filt = lzma._decode_filter_properties(lzma.FILTER_LZMA1, props)  # type: ignore[attr-defined]
             self._d = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=[filt])
         return self._d.decompress(data, self.cap)

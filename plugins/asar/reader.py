@@ -37,8 +37,10 @@ DEFAULT_MAX_HEADER_BYTES = 64 << 20
 # msgspec's fixed nesting bound for JSON decoding; deeper headers are refused rather than recursed.
 MAX_JSON_DEPTH = 1000
 _HEX_RUN = re.compile(r"[0-9a-f]*")
-UNPACKED_CAUSE = ("Packaging tools commonly sign or strip .asar.unpacked files after the header was written, "
-                  "so their declared hashes no longer match.")
+UNPACKED_CAUSE = (
+    "Packaging tools commonly sign or strip .asar.unpacked files after the header was written, "
+    "so their declared hashes no longer match."
+)
 
 
 class AsarEntry(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -63,15 +65,21 @@ class AsarRead(msgspec.Struct, kw_only=True):
 
 
 def _malformed(reason: str, message: str, **details: Any) -> ReaError:
-    return ReaError("artifact_operation_failed", f"malformed ASAR header: {message}",
-                    remediation="Not a well-formed ASAR archive; check that it was written whole.",
-                    details={"reason": reason, **details})
+    return ReaError(
+        "artifact_operation_failed",
+        f"malformed ASAR header: {message}",
+        remediation="Not a well-formed ASAR archive; check that it was written whole.",
+        details={"reason": reason, **details},
+    )
 
 
 def _truncated(message: str, **details: Any) -> ReaError:
-    return ReaError("truncated", f"ASAR archive is truncated: {message}",
-                    remediation="Obtain the complete archive: its header declares more bytes than it has.",
-                    details={"reason": "truncated", **details})
+    return ReaError(
+        "truncated",
+        f"ASAR archive is truncated: {message}",
+        remediation="Obtain the complete archive: its header declares more bytes than it has.",
+        details={"reason": "truncated", **details},
+    )
 
 
 class _RawIntegrity(msgspec.Struct, gc=False):
@@ -111,9 +119,11 @@ def _check_hashes(entries: list[AsarEntry]) -> None:
         return
     for e in entries:
         if e.integrity is not None and not all(
-                len(d) == 64 and _HEX_RUN.fullmatch(d) for d in (e.integrity.hash, *e.integrity.blocks)):
-            raise _malformed("bad_integrity", f"integrity of {e.path!r} must hold hex SHA-256 digests",
-                             logical_path=e.path)
+            len(d) == 64 and _HEX_RUN.fullmatch(d) for d in (e.integrity.hash, *e.integrity.blocks)
+        ):
+            raise _malformed(
+                "bad_integrity", f"integrity of {e.path!r} must hold hex SHA-256 digests", logical_path=e.path
+            )
 
 
 class _Source:
@@ -126,7 +136,7 @@ class _Source:
 
     def pread(self, length: int, offset: int) -> bytes:
         if self.data is not None:
-            return bytes(self.data[offset:offset + length])
+            return bytes(self.data[offset : offset + length])
         assert self.fd is not None
         out = os.pread(self.fd, length, offset)
         if len(out) != length:
@@ -143,8 +153,9 @@ class _Source:
 class AsarArchive:
     """An open ASAR archive; ``open`` validates the whole header before anything is read."""
 
-    def __init__(self, source: _Source, header_size: int, entries: list[AsarEntry], name: str,
-                 companion: str | None) -> None:
+    def __init__(
+        self, source: _Source, header_size: int, entries: list[AsarEntry], name: str, companion: str | None
+    ) -> None:
         self._source = source
         self._data_start = 8 + header_size
         self._entries = entries
@@ -157,66 +168,100 @@ class AsarArchive:
     # -- construction ---------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str, ctx: CallContext | None = None, *, max_entries: int = DEFAULT_MAX_ENTRIES,
-             max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES) -> AsarArchive:
+    def open(
+        cls,
+        path: str,
+        ctx: CallContext | None = None,
+        *,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+        max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
+    ) -> AsarArchive:
         """Open and validate the archive at ``path``; ``ReaError`` on malformed or truncated input."""
         try:
             # O_NONBLOCK: a FIFO swapped in for the archive is refused below, never waited on at open.
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
         except OSError as exc:
             code = "access_denied" if exc.errno in (errno.EACCES, errno.EPERM) else "target_unavailable"
-            raise ReaError(code, f"cannot open {path}: {exc.strerror}",
-                           details={"path": path, "reason": "unreadable"}) from None
+            raise ReaError(
+                code, f"cannot open {path}: {exc.strerror}", details={"path": path, "reason": "unreadable"}
+            ) from None
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                raise ReaError("unsupported_target", f"{path} is not a regular file",
-                               details={"path": path, "format": "special"})
+                raise ReaError(
+                    "unsupported_target", f"{path} is not a regular file", details={"path": path, "format": "special"}
+                )
             os.set_blocking(fd, True)
             source = _Source(fd, None, st.st_size)
-            return cls._load(source, os.path.basename(path), path + ".unpacked", ctx, max_entries,
-                             max_header_bytes)
+            return cls._load(source, os.path.basename(path), path + ".unpacked", ctx, max_entries, max_header_bytes)
         except BaseException:
             os.close(fd)
             raise
 
     @classmethod
-    def from_bytes(cls, data: bytes, name: str = "", ctx: CallContext | None = None, *,
-                   max_entries: int = DEFAULT_MAX_ENTRIES,
-                   max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES) -> AsarArchive:
+    def from_bytes(
+        cls,
+        data: bytes,
+        name: str = "",
+        ctx: CallContext | None = None,
+        *,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+        max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
+    ) -> AsarArchive:
         """Open an ASAR held in memory (a nested archive); it has no unpacked companion."""
         return cls._load(_Source(None, data, len(data)), name, None, ctx, max_entries, max_header_bytes)
 
     @classmethod
-    def from_spool(cls, fd: int, name: str = "", ctx: CallContext | None = None, *,
-                   max_entries: int = DEFAULT_MAX_ENTRIES,
-                   max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES) -> AsarArchive:
+    def from_spool(
+        cls,
+        fd: int,
+        name: str = "",
+        ctx: CallContext | None = None,
+        *,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+        max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
+    ) -> AsarArchive:
         """Open a nested ASAR spooled to a private file (``fd`` is the archive's; it has no companion)."""
         try:
-            return cls._load(_Source(fd, None, os.fstat(fd).st_size), name, None, ctx, max_entries,
-                             max_header_bytes)
+            return cls._load(_Source(fd, None, os.fstat(fd).st_size), name, None, ctx, max_entries, max_header_bytes)
         except BaseException:
             os.close(fd)
             raise
 
     @classmethod
-    def _load(cls, source: _Source, name: str, companion: str | None, ctx: CallContext | None,
-              max_entries: int, max_header_bytes: int) -> AsarArchive:
+    def _load(
+        cls,
+        source: _Source,
+        name: str,
+        companion: str | None,
+        ctx: CallContext | None,
+        max_entries: int,
+        max_header_bytes: int,
+    ) -> AsarArchive:
         if source.size < 16:
             raise _truncated(f"{source.size} bytes is shorter than the 16-byte ASAR prefix", size=source.size)
         size_pickle_len, header_size, payload_len, json_len = struct.unpack("<IIII", source.pread(16, 0))
         if size_pickle_len != 4:
             raise _malformed("bad_size_pickle", f"size pickle declares {size_pickle_len} bytes (expected 4)")
         if header_size > max_header_bytes:
-            raise limit_exceeded("asar_header_bytes", max_header_bytes, header_size,
-                                 message=f"ASAR header declares {header_size} bytes, more than the "
-                                         f"{max_header_bytes}-byte limit")
+            raise limit_exceeded(
+                "asar_header_bytes",
+                max_header_bytes,
+                header_size,
+                message=f"ASAR header declares {header_size} bytes, more than the {max_header_bytes}-byte limit",
+            )
         if header_size < 8 or payload_len != header_size - 4 or json_len > payload_len - 4:
-            raise _malformed("bad_header_size", f"inconsistent header sizes (header {header_size}, "
-                             f"payload {payload_len}, string {json_len})", header_size=header_size)
+            raise _malformed(
+                "bad_header_size",
+                f"inconsistent header sizes (header {header_size}, payload {payload_len}, string {json_len})",
+                header_size=header_size,
+            )
         if 8 + header_size > source.size:
-            raise _truncated(f"header of {header_size} bytes runs past the end of a {source.size}-byte file",
-                             header_size=header_size, size=source.size)
+            raise _truncated(
+                f"header of {header_size} bytes runs past the end of a {source.size}-byte file",
+                header_size=header_size,
+                size=source.size,
+            )
         raw = source.pread(json_len, 16)
         try:
             tree = msgspec.json.decode(raw, type=_RawNode)
@@ -244,28 +289,41 @@ class AsarArchive:
     def entry(self, path: str) -> AsarEntry:
         found = self._by_path.get(path)
         if found is None:
-            raise ReaError("invalid_request", f"{path!r} is not an entry of {self.name or 'the archive'}",
-                           details={"issues": [{"path": "path", "reason": "invalid_value",
-                                                "message": f"no entry {path!r}"}]})
+            raise ReaError(
+                "invalid_request",
+                f"{path!r} is not an entry of {self.name or 'the archive'}",
+                details={"issues": [{"path": "path", "reason": "invalid_value", "message": f"no entry {path!r}"}]},
+            )
         return found
 
-    def read(self, path: str, *, policy: IntegrityPolicy = "fail",
-             ctx: CallContext | None = None) -> AsarRead:
+    def read(self, path: str, *, policy: IntegrityPolicy = "fail", ctx: CallContext | None = None) -> AsarRead:
         """The entry's bytes, verified against its declared integrity under ``policy``."""
         chunks: list[bytes] = []
         out = self.stream(self.entry(path), chunks.append, policy=policy, ctx=ctx)
         return AsarRead(data=b"".join(chunks), verified=out.verified, contradiction=out.contradiction)
 
-    def stream(self, entry: AsarEntry, sink: Sink, *, policy: IntegrityPolicy = "fail",
-               ctx: CallContext | None = None, budget: Callable[[int], None] | None = None) -> EntryRead:
+    def stream(
+        self,
+        entry: AsarEntry,
+        sink: Sink,
+        *,
+        policy: IntegrityPolicy = "fail",
+        ctx: CallContext | None = None,
+        budget: Callable[[int], None] | None = None,
+    ) -> EntryRead:
         """Feed a file entry's bytes to ``sink`` chunk by chunk, hashing whole file and blocks."""
         if entry.kind != "file":
-            raise ReaError("invalid_request", f"{entry.path!r} is a {entry.kind}, not a file",
-                           details={"issues": [{"path": "path", "reason": "invalid_value",
-                                                "message": f"{entry.path!r} is a {entry.kind}"}]})
+            raise ReaError(
+                "invalid_request",
+                f"{entry.path!r} is a {entry.kind}, not a file",
+                details={
+                    "issues": [
+                        {"path": "path", "reason": "invalid_value", "message": f"{entry.path!r} is a {entry.kind}"}
+                    ]
+                },
+            )
         declared = entry.integrity
-        if not entry.unpacked and entry.size <= READ_CHUNK and (
-                declared is None or entry.size < declared.block_size):
+        if not entry.unpacked and entry.size <= READ_CHUNK and (declared is None or entry.size < declared.block_size):
             return self._stream_small(entry, sink, policy, ctx, budget)
         whole = hashlib.sha256()
         # Blocks are hashed on their own only when the file spans more than one; otherwise the single
@@ -307,11 +365,21 @@ class AsarArchive:
             return EntryRead(sha256=observed, size=total, verified=True)
         if policy == "fail":
             raise integrity_error(entry, observed)
-        return EntryRead(sha256=observed, size=total, verified=False,
-                         contradiction=contradiction(entry, observed, bad_blocks, self.name))
+        return EntryRead(
+            sha256=observed,
+            size=total,
+            verified=False,
+            contradiction=contradiction(entry, observed, bad_blocks, self.name),
+        )
 
-    def _stream_small(self, entry: AsarEntry, sink: Sink, policy: IntegrityPolicy, ctx: CallContext | None,
-                      budget: Callable[[int], None] | None) -> EntryRead:
+    def _stream_small(
+        self,
+        entry: AsarEntry,
+        sink: Sink,
+        policy: IntegrityPolicy,
+        ctx: CallContext | None,
+        budget: Callable[[int], None] | None,
+    ) -> EntryRead:
         # Most entries are one read and one hash: this path skips the chunk generator and block split.
         if ctx is not None:
             ctx.check("reading ASAR entry")
@@ -329,8 +397,12 @@ class AsarArchive:
         if policy == "fail":
             raise integrity_error(entry, observed)
         bad = [i for i, b in enumerate(declared.blocks[:1]) if b != observed]
-        return EntryRead(sha256=observed, size=len(data), verified=False,
-                         contradiction=contradiction(entry, observed, bad, self.name))
+        return EntryRead(
+            sha256=observed,
+            size=len(data),
+            verified=False,
+            contradiction=contradiction(entry, observed, bad, self.name),
+        )
 
     def _chunks(self, entry: AsarEntry) -> Any:
         if entry.unpacked:
@@ -358,8 +430,7 @@ class AsarArchive:
                 fd = open_beneath(root, entry.path.split("/"))
             except OSError as exc:
                 if is_missing(exc):
-                    raise _companion_missing(entry.path, "its companion file is absent or not a regular file"
-                                             ) from None
+                    raise _companion_missing(entry.path, "its companion file is absent or not a regular file") from None
                 raise _companion_unreadable(entry.path, exc) from None
         finally:
             os.close(root)
@@ -391,28 +462,39 @@ class AsarArchive:
 
 
 def _companion_missing(path: str, why: str) -> ReaError:
-    return ReaError("target_unavailable", f"unpacked ASAR entry {path!r} cannot be materialized: {why}",
-                    remediation="Keep the archive's .asar.unpacked directory next to it and retry.",
-                    details={"reason": "unavailable", "logical_path": path})
+    return ReaError(
+        "target_unavailable",
+        f"unpacked ASAR entry {path!r} cannot be materialized: {why}",
+        remediation="Keep the archive's .asar.unpacked directory next to it and retry.",
+        details={"reason": "unavailable", "logical_path": path},
+    )
 
 
 def _companion_unreadable(path: str, exc: OSError) -> ReaError:
     code = "access_denied" if exc.errno in (errno.EACCES, errno.EPERM) else "target_unavailable"
-    return ReaError(code, f"unpacked ASAR entry {path!r} cannot be read from its companion: "
-                    f"{exc.strerror or 'read failed'}",
-                    remediation="Make the archive's .asar.unpacked directory readable and retry.",
-                    details={"reason": "unreadable", "logical_path": path})
+    return ReaError(
+        code,
+        f"unpacked ASAR entry {path!r} cannot be read from its companion: {exc.strerror or 'read failed'}",
+        remediation="Make the archive's .asar.unpacked directory readable and retry.",
+        details={"reason": "unreadable", "logical_path": path},
+    )
 
 
 def integrity_error(entry: AsarEntry, observed: str) -> ReaError:
     """The fail-closed error for one contradicted entry."""
     assert entry.integrity is not None
-    details: dict[str, Any] = {"logical_path": entry.path, "declared_sha256": entry.integrity.hash,
-                               "calculated_sha256": observed, "unpacked": entry.unpacked}
+    details: dict[str, Any] = {
+        "logical_path": entry.path,
+        "declared_sha256": entry.integrity.hash,
+        "calculated_sha256": observed,
+        "unpacked": entry.unpacked,
+    }
     message = f"ASAR entry {entry.path!r}: declared SHA-256 does not match its bytes"
-    remediation = ("Rerun with integrity_policy 'record-and-continue' "
-                   "(CLI: --integrity-policy record-and-continue) "
-                   "to record the contradiction and continue with verified entries.")
+    remediation = (
+        "Rerun with integrity_policy 'record-and-continue' "
+        "(CLI: --integrity-policy record-and-continue) "
+        "to record the contradiction and continue with verified entries."
+    )
     if entry.unpacked:
         details["likely_cause"] = UNPACKED_CAUSE
         message += f" (unpacked entry; {UNPACKED_CAUSE})"
@@ -431,9 +513,11 @@ def contradiction(entry: AsarEntry, observed: str, bad_blocks: list[int], archiv
         "mismatched_blocks": bad_blocks,
         "unpacked": entry.unpacked,
         "trust": "contradicted",
-        "provenance": {"declared_by": "asar-header",
-                       "observed_from": "asar-unpacked-companion" if entry.unpacked else "asar-data",
-                       "archive": archive},
+        "provenance": {
+            "declared_by": "asar-header",
+            "observed_from": "asar-unpacked-companion" if entry.unpacked else "asar-data",
+            "archive": archive,
+        },
         "quarantined": True,
     }
     if entry.unpacked:
@@ -442,8 +526,9 @@ def contradiction(entry: AsarEntry, observed: str, bad_blocks: list[int], archiv
 
 
 def _too_deep() -> ReaError:
-    return limit_exceeded("asar_header_depth", MAX_JSON_DEPTH,
-                          message="ASAR header nests deeper than the JSON decoder allows")
+    return limit_exceeded(
+        "asar_header_depth", MAX_JSON_DEPTH, message="ASAR header nests deeper than the JSON decoder allows"
+    )
 
 
 def _walk(tree: _RawNode, data_len: int, ctx: CallContext | None, max_entries: int) -> list[AsarEntry]:
@@ -454,8 +539,7 @@ def _walk(tree: _RawNode, data_len: int, ctx: CallContext | None, max_entries: i
         prefix, node, parent_unpacked, parent_problem = stack.pop()
         assert node.files is not None
         if len(out) + len(node.files) > max_entries:
-            raise limit_exceeded("entries", max_entries,
-                                 message=f"ASAR header lists more than {max_entries} entries")
+            raise limit_exceeded("entries", max_entries, message=f"ASAR header lists more than {max_entries} entries")
         if ctx is not None:
             ctx.check("reading ASAR header")
         for name, child in node.files.items():
@@ -466,15 +550,36 @@ def _walk(tree: _RawNode, data_len: int, ctx: CallContext | None, max_entries: i
                 # A "/" inside one name would alias another path, so it is unsafe even when canonical.
                 problem = path_problem(path) or "unsafe_name"
             if child.files is not None:
-                out.append(AsarEntry(path=path, kind="directory", size=0, offset=None, unpacked=unpacked,
-                                     executable=False, link=None, integrity=None, problem=problem))
+                out.append(
+                    AsarEntry(
+                        path=path,
+                        kind="directory",
+                        size=0,
+                        offset=None,
+                        unpacked=unpacked,
+                        executable=False,
+                        link=None,
+                        integrity=None,
+                        problem=problem,
+                    )
+                )
                 stack.append((path, child, unpacked, problem))
             elif child.link is not None:
                 # ASAR links are relative to the archive root, not to the link's directory.
                 escape = link_escapes("link", child.link)
-                out.append(AsarEntry(path=path, kind="link", size=0, offset=None, unpacked=unpacked,
-                                     executable=False, link=child.link, integrity=None,
-                                     problem=problem or ("link_escape" if escape else None)))
+                out.append(
+                    AsarEntry(
+                        path=path,
+                        kind="link",
+                        size=0,
+                        offset=None,
+                        unpacked=unpacked,
+                        executable=False,
+                        link=child.link,
+                        integrity=None,
+                        problem=problem or ("link_escape" if escape else None),
+                    )
+                )
             else:
                 out.append(_file_entry(path, child, unpacked, data_len, problem))
     out.sort(key=lambda e: e.path)
@@ -495,10 +600,12 @@ def _file_entry(path: str, node: _RawNode, unpacked: bool, data_len: int, proble
         # trailing partial block, even when it is empty.
         expected_blocks = max(1, -(-size // raw_i.blockSize))
         if len(raw_i.blocks) not in (expected_blocks, size // raw_i.blockSize + 1):
-            raise _malformed("bad_integrity", f"{path!r} declares {len(raw_i.blocks)} blocks for {size} bytes "
-                             f"(expected {expected_blocks})", logical_path=path)
-        integrity = AsarIntegrity(algorithm="SHA256", hash=raw_i.hash, block_size=raw_i.blockSize,
-                                  blocks=raw_i.blocks)
+            raise _malformed(
+                "bad_integrity",
+                f"{path!r} declares {len(raw_i.blocks)} blocks for {size} bytes (expected {expected_blocks})",
+                logical_path=path,
+            )
+        integrity = AsarIntegrity(algorithm="SHA256", hash=raw_i.hash, block_size=raw_i.blockSize, blocks=raw_i.blocks)
     offset: int | None = None
     if not unpacked:
         raw = node.offset
@@ -510,8 +617,21 @@ def _file_entry(path: str, node: _RawNode, unpacked: bool, data_len: int, proble
         else:
             raise _malformed("bad_offset", f"offset of {path!r} must be a decimal string", logical_path=path)
         if offset + size > data_len:
-            raise _truncated(f"entry {path!r} at offset {offset} with {size} bytes runs past the "
-                             f"{data_len}-byte data region", logical_path=path, offset=offset, size=size,
-                             data_bytes=data_len)
-    return AsarEntry(path=path, kind="file", size=size, offset=offset, unpacked=unpacked,
-                     executable=node.executable, link=None, integrity=integrity, problem=problem)
+            raise _truncated(
+                f"entry {path!r} at offset {offset} with {size} bytes runs past the {data_len}-byte data region",
+                logical_path=path,
+                offset=offset,
+                size=size,
+                data_bytes=data_len,
+            )
+    return AsarEntry(
+        path=path,
+        kind="file",
+        size=size,
+        offset=offset,
+        unpacked=unpacked,
+        executable=node.executable,
+        link=None,
+        integrity=integrity,
+        problem=problem,
+    )

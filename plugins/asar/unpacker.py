@@ -21,8 +21,16 @@ VERSION = "0.1.0"
 
 
 def to_archive_entry(e: AsarEntry) -> ArchiveEntry:
-    return ArchiveEntry(path=e.path, kind=e.kind, size=e.size, executable=e.executable, unpacked=e.unpacked,
-                        link=e.link, integrity=e.integrity, problem=e.problem)
+    return ArchiveEntry(
+        path=e.path,
+        kind=e.kind,
+        size=e.size,
+        executable=e.executable,
+        unpacked=e.unpacked,
+        link=e.link,
+        integrity=e.integrity,
+        problem=e.problem,
+    )
 
 
 class AsarReader(ArchiveReader):
@@ -38,8 +46,9 @@ class AsarReader(ArchiveReader):
     def entries(self) -> list[ArchiveEntry]:
         return list(self._entries)
 
-    def stream(self, entry: ArchiveEntry, sink: Sink, *, policy: IntegrityPolicy,
-               ctx: CallContext | None = None) -> EntryRead:
+    def stream(
+        self, entry: ArchiveEntry, sink: Sink, *, policy: IntegrityPolicy, ctx: CallContext | None = None
+    ) -> EntryRead:
         return self.archive.stream(self.archive.entry(entry.path), sink, policy=policy, ctx=ctx)
 
     def limitations(self) -> list[str]:
@@ -55,29 +64,33 @@ class AsarUnpacker(Unpacker):
     """Reads Electron ASAR archives, verifying header-declared SHA-256 integrity."""
 
     descriptor = UnpackerDescriptor(
-        id="asar", name="Electron ASAR", version=VERSION, formats=("asar",),
-        description="Electron ASAR archives, with header integrity and .asar.unpacked companions.")
+        id="asar",
+        name="Electron ASAR",
+        version=VERSION,
+        formats=("asar",),
+        description="Electron ASAR archives, with header integrity and .asar.unpacked companions.",
+    )
 
     def claims(self, target: Target, head: bytes) -> bool:
         return not target.is_directory and target.format == "asar"
 
     def open(self, target: Target, options: Limits, ctx: CallContext | None = None) -> ArchiveReader:
-        arc = AsarArchive.open(target.resolved_path, ctx, max_entries=options.max_entries,
-                               max_header_bytes=options.max_header_bytes)
+        arc = AsarArchive.open(
+            target.resolved_path, ctx, max_entries=options.max_entries, max_header_bytes=options.max_header_bytes
+        )
         return AsarReader(arc)
 
-    def open_bytes(self, target: Target, data: bytes, options: Limits,
-                   ctx: CallContext | None = None) -> ArchiveReader:
-        arc = AsarArchive.from_bytes(data, target.path, ctx, max_entries=options.max_entries,
-                                     max_header_bytes=options.max_header_bytes)
+    def open_bytes(self, target: Target, data: bytes, options: Limits, ctx: CallContext | None = None) -> ArchiveReader:
+        arc = AsarArchive.from_bytes(
+            data, target.path, ctx, max_entries=options.max_entries, max_header_bytes=options.max_header_bytes
+        )
         return AsarReader(arc)
 
-
-    def open_spool(self, target: Target, fd: int, options: Limits,
-                   ctx: CallContext | None = None) -> ArchiveReader:
+    def open_spool(self, target: Target, fd: int, options: Limits, ctx: CallContext | None = None) -> ArchiveReader:
         # Positional reads from the spool: a nested ASAR of hundreds of MiB is never held in memory.
-        arc = AsarArchive.from_spool(fd, target.path, ctx, max_entries=options.max_entries,
-                                     max_header_bytes=options.max_header_bytes)
+        arc = AsarArchive.from_spool(
+            fd, target.path, ctx, max_entries=options.max_entries, max_header_bytes=options.max_header_bytes
+        )
         return AsarReader(arc)
 
 

@@ -30,8 +30,21 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         workflows,
     )
 
-    for module in (direct, workflows, compare, layout, navigation, stepping, notebook, image, engine_facts,
-                   callpaths, api, agreement, codesearch):
+    for module in (
+        direct,
+        workflows,
+        compare,
+        layout,
+        navigation,
+        stepping,
+        notebook,
+        image,
+        engine_facts,
+        callpaths,
+        api,
+        agreement,
+        codesearch,
+    ):
         for tool in module.tools():
             register(tool)
 

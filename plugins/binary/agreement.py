@@ -59,9 +59,11 @@ class Engine:
             except ReaError:
                 raise
             except Exception as exc:
-                raise ReaError("provider_unavailable", f"provider {provider_id} failed to open the target "
-                               "(an internal error of the provider plugin)",
-                               details={"provider_id": provider_id}) from exc
+                raise ReaError(
+                    "provider_unavailable",
+                    f"provider {provider_id} failed to open the target (an internal error of the provider plugin)",
+                    details={"provider_id": provider_id},
+                ) from exc
 
     def supports(self, operation: str) -> bool:
         return operation in self.operations
@@ -76,9 +78,11 @@ class Engine:
         except ReaError:
             raise
         except Exception as exc:
-            raise ReaError("execution_failure", f"provider {self.id} failed in {operation} "
-                           "(an internal error of the provider plugin)",
-                           details={"operation": operation, "provider_id": self.id}) from exc
+            raise ReaError(
+                "execution_failure",
+                f"provider {self.id} failed in {operation} (an internal error of the provider plugin)",
+                details={"operation": operation, "provider_id": self.id},
+            ) from exc
         ctx.check(operation)
         return result
 
@@ -89,8 +93,11 @@ class Engine:
             body = self.run(operation, {**params, "offset": offset, "limit": PAGE}).normalized
             items += body[key]
             if len(items) > MAX_INVENTORY:
-                raise ReaError("resource_constraint", f"{self.id} lists more than {MAX_INVENTORY} {key}",
-                               details={"resource": key, "limit": MAX_INVENTORY, "provider_id": self.id})
+                raise ReaError(
+                    "resource_constraint",
+                    f"{self.id} lists more than {MAX_INVENTORY} {key}",
+                    details={"resource": key, "limit": MAX_INVENTORY, "provider_id": self.id},
+                )
             offset = body["next_offset"]
         return items
 
@@ -105,12 +112,21 @@ class Engine:
             self.call.session.record_lineage(client.lineage())
         except Exception:
             remaining = ("provider-session",)
-        return {"provider_id": self.id, "source": self.source,
-                "cleanup": "incomplete" if remaining else "complete", "resources": sorted(remaining)}
+        return {
+            "provider_id": self.id,
+            "source": self.source,
+            "cleanup": "incomplete" if remaining else "complete",
+            "resources": sorted(remaining),
+        }
 
     def describe(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.identity.name, "version": self.identity.version, "source": self.source,
-                "analysis_profile_digest": self.profile.digest}
+        return {
+            "id": self.id,
+            "name": self.identity.name,
+            "version": self.identity.version,
+            "source": self.source,
+            "analysis_profile_digest": self.profile.digest,
+        }
 
 
 def _callee_key(c: dict[str, Any]) -> str:
@@ -124,10 +140,14 @@ def _set_facet(name: str, sets: dict[str, set[str]], limit: int) -> dict[str, An
     a, b = list(sets)
     only = {pid: sorted(sets[pid] - sets[other], key=_order) for pid, other in ((a, b), (b, a))}
     status = "agree" if not only[a] and not only[b] else "disagree"
-    return {"facet": name, "status": status, "both": len(sets[a] & sets[b]),
-            "only": {pid: items[:limit] for pid, items in only.items()},
-            "only_count": {pid: len(items) for pid, items in only.items()},
-            "truncated": any(len(items) > limit for items in only.values())}
+    return {
+        "facet": name,
+        "status": status,
+        "both": len(sets[a] & sets[b]),
+        "only": {pid: items[:limit] for pid, items in only.items()},
+        "only_count": {pid: len(items) for pid, items in only.items()},
+        "truncated": any(len(items) > limit for items in only.values()),
+    }
 
 
 def _order(key: str) -> tuple[int, int, str]:
@@ -179,9 +199,15 @@ def _compare_procedure(engines: list[Engine], selector: str, limit: int) -> dict
         facets[0]["status"] = "disagree" if len(missing) < len(ids) else "unknown"
         facets[0]["reason"] = f"no procedure {selector!r} in {', '.join(missing)}"
         present = {pid: f for pid, f in facts.items() if f}
-        return {"scope": "procedure", "procedure": selector, "facets": facets,
-                "procedures": {pid: None if f is None else {"address": f["address"], "name": f["name"]}
-                               for pid, f in facts.items()}, "known_by": sorted(present)}
+        return {
+            "scope": "procedure",
+            "procedure": selector,
+            "facets": facets,
+            "procedures": {
+                pid: None if f is None else {"address": f["address"], "name": f["name"]} for pid, f in facts.items()
+            },
+            "known_by": sorted(present),
+        }
     both = {pid: f for pid, f in facts.items() if f is not None}
     for key in ("size", "end", "kind", "basic_block_count", "instruction_count"):
         facets.append(_value_facet(key, {pid: f.get(key) for pid, f in both.items()}))
@@ -196,8 +222,12 @@ def _compare_procedure(engines: list[Engine], selector: str, limit: int) -> dict
             facets.append(facet)
         else:
             facets.append(_unknown(key, f"a provider does not offer procedure_{key}"))
-    return {"scope": "procedure", "procedure": selector, "facets": facets,
-            "procedures": {pid: {"address": f["address"], "name": f["name"]} for pid, f in both.items()}}
+    return {
+        "scope": "procedure",
+        "procedure": selector,
+        "facets": facets,
+        "procedures": {pid: {"address": f["address"], "name": f["name"]} for pid, f in both.items()},
+    }
 
 
 def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> dict[str, Any]:
@@ -212,10 +242,21 @@ def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> 
     imports = {pid: {p["name"] for p in procs.values() if p["kind"] == "import"} for pid, procs in listed.items()}
     facets.append(_set_facet("imports", imports, limit))
     common = sorted(code[ids[0]] & code[ids[1]], key=lambda a: int(a, 16))
-    sizes = [{"address": a, "name": listed[ids[0]][a]["name"], "sizes": {pid: listed[pid][a]["size"] for pid in ids}}
-             for a in common if listed[ids[0]][a]["size"] != listed[ids[1]][a]["size"]]
-    facets.append({"facet": "sizes", "status": "disagree" if sizes else "agree", "compared": len(common),
-                   "differ": len(sizes), "items": sizes[:limit], "truncated": len(sizes) > limit})
+    sizes = [
+        {"address": a, "name": listed[ids[0]][a]["name"], "sizes": {pid: listed[pid][a]["size"] for pid in ids}}
+        for a in common
+        if listed[ids[0]][a]["size"] != listed[ids[1]][a]["size"]
+    ]
+    facets.append(
+        {
+            "facet": "sizes",
+            "status": "disagree" if sizes else "agree",
+            "compared": len(common),
+            "differ": len(sizes),
+            "items": sizes[:limit],
+            "truncated": len(sizes) > limit,
+        }
+    )
     if all(e.supports("procedure_callees") for e in engines):
         chosen = common[:max_procedures]
         differ: list[dict[str, Any]] = []
@@ -224,20 +265,40 @@ def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> 
             ctx.check("compare_provider_results")
             if i % 50 == 0:
                 ctx.progress(f"compare_provider_results: callees of {i} of {len(chosen)} procedures compared")
-            sets = {e.id: {_callee_key(c) for c in e.run("procedure_callees", {"procedure": addr}).normalized[
-                "callees"]} for e in engines}
+            sets = {
+                e.id: {_callee_key(c) for c in e.run("procedure_callees", {"procedure": addr}).normalized["callees"]}
+                for e in engines
+            }
             for pid in ids:
                 edges[pid] |= {(addr, k) for k in sets[pid]}
             if sets[ids[0]] != sets[ids[1]]:
-                differ.append({"address": addr, "name": listed[ids[0]][addr]["name"],
-                               "only": {pid: sorted(sets[pid] - sets[other], key=_order)
-                                        for pid, other in ((ids[0], ids[1]), (ids[1], ids[0]))}})
-        facets.append({"facet": "callees", "status": "disagree" if differ else "agree", "compared": len(chosen),
-                       "differ": len(differ), "items": differ[:limit], "truncated": len(differ) > limit,
-                       "edges": {"both": len(edges[ids[0]] & edges[ids[1]]),
-                                 "only": {pid: len(edges[pid] - edges[other])
-                                          for pid, other in ((ids[0], ids[1]), (ids[1], ids[0]))}},
-                       "procedures_skipped": len(common) - len(chosen)})
+                differ.append(
+                    {
+                        "address": addr,
+                        "name": listed[ids[0]][addr]["name"],
+                        "only": {
+                            pid: sorted(sets[pid] - sets[other], key=_order)
+                            for pid, other in ((ids[0], ids[1]), (ids[1], ids[0]))
+                        },
+                    }
+                )
+        facets.append(
+            {
+                "facet": "callees",
+                "status": "disagree" if differ else "agree",
+                "compared": len(chosen),
+                "differ": len(differ),
+                "items": differ[:limit],
+                "truncated": len(differ) > limit,
+                "edges": {
+                    "both": len(edges[ids[0]] & edges[ids[1]]),
+                    "only": {
+                        pid: len(edges[pid] - edges[other]) for pid, other in ((ids[0], ids[1]), (ids[1], ids[0]))
+                    },
+                },
+                "procedures_skipped": len(common) - len(chosen),
+            }
+        )
     else:
         facets.append(_unknown("callees", "a provider does not offer procedure_callees"))
     counts = {pid: {"procedures": len(listed[pid]), "code": len(code[pid])} for pid in ids}
@@ -247,8 +308,10 @@ def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> 
 def _provider_ids(call: ToolCall) -> list[str]:
     ids = list(call.args["provider_ids"])
     if len(set(ids)) != len(ids):
-        raise invalid_request("provider_ids must name two different providers",
-                              [issue("provider_ids", "invalid_value", "two different provider ids")])
+        raise invalid_request(
+            "provider_ids must name two different providers",
+            [issue("provider_ids", "invalid_value", "two different provider ids")],
+        )
     return ids
 
 
@@ -271,44 +334,87 @@ def _compare_provider_results(call: ToolCall) -> Evidence:
         for e in engines:
             closed.append(e.close())
     statuses = {f["status"] for f in body["facets"]}
-    body = {"status": "disagree" if "disagree" in statuses else ("unknown" if "unknown" in statuses else "agree"),
-            "providers": [e.describe() for e in engines], **body, "peer_sessions": closed}
-    lims = ["Facets compare the providers' normalized answers; an address one provider lists and the other does "
-            "not is a disagreement to inspect, not an error of either by itself."]
+    body = {
+        "status": "disagree" if "disagree" in statuses else ("unknown" if "unknown" in statuses else "agree"),
+        "providers": [e.describe() for e in engines],
+        **body,
+        "peer_sessions": closed,
+    }
+    lims = [
+        "Facets compare the providers' normalized answers; an address one provider lists and the other does "
+        "not is a disagreement to inspect, not an error of either by itself."
+    ]
     if body.get("scope") == "program" and any(f.get("procedures_skipped") for f in body["facets"]):
         lims.append("callees were compared for the first max_procedures common procedures only")
     profiles: dict[str, AnalysisProfile] = {e.id: e.profile for e in engines}
-    parameters = {**{k: v for k, v in call.args.items()},
-                  "analysis_profiles": {pid: p.digest for pid, p in profiles.items()}}
+    parameters = {
+        **{k: v for k, v in call.args.items()},
+        "analysis_profiles": {pid: p.digest for pid, p in profiles.items()},
+    }
     call.ctx.finish(f"compare_provider_results: {body['status']}")
-    return session.evidence(call.tool.name, parameters,
-                            OperationResult(normalized=body, limitations=lims, confidence="derived"),
-                            target=target, provider=IDENTITY, analysis_profile=None, bound=False)
+    return session.evidence(
+        call.tool.name,
+        parameters,
+        OperationResult(normalized=body, limitations=lims, confidence="derived"),
+        target=target,
+        provider=IDENTITY,
+        analysis_profile=None,
+        bound=False,
+    )
 
 
 PROVIDER_ID = {"type": "string", "pattern": "^[a-z][a-z0-9-]*$", "maxLength": 64}
 
 
 def tools() -> list[ToolDef]:
-    return [ToolDef(
-        name="compare_provider_results", family="binary",
-        description=("Ask two providers the same questions about the open target and report where they disagree. "
-                     "Either one procedure (start, size, end, kind, blocks, instructions, callees, callers) or the "
-                     "whole program (procedure starts, imports, sizes, callees). The bound provider is never replaced: "
-                     "another provider runs for this call only."),
-        input_schema=obj({
-            "provider_ids": {"type": "array", "items": PROVIDER_ID, "minItems": 2, "maxItems": 2,
-                             "description": "The two providers to compare (the bound one may be either).",
-                             "examples": [["native", "radare2"]]},
-            "procedure": {**PROCEDURE, "description": "Compare one procedure (name or 0x address); omit to compare "
-                                                      "the whole program."},
-            "max_procedures": prop("integer", "Whole program: common procedures whose callees are compared. In "
-                                              "address order (1-5000).", [500], minimum=1, maximum=5000),
-            "limit": prop("integer", "How many disagreeing items to list per facet (1-500); counts stay exact.",
-                          [50], minimum=1, maximum=500),
-        }, ("provider_ids",)),
-        handler=_compare_provider_results, requires_target=True,
-        effects=ToolEffects(launches_process=True),
-        cli_subject="procedure",
-        examples=({"provider_ids": ["native", "radare2"], "procedure": "main"},
-                  {"provider_ids": ["native", "angr"], "max_procedures": 100}))]
+    return [
+        ToolDef(
+            name="compare_provider_results",
+            family="binary",
+            description=(
+                "Ask two providers the same questions about the open target and report where they disagree. "
+                "Either one procedure (start, size, end, kind, blocks, instructions, callees, callers) or the "
+                "whole program (procedure starts, imports, sizes, callees). The bound provider is never replaced: "
+                "another provider runs for this call only."
+            ),
+            input_schema=obj(
+                {
+                    "provider_ids": {
+                        "type": "array",
+                        "items": PROVIDER_ID,
+                        "minItems": 2,
+                        "maxItems": 2,
+                        "description": "The two providers to compare (the bound one may be either).",
+                        "examples": [["native", "radare2"]],
+                    },
+                    "procedure": {
+                        **PROCEDURE,
+                        "description": "Compare one procedure (name or 0x address); omit to compare the whole program.",
+                    },
+                    "max_procedures": prop(
+                        "integer",
+                        "Whole program: common procedures whose callees are compared. In address order (1-5000).",
+                        [500],
+                        minimum=1,
+                        maximum=5000,
+                    ),
+                    "limit": prop(
+                        "integer",
+                        "How many disagreeing items to list per facet (1-500); counts stay exact.",
+                        [50],
+                        minimum=1,
+                        maximum=500,
+                    ),
+                },
+                ("provider_ids",),
+            ),
+            handler=_compare_provider_results,
+            requires_target=True,
+            effects=ToolEffects(launches_process=True),
+            cli_subject="procedure",
+            examples=(
+                {"provider_ids": ["native", "radare2"], "procedure": "main"},
+                {"provider_ids": ["native", "angr"], "max_procedures": 100},
+            ),
+        )
+    ]

@@ -24,19 +24,44 @@ from rea.providers import OperationResult
 USER = "user"
 REVISION_PARAMETER = "annotation_revision"
 # Operations whose results carry procedure or symbol names (and so reflect user names).
-NAMED_OPERATIONS = frozenset({
-    "list_procedures", "search_procedures", "list_names", "address_name", "procedure_address",
-    "resolve_containing_procedure", "procedure_info", "procedure_blocks", "procedure_assembly",
-    "read_function_instructions", "procedure_callers", "procedure_callees", "procedure_references", "xrefs",
-    "procedure_pseudo_code", "inspect_native_instruction", "inspect_native_data_type",
-    "resolve_native_call_targets",
-})
-_TEXT_OPERATIONS = frozenset({"procedure_assembly", "read_function_instructions", "procedure_pseudo_code",
-                              "inspect_native_instruction"})
+NAMED_OPERATIONS = frozenset(
+    {
+        "list_procedures",
+        "search_procedures",
+        "list_names",
+        "address_name",
+        "procedure_address",
+        "resolve_containing_procedure",
+        "procedure_info",
+        "procedure_blocks",
+        "procedure_assembly",
+        "read_function_instructions",
+        "procedure_callers",
+        "procedure_callees",
+        "procedure_references",
+        "xrefs",
+        "procedure_pseudo_code",
+        "inspect_native_instruction",
+        "inspect_native_data_type",
+        "resolve_native_call_targets",
+    }
+)
+_TEXT_OPERATIONS = frozenset(
+    {"procedure_assembly", "read_function_instructions", "procedure_pseudo_code", "inspect_native_instruction"}
+)
 # Tools whose results never mention a name or an annotation: their Evidence identity ignores annotations.
-ANNOTATION_FREE_TOOLS = frozenset({"list_documents", "list_segments", "list_strings", "search_strings",
-                                   "read_bytes", "address_to_file_offset", "inspect_native_load_image",
-                                   "current_document"})
+ANNOTATION_FREE_TOOLS = frozenset(
+    {
+        "list_documents",
+        "list_segments",
+        "list_strings",
+        "search_strings",
+        "read_bytes",
+        "address_to_file_offset",
+        "inspect_native_load_image",
+        "current_document",
+    }
+)
 _ORIGINALS = "binary.original_names"
 _MAX_TEXT_NAMES = 4096
 MAX_SEARCHED = 200_000
@@ -93,12 +118,18 @@ def apply(call: ToolCall, operation: str, result: OperationResult, nb: Notebook)
         normalized = _texts(call, normalized, nb, names)
     if operation == "procedure_info" and isinstance(normalized, dict):
         normalized = _function(normalized, nb)
-    return OperationResult(normalized=normalized, raw=result.raw, limitations=list(result.limitations),
-                           locations=list(result.locations), confidence=result.confidence)
+    return OperationResult(
+        normalized=normalized,
+        raw=result.raw,
+        limitations=list(result.limitations),
+        locations=list(result.locations),
+        confidence=result.confidence,
+    )
 
 
-def search_procedures(call: ToolCall, params: dict[str, Any],
-                      listing: Callable[[dict[str, Any]], OperationResult]) -> OperationResult:
+def search_procedures(
+    call: ToolCall, params: dict[str, Any], listing: Callable[[dict[str, Any]], OperationResult]
+) -> OperationResult:
     """``search_procedures`` over the annotated listing: a procedure matches by its user or engine name."""
     matches = search.matcher(params)
     found: list[dict[str, Any]] = []
@@ -109,16 +140,25 @@ def search_procedures(call: ToolCall, params: dict[str, Any],
         page = listing({"offset": offset, "limit": 1000}).normalized
         seen += len(page["procedures"])
         if seen > MAX_SEARCHED:
-            raise ReaError("resource_constraint", f"more than {MAX_SEARCHED} procedures to search with user names",
-                           details={"resource": "procedures", "limit": MAX_SEARCHED})
-        found.extend(p for p in page["procedures"]
-                     if matches(p["name"] or "") or matches(p.get("original_name") or ""))
+            raise ReaError(
+                "resource_constraint",
+                f"more than {MAX_SEARCHED} procedures to search with user names",
+                details={"resource": "procedures", "limit": MAX_SEARCHED},
+            )
+        found.extend(p for p in page["procedures"] if matches(p["name"] or "") or matches(p.get("original_name") or ""))
         offset = page["next_offset"]
     start, limit = params.get("offset", 0), params.get("limit", 100)
     end = start + limit
-    return OperationResult(normalized={"procedures": found[start:end], "offset": start, "limit": limit,
-                                       "total": len(found), "next_offset": end if end < len(found) else None},
-                           limitations=["matched against user names and the engine's names"])
+    return OperationResult(
+        normalized={
+            "procedures": found[start:end],
+            "offset": start,
+            "limit": limit,
+            "total": len(found),
+            "next_offset": end if end < len(found) else None,
+        },
+        limitations=["matched against user names and the engine's names"],
+    )
 
 
 def _renamed(value: Any, names: dict[str, str]) -> Any:
@@ -168,8 +208,9 @@ def original_names(call: ToolCall, addresses: list[str]) -> dict[str, str]:
         for address in addresses[:_MAX_TEXT_NAMES]:
             if address not in known:
                 call.ctx.check("annotation names")
-                known[address] = call.session.execute("address_name", {"address": address}, call.ctx
-                                                      ).normalized.get("name")
+                known[address] = call.session.execute("address_name", {"address": address}, call.ctx).normalized.get(
+                    "name"
+                )
     return {a: n for a in addresses if (n := known.get(a))}
 
 
@@ -222,8 +263,9 @@ def _rewriter(call: ToolCall, names: dict[str, str]) -> Any:
     mapping = {old: names[a] for a, old in originals.items() if old != names[a]}
     if not mapping:
         return None
-    pattern = re.compile(r"(?<![\w$@.])(" + "|".join(re.escape(n) for n in sorted(mapping, key=len, reverse=True))
-                         + r")(?![\w$@])")
+    pattern = re.compile(
+        r"(?<![\w$@.])(" + "|".join(re.escape(n) for n in sorted(mapping, key=len, reverse=True)) + r")(?![\w$@])"
+    )
 
     def rename(text: str) -> str:
         return pattern.sub(lambda m: mapping[m.group(1)], text)
@@ -241,8 +283,10 @@ def user_names(value: Any) -> list[dict[str, Any]]:
             stack.extend(item)
         elif isinstance(item, dict):
             if item.get("name_source") == USER and isinstance(item.get("address"), str):
-                found.setdefault(item["address"], {"address": item["address"], "name": item["name"],
-                                                   "original_name": item.get("original_name")})
+                found.setdefault(
+                    item["address"],
+                    {"address": item["address"], "name": item["name"], "original_name": item.get("original_name")},
+                )
             stack.extend(v for v in item.values() if isinstance(v, dict | list))
     return [found[a] for a in sorted(found, key=lambda a: int(a, 16) if a.startswith("0x") else -1)]
 

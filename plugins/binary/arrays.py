@@ -33,8 +33,9 @@ def _layout(call: ToolCall) -> tuple[int, Order]:
 
 
 def _mapped(call: ToolCall, value: int) -> bool:
-    return value != 0 and any(int(r["start"], 16) <= value < int(r["end"], 16) for r in regions(call)
-                              if r.get("size", 0) > 0)
+    return value != 0 and any(
+        int(r["start"], 16) <= value < int(r["end"], 16) for r in regions(call) if r.get("size", 0) > 0
+    )
 
 
 def _slots(call: ToolCall, start: int, count: int, size: int, order: Order) -> list[int | None]:
@@ -46,8 +47,10 @@ def _slots(call: ToolCall, start: int, count: int, size: int, order: Order) -> l
         return [None] * count
     backed = int(region.get("file_size") or 0) - (start - int(region["start"], 16))
     data = read_file(call.session.require_target().resolved_path, offset, max(0, min(count * size, backed)))
-    return [int.from_bytes(data[i * size:(i + 1) * size], order) if (i + 1) * size <= len(data) else None
-            for i in range(count)]
+    return [
+        int.from_bytes(data[i * size : (i + 1) * size], order) if (i + 1) * size <= len(data) else None
+        for i in range(count)
+    ]
 
 
 def _code_refs(call: ToolCall, address: int) -> list[dict[str, Any]]:
@@ -83,8 +86,15 @@ def pointer_array(call: ToolCall, slot: str) -> dict[str, Any] | None:
     count = 0
     while count < len(values) and values[count] is not None and _mapped(call, values[count] or 0):
         count += 1
-    return {"base": hex(base), "element_size": size, "count": count, "count_truncated": count >= MAX_COUNT,
-            "index": (here - base) // size, "slot": hex(here), "indexed_by": indexed_by}
+    return {
+        "base": hex(base),
+        "element_size": size,
+        "count": count,
+        "count_truncated": count >= MAX_COUNT,
+        "index": (here - base) // size,
+        "slot": hex(here),
+        "indexed_by": indexed_by,
+    }
 
 
 MAX_FOLLOWED = 16  # data slots xrefs follows back to an array base
@@ -99,8 +109,10 @@ def handle_xrefs(call: ToolCall) -> Evidence:
     for slot in slots[:MAX_FOLLOWED]:
         found = pointer_array(call, slot)
         if found is not None:
-            steps.extend({**site, "via": "array-base", "slot": slot, "base": found["base"], "index": found["index"]}
-                         for site in found["indexed_by"])
+            steps.extend(
+                {**site, "via": "array-base", "slot": slot, "base": found["base"], "index": found["index"]}
+                for site in found["indexed_by"]
+            )
     body = {**result.normalized, "through_arrays": steps}
     lims = list(result.limitations)
     if len(slots) > MAX_FOLLOWED:

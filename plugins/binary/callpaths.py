@@ -79,22 +79,32 @@ def _address_taken(call: ToolCall, here: str, forward: bool, starts: dict[str, s
     sites: dict[str, list[str]] = {}
     offset: int | None = 0
     while offset is not None:
-        body = run(call, "procedure_references", {"procedure": here, "direction": "outgoing" if forward else
-                                                  "incoming", "offset": offset, "limit": PAGE}).normalized
+        body = run(
+            call,
+            "procedure_references",
+            {"procedure": here, "direction": "outgoing" if forward else "incoming", "offset": offset, "limit": PAGE},
+        ).normalized
         for ref in body["references"]:
             other = ref.get("to") if forward else ref.get("from_procedure")
             # Only code taking the address counts: a data slot holding it has no procedure to walk from. radare2
             # calls arm64's adrp+add into a register a "write"; nothing writes to a procedure start.
-            if (ref.get("kind") in ("data", "read", "write") and ref.get("from_procedure") and other in starts
-                    and other != here):
+            if (
+                ref.get("kind") in ("data", "read", "write")
+                and ref.get("from_procedure")
+                and other in starts
+                and other != here
+            ):
                 sites.setdefault(other, []).append(ref["from"])
         offset = body["next_offset"]
-    return [{"address": a, "name": starts[a], "kind": "address-taken",
-             "call_sites": sorted(s, key=lambda x: int(x, 16))} for a, s in sites.items()]
+    return [
+        {"address": a, "name": starts[a], "kind": "address-taken", "call_sites": sorted(s, key=lambda x: int(x, 16))}
+        for a, s in sites.items()
+    ]
 
 
-def _neighbours(call: ToolCall, here: str, forward: bool, starts: dict[str, str | None] | None = None
-                ) -> list[dict[str, Any]]:
+def _neighbours(
+    call: ToolCall, here: str, forward: bool, starts: dict[str, str | None] | None = None
+) -> list[dict[str, Any]]:
     """Callees (forward) or callers (backward) of one procedure, then address-taken edges when ``starts`` is given."""
     if forward:
         items = list(run(call, "procedure_callees", {"procedure": here}).normalized["callees"])
@@ -115,8 +125,13 @@ def _stop(stops: dict[str, dict[str, Any]], bound: str, limit: int, at: list[str
 def _stop_record(stop: dict[str, Any], names: dict[str, str | None]) -> dict[str, Any]:
     """A stop as reported: the bound, its value and (at most MAX_AT of) the procedures the walk did not go past."""
     at = stop["at"]
-    return {"bound": stop["bound"], "limit": stop["limit"], "procedures": len(at),
-            "at": [_node(names, a) for a in at[:MAX_AT]], "at_truncated": len(at) > MAX_AT}
+    return {
+        "bound": stop["bound"],
+        "limit": stop["limit"],
+        "procedures": len(at),
+        "at": [_node(names, a) for a in at[:MAX_AT]],
+        "at_truncated": len(at) > MAX_AT,
+    }
 
 
 def _trace(call: ToolCall) -> Evidence:
@@ -125,11 +140,11 @@ def _trace(call: ToolCall) -> Evidence:
     max_nodes = call.args.get("max_nodes", 200)
     budget = call.args.get("max_operations", 200)
     start = run(call, "procedure_address", {"procedure": call.args["start"]}).normalized
-    goal = (run(call, "procedure_address", {"procedure": call.args["goal"]}).normalized
-            if "goal" in call.args else None)
+    goal = run(call, "procedure_address", {"procedure": call.args["goal"]}).normalized if "goal" in call.args else None
     root = start["address"]
     taken = call.args.get("address_taken", True) and all(
-        call.session.supports(op) for op in ("procedure_references", "list_procedures"))
+        call.session.supports(op) for op in ("procedure_references", "list_procedures")
+    )
     starts = _starts(call) if taken else None
     names: dict[str, str | None] = {root: start["name"]}
     if goal is not None:
@@ -207,15 +222,23 @@ def _trace(call: ToolCall) -> Evidence:
             else:
                 _stop(stops, "max_paths", MAX_PATHS, [end])
     body: dict[str, Any] = {
-        "start": _node(names, root), "goal": None if goal is None else _node(names, goal["address"]),
-        "direction": "forward" if forward else "backward", "reached": reached, "paths": paths,
-        "procedures_reached": len(depth), "operations": operations, "unresolved_call_sites": unresolved,
+        "start": _node(names, root),
+        "goal": None if goal is None else _node(names, goal["address"]),
+        "direction": "forward" if forward else "backward",
+        "reached": reached,
+        "paths": paths,
+        "procedures_reached": len(depth),
+        "operations": operations,
+        "unresolved_call_sites": unresolved,
         "truncated": bool(truncated) or len(paths) >= MAX_PATHS,
         "stopped_by": [_stop_record(s, names) for s in stops.values()],
         "limits": {"max_depth": max_depth, "max_nodes": max_nodes, "max_operations": budget, "max_paths": MAX_PATHS},
     }
-    lims = [f"the walk stopped at {', '.join(truncated)} (stopped_by names where); raise it to search further"
-            ] if truncated else []
+    lims = (
+        [f"the walk stopped at {', '.join(truncated)} (stopped_by names where); raise it to search further"]
+        if truncated
+        else []
+    )
     if goal is not None and not reached:
         lims.append(f"no path within {max_depth} calls" + (" (the walk was truncated)" if truncated else ""))
     if unresolved:
@@ -225,25 +248,53 @@ def _trace(call: ToolCall) -> Evidence:
 
 
 def tools() -> list[ToolDef]:
-    return [ToolDef(
-        name="trace_call_path", family="binary",
-        description=("Shortest call paths from start to goal (forward through callees, backward through callers), "
-                     "bounded by depth, procedures and lookups; without goal, paths to every procedure reached. "
-                     "Paths read in call order; each hop says its edge: call (with call sites) or address-taken."),
-        input_schema=obj({
-            "start": {**PROCEDURE, "description": "Procedure to start from: name or entry address."},
-            "goal": {**PROCEDURE, "description": "Procedure to reach: name (an import too) or entry address."},
-            "direction": prop("string", "forward (callees, default) or backward (callers).", ["forward"],
-                              enum=["forward", "backward"]),
-            "max_depth": prop("integer", "Calls to follow (1-8, default 4).", [4], minimum=1, maximum=8),
-            "max_nodes": prop("integer", "Procedures to reach at most (1-2000, default 200).", [200], minimum=1,
-                              maximum=2000),
-            "max_operations": prop("integer", "Callee/caller lookups at most (1-2000, default 200).", [200],
-                                   minimum=1, maximum=2000),
-            "address_taken": prop("boolean", "Also follow address-taken edges: a procedure whose start code takes "
-                                  "as a value, such as a callback passed to a call (default true).", [True])},
-            ("start",)),
-        handler=_trace, requires_target=True,
-        requires_operations=("procedure_address", "procedure_callees", "procedure_callers"), cli_subject="start",
-        examples=({"start": "main", "goal": "strlen"}, {"start": "strlen", "goal": "main", "direction": "backward"},
-                  {"start": "main", "max_depth": 2}))]
+    return [
+        ToolDef(
+            name="trace_call_path",
+            family="binary",
+            description=(
+                "Shortest call paths from start to goal (forward through callees, backward through callers), "
+                "bounded by depth, procedures and lookups; without goal, paths to every procedure reached. "
+                "Paths read in call order; each hop says its edge: call (with call sites) or address-taken."
+            ),
+            input_schema=obj(
+                {
+                    "start": {**PROCEDURE, "description": "Procedure to start from: name or entry address."},
+                    "goal": {**PROCEDURE, "description": "Procedure to reach: name (an import too) or entry address."},
+                    "direction": prop(
+                        "string",
+                        "forward (callees, default) or backward (callers).",
+                        ["forward"],
+                        enum=["forward", "backward"],
+                    ),
+                    "max_depth": prop("integer", "Calls to follow (1-8, default 4).", [4], minimum=1, maximum=8),
+                    "max_nodes": prop(
+                        "integer", "Procedures to reach at most (1-2000, default 200).", [200], minimum=1, maximum=2000
+                    ),
+                    "max_operations": prop(
+                        "integer",
+                        "Callee/caller lookups at most (1-2000, default 200).",
+                        [200],
+                        minimum=1,
+                        maximum=2000,
+                    ),
+                    "address_taken": prop(
+                        "boolean",
+                        "Also follow address-taken edges: a procedure whose start code takes "
+                        "as a value, such as a callback passed to a call (default true).",
+                        [True],
+                    ),
+                },
+                ("start",),
+            ),
+            handler=_trace,
+            requires_target=True,
+            requires_operations=("procedure_address", "procedure_callees", "procedure_callers"),
+            cli_subject="start",
+            examples=(
+                {"start": "main", "goal": "strlen"},
+                {"start": "strlen", "goal": "main", "direction": "backward"},
+                {"start": "main", "max_depth": 2},
+            ),
+        )
+    ]

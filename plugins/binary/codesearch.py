@@ -34,20 +34,22 @@ def _bad(path: str, message: str, reason: str = "invalid_value") -> ReaError:
     return invalid_request(message, [issue(path, reason, message)])  # type: ignore[arg-type]
 
 
-
 def _window(params: dict[str, Any], total: int) -> tuple[int, int, dict[str, Any]]:
     """The page's offset and limit, and the page fields of the result (``bound`` names a cap that was hit)."""
     offset = int_param(params, "offset", 0, 0)
     limit = int_param(params, "limit", 100, 1, 1000)
     end = min(total, offset + limit)
-    return offset, limit, {"offset": offset, "limit": limit, "total": total,
-                           "next_offset": end if end < total else None}
+    return (
+        offset,
+        limit,
+        {"offset": offset, "limit": limit, "total": total, "next_offset": end if end < total else None},
+    )
 
 
 def _paged(key: str, hits: list[Any], params: dict[str, Any], capped: bool, bound: str) -> dict[str, Any]:
     """One page of ``hits`` (every hit already built)."""
     offset, limit, fields = _window(params, len(hits))
-    return {key: hits[offset:offset + limit], **fields, **_cap(capped, bound)}
+    return {key: hits[offset : offset + limit], **fields, **_cap(capped, bound)}
 
 
 def _cap(capped: bool, bound: str) -> dict[str, Any]:
@@ -56,15 +58,17 @@ def _cap(capped: bool, bound: str) -> dict[str, Any]:
 
 # -- search_bytes ----------------------------------------------------------------------------------------------
 
+
 def byte_pattern(text: Any) -> tuple[bytes, bool]:
     """An RE2 (Latin-1) pattern for hex bytes with ``??`` (and ``4?``-style nibble) wildcards; has wildcards."""
     if not isinstance(text, str) or not text.strip():
         raise _bad("pattern", "pattern must be hex bytes such as '48 8B ?? ?? E8'", "missing_argument")
     compact = re.sub(r"\s+", "", text).lower()
     if len(compact) % 2 or not re.fullmatch(r"[0-9a-f?]+", compact):
-        raise _bad("pattern", "pattern must be whole hex bytes (two digits each), with ?? for any byte",
-                   "invalid_format")
-    tokens = [compact[i:i + 2] for i in range(0, len(compact), 2)]
+        raise _bad(
+            "pattern", "pattern must be whole hex bytes (two digits each), with ?? for any byte", "invalid_format"
+        )
+    tokens = [compact[i : i + 2] for i in range(0, len(compact), 2)]
     if len(tokens) > MAX_PATTERN_BYTES:
         raise _bad("pattern", f"pattern is longer than {MAX_PATTERN_BYTES} bytes", "out_of_range")
     if all("?" in t for t in tokens):
@@ -91,8 +95,9 @@ def _compile_bytes(pattern: bytes) -> Any:
     return re2.compile(pattern, options)
 
 
-def find_all(call: ToolCall, compiled: Any, data: bytes, ranges: list[tuple[int, int]],
-             aligned: int = 1) -> tuple[list[tuple[int, int]], bool]:
+def find_all(
+    call: ToolCall, compiled: Any, data: bytes, ranges: list[tuple[int, int]], aligned: int = 1
+) -> tuple[list[tuple[int, int]], bool]:
     """(file offset, length) of every match, overlapping ones included, up to ``MAX_HITS``; capped or not."""
     found: list[tuple[int, int]] = []
     for start, end in ranges:
@@ -121,13 +126,18 @@ def _search_bytes(call: ToolCall) -> Evidence:
     procs, mapped = procedures(call), units(call)
     offset, limit, fields = _window(call.args, len(found))
     hits = []
-    for at, length in found[offset:offset + limit]:
+    for at, length in found[offset : offset + limit]:
         row = program.place(call, procs, mapped, at)
         if wildcards:
-            row["bytes"] = data[at:at + min(length, MATCHED_HEX_BYTES)].hex()
+            row["bytes"] = data[at : at + min(length, MATCHED_HEX_BYTES)].hex()
         hits.append(row)
-    body = {"pattern": re.sub(r"\s+", " ", call.args["pattern"].strip()).upper(), "scope": scope, "hits": hits,
-            **fields, **_cap(capped, f"max_hits={MAX_HITS}")}
+    body = {
+        "pattern": re.sub(r"\s+", " ", call.args["pattern"].strip()).upper(),
+        "scope": scope,
+        "hits": hits,
+        **fields,
+        **_cap(capped, f"max_hits={MAX_HITS}"),
+    }
     return evidence(call, OperationResult(normalized=body, limitations=_capped_note(capped)))
 
 
@@ -136,6 +146,7 @@ def _capped_note(capped: bool) -> list[str]:
 
 
 # -- constants -----------------------------------------------------------------------------------------------
+
 
 def parse_constant(value: Any, path: str) -> int:
     if isinstance(value, bool):
@@ -213,7 +224,6 @@ def composed(rows: list[Row]) -> Iterator[tuple[Row, int]]:
             yield row, held[reg]
 
 
-
 def _code_hit(procs: list[Procedure], row: Row) -> dict[str, Any]:
     owner = containing(procs, row.procedure) if procs else None
     hit: dict[str, Any] = {"address": hex(row.address), "text": row.text}
@@ -273,9 +283,15 @@ def _search_immediates(call: ToolCall) -> Evidence:
         else:
             hits.extend(_data_hits(call, procs, value, MAX_HITS - len(hits)))
     capped = len(hits) >= MAX_HITS
-    body: dict[str, Any] = {"constant": ({"value": hex(value) if value >= 0 else str(value)} if value is not None
-                                         else {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}),
-                            "where": where, **_paged("hits", hits, call.args, capped, f"max_hits={MAX_HITS}")}
+    body: dict[str, Any] = {
+        "constant": (
+            {"value": hex(value) if value >= 0 else str(value)}
+            if value is not None
+            else {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}
+        ),
+        "where": where,
+        **_paged("hits", hits, call.args, capped, f"max_hits={MAX_HITS}"),
+    }
     return evidence(call, OperationResult(normalized=body, limitations=limitations + _capped_note(capped)))
 
 
@@ -284,8 +300,14 @@ def _data_hits(call: ToolCall, procs: list[Procedure], value: int, room: int) ->
     endian = run(call, "list_documents", {}).normalized["documents"][0].get("endianness", "little")
     data = program.file_bytes(call)
     mapped = units(call)
-    sections = [r for r in regions(call) if r["kind"] == "section" and isinstance(r.get("file_offset"), int)
-                and (r.get("file_size") or 0) > 0 and r.get("permissions") != "---"]
+    sections = [
+        r
+        for r in regions(call)
+        if r["kind"] == "section"
+        and isinstance(r.get("file_offset"), int)
+        and (r.get("file_size") or 0) > 0
+        and r.get("permissions") != "---"
+    ]
     wide = not -(1 << 31) <= value < (1 << 32)
     chosen = [s for s in sections if "x" not in (s.get("permissions") or "") or wide] or []
     ranges = sorted({(s["file_offset"], min(len(data), s["file_offset"] + s["file_size"])) for s in chosen})
@@ -309,6 +331,7 @@ def _data_hits(call: ToolCall, procs: list[Procedure], value: int, room: int) ->
 
 # -- search_instructions ----------------------------------------------------------------------------------------
 
+
 def _search_instructions(call: ToolCall) -> Evidence:
     check_document(call)
     match = matcher(call.args)
@@ -325,6 +348,7 @@ def _search_instructions(call: ToolCall) -> Evidence:
 
 
 # -- scan_yara ---------------------------------------------------------------------------------------------------
+
 
 def _compile_rules(text: Any) -> Any:
     import yara
@@ -361,15 +385,22 @@ def _scan_yara(call: ToolCall) -> Evidence:
         try:
             matches = rules.match(data=data[start:end], timeout=timeout)
         except yara.TimeoutError:
-            raise ReaError("provider_timeout", f"the YARA scan took longer than {timeout} s",
-                           remediation="Narrow the rules or raise timeout_s.",
-                           details={"reported_limits": {"timeout_s": timeout}}) from None
+            raise ReaError(
+                "provider_timeout",
+                f"the YARA scan took longer than {timeout} s",
+                remediation="Narrow the rules or raise timeout_s.",
+                details={"reported_limits": {"timeout_s": timeout}},
+            ) from None
         except yara.Error as exc:
             raise ReaError("execution_failure", f"the YARA scan failed: {exc}") from None
         rules_matched.update(m.rule for m in matches)
         # A match the file scan and a segment scan both see is one match.
-        instances = ((m.rule, s.identifier, start + i.offset, bytes(i.matched_data))
-                     for m in matches for s in m.strings for i in s.instances)
+        instances = (
+            (m.rule, s.identifier, start + i.offset, bytes(i.matched_data))
+            for m in matches
+            for s in m.strings
+            for i in s.instances
+        )
         for rule, sid, at, matched in instances:
             if (rule, sid, at) in found:
                 continue
@@ -381,63 +412,146 @@ def _scan_yara(call: ToolCall) -> Evidence:
             break
     ordered = sorted(found.items(), key=lambda f: (f[0][2], f[0][0], f[0][1]))
     offset, limit, fields = _window(call.args, len(ordered))
-    rows = [{"rule": rule, "string_id": sid, **program.place(call, procs, mapped, at), "length": len(matched),
-             "bytes": matched[:MATCHED_HEX_BYTES].hex()}
-            for (rule, sid, at), matched in ordered[offset:offset + limit]]
-    body = {"scope": scope, "rules_matched": sorted(rules_matched), "matches": rows, **fields,
-            **_cap(capped, f"max_matches={MAX_YARA_MATCHES}")}
+    rows = [
+        {
+            "rule": rule,
+            "string_id": sid,
+            **program.place(call, procs, mapped, at),
+            "length": len(matched),
+            "bytes": matched[:MATCHED_HEX_BYTES].hex(),
+        }
+        for (rule, sid, at), matched in ordered[offset : offset + limit]
+    ]
+    body = {
+        "scope": scope,
+        "rules_matched": sorted(rules_matched),
+        "matches": rows,
+        **fields,
+        **_cap(capped, f"max_matches={MAX_YARA_MATCHES}"),
+    }
     limits = [f"the scan stopped at {MAX_YARA_MATCHES} string matches"] if capped else []
     return evidence(call, OperationResult(normalized=body, limitations=limits))
 
 
 # -- tool definitions -------------------------------------------------------------------------------------------
 
+
 def tools() -> list[ToolDef]:
-    scope = prop("string", "segments (mapped file bytes, default) or file (every byte).", ["segments"],
-                 enum=["segments", "file"])
-    constant = {"anyOf": [{"type": "integer"}, {"type": "string", "pattern": r"^\s*-?(0x[0-9a-fA-F]+|[0-9]+)\s*$"}],
-                "description": "A constant: an integer, or '0x9e3779b185ebca87' or '-14' as text.",
-                "examples": ["0x9e3779b185ebca87"]}
+    scope = prop(
+        "string", "segments (mapped file bytes, default) or file (every byte).", ["segments"], enum=["segments", "file"]
+    )
+    constant = {
+        "anyOf": [{"type": "integer"}, {"type": "string", "pattern": r"^\s*-?(0x[0-9a-fA-F]+|[0-9]+)\s*$"}],
+        "description": "A constant: an integer, or '0x9e3779b185ebca87' or '-14' as text.",
+        "examples": ["0x9e3779b185ebca87"],
+    }
     page = {"offset": OFFSET, "limit": LIMIT, "document": DOCUMENT}
     code_ops = ("list_segments", "list_procedures", "read_function_instructions", "list_documents")
     return [
-        ToolDef(name="search_bytes", family="binary",
-                description=("Find a hex byte pattern with ?? wildcards ('48 8B ?? ?? E8') in the mapped segments "
-                             "or the whole file. Each hit has its address, file offset, segment, section and "
-                             "procedure."),
-                input_schema=obj({"pattern": prop("string", "Hex bytes; ?? matches any byte.", ["48 8B ?? ?? E8"],
-                                                  minLength=1, maxLength=1024), "scope": scope, **page}, ("pattern",)),
-                handler=_search_bytes, requires_target=True, requires_operations=("list_segments",),
-                cli_subject="pattern", examples=({"pattern": "48 8B ?? ?? E8"},)),
-        ToolDef(name="search_immediates", family="binary",
-                description=("Find a constant (value, or a min/max range) in instruction operands and in aligned "
-                             "data words; each hit with address, instruction text and procedure."),
-                input_schema=obj({"value": constant, "min": constant, "max": constant,
-                                  "where": prop("string", "code, data or both (default).", ["both"],
-                                                enum=["code", "data", "both"]), **page}),
-                handler=_search_immediates, requires_target=True, requires_operations=code_ops,
-                cli_subject="value", examples=({"value": "0x9e3779b185ebca87"}, {"min": -16, "max": -1})),
-        ToolDef(name="search_instructions", family="binary",
-                description=("Find instructions whose symbolized text matches a literal or RE2 pattern "
-                             "('^call .*malloc'), over every procedure; bounded and paged."),
-                input_schema=obj({"pattern": prop("string", "Text or RE2 pattern over the symbolized instruction.",
-                                                  ["^call .*malloc"], minLength=1, maxLength=1000),
-                                  "mode": prop("string", "literal (default) or regex.", ["regex"],
-                                               enum=["literal", "regex"]),
-                                  "case_sensitive": prop("boolean", "Match case exactly (default false).", [False]),
-                                  **page}, ("pattern",)),
-                handler=_search_instructions, requires_target=True, requires_operations=code_ops,
-                cli_subject="pattern", examples=({"pattern": "^call .*malloc", "mode": "regex"},)),
-        ToolDef(name="scan_yara", family="binary",
-                description=("Scan the target file (or each mapped segment) with YARA rules given as text: every "
-                             "string match with rule, string id, file offset, address and procedure."),
-                input_schema=obj({"rules": prop("string", "YARA rule source.", ['rule r { strings: $a = "abc" '
-                                                                                 'condition: $a }'],
-                                                minLength=1, maxLength=MAX_RULES_CHARS),
-                                  "scope": prop("string", "file (default), segments or both.", ["file"],
-                                                enum=["file", "segments", "both"]),
-                                  "timeout_s": prop("integer", "Scan deadline in seconds (1-600, default 60).", [60],
-                                                    minimum=1, maximum=600), **page}, ("rules",)),
-                handler=_scan_yara, requires_target=True, requires_operations=("list_segments",),
-                cli_subject="rules", examples=({"rules": 'rule r { strings: $a = "abc" condition: $a }'},)),
+        ToolDef(
+            name="search_bytes",
+            family="binary",
+            description=(
+                "Find a hex byte pattern with ?? wildcards ('48 8B ?? ?? E8') in the mapped segments "
+                "or the whole file. Each hit has its address, file offset, segment, section and "
+                "procedure."
+            ),
+            input_schema=obj(
+                {
+                    "pattern": prop(
+                        "string", "Hex bytes; ?? matches any byte.", ["48 8B ?? ?? E8"], minLength=1, maxLength=1024
+                    ),
+                    "scope": scope,
+                    **page,
+                },
+                ("pattern",),
+            ),
+            handler=_search_bytes,
+            requires_target=True,
+            requires_operations=("list_segments",),
+            cli_subject="pattern",
+            examples=({"pattern": "48 8B ?? ?? E8"},),
+        ),
+        ToolDef(
+            name="search_immediates",
+            family="binary",
+            description=(
+                "Find a constant (value, or a min/max range) in instruction operands and in aligned "
+                "data words; each hit with address, instruction text and procedure."
+            ),
+            input_schema=obj(
+                {
+                    "value": constant,
+                    "min": constant,
+                    "max": constant,
+                    "where": prop("string", "code, data or both (default).", ["both"], enum=["code", "data", "both"]),
+                    **page,
+                }
+            ),
+            handler=_search_immediates,
+            requires_target=True,
+            requires_operations=code_ops,
+            cli_subject="value",
+            examples=({"value": "0x9e3779b185ebca87"}, {"min": -16, "max": -1}),
+        ),
+        ToolDef(
+            name="search_instructions",
+            family="binary",
+            description=(
+                "Find instructions whose symbolized text matches a literal or RE2 pattern "
+                "('^call .*malloc'), over every procedure; bounded and paged."
+            ),
+            input_schema=obj(
+                {
+                    "pattern": prop(
+                        "string",
+                        "Text or RE2 pattern over the symbolized instruction.",
+                        ["^call .*malloc"],
+                        minLength=1,
+                        maxLength=1000,
+                    ),
+                    "mode": prop("string", "literal (default) or regex.", ["regex"], enum=["literal", "regex"]),
+                    "case_sensitive": prop("boolean", "Match case exactly (default false).", [False]),
+                    **page,
+                },
+                ("pattern",),
+            ),
+            handler=_search_instructions,
+            requires_target=True,
+            requires_operations=code_ops,
+            cli_subject="pattern",
+            examples=({"pattern": "^call .*malloc", "mode": "regex"},),
+        ),
+        ToolDef(
+            name="scan_yara",
+            family="binary",
+            description=(
+                "Scan the target file (or each mapped segment) with YARA rules given as text: every "
+                "string match with rule, string id, file offset, address and procedure."
+            ),
+            input_schema=obj(
+                {
+                    "rules": prop(
+                        "string",
+                        "YARA rule source.",
+                        ['rule r { strings: $a = "abc" condition: $a }'],
+                        minLength=1,
+                        maxLength=MAX_RULES_CHARS,
+                    ),
+                    "scope": prop(
+                        "string", "file (default), segments or both.", ["file"], enum=["file", "segments", "both"]
+                    ),
+                    "timeout_s": prop(
+                        "integer", "Scan deadline in seconds (1-600, default 60).", [60], minimum=1, maximum=600
+                    ),
+                    **page,
+                },
+                ("rules",),
+            ),
+            handler=_scan_yara,
+            requires_target=True,
+            requires_operations=("list_segments",),
+            cli_subject="rules",
+            examples=({"rules": 'rule r { strings: $a = "abc" condition: $a }'},),
+        ),
     ]

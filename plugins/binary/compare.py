@@ -19,8 +19,10 @@ _REF = evidence_input("analyze_function Evidence: inline, or a retained referenc
 def _dossier(call: ToolCall, path: str) -> Evidence:
     ev = call.session.resolve_evidence(call.args[path], path)
     if ev.operation != "analyze_function":
-        raise invalid_request(f"{path} is {ev.operation} Evidence, not analyze_function",
-                              [issue(path, "invalid_value", "expected analyze_function Evidence")])
+        raise invalid_request(
+            f"{path} is {ev.operation} Evidence, not analyze_function",
+            [issue(path, "invalid_value", "expected analyze_function Evidence")],
+        )
     complete = ev.normalized_result.get("complete_evidence_id") if isinstance(ev.normalized_result, dict) else None
     if isinstance(complete, str):
         # A paged answer: compare the complete dossier it names (retained when the page was made).
@@ -47,7 +49,8 @@ def _facts(body: dict[str, Any]) -> dict[str, Any]:
         "referenced_strings": sorted(s["value"] for s in body.get("referenced_strings", [])),
         "mnemonic_digest": mnemonics,
         "pseudocode_digest": hashlib.sha256(pseudo["text"].encode()).hexdigest()
-        if isinstance(pseudo, dict) and pseudo.get("status") == "ok" else None,
+        if isinstance(pseudo, dict) and pseudo.get("status") == "ok"
+        else None,
     }
 
 
@@ -98,29 +101,63 @@ def _compare(call: ToolCall) -> Evidence:
         facets.append({"facet": key, "status": status, "left": a, "right": b})
     statuses = {f["status"] for f in facets}
     overall = "changed" if "changed" in statuses else ("unknown" if "unknown" in statuses else "unchanged")
-    body = {"status": overall, "facets": facets,
-            "comparison": ("providers" if providers else "same_target") if same_target else "versions",
-            "left": {"evidence_id": left.evidence_id, "provider": left.provider.id,
-                     "procedure": left.normalized_result.get("procedure", {}).get("name")},
-            "right": {"evidence_id": right.evidence_id, "provider": right.provider.id,
-                      "procedure": right.normalized_result.get("procedure", {}).get("name")}}
+    body = {
+        "status": overall,
+        "facets": facets,
+        "comparison": ("providers" if providers else "same_target") if same_target else "versions",
+        "left": {
+            "evidence_id": left.evidence_id,
+            "provider": left.provider.id,
+            "procedure": left.normalized_result.get("procedure", {}).get("name"),
+        },
+        "right": {
+            "evidence_id": right.evidence_id,
+            "provider": right.provider.id,
+            "procedure": right.normalized_result.get("procedure", {}).get("name"),
+        },
+    }
     if overall == "unknown":
         lims.append("a facet is missing from one side; its status is unknown")
-    return ev_mod.build(operation="compare_functions", provider=IDENTITY, subject=None, analysis_profile=None,
-                        parameters={"left": left.evidence_id, "right": right.evidence_id}, normalized_result=body,
-                        confidence="derived", authority="analyst-inference", limitations=lims,
-                        evidence_links=[left.evidence_id, right.evidence_id])
+    return ev_mod.build(
+        operation="compare_functions",
+        provider=IDENTITY,
+        subject=None,
+        analysis_profile=None,
+        parameters={"left": left.evidence_id, "right": right.evidence_id},
+        normalized_result=body,
+        confidence="derived",
+        authority="analyst-inference",
+        limitations=lims,
+        evidence_links=[left.evidence_id, right.evidence_id],
+    )
 
 
 def tools() -> list[ToolDef]:
-    return [ToolDef(
-        name="compare_functions", family="binary",
-        description=("Compare two analyze_function Evidence records (inline or retained): size, blocks, callees, "
-                     "strings, instruction and pseudocode digests; status unchanged, changed or unknown. Two "
-                     "dossiers of the same binary (e.g. from two providers) also compare start, end, kind, callee "
-                     "targets and callers, so engine disagreements show; compare_provider_results runs both sides."),
-        input_schema=with_evidence_defs({"type": "object", "properties": {"left": _REF, "right": _REF},
-                                         "required": ["left", "right"], "additionalProperties": False}),
-        handler=_compare, requires_target=False,
-        examples=({"left": {"kind": "retained-evidence", "evidence_id": "ev_" + "a" * 64},
-                   "right": {"kind": "retained-evidence", "evidence_id": "ev_" + "b" * 64}},))]
+    return [
+        ToolDef(
+            name="compare_functions",
+            family="binary",
+            description=(
+                "Compare two analyze_function Evidence records (inline or retained): size, blocks, callees, "
+                "strings, instruction and pseudocode digests; status unchanged, changed or unknown. Two "
+                "dossiers of the same binary (e.g. from two providers) also compare start, end, kind, callee "
+                "targets and callers, so engine disagreements show; compare_provider_results runs both sides."
+            ),
+            input_schema=with_evidence_defs(
+                {
+                    "type": "object",
+                    "properties": {"left": _REF, "right": _REF},
+                    "required": ["left", "right"],
+                    "additionalProperties": False,
+                }
+            ),
+            handler=_compare,
+            requires_target=False,
+            examples=(
+                {
+                    "left": {"kind": "retained-evidence", "evidence_id": "ev_" + "a" * 64},
+                    "right": {"kind": "retained-evidence", "evidence_id": "ev_" + "b" * 64},
+                },
+            ),
+        )
+    ]

@@ -43,70 +43,162 @@ def _handler(operation: str) -> Any:
 
 # name: (description, properties, required, positionals, examples)
 _SPECS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], tuple[dict[str, Any], ...]]] = {
-    "list_documents": ("List the open document: name, format, architecture, SHA-256, entry, bits, endianness.",
-                       {}, (), ({},)),
-    "list_segments": ("List segments then sections with exclusive ends, permissions and file extents.",
-                      {"document": DOCUMENT}, (), ({},)),
-    "list_procedures": ("Page through procedures by address: name, size, end and kind (local, import, thunk, "
-                        "external).", {"offset": OFFSET, "limit": LIMIT, "document": DOCUMENT}, (),
-                        ({}, {"offset": 100, "limit": 50})),
-    "search_procedures": ("Find procedures whose name matches a literal substring or a regex (bounded, paged).",
-                          {"pattern": PATTERN, "mode": MODE, "case_sensitive": CASE, "offset": OFFSET,
-                           "limit": LIMIT, "document": DOCUMENT}, ("pattern",),
-                          ({"pattern": "main"}, {"pattern": "^sub_", "mode": "regex", "limit": 20})),
-    "list_strings": ("Page through strings: address, value, encoding, byte length, truncation, section; "
-                     "address selects one.", {"offset": OFFSET, "limit": LIMIT, "address": ADDRESS,
-                                              "min_length": MIN_LENGTH, "document": DOCUMENT}, (),
-                     ({}, {"address": "0x402004"})),
-    "search_strings": ("Find strings matching a literal substring or a regex (bounded, paged).",
-                       {"pattern": PATTERN, "mode": MODE, "case_sensitive": CASE, "offset": OFFSET, "limit": LIMIT,
-                        "min_length": MIN_LENGTH, "document": DOCUMENT}, ("pattern",),
-                       ({"pattern": "usage"}, {"pattern": "^%s", "mode": "regex", "case_sensitive": True})),
-    "list_names": ("Page through names (functions, data, imports, exports, labels); address selects one.",
-                   {"offset": OFFSET, "limit": LIMIT, "address": ADDRESS, "document": DOCUMENT}, (),
-                   ({}, {"address": "0x401136"})),
-    "address_name": ("The primary name at an address, or null.", {"address": ADDRESS, "document": DOCUMENT},
-                     ("address",), ({"address": "0x401136"},)),
-    "procedure_address": ("Resolve a procedure name or address to its canonical entry.",
-                          {"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",), ({"procedure": "main"},)),
-    "resolve_containing_procedure": ("Find the procedure containing any address, interior addresses included.",
-                                     {"address": ADDRESS, "document": DOCUMENT}, ("address",),
-                                     ({"address": "0x401140"},)),
-    "procedure_info": ("Entry, size, end, kind, section, basic-block and instruction counts, signature if known.",
-                       {"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",),
-                       ({"procedure": "main"}, {"procedure": "0x401136"})),
-    "procedure_assembly": ("Assembly listing of one procedure, a page at a time (200 rows by default); a longer "
-                           "listing names its retained complete record.",
-                           {"procedure": PROCEDURE, "offset": OFFSET, "limit": ASSEMBLY_LIMIT,
-                            "max_instructions": MAX_INSTRUCTIONS, "split_operands": SPLIT_OPERANDS,
-                            "document": DOCUMENT},
-                           ("procedure",), ({"procedure": "main"}, {"procedure": "main", "max_instructions": 50})),
-    "read_function_instructions": ("A procedure's instructions by offset and limit, or the instructions before and "
-                                   "after an address; decodes only what it returns.",
-                                   {"procedure": PROCEDURE, "offset": OFFSET, "limit": LIMIT, "address": ADDRESS,
-                                    "before": WINDOW, "after": WINDOW, "split_operands": SPLIT_OPERANDS,
-                                    "document": DOCUMENT},
-                                   (), ({"procedure": "main"}, {"procedure": "main", "offset": 20, "limit": 20},
-                                        {"address": "0x401140", "before": 4, "after": 4})),
-    "procedure_callers": ("Procedures that call this one, with call sites; an import's callers through its thunk.",
-                          {"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",), ({"procedure": "main"},)),
-    "procedure_callees": ("Procedures this one calls (direct, import, indirect), with call sites.",
-                          {"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",), ({"procedure": "main"},)),
-    "procedure_references": ("Paged raw reference edges of one procedure, incoming or outgoing, all kinds.",
-                             {"procedure": PROCEDURE, "direction": DIRECTION, "offset": OFFSET, "limit": LIMIT,
-                              "document": DOCUMENT}, ("procedure",),
-                             ({"procedure": "main"}, {"procedure": "main", "direction": "incoming"})),
-    "xrefs": ("References to an address (call, jump, data, read, write, indirect, computed, external); "
-              "through_arrays: code indexing a pointer array that holds it.",
-              {"address": ADDRESS, "document": DOCUMENT}, ("address",), ({"address": "0x402004"},)),
-    "procedure_pseudo_code": ("Decompile one procedure (provider text; never the original source).",
-                              {"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",),
-                              ({"procedure": "main"},)),
+    "list_documents": (
+        "List the open document: name, format, architecture, SHA-256, entry, bits, endianness.",
+        {},
+        (),
+        ({},),
+    ),
+    "list_segments": (
+        "List segments then sections with exclusive ends, permissions and file extents.",
+        {"document": DOCUMENT},
+        (),
+        ({},),
+    ),
+    "list_procedures": (
+        "Page through procedures by address: name, size, end and kind (local, import, thunk, external).",
+        {"offset": OFFSET, "limit": LIMIT, "document": DOCUMENT},
+        (),
+        ({}, {"offset": 100, "limit": 50}),
+    ),
+    "search_procedures": (
+        "Find procedures whose name matches a literal substring or a regex (bounded, paged).",
+        {
+            "pattern": PATTERN,
+            "mode": MODE,
+            "case_sensitive": CASE,
+            "offset": OFFSET,
+            "limit": LIMIT,
+            "document": DOCUMENT,
+        },
+        ("pattern",),
+        ({"pattern": "main"}, {"pattern": "^sub_", "mode": "regex", "limit": 20}),
+    ),
+    "list_strings": (
+        "Page through strings: address, value, encoding, byte length, truncation, section; address selects one.",
+        {"offset": OFFSET, "limit": LIMIT, "address": ADDRESS, "min_length": MIN_LENGTH, "document": DOCUMENT},
+        (),
+        ({}, {"address": "0x402004"}),
+    ),
+    "search_strings": (
+        "Find strings matching a literal substring or a regex (bounded, paged).",
+        {
+            "pattern": PATTERN,
+            "mode": MODE,
+            "case_sensitive": CASE,
+            "offset": OFFSET,
+            "limit": LIMIT,
+            "min_length": MIN_LENGTH,
+            "document": DOCUMENT,
+        },
+        ("pattern",),
+        ({"pattern": "usage"}, {"pattern": "^%s", "mode": "regex", "case_sensitive": True}),
+    ),
+    "list_names": (
+        "Page through names (functions, data, imports, exports, labels); address selects one.",
+        {"offset": OFFSET, "limit": LIMIT, "address": ADDRESS, "document": DOCUMENT},
+        (),
+        ({}, {"address": "0x401136"}),
+    ),
+    "address_name": (
+        "The primary name at an address, or null.",
+        {"address": ADDRESS, "document": DOCUMENT},
+        ("address",),
+        ({"address": "0x401136"},),
+    ),
+    "procedure_address": (
+        "Resolve a procedure name or address to its canonical entry.",
+        {"procedure": PROCEDURE, "document": DOCUMENT},
+        ("procedure",),
+        ({"procedure": "main"},),
+    ),
+    "resolve_containing_procedure": (
+        "Find the procedure containing any address, interior addresses included.",
+        {"address": ADDRESS, "document": DOCUMENT},
+        ("address",),
+        ({"address": "0x401140"},),
+    ),
+    "procedure_info": (
+        "Entry, size, end, kind, section, basic-block and instruction counts, signature if known.",
+        {"procedure": PROCEDURE, "document": DOCUMENT},
+        ("procedure",),
+        ({"procedure": "main"}, {"procedure": "0x401136"}),
+    ),
+    "procedure_assembly": (
+        "Assembly listing of one procedure, a page at a time (200 rows by default); a longer "
+        "listing names its retained complete record.",
+        {
+            "procedure": PROCEDURE,
+            "offset": OFFSET,
+            "limit": ASSEMBLY_LIMIT,
+            "max_instructions": MAX_INSTRUCTIONS,
+            "split_operands": SPLIT_OPERANDS,
+            "document": DOCUMENT,
+        },
+        ("procedure",),
+        ({"procedure": "main"}, {"procedure": "main", "max_instructions": 50}),
+    ),
+    "read_function_instructions": (
+        "A procedure's instructions by offset and limit, or the instructions before and "
+        "after an address; decodes only what it returns.",
+        {
+            "procedure": PROCEDURE,
+            "offset": OFFSET,
+            "limit": LIMIT,
+            "address": ADDRESS,
+            "before": WINDOW,
+            "after": WINDOW,
+            "split_operands": SPLIT_OPERANDS,
+            "document": DOCUMENT,
+        },
+        (),
+        (
+            {"procedure": "main"},
+            {"procedure": "main", "offset": 20, "limit": 20},
+            {"address": "0x401140", "before": 4, "after": 4},
+        ),
+    ),
+    "procedure_callers": (
+        "Procedures that call this one, with call sites; an import's callers through its thunk.",
+        {"procedure": PROCEDURE, "document": DOCUMENT},
+        ("procedure",),
+        ({"procedure": "main"},),
+    ),
+    "procedure_callees": (
+        "Procedures this one calls (direct, import, indirect), with call sites.",
+        {"procedure": PROCEDURE, "document": DOCUMENT},
+        ("procedure",),
+        ({"procedure": "main"},),
+    ),
+    "procedure_references": (
+        "Paged raw reference edges of one procedure, incoming or outgoing, all kinds.",
+        {"procedure": PROCEDURE, "direction": DIRECTION, "offset": OFFSET, "limit": LIMIT, "document": DOCUMENT},
+        ("procedure",),
+        ({"procedure": "main"}, {"procedure": "main", "direction": "incoming"}),
+    ),
+    "xrefs": (
+        "References to an address (call, jump, data, read, write, indirect, computed, external); "
+        "through_arrays: code indexing a pointer array that holds it.",
+        {"address": ADDRESS, "document": DOCUMENT},
+        ("address",),
+        ({"address": "0x402004"},),
+    ),
+    "procedure_pseudo_code": (
+        "Decompile one procedure (provider text; never the original source).",
+        {"procedure": PROCEDURE, "document": DOCUMENT},
+        ("procedure",),
+        ({"procedure": "main"},),
+    ),
 }
 
 # Tools whose handler is not the one-operation default.
-_HANDLERS = {"list_strings": strings.handle, "search_strings": strings.handle, "xrefs": arrays.handle_xrefs,
-             "procedure_callers": thunks.handle_callers, **listing.HANDLERS}
+_HANDLERS = {
+    "list_strings": strings.handle,
+    "search_strings": strings.handle,
+    "xrefs": arrays.handle_xrefs,
+    "procedure_callers": thunks.handle_callers,
+    **listing.HANDLERS,
+}
 # Tools whose operation name differs from the tool name.
 _OPERATION = {"procedure_pseudo_code": "procedure_pseudo_code"}
 
@@ -116,8 +208,17 @@ def tools() -> list[ToolDef]:
     for name, (description, properties, required, examples) in _SPECS.items():
         operation = _OPERATION.get(name, name)
         positional = required[0] if required else ("procedure" if "procedure" in properties else "")
-        out.append(ToolDef(
-            name=name, family=FAMILY, description=description, input_schema=obj(properties, required),
-            handler=_HANDLERS.get(name) or _handler(operation), requires_target=True, requires_operations=(operation,),
-            cli_subject=positional, examples=examples))
+        out.append(
+            ToolDef(
+                name=name,
+                family=FAMILY,
+                description=description,
+                input_schema=obj(properties, required),
+                handler=_HANDLERS.get(name) or _handler(operation),
+                requires_target=True,
+                requires_operations=(operation,),
+                cli_subject=positional,
+                examples=examples,
+            )
+        )
     return out

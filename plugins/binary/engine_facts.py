@@ -38,11 +38,20 @@ PAGE = 1000
 def unavailable(call: ToolCall, operation: str, what: str) -> dict[str, Any]:
     """The facet a provider without ``operation`` cannot give, with where to get it."""
     provider = call.session.provider.descriptor.id if call.session.provider else None
-    others = sorted(pid for pid, p in call.session.registry.providers.items()
-                    if pid != provider and operation in p.descriptor.operations)
-    return {"status": "unavailable", "reason": f"provider {provider} does not offer {operation} ({what})",
-            "remediation": (f"Reopen the target with provider_id one of: {', '.join(others)}." if others else
-                            f"No registered provider offers {operation} yet.")}
+    others = sorted(
+        pid
+        for pid, p in call.session.registry.providers.items()
+        if pid != provider and operation in p.descriptor.operations
+    )
+    return {
+        "status": "unavailable",
+        "reason": f"provider {provider} does not offer {operation} ({what})",
+        "remediation": (
+            f"Reopen the target with provider_id one of: {', '.join(others)}."
+            if others
+            else f"No registered provider offers {operation} yet."
+        ),
+    }
 
 
 def _result(call: ToolCall, body: dict[str, Any], *results: OperationResult) -> Evidence:
@@ -60,6 +69,7 @@ def _containing(call: ToolCall, address: str) -> dict[str, Any] | None:
 
 # -- inspect_native_instruction -----------------------------------------------------------------------
 
+
 def _decoded(call: ToolCall, procedure: str, address: str) -> dict[str, Any]:
     """The instruction starting at ``address`` as the provider decodes its procedure."""
     listed = instructions(call, procedure)
@@ -67,10 +77,13 @@ def _decoded(call: ToolCall, procedure: str, address: str) -> dict[str, Any]:
     if address not in listed:
         start = max((a for a in listed if int(a, 16) < here), key=lambda a: int(a, 16), default=None)
         hint = f"; the instruction covering it starts at {start}" if start else ""
-        raise invalid_request(f"{address} is not the start of an instruction of {procedure}{hint}",
-                              [issue("address", "invalid_value", "not an instruction boundary" + hint)])
-    page = run(call, "read_function_instructions",
-               {"procedure": procedure, "offset": listed.index(address), "limit": 1}).normalized
+        raise invalid_request(
+            f"{address} is not the start of an instruction of {procedure}{hint}",
+            [issue("address", "invalid_value", "not an instruction boundary" + hint)],
+        )
+    page = run(
+        call, "read_function_instructions", {"procedure": procedure, "offset": listed.index(address), "limit": 1}
+    ).normalized
     return dict(page["instructions"][0])
 
 
@@ -81,9 +94,14 @@ def _inspect_instruction(call: ToolCall) -> Evidence:
         result = run(call, "inspect_native_instruction", {"address": address})
         return _result(call, {"address": address, "instruction": result.normalized, "source": "provider"}, result)
     proc = _containing(call, address)
-    body: dict[str, Any] = {"address": address, "procedure": proc, "source": "read_function_instructions",
-                            "semantics": unavailable(call, "inspect_native_instruction",
-                                                     "control flow, operand kinds, registers read and written")}
+    body: dict[str, Any] = {
+        "address": address,
+        "procedure": proc,
+        "source": "read_function_instructions",
+        "semantics": unavailable(
+            call, "inspect_native_instruction", "control flow, operand kinds, registers read and written"
+        ),
+    }
     if proc is None:
         body["instruction"] = None
         body["reason"] = "no procedure contains the address, and the provider decodes instructions only in procedures"
@@ -101,6 +119,7 @@ def _inspect_instruction(call: ToolCall) -> Evidence:
 
 # -- inspect_native_data_type -------------------------------------------------------------------------
 
+
 def _inspect_data_type(call: ToolCall) -> Evidence:
     check_document(call)
     address, where = require_mapped(call, call.args["address"])
@@ -108,18 +127,30 @@ def _inspect_data_type(call: ToolCall) -> Evidence:
         result = run(call, "inspect_native_data_type", {"address": address})
         typed = {"address": address, **result.normalized, "source_operation": "provider"}
         return _result(call, _as_array(call, typed), result)
-    name = run(call, "address_name", {"address": address}).normalized if call.session.supports(
-        "address_name") else {"name": None}
+    name = (
+        run(call, "address_name", {"address": address}).normalized
+        if call.session.supports("address_name")
+        else {"name": None}
+    )
     strings = run(call, "list_strings", {"address": address, "offset": 0, "limit": 1}).normalized["strings"]
     section = where["section"] or where["region"]
-    body: dict[str, Any] = {"address": address, "name": name.get("name"), "section": section["name"],
-                            "permissions": section["permissions"]}
+    body: dict[str, Any] = {
+        "address": address,
+        "name": name.get("name"),
+        "section": section["name"],
+        "permissions": section["permissions"],
+    }
     if name.get("name_source"):
         body["name_source"] = name["name_source"]
     if strings and strings[0]["address"] == address:
         s = strings[0]
-        body["type"] = {"kind": "string", "name": f"{s['encoding']} string", "size": s["byte_length"],
-                        "encoding": s["encoding"], "source": "string-scan"}
+        body["type"] = {
+            "kind": "string",
+            "name": f"{s['encoding']} string",
+            "size": s["byte_length"],
+            "encoding": s["encoding"],
+            "source": "string-scan",
+        }
         body["value"] = s["value"]
     else:
         body["type"] = unavailable(call, "inspect_native_data_type", "typed data from debug info or analysis")
@@ -137,21 +168,34 @@ def _as_array(call: ToolCall, body: dict[str, Any]) -> dict[str, Any]:
     if found is None or found["count"] < 2:
         return body
     size, count = found["element_size"], found["count"]
-    array = {"kind": "array", "name": f"pointer[{count}]", "size": size * count, "base": found["base"],
-             "element_size": size, "count": count, "count_truncated": found["count_truncated"],
-             "index": found["index"], "indexed_by": found["indexed_by"], "source": "pointer-array"}
+    array = {
+        "kind": "array",
+        "name": f"pointer[{count}]",
+        "size": size * count,
+        "base": found["base"],
+        "element_size": size,
+        "count": count,
+        "count_truncated": found["count_truncated"],
+        "index": found["index"],
+        "indexed_by": found["indexed_by"],
+        "source": "pointer-array",
+    }
     return {**body, "array": array}
 
 
 # -- resolve_native_call_targets ----------------------------------------------------------------------
+
 
 def _references(call: ToolCall, procedure: str) -> list[dict[str, Any]]:
     refs: list[dict[str, Any]] = []
     offset: int | None = 0
     while offset is not None:
         call.ctx.check("call targets")
-        page = run(call, "procedure_references",
-                   {"procedure": procedure, "direction": "outgoing", "offset": offset, "limit": PAGE}).normalized
+        page = run(
+            call,
+            "procedure_references",
+            {"procedure": procedure, "direction": "outgoing", "offset": offset, "limit": PAGE},
+        ).normalized
         refs.extend(page["references"])
         offset = page["next_offset"]
     return refs
@@ -172,11 +216,18 @@ def _call_targets(call: ToolCall) -> Evidence:
         for at in c.get("call_sites", []):
             entry = sites.setdefault(at, {"address": at, "kind": c.get("kind", "direct"), "targets": []})
             if c.get("address") is None:
-                entry.update(status="unresolved", resolution=unavailable(
-                    call, "resolve_native_call_targets", "targets of indirect calls"))
+                entry.update(
+                    status="unresolved",
+                    resolution=unavailable(call, "resolve_native_call_targets", "targets of indirect calls"),
+                )
             else:
-                entry["targets"].append({"address": c["address"], "name": c.get("name"),
-                                         "provenance": "import" if c.get("kind") == "import" else "direct"})
+                entry["targets"].append(
+                    {
+                        "address": c["address"],
+                        "name": c.get("name"),
+                        "provenance": "import" if c.get("kind") == "import" else "direct",
+                    }
+                )
     for r in _references(call, info["address"]):
         # Jump tables the provider resolved: one computed reference per target of the dispatching jump.
         if r["kind"] == "computed" and r.get("to") is not None:
@@ -190,38 +241,64 @@ def _call_targets(call: ToolCall) -> Evidence:
     if site is not None:
         rows = [r for r in rows if r["address"] == site]
         if not rows:
-            raise invalid_request(f"{site} is not a call or dispatch site of {procedure['name'] or info['address']}",
-                                  [issue("address", "invalid_value", "not a call site of the procedure")])
-    body = {"procedure": procedure, "call_sites": rows, "source": "procedure_callees",
-            "unresolved_count": sum(1 for r in rows if r["status"] == "unresolved")}
+            raise invalid_request(
+                f"{site} is not a call or dispatch site of {procedure['name'] or info['address']}",
+                [issue("address", "invalid_value", "not a call site of the procedure")],
+            )
+    body = {
+        "procedure": procedure,
+        "call_sites": rows,
+        "source": "procedure_callees",
+        "unresolved_count": sum(1 for r in rows if r["status"] == "unresolved"),
+    }
     return _result(call, body, callees)
 
 
 def tools() -> list[ToolDef]:
     site = prop("string", "Only this call or dispatch site (0x hex).", ["0x4010ac"], pattern=ADDRESS_PATTERN)
     return [
-        ToolDef(name="inspect_native_instruction", family="binary",
-                description=("One instruction: bytes, mnemonic, operands and procedure; control flow, operand kinds "
-                             "and registers where the provider offers inspect_native_instruction (else that facet "
-                             "is unavailable)."),
-                input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
-                handler=_inspect_instruction, requires_target=True,
-                requires_operations=("list_segments", "resolve_containing_procedure", "read_function_instructions"),
-                cli_subject="address", examples=({"address": "0x401136"},)),
-        ToolDef(name="inspect_native_data_type", family="binary",
-                description=("The datum at an address: name, section, a string's type and value; typed data from "
-                             "debug info or analysis where the provider offers inspect_native_data_type."),
-                input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
-                handler=_inspect_data_type, requires_target=True,
-                requires_operations=("list_segments", "list_strings"), cli_subject="address",
-                examples=({"address": "0x402004"},)),
-        ToolDef(name="resolve_native_call_targets", family="binary",
-                description=("Call and dispatch sites of a procedure with their targets and provenance (direct, "
-                             "import, jump table); indirect sites are resolved where the provider offers "
-                             "resolve_native_call_targets, else listed unresolved."),
-                input_schema=obj({"procedure": PROCEDURE, "address": site, "document": DOCUMENT}, ("procedure",)),
-                handler=_call_targets, requires_target=True,
-                requires_operations=("procedure_address", "procedure_callees", "procedure_references"),
-                cli_subject="procedure",
-                examples=({"procedure": "main"}, {"procedure": "main", "address": "0x4010ac"})),
+        ToolDef(
+            name="inspect_native_instruction",
+            family="binary",
+            description=(
+                "One instruction: bytes, mnemonic, operands and procedure; control flow, operand kinds "
+                "and registers where the provider offers inspect_native_instruction (else that facet "
+                "is unavailable)."
+            ),
+            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            handler=_inspect_instruction,
+            requires_target=True,
+            requires_operations=("list_segments", "resolve_containing_procedure", "read_function_instructions"),
+            cli_subject="address",
+            examples=({"address": "0x401136"},),
+        ),
+        ToolDef(
+            name="inspect_native_data_type",
+            family="binary",
+            description=(
+                "The datum at an address: name, section, a string's type and value; typed data from "
+                "debug info or analysis where the provider offers inspect_native_data_type."
+            ),
+            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            handler=_inspect_data_type,
+            requires_target=True,
+            requires_operations=("list_segments", "list_strings"),
+            cli_subject="address",
+            examples=({"address": "0x402004"},),
+        ),
+        ToolDef(
+            name="resolve_native_call_targets",
+            family="binary",
+            description=(
+                "Call and dispatch sites of a procedure with their targets and provenance (direct, "
+                "import, jump table); indirect sites are resolved where the provider offers "
+                "resolve_native_call_targets, else listed unresolved."
+            ),
+            input_schema=obj({"procedure": PROCEDURE, "address": site, "document": DOCUMENT}, ("procedure",)),
+            handler=_call_targets,
+            requires_target=True,
+            requires_operations=("procedure_address", "procedure_callees", "procedure_references"),
+            cli_subject="procedure",
+            examples=({"procedure": "main"}, {"procedure": "main", "address": "0x4010ac"}),
+        ),
     ]

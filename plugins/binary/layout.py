@@ -20,12 +20,21 @@ def _layout(call: ToolCall) -> Evidence:
 
 
 def tools() -> list[ToolDef]:
-    return [ToolDef(
-        name="inspect_binary_layout", family="binary",
-        description=("Sections, mitigations (NX, PIE, RELRO, canary, fortify, CET/BTI where visible) and linkage "
-                     "(interpreter, needed libraries, rpath). detail=summary retains the complete record and returns "
-                     "its inspect_analysis_view summary (parent_evidence_id names it)."),
-        input_schema=obj({"detail": prop("string", "complete (default) or summary.", ["summary"],
-                                         enum=["summary", "complete"])}),
-        handler=_layout, requires_target=True, requires_operations=("binary_layout",),
-        examples=({}, {"detail": "summary"}))]
+    return [
+        ToolDef(
+            name="inspect_binary_layout",
+            family="binary",
+            description=(
+                "Sections, mitigations (NX, PIE, RELRO, canary, fortify, CET/BTI where visible) and linkage "
+                "(interpreter, needed libraries, rpath). detail=summary retains the complete record and returns "
+                "its inspect_analysis_view summary (parent_evidence_id names it)."
+            ),
+            input_schema=obj(
+                {"detail": prop("string", "complete (default) or summary.", ["summary"], enum=["summary", "complete"])}
+            ),
+            handler=_layout,
+            requires_target=True,
+            requires_operations=("binary_layout",),
+            examples=({}, {"detail": "summary"}),
+        )
+    ]

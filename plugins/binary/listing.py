@@ -56,19 +56,32 @@ def _procedure_assembly(call: ToolCall) -> Evidence:
     offset = int_param(args, "offset", 0, 0)
     limit = int_param(args, "limit", ASSEMBLY_PAGE, 1, MAX_ASSEMBLY)
     if offset > len(rows):
-        raise invalid_request(f"offset is past the end ({len(rows)} instructions)",
-                              [issue("offset", "out_of_range", f"at most {len(rows)}")])
+        raise invalid_request(
+            f"offset is past the end ({len(rows)} instructions)",
+            [issue("offset", "out_of_range", f"at most {len(rows)}")],
+        )
     complete_params = {k: v for k, v in annotate.parameters(call).items() if k not in ("offset", "limit")}
-    complete = call.session.evidence(call.tool.name, complete_params,
-                                     OperationResult(normalized=body, limitations=listing.limitations))
+    complete = call.session.evidence(
+        call.tool.name, complete_params, OperationResult(normalized=body, limitations=listing.limitations)
+    )
     end = min(len(rows), offset + limit)
     if offset == 0 and end == len(rows):
         return complete
     call.session.ledger.record(complete)
     page = {"offset": offset, "limit": limit, "total": len(rows), "next_offset": end if end < len(rows) else None}
-    return evidence(call, OperationResult(normalized={**body, "instructions": rows[offset:end], "page": page,
-                                                      "complete_evidence_id": complete.evidence_id},
-                                          limitations=listing.limitations), links=[complete.evidence_id])
+    return evidence(
+        call,
+        OperationResult(
+            normalized={
+                **body,
+                "instructions": rows[offset:end],
+                "page": page,
+                "complete_evidence_id": complete.evidence_id,
+            },
+            limitations=listing.limitations,
+        ),
+        links=[complete.evidence_id],
+    )
 
 
 def _all_rows(call: ToolCall, procedure: str) -> list[dict[str, Any]]:
@@ -88,41 +101,60 @@ def _window(call: ToolCall) -> dict[str, Any]:
     at = int(address, 16)
     owner = run(call, "resolve_containing_procedure", {"address": address}).normalized.get("procedure")
     if owner is None:
-        raise invalid_request(f"{address} is in no procedure", [issue("address", "invalid_value",
-                                                                      "the address lies outside every procedure")])
+        raise invalid_request(
+            f"{address} is in no procedure",
+            [issue("address", "invalid_value", "the address lies outside every procedure")],
+        )
     rows = _all_rows(call, owner["address"])
     starts = [int(r["address"], 16) for r in rows]
     index = next((i for i in range(len(rows) - 1, -1, -1) if starts[i] <= at), None)
     if index is None or at >= starts[index] + max(1, len(rows[index].get("bytes", "")) // 2):
-        raise invalid_request(f"{address} is not inside a decoded instruction of {owner['name']}",
-                              [issue("address", "invalid_value", "no instruction holds the address")])
+        raise invalid_request(
+            f"{address} is not inside a decoded instruction of {owner['name']}",
+            [issue("address", "invalid_value", "no instruction holds the address")],
+        )
     before = int_param(args, "before", WINDOW_DEFAULT, 0, WINDOW_MAX)
     after = int_param(args, "after", WINDOW_DEFAULT, 0, WINDOW_MAX)
     lo, hi = max(0, index - before), min(len(rows), index + after + 1)
     window = lean_rows(rows[lo:hi], bool(args.get("split_operands", False)))
     window[index - lo]["at"] = True
-    return {"address": owner["address"], "name": owner["name"], "instructions": window, "offset": lo,
-            "limit": hi - lo, "total": len(rows), "next_offset": hi if hi < len(rows) else None}
+    return {
+        "address": owner["address"],
+        "name": owner["name"],
+        "instructions": window,
+        "offset": lo,
+        "limit": hi - lo,
+        "total": len(rows),
+        "next_offset": hi if hi < len(rows) else None,
+    }
 
 
 def _read_function_instructions(call: ToolCall) -> Evidence:
     check_document(call)
     args = call.args
     if (args.get("procedure") is None) == (args.get("address") is None):
-        raise invalid_request("give procedure (a page of its instructions) or address (the instructions around it)",
-                              [issue("procedure", "missing_argument", "exactly one of procedure and address")])
+        raise invalid_request(
+            "give procedure (a page of its instructions) or address (the instructions around it)",
+            [issue("procedure", "missing_argument", "exactly one of procedure and address")],
+        )
     if args.get("address") is not None:
         if args.get("offset") is not None or args.get("limit") is not None:
-            raise invalid_request("offset and limit page a procedure; around an address use before and after",
-                                  [issue("offset", "invalid_value", "not with address")])
+            raise invalid_request(
+                "offset and limit page a procedure; around an address use before and after",
+                [issue("offset", "invalid_value", "not with address")],
+            )
         return evidence(call, OperationResult(normalized=_window(call)))
     if args.get("before") is not None or args.get("after") is not None:
-        raise invalid_request("before and after count instructions around an address",
-                              [issue("before", "invalid_value", "only with address")])
+        raise invalid_request(
+            "before and after count instructions around an address",
+            [issue("before", "invalid_value", "only with address")],
+        )
     params = {k: v for k, v in params_of(args).items() if k != "split_operands"}
     result = run(call, "read_function_instructions", params)
-    body = {**result.normalized, "instructions": lean_rows(result.normalized["instructions"],
-                                                           bool(args.get("split_operands", False)))}
+    body = {
+        **result.normalized,
+        "instructions": lean_rows(result.normalized["instructions"], bool(args.get("split_operands", False))),
+    }
     return evidence(call, OperationResult(normalized=body, limitations=result.limitations))
 
 

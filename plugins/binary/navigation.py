@@ -39,8 +39,13 @@ def _procedure_at(call: ToolCall, address: str | None) -> dict[str, Any] | None:
 
 
 def _result(call: ToolCall, body: dict[str, Any]) -> Evidence:
-    return evidence(call, OperationResult(normalized=body, limitations=[
-        "the cursor is rea's per-session selection (no engine UI); it starts at the entry point"]))
+    return evidence(
+        call,
+        OperationResult(
+            normalized=body,
+            limitations=["the cursor is rea's per-session selection (no engine UI); it starts at the entry point"],
+        ),
+    )
 
 
 def _current_document(call: ToolCall) -> Evidence:
@@ -62,8 +67,9 @@ def _navigation_context(call: ToolCall) -> Evidence:
     check_document(call)
     address = cursor(call)
     mode = "explicit_document" if call.args.get("document") else "current_selection"
-    return _result(call, {"mode": mode, "document": _document(call), "address": address,
-                          "procedure": _procedure_at(call, address)})
+    return _result(
+        call, {"mode": mode, "document": _document(call), "address": address, "procedure": _procedure_at(call, address)}
+    )
 
 
 def _facet(call: ToolCall, operation: str, params: dict[str, Any], key: str) -> dict[str, Any]:
@@ -77,23 +83,31 @@ def _address_context(call: ToolCall) -> Evidence:
     address = normalize_address(call.args["address"])
     note = annotate.notebook(call).note(address)
     facets: dict[str, Any] = {
-        "name": ({"status": "ok", "value": note.name} if note.name is not None
-                 else _facet(call, "address_name", {"address": address}, "name")),
+        "name": (
+            {"status": "ok", "value": note.name}
+            if note.name is not None
+            else _facet(call, "address_name", {"address": address}, "name")
+        ),
         "procedure": _facet(call, "resolve_containing_procedure", {"address": address}, "procedure"),
     }
     sources = {"name": "user" if note.name is not None else "provider"}
     # rea's annotation store answers for every provider; a provider that keeps its own annotations (Hopper,
     # through address_annotations) fills what the analyst has not set in rea.
-    engine = (run(call, "address_annotations", {"address": address}).normalized
-              if call.session.supports("address_annotations") else {})
+    engine = (
+        run(call, "address_annotations", {"address": address}).normalized
+        if call.session.supports("address_annotations")
+        else {}
+    )
     for facet in _ANNOTATION_FACETS:
         mine = getattr(note, facet)
         if mine is None and engine.get(facet) is not None:
             facets[facet] = {"status": "ok", "value": engine[facet]}
             sources[facet] = "provider"
         else:
-            facets[facet] = {"status": "ok", "value": {"name": mine} if facet == "bookmark" and mine is not None
-                             else mine}
+            facets[facet] = {
+                "status": "ok",
+                "value": {"name": mine} if facet == "bookmark" and mine is not None else mine,
+            }
             sources[facet] = "rea"
     function = {k: getattr(note, k) for k in ("signature", "notes") if getattr(note, k) is not None}
     facets["function"] = {"status": "ok", "value": function or None}
@@ -103,33 +117,76 @@ def _address_context(call: ToolCall) -> Evidence:
 def tools() -> list[ToolDef]:
     doc_only = obj({"document": DOCUMENT})
     return [
-        ToolDef(name="current_document", family="binary", description="The open document (name, format, sha256).",
-                input_schema=obj({}), handler=_current_document, requires_target=True,
-                requires_operations=("list_documents",), examples=({},)),
-        ToolDef(name="current_address", family="binary",
-                description="The session cursor address (starts at the entry point).", input_schema=doc_only,
-                handler=_current_address, requires_target=True, requires_operations=("list_documents",),
-                examples=({}, {"document": "ls"})),
-        ToolDef(name="current_procedure", family="binary", description="The procedure containing the cursor.",
-                input_schema=doc_only, handler=_current_procedure, requires_target=True,
-                requires_operations=("list_documents", "resolve_containing_procedure"),
-                examples=({}, {"document": "ls"})),
-        ToolDef(name="get_navigation_context", family="binary",
-                description=("Document, cursor address and containing procedure together (modes "
-                             "current_selection and explicit_document)."),
-                input_schema=doc_only, handler=_navigation_context, requires_target=True,
-                requires_operations=("list_documents", "resolve_containing_procedure"),
-                modes=(ToolMode(name="current_selection", description="the session cursor's document, address and "
-                                "procedure", requires_operations=("list_documents", "resolve_containing_procedure")),
-                       ToolMode(name="explicit_document", description="the same for a document the caller names "
-                                "(works whether or not the provider tracks a current document)",
-                                requires_operations=("list_documents",), requires_arguments=("document",))),
-                examples=({}, {"document": "ls"})),
-        ToolDef(name="inspect_address_context", family="binary",
-                description=("Name (user-given or the provider's), procedure, comment, inline-comment, bookmark and "
-                             "function-annotation facets of one address; facets the provider lacks are reported "
-                             "unavailable."),
-                input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
-                handler=_address_context, requires_target=True, requires_operations=("list_documents",),
-                cli_subject="address", examples=({"address": "0x401136"},)),
+        ToolDef(
+            name="current_document",
+            family="binary",
+            description="The open document (name, format, sha256).",
+            input_schema=obj({}),
+            handler=_current_document,
+            requires_target=True,
+            requires_operations=("list_documents",),
+            examples=({},),
+        ),
+        ToolDef(
+            name="current_address",
+            family="binary",
+            description="The session cursor address (starts at the entry point).",
+            input_schema=doc_only,
+            handler=_current_address,
+            requires_target=True,
+            requires_operations=("list_documents",),
+            examples=({}, {"document": "ls"}),
+        ),
+        ToolDef(
+            name="current_procedure",
+            family="binary",
+            description="The procedure containing the cursor.",
+            input_schema=doc_only,
+            handler=_current_procedure,
+            requires_target=True,
+            requires_operations=("list_documents", "resolve_containing_procedure"),
+            examples=({}, {"document": "ls"}),
+        ),
+        ToolDef(
+            name="get_navigation_context",
+            family="binary",
+            description=(
+                "Document, cursor address and containing procedure together (modes "
+                "current_selection and explicit_document)."
+            ),
+            input_schema=doc_only,
+            handler=_navigation_context,
+            requires_target=True,
+            requires_operations=("list_documents", "resolve_containing_procedure"),
+            modes=(
+                ToolMode(
+                    name="current_selection",
+                    description="the session cursor's document, address and procedure",
+                    requires_operations=("list_documents", "resolve_containing_procedure"),
+                ),
+                ToolMode(
+                    name="explicit_document",
+                    description="the same for a document the caller names "
+                    "(works whether or not the provider tracks a current document)",
+                    requires_operations=("list_documents",),
+                    requires_arguments=("document",),
+                ),
+            ),
+            examples=({}, {"document": "ls"}),
+        ),
+        ToolDef(
+            name="inspect_address_context",
+            family="binary",
+            description=(
+                "Name (user-given or the provider's), procedure, comment, inline-comment, bookmark and "
+                "function-annotation facets of one address; facets the provider lacks are reported "
+                "unavailable."
+            ),
+            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            handler=_address_context,
+            requires_target=True,
+            requires_operations=("list_documents",),
+            cli_subject="address",
+            examples=({"address": "0x401136"},),
+        ),
     ]

@@ -30,13 +30,21 @@ READ_LIMITATION = "annotations come from rea's annotation store (keyed by the ta
 
 def _evidence(call: ToolCall, body: dict[str, Any], limitations: list[str] | None = None) -> Evidence:
     # What the analyst wrote is their inference, whatever the binary says.
-    return call.session.evidence(call.tool.name, annotate.parameters(call), OperationResult(
-        normalized=body, limitations=limitations or [READ_LIMITATION]), authority="analyst-inference")
+    return call.session.evidence(
+        call.tool.name,
+        annotate.parameters(call),
+        OperationResult(normalized=body, limitations=limitations or [READ_LIMITATION]),
+        authority="analyst-inference",
+    )
 
 
 def _write_evidence(call: ToolCall, body: dict[str, Any]) -> Evidence:
-    return call.session.evidence(call.tool.name, dict(call.args), OperationResult(
-        normalized=body, limitations=[READ_LIMITATION]), authority="analyst-inference")
+    return call.session.evidence(
+        call.tool.name,
+        dict(call.args),
+        OperationResult(normalized=body, limitations=[READ_LIMITATION]),
+        authority="analyst-inference",
+    )
 
 
 def _address_or_cursor(call: ToolCall) -> str:
@@ -45,8 +53,10 @@ def _address_or_cursor(call: ToolCall) -> str:
         return normalize_address(given)
     here = cursor(call)
     if here is None:
-        raise invalid_request("the cursor has no address yet; pass address",
-                              [issue("address", "missing_argument", "give the address to read")])
+        raise invalid_request(
+            "the cursor has no address yet; pass address",
+            [issue("address", "missing_argument", "give the address to read")],
+        )
     return here
 
 
@@ -57,8 +67,9 @@ def _procedure_of(call: ToolCall, address: str) -> dict[str, Any] | None:
     return {"address": found["address"], "name": found["name"]} if found else None
 
 
-def _write(call: ToolCall, changes: dict[str, dict[str, str | None]],
-           names: dict[str, str] | None = None) -> tuple[Notebook, dict[str, Note]]:
+def _write(
+    call: ToolCall, changes: dict[str, dict[str, str | None]], names: dict[str, str] | None = None
+) -> tuple[Notebook, dict[str, Note]]:
     """Apply field changes at once under the store's lock; a user name taken elsewhere refuses all of them."""
     target = call.session.require_target()
     before: dict[str, Note] = {}
@@ -68,9 +79,10 @@ def _write(call: ToolCall, changes: dict[str, dict[str, str | None]],
         for address, name in (names or {}).items():
             owner = taken.get(name)
             if owner is not None and owner != address:
-                raise invalid_request(f"{name!r} already names {owner}; names are unique within a target",
-                                      [issue(_name_path(call, address), "invalid_value",
-                                             f"the name is given to {owner}")])
+                raise invalid_request(
+                    f"{name!r} already names {owner}; names are unique within a target",
+                    [issue(_name_path(call, address), "invalid_value", f"the name is given to {owner}")],
+                )
         for address, fields in changes.items():
             prior = addresses.get(address, Note())
             before[address] = prior
@@ -96,11 +108,14 @@ def _engine_collision(call: ToolCall, address: str, name: str, path: str) -> Non
             return
         raise
     if found.get("address") not in (None, address):
-        raise invalid_request(f"{name!r} already names the procedure at {found['address']}",
-                              [issue(path, "invalid_value", f"the binary's procedure {found['address']} has it")])
+        raise invalid_request(
+            f"{name!r} already names the procedure at {found['address']}",
+            [issue(path, "invalid_value", f"the binary's procedure {found['address']} has it")],
+        )
 
 
 # -- reads ----------------------------------------------------------------------------------------------
+
 
 def _read_field(field: str) -> Any:
     def handle(call: ToolCall) -> Evidence:
@@ -119,8 +134,13 @@ def _list_bookmarks(call: ToolCall) -> Evidence:
     items = []
     for i, (address, label) in enumerate(marks):
         call.ctx.check("list_bookmarks")
-        items.append({"address": address, "name": label,
-                      "procedure": _procedure_of(call, address) if i < MAX_BOOKMARK_PROCEDURES else None})
+        items.append(
+            {
+                "address": address,
+                "name": label,
+                "procedure": _procedure_of(call, address) if i < MAX_BOOKMARK_PROCEDURES else None,
+            }
+        )
     lims = [READ_LIMITATION]
     if len(marks) > MAX_BOOKMARK_PROCEDURES:
         lims.append(f"procedures are given for the first {MAX_BOOKMARK_PROCEDURES} bookmarks only")
@@ -128,6 +148,7 @@ def _list_bookmarks(call: ToolCall) -> Evidence:
 
 
 # -- writes ---------------------------------------------------------------------------------------------
+
 
 def _set_field(field: str, argument: str) -> Any:
     def handle(call: ToolCall) -> Evidence:
@@ -140,9 +161,17 @@ def _set_field(field: str, argument: str) -> Any:
             names = {address: value}
         nb, before = _write(call, {address: {field: value}}, names)
         previous = getattr(before[address], field)
-        return _write_evidence(call, {"address": address, "field": field, "value": getattr(nb.note(address), field),
-                                      "previous": previous, "changed": previous != value,
-                                      "annotation_revision": nb.revision})
+        return _write_evidence(
+            call,
+            {
+                "address": address,
+                "field": field,
+                "value": getattr(nb.note(address), field),
+                "previous": previous,
+                "changed": previous != value,
+                "annotation_revision": nb.revision,
+            },
+        )
 
     return handle
 
@@ -152,18 +181,34 @@ def _set_bookmark(call: ToolCall) -> Evidence:
     address, _ = require_mapped(call, call.args["address"])
     label = check_field("bookmark", call.args.get("name", ""), "name")
     nb, before = _write(call, {address: {"bookmark": label}})
-    return _write_evidence(call, {"address": address, "field": "bookmark", "value": nb.note(address).bookmark,
-                                  "previous": before[address].bookmark, "changed": before[address].bookmark != label,
-                                  "annotation_revision": nb.revision})
+    return _write_evidence(
+        call,
+        {
+            "address": address,
+            "field": "bookmark",
+            "value": nb.note(address).bookmark,
+            "previous": before[address].bookmark,
+            "changed": before[address].bookmark != label,
+            "annotation_revision": nb.revision,
+        },
+    )
 
 
 def _unset_bookmark(call: ToolCall) -> Evidence:
     check_document(call)
     address = normalize_address(call.args["address"])
     nb, before = _write(call, {address: {"bookmark": None}})
-    return _write_evidence(call, {"address": address, "field": "bookmark", "value": None,
-                                  "previous": before[address].bookmark, "changed": before[address].bookmark is not None,
-                                  "annotation_revision": nb.revision})
+    return _write_evidence(
+        call,
+        {
+            "address": address,
+            "field": "bookmark",
+            "value": None,
+            "previous": before[address].bookmark,
+            "changed": before[address].bookmark is not None,
+            "annotation_revision": nb.revision,
+        },
+    )
 
 
 def _set_addresses_names(call: ToolCall) -> Evidence:
@@ -173,23 +218,31 @@ def _set_addresses_names(call: ToolCall) -> Evidence:
     for raw, name in given.items():
         address, _ = require_mapped(call, raw, f"names/{raw}")
         if address in wanted:
-            raise invalid_request(f"{raw} and another key name the same address {address}",
-                                  [issue(f"names/{raw}", "invalid_value", "one entry per address")])
+            raise invalid_request(
+                f"{raw} and another key name the same address {address}",
+                [issue(f"names/{raw}", "invalid_value", "one entry per address")],
+            )
         wanted[address] = check_field("name", str(name), f"names/{raw}")
     chosen = [n for n in wanted.values() if n is not None]
     if len(set(chosen)) != len(chosen):
         dup = next(n for n in chosen if chosen.count(n) > 1)
-        raise invalid_request(f"{dup!r} is given to more than one address",
-                              [issue("names", "invalid_value", "names are unique within a target")])
+        raise invalid_request(
+            f"{dup!r} is given to more than one address",
+            [issue("names", "invalid_value", "names are unique within a target")],
+        )
     for address, name in wanted.items():
         if name is not None:
             _engine_collision(call, address, name, f"names/{address}")
-    nb, before = _write(call, {a: {"name": n} for a, n in wanted.items()},
-                        {a: n for a, n in wanted.items() if n is not None})
-    rows = [{"address": a, "name": nb.note(a).name, "previous": before[a].name, "changed": before[a].name != n}
-            for a, n in sorted(wanted.items(), key=lambda kv: int(kv[0], 16))]
-    return _write_evidence(call, {"names": rows, "changed_count": sum(r["changed"] for r in rows),
-                                  "annotation_revision": nb.revision})
+    nb, before = _write(
+        call, {a: {"name": n} for a, n in wanted.items()}, {a: n for a, n in wanted.items() if n is not None}
+    )
+    rows = [
+        {"address": a, "name": nb.note(a).name, "previous": before[a].name, "changed": before[a].name != n}
+        for a, n in sorted(wanted.items(), key=lambda kv: int(kv[0], 16))
+    ]
+    return _write_evidence(
+        call, {"names": rows, "changed_count": sum(r["changed"] for r in rows), "annotation_revision": nb.revision}
+    )
 
 
 _FUNCTION_FIELDS = ("name", "comment", "inline_comment", "signature", "notes")
@@ -199,15 +252,18 @@ def _annotate_function(call: ToolCall) -> Evidence:
     check_document(call)
     fields = {f: call.args[f] for f in _FUNCTION_FIELDS if f in call.args}
     if not fields:
-        raise invalid_request("annotate_native_function needs at least one of " + ", ".join(_FUNCTION_FIELDS),
-                              [issue("(root)", "missing_argument", "give name, comment, inline_comment, signature "
-                                                                   "or notes")])
+        raise invalid_request(
+            "annotate_native_function needs at least one of " + ", ".join(_FUNCTION_FIELDS),
+            [issue("(root)", "missing_argument", "give name, comment, inline_comment, signature or notes")],
+        )
     info = run(call, "procedure_info", {"procedure": call.args["procedure"]}).normalized
     if info.get("kind") not in (None, "local"):
         kind = str(info["kind"])
-        raise invalid_request(f"{call.args['procedure']} is {'an' if kind[:1] in 'aeiou' else 'a'} {kind} procedure; "
-                              "only local functions are annotated",
-                              [issue("procedure", "invalid_value", "expected a local function")])
+        raise invalid_request(
+            f"{call.args['procedure']} is {'an' if kind[:1] in 'aeiou' else 'a'} {kind} procedure; "
+            "only local functions are annotated",
+            [issue("procedure", "invalid_value", "expected a local function")],
+        )
     address = info["address"]
     values = {f: check_field(f, v, f) for f, v in fields.items()}
     names = None
@@ -217,10 +273,18 @@ def _annotate_function(call: ToolCall) -> Evidence:
     nb, before = _write(call, {address: values}, names)
     note = nb.note(address)
     changed = {f: {"value": getattr(note, f), "previous": getattr(before[address], f)} for f in values}
-    return _write_evidence(call, {
-        "procedure": {"address": address, "name": note.name or info.get("original_name") or info["name"],
-                      "original_name": info.get("original_name") or info["name"]},
-        "fields": changed, "annotation_revision": nb.revision})
+    return _write_evidence(
+        call,
+        {
+            "procedure": {
+                "address": address,
+                "name": note.name or info.get("original_name") or info["name"],
+                "original_name": info.get("original_name") or info["name"],
+            },
+            "fields": changed,
+            "annotation_revision": nb.revision,
+        },
+    )
 
 
 # The notebook's tools are the binary family's, advertised as their own toolset.
@@ -228,87 +292,193 @@ NOTEBOOK: dict[str, Any] = {"family": "binary", "toolset": "notebook"}
 
 
 def tools() -> list[ToolDef]:
-    optional_address = prop("string", "Address (0x hex); the cursor when omitted.", ["0x401136"],
-                            pattern=ADDRESS_PATTERN)
+    optional_address = prop(
+        "string", "Address (0x hex); the cursor when omitted.", ["0x401136"], pattern=ADDRESS_PATTERN
+    )
 
     def text(what: str, field: str) -> dict[str, Any]:
-        return prop("string", f"{what} (at most {LIMITS[field]} characters; \"\" clears it).", ["checks the licence"],
-                    maxLength=LIMITS[field])
+        return prop(
+            "string",
+            f'{what} (at most {LIMITS[field]} characters; "" clears it).',
+            ["checks the licence"],
+            maxLength=LIMITS[field],
+        )
 
-    name = prop("string", "An identifier (letters, digits, _ . $ @, :: scopes; at most 255); \"\" removes the "
-                "user name.", ["parse_options"], maxLength=LIMITS["name"])
-    names = {"type": "object", "description": "Address (0x hex) to identifier; \"\" removes that user name.",
-             "propertyNames": {"pattern": ADDRESS_PATTERN}, "additionalProperties": {"type": "string",
-                                                                                     "maxLength": LIMITS["name"]},
-             "minProperties": 1, "maxProperties": MAX_NAMES,
-             "examples": [{"0x401136": "parse_options", "0x401200": "usage"}]}
+    name = prop(
+        "string",
+        'An identifier (letters, digits, _ . $ @, :: scopes; at most 255); "" removes the user name.',
+        ["parse_options"],
+        maxLength=LIMITS["name"],
+    )
+    names = {
+        "type": "object",
+        "description": 'Address (0x hex) to identifier; "" removes that user name.',
+        "propertyNames": {"pattern": ADDRESS_PATTERN},
+        "additionalProperties": {"type": "string", "maxLength": LIMITS["name"]},
+        "minProperties": 1,
+        "maxProperties": MAX_NAMES,
+        "examples": [{"0x401136": "parse_options", "0x401200": "usage"}],
+    }
     read_schema = obj({"address": optional_address, "document": DOCUMENT})
     target_ops = ("list_documents",)
     write_ops = ("list_segments",)
     return [
-        ToolDef(name="comment", **NOTEBOOK, description="The analyst's comment at an address (or the cursor).",
-                input_schema=read_schema, handler=_read_field("comment"), requires_target=True,
-                requires_operations=target_ops, cli_subject="address", examples=({}, {"address": "0x401136"})),
-        ToolDef(name="inline_comment", **NOTEBOOK,
-                description="The analyst's inline comment at an address (or the cursor).", input_schema=read_schema,
-                handler=_read_field("inline_comment"), requires_target=True, requires_operations=target_ops,
-                cli_subject="address", examples=({}, {"address": "0x401136"})),
-        ToolDef(name="list_bookmarks", **NOTEBOOK,
-                description="Every bookmark of the open target, by address, with its label and procedure.",
-                input_schema=obj({"document": DOCUMENT}), handler=_list_bookmarks, requires_target=True,
-                requires_operations=target_ops, examples=({},)),
-        ToolDef(name="set_comment", **NOTEBOOK,
-                description=("Set (or with \"\" clear) the comment at an address; kept per target across "
-                             "connections and providers."),
-                input_schema=obj({"address": ADDRESS, "comment": text("Comment", "comment"), "document": DOCUMENT},
-                                 ("address", "comment")),
-                handler=_set_field("comment", "comment"), effects=WRITE, requires_target=True,
-                requires_operations=write_ops, cli_subject="address",
-                examples=({"address": "0x401136", "comment": "validates the licence key"},)),
-        ToolDef(name="set_inline_comment", **NOTEBOOK,
-                description="Set (or with \"\" clear) the inline comment shown beside the instruction at an address.",
-                input_schema=obj({"address": ADDRESS, "comment": text("Inline comment", "inline_comment"),
-                                  "document": DOCUMENT}, ("address", "comment")),
-                handler=_set_field("inline_comment", "comment"), effects=WRITE, requires_target=True,
-                requires_operations=write_ops, cli_subject="address",
-                examples=({"address": "0x401136", "comment": "key length"},)),
-        ToolDef(name="set_address_name", **NOTEBOOK,
-                description=("Name an address (a procedure, a datum, a label); every read tool then shows the name "
-                             "(name_source user) and accepts it as a procedure selector."),
-                input_schema=obj({"address": ADDRESS, "name": name, "document": DOCUMENT}, ("address", "name")),
-                handler=_set_field("name", "name"), effects=WRITE, requires_target=True,
-                requires_operations=write_ops, cli_subject="address",
-                examples=({"address": "0x401136", "name": "parse_options"},)),
-        ToolDef(name="set_addresses_names", **NOTEBOOK,
-                description=f"Name up to {MAX_NAMES} addresses at once (all or none are written).",
-                input_schema=obj({"names": names, "document": DOCUMENT}, ("names",)),
-                handler=_set_addresses_names, effects=WRITE, requires_target=True, requires_operations=write_ops,
-                examples=({"names": {"0x401136": "parse_options", "0x401200": "usage"}},)),
-        ToolDef(name="set_bookmark", **NOTEBOOK,
-                description="Bookmark an address, with an optional label (replaces the label of an existing one).",
-                input_schema=obj({"address": ADDRESS, "name": prop("string", "Bookmark label (at most 255).",
-                                                                   ["licence check"], maxLength=LIMITS["bookmark"]),
-                                  "document": DOCUMENT}, ("address",)),
-                handler=_set_bookmark, effects=WRITE, requires_target=True, requires_operations=write_ops,
-                cli_subject="address", examples=({"address": "0x401136"},
-                                                 {"address": "0x401136", "name": "licence check"})),
-        ToolDef(name="unset_bookmark", **NOTEBOOK, description="Remove the bookmark at an address.",
-                input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
-                handler=_unset_bookmark, effects=WRITE, requires_target=True, requires_operations=target_ops,
-                cli_subject="address", examples=({"address": "0x401136"},)),
-        ToolDef(name="annotate_native_function", **NOTEBOOK,
-                description=("Annotate a local function's entry at once: name, comment, inline comment, signature "
-                             "and notes (\"\" clears a field); kept in rea's annotation store, the binary is never "
-                             "modified."),
-                input_schema=obj({"procedure": PROCEDURE, "name": name,
-                                  "comment": text("Comment", "comment"),
-                                  "inline_comment": text("Inline comment", "inline_comment"),
-                                  "signature": prop("string", "C prototype as the analyst reads it (one line, at "
-                                                    "most 1024).", ["int parse_options(int argc, char **argv)"],
-                                                    maxLength=LIMITS["signature"]),
-                                  "notes": text("Free-form notes", "notes"), "document": DOCUMENT}, ("procedure",)),
-                handler=_annotate_function, effects=WRITE, requires_target=True,
-                requires_operations=("procedure_info",), cli_subject="procedure",
-                examples=({"procedure": "main", "signature": "int main(int argc, char **argv)"},
-                          {"procedure": "0x401136", "name": "parse_options", "notes": "reads argv"})),
+        ToolDef(
+            name="comment",
+            **NOTEBOOK,
+            description="The analyst's comment at an address (or the cursor).",
+            input_schema=read_schema,
+            handler=_read_field("comment"),
+            requires_target=True,
+            requires_operations=target_ops,
+            cli_subject="address",
+            examples=({}, {"address": "0x401136"}),
+        ),
+        ToolDef(
+            name="inline_comment",
+            **NOTEBOOK,
+            description="The analyst's inline comment at an address (or the cursor).",
+            input_schema=read_schema,
+            handler=_read_field("inline_comment"),
+            requires_target=True,
+            requires_operations=target_ops,
+            cli_subject="address",
+            examples=({}, {"address": "0x401136"}),
+        ),
+        ToolDef(
+            name="list_bookmarks",
+            **NOTEBOOK,
+            description="Every bookmark of the open target, by address, with its label and procedure.",
+            input_schema=obj({"document": DOCUMENT}),
+            handler=_list_bookmarks,
+            requires_target=True,
+            requires_operations=target_ops,
+            examples=({},),
+        ),
+        ToolDef(
+            name="set_comment",
+            **NOTEBOOK,
+            description=(
+                'Set (or with "" clear) the comment at an address; kept per target across connections and providers.'
+            ),
+            input_schema=obj(
+                {"address": ADDRESS, "comment": text("Comment", "comment"), "document": DOCUMENT},
+                ("address", "comment"),
+            ),
+            handler=_set_field("comment", "comment"),
+            effects=WRITE,
+            requires_target=True,
+            requires_operations=write_ops,
+            cli_subject="address",
+            examples=({"address": "0x401136", "comment": "validates the licence key"},),
+        ),
+        ToolDef(
+            name="set_inline_comment",
+            **NOTEBOOK,
+            description='Set (or with "" clear) the inline comment shown beside the instruction at an address.',
+            input_schema=obj(
+                {"address": ADDRESS, "comment": text("Inline comment", "inline_comment"), "document": DOCUMENT},
+                ("address", "comment"),
+            ),
+            handler=_set_field("inline_comment", "comment"),
+            effects=WRITE,
+            requires_target=True,
+            requires_operations=write_ops,
+            cli_subject="address",
+            examples=({"address": "0x401136", "comment": "key length"},),
+        ),
+        ToolDef(
+            name="set_address_name",
+            **NOTEBOOK,
+            description=(
+                "Name an address (a procedure, a datum, a label); every read tool then shows the name "
+                "(name_source user) and accepts it as a procedure selector."
+            ),
+            input_schema=obj({"address": ADDRESS, "name": name, "document": DOCUMENT}, ("address", "name")),
+            handler=_set_field("name", "name"),
+            effects=WRITE,
+            requires_target=True,
+            requires_operations=write_ops,
+            cli_subject="address",
+            examples=({"address": "0x401136", "name": "parse_options"},),
+        ),
+        ToolDef(
+            name="set_addresses_names",
+            **NOTEBOOK,
+            description=f"Name up to {MAX_NAMES} addresses at once (all or none are written).",
+            input_schema=obj({"names": names, "document": DOCUMENT}, ("names",)),
+            handler=_set_addresses_names,
+            effects=WRITE,
+            requires_target=True,
+            requires_operations=write_ops,
+            examples=({"names": {"0x401136": "parse_options", "0x401200": "usage"}},),
+        ),
+        ToolDef(
+            name="set_bookmark",
+            **NOTEBOOK,
+            description="Bookmark an address, with an optional label (replaces the label of an existing one).",
+            input_schema=obj(
+                {
+                    "address": ADDRESS,
+                    "name": prop(
+                        "string", "Bookmark label (at most 255).", ["licence check"], maxLength=LIMITS["bookmark"]
+                    ),
+                    "document": DOCUMENT,
+                },
+                ("address",),
+            ),
+            handler=_set_bookmark,
+            effects=WRITE,
+            requires_target=True,
+            requires_operations=write_ops,
+            cli_subject="address",
+            examples=({"address": "0x401136"}, {"address": "0x401136", "name": "licence check"}),
+        ),
+        ToolDef(
+            name="unset_bookmark",
+            **NOTEBOOK,
+            description="Remove the bookmark at an address.",
+            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            handler=_unset_bookmark,
+            effects=WRITE,
+            requires_target=True,
+            requires_operations=target_ops,
+            cli_subject="address",
+            examples=({"address": "0x401136"},),
+        ),
+        ToolDef(
+            name="annotate_native_function",
+            **NOTEBOOK,
+            description=(
+                "Annotate a local function's entry at once: name, comment, inline comment, signature "
+                'and notes ("" clears a field); kept in rea\'s annotation store, the binary is never '
+                "modified."
+            ),
+            input_schema=obj(
+                {
+                    "procedure": PROCEDURE,
+                    "name": name,
+                    "comment": text("Comment", "comment"),
+                    "inline_comment": text("Inline comment", "inline_comment"),
+                    "signature": prop(
+                        "string",
+                        "C prototype as the analyst reads it (one line, at most 1024).",
+                        ["int parse_options(int argc, char **argv)"],
+                        maxLength=LIMITS["signature"],
+                    ),
+                    "notes": text("Free-form notes", "notes"),
+                    "document": DOCUMENT,
+                },
+                ("procedure",),
+            ),
+            handler=_annotate_function,
+            effects=WRITE,
+            requires_target=True,
+            requires_operations=("procedure_info",),
+            cli_subject="procedure",
+            examples=(
+                {"procedure": "main", "signature": "int main(int argc, char **argv)"},
+                {"procedure": "0x401136", "name": "parse_options", "notes": "reads argv"},
+            ),
+        ),
     ]

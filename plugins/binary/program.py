@@ -65,8 +65,11 @@ def procedures(call: ToolCall) -> list[Procedure]:
         return found
     if not call.session.supports("list_procedures"):
         return []
-    procs = sorted(Procedure(int(p["address"], 16), int(p["end"], 16), p["name"])
-                   for p in pages(call, "list_procedures", "procedures", {}) if p.get("kind") not in _NO_CODE)
+    procs = sorted(
+        Procedure(int(p["address"], 16), int(p["end"], 16), p["name"])
+        for p in pages(call, "list_procedures", "procedures", {})
+        if p.get("kind") not in _NO_CODE
+    )
     call.session.state[_PROCEDURES] = (key, procs)
     return procs
 
@@ -74,7 +77,7 @@ def procedures(call: ToolCall) -> list[Procedure]:
 def containing(procs: list[Procedure], address: int) -> Procedure | None:
     """The innermost procedure whose extent holds ``address`` (nested extents are rare: look back a few)."""
     i = bisect.bisect_right(procs, address, key=lambda p: p.start) - 1
-    for p in procs[max(0, i - 16):i + 1][::-1]:
+    for p in procs[max(0, i - 16) : i + 1][::-1]:
         if p.start <= address < p.end:
             return p
     return None
@@ -86,6 +89,7 @@ def procedure_ref(procs: list[Procedure], address: int | None) -> dict[str, Any]
 
 
 # -- the file and its mapped units ---------------------------------------------------------------------------
+
 
 class Unit(msgspec.Struct, frozen=True, kw_only=True):
     """A mapped unit with file bytes: a segment (a section where the format has no segments)."""
@@ -100,10 +104,17 @@ class Unit(msgspec.Struct, frozen=True, kw_only=True):
 def units(call: ToolCall) -> list[Unit]:
     listed = regions(call)
     chosen = [r for r in listed if r["kind"] == "segment"] or [r for r in listed if r["kind"] == "section"]
-    out = [Unit(name=r["name"], start=int(r["start"], 16), file_offset=r["file_offset"], file_size=r["file_size"],
-                permissions=r.get("permissions") or "---")
-           for r in chosen if isinstance(r.get("file_offset"), int) and isinstance(r.get("file_size"), int)
-           and r["file_size"] > 0]
+    out = [
+        Unit(
+            name=r["name"],
+            start=int(r["start"], 16),
+            file_offset=r["file_offset"],
+            file_size=r["file_size"],
+            permissions=r.get("permissions") or "---",
+        )
+        for r in chosen
+        if isinstance(r.get("file_offset"), int) and isinstance(r.get("file_size"), int) and r["file_size"] > 0
+    ]
     return sorted(out, key=lambda u: u.file_offset)
 
 
@@ -117,12 +128,18 @@ def address_of(mapped: list[Unit], file_offset: int) -> int | None:
 def file_bytes(call: ToolCall) -> bytes:
     target = call.session.require_target()
     if target.size > MAX_SCAN_BYTES:
-        raise ReaError("resource_constraint", f"the target is larger than the {MAX_SCAN_BYTES >> 20} MiB a search "
-                       "reads", details={"resource": "memory", "reported_limits": {"max_scan_bytes": MAX_SCAN_BYTES}})
+        raise ReaError(
+            "resource_constraint",
+            f"the target is larger than the {MAX_SCAN_BYTES >> 20} MiB a search reads",
+            details={"resource": "memory", "reported_limits": {"max_scan_bytes": MAX_SCAN_BYTES}},
+        )
     data = read_file(target.resolved_path, 0, target.size)
     if len(data) != target.size:
-        raise ReaError("artifact_changed", f"{target.resolved_path} changed size while open",
-                       details={"path": target.resolved_path})
+        raise ReaError(
+            "artifact_changed",
+            f"{target.resolved_path} changed size while open",
+            details={"path": target.resolved_path},
+        )
     return data
 
 
@@ -156,7 +173,6 @@ def place(call: ToolCall, procs: list[Procedure], mapped: list[Unit], file_offse
     return row
 
 
-
 def program_rows(call: ToolCall) -> list[Row]:
     """Every instruction of every procedure with code, by address (gathered once, then cached)."""
     key = cache_key(call)
@@ -172,14 +188,20 @@ def program_rows(call: ToolCall) -> list[Row]:
         for item in pages(call, "read_function_instructions", "instructions", {"procedure": hex(p.start)}):
             address = int(item["address"], 16)
             if address not in rows:
-                refs = tuple(int(sym["address"], 16) for sym in item.get("symbols") or ()
-                             if isinstance(sym.get("address"), str))
+                refs = tuple(
+                    int(sym["address"], 16) for sym in item.get("symbols") or () if isinstance(sym.get("address"), str)
+                )
                 rows[address] = Row(address, item.get("symbolized") or item.get("text") or "", p.start, refs)
         if len(rows) > MAX_PROGRAM_INSTRUCTIONS:
-            raise ReaError("resource_constraint", f"the program has more than {MAX_PROGRAM_INSTRUCTIONS} "
-                           "instructions; search a procedure with read_function_instructions instead",
-                           details={"resource": "memory",
-                                    "reported_limits": {"max_program_instructions": MAX_PROGRAM_INSTRUCTIONS}})
+            raise ReaError(
+                "resource_constraint",
+                f"the program has more than {MAX_PROGRAM_INSTRUCTIONS} "
+                "instructions; search a procedure with read_function_instructions instead",
+                details={
+                    "resource": "memory",
+                    "reported_limits": {"max_program_instructions": MAX_PROGRAM_INSTRUCTIONS},
+                },
+            )
     ordered = [rows[a] for a in sorted(rows)]
     call.session.state[_INSTRUCTIONS] = (key, ordered)
     return ordered

@@ -7,7 +7,8 @@ from rea.catalog.prompt import PromptArgument, PromptDef
 PATH = PromptArgument(name="path", description="Path of the binary (ELF, PE or Mach-O) on the server's machine.")
 
 TRIAGE = PromptDef(
-    name="triage_binary", title="Triage a binary",
+    name="triage_binary",
+    title="Triage a binary",
     description="First look at an unknown binary: format, entry, imports, strings, the interesting procedures.",
     arguments=(PATH,),
     tools=("open_binary", "binary_overview", "list_names", "search_strings", "analyze_function"),
@@ -19,21 +20,26 @@ TRIAGE = PromptDef(
         "3. Pick the three to five procedures that matter most (main or the entry's callee, the ones that "
         "reference those strings or APIs) and call analyze_function on each.\n"
         "4. Report what the program does, with each claim citing the evidence_id it rests on, and what "
-        "remains unknown."))
+        "remains unknown."
+    ),
+)
 
 INVESTIGATE = PromptDef(
-    name="investigate_feature", title="Investigate a feature from a string",
+    name="investigate_feature",
+    title="Investigate a feature from a string",
     description="Trace a user-visible string or name to the code that implements the feature.",
     arguments=(PATH, PromptArgument(name="feature", description="A string the feature shows or a name it uses.")),
     tools=("open_binary", "trace_feature", "analyze_function", "get_call_graph"),
     template=(
-        "Find how the feature \"{feature}\" works in {path}.\n"
-        "1. open_binary {path}, then trace_feature with query \"{feature}\": it finds matching strings and "
+        'Find how the feature "{feature}" works in {path}.\n'
+        '1. open_binary {path}, then trace_feature with query "{feature}": it finds matching strings and '
         "names, their references and the procedures that contain them.\n"
         "2. analyze_function on each procedure found; get_call_graph backward from them to see how the "
         "feature is reached, forward to see what it calls.\n"
         "3. Explain the feature's code path step by step, citing evidence_ids, and say where the evidence "
-        "stops (indirect calls, missing symbols)."))
+        "stops (indirect calls, missing symbols)."
+    ),
+)
 
 
 def prompts() -> list[PromptDef]:

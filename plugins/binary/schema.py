@@ -20,25 +20,45 @@ def prop(kind: str, description: str, examples: list[Any], **extra: Any) -> dict
     return out
 
 
-PROCEDURE = prop("string", "Procedure: exact symbol name, or entry address as 0x hex.", ["main", "0x401136"],
-                 minLength=1, maxLength=4096)
+PROCEDURE = prop(
+    "string",
+    "Procedure: exact symbol name, or entry address as 0x hex.",
+    ["main", "0x401136"],
+    minLength=1,
+    maxLength=4096,
+)
 ADDRESS = prop("string", "Address as 0x hex.", ["0x401136"], pattern=ADDRESS_PATTERN)
 OFFSET = prop("integer", "First item of the page.", [0], minimum=0, default=0)
 LIMIT = prop("integer", "Page size.", [100], minimum=1, maximum=1000, default=100)
 DOCUMENT = prop("string", "Document name; must name the open document when given.", ["ls"], minLength=1)
-PATTERN = prop("string", "Text to find (literal substring, or a regular expression with mode=regex).",
-               ["main", "^sub_"], minLength=1, maxLength=1024)
+PATTERN = prop(
+    "string",
+    "Text to find (literal substring, or a regular expression with mode=regex).",
+    ["main", "^sub_"],
+    minLength=1,
+    maxLength=1024,
+)
 MODE = prop("string", "literal (default) or regex.", ["literal", "regex"], enum=["literal", "regex"])
 CASE = prop("boolean", "Match case exactly (default false).", [False])
-DIRECTION = prop("string", "incoming or outgoing (default outgoing).", ["outgoing", "incoming"],
-                 enum=["incoming", "outgoing"])
-MIN_LENGTH = prop("integer", "Shortest string listed (1-64, default 4); shorter strings that code references are "
-                  "listed at any default or lower floor.", [4], minimum=1, maximum=64, default=4)
-ASSEMBLY_LIMIT = prop("integer", "Rows of the page (1-20000, default 200).", [200], minimum=1, maximum=20000,
-                      default=200)
+DIRECTION = prop(
+    "string", "incoming or outgoing (default outgoing).", ["outgoing", "incoming"], enum=["incoming", "outgoing"]
+)
+MIN_LENGTH = prop(
+    "integer",
+    "Shortest string listed (1-64, default 4); shorter strings that code references are "
+    "listed at any default or lower floor.",
+    [4],
+    minimum=1,
+    maximum=64,
+    default=4,
+)
+ASSEMBLY_LIMIT = prop(
+    "integer", "Rows of the page (1-20000, default 200).", [200], minimum=1, maximum=20000, default=200
+)
 SPLIT_OPERANDS = prop("boolean", "Add mnemonic and operands to each row (default false: text says them).", [True])
-WINDOW = prop("integer", "Instructions before (or after) the one at address (0-200, default 8).", [8], minimum=0,
-              maximum=200)
+WINDOW = prop(
+    "integer", "Instructions before (or after) the one at address (0-200, default 8).", [8], minimum=0, maximum=200
+)
 MAX_INSTRUCTIONS = prop("integer", "Cap on returned instructions.", [200], minimum=1, maximum=20000)
 
 
@@ -53,8 +73,10 @@ def check_document(call: ToolCall) -> None:
         return
     target = call.session.require_target()
     if doc not in (target.name, target.path, target.resolved_path):
-        raise invalid_request(f"document {doc!r} is not open (the open document is {target.name!r})",
-                              [issue("document", "invalid_value", f"expected {target.name!r}")])
+        raise invalid_request(
+            f"document {doc!r} is not open (the open document is {target.name!r})",
+            [issue("document", "invalid_value", f"expected {target.name!r}")],
+        )
 
 
 def params_of(args: dict[str, Any]) -> dict[str, Any]:

@@ -49,8 +49,9 @@ def instructions(call: ToolCall, procedure: str) -> list[str]:
     pages = 0
     while offset is not None and pages < MAX_PAGES:
         call.ctx.check("cursor")
-        body = run(call, "read_function_instructions",
-                   {"procedure": procedure, "offset": offset, "limit": PAGE}).normalized
+        body = run(
+            call, "read_function_instructions", {"procedure": procedure, "offset": offset, "limit": PAGE}
+        ).normalized
         found.extend(i["address"] for i in body["instructions"])
         offset, pages = body["next_offset"], pages + 1
     found.sort(key=lambda a: int(a, 16))
@@ -106,8 +107,10 @@ def _step(call: ToolCall, forward: bool) -> Evidence:
     given = call.args.get("address")
     start = normalize_address(given) if given is not None else cursor(call)
     if start is None:
-        raise invalid_request("the cursor has no address yet (the target has no entry point); pass address",
-                              [issue("address", "missing_argument", "give the address to step from")])
+        raise invalid_request(
+            "the cursor has no address yet (the target has no entry point); pass address",
+            [issue("address", "missing_argument", "give the address to step from")],
+        )
     here = int(start, 16)
     proc = _containing(call, start)
     new: str | None = None
@@ -139,8 +142,13 @@ def _step(call: ToolCall, forward: bool) -> Evidence:
     if new is not None:
         set_cursor(call, new)
     where = new or start
-    body = {"address": where, "previous_address": start, "moved": moved, "unit": unit,
-            "procedure": _containing(call, where) if where != start else proc}
+    body = {
+        "address": where,
+        "previous_address": start,
+        "moved": moved,
+        "unit": unit,
+        "procedure": _containing(call, where) if where != start else proc,
+    }
     lims = [_LIMITATION]
     if not moved:
         lims.append(f"no {'later' if forward else 'earlier'} instruction or procedure: the cursor stays at {start}")
@@ -152,34 +160,62 @@ def _goto(call: ToolCall) -> Evidence:
     address, where = require_mapped(call, call.args["address"])
     previous = cursor(call)
     set_cursor(call, address)
-    body = {"address": address, "previous_address": previous, "region": where["region"]["name"],
-            "procedure": _containing(call, address)}
+    body = {
+        "address": address,
+        "previous_address": previous,
+        "region": where["region"]["name"],
+        "procedure": _containing(call, address),
+    }
     return evidence(call, OperationResult(normalized=body, limitations=[_LIMITATION]))
 
 
 def tools() -> list[ToolDef]:
-    from_address = prop("string", "Step from this address instead of the cursor (0x hex).", ["0x401136"],
-                        pattern=ADDRESS["pattern"])
+    from_address = prop(
+        "string", "Step from this address instead of the cursor (0x hex).", ["0x401136"], pattern=ADDRESS["pattern"]
+    )
     needs = ("list_procedures", "resolve_containing_procedure", "read_function_instructions")
     moving = ToolEffects(mutates_session=True, idempotent=False)
     return [
-        ToolDef(name="goto_address", family="binary",
-                description="Move this connection's cursor to a mapped address; returns it with its procedure.",
-                input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
-                handler=_goto, requires_target=True,
-                requires_operations=("list_segments", "resolve_containing_procedure"),
-                effects=ToolEffects(mutates_session=True), cli_subject="address",
-                examples=({"address": "0x401136"},)),
-        ToolDef(name="next_address", family="binary",
-                description=("Step the cursor to the next instruction of its procedure, or past the procedure's end "
-                             "to the next procedure's entry."),
-                input_schema=obj({"address": from_address, "document": DOCUMENT}), handler=lambda c: _step(c, True),
-                requires_target=True, requires_operations=needs, effects=moving, cli_subject="address",
-                examples=({}, {"address": "0x401136"})),
-        ToolDef(name="prev_address", family="binary",
-                description=("Step the cursor to the previous instruction of its procedure, or before its entry to "
-                             "the previous procedure's last instruction."),
-                input_schema=obj({"address": from_address, "document": DOCUMENT}), handler=lambda c: _step(c, False),
-                requires_target=True, requires_operations=needs, effects=moving, cli_subject="address",
-                examples=({}, {"address": "0x401140"})),
+        ToolDef(
+            name="goto_address",
+            family="binary",
+            description="Move this connection's cursor to a mapped address; returns it with its procedure.",
+            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            handler=_goto,
+            requires_target=True,
+            requires_operations=("list_segments", "resolve_containing_procedure"),
+            effects=ToolEffects(mutates_session=True),
+            cli_subject="address",
+            examples=({"address": "0x401136"},),
+        ),
+        ToolDef(
+            name="next_address",
+            family="binary",
+            description=(
+                "Step the cursor to the next instruction of its procedure, or past the procedure's end "
+                "to the next procedure's entry."
+            ),
+            input_schema=obj({"address": from_address, "document": DOCUMENT}),
+            handler=lambda c: _step(c, True),
+            requires_target=True,
+            requires_operations=needs,
+            effects=moving,
+            cli_subject="address",
+            examples=({}, {"address": "0x401136"}),
+        ),
+        ToolDef(
+            name="prev_address",
+            family="binary",
+            description=(
+                "Step the cursor to the previous instruction of its procedure, or before its entry to "
+                "the previous procedure's last instruction."
+            ),
+            input_schema=obj({"address": from_address, "document": DOCUMENT}),
+            handler=lambda c: _step(c, False),
+            requires_target=True,
+            requires_operations=needs,
+            effects=moving,
+            cli_subject="address",
+            examples=({}, {"address": "0x401140"}),
+        ),
     ]

@@ -38,8 +38,14 @@ _CACHE = "binary.strings.short"
 
 
 def _data_sections(call: ToolCall) -> list[dict[str, Any]]:
-    return [r for r in regions(call) if r["kind"] == "section" and "x" not in (r.get("permissions") or "")
-            and isinstance(r.get("file_offset"), int) and (r.get("file_size") or 0) > 0]
+    return [
+        r
+        for r in regions(call)
+        if r["kind"] == "section"
+        and "x" not in (r.get("permissions") or "")
+        and isinstance(r.get("file_offset"), int)
+        and (r.get("file_size") or 0) > 0
+    ]
 
 
 def _short_strings(call: ToolCall, limitations: list[str]) -> list[dict[str, Any]]:
@@ -56,8 +62,10 @@ def _short_strings(call: ToolCall, limitations: list[str]) -> list[dict[str, Any
     if not call.session.supports("list_segments"):
         return []
     if not call.session.supports("read_function_instructions"):
-        notes.append(f"strings under {ENGINE_FLOOR} characters that code references are not listed: the provider "
-                     "reads no instructions")
+        notes.append(
+            f"strings under {ENGINE_FLOOR} characters that code references are not listed: the provider "
+            "reads no instructions"
+        )
     elif len(program.procedures(call)) <= MAX_PROCEDURES_FOR_REFERENCES:
         try:
             for row in program.program_rows(call):
@@ -65,11 +73,12 @@ def _short_strings(call: ToolCall, limitations: list[str]) -> list[dict[str, Any
         except ReaError as exc:
             if exc.code != "resource_constraint":
                 raise
-            notes.append(f"strings under {ENGINE_FLOOR} characters that code references are not listed: "
-                         f"{exc.message}")
+            notes.append(f"strings under {ENGINE_FLOOR} characters that code references are not listed: {exc.message}")
     else:
-        notes.append(f"strings under {ENGINE_FLOOR} characters that code references are not listed: the program has "
-                     f"more than {MAX_PROCEDURES_FOR_REFERENCES} procedures (search_bytes finds them)")
+        notes.append(
+            f"strings under {ENGINE_FLOOR} characters that code references are not listed: the program has "
+            f"more than {MAX_PROCEDURES_FOR_REFERENCES} procedures (search_bytes finds them)"
+        )
     target = call.session.require_target()
     found = []
     for s in _data_sections(call):
@@ -79,8 +88,14 @@ def _short_strings(call: ToolCall, limitations: list[str]) -> list[dict[str, Any
         start = int(s["start"], 16)
         for m in _SHORT.finditer(blob):
             address = start + m.start() - 1
-            item = {"address": hex(address), "value": m.group(0).decode("ascii"), "encoding": "ascii",
-                    "byte_length": len(m.group(0)), "truncated": False, "section": s["name"]}
+            item = {
+                "address": hex(address),
+                "value": m.group(0).decode("ascii"),
+                "encoding": "ascii",
+                "byte_length": len(m.group(0)),
+                "truncated": False,
+                "section": s["name"],
+            }
             if address in referenced:
                 item["referenced"] = True
             found.append(item)
@@ -96,8 +111,10 @@ def _mark_data_referenced(call: ToolCall, candidates: list[dict[str, Any]], note
     if not call.session.supports("xrefs"):
         return
     if len(candidates) > MAX_DATA_REFERENCE_LOOKUPS:
-        notes.append(f"strings under {ENGINE_FLOOR} characters that only data pointers reference are not listed: "
-                     f"more than {MAX_DATA_REFERENCE_LOOKUPS} candidates (min_length lists them)")
+        notes.append(
+            f"strings under {ENGINE_FLOOR} characters that only data pointers reference are not listed: "
+            f"more than {MAX_DATA_REFERENCE_LOOKUPS} candidates (min_length lists them)"
+        )
         return
     for s in candidates:
         if call.session.execute("xrefs", {"address": s["address"]}, call.ctx).normalized.get("references"):
@@ -114,13 +131,22 @@ def _referenced_tails(blob: bytes, start: int, section: str, referenced: set[int
         m = _TAIL.match(blob, at)
         if m is None:
             continue
-        after = blob[m.end():m.end() + 1]
+        after = blob[m.end() : m.end() + 1]
         truncated = after != b"\x00"
         if truncated and (not after or _TAIL.match(after) is None):
             continue  # the text does not end in NUL: not a C string
         value = m.group(0).decode("ascii")
-        out.append({"address": hex(address), "value": value, "encoding": "ascii", "byte_length": len(value),
-                    "truncated": truncated, "section": section, "referenced": True})
+        out.append(
+            {
+                "address": hex(address),
+                "value": value,
+                "encoding": "ascii",
+                "byte_length": len(value),
+                "truncated": truncated,
+                "section": section,
+                "referenced": True,
+            }
+        )
     return out
 
 
@@ -140,8 +166,12 @@ def _listing(call: ToolCall, operation: str, params: dict[str, Any]) -> tuple[li
     known = {s["address"] for s in items}
     # A referenced string is listed at any length unless min_length asks for longer ones.
     any_referenced = min_length <= ENGINE_FLOOR
-    short = [s for s in _short_strings(call, limitations) if s["address"] not in known
-             and (len(s["value"]) >= min_length or s["truncated"] or (any_referenced and s.get("referenced")))]
+    short = [
+        s
+        for s in _short_strings(call, limitations)
+        if s["address"] not in known
+        and (len(s["value"]) >= min_length or s["truncated"] or (any_referenced and s.get("referenced")))
+    ]
     if operation == "search_strings":
         match = matcher(params)
         short = [s for s in short if match(s["value"])]
@@ -157,6 +187,4 @@ def handle(call: ToolCall) -> Evidence:
     check_document(call)
     params = params_of(call.args)
     items, limitations = _listing(call, call.tool.name, params)
-    return evidence(call, OperationResult(normalized=page("strings", items, params, dict),
-                                          limitations=limitations))
-
+    return evidence(call, OperationResult(normalized=page("strings", items, params, dict), limitations=limitations))

@@ -39,8 +39,11 @@ def _all_pages(call: ToolCall, operation: str, key: str, params: dict[str, Any],
         body = run(call, operation, {**params, "offset": offset, "limit": PAGE}).normalized
         items.extend(body[key])
         if len(items) > cap:
-            raise ReaError("resource_constraint", f"{operation} has more than {cap} items for this workflow",
-                           details={"resource": key, "limit": cap})
+            raise ReaError(
+                "resource_constraint",
+                f"{operation} has more than {cap} items for this workflow",
+                details={"resource": key, "limit": cap},
+            )
         if body["next_offset"] is None:
             return items
         offset = body["next_offset"]
@@ -55,6 +58,7 @@ def _limitations(*results: OperationResult) -> list[str]:
 
 
 # -- binary_overview ---------------------------------------------------------------------------
+
 
 def _overview(call: ToolCall) -> Evidence:
     check_document(call)
@@ -71,11 +75,17 @@ def _overview(call: ToolCall) -> Evidence:
     doc = docs.normalized["documents"][0]
     segments = segs.normalized["segments"]
     body: dict[str, Any] = {
-        "document": doc, "format": doc["format"], "architecture": doc["architecture"], "entry": doc["entry"],
+        "document": doc,
+        "format": doc["format"],
+        "architecture": doc["architecture"],
+        "entry": doc["entry"],
         "segments": segments if detailed else segments[:limit],
-        "counts": {"procedures": procs.normalized["total"], "strings": strings.normalized["total"],
-                   "segments": sum(1 for s in segments if s["kind"] == "segment"),
-                   "sections": sum(1 for s in segments if s["kind"] == "section")},
+        "counts": {
+            "procedures": procs.normalized["total"],
+            "strings": strings.normalized["total"],
+            "segments": sum(1 for s in segments if s["kind"] == "segment"),
+            "sections": sum(1 for s in segments if s["kind"] == "section"),
+        },
         "procedures_sample": procs.normalized["procedures"],
         "notable_strings": [s for s in strings.normalized["strings"] if len(s["value"]) >= 6][:limit],
     }
@@ -95,16 +105,27 @@ def _overview(call: ToolCall) -> Evidence:
 
 # -- analyze_function --------------------------------------------------------------------------
 
+
 def _unavailable(call: ToolCall, operation: str) -> dict[str, Any]:
     provider = call.session.provider.descriptor.id if call.session.provider else None
-    remediation, _ = alternatives_remediation(call.session.registry, (operation,), call.session.target,
-                                              exclude=provider)
-    return {"status": "unavailable", "reason": f"provider {provider} does not offer {operation}",
-            "remediation": remediation}
+    remediation, _ = alternatives_remediation(
+        call.session.registry, (operation,), call.session.target, exclude=provider
+    )
+    return {
+        "status": "unavailable",
+        "reason": f"provider {provider} does not offer {operation}",
+        "remediation": remediation,
+    }
 
 
-def dossier(call: ToolCall, procedure: str, *, include_assembly: bool = True, max_instructions: int = 2000,
-            max_pseudocode_chars: int = 20000) -> tuple[dict[str, Any], list[str]]:
+def dossier(
+    call: ToolCall,
+    procedure: str,
+    *,
+    include_assembly: bool = True,
+    max_instructions: int = 2000,
+    max_pseudocode_chars: int = 20000,
+) -> tuple[dict[str, Any], list[str]]:
     """The analyze_function body for one procedure, and its limitations."""
     sel = {"procedure": procedure}
     info = run(call, "procedure_info", sel)
@@ -152,8 +173,12 @@ def dossier(call: ToolCall, procedure: str, *, include_assembly: bool = True, ma
         try:
             pc = run(call, "procedure_pseudo_code", sel).normalized
             text = pc.get("text", "")
-            pc = {**pc, "status": "ok", "text": text[:max_pseudocode_chars],
-                  "truncated": len(text) > max_pseudocode_chars}
+            pc = {
+                **pc,
+                "status": "ok",
+                "text": text[:max_pseudocode_chars],
+                "truncated": len(text) > max_pseudocode_chars,
+            }
             body["pseudocode"] = pc
         except ReaError as exc:
             if exc.code in ("cancelled",):
@@ -162,17 +187,32 @@ def dossier(call: ToolCall, procedure: str, *, include_assembly: bool = True, ma
     else:
         body["pseudocode"] = _unavailable(call, "procedure_pseudo_code")
     # The analyst's comments in the procedure, and which names in this dossier the analyst gave.
-    body["comments"] = annotate.comments_in(annotate.notebook(call), info.normalized["address"],
-                                            info.normalized.get("end"))
+    body["comments"] = annotate.comments_in(
+        annotate.notebook(call), info.normalized["address"], info.normalized.get("end")
+    )
     body["user_names"] = annotate.user_names(body)
     return body, _limitations(*results)
 
 
 # The dossier's row collections, each paged by limit and collection_offset in the default answer.
-COLLECTIONS = ("basic_blocks", "cfg_edges", "callers", "callees", "references", "referenced_strings",
-               "referenced_names", "comments")
-PAGE_ARGUMENTS = ("limit", "collection_offset", "max_instructions", "assembly_offset", "max_pseudocode_chars",
-                  "pseudocode_offset")
+COLLECTIONS = (
+    "basic_blocks",
+    "cfg_edges",
+    "callers",
+    "callees",
+    "references",
+    "referenced_strings",
+    "referenced_names",
+    "comments",
+)
+PAGE_ARGUMENTS = (
+    "limit",
+    "collection_offset",
+    "max_instructions",
+    "assembly_offset",
+    "max_pseudocode_chars",
+    "pseudocode_offset",
+)
 DOSSIER_LIMIT = 64
 DOSSIER_INSTRUCTIONS = 128
 DOSSIER_PSEUDOCODE_CHARS = 20000
@@ -189,8 +229,10 @@ def _page(call: ToolCall, body: dict[str, Any]) -> tuple[dict[str, Any], dict[st
         rows = body.get(name)
         if isinstance(rows, list):
             if offsets.get(name, 0) > len(rows):
-                raise invalid_request(f"collection_offset.{name} is past the end ({len(rows)} rows)",
-                                      [issue(f"collection_offset/{name}", "out_of_range", f"at most {len(rows)}")])
+                raise invalid_request(
+                    f"collection_offset.{name} is past the end ({len(rows)} rows)",
+                    [issue(f"collection_offset/{name}", "out_of_range", f"at most {len(rows)}")],
+                )
             page = row_page(rows, offsets.get(name, 0), limit)
             out[name] = page.pop("items")
             pages[name] = page
@@ -198,11 +240,16 @@ def _page(call: ToolCall, body: dict[str, Any]) -> tuple[dict[str, Any], dict[st
     if isinstance(asm, dict) and isinstance(asm.get("instructions"), list):
         rows, start = asm["instructions"], args.get("assembly_offset", 0)
         if start > len(rows):
-            raise invalid_request(f"assembly_offset is past the end ({len(rows)} instructions)",
-                                  [issue("assembly_offset", "out_of_range", f"at most {len(rows)}")])
+            raise invalid_request(
+                f"assembly_offset is past the end ({len(rows)} instructions)",
+                [issue("assembly_offset", "out_of_range", f"at most {len(rows)}")],
+            )
         page = row_page(rows, start, args.get("max_instructions", DOSSIER_INSTRUCTIONS))
-        out["assembly"] = {**asm, "instructions": page.pop("items"),
-                           "truncated": bool(asm.get("truncated")) or page["next_offset"] is not None}
+        out["assembly"] = {
+            **asm,
+            "instructions": page.pop("items"),
+            "truncated": bool(asm.get("truncated")) or page["next_offset"] is not None,
+        }
         pages["assembly"] = page
     pc = body.get("pseudocode")
     if isinstance(pc, dict) and isinstance(pc.get("text"), str):
@@ -210,8 +257,10 @@ def _page(call: ToolCall, body: dict[str, Any]) -> tuple[dict[str, Any], dict[st
         try:
             page = text_page(pc["text"], start, args.get("max_pseudocode_chars", DOSSIER_PSEUDOCODE_CHARS))
         except ReaError:
-            raise invalid_request("pseudocode_offset is past the end of the pseudocode",
-                                  [issue("pseudocode_offset", "out_of_range", "past the end")]) from None
+            raise invalid_request(
+                "pseudocode_offset is past the end of the pseudocode",
+                [issue("pseudocode_offset", "out_of_range", "past the end")],
+            ) from None
         out["pseudocode"] = {**pc, "text": page.pop("text"), "truncated": page["next_offset"] is not None}
         pages["pseudocode"] = page
     return out, pages
@@ -219,23 +268,35 @@ def _page(call: ToolCall, body: dict[str, Any]) -> tuple[dict[str, Any], dict[st
 
 def _analyze_function(call: ToolCall) -> Evidence:
     check_document(call)
-    body, lims = dossier(call, call.args["procedure"], include_assembly=call.args.get("include_assembly", True),
-                         max_instructions=20000, max_pseudocode_chars=1 << 62)
+    body, lims = dossier(
+        call,
+        call.args["procedure"],
+        include_assembly=call.args.get("include_assembly", True),
+        max_instructions=20000,
+        max_pseudocode_chars=1 << 62,
+    )
     call.ctx.finish("analyze_function: done")
     # The complete dossier is the record; the answer is its requested page when it does not fit one.
-    complete = call.session.evidence(call.tool.name, {k: v for k, v in annotate.parameters(call).items()
-                                                      if k not in PAGE_ARGUMENTS},
-                                     OperationResult(normalized=body, limitations=lims))
+    complete = call.session.evidence(
+        call.tool.name,
+        {k: v for k, v in annotate.parameters(call).items() if k not in PAGE_ARGUMENTS},
+        OperationResult(normalized=body, limitations=lims),
+    )
     paged, pages = _page(call, body)
     if not any(p["offset"] or p["next_offset"] is not None for p in pages.values()):
         return complete
     call.session.ledger.record(complete)
-    return evidence(call, OperationResult(normalized={**paged, "pages": pages,
-                                                      "complete_evidence_id": complete.evidence_id},
-                                          limitations=lims), links=[complete.evidence_id])
+    return evidence(
+        call,
+        OperationResult(
+            normalized={**paged, "pages": pages, "complete_evidence_id": complete.evidence_id}, limitations=lims
+        ),
+        links=[complete.evidence_id],
+    )
 
 
 # -- batch_decompile ---------------------------------------------------------------------------
+
 
 def _batch_decompile(call: ToolCall) -> Evidence:
     items = []
@@ -255,13 +316,13 @@ def _batch_decompile(call: ToolCall) -> Evidence:
 
 # -- get_call_graph ----------------------------------------------------------------------------
 
+
 def _call_graph(call: ToolCall) -> Evidence:
     depth = call.args.get("depth", 2)
     max_nodes = call.args.get("max_nodes", 200)
     direction = call.args.get("direction", "forward")
     root = run(call, "procedure_address", {"procedure": call.args["address"]}).normalized
-    nodes: dict[str, dict[str, Any]] = {root["address"]: {"address": root["address"], "name": root["name"],
-                                                           "depth": 0}}
+    nodes: dict[str, dict[str, Any]] = {root["address"]: {"address": root["address"], "name": root["name"], "depth": 0}}
     edges: list[dict[str, Any]] = []
     unresolved = 0
     truncated = False
@@ -284,8 +345,9 @@ def _call_graph(call: ToolCall) -> Evidence:
                 unresolved += len(item.get("call_sites", []))
                 continue
             src, dst = (addr, other) if direction == "forward" else (other, addr)
-            edges.append({"from": src, "to": dst, "call_sites": item.get("call_sites", []),
-                          "kind": item.get("kind", "direct")})
+            edges.append(
+                {"from": src, "to": dst, "call_sites": item.get("call_sites", []), "kind": item.get("kind", "direct")}
+            )
             if other not in nodes:
                 if len(nodes) >= max_nodes:
                     truncated = True
@@ -295,25 +357,51 @@ def _call_graph(call: ToolCall) -> Evidence:
                 if item.get("kind", "direct") in ("direct", "tail"):
                     queue.append((other, level + 1))
     # A procedure left at the depth bound only cut the graph short if it calls (or is called by) something more.
-    deeper = [a for a in frontier if any(
-        i.get("address") is not None and i["address"] not in nodes
-        for i in run(call, f"procedure_{'callees' if direction == 'forward' else 'callers'}",
-                     {"procedure": a}).normalized["callees" if direction == "forward" else "callers"])]
+    deeper = [
+        a
+        for a in frontier
+        if any(
+            i.get("address") is not None and i["address"] not in nodes
+            for i in run(
+                call, f"procedure_{'callees' if direction == 'forward' else 'callers'}", {"procedure": a}
+            ).normalized["callees" if direction == "forward" else "callers"]
+        )
+    ]
     stopped_by = ([{"bound": "max_nodes", "limit": max_nodes}] if truncated else []) + (
-        [{"bound": "depth", "limit": depth, "procedures": len(deeper), "at": deeper[:16],
-          "at_truncated": len(deeper) > 16}] if deeper else [])
-    body = {"root": {"address": root["address"], "name": root["name"]}, "direction": direction, "depth": depth,
-            "nodes": sorted(nodes.values(), key=lambda n: (n["depth"], n["address"])), "edges": edges,
-            "unresolved_call_sites": unresolved, "truncated": bool(stopped_by), "stopped_by": stopped_by,
-            "max_nodes": max_nodes}
+        [
+            {
+                "bound": "depth",
+                "limit": depth,
+                "procedures": len(deeper),
+                "at": deeper[:16],
+                "at_truncated": len(deeper) > 16,
+            }
+        ]
+        if deeper
+        else []
+    )
+    body = {
+        "root": {"address": root["address"], "name": root["name"]},
+        "direction": direction,
+        "depth": depth,
+        "nodes": sorted(nodes.values(), key=lambda n: (n["depth"], n["address"])),
+        "edges": edges,
+        "unresolved_call_sites": unresolved,
+        "truncated": bool(stopped_by),
+        "stopped_by": stopped_by,
+        "max_nodes": max_nodes,
+    }
     lims = [f"graph stopped at max_nodes={max_nodes}; raise it or lower depth"] if truncated else []
     if deeper:
-        lims.append(f"{len(deeper)} procedures at depth {depth} have further "
-                    f"{'callees' if direction == 'forward' else 'callers'} not shown; raise depth")
+        lims.append(
+            f"{len(deeper)} procedures at depth {depth} have further "
+            f"{'callees' if direction == 'forward' else 'callers'} not shown; raise depth"
+        )
     return evidence(call, OperationResult(normalized=body, limitations=lims))
 
 
 # -- find_xrefs_to_name ------------------------------------------------------------------------
+
 
 def _find_name(call: ToolCall, name: str) -> list[dict[str, Any]]:
     hits: list[dict[str, Any]] = []
@@ -356,8 +444,7 @@ def _through_thunks(call: ToolCall, hit: dict[str, Any], refs: list[dict[str, An
     out: list[dict[str, Any]] = []
     for r in refs:
         stub = r.get("from_procedure")
-        if stub is None or stub == hit["address"] or r["kind"] not in ("jump", "external") \
-                or not is_thunk(call, stub):
+        if stub is None or stub == hit["address"] or r["kind"] not in ("jump", "external") or not is_thunk(call, stub):
             out.append(r)
             continue
         out.append({**r, "kind": "thunk"})
@@ -367,6 +454,7 @@ def _through_thunks(call: ToolCall, hit: dict[str, Any], refs: list[dict[str, An
 
 
 # -- trace_feature -----------------------------------------------------------------------------
+
 
 def _trace_feature(call: ToolCall) -> Evidence:
     query = call.args["query"]
@@ -390,8 +478,16 @@ def _trace_feature(call: ToolCall) -> Evidence:
             if found is None:
                 continue
             for site in found["indexed_by"]:
-                referenced_from.append({"from": site["from"], "procedure": site["procedure"], "via": "array-base",
-                                        "slot": found["slot"], "base": found["base"], "index": found["index"]})
+                referenced_from.append(
+                    {
+                        "from": site["from"],
+                        "procedure": site["procedure"],
+                        "via": "array-base",
+                        "slot": found["slot"],
+                        "base": found["base"],
+                        "index": found["index"],
+                    }
+                )
                 step = {"string": s["address"], "via": "array-base", "base": found["base"], "index": found["index"]}
                 if step not in users.setdefault(site["procedure"], {"address": site["procedure"], "via": []})["via"]:
                     users[site["procedure"]]["via"].append(step)
@@ -420,104 +516,199 @@ def _trace_feature(call: ToolCall) -> Evidence:
                 break
             frontier = nxt[:limit]
         paths.extend(frontier[:limit])
-    body = {"query": query, "strings": strings, "procedures": [users[a] for a in sorted(users)][:limit],
-            "call_paths": [p for p in paths if len(p) > 1][:limit * 4],
-            "truncated": sres["next_offset"] is not None or pres["next_offset"] is not None or budget <= 0,
-            "limits": {"limit": limit, "max_depth": max_depth,
-                       "max_operations": call.args.get("max_operations", 200)}}
+    body = {
+        "query": query,
+        "strings": strings,
+        "procedures": [users[a] for a in sorted(users)][:limit],
+        "call_paths": [p for p in paths if len(p) > 1][: limit * 4],
+        "truncated": sres["next_offset"] is not None or pres["next_offset"] is not None or budget <= 0,
+        "limits": {"limit": limit, "max_depth": max_depth, "max_operations": call.args.get("max_operations", 200)},
+    }
     call.ctx.finish("trace_feature: done")
     return evidence(call, OperationResult(normalized=body, confidence="derived"))
 
 
 OVERVIEW_OPS = ("list_documents", "list_segments", "list_procedures", "list_strings")
-DOSSIER_OPS = ("procedure_info", "procedure_callers", "procedure_callees", "procedure_references",
-               "procedure_assembly", "list_strings")
+DOSSIER_OPS = (
+    "procedure_info",
+    "procedure_callers",
+    "procedure_callees",
+    "procedure_references",
+    "procedure_assembly",
+    "list_strings",
+)
 
 
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(name="binary_overview", family=FAMILY,
-                description=("First call after open: format, architecture, entry, segments, exact procedure and "
-                             "string counts, notable imports, exports and strings."),
-                input_schema=obj({"detail": prop("string", "concise (default) or detailed.", ["concise"],
-                                                 enum=["concise", "detailed"]),
-                                  "limit": prop("integer", "How many samples of each kind.", [20], minimum=1,
-                                                maximum=200),
-                                  "document": DOCUMENT}),
-                handler=_overview, requires_target=True, requires_operations=OVERVIEW_OPS,
-                examples=({}, {"detail": "detailed", "limit": 50})),
-        ToolDef(name="analyze_function", family=FAMILY,
-                description=("Function dossier: info, basic blocks and CFG, callers, callees, references, "
-                             "referenced strings and names, assembly, and pseudocode where the provider has it. "
-                             "A dossier larger than one page (limit rows per collection, max_instructions, "
-                             "max_pseudocode_chars) answers with that page: pages says where each part lies, and "
-                             "complete_evidence_id names the retained complete record (inspect_analysis_view)."),
-                input_schema=obj({"procedure": PROCEDURE,
-                                  "include_assembly": prop("boolean", "Include the assembly listing.", [True]),
-                                  "limit": prop("integer", f"Rows of each collection (blocks, edges, callers, "
-                                                f"callees, references, strings, names, comments) in the answer "
-                                                f"(default {DOSSIER_LIMIT}).", [64], minimum=1, maximum=1000),
-                                  "collection_offset": {
-                                      "type": "object", "description": "First row of each collection, by name.",
-                                      "properties": {c: {"type": "integer", "minimum": 0, "description":
-                                                         f"First row of {c}."} for c in COLLECTIONS},
-                                      "additionalProperties": False, "examples": [{"references": 64}]},
-                                  "max_instructions": prop("integer", "Instructions of the assembly in the answer "
-                                                           f"(default {DOSSIER_INSTRUCTIONS}).", [128], minimum=1,
-                                                           maximum=20000),
-                                  "assembly_offset": prop("integer", "First instruction of the assembly page.", [0],
-                                                          minimum=0),
-                                  "max_pseudocode_chars": prop("integer", "Pseudocode in the answer, in UTF-16 code "
-                                                               f"units (default {DOSSIER_PSEUDOCODE_CHARS}).",
-                                                               [20000], minimum=1, maximum=1_000_000),
-                                  "pseudocode_offset": prop("integer", "First UTF-16 code unit of the pseudocode "
-                                                            "page.", [0], minimum=0),
-                                  "document": DOCUMENT}, ("procedure",)),
-                handler=_analyze_function, requires_target=True, requires_operations=DOSSIER_OPS,
-                cli_subject="procedure",
-                examples=({"procedure": "main"}, {"procedure": "0x401136", "include_assembly": False})),
-        ToolDef(name="batch_decompile", family=FAMILY,
-                description="Decompile up to 20 procedures; each item reports ok with pseudocode or its error.",
-                input_schema=obj({"addresses": {"type": "array", "description": "Procedure names or addresses.",
-                                                "items": {"type": "string", "minLength": 1}, "minItems": 1,
-                                                "maxItems": 20, "examples": [["main", "0x401136"]]}},
-                                 ("addresses",)),
-                handler=_batch_decompile, requires_target=True, requires_operations=("procedure_pseudo_code",),
-                examples=({"addresses": ["main"]}, {"addresses": ["main", "0x401136"]})),
-        ToolDef(name="get_call_graph", family=FAMILY,
-                description="Bounded caller or callee graph from one procedure (depth at most 5).",
-                input_schema=obj({"address": PROCEDURE,
-                                  "depth": prop("integer", "Levels to follow (1-5).", [2], minimum=1, maximum=5),
-                                  "direction": prop("string", "forward (callees) or backward (callers).",
-                                                    ["forward"], enum=["forward", "backward"]),
-                                  "max_nodes": prop("integer", "Node budget (1-1000).", [200], minimum=1,
-                                                    maximum=1000)}, ("address",)),
-                handler=_call_graph, requires_target=True,
-                requires_operations=("procedure_address", "procedure_callees", "procedure_callers"),
-                cli_subject="address",
-                examples=({"address": "main"}, {"address": "main", "depth": 3, "direction": "backward"})),
-        ToolDef(name="find_xrefs_to_name", family=FAMILY,
-                description="Exact name to its addresses and every reference to them.",
-                input_schema=obj({"name": prop("string", "Exact symbol or import name.", ["puts"], minLength=1)},
-                                 ("name",)),
-                handler=_find_xrefs_to_name, requires_target=True, requires_operations=("list_names", "xrefs"),
-                cli_subject="name", examples=({"name": "puts"}, {"name": "main"})),
-        ToolDef(name="trace_feature", family=FAMILY,
-                description=("From a string or name to the procedures that use it and their caller paths "
-                             "(bounded)."),
-                input_schema=obj({"query": prop("string", "Literal text of a string or a name.", ["usage"],
-                                                minLength=1, maxLength=1024),
-                                  "case_sensitive": CASE,
-                                  "limit": prop("integer", "Matches to follow (1-100).", [20], minimum=1,
-                                                maximum=100),
-                                  "max_depth": prop("integer", "Caller levels to walk (0-4).", [2], minimum=0,
-                                                    maximum=4),
-                                  "max_operations": prop("integer", "Budget of caller lookups (1-2000).", [200],
-                                                         minimum=1, maximum=2000)}, ("query",)),
-                handler=_trace_feature, requires_target=True,
-                requires_operations=("search_strings", "search_procedures", "xrefs", "procedure_callers",
-                                     "procedure_address"),
-                cli_subject="query", examples=({"query": "usage"}, {"query": "main", "max_depth": 1})),
+        ToolDef(
+            name="binary_overview",
+            family=FAMILY,
+            description=(
+                "First call after open: format, architecture, entry, segments, exact procedure and "
+                "string counts, notable imports, exports and strings."
+            ),
+            input_schema=obj(
+                {
+                    "detail": prop(
+                        "string", "concise (default) or detailed.", ["concise"], enum=["concise", "detailed"]
+                    ),
+                    "limit": prop("integer", "How many samples of each kind.", [20], minimum=1, maximum=200),
+                    "document": DOCUMENT,
+                }
+            ),
+            handler=_overview,
+            requires_target=True,
+            requires_operations=OVERVIEW_OPS,
+            examples=({}, {"detail": "detailed", "limit": 50}),
+        ),
+        ToolDef(
+            name="analyze_function",
+            family=FAMILY,
+            description=(
+                "Function dossier: info, basic blocks and CFG, callers, callees, references, "
+                "referenced strings and names, assembly, and pseudocode where the provider has it. "
+                "A dossier larger than one page (limit rows per collection, max_instructions, "
+                "max_pseudocode_chars) answers with that page: pages says where each part lies, and "
+                "complete_evidence_id names the retained complete record (inspect_analysis_view)."
+            ),
+            input_schema=obj(
+                {
+                    "procedure": PROCEDURE,
+                    "include_assembly": prop("boolean", "Include the assembly listing.", [True]),
+                    "limit": prop(
+                        "integer",
+                        f"Rows of each collection (blocks, edges, callers, "
+                        f"callees, references, strings, names, comments) in the answer "
+                        f"(default {DOSSIER_LIMIT}).",
+                        [64],
+                        minimum=1,
+                        maximum=1000,
+                    ),
+                    "collection_offset": {
+                        "type": "object",
+                        "description": "First row of each collection, by name.",
+                        "properties": {
+                            c: {"type": "integer", "minimum": 0, "description": f"First row of {c}."}
+                            for c in COLLECTIONS
+                        },
+                        "additionalProperties": False,
+                        "examples": [{"references": 64}],
+                    },
+                    "max_instructions": prop(
+                        "integer",
+                        f"Instructions of the assembly in the answer (default {DOSSIER_INSTRUCTIONS}).",
+                        [128],
+                        minimum=1,
+                        maximum=20000,
+                    ),
+                    "assembly_offset": prop("integer", "First instruction of the assembly page.", [0], minimum=0),
+                    "max_pseudocode_chars": prop(
+                        "integer",
+                        f"Pseudocode in the answer, in UTF-16 code units (default {DOSSIER_PSEUDOCODE_CHARS}).",
+                        [20000],
+                        minimum=1,
+                        maximum=1_000_000,
+                    ),
+                    "pseudocode_offset": prop(
+                        "integer", "First UTF-16 code unit of the pseudocode page.", [0], minimum=0
+                    ),
+                    "document": DOCUMENT,
+                },
+                ("procedure",),
+            ),
+            handler=_analyze_function,
+            requires_target=True,
+            requires_operations=DOSSIER_OPS,
+            cli_subject="procedure",
+            examples=({"procedure": "main"}, {"procedure": "0x401136", "include_assembly": False}),
+        ),
+        ToolDef(
+            name="batch_decompile",
+            family=FAMILY,
+            description="Decompile up to 20 procedures; each item reports ok with pseudocode or its error.",
+            input_schema=obj(
+                {
+                    "addresses": {
+                        "type": "array",
+                        "description": "Procedure names or addresses.",
+                        "items": {"type": "string", "minLength": 1},
+                        "minItems": 1,
+                        "maxItems": 20,
+                        "examples": [["main", "0x401136"]],
+                    }
+                },
+                ("addresses",),
+            ),
+            handler=_batch_decompile,
+            requires_target=True,
+            requires_operations=("procedure_pseudo_code",),
+            examples=({"addresses": ["main"]}, {"addresses": ["main", "0x401136"]}),
+        ),
+        ToolDef(
+            name="get_call_graph",
+            family=FAMILY,
+            description="Bounded caller or callee graph from one procedure (depth at most 5).",
+            input_schema=obj(
+                {
+                    "address": PROCEDURE,
+                    "depth": prop("integer", "Levels to follow (1-5).", [2], minimum=1, maximum=5),
+                    "direction": prop(
+                        "string", "forward (callees) or backward (callers).", ["forward"], enum=["forward", "backward"]
+                    ),
+                    "max_nodes": prop("integer", "Node budget (1-1000).", [200], minimum=1, maximum=1000),
+                },
+                ("address",),
+            ),
+            handler=_call_graph,
+            requires_target=True,
+            requires_operations=("procedure_address", "procedure_callees", "procedure_callers"),
+            cli_subject="address",
+            examples=({"address": "main"}, {"address": "main", "depth": 3, "direction": "backward"}),
+        ),
+        ToolDef(
+            name="find_xrefs_to_name",
+            family=FAMILY,
+            description="Exact name to its addresses and every reference to them.",
+            input_schema=obj(
+                {"name": prop("string", "Exact symbol or import name.", ["puts"], minLength=1)}, ("name",)
+            ),
+            handler=_find_xrefs_to_name,
+            requires_target=True,
+            requires_operations=("list_names", "xrefs"),
+            cli_subject="name",
+            examples=({"name": "puts"}, {"name": "main"}),
+        ),
+        ToolDef(
+            name="trace_feature",
+            family=FAMILY,
+            description=("From a string or name to the procedures that use it and their caller paths (bounded)."),
+            input_schema=obj(
+                {
+                    "query": prop(
+                        "string", "Literal text of a string or a name.", ["usage"], minLength=1, maxLength=1024
+                    ),
+                    "case_sensitive": CASE,
+                    "limit": prop("integer", "Matches to follow (1-100).", [20], minimum=1, maximum=100),
+                    "max_depth": prop("integer", "Caller levels to walk (0-4).", [2], minimum=0, maximum=4),
+                    "max_operations": prop(
+                        "integer", "Budget of caller lookups (1-2000).", [200], minimum=1, maximum=2000
+                    ),
+                },
+                ("query",),
+            ),
+            handler=_trace_feature,
+            requires_target=True,
+            requires_operations=(
+                "search_strings",
+                "search_procedures",
+                "xrefs",
+                "procedure_callers",
+                "procedure_address",
+            ),
+            cli_subject="query",
+            examples=({"query": "usage"}, {"query": "main", "max_depth": 1}),
+        ),
     ]
 
 

@@ -38,11 +38,20 @@ _CHECKED = "function () { return !!this.checked; }"
 
 # key -> (code, windowsVirtualKeyCode, text)
 _KEYS: dict[str, tuple[str, int, str]] = {
-    "Enter": ("Enter", 13, "\r"), "Tab": ("Tab", 9, ""), "Escape": ("Escape", 27, ""),
-    "Backspace": ("Backspace", 8, ""), "Delete": ("Delete", 46, ""), " ": ("Space", 32, " "),
-    "ArrowUp": ("ArrowUp", 38, ""), "ArrowDown": ("ArrowDown", 40, ""), "ArrowLeft": ("ArrowLeft", 37, ""),
-    "ArrowRight": ("ArrowRight", 39, ""), "Home": ("Home", 36, ""), "End": ("End", 35, ""),
-    "PageUp": ("PageUp", 33, ""), "PageDown": ("PageDown", 34, ""),
+    "Enter": ("Enter", 13, "\r"),
+    "Tab": ("Tab", 9, ""),
+    "Escape": ("Escape", 27, ""),
+    "Backspace": ("Backspace", 8, ""),
+    "Delete": ("Delete", 46, ""),
+    " ": ("Space", 32, " "),
+    "ArrowUp": ("ArrowUp", 38, ""),
+    "ArrowDown": ("ArrowDown", 40, ""),
+    "ArrowLeft": ("ArrowLeft", 37, ""),
+    "ArrowRight": ("ArrowRight", 39, ""),
+    "Home": ("Home", 36, ""),
+    "End": ("End", 35, ""),
+    "PageUp": ("PageUp", 33, ""),
+    "PageDown": ("PageDown", 34, ""),
 }
 
 
@@ -79,8 +88,10 @@ class Page:
         root = self.call("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
         if locator["kind"] == "role":
             try:
-                nodes = self.call("Accessibility.queryAXTree", {"nodeId": root, "accessibleName": locator["name"],
-                                                                "role": locator["role"]}).get("nodes", [])
+                nodes = self.call(
+                    "Accessibility.queryAXTree",
+                    {"nodeId": root, "accessibleName": locator["name"], "role": locator["role"]},
+                ).get("nodes", [])
             except cdp.CommandFailed as exc:
                 raise StepFailed(f"cannot query the accessibility tree: {exc.details['cdp_message']}") from None
             for node in nodes:
@@ -120,9 +131,15 @@ class Page:
 
     def function_on(self, backend: int, declaration: str, *args: Any) -> Any:
         obj = self.call("DOM.resolveNode", {"backendNodeId": backend})["object"]["objectId"]
-        reply = self.call("Runtime.callFunctionOn", {"objectId": obj, "functionDeclaration": declaration,
-                                                     "arguments": [{"value": a} for a in args],
-                                                     "returnByValue": True})
+        reply = self.call(
+            "Runtime.callFunctionOn",
+            {
+                "objectId": obj,
+                "functionDeclaration": declaration,
+                "arguments": [{"value": a} for a in args],
+                "returnByValue": True,
+            },
+        )
         if "exceptionDetails" in reply:
             raise StepFailed("the element rejected the operation")
         return (reply.get("result") or {}).get("value")
@@ -158,8 +175,12 @@ class Page:
             vk = ord(key.upper())
         if not code and not text:
             raise StepFailed(f"unknown key {key!r}")
-        down: dict[str, Any] = {"type": "keyDown" if text else "rawKeyDown", "key": key, "code": code,
-                                "windowsVirtualKeyCode": vk}
+        down: dict[str, Any] = {
+            "type": "keyDown" if text else "rawKeyDown",
+            "key": key,
+            "code": code,
+            "windowsVirtualKeyCode": vk,
+        }
         if text:
             down["text"] = text
         self.call("Input.dispatchKeyEvent", down)
@@ -179,8 +200,12 @@ class Page:
         while True:
             backend = self.find(locator)
             shown = backend is not None and self.visible(backend)
-            done = {"attached": backend is not None, "detached": backend is None, "visible": shown,
-                    "hidden": not shown}[state]
+            done = {
+                "attached": backend is not None,
+                "detached": backend is None,
+                "visible": shown,
+                "hidden": not shown,
+            }[state]
             if done:
                 return
             if time.monotonic() >= deadline:
@@ -188,8 +213,13 @@ class Page:
             cdp.wait(self.ctx, POLL_S, "waiting for an element")
 
 
-def run_action(page: Page, action: dict[str, Any], value_of: Callable[[dict[str, Any]], str],
-               navigate: Callable[[dict[str, Any], float], None], deadline: float) -> None:
+def run_action(
+    page: Page,
+    action: dict[str, Any],
+    value_of: Callable[[dict[str, Any]], str],
+    navigate: Callable[[dict[str, Any], float], None],
+    deadline: float,
+) -> None:
     """Carry out one declared action (``goto`` goes through ``navigate``, which waits for the page)."""
     kind = action["action"]
     if kind == "goto":
@@ -199,8 +229,9 @@ def run_action(page: Page, action: dict[str, Any], value_of: Callable[[dict[str,
     elif kind == "wait_for":
         page.wait_state(action["locator"], action["state"], deadline)
     elif kind == "click":
-        page.click(page.require(action["locator"], deadline), action.get("button", "left"),
-                   action.get("click_count", 1))
+        page.click(
+            page.require(action["locator"], deadline), action.get("button", "left"), action.get("click_count", 1)
+        )
     elif kind == "fill":
         page.fill(page.require(action["locator"], deadline), value_of(action["value"]))
     elif kind == "press":

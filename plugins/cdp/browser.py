@@ -31,26 +31,52 @@ def _absolute_path(raw: str) -> str:
 
 
 CHROMIUM_PATH = SettingSpec(
-    name="REA_CHROMIUM_PATH", constraint="an absolute path to a Chromium-family browser executable",
+    name="REA_CHROMIUM_PATH",
+    constraint="an absolute path to a Chromium-family browser executable",
     parse=_absolute_path,
-    description="The browser capture_browser_scenario launches (default: chromium, then chrome, on PATH).")
+    description="The browser capture_browser_scenario launches (default: chromium, then chrome, on PATH).",
+)
 STARTUP_TIMEOUT = integer_setting(
-    "REA_CHROMIUM_STARTUP_TIMEOUT_MS", 1, MAX_INT32, 30_000, "milliseconds",
-    "How long a launched browser may take to open its DevTools endpoint.")
+    "REA_CHROMIUM_STARTUP_TIMEOUT_MS",
+    1,
+    MAX_INT32,
+    30_000,
+    "milliseconds",
+    "How long a launched browser may take to open its DevTools endpoint.",
+)
 MEMORY_LIMIT = integer_setting(
-    "REA_CHROMIUM_MEMORY_LIMIT_MB", 64, 1_048_576, 2048, "MiB",
+    "REA_CHROMIUM_MEMORY_LIMIT_MB",
+    64,
+    1_048_576,
+    2048,
+    "MiB",
     "JavaScript heap bound of each page of a browser rea launches; a page that exceeds it crashes and the "
-    "scenario is resource_constraint.")
+    "scenario is resource_constraint.",
+)
 SETTINGS = (CHROMIUM_PATH, STARTUP_TIMEOUT, MEMORY_LIMIT)
 
 # Headless, no sandbox of Chromium's own (rea may run as root; bubblewrap isolates it instead), no
 # background traffic (it would only meet refused connections), and the experimental WebMCP API on.
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--disable-crash-reporter", "--disable-breakpad", "--disable-dev-shm-usage",
-         "--mute-audio", "--password-store=basic", "--use-mock-keychain",
-         "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
-         "--user-data-dir={private}/profile")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-crash-reporter",
+    "--disable-breakpad",
+    "--disable-dev-shm-usage",
+    "--mute-audio",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--remote-debugging-address=127.0.0.1",
+    "--remote-debugging-port=0",
+    "--user-data-dir={private}/profile",
+)
 
 
 def find_chromium() -> tuple[str | None, str]:
@@ -86,16 +112,25 @@ class OwnedBrowser:
         self._lineage = [proc.observe("started")]
 
     @classmethod
-    def launch(cls, ctx: CallContext | None = None, *, window: tuple[int, int] = (1280, 720),
-               start_url: str = "about:blank", features: tuple[str, ...] = ("WebMCP",),
-               allowed_origins: tuple[str, ...] | None = None) -> OwnedBrowser:
+    def launch(
+        cls,
+        ctx: CallContext | None = None,
+        *,
+        window: tuple[int, int] = (1280, 720),
+        start_url: str = "about:blank",
+        features: tuple[str, ...] = ("WebMCP",),
+        allowed_origins: tuple[str, ...] | None = None,
+    ) -> OwnedBrowser:
         """Start a browser; with ``allowed_origins`` its connections (WebSockets included) reach only those."""
         executable, source = find_chromium()
         if executable is None:
-            raise ReaError("provider_unavailable", f"cannot launch a browser: {source}",
-                           remediation="Install Debian package chromium, or set REA_CHROMIUM_PATH to a Chromium "
-                                       "or Chrome executable.",
-                           details={"reason": "executable_missing", "resource": RESOURCE})
+            raise ReaError(
+                "provider_unavailable",
+                f"cannot launch a browser: {source}",
+                remediation="Install Debian package chromium, or set REA_CHROMIUM_PATH to a Chromium "
+                "or Chrome executable.",
+                details={"reason": "executable_missing", "resource": RESOURCE},
+            )
         enabled = (f"--enable-features={','.join(features)}",) if features else ()
         heap = f"--js-flags=--max-old-space-size={MEMORY_LIMIT.read()}"
         closed, contain = _containment(allowed_origins)
@@ -105,10 +140,20 @@ class OwnedBrowser:
         env = {"TMPDIR": sockets} if sockets else {}
         # Loopback only is what the browser needs; a host without bubblewrap runs it unsandboxed, recorded.
         try:
-            proc = OwnedProcess.start(ProcessSpec(
-                argv=argv, resource=RESOURCE, owner=OWNER, stdin="null", stdout="null", env=env, holds_secrets=True,
-                sandbox=SandboxPolicy(allow_loopback=True, accept_none=True,
-                                      writable_roots=(sockets,) if sockets else ())))
+            proc = OwnedProcess.start(
+                ProcessSpec(
+                    argv=argv,
+                    resource=RESOURCE,
+                    owner=OWNER,
+                    stdin="null",
+                    stdout="null",
+                    env=env,
+                    holds_secrets=True,
+                    sandbox=SandboxPolicy(
+                        allow_loopback=True, accept_none=True, writable_roots=(sockets,) if sockets else ()
+                    ),
+                )
+            )
         except BaseException:
             _remove(sockets)
             _release(closed)
@@ -120,8 +165,12 @@ class OwnedBrowser:
             _remove(sockets)
             _release(closed)
             raise
-        record = LaunchRecord(executable=executable, source=source, isolation=msgspec.to_builtins(proc.isolation),
-                              startup_ms=int((time.monotonic() - began) * 1000))
+        record = LaunchRecord(
+            executable=executable,
+            source=source,
+            isolation=msgspec.to_builtins(proc.isolation),
+            startup_ms=int((time.monotonic() - began) * 1000),
+        )
         browser = cls(proc, f"http://127.0.0.1:{port}", record)
         browser.sockets = sockets
         browser.closed_port = closed
@@ -216,15 +265,23 @@ def _wait_for_port(proc: OwnedProcess, timeout_s: float, ctx: CallContext | None
         status = proc.exit_status()
         if status is not None:
             said = _last_words(proc.stderr_tail())
-            raise ReaError("provider_unavailable", "the browser exited before opening its DevTools endpoint"
-                           + (f": {said}" if said else ""),
-                           remediation="Read the browser's own message in details.browser_message; `rea doctor` "
-                                       "checks that it starts headless on this host.",
-                           details={"reason": "startup_failed", "resource": RESOURCE, "browser_message": said,
-                                    **status_details(status)})
+            raise ReaError(
+                "provider_unavailable",
+                "the browser exited before opening its DevTools endpoint" + (f": {said}" if said else ""),
+                remediation="Read the browser's own message in details.browser_message; `rea doctor` "
+                "checks that it starts headless on this host.",
+                details={
+                    "reason": "startup_failed",
+                    "resource": RESOURCE,
+                    "browser_message": said,
+                    **status_details(status),
+                },
+            )
         if time.monotonic() >= deadline:
-            raise ReaError("provider_timeout", f"the browser did not open its DevTools endpoint within "
-                           f"{timeout_s:g} s", remediation="Raise REA_CHROMIUM_STARTUP_TIMEOUT_MS on a slow host.",
-                           details={"reason": "startup_timeout", "resource": RESOURCE,
-                                    "timeout_ms": int(timeout_s * 1000)})
+            raise ReaError(
+                "provider_timeout",
+                f"the browser did not open its DevTools endpoint within {timeout_s:g} s",
+                remediation="Raise REA_CHROMIUM_STARTUP_TIMEOUT_MS on a slow host.",
+                details={"reason": "startup_timeout", "resource": RESOURCE, "timeout_ms": int(timeout_s * 1000)},
+            )
         time.sleep(0.02)

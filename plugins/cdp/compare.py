@@ -27,17 +27,22 @@ def _decode(value: Any, kind: type[Any], path: str) -> Any:
     try:
         return msgspec.convert(value, kind)
     except msgspec.ValidationError as exc:
-        raise invalid_request(f"{path} is not a complete capture", [issue(path, "invalid_value", str(exc)[:300])])\
-            from None
+        raise invalid_request(
+            f"{path} is not a complete capture", [issue(path, "invalid_value", str(exc)[:300])]
+        ) from None
 
 
 def _diff_keys(before: list[Any], after: list[Any]) -> dict[str, Any]:
     b, a = Counter(map(_freeze, before)), Counter(map(_freeze, after))
     added = sorted((a - b).elements())
     removed = sorted((b - a).elements())
-    return {"added": [_thaw(x) for x in added[:MAX_LISTED]], "removed": [_thaw(x) for x in removed[:MAX_LISTED]],
-            "added_count": len(added), "removed_count": len(removed),
-            "unchanged_count": sum((a & b).values())}
+    return {
+        "added": [_thaw(x) for x in added[:MAX_LISTED]],
+        "removed": [_thaw(x) for x in removed[:MAX_LISTED]],
+        "added_count": len(added),
+        "removed_count": len(removed),
+        "unchanged_count": sum((a & b).values()),
+    }
 
 
 def _freeze(value: Any) -> Any:
@@ -62,16 +67,28 @@ def _scripts(before: Inspection, after: Inspection) -> dict[str, Any]:
     for key in sorted(set(a) & set(b)):
         x, y = b[key], a[key]
         if x.sha256 != y.sha256 or (x.sha256 is None and x.cdp_hash != y.cdp_hash):
-            changed.append({"url": key[0], "ordinal": key[1], "inline": y.inline, "before_sha256": x.sha256,
-                            "after_sha256": y.sha256, "before_length": x.length, "after_length": y.length})
+            changed.append(
+                {
+                    "url": key[0],
+                    "ordinal": key[1],
+                    "inline": y.inline,
+                    "before_sha256": x.sha256,
+                    "after_sha256": y.sha256,
+                    "before_length": x.length,
+                    "after_length": y.length,
+                }
+            )
 
     def brief(s: Any) -> dict[str, Any]:
         return {"url": s.url, "inline": s.inline, "sha256": s.sha256, "length": s.length}
 
-    return {"added": [brief(a[k]) for k in sorted(set(a) - set(b))][:MAX_LISTED],
-            "removed": [brief(b[k]) for k in sorted(set(b) - set(a))][:MAX_LISTED],
-            "changed": changed[:MAX_LISTED], "changed_count": len(changed),
-            "unchanged_count": len(set(a) & set(b)) - len(changed)}
+    return {
+        "added": [brief(a[k]) for k in sorted(set(a) - set(b))][:MAX_LISTED],
+        "removed": [brief(b[k]) for k in sorted(set(b) - set(a))][:MAX_LISTED],
+        "changed": changed[:MAX_LISTED],
+        "changed_count": len(changed),
+        "unchanged_count": len(set(a) & set(b)) - len(changed),
+    }
 
 
 def _requests(ins: Inspection) -> set[tuple[str, str, str]]:
@@ -83,8 +100,13 @@ def _set_diff(before: set[Any], after: set[Any], fields: tuple[str, ...]) -> dic
     def rows(items: set[Any]) -> list[dict[str, Any]]:
         return [dict(zip(fields, item, strict=True)) for item in sorted(items)][:MAX_LISTED]
 
-    return {"added": rows(after - before), "removed": rows(before - after), "added_count": len(after - before),
-            "removed_count": len(before - after), "unchanged_count": len(after & before)}
+    return {
+        "added": rows(after - before),
+        "removed": rows(before - after),
+        "added_count": len(after - before),
+        "removed_count": len(before - after),
+        "unchanged_count": len(after & before),
+    }
 
 
 def _webmcp(before: WebMcpDiscovery | None, after: WebMcpDiscovery | None) -> dict[str, Any]:
@@ -94,13 +116,21 @@ def _webmcp(before: WebMcpDiscovery | None, after: WebMcpDiscovery | None) -> di
     a = {t.name: t for t in after.tools.items}
     changed = []
     for name in sorted(set(a) & set(b)):
-        fields = [f for f in ("description", "input_schema_sha256", "declaration_kind", "annotations")
-                  if getattr(a[name], f) != getattr(b[name], f)]
+        fields = [
+            f
+            for f in ("description", "input_schema_sha256", "declaration_kind", "annotations")
+            if getattr(a[name], f) != getattr(b[name], f)
+        ]
         if fields:
             changed.append({"name": name, "fields": fields})
-    return {"compared": True, "status": [before.status, after.status], "added": sorted(set(a) - set(b)),
-            "removed": sorted(set(b) - set(a)), "changed": changed,
-            "complete": before.completeness.equality_eligible and after.completeness.equality_eligible}
+    return {
+        "compared": True,
+        "status": [before.status, after.status],
+        "added": sorted(set(a) - set(b)),
+        "removed": sorted(set(b) - set(a)),
+        "changed": changed,
+        "complete": before.completeness.equality_eligible and after.completeness.equality_eligible,
+    }
 
 
 def compare_passive(before_raw: dict[str, Any], after_raw: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
@@ -111,42 +141,64 @@ def compare_passive(before_raw: dict[str, Any], after_raw: dict[str, Any], ctx: 
     ctx.check("comparing captures")
     result: dict[str, Any] = {
         "family": "passive",
-        "target": {"before_url": before.target.url, "after_url": after.target.url,
-                   "url_changed": before.target.url != after.target.url,
-                   "title_changed": before.target.title != after.target.title},
+        "target": {
+            "before_url": before.target.url,
+            "after_url": after.target.url,
+            "url_changed": before.target.url != after.target.url,
+            "title_changed": before.target.title != after.target.title,
+        },
         "scripts": _scripts(before, after),
         "network": _set_diff(_requests(before), _requests(after), ("method", "url", "resource_type")),
-        "resources": _set_diff({(r.url, r.type, r.content_size) for r in before.resources},
-                               {(r.url, r.type, r.content_size) for r in after.resources},
-                               ("url", "type", "content_size")),
+        "resources": _set_diff(
+            {(r.url, r.type, r.content_size) for r in before.resources},
+            {(r.url, r.type, r.content_size) for r in after.resources},
+            ("url", "type", "content_size"),
+        ),
         "frames": _set_diff({f.url for f in before.frames}, {f.url for f in after.frames}, ("url",)),
-        "console": _diff_keys([{"level": e.level, "text": e.text} for e in before.console.events],
-                              [{"level": e.level, "text": e.text} for e in after.console.events]),
-        "dom": {"before_html_sha256": before.dom.html_sha256, "after_html_sha256": after.dom.html_sha256,
-                "html_changed": before.dom.html_sha256 != after.dom.html_sha256,
-                "node_count_delta": after.dom.total_nodes - before.dom.total_nodes},
-        "forms": _set_diff({(f.id or "", f.action or "", f.method, tuple((x.name or "") for x in f.fields))
-                            for f in before.forms},
-                           {(f.id or "", f.action or "", f.method, tuple((x.name or "") for x in f.fields))
-                            for f in after.forms}, ("id", "action", "method", "field_names")),
-        "storage": {key: _set_diff(set(getattr(before.storage, key)), set(getattr(after.storage, key)), ("name",))
-                    for key in ("local_storage_keys", "session_storage_keys", "cookie_names", "indexed_db_names",
-                                "cache_names")},
+        "console": _diff_keys(
+            [{"level": e.level, "text": e.text} for e in before.console.events],
+            [{"level": e.level, "text": e.text} for e in after.console.events],
+        ),
+        "dom": {
+            "before_html_sha256": before.dom.html_sha256,
+            "after_html_sha256": after.dom.html_sha256,
+            "html_changed": before.dom.html_sha256 != after.dom.html_sha256,
+            "node_count_delta": after.dom.total_nodes - before.dom.total_nodes,
+        },
+        "forms": _set_diff(
+            {(f.id or "", f.action or "", f.method, tuple((x.name or "") for x in f.fields)) for f in before.forms},
+            {(f.id or "", f.action or "", f.method, tuple((x.name or "") for x in f.fields)) for f in after.forms},
+            ("id", "action", "method", "field_names"),
+        ),
+        "storage": {
+            key: _set_diff(set(getattr(before.storage, key)), set(getattr(after.storage, key)), ("name",))
+            for key in ("local_storage_keys", "session_storage_keys", "cookie_names", "indexed_db_names", "cache_names")
+        },
         "webmcp": _webmcp(wb, wa),
     }
-    eligible = before.completeness.equality_eligible and after.completeness.equality_eligible and (
-        result["webmcp"].get("complete", True))
+    eligible = (
+        before.completeness.equality_eligible
+        and after.completeness.equality_eligible
+        and (result["webmcp"].get("complete", True))
+    )
     result["equality_eligible"] = eligible
     result["verdict"] = _verdict(result, eligible)
     return result
 
 
 def _verdict(result: dict[str, Any], eligible: bool) -> str:
-    differs = (result["target"]["url_changed"] or result["dom"]["html_changed"]
-               or result["scripts"]["added"] or result["scripts"]["removed"] or result["scripts"]["changed"]
-               or result["network"]["added_count"] or result["network"]["removed_count"]
-               or result["webmcp"].get("added") or result["webmcp"].get("removed")
-               or result["webmcp"].get("changed"))
+    differs = (
+        result["target"]["url_changed"]
+        or result["dom"]["html_changed"]
+        or result["scripts"]["added"]
+        or result["scripts"]["removed"]
+        or result["scripts"]["changed"]
+        or result["network"]["added_count"]
+        or result["network"]["removed_count"]
+        or result["webmcp"].get("added")
+        or result["webmcp"].get("removed")
+        or result["webmcp"].get("changed")
+    )
     if differs:
         return "different"
     return "no-difference-found" if eligible else "inconclusive"
@@ -223,13 +275,14 @@ def _step_events(capture: ScenarioCapture, index: int | None, norm: _Normalizer)
 
 
 def _events_diff(x: dict[str, set[Any]], y: dict[str, set[Any]]) -> dict[str, Any]:
-    return {"requests": _set_diff(x["requests"], y["requests"], ("kind", "method", "url")),
-            "console": _set_diff(x["console"], y["console"], ("level", "text")),
-            "page_errors": _set_diff({(t,) for t in x["errors"]}, {(t,) for t in y["errors"]}, ("text",))}
+    return {
+        "requests": _set_diff(x["requests"], y["requests"], ("kind", "method", "url")),
+        "console": _set_diff(x["console"], y["console"], ("level", "text")),
+        "page_errors": _set_diff({(t,) for t in x["errors"]}, {(t,) for t in y["errors"]}, ("text",)),
+    }
 
 
-def compare_scenarios(before_raw: Any, after_raw: Any, rules: list[dict[str, Any]],
-                      ctx: CallContext) -> dict[str, Any]:
+def compare_scenarios(before_raw: Any, after_raw: Any, rules: list[dict[str, Any]], ctx: CallContext) -> dict[str, Any]:
     before = _decode(before_raw, ScenarioCapture, "before_scenario")
     after = _decode(after_raw, ScenarioCapture, "after_scenario")
     check_scenario(before, "before_scenario")
@@ -246,8 +299,13 @@ def compare_scenarios(before_raw: Any, after_raw: Any, rules: list[dict[str, Any
         x, y = b[step_id], a[step_id]
         differences = []
         if (x.action, x.status) != (y.action, y.status):
-            differences.append({"artifact": "step", "before": {"action": x.action, "status": x.status},
-                                "after": {"action": y.action, "status": y.status}})
+            differences.append(
+                {
+                    "artifact": "step",
+                    "before": {"action": x.action, "status": x.status},
+                    "after": {"action": y.action, "status": y.status},
+                }
+            )
         for kind in ("url", "title", "dom", "screenshot", "storage"):
             (sx, vx), (sy, vy) = _artifact_value(x, kind, norm), _artifact_value(y, kind, norm)
             if sx != "captured" or sy != "captured":
@@ -257,14 +315,25 @@ def compare_scenarios(before_raw: Any, after_raw: Any, rules: list[dict[str, Any
                     differences.append({"artifact": kind, "before": {"state": sx}, "after": {"state": sy}})
                 continue
             if vx != vy:
-                differences.append({"artifact": kind, "before": vx if kind == "url" else {"digest": vx}
-                                    if isinstance(vx, str) else vx,
-                                    "after": vy if kind == "url" else {"digest": vy} if isinstance(vy, str) else vy})
+                differences.append(
+                    {
+                        "artifact": kind,
+                        "before": vx if kind == "url" else {"digest": vx} if isinstance(vx, str) else vx,
+                        "after": vy if kind == "url" else {"digest": vy} if isinstance(vy, str) else vy,
+                    }
+                )
         events = _events_diff(_step_events(before, x.step_index, norm), _step_events(after, y.step_index, norm))
         changed_events = any(v["added_count"] or v["removed_count"] for v in events.values())
-        steps.append({"step_id": step_id, "before_index": x.step_index, "after_index": y.step_index,
-                      "differences": differences, "events": events,
-                      "changed": bool(differences) or changed_events})
+        steps.append(
+            {
+                "step_id": step_id,
+                "before_index": x.step_index,
+                "after_index": y.step_index,
+                "differences": differences,
+                "events": events,
+                "changed": bool(differences) or changed_events,
+            }
+        )
     only_before = [s.step_id for s in before.steps if s.step_id not in a]
     only_after = [s.step_id for s in after.steps if s.step_id not in b]
     if before.events.dropped or after.events.dropped:
@@ -274,8 +343,12 @@ def compare_scenarios(before_raw: Any, after_raw: Any, rules: list[dict[str, Any
     return {
         "family": "scenario",
         "normalization": {"rules": rules, "applied": dict(sorted(norm.applied.items()))},
-        "alignment": {"aligned": aligned, "only_before": only_before, "only_after": only_after,
-                      "order_matches": order_same},
+        "alignment": {
+            "aligned": aligned,
+            "only_before": only_before,
+            "only_after": only_after,
+            "order_matches": order_same,
+        },
         "steps": steps,
         # Asynchronous activity (polling, late responses) can land in a neighbouring step: the whole-run view.
         "events": overall,
@@ -292,11 +365,15 @@ def verified_png(artifact: dict[str, Any], path: str) -> bytes:
     try:
         data = base64.b64decode(str(artifact["data_base64"]), validate=True)
     except ValueError:
-        raise invalid_request(f"{path} is not base64", [issue(f"{path}/data_base64", "invalid_format",
-                                                              "not base64")]) from None
+        raise invalid_request(
+            f"{path} is not base64", [issue(f"{path}/data_base64", "invalid_format", "not base64")]
+        ) from None
     if len(data) != artifact["bytes"] or hashlib.sha256(data).hexdigest() != artifact["sha256"]:
-        raise ReaError("evidence_integrity_mismatch", f"{path}: the PNG does not match its sha256 and bytes",
-                       details={"path": path, "reason": "artifact_digest_mismatch"})
+        raise ReaError(
+            "evidence_integrity_mismatch",
+            f"{path}: the PNG does not match its sha256 and bytes",
+            details={"path": path, "reason": "artifact_digest_mismatch"},
+        )
     return data
 
 
@@ -306,10 +383,20 @@ def compare_pngs(before: bytes, after: bytes, threshold: int, max_pixels: int, c
     out: dict[str, Any] = {
         "before": {"sha256": hashlib.sha256(before).hexdigest(), "width": bw, "height": bh},
         "after": {"sha256": hashlib.sha256(after).hexdigest(), "width": aw, "height": ah},
-        "identical_bytes": before == after, "dimensions_match": (bw, bh) == (aw, ah), "channel_threshold": threshold}
+        "identical_bytes": before == after,
+        "dimensions_match": (bw, bh) == (aw, ah),
+        "channel_threshold": threshold,
+    }
     if (bw, bh) != (aw, ah):
-        return {**out, "total_pixels": None, "changed_pixels": None, "changed_ratio": None, "max_channel_delta": None,
-                "mean_channel_delta": None, "changed_bounds": None}
+        return {
+            **out,
+            "total_pixels": None,
+            "changed_pixels": None,
+            "changed_ratio": None,
+            "max_channel_delta": None,
+            "mean_channel_delta": None,
+            "changed_bounds": None,
+        }
     changed = 0
     max_delta = [0, 0, 0, 0]
     sums = [0, 0, 0, 0]
@@ -319,7 +406,7 @@ def compare_pngs(before: bytes, after: bytes, threshold: int, max_pixels: int, c
         if y % 64 == 0:
             ctx.check("comparing pixels")
         start = y * row
-        if bp[start:start + row] == ap[start:start + row]:
+        if bp[start : start + row] == ap[start : start + row]:
             continue
         for x in range(bw):
             i = start + x * 4
@@ -333,8 +420,12 @@ def compare_pngs(before: bytes, after: bytes, threshold: int, max_pixels: int, c
                 x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
     total = bw * bh
     channels = ("r", "g", "b", "a")
-    return {**out, "total_pixels": total, "changed_pixels": changed, "changed_ratio": changed / total,
-            "max_channel_delta": dict(zip(channels, max_delta, strict=True)),
-            "mean_channel_delta": {c: s / total for c, s in zip(channels, sums, strict=True)},
-            "changed_bounds": None if changed == 0 else {"x": x0, "y": y0, "width": x1 - x0 + 1,
-                                                         "height": y1 - y0 + 1}}
+    return {
+        **out,
+        "total_pixels": total,
+        "changed_pixels": changed,
+        "changed_ratio": changed / total,
+        "max_channel_delta": dict(zip(channels, max_delta, strict=True)),
+        "mean_channel_delta": {c: s / total for c, s in zip(channels, sums, strict=True)},
+        "changed_bounds": None if changed == 0 else {"x": x0, "y": y0, "width": x1 - x0 + 1, "height": y1 - y0 + 1},
+    }

@@ -34,16 +34,22 @@ Subscriber = Callable[[str, dict[str, Any], str | None], None]
 
 
 def _unreachable(endpoint: str, why: str) -> ReaError:
-    return ReaError("provider_unavailable", f"no Chrome DevTools endpoint answers at {endpoint} ({why})",
-                    remediation="Start the browser with --remote-debugging-port on 127.0.0.1 and pass that "
-                                "endpoint, or let capture_browser_scenario launch one (browser.mode launch).",
-                    details={"reason": "unreachable", "endpoint": endpoint})
+    return ReaError(
+        "provider_unavailable",
+        f"no Chrome DevTools endpoint answers at {endpoint} ({why})",
+        remediation="Start the browser with --remote-debugging-port on 127.0.0.1 and pass that "
+        "endpoint, or let capture_browser_scenario launch one (browser.mode launch).",
+        details={"reason": "unreachable", "endpoint": endpoint},
+    )
 
 
 def _protocol_violation(what: str, **details: Any) -> ReaError:
-    return ReaError("unreadable_output", f"the browser broke the DevTools protocol: {what}",
-                    remediation="Check that the endpoint is a Chromium-family DevTools endpoint.",
-                    details={"reason": "protocol_violation", **details})
+    return ReaError(
+        "unreadable_output",
+        f"the browser broke the DevTools protocol: {what}",
+        remediation="Check that the endpoint is a Chromium-family DevTools endpoint.",
+        details={"reason": "protocol_violation", **details},
+    )
 
 
 def http_json(endpoint: str, path: str, ctx: CallContext | None = None) -> Any:
@@ -81,8 +87,13 @@ def version_record(info: dict[str, Any]) -> dict[str, str]:
         value = info.get(key)
         return value if isinstance(value, str) else ""
 
-    return {"product": text("Browser"), "protocol_version": text("Protocol-Version"),
-            "revision": text("WebKit-Version"), "user_agent": text("User-Agent"), "js_version": text("V8-Version")}
+    return {
+        "product": text("Browser"),
+        "protocol_version": text("Protocol-Version"),
+        "revision": text("WebKit-Version"),
+        "user_agent": text("User-Agent"),
+        "js_version": text("V8-Version"),
+    }
 
 
 def obj(value: Any) -> dict[str, Any]:
@@ -99,10 +110,12 @@ class CommandFailed(ReaError):
 
     def __init__(self, method: str, code: Any, message: str) -> None:
         text = message[:300] if isinstance(message, str) else "error"
-        super().__init__("execution_failure", f"the browser refused {method}: {text}",
-                         remediation="Check the page state the request assumes (target, frame, element).",
-                         details={"method": method, "cdp_code": code if isinstance(code, int) else None,
-                                  "cdp_message": text})
+        super().__init__(
+            "execution_failure",
+            f"the browser refused {method}: {text}",
+            remediation="Check the page state the request assumes (target, frame, element).",
+            details={"method": method, "cdp_code": code if isinstance(code, int) else None, "cdp_message": text},
+        )
         self.method = method
         self.cdp_code = code
 
@@ -145,9 +158,18 @@ class Connection:
         conn = cls(websocket_url(endpoint, info["webSocketDebuggerUrl"]), endpoint)
         try:
             # No proxy and no compression: loopback traffic, and the browser does not negotiate it anyway.
-            conn._ws = conn._stack.enter_context(connect(
-                conn.url, proxy=None, compression=None, open_timeout=HTTP_TIMEOUT_S, max_size=MAX_MESSAGE_BYTES,
-                ping_interval=None, close_timeout=1, user_agent_header=None))
+            conn._ws = conn._stack.enter_context(
+                connect(
+                    conn.url,
+                    proxy=None,
+                    compression=None,
+                    open_timeout=HTTP_TIMEOUT_S,
+                    max_size=MAX_MESSAGE_BYTES,
+                    ping_interval=None,
+                    close_timeout=1,
+                    user_agent_header=None,
+                )
+            )
         except (OSError, InvalidHandshake, InvalidURI, TimeoutError):
             conn._stack.close()
             raise _unreachable(endpoint, "the DevTools socket refused the connection") from None
@@ -177,8 +199,11 @@ class Connection:
                 elif isinstance(msg.get("method"), str):
                     params = msg.get("params")
                     session = msg.get("sessionId")
-                    self._dispatch(msg["method"], params if isinstance(params, dict) else {},
-                                   session if isinstance(session, str) else None)
+                    self._dispatch(
+                        msg["method"],
+                        params if isinstance(params, dict) else {},
+                        session if isinstance(session, str) else None,
+                    )
                 else:
                     failure = _protocol_violation("a message is neither a reply nor an event", endpoint=self.endpoint)
                     break
@@ -186,10 +211,15 @@ class Connection:
             failure = None
         except Exception:
             failure = _protocol_violation("the socket failed while reading", endpoint=self.endpoint)
-        self._fail_all(failure or ReaError(
-            "provider_unavailable", "the browser closed the DevTools connection",
-            remediation="The browser or its page went away; check that it is still running and retry.",
-            details={"reason": "disconnected", "endpoint": self.endpoint}))
+        self._fail_all(
+            failure
+            or ReaError(
+                "provider_unavailable",
+                "the browser closed the DevTools connection",
+                remediation="The browser or its page went away; check that it is still running and retry.",
+                details={"reason": "disconnected", "endpoint": self.endpoint},
+            )
+        )
 
     def _reply(self, msg: dict[str, Any]) -> None:
         with self._lock:
@@ -244,8 +274,11 @@ class Connection:
         except (ConnectionClosed, OSError):
             with self._lock:
                 self._pending.pop(ident, None)
-            raise self._closed or ReaError("provider_unavailable", "the browser closed the DevTools connection",
-                                           details={"reason": "disconnected", "endpoint": self.endpoint}) from None
+            raise self._closed or ReaError(
+                "provider_unavailable",
+                "the browser closed the DevTools connection",
+                details={"reason": "disconnected", "endpoint": self.endpoint},
+            ) from None
         return ident, pending
 
     def send(self, method: str, params: dict[str, Any] | None = None, session: str | None = None) -> None:
@@ -255,8 +288,15 @@ class Connection:
             with self._lock:
                 self._pending.pop(ident, None)
 
-    def call(self, method: str, params: dict[str, Any] | None = None, *, session: str | None = None,
-             ctx: CallContext | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        session: str | None = None,
+        ctx: CallContext | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> dict[str, Any]:
         """Send a command and wait for its result; errors are typed (refused, timeout, cancelled, gone)."""
         if ctx is not None:
             ctx.check(method)
@@ -270,8 +310,11 @@ class Connection:
             if time.monotonic() >= deadline:
                 with self._lock:
                     self._pending.pop(ident, None)
-                raise ReaError("provider_timeout", f"the browser did not answer {method} within {timeout_s:g} s",
-                               details={"method": method, "timeout_ms": int(timeout_s * 1000)})
+                raise ReaError(
+                    "provider_timeout",
+                    f"the browser did not answer {method} within {timeout_s:g} s",
+                    details={"method": method, "timeout_ms": int(timeout_s * 1000)},
+                )
         reply = pending.reply
         if reply is None:
             assert self._closed is not None
@@ -285,8 +328,13 @@ class Connection:
         return result
 
     def close(self) -> None:
-        self._fail_all(ReaError("provider_unavailable", "the DevTools connection was closed by rea",
-                                details={"reason": "closed", "endpoint": self.endpoint}))
+        self._fail_all(
+            ReaError(
+                "provider_unavailable",
+                "the DevTools connection was closed by rea",
+                details={"reason": "closed", "endpoint": self.endpoint},
+            )
+        )
         with contextlib.suppress(Exception):
             self._stack.close()
         if self._reader is not None:
@@ -294,8 +342,7 @@ class Connection:
 
 
 @contextlib.contextmanager
-def opened(endpoint: str, ctx: CallContext | None = None,
-           info: dict[str, Any] | None = None) -> Iterator[Connection]:
+def opened(endpoint: str, ctx: CallContext | None = None, info: dict[str, Any] | None = None) -> Iterator[Connection]:
     conn = Connection.open(endpoint, ctx, info)
     try:
         yield conn

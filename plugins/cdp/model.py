@@ -33,9 +33,14 @@ class Completeness(_R, frozen=True):
 
 def completeness(missing: set[str], truncated: set[str]) -> Completeness:
     status: Literal["complete", "incomplete", "truncated"] = (
-        "truncated" if truncated else "incomplete" if missing else "complete")
-    return Completeness(status=status, equality_eligible=status == "complete", missing_sections=sorted(missing),
-                        truncated_sections=sorted(truncated))
+        "truncated" if truncated else "incomplete" if missing else "complete"
+    )
+    return Completeness(
+        status=status,
+        equality_eligible=status == "complete",
+        missing_sections=sorted(missing),
+        truncated_sections=sorted(truncated),
+    )
 
 
 # -- targets ---------------------------------------------------------------------------------------
@@ -403,8 +408,19 @@ class ScenarioStep(_R, frozen=True):
 class ScenarioEvent(_R, frozen=True):
     sequence: int
     step_index: int
-    kind: Literal["console", "page-error", "request", "response", "request-failed", "request-blocked",
-                  "request-replayed", "request-uncontained", "frame-navigated", "frame-attached", "frame-detached"]
+    kind: Literal[
+        "console",
+        "page-error",
+        "request",
+        "response",
+        "request-failed",
+        "request-blocked",
+        "request-replayed",
+        "request-uncontained",
+        "frame-navigated",
+        "frame-attached",
+        "frame-detached",
+    ]
     url: SanitizedUrl | None
     level: str | None
     text: str | None

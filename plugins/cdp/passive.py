@@ -112,28 +112,42 @@ class _Observer:
         if method == "Runtime.consoleAPICalled":
             args = cdp.arr(params.get("args"))
             top = cdp.obj((cdp.arr(cdp.obj(params.get("stackTrace")).get("callFrames")) or [{}])[0])
-            event = ConsoleEvent(source="console-api", level=str(params.get("type", "log")),
-                                 text=console_text(args)[:MAX_CONSOLE_TEXT] if self.include_text else None,
-                                 argument_types=[str(a.get("type", "")) for a in args if isinstance(a, dict)],
-                                 timestamp=params.get("timestamp") if isinstance(params.get("timestamp"), float)
-                                 else None, url=top.get("url") or None, line=_int(top.get("lineNumber")),
-                                 column=_int(top.get("columnNumber")))
+            event = ConsoleEvent(
+                source="console-api",
+                level=str(params.get("type", "log")),
+                text=console_text(args)[:MAX_CONSOLE_TEXT] if self.include_text else None,
+                argument_types=[str(a.get("type", "")) for a in args if isinstance(a, dict)],
+                timestamp=params.get("timestamp") if isinstance(params.get("timestamp"), float) else None,
+                url=top.get("url") or None,
+                line=_int(top.get("lineNumber")),
+                column=_int(top.get("columnNumber")),
+            )
         elif method == "Log.entryAdded":
             entry = cdp.obj(params.get("entry"))
-            event = ConsoleEvent(source="log", level=str(entry.get("level", "info")),
-                                 text=str(entry.get("text", ""))[:MAX_CONSOLE_TEXT] if self.include_text else None,
-                                 argument_types=[], timestamp=entry.get("timestamp") if isinstance(
-                                     entry.get("timestamp"), float) else None,
-                                 url=entry.get("url") or None, line=_int(entry.get("lineNumber")), column=None)
+            event = ConsoleEvent(
+                source="log",
+                level=str(entry.get("level", "info")),
+                text=str(entry.get("text", ""))[:MAX_CONSOLE_TEXT] if self.include_text else None,
+                argument_types=[],
+                timestamp=entry.get("timestamp") if isinstance(entry.get("timestamp"), float) else None,
+                url=entry.get("url") or None,
+                line=_int(entry.get("lineNumber")),
+                column=None,
+            )
         else:
             details = cdp.obj(params.get("exceptionDetails"))
             exc = cdp.obj(details.get("exception"))
             text = str(exc.get("description") or details.get("text", ""))
-            event = ConsoleEvent(source="exception", level="error",
-                                 text=text[:MAX_CONSOLE_TEXT] if self.include_text else None, argument_types=[],
-                                 timestamp=params.get("timestamp") if isinstance(params.get("timestamp"), float)
-                                 else None, url=details.get("url") or None, line=_int(details.get("lineNumber")),
-                                 column=_int(details.get("columnNumber")))
+            event = ConsoleEvent(
+                source="exception",
+                level="error",
+                text=text[:MAX_CONSOLE_TEXT] if self.include_text else None,
+                argument_types=[],
+                timestamp=params.get("timestamp") if isinstance(params.get("timestamp"), float) else None,
+                url=details.get("url") or None,
+                line=_int(details.get("lineNumber")),
+                column=_int(details.get("columnNumber")),
+            )
         self.console.append(event)
 
     def _network(self, method: str, params: dict[str, Any]) -> None:
@@ -145,8 +159,12 @@ class _Observer:
             request = cdp.obj(params.get("request"))
             if rid in self.requests or len(self.requests) < self.max_events:
                 init = cdp.obj(params.get("initiator"))
-                self.requests[rid] = {"url": str(request.get("url", "")), "method": str(request.get("method", "")),
-                                      "type": params.get("type"), "initiator": init}
+                self.requests[rid] = {
+                    "url": str(request.get("url", "")),
+                    "method": str(request.get("method", "")),
+                    "type": params.get("type"),
+                    "initiator": init,
+                }
             return
         entry = self.requests.get(rid)
         if entry is None:
@@ -208,19 +226,28 @@ def _forms(flat: list[tuple[int, dict[str, Any]]]) -> list[Form]:
             owner[index] = owner[parent]
         if name == "FORM":
             attrs = _attributes(node)
-            forms[index] = Form(node_index=index, action=attrs.get("action"),
-                                method=attrs.get("method", "get").lower(), id=attrs.get("id"),
-                                webmcp_tool_name=attrs.get("toolname"), fields=[])
+            forms[index] = Form(
+                node_index=index,
+                action=attrs.get("action"),
+                method=attrs.get("method", "get").lower(),
+                id=attrs.get("id"),
+                webmcp_tool_name=attrs.get("toolname"),
+                fields=[],
+            )
             owner[index] = index
         elif name in ("INPUT", "SELECT", "TEXTAREA") and index in owner:
             attrs = _attributes(node)
-            forms[owner[index]].fields.append(FormField(tag=name.lower(), name=attrs.get("name"),
-                                                        type=attrs.get("type"), required="required" in attrs))
+            forms[owner[index]].fields.append(
+                FormField(
+                    tag=name.lower(), name=attrs.get("name"), type=attrs.get("type"), required="required" in attrs
+                )
+            )
     return list(forms.values())
 
 
-def _optional(conn: cdp.Connection, method: str, params: dict[str, Any], session: str, ctx: CallContext,
-              problems: list[str]) -> dict[str, Any] | None:
+def _optional(
+    conn: cdp.Connection, method: str, params: dict[str, Any], session: str, ctx: CallContext, problems: list[str]
+) -> dict[str, Any] | None:
     try:
         return conn.call(method, params, session=session, ctx=ctx)
     except cdp.CommandFailed as exc:
@@ -228,8 +255,9 @@ def _optional(conn: cdp.Connection, method: str, params: dict[str, Any], session
         return None
 
 
-def _storage(conn: cdp.Connection, session: str, target: BrowserTarget, include_keys: bool, ctx: CallContext,
-             problems: list[str]) -> Storage:
+def _storage(
+    conn: cdp.Connection, session: str, target: BrowserTarget, include_keys: bool, ctx: CallContext, problems: list[str]
+) -> Storage:
     origin = target.origin or ""
     keys: dict[str, list[str]] = {"local": [], "session": []}
     cookies: list[str] = []
@@ -237,8 +265,14 @@ def _storage(conn: cdp.Connection, session: str, target: BrowserTarget, include_
     caches: list[str] = []
     if include_keys:
         for kind, local in (("local", True), ("session", False)):
-            got = _optional(conn, "DOMStorage.getDOMStorageItems",
-                            {"storageId": {"securityOrigin": origin, "isLocalStorage": local}}, session, ctx, problems)
+            got = _optional(
+                conn,
+                "DOMStorage.getDOMStorageItems",
+                {"storageId": {"securityOrigin": origin, "isLocalStorage": local}},
+                session,
+                ctx,
+                problems,
+            )
             if got is not None:
                 keys[kind] = sorted({str(e[0]) for e in got.get("entries", []) if isinstance(e, list) and e})
         got = _optional(conn, "Network.getCookies", {"urls": [target.url]}, session, ctx, problems)
@@ -251,10 +285,18 @@ def _storage(conn: cdp.Connection, session: str, target: BrowserTarget, include_
         if got is not None:
             caches = sorted(str(c.get("cacheName", "")) for c in got.get("caches", []) if isinstance(c, dict))
     usage = _optional(conn, "Storage.getUsageAndQuota", {"origin": origin}, session, ctx, problems) or {}
-    return Storage(origin=origin, keys_captured=include_keys, local_storage_keys=keys["local"],
-                   session_storage_keys=keys["session"], cookie_names=cookies, indexed_db_names=idb,
-                   cache_names=caches, usage_bytes=usage.get("usage"), quota_bytes=usage.get("quota"),
-                   values_redacted=True)
+    return Storage(
+        origin=origin,
+        keys_captured=include_keys,
+        local_storage_keys=keys["local"],
+        session_storage_keys=keys["session"],
+        cookie_names=cookies,
+        indexed_db_names=idb,
+        cache_names=caches,
+        usage_bytes=usage.get("usage"),
+        quota_bytes=usage.get("quota"),
+        values_redacted=True,
+    )
 
 
 MAX_NODE_TEXT = 200
@@ -277,9 +319,19 @@ def _node_text(flat: list[tuple[int, dict[str, Any]]], index: int) -> str | None
     return text[:MAX_NODE_TEXT] if text else None
 
 
-def inspect_page(endpoint: str, target_id: str, origins: list[str], *, observation_ms: int, include_console_text: bool,
-                 include_storage_keys: bool, max_dom_nodes: int, max_events: int, ctx: CallContext,
-                 include_text: bool = False) -> Inspection:
+def inspect_page(
+    endpoint: str,
+    target_id: str,
+    origins: list[str],
+    *,
+    observation_ms: int,
+    include_console_text: bool,
+    include_storage_keys: bool,
+    max_dom_nodes: int,
+    max_events: int,
+    ctx: CallContext,
+    include_text: bool = False,
+) -> Inspection:
     """One passive observation of a page target (see the module docstring for what it never does)."""
     info = cdp.browser_version(endpoint, ctx)
     missing: set[str] = set()
@@ -313,27 +365,56 @@ def inspect_page(endpoint: str, target_id: str, origins: list[str], *, observati
             conn.call("Debugger.disable", session=session, ctx=ctx)
         conn.unsubscribe(observer)
     frames_raw = _frames(tree)
-    frames = [Frame(frame_id=str(f.get("id", "")), parent_frame_id=f.get("parentId"), url=str(f.get("url", "")),
-                    origin=origin_of(str(f.get("url", ""))), name=f.get("name") or None, mime_type=f.get("mimeType"))
-              for f in frames_raw if origin_of(str(f.get("url", ""))) in scope]
-    resources = [Resource(url=str(r.get("url", "")), origin=origin_of(str(r.get("url", ""))),
-                          type=str(r.get("type", "")), mime_type=str(r.get("mimeType", "")),
-                          content_size=_int(r.get("contentSize")), frame_id=str(f.get("id", "")))
-                 for f in frames_raw for r in f["_resources"] if isinstance(r, dict)
-                 and origin_of(str(r.get("url", ""))) in scope]
+    frames = [
+        Frame(
+            frame_id=str(f.get("id", "")),
+            parent_frame_id=f.get("parentId"),
+            url=str(f.get("url", "")),
+            origin=origin_of(str(f.get("url", ""))),
+            name=f.get("name") or None,
+            mime_type=f.get("mimeType"),
+        )
+        for f in frames_raw
+        if origin_of(str(f.get("url", ""))) in scope
+    ]
+    resources = [
+        Resource(
+            url=str(r.get("url", "")),
+            origin=origin_of(str(r.get("url", ""))),
+            type=str(r.get("type", "")),
+            mime_type=str(r.get("mimeType", "")),
+            content_size=_int(r.get("contentSize")),
+            frame_id=str(f.get("id", "")),
+        )
+        for f in frames_raw
+        for r in f["_resources"]
+        if isinstance(r, dict) and origin_of(str(r.get("url", ""))) in scope
+    ]
     flat = _flatten_dom(document)
     if len(flat) > max_dom_nodes:
         truncated.add("dom")
-    nodes = [DomNode(index=i, parent_index=parent, node_type=int(n.get("nodeType", 0)),
-                     node_name=str(n.get("nodeName", "")), node_value_length=len(str(n.get("nodeValue", ""))),
-                     attribute_names=sorted(_attributes(n)), text=_node_text(flat, i) if include_text else None)
-             for i, (parent, n) in enumerate(flat[:max_dom_nodes])]
+    nodes = [
+        DomNode(
+            index=i,
+            parent_index=parent,
+            node_type=int(n.get("nodeType", 0)),
+            node_name=str(n.get("nodeName", "")),
+            node_value_length=len(str(n.get("nodeValue", ""))),
+            attribute_names=sorted(_attributes(n)),
+            text=_node_text(flat, i) if include_text else None,
+        )
+        for i, (parent, n) in enumerate(flat[:max_dom_nodes])
+    ]
     html_bytes = str(html.get("outerHTML", "")).encode() if html is not None else None
     if html_bytes is None:
         missing.add("dom")
-    dom = Dom(total_nodes=len(flat), html_sha256=_sha(html_bytes) if html_bytes is not None else None,
-              html_bytes=len(html_bytes) if html_bytes is not None else None, truncated=len(flat) > max_dom_nodes,
-              nodes=nodes)
+    dom = Dom(
+        total_nodes=len(flat),
+        html_sha256=_sha(html_bytes) if html_bytes is not None else None,
+        html_bytes=len(html_bytes) if html_bytes is not None else None,
+        truncated=len(flat) > max_dom_nodes,
+        nodes=nodes,
+    )
     with observer.lock:
         requests = dict(observer.requests)
         console = list(observer.console)
@@ -346,31 +427,66 @@ def inspect_page(endpoint: str, target_id: str, origins: list[str], *, observati
     limitations = [*problems]
     if len(frames) < len(frames_raw):
         limitations.append(f"{len(frames_raw) - len(frames)} frames outside allowed_origins are not described.")
-    limitations.append("Network requests are those observed during the capture window; earlier activity is not "
-                       "available to a passive observer.")
+    limitations.append(
+        "Network requests are those observed during the capture window; earlier activity is not "
+        "available to a passive observer."
+    )
     return Inspection(
-        schema_version=1, browser=version(info), target=target, allowed_origins=scope,
+        schema_version=1,
+        browser=version(info),
+        target=target,
+        allowed_origins=scope,
         capture_window=CaptureWindow(started_at=started, ended_at=ended, observation_ms=observation_ms),
-        completeness=completeness(missing, truncated), frames=frames, dom=dom, forms=_forms(flat), scripts=scripts,
+        completeness=completeness(missing, truncated),
+        frames=frames,
+        dom=dom,
+        forms=_forms(flat),
+        scripts=scripts,
         resources=sorted(resources, key=lambda r: (r.url, r.type)),
-        network=Network(coverage_started_at=network_from, prior_activity_available=False, observed=requests_seen,
-                        excluded_disallowed_origin=len(requests) - len(kept),
-                        dropped=requests_seen - len(requests), requests=kept),
-        console=Console(text_capture="included" if include_console_text else "not_requested",
-                        replayed_prior_messages=True, observed=console_seen, dropped=console_seen - len(console),
-                        events=console),
-        storage=storage, limitations=limitations)
+        network=Network(
+            coverage_started_at=network_from,
+            prior_activity_available=False,
+            observed=requests_seen,
+            excluded_disallowed_origin=len(requests) - len(kept),
+            dropped=requests_seen - len(requests),
+            requests=kept,
+        ),
+        console=Console(
+            text_capture="included" if include_console_text else "not_requested",
+            replayed_prior_messages=True,
+            observed=console_seen,
+            dropped=console_seen - len(console),
+            events=console,
+        ),
+        storage=storage,
+        limitations=limitations,
+    )
 
 
 def _request(rid: str, r: dict[str, Any]) -> NetworkRequest:
-    return NetworkRequest(request_id=rid, url=r["url"], origin=origin_of(r["url"]), method=r["method"],
-                          resource_type=r.get("type"), status=r.get("status"), mime_type=r.get("mime_type"),
-                          encoded_data_length=r.get("encoded"), failure=r.get("failure"),
-                          initiator=_initiator(r.get("initiator") or {}))
+    return NetworkRequest(
+        request_id=rid,
+        url=r["url"],
+        origin=origin_of(r["url"]),
+        method=r["method"],
+        resource_type=r.get("type"),
+        status=r.get("status"),
+        mime_type=r.get("mime_type"),
+        encoded_data_length=r.get("encoded"),
+        failure=r.get("failure"),
+        initiator=_initiator(r.get("initiator") or {}),
+    )
 
 
-def _scripts(conn: cdp.Connection, session: str, parsed: list[dict[str, Any]], scope: list[str], ctx: CallContext,
-             truncated: set[str], problems: list[str]) -> Scripts:
+def _scripts(
+    conn: cdp.Connection,
+    session: str,
+    parsed: list[dict[str, Any]],
+    scope: list[str],
+    ctx: CallContext,
+    truncated: set[str],
+    problems: list[str],
+) -> Scripts:
     anonymous = disallowed = 0
     items: list[Script] = []
     budget = MAX_SCRIPT_BYTES
@@ -396,15 +512,26 @@ def _scripts(conn: cdp.Connection, session: str, parsed: list[dict[str, Any]], s
         aux = cdp.obj(p.get("executionContextAuxData"))
         inline = start_line > 0 or start_column > 0 or p.get("hasSourceURL") is True
         key = "scr_" + _sha(f"{url}\n{start_line}:{start_column}\n{sha or p.get('hash', '')}".encode())
-        items.append(Script(script_key=key, script_id=str(p.get("scriptId", "")), frame_id=aux.get("frameId"),
-                            url=url, origin=origin_of(url), inline=inline, start_line=start_line,
-                            start_column=start_column, sha256=sha, cdp_hash=str(p.get("hash", "")), length=length,
-                            is_module=bool(p.get("isModule", False)),
-                            source_map_url=p.get("sourceMapURL") or None))
+        items.append(
+            Script(
+                script_key=key,
+                script_id=str(p.get("scriptId", "")),
+                frame_id=aux.get("frameId"),
+                url=url,
+                origin=origin_of(url),
+                inline=inline,
+                start_line=start_line,
+                start_column=start_column,
+                sha256=sha,
+                cdp_hash=str(p.get("hash", "")),
+                length=length,
+                is_module=bool(p.get("isModule", False)),
+                source_map_url=p.get("sourceMapURL") or None,
+            )
+        )
         ctx.check("hashing scripts")
     items.sort(key=lambda s: (s.url, s.start_line, s.start_column, s.script_id))
-    return Scripts(total=len(parsed), excluded_anonymous=anonymous, excluded_disallowed_origin=disallowed,
-                   items=items)
+    return Scripts(total=len(parsed), excluded_anonymous=anonymous, excluded_disallowed_origin=disallowed, items=items)
 
 
 # -- WebMCP ----------------------------------------------------------------------------------------
@@ -450,14 +577,27 @@ class _ToolWatcher:
 
 def _page_has_webmcp(conn: cdp.Connection, session: str, ctx: CallContext) -> bool:
     """Whether the page's main world exposes a model context (the WebMCP API the domain reports on)."""
-    reply = conn.call("Runtime.evaluate", {"expression": "!!(document.modelContext || navigator.modelContext)",
-                                           "returnByValue": True}, session=session, ctx=ctx)
+    reply = conn.call(
+        "Runtime.evaluate",
+        {"expression": "!!(document.modelContext || navigator.modelContext)", "returnByValue": True},
+        session=session,
+        ctx=ctx,
+    )
     return bool(cdp.obj(reply.get("result")).get("value"))
 
 
-def discover_tools(endpoint: str, target_id: str, origins: list[str], *, observation_ms: int, max_tools: int,
-                   max_schema_bytes: int, max_schema_depth: int, max_schema_nodes: int,
-                   ctx: CallContext) -> WebMcpDiscovery:
+def discover_tools(
+    endpoint: str,
+    target_id: str,
+    origins: list[str],
+    *,
+    observation_ms: int,
+    max_tools: int,
+    max_schema_bytes: int,
+    max_schema_depth: int,
+    max_schema_nodes: int,
+    ctx: CallContext,
+) -> WebMcpDiscovery:
     """Tools the page registered through WebMCP, as Chromium's experimental WebMCP domain reports them."""
     info = cdp.browser_version(endpoint, ctx)
     watcher = _ToolWatcher()
@@ -475,15 +615,19 @@ def discover_tools(endpoint: str, target_id: str, origins: list[str], *, observa
                 if not exc.method_missing:
                     raise
                 status = "unavailable"
-                limitations.append("This browser has no WebMCP DevTools domain (Chromium 156 exposes it, and "
-                                   "document.modelContext, with --enable-features=WebMCP).")
+                limitations.append(
+                    "This browser has no WebMCP DevTools domain (Chromium 156 exposes it, and "
+                    "document.modelContext, with --enable-features=WebMCP)."
+                )
             if status == "available" and not _page_has_webmcp(conn, session, ctx):
                 # The domain answers, but the page has no model context: the feature is off in this browser.
                 conn.call("WebMCP.disable", session=session, ctx=ctx)
                 status = "unavailable"
-                limitations.append("The page has no document.modelContext (nor navigator.modelContext): WebMCP is "
-                                   "off in this browser. Launch it with --enable-features=WebMCP (rea's own "
-                                   "launches do).")
+                limitations.append(
+                    "The page has no document.modelContext (nor navigator.modelContext): WebMCP is "
+                    "off in this browser. Launch it with --enable-features=WebMCP (rea's own "
+                    "launches do)."
+                )
             if status == "available":
                 cdp.wait(ctx, observation_ms / 1000, "observation window")
                 conn.call("WebMCP.disable", session=session, ctx=ctx)
@@ -504,36 +648,65 @@ def discover_tools(endpoint: str, target_id: str, origins: list[str], *, observa
         if len(items) >= max_tools:
             truncated.add("tools")
             continue
-        items.append(_tool(frame_id, name, raw, frame_url, owner, max_schema_bytes, max_schema_depth,
-                           max_schema_nodes, truncated))
+        items.append(
+            _tool(
+                frame_id, name, raw, frame_url, owner, max_schema_bytes, max_schema_depth, max_schema_nodes, truncated
+            )
+        )
     if excluded:
-        limitations.append(f"{excluded} tools registered by frames outside allowed_origins (or unknown frames) "
-                           "are not listed.")
+        limitations.append(
+            f"{excluded} tools registered by frames outside allowed_origins (or unknown frames) are not listed."
+        )
     return WebMcpDiscovery(
-        schema_version=1, browser=version(info), target=TargetRef(target_id=target.target_id, url=target.url,
-                                                                   origin=target.origin),
-        allowed_origins=scope, status="available" if status == "available" else "unavailable",
+        schema_version=1,
+        browser=version(info),
+        target=TargetRef(target_id=target.target_id, url=target.url, origin=target.origin),
+        allowed_origins=scope,
+        status="available" if status == "available" else "unavailable",
         source="WebMCP DevTools domain (experimental): tools registered through document.modelContext."
-               "registerTool (navigator.modelContext where a browser offers it) and declarative <form toolname>",
-        observation_ms=observation_ms, tools=WebMcpTools(total=len(live) - excluded, items=items), removed=removed,
+        "registerTool (navigator.modelContext where a browser offers it) and declarative <form toolname>",
+        observation_ms=observation_ms,
+        tools=WebMcpTools(total=len(live) - excluded, items=items),
+        removed=removed,
         excluded_disallowed_origin=excluded,
         completeness=completeness(set() if status == "available" else {"tools"}, truncated),
-        limitations=limitations)
+        limitations=limitations,
+    )
 
 
-def _tool(frame_id: str, name: str, raw: dict[str, Any], frame_url: str | None, owner: str | None,
-          max_bytes: int, max_depth: int, max_nodes: int, truncated: set[str]) -> WebMcpTool:
+def _tool(
+    frame_id: str,
+    name: str,
+    raw: dict[str, Any],
+    frame_url: str | None,
+    owner: str | None,
+    max_bytes: int,
+    max_depth: int,
+    max_nodes: int,
+    truncated: set[str],
+) -> WebMcpTool:
     schema = raw.get("inputSchema")
     if schema is None:
         summary = SchemaSummary(bytes=0, depth=0, nodes=0, status="absent", exceeded=[])
         digest = None
     else:
         size, depth, nodes = measure(schema)
-        exceeded = [label for label, value, cap in (("max_schema_bytes", size, max_bytes),
-                                                    ("max_schema_depth", depth, max_depth),
-                                                    ("max_schema_nodes", nodes, max_nodes)) if value > cap]
-        summary = SchemaSummary(bytes=size, depth=depth, nodes=nodes,
-                                status="exceeds_limits" if exceeded else "within_limits", exceeded=exceeded)
+        exceeded = [
+            label
+            for label, value, cap in (
+                ("max_schema_bytes", size, max_bytes),
+                ("max_schema_depth", depth, max_depth),
+                ("max_schema_nodes", nodes, max_nodes),
+            )
+            if value > cap
+        ]
+        summary = SchemaSummary(
+            bytes=size,
+            depth=depth,
+            nodes=nodes,
+            status="exceeds_limits" if exceeded else "within_limits",
+            exceeded=exceeded,
+        )
         digest = _sha(json.dumps(schema, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode())
         if exceeded:
             truncated.add("tools")
@@ -546,17 +719,35 @@ def _tool(frame_id: str, name: str, raw: dict[str, Any], frame_url: str | None, 
 
     frames = cdp.arr(cdp.obj(raw.get("stackTrace")).get("callFrames"))
     top = cdp.obj(frames[0]) if frames else None
-    source = SourceLocation(url=str(top.get("url", "")), line=_int(top.get("lineNumber")),
-                            column=_int(top.get("columnNumber"))) if top else None
+    source = (
+        SourceLocation(
+            url=str(top.get("url", "")), line=_int(top.get("lineNumber")), column=_int(top.get("columnNumber"))
+        )
+        if top
+        else None
+    )
     backend = _int(raw.get("backendNodeId"))
     return WebMcpTool(
-        tool_key="webmcp_" + _sha(f"{frame_url or frame_id}\n{name}".encode()), name=name,
-        description=str(raw.get("description", "")), frame_id=frame_id, frame_url=frame_url, owner_origin=owner,
-        declaration_kind="declarative" if backend is not None else "imperative", backend_node_id=backend,
-        input_schema=schema, input_schema_sha256=digest, schema_summary=summary,
-        annotations=WebMcpAnnotations(read_only=flag("readOnly"), untrusted_content=flag("untrustedContent"),
-                                      consequential=flag("consequential"), autosubmit=flag("autosubmit")),
-        registration_source=source, trust="page-declared-untrusted")
+        tool_key="webmcp_" + _sha(f"{frame_url or frame_id}\n{name}".encode()),
+        name=name,
+        description=str(raw.get("description", "")),
+        frame_id=frame_id,
+        frame_url=frame_url,
+        owner_origin=owner,
+        declaration_kind="declarative" if backend is not None else "imperative",
+        backend_node_id=backend,
+        input_schema=schema,
+        input_schema_sha256=digest,
+        schema_summary=summary,
+        annotations=WebMcpAnnotations(
+            read_only=flag("readOnly"),
+            untrusted_content=flag("untrustedContent"),
+            consequential=flag("consequential"),
+            autosubmit=flag("autosubmit"),
+        ),
+        registration_source=source,
+        trust="page-declared-untrusted",
+    )
 
 
 # -- screenshots -----------------------------------------------------------------------------------
@@ -564,28 +755,42 @@ def _tool(frame_id: str, name: str, raw: dict[str, Any], frame_url: str | None, 
 
 def png_artifact(data: bytes, path: str = "screenshot") -> PngArtifact:
     width, height = png.dimensions(data, path)
-    return PngArtifact(sha256=_sha(data), bytes=len(data), media_type="image/png", width=width, height=height,
-                       data_base64=base64.b64encode(data).decode("ascii"))
+    return PngArtifact(
+        sha256=_sha(data),
+        bytes=len(data),
+        media_type="image/png",
+        width=width,
+        height=height,
+        data_base64=base64.b64encode(data).decode("ascii"),
+    )
 
 
 def grab_png(conn: cdp.Connection, session: str, maximum_bytes: int, ctx: CallContext) -> bytes:
     """The visible viewport as PNG bytes; larger than ``maximum_bytes`` is ``resource_constraint``."""
-    reply = conn.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False},
-                      session=session, ctx=ctx)
+    reply = conn.call(
+        "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False}, session=session, ctx=ctx
+    )
     try:
         data = base64.b64decode(str(reply.get("data", "")), validate=True)
     except ValueError:
-        raise ReaError("unreadable_output", "the browser's screenshot is not base64",
-                       details={"reason": "protocol_violation", "method": "Page.captureScreenshot"}) from None
+        raise ReaError(
+            "unreadable_output",
+            "the browser's screenshot is not base64",
+            details={"reason": "protocol_violation", "method": "Page.captureScreenshot"},
+        ) from None
     if len(data) > maximum_bytes:
-        raise ReaError("resource_constraint", f"the screenshot is {len(data)} bytes, over maximum_image_bytes "
-                       f"({maximum_bytes})", remediation="Raise maximum_image_bytes or shrink the browser window.",
-                       details={"resource": "file-size", "bytes": len(data), "maximum_image_bytes": maximum_bytes})
+        raise ReaError(
+            "resource_constraint",
+            f"the screenshot is {len(data)} bytes, over maximum_image_bytes ({maximum_bytes})",
+            remediation="Raise maximum_image_bytes or shrink the browser window.",
+            details={"resource": "file-size", "bytes": len(data), "maximum_image_bytes": maximum_bytes},
+        )
     return data
 
 
-def capture_screenshot(endpoint: str, target_id: str, origins: list[str], maximum_bytes: int,
-                       ctx: CallContext) -> Screenshot:
+def capture_screenshot(
+    endpoint: str, target_id: str, origins: list[str], maximum_bytes: int, ctx: CallContext
+) -> Screenshot:
     info = cdp.browser_version(endpoint, ctx)
     began = time.monotonic()
     with cdp.opened(endpoint, ctx, info) as conn:
@@ -593,7 +798,12 @@ def capture_screenshot(endpoint: str, target_id: str, origins: list[str], maximu
         with attached(conn, target_id, ctx) as session:
             data = grab_png(conn, session, maximum_bytes, ctx)
     ctx.progress(f"screenshot: {len(data)} bytes in {int((time.monotonic() - began) * 1000)} ms")
-    return Screenshot(schema_version=1, browser=version(info),
-                      target=TargetRef(target_id=target.target_id, url=target.url, origin=target.origin),
-                      captured_at=now_iso(), clip="viewport", artifact=png_artifact(data),
-                      limitations=["The visible viewport only: rea never scrolls or resizes the page."])
+    return Screenshot(
+        schema_version=1,
+        browser=version(info),
+        target=TargetRef(target_id=target.target_id, url=target.url, origin=target.origin),
+        captured_at=now_iso(),
+        clip="viewport",
+        artifact=png_artifact(data),
+        limitations=["The visible viewport only: rea never scrolls or resizes the page."],
+    )

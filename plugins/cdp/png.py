@@ -16,8 +16,11 @@ _CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
 
 
 def _bad(message: str, path: str) -> ReaError:
-    return ReaError("invalid_request", f"{path}: {message}",
-                    details={"issues": [{"path": path, "reason": "invalid_value", "message": message}]})
+    return ReaError(
+        "invalid_request",
+        f"{path}: {message}",
+        details={"issues": [{"path": path, "reason": "invalid_value", "message": message}]},
+    )
 
 
 def dimensions(data: bytes, path: str = "png") -> tuple[int, int]:
@@ -34,8 +37,8 @@ def _chunks(data: bytes, path: str) -> tuple[bytes, bytes, bytes]:
     """IHDR body, concatenated IDAT, PLTE (may be empty)."""
     pos, ihdr, idat, plte = len(SIGNATURE), b"", bytearray(), b""
     while pos + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         if len(body) != length:
             raise _bad("the PNG is truncated", path)
         if kind == b"IHDR":
@@ -56,9 +59,11 @@ def decode_rgba(data: bytes, max_pixels: int, path: str = "png") -> tuple[int, i
     """Width, height and the pixels as RGBA rows; images over ``max_pixels`` are ``resource_constraint``."""
     width, height = dimensions(data, path)
     if width * height > max_pixels:
-        raise ReaError("resource_constraint", f"{path}: {width}x{height} exceeds maximum_pixels ({max_pixels})",
-                       details={"resource": "memory", "path": path, "pixels": width * height,
-                                "maximum_pixels": max_pixels})
+        raise ReaError(
+            "resource_constraint",
+            f"{path}: {width}x{height} exceeds maximum_pixels ({max_pixels})",
+            details={"resource": "memory", "path": path, "pixels": width * height, "maximum_pixels": max_pixels},
+        )
     ihdr, idat, plte = _chunks(data, path)
     depth, color, _, _, interlace = struct.unpack(">BBBBB", ihdr[8:13])
     if color not in _CHANNELS or depth not in (8, 16) or interlace != 0 or (color == 3 and depth != 8):
@@ -82,7 +87,7 @@ def _unfilter(raw: bytes, stride: int, bpp: int, height: int, path: str) -> byte
     for y in range(height):
         start = y * (stride + 1)
         kind = raw[start]
-        line = bytearray(raw[start + 1:start + 1 + stride])
+        line = bytearray(raw[start + 1 : start + 1 + stride])
         if kind == 1:
             for i in range(bpp, stride):
                 line[i] = (line[i] + line[i - bpp]) & 0xFF
@@ -103,13 +108,12 @@ def _unfilter(raw: bytes, stride: int, bpp: int, height: int, path: str) -> byte
                 line[i] = (line[i] + pred) & 0xFF
         elif kind != 0:
             raise _bad(f"unknown PNG filter type {kind}", path)
-        out[y * stride:(y + 1) * stride] = line
+        out[y * stride : (y + 1) * stride] = line
         prev = line
     return out
 
 
-def _to_rgba(rows: bytearray, width: int, height: int, color: int, depth: int, plte: bytes,
-             path: str) -> bytearray:
+def _to_rgba(rows: bytearray, width: int, height: int, color: int, depth: int, plte: bytes, path: str) -> bytearray:
     if depth == 16:
         rows = rows[0::2]  # the high byte of each big-endian sample
     n = width * height
@@ -128,7 +132,7 @@ def _to_rgba(rows: bytearray, width: int, height: int, color: int, depth: int, p
     else:
         if len(plte) % 3 or not plte:
             raise _bad("the PNG palette is malformed", path)
-        table = [plte[i:i + 3] + b"\xff" for i in range(0, len(plte), 3)]
+        table = [plte[i : i + 3] + b"\xff" for i in range(0, len(plte), 3)]
         try:
             out = bytearray(b"".join(table[i] for i in rows))
         except IndexError:

@@ -60,8 +60,18 @@ _STEP_CODES = ("execution_failure", "provider_timeout")
 
 FETCH_ALL: dict[str, Any] = {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}
 AUTO_ATTACH: dict[str, Any] = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True}
-GUARDED_TARGETS = frozenset({"worker", "shared_worker", "service_worker", "iframe", "page", "worklet",
-                             "shared_storage_worklet", "auction_worklet"})
+GUARDED_TARGETS = frozenset(
+    {
+        "worker",
+        "shared_worker",
+        "service_worker",
+        "iframe",
+        "page",
+        "worklet",
+        "shared_storage_worklet",
+        "auction_worklet",
+    }
+)
 
 
 def _sha(data: bytes) -> str:
@@ -92,8 +102,10 @@ class _Recorder:
         self.lifecycle: set[tuple[str, str]] = set()
         replay = req.replay
         self.unmatched = replay.get("unmatched") if replay["mode"] == "exact" else None
-        self.routes = {(r["method"], sreq.normalized_url(sreq.build_url(r["request"], req.secrets))): r
-                       for r in replay.get("routes", [])}
+        self.routes = {
+            (r["method"], sreq.normalized_url(sreq.build_url(r["request"], req.secrets))): r
+            for r in replay.get("routes", [])
+        }
 
     def __call__(self, method: str, params: dict[str, Any], session: str | None) -> None:
         if method == "Target.attachedToTarget" and (session is None or session in self.guarded):
@@ -119,18 +131,28 @@ class _Recorder:
                 self.lifecycle.add((str(frame.get("loaderId", "")), "commit"))
             self._frame("frame-navigated", str(frame.get("id", "")), frame.get("url"))
         elif method in ("Page.frameAttached", "Page.frameDetached"):
-            self._frame("frame-attached" if method.endswith("Attached") else "frame-detached",
-                        str(params.get("frameId", "")), None)
+            self._frame(
+                "frame-attached" if method.endswith("Attached") else "frame-detached",
+                str(params.get("frameId", "")),
+                None,
+            )
         elif method == "Runtime.consoleAPICalled" and "console" in self.kinds:
             args = cdp.arr(params.get("args"))
             top = cdp.obj((cdp.arr(cdp.obj(params.get("stackTrace")).get("callFrames")) or [{}])[0])
-            self._add(kind="console", level=str(params.get("type", "log")), text=self._text(console_text(args)),
-                      url=self._url(top["url"]) if top.get("url") else None)
+            self._add(
+                kind="console",
+                level=str(params.get("type", "log")),
+                text=self._text(console_text(args)),
+                url=self._url(top["url"]) if top.get("url") else None,
+            )
         elif method == "Runtime.exceptionThrown" and "page-errors" in self.kinds:
             details = cdp.obj(params.get("exceptionDetails"))
             exc = cdp.obj(details.get("exception"))
-            self._add(kind="page-error", level="error", text=self._text(str(exc.get("description")
-                                                                            or details.get("text", ""))))
+            self._add(
+                kind="page-error",
+                level="error",
+                text=self._text(str(exc.get("description") or details.get("text", ""))),
+            )
         elif method.startswith("Network.") and "network" in self.kinds:
             self._network(method, params)
 
@@ -146,10 +168,17 @@ class _Recorder:
                 self.dropped += 1
                 return
             self.sequence += 1
-            base = {"url": None, "level": None, "text": None, "method": None, "resource_type": None, "status": None,
-                    "failure": None, "frame_id": None}
-            self.items.append(ScenarioEvent(sequence=self.sequence, step_index=self.step_index,
-                                            **{**base, **fields}))
+            base = {
+                "url": None,
+                "level": None,
+                "text": None,
+                "method": None,
+                "resource_type": None,
+                "status": None,
+                "failure": None,
+                "frame_id": None,
+            }
+            self.items.append(ScenarioEvent(sequence=self.sequence, step_index=self.step_index, **{**base, **fields}))
 
     def _frame(self, kind: str, frame_id: str, url: Any) -> None:
         if "frames" in self.kinds:
@@ -158,16 +187,27 @@ class _Recorder:
     def _network(self, method: str, params: dict[str, Any]) -> None:
         if method == "Network.requestWillBeSent":
             request = cdp.obj(params.get("request"))
-            self._add(kind="request", url=self._url(request.get("url", "")), method=str(request.get("method", "")),
-                      resource_type=params.get("type"))
+            self._add(
+                kind="request",
+                url=self._url(request.get("url", "")),
+                method=str(request.get("method", "")),
+                resource_type=params.get("type"),
+            )
         elif method == "Network.responseReceived":
             response = cdp.obj(params.get("response"))
             status = response.get("status")
-            self._add(kind="response", url=self._url(response.get("url", "")), resource_type=params.get("type"),
-                      status=int(status) if isinstance(status, int | float) else None)
+            self._add(
+                kind="response",
+                url=self._url(response.get("url", "")),
+                resource_type=params.get("type"),
+                status=int(status) if isinstance(status, int | float) else None,
+            )
         elif method == "Network.loadingFailed" and params.get("blockedReason") != "inspector":
-            self._add(kind="request-failed", failure=str(params.get("errorText") or "failed"),
-                      resource_type=params.get("type"))
+            self._add(
+                kind="request-failed",
+                failure=str(params.get("errorText") or "failed"),
+                resource_type=params.get("type"),
+            )
 
     def _attached(self, params: dict[str, Any], from_page: bool) -> None:
         """A target the browser created (paused before it runs): guard its requests too, then let it run.
@@ -181,8 +221,10 @@ class _Recorder:
             ours = kind in GUARDED_TARGETS
         else:
             same_context = self.context is None or info.get("browserContextId") == self.context
-            ours = same_context and (kind in ("service_worker", "shared_worker")
-                                     or (kind == "page" and info.get("openerId") == self.target_id))
+            ours = same_context and (
+                kind in ("service_worker", "shared_worker")
+                or (kind == "page" and info.get("openerId") == self.target_id)
+            )
         if sid and ours:
             self.guarded.add(sid)
             self.conn.send("Fetch.enable", FETCH_ALL, sid)
@@ -200,13 +242,21 @@ class _Recorder:
             return
         kind = "WebSocket" if method == "Network.webSocketCreated" else "WebTransport"
         if self.req.mode == "launch":  # the launched browser's proxy rules refuse it
-            self._add(kind="request-blocked", url=self._url(url), resource_type=kind,
-                      failure=f"a {kind} outside allowed_origins, refused by the launched browser's proxy rules")
+            self._add(
+                kind="request-blocked",
+                url=self._url(url),
+                resource_type=kind,
+                failure=f"a {kind} outside allowed_origins, refused by the launched browser's proxy rules",
+            )
             return
         with self.lock:
             self.uncontained.append(url)
-        self._add(kind="request-uncontained", url=self._url(url), resource_type=kind,
-                  failure=f"a {kind} outside allowed_origins (DevTools cannot block it in a connected browser)")
+        self._add(
+            kind="request-uncontained",
+            url=self._url(url),
+            resource_type=kind,
+            failure=f"a {kind} outside allowed_origins (DevTools cannot block it in a connected browser)",
+        )
 
     def _guard(self, params: dict[str, Any], session: str | None = None) -> None:
         """Every paused request is answered: replayed, continued within the declared origins, or failed."""
@@ -222,8 +272,14 @@ class _Recorder:
             route = self.routes.get((method, sreq.normalized_url(url)))
             if route is not None:
                 self._replay(rid, route, session)
-                self._add(kind="request-replayed", url=self._url(url), method=method, text=route["route_id"],
-                          resource_type=params.get("resourceType"), status=route["response"]["status"])
+                self._add(
+                    kind="request-replayed",
+                    url=self._url(url),
+                    method=method,
+                    text=route["route_id"],
+                    resource_type=params.get("resourceType"),
+                    status=route["response"]["status"],
+                )
                 return
             if self.unmatched == "abort":
                 self._block(rid, url, method, params, "no request_replay route matches", session)
@@ -233,11 +289,15 @@ class _Recorder:
         else:
             self._block(rid, url, method, params, "outside allowed_origins", session)
 
-    def _block(self, rid: Any, url: str, method: str, params: dict[str, Any], why: str,
-               session: str | None) -> None:
+    def _block(self, rid: Any, url: str, method: str, params: dict[str, Any], why: str, session: str | None) -> None:
         self.conn.send("Fetch.failRequest", {"requestId": rid, "errorReason": "BlockedByClient"}, session)
-        self._add(kind="request-blocked", url=self._url(url), method=method, resource_type=params.get("resourceType"),
-                  failure=why)
+        self._add(
+            kind="request-blocked",
+            url=self._url(url),
+            method=method,
+            resource_type=params.get("resourceType"),
+            failure=why,
+        )
 
     def _replay(self, rid: Any, route: dict[str, Any], session: str | None) -> None:
         response = route["response"]
@@ -246,12 +306,21 @@ class _Recorder:
             headers = [{"name": "location", "value": sreq.build_url(response["destination"], secrets)}]
             body = b""
         else:
-            headers = [{"name": h["name"], "value": sreq.resolve_value(h["value"], secrets)}
-                       for h in response.get("headers", [])]
+            headers = [
+                {"name": h["name"], "value": sreq.resolve_value(h["value"], secrets)}
+                for h in response.get("headers", [])
+            ]
             body = sreq.resolve_value(response["body"], secrets).encode() if "body" in response else b""
-        self.conn.send("Fetch.fulfillRequest", {"requestId": rid, "responseCode": response["status"],
-                                                "responseHeaders": headers,
-                                                "body": base64.b64encode(body).decode("ascii")}, session)
+        self.conn.send(
+            "Fetch.fulfillRequest",
+            {
+                "requestId": rid,
+                "responseCode": response["status"],
+                "responseHeaders": headers,
+                "body": base64.b64encode(body).decode("ascii"),
+            },
+            session,
+        )
 
     def seen(self, loader: str, name: str) -> bool:
         with self.lock:
@@ -288,21 +357,33 @@ class _Run:
             missing.add("action")
         lims = list(self.limitations)
         if rec is not None and rec.uncontained:
-            lims.append(f"{len(rec.uncontained)} WebSocket/WebTransport connections went outside allowed_origins "
-                        "(request-uncontained events): DevTools can block requests, not these connections.")
+            lims.append(
+                f"{len(rec.uncontained)} WebSocket/WebTransport connections went outside allowed_origins "
+                "(request-uncontained events): DevTools can block requests, not these connections."
+            )
         product = str(self.browser_info.get("Browser", "unknown")) or "unknown"
         return ScenarioCapture(
             schema_version=1,
-            browser=ScenarioBrowser(mode="connect" if self.req.mode == "connect" else "launch",
-                                    process_ownership="external" if self.req.mode == "connect" else "provider-owned",
-                                    cleanup=self.cleanup,  # type: ignore[arg-type]
-                                    product=product.split("/", 1)[0], version=product.split("/", 1)[-1],
-                                    isolation=self.isolation),
-            scenario=ScenarioInfo(start_origin=self.req.start_origin, allowed_origins=self.req.allowed,
-                                  action_count=len(self.req.actions), secret_references=self.req.secret_references),
-            duration_ms=int((time.monotonic() - self.began) * 1000), steps=list(self.steps),
+            browser=ScenarioBrowser(
+                mode="connect" if self.req.mode == "connect" else "launch",
+                process_ownership="external" if self.req.mode == "connect" else "provider-owned",
+                cleanup=self.cleanup,  # type: ignore[arg-type]
+                product=product.split("/", 1)[0],
+                version=product.split("/", 1)[-1],
+                isolation=self.isolation,
+            ),
+            scenario=ScenarioInfo(
+                start_origin=self.req.start_origin,
+                allowed_origins=self.req.allowed,
+                action_count=len(self.req.actions),
+                secret_references=self.req.secret_references,
+            ),
+            duration_ms=int((time.monotonic() - self.began) * 1000),
+            steps=list(self.steps),
             events=ScenarioEvents(retained=len(items), dropped=dropped, items=items),
-            completeness=completeness(missing, truncated), limitations=lims)
+            completeness=completeness(missing, truncated),
+            limitations=lims,
+        )
 
     def partial(self, error: ReaError) -> ReaError:
         """``error`` carrying the capture so far, steps not reached marked skipped."""
@@ -316,8 +397,14 @@ class _Run:
         recorder = self.recorder = _Recorder(conn, self.req, self.redact)
         conn.subscribe(recorder)
         infos = cdp.arr(conn.call("Target.getTargets", ctx=self.ctx).get("targetInfos"))
-        recorder.context = next((str(i.get("browserContextId")) for i in map(cdp.obj, infos)
-                                 if i.get("targetId") == target_id and i.get("browserContextId")), None)
+        recorder.context = next(
+            (
+                str(i.get("browserContextId"))
+                for i in map(cdp.obj, infos)
+                if i.get("targetId") == target_id and i.get("browserContextId")
+            ),
+            None,
+        )
         recorder.target_id = target_id
         session = recorder.session = attach(conn, target_id, self.ctx)
         recorder.guarded.add(session)
@@ -327,25 +414,31 @@ class _Run:
         # paused until its requests are guarded (service and shared workers belong to the browser, not the page).
         page.call("Target.setAutoAttach", AUTO_ATTACH)
         conn.call("Target.setAutoAttach", AUTO_ATTACH, ctx=self.ctx)
-        for method, params in (("Inspector.enable", {}), ("Page.enable", {}),
-                               ("Page.setLifecycleEventsEnabled", {"enabled": True}),
-                               ("Runtime.enable", {}), ("Network.enable", {}), ("DOM.enable", {})):
+        for method, params in (
+            ("Inspector.enable", {}),
+            ("Page.enable", {}),
+            ("Page.setLifecycleEventsEnabled", {"enabled": True}),
+            ("Runtime.enable", {}),
+            ("Network.enable", {}),
+            ("DOM.enable", {}),
+        ):
             page.call(method, params)
         self._environment(page)
         seeding = self._seed(page)
-        self._step(0, sreq.START_STEP, "scenario_start",
-                   lambda deadline: self._navigate(self.req.start_url, "load", deadline))
+        self._step(
+            0, sreq.START_STEP, "scenario_start", lambda deadline: self._navigate(self.req.start_url, "load", deadline)
+        )
         if seeding is not None:
             page.call("Page.removeScriptToEvaluateOnNewDocument", {"identifier": seeding})
         for index, action in enumerate(self.req.actions, start=1):
             if self.req.timeout_ms is not None and (time.monotonic() - self.began) * 1000 > self.req.timeout_ms:
-                self.limitations.append(f"The scenario reached limits.timeout_ms ({self.req.timeout_ms} ms); later "
-                                        "steps were not run.")
+                self.limitations.append(
+                    f"The scenario reached limits.timeout_ms ({self.req.timeout_ms} ms); later steps were not run."
+                )
                 break
             if self.steps[-1].status != "completed":
                 break
-            self._step(index, action["step_id"], action["action"], self._runner(page, action),
-                       action.get("timeout_ms"))
+            self._step(index, action["step_id"], action["action"], self._runner(page, action), action.get("timeout_ms"))
         self._skip_rest()
 
     def _runner(self, page: Page, action: dict[str, Any]) -> Callable[[float], None]:
@@ -354,20 +447,35 @@ class _Run:
     def _environment(self, page: Page) -> None:
         env = self.req.environment
         view = env["viewport"]
-        calls = [("Emulation.setDeviceMetricsOverride", {"width": view["width"], "height": view["height"],
-                                                         "deviceScaleFactor": view["device_scale_factor"],
-                                                         "mobile": False}),
-                 ("Emulation.setLocaleOverride", {"locale": env["locale"]}),
-                 ("Emulation.setTimezoneOverride", {"timezoneId": env["timezone"]}),
-                 ("Emulation.setEmulatedMedia", {"features": [
-                     {"name": "prefers-color-scheme", "value": env["color_scheme"]},
-                     {"name": "prefers-reduced-motion", "value": env["reduced_motion"]}]})]
+        calls = [
+            (
+                "Emulation.setDeviceMetricsOverride",
+                {
+                    "width": view["width"],
+                    "height": view["height"],
+                    "deviceScaleFactor": view["device_scale_factor"],
+                    "mobile": False,
+                },
+            ),
+            ("Emulation.setLocaleOverride", {"locale": env["locale"]}),
+            ("Emulation.setTimezoneOverride", {"timezoneId": env["timezone"]}),
+            (
+                "Emulation.setEmulatedMedia",
+                {
+                    "features": [
+                        {"name": "prefers-color-scheme", "value": env["color_scheme"]},
+                        {"name": "prefers-reduced-motion", "value": env["reduced_motion"]},
+                    ]
+                },
+            ),
+        ]
         for method, params in calls:
             try:
                 page.call(method, params)
             except cdp.CommandFailed as exc:
-                self.limitations.append(f"{method} was refused ({exc.details['cdp_message']}); the page ran "
-                                        "with the browser's own setting.")
+                self.limitations.append(
+                    f"{method} was refused ({exc.details['cdp_message']}); the page ran with the browser's own setting."
+                )
 
     def _value(self, value: dict[str, Any]) -> str:
         return sreq.resolve_value(value, self.req.secrets)
@@ -376,10 +484,17 @@ class _Run:
         """Cookies now; storage entries by a script that runs first in documents opened by the start step."""
         storage, secrets = self.req.storage, self.req.secrets
         for cookie in storage["cookies"]:
-            reply = page.call("Network.setCookie", {
-                "name": cookie["name"], "value": self._value(cookie["value"]),
-                "url": sreq.build_url(cookie["destination"], secrets), "httpOnly": cookie["http_only"],
-                "secure": cookie["secure"], "sameSite": cookie["same_site"]})
+            reply = page.call(
+                "Network.setCookie",
+                {
+                    "name": cookie["name"],
+                    "value": self._value(cookie["value"]),
+                    "url": sreq.build_url(cookie["destination"], secrets),
+                    "httpOnly": cookie["http_only"],
+                    "secure": cookie["secure"],
+                    "sameSite": cookie["same_site"],
+                },
+            )
             if reply.get("success") is False:
                 raise StepFailed(f"the browser refused cookie {cookie['name']!r}")
         seeds: dict[str, dict[str, list[list[str]]]] = {}
@@ -389,9 +504,11 @@ class _Run:
                 slot[key].extend([e["name"], self._value(e["value"])] for e in entry["entries"])
         if not seeds:
             return None
-        source = ("(() => { const seeds = " + json.dumps(seeds) + "; const s = seeds[location.origin]; if (!s) "
-                  "return; try { for (const [k, v] of s.local) localStorage.setItem(k, v); "
-                  "for (const [k, v] of s.session) sessionStorage.setItem(k, v); } catch (e) {} })();")
+        source = (
+            "(() => { const seeds = " + json.dumps(seeds) + "; const s = seeds[location.origin]; if (!s) "
+            "return; try { for (const [k, v] of s.local) localStorage.setItem(k, v); "
+            "for (const [k, v] of s.session) sessionStorage.setItem(k, v); } catch (e) {} })();"
+        )
         self.limitations.append("Storage seeds were written into documents created while the start URL opened.")
         return str(page.call("Page.addScriptToEvaluateOnNewDocument", {"source": source})["identifier"])
 
@@ -412,8 +529,9 @@ class _Run:
                 raise StepFailed(f"the page did not reach {wait_until} before the step's deadline")
             cdp.wait(self.ctx, 0.02, "navigation")
 
-    def _step(self, index: int, step_id: str, action: str, body: Callable[[float], None],
-              timeout_ms: int | None = None) -> None:
+    def _step(
+        self, index: int, step_id: str, action: str, body: Callable[[float], None], timeout_ms: int | None = None
+    ) -> None:
         assert self.recorder is not None
         with self.recorder.lock:
             self.recorder.step_index = index
@@ -421,11 +539,14 @@ class _Run:
         self.ctx.progress(f"scenario: step {index}/{len(self.req.actions)} {action}")
         started = time.monotonic()
         before = self._location()
-        limit = timeout_ms or (self.req.limits["navigation_timeout_ms"] if action in ("goto", "scenario_start")
-                               else self.req.limits["step_timeout_ms"])
+        limit = timeout_ms or (
+            self.req.limits["navigation_timeout_ms"]
+            if action in ("goto", "scenario_start")
+            else self.req.limits["step_timeout_ms"]
+        )
         status, error, fatal = "completed", None, None
         try:
-                body(started + limit / 1000)
+            body(started + limit / 1000)
         except ReaError as exc:
             if exc.code in _STEP_CODES:
                 status, error = "failed", self.redact(exc.message)
@@ -443,12 +564,22 @@ class _Run:
         after = self._location() if fatal is None else None
         with self.recorder.lock:
             end = self.recorder.sequence
-        self.steps.append(ScenarioStep(
-            step_index=index, step_id=step_id, action=action, status=status,  # type: ignore[arg-type]
-            error=error, elapsed_ms=int((time.monotonic() - started) * 1000),
-            before_url=before[0] if before else None, after_url=after[0] if after else None,
-            event_sequence_start=first, event_sequence_end=end, artifacts=artifacts,
-            completeness=completeness(set() if status == "completed" else {"action"}, set())))
+        self.steps.append(
+            ScenarioStep(
+                step_index=index,
+                step_id=step_id,
+                action=action,
+                status=status,  # type: ignore[arg-type]
+                error=error,
+                elapsed_ms=int((time.monotonic() - started) * 1000),
+                before_url=before[0] if before else None,
+                after_url=after[0] if after else None,
+                event_sequence_start=first,
+                event_sequence_end=end,
+                artifacts=artifacts,
+                completeness=completeness(set() if status == "completed" else {"action"}, set()),
+            )
+        )
         if fatal is not None:
             raise fatal
 
@@ -457,15 +588,23 @@ class _Run:
         if self.recorder is None or not self.recorder.crashed:
             return
         if self.req.mode == "connect":
-            raise ReaError("provider_unavailable", "the page's renderer crashed",
-                           remediation="Reload the page in the connected browser and run the scenario again.",
-                           details={"reason": "renderer_crashed"})
+            raise ReaError(
+                "provider_unavailable",
+                "the page's renderer crashed",
+                remediation="Reload the page in the connected browser and run the scenario again.",
+                details={"reason": "renderer_crashed"},
+            )
         bound = MEMORY_LIMIT.read()
-        raise ReaError("resource_constraint", f"the page's renderer crashed: its JavaScript heap is bounded to "
-                       f"{bound} MiB", remediation=f"Raise {MEMORY_LIMIT.name} (now {bound} MiB) if the page "
-                       "legitimately needs more.",
-                       details={"resource": "memory", "reported_limits": {"javascript_heap_mb": bound},
-                                "setting": MEMORY_LIMIT.name})
+        raise ReaError(
+            "resource_constraint",
+            f"the page's renderer crashed: its JavaScript heap is bounded to {bound} MiB",
+            remediation=f"Raise {MEMORY_LIMIT.name} (now {bound} MiB) if the page legitimately needs more.",
+            details={
+                "resource": "memory",
+                "reported_limits": {"javascript_heap_mb": bound},
+                "setting": MEMORY_LIMIT.name,
+            },
+        )
 
     def _skip_rest(self) -> None:
         mark = 0
@@ -473,15 +612,34 @@ class _Run:
             with self.recorder.lock:
                 mark = self.recorder.sequence
         for index in range(len(self.steps), len(self.req.actions) + 1):
-            step_id, action = ((sreq.START_STEP, "scenario_start") if index == 0 else
-                               (self.req.actions[index - 1]["step_id"], self.req.actions[index - 1]["action"]))
-            none = StepArtifacts(url=NotRequested(), title=NotRequested(), dom=NotRequested(),
-                                 screenshot=NotRequested(), storage=NotRequested())
-            self.steps.append(ScenarioStep(
-                step_index=index, step_id=step_id, action=action, status="skipped",
-                error="not run: an earlier step did not complete", elapsed_ms=0, before_url=None, after_url=None,
-                event_sequence_start=mark + 1, event_sequence_end=mark, artifacts=none,
-                completeness=completeness({"action"}, set())))
+            step_id, action = (
+                (sreq.START_STEP, "scenario_start")
+                if index == 0
+                else (self.req.actions[index - 1]["step_id"], self.req.actions[index - 1]["action"])
+            )
+            none = StepArtifacts(
+                url=NotRequested(),
+                title=NotRequested(),
+                dom=NotRequested(),
+                screenshot=NotRequested(),
+                storage=NotRequested(),
+            )
+            self.steps.append(
+                ScenarioStep(
+                    step_index=index,
+                    step_id=step_id,
+                    action=action,
+                    status="skipped",
+                    error="not run: an earlier step did not complete",
+                    elapsed_ms=0,
+                    before_url=None,
+                    after_url=None,
+                    event_sequence_start=mark + 1,
+                    event_sequence_end=mark,
+                    artifacts=none,
+                    completeness=completeness({"action"}, set()),
+                )
+            )
 
     # -- artifacts -------------------------------------------------------------------------------
 
@@ -552,30 +710,43 @@ class _Run:
         areas: dict[bool, list[StorageValue]] = {True: [], False: []}
         if origin:
             for local in (True, False):
-                got = self.page.call("DOMStorage.getDOMStorageItems",
-                                     {"storageId": {"securityOrigin": origin, "isLocalStorage": local}})
-                areas[local] = sorted((value(str(k), str(v)) for k, v in got.get("entries", [])),
-                                      key=lambda s: s.name)
-        return StorageCaptured(value=StorageSnapshot(
-            origin=origin, cookies=sorted((value(str(c.get("name", "")), str(c.get("value", ""))) for c in cookies),
-                                          key=lambda s: s.name),
-            local_storage=areas[True], session_storage=areas[False]))
+                got = self.page.call(
+                    "DOMStorage.getDOMStorageItems", {"storageId": {"securityOrigin": origin, "isLocalStorage": local}}
+                )
+                areas[local] = sorted((value(str(k), str(v)) for k, v in got.get("entries", [])), key=lambda s: s.name)
+        return StorageCaptured(
+            value=StorageSnapshot(
+                origin=origin,
+                cookies=sorted(
+                    (value(str(c.get("name", "")), str(c.get("value", ""))) for c in cookies), key=lambda s: s.name
+                ),
+                local_storage=areas[True],
+                session_storage=areas[False],
+            )
+        )
 
 
 class BrowserScenarioDriver(ScenarioDriver):
     """Runs ``capture_browser_scenario`` requests on Chromium over CDP."""
 
     descriptor = ScenarioDriverDescriptor(
-        id="cdp-browser", name="Chromium over the DevTools protocol", version=VERSION, surface="browser",
+        id="cdp-browser",
+        name="Chromium over the DevTools protocol",
+        version=VERSION,
+        surface="browser",
         description="Launches a headless Chromium it owns (loopback DevTools, private profile) or drives a page of "
-                    "a loopback CDP endpoint; declared actions, per-step DOM/URL/screenshot/storage, events.")
+        "a loopback CDP endpoint; declared actions, per-step DOM/URL/screenshot/storage, events.",
+    )
 
     def availability(self) -> Availability:
         path, source = find_chromium()
         if path is None:
-            return Availability.missing("executable_missing", f"launch mode is unavailable: {source}",
-                                        "Install Debian package chromium or set REA_CHROMIUM_PATH; connect mode "
-                                        "needs only a loopback CDP endpoint.")
+            return Availability.missing(
+                "executable_missing",
+                f"launch mode is unavailable: {source}",
+                "Install Debian package chromium or set REA_CHROMIUM_PATH; connect mode "
+                "needs only a loopback CDP endpoint.",
+            )
         return Availability.ok(f"chromium at {path} ({source})")
 
     def run(self, request: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
@@ -592,11 +763,14 @@ class BrowserScenarioDriver(ScenarioDriver):
         try:
             if req.mode == "launch":
                 view = req.environment["viewport"]
-                browser = OwnedBrowser.launch(ctx, window=(view["width"], view["height"]),
-                                              allowed_origins=tuple(req.allowed))
+                browser = OwnedBrowser.launch(
+                    ctx, window=(view["width"], view["height"]), allowed_origins=tuple(req.allowed)
+                )
                 run.isolation = browser.record.isolation
-                run.limitations.append(f"rea launched {browser.record.executable} headless with a private profile "
-                                       f"(isolation: {browser.record.isolation.get('sandbox')}).")
+                run.limitations.append(
+                    f"rea launched {browser.record.executable} headless with a private profile "
+                    f"(isolation: {browser.record.isolation.get('sandbox')})."
+                )
             endpoint = browser.endpoint if browser is not None else req.cdp_endpoint
             assert endpoint is not None
             run.browser_info = cdp.browser_version(endpoint, ctx)
@@ -622,8 +796,9 @@ class BrowserScenarioDriver(ScenarioDriver):
                 remaining = outcome.remaining
                 if remaining:
                     run.cleanup = "incomplete"
-                    base = failure or ReaError("execution_failure", "the scenario ran, but its browser could not be "
-                                               "fully cleaned up")
+                    base = failure or ReaError(
+                        "execution_failure", "the scenario ran, but its browser could not be fully cleaned up"
+                    )
                     failure = run.partial(base).with_cleanup_incomplete(list(remaining), outcome.reason)
         cleanup = {"cleanup": "incomplete" if remaining else "complete", "resources": sorted(remaining)}
         if failure is not None:
@@ -632,8 +807,10 @@ class BrowserScenarioDriver(ScenarioDriver):
             raise failure
         capture = run.capture()
         done = sum(1 for s in capture.steps if s.status == "completed")
-        ctx.finish(f"browser scenario: {done}/{len(capture.steps)} steps completed, {capture.events.retained} "
-                   f"events, cleanup {cleanup['cleanup']}")
+        ctx.finish(
+            f"browser scenario: {done}/{len(capture.steps)} steps completed, {capture.events.retained} "
+            f"events, cleanup {cleanup['cleanup']}"
+        )
         return capture
 
     @staticmethod
@@ -644,10 +821,12 @@ class BrowserScenarioDriver(ScenarioDriver):
         assert req.target_id is not None
         match = next((t for t in target_infos(conn, ctx) if t.get("targetId") == req.target_id), None)
         if match is None or match.get("type") != "page":
-            raise ReaError("target_unavailable", f"no page target {req.target_id!r} on {req.cdp_endpoint}",
-                           remediation="Call list_browser_targets and pass a page target_id.",
-                           details={"reason": "not_found" if match is None else "not_a_page",
-                                    "target_id": req.target_id})
+            raise ReaError(
+                "target_unavailable",
+                f"no page target {req.target_id!r} on {req.cdp_endpoint}",
+                remediation="Call list_browser_targets and pass a page target_id.",
+                details={"reason": "not_found" if match is None else "not_a_page", "target_id": req.target_id},
+            )
         return req.target_id
 
 

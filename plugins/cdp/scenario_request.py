@@ -18,12 +18,25 @@ from rea.errors import ReaError, invalid_request, issue
 from rea.files import open_regular
 
 START_STEP = "scenario_start"
-DEFAULT_CAPTURE = {"after_each_step": ["url", "dom"], "at_end": ["url", "title"],
-                   "events": ["console", "page-errors", "network"]}
-DEFAULT_LIMITS = {"max_events": 10_000, "max_dom_bytes": 1_048_576, "maximum_image_bytes": 5_242_880,
-                  "navigation_timeout_ms": 30_000, "step_timeout_ms": 30_000}
-DEFAULT_ENVIRONMENT = {"viewport": {"width": 1280, "height": 720, "device_scale_factor": 1}, "locale": "en-US",
-                       "timezone": "UTC", "color_scheme": "light", "reduced_motion": "reduce"}
+DEFAULT_CAPTURE = {
+    "after_each_step": ["url", "dom"],
+    "at_end": ["url", "title"],
+    "events": ["console", "page-errors", "network"],
+}
+DEFAULT_LIMITS = {
+    "max_events": 10_000,
+    "max_dom_bytes": 1_048_576,
+    "maximum_image_bytes": 5_242_880,
+    "navigation_timeout_ms": 30_000,
+    "step_timeout_ms": 30_000,
+}
+DEFAULT_ENVIRONMENT = {
+    "viewport": {"width": 1280, "height": 720, "device_scale_factor": 1},
+    "locale": "en-US",
+    "timezone": "UTC",
+    "color_scheme": "light",
+    "reduced_motion": "reduce",
+}
 
 
 class Redactor:
@@ -98,9 +111,15 @@ def resolve_value(value: dict[str, Any], secrets: dict[str, str]) -> str:
 def build_url(dest: dict[str, Any], secrets: dict[str, str], keep_secret_marks: bool = False) -> str:
     """The URL with its declared query entries appended (secret ones resolved, or kept as marks)."""
     url = str(dest["url"])
-    query = [(str(q["name"]), f"${{secret:{q['value'].get('secret_id')}}}"
-              if keep_secret_marks and q["value"].get("source") == "secret" else resolve_value(q["value"], secrets))
-             for q in dest.get("query", [])]
+    query = [
+        (
+            str(q["name"]),
+            f"${{secret:{q['value'].get('secret_id')}}}"
+            if keep_secret_marks and q["value"].get("source") == "secret"
+            else resolve_value(q["value"], secrets),
+        )
+        for q in dest.get("query", [])
+    ]
     if not query:
         return url
     parts = urllib.parse.urlsplit(url)
@@ -161,8 +180,13 @@ def _storage_problems(storage: dict[str, list[dict[str, Any]]], scope: list[str]
         for i, entry in enumerate(storage[area]):
             origin = parse_origin(entry["origin"])
             if origin is None or origin not in scope:
-                problems.append(issue(f"storage/{area}/{i}/origin", "invalid_value",
-                                      f"storage origin {entry['origin']} is not an origin in allowed_origins"))
+                problems.append(
+                    issue(
+                        f"storage/{area}/{i}/origin",
+                        "invalid_value",
+                        f"storage origin {entry['origin']} is not an origin in allowed_origins",
+                    )
+                )
             elif origin != entry["origin"]:
                 entry["origin"] = origin
     return problems
@@ -193,8 +217,13 @@ def _replay_problems(replay: dict[str, Any], scope: list[str]) -> list[dict[str,
             problems.append(issue(f"{path}/response/headers", "invalid_value", "header names must be unique"))
         for j, name in enumerate(names):
             if name in FORBIDDEN_REPLAY_HEADERS:
-                problems.append(issue(f"{path}/response/headers/{j}/name", "invalid_value",
-                                      f"{name} is derived by the browser and cannot be replayed"))
+                problems.append(
+                    issue(
+                        f"{path}/response/headers/{j}/name",
+                        "invalid_value",
+                        f"{name} is derived by the browser and cannot be replayed",
+                    )
+                )
     return problems
 
 
@@ -218,19 +247,27 @@ def parse(args: dict[str, Any], env: dict[str, str] | None = None) -> ScenarioRe
     seen: set[str] = {START_STEP}
     for i, action in enumerate(args["actions"]):
         if action["step_id"] in seen:
-            problems.append(issue(f"actions/{i}/step_id", "invalid_value",
-                                  f"step_id {action['step_id']!r} is used twice (or is the reserved {START_STEP})"))
+            problems.append(
+                issue(
+                    f"actions/{i}/step_id",
+                    "invalid_value",
+                    f"step_id {action['step_id']!r} is used twice (or is the reserved {START_STEP})",
+                )
+            )
         seen.add(action["step_id"])
-        if action["action"] == "goto" and (p := _url_problem(action["destination"], f"actions/{i}/destination",
-                                                               scope)) is not None:
+        if (
+            action["action"] == "goto"
+            and (p := _url_problem(action["destination"], f"actions/{i}/destination", scope)) is not None
+        ):
             problems.append(p)
     secrets: dict[str, str] = {}
     variables: set[str] = set()
     for i, secret in enumerate(args.get("secrets", [])):
         sid, var = secret["secret_id"], secret.get("environment_variable") or secret.get("file", "")
         if sid in secrets or var in variables:
-            problems.append(issue(f"secrets/{i}", "invalid_value", "secret ids, environment variables and files "
-                                                                   "must be unique"))
+            problems.append(
+                issue(f"secrets/{i}", "invalid_value", "secret ids, environment variables and files must be unique")
+            )
             continue
         variables.add(var)
         if "file" in secret:
@@ -241,8 +278,13 @@ def parse(args: dict[str, Any], env: dict[str, str] | None = None) -> ScenarioRe
         else:
             value = env.get(var)
             if not value:
-                problems.append(issue(f"secrets/{i}/environment_variable", "invalid_value",
-                                      f"{var} is not set (or empty) in rea's environment"))
+                problems.append(
+                    issue(
+                        f"secrets/{i}/environment_variable",
+                        "invalid_value",
+                        f"{var} is not set (or empty) in rea's environment",
+                    )
+                )
                 continue
         secrets[sid] = value
     storage = {"cookies": [], "local_storage": [], "session_storage": [], **(args.get("storage") or {})}
@@ -250,8 +292,9 @@ def parse(args: dict[str, Any], env: dict[str, str] | None = None) -> ScenarioRe
     problems.extend(_storage_problems(storage, scope))
     problems.extend(_replay_problems(replay, scope))
     declared_ids = {s["secret_id"] for s in args.get("secrets", [])}
-    references = _references({"start_url": start, "actions": args["actions"], "storage": storage,
-                              "request_replay": replay})
+    references = _references(
+        {"start_url": start, "actions": args["actions"], "storage": storage, "request_replay": replay}
+    )
     for path, sid in references:
         if sid not in declared_ids:
             problems.append(issue(path, "invalid_value", f"secret {sid!r} is not declared in secrets"))
@@ -259,13 +302,25 @@ def parse(args: dict[str, Any], env: dict[str, str] | None = None) -> ScenarioRe
         raise invalid_request(f"invalid browser scenario: {problems[0]['message']}", problems)
     capture = {**DEFAULT_CAPTURE, **(args.get("capture") or {})}
     environment = {**DEFAULT_ENVIRONMENT, **(args.get("environment") or {})}
-    environment["viewport"] = {**DEFAULT_ENVIRONMENT["viewport"],  # type: ignore[dict-item]
-                               **((args.get("environment") or {}).get("viewport") or {})}
+    environment["viewport"] = {
+        **DEFAULT_ENVIRONMENT["viewport"],  # type: ignore[dict-item]
+        **((args.get("environment") or {}).get("viewport") or {}),
+    }
     limits = {**DEFAULT_LIMITS, **{k: v for k, v in (args.get("limits") or {}).items() if k != "timeout_ms"}}
     return ScenarioRequest(
-        mode=browser["mode"], cdp_endpoint=endpoint, target_id=browser.get("target_id"),
-        start_url=build_url(start, secrets), start_origin=start_origin, allowed=scope, actions=list(args["actions"]),
-        secrets=secrets, secret_references=sorted({sid for _, sid in references}),
-        capture={k: list(v) for k, v in capture.items()}, storage=storage, replay=replay, limits=limits,
+        mode=browser["mode"],
+        cdp_endpoint=endpoint,
+        target_id=browser.get("target_id"),
+        start_url=build_url(start, secrets),
+        start_origin=start_origin,
+        allowed=scope,
+        actions=list(args["actions"]),
+        secrets=secrets,
+        secret_references=sorted({sid for _, sid in references}),
+        capture={k: list(v) for k, v in capture.items()},
+        storage=storage,
+        replay=replay,
+        limits=limits,
         environment=environment,
-        timeout_ms=(args.get("limits") or {}).get("timeout_ms"))
+        timeout_ms=(args.get("limits") or {}).get("timeout_ms"),
+    )

@@ -20,21 +20,30 @@ def version(info: dict[str, Any]) -> BrowserVersion:
 
 def _target(info: dict[str, Any]) -> BrowserTarget:
     url = str(info.get("url", ""))
-    return BrowserTarget(target_id=str(info.get("targetId", "")), type=str(info.get("type", "")),
-                         title=str(info.get("title", "")), url=url, origin=origin_of(url),
-                         attached=bool(info.get("attached", False)))
+    return BrowserTarget(
+        target_id=str(info.get("targetId", "")),
+        type=str(info.get("type", "")),
+        title=str(info.get("title", "")),
+        url=url,
+        origin=origin_of(url),
+        attached=bool(info.get("attached", False)),
+    )
 
 
 def target_infos(conn: cdp.Connection, ctx: CallContext | None) -> list[dict[str, Any]]:
     infos = conn.call("Target.getTargets", ctx=ctx).get("targetInfos")
     if not isinstance(infos, list):
-        raise ReaError("unreadable_output", "the browser's target list is not a list",
-                       details={"reason": "protocol_violation", "method": "Target.getTargets"})
+        raise ReaError(
+            "unreadable_output",
+            "the browser's target list is not a list",
+            details={"reason": "protocol_violation", "method": "Target.getTargets"},
+        )
     return [i for i in infos if isinstance(i, dict)]
 
 
-def list_targets(conn: cdp.Connection, info: dict[str, Any], origins: list[str], offset: int, limit: int,
-                 ctx: CallContext | None) -> TargetList:
+def list_targets(
+    conn: cdp.Connection, info: dict[str, Any], origins: list[str], offset: int, limit: int, ctx: CallContext | None
+) -> TargetList:
     """Page targets on http(s) origins (within ``origins`` when given), sorted by target id."""
     kept: list[BrowserTarget] = []
     disallowed = unsupported = non_page = 0
@@ -51,23 +60,34 @@ def list_targets(conn: cdp.Connection, info: dict[str, Any], origins: list[str],
     kept.sort(key=lambda t: t.target_id)
     limitations = []
     if unsupported:
-        limitations.append(f"{unsupported} page targets are not on an http(s) origin (about:, chrome:, file:, ...) "
-                           "and are not listed.")
-    return TargetList(schema_version=1, browser=version(info), endpoint=conn.endpoint, allowed_origins=origins,
-                      total=len(kept), offset=offset, targets=kept[offset:offset + limit],
-                      excluded=Excluded(disallowed_origin=disallowed, unsupported_url=unsupported,
-                                        non_page=non_page),
-                      limitations=limitations)
+        limitations.append(
+            f"{unsupported} page targets are not on an http(s) origin (about:, chrome:, file:, ...) and are not listed."
+        )
+    return TargetList(
+        schema_version=1,
+        browser=version(info),
+        endpoint=conn.endpoint,
+        allowed_origins=origins,
+        total=len(kept),
+        offset=offset,
+        targets=kept[offset : offset + limit],
+        excluded=Excluded(disallowed_origin=disallowed, unsupported_url=unsupported, non_page=non_page),
+        limitations=limitations,
+    )
 
 
 def _unavailable(message: str, reason: str, target_id: str, **details: Any) -> ReaError:
-    return ReaError("target_unavailable", message,
-                    remediation="Call list_browser_targets and pass a page target_id on an allowed origin.",
-                    details={"reason": reason, "target_id": target_id, **details})
+    return ReaError(
+        "target_unavailable",
+        message,
+        remediation="Call list_browser_targets and pass a page target_id on an allowed origin.",
+        details={"reason": reason, "target_id": target_id, **details},
+    )
 
 
-def page_target(conn: cdp.Connection, target_id: str, origins: list[str],
-                ctx: CallContext | None) -> tuple[BrowserTarget, list[str]]:
+def page_target(
+    conn: cdp.Connection, target_id: str, origins: list[str], ctx: CallContext | None
+) -> tuple[BrowserTarget, list[str]]:
     """The page ``target_id`` names and the origins in scope (default: the page's own origin)."""
     match = next((t for t in target_infos(conn, ctx) if t.get("targetId") == target_id), None)
     if match is None:
@@ -79,8 +99,13 @@ def page_target(conn: cdp.Connection, target_id: str, origins: list[str],
         raise _unavailable(f"target {target_id} is not on an http(s) origin", "unsupported_url", target_id)
     scope = origins or [target.origin]
     if target.origin not in scope:
-        raise _unavailable(f"target {target_id} is on {target.origin}, outside allowed_origins", "not_allowed",
-                           target_id, origin=target.origin, allowed_origins=scope)
+        raise _unavailable(
+            f"target {target_id} is on {target.origin}, outside allowed_origins",
+            "not_allowed",
+            target_id,
+            origin=target.origin,
+            allowed_origins=scope,
+        )
     return target, scope
 
 
@@ -89,12 +114,16 @@ def attach(conn: cdp.Connection, target_id: str, ctx: CallContext | None) -> str
     try:
         reply = conn.call("Target.attachToTarget", {"targetId": target_id, "flatten": True}, ctx=ctx)
     except cdp.CommandFailed:
-        raise _unavailable(f"cannot attach to target {target_id} (it may have closed)", "attach_failed",
-                           target_id) from None
+        raise _unavailable(
+            f"cannot attach to target {target_id} (it may have closed)", "attach_failed", target_id
+        ) from None
     session = reply.get("sessionId")
     if not isinstance(session, str):
-        raise ReaError("unreadable_output", "Target.attachToTarget returned no session",
-                       details={"reason": "protocol_violation", "method": "Target.attachToTarget"})
+        raise ReaError(
+            "unreadable_output",
+            "Target.attachToTarget returned no session",
+            details={"reason": "protocol_violation", "method": "Target.attachToTarget"},
+        )
     return session
 
 

@@ -70,8 +70,13 @@ def allowed_origins(values: list[str] | None, path: str = "allowed_origins") -> 
     for i, value in enumerate(values or []):
         origin = parse_origin(value)
         if origin is None:
-            problems.append(issue(f"{path}/{i}", "invalid_value",
-                                  "expected one exact http(s) origin without a path, query or wildcard"))
+            problems.append(
+                issue(
+                    f"{path}/{i}",
+                    "invalid_value",
+                    "expected one exact http(s) origin without a path, query or wildcard",
+                )
+            )
         else:
             out.add(origin)
     if problems:
@@ -81,8 +86,11 @@ def allowed_origins(values: list[str] | None, path: str = "allowed_origins") -> 
 
 def parse_endpoint(value: str, path: str = "cdp_endpoint") -> str:
     """The loopback CDP endpoint ``http://127.0.0.1:PORT`` (or ``[::1]``); anything else is refused."""
-    problem = issue(path, "invalid_value",
-                    "the CDP endpoint must be an explicit-port http URL on 127.0.0.1 or [::1] (loopback only)")
+    problem = issue(
+        path,
+        "invalid_value",
+        "the CDP endpoint must be an explicit-port http URL on 127.0.0.1 or [::1] (loopback only)",
+    )
     try:
         parts = urllib.parse.urlsplit(value)
         port = parts.port
@@ -93,8 +101,17 @@ def parse_endpoint(value: str, path: str = "cdp_endpoint") -> str:
         loopback = ipaddress.ip_address(host) in (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1"))
     except ValueError:
         loopback = False
-    if (parts.scheme != "http" or not loopback or port is None or port == 0 or parts.username is not None
-            or parts.password is not None or parts.path not in ("", "/") or parts.query or parts.fragment):
+    if (
+        parts.scheme != "http"
+        or not loopback
+        or port is None
+        or port == 0
+        or parts.username is not None
+        or parts.password is not None
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+    ):
         raise invalid_request("cdp_endpoint is not a loopback CDP endpoint", [problem])
     return f"http://{'[::1]' if ':' in host else host}:{port}"
 
@@ -102,7 +119,7 @@ def parse_endpoint(value: str, path: str = "cdp_endpoint") -> str:
 def websocket_url(endpoint: str, advertised: str) -> str:
     """The advertised DevTools socket's path on ``endpoint`` itself: rea connects only where it was told."""
     path = urllib.parse.urlsplit(advertised).path or "/"
-    return "ws://" + endpoint[len("http://"):] + path
+    return "ws://" + endpoint[len("http://") :] + path
 
 
 def sanitize(url: str) -> SanitizedUrl:

@@ -46,22 +46,32 @@ class Engine:
         try:
             import pyghidra
         except ImportError:
-            raise ReaError("provider_unavailable", "pyghidra is not installed in rea's environment",
-                           remediation="pip install 'rea[ghidra]'; " + DOCTOR,
-                           details={"reason": "runtime_missing", "phase": "startup"}) from None
+            raise ReaError(
+                "provider_unavailable",
+                "pyghidra is not installed in rea's environment",
+                remediation="pip install 'rea[ghidra]'; " + DOCTOR,
+                details={"reason": "runtime_missing", "phase": "startup"},
+            ) from None
         reporter.progress("starting the JVM and Ghidra")
         home = os.environ.get("HOME", tempfile.gettempdir())
         try:
             launcher = pyghidra.HeadlessPyGhidraLauncher(install_dir=Path(str(params["install_dir"])))
             # The JVM keeps its settings, caches and temporary files in the worker's private directory.
-            launcher.add_vmargs(f"-Xmx{int(params.get('max_heap_mb', 2048))}m", f"-Duser.home={home}",
-                                f"-Djava.io.tmpdir={tempfile.gettempdir()}", "-Djava.awt.headless=true")
+            launcher.add_vmargs(
+                f"-Xmx{int(params.get('max_heap_mb', 2048))}m",
+                f"-Duser.home={home}",
+                f"-Djava.io.tmpdir={tempfile.gettempdir()}",
+                "-Djava.awt.headless=true",
+            )
             launcher.start()
         except Exception:
             traceback.print_exc(file=sys.stderr)
-            raise ReaError("provider_unavailable", "the JVM or Ghidra did not start in the worker",
-                           remediation=DOCTOR + " The worker's stderr has the launcher's message.",
-                           details={"reason": "jvm_start_failed", "phase": "startup"}) from None
+            raise ReaError(
+                "provider_unavailable",
+                "the JVM or Ghidra did not start in the worker",
+                remediation=DOCTOR + " The worker's stderr has the launcher's message.",
+                details={"reason": "jvm_start_failed", "phase": "startup"},
+            ) from None
 
     def _import(self, params: dict[str, Any], reporter: Reporter) -> None:
         from ghidra.app.util.importer import ProgramLoader  # type: ignore[import-not-found]
@@ -77,14 +87,22 @@ class Engine:
         self.project = GhidraProject.createProject(folder, "rea", True)
         reporter.progress(f"importing {name}")
         try:
-            results = ProgramLoader.builder().source(File(str(params["path"]))).project(
-                self.project.getProject()).monitor(TaskMonitor.DUMMY).load()
+            results = (
+                ProgramLoader.builder()
+                .source(File(str(params["path"])))
+                .project(self.project.getProject())
+                .monitor(TaskMonitor.DUMMY)
+                .load()
+            )
         except Exception:
             traceback.print_exc(file=sys.stderr)
-            raise ReaError("unsupported_target", f"Ghidra could not import {name}",
-                           remediation="Check that the file is an intact binary in a format Ghidra loads; another "
-                                       "provider can be chosen with open_binary.",
-                           details={"reason": "import_failed", "phase": "startup"}) from None
+            raise ReaError(
+                "unsupported_target",
+                f"Ghidra could not import {name}",
+                remediation="Check that the file is an intact binary in a format Ghidra loads; another "
+                "provider can be chosen with open_binary.",
+                details={"reason": "import_failed", "phase": "startup"},
+            ) from None
         try:
             self.consumer = Object()
             self.program = results.getPrimaryDomainObject(self.consumer)

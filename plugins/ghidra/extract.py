@@ -99,8 +99,13 @@ class GhidraSource:
             segments = tuple(self._segments())
             # Procedures before names and strings: they decide where each import is placed.
             procedures = tuple(self._procedures())
-            self._inventory = Inventory(document=document, segments=segments, procedures=procedures,
-                                        names=tuple(self._names()), strings=tuple(self._strings(segments)))
+            self._inventory = Inventory(
+                document=document,
+                segments=segments,
+                procedures=procedures,
+                names=tuple(self._names()),
+                strings=tuple(self._strings(segments)),
+            )
         return self._inventory
 
     def _document(self) -> Document:
@@ -113,14 +118,25 @@ class GhidraSource:
         arch = _ARCHES.get((processor, bits), processor.lower())
         digest = str(program.getExecutableSHA256() or "").lower()
         if digest and self.sha256 and digest != self.sha256:
-            raise ReaError("artifact_changed", f"{self.name} changed between open_binary and Ghidra's import",
-                           remediation="Close the target and open it again, so every answer describes one file.",
-                           details={"expected_sha256": self.sha256, "imported_sha256": digest})
-        return Document(name=self.name, format=fmt, architecture=arch, sha256=self.sha256 or digest,
-                        entry=self._entry(), bits=bits, endianness="big" if language.isBigEndian() else "little",
-                        image_base=self.off(program.getImageBase()) or 0, engine_format=engine_format,
-                        language=str(program.getLanguageID()),
-                        compiler=str(program.getCompilerSpec().getCompilerSpecID()))
+            raise ReaError(
+                "artifact_changed",
+                f"{self.name} changed between open_binary and Ghidra's import",
+                remediation="Close the target and open it again, so every answer describes one file.",
+                details={"expected_sha256": self.sha256, "imported_sha256": digest},
+            )
+        return Document(
+            name=self.name,
+            format=fmt,
+            architecture=arch,
+            sha256=self.sha256 or digest,
+            entry=self._entry(),
+            bits=bits,
+            endianness="big" if language.isBigEndian() else "little",
+            image_base=self.off(program.getImageBase()) or 0,
+            engine_format=engine_format,
+            language=str(program.getLanguageID()),
+            compiler=str(program.getCompilerSpec().getCompilerSpecID()),
+        )
 
     def _entry(self) -> int | None:
         # Ghidra's loaders label the program's entry point "entry" (ELF e_entry, PE AddressOfEntryPoint, Mach-O).
@@ -128,8 +144,7 @@ class GhidraSource:
             found = self.off(sym.getAddress())
             if found is not None:
                 return found
-        points = sorted(p for p in (self.off(a) for a in self.symbols.getExternalEntryPointIterator())
-                        if p is not None)
+        points = sorted(p for p in (self.off(a) for a in self.symbols.getExternalEntryPointIterator()) if p is not None)
         return points[0] if points else None
 
     def _segments(self) -> list[Segment]:
@@ -145,9 +160,17 @@ class GhidraSource:
                 if infos:
                     at = int(infos[0].getFileBytesOffset())
                     file_offset = at if at >= 0 else None
-            out.append(Segment(name=str(block.getName()), start=start, end=start + size, permissions=perms(block),
-                               file_offset=file_offset, file_size=size if file_offset is not None else 0,
-                               kind="section"))
+            out.append(
+                Segment(
+                    name=str(block.getName()),
+                    start=start,
+                    end=start + size,
+                    permissions=perms(block),
+                    file_offset=file_offset,
+                    file_size=size if file_offset is not None else 0,
+                    kind="section",
+                )
+            )
         return out
 
     def _procedures(self) -> list[Procedure]:
@@ -165,24 +188,41 @@ class GhidraSource:
                 if kind == "import" and thunk_of is not None:
                     self.import_stub.setdefault(thunk_of, entry)
             convention = str(f.getCallingConventionName() or "")
-            proc = Procedure(address=entry, name=str(f.getName()), end=max(e for _, e in ranges), kind=kind,
-                             ranges=ranges, signature=str(f.getPrototypeString(False, False) or "") or None,
-                             calling_convention=None if convention in _NO_CONVENTION else convention,
-                             thunk_of=thunk_of)
+            proc = Procedure(
+                address=entry,
+                name=str(f.getName()),
+                end=max(e for _, e in ranges),
+                kind=kind,
+                ranges=ranges,
+                signature=str(f.getPrototypeString(False, False) or "") or None,
+                calling_convention=None if convention in _NO_CONVENTION else convention,
+                thunk_of=thunk_of,
+            )
             out.append(proc)
         word = int(self.program.getDefaultPointerSize())
         for ext in self.functions.getExternalFunctions():
             name = str(ext.getName())
-            slots = sorted(s for s in (self.off(r.getFromAddress()) for r in self.references.getReferencesTo(
-                ext.getEntryPoint())) if s is not None)
+            slots = sorted(
+                s
+                for s in (self.off(r.getFromAddress()) for r in self.references.getReferencesTo(ext.getEntryPoint()))
+                if s is not None
+            )
             if slots:
                 self.import_slot.setdefault(name, slots[0])
                 for slot in slots:
                     self._slot_names.setdefault(slot, name)
             # An import without a stub (PE imports, -fno-plt) is placed at its slot.
             if name not in self.import_stub and slots:
-                out.append(Procedure(address=slots[0], name=name, end=slots[0] + word, kind="import",
-                                     ranges=((slots[0], slots[0] + word),), thunk_of=name))
+                out.append(
+                    Procedure(
+                        address=slots[0],
+                        name=name,
+                        end=slots[0] + word,
+                        kind="import",
+                        ranges=((slots[0], slots[0] + word),),
+                        thunk_of=name,
+                    )
+                )
                 self._slot_imports.add(slots[0])
         out.sort(key=lambda p: (p.address, p.name))
         for p in out:
@@ -256,8 +296,16 @@ class GhidraSource:
                 raw = raw[:-unit]
             i = bisect.bisect_right(starts, address) - 1
             section = sections[i][2] if i >= 0 and sections[i][0] <= address < sections[i][1] else None
-            out.append(String(address=address, value=value[:MAX_STRING_CHARS], encoding=encoding,
-                              byte_length=len(raw), truncated=len(value) > MAX_STRING_CHARS, section=section))
+            out.append(
+                String(
+                    address=address,
+                    value=value[:MAX_STRING_CHARS],
+                    encoding=encoding,
+                    byte_length=len(raw),
+                    truncated=len(value) > MAX_STRING_CHARS,
+                    section=section,
+                )
+            )
         return out
 
     # -- one procedure -------------------------------------------------------------------------
@@ -265,8 +313,11 @@ class GhidraSource:
     def _function(self, proc: Procedure) -> Any:
         f = self.functions.getFunctionAt(self.addr(proc.address))
         if f is None:
-            raise ReaError("execution_failure", f"Ghidra has no function at {hex(proc.address)} ({proc.name})",
-                           details={"procedure": hex(proc.address), "reason": "no_function"})
+            raise ReaError(
+                "execution_failure",
+                f"Ghidra has no function at {hex(proc.address)} ({proc.name})",
+                details={"procedure": hex(proc.address), "reason": "no_function"},
+            )
         return f
 
     def detail(self, proc: Procedure) -> Detail:
@@ -283,18 +334,24 @@ class GhidraSource:
         inside = {(s, e) for s, e in proc.ranges}
         for insn in insns:
             self._refs_from(insn, proc, inside, outgoing, calls)
-        return Detail(blocks=tuple(self._blocks(body, instructions, inside)), instructions=instructions,
-                      outgoing=tuple(outgoing), calls=tuple(calls))
+        return Detail(
+            blocks=tuple(self._blocks(body, instructions, inside)),
+            instructions=instructions,
+            outgoing=tuple(outgoing),
+            calls=tuple(calls),
+        )
 
     def _instruction(self, insn: Any) -> Instruction:
         operands = ", ".join(str(insn.getDefaultOperandRepresentation(k)) for k in range(int(insn.getNumOperands())))
         address = self.off(insn.getAddress())
-        return Instruction(address=address if address is not None else 0,
-                           bytes=bytes(b & 0xFF for b in insn.getBytes()).hex(),
-                           mnemonic=str(insn.getMnemonicString()).lower(), operands=operands)
+        return Instruction(
+            address=address if address is not None else 0,
+            bytes=bytes(b & 0xFF for b in insn.getBytes()).hex(),
+            mnemonic=str(insn.getMnemonicString()).lower(),
+            operands=operands,
+        )
 
-    def _blocks(self, body: Any, instructions: tuple[Instruction, ...],
-                inside: set[tuple[int, int]]) -> list[Block]:
+    def _blocks(self, body: Any, instructions: tuple[Instruction, ...], inside: set[tuple[int, int]]) -> list[Block]:
         from ghidra.program.model.block import BasicBlockModel  # type: ignore[import-not-found]
 
         addresses = [i.address for i in instructions]
@@ -312,10 +369,14 @@ class GhidraSource:
                 if to is None or flow.isCall() or not _within(to, inside):
                     continue
                 successors.append(to)
-                kinds.append("fallthrough" if flow.isFallthrough() else "conditional" if flow.isConditional()
-                             else "jump")
-            out.append(Block(start=start, end=end, instruction_count=count, successors=tuple(successors),
-                             edge_kinds=tuple(kinds)))
+                kinds.append(
+                    "fallthrough" if flow.isFallthrough() else "conditional" if flow.isConditional() else "jump"
+                )
+            out.append(
+                Block(
+                    start=start, end=end, instruction_count=count, successors=tuple(successors), edge_kinds=tuple(kinds)
+                )
+            )
         out.sort(key=lambda b: b.start)
         return out
 
@@ -323,8 +384,9 @@ class GhidraSource:
         p = self._starts.get(address)
         return None if p is None else p.name
 
-    def _refs_from(self, insn: Any, proc: Procedure, inside: set[tuple[int, int]], outgoing: list[Reference],
-                   calls: list[CallSite]) -> None:
+    def _refs_from(
+        self, insn: Any, proc: Procedure, inside: set[tuple[int, int]], outgoing: list[Reference], calls: list[CallSite]
+    ) -> None:
         src = self.off(insn.getAddress())
         if src is None:
             return
@@ -332,8 +394,15 @@ class GhidraSource:
         resolved = False
 
         def emit(dst: int | None, kind: str, name: str | None = None) -> None:
-            outgoing.append(Reference(src=src, dst=dst, kind=kind, from_procedure=proc.address,
-                                      to_name=name if name is not None else self._proc_name(dst) if dst else None))
+            outgoing.append(
+                Reference(
+                    src=src,
+                    dst=dst,
+                    kind=kind,
+                    from_procedure=proc.address,
+                    to_name=name if name is not None else self._proc_name(dst) if dst else None,
+                )
+            )
 
         def through_import(name: str, slot: int | None, is_call: bool) -> None:
             # The instruction reads an import slot: the external read, then the call (or jump) reaching the import.
@@ -361,8 +430,11 @@ class GhidraSource:
                 continue
             if kind.isCall():
                 target = self._starts.get(dst)
-                callee_kind = "import" if target is not None and target.kind == "import" else (
-                    "indirect" if kind.isComputed() else "direct")
+                callee_kind = (
+                    "import"
+                    if target is not None and target.kind == "import"
+                    else ("indirect" if kind.isComputed() else "direct")
+                )
                 emit(dst, "call")
                 calls.append(CallSite(insn=src, target=dst, name=self._proc_name(dst), kind=callee_kind))
                 resolved = True
@@ -374,8 +446,14 @@ class GhidraSource:
                     emit(dst, "jump")
                     target = self._starts.get(dst)
                     if target is not None and dst != proc.address:
-                        calls.append(CallSite(insn=src, target=dst, name=target.name,
-                                              kind="import" if target.kind == "import" else "direct"))
+                        calls.append(
+                            CallSite(
+                                insn=src,
+                                target=dst,
+                                name=target.name,
+                                kind="import" if target.kind == "import" else "direct",
+                            )
+                        )
             elif dst in self._slot_names and (flow.isCall() or flow.isJump()):
                 through_import(self._slot_names[dst], dst, flow.isCall())
                 resolved = True
@@ -404,10 +482,18 @@ class GhidraSource:
                 insn = self.listing.getInstructionAt(ref.getFromAddress())
                 flow = None if insn is None else insn.getFlowType()
                 if flow is not None and (flow.isCall() or flow.isJump()):
-                    out.append(Reference(src=src, dst=address, kind="external", from_procedure=from_proc,
-                                         to_name=slot_name))
-                    out.append(Reference(src=src, dst=address, kind="call" if flow.isCall() else "jump",
-                                         from_procedure=from_proc, to_name=slot_name))
+                    out.append(
+                        Reference(src=src, dst=address, kind="external", from_procedure=from_proc, to_name=slot_name)
+                    )
+                    out.append(
+                        Reference(
+                            src=src,
+                            dst=address,
+                            kind="call" if flow.isCall() else "jump",
+                            from_procedure=from_proc,
+                            to_name=slot_name,
+                        )
+                    )
                     continue
             out.append(Reference(src=src, dst=address, kind=_kind(kind), from_procedure=from_proc, to_name=name))
         return out
@@ -419,17 +505,25 @@ class GhidraSource:
         decompiler = self._decompiler_for()
         result = decompiler.decompileFunction(f, int(timeout_s), self.monitor)
         if result.isTimedOut():
-            raise ReaError("provider_timeout", f"Ghidra's decompiler did not finish {proc.name} within {timeout_s} s",
-                           remediation="Raise REA_GHIDRA_DECOMPILE_TIMEOUT_MS, or read procedure_assembly instead.",
-                           details={"procedure": hex(proc.address), "timeout_ms": timeout_s * 1000,
-                                    "setting": "REA_GHIDRA_DECOMPILE_TIMEOUT_MS"})
+            raise ReaError(
+                "provider_timeout",
+                f"Ghidra's decompiler did not finish {proc.name} within {timeout_s} s",
+                remediation="Raise REA_GHIDRA_DECOMPILE_TIMEOUT_MS, or read procedure_assembly instead.",
+                details={
+                    "procedure": hex(proc.address),
+                    "timeout_ms": timeout_s * 1000,
+                    "setting": "REA_GHIDRA_DECOMPILE_TIMEOUT_MS",
+                },
+            )
         decompiled = result.getDecompiledFunction() if result.decompileCompleted() else None
         if decompiled is None:
             message = str(result.getErrorMessage() or "").strip()
-            raise ReaError("execution_failure", f"Ghidra's decompiler produced no code for {proc.name}",
-                           remediation="Read procedure_assembly for this procedure instead.",
-                           details={"procedure": hex(proc.address), "reason": "no_output",
-                                    "decompiler_message": message[:300]})
+            raise ReaError(
+                "execution_failure",
+                f"Ghidra's decompiler produced no code for {proc.name}",
+                remediation="Read procedure_assembly for this procedure instead.",
+                details={"procedure": hex(proc.address), "reason": "no_output", "decompiler_message": message[:300]},
+            )
         return str(decompiled.getC())
 
     def _decompiler_for(self) -> Any:
@@ -439,11 +533,16 @@ class GhidraSource:
             decompiler = DecompInterface()
             decompiler.setOptions(DecompileOptions())
             if not decompiler.openProgram(self.program):
-                raise ReaError("provider_unavailable", "Ghidra's decompiler could not start",
-                               remediation="Check the Ghidra installation (`rea doctor`); the decompiler is a "
-                                           "native program shipped with Ghidra.",
-                               details={"reason": "decompiler_unavailable",
-                                        "decompiler_message": str(decompiler.getLastMessage() or "")[:300]})
+                raise ReaError(
+                    "provider_unavailable",
+                    "Ghidra's decompiler could not start",
+                    remediation="Check the Ghidra installation (`rea doctor`); the decompiler is a "
+                    "native program shipped with Ghidra.",
+                    details={
+                        "reason": "decompiler_unavailable",
+                        "decompiler_message": str(decompiler.getLastMessage() or "")[:300],
+                    },
+                )
             self._decompiler = decompiler
         return self._decompiler
 

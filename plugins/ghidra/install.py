@@ -19,11 +19,18 @@ SUPPORTED_MAJOR = 12
 SUPPORTED_TEXT = "Ghidra 12.x (12.0 or later)"
 DEFAULT_JAVA_MIN = 21
 # Where JDKs live when JAVA_HOME is not set (Debian/Ubuntu, Red Hat, tarballs, macOS).
-JDK_GLOBS = ("/usr/lib/jvm/*", "/usr/java/*", "/opt/java/*", "/opt/jdk*",
-             "/Library/Java/JavaVirtualMachines/*/Contents/Home")
+JDK_GLOBS = (
+    "/usr/lib/jvm/*",
+    "/usr/java/*",
+    "/opt/java/*",
+    "/opt/jdk*",
+    "/Library/Java/JavaVirtualMachines/*/Contents/Home",
+)
 
-REMEDIATION_GHIDRA = ("Install Ghidra 12.x (https://github.com/NationalSecurityAgency/ghidra/releases), set "
-                      "GHIDRA_INSTALL_DIR to its directory and restart rea; `rea doctor` checks it.")
+REMEDIATION_GHIDRA = (
+    "Install Ghidra 12.x (https://github.com/NationalSecurityAgency/ghidra/releases), set "
+    "GHIDRA_INSTALL_DIR to its directory and restart rea; `rea doctor` checks it."
+)
 REMEDIATION_PYGHIDRA = "pip install 'rea[ghidra]' (pyghidra and JPype) into rea's environment, then restart rea."
 # pyghidra 3 is the first to drive Ghidra 12 (and refuses anything older).
 PYGHIDRA_MIN = (3, 0)
@@ -120,50 +127,68 @@ def discover(env: Mapping[str, str] | None = None) -> tuple[Installation | None,
     if not root:
         return None, Availability.missing("not_configured", "GHIDRA_INSTALL_DIR is not set", REMEDIATION_GHIDRA)
     if not os.path.isabs(root):
-        return None, Availability.missing("not_configured", f"GHIDRA_INSTALL_DIR must be an absolute path "
-                                          f"(got {root!r})", REMEDIATION_GHIDRA)
+        return None, Availability.missing(
+            "not_configured", f"GHIDRA_INSTALL_DIR must be an absolute path (got {root!r})", REMEDIATION_GHIDRA
+        )
     props_path = os.path.join(root, "Ghidra", "application.properties")
     try:
         props = read_properties(props_path)
     except OSError:
         return None, Availability.missing(
-            "not_configured", f"GHIDRA_INSTALL_DIR={root} is not a Ghidra installation (no readable "
-            "Ghidra/application.properties)", REMEDIATION_GHIDRA)
+            "not_configured",
+            f"GHIDRA_INSTALL_DIR={root} is not a Ghidra installation (no readable Ghidra/application.properties)",
+            REMEDIATION_GHIDRA,
+        )
     version = props.get("application.version", "")
     parts = version_tuple(version)
     if not parts or parts[0] != SUPPORTED_MAJOR:
         return None, Availability.missing(
-            "unsupported_version", f"Ghidra {version or '(unknown version)'} at {root} is not supported: the ghidra "
-            f"provider needs {SUPPORTED_TEXT}", REMEDIATION_GHIDRA)
-    java_min = int(props["application.java.min"]) if props.get("application.java.min", "").isdigit() \
-        else DEFAULT_JAVA_MIN
+            "unsupported_version",
+            f"Ghidra {version or '(unknown version)'} at {root} is not supported: the ghidra "
+            f"provider needs {SUPPORTED_TEXT}",
+            REMEDIATION_GHIDRA,
+        )
+    java_min = (
+        int(props["application.java.min"]) if props.get("application.java.min", "").isdigit() else DEFAULT_JAVA_MIN
+    )
     jdk, why = _choose_jdk(env, java_min, version)
     if jdk is None:
         return None, why
     pyghidra = pyghidra_version()
     if pyghidra is None:
-        return None, Availability.missing("runtime_missing", "the pyghidra and JPype packages are not installed",
-                                          REMEDIATION_PYGHIDRA)
+        return None, Availability.missing(
+            "runtime_missing", "the pyghidra and JPype packages are not installed", REMEDIATION_PYGHIDRA
+        )
     if pyghidra != "unknown" and version_tuple(pyghidra)[:2] < PYGHIDRA_MIN:
-        return None, Availability.missing("unsupported_version", f"pyghidra {pyghidra} is installed; Ghidra {version} "
-                                          "needs pyghidra 3.0 or later", REMEDIATION_PYGHIDRA)
-    return (Installation(install_dir=root, version=version, java_min=java_min, jdk=jdk, pyghidra_version=pyghidra),
-            Availability.ok(f"Ghidra {version} with JDK {jdk.version}; the worker starts on the first query"))
+        return None, Availability.missing(
+            "unsupported_version",
+            f"pyghidra {pyghidra} is installed; Ghidra {version} needs pyghidra 3.0 or later",
+            REMEDIATION_PYGHIDRA,
+        )
+    return (
+        Installation(install_dir=root, version=version, java_min=java_min, jdk=jdk, pyghidra_version=pyghidra),
+        Availability.ok(f"Ghidra {version} with JDK {jdk.version}; the worker starts on the first query"),
+    )
 
 
 def _choose_jdk(env: Mapping[str, str], java_min: int, ghidra: str) -> tuple[Jdk | None, Availability]:
-    remediation = (f"Install a JDK {java_min} or later (64-bit) and set JAVA_HOME to it, then restart rea.")
+    remediation = f"Install a JDK {java_min} or later (64-bit) and set JAVA_HOME to it, then restart rea."
     java_home = env.get("JAVA_HOME", "")
     if java_home:
         # An explicit JAVA_HOME is the user's choice: a wrong one is reported, never silently replaced.
         jdk = read_jdk(java_home) if os.path.isabs(java_home) else None
         if jdk is None:
-            return None, Availability.missing("runtime_missing", f"JAVA_HOME={java_home} is not a JDK (no "
-                                              "executable bin/java and release file)", remediation)
+            return None, Availability.missing(
+                "runtime_missing",
+                f"JAVA_HOME={java_home} is not a JDK (no executable bin/java and release file)",
+                remediation,
+            )
         if jdk.major < java_min:
             return None, Availability.missing(
-                "unsupported_version", f"JAVA_HOME={java_home} is JDK {jdk.version}; Ghidra {ghidra} needs JDK "
-                f"{java_min} or later", remediation)
+                "unsupported_version",
+                f"JAVA_HOME={java_home} is JDK {jdk.version}; Ghidra {ghidra} needs JDK {java_min} or later",
+                remediation,
+            )
         return jdk, Availability.ok()
     found = host_jdks()
     usable = [j for j in found if j.major >= java_min]
@@ -171,7 +196,11 @@ def _choose_jdk(env: Mapping[str, str], java_min: int, ghidra: str) -> tuple[Jdk
         return usable[0], Availability.ok()
     if found:
         return None, Availability.missing(
-            "unsupported_version", f"JAVA_HOME is not set and the JDKs found ({', '.join(j.version for j in found)}) "
-            f"are older than the JDK {java_min} Ghidra {ghidra} needs", remediation)
-    return None, Availability.missing("runtime_missing", f"JAVA_HOME is not set and no JDK was found (looked in "
-                                      f"{', '.join(JDK_GLOBS)})", remediation)
+            "unsupported_version",
+            f"JAVA_HOME is not set and the JDKs found ({', '.join(j.version for j in found)}) "
+            f"are older than the JDK {java_min} Ghidra {ghidra} needs",
+            remediation,
+        )
+    return None, Availability.missing(
+        "runtime_missing", f"JAVA_HOME is not set and no JDK was found (looked in {', '.join(JDK_GLOBS)})", remediation
+    )

@@ -23,13 +23,18 @@ class GhidraProvider(AnalysisProvider):
         fake = _fake()
         version = FAKE_VERSION if fake else install.ghidra_version() or "not-configured"
         self.descriptor = ProviderDescriptor(
-            id="ghidra", name="Ghidra", version=version, kind="deep",
-            formats=("elf", "pe", "mach-o"), architectures=("x86", "x86_64", "arm", "arm64"),
+            id="ghidra",
+            name="Ghidra",
+            version=version,
+            kind="deep",
+            formats=("elf", "pe", "mach-o"),
+            architectures=("x86", "x86_64", "arm", "arm64"),
             operations=OPERATIONS,
             # Below native (10) and angr (5): a minutes-long cold start is never chosen implicitly.
             auto_priority=3,
             description="Ghidra (headless, through pyghidra): default auto-analysis and the decompiler in an "
-                        "owned worker process; starts on the first query.")
+            "owned worker process; starts on the first query.",
+        )
 
     def availability(self) -> Availability:
         if _fake():
@@ -60,9 +65,12 @@ class GhidraProvider(AnalysisProvider):
         if fake is None:
             installation, why = install.discover()
             if installation is None:
-                raise ReaError("provider_unavailable", f"ghidra is unavailable: {why.reason}",
-                               remediation=why.remediation or "Run `rea doctor`.",
-                               details={"provider_id": "ghidra", "reason": why.code})
+                raise ReaError(
+                    "provider_unavailable",
+                    f"ghidra is unavailable: {why.reason}",
+                    remediation=why.remediation or "Run `rea doctor`.",
+                    details={"provider_id": "ghidra", "reason": why.code},
+                )
         return GhidraClient(target, run_id, limits, worker_spec(installation, fake), installation)
 
 

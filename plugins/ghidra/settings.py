@@ -11,18 +11,28 @@ import msgspec
 from rea.config import MAX_INT32, SettingSpec, integer_setting
 
 STARTUP = integer_setting(
-    "REA_GHIDRA_STARTUP_TIMEOUT_MS", 1, MAX_INT32, 330_000, "milliseconds",
+    "REA_GHIDRA_STARTUP_TIMEOUT_MS",
+    1,
+    MAX_INT32,
+    330_000,
+    "milliseconds",
     "Deadline of Ghidra's startup on the first query: worker and JVM start, import, default auto-analysis and "
-    "worker readiness.")
+    "worker readiness.",
+)
 DECOMPILE = integer_setting(
-    "REA_GHIDRA_DECOMPILE_TIMEOUT_MS", 1, MAX_INT32, 30_000, "milliseconds",
-    "Deadline of one DecompInterface call (procedure_pseudo_code).")
+    "REA_GHIDRA_DECOMPILE_TIMEOUT_MS",
+    1,
+    MAX_INT32,
+    30_000,
+    "milliseconds",
+    "Deadline of one DecompInterface call (procedure_pseudo_code).",
+)
 QUERY = integer_setting(
-    "REA_GHIDRA_QUERY_TIMEOUT_MS", 1, MAX_INT32, 60_000, "milliseconds",
-    "Deadline of one query once Ghidra is ready.")
+    "REA_GHIDRA_QUERY_TIMEOUT_MS", 1, MAX_INT32, 60_000, "milliseconds", "Deadline of one query once Ghidra is ready."
+)
 MAX_HEAP = integer_setting(
-    "REA_GHIDRA_MAX_HEAP_MB", 256, 1_048_576, 2048, "MiB",
-    "Maximum Java heap of the Ghidra worker's JVM (-Xmx).")
+    "REA_GHIDRA_MAX_HEAP_MB", 256, 1_048_576, 2048, "MiB", "Maximum Java heap of the Ghidra worker's JVM (-Xmx)."
+)
 
 
 def _absolute(raw: str) -> str:
@@ -35,8 +45,11 @@ def _absolute(raw: str) -> str:
 # fake engine with success/slow/exit/silent modes). Never set it in production: it makes `ghidra` available
 # without Ghidra.
 TEST_WORKER = SettingSpec(
-    name="REA_GHIDRA_TEST_WORKER", constraint="an absolute path to an executable", parse=_absolute,
-    description="TEST ONLY: a fake Ghidra worker executable (rea's own tests); never set in production.")
+    name="REA_GHIDRA_TEST_WORKER",
+    constraint="an absolute path to an executable",
+    parse=_absolute,
+    description="TEST ONLY: a fake Ghidra worker executable (rea's own tests); never set in production.",
+)
 # Variables passed through to a test worker (its mode and recorded model), besides the ones rea always sets.
 TEST_PREFIX: Final = "REA_GHIDRA_TEST_"
 
@@ -56,8 +69,12 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
 
 def limits_from_env(env: Mapping[str, str] | None = None) -> Limits:
     """The limits from the environment; an invalid value is ``configuration_invalid`` naming it."""
-    return Limits(startup_ms=STARTUP.read(env), decompile_ms=DECOMPILE.read(env), query_ms=QUERY.read(env),
-                  max_heap_mb=MAX_HEAP.read(env))
+    return Limits(
+        startup_ms=STARTUP.read(env),
+        decompile_ms=DECOMPILE.read(env),
+        query_ms=QUERY.read(env),
+        max_heap_mb=MAX_HEAP.read(env),
+    )
 
 
 def fake_worker_path(env: Mapping[str, str] | None = None) -> str | None:

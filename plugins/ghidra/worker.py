@@ -34,14 +34,21 @@ def make_routes(start: StartFn, decompiler: str = "ghidra") -> dict[str, Route]:
         began = time.monotonic()
         state.decompile_timeout_s = max(1, int(params.get("decompile_timeout_ms", 30_000)) // 1000)
         state.answers = Answers(start(params, reporter), decompiler)
-        return {"ready": True, "pid": os.getpid(), "procedures": len(state.answers.procs),
-                "seconds": round(time.monotonic() - began, 3)}
+        return {
+            "ready": True,
+            "pid": os.getpid(),
+            "procedures": len(state.answers.procs),
+            "seconds": round(time.monotonic() - began, 3),
+        }
 
     def operation(op: str) -> Route:
         def route(params: dict[str, Any], reporter: Reporter) -> Result:
             if state.answers is None:
-                raise ReaError("execution_failure", "the Ghidra worker has not started its program",
-                               remediation="Retry: the client starts the worker before any query.")
+                raise ReaError(
+                    "execution_failure",
+                    "the Ghidra worker has not started its program",
+                    remediation="Retry: the client starts the worker before any query.",
+                )
             normalized, raw = answer(state.answers, op, params, state.decompile_timeout_s)
             return Result(normalized=normalized, raw=raw)
 

@@ -78,14 +78,29 @@ class Bridge:
     def document(self, params: dict[str, Any]) -> dict[str, Any]:
         segments = []
         for seg in self.api.segments():
-            sections = [{"name": s.getName(), "start": s.getStartingAddress(), "length": s.getLength(),
-                         "flags": s.getFlags()} for s in seg.getSectionsList() if s is not None]
-            segments.append({"name": seg.getName(), "start": seg.getStartingAddress(), "length": seg.getLength(),
-                             "file_offset": seg.getFileOffset(), "sections": sections,
-                             "procedures": seg.getProcedureCount(), "strings": seg.getStringCount()})
-        return {"name": self.doc.getDocumentName(), "path": self.doc.getExecutableFilePath(),
-                "entry": _address(self.doc.getEntryPoint()), "bits64": bool(self.doc.is64Bits()),
-                "segments": segments}
+            sections = [
+                {"name": s.getName(), "start": s.getStartingAddress(), "length": s.getLength(), "flags": s.getFlags()}
+                for s in seg.getSectionsList()
+                if s is not None
+            ]
+            segments.append(
+                {
+                    "name": seg.getName(),
+                    "start": seg.getStartingAddress(),
+                    "length": seg.getLength(),
+                    "file_offset": seg.getFileOffset(),
+                    "sections": sections,
+                    "procedures": seg.getProcedureCount(),
+                    "strings": seg.getStringCount(),
+                }
+            )
+        return {
+            "name": self.doc.getDocumentName(),
+            "path": self.doc.getExecutableFilePath(),
+            "entry": _address(self.doc.getEntryPoint()),
+            "bits64": bool(self.doc.is64Bits()),
+            "segments": segments,
+        }
 
     def _segment(self, params: dict[str, Any]) -> Any:
         index = int(params.get("segment", 0))
@@ -102,8 +117,15 @@ class Bridge:
             proc = seg.getProcedureAtIndex(i)
             entry = proc.getEntryPoint()
             ends = [b.getEndingAddress() for b in proc.basicBlockIterator()]
-            out.append({"address": entry, "name": seg.getNameAtAddress(entry), "end": max([entry + 1, *ends]),
-                        "section": _section_name(seg, entry), "signature": proc.signatureString()})
+            out.append(
+                {
+                    "address": entry,
+                    "name": seg.getNameAtAddress(entry),
+                    "end": max([entry + 1, *ends]),
+                    "section": _section_name(seg, entry),
+                    "signature": proc.signatureString(),
+                }
+            )
         return out
 
     def names(self, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -120,8 +142,14 @@ class Bridge:
         out = []
         for i in range(start, min(seg.getStringCount(), start + PAGE)):
             address = seg.getStringAddressAtIndex(i)
-            out.append({"address": address, "value": seg.getStringAtIndex(i),
-                        "unicode": self.api.is_unicode(seg, address), "section": _section_name(seg, address)})
+            out.append(
+                {
+                    "address": address,
+                    "value": seg.getStringAtIndex(i),
+                    "unicode": self.api.is_unicode(seg, address),
+                    "section": _section_name(seg, address),
+                }
+            )
         return out
 
     # -- one procedure ---------------------------------------------------------------------
@@ -149,17 +177,28 @@ class Bridge:
                 raw = seg.readBytes(address, length)
                 operands = [insn.getFormattedArgument(i) for i in range(insn.getArgumentCount())]
                 refs = [_address(r) for r in seg.getReferencesFromAddress(address)]
-                item = {"address": address, "bytes": raw.hex() if isinstance(raw, (bytes, bytearray)) else "",
-                        "mnemonic": insn.getInstructionString(), "operands": [str(o) for o in operands],
-                        "conditional": bool(insn.isAConditionalJump()),
-                        "unconditional": bool(insn.isAnInconditionalJump()),
-                        "references": [r for r in refs if r is not None]}
+                item = {
+                    "address": address,
+                    "bytes": raw.hex() if isinstance(raw, (bytes, bytearray)) else "",
+                    "mnemonic": insn.getInstructionString(),
+                    "operands": [str(o) for o in operands],
+                    "conditional": bool(insn.isAConditionalJump()),
+                    "unconditional": bool(insn.isAnInconditionalJump()),
+                    "references": [r for r in refs if r is not None],
+                }
                 instructions.append(item)
                 address += length
-            blocks.append({"start": start, "end": end, "successors": successors,
-                           "count": sum(1 for i in instructions if start <= i["address"] < end)})
-        callees = [{"type": c.type(), "from": c.fromAddress(), "to": _address(c.toAddress())}
-                   for c in proc.getAllCallees()]
+            blocks.append(
+                {
+                    "start": start,
+                    "end": end,
+                    "successors": successors,
+                    "count": sum(1 for i in instructions if start <= i["address"] < end),
+                }
+            )
+        callees = [
+            {"type": c.type(), "from": c.fromAddress(), "to": _address(c.toAddress())} for c in proc.getAllCallees()
+        ]
         return {"address": proc.getEntryPoint(), "blocks": blocks, "instructions": instructions, "callees": callees}
 
     def references_to(self, params: dict[str, Any]) -> list[int]:
@@ -182,8 +221,12 @@ class Bridge:
         bookmark = None
         if self.doc.hasBookmarkAtAddress(address):
             bookmark = {"name": self.doc.getBookmarkName(address)}
-        return {"name": seg.getNameAtAddress(address), "comment": seg.getCommentAtAddress(address) or None,
-                "inline_comment": seg.getInlineCommentAtAddress(address) or None, "bookmark": bookmark}
+        return {
+            "name": seg.getNameAtAddress(address),
+            "comment": seg.getCommentAtAddress(address) or None,
+            "inline_comment": seg.getInlineCommentAtAddress(address) or None,
+            "bookmark": bookmark,
+        }
 
     def shutdown(self, params: dict[str, Any]) -> dict[str, Any]:
         stopped = closed = False
@@ -200,9 +243,18 @@ class Bridge:
         return {"shutdown": True, "analysis_stopped": stopped, "document_closed": closed}
 
     def routes(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
-        return {"ping": self.ping, "document": self.document, "procedures": self.procedures, "names": self.names,
-                "strings": self.strings, "procedure": self.procedure, "references_to": self.references_to,
-                "decompile": self.decompile, "annotations": self.annotations, "shutdown": self.shutdown}
+        return {
+            "ping": self.ping,
+            "document": self.document,
+            "procedures": self.procedures,
+            "names": self.names,
+            "strings": self.strings,
+            "procedure": self.procedure,
+            "references_to": self.references_to,
+            "decompile": self.decompile,
+            "annotations": self.annotations,
+            "shutdown": self.shutdown,
+        }
 
 
 def _address(value: Any) -> int | None:
@@ -270,8 +322,12 @@ class Server:
         params = message.get("params") or {}
         route = routes.get(method) if isinstance(method, str) else None
         if route is None or not isinstance(params, dict):
-            self.send({"id": rid, "error": {"code": "capability_unavailable",
-                                            "message": f"the bridge has no method {method!r}"}})
+            self.send(
+                {
+                    "id": rid,
+                    "error": {"code": "capability_unavailable", "message": f"the bridge has no method {method!r}"},
+                }
+            )
             return False
         try:
             result = route(params)
@@ -280,8 +336,9 @@ class Server:
             return False
         except Exception:
             traceback.print_exc()
-            self.send({"id": rid, "error": {"code": "execution_failure",
-                                            "message": f"Hopper's API failed in {method}"}})
+            self.send(
+                {"id": rid, "error": {"code": "execution_failure", "message": f"Hopper's API failed in {method}"}}
+            )
             return False
         self.send({"id": rid, "result": result})
         return bool(method == "shutdown")
@@ -299,8 +356,11 @@ def hopper_api() -> dict[str, Any]:
     """Hopper's API classes: the script's globals inside Hopper, or the test facade outside it."""
     here = globals()
     if "Document" in here and "Segment" in here:
-        return {"Document": here["Document"], "Segment": here["Segment"],
-                "GlobalInformation": here.get("GlobalInformation")}
+        return {
+            "Document": here["Document"],
+            "Segment": here["Segment"],
+            "GlobalInformation": here.get("GlobalInformation"),
+        }
     facade = os.environ.get("REA_HOPPER_TEST_FACADE")
     if not facade:
         raise SystemExit("rea bridge: not running inside Hopper (no Document API) and no test facade")

@@ -37,8 +37,10 @@ BRIDGE = str(Path(__file__).resolve().with_name("bridge.py"))
 WAITING_INTERVAL_S = 10.0
 POLL_S = 0.05
 OPERATIONS = (*queries.OPERATIONS, "address_annotations")
-RECOVERY = ("To retry on this connection: close_binary, then open_binary with the same path and provider_id "
-            "'hopper', then the query with a longer client deadline; rea never switches providers on its own.")
+RECOVERY = (
+    "To retry on this connection: close_binary, then open_binary with the same path and provider_id "
+    "'hopper', then the query with a longer client deadline; rea never switches providers on its own."
+)
 _LIMITATIONS = {
     "list_segments": ["Hopper's scripting API does not expose memory permissions: permissions read '---'."],
     "procedure_pseudo_code": ["Pseudo code is Hopper's decompiler output: a reading aid, not compilable source."],
@@ -46,8 +48,10 @@ _LIMITATIONS = {
 
 
 def waiting_message(elapsed_s: float) -> str:
-    return (f"hopper: waiting for startup, {int(elapsed_s)} s elapsed (launch, loading, background analysis and "
-            "bridge readiness may still be pending)")
+    return (
+        f"hopper: waiting for startup, {int(elapsed_s)} s elapsed (launch, loading, background analysis and "
+        "bridge readiness may still be pending)"
+    )
 
 
 class HopperClient(AnalysisClient):
@@ -75,8 +79,11 @@ class HopperClient(AnalysisClient):
 
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         if operation not in OPERATIONS:
-            raise ReaError("capability_unavailable", f"hopper does not offer {operation}",
-                           details={"operation": operation, "provider_id": "hopper"})
+            raise ReaError(
+                "capability_unavailable",
+                f"hopper does not offer {operation}",
+                details={"operation": operation, "provider_id": "hopper"},
+            )
         if self.answers is None:
             self._startup(ctx)
         assert self.answers is not None
@@ -88,11 +95,17 @@ class HopperClient(AnalysisClient):
                 normalized, raw = queries.answer(self.answers, operation, params)
         except Deadline:
             self._discard("timed_out")
-            raise ReaError("provider_timeout", f"Hopper did not answer {operation} within {self.limits.request_ms} ms",
-                           remediation=f"Raise {REQUEST.name} or narrow the request; the next query starts Hopper "
-                                       "again.",
-                           details={"provider_id": "hopper", "operation": operation,
-                                    "timeout_ms": self.limits.request_ms, "setting": REQUEST.name}) from None
+            raise ReaError(
+                "provider_timeout",
+                f"Hopper did not answer {operation} within {self.limits.request_ms} ms",
+                remediation=f"Raise {REQUEST.name} or narrow the request; the next query starts Hopper again.",
+                details={
+                    "provider_id": "hopper",
+                    "operation": operation,
+                    "timeout_ms": self.limits.request_ms,
+                    "setting": REQUEST.name,
+                },
+            ) from None
         except ProtocolViolation as exc:
             self._discard("protocol_violation")
             raise self._violation(operation, exc) from None
@@ -106,15 +119,22 @@ class HopperClient(AnalysisClient):
         at = queries.parse_address(params.get("address"))
         found = self._call("annotations", {"address": at})
         bookmark = found.get("bookmark")
-        return {"address": hex(at), "name": found.get("name"), "comment": found.get("comment"),
-                "inline_comment": found.get("inline_comment"),
-                "bookmark": {"name": bookmark.get("name")} if isinstance(bookmark, dict) else None}
+        return {
+            "address": hex(at),
+            "name": found.get("name"),
+            "comment": found.get("comment"),
+            "inline_comment": found.get("inline_comment"),
+            "bookmark": {"name": bookmark.get("name")} if isinstance(bookmark, dict) else None,
+        }
 
     def _call(self, method: str, params: dict[str, Any]) -> Any:
         if self.conn is None:
-            raise ReaError("target_unavailable", "the Hopper session is closed",
-                           remediation="Open the target again with open_binary.",
-                           details={"reason": "closed", "provider_id": "hopper"})
+            raise ReaError(
+                "target_unavailable",
+                "the Hopper session is closed",
+                remediation="Open the target again with open_binary.",
+                details={"reason": "closed", "provider_id": "hopper"},
+            )
         budget = self.limits.request_ms / 1000
         if self._startup_deadline is not None:
             budget = max(0.0, self._startup_deadline - time.monotonic())
@@ -140,13 +160,25 @@ class HopperClient(AnalysisClient):
         session = os.path.join(self._dir, "session.json")
         fd = os.open(session, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as fh:
-            json.dump({"token": token, "run_id": self.run_id, "socket": socket_path,
-                       "target_path": self.target.resolved_path, "target_sha256": self.target.sha256}, fh)
+            json.dump(
+                {
+                    "token": token,
+                    "run_id": self.run_id,
+                    "socket": socket_path,
+                    "target_path": self.target.resolved_path,
+                    "target_sha256": self.target.sha256,
+                },
+                fh,
+            )
         env = {k: v for k, v in os.environ.items() if k.startswith(TEST_PREFIX)}
-        spec = ProcessSpec(argv=(self.launcher, "--analysis", "--python", BRIDGE, "--executable",
-                                 self.target.resolved_path),
-                           resource=RESOURCE, owner="hopper", env={"REA_HOPPER_SESSION": session, **env},
-                           stdin="null", stdout="null")
+        spec = ProcessSpec(
+            argv=(self.launcher, "--analysis", "--python", BRIDGE, "--executable", self.target.resolved_path),
+            resource=RESOURCE,
+            owner="hopper",
+            env={"REA_HOPPER_SESSION": session, **env},
+            stdin="null",
+            stdout="null",
+        )
         ctx.progress("hopper: launching Hopper with rea's bridge")
         try:
             self.proc = OwnedProcess.start(spec)
@@ -155,8 +187,9 @@ class HopperClient(AnalysisClient):
             raise
         self._observations.append(self.proc.observe("started"))
         try:
-            conn = self._wait(ctx, started, deadline, "connecting to the bridge",
-                              lambda: BridgeConnection.connect(socket_path, token))
+            conn = self._wait(
+                ctx, started, deadline, "connecting to the bridge", lambda: BridgeConnection.connect(socket_path, token)
+            )
             self.conn = conn
             self._observations.append(self.proc.observe("bridge connected"))
             ready = self._wait(ctx, started, deadline, "waiting for the bridge to be ready", lambda: self._ready(conn))
@@ -206,10 +239,13 @@ class HopperClient(AnalysisClient):
                 details = status_details(status)
                 self._discard("exited")
                 how = details.get("signal") or f"status {details['exit_status']}"
-                raise ReaError("provider_unavailable", f"Hopper exited during startup ({how})",
-                               remediation="Check the Hopper installation and licence (`rea doctor`); the next query "
-                                           "launches it again. " + RECOVERY,
-                               details={"provider_id": "hopper", "phase": "startup", **details})
+                raise ReaError(
+                    "provider_unavailable",
+                    f"Hopper exited during startup ({how})",
+                    remediation="Check the Hopper installation and licence (`rea doctor`); the next query "
+                    "launches it again. " + RECOVERY,
+                    details={"provider_id": "hopper", "phase": "startup", **details},
+                )
             now = time.monotonic()
             if now >= deadline:
                 raise Deadline(phase)
@@ -223,19 +259,22 @@ class HopperClient(AnalysisClient):
 
     def _startup_timeout(self) -> ReaError:
         ms = self.limits.startup_ms
-        return ReaError("provider_timeout", f"Hopper did not become ready within {ms} ms (launch, loading, background "
-                        "analysis, bridge readiness)",
-                        remediation=f"Raise {STARTUP.name} (now {ms} ms) and restart rea, or analyze a smaller target. "
-                                    + RECOVERY,
-                        details={"provider_id": "hopper", "phase": "startup", "timeout_ms": ms,
-                                 "setting": STARTUP.name})
+        return ReaError(
+            "provider_timeout",
+            f"Hopper did not become ready within {ms} ms (launch, loading, background analysis, bridge readiness)",
+            remediation=f"Raise {STARTUP.name} (now {ms} ms) and restart rea, or analyze a smaller target. " + RECOVERY,
+            details={"provider_id": "hopper", "phase": "startup", "timeout_ms": ms, "setting": STARTUP.name},
+        )
 
     @staticmethod
     def _violation(phase: str, exc: ProtocolViolation) -> ReaError:
-        return ReaError("provider_unavailable", f"Hopper's bridge broke the protocol during {phase}",
-                        remediation="Retry: the next query launches Hopper again; if it recurs, reinstall rea (the "
-                                    "bridge script ships with it).",
-                        details={"provider_id": "hopper", "phase": phase, "reason": str(exc)[:200]})
+        return ReaError(
+            "provider_unavailable",
+            f"Hopper's bridge broke the protocol during {phase}",
+            remediation="Retry: the next query launches Hopper again; if it recurs, reinstall rea (the "
+            "bridge script ships with it).",
+            details={"provider_id": "hopper", "phase": phase, "reason": str(exc)[:200]},
+        )
 
     # -- shutdown ----------------------------------------------------------------------------------
 
@@ -262,14 +301,23 @@ class HopperClient(AnalysisClient):
             remaining += outcome.remaining
             if outcome.reason:
                 reasons.append(outcome.reason)
-        entry: dict[str, Any] = {"provider_id": "hopper", "resource": RESOURCE, "event": event,
-                                 "observed_at": now_iso(), "pid": None if proc is None else proc.pid,
-                                 "bridge_pid": self.bridge_pid}
+        entry: dict[str, Any] = {
+            "provider_id": "hopper",
+            "resource": RESOURCE,
+            "event": event,
+            "observed_at": now_iso(),
+            "pid": None if proc is None else proc.pid,
+            "bridge_pid": self.bridge_pid,
+        }
         if event == "closed":
             entry["shutdown"] = "acknowledged" if ack is not None else "unconfirmed"
             if ack is not None:
-                entry.update({"analysis_stopped": bool(ack.get("analysis_stopped")),
-                              "document_closed": bool(ack.get("document_closed"))})
+                entry.update(
+                    {
+                        "analysis_stopped": bool(ack.get("analysis_stopped")),
+                        "document_closed": bool(ack.get("document_closed")),
+                    }
+                )
         document_closed = ack is not None and bool(ack.get("document_closed"))
         pid = self.bridge_pid
         if pid is not None and pid not in owned and not document_closed and _alive(pid):

@@ -105,8 +105,14 @@ class BridgeConnection:
             raise ProtocolViolation(f"the connection failed ({exc.strerror or exc})") from None
         return self._next_id
 
-    def request(self, method: str, params: dict[str, Any], ctx: CallContext, deadline_s: float,
-                on_event: Callable[[dict[str, Any]], None]) -> Any:
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any],
+        ctx: CallContext,
+        deadline_s: float,
+        on_event: Callable[[dict[str, Any]], None],
+    ) -> Any:
         """Send one request and wait for its answer; events on the way go to ``on_event``."""
         rid = self.send(method, params)
         deadline = time.monotonic() + deadline_s
@@ -131,8 +137,11 @@ class BridgeConnection:
             if "error" in message:
                 error = message["error"] if isinstance(message["error"], dict) else {}
                 code = error.get("code") if error.get("code") in CODES else "execution_failure"
-                raise ReaError(str(code), str(error.get("message", f"Hopper's bridge failed in {method}"))[:500],
-                               details={"provider_id": "hopper", "operation": method})
+                raise ReaError(
+                    str(code),
+                    str(error.get("message", f"Hopper's bridge failed in {method}"))[:500],
+                    details={"provider_id": "hopper", "operation": method},
+                )
             if "result" not in message:
                 raise ProtocolViolation("an answer without result or error")
             return message["result"]

@@ -15,8 +15,10 @@ from rea.providers import AnalysisClient, AnalysisProvider, Availability, Provid
 from rea.target import Target
 
 DEFAULT_LAUNCHER = "/Applications/Hopper Disassembler.app/Contents/MacOS/hopper"
-REMEDIATION_INSTALL = ("Install Hopper Disassembler (https://www.hopperapp.com) or set HOPPER_LAUNCHER_PATH to its "
-                       "command-line launcher, then restart rea.")
+REMEDIATION_INSTALL = (
+    "Install Hopper Disassembler (https://www.hopperapp.com) or set HOPPER_LAUNCHER_PATH to its "
+    "command-line launcher, then restart rea."
+)
 
 
 def launcher_path() -> str:
@@ -52,31 +54,42 @@ class HopperProvider(AnalysisProvider):
         from rea_plugins.hopper.client import OPERATIONS
 
         self.descriptor = ProviderDescriptor(
-            id="hopper", name="Hopper Disassembler", version=version, kind="deep",
-            formats=("mach-o", "elf", "pe"), architectures=("x86", "x86_64", "arm", "arm64"),
+            id="hopper",
+            name="Hopper Disassembler",
+            version=version,
+            kind="deep",
+            formats=("mach-o", "elf", "pe"),
+            architectures=("x86", "x86_64", "arm", "arm64"),
             operations=tuple(OPERATIONS),
             # Below native (10), angr (5) and ghidra (3): a GUI engine is only ever chosen by id.
             auto_priority=2,
             description="Hopper Disassembler (macOS) through rea's bridge script: procedures, references, "
-                        "pseudo code and annotations (names, comments, bookmarks).")
+            "pseudo code and annotations (names, comments, bookmarks).",
+        )
 
     def availability(self) -> Availability:
         if sys.platform != "darwin" and not any_host():
             return Availability.missing(
-                "unsupported_host", f"Hopper Disassembler's scripting bridge runs on macOS; this host is "
-                f"{sys.platform}", "Use the native, angr or ghidra provider on this host, or run rea on macOS with "
-                "Hopper Disassembler installed.")
+                "unsupported_host",
+                f"Hopper Disassembler's scripting bridge runs on macOS; this host is {sys.platform}",
+                "Use the native, angr or ghidra provider on this host, or run rea on macOS with "
+                "Hopper Disassembler installed.",
+            )
         launcher = launcher_path()
         if not (os.path.isfile(launcher) and os.access(launcher, os.X_OK)):
-            return Availability.missing("executable_missing", f"Hopper's launcher is not at {launcher}",
-                                        REMEDIATION_INSTALL)
+            return Availability.missing(
+                "executable_missing", f"Hopper's launcher is not at {launcher}", REMEDIATION_INSTALL
+            )
         return Availability.ok("Hopper's launcher is present; Hopper starts on the first query")
 
     def analysis_profile(self, target: Target) -> dict[str, Any]:
-        return {"engine": "hopper", "hopper_version": self.descriptor.version,
-                "analysis": "Hopper's loader and background analysis (--analysis), document never saved",
-                "bridge_protocol": 1,
-                "procedures": "Hopper procedures; those in stub sections (__stubs, .plt) are imports"}
+        return {
+            "engine": "hopper",
+            "hopper_version": self.descriptor.version,
+            "analysis": "Hopper's loader and background analysis (--analysis), document never saved",
+            "bridge_protocol": 1,
+            "procedures": "Hopper procedures; those in stub sections (__stubs, .plt) are imports",
+        }
 
     def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:
         from rea_plugins.hopper.client import HopperClient
@@ -84,7 +97,10 @@ class HopperProvider(AnalysisProvider):
         limits = limits_from_env()
         availability = self.availability()
         if availability.status != "available":
-            raise ReaError("provider_unavailable", f"hopper is unavailable: {availability.reason}",
-                           remediation=availability.remediation or "Run `rea doctor`.",
-                           details={"provider_id": "hopper", "reason": availability.code})
+            raise ReaError(
+                "provider_unavailable",
+                f"hopper is unavailable: {availability.reason}",
+                remediation=availability.remediation or "Run `rea doctor`.",
+                details={"provider_id": "hopper", "reason": availability.code},
+            )
         return HopperClient(target, run_id, limits, launcher_path())

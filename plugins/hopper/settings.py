@@ -10,11 +10,21 @@ import msgspec
 from rea.config import MAX_INT32, SettingSpec, integer_setting
 
 STARTUP = integer_setting(
-    "REA_HOPPER_STARTUP_TIMEOUT_MS", 1, MAX_INT32, 120_000, "milliseconds",
-    "Deadline of Hopper's startup on the first query: launch, loading, background analysis and bridge readiness.")
+    "REA_HOPPER_STARTUP_TIMEOUT_MS",
+    1,
+    MAX_INT32,
+    120_000,
+    "milliseconds",
+    "Deadline of Hopper's startup on the first query: launch, loading, background analysis and bridge readiness.",
+)
 REQUEST = integer_setting(
-    "REA_HOPPER_REQUEST_TIMEOUT_MS", 1, MAX_INT32, 30_000, "milliseconds",
-    "Deadline of one bridge request once Hopper is ready.")
+    "REA_HOPPER_REQUEST_TIMEOUT_MS",
+    1,
+    MAX_INT32,
+    30_000,
+    "milliseconds",
+    "Deadline of one bridge request once Hopper is ready.",
+)
 
 
 def _absolute(raw: str) -> str:
@@ -29,12 +39,20 @@ def _one(raw: str) -> bool:
     return True
 
 
-LAUNCHER = SettingSpec(name="HOPPER_LAUNCHER_PATH", constraint="an absolute path to Hopper's command-line launcher",
-                       parse=_absolute, description="Hopper's launcher (default: the standard app location).")
+LAUNCHER = SettingSpec(
+    name="HOPPER_LAUNCHER_PATH",
+    constraint="an absolute path to Hopper's command-line launcher",
+    parse=_absolute,
+    description="Hopper's launcher (default: the standard app location).",
+)
 # Test-only: lifts the macOS-only host check so rea's tests can drive a fake Hopper launcher on Linux.
-TEST_ANY_HOST = SettingSpec(name="REA_HOPPER_TEST_ANY_HOST", constraint="exactly 1", parse=_one, default=False,
-                            description="TEST ONLY: accept any host for a fake Hopper launcher; never set it "
-                                        "in production.")
+TEST_ANY_HOST = SettingSpec(
+    name="REA_HOPPER_TEST_ANY_HOST",
+    constraint="exactly 1",
+    parse=_one,
+    default=False,
+    description="TEST ONLY: accept any host for a fake Hopper launcher; never set it in production.",
+)
 # Variables passed through to a fake launcher (its mode), besides the ones rea always sets.
 TEST_PREFIX = "REA_HOPPER_TEST_"
 

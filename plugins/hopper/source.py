@@ -26,15 +26,23 @@ from rea.operations.records import (
 from rea.target import Target
 
 # Sections whose procedures are import stubs (Mach-O stubs, ELF PLT).
-STUB_SECTIONS = frozenset({"__stubs", "__auth_stubs", "__picsymbolstub4", "__symbol_stub", "__symbol_stub1",
-                           ".plt", ".plt.sec", ".plt.got"})
+STUB_SECTIONS = frozenset(
+    {"__stubs", "__auth_stubs", "__picsymbolstub4", "__symbol_stub", "__symbol_stub1", ".plt", ".plt.sec", ".plt.got"}
+)
 _CALLS = ("call", "bl", "blr", "blx", "blraa", "blrab")
 # Hopper's CallReference types.
 CALL_NONE, CALL_UNKNOWN, CALL_DIRECT, CALL_OBJC = 0, 1, 2, 3
 UNKNOWN_PERMISSIONS = "---"
 # Hopper names a stub after what it reaches: imp___stubs__puts is the stub of _puts.
-_STUB_PREFIXES = ("imp___stubs_", "imp___auth_stubs_", "imp___symbol_stub1_", "imp___symbolstub1_",
-                  "imp___picsymbolstub4_", "imp___jump_table_", "j_")
+_STUB_PREFIXES = (
+    "imp___stubs_",
+    "imp___auth_stubs_",
+    "imp___symbol_stub1_",
+    "imp___symbolstub1_",
+    "imp___picsymbolstub4_",
+    "imp___jump_table_",
+    "j_",
+)
 
 Call = Callable[[str, dict[str, Any]], Any]
 
@@ -43,7 +51,7 @@ def import_name(name: str) -> str:
     """The imported symbol a Hopper stub name stands for."""
     for prefix in _STUB_PREFIXES:
         if name.startswith(prefix) and len(name) > len(prefix):
-            return name[len(prefix):]
+            return name[len(prefix) :]
     return name
 
 
@@ -81,9 +89,17 @@ class HopperSource:
     def _read(self) -> Inventory:
         doc = self.call("document", {})
         t = self.target
-        document = Document(name=t.name, format=t.format, architecture=t.architecture or "unknown", sha256=t.sha256,
-                            entry=doc.get("entry"), bits=64 if doc.get("bits64") else 32, endianness="little",
-                            engine_format="hopper", language=str(doc.get("name", "")))
+        document = Document(
+            name=t.name,
+            format=t.format,
+            architecture=t.architecture or "unknown",
+            sha256=t.sha256,
+            entry=doc.get("entry"),
+            bits=64 if doc.get("bits64") else 32,
+            endianness="little",
+            engine_format="hopper",
+            language=str(doc.get("name", "")),
+        )
         segments: list[Segment] = []
         procedures: list[Procedure] = []
         names: list[Name] = []
@@ -91,31 +107,60 @@ class HopperSource:
         for index, seg in enumerate(doc.get("segments", [])):
             start, length, offset = int(seg["start"]), int(seg["length"]), seg.get("file_offset")
             file_offset = int(offset) if isinstance(offset, int) and offset >= 0 else None
-            segments.append(Segment(name=str(seg["name"]), start=start, end=start + length,
-                                    permissions=UNKNOWN_PERMISSIONS, file_offset=file_offset,
-                                    file_size=length if file_offset is not None else 0, kind="segment"))
+            segments.append(
+                Segment(
+                    name=str(seg["name"]),
+                    start=start,
+                    end=start + length,
+                    permissions=UNKNOWN_PERMISSIONS,
+                    file_offset=file_offset,
+                    file_size=length if file_offset is not None else 0,
+                    kind="segment",
+                )
+            )
             for sec in seg.get("sections", []):
                 s_start, s_len = int(sec["start"]), int(sec["length"])
                 s_offset = None if file_offset is None else file_offset + (s_start - start)
-                segments.append(Segment(name=str(sec["name"]), start=s_start, end=s_start + s_len,
-                                        permissions=UNKNOWN_PERMISSIONS, file_offset=s_offset,
-                                        file_size=s_len if s_offset is not None else 0, kind="section"))
+                segments.append(
+                    Segment(
+                        name=str(sec["name"]),
+                        start=s_start,
+                        end=s_start + s_len,
+                        permissions=UNKNOWN_PERMISSIONS,
+                        file_offset=s_offset,
+                        file_size=s_len if s_offset is not None else 0,
+                        kind="section",
+                    )
+                )
             for p in self._pages("procedures", index, int(seg.get("procedures", 0))):
                 address = int(p["address"])
                 section = p.get("section")
                 stub = section in STUB_SECTIONS
                 name = str(p.get("name") or f"sub_{address:x}")
-                procedures.append(Procedure(
-                    address=address, name=import_name(name) if stub else name, end=int(p["end"]),
-                    kind="import" if stub else "local", section=section, signature=p.get("signature") or None,
-                    thunk_of=import_name(name) if stub else None))
+                procedures.append(
+                    Procedure(
+                        address=address,
+                        name=import_name(name) if stub else name,
+                        end=int(p["end"]),
+                        kind="import" if stub else "local",
+                        section=section,
+                        signature=p.get("signature") or None,
+                        thunk_of=import_name(name) if stub else None,
+                    )
+                )
             for s in self._pages("strings", index, int(seg.get("strings", 0))):
                 value = str(s["value"])
                 wide = bool(s.get("unicode"))
                 encoding = "utf-16le" if wide else "ascii" if value.isascii() else "utf-8"
-                strings.append(String(address=int(s["address"]), value=value, encoding=encoding,
-                                      byte_length=len(value.encode("utf-16le" if wide else "utf-8")),
-                                      section=s.get("section")))
+                strings.append(
+                    String(
+                        address=int(s["address"]),
+                        value=value,
+                        encoding=encoding,
+                        byte_length=len(value.encode("utf-16le" if wide else "utf-8")),
+                        section=s.get("section"),
+                    )
+                )
             # Labels have no count of their own in the document summary: page until a short page.
             offset = 0
             while True:
@@ -134,10 +179,21 @@ class HopperSource:
                 self._names[proc.address] = proc.name
         for address, name in sorted(self._names.items()):
             kind = kinds.get(address)
-            names.append(Name(address=address, name=name, kind="import" if kind == "import" else
-                              "function" if kind == "local" else "label", external=kind == "import"))
-        return Inventory(document=document, segments=tuple(segments), procedures=tuple(procedures),
-                         names=tuple(names), strings=tuple(strings))
+            names.append(
+                Name(
+                    address=address,
+                    name=name,
+                    kind="import" if kind == "import" else "function" if kind == "local" else "label",
+                    external=kind == "import",
+                )
+            )
+        return Inventory(
+            document=document,
+            segments=tuple(segments),
+            procedures=tuple(procedures),
+            names=tuple(names),
+            strings=tuple(strings),
+        )
 
     def containing(self, address: int) -> Procedure | None:
         self.inventory()
@@ -178,15 +234,28 @@ class HopperSource:
                     kinds.append("jump")
                 else:
                     kinds.append("fallthrough")
-            blocks.append(Block(start=start, end=end, instruction_count=int(b.get("count", 0)),
-                                successors=successors, edge_kinds=tuple(kinds)))
+            blocks.append(
+                Block(
+                    start=start,
+                    end=end,
+                    instruction_count=int(b.get("count", 0)),
+                    successors=successors,
+                    edge_kinds=tuple(kinds),
+                )
+            )
         bodies = [(b.start, b.end) for b in blocks] or [(proc.address, proc.end)]
         instructions, outgoing = [], []
         for i in insns:
             src = int(i["address"])
             mnemonic = str(i["mnemonic"]).lower()
-            instructions.append(Instruction(address=src, bytes=str(i.get("bytes", "")), mnemonic=mnemonic,
-                                            operands=", ".join(str(o) for o in i.get("operands", []))))
+            instructions.append(
+                Instruction(
+                    address=src,
+                    bytes=str(i.get("bytes", "")),
+                    mnemonic=mnemonic,
+                    operands=", ".join(str(o) for o in i.get("operands", [])),
+                )
+            )
             jump = bool(i.get("conditional") or i.get("unconditional"))
             for dst in i.get("references", []):
                 dst = int(dst)
@@ -199,8 +268,9 @@ class HopperSource:
                     kind = "jump"
                 else:
                     kind = "data"
-                outgoing.append(Reference(src=src, dst=dst, kind=kind, from_procedure=proc.address,
-                                          to_name=self._names.get(dst)))
+                outgoing.append(
+                    Reference(src=src, dst=dst, kind=kind, from_procedure=proc.address, to_name=self._names.get(dst))
+                )
         calls = []
         for c in raw.get("callees", []):
             ctype, target = int(c.get("type", CALL_NONE)), c.get("to")
@@ -210,11 +280,11 @@ class HopperSource:
                 calls.append(CallSite(insn=int(c["from"]), target=None, name=None, kind="indirect"))
                 continue
             target = int(target)
-            kind = "import" if self._kind_at(target) == "import" else (
-                "indirect" if ctype == CALL_OBJC else "direct")
+            kind = "import" if self._kind_at(target) == "import" else ("indirect" if ctype == CALL_OBJC else "direct")
             calls.append(CallSite(insn=int(c["from"]), target=target, name=self._names.get(target), kind=kind))
-        detail = Detail(blocks=tuple(blocks), instructions=tuple(instructions), outgoing=tuple(outgoing),
-                        calls=tuple(calls))
+        detail = Detail(
+            blocks=tuple(blocks), instructions=tuple(instructions), outgoing=tuple(outgoing), calls=tuple(calls)
+        )
         self._details[proc.address] = detail
         return detail
 
@@ -225,14 +295,27 @@ class HopperSource:
             owner = self.containing(src)
             kind = "data"
             if owner is not None:
-                insn = next((i for i in self._raw_detail(owner).get("instructions", []) if int(i["address"]) == src),
-                            None)
+                insn = next(
+                    (i for i in self._raw_detail(owner).get("instructions", []) if int(i["address"]) == src), None
+                )
                 if insn is not None:
                     mnemonic = str(insn["mnemonic"]).lower()
-                    kind = "call" if _is_call(mnemonic) else "jump" if (
-                        insn.get("conditional") or insn.get("unconditional")) else "data"
-            out.append(Reference(src=src, dst=address, kind=kind, from_procedure=None if owner is None
-                                 else owner.address, to_name=self._names.get(address)))
+                    kind = (
+                        "call"
+                        if _is_call(mnemonic)
+                        else "jump"
+                        if (insn.get("conditional") or insn.get("unconditional"))
+                        else "data"
+                    )
+            out.append(
+                Reference(
+                    src=src,
+                    dst=address,
+                    kind=kind,
+                    from_procedure=None if owner is None else owner.address,
+                    to_name=self._names.get(address),
+                )
+            )
         return out
 
     def pseudo_code(self, procedure: Procedure, timeout_s: int) -> str:
@@ -240,7 +323,10 @@ class HopperSource:
 
         text = self.call("decompile", {"address": procedure.address}).get("text")
         if not text:
-            raise ReaError("execution_failure", f"Hopper's decompiler produced no code for {procedure.name}",
-                           remediation="Read procedure_assembly for this procedure instead.",
-                           details={"procedure": hex(procedure.address), "reason": "no_output"})
+            raise ReaError(
+                "execution_failure",
+                f"Hopper's decompiler produced no code for {procedure.name}",
+                remediation="Read procedure_assembly for this procedure instead.",
+                details={"procedure": hex(procedure.address), "reason": "no_output"},
+            )
         return str(text)

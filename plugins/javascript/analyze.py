@@ -54,7 +54,7 @@ def _normal_bundled(path: str) -> str:
 
 
 def _region_bytes(lines: list[bytes], ranges: list[Span]) -> bytes:
-    return b"\n".join(b"\n".join(lines[r.start_line - 1:r.end_line]) for r in ranges)
+    return b"\n".join(b"\n".join(lines[r.start_line - 1 : r.end_line]) for r in ranges)
 
 
 def _parse_status(diags: list[Diagnostic]) -> str:
@@ -128,15 +128,30 @@ class _Builder:
 
     def _imports(self, unit: facts.Unit, directory: str, resolver: Resolver) -> list[ImportEdge]:
         edges: list[ImportEdge] = []
-        for imp in unit.imports[:facts.MAX_IMPORTS]:
+        for imp in unit.imports[: facts.MAX_IMPORTS]:
             if imp.specifier is None:
-                edges.append(ImportEdge(kind=imp.kind, specifier=imp.expression, line=imp.line,  # type: ignore[arg-type]
-                                        target_kind="dynamic", names=imp.names))
+                edges.append(
+                    ImportEdge(
+                        kind=imp.kind,  # type: ignore[arg-type]
+                        specifier=imp.expression,
+                        line=imp.line,
+                        target_kind="dynamic",
+                        names=imp.names,
+                    )
+                )
                 continue
             kind, found = resolver.specifier(directory, imp.specifier)
-            edges.append(ImportEdge(kind=imp.kind, specifier=imp.specifier, line=imp.line,  # type: ignore[arg-type]
-                                    target_kind=kind, resolved=file_node_id(found) if found else None,  # type: ignore[arg-type]
-                                    resolved_path=found, names=imp.names))
+            edges.append(
+                ImportEdge(
+                    kind=imp.kind,  # type: ignore[arg-type]
+                    specifier=imp.specifier,
+                    line=imp.line,
+                    target_kind=kind,  # type: ignore[arg-type]
+                    resolved=file_node_id(found) if found else None,
+                    resolved_path=found,
+                    names=imp.names,
+                )
+            )
         return edges
 
     def _modules_of(self, p: _Parsed, resolver: Resolver) -> None:
@@ -152,13 +167,24 @@ class _Builder:
             imports = self._imports(unit, directory, resolver)
             for src, dst, kind, name, ln in found.unit_edges:
                 if src == unit_idx:
-                    imports.append(ImportEdge(kind=kind, specifier=name, line=ln, target_kind="module",  # type: ignore[arg-type]
-                                              resolved=unit_ids[dst], resolved_path=found.units[dst].path))
+                    imports.append(
+                        ImportEdge(
+                            kind=kind,  # type: ignore[arg-type]
+                            specifier=name,
+                            line=ln,
+                            target_kind="module",
+                            resolved=unit_ids[dst],
+                            resolved_path=found.units[dst].path,
+                        )
+                    )
             ranges = facts.unit_ranges(unit) if unit_idx else []
             if unit_idx:
                 region = _region_bytes(lines, ranges)
-                diags = [d for d in found.diagnostics
-                         if d.line is not None and any(r.start_line <= d.line <= r.end_line for r in ranges)]
+                diags = [
+                    d
+                    for d in found.diagnostics
+                    if d.line is not None and any(r.start_line <= d.line <= r.end_line for r in ranges)
+                ]
                 size, sha = len(region), _sha(region)
             else:
                 diags = list(found.diagnostics)
@@ -166,20 +192,33 @@ class _Builder:
                     diags.append(Diagnostic(kind="limit", message=f"more than {facts.MAX_FUNCTIONS} functions"))
                 size, sha = len(f.data), p.sha256
             generated = found.bundle_format is not None or found.source_mapping_url is not None
-            self.modules.append(Module(
-                node_id=unit_ids[unit_idx], path=unit.path if unit_idx else f.path,
-                kind=("bundled" if unit_idx else "asset" if generated else "source"),
-                container=file_id if unit_idx else None, language=p.language, size=size, sha256=sha,
-                integrity=f.integrity,
-                span=Span(start_line=min(r.start_line for r in ranges), end_line=max(r.end_line for r in ranges))
-                if ranges else None,
-                ranges=ranges, parse=_parse_status(diags),  # type: ignore[arg-type]
-                bundle_format=found.bundle_format if not unit_idx else None,  # type: ignore[arg-type]
-                in_dependency="node_modules/" in f.path or f.path.startswith("node_modules"),
-                imports=imports, exports=found.exports[unit_idx], strings=found.strings[unit_idx],
-                functions=[found.functions[i] for i in funcs_by_unit.get(unit_idx, [])],
-                diagnostics=diags, ipc=unit.ipc, bundled_modules=sorted(unit_ids[1:]) if not unit_idx else [],
-                truncated=found.truncated and not unit_idx))
+            self.modules.append(
+                Module(
+                    node_id=unit_ids[unit_idx],
+                    path=unit.path if unit_idx else f.path,
+                    kind=("bundled" if unit_idx else "asset" if generated else "source"),
+                    container=file_id if unit_idx else None,
+                    language=p.language,
+                    size=size,
+                    sha256=sha,
+                    integrity=f.integrity,
+                    span=Span(start_line=min(r.start_line for r in ranges), end_line=max(r.end_line for r in ranges))
+                    if ranges
+                    else None,
+                    ranges=ranges,
+                    parse=_parse_status(diags),  # type: ignore[arg-type]
+                    bundle_format=found.bundle_format if not unit_idx else None,  # type: ignore[arg-type]
+                    in_dependency="node_modules/" in f.path or f.path.startswith("node_modules"),
+                    imports=imports,
+                    exports=found.exports[unit_idx],
+                    strings=found.strings[unit_idx],
+                    functions=[found.functions[i] for i in funcs_by_unit.get(unit_idx, [])],
+                    diagnostics=diags,
+                    ipc=unit.ipc,
+                    bundled_modules=sorted(unit_ids[1:]) if not unit_idx else [],
+                    truncated=found.truncated and not unit_idx,
+                )
+            )
             if unit_idx == 0 and any(d.kind in ("parse-error", "missing-node") for d in diags):
                 self.reasons.add("parse_errors")
             if found.truncated and unit_idx == 0:
@@ -206,8 +245,9 @@ class _Builder:
                 else:
                     self.source_maps.append(self._map(node_id, "inline", None, file_id, payload, js_dir, by_path))
             elif "://" in url and not url.startswith("file://"):
-                self.source_maps.append(self._broken(f"map:{url}", "external", url, file_id,
-                                                     "remote source map (not fetched)"))
+                self.source_maps.append(
+                    self._broken(f"map:{url}", "external", url, file_id, "remote source map (not fetched)")
+                )
                 node_id = f"map:{url}"
             else:
                 rel = urllib.parse.unquote(url.removeprefix("file://").split("?", 1)[0].split("#", 1)[0])
@@ -216,28 +256,56 @@ class _Builder:
                 referenced.add(map_path)
                 data = self.maps.get(map_path)
                 if data is None:
-                    self.source_maps.append(self._broken(node_id, "external", map_path, file_id,
-                                                         "source map file is not in the input"))
+                    self.source_maps.append(
+                        self._broken(node_id, "external", map_path, file_id, "source map file is not in the input")
+                    )
                 else:
-                    self.source_maps.append(self._map(node_id, "external", map_path, file_id, data,
-                                                      posixpath.dirname(map_path), by_path))
+                    self.source_maps.append(
+                        self._map(node_id, "external", map_path, file_id, data, posixpath.dirname(map_path), by_path)
+                    )
             updated[file_id] = node_id
         for map_path in sorted(set(self.maps) - referenced):
             generated_path = map_path[:-4]
             generated = file_node_id(generated_path) if file_node_id(generated_path) in by_path else None
-            self.source_maps.append(self._map(f"map:{map_path}", "unreferenced", map_path, generated,
-                                              self.maps[map_path], posixpath.dirname(map_path), by_path))
+            self.source_maps.append(
+                self._map(
+                    f"map:{map_path}",
+                    "unreferenced",
+                    map_path,
+                    generated,
+                    self.maps[map_path],
+                    posixpath.dirname(map_path),
+                    by_path,
+                )
+            )
         self.modules = [m if m.node_id not in updated else _with_map(m, updated[m.node_id]) for m in self.modules]
         self.source_maps.sort(key=lambda s: s.node_id)
 
-    def _broken(self, node_id: str, location: str, map_path: str | None, generated: str | None,
-                message: str) -> SourceMap:
-        return SourceMap(node_id=node_id, location=location, map_path=map_path, generated=generated,  # type: ignore[arg-type]
-                         file=None, source_root=None, sources=[], mappings_decoded=False,
-                         diagnostics=[Diagnostic(kind="unavailable", message=message)])
+    def _broken(
+        self, node_id: str, location: str, map_path: str | None, generated: str | None, message: str
+    ) -> SourceMap:
+        return SourceMap(
+            node_id=node_id,
+            location=location,  # type: ignore[arg-type]
+            map_path=map_path,
+            generated=generated,
+            file=None,
+            source_root=None,
+            sources=[],
+            mappings_decoded=False,
+            diagnostics=[Diagnostic(kind="unavailable", message=message)],
+        )
 
-    def _map(self, node_id: str, location: str, map_path: str | None, generated: str | None, data: bytes,
-             map_dir: str, by_id: dict[str, Module]) -> SourceMap:
+    def _map(
+        self,
+        node_id: str,
+        location: str,
+        map_path: str | None,
+        generated: str | None,
+        data: bytes,
+        map_dir: str,
+        by_id: dict[str, Module],
+    ) -> SourceMap:
         parsed = sourcemaps.parse(data, map_dir)
         gen = by_id.get(generated) if generated else None
         bundled = [by_id[b] for b in gen.bundled_modules if b in by_id] if gen is not None else []
@@ -257,14 +325,33 @@ class _Builder:
                     identical = file_node_id(raw.path) in by_id and by_id[file_node_id(raw.path)].sha256 == digest
             elif digest is not None and len(self.sha_index.get(digest, [])) == 1:
                 file_module, file_match, identical = file_node_id(self.sha_index[digest][0]), "content", True
-            sources.append(SourceMapSource(
-                index=index, source=raw.source, path=raw.path, outside_root=raw.outside_root,
-                has_content=raw.content is not None, content_sha256=digest, content_size=size, module=module,
-                matched_by=matched_by, file_module=file_module, file_match=file_match,  # type: ignore[arg-type]
-                content_identical=identical))
-        return SourceMap(node_id=node_id, location=location, map_path=map_path, generated=generated,  # type: ignore[arg-type]
-                         file=parsed.file, source_root=parsed.source_root, sources=sources, mappings_decoded=False,
-                         diagnostics=parsed.diagnostics)
+            sources.append(
+                SourceMapSource(
+                    index=index,
+                    source=raw.source,
+                    path=raw.path,
+                    outside_root=raw.outside_root,
+                    has_content=raw.content is not None,
+                    content_sha256=digest,
+                    content_size=size,
+                    module=module,
+                    matched_by=matched_by,  # type: ignore[arg-type]
+                    file_module=file_module,
+                    file_match=file_match,  # type: ignore[arg-type]
+                    content_identical=identical,
+                )
+            )
+        return SourceMap(
+            node_id=node_id,
+            location=location,  # type: ignore[arg-type]
+            map_path=map_path,
+            generated=generated,
+            file=parsed.file,
+            source_root=parsed.source_root,
+            sources=sources,
+            mappings_decoded=False,
+            diagnostics=parsed.diagnostics,
+        )
 
     # -- entry points -------------------------------------------------------------------
 
@@ -315,14 +402,17 @@ def build(collected: Collected, limits: Limits, ctx: CallContext) -> Application
         skipped = skipped[:MAX_SKIPPED_LISTED]
     kinds = Counter(m.kind for m in modules)
     counts = {
-        "modules": len(modules), "source_modules": kinds.get("source", 0), "assets": kinds.get("asset", 0),
+        "modules": len(modules),
+        "source_modules": kinds.get("source", 0),
+        "assets": kinds.get("asset", 0),
         "bundled_modules": kinds.get("bundled", 0),
         "import_edges": sum(len(m.imports) for m in modules),
         "resolved_edges": sum(1 for m in modules for e in m.imports if e.resolved is not None),
         "functions": sum(len(m.functions) for m in modules),
         "exports": sum(len(m.exports) for m in modules),
         "strings": sum(m.strings.total for m in modules),
-        "entry_points": len(entry_points), "source_maps": len(builder.source_maps),
+        "entry_points": len(entry_points),
+        "source_maps": len(builder.source_maps),
         "parse_errors": sum(1 for m in modules if m.parse == "error" and m.container is None),
         "integrity_contradictions": len(collected.contradictions),
         "ipc_calls": sum(len(m.ipc) for m in modules),
@@ -330,9 +420,19 @@ def build(collected: Collected, limits: Limits, ctx: CallContext) -> Application
     contradictions = sorted(collected.contradictions, key=lambda c: str(c.get("path", c.get("logical_path", ""))))
     return Application(
         schema_version=SCHEMA_VERSION,
-        input=InputSummary(format=collected.format, files_seen=collected.files_seen,
-                           files_analyzed=len(builder.parsed), bytes_analyzed=collected.total_bytes,
-                           html_files=sorted(builder.html), package_json=sorted(builder.packages)),
+        input=InputSummary(
+            format=collected.format,
+            files_seen=collected.files_seen,
+            files_analyzed=len(builder.parsed),
+            bytes_analyzed=collected.total_bytes,
+            html_files=sorted(builder.html),
+            package_json=sorted(builder.packages),
+        ),
         coverage=Coverage(status="partial" if reasons else "complete", reasons=reasons, skipped=skipped),
-        limits=limits, modules=modules, entry_points=entry_points, source_maps=builder.source_maps,
-        integrity_contradictions=contradictions, counts=counts)
+        limits=limits,
+        modules=modules,
+        entry_points=entry_points,
+        source_maps=builder.source_maps,
+        integrity_contradictions=contradictions,
+        counts=counts,
+    )

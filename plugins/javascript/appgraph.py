@@ -32,20 +32,27 @@ def load(call: ToolCall, key: str) -> Loaded:
         hint = ""
         if ev.operation == VIEW_OPERATION and isinstance(ev.normalized_result, dict):
             parent = ev.normalized_result.get("parent_evidence_id")
-            hint = (f' This is a summary view; pass {{"kind": "retained-evidence", "evidence_id": "{parent}"}}.'
-                    if parent else "")
+            hint = (
+                f' This is a summary view; pass {{"kind": "retained-evidence", "evidence_id": "{parent}"}}.'
+                if parent
+                else ""
+            )
         raise invalid_request(
             f"{key} must be {OPERATION} Evidence, not {ev.operation}.{hint}",
-            [issue(key, "invalid_value", f"expected operation {OPERATION}", operation=ev.operation)])
+            [issue(key, "invalid_value", f"expected operation {OPERATION}", operation=ev.operation)],
+        )
     try:
         app = msgspec.convert(ev.normalized_result, Application)
     except msgspec.ValidationError as exc:
-        raise invalid_request(f"{key} is not a complete application graph: {exc}",
-                              [issue(key, "invalid_value", f"normalized_result does not decode: {exc}")]) from None
+        raise invalid_request(
+            f"{key} is not a complete application graph: {exc}",
+            [issue(key, "invalid_value", f"normalized_result does not decode: {exc}")],
+        ) from None
     if app.schema_version != SCHEMA_VERSION:
         raise invalid_request(
             f"{key} has application graph schema {app.schema_version}; this rea reads {SCHEMA_VERSION}",
-            [issue(key, "invalid_value", "unsupported schema_version", schema_version=app.schema_version)])
+            [issue(key, "invalid_value", "unsupported schema_version", schema_version=app.schema_version)],
+        )
     return Loaded(ev, app)
 
 
@@ -54,8 +61,9 @@ def reference(loaded: Loaded) -> dict[str, str]:
     return ev_mod.retained_reference(loaded.evidence.evidence_id)
 
 
-def derive(operation: str, parameters: dict[str, Any], normalized: Any, inputs: list[Loaded],
-           limitations: Iterable[str] = ()) -> Evidence:
+def derive(
+    operation: str, parameters: dict[str, Any], normalized: Any, inputs: list[Loaded], limitations: Iterable[str] = ()
+) -> Evidence:
     """Evidence derived from application inputs only, linked to them."""
     lims = list(limitations)
     partial = [x.evidence.evidence_id for x in inputs if x.app.coverage.status == "partial"]
@@ -65,10 +73,16 @@ def derive(operation: str, parameters: dict[str, Any], normalized: Any, inputs: 
     if len(inputs) > 1 and inputs[0].evidence.subject == inputs[-1].evidence.subject:
         single = inputs[0].evidence
     return ev_mod.build(
-        operation=operation, provider=PROVIDER, subject=single.subject if single else None,
-        analysis_profile=single.analysis_profile if single else None, parameters=parameters,
-        normalized_result=normalized, confidence="derived", limitations=lims,
-        evidence_links=[x.evidence.evidence_id for x in inputs])
+        operation=operation,
+        provider=PROVIDER,
+        subject=single.subject if single else None,
+        analysis_profile=single.analysis_profile if single else None,
+        parameters=parameters,
+        normalized_result=normalized,
+        confidence="derived",
+        limitations=lims,
+        evidence_links=[x.evidence.evidence_id for x in inputs],
+    )
 
 
 def normal_path(path: str) -> str:
@@ -165,8 +179,13 @@ class Index:
         hits = [f for f in module.functions if f.name == name or f.name.endswith("." + name)]
         if not hits:
             return None
-        top = [f for f in hits if f.parent is not None and self.functions.get(f.parent, (None, None))[1] is not None
-               and self.functions[f.parent][1].kind == "module-body"]  # type: ignore[union-attr]
+        top = [
+            f
+            for f in hits
+            if f.parent is not None
+            and self.functions.get(f.parent, (None, None))[1] is not None
+            and self.functions[f.parent][1].kind == "module-body"
+        ]  # type: ignore[union-attr]
         return (top or hits)[0]
 
 

@@ -15,8 +15,9 @@ from rea.evidence import AnalysisProfile, Evidence, ProviderIdentity
 from rea.providers import OperationResult
 from rea.target import identify
 
-PROVIDER = ProviderIdentity(id="javascript", name="rea JavaScript application analyzer (tree-sitter)",
-                            version=rea.__version__)
+PROVIDER = ProviderIdentity(
+    id="javascript", name="rea JavaScript application analyzer (tree-sitter)", version=rea.__version__
+)
 VIEW_OPERATION = "inspect_analysis_view"
 STATIC_LIMITATIONS = [
     "Static analysis only: no application code was executed.",
@@ -26,12 +27,20 @@ STATIC_LIMITATIONS = [
 
 def profile() -> AnalysisProfile:
     """The settings that shape results: grammar versions and per-module bounds."""
-    return ev_mod.make_profile(PROVIDER, {
-        "grammars": syntax.grammar_versions(),
-        "bounds": {"strings": facts.MAX_STRINGS, "string_chars": facts.MAX_STRING_CHARS,
-                   "functions": facts.MAX_FUNCTIONS, "per_function": facts.MAX_PER_FUNCTION,
-                   "returns": facts.MAX_RETURNS, "imports": facts.MAX_IMPORTS},
-    })
+    return ev_mod.make_profile(
+        PROVIDER,
+        {
+            "grammars": syntax.grammar_versions(),
+            "bounds": {
+                "strings": facts.MAX_STRINGS,
+                "string_chars": facts.MAX_STRING_CHARS,
+                "functions": facts.MAX_FUNCTIONS,
+                "per_function": facts.MAX_PER_FUNCTION,
+                "returns": facts.MAX_RETURNS,
+                "imports": facts.MAX_IMPORTS,
+            },
+        },
+    )
 
 
 def effective_limits(requested: dict[str, Any] | None) -> Limits:
@@ -54,9 +63,14 @@ def handle(call: ToolCall) -> Evidence:
         limitations.append("Coverage is partial: " + ", ".join(app.coverage.reasons) + ".")
     parameters = {"format": fmt, "integrity_policy": policy, "limits": msgspec.to_builtins(limits)}
     ev = call.session.evidence(
-        OPERATION, parameters,
+        OPERATION,
+        parameters,
         OperationResult(normalized=msgspec.to_builtins(app), limitations=limitations),
-        bound=False, target=target, provider=PROVIDER, analysis_profile=profile())
+        bound=False,
+        target=target,
+        provider=PROVIDER,
+        analysis_profile=profile(),
+    )
     call.ctx.finish(f"analyzed {app.counts['modules']} modules")
     if args.get("detail", "complete") == "summary":
         # The complete record stays retained; the caller gets the same summary inspect_analysis_view gives.

@@ -26,20 +26,27 @@ def _key(m: Module, index: appgraph.Index) -> str:
 
 def _set_diff(left: set[str], right: set[str]) -> dict[str, Any]:
     added, removed = sorted(right - left), sorted(left - right)
-    return {"added": added[:MAX_LISTED], "removed": removed[:MAX_LISTED],
-            "added_total": len(added), "removed_total": len(removed)}
+    return {
+        "added": added[:MAX_LISTED],
+        "removed": removed[:MAX_LISTED],
+        "added_total": len(added),
+        "removed_total": len(removed),
+    }
 
 
 def _module_diff(a: Module, b: Module) -> dict[str, Any]:
     shapes_a = {e.name: _canon(e.shape) for e in a.exports}
     shapes_b = {e.name: _canon(e.shape) for e in b.exports}
     return {
-        "imports": _set_diff({f"{e.kind}:{e.specifier}" for e in a.imports},
-                             {f"{e.kind}:{e.specifier}" for e in b.imports}),
+        "imports": _set_diff(
+            {f"{e.kind}:{e.specifier}" for e in a.imports}, {f"{e.kind}:{e.specifier}" for e in b.imports}
+        ),
         "exports": _set_diff(set(shapes_a), set(shapes_b)),
         "export_shapes_changed": sorted(n for n in set(shapes_a) & set(shapes_b) if shapes_a[n] != shapes_b[n]),
-        "functions": _set_diff({f.name for f in a.functions if f.kind != "module-body"},
-                               {f.name for f in b.functions if f.kind != "module-body"}),
+        "functions": _set_diff(
+            {f.name for f in a.functions if f.kind != "module-body"},
+            {f.name for f in b.functions if f.kind != "module-body"},
+        ),
         "strings": _set_diff({s.value for s in a.strings.items}, {s.value for s in b.strings.items}),
         "size": {"left": a.size, "right": b.size},
     }
@@ -69,8 +76,9 @@ def compare_versions(call: ToolCall) -> Evidence:
         if len(lkeys) == 1 and len(rkeys) == 1:
             pairs.append((rest_l.pop(lkeys[0]), rest_r.pop(rkeys[0]), "content"))
         else:
-            ambiguous.append({"sha256": sha, "left": [rest_l[k].node_id for k in lkeys],
-                              "right": [rest_r[k].node_id for k in rkeys]})
+            ambiguous.append(
+                {"sha256": sha, "left": [rest_l[k].node_id for k in lkeys], "right": [rest_r[k].node_id for k in rkeys]}
+            )
             for k in lkeys:
                 rest_l.pop(k)
             for k in rkeys:
@@ -87,8 +95,15 @@ def compare_versions(call: ToolCall) -> Evidence:
         counts[status] += 1
         if via == "content":
             counts["moved"] += 1
-        entry: dict[str, Any] = {"left": a.node_id, "right": b.node_id, "path": b.path, "matched_by": via,
-                                 "status": status, "left_sha256": a.sha256, "right_sha256": b.sha256}
+        entry: dict[str, Any] = {
+            "left": a.node_id,
+            "right": b.node_id,
+            "path": b.path,
+            "matched_by": via,
+            "status": status,
+            "left_sha256": a.sha256,
+            "right_sha256": b.sha256,
+        }
         if status != "unchanged" and details < limit:
             entry["differences"] = _module_diff(a, b)
             details += 1
@@ -96,25 +111,45 @@ def compare_versions(call: ToolCall) -> Evidence:
     entries_l = {(e.kind, e.path) for e in left.app.entry_points}
     entries_r = {(e.kind, e.path) for e in right.app.entry_points}
     result = {
-        "summary": {**counts, "added": len(rest_r), "removed": len(rest_l), "ambiguous": len(ambiguous),
-                    "matched": len(matched)},
+        "summary": {
+            **counts,
+            "added": len(rest_r),
+            "removed": len(rest_l),
+            "ambiguous": len(ambiguous),
+            "matched": len(matched),
+        },
         "modules": matched,
-        "added": [{"node_id": m.node_id, "path": m.path, "kind": m.kind} for m in
-                  sorted(rest_r.values(), key=lambda m: (m.path, m.node_id))],
-        "removed": [{"node_id": m.node_id, "path": m.path, "kind": m.kind} for m in
-                    sorted(rest_l.values(), key=lambda m: (m.path, m.node_id))],
+        "added": [
+            {"node_id": m.node_id, "path": m.path, "kind": m.kind}
+            for m in sorted(rest_r.values(), key=lambda m: (m.path, m.node_id))
+        ],
+        "removed": [
+            {"node_id": m.node_id, "path": m.path, "kind": m.kind}
+            for m in sorted(rest_l.values(), key=lambda m: (m.path, m.node_id))
+        ],
         "ambiguous": ambiguous,
-        "entry_points": {"added": [{"kind": k, "path": p} for k, p in sorted(entries_r - entries_l)],
-                         "removed": [{"kind": k, "path": p} for k, p in sorted(entries_l - entries_r)]},
-        "coverage": {"left": left.app.coverage.status, "right": right.app.coverage.status,
-                     "status": "complete" if left.app.coverage.status == right.app.coverage.status == "complete"
-                     else "partial"},
+        "entry_points": {
+            "added": [{"kind": k, "path": p} for k, p in sorted(entries_r - entries_l)],
+            "removed": [{"kind": k, "path": p} for k, p in sorted(entries_l - entries_r)],
+        },
+        "coverage": {
+            "left": left.app.coverage.status,
+            "right": right.app.coverage.status,
+            "status": "complete" if left.app.coverage.status == right.app.coverage.status == "complete" else "partial",
+        },
         "details_truncated": details >= limit and counts["changed"] + counts["contradicted"] > limit,
     }
     params = {"left": appgraph.reference(left), "right": appgraph.reference(right), "limit": limit}
-    return appgraph.derive("compare_application_versions", params, result, [left, right],
-                           ["Modules match one-to-one by path, then by unique content hash; ambiguous content "
-                            "matches are reported, never paired."])
+    return appgraph.derive(
+        "compare_application_versions",
+        params,
+        result,
+        [left, right],
+        [
+            "Modules match one-to-one by path, then by unique content hash; ambiguous content "
+            "matches are reported, never paired."
+        ],
+    )
 
 
 # -- source to bundle ----------------------------------------------------------------------
@@ -139,10 +174,17 @@ def compare_source_to_bundle(call: ToolCall) -> Evidence:
         want = normal_path(src.path)
         matches: dict[str, dict[str, Any]] = {}
 
-        def add(target: str, generated: str | None, via: str, content: str, extra: dict[str, Any],
-                matches: dict[str, dict[str, Any]] = matches) -> None:
-            row = matches.setdefault(target, {"bundle_module": target, "generated": generated, "via": [],
-                                              "content": content})
+        def add(
+            target: str,
+            generated: str | None,
+            via: str,
+            content: str,
+            extra: dict[str, Any],
+            matches: dict[str, dict[str, Any]] = matches,
+        ) -> None:
+            row = matches.setdefault(
+                target, {"bundle_module": target, "generated": generated, "via": [], "content": content}
+            )
             if via not in row["via"]:
                 row["via"].append(via)
             if row["content"] == "unknown":
@@ -154,11 +196,21 @@ def compare_source_to_bundle(call: ToolCall) -> Evidence:
             by_content = s.content_sha256 is not None and s.content_sha256 == src.sha256
             if not (by_path or by_content):
                 continue
-            content = ("unknown" if s.content_sha256 is None
-                       else "identical" if s.content_sha256 == src.sha256 else "different")
+            content = (
+                "unknown"
+                if s.content_sha256 is None
+                else "identical"
+                if s.content_sha256 == src.sha256
+                else "different"
+            )
             target = s.module or sm.generated or sm.node_id
-            add(target, sm.generated, "source-map" if by_path else "content", content,
-                {"source_map": sm.node_id, "map_source": s.source})
+            add(
+                target,
+                sm.generated,
+                "source-map" if by_path else "content",
+                content,
+                {"source_map": sm.node_id, "map_source": s.source},
+            )
         for b in bundled:
             if path_matches(normal_path(b.path), want):
                 add(b.node_id, b.container, "bundle-path", "unknown", {})
@@ -166,20 +218,42 @@ def compare_source_to_bundle(call: ToolCall) -> Evidence:
             used_bundled.add(row["bundle_module"])
             row["via"].sort()
         found = sorted(matches.values(), key=lambda r: r["bundle_module"])
-        rows.append({"source": src.node_id, "path": src.path, "sha256": src.sha256,
-                     "status": "mapped" if found else "unmapped", "matches": found})
-    bundle_only = [{"node_id": b.node_id, "path": b.path, "container": b.container}
-                   for b in sorted(bundled, key=lambda m: (m.path, m.node_id)) if b.node_id not in used_bundled]
+        rows.append(
+            {
+                "source": src.node_id,
+                "path": src.path,
+                "sha256": src.sha256,
+                "status": "mapped" if found else "unmapped",
+                "matches": found,
+            }
+        )
+    bundle_only = [
+        {"node_id": b.node_id, "path": b.path, "container": b.container}
+        for b in sorted(bundled, key=lambda m: (m.path, m.node_id))
+        if b.node_id not in used_bundled
+    ]
     result = {
-        "summary": {"sources": len(rows), "mapped": sum(1 for r in rows if r["status"] == "mapped"),
-                    "unmapped": sum(1 for r in rows if r["status"] == "unmapped"),
-                    "identical": sum(1 for r in rows if any(m["content"] == "identical" for m in r["matches"])),
-                    "bundle_only": len(bundle_only), "source_maps": len(bundle.app.source_maps)},
-        "sources": rows, "bundle_only": bundle_only,
+        "summary": {
+            "sources": len(rows),
+            "mapped": sum(1 for r in rows if r["status"] == "mapped"),
+            "unmapped": sum(1 for r in rows if r["status"] == "unmapped"),
+            "identical": sum(1 for r in rows if any(m["content"] == "identical" for m in r["matches"])),
+            "bundle_only": len(bundle_only),
+            "source_maps": len(bundle.app.source_maps),
+        },
+        "sources": rows,
+        "bundle_only": bundle_only,
     }
-    return appgraph.derive("compare_source_to_bundle", params, result, inputs,
-                           ["Source-map mappings are not decoded; sources map to bundle modules by the maps' "
-                            "sources, sourcesContent hashes and bundled-module paths."])
+    return appgraph.derive(
+        "compare_source_to_bundle",
+        params,
+        result,
+        inputs,
+        [
+            "Source-map mappings are not decoded; sources map to bundle modules by the maps' "
+            "sources, sourcesContent hashes and bundled-module paths."
+        ],
+    )
 
 
 # -- export shapes -------------------------------------------------------------------------
@@ -187,23 +261,36 @@ def compare_source_to_bundle(call: ToolCall) -> Evidence:
 
 def _side(loaded: Loaded, name: str, selector: str | None, path: str) -> dict[str, Any]:
     index = loaded.index
-    modules = index.module(selector) if selector else [m for m in loaded.app.modules
-                                                       if any(e.name == name for e in m.exports)]
+    modules = (
+        index.module(selector)
+        if selector
+        else [m for m in loaded.app.modules if any(e.name == name for e in m.exports)]
+    )
     with_export = [m for m in modules if any(e.name == name for e in m.exports)]
     if len(with_export) > 1:
-        raise appgraph.not_found(path if selector else "module",
-                                 f"{len(with_export)} modules export {name!r}; pass module (a path or node_id)",
-                                 sorted(m.node_id for m in with_export))
+        raise appgraph.not_found(
+            path if selector else "module",
+            f"{len(with_export)} modules export {name!r}; pass module (a path or node_id)",
+            sorted(m.node_id for m in with_export),
+        )
     if not with_export:
         uncertain = loaded.app.coverage.status == "partial" or any(m.parse == "error" for m in modules)
-        return {"presence": "unknown-coverage" if uncertain else "absent",
-                "module": modules[0].node_id if len(modules) == 1 else None, "shapes": []}
+        return {
+            "presence": "unknown-coverage" if uncertain else "absent",
+            "module": modules[0].node_id if len(modules) == 1 else None,
+            "shapes": [],
+        }
     m = with_export[0]
     records: list[ExportRecord] = [e for e in m.exports if e.name == name]
     shapes = {_canon(e.shape): e.shape for e in records}
-    return {"presence": "present", "module": m.node_id, "path": m.path,
-            "kinds": sorted({e.kind for e in records}), "lines": sorted({e.line for e in records}),
-            "shapes": [shapes[k] for k in sorted(shapes)]}
+    return {
+        "presence": "present",
+        "module": m.node_id,
+        "path": m.path,
+        "kinds": sorted({e.kind for e in records}),
+        "lines": sorted({e.line for e in records}),
+        "shapes": [shapes[k] for k in sorted(shapes)],
+    }
 
 
 def _differences(a: Any, b: Any, where: str, out: list[dict[str, Any]]) -> None:
@@ -244,10 +331,15 @@ def compare_export_shapes(call: ToolCall) -> Evidence:
         status = "absent"
     else:
         status = "unknown"
-    result = {"export": name, "module": selector, "left": a, "right": b, "status": status,
-              "differences": differences}
-    params = {"left": appgraph.reference(left), "right": appgraph.reference(right), "export": name,
-              "module": selector}
-    return appgraph.derive("compare_javascript_export_shapes", params, result, [left, right],
-                           ["Shapes are static: parameters, return-expression shapes, object keys and class "
-                            "members as written; values computed at run time are not known."])
+    result = {"export": name, "module": selector, "left": a, "right": b, "status": status, "differences": differences}
+    params = {"left": appgraph.reference(left), "right": appgraph.reference(right), "export": name, "module": selector}
+    return appgraph.derive(
+        "compare_javascript_export_shapes",
+        params,
+        result,
+        [left, right],
+        [
+            "Shapes are static: parameters, return-expression shapes, object keys and class "
+            "members as written; values computed at run time are not known."
+        ],
+    )

@@ -40,21 +40,68 @@ CHECK_EVERY = 4096
 _PATH_COMMENT = re.compile(r"^// ((?:[\w@.+~-]+/)*[\w@.+~-]+\.(?:[cm]?[jt]sx?|json|css|node|vue|svelte))$")
 _WRAPPERS = frozenset({"__commonJS", "__esm"})
 _ESBUILD_RUNTIME = frozenset({"__commonJS", "__esm", "__export", "__toESM", "__toCommonJS", "__copyProps"})
-_INTERESTING = frozenset({
-    "identifier", "string", "template_string", "call_expression", "new_expression", "import_statement",
-    "export_statement", "assignment_expression", "return_statement", "variable_declarator", "class_declaration",
-    "pair", "object", "statement_block", "shorthand_property_identifier",
-}) | syntax.FUNCTION_TYPES
+_INTERESTING = (
+    frozenset(
+        {
+            "identifier",
+            "string",
+            "template_string",
+            "call_expression",
+            "new_expression",
+            "import_statement",
+            "export_statement",
+            "assignment_expression",
+            "return_statement",
+            "variable_declarator",
+            "class_declaration",
+            "pair",
+            "object",
+            "statement_block",
+            "shorthand_property_identifier",
+        }
+    )
+    | syntax.FUNCTION_TYPES
+)
 # Leaves that hold no fact: never pushed on the walk's stack.
-_LEAVES = frozenset({
-    "property_identifier", "number", "comment", "regex", "true", "false", "null", "undefined", "this", "super",
-    "string_fragment", "escape_sequence", "private_property_identifier", "statement_identifier", "empty_statement",
-    "hash_bang_line", "predefined_type", "type_identifier",
-})
+_LEAVES = frozenset(
+    {
+        "property_identifier",
+        "number",
+        "comment",
+        "regex",
+        "true",
+        "false",
+        "null",
+        "undefined",
+        "this",
+        "super",
+        "string_fragment",
+        "escape_sequence",
+        "private_property_identifier",
+        "statement_identifier",
+        "empty_statement",
+        "hash_bang_line",
+        "predefined_type",
+        "type_identifier",
+    }
+)
 # Electron's IPC surface: channels the main process serves and the preload/renderer side calls.
 _IPC_OBJECTS = frozenset({"ipcMain", "ipcRenderer", "contextBridge", "webContents"})
-_IPC_METHODS = frozenset({"handle", "handleOnce", "on", "once", "invoke", "send", "sendSync", "sendTo",
-                          "postMessage", "exposeInMainWorld", "removeHandler"})
+_IPC_METHODS = frozenset(
+    {
+        "handle",
+        "handleOnce",
+        "on",
+        "once",
+        "invoke",
+        "send",
+        "sendSync",
+        "sendTo",
+        "postMessage",
+        "exposeInMainWorld",
+        "removeHandler",
+    }
+)
 MAX_IPC = 256
 # A node with more named children than this (a 2-million-element array literal on one line) is walked a chunk at
 # a time through a cursor: never every child as a Python object at once.
@@ -82,6 +129,8 @@ class _Chunk:
         if self.more:
             stack.append((self, fn, unit))
         stack.extend((child, fn, unit) for child in reversed(batch))
+
+
 _WEBPACK_MARKERS = (b"__webpack_require__", b"webpackChunk", b"__webpack_modules__")
 
 
@@ -203,13 +252,20 @@ class _Walker:
         module_path = self.path if unit == 0 else f"{self.path}!{owner}"
         builder = FunctionBuilder(
             node_id=f"fn:{module_path}#{name}@{syntax.line(node)}:{int(node.start_point[1]) + 1}",
-            name=name, kind=kind or patterns.fn_kind(node), line=syntax.line(node), end_line=syntax.end_line(node),
+            name=name,
+            kind=kind or patterns.fn_kind(node),
+            line=syntax.line(node),
+            end_line=syntax.end_line(node),
             params=[] if kind == "module-body" else syntax.function_params(node),
-            is_async=kind != "module-body" and syntax.is_async(node), parent=parent, unit=unit,
-            start_byte=int(node.start_byte))
+            is_async=kind != "module-body" and syntax.is_async(node),
+            parent=parent,
+            unit=unit,
+            start_byte=int(node.start_byte),
+        )
         if kind != "module-body":
-            patterns.declared_in(node.child_by_field_name("parameters") or node.child_by_field_name("parameter"),
-                         builder.declared)
+            patterns.declared_in(
+                node.child_by_field_name("parameters") or node.child_by_field_name("parameter"), builder.declared
+            )
         self.fns.append(builder)
         self.fn_by_start.setdefault(int(node.start_byte), index)
         self.units[unit].functions.append(index)
@@ -357,8 +413,12 @@ class _Walker:
             name_node = node.child_by_field_name("name")
             patterns.declared_in(name_node, self.fns[fn].declared)
             value = node.child_by_field_name("value")
-            if (self.fns[fn].kind == "module-body" and name_node is not None and name_node.type == "identifier"
-                    and value is not None):
+            if (
+                self.fns[fn].kind == "module-body"
+                and name_node is not None
+                and name_node.type == "identifier"
+                and value is not None
+            ):
                 self.unit_decls[unit].setdefault(syntax.text(name_node, 200), value)
         elif kind == "class_declaration":
             name = node.child_by_field_name("name")
@@ -386,13 +446,24 @@ class _Walker:
         while stack and len(self.diagnostics) < MAX_DIAGNOSTICS:
             node = stack.pop()
             if node.is_missing:
-                self.diagnostics.append(Diagnostic(kind="missing-node", message=f"missing {node.type}",
-                                                   line=syntax.line(node), column=int(node.start_point[1]) + 1))
+                self.diagnostics.append(
+                    Diagnostic(
+                        kind="missing-node",
+                        message=f"missing {node.type}",
+                        line=syntax.line(node),
+                        column=int(node.start_point[1]) + 1,
+                    )
+                )
                 continue
             if node.type == "ERROR":
-                self.diagnostics.append(Diagnostic(
-                    kind="parse-error", message=f"syntax error near {syntax.text(node, 40)!r}",
-                    line=syntax.line(node), column=int(node.start_point[1]) + 1))
+                self.diagnostics.append(
+                    Diagnostic(
+                        kind="parse-error",
+                        message=f"syntax error near {syntax.text(node, 40)!r}",
+                        line=syntax.line(node),
+                        column=int(node.start_point[1]) + 1,
+                    )
+                )
                 continue
             stack.extend(c for c in reversed(node.children) if c.has_error or c.is_missing)
 
@@ -409,8 +480,7 @@ class _Walker:
     def _add_call(self, fn: int, callee: str, node: Node) -> None:
         builder = self.fns[fn]
         if len(builder.calls) < MAX_PER_FUNCTION:
-            builder.calls.append(CallSite(callee=callee, line=syntax.line(node),
-                                          argument=syntax.first_argument(node)))
+            builder.calls.append(CallSite(callee=callee, line=syntax.line(node), argument=syntax.first_argument(node)))
         else:
             builder.truncated = True
 
@@ -431,8 +501,9 @@ class _Walker:
             self.bare_calls.append((unit, name, ln))
             if name == "require":
                 spec, arg = syntax.first_string_argument(node)
-                target.imports.append(PendingImport("require", spec, ln, patterns.binding_names(node),
-                                                    expression=syntax.text(arg, 120)))
+                target.imports.append(
+                    PendingImport("require", spec, ln, patterns.binding_names(node), expression=syntax.text(arg, 120))
+                )
                 if spec == "electron":
                     target.uses_electron = True
             elif name in _WRAPPERS:
@@ -455,9 +526,14 @@ class _Walker:
                 owner = syntax.text(callee.child_by_field_name("object"), 80).rsplit(".", 1)[-1]
                 if owner in _IPC_OBJECTS and len(target.ipc) < MAX_IPC:
                     channel, arg = syntax.first_string_argument(node)
-                    target.ipc.append(IpcRecord(api=f"{owner}.{prop}", channel=channel,
-                                                expression=None if channel is not None else syntax.text(arg, 80),
-                                                line=ln))
+                    target.ipc.append(
+                        IpcRecord(
+                            api=f"{owner}.{prop}",
+                            channel=channel,
+                            expression=None if channel is not None else syntax.text(arg, 80),
+                            line=ln,
+                        )
+                    )
         return unit
 
     def _wrapper(self, node: Node, unit: int) -> int:
@@ -504,8 +580,13 @@ class _Walker:
             value = patterns.unparenthesized(pair.child_by_field_name("value")) if pair.type == "pair" else None
             name = syntax.property_name(key) if key is not None else None
             # Module ids are numbers or paths; other function-valued objects (export getters) are not maps.
-            if key is None or name is None or not (key.type == "number" or "/" in name) or value is None \
-                    or value.type not in ("arrow_function", "function_expression", "function"):
+            if (
+                key is None
+                or name is None
+                or not (key.type == "number" or "/" in name)
+                or value is None
+                or value.type not in ("arrow_function", "function_expression", "function")
+            ):
                 break
             modules.append((name, pair, value))
         if not pairs or len(modules) != len(pairs):
@@ -567,8 +648,11 @@ class _Walker:
                         local = syntax.text(spec.child_by_field_name("name"), 80)
                         alias = spec.child_by_field_name("alias")
                         names.append(local)
-                        target.exports.append(PendingExport(syntax.text(alias, 80) if alias else local, "re-export",
-                                                            ln, local=local, source=source))
+                        target.exports.append(
+                            PendingExport(
+                                syntax.text(alias, 80) if alias else local, "re-export", ln, local=local, source=source
+                            )
+                        )
             target.imports.append(PendingImport("re-export", source, ln, names))
             return
         if is_default:
@@ -579,16 +663,23 @@ class _Walker:
                 if spec.type == "export_specifier":
                     local = syntax.text(spec.child_by_field_name("name"), 80)
                     alias = spec.child_by_field_name("alias")
-                    target.exports.append(PendingExport(syntax.text(alias, 80) if alias else local, "esm", ln,
-                                                        local=local))
+                    target.exports.append(
+                        PendingExport(syntax.text(alias, 80) if alias else local, "esm", ln, local=local)
+                    )
             return
         if decl is None:
             return
         if decl.type in ("variable_declaration", "lexical_declaration"):
             for d in decl.named_children:
                 if d.type == "variable_declarator":
-                    target.exports.append(PendingExport(syntax.text(d.child_by_field_name("name"), 80), "esm", ln,
-                                                        value=d.child_by_field_name("value")))
+                    target.exports.append(
+                        PendingExport(
+                            syntax.text(d.child_by_field_name("name"), 80),
+                            "esm",
+                            ln,
+                            value=d.child_by_field_name("value"),
+                        )
+                    )
             return
         name = decl.child_by_field_name("name")
         if name is not None:
@@ -604,8 +695,7 @@ class _Walker:
             candidates = None
             if value is not None and value.type == "ternary_expression":
                 # `run = parallel ? parallelRun : singleRun`: the value is one of both arms.
-                candidates = [syntax.text(value.child_by_field_name(arm), 80)
-                              for arm in ("consequence", "alternative")]
+                candidates = [syntax.text(value.child_by_field_name(arm), 80) for arm in ("consequence", "alternative")]
             builder.assignments.append(Assignment(target=lhs, line=syntax.line(node), candidates=candidates))
         ln = syntax.line(node)
         target = self.units[unit]
@@ -617,11 +707,13 @@ class _Walker:
                     if member.type == "pair":
                         key = syntax.property_name(member.child_by_field_name("key"))
                         if key is not None:
-                            target.exports.append(PendingExport(key, "commonjs", ln,
-                                                                value=member.child_by_field_name("value")))
+                            target.exports.append(
+                                PendingExport(key, "commonjs", ln, value=member.child_by_field_name("value"))
+                            )
                     elif member.type == "shorthand_property_identifier":
-                        target.exports.append(PendingExport(syntax.text(member), "commonjs", ln,
-                                                            local=syntax.text(member)))
+                        target.exports.append(
+                            PendingExport(syntax.text(member), "commonjs", ln, local=syntax.text(member))
+                        )
                     elif member.type == "method_definition":
                         key = syntax.property_name(member.child_by_field_name("name"))
                         if key is not None:
@@ -682,12 +774,19 @@ class _Walker:
             shape = self.resolve_shape(pending.value, unit)
         elif pending.local is not None and pending.source is None:
             found = self.declaration(pending.local, unit)
-            shape = (self.resolve_shape(found, unit) if found is not None
-                     else {"type": "reference", "name": pending.local})
+            shape = (
+                self.resolve_shape(found, unit) if found is not None else {"type": "reference", "name": pending.local}
+            )
         else:
             shape = {"type": "re-export", "source": pending.source or ""}
-        return ExportRecord(name=pending.name, kind=pending.kind, line=pending.line,  # type: ignore[arg-type]
-                            local=pending.local, source=pending.source, shape=shape)
+        return ExportRecord(
+            name=pending.name,
+            kind=pending.kind,  # type: ignore[arg-type]
+            line=pending.line,
+            local=pending.local,
+            source=pending.source,
+            shape=shape,
+        )
 
 
 def _captures(fns: list[FunctionBuilder]) -> tuple[list[list[str]], list[list[str]]]:
@@ -755,8 +854,9 @@ def _scan_strings(walker: _Walker, data: bytes, lo: int, hi: int) -> int:
         if value and value not in strings:
             line += data.count(b"\n", at, m.start())
             at = m.start()
-            strings[value] = StringLiteral(value=value[:MAX_STRING_CHARS], line=line,
-                                           truncated=len(value) > MAX_STRING_CHARS)
+            strings[value] = StringLiteral(
+                value=value[:MAX_STRING_CHARS], line=line, truncated=len(value) > MAX_STRING_CHARS
+            )
             found += 1
     return found
 
@@ -785,33 +885,68 @@ def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext 
     walker.run(tree.root_node)
     if too_big:
         scanned = _scan_strings(walker, data, 0, len(data))
-        walker.diagnostics.append(Diagnostic(
-            kind="limit", message=f"about {tokens} tokens, more than the {MAX_PARSE_TOKENS} rea parses: not "
-            f"parsed; {scanned} strings kept from a scan of its text", line=1, column=1))
+        walker.diagnostics.append(
+            Diagnostic(
+                kind="limit",
+                message=f"about {tokens} tokens, more than the {MAX_PARSE_TOKENS} rea parses: not "
+                f"parsed; {scanned} strings kept from a scan of its text",
+                line=1,
+                column=1,
+            )
+        )
     if repaired:
-        walker.diagnostics.append(Diagnostic(
-            kind="parse-error", message="escapes the grammar refuses (\\u or \\x without hex digits, valid in "
-            "tagged templates) were read as text", line=1, column=1))
+        walker.diagnostics.append(
+            Diagnostic(
+                kind="parse-error",
+                message="escapes the grammar refuses (\\u or \\x without hex digits, valid in "
+                "tagged templates) were read as text",
+                line=1,
+                column=1,
+            )
+        )
     if tree.root_node.has_error:
         walker.diagnose(tree.root_node)
         scanned = _raw_strings(walker, tree.root_node, data)
         if scanned:
-            walker.diagnostics.append(Diagnostic(
-                kind="parse-error", message=f"{scanned} strings of code that does not parse were kept from a scan "
-                "of its text (coverage partial)", line=1, column=1))
+            walker.diagnostics.append(
+                Diagnostic(
+                    kind="parse-error",
+                    message=f"{scanned} strings of code that does not parse were kept from a scan "
+                    "of its text (coverage partial)",
+                    line=1,
+                    column=1,
+                )
+            )
     if tree.root_node.has_error and not walker.diagnostics:
-        walker.diagnostics.append(Diagnostic(kind="parse-error", message="the grammar reported a syntax error",
-                                             line=1, column=1))
+        walker.diagnostics.append(
+            Diagnostic(kind="parse-error", message="the grammar reported a syntax error", line=1, column=1)
+        )
     captures, closures = _captures(walker.fns)
     functions: list[FunctionRecord] = []
     for index, b in enumerate(walker.fns):
-        functions.append(FunctionRecord(
-            node_id=b.node_id, name=b.name, kind=b.kind, line=b.line, end_line=b.end_line,  # type: ignore[arg-type]
-            params=b.params, is_async=b.is_async,
-            parent=walker.fns[b.parent].node_id if b.parent is not None else None,
-            calls=b.calls, returns=[ReturnSite(line=ln, shape=walker.resolve_shape(v, b.unit, 1) if v is not None
-                                               else {"type": "undefined"}) for ln, v in b.returns],
-            assignments=b.assignments, captures=captures[index], closures=closures[index], truncated=b.truncated))
+        functions.append(
+            FunctionRecord(
+                node_id=b.node_id,
+                name=b.name,
+                kind=b.kind,  # type: ignore[arg-type]
+                line=b.line,
+                end_line=b.end_line,
+                params=b.params,
+                is_async=b.is_async,
+                parent=walker.fns[b.parent].node_id if b.parent is not None else None,
+                calls=b.calls,
+                returns=[
+                    ReturnSite(
+                        line=ln, shape=walker.resolve_shape(v, b.unit, 1) if v is not None else {"type": "undefined"}
+                    )
+                    for ln, v in b.returns
+                ],
+                assignments=b.assignments,
+                captures=captures[index],
+                closures=closures[index],
+                truncated=b.truncated,
+            )
+        )
     exports = [[walker.export_record(p, i) for p in unit.exports] for i, unit in enumerate(walker.units)]
     strings: list[StringSet] = []
     for unit in walker.units:
@@ -831,9 +966,17 @@ def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext 
         if target_idx is not None:
             edges.append((unit_idx, target_idx, "webpack-require", key, ln))
     return FileFacts(
-        units=walker.units, functions=functions, function_unit=[b.unit for b in walker.fns], exports=exports,
-        strings=strings, diagnostics=walker.diagnostics, bundle_format=walker.bundle_format,
-        unit_edges=sorted(set(edges)), source_mapping_url=patterns.source_mapping_url(data), truncated=walker.truncated)
+        units=walker.units,
+        functions=functions,
+        function_unit=[b.unit for b in walker.fns],
+        exports=exports,
+        strings=strings,
+        diagnostics=walker.diagnostics,
+        bundle_format=walker.bundle_format,
+        unit_edges=sorted(set(edges)),
+        source_mapping_url=patterns.source_mapping_url(data),
+        truncated=walker.truncated,
+    )
 
 
 def unit_ranges(unit: Unit) -> list[Span]:

@@ -18,8 +18,7 @@ from rea.target import Target
 from rea.unpackers import Limits as ArchiveLimits
 from rea.unpackers import select_unpacker
 
-DEFAULT_LIMITS = Limits(max_files=20_000, max_bytes_per_file=16 << 20, max_total_bytes=512 << 20,
-                        max_modules=100_000)
+DEFAULT_LIMITS = Limits(max_files=20_000, max_bytes_per_file=16 << 20, max_total_bytes=512 << 20, max_modules=100_000)
 AUXILIARY_EXTENSIONS = (".map", ".html", ".htm")
 Policy = Literal["fail", "record-and-continue"]
 
@@ -52,20 +51,28 @@ class Collected:
 def choose_format(target: Target, requested: str) -> Literal["directory", "asar"]:
     if target.is_directory:
         if requested == "asar":
-            raise ReaError("unsupported_target", f"{target.path} is a directory, not an ASAR archive",
-                           remediation="Pass format 'directory' or 'auto', or the path of a .asar file.",
-                           details={"path": target.path, "format": "directory"})
+            raise ReaError(
+                "unsupported_target",
+                f"{target.path} is a directory, not an ASAR archive",
+                remediation="Pass format 'directory' or 'auto', or the path of a .asar file.",
+                details={"path": target.path, "format": "directory"},
+            )
         return "directory"
     if requested == "directory":
-        raise ReaError("unsupported_target", f"{target.path} is a file, not a directory",
-                       remediation="Pass format 'asar' or 'auto' for an ASAR archive.",
-                       details={"path": target.path, "format": target.format})
+        raise ReaError(
+            "unsupported_target",
+            f"{target.path} is a file, not a directory",
+            remediation="Pass format 'asar' or 'auto' for an ASAR archive.",
+            details={"path": target.path, "format": target.format},
+        )
     if target.format == "asar" or requested == "asar" or target.resolved_path.lower().endswith(".asar"):
         return "asar"
-    raise ReaError("unsupported_target",
-                   f"{target.path} is neither a directory nor an ASAR archive (detected {target.format})",
-                   remediation="Pass an application directory or an Electron .asar archive.",
-                   details={"path": target.path, "format": target.format})
+    raise ReaError(
+        "unsupported_target",
+        f"{target.path} is neither a directory nor an ASAR archive (detected {target.format})",
+        remediation="Pass an application directory or an Electron .asar archive.",
+        details={"path": target.path, "format": target.format},
+    )
 
 
 class _Budget:
@@ -179,12 +186,18 @@ def collect_directory(target: Target, limits: Limits, ctx: CallContext) -> Colle
 def collect_asar(registry: Registry, target: Target, limits: Limits, policy: Policy, ctx: CallContext) -> Collected:
     # The ASAR reader is a registered unpacker declaring the format (the asar plugin, or a replacement); the
     # caller may have chosen format "asar" for a file whose head does not look like one.
-    readers = [registry.unpackers[uid] for uid in sorted(registry.unpackers)
-               if "asar" in registry.unpackers[uid].descriptor.formats]
+    readers = [
+        registry.unpackers[uid]
+        for uid in sorted(registry.unpackers)
+        if "asar" in registry.unpackers[uid].descriptor.formats
+    ]
     if not readers:
-        raise ReaError("capability_unavailable", "no registered unpacker reads ASAR",
-                       remediation="Install rea with its asar plugin, or analyze an extracted directory.",
-                       details={"plugin": "asar"})
+        raise ReaError(
+            "capability_unavailable",
+            "no registered unpacker reads ASAR",
+            remediation="Install rea with its asar plugin, or analyze an extracted directory.",
+            details={"plugin": "asar"},
+        )
     chosen = select_unpacker(registry, target) if target.format == "asar" else readers[0]
     unpacker = chosen if "asar" in chosen.descriptor.formats else readers[0]
     out = Collected(format="asar")
@@ -218,8 +231,9 @@ def collect_asar(registry: Registry, target: Target, limits: Limits, policy: Pol
                 if exc.code == "artifact_integrity_mismatch":
                     raise _integrity_error(exc) from None
                 raise
-            integrity: Integrity = ("contradicted" if read.contradiction is not None
-                                    else "verified" if read.verified else "not-declared")
+            integrity: Integrity = (
+                "contradicted" if read.contradiction is not None else "verified" if read.verified else "not-declared"
+            )
             if read.contradiction is not None:
                 out.contradictions.append(dict(read.contradiction))
                 out.reasons.add("integrity_contradictions")
@@ -237,18 +251,26 @@ def collect_asar(registry: Registry, target: Target, limits: Limits, policy: Pol
 def _integrity_error(exc: ReaError) -> ReaError:
     """Name the rerun option; unpacked entries also name their usual cause."""
     unpacked = bool(exc.details.get("unpacked"))
-    cause = (" Packaging tools often sign or strip .asar.unpacked files after writing the header."
-             if unpacked else "")
+    cause = " Packaging tools often sign or strip .asar.unpacked files after writing the header." if unpacked else ""
     return ReaError(
-        "artifact_integrity_mismatch", exc.message,
-        remediation=("Rerun analyze_javascript_application with integrity_policy 'record-and-continue' "
-                     "(CLI: --integrity-policy record-and-continue) to record the contradiction and continue."
-                     + cause),
-        details=exc.details)
+        "artifact_integrity_mismatch",
+        exc.message,
+        remediation=(
+            "Rerun analyze_javascript_application with integrity_policy 'record-and-continue' "
+            "(CLI: --integrity-policy record-and-continue) to record the contradiction and continue." + cause
+        ),
+        details=exc.details,
+    )
 
 
-def collect(registry: Registry, target: Target, fmt: Literal["directory", "asar"], limits: Limits, policy: Policy,
-            ctx: CallContext) -> Collected:
+def collect(
+    registry: Registry,
+    target: Target,
+    fmt: Literal["directory", "asar"],
+    limits: Limits,
+    policy: Policy,
+    ctx: CallContext,
+) -> Collected:
     if fmt == "directory":
         return collect_directory(target, limits, ctx)
     return collect_asar(registry, target, limits, policy, ctx)

@@ -11,7 +11,13 @@ OPERATION = "analyze_javascript_application"
 
 ModuleKind = Literal["source", "asset", "bundled"]
 EdgeKind = Literal[
-    "import", "require", "dynamic-import", "re-export", "bundle-require", "bundle-reference", "webpack-require",
+    "import",
+    "require",
+    "dynamic-import",
+    "re-export",
+    "bundle-require",
+    "bundle-reference",
+    "webpack-require",
 ]
 TargetKind = Literal["module", "package", "builtin", "unresolved", "dynamic"]
 ParseStatus = Literal["ok", "error", "skipped"]
@@ -140,8 +146,9 @@ class Module(_Record, frozen=True):
 
 
 class EntryPoint(_Record, frozen=True):
-    kind: Literal["package-main", "package-bin", "electron-main", "electron-preload", "electron-renderer",
-                  "renderer-html"]
+    kind: Literal[
+        "package-main", "package-bin", "electron-main", "electron-preload", "electron-renderer", "renderer-html"
+    ]
     path: str
     node_id: str | None
     declared_by: str
@@ -226,4 +233,3 @@ def bundled_node_id(container_path: str, bundled_path: str) -> str:
 
 def function_node_id(module_path: str, name: str, line: int, column: int) -> str:
     return f"fn:{module_path}#{name}@{line}:{column}"
-

@@ -110,9 +110,12 @@ def unparenthesized(node: Node | None) -> Node | None:
 
 def region_container(root: Node) -> Node:
     """Where a bundle's modules sit: the program, or the body of one top-level IIFE (esbuild's iife)."""
-    statements = [c for c in root.named_children if c.type != "comment"
-                  and not (c.type == "expression_statement" and c.named_children
-                           and c.named_children[0].type == "string")]
+    statements = [
+        c
+        for c in root.named_children
+        if c.type != "comment"
+        and not (c.type == "expression_statement" and c.named_children and c.named_children[0].type == "string")
+    ]
     if len(statements) != 1 or statements[0].type != "expression_statement" or not statements[0].named_children:
         return root
     call = statements[0].named_children[0]
@@ -170,7 +173,7 @@ def source_mapping_url(data: bytes) -> str | None:
     start = data.rfind(b"\n", 0, pos) + 1
     end = data.find(b"\n", pos)
     line_bytes = data[start:] if end < 0 else data[start:end]
-    if data[end + 1:].strip() if end >= 0 else False:
+    if data[end + 1 :].strip() if end >= 0 else False:
         return None
     match = _SMU.search(line_bytes.rstrip(b"\r"))
     if match is None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from rea.catalog.prompt import PromptArgument, PromptDef
 
 INVENTORY = PromptDef(
-    name="inventory_electron_application", title="Inventory an Electron application",
+    name="inventory_electron_application",
+    title="Inventory an Electron application",
     description="Map an Electron app: entry points, processes, IPC channels, modules and native add-ons.",
     arguments=(PromptArgument(name="path", description="The app's resources/app.asar or its unpacked directory."),),
     tools=("inspect_artifact", "analyze_javascript_application", "inspect_analysis_view"),
@@ -15,13 +16,18 @@ INVENTORY = PromptDef(
         "2. analyze_javascript_application on {path} with detail summary; read the retained record through "
         "inspect_analysis_view pages (modules, entry points) instead of the whole graph.\n"
         "3. List the main, preload and renderer entry points, the IPC channels between them, the bundled "
-        "modules with their source maps, and any native add-ons, citing evidence_ids."))
+        "modules with their source maps, and any native add-ons, citing evidence_ids."
+    ),
+)
 
 COMPARE = PromptDef(
-    name="compare_application_versions", title="Compare two versions of an application",
+    name="compare_application_versions",
+    title="Compare two versions of an application",
     description="What changed between two builds of a JavaScript or Electron application.",
-    arguments=(PromptArgument(name="left_path", description="The older build (directory or .asar)."),
-               PromptArgument(name="right_path", description="The newer build (directory or .asar).")),
+    arguments=(
+        PromptArgument(name="left_path", description="The older build (directory or .asar)."),
+        PromptArgument(name="right_path", description="The newer build (directory or .asar)."),
+    ),
     tools=("analyze_javascript_application", "compare_application_versions"),
     template=(
         "Compare the application builds {left_path} (before) and {right_path} (after).\n"
@@ -29,7 +35,9 @@ COMPARE = PromptDef(
         "evidence_ids).\n"
         "2. compare_application_versions with left and right as retained-evidence references to them.\n"
         "3. Summarize added, removed and changed modules, entry points and IPC channels, and any integrity "
-        "contradictions, citing evidence_ids."))
+        "contradictions, citing evidence_ids."
+    ),
+)
 
 
 def prompts() -> list[PromptDef]:

@@ -7,13 +7,52 @@ from collections.abc import Callable
 
 import msgspec
 
-NODE_BUILTINS = frozenset({
-    "assert", "async_hooks", "buffer", "child_process", "cluster", "console", "constants", "crypto", "dgram",
-    "diagnostics_channel", "dns", "domain", "events", "fs", "http", "http2", "https", "inspector", "module",
-    "net", "os", "path", "perf_hooks", "process", "punycode", "querystring", "readline", "repl", "stream",
-    "string_decoder", "sys", "timers", "tls", "trace_events", "tty", "url", "util", "v8", "vm", "wasi",
-    "worker_threads", "zlib",
-})
+NODE_BUILTINS = frozenset(
+    {
+        "assert",
+        "async_hooks",
+        "buffer",
+        "child_process",
+        "cluster",
+        "console",
+        "constants",
+        "crypto",
+        "dgram",
+        "diagnostics_channel",
+        "dns",
+        "domain",
+        "events",
+        "fs",
+        "http",
+        "http2",
+        "https",
+        "inspector",
+        "module",
+        "net",
+        "os",
+        "path",
+        "perf_hooks",
+        "process",
+        "punycode",
+        "querystring",
+        "readline",
+        "repl",
+        "stream",
+        "string_decoder",
+        "sys",
+        "timers",
+        "tls",
+        "trace_events",
+        "tty",
+        "url",
+        "util",
+        "v8",
+        "vm",
+        "wasi",
+        "worker_threads",
+        "zlib",
+    }
+)
 ELECTRON = "electron"
 _EXTENSIONS = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts")
 
@@ -105,8 +144,11 @@ class Resolver:
     def _node_modules(self, importer_dir: str, specifier: str) -> str | None:
         directory = importer_dir
         while True:
-            base = posixpath.join(directory, "node_modules", specifier) if directory else posixpath.join(
-                "node_modules", specifier)
+            base = (
+                posixpath.join(directory, "node_modules", specifier)
+                if directory
+                else posixpath.join("node_modules", specifier)
+            )
             found = self.file(base)
             if found is not None:
                 return found

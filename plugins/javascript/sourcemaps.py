@@ -57,7 +57,7 @@ def normalize(base_dir: str, relative: str) -> tuple[str, bool]:
     rel = relative
     for scheme in _SCHEMES:
         if rel.startswith(scheme):
-            rest = rel[len(scheme):]
+            rest = rel[len(scheme) :]
             if scheme == "file://":
                 rel = rest
                 break

@@ -22,10 +22,17 @@ MAX_TEXT = 160
 SHAPE_DEPTH = 3
 SHAPE_KEYS = 64
 
-FUNCTION_TYPES = frozenset({
-    "function_declaration", "generator_function_declaration", "function_expression", "function",
-    "generator_function", "arrow_function", "method_definition",
-})
+FUNCTION_TYPES = frozenset(
+    {
+        "function_declaration",
+        "generator_function_declaration",
+        "function_expression",
+        "function",
+        "generator_function",
+        "arrow_function",
+        "method_definition",
+    }
+)
 
 
 def is_node_script(head: bytes) -> bool:
@@ -58,8 +65,11 @@ def _grammar(language: Language) -> Any:
         return tree_sitter.Language(tree_sitter_javascript.language())
     import tree_sitter_typescript
 
-    raw = (tree_sitter_typescript.language_typescript() if language == "typescript"
-           else tree_sitter_typescript.language_tsx())
+    raw = (
+        tree_sitter_typescript.language_typescript()
+        if language == "typescript"
+        else tree_sitter_typescript.language_tsx()
+    )
     return tree_sitter.Language(raw)
 
 
@@ -157,8 +167,13 @@ def first_string_argument(call: Node) -> tuple[str | None, Node | None]:
 def property_name(node: Node | None) -> str | None:
     if node is None:
         return None
-    if node.type in ("property_identifier", "identifier", "private_property_identifier",
-                     "shorthand_property_identifier", "number"):
+    if node.type in (
+        "property_identifier",
+        "identifier",
+        "private_property_identifier",
+        "shorthand_property_identifier",
+        "number",
+    ):
         return text(node)
     if node.type in ("string", "template_string"):
         return string_value(node)
@@ -240,8 +255,12 @@ def shape_of(node: Node | None, depth: int = 0) -> dict[str, Any]:
     if kind == "ternary_expression":
         # Both arms: `run = parallel ? A : B` may be either.
         arms = [node.child_by_field_name("consequence"), node.child_by_field_name("alternative")]
-        return {"type": "conditional", "candidates": [shape_of(a, depth + 1) if depth < SHAPE_DEPTH and a is not None
-                                                      else {"type": "unknown"} for a in arms]}
+        return {
+            "type": "conditional",
+            "candidates": [
+                shape_of(a, depth + 1) if depth < SHAPE_DEPTH and a is not None else {"type": "unknown"} for a in arms
+            ],
+        }
     return {"type": "unknown", "node": kind}
 
 

@@ -10,13 +10,22 @@ from rea.evidence import Evidence
 
 FAMILY = "application"
 
-APPLICATION_INPUT: dict[str, Any] = evidence_input(
-    "analyze_javascript_application Evidence, inline or retained.")
+APPLICATION_INPUT: dict[str, Any] = evidence_input("analyze_javascript_application Evidence, inline or retained.")
 LIMIT_PROPS: dict[str, Any] = {
-    "max_nodes": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 200,
-                  "description": "At most this many nodes (modules and functions) in the result."},
-    "max_depth": {"type": "integer", "minimum": 0, "maximum": 64, "default": 4,
-                  "description": "Follow edges at most this many hops from the seed."},
+    "max_nodes": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 10000,
+        "default": 200,
+        "description": "At most this many nodes (modules and functions) in the result.",
+    },
+    "max_depth": {
+        "type": "integer",
+        "minimum": 0,
+        "maximum": 64,
+        "default": 4,
+        "description": "Follow edges at most this many hops from the seed.",
+    },
 }
 _EVIDENCE_EFFECTS = ToolEffects(records_evidence=True)
 
@@ -67,31 +76,66 @@ ANALYZE = ToolDef(
         "edges, exports with static shapes, strings, functions, Electron IPC channels, entry points (package.json "
         "main, Electron main/preload/renderer) and source maps (inline and external). detail 'summary' records "
         "the complete Evidence and returns its summary view; pass parent_evidence_id to the application "
-        "workflows."),
+        "workflows."
+    ),
     input_schema={
         "type": "object",
         "properties": {
-            "input_path": {"type": "string", "minLength": 1, "description": "Application directory or .asar file.",
-                           "examples": ["/opt/App/resources/app.asar"]},
-            "format": {"type": "string", "enum": ["auto", "asar", "directory"], "default": "auto",
-                       "description": "Input kind; auto detects directories and ASAR headers."},
-            "detail": {"type": "string", "enum": ["complete", "summary"], "default": "complete",
-                       "description": "complete returns the full graph; summary records it and returns a summary."},
-            "integrity_policy": {"type": "string", "enum": ["fail", "record-and-continue"], "default": "fail",
-                                 "description": ("fail stops at the first ASAR integrity mismatch; "
-                                                 "record-and-continue records it and marks coverage partial.")},
+            "input_path": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Application directory or .asar file.",
+                "examples": ["/opt/App/resources/app.asar"],
+            },
+            "format": {
+                "type": "string",
+                "enum": ["auto", "asar", "directory"],
+                "default": "auto",
+                "description": "Input kind; auto detects directories and ASAR headers.",
+            },
+            "detail": {
+                "type": "string",
+                "enum": ["complete", "summary"],
+                "default": "complete",
+                "description": "complete returns the full graph; summary records it and returns a summary.",
+            },
+            "integrity_policy": {
+                "type": "string",
+                "enum": ["fail", "record-and-continue"],
+                "default": "fail",
+                "description": (
+                    "fail stops at the first ASAR integrity mismatch; "
+                    "record-and-continue records it and marks coverage partial."
+                ),
+            },
             "limits": {
                 "type": "object",
                 "description": "Bounds on the work; exceeding one skips files and marks coverage partial.",
                 "properties": {
-                    "max_files": {"type": "integer", "minimum": 1, "maximum": 1_000_000,
-                                  "description": "Most script, map, HTML and package.json files read."},
-                    "max_bytes_per_file": {"type": "integer", "minimum": 1, "maximum": 1 << 30,
-                                           "description": "Larger files are skipped."},
-                    "max_total_bytes": {"type": "integer", "minimum": 1, "maximum": 1 << 34,
-                                        "description": "Most bytes read in total."},
-                    "max_modules": {"type": "integer", "minimum": 1, "maximum": 10_000_000,
-                                    "description": "Most modules (files plus bundled modules) in the graph."},
+                    "max_files": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 1_000_000,
+                        "description": "Most script, map, HTML and package.json files read.",
+                    },
+                    "max_bytes_per_file": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 1 << 30,
+                        "description": "Larger files are skipped.",
+                    },
+                    "max_total_bytes": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 1 << 34,
+                        "description": "Most bytes read in total.",
+                    },
+                    "max_modules": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 10_000_000,
+                        "description": "Most modules (files plus bundled modules) in the graph.",
+                    },
                 },
                 "additionalProperties": False,
                 "examples": [{"max_files": 5000, "max_bytes_per_file": 8388608}],
@@ -102,8 +146,10 @@ ANALYZE = ToolDef(
     },
     handler=_analyze,
     effects=_EVIDENCE_EFFECTS,
-    examples=({"input_path": "/opt/App/resources/app.asar"},
-              {"input_path": "./my-app", "detail": "summary", "integrity_policy": "record-and-continue"}),
+    examples=(
+        {"input_path": "/opt/App/resources/app.asar"},
+        {"input_path": "./my-app", "detail": "summary", "integrity_policy": "record-and-continue"},
+    ),
     cli_subject="input_path",
 )
 
@@ -113,8 +159,12 @@ SEED_SCHEMA: dict[str, Any] = {
     "properties": {
         "kind": {"type": "string", "enum": ["module", "string", "symbol"], "description": "What value names."},
         "value": {"type": "string", "minLength": 1, "description": "Text to match."},
-        "match": {"type": "string", "enum": ["exact", "substring"], "default": "exact",
-                  "description": "How value matches."},
+        "match": {
+            "type": "string",
+            "enum": ["exact", "substring"],
+            "default": "exact",
+            "description": "How value matches.",
+        },
     },
     "required": ["kind", "value"],
     "additionalProperties": False,
@@ -124,54 +174,78 @@ SEED_SCHEMA: dict[str, Any] = {
 TRACE_FEATURE = ToolDef(
     name="trace_application_feature",
     family=FAMILY,
-    description=("Trace a seed (module, string literal or symbol) through application Evidence. It finds the matching "
-                 "modules and functions and everything connected to them by import and bundle edges, bounded by "
-                 "max_depth and max_nodes. Runs nothing again."),
-    input_schema=with_evidence_defs({
-        "type": "object",
-        "properties": {"application": APPLICATION_INPUT, "seed": SEED_SCHEMA, **LIMIT_PROPS,
-                       "direction": {"type": "string", "enum": ["both", "imports", "importers"], "default": "both",
-                                     "description": "Follow edges to imported modules, to importers, or both."}},
-        "required": ["application", "seed"],
-        "additionalProperties": False,
-    }),
+    description=(
+        "Trace a seed (module, string literal or symbol) through application Evidence. It finds the matching "
+        "modules and functions and everything connected to them by import and bundle edges, bounded by "
+        "max_depth and max_nodes. Runs nothing again."
+    ),
+    input_schema=with_evidence_defs(
+        {
+            "type": "object",
+            "properties": {
+                "application": APPLICATION_INPUT,
+                "seed": SEED_SCHEMA,
+                **LIMIT_PROPS,
+                "direction": {
+                    "type": "string",
+                    "enum": ["both", "imports", "importers"],
+                    "default": "both",
+                    "description": "Follow edges to imported modules, to importers, or both.",
+                },
+            },
+            "required": ["application", "seed"],
+            "additionalProperties": False,
+        }
+    ),
     handler=_trace_feature,
     effects=_EVIDENCE_EFFECTS,
-    examples=({"application": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
-               "seed": {"kind": "string", "value": "search", "match": "substring"}},),
+    examples=(
+        {
+            "application": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
+            "seed": {"kind": "string", "value": "search", "match": "substring"},
+        },
+    ),
 )
 
 TRACE_SEMANTICS = ToolDef(
     name="trace_javascript_semantics",
     family=FAMILY,
-    description=("Bounded call/return, assignment and closure relations of one function or module from "
-                 "application Evidence. It shows what it calls (resolved across imports where static), what it "
-                 "returns, what it assigns and which variables its closures capture. Runs nothing again."),
-    input_schema=with_evidence_defs({
-        "type": "object",
-        "properties": {
-            "application": APPLICATION_INPUT,
-            "target": {
-                "type": "object",
-                "description": "A function (name or fn: node_id) or a module (path or mod: node_id).",
-                "properties": {
-                    "kind": {"type": "string", "enum": ["function", "module"], "description": "What value names."},
-                    "value": {"type": "string", "minLength": 1, "description": "Name, path or node_id."},
-                    "module": {"type": "string", "description": "Restrict a function name to this module path."},
+    description=(
+        "Bounded call/return, assignment and closure relations of one function or module from "
+        "application Evidence. It shows what it calls (resolved across imports where static), what it "
+        "returns, what it assigns and which variables its closures capture. Runs nothing again."
+    ),
+    input_schema=with_evidence_defs(
+        {
+            "type": "object",
+            "properties": {
+                "application": APPLICATION_INPUT,
+                "target": {
+                    "type": "object",
+                    "description": "A function (name or fn: node_id) or a module (path or mod: node_id).",
+                    "properties": {
+                        "kind": {"type": "string", "enum": ["function", "module"], "description": "What value names."},
+                        "value": {"type": "string", "minLength": 1, "description": "Name, path or node_id."},
+                        "module": {"type": "string", "description": "Restrict a function name to this module path."},
+                    },
+                    "required": ["kind", "value"],
+                    "additionalProperties": False,
+                    "examples": [{"kind": "function", "value": "main", "module": "src/main.js"}],
                 },
-                "required": ["kind", "value"],
-                "additionalProperties": False,
-                "examples": [{"kind": "function", "value": "main", "module": "src/main.js"}],
+                **LIMIT_PROPS,
             },
-            **LIMIT_PROPS,
-        },
-        "required": ["application", "target"],
-        "additionalProperties": False,
-    }),
+            "required": ["application", "target"],
+            "additionalProperties": False,
+        }
+    ),
     handler=_trace_semantics,
     effects=_EVIDENCE_EFFECTS,
-    examples=({"application": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
-               "target": {"kind": "function", "value": "main"}},),
+    examples=(
+        {
+            "application": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
+            "target": {"kind": "function", "value": "main"},
+        },
+    ),
 )
 
 _PAIR = {
@@ -182,69 +256,113 @@ _PAIR = {
 COMPARE_VERSIONS = ToolDef(
     name="compare_application_versions",
     family=FAMILY,
-    description=("Compare two versions' application Evidence. Modules are matched one-to-one by path, then by "
-                 "content hash (ambiguous candidates are reported, never guessed), with added, removed, changed "
-                 "and unchanged modules, their import/export/string/function differences and entry-point changes."),
-    input_schema=with_evidence_defs({
-        "type": "object",
-        "properties": {**_PAIR, "limit": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 1000,
-                                          "description": "At most this many changed-module details."}},
-        "required": ["left", "right"],
-        "additionalProperties": False,
-    }),
+    description=(
+        "Compare two versions' application Evidence. Modules are matched one-to-one by path, then by "
+        "content hash (ambiguous candidates are reported, never guessed), with added, removed, changed "
+        "and unchanged modules, their import/export/string/function differences and entry-point changes."
+    ),
+    input_schema=with_evidence_defs(
+        {
+            "type": "object",
+            "properties": {
+                **_PAIR,
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 100000,
+                    "default": 1000,
+                    "description": "At most this many changed-module details.",
+                },
+            },
+            "required": ["left", "right"],
+            "additionalProperties": False,
+        }
+    ),
     handler=_compare_versions,
     effects=_EVIDENCE_EFFECTS,
-    examples=({"left": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
-               "right": {"kind": "retained-evidence", "evidence_id": "ev_" + "1" * 64}},),
+    examples=(
+        {
+            "left": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
+            "right": {"kind": "retained-evidence", "evidence_id": "ev_" + "1" * 64},
+        },
+    ),
 )
 
 COMPARE_SOURCE = ToolDef(
     name="compare_source_to_bundle",
     family=FAMILY,
-    description=("Map source files to the bundle modules built from them, through source maps (sources and "
-                 "sourcesContent), bundled-module paths and content hashes. Give 'source' and 'bundle' "
-                 "application Evidence, or one 'application' holding both."),
-    input_schema=with_evidence_defs({
-        "type": "object",
-        "properties": {
-            "application": {**APPLICATION_INPUT, "description": "One application holding sources and bundles."},
-            "source": {**APPLICATION_INPUT, "description": "Application Evidence of the source tree."},
-            "bundle": {**APPLICATION_INPUT, "description": "Application Evidence of the shipped bundles."},
-        },
-        "oneOf": [{"title": "one application holding sources and bundles", "required": ["application"],
-                   "not": {"anyOf": [{"required": ["source"]}, {"required": ["bundle"]}]}},
-                  {"title": "a source tree and its shipped bundles", "required": ["source", "bundle"],
-                   "not": {"required": ["application"]}}],
-        "additionalProperties": False,
-    }),
+    description=(
+        "Map source files to the bundle modules built from them, through source maps (sources and "
+        "sourcesContent), bundled-module paths and content hashes. Give 'source' and 'bundle' "
+        "application Evidence, or one 'application' holding both."
+    ),
+    input_schema=with_evidence_defs(
+        {
+            "type": "object",
+            "properties": {
+                "application": {**APPLICATION_INPUT, "description": "One application holding sources and bundles."},
+                "source": {**APPLICATION_INPUT, "description": "Application Evidence of the source tree."},
+                "bundle": {**APPLICATION_INPUT, "description": "Application Evidence of the shipped bundles."},
+            },
+            "oneOf": [
+                {
+                    "title": "one application holding sources and bundles",
+                    "required": ["application"],
+                    "not": {"anyOf": [{"required": ["source"]}, {"required": ["bundle"]}]},
+                },
+                {
+                    "title": "a source tree and its shipped bundles",
+                    "required": ["source", "bundle"],
+                    "not": {"required": ["application"]},
+                },
+            ],
+            "additionalProperties": False,
+        }
+    ),
     handler=_compare_source,
     effects=_EVIDENCE_EFFECTS,
-    examples=({"source": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
-               "bundle": {"kind": "retained-evidence", "evidence_id": "ev_" + "1" * 64}},),
+    examples=(
+        {
+            "source": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
+            "bundle": {"kind": "retained-evidence", "evidence_id": "ev_" + "1" * 64},
+        },
+    ),
 )
 
 COMPARE_EXPORTS = ToolDef(
     name="compare_javascript_export_shapes",
     family=FAMILY,
-    description=("Compare the static shape of one export (function parameters and return shapes, object keys, class "
-                 "members) in two versions' application Evidence. It gives presence present|absent|unknown-coverage "
-                 "on each side and the differences."),
-    input_schema=with_evidence_defs({
-        "type": "object",
-        "properties": {
-            **_PAIR,
-            "export": {"type": "string", "minLength": 1, "description": "Export name ('default' for default)."},
-            "module": {"type": "string", "minLength": 1,
-                       "description": "Module path or node_id; required when several modules export the name."},
-        },
-        "required": ["left", "right", "export"],
-        "additionalProperties": False,
-    }),
+    description=(
+        "Compare the static shape of one export (function parameters and return shapes, object keys, class "
+        "members) in two versions' application Evidence. It gives presence present|absent|unknown-coverage "
+        "on each side and the differences."
+    ),
+    input_schema=with_evidence_defs(
+        {
+            "type": "object",
+            "properties": {
+                **_PAIR,
+                "export": {"type": "string", "minLength": 1, "description": "Export name ('default' for default)."},
+                "module": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Module path or node_id; required when several modules export the name.",
+                },
+            },
+            "required": ["left", "right", "export"],
+            "additionalProperties": False,
+        }
+    ),
     handler=_compare_exports,
     effects=_EVIDENCE_EFFECTS,
-    examples=({"left": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
-               "right": {"kind": "retained-evidence", "evidence_id": "ev_" + "1" * 64},
-               "export": "search", "module": "src/search.js"},),
+    examples=(
+        {
+            "left": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
+            "right": {"kind": "retained-evidence", "evidence_id": "ev_" + "1" * 64},
+            "export": "search",
+            "module": "src/search.js",
+        },
+    ),
 )
 
 TOOLS = (ANALYZE, TRACE_FEATURE, TRACE_SEMANTICS, COMPARE_VERSIONS, COMPARE_SOURCE, COMPARE_EXPORTS)

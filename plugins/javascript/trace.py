@@ -40,8 +40,16 @@ def _seed_matches(index: Index, seed: dict[str, Any]) -> tuple[list[dict[str, An
         elif kind == "string":
             found = [s for s in m.strings.items if _matches(s.value, value, mode)]
             for s in found[:20]:
-                hits.append({"node_id": m.node_id, "type": "module", "path": m.path, "via": "string",
-                             "value": s.value, "line": s.line})
+                hits.append(
+                    {
+                        "node_id": m.node_id,
+                        "type": "module",
+                        "path": m.path,
+                        "via": "string",
+                        "value": s.value,
+                        "line": s.line,
+                    }
+                )
                 holder = _innermost(m, s.line)
                 if holder is not None:
                     functions.add(holder.node_id)
@@ -50,14 +58,30 @@ def _seed_matches(index: Index, seed: dict[str, Any]) -> tuple[list[dict[str, An
         else:
             for fn in m.functions:
                 if fn.kind != "module-body" and _symbol_matches(fn.name, value, mode):
-                    hits.append({"node_id": fn.node_id, "type": "function", "path": m.path, "via": "function",
-                                 "value": fn.name, "line": fn.line})
+                    hits.append(
+                        {
+                            "node_id": fn.node_id,
+                            "type": "function",
+                            "path": m.path,
+                            "via": "function",
+                            "value": fn.name,
+                            "line": fn.line,
+                        }
+                    )
                     modules.add(m.node_id)
                     functions.add(fn.node_id)
             for ex in m.exports:
                 if _symbol_matches(ex.name, value, mode):
-                    hits.append({"node_id": m.node_id, "type": "module", "path": m.path, "via": "export",
-                                 "value": ex.name, "line": ex.line})
+                    hits.append(
+                        {
+                            "node_id": m.node_id,
+                            "type": "module",
+                            "path": m.path,
+                            "via": "export",
+                            "value": ex.name,
+                            "line": ex.line,
+                        }
+                    )
                     modules.add(m.node_id)
     return hits, modules, functions
 
@@ -74,13 +98,27 @@ def _innermost(m: Module, line: int) -> FunctionRecord | None:
 
 
 def _module_node(m: Module, depth: int) -> dict[str, Any]:
-    return {"node_id": m.node_id, "type": "module", "path": m.path, "kind": m.kind, "depth": depth,
-            "container": m.container}
+    return {
+        "node_id": m.node_id,
+        "type": "module",
+        "path": m.path,
+        "kind": m.kind,
+        "depth": depth,
+        "container": m.container,
+    }
 
 
 def _function_node(m: Module, fn: FunctionRecord, depth: int, role: str) -> dict[str, Any]:
-    return {"node_id": fn.node_id, "type": "function", "path": m.path, "name": fn.name, "line": fn.line,
-            "module": m.node_id, "depth": depth, "role": role}
+    return {
+        "node_id": fn.node_id,
+        "type": "function",
+        "path": m.path,
+        "name": fn.name,
+        "line": fn.line,
+        "module": m.node_id,
+        "depth": depth,
+        "role": role,
+    }
 
 
 def trace_feature(call: ToolCall) -> Evidence:
@@ -147,15 +185,21 @@ def trace_feature(call: ToolCall) -> Evidence:
     kept = {n["node_id"] for n in nodes}
     all_edges = [e for e in sorted(edges | fn_edges) if e[0] in kept and e[1] in kept]
     result = {
-        "seed": seed, "matches": hits,
+        "seed": seed,
+        "matches": hits,
         "nodes": sorted(nodes, key=lambda n: (n["depth"], n["type"], n["path"], n["node_id"])),
         "edges": [{"from": a, "to": b, "kind": k, "label": s} for a, b, k, s in all_edges],
         "truncated": truncated,
         "limits": {"max_nodes": max_nodes, "max_depth": max_depth, "direction": direction},
         "application_coverage": loaded.app.coverage.status,
     }
-    params = {"application": appgraph.reference(loaded), "seed": seed, "max_nodes": max_nodes,
-              "max_depth": max_depth, "direction": direction}
+    params = {
+        "application": appgraph.reference(loaded),
+        "seed": seed,
+        "max_nodes": max_nodes,
+        "max_depth": max_depth,
+        "direction": direction,
+    }
     limits = ["The trace is truncated at max_nodes."] if truncated else []
     return appgraph.derive("trace_application_feature", params, result, [loaded], limits)
 
@@ -176,20 +220,32 @@ def _targets(loaded: Loaded, target: dict[str, Any]) -> tuple[list[tuple[Module,
         if not found:
             raise appgraph.not_found("target/value", f"no module matches {value!r}")
         if len(found) > 1:
-            raise appgraph.not_found("target/value", f"{value!r} names {len(found)} modules; pass a node_id",
-                                     sorted(m.node_id for m in found))
+            raise appgraph.not_found(
+                "target/value",
+                f"{value!r} names {len(found)} modules; pass a node_id",
+                sorted(m.node_id for m in found),
+            )
         return [(found[0], fn) for fn in found[0].functions], found[0].node_id
     if value in index.functions:
         return [index.functions[value]], value
     scope = index.module(target["module"]) if target.get("module") else loaded.app.modules
-    hits = [(m, fn) for m in scope for fn in m.functions
-            if fn.kind != "module-body" and (fn.name == value or fn.name.endswith("." + value))]
+    hits = [
+        (m, fn)
+        for m in scope
+        for fn in m.functions
+        if fn.kind != "module-body" and (fn.name == value or fn.name.endswith("." + value))
+    ]
     if not hits:
-        raise appgraph.not_found("target/value", f"no function named {value!r}"
-                                 + (f" in {target['module']!r}" if target.get("module") else ""))
+        raise appgraph.not_found(
+            "target/value",
+            f"no function named {value!r}" + (f" in {target['module']!r}" if target.get("module") else ""),
+        )
     if len(hits) > 1:
-        raise appgraph.not_found("target/value", f"{value!r} names {len(hits)} functions; pass a node_id or module",
-                                 sorted(fn.node_id for _, fn in hits))
+        raise appgraph.not_found(
+            "target/value",
+            f"{value!r} names {len(hits)} functions; pass a node_id or module",
+            sorted(fn.node_id for _, fn in hits),
+        )
     return hits, hits[0][1].node_id
 
 
@@ -212,8 +268,11 @@ def _resolve_call(index: Index, m: Module, callee: str) -> tuple[tuple[Module, F
             imported, local_name = appgraph.local_name(binding)
             if local_name == head:
                 # A whole module called or constructed (`const M = require(...); new M()`) is its default export.
-                wanted = member if imported == "*" and member else (
-                    "default" if imported == "*" else imported if not member else None)
+                wanted = (
+                    member
+                    if imported == "*" and member
+                    else ("default" if imported == "*" else imported if not member else None)
+                )
         if wanted is None:
             continue
         if wanted == "default":
@@ -272,25 +331,46 @@ def trace_semantics(call: ToolCall) -> Evidence:
             edges.add((fn.node_id, closure, "closure", ""))
         if fn.parent is not None and fn.parent in index.functions and fn.captures:
             edges.add((fn.parent, fn.node_id, "closure", ",".join(fn.captures)))
-        functions.append({
-            "node_id": fn.node_id, "name": fn.name, "kind": fn.kind, "module": m.node_id, "path": m.path,
-            "line": fn.line, "end_line": fn.end_line, "depth": depth, "params": fn.params, "async": fn.is_async,
-            "calls": calls, "returns": msgspec.to_builtins(fn.returns),
-            "assignments": msgspec.to_builtins(fn.assignments), "captures": fn.captures,
-            "closures": fn.closures, "parent": fn.parent, "truncated": fn.truncated,
-        })
+        functions.append(
+            {
+                "node_id": fn.node_id,
+                "name": fn.name,
+                "kind": fn.kind,
+                "module": m.node_id,
+                "path": m.path,
+                "line": fn.line,
+                "end_line": fn.end_line,
+                "depth": depth,
+                "params": fn.params,
+                "async": fn.is_async,
+                "calls": calls,
+                "returns": msgspec.to_builtins(fn.returns),
+                "assignments": msgspec.to_builtins(fn.assignments),
+                "captures": fn.captures,
+                "closures": fn.closures,
+                "parent": fn.parent,
+                "truncated": fn.truncated,
+            }
+        )
     result = {
-        "target": target, "root": root_id,
+        "target": target,
+        "root": root_id,
         "functions": sorted(functions, key=lambda f: (f["depth"], f["path"], f["line"], f["node_id"])),
         "edges": [{"from": a, "to": b, "kind": k, "label": s} for a, b, k, s in sorted(edges)],
-        "unresolved_calls": unresolved, "truncated": truncated,
+        "unresolved_calls": unresolved,
+        "truncated": truncated,
         "limits": {"max_nodes": max_nodes, "max_depth": max_depth},
         "application_coverage": loaded.app.coverage.status,
     }
-    params = {"application": appgraph.reference(loaded), "target": target, "max_nodes": max_nodes,
-              "max_depth": max_depth}
-    limits = ["Calls through values tree-sitter cannot resolve statically (callbacks, dynamic members) stay "
-              "unresolved."]
+    params = {
+        "application": appgraph.reference(loaded),
+        "target": target,
+        "max_nodes": max_nodes,
+        "max_depth": max_depth,
+    }
+    limits = [
+        "Calls through values tree-sitter cannot resolve statically (callbacks, dynamic members) stay unresolved."
+    ]
     if truncated:
         limits.append("The trace is truncated at max_nodes.")
     return appgraph.derive("trace_javascript_semantics", params, result, [loaded], limits)

@@ -23,11 +23,24 @@ class Abi(msgspec.Struct, frozen=True, kw_only=True):
 
 
 ABIS: dict[str, Abi] = {
-    "x86_64": Abi(architecture="x86_64", name="System V AMD64", argument_registers=("rdi", "rsi", "rdx", "rcx", "r8",
-                                                                                    "r9"),
-                  return_register="rax", stack_pointer="rsp", return_address="stack", sp_delta_on_return=8),
-    "arm64": Abi(architecture="arm64", name="AAPCS64", argument_registers=tuple(f"x{i}" for i in range(8)),
-                 return_register="x0", stack_pointer="sp", return_address="lr", sp_delta_on_return=0),
+    "x86_64": Abi(
+        architecture="x86_64",
+        name="System V AMD64",
+        argument_registers=("rdi", "rsi", "rdx", "rcx", "r8", "r9"),
+        return_register="rax",
+        stack_pointer="rsp",
+        return_address="stack",
+        sp_delta_on_return=8,
+    ),
+    "arm64": Abi(
+        architecture="arm64",
+        name="AAPCS64",
+        argument_registers=tuple(f"x{i}" for i in range(8)),
+        return_register="x0",
+        stack_pointer="sp",
+        return_address="lr",
+        sp_delta_on_return=0,
+    ),
 }
 # The object format a host's debugger launches natively.
 HOST_FORMATS = {"linux": "elf", "darwin": "mach-o"}
@@ -39,8 +52,9 @@ def host_architecture() -> str | None:
 
 
 def host_format() -> str | None:
-    return HOST_FORMATS.get("darwin" if sys.platform == "darwin" else "linux" if sys.platform.startswith("linux")
-                            else sys.platform)
+    return HOST_FORMATS.get(
+        "darwin" if sys.platform == "darwin" else "linux" if sys.platform.startswith("linux") else sys.platform
+    )
 
 
 def host_mismatch(fmt: str, architecture: str | None) -> str | None:

@@ -60,8 +60,10 @@ class Observation:
         dropped = int(last.get("dropped", 0))
         unresolved = self.launch.get("unresolved", [])
         return {
-            "executable": self.params["executable"], "arguments": self.params["arguments"],
-            "working_directory": self.params["working_directory"], "abi": self.params["abi"],
+            "executable": self.params["executable"],
+            "arguments": self.params["arguments"],
+            "working_directory": self.params["working_directory"],
+            "abi": self.params["abi"],
             "debugger": {"engine": "lldb", "version": self.launch.get("debugger_version")},
             "isolation": self.isolation,
             "pid": self.launch.get("pid"),
@@ -75,10 +77,15 @@ class Observation:
             "crash": last.get("crash"),
             "events": self.events,
             "output": self.output or None,
-            "coverage": {"complete": complete and not dropped and not unresolved,
-                         "events_recorded": len(self.events), "events_dropped": dropped, "limits_hit": limits,
-                         "breakpoints_set": self.launch.get("breakpoints", 0), "unresolved": unresolved,
-                         "phase_reached": self.phase},
+            "coverage": {
+                "complete": complete and not dropped and not unresolved,
+                "events_recorded": len(self.events),
+                "events_dropped": dropped,
+                "limits_hit": limits,
+                "breakpoints_set": self.launch.get("breakpoints", 0),
+                "unresolved": unresolved,
+                "phase_reached": self.phase,
+            },
         }
 
 
@@ -93,24 +100,36 @@ class LldbClient(AnalysisClient):
 
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         if operation != "observe_native_calls":
-            raise ReaError("capability_unavailable", f"lldb does not offer {operation}",
-                           details={"operation": operation, "provider_id": "lldb"})
+            raise ReaError(
+                "capability_unavailable",
+                f"lldb does not offer {operation}",
+                details={"operation": operation, "provider_id": "lldb"},
+            )
         params = {"executable": self.target.resolved_path, **params}
         return self.observe(params, ctx)
 
     def _spec(self, params: dict[str, Any]) -> Any:
         server = debugserver_path()
         if server is None:
-            raise ReaError("provider_unavailable", "lldb-server was not found",
-                           remediation="pip install 'rea[lldb]', or set LLDB_DEBUGSERVER_PATH.",
-                           details={"provider_id": "lldb", "reason": "executable_missing"})
-        spec = python_worker_spec("rea_plugins.lldb.worker", resource=RESOURCE, owner="lldb",
-                                  env={"LLDB_DEBUGSERVER_PATH": server},
-                                  address_space_bytes=MEMORY_LIMIT.read() << 20, memory_setting=MEMORY_LIMIT.name)
+            raise ReaError(
+                "provider_unavailable",
+                "lldb-server was not found",
+                remediation="pip install 'rea[lldb]', or set LLDB_DEBUGSERVER_PATH.",
+                details={"provider_id": "lldb", "reason": "executable_missing"},
+            )
+        spec = python_worker_spec(
+            "rea_plugins.lldb.worker",
+            resource=RESOURCE,
+            owner="lldb",
+            env={"LLDB_DEBUGSERVER_PATH": server},
+            address_space_bytes=MEMORY_LIMIT.read() << 20,
+            memory_setting=MEMORY_LIMIT.name,
+        )
         writable = (*params.get("filesystem_roots", ()), params["working_directory"])
         readable = (os.path.dirname(params["executable"]),)
-        return msgspec.structs.replace(spec, sandbox=sandbox_policy(params.get("sandbox", "required"), writable,
-                                                                    readable))
+        return msgspec.structs.replace(
+            spec, sandbox=sandbox_policy(params.get("sandbox", "required"), writable, readable)
+        )
 
     def observe(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         observation = Observation(params)
@@ -121,9 +140,14 @@ class LldbClient(AnalysisClient):
         launched_snapshot: dict[str, Any] | None = None
         try:
             observation.phase = "launching"
-            launch = channel.request("launch", {**params, "environment": self._environment(params)}, ctx,
-                                     deadline_s=LAUNCH_DEADLINE_S, phase="launching the program under LLDB",
-                                     announce=True)
+            launch = channel.request(
+                "launch",
+                {**params, "environment": self._environment(params)},
+                ctx,
+                deadline_s=LAUNCH_DEADLINE_S,
+                phase="launching the program under LLDB",
+                announce=True,
+            )
             observation.launch = launch.result()
             proc = channel.proc
             if proc is not None:
@@ -134,16 +158,20 @@ class LldbClient(AnalysisClient):
                 if ctx.cancelled:
                     failure = cancelled("observing native calls")
                     break
-                reply = channel.request("run", {"slice_ms": SLICE_MS}, quiet, deadline_s=SLICE_DEADLINE_S,
-                                        phase="observing calls").result()
+                reply = channel.request(
+                    "run", {"slice_ms": SLICE_MS}, quiet, deadline_s=SLICE_DEADLINE_S, phase="observing calls"
+                ).result()
                 observation.merge(reply)
-                ctx.progress(f"lldb: observing, {len(observation.events)} calls recorded, "
-                             f"{reply.get('elapsed_ms', 0)} ms of the program's run")
+                ctx.progress(
+                    f"lldb: observing, {len(observation.events)} calls recorded, "
+                    f"{reply.get('elapsed_ms', 0)} ms of the program's run"
+                )
                 if reply.get("done"):
                     break
             observation.phase = "stopping"
-            observation.merge(channel.request("stop", {}, quiet, deadline_s=STOP_DEADLINE_S,
-                                              phase="stopping the program").result())
+            observation.merge(
+                channel.request("stop", {}, quiet, deadline_s=STOP_DEADLINE_S, phase="stopping the program").result()
+            )
             observation.phase = "finished"
         except ReaError as exc:
             failure = exc
@@ -151,13 +179,14 @@ class LldbClient(AnalysisClient):
         crash = observation.last.get("crash")
         if failure is None and crash is not None:
             what = crash.get("signal") or "an exception"
-            failure = ReaError("process_capture_failed", f"the program crashed ({what}) after "
-                               f"{len(observation.events)} recorded calls",
-                               remediation="Read details.partial_observation for the calls recorded before the "
-                                           "crash and the crashing thread's backtrace.",
-                               details={"reason": "target_crashed", "signal": crash.get("signal")})
-        cleanup = {"cleanup": "incomplete" if outcome.remaining else "complete",
-                   "resources": sorted(outcome.remaining)}
+            failure = ReaError(
+                "process_capture_failed",
+                f"the program crashed ({what}) after {len(observation.events)} recorded calls",
+                remediation="Read details.partial_observation for the calls recorded before the "
+                "crash and the crashing thread's backtrace.",
+                details={"reason": "target_crashed", "signal": crash.get("signal")},
+            )
+        cleanup = {"cleanup": "incomplete" if outcome.remaining else "complete", "resources": sorted(outcome.remaining)}
         if failure is not None:
             partial = observation.record(complete=False)
             failure.details.update({"partial_observation": partial, **cleanup})
@@ -170,12 +199,17 @@ class LldbClient(AnalysisClient):
             raise self._incomplete(err, outcome, record)
         limitations = []
         if record["coverage"]["limits_hit"]:
-            limitations.append("The observation stopped at a limit (" + ", ".join(record["coverage"]["limits_hit"])
-                               + "); later calls were not observed.")
+            limitations.append(
+                "The observation stopped at a limit ("
+                + ", ".join(record["coverage"]["limits_hit"])
+                + "); later calls were not observed."
+            )
         if record["coverage"]["unresolved"]:
             limitations.append("Some requested breakpoints could not be set; see coverage.unresolved.")
-        limitations.append("Arguments are the integer argument registers at entry per the ABI; their meaning "
-                           "(pointer, value, unused) depends on the function's signature.")
+        limitations.append(
+            "Arguments are the integer argument registers at entry per the ABI; their meaning "
+            "(pointer, value, unused) depends on the function's signature."
+        )
         return OperationResult(normalized=record, limitations=limitations)
 
     @staticmethod

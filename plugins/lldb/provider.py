@@ -45,20 +45,30 @@ class LldbProvider(AnalysisProvider):
 
     def __init__(self) -> None:
         self.descriptor = ProviderDescriptor(
-            id="lldb", name="LLDB", version=lldb_version(), kind="dynamic", formats=("elf", "mach-o"),
-            architectures=tuple(sorted(ABIS)), operations=OPERATIONS,
+            id="lldb",
+            name="LLDB",
+            version=lldb_version(),
+            kind="dynamic",
+            formats=("elf", "mach-o"),
+            architectures=tuple(sorted(ABIS)),
+            operations=OPERATIONS,
             # Never chosen by auto: it runs the target.
             auto_priority=0,
             description="Native call observation: runs the program under LLDB in an owned worker process and "
-                        "records entries of the requested functions (arguments by ABI, return values, backtraces).")
+            "records entries of the requested functions (arguments by ABI, return values, backtraces).",
+        )
 
     def availability(self) -> Availability:
         if importlib.util.find_spec("lldb") is None:
-            return Availability.missing("runtime_missing", "LLDB's Python bindings are not installed",
-                                        REMEDIATION_INSTALL)
+            return Availability.missing(
+                "runtime_missing", "LLDB's Python bindings are not installed", REMEDIATION_INSTALL
+            )
         if debugserver_path() is None:
-            return Availability.missing("executable_missing", "lldb-server was not found (set LLDB_DEBUGSERVER_PATH "
-                                        "or install the lldb-for-pwndbg wheel)", REMEDIATION_INSTALL)
+            return Availability.missing(
+                "executable_missing",
+                "lldb-server was not found (set LLDB_DEBUGSERVER_PATH or install the lldb-for-pwndbg wheel)",
+                REMEDIATION_INSTALL,
+            )
         return Availability.ok("LLDB is installed; the worker starts when an observation starts")
 
     def target_support(self, target: Target) -> TargetSupport:
@@ -71,8 +81,12 @@ class LldbProvider(AnalysisProvider):
         return support
 
     def analysis_profile(self, target: Target) -> dict[str, Any]:
-        return {"engine": "lldb", "engine_version": self.descriptor.version, "launch": "lldb-server (gdb-remote)",
-                "breakpoints": "function entry (prologue not skipped)"}
+        return {
+            "engine": "lldb",
+            "engine_version": self.descriptor.version,
+            "launch": "lldb-server (gdb-remote)",
+            "breakpoints": "function entry (prologue not skipped)",
+        }
 
     def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:
         from rea_plugins.lldb.client import LldbClient

@@ -71,9 +71,12 @@ class Observer:
         error = lldb.SBError()
         self.target = self.debugger.CreateTarget(p["executable"], None, None, True, error)
         if not self.target.IsValid():
-            raise ReaError("unsupported_target", "LLDB could not load the executable",
-                           remediation="Check that the path names a program for this host.",
-                           details={"reason": "target_not_loaded"})
+            raise ReaError(
+                "unsupported_target",
+                "LLDB could not load the executable",
+                remediation="Check that the path names a program for this host.",
+                details={"reason": "target_not_loaded"},
+            )
         self._set_breakpoints()
         info = lldb.SBLaunchInfo(list(p["arguments"]))
         info.SetWorkingDirectory(p["working_directory"])
@@ -87,13 +90,20 @@ class Observer:
         self.started = time.monotonic()
         self.process = self.target.Launch(info, error)
         if not error.Success() or not self.process.IsValid():
-            raise ReaError("process_capture_failed", "LLDB could not launch the program",
-                           remediation="Check that the program runs on this host and that ptrace is permitted "
-                                       "(container seccomp, kernel.yama.ptrace_scope).",
-                           details={"reason": "launch_failed", "debugger_message": (error.GetCString() or "")[:300]})
-        return {"pid": self.process.GetProcessID(), "breakpoints": len(self.entries), "unresolved": self.unresolved,
-                "debugger_version": lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
-                "load_bias": self._load_bias()}
+            raise ReaError(
+                "process_capture_failed",
+                "LLDB could not launch the program",
+                remediation="Check that the program runs on this host and that ptrace is permitted "
+                "(container seccomp, kernel.yama.ptrace_scope).",
+                details={"reason": "launch_failed", "debugger_message": (error.GetCString() or "")[:300]},
+            )
+        return {
+            "pid": self.process.GetProcessID(),
+            "breakpoints": len(self.entries),
+            "unresolved": self.unresolved,
+            "debugger_version": lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
+            "load_bias": self._load_bias(),
+        }
 
     def _load_bias(self) -> int | None:
         """Where the program was loaded relative to its link-time addresses (ASLR), stated once per capture."""
@@ -136,8 +146,9 @@ class Observer:
             name = module_spec.get("module")
             module = target.GetModuleAtIndex(0) if not name else target.FindModule(lldb.SBFileSpec(name))
             if not module.IsValid():
-                self.unresolved.append({"kind": "module", "module": name, "reason": "no such module is loaded "
-                                                                                    "before launch"})
+                self.unresolved.append(
+                    {"kind": "module", "module": name, "reason": "no such module is loaded before launch"}
+                )
                 return
             symbols: dict[int, str] = {}
             for sym in module:
@@ -151,8 +162,10 @@ class Observer:
                 self.limits_hit.append("max_functions")
             for address in sorted(symbols)[:limit]:
                 resolved = target.ResolveFileAddress(address)
-                self._entry(target.BreakpointCreateBySBAddress(resolved),
-                            {"kind": "module_procedure", "name": symbols[address], "address": _hex(address)})
+                self._entry(
+                    target.BreakpointCreateBySBAddress(resolved),
+                    {"kind": "module_procedure", "name": symbols[address], "address": _hex(address)},
+                )
 
     # -- observation ----------------------------------------------------------------------------
 
@@ -179,9 +192,17 @@ class Observer:
         return self._slice()
 
     def _slice(self) -> dict[str, Any]:
-        out = {"events": self.events[self.sent:], "updates": self.updates, "done": self.done,
-               "stop_reason": self.stop_reason, "exit": self.exit, "crash": self.crash, "dropped": self.dropped,
-               "limits_hit": sorted(set(self.limits_hit)), "elapsed_ms": int((time.monotonic() - self.started) * 1000)}
+        out = {
+            "events": self.events[self.sent :],
+            "updates": self.updates,
+            "done": self.done,
+            "stop_reason": self.stop_reason,
+            "exit": self.exit,
+            "crash": self.crash,
+            "dropped": self.dropped,
+            "limits_hit": sorted(set(self.limits_hit)),
+            "elapsed_ms": int((time.monotonic() - self.started) * 1000),
+        }
         self.sent = len(self.events)
         self.updates = []
         return out
@@ -219,8 +240,14 @@ class Observer:
             frame = thread.GetFrameAtIndex(index)
             module = frame.GetModule().GetFileSpec().GetFilename() if frame.GetModule().IsValid() else None
             address = frame.GetPCAddress()
-            frames.append({"pc": _hex(frame.GetPC()), "function": self._function_name(frame), "module": module,
-                           "file_address": _hex(address.GetFileAddress()) if address.IsValid() else None})
+            frames.append(
+                {
+                    "pc": _hex(frame.GetPC()),
+                    "function": self._function_name(frame),
+                    "module": module,
+                    "file_address": _hex(address.GetFileAddress()) if address.IsValid() else None,
+                }
+            )
         return frames
 
     def _register(self, frame: Any, name: str) -> int:
@@ -234,15 +261,23 @@ class Observer:
         pc = frame.GetPC()
         address = frame.GetPCAddress()
         module = frame.GetModule()
-        arguments = [{"register": reg, "value": _hex(self._register(frame, reg))}
-                     for reg in self.abi.argument_registers[:self.argument_count]]
+        arguments = [
+            {"register": reg, "value": _hex(self._register(frame, reg))}
+            for reg in self.abi.argument_registers[: self.argument_count]
+        ]
         event: dict[str, Any] = {
-            "index": len(self.events), "t_ms": int((time.monotonic() - self.started) * 1000),
+            "index": len(self.events),
+            "t_ms": int((time.monotonic() - self.started) * 1000),
             "function": self._function_name(frame) or spec.get("name"),
             "module": module.GetFileSpec().GetFilename() if module.IsValid() else None,
-            "address": _hex(pc), "file_address": _hex(address.GetFileAddress()) if address.IsValid() else None,
-            "thread": thread.GetThreadID(), "thread_index": thread.GetIndexID(), "arguments": arguments,
-            "backtrace": self._frames(thread), "breakpoint": spec}
+            "address": _hex(pc),
+            "file_address": _hex(address.GetFileAddress()) if address.IsValid() else None,
+            "thread": thread.GetThreadID(),
+            "thread_index": thread.GetIndexID(),
+            "arguments": arguments,
+            "backtrace": self._frames(thread),
+            "breakpoint": spec,
+        }
         if self.return_values:
             event["return_value"] = None
             self._watch_return(thread, frame, event["index"])
@@ -282,16 +317,24 @@ class Observer:
 
     def _crash(self, thread: Any, signal_name: str | None) -> dict[str, Any]:
         frame = thread.GetFrameAtIndex(0)
-        return {"signal": signal_name, "description": (thread.GetStopDescription(256) or "")[:256],
-                "thread": thread.GetThreadID(), "pc": _hex(frame.GetPC()), "function": self._function_name(frame),
-                "backtrace": self._frames(thread), "t_ms": int((time.monotonic() - self.started) * 1000)}
+        return {
+            "signal": signal_name,
+            "description": (thread.GetStopDescription(256) or "")[:256],
+            "thread": thread.GetThreadID(),
+            "pc": _hex(frame.GetPC()),
+            "function": self._function_name(frame),
+            "backtrace": self._frames(thread),
+            "t_ms": int((time.monotonic() - self.started) * 1000),
+        }
 
     def _exited(self) -> None:
         self.done = True
         self.stop_reason = self.stop_reason or "exited"
         description = self.process.GetExitDescription()
-        self.exit = {"exit_code": self.process.GetExitStatus(), "description": description[:200] if description
-                     else None}
+        self.exit = {
+            "exit_code": self.process.GetExitStatus(),
+            "description": description[:200] if description else None,
+        }
 
     def _finish(self, reason: str) -> None:
         """End the observation: the debuggee is killed (LLDB reaps it) and its end recorded."""
@@ -313,8 +356,11 @@ class Observer:
         self.done = True
         if self.exit is None:
             description = self.process.GetExitDescription()
-            self.exit = {"exit_code": self.process.GetExitStatus(), "killed_by_observer": True,
-                         "description": description[:200] if description else None}
+            self.exit = {
+                "exit_code": self.process.GetExitStatus(),
+                "killed_by_observer": True,
+                "description": description[:200] if description else None,
+            }
 
     def stop(self) -> dict[str, Any]:
         if not self.done:
@@ -346,8 +392,11 @@ STATE = _State()
 
 def _observer() -> Observer:
     if STATE.observer is None:
-        raise ReaError("execution_failure", "the LLDB worker has no launched program",
-                       remediation="Retry: the client launches the program before observing it.")
+        raise ReaError(
+            "execution_failure",
+            "the LLDB worker has no launched program",
+            remediation="Retry: the client launches the program before observing it.",
+        )
     return STATE.observer
 
 

@@ -62,8 +62,7 @@ _X86_ABS = re.compile(r"\[(0x[0-9a-f]+)\]")
 _X86_IMM = re.compile(r"(?<![\w\[+*-])(0x[0-9a-f]+)\b(?!\])")
 _X86_TARGET = re.compile(r"^0x[0-9a-f]+$")
 _X86_RET = frozenset({"ret", "retn", "retf", "iret", "iretd", "iretq", "hlt", "ud2", "sysret"})
-_X86_NO_WRITE = frozenset({"cmp", "test", "push", "bt", "ucomisd", "ucomiss", "comisd", "comiss", "prefetcht0",
-                           "nop"})
+_X86_NO_WRITE = frozenset({"cmp", "test", "push", "bt", "ucomisd", "ucomiss", "comisd", "comiss", "prefetcht0", "nop"})
 
 
 def x86_flow(insn: Insn, mapped: Callable[[int], bool]) -> Flow:
@@ -187,8 +186,26 @@ def arm64_flow(insn: Insn, mapped: Callable[[int], bool], state: Arm64State) -> 
 
 # -- ARM (32-bit) ------------------------------------------------------------------------------
 
-_ARM_COND = ("beq", "bne", "bcs", "bhs", "bcc", "blo", "bmi", "bpl", "bvs", "bvc", "bhi", "bls", "bge", "blt",
-             "bgt", "ble", "cbz", "cbnz")
+_ARM_COND = (
+    "beq",
+    "bne",
+    "bcs",
+    "bhs",
+    "bcc",
+    "blo",
+    "bmi",
+    "bpl",
+    "bvs",
+    "bvc",
+    "bhi",
+    "bls",
+    "bge",
+    "blt",
+    "bgt",
+    "ble",
+    "cbz",
+    "cbnz",
+)
 
 
 def arm_flow(insn: Insn) -> Flow:
@@ -234,8 +251,9 @@ _JT_ABS = re.compile(r"^qword ptr \[(\w+)\*8 \+ (0x[0-9a-f]+)\]$")
 _JT_CMP = re.compile(r"^(\w+), (0x[0-9a-f]+|\d+)$")
 
 
-def x86_jump_table(window: list[Insn], read: Callable[[int, int], bytes | None],
-                   within: Callable[[int], bool], limit: int = 1024) -> list[int] | None:
+def x86_jump_table(
+    window: list[Insn], read: Callable[[int, int], bytes | None], within: Callable[[int], bool], limit: int = 1024
+) -> list[int] | None:
     """Targets of a gcc/clang x86 jump table ending at ``window[-1]`` (an indirect jmp), or None."""
     jmp = window[-1]
     ops = jmp.op_str
@@ -265,14 +283,21 @@ def x86_jump_table(window: list[Insn], read: Callable[[int, int], bytes | None],
     return None
 
 
-def _read_table(read: Callable[[int, int], bytes | None], base: int, count: int, width: int,
-                within: Callable[[int], bool], *, relative: bool) -> list[int] | None:
+def _read_table(
+    read: Callable[[int, int], bytes | None],
+    base: int,
+    count: int,
+    width: int,
+    within: Callable[[int], bool],
+    *,
+    relative: bool,
+) -> list[int] | None:
     raw = read(base, count * width)
     if raw is None:
         return None
     out: list[int] = []
     for i in range(len(raw) // width):
-        chunk = raw[i * width:(i + 1) * width]
+        chunk = raw[i * width : (i + 1) * width]
         value = int.from_bytes(chunk, "little", signed=relative)
         target = (base + value) & 0xFFFFFFFFFFFFFFFF if relative else value
         if not within(target):

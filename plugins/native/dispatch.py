@@ -20,8 +20,16 @@ _X86_LEA = re.compile(rf"^(\w+), \[rip(?: ([+-]) ({NUMBER}))?\]$")
 X86_IMM = re.compile(rf"^(\w+), ({NUMBER})$")
 _A64_LOAD = re.compile(r"^(\w+), \[(\w+), (\w+)(?:, (?:lsl|uxtw|sxtw) #(\d))?\]$")
 _A64_IMM = re.compile(rf"#({NUMBER})")
-_X86_32 = {"eax": "rax", "ebx": "rbx", "ecx": "rcx", "edx": "rdx", "esi": "rsi", "edi": "rdi", "ebp": "rbp",
-           "esp": "rsp"}
+_X86_32 = {
+    "eax": "rax",
+    "ebx": "rbx",
+    "ecx": "rcx",
+    "edx": "rdx",
+    "esi": "rsi",
+    "edi": "rdi",
+    "ebp": "rbp",
+    "esp": "rsp",
+}
 
 
 def family(reg: str) -> str:

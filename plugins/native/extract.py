@@ -61,36 +61,81 @@ def sanitize(m: Model) -> Model:
         out = []
         for r in items:
             fields = (r.start, r.size, r.file_offset, r.file_size)
-            if all(isinstance(v, int) and 0 <= v <= _SAFE for v in fields[1:]) and _addr(r.start) is not None \
-                    and r.start + r.size <= _ADDRESS_LIMIT:
-                out.append(Region(name=_text(r.name), start=r.start, size=r.size, perms=r.perms,
-                                  file_offset=r.file_offset, file_size=min(r.file_size, r.size) if r.size else 0,
-                                  kind=r.kind))
+            if (
+                all(isinstance(v, int) and 0 <= v <= _SAFE for v in fields[1:])
+                and _addr(r.start) is not None
+                and r.start + r.size <= _ADDRESS_LIMIT
+            ):
+                out.append(
+                    Region(
+                        name=_text(r.name),
+                        start=r.start,
+                        size=r.size,
+                        perms=r.perms,
+                        file_offset=r.file_offset,
+                        file_size=min(r.file_size, r.size) if r.size else 0,
+                        kind=r.kind,
+                    )
+                )
             else:
                 dropped += 1
         return out
 
     segments, sections = regions(m.segments), regions(m.sections)
     # Most symbols are already valid: keep those as they are (10^5 rebuilt structs cost a second).
-    symbols = [s if type(s.name) is str and s.name.isascii() and 0 <= s.size <= _SAFE else
-               Symbol(name=_text(s.name), address=s.address, size=s.size if 0 <= s.size <= _SAFE else 0,
-                      kind=s.kind, exported=s.exported, source=s.source)
-               for s in m.symbols if type(s.address) is int and 0 <= s.address < _ADDRESS_LIMIT]
-    imports = [Import(name=_text(i.name), library=None if i.library is None else _text(i.library),
-                      slot=_addr(i.slot), data=i.data) for i in m.imports]
+    symbols = [
+        s
+        if type(s.name) is str and s.name.isascii() and 0 <= s.size <= _SAFE
+        else Symbol(
+            name=_text(s.name),
+            address=s.address,
+            size=s.size if 0 <= s.size <= _SAFE else 0,
+            kind=s.kind,
+            exported=s.exported,
+            source=s.source,
+        )
+        for s in m.symbols
+        if type(s.address) is int and 0 <= s.address < _ADDRESS_LIMIT
+    ]
+    imports = [
+        Import(
+            name=_text(i.name), library=None if i.library is None else _text(i.library), slot=_addr(i.slot), data=i.data
+        )
+        for i in m.imports
+    ]
     plt_locals = [Import(name=_text(i.name), slot=i.slot) for i in m.plt_locals if _addr(i.slot) is not None]
-    unwind = [(a, e) for a, e in m.unwind
-              if type(a) is int and type(e) is int and 0 <= a <= e < _ADDRESS_LIMIT and e - a <= _SAFE]
-    linkage = {k: (_text(v) if isinstance(v, (str, bytes)) else
-                   [_text(x) for x in v] if isinstance(v, list) else v) for k, v in m.linkage.items()}
+    unwind = [
+        (a, e)
+        for a, e in m.unwind
+        if type(a) is int and type(e) is int and 0 <= a <= e < _ADDRESS_LIMIT and e - a <= _SAFE
+    ]
+    linkage = {
+        k: (_text(v) if isinstance(v, (str, bytes)) else [_text(x) for x in v] if isinstance(v, list) else v)
+        for k, v in m.linkage.items()
+    }
     limitations = list(m.limitations)
     if dropped:
         limitations.append(f"{dropped} segments/sections with out-of-range addresses or sizes were ignored")
-    return Model(format=m.format, arch=m.arch, bits=m.bits, endianness=m.endianness, entry=_addr(m.entry),
-                 image_base=_addr(m.image_base) or 0, file_base=m.file_base if 0 <= m.file_base <= _SAFE else 0,
-                 slices=m.slices, slice_arch=m.slice_arch, segments=segments, sections=sections, symbols=symbols,
-                 imports=imports, unwind=unwind, linkage=linkage, mitigations=m.mitigations,
-                 limitations=limitations, plt_locals=plt_locals)
+    return Model(
+        format=m.format,
+        arch=m.arch,
+        bits=m.bits,
+        endianness=m.endianness,
+        entry=_addr(m.entry),
+        image_base=_addr(m.image_base) or 0,
+        file_base=m.file_base if 0 <= m.file_base <= _SAFE else 0,
+        slices=m.slices,
+        slice_arch=m.slice_arch,
+        segments=segments,
+        sections=sections,
+        symbols=symbols,
+        imports=imports,
+        unwind=unwind,
+        linkage=linkage,
+        mitigations=m.mitigations,
+        limitations=limitations,
+        plt_locals=plt_locals,
+    )
 
 
 def _extract(req: WorkerRequest) -> Model:
@@ -120,11 +165,13 @@ def _extract(req: WorkerRequest) -> Model:
 
 def _check_counts(req: WorkerRequest, sections: int, symbols: int) -> None:
     if sections > req.max_sections:
-        raise ExtractError("resource_constraint",
-                           f"{sections} sections exceed the native provider's limit of {req.max_sections}")
+        raise ExtractError(
+            "resource_constraint", f"{sections} sections exceed the native provider's limit of {req.max_sections}"
+        )
     if symbols > req.max_symbols:
-        raise ExtractError("resource_constraint",
-                           f"{symbols} symbols exceed the native provider's limit of {req.max_symbols}")
+        raise ExtractError(
+            "resource_constraint", f"{symbols} symbols exceed the native provider's limit of {req.max_symbols}"
+        )
 
 
 def _perms(r: bool, w: bool, x: bool) -> str:
@@ -153,18 +200,34 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
         if _enum_name(seg.type) != "LOAD":
             continue
         flags = int(seg.flags)
-        segments.append(Region(name=f"LOAD{i}", start=seg.virtual_address, size=seg.virtual_size,
-                               perms=_perms(bool(flags & 4), bool(flags & 2), bool(flags & 1)),
-                               file_offset=seg.file_offset, file_size=seg.physical_size, kind="segment"))
+        segments.append(
+            Region(
+                name=f"LOAD{i}",
+                start=seg.virtual_address,
+                size=seg.virtual_size,
+                perms=_perms(bool(flags & 4), bool(flags & 2), bool(flags & 1)),
+                file_offset=seg.file_offset,
+                file_size=seg.physical_size,
+                kind="segment",
+            )
+        )
     sections: list[Region] = []
     for s in sections_raw:
         flags = int(s.flags)
         if not flags & 0x2 or s.virtual_address == 0:  # SHF_ALLOC
             continue
         nobits = _enum_name(s.type) == "NOBITS"
-        sections.append(Region(name=s.name, start=s.virtual_address, size=s.size,
-                               perms=_perms(True, bool(flags & 0x1), bool(flags & 0x4)),
-                               file_offset=s.offset, file_size=0 if nobits else s.size, kind="section"))
+        sections.append(
+            Region(
+                name=s.name,
+                start=s.virtual_address,
+                size=s.size,
+                perms=_perms(True, bool(flags & 0x1), bool(flags & 0x4)),
+                file_offset=s.offset,
+                file_size=0 if nobits else s.size,
+                kind="section",
+            )
+        )
     dynsyms = list(b.dynamic_symbols)
     symtab = list(b.symtab_symbols)
     _check_counts(req, len(sections_raw), len(dynsyms) + len(symtab))
@@ -179,8 +242,7 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
         for s in table:
             name = s.name
             raw_type = s.type
-            if not name or raw_type is skipped[0] or raw_type is skipped[1] or raw_type is skipped[2] \
-                    or s.shndx == 0:
+            if not name or raw_type is skipped[0] or raw_type is skipped[1] or raw_type is skipped[2] or s.shndx == 0:
                 continue  # shndx 0: undefined, an import
             addr = int(s.value)
             is_func = raw_type is t_func or raw_type is t_ifunc
@@ -195,11 +257,16 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
             prev = by_key.get(key)
             if prev is not None:
                 if exported and not prev.exported:
-                    by_key[key] = Symbol(name=name, address=addr, size=prev.size or int(s.size), kind=prev.kind,
-                                         exported=True, source=prev.source)
+                    by_key[key] = Symbol(
+                        name=name,
+                        address=addr,
+                        size=prev.size or int(s.size),
+                        kind=prev.kind,
+                        exported=True,
+                        source=prev.source,
+                    )
                 continue
-            by_key[key] = Symbol(name=name, address=addr, size=int(s.size), kind=kind, exported=exported,
-                                 source=source)
+            by_key[key] = Symbol(name=name, address=addr, size=int(s.size), kind=kind, exported=exported, source=source)
     symbols = list(by_key.values())
     imports: list[Import] = []
     slots: dict[str, int] = {}
@@ -223,8 +290,14 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
     copied: set[str] = set()
     if b.has_interpreter:
         for s in dynsyms:
-            if s.shndx == 0 or s.type is not t_object or not s.name or s.name in seen_imports \
-                    or not 0 < s.shndx < len(sections_raw) or _enum_name(sections_raw[s.shndx].type) != "NOBITS":
+            if (
+                s.shndx == 0
+                or s.type is not t_object
+                or not s.name
+                or s.name in seen_imports
+                or not 0 < s.shndx < len(sections_raw)
+                or _enum_name(sections_raw[s.shndx].type) != "NOBITS"
+            ):
                 continue
             reloc = b.get_relocation(s.name)
             if reloc is not None and reloc.address and _enum_name(reloc.type).endswith("_COPY"):
@@ -235,11 +308,16 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
         symbols = [s for s in symbols if s.name not in copied]
     # A library calls its own exported functions through the PLT too (interposition): those slots name
     # symbols it defines, and their stubs are thunks to local code.
-    plt_locals = [Import(name=name, library=None, slot=slot) for name, slot in slots.items()
-                  if name not in seen_imports]
+    plt_locals = [
+        Import(name=name, library=None, slot=slot) for name, slot in slots.items() if name not in seen_imports
+    ]
     unwind = [(int(f.address), int(f.address) + int(f.size)) for f in b.functions if f.address]
-    linkage: dict[str, Any] = {"interpreter": b.interpreter if b.has_interpreter else None,
-                               "needed": [], "rpath": [], "runpath": []}
+    linkage: dict[str, Any] = {
+        "interpreter": b.interpreter if b.has_interpreter else None,
+        "needed": [],
+        "rpath": [],
+        "runpath": [],
+    }
     bind_now = False
     for d in b.dynamic_entries:
         tag = _enum_name(d.tag)
@@ -259,7 +337,9 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
         "relro": ("full" if bind_now else "partial") if "GNU_RELRO" in phdr_types else "none",
         "canary": bool({"__stack_chk_fail", "__stack_chk_guard", "__stack_chk_fail_local"} & all_names),
         "fortify": any(n.startswith("__") and n.endswith("_chk") and n != "__stack_chk_fail" for n in import_names),
-        "cet_ibt": "unknown", "cet_shstk": "unknown", "bti": "unknown",
+        "cet_ibt": "unknown",
+        "cet_shstk": "unknown",
+        "bti": "unknown",
     }
     _gnu_properties(lief, b, arch, mitigations)
     if thumb:
@@ -269,11 +349,26 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
     entry = int(b.entrypoint) or None
     if thumb and entry:
         entry &= ~1
-    return Model(format="elf", arch=arch, bits=bits, endianness="little" if _enum_name(b.header.identity_data)
-                 in ("LSB", "ELFDATA2LSB") else "big", entry=entry, image_base=int(b.imagebase), file_base=0,
-                 slices=[], slice_arch=None, segments=segments, sections=sections, symbols=symbols,
-                 imports=imports, unwind=unwind, linkage=linkage, mitigations=mitigations,
-                 limitations=limitations, plt_locals=plt_locals)
+    return Model(
+        format="elf",
+        arch=arch,
+        bits=bits,
+        endianness="little" if _enum_name(b.header.identity_data) in ("LSB", "ELFDATA2LSB") else "big",
+        entry=entry,
+        image_base=int(b.imagebase),
+        file_base=0,
+        slices=[],
+        slice_arch=None,
+        segments=segments,
+        sections=sections,
+        symbols=symbols,
+        imports=imports,
+        unwind=unwind,
+        linkage=linkage,
+        mitigations=mitigations,
+        limitations=limitations,
+        plt_locals=plt_locals,
+    )
 
 
 def _gnu_properties(lief: Any, b: Any, arch: str, mitigations: dict[str, Any]) -> None:
@@ -299,18 +394,62 @@ def _gnu_properties(lief: Any, b: Any, arch: str, mitigations: dict[str, Any]) -
 
 # -- PE ----------------------------------------------------------------------------------------
 
-_PE_ARCH = {"AMD64": ("x86_64", 64), "I386": ("x86", 32), "ARM64": ("arm64", 64), "ARMNT": ("arm", 32),
-            "ARM": ("arm", 32), "THUMB": ("arm", 32)}
+_PE_ARCH = {
+    "AMD64": ("x86_64", 64),
+    "I386": ("x86", 32),
+    "ARM64": ("arm64", 64),
+    "ARMNT": ("arm", 32),
+    "ARM": ("arm", 32),
+    "THUMB": ("arm", 32),
+}
 
 
 # The variables the Microsoft C runtimes export (msvcrt.def marks them DATA; MinGW's import library gives them no
 # code stub): an import of one is a name with its IAT slot, never a procedure.
-_CRT_DATA = frozenset({
-    "_HUGE", "__argc", "__argv", "__badioinfo", "__initenv", "__lc_codepage", "__lc_collate_cp", "__lc_handle",
-    "__mb_cur_max", "__pioinfo", "__setlc_active", "__unguarded_readlc_active", "__wargv", "__winitenv", "_acmdln",
-    "_aexit_rtn", "_commode", "_daylight", "_dstbias", "_environ", "_fileinfo", "_fmode", "_iob", "_mbcasemap",
-    "_mbctype", "_osplatform", "_osver", "_pctype", "_pgmptr", "_pwctype", "_sys_errlist", "_sys_nerr", "_timezone",
-    "_tzname", "_wcmdln", "_wenviron", "_winmajor", "_winminor", "_winver", "_wpgmptr"})
+_CRT_DATA = frozenset(
+    {
+        "_HUGE",
+        "__argc",
+        "__argv",
+        "__badioinfo",
+        "__initenv",
+        "__lc_codepage",
+        "__lc_collate_cp",
+        "__lc_handle",
+        "__mb_cur_max",
+        "__pioinfo",
+        "__setlc_active",
+        "__unguarded_readlc_active",
+        "__wargv",
+        "__winitenv",
+        "_acmdln",
+        "_aexit_rtn",
+        "_commode",
+        "_daylight",
+        "_dstbias",
+        "_environ",
+        "_fileinfo",
+        "_fmode",
+        "_iob",
+        "_mbcasemap",
+        "_mbctype",
+        "_osplatform",
+        "_osver",
+        "_pctype",
+        "_pgmptr",
+        "_pwctype",
+        "_sys_errlist",
+        "_sys_nerr",
+        "_timezone",
+        "_tzname",
+        "_wcmdln",
+        "_wenviron",
+        "_winmajor",
+        "_winminor",
+        "_winver",
+        "_wpgmptr",
+    }
+)
 _CRT_DLL = re.compile(r"^(?:msvcrt\w*|msvcr\d+\w*|crtdll|ucrtbase\w*|api-ms-win-crt-[\w-]+)\.dll$", re.I)
 
 
@@ -326,10 +465,17 @@ def _pe(lief: Any, b: Any, req: WorkerRequest) -> Model:
     for s in raw_sections:
         ch = int(s.characteristics)
         vsize = int(s.virtual_size) or int(s.sizeof_raw_data)
-        sections.append(Region(name=s.name, start=base + int(s.virtual_address), size=vsize,
-                               perms=_perms(bool(ch & 0x40000000), bool(ch & 0x80000000), bool(ch & 0x20000000)),
-                               file_offset=int(s.pointerto_raw_data),
-                               file_size=min(int(s.sizeof_raw_data), vsize), kind="section"))
+        sections.append(
+            Region(
+                name=s.name,
+                start=base + int(s.virtual_address),
+                size=vsize,
+                perms=_perms(bool(ch & 0x40000000), bool(ch & 0x80000000), bool(ch & 0x20000000)),
+                file_offset=int(s.pointerto_raw_data),
+                file_size=min(int(s.sizeof_raw_data), vsize),
+                kind="section",
+            )
+        )
     symbols: list[Symbol] = []
     seen: set[tuple[str, int]] = set()
     coff = list(b.symbols)
@@ -345,8 +491,7 @@ def _pe(lief: Any, b: Any, req: WorkerRequest) -> Model:
         if key in seen:
             continue
         seen.add(key)
-        symbols.append(Symbol(name=name, address=addr, size=0, kind="function" if is_func else "label",
-                              source="coff"))
+        symbols.append(Symbol(name=name, address=addr, size=0, kind="function" if is_func else "label", source="coff"))
     if b.has_exports:
         for e in b.get_export().entries:
             if not e.name or getattr(e, "is_extern", False):
@@ -354,9 +499,14 @@ def _pe(lief: Any, b: Any, req: WorkerRequest) -> Model:
             addr = base + int(e.address)
             key = (e.name, addr)
             if key in seen:
-                symbols = [x if (x.name, x.address) != key else Symbol(
-                    name=x.name, address=x.address, size=x.size, kind=x.kind, exported=True, source=x.source)
-                    for x in symbols]
+                symbols = [
+                    x
+                    if (x.name, x.address) != key
+                    else Symbol(
+                        name=x.name, address=x.address, size=x.size, kind=x.kind, exported=True, source=x.source
+                    )
+                    for x in symbols
+                ]
                 continue
             seen.add(key)
             symbols.append(Symbol(name=e.name, address=addr, size=0, kind="label", exported=True, source="export"))
@@ -378,23 +528,45 @@ def _pe(lief: Any, b: Any, req: WorkerRequest) -> Model:
         "relro": "unknown",
         "canary": bool({"__security_cookie", "__stack_chk_fail", "__security_check_cookie"} & names),
         "fortify": any(n.startswith("__") and n.endswith("_chk") and n != "__stack_chk_fail" for n in import_names),
-        "cet_ibt": "unknown", "cet_shstk": "unknown", "bti": "unknown",
+        "cet_ibt": "unknown",
+        "cet_shstk": "unknown",
+        "bti": "unknown",
         "cfg": bool(dllc & 0x4000),
         "high_entropy_va": bool(dllc & 0x20),
     }
     linkage = {"interpreter": None, "needed": [imp.name for imp in b.imports], "rpath": [], "runpath": []}
     is_dll = any(_enum_name(c) == "DLL" for c in b.header.characteristics_list)
     entry_rva = int(b.optional_header.addressof_entrypoint)
-    return Model(format="pe", arch=arch, bits=bits, endianness="little",
-                 entry=(base + entry_rva) if entry_rva else None, image_base=base, file_base=0, slices=[],
-                 slice_arch=None, segments=[], sections=sections, symbols=symbols, imports=imports,
-                 unwind=unwind, linkage=linkage | {"dll": is_dll}, mitigations=mitigations, limitations=[])
+    return Model(
+        format="pe",
+        arch=arch,
+        bits=bits,
+        endianness="little",
+        entry=(base + entry_rva) if entry_rva else None,
+        image_base=base,
+        file_base=0,
+        slices=[],
+        slice_arch=None,
+        segments=[],
+        sections=sections,
+        symbols=symbols,
+        imports=imports,
+        unwind=unwind,
+        linkage=linkage | {"dll": is_dll},
+        mitigations=mitigations,
+        limitations=[],
+    )
 
 
 # -- Mach-O ------------------------------------------------------------------------------------
 
-_MACHO_ARCH = {"X86_64": ("x86_64", 64), "x86": ("x86", 32), "X86": ("x86", 32), "ARM64": ("arm64", 64),
-               "ARM": ("arm", 32)}
+_MACHO_ARCH = {
+    "X86_64": ("x86_64", 64),
+    "x86": ("x86", 32),
+    "X86": ("x86", 32),
+    "ARM64": ("arm64", 64),
+    "ARM": ("arm", 32),
+}
 
 
 def _macho(lief: Any, fat: Any, req: WorkerRequest) -> Model:
@@ -423,9 +595,17 @@ def _macho(lief: Any, fat: Any, req: WorkerRequest) -> Model:
         seg_perm[seg.name] = perms
         if seg.virtual_size == 0:
             continue
-        segments.append(Region(name=seg.name, start=int(seg.virtual_address), size=int(seg.virtual_size),
-                               perms=perms, file_offset=file_base + int(seg.file_offset),
-                               file_size=int(seg.file_size), kind="segment"))
+        segments.append(
+            Region(
+                name=seg.name,
+                start=int(seg.virtual_address),
+                size=int(seg.virtual_size),
+                perms=perms,
+                file_offset=file_base + int(seg.file_offset),
+                file_size=int(seg.file_size),
+                kind="segment",
+            )
+        )
     sections: list[Region] = []
     for s in raw_sections:
         zerofill = _enum_name(s.type) in ("ZEROFILL", "GB_ZEROFILL", "THREAD_LOCAL_ZEROFILL")
@@ -433,9 +613,17 @@ def _macho(lief: Any, fat: Any, req: WorkerRequest) -> Model:
         # Only sections holding instructions are code, whatever their segment allows.
         has_code = bool(int(s.flags) & 0x80000400)
         perms = perms[:2] + ("x" if has_code and "x" in perms else "-")
-        sections.append(Region(name=f"{s.segment_name},{s.name}", start=int(s.virtual_address), size=int(s.size),
-                               perms=perms, file_offset=file_base + int(s.offset),
-                               file_size=0 if zerofill else int(s.size), kind="section"))
+        sections.append(
+            Region(
+                name=f"{s.segment_name},{s.name}",
+                start=int(s.virtual_address),
+                size=int(s.size),
+                perms=perms,
+                file_offset=file_base + int(s.offset),
+                file_size=0 if zerofill else int(s.size),
+                kind="section",
+            )
+        )
     raw_symbols = list(b.symbols)
     _check_counts(req, len(raw_sections), len(raw_symbols))
     exec_ranges = [(r.start, r.end) for r in sections if r.executable]
@@ -452,8 +640,16 @@ def _macho(lief: Any, fat: Any, req: WorkerRequest) -> Model:
             continue
         seen.add(key)
         in_code = any(a <= addr < e for a, e in exec_ranges)
-        symbols.append(Symbol(name=s.name, address=addr, size=0, kind="function" if in_code else "data",
-                              exported=bool(s.has_export_info), source="symtab"))
+        symbols.append(
+            Symbol(
+                name=s.name,
+                address=addr,
+                size=0,
+                kind="function" if in_code else "data",
+                exported=bool(s.has_export_info),
+                source="symtab",
+            )
+        )
     slots: dict[str, tuple[int, str | None]] = {}
     for bind in b.bindings:
         if bind.has_symbol and bind.symbol.name:
@@ -474,16 +670,34 @@ def _macho(lief: Any, fat: Any, req: WorkerRequest) -> Model:
         "pie": "PIE" in flags,
         "relro": "unknown",
         "canary": "___stack_chk_fail" in import_names or "___stack_chk_guard" in import_names,
-        "fortify": any(n.startswith("___") and n.endswith("_chk") and n != "___stack_chk_fail"
-                       for n in import_names),
-        "cet_ibt": "unknown", "cet_shstk": "unknown", "bti": "unknown",
+        "fortify": any(n.startswith("___") and n.endswith("_chk") and n != "___stack_chk_fail" for n in import_names),
+        "cet_ibt": "unknown",
+        "cet_shstk": "unknown",
+        "bti": "unknown",
     }
-    linkage = {"interpreter": b.dylinker.name if b.has_dylinker else None,
-               "needed": [lib.name for lib in b.libraries],
-               "rpath": [r.path for r in b.rpaths] if hasattr(b, "rpaths") else [], "runpath": []}
+    linkage = {
+        "interpreter": b.dylinker.name if b.has_dylinker else None,
+        "needed": [lib.name for lib in b.libraries],
+        "rpath": [r.path for r in b.rpaths] if hasattr(b, "rpaths") else [],
+        "runpath": [],
+    }
     entry = int(b.entrypoint) or None
-    return Model(format="mach-o", arch=arch, bits=bits, endianness="little", entry=entry,
-                 image_base=int(b.imagebase), file_base=file_base, slices=slices if fat.size > 1 else [],
-                 slice_arch=arch if fat.size > 1 else None, segments=segments, sections=sections,
-                 symbols=symbols, imports=imports, unwind=unwind, linkage=linkage, mitigations=mitigations,
-                 limitations=limitations)
+    return Model(
+        format="mach-o",
+        arch=arch,
+        bits=bits,
+        endianness="little",
+        entry=entry,
+        image_base=int(b.imagebase),
+        file_base=file_base,
+        slices=slices if fat.size > 1 else [],
+        slice_arch=arch if fat.size > 1 else None,
+        segments=segments,
+        sections=sections,
+        symbols=symbols,
+        imports=imports,
+        unwind=unwind,
+        linkage=linkage,
+        mitigations=mitigations,
+        limitations=limitations,
+    )

@@ -24,8 +24,9 @@ class Image:
         self._piece_starts, self._pieces = _disjoint(self.regions)
         self.code_regions = [r for r in self.regions if r.executable and r.file_size > 0]
         if not self.code_regions:
-            self.code_regions = [r for r in sorted(model.segments, key=lambda r: r.start)
-                                 if r.executable and r.file_size > 0]
+            self.code_regions = [
+                r for r in sorted(model.segments, key=lambda r: r.start) if r.executable and r.file_size > 0
+            ]
         self._code_starts = [r.start for r in self.code_regions]
         self.code_bytes = sum(r.file_size for r in self.code_regions)
 
@@ -64,7 +65,7 @@ class Image:
         start = r.file_offset + off
         if start < 0 or start + length > self.size:
             return None
-        return bytes(self.data[start:start + length])
+        return bytes(self.data[start : start + length])
 
     def code(self, start: int, end: int) -> bytes:
         """Code bytes in ``[start, end)`` clipped to the code region holding ``start``."""
@@ -76,7 +77,7 @@ class Image:
         hi = r.file_offset + (stop - r.start)
         if lo < 0 or lo >= self.size:
             return b""
-        return bytes(self.data[lo:min(hi, self.size)])
+        return bytes(self.data[lo : min(hi, self.size)])
 
     def pointer_at(self, address: int) -> int | None:
         raw = self.read(address, self.pointer)

@@ -46,8 +46,16 @@ class Proc:
 
     __slots__ = ("address", "end", "kind", "name", "name_source", "part_of", "source")
 
-    def __init__(self, address: int, name: str, kind: str, end: int | None, source: str,
-                 name_source: str = "generated", part_of: int | None = None) -> None:
+    def __init__(
+        self,
+        address: int,
+        name: str,
+        kind: str,
+        end: int | None,
+        source: str,
+        name_source: str = "generated",
+        part_of: int | None = None,
+    ) -> None:
         self.address = address
         self.name = name
         self.kind = kind
@@ -115,15 +123,21 @@ NO_PROCEDURE = -1  # the procedure of a reference from data (a pointer slot)
 
 
 def overdue(what: str, deadline: float) -> ReaError:
-    return ReaError("provider_timeout", f"{what} did not finish within {deadline:.0f} s",
-                    remediation="Query one procedure at a time, or open the target with a deeper provider.",
-                    details={"deadline_s": deadline, "phase": what})
+    return ReaError(
+        "provider_timeout",
+        f"{what} did not finish within {deadline:.0f} s",
+        remediation="Query one procedure at a time, or open the target with a deeper provider.",
+        details={"deadline_s": deadline, "phase": what},
+    )
 
 
 def too_big(what: str, limit: int, **details: Any) -> ReaError:
-    return ReaError("resource_constraint", f"{what} exceeds the native provider's safety limit of {limit}",
-                    remediation="Narrow the request, or open the target with a deeper provider for whole-program work.",
-                    details={"limit": limit, **details})
+    return ReaError(
+        "resource_constraint",
+        f"{what} exceeds the native provider's safety limit of {limit}",
+        remediation="Narrow the request, or open the target with a deeper provider for whole-program work.",
+        details={"limit": limit, **details},
+    )
 
 
 class Analysis:
@@ -139,8 +153,8 @@ class Analysis:
         defined = {s.name: s.address for s in self.model.symbols if s.kind == "function"}
         # Slots of functions the binary defines itself, called through its own PLT: slot -> (name, code).
         self.local_slots: dict[int, tuple[str, int]] = {
-            i.slot: (i.name, defined[i.name]) for i in self.model.plt_locals
-            if i.slot is not None and i.name in defined}
+            i.slot: (i.name, defined[i.name]) for i in self.model.plt_locals if i.slot is not None and i.name in defined
+        }
         self.stubs: dict[int, str] = {}
         self.local_stubs: dict[int, str] = {}
         self.procs: list[Proc] = []
@@ -175,8 +189,7 @@ class Analysis:
 
     def adopt(self, index: ProgramIndex) -> None:
         """Take the procedures of an index built earlier (the same bytes, slice and limits)."""
-        self.install([Proc(r.address, r.name, r.kind, r.end, r.source, r.name_source, r.part_of)
-                      for r in index.procs])
+        self.install([Proc(r.address, r.name, r.kind, r.end, r.source, r.name_source, r.part_of) for r in index.procs])
 
     def inventory(self, check: Callable[[str], None] | None = None) -> list[Proc]:
         """Procedures from symbols, import stubs and slots, the entry point (and main), exception tables."""
@@ -191,8 +204,14 @@ class Analysis:
             if cur is None:
                 if len(found) >= self.limits.max_procedures:
                     raise too_big("procedure count", self.limits.max_procedures, resource="procedures")
-                found[address] = Proc(address, name or "", kind, address + size if size > 0 else None, source,
-                                      name_source if name else "generated")
+                found[address] = Proc(
+                    address,
+                    name or "",
+                    kind,
+                    address + size if size > 0 else None,
+                    source,
+                    name_source if name else "generated",
+                )
                 return
             if name and not cur.name:
                 cur.name = name
@@ -200,17 +219,21 @@ class Analysis:
             if size > 0 and cur.end is None:
                 cur.end = address + size
 
-        named = sorted((s for s in model.symbols if s.kind == "function" or
-                        (s.exported and image.code_region_at(s.address) is not None)),
-                       key=lambda s: (s.address, not s.exported, s.name.startswith("_"), len(s.name), s.name))
+        named = sorted(
+            (
+                s
+                for s in model.symbols
+                if s.kind == "function" or (s.exported and image.code_region_at(s.address) is not None)
+            ),
+            key=lambda s: (s.address, not s.exported, s.name.startswith("_"), len(s.name), s.name),
+        )
         for s in named:
             add(s.address, s.name, "local", s.size, "symbol", "symbol")
         stub_starts = sorted({*self.stubs, *self.local_stubs})
         for addr, name in sorted(self.stubs.items()):
             add(addr, name, "import", self._stub_size(addr, stub_starts), "stub", "import")
         for addr, name in sorted(self.local_stubs.items()):
-            add(addr, f"{name}@plt" if name else None, "thunk", self._stub_size(addr, stub_starts), "stub",
-                "symbol")
+            add(addr, f"{name}@plt" if name else None, "thunk", self._stub_size(addr, stub_starts), "stub", "symbol")
         stubbed = set(self.stubs.values())
         for imp in model.imports:
             if imp.slot is not None and not imp.data and imp.name not in stubbed and image.mapped(imp.slot):
@@ -376,8 +399,11 @@ class Analysis:
             f = flow(insn)
             if f.cls == CALL:
                 target = self.by_addr.get(f.target) if f.target is not None else None
-                local = f.target is not None and self.image.code_region_at(f.target) is not None and (
-                    target is None or target.kind == "local")
+                local = (
+                    f.target is not None
+                    and self.image.code_region_at(f.target) is not None
+                    and (target is None or target.kind == "local")
+                )
                 if local and f.target is not None:
                     if all(loaded & regs for regs in _PE_MAIN_ARGS):
                         return f.target, calls
@@ -417,8 +443,12 @@ class Analysis:
         try:
             d = descend(facts, p.address, limit, self.limits.max_function_instructions)
         except BudgetExceeded:
-            raise too_big("instructions in one procedure", self.limits.max_function_instructions,
-                          resource="instructions", procedure=f"0x{p.address:x}") from None
+            raise too_big(
+                "instructions in one procedure",
+                self.limits.max_function_instructions,
+                resource="instructions",
+                procedure=f"0x{p.address:x}",
+            ) from None
         if d.computed:
             # An unresolved computed jump hides code: claim up to the next procedure, minus padding.
             return max(d.end, self._trim_padding(p.address, limit))
@@ -442,8 +472,17 @@ class Analysis:
         p = self.by_name.get(name)
         return p.address if p is not None and p.kind == "import" else None
 
-    def emit_refs(self, facts: Facts, span: range, start: int, end: int, src: list[int], dst: list[int],
-                  kinds: bytearray, cond: set[int] | None = None) -> None:
+    def emit_refs(
+        self,
+        facts: Facts,
+        span: range,
+        start: int,
+        end: int,
+        src: list[int],
+        dst: list[int],
+        kinds: bytearray,
+        cond: set[int] | None = None,
+    ) -> None:
         """Append (source, target or -1, kind code) of the facts ``span`` of one procedure ``[start, end)``."""
         mapped = self.image.mapped
         slots = self.import_slots
@@ -513,8 +552,9 @@ class Analysis:
 
     # -- the whole-program index ---------------------------------------------------------------------
 
-    def _sweep_all(self, want: int, what: str, progress: Progress | None,
-                   check: Callable[[str], None] | None) -> tuple[Facts, int, Callable[[str], None]]:
+    def _sweep_all(
+        self, want: int, what: str, progress: Progress | None, check: Callable[[str], None] | None
+    ) -> tuple[Facts, int, Callable[[str], None]]:
         """One sweep over every code region (restarting at procedure starts), within the index deadline."""
         limits = self.limits
         deadline = time.monotonic() + limits.index_deadline_s
@@ -539,20 +579,34 @@ class Analysis:
                 if progress is not None:
                     progress(f"index: decoding {name} for {what}, {(base + pos) >> 10} of {total >> 10} KiB")
 
-            region_facts, n = self.sweeper.sweep(self.image.code(r.start, r.start + r.file_size), r.start,
-                                                 self.starts[lo:hi], self.image.code_end, at, want)
+            region_facts, n = self.sweeper.sweep(
+                self.image.code(r.start, r.start + r.file_size),
+                r.start,
+                self.starts[lo:hi],
+                self.image.code_end,
+                at,
+                want,
+            )
             facts.extend(region_facts)
             count += n
             done_bytes += r.file_size
             if count > limits.max_program_instructions:
-                raise too_big(f"decoded instructions for the whole-program {what}",
-                              limits.max_program_instructions, resource="instructions")
+                raise too_big(
+                    f"decoded instructions for the whole-program {what}",
+                    limits.max_program_instructions,
+                    resource="instructions",
+                )
         if any(a > b for a, b in zip(facts.addr, facts.addr[1:], strict=False)):
             facts.sort()
         return facts, count, tick
 
-    def build(self, discover: bool, progress: Progress | None = None,
-              check: Callable[[str], None] | None = None, data: bool = False) -> ProgramIndex:
+    def build(
+        self,
+        discover: bool,
+        progress: Progress | None = None,
+        check: Callable[[str], None] | None = None,
+        data: bool = False,
+    ) -> ProgramIndex:
         """Sweep all code once for flow, discover procedures (when ``discover``), attribute calls and jumps,
         link split-off parts; data references too when ``data``."""
         facts, count, tick = self._sweep_all(FLOW, "procedure index", progress, check)
@@ -569,10 +623,14 @@ class Analysis:
         self.name_parts()
         self.install(self.procs)  # names by address order, exactly as when this index is adopted
         return ProgramIndex(
-            procs=[ProcRecord(p.address, p.end, p.kind, p.name, p.source, p.name_source, p.part_of)
-                   for p in self.procs],
-            flow=refs.table(), data=self.data_refs(progress, check) if data else None, instructions=count,
-            discovery=discover)
+            procs=[
+                ProcRecord(p.address, p.end, p.kind, p.name, p.source, p.name_source, p.part_of) for p in self.procs
+            ],
+            flow=refs.table(),
+            data=self.data_refs(progress, check) if data else None,
+            instructions=count,
+            discovery=discover,
+        )
 
     def data_refs(self, progress: Progress | None = None, check: Callable[[str], None] | None = None) -> RefTable:
         """References to data: from code (second sweep, over the final inventory and extents), then from the
@@ -625,8 +683,11 @@ class Analysis:
                         found[t] = "call-target"
                     elif (cls in (JUMP, COND)) and not start <= t < end:
                         found.setdefault(t, "tail-call" if cls == JUMP else "branch-target")
-            fresh = [Proc(a, f"sub_{a:x}", "local", None, found[a]) for a in sorted(found)
-                     if image.code_region_at(a) is not None and self._containing_known(a) is None]
+            fresh = [
+                Proc(a, f"sub_{a:x}", "local", None, found[a])
+                for a in sorted(found)
+                if image.code_region_at(a) is not None and self._containing_known(a) is None
+            ]
             if len(self.procs) + len(fresh) > self.limits.max_procedures:
                 raise too_big("procedure count", self.limits.max_procedures, resource="procedures")
             if not fresh:
@@ -680,9 +741,14 @@ class Analysis:
         A part is entered only by jumps from one other procedure, never called or referenced as data,
         and either jumps back into that procedure's body, or is entered conditionally and never returns.
         """
-        candidates = {p.address: p for p in self.procs
-                      if p.kind == "local" and p.name_source == "generated" and p.part_of is None
-                      and p.address != self.model.entry}
+        candidates = {
+            p.address: p
+            for p in self.procs
+            if p.kind == "local"
+            and p.name_source == "generated"
+            and p.part_of is None
+            and p.address != self.model.entry
+        }
         if not candidates:
             return
         into: dict[int, list[tuple[int, int]]] = {}  # part start -> (jump source, its procedure)
@@ -749,13 +815,23 @@ class RefColumns:
             self.src, self.proc = [self.src[i] for i in keep], [self.proc[i] for i in keep]
             self.dst, self.kind = [self.dst[i] for i in keep], bytearray(self.kind[i] for i in keep)
             dst = array.array("q", self.dst)
-        return RefTable(src=array.array("q", self.src).tobytes(), dst=dst.tobytes(),
-                        kind=bytes(self.kind), proc=array.array("q", self.proc).tobytes())
+        return RefTable(
+            src=array.array("q", self.src).tobytes(),
+            dst=dst.tobytes(),
+            kind=bytes(self.kind),
+            proc=array.array("q", self.proc).tobytes(),
+        )
 
 
-def compute_index(model: Model, content: Any, limits: Limits, discover: bool | None = None,
-                  data: bool = True, progress: Progress | None = None,
-                  check: Callable[[str], None] | None = None) -> ProgramIndex:
+def compute_index(
+    model: Model,
+    content: Any,
+    limits: Limits,
+    discover: bool | None = None,
+    data: bool = True,
+    progress: Progress | None = None,
+    check: Callable[[str], None] | None = None,
+) -> ProgramIndex:
     """The whole-program index of the binary whose file bytes are ``content`` (pure: safe to run in the
     parse worker and to cache by content digest). ``discover`` defaults to the limits' rule (code at most
     ``discovery_max_code_bytes``); ``data`` adds the data references."""

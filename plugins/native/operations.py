@@ -21,9 +21,18 @@ from rea.target import Target
 MAX_ASSEMBLY = 20_000
 _IMMEDIATE = re.compile(r"^#?-?(0x[0-9a-fA-F]+|\d+)$")
 _FROM_DATA = ("data", "read", "write")
-_ABI = {("elf", "x86_64"): "sysv", ("mach-o", "x86_64"): "sysv", ("pe", "x86_64"): "ms-x64",
-        ("elf", "arm64"): "aapcs64", ("mach-o", "arm64"): "darwin-aapcs64", ("pe", "arm64"): "aapcs64",
-        ("elf", "x86"): "cdecl", ("pe", "x86"): "cdecl", ("elf", "arm"): "aapcs", ("pe", "arm"): "aapcs"}
+_ABI = {
+    ("elf", "x86_64"): "sysv",
+    ("mach-o", "x86_64"): "sysv",
+    ("pe", "x86_64"): "ms-x64",
+    ("elf", "arm64"): "aapcs64",
+    ("mach-o", "arm64"): "darwin-aapcs64",
+    ("pe", "arm64"): "aapcs64",
+    ("elf", "x86"): "cdecl",
+    ("pe", "x86"): "cdecl",
+    ("elf", "arm"): "aapcs",
+    ("pe", "arm"): "aapcs",
+}
 
 
 def owner(r: Ref) -> str | None:
@@ -46,22 +55,35 @@ class Operations:
             raise invalid_request(f"{path} is required", [issue(path, "missing_argument", "name or address")])
         found = self.p.procedure(parse_address(sel, path)) if looks_like_address(sel) else self.p.by_name(sel)
         if found is None:
-            raise invalid_request(f"no procedure named or starting at {sel!r}",
-                                  [issue(path, "invalid_value", "unknown procedure name or address",
-                                         value=sel)])
+            raise invalid_request(
+                f"no procedure named or starting at {sel!r}",
+                [issue(path, "invalid_value", "unknown procedure name or address", value=sel)],
+            )
         return found
 
     def proc_dict(self, p: Proc) -> dict[str, Any]:
         end = self.p.end_of(p)
-        return {"address": hexa(p.address), "name": p.name, "size": end - p.address, "kind": p.kind, "end": hexa(end),
-                "name_source": p.name_source, "part_of": hexa(p.part_of)}
+        return {
+            "address": hexa(p.address),
+            "name": p.name,
+            "size": end - p.address,
+            "kind": p.kind,
+            "end": hexa(end),
+            "name_source": p.name_source,
+            "part_of": hexa(p.part_of),
+        }
 
     def insn_dict(self, insn: Insn, refs: Sequence[Ref] = ()) -> dict[str, Any]:
         """An instruction row; with its references, the symbolized text and the addresses its operands denote."""
         raw = self.p.read(insn.address, insn.size) or b""
         text = f"{insn.mnemonic} {insn.op_str}".strip()
-        row: dict[str, Any] = {"address": hexa(insn.address), "bytes": raw.hex(), "mnemonic": insn.mnemonic,
-                               "operands": insn.op_str, "text": text}
+        row: dict[str, Any] = {
+            "address": hexa(insn.address),
+            "bytes": raw.hex(),
+            "mnemonic": insn.mnemonic,
+            "operands": insn.op_str,
+            "text": text,
+        }
         details, branch = self._operand_details(insn, refs)
         row["symbolized"] = symbolized_text(insn.mnemonic, details, branch)
         row["symbols"] = symbols_of(details)
@@ -79,7 +101,8 @@ class Operations:
         """Operand texts and kinds; the one operand that denotes an address gets it, named (and its string)."""
         details: list[dict[str, Any]] = [
             {"text": t, "kind": "memory" if "[" in t else "immediate" if _IMMEDIATE.match(t) else "register"}
-            for t in split_operands(insn.op_str, 0)]
+            for t in split_operands(insn.op_str, 0)
+        ]
         if not details or not refs:
             return details, False
         flow = next((r for r in refs if r.kind in ("call", "jump") and r.dst is not None), None)
@@ -105,21 +128,33 @@ class Operations:
         return details, branch
 
     def ref_dict(self, r: Ref) -> dict[str, Any]:
-        return {"from": hexa(r.src), "to": hexa(r.dst), "kind": r.kind, "from_procedure": owner(r),
-                "to_name": r.name}
+        return {"from": hexa(r.src), "to": hexa(r.dst), "kind": r.kind, "from_procedure": owner(r), "to_name": r.name}
 
-    def _result(self, normalized: Any, limitations: list[str] | None = None,
-                locations: list[dict[str, Any]] | None = None, confidence: str = "observed") -> OperationResult:
+    def _result(
+        self,
+        normalized: Any,
+        limitations: list[str] | None = None,
+        locations: list[dict[str, Any]] | None = None,
+        confidence: str = "observed",
+    ) -> OperationResult:
         lims = list(self.p.limitations) + list(limitations or [])
-        return OperationResult(normalized=normalized, limitations=lims, locations=locations or [],
-                               confidence=confidence)  # type: ignore[arg-type]
+        return OperationResult(
+            normalized=normalized, limitations=lims, locations=locations or [], confidence=confidence  # type: ignore[arg-type]
+        )
 
     # -- inventory -----------------------------------------------------------------------------
 
     def list_documents(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         m = self.p.model
-        doc: dict[str, Any] = {"name": self.target.name, "format": self.target.format, "architecture": m.arch,
-               "sha256": self.target.sha256, "entry": hexa(m.entry), "bits": m.bits, "endianness": m.endianness}
+        doc: dict[str, Any] = {
+            "name": self.target.name,
+            "format": self.target.format,
+            "architecture": m.arch,
+            "sha256": self.target.sha256,
+            "entry": hexa(m.entry),
+            "bits": m.bits,
+            "endianness": m.endianness,
+        }
         if m.slices:
             doc["slice"] = m.slice_arch
             doc["slices"] = list(m.slices)
@@ -127,12 +162,32 @@ class Operations:
 
     def list_segments(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         m = self.p.model
-        rows = [{"name": r.name, "start": hexa(r.start), "end": hexa(r.end), "size": r.size, "permissions": r.perms,
-                 "file_offset": r.file_offset, "file_size": r.file_size, "kind": r.kind}
-                for r in sorted(m.segments, key=lambda r: (r.start, r.name))]
-        rows += [{"name": r.name, "start": hexa(r.start), "end": hexa(r.end), "size": r.size, "permissions": r.perms,
-                  "file_offset": r.file_offset, "file_size": r.file_size, "kind": r.kind}
-                 for r in sorted(m.sections, key=lambda r: (r.start, r.name))]
+        rows = [
+            {
+                "name": r.name,
+                "start": hexa(r.start),
+                "end": hexa(r.end),
+                "size": r.size,
+                "permissions": r.perms,
+                "file_offset": r.file_offset,
+                "file_size": r.file_size,
+                "kind": r.kind,
+            }
+            for r in sorted(m.segments, key=lambda r: (r.start, r.name))
+        ]
+        rows += [
+            {
+                "name": r.name,
+                "start": hexa(r.start),
+                "end": hexa(r.end),
+                "size": r.size,
+                "permissions": r.perms,
+                "file_offset": r.file_offset,
+                "file_size": r.file_size,
+                "kind": r.kind,
+            }
+            for r in sorted(m.sections, key=lambda r: (r.start, r.name))
+        ]
         return self._result({"segments": rows})
 
     def list_procedures(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
@@ -143,8 +198,10 @@ class Operations:
     def _discovery_note(self) -> list[str]:
         if self.p.discovery:
             return []
-        return ["procedures come from symbols, the entry point, exception tables and import stubs; call-target "
-                "discovery is off for code larger than the profile's discovery_max_code_bytes"]
+        return [
+            "procedures come from symbols, the entry point, exception tables and import stubs; call-target "
+            "discovery is off for code larger than the profile's discovery_max_code_bytes"
+        ]
 
     def search_procedures(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         paging(params)
@@ -154,8 +211,14 @@ class Operations:
 
     def _string_dict(self, s: Any) -> dict[str, Any]:
         value, truncated = self.p.string_value(s)
-        return {"address": hexa(s.address), "value": value, "encoding": s.encoding, "byte_length": s.byte_length,
-                "truncated": truncated, "section": s.section}
+        return {
+            "address": hexa(s.address),
+            "value": value,
+            "encoding": s.encoding,
+            "byte_length": s.byte_length,
+            "truncated": truncated,
+            "section": s.section,
+        }
 
     def list_strings(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         paging(params)
@@ -182,8 +245,11 @@ class Operations:
         if params.get("address") is not None:
             addr = parse_address(params["address"])
             items = [n for n in items if n[0] == addr]
-        return self._result(page("names", items, params, lambda n: {
-            "address": hexa(n[0]), "name": n[1], "kind": n[2], "external": n[3]}))
+        return self._result(
+            page(
+                "names", items, params, lambda n: {"address": hexa(n[0]), "name": n[1], "kind": n[2], "external": n[3]}
+            )
+        )
 
     def address_name(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         addr = parse_address(params.get("address"))
@@ -211,13 +277,21 @@ class Operations:
         region = self.p.region_at(p.address)
         m = self.p.model
         parent = self.p.procedure(p.part_of) if p.part_of is not None else None
-        d.update({"section": region.name if region else None, "basic_block_count": len(blocks),
-                  "instruction_count": sum(b.n_insns for b in blocks), "signature": None,
-                  "calling_convention": _ABI.get((m.format, m.arch)) if p.kind == "local" else None,
-                  "source": p.source,
-                  "part_of": None if parent is None else {"address": hexa(parent.address), "name": parent.name},
-                  "parts": [{"address": hexa(q.address), "name": q.name, "end": hexa(self.p.end_of(q))}
-                            for q in self.p.parts_of(p)]})
+        d.update(
+            {
+                "section": region.name if region else None,
+                "basic_block_count": len(blocks),
+                "instruction_count": sum(b.n_insns for b in blocks),
+                "signature": None,
+                "calling_convention": _ABI.get((m.format, m.arch)) if p.kind == "local" else None,
+                "source": p.source,
+                "part_of": None if parent is None else {"address": hexa(parent.address), "name": parent.name},
+                "parts": [
+                    {"address": hexa(q.address), "name": q.name, "end": hexa(self.p.end_of(q))}
+                    for q in self.p.parts_of(p)
+                ],
+            }
+        )
         lims = ["signature: the native provider recovers no types"]
         if p.name_source == "entry-heuristic":
             lims.append(f"{p.name}: named from the argument the entry point passes to the C runtime, not a symbol")
@@ -227,17 +301,35 @@ class Operations:
         p = self.proc(params)
         blocks = self.p.blocks(p) if p.kind in ("local", "thunk") else []
         edges = [{"from": hexa(b.start), "to": hexa(t), "kind": k} for b in blocks for t, k in b.successors]
-        return self._result({"address": hexa(p.address), "name": p.name, "blocks": [
-            {"start": hexa(b.start), "end": hexa(b.end), "instruction_count": b.n_insns,
-             "successors": [hexa(t) for t, _ in b.successors]} for b in blocks], "edges": edges})
+        return self._result(
+            {
+                "address": hexa(p.address),
+                "name": p.name,
+                "blocks": [
+                    {
+                        "start": hexa(b.start),
+                        "end": hexa(b.end),
+                        "instruction_count": b.n_insns,
+                        "successors": [hexa(t) for t, _ in b.successors],
+                    }
+                    for b in blocks
+                ],
+                "edges": edges,
+            }
+        )
 
     def procedure_assembly(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         p = self.proc(params)
         cap = params.get("max_instructions") or MAX_ASSEMBLY
         insns = self.p.instructions(p)
-        return self._result({"address": hexa(p.address), "name": p.name,
-                             "instructions": self.insn_rows(p, insns[:cap]),
-                             "truncated": len(insns) > cap})
+        return self._result(
+            {
+                "address": hexa(p.address),
+                "name": p.name,
+                "instructions": self.insn_rows(p, insns[:cap]),
+                "truncated": len(insns) > cap,
+            }
+        )
 
     def read_function_instructions(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         p = self.proc(params)
@@ -245,9 +337,17 @@ class Operations:
         window, more = self.p.window(p, offset, limit)
         # total is exact only once the procedure is decoded; decoding the window alone keeps this cheap.
         total = len(self.p.instructions(p)) if more else offset + len(window)
-        return self._result({"instructions": self.insn_rows(p, window), "offset": offset,
-                             "limit": limit, "total": total, "next_offset": offset + limit if more else None,
-                             "address": hexa(p.address), "name": p.name})
+        return self._result(
+            {
+                "instructions": self.insn_rows(p, window),
+                "offset": offset,
+                "limit": limit,
+                "total": total,
+                "next_offset": offset + limit if more else None,
+                "address": hexa(p.address),
+                "name": p.name,
+            }
+        )
 
     def _outgoing(self, p: Proc, ctx: CallContext, data: bool = True) -> list[Ref]:
         return self.p.outgoing(p, ctx, data)
@@ -289,9 +389,10 @@ class Operations:
             elif r.kind == "indirect" or (r.kind == "computed" and r.dst is None):
                 # A call or jump through a register that is no resolved jump table: its targets are unknown.
                 groups.setdefault((None, None, "indirect"), []).append(r.src)
-        callees = [{"address": hexa(a), "name": n, "kind": k, "call_sites": [hexa(s) for s in sorted(set(sites))]}
-                   for (a, n, k), sites in sorted(groups.items(), key=lambda kv: (kv[0][0] is None, kv[0][0] or 0,
-                                                                                  kv[0][2]))]
+        callees = [
+            {"address": hexa(a), "name": n, "kind": k, "call_sites": [hexa(s) for s in sorted(set(sites))]}
+            for (a, n, k), sites in sorted(groups.items(), key=lambda kv: (kv[0][0] is None, kv[0][0] or 0, kv[0][2]))
+        ]
         return self._result({"procedure": {"address": hexa(p.address), "name": p.name}, "callees": callees})
 
     def procedure_callers(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
@@ -303,8 +404,13 @@ class Operations:
         callers = []
         for addr in sorted(groups):
             caller = self.p.procedure(addr)
-            callers.append({"address": hexa(addr), "name": caller.name if caller else None,
-                            "call_sites": [hexa(s) for s in sorted(set(groups[addr]))]})
+            callers.append(
+                {
+                    "address": hexa(addr),
+                    "name": caller.name if caller else None,
+                    "call_sites": [hexa(s) for s in sorted(set(groups[addr]))],
+                }
+            )
         return self._result({"procedure": {"address": hexa(p.address), "name": p.name}, "callers": callers})
 
     def procedure_references(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
@@ -315,11 +421,14 @@ class Operations:
             refs = sorted(self._outgoing(p, ctx), key=lambda r: (r.src, r.dst is None, r.dst or 0, r.kind))
         elif direction == "incoming":
             end = self.p.end_of(p)
-            refs = sorted((r for r in self.p.incoming_range(p.address, end, ctx) if r.proc != p.address),
-                          key=lambda r: (r.src, r.dst or 0, r.kind))
+            refs = sorted(
+                (r for r in self.p.incoming_range(p.address, end, ctx) if r.proc != p.address),
+                key=lambda r: (r.src, r.dst or 0, r.kind),
+            )
         else:
-            raise invalid_request("direction must be incoming or outgoing",
-                                  [issue("direction", "invalid_value", "incoming|outgoing")])
+            raise invalid_request(
+                "direction must be incoming or outgoing", [issue("direction", "invalid_value", "incoming|outgoing")]
+            )
         body = page("references", refs, params, self.ref_dict)
         body["procedure"] = {"address": hexa(p.address), "name": p.name}
         body["direction"] = direction
@@ -328,8 +437,14 @@ class Operations:
     def xrefs(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         addr = parse_address(params.get("address"))
         refs = sorted(self.p.incoming(addr, ctx), key=lambda r: (r.src, r.kind))
-        return self._result({"address": hexa(addr), "references": [
-            {"from": hexa(r.src), "from_procedure": owner(r), "kind": r.kind, "to": hexa(r.dst)} for r in refs]})
+        return self._result(
+            {
+                "address": hexa(addr),
+                "references": [
+                    {"from": hexa(r.src), "from_procedure": owner(r), "kind": r.kind, "to": hexa(r.dst)} for r in refs
+                ],
+            }
+        )
 
     def resolve_native_call_targets(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         """Every call and dispatch site of a procedure with its targets; a register dispatch through a bounded
@@ -345,33 +460,54 @@ class Operations:
                 continue
             if r.src in resolved:
                 if r.kind != "indirect" and r.dst is not None:
-                    entry = sites.setdefault(r.src, {"address": hexa(r.src), "kind": "indirect",
-                                                     "status": "resolved", "targets": []})
+                    entry = sites.setdefault(
+                        r.src, {"address": hexa(r.src), "kind": "indirect", "status": "resolved", "targets": []}
+                    )
                     how = self.p.register_provenance.get((r.src, r.dst), "register-load")
                     entry["targets"].append({"address": hexa(r.dst), "name": r.name, "provenance": how})
                 continue
             elif self._is_call(r) and r.dst is not None:
                 target = self.p.procedure(r.dst)
                 imported = target is not None and target.kind in ("import", "thunk")
-                entry = sites.setdefault(r.src, {"address": hexa(r.src), "kind": "import" if imported else "direct",
-                                                 "status": "resolved", "targets": []})
-                entry["targets"].append({"address": hexa(r.dst), "name": target.name if target else r.name,
-                                         "provenance": "import" if imported else "direct"})
+                entry = sites.setdefault(
+                    r.src,
+                    {
+                        "address": hexa(r.src),
+                        "kind": "import" if imported else "direct",
+                        "status": "resolved",
+                        "targets": [],
+                    },
+                )
+                entry["targets"].append(
+                    {
+                        "address": hexa(r.dst),
+                        "name": target.name if target else r.name,
+                        "provenance": "import" if imported else "direct",
+                    }
+                )
             elif r.kind == "computed" and r.dst is not None:
-                entry = sites.setdefault(r.src, {"address": hexa(r.src), "kind": "computed-jump",
-                                                 "status": "resolved", "targets": []})
+                entry = sites.setdefault(
+                    r.src, {"address": hexa(r.src), "kind": "computed-jump", "status": "resolved", "targets": []}
+                )
                 entry["targets"].append({"address": hexa(r.dst), "name": r.name, "provenance": "jump-table"})
             elif r.kind == "indirect" or (r.kind == "computed" and r.dst is None):
                 sites[r.src] = self._indirect_site(p, r.src)
         if only is not None and only not in sites:
-            raise invalid_request(f"{hexa(only)} is not a call or dispatch site of {p.name or hexa(p.address)}",
-                                  [issue("address", "invalid_value", "not a call site of the procedure")])
+            raise invalid_request(
+                f"{hexa(only)} is not a call or dispatch site of {p.name or hexa(p.address)}",
+                [issue("address", "invalid_value", "not a call site of the procedure")],
+            )
         rows = [sites[a] for a in sorted(sites)]
         for row in rows:
             unique = {t["address"]: t for t in row["targets"]}
             row["targets"] = sorted(unique.values(), key=lambda t: int(t["address"], 16))
-        return self._result({"procedure": {"address": hexa(p.address), "name": p.name}, "call_sites": rows,
-                             "unresolved_count": sum(1 for r in rows if r["status"] == "unresolved")})
+        return self._result(
+            {
+                "procedure": {"address": hexa(p.address), "name": p.name},
+                "call_sites": rows,
+                "unresolved_count": sum(1 for r in rows if r["status"] == "unresolved"),
+            }
+        )
 
     def _indirect_site(self, p: Proc, site: int) -> dict[str, Any]:
         insns = self.p.instructions(p)
@@ -380,7 +516,7 @@ class Operations:
             q = self.p.containing(site)
             insns = self.p.instructions(q) if q is not None else []
             at = next((i for i, insn in enumerate(insns) if insn.address == site), None)
-        found = pointer_table(self.p.model.arch, insns[max(0, at - WINDOW):at + 1]) if at is not None else None
+        found = pointer_table(self.p.model.arch, insns[max(0, at - WINDOW) : at + 1]) if at is not None else None
         row: dict[str, Any] = {"address": hexa(site), "kind": "indirect", "targets": []}
         if at is not None:
             row["instruction"] = f"{insns[at].mnemonic} {insns[at].op_str}".strip()
@@ -393,8 +529,9 @@ class Operations:
                 if value is None or self.p.code_region_at(value) is None:
                     found = None  # a slot that is no code pointer: the table is not what it seemed
                     break
-                row["targets"].append({"address": hexa(value), "name": self.p.name_at(value),
-                                       "provenance": "pointer-table"})
+                row["targets"].append(
+                    {"address": hexa(value), "name": self.p.name_at(value), "provenance": "pointer-table"}
+                )
         if found is None:
             row["targets"] = []
             row["status"] = "unresolved"
@@ -408,8 +545,9 @@ class Operations:
         sized symbol (no debug info is read)."""
         at = parse_address(params.get("address"))
         if not self.p.mapped(at):
-            raise invalid_request(f"{hexa(at)} is not mapped by the image",
-                                  [issue("address", "invalid_value", "not in any segment")])
+            raise invalid_request(
+                f"{hexa(at)} is not mapped by the image", [issue("address", "invalid_value", "not in any segment")]
+            )
         out: dict[str, Any] = {"address": hexa(at), "name": self.p.name_at(at), "source": "analysis"}
         word = self.p.model.bits // 8
         text = self.p.string_at(at)
@@ -420,8 +558,13 @@ class Operations:
             unit = 2 if text.encoding == "utf-16le" else 1
             count = text.byte_length // unit + 1
             element = {"name": "char16_t" if unit == 2 else "char", "kind": "integer", "size": unit}
-            out["type"] = {"name": f"{element['name']}[{count}]", "kind": "string", "size": count * unit,
-                           "element": element, "count": count}
+            out["type"] = {
+                "name": f"{element['name']}[{count}]",
+                "kind": "string",
+                "size": count * unit,
+                "element": element,
+                "count": count,
+            }
             out["value"] = self.p.string_value(text)[0]
         elif pointee is not None:
             out["type"] = {"name": "pointer", "kind": "pointer", "size": word, "target": hexa(pointee)}
@@ -431,8 +574,11 @@ class Operations:
             out["type"] = {"name": "code", "kind": "function", "size": self.p.end_of(proc) - proc.address}
         elif symbol is not None:
             size = symbol.size
-            out["type"] = {"name": f"undefined{size}" if size in (1, 2, 4, 8) else f"byte[{size}]",
-                           "kind": "undefined", "size": size}
+            out["type"] = {
+                "name": f"undefined{size}" if size in (1, 2, 4, 8) else f"byte[{size}]",
+                "kind": "undefined",
+                "size": size,
+            }
             out["source"] = "symbol"
         else:
             out["type"] = {"name": "undefined", "kind": "undefined", "size": 1}
@@ -442,33 +588,80 @@ class Operations:
 
     def binary_layout(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         m = self.p.model
-        sections = [{"name": r.name, "start": hexa(r.start), "end": hexa(r.end), "size": r.size, "permissions": r.perms,
-                     "file_offset": r.file_offset, "file_size": r.file_size}
-                    for r in sorted(m.sections, key=lambda r: (r.start, r.name))]
-        segments = [{"name": r.name, "start": hexa(r.start), "end": hexa(r.end), "size": r.size, "permissions": r.perms,
-                     "file_offset": r.file_offset, "file_size": r.file_size}
-                    for r in sorted(m.segments, key=lambda r: (r.start, r.name))]
-        body = {"format": self.target.format, "architecture": m.arch, "entry": hexa(m.entry), "bits": m.bits,
-                "image_base": hexa(m.image_base), "segments": segments, "sections": sections,
-                "mitigations": dict(m.mitigations), "linkage": dict(m.linkage),
-                "imports": [{"name": i.name, "library": i.library, "slot": hexa(i.slot),
-                             "kind": "data" if i.data else "function"} for i in m.imports],
-                "exports": [{"name": s.name, "address": hexa(s.address)} for s in m.symbols if s.exported]}
+        sections = [
+            {
+                "name": r.name,
+                "start": hexa(r.start),
+                "end": hexa(r.end),
+                "size": r.size,
+                "permissions": r.perms,
+                "file_offset": r.file_offset,
+                "file_size": r.file_size,
+            }
+            for r in sorted(m.sections, key=lambda r: (r.start, r.name))
+        ]
+        segments = [
+            {
+                "name": r.name,
+                "start": hexa(r.start),
+                "end": hexa(r.end),
+                "size": r.size,
+                "permissions": r.perms,
+                "file_offset": r.file_offset,
+                "file_size": r.file_size,
+            }
+            for r in sorted(m.segments, key=lambda r: (r.start, r.name))
+        ]
+        body = {
+            "format": self.target.format,
+            "architecture": m.arch,
+            "entry": hexa(m.entry),
+            "bits": m.bits,
+            "image_base": hexa(m.image_base),
+            "segments": segments,
+            "sections": sections,
+            "mitigations": dict(m.mitigations),
+            "linkage": dict(m.linkage),
+            "imports": [
+                {"name": i.name, "library": i.library, "slot": hexa(i.slot), "kind": "data" if i.data else "function"}
+                for i in m.imports
+            ],
+            "exports": [{"name": s.name, "address": hexa(s.address)} for s in m.symbols if s.exported],
+        }
         return self._result(body)
 
 
 OPERATIONS: tuple[str, ...] = (
-    "list_documents", "list_segments", "list_procedures", "search_procedures", "list_strings", "search_strings",
-    "list_names", "address_name", "procedure_address", "resolve_containing_procedure", "procedure_info",
-    "procedure_blocks", "procedure_assembly", "read_function_instructions", "procedure_callers",
-    "procedure_callees", "procedure_references", "xrefs", "binary_layout", "inspect_native_data_type",
+    "list_documents",
+    "list_segments",
+    "list_procedures",
+    "search_procedures",
+    "list_strings",
+    "search_strings",
+    "list_names",
+    "address_name",
+    "procedure_address",
+    "resolve_containing_procedure",
+    "procedure_info",
+    "procedure_blocks",
+    "procedure_assembly",
+    "read_function_instructions",
+    "procedure_callers",
+    "procedure_callees",
+    "procedure_references",
+    "xrefs",
+    "binary_layout",
+    "inspect_native_data_type",
     "resolve_native_call_targets",
 )
 
 
 def dispatch(ops: Operations, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
     if operation not in OPERATIONS:
-        raise ReaError("capability_unavailable", f"native does not offer {operation}",
-                       details={"operation": operation, "provider_id": "native"})
+        raise ReaError(
+            "capability_unavailable",
+            f"native does not offer {operation}",
+            details={"operation": operation, "provider_id": "native"},
+        )
     handler: Callable[[dict[str, Any], CallContext], OperationResult] = getattr(ops, operation)
     return handler(params, ctx)

@@ -21,9 +21,29 @@ from rea_plugins.native.model import Region
 _ELF_TYPES = {"x86_64": (8, 1, 6), "arm64": (1027, 257, 1025), "x86": (8, 1, 6), "arm": (23, 2, 21)}
 _ARRAYS = (".init_array", ".fini_array", ".preinit_array", ".ctors", ".dtors")
 # Sections of a fixed image whose words are never pointers the program uses (tables for the loader).
-_NOT_DATA = (".dynamic", ".dynsym", ".dynstr", ".symtab", ".strtab", ".rela", ".rel.", ".relr", ".hash", ".gnu",
-             ".note", ".eh_frame", ".gcc_except_table", ".interp", ".reloc", ".pdata", ".xdata", "__LINKEDIT",
-             "__unwind_info", "__eh_frame", ".debug")
+_NOT_DATA = (
+    ".dynamic",
+    ".dynsym",
+    ".dynstr",
+    ".symtab",
+    ".strtab",
+    ".rela",
+    ".rel.",
+    ".relr",
+    ".hash",
+    ".gnu",
+    ".note",
+    ".eh_frame",
+    ".gcc_except_table",
+    ".interp",
+    ".reloc",
+    ".pdata",
+    ".xdata",
+    "__LINKEDIT",
+    "__unwind_info",
+    "__eh_frame",
+    ".debug",
+)
 _MAX_ENTRIES = 1 << 24  # relocation entries read per image (a corrupt size cannot make this loop unbounded)
 
 
@@ -43,7 +63,7 @@ class Slots:
     def within(self, start: int, end: int) -> list[int]:
         """Slots in ``[start, end)``."""
         lo = bisect.bisect_left(self.slots, start)
-        return self.slots[lo:bisect.bisect_left(self.slots, end, lo)]
+        return self.slots[lo : bisect.bisect_left(self.slots, end, lo)]
 
 
 def find_slots(image: Image, known: Callable[[], Iterable[int]]) -> Slots:
@@ -96,7 +116,7 @@ def _elf_relocations(image: Image, pairs: dict[int, int]) -> None:
         data = _bytes(image, r)
         count = min(len(data) // layout.size, budget)
         budget -= count
-        for entry in layout.iter_unpack(data[:count * layout.size]):
+        for entry in layout.iter_unpack(data[: count * layout.size]):
             slot, info = entry[0], entry[1]
             kind, index = (info & 0xFFFFFFFF, info >> 32) if wide else (info & 0xFF, info >> 8)
             if kind != relative and kind != absolute and kind != got:
@@ -121,7 +141,7 @@ def _dynamic_symbols(image: Image, wide: bool) -> dict[int, int]:
         layout = struct.Struct("<IBBHQQ" if wide else "<IIIBBH")
         data = _bytes(image, r)
         count = min(len(data) // layout.size, _MAX_ENTRIES)
-        for i, entry in enumerate(layout.iter_unpack(data[:count * layout.size])):
+        for i, entry in enumerate(layout.iter_unpack(data[: count * layout.size])):
             shndx, value = (entry[3], entry[4]) if wide else (entry[5], entry[1])
             if shndx != 0 and value:
                 out[i] = value
@@ -133,7 +153,7 @@ def _relr(image: Image, data: bytes, word: int, pairs: dict[int, int]) -> None:
     fmt = "<Q" if word == 8 else "<I"
     bits = 8 * word - 1
     where = 0
-    for (entry,) in struct.iter_unpack(fmt, data[:len(data) - len(data) % word]):
+    for (entry,) in struct.iter_unpack(fmt, data[: len(data) - len(data) % word]):
         if entry & 1 == 0:
             _keep_in_place(image, entry, pairs)
             where = entry + word
@@ -172,7 +192,7 @@ def _pe_base_relocations(image: Image, pairs: dict[int, int]) -> bool:
             page, size = struct.unpack_from("<II", data, pos)
             if size < 8 or pos + size > len(data):
                 break
-            for (item,) in struct.iter_unpack("<H", data[pos + 8:pos + size - (size - 8) % 2]):
+            for (item,) in struct.iter_unpack("<H", data[pos + 8 : pos + size - (size - 8) % 2]):
                 kind, offset = item >> 12, item & 0xFFF
                 width = 8 if kind == 10 else 4 if kind == 3 else 0  # DIR64, HIGHLOW
                 if not width:

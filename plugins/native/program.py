@@ -57,7 +57,8 @@ NON_STRING_SECTIONS = re.compile(
     r"^(\.dyn|\.gnu\.|\.hash|\.rela?\.|\.rel\.|\.rela|\.note|\.symtab|\.strtab|\.init_array"
     r"|\.fini_array|\.got|\.pdata|\.xdata|\.reloc|\.idata|\.tls|\.CRT|__LINKEDIT|__TEXT,__unwind_info"
     r"|__DATA_CONST,__got|__DATA,__la_symbol_ptr|__DATA,__got|\.debug|\.interp|/\d)"
-    r"|eh_frame|gcc_except_table")
+    r"|eh_frame|gcc_except_table"
+)
 # Candidate runs by byte class (C-speed); UTF-8 validity is checked per run afterwards.
 _RUNS = re.compile(rb"[\x20-\x7e\t\n\r\x80-\xf4]{4,}")
 _ASCII = re.compile(rb"[\x20-\x7e\t\n\r]{4,}")
@@ -106,8 +107,11 @@ class _Refs:
             self._dsts = sorted(by_dst)
         lo = bisect.bisect_left(self._dsts, start)
         hi = bisect.bisect_left(self._dsts, end, lo)
-        return [program._ref(self.src[i], self.dst[i], self.kind[i], self.proc[i])
-                for d in self._dsts[lo:hi] for i in self._by_dst[d]]
+        return [
+            program._ref(self.src[i], self.dst[i], self.kind[i], self.proc[i])
+            for d in self._dsts[lo:hi]
+            for i in self._by_dst[d]
+        ]
 
 
 def _private_mapping(source: Any) -> Any:
@@ -183,9 +187,12 @@ class Program:
         except OSError:
             now = -1
         if now != self.opened_size:
-            raise ReaError("artifact_changed", f"the target changed size while open ({self.opened_size} -> {now} "
-                           "bytes)", remediation="Open the target again with open_binary.",
-                           details={"opened_size": self.opened_size, "size": now})
+            raise ReaError(
+                "artifact_changed",
+                f"the target changed size while open ({self.opened_size} -> {now} bytes)",
+                remediation="Open the target again with open_binary.",
+                details={"opened_size": self.opened_size, "size": now},
+            )
 
     # -- memory ----------------------------------------------------------------------------
 
@@ -262,8 +269,12 @@ class Program:
         if p.kind == "import" and self.code_region_at(p.address) is None:
             return []
         if (end - p.address) // 16 > self.limits.max_function_instructions:
-            raise too_big("instructions in one procedure", self.limits.max_function_instructions,
-                          resource="instructions", procedure=f"0x{p.address:x}")
+            raise too_big(
+                "instructions in one procedure",
+                self.limits.max_function_instructions,
+                resource="instructions",
+                procedure=f"0x{p.address:x}",
+            )
         out = list(decode(self.md, self._code_bytes(p.address, end), p.address))
         self._insns[p.address] = out
         if len(self._insns) > _CACHE_SIZE:
@@ -394,15 +405,24 @@ class Program:
             for site in sorted(sites[owner]):
                 budget -= 1
                 found = walker.trace(site)
-                targets = found.targets if found is not None and not found.entry else \
-                    self._from_only_caller(p, found, ctx) if found is not None and p is not None else None
+                targets = (
+                    found.targets
+                    if found is not None and not found.entry
+                    else self._from_only_caller(p, found, ctx)
+                    if found is not None and p is not None
+                    else None
+                )
                 kind = _CALL_CODE if walker.mnemonic(site) == "call" else _JUMP_CODE
                 for t, how in (targets or {}).items():
                     rows.append((owner, site, t, kind))
                     self.register_provenance[(site, t)] = how
         rows.sort()
-        table = RefTable(src=array("q", [r[1] for r in rows]).tobytes(), dst=array("q", [r[2] for r in rows]).tobytes(),
-                         kind=bytes(r[3] for r in rows), proc=array("q", [r[0] for r in rows]).tobytes())
+        table = RefTable(
+            src=array("q", [r[1] for r in rows]).tobytes(),
+            dst=array("q", [r[2] for r in rows]).tobytes(),
+            kind=bytes(r[3] for r in rows),
+            proc=array("q", [r[0] for r in rows]).tobytes(),
+        )
         self._registers = _Refs(table)
         return self._registers
 
@@ -491,8 +511,9 @@ class Program:
         if not self._inventory:
             self.an.inventory(ctx.check if ctx is not None else None)
             self._inventory = True
-        index = self.an.build(self.discovery, ctx.progress if ctx is not None else None,
-                              ctx.check if ctx is not None else None)
+        index = self.an.build(
+            self.discovery, ctx.progress if ctx is not None else None, ctx.check if ctx is not None else None
+        )
         self.store.keep_index(index)
         self._install(index)
         if ctx is not None:
@@ -503,8 +524,9 @@ class Program:
         if len(self._tables) < 2:
             table = self.store.data()
             if table is None:
-                table = self.an.data_refs(ctx.progress if ctx is not None else None,
-                                          ctx.check if ctx is not None else None)
+                table = self.an.data_refs(
+                    ctx.progress if ctx is not None else None, ctx.check if ctx is not None else None
+                )
                 self.store.keep_data(table)
             self._tables.append(_Refs(table))
 
@@ -589,7 +611,7 @@ class Program:
         """The decoded value (capped at ``max_string_chars``) and whether it was truncated."""
         cap = self.limits.max_string_chars
         width = 2 if s.encoding == "utf-16le" else 1
-        raw = bytes(self._data[s.offset:s.offset + min(s.byte_length, cap * 4 * width)])
+        raw = bytes(self._data[s.offset : s.offset + min(s.byte_length, cap * 4 * width)])
         text = raw.decode("utf-16-le" if width == 2 else "utf-8", errors="replace")
         if len(text) > cap:
             return text[:cap], True

@@ -27,10 +27,26 @@ from rea.target import Target, read_error
 # Kept in step with rea_plugins.native.operations.OPERATIONS (a test checks); listed here so that
 # reading the descriptor imports nothing heavy.
 OPERATIONS: tuple[str, ...] = (
-    "list_documents", "list_segments", "list_procedures", "search_procedures", "list_strings", "search_strings",
-    "list_names", "address_name", "procedure_address", "resolve_containing_procedure", "procedure_info",
-    "procedure_blocks", "procedure_assembly", "read_function_instructions", "procedure_callers",
-    "procedure_callees", "procedure_references", "xrefs", "binary_layout", "inspect_native_data_type",
+    "list_documents",
+    "list_segments",
+    "list_procedures",
+    "search_procedures",
+    "list_strings",
+    "search_strings",
+    "list_names",
+    "address_name",
+    "procedure_address",
+    "resolve_containing_procedure",
+    "procedure_info",
+    "procedure_blocks",
+    "procedure_assembly",
+    "read_function_instructions",
+    "procedure_callers",
+    "procedure_callees",
+    "procedure_references",
+    "xrefs",
+    "binary_layout",
+    "inspect_native_data_type",
     "resolve_native_call_targets",
 )
 MAX_FILE_BYTES = 2 << 30
@@ -41,10 +57,16 @@ PARSE_TIMEOUT_S = 60.0
 PARSE_BYTES_PER_S = 20 << 20
 
 DESCRIPTOR = ProviderDescriptor(
-    id="native", name="Native (LIEF + capstone)", version=__version__, kind="static",
-    formats=("elf", "pe", "mach-o", "mach-o-universal"), architectures=("x86", "x86_64", "arm", "arm64"),
-    operations=OPERATIONS, auto_priority=10,
-    description="Embedded static analysis: containers by LIEF, code by capstone; no external engine.")
+    id="native",
+    name="Native (LIEF + capstone)",
+    version=__version__,
+    kind="static",
+    formats=("elf", "pe", "mach-o", "mach-o-universal"),
+    architectures=("x86", "x86_64", "arm", "arm64"),
+    operations=OPERATIONS,
+    auto_priority=10,
+    description="Embedded static analysis: containers by LIEF, code by capstone; no external engine.",
+)
 
 
 def _dist_version(name: str) -> str | None:
@@ -81,11 +103,13 @@ class NativeClient(AnalysisClient):
                 raise read_error(self.target.path, exc) from None
             except (ValueError, IndexError, KeyError, OverflowError):
                 # Every structure these come from is read off the file: a value no valid binary holds.
-                raise ReaError("unsupported_target", f"malformed binary: native {operation} met a value no valid "
-                               f"{self.target.format} binary holds where it reads it",
-                               remediation="Check the target (it may be truncated or corrupted), or try another "
-                                           "provider.",
-                               details={"operation": operation, "format": self.target.format}) from None
+                raise ReaError(
+                    "unsupported_target",
+                    f"malformed binary: native {operation} met a value no valid "
+                    f"{self.target.format} binary holds where it reads it",
+                    remediation="Check the target (it may be truncated or corrupted), or try another provider.",
+                    details={"operation": operation, "format": self.target.format},
+                ) from None
 
     def close(self) -> CloseOutcome:
         self.program.close()
@@ -94,7 +118,7 @@ class NativeClient(AnalysisClient):
     def lineage(self) -> list[dict[str, Any]]:
         if self._worker is None:
             return []
-        return [o for o in self._worker.lineage()[self._lineage_from:] if o.get("event") != "closed"]
+        return [o for o in self._worker.lineage()[self._lineage_from :] if o.get("event") != "closed"]
 
 
 class NativeProvider(AnalysisProvider):
@@ -122,16 +146,28 @@ class NativeProvider(AnalysisProvider):
             "engine": "lief+capstone",
             "lief": _dist_version("lief"),
             "capstone": _dist_version("capstone"),
-            "procedure_sources": ["symbols", "entry", "entry-heuristic-main", "exception-tables", "import-stubs",
-                                  "call-targets", "tail-call-targets", "branch-targets"],
+            "procedure_sources": [
+                "symbols",
+                "entry",
+                "entry-heuristic-main",
+                "exception-tables",
+                "import-stubs",
+                "call-targets",
+                "tail-call-targets",
+                "branch-targets",
+            ],
             "split_parts": "by symbol name (foo.cold); by structure when call-target discovery is on",
             "call_target_discovery_max_code_bytes": limits.discovery_max_code_bytes,
             "max_procedures": limits.max_procedures,
             "max_program_instructions": limits.max_program_instructions,
             "max_function_instructions": limits.max_function_instructions,
             "index_deadline_s": limits.index_deadline_s,
-            "strings": {"encodings": ["ascii", "utf-8", "utf-16le"], "min_chars": limits.min_string_chars,
-                        "max_chars": limits.max_string_chars, "max_strings": limits.max_strings},
+            "strings": {
+                "encodings": ["ascii", "utf-8", "utf-16le"],
+                "min_chars": limits.min_string_chars,
+                "max_chars": limits.max_string_chars,
+                "max_strings": limits.max_strings,
+            },
             "universal_slice_preference": host_arch() or "first",
             "jump_tables": "x86 gcc/clang patterns",
         }
@@ -144,12 +180,15 @@ class NativeProvider(AnalysisProvider):
 
                 def spec() -> ProcessSpec:
                     # Read at each start, so a restarted worker runs under the bound configured now.
-                    return python_worker_spec("rea_plugins.native.worker", resource=RESOURCE, owner=DESCRIPTOR.id,
-                                              address_space_bytes=MEMORY_LIMIT.read() << 20,
-                                              memory_setting=MEMORY_LIMIT.name)
+                    return python_worker_spec(
+                        "rea_plugins.native.worker",
+                        resource=RESOURCE,
+                        owner=DESCRIPTOR.id,
+                        address_space_bytes=MEMORY_LIMIT.read() << 20,
+                        memory_setting=MEMORY_LIMIT.name,
+                    )
 
-                self._worker = WorkerChannel(spec, label=DESCRIPTOR.id, max_frame_bytes=MAX_FRAME_BYTES,
-                                             stateful=False)
+                self._worker = WorkerChannel(spec, label=DESCRIPTOR.id, max_frame_bytes=MAX_FRAME_BYTES, stateful=False)
             return self._worker
 
     def prewarm(self) -> None:
@@ -171,19 +210,26 @@ class NativeProvider(AnalysisProvider):
         try:
             return reply.result(Model)
         except msgspec.ValidationError:
-            raise ReaError("unsupported_target", "malformed binary: the parse produced invalid fields",
-                           details={"phase": "parse"}) from None
+            raise ReaError(
+                "unsupported_target", "malformed binary: the parse produced invalid fields", details={"phase": "parse"}
+            ) from None
 
     def open(self, target: Target, run_id: str, ctx: CallContext | None = None) -> AnalysisClient:
         from rea_plugins.native.program import Program
         from rea_plugins.native.store import Store
 
         if target.is_directory or target.format not in DESCRIPTOR.formats:
-            raise ReaError("unsupported_target", f"native reads ELF, PE and Mach-O, not {target.format}",
-                           details={"format": target.format})
+            raise ReaError(
+                "unsupported_target",
+                f"native reads ELF, PE and Mach-O, not {target.format}",
+                details={"format": target.format},
+            )
         if target.size > MAX_FILE_BYTES:
-            raise ReaError("resource_constraint", f"{target.size} bytes exceed the native provider's "
-                           f"limit of {MAX_FILE_BYTES}", details={"resource": "file_size", "limit": MAX_FILE_BYTES})
+            raise ReaError(
+                "resource_constraint",
+                f"{target.size} bytes exceed the native provider's limit of {MAX_FILE_BYTES}",
+                details={"resource": "file_size", "limit": MAX_FILE_BYTES},
+            )
         store = Store.for_target(self, target)
         # The same bytes parsed before (this process or an earlier one): no worker, no LIEF.
         model = store.model()
@@ -195,8 +241,11 @@ class NativeProvider(AnalysisProvider):
         except OSError as exc:
             raise read_error(target.path, exc) from None
         except ValueError:
-            raise ReaError("unsupported_target", f"malformed binary: native cannot lay out this {target.format} "
-                           "binary's segments and sections", details={"format": target.format}) from None
+            raise ReaError(
+                "unsupported_target",
+                f"malformed binary: native cannot lay out this {target.format} binary's segments and sections",
+                details={"format": target.format},
+            ) from None
         if parsed:
             store.keep_model(model)
         return NativeClient(target, program, self._worker if parsed else None)

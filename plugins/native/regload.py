@@ -31,8 +31,31 @@ _STACK_STORE = re.compile(rf"^qword ptr \[rsp(?: \+ ({NUMBER}))?\], (\w+)$")
 _WIDTH = {"byte": 1, "word": 2, "dword": 4, "qword": 8, "xmmword": 16, "ymmword": 32, "zmmword": 64}
 _WIDE = re.compile(r"^r(?:[a-z]{2}|\d+)$")
 # Instructions that write registers their operands do not name: the value cannot be followed past them.
-_IMPLICIT = ("mul", "div", "idiv", "cqo", "cdq", "cwd", "cdqe", "cpuid", "rdtsc", "syscall", "xchg", "xadd",
-             "cmpxchg", "rep", "movs", "stos", "lods", "scas", "cmps", "leave", "enter", "int", "xgetbv")
+_IMPLICIT = (
+    "mul",
+    "div",
+    "idiv",
+    "cqo",
+    "cdq",
+    "cwd",
+    "cdqe",
+    "cpuid",
+    "rdtsc",
+    "syscall",
+    "xchg",
+    "xadd",
+    "cmpxchg",
+    "rep",
+    "movs",
+    "stos",
+    "lods",
+    "scas",
+    "cmps",
+    "leave",
+    "enter",
+    "int",
+    "xgetbv",
+)
 _STOPS = ("ret", "jmp", "ud2", "hlt")
 
 
@@ -50,8 +73,9 @@ def _writes(insn: Insn) -> str | None:
     return family(first) if first and "[" not in first and _REGISTER.match(first) else None
 
 
-def _loaded(insn: Insn, reg: str, is_target: Callable[[int], bool], slot_value: Callable[[int], int | None]) \
-        -> int | None:
+def _loaded(
+    insn: Insn, reg: str, is_target: Callable[[int], bool], slot_value: Callable[[int], int | None]
+) -> int | None:
     """The address ``insn`` loads into ``reg`` when it is one of the known forms and names a target, else None."""
     end = insn.address + insn.size
     if insn.mnemonic == "lea":
@@ -81,16 +105,18 @@ class Found(NamedTuple):
 class Walker:
     """One procedure's instructions with their in-procedure predecessors, for resolving its register sites."""
 
-    def __init__(self, insns: Sequence[Insn], is_target: Callable[[int], bool],
-                 slot_value: Callable[[int], int | None]) -> None:
+    def __init__(
+        self, insns: Sequence[Insn], is_target: Callable[[int], bool], slot_value: Callable[[int], int | None]
+    ) -> None:
         self.insns = insns
         self.is_target = is_target
         self.slot_value = slot_value
         self.at = {insn.address: i for i, insn in enumerate(insns)}
         # Spill slots are followed only while the frame's address stays private: no ``lea r, [rsp+N]``, no copy
         # of rsp (a callee or another pointer could otherwise write them).
-        self.frame_private = not any((i.mnemonic == "lea" and "[rsp" in i.op_str) or
-                                     re.search(r", rsp$", i.op_str) for i in insns)
+        self.frame_private = not any(
+            (i.mnemonic == "lea" and "[rsp" in i.op_str) or re.search(r", rsp$", i.op_str) for i in insns
+        )
         self.preds: dict[int, list[int]] = {}
         for j, insn in enumerate(insns):
             target = _branch_target(insn)
@@ -174,8 +200,12 @@ class Walker:
                     return None
                 if stored is not None:
                     follow = [(stored, how)]
-            elif _writes(insn) == reg and self.frame_private and _STACK_LOAD.match(insn.op_str) \
-                    and insn.mnemonic == "mov":
+            elif (
+                _writes(insn) == reg
+                and self.frame_private
+                and _STACK_LOAD.match(insn.op_str)
+                and insn.mnemonic == "mov"
+            ):
                 m = _STACK_LOAD.match(insn.op_str)
                 assert m is not None
                 follow = [(_slot(m.group(2)), how)]

@@ -74,8 +74,10 @@ class Store:
         except ReaError:  # invalid settings are reported by the front ends; here they only mean no cache
             cache = None
         digest = profile_digest(provider, target)
-        keys = {kind: CacheKey.for_target(target, provider.descriptor, digest, kind)
-                for kind in (MODEL_KIND, INDEX_KIND, DATA_KIND)}
+        keys = {
+            kind: CacheKey.for_target(target, provider.descriptor, digest, kind)
+            for kind in (MODEL_KIND, INDEX_KIND, DATA_KIND)
+        }
         return cls(cache, keys)
 
     def _load(self, kind: str, value_type: type[T]) -> T | None:

@@ -105,7 +105,6 @@ _THREAD_BYTES = 256 << 10  # below this a helper thread costs more than it overl
 _WINDOW = 10  # instructions a jump-table pattern may span (x86_jump_table looks back this far)
 
 
-
 class X86Ids(NamedTuple):
     """capstone's x86 instruction ids by flow class: direct branches, path ends, x86_flow's own cases, push,
     and every id the sweep looks at."""
@@ -122,12 +121,37 @@ def x86_ids() -> X86Ids:
     """Read on the first sweep, so that opening a target whose index is cached never imports capstone."""
     from capstone import x86_const as x
 
-    cond = [getattr(x, f"X86_INS_{n}") for n in (
-        "JAE", "JA", "JBE", "JB", "JCXZ", "JECXZ", "JE", "JGE", "JG", "JLE", "JL", "JNE", "JNO", "JNP", "JNS",
-        "JO", "JP", "JRCXZ", "JS", "LOOP", "LOOPE", "LOOPNE")]
+    cond = [
+        getattr(x, f"X86_INS_{n}")
+        for n in (
+            "JAE",
+            "JA",
+            "JBE",
+            "JB",
+            "JCXZ",
+            "JECXZ",
+            "JE",
+            "JGE",
+            "JG",
+            "JLE",
+            "JL",
+            "JNE",
+            "JNO",
+            "JNP",
+            "JNS",
+            "JO",
+            "JP",
+            "JRCXZ",
+            "JS",
+            "LOOP",
+            "LOOPE",
+            "LOOPNE",
+        )
+    ]
     direct = {x.X86_INS_CALL: CALL, x.X86_INS_JMP: JUMP, **dict.fromkeys(cond, COND)}
-    ends = frozenset(getattr(x, f"X86_INS_{n}") for n in ("RET", "RETF", "IRET", "IRETD", "IRETQ", "HLT", "UD2",
-                                                            "SYSRET"))
+    ends = frozenset(
+        getattr(x, f"X86_INS_{n}") for n in ("RET", "RETF", "IRET", "IRETD", "IRETQ", "HLT", "UD2", "SYSRET")
+    )
     other = frozenset(getattr(x, f"X86_INS_{n}") for n in ("LCALL", "LJMP", "RETFQ", "SYSRETQ"))
     pick = frozenset(direct) | ends | other | {x.X86_INS_PUSH, _X86_INVALID}
     return X86Ids(direct, ends, other, x.X86_INS_PUSH, pick)
@@ -147,8 +171,15 @@ def _raw_layout() -> tuple[Any, Any, int, int, int, int, int] | None:
         import capstone
 
         cs, insn = capstone._cs, capstone._cs_insn
-        layout = (cs, insn, ctypes.sizeof(insn), insn.id.offset, insn.address.offset, insn.size.offset,
-                  insn.mnemonic.offset)
+        layout = (
+            cs,
+            insn,
+            ctypes.sizeof(insn),
+            insn.id.offset,
+            insn.address.offset,
+            insn.size.offset,
+            insn.mnemonic.offset,
+        )
         if insn.op_str.offset != insn.mnemonic.offset + 32 or layout[2] % 8 or layout[4] % 8 or layout[5] % 2:
             return None
         cs.cs_disasm, cs.cs_free  # noqa: B018 - both must exist
@@ -160,8 +191,16 @@ def _raw_layout() -> tuple[Any, Any, int, int, int, int, int] | None:
 class Batch:
     """One decoder call's records: parallel address/size/id lists and each record's text on demand."""
 
-    def __init__(self, addrs: list[int], sizes: list[int], ids: list[int] | None, blob: bytes | None,
-                 texts: list[tuple[str, str]] | None, record: int, mnem: int) -> None:
+    def __init__(
+        self,
+        addrs: list[int],
+        sizes: list[int],
+        ids: list[int] | None,
+        blob: bytes | None,
+        texts: list[tuple[str, str]] | None,
+        record: int,
+        mnem: int,
+    ) -> None:
         self.addrs = addrs
         self.sizes = sizes
         self.ids = ids
@@ -176,7 +215,7 @@ class Batch:
     def ops(self, i: int) -> bytes:
         assert self.blob is not None
         at = i * self.record + self.mnem + 32
-        field = self.blob[at:at + 160]
+        field = self.blob[at : at + 160]
         end = field.find(b"\0")
         return field if end < 0 else field[:end]
 
@@ -185,11 +224,13 @@ class Batch:
             return self.texts[i]
         assert self.blob is not None
         at = i * self.record + self.mnem
-        field = self.blob[at:at + 192]
+        field = self.blob[at : at + 192]
         m_end = field.find(b"\0")
         o_end = field.find(b"\0", 32)
-        return (field[:m_end].decode("ascii", "replace"),
-                field[32:o_end if o_end >= 0 else 192].decode("ascii", "replace"))
+        return (
+            field[:m_end].decode("ascii", "replace"),
+            field[32 : o_end if o_end >= 0 else 192].decode("ascii", "replace"),
+        )
 
     def insn(self, i: int) -> Insn:
         mnem, ops = self.text(i)
@@ -214,8 +255,9 @@ class Sweeper:
     def _decode(self, code: memoryview, address: int) -> Batch:
         if self.raw is None:
             tuples = list(self.md.disasm_lite(code.tobytes(), address))
-            return Batch([t[0] for t in tuples], [t[1] for t in tuples], None, None,
-                         [(t[2], t[3]) for t in tuples], 0, 0)
+            return Batch(
+                [t[0] for t in tuples], [t[1] for t in tuples], None, None, [(t[2], t[3]) for t in tuples], 0, 0
+            )
         cs, insn_t, record, id_at, addr_at, size_at, mnem_at = self.raw
         ptr = ctypes.POINTER(insn_t)()
         buf = (ctypes.c_char * len(code)).from_buffer_copy(code)
@@ -227,13 +269,14 @@ class Sweeper:
         finally:
             cs.cs_free(ptr, count)
         view = memoryview(blob)
-        addrs = view.cast("Q")[addr_at // 8::record // 8].tolist()
-        sizes = view.cast("H")[size_at // 2::record // 2].tolist()
-        ids = view.cast("I")[id_at // 4::record // 4].tolist()
+        addrs = view.cast("Q")[addr_at // 8 :: record // 8].tolist()
+        sizes = view.cast("H")[size_at // 2 :: record // 2].tolist()
+        ids = view.cast("I")[id_at // 4 :: record // 4].tolist()
         return Batch(addrs, sizes, ids, blob, None, record, mnem_at)
 
-    def batches(self, code: Any, base: int, syncs: list[int],
-                check: Callable[[int], None] | None = None) -> Iterator[tuple[Batch, int, int | None]]:
+    def batches(
+        self, code: Any, base: int, syncs: list[int], check: Callable[[int], None] | None = None
+    ) -> Iterator[tuple[Batch, int, int | None]]:
         """Decoded batches over ``code`` (at ``base``): each with how many leading records to keep, and
         the address of an instruction dropped because it straddles a procedure start (decoding restarts
         at every address in ``syncs``, sorted, that it would otherwise step over).
@@ -292,7 +335,7 @@ class Sweeper:
         pos = 0
         while pos < total:
             hi = min(total, pos + _CHUNK)
-            batch = self._decode(view[pos:min(total, hi + _MAX_INSN)], base + pos)
+            batch = self._decode(view[pos : min(total, hi + _MAX_INSN)], base + pos)
             if not batch:
                 break
             addrs, sizes = batch.addrs, batch.sizes
@@ -312,8 +355,15 @@ class Sweeper:
 
     # -- facts -----------------------------------------------------------------------------------
 
-    def sweep(self, code: Any, base: int, syncs: list[int], window_limit: Callable[[int], int],
-              check: Callable[[int], None] | None = None, want: int = ALL) -> tuple[Facts, int]:
+    def sweep(
+        self,
+        code: Any,
+        base: int,
+        syncs: list[int],
+        window_limit: Callable[[int], int],
+        check: Callable[[int], None] | None = None,
+        want: int = ALL,
+    ) -> tuple[Facts, int]:
         """Facts (``want``: FLOW, DATA or ALL) of the instructions in ``code`` (at ``base``), and how many
         instructions were decoded. ``window_limit(address)`` bounds jump-table entries found at ``address``.
         """
@@ -342,8 +392,9 @@ class Sweeper:
         found = x86_jump_table(window, self.read, lambda t: t < end)
         return tuple(found) if found else None
 
-    def _x86_facts(self, batch: Batch, keep: int, tail: list[Insn], window_limit: Callable[[int], int],
-                   out: Facts, want: int) -> None:
+    def _x86_facts(
+        self, batch: Batch, keep: int, tail: list[Insn], window_limit: Callable[[int], int], out: Facts, want: int
+    ) -> None:
         ids = batch.ids
         blob = batch.blob
         assert ids is not None and blob is not None
@@ -362,7 +413,7 @@ class Sweeper:
             layout = self._layout
             if layout is None or layout[0] != record:
                 layout = self._layout = (record, struct.Struct(f"{ops_at}x{_SLOT}s{record - ops_at - _SLOT}x"))
-            text = b"".join(itertools.chain.from_iterable(layout[1].iter_unpack(memoryview(blob)[:keep * record])))
+            text = b"".join(itertools.chain.from_iterable(layout[1].iter_unpack(memoryview(blob)[: keep * record])))
             hits: set[int] = set()
             for literal in (b"rip", b"[0x"):
                 at = text.find(literal)
@@ -393,12 +444,12 @@ class Sweeper:
                 if not want & FLOW:
                     continue
                 at = i * record + ops_at
-                field = blob[at:at + 20]
+                field = blob[at : at + 20]
                 if field[:2] == b"0x" and hexa(field, 2, field.find(b"\0")):
                     f_addr.append(addrs[i])
                     f_size.append(sizes[i])
                     f_cls.append(cls)
-                    f_target.append(int(field[:field.find(b"\0")], 16))
+                    f_target.append(int(field[: field.find(b"\0")], 16))
                     f_extra.append(None)
                     continue
             elif iid in ret_ids or iid == _X86_INVALID:
@@ -410,13 +461,23 @@ class Sweeper:
                 f_target.append(-1)
                 f_extra.append(None)
                 continue
-            elif iid == push_id and (not want & DATA or (i not in named and text[i * _SLOT:i * _SLOT + 2] != b"0x")):
+            elif iid == push_id and (not want & DATA or (i not in named and text[i * _SLOT : i * _SLOT + 2] != b"0x")):
                 continue
             f = x86_flow(batch.insn(i), mapped)
             self._keep(f, addrs[i], sizes[i], batch, i, tail, window_limit, out, want)
 
-    def _keep(self, f: Flow, address: int, size: int, batch: Batch, i: int, tail: list[Insn],
-              window_limit: Callable[[int], int], out: Facts, want: int) -> None:
+    def _keep(
+        self,
+        f: Flow,
+        address: int,
+        size: int,
+        batch: Batch,
+        i: int,
+        tail: list[Insn],
+        window_limit: Callable[[int], int],
+        out: Facts,
+        want: int,
+    ) -> None:
         """Record what ``want`` asks of one instruction's flow."""
         if f.cls != FALL:
             if want & FLOW:
@@ -424,13 +485,27 @@ class Sweeper:
                 if self.x86 and f.cls == JUMP and f.target is None and f.slot is None:
                     table = self._table(self._window(batch, i, tail), window_limit)
                 data = f.data if want & DATA else _NO_DATA
-                out.add(address, size, f.cls, f.target,
-                        Extra(f.slot, data, table) if f.slot is not None or data or table else None)
+                out.add(
+                    address,
+                    size,
+                    f.cls,
+                    f.target,
+                    Extra(f.slot, data, table) if f.slot is not None or data or table else None,
+                )
         elif f.data and want & DATA:
             out.add(address, size, FALL, None, Extra(None, f.data, None))
 
-    def _generic_facts(self, batch: Batch, keep: int, syncs: list[int], flow: FlowReader, tail: list[Insn],
-                       window_limit: Callable[[int], int], out: Facts, want: int) -> None:
+    def _generic_facts(
+        self,
+        batch: Batch,
+        keep: int,
+        syncs: list[int],
+        flow: FlowReader,
+        tail: list[Insn],
+        window_limit: Callable[[int], int],
+        out: Facts,
+        want: int,
+    ) -> None:
         s = bisect.bisect_left(syncs, batch.addrs[0]) if batch.addrs else 0
         for i in range(keep):
             a = batch.addrs[i]

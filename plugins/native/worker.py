@@ -33,8 +33,10 @@ def parse(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
     try:
         return msgspec.Raw(msgspec.msgpack.encode(model))
     except (TypeError, ValueError, OverflowError):
-        raise ReaError("unsupported_target", "malformed binary: a parsed field has no faithful value "
-                       "(out-of-range integer or undecodable name)") from None
+        raise ReaError(
+            "unsupported_target",
+            "malformed binary: a parsed field has no faithful value (out-of-range integer or undecodable name)",
+        ) from None
 
 
 def preload() -> None:

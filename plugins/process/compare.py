@@ -13,15 +13,19 @@ from rea.evidence import Evidence
 from rea.search import compile_pattern
 
 MAX_DIFF_LINES = 200
-_TIMES = (r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?",
-          r"\b\d{2}:\d{2}:\d{2}(?:\.\d+)?\b")
+_TIMES = (
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?",
+    r"\b\d{2}:\d{2}:\d{2}(?:\.\d+)?\b",
+)
 
 
 def capture_of(ev: Evidence, side: str) -> dict[str, Any]:
     result = ev.normalized_result
     if ev.operation != "capture_process_scenario" or not isinstance(result, dict) or "lifecycle" not in result:
-        raise invalid_request(f"{side} must be capture_process_scenario Evidence (got {ev.operation})",
-                              [issue(side, "invalid_value", "expected Evidence produced by capture_process_scenario")])
+        raise invalid_request(
+            f"{side} must be capture_process_scenario Evidence (got {ev.operation})",
+            [issue(side, "invalid_value", "expected Evidence produced by capture_process_scenario")],
+        )
     return result
 
 
@@ -47,8 +51,12 @@ class Normalizer:
             for pattern in _TIMES:
                 self.steps.append((re2.compile(pattern), "<time>"))
         for index, rule in enumerate(options.get("rules", [])):
-            self.steps.append((compile_pattern(rule["pattern"], path=f"normalization/rules/{index}/pattern"),
-                               rule.get("replacement", "<volatile>")))
+            self.steps.append(
+                (
+                    compile_pattern(rule["pattern"], path=f"normalization/rules/{index}/pattern"),
+                    rule.get("replacement", "<volatile>"),
+                )
+            )
 
     def __call__(self, text: str) -> str:
         for pattern, token in self.steps:
@@ -71,8 +79,11 @@ def _output(left: dict[str, Any], right: dict[str, Any], nl: Normalizer, nr: Nor
             continue
         ta, tb = nl(a["text"]), nr(b["text"])
         truncated = a["truncated"] or b["truncated"]
-        entry: dict[str, Any] = {"status": _status(ta == tb, truncated and ta == tb),
-                                 "left_bytes": a["bytes"], "right_bytes": b["bytes"]}
+        entry: dict[str, Any] = {
+            "status": _status(ta == tb, truncated and ta == tb),
+            "left_bytes": a["bytes"],
+            "right_bytes": b["bytes"],
+        }
         if ta != tb:
             diff = list(difflib.unified_diff(ta.splitlines(), tb.splitlines(), "left", "right", lineterm="", n=1))
             entry["diff"] = diff[:MAX_DIFF_LINES]
@@ -109,8 +120,12 @@ def _files(left: dict[str, Any], right: dict[str, Any], nl: Normalizer, nr: Norm
     changed = [{**show(k), "left": a[k], "right": b[k]} for k in sorted(set(a) & set(b)) if a[k] != b[k]]
     truncated = left.get("filesystem", {}).get("truncated") or right.get("filesystem", {}).get("truncated")
     same = not (only_left or only_right or changed)
-    return {"status": _status(same, bool(truncated) and same), "only_left": only_left, "only_right": only_right,
-            "changed": changed}
+    return {
+        "status": _status(same, bool(truncated) and same),
+        "only_left": only_left,
+        "only_right": only_right,
+        "changed": changed,
+    }
 
 
 def _family(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
@@ -136,24 +151,42 @@ def compare(left: Evidence, right: Evidence, options: dict[str, Any]) -> dict[st
     a, b = capture_of(left, "left"), capture_of(right, "right")
     nl, nr = Normalizer(a, options), Normalizer(b, options)
     try:
-        dims = {"output": _output(a, b, nl, nr), "exit": _exit(a, b), "files": _files(a, b, nl, nr),
-                "process_family": _family(a, b)}
+        dims = {
+            "output": _output(a, b, nl, nr),
+            "exit": _exit(a, b),
+            "files": _files(a, b, nl, nr),
+            "process_family": _family(a, b),
+        }
     except KeyError as exc:
-        raise ReaError("invalid_request", "a capture lacks a field every capture has",
-                       details={"issues": [issue("left", "invalid_value", f"missing {exc.args[0]!r}")]}) from None
+        raise ReaError(
+            "invalid_request",
+            "a capture lacks a field every capture has",
+            details={"issues": [issue("left", "invalid_value", f"missing {exc.args[0]!r}")]},
+        ) from None
     worst = _worst(d["status"] for d in dims.values())
     verdict = {"match": "same", "mismatch": "different"}.get(worst, "unknown")
 
     def side(ev: Evidence, c: dict[str, Any]) -> dict[str, Any]:
-        return {"evidence_id": ev.evidence_id, "executable": c.get("request", {}).get("executable"),
-                "end_reason": c["lifecycle"]["end_reason"], "isolation": c.get("isolation", {}).get("sandbox")}
+        return {
+            "evidence_id": ev.evidence_id,
+            "executable": c.get("request", {}).get("executable"),
+            "end_reason": c["lifecycle"]["end_reason"],
+            "isolation": c.get("isolation", {}).get("sandbox"),
+        }
 
     return {
-        "left": side(left, a), "right": side(right, b), "verdict": verdict, "dimensions": dims,
-        "volatile": {"elapsed_ms": {"left": a["lifecycle"].get("elapsed_ms"),
-                                    "right": b["lifecycle"].get("elapsed_ms")},
-                     "started_at": {"left": a["lifecycle"].get("started_at"),
-                                    "right": b["lifecycle"].get("started_at")}},
-        "normalization": {"pids": options.get("pids", True), "times": options.get("times", True),
-                          "paths": options.get("paths", True), "rules": options.get("rules", [])},
+        "left": side(left, a),
+        "right": side(right, b),
+        "verdict": verdict,
+        "dimensions": dims,
+        "volatile": {
+            "elapsed_ms": {"left": a["lifecycle"].get("elapsed_ms"), "right": b["lifecycle"].get("elapsed_ms")},
+            "started_at": {"left": a["lifecycle"].get("started_at"), "right": b["lifecycle"].get("started_at")},
+        },
+        "normalization": {
+            "pids": options.get("pids", True),
+            "times": options.get("times", True),
+            "paths": options.get("paths", True),
+            "rules": options.get("rules", []),
+        },
     }

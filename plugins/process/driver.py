@@ -31,8 +31,14 @@ from rea.scenarios import ScenarioDriver, ScenarioDriverDescriptor
 VERSION = "0.1.0"
 RESOURCE = "process-scenario"
 DEFAULT_INHERIT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
-DEFAULT_LIMITS = {"max_output_bytes": 1 << 20, "max_files": 20_000, "max_hash_bytes": 16 << 20,
-                  "max_processes": 256, "max_tasks": 1024, "termination_grace_ms": 2000}
+DEFAULT_LIMITS = {
+    "max_output_bytes": 1 << 20,
+    "max_files": 20_000,
+    "max_hash_bytes": 16 << 20,
+    "max_processes": 256,
+    "max_tasks": 1024,
+    "termination_grace_ms": 2000,
+}
 POLL_S = 0.02
 SAMPLE_S = 0.05
 DRAIN_S = 0.3
@@ -65,8 +71,11 @@ class Scenario:
         self.roots = [os.path.realpath(r) for r in request.get("filesystem_roots", [])] or [self.cwd]
         self.checkpoints = {c["id"]: _Checkpoint(**c) for c in request.get("checkpoints", [])}
         self.events = list(request.get("events", []))
-        self.streams = {"terminal": Stream(self.limits["max_output_bytes"])} if self.terminal else {
-            "stdout": Stream(self.limits["max_output_bytes"]), "stderr": Stream(self.limits["max_output_bytes"])}
+        self.streams = (
+            {"terminal": Stream(self.limits["max_output_bytes"])}
+            if self.terminal
+            else {"stdout": Stream(self.limits["max_output_bytes"]), "stderr": Stream(self.limits["max_output_bytes"])}
+        )
         # What checkpoints match against: every stream in arrival order, a bounded tail with its offset.
         self.tail = bytearray()
         self.tail_start = 0
@@ -90,8 +99,11 @@ class Scenario:
         req = self.request
         issues = []
         if not os.path.isdir(self.cwd):
-            raise ReaError("target_unavailable", f"working directory {req['working_directory']} does not exist",
-                           details={"reason": "working_directory_missing", "path": req["working_directory"]})
+            raise ReaError(
+                "target_unavailable",
+                f"working directory {req['working_directory']} does not exist",
+                details={"reason": "working_directory_missing", "path": req["working_directory"]},
+            )
         for index, event in enumerate(self.events):
             cp = event.get("checkpoint")
             if cp is not None and cp not in self.checkpoints:
@@ -114,18 +126,24 @@ class Scenario:
         exe = req["executable"]
         path = exe if os.sep in exe else shutil.which(exe, path=env.get("PATH", os.defpath))
         if path is None or not os.path.isfile(path) or not os.access(path, os.X_OK):
-            raise ReaError("target_unavailable", f"{exe} is not an executable file",
-                           remediation="Name an existing executable (absolute, or on the scenario's PATH).",
-                           details={"reason": "executable_missing", "executable": exe})
+            raise ReaError(
+                "target_unavailable",
+                f"{exe} is not an executable file",
+                remediation="Name an existing executable (absolute, or on the scenario's PATH).",
+                details={"reason": "executable_missing", "executable": exe},
+            )
         return os.path.abspath(path), env
 
     def _policy(self, executable: str) -> SandboxPolicy:
         writable = tuple(dict.fromkeys([*self.roots, self.cwd]))
         # The program's folder stays visible where the sandbox's private /tmp would hide it.
-        return SandboxPolicy(writable_roots=writable, readable_roots=(os.path.dirname(executable),),
-                             allow_loopback=self.request.get("network_access") == "host",
-                             accept_none=self.request.get("sandbox", "required") == "preferred",
-                             max_tasks=self.limits["max_tasks"])
+        return SandboxPolicy(
+            writable_roots=writable,
+            readable_roots=(os.path.dirname(executable),),
+            allow_loopback=self.request.get("network_access") == "host",
+            accept_none=self.request.get("sandbox", "required") == "preferred",
+            max_tasks=self.limits["max_tasks"],
+        )
 
     def _start(self, argv: list[str], env: dict[str, str]) -> OwnedProcess:
         policy = self._policy(argv[0])
@@ -136,9 +154,20 @@ class Scenario:
             # descendant (a double-forked setsid daemon too) where the host has one.
             argv, self.isolation = unsandboxed(argv, policy, "no sandbox requested")
             cgroup, sandbox = self.isolation.cgroup, None
-        spec = ProcessSpec(argv=tuple(argv), resource=RESOURCE, owner="process", env=env, inherit_env=(),
-                           cwd=self.cwd, stdin="pipe", stdout="pipe", stderr="pipe", terminal=self.terminal,
-                           terminal_size=(self.rows, self.columns), sandbox=sandbox)
+        spec = ProcessSpec(
+            argv=tuple(argv),
+            resource=RESOURCE,
+            owner="process",
+            env=env,
+            inherit_env=(),
+            cwd=self.cwd,
+            stdin="pipe",
+            stdout="pipe",
+            stderr="pipe",
+            terminal=self.terminal,
+            terminal_size=(self.rows, self.columns),
+            sandbox=sandbox,
+        )
         try:
             proc = OwnedProcess.start(spec)
         except BaseException:
@@ -159,8 +188,9 @@ class Scenario:
         self.phase = "starting"
         self.started = self.last_output = time.monotonic()
         proc = self.proc = self._start([path, *self.request.get("arguments", [])], env)
-        self.family = Family(proc.pid, self.isolation.sandbox == "bubblewrap", self.limits["max_processes"],
-                             self.isolation.cgroup)
+        self.family = Family(
+            proc.pid, self.isolation.sandbox == "bubblewrap", self.limits["max_processes"], self.isolation.cgroup
+        )
         self.lineage.append(proc.observe("started"))
         self.family.sample(0)
         if self.terminal:
@@ -213,8 +243,10 @@ class Scenario:
                     continue
             if idle_ms and (time.monotonic() - self.last_output) * 1000 >= idle_ms and ready_at is None:
                 return "idle_timeout"
-            self.ctx.progress(f"process scenario: {self.phase}, event {next_event} of {len(self.events)}, "
-                              f"{_elapsed_ms(self.started)} ms elapsed")
+            self.ctx.progress(
+                f"process scenario: {self.phase}, event {next_event} of {len(self.events)}, "
+                f"{_elapsed_ms(self.started)} ms elapsed"
+            )
 
     def _read(self, wait_s: float) -> None:
         if not self.fds:
@@ -275,8 +307,12 @@ class Scenario:
         proc = self.proc
         assert proc is not None
         action = event["action"]
-        entry: dict[str, Any] = {"index": index, "action": action, "checkpoint": event.get("checkpoint"),
-                                 "at_ms": _elapsed_ms(self.started)}
+        entry: dict[str, Any] = {
+            "index": index,
+            "action": action,
+            "checkpoint": event.get("checkpoint"),
+            "at_ms": _elapsed_ms(self.started),
+        }
         if action == "input":
             entry.update(self._write(event["text"].encode()))
             entry["bytes"] = len(event["text"].encode())
@@ -299,8 +335,11 @@ class Scenario:
     def _write(self, data: bytes) -> dict[str, Any]:
         proc = self.proc
         assert proc is not None
-        fd = proc.terminal_fd if self.terminal else (proc.stdin.fileno() if proc.stdin is not None and
-                                                     not proc.stdin.closed else None)
+        fd = (
+            proc.terminal_fd
+            if self.terminal
+            else (proc.stdin.fileno() if proc.stdin is not None and not proc.stdin.closed else None)
+        )
         if fd is None:
             return {"delivered": False, "reason": "stdin is closed"}
         try:
@@ -308,7 +347,7 @@ class Scenario:
             deadline = time.monotonic() + 2.0
             while view and time.monotonic() < deadline:
                 try:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
                 except BlockingIOError:
                     time.sleep(POLL_S)
             if view:
@@ -347,11 +386,18 @@ class Scenario:
         self.outcome = self._released(proc.terminate(grace))
         # What terminate killed exits after: no leader or other owned process has this session id, so this is safe.
         reap_session_zombies(proc.pid)
-        self.lineage.append({"provider_id": "process", "resource": RESOURCE, "event": "closed",
-                             "observed_at": self.lineage[-1]["observed_at"], "pid": proc.pid,
-                             "status": "verified" if not self.outcome.remaining else "unavailable",
-                             **({"reason": self.outcome.reason} if self.outcome.remaining else {}),
-                             **status_details(self.exit_status)})
+        self.lineage.append(
+            {
+                "provider_id": "process",
+                "resource": RESOURCE,
+                "event": "closed",
+                "observed_at": self.lineage[-1]["observed_at"],
+                "pid": proc.pid,
+                "status": "verified" if not self.outcome.remaining else "unavailable",
+                **({"reason": self.outcome.reason} if self.outcome.remaining else {}),
+                **status_details(self.exit_status),
+            }
+        )
         self.phase = "finished"
 
     def _end_escaped(self) -> None:
@@ -370,11 +416,19 @@ class Scenario:
                 return
             self.family.add(escaped, _elapsed_ms(self.started))
             killed = [i.pid for i in escaped if _kill_own(i, cgroup, proc.private_dir)]
-            self.signals.append({"at_ms": _elapsed_ms(self.started), "reason": f"left the session ({how})",
-                                 "signal": "SIGKILL", "delivered": bool(killed), "pids": killed})
+            self.signals.append(
+                {
+                    "at_ms": _elapsed_ms(self.started),
+                    "reason": f"left the session ({how})",
+                    "signal": "SIGKILL",
+                    "delivered": bool(killed),
+                    "pids": killed,
+                }
+            )
             deadline = time.monotonic() + KILL_WAIT_S
-            while time.monotonic() < deadline and any(procfs.same_process(i) and
-                                                      (procfs.read(i.pid) or i).state != "Z" for i in escaped):
+            while time.monotonic() < deadline and any(
+                procfs.same_process(i) and (procfs.read(i.pid) or i).state != "Z" for i in escaped
+            ):
                 time.sleep(POLL_S)
             _reap_children(escaped)
 
@@ -384,8 +438,11 @@ class Scenario:
         if self.isolation.cgroup is not None:
             return [i for i in (procfs.read(p) for p in confine.members(self.isolation.cgroup)) if i is not None]
         me = os.getpid()
-        return [i for i in procfs.scan().values() if i.ppid == me and i.pid != proc.pid
-                and _names_private(i.pid, proc.private_dir)]
+        return [
+            i
+            for i in procfs.scan().values()
+            if i.ppid == me and i.pid != proc.pid and _names_private(i.pid, proc.private_dir)
+        ]
 
     def _released(self, outcome: CloseOutcome) -> CloseOutcome:
         """``terminate``'s outcome, plus the session's reaped zombies and the pids cgroup (gone, or what remains)."""
@@ -396,15 +453,20 @@ class Scenario:
             return outcome
         left = confine.members(cgroup)
         note = f"processes remain in the pids cgroup {cgroup}: " + ", ".join(map(str, left))
-        return CloseOutcome(remaining=tuple(dict.fromkeys([*outcome.remaining, "descendant-process"])),
-                            reason="; ".join(r for r in (outcome.reason, note) if r))
+        return CloseOutcome(
+            remaining=tuple(dict.fromkeys([*outcome.remaining, "descendant-process"])),
+            reason="; ".join(r for r in (outcome.reason, note) if r),
+        )
 
     def _exit_record(self) -> dict[str, Any]:
         status = self.exit_status
         proc = self.proc
         assert proc is not None
-        out: dict[str, Any] = {"observed": status is not None, "exit_code": status if status is not None and
-                               status >= 0 else None, "signal": status_details(status).get("signal")}
+        out: dict[str, Any] = {
+            "observed": status is not None,
+            "exit_code": status if status is not None and status >= 0 else None,
+            "signal": status_details(status).get("signal"),
+        }
         if proc.isolation.sandbox == "bubblewrap" and status is not None and status > 128:
             # bubblewrap reports a program killed by signal N as exit status 128 + N.
             with contextlib.suppress(ValueError):
@@ -414,8 +476,10 @@ class Scenario:
     def _result(self, end_reason: str, files: dict[str, Any]) -> dict[str, Any]:
         proc = self.proc
         assert proc is not None and self.family is not None
-        cleanup = {"cleanup": "incomplete" if self.outcome.remaining else "complete",
-                   "resources": sorted(self.outcome.remaining)}
+        cleanup = {
+            "cleanup": "incomplete" if self.outcome.remaining else "complete",
+            "resources": sorted(self.outcome.remaining),
+        }
         family = self.family.record()
         family["outlived_leader"] = self.outlived
         family["lineage"] = self.lineage
@@ -423,15 +487,25 @@ class Scenario:
             "schema": "rea.process_capture/1",
             "request": dict(self.request),
             "isolation": msgspec.to_builtins(self.isolation),
-            "lifecycle": {"started_at": proc.started_at, "end_reason": end_reason, "elapsed_ms": self.exit_ms,
-                          "executable": self.executable, "private_directory": proc.private_dir, "pid": proc.pid,
-                          "exit": self._exit_record(), "signals": self.signals, "phase_reached": self.phase},
+            "lifecycle": {
+                "started_at": proc.started_at,
+                "end_reason": end_reason,
+                "elapsed_ms": self.exit_ms,
+                "executable": self.executable,
+                "private_directory": proc.private_dir,
+                "pid": proc.pid,
+                "exit": self._exit_record(),
+                "signals": self.signals,
+                "phase_reached": self.phase,
+            },
             "output": {name: stream.record() for name, stream in self.streams.items()},
             "terminal": {"rows": self.rows, "columns": self.columns} if self.terminal else None,
             "interactions": self.interactions,
             "events_not_run": len(self.events) - len(self.interactions),
-            "checkpoints": [{"id": c.id, "reached": c.reached_at_ms is not None, "at_ms": c.reached_at_ms}
-                            for c in self.checkpoints.values()],
+            "checkpoints": [
+                {"id": c.id, "reached": c.reached_at_ms is not None, "at_ms": c.reached_at_ms}
+                for c in self.checkpoints.values()
+            ],
             "filesystem": files,
             "process_family": family,
             "cleanup": cleanup,
@@ -445,8 +519,9 @@ class Scenario:
                 failure = out
             raise failure
         if self.outcome.remaining:
-            out = ReaError("execution_failure", "the capture finished but owned processes remain") \
-                .with_cleanup_incomplete(list(self.outcome.remaining), self.outcome.reason)
+            out = ReaError(
+                "execution_failure", "the capture finished but owned processes remain"
+            ).with_cleanup_incomplete(list(self.outcome.remaining), self.outcome.reason)
             out.details["partial_observation"] = capture
             raise out
         return capture
@@ -455,17 +530,21 @@ class Scenario:
         if end_reason == "cancelled":
             return cancelled("process capture")
         if self.exit_status is None:
-            return ReaError("process_capture_failed", "the program's exit could not be observed after "
-                            f"{len(self.signals)} signal attempts",
-                            remediation="Read details.partial_observation: lifecycle.signals lists each attempt "
-                                        "and its delivery result.",
-                            details={"reason": "exit_not_observed", "end_reason": end_reason})
+            return ReaError(
+                "process_capture_failed",
+                f"the program's exit could not be observed after {len(self.signals)} signal attempts",
+                remediation="Read details.partial_observation: lifecycle.signals lists each attempt "
+                "and its delivery result.",
+                details={"reason": "exit_not_observed", "end_reason": end_reason},
+            )
         if end_reason == "timeout":
             limit = self.request.get("timeout_ms", 30_000)
-            return ReaError("provider_timeout", f"the scenario did not finish within {limit} ms; the program was "
-                            "stopped",
-                            remediation="Raise timeout_ms, add idle_timeout_ms, or read details.partial_observation.",
-                            details={"timeout_ms": self.request.get("timeout_ms", 30_000), "end_reason": end_reason})
+            return ReaError(
+                "provider_timeout",
+                f"the scenario did not finish within {limit} ms; the program was stopped",
+                remediation="Raise timeout_ms, add idle_timeout_ms, or read details.partial_observation.",
+                details={"timeout_ms": self.request.get("timeout_ms", 30_000), "end_reason": end_reason},
+            )
         return None
 
 
@@ -480,9 +559,11 @@ def _names_private(pid: int, private_dir: str) -> bool:
 
 def _kill_own(info: procfs.ProcInfo, cgroup: str | None, private_dir: str) -> bool:
     """SIGKILL exactly this process if it is still provably the capture's."""
+
     def own(now: procfs.ProcInfo) -> bool:
-        return now.state != "Z" and (confine.contains(cgroup, now.pid) if cgroup is not None
-                                     else _names_private(now.pid, private_dir))
+        return now.state != "Z" and (
+            confine.contains(cgroup, now.pid) if cgroup is not None else _names_private(now.pid, private_dir)
+        )
 
     return signal_if(info, signal.SIGKILL, own)
 
@@ -501,17 +582,26 @@ class ProcessDriver(ScenarioDriver):
     """Runs and observes one declared local program per request."""
 
     descriptor = ScenarioDriverDescriptor(
-        id="process", name="Process scenarios", version=VERSION, surface="process",
+        id="process",
+        name="Process scenarios",
+        version=VERSION,
+        surface="process",
         description="One declared program with arguments, environment, optional PTY, input and signals at "
-                    "checkpoints; sandboxed by bubblewrap by default.")
+        "checkpoints; sandboxed by bubblewrap by default.",
+    )
 
     def availability(self) -> Availability:
         if not os.path.isdir("/proc/self"):
-            return Availability.missing("unsupported_host", "this host has no /proc to observe processes",
-                                        "Run rea on Linux for process scenarios.")
+            return Availability.missing(
+                "unsupported_host",
+                "this host has no /proc to observe processes",
+                "Run rea on Linux for process scenarios.",
+            )
         if shutil.which("bwrap") is None:
-            return Availability.ok("ready; bubblewrap is not installed, so only sandbox 'none' or 'preferred' "
-                                   "requests can run (apt-get install bubblewrap)")
+            return Availability.ok(
+                "ready; bubblewrap is not installed, so only sandbox 'none' or 'preferred' "
+                "requests can run (apt-get install bubblewrap)"
+            )
         return Availability.ok("ready (bubblewrap sandbox)")
 
     def run(self, request: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
@@ -525,4 +615,3 @@ class ProcessDriver(ScenarioDriver):
                 proc.terminate(0.5)
                 if scenario.isolation.cgroup is not None:
                     confine.release(scenario.isolation.cgroup)
-

@@ -29,8 +29,12 @@ class Stream:
             self.head.extend(data[:room])
 
     def record(self) -> dict[str, Any]:
-        return {"text": self.head.decode("utf-8", "replace"), "bytes": self.total,
-                "truncated": self.total > len(self.head), "sha256": self.digest.hexdigest()}
+        return {
+            "text": self.head.decode("utf-8", "replace"),
+            "bytes": self.total,
+            "truncated": self.total > len(self.head),
+            "sha256": self.digest.hexdigest(),
+        }
 
 
 def _comm(pid: int) -> str | None:
@@ -96,9 +100,16 @@ class Family:
                 continue
             comm = _comm(info.pid)
             self.seen[key] = info
-            entry = {"pid": info.pid, "ppid": info.ppid, "comm": comm, "role": self._role(info, comm),
-                     "first_seen_ms": at_ms, "last_seen_ms": at_ms, "zombie": info.state == "Z",
-                     "in_session": info.sid == self.leader}
+            entry = {
+                "pid": info.pid,
+                "ppid": info.ppid,
+                "comm": comm,
+                "role": self._role(info, comm),
+                "first_seen_ms": at_ms,
+                "last_seen_ms": at_ms,
+                "zombie": info.state == "Z",
+                "in_session": info.sid == self.leader,
+            }
             self.members[key] = entry
             if entry["role"] == "program" and info.pid != self.leader:
                 fresh.append(entry)
@@ -124,8 +135,12 @@ class Family:
     def record(self) -> dict[str, Any]:
         members = sorted(self.members.values(), key=lambda e: (e["first_seen_ms"], e["pid"]))
         program = [m for m in members if m["role"] == "program"]
-        return {"members": members, "program_process_count": len(program), "truncated": self.truncated,
-                "sampling": "polled from /proc about every 50 ms: a process that lived shorter may be missing"}
+        return {
+            "members": members,
+            "program_process_count": len(program),
+            "truncated": self.truncated,
+            "sampling": "polled from /proc about every 50 ms: a process that lived shorter may be missing",
+        }
 
 
 def snapshot(roots: list[str], limit: int) -> tuple[dict[str, tuple[int, int, int, int]], bool]:
@@ -157,23 +172,41 @@ def _digest(path: str, limit: int) -> str | None:
         return None
 
 
-def file_changes(roots: list[str], before: dict[str, tuple[int, int, int, int]],
-                 after: dict[str, tuple[int, int, int, int]], hash_limit: int) -> dict[str, Any]:
+def file_changes(
+    roots: list[str],
+    before: dict[str, tuple[int, int, int, int]],
+    after: dict[str, tuple[int, int, int, int]],
+    hash_limit: int,
+) -> dict[str, Any]:
     """Created, modified and deleted entries under the roots, created/modified files with their SHA-256."""
 
     def describe(key: str, facts: tuple[int, int, int, int], digest: bool) -> dict[str, Any]:
         index, rel = key.split(":", 1)
         mode = facts[0]
-        kind = "directory" if stat.S_ISDIR(mode) else "symlink" if stat.S_ISLNK(mode) else \
-            "file" if stat.S_ISREG(mode) else "other"
-        entry: dict[str, Any] = {"root": int(index), "path": rel, "kind": kind, "size": facts[1] if kind == "file"
-                                 else None}
+        kind = (
+            "directory"
+            if stat.S_ISDIR(mode)
+            else "symlink"
+            if stat.S_ISLNK(mode)
+            else "file"
+            if stat.S_ISREG(mode)
+            else "other"
+        )
+        entry: dict[str, Any] = {
+            "root": int(index),
+            "path": rel,
+            "kind": kind,
+            "size": facts[1] if kind == "file" else None,
+        }
         if digest and kind == "file":
             entry["sha256"] = _digest(os.path.join(roots[int(index)], rel), hash_limit)
         return entry
 
     created = [describe(k, after[k], True) for k in sorted(set(after) - set(before))]
     deleted = [describe(k, before[k], False) for k in sorted(set(before) - set(after))]
-    modified = [describe(k, after[k], True) for k in sorted(set(before) & set(after))
-                if before[k][1:] != after[k][1:] and not stat.S_ISDIR(after[k][0])]
+    modified = [
+        describe(k, after[k], True)
+        for k in sorted(set(before) & set(after))
+        if before[k][1:] != after[k][1:] and not stat.S_ISDIR(after[k][0])
+    ]
     return {"created": created, "modified": modified, "deleted": deleted}

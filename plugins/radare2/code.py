@@ -21,19 +21,48 @@ CALLS = frozenset({"call", "ucall", "rcall", "icall", "ircall", "ccall", "uccall
 DIRECT_CALLS = frozenset({"call", "ccall"})
 DIRECT_JUMPS = frozenset({"jmp", "cjmp"})
 INDIRECT_JUMPS = frozenset({"ujmp", "rjmp", "ijmp", "irjmp", "mjmp", "ucjmp"})
-_CONVENTIONS = {"amd64": "sysv", "ms": "ms-x64", "arm64": "aapcs64", "arm32": "aapcs", "arm16": "aapcs",
-                "cdecl": "cdecl", "stdcall": "stdcall", "fastcall": "fastcall", "thiscall": "thiscall"}
+_CONVENTIONS = {
+    "amd64": "sysv",
+    "ms": "ms-x64",
+    "arm64": "aapcs64",
+    "arm32": "aapcs",
+    "arm16": "aapcs",
+    "cdecl": "cdecl",
+    "stdcall": "stdcall",
+    "fastcall": "fastcall",
+    "thiscall": "thiscall",
+}
 # The ABI each format and architecture implies, where radare2 names no convention of its own ("reg").
-_ABI = {("elf", "x86_64"): "sysv", ("mach-o", "x86_64"): "sysv", ("pe", "x86_64"): "ms-x64",
-        ("elf", "arm64"): "aapcs64", ("mach-o", "arm64"): "darwin-aapcs64", ("pe", "arm64"): "aapcs64",
-        ("elf", "arm"): "aapcs", ("elf", "x86"): "cdecl", ("pe", "x86"): "cdecl"}
+_ABI = {
+    ("elf", "x86_64"): "sysv",
+    ("mach-o", "x86_64"): "sysv",
+    ("pe", "x86_64"): "ms-x64",
+    ("elf", "arm64"): "aapcs64",
+    ("mach-o", "arm64"): "darwin-aapcs64",
+    ("pe", "arm64"): "aapcs64",
+    ("elf", "arm"): "aapcs",
+    ("elf", "x86"): "cdecl",
+    ("pe", "x86"): "cdecl",
+}
 
 
 class Insn:
     """One decoded instruction as radare2 reports it (``pDj``)."""
 
-    __slots__ = ("addr", "bytes", "jump", "kind", "mnemonic", "operands", "ptr", "refptr", "refs", "symbolized",
-                 "symbols", "text")
+    __slots__ = (
+        "addr",
+        "bytes",
+        "jump",
+        "kind",
+        "mnemonic",
+        "operands",
+        "ptr",
+        "refptr",
+        "refs",
+        "symbolized",
+        "symbols",
+        "text",
+    )
 
     def __init__(self, item: dict[str, Any]) -> None:
         self.addr = int(item["offset"])
@@ -45,22 +74,31 @@ class Insn:
         self.jump = integer(item.get("jump"))
         self.ptr = integer(item.get("ptr"))
         self.refptr = bool(item.get("refptr"))
-        self.refs = [(int(r["addr"]), str(r.get("type") or ""), str(r.get("perm") or ""))
-                     for r in list_of(item.get("refs")) if integer(r.get("addr")) is not None]
+        self.refs = [
+            (int(r["addr"]), str(r.get("type") or ""), str(r.get("perm") or ""))
+            for r in list_of(item.get("refs"))
+            if integer(r.get("addr")) is not None
+        ]
         self.symbolized: str | None = None
         self.symbols: list[dict[str, Any]] = []
 
     def item(self) -> dict[str, Any]:
-        row: dict[str, Any] = {"address": hex(self.addr), "bytes": self.bytes, "mnemonic": self.mnemonic,
-                               "operands": self.operands, "text": self.text}
+        row: dict[str, Any] = {
+            "address": hex(self.addr),
+            "bytes": self.bytes,
+            "mnemonic": self.mnemonic,
+            "operands": self.operands,
+            "text": self.text,
+        }
         if self.symbolized is not None:
             row["symbolized"] = self.symbolized
             row["symbols"] = self.symbols
         return row
 
     def symbolize(self, symbolizer: Symbolizer, pages: dict[str, int]) -> None:
-        row = symbolizer.annotate({"mnemonic": self.mnemonic, "operands": self.operands}, self.kind, self.jump,
-                                  self.ptr, pages)
+        row = symbolizer.annotate(
+            {"mnemonic": self.mnemonic, "operands": self.operands}, self.kind, self.jump, self.ptr, pages
+        )
         self.symbolized, self.symbols = row["symbolized"], row["symbols"]
 
 
@@ -125,8 +163,14 @@ class Code:
         convention = _CONVENTIONS.get(f.calltype or "") if f.kind != "import" else None
         if convention is None and f.kind == "local":
             convention = _ABI.get((p.format, p.arch))
-        result = {**f.item(), "section": p.section_of(f.addr), "basic_block_count": len(f.blocks),
-                  "instruction_count": f.ninstrs, "signature": f.signature, "calling_convention": convention}
+        result = {
+            **f.item(),
+            "section": p.section_of(f.addr),
+            "basic_block_count": len(f.blocks),
+            "instruction_count": f.ninstrs,
+            "signature": f.signature,
+            "calling_convention": convention,
+        }
         return result, {"radare2_name": f.r2name, "calltype": f.calltype}
 
     def blocks(self, params: dict[str, Any]) -> tuple[Any, Any]:
@@ -146,16 +190,26 @@ class Code:
                 if case not in successors:
                     edges.append({"from": hex(start), "to": hex(case), "kind": "jump"})
                     successors.append(case)
-            blocks.append({"start": hex(start), "end": hex(end), "instruction_count": count,
-                           "successors": [hex(s) for s in successors]})
+            blocks.append(
+                {
+                    "start": hex(start),
+                    "end": hex(end),
+                    "instruction_count": count,
+                    "successors": [hex(s) for s in successors],
+                }
+            )
         return {"address": hex(f.addr), "name": f.name, "blocks": blocks, "edges": edges}, None
 
     def assembly(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.p.select(params)
         cap = answers.int_param(params, "max_instructions", MAX_ASSEMBLY_INSTRUCTIONS, 1, MAX_ASSEMBLY_INSTRUCTIONS)
         insns = self.instructions(f)
-        return {"address": hex(f.addr), "name": f.name, "instructions": [i.item() for i in insns[:cap]],
-                "truncated": len(insns) > cap}, None
+        return {
+            "address": hex(f.addr),
+            "name": f.name,
+            "instructions": [i.item() for i in insns[:cap]],
+            "truncated": len(insns) > cap,
+        }, None
 
     def read_instructions(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.p.select(params)
@@ -168,16 +222,22 @@ class Code:
         if insn.kind in CALLS:
             if insn.kind in DIRECT_CALLS and insn.jump is not None:
                 return [self._callee(insn.jump)]
-            slot = insn.ptr if insn.ptr in p.import_slots else next(
-                (a for a, _, _ in insn.refs if a in p.import_slots), None)
+            slot = (
+                insn.ptr
+                if insn.ptr in p.import_slots
+                else next((a for a, _, _ in insn.refs if a in p.import_slots), None)
+            )
             if slot is not None:
                 return [self._slot_callee(slot)]
             return [(None, None, "indirect"), *self._table_callees(f, insn)]
         if insn.kind in DIRECT_JUMPS and insn.jump is not None and insn.jump != f.addr and insn.jump in p.by_addr:
             return [self._callee(insn.jump)]
         if insn.kind in INDIRECT_JUMPS:
-            slot = insn.ptr if insn.ptr in p.import_slots else next(
-                (a for a, _, _ in insn.refs if a in p.import_slots), None)
+            slot = (
+                insn.ptr
+                if insn.ptr in p.import_slots
+                else next((a for a, _, _ in insn.refs if a in p.import_slots), None)
+            )
             if slot is not None:
                 return [self._slot_callee(slot)]
             site = self.indirect.sites(f, self.instructions(f)).get(insn.addr)
@@ -210,8 +270,10 @@ class Code:
             for target in self._call_targets(f, insn):
                 groups[target].add(insn.addr)
         ordered = sorted(groups.items(), key=lambda g: (g[0][0] is None, g[0][0] or 0, g[0][2], min(g[1])))
-        callees = [{"address": answers.hexa(a), "name": n, "kind": k, "call_sites": [hex(s) for s in sorted(sites)]}
-                   for (a, n, k), sites in ordered]
+        callees = [
+            {"address": answers.hexa(a), "name": n, "kind": k, "call_sites": [hex(s) for s in sorted(sites)]}
+            for (a, n, k), sites in ordered
+        ]
         return {"procedure": f.ref(), "callees": callees}, None
 
     def _incoming(self, addr: int) -> list[dict[str, Any]]:
@@ -247,8 +309,10 @@ class Code:
             if r["kind"] == "call" or tail or through_slot:
                 # A call from code radare2 put in no function has no caller to name: the raw result keeps it.
                 (outside if caller is None else by_caller[caller.addr]).add(r["from"])
-        callers = [{"address": hex(addr), "name": p.by_addr[addr].name, "call_sites": [hex(s) for s in sorted(sites)]}
-                   for addr, sites in sorted(by_caller.items())]
+        callers = [
+            {"address": hex(addr), "name": p.by_addr[addr].name, "call_sites": [hex(s) for s in sorted(sites)]}
+            for addr, sites in sorted(by_caller.items())
+        ]
         raw = {"call_sites_outside_procedures": [hex(s) for s in sorted(outside)]}
         return {"procedure": f.ref(), "callers": callers}, raw
 
@@ -257,17 +321,31 @@ class Code:
         refs: dict[tuple[int, int | None, str], dict[str, Any]] = {}
 
         def add(src: int, dst: int | None, kind: str) -> None:
-            refs.setdefault((src, dst, kind), {"from": hex(src), "to": answers.hexa(dst), "kind": kind,
-                                               "from_procedure": hex(f.addr),
-                                               "to_name": None if dst is None else p.name_at(dst)})
+            refs.setdefault(
+                (src, dst, kind),
+                {
+                    "from": hex(src),
+                    "to": answers.hexa(dst),
+                    "kind": kind,
+                    "from_procedure": hex(f.addr),
+                    "to_name": None if dst is None else p.name_at(dst),
+                },
+            )
 
         sites = self.indirect.sites(f, self.instructions(f))
         for insn in self.code_of(f):
             site = sites.get(insn.addr)
             resolved = site is not None and site.kind == "jump-table"
             for t in site.targets if site is not None else ():
-                add(insn.addr, t, "computed" if site is not None and site.kind == "jump-table" else
-                    "call" if insn.kind in CALLS else "jump")
+                add(
+                    insn.addr,
+                    t,
+                    "computed"
+                    if site is not None and site.kind == "jump-table"
+                    else "call"
+                    if insn.kind in CALLS
+                    else "jump",
+                )
             for dst, ref_type, perm in insn.refs:
                 if ref_type in ("CALL", "CODE"):
                     if dst == 0 or not p.mapped(dst):
@@ -298,9 +376,15 @@ class Code:
             for t in targets:
                 for r in self._incoming(t):
                     if r["proc"] is None or r["proc"].addr != f.addr:
-                        found.append({"from": hex(r["from"]), "to": hex(t), "kind": r["kind"],
-                                      "from_procedure": None if r["proc"] is None else hex(r["proc"].addr),
-                                      "to_name": p.name_at(t)})
+                        found.append(
+                            {
+                                "from": hex(r["from"]),
+                                "to": hex(t),
+                                "kind": r["kind"],
+                                "from_procedure": None if r["proc"] is None else hex(r["proc"].addr),
+                                "to_name": p.name_at(t),
+                            }
+                        )
             refs = sorted(found, key=lambda r: (int(r["from"], 16), int(r["to"], 16), r["kind"]))
         else:
             raise answers.bad("direction", "direction must be 'incoming' or 'outgoing'")
@@ -310,7 +394,7 @@ class Code:
     def _targets_in(self, f: Proc) -> list[int]:
         """Addresses in ``f``'s extent that radare2 records references to."""
         index = self._reference_index()
-        return index[bisect.bisect_left(index, f.addr):bisect.bisect_left(index, f.end)]
+        return index[bisect.bisect_left(index, f.addr) : bisect.bisect_left(index, f.end)]
 
     def _reference_index(self) -> list[int]:
         if self._targets is None:
@@ -348,20 +432,42 @@ class Code:
         p = self.p
         p.require_analysis()
         at = answers.parse_address(params.get("address"))
-        refs = [{"from": hex(r["from"]), "from_procedure": None if r["proc"] is None else hex(r["proc"].addr),
-                 "kind": r["kind"], "to": hex(at)} for r in self._incoming(at)]
+        refs = [
+            {
+                "from": hex(r["from"]),
+                "from_procedure": None if r["proc"] is None else hex(r["proc"].addr),
+                "kind": r["kind"],
+                "to": hex(at),
+            }
+            for r in self._incoming(at)
+        ]
         return {"address": hex(at), "references": refs}, None
 
     def pseudo_code(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.p.select(params)
         if f.kind == "import" and not f.blocks:
-            raise ReaError("invalid_request", f"{f.name} is an import: it has no code in this binary",
-                           details={"issues": [{"path": "procedure", "reason": "invalid_value",
-                                                "message": "an import has no code here"}]})
+            raise ReaError(
+                "invalid_request",
+                f"{f.name} is an import: it has no code in this binary",
+                details={
+                    "issues": [
+                        {"path": "procedure", "reason": "invalid_value", "message": "an import has no code here"}
+                    ]
+                },
+            )
         text = self.p.core.cmd(f"pdc @ {f.addr}")
         if not text.strip():
-            raise ReaError("execution_failure", f"radare2's pdc produced no pseudo-C for {f.name}",
-                           remediation="Read procedure_assembly for this procedure instead.",
-                           details={"procedure": hex(f.addr), "reason": "no_output"})
-        return {"address": hex(f.addr), "name": f.name, "language": "c", "text": text,
-                "decompiler": "radare2-pdc", "dialect": PSEUDO_CODE["dialect"]}, {"command": "pdc"}
+            raise ReaError(
+                "execution_failure",
+                f"radare2's pdc produced no pseudo-C for {f.name}",
+                remediation="Read procedure_assembly for this procedure instead.",
+                details={"procedure": hex(f.addr), "reason": "no_output"},
+            )
+        return {
+            "address": hex(f.addr),
+            "name": f.name,
+            "language": "c",
+            "text": text,
+            "decompiler": "radare2-pdc",
+            "dialect": PSEUDO_CODE["dialect"],
+        }, {"command": "pdc"}

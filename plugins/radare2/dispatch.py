@@ -18,8 +18,27 @@ from rea_plugins.radare2.engine import integer, list_of
 MAX_ENTRIES = 1024
 _X86_LEGACY = {"a": "rax", "b": "rbx", "c": "rcx", "d": "rdx"}
 _X86_INDEX = re.compile(r"^(?:[re]?(si|di|bp|sp)l?)$")
-_WRITES = frozenset({"mov", "movzx", "movsxd", "lea", "and", "add", "ldr", "ldrsw", "adrp", "adr", "sub", "orr",
-                     "ubfx", "uxtw", "sxtw", "movl", "movq"})
+_WRITES = frozenset(
+    {
+        "mov",
+        "movzx",
+        "movsxd",
+        "lea",
+        "and",
+        "add",
+        "ldr",
+        "ldrsw",
+        "adrp",
+        "adr",
+        "sub",
+        "orr",
+        "ubfx",
+        "uxtw",
+        "sxtw",
+        "movl",
+        "movq",
+    }
+)
 _UNSIGNED_ABOVE = frozenset({"ja", "jae", "jnbe", "jnb", "b.hi", "b.hs", "b.cs", "bhi", "bhs"})
 
 
@@ -83,8 +102,12 @@ class Resolver:
                 return None
             reg = family(str(ops[0].get("value")))
             at, load = self._writer(insns, at, reg)
-            while load is not None and str(load.get("mnemonic")) == "mov" and len(_operands(load)) == 2 \
-                    and _operands(load)[1].get("type") == "reg":
+            while (
+                load is not None
+                and str(load.get("mnemonic")) == "mov"
+                and len(_operands(load)) == 2
+                and _operands(load)[1].get("type") == "reg"
+            ):
                 reg = family(str(_operands(load)[1].get("value")))
                 at, load = self._writer(insns, at, reg)
             if load is None or len(_operands(load)) < 2 or _operands(load)[1].get("type") != "mem":
@@ -128,12 +151,15 @@ class Resolver:
             return None if page is None else page + int(ops[2].get("value") or 0)
         return None
 
-    def _bound(self, insns: list[dict[str, Any]], before: int, reg: str,
-               prev: list[dict[str, Any]]) -> int | None:
+    def _bound(self, insns: list[dict[str, Any]], before: int, reg: str, prev: list[dict[str, Any]]) -> int | None:
         """How many entries an index register can select: from an ``and`` mask or a ``cmp`` bound."""
         i, op = self._writer(insns, before, reg)
-        while op is not None and str(op.get("mnemonic")) in ("mov", "movzx", "uxtw") and \
-                len(_operands(op)) == 2 and _operands(op)[1].get("type") == "reg":
+        while (
+            op is not None
+            and str(op.get("mnemonic")) in ("mov", "movzx", "uxtw")
+            and len(_operands(op)) == 2
+            and _operands(op)[1].get("type") == "reg"
+        ):
             i, op = self._writer(insns, i, family(str(_operands(op)[1].get("value"))))
         if op is not None and str(op.get("mnemonic")) == "and":
             mask = next((integer(o.get("value")) for o in _operands(op) if o.get("type") == "imm"), None)
@@ -156,7 +182,7 @@ def _compare_bound(seq: list[dict[str, Any]], reg: str) -> int | None:
         if len(ops) != 2 or ops[0].get("type") != "reg" or family(str(ops[0].get("value"))) != reg:
             return None
         limit = integer(ops[1].get("value"))
-        branch = next((str(s.get("mnemonic")) for s in seq[i + 1:] if str(s.get("type")) == "cjmp"), "")
+        branch = next((str(s.get("mnemonic")) for s in seq[i + 1 :] if str(s.get("type")) == "cjmp"), "")
         if limit is None or branch not in _UNSIGNED_ABOVE:
             return None
         count = limit + 1 if branch in ("ja", "jnbe", "b.hi", "bhi") else limit

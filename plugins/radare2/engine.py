@@ -28,9 +28,12 @@ class Core:
             self._lib = ctypes.CDLL(os.path.join(libdir, "libr_core.so"))
             self._util = ctypes.CDLL(os.path.join(libdir, "libr_util.so"))
         except OSError:
-            raise ReaError("provider_unavailable", "radare2's libraries could not be loaded",
-                           remediation="Reinstall the radare2 extra: pip install --force-reinstall 'rea[radare2]'",
-                           details={"provider_id": "radare2", "reason": "library_load"}) from None
+            raise ReaError(
+                "provider_unavailable",
+                "radare2's libraries could not be loaded",
+                remediation="Reinstall the radare2 extra: pip install --force-reinstall 'rea[radare2]'",
+                details={"provider_id": "radare2", "reason": "library_load"},
+            ) from None
         lib = self._lib
         lib.r_core_new.restype = ctypes.c_void_p
         lib.r_core_new.argtypes = []
@@ -75,9 +78,12 @@ class Core:
         try:
             return json.loads(text)
         except ValueError:
-            raise ReaError("unreadable_output", f"radare2 printed output that is not JSON for {command.split()[0]}",
-                           remediation="Retry, or open the target with another provider.",
-                           details={"command": command.split()[0]}) from None
+            raise ReaError(
+                "unreadable_output",
+                f"radare2 printed output that is not JSON for {command.split()[0]}",
+                remediation="Retry, or open the target with another provider.",
+                details={"command": command.split()[0]},
+            ) from None
 
     def open(self, path: str) -> bool:
         """Open and load ``path`` read-only at radare2's default base address."""

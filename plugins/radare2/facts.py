@@ -57,8 +57,9 @@ class Symbolizer:
             out["string"] = text
         return out
 
-    def details(self, kind: str, mnemonic: str, operands: str, jump: int | None, ptr: int | None,
-                pages: dict[str, int]) -> list[dict[str, Any]]:
+    def details(
+        self, kind: str, mnemonic: str, operands: str, jump: int | None, ptr: int | None, pages: dict[str, int]
+    ) -> list[dict[str, Any]]:
         """Operand details from radare2's fields: texts, and the address one operand denotes."""
         p = self.p
         texts = split_operands(operands, 0)
@@ -69,8 +70,12 @@ class Symbolizer:
         elif mnemonic == "adrp" and ptr is not None and len(texts) == 2:
             pages[family(texts[0])] = ptr
             address, index = ptr, 1
-        elif mnemonic == "add" and len(texts) == 3 and (m := _ARM_ADD.fullmatch(operands)) and \
-                family(m.group(2)) in pages:
+        elif (
+            mnemonic == "add"
+            and len(texts) == 3
+            and (m := _ARM_ADD.fullmatch(operands))
+            and family(m.group(2)) in pages
+        ):
             address, index = pages[family(m.group(2))] + int(m.group(3), 0), 2
         elif (m := _ARM_LOAD.search(operands)) and family(m.group(1)) in pages and mnemonic.startswith(("ldr", "str")):
             address = pages[family(m.group(1))] + int(m.group(2) or "0", 0)
@@ -88,8 +93,9 @@ class Symbolizer:
             out[index]["address"] = hex(address)
         return out
 
-    def annotate(self, row: dict[str, Any], kind: str, jump: int | None, ptr: int | None,
-                 pages: dict[str, int]) -> dict[str, Any]:
+    def annotate(
+        self, row: dict[str, Any], kind: str, jump: int | None, ptr: int | None, pages: dict[str, int]
+    ) -> dict[str, Any]:
         details = self.details(kind, row["mnemonic"], row["operands"], jump, ptr, pages)
         row["symbolized"] = symbolized_text(row["mnemonic"], details, kind in BRANCH_TYPES)
         row["symbols"] = symbols_of(details)
@@ -164,8 +170,11 @@ class Indirect:
             targets: tuple[int, ...] = tuple(cases)
             if not targets:
                 pred = next((b for b in f.blocks if start in (b[3], b[4]) and b[0] != start), None)
-                before = [] if pred is None else addrs[bisect.bisect_left(addrs, pred[0]):
-                                                       bisect.bisect_left(addrs, pred[0] + pred[1])]
+                before = (
+                    []
+                    if pred is None
+                    else addrs[bisect.bisect_left(addrs, pred[0]) : bisect.bisect_left(addrs, pred[0] + pred[1])]
+                )
                 resolved = self.resolver.resolve(addrs[lo:hi], before)
                 if resolved is not None:
                     table, found_targets = resolved
@@ -285,14 +294,23 @@ class Facts:
             if slot is not None:
                 targets = [p.imports.get(p.import_slots[slot], slot)]
         reads, writes = registers(op, details)
-        result = {"address": hex(at), "size": size, "bytes": str(op.get("bytes") or ""), "mnemonic": mnemonic,
-                  "operands": operands, "text": text,
-                  "symbolized": symbolized_text(mnemonic, details, kind in BRANCH_TYPES),
-                  "procedure": None if f is None else f.ref(), "flow": flow,
-                  "targets": [hex(t) for t in sorted(set(targets))],
-                  "fallthrough": None if flow in ("jump", "return", "halt") else hex(at + size),
-                  "operand_details": details, "reads": reads, "writes": writes,
-                  "groups": sorted({g for g in (str(op.get("family") or ""), kind) if g})}
+        result = {
+            "address": hex(at),
+            "size": size,
+            "bytes": str(op.get("bytes") or ""),
+            "mnemonic": mnemonic,
+            "operands": operands,
+            "text": text,
+            "symbolized": symbolized_text(mnemonic, details, kind in BRANCH_TYPES),
+            "procedure": None if f is None else f.ref(),
+            "flow": flow,
+            "targets": [hex(t) for t in sorted(set(targets))],
+            "fallthrough": None if flow in ("jump", "return", "halt") else hex(at + size),
+            "operand_details": details,
+            "reads": reads,
+            "writes": writes,
+            "groups": sorted({g for g in (str(op.get("family") or ""), kind) if g}),
+        }
         return result, {"radare2_type": kind, "esil": op.get("esil")}
 
     # -- resolve_native_call_targets -----------------------------------------------------------------
@@ -306,17 +324,23 @@ class Facts:
             site = sites.get(insn.addr)
             entries = code._call_targets(f, insn)
             if site is not None and site.kind == "jump-table":
-                rows[insn.addr] = {"address": hex(insn.addr), "kind": "computed-jump", "instruction": insn.text,
-                                   "targets": [{"address": hex(t), "name": p.name_at(t), "provenance": "jump-table"}
-                                               for t in site.targets]}
+                rows[insn.addr] = {
+                    "address": hex(insn.addr),
+                    "kind": "computed-jump",
+                    "instruction": insn.text,
+                    "targets": [
+                        {"address": hex(t), "name": p.name_at(t), "provenance": "jump-table"} for t in site.targets
+                    ],
+                }
                 continue
             if not entries:
                 continue
             indirect = any(a is None for a, _, _ in entries)
             kind = "indirect" if indirect else entries[0][2] if entries[0][2] == "import" else "direct"
             provenance = "pointer-table" if indirect else "import" if kind == "import" else "direct"
-            row = rows.setdefault(insn.addr, {"address": hex(insn.addr), "kind": kind, "instruction": insn.text,
-                                              "targets": []})
+            row = rows.setdefault(
+                insn.addr, {"address": hex(insn.addr), "kind": kind, "instruction": insn.text, "targets": []}
+            )
             for a, name, _ in entries:
                 if a is not None and all(t["address"] != hex(a) for t in row["targets"]):
                     row["targets"].append({"address": hex(a), "name": name, "provenance": provenance})
@@ -334,8 +358,11 @@ class Facts:
             if not row["targets"]:
                 row["reason"] = "neither radare2 nor a bounded table load determines the target"
             out.append(row)
-        return {"procedure": f.ref(), "call_sites": out,
-                "unresolved_count": sum(1 for r in out if r["status"] == "unresolved")}, None
+        return {
+            "procedure": f.ref(),
+            "call_sites": out,
+            "unresolved_count": sum(1 for r in out if r["status"] == "unresolved"),
+        }, None
 
     # -- inspect_native_data_type --------------------------------------------------------------------
 
@@ -346,25 +373,46 @@ class Facts:
         out: dict[str, Any] = {"address": hex(at), "name": p.name_at(at)}
         strings = {s["_addr"]: s for s in p.strings()}
         pointee = self.code.indirect.slots().get(at)
-        symbol = next((s for s in p.symbols if int(s["vaddr"]) == at and s.get("type") == "OBJ"
-                       and not s.get("is_imported")), None)
+        symbol = next(
+            (s for s in p.symbols if int(s["vaddr"]) == at and s.get("type") == "OBJ" and not s.get("is_imported")),
+            None,
+        )
         proc = p.by_addr.get(at)
         if at in strings:
             s = strings[at]
             unit = 2 if s["encoding"] == "utf-16le" else 1
             count = s["byte_length"] // unit + 1
             element = {"name": "char16_t" if unit == 2 else "char", "kind": "integer", "size": unit}
-            out.update(type={"name": f"{element['name']}[{count}]", "kind": "string", "size": count * unit,
-                             "element": element, "count": count}, value=s["value"], source="analysis")
+            out.update(
+                type={
+                    "name": f"{element['name']}[{count}]",
+                    "kind": "string",
+                    "size": count * unit,
+                    "element": element,
+                    "count": count,
+                },
+                value=s["value"],
+                source="analysis",
+            )
         elif pointee is not None:
-            out.update(type={"name": "pointer", "kind": "pointer", "size": p.word, "target": hex(pointee)},
-                       value=hex(pointee), target_name=p.name_at(pointee), source="analysis")
+            out.update(
+                type={"name": "pointer", "kind": "pointer", "size": p.word, "target": hex(pointee)},
+                value=hex(pointee),
+                target_name=p.name_at(pointee),
+                source="analysis",
+            )
         elif proc is not None and proc.blocks:
             out.update(type={"name": "code", "kind": "function", "size": proc.size}, source="analysis")
         elif symbol is not None and integer(symbol.get("size")):
             size = int(symbol["size"])
-            out.update(type={"name": f"undefined{size}" if size in (1, 2, 4, 8) else f"byte[{size}]",
-                             "kind": "undefined", "size": size}, source="symbol")
+            out.update(
+                type={
+                    "name": f"undefined{size}" if size in (1, 2, 4, 8) else f"byte[{size}]",
+                    "kind": "undefined",
+                    "size": size,
+                },
+                source="symbol",
+            )
         else:
             out.update(type={"name": "undefined", "kind": "undefined", "size": 1}, source="analysis")
         return out, None

@@ -30,23 +30,46 @@ def _analysis_level(raw: str) -> str:
 
 
 ANALYSIS = SettingSpec(
-    name="REA_RADARE2_ANALYSIS", constraint="one of aa, aaa", parse=_analysis_level, default="aaa",
-    description="radare2's analysis depth (part of the analysis profile): aa (fast) or aaa (complete).")
+    name="REA_RADARE2_ANALYSIS",
+    constraint="one of aa, aaa",
+    parse=_analysis_level,
+    default="aaa",
+    description="radare2's analysis depth (part of the analysis profile): aa (fast) or aaa (complete).",
+)
 LOAD = integer_setting(
-    "REA_RADARE2_LOAD_TIMEOUT_MS", 1, MAX_INT32, 60_000, "milliseconds",
-    "Deadline of starting the radare2 worker and loading the binary.")
+    "REA_RADARE2_LOAD_TIMEOUT_MS",
+    1,
+    MAX_INT32,
+    60_000,
+    "milliseconds",
+    "Deadline of starting the radare2 worker and loading the binary.",
+)
 ANALYSIS_TIMEOUT = integer_setting(
-    "REA_RADARE2_ANALYSIS_TIMEOUT_MS", 1, MAX_INT32, 300_000, "milliseconds",
-    "Deadline of radare2's whole-program analysis (aa or aaa), run once per worker on the first query that "
-    "needs it.")
+    "REA_RADARE2_ANALYSIS_TIMEOUT_MS",
+    1,
+    MAX_INT32,
+    300_000,
+    "milliseconds",
+    "Deadline of radare2's whole-program analysis (aa or aaa), run once per worker on the first query that needs it.",
+)
 QUERY = integer_setting(
-    "REA_RADARE2_QUERY_TIMEOUT_MS", 1, MAX_INT32, 60_000, "milliseconds",
-    "Deadline of one query once the analysis is done (pseudo code included).")
+    "REA_RADARE2_QUERY_TIMEOUT_MS",
+    1,
+    MAX_INT32,
+    60_000,
+    "milliseconds",
+    "Deadline of one query once the analysis is done (pseudo code included).",
+)
 
 
 MEMORY = integer_setting(
-    "REA_RADARE2_MEMORY_LIMIT_MB", 256, 1_048_576, default_memory_limit_mb(), "MiB",
-    "Address-space cap of the radare2 worker, so a hostile or huge input ends in a typed error, not the OOM killer.")
+    "REA_RADARE2_MEMORY_LIMIT_MB",
+    256,
+    1_048_576,
+    default_memory_limit_mb(),
+    "MiB",
+    "Address-space cap of the radare2 worker, so a hostile or huge input ends in a typed error, not the OOM killer.",
+)
 
 SETTINGS: tuple[SettingSpec, ...] = (ANALYSIS, LOAD, ANALYSIS_TIMEOUT, QUERY, MEMORY)
 
@@ -65,8 +88,13 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
 
 def limits_from_env(env: Mapping[str, str] | None = None) -> Limits:
     """The limits from the environment; an invalid value is ``configuration_invalid`` naming the setting."""
-    return Limits(analysis=ANALYSIS.read(env), load_ms=LOAD.read(env), analysis_ms=ANALYSIS_TIMEOUT.read(env),
-                  query_ms=QUERY.read(env), address_space_mb=MEMORY.read(env))
+    return Limits(
+        analysis=ANALYSIS.read(env),
+        load_ms=LOAD.read(env),
+        analysis_ms=ANALYSIS_TIMEOUT.read(env),
+        query_ms=QUERY.read(env),
+        address_space_mb=MEMORY.read(env),
+    )
 
 
 def library_dir() -> str | None:
@@ -104,14 +132,20 @@ PROCEDURE_OPTIONS: Final[dict[str, Any]] = {
     "source": "radare2's function list (aflj) after the analysis",
     "seeded_starts": "import stubs, and unwind-table function starts (ELF .eh_frame FDEs, PE .pdata) as af",
     "extent": "the unwind table's extent where the file has one, else the end of the last block that starts "
-              "before the next procedure (radare2 functions may also own blocks elsewhere: procedure_blocks)",
+    "before the next procedure (radare2 functions may also own blocks elsewhere: procedure_blocks)",
     "pe_imports": "import procedures at their IAT slots",
     "names": "symbol names, else import names, else radare2's (fcn.* spelled sub_*)",
 }
-STRING_OPTIONS: Final[dict[str, Any]] = {"source": "radare2 izj (strings in data sections)", "min_chars": 4,
-                                         "max_chars": 1024}
-PSEUDO_CODE: Final[dict[str, str]] = {"command": "pdc", "dialect": "radare2 pseudo-C",
-                                      "decompiler": "none: a per-block rendering of the disassembly"}
+STRING_OPTIONS: Final[dict[str, Any]] = {
+    "source": "radare2 izj (strings in data sections)",
+    "min_chars": 4,
+    "max_chars": 1024,
+}
+PSEUDO_CODE: Final[dict[str, str]] = {
+    "command": "pdc",
+    "dialect": "radare2 pseudo-C",
+    "decompiler": "none: a per-block rendering of the disassembly",
+}
 
 
 def profile_parameters(limits: Limits) -> dict[str, Any]:

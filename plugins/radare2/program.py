@@ -24,8 +24,14 @@ Progress = Callable[[str], None]
 
 FORMATS = {"elf": "elf", "elf64": "elf", "pe": "pe", "pe64": "pe", "mach0": "mach-o", "mach064": "mach-o"}
 ARCHES = {("x86", 64): "x86_64", ("x86", 32): "x86", ("arm", 64): "arm64", ("arm", 32): "arm", ("arm", 16): "arm"}
-HOST_ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64", "i686": "x86",
-               "i386": "x86"}
+HOST_ARCHES = {
+    "x86_64": "x86_64",
+    "amd64": "x86_64",
+    "aarch64": "arm64",
+    "arm64": "arm64",
+    "i686": "x86",
+    "i386": "x86",
+}
 STRING_ENCODINGS = {"ascii": "utf-8", "utf8": "utf-8", "utf16le": "utf-16le", "wide": "utf-16le"}
 MAX_BLOCK_BYTES = MAX_COMMAND_BLOCK
 # The import directory of a PE lies in its headers and first sections: read at most this much of the file.
@@ -33,8 +39,18 @@ MAX_PE_BYTES = 256 << 20
 _AUTO_NAME = re.compile(r"(?:fcn|loc|sub|func)\.([0-9a-f]+)")
 _MACHO_SECTION = re.compile(r"\d+\.([^.]+)\.(.+)")
 # Sections of import stubs and of the stubs that resolve them (ELF PLTs, Mach-O stub sections).
-STUB_SECTIONS = frozenset({".plt", ".plt.sec", ".plt.got", ".iplt", ".plt.bnd", "__TEXT,__stubs",
-                           "__TEXT,__auth_stubs", "__TEXT,__stub_helper"})
+STUB_SECTIONS = frozenset(
+    {
+        ".plt",
+        ".plt.sec",
+        ".plt.got",
+        ".iplt",
+        ".plt.bnd",
+        "__TEXT,__stubs",
+        "__TEXT,__auth_stubs",
+        "__TEXT,__stub_helper",
+    }
+)
 # The size of the resolver stub at the start of an ELF .plt (entries after it are 16 bytes).
 PLT0_SIZE = {"x86_64": 16, "x86": 16, "arm64": 32, "arm": 20}
 # radare2's names for LC_FUNCTION_STARTS entries: its own labels, not the file's symbols.
@@ -58,8 +74,16 @@ class Region(msgspec.Struct, frozen=True):
         return self.start + self.size
 
     def item(self, kind: str) -> dict[str, Any]:
-        return {"name": self.name, "start": hex(self.start), "end": hex(self.end), "size": self.size,
-                "permissions": self.perm, "file_offset": self.file_offset, "file_size": self.file_size, "kind": kind}
+        return {
+            "name": self.name,
+            "start": hex(self.start),
+            "end": hex(self.end),
+            "size": self.size,
+            "permissions": self.perm,
+            "file_offset": self.file_offset,
+            "file_size": self.file_size,
+            "kind": kind,
+        }
 
 
 class Proc:
@@ -80,8 +104,13 @@ class Proc:
         return self.end - self.addr
 
     def item(self) -> dict[str, Any]:
-        return {"address": hex(self.addr), "name": self.name, "size": self.size, "kind": self.kind,
-                "end": hex(self.end)}
+        return {
+            "address": hex(self.addr),
+            "name": self.name,
+            "size": self.size,
+            "kind": self.kind,
+            "end": hex(self.end),
+        }
 
     def ref(self) -> dict[str, Any]:
         return {"address": hex(self.addr), "name": self.name}
@@ -110,9 +139,12 @@ class Program:
         self.bin: dict[str, Any] = info.get("bin", {}) if isinstance(info, dict) else {}
         fmt = FORMATS.get(str(self.bin.get("bintype", "")))
         if fmt is None:
-            raise ReaError("unsupported_target", f"radare2 could not read {name} as an ELF, PE or Mach-O binary",
-                           remediation="Check that the file is an intact ELF, PE or Mach-O binary.",
-                           details={"reason": "unparseable", "bintype": str(self.bin.get("bintype", ""))})
+            raise ReaError(
+                "unsupported_target",
+                f"radare2 could not read {name} as an ELF, PE or Mach-O binary",
+                remediation="Check that the file is an intact ELF, PE or Mach-O binary.",
+                details={"reason": "unparseable", "bintype": str(self.bin.get("bintype", ""))},
+            )
         self.format = fmt
         # From here on radare2 may not run shell commands, open files or write anything.
         core.cmd("e cfg.sandbox=true")
@@ -165,8 +197,16 @@ class Program:
             vaddr, vsize = integer(s.get("vaddr")) or 0, integer(s.get("vsize")) or 0
             if vsize <= 0 or (vaddr == 0 and _perm(s.get("perm")) == "---"):
                 continue
-            sections.append(Region(self._section_name(str(s.get("name", ""))), vaddr, vsize, _perm(s.get("perm")),
-                                   integer(s.get("paddr")) or 0, integer(s.get("size")) or 0))
+            sections.append(
+                Region(
+                    self._section_name(str(s.get("name", ""))),
+                    vaddr,
+                    vsize,
+                    _perm(s.get("perm")),
+                    integer(s.get("paddr")) or 0,
+                    integer(s.get("size")) or 0,
+                )
+            )
         self.sections = sorted(sections, key=lambda r: (r.start, r.name))
         segments = []
         for index, s in enumerate(list_of(core.cmdj("iSSj"))):
@@ -178,16 +218,25 @@ class Program:
                 if not name.startswith("LOAD"):
                     continue
                 name = f"LOAD{index}"  # named after the program-header index, as readelf numbers them
-            segments.append(Region(name, integer(s.get("vaddr")) or 0, vsize, _perm(s.get("perm")),
-                                   integer(s.get("paddr")) or 0, integer(s.get("size")) or 0))
+            segments.append(
+                Region(
+                    name,
+                    integer(s.get("vaddr")) or 0,
+                    vsize,
+                    _perm(s.get("perm")),
+                    integer(s.get("paddr")) or 0,
+                    integer(s.get("size")) or 0,
+                )
+            )
         self.segments = sorted(segments, key=lambda r: (r.start, r.name))
         # Sections say what is code and data; a file without section headers has its segments.
         self._regions = self.sections or self.segments
         self._region_starts = [r.start for r in self._regions]
         self._mapped = sorted((r.start, r.end) for r in self._regions)
         self.symbols = [s for s in list_of(core.cmdj("isj")) if integer(s.get("vaddr"))]
-        self.exports = {(str(e.get("realname") or e.get("name")), integer(e.get("vaddr")))
-                        for e in list_of(core.cmdj("iEj"))}
+        self.exports = {
+            (str(e.get("realname") or e.get("name")), integer(e.get("vaddr"))) for e in list_of(core.cmdj("iEj"))
+        }
         self.imports: dict[str, int] = {}  # import name -> its procedure address (stub, else slot)
         self.import_slots: dict[int, str] = {}  # GOT / IAT / lazy-pointer slot -> import name
         self.import_stubs: dict[int, str] = {}
@@ -273,8 +322,13 @@ class Program:
         self._index(list_of(self.core.cmdj("aflj")))
         self.analyzed = True
         self.analysis_seconds = round(time.monotonic() - started, 3)
-        return {"functions": len(self.procs), "seeded": len(seeds), "separated": repaired, "absorbed": absorbed,
-                "seconds": self.analysis_seconds}
+        return {
+            "functions": len(self.procs),
+            "seeded": len(seeds),
+            "separated": repaired,
+            "absorbed": absorbed,
+            "seconds": self.analysis_seconds,
+        }
 
     def _seeds(self) -> list[int]:
         """Import stubs and unwind-table function starts that lie in executable code."""
@@ -344,9 +398,16 @@ class Program:
         # radare2 also makes functions of import flags outside the image (address 0): code only.
         extents = unwind.Extents(self.unwind.items())
         # A start inside another function's unwind range is a block of that function, never a function.
-        fns = sorted((f for f in functions if integer(f.get("offset")) is not None
-                      and self.executable(int(f["offset"])) and self._inner_of(extents, int(f["offset"])) is None),
-                     key=lambda f: int(f["offset"]))
+        fns = sorted(
+            (
+                f
+                for f in functions
+                if integer(f.get("offset")) is not None
+                and self.executable(int(f["offset"]))
+                and self._inner_of(extents, int(f["offset"])) is None
+            ),
+            key=lambda f: int(f["offset"]),
+        )
         starts = [int(f["offset"]) for f in fns]
         procs: list[Proc] = []
         for i, f in enumerate(fns):
@@ -403,10 +464,14 @@ class Program:
             if start is None or not size:
                 continue
             switch = b.get("switch_op")
-            cases = tuple(sorted({c["jump"] for c in list_of(switch.get("cases")) if integer(c.get("jump"))}))\
-                if isinstance(switch, dict) else ()
-            out.append((start, size, integer(b.get("ninstr")) or 0, integer(b.get("jump")), integer(b.get("fail")),
-                        cases))
+            cases = (
+                tuple(sorted({c["jump"] for c in list_of(switch.get("cases")) if integer(c.get("jump"))}))
+                if isinstance(switch, dict)
+                else ()
+            )
+            out.append(
+                (start, size, integer(b.get("ninstr")) or 0, integer(b.get("jump")), integer(b.get("fail")), cases)
+            )
         out.sort()
         return out
 
@@ -433,7 +498,7 @@ class Program:
         name = r2name
         for prefix in ("sym.imp.", "sym.", "dbg."):
             if name.startswith(prefix) and len(name) > len(prefix):
-                name = name[len(prefix):]
+                name = name[len(prefix) :]
                 break
         if name == "entry0":
             return "entry"
@@ -461,8 +526,11 @@ class Program:
 
     def require_analysis(self) -> None:
         if not self.analyzed:
-            raise ReaError("execution_failure", "radare2 has not analysed the target yet",
-                           remediation="Retry: the client runs the analysis before any query that needs it.")
+            raise ReaError(
+                "execution_failure",
+                "radare2 has not analysed the target yet",
+                remediation="Retry: the client runs the analysis before any query that needs it.",
+            )
 
     def select(self, params: dict[str, Any]) -> Proc:
         """The procedure a ``procedure`` selector names: exact name, or an address where one starts."""
@@ -497,14 +565,34 @@ class Program:
 
     def documents(self, params: dict[str, Any]) -> tuple[Any, Any]:
         fmt = self.target_format if self.target_format == "mach-o-universal" else self.format
-        doc: dict[str, Any] = {"name": self.name, "format": fmt, "architecture": self.arch, "sha256": self.sha256,
-                               "entry": answers.hexa(self.entry), "bits": self.bits,
-                               "endianness": "big" if self.bin.get("endian") == "big" else "little"}
+        doc: dict[str, Any] = {
+            "name": self.name,
+            "format": fmt,
+            "architecture": self.arch,
+            "sha256": self.sha256,
+            "entry": answers.hexa(self.entry),
+            "bits": self.bits,
+            "endianness": "big" if self.bin.get("endian") == "big" else "little",
+        }
         if self.slices:
             doc["slice"] = self.arch
             doc["slices"] = list(self.slices)
-        raw = {k: self.bin.get(k) for k in ("arch", "bits", "bintype", "class", "machine", "os", "baddr", "pic",
-                                            "stripped", "compiler", "lang")}
+        raw = {
+            k: self.bin.get(k)
+            for k in (
+                "arch",
+                "bits",
+                "bintype",
+                "class",
+                "machine",
+                "os",
+                "baddr",
+                "pic",
+                "stripped",
+                "compiler",
+                "lang",
+            )
+        }
         return {"documents": [doc]}, raw
 
     def segments_op(self, params: dict[str, Any]) -> tuple[Any, Any]:
@@ -527,18 +615,29 @@ class Program:
             "canary": bool(b.get("canary")),
             # radare2 drops one leading underscore of Mach-O imports: __printf_chk may read _printf_chk.
             "fortify": any(n.startswith("_") and n.endswith("_chk") and "stack_chk" not in n for n in imports),
-            "cet_ibt": "unknown", "cet_shstk": "unknown", "bti": "unknown",
+            "cet_ibt": "unknown",
+            "cet_shstk": "unknown",
+            "bti": "unknown",
         }
-        body = {"format": self.format, "architecture": self.arch, "entry": answers.hexa(self.entry), "bits": self.bits,
-                "image_base": hex(self.baddr),
-                "segments": [{k: v for k, v in r.item("segment").items() if k != "kind"} for r in self.segments],
-                "sections": [{k: v for k, v in r.item("section").items() if k != "kind"} for r in self.sections],
-                "mitigations": mitigations,
-                "linkage": {"interpreter": interpreter, "needed": libraries,
-                            "rpath": [p for p in rpath.split(":") if p] if rpath not in ("", "NONE") else [],
-                            "runpath": []},
-                "imports": sorted((self._import_item(name, libraries) for name in self.imports),
-                                  key=lambda item: item["name"])}
+        body = {
+            "format": self.format,
+            "architecture": self.arch,
+            "entry": answers.hexa(self.entry),
+            "bits": self.bits,
+            "image_base": hex(self.baddr),
+            "segments": [{k: v for k, v in r.item("segment").items() if k != "kind"} for r in self.segments],
+            "sections": [{k: v for k, v in r.item("section").items() if k != "kind"} for r in self.sections],
+            "mitigations": mitigations,
+            "linkage": {
+                "interpreter": interpreter,
+                "needed": libraries,
+                "rpath": [p for p in rpath.split(":") if p] if rpath not in ("", "NONE") else [],
+                "runpath": [],
+            },
+            "imports": sorted(
+                (self._import_item(name, libraries) for name in self.imports), key=lambda item: item["name"]
+            ),
+        }
         return body, {k: b.get(k) for k in ("nx", "pic", "relro", "canary", "intrp", "rpath", "static", "stripped")}
 
     def _import_item(self, name: str, libraries: list[str]) -> dict[str, Any]:
@@ -554,8 +653,12 @@ class Program:
     def procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
         self.require_analysis()
         result = answers.page("procedures", self.procs, params, Proc.item)
-        raw = {"functions": [{"address": p["address"], "radare2_name": self.by_addr[int(p["address"], 16)].r2name}
-                             for p in result["procedures"]]}
+        raw = {
+            "functions": [
+                {"address": p["address"], "radare2_name": self.by_addr[int(p["address"], 16)].r2name}
+                for p in result["procedures"]
+            ]
+        }
         return result, raw
 
     def search_procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
@@ -579,7 +682,7 @@ class Program:
             unit = 2 if codec == "utf-16le" else 1
             cap = max_chars * 4 + unit
             data = self.core.read(addr, min(size, cap))
-            data = data[:len(data) - len(data) % unit]
+            data = data[: len(data) - len(data) % unit]
             while data.endswith(b"\0" * unit):
                 data = data[:-unit]
             text = data.decode(codec, errors="replace")
@@ -588,10 +691,17 @@ class Program:
             encoding = "utf-16le" if unit == 2 else ("ascii" if data.isascii() else "utf-8")
             clipped = size > cap
             section = s.get("section")
-            out.append({"_addr": addr, "address": hex(addr), "value": text[:max_chars], "encoding": encoding,
-                        "byte_length": size - unit if clipped else len(data),
-                        "truncated": clipped or len(text) > max_chars,
-                        "section": self._section_name(str(section)) if section else self.section_of(addr)})
+            out.append(
+                {
+                    "_addr": addr,
+                    "address": hex(addr),
+                    "value": text[:max_chars],
+                    "encoding": encoding,
+                    "byte_length": size - unit if clipped else len(data),
+                    "truncated": clipped or len(text) > max_chars,
+                    "section": self._section_name(str(section)) if section else self.section_of(addr),
+                }
+            )
         out.sort(key=lambda s: (s["_addr"], s["value"]))
         return out
 
@@ -627,11 +737,14 @@ class Program:
                 kind = "data"
             else:
                 kind = "label"
-            out.setdefault((addr, name, kind), {"_addr": addr, "address": hex(addr), "name": name, "kind": kind,
-                                                "external": False})
+            out.setdefault(
+                (addr, name, kind), {"_addr": addr, "address": hex(addr), "name": name, "kind": kind, "external": False}
+            )
         for name, addr in self.imports.items():
-            out.setdefault((addr, name, "import"), {"_addr": addr, "address": hex(addr), "name": name,
-                                                    "kind": "import", "external": True})
+            out.setdefault(
+                (addr, name, "import"),
+                {"_addr": addr, "address": hex(addr), "name": name, "kind": "import", "external": True},
+            )
         return [out[k] for k in sorted(out)]
 
     def names_at(self, addr: int) -> list[str]:
@@ -676,9 +789,12 @@ def _int(text: str) -> int | None:
 
 
 def _unreadable(name: str) -> ReaError:
-    return ReaError("unsupported_target", f"radare2 could not open {name}",
-                    remediation="Check that the file is an intact ELF, PE or Mach-O binary.",
-                    details={"reason": "unparseable"})
+    return ReaError(
+        "unsupported_target",
+        f"radare2 could not open {name}",
+        remediation="Check that the file is an intact ELF, PE or Mach-O binary.",
+        details={"reason": "unparseable"},
+    )
 
 
 def _public(item: dict[str, Any]) -> dict[str, Any]:

@@ -28,18 +28,24 @@ class Radare2Provider(AnalysisProvider):
     def __init__(self, limits: Limits | None = None) -> None:
         self._limits = limits
         self.descriptor = ProviderDescriptor(
-            id="radare2", name="radare2", version=dist_version("r2libr") or "not-installed", kind="deep",
-            formats=("elf", "pe", "mach-o", "mach-o-universal"), architectures=("x86", "x86_64", "arm", "arm64"),
+            id="radare2",
+            name="radare2",
+            version=dist_version("r2libr") or "not-installed",
+            kind="deep",
+            formats=("elf", "pe", "mach-o", "mach-o-universal"),
+            architectures=("x86", "x86_64", "arm", "arm64"),
             operations=OPERATIONS,
             # Below native (10) and angr (5), distinct from every other provider's: auto stays on the embedded
             # default, and radare2 is chosen by id.
             auto_priority=4,
-            description="radare2 analysis (aa/aaa) and pdc pseudo-C in an owned worker process.")
+            description="radare2 analysis (aa/aaa) and pdc pseudo-C in an owned worker process.",
+        )
 
     def availability(self) -> Availability:
         if library_dir() is None:
-            return Availability.missing("runtime_missing", "radare2's libraries (the r2libr package) are not "
-                                        "installed", REMEDIATION_INSTALL)
+            return Availability.missing(
+                "runtime_missing", "radare2's libraries (the r2libr package) are not installed", REMEDIATION_INSTALL
+            )
         return Availability.ok("radare2's libraries are installed; the worker starts on the first query")
 
     def limits(self) -> Limits:
@@ -54,6 +60,10 @@ class Radare2Provider(AnalysisProvider):
 
         libdir = library_dir()
         if libdir is None:
-            raise ReaError("provider_unavailable", "radare2's libraries are not installed",
-                           remediation=REMEDIATION_INSTALL, details={"provider_id": "radare2"})
+            raise ReaError(
+                "provider_unavailable",
+                "radare2's libraries are not installed",
+                remediation=REMEDIATION_INSTALL,
+                details={"provider_id": "radare2"},
+            )
         return Radare2Client(target, run_id, self.limits(), libdir)

@@ -20,9 +20,30 @@ _RELATIVE = {62: {8}, 183: {1027}, 40: {23}, 3: {8}}  # x86-64, aarch64, arm, i3
 _SYMBOLIC = {62: {1, 6}, 183: {257, 1025}, 40: {2, 21}, 3: {1, 6}}
 _MACHINES = {"x86_64": 62, "arm64": 183, "arm": 40, "x86": 3}
 _ARRAYS = (".init_array", ".fini_array", ".ctors", ".dtors")
-_METADATA = (".eh_frame", ".gcc_except_table", ".note", ".dyn", ".rela", ".rel.", ".relr", ".gnu", ".interp",
-             ".hash", ".debug", ".symtab", ".strtab", ".shstrtab", ".comment", ".pdata", ".xdata", ".reloc",
-             ".idata", ".edata", ".tls", ".CRT")
+_METADATA = (
+    ".eh_frame",
+    ".gcc_except_table",
+    ".note",
+    ".dyn",
+    ".rela",
+    ".rel.",
+    ".relr",
+    ".gnu",
+    ".interp",
+    ".hash",
+    ".debug",
+    ".symtab",
+    ".strtab",
+    ".shstrtab",
+    ".comment",
+    ".pdata",
+    ".xdata",
+    ".reloc",
+    ".idata",
+    ".edata",
+    ".tls",
+    ".CRT",
+)
 MAX_TABLE_BYTES = 64 << 20
 
 
@@ -62,8 +83,13 @@ class SlotFinder:
         found: dict[int, int] = {}
 
         def keep(slot: int, value: int | None) -> None:
-            if value is not None and slot not in found and p.mapped(value) and p.mapped(slot) \
-                    and not p.executable(slot):
+            if (
+                value is not None
+                and slot not in found
+                and p.mapped(value)
+                and p.mapped(slot)
+                and not p.executable(slot)
+            ):
                 found[slot] = value
 
         relocated = False
@@ -91,8 +117,11 @@ class SlotFinder:
         p = self.p
         machine = _MACHINES.get(p.arch, 0)
         relative, symbolic = _RELATIVE.get(machine, set()), _SYMBOLIC.get(machine, set())
-        defined = {str(s.get("realname") or s.get("name")): int(s["vaddr"]) for s in p.symbols
-                   if not s.get("is_imported") and s.get("type") in ("FUNC", "OBJ") and p.mapped(int(s["vaddr"]))}
+        defined = {
+            str(s.get("realname") or s.get("name")): int(s["vaddr"])
+            for s in p.symbols
+            if not s.get("is_imported") and s.get("type") in ("FUNC", "OBJ") and p.mapped(int(s["vaddr"]))
+        }
         # Symbol names by relocation slot, from radare2's own reading of the symbol relocations.
         names = {integer(r.get("vaddr")): str(r.get("name")) for r in list_of(p.core.cmdj("irj")) if r.get("name")}
         seen = False
@@ -152,8 +181,8 @@ class SlotFinder:
             page, size = struct.unpack_from("<II", data, pos)
             if size < 8 or pos + size > len(data):
                 break
-            entries = data[pos + 8:pos + size]
-            for (entry,) in struct.iter_unpack("<H", entries[:len(entries) & ~1]):
+            entries = data[pos + 8 : pos + size]
+            for (entry,) in struct.iter_unpack("<H", entries[: len(entries) & ~1]):
                 kind, offset = entry >> 12, entry & 0xFFF
                 if kind in (3, 10):  # HIGHLOW, DIR64
                     seen = True

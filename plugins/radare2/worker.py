@@ -39,8 +39,9 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "resolve_native_call_targets": ("facts", "call_targets"),
 }
 # Operations answered from the loaded file alone; every other one needs the analysis.
-LOADER_OPS = frozenset({"list_documents", "list_segments", "list_strings", "search_strings", "list_names",
-                        "address_name", "binary_layout"})
+LOADER_OPS = frozenset(
+    {"list_documents", "list_segments", "list_strings", "search_strings", "list_names", "address_name", "binary_layout"}
+)
 
 
 class State:
@@ -57,8 +58,11 @@ STATE = State()
 
 def _program() -> Any:
     if STATE.program is None:
-        raise ReaError("execution_failure", "the radare2 worker has no loaded target",
-                       remediation="Retry: the client loads the target before any query.")
+        raise ReaError(
+            "execution_failure",
+            "the radare2 worker has no loaded target",
+            remediation="Retry: the client loads the target before any query.",
+        )
     return STATE.program
 
 
@@ -72,8 +76,13 @@ def load(params: dict[str, Any], reporter: Reporter) -> Any:
     reporter.progress("loading radare2")
     core = Core(STATE.libdir)
     reporter.progress("loading the binary")
-    STATE.program = Program(core, str(params["path"]), str(params.get("name", "")), str(params.get("sha256", "")),
-                            str(params.get("format", "")))
+    STATE.program = Program(
+        core,
+        str(params["path"]),
+        str(params.get("name", "")),
+        str(params.get("sha256", "")),
+        str(params.get("format", "")),
+    )
     STATE.code = Code(STATE.program)
     STATE.facts = Facts(STATE.code)
     return {"loaded": True, "pid": os.getpid(), "format": STATE.program.format, "architecture": STATE.program.arch}
@@ -82,8 +91,11 @@ def load(params: dict[str, Any], reporter: Reporter) -> Any:
 def analyze(params: dict[str, Any], reporter: Reporter) -> Any:
     level = str(params.get("level", "aaa"))
     if level not in ("aa", "aaa"):
-        raise ReaError("invalid_request", f"unknown radare2 analysis level {level!r}",
-                       details={"issues": [{"path": "level", "reason": "invalid_value", "message": "aa or aaa"}]})
+        raise ReaError(
+            "invalid_request",
+            f"unknown radare2 analysis level {level!r}",
+            details={"issues": [{"path": "level", "reason": "invalid_value", "message": "aa or aaa"}]},
+        )
     return _program().analyze(level, reporter.progress)
 
 

@@ -40,14 +40,22 @@ def _missing_features(session: Session, features: tuple[str, ...]) -> list[str]:
 
 
 def _mode(session: Session, tool: ToolDef, mode: ToolMode) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": mode.name, "description": mode.description, "available": True,
-                           "reason": "available", "requires_arguments": list(mode.requires_arguments)}
+    out: dict[str, Any] = {
+        "name": mode.name,
+        "description": mode.description,
+        "available": True,
+        "reason": "available",
+        "requires_arguments": list(mode.requires_arguments),
+    }
     if tool.requires_target and session.target is None:
         out.update(available=False, reason="target_required")
     elif session.provider is not None and any(not session.supports(op) for op in mode.requires_operations):
         lacking = [op for op in mode.requires_operations if not session.supports(op)]
-        out.update(available=False, reason="provider_missing",
-                   remediation=f"the bound provider does not offer {', '.join(lacking)}")
+        out.update(
+            available=False,
+            reason="provider_missing",
+            remediation=f"the bound provider does not offer {', '.join(lacking)}",
+        )
     return out
 
 
@@ -63,11 +71,13 @@ def _availability(session: Session, tool: ToolDef) -> dict[str, Any]:
         lacking = [op for op in tool.requires_operations if not session.supports(op)]
         if lacking:
             available, reason = False, "provider_missing"
-            remediation, _ = alternatives_remediation(session.registry, tool.requires_operations, session.target,
-                                                      exclude=session.provider.descriptor.id)
+            remediation, _ = alternatives_remediation(
+                session.registry, tool.requires_operations, session.target, exclude=session.provider.descriptor.id
+            )
     elif tool.requires_operations and not any(
-            all(op in p.descriptor.operations for op in tool.requires_operations)
-            for p in session.registry.providers.values()):
+        all(op in p.descriptor.operations for op in tool.requires_operations)
+        for p in session.registry.providers.values()
+    ):
         available, reason = False, "provider_missing"
         remediation = "Install a provider plugin that offers " + ", ".join(tool.requires_operations) + "."
     return {
@@ -76,10 +86,11 @@ def _availability(session: Session, tool: ToolDef) -> dict[str, Any]:
         "available": available,
         "reason": reason,
         "remediation": remediation,
-        "client_requirements": {"required": list(tool.client_features_required),
-                                "optional": list(tool.client_features_optional),
-                                "missing": missing_features + _missing_features(session,
-                                                                                tool.client_features_optional)},
+        "client_requirements": {
+            "required": list(tool.client_features_required),
+            "optional": list(tool.client_features_optional),
+            "missing": missing_features + _missing_features(session, tool.client_features_optional),
+        },
         "effects": msgspec.to_builtins(tool.effects),
         "annotations": tool.effects.annotations(),
         **({"modes": [_mode(session, tool, m) for m in tool.modes]} if tool.modes else {}),
@@ -95,19 +106,24 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         "package": {"name": "rea", "version": __version__},
         "server": {"name": "rea", "path": path, "pid": os.getpid(), "python": sys.version.split()[0]},
         "sdk": {"name": "mcp", "version": _sdk_version()},
-        "protocol": {"version": session.connection.get("protocol_version"),
-                     "client": session.connection.get("client_info")},
+        "protocol": {
+            "version": session.connection.get("protocol_version"),
+            "client": session.connection.get("client_info"),
+        },
         "catalog_digest": digest,
         "tool_count": len(reg.tools),
     }
     checks = []
-    for field, actual in (("expected_package_version", __version__), ("expected_catalog_digest", digest),
-                          ("expected_server_path", path)):
+    for field, actual in (
+        ("expected_package_version", __version__),
+        ("expected_catalog_digest", digest),
+        ("expected_server_path", path),
+    ):
         if field in args:
-            checks.append({"field": field, "expected": args[field], "actual": actual,
-                           "matches": args[field] == actual})
-    state = "unknown" if not checks else (
-        "aligned" if all(c["matches"] for c in checks) else "mcp_server_restart_required")
+            checks.append({"field": field, "expected": args[field], "actual": actual, "matches": args[field] == actual})
+    state = (
+        "unknown" if not checks else ("aligned" if all(c["matches"] for c in checks) else "mcp_server_restart_required")
+    )
     identity["alignment"] = {"state": state, "checks": checks}
 
     detail = args.get("detail", "summary")
@@ -125,10 +141,19 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     report: dict[str, Any] = {
         "server_identity": identity,
         "settings": session.connection.get("settings", {}),
-        "target": None if target is None else {
-            "path": target.path, "resolved_path": target.resolved_path, "sha256": target.sha256,
-            "size": target.size, "format": target.format, "architecture": target.architecture},
-        "analysis_provider_binding": None if session.binding is None else {
+        "target": None
+        if target is None
+        else {
+            "path": target.path,
+            "resolved_path": target.resolved_path,
+            "sha256": target.sha256,
+            "size": target.size,
+            "format": target.format,
+            "architecture": target.architecture,
+        },
+        "analysis_provider_binding": None
+        if session.binding is None
+        else {
             "provider": msgspec.to_builtins(session.binding.provider),
             "selection_source": session.binding.selection_source,
             "selection_reason": session.binding.selection_reason,
@@ -146,8 +171,12 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         offset, limit = args.get("offset", 0), args.get("limit", TOOL_PAGE)
         end = min(len(rows), offset + limit)
         report["tool_availability"] = rows[offset:end]
-        report["tool_page"] = {"offset": offset, "limit": limit, "total": len(rows),
-                               "next_offset": end if end < len(rows) else None}
+        report["tool_page"] = {
+            "offset": offset,
+            "limit": limit,
+            "total": len(rows),
+            "next_offset": end if end < len(rows) else None,
+        }
     return report
 
 
@@ -159,8 +188,10 @@ def availability_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         counts[row["reason"]] = counts.get(row["reason"], 0) + 1
         if not row["available"]:
             groups.setdefault((row["reason"], row["remediation"]), []).append(row["name"])
-    return {"counts": counts,
-            "unavailable": [{"reason": r, "remediation": m, "tools": names} for (r, m), names in groups.items()]}
+    return {
+        "counts": counts,
+        "unavailable": [{"reason": r, "remediation": m, "tools": names} for (r, m), names in groups.items()],
+    }
 
 
 def _binary_session(call: ToolCall) -> dict[str, Any]:
@@ -170,39 +201,79 @@ def _binary_session(call: ToolCall) -> dict[str, Any]:
 BINARY_SESSION = ToolDef(
     name="binary_session",
     family="session",
-    description=("Report rea's identity, the open target and its provider binding, the analysis run, provider "
-                 "candidates and a summary of tool availability (unavailable tools with reason and remediation). "
-                 "detail 'tools' adds every tool's availability, paged; starts no analysis."),
+    description=(
+        "Report rea's identity, the open target and its provider binding, the analysis run, provider "
+        "candidates and a summary of tool availability (unavailable tools with reason and remediation). "
+        "detail 'tools' adds every tool's availability, paged; starts no analysis."
+    ),
     input_schema={
         "type": "object",
         "properties": {
-            "expected_package_version": {"type": "string", "description": "Compare with the live package version.",
-                                         "examples": ["0.1.0"]},
-            "expected_catalog_digest": {"type": "string", "description": "Compare with the live catalog digest.",
-                                        "examples": ["sha256:" + "0" * 64]},
-            "expected_server_path": {"type": "string", "description": "Compare with the live server path.",
-                                     "examples": ["/usr/local/bin/rea"]},
-            "detail": {"type": "string", "enum": ["summary", "tools"], "default": "summary",
-                       "description": "summary (default), or tools: every tool's availability (paged) and each "
-                                      "candidate's operations.", "examples": ["tools"]},
-            "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "First tool of the page.",
-                       "examples": [0]},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": TOOL_PAGE,
-                      "description": "Tools in the page.", "examples": [100]},
+            "expected_package_version": {
+                "type": "string",
+                "description": "Compare with the live package version.",
+                "examples": ["0.1.0"],
+            },
+            "expected_catalog_digest": {
+                "type": "string",
+                "description": "Compare with the live catalog digest.",
+                "examples": ["sha256:" + "0" * 64],
+            },
+            "expected_server_path": {
+                "type": "string",
+                "description": "Compare with the live server path.",
+                "examples": ["/usr/local/bin/rea"],
+            },
+            "detail": {
+                "type": "string",
+                "enum": ["summary", "tools"],
+                "default": "summary",
+                "description": "summary (default), or tools: every tool's availability (paged) and each "
+                "candidate's operations.",
+                "examples": ["tools"],
+            },
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "default": 0,
+                "description": "First tool of the page.",
+                "examples": [0],
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 1000,
+                "default": TOOL_PAGE,
+                "description": "Tools in the page.",
+                "examples": [100],
+            },
         },
         "additionalProperties": False,
     },
     output_schema=object_output_schema(
-        {"server_identity": {"type": "object"}, "availability_summary": {"type": "object"},
-         "tool_availability": {"type": "array"}, "tool_page": {"type": "object"},
-         "analysis_provider_candidates": {"type": "array"},
-         "analysis_provider_binding": {"type": ["object", "null"]},
-         "analysis_run": {"type": "object", "properties": {"run_id": {"type": ["string", "null"]},
-                                                           "process_lineage": {"type": "object"}},
-                          "required": ["run_id", "process_lineage"]},
-         "target": {"type": ["object", "null"]}},
-        ["server_identity", "availability_summary", "analysis_provider_candidates", "analysis_provider_binding",
-         "analysis_run", "target"]),
+        {
+            "server_identity": {"type": "object"},
+            "availability_summary": {"type": "object"},
+            "tool_availability": {"type": "array"},
+            "tool_page": {"type": "object"},
+            "analysis_provider_candidates": {"type": "array"},
+            "analysis_provider_binding": {"type": ["object", "null"]},
+            "analysis_run": {
+                "type": "object",
+                "properties": {"run_id": {"type": ["string", "null"]}, "process_lineage": {"type": "object"}},
+                "required": ["run_id", "process_lineage"],
+            },
+            "target": {"type": ["object", "null"]},
+        },
+        [
+            "server_identity",
+            "availability_summary",
+            "analysis_provider_candidates",
+            "analysis_provider_binding",
+            "analysis_run",
+            "target",
+        ],
+    ),
     effects=ToolEffects(records_evidence=False),
     examples=({}, {"expected_package_version": "0.1.0"}, {"detail": "tools"}),
     handler=_binary_session,

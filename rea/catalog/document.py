@@ -51,7 +51,7 @@ def advertised_description(tool: ToolDef, profile: str) -> str:
     """The description a client is sent: the first two sentences (the first one in compact)."""
     limit = DESCRIPTION_CHARS.get(profile, DESCRIPTION_CHARS["full"])
     first = first_sentence(tool.description, limit)
-    rest = tool.description[len(first):]
+    rest = tool.description[len(first) :]
     if profile == "compact" or first.endswith("…") or not rest.strip(" ;"):
         return first
     # A first sentence that ended at a semicolon keeps it, so the advertised text starts the complete one.
@@ -68,16 +68,19 @@ def tool_entry(registry: Registry, tool: ToolDef) -> dict[str, Any]:
         "family": tool.family,
         "toolset": tool.toolset_id,
         "input_schema": tool.input_schema,
-        "advertised_input_schemas": {pid: advertised_input_schema(registry, tool, pid)
-                                     for pid in sorted(registry.projections)},
+        "advertised_input_schemas": {
+            pid: advertised_input_schema(registry, tool, pid) for pid in sorted(registry.projections)
+        },
         "advertised_descriptions": {pid: advertised_description(tool, pid) for pid in sorted(registry.projections)},
         "output_schema": output_schema(tool),
         "annotations": tool.effects.annotations(),
         "effects": msgspec.to_builtins(tool.effects),
         "requires_target": tool.requires_target,
         "requires_operations": list(tool.requires_operations),
-        "client_features": {"required": list(tool.client_features_required),
-                            "optional": list(tool.client_features_optional)},
+        "client_features": {
+            "required": list(tool.client_features_required),
+            "optional": list(tool.client_features_optional),
+        },
         "examples": [dict(e) for e in tool.examples],
         "cli_command": tool.cli_name,
     }
@@ -87,10 +90,17 @@ def catalog_digest(registry: Registry) -> str:
     """A digest over every tool's contract (names, schemas, annotations, effects)."""
     cached: str | None = getattr(registry, "_catalog_digest", None)
     if cached is None:
-        tools = [{"name": t.name, "input_schema": t.input_schema, "output_schema": output_schema(t),
-                  "annotations": t.effects.annotations(), "effects": msgspec.to_builtins(t.effects),
-                  "description": t.description}
-                 for t in sorted(registry.tools.values(), key=lambda t: t.name)]
+        tools = [
+            {
+                "name": t.name,
+                "input_schema": t.input_schema,
+                "output_schema": output_schema(t),
+                "annotations": t.effects.annotations(),
+                "effects": msgspec.to_builtins(t.effects),
+                "description": t.description,
+            }
+            for t in sorted(registry.tools.values(), key=lambda t: t.name)
+        ]
         cached = "sha256:" + canonical_digest(tools)
         registry._catalog_digest = cached  # type: ignore[attr-defined]
     return cached

@@ -73,7 +73,10 @@ def _get_evidence_bundle(call: ToolCall) -> dict[str, Any]:
 def _export_evidence_bundle(call: ToolCall) -> dict[str, Any]:
     records = list(call.session.ledger)
     return bundle.export(
-        records, call.args["path"], overwrite=bool(call.args.get("overwrite", False)), ctx=call.ctx,
+        records,
+        call.args["path"],
+        overwrite=bool(call.args.get("overwrite", False)),
+        ctx=call.ctx,
         notebooks=_notebooks(call, records),
     )
 
@@ -324,13 +327,15 @@ INSPECT_ANALYSIS_VIEW = ToolDef(
         "section item/module, a stable page, or a native facet page. The result links its "
         "parent and carries a digest of the selected facts."
     ),
-    input_schema=with_evidence_defs({
-        "type": "object",
-        "properties": {"source": _SOURCE_SCHEMA, "view": _VIEW_SCHEMA},
-        "required": ["source"],
-        "additionalProperties": False,
-        "examples": [_VIEW_EXAMPLE],
-    }),
+    input_schema=with_evidence_defs(
+        {
+            "type": "object",
+            "properties": {"source": _SOURCE_SCHEMA, "view": _VIEW_SCHEMA},
+            "required": ["source"],
+            "additionalProperties": False,
+            "examples": [_VIEW_EXAMPLE],
+        }
+    ),
     examples=(_VIEW_EXAMPLE,),
     handler=_inspect_analysis_view,
 )

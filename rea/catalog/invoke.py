@@ -90,8 +90,11 @@ def resolve_paths(tool: ToolDef, args: dict[str, Any]) -> dict[str, Any]:
 
 def validate_args(tool: ToolDef, args: Any) -> dict[str, Any]:
     if not isinstance(args, dict):
-        raise ReaError("invalid_request", f"{tool.name} arguments must be a JSON object",
-                       details={"issues": [{"path": "(root)", "reason": "invalid_type", "message": "expected object"}]})
+        raise ReaError(
+            "invalid_request",
+            f"{tool.name} arguments must be a JSON object",
+            details={"issues": [{"path": "(root)", "reason": "invalid_type", "message": "expected object"}]},
+        )
     issues = validation_issues(tool.input_schema, args)
     if issues:
         details: dict[str, Any] = {"issues": issues, "tool": tool.name}
@@ -100,8 +103,10 @@ def validate_args(tool: ToolDef, args: Any) -> dict[str, Any]:
         if groups and any(i["path"] == "(root)" or _group_issue(i) for i in issues):
             # A failed root union: say which argument groups the tool accepts, not one branch's complaint.
             details["accepted_groups"] = [{"title": t, "required": r} for t, r in groups]
-            message = (f"invalid arguments for {tool.name}: the arguments match none of the accepted input groups "
-                       f"(exactly one): {describe_groups(tool.input_schema)}")
+            message = (
+                f"invalid arguments for {tool.name}: the arguments match none of the accepted input groups "
+                f"(exactly one): {describe_groups(tool.input_schema)}"
+            )
         raise ReaError("invalid_request", message, details=details)
     return args
 
@@ -122,22 +127,31 @@ def check_available(tool: ToolDef, session: Session) -> None:
         negotiated = set(session.connection["client_features"])
         lacking = [f for f in tool.client_features_required if f in NEGOTIATED_FEATURES and f not in negotiated]
         if lacking:
-            raise ReaError("capability_unavailable", f"{tool.name} needs the client feature "
-                           f"{', '.join(lacking)}, which this client did not negotiate",
-                           remediation=f"Use a client that supports {', '.join(lacking)}.",
-                           details={"tool": tool.name, "reason": "client_capability_missing", "missing": lacking})
+            raise ReaError(
+                "capability_unavailable",
+                f"{tool.name} needs the client feature {', '.join(lacking)}, which this client did not negotiate",
+                remediation=f"Use a client that supports {', '.join(lacking)}.",
+                details={"tool": tool.name, "reason": "client_capability_missing", "missing": lacking},
+            )
     if tool.requires_target and session.target is None:
-        raise ReaError("target_unavailable", f"{tool.name} needs an open target",
-                       remediation="Call open_binary with a path first.", details={"reason": "target_required",
-                                                                                   "tool": tool.name})
+        raise ReaError(
+            "target_unavailable",
+            f"{tool.name} needs an open target",
+            remediation="Call open_binary with a path first.",
+            details={"reason": "target_required", "tool": tool.name},
+        )
     missing = [op for op in tool.requires_operations if not session.supports(op)]
     if missing and session.provider is not None:
         bound = session.provider.descriptor.id
-        remediation, alternatives = alternatives_remediation(session.registry, tool.requires_operations,
-                                                             session.target, exclude=bound)
+        remediation, alternatives = alternatives_remediation(
+            session.registry, tool.requires_operations, session.target, exclude=bound
+        )
         raise ReaError(
-            "capability_unavailable", f"{tool.name} needs {', '.join(missing)}, which provider {bound} does not offer",
-            remediation=remediation, details={"tool": tool.name, "missing_operations": missing, **alternatives})
+            "capability_unavailable",
+            f"{tool.name} needs {', '.join(missing)}, which provider {bound} does not offer",
+            remediation=remediation,
+            details={"tool": tool.name, "missing_operations": missing, **alternatives},
+        )
 
 
 def invoke(session: Session, tool: ToolDef, args: Any, ctx: CallContext) -> ToolResult:
@@ -151,16 +165,23 @@ def invoke(session: Session, tool: ToolDef, args: Any, ctx: CallContext) -> Tool
     except ReaError:
         raise
     except RecursionError:
-        raise ReaError("resource_constraint", f"{tool.name}: input nesting is too deep",
-                       details={"resource": "memory", "tool": tool.name}) from None
+        raise ReaError(
+            "resource_constraint",
+            f"{tool.name}: input nesting is too deep",
+            details={"resource": "memory", "tool": tool.name},
+        ) from None
     except MemoryError:
-        raise ReaError("resource_constraint", f"{tool.name}: out of memory",
-                       details={"resource": "memory", "tool": tool.name}) from None
+        raise ReaError(
+            "resource_constraint", f"{tool.name}: out of memory", details={"resource": "memory", "tool": tool.name}
+        ) from None
     except Exception as exc:
         # The message never names a Python exception class: an internal error is stated plainly.
-        raise ReaError("execution_failure", f"{tool.name} failed (an internal error)",
-                       remediation="Retry the call; report it if it persists.",
-                       details={"tool": tool.name}) from exc
+        raise ReaError(
+            "execution_failure",
+            f"{tool.name} failed (an internal error)",
+            remediation="Retry the call; report it if it persists.",
+            details={"tool": tool.name},
+        ) from exc
     # Cancelled work never records Evidence, even when the handler finished; its side effects are undone.
     if isinstance(out, Evidence):
         evidence = out

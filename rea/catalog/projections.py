@@ -18,8 +18,18 @@ _CONSTRAINING = ("type", "const", "enum", "$ref", "anyOf", "oneOf", "allOf", "no
 # Keywords whose values are subschemas (or maps/lists of them) rather than data.
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
-_SCHEMA_SINGLE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-                  "unevaluatedProperties", "unevaluatedItems")
+_SCHEMA_SINGLE = (
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+)
 
 
 def serialized_size(schema: dict[str, Any]) -> int:
@@ -46,7 +56,7 @@ def _resolved_types(node: Any, defs: dict[str, Any], depth: int = 0) -> list[str
         return list(ALL_JSON_TYPES)
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        return _resolved_types(defs.get(ref[len("#/$defs/"):], {}), defs, depth + 1)
+        return _resolved_types(defs.get(ref[len("#/$defs/") :], {}), defs, depth + 1)
     if "const" in node:
         return [_json_type(node["const"])]
     if "enum" in node:
@@ -102,7 +112,8 @@ def reduced_form(schema: dict[str, Any]) -> dict[str, Any]:
         out["additionalProperties"] = False
     desc = schema.get("description", "")
     out["description"] = (desc + " " if desc else "") + (
-        "Reduced presentation: nested validation is elided here and enforced by the server.")
+        "Reduced presentation: nested validation is elided here and enforced by the server."
+    )
     return out
 
 
@@ -112,22 +123,49 @@ PROPERTY_PROSE_CHARS = 80
 # A schema-local definition this small is inlined; a larger one is advertised by its type (and summary).
 INLINE_DEFINITION_BYTES = 160
 # Size and shape bounds the full form leaves to the server (ranges, patterns and enums stay: they guide a caller).
-_SIZE_ONLY = ("minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties",
-              "format", "propertyNames", "default")
+_SIZE_ONLY = (
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "format",
+    "propertyNames",
+    "default",
+)
 # Validation-only keywords: the compact form leaves them to the server.
-_VALIDATION_ONLY = ("minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-                    "format", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties",
-                    "dependentRequired", "propertyNames", "additionalProperties", "default")
+_VALIDATION_ONLY = (
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "format",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "propertyNames",
+    "additionalProperties",
+    "default",
+)
 
 
 def first_sentence(text: str, limit: int) -> str:
     """The first sentence of ``text`` (at most ``limit`` characters, cut at a word with an ellipsis)."""
-    end = next((i + 1 for i, c in enumerate(text) if c in ".;" and (i + 1 == len(text) or text[i + 1] == " ")),
-               len(text))
+    end = next(
+        (i + 1 for i, c in enumerate(text) if c in ".;" and (i + 1 == len(text) or text[i + 1] == " ")), len(text)
+    )
     sentence = text[:end].strip().rstrip(";")
     if len(sentence) <= limit:
         return sentence
-    return sentence[:limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return sentence[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def _stand_in(target: dict[str, Any], defs: dict[str, Any], prose: bool) -> dict[str, Any]:
@@ -145,7 +183,7 @@ def lean_node(node: Any, defs: dict[str, Any], prose: bool, level: int = 0) -> A
         return node
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        target = defs.get(ref[len("#/$defs/"):], {})
+        target = defs.get(ref[len("#/$defs/") :], {})
         merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
         if level < 8 and len(json.dumps(lean_node(merged, defs, False, level))) <= INLINE_DEFINITION_BYTES:
             return lean_node(merged, defs, prose, level)
@@ -202,13 +240,19 @@ def _without_validation(node: Any, root: bool = True) -> Any:
 
 class FullProjection(Projection):
     descriptor = ProjectionDescriptor(
-        id="full", description=("The canonical input schema, lean: one-sentence property descriptions, definitions "
-                                "inlined or typed, nested objects and size bounds elided (the server validates all)."))
+        id="full",
+        description=(
+            "The canonical input schema, lean: one-sentence property descriptions, definitions "
+            "inlined or typed, nested objects and size bounds elided (the server validates all)."
+        ),
+    )
 
     def project(self, tool_name: str, schema: dict[str, Any]) -> dict[str, Any]:
         flat = flatten_root_union(copy.deepcopy(schema))
-        body: dict[str, Any] = _without(lean_node({k: v for k, v in flat.items() if k != "description"},
-                                                  flat.get("$defs", {}), prose=True), _SIZE_ONLY)
+        body: dict[str, Any] = _without(
+            lean_node({k: v for k, v in flat.items() if k != "description"}, flat.get("$defs", {}), prose=True),
+            _SIZE_ONLY,
+        )
         if "description" in flat:
             body = {"description": flat["description"], **body}
         return body
@@ -218,8 +262,9 @@ class CompactProjection(Projection):
     descriptor = ProjectionDescriptor(
         id="compact",
         description=f"Every input schema within {COMPACT_INPUT_SCHEMA_BUDGET_BYTES} bytes: prose and validation-only "
-                    "keywords dropped, references inlined or typed, unconstrained fields typed; oversized schemas "
-                    "reduced.")
+        "keywords dropped, references inlined or typed, unconstrained fields typed; oversized schemas "
+        "reduced.",
+    )
 
     def __init__(self, budget: int = COMPACT_INPUT_SCHEMA_BUDGET_BYTES) -> None:
         self.budget = budget

@@ -29,10 +29,16 @@ class PromptDef(msgspec.Struct, frozen=True, kw_only=True):
         """The prompt text; ``invalid_request`` for a missing required or an unknown argument."""
         values = dict(values or {})
         known = {a.name for a in self.arguments}
-        problems = [issue(name, "unknown_argument", f"{self.name} takes no argument {name!r}")
-                    for name in sorted(values) if name not in known]
-        problems += [issue(a.name, "missing_argument", f"{a.name} is required")
-                     for a in self.arguments if a.required and not values.get(a.name)]
+        problems = [
+            issue(name, "unknown_argument", f"{self.name} takes no argument {name!r}")
+            for name in sorted(values)
+            if name not in known
+        ]
+        problems += [
+            issue(a.name, "missing_argument", f"{a.name} is required")
+            for a in self.arguments
+            if a.required and not values.get(a.name)
+        ]
         if problems:
             raise invalid_request(f"invalid arguments for prompt {self.name}: {problems[0]['message']}", problems)
         fields = {a.name: values.get(a.name, "") for a in self.arguments}

@@ -30,8 +30,9 @@ def evidence_output_schema() -> dict[str, Any]:
     name = root["$ref"].rsplit("/", 1)[-1]
     body = copy.deepcopy(components.pop(name))
     body["$defs"] = components
-    body["description"] = ("A complete Evidence record. Read normalized_result for the operation result and "
-                           "evidence_id for its identity.")
+    body["description"] = (
+        "A complete Evidence record. Read normalized_result for the operation result and evidence_id for its identity."
+    )
     return with_content_id(body)
 
 
@@ -45,17 +46,24 @@ def evidence_input_defs() -> dict[str, Any]:
     """Schema-local definitions of what an Evidence-accepting input takes: a reference or a whole record."""
     (root,), components = msgspec.json.schema_components([Evidence], ref_template="#/$defs/{name}")
     record = components.pop(root["$ref"].rsplit("/", 1)[-1])
-    record["description"] = ("An Evidence record exactly as a tool returned it. Its evidence_id authenticates it: "
-                             "an edited record is refused.")
+    record["description"] = (
+        "An Evidence record exactly as a tool returned it. Its evidence_id authenticates it: "
+        "an edited record is refused."
+    )
     for body in components.values():  # every nested def keeps a description (advertised schemas need them)
         body.setdefault("description", "Part of an Evidence record.")
     return {
         RETAINED_EVIDENCE: {
             "type": "object",
             "description": 'Retained record: {"kind": "retained-evidence", "evidence_id": "ev_..."}.',
-            "properties": {"kind": {"const": "retained-evidence", "description": "Always retained-evidence."},
-                           "evidence_id": {"type": "string", "pattern": "^ev_[0-9a-f]{64}$",
-                                           "description": "The id a tool returned (ev_ + 64 hex digits)."}},
+            "properties": {
+                "kind": {"const": "retained-evidence", "description": "Always retained-evidence."},
+                "evidence_id": {
+                    "type": "string",
+                    "pattern": "^ev_[0-9a-f]{64}$",
+                    "description": "The id a tool returned (ev_ + 64 hex digits).",
+                },
+            },
             "required": ["kind", "evidence_id"],
             "additionalProperties": False,
         },
@@ -66,9 +74,11 @@ def evidence_input_defs() -> dict[str, Any]:
 
 def evidence_input(description: str) -> dict[str, Any]:
     """An input that takes Evidence inline or by retained reference; use ``with_evidence_defs`` on the root."""
-    return {"description": description,
-            "anyOf": [{"$ref": f"#/$defs/{RETAINED_EVIDENCE}"}, {"$ref": f"#/$defs/{EVIDENCE_RECORD}"}],
-            "examples": [RETAINED_EXAMPLE]}
+    return {
+        "description": description,
+        "anyOf": [{"$ref": f"#/$defs/{RETAINED_EVIDENCE}"}, {"$ref": f"#/$defs/{EVIDENCE_RECORD}"}],
+        "examples": [RETAINED_EXAMPLE],
+    }
 
 
 def with_evidence_defs(schema: dict[str, Any]) -> dict[str, Any]:
@@ -81,8 +91,9 @@ def with_evidence_defs(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "$defs": defs}
 
 
-def object_output_schema(properties: dict[str, Any] | None = None, required: list[str] | None = None,
-                         description: str = "") -> dict[str, Any]:
+def object_output_schema(
+    properties: dict[str, Any] | None = None, required: list[str] | None = None, description: str = ""
+) -> dict[str, Any]:
     """Output schema for session-style tools that return a plain object."""
     body: dict[str, Any] = {"type": "object", "properties": properties or {}}
     if required:
@@ -93,7 +104,7 @@ def object_output_schema(properties: dict[str, Any] | None = None, required: lis
 
 
 def _local_target(ref: str) -> str | None:
-    return ref[len("#/$defs/"):] if ref.startswith("#/$defs/") else None
+    return ref[len("#/$defs/") :] if ref.startswith("#/$defs/") else None
 
 
 def _refs(node: Any) -> set[str]:
@@ -153,8 +164,10 @@ def root_groups(schema: dict[str, Any]) -> list[tuple[str, list[str]]]:
 
 
 def describe_groups(schema: dict[str, Any]) -> str:
-    return "; ".join(f"({i + 1}) {title}: " + (", ".join(req) if req else "no required fields")
-                     for i, (title, req) in enumerate(root_groups(schema)))
+    return "; ".join(
+        f"({i + 1}) {title}: " + (", ".join(req) if req else "no required fields")
+        for i, (title, req) in enumerate(root_groups(schema))
+    )
 
 
 def flatten_root_union(schema: dict[str, Any]) -> dict[str, Any]:
@@ -190,6 +203,7 @@ def flatten_root_union(schema: dict[str, Any]) -> dict[str, Any]:
     if dependent:
         out["dependentRequired"] = {**out.get("dependentRequired", {}), **dependent}
     lead = schema.get("description", "")
-    out["description"] = (lead + (" " if lead else "") + "Accepted input groups (exactly one): "
-                          + "; ".join(groups) + ".")
+    out["description"] = (
+        lead + (" " if lead else "") + "Accepted input groups (exactly one): " + "; ".join(groups) + "."
+    )
     return out

@@ -23,11 +23,20 @@ def _open_binary(call: ToolCall) -> dict[str, Any]:
     target = session.require_target()
     assert session.binding is not None
     return {
-        "target": {"path": target.path, "resolved_path": target.resolved_path, "sha256": target.sha256,
-                   "size": target.size, "format": target.format, "architecture": target.architecture},
+        "target": {
+            "path": target.path,
+            "resolved_path": target.resolved_path,
+            "sha256": target.sha256,
+            "size": target.size,
+            "format": target.format,
+            "architecture": target.architecture,
+        },
         "analysis_provider_binding": {
-            "provider": {"id": session.binding.provider.id, "name": session.binding.provider.name,
-                         "version": session.binding.provider.version},
+            "provider": {
+                "id": session.binding.provider.id,
+                "name": session.binding.provider.name,
+                "version": session.binding.provider.version,
+            },
             "selection_source": selection.selection_source,
             "selection_reason": selection.selection_reason,
             "usable_candidates": list(selection.usable_candidates),
@@ -52,23 +61,32 @@ def _close_binary(call: ToolCall) -> dict[str, Any]:
     cleared = len(session.ledger)
     remaining = session.close()
     if remaining:
-        raise ReaError("cleanup_incomplete", "close_binary could not release every owned resource",
-                       remediation="Release the listed owned resources; rea never removes what it does not own.",
-                       details={"cleanup": "incomplete", "resources": sorted(remaining)})
+        raise ReaError(
+            "cleanup_incomplete",
+            "close_binary could not release every owned resource",
+            remediation="Release the listed owned resources; rea never removes what it does not own.",
+            details={"cleanup": "incomplete", "resources": sorted(remaining)},
+        )
     return {"closed": had_target, "cleared_evidence_count": cleared, "cleanup": "complete"}
 
 
 OPEN_BINARY = ToolDef(
     name="open_binary",
     family="session",
-    description=("Open a local binary (ELF, PE, Mach-O) and bind one analysis provider for the session. "
-                 "provider_id is a concrete id or 'auto' (default: REA_ANALYSIS_PROVIDER, then auto). "
-                 "Keeps retained Evidence; a new analysis_run.run_id is allocated before the provider starts."),
+    description=(
+        "Open a local binary (ELF, PE, Mach-O) and bind one analysis provider for the session. "
+        "provider_id is a concrete id or 'auto' (default: REA_ANALYSIS_PROVIDER, then auto). "
+        "Keeps retained Evidence; a new analysis_run.run_id is allocated before the provider starts."
+    ),
     input_schema={
         "type": "object",
         "properties": {
-            "path": {"type": "string", "minLength": 1, "description": "Path of the target file.",
-                     "examples": ["/bin/ls"]},
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Path of the target file.",
+                "examples": ["/bin/ls"],
+            },
             "provider_id": PROVIDER_CHOICE_SCHEMA,
         },
         "required": ["path"],
@@ -84,8 +102,10 @@ OPEN_BINARY = ToolDef(
 CLOSE_BINARY = ToolDef(
     name="close_binary",
     family="session",
-    description=("Close the target: drains owned work, closes the provider, clears retained Evidence. "
-                 "Export a bundle first if the records are still needed."),
+    description=(
+        "Close the target: drains owned work, closes the provider, clears retained Evidence. "
+        "Export a bundle first if the records are still needed."
+    ),
     input_schema={"type": "object", "properties": {}, "additionalProperties": False},
     output_schema={"type": "object"},
     effects=ToolEffects(records_evidence=False, mutates_session=True, may_discard_data=True, idempotent=False),

@@ -29,10 +29,18 @@ class ToolEffects(msgspec.Struct, frozen=True, kw_only=True):
     idempotent: bool = True
 
     def annotations(self) -> dict[str, bool]:
-        read_only = not (self.records_evidence or self.mutates_target or self.mutates_session
-                         or self.writes_filesystem or self.launches_process or self.accesses_network
-                         or self.changes_ui_state or self.may_discard_data or self.executes_foreign_code
-                         or self.mutates_device)
+        read_only = not (
+            self.records_evidence
+            or self.mutates_target
+            or self.mutates_session
+            or self.writes_filesystem
+            or self.launches_process
+            or self.accesses_network
+            or self.changes_ui_state
+            or self.may_discard_data
+            or self.executes_foreign_code
+            or self.mutates_device
+        )
         return {
             "readOnlyHint": read_only,
             "destructiveHint": self.may_discard_data or self.executes_foreign_code or self.mutates_device,

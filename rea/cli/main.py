@@ -71,9 +71,12 @@ class SignalGuard:
 
 
 def _interrupted(signum: int, fmt: str) -> int:
-    err = ReaError("cancelled", f"cancelled by signal {signal.Signals(signum).name}",
-                   remediation="Run the command again when the result is still wanted.",
-                   details={"signal": signal.Signals(signum).name, "phase": "cli"})
+    err = ReaError(
+        "cancelled",
+        f"cancelled by signal {signal.Signals(signum).name}",
+        remediation="Run the command again when the result is still wanted.",
+        details={"signal": signal.Signals(signum).name, "phase": "cli"},
+    )
     emit_error(err, fmt)
     return 128 + signum
 
@@ -85,10 +88,12 @@ def _tool_command(name: str, argv: list[str], prog: str) -> int:
     registry = _registry()
     tool = next((t for t in registry.tools.values() if t.cli_name == name or t.name == name), None)
     if tool is None:
-        raise ReaError("invalid_request", f"unknown command {name!r}",
-                       remediation="Run `rea --help` or `rea tools` for the commands.",
-                       details={"issues": [{"path": "command", "reason": "invalid_value",
-                                            "message": f"no command {name!r}"}]})
+        raise ReaError(
+            "invalid_request",
+            f"unknown command {name!r}",
+            remediation="Run `rea --help` or `rea tools` for the commands.",
+            details={"issues": [{"path": "command", "reason": "invalid_value", "message": f"no command {name!r}"}]},
+        )
     parser = cli_tools.build_parser(tool, prog)
     ns = parser.parse_args(argv)
     session = Session(registry)
@@ -129,13 +134,20 @@ def _tool_command(name: str, argv: list[str], prog: str) -> int:
 
 
 def _analyze(argv: list[str], prog: str) -> int:
-    parser = ArgumentParser(prog=f"{prog} analyze", description=(
-        "Open a target and print its overview (binary_overview); directories and .asar archives go to "
-        "analyze_javascript_application unless --provider is given."))
+    parser = ArgumentParser(
+        prog=f"{prog} analyze",
+        description=(
+            "Open a target and print its overview (binary_overview); directories and .asar archives go to "
+            "analyze_javascript_application unless --provider is given."
+        ),
+    )
     parser.add_argument("target", metavar="TARGET", help="a binary, a directory or an .asar archive")
     parser.add_argument("--provider", help="provider id or 'auto' (binaries only; default: REA_ANALYSIS_PROVIDER)")
-    parser.add_argument("--integrity-policy", choices=["fail", "record-and-continue"],
-                        help="for applications: what an integrity mismatch does (default: fail)")
+    parser.add_argument(
+        "--integrity-policy",
+        choices=["fail", "record-and-continue"],
+        help="for applications: what an integrity mismatch does (default: fail)",
+    )
     parser.add_argument("--format", "--output-format", dest="format", choices=["json", "text"], default="text")
     parser.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
     ns = parser.parse_args(argv)
@@ -146,12 +158,21 @@ def _analyze(argv: list[str], prog: str) -> int:
         policy = ["--integrity-policy", ns.integrity_policy] if ns.integrity_policy else []
         return _tool_command("analyze-javascript-application", [ns.target, *policy, *output], prog)
     if ns.integrity_policy is not None:
-        raise ReaError("invalid_request", "--integrity-policy applies to directories and .asar applications",
-                       details={"issues": [{"path": "--integrity-policy", "reason": "invalid_value",
-                                            "message": "only for application targets"}]})
+        raise ReaError(
+            "invalid_request",
+            "--integrity-policy applies to directories and .asar applications",
+            details={
+                "issues": [
+                    {"path": "--integrity-policy", "reason": "invalid_value", "message": "only for application targets"}
+                ]
+            },
+        )
     if "binary_overview" not in registry.tools:
-        raise ReaError("capability_unavailable", "no plugin provides binary_overview",
-                       remediation="Reinstall rea; `rea providers list` shows what is loaded.")
+        raise ReaError(
+            "capability_unavailable",
+            "no plugin provides binary_overview",
+            remediation="Reinstall rea; `rea providers list` shows what is loaded.",
+        )
     args = [ns.target, *output] + (["--provider", ns.provider] if ns.provider is not None else [])
     return _tool_command("binary-overview", args, prog)
 
@@ -180,8 +201,12 @@ def _plugins(argv: list[str], prog: str) -> int:
         return 0
     from rea.cli.output import table
 
-    print(table([[p["name"], p["version"] or "-", p["module"], ", ".join(p["hooks"])] for p in plugins],
-                ["name", "version", "module", "hooks"]))
+    print(
+        table(
+            [[p["name"], p["version"] or "-", p["module"], ", ".join(p["hooks"])] for p in plugins],
+            ["name", "version", "module", "hooks"],
+        )
+    )
     for b in report["broken_plugins"]:
         print(f"broken: {b['name']} ({b['stage']}): {b['error']}")
     return 0
@@ -202,8 +227,10 @@ def _doctor(argv: list[str], prog: str) -> int:
 
 
 def _cache(argv: list[str], prog: str) -> int:
-    parser = ArgumentParser(prog=f"{prog} cache", description=(
-        "Show or empty the analysis cache (providers' whole-program analyses and the CLI's Evidence)."))
+    parser = ArgumentParser(
+        prog=f"{prog} cache",
+        description=("Show or empty the analysis cache (providers' whole-program analyses and the CLI's Evidence)."),
+    )
     parser.add_argument("action", choices=["info", "clear"], help="info: where, how large, what kinds; clear: empty it")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     ns = parser.parse_args(argv)
@@ -224,8 +251,10 @@ def _cache(argv: list[str], prog: str) -> int:
     from rea.cli.output import table
 
     state = "on" if info.enabled else "off (REA_CACHE_MAX_BYTES=0)"
-    print(f"directory: {info.directory}\nstate: {state}\nsize: {info.bytes} of {info.max_bytes} bytes "
-          f"in {info.entries} entries" + (f" ({info.unreadable} unreadable)" if info.unreadable else ""))
+    print(
+        f"directory: {info.directory}\nstate: {state}\nsize: {info.bytes} of {info.max_bytes} bytes "
+        f"in {info.entries} entries" + (f" ({info.unreadable} unreadable)" if info.unreadable else "")
+    )
     if info.key_problem:
         print(f"authentication: no entry is read: {info.key_problem}")
     if info.kinds:
@@ -235,15 +264,19 @@ def _cache(argv: list[str], prog: str) -> int:
 
 def _serve(argv: list[str], prog: str) -> int:
     parser = ArgumentParser(prog=f"{prog} serve", description="Run the MCP server over stdio.")
-    parser.add_argument("--toolsets", help="comma-separated toolsets to advertise (default: REA_MCP_TOOLSETS, else "
-                                           "all); session is always advertised")
+    parser.add_argument(
+        "--toolsets",
+        help="comma-separated toolsets to advertise (default: REA_MCP_TOOLSETS, else "
+        "all); session is always advertised",
+    )
     args = parser.parse_args(argv)
     from rea.config import load_settings
 
     registry = _registry()
     env = dict(os.environ) if args.toolsets is None else {**os.environ, "REA_MCP_TOOLSETS": args.toolsets}
-    settings = load_settings(env, projections=tuple(sorted(registry.projections)), declared=registry.settings,
-                             toolsets=registry.toolsets())
+    settings = load_settings(
+        env, projections=tuple(sorted(registry.projections)), declared=registry.settings, toolsets=registry.toolsets()
+    )
     import anyio
 
     from rea.mcp.server import serve_stdio
@@ -325,11 +358,21 @@ def main(argv: list[str] | None = None) -> int:
         print(_version())
         return 0
     command, rest = argv[0], argv[1:]
-    fmt = "json" if "--json" in rest or any(
-        a in ("--format", "--output-format") and b == "json" for a, b in itertools.pairwise(rest)) else "text"
+    fmt = (
+        "json"
+        if "--json" in rest
+        or any(a in ("--format", "--output-format") and b == "json" for a, b in itertools.pairwise(rest))
+        else "text"
+    )
     handlers: dict[str, Callable[[list[str], str], int]] = {
-        "providers": _providers, "plugins": _plugins, "doctor": _doctor, "serve": _serve, "catalog": _catalog,
-        "analyze": _analyze, "tools": _tools, "cache": _cache,
+        "providers": _providers,
+        "plugins": _plugins,
+        "doctor": _doctor,
+        "serve": _serve,
+        "catalog": _catalog,
+        "analyze": _analyze,
+        "tools": _tools,
+        "cache": _cache,
     }
     try:
         if command == "tool" and rest:

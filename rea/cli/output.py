@@ -82,8 +82,9 @@ def _is_flat(value: Any) -> bool:
     if isinstance(value, list):
         if all(_is_scalar(v) for v in value):
             return len(value) <= _CELL_ITEMS
-        return len(value) <= _CELL_ROWS and all(isinstance(v, dict) and all(_is_scalar(x) for x in v.values())
-                                                for v in value)
+        return len(value) <= _CELL_ROWS and all(
+            isinstance(v, dict) and all(_is_scalar(x) for x in v.values()) for v in value
+        )
     return True
 
 
@@ -98,8 +99,14 @@ def _cell(value: Any) -> str:
 
 def _wrap(first: str, rest: str, text: str, width: int) -> list[str]:
     """``text`` after the prefix ``first``, wrapped (never cut) with continuation lines under ``rest``."""
-    lines = textwrap.wrap(text, width=max(width - len(first), MIN_COLUMN), break_long_words=True,
-                          break_on_hyphens=False, replace_whitespace=False, drop_whitespace=False) or [""]
+    lines = textwrap.wrap(
+        text,
+        width=max(width - len(first), MIN_COLUMN),
+        break_long_words=True,
+        break_on_hyphens=False,
+        replace_whitespace=False,
+        drop_whitespace=False,
+    ) or [""]
     return [first + lines[0].rstrip()] + [rest + line.strip() for line in lines[1:]]
 
 
@@ -178,9 +185,12 @@ class _Renderer:
         pad = " " * indent
 
         def emit(row: list[str]) -> None:
-            parts = [[c] if len(c) <= widths[i] else
-                     textwrap.wrap(c, widths[i], break_long_words=True, break_on_hyphens=False) or [""]
-                     for i, c in enumerate(row)]
+            parts = [
+                [c]
+                if len(c) <= widths[i]
+                else textwrap.wrap(c, widths[i], break_long_words=True, break_on_hyphens=False) or [""]
+                for i, c in enumerate(row)
+            ]
             for n in range(max(len(p) for p in parts)):
                 line = "  ".join((p[n] if n < len(p) else "").ljust(widths[i]) for i, p in enumerate(parts))
                 self.out.append((pad + line).rstrip())
@@ -204,11 +214,15 @@ def render_text(value: Any, width: int | None = None) -> str:
         profile = value.get("analysis_profile") or {}
         r.out.append(f"{value.get('operation')}  {value['evidence_id']}")
         if subject:
-            r.out.append(f"target: {subject.get('local_path')}  ({subject.get('format')}, "
-                         f"{subject.get('architecture')}, {subject.get('size')} bytes)")
+            r.out.append(
+                f"target: {subject.get('local_path')}  ({subject.get('format')}, "
+                f"{subject.get('architecture')}, {subject.get('size')} bytes)"
+            )
             r.out.append(f"sha256: {(subject.get('digest') or {}).get('sha256')}")
-        r.out.append(f"provider: {provider.get('id')} {provider.get('version')}"
-                     + (f"  (analysis profile {profile.get('digest')})" if profile else ""))
+        r.out.append(
+            f"provider: {provider.get('id')} {provider.get('version')}"
+            + (f"  (analysis profile {profile.get('digest')})" if profile else "")
+        )
         r.out.append(f"confidence: {value.get('confidence')}  authority: {value.get('authority')}")
         if value.get("parameters"):
             r.member("parameters", value["parameters"], 0)

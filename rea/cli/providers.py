@@ -19,18 +19,26 @@ def providers_report(registry: Registry) -> dict[str, Any]:
         "registry_errors": [e.projection_dict() for e in registry.errors],
         "providers": [
             {
-                "id": c.provider_id, "name": c.name, "version": c.version, "kind": c.kind,
+                "id": c.provider_id,
+                "name": c.name,
+                "version": c.version,
+                "kind": c.kind,
                 "plugin": registry.owner.get(("provider", c.provider_id)),
                 "auto_priority": c.auto_priority,
                 "availability": msgspec.to_builtins(c.availability),
-                "formats": list(c.formats), "operations": list(c.operations),
+                "formats": list(c.formats),
+                "operations": list(c.operations),
             }
             for c in candidates(registry)
         ],
-        "unpackers": [dict(msgspec.to_builtins(registry.unpackers[u].descriptor),
-                           plugin=registry.owner.get(("unpacker", u))) for u in sorted(registry.unpackers)],
-        "scenario_drivers": [dict(msgspec.to_builtins(registry.drivers[d].descriptor),
-                                  plugin=registry.owner.get(("scenario driver", d))) for d in sorted(registry.drivers)],
+        "unpackers": [
+            dict(msgspec.to_builtins(registry.unpackers[u].descriptor), plugin=registry.owner.get(("unpacker", u)))
+            for u in sorted(registry.unpackers)
+        ],
+        "scenario_drivers": [
+            dict(msgspec.to_builtins(registry.drivers[d].descriptor), plugin=registry.owner.get(("scenario driver", d)))
+            for d in sorted(registry.drivers)
+        ],
         "projections": sorted(registry.projections),
         "tool_count": len(registry.tools),
     }
@@ -42,9 +50,20 @@ def run(registry: Registry, as_json: bool) -> int:
         emit_json(report)
         return 0
     print("Plugins")
-    print(table([[p["name"], p["distribution"] or "-", p["version"] or "-", ", ".join(
-        h.replace("rea_register_", "") for h in p["hooks"])] for p in report["plugins"]],
-        ["name", "distribution", "version", "hooks"]))
+    print(
+        table(
+            [
+                [
+                    p["name"],
+                    p["distribution"] or "-",
+                    p["version"] or "-",
+                    ", ".join(h.replace("rea_register_", "") for h in p["hooks"]),
+                ]
+                for p in report["plugins"]
+            ],
+            ["name", "distribution", "version", "hooks"],
+        )
+    )
     print("\nProviders")
     rows = []
     for p in report["providers"]:
@@ -59,8 +78,12 @@ def run(registry: Registry, as_json: bool) -> int:
         print("\nUnpackers: " + ", ".join(u["id"] for u in report["unpackers"]))
     if report["broken_plugins"]:
         print("\nBroken plugins")
-        print(table([[b["name"], b["distribution"] or "-", b["stage"], b["error"]] for b in report["broken_plugins"]],
-                    ["name", "distribution", "stage", "error"]))
+        print(
+            table(
+                [[b["name"], b["distribution"] or "-", b["stage"], b["error"]] for b in report["broken_plugins"]],
+                ["name", "distribution", "stage", "error"],
+            )
+        )
     for err in report["registry_errors"]:
         print(f"\nregistry error: {err['message']}")
     return 0

@@ -47,9 +47,12 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse whose usage errors are canonical ``invalid_request`` errors (exit 1, JSON with --json)."""
 
     def error(self, message: str) -> NoReturn:
-        raise ReaError("invalid_request", f"{self.prog}: {message}",
-                       remediation=f"Run `{self.prog} --help` for the arguments.",
-                       details={"issues": [{"path": "argv", "reason": "invalid_value", "message": message}]})
+        raise ReaError(
+            "invalid_request",
+            f"{self.prog}: {message}",
+            remediation=f"Run `{self.prog} --help` for the arguments.",
+            details={"issues": [{"path": "argv", "reason": "invalid_value", "message": message}]},
+        )
 
 
 def flag_name(name: str) -> str:
@@ -67,12 +70,17 @@ def _read_text(text: str) -> str:
             return fh.read().decode("utf-8")
     except OSError as exc:
         code = "access_denied" if isinstance(exc, PermissionError) else "target_unavailable"
-        raise ReaError(code, f"cannot read input file {path}: {exc.strerror or 'unreadable'}",
-                       details={"path": path, "reason": "unreadable"}) from None
+        raise ReaError(
+            code,
+            f"cannot read input file {path}: {exc.strerror or 'unreadable'}",
+            details={"path": path, "reason": "unreadable"},
+        ) from None
     except UnicodeDecodeError:
-        raise ReaError("invalid_request", f"input file {path} is not UTF-8 text",
-                       details={"issues": [{"path": path, "reason": "invalid_format",
-                                            "message": "not UTF-8"}]}) from None
+        raise ReaError(
+            "invalid_request",
+            f"input file {path} is not UTF-8 text",
+            details={"issues": [{"path": path, "reason": "invalid_format", "message": "not UTF-8"}]},
+        ) from None
 
 
 def parse_json_text(text: str, where: str) -> Any:
@@ -82,10 +90,20 @@ def parse_json_text(text: str, where: str) -> Any:
         return json.loads(body)
     except json.JSONDecodeError as exc:
         # Where it went wrong, not the decoder's wording.
-        raise ReaError("invalid_request", f"{where} is not valid JSON (line {exc.lineno}, column {exc.colno})",
-                       details={"issues": [{"path": where, "reason": "invalid_format",
-                                            "message": f"not valid JSON at line {exc.lineno}, column {exc.colno}"}]},
-                       remediation="Give a JSON value, or @FILE to read one from a file.") from None
+        raise ReaError(
+            "invalid_request",
+            f"{where} is not valid JSON (line {exc.lineno}, column {exc.colno})",
+            details={
+                "issues": [
+                    {
+                        "path": where,
+                        "reason": "invalid_format",
+                        "message": f"not valid JSON at line {exc.lineno}, column {exc.colno}",
+                    }
+                ]
+            },
+            remediation="Give a JSON value, or @FILE to read one from a file.",
+        ) from None
 
 
 class _JsonValue:
@@ -101,8 +119,10 @@ class _EvidenceValue(_JsonValue):
 
 def takes_evidence(schema: dict[str, Any]) -> bool:
     """Whether a property accepts a retained-evidence reference (and so a bare evidence_id on the CLI)."""
-    return any(isinstance(b, dict) and str(b.get("$ref", "")).endswith("/" + RETAINED_EVIDENCE)
-               for b in schema.get("anyOf", schema.get("oneOf", [])))
+    return any(
+        isinstance(b, dict) and str(b.get("$ref", "")).endswith("/" + RETAINED_EVIDENCE)
+        for b in schema.get("anyOf", schema.get("oneOf", []))
+    )
 
 
 def parse_flag_value(value: _JsonValue, where: str) -> Any:
@@ -120,47 +140,76 @@ def _output_flags(tool: ToolDef) -> list[str]:
 
 
 def build_parser(tool: ToolDef, prog: str) -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog=f"{prog} {tool.cli_name}", description=tool.description,
-                                     epilog=CONVENTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(
+        prog=f"{prog} {tool.cli_name}",
+        description=tool.description,
+        epilog=CONVENTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     schema = flatten_root_union(tool.input_schema)
     properties: dict[str, Any] = schema.get("properties", {})
     if tool.requires_target:
         parser.add_argument("target", metavar="TARGET", help="path of the binary to open for this call")
     if tool.cli_subject:
         sub = properties.get(tool.cli_subject) or {}
-        parser.add_argument("subject", metavar="SUBJECT", nargs="?",
-                            help=f"{tool.cli_subject}: {sub.get('description', '')} (same as "
-                                 f"{flag_name(tool.cli_subject)})")
+        parser.add_argument(
+            "subject",
+            metavar="SUBJECT",
+            nargs="?",
+            help=f"{tool.cli_subject}: {sub.get('description', '')} (same as {flag_name(tool.cli_subject)})",
+        )
     else:
-        parser.add_argument("json_input", metavar="JSON", nargs="?",
-                            help="every argument as one JSON object, or @file.json")
+        parser.add_argument(
+            "json_input", metavar="JSON", nargs="?", help="every argument as one JSON object, or @file.json"
+        )
     for name, sub in properties.items():
         sub = sub if isinstance(sub, dict) else {}
         kind = sub.get("type")
         help_text = sub.get("description", "")
         dest = "opt_" + name
         if kind == "boolean":
-            parser.add_argument(flag_name(name), dest=dest, action=argparse.BooleanOptionalAction, default=None,
-                                help=help_text)
+            parser.add_argument(
+                flag_name(name), dest=dest, action=argparse.BooleanOptionalAction, default=None, help=help_text
+            )
         elif kind == "integer":
             parser.add_argument(flag_name(name), dest=dest, type=int, metavar=name.upper(), help=help_text)
         elif kind == "number":
             parser.add_argument(flag_name(name), dest=dest, type=float, metavar=name.upper(), help=help_text)
         elif kind == "string":
-            parser.add_argument(flag_name(name), dest=dest, choices=sub.get("enum"),
-                                metavar=None if sub.get("enum") else name.upper(), help=help_text)
+            parser.add_argument(
+                flag_name(name),
+                dest=dest,
+                choices=sub.get("enum"),
+                metavar=None if sub.get("enum") else name.upper(),
+                help=help_text,
+            )
         elif kind == "array" and isinstance(sub.get("items"), dict) and sub["items"].get("type") == "string":
             parser.add_argument(flag_name(name), dest=dest, nargs="+", metavar=name.upper(), help=help_text)
         elif takes_evidence(sub):
-            parser.add_argument(flag_name(name), dest=dest, type=_EvidenceValue, metavar="EV|JSON|@FILE",
-                                help=(help_text + " (an evidence_id, JSON or @file.json)").strip())
+            parser.add_argument(
+                flag_name(name),
+                dest=dest,
+                type=_EvidenceValue,
+                metavar="EV|JSON|@FILE",
+                help=(help_text + " (an evidence_id, JSON or @file.json)").strip(),
+            )
         else:
-            parser.add_argument(flag_name(name), dest=dest, type=_JsonValue, metavar="JSON|@FILE",
-                                help=(help_text + " (JSON or @file.json)").strip())
+            parser.add_argument(
+                flag_name(name),
+                dest=dest,
+                type=_JsonValue,
+                metavar="JSON|@FILE",
+                help=(help_text + " (JSON or @file.json)").strip(),
+            )
     if tool.requires_target:
         parser.add_argument("--provider", help="provider id or 'auto' (default: REA_ANALYSIS_PROVIDER, then auto)")
-    parser.add_argument(*_output_flags(tool), dest="format", choices=["json", "text"], default="text",
-                        help="output format (default: text)")
+    parser.add_argument(
+        *_output_flags(tool),
+        dest="format",
+        choices=["json", "text"],
+        default="text",
+        help="output format (default: text)",
+    )
     parser.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
     return parser
 
@@ -171,9 +220,11 @@ def collect_arguments(tool: ToolDef, ns: argparse.Namespace) -> dict[str, Any]:
     if raw is not None:
         value = parse_json_text(raw, "the JSON argument")
         if not isinstance(value, dict):
-            raise ReaError("invalid_request", "the JSON argument must be an object",
-                           details={"issues": [{"path": "(root)", "reason": "invalid_type",
-                                                "message": "expected object"}]})
+            raise ReaError(
+                "invalid_request",
+                "the JSON argument must be an object",
+                details={"issues": [{"path": "(root)", "reason": "invalid_type", "message": "expected object"}]},
+            )
         args.update(value)
     for key, value in vars(ns).items():
         if key.startswith("opt_") and value is not None:
@@ -183,10 +234,20 @@ def collect_arguments(tool: ToolDef, ns: argparse.Namespace) -> dict[str, Any]:
     if subject is not None:
         flagged = args.get(tool.cli_subject)
         if flagged is not None and flagged != subject:
-            raise ReaError("invalid_request", f"{tool.cli_subject} given twice, as SUBJECT and as "
-                           f"{flag_name(tool.cli_subject)}, with different values",
-                           details={"issues": [{"path": tool.cli_subject, "reason": "invalid_value",
-                                                "message": "given twice with different values"}]})
+            raise ReaError(
+                "invalid_request",
+                f"{tool.cli_subject} given twice, as SUBJECT and as "
+                f"{flag_name(tool.cli_subject)}, with different values",
+                details={
+                    "issues": [
+                        {
+                            "path": tool.cli_subject,
+                            "reason": "invalid_value",
+                            "message": "given twice with different values",
+                        }
+                    ]
+                },
+            )
         args[tool.cli_subject] = subject
     return args
 

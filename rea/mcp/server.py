@@ -37,24 +37,35 @@ MAX_ARGUMENT_BYTES = 64 * 1024 * 1024
 TRIM_AFTER_BYTES = 1 << 20
 # How long closing the session (owned processes, private directories) may take at shutdown.
 CLOSE_BOUND_S = 15.0
-INSTRUCTIONS = ("rea reverse engineers native binaries, archives and JavaScript applications. Call binary_session "
-                "first to see which tools are available, then open_binary to bind a provider to a target.")
+INSTRUCTIONS = (
+    "rea reverse engineers native binaries, archives and JavaScript applications. Call binary_session "
+    "first to see which tools are available, then open_binary to bind a provider to a target."
+)
 
 
 def _annotations(effects: Any) -> types.ToolAnnotations:
     ann = effects.annotations()
-    return types.ToolAnnotations(read_only_hint=ann["readOnlyHint"], destructive_hint=ann["destructiveHint"],
-                                 idempotent_hint=ann["idempotentHint"], open_world_hint=ann["openWorldHint"])
+    return types.ToolAnnotations(
+        read_only_hint=ann["readOnlyHint"],
+        destructive_hint=ann["destructiveHint"],
+        idempotent_hint=ann["idempotentHint"],
+        open_world_hint=ann["openWorldHint"],
+    )
 
 
-def build_tool_list(registry: Registry, profile: str, presentation: str = COMPLETE,
-                    toolsets: tuple[str, ...] | None = None) -> list[types.Tool]:
+def build_tool_list(
+    registry: Registry, profile: str, presentation: str = COMPLETE, toolsets: tuple[str, ...] | None = None
+) -> list[types.Tool]:
     """The static tool inventory of the selected toolsets, in the configured projection and result presentation."""
     return [
-        types.Tool(name=t.name, title=t.display_title, description=advertised_description(t, profile),
-                   input_schema=advertised_input_schema(registry, t, profile),
-                   output_schema=output_schema_for(t.output_schema, output_schema(t), presentation),
-                   annotations=_annotations(t.effects))
+        types.Tool(
+            name=t.name,
+            title=t.display_title,
+            description=advertised_description(t, profile),
+            input_schema=advertised_input_schema(registry, t, profile),
+            output_schema=output_schema_for(t.output_schema, output_schema(t), presentation),
+            annotations=_annotations(t.effects),
+        )
         for t in sorted(registry.tools.values(), key=lambda t: t.name)
         if toolsets is None or t.toolset_id in toolsets
     ]
@@ -66,29 +77,39 @@ class ReaServer:
     def __init__(self, registry: Registry, settings: Settings) -> None:
         self.registry = registry
         self.settings = settings
-        self.tools = build_tool_list(registry, settings.input_schema_profile, settings.result_presentation,
-                                     settings.toolsets)
+        self.tools = build_tool_list(
+            registry, settings.input_schema_profile, settings.result_presentation, settings.toolsets
+        )
         self.max_request_bytes = max_request_bytes(settings)
         # Only prompts whose every tool is registered; no resources, so none is advertised.
-        self.prompts = {name: p for name, p in sorted(registry.prompts.items())
-                        if all(t in registry.tools for t in p.tools)}
+        self.prompts = {
+            name: p for name, p in sorted(registry.prompts.items()) if all(t in registry.tools for t in p.tools)
+        }
         has_prompts = bool(self.prompts)
         self.server: Server[dict[str, Any]] = Server(
-            "rea", version=__version__, instructions=INSTRUCTIONS, lifespan=self._lifespan,
-            on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+            "rea",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            lifespan=self._lifespan,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
             on_list_prompts=self._list_prompts if has_prompts else None,
-            on_get_prompt=self._get_prompt if has_prompts else None)
+            on_get_prompt=self._get_prompt if has_prompts else None,
+        )
 
     @asynccontextmanager
     async def _lifespan(self, _server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
         store = AnnotationStore(self.settings.annotations_dir) if self.settings.annotations_dir else None
         session = Session(self.registry, annotations=store)
-        session.connection["settings"] = {"max_response_bytes": self.settings.max_response_bytes,
-                                          "input_schema_profile": self.settings.input_schema_profile,
-                                          "result_presentation": self.settings.result_presentation,
-                                          "toolsets": {"advertised": list(self.settings.toolsets
-                                                                          or self.registry.toolsets()),
-                                                       "available": list(self.registry.toolsets())}}
+        session.connection["settings"] = {
+            "max_response_bytes": self.settings.max_response_bytes,
+            "input_schema_profile": self.settings.input_schema_profile,
+            "result_presentation": self.settings.result_presentation,
+            "toolsets": {
+                "advertised": list(self.settings.toolsets or self.registry.toolsets()),
+                "available": list(self.registry.toolsets()),
+            },
+        }
         try:
             yield {"session": session}
         finally:
@@ -99,32 +120,45 @@ class ReaServer:
                 await anyio.to_thread.run_sync(owned.release_secret_holders, abandon_on_cancel=True)
                 await anyio.to_thread.run_sync(session.close, abandon_on_cancel=True)
 
-    async def _list_tools(self, ctx: ServerRequestContext[dict[str, Any]],
-                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def _list_tools(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=self.tools)
 
-    async def _list_prompts(self, ctx: ServerRequestContext[dict[str, Any]],
-                            params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[
-            types.Prompt(name=p.name, title=p.title, description=p.description,
-                         arguments=[types.PromptArgument(name=a.name, description=a.description, required=a.required)
-                                    for a in p.arguments])
-            for p in self.prompts.values()])
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=p.name,
+                    title=p.title,
+                    description=p.description,
+                    arguments=[
+                        types.PromptArgument(name=a.name, description=a.description, required=a.required)
+                        for a in p.arguments
+                    ],
+                )
+                for p in self.prompts.values()
+            ]
+        )
 
-    async def _get_prompt(self, ctx: ServerRequestContext[dict[str, Any]],
-                          params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
         from mcp.shared.exceptions import MCPError
 
         prompt = self.prompts.get(params.name)
         if prompt is None:
-            raise MCPError(types.INVALID_PARAMS, f"no prompt named {params.name!r}",
-                           {"prompts": sorted(self.prompts)})
+            raise MCPError(types.INVALID_PARAMS, f"no prompt named {params.name!r}", {"prompts": sorted(self.prompts)})
         try:
             text = prompt.render(params.arguments)
         except ReaError as err:
             raise MCPError(types.INVALID_PARAMS, err.message, {"issues": err.details.get("issues", [])}) from None
-        return types.GetPromptResult(description=prompt.description, messages=[
-            types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))])
+        return types.GetPromptResult(
+            description=prompt.description,
+            messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))],
+        )
 
     def _note_connection(self, ctx: ServerRequestContext[dict[str, Any]], session: Session) -> None:
         conn = session.connection
@@ -137,26 +171,48 @@ class ReaServer:
             dumped = caps.model_dump(mode="json", exclude_none=True)
             conn["client_features"] = sorted(k for k, v in dumped.items() if v is not None)
 
-    async def _call_tool(self, ctx: ServerRequestContext[dict[str, Any]],
-                         params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _call_tool(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         session: Session = ctx.lifespan_context["session"]
         self._note_connection(ctx, session)
         tool = self.registry.tools.get(params.name)
         if tool is None:
-            return self._error(session, ReaError(
-                "invalid_request", f"unknown tool {params.name!r}",
-                remediation="Call tools/list or binary_session for the tool names.",
-                details={"issues": [{"path": "name", "reason": "invalid_value",
-                                     "message": f"no tool named {params.name!r}"}]}))
+            return self._error(
+                session,
+                ReaError(
+                    "invalid_request",
+                    f"unknown tool {params.name!r}",
+                    remediation="Call tools/list or binary_session for the tool names.",
+                    details={
+                        "issues": [
+                            {"path": "name", "reason": "invalid_value", "message": f"no tool named {params.name!r}"}
+                        ]
+                    },
+                ),
+            )
         selected = self.settings.toolsets
         if selected is not None and tool.toolset_id not in selected:
-            return self._error(session, ReaError(
-                "invalid_request", f"{tool.name} is in the {tool.toolset_id} toolset, which this server does not "
-                "advertise", remediation=f"Restart the server with {tool.toolset_id} in REA_MCP_TOOLSETS "
-                                         "(or rea serve --toolsets).",
-                details={"issues": [{"path": "name", "reason": "invalid_value",
-                                     "message": f"toolset {tool.toolset_id} is not advertised"}],
-                         "toolset": tool.toolset_id, "advertised_toolsets": list(selected)}))
+            return self._error(
+                session,
+                ReaError(
+                    "invalid_request",
+                    f"{tool.name} is in the {tool.toolset_id} toolset, which this server does not advertise",
+                    remediation=f"Restart the server with {tool.toolset_id} in REA_MCP_TOOLSETS "
+                    "(or rea serve --toolsets).",
+                    details={
+                        "issues": [
+                            {
+                                "path": "name",
+                                "reason": "invalid_value",
+                                "message": f"toolset {tool.toolset_id} is not advertised",
+                            }
+                        ],
+                        "toolset": tool.toolset_id,
+                        "advertised_toolsets": list(selected),
+                    },
+                ),
+            )
         args = params.arguments if params.arguments is not None else {}
         size = len(msgspec.json.encode(args))
         try:
@@ -165,20 +221,28 @@ class ReaServer:
             if size > TRIM_AFTER_BYTES:
                 release_free_memory()
 
-    async def _call_checked(self, ctx: ServerRequestContext[dict[str, Any]], session: Session, tool: Any,
-                            args: dict[str, Any], size: int) -> types.CallToolResult:
+    async def _call_checked(
+        self, ctx: ServerRequestContext[dict[str, Any]], session: Session, tool: Any, args: dict[str, Any], size: int
+    ) -> types.CallToolResult:
         limit = self.max_request_bytes
         if size > limit:
-            return self._error(session, ReaError(
-                "resource_constraint", f"arguments of {size} bytes exceed the {limit}-byte request limit",
-                remediation="Pass a retained-evidence reference instead of inline Evidence.",
-                details={"resource": "memory", "reported_limits": {"max_request_bytes": limit}}))
+            return self._error(
+                session,
+                ReaError(
+                    "resource_constraint",
+                    f"arguments of {size} bytes exceed the {limit}-byte request limit",
+                    remediation="Pass a retained-evidence reference instead of inline Evidence.",
+                    details={"resource": "memory", "reported_limits": {"max_request_bytes": limit}},
+                ),
+            )
         token = ctx.meta.get("progress_token", ctx.meta.get("progressToken")) if ctx.meta else None
         cancel = CancelSignal()
         sink = None
         if token is not None:
+
             def sink(progress: float, message: str) -> None:
                 anyio.from_thread.run(functools.partial(ctx.session.report_progress, progress, None, message))
+
         call_ctx = CallContext(cancel, sink)
 
         def work() -> ToolResult:
@@ -203,8 +267,9 @@ class ReaServer:
             answer.content.extend(types.ImageContent(type="image", data=data, mime_type=mime) for data, mime in images)
         return answer
 
-    async def _terminal(self, ctx: ServerRequestContext[dict[str, Any]], token: Any, call_ctx: CallContext,
-                        message: str) -> None:
+    async def _terminal(
+        self, ctx: ServerRequestContext[dict[str, Any]], token: Any, call_ctx: CallContext, message: str
+    ) -> None:
         """The terminal progress update, always sent (from the event loop) when a token was given."""
         if token is None:
             return
@@ -226,8 +291,11 @@ class ReaServer:
             del encoded, payload
             return self._refuse_oversize(session, result, required)
         structured = msgspec.json.decode(encoded)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=encoded.decode())],
-                                    structured_content=structured, is_error=False)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=encoded.decode())],
+            structured_content=structured,
+            is_error=False,
+        )
 
     def _refuse_oversize(self, session: Session, result: ToolResult, required: int) -> types.CallToolResult:
         """Refuse a result beyond the response budget; the record stays retained, on disk rather than in memory."""
@@ -245,19 +313,33 @@ class ReaServer:
 
     def _bounded_error(self, session: Session, err: ReaError, encoded: bytes) -> bytes:
         """Retain an oversized diagnostic as Evidence and deliver a bounded one naming it."""
-        details: dict[str, Any] = {"resource": "transport", "original_code": err.code,
-                                   "reported_limits": {"max_response_bytes": self.settings.max_response_bytes,
-                                                       "required_bytes": error_size(encoded)}}
+        details: dict[str, Any] = {
+            "resource": "transport",
+            "original_code": err.code,
+            "reported_limits": {
+                "max_response_bytes": self.settings.max_response_bytes,
+                "required_bytes": error_size(encoded),
+            },
+        }
         try:
             record = ev_mod.build(
-                operation="error_diagnostic", provider=ProviderIdentity(id="rea", name="rea", version=__version__),
-                subject=None, analysis_profile=None, parameters={}, normalized_result=json.loads(encoded))
+                operation="error_diagnostic",
+                provider=ProviderIdentity(id="rea", name="rea", version=__version__),
+                subject=None,
+                analysis_profile=None,
+                parameters={},
+                normalized_result=json.loads(encoded),
+            )
             session.ledger.record(record)
             details["reported_limits"]["evidence_reference"] = ev_mod.retained_reference(record.evidence_id)
         except Exception as exc:
             details["retention"] = f"unavailable: {exc}"
-        bounded = ReaError("resource_constraint", f"{err.code}: {err.message[:512]} (diagnostic too large to deliver)",
-                           remediation="Export the retained diagnostic with export_evidence_bundle.", details=details)
+        bounded = ReaError(
+            "resource_constraint",
+            f"{err.code}: {err.message[:512]} (diagnostic too large to deliver)",
+            remediation="Export the retained diagnostic with export_evidence_bundle.",
+            details=details,
+        )
         return msgspec.json.encode({"error": bounded.projection()})
 
 

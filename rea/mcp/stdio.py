@@ -48,7 +48,8 @@ class Refusal(msgspec.Struct, kw_only=True):
 
 def _valid_id(value: Any) -> bool:
     return (isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))) and (
-        not isinstance(value, str) or len(value) <= 1024)
+        not isinstance(value, str) or len(value) <= 1024
+    )
 
 
 def id_from_head(line: bytes) -> Any:
@@ -81,13 +82,19 @@ def classify(line: bytes) -> SessionMessage | Refusal:
     except (msgspec.DecodeError, RecursionError):
         parsed, recovered = _lenient(line)
         if parsed:
-            return Refusal(code=INVALID_REQUEST, id=recovered, message="Invalid Request: the message is JSON "
-                           "but not valid text for MCP (lone surrogates or nesting too deep)")
+            return Refusal(
+                code=INVALID_REQUEST,
+                id=recovered,
+                message="Invalid Request: the message is JSON "
+                "but not valid text for MCP (lone surrogates or nesting too deep)",
+            )
         return Refusal(code=PARSE_ERROR, id=recovered, message="Parse error: the line is not a JSON document")
     if not isinstance(doc, dict):
         kind = "a batch (array)" if isinstance(doc, list) else "not an object"
-        return Refusal(code=INVALID_REQUEST, message=f"Invalid Request: the message is {kind}; MCP sends one "
-                       "JSON-RPC object per line")
+        return Refusal(
+            code=INVALID_REQUEST,
+            message=f"Invalid Request: the message is {kind}; MCP sends one JSON-RPC object per line",
+        )
     rid = doc.get("id")
     good_id = rid if _valid_id(rid) else None
     if doc.get("jsonrpc") != "2.0":
@@ -108,11 +115,17 @@ def classify(line: bytes) -> SessionMessage | Refusal:
 
 
 def _too_long(head: bytes, size: int, limit: int) -> Refusal:
-    return Refusal(code=INVALID_REQUEST, id=id_from_head(head),
-                   message=f"Invalid Request: a message of more than {limit} bytes exceeds rea's request limit",
-                   data={"code": "resource_constraint", "resource": "memory",
-                         "reported_limits": {"max_request_bytes": limit, "received_at_least_bytes": size},
-                         "remediation": "Pass a retained-evidence reference instead of inline Evidence."})
+    return Refusal(
+        code=INVALID_REQUEST,
+        id=id_from_head(head),
+        message=f"Invalid Request: a message of more than {limit} bytes exceeds rea's request limit",
+        data={
+            "code": "resource_constraint",
+            "resource": "memory",
+            "reported_limits": {"max_request_bytes": limit, "received_at_least_bytes": size},
+            "remediation": "Pass a retained-evidence reference instead of inline Evidence.",
+        },
+    )
 
 
 class LineReader:
@@ -159,8 +172,11 @@ class LineReader:
 
 
 @asynccontextmanager
-async def stdio_transport(limit: int, stdin_fd: int | None = None, stdout_fd: int | None = None) -> AsyncIterator[
-        tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]]:
+async def stdio_transport(
+    limit: int, stdin_fd: int | None = None, stdout_fd: int | None = None
+) -> AsyncIterator[
+    tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
+]:
     """Serve MCP over stdin/stdout; yields the (read, write) streams ``Server.run`` takes."""
     in_fd = sys.stdin.fileno() if stdin_fd is None else stdin_fd
     out_fd = sys.stdout.fileno() if stdout_fd is None else stdout_fd
@@ -216,4 +232,4 @@ async def stdio_transport(limit: int, stdin_fd: int | None = None, stdout_fd: in
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]

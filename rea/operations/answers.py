@@ -54,10 +54,15 @@ def paging(params: dict[str, Any]) -> tuple[int, int]:
 def page(key: str, items: Sequence[T], params: dict[str, Any], render: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
     """One page of ``items`` (already in stable order) as the contract's page object."""
     offset, limit = paging(params)
-    window = items[offset:offset + limit]
+    window = items[offset : offset + limit]
     end = offset + len(window)
-    return {key: [render(x) for x in window], "offset": offset, "limit": limit, "total": len(items),
-            "next_offset": end if end < len(items) else None}
+    return {
+        key: [render(x) for x in window],
+        "offset": offset,
+        "limit": limit,
+        "total": len(items),
+        "next_offset": end if end < len(items) else None,
+    }
 
 
 def parse_address(value: Any, path: str = "address") -> int:
@@ -111,8 +116,12 @@ class Answers:
         for p in self.procs:
             self.by_addr.setdefault(p.address, p)
             self.by_name.setdefault(p.name, p)
-        extents = sorted((start, end, p.address) for p in self.procs
-                         for start, end in (p.ranges or ((p.address, p.end),)) if end > start)
+        extents = sorted(
+            (start, end, p.address)
+            for p in self.procs
+            for start, end in (p.ranges or ((p.address, p.end),))
+            if end > start
+        )
         self._extents = extents
         self._starts = [e[0] for e in extents]
         self._sections = sorted((s.start, s.end, s.name) for s in inv.segments if s.kind == "section")
@@ -177,16 +186,16 @@ class Answers:
 
     def incoming(self, address: int) -> list[Reference]:
         if address not in self._incoming:
-            self._incoming[address] = sorted(self.source.incoming(address),
-                                             key=lambda r: (r.src, -1 if r.dst is None else r.dst, r.kind))
+            self._incoming[address] = sorted(
+                self.source.incoming(address), key=lambda r: (r.src, -1 if r.dst is None else r.dst, r.kind)
+            )
         return self._incoming[address]
 
     # -- items ---------------------------------------------------------------------------------
 
     @staticmethod
     def proc_item(p: Procedure) -> dict[str, Any]:
-        return {"address": hex(p.address), "name": p.name, "size": p.end - p.address, "kind": p.kind,
-                "end": hex(p.end)}
+        return {"address": hex(p.address), "name": p.name, "size": p.end - p.address, "kind": p.kind, "end": hex(p.end)}
 
     @staticmethod
     def proc_ref(p: Procedure) -> dict[str, Any]:
@@ -194,24 +203,49 @@ class Answers:
 
     @staticmethod
     def ref_item(r: Reference) -> dict[str, Any]:
-        return {"from": hex(r.src), "to": hexa(r.dst), "kind": r.kind, "from_procedure": hexa(r.from_procedure),
-                "to_name": r.to_name}
+        return {
+            "from": hex(r.src),
+            "to": hexa(r.dst),
+            "kind": r.kind,
+            "from_procedure": hexa(r.from_procedure),
+            "to_name": r.to_name,
+        }
 
     # -- whole-program operations --------------------------------------------------------------
 
     def list_documents(self, params: dict[str, Any]) -> Answer:
         d = self.inv.document
-        doc = {"name": d.name, "format": d.format, "architecture": d.architecture, "sha256": d.sha256,
-               "entry": hexa(d.entry), "bits": d.bits, "endianness": d.endianness}
-        raw = {"engine_format": d.engine_format, "language": d.language, "compiler": d.compiler,
-               "image_base": hex(d.image_base)}
+        doc = {
+            "name": d.name,
+            "format": d.format,
+            "architecture": d.architecture,
+            "sha256": d.sha256,
+            "entry": hexa(d.entry),
+            "bits": d.bits,
+            "endianness": d.endianness,
+        }
+        raw = {
+            "engine_format": d.engine_format,
+            "language": d.language,
+            "compiler": d.compiler,
+            "image_base": hex(d.image_base),
+        }
         return {"documents": [doc]}, raw
 
     def list_segments(self, params: dict[str, Any]) -> Answer:
-        items = [{"name": s.name, "start": hex(s.start), "end": hex(s.end), "size": s.end - s.start,
-                  "permissions": s.permissions, "file_offset": s.file_offset, "file_size": s.file_size,
-                  "kind": s.kind}
-                 for s in sorted(self.inv.segments, key=lambda s: (s.kind != "segment", s.start, s.name))]
+        items = [
+            {
+                "name": s.name,
+                "start": hex(s.start),
+                "end": hex(s.end),
+                "size": s.end - s.start,
+                "permissions": s.permissions,
+                "file_offset": s.file_offset,
+                "file_size": s.file_size,
+                "kind": s.kind,
+            }
+            for s in sorted(self.inv.segments, key=lambda s: (s.kind != "segment", s.start, s.name))
+        ]
         return {"segments": items}, None
 
     def list_procedures(self, params: dict[str, Any]) -> Answer:
@@ -221,8 +255,14 @@ class Answers:
         return page("procedures", search(self.procs, lambda p: p.name, params), params, self.proc_item), None
 
     def _string_item(self, s: Any) -> dict[str, Any]:
-        return {"address": hex(s.address), "value": s.value, "encoding": s.encoding, "byte_length": s.byte_length,
-                "truncated": s.truncated, "section": s.section}
+        return {
+            "address": hex(s.address),
+            "value": s.value,
+            "encoding": s.encoding,
+            "byte_length": s.byte_length,
+            "truncated": s.truncated,
+            "section": s.section,
+        }
 
     def list_strings(self, params: dict[str, Any]) -> Answer:
         items = self.strings
@@ -239,8 +279,12 @@ class Answers:
         if params.get("address") is not None:
             at = parse_address(params["address"])
             items = [n for n in items if n.address == at]
-        return page("names", items, params, lambda n: {"address": hex(n.address), "name": n.name, "kind": n.kind,
-                                                       "external": n.external}), None
+        return page(
+            "names",
+            items,
+            params,
+            lambda n: {"address": hex(n.address), "name": n.name, "kind": n.kind, "external": n.external},
+        ), None
 
     def address_name(self, params: dict[str, Any]) -> Answer:
         at = parse_address(params.get("address"))
@@ -255,8 +299,11 @@ class Answers:
     def resolve_containing_procedure(self, params: dict[str, Any]) -> Answer:
         at = parse_address(params.get("address"))
         p = self.containing(at)
-        proc = None if p is None else {"address": hex(p.address), "name": p.name, "size": p.end - p.address,
-                                       "end": hex(p.end)}
+        proc = (
+            None
+            if p is None
+            else {"address": hex(p.address), "name": p.name, "size": p.end - p.address, "end": hex(p.end)}
+        )
         return {"address": hex(at), "procedure": proc}, None
 
     # -- procedure operations ------------------------------------------------------------------
@@ -264,10 +311,18 @@ class Answers:
     def procedure_info(self, params: dict[str, Any]) -> Answer:
         p = self.select(params)
         d = self.detail(p)
-        result = {"address": hex(p.address), "name": p.name, "size": p.end - p.address, "end": hex(p.end),
-                  "kind": p.kind, "section": p.section if p.section is not None else self.section_of(p.address),
-                  "basic_block_count": len(d.blocks), "instruction_count": len(d.instructions),
-                  "signature": p.signature, "calling_convention": p.calling_convention}
+        result = {
+            "address": hex(p.address),
+            "name": p.name,
+            "size": p.end - p.address,
+            "end": hex(p.end),
+            "kind": p.kind,
+            "section": p.section if p.section is not None else self.section_of(p.address),
+            "basic_block_count": len(d.blocks),
+            "instruction_count": len(d.instructions),
+            "signature": p.signature,
+            "calling_convention": p.calling_convention,
+        }
         raw = {"ranges": [[hex(s), hex(e)] for s, e in p.ranges], "thunk_of": p.thunk_of}
         return result, raw
 
@@ -275,8 +330,14 @@ class Answers:
         p = self.select(params)
         blocks, edges = [], []
         for b in self.detail(p).blocks:
-            blocks.append({"start": hex(b.start), "end": hex(b.end), "instruction_count": b.instruction_count,
-                           "successors": [hex(s) for s in b.successors]})
+            blocks.append(
+                {
+                    "start": hex(b.start),
+                    "end": hex(b.end),
+                    "instruction_count": b.instruction_count,
+                    "successors": [hex(s) for s in b.successors],
+                }
+            )
             kinds = b.edge_kinds or ("jump",) * len(b.successors)
             for succ, kind in zip(b.successors, kinds, strict=False):
                 edges.append({"from": hex(b.start), "to": hex(succ), "kind": kind})
@@ -284,15 +345,24 @@ class Answers:
 
     @staticmethod
     def _insn_item(i: Any) -> dict[str, Any]:
-        return {"address": hex(i.address), "bytes": i.bytes, "mnemonic": i.mnemonic, "operands": i.operands,
-                "text": f"{i.mnemonic} {i.operands}".strip()}
+        return {
+            "address": hex(i.address),
+            "bytes": i.bytes,
+            "mnemonic": i.mnemonic,
+            "operands": i.operands,
+            "text": f"{i.mnemonic} {i.operands}".strip(),
+        }
 
     def procedure_assembly(self, params: dict[str, Any]) -> Answer:
         p = self.select(params)
         cap = int_param(params, "max_instructions", MAX_ASSEMBLY_INSTRUCTIONS, 1, MAX_ASSEMBLY_INSTRUCTIONS)
         insns = self.detail(p).instructions
-        return {"address": hex(p.address), "name": p.name, "instructions": [self._insn_item(i) for i in insns[:cap]],
-                "truncated": len(insns) > cap}, None
+        return {
+            "address": hex(p.address),
+            "name": p.name,
+            "instructions": [self._insn_item(i) for i in insns[:cap]],
+            "truncated": len(insns) > cap,
+        }, None
 
     def read_function_instructions(self, params: dict[str, Any]) -> Answer:
         p = self.select(params)
@@ -315,8 +385,10 @@ class Answers:
         for r in self._call_refs(p):
             assert r.from_procedure is not None
             sites[r.from_procedure].add(r.src)
-        callers = [{"address": hex(c), "name": self._proc_name(c), "call_sites": [hex(s) for s in sorted(found)]}
-                   for c, found in sorted(sites.items())]
+        callers = [
+            {"address": hex(c), "name": self._proc_name(c), "call_sites": [hex(s) for s in sorted(found)]}
+            for c, found in sorted(sites.items())
+        ]
         return {"procedure": self.proc_ref(p), "callers": callers}, None
 
     def procedure_callees(self, params: dict[str, Any]) -> Answer:
@@ -325,8 +397,10 @@ class Answers:
         for c in self.detail(p).calls:
             groups[c.kind, c.target, c.name].add(c.insn)
         ordered = sorted(groups.items(), key=lambda g: (min(g[1]), -1 if g[0][1] is None else g[0][1], g[0][0]))
-        callees = [{"address": hexa(target), "name": name, "kind": kind, "call_sites": [hex(s) for s in sorted(found)]}
-                   for (kind, target, name), found in ordered]
+        callees = [
+            {"address": hexa(target), "name": name, "kind": kind, "call_sites": [hex(s) for s in sorted(found)]}
+            for (kind, target, name), found in ordered
+        ]
         return {"procedure": self.proc_ref(p), "callees": callees}, None
 
     def procedure_references(self, params: dict[str, Any]) -> Answer:
@@ -340,38 +414,65 @@ class Answers:
 
     def xrefs(self, params: dict[str, Any]) -> Answer:
         at = parse_address(params.get("address"))
-        refs = [{"from": hex(r.src), "from_procedure": hexa(r.from_procedure), "kind": r.kind, "to": hex(at)}
-                for r in self.incoming(at)]
+        refs = [
+            {"from": hex(r.src), "from_procedure": hexa(r.from_procedure), "kind": r.kind, "to": hex(at)}
+            for r in self.incoming(at)
+        ]
         return {"address": hex(at), "references": refs}, None
 
     def procedure_pseudo_code(self, params: dict[str, Any], timeout_s: int) -> Answer:
         p = self.select(params)
         if p.kind in ("import", "external"):
-            raise ReaError("capability_unavailable", f"{p.name} is an import: its code is in another binary",
-                           remediation="Decompile a local procedure (list_procedures shows each kind).",
-                           details={"procedure": hex(p.address), "kind": p.kind})
+            raise ReaError(
+                "capability_unavailable",
+                f"{p.name} is an import: its code is in another binary",
+                remediation="Decompile a local procedure (list_procedures shows each kind).",
+                details={"procedure": hex(p.address), "kind": p.kind},
+            )
         if p.address not in self._pseudo:
             self._pseudo[p.address] = self.source.pseudo_code(p, timeout_s)
-        return {"address": hex(p.address), "name": p.name, "language": "c", "text": self._pseudo[p.address],
-                "decompiler": self.decompiler}, None
+        return {
+            "address": hex(p.address),
+            "name": p.name,
+            "language": "c",
+            "text": self._pseudo[p.address],
+            "decompiler": self.decompiler,
+        }, None
 
 
 # operation -> method of Answers; procedure_pseudo_code also takes the decompile deadline.
 OPERATIONS: tuple[str, ...] = (
-    "list_documents", "list_segments", "list_procedures", "search_procedures", "list_strings", "search_strings",
-    "list_names", "address_name", "procedure_address", "resolve_containing_procedure", "procedure_info",
-    "procedure_blocks", "procedure_assembly", "read_function_instructions", "procedure_callers",
-    "procedure_callees", "procedure_references", "xrefs", "procedure_pseudo_code",
+    "list_documents",
+    "list_segments",
+    "list_procedures",
+    "search_procedures",
+    "list_strings",
+    "search_strings",
+    "list_names",
+    "address_name",
+    "procedure_address",
+    "resolve_containing_procedure",
+    "procedure_info",
+    "procedure_blocks",
+    "procedure_assembly",
+    "read_function_instructions",
+    "procedure_callers",
+    "procedure_callees",
+    "procedure_references",
+    "xrefs",
+    "procedure_pseudo_code",
 )
 
 
 def answer(answers: Answers, operation: str, params: dict[str, Any], decompile_timeout_s: int = 30) -> Answer:
     """Dispatch one operation; ``capability_unavailable`` for one this layer does not implement."""
     if operation not in OPERATIONS:
-        raise ReaError("capability_unavailable", f"{operation} is not a native operation of this provider",
-                       details={"operation": operation})
+        raise ReaError(
+            "capability_unavailable",
+            f"{operation} is not a native operation of this provider",
+            details={"operation": operation},
+        )
     if operation == "procedure_pseudo_code":
         return answers.procedure_pseudo_code(params, decompile_timeout_s)
     method: Callable[[dict[str, Any]], Answer] = getattr(answers, operation)
     return method(params)
-

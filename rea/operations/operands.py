@@ -33,7 +33,7 @@ def split_operands(op_str: str, count: int) -> list[str]:
         pieces.append(current.strip())
     if count and len(pieces) > count:
         # Shifts and extends (``x2, lsl #3``) print as pieces of their own but belong to the operand before.
-        pieces = [*pieces[:count - 1], ", ".join(pieces[count - 1:])]
+        pieces = [*pieces[: count - 1], ", ".join(pieces[count - 1 :])]
     return pieces
 
 
@@ -67,6 +67,13 @@ def symbolized_text(mnemonic: str, details: list[dict[str, Any]], branch: bool) 
 
 def symbols_of(details: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The ``symbols`` of an instruction row: each operand that denotes an address, with its name and string."""
-    return [{"operand": i, "address": d["address"], "name": d.get("name"),
-             **({"string": d["string"]} if "string" in d else {})}
-            for i, d in enumerate(details) if "address" in d]
+    return [
+        {
+            "operand": i,
+            "address": d["address"],
+            "name": d.get("name"),
+            **({"string": d["string"]} if "string" in d else {}),
+        }
+        for i, d in enumerate(details)
+        if "address" in d
+    ]

@@ -36,7 +36,7 @@ def _cstring(data: bytes, at: int, limit: int = 512) -> str:
     if not 0 <= at < len(data):
         return ""
     end = data.find(b"\0", at, at + limit)
-    return data[at:end if end >= 0 else at].decode("latin-1")
+    return data[at : end if end >= 0 else at].decode("latin-1")
 
 
 def pe_imports(data: bytes) -> tuple[list[str], list[PeImport]]:
@@ -44,7 +44,7 @@ def pe_imports(data: bytes) -> tuple[list[str], list[PeImport]]:
     if data[:2] != b"MZ":
         return [], []
     pe = _u32(data, 0x3C)
-    if data[pe:pe + 4] != b"PE\0\0":
+    if data[pe : pe + 4] != b"PE\0\0":
         return [], []
     sections_count = _u16(data, pe + 6)
     optional_size = _u16(data, pe + 20)
@@ -57,8 +57,10 @@ def pe_imports(data: bytes) -> tuple[list[str], list[PeImport]]:
     directories = optional + (112 if wide else 96)
     import_rva = _u32(data, directories + 8)
     table = optional + optional_size
-    sections = [(_u32(data, s + 12), max(_u32(data, s + 8), _u32(data, s + 16)), _u32(data, s + 20))
-                for s in (table + 40 * i for i in range(min(sections_count, 96)))]
+    sections = [
+        (_u32(data, s + 12), max(_u32(data, s + 8), _u32(data, s + 16)), _u32(data, s + 20))
+        for s in (table + 40 * i for i in range(min(sections_count, 96)))
+    ]
 
     def offset(rva: int) -> int:
         for va, size, raw in sections:

@@ -163,6 +163,9 @@ class SnapshotSource:
 
         text = self.snapshot.pseudo_code.get(procedure.address)
         if text is None:
-            raise ReaError("execution_failure", f"no pseudo code was recorded for {procedure.name}",
-                           details={"procedure": hex(procedure.address), "reason": "no_output"})
+            raise ReaError(
+                "execution_failure",
+                f"no pseudo code was recorded for {procedure.name}",
+                details={"procedure": hex(procedure.address), "reason": "no_output"},
+            )
         return text

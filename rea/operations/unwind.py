@@ -47,7 +47,7 @@ class _Reader:
         end = self.data.find(b"\0", self.pos)
         if end < 0:
             raise ValueError("truncated")
-        text = self.data[self.pos:end]
+        text = self.data[self.pos : end]
         self.pos = end + 1
         return text
 
@@ -178,7 +178,7 @@ class Extents:
         """The parts of ``[lo, hi)`` no range covers."""
         out = []
         at = lo
-        for start, end in self.ranges[max(0, bisect.bisect_left(self.starts, lo) - 1):]:
+        for start, end in self.ranges[max(0, bisect.bisect_left(self.starts, lo) - 1) :]:
             if start >= hi:
                 break
             if end <= at:

@@ -16,5 +16,13 @@ from rea.process.channel import WorkerChannel, python_worker_spec
 from rea.process.owned import OwnedProcess, ProcessSpec, status_details
 from rea.process.sandbox import Isolation, SandboxPolicy, bwrap_failure
 
-__all__ = ["Isolation", "OwnedProcess", "ProcessSpec", "SandboxPolicy", "WorkerChannel", "bwrap_failure",
-           "python_worker_spec", "status_details"]
+__all__ = [
+    "Isolation",
+    "OwnedProcess",
+    "ProcessSpec",
+    "SandboxPolicy",
+    "WorkerChannel",
+    "bwrap_failure",
+    "python_worker_spec",
+    "status_details",
+]

@@ -26,17 +26,25 @@ from rea.providers import CloseOutcome
 
 POLL_S = 0.05
 # What a worker's stderr says when an allocation failed (Python, C++, glibc, the engines' own words).
-OUT_OF_MEMORY = re.compile(r"MemoryError|std::bad_alloc|Cannot allocate memory|[Oo]ut of memory|"
-                           r"failed to allocate|allocation failed")
+OUT_OF_MEMORY = re.compile(
+    r"MemoryError|std::bad_alloc|Cannot allocate memory|[Oo]ut of memory|"
+    r"failed to allocate|allocation failed"
+)
 HEARTBEAT_S = 1.0
 
 
 class WorkerChannel:
     """A lazily started worker owned by one provider client (or one provider)."""
 
-    def __init__(self, spec: ProcessSpec | Callable[[], ProcessSpec], *, label: str = "",
-                 max_frame_bytes: int = frames.DEFAULT_MAX_FRAME_BYTES, grace_s: float = 2.0,
-                 stateful: bool = True) -> None:
+    def __init__(
+        self,
+        spec: ProcessSpec | Callable[[], ProcessSpec],
+        *,
+        label: str = "",
+        max_frame_bytes: int = frames.DEFAULT_MAX_FRAME_BYTES,
+        grace_s: float = 2.0,
+        stateful: bool = True,
+    ) -> None:
         self._spec = spec
         # A stateful worker holds loaded state, so losing it idle is reported; a stateless one is replaced.
         self.stateful = stateful
@@ -69,9 +77,12 @@ class WorkerChannel:
         """Start the worker if none runs; returns its generation. A worker that died idle is reported once."""
         with self._lock:
             if self._closed:
-                raise ReaError("target_unavailable", f"the {self.label} session is closed",
-                               remediation="Open the target again with open_binary.",
-                               details={"reason": "closed", "provider_id": self.label})
+                raise ReaError(
+                    "target_unavailable",
+                    f"the {self.label} session is closed",
+                    remediation="Open the target again with open_binary.",
+                    details={"reason": "closed", "provider_id": self.label},
+                )
             proc = self.proc
             if proc is not None and proc.exit_status() is not None:
                 if self.stateful:
@@ -95,9 +106,15 @@ class WorkerChannel:
 
     def _finish(self, proc: OwnedProcess, event: str) -> CloseOutcome:
         outcome = proc.terminate(self.grace_s)
-        entry = {"provider_id": proc.spec.owner, "resource": proc.spec.resource, "event": event,
-                 "observed_at": now_iso(), "pid": proc.pid, "status": "verified" if not outcome.remaining
-                 else "unavailable", **status_details(proc.exit_status())}
+        entry = {
+            "provider_id": proc.spec.owner,
+            "resource": proc.spec.resource,
+            "event": event,
+            "observed_at": now_iso(),
+            "pid": proc.pid,
+            "status": "verified" if not outcome.remaining else "unavailable",
+            **status_details(proc.exit_status()),
+        }
         if outcome.remaining:
             entry["reason"] = outcome.reason
             self._leftover.append(proc)
@@ -143,9 +160,19 @@ class WorkerChannel:
 
     # -- requests --------------------------------------------------------------------------------
 
-    def request(self, op: str, params: dict[str, Any], ctx: CallContext, *, deadline_s: float, phase: str = "",
-                announce: bool = False, timeout_remediation: str = "", heartbeat_s: float = HEARTBEAT_S,
-                heartbeat: Callable[[float], str] | None = None) -> frames.Reply:
+    def request(
+        self,
+        op: str,
+        params: dict[str, Any],
+        ctx: CallContext,
+        *,
+        deadline_s: float,
+        phase: str = "",
+        announce: bool = False,
+        timeout_remediation: str = "",
+        heartbeat_s: float = HEARTBEAT_S,
+        heartbeat: Callable[[float], str] | None = None,
+    ) -> frames.Reply:
         """Send one request and wait for its reply under ``deadline_s`` and ``ctx``'s cancellation.
 
         While waiting, a status update goes out every ``heartbeat_s`` (``heartbeat(elapsed_s)`` words it).
@@ -162,21 +189,37 @@ class WorkerChannel:
                 self._next_id += 1
                 rid = self._next_id
             try:
-                frames.write_all(proc.stdin.fileno(), frames.encode(frames.Request(id=rid, op=op, params=params),
-                                                                     self.max_frame_bytes))
+                frames.write_all(
+                    proc.stdin.fileno(),
+                    frames.encode(frames.Request(id=rid, op=op, params=params), self.max_frame_bytes),
+                )
             except frames.ProtocolError as exc:
-                raise ReaError("resource_constraint", f"the {op} request is too large for the worker protocol",
-                               details={"resource": "memory", "operation": op}) from exc
+                raise ReaError(
+                    "resource_constraint",
+                    f"the {op} request is too large for the worker protocol",
+                    details={"resource": "memory", "operation": op},
+                ) from exc
             except (OSError, ValueError):
                 raise self._crashed(proc, op, phase, ctx) from None
-            return self._await(proc, rid, op, phase, ctx, deadline_s, announce, timeout_remediation, heartbeat_s,
-                               heartbeat)
+            return self._await(
+                proc, rid, op, phase, ctx, deadline_s, announce, timeout_remediation, heartbeat_s, heartbeat
+            )
         finally:
             self._request_lock.release()
 
-    def _await(self, proc: OwnedProcess, rid: int, op: str, phase: str, ctx: CallContext, deadline_s: float,
-               announce: bool, timeout_remediation: str, heartbeat_s: float,
-               heartbeat: Callable[[float], str] | None) -> frames.Reply:
+    def _await(
+        self,
+        proc: OwnedProcess,
+        rid: int,
+        op: str,
+        phase: str,
+        ctx: CallContext,
+        deadline_s: float,
+        announce: bool,
+        timeout_remediation: str,
+        heartbeat_s: float,
+        heartbeat: Callable[[float], str] | None,
+    ) -> frames.Reply:
         assert proc.stdout is not None
         out_fd = proc.stdout.fileno()
         started = time.monotonic()
@@ -193,16 +236,25 @@ class WorkerChannel:
             now = time.monotonic()
             if now >= deadline:
                 self.discard("timed_out")
-                raise ReaError("provider_timeout", f"{self.label or 'the worker'} did not finish {phase} within "
-                               f"{int(deadline_s * 1000)} ms",
-                               remediation=timeout_remediation or "Retry with a smaller request or a longer "
-                                                                  "deadline; the next request starts a fresh worker.",
-                               details={"timeout_ms": int(deadline_s * 1000), "operation": op, "phase": phase,
-                                        "provider_id": self.label})
+                raise ReaError(
+                    "provider_timeout",
+                    f"{self.label or 'the worker'} did not finish {phase} within {int(deadline_s * 1000)} ms",
+                    remediation=timeout_remediation
+                    or "Retry with a smaller request or a longer deadline; the next request starts a fresh worker.",
+                    details={
+                        "timeout_ms": int(deadline_s * 1000),
+                        "operation": op,
+                        "phase": phase,
+                        "provider_id": self.label,
+                    },
+                )
             if now - last_report >= heartbeat_s:
                 last_report = now
-                ctx.progress(heartbeat(now - started) if heartbeat is not None
-                             else f"{label}{phase}, {now - started:.1f} s elapsed{note}")
+                ctx.progress(
+                    heartbeat(now - started)
+                    if heartbeat is not None
+                    else f"{label}{phase}, {now - started:.1f} s elapsed{note}"
+                )
             if not self._pending:
                 try:
                     ready, _, _ = select.select([out_fd], [], [], min(POLL_S, deadline - now))
@@ -220,10 +272,12 @@ class WorkerChannel:
                     self._pending.extend(self._reader.feed(chunk))
                 except frames.ProtocolError as exc:
                     self.discard("protocol_violation")
-                    raise ReaError("provider_unavailable", f"{self.label or 'the worker'} broke the worker protocol "
-                                   f"during {phase}", remediation="Retry: the next request starts a fresh worker.",
-                                   details={"provider_id": self.label, "operation": op,
-                                            "reason": str(exc)[:200]}) from None
+                    raise ReaError(
+                        "provider_unavailable",
+                        f"{self.label or 'the worker'} broke the worker protocol during {phase}",
+                        remediation="Retry: the next request starts a fresh worker.",
+                        details={"provider_id": self.label, "operation": op, "reason": str(exc)[:200]},
+                    ) from None
             while self._pending:
                 message = self._pending.pop(0)
                 if getattr(message, "id", None) != rid:
@@ -251,19 +305,30 @@ class WorkerChannel:
         if ctx.cancelled:
             return cancelled(phase)
         if self._closed:
-            return ReaError("target_unavailable", f"the target was closed during {phase}",
-                            remediation="Open the target again with open_binary.",
-                            details={"reason": "closed", "provider_id": self.label, "operation": op})
+            return ReaError(
+                "target_unavailable",
+                f"the target was closed during {phase}",
+                remediation="Open the target again with open_binary.",
+                details={"reason": "closed", "provider_id": self.label, "operation": op},
+            )
         how = details.get("signal") or f"status {details['exit_status']}"
         limit = proc.spec.address_space_bytes
         if limit and OUT_OF_MEMORY.search(proc.stderr_tail()):
             return memory_exhausted(proc.spec, op, phase)
         return ReaError(
-            "provider_unavailable", f"the {proc.spec.resource} exited during {phase} ({how})",
+            "provider_unavailable",
+            f"the {proc.spec.resource} exited during {phase} ({how})",
             remediation="Retry: the next request starts a fresh worker. If it crashes again, the input may be "
-                        "hostile to this engine, or larger than the worker's address-space cap allows.",
-            details={"provider_id": self.label, "operation": op, "phase": phase, "pid": proc.pid, **details,
-                     **({"address_space_mb": limit >> 20} if limit else {})})
+            "hostile to this engine, or larger than the worker's address-space cap allows.",
+            details={
+                "provider_id": self.label,
+                "operation": op,
+                "phase": phase,
+                "pid": proc.pid,
+                **details,
+                **({"address_space_mb": limit >> 20} if limit else {}),
+            },
+        )
 
 
 def memory_exhausted(spec: ProcessSpec, op: str, phase: str) -> ReaError:
@@ -272,21 +337,40 @@ def memory_exhausted(spec: ProcessSpec, op: str, phase: str) -> ReaError:
     bound = f"its {limit_mb} MiB address-space bound" if limit_mb else "memory"
     setting = f"Raise {spec.memory_setting} (now {limit_mb} MiB) or" if spec.memory_setting and limit_mb else "Try"
     return ReaError(
-        "resource_constraint", f"the {spec.resource} ran out of {bound} during {phase}",
+        "resource_constraint",
+        f"the {spec.resource} ran out of {bound} during {phase}",
         remediation=f"{setting} analyse a smaller input; the next request starts a fresh worker.",
-        details={"resource": "memory", "operation": op, "phase": phase, "provider_id": spec.owner,
-                 **({"reported_limits": {"address_space_mb": limit_mb}} if limit_mb else {}),
-                 **({"setting": spec.memory_setting} if spec.memory_setting else {})})
+        details={
+            "resource": "memory",
+            "operation": op,
+            "phase": phase,
+            "provider_id": spec.owner,
+            **({"reported_limits": {"address_space_mb": limit_mb}} if limit_mb else {}),
+            **({"setting": spec.memory_setting} if spec.memory_setting else {}),
+        },
+    )
 
 
-def python_worker_spec(module: str, *, resource: str, owner: str, env: dict[str, str] | None = None,
-                       address_space_bytes: int = 0, memory_setting: str = "",
-                       args: tuple[str, ...] = ()) -> ProcessSpec:
+def python_worker_spec(
+    module: str,
+    *,
+    resource: str,
+    owner: str,
+    env: dict[str, str] | None = None,
+    address_space_bytes: int = 0,
+    memory_setting: str = "",
+    args: tuple[str, ...] = (),
+) -> ProcessSpec:
     """The spec of a Python worker ``python -m module`` (which calls ``rea.process.worker.serve``)."""
     base = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
     # HOME is private, so point the user site where the server's is: a ``pip install --user`` still works.
     if site.ENABLE_USER_SITE:
         base["PYTHONUSERBASE"] = site.getuserbase()
-    return ProcessSpec(argv=(sys.executable, "-m", module, *args), resource=resource, owner=owner,
-                       env={**base, **(env or {})}, address_space_bytes=address_space_bytes,
-                       memory_setting=memory_setting)
+    return ProcessSpec(
+        argv=(sys.executable, "-m", module, *args),
+        resource=resource,
+        owner=owner,
+        env={**base, **(env or {})},
+        address_space_bytes=address_space_bytes,
+        memory_setting=memory_setting,
+    )

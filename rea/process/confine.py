@@ -30,8 +30,11 @@ def command(argv: list[str], *, cgroup: str | None = None, nproc: int = 0, no_ne
     """``argv`` behind the shim that applies the given confinement (``argv`` unchanged when there is none)."""
     if cgroup is None and not nproc and not no_network:
         return argv
-    opts = [*(["--cgroup", cgroup] if cgroup else []), *(["--nproc", str(nproc)] if nproc else []),
-            *(["--no-network"] if no_network else [])]
+    opts = [
+        *(["--cgroup", cgroup] if cgroup else []),
+        *(["--nproc", str(nproc)] if nproc else []),
+        *(["--no-network"] if no_network else []),
+    ]
     return [sys.executable, "-I", "-S", CONFINE, *opts, "--", *argv]
 
 
@@ -66,8 +69,9 @@ def _probe_join(limit: int) -> str | None:
     if path is None:
         return why
     try:
-        proc = subprocess.run(command([sys.executable, "-I", "-S", "-c", "pass"], cgroup=path), capture_output=True,
-                              text=True, timeout=20)
+        proc = subprocess.run(
+            command([sys.executable, "-I", "-S", "-c", "pass"], cgroup=path), capture_output=True, text=True, timeout=20
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"the pids cgroup probe did not run: {exc}"
     finally:
@@ -170,8 +174,12 @@ def _probe_network() -> str | None:
     import subprocess
 
     try:
-        proc = subprocess.run(command([sys.executable, "-I", "-S", "-c", "pass"], no_network=True),
-                              capture_output=True, text=True, timeout=20)
+        proc = subprocess.run(
+            command([sys.executable, "-I", "-S", "-c", "pass"], no_network=True),
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"the network namespace probe did not run: {exc}"
     if proc.returncode != 0:
@@ -207,7 +215,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("usage: confine.py [--cgroup DIR] [--nproc N] [--no-network] -- ARGV...\n")
         return 126
     cut = argv.index("--")
-    opts, program = argv[:cut], argv[cut + 1:]
+    opts, program = argv[:cut], argv[cut + 1 :]
     try:
         if "--cgroup" in opts:
             _write(os.path.join(opts[opts.index("--cgroup") + 1], "cgroup.procs"), "0")

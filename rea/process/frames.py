@@ -104,7 +104,7 @@ class FrameReader:
             end = HEADER.size + length
             if len(self._buffer) < end:
                 break
-            body = bytes(self._buffer[HEADER.size:end])
+            body = bytes(self._buffer[HEADER.size : end])
             del self._buffer[:end]
             try:
                 out.append(self._decoder.decode(body))

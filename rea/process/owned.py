@@ -38,8 +38,18 @@ from rea.providers import CloseOutcome
 LAUNCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py")
 # Variables a process inherits by default; everything else is explicit.
 DEFAULT_INHERIT: tuple[str, ...] = (
-    "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED",
-    "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "PYTHONPATH",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONHASHSEED",
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
 )
 STDERR_TAIL_BYTES = 16 * 1024
 KILL_WAIT_S = 5.0
@@ -148,6 +158,8 @@ def _become_subreaper() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     except (OSError, AttributeError):
         pass
+
+
 _LIVE: set[OwnedProcess] = set()
 _LIVE_LOCK = threading.Lock()
 
@@ -201,8 +213,14 @@ class OwnedProcess:
     def _environment(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in self.spec.inherit_env if k in os.environ}
         private = self.private_dir
-        layout = {"HOME": "home", "TMPDIR": "tmp", "XDG_CACHE_HOME": "cache", "XDG_CONFIG_HOME": "config",
-                  "XDG_DATA_HOME": "data", "XDG_RUNTIME_DIR": "run"}
+        layout = {
+            "HOME": "home",
+            "TMPDIR": "tmp",
+            "XDG_CACHE_HOME": "cache",
+            "XDG_CONFIG_HOME": "config",
+            "XDG_DATA_HOME": "data",
+            "XDG_RUNTIME_DIR": "run",
+        }
         for var, sub in layout.items():
             path = os.path.join(private, sub)
             os.makedirs(path, mode=0o700, exist_ok=True)
@@ -219,16 +237,27 @@ class OwnedProcess:
         env = self._environment()
         missing = _executable_missing(spec.argv[0], env.get("PATH"))
         if missing is not None:
-            raise ReaError("provider_unavailable", f"cannot start {spec.resource}: {missing}",
-                           remediation="Install the engine or check its configured path (`rea doctor`).",
-                           details={"reason": "executable_missing", "resource": spec.resource,
-                                    "executable": spec.argv[0]})
+            raise ReaError(
+                "provider_unavailable",
+                f"cannot start {spec.resource}: {missing}",
+                remediation="Install the engine or check its configured path (`rea doctor`).",
+                details={"reason": "executable_missing", "resource": spec.resource, "executable": spec.argv[0]},
+            )
         cwd = spec.cwd or self.private_dir
         argv = [arg.replace("{private}", self.private_dir) for arg in spec.argv]
         if spec.sandbox is not None:
             argv, self.isolation = wrap(argv, spec.sandbox, self.private_dir, cwd)
-        command = [sys.executable, "-I", "-S", LAUNCH, str(os.getpid()), str(spec.address_space_bytes),
-                   "1" if spec.terminal else "0", "--", *argv]
+        command = [
+            sys.executable,
+            "-I",
+            "-S",
+            LAUNCH,
+            str(os.getpid()),
+            str(spec.address_space_bytes),
+            "1" if spec.terminal else "0",
+            "--",
+            *argv,
+        ]
         slave: int | None = None
         if spec.terminal:
             master, slave = os.openpty()
@@ -237,8 +266,11 @@ class OwnedProcess:
             stdio: dict[str, Any] = {"stdin": slave, "stdout": slave, "stderr": slave}
         else:
             pipe_or_null = {"pipe": subprocess.PIPE, "tail": subprocess.PIPE, "null": subprocess.DEVNULL}
-            stdio = {"stdin": pipe_or_null[spec.stdin], "stdout": pipe_or_null[spec.stdout],
-                     "stderr": pipe_or_null[spec.stderr]}
+            stdio = {
+                "stdin": pipe_or_null[spec.stdin],
+                "stdout": pipe_or_null[spec.stdout],
+                "stderr": pipe_or_null[spec.stderr],
+            }
 
         def spawn() -> subprocess.Popen[bytes]:
             return subprocess.Popen(command, env=env, cwd=cwd, start_new_session=True, close_fds=True, **stdio)
@@ -248,17 +280,21 @@ class OwnedProcess:
         except OSError as exc:
             if self.terminal_fd is not None:
                 os.close(self.terminal_fd)
-            raise ReaError("provider_unavailable", f"cannot start {spec.resource}: {exc.strerror or exc}",
-                           remediation="Check the engine installation (`rea doctor`).",
-                           details={"reason": "spawn_failed", "resource": spec.resource}) from None
+            raise ReaError(
+                "provider_unavailable",
+                f"cannot start {spec.resource}: {exc.strerror or exc}",
+                remediation="Check the engine installation (`rea doctor`).",
+                details={"reason": "spawn_failed", "resource": spec.resource},
+            ) from None
         finally:
             if slave is not None:
                 os.close(slave)
         popen = self._popen
         self.stdin, self.stdout = popen.stdin, popen.stdout
         if spec.stderr == "tail" and popen.stderr is not None:
-            threading.Thread(target=self._drain_stderr, args=(popen.stderr,), name=f"rea-{spec.resource}-stderr",
-                             daemon=True).start()
+            threading.Thread(
+                target=self._drain_stderr, args=(popen.stderr,), name=f"rea-{spec.resource}-stderr", daemon=True
+            ).start()
         else:
             self.stderr = popen.stderr
         self._remember(self.observe_tree())
@@ -337,8 +373,13 @@ class OwnedProcess:
 
     def observe(self, event: str) -> dict[str, Any]:
         """The contract's lineage snapshot: ``verified`` with pids and descendants, or ``unavailable``."""
-        base: dict[str, Any] = {"provider_id": self.spec.owner, "resource": self.spec.resource, "event": event,
-                                "observed_at": now_iso(), "pid": self.pid if self._popen else None}
+        base: dict[str, Any] = {
+            "provider_id": self.spec.owner,
+            "resource": self.spec.resource,
+            "event": event,
+            "observed_at": now_iso(),
+            "pid": self.pid if self._popen else None,
+        }
         with self._lock:
             if self._reaped or self._lost:
                 reason = "the process was reaped" if self._reaped else "the process was reaped outside rea"
@@ -350,13 +391,22 @@ class OwnedProcess:
             if me is None:
                 return {**base, "status": "unavailable", "reason": "the process is not visible in /proc"}
             if me.ppid != os.getpid() or me.pgid != self.pid:
-                return {**base, "status": "unavailable",
-                        "reason": f"parent {me.ppid} / group {me.pgid} do not match this server ({os.getpid()})"}
+                return {
+                    **base,
+                    "status": "unavailable",
+                    "reason": f"parent {me.ppid} / group {me.pgid} do not match this server ({os.getpid()})",
+                }
             tree = procfs.descendants(self.pid, table)
             self._remember(tree)
-            return {**base, "status": "verified", "launcher_pid": os.getpid(), "ppid": me.ppid, "pgid": me.pgid,
-                    "descendants": sorted(i.pid for i in tree),
-                    "isolation": msgspec.to_builtins(self.isolation)}
+            return {
+                **base,
+                "status": "verified",
+                "launcher_pid": os.getpid(),
+                "ppid": me.ppid,
+                "pgid": me.pgid,
+                "descendants": sorted(i.pid for i in tree),
+                "isolation": msgspec.to_builtins(self.isolation),
+            }
 
     def send_signal(self, sig: int) -> dict[str, Any]:
         """Signal the process group; only while the leader is unreaped. The delivery result is returned.
@@ -382,8 +432,11 @@ class OwnedProcess:
     def _signal_sandboxed(self, sig: int, name: str) -> dict[str, Any]:
         table = procfs.scan()
         launcher = {i.pid for i in table.values() if i.ppid == self.pid} | {self.pid}
-        program = [i for i in procfs.descendants(self.pid, table) if i.pid not in launcher and i.sid == self.pid
-                   and i.state != "Z"]
+        program = [
+            i
+            for i in procfs.descendants(self.pid, table)
+            if i.pid not in launcher and i.sid == self.pid and i.state != "Z"
+        ]
         if not program:
             return {"signal": name, "delivered": False, "reason": "no sandboxed process is running"}
         delivered = [i.pid for i in program if _signal_exact(i, sig, self.pid)]
@@ -449,8 +502,10 @@ class OwnedProcess:
             escaped = [i for i in escaped if (procfs.read(i.pid) or i).sid != self.pid]
             if escaped:
                 remaining.append("descendant-process")
-                notes.append("descendants that left rea's session were not signalled: "
-                             + ", ".join(str(i.pid) for i in sorted(escaped)))
+                notes.append(
+                    "descendants that left rea's session were not signalled: "
+                    + ", ".join(str(i.pid) for i in sorted(escaped))
+                )
             self._close_streams()
             shutil.rmtree(self.private_dir, ignore_errors=True)
             if os.path.exists(self.private_dir):
@@ -476,8 +531,11 @@ class OwnedProcess:
     @property
     def escaped_pids(self) -> list[int]:
         """Descendants seen that left the session and are still alive (reported, never signalled)."""
-        return sorted(i.pid for i in self._seen.values() if i.pid != self.pid and procfs.same_process(i)
-                      and (procfs.read(i.pid) or i).sid != self.pid)
+        return sorted(
+            i.pid
+            for i in self._seen.values()
+            if i.pid != self.pid and procfs.same_process(i) and (procfs.read(i.pid) or i).sid != self.pid
+        )
 
     def _close_streams(self) -> None:
         for stream in (self.stdin, self.stdout, self.stderr):

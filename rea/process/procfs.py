@@ -28,11 +28,12 @@ def read(pid: int) -> ProcInfo | None:
     except OSError:
         return None
     # The command name may contain spaces and parentheses; the fields after the last ")" are fixed.
-    fields = raw[raw.rfind(")") + 2:].split()
+    fields = raw[raw.rfind(")") + 2 :].split()
     if len(fields) < 20:
         return None
-    return ProcInfo(pid=pid, ppid=int(fields[1]), pgid=int(fields[2]), sid=int(fields[3]), state=fields[0],
-                    start=int(fields[19]))
+    return ProcInfo(
+        pid=pid, ppid=int(fields[1]), pgid=int(fields[2]), sid=int(fields[3]), state=fields[0], start=int(fields[19])
+    )
 
 
 def scan() -> dict[int, ProcInfo]:

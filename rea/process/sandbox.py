@@ -27,8 +27,18 @@ BWRAP_PACKAGE = "bubblewrap"
 HIDDEN_DIRS = ("/root", "/etc/ssh", "/var/lib/cloud")
 HIDDEN_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers")
 # Credential folders and files under a home, hidden again even where a writable or readable root re-binds the home.
-CREDENTIALS = (".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".config/gcloud", ".netrc", ".pgpass",
-               ".git-credentials")
+CREDENTIALS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".config/gcloud",
+    ".netrc",
+    ".pgpass",
+    ".git-credentials",
+)
 SANDBOX_UID = 65534
 # Tasks (processes and their threads) alive at once in one sandbox when the policy sets none: a browser needs
 # a few hundred threads.
@@ -61,8 +71,14 @@ class Isolation(msgspec.Struct, frozen=True, kw_only=True):
 
 def _probe(argv: list[str]) -> subprocess.CompletedProcess[str]:
     """Run a short probe in a session of its own, and reap what it leaves to the server (its subreaper)."""
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(timeout=20)
     finally:
@@ -116,9 +132,27 @@ def _user_namespace() -> bool:
     """Whether bubblewrap can run the program as an unprivileged uid in a user namespace here."""
     path = shutil.which("bwrap")
     try:
-        return path is not None and _probe([path, "--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID),
-                                            "--gid", str(SANDBOX_UID), "--die-with-parent", "--ro-bind", "/", "/",
-                                            "--", "true"]).returncode == 0
+        return (
+            path is not None
+            and _probe(
+                [
+                    path,
+                    "--unshare-all",
+                    "--unshare-user",
+                    "--uid",
+                    str(SANDBOX_UID),
+                    "--gid",
+                    str(SANDBOX_UID),
+                    "--die-with-parent",
+                    "--ro-bind",
+                    "/",
+                    "/",
+                    "--",
+                    "true",
+                ]
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -142,9 +176,17 @@ def _bound_processes(limit: int) -> tuple[str | None, int, dict[str, Any]]:
         return None, 0, {"max": None, "by": "none", "reason": f"{why}; RLIMIT_NPROC does not bind uid 0"}
     # RLIMIT_NPROC counts every process of the uid: the bound is the ones running now plus the limit.
     mine = sum(1 for i in procfs.scan().values() if _uid(i.pid) == os.getuid())
-    return None, mine + limit, {"max": limit, "by": "RLIMIT_NPROC", "rlimit": mine + limit,
-                                "counts": "processes and threads",
-                                "reason": f"{why}; RLIMIT_NPROC counts every process of uid {os.getuid()}"}
+    return (
+        None,
+        mine + limit,
+        {
+            "max": limit,
+            "by": "RLIMIT_NPROC",
+            "rlimit": mine + limit,
+            "counts": "processes and threads",
+            "reason": f"{why}; RLIMIT_NPROC counts every process of uid {os.getuid()}",
+        },
+    )
 
 
 def _uid(pid: int) -> int | None:
@@ -165,15 +207,19 @@ def reachable_unsandboxed(network_isolated: bool, cgroup: bool = True) -> list[s
         scope = 0
     # Yama limits attaching only (not /proc/<pid>/environ); root's CAP_SYS_PTRACE passes scope 1.
     ptrace = "ptrace" if scope == 0 or (uid == 0 and scope == 1) else f"no ptrace (Yama ptrace_scope {scope})"
-    out = [f"runs as the server's uid ({who})",
-           f"the server's environment (/proc/{me}/environ: the variables it started with), signals and {ptrace} "
-           f"to pid {me}",
-           "the whole filesystem with the server's permissions (home, credentials, /tmp)",
-           f"every process of the same uid (signals, {ptrace}, /proc)"]
+    out = [
+        f"runs as the server's uid ({who})",
+        f"the server's environment (/proc/{me}/environ: the variables it started with), signals and {ptrace} "
+        f"to pid {me}",
+        "the whole filesystem with the server's permissions (home, credentials, /tmp)",
+        f"every process of the same uid (signals, {ptrace}, /proc)",
+    ]
     out.append("no network (own network namespace)" if network_isolated else "the host's network (any address)")
     if not cgroup:
-        out.append("no pids cgroup: a process it detaches (setsid after a double fork) is found only while its "
-                   "environment names the private directory; one that changes it can outlive the call unseen")
+        out.append(
+            "no pids cgroup: a process it detaches (setsid after a double fork) is found only while its "
+            "environment names the private directory; one that changes it can outlive the call unseen"
+        )
     return out
 
 
@@ -182,10 +228,13 @@ def wrap(argv: list[str], policy: SandboxPolicy, private_dir: str, cwd: str) -> 
     failure = bwrap_failure()
     if failure is not None:
         if not policy.accept_none:
-            raise ReaError("provider_unavailable", f"a sandbox was required but {failure}",
-                           remediation=f"Install {BWRAP_PACKAGE} (apt-get install {BWRAP_PACKAGE}), or accept "
-                                       "running without a sandbox where the tool allows it.",
-                           details={"reason": "sandbox_unavailable", "sandbox": "bubblewrap"})
+            raise ReaError(
+                "provider_unavailable",
+                f"a sandbox was required but {failure}",
+                remediation=f"Install {BWRAP_PACKAGE} (apt-get install {BWRAP_PACKAGE}), or accept "
+                "running without a sandbox where the tool allows it.",
+                details={"reason": "sandbox_unavailable", "sandbox": "bubblewrap"},
+            )
         return unsandboxed(argv, policy, failure)
     bwrap = shutil.which("bwrap")
     assert bwrap is not None
@@ -227,19 +276,24 @@ def wrap(argv: list[str], policy: SandboxPolicy, private_dir: str, cwd: str) -> 
                     credentials.append(path)
     cgroup, nproc, processes = _bound_processes(policy.max_tasks + 2)  # bubblewrap's own two
     cmd += ["--chdir", cwd, "--", *argv]
-    record = {"filesystem": "read-only except writable_roots and the private directory; private /tmp and /dev/shm",
-              "writable_roots": roots,
-              **({"readable_roots": readable} if readable else {}),
-              "hidden": [*hidden_dirs, *hidden_files, *credentials],
-              "network": "host (loopback allowed; other addresses are not blocked)" if policy.allow_loopback
-              else "none (own network namespace)",
-              "user": f"uid {SANDBOX_UID} in a user namespace (uid {os.getuid()} on the host, no capabilities)"
-              if userns else f"uid {os.getuid()} (no user namespace on this host)",
-              "privileges": "no new privileges, all capabilities dropped",
-              "processes": processes,
-              "lifetime": "dies with the rea server; its pid namespace ends every process it started"}
-    return confine.command(cmd, cgroup=cgroup, nproc=nproc), Isolation(sandbox="bubblewrap", policy=record,
-                                                                         cgroup=cgroup)
+    record = {
+        "filesystem": "read-only except writable_roots and the private directory; private /tmp and /dev/shm",
+        "writable_roots": roots,
+        **({"readable_roots": readable} if readable else {}),
+        "hidden": [*hidden_dirs, *hidden_files, *credentials],
+        "network": "host (loopback allowed; other addresses are not blocked)"
+        if policy.allow_loopback
+        else "none (own network namespace)",
+        "user": f"uid {SANDBOX_UID} in a user namespace (uid {os.getuid()} on the host, no capabilities)"
+        if userns
+        else f"uid {os.getuid()} (no user namespace on this host)",
+        "privileges": "no new privileges, all capabilities dropped",
+        "processes": processes,
+        "lifetime": "dies with the rea server; its pid namespace ends every process it started",
+    }
+    return confine.command(cmd, cgroup=cgroup, nproc=nproc), Isolation(
+        sandbox="bubblewrap", policy=record, cgroup=cgroup
+    )
 
 
 def unsandboxed(argv: list[str], policy: SandboxPolicy, failure: str) -> tuple[list[str], Isolation]:
@@ -248,18 +302,24 @@ def unsandboxed(argv: list[str], policy: SandboxPolicy, failure: str) -> tuple[l
     if no_network:
         netns = confine.network_namespace_failure()
         if netns is not None:
-            raise ReaError("provider_unavailable",
-                           f"no network was asked for, but there is no sandbox ({failure}) and {netns}",
-                           remediation=f"Install {BWRAP_PACKAGE} (apt-get install {BWRAP_PACKAGE}), allow "
-                                       "unprivileged user namespaces, or allow the host network where the tool "
-                                       "offers it.",
-                           details={"reason": "network_isolation_unavailable", "sandbox": "none"})
+            raise ReaError(
+                "provider_unavailable",
+                f"no network was asked for, but there is no sandbox ({failure}) and {netns}",
+                remediation=f"Install {BWRAP_PACKAGE} (apt-get install {BWRAP_PACKAGE}), allow "
+                "unprivileged user namespaces, or allow the host network where the tool "
+                "offers it.",
+                details={"reason": "network_isolation_unavailable", "sandbox": "none"},
+            )
     cgroup, nproc, processes = _bound_processes(policy.max_tasks)
-    record = {"network": "none (own network namespace, without bubblewrap)" if no_network
-              else "host (any address)", "processes": processes,
-              "reachable": reachable_unsandboxed(no_network, cgroup is not None)}
-    return (confine.command(argv, cgroup=cgroup, nproc=nproc, no_network=no_network),
-            Isolation(sandbox="none", reason=failure, policy=record, cgroup=cgroup))
+    record = {
+        "network": "none (own network namespace, without bubblewrap)" if no_network else "host (any address)",
+        "processes": processes,
+        "reachable": reachable_unsandboxed(no_network, cgroup is not None),
+    }
+    return (
+        confine.command(argv, cgroup=cgroup, nproc=nproc, no_network=no_network),
+        Isolation(sandbox="none", reason=failure, policy=record, cgroup=cgroup),
+    )
 
 
 def _hidden_runtime(program: str, hidden: list[str]) -> list[str]:
@@ -269,8 +329,12 @@ def _hidden_runtime(program: str, hidden: list[str]) -> list[str]:
     candidates = [os.path.dirname(located), sys.prefix, sys.base_prefix, *sys.path]
     kept: list[str] = []
     for path in sorted({os.path.realpath(c) for c in candidates if c}):
-        if (path in hidden or not any(path.startswith(h + "/") for h in hidden) or not os.path.isdir(path)
-                or any(path.startswith(k + "/") for k in kept)):
+        if (
+            path in hidden
+            or not any(path.startswith(h + "/") for h in hidden)
+            or not os.path.isdir(path)
+            or any(path.startswith(k + "/") for k in kept)
+        ):
             continue
         kept.append(path)
     return kept

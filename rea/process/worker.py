@@ -56,29 +56,45 @@ def answer(routes: Mapping[str, Route], request: frames.Request, reporter: Repor
     reporter.request_id = request.id
     route = routes.get(request.op)
     if route is None:
-        return frames.Failure(id=request.id, code="capability_unavailable",
-                              message=f"this worker does not implement {request.op}", details={"operation": request.op})
+        return frames.Failure(
+            id=request.id,
+            code="capability_unavailable",
+            message=f"this worker does not implement {request.op}",
+            details={"operation": request.op},
+        )
     try:
         out = route(dict(request.params), reporter)
     except ReaError as exc:
         code = exc.code if exc.code in CODES else "execution_failure"
-        return frames.Failure(id=request.id, code=code, message=exc.message, remediation=exc.remediation,
-                              details=exc.details)
+        return frames.Failure(
+            id=request.id, code=code, message=exc.message, remediation=exc.remediation, details=exc.details
+        )
     except (RecursionError, MemoryError) as exc:
         what = "stack" if isinstance(exc, RecursionError) else "memory"
-        return frames.Failure(id=request.id, code="resource_constraint", message=f"the engine ran out of {what} in "
-                              f"{request.op}", details={"resource": "memory", "exhausted": what,
-                                                        "operation": request.op})
+        return frames.Failure(
+            id=request.id,
+            code="resource_constraint",
+            message=f"the engine ran out of {what} in {request.op}",
+            details={"resource": "memory", "exhausted": what, "operation": request.op},
+        )
     except Exception:
         # The traceback goes to the worker's stderr (kept as a bounded tail); the caller gets a plain message.
         traceback.print_exc(file=sys.stderr)
-        return frames.Failure(id=request.id, code="execution_failure",
-                              message=f"the engine failed in {request.op}",
-                              remediation="Retry, or try another provider; the input may be hostile to this engine.",
-                              details={"operation": request.op})
+        return frames.Failure(
+            id=request.id,
+            code="execution_failure",
+            message=f"the engine failed in {request.op}",
+            remediation="Retry, or try another provider; the input may be hostile to this engine.",
+            details={"operation": request.op},
+        )
     if isinstance(out, Result):
-        return frames.ReplyOut(id=request.id, normalized=out.normalized, raw=out.raw,
-                               limitations=out.limitations, confidence=out.confidence)
+        return frames.ReplyOut(
+            id=request.id,
+            normalized=out.normalized,
+            raw=out.raw,
+            limitations=out.limitations,
+            confidence=out.confidence,
+        )
     return frames.ReplyOut(id=request.id, normalized=out)
 
 
@@ -112,7 +128,12 @@ def serve(routes: Mapping[str, Route], max_frame_bytes: int = frames.DEFAULT_MAX
             data = frames.encode(reply, max_frame_bytes)
         except (TypeError, ValueError, OverflowError, frames.ProtocolError) as exc:
             print(f"worker: unencodable reply to {message.op}: {exc}", file=sys.stderr)
-            data = frames.encode(frames.Failure(
-                id=message.id, code="unreadable_output", message=f"the engine's result for {message.op} could "
-                "not be encoded", details={"operation": message.op}))
+            data = frames.encode(
+                frames.Failure(
+                    id=message.id,
+                    code="unreadable_output",
+                    message=f"the engine's result for {message.op} could not be encoded",
+                    details={"operation": message.op},
+                )
+            )
         frames.write_all(out_fd, data)

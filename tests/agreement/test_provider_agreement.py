@@ -58,8 +58,16 @@ class DoubterClient(AnalysisClient):
 
 
 class Doubter(AnalysisProvider):
-    descriptor = Descriptor(id="doubter", name="Doubter", version="1", kind="static", formats=("elf",),
-                            architectures=("x86_64",), operations=OPERATIONS, auto_priority=-7)
+    descriptor = Descriptor(
+        id="doubter",
+        name="Doubter",
+        version="1",
+        kind="static",
+        formats=("elf",),
+        architectures=("x86_64",),
+        operations=OPERATIONS,
+        auto_priority=-7,
+    )
 
     def __init__(self) -> None:
         self.clients: list[DoubterClient] = []
@@ -110,8 +118,9 @@ def _address(session: Session, name: str) -> str:
     return str(result_of(session, "procedure_address", {"procedure": name})["address"])
 
 
-def test_whole_program_reports_exactly_the_planted_disagreements(native_session: Session,
-                                                                  doubter: DoubterPlugin) -> None:
+def test_whole_program_reports_exactly_the_planted_disagreements(
+    native_session: Session, doubter: DoubterPlugin
+) -> None:
     client_before = native_session._client
     out = call_tool(native_session, "compare_provider_results", {"provider_ids": ["native", "doubter"]}).evidence
     assert out is not None
@@ -138,16 +147,18 @@ def test_whole_program_reports_exactly_the_planted_disagreements(native_session:
 
 
 def test_one_procedure_facet_by_facet(native_session: Session) -> None:
-    body = result_of(native_session, "compare_provider_results",
-                     {"provider_ids": ["doubter", "native"], "procedure": "dispatch"})
+    body = result_of(
+        native_session, "compare_provider_results", {"provider_ids": ["doubter", "native"], "procedure": "dispatch"}
+    )
     assert body["scope"] == "procedure" and body["status"] == "disagree"
     assert [(p["id"], p["source"]) for p in body["providers"]] == [("doubter", "peer"), ("native", "bound")]
     size = _facet(body, "size")
     assert size["status"] == "disagree" and size["values"]["doubter"] == size["values"]["native"] + 1
     for name in ("start", "end", "kind", "callees", "callers"):
         assert _facet(body, name)["status"] == "agree", name
-    main = result_of(native_session, "compare_provider_results",
-                     {"provider_ids": ["native", "doubter"], "procedure": "main"})
+    main = result_of(
+        native_session, "compare_provider_results", {"provider_ids": ["native", "doubter"], "procedure": "main"}
+    )
     callees = _facet(main, "callees")
     greet = _address(native_session, "greet")
     assert callees["only"] == {"native": [greet], "doubter": []} and callees["names"] == {greet: "greet"}
@@ -180,9 +191,14 @@ def test_compare_functions_across_providers(registry: Registry, native_fixtures:
             ev = call_tool(session, "analyze_function", {"procedure": "main"}).evidence
             assert ev is not None and ev.provider.id == provider
             dossiers.append(ev)
-        body = result_of(session, "compare_functions", {
-            "left": {"kind": "retained-evidence", "evidence_id": dossiers[0].evidence_id},
-            "right": {"kind": "retained-evidence", "evidence_id": dossiers[1].evidence_id}})
+        body = result_of(
+            session,
+            "compare_functions",
+            {
+                "left": {"kind": "retained-evidence", "evidence_id": dossiers[0].evidence_id},
+                "right": {"kind": "retained-evidence", "evidence_id": dossiers[1].evidence_id},
+            },
+        )
         assert body["comparison"] == "providers"
         assert (body["left"]["provider"], body["right"]["provider"]) == ("native", "radare2")
         facets = {f["facet"]: f for f in body["facets"]}
@@ -201,14 +217,19 @@ def test_at_the_mcp_boundary_radare2_answers_beside_the_bound_native(native_fixt
         async with connect() as client:
             opened = await client.call_tool("open_binary", {"path": path, "provider_id": "native"})
             assert opened.is_error is False, opened.content
-            res = await client.call_tool("compare_provider_results",
-                                         {"provider_ids": ["native", "radare2"], "procedure": "main"})
+            res = await client.call_tool(
+                "compare_provider_results", {"provider_ids": ["native", "radare2"], "procedure": "main"}
+            )
             assert res.is_error is False, res.content
             body = res.structured_content["normalized_result"]
             assert body["status"] == "agree", body
             assert {f["facet"] for f in body["facets"]} >= {"start", "size", "callees", "callers"}
-            assert body["peer_sessions"][1] == {"provider_id": "radare2", "source": "peer", "cleanup": "complete",
-                                                "resources": []}
+            assert body["peer_sessions"][1] == {
+                "provider_id": "radare2",
+                "source": "peer",
+                "cleanup": "complete",
+                "resources": [],
+            }
             session = (await client.call_tool("binary_session", {})).structured_content
             binding = session["analysis_provider_binding"]
             assert binding["provider"]["id"] == "native" and binding["selection_source"] == "request"

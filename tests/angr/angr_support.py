@@ -91,7 +91,7 @@ def owned_alive(pid: int) -> bool:
             stat = fh.read().decode("ascii", "replace")
     except OSError:
         return False
-    return int(stat[stat.rfind(")") + 2:].split()[1]) == os.getpid()
+    return int(stat[stat.rfind(")") + 2 :].split()[1]) == os.getpid()
 
 
 def worker_pid(session: Session) -> int | None:

@@ -25,9 +25,11 @@ LEAVES = 700
 
 
 def _source() -> str:
-    lines = ["#include <stdio.h>",
-             # Bulk read-only data: angr spills functions only for images of 256 KiB or more.
-             "const unsigned char blob[300000] = {1};"]
+    lines = [
+        "#include <stdio.h>",
+        # Bulk read-only data: angr spills functions only for images of 256 KiB or more.
+        "const unsigned char blob[300000] = {1};",
+    ]
     lines += [f"__attribute__((noinline)) int leaf{i}(int x) {{ return x * {i + 3} + {i}; }}" for i in range(LEAVES)]
     lines += [
         # helper_mul is reached only by the tail jump at the end of scale.
@@ -37,7 +39,7 @@ def _source() -> str:
         "  int t = 0;",
         *[f"  t += leaf{i}(argc + t);" for i in range(LEAVES)],
         "  t += scale(argc, t);",
-        "  printf(\"%d %d\\n\", t, blob[argc]);",
+        '  printf("%d %d\\n", t, blob[argc]);',
         "  return 0;",
         "}",
     ]
@@ -85,8 +87,7 @@ def test_callers_name_main(many_session: Session, many: dict[str, Path]) -> None
         assert [c["address"] for c in callers] == [main], (i, callers)
 
 
-def test_a_function_reached_only_by_a_tail_jump_is_a_procedure(many_session: Session,
-                                                                many: dict[str, Path]) -> None:
+def test_a_function_reached_only_by_a_tail_jump_is_a_procedure(many_session: Session, many: dict[str, Path]) -> None:
     symbols = nm_addresses(many["symbolized"])
     procs = op(many_session, "list_procedures", limit=1000, offset=0)["procedures"]
     assert hex(symbols["helper_mul"]) in {p["address"] for p in procs if p["kind"] == "local"}
@@ -106,8 +107,11 @@ def test_fde_reader_agrees_with_pyelftools(many: dict[str, Path], angr_programs:
             section = elf.get_section_by_name(".eh_frame")
             assert section is not None, path
             ours = fde_ranges(section.data(), section["sh_addr"], elf.elfclass // 8, elf.little_endian)
-            theirs = [(e.header["initial_location"], e.header["initial_location"] + e.header["address_range"])
-                      for e in elf.get_dwarf_info().EH_CFI_entries() if isinstance(e, FDE)]
+            theirs = [
+                (e.header["initial_location"], e.header["initial_location"] + e.header["address_range"])
+                for e in elf.get_dwarf_info().EH_CFI_entries()
+                if isinstance(e, FDE)
+            ]
         assert sorted(ours) == sorted(theirs) and len(ours) > 5, path
 
 

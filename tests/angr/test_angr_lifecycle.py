@@ -69,8 +69,9 @@ def test_worker_crash_is_reported_then_recovered(angr_session: Session) -> None:
     assert reaped and reaped[0]["signal"] == "SIGKILL"
 
 
-def test_deadline_returns_provider_timeout(rea_registry: Registry, angr_programs: dict[str, Path],
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_deadline_returns_provider_timeout(
+    rea_registry: Registry, angr_programs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("REA_ANGR_CFG_TIMEOUT_MS", "1")
     session = Session(rea_registry)
     open_angr(session, angr_programs["nopie"])
@@ -86,8 +87,9 @@ def test_deadline_returns_provider_timeout(rea_registry: Registry, angr_programs
         assert session.close() == []
 
 
-def test_load_deadline_covers_worker_startup(rea_registry: Registry, angr_programs: dict[str, Path],
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_load_deadline_covers_worker_startup(
+    rea_registry: Registry, angr_programs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("REA_ANGR_LOAD_TIMEOUT_MS", "1")
     session = Session(rea_registry)
     open_angr(session, angr_programs["nopie"])
@@ -109,7 +111,8 @@ def _corruptions(original: bytes) -> dict[str, bytes]:
 
 
 def test_corrupted_binaries_give_typed_errors_and_no_leaked_worker(
-        rea_registry: Registry, angr_programs: dict[str, Path], tmp_path: Path) -> None:
+    rea_registry: Registry, angr_programs: dict[str, Path], tmp_path: Path
+) -> None:
     session = Session(rea_registry)
     pids = []
     try:
@@ -189,8 +192,9 @@ def test_client_close_during_a_query_reaps_the_worker(rea_registry: Registry, an
     assert not owned_alive(pid)
 
 
-def test_address_space_cap_ends_in_a_typed_error(rea_registry: Registry, angr_programs: dict[str, Path],
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_address_space_cap_ends_in_a_typed_error(
+    rea_registry: Registry, angr_programs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("REA_ANGR_MEMORY_LIMIT_MB", "256")  # below what angr needs for a CFG
     session = Session(rea_registry)
     open_angr(session, angr_programs["nopie"])
@@ -225,12 +229,17 @@ def _exited(pid: int) -> bool:
             stat = fh.read().decode("ascii", "replace")
     except OSError:
         return True
-    return stat[stat.rfind(")") + 2:].split()[0] in ("Z", "X")
+    return stat[stat.rfind(")") + 2 :].split()[0] in ("Z", "X")
 
 
 def test_worker_exits_when_the_server_dies(angr_programs: dict[str, Path]) -> None:
-    out = subprocess.run([sys.executable, "-c", ORPHAN_SCRIPT, str(angr_programs["nopie"])], check=True,
-                         capture_output=True, text=True, timeout=300).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", ORPHAN_SCRIPT, str(angr_programs["nopie"])],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout
     pid = int(out.split()[-1])
     # The worker watches its parent once a second; this bound only guards against a hang.
     for _ in range(600):

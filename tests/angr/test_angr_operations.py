@@ -53,8 +53,9 @@ def test_document_and_segments(angr_session: Session, angr_programs: dict[str, P
     assert all(r["name"].startswith("LOAD") for r in regions if r["kind"] == "segment")
 
 
-def test_procedures_match_the_source_and_the_symbol_table(angr_session: Session,
-                                                          angr_programs: dict[str, Path]) -> None:
+def test_procedures_match_the_source_and_the_symbol_table(
+    angr_session: Session, angr_programs: dict[str, Path]
+) -> None:
     symbols = nm_addresses(angr_programs["nopie"])
     page = op(angr_session, "list_procedures", limit=1000)
     procs = {p["name"]: p for p in page["procedures"]}
@@ -144,8 +145,9 @@ def test_calls_follow_the_source(angr_session: Session) -> None:
     assert [c["name"] for c in callers["callers"]] == ["main"]
     site = callers["callers"][0]["call_sites"][0]
     assert site in by_name["say_hello"]["call_sites"]
-    insn = op(angr_session, "read_function_instructions", procedure="main", limit=1000,
-              split_operands=True)["instructions"]
+    insn = op(angr_session, "read_function_instructions", procedure="main", limit=1000, split_operands=True)[
+        "instructions"
+    ]
     assert next(i for i in insn if i["address"] == site)["mnemonic"] == "call"
 
 
@@ -192,8 +194,9 @@ def test_blocks_assembly_and_instruction_windows(angr_session: Session) -> None:
     assert first["text"].startswith(first["mnemonic"]) and bytes.fromhex(first["bytes"])
     short = op(angr_session, "procedure_assembly", procedure="classify", max_instructions=2)
     assert len(short["instructions"]) == 2 and short["truncated"]
-    window = op(angr_session, "read_function_instructions", procedure="classify", offset=1, limit=3,
-                split_operands=True)
+    window = op(
+        angr_session, "read_function_instructions", procedure="classify", offset=1, limit=3, split_operands=True
+    )
     assert window["instructions"] == asm["instructions"][1:4] and window["total"] == len(asm["instructions"])
 
 

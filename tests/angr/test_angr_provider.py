@@ -21,17 +21,37 @@ from rea.testing import call_tool
 from tests.angr.angr_support import worker_pid
 
 CONTRACT_OPERATIONS = {
-    "list_documents", "list_segments", "list_procedures", "search_procedures", "list_strings", "search_strings",
-    "list_names", "address_name", "procedure_address", "resolve_containing_procedure", "procedure_info",
-    "procedure_blocks", "procedure_assembly", "read_function_instructions", "procedure_callers",
-    "procedure_callees", "procedure_references", "xrefs", "procedure_pseudo_code",
-    "inspect_native_instruction", "inspect_native_data_type", "resolve_native_call_targets", "binary_layout",
+    "list_documents",
+    "list_segments",
+    "list_procedures",
+    "search_procedures",
+    "list_strings",
+    "search_strings",
+    "list_names",
+    "address_name",
+    "procedure_address",
+    "resolve_containing_procedure",
+    "procedure_info",
+    "procedure_blocks",
+    "procedure_assembly",
+    "read_function_instructions",
+    "procedure_callers",
+    "procedure_callees",
+    "procedure_references",
+    "xrefs",
+    "procedure_pseudo_code",
+    "inspect_native_instruction",
+    "inspect_native_data_type",
+    "resolve_native_call_targets",
+    "binary_layout",
 }
 
 
 def test_importing_the_plugin_does_not_import_angr() -> None:
-    code = ("import sys, rea_plugins.angr, rea_plugins.angr.provider, rea_plugins.angr.client; "
-            "print('angr' in sys.modules, 'cle' in sys.modules)")
+    code = (
+        "import sys, rea_plugins.angr, rea_plugins.angr.provider, rea_plugins.angr.client; "
+        "print('angr' in sys.modules, 'cle' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     assert out.split() == ["False", "False"]
 
@@ -58,8 +78,7 @@ def test_availability_without_importing_angr(monkeypatch: pytest.MonkeyPatch) ->
     assert missing.remediation == "pip install 'rea[angr]'"
 
 
-def test_analysis_profile_records_version_and_options(angr_programs: dict[str, Path],
-                                                      rea_registry: Registry) -> None:
+def test_analysis_profile_records_version_and_options(angr_programs: dict[str, Path], rea_registry: Registry) -> None:
     session = Session(rea_registry)
     try:
         out = call_tool(session, "open_binary", {"path": str(angr_programs["nopie"]), "provider_id": "angr"})
@@ -91,8 +110,9 @@ def test_timeouts_from_environment() -> None:
         assert info.value.details["settings"][0]["setting"] == "REA_ANGR_CFG_TIMEOUT_MS"
 
 
-def test_invalid_timeout_setting_fails_the_open(angr_programs: dict[str, Path], rea_registry: Registry,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_invalid_timeout_setting_fails_the_open(
+    angr_programs: dict[str, Path], rea_registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("REA_ANGR_QUERY_TIMEOUT_MS", "soon")
     session = Session(rea_registry)
     with pytest.raises(ReaError) as info:
@@ -133,8 +153,9 @@ def test_paging_and_search_helpers() -> None:
 
 
 def test_worker_module_answers_ping_over_its_pipes() -> None:
-    channel = WorkerChannel(python_worker_spec("rea_plugins.angr.worker", resource="angr-worker", owner="angr"),
-                            label="angr")
+    channel = WorkerChannel(
+        python_worker_spec("rea_plugins.angr.worker", resource="angr-worker", owner="angr"), label="angr"
+    )
     try:
         assert channel.request("ping", {}, CallContext(), deadline_s=60).result() == {"pid": channel.pid}
         # Before a target is loaded every analysis request fails with a typed error, not a crash.

@@ -101,8 +101,9 @@ def test_generated_names_select_the_procedure(zstd_session: Session, zstd: build
     assert caught.value.code == "invalid_request"
 
 
-def test_instruction_text_uses_link_time_targets(zstd_session: Session, zstd: builds.Build,
-                                                 procedures: list[dict[str, Any]]) -> None:
+def test_instruction_text_uses_link_time_targets(
+    zstd_session: Session, zstd: builds.Build, procedures: list[dict[str, Any]]
+) -> None:
     symbols = zstd.symbols()
     # Function starts of the build, and the import stubs (PLT entries have no symbol).
     starts = {a for a, _ in symbols.values()} | {int(p["address"], 16) for p in procedures if p["kind"] == "import"}
@@ -114,17 +115,18 @@ def test_instruction_text_uses_link_time_targets(zstd_session: Session, zstd: bu
         mnemonic, target = site["instruction"].split()
         assert (mnemonic == "call" or mnemonic.startswith("j")) and target == site["targets"][0]["address"]
         assert int(target, 16) in starts, site
-    rows = zstd_session.execute("read_function_instructions", {"procedure": hex(address), "limit": 1000},
-                                CallContext()).normalized["instructions"]
+    rows = zstd_session.execute(
+        "read_function_instructions", {"procedure": hex(address), "limit": 1000}, CallContext()
+    ).normalized["instructions"]
     calls = [r for r in rows if r["mnemonic"] == "call" and r["operands"].startswith("0x")]
     assert calls and all(int(r["operands"], 16) in starts for r in calls)
-    insn = zstd_session.execute("inspect_native_instruction", {"address": calls[0]["address"]},
-                                CallContext()).normalized
+    insn = zstd_session.execute(
+        "inspect_native_instruction", {"address": calls[0]["address"]}, CallContext()
+    ).normalized
     assert insn["operand_details"][0]["value"] == int(calls[0]["operands"], 16)
 
 
-def test_cold_parts_take_their_size_from_the_unwind_table(procedures: list[dict[str, Any]],
-                                                          zstd: builds.Build) -> None:
+def test_cold_parts_take_their_size_from_the_unwind_table(procedures: list[dict[str, Any]], zstd: builds.Build) -> None:
     symbols = zstd.symbols()
     by_address = {int(p["address"], 16): p for p in procedures}
     # Two 9-byte parts that jump back into their parents once measured 575 KB; the third (``mov %r14,0x20;
@@ -136,19 +138,31 @@ def test_cold_parts_take_their_size_from_the_unwind_table(procedures: list[dict[
     sized = [(a, s) for a, s in symbols.values() if s and a in by_address]
     agree = sum(1 for a, s in sized if by_address[a]["size"] == s)
     assert len(sized) >= 600 and agree == len(sized), [
-        (hex(a), s, by_address[a]["size"]) for a, s in sized if by_address[a]["size"] != s][:10]
+        (hex(a), s, by_address[a]["size"]) for a, s in sized if by_address[a]["size"] != s
+    ][:10]
 
 
 def test_cold_parts_own_only_their_code(zstd_session: Session, zstd: builds.Build) -> None:
     objdump = toolchains.require("objdump")
     for name in ("ZSTD_decompressStream.cold", "ZSTD_decompressContinue.part.0.cold"):
         address, size = zstd.symbols()[name]
-        out = subprocess.run([objdump, "-d", f"--start-address={address:#x}", f"--stop-address={address + size:#x}",
-                              str(zstd.unstripped)], check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [
+                objdump,
+                "-d",
+                f"--start-address={address:#x}",
+                f"--stop-address={address + size:#x}",
+                str(zstd.unstripped),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         truth = re.findall(r"^[ \t]+([0-9a-f]+):[ \t]+(?:[0-9a-f]{2} )+[ \t]*([a-z]\S*)", out, re.MULTILINE)
         assert truth and not any(m.startswith("call") for _, m in truth)
-        rows = zstd_session.execute("read_function_instructions", {"procedure": hex(address)},
-                                    CallContext()).normalized["instructions"]
+        rows = zstd_session.execute(
+            "read_function_instructions", {"procedure": hex(address)}, CallContext()
+        ).normalized["instructions"]
         assert [int(r["address"], 16) for r in rows] == [int(a, 16) for a, _ in truth], name
         # Its jump back into the parent is neither a call nor a tail call: the parent's calls are not its own.
         assert op(zstd_session, "procedure_callees", procedure=hex(address))["callees"] == [], name
@@ -162,8 +176,12 @@ def test_starts_are_function_starts(procedures: list[dict[str, Any]], zstd: buil
     inside = [hex(s) for s in starts for a, e in extents if a < s < e]
     assert inside == [], "a start inside another function's extent"
     # crt's functions (no FDE, after padding) and a two-instruction function angr takes for alignment.
-    for name in ("register_tm_clones", "__do_global_dtors_aux", "frame_dummy",
-                 "ZSTD_compressBegin_usingCDict_advanced"):
+    for name in (
+        "register_tm_clones",
+        "__do_global_dtors_aux",
+        "frame_dummy",
+        "ZSTD_compressBegin_usingCDict_advanced",
+    ):
         assert symbols[name][0] in starts, name
     hits = len(starts & truth)
     precision, recall = hits / len(starts), hits / len(truth)
@@ -176,8 +194,9 @@ def test_segments_are_the_program_headers(zstd_session: Session, zstd: builds.Bu
     # objdump lists every program header in order: a LOAD is named after its index, as readelf numbers it.
     header = r"^\s+(\S+) off\s+0x[0-9a-f]+ vaddr (0x[0-9a-f]+) .*\n\s+filesz 0x[0-9a-f]+ memsz (0x[0-9a-f]+)"
     headers = re.findall(header, out, re.MULTILINE)
-    loads = [(f"LOAD{i}", int(vaddr, 16), int(memsz, 16)) for i, (kind, vaddr, memsz) in enumerate(headers)
-             if kind == "LOAD"]
+    loads = [
+        (f"LOAD{i}", int(vaddr, 16), int(memsz, 16)) for i, (kind, vaddr, memsz) in enumerate(headers) if kind == "LOAD"
+    ]
     assert len(loads) == 4
     segments = [s for s in op(zstd_session, "list_segments")["segments"] if s["kind"] == "segment"]
     assert [(s["name"], int(s["start"], 16), s["size"]) for s in segments] == loads
@@ -261,4 +280,5 @@ def test_macho_tables_agree_with_the_load_commands(rea_registry: Registry, fixtu
         assert segments == native_segments
         assert layout["linkage"] == native_layout["linkage"] and layout["sections"] == native_layout["sections"]
         assert {(i["name"], i["library"], i["slot"]) for i in layout["imports"]} == {
-            (i["name"], i["library"], i["slot"]) for i in native_layout["imports"]}
+            (i["name"], i["library"], i["slot"]) for i in native_layout["imports"]
+        }

@@ -31,8 +31,12 @@ def asar_cli() -> Path:
         return binary
     toolchains.require_all(("node", "npm"))
     NPM_PREFIX.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(NPM_PREFIX),
-                           "@electron/asar"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(NPM_PREFIX), "@electron/asar"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if proc.returncode != 0 or not binary.exists():
         toolchains.unavailable(f"npm install @electron/asar failed: {proc.stderr[-500:]}")
     return binary
@@ -47,8 +51,7 @@ def private_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     yield root
 
 
-def pack(asar_cli: Path, src: Path, dest: Path, unpack: str | None = None,
-         unpack_dir: str | None = None) -> Path:
+def pack(asar_cli: Path, src: Path, dest: Path, unpack: str | None = None, unpack_dir: str | None = None) -> Path:
     cmd = [str(asar_cli), "pack", str(src), str(dest)]
     if unpack:
         cmd += ["--unpack", unpack]
@@ -58,8 +61,9 @@ def pack(asar_cli: Path, src: Path, dest: Path, unpack: str | None = None,
     return dest
 
 
-def write_tree(root: Path, files: dict[str, bytes], links: dict[str, str] | None = None,
-               executable: tuple[str, ...] = ()) -> Path:
+def write_tree(
+    root: Path, files: dict[str, bytes], links: dict[str, str] | None = None, executable: tuple[str, ...] = ()
+) -> Path:
     """Create ``files`` (and relative symlinks) beneath ``root``."""
     for rel, data in files.items():
         p = root / rel
@@ -117,10 +121,10 @@ def app_asar(packed_app: Path, tmp_path: Path) -> Path:
 
 
 def integrity(data: bytes) -> dict[str, Any]:
-    blocks = [hashlib.sha256(data[i:i + BLOCK]).hexdigest() for i in range(0, len(data), BLOCK)] or [
-        hashlib.sha256(b"").hexdigest()]
-    return {"algorithm": "SHA256", "hash": hashlib.sha256(data).hexdigest(), "blockSize": BLOCK,
-            "blocks": blocks}
+    blocks = [hashlib.sha256(data[i : i + BLOCK]).hexdigest() for i in range(0, len(data), BLOCK)] or [
+        hashlib.sha256(b"").hexdigest()
+    ]
+    return {"algorithm": "SHA256", "hash": hashlib.sha256(data).hexdigest(), "blockSize": BLOCK, "blocks": blocks}
 
 
 def asar_bytes(header: Any, data: bytes = b"", *, raw_json: bytes | None = None) -> bytes:
@@ -131,8 +135,13 @@ def asar_bytes(header: Any, data: bytes = b"", *, raw_json: bytes | None = None)
     return struct.pack("<II", 4, len(header_pickle)) + header_pickle + data
 
 
-def build_asar(files: dict[str, bytes], *, unpacked: tuple[str, ...] = (),
-               links: dict[str, str] | None = None, with_integrity: bool = True) -> tuple[dict[str, Any], bytes]:
+def build_asar(
+    files: dict[str, bytes],
+    *,
+    unpacked: tuple[str, ...] = (),
+    links: dict[str, str] | None = None,
+    with_integrity: bool = True,
+) -> tuple[dict[str, Any], bytes]:
     """A header and data region for ``files`` (nested directories from '/' in names)."""
     root: dict[str, Any] = {"files": {}}
     data = b""
@@ -166,15 +175,20 @@ def write_asar(path: Path, files: dict[str, bytes], **kw: Any) -> Path:
     return path
 
 
-def make_zip(path: Path, members: dict[str, bytes], *, compression: int = zipfile.ZIP_DEFLATED,
-             symlinks: dict[str, str] | None = None) -> Path:
+def make_zip(
+    path: Path,
+    members: dict[str, bytes],
+    *,
+    compression: int = zipfile.ZIP_DEFLATED,
+    symlinks: dict[str, str] | None = None,
+) -> Path:
     with zipfile.ZipFile(path, "w", compression) as zf:
         for name, data in members.items():
             zf.writestr(name, data)
         for name, target in (symlinks or {}).items():
             info = zipfile.ZipInfo(name)
             info.create_system = 3
-            info.external_attr = (0o120777 << 16)
+            info.external_attr = 0o120777 << 16
             zf.writestr(info, target)
     return path
 

@@ -53,7 +53,7 @@ def _bad_utf8(data: bytes, stand_in: bytes, raw: bytes) -> bytes:
     for magic, flags_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
         at = buf.find(magic)
         while at >= 0:
-            if raw in buf[at:at + 80]:
+            if raw in buf[at : at + 80]:
                 buf[at + flags_at + 1] |= 0x08
             at = buf.find(magic, at + 4)
     return bytes(buf)
@@ -66,8 +66,9 @@ def test_malformed_zips_are_described_and_one_bad_name_is_refused(tmp_path: Path
     past_eof = tmp_path / "eocd.zip"
     past_eof.write_bytes(bytes(eocd))
     names = tmp_path / "names.zip"
-    names.write_bytes(_bad_utf8(_zip({"a.txt": b"alpha", "badQQ.txt": b"bad name", "": b"no name"}),
-                                b"badQQ.txt", b"bad\x98\x98.txt"))
+    names.write_bytes(
+        _bad_utf8(_zip({"a.txt": b"alpha", "badQQ.txt": b"bad name", "": b"no name"}), b"badQQ.txt", b"bad\x98\x98.txt")
+    )
     tmp = tmp_path / "tmp"
     tmp.mkdir()
 
@@ -76,8 +77,10 @@ def test_malformed_zips_are_described_and_one_bad_name_is_refused(tmp_path: Path
             for tool in ("inspect_artifact", "extract_artifact"):
                 err = _error(await client.call_tool(tool, {"path": str(past_eof)}))
                 assert err["code"] == "artifact_operation_failed"
-                assert "end-of-central-directory record places the central directory at offset 2147483647, " \
-                       "past the end of" in err["message"]
+                assert (
+                    "end-of-central-directory record places the central directory at offset 2147483647, "
+                    "past the end of" in err["message"]
+                )
                 assert not EXCEPTION_NAME.search(err["message"]), err["message"]
             inv = _structured(await client.call_tool("inspect_artifact", {"path": str(names)}))
             problems = {e["path"]: e["problem"] for e in inv["normalized_result"]["entries"]}
@@ -85,7 +88,9 @@ def test_malformed_zips_are_described_and_one_bad_name_is_refused(tmp_path: Path
             out = _structured(await client.call_tool("extract_artifact", {"path": str(names)}))["normalized_result"]
             assert [f["path"] for f in out["files"]] == ["a.txt"]
             assert {r["path"]: r["reason"] for r in out["refused"]} == {
-                "bad\\x98\\x98.txt": "invalid_utf8_name", "": "empty_name"}
+                "bad\\x98\\x98.txt": "invalid_utf8_name",
+                "": "empty_name",
+            }
             assert sorted(os.listdir(out["output_directory"])) == ["a.txt"]
 
     anyio.run(main)
@@ -115,14 +120,19 @@ def test_a_large_extraction_is_bounded_and_names_its_complete_record(tmp_path: P
             complete = listing["complete_evidence"]
             assert doc["evidence_links"] == [complete["evidence_id"]]
             # The complete listing is in the session: the last page names the last file.
-            page = _structured(await client.call_tool("inspect_analysis_view", {
-                "source": complete, "view": {"kind": "page", "section": "files", "offset": count - 5, "limit": 5}}))
+            page = _structured(
+                await client.call_tool(
+                    "inspect_analysis_view",
+                    {"source": complete, "view": {"kind": "page", "section": "files", "offset": count - 5, "limit": 5}},
+                )
+            )
             rows = page["normalized_result"]["items"]
             assert [r["path"] for r in rows][-1] == f"d29/{LONG}{count - 1:05d}.js"
             assert page["normalized_result"]["total"] == count and page["normalized_result"]["next_offset"] is None
             # A selection small enough to list stays complete, in a fresh directory of its own.
-            small = _structured(await client.call_tool("extract_artifact", {
-                "path": str(archive), "paths": [f"d00/{LONG}00000.js"]}))["normalized_result"]
+            small = _structured(
+                await client.call_tool("extract_artifact", {"path": str(archive), "paths": [f"d00/{LONG}00000.js"]})
+            )["normalized_result"]
             assert small["listing"] == {"status": "complete"} and small["file_count"] == 1
             assert Path(small["output_directory"]) != out
             shutil.rmtree(out)
@@ -132,9 +142,9 @@ def test_a_large_extraction_is_bounded_and_names_its_complete_record(tmp_path: P
     anyio.run(main)
 
 
-def test_a_failure_after_the_files_are_written_leaves_nothing(rea_session: Session, tmp_path: Path, kit: Any,
-                                                             private_tmpdir: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failure_after_the_files_are_written_leaves_nothing(
+    rea_session: Session, tmp_path: Path, kit: Any, private_tmpdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     archive = kit.write_asar(tmp_path / "app.asar", {"a.js": b"1", "b.js": b"2"})
 
     def fail(*args: Any, **kwargs: Any) -> bool:

@@ -88,18 +88,29 @@ def test_header_without_root_files(tmp_path: Path, kit: Any, header: Any) -> Non
     assert _open_error(p).code == "artifact_operation_failed"
 
 
-@pytest.mark.parametrize("node,reason", [
-    ({"size": -1, "offset": "0"}, "bad_size"),
-    ({"size": "12", "offset": "0"}, "bad_size"),
-    ({"size": 1, "offset": "-3"}, "bad_offset"),
-    ({"size": 1}, "bad_offset"),
-    ({"size": 1, "offset": "0", "integrity": {"algorithm": "MD5", "hash": "00", "blockSize": 1, "blocks": []}},
-     "bad_integrity"),
-    ({"size": 1, "offset": "0", "integrity": {"algorithm": "SHA256", "hash": "0" * 64, "blockSize": 4,
-                                                "blocks": ["0" * 64, "0" * 64]}}, "bad_integrity"),
-    ({"size": 1, "offset": "0", "unpacked": "yes"}, "bad_node"),
-    ("not an object", "bad_node"),
-])
+@pytest.mark.parametrize(
+    "node,reason",
+    [
+        ({"size": -1, "offset": "0"}, "bad_size"),
+        ({"size": "12", "offset": "0"}, "bad_size"),
+        ({"size": 1, "offset": "-3"}, "bad_offset"),
+        ({"size": 1}, "bad_offset"),
+        (
+            {"size": 1, "offset": "0", "integrity": {"algorithm": "MD5", "hash": "00", "blockSize": 1, "blocks": []}},
+            "bad_integrity",
+        ),
+        (
+            {
+                "size": 1,
+                "offset": "0",
+                "integrity": {"algorithm": "SHA256", "hash": "0" * 64, "blockSize": 4, "blocks": ["0" * 64, "0" * 64]},
+            },
+            "bad_integrity",
+        ),
+        ({"size": 1, "offset": "0", "unpacked": "yes"}, "bad_node"),
+        ("not an object", "bad_node"),
+    ],
+)
 def test_malformed_nodes(tmp_path: Path, kit: Any, node: Any, reason: str) -> None:
     p = tmp_path / "node.asar"
     p.write_bytes(kit.asar_bytes({"files": {"f": node}}, b"z"))
@@ -138,13 +149,15 @@ def test_many_entries_is_bounded(tmp_path: Path, kit: Any, rea_session: Session)
 
 
 def test_traversal_names_and_escaping_links_are_flagged(tmp_path: Path, kit: Any) -> None:
-    header = {"files": {
-        "..": {"files": {"evil.txt": {"size": 1, "offset": "0"}}},
-        "ok.txt": {"size": 1, "offset": "1"},
-        "a\\b": {"size": 1, "offset": "2"},
-        "out": {"link": "../../etc/passwd"},
-        "in": {"link": "ok.txt"},
-    }}
+    header = {
+        "files": {
+            "..": {"files": {"evil.txt": {"size": 1, "offset": "0"}}},
+            "ok.txt": {"size": 1, "offset": "1"},
+            "a\\b": {"size": 1, "offset": "2"},
+            "out": {"link": "../../etc/passwd"},
+            "in": {"link": "ok.txt"},
+        }
+    }
     p = tmp_path / "hostile.asar"
     p.write_bytes(kit.asar_bytes(header, b"xyz"))
     with AsarArchive.open(str(p)) as arc:
@@ -169,5 +182,5 @@ def test_header_json_is_the_one_electron_reads(tmp_path: Path, kit: Any) -> None
     raw = kit.asar_bytes(header, data)
     size = struct.unpack_from("<I", raw, 4)[0]
     strlen = struct.unpack_from("<I", raw, 12)[0]
-    assert json.loads(raw[16:16 + strlen]) == header
-    assert raw[8 + size:] == b"1;"
+    assert json.loads(raw[16 : 16 + strlen]) == header
+    assert raw[8 + size :] == b"1;"

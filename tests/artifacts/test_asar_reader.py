@@ -41,8 +41,10 @@ def test_declared_integrity_and_blocks(app_asar: Path, kit: Any) -> None:
     assert entry.integrity.algorithm == "SHA256"
     assert entry.integrity.hash == hashlib.sha256(big).hexdigest()
     assert entry.integrity.block_size == kit.BLOCK
-    assert entry.integrity.blocks == [hashlib.sha256(big[:kit.BLOCK]).hexdigest(),
-                                      hashlib.sha256(big[kit.BLOCK:]).hexdigest()]
+    assert entry.integrity.blocks == [
+        hashlib.sha256(big[: kit.BLOCK]).hexdigest(),
+        hashlib.sha256(big[kit.BLOCK :]).hexdigest(),
+    ]
 
 
 def test_block_conventions_at_exact_multiples(app_asar: Path, tmp_path: Path, kit: Any) -> None:

@@ -44,8 +44,9 @@ def _written(root: Path) -> dict[str, bytes]:
     return out
 
 
-def test_extracts_every_regular_file_of_an_asar(rea_session: Session, app_asar: Path, kit: Any,
-                                                private_tmpdir: Path) -> None:
+def test_extracts_every_regular_file_of_an_asar(
+    rea_session: Session, app_asar: Path, kit: Any, private_tmpdir: Path
+) -> None:
     res = _extract(rea_session, app_asar)
     out = Path(res["output_directory"])
     assert out.parent == private_tmpdir and out.name.startswith("rea-extract-")
@@ -67,15 +68,13 @@ def test_selected_paths_only_and_fresh_directory_each_call(rea_session: Session,
     assert set(_written(Path(b["output_directory"]))) == {"main.js"}
 
 
-def test_unknown_selected_path_is_invalid_request(rea_session: Session, app_asar: Path,
-                                                  private_tmpdir: Path) -> None:
+def test_unknown_selected_path_is_invalid_request(rea_session: Session, app_asar: Path, private_tmpdir: Path) -> None:
     err = _error(rea_session, app_asar, paths=["main.js", "nope.js"])
     assert err.code == "invalid_request" and err.details["issues"][0]["path"] == "paths/1"
     assert list(private_tmpdir.iterdir()) == []
 
 
-def test_hostile_zip_names_are_refused_and_nothing_escapes(rea_session: Session, tmp_path: Path,
-                                                           kit: Any) -> None:
+def test_hostile_zip_names_are_refused_and_nothing_escapes(rea_session: Session, tmp_path: Path, kit: Any) -> None:
     path = tmp_path / "hostile.zip"
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("../../escape.txt", b"escape")
@@ -99,10 +98,24 @@ def test_hostile_zip_names_are_refused_and_nothing_escapes(rea_session: Session,
         zf.writestr(dev, b"")
         zf.writestr("safe/ok.txt", b"ok")
     before = kit.tree_snapshot(tmp_path)
-    res = _extract(rea_session, path, paths=["../../escape.txt", "/abs/evil.txt", "dir\\..\\win.txt", "dup.txt",
-                                             "Readme.md", "README.md", "lnk", "lnk/passwd", "dev",
-                                             "caf\u00e9.txt", "cafe\u0301.txt",
-                                             "safe/ok.txt"])
+    res = _extract(
+        rea_session,
+        path,
+        paths=[
+            "../../escape.txt",
+            "/abs/evil.txt",
+            "dir\\..\\win.txt",
+            "dup.txt",
+            "Readme.md",
+            "README.md",
+            "lnk",
+            "lnk/passwd",
+            "dev",
+            "caf\u00e9.txt",
+            "cafe\u0301.txt",
+            "safe/ok.txt",
+        ],
+    )
     out = Path(res["output_directory"])
     assert _written(out) == {"safe/ok.txt": b"ok"}
     reasons = {(r["path"], r["ordinal"]): r["reason"] for r in res["refused"]}
@@ -129,17 +142,20 @@ def test_directory_source_refuses_links_and_devices(rea_session: Session, tmp_pa
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret").write_bytes(b"secret")
-    root = kit.write_tree(tmp_path / "src", {"a.txt": b"a", "sub/b.txt": b"b"},
-                          links={"esc": "../outside", "sub/up": "../a.txt"})
+    root = kit.write_tree(
+        tmp_path / "src", {"a.txt": b"a", "sub/b.txt": b"b"}, links={"esc": "../outside", "sub/up": "../a.txt"}
+    )
     os.mkfifo(root / "fifo")
     res = _extract(rea_session, root, paths=["a.txt", "sub/b.txt", "esc", "sub/up", "fifo"])
     assert _written(Path(res["output_directory"])) == {"a.txt": b"a", "sub/b.txt": b"b"}
     assert {r["path"]: r["reason"] for r in res["refused"]} == {
-        "esc": "symlink", "sub/up": "symlink", "fifo": "device_or_special_file"}
+        "esc": "symlink",
+        "sub/up": "symlink",
+        "fifo": "device_or_special_file",
+    }
 
 
-def test_integrity_failure_leaves_nothing(rea_session: Session, app_asar: Path, private_tmpdir: Path,
-                                          kit: Any) -> None:
+def test_integrity_failure_leaves_nothing(rea_session: Session, app_asar: Path, private_tmpdir: Path, kit: Any) -> None:
     companion = Path(str(app_asar) + ".unpacked") / "native" / "addon.node"
     companion.write_bytes(b"stripped")
     err = _error(rea_session, app_asar)
@@ -156,8 +172,9 @@ def test_integrity_failure_leaves_nothing(rea_session: Session, app_asar: Path, 
     assert "likely_cause" in c
 
 
-def test_missing_companion_fails_unavailable_and_leaves_nothing(rea_session: Session, app_asar: Path,
-                                                                private_tmpdir: Path) -> None:
+def test_missing_companion_fails_unavailable_and_leaves_nothing(
+    rea_session: Session, app_asar: Path, private_tmpdir: Path
+) -> None:
     shutil.rmtree(str(app_asar) + ".unpacked")
     for policy in ("fail", "record-and-continue"):
         err = _error(rea_session, app_asar, integrity_policy=policy)
@@ -175,8 +192,9 @@ def test_size_limit_failure_leaves_nothing(rea_session: Session, app_asar: Path,
     assert list(private_tmpdir.iterdir()) == []
 
 
-def test_zip_bomb_is_refused_before_writing(rea_session: Session, tmp_path: Path, kit: Any,
-                                            private_tmpdir: Path) -> None:
+def test_zip_bomb_is_refused_before_writing(
+    rea_session: Session, tmp_path: Path, kit: Any, private_tmpdir: Path
+) -> None:
     path = kit.make_zip(tmp_path / "bomb.zip", {"z.bin": bytes(16 << 20), "a.txt": b"a"})
     err = _error(rea_session, path)
     assert err.code == "resource_constraint" and err.details["resource"] == "compression_ratio"
@@ -187,14 +205,25 @@ def test_cli_extract_artifact(app_asar: Path, private_tmpdir: Path) -> None:
     companion = Path(str(app_asar) + ".unpacked") / "native" / "addon.node"
     companion.write_bytes(b"signed later")
     env = {**os.environ, "TMPDIR": str(private_tmpdir)}
-    cmd = [sys.executable, "-c", "import sys; from rea.cli.main import main; sys.exit(main())",
-           "extract-artifact", str(app_asar), "--format", "json", "--paths", "main.js", "native/addon.node"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "import sys; from rea.cli.main import main; sys.exit(main())",
+        "extract-artifact",
+        str(app_asar),
+        "--format",
+        "json",
+        "--paths",
+        "main.js",
+        "native/addon.node",
+    ]
     failed = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert failed.returncode != 0
     assert "artifact_integrity_mismatch" in failed.stdout + failed.stderr
     assert list(private_tmpdir.iterdir()) == []
-    ok = subprocess.run([*cmd, "--integrity-policy", "record-and-continue"], capture_output=True, text=True,
-                        env=env, timeout=120)
+    ok = subprocess.run(
+        [*cmd, "--integrity-policy", "record-and-continue"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert ok.returncode == 0, ok.stderr
     record = json.loads(ok.stdout)
     res = record["normalized_result"]
@@ -218,8 +247,9 @@ class _CancelAfter(CallContext):
         super().check(phase)
 
 
-def test_cancellation_mid_extraction_leaves_nothing(rea_session: Session, tmp_path: Path, kit: Any,
-                                                    private_tmpdir: Path) -> None:
+def test_cancellation_mid_extraction_leaves_nothing(
+    rea_session: Session, tmp_path: Path, kit: Any, private_tmpdir: Path
+) -> None:
     # 60 files are written by one thread, 300 by several: both stop and leave nothing.
     for count in (60, 300):
         src = kit.write_tree(tmp_path / f"many{count}", {f"d{i % 7}/f{i}.txt": b"x" * i for i in range(count)})
@@ -229,8 +259,9 @@ def test_cancellation_mid_extraction_leaves_nothing(rea_session: Session, tmp_pa
         assert list(private_tmpdir.iterdir()) == []
 
 
-def test_many_files_written_concurrently_are_complete_and_exact(rea_session: Session, tmp_path: Path,
-                                                                kit: Any, private_tmpdir: Path) -> None:
+def test_many_files_written_concurrently_are_complete_and_exact(
+    rea_session: Session, tmp_path: Path, kit: Any, private_tmpdir: Path
+) -> None:
     files = {f"pkg{i % 13}/lib/m{i}.js": f"module.exports = {i};\n".encode() * (i % 5 + 1) for i in range(400)}
     good = kit.write_asar(tmp_path / "many.asar", files)
     res = _extract(rea_session, good)
@@ -242,7 +273,7 @@ def test_many_files_written_concurrently_are_complete_and_exact(rea_session: Ses
     target = "pkg7/lib/m397.js"
     at = int(header["files"]["pkg7"]["files"]["lib"]["files"]["m397.js"]["offset"])
     bad = tmp_path / "bad.asar"
-    bad.write_bytes(kit.asar_bytes(header, data[:at] + b"X" + data[at + 1:]))
+    bad.write_bytes(kit.asar_bytes(header, data[:at] + b"X" + data[at + 1 :]))
     shutil.rmtree(res["output_directory"])
     with pytest.raises(ReaError) as err:
         _extract(rea_session, bad)
@@ -258,8 +289,7 @@ def test_undecodable_and_encrypted_names_are_refused(rea_session: Session, tmp_p
     assert _written(Path(res["output_directory"])) == {"ok.txt": b"ok"}
     assert [(r["path"], r["reason"]) for r in res["refused"]] == [("bad\\xff.txt", "undecodable_name")]
     # An entry flagged as encrypted (general-purpose bit 0) is listed as unreadable and never written.
-    path = kit.make_zip(tmp_path / "enc.zip", {"plain.txt": b"p", "secret.txt": b"s"},
-                        compression=zipfile.ZIP_STORED)
+    path = kit.make_zip(tmp_path / "enc.zip", {"plain.txt": b"p", "secret.txt": b"s"}, compression=zipfile.ZIP_STORED)
     with zipfile.ZipFile(path) as zf:
         local = zf.getinfo("secret.txt").header_offset
     raw = bytearray(path.read_bytes())
@@ -277,12 +307,14 @@ def test_undecodable_and_encrypted_names_are_refused(rea_session: Session, tmp_p
 
 
 def test_hostile_asar_names_are_refused(rea_session: Session, tmp_path: Path, kit: Any) -> None:
-    header = {"files": {
-        "..": {"files": {"evil.txt": {"size": 1, "offset": "0"}}},
-        "x": {"files": {"y/../../z.txt": {"size": 1, "offset": "1"}}},
-        "ok.txt": {"size": 1, "offset": "2"},
-        "link": {"link": "../../etc"},
-    }}
+    header = {
+        "files": {
+            "..": {"files": {"evil.txt": {"size": 1, "offset": "0"}}},
+            "x": {"files": {"y/../../z.txt": {"size": 1, "offset": "1"}}},
+            "ok.txt": {"size": 1, "offset": "2"},
+            "link": {"link": "../../etc"},
+        }
+    }
     path = tmp_path / "hostile.asar"
     path.write_bytes(kit.asar_bytes(header, b"abc"))
     before = kit.tree_snapshot(tmp_path)
@@ -290,16 +322,19 @@ def test_hostile_asar_names_are_refused(rea_session: Session, tmp_path: Path, ki
     out = Path(res["output_directory"])
     assert _written(out) == {"ok.txt": b"c"}
     assert {r["path"]: r["reason"] for r in res["refused"]} == {
-        "../evil.txt": "parent_traversal", "x/y/../../z.txt": "parent_traversal", "link": "symlink"}
+        "../evil.txt": "parent_traversal",
+        "x/y/../../z.txt": "parent_traversal",
+        "link": "symlink",
+    }
     new = kit.tree_snapshot(tmp_path) - before
-    assert all(p.startswith(os.path.relpath(out, tmp_path)) or p == os.path.relpath(out.parent, tmp_path)
-               for p in new)
+    assert all(p.startswith(os.path.relpath(out, tmp_path)) or p == os.path.relpath(out.parent, tmp_path) for p in new)
 
 
 def test_analyze_routes_an_asar_with_its_integrity_policy(tmp_path: Path, kit: Any) -> None:
     """`rea analyze app.asar --integrity-policy record-and-continue` (both JavaScript CLI routes take it)."""
-    header, data = kit.build_asar({"package.json": b'{"name": "demo", "main": "main.js"}',
-                                   "main.js": b"console.log('rea demo');\n"})
+    header, data = kit.build_asar(
+        {"package.json": b'{"name": "demo", "main": "main.js"}', "main.js": b"console.log('rea demo');\n"}
+    )
     tampered = bytearray(data)
     tampered[0] ^= 0x20  # main.js (first in the data region) no longer matches its declared hash
     app = tmp_path / "app.asar"
@@ -309,16 +344,18 @@ def test_analyze_routes_an_asar_with_its_integrity_policy(tmp_path: Path, kit: A
     failed = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert failed.returncode == 1
     assert json.loads(failed.stdout)["error"]["code"] == "artifact_integrity_mismatch"
-    ok = subprocess.run([*cmd, "--integrity-policy", "record-and-continue"], capture_output=True, text=True,
-                        env=env, timeout=120)
+    ok = subprocess.run(
+        [*cmd, "--integrity-policy", "record-and-continue"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert ok.returncode == 0, ok.stdout + ok.stderr
     record = json.loads(ok.stdout)
     assert record["operation"] == "analyze_javascript_application"
     assert [c["logical_path"] for c in record["normalized_result"]["integrity_contradictions"]] == ["main.js"]
 
 
-def test_a_cancel_after_the_handler_returned_removes_the_extraction(tmp_path: Path, kit: Any,
-                                                                   private_tmpdir: Path) -> None:
+def test_a_cancel_after_the_handler_returned_removes_the_extraction(
+    tmp_path: Path, kit: Any, private_tmpdir: Path
+) -> None:
     """The cancel lands between the handler's return and the ledger: nothing is recorded or left behind."""
     import msgspec
 

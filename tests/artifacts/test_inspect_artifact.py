@@ -37,8 +37,12 @@ def test_asar_inventory_reports_every_fact(rea_session: Session, app_asar: Path,
     assert ev.subject.digest.sha256 == hashlib.sha256(app_asar.read_bytes()).hexdigest()
     assert res["format"] == "asar" and res["coverage"] == "complete"
     assert res["integrity_contradictions"] == []
-    assert res["limits"] == {"max_entries": 200000, "max_depth": 4, "max_total_bytes": 4 << 30,
-                             "max_compression_ratio": 1000}
+    assert res["limits"] == {
+        "max_entries": 200000,
+        "max_depth": 4,
+        "max_total_bytes": 4 << 30,
+        "max_compression_ratio": 1000,
+    }
     entries = {e["path"]: e for e in res["entries"]}
     for rel, data in kit.APP_FILES.items():
         e = entries[rel]
@@ -52,8 +56,9 @@ def test_asar_inventory_reports_every_fact(rea_session: Session, app_asar: Path,
     assert res["totals"]["files"] == len(kit.APP_FILES)
 
 
-def test_directory_and_asar_of_one_tree_list_the_same_files(rea_session: Session, app_asar: Path,
-                                                              app_dir: Path) -> None:
+def test_directory_and_asar_of_one_tree_list_the_same_files(
+    rea_session: Session, app_asar: Path, app_dir: Path
+) -> None:
     a = {e["path"]: e for e in _inspect(rea_session, app_asar).normalized_result["entries"]}
     d = {e["path"]: e for e in _inspect(rea_session, app_dir).normalized_result["entries"]}
     assert set(a) == set(d)
@@ -75,8 +80,9 @@ def test_equal_directories_give_identical_evidence(rea_session: Session, tmp_pat
     assert _inspect(rea_session, second).evidence_id != a.evidence_id
 
 
-def test_same_asar_bytes_at_two_paths_give_identical_evidence(rea_session: Session, app_asar: Path,
-                                                               tmp_path: Path) -> None:
+def test_same_asar_bytes_at_two_paths_give_identical_evidence(
+    rea_session: Session, app_asar: Path, tmp_path: Path
+) -> None:
     other = tmp_path / "copy" / "renamed.asar"
     other.parent.mkdir()
     shutil.copy(app_asar, other)
@@ -99,15 +105,14 @@ def test_mismatch_fails_closed_by_default(rea_session: Session, tmp_path: Path, 
     assert len(rea_session.ledger) == 0
 
 
-def test_record_and_continue_quarantines_nested_archives(rea_session: Session, tmp_path: Path,
-                                                          kit: Any) -> None:
+def test_record_and_continue_quarantines_nested_archives(rea_session: Session, tmp_path: Path, kit: Any) -> None:
     inner_header, inner_data = kit.build_asar({"secret.js": b"s();"})
     inner = kit.asar_bytes(inner_header, inner_data)
     ok_inner = kit.asar_bytes(*kit.build_asar({"fine.js": b"f();"}))
     header, data = kit.build_asar({"nested.asar": inner, "ok.asar": ok_inner, "plain.js": b"p();"})
     # Contradict nested.asar's declared hash without breaking its structure: flip a data byte.
     at = data.index(b"s();")
-    data = data[:at] + b"S" + data[at + 1:]
+    data = data[:at] + b"S" + data[at + 1 :]
     path = tmp_path / "outer.asar"
     path.write_bytes(kit.asar_bytes(header, data))
     ev = _inspect(rea_session, path, integrity_policy="record-and-continue")
@@ -136,8 +141,9 @@ def test_missing_companion_makes_coverage_partial(rea_session: Session, app_asar
     assert any("native/addon.node" in r for r in res["partial_reasons"])
 
 
-def test_directory_lists_links_and_special_files_without_following(rea_session: Session,
-                                                                    tmp_path: Path, kit: Any) -> None:
+def test_directory_lists_links_and_special_files_without_following(
+    rea_session: Session, tmp_path: Path, kit: Any
+) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_bytes(b"secret")
@@ -160,14 +166,18 @@ def test_inventory_is_cancellable(rea_session: Session, app_asar: Path) -> None:
     assert len(rea_session.ledger) == 0
 
 
-@pytest.mark.parametrize("args,path", [
-    ({"integrity_policy": "ignore"}, "integrity_policy"),
-    ({"max_depth": -1}, "max_depth"),
-    ({"max_entries": 0}, "max_entries"),
-    ({"bogus": 1}, "bogus"),
-])
-def test_bad_arguments_are_invalid_request(rea_session: Session, app_dir: Path, args: dict[str, Any],
-                                           path: str) -> None:
+@pytest.mark.parametrize(
+    "args,path",
+    [
+        ({"integrity_policy": "ignore"}, "integrity_policy"),
+        ({"max_depth": -1}, "max_depth"),
+        ({"max_entries": 0}, "max_entries"),
+        ({"bogus": 1}, "bogus"),
+    ],
+)
+def test_bad_arguments_are_invalid_request(
+    rea_session: Session, app_dir: Path, args: dict[str, Any], path: str
+) -> None:
     with pytest.raises(ReaError) as err:
         call_tool(rea_session, "inspect_artifact", {"path": str(app_dir), **args})
     assert err.value.code == "invalid_request"
@@ -180,8 +190,7 @@ def test_missing_path_is_unavailable(rea_session: Session, tmp_path: Path) -> No
     assert err.value.code == "target_unavailable"
 
 
-def test_asar_inside_a_directory_reads_its_unpacked_companion(rea_session: Session, app_asar: Path,
-                                                               kit: Any) -> None:
+def test_asar_inside_a_directory_reads_its_unpacked_companion(rea_session: Session, app_asar: Path, kit: Any) -> None:
     # An Electron "resources" directory: app.asar next to app.asar.unpacked.
     res = _inspect(rea_session, app_asar.parent).normalized_result
     entries = {e["path"]: e for e in res["entries"]}

@@ -35,8 +35,9 @@ class _ToyReader(ArchiveReader):
     def entries(self) -> list[ArchiveEntry]:
         return [ArchiveEntry(path=k, kind="file", size=len(v)) for k, v in sorted(self.items.items())]
 
-    def stream(self, entry: ArchiveEntry, sink: Sink, *, policy: IntegrityPolicy,
-               ctx: CallContext | None = None) -> EntryRead:
+    def stream(
+        self, entry: ArchiveEntry, sink: Sink, *, policy: IntegrityPolicy, ctx: CallContext | None = None
+    ) -> EntryRead:
         data = self.items[entry.path].encode()
         sink(data)
         return EntryRead(sha256=hashlib.sha256(data).hexdigest(), size=len(data), verified=None)
@@ -67,4 +68,6 @@ def test_a_plugin_adds_an_archive_format(rea_registry: Registry, rea_session: Se
         res = result_of(rea_session, "inspect_artifact", {"path": str(path)})
     assert res["format"] == "toy"
     assert [(e["path"], e["sha256"]) for e in res["entries"]] == [
-        ("a.txt", hashlib.sha256(b"alpha").hexdigest()), ("b.txt", hashlib.sha256(b"beta").hexdigest())]
+        ("a.txt", hashlib.sha256(b"alpha").hexdigest()),
+        ("b.txt", hashlib.sha256(b"beta").hexdigest()),
+    ]

@@ -65,7 +65,7 @@ def test_a_million_entries_are_refused_while_the_directory_is_read(server: Serve
     # zipfile walks the directory's bytes, not the end record's count: a count of 10 hides nothing.
     lying = tmp_path / "million-lying.zip"
     data = bytearray(honest.read_bytes())
-    data[-22 + 8:-22 + 12] = b"\x0a\x00\x0a\x00"
+    data[-22 + 8 : -22 + 12] = b"\x0a\x00\x0a\x00"
     lying.write_bytes(bytes(data))
     for path in (honest, lying):
         for reply in _both(server, path):
@@ -74,8 +74,9 @@ def test_a_million_entries_are_refused_while_the_directory_is_read(server: Serve
             assert err["details"]["resource"] == "entries" and err["details"]["limit"] == 200_000, err
 
 
-def test_a_bomb_behind_200000_long_names_is_refused_before_they_are_materialized(server: Server,
-                                                                                tmp_path: Path) -> None:
+def test_a_bomb_behind_200000_long_names_is_refused_before_they_are_materialized(
+    server: Server, tmp_path: Path
+) -> None:
     # 200,000 records of 250-byte names, the last declaring 1 GiB for 0 bytes: refused from the directory pass
     # (once refused after zipfile built every record, at 278 MiB).
     path = tmp_path / "late.zip"
@@ -139,9 +140,13 @@ def test_a_large_nested_zip_is_read_without_holding_it(server: Server, tmp_path:
 def test_formats_without_a_reader_are_refused_at_once(server: Server, tmp_path: Path) -> None:
     # gzip with endless concatenated members, a tar declaring a huge sparse member, xz, bzip2 and 7z: no
     # unpacker claims them, so nothing is decompressed and each call is unsupported_target.
-    cases = {"endless.gz": gzip.compress(b"") * 20_000, "sparse.tar": hostile.sparse_tar(1 << 40),
-             "z.xz": lzma.compress(bytes(16 << 20)), "z.bz2": bz2.compress(bytes(16 << 20)),
-             "z.7z": b"7z\xbc\xaf\x27\x1c" + bytes(64)}
+    cases = {
+        "endless.gz": gzip.compress(b"") * 20_000,
+        "sparse.tar": hostile.sparse_tar(1 << 40),
+        "z.xz": lzma.compress(bytes(16 << 20)),
+        "z.bz2": bz2.compress(bytes(16 << 20)),
+        "z.7z": b"7z\xbc\xaf\x27\x1c" + bytes(64),
+    }
     for name, data in cases.items():
         path = tmp_path / name
         path.write_bytes(data)

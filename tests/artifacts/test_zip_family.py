@@ -26,16 +26,19 @@ def _error(session: Session, path: Path, **args: Any) -> ReaError:
     return err.value
 
 
-@pytest.mark.parametrize("members,expected", [
-    ({"AndroidManifest.xml": b"<manifest/>", "classes.dex": b"dex\n035\0", "res/a.xml": b"<a/>"}, "apk"),
-    ({"Payload/Demo.app/Info.plist": b"<plist/>", "Payload/Demo.app/Demo": b"\xcf\xfa\xed\xfe"}, "ipa"),
-    ({"META-INF/MANIFEST.MF": b"Manifest-Version: 1.0\n", "a/B.class": b"\xca\xfe\xba\xbe\0\0\0\x34"}, "jar"),
-    ({"AppxManifest.xml": b"<Package/>", "[Content_Types].xml": b"<Types/>", "AppxBlockMap.xml": b"<B/>"},
-     "msix"),
-    ({"readme.txt": b"plain"}, "zip"),
-])
-def test_package_formats_by_markers(rea_session: Session, tmp_path: Path, kit: Any,
-                                    members: dict[str, bytes], expected: str) -> None:
+@pytest.mark.parametrize(
+    "members,expected",
+    [
+        ({"AndroidManifest.xml": b"<manifest/>", "classes.dex": b"dex\n035\0", "res/a.xml": b"<a/>"}, "apk"),
+        ({"Payload/Demo.app/Info.plist": b"<plist/>", "Payload/Demo.app/Demo": b"\xcf\xfa\xed\xfe"}, "ipa"),
+        ({"META-INF/MANIFEST.MF": b"Manifest-Version: 1.0\n", "a/B.class": b"\xca\xfe\xba\xbe\0\0\0\x34"}, "jar"),
+        ({"AppxManifest.xml": b"<Package/>", "[Content_Types].xml": b"<Types/>", "AppxBlockMap.xml": b"<B/>"}, "msix"),
+        ({"readme.txt": b"plain"}, "zip"),
+    ],
+)
+def test_package_formats_by_markers(
+    rea_session: Session, tmp_path: Path, kit: Any, members: dict[str, bytes], expected: str
+) -> None:
     # The file name says nothing: formats come from member markers only.
     path = kit.make_zip(tmp_path / "package.bin", members)
     out = call_tool(rea_session, "inspect_artifact", {"path": str(path)}).evidence
@@ -57,9 +60,10 @@ def test_nested_archives_expand_within_depth(rea_session: Session, tmp_path: Pat
         zf.writestr("META-INF/MANIFEST.MF", b"Manifest-Version: 1.0\n")
         zf.writestr("x/Y.class", b"\xca\xfe\xba\xbe")
     header, data = kit.build_asar({"inner.js": b"module.exports = 1;\n"})
-    path = kit.make_zip(tmp_path / "outer.zip", {"lib/dep.jar": jar.getvalue(),
-                                                   "res/app.asar": kit.asar_bytes(header, data),
-                                                   "top.txt": b"top"})
+    path = kit.make_zip(
+        tmp_path / "outer.zip",
+        {"lib/dep.jar": jar.getvalue(), "res/app.asar": kit.asar_bytes(header, data), "top.txt": b"top"},
+    )
     out = _inspect(rea_session, path)
     entries = {e["path"]: e for e in out["entries"]}
     assert entries["lib/dep.jar"]["nested_archive"] == {"format": "jar", "status": "expanded", "entry_count": 2}
@@ -124,8 +128,7 @@ def test_too_many_entries(rea_session: Session, tmp_path: Path, kit: Any) -> Non
 
 
 def test_crc_mismatch_fails_closed_or_is_recorded(rea_session: Session, tmp_path: Path, kit: Any) -> None:
-    path = kit.make_zip(tmp_path / "crc.zip", {"a.txt": b"A" * 64, "b.txt": b"B" * 64},
-                        compression=zipfile.ZIP_STORED)
+    path = kit.make_zip(tmp_path / "crc.zip", {"a.txt": b"A" * 64, "b.txt": b"B" * 64}, compression=zipfile.ZIP_STORED)
     raw = bytearray(path.read_bytes())
     at = raw.index(b"A" * 64)
     raw[at] = ord("X")

@@ -33,8 +33,9 @@ class WordIndex(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def key(n: int = 0, kind: str = "test-index/1") -> CacheKey:
-    return CacheKey(kind=kind, target_sha256=f"{n:064x}", provider_id="test", provider_version="1",
-                    profile_digest="0" * 64)
+    return CacheKey(
+        kind=kind, target_sha256=f"{n:064x}", provider_id="test", provider_version="1", profile_digest="0" * 64
+    )
 
 
 def value(n: int, count: int = 200) -> WordIndex:
@@ -51,8 +52,11 @@ def test_hit_returns_what_was_stored_and_a_miss_is_none(tmp_path: Path) -> None:
     assert cache.load(key(1), WordIndex) == value(1)
     assert cache.load(key(2), WordIndex) is None
     # Every dependency is part of the key: another kind, provider version or profile is another entry.
-    for other in (key(1, kind="test-index/2"), msgspec.structs.replace(key(1), provider_version="2"),
-                  msgspec.structs.replace(key(1), profile_digest="1" * 64)):
+    for other in (
+        key(1, kind="test-index/2"),
+        msgspec.structs.replace(key(1), provider_version="2"),
+        msgspec.structs.replace(key(1), profile_digest="1" * 64),
+    ):
         assert cache.load(other, WordIndex) is None
     info = cache.info()
     assert (info.entries, info.kinds[0].kind, info.unreadable) == (1, "test-index/1", 0)
@@ -157,15 +161,31 @@ WRITER = textwrap.dedent("""
 
 def test_two_processes_writing_the_same_entry_at_once(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), "25"], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(tmp_path), "25"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     for p, (out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err
         assert int(out) == 25  # each of its own reads found the entry whole
     cache = AnalysisCache(str(tmp_path), 1 << 30)
-    got = cache.load(CacheKey(kind="test-index/1", target_sha256="ab" * 32, provider_id="test",
-                              provider_version="1", profile_digest="0" * 64), WordIndex)
+    got = cache.load(
+        CacheKey(
+            kind="test-index/1",
+            target_sha256="ab" * 32,
+            provider_id="test",
+            provider_version="1",
+            profile_digest="0" * 64,
+        ),
+        WordIndex,
+    )
     assert got is not None and got.size == 50_000
     assert [n for n in os.listdir(tmp_path / "entries") if not n.endswith(".entry")] == []
 
@@ -193,9 +213,17 @@ def test_settings_name_the_directory_and_bound(tmp_path: Path) -> None:
     assert (cache.directory, cache.max_bytes) == (str(tmp_path), 2097152)
 
 
-@pytest.mark.parametrize(("name", "raw"), [("REA_CACHE_DIR", "relative/dir"), ("REA_CACHE_DIR", ""),
-                                           ("REA_CACHE_MAX_BYTES", "5"), ("REA_CACHE_MAX_BYTES", "-1"),
-                                           ("REA_CACHE_MAX_BYTES", "1e9"), ("REA_CACHE_MAX_BYTES", "01048576")])
+@pytest.mark.parametrize(
+    ("name", "raw"),
+    [
+        ("REA_CACHE_DIR", "relative/dir"),
+        ("REA_CACHE_DIR", ""),
+        ("REA_CACHE_MAX_BYTES", "5"),
+        ("REA_CACHE_MAX_BYTES", "-1"),
+        ("REA_CACHE_MAX_BYTES", "1e9"),
+        ("REA_CACHE_MAX_BYTES", "01048576"),
+    ],
+)
 def test_invalid_settings_are_configuration_invalid(name: str, raw: str) -> None:
     with pytest.raises(ReaError) as info:
         load_settings({name: raw})
@@ -216,9 +244,16 @@ class CachingClient(AnalysisClient):
 class CachingProvider(AnalysisProvider):
     """Computes a whole-file index at open, through the kernel cache (the way a real provider wires it)."""
 
-    descriptor = ProviderDescriptor(id="cached", name="Cached", version="1.0", kind="static",
-                                    formats=("file", "elf"), architectures=(), operations=("word_index",),
-                                    auto_priority=0)
+    descriptor = ProviderDescriptor(
+        id="cached",
+        name="Cached",
+        version="1.0",
+        kind="static",
+        formats=("file", "elf"),
+        architectures=(),
+        operations=("word_index",),
+        auto_priority=0,
+    )
 
     def __init__(self, cache: AnalysisCache) -> None:
         self.cache = cache
@@ -236,7 +271,7 @@ class CachingProvider(AnalysisProvider):
         if index is None:
             self.computed += 1
             data = Path(target.resolved_path).read_bytes()
-            words = sorted({int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data) - 3, 4)})
+            words = sorted({int.from_bytes(data[i : i + 4], "little") for i in range(0, len(data) - 3, 4)})
             index = WordIndex(words=words, size=len(data))
             self.cache.store(key, index)
         return CachingClient(index)
@@ -270,8 +305,9 @@ def test_a_provider_reuses_its_analysis_across_sessions_and_recomputes_for_chang
     assert answer() == first and provider.computed == 1  # a new session, the same bytes: a hit
     target.write_bytes(bytes(range(256)) * 16 + b"more")  # the same path, other bytes: a miss
     assert answer()["size"] == first["size"] + 4 and provider.computed == 2
-    key = CacheKey.for_target(identify(str(target)), provider.descriptor, profile_digest(provider,
-                              identify(str(target))), "word-index/1")
+    key = CacheKey.for_target(
+        identify(str(target)), provider.descriptor, profile_digest(provider, identify(str(target))), "word-index/1"
+    )
     assert provider.cache.load(key, WordIndex) is not None
 
 

@@ -82,27 +82,55 @@ def test_compact_schemas_fit_the_budget_and_the_reduced_set_is_pinned(registry: 
 
 def test_compact_inlines_references_and_widens_unconstrained_fields() -> None:
     canonical = {
-        "type": "object", "description": "root guidance",
-        "$defs": {"Ref": {"type": "object", "description": "a ref", "properties": {
-            "kind": {"const": "retained-evidence"}, "evidence_id": {"type": "string", "examples": ["ev_x"]}}}},
+        "type": "object",
+        "description": "root guidance",
+        "$defs": {
+            "Ref": {
+                "type": "object",
+                "description": "a ref",
+                "properties": {
+                    "kind": {"const": "retained-evidence"},
+                    "evidence_id": {"type": "string", "examples": ["ev_x"]},
+                },
+            }
+        },
         "properties": {"left": {"$ref": "#/$defs/Ref", "description": "left side"}, "anything": {}},
-        "required": ["left"], "additionalProperties": False,
+        "required": ["left"],
+        "additionalProperties": False,
     }
     out = CompactProjection().project("t", canonical)
     assert "$defs" not in out and "$ref" not in json.dumps(out)
     # A small nested object (a reference) stays whole; a large one is advertised by its type.
     assert out["properties"]["left"]["properties"]["evidence_id"] == {"type": "string"}
-    assert out["properties"]["anything"]["type"] == ["object", "array", "string", "number", "integer", "boolean",
-                                                     "null"]
+    assert out["properties"]["anything"]["type"] == [
+        "object",
+        "array",
+        "string",
+        "number",
+        "integer",
+        "boolean",
+        "null",
+    ]
     assert out["description"] == "root guidance"
 
 
 def test_oversized_schema_gets_the_reduced_form() -> None:
-    big = {"type": "object", "description": "many fields",
-           "properties": {f"field_{i}": {"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}},
-                                                   {"enum": [f"choice_{j}" for j in range(12)]}]}
-                          for i in range(120)} | {"mode": {"enum": ["a", "b"]}},
-           "required": ["mode"], "additionalProperties": False}
+    big = {
+        "type": "object",
+        "description": "many fields",
+        "properties": {
+            f"field_{i}": {
+                "anyOf": [
+                    {"type": "object", "properties": {"a": {"type": "string"}}},
+                    {"enum": [f"choice_{j}" for j in range(12)]},
+                ]
+            }
+            for i in range(120)
+        }
+        | {"mode": {"enum": ["a", "b"]}},
+        "required": ["mode"],
+        "additionalProperties": False,
+    }
     projection = CompactProjection()
     out = projection.project("huge_tool", big)
     assert projection.reduced == {"huge_tool"}
@@ -113,11 +141,24 @@ def test_oversized_schema_gets_the_reduced_form() -> None:
 
 
 def test_root_union_is_presented_as_one_object_but_validated_exactly() -> None:
-    canonical = {"oneOf": [
-        {"title": "by path", "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
-         "additionalProperties": False},
-        {"title": "by reference", "type": "object", "properties": {"evidence_id": {"type": "string"}},
-         "required": ["evidence_id"], "additionalProperties": False}]}
+    canonical = {
+        "oneOf": [
+            {
+                "title": "by path",
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+                "additionalProperties": False,
+            },
+            {
+                "title": "by reference",
+                "type": "object",
+                "properties": {"evidence_id": {"type": "string"}},
+                "required": ["evidence_id"],
+                "additionalProperties": False,
+            },
+        ]
+    }
     flat = flatten_root_union(canonical)
     assert "oneOf" not in flat and set(flat["properties"]) == {"path", "evidence_id"}
     assert "by path: path" in flat["description"] and "by reference: evidence_id" in flat["description"]

@@ -78,8 +78,12 @@ def page_id(endpoint: str, url: str | None = None) -> str:
 def _complete(conn: Any, session: str, url: str) -> bool:
     """The document at ``url`` finished loading (a load event can be missed on a loaded two-core machine)."""
     try:
-        reply = conn.call("Runtime.evaluate", {"expression": "document.readyState + ' ' + location.href",
-                                               "returnByValue": True}, session=session, timeout_s=2)
+        reply = conn.call(
+            "Runtime.evaluate",
+            {"expression": "document.readyState + ' ' + location.href", "returnByValue": True},
+            session=session,
+            timeout_s=2,
+        )
     except ReaError:  # the document is being replaced: not complete yet
         return False
     return bool(reply.get("result", {}).get("value") == f"complete {url}")

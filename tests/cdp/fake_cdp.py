@@ -19,8 +19,15 @@ SESSION = "SESSION-1"
 
 
 class FakeBrowser:
-    def __init__(self, *, garbage_on: str = "", error_on: dict[str, str] | None = None, close_on: str = "",
-                 hang_on: str = "", page_url: str = "http://127.0.0.1:9/app") -> None:
+    def __init__(
+        self,
+        *,
+        garbage_on: str = "",
+        error_on: dict[str, str] | None = None,
+        close_on: str = "",
+        hang_on: str = "",
+        page_url: str = "http://127.0.0.1:9/app",
+    ) -> None:
         self.garbage_on, self.close_on, self.hang_on = garbage_on, close_on, hang_on
         self.error_on = error_on or {}
         self.page_url = page_url
@@ -36,15 +43,24 @@ class FakeBrowser:
 
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.path == "/json/version":
-            body = {"Browser": "FakeChrome/1.0", "Protocol-Version": "1.3", "User-Agent": "fake", "V8-Version": "0",
-                    "WebKit-Version": "0", "webSocketDebuggerUrl": f"ws://127.0.0.1:{self.port}/devtools/browser/x"}
+            body = {
+                "Browser": "FakeChrome/1.0",
+                "Protocol-Version": "1.3",
+                "User-Agent": "fake",
+                "V8-Version": "0",
+                "WebKit-Version": "0",
+                "webSocketDebuggerUrl": f"ws://127.0.0.1:{self.port}/devtools/browser/x",
+            }
             return connection.respond(200, json.dumps(body))
         return None
 
     def _result(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "Target.getTargets":
-            return {"targetInfos": [{"targetId": PAGE, "type": "page", "title": "Fake", "url": self.page_url,
-                                     "attached": False}]}
+            return {
+                "targetInfos": [
+                    {"targetId": PAGE, "type": "page", "title": "Fake", "url": self.page_url, "attached": False}
+                ]
+            }
         if method == "Target.attachToTarget":
             return {"sessionId": SESSION}
         if method == "Page.navigate":
@@ -52,13 +68,13 @@ class FakeBrowser:
         if method == "Page.getNavigationHistory":
             return {"currentIndex": 0, "entries": [{"url": self.page_url, "title": "Fake"}]}
         if method == "DOM.getDocument":
-            return {"root": {"nodeId": 1, "backendNodeId": 1, "nodeType": 9, "nodeName": "#document",
-                             "children": []}}
+            return {"root": {"nodeId": 1, "backendNodeId": 1, "nodeType": 9, "nodeName": "#document", "children": []}}
         if method == "DOM.getOuterHTML":
             return {"outerHTML": "<html><body>fake</body></html>"}
         if method == "Page.getFrameTree" or method == "Page.getResourceTree":
-            return {"frameTree": {"frame": {"id": PAGE, "url": self.page_url, "mimeType": "text/html"},
-                                  "resources": []}}
+            return {
+                "frameTree": {"frame": {"id": PAGE, "url": self.page_url, "mimeType": "text/html"}, "resources": []}
+            }
         return {}
 
     def _handle(self, ws: ServerConnection) -> None:
@@ -76,16 +92,31 @@ class FakeBrowser:
                 ws.send("this is not JSON {")
                 continue
             if method in self.error_on:
-                ws.send(json.dumps({"id": ident, "error": {"code": -32000, "message": self.error_on[method]},
-                                    **session}))
+                ws.send(
+                    json.dumps({"id": ident, "error": {"code": -32000, "message": self.error_on[method]}, **session})
+                )
                 continue
             ws.send(json.dumps({"id": ident, "result": self._result(method, msg.get("params", {})), **session}))
             if method == "Page.navigate":
                 for name in ("commit", "DOMContentLoaded", "load"):
-                    ws.send(json.dumps({"method": "Page.lifecycleEvent", "params": {
-                        "frameId": PAGE, "loaderId": "LOADER-1", "name": name}, **session}))
-                ws.send(json.dumps({"method": "Runtime.consoleAPICalled", "params": {
-                    "type": "log", "args": [{"type": "string", "value": "fake page loaded"}]}, **session}))
+                    ws.send(
+                        json.dumps(
+                            {
+                                "method": "Page.lifecycleEvent",
+                                "params": {"frameId": PAGE, "loaderId": "LOADER-1", "name": name},
+                                **session,
+                            }
+                        )
+                    )
+                ws.send(
+                    json.dumps(
+                        {
+                            "method": "Runtime.consoleAPICalled",
+                            "params": {"type": "log", "args": [{"type": "string", "value": "fake page loaded"}]},
+                            **session,
+                        }
+                    )
+                )
 
     def close(self) -> None:
         self.server.shutdown()

@@ -61,8 +61,9 @@ document.addEventListener("DOMContentLoaded", () => {{
 EXTRA = 'setInterval(() => api("/api/extra").catch(() => {}), 100);'
 
 
-PIXEL = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PzWvWQAAAABJRU5E"
-                         "rkJggg==")
+PIXEL = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PzWvWQAAAABJRU5ErkJggg=="
+)
 
 
 def pages(version: int, port: int) -> dict[str, tuple[str, bytes]]:

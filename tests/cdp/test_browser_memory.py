@@ -28,17 +28,23 @@ def hog() -> Iterator[Listener]:
     served.close()
 
 
-def test_a_page_beyond_the_heap_bound_is_resource_constraint(rea_registry: Registry, hog: Listener,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_page_beyond_the_heap_bound_is_resource_constraint(
+    rea_registry: Registry, hog: Listener, monkeypatch: pytest.MonkeyPatch
+) -> None:
     toolchains.require("chromium")
     monkeypatch.setenv("REA_CHROMIUM_MEMORY_LIMIT_MB", "64")
     session = Session(rea_registry)
     try:
         with pytest.raises(ReaError) as info:
-            call_tool(session, "capture_browser_scenario", {
-                "start_url": {"url": f"http://127.0.0.1:{hog.port}/"},
-                "actions": [{"step_id": "grow", "action": "wait_for_timeout", "duration_ms": 4_000}],
-                "capture": {"after_each_step": ["url"], "at_end": ["title"], "events": ["page-errors"]}})
+            call_tool(
+                session,
+                "capture_browser_scenario",
+                {
+                    "start_url": {"url": f"http://127.0.0.1:{hog.port}/"},
+                    "actions": [{"step_id": "grow", "action": "wait_for_timeout", "duration_ms": 4_000}],
+                    "capture": {"after_each_step": ["url"], "at_end": ["title"], "events": ["page-errors"]},
+                },
+            )
     finally:
         session.close()
     err = info.value

@@ -31,13 +31,17 @@ def _args(browser: OwnedBrowser, page: str, **more: Any) -> dict[str, Any]:
     return {"cdp_endpoint": browser.endpoint, "target_id": page, **more}
 
 
-def test_targets_are_listed_and_filtered_by_origin(session: Session, browser: OwnedBrowser, page: str,
-                                                   site: Site) -> None:
+def test_targets_are_listed_and_filtered_by_origin(
+    session: Session, browser: OwnedBrowser, page: str, site: Site
+) -> None:
     listing = result_of(session, "list_browser_targets", {"cdp_endpoint": browser.endpoint})
     assert [t["target_id"] for t in listing["targets"]] == [page]
     assert listing["targets"][0]["origin"] == site.origin and listing["browser"]["product"].startswith("Chrome/")
-    other = result_of(session, "list_browser_targets", {"cdp_endpoint": browser.endpoint,
-                                                        "allowed_origins": ["https://elsewhere.example"]})
+    other = result_of(
+        session,
+        "list_browser_targets",
+        {"cdp_endpoint": browser.endpoint, "allowed_origins": ["https://elsewhere.example"]},
+    )
     assert other["targets"] == [] and other["excluded"]["disallowed_origin"] == 1
 
 
@@ -63,8 +67,7 @@ def test_inspect_reports_the_page(session: Session, browser: OwnedBrowser, page:
     assert ins["dom"]["total_nodes"] > 10 and ins["dom"]["html_sha256"]
 
 
-def test_inspect_outside_the_allowed_origins_is_refused(session: Session, browser: OwnedBrowser,
-                                                        page: str) -> None:
+def test_inspect_outside_the_allowed_origins_is_refused(session: Session, browser: OwnedBrowser, page: str) -> None:
     with pytest.raises(ReaError) as err:
         call_tool(session, "inspect_web_page", _args(browser, page, allowed_origins=["https://other.example"]))
     assert err.value.code == "target_unavailable" and err.value.details["reason"] == "not_allowed"
@@ -100,8 +103,11 @@ def test_screenshots_are_bounded_artifacts_and_compare(session: Session, browser
     with pytest.raises(ReaError) as err:
         call_tool(session, "capture_web_screenshot", _args(browser, page, maximum_image_bytes=1024))
     assert err.value.code == "resource_constraint"
-    same = result_of(session, "compare_web_screenshots",
-                     {"before": {"kind": "retained-evidence", "evidence_id": first.evidence_id}, "after": art})
+    same = result_of(
+        session,
+        "compare_web_screenshots",
+        {"before": {"kind": "retained-evidence", "evidence_id": first.evidence_id}, "after": art},
+    )
     assert same["changed_pixels"] == 0 and same["identical_bytes"] and same["dimensions_match"]
     tampered = dict(art, sha256="0" * 64)
     with pytest.raises(ReaError) as err:
@@ -110,10 +116,13 @@ def test_screenshots_are_bounded_artifacts_and_compare(session: Session, browser
 
 
 def test_two_versions_compare_with_the_changed_script_and_the_new_request(
-        session: Session, browser: OwnedBrowser, page: str, site: Site) -> None:
+    session: Session, browser: OwnedBrowser, page: str, site: Site
+) -> None:
     args = _args(browser, page, observation_ms=400)
-    before = {"inspection": result_of(session, "inspect_web_page", args),
-              "webmcp": result_of(session, "discover_webmcp_tools", _args(browser, page))}
+    before = {
+        "inspection": result_of(session, "inspect_web_page", args),
+        "webmcp": result_of(session, "discover_webmcp_tools", _args(browser, page)),
+    }
     site.version = 2
     try:
         navigate(browser.endpoint, page, site.origin + "/")
@@ -132,11 +141,19 @@ def test_two_versions_compare_with_the_changed_script_and_the_new_request(
 
 
 SCENARIO_ACTIONS = [
-    {"step_id": "type-email", "action": "fill", "locator": {"kind": "test_id", "value": "email"},
-     "value": {"source": "secret", "secret_id": "email"}},
+    {
+        "step_id": "type-email",
+        "action": "fill",
+        "locator": {"kind": "test_id", "value": "email"},
+        "value": {"source": "secret", "secret_id": "email"},
+    },
     {"step_id": "submit", "action": "click", "locator": {"kind": "role", "role": "button", "name": "Subscribe"}},
-    {"step_id": "confirmed", "action": "wait_for", "locator": {"kind": "css", "selector": "#result"},
-     "state": "visible"},
+    {
+        "step_id": "confirmed",
+        "action": "wait_for",
+        "locator": {"kind": "css", "selector": "#result"},
+        "state": "visible",
+    },
 ]
 SECRET = "alice.secret@example.test"
 
@@ -147,10 +164,17 @@ def secret_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _scenario(site: Site, **more: Any) -> dict[str, Any]:
-    return {"start_url": {"url": site.origin + "/"}, "actions": SCENARIO_ACTIONS,
-            "secrets": [{"secret_id": "email", "environment_variable": "REA_TEST_SUBSCRIBER"}],
-            "capture": {"after_each_step": ["url", "dom"], "at_end": ["title", "screenshot", "storage"],
-                        "events": ["console", "page-errors", "network"]}, **more}
+    return {
+        "start_url": {"url": site.origin + "/"},
+        "actions": SCENARIO_ACTIONS,
+        "secrets": [{"secret_id": "email", "environment_variable": "REA_TEST_SUBSCRIBER"}],
+        "capture": {
+            "after_each_step": ["url", "dom"],
+            "at_end": ["title", "screenshot", "storage"],
+            "events": ["console", "page-errors", "network"],
+        },
+        **more,
+    }
 
 
 @pytest.mark.usefixtures("secret_env")
@@ -185,36 +209,70 @@ def test_a_three_step_scenario_in_a_browser_rea_owns(session: Session, site: Sit
     assert started["isolation"]["sandbox"] in ("bubblewrap", "none")
     assert [s["event"] for s in lineage["snapshots"]][-1] == "closed"
     seen = {started["pid"], *started["descendants"]}
-    assert not [pid for pid in seen if (info := procfs.read(pid)) is not None and info.state != "Z"
-                and _home_is_private(pid)]
+    assert not [
+        pid for pid in seen if (info := procfs.read(pid)) is not None and info.state != "Z" and _home_is_private(pid)
+    ]
 
 
 @pytest.mark.usefixtures("secret_env")
-def test_scenarios_of_two_versions_compare_by_step(session: Session, browser: OwnedBrowser, page: str,
-                                                   site: Site) -> None:
+def test_scenarios_of_two_versions_compare_by_step(
+    session: Session, browser: OwnedBrowser, page: str, site: Site
+) -> None:
     connect = {"mode": "connect", "cdp_endpoint": browser.endpoint, "target_id": page}
-    replay = {"mode": "exact", "unmatched": "passthrough-declared-origins", "routes": [
-        {"route_id": "subscribe", "method": "POST", "request": {"url": site.origin + "/api/subscribe"},
-         "response": {"kind": "response", "status": 200, "headers": [
-             {"name": "content-type", "value": {"source": "literal", "value": "application/json"}}],
-             "body": {"source": "literal", "value": '{"id": 42}'}}}]}
-    storage = {"cookies": [{"name": "session", "value": {"source": "secret", "secret_id": "email"},
-                            "destination": {"url": site.origin + "/"}, "http_only": True, "secure": False,
-                            "same_site": "Lax"}],
-               "session_storage": [{"origin": site.origin, "entries": [
-                   {"name": "seeded", "value": {"source": "literal", "value": "yes"}}]}]}
+    replay = {
+        "mode": "exact",
+        "unmatched": "passthrough-declared-origins",
+        "routes": [
+            {
+                "route_id": "subscribe",
+                "method": "POST",
+                "request": {"url": site.origin + "/api/subscribe"},
+                "response": {
+                    "kind": "response",
+                    "status": 200,
+                    "headers": [{"name": "content-type", "value": {"source": "literal", "value": "application/json"}}],
+                    "body": {"source": "literal", "value": '{"id": 42}'},
+                },
+            }
+        ],
+    }
+    storage = {
+        "cookies": [
+            {
+                "name": "session",
+                "value": {"source": "secret", "secret_id": "email"},
+                "destination": {"url": site.origin + "/"},
+                "http_only": True,
+                "secure": False,
+                "same_site": "Lax",
+            }
+        ],
+        "session_storage": [
+            {"origin": site.origin, "entries": [{"name": "seeded", "value": {"source": "literal", "value": "yes"}}]}
+        ],
+    }
     posts = len(site.posts)
     captures = []
     for version in (1, 2):
         site.version = version
-        captures.append(result_of(session, "capture_browser_scenario", _scenario(
-            site, browser=connect, request_replay=replay, storage=storage)))
+        captures.append(
+            result_of(
+                session,
+                "capture_browser_scenario",
+                _scenario(site, browser=connect, request_replay=replay, storage=storage),
+            )
+        )
     site.version = 1
     assert site.posts[posts:] == []  # the replayed route answered; nothing reached the server
     first = captures[0]
-    assert first["browser"] == {"mode": "connect", "process_ownership": "external",
-                                "cleanup": "disconnected-external", "product": "Chrome",
-                                "version": first["browser"]["version"], "isolation": None}
+    assert first["browser"] == {
+        "mode": "connect",
+        "process_ownership": "external",
+        "cleanup": "disconnected-external",
+        "product": "Chrome",
+        "version": first["browser"]["version"],
+        "isolation": None,
+    }
     replayed = [e for e in first["events"]["items"] if e["kind"] == "request-replayed"]
     assert replayed and replayed[0]["text"] == "subscribe" and replayed[0]["status"] == 200
     snapshot = first["steps"][-1]["artifacts"]["storage"]["value"]
@@ -228,12 +286,20 @@ def test_scenarios_of_two_versions_compare_by_step(session: Session, browser: Ow
     extra = {"kind": "request", "method": "GET", "url": site.origin + "/api/extra"}
     assert extra in diff["events"]["requests"]["added"]
     assert {"level": "info", "text": "app 2 loaded"} in diff["events"]["console"]["added"]
-    rules = [{"rule_id": "version", "artifacts": ["dom", "title"], "match": '"inline ready", 2', "replacement":
-              '"inline ready", 1'}, {"rule_id": "title", "artifacts": ["dom", "title"], "match": "Newsletter 2",
-                                     "replacement": "Newsletter 1"}]
-    normalized = result_of(session, "compare_web_captures", {"before_scenario": captures[0],
-                                                             "after_scenario": captures[1],
-                                                             "normalization": {"rules": rules}})
+    rules = [
+        {
+            "rule_id": "version",
+            "artifacts": ["dom", "title"],
+            "match": '"inline ready", 2',
+            "replacement": '"inline ready", 1',
+        },
+        {"rule_id": "title", "artifacts": ["dom", "title"], "match": "Newsletter 2", "replacement": "Newsletter 1"},
+    ]
+    normalized = result_of(
+        session,
+        "compare_web_captures",
+        {"before_scenario": captures[0], "after_scenario": captures[1], "normalization": {"rules": rules}},
+    )
     assert normalized["steps"][0]["differences"] == [] and normalized["normalization"]["applied"]["version"] >= 1
     assert normalized["verdict"] == "different"  # the new request is still a difference
 

@@ -27,8 +27,15 @@ from rea.session import Session
 from rea.testing import call_tool, result_of
 from tests.mcp.harness import connect
 
-BROWSER_TOOLS = ("list_browser_targets", "inspect_web_page", "discover_webmcp_tools", "capture_web_screenshot",
-                 "capture_browser_scenario", "compare_web_captures", "compare_web_screenshots")
+BROWSER_TOOLS = (
+    "list_browser_targets",
+    "inspect_web_page",
+    "discover_webmcp_tools",
+    "capture_web_screenshot",
+    "capture_browser_scenario",
+    "compare_web_captures",
+    "compare_web_screenshots",
+)
 
 
 @pytest.fixture
@@ -38,8 +45,7 @@ def session(rea_registry: Registry) -> Iterator[Session]:
     s.close()
 
 
-def test_effects_and_annotations_in_binary_session_and_the_catalog(session: Session,
-                                                                   rea_registry: Registry) -> None:
+def test_effects_and_annotations_in_binary_session_and_the_catalog(session: Session, rea_registry: Registry) -> None:
     report = result_of(session, "binary_session", {"detail": "tools"})
     entries = {t["name"]: t for t in report["tool_availability"]}
     catalog = {t["name"]: t for t in build_catalog(rea_registry)["tools"]}
@@ -47,8 +53,12 @@ def test_effects_and_annotations_in_binary_session_and_the_catalog(session: Sess
         assert entries[name]["effects"] == catalog[name]["effects"], name
         assert entries[name]["annotations"] == catalog[name]["annotations"], name
     scenario = entries["capture_browser_scenario"]
-    assert scenario["annotations"] == {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
-                                       "openWorldHint": True}
+    assert scenario["annotations"] == {
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "idempotentHint": False,
+        "openWorldHint": True,
+    }
     assert scenario["effects"]["executes_foreign_code"] and scenario["effects"]["launches_process"]
     for name in ("list_browser_targets", "inspect_web_page", "discover_webmcp_tools", "capture_web_screenshot"):
         assert entries[name]["annotations"]["destructiveHint"] is False
@@ -69,11 +79,11 @@ def _capture(title: str = "1") -> dict[str, Any]:
 def test_compare_web_captures_takes_exactly_one_input_group(session: Session) -> None:
     cap = _capture()
     bad = [
-        {"before_scenario": cap, "after": {"inspection": {}}},                     # mixed families
-        {"before_scenario": cap},                                                  # incomplete pair
-        {"before": {"inspection": {}}, "after": {"inspection": {}}},              # malformed passive captures
-        {"before_scenario": cap, "after_scenario": {**cap, "steps": "none"}},     # malformed scenario capture
-        {"before_scenario": cap, "after_scenario": {**cap, "extra": 1}},          # unknown field
+        {"before_scenario": cap, "after": {"inspection": {}}},  # mixed families
+        {"before_scenario": cap},  # incomplete pair
+        {"before": {"inspection": {}}, "after": {"inspection": {}}},  # malformed passive captures
+        {"before_scenario": cap, "after_scenario": {**cap, "steps": "none"}},  # malformed scenario capture
+        {"before_scenario": cap, "after_scenario": {**cap, "extra": 1}},  # unknown field
     ]
     for args in bad:
         with pytest.raises(ReaError) as err:
@@ -96,51 +106,93 @@ def test_the_compact_profile_advertises_the_large_schemas_lean_and_the_server_st
                 assert serialized_size(schema) <= COMPACT_INPUT_SCHEMA_BUDGET_BYTES
                 assert "$defs" not in schema and "oneOf" not in schema
             assert set(listed["compare_web_captures"].input_schema["properties"]) == {
-                "before", "after", "before_scenario", "after_scenario", "normalization"}
+                "before",
+                "after",
+                "before_scenario",
+                "after_scenario",
+                "normalization",
+            }
             assert listed["capture_browser_scenario"].input_schema["required"] == ["start_url", "actions"]
-            mixed = await client.call_tool("compare_web_captures", {"before": {"inspection": {}},
-                                                                    "after_scenario": _capture()})
+            mixed = await client.call_tool(
+                "compare_web_captures", {"before": {"inspection": {}}, "after_scenario": _capture()}
+            )
             assert mixed.is_error
             err = json.loads(mixed.content[0].text)["error"]
             assert err["code"] == "invalid_request" and err["details"]["issues"]
-            bad_action = await client.call_tool("capture_browser_scenario", {
-                "start_url": {"url": "http://127.0.0.1:9/"}, "actions": [{"step_id": "x", "action": "hover"}]})
+            bad_action = await client.call_tool(
+                "capture_browser_scenario",
+                {"start_url": {"url": "http://127.0.0.1:9/"}, "actions": [{"step_id": "x", "action": "hover"}]},
+            )
             assert json.loads(bad_action.content[0].text)["error"]["code"] == "invalid_request"
+
     anyio.run(main)
 
 
 def test_scenario_requests_are_checked_beyond_their_schema(monkeypatch: pytest.MonkeyPatch) -> None:
-    base = {"start_url": {"url": "http://127.0.0.1:8000/"},
-            "actions": [{"step_id": "go", "action": "goto", "destination": {"url": "https://evil.example/"},
-                         "wait_until": "load"},
-                        {"step_id": "go", "action": "fill", "locator": {"kind": "css", "selector": "input"},
-                         "value": {"source": "secret", "secret_id": "undeclared"}}],
-            "secrets": [{"secret_id": "token", "environment_variable": "REA_TEST_UNSET_TOKEN"}],
-            "request_replay": {"mode": "exact", "unmatched": "abort", "routes": [
-                {"route_id": "r", "method": "GET", "request": {"url": "http://127.0.0.1:8000/api"},
-                 "response": {"kind": "response", "status": 200, "headers": [
-                     {"name": "Content-Length", "value": {"source": "literal", "value": "3"}}]}}]},
-            "storage": {"local_storage": [{"origin": "https://other.example", "entries": []}]}}
+    base = {
+        "start_url": {"url": "http://127.0.0.1:8000/"},
+        "actions": [
+            {"step_id": "go", "action": "goto", "destination": {"url": "https://evil.example/"}, "wait_until": "load"},
+            {
+                "step_id": "go",
+                "action": "fill",
+                "locator": {"kind": "css", "selector": "input"},
+                "value": {"source": "secret", "secret_id": "undeclared"},
+            },
+        ],
+        "secrets": [{"secret_id": "token", "environment_variable": "REA_TEST_UNSET_TOKEN"}],
+        "request_replay": {
+            "mode": "exact",
+            "unmatched": "abort",
+            "routes": [
+                {
+                    "route_id": "r",
+                    "method": "GET",
+                    "request": {"url": "http://127.0.0.1:8000/api"},
+                    "response": {
+                        "kind": "response",
+                        "status": 200,
+                        "headers": [{"name": "Content-Length", "value": {"source": "literal", "value": "3"}}],
+                    },
+                }
+            ],
+        },
+        "storage": {"local_storage": [{"origin": "https://other.example", "entries": []}]},
+    }
     monkeypatch.delenv("REA_TEST_UNSET_TOKEN", raising=False)
     with pytest.raises(ReaError) as err:
         parse(base)
     paths = {i["path"] for i in err.value.details["issues"]}
-    assert paths == {"actions/0/destination/url", "actions/1/step_id", "secrets/0/environment_variable",
-                     "actions/1/value", "request_replay/routes/0/response/headers/0/name",
-                     "storage/local_storage/0/origin"}
+    assert paths == {
+        "actions/0/destination/url",
+        "actions/1/step_id",
+        "secrets/0/environment_variable",
+        "actions/1/value",
+        "request_replay/routes/0/response/headers/0/name",
+        "storage/local_storage/0/origin",
+    }
     monkeypatch.setenv("REA_TEST_UNSET_TOKEN", "s3cr3t value")
-    ok = parse({"start_url": {"url": "http://127.0.0.1:8000/", "query": [
-        {"name": "t", "value": {"source": "secret", "secret_id": "token"}}]},
-        "actions": [{"step_id": "w", "action": "wait_for_timeout", "duration_ms": 1}],
-        "secrets": [{"secret_id": "token", "environment_variable": "REA_TEST_UNSET_TOKEN"}]})
+    ok = parse(
+        {
+            "start_url": {
+                "url": "http://127.0.0.1:8000/",
+                "query": [{"name": "t", "value": {"source": "secret", "secret_id": "token"}}],
+            },
+            "actions": [{"step_id": "w", "action": "wait_for_timeout", "duration_ms": 1}],
+            "secrets": [{"secret_id": "token", "environment_variable": "REA_TEST_UNSET_TOKEN"}],
+        }
+    )
     assert ok.start_url == "http://127.0.0.1:8000/?t=s3cr3t+value" and ok.allowed == ["http://127.0.0.1:8000"]
     redact = Redactor(ok.secrets)
-    assert redact(f"GET {ok.start_url} and s3cr3t%20value") == "GET http://127.0.0.1:8000/?t=[secret:token] and " \
-                                                              "[secret:token]"
+    assert (
+        redact(f"GET {ok.start_url} and s3cr3t%20value") == "GET http://127.0.0.1:8000/?t=[secret:token] and "
+        "[secret:token]"
+    )
 
 
-def test_launch_settings_are_validated_and_a_missing_browser_is_typed(session: Session, rea_registry: Registry,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_launch_settings_are_validated_and_a_missing_browser_is_typed(
+    session: Session, rea_registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with pytest.raises(ReaError) as err:
         load_settings({"REA_CHROMIUM_PATH": "chromium"}, declared=rea_registry.settings)
     assert err.value.code == "configuration_invalid"
@@ -148,9 +200,15 @@ def test_launch_settings_are_validated_and_a_missing_browser_is_typed(session: S
     monkeypatch.setenv("REA_CHROMIUM_PATH", "/nonexistent/chromium")
     assert rea_registry.drivers["cdp-browser"].availability().status == "unavailable"
     with pytest.raises(ReaError) as err:
-        call_tool(session, "capture_browser_scenario", {
-            "start_url": {"url": "http://127.0.0.1:9/"},
-            "actions": [{"step_id": "w", "action": "wait_for_timeout", "duration_ms": 1}]}, CallContext())
+        call_tool(
+            session,
+            "capture_browser_scenario",
+            {
+                "start_url": {"url": "http://127.0.0.1:9/"},
+                "actions": [{"step_id": "w", "action": "wait_for_timeout", "duration_ms": 1}],
+            },
+            CallContext(),
+        )
     assert err.value.code == "provider_unavailable" and err.value.details["reason"] == "executable_missing"
     assert [s["status"] for s in err.value.details["partial_observation"]["steps"]] == ["skipped", "skipped"]
 
@@ -173,17 +231,22 @@ def _filter(kind: int, row: bytes, prev: bytes, bpp: int) -> bytes:
         b = prev[i]
         c = prev[i - bpp] if i >= bpp else 0
         p = a + b - c
-        pred = {0: 0, 1: a, 2: b, 3: (a + b) // 2,
-                4: a if abs(p - a) <= abs(p - b) and abs(p - a) <= abs(p - c) else b if abs(p - b) <= abs(p - c)
-                else c}[kind]
+        pred = {
+            0: 0,
+            1: a,
+            2: b,
+            3: (a + b) // 2,
+            4: a if abs(p - a) <= abs(p - b) and abs(p - a) <= abs(p - c) else b if abs(p - b) <= abs(p - c) else c,
+        }[kind]
         out.append((x - pred) & 0xFF)
     return bytes(out)
 
 
 def test_the_png_decoder_handles_every_filter_and_colour_type(session: Session) -> None:
     width, height = 5, 5
-    pixels = [b"".join(bytes((x * 40 + y, y * 50, (x * y * 7) % 256, 255 - x)) for x in range(width))
-              for y in range(height)]
+    pixels = [
+        b"".join(bytes((x * 40 + y, y * 50, (x * y * 7) % 256, 255 - x)) for x in range(width)) for y in range(height)
+    ]
     filters = [0, 1, 2, 3, 4]
     prev = bytes(width * 4)
     encoded = []
@@ -202,17 +265,26 @@ def test_the_png_decoder_handles_every_filter_and_colour_type(session: Session) 
     assert err.value.code == "resource_constraint"
     changed = bytearray(b"".join(pixels))
     changed[(2 * width + 3) * 4] ^= 0x80
-    other = _png(width, height, 6, [bytes(changed[y * width * 4:(y + 1) * width * 4]) for y in range(height)],
-                 [0] * height)
+    other = _png(
+        width, height, 6, [bytes(changed[y * width * 4 : (y + 1) * width * 4]) for y in range(height)], [0] * height
+    )
+
     def artifact(blob: bytes) -> dict[str, Any]:
-        return {"sha256": hashlib.sha256(blob).hexdigest(), "bytes": len(blob), "media_type": "image/png",
-                "data_base64": base64.b64encode(blob).decode()}
+        return {
+            "sha256": hashlib.sha256(blob).hexdigest(),
+            "bytes": len(blob),
+            "media_type": "image/png",
+            "data_base64": base64.b64encode(blob).decode(),
+        }
 
     diff = result_of(session, "compare_web_screenshots", {"before": artifact(data), "after": artifact(other)})
     assert diff["changed_pixels"] == 1 and diff["changed_bounds"] == {"x": 3, "y": 2, "width": 1, "height": 1}
     assert diff["max_channel_delta"]["r"] == 0x80
-    tolerant = result_of(session, "compare_web_screenshots", {"before": artifact(data), "after": artifact(other),
-                                                              "channel_threshold": 200})
+    tolerant = result_of(
+        session,
+        "compare_web_screenshots",
+        {"before": artifact(data), "after": artifact(other), "channel_threshold": 200},
+    )
     assert tolerant["changed_pixels"] == 0
 
 

@@ -38,11 +38,17 @@ def _error(session: Session, tool: str, args: dict[str, Any], ctx: CallContext |
 
 
 def _scenario(fake: FakeBrowser, **more: Any) -> dict[str, Any]:
-    return {"browser": {"mode": "connect", "cdp_endpoint": fake.endpoint, "target_id": PAGE},
-            "start_url": {"url": fake.page_url}, "allowed_origins": ["http://127.0.0.1:9"],
-            "actions": [{"step_id": "open", "action": "click", "locator": {"kind": "css", "selector": "#open"}},
-                        {"step_id": "settle", "action": "wait_for_timeout", "duration_ms": 10}],
-            "capture": {"after_each_step": ["url", "dom"], "at_end": [], "events": ["console"]}, **more}
+    return {
+        "browser": {"mode": "connect", "cdp_endpoint": fake.endpoint, "target_id": PAGE},
+        "start_url": {"url": fake.page_url},
+        "allowed_origins": ["http://127.0.0.1:9"],
+        "actions": [
+            {"step_id": "open", "action": "click", "locator": {"kind": "css", "selector": "#open"}},
+            {"step_id": "settle", "action": "wait_for_timeout", "duration_ms": 10},
+        ],
+        "capture": {"after_each_step": ["url", "dom"], "at_end": [], "events": ["console"]},
+        **more,
+    }
 
 
 def test_the_fake_endpoint_lists_its_page(session: Session, fake: FakeBrowser) -> None:
@@ -58,17 +64,22 @@ def test_a_frame_that_is_not_json_is_unreadable_output(session: Session, fake: F
     assert "JSON" in err.message and "Traceback" not in err.message
 
 
-@pytest.mark.parametrize("fake", [{"error_on": {"Page.captureScreenshot": "Unable to capture screenshot"},
-                                   "garbage_on": ""}], indirect=True)
+@pytest.mark.parametrize(
+    "fake", [{"error_on": {"Page.captureScreenshot": "Unable to capture screenshot"}, "garbage_on": ""}], indirect=True
+)
 def test_a_refused_command_is_typed_with_the_browsers_reason(session: Session, fake: FakeBrowser) -> None:
     err = _error(session, "capture_web_screenshot", {"cdp_endpoint": fake.endpoint, "target_id": PAGE})
     assert err.code == "execution_failure"
-    assert err.details == {"method": "Page.captureScreenshot", "cdp_code": -32000,
-                           "cdp_message": "Unable to capture screenshot"}
+    assert err.details == {
+        "method": "Page.captureScreenshot",
+        "cdp_code": -32000,
+        "cdp_message": "Unable to capture screenshot",
+    }
 
 
-@pytest.mark.parametrize("fake", [{"error_on": {"Target.attachToTarget": "No target with given id found"}}],
-                         indirect=True)
+@pytest.mark.parametrize(
+    "fake", [{"error_on": {"Target.attachToTarget": "No target with given id found"}}], indirect=True
+)
 def test_a_target_that_cannot_be_attached_is_target_unavailable(session: Session, fake: FakeBrowser) -> None:
     err = _error(session, "discover_webmcp_tools", {"cdp_endpoint": fake.endpoint, "target_id": PAGE})
     assert err.code == "target_unavailable" and err.details["reason"] == "attach_failed"
@@ -92,8 +103,7 @@ def test_a_browser_that_dies_mid_capture_keeps_the_partial_observation(session: 
     start = partial["steps"][0]
     assert start["artifacts"]["dom"]["value"]["text"] == "<html><body>fake</body></html>"
     assert [e["text"] for e in partial["events"]["items"]] == ["fake page loaded"]
-    assert partial["completeness"]["status"] == "incomplete" and "action" in partial["completeness"][
-        "missing_sections"]
+    assert partial["completeness"]["status"] == "incomplete" and "action" in partial["completeness"]["missing_sections"]
     assert len(session.ledger) == 0  # a failed capture records no Evidence
 
 
@@ -125,15 +135,26 @@ def test_cancelling_a_passive_inspection_stops_waiting(session: Session, fake: F
 
 
 def test_non_loopback_endpoints_are_refused_canonically(session: Session) -> None:
-    for endpoint in ("http://10.1.2.3:9222", "http://localhost:9222", "https://127.0.0.1:9222",
-                     "http://127.0.0.1", "ws://127.0.0.1:9222/devtools/browser/x", "http://user@127.0.0.1:9222"):
+    for endpoint in (
+        "http://10.1.2.3:9222",
+        "http://localhost:9222",
+        "https://127.0.0.1:9222",
+        "http://127.0.0.1",
+        "ws://127.0.0.1:9222/devtools/browser/x",
+        "http://user@127.0.0.1:9222",
+    ):
         err = _error(session, "list_browser_targets", {"cdp_endpoint": endpoint})
         assert err.code == "invalid_request", endpoint
         assert err.details["issues"][0]["path"] == "cdp_endpoint"
-    err = _error(session, "capture_browser_scenario", {
-        "browser": {"mode": "connect", "cdp_endpoint": "http://192.168.0.1:9222", "target_id": "x"},
-        "start_url": {"url": "http://127.0.0.1:9/"}, "actions": [
-            {"step_id": "w", "action": "wait_for_timeout", "duration_ms": 1}]})
+    err = _error(
+        session,
+        "capture_browser_scenario",
+        {
+            "browser": {"mode": "connect", "cdp_endpoint": "http://192.168.0.1:9222", "target_id": "x"},
+            "start_url": {"url": "http://127.0.0.1:9/"},
+            "actions": [{"step_id": "w", "action": "wait_for_timeout", "duration_ms": 1}],
+        },
+    )
     assert err.code == "invalid_request" and err.details["issues"][0]["path"].startswith("browser")
 
 

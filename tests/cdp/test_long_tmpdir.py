@@ -33,8 +33,9 @@ def test_a_long_tmpdir_still_launches_and_leaves_nothing(tmp_path: Path, monkeyp
 
 def test_a_failed_launch_says_the_browsers_own_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = tmp_path / "chromium"
-    fake.write_text("#!/bin/sh\necho '[1:1:ERROR:socket.cc(42)] Socket path too long: /x/SingletonSocket' >&2\n"
-                    "exit 134\n")
+    fake.write_text(
+        "#!/bin/sh\necho '[1:1:ERROR:socket.cc(42)] Socket path too long: /x/SingletonSocket' >&2\nexit 134\n"
+    )
     fake.chmod(0o755)
     monkeypatch.setenv("REA_CHROMIUM_PATH", str(fake))
     with pytest.raises(ReaError) as info:

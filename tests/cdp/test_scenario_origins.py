@@ -71,24 +71,34 @@ class Listener:
 def servers() -> Iterator[tuple[Listener, Listener]]:
     other = Listener()
     site = Listener()
-    site.pages.update({"/": ("text/html", PAGE.format(other=other.port, site=site.port)),
-                       "/sw.js": ("text/javascript", SERVICE_WORKER.format(other=other.port)),
-                       "/shared.js": ("text/javascript", SHARED_WORKER.format(other=other.port))})
+    site.pages.update(
+        {
+            "/": ("text/html", PAGE.format(other=other.port, site=site.port)),
+            "/sw.js": ("text/javascript", SERVICE_WORKER.format(other=other.port)),
+            "/shared.js": ("text/javascript", SHARED_WORKER.format(other=other.port)),
+        }
+    )
     yield site, other
     site.close()
     other.close()
 
 
 def test_workers_cannot_reach_another_origin_and_a_websocket_is_reported(
-        rea_registry: Registry, servers: tuple[Listener, Listener]) -> None:
+    rea_registry: Registry, servers: tuple[Listener, Listener]
+) -> None:
     toolchains.require("chromium")
     site, other = servers
     session = Session(rea_registry)
     try:
-        capture = result_of(session, "capture_browser_scenario", {
-            "start_url": {"url": f"http://127.0.0.1:{site.port}/"},
-            "actions": [{"step_id": "workers-ran", "action": "wait_for_timeout", "duration_ms": 2500}],
-            "capture": {"after_each_step": ["url"], "at_end": ["title"], "events": ["network"]}})
+        capture = result_of(
+            session,
+            "capture_browser_scenario",
+            {
+                "start_url": {"url": f"http://127.0.0.1:{site.port}/"},
+                "actions": [{"step_id": "workers-ran", "action": "wait_for_timeout", "duration_ms": 2500}],
+                "capture": {"after_each_step": ["url"], "at_end": ["title"], "events": ["network"]},
+            },
+        )
     finally:
         session.close()
     assert [s["status"] for s in capture["steps"]] == ["completed", "completed"]

@@ -15,8 +15,9 @@ from tests.mcp.harness import connect
 def test_the_screenshot_is_image_content_too(browser: OwnedBrowser, page: str) -> None:
     async def main() -> None:
         async with connect() as client:
-            result = await client.call_tool("capture_web_screenshot", {"cdp_endpoint": browser.endpoint,
-                                                                       "target_id": page})
+            result = await client.call_tool(
+                "capture_web_screenshot", {"cdp_endpoint": browser.endpoint, "target_id": page}
+            )
             assert not result.is_error, result.content
             images = [c for c in result.content if c.type == "image"]
             assert len(images) == 1 and images[0].mime_type == "image/png"

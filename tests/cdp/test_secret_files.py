@@ -20,13 +20,17 @@ SECRET = "file.secret@example.test"
 
 
 def _scenario(site: Site, secret_file: str) -> dict[str, object]:
-    return {"start_url": {"url": site.origin + "/"}, "actions": SCENARIO_ACTIONS,
-            "secrets": [{"secret_id": "email", "file": secret_file}],
-            "capture": {"after_each_step": ["url", "dom"], "at_end": ["title"], "events": ["network"]}}
+    return {
+        "start_url": {"url": site.origin + "/"},
+        "actions": SCENARIO_ACTIONS,
+        "secrets": [{"secret_id": "email", "file": secret_file}],
+        "capture": {"after_each_step": ["url", "dom"], "at_end": ["title"], "events": ["network"]},
+    }
 
 
 def test_a_secret_from_a_private_file_reaches_the_page_and_not_the_capture(
-        rea_registry: Registry, site: Site, tmp_path: Path) -> None:
+    rea_registry: Registry, site: Site, tmp_path: Path
+) -> None:
     toolchains.require("chromium")
     secret = tmp_path / "email"
     secret.write_text(SECRET + "\n")
@@ -45,7 +49,8 @@ def test_a_secret_from_a_private_file_reaches_the_page_and_not_the_capture(
 
 @pytest.mark.parametrize("kind", ["group-readable", "fifo", "relative"])
 def test_a_secret_file_others_can_read_or_no_regular_file_is_refused(
-        rea_registry: Registry, site: Site, tmp_path: Path, kind: str) -> None:
+    rea_registry: Registry, site: Site, tmp_path: Path, kind: str
+) -> None:
     path = tmp_path / "email"
     if kind == "fifo":
         os.mkfifo(path, 0o600)
@@ -55,8 +60,9 @@ def test_a_secret_file_others_can_read_or_no_regular_file_is_refused(
     session = Session(rea_registry)
     try:
         with pytest.raises(ReaError) as info:
-            call_tool(session, "capture_browser_scenario",
-                      _scenario(site, "email" if kind == "relative" else str(path)))
+            call_tool(
+                session, "capture_browser_scenario", _scenario(site, "email" if kind == "relative" else str(path))
+            )
     finally:
         session.close()
     assert info.value.code == "invalid_request"

@@ -24,14 +24,16 @@ def plain_browser(site: Site) -> Iterator[OwnedBrowser]:
     assert owned.close().remaining == ()
 
 
-def test_without_the_feature_discovery_is_unavailable(rea_registry: Registry, plain_browser: OwnedBrowser,
-                                                      site: Site) -> None:
+def test_without_the_feature_discovery_is_unavailable(
+    rea_registry: Registry, plain_browser: OwnedBrowser, site: Site
+) -> None:
     target = page_id(plain_browser.endpoint)
     navigate(plain_browser.endpoint, target, site.origin + "/")
     session = Session(rea_registry)
     try:
-        found = result_of(session, "discover_webmcp_tools", {"cdp_endpoint": plain_browser.endpoint,
-                                                             "target_id": target})
+        found = result_of(
+            session, "discover_webmcp_tools", {"cdp_endpoint": plain_browser.endpoint, "target_id": target}
+        )
     finally:
         session.close()
     assert found["status"] == "unavailable"

@@ -31,8 +31,15 @@ class _Client(AnalysisClient):
         self.target = target
 
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
-        doc = {"name": self.target.name, "format": self.target.format, "architecture": self.target.architecture,
-               "sha256": self.target.sha256, "entry": None, "bits": None, "endianness": None}
+        doc = {
+            "name": self.target.name,
+            "format": self.target.format,
+            "architecture": self.target.architecture,
+            "sha256": self.target.sha256,
+            "entry": None,
+            "bits": None,
+            "endianness": None,
+        }
         return OperationResult(normalized={"documents": [doc]})
 
     def close(self) -> CloseOutcome:
@@ -46,9 +53,16 @@ class _Client(AnalysisClient):
 
 
 class _Provider(AnalysisProvider):
-    descriptor = ProviderDescriptor(id="close-probe", name="Close probe", version="1", kind="static",
-                                    formats=("elf",), architectures=(), operations=("list_documents",),
-                                    auto_priority=0)
+    descriptor = ProviderDescriptor(
+        id="close-probe",
+        name="Close probe",
+        version="1",
+        kind="static",
+        formats=("elf",),
+        architectures=(),
+        operations=("list_documents",),
+        auto_priority=0,
+    )
 
     def availability(self) -> Availability:
         return Availability.ok()
@@ -62,10 +76,16 @@ class _Provider(AnalysisProvider):
 class _Ghost(AnalysisProvider):
     """Offers everything, is never installed: remediation must not send callers to it."""
 
-    descriptor = ProviderDescriptor(id="ghost-engine", name="Ghost", version="1", kind="deep", formats=("elf",),
-                                    architectures=(), operations=("list_documents", "list_segments",
-                                                                  "list_procedures", "list_strings"),
-                                    auto_priority=0)
+    descriptor = ProviderDescriptor(
+        id="ghost-engine",
+        name="Ghost",
+        version="1",
+        kind="deep",
+        formats=("elf",),
+        architectures=(),
+        operations=("list_documents", "list_segments", "list_procedures", "list_strings"),
+        auto_priority=0,
+    )
 
     def availability(self) -> Availability:
         return Availability.missing("runtime_missing", "the ghost engine is not installed", "pip install ghost")

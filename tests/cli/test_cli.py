@@ -21,16 +21,29 @@ PROBE = {"REA_PLUGIN_MODULES": "tests.mcp.probe_plugin"}
 
 
 def rea(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rea", *args], capture_output=True, text=True,
-                          env=server_env(**(env or {})), timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "rea", *args],
+        capture_output=True,
+        text=True,
+        env=server_env(**(env or {})),
+        timeout=timeout,
+    )
 
 
 def test_providers_list_json_is_stable_and_complete() -> None:
     proc = rea("providers", "list", "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert set(doc) == {"plugins", "broken_plugins", "registry_errors", "providers", "unpackers",
-                        "scenario_drivers", "projections", "tool_count"}
+    assert set(doc) == {
+        "plugins",
+        "broken_plugins",
+        "registry_errors",
+        "providers",
+        "unpackers",
+        "scenario_drivers",
+        "projections",
+        "tool_count",
+    }
     assert doc["broken_plugins"] == [] and doc["registry_errors"] == []
     for plugin in doc["plugins"]:
         assert set(plugin) == {"name", "distribution", "version", "module", "hooks"}
@@ -78,6 +91,7 @@ def test_mcp_error_shape_matches_cli() -> None:
             assert wrapped["details"]["resources"] == ["probe-worker"]
             out: dict[str, Any] = json.loads(res.content[0].text)["error"]
             return out
+
     mcp_err = anyio.run(main)
     cli_err = json.loads(rea("probe-fail", "--code", "provider_timeout", "--format", "json", env=PROBE).stdout)["error"]
     assert mcp_err == cli_err
@@ -85,8 +99,13 @@ def test_mcp_error_shape_matches_cli() -> None:
 
 def test_sigint_cancels_and_exits_128_plus_n() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
-        proc = subprocess.Popen([sys.executable, "-m", "rea", "probe-wait", "--steps", "3000", "--step-ms", "10"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=server_env(**PROBE))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rea", "probe-wait", "--steps", "3000", "--step-ms", "10"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=server_env(**PROBE),
+        )
         time.sleep(1.5)
         proc.send_signal(signum)
         proc.send_signal(signum)  # repeated delivery, as package runners do
@@ -101,9 +120,13 @@ CLOSE_PROBE = {"REA_PLUGIN_MODULES": "tests.cli.close_probe"}
 def test_signals_during_provider_cleanup_do_not_cut_it_short(hello_elf: Path, tmp_path: Path) -> None:
     """The guard lasts through cleanup, repeated delivery included; --json gets the canonical error."""
     env = server_env(**CLOSE_PROBE, REA_TEST_CLOSE_MARKERS=str(tmp_path), REA_TEST_CLOSE_SECONDS="2")
-    proc = subprocess.Popen([sys.executable, "-m", "rea", "list-documents", str(hello_elf), "--provider",
-                             "close-probe", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rea", "list-documents", str(hello_elf), "--provider", "close-probe", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     deadline = time.monotonic() + 60
     while not (tmp_path / "closing").exists():
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -119,8 +142,14 @@ def test_signals_during_provider_cleanup_do_not_cut_it_short(hello_elf: Path, tm
 
 
 def test_a_completed_call_still_reports_owned_resources_left_behind(hello_elf: Path) -> None:
-    proc = rea("list-documents", str(hello_elf), "--provider", "close-probe", "--json",
-               env={**CLOSE_PROBE, "REA_TEST_CLOSE_LEAVES": "probe-worker"})
+    proc = rea(
+        "list-documents",
+        str(hello_elf),
+        "--provider",
+        "close-probe",
+        "--json",
+        env={**CLOSE_PROBE, "REA_TEST_CLOSE_LEAVES": "probe-worker"},
+    )
     assert proc.returncode == 1
     error = json.loads(proc.stdout)["error"]
     assert error["code"] == "cleanup_incomplete" and error["details"]["resources"] == ["probe-worker"]
@@ -188,8 +217,10 @@ def test_analyze_routes_applications_and_a_format_property_keeps_its_flag(tmp_pa
     assert {m["path"] for m in doc["normalized_result"]["modules"]} == {"main.js", "util.js"}
     # The tool's own "format" property is --input-format; --format stays the output switch.
     proc = rea("analyze-javascript-application", str(app), "--input-format", "asar", "--format", "json")
-    assert proc.returncode == 1 and json.loads(proc.stdout)["error"]["code"] in ("unsupported_target",
-                                                                              "invalid_request")
+    assert proc.returncode == 1 and json.loads(proc.stdout)["error"]["code"] in (
+        "unsupported_target",
+        "invalid_request",
+    )
 
 
 def test_plugins_command_filters_by_hook() -> None:
@@ -212,4 +243,5 @@ def test_remediation_names_only_providers_that_are_here(hello_elf: Path) -> None
     assert f"provider_id one of: {', '.join(usable)}." in action
     assert "ghost-engine would offer it: pip install ghost" in action
     assert {"provider_id": "ghost-engine", "remediation": "pip install ghost"} in error["details"][
-        "installable_providers"]
+        "installable_providers"
+    ]

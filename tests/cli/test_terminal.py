@@ -24,8 +24,14 @@ from tests.mcp.harness import server_env
 
 
 def rea(*args: str, cache: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rea", *args], capture_output=True, text=True, cwd=cwd,
-                          env=server_env(REA_CACHE_DIR=str(cache), COLUMNS="200"), timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "rea", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=server_env(REA_CACHE_DIR=str(cache), COLUMNS="200"),
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -38,9 +44,14 @@ def registry() -> Registry:
 
 def _json_valued(parser: Any) -> dict[str, Any]:
     """Flag -> action of every flag that takes JSON text."""
-    return {a.option_strings[0]: a for a in parser._actions
-            if a.option_strings and a.type is not None and isinstance(a.type, type)
-            and issubclass(a.type, cli_tools._JsonValue)}
+    return {
+        a.option_strings[0]: a
+        for a in parser._actions
+        if a.option_strings
+        and a.type is not None
+        and isinstance(a.type, type)
+        and issubclass(a.type, cli_tools._JsonValue)
+    }
 
 
 def test_every_flag_is_its_property_and_every_json_flag_takes_a_file(registry: Registry, tmp_path: Path) -> None:
@@ -68,8 +79,9 @@ def test_every_flag_is_its_property_and_every_json_flag_takes_a_file(registry: R
 def test_an_evidence_flag_takes_a_bare_evidence_id(registry: Registry) -> None:
     tool = registry.tools["trace_application_feature"]
     eid = "ev_" + "ab" * 32
-    ns = cli_tools.build_parser(tool, "rea").parse_args(["--application", eid, "--seed", '{"kind": "module", '
-                                                         '"value": "m"}'])
+    ns = cli_tools.build_parser(tool, "rea").parse_args(
+        ["--application", eid, "--seed", '{"kind": "module", "value": "m"}']
+    )
     assert cli_tools.collect_arguments(tool, ns)["application"] == {"kind": "retained-evidence", "evidence_id": eid}
 
 
@@ -86,8 +98,11 @@ def test_positionals_say_what_they_are(registry: Registry) -> None:
 # -- vocabulary ---------------------------------------------------------------------------------------------
 
 # Names REA's tools already use for an idea rea names otherwise elsewhere (kept so REA workflows carry over).
-REA_NAMES = {("get_call_graph", "depth"), ("capture_web_screenshot", "maximum_image_bytes"),
-             ("compare_web_screenshots", "maximum_pixels")}
+REA_NAMES = {
+    ("get_call_graph", "depth"),
+    ("capture_web_screenshot", "maximum_image_bytes"),
+    ("compare_web_screenshots", "maximum_pixels"),
+}
 
 
 def test_one_name_per_idea(registry: Registry) -> None:
@@ -110,23 +125,27 @@ def _table_rows(text: str, key: str) -> int:
     start = next(i for i, line in enumerate(lines) if re.match(rf"^\s*{re.escape(key)}: \d+ items?$", line))
     indent = len(lines[start]) - len(lines[start].lstrip()) + 2
     rows = 0
-    for line in lines[start + 3:]:  # heading, column names, rule
+    for line in lines[start + 3 :]:  # heading, column names, rule
         if not line.strip() or len(line) - len(line.lstrip()) < indent:
             break
         rows += not line[indent].isspace()
     return rows
 
 
-@pytest.mark.parametrize(("tool", "args", "key"), [
-    ("list_procedures", {"limit": 7}, "procedures"),
-    ("list_strings", {"limit": 5}, "strings"),
-    ("list_names", {"limit": 6}, "names"),
-    ("search_procedures", {"pattern": "_", "limit": 4}, "procedures"),
-    ("read_function_instructions", {"procedure": "main", "limit": 9}, "instructions"),
-    ("binary_overview", {"limit": 3}, "procedures_sample"),
-])
-def test_text_prints_as_many_rows_as_the_result_holds(hello_elf: Path, tool: str, args: dict[str, Any],
-                                                      key: str) -> None:
+@pytest.mark.parametrize(
+    ("tool", "args", "key"),
+    [
+        ("list_procedures", {"limit": 7}, "procedures"),
+        ("list_strings", {"limit": 5}, "strings"),
+        ("list_names", {"limit": 6}, "names"),
+        ("search_procedures", {"pattern": "_", "limit": 4}, "procedures"),
+        ("read_function_instructions", {"procedure": "main", "limit": 9}, "instructions"),
+        ("binary_overview", {"limit": 3}, "procedures_sample"),
+    ],
+)
+def test_text_prints_as_many_rows_as_the_result_holds(
+    hello_elf: Path, tool: str, args: dict[str, Any], key: str
+) -> None:
     session = Session(default_registry())
     try:
         call_tool(session, "open_binary", {"path": str(hello_elf)})
@@ -145,9 +164,19 @@ def test_text_prints_as_many_rows_as_the_result_holds(hello_elf: Path, tool: str
 
 def test_text_shows_nested_rows_and_wraps_long_values_without_cutting() -> None:
     long_value = "call path " * 40
-    doc = {"matches": [{"address": "0x1", "name": "getenv", "references": [
-        {"from": hex(0x100 + i), "kind": "call"} for i in range(15)]}],
-           "note": long_value, "text": "line one\nline two", "empty": [], "none": None}
+    doc = {
+        "matches": [
+            {
+                "address": "0x1",
+                "name": "getenv",
+                "references": [{"from": hex(0x100 + i), "kind": "call"} for i in range(15)],
+            }
+        ],
+        "note": long_value,
+        "text": "line one\nline two",
+        "empty": [],
+        "none": None,
+    }
     text = render_text(doc, width=60)
     assert len(re.findall(r"^\s+0x1[0-9a-f]{2}\s+call$", text, re.M)) == 15
     assert "".join(text.split()).count("".join(long_value.split())) == 1
@@ -163,9 +192,17 @@ def test_a_cli_evidence_id_is_used_by_a_later_command(hello_elf: Path, tmp_path:
     first = rea("list-procedures", str(hello_elf), "--limit", "3", "--json", cache=cache)
     assert first.returncode == 0, first.stderr
     eid = json.loads(first.stdout)["evidence_id"]
-    view = rea("inspect-analysis-view", json.dumps({"source": {"kind": "retained-evidence", "evidence_id": eid},
-                                                     "view": {"kind": "page", "section": "procedures"}}),
-               "--json", cache=cache)
+    view = rea(
+        "inspect-analysis-view",
+        json.dumps(
+            {
+                "source": {"kind": "retained-evidence", "evidence_id": eid},
+                "view": {"kind": "page", "section": "procedures"},
+            }
+        ),
+        "--json",
+        cache=cache,
+    )
     assert view.returncode == 0, view.stderr
     body = json.loads(view.stdout)["normalized_result"]
     assert body["parent_evidence_id"] == eid and body["total"] == 3
@@ -175,14 +212,22 @@ def test_a_cli_evidence_id_is_used_by_a_later_command(hello_elf: Path, tmp_path:
     record = store.load_evidence(eid)
     assert record is not None
     store.store(CacheKey.for_evidence(eid), msgspec.structs.replace(record, parameters={"limit": 4}))
-    tampered = rea("inspect-analysis-view", json.dumps({"source": {"kind": "retained-evidence",
-                                                                   "evidence_id": eid}}), "--json", cache=cache)
+    tampered = rea(
+        "inspect-analysis-view",
+        json.dumps({"source": {"kind": "retained-evidence", "evidence_id": eid}}),
+        "--json",
+        cache=cache,
+    )
     error = json.loads(tampered.stdout)["error"]
     assert tampered.returncode == 1 and error["code"] == "evidence_integrity_mismatch"
     assert not os.path.exists(store.path(CacheKey.for_evidence(eid)))
 
-    missing = rea("inspect-analysis-view", json.dumps({"source": {"kind": "retained-evidence",
-                                                                  "evidence_id": eid}}), "--json", cache=cache)
+    missing = rea(
+        "inspect-analysis-view",
+        json.dumps({"source": {"kind": "retained-evidence", "evidence_id": eid}}),
+        "--json",
+        cache=cache,
+    )
     error = json.loads(missing.stdout)["error"]
     assert error["code"] == "target_unavailable"
     assert error["details"]["evidence_id"] == eid and error["details"]["reason"] == "missing"
@@ -204,8 +249,15 @@ def test_application_follow_ups_name_the_retained_record_across_commands(tmp_pat
     summary = rea("analyze-javascript-application", str(app), "--detail", "summary", "--json", cache=cache)
     assert summary.returncode == 0, summary.stderr
     parent = json.loads(summary.stdout)["normalized_result"]["parent_evidence_id"]
-    traced = rea("trace-application-feature", "--application", parent, "--seed",
-                 '{"kind": "module", "value": "src/search.js", "match": "exact"}', "--json", cache=cache)
+    traced = rea(
+        "trace-application-feature",
+        "--application",
+        parent,
+        "--seed",
+        '{"kind": "module", "value": "src/search.js", "match": "exact"}',
+        "--json",
+        cache=cache,
+    )
     assert traced.returncode == 0, traced.stderr
     result = json.loads(traced.stdout)
     assert result["evidence_links"] == [parent]

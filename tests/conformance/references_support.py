@@ -71,13 +71,16 @@ class Target(NamedTuple):
     arch: str
 
 
-TARGETS: dict[str, Target] = {t.id: t for t in (
-    Target("elf-x64", "gcc", ("-O2",), "elf", "x86_64"),
-    # Indirect-branch tracking puts the import stubs in .plt.sec (the lazy stubs stay in .plt).
-    Target("elf-x64-ibt", "gcc", ("-O2", "-fcf-protection=full", "-Wl,-z,ibtplt"), "elf", "x86_64"),
-    Target("elf-arm64", "aarch64-linux-gnu-gcc", ("-O2",), "elf", "arm64"),
-    Target("pe-x64", "x86_64-w64-mingw32-gcc", ("-O2",), "pe", "x86_64"),
-)}
+TARGETS: dict[str, Target] = {
+    t.id: t
+    for t in (
+        Target("elf-x64", "gcc", ("-O2",), "elf", "x86_64"),
+        # Indirect-branch tracking puts the import stubs in .plt.sec (the lazy stubs stay in .plt).
+        Target("elf-x64-ibt", "gcc", ("-O2", "-fcf-protection=full", "-Wl,-z,ibtplt"), "elf", "x86_64"),
+        Target("elf-arm64", "aarch64-linux-gnu-gcc", ("-O2",), "elf", "arm64"),
+        Target("pe-x64", "x86_64-w64-mingw32-gcc", ("-O2",), "pe", "x86_64"),
+    )
+}
 TABLE_TARGETS = ("elf-x64", "elf-arm64", "pe-x64")
 OPS = ("op_add", "op_sub", "op_mul", "op_xor")
 
@@ -164,7 +167,7 @@ def _read(binary: Any, base: int, address: int, size: int) -> bytes:
         start = base + int(s.virtual_address)
         if start <= address < start + len(bytes(s.content)):
             data = bytes(s.content)
-            return data[address - start:address - start + size]
+            return data[address - start : address - start + size]
     raise AssertionError(f"{address:#x} is in no section")
 
 
@@ -174,8 +177,11 @@ def truth(b: Build) -> Truth:
     assert not missing_names, f"the symbolized build lacks {missing_names}"
     binary, base = _image(b.symbolized)
     arm = b.target.arch == "arm64"
-    cs = capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM) if arm else \
-        capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    cs = (
+        capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
+        if arm
+        else capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    )
     apply = symbols["apply"]
     dispatch = None
     for insn in cs.disasm(_read(binary, base, apply, 64), apply):
@@ -201,7 +207,7 @@ def base_name(name: str | None) -> str:
     name = name.split("@")[0]
     for prefix in ("__imp_", "_imp__", "__imp__"):
         if name.startswith(prefix):
-            name = name[len(prefix):]
+            name = name[len(prefix) :]
     return name[1:] if name.startswith("_") and not name.startswith("__") else name
 
 
@@ -269,8 +275,19 @@ def require_pip_sdist(requirement: str, filename: str, sha256: str) -> Path:
     with tempfile.TemporaryDirectory(prefix="rea-conformance-dl-") as tmp:
         # Only the package itself must come as source: ":all:" would also build its build dependencies
         # (setuptools, Cython) from source to prepare its metadata, minutes with an empty pip cache.
-        cmd = [sys.executable, "-m", "pip", "download", "--no-binary", requirement.split("==")[0], "--no-deps",
-               "--disable-pip-version-check", "--dest", tmp, requirement]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-binary",
+            requirement.split("==")[0],
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--dest",
+            tmp,
+            requirement,
+        ]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         except (OSError, subprocess.TimeoutExpired) as exc:

@@ -52,10 +52,16 @@ class Threshold(NamedTuple):
 # One row per program and provider id; a provider added later needs only its rows here.
 THRESHOLDS: dict[str, dict[str, Threshold]] = {
     "brotli": {"native": Threshold(0.98, 0.98), "radare2": Threshold(0.98, 0.98), "angr": Threshold(0.95, 0.95)},
-    "zstd": {"native": Threshold(0.98, 0.98, 0.99), "radare2": Threshold(0.98, 0.98, 0.99),
-             "angr": Threshold(0.98, 0.98, 0.99)},
-    "cmark-gfm-arm64": {"native": Threshold(0.98, 0.98, 0.99), "radare2": Threshold(0.98, 0.98, 0.99),
-                        "angr": Threshold(0.98, 0.98, 0.99)},
+    "zstd": {
+        "native": Threshold(0.98, 0.98, 0.99),
+        "radare2": Threshold(0.98, 0.98, 0.99),
+        "angr": Threshold(0.98, 0.98, 0.99),
+    },
+    "cmark-gfm-arm64": {
+        "native": Threshold(0.98, 0.98, 0.99),
+        "radare2": Threshold(0.98, 0.98, 0.99),
+        "angr": Threshold(0.98, 0.98, 0.99),
+    },
 }
 # gcc's split-off parts of a function (``f.cold``): an engine may list them as procedures of their own or
 # fold them into their parent, and both are right, so they count neither for nor against a provider.
@@ -122,8 +128,19 @@ def _sdist() -> Path:
         return cached
     CACHE.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="rea-cross-engine-dl-") as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
-               "--disable-pip-version-check", "--dest", tmp, REQUIREMENT]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-binary",
+            ":all:",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--dest",
+            tmp,
+            REQUIREMENT,
+        ]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -163,8 +180,10 @@ def _brotli() -> Build:
             tar.extractall(tmp, filter="data")
         root = Path(tmp) / SDIST.removesuffix(".tar.gz")
         files = sorted(str(p) for pattern in SOURCES for p in root.glob(pattern))
-        for cmd in ([gcc, *CFLAGS, "-I", str(root / "c" / "include"), "-o", str(staged / "brotli"), *files, "-lm"],
-                    [strip, "-o", str(staged / "brotli.stripped"), str(staged / "brotli")]):
+        for cmd in (
+            [gcc, *CFLAGS, "-I", str(root / "c" / "include"), "-o", str(staged / "brotli"), *files, "-lm"],
+            [strip, "-o", str(staged / "brotli.stripped"), str(staged / "brotli")],
+        ):
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
             assert proc.returncode == 0, f"building the brotli tool failed: {cmd[0]}\n{proc.stderr[-2000:]}"
     _replace_into(staged, out)
@@ -189,6 +208,7 @@ def _direct_call(binary: lief.ELF.Binary) -> tuple[capstone.Cs, Any]:
 
         def arm64(insn: Any) -> int | None:
             return int(insn.op_str.lstrip("#"), 16) if insn.mnemonic == "bl" else None
+
         return cs, arm64
     if binary.header.machine_type != lief.ELF.ARCH.X86_64:
         pytest.skip(f"the call-edge reader decodes x86-64 and arm64, not {binary.header.machine_type}")
@@ -198,6 +218,7 @@ def _direct_call(binary: lief.ELF.Binary) -> tuple[capstone.Cs, Any]:
         if insn.mnemonic == "call" and insn.bytes[0] == 0xE8:
             return int(insn.address + insn.size + int.from_bytes(insn.bytes[1:5], "little", signed=True))
         return None
+
     return cs, x86
 
 
@@ -206,8 +227,11 @@ def _truth(path: Path) -> Truth:
     binary = lief.ELF.parse(str(path))
     assert binary is not None, f"LIEF could not read {path}"
     cs, call_target = _direct_call(binary)
-    code = [(s.virtual_address, s.virtual_address + s.size) for s in binary.sections
-            if s.has(lief.ELF.Section.FLAGS.EXECINSTR)]
+    code = [
+        (s.virtual_address, s.virtual_address + s.size)
+        for s in binary.sections
+        if s.has(lief.ELF.Section.FLAGS.EXECINSTR)
+    ]
     named: dict[int, tuple[str, int]] = {}
     for sym in binary.symtab_symbols:
         if sym.type == lief.ELF.Symbol.TYPE.FUNC and sym.value and any(a <= sym.value < b for a, b in code):
@@ -235,12 +259,16 @@ class _Report:
         self.scores: dict[tuple[str, str], Score] = {}
 
     def lines(self) -> list[str]:
-        head = (f"{'program':<16} {'provider':<9} {'reported':>8} {'P':>6} {'R':>6} {'F1':>6} {'sizes':>6} "
-                f"{'callees':>8} {'callers':>8} {'time':>7}")
-        rows = [f"{program:<16} {s.provider:<9} {s.reported:>8} {s.precision:>6.3f} {s.recall:>6.3f} {s.f1:>6.3f} "
-                f"{s.sizes_exact:>6.3f} {s.callee_edges / self.edges[program]:>8.3f} "
-                f"{s.caller_edges / self.edges[program]:>8.3f} {s.seconds:>6.1f}s"
-                for (program, _), s in sorted(self.scores.items())]
+        head = (
+            f"{'program':<16} {'provider':<9} {'reported':>8} {'P':>6} {'R':>6} {'F1':>6} {'sizes':>6} "
+            f"{'callees':>8} {'callers':>8} {'time':>7}"
+        )
+        rows = [
+            f"{program:<16} {s.provider:<9} {s.reported:>8} {s.precision:>6.3f} {s.recall:>6.3f} {s.f1:>6.3f} "
+            f"{s.sizes_exact:>6.3f} {s.callee_edges / self.edges[program]:>8.3f} "
+            f"{s.caller_edges / self.edges[program]:>8.3f} {s.seconds:>6.1f}s"
+            for (program, _), s in sorted(self.scores.items())
+        ]
         return [*self.programs.values(), head, *rows]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -264,8 +292,10 @@ def program(request: pytest.FixtureRequest) -> tuple[str, Build, Truth]:
     # A truth this small would mean the build or the reader broke, not that providers are good.
     assert len(truth.functions) >= 200 and len(truth.edges) >= 300, (len(truth.functions), len(truth.edges))
     _REPORT.edges[name] = len(truth.edges)
-    _REPORT.programs[name] = (f"{name}: {build.title}, {'PIE' if truth.pie else 'not PIE'}, stripped): "
-                              f"{len(truth.functions)} functions, {len(truth.edges)} direct call edges")
+    _REPORT.programs[name] = (
+        f"{name}: {build.title}, {'PIE' if truth.pie else 'not PIE'}, stripped): "
+        f"{len(truth.functions)} functions, {len(truth.edges)} direct call edges"
+    )
     return name, build, truth
 
 
@@ -312,17 +342,27 @@ def _measure(registry: Registry, provider_id: str, build: Build, truth: Truth) -
     def named(edges: set[tuple[int, int]] | frozenset[tuple[int, int]]) -> list[str]:
         return [f"{truth.functions[c]} -> {truth.functions[d]}" for c, d in sorted(edges)]
 
-    return Score(provider=provider_id, reported=len(starts), precision=precision, recall=recall, f1=f1,
-                 callee_edges=len(truth.edges & by_callees), caller_edges=len(truth.edges & by_callers),
-                 seconds=seconds, sizes_exact=sizes_exact,
-                 missed=sorted(truth.functions[a] for a in truth_starts - starts),
-                 extra=[_where(truth, a) for a in sorted(starts - truth_starts)],
-                 missed_by_callees=named(truth.edges - by_callees), missed_by_callers=named(truth.edges - by_callers))
+    return Score(
+        provider=provider_id,
+        reported=len(starts),
+        precision=precision,
+        recall=recall,
+        f1=f1,
+        callee_edges=len(truth.edges & by_callees),
+        caller_edges=len(truth.edges & by_callers),
+        seconds=seconds,
+        sizes_exact=sizes_exact,
+        missed=sorted(truth.functions[a] for a in truth_starts - starts),
+        extra=[_where(truth, a) for a in sorted(starts - truth_starts)],
+        missed_by_callees=named(truth.edges - by_callees),
+        missed_by_callers=named(truth.edges - by_callers),
+    )
 
 
 @pytest.fixture(scope="module", params=["native", "radare2", "angr"])
-def score(request: pytest.FixtureRequest, rea_registry: Registry,
-          program: tuple[str, Build, Truth]) -> Iterator[tuple[Score, Threshold]]:
+def score(
+    request: pytest.FixtureRequest, rea_registry: Registry, program: tuple[str, Build, Truth]
+) -> Iterator[tuple[Score, Threshold]]:
     provider_id: str = request.param
     name, build, truth = program
     limit = THRESHOLDS[name].get(provider_id)
@@ -348,28 +388,30 @@ def test_function_starts(score: tuple[Score, Threshold]) -> None:
     s, limit = score
     assert s.f1 >= limit.f1, (
         f"{s.provider}: function-start F1 {s.f1:.3f} (P {s.precision:.3f}, R {s.recall:.3f}) is below "
-        f"{limit.f1}; missed {s.missed[:20]}; not functions {s.extra[:20]}")
+        f"{limit.f1}; missed {s.missed[:20]}; not functions {s.extra[:20]}"
+    )
 
 
 def test_function_sizes(score: tuple[Score, Threshold]) -> None:
     s, limit = score
     assert s.sizes_exact >= limit.sizes, (
-        f"{s.provider}: {s.sizes_exact:.3f} of the functions found have the symbol's size, below {limit.sizes}")
+        f"{s.provider}: {s.sizes_exact:.3f} of the functions found have the symbol's size, below {limit.sizes}"
+    )
 
 
-def test_direct_call_edges_through_callees(score: tuple[Score, Threshold],
-                                           program: tuple[str, Build, Truth]) -> None:
+def test_direct_call_edges_through_callees(score: tuple[Score, Threshold], program: tuple[str, Build, Truth]) -> None:
     s, limit = score
     total = len(program[2].edges)
     assert s.callee_edges / total >= limit.recall, (
         f"{s.provider}: procedure_callees finds {s.callee_edges} of {total} direct call edges, below "
-        f"{limit.recall}; missed {s.missed_by_callees[:20]}")
+        f"{limit.recall}; missed {s.missed_by_callees[:20]}"
+    )
 
 
-def test_direct_call_edges_through_callers(score: tuple[Score, Threshold],
-                                           program: tuple[str, Build, Truth]) -> None:
+def test_direct_call_edges_through_callers(score: tuple[Score, Threshold], program: tuple[str, Build, Truth]) -> None:
     s, limit = score
     total = len(program[2].edges)
     assert s.caller_edges / total >= limit.recall, (
         f"{s.provider}: procedure_callers finds {s.caller_edges} of {total} direct call edges, below "
-        f"{limit.recall}; missed {s.missed_by_callers[:20]}")
+        f"{limit.recall}; missed {s.missed_by_callers[:20]}"
+    )

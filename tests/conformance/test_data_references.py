@@ -70,8 +70,10 @@ def _build() -> tuple[Path, Path, str]:
         src = Path(tmp) / LUA_DIR
         files = sorted(str(p) for p in src.glob("*.c") if p.name not in EXCLUDED)
         assert len(files) >= 30, files
-        for cmd in ([gcc, *CFLAGS, "-o", str(staged / "lua"), *files, "-lm"],
-                    [toolchains.require("strip"), "-o", str(staged / "lua.stripped"), str(staged / "lua")]):
+        for cmd in (
+            [gcc, *CFLAGS, "-o", str(staged / "lua"), *files, "-lm"],
+            [toolchains.require("strip"), "-o", str(staged / "lua.stripped"), str(staged / "lua")],
+        ):
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
             assert proc.returncode == 0, f"building Lua failed: {cmd[0]}\n{proc.stderr[-2000:]}"
     rs.publish(staged, out)
@@ -104,8 +106,10 @@ class _Report:
         terminalreporter.write_line(f"{'provider':<10} {'functions':>10} {'slots':>8} {'precision':>10} {'time':>8}")
         for s in self.scores.values():
             precision = s.slots / s.reported if s.reported else 0.0
-            terminalreporter.write_line(f"{s.provider:<10} {s.functions / functions:>10.3f} {s.slots / slots:>8.3f} "
-                                        f"{precision:>10.3f} {s.seconds:>7.1f}s")
+            terminalreporter.write_line(
+                f"{s.provider:<10} {s.functions / functions:>10.3f} {s.slots / slots:>8.3f} "
+                f"{precision:>10.3f} {s.seconds:>7.1f}s"
+            )
 
 
 _REPORT = _Report()
@@ -122,8 +126,10 @@ def lua(request: pytest.FixtureRequest) -> tuple[Path, Truth]:
     # A truth this small would mean the build or the reader broke.
     assert truth.functions >= 500 and len(truth.slots) >= 120, (truth.functions, len(truth.slots))
     _REPORT.total = (len(truth.slots), sum(len(s) for s in truth.slots.values()))
-    _REPORT.program = (f"Lua 5.4 from {SDIST} ({compiler}, {' '.join(CFLAGS)}, PIE, stripped): {truth.functions} "
-                       f"functions, {len(truth.slots)} address-taken through {_REPORT.total[1]} relocated slots")
+    _REPORT.program = (
+        f"Lua 5.4 from {SDIST} ({compiler}, {' '.join(CFLAGS)}, PIE, stripped): {truth.functions} "
+        f"functions, {len(truth.slots)} address-taken through {_REPORT.total[1]} relocated slots"
+    )
     return stripped, truth
 
 
@@ -148,13 +154,20 @@ def _measure(registry: Registry, annotations: Path, provider_id: str, path: Path
     return Score(provider_id, found, slots, reported, time.monotonic() - began, missed)
 
 
-LUA_CASES = [pytest.param(pid, id=pid, marks=[pytest.mark.xfail(strict=True, reason=rs.NATIVE_PENDING)]
-                           if rs.LUA in rs.EXPECTED[pid].pending else []) for pid in sorted(rs.EXPECTED)]
+LUA_CASES = [
+    pytest.param(
+        pid,
+        id=pid,
+        marks=[pytest.mark.xfail(strict=True, reason=rs.NATIVE_PENDING)] if rs.LUA in rs.EXPECTED[pid].pending else [],
+    )
+    for pid in sorted(rs.EXPECTED)
+]
 
 
 @pytest.mark.parametrize("provider_id", LUA_CASES)
-def test_address_taken_functions_have_data_references(provider_id: str, rea_registry: Registry, tmp_path: Path,
-                                                      lua: tuple[Path, Truth]) -> None:
+def test_address_taken_functions_have_data_references(
+    provider_id: str, rea_registry: Registry, tmp_path: Path, lua: tuple[Path, Truth]
+) -> None:
     path, truth = lua
     score = _measure(rea_registry, tmp_path / "annotations", provider_id, path, truth)
     _REPORT.scores[provider_id] = score
@@ -162,9 +175,11 @@ def test_address_taken_functions_have_data_references(provider_id: str, rea_regi
     recall = score.functions / total
     precision = score.slots / score.reported if score.reported else 0.0
     expected = rs.EXPECTED[provider_id].lua_recall
-    assert recall >= expected, (f"{provider_id}: xrefs reports the data reference from a pointer slot for "
-                                f"{score.functions} of {total} address-taken functions ({recall:.3f} < {expected}); "
-                                f"missed {score.missed[:20]}")
+    assert recall >= expected, (
+        f"{provider_id}: xrefs reports the data reference from a pointer slot for "
+        f"{score.functions} of {total} address-taken functions ({recall:.3f} < {expected}); "
+        f"missed {score.missed[:20]}"
+    )
     assert precision >= 0.9, f"{provider_id}: only {precision:.3f} of the data references reported are relocated slots"
 
 
@@ -173,9 +188,11 @@ def test_truth_is_read_from_relocations_only(lua: tuple[Path, Truth]) -> None:
     path, truth = lua
     binary = lief.ELF.parse(str(path))
     assert binary is not None
-    sections = [(int(s.virtual_address), int(s.virtual_address + s.size), s.name) for s in binary.sections
-                if s.has(lief.ELF.Section.FLAGS.WRITE)]
+    sections = [
+        (int(s.virtual_address), int(s.virtual_address + s.size), s.name)
+        for s in binary.sections
+        if s.has(lief.ELF.Section.FLAGS.WRITE)
+    ]
     for slots in truth.slots.values():
         for slot in slots:
             assert any(lo <= slot < hi for lo, hi, _ in sections), hex(slot)
-

@@ -48,8 +48,9 @@ def test_table_slots_are_data_references(sessions: rs.Sessions, provider_id: str
         refs = result_of(session, "xrefs", {"address": address})["references"]
         data = {r["from"] for r in refs if r["kind"] == "data"}
         assert hex(t.slots[op]) in data, f"xrefs({op} {address}) lacks the data reference from its slot: {refs}"
-        incoming = result_of(session, "procedure_references",
-                             {"procedure": address, "direction": "incoming", "limit": 1000})["references"]
+        incoming = result_of(
+            session, "procedure_references", {"procedure": address, "direction": "incoming", "limit": 1000}
+        )["references"]
         assert any(r["kind"] == "data" and r["from"] == hex(t.slots[op]) for r in incoming), incoming
 
 
@@ -94,7 +95,7 @@ def test_import_call_named_and_string_load_annotated(sessions: rs.Sessions, prov
     assert "getenv" in calls[0]["symbolized"], calls[0]
     assert calls[0]["text"] != calls[0]["symbolized"], "text stays as the engine printed it"
     loads = [r for r in rows if any(s.get("string") == "LS_COLORS" for s in r.get("symbols", []))]
-    assert loads, f"no instruction of main is annotated with \"LS_COLORS\": {[r.get('symbolized') for r in rows]}"
+    assert loads, f'no instruction of main is annotated with "LS_COLORS": {[r.get("symbolized") for r in rows]}'
     symbol = next(s for s in loads[0]["symbols"] if s.get("string") == "LS_COLORS")
     assert symbol["address"] == hex(t.string), symbol
     assert '"LS_COLORS"' in loads[0]["symbolized"], loads[0]
@@ -102,8 +103,7 @@ def test_import_call_named_and_string_load_annotated(sessions: rs.Sessions, prov
     assert "getenv" in one.get("symbolized", ""), one
 
 
-@pytest.mark.parametrize(("provider_id", "target_id"),
-                         rs.params(rs.SYMBOLIZED, PROVIDERS, ("elf-x64",)))
+@pytest.mark.parametrize(("provider_id", "target_id"), rs.params(rs.SYMBOLIZED, PROVIDERS, ("elf-x64",)))
 def test_user_names_reach_symbolized_operands(sessions: rs.Sessions, provider_id: str, target_id: str) -> None:
     session, t = _open(sessions, provider_id, target_id)
     apply = hex(t.symbols["apply"])
@@ -122,8 +122,11 @@ def test_user_names_reach_symbolized_operands(sessions: rs.Sessions, provider_id
 def test_stub_sections_hold_stubs(sessions: rs.Sessions, provider_id: str, target_id: str) -> None:
     session, _ = _open(sessions, provider_id, target_id)
     segments = result_of(session, "list_segments", {})["segments"]
-    stubs = {s["name"]: (int(s["start"], 16), int(s["end"], 16)) for s in segments
-             if s["kind"] == "section" and s["name"] in STUB_SECTIONS}
+    stubs = {
+        s["name"]: (int(s["start"], 16), int(s["end"], 16))
+        for s in segments
+        if s["kind"] == "section" and s["name"] in STUB_SECTIONS
+    }
     assert ".plt" in stubs, segments
     procs = result_of(session, "list_procedures", {"limit": 1000})["procedures"]
     inside = {name: [p for p in procs if lo <= int(p["address"], 16) < hi] for name, (lo, hi) in stubs.items()}

@@ -19,9 +19,16 @@ from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
 
-CASES = [("native", fid) for fid in nf.FIXTURE_IDS] + [("angr", "elf-x64"), ("angr", "pe-x64-exe")] + [
-    # Real Ghidra only: without GHIDRA_INSTALL_DIR these skip with that reason (tests/ghidra has the fake).
-    ("ghidra", "elf-x64"), ("ghidra", "elf-x64-stripped"), ("ghidra", "pe-x64-exe")]
+CASES = (
+    [("native", fid) for fid in nf.FIXTURE_IDS]
+    + [("angr", "elf-x64"), ("angr", "pe-x64-exe")]
+    + [
+        # Real Ghidra only: without GHIDRA_INSTALL_DIR these skip with that reason (tests/ghidra has the fake).
+        ("ghidra", "elf-x64"),
+        ("ghidra", "elf-x64-stripped"),
+        ("ghidra", "pe-x64-exe"),
+    ]
+)
 CASES += [("radare2", fid) for fid in nf.FIXTURE_IDS]
 
 
@@ -188,8 +195,11 @@ def test_xrefs_from_function_to_string(opened: Opened) -> None:
     opened.need("search_strings", "xrefs")
     expected = nf.PROGRAM_STRINGS if opened.fixture.source == "program" else nf.LIBRARY_STRINGS
     text, user = next(iter(expected.items()))
-    hit = [s for s in opened.call("search_strings", {"pattern": text, "case_sensitive": True})["strings"]
-           if s["value"] == text]
+    hit = [
+        s
+        for s in opened.call("search_strings", {"pattern": text, "case_sensitive": True})["strings"]
+        if s["value"] == text
+    ]
     assert hit
     refs = opened.call("xrefs", {"address": hit[0]["address"]})["references"]
     assert refs, f"no reference to {text!r}"
@@ -253,8 +263,11 @@ def test_auto_selection_is_deterministic(rea_registry: Registry, native_fixtures
             assert out["analysis_provider_binding"]["selection_source"] == "auto"
         finally:
             session.close()
-    usable = [p for p in rea_registry.providers.values()
-              if p.availability().status == "available" and "elf" in p.descriptor.formats]
+    usable = [
+        p
+        for p in rea_registry.providers.values()
+        if p.availability().status == "available" and "elf" in p.descriptor.formats
+    ]
     top = max(p.descriptor.auto_priority for p in usable)
     assert chosen[0] == chosen[1]
     assert rea_registry.providers[chosen[0]].descriptor.auto_priority == top
@@ -282,8 +295,11 @@ def shaped(request: pytest.FixtureRequest, rea_registry: Registry, native_fixtur
 
 def user_of(o: Opened, text: str) -> str:
     """The start of the one procedure that references the string ``text`` (how a stripped build is read)."""
-    hits = [s for s in o.call("search_strings", {"pattern": text.strip(), "case_sensitive": True})["strings"]
-            if s["value"] == text]
+    hits = [
+        s
+        for s in o.call("search_strings", {"pattern": text.strip(), "case_sensitive": True})["strings"]
+        if s["value"] == text
+    ]
     assert hits, f"string {text!r} missing"
     users = {r["from_procedure"] for r in o.call("xrefs", {"address": hits[0]["address"]})["references"]}
     assert len(users) == 1, f"{text!r} is referenced from {users}"

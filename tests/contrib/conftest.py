@@ -37,9 +37,22 @@ def example_site(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
     shutil.copytree(EXAMPLE_SRC, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     site = base / "site"
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check",
-         "--target", str(site), str(src)],
-        capture_output=True, text=True, check=False)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--target",
+            str(site),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         pytest.fail(f"pip could not install {EXAMPLE_DIST}:\n{proc.stdout}\n{proc.stderr}")
     return site
@@ -51,8 +64,9 @@ def example_on_path(example_site: Path | None, monkeypatch: pytest.MonkeyPatch) 
     if example_site is not None:
         monkeypatch.syspath_prepend(str(example_site))
         # The plugin's worker process imports it too.
-        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(example_site),
-                                                                        os.environ.get("PYTHONPATH")])))
+        monkeypatch.setenv(
+            "PYTHONPATH", os.pathsep.join(filter(None, [str(example_site), os.environ.get("PYTHONPATH")]))
+        )
     yield
     sys.modules.pop("rea_example_provider", None)
 

@@ -16,7 +16,8 @@ from rea.testing import result_of
 
 
 def test_registry_lists_the_broken_plugin_and_keeps_the_rest(
-        example_on_path: None, broken_plugin_dir: Path, toy_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    example_on_path: None, broken_plugin_dir: Path, toy_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.syspath_prepend(str(broken_plugin_dir))
     registry = registry_mod.load()
     broken = [b for b in registry.broken if b.name == "broken-example"]
@@ -36,9 +37,15 @@ def test_registry_lists_the_broken_plugin_and_keeps_the_rest(
 
 
 def test_cli_lists_the_broken_plugin_and_exits_zero(example_site: Path | None, broken_plugin_dir: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "rea", "providers", "list", "--json"], capture_output=True,
-                          text=True, check=False, cwd=ROOT, env=subprocess_env(broken_plugin_dir, example_site),
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rea", "providers", "list", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        env=subprocess_env(broken_plugin_dir, example_site),
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     doc = json.loads(proc.stdout)
@@ -50,8 +57,15 @@ def test_cli_lists_the_broken_plugin_and_exits_zero(example_site: Path | None, b
 
 
 def test_cli_human_listing_names_the_broken_plugin(broken_plugin_dir: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "rea", "providers", "list"], capture_output=True, text=True,
-                          check=False, cwd=ROOT, env=subprocess_env(broken_plugin_dir), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rea", "providers", "list"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        env=subprocess_env(broken_plugin_dir),
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "broken-example" in proc.stdout
     assert "fails at import on purpose" in proc.stdout

@@ -51,14 +51,24 @@ def test_doctor_finds_them_aligned_with_this_environment(tmp_path: Path) -> None
         pytest.skip(f"rea is not installed as a console script in {scripts} (run `pip install -e .`)")
     # "This environment": its scripts directory first on PATH, as an activated virtualenv has it.
     env = {"PATH": os.pathsep.join([scripts, os.environ.get("PATH", "")])}
-    paths = {"claude-desktop": str(FILES["claude-desktop"]), "claude-code": str(FILES["claude-code"]),
-             "claude-code-project": str(FILES["claude-code"]), "cursor": str(FILES["cursor"]),
-             "codex": str(FILES["codex"])}
-    report = doctor.doctor_report(registry_mod.load(), config_paths=paths, home=str(tmp_path),
-                                  project_dir=str(tmp_path), environ=env)
+    paths = {
+        "claude-desktop": str(FILES["claude-desktop"]),
+        "claude-code": str(FILES["claude-code"]),
+        "claude-code-project": str(FILES["claude-code"]),
+        "cursor": str(FILES["cursor"]),
+        "codex": str(FILES["codex"]),
+    }
+    report = doctor.doctor_report(
+        registry_mod.load(), config_paths=paths, home=str(tmp_path), project_dir=str(tmp_path), environ=env
+    )
     states = {(r["client"], r["scope"]): r for r in report["clients"]["registrations"]}
-    for key in [("claude-desktop", "user"), ("claude-code", "user"), ("claude-code", "project"),
-                ("cursor", "user"), ("codex", "user")]:
+    for key in [
+        ("claude-desktop", "user"),
+        ("claude-code", "user"),
+        ("claude-code", "project"),
+        ("cursor", "user"),
+        ("codex", "user"),
+    ]:
         assert states[key]["state"] == "aligned", states[key]
         assert states[key]["entry"] == {"command": "rea", "args": ["serve"]}
         assert os.path.samefile(states[key]["resolved_command"], os.path.join(scripts, "rea"))

@@ -27,16 +27,28 @@ EXPECTED_PROCEDURES = [
     {"address": "0x1040", "name": "helper", "size": 16, "kind": "local", "end": "0x1050"},
 ]
 EXPECTED_STRINGS = [
-    {"address": "0x2000", "value": "hello toy", "encoding": "ascii", "byte_length": 9, "truncated": False,
-     "section": None},
-    {"address": "0x2010", "value": "grüße", "encoding": "utf-8", "byte_length": 7, "truncated": False,
-     "section": None},
+    {
+        "address": "0x2000",
+        "value": "hello toy",
+        "encoding": "ascii",
+        "byte_length": 9,
+        "truncated": False,
+        "section": None,
+    },
+    {"address": "0x2010", "value": "grüße", "encoding": "utf-8", "byte_length": 7, "truncated": False, "section": None},
 ]
 
 
 def _cli(args: list[str], *paths: Path | None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rea", *args], capture_output=True, text=True, check=False,
-                          cwd=ROOT, env=subprocess_env(*paths), timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "rea", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        env=subprocess_env(*paths),
+        timeout=120,
+    )
 
 
 @pytest.fixture
@@ -82,8 +94,17 @@ def test_open_binary_selects_toy_by_id_and_answers(session: Session, toy_file: P
     assert binding["selection_source"] == "request"
     ctx = CallContext()
     docs = session.execute("list_documents", {}, ctx).normalized["documents"]
-    assert docs == [{"name": "program.toy", "format": "toy", "architecture": None,
-                     "sha256": opened["target"]["sha256"], "entry": "0x1000", "bits": None, "endianness": None}]
+    assert docs == [
+        {
+            "name": "program.toy",
+            "format": "toy",
+            "architecture": None,
+            "sha256": opened["target"]["sha256"],
+            "entry": "0x1000",
+            "bits": None,
+            "endianness": None,
+        }
+    ]
     procs = session.execute("list_procedures", {}, ctx).normalized
     assert procs == {"procedures": EXPECTED_PROCEDURES, "offset": 0, "limit": 100, "total": 3, "next_offset": None}
     strings = session.execute("list_strings", {}, ctx).normalized
@@ -137,12 +158,15 @@ def test_toy_refuses_plain_text(session: Session, tmp_path: Path) -> None:
     assert err.value.code == "unsupported_target"
 
 
-@pytest.mark.parametrize(("body", "line"), [
-    ("proc main zz 4\n", 2),
-    ("entry 0x10\nproc main 0x10\n", 3),
-    ("\nlabel x 0x10\n", 3),
-    ("str nothex text\n", 2),
-])
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        ("proc main zz 4\n", 2),
+        ("entry 0x10\nproc main 0x10\n", 3),
+        ("\nlabel x 0x10\n", 3),
+        ("str nothex text\n", 2),
+    ],
+)
 def test_malformed_toy_file_is_a_typed_error(session: Session, tmp_path: Path, body: str, line: int) -> None:
     bad = tmp_path / "bad.toy"
     bad.write_text("TOYBIN1\n" + body)

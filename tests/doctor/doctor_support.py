@@ -9,11 +9,22 @@ from typing import Any
 from rea import doctor
 
 # (client, scope) pairs doctor reports, in its fixed order.
-KINDS = [("claude-desktop", "user"), ("claude-code", "user"), ("claude-code", "local"),
-         ("claude-code", "project"), ("cursor", "user"), ("codex", "user")]
-_PATH_KEY = {("claude-desktop", "user"): "claude-desktop", ("claude-code", "user"): "claude-code",
-             ("claude-code", "local"): "claude-code", ("claude-code", "project"): "claude-code-project",
-             ("cursor", "user"): "cursor", ("codex", "user"): "codex"}
+KINDS = [
+    ("claude-desktop", "user"),
+    ("claude-code", "user"),
+    ("claude-code", "local"),
+    ("claude-code", "project"),
+    ("cursor", "user"),
+    ("codex", "user"),
+]
+_PATH_KEY = {
+    ("claude-desktop", "user"): "claude-desktop",
+    ("claude-code", "user"): "claude-code",
+    ("claude-code", "local"): "claude-code",
+    ("claude-code", "project"): "claude-code-project",
+    ("cursor", "user"): "cursor",
+    ("codex", "user"): "codex",
+}
 
 
 def config_path(kind: tuple[str, str], home: Path, project: Path) -> Path:

@@ -38,10 +38,15 @@ def project(tmp_path: Path) -> Path:
     return path
 
 
-def _registrations(registry: Registry, home: Path, project: Path,
-                   environ: dict[str, str] | None = None) -> dict[tuple[str, str], dict[str, Any]]:
-    report = doctor.doctor_report(registry, home=str(home), project_dir=str(project),
-                                  environ=environ if environ is not None else {"PATH": os.environ["PATH"]})
+def _registrations(
+    registry: Registry, home: Path, project: Path, environ: dict[str, str] | None = None
+) -> dict[tuple[str, str], dict[str, Any]]:
+    report = doctor.doctor_report(
+        registry,
+        home=str(home),
+        project_dir=str(project),
+        environ=environ if environ is not None else {"PATH": os.environ["PATH"]},
+    )
     regs = report["clients"]["registrations"]
     assert [(r["client"], r["scope"]) for r in regs] == KINDS
     return {(r["client"], r["scope"]): r for r in regs}
@@ -70,8 +75,7 @@ def test_aligned_interpreter_vector(registry: Registry, home: Path, project: Pat
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=KIND_IDS)
-def test_aligned_console_script_vector(registry: Registry, home: Path, project: Path,
-                                       kind: tuple[str, str]) -> None:
+def test_aligned_console_script_vector(registry: Registry, home: Path, project: Path, kind: tuple[str, str]) -> None:
     script = doctor.console_script()
     if script is None:
         pytest.skip("rea is not installed as a console script in this environment")
@@ -82,8 +86,9 @@ def test_aligned_console_script_vector(registry: Registry, home: Path, project: 
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=KIND_IDS)
-def test_aligned_bare_name_resolved_on_path(registry: Registry, home: Path, project: Path,
-                                            kind: tuple[str, str]) -> None:
+def test_aligned_bare_name_resolved_on_path(
+    registry: Registry, home: Path, project: Path, kind: tuple[str, str]
+) -> None:
     bindir, name = os.path.split(sys.executable)
     write_servers(kind, home, project, {"rea": {"command": name, "args": ["-m", "rea", "serve"]}})
     reg = _only(_registrations(registry, home, project, environ={"PATH": bindir}), kind)
@@ -104,8 +109,7 @@ def _other_interpreter(tmp: Path) -> str:
 
 
 STALE_CASES: dict[str, tuple[dict[str, Any], str]] = {
-    "missing-file": ({"command": "/nonexistent/venv/bin/python3", "args": ["-m", "rea", "serve"]},
-                     "command_not_found"),
+    "missing-file": ({"command": "/nonexistent/venv/bin/python3", "args": ["-m", "rea", "serve"]}, "command_not_found"),
     "not-on-path": ({"command": "rea-definitely-not-installed", "args": ["serve"]}, "command_not_found"),
     "other-interpreter": ({"command": "<venv>", "args": ["-m", "rea", "serve"]}, "other_interpreter"),
     "other-program": ({"command": "/bin/sh", "args": ["-c", "rea serve"]}, "other_program"),
@@ -118,8 +122,7 @@ STALE_CASES: dict[str, tuple[dict[str, Any], str]] = {
 
 @pytest.mark.parametrize("case", sorted(STALE_CASES))
 @pytest.mark.parametrize("kind", KINDS, ids=KIND_IDS)
-def test_stale(registry: Registry, home: Path, project: Path, tmp_path: Path, kind: tuple[str, str],
-               case: str) -> None:
+def test_stale(registry: Registry, home: Path, project: Path, tmp_path: Path, kind: tuple[str, str], case: str) -> None:
     entry, code = STALE_CASES[case]
     entry = dict(entry)
     if entry.get("command") == "<venv>":
@@ -160,8 +163,9 @@ def test_missing_servers_table(registry: Registry, home: Path, project: Path, ki
     assert reg["reason_code"] == "entry_missing"
 
 
-def test_local_scope_of_another_project_is_missing(registry: Registry, home: Path, project: Path,
-                                                   tmp_path: Path) -> None:
+def test_local_scope_of_another_project_is_missing(
+    registry: Registry, home: Path, project: Path, tmp_path: Path
+) -> None:
     write_servers(("claude-code", "local"), home, tmp_path / "elsewhere", {"rea": MODULE_VECTOR})
     reg = _registrations(registry, home, project)[("claude-code", "local")]
     assert reg["state"] == "missing"
@@ -205,8 +209,7 @@ def _invalid_cases() -> list[Any]:
 
 
 @pytest.mark.parametrize(("kind", "text", "code"), _invalid_cases())
-def test_invalid(registry: Registry, home: Path, project: Path, kind: tuple[str, str], text: str,
-                 code: str) -> None:
+def test_invalid(registry: Registry, home: Path, project: Path, kind: tuple[str, str], text: str, code: str) -> None:
     text = text.replace("<project>", str(project))
     path = config_path(kind, home, project)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -248,24 +251,25 @@ def test_default_locations_per_platform(tmp_path: Path) -> None:
         assert paths["claude-code-project"] == f"{project}/.mcp.json"
         assert paths["cursor"] == f"{home}/.cursor/mcp.json"
         assert paths["codex"] == f"{home}/.codex/config.toml"
-    assert doctor.config_paths_for(home, project, env={"CODEX_HOME": "/opt/codex"})["codex"] == \
-        "/opt/codex/config.toml"
+    assert doctor.config_paths_for(home, project, env={"CODEX_HOME": "/opt/codex"})["codex"] == "/opt/codex/config.toml"
 
 
 def test_config_paths_override_one_file(registry: Registry, home: Path, project: Path, tmp_path: Path) -> None:
     custom = tmp_path / "elsewhere" / "cursor.json"
     custom.parent.mkdir()
     custom.write_text(json.dumps({"mcpServers": {"rea": MODULE_VECTOR}}))
-    report = doctor.doctor_report(registry, config_paths={"cursor": str(custom)}, home=str(home),
-                                  project_dir=str(project), environ={})
+    report = doctor.doctor_report(
+        registry, config_paths={"cursor": str(custom)}, home=str(home), project_dir=str(project), environ={}
+    )
     regs = {(r["client"], r["scope"]): r for r in report["clients"]["registrations"]}
     assert regs[("cursor", "user")]["path"] == str(custom)
     assert regs[("cursor", "user")]["state"] == "aligned"
     assert regs[("codex", "user")]["path"] == str(home / ".codex" / "config.toml")
 
 
-def test_home_override_ignores_codex_home(registry: Registry, home: Path, project: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_home_override_ignores_codex_home(
+    registry: Registry, home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CODEX_HOME", "/nonexistent/codex-home")
     report = doctor.doctor_report(registry, home=str(home), project_dir=str(project))
     codex = report["clients"]["registrations"][-1]

@@ -23,8 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _report(registry: Registry, tmp_path: Path, environ: dict[str, str] | None = None) -> dict[str, Any]:
-    return doctor.doctor_report(registry, home=str(tmp_path), project_dir=str(tmp_path),
-                                environ={} if environ is None else environ)
+    return doctor.doctor_report(
+        registry, home=str(tmp_path), project_dir=str(tmp_path), environ={} if environ is None else environ
+    )
 
 
 def _check(report: dict[str, Any], check_id: str) -> dict[str, Any]:
@@ -110,9 +111,16 @@ def test_disabled_embedded_provider_fails(tmp_path: Path, monkeypatch: pytest.Mo
     assert report["ok"] is False and doctor.exit_status(report) == 1
 
 
-@pytest.mark.parametrize(("value", "status"), [
-    ("auto", "pass"), ("Auto", "fail"), ("", "fail"), ("x ", "fail"), ("no-such-provider", "fail"),
-])
+@pytest.mark.parametrize(
+    ("value", "status"),
+    [
+        ("auto", "pass"),
+        ("Auto", "fail"),
+        ("", "fail"),
+        ("x ", "fail"),
+        ("no-such-provider", "fail"),
+    ],
+)
 def test_analysis_provider_variable(registry: Registry, tmp_path: Path, value: str, status: str) -> None:
     report = _report(registry, tmp_path, {"REA_ANALYSIS_PROVIDER": value})
     check = _check(report, "env:REA_ANALYSIS_PROVIDER")
@@ -150,8 +158,15 @@ def test_broken_third_party_plugin_warns_only(tmp_path: Path) -> None:
     reg = registry_mod.load(extra=[("raiser", _HookRaises())])
     report = _report(reg, tmp_path)
     broken = [b for b in report["plugins"]["broken"] if b["name"] == "raiser"]
-    assert broken == [{"name": "raiser", "distribution": None, "stage": "rea_register_analysis_providers",
-                       "error": broken[0]["error"], "first_party": False}]
+    assert broken == [
+        {
+            "name": "raiser",
+            "distribution": None,
+            "stage": "rea_register_analysis_providers",
+            "error": broken[0]["error"],
+            "first_party": False,
+        }
+    ]
     assert "ValueError: third-party hook fails on purpose" in broken[0]["error"]
     check = _check(report, "plugin:raiser")
     assert check["status"] == "warn" and check["required"] is False
@@ -163,8 +178,9 @@ def test_broken_third_party_plugin_warns_only(tmp_path: Path) -> None:
 def test_broken_first_party_plugin_fails(tmp_path: Path) -> None:
     reg = registry_mod.load()
     # A first-party plugin is one shipped by the rea distribution; record one failing as the registry would.
-    reg.broken.append(BrokenPlugin(name="native", distribution="rea", stage="import",
-                                   error="ImportError: cannot import name 'lief'"))
+    reg.broken.append(
+        BrokenPlugin(name="native", distribution="rea", stage="import", error="ImportError: cannot import name 'lief'")
+    )
     report = _report(reg, tmp_path)
     check = _check(report, "plugin:native")
     assert check["status"] == "fail" and check["required"] is True
@@ -174,9 +190,13 @@ def test_broken_first_party_plugin_fails(tmp_path: Path) -> None:
 
 def test_registry_errors_are_reported(tmp_path: Path) -> None:
     reg = registry_mod.load()
-    reg.errors.append(ReaError(
-        "configuration_invalid", "duplicate provider id 'toy': registered by plugin a and by plugin b",
-        details={"kind": "provider", "id": "toy", "plugins": ["a", "b"]}))
+    reg.errors.append(
+        ReaError(
+            "configuration_invalid",
+            "duplicate provider id 'toy': registered by plugin a and by plugin b",
+            details={"kind": "provider", "id": "toy", "plugins": ["a", "b"]},
+        )
+    )
     report = _report(reg, tmp_path)
     assert report["plugins"]["errors"][0]["code"] == "configuration_invalid"
     assert _check(report, "registry")["status"] == "warn"
@@ -192,8 +212,9 @@ def test_client_states_never_change_the_exit_status(registry: Registry, tmp_path
 
 def test_format_doctor_renders_every_section(registry: Registry, tmp_path: Path) -> None:
     (tmp_path / ".cursor").mkdir()
-    (tmp_path / ".cursor" / "mcp.json").write_text(json.dumps(
-        {"mcpServers": {"rea": {"command": sys.executable, "args": ["-m", "rea", "serve"]}}}))
+    (tmp_path / ".cursor" / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"rea": {"command": sys.executable, "args": ["-m", "rea", "serve"]}}})
+    )
     reg = registry_mod.load(extra=[("raiser", _HookRaises())])
     report = _report(reg, tmp_path, {"REA_ANALYSIS_PROVIDER": "Auto"})
     text = doctor.format_doctor(report)
@@ -213,14 +234,22 @@ def _cli_doctor(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
     env["HOME"] = str(tmp_path)
     env.pop("CODEX_HOME", None)
-    return subprocess.run([sys.executable, "-m", "rea", "doctor", *args], capture_output=True, text=True,
-                          check=False, cwd=tmp_path, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "rea", "doctor", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
 
 
 def test_cli_json_is_the_report_and_exit_status_follows_it(tmp_path: Path) -> None:
     (tmp_path / ".codex").mkdir()
     (tmp_path / ".codex" / "config.toml").write_text(
-        f'[mcp_servers.rea]\ncommand = {json.dumps(sys.executable)}\nargs = ["-m", "rea", "serve"]\n')
+        f'[mcp_servers.rea]\ncommand = {json.dumps(sys.executable)}\nargs = ["-m", "rea", "serve"]\n'
+    )
     proc = _cli_doctor(tmp_path, "--json")
     assert "Traceback" not in proc.stderr
     report = json.loads(proc.stdout)

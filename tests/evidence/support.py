@@ -43,8 +43,14 @@ def compile_fixture(tmp: Path, name: str = "prog", extra: str = "") -> Path:
 
 def subject_of(path: Path) -> Subject:
     t = identify(str(path))
-    return Subject(name=t.name, local_path=t.resolved_path, digest=ev_mod.Digest(sha256=t.sha256), size=t.size,
-                   format=t.format, architecture=t.architecture)
+    return Subject(
+        name=t.name,
+        local_path=t.resolved_path,
+        digest=ev_mod.Digest(sha256=t.sha256),
+        size=t.size,
+        format=t.format,
+        architecture=t.architecture,
+    )
 
 
 def functions_of(path: Path) -> dict[str, dict[str, Any]]:
@@ -54,8 +60,14 @@ def functions_of(path: Path) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for sym in binary.symbols:
         if sym.type == lief.ELF.Symbol.TYPE.FUNC and sym.value and sym.name in SOURCE_FUNCTIONS:
-            out[sym.name] = {"address": hex(sym.value), "name": sym.name, "size": sym.size,
-                             "end": hex(sym.value + sym.size), "kind": "local", "section": ".text"}
+            out[sym.name] = {
+                "address": hex(sym.value),
+                "name": sym.name,
+                "size": sym.size,
+                "end": hex(sym.value + sym.size),
+                "kind": "local",
+                "section": ".text",
+            }
     return out
 
 
@@ -64,19 +76,44 @@ def procedure_records(path: Path, provider: ProviderIdentity = PROVIDER) -> list
     subject = subject_of(path)
     profile = ev_mod.make_profile(provider, {"loader": "auto", "fixture": True})
     funcs = functions_of(path)
-    records = [ev_mod.build(operation="procedure_info", provider=provider, subject=subject, analysis_profile=profile,
-                            parameters={"procedure": name}, normalized_result=row,
-                            locations=[{"kind": "address", "address": row["address"]}])
-               for name, row in sorted(funcs.items())]
-    records.append(ev_mod.build(
-        operation="list_procedures", provider=provider, subject=subject, analysis_profile=profile,
-        parameters={"offset": 0, "limit": 100},
-        normalized_result={"procedures": sorted(funcs.values(), key=lambda r: r["address"]), "offset": 0,
-                           "limit": 100, "total": len(funcs), "next_offset": None}))
+    records = [
+        ev_mod.build(
+            operation="procedure_info",
+            provider=provider,
+            subject=subject,
+            analysis_profile=profile,
+            parameters={"procedure": name},
+            normalized_result=row,
+            locations=[{"kind": "address", "address": row["address"]}],
+        )
+        for name, row in sorted(funcs.items())
+    ]
+    records.append(
+        ev_mod.build(
+            operation="list_procedures",
+            provider=provider,
+            subject=subject,
+            analysis_profile=profile,
+            parameters={"offset": 0, "limit": 100},
+            normalized_result={
+                "procedures": sorted(funcs.values(), key=lambda r: r["address"]),
+                "offset": 0,
+                "limit": 100,
+                "total": len(funcs),
+                "next_offset": None,
+            },
+        )
+    )
     return records
 
 
 def simple_record(n: int, payload: Any = None, provider: ProviderIdentity = PROVIDER) -> Evidence:
     """A small subject-less record; ``n`` makes it distinct."""
-    return ev_mod.build(operation="fixture_note", provider=provider, subject=None, analysis_profile=None,
-                        parameters={"n": n}, normalized_result={"n": n, "payload": payload})
+    return ev_mod.build(
+        operation="fixture_note",
+        provider=provider,
+        subject=None,
+        analysis_profile=None,
+        parameters={"n": n},
+        normalized_result={"n": n, "payload": payload},
+    )

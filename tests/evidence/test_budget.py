@@ -11,8 +11,14 @@ BUDGET = 10 * 1024 * 1024 - 1024
 
 
 def _record(size: int, value: object = None) -> evidence.Evidence:
-    return evidence.build(operation="probe_payload", provider=PROBE, subject=None, analysis_profile=None,
-                          parameters={"size": size}, normalized_result={"blob": "x" * size, "v": value})
+    return evidence.build(
+        operation="probe_payload",
+        provider=PROBE,
+        subject=None,
+        analysis_profile=None,
+        parameters={"size": size},
+        normalized_result={"blob": "x" * size, "v": value},
+    )
 
 
 def test_a_record_measured_by_its_hash_is_refused_without_encoding() -> None:

@@ -54,6 +54,7 @@ def test_complete_bundle_is_sorted_with_manifest(loaded: Session, fixture_bin: P
     assert out["bundle_version"] == 2 and ids == sorted(ids) and len(ids) == 11
     assert out["record_count"] == 11 and out["record_ids_digest"] == canonical_digest(ids)
     import hashlib
+
     assert hashlib.sha256(fixture_bin.read_bytes()).hexdigest() in {a["sha256"] for a in out["artifacts"]}
     assert {p["id"] for p in out["providers"]} == {"fixture-static", "fixture-other"}
     for rec in out["records"]:  # every record is complete and authenticates
@@ -66,33 +67,48 @@ def test_summary_drops_payloads_and_keeps_procedure_metadata(loaded: Session, fi
     for rec in out["records"]:
         assert "normalized_result" not in rec and "raw_result" not in rec
     import hashlib
+
     sha = hashlib.sha256(fixture_bin.read_bytes()).hexdigest()
     funcs = functions_of(fixture_bin)
-    procs = {r["procedure"]["name"]: r["procedure"]["address"] for r in out["records"]
-             if r["operation"] == "procedure_info" and r["target_sha256"] == sha}
+    procs = {
+        r["procedure"]["name"]: r["procedure"]["address"]
+        for r in out["records"]
+        if r["operation"] == "procedure_info" and r["target_sha256"] == sha
+    }
     assert set(procs) == set(SOURCE_FUNCTIONS)
     assert procs == {name: row["address"] for name, row in funcs.items()}
 
 
 def test_filters_match_exactly_and_combine(loaded: Session, fixture_bin: Path) -> None:
     import hashlib
+
     sha = hashlib.sha256(fixture_bin.read_bytes()).hexdigest()
     addr = functions_of(fixture_bin)["checksum"]["address"]
-    by_addr = _structured(loaded, "get_evidence_bundle",
-                          {"detail": "summary", "filters": {"procedure_address": addr, "target_sha256": sha}})
+    by_addr = _structured(
+        loaded,
+        "get_evidence_bundle",
+        {"detail": "summary", "filters": {"procedure_address": addr, "target_sha256": sha}},
+    )
     assert [r["procedure"]["name"] for r in by_addr["records"]] == ["checksum"]
-    by_op = _structured(loaded, "get_evidence_bundle",
-                        {"detail": "summary", "filters": {"operation": "list_procedures"}})
+    by_op = _structured(
+        loaded, "get_evidence_bundle", {"detail": "summary", "filters": {"operation": "list_procedures"}}
+    )
     assert by_op["matched_count"] == 2 and by_op["record_count"] == 11
     digest = by_addr["records"][0]["analysis_profile_digest"]
-    by_prof = _structured(loaded, "get_evidence_bundle",
-                          {"detail": "summary", "filters": {"analysis_profile_digest": digest}})
+    by_prof = _structured(
+        loaded, "get_evidence_bundle", {"detail": "summary", "filters": {"analysis_profile_digest": digest}}
+    )
     assert by_prof["matched_count"] == 5 and all(r["provider"]["id"] == "fixture-static" for r in by_prof["records"])
     one = by_addr["records"][0]["evidence_id"]
-    assert _structured(loaded, "get_evidence_bundle",
-                       {"detail": "summary", "filters": {"evidence_id": one}})["matched_count"] == 1
-    none = _structured(loaded, "get_evidence_bundle",
-                       {"detail": "summary", "filters": {"procedure_address": addr.upper()}})
+    assert (
+        _structured(loaded, "get_evidence_bundle", {"detail": "summary", "filters": {"evidence_id": one}})[
+            "matched_count"
+        ]
+        == 1
+    )
+    none = _structured(
+        loaded, "get_evidence_bundle", {"detail": "summary", "filters": {"procedure_address": addr.upper()}}
+    )
     assert none["matched_count"] == 0 and none["records"] == []
 
 
@@ -151,8 +167,9 @@ def _write(path: Path, doc: Any) -> Path:
     return path
 
 
-def test_import_rejects_forged_and_hostile_bundles(loaded: Session, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_import_rejects_forged_and_hostile_bundles(
+    loaded: Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     good: dict[str, Any] = json.loads(b"".join(bundle.canonical_chunks(list(loaded.ledger))))
     fresh = Session(loaded.registry)
 
@@ -224,6 +241,7 @@ def test_inspect_evidence_bundle_shares_the_projection(loaded: Session, tmp_path
     assert out["records"] == direct["records"] and out["matched_count"] == 2
     assert len(fresh.ledger) == 0  # inspecting retains nothing
     from rea.catalog.evidence_tools import inspect_evidence_bundle
+
     assert inspect_evidence_bundle(json.loads(json.dumps(args)))["records"] == direct["records"]
     whole = inspect_evidence_bundle({"path": str(dest)})
     assert whole["record_count"] == 11 and len(whole["records"]) == 11
@@ -260,17 +278,27 @@ def test_cli_inspect_evidence_bundle_prints_the_summary(loaded: Session, tmp_pat
     dest = tmp_path / "b.json"
     _structured(loaded, "export_evidence_bundle", {"path": str(dest)})
     args = {"path": str(dest), "detail": "summary", "filters": {"operation": "list_procedures"}}
-    proc = subprocess.run([rea_cli, "inspect-evidence-bundle", json.dumps(args), "--format", "json"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [rea_cli, "inspect-evidence-bundle", json.dumps(args), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert out["records"] == _structured(loaded, "get_evidence_bundle", {"detail": "summary",
-                                                                         "filters": args["filters"]})["records"]
+    assert (
+        out["records"]
+        == _structured(loaded, "get_evidence_bundle", {"detail": "summary", "filters": args["filters"]})["records"]
+    )
     forged = json.loads(dest.read_bytes())
     forged["records"][0]["operation"] = "edited"
     dest.write_text(json.dumps(forged))
-    proc = subprocess.run([rea_cli, "inspect-evidence-bundle", json.dumps(args), "--format", "json"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [rea_cli, "inspect-evidence-bundle", json.dumps(args), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1
     assert json.loads(proc.stdout)["error"]["code"] == "evidence_integrity_mismatch"
 

@@ -41,16 +41,28 @@ def test_out_of_domain_values_are_rejected_by_both_or_agree(value: Any) -> None:
     assert _outcome(canonical_json, value) == _outcome(rfc8785.dumps, value)
 
 
-@pytest.mark.parametrize("value", [
-    1.0, -0.0, 1e21, 1e-7, 5e-324, 2**53 - 1, -(2**53 - 1), {"\U0001f600": 1, "\uffff": 2, "\ue000": 3},
-    ["\x00\x1f\x7f\u2028", "\ud7ff"], {"a": [1.5, {"b": 2.0e300}]},
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        1.0,
+        -0.0,
+        1e21,
+        1e-7,
+        5e-324,
+        2**53 - 1,
+        -(2**53 - 1),
+        {"\U0001f600": 1, "\uffff": 2, "\ue000": 3},
+        ["\x00\x1f\x7f\u2028", "\ud7ff"],
+        {"a": [1.5, {"b": 2.0e300}]},
+    ],
+)
 def test_canonical_edge_values(value: Any) -> None:
     assert canonical_json(value) == rfc8785.dumps(value)
 
 
-@pytest.mark.parametrize("value", [2**53, -(2**53), 2**64, [float("-inf"), 1.5], {"x": [float("nan"), 0.5]},
-                                   "\ud800", {"k": [1, 2**60]}])
+@pytest.mark.parametrize(
+    "value", [2**53, -(2**53), 2**64, [float("-inf"), 1.5], {"x": [float("nan"), 0.5]}, "\ud800", {"k": [1, 2**60]}]
+)
 def test_values_outside_jcs_are_rejected(value: Any) -> None:
     with pytest.raises(CanonicalError):
         canonical_json(value)
@@ -58,8 +70,11 @@ def test_values_outside_jcs_are_rejected(value: Any) -> None:
         rfc8785.dumps(value)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: msgspec writes a non-finite float as null and no cheap check "
-                   "sees it unless a finite float sits in the same value (reported to the lead)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: msgspec writes a non-finite float as null and no cheap check "
+    "sees it unless a finite float sits in the same value (reported to the lead)",
+)
 @pytest.mark.parametrize("value", [float("nan"), {"x": [float("inf")]}])
 def test_lone_non_finite_floats_are_rejected(value: Any) -> None:
     with pytest.raises(CanonicalError):
@@ -88,11 +103,29 @@ def test_decode_encode_round_trip(ev: Evidence) -> None:
 
 # Each mutation changes one field's JSON value; display-only fields keep the id.
 DISPLAY_ONLY = {("subject", "name"), ("subject", "local_path")}
-FIELD_PATHS = [("subject", "name"), ("subject", "local_path"), ("subject", "size"), ("subject", "format"),
-               ("subject", "architecture"), ("subject", "digest", "sha256"), ("provider", "name"),
-               ("provider", "version"), ("provider", "id"), ("predicate_type",), ("operation",), ("parameters",),
-               ("raw_result",), ("normalized_result",), ("confidence",), ("authority",), ("environment",),
-               ("limitations",), ("locations",), ("evidence_links",), ("analysis_profile",)]
+FIELD_PATHS = [
+    ("subject", "name"),
+    ("subject", "local_path"),
+    ("subject", "size"),
+    ("subject", "format"),
+    ("subject", "architecture"),
+    ("subject", "digest", "sha256"),
+    ("provider", "name"),
+    ("provider", "version"),
+    ("provider", "id"),
+    ("predicate_type",),
+    ("operation",),
+    ("parameters",),
+    ("raw_result",),
+    ("normalized_result",),
+    ("confidence",),
+    ("authority",),
+    ("environment",),
+    ("limitations",),
+    ("locations",),
+    ("evidence_links",),
+    ("analysis_profile",),
+]
 
 
 def _mutated(value: Any, path: tuple[str, ...]) -> Any:
@@ -113,8 +146,11 @@ def _mutated(value: Any, path: tuple[str, ...]) -> Any:
     if path == ("locations",):
         return [*value, {"kind": "file-offset", "offset": 1}]
     if path == ("environment",):
-        return None if value is not None else {"id": "e", "platform": "linux", "architecture": "x86_64",
-                                                "isolation": "none"}
+        return (
+            None
+            if value is not None
+            else {"id": "e", "platform": "linux", "architecture": "x86_64", "isolation": "none"}
+        )
     if path == ("analysis_profile",):
         return None if value is not None else "unset-profile"
     if isinstance(value, str):
@@ -143,7 +179,8 @@ def test_id_changes_iff_identity_bearing_content_changes(ev: Evidence, path: tup
         # The profile commits to its provider; rebuild it so only the provider identity differs.
         prov = ev_mod.ProviderIdentity(**edited["provider"])
         edited["analysis_profile"] = msgspec.to_builtins(
-            ev_mod.make_profile(prov, edited["analysis_profile"]["parameters"]))
+            ev_mod.make_profile(prov, edited["analysis_profile"]["parameters"])
+        )
     edited_ev = msgspec.convert({**edited, "evidence_id": ""}, Evidence)
     new_id = ev_mod.compute_evidence_id(edited_ev)
     if path in DISPLAY_ONLY:
@@ -161,15 +198,25 @@ def test_id_changes_iff_identity_bearing_content_changes(ev: Evidence, path: tup
 @given(records())
 def test_id_is_stable_across_rebuilds_and_paths(ev: Evidence) -> None:
     again = ev_mod.build(
-        operation=ev.operation, provider=ev.provider, subject=ev.subject, analysis_profile=ev.analysis_profile,
-        parameters=copy.deepcopy(ev.parameters), normalized_result=copy.deepcopy(ev.normalized_result),
-        raw_result=copy.deepcopy(ev.raw_result), confidence=ev.confidence, authority=ev.authority,
-        environment=ev.environment, limitations=list(ev.limitations), locations=copy.deepcopy(ev.locations),
-        evidence_links=list(reversed(ev.evidence_links)))
+        operation=ev.operation,
+        provider=ev.provider,
+        subject=ev.subject,
+        analysis_profile=ev.analysis_profile,
+        parameters=copy.deepcopy(ev.parameters),
+        normalized_result=copy.deepcopy(ev.normalized_result),
+        raw_result=copy.deepcopy(ev.raw_result),
+        confidence=ev.confidence,
+        authority=ev.authority,
+        environment=ev.environment,
+        limitations=list(ev.limitations),
+        locations=copy.deepcopy(ev.locations),
+        evidence_links=list(reversed(ev.evidence_links)),
+    )
     assert again.evidence_id == ev.evidence_id
     if ev.subject is not None:
-        moved = msgspec.structs.replace(ev, subject=msgspec.structs.replace(
-            ev.subject, name="elsewhere", local_path="/another/place/elsewhere"))
+        moved = msgspec.structs.replace(
+            ev, subject=msgspec.structs.replace(ev.subject, name="elsewhere", local_path="/another/place/elsewhere")
+        )
         assert ev_mod.compute_evidence_id(moved) == ev.evidence_id
 
 

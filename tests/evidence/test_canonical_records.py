@@ -51,13 +51,24 @@ class Envelope(msgspec.Struct, frozen=True, kw_only=True):
 
 
 safe_ints = st.integers(-SAFE_INT, SAFE_INT)
-leaves = st.builds(Leaf, address=text, size=safe_ints, kind=st.sampled_from(["local", "import"]),
-                   sites=st.lists(safe_ints, max_size=3), note=st.one_of(st.none(), text))
-branches = st.builds(Branch, name=text, exported=st.booleans(), leaves=st.lists(leaves, max_size=4),
-                     pair=st.tuples(safe_ints, text))
-envelopes = st.builds(Envelope, operation=text, parameters=st.dictionaries(text, json_values, max_size=3),
-                      result=st.one_of(branches, st.lists(leaves, max_size=3), json_values),
-                      limitations=st.lists(text, max_size=2))
+leaves = st.builds(
+    Leaf,
+    address=text,
+    size=safe_ints,
+    kind=st.sampled_from(["local", "import"]),
+    sites=st.lists(safe_ints, max_size=3),
+    note=st.one_of(st.none(), text),
+)
+branches = st.builds(
+    Branch, name=text, exported=st.booleans(), leaves=st.lists(leaves, max_size=4), pair=st.tuples(safe_ints, text)
+)
+envelopes = st.builds(
+    Envelope,
+    operation=text,
+    parameters=st.dictionaries(text, json_values, max_size=3),
+    result=st.one_of(branches, st.lists(leaves, max_size=3), json_values),
+    limitations=st.lists(text, max_size=2),
+)
 
 
 def reference(value: Any) -> bytes:
@@ -79,8 +90,7 @@ def test_a_record_alone_is_proved_without_a_scan(value: Branch) -> None:
     assert canonical_json(value) == reference(value)
 
 
-@pytest.mark.parametrize("values", [{"ratio": 1.0}, {"extra": {"a": 1}}, {"extra": [1, [0.5]]},
-                                    {"extra": b"raw"}])
+@pytest.mark.parametrize("values", [{"ratio": 1.0}, {"extra": {"a": 1}}, {"extra": [1, [0.5]]}, {"extra": b"raw"}])
 def test_values_without_a_proved_form_are_refused_when_a_record_is_built(values: dict[str, Any]) -> None:
     with pytest.raises(CanonicalError):
         Loose(**values)
@@ -117,10 +127,16 @@ def test_integers_beyond_jcs_are_refused_when_a_record_is_built(bad: int) -> Non
 
 def test_a_long_list_streams_to_the_same_digest_and_stats() -> None:
     count = canonical._STREAM_MIN + canonical._STREAM_ITEMS // 3
-    items = [Leaf(address=hex(0x401000 + 16 * i), size=i, kind="local", sites=[i, -i], note='say "hi" \\ \U0001f600')
-             for i in range(count)]
-    value = Envelope(operation="list_procedures", parameters={"limit": count},
-                     result=Branch(name="all", exported=False, leaves=items, pair=(1, "x")), limitations=["l"])
+    items = [
+        Leaf(address=hex(0x401000 + 16 * i), size=i, kind="local", sites=[i, -i], note='say "hi" \\ \U0001f600')
+        for i in range(count)
+    ]
+    value = Envelope(
+        operation="list_procedures",
+        parameters={"limit": count},
+        result=Branch(name="all", exported=False, leaves=items, pair=(1, "x")),
+        limitations=["l"],
+    )
     assert canonical._largest_list(value) is not None
     whole = canonical_json(value)
     assert whole == canonical._ENCODER.encode(value)

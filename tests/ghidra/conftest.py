@@ -58,8 +58,7 @@ def fake_worker(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def fake_env(monkeypatch: pytest.MonkeyPatch, fake_worker: Path, recorded_model: Path) -> Iterator[
-        pytest.MonkeyPatch]:
+def fake_env(monkeypatch: pytest.MonkeyPatch, fake_worker: Path, recorded_model: Path) -> Iterator[pytest.MonkeyPatch]:
     """The fake engine selected for this test (success mode unless the test sets REA_GHIDRA_TEST_MODE)."""
     monkeypatch.setenv("REA_GHIDRA_TEST_WORKER", str(fake_worker))
     monkeypatch.setenv("REA_GHIDRA_TEST_MODEL", str(recorded_model))

@@ -46,8 +46,11 @@ def start(params: dict[str, Any], reporter: Reporter) -> SnapshotSource:
     if snapshot.inventory.document.sha256 != params.get("sha256"):
         from rea.errors import ReaError
 
-        raise ReaError("artifact_changed", "the recorded model is of another file",
-                       details={"expected_sha256": params.get("sha256")})
+        raise ReaError(
+            "artifact_changed",
+            "the recorded model is of another file",
+            details={"expected_sha256": params.get("sha256")},
+        )
     return SnapshotSource(snapshot)
 
 

@@ -158,8 +158,16 @@ class Insn:
 
 
 class Func:
-    def __init__(self, name: str, entry: Addr, body: Body, thunk: Func | None = None, external: bool = False,
-                 convention: str = "__stdcall", prototype: str = "") -> None:
+    def __init__(
+        self,
+        name: str,
+        entry: Addr,
+        body: Body,
+        thunk: Func | None = None,
+        external: bool = False,
+        convention: str = "__stdcall",
+        prototype: str = "",
+    ) -> None:
         self.name, self.entry, self.body, self.thunk, self.external = name, entry, body, thunk, external
         self.convention, self.prototype = convention, prototype
 
@@ -335,8 +343,11 @@ class Program:
         return types.SimpleNamespace(getDefaultAddressSpace=lambda: RAM)
 
     def getLanguage(self) -> Any:
-        return types.SimpleNamespace(getProcessor=lambda: "x86", isBigEndian=lambda: False,
-                                     getLanguageDescription=lambda: types.SimpleNamespace(getSize=lambda: 64))
+        return types.SimpleNamespace(
+            getProcessor=lambda: "x86",
+            isBigEndian=lambda: False,
+            getLanguageDescription=lambda: types.SimpleNamespace(getSize=lambda: 64),
+        )
 
     def getExecutableFormat(self) -> str:
         return "Executable and Linking Format (ELF)"
@@ -432,38 +443,54 @@ def build_program() -> Program:
         MemBlock(".plt", ram(0x101020), 0x20, "r-x", file_offset=0x1020),
         MemBlock(".text", ram(0x101040), 0xC0, "r-x", file_offset=0x1040),
         MemBlock(".rodata", ram(0x102000), 0x40, "r--", file_offset=0x2000),
-        MemBlock(".got", ram(0x103fd0), 0x20, "rw-", file_offset=0x2fd0),
+        MemBlock(".got", ram(0x103FD0), 0x20, "rw-", file_offset=0x2FD0),
         MemBlock(".bss", ram(0x104000), 0x10, "rw-", initialized=False),
     ]
     ext_puts = Func("puts", Addr(EXTERNAL, 1), Body([]), external=True)
     ext_printf = Func("printf", Addr(EXTERNAL, 2), Body([]), external=True)
     p.externals = [ext_puts, ext_printf]
     thunk = Func("puts", ram(0x101030), Body([(0x101030, 0x101036)]), thunk=ext_puts)
-    main = Func("main", ram(0x101040), Body([(0x101040, 0x10105c)]), prototype="int main(void)")
+    main = Func("main", ram(0x101040), Body([(0x101040, 0x10105C)]), prototype="int main(void)")
     greet = Func("greet", ram(0x101060), Body([(0x101060, 0x101068)]), convention="unknown")
     dispatch = Func("dispatch", ram(0x101080), Body([(0x101080, 0x101098)]))
     p.functions = [thunk, main, greet, dispatch]
     p.symbols = [
-        Sym("puts", Addr(EXTERNAL, 1), "Function"), Sym("printf", Addr(EXTERNAL, 2), "Function"),
-        Sym("main", ram(0x101040), "Function", exported=True), Sym("entry", ram(0x101040), "Label"),
-        Sym("greet", ram(0x101060), "Function"), Sym("dispatch", ram(0x101080), "Function"),
-        Sym("GREETING", ram(0x102000), "Label"), Sym("note", ram(0x101070), "Label"),
+        Sym("puts", Addr(EXTERNAL, 1), "Function"),
+        Sym("printf", Addr(EXTERNAL, 2), "Function"),
+        Sym("main", ram(0x101040), "Function", exported=True),
+        Sym("entry", ram(0x101040), "Label"),
+        Sym("greet", ram(0x101060), "Function"),
+        Sym("dispatch", ram(0x101080), "Function"),
+        Sym("GREETING", ram(0x102000), "Label"),
+        Sym("note", ram(0x101070), "Label"),
         Sym("libc.so.6", Addr(EXTERNAL, 0), "Library"),
     ]
     p.defined_data = {0x102000}
 
-    def add(addr: int, raw: str, mnemonic: str, operands: list[str], flow: RefType = NONE,
-            refs: list[tuple[int | Addr, RefType]] | None = None) -> None:
-        p.insns[addr] = Insn(addr, bytes.fromhex(raw), mnemonic, operands, flow,
-                             [Ref(ram(addr), t if isinstance(t, Addr) else ram(t), k) for t, k in (refs or [])])
+    def add(
+        addr: int,
+        raw: str,
+        mnemonic: str,
+        operands: list[str],
+        flow: RefType = NONE,
+        refs: list[tuple[int | Addr, RefType]] | None = None,
+    ) -> None:
+        p.insns[addr] = Insn(
+            addr,
+            bytes.fromhex(raw),
+            mnemonic,
+            operands,
+            flow,
+            [Ref(ram(addr), t if isinstance(t, Addr) else ram(t), k) for t, k in (refs or [])],
+        )
 
     # puts@plt: jmp [puts@got]
-    add(0x101030, "ff25a22f0000", "JMP", ["qword ptr [0x00103fd8]"], COMPUTED_JUMP, [(0x103fd8, READ)])
+    add(0x101030, "ff25a22f0000", "JMP", ["qword ptr [0x00103fd8]"], COMPUTED_JUMP, [(0x103FD8, READ)])
     # main
     add(0x101040, "55", "PUSH", ["RBP"])
     add(0x101041, "e81a000000", "CALL", ["greet"], CALL, [(0x101060, CALL)])
     add(0x101046, "e8e5ffffff", "CALL", ["puts"], CALL, [(0x101030, CALL)])
-    add(0x10104b, "ff158f2f0000", "CALL", ["qword ptr [0x00103fe0]"], COMPUTED_CALL, [(0x103fe0, READ)])
+    add(0x10104B, "ff158f2f0000", "CALL", ["qword ptr [0x00103fe0]"], COMPUTED_CALL, [(0x103FE0, READ)])
     add(0x101051, "85c0", "TEST", ["EAX", "EAX"])
     add(0x101053, "7403", "JZ", ["0x00101058"], COND_JUMP, [(0x101058, COND_JUMP)])
     add(0x101055, "8b0d", "MOV", ["ECX", "dword ptr [0x00104000]"], NONE, [(0x104000, WRITE)])
@@ -472,25 +499,38 @@ def build_program() -> Program:
     add(0x101060, "488d3d99", "LEA", ["RDI", "[0x00102000]"], NONE, [(0x102000, DATA)])
     add(0x101064, "c3", "RET", [])
     # dispatch: a jump table with two resolved targets, then an unresolved computed call
-    add(0x101080, "ff24c5", "JMP", ["qword ptr [RAX*0x8 + 0x102020]"], COMPUTED_JUMP,
-        [(0x101088, COMPUTED_JUMP), (0x10108c, COMPUTED_JUMP)])
+    add(
+        0x101080,
+        "ff24c5",
+        "JMP",
+        ["qword ptr [RAX*0x8 + 0x102020]"],
+        COMPUTED_JUMP,
+        [(0x101088, COMPUTED_JUMP), (0x10108C, COMPUTED_JUMP)],
+    )
     add(0x101088, "31c0", "XOR", ["EAX", "EAX"])
-    add(0x10108c, "ffd0", "CALL", ["RAX"], COMPUTED_CALL)
-    add(0x10108e, "c3", "RET", [])
+    add(0x10108C, "ffd0", "CALL", ["RAX"], COMPUTED_CALL)
+    add(0x10108E, "c3", "RET", [])
     # The GOT slots refer to the externals (data), as Ghidra's ELF loader records them.
-    p.data_refs = [Ref(ram(0x103fd8), Addr(EXTERNAL, 1), DATA), Ref(ram(0x103fe0), Addr(EXTERNAL, 2), DATA)]
+    p.data_refs = [Ref(ram(0x103FD8), Addr(EXTERNAL, 1), DATA), Ref(ram(0x103FE0), Addr(EXTERNAL, 2), DATA)]
     p.code_blocks = {
-        0x101040: [CodeBlock(0x101040, 0x101055, [(0x101060, CALL), (0x101058, COND_JUMP), (0x101055, FALL)]),
-                   CodeBlock(0x101055, 0x101058, [(0x101058, FALL)]),
-                   CodeBlock(0x101058, 0x10105a, [(0x101060, JUMP)])],
+        0x101040: [
+            CodeBlock(0x101040, 0x101055, [(0x101060, CALL), (0x101058, COND_JUMP), (0x101055, FALL)]),
+            CodeBlock(0x101055, 0x101058, [(0x101058, FALL)]),
+            CodeBlock(0x101058, 0x10105A, [(0x101060, JUMP)]),
+        ],
         0x101060: [CodeBlock(0x101060, 0x101065, [])],
-        0x101080: [CodeBlock(0x101080, 0x101083, [(0x101088, COMPUTED_JUMP), (0x10108c, COMPUTED_JUMP)]),
-                   CodeBlock(0x101088, 0x10108a, [(0x10108c, FALL)]), CodeBlock(0x10108c, 0x10108f, [])],
+        0x101080: [
+            CodeBlock(0x101080, 0x101083, [(0x101088, COMPUTED_JUMP), (0x10108C, COMPUTED_JUMP)]),
+            CodeBlock(0x101088, 0x10108A, [(0x10108C, FALL)]),
+            CodeBlock(0x10108C, 0x10108F, []),
+        ],
         0x101030: [CodeBlock(0x101030, 0x101036, [])],
     }
-    p.strings = [StringData(0x102000, b"hello rea\0", "hello rea", "US-ASCII"),
-                 StringData(0x102010, "WIDE".encode("utf-16le") + b"\0\0", "WIDE", "UTF-16"),
-                 StringData(0x102030, "no".encode("utf-32-le"), "no", "UTF-32")]
+    p.strings = [
+        StringData(0x102000, b"hello rea\0", "hello rea", "US-ASCII"),
+        StringData(0x102010, "WIDE".encode("utf-16le") + b"\0\0", "WIDE", "UTF-16"),
+        StringData(0x102030, "no".encode("utf-32-le"), "no", "UTF-32"),
+    ]
     p.pseudo = {0x101040: "int main(void)\n{\n  greet();\n  return 0;\n}\n"}
     p.slow = {0x101080}
     return p
@@ -526,8 +566,7 @@ class StubProgramLoader:
             raise RuntimeError("ghidra.app.util.opinion.LoadException: No load spec found")
         program = type(self).program
         closed: list[bool] = []
-        return types.SimpleNamespace(getPrimaryDomainObject=lambda consumer: program,
-                                     close=lambda: closed.append(True))
+        return types.SimpleNamespace(getPrimaryDomainObject=lambda consumer: program, close=lambda: closed.append(True))
 
 
 class StubProject:
@@ -564,8 +603,9 @@ class StubLauncher:
 
 def _block_model(program: Program) -> Any:
     def containing(body: Body, monitor: Any) -> JavaIterator:
-        return JavaIterator([b for f in program.functions if f.body is body
-                             for b in program.code_blocks.get(f.entry.offset, [])])
+        return JavaIterator(
+            [b for f in program.functions if f.body is body for b in program.code_blocks.get(f.entry.offset, [])]
+        )
 
     return types.SimpleNamespace(getCodeBlocksContaining=containing)
 
@@ -598,22 +638,31 @@ def _decomp_factory(program_holder: list[Program]) -> type:
 def installed() -> Iterator[dict[str, Any]]:
     """Install the stub modules for the duration of the block (sys.modules restored afterwards)."""
     holder: list[Program] = []
-    stub_string_iterator = types.SimpleNamespace(
-        forProgram=lambda program: iter(program.strings))
-    stub_sdi = types.SimpleNamespace(getStringDataInstance=lambda data: types.SimpleNamespace(
-        getStringValue=lambda: data.value, getCharsetName=lambda: data.charset))
+    stub_string_iterator = types.SimpleNamespace(forProgram=lambda program: iter(program.strings))
+    stub_sdi = types.SimpleNamespace(
+        getStringDataInstance=lambda data: types.SimpleNamespace(
+            getStringValue=lambda: data.value, getCharsetName=lambda: data.charset
+        )
+    )
     analyzed: list[Program] = []
     modules: dict[str, dict[str, Any]] = {
-        "ghidra": {}, "ghidra.util": {}, "ghidra.util.task": {"TaskMonitor": _Monitor},
-        "ghidra.program": {}, "ghidra.program.model": {},
+        "ghidra": {},
+        "ghidra.util": {},
+        "ghidra.util.task": {"TaskMonitor": _Monitor},
+        "ghidra.program": {},
+        "ghidra.program.model": {},
         "ghidra.program.model.block": {"BasicBlockModel": _block_model},
         "ghidra.program.model.data": {"StringDataInstance": stub_sdi},
         "ghidra.program.util": {"DefinedStringIterator": stub_string_iterator},
-        "ghidra.app": {}, "ghidra.app.decompiler": {"DecompInterface": _decomp_factory(holder),
-                                                    "DecompileOptions": lambda: object()},
-        "ghidra.app.util": {}, "ghidra.app.util.importer": {"ProgramLoader": StubProgramLoader},
-        "ghidra.base": {}, "ghidra.base.project": {"GhidraProject": StubProject},
-        "java": {}, "java.io": {"File": lambda path: path}, "java.lang": {"Object": object},
+        "ghidra.app": {},
+        "ghidra.app.decompiler": {"DecompInterface": _decomp_factory(holder), "DecompileOptions": lambda: object()},
+        "ghidra.app.util": {},
+        "ghidra.app.util.importer": {"ProgramLoader": StubProgramLoader},
+        "ghidra.base": {},
+        "ghidra.base.project": {"GhidraProject": StubProject},
+        "java": {},
+        "java.io": {"File": lambda path: path},
+        "java.lang": {"Object": object},
         "pyghidra": {"HeadlessPyGhidraLauncher": StubLauncher, "analyze": analyzed.append},
     }
     saved = {name: sys.modules.get(name) for name in modules}

@@ -41,23 +41,48 @@ def ask(a: Answers, op: str, **params: Any) -> Any:
 
 def test_document_and_sections(answers: Answers) -> None:
     doc = ask(answers, "list_documents")["documents"][0]
-    assert doc == {"name": "prog", "format": "elf", "architecture": "x86_64", "sha256": "ab" * 32,
-                   "entry": "0x101040", "bits": 64, "endianness": "little"}
+    assert doc == {
+        "name": "prog",
+        "format": "elf",
+        "architecture": "x86_64",
+        "sha256": "ab" * 32,
+        "entry": "0x101040",
+        "bits": 64,
+        "endianness": "little",
+    }
     segs = {s["name"]: s for s in ask(answers, "list_segments")["segments"]}
     # Blocks outside the default space (the ELF header) are not the program's memory.
     assert set(segs) == {".plt", ".text", ".rodata", ".got", ".bss"}
-    assert segs[".text"] == {"name": ".text", "start": "0x101040", "end": "0x101100", "size": 0xC0,
-                             "permissions": "r-x", "file_offset": 0x1040, "file_size": 0xC0, "kind": "section"}
+    assert segs[".text"] == {
+        "name": ".text",
+        "start": "0x101040",
+        "end": "0x101100",
+        "size": 0xC0,
+        "permissions": "r-x",
+        "file_offset": 0x1040,
+        "file_size": 0xC0,
+        "kind": "section",
+    }
     assert segs[".bss"]["file_offset"] is None and segs[".bss"]["file_size"] == 0
 
 
 def test_procedures_place_imports_at_their_stub_or_slot(answers: Answers) -> None:
     procs = {p["name"] + "@" + p["address"]: p for p in ask(answers, "list_procedures")["procedures"]}
     assert procs["puts@0x101030"]["kind"] == "import"  # a thunk of an external: its PLT stub
-    assert procs["printf@0x103fe0"] == {"address": "0x103fe0", "name": "printf", "size": 8, "kind": "import",
-                                        "end": "0x103fe8"}  # no stub: its slot
-    assert procs["main@0x101040"] == {"address": "0x101040", "name": "main", "size": 0x1C, "kind": "local",
-                                      "end": "0x10105c"}
+    assert procs["printf@0x103fe0"] == {
+        "address": "0x103fe0",
+        "name": "printf",
+        "size": 8,
+        "kind": "import",
+        "end": "0x103fe8",
+    }  # no stub: its slot
+    assert procs["main@0x101040"] == {
+        "address": "0x101040",
+        "name": "main",
+        "size": 0x1C,
+        "kind": "local",
+        "end": "0x10105c",
+    }
     info = ask(answers, "procedure_info", procedure="main")
     assert info["section"] == ".text" and info["basic_block_count"] == 3 and info["instruction_count"] == 8
     assert info["signature"] == "int main(void)" and info["calling_convention"] == "__stdcall"
@@ -83,10 +108,22 @@ def test_names_are_the_binarys_symbols(answers: Answers) -> None:
 def test_strings_keep_their_encoding_and_lose_the_terminator(answers: Answers) -> None:
     strings = ask(answers, "list_strings")["strings"]
     assert strings == [
-        {"address": "0x102000", "value": "hello rea", "encoding": "ascii", "byte_length": 9, "truncated": False,
-         "section": ".rodata"},
-        {"address": "0x102010", "value": "WIDE", "encoding": "utf-16le", "byte_length": 8, "truncated": False,
-         "section": ".rodata"},
+        {
+            "address": "0x102000",
+            "value": "hello rea",
+            "encoding": "ascii",
+            "byte_length": 9,
+            "truncated": False,
+            "section": ".rodata",
+        },
+        {
+            "address": "0x102010",
+            "value": "WIDE",
+            "encoding": "utf-16le",
+            "byte_length": 8,
+            "truncated": False,
+            "section": ".rodata",
+        },
     ]
     assert ask(answers, "search_strings", pattern="^w", mode="regex")["total"] == 1
 
@@ -94,14 +131,21 @@ def test_strings_keep_their_encoding_and_lose_the_terminator(answers: Answers) -
 def test_instructions_blocks_and_edges(answers: Answers) -> None:
     asm = ask(answers, "procedure_assembly", procedure="main")
     first = asm["instructions"][1]
-    assert first == {"address": "0x101041", "bytes": "e81a000000", "mnemonic": "call", "operands": "greet",
-                     "text": "call greet"}
+    assert first == {
+        "address": "0x101041",
+        "bytes": "e81a000000",
+        "mnemonic": "call",
+        "operands": "greet",
+        "text": "call greet",
+    }
     assert ask(answers, "procedure_assembly", procedure="main")["instructions"][4]["operands"] == "EAX, EAX"
     blocks = ask(answers, "procedure_blocks", procedure="main")
     assert [b["instruction_count"] for b in blocks["blocks"]] == [6, 1, 1]
-    assert blocks["edges"] == [{"from": "0x101040", "to": "0x101058", "kind": "conditional"},
-                               {"from": "0x101040", "to": "0x101055", "kind": "fallthrough"},
-                               {"from": "0x101055", "to": "0x101058", "kind": "fallthrough"}]
+    assert blocks["edges"] == [
+        {"from": "0x101040", "to": "0x101058", "kind": "conditional"},
+        {"from": "0x101040", "to": "0x101055", "kind": "fallthrough"},
+        {"from": "0x101055", "to": "0x101058", "kind": "fallthrough"},
+    ]
     page = ask(answers, "read_function_instructions", procedure="main", offset=6, limit=5)
     assert page["total"] == 8 and page["next_offset"] is None and len(page["instructions"]) == 2
 
@@ -120,10 +164,14 @@ def test_calls_through_stubs_slots_tables_and_unknown_targets(answers: Answers) 
     # A branch inside the procedure is flow, not a reference.
     assert not any(r["to"] == "0x101058" for r in refs)
     dispatch = ask(answers, "procedure_references", procedure="dispatch")["references"]
-    assert [(r["to"], r["kind"]) for r in dispatch] == [("0x101088", "computed"), ("0x10108c", "computed"),
-                                                        (None, "indirect")]
+    assert [(r["to"], r["kind"]) for r in dispatch] == [
+        ("0x101088", "computed"),
+        ("0x10108c", "computed"),
+        (None, "indirect"),
+    ]
     assert ask(answers, "procedure_callees", procedure="dispatch")["callees"] == [
-        {"address": None, "name": None, "kind": "indirect", "call_sites": ["0x10108c"]}]
+        {"address": None, "name": None, "kind": "indirect", "call_sites": ["0x10108c"]}
+    ]
     # The stub's own jump through its slot is the external read only.
     stub = ask(answers, "procedure_references", procedure="0x101030")["references"]
     assert [(r["to"], r["kind"], r["to_name"]) for r in stub] == [("0x103fd8", "external", "puts")]
@@ -135,14 +183,21 @@ def test_callers_and_xrefs_read_incoming_references(answers: Answers) -> None:
     printf = ask(answers, "procedure_callers", procedure="printf")["callers"]
     assert printf == [{"address": "0x101040", "name": "main", "call_sites": ["0x10104b"]}]
     xrefs = ask(answers, "xrefs", address="0x102000")
-    assert xrefs == {"address": "0x102000", "references": [
-        {"from": "0x101060", "from_procedure": "0x101060", "kind": "data", "to": "0x102000"}]}
+    assert xrefs == {
+        "address": "0x102000",
+        "references": [{"from": "0x101060", "from_procedure": "0x101060", "kind": "data", "to": "0x102000"}],
+    }
 
 
 def test_pseudo_code_and_its_failures(answers: Answers) -> None:
     code = ask(answers, "procedure_pseudo_code", procedure="main")
-    assert code == {"address": "0x101040", "name": "main", "language": "c", "decompiler": "ghidra",
-                    "text": "int main(void)\n{\n  greet();\n  return 0;\n}\n"}
+    assert code == {
+        "address": "0x101040",
+        "name": "main",
+        "language": "c",
+        "decompiler": "ghidra",
+        "text": "int main(void)\n{\n  greet();\n  return 0;\n}\n",
+    }
     with pytest.raises(ReaError) as slow:
         ask(answers, "procedure_pseudo_code", procedure="dispatch")
     assert slow.value.code == "provider_timeout"
@@ -174,12 +229,20 @@ def test_engine_start_imports_into_a_temporary_private_project(stubs: dict[str, 
     program = stub_ghidra.build_program()
     stub_ghidra.StubProgramLoader.program = program
     engine, reporter = Engine(), Progress()
-    source = engine.start({"install_dir": "/opt/ghidra", "path": "/targets/prog", "name": "prog",
-                           "sha256": program.sha256, "max_heap_mb": 1024}, reporter)  # type: ignore[arg-type]
+    source = engine.start(
+        {
+            "install_dir": "/opt/ghidra",
+            "path": "/targets/prog",
+            "name": "prog",
+            "sha256": program.sha256,
+            "max_heap_mb": 1024,
+        },
+        reporter,
+    )  # type: ignore[arg-type]
     assert stub_ghidra.StubLauncher.install_dirs == ["/opt/ghidra"]
     assert "-Xmx1024m" in stub_ghidra.StubLauncher.vmargs
     assert f"-Djava.io.tmpdir={tempfile.gettempdir()}" in stub_ghidra.StubLauncher.vmargs
-    (folder, _name, temporary), = stub_ghidra.StubProject.created
+    ((folder, _name, temporary),) = stub_ghidra.StubProject.created
     assert temporary is True and folder.startswith(tempfile.gettempdir())
     assert stub_ghidra.StubProgramLoader.sources == ["/targets/prog"]
     assert stubs["analyzed"] == [program]

@@ -23,8 +23,9 @@ def _open(session: Session, path: str) -> dict[str, Any]:
     return dict(out)
 
 
-def test_open_binds_only_and_the_first_query_starts_the_worker(session: Session, program: str,
-                                                                fake_env: pytest.MonkeyPatch) -> None:
+def test_open_binds_only_and_the_first_query_starts_the_worker(
+    session: Session, program: str, fake_env: pytest.MonkeyPatch
+) -> None:
     _open(session, program)
     assert fake_processes() == []
     assert result_of(session, "binary_session")["analysis_run"]["process_lineage"] == {"state": "not_observed"}
@@ -43,8 +44,9 @@ def test_open_binds_only_and_the_first_query_starts_the_worker(session: Session,
     assert fake_processes() == []
 
 
-def test_startup_deadline_is_a_typed_error_naming_the_setting(session: Session, program: str,
-                                                             fake_env: pytest.MonkeyPatch) -> None:
+def test_startup_deadline_is_a_typed_error_naming_the_setting(
+    session: Session, program: str, fake_env: pytest.MonkeyPatch
+) -> None:
     fake_env.setenv("REA_GHIDRA_TEST_MODE", "silent")
     fake_env.setenv("REA_GHIDRA_STARTUP_TIMEOUT_MS", "1500")
     _open(session, program)
@@ -61,8 +63,9 @@ def test_startup_deadline_is_a_typed_error_naming_the_setting(session: Session, 
     assert result_of(session, "close_binary")["cleanup"] == "complete"
 
 
-def test_worker_exit_during_startup_reports_the_status(session: Session, program: str,
-                                                       fake_env: pytest.MonkeyPatch) -> None:
+def test_worker_exit_during_startup_reports_the_status(
+    session: Session, program: str, fake_env: pytest.MonkeyPatch
+) -> None:
     fake_env.setenv("REA_GHIDRA_TEST_MODE", "exit:73")
     _open(session, program)
     with pytest.raises(ReaError) as err:
@@ -75,9 +78,9 @@ def test_worker_exit_during_startup_reports_the_status(session: Session, program
     assert "Traceback" not in e.message
 
 
-def test_a_retried_query_after_a_failed_startup_starts_a_fresh_worker(session: Session, program: str,
-                                                                       fake_env: pytest.MonkeyPatch,
-                                                                       tmp_path: Path) -> None:
+def test_a_retried_query_after_a_failed_startup_starts_a_fresh_worker(
+    session: Session, program: str, fake_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     fake_env.setenv("REA_GHIDRA_TEST_MODE", "exit-once:3")
     fake_env.setenv("REA_GHIDRA_TEST_MARKER", str(tmp_path / "exited"))
     _open(session, program)
@@ -89,8 +92,9 @@ def test_a_retried_query_after_a_failed_startup_starts_a_fresh_worker(session: S
     assert result_of(session, "binary_session")["analysis_provider_binding"]["provider"]["id"] == "ghidra"
 
 
-def test_cancel_during_startup_then_close_reopen_and_retry(session: Session, program: str,
-                                                            fake_env: pytest.MonkeyPatch) -> None:
+def test_cancel_during_startup_then_close_reopen_and_retry(
+    session: Session, program: str, fake_env: pytest.MonkeyPatch
+) -> None:
     fake_env.setenv("REA_GHIDRA_TEST_MODE", "slow:30")
     _open(session, program)
     signal = CancelSignal()
@@ -119,8 +123,9 @@ def test_cancel_during_startup_then_close_reopen_and_retry(session: Session, pro
     assert result_of(session, "list_procedures", {"limit": 5})["total"] > 5
 
 
-def test_close_during_startup_drains_the_query_and_stops_the_worker(session: Session, program: str,
-                                                                     fake_env: pytest.MonkeyPatch) -> None:
+def test_close_during_startup_drains_the_query_and_stops_the_worker(
+    session: Session, program: str, fake_env: pytest.MonkeyPatch
+) -> None:
     fake_env.setenv("REA_GHIDRA_TEST_MODE", "silent")
     _open(session, program)
     seen: list[BaseException] = []
@@ -142,8 +147,9 @@ def test_close_during_startup_drains_the_query_and_stops_the_worker(session: Ses
     assert fake_processes() == []
 
 
-def test_the_fake_is_selected_only_by_its_test_setting(session: Session, program: str,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_fake_is_selected_only_by_its_test_setting(
+    session: Session, program: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("REA_GHIDRA_TEST_WORKER", raising=False)
     monkeypatch.delenv("GHIDRA_INSTALL_DIR", raising=False)
     with pytest.raises(ReaError) as err:

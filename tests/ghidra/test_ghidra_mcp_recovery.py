@@ -43,10 +43,14 @@ def _check_progress(progress: Progress) -> None:
     assert all(total is None for _, _, total, _ in progress.seen), "no total: future observations are unknown"
 
 
-def test_client_timeout_during_startup_then_close_reopen_retry(program: str, fake_worker: Path,
-                                                                recorded_model: Path) -> None:
-    env = {"REA_GHIDRA_TEST_WORKER": str(fake_worker), "REA_GHIDRA_TEST_MODEL": str(recorded_model),
-           "REA_GHIDRA_TEST_MODE": f"slow:{STARTUP_S}"}
+def test_client_timeout_during_startup_then_close_reopen_retry(
+    program: str, fake_worker: Path, recorded_model: Path
+) -> None:
+    env = {
+        "REA_GHIDRA_TEST_WORKER": str(fake_worker),
+        "REA_GHIDRA_TEST_MODEL": str(recorded_model),
+        "REA_GHIDRA_TEST_MODE": f"slow:{STARTUP_S}",
+    }
     first, retry = Progress(), Progress()
     outcome: dict[str, Any] = {}
 
@@ -70,8 +74,9 @@ def test_client_timeout_during_startup_then_close_reopen_retry(program: str, fak
             binding = reopened.structured_content["analysis_provider_binding"]
             assert binding["provider"]["id"] == "ghidra" and binding["selection_source"] == "request"
             retry.started = time.monotonic()
-            overview = await client.call_tool("binary_overview", {}, read_timeout_seconds=STARTUP_S + 60,
-                                              progress_callback=retry)
+            overview = await client.call_tool(
+                "binary_overview", {}, read_timeout_seconds=STARTUP_S + 60, progress_callback=retry
+            )
             assert overview.is_error is False, overview.content
             outcome["overview"] = overview.structured_content
             # Warm: the next query answers from the started engine.

@@ -34,8 +34,10 @@ def ghidra_session(rea_registry: Registry, monkeypatch: pytest.MonkeyPatch) -> S
 
 
 def _tree(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
-            for p in sorted(folder.rglob("*"))}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+        for p in sorted(folder.rglob("*"))
+    }
 
 
 def test_cold_start_overview_decompile_and_clean_close(ghidra_session: Session, program: str, tmp_path: Path) -> None:
@@ -63,8 +65,9 @@ def test_cold_start_overview_decompile_and_clean_close(ghidra_session: Session, 
     assert _tree(target.parent) == before
 
 
-def test_a_too_short_startup_deadline_is_reported_by_the_first_query(ghidra_session: Session, program: str,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_too_short_startup_deadline_is_reported_by_the_first_query(
+    ghidra_session: Session, program: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("REA_GHIDRA_STARTUP_TIMEOUT_MS", "1000")
     session = ghidra_session
     try:

@@ -41,8 +41,14 @@ def test_startup_deadline_default_and_bounds(rea_registry: Registry) -> None:
 
 
 def _cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rea.cli.main", *args], capture_output=True, text=True,
-                          env=server_env(**env), timeout=120, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "rea.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=server_env(**env),
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_serve_and_doctor_refuse_an_invalid_deadline_without_ghidra() -> None:
@@ -57,6 +63,7 @@ def test_serve_and_doctor_refuse_an_invalid_deadline_without_ghidra() -> None:
 
 
 # -- availability ------------------------------------------------------------------------------
+
 
 def ghidra_dir(root: Path, version: str = "12.1.3", java_min: int = 21) -> Path:
     props = root / "Ghidra" / "application.properties"
@@ -95,8 +102,9 @@ def test_not_configured(host: Path) -> None:
 
 
 def test_wrong_ghidra_version(host: Path) -> None:
-    code, reason = check({"GHIDRA_INSTALL_DIR": str(ghidra_dir(host / "g", "11.4.2")),
-                          "JAVA_HOME": str(jdk(host / "j", "21.0.5"))})
+    code, reason = check(
+        {"GHIDRA_INSTALL_DIR": str(ghidra_dir(host / "g", "11.4.2")), "JAVA_HOME": str(jdk(host / "j", "21.0.5"))}
+    )
     assert code == "unsupported_version" and "11.4.2" in reason and "12" in reason
 
 
@@ -117,8 +125,9 @@ def test_jdk_missing_or_too_old(host: Path) -> None:
 
 def test_pyghidra_missing(host: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(install, "pyghidra_version", lambda: None)
-    _, availability = install.discover({"GHIDRA_INSTALL_DIR": str(ghidra_dir(host / "g")),
-                                        "JAVA_HOME": str(jdk(host / "j", "21.0.5"))})
+    _, availability = install.discover(
+        {"GHIDRA_INSTALL_DIR": str(ghidra_dir(host / "g")), "JAVA_HOME": str(jdk(host / "j", "21.0.5"))}
+    )
     assert availability.code == "runtime_missing"
     assert availability.remediation is not None and "rea[ghidra]" in availability.remediation
     monkeypatch.setattr(install, "pyghidra_version", lambda: "2.2.1")
@@ -141,10 +150,16 @@ def test_available_installation_runs_the_pyghidra_worker_with_its_jdk(host: Path
 
 
 def test_unavailability_is_reported_by_providers_list_and_binary_session(
-        host: Path, rea_registry: Registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    host: Path, rea_registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
     old = ghidra_dir(host / "g", "11.4.2")
-    listed = subprocess.run([sys.executable, "-m", "rea.cli.main", "providers", "list", "--json"],
-                            capture_output=True, text=True, env=server_env(GHIDRA_INSTALL_DIR=str(old)), timeout=120)
+    listed = subprocess.run(
+        [sys.executable, "-m", "rea.cli.main", "providers", "list", "--json"],
+        capture_output=True,
+        text=True,
+        env=server_env(GHIDRA_INSTALL_DIR=str(old)),
+        timeout=120,
+    )
     ghidra = next(p for p in json.loads(listed.stdout)["providers"] if p["id"] == "ghidra")
     assert ghidra["availability"]["code"] == "unsupported_version"
     assert "GHIDRA_INSTALL_DIR" in ghidra["availability"]["remediation"]

@@ -87,8 +87,9 @@ class BasicBlock:
 
 
 class Procedure:
-    def __init__(self, entry: int, blocks: list[BasicBlock], callees: list[CallReference], code: str | None,
-                 signature: str) -> None:
+    def __init__(
+        self, entry: int, blocks: list[BasicBlock], callees: list[CallReference], code: str | None, signature: str
+    ) -> None:
         self._entry, self._blocks, self._callees, self._code, self._sig = entry, blocks, callees, code, signature
 
     def getEntryPoint(self) -> int:
@@ -139,8 +140,10 @@ class Segment:
         return self._sections
 
     def getSectionAtAddress(self, address: int) -> Section | None:
-        return next((s for s in self._sections
-                     if s.getStartingAddress() <= address < s.getStartingAddress() + s.getLength()), None)
+        return next(
+            (s for s in self._sections if s.getStartingAddress() <= address < s.getStartingAddress() + s.getLength()),
+            None,
+        )
 
     def getProcedureCount(self) -> int:
         return len(self.procedures)
@@ -256,15 +259,30 @@ class GlobalInformation:
 
 def _build() -> Document:
     doc = Document()
-    text = Segment("__TEXT", 0x100000000, 0x2000, 0, [Section("__text", 0x100000F00, 0x60),
-                                                       Section("__stubs", 0x100000F80, 0x10),
-                                                       Section("__cstring", 0x100000FA0, 0x40)])
+    text = Segment(
+        "__TEXT",
+        0x100000000,
+        0x2000,
+        0,
+        [
+            Section("__text", 0x100000F00, 0x60),
+            Section("__stubs", 0x100000F80, 0x10),
+            Section("__cstring", 0x100000FA0, 0x40),
+        ],
+    )
     data = Segment("__DATA", 0x100002000, 0x1000, 0x2000, [Section("__data", 0x100002000, 0x10)])
     doc.segments = [text, data]
     main, greet, puts, entry_cstring, wide = 0x100000F00, 0x100000F40, 0x100000F80, 0x100000FA0, 0x100000FB0
 
-    def insn(at: int, m: str, args: list[str], raw: str, refs: list[int] | None = None, cjmp: bool = False,
-             ijmp: bool = False) -> None:
+    def insn(
+        at: int,
+        m: str,
+        args: list[str],
+        raw: str,
+        refs: list[int] | None = None,
+        cjmp: bool = False,
+        ijmp: bool = False,
+    ) -> None:
         data_bytes = bytes.fromhex(raw)
         text.insns[at] = (Instruction(m, args, len(data_bytes), cjmp, ijmp), data_bytes, refs or [])
 
@@ -280,13 +298,21 @@ def _build() -> Document:
     insn(greet + 7, "jmp", ["imp___stubs__puts"], "e934000000", [puts], ijmp=True)
     insn(puts, "jmp", ["qword [_puts_ptr]"], "ff2572100000", [0x100002000], ijmp=True)
     text.procedures = [
-        Procedure(main, [BasicBlock(main, main + 15, [main + 15, main + 18]), BasicBlock(main + 15, main + 18,
-                                                                                         [main + 18]),
-                         BasicBlock(main + 18, main + 19, [])],
-                  [CallReference(CallReference.CALL_DIRECT, main + 1, greet),
-                   CallReference(CallReference.CALL_DIRECT, main + 6, puts),
-                   CallReference(CallReference.CALL_UNKNOWN, main + 15, BAD_ADDRESS)],
-                  "int _main() {\n    _greet();\n    puts(\"x\");\n    return 0;\n}\n", "int _main()"),
+        Procedure(
+            main,
+            [
+                BasicBlock(main, main + 15, [main + 15, main + 18]),
+                BasicBlock(main + 15, main + 18, [main + 18]),
+                BasicBlock(main + 18, main + 19, []),
+            ],
+            [
+                CallReference(CallReference.CALL_DIRECT, main + 1, greet),
+                CallReference(CallReference.CALL_DIRECT, main + 6, puts),
+                CallReference(CallReference.CALL_UNKNOWN, main + 15, BAD_ADDRESS),
+            ],
+            'int _main() {\n    _greet();\n    puts("x");\n    return 0;\n}\n',
+            "int _main()",
+        ),
         Procedure(greet, [BasicBlock(greet, greet + 12, [puts])], [], None, "void _greet()"),
         Procedure(puts, [BasicBlock(puts, puts + 6, [])], [], None, "int puts(const char *)"),
     ]

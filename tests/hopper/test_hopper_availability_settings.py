@@ -37,9 +37,14 @@ def test_defaults_and_other_settings(rea_registry: Registry) -> None:
 
 
 def test_serve_refuses_an_invalid_deadline_on_any_host() -> None:
-    out = subprocess.run([sys.executable, "-m", "rea.cli.main", "serve"], capture_output=True, text=True,
-                         env=server_env(REA_HOPPER_STARTUP_TIMEOUT_MS="Infinity"), timeout=120,
-                         stdin=subprocess.DEVNULL)
+    out = subprocess.run(
+        [sys.executable, "-m", "rea.cli.main", "serve"],
+        capture_output=True,
+        text=True,
+        env=server_env(REA_HOPPER_STARTUP_TIMEOUT_MS="Infinity"),
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert out.returncode == 1
     assert "configuration_invalid" in out.stderr and "REA_HOPPER_STARTUP_TIMEOUT_MS" in out.stderr
 

@@ -94,8 +94,11 @@ def test_ready_then_requests_then_shutdown(bridge: tuple[Peer, subprocess.Popen[
     assert [s["name"] for s in doc["segments"]] == ["__TEXT", "__DATA"]
     assert [s["name"] for s in doc["segments"][0]["sections"]] == ["__text", "__stubs", "__cstring"]
     procs = peer.ask("procedures", {"segment": 0})["result"]
-    assert [(p["name"], p["section"]) for p in procs] == [("_main", "__text"), ("_greet", "__text"),
-                                                          ("imp___stubs__puts", "__stubs")]
+    assert [(p["name"], p["section"]) for p in procs] == [
+        ("_main", "__text"),
+        ("_greet", "__text"),
+        ("imp___stubs__puts", "__stubs"),
+    ]
     assert procs[0]["end"] == 0x100000F13
     names = peer.ask("names", {"segment": 1})["result"]
     assert names == [{"address": 0x100002000, "name": "_puts_ptr"}]
@@ -104,8 +107,15 @@ def test_ready_then_requests_then_shutdown(bridge: tuple[Peer, subprocess.Popen[
     main = peer.ask("procedure", {"address": 0x100000F00})["result"]
     assert [b["count"] for b in main["blocks"]] == [5, 2, 1]
     call = main["instructions"][1]
-    assert call == {"address": 0x100000F01, "bytes": "e83a000000", "mnemonic": "call", "operands": ["_greet"],
-                    "conditional": False, "unconditional": False, "references": [0x100000F40]}
+    assert call == {
+        "address": 0x100000F01,
+        "bytes": "e83a000000",
+        "mnemonic": "call",
+        "operands": ["_greet"],
+        "conditional": False,
+        "unconditional": False,
+        "references": [0x100000F40],
+    }
     assert {"type": 1, "from": 0x100000F0F, "to": None} in main["callees"]
     assert peer.ask("references_to", {"address": 0x100000F80})["result"] == [0x100000F06, 0x100000F47]
     assert "_greet();" in peer.ask("decompile", {"address": 0x100000F00})["result"]["text"]
@@ -140,6 +150,11 @@ def test_the_bridge_refuses_to_run_without_hopper_or_a_facade(tmp_path: Path) ->
     session = tmp_path / "session.json"
     session.write_text(json.dumps({"token": "t", "run_id": "r", "socket": str(tmp_path / "s.sock")}))
     env = {k: v for k, v in os.environ.items() if k != "REA_HOPPER_TEST_FACADE"}
-    out = subprocess.run([sys.executable, BRIDGE], env={**env, "REA_HOPPER_SESSION": str(session)},
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, BRIDGE],
+        env={**env, "REA_HOPPER_SESSION": str(session)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode != 0 and "not running inside Hopper" in out.stderr

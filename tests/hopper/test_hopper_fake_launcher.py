@@ -34,8 +34,7 @@ def test_answers_annotations_and_acknowledged_shutdown(session: Session, target:
     callees = result_of(session, "procedure_callees", {"procedure": "_main"})["callees"]
     assert [(c["name"], c["kind"]) for c in callees] == [("_greet", "direct"), ("_puts", "import"), (None, "indirect")]
     callers = result_of(session, "procedure_callers", {"procedure": "_puts"})["callers"]
-    assert [(c["name"], c["call_sites"]) for c in callers] == [("_main", ["0x100000f06"]),
-                                                               ("_greet", ["0x100000f47"])]
+    assert [(c["name"], c["call_sites"]) for c in callers] == [("_main", ["0x100000f06"]), ("_greet", ["0x100000f47"])]
     blocks = session.execute("procedure_blocks", {"procedure": "_main"}, CallContext()).normalized
     assert {"from": "0x100000f00", "to": "0x100000f12", "kind": "conditional"} in blocks["edges"]
     assert {"from": "0x100000f00", "to": "0x100000f0f", "kind": "fallthrough"} in blocks["edges"]
@@ -61,8 +60,9 @@ def test_answers_annotations_and_acknowledged_shutdown(session: Session, target:
     assert fake_processes() == []
 
 
-def test_unconfirmed_shutdown_of_an_owned_hopper_still_cleans_up(session: Session, target: str,
-                                                                  hopper_env: pytest.MonkeyPatch) -> None:
+def test_unconfirmed_shutdown_of_an_owned_hopper_still_cleans_up(
+    session: Session, target: str, hopper_env: pytest.MonkeyPatch
+) -> None:
     hopper_env.setenv("REA_HOPPER_TEST_MODE", "unconfirmed")
     _open(session, target)
     assert result_of(session, "list_segments")["segments"]
@@ -72,8 +72,9 @@ def test_unconfirmed_shutdown_of_an_owned_hopper_still_cleans_up(session: Sessio
     assert closed["shutdown"] == "unconfirmed" and closed["status"] == "verified"
 
 
-def test_cleanup_required_reports_what_rea_does_not_own(session: Session, target: str,
-                                                        hopper_env: pytest.MonkeyPatch) -> None:
+def test_cleanup_required_reports_what_rea_does_not_own(
+    session: Session, target: str, hopper_env: pytest.MonkeyPatch
+) -> None:
     hopper_env.setenv("REA_HOPPER_TEST_MODE", "cleanup-required")
     _open(session, target)
     assert result_of(session, "list_procedures")["total"] == 3
@@ -96,10 +97,13 @@ def test_cleanup_required_reports_what_rea_does_not_own(session: Session, target
                 time.sleep(0.05)
 
 
-@pytest.mark.parametrize(("mode", "reason"), [("malformed", "malformed"), ("wrong-id", "answer to request"),
-                                              ("wrong-token", "session token")])
-def test_protocol_faults_cost_the_session_and_are_typed(session: Session, target: str, hopper_env: pytest.MonkeyPatch,
-                                                        mode: str, reason: str) -> None:
+@pytest.mark.parametrize(
+    ("mode", "reason"),
+    [("malformed", "malformed"), ("wrong-id", "answer to request"), ("wrong-token", "session token")],
+)
+def test_protocol_faults_cost_the_session_and_are_typed(
+    session: Session, target: str, hopper_env: pytest.MonkeyPatch, mode: str, reason: str
+) -> None:
     hopper_env.setenv("REA_HOPPER_TEST_MODE", mode)
     _open(session, target)
     with pytest.raises(ReaError) as err:
@@ -110,15 +114,17 @@ def test_protocol_faults_cost_the_session_and_are_typed(session: Session, target
     assert fake_processes() == []
 
 
-def test_events_are_relayed_as_progress_and_diagnostics_as_limitations(session: Session, target: str,
-                                                                      hopper_env: pytest.MonkeyPatch) -> None:
+def test_events_are_relayed_as_progress_and_diagnostics_as_limitations(
+    session: Session, target: str, hopper_env: pytest.MonkeyPatch
+) -> None:
     hopper_env.setenv("REA_HOPPER_TEST_MODE", "events")
     _open(session, target)
     assert result_of(session, "list_procedures")["total"] == 3
     # Warm: the next bridge request's events are this call's first progress.
     seen: list[str] = []
-    out = call_tool(session, "procedure_pseudo_code", {"procedure": "_main"},
-                    CallContext(sink=lambda _n, m: seen.append(m)))
+    out = call_tool(
+        session, "procedure_pseudo_code", {"procedure": "_main"}, CallContext(sink=lambda _n, m: seen.append(m))
+    )
     assert out.evidence is not None
     assert seen and seen[0].startswith("hopper: fake: reading the document")
     assert "Hopper reported: fake: a section could not be typed" in out.evidence.limitations

@@ -15,8 +15,10 @@ ROOT = Path(__file__).resolve().parents[1] / ".fixtures" / "npm"
 # @electron/asar 4 needs Node 22; 3.x runs on the Node 20 CI has and writes the same integrity header.
 NPM_PACKAGES = ("esbuild@0.28", "@electron/asar@3")
 
-PACKAGE_JSON = ('{"name": "rea-fixture-app", "version": "1.0.0", "main": "dist/main.js", '
-                '"devDependencies": {"electron": "^30.0.0"}}\n')
+PACKAGE_JSON = (
+    '{"name": "rea-fixture-app", "version": "1.0.0", "main": "dist/main.js", '
+    '"devDependencies": {"electron": "^30.0.0"}}\n'
+)
 
 MAIN_V1 = """\
 import { app, BrowserWindow, ipcMain } from 'electron';
@@ -146,20 +148,36 @@ BROKEN = "export function broken( {\n  return 1;\n}\n"
 OK = "export function ok() {\n  return 'fine';\n}\n"
 
 V1_SOURCES = {
-    "src/main.js": MAIN_V1, "src/search.js": SEARCH_V1, "src/util.cjs": UTIL_CJS, "src/lazy.js": LAZY,
-    "src/preload.js": PRELOAD, "src/renderer.js": RENDERER, "src/format.js": FORMAT, "src/shim.js": SHIM,
+    "src/main.js": MAIN_V1,
+    "src/search.js": SEARCH_V1,
+    "src/util.cjs": UTIL_CJS,
+    "src/lazy.js": LAZY,
+    "src/preload.js": PRELOAD,
+    "src/renderer.js": RENDERER,
+    "src/format.js": FORMAT,
+    "src/shim.js": SHIM,
 }
 V2_SOURCES = {
-    "src/main.js": MAIN_V2, "src/search.js": SEARCH_V2, "src/history.js": HISTORY,
-    "src/features/lazy.js": LAZY, "src/preload.js": PRELOAD, "src/renderer.js": RENDERER,
-    "src/format.js": FORMAT, "src/vendor/a/shim.js": SHIM, "src/vendor/b/shim.js": SHIM,
+    "src/main.js": MAIN_V2,
+    "src/search.js": SEARCH_V2,
+    "src/history.js": HISTORY,
+    "src/features/lazy.js": LAZY,
+    "src/preload.js": PRELOAD,
+    "src/renderer.js": RENDERER,
+    "src/format.js": FORMAT,
+    "src/vendor/a/shim.js": SHIM,
+    "src/vendor/b/shim.js": SHIM,
 }
 
 # Facts from the sources above, as the tests expect them.
 V1_FACTS = {
-    "main_imports": {("import", "electron", "builtin"), ("import", "path", "builtin"),
-                     ("import", "./search.js", "module"), ("require", "./util.cjs", "module"),
-                     ("dynamic-import", "./lazy.js", "module")},
+    "main_imports": {
+        ("import", "electron", "builtin"),
+        ("import", "path", "builtin"),
+        ("import", "./search.js", "module"),
+        ("require", "./util.cjs", "module"),
+        ("dynamic-import", "./lazy.js", "module"),
+    },
     "search_exports": {"search", "SEARCH_VERSION"},
     "bundled_in_main": {"src/main.js", "src/search.js", "src/util.cjs", "src/lazy.js"},
     "bundled_in_renderer": {"src/renderer.js", "src/format.js"},
@@ -178,8 +196,12 @@ def install_npm_tools() -> str | None:
     if esbuild_tool("esbuild").exists() and esbuild_tool("asar").exists():
         return None
     ROOT.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(ROOT), *NPM_PACKAGES],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(ROOT), *NPM_PACKAGES],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if proc.returncode != 0 or not esbuild_tool("esbuild").exists():
         return f"npm install of {' '.join(NPM_PACKAGES)} failed: {proc.stderr[-400:]}"
     return None
@@ -193,26 +215,30 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 
 def _esbuild(root: Path, entry: str, out: str, *flags: str) -> None:
-    subprocess.run([str(esbuild_tool("esbuild")), entry, "--bundle", f"--outfile={out}", "--log-level=error",
-                    *flags], cwd=root, check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [str(esbuild_tool("esbuild")), entry, "--bundle", f"--outfile={out}", "--log-level=error", *flags],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
 
 
 def build_app(root: Path, sources: dict[str, str]) -> Path:
     """Write the sources and bundle them as an Electron app would ship: dist/ with maps and HTML."""
     _write(root, {"package.json": PACKAGE_JSON, **sources})
     main = "src/main.js"
-    _esbuild(root, main, "dist/main.js", "--platform=node", "--format=cjs", "--external:electron",
-             "--sourcemap")
-    _esbuild(root, "src/preload.js", "dist/preload.js", "--platform=node", "--external:electron",
-             "--sourcemap=inline")
+    _esbuild(root, main, "dist/main.js", "--platform=node", "--format=cjs", "--external:electron", "--sourcemap")
+    _esbuild(root, "src/preload.js", "dist/preload.js", "--platform=node", "--external:electron", "--sourcemap=inline")
     _esbuild(root, "src/renderer.js", "dist/renderer.js", "--platform=browser", "--format=iife", "--sourcemap")
     (root / "dist" / "index.html").write_text(INDEX_HTML)
     return root
 
 
 def build_broken(root: Path) -> Path:
-    _write(root, {"package.json": '{"name": "broken", "main": "src/ok.js"}\n', "src/ok.js": OK,
-                  "src/broken.js": BROKEN})
+    _write(
+        root, {"package.json": '{"name": "broken", "main": "src/ok.js"}\n', "src/ok.js": OK, "src/broken.js": BROKEN}
+    )
     return root
 
 

@@ -54,7 +54,9 @@ def test_electron_ipc_surface(ev_v1: Evidence) -> None:
     mods = modules_by_id(ev_v1)
     assert [(r["api"], r["channel"]) for r in mods["mod:src/main.js"]["ipc"]] == [("ipcMain.handle", "search")]
     assert [(r["api"], r["channel"]) for r in mods["mod:src/preload.js"]["ipc"]] == [
-        ("contextBridge.exposeInMainWorld", "api"), ("ipcRenderer.invoke", "search")]
+        ("contextBridge.exposeInMainWorld", "api"),
+        ("ipcRenderer.invoke", "search"),
+    ]
     # The bundled copies keep the same surface.
     assert [r["channel"] for r in mods["mod:dist/main.js!src/main.js"]["ipc"]] == ["search"]
 
@@ -106,8 +108,9 @@ def test_source_maps_external_and_inline(ev_v1: Evidence) -> None:
     assert ev_v1.normalized_result["coverage"]["status"] == "complete"
 
 
-def test_deterministic_across_locations_and_order(analysis_session: Session, app_v1: Path, ev_v1: Evidence,
-                                                  tmp_path: Path) -> None:
+def test_deterministic_across_locations_and_order(
+    analysis_session: Session, app_v1: Path, ev_v1: Evidence, tmp_path: Path
+) -> None:
     copy = appfixtures.copy_tree_reversed(app_v1, tmp_path / "elsewhere")
     again = analyze(analysis_session, copy)
     assert again.evidence_id == ev_v1.evidence_id
@@ -130,8 +133,11 @@ def test_summary_detail_retains_the_complete_record(rea_session: Session, app_v1
     assert summary.evidence_links == [ev_v1.evidence_id]
     assert rea_session.ledger.get(ev_v1.evidence_id) is not None
     # The same view inspect_analysis_view gives for the retained parent.
-    view = call_tool(rea_session, "inspect_analysis_view", {
-        "source": {"kind": "retained-evidence", "evidence_id": ev_v1.evidence_id}, "view": {"kind": "summary"}})
+    view = call_tool(
+        rea_session,
+        "inspect_analysis_view",
+        {"source": {"kind": "retained-evidence", "evidence_id": ev_v1.evidence_id}, "view": {"kind": "summary"}},
+    )
     assert view.evidence is not None and view.evidence.evidence_id == summary.evidence_id
 
 
@@ -177,8 +183,9 @@ def test_symlinks_are_reported_not_followed(analysis_session: Session, tmp_path:
 
 
 def test_typescript_and_jsx(analysis_session: Session, tmp_path: Path) -> None:
-    (tmp_path / "a.ts").write_text("import { b } from './b.js';\nexport function a(x: number): string "
-                                   "{ return b(x) as string; }\n")
+    (tmp_path / "a.ts").write_text(
+        "import { b } from './b.js';\nexport function a(x: number): string { return b(x) as string; }\n"
+    )
     (tmp_path / "b.ts").write_text("export const b = (n: number): number => n * 2;\n")
     (tmp_path / "view.tsx").write_text("import { a } from './a';\nexport const View = () => <div>{a(1)}</div>;\n")
     (tmp_path / "types.d.ts").write_text("declare const ignored: number;\n")
@@ -196,7 +203,7 @@ def test_package_resolution(analysis_session: Session, tmp_path: Path) -> None:
     files = {
         "package.json": '{"main": "app"}',
         "app/index.js": "require('dep'); require('@scope/pkg'); require('missing-pkg');\n"
-                        "require('fs'); require('node:path'); require('./nope'); require(name);\n",
+        "require('fs'); require('node:path'); require('./nope'); require(name);\n",
         "node_modules/dep/package.json": '{"main": "lib/index.js"}',
         "node_modules/dep/lib/index.js": "module.exports = 1;\n",
         "node_modules/@scope/pkg/index.js": "module.exports = 2;\n",
@@ -207,10 +214,15 @@ def test_package_resolution(analysis_session: Session, tmp_path: Path) -> None:
     result = analyze(analysis_session, tmp_path).normalized_result
     mods = {m["path"]: m for m in result["modules"]}
     edges = [(e["specifier"], e["target_kind"], e["resolved_path"]) for e in mods["app/index.js"]["imports"]]
-    assert edges == [("dep", "module", "node_modules/dep/lib/index.js"),
-                     ("@scope/pkg", "module", "node_modules/@scope/pkg/index.js"),
-                     ("missing-pkg", "package", None), ("fs", "builtin", None), ("node:path", "builtin", None),
-                     ("./nope", "unresolved", None), ("name", "dynamic", None)]
+    assert edges == [
+        ("dep", "module", "node_modules/dep/lib/index.js"),
+        ("@scope/pkg", "module", "node_modules/@scope/pkg/index.js"),
+        ("missing-pkg", "package", None),
+        ("fs", "builtin", None),
+        ("node:path", "builtin", None),
+        ("./nope", "unresolved", None),
+        ("name", "dynamic", None),
+    ]
     assert mods["node_modules/dep/lib/index.js"]["in_dependency"] is True
     assert mods["app/index.js"]["in_dependency"] is False
     # package.json main names a folder: its index.js.
@@ -230,8 +242,9 @@ def test_bad_input(rea_session: Session, tmp_path: Path) -> None:
         call_tool(rea_session, "analyze_javascript_application", {"input_path": str(tmp_path), "format": "asar"})
     assert wrong_format.value.code == "unsupported_target"
     with pytest.raises(ReaError) as bad_arg:
-        call_tool(rea_session, "analyze_javascript_application",
-                  {"input_path": str(tmp_path), "limits": {"max_files": 0}})
+        call_tool(
+            rea_session, "analyze_javascript_application", {"input_path": str(tmp_path), "limits": {"max_files": 0}}
+        )
     assert bad_arg.value.code == "invalid_request"
     assert bad_arg.value.details["issues"][0]["path"] == "limits/max_files"
     with pytest.raises(ReaError) as unknown:
@@ -276,7 +289,6 @@ def test_progress_is_reported(rea_session: Session, app_v1: Path) -> None:
 
 
 def test_plugin_import_is_cheap() -> None:
-    code = ("import sys, rea_plugins.javascript; "
-            "print(any(m.startswith('tree_sitter') for m in sys.modules))")
+    code = "import sys, rea_plugins.javascript; print(any(m.startswith('tree_sitter') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -59,8 +59,11 @@ def _tampered(packed: Path, app: Path, dest: Path) -> tuple[Path, set[str]]:
     data = out.read_bytes()
     assert b"search-v1" in data
     out.write_bytes(data.replace(b"search-v1", b"search-v9"))
-    holders = {p.relative_to(app).as_posix() for p in app.rglob("*")
-               if p.is_file() and not p.name.endswith(".map") and b"search-v1" in p.read_bytes()}
+    holders = {
+        p.relative_to(app).as_posix()
+        for p in app.rglob("*")
+        if p.is_file() and not p.name.endswith(".map") and b"search-v1" in p.read_bytes()
+    }
     return out, holders
 
 
@@ -90,13 +93,15 @@ def test_record_and_continue(analysis_session: Session, packed: Path, app_v1: Pa
     assert any(m["path"] == "src/preload.js" for m in verified)
 
 
-def test_contradicted_modules_are_never_unchanged(rea_session: Session, analysis_session: Session, packed: Path,
-                                                  app_v1: Path, tmp_path: Path) -> None:
+def test_contradicted_modules_are_never_unchanged(
+    rea_session: Session, analysis_session: Session, packed: Path, app_v1: Path, tmp_path: Path
+) -> None:
     clean = analyze(analysis_session, packed)
     bad, holders = _tampered(packed, app_v1, tmp_path / "app.asar")
     dirty = analyze(analysis_session, bad, integrity_policy="record-and-continue")
-    out = call_tool(rea_session, "compare_application_versions",
-                    {"left": inline(clean), "right": inline(dirty)}).evidence
+    out = call_tool(
+        rea_session, "compare_application_versions", {"left": inline(clean), "right": inline(dirty)}
+    ).evidence
     assert out is not None
     status = {m["right"]: m["status"] for m in out.normalized_result["modules"]}
     for path in holders:
@@ -105,8 +110,9 @@ def test_contradicted_modules_are_never_unchanged(rea_session: Session, analysis
     assert out.normalized_result["coverage"]["status"] == "partial"
 
 
-def test_missing_unpacked_companion(rea_session: Session, analysis_session: Session, packed: Path,
-                                    tmp_path: Path) -> None:
+def test_missing_unpacked_companion(
+    rea_session: Session, analysis_session: Session, packed: Path, tmp_path: Path
+) -> None:
     copy = _copy(packed, tmp_path / "app.asar")
     (Path(str(copy) + ".unpacked") / "dist" / "main.js.map").unlink()
     with pytest.raises(ReaError) as err:
@@ -129,8 +135,9 @@ def test_malformed_asar(rea_session: Session, tmp_path: Path) -> None:
     assert err.value.code in ("artifact_operation_failed", "truncated")
 
 
-def test_unpacked_mismatch_names_its_cause(rea_session: Session, analysis_session: Session, packed: Path,
-                                           tmp_path: Path) -> None:
+def test_unpacked_mismatch_names_its_cause(
+    rea_session: Session, analysis_session: Session, packed: Path, tmp_path: Path
+) -> None:
     copy = _copy(packed, tmp_path / "app.asar")
     companion = Path(str(copy) + ".unpacked") / "dist" / "main.js.map"
     companion.write_bytes(companion.read_bytes() + b"\n")
@@ -159,8 +166,15 @@ def _asar(files: dict[str, bytes]) -> bytes:
 
 def test_hostile_entry_names_stay_out_of_the_graph(analysis_session: Session, tmp_path: Path) -> None:
     path = tmp_path / "hostile.asar"
-    path.write_bytes(_asar({"index.js": b"require('./x.js');\n", "../evil.js": b"export const evil = 1;\n",
-                            "x.js": b"module.exports = 1;\n"}))
+    path.write_bytes(
+        _asar(
+            {
+                "index.js": b"require('./x.js');\n",
+                "../evil.js": b"export const evil = 1;\n",
+                "x.js": b"module.exports = 1;\n",
+            }
+        )
+    )
     result = analyze(analysis_session, path).normalized_result
     assert [m["path"] for m in result["modules"]] == ["index.js", "x.js"]
     assert result["modules"][0]["imports"][0]["resolved"] == "mod:x.js"

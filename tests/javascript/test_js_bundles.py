@@ -56,9 +56,11 @@ module.exports = { name: () => 'webpack-b' };
 """
 
 # A minified webpack 5 chunk file: numeric module ids, the require function renamed to `n`.
-WEBPACK_MIN = ('"use strict";(self.webpackChunkapp=self.webpackChunkapp||[]).push([[179],{'
-               '12:(e,t,n)=>{const r=n(34);e.exports={run:()=>r.x+"-min"}},'
-               '34:e=>{e.exports={x:"webpack-min-x"}}}]);\n')
+WEBPACK_MIN = (
+    '"use strict";(self.webpackChunkapp=self.webpackChunkapp||[]).push([[179],{'
+    '12:(e,t,n)=>{const r=n(34);e.exports={run:()=>r.x+"-min"}},'
+    '34:e=>{e.exports={x:"webpack-min-x"}}}]);\n'
+)
 
 WRAPPERS = """var __getOwnPropNames = Object.getOwnPropertyNames;
 var __commonJS = (cb, mod) => function __require() {
@@ -99,7 +101,8 @@ def test_webpack_minified_numeric_ids(analysis_session: Session, tmp_path: Path)
     assert sorted(mods["mod:min.js"]["bundled_modules"]) == ["mod:min.js!12", "mod:min.js!34"]
     first = mods["mod:min.js!12"]
     assert [(e["kind"], e["specifier"], e["resolved"]) for e in first["imports"]] == [
-        ("webpack-require", "34", "mod:min.js!34")]
+        ("webpack-require", "34", "mod:min.js!34")
+    ]
     assert {e["name"] for e in mods["mod:min.js!34"]["exports"]} == {"module.exports", "x"}
 
 
@@ -116,12 +119,24 @@ def test_esbuild_wrappers_without_path_comments(analysis_session: Session, tmp_p
 
 
 def test_source_map_forms(analysis_session: Session, tmp_path: Path) -> None:
-    sections = {"version": 3, "sections": [
-        {"offset": {"line": 0, "column": 0},
-         "map": {"version": 3, "sources": ["webpack://app/./src/one.js"], "sourcesContent": ["one()"],
-                 "mappings": ""}},
-        {"offset": {"line": 1, "column": 0},
-         "map": {"version": 3, "sourceRoot": "../lib/", "sources": ["two.js"], "mappings": ""}}]}
+    sections = {
+        "version": 3,
+        "sections": [
+            {
+                "offset": {"line": 0, "column": 0},
+                "map": {
+                    "version": 3,
+                    "sources": ["webpack://app/./src/one.js"],
+                    "sourcesContent": ["one()"],
+                    "mappings": "",
+                },
+            },
+            {
+                "offset": {"line": 1, "column": 0},
+                "map": {"version": 3, "sourceRoot": "../lib/", "sources": ["two.js"], "mappings": ""},
+            },
+        ],
+    }
     encoded = base64.b64encode(json.dumps(sections).encode()).decode()
     (tmp_path / "out").mkdir()
     url = f"data:application/json;base64,{encoded}"
@@ -133,7 +148,9 @@ def test_source_map_forms(analysis_session: Session, tmp_path: Path) -> None:
     maps = {m["node_id"]: m for m in result["source_maps"]}
     inline = maps["map:out/idx.js#inline"]
     assert [(s["source"], s["path"], s["has_content"]) for s in inline["sources"]] == [
-        ("webpack://app/./src/one.js", "src/one.js", True), ("two.js", "lib/two.js", False)]
+        ("webpack://app/./src/one.js", "src/one.js", True),
+        ("two.js", "lib/two.js", False),
+    ]
     orphan = maps["map:out/orphan.js.map"]
     assert orphan["location"] == "unreferenced" and orphan["generated"] is None
     assert orphan["sources"][0]["outside_root"] is True and orphan["sources"][0]["path"] == "abs/x.js"

@@ -29,8 +29,10 @@ def test_a_yargs_chain_is_its_calls_with_their_first_arguments() -> None:
 
 
 def test_a_conditional_keeps_both_candidates() -> None:
-    source = b"function pick(parallel) { return parallel ? parallelRun : singleRun; }\n" \
-             b"function parallelRun() {}\nfunction singleRun() {}\n"
+    source = (
+        b"function pick(parallel) { return parallel ? parallelRun : singleRun; }\n"
+        b"function parallelRun() {}\nfunction singleRun() {}\n"
+    )
     found = facts.extract("pick.js", "javascript", source)
     pick = next(fn for fn in found.functions if fn.name == "pick")
     shape = pick.returns[0].shape
@@ -44,9 +46,15 @@ def test_new_of_a_required_constructor_resolves_to_the_modules_export(rea_regist
     try:
         app = call_tool(session, "analyze_javascript_application", {"input_path": str(root)}).evidence
         assert app is not None
-        traced = result_of(session, "trace_javascript_semantics", {
-            "application": {"kind": "retained-evidence", "evidence_id": app.evidence_id},
-            "target": {"kind": "module", "value": "lib/cli/run.js"}, "max_depth": 1})
+        traced = result_of(
+            session,
+            "trace_javascript_semantics",
+            {
+                "application": {"kind": "retained-evidence", "evidence_id": app.evidence_id},
+                "target": {"kind": "module", "value": "lib/cli/run.js"},
+                "max_depth": 1,
+            },
+        )
     finally:
         session.close()
     # lib/cli/run.js: const Mocha = require('../mocha'); ... new Mocha(argv); lib/mocha.js: module.exports = Mocha.

@@ -28,5 +28,6 @@ def test_bin_commands_are_entry_points_and_a_library_option_is_no_renderer(rea_r
     # bin/_mocha has no extension: its "#!/usr/bin/env node" line makes it a JavaScript module all the same.
     assert (root / "bin" / "_mocha").read_bytes().startswith(b"#!/usr/bin/env node")
     assert all(e["node_id"] for e in entries if e["kind"] == "package-bin"), entries
-    assert [e for e in entries if e["kind"] in ("renderer-html", "electron-renderer", "electron-main",
-                                                "electron-preload")] == []
+    assert [
+        e for e in entries if e["kind"] in ("renderer-html", "electron-renderer", "electron-main", "electron-preload")
+    ] == []

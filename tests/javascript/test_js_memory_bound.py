@@ -31,8 +31,9 @@ def test_a_huge_line_is_scanned_not_parsed_within_the_memory_bound(tmp_path: Pat
     numbers = ",".join(str(i) for i in range(2_200_000))
     (app / "big.js").write_text(f'var labels = ["needle label"]; var a = [{numbers}]; console.log("done");\n')
     assert (app / "big.js").stat().st_size > 16_000_000
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(app)], capture_output=True, text=True, timeout=300,
-                         env=server_env())
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(app)], capture_output=True, text=True, timeout=300, env=server_env()
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert any("not parsed" in d for d in report["diagnostics"]), report["diagnostics"]

@@ -17,8 +17,11 @@ from rea_plugins.javascript import facts
 from tests.conformance.references_support import missing
 
 CACHE = Path(__file__).resolve().parents[1] / ".fixtures" / "npm-packages"
-SWAGGER = ("swagger-ui-dist@5.17.14", "swagger-ui-dist-5.17.14.tgz",
-           "c57badf459aa6e65cc036b3862d0502a63f9a22546407ffcb0e64f85f816bb28")
+SWAGGER = (
+    "swagger-ui-dist@5.17.14",
+    "swagger-ui-dist-5.17.14.tgz",
+    "c57badf459aa6e65cc036b3862d0502a63f9a22546407ffcb0e64f85f816bb28",
+)
 
 
 def npm_package(spec: str, filename: str, sha256: str) -> Path:
@@ -31,8 +34,9 @@ def npm_package(spec: str, filename: str, sha256: str) -> Path:
         missing("npm is not installed (needed to fetch the pinned npm package)")
     CACHE.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="rea-npm-pack-") as tmp:
-        proc = subprocess.run([npm, "pack", spec, "--silent", "--pack-destination", tmp], capture_output=True,
-                              text=True, timeout=300)
+        proc = subprocess.run(
+            [npm, "pack", spec, "--silent", "--pack-destination", tmp], capture_output=True, text=True, timeout=300
+        )
         got = Path(tmp) / filename
         if proc.returncode != 0 or not got.exists():
             missing(f"could not fetch {spec} with npm pack ({proc.stderr.strip()[-300:]})")

@@ -6,12 +6,53 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rea_plugins.javascript import facts, sourcemaps
 
-TOKENS = st.sampled_from([
-    "function", "f", "(", ")", "{", "}", "=>", "return", "import", "export", "default", "from", "'./a.js'",
-    "require", "module.exports", "exports.x", "=", ";", ",", "class", "K", "extends", "async", "await", "`t${",
-    "}`", "\"s\"", "[", "]", ".", "__commonJS", "// src/a.js\n", "\n", " ", "new", "preload", ":", "import(",
-    "__webpack_require__", "0", "/* c */", "\\u{1F600}", "'\\x41'",
-])
+TOKENS = st.sampled_from(
+    [
+        "function",
+        "f",
+        "(",
+        ")",
+        "{",
+        "}",
+        "=>",
+        "return",
+        "import",
+        "export",
+        "default",
+        "from",
+        "'./a.js'",
+        "require",
+        "module.exports",
+        "exports.x",
+        "=",
+        ";",
+        ",",
+        "class",
+        "K",
+        "extends",
+        "async",
+        "await",
+        "`t${",
+        "}`",
+        '"s"',
+        "[",
+        "]",
+        ".",
+        "__commonJS",
+        "// src/a.js\n",
+        "\n",
+        " ",
+        "new",
+        "preload",
+        ":",
+        "import(",
+        "__webpack_require__",
+        "0",
+        "/* c */",
+        "\\u{1F600}",
+        "'\\x41'",
+    ]
+)
 
 
 @settings(max_examples=150, deadline=None)

@@ -30,33 +30,45 @@ def test_inline_and_retained_inputs_give_the_same_evidence(rea_session: Session,
 
 
 def test_trace_feature_from_a_module(rea_session: Session, ev_v1: Evidence) -> None:
-    result = _run(rea_session, "trace_application_feature", {
-        "application": retained(rea_session, ev_v1),
-        "seed": {"kind": "module", "value": "mod:src/search.js"}, "max_depth": 1}).normalized_result
+    result = _run(
+        rea_session,
+        "trace_application_feature",
+        {
+            "application": retained(rea_session, ev_v1),
+            "seed": {"kind": "module", "value": "mod:src/search.js"},
+            "max_depth": 1,
+        },
+    ).normalized_result
     nodes = {n["node_id"]: n for n in result["nodes"]}
     assert nodes["mod:src/search.js"]["depth"] == 0
     # src/main.js imports search.js: one hop away through an importer edge.
     assert nodes["mod:src/main.js"]["depth"] == 1
-    assert {"from": "mod:src/main.js", "to": "mod:src/search.js", "kind": "import",
-            "label": "./search.js"} in result["edges"]
+    assert {"from": "mod:src/main.js", "to": "mod:src/search.js", "kind": "import", "label": "./search.js"} in result[
+        "edges"
+    ]
     assert any(n["type"] == "function" and n["name"] == "search" for n in result["nodes"])
     assert not result["truncated"]
 
 
 def test_trace_feature_from_a_string_and_a_symbol(rea_session: Session, ev_v1: Evidence) -> None:
     ref = retained(rea_session, ev_v1)
-    by_string = _run(rea_session, "trace_application_feature", {
-        "application": ref, "seed": {"kind": "string", "value": "LAZY_FEATURE", "match": "substring"}}
+    by_string = _run(
+        rea_session,
+        "trace_application_feature",
+        {"application": ref, "seed": {"kind": "string", "value": "LAZY_FEATURE", "match": "substring"}},
     ).normalized_result
     seeds = {m["node_id"] for m in by_string["matches"]}
     assert seeds == {"mod:src/lazy.js", "mod:dist/main.js!src/lazy.js"}
     assert all(m["value"] == "LAZY_FEATURE_TEXT" for m in by_string["matches"])
-    exact_miss = _run(rea_session, "trace_application_feature", {
-        "application": ref, "seed": {"kind": "string", "value": "LAZY_FEATURE", "match": "exact"}}
+    exact_miss = _run(
+        rea_session,
+        "trace_application_feature",
+        {"application": ref, "seed": {"kind": "string", "value": "LAZY_FEATURE", "match": "exact"}},
     ).normalized_result
     assert exact_miss["matches"] == [] and exact_miss["nodes"] == []
-    by_symbol = _run(rea_session, "trace_application_feature", {
-        "application": ref, "seed": {"kind": "symbol", "value": "normalize"}}).normalized_result
+    by_symbol = _run(
+        rea_session, "trace_application_feature", {"application": ref, "seed": {"kind": "symbol", "value": "normalize"}}
+    ).normalized_result
     roles = {(n["path"], n.get("role")) for n in by_symbol["nodes"] if n["type"] == "function"}
     assert ("src/util.cjs", "seed") in roles
     # The ipcMain handler in src/main.js calls util.normalize(query).
@@ -65,13 +77,23 @@ def test_trace_feature_from_a_string_and_a_symbol(rea_session: Session, ev_v1: E
 
 def test_trace_feature_follows_ipc_channels_and_string_holders(rea_session: Session, ev_v1: Evidence) -> None:
     ref = retained(rea_session, ev_v1)
-    result = _run(rea_session, "trace_application_feature", {
-        "application": ref, "seed": {"kind": "module", "value": "mod:src/preload.js"}, "direction": "imports",
-        "max_depth": 1}).normalized_result
+    result = _run(
+        rea_session,
+        "trace_application_feature",
+        {
+            "application": ref,
+            "seed": {"kind": "module", "value": "mod:src/preload.js"},
+            "direction": "imports",
+            "max_depth": 1,
+        },
+    ).normalized_result
     assert {"from": "mod:src/preload.js", "to": "mod:src/main.js", "kind": "ipc", "label": "search"} in result["edges"]
     # The string 'alpha' sits in search.js's top level; 'LAZY_FEATURE_TEXT' inside lazyFeature().
-    lazy = _run(rea_session, "trace_application_feature", {
-        "application": ref, "seed": {"kind": "string", "value": "LAZY_FEATURE_TEXT"}}).normalized_result
+    lazy = _run(
+        rea_session,
+        "trace_application_feature",
+        {"application": ref, "seed": {"kind": "string", "value": "LAZY_FEATURE_TEXT"}},
+    ).normalized_result
     seeds = {(n["path"], n["name"]) for n in lazy["nodes"] if n["type"] == "function" and n["role"] == "seed"}
     assert ("src/lazy.js", "lazyFeature") in seeds
     callers = {n["path"] for n in lazy["nodes"] if n["type"] == "function" and n["role"] == "caller"}
@@ -79,16 +101,25 @@ def test_trace_feature_follows_ipc_channels_and_string_holders(rea_session: Sess
 
 
 def test_trace_feature_is_bounded(rea_session: Session, ev_v1: Evidence) -> None:
-    result = _run(rea_session, "trace_application_feature", {
-        "application": retained(rea_session, ev_v1), "seed": {"kind": "module", "value": "src", "match": "substring"},
-        "max_nodes": 3}).normalized_result
+    result = _run(
+        rea_session,
+        "trace_application_feature",
+        {
+            "application": retained(rea_session, ev_v1),
+            "seed": {"kind": "module", "value": "src", "match": "substring"},
+            "max_nodes": 3,
+        },
+    ).normalized_result
     assert len(result["nodes"]) <= 3 and result["truncated"] is True
 
 
 def test_trace_semantics_calls_returns_and_closures(rea_session: Session, ev_v1: Evidence) -> None:
     ref = retained(rea_session, ev_v1)
-    result = _run(rea_session, "trace_javascript_semantics", {
-        "application": ref, "target": {"kind": "module", "value": "mod:src/main.js"}}).normalized_result
+    result = _run(
+        rea_session,
+        "trace_javascript_semantics",
+        {"application": ref, "target": {"kind": "module", "value": "mod:src/main.js"}},
+    ).normalized_result
     by_name: dict[str, list[dict[str, Any]]] = {}
     for fn in result["functions"]:
         by_name.setdefault(fn["name"], []).append(fn)
@@ -100,8 +131,10 @@ def test_trace_semantics_calls_returns_and_closures(rea_session: Session, ev_v1:
     assert resolved["search"].startswith("fn:src/search.js#search@")
     assert resolved["util.normalize"].startswith("fn:src/util.cjs#normalize@")
     assert resolved["createWindow"].startswith("fn:src/main.js#createWindow@")
-    search = _run(rea_session, "trace_javascript_semantics", {
-        "application": ref, "target": {"kind": "function", "value": "search", "module": "mod:src/search.js"}}
+    search = _run(
+        rea_session,
+        "trace_javascript_semantics",
+        {"application": ref, "target": {"kind": "function", "value": "search", "module": "mod:src/search.js"}},
     ).normalized_result
     root = search["functions"][0]
     assert root["name"] == "search" and root["params"] == ["query"]
@@ -117,23 +150,31 @@ def test_trace_semantics_calls_returns_and_closures(rea_session: Session, ev_v1:
 def test_trace_semantics_ambiguous_and_unknown_targets(rea_session: Session, ev_v1: Evidence) -> None:
     ref = retained(rea_session, ev_v1)
     with pytest.raises(ReaError) as ambiguous:
-        _run(rea_session, "trace_javascript_semantics", {"application": ref,
-                                                         "target": {"kind": "function", "value": "createWindow"}})
+        _run(
+            rea_session,
+            "trace_javascript_semantics",
+            {"application": ref, "target": {"kind": "function", "value": "createWindow"}},
+        )
     assert ambiguous.value.code == "invalid_request"
     candidates = sorted(ambiguous.value.details["issues"][0]["candidates"])
     # The source's declaration and the bundle's copies (the declaration and esbuild's export getter).
     assert candidates[-1] == "fn:src/main.js#createWindow@6:8"
-    assert len(candidates) >= 2 and all(c.startswith("fn:dist/main.js!src/main.js#createWindow@")
-                                        for c in candidates[:-1])
+    assert len(candidates) >= 2 and all(
+        c.startswith("fn:dist/main.js!src/main.js#createWindow@") for c in candidates[:-1]
+    )
     with pytest.raises(ReaError) as unknown:
-        _run(rea_session, "trace_javascript_semantics", {"application": ref,
-                                                         "target": {"kind": "function", "value": "nope"}})
+        _run(
+            rea_session,
+            "trace_javascript_semantics",
+            {"application": ref, "target": {"kind": "function", "value": "nope"}},
+        )
     assert unknown.value.code == "invalid_request"
 
 
 def test_compare_application_versions(rea_session: Session, ev_v1: Evidence, ev_v2: Evidence) -> None:
-    result = _run(rea_session, "compare_application_versions", {
-        "left": retained(rea_session, ev_v1), "right": inline(ev_v2)}).normalized_result
+    result = _run(
+        rea_session, "compare_application_versions", {"left": retained(rea_session, ev_v1), "right": inline(ev_v2)}
+    ).normalized_result
     status = {(m["left"], m["right"]): (m["status"], m["matched_by"]) for m in result["modules"]}
     assert status[("mod:src/preload.js", "mod:src/preload.js")] == ("unchanged", "path")
     assert status[("mod:src/format.js", "mod:src/format.js")] == ("unchanged", "path")
@@ -144,8 +185,13 @@ def test_compare_application_versions(rea_session: Session, ev_v1: Evidence, ev_
     removed = {m["node_id"] for m in result["removed"]}
     assert "mod:src/history.js" in added and "mod:src/util.cjs" in removed
     # shim.js's content exists twice in v2: reported as ambiguous, never paired.
-    assert result["ambiguous"] == [{"sha256": result["ambiguous"][0]["sha256"], "left": ["mod:src/shim.js"],
-                                    "right": ["mod:src/vendor/a/shim.js", "mod:src/vendor/b/shim.js"]}]
+    assert result["ambiguous"] == [
+        {
+            "sha256": result["ambiguous"][0]["sha256"],
+            "left": ["mod:src/shim.js"],
+            "right": ["mod:src/vendor/a/shim.js", "mod:src/vendor/b/shim.js"],
+        }
+    ]
     assert "mod:src/shim.js" not in removed
     main = next(m for m in result["modules"] if m["left"] == "mod:src/main.js")
     diff = main["differences"]["imports"]
@@ -158,8 +204,9 @@ def test_compare_application_versions(rea_session: Session, ev_v1: Evidence, ev_
     assert result["coverage"]["status"] == "complete"
 
 
-def test_compare_source_to_bundle(rea_session: Session, analysis_session: Session, app_v1: Path,
-                                  ev_v1: Evidence) -> None:
+def test_compare_source_to_bundle(
+    rea_session: Session, analysis_session: Session, app_v1: Path, ev_v1: Evidence
+) -> None:
     single = _run(rea_session, "compare_source_to_bundle", {"application": retained(rea_session, ev_v1)})
     rows = {r["path"]: r for r in single.normalized_result["sources"]}
     search = rows["src/search.js"]
@@ -182,29 +229,42 @@ def test_compare_source_to_bundle(rea_session: Session, analysis_session: Sessio
 
 def test_compare_export_shapes(rea_session: Session, ev_v1: Evidence, ev_v2: Evidence, ev_broken: Evidence) -> None:
     left, right = retained(rea_session, ev_v1), retained(rea_session, ev_v2)
-    result = _run(rea_session, "compare_javascript_export_shapes", {
-        "left": left, "right": right, "export": "search", "module": "mod:src/search.js"}).normalized_result
+    result = _run(
+        rea_session,
+        "compare_javascript_export_shapes",
+        {"left": left, "right": right, "export": "search", "module": "mod:src/search.js"},
+    ).normalized_result
     assert result["left"]["presence"] == result["right"]["presence"] == "present"
     assert result["status"] == "changed"
     changes = {d["path"]: d for d in result["differences"]}
     assert changes["shapes[0].params"]["right"] == ["query", "limit"]
     assert changes["shapes[0].returns[0].properties.total"]["change"] == "added"
-    same = _run(rea_session, "compare_javascript_export_shapes", {
-        "left": left, "right": right, "export": "formatHits", "module": "mod:src/format.js"}).normalized_result
+    same = _run(
+        rea_session,
+        "compare_javascript_export_shapes",
+        {"left": left, "right": right, "export": "formatHits", "module": "mod:src/format.js"},
+    ).normalized_result
     assert same["status"] == "unchanged" and same["differences"] == []
-    removed = _run(rea_session, "compare_javascript_export_shapes", {
-        "left": left, "right": right, "export": "normalize", "module": "mod:src/util.cjs"}).normalized_result
+    removed = _run(
+        rea_session,
+        "compare_javascript_export_shapes",
+        {"left": left, "right": right, "export": "normalize", "module": "mod:src/util.cjs"},
+    ).normalized_result
     assert (removed["left"]["presence"], removed["right"]["presence"]) == ("present", "absent")
     assert removed["status"] == "removed"
-    unknown = _run(rea_session, "compare_javascript_export_shapes", {
-        "left": retained(rea_session, ev_broken), "right": right, "export": "search", "module": "src/search.js"}
+    unknown = _run(
+        rea_session,
+        "compare_javascript_export_shapes",
+        {"left": retained(rea_session, ev_broken), "right": right, "export": "search", "module": "src/search.js"},
     ).normalized_result
     assert unknown["left"]["presence"] == "unknown-coverage"
     with pytest.raises(ReaError) as ambiguous:
         _run(rea_session, "compare_javascript_export_shapes", {"left": left, "right": right, "export": "normalize"})
     assert ambiguous.value.code == "invalid_request"
     assert set(ambiguous.value.details["issues"][0]["candidates"]) == {
-        "mod:src/util.cjs", "mod:dist/main.js!src/util.cjs"}
+        "mod:src/util.cjs",
+        "mod:dist/main.js!src/util.cjs",
+    }
 
 
 def test_inputs_are_checked(rea_session: Session, ev_v1: Evidence, app_v1: Path) -> None:
@@ -218,8 +278,9 @@ def test_inputs_are_checked(rea_session: Session, ev_v1: Evidence, app_v1: Path)
     with pytest.raises(ReaError) as err:
         _run(rea_session, "trace_application_feature", {"application": forged, "seed": seed})
     assert err.value.code == "evidence_integrity_mismatch"
-    summary = call_tool(rea_session, "analyze_javascript_application",
-                        {"input_path": str(app_v1), "detail": "summary"}).evidence
+    summary = call_tool(
+        rea_session, "analyze_javascript_application", {"input_path": str(app_v1), "detail": "summary"}
+    ).evidence
     assert summary is not None
     with pytest.raises(ReaError) as err:
         _run(rea_session, "compare_application_versions", {"left": inline(summary), "right": inline(ev_v1)})
@@ -233,10 +294,15 @@ def test_inputs_are_checked(rea_session: Session, ev_v1: Evidence, app_v1: Path)
 def test_well_formed_records_with_foreign_content_are_refused(rea_session: Session, ev_v1: Evidence) -> None:
     seed = {"kind": "module", "value": "x"}
     for normalized in ({"modules": "not a graph"}, {**ev_v1.normalized_result, "schema_version": 99}):
-        other = build(operation=ev_v1.operation, provider=ev_v1.provider, subject=ev_v1.subject,
-                      analysis_profile=ev_v1.analysis_profile, parameters={}, normalized_result=normalized)
+        other = build(
+            operation=ev_v1.operation,
+            provider=ev_v1.provider,
+            subject=ev_v1.subject,
+            analysis_profile=ev_v1.analysis_profile,
+            parameters={},
+            normalized_result=normalized,
+        )
         with pytest.raises(ReaError) as err:
             _run(rea_session, "trace_application_feature", {"application": inline(other), "seed": seed})
         assert err.value.code == "invalid_request"
         assert err.value.details["issues"][0]["path"] == "application"
-

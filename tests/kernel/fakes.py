@@ -38,19 +38,25 @@ class _Client(AnalysisClient):
 class DeclaredProvider(AnalysisProvider):
     """A provider defined only by its declarations (id, priority, formats, availability)."""
 
-    def __init__(self, pid: str, priority: int, formats: tuple[str, ...] = ("elf",),
-                 available: bool = True) -> None:
+    def __init__(self, pid: str, priority: int, formats: tuple[str, ...] = ("elf",), available: bool = True) -> None:
         self.descriptor = ProviderDescriptor(
-            id=pid, name=pid.title(), version="1.0", kind="static", formats=formats,
-            architectures=("x86_64", "arm64", "x86", "arm"), operations=("list_documents", "slow_scan"),
-            auto_priority=priority)
+            id=pid,
+            name=pid.title(),
+            version="1.0",
+            kind="static",
+            formats=formats,
+            architectures=("x86_64", "arm64", "x86", "arm"),
+            operations=("list_documents", "slow_scan"),
+            auto_priority=priority,
+        )
         self._available = available
 
     def availability(self) -> Availability:
         if self._available:
             return Availability.ok()
-        return Availability.missing("executable_missing", f"{self.descriptor.id} engine not found",
-                                    f"install {self.descriptor.id}")
+        return Availability.missing(
+            "executable_missing", f"{self.descriptor.id} engine not found", f"install {self.descriptor.id}"
+        )
 
     def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:
         return _Client(target)

@@ -10,9 +10,11 @@ from pathlib import Path
 from rea.process import leftovers
 from tests.mcp.harness import server_env
 
-MARK_AND_EXIT = ("import sys\nfrom rea.process import leftovers\n"
-                 "for path, secret in zip(sys.argv[1::2], sys.argv[2::2]):\n"
-                 "    leftovers.mark(path, holds_secrets=secret == '1')\n")
+MARK_AND_EXIT = (
+    "import sys\nfrom rea.process import leftovers\n"
+    "for path, secret in zip(sys.argv[1::2], sys.argv[2::2]):\n"
+    "    leftovers.mark(path, holds_secrets=secret == '1')\n"
+)
 
 
 def test_the_sweep_removes_a_dead_owners_secret_holding_directories_first(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ def test_mutants_read_as_something_or_nothing_never_an_error() -> None:
     rng = random.Random(24)
     for n in range(400):
         # Headers, or anywhere (the import directory, its names and thunks), and every fifth one cut short.
-        mutant = bytearray(data if n % 5 else data[:rng.randrange(len(data))])
+        mutant = bytearray(data if n % 5 else data[: rng.randrange(len(data))])
         span = 4096 if n % 2 else len(mutant)
         for _ in range(rng.randrange(1, 32)):
             mutant[rng.randrange(min(span, len(mutant)))] = rng.randrange(256)

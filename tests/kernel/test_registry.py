@@ -20,8 +20,18 @@ from tests.kernel.fakes import DeclaredProvider, ProviderPlugin
 
 def test_first_party_plugins_load_through_entry_points(clean_env: pytest.MonkeyPatch) -> None:
     reg = registry_mod.load()
-    for name in ("session", "discovery", "evidence", "projections", "binary", "native", "angr", "artifacts",
-                 "asar", "javascript"):
+    for name in (
+        "session",
+        "discovery",
+        "evidence",
+        "projections",
+        "binary",
+        "native",
+        "angr",
+        "artifacts",
+        "asar",
+        "javascript",
+    ):
         assert name in reg.plugins, name
         assert reg.plugins[name].distribution == "rea"
     assert reg.broken == []
@@ -38,8 +48,13 @@ def test_load_is_idempotent_per_manager(clean_env: pytest.MonkeyPatch) -> None:
 
 
 def test_duplicate_provider_id_names_both_plugins() -> None:
-    reg = registry_mod.load(entry_points=False, extra=[
-        ("one", ProviderPlugin(DeclaredProvider("dup", 1))), ("two", ProviderPlugin(DeclaredProvider("dup", 2)))])
+    reg = registry_mod.load(
+        entry_points=False,
+        extra=[
+            ("one", ProviderPlugin(DeclaredProvider("dup", 1))),
+            ("two", ProviderPlugin(DeclaredProvider("dup", 2))),
+        ],
+    )
     assert len(reg.errors) == 1
     err = reg.errors[0]
     assert err.code == "configuration_invalid"
@@ -55,8 +70,14 @@ class _RaisingHook:
 
 
 def test_hook_that_raises_is_reported_and_others_keep_working() -> None:
-    reg = registry_mod.load(entry_points=False, extra=[
-        ("bad", _RaisingHook()), ("good", ProviderPlugin(DeclaredProvider("fine", 1))), ("session", session_tools)])
+    reg = registry_mod.load(
+        entry_points=False,
+        extra=[
+            ("bad", _RaisingHook()),
+            ("good", ProviderPlugin(DeclaredProvider("fine", 1))),
+            ("session", session_tools),
+        ],
+    )
     assert [b.name for b in reg.broken] == ["bad"]
     assert reg.broken[0].stage == "rea_register_analysis_providers"
     assert "engine table corrupt" in reg.broken[0].error
@@ -95,9 +116,16 @@ def test_invalid_provider_id_is_a_registry_error() -> None:
 
 def test_every_hookspec_is_documented_and_prefixed() -> None:
     names = [n for n in dir(hookspecs) if n.startswith("rea_")]
-    assert set(names) == {"rea_register_analysis_providers", "rea_register_unpackers",
-                          "rea_register_scenario_drivers", "rea_register_projections", "rea_register_tools",
-                          "rea_register_settings", "rea_register_prompts", "rea_select_unpacker"}
+    assert set(names) == {
+        "rea_register_analysis_providers",
+        "rea_register_unpackers",
+        "rea_register_scenario_drivers",
+        "rea_register_projections",
+        "rea_register_tools",
+        "rea_register_settings",
+        "rea_register_prompts",
+        "rea_select_unpacker",
+    }
     for n in names:
         doc = getattr(hookspecs, n).__doc__ or ""
         assert ":param" in doc and "versionadded" in doc, n
@@ -121,8 +149,13 @@ def test_plugin_that_fails_at_import_is_listed_as_broken(tmp_path: Path) -> None
     (dist / "entry_points.txt").write_text("[rea]\nexploding = rea_exploding\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
     env["PYTHONPATH"] = str(site) + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run([sys.executable, "-m", "rea.cli.main", "providers", "list", "--json"],
-                          capture_output=True, text=True, env=env, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rea.cli.main", "providers", "list", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     import json
 
@@ -131,8 +164,9 @@ def test_plugin_that_fails_at_import_is_listed_as_broken(tmp_path: Path) -> None
     assert broken["exploding"]["distribution"] == "rea-exploding"
     assert "libfoo.so" in broken["exploding"]["error"]
     assert any(p["name"] == "session" for p in doc["plugins"])
-    human = subprocess.run([sys.executable, "-m", "rea.cli.main", "providers", "list"], capture_output=True,
-                           text=True, env=env, timeout=60)
+    human = subprocess.run(
+        [sys.executable, "-m", "rea.cli.main", "providers", "list"], capture_output=True, text=True, env=env, timeout=60
+    )
     assert human.returncode == 0 and "Broken plugins" in human.stdout and "exploding" in human.stdout
     assert "Traceback" not in human.stdout + human.stderr
 
@@ -193,8 +227,10 @@ def test_a_registration_of_the_wrong_type_is_a_broken_plugin_and_the_rest_work()
 
 def test_hooks_are_called_through_pluggy_with_pruning_and_wrappers() -> None:
     bare, wrapper = _NoArguments(), _Wrapper()
-    reg = registry_mod.load(entry_points=False, extra=[
-        ("bare", bare), ("wrapper", wrapper), ("good", ProviderPlugin(DeclaredProvider("fine", 1)))])
+    reg = registry_mod.load(
+        entry_points=False,
+        extra=[("bare", bare), ("wrapper", wrapper), ("good", ProviderPlugin(DeclaredProvider("fine", 1)))],
+    )
     assert reg.broken == []
     assert bare.called == 1 and "fine" in reg.providers
     assert wrapper.seen == 2  # once around each implementing plugin's call
@@ -202,11 +238,12 @@ def test_hooks_are_called_through_pluggy_with_pruning_and_wrappers() -> None:
 
 def test_providers_list_names_a_plugin_that_registers_a_dict(tmp_path: Path) -> None:
     (tmp_path / "dict_plugin.py").write_text(
-        "from rea import hookimpl\n\n@hookimpl\ndef rea_register_tools(register):\n"
-        "    register({'name': 'x'})\n")
+        "from rea import hookimpl\n\n@hookimpl\ndef rea_register_tools(register):\n    register({'name': 'x'})\n"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
     env.update(PYTHONPATH=str(tmp_path) + os.pathsep + env.get("PYTHONPATH", ""), REA_PLUGIN_MODULES="dict_plugin")
-    proc = subprocess.run([sys.executable, "-m", "rea.cli.main", "providers", "list"], capture_output=True,
-                          text=True, env=env, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rea.cli.main", "providers", "list"], capture_output=True, text=True, env=env, timeout=60
+    )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert "dict_plugin" in proc.stdout and "registered a dict where a ToolDef belongs" in proc.stdout

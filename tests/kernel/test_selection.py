@@ -20,8 +20,10 @@ from tests.kernel.fakes import DeclaredProvider, ProviderPlugin
 
 
 def make_registry(*providers: DeclaredProvider) -> registry_mod.Registry:
-    return registry_mod.load(entry_points=False, extra=[
-        ("fakes", ProviderPlugin(*providers)), ("session", session_tools), ("discovery", discovery)])
+    return registry_mod.load(
+        entry_points=False,
+        extra=[("fakes", ProviderPlugin(*providers)), ("session", session_tools), ("discovery", discovery)],
+    )
 
 
 @pytest.mark.parametrize("value", ["auto", "native", "a", "ghidra-12", "x" * 64])
@@ -63,7 +65,9 @@ def test_auto_with_zero_candidates_is_typed(hello_elf: Path, clean_env: pytest.M
     assert d["selection_reason"] == "provider_unavailable" and d["candidate_ids"] == ["beta"]
     assert d["requested_provider_id"] == "auto"
     assert {(r["provider_id"], r["code"]) for r in d["rejections"]} == {
-        ("alpha", "target_format_unsupported"), ("beta", "executable_missing")}
+        ("alpha", "target_format_unsupported"),
+        ("beta", "executable_missing"),
+    }
     only_pe = make_registry(DeclaredProvider("alpha", 5, formats=("pe",)))
     with pytest.raises(ReaError) as info:
         select(only_pe, identify(str(hello_elf)), None)
@@ -78,10 +82,13 @@ def test_auto_with_one_candidate(hello_elf: Path, clean_env: pytest.MonkeyPatch)
 
 
 def test_auto_takes_highest_priority_regardless_of_registration_order(
-        hello_elf: Path, clean_env: pytest.MonkeyPatch) -> None:
+    hello_elf: Path, clean_env: pytest.MonkeyPatch
+) -> None:
     target = identify(str(hello_elf))
-    for order in ((DeclaredProvider("alpha", 1), DeclaredProvider("zeta", 7)),
-                  (DeclaredProvider("zeta", 7), DeclaredProvider("alpha", 1))):
+    for order in (
+        (DeclaredProvider("alpha", 1), DeclaredProvider("zeta", 7)),
+        (DeclaredProvider("zeta", 7), DeclaredProvider("alpha", 1)),
+    ):
         assert select(make_registry(*order), target, None).provider_id == "zeta"
 
 
@@ -97,9 +104,11 @@ def test_tie_at_the_top_is_ambiguous(hello_elf: Path, clean_env: pytest.MonkeyPa
 def test_explicit_unknown_unavailable_unsupported(hello_elf: Path, clean_env: pytest.MonkeyPatch) -> None:
     reg = make_registry(DeclaredProvider("alpha", 5, formats=("pe",)), DeclaredProvider("beta", 5, available=False))
     target = identify(str(hello_elf))
-    cases = {"nope": ("invalid_request", "unknown_provider"),
-             "beta": ("provider_unavailable", "provider_unavailable"),
-             "alpha": ("unsupported_target", "target_unsupported")}
+    cases = {
+        "nope": ("invalid_request", "unknown_provider"),
+        "beta": ("provider_unavailable", "provider_unavailable"),
+        "alpha": ("unsupported_target", "target_unsupported"),
+    }
     for pid, (code, reason) in cases.items():
         with pytest.raises(ReaError) as info:
             select(reg, target, pid)
@@ -139,8 +148,9 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "rea.cli.main", *args], capture_output=True, text=True,
-                          env=full_env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "rea.cli.main", *args], capture_output=True, text=True, env=full_env, timeout=120
+    )
 
 
 def test_same_selection_error_through_flag_env_and_api(hello_elf: Path, clean_env: pytest.MonkeyPatch) -> None:

@@ -17,9 +17,14 @@ from tests.kernel.fakes import DeclaredProvider, ProviderPlugin
 
 
 def test_close_cancels_and_drains_running_operations(hello_elf: Path, clean_env: pytest.MonkeyPatch) -> None:
-    reg = registry_mod.load(entry_points=False, extra=[
-        ("fakes", ProviderPlugin(DeclaredProvider("slowpoke", 1))), ("session", session_tools),
-        ("discovery", discovery)])
+    reg = registry_mod.load(
+        entry_points=False,
+        extra=[
+            ("fakes", ProviderPlugin(DeclaredProvider("slowpoke", 1))),
+            ("session", session_tools),
+            ("discovery", discovery),
+        ],
+    )
     session = Session(reg)
     session.open(str(hello_elf), None, CallContext())
     outcome: dict[str, object] = {}

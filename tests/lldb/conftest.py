@@ -34,6 +34,7 @@ def chain_program(tmp_path_factory: pytest.TempPathFactory) -> Path:
     require_lldb()
     out = tmp_path_factory.mktemp("lldb-chain")
     (out / "chain.c").write_text(CHAIN_C)
-    subprocess.run([gcc, "-O0", "-g", "-o", str(out / "chain"), str(out / "chain.c")], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [gcc, "-O0", "-g", "-o", str(out / "chain"), str(out / "chain.c")], check=True, capture_output=True, timeout=120
+    )
     return out / "chain"

@@ -24,9 +24,17 @@ def test_stripped_functions_are_named_in_the_files_address_space(rea_session: Se
     program = tmp_path / "zstdmini"
     shutil.copyfile(build.binary, program)
     program.chmod(0o755)
-    result = result_of(rea_session, "observe_native_calls", {
-        "executable": str(program), "arguments": ["c", "3", str(data)], "addresses": [hex(compress2)],
-        "max_backtrace_frames": 4, "sandbox": "preferred"})
+    result = result_of(
+        rea_session,
+        "observe_native_calls",
+        {
+            "executable": str(program),
+            "arguments": ["c", "3", str(data)],
+            "addresses": [hex(compress2)],
+            "max_backtrace_frames": 4,
+            "sandbox": "preferred",
+        },
+    )
     assert result["exit"]["exit_code"] == 0, result
     events = result["events"]
     assert len(events) == 1

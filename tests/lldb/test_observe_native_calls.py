@@ -32,8 +32,11 @@ def _alive(pids: list[int]) -> list[int]:
 
 
 def test_call_chain_arguments_return_values_and_lineage(rea_session: Session, chain_program: Path) -> None:
-    result = result_of(rea_session, "observe_native_calls", {
-        "executable": str(chain_program), "functions": ["mul3", "add"], "return_values": True, "argument_count": 3})
+    result = result_of(
+        rea_session,
+        "observe_native_calls",
+        {"executable": str(chain_program), "functions": ["mul3", "add"], "return_values": True, "argument_count": 3},
+    )
     events = result["events"]
     assert [e["function"] for e in events] == ["mul3", "add"]
     # argc is 1: mul3(2, 7, 5) calls add(14, 5), and both return 19.
@@ -44,8 +47,15 @@ def test_call_chain_arguments_return_values_and_lineage(rea_session: Session, ch
     assert events[0]["arguments"][0]["register"] == "rdi" and result["abi"] == "System V AMD64"
     assert result["stop_reason"] == "exited" and result["exit"]["exit_code"] == 0
     assert result["output"]["stdout"]["text"] == "r=19\n"
-    assert result["coverage"] == {"complete": True, "events_recorded": 2, "events_dropped": 0, "limits_hit": [],
-                                  "breakpoints_set": 2, "unresolved": [], "phase_reached": "finished"}
+    assert result["coverage"] == {
+        "complete": True,
+        "events_recorded": 2,
+        "events_dropped": 0,
+        "limits_hit": [],
+        "breakpoints_set": 2,
+        "unresolved": [],
+        "phase_reached": "finished",
+    }
     if shutil.which("bwrap"):
         assert result["isolation"]["sandbox"] == "bubblewrap"
     lineage = result_of(rea_session, "binary_session", {})["analysis_run"]["process_lineage"]
@@ -61,8 +71,11 @@ def test_call_chain_arguments_return_values_and_lineage(rea_session: Session, ch
 
 def test_a_crash_keeps_the_partial_observation(rea_session: Session, chain_program: Path) -> None:
     with pytest.raises(ReaError) as info:
-        call_tool(rea_session, "observe_native_calls", {
-            "executable": str(chain_program), "arguments": ["a", "b"], "functions": ["add", "mul3"]})
+        call_tool(
+            rea_session,
+            "observe_native_calls",
+            {"executable": str(chain_program), "arguments": ["a", "b"], "functions": ["add", "mul3"]},
+        )
     err = info.value
     assert err.code == "process_capture_failed" and err.details["reason"] == "target_crashed"
     assert err.details["cleanup"] == "complete" and err.details["resources"] == []
@@ -80,9 +93,16 @@ def test_addresses_from_evidence_on_the_open_target(rea_session: Session, chain_
     call_tool(rea_session, "open_binary", {"path": str(chain_program), "provider_id": "native"})
     located = call_tool(rea_session, "procedure_address", {"procedure": "add"}).evidence
     assert located is not None
-    result = result_of(rea_session, "observe_native_calls", {
-        "addresses": [{"kind": "retained-evidence", "evidence_id": located.evidence_id}], "argument_count": 2,
-        "module_procedures": {"max_functions": 1}, "max_events": 5})
+    result = result_of(
+        rea_session,
+        "observe_native_calls",
+        {
+            "addresses": [{"kind": "retained-evidence", "evidence_id": located.evidence_id}],
+            "argument_count": 2,
+            "module_procedures": {"max_functions": 1},
+            "max_events": 5,
+        },
+    )
     added = [e for e in result["events"] if e["breakpoint"]["kind"] == "address"]
     assert len(added) == 1 and _args(added[0], 2) == [14, 5]
     assert added[0]["file_address"] == located.normalized_result["address"]

@@ -40,13 +40,16 @@ class Recorder:
 
 
 @contextlib.asynccontextmanager
-async def connect(recorder: Recorder | None = None, sampling: Any = None, wrapper: tuple[str, ...] = (),
-                  **env: str) -> AsyncIterator[ClientSession]:
+async def connect(
+    recorder: Recorder | None = None, sampling: Any = None, wrapper: tuple[str, ...] = (), **env: str
+) -> AsyncIterator[ClientSession]:
     """An initialized SDK client of ``rea serve``; ``wrapper`` runs the server under a command (e.g. bwrap)."""
     argv = [*wrapper, sys.executable, "-m", "rea.cli.main", "serve"]
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=server_env(**env))
     with open(os.devnull, "w") as devnull:
-        async with stdio_client(params, errlog=devnull) as (read, write), \
-                ClientSession(read, write, message_handler=recorder, sampling_callback=sampling) as session:
+        async with (
+            stdio_client(params, errlog=devnull) as (read, write),
+            ClientSession(read, write, message_handler=recorder, sampling_callback=sampling) as session,
+        ):
             await session.initialize()
             yield session

@@ -20,14 +20,21 @@ def _wait(call: ToolCall) -> Evidence:
         call.ctx.progress(f"probe: step {i + 1} of {steps}")
         time.sleep(step_ms / 1000)
     call.ctx.finish(f"probe: {steps} steps done")
-    return call.session.evidence("probe_wait", dict(call.args), OperationResult(normalized={"steps": steps}),
-                                 bound=False, provider=PROBE)
+    return call.session.evidence(
+        "probe_wait", dict(call.args), OperationResult(normalized={"steps": steps}), bound=False, provider=PROBE
+    )
 
 
 def _payload(call: ToolCall) -> Evidence:
     size = call.args["size"]
-    return evidence.build(operation="probe_payload", provider=PROBE, subject=None, analysis_profile=None,
-                          parameters=dict(call.args), normalized_result={"blob": "x" * size})
+    return evidence.build(
+        operation="probe_payload",
+        provider=PROBE,
+        subject=None,
+        analysis_profile=None,
+        parameters=dict(call.args),
+        normalized_result={"blob": "x" * size},
+    )
 
 
 def _fail(call: ToolCall) -> Evidence:
@@ -44,29 +51,70 @@ def _fail(call: ToolCall) -> Evidence:
 
 @hookimpl
 def rea_register_tools(register: Any) -> None:
-    register(ToolDef(
-        name="probe_wait", family="test", description="Wait in steps, reporting progress.",
-        input_schema={"type": "object", "properties": {"steps": {"type": "integer", "minimum": 0},
-                                                       "step_ms": {"type": "integer", "minimum": 0}},
-                      "required": ["steps"], "additionalProperties": False},
-        examples=({"steps": 1},), handler=_wait))
-    register(ToolDef(
-        name="probe_payload", family="test", description="Return Evidence with a blob of the given size.",
-        input_schema={"type": "object", "properties": {"size": {"type": "integer", "minimum": 0}},
-                      "required": ["size"], "additionalProperties": False},
-        examples=({"size": 1},), handler=_payload))
-    register(ToolDef(
-        name="probe_sampling", family="test", description="A tool that needs the client's sampling capability.",
-        input_schema={"type": "object", "properties": {}, "additionalProperties": False},
-        client_features_required=("sampling",), client_features_optional=("progress",), examples=({},),
-        output_schema={"type": "object"},
-        handler=lambda call: {"sampled": False}))
+    register(
+        ToolDef(
+            name="probe_wait",
+            family="test",
+            description="Wait in steps, reporting progress.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "steps": {"type": "integer", "minimum": 0},
+                    "step_ms": {"type": "integer", "minimum": 0},
+                },
+                "required": ["steps"],
+                "additionalProperties": False,
+            },
+            examples=({"steps": 1},),
+            handler=_wait,
+        )
+    )
+    register(
+        ToolDef(
+            name="probe_payload",
+            family="test",
+            description="Return Evidence with a blob of the given size.",
+            input_schema={
+                "type": "object",
+                "properties": {"size": {"type": "integer", "minimum": 0}},
+                "required": ["size"],
+                "additionalProperties": False,
+            },
+            examples=({"size": 1},),
+            handler=_payload,
+        )
+    )
+    register(
+        ToolDef(
+            name="probe_sampling",
+            family="test",
+            description="A tool that needs the client's sampling capability.",
+            input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+            client_features_required=("sampling",),
+            client_features_optional=("progress",),
+            examples=({},),
+            output_schema={"type": "object"},
+            handler=lambda call: {"sampled": False},
+        )
+    )
     from rea.errors import CODES
 
-    register(ToolDef(
-        name="probe_fail", family="test", description="Fail with the given canonical error code.",
-        input_schema={"type": "object", "properties": {"code": {"type": "string", "enum": sorted(CODES)},
-                                                       "cleanup_left": {"type": "boolean"},
-                                                       "detail_bytes": {"type": "integer", "minimum": 0}},
-                      "required": ["code"], "additionalProperties": False},
-        examples=({"code": "cancelled"},), handler=_fail))
+    register(
+        ToolDef(
+            name="probe_fail",
+            family="test",
+            description="Fail with the given canonical error code.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "code": {"type": "string", "enum": sorted(CODES)},
+                    "cleanup_left": {"type": "boolean"},
+                    "detail_bytes": {"type": "integer", "minimum": 0},
+                },
+                "required": ["code"],
+                "additionalProperties": False,
+            },
+            examples=({"code": "cancelled"},),
+            handler=_fail,
+        )
+    )

@@ -26,8 +26,10 @@ def many_blocks_source(functions: int = 400) -> str:
     """A program with well over 1,000 basic blocks: enough for angr to spill to its runtime database."""
     lines = ["int f0(int x) { return x; }"]
     for i in range(1, functions):
-        lines.append(f"int f{i}(int x) {{ if (x > {i}) return f{i - 1}(x - 1) + 1; "
-                     f"else if (x < 0) return -x * {i}; return x * 2 + {i}; }}")
+        lines.append(
+            f"int f{i}(int x) {{ if (x > {i}) return f{i - 1}(x - 1) + 1; "
+            f"else if (x < 0) return -x * {i}; return x * 2 + {i}; }}"
+        )
     lines.append(f"int main(int argc, char **argv) {{ (void)argv; return f{functions - 1}(argc); }}")
     return "\n".join(lines) + "\n"
 
@@ -54,8 +56,9 @@ def snapshot(root: Path) -> dict[str, tuple[int, str]]:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("folder_kind", ["writable", "read-only"])
-def test_analysis_never_writes_beside_its_target(provider: str, folder_kind: str, big_program: Path,
-                                                 tmp_path: Path) -> None:
+def test_analysis_never_writes_beside_its_target(
+    provider: str, folder_kind: str, big_program: Path, tmp_path: Path
+) -> None:
     if provider == "angr" and importlib.util.find_spec("angr") is None:
         pytest.skip("angr is not installed (pip install 'rea[angr]')")
     folder = tmp_path / "targets"
@@ -70,16 +73,32 @@ def test_analysis_never_writes_beside_its_target(provider: str, folder_kind: str
         bwrap = toolchains.require("bwrap")
         if sandbox.bwrap_failure() is not None:
             toolchains.unavailable(str(sandbox.bwrap_failure()))
-        wrapper = (bwrap, "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro-bind", str(folder),
-                   str(folder), "--die-with-parent", "--")
+        wrapper = (
+            bwrap,
+            "--bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--ro-bind",
+            str(folder),
+            str(folder),
+            "--die-with-parent",
+            "--",
+        )
 
     async def main() -> None:
         # A fresh analysis cache, so this session parses (and its worker is seen) rather than reusing an entry.
         async with connect(wrapper=wrapper, REA_CACHE_DIR=str(tmp_path / "cache")) as client:
             opened = await client.call_tool("open_binary", {"path": str(target), "provider_id": provider})
             assert opened.is_error is False, opened.content
-            for tool, args in (("list_procedures", {"limit": 5}), ("procedure_callees", {"procedure": "main"}),
-                               ("search_procedures", {"pattern": "^f1[0-9]$", "mode": "regex"})):
+            for tool, args in (
+                ("list_procedures", {"limit": 5}),
+                ("procedure_callees", {"procedure": "main"}),
+                ("search_procedures", {"pattern": "^f1[0-9]$", "mode": "regex"}),
+            ):
                 res = await client.call_tool(tool, args)
                 assert res.is_error is False, res.content
             session = await client.call_tool("binary_session", {})

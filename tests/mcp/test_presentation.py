@@ -35,8 +35,9 @@ def test_compact_results_carry_the_profile_by_digest_with_the_same_identity(hell
             kept = next(r for r in bundle["records"] if r["evidence_id"] == record["evidence_id"])
             assert kept["analysis_profile"] == profile
             assert {**kept, "analysis_profile": record["analysis_profile"]} == record
-            view = await client.call_tool("inspect_analysis_view", {"source": {
-                "kind": "retained-evidence", "evidence_id": record["evidence_id"]}})
+            view = await client.call_tool(
+                "inspect_analysis_view", {"source": {"kind": "retained-evidence", "evidence_id": record["evidence_id"]}}
+            )
             assert view.structured_content["normalized_result"]["parent_evidence_id"] == record["evidence_id"]
             session = (await client.call_tool("binary_session", {})).structured_content
             assert session["settings"]["result_presentation"] == "compact"
@@ -46,9 +47,13 @@ def test_compact_results_carry_the_profile_by_digest_with_the_same_identity(hell
 
 def test_the_cli_presents_the_same_way(hello_elf: Path, tmp_path: Path) -> None:
     def run(presentation: str) -> dict[str, Any]:
-        proc = subprocess.run([sys.executable, "-m", "rea", "procedure-info", str(hello_elf), "main", "--json"],
-                              capture_output=True, text=True, timeout=300,
-                              env=server_env(REA_RESULT_PRESENTATION=presentation, REA_CACHE_DIR=str(tmp_path)))
+        proc = subprocess.run(
+            [sys.executable, "-m", "rea", "procedure-info", str(hello_elf), "main", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=server_env(REA_RESULT_PRESENTATION=presentation, REA_CACHE_DIR=str(tmp_path)),
+        )
         assert proc.returncode == 0, proc.stderr
         doc: dict[str, Any] = json.loads(proc.stdout)
         return doc
@@ -58,9 +63,13 @@ def test_the_cli_presents_the_same_way(hello_elf: Path, tmp_path: Path) -> None:
     assert compact["analysis_profile"]["digest"] == complete["analysis_profile"]["digest"]
     assert len(json.dumps(compact)) < len(json.dumps(complete)) - 500
     jsonschema.validate(compact, compact_evidence_output_schema())
-    bad = subprocess.run([sys.executable, "-m", "rea", "procedure-info", str(hello_elf), "main", "--json"],
-                         capture_output=True, text=True, timeout=300,
-                         env=server_env(REA_RESULT_PRESENTATION="tiny", REA_CACHE_DIR=str(tmp_path)))
+    bad = subprocess.run(
+        [sys.executable, "-m", "rea", "procedure-info", str(hello_elf), "main", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=server_env(REA_RESULT_PRESENTATION="tiny", REA_CACHE_DIR=str(tmp_path)),
+    )
     assert bad.returncode == 1 and json.loads(bad.stdout)["error"]["code"] == "configuration_invalid"
 
 
@@ -72,8 +81,14 @@ def test_presentation_leaves_other_results_alone() -> None:
 
 
 def test_an_invalid_presentation_stops_the_server() -> None:
-    proc = subprocess.run([sys.executable, "-m", "rea", "serve"], input="", capture_output=True, text=True,
-                          timeout=120, env=server_env(REA_RESULT_PRESENTATION="short"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "rea", "serve"],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=server_env(REA_RESULT_PRESENTATION="short"),
+    )
     assert proc.returncode != 0 and "REA_RESULT_PRESENTATION" in proc.stderr
     with pytest.raises(ReaError):
         from rea.config import load_settings

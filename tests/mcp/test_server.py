@@ -50,6 +50,7 @@ def test_inventory_is_complete_and_static(hello_elf: Path) -> None:
             for tool in before.tools:
                 assert tool.output_schema is not None and tool.output_schema["$id"].startswith("urn:rea:schema:")
                 assert tool.annotations is not None
+
     anyio.run(main)
 
 
@@ -68,11 +69,16 @@ def test_binary_session_reports_identity_and_candidates() -> None:
             ids = [c["provider_id"] for c in doc["analysis_provider_candidates"]]
             assert ids == sorted(ids)
             assert all(c["target_support"]["status"] == "unknown" for c in doc["analysis_provider_candidates"])
-            ok = await client.call_tool("binary_session", {
-                "expected_package_version": ident["package"]["version"],
-                "expected_catalog_digest": ident["catalog_digest"]})
+            ok = await client.call_tool(
+                "binary_session",
+                {
+                    "expected_package_version": ident["package"]["version"],
+                    "expected_catalog_digest": ident["catalog_digest"],
+                },
+            )
             assert ok.structured_content["server_identity"]["alignment"]["state"] == "aligned"
             assert json.loads(ok.content[0].text) == ok.structured_content
+
     anyio.run(main)
 
 
@@ -85,8 +91,9 @@ def test_progress_is_ordered_rate_bounded_and_terminal() -> None:
                 seen.append((progress, total, message, time.monotonic()))
 
             start = time.monotonic()
-            with_token = await client.call_tool("probe_wait", {"steps": 40, "step_ms": 10},
-                                                progress_callback=on_progress)
+            with_token = await client.call_tool(
+                "probe_wait", {"steps": 40, "step_ms": 10}, progress_callback=on_progress
+            )
             duration = time.monotonic() - start
             await anyio.sleep(0.2)  # progress callbacks are delivered asynchronously
             assert not with_token.is_error
@@ -106,6 +113,7 @@ def test_progress_is_ordered_rate_bounded_and_terminal() -> None:
             assert all(b - a >= 100 for a, b in itertools.pairwise(elapsed)), elapsed
             without = await client.call_tool("probe_wait", {"steps": 40, "step_ms": 10})
             assert without.structured_content == with_token.structured_content
+
     anyio.run(main)
 
 
@@ -123,6 +131,7 @@ def test_cancellation_stops_work_and_records_nothing() -> None:
             assert not done.is_error
             res = await client.call_tool("binary_session", {})
             assert res.structured_content["retained_evidence_count"] == 1
+
     anyio.run(main)
 
 
@@ -132,8 +141,11 @@ def test_bad_calls_get_typed_errors_and_serving_continues(tmp_path: Path) -> Non
             err = error_of(await client.call_tool("no_such_tool", {}))
             assert err["code"] == "invalid_request" and err["details"]["issues"][0]["path"] == "name"
             err = error_of(await client.call_tool("open_binary", {"path": 7}))
-            assert err["details"]["issues"][0] == {"path": "path", "reason": "invalid_type",
-                                                   "message": "7 is not of type 'string'"}
+            assert err["details"]["issues"][0] == {
+                "path": "path",
+                "reason": "invalid_type",
+                "message": "7 is not of type 'string'",
+            }
             err = error_of(await client.call_tool("open_binary", {"path": "/x", "extra": 1}))
             assert err["details"]["issues"][0]["reason"] == "unknown_argument"
             assert err["details"]["issues"][0]["path"] == "extra"
@@ -151,22 +163,40 @@ def test_bad_calls_get_typed_errors_and_serving_continues(tmp_path: Path) -> Non
             assert err["details"]["issues"][0]["path"] == "provider_id"
             ok = await client.call_tool("binary_session", {})
             assert not ok.is_error
+
     anyio.run(main)
 
 
 def test_garbage_on_stdin_does_not_stop_the_server() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "rea.cli.main", "serve"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=server_env(), text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rea.cli.main", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=server_env(),
+        text=True,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     try:
+
         def send(obj: Any) -> None:
             assert proc.stdin is not None
             proc.stdin.write((obj if isinstance(obj, str) else json.dumps(obj)) + "\n")
             proc.stdin.flush()
 
         send("this is not json {{{")
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            }
+        )
         replies = []
         while True:
             line = proc.stdout.readline()
@@ -191,12 +221,23 @@ def test_garbage_on_stdin_does_not_stop_the_server() -> None:
 
 def test_invalid_settings_fail_at_startup() -> None:
     # Plugin settings fail at startup too, whether or not the engine is installed here.
-    for name, value in (("REA_MCP_MAX_RESPONSE_BYTES", "1024"), ("REA_MCP_MAX_RESPONSE_BYTES", "1e8"),
-                        ("REA_MCP_INPUT_SCHEMA_PROFILE", "FULL"), ("REA_GHIDRA_STARTUP_TIMEOUT_MS", "abc"),
-                        ("REA_HOPPER_STARTUP_TIMEOUT_MS", "abc"), ("REA_ANGR_CFG_TIMEOUT_MS", "0"),
-                        ("REA_MCP_TOOLSETS", "native,bogus")):
-        proc = subprocess.run([sys.executable, "-m", "rea.cli.main", "serve"], input="", capture_output=True,
-                              text=True, env=server_env(**{name: value}), timeout=60)
+    for name, value in (
+        ("REA_MCP_MAX_RESPONSE_BYTES", "1024"),
+        ("REA_MCP_MAX_RESPONSE_BYTES", "1e8"),
+        ("REA_MCP_INPUT_SCHEMA_PROFILE", "FULL"),
+        ("REA_GHIDRA_STARTUP_TIMEOUT_MS", "abc"),
+        ("REA_HOPPER_STARTUP_TIMEOUT_MS", "abc"),
+        ("REA_ANGR_CFG_TIMEOUT_MS", "0"),
+        ("REA_MCP_TOOLSETS", "native,bogus"),
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "rea.cli.main", "serve"],
+            input="",
+            capture_output=True,
+            text=True,
+            env=server_env(**{name: value}),
+            timeout=60,
+        )
         assert proc.returncode == 1
         assert name in proc.stderr and "configuration_invalid" in proc.stderr
         assert "Traceback" not in proc.stderr
@@ -211,8 +252,14 @@ def test_response_budget_boundary(over: bool) -> None:
     size = 5_300_000
 
     def encoded(n: int) -> bytes:
-        ev = evidence.build(operation="probe_payload", provider=PROBE_ID, subject=None, analysis_profile=None,
-                            parameters={"size": n}, normalized_result={"blob": "x" * n})
+        ev = evidence.build(
+            operation="probe_payload",
+            provider=PROBE_ID,
+            subject=None,
+            analysis_profile=None,
+            parameters={"size": n},
+            normalized_result={"blob": "x" * n},
+        )
         return evidence.encode(ev)
 
     required = success_size(encoded(size))
@@ -234,6 +281,7 @@ def test_response_budget_boundary(over: bool) -> None:
                 assert res.structured_content["normalized_result"]["blob"] == "x" * size
                 frame = len(res.model_dump_json(by_alias=True, exclude_none=True).encode())
                 assert frame <= limit - 1024
+
     anyio.run(main)
 
 
@@ -274,6 +322,7 @@ def test_a_refused_oversized_result_is_retained_on_disk_not_in_memory(tmp_path: 
             exported = await client.call_tool("export_evidence_bundle", {"path": str(out)})
             assert not exported.is_error, exported.content
             assert out.stat().st_size > size
+
     anyio.run(main)
 
 
@@ -285,6 +334,7 @@ def test_server_uses_its_own_ledger_per_connection() -> None:
             rb = await b.call_tool("binary_session", {})
             assert ra.structured_content["retained_evidence_count"] == 1
             assert rb.structured_content["retained_evidence_count"] == 0
+
     anyio.run(main)
 
 
@@ -308,6 +358,7 @@ def test_open_and_close_a_compiled_fixture(hello_elf: Path) -> None:
             assert closed.structured_content["cleanup"] == "complete"
             after = (await client.call_tool("binary_session", {})).structured_content
             assert after["target"] is None and after["retained_evidence_count"] == 0
+
     anyio.run(main)
 
 
@@ -321,4 +372,5 @@ def test_oversized_error_is_retained_and_delivered_bounded() -> None:
             ref = err["details"]["reported_limits"]["evidence_reference"]
             session = (await client.call_tool("binary_session", {})).structured_content
             assert session["retained_evidence_count"] == 1 and ref["evidence_id"].startswith("ev_")
+
     anyio.run(main)

@@ -46,14 +46,24 @@ class RawServer:
         for sub in ("tmp", "home"):
             (tmp / sub).mkdir(exist_ok=True)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rea.cli.main", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, cwd=tmp, env=server_env(TMPDIR=str(tmp / "tmp"), HOME=str(tmp / "home"),
-                                                               REA_CACHE_MAX_BYTES="0", **env))
+            [sys.executable, "-m", "rea.cli.main", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=tmp,
+            env=server_env(TMPDIR=str(tmp / "tmp"), HOME=str(tmp / "home"), REA_CACHE_MAX_BYTES="0", **env),
+        )
         self.replies: queue.Queue[dict[str, Any]] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self._next = 0
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "shutdown-test", "version": "1"}})
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "shutdown-test", "version": "1"},
+            },
+        )
         self.wait_reply(0, 60)
         self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
@@ -140,8 +150,9 @@ def sleeper(tmp_path_factory: pytest.TempPathFactory) -> Path:
     gcc = toolchains.require("gcc")
     out = tmp_path_factory.mktemp("sleeper")
     (out / "sleeper.c").write_text(SLEEPER)
-    subprocess.run([gcc, "-O0", "-g", "-o", str(out / "sleeper"), str(out / "sleeper.c")], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [gcc, "-O0", "-g", "-o", str(out / "sleeper"), str(out / "sleeper.c")], check=True, capture_output=True
+    )
     return out / "sleeper"
 
 
@@ -160,18 +171,39 @@ def _start_work(server: RawServer, sleeper: Path, site: Site | None) -> dict[str
     assert not listed["result"].get("isError"), listed
     kinds = {"radare2 worker": "rea_plugins.radare2", "bubblewrap": "bwrap", "lldb worker": "rea_plugins.lldb"}
     server.call("observe_native_calls", {"executable": str(sleeper), "functions": ["tick"]})
-    server.call("capture_process_scenario", {"executable": str(sleeper), "working_directory": str(server.tmp),
-                                             "sandbox": "required", "timeout_ms": 120_000})
+    server.call(
+        "capture_process_scenario",
+        {
+            "executable": str(sleeper),
+            "working_directory": str(server.tmp),
+            "sandbox": "required",
+            "timeout_ms": 120_000,
+        },
+    )
     if site is not None:
         kinds["chromium"] = "--remote-debugging"
-        server.call("capture_browser_scenario", {
-            "start_url": {"url": site.origin + "/"},
-            "secrets": [{"secret_id": "email", "environment_variable": "REA_TEST_SUBSCRIBER"}],
-            "actions": [{"step_id": "type-email", "action": "fill", "locator": {"kind": "test_id", "value": "email"},
-                         "value": {"source": "secret", "secret_id": "email"}},
-                        {"step_id": "never", "action": "wait_for", "locator": {"kind": "css", "selector": "#never"},
-                         "state": "visible"}],
-            "limits": {"step_timeout_ms": 120_000}})
+        server.call(
+            "capture_browser_scenario",
+            {
+                "start_url": {"url": site.origin + "/"},
+                "secrets": [{"secret_id": "email", "environment_variable": "REA_TEST_SUBSCRIBER"}],
+                "actions": [
+                    {
+                        "step_id": "type-email",
+                        "action": "fill",
+                        "locator": {"kind": "test_id", "value": "email"},
+                        "value": {"source": "secret", "secret_id": "email"},
+                    },
+                    {
+                        "step_id": "never",
+                        "action": "wait_for",
+                        "locator": {"kind": "css", "selector": "#never"},
+                        "state": "visible",
+                    },
+                ],
+                "limits": {"step_timeout_ms": 120_000},
+            },
+        )
     return kinds
 
 
@@ -188,7 +220,8 @@ def _require_engines(browser: bool) -> None:
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_releases_every_owned_process_and_directory_and_exits_0(
-        signum: int, sleeper: Path, site: Site, tmp_path: Path) -> None:
+    signum: int, sleeper: Path, site: Site, tmp_path: Path
+) -> None:
     browser = signum == signal.SIGTERM  # one browser run is enough; SIGINT takes the same path
     _require_engines(browser)
     server = RawServer(tmp_path, REA_TEST_SUBSCRIBER=SECRET)
@@ -208,8 +241,7 @@ def test_a_signal_releases_every_owned_process_and_directory_and_exits_0(
         server.close()
 
 
-def test_a_start_after_sigkill_removes_what_the_killed_server_left(sleeper: Path, site: Site,
-                                                                   tmp_path: Path) -> None:
+def test_a_start_after_sigkill_removes_what_the_killed_server_left(sleeper: Path, site: Site, tmp_path: Path) -> None:
     _require_engines(browser=True)
     first = RawServer(tmp_path, REA_TEST_SUBSCRIBER=SECRET)
     try:
@@ -226,16 +258,21 @@ def test_a_start_after_sigkill_removes_what_the_killed_server_left(sleeper: Path
     tmp = tmp_path / "tmp"
     assert set(left) <= set(os.listdir(tmp))
     # The browser's profile is marked as one that can hold secrets: the sweep removes it before the rest.
-    marks = [msgspec.json.decode((tmp / name / leftovers.OWNER_FILE).read_bytes(), type=leftovers.PrivateMark)
-             for name in left if (tmp / name / leftovers.OWNER_FILE).exists()]
+    marks = [
+        msgspec.json.decode((tmp / name / leftovers.OWNER_FILE).read_bytes(), type=leftovers.PrivateMark)
+        for name in left
+        if (tmp / name / leftovers.OWNER_FILE).exists()
+    ]
     assert any(m.holds_secrets for m in marks) and not all(m.holds_secrets for m in marks)
     # An export killed mid-write: its staging file, noted by a process that then died of SIGKILL.
     exports = tmp_path / "exports"
     exports.mkdir()
     staging = exports / ".rea-export-killed.json.tmp"
-    script = ("import os, signal, sys\nfrom rea.process import leftovers\n"
-              "with leftovers.staging_noted(sys.argv[1], '.rea-export-'):\n"
-              "    open(sys.argv[1], 'w').write('{partial')\n    os.kill(os.getpid(), signal.SIGKILL)\n")
+    script = (
+        "import os, signal, sys\nfrom rea.process import leftovers\n"
+        "with leftovers.staging_noted(sys.argv[1], '.rea-export-'):\n"
+        "    open(sys.argv[1], 'w').write('{partial')\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
     killed = subprocess.run([sys.executable, "-c", script, str(staging)], env=server_env(TMPDIR=str(tmp)))
     assert killed.returncode == -signal.SIGKILL and staging.exists()
     # Not this start's to remove: a live owner's directory, another user's, and one with no owner marker.

@@ -29,11 +29,13 @@ def test_switching_targets_reports_what_closing_the_previous_one_left(hello_elf:
 
     async def main() -> None:
         async with connect(**CLOSE_PROBE, REA_TEST_CLOSE_LEAVES="probe-worker") as client:
-            first = structured(await client.call_tool("open_binary", {"path": str(hello_elf),
-                                                                      "provider_id": "close-probe"}))
+            first = structured(
+                await client.call_tool("open_binary", {"path": str(hello_elf), "provider_id": "close-probe"})
+            )
             assert "previous_target_cleanup" not in first
-            switched = structured(await client.call_tool("open_binary", {"path": str(second),
-                                                                         "provider_id": "close-probe"}))
+            switched = structured(
+                await client.call_tool("open_binary", {"path": str(second), "provider_id": "close-probe"})
+            )
             assert switched["previous_target_cleanup"] == {"cleanup": "incomplete", "resources": ["probe-worker"]}
 
     anyio.run(main)
@@ -73,14 +75,16 @@ def test_contract_facets_of_a_dossier_are_explicit_never_errors(provider: str, h
             dossier = structured(await client.call_tool("analyze_function", {"procedure": "compute"}))
             ref = {"kind": "retained-evidence", "evidence_id": dossier["evidence_id"]}
             for facet in ("comments", "unresolved_calls", "api", "high_pcode", "pseudocode", "assembly"):
-                view = await client.call_tool("inspect_analysis_view", {
-                    "source": ref, "view": {"kind": "native", "facet": facet}})
+                view = await client.call_tool(
+                    "inspect_analysis_view", {"source": ref, "view": {"kind": "native", "facet": facet}}
+                )
                 result = structured(view)["normalized_result"]
                 assert result["status"] in ("available", "unavailable"), (facet, result)
                 if result["status"] == "unavailable":
                     assert result["reason"]
-            unknown = await client.call_tool("inspect_analysis_view", {
-                "source": ref, "view": {"kind": "native", "facet": "no_such_facet"}})
+            unknown = await client.call_tool(
+                "inspect_analysis_view", {"source": ref, "view": {"kind": "native", "facet": "no_such_facet"}}
+            )
             assert unknown.is_error and json.loads(unknown.content[0].text)["error"]["code"] == "invalid_request"
 
     anyio.run(main)
@@ -114,9 +118,9 @@ def test_root_unions_keep_group_dependencies_and_errors_name_the_groups() -> Non
             err = json.loads(res.content[0].text)["error"]
             assert err["code"] == "invalid_request"
             assert "accepted input groups" in err["message"] and "source, bundle" in err["message"].replace(
-                "bundle, source", "source, bundle")
-            assert [g["required"] for g in err["details"]["accepted_groups"]] == [["application"],
-                                                                                 ["bundle", "source"]]
+                "bundle, source", "source, bundle"
+            )
+            assert [g["required"] for g in err["details"]["accepted_groups"]] == [["application"], ["bundle", "source"]]
 
     anyio.run(main)
 
@@ -139,8 +143,7 @@ def test_availability_reports_modes_and_client_features(hello_elf: Path) -> None
     without = anyio.run(main, None)
     probe = without["probe_sampling"]
     assert probe["available"] is False and probe["reason"] == "client_capability_missing"
-    assert probe["client_requirements"] == {"required": ["sampling"], "optional": ["progress"],
-                                            "missing": ["sampling"]}
+    assert probe["client_requirements"] == {"required": ["sampling"], "optional": ["progress"], "missing": ["sampling"]}
     modes = {m["name"]: m for m in without["get_navigation_context"]["modes"]}
     assert set(modes) == {"current_selection", "explicit_document"}
     assert all(m["available"] for m in modes.values())
@@ -158,9 +161,11 @@ def test_evidence_inputs_advertise_the_reference_and_the_record(hello_elf: Path)
             dossier = structured(await client.call_tool("analyze_function", {"procedure": "compute"}))
             ref = {"kind": "retained-evidence", "evidence_id": dossier["evidence_id"]}
             seed = {"kind": "module", "value": "main.js", "match": "exact"}
-            for name, field, other in (("compare_functions", "left", {"right": ref}),
-                                       ("trace_application_feature", "application", {"seed": seed}),
-                                       ("compare_artifacts", "right", {"left": ref})):
+            for name, field, other in (
+                ("compare_functions", "left", {"right": ref}),
+                ("trace_application_feature", "application", {"seed": seed}),
+                ("compare_artifacts", "right", {"left": ref}),
+            ):
                 schema = tools[name].input_schema
                 prop = schema["properties"][field]
                 # Both forms are advertised (the record by its type: the server validates it whole).
@@ -196,8 +201,11 @@ def test_one_path_rule_for_every_path_taking_tool(tmp_path: Path) -> None:
         async with connect(HOME=str(home)) as client:
             for tool, template in PATH_TOOLS.items():
                 field = next(iter(template))
-                for bad, reason in (("/bin/ls\u0000.txt", "NUL"), ("C:\\Windows\\x.exe", "Windows"),
-                                    ("\\\\server\\share\\x", "Windows")):
+                for bad, reason in (
+                    ("/bin/ls\u0000.txt", "NUL"),
+                    ("C:\\Windows\\x.exe", "Windows"),
+                    ("\\\\server\\share\\x", "Windows"),
+                ):
                     res = await client.call_tool(tool, {field: bad})
                     err = json.loads(res.content[0].text)["error"]
                     assert err["code"] == "invalid_request", (tool, bad, err)
@@ -221,8 +229,9 @@ def test_the_binding_says_which_candidates_were_usable_and_why_one_won(hello_elf
             assert "highest auto_priority" in binding["selection_reason"]
             session = structured(await client.call_tool("binary_session", {}))
             assert session["analysis_provider_binding"]["selection_reason"] == binding["selection_reason"]
-            explicit = structured(await client.call_tool("open_binary", {"path": str(hello_elf),
-                                                                         "provider_id": "native"}))
+            explicit = structured(
+                await client.call_tool("open_binary", {"path": str(hello_elf), "provider_id": "native"})
+            )
             assert explicit["analysis_provider_binding"]["usable_candidates"] == ["native"]
             assert "named by the request" in explicit["analysis_provider_binding"]["selection_reason"]
 

@@ -37,16 +37,32 @@ def test_a_selected_toolset_is_all_that_is_advertised_and_callable(hello_elf: Pa
 
 
 def test_rea_serve_takes_toolsets_as_an_option() -> None:
-    request = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
-               '"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
-               '{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
-               '{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n')
-    proc = subprocess.run([sys.executable, "-m", "rea.cli.main", "serve", "--toolsets", "evidence"], input=request,
-                          capture_output=True, text=True, env=server_env(), timeout=120)
+    request = (
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+        '"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+        '{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "rea.cli.main", "serve", "--toolsets", "evidence"],
+        input=request,
+        capture_output=True,
+        text=True,
+        env=server_env(),
+        timeout=120,
+    )
     listed = [json.loads(line) for line in proc.stdout.splitlines() if '"id":2' in line.replace(" ", "")]
     names = {t["name"] for t in listed[0]["result"]["tools"]}
-    assert names == {"binary_session", "open_binary", "close_binary", "get_evidence_bundle", "export_evidence_bundle",
-                     "import_evidence_bundle", "inspect_analysis_view", "inspect_evidence_bundle"}
+    assert names == {
+        "binary_session",
+        "open_binary",
+        "close_binary",
+        "get_evidence_bundle",
+        "export_evidence_bundle",
+        "import_evidence_bundle",
+        "inspect_analysis_view",
+        "inspect_evidence_bundle",
+    }
 
 
 def test_the_catalog_and_doctor_name_toolsets(rea_registry: Registry, tmp_path: Path) -> None:
@@ -76,8 +92,9 @@ def test_binary_session_answers_a_summary_and_the_inventory_on_request(hello_elf
             opened = json.loads((await client.call_tool("binary_session", {})).content[0].text)
             assert opened["target"]["path"] == str(hello_elf)
             assert "target_required" not in opened["availability_summary"]["counts"]
-            page = json.loads((await client.call_tool("binary_session", {"detail": "tools", "limit": 10}))
-                              .content[0].text)
+            page = json.loads(
+                (await client.call_tool("binary_session", {"detail": "tools", "limit": 10})).content[0].text
+            )
             assert len(page["tool_availability"]) == 10 and page["tool_page"]["next_offset"] == 10
             assert all("operations" in c for c in page["analysis_provider_candidates"])
 

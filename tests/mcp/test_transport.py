@@ -19,10 +19,25 @@ class RawClient:
     """A line-level JSON-RPC client of ``rea serve``."""
 
     def __init__(self, **env: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "rea.cli.main", "serve"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=server_env(**env))
-        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rea.cli.main", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=server_env(**env),
+        )
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+        )
         assert self.recv()["id"] == 0
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
@@ -67,8 +82,11 @@ CASES: list[tuple[bytes, int, Any]] = [
     (b'{"jsonrpc":"2.0","id":7,"method":5}', INVALID_REQUEST, 7),
     (b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":[1]}', INVALID_REQUEST, 8),
     (b'{"jsonrpc":"1.0","id":9,"method":"tools/list"}', INVALID_REQUEST, 9),
-    (b'{"jsonrpc":"2.0","id":"s10","method":"tools/call","params":{"name":"binary_session\\ud800"}}',
-     INVALID_REQUEST, "s10"),
+    (
+        b'{"jsonrpc":"2.0","id":"s10","method":"tools/call","params":{"name":"binary_session\\ud800"}}',
+        INVALID_REQUEST,
+        "s10",
+    ),
     ((CALL % (11, '{"x":"\\ud800"}')).encode(), INVALID_REQUEST, 11),
     ((CALL % (12, '{"a":' * 5000 + "1" + "}" * 5000)).encode(), INVALID_REQUEST, 12),
     (b'[{"jsonrpc":"2.0","id":13,"method":"tools/list"}]', INVALID_REQUEST, None),
@@ -93,8 +111,9 @@ def test_every_malformed_line_gets_an_answer_and_the_server_keeps_serving(raw: R
     raw.send_line((CALL % (22, '{"a":' * 300 + "1" + "}" * 300)).encode())
     reply = raw.recv()
     assert reply["id"] == 22 and reply["result"]["isError"] is True
-    raw.send({"jsonrpc": "2.0", "id": 23, "method": "tools/call", "params": {"name": "binary_session",
-                                                                           "arguments": {}}})
+    raw.send(
+        {"jsonrpc": "2.0", "id": 23, "method": "tools/call", "params": {"name": "binary_session", "arguments": {}}}
+    )
     reply = raw.recv()
     assert reply["id"] == 23 and reply["result"]["isError"] is False
     assert raw.close() == 0

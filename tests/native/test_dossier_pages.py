@@ -27,8 +27,9 @@ def native(rea_registry: Registry, native_fixtures: Any) -> Iterator[Session]:
 
 
 def test_a_dossier_that_fits_is_the_complete_record(native: Session) -> None:
-    ev = call_tool(native, "analyze_function", {"procedure": "dispatch", "max_instructions": 20000,
-                                                "limit": 1000}).evidence
+    ev = call_tool(
+        native, "analyze_function", {"procedure": "dispatch", "max_instructions": 20000, "limit": 1000}
+    ).evidence
     assert ev is not None
     assert "pages" not in ev.normalized_result and "complete_evidence_id" not in ev.normalized_result
     # Page arguments that cut nothing do not shape the record: its id is the default call's.
@@ -49,20 +50,29 @@ def test_a_larger_dossier_answers_with_its_page_and_names_the_complete_record(na
         assert body[name] == whole[name][:2]
         assert body["pages"][name]["total"] == len(whole[name])
     # The next page of one collection, and of the assembly.
-    nxt = result_of(native, "analyze_function", {"procedure": "dispatch", **SMALL, "assembly_offset": 5,
-                                                 "collection_offset": {"references": 2}})
+    nxt = result_of(
+        native,
+        "analyze_function",
+        {"procedure": "dispatch", **SMALL, "assembly_offset": 5, "collection_offset": {"references": 2}},
+    )
     assert nxt["assembly"]["instructions"] == whole["assembly"]["instructions"][5:10]
     assert nxt["references"] == whole["references"][2:4] and nxt["cfg_edges"] == whole["cfg_edges"][:2]
     assert nxt["complete_evidence_id"] == complete.evidence_id
     # The complete record reads through inspect_analysis_view, and compares as the dossier it is.
-    view = result_of(native, "inspect_analysis_view", {"source": {"kind": "retained-evidence",
-                                                                  "evidence_id": complete.evidence_id},
-                                                       "view": {"kind": "native", "facet": "assembly",
-                                                                "offset": 5, "limit": 5}})
+    view = result_of(
+        native,
+        "inspect_analysis_view",
+        {
+            "source": {"kind": "retained-evidence", "evidence_id": complete.evidence_id},
+            "view": {"kind": "native", "facet": "assembly", "offset": 5, "limit": 5},
+        },
+    )
     assert view["items"] == nxt["assembly"]["instructions"]
-    same = result_of(native, "compare_functions", {"left": ev_mod.to_builtins(page),
-                                                   "right": {"kind": "retained-evidence",
-                                                             "evidence_id": complete.evidence_id}})
+    same = result_of(
+        native,
+        "compare_functions",
+        {"left": ev_mod.to_builtins(page), "right": {"kind": "retained-evidence", "evidence_id": complete.evidence_id}},
+    )
     facets = {f["facet"]: f for f in same["facets"]}
     assert "changed" not in {f["status"] for f in facets.values()}
     # Compared from the complete dossier, not from the page's two blocks.

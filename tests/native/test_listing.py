@@ -21,8 +21,9 @@ from tests import toolchains
 
 
 @pytest.fixture(params=["native", "radare2"])
-def opened(request: pytest.FixtureRequest, rea_registry: Registry, native_fixtures: Any) -> Iterator[tuple[Session,
-                                                                                                         str]]:
+def opened(
+    request: pytest.FixtureRequest, rea_registry: Registry, native_fixtures: Any
+) -> Iterator[tuple[Session, str]]:
     provider = rea_registry.providers.get(request.param)
     if provider is None or provider.availability().status != "available":
         pytest.skip(f"{request.param} is not available here")
@@ -37,12 +38,20 @@ def opened(request: pytest.FixtureRequest, rea_registry: Registry, native_fixtur
 
 def objdump_starts(path: str, function: str) -> list[int]:
     """Instruction starts objdump lists inside the symbol's extent (nm -S: padding after it is not its code)."""
-    symbols = subprocess.run([toolchains.require("nm"), "-S", str(path)], check=True, capture_output=True,
-                             text=True).stdout
-    start, size = next((int(a, 16), int(n, 16)) for a, n, _kind, name in
-                       (line.split() for line in symbols.splitlines() if len(line.split()) == 4) if name == function)
-    text = subprocess.run([toolchains.require("objdump"), "-d", "--no-show-raw-insn", str(path)], check=True,
-                          capture_output=True, text=True).stdout
+    symbols = subprocess.run(
+        [toolchains.require("nm"), "-S", str(path)], check=True, capture_output=True, text=True
+    ).stdout
+    start, size = next(
+        (int(a, 16), int(n, 16))
+        for a, n, _kind, name in (line.split() for line in symbols.splitlines() if len(line.split()) == 4)
+        if name == function
+    )
+    text = subprocess.run(
+        [toolchains.require("objdump"), "-d", "--no-show-raw-insn", str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     body = text.split(f"<{function}>:\n", 1)[1].split("\n\n", 1)[0]
     starts = [int(m.group(1), 16) for m in re.finditer(r"^\s+([0-9a-f]+):", body, re.M)]
     return [a for a in starts if start <= a < start + size]
@@ -84,12 +93,19 @@ def test_a_window_around_an_address(opened: tuple[Session, str]) -> None:
     middle = truth[len(truth) // 2]
     out = result_of(session, "read_function_instructions", {"address": hex(middle + 1), "before": 2, "after": 3})
     assert out["name"] == "main"
-    assert [int(r["address"], 16) for r in out["instructions"]] == truth[len(truth) // 2 - 2:len(truth) // 2 + 4]
+    assert [int(r["address"], 16) for r in out["instructions"]] == truth[len(truth) // 2 - 2 : len(truth) // 2 + 4]
     assert [r.get("at", False) for r in out["instructions"]] == [False, False, True, False, False, False]
 
 
-@pytest.mark.parametrize("args", [{}, {"procedure": "main", "address": "0x1000"},
-                                  {"address": "0x1", "before": 2}, {"procedure": "main", "before": 2}])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {},
+        {"procedure": "main", "address": "0x1000"},
+        {"address": "0x1", "before": 2},
+        {"procedure": "main", "before": 2},
+    ],
+)
 def test_listing_arguments_that_do_not_fit_together(opened: tuple[Session, str], args: dict[str, Any]) -> None:
     session, _ = opened
     with pytest.raises(ReaError) as err:

@@ -52,8 +52,9 @@ def _workers(snapshots: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [s for s in snapshots if s.get("resource") == "native-parse-worker"]
 
 
-def test_a_reopen_in_a_fresh_session_starts_no_parse_worker(native_fixtures: Any, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_reopen_in_a_fresh_session_starts_no_parse_worker(
+    native_fixtures: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from rea_plugins.native import store
 
     monkeypatch.setenv("REA_CACHE_DIR", str(tmp_path / "cache"))
@@ -74,7 +75,7 @@ def test_a_reopen_in_a_fresh_session_starts_no_parse_worker(native_fixtures: Any
     # The same path with other bytes is parsed again (and answers for those bytes).
     data = bytearray(Path(path).read_bytes())
     at = data.find(b"REA_FIXTURE_GREETING")
-    data[at:at + 3] = b"rea"
+    data[at : at + 3] = b"rea"
     Path(path).write_bytes(bytes(data))
     changed, lineage, _ = _session_answers(path)
     assert _workers(lineage), lineage
@@ -82,8 +83,7 @@ def test_a_reopen_in_a_fresh_session_starts_no_parse_worker(native_fixtures: Any
 
 
 def _cli(args: list[str], env: dict[str, str]) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-m", "rea", *args], capture_output=True, text=True, env=env,
-                          timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "rea", *args], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out: dict[str, Any] = json.loads(proc.stdout)
     return out
@@ -95,8 +95,10 @@ def test_a_second_cli_call_starts_no_parse_worker(native_fixtures: Any, tmp_path
     log = tmp_path / "processes.log"
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE.format(log=str(log)))
     env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
-    env.update(REA_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    env.update(
+        REA_CACHE_DIR=str(tmp_path / "cache"),
+        PYTHONPATH=os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])]),
+    )
     path = native_fixtures.get("elf-x64").path
     results = []
     for _ in range(2):
@@ -120,7 +122,8 @@ def _loaded(pid: int, library: str) -> bool:
 
 
 def test_prewarm_starts_the_parse_worker_which_loads_lief_before_its_first_request(
-        native_fixtures: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    native_fixtures: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import time
 
     from rea_plugins.native import store

@@ -52,13 +52,13 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
             i = rng.randrange(len(buf))
             buf[i] ^= 1 << rng.randrange(8)
     elif kind == 1:  # truncation
-        del buf[rng.randrange(1, len(buf)):]
+        del buf[rng.randrange(1, len(buf)) :]
     elif kind == 2:  # header fields: counts, offsets and sizes in the first 512 bytes
         for _ in range(rng.randint(1, 4)):
             width = rng.choice((1, 2, 4, 8))
             i = rng.randrange(0, min(512, len(buf) - width))
             value = rng.choice((0, 0xFF, 0x7FFF, 0xFFFF, 0x7FFFFFFF, 0xFFFFFFFF, rng.getrandbits(64)))
-            buf[i:i + width] = (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
+            buf[i : i + width] = (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
     else:  # a corrupted run of bytes inside the file
         start = rng.randrange(len(buf))
         for i in range(start, min(len(buf), start + rng.randint(4, 256))):
@@ -81,8 +81,12 @@ def test_mutated_binaries_yield_typed_errors(native_fixtures: Any, tmp_path: Pat
     driver.write_text(DRIVER)
     rng.shuffle(paths)
     batches = [paths[i::BATCHES] for i in range(BATCHES)]
-    procs = [subprocess.Popen([sys.executable, str(driver), *batch], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for batch in batches]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(driver), *batch], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for batch in batches
+    ]
     totals: dict[str, int] = {}
     for proc in procs:
         try:

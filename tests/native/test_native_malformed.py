@@ -15,8 +15,9 @@ from rea.testing import result_of
 BL_BACKWARDS = 0x96000000
 
 
-def test_a_branch_beyond_the_address_space_is_an_unknown_target(rea_session: Session, native_fixtures: Any,
-                                                                  tmp_path: Path) -> None:
+def test_a_branch_beyond_the_address_space_is_an_unknown_target(
+    rea_session: Session, native_fixtures: Any, tmp_path: Path
+) -> None:
     source = native_fixtures.get("elf-arm64")
     binary = lief.ELF.parse(source.path)
     assert binary is not None

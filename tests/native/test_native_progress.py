@@ -17,13 +17,30 @@ FUNCTIONS = 24_000  # about 1.5 MB of code: long enough for several rate-bounded
 
 def library_source(count: int) -> str:
     """x86-64 assembly of a library: one export, then a tree of local functions it reaches only by calls."""
-    out = [".intel_syntax noprefix", ".section .rodata", "table:", *(f"    .long {i}" for i in range(64)), ".text",
-           ".globl lib_entry", ".type lib_entry, @function", "lib_entry:", "    call f0", "    ret"]
+    out = [
+        ".intel_syntax noprefix",
+        ".section .rodata",
+        "table:",
+        *(f"    .long {i}" for i in range(64)),
+        ".text",
+        ".globl lib_entry",
+        ".type lib_entry, @function",
+        "lib_entry:",
+        "    call f0",
+        "    ret",
+    ]
     for i in range(count):
         kids = [k for k in (2 * i + 1, 2 * i + 2) if k < count]
-        out += ["    .p2align 4", f"f{i}:", "    push rbx", "    mov ebx, edi",
-                f"    lea rax, [rip + table + {4 * (i % 64)}]", "    add ebx, dword ptr [rax]",
-                f"    cmp ebx, {i % 89}", f"    jle .L{i}"]
+        out += [
+            "    .p2align 4",
+            f"f{i}:",
+            "    push rbx",
+            "    mov ebx, edi",
+            f"    lea rax, [rip + table + {4 * (i % 64)}]",
+            "    add ebx, dword ptr [rax]",
+            f"    cmp ebx, {i % 89}",
+            f"    jle .L{i}",
+        ]
         out += [f"    call f{k}" for k in kids]
         out += [f".L{i}:", "    mov eax, ebx", "    pop rbx", "    ret"]
     return "\n".join(out) + "\n"

@@ -121,24 +121,37 @@ def test_compare_functions_inline_and_retained(native: Session) -> None:
     a = call_tool(native, "analyze_function", {"procedure": "op_add"}).evidence
     b = call_tool(native, "analyze_function", {"procedure": "compute_checksum"}).evidence
     assert a is not None and b is not None
-    same = result_of(native, "compare_functions", {
-        "left": {"kind": "retained-evidence", "evidence_id": a.evidence_id},
-        "right": {"kind": "retained-evidence", "evidence_id": a.evidence_id}})
+    same = result_of(
+        native,
+        "compare_functions",
+        {
+            "left": {"kind": "retained-evidence", "evidence_id": a.evidence_id},
+            "right": {"kind": "retained-evidence", "evidence_id": a.evidence_id},
+        },
+    )
     # A dossier compared with itself is unchanged; facets neither side has (native's pseudocode) are absent.
     assert same["status"] == "unchanged"
     assert {f["facet"] for f in same["facets"] if f["status"] == "absent"} == {"pseudocode_digest"}
     import msgspec
 
-    diff = call_tool(native, "compare_functions", {"left": msgspec.to_builtins(a), "right": {
-        "kind": "retained-evidence", "evidence_id": b.evidence_id}}).evidence
+    diff = call_tool(
+        native,
+        "compare_functions",
+        {"left": msgspec.to_builtins(a), "right": {"kind": "retained-evidence", "evidence_id": b.evidence_id}},
+    ).evidence
     assert diff is not None and diff.normalized_result["status"] == "changed"
     assert set(diff.evidence_links) == {a.evidence_id, b.evidence_id}
     layout = call_tool(native, "inspect_binary_layout", {}).evidence
     assert layout is not None
     with pytest.raises(ReaError) as err:
-        call_tool(native, "compare_functions", {"left": {"kind": "retained-evidence",
-                                                          "evidence_id": layout.evidence_id},
-                                                 "right": {"kind": "retained-evidence", "evidence_id": a.evidence_id}})
+        call_tool(
+            native,
+            "compare_functions",
+            {
+                "left": {"kind": "retained-evidence", "evidence_id": layout.evidence_id},
+                "right": {"kind": "retained-evidence", "evidence_id": a.evidence_id},
+            },
+        )
     assert err.value.code == "invalid_request"
 
 
@@ -230,8 +243,9 @@ def test_bad_inputs_get_typed_errors(rea_registry: Registry, native_fixtures: An
     session.close()
 
 
-def test_inventory_limit_fails_explicitly(rea_registry: Registry, native_fixtures: Any,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_inventory_limit_fails_explicitly(
+    rea_registry: Registry, native_fixtures: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from rea_plugins.native.program import Limits
 
     provider = rea_registry.providers["native"]
@@ -271,8 +285,9 @@ def test_parse_worker_survives_a_crash(rea_registry: Registry, native_fixtures: 
         session.close()
 
 
-def test_index_deadline_is_a_provider_timeout(rea_registry: Registry, native_fixtures: Any,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_index_deadline_is_a_provider_timeout(
+    rea_registry: Registry, native_fixtures: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from rea_plugins.native.program import Limits
 
     provider = rea_registry.providers["native"]

@@ -35,8 +35,9 @@ class Build:
 
 def _objdump_site(binary: Path, function: str, target: str) -> str:
     """The address of the instruction in ``function`` that names ``<target>`` without calling it (objdump)."""
-    text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(binary)], check=True, capture_output=True,
-                          text=True).stdout
+    text = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", str(binary)], check=True, capture_output=True, text=True
+    ).stdout
     body = text.split(f"<{function}>:\n", 1)[1].split("\n\n", 1)[0]
     for line in body.splitlines():
         if f"<{target}>" in line and "call" not in line:
@@ -74,13 +75,15 @@ def sessions(rea_registry: Registry, build: Build) -> Iterator[dict[tuple[str, b
         session.close()
 
 
-CASES = [pytest.param(p, s, id=f"{p}-{'stripped' if s else 'symbols'}") for p in ("native", "radare2")
-         for s in (False, True)]
+CASES = [
+    pytest.param(p, s, id=f"{p}-{'stripped' if s else 'symbols'}") for p in ("native", "radare2") for s in (False, True)
+]
 
 
 @pytest.mark.parametrize(("provider", "stripped"), CASES)
-def test_a_depth_bound_says_it_stopped_the_walk(sessions: dict[tuple[str, bool], Session], build: Build,
-                                                provider: str, stripped: bool) -> None:
+def test_a_depth_bound_says_it_stopped_the_walk(
+    sessions: dict[tuple[str, bool], Session], build: Build, provider: str, stripped: bool
+) -> None:
     session = sessions[(provider, stripped)]
     short = result_of(session, "trace_call_path", {"start": "main", "goal": "pthread_create"})
     assert short["reached"] is False and short["truncated"] is True
@@ -96,8 +99,9 @@ def test_a_depth_bound_says_it_stopped_the_walk(sessions: dict[tuple[str, bool],
 
 
 @pytest.mark.parametrize(("provider", "stripped"), CASES)
-def test_a_callback_passed_to_a_call_is_an_address_taken_edge(sessions: dict[tuple[str, bool], Session],
-                                                              build: Build, provider: str, stripped: bool) -> None:
+def test_a_callback_passed_to_a_call_is_an_address_taken_edge(
+    sessions: dict[tuple[str, bool], Session], build: Build, provider: str, stripped: bool
+) -> None:
     session = sessions[(provider, stripped)]
     target = build.nm["create_ext"]
     for args in ({"start": "main", "goal": target}, {"start": target, "goal": "main", "direction": "backward"}):
@@ -105,11 +109,13 @@ def test_a_callback_passed_to_a_call_is_an_address_taken_edge(sessions: dict[tup
         assert out["reached"] is True, args
         (path,) = out["paths"]
         assert [n["address"] for n in path["nodes"]] == [build.nm["main"], target]
-        assert path["hops"] == [{"from": build.nm["main"], "to": target, "edge": "address-taken",
-                                 "reference_sites": [build.taken_in_main]}]
+        assert path["hops"] == [
+            {"from": build.nm["main"], "to": target, "edge": "address-taken", "reference_sites": [build.taken_in_main]}
+        ]
     # Without address-taken edges nothing calls create_ext: the old dead end, now a choice.
-    off = result_of(session, "trace_call_path", {"start": "main", "goal": target, "address_taken": False,
-                                                  "max_depth": 8})
+    off = result_of(
+        session, "trace_call_path", {"start": "main", "goal": target, "address_taken": False, "max_depth": 8}
+    )
     assert off["reached"] is False and off["truncated"] is False
 
 
@@ -127,8 +133,9 @@ ENTITIES = 4  # entity_table in trails.c: {"TRAILS_amp_entity", "&quot;", "TRAIL
 
 
 @pytest.mark.parametrize(("provider", "stripped"), CASES)
-def test_a_string_in_a_pointer_array_reaches_the_code_indexing_it(sessions: dict[tuple[str, bool], Session],
-                                                                  build: Build, provider: str, stripped: bool) -> None:
+def test_a_string_in_a_pointer_array_reaches_the_code_indexing_it(
+    sessions: dict[tuple[str, bool], Session], build: Build, provider: str, stripped: bool
+) -> None:
     session = sessions[(provider, stripped)]
     base, lookup = build.nm["entity_table"], build.nm["entity_lookup"]
     slot = hex(int(base, 16) + 8)
@@ -144,8 +151,9 @@ def test_a_string_in_a_pointer_array_reaches_the_code_indexing_it(sessions: dict
 
     xrefs = result_of(session, "xrefs", {"address": string["address"]})
     assert [r["from"] for r in xrefs["references"]] == [slot]
-    assert xrefs["through_arrays"] == [{"from": step["from"], "procedure": lookup, "via": "array-base", "slot": slot,
-                                        "base": base, "index": 1}]
+    assert xrefs["through_arrays"] == [
+        {"from": step["from"], "procedure": lookup, "via": "array-base", "slot": slot, "base": base, "index": 1}
+    ]
 
     at_base = result_of(session, "inspect_native_data_type", {"address": base})
     array = at_base["array"]
@@ -166,8 +174,14 @@ def test_the_trails_on_angr(rea_registry: Registry, build: Build) -> None:
         short = result_of(session, "trace_call_path", {"start": "main", "goal": "pthread_create"})
         assert short["truncated"] is True and short["stopped_by"][0]["bound"] == "max_depth"
         taken = result_of(session, "trace_call_path", {"start": "main", "goal": "create_ext"})
-        assert taken["paths"][0]["hops"] == [{"from": build.nm["main"], "to": build.nm["create_ext"],
-                                              "edge": "address-taken", "reference_sites": [build.taken_in_main]}]
+        assert taken["paths"][0]["hops"] == [
+            {
+                "from": build.nm["main"],
+                "to": build.nm["create_ext"],
+                "edge": "address-taken",
+                "reference_sites": [build.taken_in_main],
+            }
+        ]
         out = result_of(session, "trace_feature", {"query": "&quot;", "case_sensitive": True})
         steps = [r for s in out["strings"] for r in s["referenced_from"] if r.get("via") == "array-base"]
         assert [(r["procedure"], r["index"]) for r in steps] == [(build.nm["entity_lookup"], 1)]
@@ -189,12 +203,16 @@ def arm64(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         if m:
             names[m.group(2)] = hex(int(m.group(1), 16))
     # The add completing main's adrp pair for create_ext carries the low 12 bits of its address.
-    text = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(out)], check=True, capture_output=True,
-                          text=True).stdout
+    text = subprocess.run(
+        [objdump, "-d", "--no-show-raw-insn", str(out)], check=True, capture_output=True, text=True
+    ).stdout
     body = text.split("<main>:\n", 1)[1].split("\n\n", 1)[0]
     low = hex(int(names["create_ext"], 16) & 0xFFF)
-    site = [hex(int(line.split(":")[0], 16)) for line in body.splitlines()
-            if "\tadd\t" in line and line.rstrip().endswith(f"#{low}")]
+    site = [
+        hex(int(line.split(":")[0], 16))
+        for line in body.splitlines()
+        if "\tadd\t" in line and line.rstrip().endswith(f"#{low}")
+    ]
     return {"path": out, "nm": names, "site": site}
 
 

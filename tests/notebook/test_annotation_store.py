@@ -59,8 +59,12 @@ def test_the_revision_follows_the_content(tmp_path: Path) -> None:
 
 
 def test_bad_values_are_canonical_invalid_requests() -> None:
-    for bad, reason in (("1st", "invalid_value"), ("has space", "invalid_value"), ("a" * 300, "out_of_range"),
-                        ("x\0y", "invalid_value")):
+    for bad, reason in (
+        ("1st", "invalid_value"),
+        ("has space", "invalid_value"),
+        ("a" * 300, "out_of_range"),
+        ("x\0y", "invalid_value"),
+    ):
         with pytest.raises(ReaError) as info:
             check_field("name", bad, "name")
         assert info.value.code == "invalid_request"
@@ -75,8 +79,9 @@ def test_bad_values_are_canonical_invalid_requests() -> None:
 
 def test_a_damaged_document_is_an_integrity_error_not_a_crash(tmp_path: Path) -> None:
     store = AnnotationStore(str(tmp_path))
-    (tmp_path / f"{SHA}.json").write_text('{"schema_version": 1, "sha256": "' + SHA + '", "addresses": '
-                                          '{"0x10": {"name": "not valid"}}}')
+    (tmp_path / f"{SHA}.json").write_text(
+        '{"schema_version": 1, "sha256": "' + SHA + '", "addresses": {"0x10": {"name": "not valid"}}}'
+    )
     with pytest.raises(ReaError) as info:
         store.load(SHA)
     assert info.value.code == "artifact_integrity_mismatch" and "Traceback" not in info.value.message
@@ -98,8 +103,10 @@ _WRITER = textwrap.dedent("""
 def test_two_processes_writing_one_target_at_once_lose_nothing(tmp_path: Path) -> None:
     root, go, count = tmp_path / "store", tmp_path / "go", 60
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(root), SHA, tag, str(count), str(go)], env=env)
-             for tag in ("a", "b")]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(root), SHA, tag, str(count), str(go)], env=env)
+        for tag in ("a", "b")
+    ]
     go.touch()
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
     nb = AnnotationStore(str(root)).load(SHA)
@@ -122,8 +129,9 @@ def test_the_location_setting(tmp_path: Path) -> None:
         load_settings({"REA_ANNOTATIONS_DIR": "relative/dir"})
     assert info.value.code == "configuration_invalid"
     assert info.value.details["settings"][0]["setting"] == "REA_ANNOTATIONS_DIR"
-    report = doctor_report(load(), home=str(tmp_path), project_dir=str(tmp_path),
-                           environ={"REA_ANNOTATIONS_DIR": str(tmp_path / "notes")})
+    report = doctor_report(
+        load(), home=str(tmp_path), project_dir=str(tmp_path), environ={"REA_ANNOTATIONS_DIR": str(tmp_path / "notes")}
+    )
     assert report["host"]["annotations_dir"] == str(tmp_path / "notes")
     check = next(c for c in report["checks"] if c["id"] == "annotations-dir")
     assert check["status"] == "pass" and not (tmp_path / "notes").exists()
@@ -131,10 +139,15 @@ def test_the_location_setting(tmp_path: Path) -> None:
 
 def _record(sha: str) -> ev_mod.Evidence:
     provider = ProviderIdentity(id="native", name="Native", version="1")
-    subject = Subject(name="t", local_path="/t", digest=Digest(sha256=sha), size=1, format="elf",
-                      architecture="x86_64")
-    return ev_mod.build(operation="procedure_info", provider=provider, subject=subject, analysis_profile=None,
-                        parameters={}, normalized_result={"address": "0x10", "name": "f"})
+    subject = Subject(name="t", local_path="/t", digest=Digest(sha256=sha), size=1, format="elf", architecture="x86_64")
+    return ev_mod.build(
+        operation="procedure_info",
+        provider=provider,
+        subject=subject,
+        analysis_profile=None,
+        parameters={},
+        normalized_result={"address": "0x10", "name": "f"},
+    )
 
 
 def test_bundles_carry_annotations_authenticated(tmp_path: Path) -> None:
@@ -165,8 +178,14 @@ def test_merging_keeps_what_the_store_holds(tmp_path: Path) -> None:
     store = AnnotationStore(str(tmp_path))
     _set(store, SHA, "0x10", name="mine", comment="kept")
     _set(store, SHA, "0x30", name="taken")
-    incoming = make_notebook(SHA, {"0x10": Note(name="theirs", comment="kept", inline_comment="new"),
-                                   "0x20": Note(name="fresh"), "0x40": Note(name="taken")})
+    incoming = make_notebook(
+        SHA,
+        {
+            "0x10": Note(name="theirs", comment="kept", inline_comment="new"),
+            "0x20": Note(name="fresh"),
+            "0x40": Note(name="taken"),
+        },
+    )
     report = store.merge(incoming)
     nb = store.load(SHA)
     assert nb.note("0x10") == Note(name="mine", comment="kept", inline_comment="new")

@@ -33,8 +33,9 @@ def test_a_rename_is_seen_everywhere_from_a_new_connection(provider: str, elf: s
         async with connect(**env) as first:
             await first.call_tool("open_binary", {"path": elf, "provider_id": provider})
             target = _normalized(await first.call_tool("procedure_address", {"procedure": "compute_checksum"}))
-            renamed = await first.call_tool("set_address_name", {"address": target["address"],
-                                                                 "name": "checksum_string"})
+            renamed = await first.call_tool(
+                "set_address_name", {"address": target["address"], "name": "checksum_string"}
+            )
             assert _normalized(renamed)["value"] == "checksum_string"
             bad = await first.call_tool("set_address_name", {"address": target["address"], "name": "no way"})
             assert bad.is_error and json.loads(bad.content[0].text)["error"]["code"] == "invalid_request"
@@ -47,10 +48,14 @@ def test_a_rename_is_seen_everywhere_from_a_new_connection(provider: str, elf: s
             assert info["address"] == target["address"] and info["original_name"] == "compute_checksum"
             callers = _normalized(await second.call_tool("procedure_callers", {"procedure": "strlen"}))["callers"]
             assert "checksum_string" in [c["name"] for c in callers]
-            dossier = _result(await second.call_tool("analyze_function", {"procedure": "main",
-                                                                          "include_assembly": False}))
-            assert {"address": target["address"], "name": "checksum_string", "original_name": "compute_checksum"} \
-                in dossier["normalized_result"]["user_names"]
+            dossier = _result(
+                await second.call_tool("analyze_function", {"procedure": "main", "include_assembly": False})
+            )
+            assert {
+                "address": target["address"],
+                "name": "checksum_string",
+                "original_name": "compute_checksum",
+            } in dossier["normalized_result"]["user_names"]
             assert dossier["parameters"]["annotation_revision"]
             if provider == "angr":  # angr's decompiler prints callee names: the user's name replaces its own
                 code = _normalized(await second.call_tool("procedure_pseudo_code", {"procedure": "main"}))
@@ -58,8 +63,9 @@ def test_a_rename_is_seen_everywhere_from_a_new_connection(provider: str, elf: s
             # Each connection moves its own cursor.
             entry = _normalized(await third.call_tool("current_address", {}))["address"]
             await second.call_tool("goto_address", {"address": target["address"]})
-            assert _normalized(await second.call_tool("current_procedure", {}))["procedure"]["name"] == \
-                "checksum_string"
+            assert (
+                _normalized(await second.call_tool("current_procedure", {}))["procedure"]["name"] == "checksum_string"
+            )
             assert _normalized(await third.call_tool("current_address", {}))["address"] == entry
 
     anyio.run(main)

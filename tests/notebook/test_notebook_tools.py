@@ -14,8 +14,15 @@ from rea.session import Session
 from rea.testing import call_tool, result_of
 from tests.notebook.conftest import open_session
 
-WRITES = ("set_comment", "set_inline_comment", "set_address_name", "set_addresses_names", "set_bookmark",
-          "unset_bookmark", "annotate_native_function")
+WRITES = (
+    "set_comment",
+    "set_inline_comment",
+    "set_address_name",
+    "set_addresses_names",
+    "set_bookmark",
+    "unset_bookmark",
+    "annotate_native_function",
+)
 
 
 def _error(session: Session, tool: str, args: dict[str, Any]) -> ReaError:
@@ -68,7 +75,8 @@ def test_a_user_name_shows_everywhere_and_changes_evidence_identity(native: Sess
     dossier = call_tool(native, "analyze_function", {"procedure": "main", "include_assembly": False}).evidence
     assert dossier is not None and dossier.parameters["annotation_revision"] == out["annotation_revision"]
     assert dossier.normalized_result["user_names"] == [
-        {"address": target, "name": "checksum_string", "original_name": "compute_checksum"}]
+        {"address": target, "name": "checksum_string", "original_name": "compute_checksum"}
+    ]
 
     cleared = result_of(native, "set_address_name", {"address": target, "name": ""})
     assert cleared["previous"] == "checksum_string" and cleared["annotation_revision"] is None
@@ -82,8 +90,11 @@ def test_comments_bookmarks_and_function_annotations(native: Session) -> None:
     result_of(native, "set_comment", {"address": main, "comment": "program entry"})
     result_of(native, "set_inline_comment", {"address": second["address"], "comment": "argc kept"})
     result_of(native, "set_bookmark", {"address": main, "name": "start here"})
-    note = result_of(native, "annotate_native_function", {"procedure": "main", "signature": "int main(int argc, "
-                                                          "char **argv)", "notes": "sums four results"})
+    note = result_of(
+        native,
+        "annotate_native_function",
+        {"procedure": "main", "signature": "int main(int argc, char **argv)", "notes": "sums four results"},
+    )
     assert note["procedure"]["address"] == main and set(note["fields"]) == {"signature", "notes"}
 
     assert result_of(native, "comment", {"address": main})["comment"] == "program entry"
@@ -104,11 +115,21 @@ def test_comments_bookmarks_and_function_annotations(native: Session) -> None:
     dossier = call_tool(native, "analyze_function", {"procedure": "main"}).evidence
     assert dossier is not None
     kinds = {(c["address"], c["kind"]) for c in dossier.normalized_result["comments"]}
-    assert {(main, "comment"), (second["address"], "inline_comment"), (main, "bookmark"),
-            (main, "signature"), (main, "notes")} <= kinds
-    view = result_of(native, "inspect_analysis_view", {
-        "source": {"kind": "retained-evidence", "evidence_id": dossier.evidence_id},
-        "view": {"kind": "native", "facet": "comments"}})
+    assert {
+        (main, "comment"),
+        (second["address"], "inline_comment"),
+        (main, "bookmark"),
+        (main, "signature"),
+        (main, "notes"),
+    } <= kinds
+    view = result_of(
+        native,
+        "inspect_analysis_view",
+        {
+            "source": {"kind": "retained-evidence", "evidence_id": dossier.evidence_id},
+            "view": {"kind": "native", "facet": "comments"},
+        },
+    )
     assert view["status"] == "available" and view["total"] == len(dossier.normalized_result["comments"])
 
     removed = result_of(native, "unset_bookmark", {"address": main})
@@ -150,12 +171,14 @@ def test_bad_addresses_and_names_are_canonical_invalid_requests(native: Session)
     assert "is an import procedure" in err.message
 
 
-def test_the_cursor_steps_through_instructions_and_procedures(native: Session, rea_registry: Registry,
-                                                              store_dir: Path, elf: str) -> None:
+def test_the_cursor_steps_through_instructions_and_procedures(
+    native: Session, rea_registry: Registry, store_dir: Path, elf: str
+) -> None:
     entry = result_of(native, "current_address", {})["address"]
     main = _address(native, "main")
-    instructions = [i["address"] for i in result_of(native, "procedure_assembly", {"procedure": "main"})
-                    ["instructions"]]
+    instructions = [
+        i["address"] for i in result_of(native, "procedure_assembly", {"procedure": "main"})["instructions"]
+    ]
     assert result_of(native, "goto_address", {"address": main})["previous_address"] == entry
     step = result_of(native, "next_address", {})
     assert step["address"] == instructions[1] and step["unit"] == "instruction" and step["moved"] is True

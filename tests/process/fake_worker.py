@@ -14,8 +14,14 @@ from rea.process.worker import Reporter, Result, serve
 
 
 def echo(params: dict[str, Any], _r: Reporter) -> Any:
-    return {"echo": params, "pid": os.getpid(), "home": os.environ.get("HOME"), "tmp": os.environ.get("TMPDIR"),
-            "cwd": os.getcwd(), "cache": os.environ.get("RTDB_BASE")}
+    return {
+        "echo": params,
+        "pid": os.getpid(),
+        "home": os.environ.get("HOME"),
+        "tmp": os.environ.get("TMPDIR"),
+        "cwd": os.getcwd(),
+        "cache": os.environ.get("RTDB_BASE"),
+    }
 
 
 def sleep(params: dict[str, Any], r: Reporter) -> Any:
@@ -68,8 +74,16 @@ def big(params: dict[str, Any], _r: Reporter) -> Any:
     return Result(normalized="x" * int(params["size"]), limitations=["big"])
 
 
-ROUTES = {"echo": echo, "sleep": sleep, "die": die, "escape": escape, "child": child, "fail": fail,
-          "garbage": garbage, "big": big}
+ROUTES = {
+    "echo": echo,
+    "sleep": sleep,
+    "die": die,
+    "escape": escape,
+    "child": child,
+    "fail": fail,
+    "garbage": garbage,
+    "big": big,
+}
 
 if __name__ == "__main__":
     sys.exit(serve(ROUTES))

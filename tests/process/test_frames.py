@@ -13,14 +13,15 @@ from rea.process import frames
 @given(st.lists(st.binary(max_size=300), max_size=5), st.integers(min_value=1, max_value=7))
 def test_frames_survive_any_chunking(payloads: list[bytes], step: int) -> None:
     out: list[frames.Outgoing] = [
-        frames.ReplyOut(id=i, normalized={"blob": p.hex(), "n": len(p)}) for i, p in enumerate(payloads)]
+        frames.ReplyOut(id=i, normalized={"blob": p.hex(), "n": len(p)}) for i, p in enumerate(payloads)
+    ]
     out.append(frames.Failure(id=99, code="cancelled", message="x", details={"phase": "cfg"}))
     out.append(frames.Progress(id=100, message="step"))
     stream = b"".join(frames.encode(m) for m in out)
     reader = frames.FrameReader()
     got: list[frames.Incoming] = []
     for i in range(0, len(stream), step):
-        got.extend(reader.feed(stream[i:i + step]))
+        got.extend(reader.feed(stream[i : i + step]))
     assert len(got) == len(out)
     for sent, received in zip(payloads, got, strict=False):
         assert isinstance(received, frames.Reply)

@@ -23,8 +23,9 @@ FAKE = str(Path(__file__).with_name("fake_worker.py"))
 
 
 def channel(**env: str) -> WorkerChannel:
-    spec = ProcessSpec(argv=(sys.executable, FAKE), resource="fake-worker", owner="fake",
-                       env={"PYTHONDONTWRITEBYTECODE": "1", **env})
+    spec = ProcessSpec(
+        argv=(sys.executable, FAKE), resource="fake-worker", owner="fake", env={"PYTHONDONTWRITEBYTECODE": "1", **env}
+    )
     return WorkerChannel(spec, label="fake", grace_s=0.5)
 
 
@@ -152,9 +153,14 @@ def test_the_lineage_snapshot_has_the_contract_shape() -> None:
 
 
 def test_private_in_an_argument_names_the_private_directory() -> None:
-    proc = OwnedProcess.start(ProcessSpec(argv=(sys.executable, "-c", "import sys; print(sys.argv[1])",
-                                                "--profile={private}/profile"), resource="argv", owner="t",
-                                          stdin="null"))
+    proc = OwnedProcess.start(
+        ProcessSpec(
+            argv=(sys.executable, "-c", "import sys; print(sys.argv[1])", "--profile={private}/profile"),
+            resource="argv",
+            owner="t",
+            stdin="null",
+        )
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline().decode().strip()
     assert line == f"--profile={proc.private_dir}/profile"
@@ -232,8 +238,9 @@ def bwrap() -> str:
 
 
 def _run(argv: tuple[str, ...], policy: SandboxPolicy) -> tuple[int | None, OwnedProcess]:
-    proc = OwnedProcess.start(ProcessSpec(argv=argv, resource="sandboxed", owner="test", sandbox=policy,
-                                          stdout="null", stdin="null"))
+    proc = OwnedProcess.start(
+        ProcessSpec(argv=argv, resource="sandboxed", owner="test", sandbox=policy, stdout="null", stdin="null")
+    )
     status = proc.wait_exit(30)
     return status, proc
 
@@ -256,7 +263,7 @@ def test_a_program_kept_under_tmp_still_runs_in_the_private_tmp(bwrap: str, tmp_
     # A fresh clone or tox env under /tmp holds the interpreter and the workers; the private /tmp must not hide them.
     program = tmp_path / "bin" / "hello"
     program.parent.mkdir()
-    program.write_text("#!/bin/sh\necho sandboxed > \"$1\"\n")
+    program.write_text('#!/bin/sh\necho sandboxed > "$1"\n')
     program.chmod(0o755)
     out = tmp_path / "out"
     out.mkdir()
@@ -282,18 +289,23 @@ def test_loopback_only_when_allowed(bwrap: str) -> None:
     assert denied != 0 and allowed == 0
 
 
-def test_a_required_sandbox_without_bwrap_is_typed_unless_none_is_accepted(monkeypatch: pytest.MonkeyPatch,
-                                                                          tmp_path: Path) -> None:
+def test_a_required_sandbox_without_bwrap_is_typed_unless_none_is_accepted(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     sandbox.bwrap_failure.cache_clear()
     monkeypatch.setenv("PATH", str(tmp_path))
     try:
         with pytest.raises(ReaError) as info:
-            OwnedProcess.start(ProcessSpec(argv=(sys.executable, "-c", "pass"), resource="s", owner="t",
-                                           sandbox=SandboxPolicy()))
+            OwnedProcess.start(
+                ProcessSpec(argv=(sys.executable, "-c", "pass"), resource="s", owner="t", sandbox=SandboxPolicy())
+            )
         assert info.value.code == "provider_unavailable"
         assert "bubblewrap" in info.value.remediation
-        proc = OwnedProcess.start(ProcessSpec(argv=(sys.executable, "-c", "pass"), resource="s", owner="t",
-                                              sandbox=SandboxPolicy(accept_none=True)))
+        proc = OwnedProcess.start(
+            ProcessSpec(
+                argv=(sys.executable, "-c", "pass"), resource="s", owner="t", sandbox=SandboxPolicy(accept_none=True)
+            )
+        )
         assert proc.isolation.sandbox == "none" and "bwrap" in proc.isolation.reason
         proc.wait_exit(30)
         assert proc.terminate().remaining == ()
@@ -307,8 +319,16 @@ def test_plugins_start_processes_only_through_the_kernel() -> None:
     offenders = []
     for path in root.rglob("*.py"):
         text = path.read_text()
-        for needle in ("subprocess.Popen", "subprocess.run(", "subprocess.call(", "subprocess.check_output(",
-                       "os.fork(", "os.spawn", "os.posix_spawn", "os.exec"):
+        for needle in (
+            "subprocess.Popen",
+            "subprocess.run(",
+            "subprocess.call(",
+            "subprocess.check_output(",
+            "os.fork(",
+            "os.spawn",
+            "os.posix_spawn",
+            "os.exec",
+        ):
             if needle in text:
                 offenders.append(f"{path.relative_to(root)}: {needle}")
     assert offenders == []

@@ -171,12 +171,18 @@ def _alive(pid: int) -> bool:
 # -- item 3: network_access none without bubblewrap -------------------------------------------------------------
 
 
-def test_no_network_holds_without_bubblewrap(rea_session: Session, programs: dict[str, Path], tmp_path: Path,
-                                             no_bwrap: None, listener: tuple[socket.socket, int]) -> None:
+def test_no_network_holds_without_bubblewrap(
+    rea_session: Session, programs: dict[str, Path], tmp_path: Path, no_bwrap: None, listener: tuple[socket.socket, int]
+) -> None:
     failure = network_namespace_failure()
     server, port = listener
-    args: dict[str, Any] = {"executable": str(programs["connect"]), "arguments": [str(port)],
-                            "working_directory": str(tmp_path), "sandbox": "preferred", "network_access": "none"}
+    args: dict[str, Any] = {
+        "executable": str(programs["connect"]),
+        "arguments": [str(port)],
+        "working_directory": str(tmp_path),
+        "sandbox": "preferred",
+        "network_access": "none",
+    }
     if failure is not None:
         # Where the host gives no network namespace either, "none" is refused, typed, never silently dropped.
         with pytest.raises(ReaError) as info:
@@ -204,25 +210,29 @@ def test_short_sandboxed_programs_leave_no_zombie(rea_session: Session, tmp_path
     sandbox.bwrap_failure()  # the host probe, once (it must not leave one either)
     before = set(_zombie_children())
     for _ in range(20):
-        capture = result_of(rea_session, "capture_process_scenario", {
-            "executable": "/bin/true", "working_directory": str(tmp_path)})
+        capture = result_of(
+            rea_session, "capture_process_scenario", {"executable": "/bin/true", "working_directory": str(tmp_path)}
+        )
         assert capture["lifecycle"]["exit"]["exit_code"] == 0 and capture["cleanup"]["cleanup"] == "complete"
     time.sleep(0.2)
     assert sorted(set(_zombie_children()) - before) == []
 
 
 @pytest.mark.parametrize("cgroup", [True, False], ids=["pids-cgroup", "no-cgroup"])
-def test_an_unsandboxed_setsid_daemon_is_found_and_ended(rea_session: Session, programs: dict[str, Path],
-                                                         tmp_path: Path, cgroup: bool,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unsandboxed_setsid_daemon_is_found_and_ended(
+    rea_session: Session, programs: dict[str, Path], tmp_path: Path, cgroup: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from rea.process import confine
 
     if not cgroup:
         # Found through its environment instead (HOME and TMPDIR name the capture's private directory).
         monkeypatch.setattr(confine, "_cgroup_parent", lambda: None)
         monkeypatch.setattr(confine, "_JOIN", [])
-    capture = result_of(rea_session, "capture_process_scenario", {
-        "executable": str(programs["daemon"]), "working_directory": str(tmp_path), "sandbox": "none"})
+    capture = result_of(
+        rea_session,
+        "capture_process_scenario",
+        {"executable": str(programs["daemon"]), "working_directory": str(tmp_path), "sandbox": "none"},
+    )
     daemon = int((tmp_path / "daemon.pid").read_text())
     found = [m for m in capture["process_family"]["members"] if m["pid"] == daemon]
     processes = (capture["isolation"]["policy"] or {}).get("processes", {})
@@ -238,10 +248,14 @@ def test_an_unsandboxed_setsid_daemon_is_found_and_ended(rea_session: Session, p
         assert not Path(capture["isolation"]["cgroup"]).exists()
 
 
-def test_a_sandboxed_setsid_daemon_dies_with_the_sandbox(rea_session: Session, programs: dict[str, Path],
-                                                         tmp_path: Path, bwrap: str) -> None:
-    capture = result_of(rea_session, "capture_process_scenario", {
-        "executable": str(programs["daemon"]), "working_directory": str(tmp_path)})
+def test_a_sandboxed_setsid_daemon_dies_with_the_sandbox(
+    rea_session: Session, programs: dict[str, Path], tmp_path: Path, bwrap: str
+) -> None:
+    capture = result_of(
+        rea_session,
+        "capture_process_scenario",
+        {"executable": str(programs["daemon"]), "working_directory": str(tmp_path)},
+    )
     assert capture["isolation"]["sandbox"] == "bubblewrap" and (tmp_path / "daemon.pid").exists()
     assert capture["cleanup"]["cleanup"] == "complete"
     time.sleep(1.5)  # the daemon would write "outlived" one second after it started
@@ -251,9 +265,9 @@ def test_a_sandboxed_setsid_daemon_dies_with_the_sandbox(rea_session: Session, p
 # -- item 14: the default sandbox hides secrets, has its own /dev/shm and uid, bounds processes ----------------
 
 
-def test_the_default_sandbox_hides_secrets_and_bounds_processes(rea_session: Session, programs: dict[str, Path],
-                                                                tmp_path: Path, bwrap: str,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_sandbox_hides_secrets_and_bounds_processes(
+    rea_session: Session, programs: dict[str, Path], tmp_path: Path, bwrap: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / "notes").write_text("secret")
@@ -263,11 +277,27 @@ def test_the_default_sandbox_hides_secrets_and_bounds_processes(rea_session: Ses
     work.mkdir()
     (work / "input").write_text("mine")
     shm = f"rea-isolation-{os.getpid()}"
-    probes = ["/etc/shadow", "/etc/gshadow", "/root/.bashrc", str(home / "notes"), str(home / ".ssh" / "id_ed25519"),
-              str(work / "input"), "uid", f"shm:{shm}", "fork:200"]
-    capture = result_of(rea_session, "capture_process_scenario", {
-        "executable": str(programs["peek"]), "arguments": probes, "working_directory": str(work),
-        "limits": {"max_tasks": 40}})
+    probes = [
+        "/etc/shadow",
+        "/etc/gshadow",
+        "/root/.bashrc",
+        str(home / "notes"),
+        str(home / ".ssh" / "id_ed25519"),
+        str(work / "input"),
+        "uid",
+        f"shm:{shm}",
+        "fork:200",
+    ]
+    capture = result_of(
+        rea_session,
+        "capture_process_scenario",
+        {
+            "executable": str(programs["peek"]),
+            "arguments": probes,
+            "working_directory": str(work),
+            "limits": {"max_tasks": 40},
+        },
+    )
     lines = capture["output"]["stdout"]["text"].splitlines()
     for path in probes[:5]:
         if os.path.exists(path):
@@ -290,15 +320,19 @@ def test_the_default_sandbox_hides_secrets_and_bounds_processes(rea_session: Ses
 # -- item 15: what an unsandboxed program reaches is said plainly ---------------------------------------------
 
 
-def test_an_unsandboxed_capture_says_what_the_program_could_reach(rea_session: Session, programs: dict[str, Path],
-                                                                  tmp_path: Path, bwrap: str) -> None:
+def test_an_unsandboxed_capture_says_what_the_program_could_reach(
+    rea_session: Session, programs: dict[str, Path], tmp_path: Path, bwrap: str
+) -> None:
     environ = f"/proc/{os.getpid()}/environ"
     # What the kernel shows there is the environment the server started with (a secret given at launch).
     marker = Path(environ).read_bytes().split(b"\0")[0].decode()
     if not marker or ":" in marker:
         pytest.skip("the test process started with no usable environment entry")
-    args = {"executable": str(programs["peek"]), "arguments": [f"find:{environ}:{marker}"],
-            "working_directory": str(tmp_path)}
+    args = {
+        "executable": str(programs["peek"]),
+        "arguments": [f"find:{environ}:{marker}"],
+        "working_directory": str(tmp_path),
+    }
     bare = result_of(rea_session, "capture_process_scenario", {**args, "sandbox": "none"})
     # The record is true: this program did read the server's environment, and the record names it.
     assert bare["output"]["stdout"]["text"] == f"found {environ}\n"
@@ -310,14 +344,18 @@ def test_an_unsandboxed_capture_says_what_the_program_could_reach(rea_session: S
     assert "reachable" not in boxed["isolation"]["policy"]
 
 
-def test_without_a_pids_cgroup_the_record_says_what_is_unbounded(rea_session: Session, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_pids_cgroup_the_record_says_what_is_unbounded(
+    rea_session: Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from rea.process import confine
 
     monkeypatch.setattr(confine, "_cgroup_parent", lambda: None)
     monkeypatch.setattr(confine, "_JOIN", [])
-    capture = result_of(rea_session, "capture_process_scenario", {
-        "executable": "/bin/true", "working_directory": str(tmp_path), "sandbox": "none"})
+    capture = result_of(
+        rea_session,
+        "capture_process_scenario",
+        {"executable": "/bin/true", "working_directory": str(tmp_path), "sandbox": "none"},
+    )
     policy = capture["isolation"]["policy"]
     assert capture["isolation"]["cgroup"] is None
     assert policy["processes"]["by"] in ("none", "RLIMIT_NPROC") and "no pids cgroup" in policy["processes"]["reason"]
@@ -327,8 +365,16 @@ def test_without_a_pids_cgroup_the_record_says_what_is_unbounded(rea_session: Se
 def test_an_owned_sandboxed_process_releases_its_pids_cgroup(tmp_path: Path, bwrap: str) -> None:
     from rea.process import OwnedProcess, ProcessSpec, SandboxPolicy
 
-    proc = OwnedProcess.start(ProcessSpec(argv=("/bin/sleep", "5"), resource="cgroup-test", owner="test",
-                                          stdin="null", stdout="null", sandbox=SandboxPolicy(max_tasks=8)))
+    proc = OwnedProcess.start(
+        ProcessSpec(
+            argv=("/bin/sleep", "5"),
+            resource="cgroup-test",
+            owner="test",
+            stdin="null",
+            stdout="null",
+            sandbox=SandboxPolicy(max_tasks=8),
+        )
+    )
     cgroup = proc.isolation.cgroup
     if cgroup is None:
         proc.terminate(0.2)
@@ -347,7 +393,11 @@ def test_the_confine_shim_keeps_a_hard_process_limit_it_cannot_raise() -> None:
 
     hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
     probe = "import resource; print(resource.getrlimit(resource.RLIMIT_NPROC)[0])"
-    done = subprocess.run(confine.command([sys.executable, "-I", "-S", "-c", probe], nproc=10**9),
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        confine.command([sys.executable, "-I", "-S", "-c", probe], nproc=10**9),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) == (10**9 if hard == resource.RLIM_INFINITY else min(10**9, hard))

@@ -28,7 +28,7 @@ def owned_alive(pid: int) -> bool:
             stat = fh.read().decode("ascii", "replace")
     except OSError:
         return False
-    return int(stat[stat.rfind(")") + 2:].split()[1]) == os.getpid()
+    return int(stat[stat.rfind(")") + 2 :].split()[1]) == os.getpid()
 
 
 def worker_pid(session: Session) -> int | None:
@@ -38,6 +38,7 @@ def worker_pid(session: Session) -> int | None:
 
 def cancel_on(phase: str) -> CallContext:
     """A context whose caller cancels as soon as the provider reports ``phase``."""
+
     def sink(_: float, message: str) -> None:
         if phase in message:
             ctx.signal.cancel()

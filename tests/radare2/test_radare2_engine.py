@@ -26,11 +26,15 @@ def many_functions(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("r2-many")
     lines = ["const unsigned char blob[100000] = {" + ",".join(str(i % 251) for i in range(0, 100000, 97)) + "};"]
     lines += [f"__attribute__((noinline)) int f{i}(int x) {{ return x * {i} + (x >> 3); }}" for i in range(FUNCTIONS)]
-    lines.append("int main(int c, char **v) { (void)v; int t = 0; "
-                 + " ".join(f"t += f{i}(c);" for i in range(FUNCTIONS)) + " return t + blob[c]; }")
+    lines.append(
+        "int main(int c, char **v) { (void)v; int t = 0; "
+        + " ".join(f"t += f{i}(c);" for i in range(FUNCTIONS))
+        + " return t + blob[c]; }"
+    )
     (out / "many.c").write_text("\n".join(lines) + "\n")
-    subprocess.run([gcc, "-O1", "-o", str(out / "many"), str(out / "many.c")], check=True, capture_output=True,
-                   timeout=300)
+    subprocess.run(
+        [gcc, "-O1", "-o", str(out / "many"), str(out / "many.c")], check=True, capture_output=True, timeout=300
+    )
     return out / "many"
 
 
@@ -45,14 +49,15 @@ def program(many_functions: Path) -> Program:
 def test_reads_larger_than_the_sandbox_block_are_whole(many_functions: Path, program: Program) -> None:
     rodata = next(r for r in program.sections if r.name == ".rodata")
     assert rodata.size > 3 * MAX_COMMAND_BLOCK
-    expected = many_functions.read_bytes()[rodata.file_offset:rodata.file_offset + rodata.size]
+    expected = many_functions.read_bytes()[rodata.file_offset : rodata.file_offset + rodata.size]
     assert program.core.read(rodata.start, rodata.size) == expected
 
 
 def test_unwind_starts_are_every_fde(many_functions: Path, program: Program) -> None:
     objdump = toolchains.require("objdump")
-    listing = subprocess.run([objdump, "--dwarf=frames", str(many_functions)], check=True, capture_output=True,
-                             text=True).stdout
+    listing = subprocess.run(
+        [objdump, "--dwarf=frames", str(many_functions)], check=True, capture_output=True, text=True
+    ).stdout
     fdes = {int(a, 16) for a in re.findall(r"FDE cie=\w+ pc=([0-9a-f]+)\.\.", listing)}
     assert len(fdes) > FUNCTIONS
     eh_frame = next(r for r in program.sections if r.name == ".eh_frame")

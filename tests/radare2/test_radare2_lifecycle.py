@@ -70,12 +70,16 @@ def test_worker_crash_is_reported_then_recovered(r2_session: Session) -> None:
     assert crashed and crashed[0]["signal"] == "SIGKILL"
 
 
-@pytest.mark.parametrize(("setting", "operation", "phase"), [
-    ("REA_RADARE2_LOAD_TIMEOUT_MS", "list_documents", "starting the worker and loading the binary"),
-    ("REA_RADARE2_ANALYSIS_TIMEOUT_MS", "list_procedures", "analysis (aaa)"),
-])
-def test_deadlines_return_provider_timeout(rea_registry: Registry, elf: str, monkeypatch: pytest.MonkeyPatch,
-                                           setting: str, operation: str, phase: str) -> None:
+@pytest.mark.parametrize(
+    ("setting", "operation", "phase"),
+    [
+        ("REA_RADARE2_LOAD_TIMEOUT_MS", "list_documents", "starting the worker and loading the binary"),
+        ("REA_RADARE2_ANALYSIS_TIMEOUT_MS", "list_procedures", "analysis (aaa)"),
+    ],
+)
+def test_deadlines_return_provider_timeout(
+    rea_registry: Registry, elf: str, monkeypatch: pytest.MonkeyPatch, setting: str, operation: str, phase: str
+) -> None:
     monkeypatch.setenv(setting, "1")
     session = Session(rea_registry)
     open_r2(session, elf)
@@ -118,8 +122,9 @@ def _corruptions(original: bytes) -> dict[str, bytes]:
     return {"truncated": original[:64], "garbled-program-headers": bytes(garbled)}
 
 
-def test_corrupted_binaries_give_typed_errors_and_no_leaked_worker(rea_registry: Registry, elf: str,
-                                                                   tmp_path: Path) -> None:
+def test_corrupted_binaries_give_typed_errors_and_no_leaked_worker(
+    rea_registry: Registry, elf: str, tmp_path: Path
+) -> None:
     session = Session(rea_registry)
     pids = []
     try:
@@ -217,12 +222,13 @@ def _exited(pid: int) -> bool:
             stat = fh.read().decode("ascii", "replace")
     except OSError:
         return True
-    return stat[stat.rfind(")") + 2:].split()[0] in ("Z", "X")
+    return stat[stat.rfind(")") + 2 :].split()[0] in ("Z", "X")
 
 
 def test_worker_exits_when_the_server_dies(elf: str) -> None:
-    out = subprocess.run([sys.executable, "-c", ORPHAN_SCRIPT, elf], check=True, capture_output=True, text=True,
-                         timeout=120).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", ORPHAN_SCRIPT, elf], check=True, capture_output=True, text=True, timeout=120
+    ).stdout
     pid = int(out.split()[-1])
     # The worker watches its parent once a second; this bound only guards against a hang.
     for _ in range(600):

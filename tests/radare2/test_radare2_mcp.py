@@ -16,8 +16,10 @@ from tests.radare2.conftest import require_radare2
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, str]]:
-    return {str(p.relative_to(root)): (p.lstat().st_mode, hashlib.sha256(p.read_bytes()).hexdigest()
-                                       if p.is_file() else "") for p in sorted(root.rglob("*"))}
+    return {
+        str(p.relative_to(root)): (p.lstat().st_mode, hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "")
+        for p in sorted(root.rglob("*"))
+    }
 
 
 def test_radare2_over_stdio(native_fixtures: Any, tmp_path: Path) -> None:

@@ -65,8 +65,9 @@ def test_instruction_pages_match_the_listing(r2_session: Session) -> None:
     paged: list[dict[str, Any]] = []
     offset: int | None = 0
     while offset is not None:
-        page = op(r2_session, "read_function_instructions", procedure="main", offset=offset, limit=7,
-                  split_operands=True)
+        page = op(
+            r2_session, "read_function_instructions", procedure="main", offset=offset, limit=7, split_operands=True
+        )
         paged += page["instructions"]
         offset = page["next_offset"]
     assert paged == listing["instructions"]
@@ -108,8 +109,10 @@ def test_pe_thunks_read_the_import_slot(opened: Any) -> None:
     thunk = next(p for p in procs if p["name"] == "puts" and p["kind"] == "thunk")
     slot = next(p for p in procs if p["name"] == "puts" and p["kind"] == "import")
     refs = op(session, "procedure_references", procedure=thunk["address"])["references"]
-    assert {(r["kind"], r["to"], r["to_name"]) for r in refs} == {("external", slot["address"], "puts"),
-                                                                  ("jump", slot["address"], "puts")}
+    assert {(r["kind"], r["to"], r["to_name"]) for r in refs} == {
+        ("external", slot["address"], "puts"),
+        ("jump", slot["address"], "puts"),
+    }
     callees = op(session, "procedure_callees", procedure=thunk["address"])["callees"]
     assert [(c["address"], c["kind"]) for c in callees] == [(slot["address"], "import")]
     greet = op(session, "procedure_callees", procedure="greet")["callees"]
@@ -146,4 +149,5 @@ def test_layout_agrees_with_the_file(r2_session: Session, rea_registry: Registry
     finally:
         native.close()
     assert {k: m[k] for k in ("nx", "pie", "relro", "canary", "fortify")} == {
-        k: theirs[k] for k in ("nx", "pie", "relro", "canary", "fortify")}
+        k: theirs[k] for k in ("nx", "pie", "relro", "canary", "fortify")
+    }

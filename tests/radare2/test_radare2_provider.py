@@ -25,21 +25,46 @@ from tests.radare2.conftest import require_radare2
 from tests.radare2.r2_support import worker_pid
 
 CONTRACT_OPERATIONS = {
-    "list_documents", "list_segments", "list_procedures", "search_procedures", "list_strings", "search_strings",
-    "list_names", "address_name", "procedure_address", "resolve_containing_procedure", "procedure_info",
-    "procedure_blocks", "procedure_assembly", "read_function_instructions", "procedure_callers",
-    "procedure_callees", "procedure_references", "xrefs", "procedure_pseudo_code", "binary_layout",
-    "inspect_native_instruction", "inspect_native_data_type", "resolve_native_call_targets",
+    "list_documents",
+    "list_segments",
+    "list_procedures",
+    "search_procedures",
+    "list_strings",
+    "search_strings",
+    "list_names",
+    "address_name",
+    "procedure_address",
+    "resolve_containing_procedure",
+    "procedure_info",
+    "procedure_blocks",
+    "procedure_assembly",
+    "read_function_instructions",
+    "procedure_callers",
+    "procedure_callees",
+    "procedure_references",
+    "xrefs",
+    "procedure_pseudo_code",
+    "binary_layout",
+    "inspect_native_instruction",
+    "inspect_native_data_type",
+    "resolve_native_call_targets",
 }
-SETTINGS = ("REA_RADARE2_ANALYSIS", "REA_RADARE2_LOAD_TIMEOUT_MS", "REA_RADARE2_ANALYSIS_TIMEOUT_MS",
-            "REA_RADARE2_QUERY_TIMEOUT_MS", "REA_RADARE2_MEMORY_LIMIT_MB")
+SETTINGS = (
+    "REA_RADARE2_ANALYSIS",
+    "REA_RADARE2_LOAD_TIMEOUT_MS",
+    "REA_RADARE2_ANALYSIS_TIMEOUT_MS",
+    "REA_RADARE2_QUERY_TIMEOUT_MS",
+    "REA_RADARE2_MEMORY_LIMIT_MB",
+)
 
 
 def test_importing_the_plugin_loads_no_radare2() -> None:
-    code = ("import sys, rea_plugins.radare2, rea_plugins.radare2.provider, rea_plugins.radare2.client; "
-            "from rea_plugins.radare2.provider import Radare2Provider; Radare2Provider().availability(); "
-            "maps = open('/proc/self/maps').read(); "
-            "print('libr_core' in maps, 'libr' in sys.modules, 'r2pipe' in sys.modules)")
+    code = (
+        "import sys, rea_plugins.radare2, rea_plugins.radare2.provider, rea_plugins.radare2.client; "
+        "from rea_plugins.radare2.provider import Radare2Provider; Radare2Provider().availability(); "
+        "maps = open('/proc/self/maps').read(); "
+        "print('libr_core' in maps, 'libr' in sys.modules, 'r2pipe' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     assert out.split() == ["False", "False", "False"]
 
@@ -60,8 +85,9 @@ def _hide_r2libr(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name in ("libr", "r2pipe") else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name in ("libr", "r2pipe") else real(name, *a)
+    )
 
 
 def test_availability_follows_the_installed_libraries(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,14 +107,19 @@ def _providers_list(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
 
 
 def test_providers_list_shows_radare2_available_then_missing_with_the_install_command(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     require_radare2()
     row = _providers_list(capsys)["radare2"]
     assert row["availability"]["status"] == "available" and row["auto_priority"] == 4
     _hide_r2libr(monkeypatch)
     row = _providers_list(capsys)["radare2"]
-    assert row["availability"] == {"status": "unavailable", "code": "runtime_missing",
-                                   "reason": row["availability"]["reason"], "remediation": "pip install 'rea[radare2]'"}
+    assert row["availability"] == {
+        "status": "unavailable",
+        "code": "runtime_missing",
+        "reason": row["availability"]["reason"],
+        "remediation": "pip install 'rea[radare2]'",
+    }
     assert cli_main(["providers", "list"]) == 0
     assert "pip install 'rea[radare2]'" in capsys.readouterr().out
 
@@ -101,8 +132,13 @@ def test_providers_list_in_an_environment_without_the_libraries(tmp_path: Path) 
     env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
     root = Path(__file__).resolve().parents[2]
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(root), env.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, "-m", "rea", "providers", "list", "--json"], capture_output=True,
-                          text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rea", "providers", "list", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     row = next(p for p in json.loads(proc.stdout)["providers"] if p["id"] == "radare2")
     assert row["availability"]["status"] == "unavailable"
@@ -112,9 +148,13 @@ def test_providers_list_in_an_environment_without_the_libraries(tmp_path: Path) 
 def test_settings_are_declared_and_validated_at_startup(rea_registry: Registry) -> None:
     assert set(SETTINGS) <= set(rea_registry.settings)
     load_settings({"REA_RADARE2_ANALYSIS": "aa"}, declared=rea_registry.settings)
-    for name, bad in (("REA_RADARE2_ANALYSIS", "aaaa"), ("REA_RADARE2_ANALYSIS", "AA"),
-                      ("REA_RADARE2_QUERY_TIMEOUT_MS", "0"), ("REA_RADARE2_MEMORY_LIMIT_MB", "255"),
-                      ("REA_RADARE2_LOAD_TIMEOUT_MS", "1.5")):
+    for name, bad in (
+        ("REA_RADARE2_ANALYSIS", "aaaa"),
+        ("REA_RADARE2_ANALYSIS", "AA"),
+        ("REA_RADARE2_QUERY_TIMEOUT_MS", "0"),
+        ("REA_RADARE2_MEMORY_LIMIT_MB", "255"),
+        ("REA_RADARE2_LOAD_TIMEOUT_MS", "1.5"),
+    ):
         with pytest.raises(ReaError) as info:
             load_settings({name: bad}, declared=rea_registry.settings)
         assert info.value.code == "configuration_invalid"
@@ -127,8 +167,9 @@ def test_limits_from_environment() -> None:
     assert options.limits_from_env({}).analysis == "aaa"
 
 
-def test_analysis_depth_is_part_of_the_profile(rea_registry: Registry, native_fixtures: Any,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_analysis_depth_is_part_of_the_profile(
+    rea_registry: Registry, native_fixtures: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     require_radare2()
     path = native_fixtures.get("elf-x64").path
     profiles = {}
@@ -150,8 +191,9 @@ def test_analysis_depth_is_part_of_the_profile(rea_registry: Registry, native_fi
     assert profiles["aa"] != profiles["aaa"]
 
 
-def test_invalid_setting_fails_the_open(rea_registry: Registry, native_fixtures: Any,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_invalid_setting_fails_the_open(
+    rea_registry: Registry, native_fixtures: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("REA_RADARE2_ANALYSIS", "deep")
     session = Session(rea_registry)
     with pytest.raises(ReaError) as info:
@@ -181,8 +223,12 @@ def test_worker_module_answers_ping_and_refuses_queries_before_a_load() -> None:
     require_radare2()
     libdir = options.library_dir()
     assert libdir is not None
-    channel = WorkerChannel(python_worker_spec("rea_plugins.radare2.worker", resource="radare2-worker",
-                                               owner="radare2", args=("--libr", libdir)), label="radare2")
+    channel = WorkerChannel(
+        python_worker_spec(
+            "rea_plugins.radare2.worker", resource="radare2-worker", owner="radare2", args=("--libr", libdir)
+        ),
+        label="radare2",
+    )
     try:
         assert channel.request("ping", {}, CallContext(), deadline_s=60).result() == {"pid": channel.pid}
         with pytest.raises(ReaError) as info:

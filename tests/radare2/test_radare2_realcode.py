@@ -85,5 +85,6 @@ def test_macho_imports_are_named_as_the_file_names_them(rea_registry: Registry, 
     radare2 = {i["name"]: i for i in layouts["radare2"]["imports"] if i["name"] != "dyld_stub_binder"}
     native = {i["name"]: i for i in layouts["native"]["imports"]}
     assert {"_printf", "_puts", "_strlen"} <= set(radare2)
-    assert {n: (i["library"], i["slot"]) for n, i in radare2.items()} == \
-        {n: (i["library"], i["slot"]) for n, i in native.items() if n in radare2}
+    assert {n: (i["library"], i["slot"]) for n, i in radare2.items()} == {
+        n: (i["library"], i["slot"]) for n, i in native.items() if n in radare2
+    }

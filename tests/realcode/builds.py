@@ -29,10 +29,16 @@ from tests.conformance.references_support import require_pip_sdist
 HERE = Path(__file__).resolve().parent
 CACHE = HERE.parents[0] / ".fixtures" / "realcode"
 
-ZSTANDARD = ("zstandard==0.25.0", "zstandard-0.25.0.tar.gz",
-             "7713e1179d162cf5c7906da876ec2ccb9c3a9dcbdffef0cc7f70c3667a205f0b")
-CMARKGFM = ("cmarkgfm==2025.10.22", "cmarkgfm-2025.10.22.tar.gz",
-            "5bec61007b65b919488442c838c58a6c8bf4741f5103c593b2ef180d39818eda")
+ZSTANDARD = (
+    "zstandard==0.25.0",
+    "zstandard-0.25.0.tar.gz",
+    "7713e1179d162cf5c7906da876ec2ccb9c3a9dcbdffef0cc7f70c3667a205f0b",
+)
+CMARKGFM = (
+    "cmarkgfm==2025.10.22",
+    "cmarkgfm-2025.10.22.tar.gz",
+    "5bec61007b65b919488442c838c58a6c8bf4741f5103c593b2ef180d39818eda",
+)
 
 CmarkKind = Literal["arm64-elf", "x86_64-pe", "x86_64-elf"]
 
@@ -49,8 +55,9 @@ class Build:
     def symbols(self) -> dict[str, tuple[int, int]]:
         """Function symbols of the unstripped build: name -> (address, size); size 0 where the format has none."""
         nm = toolchains.require("nm")
-        out = subprocess.run([nm, "--defined-only", "-S", str(self.unstripped)], check=True, capture_output=True,
-                             text=True).stdout
+        out = subprocess.run(
+            [nm, "--defined-only", "-S", str(self.unstripped)], check=True, capture_output=True, text=True
+        ).stdout
         found: dict[str, tuple[int, int]] = {}
         for line in out.splitlines():
             parts = line.split()
@@ -59,7 +66,6 @@ class Build:
             elif len(parts) == 3 and parts[1] in "tT":
                 found.setdefault(parts[2], (int(parts[0], 16), 0))
         return found
-
 
     def pe_imports(self) -> dict[str, set[str]]:
         """DLL -> imported names of a PE build, as objdump reads its import directory (the truth for imports)."""
@@ -85,8 +91,18 @@ def _compiler_version(compiler: str) -> str:
 class _Recipe:
     """Extract the sdist's ``members``; compile ``sources`` into ``<dir>/<name>`` and its unstripped twin."""
 
-    def __init__(self, name: str, sdist: Path, members: str, root: str, compiler: str, strip: str,
-                 flags: list[str], sources: list[str], extra: tuple[tuple[str, Path], ...] = ()) -> None:
+    def __init__(
+        self,
+        name: str,
+        sdist: Path,
+        members: str,
+        root: str,
+        compiler: str,
+        strip: str,
+        flags: list[str],
+        sources: list[str],
+        extra: tuple[tuple[str, Path], ...] = (),
+    ) -> None:
         self.name, self.sdist, self.members, self.root = name, sdist, members, root
         self.compiler, self.strip, self.flags, self.sources, self.extra = compiler, strip, flags, sources, extra
 
@@ -107,8 +123,9 @@ class _Recipe:
 
 
 def _cached(name: str, sdist: Path, recipe: list[str], compiler: str, build: _Recipe) -> Build:
-    key = hashlib.sha256("\0".join([hashlib.sha256(sdist.read_bytes()).hexdigest(), *recipe,
-                                    _compiler_version(compiler)]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(
+        "\0".join([hashlib.sha256(sdist.read_bytes()).hexdigest(), *recipe, _compiler_version(compiler)]).encode()
+    ).hexdigest()[:16]
     home = CACHE / f"{name}-{key}"
     if not (home / "done").exists():
         CACHE.mkdir(parents=True, exist_ok=True)
@@ -131,8 +148,17 @@ def zstd() -> Build:
     gcc, strip = toolchains.require("gcc"), toolchains.require("strip")
     sdist = require_pip_sdist(*ZSTANDARD)
     flags = ["-O2", "-I{src}"]
-    recipe = _Recipe("zstdmini", sdist, "zstandard-0.25.0/zstd/", "zstandard-0.25.0/zstd", gcc, strip, flags,
-                     ["zstdmini.c", "zstd.c"], (("zstdmini.c", HERE / "zstdmini.c"),))
+    recipe = _Recipe(
+        "zstdmini",
+        sdist,
+        "zstandard-0.25.0/zstd/",
+        "zstandard-0.25.0/zstd",
+        gcc,
+        strip,
+        flags,
+        ["zstdmini.c", "zstd.c"],
+        (("zstdmini.c", HERE / "zstdmini.c"),),
+    )
     return _cached("zstdmini", sdist, ["zstdmini", *flags, (HERE / "zstdmini.c").read_text()], gcc, recipe)
 
 
@@ -150,10 +176,23 @@ def cmark_gfm(kind: CmarkKind) -> Build:
     compiler = toolchains.require(compiler_name)
     strip = shutil.which(strip_name) or toolchains.require("strip")
     sdist = require_pip_sdist(*CMARKGFM)
-    flags = ["-O2", "-DCMARK_GFM_STATIC_DEFINE", "-DCMARK_GFM_EXTENSIONS_STATIC_DEFINE",
-             "-I{src}/third_party/cmark/src", "-I{src}/third_party/cmark/extensions",
-             f"-I{{src}}/generated/{generated}"]
+    flags = [
+        "-O2",
+        "-DCMARK_GFM_STATIC_DEFINE",
+        "-DCMARK_GFM_EXTENSIONS_STATIC_DEFINE",
+        "-I{src}/third_party/cmark/src",
+        "-I{src}/third_party/cmark/extensions",
+        f"-I{{src}}/generated/{generated}",
+    ]
     name = f"cmark-gfm-{kind}"
-    recipe = _Recipe(name, sdist, "cmarkgfm-2025.10.22/", "cmarkgfm-2025.10.22", compiler, strip, flags,
-                     ["third_party/cmark/src/*.c", "third_party/cmark/extensions/*.c"])
+    recipe = _Recipe(
+        name,
+        sdist,
+        "cmarkgfm-2025.10.22/",
+        "cmarkgfm-2025.10.22",
+        compiler,
+        strip,
+        flags,
+        ["third_party/cmark/src/*.c", "third_party/cmark/extensions/*.c"],
+    )
     return _cached(name, sdist, flags, compiler, recipe)

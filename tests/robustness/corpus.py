@@ -25,9 +25,18 @@ HERE = Path(__file__).resolve().parent
 CACHE = HERE.parent / ".fixtures" / "robustness"
 SEED = 20260317
 # Base binaries (native_fixtures ids) and how many mutants of each: ELF x86-64 and arm64, PE, Mach-O.
-BASES: dict[str, int] = {"elf-x64": 300, "elf-x64-so": 220, "elf-arm64": 300, "shapes-elf-arm64": 120,
-                         "pe-x64-exe": 260, "shapes-pe-x64": 200, "pe-x64-dll": 120, "macho-x64": 260,
-                         "macho-arm64": 200, "macho-fat": 120}
+BASES: dict[str, int] = {
+    "elf-x64": 300,
+    "elf-x64-so": 220,
+    "elf-arm64": 300,
+    "shapes-elf-arm64": 120,
+    "pe-x64-exe": 260,
+    "shapes-pe-x64": 200,
+    "pe-x64-dll": 120,
+    "macho-x64": 260,
+    "macho-arm64": 200,
+    "macho-fat": 120,
+}
 ARCHIVES = 520
 STALE_AFTER_S = 3600
 
@@ -106,6 +115,7 @@ def _build(root: Path, bases: dict[str, bytes]) -> list[Case]:
                 os.symlink(content, dest)
             else:
                 dest.write_bytes(content)
-        cases.append(Case(arc.name, "archive", f"arc/{i:04d}/{arc.name}", arc.name.split("-")[0], arc.description,
-                          arc.args))
+        cases.append(
+            Case(arc.name, "archive", f"arc/{i:04d}/{arc.name}", arc.name.split("-")[0], arc.description, arc.args)
+        )
     return cases

@@ -14,8 +14,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 # Values that break size and offset arithmetic: zero, sign boundaries, all-ones, and near the file's end.
-EXTREMES = (0, 1, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF,
-            (1 << 63) - 1, 1 << 63, (1 << 64) - 1)
+EXTREMES = (
+    0,
+    1,
+    0x7F,
+    0x80,
+    0xFF,
+    0x7FFF,
+    0x8000,
+    0xFFFF,
+    0x7FFFFFFF,
+    0x80000000,
+    0xFFFFFFFF,
+    (1 << 63) - 1,
+    1 << 63,
+    (1 << 64) - 1,
+)
 # Bytes that are not UTF-8 (a lone continuation byte, an overlong lead, a surrogate's encoding).
 BAD_NAME_BYTES = (b"\x98", b"\xff\xfe", b"\xc0\xaf", b"\xed\xa0\x80", b"\x80\x80\x80")
 
@@ -30,11 +44,11 @@ class Field:
     big_endian: bool = False
 
     def read(self, data: bytes | bytearray) -> int:
-        return int.from_bytes(data[self.offset:self.offset + self.width], "big" if self.big_endian else "little")
+        return int.from_bytes(data[self.offset : self.offset + self.width], "big" if self.big_endian else "little")
 
     def write(self, buf: bytearray, value: int) -> None:
         value &= (1 << (8 * self.width)) - 1
-        buf[self.offset:self.offset + self.width] = value.to_bytes(self.width, "big" if self.big_endian else "little")
+        buf[self.offset : self.offset + self.width] = value.to_bytes(self.width, "big" if self.big_endian else "little")
 
 
 @dataclass(frozen=True)
@@ -55,10 +69,21 @@ def _u(data: bytes, fmt: str, off: int) -> int:
 
 
 def elf_layout(data: bytes) -> Layout:
-    fields = [Field("e_type", 16, 2), Field("e_machine", 18, 2), Field("e_entry", 24, 8), Field("e_phoff", 32, 8),
-              Field("e_shoff", 40, 8), Field("e_ehsize", 52, 2), Field("e_phentsize", 54, 2),
-              Field("e_phnum", 56, 2), Field("e_shentsize", 58, 2), Field("e_shnum", 60, 2),
-              Field("e_shstrndx", 62, 2), Field("ei_class", 4, 1), Field("ei_data", 5, 1)]
+    fields = [
+        Field("e_type", 16, 2),
+        Field("e_machine", 18, 2),
+        Field("e_entry", 24, 8),
+        Field("e_phoff", 32, 8),
+        Field("e_shoff", 40, 8),
+        Field("e_ehsize", 52, 2),
+        Field("e_phentsize", 54, 2),
+        Field("e_phnum", 56, 2),
+        Field("e_shentsize", 58, 2),
+        Field("e_shnum", 60, 2),
+        Field("e_shstrndx", 62, 2),
+        Field("ei_class", 4, 1),
+        Field("ei_data", 5, 1),
+    ]
     names: list[tuple[str, int, int]] = []
     cuts = [16, 64]
     phoff, shoff = _u(data, "<Q", 32), _u(data, "<Q", 40)
@@ -67,8 +92,15 @@ def elf_layout(data: bytes) -> Layout:
         base = phoff + 56 * i
         if base + 56 > len(data):
             break
-        for name, off, width in (("p_type", 0, 4), ("p_flags", 4, 4), ("p_offset", 8, 8), ("p_vaddr", 16, 8),
-                                 ("p_filesz", 32, 8), ("p_memsz", 40, 8), ("p_align", 48, 8)):
+        for name, off, width in (
+            ("p_type", 0, 4),
+            ("p_flags", 4, 4),
+            ("p_offset", 8, 8),
+            ("p_vaddr", 16, 8),
+            ("p_filesz", 32, 8),
+            ("p_memsz", 40, 8),
+            ("p_align", 48, 8),
+        ):
             fields.append(Field(f"phdr[{i}].{name}", base + off, width))
         cuts.append(base + 28)
     sections: list[tuple[int, int, int, int, int]] = []
@@ -76,9 +108,16 @@ def elf_layout(data: bytes) -> Layout:
         base = shoff + 64 * i
         if base + 64 > len(data):
             break
-        for name, off, width in (("sh_name", 0, 4), ("sh_type", 4, 4), ("sh_addr", 16, 8), ("sh_offset", 24, 8),
-                                 ("sh_size", 32, 8), ("sh_link", 40, 4), ("sh_info", 44, 4),
-                                 ("sh_entsize", 56, 8)):
+        for name, off, width in (
+            ("sh_name", 0, 4),
+            ("sh_type", 4, 4),
+            ("sh_addr", 16, 8),
+            ("sh_offset", 24, 8),
+            ("sh_size", 32, 8),
+            ("sh_link", 40, 4),
+            ("sh_info", 44, 4),
+            ("sh_entsize", 56, 8),
+        ):
             fields.append(Field(f"shdr[{i}].{name}", base + off, width))
         sh_type, sh_offset, sh_size = _u(data, "<I", base + 4), _u(data, "<Q", base + 24), _u(data, "<Q", base + 32)
         sh_link, sh_entsize = _u(data, "<I", base + 40), _u(data, "<Q", base + 56)
@@ -90,8 +129,12 @@ def elf_layout(data: bytes) -> Layout:
         if sh_type in (2, 11) and entsize == 24:  # SHT_SYMTAB / SHT_DYNSYM: st_name, st_value, st_size
             for j in range(1, min(size // 24, 40)):
                 sym = off + 24 * j
-                fields += [Field(f"sym[{i}][{j}].st_name", sym, 4), Field(f"sym[{i}][{j}].st_shndx", sym + 6, 2),
-                           Field(f"sym[{i}][{j}].st_value", sym + 8, 8), Field(f"sym[{i}][{j}].st_size", sym + 16, 8)]
+                fields += [
+                    Field(f"sym[{i}][{j}].st_name", sym, 4),
+                    Field(f"sym[{i}][{j}].st_shndx", sym + 6, 2),
+                    Field(f"sym[{i}][{j}].st_value", sym + 8, 8),
+                    Field(f"sym[{i}][{j}].st_size", sym + 16, 8),
+                ]
         if sh_type == 6:  # SHT_DYNAMIC: d_tag, d_val pairs
             for j in range(min(size // 16, 40)):
                 fields += [Field(f"dyn[{j}].d_tag", off + 16 * j, 8), Field(f"dyn[{j}].d_val", off + 16 * j + 8, 8)]
@@ -106,16 +149,27 @@ def elf_layout(data: bytes) -> Layout:
 def pe_layout(data: bytes) -> Layout:
     lfanew = _u(data, "<I", 0x3C)
     coff, opt = lfanew + 4, lfanew + 24
-    fields = [Field("e_lfanew", 0x3C, 4), Field("NumberOfSections", coff + 2, 2),
-              Field("PointerToSymbolTable", coff + 8, 4), Field("NumberOfSymbols", coff + 12, 4),
-              Field("SizeOfOptionalHeader", coff + 16, 2), Field("Characteristics", coff + 18, 2),
-              Field("Magic", opt, 2), Field("AddressOfEntryPoint", opt + 16, 4), Field("ImageBase", opt + 24, 8),
-              Field("SectionAlignment", opt + 32, 4), Field("FileAlignment", opt + 36, 4),
-              Field("SizeOfImage", opt + 56, 4), Field("SizeOfHeaders", opt + 60, 4),
-              Field("NumberOfRvaAndSizes", opt + 108, 4)]
+    fields = [
+        Field("e_lfanew", 0x3C, 4),
+        Field("NumberOfSections", coff + 2, 2),
+        Field("PointerToSymbolTable", coff + 8, 4),
+        Field("NumberOfSymbols", coff + 12, 4),
+        Field("SizeOfOptionalHeader", coff + 16, 2),
+        Field("Characteristics", coff + 18, 2),
+        Field("Magic", opt, 2),
+        Field("AddressOfEntryPoint", opt + 16, 4),
+        Field("ImageBase", opt + 24, 8),
+        Field("SectionAlignment", opt + 32, 4),
+        Field("FileAlignment", opt + 36, 4),
+        Field("SizeOfImage", opt + 56, 4),
+        Field("SizeOfHeaders", opt + 60, 4),
+        Field("NumberOfRvaAndSizes", opt + 108, 4),
+    ]
     for d in range(16):
-        fields += [Field(f"DataDirectory[{d}].VirtualAddress", opt + 112 + 8 * d, 4),
-                   Field(f"DataDirectory[{d}].Size", opt + 116 + 8 * d, 4)]
+        fields += [
+            Field(f"DataDirectory[{d}].VirtualAddress", opt + 112 + 8 * d, 4),
+            Field(f"DataDirectory[{d}].Size", opt + 116 + 8 * d, 4),
+        ]
     nsect, optsize = _u(data, "<H", coff + 2), _u(data, "<H", coff + 16)
     table = opt + optsize
     names = [("section names", table, 8)]
@@ -126,12 +180,21 @@ def pe_layout(data: bytes) -> Layout:
         if base + 40 > len(data):
             break
         names.append((f"section[{i}].Name", base, 8))
-        for name, off in (("VirtualSize", 8), ("VirtualAddress", 12), ("SizeOfRawData", 16),
-                          ("PointerToRawData", 20), ("PointerToRelocations", 24)):
+        for name, off in (
+            ("VirtualSize", 8),
+            ("VirtualAddress", 12),
+            ("SizeOfRawData", 16),
+            ("PointerToRawData", 20),
+            ("PointerToRelocations", 24),
+        ):
             fields.append(Field(f"section[{i}].{name}", base + off, 4))
         fields.append(Field(f"section[{i}].NumberOfRelocations", base + 32, 2))
-        va, vsize, raw_size, raw_ptr = (_u(data, "<I", base + 12), _u(data, "<I", base + 8),
-                                        _u(data, "<I", base + 16), _u(data, "<I", base + 20))
+        va, vsize, raw_size, raw_ptr = (
+            _u(data, "<I", base + 12),
+            _u(data, "<I", base + 8),
+            _u(data, "<I", base + 16),
+            _u(data, "<I", base + 20),
+        )
         sections.append((va, max(vsize, raw_size), raw_ptr, raw_size))
         cuts += [base + 20, raw_ptr + raw_size // 2]
 
@@ -145,32 +208,54 @@ def pe_layout(data: bytes) -> Layout:
     if imports is not None:
         for j in range(8):  # import descriptors: lookup table, name and thunk RVAs
             base = imports + 20 * j
-            if base + 20 > len(data) or data[base:base + 20] == bytes(20):
+            if base + 20 > len(data) or data[base : base + 20] == bytes(20):
                 break
-            fields += [Field(f"import[{j}].OriginalFirstThunk", base, 4), Field(f"import[{j}].Name", base + 12, 4),
-                       Field(f"import[{j}].FirstThunk", base + 16, 4)]
+            fields += [
+                Field(f"import[{j}].OriginalFirstThunk", base, 4),
+                Field(f"import[{j}].Name", base + 12, 4),
+                Field(f"import[{j}].FirstThunk", base + 16, 4),
+            ]
             name_at = file_offset(_u(data, "<I", base + 12))
             if name_at is not None:
                 names.append((f"import[{j}] dll name", name_at, max(1, data.find(b"\0", name_at) - name_at)))
     exports = file_offset(_u(data, "<I", opt + 112)) if len(data) > opt + 116 else None
     if exports is not None and exports + 40 <= len(data):
-        fields += [Field("export.NumberOfFunctions", exports + 20, 4), Field("export.NumberOfNames", exports + 24, 4),
-                   Field("export.AddressOfFunctions", exports + 28, 4), Field("export.AddressOfNames", exports + 32, 4),
-                   Field("export.AddressOfNameOrdinals", exports + 36, 4), Field("export.Name", exports + 12, 4)]
+        fields += [
+            Field("export.NumberOfFunctions", exports + 20, 4),
+            Field("export.NumberOfNames", exports + 24, 4),
+            Field("export.AddressOfFunctions", exports + 28, 4),
+            Field("export.AddressOfNames", exports + 32, 4),
+            Field("export.AddressOfNameOrdinals", exports + 36, 4),
+            Field("export.Name", exports + 12, 4),
+        ]
     return Layout(tuple(fields), tuple(names), tuple(sorted(set(c for c in cuts if 0 < c < len(data)))))
 
 
 # -- Mach-O 64 and universal --------------------------------------------------------------------------
 
-_LC = {0x19: "LC_SEGMENT_64", 0x2: "LC_SYMTAB", 0xB: "LC_DYSYMTAB", 0x80000028: "LC_MAIN", 0xC: "LC_LOAD_DYLIB",
-       0x80000022: "LC_DYLD_INFO_ONLY", 0x26: "LC_FUNCTION_STARTS", 0x80000034: "LC_DYLD_CHAINED_FIXUPS",
-       0x80000033: "LC_DYLD_EXPORTS_TRIE", 0x29: "LC_DATA_IN_CODE", 0x1D: "LC_CODE_SIGNATURE"}
+_LC = {
+    0x19: "LC_SEGMENT_64",
+    0x2: "LC_SYMTAB",
+    0xB: "LC_DYSYMTAB",
+    0x80000028: "LC_MAIN",
+    0xC: "LC_LOAD_DYLIB",
+    0x80000022: "LC_DYLD_INFO_ONLY",
+    0x26: "LC_FUNCTION_STARTS",
+    0x80000034: "LC_DYLD_CHAINED_FIXUPS",
+    0x80000033: "LC_DYLD_EXPORTS_TRIE",
+    0x29: "LC_DATA_IN_CODE",
+    0x1D: "LC_CODE_SIGNATURE",
+}
 
 
 def macho_layout(data: bytes, base: int = 0, label: str = "") -> Layout:
-    fields = [Field(f"{label}cputype", base + 4, 4), Field(f"{label}filetype", base + 12, 4),
-              Field(f"{label}ncmds", base + 16, 4), Field(f"{label}sizeofcmds", base + 20, 4),
-              Field(f"{label}flags", base + 24, 4)]
+    fields = [
+        Field(f"{label}cputype", base + 4, 4),
+        Field(f"{label}filetype", base + 12, 4),
+        Field(f"{label}ncmds", base + 16, 4),
+        Field(f"{label}sizeofcmds", base + 20, 4),
+        Field(f"{label}flags", base + 24, 4),
+    ]
     names: list[tuple[str, int, int]] = []
     cuts = [base + 32]
     ncmds = _u(data, "<I", base + 16)
@@ -185,21 +270,32 @@ def macho_layout(data: bytes, base: int = 0, label: str = "") -> Layout:
         cuts.append(at + 4)
         if cmd == 0x19 and at + 72 <= len(data):
             names.append((f"{tag}.segname", at + 8, 16))
-            fields += [Field(f"{tag}.vmaddr", at + 24, 8), Field(f"{tag}.vmsize", at + 32, 8),
-                       Field(f"{tag}.fileoff", at + 40, 8), Field(f"{tag}.filesize", at + 48, 8),
-                       Field(f"{tag}.nsects", at + 64, 4)]
+            fields += [
+                Field(f"{tag}.vmaddr", at + 24, 8),
+                Field(f"{tag}.vmsize", at + 32, 8),
+                Field(f"{tag}.fileoff", at + 40, 8),
+                Field(f"{tag}.filesize", at + 48, 8),
+                Field(f"{tag}.nsects", at + 64, 4),
+            ]
             for s in range(min(_u(data, "<I", at + 64), 16)):
                 sect = at + 72 + 80 * s
                 if sect + 80 > len(data):
                     break
                 names.append((f"{tag}.sect[{s}].sectname", sect, 16))
-                fields += [Field(f"{tag}.sect[{s}].addr", sect + 32, 8), Field(f"{tag}.sect[{s}].size", sect + 40, 8),
-                           Field(f"{tag}.sect[{s}].offset", sect + 48, 4),
-                           Field(f"{tag}.sect[{s}].reloff", sect + 56, 4),
-                           Field(f"{tag}.sect[{s}].nreloc", sect + 60, 4)]
+                fields += [
+                    Field(f"{tag}.sect[{s}].addr", sect + 32, 8),
+                    Field(f"{tag}.sect[{s}].size", sect + 40, 8),
+                    Field(f"{tag}.sect[{s}].offset", sect + 48, 4),
+                    Field(f"{tag}.sect[{s}].reloff", sect + 56, 4),
+                    Field(f"{tag}.sect[{s}].nreloc", sect + 60, 4),
+                ]
         elif cmd == 0x2 and at + 24 <= len(data):
-            fields += [Field(f"{tag}.symoff", at + 8, 4), Field(f"{tag}.nsyms", at + 12, 4),
-                       Field(f"{tag}.stroff", at + 16, 4), Field(f"{tag}.strsize", at + 20, 4)]
+            fields += [
+                Field(f"{tag}.symoff", at + 8, 4),
+                Field(f"{tag}.nsyms", at + 12, 4),
+                Field(f"{tag}.stroff", at + 16, 4),
+                Field(f"{tag}.strsize", at + 20, 4),
+            ]
             stroff, strsize = _u(data, "<I", at + 16), _u(data, "<I", at + 20)
             if base + stroff + strsize <= len(data):
                 names.append((f"{tag}.strings", base + stroff, strsize))
@@ -212,8 +308,10 @@ def macho_layout(data: bytes, base: int = 0, label: str = "") -> Layout:
             fields += [Field(f"{tag}.dataoff", at + 8, 4), Field(f"{tag}.datasize", at + 12, 4)]
         elif cmd == 0x80000022 and at + 48 <= len(data):
             for k, name in enumerate(("rebase", "bind", "weak_bind", "lazy_bind", "export")):
-                fields += [Field(f"{tag}.{name}_off", at + 8 + 8 * k, 4),
-                           Field(f"{tag}.{name}_size", at + 12 + 8 * k, 4)]
+                fields += [
+                    Field(f"{tag}.{name}_off", at + 8 + 8 * k, 4),
+                    Field(f"{tag}.{name}_size", at + 12 + 8 * k, 4),
+                ]
         at += max(size, 8)
     return Layout(tuple(fields), tuple(names), tuple(sorted(set(c for c in cuts if 0 < c < len(data)))))
 
@@ -224,10 +322,14 @@ def fat_layout(data: bytes) -> Layout:
     cuts = [8]
     for i in range(min(_u(data, ">I", 4), 8)):
         base = 8 + 20 * i
-        fields += [Field(f"fat[{i}].cputype", base, 4, True), Field(f"fat[{i}].offset", base + 8, 4, True),
-                   Field(f"fat[{i}].size", base + 12, 4, True), Field(f"fat[{i}].align", base + 16, 4, True)]
+        fields += [
+            Field(f"fat[{i}].cputype", base, 4, True),
+            Field(f"fat[{i}].offset", base + 8, 4, True),
+            Field(f"fat[{i}].size", base + 12, 4, True),
+            Field(f"fat[{i}].align", base + 16, 4, True),
+        ]
         offset = _u(data, ">I", base + 8)
-        if offset + 32 <= len(data) and data[offset:offset + 4] == b"\xcf\xfa\xed\xfe":
+        if offset + 32 <= len(data) and data[offset : offset + 4] == b"\xcf\xfa\xed\xfe":
             inner = macho_layout(data, offset, f"slice[{i}].")
             fields += inner.fields
             names += inner.names
@@ -286,7 +388,7 @@ def _names(buf: bytearray, lay: Layout, rng: random.Random) -> str:
         for _ in range(rng.randint(1, 8)):
             bad = rng.choice(BAD_NAME_BYTES)
             at = off + rng.randrange(length)
-            buf[at:at + len(bad)] = bad[:max(0, min(len(bad), len(buf) - at))]
+            buf[at : at + len(bad)] = bad[: max(0, min(len(bad), len(buf) - at))]
         return f"names: invalid UTF-8 in {label}"
     if how == 1:  # no terminators: every name runs into the next
         for i in range(off, off + length):
@@ -295,7 +397,7 @@ def _names(buf: bytearray, lay: Layout, rng: random.Random) -> str:
         return f"names: NUL terminators removed from {label}"
     if how == 2:  # traversal and control characters where names are
         text = rng.choice((b"../../../etc/passwd", b"/abs/name", b"a\nb\tc\x1b[31m", b"%s%n%x", b"\\\\?\\C:\\x"))
-        buf[off:off + min(len(text), length)] = text[:length]
+        buf[off : off + min(len(text), length)] = text[:length]
         return f"names: hostile text in {label}"
     for i in range(off, off + length):  # one very long name
         buf[i] = 0x5A
@@ -328,7 +430,12 @@ def _run(buf: bytearray, lay: Layout, rng: random.Random) -> str:
 
 
 MUTATIONS: tuple[tuple[Callable[[bytearray, Layout, random.Random], str], int], ...] = (
-    (_fields, 50), (_names, 12), (_truncate, 12), (_flips, 16), (_run, 10))
+    (_fields, 50),
+    (_names, 12),
+    (_truncate, 12),
+    (_flips, 16),
+    (_run, 10),
+)
 
 
 def mutate(data: bytes, lay: Layout, rng: random.Random) -> tuple[bytes, str]:

@@ -25,17 +25,25 @@ from tests.robustness.hostile import ISSUE24
 from tests.robustness.server import Reply, Server, alive, environ_value, proc_children, status_kib
 
 # A Python exception's name, or the text Python's own exceptions carry (which reads as one to a user).
-EXCEPTION_NAME = re.compile(r"\b[A-Z][A-Za-z]*(?:Error|Exception|Warning)\b|Traceback|\[Errno \d+\]"
-                            r"|\b(?:BadZipFile|LargeZipFile|StopIteration|KeyboardInterrupt|SystemExit)\b"
-                            r"|codec can't (?:de|en)code|object has no attribute|is not subscriptable"
-                            r"|index out of range|unsupported operand type|positional arguments? but"
-                            r"|object is not (?:callable|iterable)|invalid literal for int\(\)|\bNoneType\b")
+EXCEPTION_NAME = re.compile(
+    r"\b[A-Z][A-Za-z]*(?:Error|Exception|Warning)\b|Traceback|\[Errno \d+\]"
+    r"|\b(?:BadZipFile|LargeZipFile|StopIteration|KeyboardInterrupt|SystemExit)\b"
+    r"|codec can't (?:de|en)code|object has no attribute|is not subscriptable"
+    r"|index out of range|unsupported operand type|positional arguments? but"
+    r"|object is not (?:callable|iterable)|invalid literal for int\(\)|\bNoneType\b"
+)
 CALL_DEADLINE_S = 90
 # The native provider's parse worker is the only process these calls may own at a time.
 MAX_CHILDREN = 1
 ERROR_KEYS = {"code", "category", "message", "retryable", "remediation", "details"}
-BINARY_EXTRA = (("list_procedures", {"limit": 20}), ("list_strings", {"limit": 20}), ("list_segments", {}),
-                ("inspect_binary_layout", {}), ("inspect_native_load_image", {}), ("list_names", {"limit": 20}))
+BINARY_EXTRA = (
+    ("list_procedures", {"limit": 20}),
+    ("list_strings", {"limit": 20}),
+    ("list_segments", {}),
+    ("inspect_binary_layout", {}),
+    ("inspect_native_load_image", {}),
+    ("list_names", {"limit": 20}),
+)
 EXTRACT_ARGS = ("integrity_policy", "max_entries", "max_total_bytes", "max_compression_ratio")
 
 
@@ -158,12 +166,17 @@ class Runner:
         where = Finding(case.id, case.description, tool, "")
         if ISSUE24 in case.description:
             self.run.issue24_slowest = max(self.run.issue24_slowest, reply.seconds)
-            code = reply.payload.get("error", {}).get("code") if reply.status == "error" and isinstance(
-                reply.payload, dict) else None
+            code = (
+                reply.payload.get("error", {}).get("code")
+                if reply.status == "error" and isinstance(reply.payload, dict)
+                else None
+            )
             self.run.issue24[code or reply.status] += 1
         if reply.status in ("hang", "crash"):
-            self.run.add(reply.status, Finding(where.case, where.description, tool,
-                                               f"after {reply.seconds:.1f} s (exit {reply.payload})"))
+            self.run.add(
+                reply.status,
+                Finding(where.case, where.description, tool, f"after {reply.seconds:.1f} s (exit {reply.payload})"),
+            )
             self._restart(reply.status)
             return reply
         if reply.status == "rpc_error":
@@ -217,13 +230,22 @@ class Runner:
         extract_args = {k: v for k, v in case.args.items() if k in EXTRACT_ARGS}
         self._extract(case, {"path": case.path, **extract_args})
         if inspected.status == "ok":
-            entries = [e["path"] for e in inspected.payload["normalized_result"]["entries"]
-                       if e["kind"] == "file" and "!/" not in e["path"]]
+            entries = [
+                e["path"]
+                for e in inspected.payload["normalized_result"]["entries"]
+                if e["kind"] == "file" and "!/" not in e["path"]
+            ]
             if index % 4 == 0 and entries:  # a selection, hostile names included
                 self._extract(case, {"path": case.path, "paths": entries[:3], **extract_args})
             if index % 5 == 0 and self._last_inspect is not None:
-                self.call(case, "compare_artifacts", {"left": self._last_inspect, "right": {
-                    "kind": "retained-evidence", "evidence_id": inspected.payload["evidence_id"]}})
+                self.call(
+                    case,
+                    "compare_artifacts",
+                    {
+                        "left": self._last_inspect,
+                        "right": {"kind": "retained-evidence", "evidence_id": inspected.payload["evidence_id"]},
+                    },
+                )
             self._last_inspect = {"kind": "retained-evidence", "evidence_id": inspected.payload["evidence_id"]}
         if tree(folder) != before:
             self.run.add("outside", Finding(case.id, case.description, "-", "the archive's folder changed"))
@@ -268,8 +290,10 @@ class Runner:
     def after(self, case: Case) -> None:
         direct, children = self._note_children()
         if len(direct) > MAX_CHILDREN:
-            self.run.add("processes", Finding(case.id, case.description, "-",
-                                              f"{len(direct)} live children of the server: {sorted(direct)}"))
+            self.run.add(
+                "processes",
+                Finding(case.id, case.description, "-", f"{len(direct)} live children of the server: {sorted(direct)}"),
+            )
         # An owned process's private directory (its TMPDIR is "<private>/tmp") lives as long as it does.
         private = {os.path.dirname(t) for t in (environ_value(pid, "TMPDIR") for pid in children) if t}
         for name in os.listdir(self.tmp):
@@ -295,8 +319,9 @@ class Runner:
             left = sorted(tree(where))
             if left:
                 self.run.add("outside", Finding("(session end)", "", "-", f"left in {where.name}: {left[:10]}"))
-        strays = sorted(p for p in tree(self.cache) if not p.startswith(("entries", ".usage", ".lock"))
-                        and p != KEY_FILE)
+        strays = sorted(
+            p for p in tree(self.cache) if not p.startswith(("entries", ".usage", ".lock")) and p != KEY_FILE
+        )
         if strays:
             self.run.add("outside", Finding("(session end)", "", "-", f"not cache entries in the cache: {strays[:10]}"))
 
@@ -330,18 +355,24 @@ CHECKS = ("crash", "hang", "untyped", "exception_name_artifacts", "exception_nam
 
 def figures(run: Run) -> list[str]:
     """The suite's figures, one line each, for pasting."""
-    lines = [f"cases: {run.cases['binary']} mutated binaries, {run.cases['archive']} hostile archives "
-             f"({run.cases['fifo']} with FIFOs where files are expected); "
-             f"{run.calls} tool calls in {run.seconds:.1f} s ({run.calls / max(run.seconds, 1e-9):.0f} calls/s) "
-             f"through one rea serve (restarts: {run.restarts})"]
+    lines = [
+        f"cases: {run.cases['binary']} mutated binaries, {run.cases['archive']} hostile archives "
+        f"({run.cases['fifo']} with FIFOs where files are expected); "
+        f"{run.calls} tool calls in {run.seconds:.1f} s ({run.calls / max(run.seconds, 1e-9):.0f} calls/s) "
+        f"through one rea serve (restarts: {run.restarts})"
+    ]
     for kind in ("binary", "archive"):
         codes = sorted(((code, n) for (k, code), n in run.outcomes.items() if k == kind), key=lambda x: -x[1])
         lines.append(f"{kind} calls by outcome: " + ", ".join(f"{code} {n}" for code, n in codes))
-    lines.append(f"issue 24 bomb archives: {run.cases['issue24']} cases, calls by outcome: "
-                 + ", ".join(f"{code} {n}" for code, n in run.issue24.most_common())
-                 + f"; slowest {run.issue24_slowest:.1f} s")
-    lines.append(f"peak RSS (VmHWM): rea serve {run.peak_rss_kib / 1024:.0f} MiB, "
-                 f"native worker {run.worker_peak_kib / 1024:.0f} MiB; slowest call {run.slowest[0]:.1f} s "
-                 f"({run.slowest[1]})")
+    lines.append(
+        f"issue 24 bomb archives: {run.cases['issue24']} cases, calls by outcome: "
+        + ", ".join(f"{code} {n}" for code, n in run.issue24.most_common())
+        + f"; slowest {run.issue24_slowest:.1f} s"
+    )
+    lines.append(
+        f"peak RSS (VmHWM): rea serve {run.peak_rss_kib / 1024:.0f} MiB, "
+        f"native worker {run.worker_peak_kib / 1024:.0f} MiB; slowest call {run.slowest[0]:.1f} s "
+        f"({run.slowest[1]})"
+    )
     lines.append("findings: " + ", ".join(f"{c} {len(run.of(c))}" for c in CHECKS))
     return lines

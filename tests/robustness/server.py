@@ -39,7 +39,7 @@ def proc_children(pid: int) -> dict[int, str]:
             stat = Path(f"/proc/{entry}/stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         if fields[0] != "Z" and int(fields[1]) == pid:
             out[int(entry)] = fields[19]
     return out
@@ -51,7 +51,7 @@ def alive(pid: int, start: str) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    fields = stat[stat.rindex(")") + 2:].split()
+    fields = stat[stat.rindex(")") + 2 :].split()
     return fields[19] == start and fields[0] != "Z"
 
 
@@ -82,13 +82,26 @@ class Server:
     def __init__(self, tmp: Path, home: Path, cwd: Path, cache: Path, stderr: Path) -> None:
         env = server_env(TMPDIR=str(tmp), HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), REA_CACHE_DIR=str(cache))
         self._stderr = open(stderr, "ab")  # noqa: SIM115 - kept for the server's life
-        self.proc = subprocess.Popen([sys.executable, "-m", "rea.cli.main", "serve"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self._stderr, env=env, cwd=cwd)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rea.cli.main", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=env,
+            cwd=cwd,
+        )
         self.pid = self.proc.pid
         self._buf = b""
         self._next = 1
-        reply = self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                            "clientInfo": {"name": "rea-robustness", "version": "1"}}, 120)
+        reply = self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "rea-robustness", "version": "1"},
+            },
+            120,
+        )
         if reply.status != "ok":
             raise RuntimeError(f"rea serve did not initialize: {reply}")
         self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})

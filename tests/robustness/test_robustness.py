@@ -69,18 +69,35 @@ def test_no_process_outlives_its_case_or_the_server(run: Run) -> None:
 
 
 def test_exception_name_pattern() -> None:
-    for text in ("TypeError: startswith first arg must be bytes", "UnicodeDecodeError: 'utf-8' codec",
-                 "[Errno 22] Invalid argument", "Traceback (most recent call last)", "BadZipFile",
-                 "'utf-8' codec can't decode byte 0x98 in position 3", "string index out of range"):
+    for text in (
+        "TypeError: startswith first arg must be bytes",
+        "UnicodeDecodeError: 'utf-8' codec",
+        "[Errno 22] Invalid argument",
+        "Traceback (most recent call last)",
+        "BadZipFile",
+        "'utf-8' codec can't decode byte 0x98 in position 3",
+        "string index out of range",
+    ):
         assert runner.EXCEPTION_NAME.search(text), text
-    for text in ("malformed ZIP archive: truncated central directory", "program header table extends past end "
-                 "of file", "Error -3 while decompressing"):
+    for text in (
+        "malformed ZIP archive: truncated central directory",
+        "program header table extends past end of file",
+        "Error -3 while decompressing",
+    ):
         assert not runner.EXCEPTION_NAME.search(text), text
 
 
 def test_error_shape_check() -> None:
-    good = {"error": {"code": "truncated", "category": "truncated", "message": "m", "retryable": False,
-                      "remediation": {"action": "a"}, "details": {}}}
+    good = {
+        "error": {
+            "code": "truncated",
+            "category": "truncated",
+            "message": "m",
+            "retryable": False,
+            "remediation": {"action": "a"},
+            "details": {},
+        }
+    }
     assert runner.untyped(good) is None
     assert runner.untyped({"error": {**good["error"], "code": "oops"}}) == "unknown code 'oops'"
     assert runner.untyped({"error": {**good["error"], "retryable": True}}) is not None

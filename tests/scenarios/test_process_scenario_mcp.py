@@ -17,9 +17,13 @@ def _running(pid: int) -> bool:
 
 
 def test_progress_names_phases_and_the_final_cleanup(programs: dict[str, Path], tmp_path: Path) -> None:
-    args = {"executable": str(programs["waiter"]), "working_directory": str(tmp_path), "sandbox": "preferred",
-            "checkpoints": [{"id": "ready", "output_contains": "ready"}],
-            "events": [{"action": "signal", "signal": "SIGUSR1", "checkpoint": "ready", "delay_ms": 300}]}
+    args = {
+        "executable": str(programs["waiter"]),
+        "working_directory": str(tmp_path),
+        "sandbox": "preferred",
+        "checkpoints": [{"id": "ready", "output_contains": "ready"}],
+        "events": [{"action": "signal", "signal": "SIGUSR1", "checkpoint": "ready", "delay_ms": 300}],
+    }
 
     async def main() -> None:
         async with connect() as client:
@@ -42,8 +46,13 @@ def test_progress_names_phases_and_the_final_cleanup(programs: dict[str, Path], 
 
 
 def test_cancellation_mid_capture_stops_the_program(programs: dict[str, Path], tmp_path: Path) -> None:
-    args = {"executable": str(programs["hang"]), "working_directory": str(tmp_path), "timeout_ms": 60_000,
-            "limits": {"termination_grace_ms": 200}, "sandbox": "preferred"}
+    args = {
+        "executable": str(programs["hang"]),
+        "working_directory": str(tmp_path),
+        "timeout_ms": 60_000,
+        "limits": {"termination_grace_ms": 200},
+        "sandbox": "preferred",
+    }
 
     async def main() -> None:
         async with connect() as client:

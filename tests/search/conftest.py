@@ -30,7 +30,10 @@ class Builds:
         if target not in self.built:
             compiler, _, suffix = TARGETS[target]
             out = self.root / f"build-{target}{suffix}"
-            subprocess.run([toolchains.require(compiler), *self.flags, "-o", str(out), str(self.root / "source.c")],
-                           check=True, capture_output=True)
+            subprocess.run(
+                [toolchains.require(compiler), *self.flags, "-o", str(out), str(self.root / "source.c")],
+                check=True,
+                capture_output=True,
+            )
             self.built[target] = out
         return self.built[target]

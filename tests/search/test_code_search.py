@@ -41,8 +41,9 @@ int main(int argc, char **argv) {
 }
 """
 PRIME = 0x9E3779B185EBCA87
-RULES = ('rule banner { strings: $text = "REA_SEARCH_BANNER" $prime = { 87 CA EB 85 B1 79 37 9E } '
-         'condition: any of them }')
+RULES = (
+    'rule banner { strings: $text = "REA_SEARCH_BANNER" $prime = { 87 CA EB 85 B1 79 37 9E } condition: any of them }'
+)
 
 
 @pytest.fixture(scope="session")
@@ -51,8 +52,9 @@ def search_builds(tmp_path_factory: pytest.TempPathFactory) -> Builds:
 
 
 @pytest.fixture(params=CASES, ids=[f"{p}-{t}" for p, t in CASES])
-def opened(request: pytest.FixtureRequest, rea_registry: Registry,
-           search_builds: Builds) -> Iterator[tuple[Session, Path, str]]:
+def opened(
+    request: pytest.FixtureRequest, rea_registry: Registry, search_builds: Builds
+) -> Iterator[tuple[Session, Path, str]]:
     provider_id, target = request.param
     provider = rea_registry.providers.get(provider_id)
     if provider is None or provider.availability().status != "available":
@@ -68,8 +70,9 @@ def opened(request: pytest.FixtureRequest, rea_registry: Registry,
 
 def objdump_lines(path: Path, target: str) -> list[tuple[int, str]]:
     tool = toolchains.require(TARGETS[target][1])
-    text = subprocess.run([tool, "-d", "--no-show-raw-insn", str(path)], check=True, capture_output=True,
-                          text=True).stdout
+    text = subprocess.run(
+        [tool, "-d", "--no-show-raw-insn", str(path)], check=True, capture_output=True, text=True
+    ).stdout
     out = []
     for line in text.splitlines():
         m = re.match(r"\s+([0-9a-f]+):\s+(.*)$", line)
@@ -81,8 +84,11 @@ def objdump_lines(path: Path, target: str) -> list[tuple[int, str]]:
 def symbols(path: Path) -> list[tuple[int, str]]:
     nm = toolchains.require("nm")
     text = subprocess.run([nm, "-n", str(path)], check=True, capture_output=True, text=True).stdout
-    return [(int(a, 16), n) for a, kind, n in (line.split()[:3] for line in text.splitlines() if len(line.split()) >= 3)
-            if kind.lower() == "t"]
+    return [
+        (int(a, 16), n)
+        for a, kind, n in (line.split()[:3] for line in text.splitlines() if len(line.split()) >= 3)
+        if kind.lower() == "t"
+    ]
 
 
 def owner(path: Path, address: int) -> str:
@@ -114,8 +120,11 @@ def test_the_checksum_question_takes_one_small_call(opened: tuple[Session, Path,
     assert len(json.dumps(result.evidence.normalized_result)) < 4096
     if target == "elf-arm64":
         # arm64 builds the constant from four 16-bit pieces (mov, then movk); the hit is the last piece.
-        pieces = [a for a, text in objdump_lines(path, target)
-                  if re.match(r"mov[kz]?\s+x\d+, #0x(ca87|85eb|79b1|9e37)\b", text)]
+        pieces = [
+            a
+            for a, text in objdump_lines(path, target)
+            if re.match(r"mov[kz]?\s+x\d+, #0x(ca87|85eb|79b1|9e37)\b", text)
+        ]
         assert len(pieces) == 4 and [h["address"] for h in hits if h["where"] == "code"] == [hex(max(pieces))]
 
 
@@ -169,8 +178,7 @@ def test_search_bytes_finds_every_occurrence_in_the_file(opened: tuple[Session, 
 def test_search_instructions_finds_the_calls_objdump_lists(opened: tuple[Session, Path, str]) -> None:
     session, path, target = opened
     call = "bl" if target == "elf-arm64" else "call"
-    truth = {a for a, text in objdump_lines(path, target)
-             if text.split()[0] == call and re.search(r"<_?banner>", text)}
+    truth = {a for a, text in objdump_lines(path, target) if text.split()[0] == call and re.search(r"<_?banner>", text)}
     assert truth
     out = result_of(session, "search_instructions", {"pattern": f"^{call}\\b.*banner", "mode": "regex"})
     assert addresses(out["hits"]) == truth
@@ -181,8 +189,9 @@ def test_scan_yara_agrees_with_the_yara_tool(opened: tuple[Session, Path, str], 
     session, path, target = opened
     rules = tmp_path / "rules.yar"
     rules.write_text(RULES)
-    cli = subprocess.run([toolchains.require("yara"), "-s", str(rules), str(path)], check=True, capture_output=True,
-                         text=True).stdout
+    cli = subprocess.run(
+        [toolchains.require("yara"), "-s", str(rules), str(path)], check=True, capture_output=True, text=True
+    ).stdout
     truth = sorted((int(off, 16), sid) for off, sid in re.findall(r"^0x([0-9a-f]+):(\$\w+)", cli, re.M))
     out = result_of(session, "scan_yara", {"rules": RULES})
     assert sorted((m["file_offset"], m["string_id"]) for m in out["matches"]) == truth
@@ -195,19 +204,23 @@ def test_scan_yara_agrees_with_the_yara_tool(opened: tuple[Session, Path, str], 
             assert m["procedure"]["name"].lstrip("_") == "xxh_round"
 
 
-@pytest.mark.parametrize(("tool", "args", "path"), [
-    ("search_bytes", {"pattern": "48 8"}, "pattern"),
-    ("search_bytes", {"pattern": "?? ??"}, "pattern"),
-    ("search_bytes", {"pattern": "zz"}, "pattern"),
-    ("search_immediates", {"value": "twelve"}, "value"),
-    ("search_immediates", {}, "value"),
-    ("search_immediates", {"min": 5, "max": 1}, "min"),
-    ("search_instructions", {"pattern": "(a)\\1", "mode": "regex"}, "pattern"),
-    ("scan_yara", {"rules": "rule broken { condition: }"}, "rules"),
-    ("scan_yara", {"rules": "rule r { condition: true }" + " " * 70_000}, "rules"),
-])
-def test_bad_input_is_a_typed_error_naming_the_argument(rea_registry: Registry, search_builds: Builds, tool: str,
-                                                        args: dict[str, Any], path: str) -> None:
+@pytest.mark.parametrize(
+    ("tool", "args", "path"),
+    [
+        ("search_bytes", {"pattern": "48 8"}, "pattern"),
+        ("search_bytes", {"pattern": "?? ??"}, "pattern"),
+        ("search_bytes", {"pattern": "zz"}, "pattern"),
+        ("search_immediates", {"value": "twelve"}, "value"),
+        ("search_immediates", {}, "value"),
+        ("search_immediates", {"min": 5, "max": 1}, "min"),
+        ("search_instructions", {"pattern": "(a)\\1", "mode": "regex"}, "pattern"),
+        ("scan_yara", {"rules": "rule broken { condition: }"}, "rules"),
+        ("scan_yara", {"rules": "rule r { condition: true }" + " " * 70_000}, "rules"),
+    ],
+)
+def test_bad_input_is_a_typed_error_naming_the_argument(
+    rea_registry: Registry, search_builds: Builds, tool: str, args: dict[str, Any], path: str
+) -> None:
     session = Session(rea_registry)
     try:
         result_of(session, "open_binary", {"path": str(search_builds.get("elf-x64")), "provider_id": "native"})

@@ -55,8 +55,9 @@ def option_builds(tmp_path_factory: pytest.TempPathFactory) -> Builds:
 
 
 @pytest.fixture(params=CASES, ids=[f"{p}-{t}" for p, t in CASES])
-def opened(request: pytest.FixtureRequest, rea_registry: Registry, option_builds: Builds) -> Iterator[tuple[Session,
-                                                                                                            Path]]:
+def opened(
+    request: pytest.FixtureRequest, rea_registry: Registry, option_builds: Builds
+) -> Iterator[tuple[Session, Path]]:
     provider_id, target = request.param
     provider = rea_registry.providers.get(provider_id)
     if provider is None or provider.availability().status != "available":
@@ -75,10 +76,15 @@ def string_addresses(path: Path, value: str) -> set[int]:
 
     The NUL-preceded copies; where there is none, the linker merged the literal into the tail of another string.
     """
-    headers = subprocess.run([toolchains.require("objdump"), "-h", str(path)], check=True, capture_output=True,
-                             text=True).stdout
-    sections = [(int(vma, 16), int(off, 16), int(size, 16)) for size, vma, off in
-                re.findall(r"^\s*\d+\s+\S+\s+([0-9a-f]+)\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)", headers, re.M)]
+    headers = subprocess.run(
+        [toolchains.require("objdump"), "-h", str(path)], check=True, capture_output=True, text=True
+    ).stdout
+    sections = [
+        (int(vma, 16), int(off, 16), int(size, 16))
+        for size, vma, off in re.findall(
+            r"^\s*\d+\s+\S+\s+([0-9a-f]+)\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)", headers, re.M
+        )
+    ]
     data = path.read_bytes()
     whole: set[int] = set()
     tails: set[int] = set()
@@ -105,8 +111,9 @@ def test_option_words_are_found_whatever_their_length(opened: tuple[Session, Pat
         assert truth and truth <= found.get(word, set()), word
     assert all(s.get("referenced") for s in out["strings"])
     # A literal the linker merged into another string's tail is found where code references it.
-    assert listed(result_of(session, "search_strings", {"pattern": "^xml$", "mode": "regex"}))["xml"] == \
-        string_addresses(path, "xml")
+    assert listed(result_of(session, "search_strings", {"pattern": "^xml$", "mode": "regex"}))[
+        "xml"
+    ] == string_addresses(path, "xml")
     # A 2-character run no instruction names is not listed at the default floor.
     assert "zz" not in listed(result_of(session, "search_strings", {"pattern": "zz"}))
 
