@@ -467,7 +467,7 @@ class Code:
             "address": hex(f.addr),
             "name": f.name,
             "language": "c",
-            "text": text,
+            "text": self.p.in_rea_names(text),
             "decompiler": "radare2-pdc",
             "dialect": PSEUDO_CODE["dialect"],
         }, {"command": "pdc"}

@@ -37,6 +37,8 @@ MAX_BLOCK_BYTES = MAX_COMMAND_BLOCK
 # The import directory of a PE lies in its headers and first sections: read at most this much of the file.
 MAX_PE_BYTES = 256 << 20
 _AUTO_NAME = re.compile(r"(?:fcn|loc|sub|func)\.([0-9a-f]+)")
+# A radare2 flag as it appears in its text output: dotted identifiers (``sym.imp.puts``), whole tokens only.
+_FLAG_TOKEN = re.compile(r"(?<![\w.$@])[A-Za-z_][\w.$@]*(?<!\.)")
 _MACHO_SECTION = re.compile(r"\d+\.([^.]+)\.(.+)")
 # Sections of import stubs and of the stubs that resolve them (ELF PLTs, Mach-O stub sections).
 STUB_SECTIONS = frozenset(
@@ -159,6 +161,7 @@ class Program:
         self._load_tables()
         self.analyzed = False
         self.procs: list[Proc] = []
+        self._flag_names: dict[str, str] | None = None  # radare2 flag -> rea name, built on first use
         self.by_addr: dict[int, Proc] = {}
         self.by_name: dict[str, Proc] = {}
         self._starts: list[int] = []
@@ -443,6 +446,7 @@ class Program:
                 have.add(slot)
         procs.sort(key=lambda p: (p.addr, p.name))
         self.procs = procs
+        self._flag_names = None
         self._starts = [p.addr for p in procs]
         self.by_addr = {p.addr: p for p in procs}
         self.by_name = {}
@@ -545,6 +549,16 @@ class Program:
         if value is None or value == "":
             raise answers.bad("procedure", "procedure is required", "missing_argument")
         raise answers.unknown_procedure(value)
+
+    def in_rea_names(self, text: str) -> str:
+        """``text`` (radare2's own rendering) with its function flags (``sym.add``, ``fcn.00001129``,
+        ``sym.imp.puts``) replaced by the names rea lists, so user names and every other tool match it."""
+        mapping = self._flag_names
+        if mapping is None:
+            mapping = self._flag_names = {p.r2name: p.name for p in self.procs if p.r2name and p.r2name != p.name}
+        if not mapping:
+            return text
+        return _FLAG_TOKEN.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
 
     def containing(self, addr: int) -> Proc | None:
         i = bisect.bisect_right(self._starts, addr) - 1

@@ -1,4 +1,4 @@
-"""Annotations across MCP connections (real `rea serve` processes over stdio), on native and angr."""
+"""Annotations across MCP connections (real `rea serve` processes over stdio), on native, angr and radare2."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from tests.mcp.harness import connect
+from tests.radare2.conftest import require_radare2
 
 
 def _result(reply: Any) -> dict[str, Any]:
@@ -23,10 +24,12 @@ def _normalized(reply: Any) -> Any:
     return _result(reply)["normalized_result"]
 
 
-@pytest.mark.parametrize("provider", ["native", "angr"])
+@pytest.mark.parametrize("provider", ["native", "angr", "radare2"])
 def test_a_rename_is_seen_everywhere_from_a_new_connection(provider: str, elf: str, tmp_path: Path) -> None:
     if provider == "angr" and importlib.util.find_spec("angr") is None:
         pytest.skip("angr is not installed (pip install 'rea[angr]')")
+    if provider == "radare2":
+        require_radare2()
     env = {"REA_ANNOTATIONS_DIR": str(tmp_path / "annotations")}
 
     async def main() -> None:
@@ -57,9 +60,11 @@ def test_a_rename_is_seen_everywhere_from_a_new_connection(provider: str, elf: s
                 "original_name": "compute_checksum",
             } in dossier["normalized_result"]["user_names"]
             assert dossier["parameters"]["annotation_revision"]
-            if provider == "angr":  # angr's decompiler prints callee names: the user's name replaces its own
+            if provider != "native":  # the engines' pseudo code names callees: the user's name replaces theirs
                 code = _normalized(await second.call_tool("procedure_pseudo_code", {"procedure": "main"}))
-                assert "checksum_string(" in code["text"] and "compute_checksum(" not in code["text"]
+                assert "checksum_string" in code["text"] and "compute_checksum" not in code["text"], code["text"]
+                own = _normalized(await second.call_tool("procedure_pseudo_code", {"procedure": "checksum_string"}))
+                assert "checksum_string" in own["text"] and "compute_checksum" not in own["text"], own["text"]
             # Each connection moves its own cursor.
             entry = _normalized(await third.call_tool("current_address", {}))["address"]
             await second.call_tool("goto_address", {"address": target["address"]})
