@@ -29,6 +29,7 @@ from rea_plugins.binary.schema import (
 
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.evidence import Evidence
+from rea.operations.shapes import RESULT_TYPES
 
 FAMILY = "binary"
 
@@ -217,6 +218,7 @@ def tools() -> list[ToolDef]:
                 handler=_HANDLERS.get(name) or _handler(operation),
                 requires_target=True,
                 requires_operations=(operation,),
+                result_type=RESULT_TYPES[name],
                 cli_subject=positional,
                 examples=examples,
             )

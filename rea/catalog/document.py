@@ -19,7 +19,7 @@ from rea.registry import Registry
 
 def output_schema(tool: ToolDef) -> dict[str, Any]:
     if tool.output_schema is None:
-        return evidence_output_schema()
+        return evidence_output_schema(tool.result_type)
     if "$id" in tool.output_schema:
         return tool.output_schema
     return _cached_content_id(msgspec.json.encode(tool.output_schema))

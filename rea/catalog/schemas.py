@@ -24,8 +24,9 @@ def with_content_id(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 @functools.cache
-def evidence_output_schema() -> dict[str, Any]:
-    """The output schema of every Evidence-producing tool (the complete record)."""
+def evidence_output_schema(result_type: type[msgspec.Struct] | None = None) -> dict[str, Any]:
+    """The output schema of an Evidence-producing tool (the complete record); with ``result_type``, its
+    normalized_result is constrained to that Struct's schema."""
     (root,), components = msgspec.json.schema_components([Evidence], ref_template="#/$defs/{name}")
     name = root["$ref"].rsplit("/", 1)[-1]
     body = copy.deepcopy(components.pop(name))
@@ -33,7 +34,20 @@ def evidence_output_schema() -> dict[str, Any]:
     body["description"] = (
         "A complete Evidence record. Read normalized_result for the operation result and evidence_id for its identity."
     )
-    return with_content_id(body)
+    return with_content_id(typed_result(body, result_type))
+
+
+def typed_result(body: dict[str, Any], result_type: type[msgspec.Struct] | None) -> dict[str, Any]:
+    """``body`` (an Evidence record's schema) with normalized_result constrained to ``result_type``."""
+    if result_type is None:
+        return body
+    (root,), components = msgspec.json.schema_components([result_type], ref_template="#/$defs/{name}")
+    for name, component in components.items():
+        if body["$defs"].get(name, component) != component:
+            raise ValueError(f"$defs/{name} of {result_type.__name__} is taken by another definition")
+    body["$defs"].update(components)
+    body["properties"]["normalized_result"] = {**root, "description": "The operation's result."}
+    return body
 
 
 RETAINED_EVIDENCE = "RetainedEvidence"

@@ -100,6 +100,9 @@ class ToolDef(msgspec.Struct, frozen=True, kw_only=True):
     effects: ToolEffects = ToolEffects()
     # None: the tool returns an Evidence record and advertises the Evidence output schema.
     output_schema: dict[str, Any] | None = None
+    # The Struct an Evidence result's normalized_result decodes into; its schema constrains that field in the
+    # advertised output schema (None: left open).
+    result_type: type[msgspec.Struct] | None = None
     # Canonical examples; inline-Evidence examples are tested but not advertised.
     examples: tuple[dict[str, Any], ...] = ()
     unadvertised_examples: tuple[dict[str, Any], ...] = ()

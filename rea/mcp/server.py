@@ -63,7 +63,7 @@ def build_tool_list(
             title=t.display_title,
             description=advertised_description(t, profile),
             input_schema=advertised_input_schema(registry, t, profile),
-            output_schema=output_schema_for(t.output_schema, output_schema(t), presentation),
+            output_schema=output_schema_for(t.output_schema, output_schema(t), presentation, t.result_type),
             annotations=_annotations(t.effects),
         )
         for t in sorted(registry.tools.values(), key=lambda t: t.name)

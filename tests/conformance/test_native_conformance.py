@@ -11,10 +11,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import pytest
 
 import tests.fixtures.native.native_fixtures as nf
 from rea.errors import ReaError
+from rea.operations.shapes import RESULT_TYPES
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
@@ -250,6 +252,49 @@ def test_overview_counts_match_inventory(opened: Opened) -> None:
     overview = opened.call("binary_overview")
     assert overview["counts"]["procedures"] == opened.call("list_procedures", {"limit": 1})["total"]
     assert overview["architecture"] == opened.fixture.arch
+
+
+def test_every_operation_result_decodes_into_its_shape(opened: Opened) -> None:
+    """Each provider's result of every operation tool is its shape (rea/operations/shapes.py), nothing else:
+    the Struct the tool's advertised output schema is generated from (issue 26)."""
+    provider = opened.session.provider
+    assert provider is not None
+    declared = set(provider.descriptor.operations)
+    first = all_procedures(opened)
+    local = next(p for p in first if p["kind"] == "local")
+    inner = hex(int(local["address"], 16) + 1)
+    strings = opened.call("list_strings", {"limit": 1})["strings"] if "list_strings" in declared else []
+    target = strings[0]["address"] if strings else local["address"]
+    args: dict[str, dict[str, Any]] = {
+        "list_procedures": {"limit": 5},
+        "search_procedures": {"pattern": local["name"][:3]},
+        "list_strings": {"limit": 5},
+        "search_strings": {"pattern": "e"},
+        "list_names": {"limit": 5},
+        "address_name": {"address": local["address"]},
+        "procedure_address": {"procedure": local["address"]},
+        "resolve_containing_procedure": {"address": inner},
+        "procedure_info": {"procedure": local["address"]},
+        "procedure_assembly": {"procedure": local["address"], "limit": 4},
+        "read_function_instructions": {"procedure": local["address"], "limit": 4, "split_operands": True},
+        "procedure_callers": {"procedure": local["address"]},
+        "procedure_callees": {"procedure": local["address"]},
+        "procedure_references": {"procedure": local["address"], "limit": 5},
+        "xrefs": {"address": target},
+        "procedure_pseudo_code": {"procedure": local["address"]},
+    }
+    checked = []
+    for tool, shape in RESULT_TYPES.items():
+        operation = opened.session.registry.tools[tool].requires_operations[0]
+        if operation not in declared:
+            continue
+        result = opened.call(tool, args.get(tool, {}))
+        try:
+            msgspec.convert(result, type=shape, strict=True, from_attributes=False)
+        except msgspec.ValidationError as exc:
+            raise AssertionError(f"{opened.provider_id} {tool}: {exc}") from None
+        checked.append(tool)
+    assert len(checked) >= 10, checked
 
 
 def test_auto_selection_is_deterministic(rea_registry: Registry, native_fixtures: Any) -> None:

@@ -1,0 +1,313 @@
+"""The normalized results of the native operations, one msgspec Struct per shape (docs/native-operations.md).
+
+Every provider's result of an operation decodes into its shape (the conformance suite checks it), and the
+catalog generates each tool's advertised output schema from it. Addresses are ``0x`` hex strings. A field
+with a default is one some providers or tools add and others omit (its comment says when); extra keys
+are additive and allowed, so a provider may say more than the shape, never less or otherwise.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Shape(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A normalized result (or a part of one)."""
+
+
+class Page(Shape):
+    """The paging fields every paged result has: ``next_offset`` is null on the last page."""
+
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None
+
+
+class ProcedureRef(Shape):
+    """A procedure named by its entry."""
+
+    address: str
+    name: str | None
+
+
+# -- inventory ---------------------------------------------------------------------------------
+
+
+class DocumentItem(Shape):
+    name: str
+    format: str
+    architecture: str
+    sha256: str
+    entry: str | None
+    bits: int
+    endianness: str
+
+
+class Documents(Shape):
+    documents: list[DocumentItem]
+
+
+class SegmentItem(Shape):
+    name: str
+    start: str
+    end: str
+    size: int
+    permissions: str
+    file_offset: int | None
+    file_size: int
+    kind: str  # segment | section
+
+
+class Segments(Shape):
+    segments: list[SegmentItem]
+
+
+class ProcedureItem(Shape):
+    address: str
+    name: str
+    size: int
+    kind: str  # local | import | thunk | external
+    end: str
+    # Where the name came from (symbol, import, entry-heuristic, parent, generated, user); native and user names.
+    name_source: str | None = None
+    # A split-off part's parent entry (native).
+    part_of: str | None = None
+    # The engine's name a user name replaced.
+    original_name: str | None = None
+
+
+class Procedures(Page):
+    procedures: list[ProcedureItem]
+
+
+class StringItem(Shape):
+    address: str
+    value: str
+    encoding: str  # ascii | utf-8 | utf-16le
+    byte_length: int
+    truncated: bool
+    section: str | None
+    # A short string an instruction or a data pointer names (the tools add these; omitted otherwise).
+    referenced: bool = False
+
+
+class Strings(Page):
+    strings: list[StringItem]
+
+
+class NameItem(Shape):
+    address: str
+    name: str
+    kind: str  # function | data | import | export | label
+    external: bool
+    name_source: str | None = None
+    original_name: str | None = None
+
+
+class Names(Page):
+    names: list[NameItem]
+
+
+class AddressName(Shape):
+    address: str
+    name: str | None
+    name_source: str | None = None
+    original_name: str | None = None
+
+
+class ProcedureAddress(Shape):
+    procedure: str
+    address: str
+    name: str
+    name_source: str | None = None
+    original_name: str | None = None
+
+
+class ContainingProcedure(Shape):
+    address: str
+    name: str
+    size: int
+    end: str
+    name_source: str | None = None
+    original_name: str | None = None
+
+
+class ResolvedContainer(Shape):
+    address: str
+    procedure: ContainingProcedure | None
+
+
+# -- one procedure ------------------------------------------------------------------------------
+
+
+class PartRef(Shape):
+    address: str
+    name: str
+    end: str
+
+
+class ProcedureInfo(Shape):
+    address: str
+    name: str
+    size: int
+    end: str
+    kind: str
+    section: str | None
+    basic_block_count: int | None
+    instruction_count: int | None
+    signature: str | None
+    calling_convention: str | None
+    name_source: str | None = None
+    original_name: str | None = None
+    # Native: how the start was found, and split-off parts.
+    source: str | None = None
+    part_of: ProcedureRef | None = None
+    parts: list[PartRef] = []
+    # The analyst's signature, notes and comment (annotations).
+    original_signature: str | None = None
+    signature_source: str | None = None
+    notes: str | None = None
+    comment: str | None = None
+
+
+class OperandSymbol(Shape):
+    operand: int
+    address: str
+    name: str | None
+    string: str | None = None
+    name_source: str | None = None
+    original_name: str | None = None
+
+
+class InstructionRow(Shape):
+    """One instruction: its text once; ``symbolized`` only where it differs, operands split only when asked."""
+
+    address: str
+    bytes: str
+    text: str
+    symbolized: str | None = None
+    symbols: list[OperandSymbol] = []
+    mnemonic: str | None = None
+    operands: str | None = None
+    comment: str | None = None
+    inline_comment: str | None = None
+
+
+class AssemblyPage(Shape):
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None
+
+
+class Assembly(Shape):
+    address: str
+    name: str
+    instructions: list[InstructionRow]
+    truncated: bool
+    # A paged listing: where this page is, and the retained complete record of a longer one.
+    page: AssemblyPage | None = None
+    complete_evidence_id: str | None = None
+
+
+class Instructions(Page):
+    address: str
+    name: str
+    instructions: list[InstructionRow]
+
+
+class CallerItem(Shape):
+    address: str
+    name: str | None
+    call_sites: list[str] = []
+    # ``thunk``: an import's one-jump stub, listed before the procedures calling it (``via_thunk``).
+    kind: str | None = None
+    via_thunk: str | None = None
+    name_source: str | None = None
+    original_name: str | None = None
+
+
+class Callers(Shape):
+    procedure: ProcedureRef
+    callers: list[CallerItem]
+
+
+class CalleeItem(Shape):
+    address: str | None
+    name: str | None
+    kind: str  # direct | tail | import | indirect
+    call_sites: list[str]
+    name_source: str | None = None
+    original_name: str | None = None
+
+
+class Callees(Shape):
+    procedure: ProcedureRef
+    callees: list[CalleeItem]
+
+
+class ReferenceItem(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"source": "from"}):
+    """One reference edge (``from`` is a Python keyword, so the field is ``source``)."""
+
+    source: str
+    to: str | None
+    kind: str  # call | jump | data | read | write | indirect | computed | external
+    from_procedure: str | None = None
+    to_name: str | None = None
+
+
+class References(Page):
+    procedure: ProcedureRef
+    direction: str  # incoming | outgoing
+    references: list[ReferenceItem]
+
+
+class ArrayStep(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"source": "from"}):
+    """Code that indexes, from its base, a pointer array whose slot holds the address (``xrefs``)."""
+
+    source: str
+    procedure: str | None
+    via: str  # array-base
+    slot: str
+    base: str
+    index: int
+
+
+class Xrefs(Shape):
+    address: str
+    references: list[ReferenceItem]
+    through_arrays: list[ArrayStep] = []
+    through_arrays_truncated: bool = False
+
+
+class PseudoCode(Shape):
+    address: str
+    name: str
+    language: str
+    text: str
+    decompiler: str
+    dialect: str | None = None
+
+
+# The shape of each operation tool's normalized_result.
+RESULT_TYPES: dict[str, type[msgspec.Struct]] = {
+    "list_documents": Documents,
+    "list_segments": Segments,
+    "list_procedures": Procedures,
+    "search_procedures": Procedures,
+    "list_strings": Strings,
+    "search_strings": Strings,
+    "list_names": Names,
+    "address_name": AddressName,
+    "procedure_address": ProcedureAddress,
+    "resolve_containing_procedure": ResolvedContainer,
+    "procedure_info": ProcedureInfo,
+    "procedure_assembly": Assembly,
+    "read_function_instructions": Instructions,
+    "procedure_callers": Callers,
+    "procedure_callees": Callees,
+    "procedure_references": References,
+    "xrefs": Xrefs,
+    "procedure_pseudo_code": PseudoCode,
+}
