@@ -8,7 +8,11 @@ are additive and allowed, so a provider may say more than the shape, never less 
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
+
+ProcedureKind = Literal["local", "import", "thunk", "external"]
 
 
 class Shape(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -56,7 +60,7 @@ class SegmentItem(Shape):
     permissions: str
     file_offset: int | None
     file_size: int
-    kind: str  # segment | section
+    kind: Literal["segment", "section"]
 
 
 class Segments(Shape):
@@ -67,7 +71,7 @@ class ProcedureItem(Shape):
     address: str
     name: str
     size: int
-    kind: str  # local | import | thunk | external
+    kind: ProcedureKind
     end: str
     # Where the name came from (symbol, import, entry-heuristic, parent, generated, user); native and user names.
     name_source: str | None = None
@@ -84,7 +88,7 @@ class Procedures(Page):
 class StringItem(Shape):
     address: str
     value: str
-    encoding: str  # ascii | utf-8 | utf-16le
+    encoding: Literal["ascii", "utf-8", "utf-16le"]
     byte_length: int
     truncated: bool
     section: str | None
@@ -99,7 +103,7 @@ class Strings(Page):
 class NameItem(Shape):
     address: str
     name: str
-    kind: str  # function | data | import | export | label
+    kind: Literal["function", "data", "import", "export", "label"]
     external: bool
     name_source: str | None = None
     original_name: str | None = None
@@ -152,7 +156,7 @@ class ProcedureInfo(Shape):
     name: str
     size: int
     end: str
-    kind: str
+    kind: ProcedureKind
     section: str | None
     basic_block_count: int | None
     instruction_count: int | None
@@ -236,7 +240,7 @@ class Callers(Shape):
 class CalleeItem(Shape):
     address: str | None
     name: str | None
-    kind: str  # direct | tail | import | indirect
+    kind: Literal["direct", "tail", "import", "indirect"]
     call_sites: list[str]
     name_source: str | None = None
     original_name: str | None = None
@@ -252,14 +256,14 @@ class ReferenceItem(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"s
 
     source: str
     to: str | None
-    kind: str  # call | jump | data | read | write | indirect | computed | external
+    kind: Literal["call", "jump", "data", "read", "write", "indirect", "computed", "external"]
     from_procedure: str | None = None
     to_name: str | None = None
 
 
 class References(Page):
     procedure: ProcedureRef
-    direction: str  # incoming | outgoing
+    direction: Literal["incoming", "outgoing"]
     references: list[ReferenceItem]
 
 
@@ -311,3 +315,28 @@ RESULT_TYPES: dict[str, type[msgspec.Struct]] = {
     "xrefs": Xrefs,
     "procedure_pseudo_code": PseudoCode,
 }
+
+
+def describe(shape: type[msgspec.Struct]) -> str:
+    """The shape in the docs' notation: ``{"key",...}``, a nested object or list in place, ``?`` after a key
+    some results omit (docs/native-operations.md's table is this text; a test keeps them equal)."""
+    return _describe(msgspec.inspect.type_info(shape))
+
+
+def _describe(info: msgspec.inspect.Type) -> str:
+    if isinstance(info, msgspec.inspect.UnionType):
+        inner = [t for t in info.types if not isinstance(t, msgspec.inspect.NoneType)]
+        return _describe(inner[0]) if len(inner) == 1 else ""
+    if isinstance(info, msgspec.inspect.LiteralType):
+        return "\\|".join(f'"{v}"' for v in info.values)
+    if isinstance(info, msgspec.inspect.ListType):
+        item = _describe(info.item_type)
+        return f"[{item}]" if item else ""
+    if isinstance(info, msgspec.inspect.StructType):
+        keys = []
+        for field in info.fields:
+            nested = _describe(field.type)
+            optional = "?" if not field.required else ""
+            keys.append(f'"{field.encode_name}"{optional}' + (f":{nested}" if nested else ""))
+        return "{" + ",".join(keys) + "}"
+    return ""
