@@ -30,6 +30,7 @@ from rea.annotations import normalize_address
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.errors import invalid_request, issue
 from rea.evidence import Evidence
+from rea.operations.shapes import InstructionInspection
 from rea.providers import OperationResult
 
 PAGE = 1000
@@ -90,10 +91,13 @@ def _decoded(call: ToolCall, procedure: str, address: str) -> dict[str, Any]:
 def _inspect_instruction(call: ToolCall) -> Evidence:
     check_document(call)
     address, _ = require_mapped(call, call.args["address"])
+    proc = _containing(call, address)
     if call.session.supports("inspect_native_instruction"):
         result = run(call, "inspect_native_instruction", {"address": address})
-        return _result(call, {"address": address, "instruction": result.normalized, "source": "provider"}, result)
-    proc = _containing(call, address)
+        # One place for the procedure whichever path answers (the engines nest it in their instruction).
+        item = {k: v for k, v in result.normalized.items() if k != "procedure"}
+        body = {"address": address, "procedure": proc, "source": "provider", "instruction": item}
+        return _result(call, body, result)
     body: dict[str, Any] = {
         "address": address,
         "procedure": proc,
@@ -267,6 +271,7 @@ def tools() -> list[ToolDef]:
             ),
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
             handler=_inspect_instruction,
+            result_type=InstructionInspection,
             requires_target=True,
             requires_operations=("list_segments", "resolve_containing_procedure", "read_function_instructions"),
             cli_subject="address",

@@ -196,6 +196,8 @@ class InstructionRow(Shape):
     operands: str | None = None
     comment: str | None = None
     inline_comment: str | None = None
+    # The row at the address a window was asked around (read_function_instructions' address/before/after).
+    at: bool = False
 
 
 class AssemblyPage(Shape):
@@ -292,6 +294,46 @@ class PseudoCode(Shape):
     text: str
     decompiler: str
     dialect: str | None = None
+
+
+class OperandDetail(Shape):
+    text: str
+    kind: str
+    access: str | None = None
+    value: int | None = None
+    name: str | None = None
+    address: str | None = None
+
+
+class InstructionFacts(InstructionRow, kw_only=True):
+    """An instruction row with its size, and the engine's semantics where it has them (angr, radare2)."""
+
+    size: int
+    flow: str | None = None
+    targets: list[str] = []
+    fallthrough: str | None = None
+    operand_details: list[OperandDetail] = []
+    reads: list[str] = []
+    writes: list[str] = []
+    groups: list[str] = []
+
+
+class Unavailable(Shape):
+    """A facet the bound provider cannot give, and which providers can."""
+
+    status: Literal["unavailable"]
+    reason: str
+    remediation: str
+
+
+class InstructionInspection(Shape):
+    address: str
+    procedure: ContainingProcedure | None
+    # provider: the engine's own instruction facts; read_function_instructions: decoded from its procedure.
+    source: Literal["provider", "read_function_instructions"]
+    instruction: InstructionFacts | None
+    semantics: Unavailable | None = None
+    reason: str | None = None
 
 
 # The shape of each operation tool's normalized_result.

@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
 import pytest
 
 from rea.errors import ReaError
+from rea.operations.shapes import InstructionInspection
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
@@ -146,8 +148,10 @@ def test_instruction_facts_at_the_dispatch(sessions: rs.Sessions, provider_id: s
     site = hex(t.dispatch)
     out = result_of(session, "inspect_native_instruction", {"address": site})
     found = out["instruction"]
-    procedure = found.get("procedure") or out.get("procedure")  # the provider's record, or the tool's floor
-    assert found["address"] == site and procedure["address"] == hex(t.symbols["apply"]), out
+    # One shape whichever path answers: the procedure beside the instruction, never inside it (issue 26).
+    msgspec.convert(out, type=InstructionInspection, strict=True)
+    assert "procedure" not in found and out["source"] in ("provider", "read_function_instructions")
+    assert found["address"] == site and out["procedure"]["address"] == hex(t.symbols["apply"]), out
     if "flow" in found:  # the provider's own facts (a provider without the operation reports them unavailable)
         assert found["flow"] == "jump" and found["fallthrough"] is None, found
         assert found["targets"] == [hex(t.symbols[op]) for op in sorted(rs.OPS, key=t.symbols.get)], found

@@ -16,7 +16,7 @@ import pytest
 
 import tests.fixtures.native.native_fixtures as nf
 from rea.errors import ReaError
-from rea.operations.shapes import RESULT_TYPES
+from rea.operations.shapes import RESULT_TYPES, InstructionInspection
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
@@ -282,11 +282,11 @@ def test_every_operation_result_decodes_into_its_shape(opened: Opened) -> None:
         "procedure_references": {"procedure": local["address"], "limit": 5},
         "xrefs": {"address": target},
         "procedure_pseudo_code": {"procedure": local["address"]},
+        "inspect_native_instruction": {"address": local["address"]},
     }
     checked = []
-    for tool, shape in RESULT_TYPES.items():
-        operation = opened.session.registry.tools[tool].requires_operations[0]
-        if operation not in declared:
+    for tool, shape in {**RESULT_TYPES, "inspect_native_instruction": InstructionInspection}.items():
+        if not set(opened.session.registry.tools[tool].requires_operations) <= declared:
             continue
         result = opened.call(tool, args.get(tool, {}))
         try:
