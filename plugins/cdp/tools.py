@@ -8,14 +8,18 @@ import msgspec
 from rea_plugins.cdp import compare, passive, schemas, targets
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.model import (
+    Inspection,
     NotRequested,
     ScenarioBrowser,
     ScenarioCapture,
     ScenarioEvents,
     ScenarioInfo,
     ScenarioStep,
+    Screenshot,
     StepArtifacts,
+    TargetList,
     UrlCaptured,
+    WebMcpDiscovery,
     completeness,
     to_json,
 )
@@ -280,6 +284,7 @@ def _example_capture(title: str) -> dict[str, Any]:
 
 LIST_BROWSER_TARGETS = ToolDef(
     name="list_browser_targets",
+    result_type=TargetList,
     family=FAMILY,
     description=(
         "List the page targets of a loopback Chrome DevTools endpoint (http://127.0.0.1:PORT): target_id, "
@@ -298,6 +303,7 @@ LIST_BROWSER_TARGETS = ToolDef(
 
 INSPECT_WEB_PAGE = ToolDef(
     name="inspect_web_page",
+    result_type=Inspection,
     family=FAMILY,
     description=(
         "Passively inspect one page target. It reports frames, DOM structure (with the HTML's digest), "
@@ -322,6 +328,7 @@ INSPECT_WEB_PAGE = ToolDef(
 
 DISCOVER_WEBMCP_TOOLS = ToolDef(
     name="discover_webmcp_tools",
+    result_type=WebMcpDiscovery,
     family=FAMILY,
     description=(
         "Inventory the WebMCP tools a page registered (document.modelContext.registerTool, or declarative "
@@ -346,6 +353,7 @@ DISCOVER_WEBMCP_TOOLS = ToolDef(
 
 CAPTURE_WEB_SCREENSHOT = ToolDef(
     name="capture_web_screenshot",
+    result_type=Screenshot,
     family=FAMILY,
     description=(
         "Capture the visible viewport of one page target as a PNG artifact (sha256, bytes, width, height, "
@@ -364,6 +372,7 @@ CAPTURE_WEB_SCREENSHOT = ToolDef(
 
 CAPTURE_BROWSER_SCENARIO = ToolDef(
     name="capture_browser_scenario",
+    result_type=ScenarioCapture,
     family=FAMILY,
     description=(
         "Run a declared browser scenario and capture it. It opens start_url, then runs each action (goto, "
