@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
 import pluggy
 import pytest
 
@@ -24,7 +25,16 @@ def call_tool(
     tool = session.registry.tools.get(name)
     if tool is None:
         raise ReaError("invalid_request", f"unknown tool {name}")
-    return invoke(session, tool, args or {}, ctx or CallContext())
+    out = invoke(session, tool, args or {}, ctx or CallContext())
+    if tool.result_type is not None and out.evidence is not None:
+        # Every call a test makes checks the result against the shape the tool advertises.
+        try:
+            msgspec.convert(out.evidence.normalized_result, type=tool.result_type, strict=True)
+        except msgspec.ValidationError as exc:
+            raise AssertionError(
+                f"{name} returned a result that is not its {tool.result_type.__name__}: {exc}"
+            ) from None
+    return out
 
 
 def result_of(session: Session, name: str, args: dict[str, Any] | None = None) -> Any:
