@@ -96,8 +96,8 @@ def _inspect_instruction(call: ToolCall) -> Evidence:
         result = run(call, "inspect_native_instruction", {"address": address})
         # One place for the procedure whichever path answers (the engines nest it in their instruction).
         item = {k: v for k, v in result.normalized.items() if k != "procedure"}
-        body = {"address": address, "procedure": proc, "source": "provider", "instruction": item}
-        return _result(call, body, result)
+        facts = {"address": address, "procedure": proc, "source": "provider", "instruction": item}
+        return _result(call, facts, result)
     body: dict[str, Any] = {
         "address": address,
         "procedure": proc,
