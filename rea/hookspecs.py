@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from rea.config import SettingSpec
     from rea.providers import AnalysisProvider
     from rea.scenarios import ScenarioDriver
-    from rea.target import Target
+    from rea.target import Target, TargetView
     from rea.unpackers import Unpacker
 
 hookspec = pluggy.HookspecMarker("rea")
@@ -114,4 +114,22 @@ def rea_select_unpacker(target: Target, head: bytes) -> Unpacker | None:
     :param head: its first bytes (empty for directories).
 
     .. versionadded:: 0.1
+    """
+
+
+# ---------------------------------------------------------------------------
+# description: what else a target is
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def rea_target_views(target: Target, head: bytes) -> list[TargetView] | None:
+    """Say which other reading of ``target`` the plugin offers (a .NET assembly in a PE, an Android package in
+    a ZIP); ``binary_overview`` and ``inspect_artifact`` list every view with its tools.
+
+    :param target: the identified file.
+    :param head: its first bytes (up to 4 KiB; empty for directories).
+    :return: the views, or None (or an empty list) when the plugin has no other reading of it.
+
+    .. versionadded:: 0.3
     """

@@ -21,7 +21,8 @@ from rea.config import SettingSpec
 from rea.errors import ReaError
 from rea.providers import AnalysisProvider
 from rea.scenarios import ScenarioDriver
-from rea.unpackers import Unpacker
+from rea.target import Target, TargetView
+from rea.unpackers import Unpacker, read_head
 
 ENTRY_POINT_GROUP = "rea"
 PROVIDER_ID_MAX = 64
@@ -71,6 +72,28 @@ class Registry:
 
     def tool(self, name: str) -> ToolDef | None:
         return self.tools.get(name)
+
+    def target_views(self, target: Target) -> list[TargetView]:
+        """Every other reading of ``target`` the plugins offer (``rea_target_views``), naming registered tools only.
+
+        A plugin whose hook raises is left out of the answer, never the cause of a failed call."""
+        try:
+            head = read_head(target)
+        except ReaError:
+            return []
+        impls = self.pm.hook.rea_target_views.get_hookimpls()
+        views: list[TargetView] = []
+        for impl in impls:
+            others = [other.plugin for other in impls if other.plugin is not impl.plugin]
+            try:
+                found = self.pm.subset_hook_caller("rea_target_views", remove_plugins=others)(target=target, head=head)
+            except Exception:
+                continue
+            for view in (v for answer in found for v in answer or []):
+                tools = [t for t in getattr(view, "tools", ()) if t in self.tools]
+                if isinstance(view, TargetView) and tools:
+                    views.append(msgspec.structs.replace(view, tools=tools))
+        return sorted(views, key=lambda v: v.kind)
 
     def toolsets(self) -> tuple[str, ...]:
         """Every toolset a registered tool belongs to: the first-party ones in their order, then the rest."""

@@ -33,6 +33,17 @@ class Target(msgspec.Struct, frozen=True, kw_only=True):
         return os.path.basename(self.resolved_path.rstrip("/")) or self.resolved_path
 
 
+class TargetView(msgspec.Struct, frozen=True, kw_only=True):
+    """Another reading of a target than the one it was opened for, offered by a plugin (``rea_target_views``)."""
+
+    # What the target also is, e.g. ``managed-assembly`` or ``android-package``.
+    kind: str
+    # One sentence for the agent: what this view reads.
+    summary: str
+    # The tools that read it.
+    tools: list[str]
+
+
 def read_error(path: str, exc: OSError) -> ReaError:
     """The canonical error for a failed read: ``access_denied`` or ``target_unavailable``."""
     if exc.errno in (errno.EACCES, errno.EPERM):

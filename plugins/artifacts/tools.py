@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from rea_plugins.artifacts import compare as compare_mod
 from rea_plugins.artifacts import extract as extract_mod
 from rea_plugins.artifacts.inventory import (
@@ -113,6 +114,10 @@ def _inspect(call: ToolCall) -> Evidence:
         "partial_reasons": sorted(inv.partial_reasons),
         "limits": limits_record(limits),
     }
+    views = call.session.registry.target_views(target) if not target.is_directory else []
+    if views:
+        # What else the archive is (an Android package, ...) and the tools that read it.
+        normalized["views"] = [msgspec.to_builtins(v) for v in views]
     limitations = sorted(set(inv.limitations))
     if partial:
         limitations.append("Coverage is partial: see partial_reasons.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+import msgspec
 from rea_plugins.binary import annotate, listing
 from rea_plugins.binary.arrays import pointer_array
 from rea_plugins.binary.schema import (
@@ -99,6 +100,11 @@ def _overview(call: ToolCall) -> Evidence:
         body["notable_exports"] = [n["name"] for n in listed if n["kind"] == "export"][:limit]
         if names.normalized["next_offset"] is not None:
             body["names_sampled"] = True
+    target = call.session.target
+    views = call.session.registry.target_views(target) if target is not None else []
+    if views:
+        # What else the file is (a .NET assembly in this PE, ...) and the tools that read it.
+        body["views"] = [msgspec.to_builtins(v) for v in views]
     call.ctx.finish("overview: done")
     return evidence(call, OperationResult(normalized=body, limitations=_limitations(*results)))
 

@@ -15,6 +15,9 @@ from rea import registry as registry_mod
 from rea.catalog import projections, session_tools
 from rea.config import integer_setting, load_settings
 from rea.errors import ReaError
+from rea.session import Session
+from rea.target import TargetView
+from rea.testing import result_of
 from tests.kernel.fakes import DeclaredProvider, ProviderPlugin
 
 
@@ -125,6 +128,7 @@ def test_every_hookspec_is_documented_and_prefixed() -> None:
         "rea_register_settings",
         "rea_register_prompts",
         "rea_select_unpacker",
+        "rea_target_views",
     }
     for n in names:
         doc = getattr(hookspecs, n).__doc__ or ""
@@ -247,3 +251,32 @@ def test_providers_list_names_a_plugin_that_registers_a_dict(tmp_path: Path) -> 
     )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert "dict_plugin" in proc.stdout and "registered a dict where a ToolDef belongs" in proc.stdout
+
+
+class _ElfViews:
+    """Says every ELF is also a 'demo-view' read by binary_overview (a registered tool) and by a tool that is not."""
+
+    @hookimpl
+    def rea_target_views(self, target: Any, head: bytes) -> list[TargetView] | None:
+        if not head.startswith(b"\x7fELF"):
+            return None
+        return [TargetView(kind="demo-view", summary="An ELF, seen again.", tools=["binary_overview", "no_such"])]
+
+
+class _RaisingViews:
+    @hookimpl
+    def rea_target_views(self, target: Any, head: bytes) -> list[TargetView] | None:
+        raise RuntimeError("view table corrupt")
+
+
+def test_target_views_reach_the_overview_and_a_failing_plugin_is_left_out(hello_elf: Path) -> None:
+    reg = registry_mod.load()
+    reg.pm.register(_ElfViews(), name="elf-views")
+    reg.pm.register(_RaisingViews(), name="raising-views")
+    session = Session(reg)
+    try:
+        result_of(session, "open_binary", {"path": str(hello_elf), "provider_id": "native"})
+        overview = result_of(session, "binary_overview", {})
+    finally:
+        session.close()
+    assert overview["views"] == [{"kind": "demo-view", "summary": "An ELF, seen again.", "tools": ["binary_overview"]}]
