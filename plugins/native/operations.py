@@ -9,6 +9,7 @@ from typing import Any
 from rea_plugins.native.disasm import Insn
 from rea_plugins.native.dispatch import WINDOW, pointer_table
 from rea_plugins.native.program import Proc, Program, Ref
+from rea_plugins.native.provider import OPERATIONS
 
 from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
@@ -139,7 +140,10 @@ class Operations:
     ) -> OperationResult:
         lims = list(self.p.limitations) + list(limitations or [])
         return OperationResult(
-            normalized=normalized, limitations=lims, locations=locations or [], confidence=confidence  # type: ignore[arg-type]
+            normalized=normalized,
+            limitations=lims,
+            locations=locations or [],
+            confidence=confidence,  # type: ignore[arg-type]
         )
 
     # -- inventory -----------------------------------------------------------------------------
@@ -629,31 +633,6 @@ class Operations:
             "exports": [{"name": s.name, "address": hexa(s.address)} for s in m.symbols if s.exported],
         }
         return self._result(body)
-
-
-OPERATIONS: tuple[str, ...] = (
-    "list_documents",
-    "list_segments",
-    "list_procedures",
-    "search_procedures",
-    "list_strings",
-    "search_strings",
-    "list_names",
-    "address_name",
-    "procedure_address",
-    "resolve_containing_procedure",
-    "procedure_info",
-    "procedure_blocks",
-    "procedure_assembly",
-    "read_function_instructions",
-    "procedure_callers",
-    "procedure_callees",
-    "procedure_references",
-    "xrefs",
-    "binary_layout",
-    "inspect_native_data_type",
-    "resolve_native_call_targets",
-)
 
 
 def dispatch(ops: Operations, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:

@@ -24,8 +24,7 @@ from rea.providers import (
 )
 from rea.target import Target, read_error
 
-# Kept in step with rea_plugins.native.operations.OPERATIONS (a test checks); listed here so that
-# reading the descriptor imports nothing heavy.
+# Declared here, once: reading the descriptor imports nothing heavy (operations.py dispatches from it).
 OPERATIONS: tuple[str, ...] = (
     "list_documents",
     "list_segments",

@@ -263,7 +263,8 @@ def test_inventory_limit_fails_explicitly(
 def test_descriptor_operations_match_and_import_is_cheap() -> None:
     from rea_plugins.native import operations, provider
 
-    assert provider.OPERATIONS == operations.OPERATIONS
+    # The one declaration is what dispatch serves: every declared operation has its handler.
+    assert all(callable(getattr(operations.Operations, op, None)) for op in provider.OPERATIONS)
     assert "procedure_pseudo_code" not in provider.OPERATIONS
     code = "import sys, rea_plugins.native; print('lief' in sys.modules, 'capstone' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
