@@ -13,8 +13,8 @@ from rea_plugins.angr.worker import LOADER_OPS, OPERATIONS
 
 from rea.context import CallContext
 from rea.errors import ReaError
-from rea.process import WorkerChannel, python_worker_spec
-from rea.providers import AnalysisClient, CloseOutcome, OperationResult
+from rea.process import WorkerChannel, WorkerClient, python_worker_spec
+from rea.providers import OperationResult
 from rea.target import Target
 
 RESOURCE = "angr-worker"
@@ -35,8 +35,10 @@ _LIMITATIONS = {
 }
 
 
-class AngrClient(AnalysisClient):
+class AngrClient(WorkerClient):
     """Runs contract operations in a worker it owns; loads the target and builds the CFG once per worker."""
+
+    timeout_remediation = TIMEOUT_REMEDIATION
 
     def __init__(self, target: Target, run_id: str, timeouts: Timeouts) -> None:
         self.target = target
@@ -54,11 +56,6 @@ class AngrClient(AnalysisClient):
         self._loaded = 0  # the worker generation that has the target loaded
         self._cfg = 0  # ... and its CFG built
 
-    @property
-    def worker_pid(self) -> int | None:
-        """The live worker's pid (tests and diagnostics)."""
-        return self.channel.pid
-
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         if operation not in OPERATIONS:
             raise ReaError(
@@ -69,7 +66,7 @@ class AngrClient(AnalysisClient):
         t = self.timeouts
         generation = self.channel.ensure_started()
         if self._loaded != generation:
-            self._request(
+            self.request(
                 "load",
                 {"path": self.target.resolved_path, "name": self.target.name, "sha256": self.target.sha256},
                 ctx,
@@ -79,14 +76,14 @@ class AngrClient(AnalysisClient):
             )
             self._loaded = generation
         if operation not in LOADER_OPS and self._cfg != generation:
-            self._request("cfg", {}, ctx, t.cfg_ms, "building CFG", announce=True)
+            self.request("cfg", {}, ctx, t.cfg_ms, "building CFG", announce=True)
             self._cfg = generation
         if operation == "procedure_pseudo_code":
-            reply = self._request(
+            reply = self.request(
                 operation, params, ctx, t.decompile_ms, f"decompiling {params.get('procedure')}", announce=True
             )
         else:
-            reply = self._request(operation, params, ctx, t.query_ms, operation)
+            reply = self.request(operation, params, ctx, t.query_ms, operation)
         normalized = reply.result()
         raw = reply.raw_result()
         limitations = list(_LIMITATIONS.get(operation, []))
@@ -100,22 +97,3 @@ class AngrClient(AnalysisClient):
         if isinstance(normalized, dict) and isinstance(normalized.get("address"), str):
             locations.append({"address": normalized["address"]})
         return OperationResult(normalized=normalized, raw=raw, limitations=limitations, locations=locations)
-
-    def _request(
-        self, op: str, params: dict[str, Any], ctx: CallContext, budget_ms: int, phase: str, announce: bool = False
-    ) -> Any:
-        return self.channel.request(
-            op,
-            params,
-            ctx,
-            deadline_s=budget_ms / 1000,
-            phase=phase,
-            announce=announce,
-            timeout_remediation=TIMEOUT_REMEDIATION,
-        )
-
-    def close(self) -> CloseOutcome:
-        return self.channel.close()
-
-    def lineage(self) -> list[dict[str, Any]]:
-        return self.channel.lineage()

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from rea.errors import ReaError
-from rea.process.worker import Reporter, Result, Route, serve
+from rea.process.worker import Reporter, Route, operation_routes, serve
 
 # operation -> (holder, method): "analysis" is the loaded model, "code" its function-level view.
 OPERATIONS: dict[str, tuple[str, str]] = {
@@ -88,22 +88,15 @@ def cfg(params: dict[str, Any], reporter: Reporter) -> Any:
     return {"functions": len(analysis.funcs), "seconds": round(time.monotonic() - started, 3)}
 
 
-def _operation(op: str, holder: str, method: str) -> Route:
-    def route(params: dict[str, Any], reporter: Reporter) -> Result:
-        analysis = _loaded()
-        if op not in LOADER_OPS:
-            analysis.ensure_cfg(reporter.progress)
-        normalized, raw = getattr(getattr(STATE, holder), method)(params)
-        return Result(normalized=normalized, raw=raw)
-
-    return route
+def _ready(op: str, reporter: Reporter) -> None:
+    analysis = _loaded()
+    if op not in LOADER_OPS:
+        analysis.ensure_cfg(reporter.progress)
 
 
 def routes() -> dict[str, Route]:
     table: dict[str, Route] = {"ping": lambda _p, _r: {"pid": os.getpid()}, "load": load, "cfg": cfg}
-    for op, (holder, method) in OPERATIONS.items():
-        table[op] = _operation(op, holder, method)
-    return table
+    return {**table, **operation_routes(OPERATIONS, STATE, _ready)}
 
 
 if __name__ == "__main__":

@@ -18,8 +18,8 @@ from rea_plugins.ghidra.settings import DECOMPILE, QUERY, STARTUP, TEST_PREFIX, 
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.operations.answers import OPERATIONS
-from rea.process import ProcessSpec, WorkerChannel, python_worker_spec
-from rea.providers import AnalysisClient, CloseOutcome, OperationResult
+from rea.process import ProcessSpec, WorkerChannel, WorkerClient, python_worker_spec
+from rea.providers import OperationResult
 from rea.target import Target
 
 RESOURCE = "ghidra-worker"
@@ -70,7 +70,7 @@ def worker_spec(installation: Installation | None, fake_worker: str | None) -> P
     )
 
 
-class GhidraClient(AnalysisClient):
+class GhidraClient(WorkerClient):
     """One target bound to Ghidra; the engine starts lazily and is never replaced by another provider."""
 
     def __init__(
@@ -82,10 +82,6 @@ class GhidraClient(AnalysisClient):
         self.installation = installation
         self.channel = WorkerChannel(spec, label="ghidra", grace_s=limits.grace_ms / 1000)
         self._ready = 0  # the worker generation whose program is imported and analysed
-
-    @property
-    def worker_pid(self) -> int | None:
-        return self.channel.pid
 
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         if operation not in OPERATIONS:
@@ -180,9 +176,3 @@ class GhidraClient(AnalysisClient):
         if exc.code == "cancelled":
             return exc
         return ReaError(exc.code, exc.message, remediation=exc.remediation, details=details)
-
-    def close(self) -> CloseOutcome:
-        return self.channel.close()
-
-    def lineage(self) -> list[dict[str, Any]]:
-        return self.channel.lineage()

@@ -13,8 +13,8 @@ from rea_plugins.radare2.worker import LOADER_OPS, OPERATIONS
 
 from rea.context import CallContext
 from rea.errors import ReaError
-from rea.process import WorkerChannel, python_worker_spec
-from rea.providers import AnalysisClient, CloseOutcome, OperationResult
+from rea.process import WorkerChannel, WorkerClient, python_worker_spec
+from rea.providers import OperationResult
 from rea.target import Target
 
 RESOURCE = "radare2-worker"
@@ -44,8 +44,10 @@ _LIMITATIONS = {
 }
 
 
-class Radare2Client(AnalysisClient):
+class Radare2Client(WorkerClient):
     """Runs contract operations in a worker it owns; loads the target and analyses it once per worker."""
+
+    timeout_remediation = TIMEOUT_REMEDIATION
 
     def __init__(self, target: Target, run_id: str, limits: Limits, libdir: str) -> None:
         self.target = target
@@ -64,11 +66,6 @@ class Radare2Client(AnalysisClient):
         self._loaded = 0  # the worker generation that has the target loaded
         self._analyzed = 0  # ... and analysed
 
-    @property
-    def worker_pid(self) -> int | None:
-        """The live worker's pid (tests and diagnostics)."""
-        return self.channel.pid
-
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         if operation not in OPERATIONS:
             raise ReaError(
@@ -79,7 +76,7 @@ class Radare2Client(AnalysisClient):
         lim = self.limits
         generation = self.channel.ensure_started()
         if self._loaded != generation:
-            self._request(
+            self.request(
                 "load",
                 {
                     "path": self.target.resolved_path,
@@ -94,11 +91,11 @@ class Radare2Client(AnalysisClient):
             )
             self._loaded = generation
         if operation not in LOADER_OPS and self._analyzed != generation:
-            self._request(
+            self.request(
                 "analyze", {"level": lim.analysis}, ctx, lim.analysis_ms, f"analysis ({lim.analysis})", announce=True
             )
             self._analyzed = generation
-        reply = self._request(
+        reply = self.request(
             operation, params, ctx, lim.query_ms, operation, announce=operation == "procedure_pseudo_code"
         )
         normalized = reply.result()
@@ -111,22 +108,3 @@ class Radare2Client(AnalysisClient):
             limitations=list(_LIMITATIONS.get(operation, [])),
             locations=locations,
         )
-
-    def _request(
-        self, op: str, params: dict[str, Any], ctx: CallContext, budget_ms: int, phase: str, announce: bool = False
-    ) -> Any:
-        return self.channel.request(
-            op,
-            params,
-            ctx,
-            deadline_s=budget_ms / 1000,
-            phase=phase,
-            announce=announce,
-            timeout_remediation=TIMEOUT_REMEDIATION,
-        )
-
-    def close(self) -> CloseOutcome:
-        return self.channel.close()
-
-    def lineage(self) -> list[dict[str, Any]]:
-        return self.channel.lineage()

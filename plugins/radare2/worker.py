@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from rea.errors import ReaError
-from rea.process.worker import Reporter, Result, Route, serve
+from rea.process.worker import Reporter, Route, operation_routes, serve
 
 # operation -> (holder, method): "program" is the loaded binary, "code" its function-level view.
 OPERATIONS: dict[str, tuple[str, str]] = {
@@ -99,20 +99,9 @@ def analyze(params: dict[str, Any], reporter: Reporter) -> Any:
     return _program().analyze(level, reporter.progress)
 
 
-def _operation(holder: str, method: str) -> Route:
-    def route(params: dict[str, Any], reporter: Reporter) -> Result:
-        _program()
-        normalized, raw = getattr(getattr(STATE, holder), method)(params)
-        return Result(normalized=normalized, raw=raw)
-
-    return route
-
-
 def routes() -> dict[str, Route]:
     table: dict[str, Route] = {"ping": lambda _p, _r: {"pid": os.getpid()}, "load": load, "analyze": analyze}
-    for op, (holder, method) in OPERATIONS.items():
-        table[op] = _operation(holder, method)
-    return table
+    return {**table, **operation_routes(OPERATIONS, STATE, lambda _op, _reporter: _program())}
 
 
 def main(argv: list[str]) -> int:

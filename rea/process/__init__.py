@@ -12,7 +12,7 @@
 Plugins start processes only through this package (a test enforces it).
 """
 
-from rea.process.channel import WorkerChannel, python_worker_spec
+from rea.process.channel import WorkerChannel, WorkerClient, python_worker_spec
 from rea.process.owned import OwnedProcess, ProcessSpec, status_details
 from rea.process.sandbox import Isolation, SandboxPolicy, bwrap_failure
 
@@ -22,6 +22,7 @@ __all__ = [
     "ProcessSpec",
     "SandboxPolicy",
     "WorkerChannel",
+    "WorkerClient",
     "bwrap_failure",
     "python_worker_spec",
     "status_details",

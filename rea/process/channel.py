@@ -22,7 +22,7 @@ from rea.context import CallContext
 from rea.errors import CODES, ReaError, cancelled
 from rea.process import frames
 from rea.process.owned import OwnedProcess, ProcessSpec, now_iso, status_details
-from rea.providers import CloseOutcome
+from rea.providers import AnalysisClient, CloseOutcome
 
 POLL_S = 0.05
 # What a worker's stderr says when an allocation failed (Python, C++, glibc, the engines' own words).
@@ -374,3 +374,36 @@ def python_worker_spec(
         address_space_bytes=address_space_bytes,
         memory_setting=memory_setting,
     )
+
+
+class WorkerClient(AnalysisClient):
+    """An analysis client whose engine runs in one owned worker (``self.channel``): closing, lineage and requests
+    under a millisecond budget are the same for every such engine."""
+
+    channel: WorkerChannel
+    # What a request that ran past its budget tells the caller to do (the engine's own settings).
+    timeout_remediation: str = ""
+
+    @property
+    def worker_pid(self) -> int | None:
+        """The live worker's pid (tests and diagnostics)."""
+        return self.channel.pid
+
+    def request(
+        self, op: str, params: dict[str, Any], ctx: CallContext, budget_ms: int, phase: str, announce: bool = False
+    ) -> frames.Reply:
+        return self.channel.request(
+            op,
+            params,
+            ctx,
+            deadline_s=budget_ms / 1000,
+            phase=phase,
+            announce=announce,
+            timeout_remediation=self.timeout_remediation,
+        )
+
+    def close(self) -> CloseOutcome:
+        return self.channel.close()
+
+    def lineage(self) -> list[dict[str, Any]]:
+        return self.channel.lineage()

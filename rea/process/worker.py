@@ -43,6 +43,24 @@ class Reporter:
 Route = Callable[[dict[str, Any], Reporter], Any]
 
 
+def operation_routes(
+    table: Mapping[str, tuple[str, str]], holders: object, ready: Callable[[str, Reporter], None]
+) -> dict[str, Route]:
+    """A route per contract operation of ``table`` (operation -> (holder, method)): ``ready(op, reporter)`` first
+    (the target loaded, the analysis the operation needs), then ``holders.<holder>.<method>(params)``, whose
+    ``(normalized, raw)`` is the reply."""
+
+    def route_for(op: str, holder: str, method: str) -> Route:
+        def route(params: dict[str, Any], reporter: Reporter) -> Result:
+            ready(op, reporter)
+            normalized, raw = getattr(getattr(holders, holder), method)(params)
+            return Result(normalized=normalized, raw=raw)
+
+        return route
+
+    return {op: route_for(op, holder, method) for op, (holder, method) in table.items()}
+
+
 def _watch_parent(parent: int) -> None:
     """Exit when the server that started us is gone, even in the middle of a long analysis."""
     while True:
