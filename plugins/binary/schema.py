@@ -30,7 +30,7 @@ PROCEDURE = prop(
 ADDRESS = prop("string", "Address as 0x hex.", ["0x401136"], pattern=ADDRESS_PATTERN)
 OFFSET = prop("integer", "First item of the page.", [0], minimum=0, default=0)
 LIMIT = prop("integer", "Page size.", [100], minimum=1, maximum=1000, default=100)
-DOCUMENT = prop("string", "Document name; must name the open document when given.", ["ls"], minLength=1)
+DOCUMENT = prop("string", "The open document's name (optional).", ["ls"], minLength=1)
 PATTERN = prop(
     "string",
     "Text to find (literal substring, or a regular expression with mode=regex).",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from typing import Any
 
@@ -31,33 +30,25 @@ def _cached_content_id(encoded: bytes) -> dict[str, Any]:
     return with_content_id(schema)
 
 
-# A tool's advertised example: its first non-empty one, when it is this small (the catalog keeps them all).
-ADVERTISED_EXAMPLE_BYTES = 160
-# Advertised descriptions say what a tool is for: two sentences (one in compact); the catalog keeps the rest.
+# Advertised descriptions say what a tool is for, in their first sentence; the catalog keeps the rest.
 DESCRIPTION_CHARS = {"full": 200, "compact": 160}
 
 
 def advertised_input_schema(registry: Registry, tool: ToolDef, profile: str) -> dict[str, Any]:
     projection = registry.projections[profile]
     schema = projection.project(tool.name, tool.input_schema)
-    # An empty example (every argument optional) tells a caller nothing the schema does not.
-    example = next((e for e in tool.examples if e), None)
-    if profile == "full" and example and len(json.dumps(example)) <= ADVERTISED_EXAMPLE_BYTES:
-        schema = {**schema, "examples": [dict(example)]}
+    # Unknown arguments are refused by the server's canonical validation (a typed invalid_request naming them);
+    # saying so in every advertised schema costs every request about 3 KB.
+    if schema.get("additionalProperties") is False:
+        schema = {k: v for k, v in schema.items() if k != "additionalProperties"}
+    # Examples stay in the catalog document (`rea catalog`), not in what every request carries: property
+    # descriptions say each argument's form, and the projections drop examples.
     return schema
 
 
 def advertised_description(tool: ToolDef, profile: str) -> str:
-    """The description a client is sent: the first two sentences (the first one in compact)."""
-    limit = DESCRIPTION_CHARS.get(profile, DESCRIPTION_CHARS["full"])
-    first = first_sentence(tool.description, limit)
-    rest = tool.description[len(first) :]
-    if profile == "compact" or first.endswith("…") or not rest.strip(" ;"):
-        return first
-    # A first sentence that ended at a semicolon keeps it, so the advertised text starts the complete one.
-    joint = "; " if rest.startswith(";") else " "
-    second = first_sentence(rest.lstrip(" ;"), limit - len(first) - len(joint))
-    return first if second.endswith("…") else first + joint + second
+    """The description a client is sent: its first sentence, what the tool is for (the catalog keeps the rest)."""
+    return first_sentence(tool.description, DESCRIPTION_CHARS.get(profile, DESCRIPTION_CHARS["full"]))
 
 
 def tool_entry(registry: Registry, tool: ToolDef) -> dict[str, Any]:

@@ -266,12 +266,28 @@ class CompactProjection(Projection):
         "reduced.",
     )
 
+    # The contract's set of reduced presentations (docs: mcp-contracts, compact profile): these are advertised
+    # in reduced form whatever their size, so a client sees the same six shapes from every server.
+    CONTRACT_REDUCED = frozenset(
+        {
+            "compare_web_captures",
+            "build_reconstruction_obligation_ledger",
+            "evaluate_reconstruction_coverage",
+            "project_managed_application_graph",
+            "compare_application_versions",
+            "capture_browser_scenario",
+        }
+    )
+
     def __init__(self, budget: int = COMPACT_INPUT_SCHEMA_BUDGET_BYTES) -> None:
         self.budget = budget
         self.reduced: set[str] = set()
 
     def project(self, tool_name: str, schema: dict[str, Any]) -> dict[str, Any]:
         flat = flatten_root_union(copy.deepcopy(schema))
+        if tool_name in self.CONTRACT_REDUCED:
+            self.reduced.add(tool_name)
+            return reduced_form(flat)
         body: dict[str, Any] = _without_validation(lean_node(flat, flat.get("$defs", {}), prose=False))
         if "description" in flat:
             body = {"description": flat["description"], **body}

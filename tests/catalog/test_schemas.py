@@ -14,9 +14,14 @@ from rea.catalog.schemas import ROOT_COMBINATORS, flatten_root_union, recursive_
 from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES
 from rea.registry import Registry, load
 
-# Schemas whose validation structure alone exceeds the compact budget (pinned: changes are deliberate). With
-# nested objects advertised by their type, none does today.
-PINNED_REDUCED: set[str] = set()
+# The reduced presentations: the contract's six where the tool exists (pinned: changes are deliberate). No other
+# schema's validation structure exceeds the compact budget, with nested objects advertised by their type.
+PINNED_REDUCED: set[str] = {
+    "capture_browser_scenario",
+    "compare_application_versions",
+    "compare_web_captures",
+    "project_managed_application_graph",
+}
 # What a host sends with every request: input schemas and descriptions of the whole catalog (issue 22).
 CATALOG_BUDGET_BYTES = {"full": 60 * 1024, "compact": 30 * 1024}
 
