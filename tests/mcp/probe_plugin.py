@@ -5,12 +5,20 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import msgspec
+
 from rea import evidence, hookimpl
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.evidence import Evidence, ProviderIdentity
 from rea.providers import OperationResult
 
 PROBE = ProviderIdentity(id="probe", name="Probe", version="1")
+
+
+class Count(msgspec.Struct):
+    """What probe_mistyped declares it returns (and does not: a negative control for output validation)."""
+
+    count: int
 
 
 def _wait(call: ToolCall) -> Evidence:
@@ -34,6 +42,17 @@ def _payload(call: ToolCall) -> Evidence:
         analysis_profile=None,
         parameters=dict(call.args),
         normalized_result={"blob": "x" * size},
+    )
+
+
+def _mistyped(call: ToolCall) -> Evidence:
+    return evidence.build(
+        operation="probe_mistyped",
+        provider=PROBE,
+        subject=None,
+        analysis_profile=None,
+        parameters={},
+        normalized_result={"count": "not a number"},
     )
 
 
@@ -95,6 +114,17 @@ def rea_register_tools(register: Any) -> None:
             examples=({},),
             output_schema={"type": "object"},
             handler=lambda call: {"sampled": False},
+        )
+    )
+    register(
+        ToolDef(
+            name="probe_mistyped",
+            family="test",
+            description="Return a result that is not the shape the tool declares.",
+            input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+            examples=({},),
+            result_type=Count,
+            handler=_mistyped,
         )
     )
     from rea.errors import CODES

@@ -374,3 +374,20 @@ def test_oversized_error_is_retained_and_delivered_bounded() -> None:
             assert session["retained_evidence_count"] == 1 and ref["evidence_id"].startswith("ev_")
 
     anyio.run(main)
+
+
+def test_the_python_client_refuses_a_result_unlike_its_advertised_shape() -> None:
+    """A typed tool's output schema constrains normalized_result; the SDK client checks it (issue 26)."""
+
+    async def main() -> None:
+        async with connect(**PROBE) as client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            schema = listed["probe_mistyped"].output_schema or {}
+            assert schema["properties"]["normalized_result"] == {
+                "$ref": "#/$defs/Count",
+                "description": "The operation's result.",
+            }
+            with pytest.raises(RuntimeError, match="Invalid structured content"):
+                await client.call_tool("probe_mistyped", {})
+
+    anyio.run(main)
