@@ -14,6 +14,7 @@ from rea_plugins.binary import program
 from rea_plugins.binary.image import regions
 from rea_plugins.binary.program import Procedure, Row, containing, procedures, program_rows, units
 from rea_plugins.binary.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop, run
+from rea_plugins.binary.shapes import ByteSearch, ConstantSearch, InstructionSearch, YaraScan
 
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.errors import ReaError, invalid_request, issue
@@ -450,6 +451,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="search_bytes",
+            result_type=ByteSearch,
             family="binary",
             description=(
                 "Find a hex byte pattern with ?? wildcards ('48 8B ?? ?? E8') in the mapped segments "
@@ -474,6 +476,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="search_immediates",
+            result_type=ConstantSearch,
             family="binary",
             description=(
                 "Find a constant (value, or a min/max range) in instruction operands and in aligned "
@@ -496,6 +499,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="search_instructions",
+            result_type=InstructionSearch,
             family="binary",
             description=(
                 "Find instructions whose symbolized text matches a literal or RE2 pattern "
@@ -524,6 +528,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="scan_yara",
+            result_type=YaraScan,
             family="binary",
             description=(
                 "Scan the target file (or each mapped segment) with YARA rules given as text: every "

@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from rea_plugins.binary.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
+from rea_plugins.binary.shapes import BytesRead, FileOffset
 
 from rea.annotations import normalize_address
 from rea.catalog.tool import ToolCall, ToolDef
@@ -247,6 +248,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="read_bytes",
+            result_type=BytesRead,
             family="binary",
             description=(
                 f"Read at most {MAX_READ} bytes of the load image at a virtual address (hex and an "
@@ -261,6 +263,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="address_to_file_offset",
+            result_type=FileOffset,
             family="binary",
             description=(
                 "Map a virtual address to its file offset through the segment that loads it (null "

@@ -6,6 +6,7 @@ from typing import Any
 
 from rea_plugins.binary import annotate
 from rea_plugins.binary.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, run
+from rea_plugins.binary.shapes import CurrentAddress, CurrentDocument, CurrentProcedure, NavigationContext
 
 from rea.annotations import normalize_address
 from rea.catalog.tool import ToolCall, ToolDef, ToolMode
@@ -119,6 +120,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="current_document",
+            result_type=CurrentDocument,
             family="binary",
             description="The open document (name, format, sha256).",
             input_schema=obj({}),
@@ -129,6 +131,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="current_address",
+            result_type=CurrentAddress,
             family="binary",
             description="The session cursor address (starts at the entry point).",
             input_schema=doc_only,
@@ -139,6 +142,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="current_procedure",
+            result_type=CurrentProcedure,
             family="binary",
             description="The procedure containing the cursor.",
             input_schema=doc_only,
@@ -149,6 +153,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="get_navigation_context",
+            result_type=NavigationContext,
             family="binary",
             description=(
                 "Document, cursor address and containing procedure together (modes "

@@ -14,6 +14,14 @@ from rea_plugins.binary import annotate
 from rea_plugins.binary.image import require_mapped
 from rea_plugins.binary.navigation import cursor
 from rea_plugins.binary.schema import ADDRESS, ADDRESS_PATTERN, DOCUMENT, PROCEDURE, check_document, obj, prop, run
+from rea_plugins.binary.shapes import (
+    AnnotationChange,
+    Bookmarks,
+    CommentAt,
+    FunctionAnnotation,
+    InlineCommentAt,
+    NamesChange,
+)
 
 from rea.annotations import LIMITS, Note, Notebook, check_field, normalize_address
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
@@ -325,6 +333,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="comment",
+            result_type=CommentAt,
             **NOTEBOOK,
             description="The analyst's comment at an address (or the cursor).",
             input_schema=read_schema,
@@ -336,6 +345,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="inline_comment",
+            result_type=InlineCommentAt,
             **NOTEBOOK,
             description="The analyst's inline comment at an address (or the cursor).",
             input_schema=read_schema,
@@ -347,6 +357,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="list_bookmarks",
+            result_type=Bookmarks,
             **NOTEBOOK,
             description="Every bookmark of the open target, by address, with its label and procedure.",
             input_schema=obj({"document": DOCUMENT}),
@@ -357,6 +368,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="set_comment",
+            result_type=AnnotationChange,
             **NOTEBOOK,
             description=(
                 'Set (or with "" clear) the comment at an address; kept per target across connections and providers.'
@@ -374,6 +386,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="set_inline_comment",
+            result_type=AnnotationChange,
             **NOTEBOOK,
             description='Set (or with "" clear) the inline comment shown beside the instruction at an address.',
             input_schema=obj(
@@ -389,6 +402,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="set_address_name",
+            result_type=AnnotationChange,
             **NOTEBOOK,
             description=(
                 "Name an address (a procedure, a datum, a label); every read tool then shows the name "
@@ -404,6 +418,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="set_addresses_names",
+            result_type=NamesChange,
             **NOTEBOOK,
             description=f"Name up to {MAX_NAMES} addresses at once (all or none are written).",
             input_schema=obj({"names": names, "document": DOCUMENT}, ("names",)),
@@ -415,6 +430,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="set_bookmark",
+            result_type=AnnotationChange,
             **NOTEBOOK,
             description="Bookmark an address, with an optional label (replaces the label of an existing one).",
             input_schema=obj(
@@ -436,6 +452,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="unset_bookmark",
+            result_type=AnnotationChange,
             **NOTEBOOK,
             description="Remove the bookmark at an address.",
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
@@ -448,6 +465,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="annotate_native_function",
+            result_type=FunctionAnnotation,
             **NOTEBOOK,
             description=(
                 "Annotate a local function's entry at once: name, comment, inline comment, signature "

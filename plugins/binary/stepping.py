@@ -12,6 +12,7 @@ from typing import Any
 from rea_plugins.binary.image import require_mapped
 from rea_plugins.binary.navigation import CURSOR, cursor
 from rea_plugins.binary.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
+from rea_plugins.binary.shapes import CursorMove, CursorStep
 
 from rea.annotations import normalize_address
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
@@ -178,6 +179,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="goto_address",
+            result_type=CursorMove,
             family="binary",
             description="Move this connection's cursor to a mapped address; returns it with its procedure.",
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
@@ -190,6 +192,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="next_address",
+            result_type=CursorStep,
             family="binary",
             description=(
                 "Step the cursor to the next instruction of its procedure, or past the procedure's end "
@@ -205,6 +208,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="prev_address",
+            result_type=CursorStep,
             family="binary",
             description=(
                 "Step the cursor to the previous instruction of its procedure, or before its entry to "

@@ -1,0 +1,246 @@
+"""Result shapes of the binary family's own tools (the operation tools' are in ``rea.operations.shapes``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from rea.operations.shapes import ContainingProcedure, DocumentItem, Shape
+
+
+class CurrentDocument(Shape):
+    document: DocumentItem
+
+
+class CurrentAddress(Shape):
+    # None: the target has no entry point and nothing moved the cursor yet.
+    address: str | None
+
+
+class CurrentProcedure(Shape):
+    address: str | None
+    procedure: ContainingProcedure | None
+
+
+class NavigationContext(Shape):
+    mode: Literal["current_selection", "explicit_document"]
+    document: DocumentItem
+    address: str | None
+    procedure: ContainingProcedure | None
+
+
+class CursorMove(Shape):
+    """Where the cursor went (goto_address), from where, and the procedure there."""
+
+    address: str
+    previous_address: str | None
+    region: str
+    procedure: ContainingProcedure | None
+
+
+class CursorStep(Shape):
+    """One step of the cursor (next_address, prev_address): ``moved`` false when nothing lies that way."""
+
+    address: str
+    previous_address: str
+    moved: bool
+    unit: Literal["instruction", "procedure"] | None
+    procedure: ContainingProcedure | None
+
+
+# -- the notebook ------------------------------------------------------------------------------------
+
+AnnotationField = Literal["name", "comment", "inline_comment", "bookmark"]
+
+
+class ProcedureAt(Shape):
+    address: str
+    name: str | None
+
+
+class CommentAt(Shape):
+    address: str
+    comment: str | None
+    procedure: ProcedureAt | None
+
+
+class InlineCommentAt(Shape):
+    address: str
+    inline_comment: str | None
+    procedure: ProcedureAt | None
+
+
+class Bookmark(Shape):
+    address: str
+    name: str
+    # Given for the first bookmarks only (a limitation says how many).
+    procedure: ProcedureAt | None
+
+
+class Bookmarks(Shape):
+    bookmarks: list[Bookmark]
+    total: int
+
+
+class AnnotationChange(Shape):
+    """One annotation field written at an address: its value now and before, and the store's revision."""
+
+    address: str
+    field: AnnotationField
+    value: str | None
+    previous: str | None
+    changed: bool
+    annotation_revision: str | None
+
+
+class NameChange(Shape):
+    address: str
+    name: str | None
+    previous: str | None
+    changed: bool
+
+
+class NamesChange(Shape):
+    names: list[NameChange]
+    changed_count: int
+    annotation_revision: str | None
+
+
+class FieldChange(Shape):
+    value: str | None
+    previous: str | None
+
+
+class AnnotatedProcedure(Shape):
+    address: str
+    name: str
+    original_name: str
+
+
+class FunctionAnnotation(Shape):
+    procedure: AnnotatedProcedure
+    fields: dict[str, FieldChange]
+    annotation_revision: str | None
+
+
+# -- bytes and offsets ---------------------------------------------------------------------------------
+
+
+class RegionBrief(Shape):
+    """The segment or section an address lies in."""
+
+    name: str
+    kind: Literal["segment", "section"]
+    start: str
+    end: str
+    permissions: str
+    file_offset: int | None
+    file_size: int | None
+
+
+class FileOffset(Shape):
+    address: str
+    file_offset: int | None
+    file_offset_hex: str | None
+    backed_by_file: bool
+    region: RegionBrief
+    section: str | None
+    # Why there is no file offset (the zero-filled part of the region).
+    reason: str | None = None
+
+
+class BytesRead(Shape):
+    address: str
+    length: int
+    bytes_read: int
+    hex: str
+    ascii: str
+    file_offset: int | None
+    # Bytes past the file-backed part of the region, read as zero (their load-time value).
+    zero_filled: int
+    truncated: bool
+    region: RegionBrief
+    section: str | None
+
+
+# -- search inside code --------------------------------------------------------------------------------
+
+
+class Placed(Shape):
+    """Where a file offset lies: its address, segment, section and procedure (keys that say nothing omitted)."""
+
+    file_offset: int
+    address: str | None = None
+    segment: str | None = None
+    section: str | None = None
+    procedure: ProcedureAt | None = None
+
+
+class Capped(Shape):
+    """A page of hits, and the bound that stopped the search when one did."""
+
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None
+    truncated: bool = False
+    bound: str | None = None
+
+
+class ByteHit(Placed, kw_only=True):
+    # The matched bytes, when the pattern had wildcards.
+    bytes: str | None = None
+
+
+class ByteSearch(Capped, kw_only=True):
+    pattern: str
+    scope: Literal["segments", "file"]
+    hits: list[ByteHit]
+
+
+class CodeHit(Shape):
+    address: str
+    text: str
+    procedure: ProcedureAt | None = None
+
+
+class ConstantHit(Shape):
+    """An instruction operand (where: code) or an aligned word in data (where: data, with its width)."""
+
+    where: Literal["code", "data"]
+    address: str | None = None
+    text: str | None = None
+    procedure: ProcedureAt | None = None
+    file_offset: int | None = None
+    segment: str | None = None
+    section: str | None = None
+    width: int | None = None
+
+
+class Constant(Shape):
+    value: str | None = None
+    min: int | None = None
+    max: int | None = None
+
+
+class ConstantSearch(Capped, kw_only=True):
+    constant: Constant
+    where: Literal["code", "data", "both"]
+    hits: list[ConstantHit]
+
+
+class InstructionSearch(Capped, kw_only=True):
+    pattern: str
+    hits: list[CodeHit]
+
+
+class YaraMatch(Placed, kw_only=True):
+    rule: str
+    string_id: str
+    length: int
+    bytes: str
+
+
+class YaraScan(Capped, kw_only=True):
+    scope: Literal["file", "segments", "both"]
+    rules_matched: list[str]
+    matches: list[YaraMatch]
