@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.operations.shapes import ContainingProcedure, DocumentItem, Shape
+from rea.operations.shapes import ContainingProcedure, DocumentItem, ProcedureItem, SegmentItem, Shape, StringItem
+from rea.target import TargetView
 
 
 class CurrentDocument(Shape):
@@ -244,3 +245,32 @@ class YaraScan(Capped, kw_only=True):
     scope: Literal["file", "segments", "both"]
     rules_matched: list[str]
     matches: list[YaraMatch]
+
+
+# -- workflows -----------------------------------------------------------------------------------------
+
+
+class OverviewCounts(Shape):
+    procedures: int
+    strings: int
+    segments: int
+    sections: int
+    # Where the provider lists names.
+    names: int | None = None
+
+
+class BinaryOverview(Shape):
+    document: DocumentItem
+    format: str
+    architecture: str
+    entry: str | None
+    segments: list[SegmentItem]
+    counts: OverviewCounts
+    procedures_sample: list[ProcedureItem]
+    notable_strings: list[StringItem]
+    notable_imports: list[str] = []
+    notable_exports: list[str] = []
+    # The names behind notable_imports/exports are a first page only.
+    names_sampled: bool = False
+    # What else the file is (a .NET assembly in a PE, ...) and the tools that read it.
+    views: list[TargetView] = []

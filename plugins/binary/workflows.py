@@ -18,6 +18,7 @@ from rea_plugins.binary.schema import (
     prop,
     run,
 )
+from rea_plugins.binary.shapes import BinaryOverview
 from rea_plugins.binary.thunks import is_thunk
 
 from rea.catalog.tool import ToolCall, ToolDef
@@ -549,6 +550,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="binary_overview",
+            result_type=BinaryOverview,
             family=FAMILY,
             description=(
                 "First call after open: format, architecture, entry, segments, exact procedure and "
