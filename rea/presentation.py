@@ -20,9 +20,8 @@ import copy
 import functools
 from typing import Any, Final
 
-import msgspec
-
 from rea.catalog.schemas import evidence_output_schema, with_content_id
+from rea.catalog.tool import ResultType
 
 COMPLETE: Final = "complete"
 COMPACT: Final = "compact"
@@ -44,7 +43,7 @@ def present(doc: Any, mode: str) -> Any:
 
 
 @functools.cache
-def compact_evidence_output_schema(result_type: type[msgspec.Struct] | None = None) -> dict[str, Any]:
+def compact_evidence_output_schema(result_type: ResultType | None = None) -> dict[str, Any]:
     """The output schema of Evidence-producing tools under the compact presentation."""
     body = copy.deepcopy({k: v for k, v in evidence_output_schema(result_type).items() if k not in ("$id", "$schema")})
     body["$defs"][PROFILE_REFERENCE] = {
@@ -75,7 +74,7 @@ def output_schema_for(
     tool_output_schema: dict[str, Any] | None,
     complete: dict[str, Any],
     mode: str,
-    result_type: type[msgspec.Struct] | None = None,
+    result_type: ResultType | None = None,
 ) -> dict[str, Any]:
     """The advertised output schema of a tool under ``mode`` (only Evidence results change)."""
     if mode == COMPACT and tool_output_schema is None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from rea_plugins.binary.schema import obj, prop, run
+from rea_plugins.binary.shapes import BinaryLayout
 
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.evidence import Evidence
+from rea.operations.shapes import AnalysisView
 from rea.views import build_view
 
 
@@ -23,6 +25,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="inspect_binary_layout",
+            result_type=(BinaryLayout, AnalysisView),
             family="binary",
             description=(
                 "Sections, mitigations (NX, PIE, RELRO, canary, fortify, CET/BTI where visible) and linkage "

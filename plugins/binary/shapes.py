@@ -274,3 +274,63 @@ class BinaryOverview(Shape):
     names_sampled: bool = False
     # What else the file is (a .NET assembly in a PE, ...) and the tools that read it.
     views: list[TargetView] = []
+
+
+class LayoutRegion(Shape):
+    name: str
+    start: str
+    end: str
+    size: int
+    permissions: str
+    file_offset: int | None
+    file_size: int | None
+
+
+# A mitigation is seen (true or false) or not visible to the provider ("unknown"); relro says none|partial|full.
+Mitigation = bool | Literal["unknown"]
+
+
+class Mitigations(Shape):
+    nx: Mitigation
+    pie: Mitigation
+    relro: Literal["none", "partial", "full", "unknown"]
+    canary: Mitigation
+    fortify: Mitigation
+    cet_ibt: Mitigation
+    cet_shstk: Mitigation
+    bti: Mitigation
+
+
+class Linkage(Shape):
+    interpreter: str | None
+    needed: list[str]
+    rpath: list[str]
+    runpath: list[str]
+
+
+class LayoutImport(Shape):
+    name: str
+    library: str | None
+    slot: str | None
+    # function or data, where the provider tells them apart (native).
+    kind: Literal["function", "data"] | None = None
+
+
+class LayoutExport(Shape):
+    name: str
+    address: str | None
+
+
+class BinaryLayout(Shape):
+    format: str
+    architecture: str
+    entry: str | None
+    bits: int
+    image_base: str | None
+    segments: list[LayoutRegion]
+    sections: list[LayoutRegion]
+    mitigations: Mitigations
+    linkage: Linkage
+    imports: list[LayoutImport] = []
+    # Listed where the provider reads exports (native, angr).
+    exports: list[LayoutExport] = []

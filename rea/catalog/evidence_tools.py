@@ -11,6 +11,7 @@ from rea.annotations import Notebook
 from rea.catalog.schemas import EVIDENCE_RECORD, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.evidence import Evidence
+from rea.operations.shapes import AnalysisView
 
 EV_ID_PATTERN = "^ev_[0-9a-f]{64}$"
 
@@ -321,6 +322,7 @@ _VIEW_EXAMPLE = {
 
 INSPECT_ANALYSIS_VIEW = ToolDef(
     name="inspect_analysis_view",
+    result_type=AnalysisView,
     family="evidence",
     description=(
         "View completed Evidence (retained or inline) without running its producer again. A summary, one "

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from rea.canonical import canonical_digest
 from rea.evidence import Evidence
+
+if TYPE_CHECKING:
+    from rea.catalog.tool import ResultType
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ROOT_COMBINATORS = ("anyOf", "oneOf", "allOf")
@@ -24,7 +27,7 @@ def with_content_id(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 @functools.cache
-def evidence_output_schema(result_type: type[msgspec.Struct] | None = None) -> dict[str, Any]:
+def evidence_output_schema(result_type: ResultType | None = None) -> dict[str, Any]:
     """The output schema of an Evidence-producing tool (the complete record); with ``result_type``, its
     normalized_result is constrained to that Struct's schema."""
     (root,), components = msgspec.json.schema_components([Evidence], ref_template="#/$defs/{name}")
@@ -37,16 +40,19 @@ def evidence_output_schema(result_type: type[msgspec.Struct] | None = None) -> d
     return with_content_id(typed_result(body, result_type))
 
 
-def typed_result(body: dict[str, Any], result_type: type[msgspec.Struct] | None) -> dict[str, Any]:
-    """``body`` (an Evidence record's schema) with normalized_result constrained to ``result_type``."""
+def typed_result(body: dict[str, Any], result_type: ResultType | None) -> dict[str, Any]:
+    """``body`` (an Evidence record's schema) with normalized_result constrained to ``result_type`` (one of them,
+    for a tuple)."""
     if result_type is None:
         return body
-    (root,), components = msgspec.json.schema_components([result_type], ref_template="#/$defs/{name}")
+    types = result_type if isinstance(result_type, tuple) else (result_type,)
+    roots, components = msgspec.json.schema_components(types, ref_template="#/$defs/{name}")
     for name, component in components.items():
         if body["$defs"].get(name, component) != component:
-            raise ValueError(f"$defs/{name} of {result_type.__name__} is taken by another definition")
+            raise ValueError(f"$defs/{name} of {types[0].__name__} is taken by another definition")
     body["$defs"].update(components)
-    body["properties"]["normalized_result"] = {**root, "description": "The operation's result."}
+    shape = roots[0] if len(roots) == 1 else {"anyOf": list(roots)}
+    body["properties"]["normalized_result"] = {**shape, "description": "The operation's result."}
     return body
 
 

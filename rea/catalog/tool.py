@@ -85,6 +85,8 @@ class ToolCall:
         self.abandon_callbacks.append(callback)
 
 
+ResultType = type[msgspec.Struct] | tuple[type[msgspec.Struct], ...]
+
 # A handler returns Evidence (recorded in the ledger) or a plain JSON object (session tools).
 Handler = Callable[[ToolCall], "Evidence | dict[str, Any]"]
 
@@ -100,9 +102,9 @@ class ToolDef(msgspec.Struct, frozen=True, kw_only=True):
     effects: ToolEffects = ToolEffects()
     # None: the tool returns an Evidence record and advertises the Evidence output schema.
     output_schema: dict[str, Any] | None = None
-    # The Struct an Evidence result's normalized_result decodes into; its schema constrains that field in the
-    # advertised output schema (None: left open).
-    result_type: type[msgspec.Struct] | None = None
+    # The Struct an Evidence result's normalized_result decodes into (a tuple: one of them, e.g. the complete record
+    # or its summary view); its schema constrains that field in the advertised output schema (None: left open).
+    result_type: ResultType | None = None
     # Canonical examples; inline-Evidence examples are tested but not advertised.
     examples: tuple[dict[str, Any], ...] = ()
     unadvertised_examples: tuple[dict[str, Any], ...] = ()

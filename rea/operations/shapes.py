@@ -8,7 +8,7 @@ are additive and allowed, so a provider may say more than the shape, never less 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -382,3 +382,14 @@ def _describe(info: msgspec.inspect.Type) -> str:
             keys.append(f'"{field.encode_name}"{optional}' + (f":{nested}" if nested else ""))
         return "{" + ",".join(keys) + "}"
     return ""
+
+
+class AnalysisView(Shape):
+    """A view of a retained record (inspect_analysis_view, or a tool's detail=summary): which record, which view,
+    and the digest of the facts it selected; the selection's own keys (summary, section and rows, item, facet)
+    follow these."""
+
+    parent_evidence_id: str
+    parent_operation: str
+    view: dict[str, Any]
+    facts_digest: str
