@@ -33,9 +33,11 @@ TOOLS: dict[str, Tool] = {
     "objdump": Tool(("objdump",), ("binutils",)),
     "strip": Tool(("strip",), ("binutils",)),
     "tar": Tool(("tar",), ("tar",)),
-    "aarch64-linux-gnu-gcc": Tool(("aarch64-linux-gnu-gcc",),
-                                  ("gcc-aarch64-linux-gnu", "binutils-aarch64-linux-gnu", "libc6-dev-arm64-cross"),
-                                  "link"),
+    "aarch64-linux-gnu-gcc": Tool(
+        ("aarch64-linux-gnu-gcc",),
+        ("gcc-aarch64-linux-gnu", "binutils-aarch64-linux-gnu", "libc6-dev-arm64-cross"),
+        "link",
+    ),
     "x86_64-w64-mingw32-gcc": Tool(("x86_64-w64-mingw32-gcc",), ("gcc-mingw-w64-x86-64",), "link"),
     "clang": Tool(("clang-14", "clang"), ("clang",)),
     "ld64.lld": Tool(("ld64.lld-14", "ld64.lld"), ("lld",)),
@@ -45,6 +47,7 @@ TOOLS: dict[str, Tool] = {
     "bwrap": Tool(("bwrap",), ("bubblewrap",)),
     "chromium": Tool(("chromium", "chromium-browser"), ("chromium",)),
     "yara": Tool(("yara",), ("yara",)),
+    "mcs": Tool(("mcs",), ("mono-mcs",)),
     "aarch64-linux-gnu-objdump": Tool(("aarch64-linux-gnu-objdump",), ("binutils-aarch64-linux-gnu",)),
 }
 
@@ -76,8 +79,9 @@ def _probe_failure(name: str, path: str) -> str | None:
     with tempfile.TemporaryDirectory(prefix="rea-probe-") as tmp:
         src = Path(tmp) / "probe.c"
         src.write_text("int main(void) { return 0; }\n")
-        proc = subprocess.run([path, "-o", str(Path(tmp) / "probe"), str(src)], capture_output=True, text=True,
-                              timeout=120)
+        proc = subprocess.run(
+            [path, "-o", str(Path(tmp) / "probe"), str(src)], capture_output=True, text=True, timeout=120
+        )
     if proc.returncode == 0:
         return None
     return proc.stderr.strip().splitlines()[-1][:300] if proc.stderr.strip() else f"exit {proc.returncode}"
@@ -117,7 +121,8 @@ def compile_programs(sources: dict[str, str], out: Path) -> dict[str, Path]:
     built = {}
     for name, source in sources.items():
         (out / f"{name}.c").write_text(source)
-        subprocess.run([gcc, "-O0", "-o", str(out / name), str(out / f"{name}.c")], check=True, capture_output=True,
-                       timeout=120)
+        subprocess.run(
+            [gcc, "-O0", "-o", str(out / name), str(out / f"{name}.c")], check=True, capture_output=True, timeout=120
+        )
         built[name] = out / name
     return built

@@ -1,0 +1,117 @@
+"""What every managed handler shares: provider identity, paging, Evidence building and input Evidence."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import msgspec
+from rea_plugins.managed import reader
+from rea_plugins.managed.model import Page
+
+import rea
+from rea import evidence as ev_mod
+from rea.catalog.tool import ToolCall
+from rea.errors import ReaError, invalid_request, issue
+from rea.evidence import AnalysisProfile, Evidence, ProviderIdentity
+from rea.providers import OperationResult
+from rea.target import Target
+
+T = TypeVar("T")
+S = TypeVar("S", bound=msgspec.Struct)
+PROVIDER = ProviderIdentity(id="managed", name="rea managed .NET reader (dnfile, dncil)", version=rea.__version__)
+MAX_PAGE = 10_000
+STATIC = "Static reading only: no managed code was loaded or executed."
+
+
+def profile() -> AnalysisProfile:
+    """The readers whose versions shape every result."""
+    from importlib.metadata import version
+
+    return ev_mod.make_profile(PROVIDER, {"dnfile": version("dnfile"), "dncil": version("dncil")})
+
+
+def window(args: dict[str, Any], name: str, default: int) -> tuple[int, int]:
+    """(offset, limit) of a collection; a limit is at most MAX_PAGE whatever the caller asks."""
+    return int(args.get(f"{name}_offset", 0)), min(int(args.get(f"{name}_limit", default)), MAX_PAGE)
+
+
+def paged(items: Sequence[T], args: dict[str, Any], name: str, default: int) -> Page[T]:
+    offset, limit = window(args, name, default)
+    return Page(total=len(items), offset=offset, items=list(items[offset : offset + limit]))
+
+
+def page_of(items: Sequence[T], limits: dict[str, Any], default: int = 1000) -> Page[T]:
+    offset, limit = int(limits.get("offset", 0)), min(int(limits.get("limit", default)), MAX_PAGE)
+    return Page(total=len(items), offset=offset, items=list(items[offset : offset + limit]))
+
+
+def static_evidence(
+    call: ToolCall, operation: str, target: Target, normalized: msgspec.Struct, limitations: list[str] | None = None
+) -> Evidence:
+    """Evidence of one assembly: its subject, the reader profile, and every argument as parameters."""
+    params = {k: v for k, v in sorted(call.args.items()) if k != "path"}
+    result = OperationResult(normalized=msgspec.to_builtins(normalized), limitations=[STATIC, *(limitations or [])])
+    return call.session.evidence(
+        operation, params, result, bound=False, target=target, provider=PROVIDER, analysis_profile=profile()
+    )
+
+
+def guarded(handler: Callable[[ToolCall], Evidence]) -> Callable[[ToolCall], Evidence]:
+    """A damaged structure met while reading is a typed error naming the metadata, never a parser's text."""
+
+    @functools.wraps(handler)
+    def run(call: ToolCall) -> Evidence:
+        try:
+            return handler(call)
+        except ReaError:
+            raise
+        except (RecursionError, MemoryError):
+            raise reader.malformed("metadata", "structures nest or repeat beyond what can be read") from None
+        except Exception:
+            raise reader.malformed("metadata", "a structure does not decode") from None
+
+    return run
+
+
+def load(call: ToolCall, key: str, operation: str, shape: type[S]) -> tuple[Evidence, S]:
+    """The Evidence ``call.args[key]`` gives (inline or retained), checked to be ``operation``'s and decoded."""
+    ev = call.session.resolve_evidence(call.args[key], key)
+    if ev.operation != operation:
+        raise invalid_request(
+            f"{key} must be {operation} Evidence, not {ev.operation}",
+            [issue(key, "invalid_value", f"expected operation {operation}", operation=ev.operation)],
+        )
+    try:
+        return ev, msgspec.convert(ev.normalized_result, shape)
+    except msgspec.ValidationError:
+        raise invalid_request(
+            f"{key} is not a complete {operation} result of this rea",
+            [issue(key, "invalid_value", "normalized_result does not decode")],
+        ) from None
+
+
+def derived(
+    operation: str,
+    parameters: dict[str, Any],
+    normalized: msgspec.Struct,
+    inputs: list[Evidence],
+    limitations: list[str],
+    authority: Any = "shipped-artifact",
+) -> Evidence:
+    """Evidence derived from other Evidence only, linked to it; a single input's subject carries over."""
+    subjects = {msgspec.json.encode(e.subject) for e in inputs}
+    single = inputs[0] if len(subjects) == 1 else None
+    return ev_mod.build(
+        operation=operation,
+        provider=PROVIDER,
+        subject=single.subject if single else None,
+        analysis_profile=profile(),
+        parameters=parameters,
+        normalized_result=msgspec.to_builtins(normalized),
+        confidence="derived",
+        authority=authority,
+        limitations=limitations,
+        evidence_links=[e.evidence_id for e in inputs],
+    )
