@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from rea.operations.shapes import ContainingProcedure, DocumentItem, ProcedureItem, SegmentItem, Shape, StringItem
+import msgspec
+
+from rea.operations.shapes import (
+    Assembly,
+    CalleeItem,
+    CallerItem,
+    ContainingProcedure,
+    DocumentItem,
+    ProcedureInfo,
+    ProcedureItem,
+    ReferenceItem,
+    SegmentItem,
+    Shape,
+    StringItem,
+    Unavailable,
+)
 from rea.target import TargetView
 
 
@@ -334,3 +349,82 @@ class BinaryLayout(Shape):
     imports: list[LayoutImport] = []
     # Listed where the provider reads exports (native, angr).
     exports: list[LayoutExport] = []
+
+
+class BlockItem(Shape):
+    start: str
+    end: str
+    instruction_count: int
+    successors: list[str]
+
+
+class CfgEdge(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"source": "from"}):
+    source: str
+    to: str
+    kind: Literal["fallthrough", "jump", "conditional"]
+
+
+class ReferencedName(Shape):
+    address: str
+    name: str
+
+
+class NotebookRow(Shape):
+    """An annotation inside the procedure: a comment, inline comment, bookmark, signature or notes."""
+
+    address: str
+    kind: Literal["comment", "inline_comment", "bookmark", "signature", "notes"]
+    text: str
+
+
+class UserName(Shape):
+    address: str
+    name: str
+    original_name: str | None
+
+
+class PseudocodeShown(Shape, tag_field="status", tag="ok"):
+    address: str
+    name: str
+    language: str
+    text: str
+    decompiler: str
+    truncated: bool
+    dialect: str | None = None
+
+
+class PseudocodeFailed(Shape, tag_field="status", tag="error"):
+    # The canonical error the decompiler's call ended with.
+    error: dict[str, Any]
+
+
+class RowPage(Shape):
+    """Where one collection's page lies (rows, or UTF-16 code units of the pseudocode)."""
+
+    unit: str
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None
+    length: int | None = None
+
+
+class Dossier(Shape):
+    """analyze_function: the procedure, its blocks, calls, references, strings, names, assembly and pseudocode;
+    a dossier longer than one page is answered by its page (``pages``) and names its retained complete record."""
+
+    procedure: ProcedureInfo
+    basic_blocks: list[BlockItem] | Unavailable
+    callers: list[CallerItem]
+    callees: list[CalleeItem]
+    references: list[ReferenceItem]
+    referenced_strings: list[StringItem]
+    referenced_names: list[ReferencedName]
+    pseudocode: PseudocodeShown | Unavailable | PseudocodeFailed
+    comments: list[NotebookRow]
+    user_names: list[UserName]
+    cfg_edges: list[CfgEdge] = []
+    # Absent when include_assembly is false.
+    assembly: Assembly | None = None
+    pages: dict[str, RowPage] = {}
+    complete_evidence_id: str | None = None

@@ -18,7 +18,7 @@ from rea_plugins.binary.schema import (
     prop,
     run,
 )
-from rea_plugins.binary.shapes import BinaryOverview
+from rea_plugins.binary.shapes import BinaryOverview, Dossier
 from rea_plugins.binary.thunks import is_thunk
 
 from rea.catalog.tool import ToolCall, ToolDef
@@ -572,6 +572,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="analyze_function",
+            result_type=Dossier,
             family=FAMILY,
             description=(
                 "Function dossier: info, basic blocks and CFG, callers, callees, references, "

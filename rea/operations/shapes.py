@@ -318,10 +318,9 @@ class InstructionFacts(InstructionRow, kw_only=True):
     groups: list[str] = []
 
 
-class Unavailable(Shape):
-    """A facet the bound provider cannot give, and which providers can."""
+class Unavailable(Shape, tag_field="status", tag="unavailable"):
+    """A facet the bound provider cannot give (``status: "unavailable"``), and which providers can."""
 
-    status: Literal["unavailable"]
     reason: str
     remediation: str
 
