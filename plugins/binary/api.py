@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from rea_plugins.binary.schema import DOCUMENT, PROCEDURE, check_document, evidence, obj, prop, run
+from rea_plugins.binary.shapes import ApiSurface
 
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.errors import ReaError
@@ -753,6 +754,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="inspect_native_api",
+            result_type=ApiSurface,
             family="binary",
             description=(
                 "The imported API surface, grouped by library and by purpose, with each import's callers. "

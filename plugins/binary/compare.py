@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from rea_plugins.binary.shapes import FunctionComparison
+
 from rea import __version__
 from rea import evidence as ev_mod
 from rea.catalog.schemas import evidence_input, with_evidence_defs
@@ -136,6 +138,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="compare_functions",
+            result_type=FunctionComparison,
             family="binary",
             description=(
                 "Compare two analyze_function Evidence records (inline or retained): size, blocks, callees, "

@@ -428,3 +428,77 @@ class Dossier(Shape):
     assembly: Assembly | None = None
     pages: dict[str, RowPage] = {}
     complete_evidence_id: str | None = None
+
+
+# -- comparisons ---------------------------------------------------------------------------------------
+
+
+class FacetComparison(Shape):
+    """One fact of two dossiers: ``absent`` when neither has it, ``unknown`` when one lacks it."""
+
+    facet: str
+    status: Literal["unchanged", "changed", "unknown", "absent"]
+    left: Any
+    right: Any
+
+
+class ComparedDossier(Shape):
+    evidence_id: str
+    provider: str
+    procedure: str | None
+
+
+class FunctionComparison(Shape):
+    status: Literal["unchanged", "changed", "unknown"]
+    facets: list[FacetComparison]
+    # providers: one binary read by two engines; same_target: two profiles of one engine; versions: two binaries.
+    comparison: Literal["providers", "same_target", "versions"]
+    left: ComparedDossier
+    right: ComparedDossier
+
+
+# -- the API surface -----------------------------------------------------------------------------------
+
+
+class ApiCaller(Shape):
+    address: str
+    name: str
+    call_sites: list[str]
+
+
+class ApiImport(Shape):
+    name: str
+    plain_name: str
+    purpose: str
+    library: str | None
+    # binary: the file names it; sole-needed-library: an ELF import, from its one DT_NEEDED entry.
+    library_source: Literal["binary", "sole-needed-library"] | None
+    slot: str | None
+    address: str | None
+    # data: an imported variable (never called).
+    kind: Literal["data"] | None = None
+    # With procedure: where it calls this import.
+    call_sites: list[str] | None = None
+    # Without procedure: who calls it (null past max_operations lookups).
+    callers: list[ApiCaller] | None = None
+
+
+class ApiLibrary(Shape):
+    library: str | None
+    import_count: int
+    purposes: list[str]
+    imports: list[ApiImport]
+
+
+class ApiPurpose(Shape):
+    purpose: str
+    description: str
+    imports: list[str]
+
+
+class ApiSurface(Shape):
+    procedure: str | None
+    libraries: list[ApiLibrary]
+    purposes: list[ApiPurpose]
+    needed: list[str]
+    import_count: int
