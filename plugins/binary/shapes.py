@@ -14,6 +14,7 @@ from rea.operations.shapes import (
     DocumentItem,
     ProcedureInfo,
     ProcedureItem,
+    PseudoCode,
     ReferenceItem,
     SegmentItem,
     Shape,
@@ -502,3 +503,46 @@ class ApiSurface(Shape):
     purposes: list[ApiPurpose]
     needed: list[str]
     import_count: int
+
+
+# -- names, batches ------------------------------------------------------------------------------------
+
+
+class NameReference(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"source": "from"}):
+    """A reference to a name; ``thunk`` marks an import's stub, and the code calling it follows (``via_thunk``)."""
+
+    source: str
+    to: str | None
+    kind: str
+    from_procedure: str | None = None
+    to_name: str | None = None
+    via_thunk: str | None = None
+
+
+class NameMatch(Shape):
+    address: str
+    name: str
+    kind: str
+    external: bool
+    references: list[NameReference]
+
+
+class NameXrefs(Shape):
+    name: str
+    matches: list[NameMatch]
+
+
+class Decompiled(Shape, tag_field="status", tag="ok"):
+    procedure: str
+    result: PseudoCode
+
+
+class DecompileFailed(Shape, tag_field="status", tag="error"):
+    procedure: str
+    error: dict[str, Any]
+
+
+class BatchDecompile(Shape):
+    items: list[Decompiled | DecompileFailed]
+    ok: int
+    failed: int

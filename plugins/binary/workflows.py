@@ -18,7 +18,7 @@ from rea_plugins.binary.schema import (
     prop,
     run,
 )
-from rea_plugins.binary.shapes import BinaryOverview, Dossier
+from rea_plugins.binary.shapes import BatchDecompile, BinaryOverview, Dossier, NameXrefs
 from rea_plugins.binary.thunks import is_thunk
 
 from rea.catalog.tool import ToolCall, ToolDef
@@ -634,6 +634,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="batch_decompile",
+            result_type=BatchDecompile,
             family=FAMILY,
             description="Decompile up to 20 procedures; each item reports ok with pseudocode or its error.",
             input_schema=obj(
@@ -677,6 +678,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="find_xrefs_to_name",
+            result_type=NameXrefs,
             family=FAMILY,
             description="Exact name to its addresses and every reference to them.",
             input_schema=obj(
