@@ -546,3 +546,41 @@ class BatchDecompile(Shape):
     items: list[Decompiled | DecompileFailed]
     ok: int
     failed: int
+
+
+# -- call graphs ---------------------------------------------------------------------------------------
+
+
+class GraphNode(Shape):
+    address: str
+    name: str | None
+    depth: int
+
+
+class GraphEdge(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"source": "from"}):
+    source: str
+    to: str
+    call_sites: list[str]
+    kind: str
+
+
+class StoppedBy(Shape):
+    """A bound that cut a walk short: max_nodes, or depth (with the procedures left at it)."""
+
+    bound: str
+    limit: int
+    procedures: int | None = None
+    at: list[str] = []
+    at_truncated: bool = False
+
+
+class CallGraph(Shape):
+    root: ProcedureAt
+    direction: Literal["forward", "backward"]
+    depth: int
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    unresolved_call_sites: int
+    truncated: bool
+    stopped_by: list[StoppedBy]
+    max_nodes: int

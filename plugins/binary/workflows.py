@@ -18,7 +18,7 @@ from rea_plugins.binary.schema import (
     prop,
     run,
 )
-from rea_plugins.binary.shapes import BatchDecompile, BinaryOverview, Dossier, NameXrefs
+from rea_plugins.binary.shapes import BatchDecompile, BinaryOverview, CallGraph, Dossier, NameXrefs
 from rea_plugins.binary.thunks import is_thunk
 
 from rea.catalog.tool import ToolCall, ToolDef
@@ -657,6 +657,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="get_call_graph",
+            result_type=CallGraph,
             family=FAMILY,
             description="Bounded caller or callee graph from one procedure (depth at most 5).",
             input_schema=obj(
