@@ -584,3 +584,46 @@ class CallGraph(Shape):
     truncated: bool
     stopped_by: list[StoppedBy]
     max_nodes: int
+
+
+# -- trace_feature -------------------------------------------------------------------------------------
+
+
+class FeatureSite(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"source": "from"}):
+    """Code that references a matching string (directly, or indexing a pointer array that holds it)."""
+
+    source: str
+    procedure: str | None
+    via: str | None = None
+    slot: str | None = None
+    base: str | None = None
+    index: int | None = None
+
+
+class FeatureString(StringItem, kw_only=True):
+    referenced_from: list[FeatureSite]
+
+
+class FeatureStep(Shape):
+    """Why a procedure is in the trace: the string it references (or the array holding it), or its name."""
+
+    string: str | None = None
+    name: str | None = None
+    via: str | None = None
+    base: str | None = None
+    index: int | None = None
+
+
+class FeatureProcedure(Shape):
+    address: str
+    via: list[FeatureStep]
+    name: str | None = None
+
+
+class FeatureTrace(Shape):
+    query: str
+    strings: list[FeatureString]
+    procedures: list[FeatureProcedure]
+    call_paths: list[list[ProcedureAt]]
+    truncated: bool
+    limits: dict[str, int]

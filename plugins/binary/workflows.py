@@ -18,7 +18,14 @@ from rea_plugins.binary.schema import (
     prop,
     run,
 )
-from rea_plugins.binary.shapes import BatchDecompile, BinaryOverview, CallGraph, Dossier, NameXrefs
+from rea_plugins.binary.shapes import (
+    BatchDecompile,
+    BinaryOverview,
+    CallGraph,
+    Dossier,
+    FeatureTrace,
+    NameXrefs,
+)
 from rea_plugins.binary.thunks import is_thunk
 
 from rea.catalog.tool import ToolCall, ToolDef
@@ -693,6 +700,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="trace_feature",
+            result_type=FeatureTrace,
             family=FAMILY,
             description=("From a string or name to the procedures that use it and their caller paths (bounded)."),
             input_schema=obj(
