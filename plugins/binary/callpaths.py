@@ -14,6 +14,7 @@ from itertools import pairwise
 from typing import Any
 
 from rea_plugins.binary.schema import PROCEDURE, evidence, obj, prop, run
+from rea_plugins.binary.shapes import CallPathTrace
 
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.evidence import Evidence
@@ -251,6 +252,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="trace_call_path",
+            result_type=CallPathTrace,
             family="binary",
             description=(
                 "Shortest call paths from start to goal (forward through callees, backward through callers), "

@@ -627,3 +627,45 @@ class FeatureTrace(Shape):
     call_paths: list[list[ProcedureAt]]
     truncated: bool
     limits: dict[str, int]
+
+
+# -- trace_call_path -----------------------------------------------------------------------------------
+
+
+class PathHop(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"source": "from"}):
+    """One hop of a path: a call (its call sites), or an address taken at a call site (its reference sites)."""
+
+    source: str
+    to: str
+    edge: str
+    call_sites: list[str] | None = None
+    reference_sites: list[str] | None = None
+
+
+class CallPath(Shape):
+    nodes: list[ProcedureAt]
+    hops: list[PathHop]
+    length: int
+
+
+class PathStop(Shape):
+    bound: str
+    limit: int
+    procedures: int
+    at: list[ProcedureAt]
+    at_truncated: bool
+
+
+class CallPathTrace(Shape):
+    start: ProcedureAt
+    goal: ProcedureAt | None
+    direction: Literal["forward", "backward"]
+    # None without a goal (every path from the start).
+    reached: bool | None
+    paths: list[CallPath]
+    procedures_reached: int
+    operations: int
+    unresolved_call_sites: int
+    truncated: bool
+    stopped_by: list[PathStop]
+    limits: dict[str, int]
