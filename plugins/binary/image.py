@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 from rea_plugins.binary.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
-from rea_plugins.binary.shapes import BytesRead, FileOffset
+from rea_plugins.binary.shapes import BytesRead, FileOffset, LoadImage
 
 from rea.annotations import normalize_address
 from rea.catalog.tool import ToolCall, ToolDef
@@ -278,6 +278,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="inspect_native_load_image",
+            result_type=LoadImage,
             family="binary",
             description=(
                 "The target's load image: base, mapped extent and segments (file extents, zero fill, "

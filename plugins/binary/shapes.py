@@ -669,3 +669,41 @@ class CallPathTrace(Shape):
     truncated: bool
     stopped_by: list[PathStop]
     limits: dict[str, int]
+
+
+# -- the load image ------------------------------------------------------------------------------------
+
+
+class LoadUnit(RegionBrief, kw_only=True):
+    size: int
+    zero_fill: int
+    # The sections a segment holds (empty where the units are sections).
+    sections: list[str]
+
+
+class Extent(Shape):
+    start: str
+    end: str
+
+
+class EntryPlace(Shape):
+    address: str
+    region: str | None
+    section: str | None
+    executable: bool
+
+
+class LoadImage(Shape):
+    document: DocumentItem
+    file_size: int
+    image_base: str | None
+    mapped_extent: Extent | None
+    units: Literal["segments", "sections"]
+    segments: list[LoadUnit]
+    section_count: int
+    entry: EntryPlace | None
+    writable_and_executable: list[str]
+    file_bytes_after_last_unit: int
+    # Where the provider offers binary_layout.
+    linkage: Linkage | None = None
+    mitigations: Mitigations | None = None
