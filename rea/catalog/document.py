@@ -30,6 +30,8 @@ def _cached_content_id(encoded: bytes) -> dict[str, Any]:
     return with_content_id(schema)
 
 
+# Optional arguments kept for REA compatibility that tell a caller nothing (see advertised_input_schema).
+COMPATIBILITY_ONLY = ("document",)
 # Advertised descriptions say what a tool is for, in their first sentence; the catalog keeps the rest.
 DESCRIPTION_CHARS = {"full": 200, "compact": 160}
 
@@ -41,6 +43,14 @@ def advertised_input_schema(registry: Registry, tool: ToolDef, profile: str) -> 
     # saying so in every advertised schema costs every request about 3 KB.
     if schema.get("additionalProperties") is False:
         schema = {k: v for k, v in schema.items() if k != "additionalProperties"}
+    # REA's compatibility-only arguments stay accepted (and validated) but are not advertised: ``document`` may
+    # only name the open document, and 47 tools carried it.
+    hidden = [
+        p for p in COMPATIBILITY_ONLY if p in schema.get("properties", {}) and p not in schema.get("required", [])
+    ]
+    if hidden:
+        properties = {k: v for k, v in schema["properties"].items() if k not in hidden}
+        schema = {**schema, "properties": properties}
     # Examples stay in the catalog document (`rea catalog`), not in what every request carries: property
     # descriptions say each argument's form, and the projections drop examples.
     return schema
