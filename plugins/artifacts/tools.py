@@ -14,6 +14,7 @@ from rea_plugins.artifacts.inventory import (
     open_artifact,
     subject_target,
 )
+from rea_plugins.artifacts.shapes import ArtifactInventory
 
 from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
@@ -231,6 +232,7 @@ def _extract_evidence(
 
 INSPECT_ARTIFACT = ToolDef(
     name="inspect_artifact",
+    result_type=ArtifactInventory,
     family="artifacts",
     title="Inspect Artifact",
     description=(

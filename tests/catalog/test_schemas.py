@@ -217,7 +217,6 @@ UNTYPED: set[str] = {
     "compare_web_screenshots",
     "extract_artifact",
     "inspect_address_context",
-    "inspect_artifact",
     "inspect_native_data_type",
     "observe_native_calls",
     "resolve_native_call_targets",

@@ -1,0 +1,61 @@
+"""Result shapes of the artifact tools (inspect_artifact's inventory)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from rea.operations.shapes import Shape
+from rea.target import TargetView
+from rea.unpackers import DeclaredIntegrity
+
+
+class NestedArchive(Shape):
+    """An archive inside the archive: expanded (its entries follow, ``outer!/inner``), unreadable, or not opened
+    (deeper than max_depth); ``format`` is the reader's once opened, the sniffed one otherwise."""
+
+    format: str
+    status: Literal["expanded", "unreadable", "not-expanded"]
+    entry_count: int | None = None
+    error_code: str | None = None
+    error: str | None = None
+
+
+class ArtifactEntry(Shape):
+    path: str
+    ordinal: int
+    kind: Literal["file", "directory", "link", "special"]
+    size: int | None
+    sha256: str | None
+    executable: bool
+    unpacked: bool
+    link: str | None
+    declared_integrity: DeclaredIntegrity | None
+    integrity: Literal["verified", "undeclared", "contradicted", "unavailable", "not-applicable"]
+    compressed_size: int | None
+    depth: int
+    nested_archive: NestedArchive | None
+    problem: str | None
+    unavailable_reason: str | None = None
+
+
+class Totals(Shape):
+    files: int
+    directories: int
+    links: int
+    special: int
+    # Bytes of the outer archive's files (nested entries excluded).
+    bytes: int
+
+
+class ArtifactInventory(Shape):
+    format: str
+    entry_count: int
+    totals: Totals
+    entries: list[ArtifactEntry]
+    integrity_policy: Literal["fail", "record-and-continue"]
+    integrity_contradictions: list[dict[str, Any]]
+    coverage: Literal["complete", "partial"]
+    partial_reasons: list[str]
+    limits: dict[str, int | float]
+    # What else the archive is (an Android package, ...) and the tools that read it.
+    views: list[TargetView] = []
