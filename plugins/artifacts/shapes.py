@@ -59,3 +59,69 @@ class ArtifactInventory(Shape):
     limits: dict[str, int | float]
     # What else the archive is (an Android package, ...) and the tools that read it.
     views: list[TargetView] = []
+
+
+class EntryFacts(Shape):
+    """What compare_artifacts compares of an entry."""
+
+    kind: str | None
+    size: int | None
+    sha256: str | None
+    link: str | None
+    executable: bool | None
+    unpacked: bool | None
+
+
+class EntryLabel(Shape):
+    path: str
+    # Only where an archive holds the same path more than once.
+    ordinal: int = 0
+
+
+class ListedEntry(EntryFacts, kw_only=True):
+    path: str
+    ordinal: int = 0
+
+
+class ChangedEntry(Shape):
+    path: str
+    fields: list[str]
+    left: EntryFacts
+    right: EntryFacts
+    ordinal: int = 0
+
+
+class ContradictedEntry(Shape):
+    path: str
+    left: EntryFacts | None
+    right: EntryFacts | None
+    contradicted_in: list[Literal["left", "right"]]
+    ordinal: int = 0
+
+
+class ComparedSide(Shape):
+    evidence_id: str
+    format: str | None
+    sha256: str | None
+    entry_count: int
+    coverage: str | None
+
+
+class ComparisonSummary(Shape):
+    added: int
+    removed: int
+    changed: int
+    unchanged: int
+    contradicted: int
+
+
+class ArtifactComparison(Shape):
+    left: ComparedSide
+    right: ComparedSide
+    summary: ComparisonSummary
+    added: list[ListedEntry]
+    removed: list[ListedEntry]
+    changed: list[ChangedEntry]
+    unchanged: list[EntryLabel]
+    contradicted: list[ContradictedEntry]
+    coverage: Literal["complete", "partial"]

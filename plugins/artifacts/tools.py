@@ -14,7 +14,7 @@ from rea_plugins.artifacts.inventory import (
     open_artifact,
     subject_target,
 )
-from rea_plugins.artifacts.shapes import ArtifactInventory
+from rea_plugins.artifacts.shapes import ArtifactComparison, ArtifactInventory
 
 from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
@@ -266,6 +266,7 @@ INSPECT_ARTIFACT = ToolDef(
 
 COMPARE_ARTIFACTS = ToolDef(
     name="compare_artifacts",
+    result_type=ArtifactComparison,
     family="artifacts",
     title="Compare Artifacts",
     description=(

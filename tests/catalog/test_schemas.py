@@ -208,7 +208,6 @@ UNTYPED: set[str] = {
     "analyze_javascript_application",
     "capture_process_scenario",
     "compare_application_versions",
-    "compare_artifacts",
     "compare_javascript_export_shapes",
     "compare_process_captures",
     "compare_provider_results",
