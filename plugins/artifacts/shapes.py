@@ -125,3 +125,45 @@ class ArtifactComparison(Shape):
     unchanged: list[EntryLabel]
     contradicted: list[ContradictedEntry]
     coverage: Literal["complete", "partial"]
+
+
+class ExtractedFile(Shape):
+    path: str
+    size: int
+    sha256: str
+    unpacked: bool
+    executable: bool
+    integrity: Literal["verified", "undeclared", "contradicted"]
+
+
+class RefusedEntry(Shape):
+    """A selected entry not written, and why (not_found, not_a_file, case_collision, parent_is_a_file, ...)."""
+
+    path: str
+    ordinal: int
+    kind: str | None
+    reason: str
+
+
+class Listing(Shape):
+    """complete: every row is listed; bounded: the first rows, the retained complete record named and pageable."""
+
+    status: Literal["complete", "bounded"]
+    shown: dict[str, int] = {}
+    total: dict[str, int] = {}
+    complete_evidence: dict[str, Any] | None = None
+    page_with: dict[str, Any] | None = None
+
+
+class Extraction(Shape):
+    format: str
+    integrity_policy: Literal["fail", "record-and-continue"]
+    output_directory: str
+    files: list[ExtractedFile]
+    refused: list[RefusedEntry]
+    integrity_contradictions: list[dict[str, Any]]
+    file_count: int
+    total_bytes: int
+    refused_count: int
+    contradiction_count: int
+    listing: Listing

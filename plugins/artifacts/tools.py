@@ -14,7 +14,7 @@ from rea_plugins.artifacts.inventory import (
     open_artifact,
     subject_target,
 )
-from rea_plugins.artifacts.shapes import ArtifactComparison, ArtifactInventory
+from rea_plugins.artifacts.shapes import ArtifactComparison, ArtifactInventory, Extraction
 
 from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
@@ -297,6 +297,7 @@ COMPARE_ARTIFACTS = ToolDef(
 
 EXTRACT_ARTIFACT = ToolDef(
     name="extract_artifact",
+    result_type=Extraction,
     family="artifacts",
     title="Extract Artifact",
     description=(

@@ -214,7 +214,6 @@ UNTYPED: set[str] = {
     "compare_source_to_bundle",
     "compare_web_captures",
     "compare_web_screenshots",
-    "extract_artifact",
     "inspect_address_context",
     "inspect_native_data_type",
     "observe_native_calls",
