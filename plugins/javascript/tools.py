@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from rea_plugins.javascript.model import Application
+
 from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.evidence import Evidence
+from rea.operations.shapes import AnalysisView
 
 FAMILY = "application"
 
@@ -68,6 +71,7 @@ def _compare_exports(call: ToolCall) -> Evidence:
 
 ANALYZE = ToolDef(
     name="analyze_javascript_application",
+    result_type=(Application, AnalysisView),
     family=FAMILY,
     description=(
         "Statically analyze a JavaScript/Electron application directory or .asar archive without running it. "
