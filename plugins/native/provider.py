@@ -13,6 +13,7 @@ from rea import __version__
 from rea.config import memory_limit_setting
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.operations import CORE_OPERATIONS
 from rea.process import ProcessSpec, WorkerChannel, python_worker_spec
 from rea.providers import (
     AnalysisClient,
@@ -26,24 +27,7 @@ from rea.target import Target, read_error
 
 # Declared here, once: reading the descriptor imports nothing heavy (operations.py dispatches from it).
 OPERATIONS: tuple[str, ...] = (
-    "list_documents",
-    "list_segments",
-    "list_procedures",
-    "search_procedures",
-    "list_strings",
-    "search_strings",
-    "list_names",
-    "address_name",
-    "procedure_address",
-    "resolve_containing_procedure",
-    "procedure_info",
-    "procedure_blocks",
-    "procedure_assembly",
-    "read_function_instructions",
-    "procedure_callers",
-    "procedure_callees",
-    "procedure_references",
-    "xrefs",
+    *CORE_OPERATIONS,
     "binary_layout",
     "inspect_native_data_type",
     "resolve_native_call_targets",

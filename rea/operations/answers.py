@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from rea.errors import ReaError, invalid_request, issue
+from rea.operations import CORE_OPERATIONS
 from rea.operations.records import Detail, Inventory, Procedure, Reference, Source
 from rea.search import matcher
 
@@ -441,27 +442,7 @@ class Answers:
 
 
 # operation -> method of Answers; procedure_pseudo_code also takes the decompile deadline.
-OPERATIONS: tuple[str, ...] = (
-    "list_documents",
-    "list_segments",
-    "list_procedures",
-    "search_procedures",
-    "list_strings",
-    "search_strings",
-    "list_names",
-    "address_name",
-    "procedure_address",
-    "resolve_containing_procedure",
-    "procedure_info",
-    "procedure_blocks",
-    "procedure_assembly",
-    "read_function_instructions",
-    "procedure_callers",
-    "procedure_callees",
-    "procedure_references",
-    "xrefs",
-    "procedure_pseudo_code",
-)
+OPERATIONS: tuple[str, ...] = (*CORE_OPERATIONS, "procedure_pseudo_code")
 
 
 def answer(answers: Answers, operation: str, params: dict[str, Any], decompile_timeout_s: int = 30) -> Answer:
