@@ -148,3 +148,46 @@ def test_compare_from_the_cli_with_inline_records(managed_build: dict[str, Path]
     proc = rea("compare-managed-members", f"@{argument}")
     assert proc.returncode == 0, proc.stderr
     assert "Demo.Lib.Calculator::Sub(int, int)" in proc.stdout
+
+
+def test_workflows_from_the_cli(managed_build: dict[str, Path], tmp_path: Path) -> None:
+    """The graph, the boundary verification and a reconstruction import from the CLI, Evidence passed as files."""
+    proc = rea("project-managed-application-graph", "--application-path", str(managed_build["app"]), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["normalized_result"]["main"] == "asm:App.exe"
+    saved = {}
+    for name, command in (
+        ("bounds", ["inspect-managed-native-boundaries", str(managed_build["lib_v1"])]),
+        ("names", ["list-names", str(managed_build["native"]), "--limit", "1000"]),
+        ("members", ["inspect-managed-members", str(managed_build["lib_v1"])]),
+    ):
+        proc = rea(*command, "--json")
+        assert proc.returncode == 0, proc.stderr
+        saved[name] = tmp_path / f"{name}.json"
+        saved[name].write_text(proc.stdout)
+    proc = rea(
+        "verify-managed-native-boundaries",
+        "--managed-boundaries-evidence-id",
+        f"@{saved['bounds']}",
+        "--native-observation-evidence-ids",
+        f"[{saved['names'].read_text()}]",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["normalized_result"]["counts"] == {"resolved": 3, "missing": 1, "unknown": 1}
+    members = json.loads(saved["members"].read_text())
+    token = members["normalized_result"]["methods"]["items"][1]["token"]
+    proc = rea(
+        "import-managed-reconstruction",
+        "--static-members-evidence-id",
+        f"@{saved['members']}",
+        "--decompiler",
+        '{"name": "ILSpy", "version": "9"}',
+        "--methods",
+        json.dumps([{"method_token": token, "csharp": "public Calculator() { }"}]),
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    recon = json.loads(proc.stdout)
+    assert recon["authority"] == "historical-reference"
+    assert recon["normalized_result"]["methods"][0]["link"] == "matched"
