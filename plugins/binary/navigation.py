@@ -6,7 +6,13 @@ from typing import Any
 
 from rea_plugins.binary import annotate
 from rea_plugins.binary.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, run
-from rea_plugins.binary.shapes import CurrentAddress, CurrentDocument, CurrentProcedure, NavigationContext
+from rea_plugins.binary.shapes import (
+    AddressContext,
+    CurrentAddress,
+    CurrentDocument,
+    CurrentProcedure,
+    NavigationContext,
+)
 
 from rea.annotations import normalize_address
 from rea.catalog.tool import ToolCall, ToolDef, ToolMode
@@ -181,6 +187,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="inspect_address_context",
+            result_type=AddressContext,
             family="binary",
             description=(
                 "Name (user-given or the provider's), procedure, comment, inline-comment, bookmark and "

@@ -707,3 +707,22 @@ class LoadImage(Shape):
     # Where the provider offers binary_layout.
     linkage: Linkage | None = None
     mitigations: Mitigations | None = None
+
+
+# -- inspect_address_context ---------------------------------------------------------------------------
+
+
+class Facet(Shape):
+    """One fact about an address: ``ok`` with its value (null when there is none), or ``unavailable`` and why."""
+
+    status: Literal["ok", "unavailable"]
+    value: Any = None
+    reason: str | None = None
+
+
+class AddressContext(Shape):
+    address: str
+    # name, procedure, comment, inline_comment, bookmark, function.
+    facets: dict[str, Facet]
+    # Who answered each annotation facet: user (the analyst's name), rea (its store) or provider (the engine).
+    sources: dict[str, Literal["user", "rea", "provider"]]

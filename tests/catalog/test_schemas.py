@@ -213,7 +213,6 @@ UNTYPED: set[str] = {
     "compare_source_to_bundle",
     "compare_web_captures",
     "compare_web_screenshots",
-    "inspect_address_context",
     "inspect_native_data_type",
     "observe_native_calls",
     "resolve_native_call_targets",
