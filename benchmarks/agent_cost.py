@@ -30,11 +30,13 @@ import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from rea.registry import TOOLSET_ORDER
+
 MEDIAN_GOAL = 8 * 1024
 MAX_GOAL = 64 * 1024
 FULL_GOAL = 60 * 1024
 COMPACT_GOAL = 30 * 1024
-TOOLSETS = ("session", "native", "notebook", "artifacts", "javascript", "browser", "dynamic", "evidence")
+TOOLSETS = TOOLSET_ORDER
 
 MINITOOL_C = r"""
 #include <pthread.h>

@@ -47,7 +47,18 @@ T = TypeVar("T")
 
 
 # The first-party toolsets in the order they are listed (REA_MCP_TOOLSETS, binary_session, rea doctor).
-TOOLSET_ORDER = ("session", "native", "notebook", "artifacts", "javascript", "browser", "dynamic", "evidence")
+TOOLSET_ORDER = (
+    "session",
+    "native",
+    "notebook",
+    "artifacts",
+    "managed",
+    "android",
+    "javascript",
+    "browser",
+    "dynamic",
+    "evidence",
+)
 
 
 class Registry:
