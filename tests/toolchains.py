@@ -49,6 +49,9 @@ TOOLS: dict[str, Tool] = {
     "yara": Tool(("yara",), ("yara",)),
     "mcs": Tool(("mcs",), ("mono-mcs",)),
     "aarch64-linux-gnu-objdump": Tool(("aarch64-linux-gnu-objdump",), ("binutils-aarch64-linux-gnu",)),
+    "apktool": Tool(("apktool",), ("apktool",)),
+    "apksigner": Tool(("apksigner",), ("apksigner",)),
+    "keytool": Tool(("keytool",), ("default-jre-headless",)),
 }
 
 

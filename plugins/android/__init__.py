@@ -1,0 +1,45 @@
+"""The Android plugin: APK, AAB and DEX inspection on androguard (manifest, signing, classes, methods, references)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rea_plugins.android.tools import TOOLS
+
+from rea import hookimpl
+from rea.catalog.tool import ToolDef
+from rea.target import Target, TargetView
+
+_SUMMARY = {
+    "android-package": "An Android package: manifest, components, signing, DEX classes and methods (decompiled), "
+    "references, read statically.",
+    "android-dex": "Dalvik bytecode: classes, methods (decompiled) and references, read statically.",
+}
+
+
+@hookimpl
+def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
+    for tool in TOOLS:
+        register(tool)
+
+
+@hookimpl
+def rea_target_views(target: Target, head: bytes) -> list[TargetView] | None:
+    """An APK or AAB (a ZIP holding a manifest and classes.dex) or a bare DEX; decided from the file's names only."""
+    kind = None
+    if head.startswith(b"dex\n"):
+        kind = "android-dex"
+    elif head.startswith(b"PK\x03\x04") and not target.is_directory:
+        import zipfile
+
+        try:
+            with zipfile.ZipFile(target.resolved_path) as archive:
+                names = set(archive.namelist())
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile):
+            return None
+        dex = any(n.startswith(("classes", "base/dex/classes")) and n.endswith(".dex") for n in names)
+        manifest = "AndroidManifest.xml" in names or "base/manifest/AndroidManifest.xml" in names
+        kind = "android-package" if dex and manifest else None
+    if kind is None:
+        return None
+    return [TargetView(kind=kind, summary=_SUMMARY[kind], tools=[t.name for t in TOOLS])]

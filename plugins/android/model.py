@@ -1,0 +1,278 @@
+"""The normalized results of the Android tools, as records: each shape is defined once, here."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+SCHEMA_VERSION = 1
+InputKind = Literal["apk", "aab", "dex"]
+ComponentKind = Literal["activity", "activity-alias", "service", "receiver", "provider"]
+
+
+class _R(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    pass
+
+
+class Page(_R, frozen=True, kw_only=True):
+    """Where one paged collection stands: rows [offset, offset + returned) of total."""
+
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None = None
+
+
+# -- inspect_android_package -----------------------------------------------------------------------
+
+
+class DeclaredPermission(_R, frozen=True, kw_only=True):
+    name: str
+    protection_level: str | None = None
+
+
+class IntentFilter(_R, frozen=True, kw_only=True):
+    actions: list[str] = []
+    categories: list[str] = []
+    data: list[str] = []
+
+
+class Component(_R, frozen=True, kw_only=True):
+    kind: ComponentKind
+    name: str
+    # Effective exported state; exported_declared says whether the manifest states it or a default applied.
+    exported: bool
+    exported_declared: bool
+    permission: str | None = None
+    main: bool = False
+    intent_filters: list[IntentFilter] = []
+    target_activity: str | None = None
+    authorities: str | None = None
+
+
+class Certificate(_R, frozen=True, kw_only=True):
+    schemes: list[str]
+    subject: str
+    issuer: str
+    serial: str
+    sha256: str
+    not_before: str
+    not_after: str
+
+
+class Signing(_R, frozen=True, kw_only=True):
+    schemes: dict[str, bool]
+    certificates: list[Certificate]
+    # What was and was not verified, in words.
+    verification: list[str]
+
+
+class DexFile(_R, frozen=True, kw_only=True):
+    name: str
+    bytes: int
+    sha256: str
+    classes: int
+    methods: int
+    fields: int
+    strings: int
+
+
+class NativeLibrary(_R, frozen=True, kw_only=True):
+    abi: str
+    path: str
+    bytes: int
+
+
+class Resources(_R, frozen=True, kw_only=True):
+    packages: list[str]
+    # Resource type -> entries in the resource table (string, layout, drawable, ...).
+    types: dict[str, int]
+    files: int
+
+
+class Package(_R, frozen=True, kw_only=True):
+    """The normalized result of ``inspect_android_package``."""
+
+    schema_version: int
+    input_kind: InputKind
+    package: str | None = None
+    version_code: str | None = None
+    version_name: str | None = None
+    min_sdk: str | None = None
+    target_sdk: str | None = None
+    compile_sdk: str | None = None
+    max_sdk: str | None = None
+    main_activity: str | None = None
+    permissions: list[str] = []
+    declared_permissions: list[DeclaredPermission] = []
+    components: list[Component] = []
+    signing: Signing | None = None
+    dex: list[DexFile] = []
+    native_libraries: list[NativeLibrary] = []
+    resources: Resources | None = None
+    entries: int = 0
+    pages: dict[str, Page] = {}
+
+
+# -- classes and methods ---------------------------------------------------------------------------
+
+
+class ClassHit(_R, frozen=True, kw_only=True):
+    name: str
+    dex: str
+    superclass: str | None = None
+    # What matched under scope methods or strings: method names or string constants (first few).
+    matches: list[str] = []
+
+
+class ClassSearch(_R, frozen=True, kw_only=True):
+    """The normalized result of ``search_android_classes``."""
+
+    schema_version: int
+    scope: str
+    classes: list[ClassHit]
+    page: Page
+
+
+class Field(_R, frozen=True, kw_only=True):
+    name: str
+    type: str
+    access: list[str]
+    value: Any = None
+
+
+class Method(_R, frozen=True, kw_only=True):
+    # The method's reference in smali form: Lpkg/Class;->name(args)ret, unique within the application.
+    id: str
+    name: str
+    descriptor: str
+    access: list[str]
+    instructions: int = 0
+
+
+class ClassInfo(_R, frozen=True, kw_only=True):
+    """The normalized result of ``inspect_android_class``."""
+
+    schema_version: int
+    name: str
+    descriptor: str
+    dex: str
+    access: list[str]
+    superclass: str | None = None
+    interfaces: list[str] = []
+    annotations: list[str] = []
+    source_file: str | None = None
+    fields: list[Field] = []
+    methods: list[Method] = []
+    pages: dict[str, Page] = {}
+
+
+class Instruction(_R, frozen=True, kw_only=True):
+    offset: int
+    text: str
+
+
+class SourceText(_R, frozen=True, kw_only=True):
+    # "decompiled" (a reading aid, not the bytecode) or "unavailable" with the reason.
+    status: Literal["decompiled", "unavailable"]
+    text: str = ""
+    offset: int = 0
+    total_chars: int = 0
+    next_offset: int | None = None
+    reason: str = ""
+
+
+class MethodInfo(_R, frozen=True, kw_only=True):
+    """The normalized result of ``inspect_android_method``."""
+
+    schema_version: int
+    method: Method
+    class_name: str
+    registers: int | None = None
+    source: SourceText
+    bytecode: list[Instruction] = []
+    bytecode_page: Page
+    strings: list[str] = []
+    calls: list[str] = []
+    fields: list[str] = []
+
+
+# -- references ------------------------------------------------------------------------------------
+
+
+class Reference(_R, frozen=True, kw_only=True):
+    kind: Literal["call", "read", "write", "load-string"]
+    source: str
+    target: str
+    depth: int
+    offset: int | None = None
+    external: bool = False
+
+
+class ReferenceTrace(_R, frozen=True, kw_only=True):
+    """The normalized result of ``trace_android_references``."""
+
+    schema_version: int
+    subject: str
+    subject_kind: Literal["method", "field", "string"]
+    direction: Literal["incoming", "outgoing", "both"]
+    max_depth: int
+    references: list[Reference]
+    page: Page
+    truncated: bool = False
+
+
+# -- application graph -----------------------------------------------------------------------------
+
+
+class GraphEntryPoint(_R, frozen=True, kw_only=True):
+    kind: Literal["activity", "activity-alias", "service", "receiver", "provider"]
+    name: str
+    node_id: str | None
+    declared_by: str
+    detail: str = ""
+
+
+class GraphModule(_R, frozen=True, kw_only=True):
+    node_id: str
+    kind: Literal["dex", "class", "native-library", "resources", "manifest"]
+    path: str
+    container: str | None = None
+    bytes: int | None = None
+    # Native libraries: how to analyze them (extract_artifact, then open_binary).
+    handoff: str | None = None
+
+
+class GraphEdge(_R, frozen=True, kw_only=True):
+    source: str
+    target: str
+    kind: Literal["contains", "calls", "loads-library", "declares"]
+    detail: str = ""
+
+
+class ApplicationGraph(_R, frozen=True, kw_only=True):
+    """The normalized result of ``project_android_application_graph``."""
+
+    schema_version: int
+    input_kind: InputKind
+    package: str | None = None
+    entry_points: list[GraphEntryPoint]
+    modules: list[GraphModule]
+    edges: list[GraphEdge]
+    pages: dict[str, Page]
+    counts: dict[str, int]
+
+
+RESULT_TYPES = (Package, ClassSearch, ClassInfo, MethodInfo, ReferenceTrace, ApplicationGraph)
+
+
+def page(total: int, offset: int, limit: int) -> Page:
+    end = min(total, offset + limit)
+    return Page(offset=offset, limit=limit, total=total, next_offset=end if end < total else None)
+
+
+def json_schema(*types: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Schemas of ``types`` with shared ``$defs`` (local references only)."""
+    roots, components = msgspec.json.schema_components(types, ref_template="#/$defs/{name}")
+    return list(roots), components

@@ -1,0 +1,226 @@
+"""The Android tool family, declared as ToolDef values; handlers import androguard lazily."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rea_plugins.android.model import ApplicationGraph, ClassInfo, ClassSearch, MethodInfo, Package, ReferenceTrace
+
+from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
+from rea.evidence import Evidence
+
+FAMILY = "android"
+_EFFECTS = ToolEffects(records_evidence=True)
+
+PATH = {"type": "string", "minLength": 1, "description": "APK, AAB or DEX file.", "examples": ["app.apk"]}
+CLASS = {"type": "string", "minLength": 1, "maxLength": 1024, "description": "Class: com.a.B or Lcom/a/B;."}
+OFFSET = {"type": "integer", "minimum": 0, "default": 0, "description": "Rows to skip."}
+
+
+def _limit(default: int, most: int = 1000) -> dict[str, Any]:
+    return {"type": "integer", "minimum": 1, "maximum": most, "default": default, "description": "Page size."}
+
+
+def _obj(properties: dict[str, Any], *required: str) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": ["path", *required], "additionalProperties": False}
+
+
+def _package(call: ToolCall) -> Evidence:
+    from rea_plugins.android import handlers
+
+    return handlers.inspect_package(call)
+
+
+def _search(call: ToolCall) -> Evidence:
+    from rea_plugins.android import handlers
+
+    return handlers.search_classes(call)
+
+
+def _class(call: ToolCall) -> Evidence:
+    from rea_plugins.android import handlers
+
+    return handlers.inspect_class(call)
+
+
+def _method(call: ToolCall) -> Evidence:
+    from rea_plugins.android import handlers
+
+    return handlers.inspect_method(call)
+
+
+def _trace(call: ToolCall) -> Evidence:
+    from rea_plugins.android import handlers
+
+    return handlers.trace_references(call)
+
+
+def _graph(call: ToolCall) -> Evidence:
+    from rea_plugins.android import handlers
+
+    return handlers.project_graph(call)
+
+
+EXAMPLE_CLASS = "com.example.app.MainActivity"
+
+INSPECT_PACKAGE = ToolDef(
+    name="inspect_android_package",
+    result_type=Package,
+    family=FAMILY,
+    description=(
+        "Android APK/AAB/DEX facts: package, versions, SDKs, permissions, components (exported, intent "
+        "filters), signing certificates, DEX counts, native libraries by ABI, resources. Lists are paged "
+        "with offset/limit."
+    ),
+    input_schema=_obj({"path": PATH, "offset": OFFSET, "limit": _limit(200)}),
+    handler=_package,
+    effects=_EFFECTS,
+    examples=({"path": "app.apk"},),
+    cli_subject="path",
+)
+
+SEARCH_CLASSES = ToolDef(
+    name="search_android_classes",
+    result_type=ClassSearch,
+    family=FAMILY,
+    description=(
+        "Find classes defined in an APK/DEX by class name, method name or string constant (scope), as a "
+        "literal or RE2 pattern; paged."
+    ),
+    input_schema=_obj(
+        {
+            "path": PATH,
+            "pattern": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Text or RE2 pattern."},
+            "mode": {
+                "type": "string",
+                "enum": ["literal", "regex"],
+                "default": "literal",
+                "description": "Match kind.",
+            },
+            "case_sensitive": {"type": "boolean", "default": False, "description": "Match case exactly."},
+            "scope": {
+                "type": "string",
+                "enum": ["names", "methods", "strings"],
+                "default": "names",
+                "description": "Match class names, method names or loaded strings.",
+            },
+            "offset": OFFSET,
+            "limit": _limit(100),
+        },
+        "pattern",
+    ),
+    handler=_search,
+    effects=_EFFECTS,
+    examples=({"path": "app.apk", "pattern": "Activity"},),
+)
+
+INSPECT_CLASS = ToolDef(
+    name="inspect_android_class",
+    result_type=ClassInfo,
+    family=FAMILY,
+    description=(
+        "One DEX class: superclass, interfaces, annotations, source file, fields and methods with "
+        "descriptors and access flags; members paged."
+    ),
+    input_schema=_obj({"path": PATH, "class_name": CLASS, "offset": OFFSET, "limit": _limit(200)}, "class_name"),
+    handler=_class,
+    effects=_EFFECTS,
+    examples=({"path": "app.apk", "class_name": EXAMPLE_CLASS},),
+)
+
+METHOD_PROPS: dict[str, Any] = {
+    "path": PATH,
+    "class_name": CLASS,
+    "descriptor": {
+        "type": "string",
+        "minLength": 2,
+        "maxLength": 4096,
+        "description": "JVM descriptor such as (I)V; needed when overloaded.",
+    },
+}
+
+INSPECT_METHOD = ToolDef(
+    name="inspect_android_method",
+    result_type=MethodInfo,
+    family=FAMILY,
+    description=(
+        "One DEX method: androguard's decompiled Java-like source (a reading aid) and the bytecode listing, "
+        "with the strings, calls and fields it uses; both paged."
+    ),
+    input_schema=_obj(
+        {
+            **METHOD_PROPS,
+            "method": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "Method name."},
+            "offset": {**OFFSET, "description": "Bytecode instructions to skip."},
+            "limit": _limit(500, 20000),
+            "source_offset": {**OFFSET, "description": "Source characters to skip."},
+            "max_source_chars": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 1_000_000,
+                "default": 20000,
+                "description": "Source characters returned.",
+            },
+        },
+        "class_name",
+        "method",
+    ),
+    handler=_method,
+    effects=_EFFECTS,
+    examples=({"path": "app.apk", "class_name": EXAMPLE_CLASS, "method": "onCreate"},),
+)
+
+TRACE_REFERENCES = ToolDef(
+    name="trace_android_references",
+    result_type=ReferenceTrace,
+    family=FAMILY,
+    description=(
+        "Static references of a DEX method, field or string: callers, callees, readers and writers, string "
+        "loaders; bounded depth, paged."
+    ),
+    input_schema=_obj(
+        {
+            **METHOD_PROPS,
+            "member": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "Method or field name."},
+            "string": {"type": "string", "maxLength": 65536, "description": "A string constant (instead of member)."},
+            "direction": {
+                "type": "string",
+                "enum": ["incoming", "outgoing", "both"],
+                "default": "incoming",
+                "description": "Referrers, referents or both.",
+            },
+            "max_depth": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 8,
+                "default": 1,
+                "description": "Call hops followed.",
+            },
+            "offset": OFFSET,
+            "limit": _limit(100),
+        }
+    ),
+    handler=_trace,
+    effects=_EFFECTS,
+    examples=(
+        {"path": "app.apk", "class_name": EXAMPLE_CLASS, "member": "onCreate"},
+        {"path": "app.apk", "string": "https://api.example.com"},
+    ),
+)
+
+PROJECT_GRAPH = ToolDef(
+    name="project_android_application_graph",
+    result_type=ApplicationGraph,
+    family=FAMILY,
+    description=(
+        "An APK/AAB/DEX as an application graph: manifest components as entry points, DEX classes as "
+        "modules, native libraries to hand to open_binary, resources; paged."
+    ),
+    input_schema=_obj({"path": PATH, "offset": OFFSET, "limit": _limit(500, 10000)}),
+    handler=_graph,
+    effects=_EFFECTS,
+    examples=({"path": "app.apk"},),
+    cli_subject="path",
+)
+
+TOOLS = (INSPECT_PACKAGE, SEARCH_CLASSES, INSPECT_CLASS, INSPECT_METHOD, TRACE_REFERENCES, PROJECT_GRAPH)
