@@ -39,7 +39,7 @@ package = result_of(session, "inspect_android_package", {"path": sys.argv[1]})
 hits = result_of(session, "search_android_classes", {"path": sys.argv[1], "pattern": "Gen1", "limit": 100})
 took = time.monotonic() - started
 session.close()
-print(json.dumps({"seconds": round(took, 2), "dex_files": len(package["dex_files"]), "hits": hits["total"],
+print(json.dumps({"seconds": round(took, 2), "dex_files": len(package["dex"]), "hits": hits["page"]["total"],
                   "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
 """
 
@@ -68,7 +68,7 @@ def smali(index: int) -> str:
 
 
 def build(out: Path) -> Path:
-    sys.path.insert(0, str(ROOT / "tests" / "android"))
+    sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "android")]
     import androidfixtures as fx  # the fixture's manifest and apktool settings
 
     apktool = shutil.which("apktool")
