@@ -278,8 +278,11 @@ def test_cli_inspect_evidence_bundle_prints_the_summary(loaded: Session, tmp_pat
     dest = tmp_path / "b.json"
     _structured(loaded, "export_evidence_bundle", {"path": str(dest)})
     args = {"path": str(dest), "detail": "summary", "filters": {"operation": "list_procedures"}}
+    # The bundle's path is the command's subject (issue 26); the rest are flags.
+    command = [rea_cli, "inspect-evidence-bundle", str(dest), "--detail", "summary", "--filters"]
+    command += [json.dumps(args["filters"]), "--format", "json"]
     proc = subprocess.run(
-        [rea_cli, "inspect-evidence-bundle", json.dumps(args), "--format", "json"],
+        command,
         capture_output=True,
         text=True,
         timeout=120,
@@ -294,7 +297,7 @@ def test_cli_inspect_evidence_bundle_prints_the_summary(loaded: Session, tmp_pat
     forged["records"][0]["operation"] = "edited"
     dest.write_text(json.dumps(forged))
     proc = subprocess.run(
-        [rea_cli, "inspect-evidence-bundle", json.dumps(args), "--format", "json"],
+        command,
         capture_output=True,
         text=True,
         timeout=120,
