@@ -24,6 +24,7 @@ from rea_plugins.binary.schema import (
     prop,
     run,
 )
+from rea_plugins.binary.shapes import CallTargets
 from rea_plugins.binary.stepping import instructions
 
 from rea.annotations import normalize_address
@@ -293,6 +294,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="resolve_native_call_targets",
+            result_type=CallTargets,
             family="binary",
             description=(
                 "Call and dispatch sites of a procedure with their targets and provenance (direct, "

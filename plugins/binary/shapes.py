@@ -726,3 +726,33 @@ class AddressContext(Shape):
     facets: dict[str, Facet]
     # Who answered each annotation facet: user (the analyst's name), rea (its store) or provider (the engine).
     sources: dict[str, Literal["user", "rea", "provider"]]
+
+
+# -- resolve_native_call_targets -----------------------------------------------------------------------
+
+
+class CallTarget(Shape):
+    address: str
+    name: str | None
+    # direct, import, pointer-table, jump-table, or how the engine resolved it.
+    provenance: str
+
+
+class CallSiteTargets(Shape):
+    address: str
+    # direct, import, tail, indirect, computed-jump, ...
+    kind: str
+    status: Literal["resolved", "unresolved"]
+    targets: list[CallTarget]
+    instruction: str | None = None
+    reason: str | None = None
+    # A provider without resolve_native_call_targets: why an indirect site stays unresolved.
+    resolution: Unavailable | None = None
+
+
+class CallTargets(Shape):
+    procedure: ProcedureAt
+    call_sites: list[CallSiteTargets]
+    unresolved_count: int
+    # provider: the engine's resolution; procedure_callees: composed from the callees and computed references.
+    source: Literal["provider", "procedure_callees"]

@@ -215,7 +215,6 @@ UNTYPED: set[str] = {
     "compare_web_screenshots",
     "inspect_native_data_type",
     "observe_native_calls",
-    "resolve_native_call_targets",
     "trace_application_feature",
     "trace_javascript_semantics",
 }
