@@ -6,7 +6,7 @@ import importlib
 import os
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import metadata
 from typing import Any, TypeVar
 
@@ -92,13 +92,10 @@ class Registry:
             head = read_head(target)
         except ReaError:
             return []
-        impls = self.pm.hook.rea_target_views.get_hookimpls()
         views: list[TargetView] = []
-        for impl in impls:
-            others = [other.plugin for other in impls if other.plugin is not impl.plugin]
-            try:
-                found = self.pm.subset_hook_caller("rea_target_views", remove_plugins=others)(target=target, head=head)
-            except Exception:
+        answers = per_plugin(self.pm, "rea_target_views", lambda caller: caller(target=target, head=head))
+        for _, found in answers:
+            if isinstance(found, Exception):
                 continue
             for view in (v for answer in found for v in answer or []):
                 tools = [t for t in getattr(view, "tools", ()) if t in self.tools]
@@ -235,22 +232,36 @@ def _collect(reg: Registry) -> None:
 
 
 def _call_each(reg: Registry, hook_name: str) -> list[tuple[str, list[Any]]]:
-    """Call one registration hook through pluggy once per implementing plugin (its wrappers apply, arguments
-    are pruned to what each implementation declares), so a plugin that raises is isolated and named."""
-    impls = getattr(reg.pm.hook, hook_name).get_hookimpls()
-    plain = [impl for impl in impls if not (impl.wrapper or impl.hookwrapper)]
+    """Call one registration hook once per implementing plugin; a plugin that raises is named as broken."""
     out: list[tuple[str, list[Any]]] = []
-    for impl in plain:
-        plugin_name = reg.pm.get_name(impl.plugin) or "?"
-        others = [other.plugin for other in plain if other.plugin is not impl.plugin]
-        staged: list[Any] = []
-        try:
-            reg.pm.subset_hook_caller(hook_name, remove_plugins=others)(register=staged.append)
-        except Exception as exc:
-            _broken(reg, plugin_name, hook_name, _describe(exc))
-            continue
-        out.append((plugin_name, staged))
+    for plugin_name, staged in per_plugin(reg.pm, hook_name, _staged_registration):
+        if isinstance(staged, Exception):
+            _broken(reg, plugin_name, hook_name, _describe(staged))
+        else:
+            out.append((plugin_name, staged))
     return out
+
+
+def _staged_registration(caller: Callable[..., Any]) -> list[Any]:
+    staged: list[Any] = []
+    caller(register=staged.append)
+    return staged
+
+
+def per_plugin(
+    pm: pluggy.PluginManager, hook_name: str, call: Callable[[Callable[..., Any]], T]
+) -> Iterator[tuple[str, T | Exception]]:
+    """``call`` with the hook's caller narrowed to one implementing plugin at a time (through pluggy: wrappers
+    apply, arguments are pruned to what the implementation declares), and its result or the exception it raised."""
+    impls = getattr(pm.hook, hook_name).get_hookimpls()
+    plain = [impl for impl in impls if not (impl.wrapper or impl.hookwrapper)]
+    for impl in plain:
+        others = [other.plugin for other in plain if other.plugin is not impl.plugin]
+        try:
+            result: T | Exception = call(pm.subset_hook_caller(hook_name, remove_plugins=others))
+        except Exception as exc:
+            result = exc
+        yield pm.get_name(impl.plugin) or "?", result
 
 
 def _broken(reg: Registry, plugin_name: str, stage: str, error: str) -> None:

@@ -12,8 +12,10 @@ from rea.operations.shapes import (
     CallerItem,
     ContainingProcedure,
     DocumentItem,
+    Page,
     ProcedureInfo,
     ProcedureItem,
+    ProcedureRef,
     PseudoCode,
     ReferenceItem,
     SegmentItem,
@@ -69,28 +71,23 @@ class CursorStep(Shape):
 AnnotationField = Literal["name", "comment", "inline_comment", "bookmark"]
 
 
-class ProcedureAt(Shape):
-    address: str
-    name: str | None
-
-
 class CommentAt(Shape):
     address: str
     comment: str | None
-    procedure: ProcedureAt | None
+    procedure: ProcedureRef | None
 
 
 class InlineCommentAt(Shape):
     address: str
     inline_comment: str | None
-    procedure: ProcedureAt | None
+    procedure: ProcedureRef | None
 
 
 class Bookmark(Shape):
     address: str
     name: str
     # Given for the first bookmarks only (a limitation says how many).
-    procedure: ProcedureAt | None
+    procedure: ProcedureRef | None
 
 
 class Bookmarks(Shape):
@@ -189,16 +186,12 @@ class Placed(Shape):
     address: str | None = None
     segment: str | None = None
     section: str | None = None
-    procedure: ProcedureAt | None = None
+    procedure: ProcedureRef | None = None
 
 
-class Capped(Shape):
+class Capped(Page, kw_only=True):
     """A page of hits, and the bound that stopped the search when one did."""
 
-    offset: int
-    limit: int
-    total: int
-    next_offset: int | None
     truncated: bool = False
     bound: str | None = None
 
@@ -217,7 +210,7 @@ class ByteSearch(Capped, kw_only=True):
 class CodeHit(Shape):
     address: str
     text: str
-    procedure: ProcedureAt | None = None
+    procedure: ProcedureRef | None = None
 
 
 class ConstantHit(Shape):
@@ -226,7 +219,7 @@ class ConstantHit(Shape):
     where: Literal["code", "data"]
     address: str | None = None
     text: str | None = None
-    procedure: ProcedureAt | None = None
+    procedure: ProcedureRef | None = None
     file_offset: int | None = None
     segment: str | None = None
     section: str | None = None
@@ -575,7 +568,7 @@ class StoppedBy(Shape):
 
 
 class CallGraph(Shape):
-    root: ProcedureAt
+    root: ProcedureRef
     direction: Literal["forward", "backward"]
     depth: int
     nodes: list[GraphNode]
@@ -624,7 +617,7 @@ class FeatureTrace(Shape):
     query: str
     strings: list[FeatureString]
     procedures: list[FeatureProcedure]
-    call_paths: list[list[ProcedureAt]]
+    call_paths: list[list[ProcedureRef]]
     truncated: bool
     limits: dict[str, int]
 
@@ -643,7 +636,7 @@ class PathHop(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"source"
 
 
 class CallPath(Shape):
-    nodes: list[ProcedureAt]
+    nodes: list[ProcedureRef]
     hops: list[PathHop]
     length: int
 
@@ -652,13 +645,13 @@ class PathStop(Shape):
     bound: str
     limit: int
     procedures: int
-    at: list[ProcedureAt]
+    at: list[ProcedureRef]
     at_truncated: bool
 
 
 class CallPathTrace(Shape):
-    start: ProcedureAt
-    goal: ProcedureAt | None
+    start: ProcedureRef
+    goal: ProcedureRef | None
     direction: Literal["forward", "backward"]
     # None without a goal (every path from the start).
     reached: bool | None
@@ -751,7 +744,7 @@ class CallSiteTargets(Shape):
 
 
 class CallTargets(Shape):
-    procedure: ProcedureAt
+    procedure: ProcedureRef
     call_sites: list[CallSiteTargets]
     unresolved_count: int
     # provider: the engine's resolution; procedure_callees: composed from the callees and computed references.

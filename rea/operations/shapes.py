@@ -200,20 +200,13 @@ class InstructionRow(Shape):
     at: bool = False
 
 
-class AssemblyPage(Shape):
-    offset: int
-    limit: int
-    total: int
-    next_offset: int | None
-
-
 class Assembly(Shape):
     address: str
     name: str
     instructions: list[InstructionRow]
     truncated: bool
     # A paged listing: where this page is, and the retained complete record of a longer one.
-    page: AssemblyPage | None = None
+    page: Page | None = None
     complete_evidence_id: str | None = None
 
 
