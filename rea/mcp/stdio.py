@@ -28,6 +28,8 @@ INVALID_REQUEST = -32600
 CHUNK = 1 << 16
 # Enough to recover an id that precedes a huge payload.
 HEAD_BYTES = 4096
+# At end of input, how long requests already read may take to be answered before the server stops.
+DRAIN_S = 10.0
 _ID_IN_HEAD = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})\s*[,}]')
 
 
@@ -191,6 +193,10 @@ async def stdio_transport(
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
     lock = anyio.Lock()
     reader = LineReader(limit)
+    # Requests read but not yet answered: at end of input they are answered before the server stops (a client
+    # may write its requests and close stdin at once).
+    pending: set[str | int] = set()
+    answered = anyio.Event()
 
     async def emit(data: bytes) -> None:
         async with lock:
@@ -201,19 +207,30 @@ async def stdio_transport(
             while True:
                 chunk = await anyio.to_thread.run_sync(os.read, wire_in, CHUNK, abandon_on_cancel=True)
                 if not chunk:
+                    with anyio.move_on_after(DRAIN_S):
+                        while pending:
+                            await answered.wait()
                     return
                 for item in reader.feed(chunk):
                     verdict = item if isinstance(item, Refusal) else classify(item)
                     if isinstance(verdict, Refusal):
                         await emit(verdict.response())
                     else:
+                        if isinstance(verdict.message, types.JSONRPCRequest):
+                            pending.add(verdict.message.id)
                         await read_send.send(verdict)
 
     async def write_loop() -> None:
+        nonlocal answered
         async with write_recv:
             async for session_message in write_recv:
                 text = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
                 await emit(text.encode("utf-8", "replace") + b"\n")
+                root = session_message.message
+                if isinstance(root, types.JSONRPCResponse | types.JSONRPCError) and root.id in pending:
+                    pending.discard(root.id)
+                    answered.set()
+                    answered = anyio.Event()
 
     try:
         async with anyio.create_task_group() as tg:
