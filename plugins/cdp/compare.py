@@ -15,7 +15,33 @@ from typing import Any
 
 import msgspec
 from rea_plugins.cdp import png
-from rea_plugins.cdp.model import Inspection, ScenarioCapture, ScenarioStep, WebMcpDiscovery
+from rea_plugins.cdp.model import (
+    Alignment,
+    ArtifactDifference,
+    Bounds,
+    Channels,
+    DomDiff,
+    EventsDiff,
+    ImageSide,
+    Inspection,
+    Normalization,
+    PassiveComparison,
+    ScenarioCapture,
+    ScenarioComparison,
+    ScenarioStep,
+    ScreenshotComparison,
+    ScriptBrief,
+    ScriptChange,
+    ScriptsDiff,
+    SetDiff,
+    StepComparison,
+    StorageDiff,
+    TargetDiff,
+    Verdict,
+    WebMcpChange,
+    WebMcpDiff,
+    WebMcpDiscovery,
+)
 
 from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
@@ -32,17 +58,17 @@ def _decode(value: Any, kind: type[Any], path: str) -> Any:
         ) from None
 
 
-def _diff_keys(before: list[Any], after: list[Any]) -> dict[str, Any]:
+def _diff_keys(before: list[Any], after: list[Any]) -> SetDiff:
     b, a = Counter(map(_freeze, before)), Counter(map(_freeze, after))
     added = sorted((a - b).elements())
     removed = sorted((b - a).elements())
-    return {
-        "added": [_thaw(x) for x in added[:MAX_LISTED]],
-        "removed": [_thaw(x) for x in removed[:MAX_LISTED]],
-        "added_count": len(added),
-        "removed_count": len(removed),
-        "unchanged_count": sum((a & b).values()),
-    }
+    return SetDiff(
+        added=[_thaw(x) for x in added[:MAX_LISTED]],
+        removed=[_thaw(x) for x in removed[:MAX_LISTED]],
+        added_count=len(added),
+        removed_count=len(removed),
+        unchanged_count=sum((a & b).values()),
+    )
 
 
 def _freeze(value: Any) -> Any:
@@ -53,7 +79,7 @@ def _thaw(value: Any) -> Any:
     return dict(value) if isinstance(value, tuple) else value
 
 
-def _scripts(before: Inspection, after: Inspection) -> dict[str, Any]:
+def _scripts(before: Inspection, after: Inspection) -> ScriptsDiff:
     def keyed(ins: Inspection) -> dict[tuple[str, int], Any]:
         seen: Counter[str] = Counter()
         out = {}
@@ -68,27 +94,27 @@ def _scripts(before: Inspection, after: Inspection) -> dict[str, Any]:
         x, y = b[key], a[key]
         if x.sha256 != y.sha256 or (x.sha256 is None and x.cdp_hash != y.cdp_hash):
             changed.append(
-                {
-                    "url": key[0],
-                    "ordinal": key[1],
-                    "inline": y.inline,
-                    "before_sha256": x.sha256,
-                    "after_sha256": y.sha256,
-                    "before_length": x.length,
-                    "after_length": y.length,
-                }
+                ScriptChange(
+                    url=key[0],
+                    ordinal=key[1],
+                    inline=y.inline,
+                    before_sha256=x.sha256,
+                    after_sha256=y.sha256,
+                    before_length=x.length,
+                    after_length=y.length,
+                )
             )
 
-    def brief(s: Any) -> dict[str, Any]:
-        return {"url": s.url, "inline": s.inline, "sha256": s.sha256, "length": s.length}
+    def brief(s: Any) -> ScriptBrief:
+        return ScriptBrief(url=s.url, inline=s.inline, sha256=s.sha256, length=s.length)
 
-    return {
-        "added": [brief(a[k]) for k in sorted(set(a) - set(b))][:MAX_LISTED],
-        "removed": [brief(b[k]) for k in sorted(set(b) - set(a))][:MAX_LISTED],
-        "changed": changed[:MAX_LISTED],
-        "changed_count": len(changed),
-        "unchanged_count": len(set(a) & set(b)) - len(changed),
-    }
+    return ScriptsDiff(
+        added=[brief(a[k]) for k in sorted(set(a) - set(b))][:MAX_LISTED],
+        removed=[brief(b[k]) for k in sorted(set(b) - set(a))][:MAX_LISTED],
+        changed=changed[:MAX_LISTED],
+        changed_count=len(changed),
+        unchanged_count=len(set(a) & set(b)) - len(changed),
+    )
 
 
 def _requests(ins: Inspection) -> set[tuple[str, str, str]]:
@@ -96,22 +122,22 @@ def _requests(ins: Inspection) -> set[tuple[str, str, str]]:
     return {(r.method, r.url, r.resource_type or "") for r in ins.network.requests}
 
 
-def _set_diff(before: set[Any], after: set[Any], fields: tuple[str, ...]) -> dict[str, Any]:
+def _set_diff(before: set[Any], after: set[Any], fields: tuple[str, ...]) -> SetDiff:
     def rows(items: set[Any]) -> list[dict[str, Any]]:
         return [dict(zip(fields, item, strict=True)) for item in sorted(items)][:MAX_LISTED]
 
-    return {
-        "added": rows(after - before),
-        "removed": rows(before - after),
-        "added_count": len(after - before),
-        "removed_count": len(before - after),
-        "unchanged_count": len(after & before),
-    }
+    return SetDiff(
+        added=rows(after - before),
+        removed=rows(before - after),
+        added_count=len(after - before),
+        removed_count=len(before - after),
+        unchanged_count=len(after & before),
+    )
 
 
-def _webmcp(before: WebMcpDiscovery | None, after: WebMcpDiscovery | None) -> dict[str, Any]:
+def _webmcp(before: WebMcpDiscovery | None, after: WebMcpDiscovery | None) -> WebMcpDiff:
     if before is None or after is None:
-        return {"compared": False, "reason": "a side has no WebMCP discovery"}
+        return WebMcpDiff(compared=False, reason="a side has no WebMCP discovery")
     b = {t.name: t for t in before.tools.items}
     a = {t.name: t for t in after.tools.items}
     changed = []
@@ -122,83 +148,85 @@ def _webmcp(before: WebMcpDiscovery | None, after: WebMcpDiscovery | None) -> di
             if getattr(a[name], f) != getattr(b[name], f)
         ]
         if fields:
-            changed.append({"name": name, "fields": fields})
-    return {
-        "compared": True,
-        "status": [before.status, after.status],
-        "added": sorted(set(a) - set(b)),
-        "removed": sorted(set(b) - set(a)),
-        "changed": changed,
-        "complete": before.completeness.equality_eligible and after.completeness.equality_eligible,
-    }
+            changed.append(WebMcpChange(name=name, fields=fields))
+    return WebMcpDiff(
+        compared=True,
+        status=[before.status, after.status],
+        added=sorted(set(a) - set(b)),
+        removed=sorted(set(b) - set(a)),
+        changed=changed,
+        complete=before.completeness.equality_eligible and after.completeness.equality_eligible,
+    )
 
 
-def compare_passive(before_raw: dict[str, Any], after_raw: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+def compare_passive(before_raw: dict[str, Any], after_raw: dict[str, Any], ctx: CallContext) -> PassiveComparison:
     before = _decode(before_raw["inspection"], Inspection, "before/inspection")
     after = _decode(after_raw["inspection"], Inspection, "after/inspection")
     wb = _decode(before_raw["webmcp"], WebMcpDiscovery, "before/webmcp") if before_raw.get("webmcp") else None
     wa = _decode(after_raw["webmcp"], WebMcpDiscovery, "after/webmcp") if after_raw.get("webmcp") else None
     ctx.check("comparing captures")
-    result: dict[str, Any] = {
-        "family": "passive",
-        "target": {
-            "before_url": before.target.url,
-            "after_url": after.target.url,
-            "url_changed": before.target.url != after.target.url,
-            "title_changed": before.target.title != after.target.title,
-        },
-        "scripts": _scripts(before, after),
-        "network": _set_diff(_requests(before), _requests(after), ("method", "url", "resource_type")),
-        "resources": _set_diff(
+    target = TargetDiff(
+        before_url=before.target.url,
+        after_url=after.target.url,
+        url_changed=before.target.url != after.target.url,
+        title_changed=before.target.title != after.target.title,
+    )
+    dom = DomDiff(
+        before_html_sha256=before.dom.html_sha256,
+        after_html_sha256=after.dom.html_sha256,
+        html_changed=before.dom.html_sha256 != after.dom.html_sha256,
+        node_count_delta=after.dom.total_nodes - before.dom.total_nodes,
+    )
+    scripts = _scripts(before, after)
+    network = _set_diff(_requests(before), _requests(after), ("method", "url", "resource_type"))
+    webmcp = _webmcp(wb, wa)
+    eligible = before.completeness.equality_eligible and after.completeness.equality_eligible and webmcp.complete
+    differs = (
+        target.url_changed
+        or dom.html_changed
+        or scripts.added
+        or scripts.removed
+        or scripts.changed
+        or network.added_count
+        or network.removed_count
+        or webmcp.added
+        or webmcp.removed
+        or webmcp.changed
+    )
+    return PassiveComparison(
+        family="passive",
+        target=target,
+        scripts=scripts,
+        network=network,
+        resources=_set_diff(
             {(r.url, r.type, r.content_size) for r in before.resources},
             {(r.url, r.type, r.content_size) for r in after.resources},
             ("url", "type", "content_size"),
         ),
-        "frames": _set_diff({f.url for f in before.frames}, {f.url for f in after.frames}, ("url",)),
-        "console": _diff_keys(
+        frames=_set_diff({f.url for f in before.frames}, {f.url for f in after.frames}, ("url",)),
+        console=_diff_keys(
             [{"level": e.level, "text": e.text} for e in before.console.events],
             [{"level": e.level, "text": e.text} for e in after.console.events],
         ),
-        "dom": {
-            "before_html_sha256": before.dom.html_sha256,
-            "after_html_sha256": after.dom.html_sha256,
-            "html_changed": before.dom.html_sha256 != after.dom.html_sha256,
-            "node_count_delta": after.dom.total_nodes - before.dom.total_nodes,
-        },
-        "forms": _set_diff(
+        dom=dom,
+        forms=_set_diff(
             {(f.id or "", f.action or "", f.method, tuple((x.name or "") for x in f.fields)) for f in before.forms},
             {(f.id or "", f.action or "", f.method, tuple((x.name or "") for x in f.fields)) for f in after.forms},
             ("id", "action", "method", "field_names"),
         ),
-        "storage": {
-            key: _set_diff(set(getattr(before.storage, key)), set(getattr(after.storage, key)), ("name",))
-            for key in ("local_storage_keys", "session_storage_keys", "cookie_names", "indexed_db_names", "cache_names")
-        },
-        "webmcp": _webmcp(wb, wa),
-    }
-    eligible = (
-        before.completeness.equality_eligible
-        and after.completeness.equality_eligible
-        and (result["webmcp"].get("complete", True))
+        storage=StorageDiff(
+            **{
+                key: _set_diff(set(getattr(before.storage, key)), set(getattr(after.storage, key)), ("name",))
+                for key in StorageDiff.__struct_fields__
+            }
+        ),
+        webmcp=webmcp,
+        equality_eligible=eligible,
+        verdict=_verdict(bool(differs), eligible),
     )
-    result["equality_eligible"] = eligible
-    result["verdict"] = _verdict(result, eligible)
-    return result
 
 
-def _verdict(result: dict[str, Any], eligible: bool) -> str:
-    differs = (
-        result["target"]["url_changed"]
-        or result["dom"]["html_changed"]
-        or result["scripts"]["added"]
-        or result["scripts"]["removed"]
-        or result["scripts"]["changed"]
-        or result["network"]["added_count"]
-        or result["network"]["removed_count"]
-        or result["webmcp"].get("added")
-        or result["webmcp"].get("removed")
-        or result["webmcp"].get("changed")
-    )
+def _verdict(differs: bool, eligible: bool) -> Verdict:
     if differs:
         return "different"
     return "no-difference-found" if eligible else "inconclusive"
@@ -274,15 +302,17 @@ def _step_events(capture: ScenarioCapture, index: int | None, norm: _Normalizer)
     return {"requests": requests, "console": console, "errors": errors}
 
 
-def _events_diff(x: dict[str, set[Any]], y: dict[str, set[Any]]) -> dict[str, Any]:
-    return {
-        "requests": _set_diff(x["requests"], y["requests"], ("kind", "method", "url")),
-        "console": _set_diff(x["console"], y["console"], ("level", "text")),
-        "page_errors": _set_diff({(t,) for t in x["errors"]}, {(t,) for t in y["errors"]}, ("text",)),
-    }
+def _events_diff(x: dict[str, set[Any]], y: dict[str, set[Any]]) -> EventsDiff:
+    return EventsDiff(
+        requests=_set_diff(x["requests"], y["requests"], ("kind", "method", "url")),
+        console=_set_diff(x["console"], y["console"], ("level", "text")),
+        page_errors=_set_diff({(t,) for t in x["errors"]}, {(t,) for t in y["errors"]}, ("text",)),
+    )
 
 
-def compare_scenarios(before_raw: Any, after_raw: Any, rules: list[dict[str, Any]], ctx: CallContext) -> dict[str, Any]:
+def compare_scenarios(
+    before_raw: Any, after_raw: Any, rules: list[dict[str, Any]], ctx: CallContext
+) -> ScenarioComparison:
     before = _decode(before_raw, ScenarioCapture, "before_scenario")
     after = _decode(after_raw, ScenarioCapture, "after_scenario")
     check_scenario(before, "before_scenario")
@@ -297,14 +327,14 @@ def compare_scenarios(before_raw: Any, after_raw: Any, rules: list[dict[str, Any
     for step_id in aligned:
         ctx.check("comparing scenario steps")
         x, y = b[step_id], a[step_id]
-        differences = []
+        differences: list[ArtifactDifference] = []
         if (x.action, x.status) != (y.action, y.status):
             differences.append(
-                {
-                    "artifact": "step",
-                    "before": {"action": x.action, "status": x.status},
-                    "after": {"action": y.action, "status": y.status},
-                }
+                ArtifactDifference(
+                    artifact="step",
+                    before={"action": x.action, "status": x.status},
+                    after={"action": y.action, "status": y.status},
+                )
             )
         for kind in ("url", "title", "dom", "screenshot", "storage"):
             (sx, vx), (sy, vy) = _artifact_value(x, kind, norm), _artifact_value(y, kind, norm)
@@ -312,49 +342,45 @@ def compare_scenarios(before_raw: Any, after_raw: Any, rules: list[dict[str, Any
                 if {sx, sy} != {"not_requested"}:
                     eligible = eligible and sx == sy == "not_requested"
                 if sx != sy:
-                    differences.append({"artifact": kind, "before": {"state": sx}, "after": {"state": sy}})
+                    differences.append(ArtifactDifference(artifact=kind, before={"state": sx}, after={"state": sy}))
                 continue
             if vx != vy:
                 differences.append(
-                    {
-                        "artifact": kind,
-                        "before": vx if kind == "url" else {"digest": vx} if isinstance(vx, str) else vx,
-                        "after": vy if kind == "url" else {"digest": vy} if isinstance(vy, str) else vy,
-                    }
+                    ArtifactDifference(
+                        artifact=kind,
+                        before=vx if kind == "url" else {"digest": vx} if isinstance(vx, str) else vx,
+                        after=vy if kind == "url" else {"digest": vy} if isinstance(vy, str) else vy,
+                    )
                 )
         events = _events_diff(_step_events(before, x.step_index, norm), _step_events(after, y.step_index, norm))
-        changed_events = any(v["added_count"] or v["removed_count"] for v in events.values())
+        changed_events = any(
+            d.added_count or d.removed_count for d in (events.requests, events.console, events.page_errors)
+        )
         steps.append(
-            {
-                "step_id": step_id,
-                "before_index": x.step_index,
-                "after_index": y.step_index,
-                "differences": differences,
-                "events": events,
-                "changed": bool(differences) or changed_events,
-            }
+            StepComparison(
+                step_id=step_id,
+                before_index=x.step_index,
+                after_index=y.step_index,
+                differences=differences,
+                events=events,
+                changed=bool(differences) or changed_events,
+            )
         )
     only_before = [s.step_id for s in before.steps if s.step_id not in a]
     only_after = [s.step_id for s in after.steps if s.step_id not in b]
     if before.events.dropped or after.events.dropped:
         eligible = False
     overall = _events_diff(_step_events(before, None, norm), _step_events(after, None, norm))
-    differs = bool(only_before or only_after or not order_same or any(s["changed"] for s in steps))
-    return {
-        "family": "scenario",
-        "normalization": {"rules": rules, "applied": dict(sorted(norm.applied.items()))},
-        "alignment": {
-            "aligned": aligned,
-            "only_before": only_before,
-            "only_after": only_after,
-            "order_matches": order_same,
-        },
-        "steps": steps,
-        # Asynchronous activity (polling, late responses) can land in a neighbouring step: the whole-run view.
-        "events": overall,
-        "equality_eligible": eligible,
-        "verdict": "different" if differs else "no-difference-found" if eligible else "inconclusive",
-    }
+    differs = bool(only_before or only_after or not order_same or any(s.changed for s in steps))
+    return ScenarioComparison(
+        family="scenario",
+        normalization=Normalization(rules=rules, applied=dict(sorted(norm.applied.items()))),
+        alignment=Alignment(aligned=aligned, only_before=only_before, only_after=only_after, order_matches=order_same),
+        steps=steps,
+        events=overall,
+        equality_eligible=eligible,
+        verdict=_verdict(differs, eligible),
+    )
 
 
 # -- screenshots -----------------------------------------------------------------------------------
@@ -377,26 +403,28 @@ def verified_png(artifact: dict[str, Any], path: str) -> bytes:
     return data
 
 
-def compare_pngs(before: bytes, after: bytes, threshold: int, max_pixels: int, ctx: CallContext) -> dict[str, Any]:
+def compare_pngs(
+    before: bytes, after: bytes, threshold: int, max_pixels: int, ctx: CallContext
+) -> ScreenshotComparison:
     bw, bh, bp = png.decode_rgba(before, max_pixels, "before")
     aw, ah, ap = png.decode_rgba(after, max_pixels, "after")
-    out: dict[str, Any] = {
-        "before": {"sha256": hashlib.sha256(before).hexdigest(), "width": bw, "height": bh},
-        "after": {"sha256": hashlib.sha256(after).hexdigest(), "width": aw, "height": ah},
-        "identical_bytes": before == after,
-        "dimensions_match": (bw, bh) == (aw, ah),
-        "channel_threshold": threshold,
+    sides = {
+        "before": ImageSide(sha256=hashlib.sha256(before).hexdigest(), width=bw, height=bh),
+        "after": ImageSide(sha256=hashlib.sha256(after).hexdigest(), width=aw, height=ah),
     }
     if (bw, bh) != (aw, ah):
-        return {
-            **out,
-            "total_pixels": None,
-            "changed_pixels": None,
-            "changed_ratio": None,
-            "max_channel_delta": None,
-            "mean_channel_delta": None,
-            "changed_bounds": None,
-        }
+        return ScreenshotComparison(
+            **sides,
+            identical_bytes=False,
+            dimensions_match=False,
+            channel_threshold=threshold,
+            total_pixels=None,
+            changed_pixels=None,
+            changed_ratio=None,
+            max_channel_delta=None,
+            mean_channel_delta=None,
+            changed_bounds=None,
+        )
     changed = 0
     max_delta = [0, 0, 0, 0]
     sums = [0, 0, 0, 0]
@@ -419,13 +447,15 @@ def compare_pngs(before: bytes, after: bytes, threshold: int, max_pixels: int, c
                 changed += 1
                 x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
     total = bw * bh
-    channels = ("r", "g", "b", "a")
-    return {
-        **out,
-        "total_pixels": total,
-        "changed_pixels": changed,
-        "changed_ratio": changed / total,
-        "max_channel_delta": dict(zip(channels, max_delta, strict=True)),
-        "mean_channel_delta": {c: s / total for c, s in zip(channels, sums, strict=True)},
-        "changed_bounds": None if changed == 0 else {"x": x0, "y": y0, "width": x1 - x0 + 1, "height": y1 - y0 + 1},
-    }
+    return ScreenshotComparison(
+        **sides,
+        identical_bytes=before == after,
+        dimensions_match=True,
+        channel_threshold=threshold,
+        total_pixels=total,
+        changed_pixels=changed,
+        changed_ratio=changed / total,
+        max_channel_delta=Channels(**dict(zip("rgba", max_delta, strict=True))),
+        mean_channel_delta=Channels(**{c: s / total for c, s in zip("rgba", sums, strict=True)}),
+        changed_bounds=None if changed == 0 else Bounds(x=x0, y=y0, width=x1 - x0 + 1, height=y1 - y0 + 1),
+    )

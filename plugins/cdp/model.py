@@ -464,6 +464,186 @@ class ScenarioCapture(_R, frozen=True):
     limitations: list[str]
 
 
+# -- comparisons -----------------------------------------------------------------------------------
+
+Verdict = Literal["different", "no-difference-found", "inconclusive"]
+
+
+class SetDiff(_R, frozen=True):
+    """What one side has and the other lacks (at most 500 rows each), with the full counts."""
+
+    added: list[dict[str, Any]]
+    removed: list[dict[str, Any]]
+    added_count: int
+    removed_count: int
+    unchanged_count: int
+
+
+class ScriptBrief(_R, frozen=True):
+    url: str
+    inline: bool
+    sha256: str | None
+    length: int | None
+
+
+class ScriptChange(_R, frozen=True):
+    """A script at the same URL and position whose content differs."""
+
+    url: str
+    ordinal: int
+    inline: bool
+    before_sha256: str | None
+    after_sha256: str | None
+    before_length: int | None
+    after_length: int | None
+
+
+class ScriptsDiff(_R, frozen=True):
+    added: list[ScriptBrief]
+    removed: list[ScriptBrief]
+    changed: list[ScriptChange]
+    changed_count: int
+    unchanged_count: int
+
+
+class TargetDiff(_R, frozen=True):
+    before_url: str
+    after_url: str
+    url_changed: bool
+    title_changed: bool
+
+
+class DomDiff(_R, frozen=True):
+    before_html_sha256: str | None
+    after_html_sha256: str | None
+    html_changed: bool
+    node_count_delta: int
+
+
+class StorageDiff(_R, frozen=True):
+    local_storage_keys: SetDiff
+    session_storage_keys: SetDiff
+    cookie_names: SetDiff
+    indexed_db_names: SetDiff
+    cache_names: SetDiff
+
+
+class WebMcpChange(_R, frozen=True):
+    name: str
+    fields: list[str]
+
+
+class WebMcpDiff(_R, frozen=True, omit_defaults=True):
+    """Tools by name; not compared (with the reason) when a side has no discovery."""
+
+    compared: bool
+    reason: str | None = None
+    status: list[str] | None = None
+    added: list[str] = []
+    removed: list[str] = []
+    changed: list[WebMcpChange] = []
+    complete: bool = True
+
+
+class PassiveComparison(_R, frozen=True):
+    family: Literal["passive"]
+    target: TargetDiff
+    scripts: ScriptsDiff
+    network: SetDiff
+    resources: SetDiff
+    frames: SetDiff
+    console: SetDiff
+    dom: DomDiff
+    forms: SetDiff
+    storage: StorageDiff
+    webmcp: WebMcpDiff
+    equality_eligible: bool
+    verdict: Verdict
+
+
+class Normalization(_R, frozen=True):
+    rules: list[dict[str, Any]]
+    # Replacements made per rule id.
+    applied: dict[str, int]
+
+
+class Alignment(_R, frozen=True):
+    aligned: list[str]
+    only_before: list[str]
+    only_after: list[str]
+    order_matches: bool
+
+
+class EventsDiff(_R, frozen=True):
+    requests: SetDiff
+    console: SetDiff
+    page_errors: SetDiff
+
+
+class ArtifactDifference(_R, frozen=True):
+    """One artifact of an aligned step that differs: a URL, a digest, a state or a value."""
+
+    artifact: str
+    before: str | dict[str, Any] | None
+    after: str | dict[str, Any] | None
+
+
+class StepComparison(_R, frozen=True):
+    step_id: str
+    before_index: int
+    after_index: int
+    differences: list[ArtifactDifference]
+    events: EventsDiff
+    changed: bool
+
+
+class ScenarioComparison(_R, frozen=True):
+    family: Literal["scenario"]
+    normalization: Normalization
+    alignment: Alignment
+    steps: list[StepComparison]
+    # Asynchronous activity (polling, late responses) can land in a neighbouring step: the whole-run view.
+    events: EventsDiff
+    equality_eligible: bool
+    verdict: Verdict
+
+
+class ImageSide(_R, frozen=True):
+    sha256: str
+    width: int
+    height: int
+
+
+class Channels(_R, frozen=True):
+    r: float
+    g: float
+    b: float
+    a: float
+
+
+class Bounds(_R, frozen=True):
+    x: int
+    y: int
+    width: int
+    height: int
+
+
+class ScreenshotComparison(_R, frozen=True):
+    """Pixel differences above the channel threshold; the pixel fields are null when the sizes differ."""
+
+    before: ImageSide
+    after: ImageSide
+    identical_bytes: bool
+    dimensions_match: bool
+    channel_threshold: int
+    total_pixels: int | None
+    changed_pixels: int | None
+    changed_ratio: float | None
+    max_channel_delta: Channels | None
+    mean_channel_delta: Channels | None
+    changed_bounds: Bounds | None
+
+
 def to_json(record: msgspec.Struct) -> dict[str, Any]:
     out: dict[str, Any] = msgspec.to_builtins(record)
     return out

@@ -10,12 +10,15 @@ from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.model import (
     Inspection,
     NotRequested,
+    PassiveComparison,
     ScenarioBrowser,
     ScenarioCapture,
+    ScenarioComparison,
     ScenarioEvents,
     ScenarioInfo,
     ScenarioStep,
     Screenshot,
+    ScreenshotComparison,
     StepArtifacts,
     TargetList,
     UrlCaptured,
@@ -170,6 +173,7 @@ def _scenario(call: ToolCall) -> Evidence:
 
 def _compare_captures(call: ToolCall) -> Evidence:
     a = call.args
+    result: PassiveComparison | ScenarioComparison
     if "before" in a:
         result = compare.compare_passive(a["before"], a["after"], call.ctx)
         params: dict[str, Any] = {
@@ -189,10 +193,10 @@ def _compare_captures(call: ToolCall) -> Evidence:
     call.ctx.check("publishing the comparison")
     limitations = (
         []
-        if result["equality_eligible"]
+        if result.equality_eligible
         else ["A side is incomplete or truncated (or steps do not align): an absent difference proves nothing."]
     )
-    return _evidence(call, "compare_web_captures", params, result, limitations, confidence="derived")
+    return _evidence(call, "compare_web_captures", params, to_json(result), limitations, confidence="derived")
 
 
 def _screenshot_image(ev: Evidence) -> list[tuple[str, str]]:
@@ -222,8 +226,8 @@ def _compare_screenshots(call: ToolCall) -> Evidence:
     threshold = call.args.get("channel_threshold", 0)
     result = compare.compare_pngs(before, after, threshold, call.args.get("maximum_pixels", 16_777_216), call.ctx)
     params = {
-        "before_sha256": result["before"]["sha256"],
-        "after_sha256": result["after"]["sha256"],
+        "before_sha256": result.before.sha256,
+        "after_sha256": result.after.sha256,
         "channel_threshold": threshold,
     }
     call.ctx.check("publishing the comparison")
@@ -231,8 +235,8 @@ def _compare_screenshots(call: ToolCall) -> Evidence:
         call,
         "compare_web_screenshots",
         params,
-        result,
-        [] if result["dimensions_match"] else ["The images differ in size: pixels were not compared."],
+        to_json(result),
+        [] if result.dimensions_match else ["The images differ in size: pixels were not compared."],
         confidence="derived",
         links=[i for i in (before_id, after_id) if i],
     )
@@ -423,6 +427,7 @@ COMPARE_WEB_CAPTURES = ToolDef(
     input_schema=schemas.compare_captures_schema(),
     handler=_compare_captures,
     effects=_LOCAL,
+    result_type=(PassiveComparison, ScenarioComparison),
     examples=(
         {
             "before_scenario": _example_capture("156"),
@@ -446,6 +451,7 @@ COMPARE_WEB_SCREENSHOTS = ToolDef(
     input_schema=schemas.COMPARE_SCREENSHOTS,
     handler=_compare_screenshots,
     effects=_LOCAL,
+    result_type=ScreenshotComparison,
     examples=schemas.SCREENSHOT_EXAMPLES,
 )
 

@@ -211,8 +211,6 @@ UNTYPED: set[str] = {
     "compare_process_captures",
     "compare_provider_results",
     "compare_source_to_bundle",
-    "compare_web_captures",
-    "compare_web_screenshots",
     "inspect_native_data_type",
     "observe_native_calls",
     "trace_application_feature",
