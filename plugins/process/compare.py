@@ -4,9 +4,28 @@ from __future__ import annotations
 
 import collections
 import difflib
-from typing import Any
+from typing import Any, Literal
 
+import msgspec
 import re2
+from rea_plugins.process.shapes import (
+    CaptureSide,
+    Dimensions,
+    ExitComparison,
+    ExitFacts,
+    FamilyComparison,
+    FamilyShape,
+    FileDifference,
+    FileKey,
+    FilesComparison,
+    NormalizationApplied,
+    OutputComparison,
+    Pair,
+    ProcessComparison,
+    Status,
+    StreamComparison,
+    Volatile,
+)
 
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import Evidence
@@ -64,46 +83,46 @@ class Normalizer:
         return text
 
 
-def _status(same: bool, unknown: bool = False) -> str:
+def _status(same: bool, unknown: bool = False) -> Status:
     if unknown:
         return "truncated"
     return "match" if same else "mismatch"
 
 
-def _output(left: dict[str, Any], right: dict[str, Any], nl: Normalizer, nr: Normalizer) -> dict[str, Any]:
+def _output(left: dict[str, Any], right: dict[str, Any], nl: Normalizer, nr: Normalizer) -> OutputComparison:
     streams = {}
     for name in sorted(set(left.get("output", {})) | set(right.get("output", {}))):
         a, b = left["output"].get(name), right["output"].get(name)
         if a is None or b is None:
-            streams[name] = {"status": "unknown", "reason": f"only one capture has {name}"}
+            streams[name] = StreamComparison(status="unknown", reason=f"only one capture has {name}")
             continue
         ta, tb = nl(a["text"]), nr(b["text"])
         truncated = a["truncated"] or b["truncated"]
-        entry: dict[str, Any] = {
-            "status": _status(ta == tb, truncated and ta == tb),
-            "left_bytes": a["bytes"],
-            "right_bytes": b["bytes"],
-        }
+        diff = None
         if ta != tb:
             diff = list(difflib.unified_diff(ta.splitlines(), tb.splitlines(), "left", "right", lineterm="", n=1))
-            entry["diff"] = diff[:MAX_DIFF_LINES]
-            entry["diff_truncated"] = len(diff) > MAX_DIFF_LINES
-        streams[name] = entry
-    return {"status": _worst(s["status"] for s in streams.values()), "streams": streams}
+        streams[name] = StreamComparison(
+            status=_status(ta == tb, truncated and ta == tb),
+            left_bytes=a["bytes"],
+            right_bytes=b["bytes"],
+            diff=None if diff is None else diff[:MAX_DIFF_LINES],
+            diff_truncated=None if diff is None else len(diff) > MAX_DIFF_LINES,
+        )
+    return OutputComparison(status=_worst(s.status for s in streams.values()), streams=streams)
 
 
-def _exit(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
-    def facts(c: dict[str, Any]) -> dict[str, Any]:
+def _exit(left: dict[str, Any], right: dict[str, Any]) -> ExitComparison:
+    def facts(c: dict[str, Any]) -> ExitFacts:
         life = c["lifecycle"]
-        return {"end_reason": life["end_reason"], **life["exit"]}
+        return msgspec.convert({"end_reason": life["end_reason"], **life["exit"]}, ExitFacts)
 
     a, b = facts(left), facts(right)
-    unknown = not a.get("observed") or not b.get("observed")
-    return {"status": "unknown" if unknown and a != b else _status(a == b), "left": a, "right": b}
+    unknown = not a.observed or not b.observed
+    return ExitComparison(status="unknown" if unknown and a != b else _status(a == b), left=a, right=b)
 
 
-def _files(left: dict[str, Any], right: dict[str, Any], nl: Normalizer, nr: Normalizer) -> dict[str, Any]:
-    def index(c: dict[str, Any], norm: Normalizer) -> dict[tuple[str, int, str], Any]:
+def _files(left: dict[str, Any], right: dict[str, Any], nl: Normalizer, nr: Normalizer) -> FilesComparison:
+    def index(c: dict[str, Any], norm: Normalizer) -> dict[tuple[str, int, str], tuple[str, str | None]]:
         out = {}
         for change in ("created", "modified", "deleted"):
             for e in c.get("filesystem", {}).get(change, []):
@@ -112,81 +131,81 @@ def _files(left: dict[str, Any], right: dict[str, Any], nl: Normalizer, nr: Norm
 
     a, b = index(left, nl), index(right, nr)
 
-    def show(key: tuple[str, int, str]) -> dict[str, Any]:
-        return {"change": key[0], "root": key[1], "path": key[2]}
+    def key(k: tuple[str, int, str]) -> dict[str, Any]:
+        return {"change": k[0], "root": k[1], "path": k[2]}
 
-    only_left = [show(k) for k in sorted(set(a) - set(b))]
-    only_right = [show(k) for k in sorted(set(b) - set(a))]
-    changed = [{**show(k), "left": a[k], "right": b[k]} for k in sorted(set(a) & set(b)) if a[k] != b[k]]
+    only_left = [FileKey(**key(k)) for k in sorted(set(a) - set(b))]
+    only_right = [FileKey(**key(k)) for k in sorted(set(b) - set(a))]
+    changed = [FileDifference(**key(k), left=a[k], right=b[k]) for k in sorted(set(a) & set(b)) if a[k] != b[k]]
     truncated = left.get("filesystem", {}).get("truncated") or right.get("filesystem", {}).get("truncated")
     same = not (only_left or only_right or changed)
-    return {
-        "status": _status(same, bool(truncated) and same),
-        "only_left": only_left,
-        "only_right": only_right,
-        "changed": changed,
-    }
+    return FilesComparison(
+        status=_status(same, bool(truncated) and same), only_left=only_left, only_right=only_right, changed=changed
+    )
 
 
-def _family(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
-    def shape(c: dict[str, Any]) -> dict[str, Any]:
+def _family(left: dict[str, Any], right: dict[str, Any]) -> FamilyComparison:
+    def shape(c: dict[str, Any]) -> FamilyShape:
         fam = c.get("process_family", {})
         names = collections.Counter(m.get("comm") or "?" for m in fam.get("members", []) if m.get("role") == "program")
-        return {"programs": dict(sorted(names.items())), "outlived_leader": len(fam.get("outlived_leader", []))}
+        return FamilyShape(programs=dict(sorted(names.items())), outlived_leader=len(fam.get("outlived_leader", [])))
 
     a, b = shape(left), shape(right)
     truncated = left.get("process_family", {}).get("truncated") or right.get("process_family", {}).get("truncated")
-    return {"status": _status(a == b, bool(truncated) and a == b), "left": a, "right": b}
+    return FamilyComparison(status=_status(a == b, bool(truncated) and a == b), left=a, right=b)
 
 
 _RANK = {"match": 0, "truncated": 1, "unknown": 2, "mismatch": 3}
 
 
-def _worst(statuses: Any) -> str:
-    found = list(statuses)
+def _worst(statuses: Any) -> Status:
+    found: list[Status] = list(statuses)
     return max(found, key=lambda s: _RANK[s]) if found else "match"
 
 
-def compare(left: Evidence, right: Evidence, options: dict[str, Any]) -> dict[str, Any]:
+def compare(left: Evidence, right: Evidence, options: dict[str, Any]) -> ProcessComparison:
     a, b = capture_of(left, "left"), capture_of(right, "right")
     nl, nr = Normalizer(a, options), Normalizer(b, options)
     try:
-        dims = {
-            "output": _output(a, b, nl, nr),
-            "exit": _exit(a, b),
-            "files": _files(a, b, nl, nr),
-            "process_family": _family(a, b),
-        }
-    except KeyError as exc:
+        dims = Dimensions(
+            output=_output(a, b, nl, nr), exit=_exit(a, b), files=_files(a, b, nl, nr), process_family=_family(a, b)
+        )
+    except (KeyError, msgspec.ValidationError) as exc:
         raise ReaError(
             "invalid_request",
             "a capture lacks a field every capture has",
-            details={"issues": [issue("left", "invalid_value", f"missing {exc.args[0]!r}")]},
+            details={"issues": [issue("left", "invalid_value", _missing(exc))]},
         ) from None
-    worst = _worst(d["status"] for d in dims.values())
-    verdict = {"match": "same", "mismatch": "different"}.get(worst, "unknown")
+    worst = _worst((dims.output.status, dims.exit.status, dims.files.status, dims.process_family.status))
+    verdict: Literal["same", "different", "unknown"] = (
+        "same" if worst == "match" else "different" if worst == "mismatch" else "unknown"
+    )
 
-    def side(ev: Evidence, c: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "evidence_id": ev.evidence_id,
-            "executable": c.get("request", {}).get("executable"),
-            "end_reason": c["lifecycle"]["end_reason"],
-            "isolation": c.get("isolation", {}).get("sandbox"),
-        }
+    def side(ev: Evidence, c: dict[str, Any]) -> CaptureSide:
+        return CaptureSide(
+            evidence_id=ev.evidence_id,
+            executable=c.get("request", {}).get("executable"),
+            end_reason=c["lifecycle"]["end_reason"],
+            isolation=c.get("isolation", {}).get("sandbox"),
+        )
 
-    return {
-        "left": side(left, a),
-        "right": side(right, b),
-        "verdict": verdict,
-        "dimensions": dims,
-        "volatile": {
-            "elapsed_ms": {"left": a["lifecycle"].get("elapsed_ms"), "right": b["lifecycle"].get("elapsed_ms")},
-            "started_at": {"left": a["lifecycle"].get("started_at"), "right": b["lifecycle"].get("started_at")},
-        },
-        "normalization": {
-            "pids": options.get("pids", True),
-            "times": options.get("times", True),
-            "paths": options.get("paths", True),
-            "rules": options.get("rules", []),
-        },
-    }
+    def pair(field: str) -> Pair:
+        return Pair(left=a["lifecycle"].get(field), right=b["lifecycle"].get(field))
+
+    return ProcessComparison(
+        left=side(left, a),
+        right=side(right, b),
+        verdict=verdict,
+        dimensions=dims,
+        volatile=Volatile(elapsed_ms=pair("elapsed_ms"), started_at=pair("started_at")),
+        normalization=NormalizationApplied(
+            pids=options.get("pids", True),
+            times=options.get("times", True),
+            paths=options.get("paths", True),
+            rules=options.get("rules", []),
+        ),
+    )
+
+
+def _missing(exc: Exception) -> str:
+    return f"missing {exc.args[0]!r}" if isinstance(exc, KeyError) else f"a malformed lifecycle: {str(exc)[:200]}"

@@ -19,6 +19,15 @@ from typing import Any
 
 import msgspec
 from rea_plugins.process.observe import LINEAGE_SNAPSHOT_LIMIT, Family, Stream, file_changes, snapshot
+from rea_plugins.process.shapes import (
+    Checkpoint,
+    Cleanup,
+    ExitRecord,
+    FileChanges,
+    Lifecycle,
+    ProcessCapture,
+    Terminal,
+)
 
 from rea.context import CallContext
 from rea.errors import ReaError, cancelled, invalid_request, issue
@@ -204,8 +213,14 @@ class Scenario:
         end_reason = self._drive()
         self._finalize(end_reason)
         after, after_truncated = snapshot(self.roots, self.limits["max_files"])
-        files = file_changes(self.roots, before, after, self.limits["max_hash_bytes"])
-        files.update({"roots": self.roots, "truncated": before_truncated or after_truncated})
+        created, modified, deleted = file_changes(self.roots, before, after, self.limits["max_hash_bytes"])
+        files = FileChanges(
+            created=created,
+            modified=modified,
+            deleted=deleted,
+            roots=self.roots,
+            truncated=before_truncated or after_truncated,
+        )
         return self._result(end_reason, files)
 
     def _drive(self) -> str:
@@ -458,61 +473,61 @@ class Scenario:
             reason="; ".join(r for r in (outcome.reason, note) if r),
         )
 
-    def _exit_record(self) -> dict[str, Any]:
+    def _exit_record(self) -> ExitRecord:
         status = self.exit_status
         proc = self.proc
         assert proc is not None
-        out: dict[str, Any] = {
-            "observed": status is not None,
-            "exit_code": status if status is not None and status >= 0 else None,
-            "signal": status_details(status).get("signal"),
-        }
+        inferred = None
         if proc.isolation.sandbox == "bubblewrap" and status is not None and status > 128:
             # bubblewrap reports a program killed by signal N as exit status 128 + N.
             with contextlib.suppress(ValueError):
-                out["signal_inferred"] = signal.Signals(status - 128).name
-        return out
+                inferred = signal.Signals(status - 128).name
+        return ExitRecord(
+            observed=status is not None,
+            exit_code=status if status is not None and status >= 0 else None,
+            signal=status_details(status).get("signal"),
+            signal_inferred=inferred,
+        )
 
-    def _result(self, end_reason: str, files: dict[str, Any]) -> dict[str, Any]:
+    def _result(self, end_reason: str, files: FileChanges) -> dict[str, Any]:
         proc = self.proc
         assert proc is not None and self.family is not None
-        cleanup = {
-            "cleanup": "incomplete" if self.outcome.remaining else "complete",
-            "resources": sorted(self.outcome.remaining),
-        }
-        family = self.family.record()
-        family["outlived_leader"] = self.outlived
-        family["lineage"] = self.lineage
-        capture = {
-            "schema": "rea.process_capture/1",
-            "request": dict(self.request),
-            "isolation": msgspec.to_builtins(self.isolation),
-            "lifecycle": {
-                "started_at": proc.started_at,
-                "end_reason": end_reason,
-                "elapsed_ms": self.exit_ms,
-                "executable": self.executable,
-                "private_directory": proc.private_dir,
-                "pid": proc.pid,
-                "exit": self._exit_record(),
-                "signals": self.signals,
-                "phase_reached": self.phase,
-            },
-            "output": {name: stream.record() for name, stream in self.streams.items()},
-            "terminal": {"rows": self.rows, "columns": self.columns} if self.terminal else None,
-            "interactions": self.interactions,
-            "events_not_run": len(self.events) - len(self.interactions),
-            "checkpoints": [
-                {"id": c.id, "reached": c.reached_at_ms is not None, "at_ms": c.reached_at_ms}
+        cleanup = Cleanup(
+            cleanup="incomplete" if self.outcome.remaining else "complete",
+            resources=sorted(self.outcome.remaining),
+        )
+        record = ProcessCapture(
+            schema="rea.process_capture/1",
+            request=dict(self.request),
+            isolation=self.isolation,
+            lifecycle=Lifecycle(
+                started_at=proc.started_at,
+                end_reason=end_reason,
+                elapsed_ms=self.exit_ms,
+                executable=self.executable,
+                private_directory=proc.private_dir,
+                pid=proc.pid,
+                exit=self._exit_record(),
+                signals=self.signals,
+                phase_reached=self.phase,
+            ),
+            output={name: stream.record() for name, stream in self.streams.items()},
+            terminal=Terminal(rows=self.rows, columns=self.columns) if self.terminal else None,
+            interactions=self.interactions,
+            events_not_run=len(self.events) - len(self.interactions),
+            checkpoints=[
+                Checkpoint(id=c.id, reached=c.reached_at_ms is not None, at_ms=c.reached_at_ms)
                 for c in self.checkpoints.values()
             ],
-            "filesystem": files,
-            "process_family": family,
-            "cleanup": cleanup,
-        }
+            filesystem=files,
+            process_family=self.family.record(self.outlived, self.lineage),
+            cleanup=cleanup,
+        )
+        capture: dict[str, Any] = msgspec.to_builtins(record)
+        cleanup_facts = capture["cleanup"]
         failure = self._failure(end_reason, capture)
         if failure is not None:
-            failure.details.update({"partial_observation": capture, **cleanup})
+            failure.details.update({"partial_observation": capture, **cleanup_facts})
             if self.outcome.remaining:
                 out = failure.with_cleanup_incomplete(list(self.outcome.remaining), self.outcome.reason)
                 out.details["partial_observation"] = capture

@@ -5,7 +5,10 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from typing import Any
+from typing import Any, Literal
+
+import msgspec
+from rea_plugins.process.shapes import FileEntry, OutputStream, ProcessFamily
 
 from rea.process import confine, procfs
 
@@ -28,13 +31,13 @@ class Stream:
         if room > 0:
             self.head.extend(data[:room])
 
-    def record(self) -> dict[str, Any]:
-        return {
-            "text": self.head.decode("utf-8", "replace"),
-            "bytes": self.total,
-            "truncated": self.total > len(self.head),
-            "sha256": self.digest.hexdigest(),
-        }
+    def record(self) -> OutputStream:
+        return OutputStream(
+            text=self.head.decode("utf-8", "replace"),
+            bytes=self.total,
+            truncated=self.total > len(self.head),
+            sha256=self.digest.hexdigest(),
+        )
 
 
 def _comm(pid: int) -> str | None:
@@ -132,15 +135,17 @@ class Family:
                 out.append(entry)
         return out
 
-    def record(self) -> dict[str, Any]:
+    def record(self, outlived: list[dict[str, Any]], lineage: list[dict[str, Any]]) -> ProcessFamily:
         members = sorted(self.members.values(), key=lambda e: (e["first_seen_ms"], e["pid"]))
         program = [m for m in members if m["role"] == "program"]
-        return {
-            "members": members,
-            "program_process_count": len(program),
-            "truncated": self.truncated,
-            "sampling": "polled from /proc about every 50 ms: a process that lived shorter may be missing",
-        }
+        return ProcessFamily(
+            members=members,
+            program_process_count=len(program),
+            truncated=self.truncated,
+            sampling="polled from /proc about every 50 ms: a process that lived shorter may be missing",
+            outlived_leader=outlived,
+            lineage=lineage,
+        )
 
 
 def snapshot(roots: list[str], limit: int) -> tuple[dict[str, tuple[int, int, int, int]], bool]:
@@ -177,13 +182,13 @@ def file_changes(
     before: dict[str, tuple[int, int, int, int]],
     after: dict[str, tuple[int, int, int, int]],
     hash_limit: int,
-) -> dict[str, Any]:
+) -> tuple[list[FileEntry], list[FileEntry], list[FileEntry]]:
     """Created, modified and deleted entries under the roots, created/modified files with their SHA-256."""
 
-    def describe(key: str, facts: tuple[int, int, int, int], digest: bool) -> dict[str, Any]:
+    def describe(key: str, facts: tuple[int, int, int, int], digest: bool) -> FileEntry:
         index, rel = key.split(":", 1)
         mode = facts[0]
-        kind = (
+        kind: Literal["file", "directory", "symlink", "other"] = (
             "directory"
             if stat.S_ISDIR(mode)
             else "symlink"
@@ -192,15 +197,15 @@ def file_changes(
             if stat.S_ISREG(mode)
             else "other"
         )
-        entry: dict[str, Any] = {
-            "root": int(index),
-            "path": rel,
-            "kind": kind,
-            "size": facts[1] if kind == "file" else None,
-        }
-        if digest and kind == "file":
-            entry["sha256"] = _digest(os.path.join(roots[int(index)], rel), hash_limit)
-        return entry
+        return FileEntry(
+            root=int(index),
+            path=rel,
+            kind=kind,
+            size=facts[1] if kind == "file" else None,
+            sha256=_digest(os.path.join(roots[int(index)], rel), hash_limit)
+            if digest and kind == "file"
+            else msgspec.UNSET,
+        )
 
     created = [describe(k, after[k], True) for k in sorted(set(after) - set(before))]
     deleted = [describe(k, before[k], False) for k in sorted(set(before) - set(after))]
@@ -209,4 +214,4 @@ def file_changes(
         for k in sorted(set(before) & set(after))
         if before[k][1:] != after[k][1:] and not stat.S_ISDIR(after[k][0])
     ]
-    return {"created": created, "modified": modified, "deleted": deleted}
+    return created, modified, deleted

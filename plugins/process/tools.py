@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from rea_plugins.process.compare import compare
 from rea_plugins.process.driver import DEFAULT_INHERIT, DEFAULT_LIMITS, VERSION
+from rea_plugins.process.shapes import ProcessCapture, ProcessComparison
 
 from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
@@ -314,7 +316,7 @@ def _compare(call: ToolCall) -> Evidence:
     return call.session.evidence(
         call.tool.name,
         {"left": left.evidence_id, "right": right.evidence_id, "normalization": options},
-        OperationResult(normalized=result, confidence="derived"),
+        OperationResult(normalized=msgspec.to_builtins(result), confidence="derived"),
         bound=False,
         provider=ProviderIdentity(id=DRIVER_ID, name="Process scenarios", version=VERSION),
         analysis_profile=None,
@@ -323,6 +325,7 @@ def _compare(call: ToolCall) -> Evidence:
 
 
 CAPTURE_PROCESS_SCENARIO = ToolDef(
+    result_type=ProcessCapture,
     name="capture_process_scenario",
     family="dynamic",
     title="Capture Process Scenario",
@@ -360,6 +363,7 @@ CAPTURE_PROCESS_SCENARIO = ToolDef(
 )
 
 COMPARE_PROCESS_CAPTURES = ToolDef(
+    result_type=ProcessComparison,
     name="compare_process_captures",
     family="dynamic",
     title="Compare Process Captures",

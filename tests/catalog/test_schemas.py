@@ -205,10 +205,8 @@ def test_the_whole_catalog_fits_what_a_host_sends_with_every_request(registry: R
 
 # Evidence tools whose normalized_result is still left open (issue 26: this set only shrinks; a new tool is typed).
 UNTYPED: set[str] = {
-    "capture_process_scenario",
     "compare_application_versions",
     "compare_javascript_export_shapes",
-    "compare_process_captures",
     "compare_provider_results",
     "compare_source_to_bundle",
     "inspect_native_data_type",
