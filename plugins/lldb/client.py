@@ -11,11 +11,13 @@ from typing import Any
 
 import msgspec
 from rea_plugins.lldb.provider import debugserver_path
+from rea_plugins.lldb.shapes import NativeCallObservation
 
 from rea.config import memory_limit_setting
 from rea.context import CallContext
 from rea.errors import ReaError, cancelled
 from rea.process import SandboxPolicy, WorkerChannel, python_worker_spec
+from rea.process.sandbox import Isolation
 from rea.providers import AnalysisClient, CloseOutcome, OperationResult
 from rea.target import Target
 
@@ -42,7 +44,7 @@ class Observation:
         self.launch: dict[str, Any] = {}
         self.last: dict[str, Any] = {}
         self.output: dict[str, Any] = {}
-        self.isolation: dict[str, Any] = {}
+        self.isolation: Isolation | None = None
         self.phase = "starting"
 
     def merge(self, reply: dict[str, Any]) -> None:
@@ -54,12 +56,13 @@ class Observation:
         if "output" in reply:
             self.output = reply["output"]
 
-    def record(self, complete: bool) -> dict[str, Any]:
+    def record(self, complete: bool) -> NativeCallObservation:
         last = self.last
         limits = list(last.get("limits_hit", []))
         dropped = int(last.get("dropped", 0))
         unresolved = self.launch.get("unresolved", [])
-        return {
+        # The worker's replies are JSON: they are decoded into the result's Struct here, at the boundary.
+        record = {
             "executable": self.params["executable"],
             "arguments": self.params["arguments"],
             "working_directory": self.params["working_directory"],
@@ -70,7 +73,7 @@ class Observation:
             # Runtime address minus link-time address of the program: events' file_address is in the file's space.
             "load_bias": _hex_or_none(self.launch.get("load_bias")),
             # Under bubblewrap the debuggee has its own pid namespace: this pid is the one it sees.
-            "pid_namespace": "sandbox" if self.isolation.get("sandbox") == "bubblewrap" else "host",
+            "pid_namespace": "sandbox" if self.isolation and self.isolation.sandbox == "bubblewrap" else "host",
             "stop_reason": last.get("stop_reason") or self.phase,
             "elapsed_ms": last.get("elapsed_ms"),
             "exit": last.get("exit"),
@@ -87,6 +90,7 @@ class Observation:
                 "phase_reached": self.phase,
             },
         }
+        return msgspec.convert(record, NativeCallObservation, from_attributes=True)
 
 
 class LldbClient(AnalysisClient):
@@ -151,7 +155,7 @@ class LldbClient(AnalysisClient):
             observation.launch = launch.result()
             proc = channel.proc
             if proc is not None:
-                observation.isolation = msgspec.to_builtins(proc.isolation)
+                observation.isolation = proc.isolation
                 launched_snapshot = proc.observe("debuggee_launched")
             observation.phase = "observing"
             while True:
@@ -188,23 +192,24 @@ class LldbClient(AnalysisClient):
             )
         cleanup = {"cleanup": "incomplete" if outcome.remaining else "complete", "resources": sorted(outcome.remaining)}
         if failure is not None:
-            partial = observation.record(complete=False)
+            partial = msgspec.to_builtins(observation.record(complete=False))
             failure.details.update({"partial_observation": partial, **cleanup})
             if outcome.remaining:
                 raise self._incomplete(failure, outcome, partial)
             raise failure
-        record = observation.record(complete=True)
+        observed = observation.record(complete=True)
+        record = msgspec.to_builtins(observed)
         if outcome.remaining:
             err = ReaError("execution_failure", "the observation finished but owned processes remain")
             raise self._incomplete(err, outcome, record)
         limitations = []
-        if record["coverage"]["limits_hit"]:
+        if observed.coverage.limits_hit:
             limitations.append(
                 "The observation stopped at a limit ("
-                + ", ".join(record["coverage"]["limits_hit"])
+                + ", ".join(observed.coverage.limits_hit)
                 + "); later calls were not observed."
             )
-        if record["coverage"]["unresolved"]:
+        if observed.coverage.unresolved:
             limitations.append("Some requested breakpoints could not be set; see coverage.unresolved.")
         limitations.append(
             "Arguments are the integer argument registers at entry per the ABI; their meaning "

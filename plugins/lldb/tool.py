@@ -7,6 +7,7 @@ import shutil
 from typing import Any
 
 from rea_plugins.lldb.abi import ABIS
+from rea_plugins.lldb.shapes import NativeCallObservation
 
 from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
@@ -262,6 +263,7 @@ def _recorded(params: dict[str, Any]) -> dict[str, Any]:
 
 
 OBSERVE_NATIVE_CALLS = ToolDef(
+    result_type=NativeCallObservation,
     name="observe_native_calls",
     family="dynamic",
     title="Observe Native Calls",

@@ -210,7 +210,6 @@ UNTYPED: set[str] = {
     "compare_provider_results",
     "compare_source_to_bundle",
     "inspect_native_data_type",
-    "observe_native_calls",
     "trace_application_feature",
     "trace_javascript_semantics",
 }

@@ -1,0 +1,106 @@
+"""The normalized result of ``observe_native_calls``: the calls observed and how completely."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from rea.process.sandbox import Isolation
+
+
+class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
+    pass
+
+
+class StackFrame(_S):
+    pc: str
+    function: str | None
+    module: str | None
+    # The address in the file's own (link-time) space: the runtime address minus the load bias.
+    file_address: str | None
+
+
+class RegisterValue(_S):
+    register: str
+    value: str
+
+
+class CallEvent(_S):
+    """One entry of a watched function, with its argument registers and backtrace."""
+
+    index: int
+    t_ms: int
+    function: str | None
+    module: str | None
+    address: str
+    file_address: str | None
+    thread: int
+    thread_index: int
+    arguments: list[RegisterValue]
+    backtrace: list[StackFrame]
+    # The breakpoint that fired: kind (function, address, module_procedure) and what it named.
+    breakpoint: dict[str, Any]
+    # Present when return values were asked for (null: the function had not returned when it stopped).
+    return_value: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class Crash(_S):
+    signal: str | None
+    description: str
+    thread: int
+    pc: str
+    function: str | None
+    backtrace: list[StackFrame]
+    t_ms: int
+
+
+class ProgramExit(_S):
+    exit_code: int
+    description: str | None
+    killed_by_observer: bool = False
+
+
+class Output(_S):
+    text: str
+    bytes: int
+    truncated: bool
+
+
+class Debugger(_S):
+    engine: str
+    version: str | None
+
+
+class Coverage(_S):
+    """Complete only when the run finished with no dropped event and every breakpoint set."""
+
+    complete: bool
+    events_recorded: int
+    events_dropped: int
+    limits_hit: list[str]
+    breakpoints_set: int
+    # Requested breakpoints LLDB could not set, each with the reason.
+    unresolved: list[dict[str, Any]]
+    phase_reached: str
+
+
+class NativeCallObservation(_S):
+    executable: str
+    arguments: list[str]
+    working_directory: str
+    abi: str | None
+    debugger: Debugger
+    isolation: Isolation | None
+    pid: int | None
+    # Runtime address minus link-time address of the program: events' file_address is in the file's space.
+    load_bias: str | None
+    # Under bubblewrap the debuggee has its own pid namespace: pid is the one it sees.
+    pid_namespace: str
+    stop_reason: str
+    elapsed_ms: int | None
+    exit: ProgramExit | None
+    crash: Crash | None
+    events: list[CallEvent]
+    output: dict[str, Output] | None
+    coverage: Coverage
