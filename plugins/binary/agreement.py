@@ -7,15 +7,26 @@ recorded in the run's lineage) before the call returns. The binding never change
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
+import msgspec
 from rea_plugins.binary.schema import PROCEDURE, obj, prop
+from rea_plugins.binary.shapes import (
+    Agreement,
+    AgreementFacet,
+    ComparedProvider,
+    EdgeCounts,
+    PeerSession,
+    ProcedureCounts,
+    ProviderAgreement,
+)
 
 from rea import __version__
 from rea import evidence as ev_mod
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import AnalysisProfile, Evidence, ProviderIdentity
+from rea.operations.shapes import ProcedureRef
 from rea.providers import AnalysisClient, OperationResult
 from rea.selection import select
 
@@ -34,6 +45,7 @@ class Engine:
         self.call = call
         self.id = provider_id
         self.client: AnalysisClient | None = None
+        self.source: Literal["bound", "peer"]
         binding = session.binding
         if binding is not None and binding.provider.id == provider_id:
             self.source = "bound"
@@ -101,10 +113,10 @@ class Engine:
             offset = body["next_offset"]
         return items
 
-    def close(self) -> dict[str, Any]:
+    def close(self) -> PeerSession:
         """Close a peer client; its process lineage joins the run's."""
         if self.client is None:
-            return {"provider_id": self.id, "source": self.source}
+            return PeerSession(provider_id=self.id, source=self.source)
         client, self.client = self.client, None
         remaining: tuple[str, ...] = ()
         try:
@@ -112,21 +124,21 @@ class Engine:
             self.call.session.record_lineage(client.lineage())
         except Exception:
             remaining = ("provider-session",)
-        return {
-            "provider_id": self.id,
-            "source": self.source,
-            "cleanup": "incomplete" if remaining else "complete",
-            "resources": sorted(remaining),
-        }
+        return PeerSession(
+            provider_id=self.id,
+            source=self.source,
+            cleanup="incomplete" if remaining else "complete",
+            resources=sorted(remaining),
+        )
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.identity.name,
-            "version": self.identity.version,
-            "source": self.source,
-            "analysis_profile_digest": self.profile.digest,
-        }
+    def describe(self) -> ComparedProvider:
+        return ComparedProvider(
+            id=self.id,
+            name=self.identity.name,
+            version=self.identity.version,
+            source=self.source,
+            analysis_profile_digest=self.profile.digest,
+        )
 
 
 def _callee_key(c: dict[str, Any]) -> str:
@@ -136,32 +148,33 @@ def _callee_key(c: dict[str, Any]) -> str:
     return f"{c.get('kind') or 'indirect'}:{c.get('name') or '?'}"
 
 
-def _set_facet(name: str, sets: dict[str, set[str]], limit: int) -> dict[str, Any]:
+def _set_facet(name: str, sets: dict[str, set[str]], limit: int) -> AgreementFacet:
     a, b = list(sets)
     only = {pid: sorted(sets[pid] - sets[other], key=_order) for pid, other in ((a, b), (b, a))}
-    status = "agree" if not only[a] and not only[b] else "disagree"
-    return {
-        "facet": name,
-        "status": status,
-        "both": len(sets[a] & sets[b]),
-        "only": {pid: items[:limit] for pid, items in only.items()},
-        "only_count": {pid: len(items) for pid, items in only.items()},
-        "truncated": any(len(items) > limit for items in only.values()),
-    }
+    return AgreementFacet(
+        facet=name,
+        status="agree" if not only[a] and not only[b] else "disagree",
+        both=len(sets[a] & sets[b]),
+        only={pid: items[:limit] for pid, items in only.items()},
+        only_count={pid: len(items) for pid, items in only.items()},
+        truncated=any(len(items) > limit for items in only.values()),
+    )
 
 
 def _order(key: str) -> tuple[int, int, str]:
     return (0, int(key, 16), "") if key.startswith("0x") else (1, 0, key)
 
 
-def _value_facet(name: str, values: dict[str, Any]) -> dict[str, Any]:
+def _value_facet(name: str, values: dict[str, Any]) -> AgreementFacet:
     known = [v for v in values.values() if v is not None]
-    status = "unknown" if len(known) < len(values) else ("agree" if len(set(map(repr, known))) == 1 else "disagree")
-    return {"facet": name, "status": status, "values": values}
+    status: Agreement = (
+        "unknown" if len(known) < len(values) else ("agree" if len(set(map(repr, known))) == 1 else "disagree")
+    )
+    return AgreementFacet(facet=name, status=status, values=values)
 
 
-def _unknown(name: str, reason: str) -> dict[str, Any]:
-    return {"facet": name, "status": "unknown", "reason": reason}
+def _unknown(name: str, reason: str) -> AgreementFacet:
+    return AgreementFacet(facet=name, status="unknown", reason=reason)
 
 
 def _procedure_facts(engine: Engine, selector: str) -> dict[str, Any] | None:
@@ -187,7 +200,7 @@ def _procedure_facts(engine: Engine, selector: str) -> dict[str, Any] | None:
     return facts
 
 
-def _compare_procedure(engines: list[Engine], selector: str, limit: int) -> dict[str, Any]:
+def _compare_procedure(engines: list[Engine], selector: str, limit: int) -> ProviderAgreement:
     facts = {}
     for e in engines:
         e.call.ctx.progress(f"compare_provider_results: {e.id} on {selector}")
@@ -196,18 +209,19 @@ def _compare_procedure(engines: list[Engine], selector: str, limit: int) -> dict
     facets = [_value_facet("start", {pid: f["address"] if f else None for pid, f in facts.items()})]
     if any(f is None for f in facts.values()):
         missing = [pid for pid, f in facts.items() if f is None]
-        facets[0]["status"] = "disagree" if len(missing) < len(ids) else "unknown"
-        facets[0]["reason"] = f"no procedure {selector!r} in {', '.join(missing)}"
+        facets[0].status = "disagree" if len(missing) < len(ids) else "unknown"
+        facets[0].reason = f"no procedure {selector!r} in {', '.join(missing)}"
         present = {pid: f for pid, f in facts.items() if f}
-        return {
-            "scope": "procedure",
-            "procedure": selector,
-            "facets": facets,
-            "procedures": {
-                pid: None if f is None else {"address": f["address"], "name": f["name"]} for pid, f in facts.items()
+        return _agreement(
+            "procedure",
+            facets,
+            procedure=selector,
+            procedures={
+                pid: None if f is None else ProcedureRef(address=f["address"], name=f["name"])
+                for pid, f in facts.items()
             },
-            "known_by": sorted(present),
-        }
+            known_by=sorted(present),
+        )
     both = {pid: f for pid, f in facts.items() if f is not None}
     for key in ("size", "end", "kind", "basic_block_count", "instruction_count"):
         facets.append(_value_facet(key, {pid: f.get(key) for pid, f in both.items()}))
@@ -218,19 +232,25 @@ def _compare_procedure(engines: list[Engine], selector: str, limit: int) -> dict
                 names: dict[str, Any] = {}
                 for f in both.values():
                     names.update({k: v for k, v in f["callee_names"].items() if v})
-                facet["names"] = {k: names[k] for pid in ids for k in facet["only"][pid] if k in names}
+                only = facet.only or {}
+                facet.names = {k: names[k] for pid in ids for k in only[pid] if k in names}
             facets.append(facet)
         else:
             facets.append(_unknown(key, f"a provider does not offer procedure_{key}"))
-    return {
-        "scope": "procedure",
-        "procedure": selector,
-        "facets": facets,
-        "procedures": {pid: {"address": f["address"], "name": f["name"]} for pid, f in both.items()},
-    }
+    return _agreement(
+        "procedure",
+        facets,
+        procedure=selector,
+        procedures={pid: ProcedureRef(address=f["address"], name=f["name"]) for pid, f in both.items()},
+    )
 
 
-def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> dict[str, Any]:
+def _agreement(scope: Literal["procedure", "program"], facets: list[AgreementFacet], **more: Any) -> ProviderAgreement:
+    """The answer before the providers are named (status and sessions are set once every client is closed)."""
+    return ProviderAgreement(status="unknown", providers=[], scope=scope, facets=facets, **more)
+
+
+def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> ProviderAgreement:
     ctx = engines[0].call.ctx
     listed: dict[str, dict[str, dict[str, Any]]] = {}
     for e in engines:
@@ -248,14 +268,14 @@ def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> 
         if listed[ids[0]][a]["size"] != listed[ids[1]][a]["size"]
     ]
     facets.append(
-        {
-            "facet": "sizes",
-            "status": "disagree" if sizes else "agree",
-            "compared": len(common),
-            "differ": len(sizes),
-            "items": sizes[:limit],
-            "truncated": len(sizes) > limit,
-        }
+        AgreementFacet(
+            facet="sizes",
+            status="disagree" if sizes else "agree",
+            compared=len(common),
+            differ=len(sizes),
+            items=sizes[:limit],
+            truncated=len(sizes) > limit,
+        )
     )
     if all(e.supports("procedure_callees") for e in engines):
         chosen = common[:max_procedures]
@@ -283,26 +303,24 @@ def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> 
                     }
                 )
         facets.append(
-            {
-                "facet": "callees",
-                "status": "disagree" if differ else "agree",
-                "compared": len(chosen),
-                "differ": len(differ),
-                "items": differ[:limit],
-                "truncated": len(differ) > limit,
-                "edges": {
-                    "both": len(edges[ids[0]] & edges[ids[1]]),
-                    "only": {
-                        pid: len(edges[pid] - edges[other]) for pid, other in ((ids[0], ids[1]), (ids[1], ids[0]))
-                    },
-                },
-                "procedures_skipped": len(common) - len(chosen),
-            }
+            AgreementFacet(
+                facet="callees",
+                status="disagree" if differ else "agree",
+                compared=len(chosen),
+                differ=len(differ),
+                items=differ[:limit],
+                truncated=len(differ) > limit,
+                edges=EdgeCounts(
+                    both=len(edges[ids[0]] & edges[ids[1]]),
+                    only={pid: len(edges[pid] - edges[other]) for pid, other in ((ids[0], ids[1]), (ids[1], ids[0]))},
+                ),
+                procedures_skipped=len(common) - len(chosen),
+            )
         )
     else:
         facets.append(_unknown("callees", "a provider does not offer procedure_callees"))
-    counts = {pid: {"procedures": len(listed[pid]), "code": len(code[pid])} for pid in ids}
-    return {"scope": "program", "facets": facets, "counts": counts}
+    counts = {pid: ProcedureCounts(procedures=len(listed[pid]), code=len(code[pid])) for pid in ids}
+    return _agreement("program", facets, counts=counts)
 
 
 def _provider_ids(call: ToolCall) -> list[str]:
@@ -321,7 +339,7 @@ def _compare_provider_results(call: ToolCall) -> Evidence:
     ids = _provider_ids(call)
     limit = call.args.get("limit", 50)
     engines: list[Engine] = []
-    closed: list[dict[str, Any]] = []
+    closed: list[PeerSession] = []
     try:
         for i, pid in enumerate(ids):
             engines.append(Engine(call, pid, f"provider_ids[{i}]"))
@@ -333,29 +351,26 @@ def _compare_provider_results(call: ToolCall) -> Evidence:
     finally:
         for e in engines:
             closed.append(e.close())
-    statuses = {f["status"] for f in body["facets"]}
-    body = {
-        "status": "disagree" if "disagree" in statuses else ("unknown" if "unknown" in statuses else "agree"),
-        "providers": [e.describe() for e in engines],
-        **body,
-        "peer_sessions": closed,
-    }
+    statuses = {f.status for f in body.facets}
+    body.status = "disagree" if "disagree" in statuses else ("unknown" if "unknown" in statuses else "agree")
+    body.providers = [e.describe() for e in engines]
+    body.peer_sessions = closed
     lims = [
         "Facets compare the providers' normalized answers; an address one provider lists and the other does "
         "not is a disagreement to inspect, not an error of either by itself."
     ]
-    if body.get("scope") == "program" and any(f.get("procedures_skipped") for f in body["facets"]):
+    if body.scope == "program" and any(f.procedures_skipped for f in body.facets):
         lims.append("callees were compared for the first max_procedures common procedures only")
     profiles: dict[str, AnalysisProfile] = {e.id: e.profile for e in engines}
     parameters = {
         **{k: v for k, v in call.args.items()},
         "analysis_profiles": {pid: p.digest for pid, p in profiles.items()},
     }
-    call.ctx.finish(f"compare_provider_results: {body['status']}")
+    call.ctx.finish(f"compare_provider_results: {body.status}")
     return session.evidence(
         call.tool.name,
         parameters,
-        OperationResult(normalized=body, limitations=lims, confidence="derived"),
+        OperationResult(normalized=msgspec.to_builtins(body), limitations=lims, confidence="derived"),
         target=target,
         provider=IDENTITY,
         analysis_profile=None,
@@ -408,6 +423,7 @@ def tools() -> list[ToolDef]:
                 },
                 ("provider_ids",),
             ),
+            result_type=ProviderAgreement,
             handler=_compare_provider_results,
             requires_target=True,
             effects=ToolEffects(launches_process=True),

@@ -749,3 +749,74 @@ class CallTargets(Shape):
     unresolved_count: int
     # provider: the engine's resolution; procedure_callees: composed from the callees and computed references.
     source: Literal["provider", "procedure_callees"]
+
+
+# -- compare_provider_results ----------------------------------------------------------------------
+
+Agreement = Literal["agree", "disagree", "unknown"]
+
+
+class EdgeCounts(Shape):
+    """Call edges (caller, callee) over the compared procedures: in both providers, and only in each."""
+
+    both: int
+    only: dict[str, int]
+
+
+class AgreementFacet(Shape):
+    """One compared fact. Value facets carry ``values``; set facets ``both``/``only``/``only_count``; list
+    facets (program sizes, callees) ``compared``/``differ``/``items``; an unknown facet its ``reason``."""
+
+    facet: str
+    status: Agreement
+    reason: str | None = None
+    # Each provider's value (null: the provider does not know it).
+    values: dict[str, Any] | None = None
+    both: int | None = None
+    # What only each provider has (at most limit each), by provider id.
+    only: dict[str, list[str]] | None = None
+    only_count: dict[str, int] | None = None
+    # Names of the callees in ``only``, where a provider knows one.
+    names: dict[str, str] | None = None
+    compared: int | None = None
+    differ: int | None = None
+    items: list[dict[str, Any]] | None = None
+    truncated: bool | None = None
+    edges: EdgeCounts | None = None
+    procedures_skipped: int | None = None
+
+
+class ComparedProvider(Shape):
+    id: str
+    name: str
+    version: str | None
+    # bound: the session's provider; peer: a client opened for this call and closed before it returned.
+    source: Literal["bound", "peer"]
+    analysis_profile_digest: str
+
+
+class PeerSession(Shape):
+    provider_id: str
+    source: Literal["bound", "peer"]
+    cleanup: Literal["complete", "incomplete"] | None = None
+    resources: list[str] | None = None
+
+
+class ProcedureCounts(Shape):
+    procedures: int
+    code: int
+
+
+class ProviderAgreement(Shape):
+    """Where two providers agree on the open target: one procedure's facts, or the whole program's."""
+
+    status: Agreement
+    providers: list[ComparedProvider]
+    scope: Literal["procedure", "program"]
+    facets: list[AgreementFacet]
+    procedure: str | None = None
+    # The procedure each provider resolved the selector to (null: it knows none).
+    procedures: dict[str, ProcedureRef | None] | None = None
+    known_by: list[str] | None = None
+    counts: dict[str, ProcedureCounts] | None = None
+    peer_sessions: list[PeerSession] = []

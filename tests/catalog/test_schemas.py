@@ -207,7 +207,6 @@ def test_the_whole_catalog_fits_what_a_host_sends_with_every_request(registry: R
 UNTYPED: set[str] = {
     "compare_application_versions",
     "compare_javascript_export_shapes",
-    "compare_provider_results",
     "compare_source_to_bundle",
     "inspect_native_data_type",
     "trace_application_feature",
