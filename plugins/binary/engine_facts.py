@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from rea_plugins.binary import annotate
 from rea_plugins.binary.arrays import pointer_array
 from rea_plugins.binary.image import require_mapped
@@ -31,29 +32,29 @@ from rea.annotations import normalize_address
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.errors import invalid_request, issue
 from rea.evidence import Evidence
-from rea.operations.shapes import InstructionInspection
+from rea.operations.shapes import (
+    DataInspection,
+    DataType,
+    IndexingCode,
+    InstructionInspection,
+    PointerArray,
+    Unavailable,
+    decode,
+)
 from rea.providers import OperationResult
+from rea.selection import alternatives_remediation
 
 PAGE = 1000
 
 
-def unavailable(call: ToolCall, operation: str, what: str) -> dict[str, Any]:
-    """The facet a provider without ``operation`` cannot give, with where to get it."""
+def unavailable(call: ToolCall, operation: str, what: str = "") -> Unavailable:
+    """The facet a provider without ``operation`` cannot give, with the providers usable here that can."""
     provider = call.session.provider.descriptor.id if call.session.provider else None
-    others = sorted(
-        pid
-        for pid, p in call.session.registry.providers.items()
-        if pid != provider and operation in p.descriptor.operations
+    remediation, _ = alternatives_remediation(
+        call.session.registry, (operation,), call.session.target, exclude=provider
     )
-    return {
-        "status": "unavailable",
-        "reason": f"provider {provider} does not offer {operation} ({what})",
-        "remediation": (
-            f"Reopen the target with provider_id one of: {', '.join(others)}."
-            if others
-            else f"No registered provider offers {operation} yet."
-        ),
-    }
+    facet = f" ({what})" if what else ""
+    return Unavailable(reason=f"provider {provider} does not offer {operation}{facet}", remediation=remediation)
 
 
 def _result(call: ToolCall, body: dict[str, Any], *results: OperationResult) -> Evidence:
@@ -103,8 +104,8 @@ def _inspect_instruction(call: ToolCall) -> Evidence:
         "address": address,
         "procedure": proc,
         "source": "read_function_instructions",
-        "semantics": unavailable(
-            call, "inspect_native_instruction", "control flow, operand kinds, registers read and written"
+        "semantics": msgspec.to_builtins(
+            unavailable(call, "inspect_native_instruction", "control flow, operand kinds, registers read and written")
         ),
     }
     if proc is None:
@@ -130,8 +131,11 @@ def _inspect_data_type(call: ToolCall) -> Evidence:
     address, where = require_mapped(call, call.args["address"])
     if call.session.supports("inspect_native_data_type"):
         result = run(call, "inspect_native_data_type", {"address": address})
-        typed = {"address": address, **result.normalized, "source_operation": "provider"}
-        return _result(call, _as_array(call, typed), result)
+        found = dict(result.normalized)
+        if isinstance(found.get("type"), dict):
+            found["type"] = {"status": "known", **found["type"]}
+        typed = decode({**found, "address": address, "source_operation": "provider"}, DataInspection, call.tool.name)
+        return _result(call, msgspec.to_builtins(_as_array(call, typed)), result)
     name = (
         run(call, "address_name", {"address": address}).normalized
         if call.session.supports("address_name")
@@ -139,53 +143,48 @@ def _inspect_data_type(call: ToolCall) -> Evidence:
     )
     strings = run(call, "list_strings", {"address": address, "offset": 0, "limit": 1}).normalized["strings"]
     section = where["section"] or where["region"]
-    body: dict[str, Any] = {
-        "address": address,
-        "name": name.get("name"),
-        "section": section["name"],
-        "permissions": section["permissions"],
-    }
-    if name.get("name_source"):
-        body["name_source"] = name["name_source"]
+    body = DataInspection(
+        address=address,
+        name=name.get("name"),
+        name_source=name.get("name_source"),
+        section=section["name"],
+        permissions=section["permissions"],
+        type=unavailable(call, "inspect_native_data_type", "typed data from debug info or analysis"),
+    )
     if strings and strings[0]["address"] == address:
         s = strings[0]
-        body["type"] = {
-            "kind": "string",
-            "name": f"{s['encoding']} string",
-            "size": s["byte_length"],
-            "encoding": s["encoding"],
-            "source": "string-scan",
-        }
-        body["value"] = s["value"]
-    else:
-        body["type"] = unavailable(call, "inspect_native_data_type", "typed data from debug info or analysis")
-    return _result(call, body)
+        body.type = DataType(
+            kind="string", name=f"{s['encoding']} string", size=s["byte_length"], encoding=s["encoding"]
+        )
+        body.value = s["value"]
+        body.source = "string-scan"
+    return _result(call, msgspec.to_builtins(body))
 
 
-def _as_array(call: ToolCall, body: dict[str, Any]) -> dict[str, Any]:
+def _as_array(call: ToolCall, body: DataInspection) -> DataInspection:
     """A pointer slot inside an array that code indexes says so: ``array`` (kind, base, element size, count, indexers).
 
     ``type`` stays the slot's own (a pointer), so callers reading slot types see no change.
     """
-    if (body.get("type") or {}).get("kind") != "pointer" or not call.session.supports("xrefs"):
+    if not isinstance(body.type, DataType) or body.type.kind != "pointer" or not call.session.supports("xrefs"):
         return body
-    found = pointer_array(call, body["address"])
+    found = pointer_array(call, body.address)
     if found is None or found["count"] < 2:
         return body
     size, count = found["element_size"], found["count"]
-    array = {
-        "kind": "array",
-        "name": f"pointer[{count}]",
-        "size": size * count,
-        "base": found["base"],
-        "element_size": size,
-        "count": count,
-        "count_truncated": found["count_truncated"],
-        "index": found["index"],
-        "indexed_by": found["indexed_by"],
-        "source": "pointer-array",
-    }
-    return {**body, "array": array}
+    body.array = PointerArray(
+        kind="array",
+        name=f"pointer[{count}]",
+        size=size * count,
+        base=found["base"],
+        element_size=size,
+        count=count,
+        count_truncated=found["count_truncated"],
+        index=found["index"],
+        indexed_by=[IndexingCode(source=r["from"], procedure=r["procedure"]) for r in found["indexed_by"]],
+        source="pointer-array",
+    )
+    return body
 
 
 # -- resolve_native_call_targets ----------------------------------------------------------------------
@@ -223,7 +222,9 @@ def _call_targets(call: ToolCall) -> Evidence:
             if c.get("address") is None:
                 entry.update(
                     status="unresolved",
-                    resolution=unavailable(call, "resolve_native_call_targets", "targets of indirect calls"),
+                    resolution=msgspec.to_builtins(
+                        unavailable(call, "resolve_native_call_targets", "targets of indirect calls")
+                    ),
                 )
             else:
                 entry["targets"].append(
@@ -286,6 +287,7 @@ def tools() -> list[ToolDef]:
                 "debug info or analysis where the provider offers inspect_native_data_type."
             ),
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            result_type=DataInspection,
             handler=_inspect_data_type,
             requires_target=True,
             requires_operations=("list_segments", "list_strings"),

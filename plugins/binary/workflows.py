@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 from rea_plugins.binary import annotate, listing
 from rea_plugins.binary.arrays import pointer_array
+from rea_plugins.binary.engine_facts import unavailable
 from rea_plugins.binary.schema import (
     CASE,
     DOCUMENT,
@@ -32,7 +33,6 @@ from rea.catalog.tool import ToolCall, ToolDef
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import Evidence
 from rea.providers import OperationResult
-from rea.selection import alternatives_remediation
 
 FAMILY = "binary"
 PAGE = 1000
@@ -120,18 +120,6 @@ def _overview(call: ToolCall) -> Evidence:
 # -- analyze_function --------------------------------------------------------------------------
 
 
-def _unavailable(call: ToolCall, operation: str) -> dict[str, Any]:
-    provider = call.session.provider.descriptor.id if call.session.provider else None
-    remediation, _ = alternatives_remediation(
-        call.session.registry, (operation,), call.session.target, exclude=provider
-    )
-    return {
-        "status": "unavailable",
-        "reason": f"provider {provider} does not offer {operation}",
-        "remediation": remediation,
-    }
-
-
 def dossier(
     call: ToolCall,
     procedure: str,
@@ -152,7 +140,7 @@ def dossier(
         body["basic_blocks"] = blocks.normalized["blocks"]
         body["cfg_edges"] = blocks.normalized["edges"]
     else:
-        body["basic_blocks"] = _unavailable(call, "procedure_blocks")
+        body["basic_blocks"] = msgspec.to_builtins(unavailable(call, "procedure_blocks"))
     call.ctx.progress("analyze_function: callers and callees")
     callers = run(call, "procedure_callers", sel)
     callees = run(call, "procedure_callees", sel)
@@ -199,7 +187,7 @@ def dossier(
                 raise
             body["pseudocode"] = {"status": "error", "error": exc.projection_dict()}
     else:
-        body["pseudocode"] = _unavailable(call, "procedure_pseudo_code")
+        body["pseudocode"] = msgspec.to_builtins(unavailable(call, "procedure_pseudo_code"))
     # The analyst's comments in the procedure, and which names in this dossier the analyst gave.
     body["comments"] = annotate.comments_in(
         annotate.notebook(call), info.normalized["address"], info.normalized.get("end")

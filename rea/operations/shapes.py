@@ -8,9 +8,11 @@ are additive and allowed, so a provider may say more than the shape, never less 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
+
+from rea.errors import ReaError
 
 ProcedureKind = Literal["local", "import", "thunk", "external"]
 
@@ -326,6 +328,76 @@ class InstructionInspection(Shape):
     instruction: InstructionFacts | None
     semantics: Unavailable | None = None
     reason: str | None = None
+
+
+class ElementType(Shape):
+    name: str
+    kind: str
+    size: int
+
+
+class DataType(Shape, tag_field="status", tag="known"):
+    """The type of a datum (``status: "known"``): a string, pointer, array, function or undefined bytes."""
+
+    name: str
+    kind: Literal["string", "pointer", "array", "function", "integer", "undefined", "struct"]
+    size: int
+    element: ElementType | None = None
+    count: int | None = None
+    # A pointer's target.
+    target: str | None = None
+    encoding: str | None = None
+
+
+class IndexingCode(msgspec.Struct, kw_only=True, rename={"source": "from"}):
+    source: str
+    procedure: str
+
+
+class PointerArray(Shape):
+    """The array a pointer slot lies in, found from the code that indexes it from its base."""
+
+    kind: Literal["array"]
+    name: str
+    size: int
+    base: str
+    element_size: int
+    count: int
+    count_truncated: bool
+    index: int
+    indexed_by: list[IndexingCode]
+    source: Literal["pointer-array"]
+
+
+class DataInspection(Shape):
+    address: str
+    name: str | None
+    type: DataType | Unavailable
+    name_source: str | None = None
+    section: str | None = None
+    permissions: str | None = None
+    # A string's text, or a pointer's target.
+    value: str | None = None
+    target_name: str | None = None
+    # Where the type comes from: analysis, symbol (the engine's), string-scan (the floor without one).
+    source: str | None = None
+    source_operation: Literal["provider"] | None = None
+    array: PointerArray | None = None
+
+
+S = TypeVar("S", bound=msgspec.Struct)
+
+
+def decode(value: Any, shape: type[S], operation: str) -> S:
+    """A provider's answer to ``operation`` as its Struct; an answer of another shape is the provider's failure."""
+    try:
+        return msgspec.convert(value, shape)
+    except msgspec.ValidationError as exc:
+        raise ReaError(
+            "execution_failure",
+            f"the provider answered {operation} in a shape rea does not know (an internal error of the provider)",
+            details={"operation": operation, "reason": "result_shape", "path": str(exc).rpartition("at ")[2][:200]},
+        ) from None
 
 
 # The shape of each operation tool's normalized_result.

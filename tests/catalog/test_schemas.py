@@ -208,7 +208,6 @@ UNTYPED: set[str] = {
     "compare_application_versions",
     "compare_javascript_export_shapes",
     "compare_source_to_bundle",
-    "inspect_native_data_type",
     "trace_application_feature",
     "trace_javascript_semantics",
 }
