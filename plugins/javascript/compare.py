@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from rea_plugins.javascript import appgraph
 from rea_plugins.javascript.appgraph import Loaded, normal_path, path_matches
 from rea_plugins.javascript.model import ExportRecord, Module
+from rea_plugins.javascript.results import (
+    AmbiguousMatch,
+    BundleOnly,
+    CoveragePair,
+    EntryPointDiff,
+    EntryPointRef,
+    ExportShapeComparison,
+    ExportSide,
+    MatchedModule,
+    ModuleBrief,
+    ModuleDifferences,
+    NameDiff,
+    ShapeDifference,
+    SizePair,
+    SourceBundleSummary,
+    SourceMapping,
+    SourceToBundle,
+    VersionComparison,
+    VersionSummary,
+)
 
 from rea.catalog.tool import ToolCall
 from rea.evidence import Evidence
@@ -24,32 +44,29 @@ def _key(m: Module, index: appgraph.Index) -> str:
     return f"{container.path if container else m.container}!{m.path}"
 
 
-def _set_diff(left: set[str], right: set[str]) -> dict[str, Any]:
+def _set_diff(left: set[str], right: set[str]) -> NameDiff:
     added, removed = sorted(right - left), sorted(left - right)
-    return {
-        "added": added[:MAX_LISTED],
-        "removed": removed[:MAX_LISTED],
-        "added_total": len(added),
-        "removed_total": len(removed),
-    }
+    return NameDiff(
+        added=added[:MAX_LISTED], removed=removed[:MAX_LISTED], added_total=len(added), removed_total=len(removed)
+    )
 
 
-def _module_diff(a: Module, b: Module) -> dict[str, Any]:
+def _module_diff(a: Module, b: Module) -> ModuleDifferences:
     shapes_a = {e.name: _canon(e.shape) for e in a.exports}
     shapes_b = {e.name: _canon(e.shape) for e in b.exports}
-    return {
-        "imports": _set_diff(
+    return ModuleDifferences(
+        imports=_set_diff(
             {f"{e.kind}:{e.specifier}" for e in a.imports}, {f"{e.kind}:{e.specifier}" for e in b.imports}
         ),
-        "exports": _set_diff(set(shapes_a), set(shapes_b)),
-        "export_shapes_changed": sorted(n for n in set(shapes_a) & set(shapes_b) if shapes_a[n] != shapes_b[n]),
-        "functions": _set_diff(
+        exports=_set_diff(set(shapes_a), set(shapes_b)),
+        export_shapes_changed=sorted(n for n in set(shapes_a) & set(shapes_b) if shapes_a[n] != shapes_b[n]),
+        functions=_set_diff(
             {f.name for f in a.functions if f.kind != "module-body"},
             {f.name for f in b.functions if f.kind != "module-body"},
         ),
-        "strings": _set_diff({s.value for s in a.strings.items}, {s.value for s in b.strings.items}),
-        "size": {"left": a.size, "right": b.size},
-    }
+        strings=_set_diff({s.value for s in a.strings.items}, {s.value for s in b.strings.items}),
+        size=SizePair(left=a.size, right=b.size),
+    )
 
 
 def _canon(value: Any) -> bytes:
@@ -61,7 +78,9 @@ def compare_versions(call: ToolCall) -> Evidence:
     limit = int(call.args.get("limit", 1000))
     lk = {_key(m, left.index): m for m in left.app.modules}
     rk = {_key(m, right.index): m for m in right.app.modules}
-    pairs: list[tuple[Module, Module, str]] = [(lk[k], rk[k], "path") for k in sorted(set(lk) & set(rk))]
+    pairs: list[tuple[Module, Module, Literal["path", "content"]]] = [
+        (lk[k], rk[k], "path") for k in sorted(set(lk) & set(rk))
+    ]
     rest_l = {k: m for k, m in lk.items() if k not in rk}
     rest_r = {k: m for k, m in rk.items() if k not in lk}
     by_sha_l: dict[str, list[str]] = {}
@@ -70,24 +89,27 @@ def compare_versions(call: ToolCall) -> Evidence:
         by_sha_l.setdefault(m.sha256, []).append(k)
     for k, m in rest_r.items():
         by_sha_r.setdefault(m.sha256, []).append(k)
-    ambiguous: list[dict[str, Any]] = []
+    ambiguous: list[AmbiguousMatch] = []
     for sha in sorted(set(by_sha_l) & set(by_sha_r)):
         lkeys, rkeys = sorted(by_sha_l[sha]), sorted(by_sha_r[sha])
         if len(lkeys) == 1 and len(rkeys) == 1:
             pairs.append((rest_l.pop(lkeys[0]), rest_r.pop(rkeys[0]), "content"))
         else:
             ambiguous.append(
-                {"sha256": sha, "left": [rest_l[k].node_id for k in lkeys], "right": [rest_r[k].node_id for k in rkeys]}
+                AmbiguousMatch(
+                    sha256=sha, left=[rest_l[k].node_id for k in lkeys], right=[rest_r[k].node_id for k in rkeys]
+                )
             )
             for k in lkeys:
                 rest_l.pop(k)
             for k in rkeys:
                 rest_r.pop(k)
-    matched: list[dict[str, Any]] = []
+    matched: list[MatchedModule] = []
     counts = {"unchanged": 0, "changed": 0, "contradicted": 0, "moved": 0}
     details = 0
     for a, b, via in sorted(pairs, key=lambda p: (p[0].path, p[0].node_id)):
         call.ctx.check("comparing modules")
+        status: Literal["unchanged", "changed", "contradicted"]
         if "contradicted" in (a.integrity, b.integrity):
             status = "contradicted"
         else:
@@ -95,55 +117,53 @@ def compare_versions(call: ToolCall) -> Evidence:
         counts[status] += 1
         if via == "content":
             counts["moved"] += 1
-        entry: dict[str, Any] = {
-            "left": a.node_id,
-            "right": b.node_id,
-            "path": b.path,
-            "matched_by": via,
-            "status": status,
-            "left_sha256": a.sha256,
-            "right_sha256": b.sha256,
-        }
+        entry = MatchedModule(
+            left=a.node_id,
+            right=b.node_id,
+            path=b.path,
+            matched_by=via,
+            status=status,
+            left_sha256=a.sha256,
+            right_sha256=b.sha256,
+        )
         if status != "unchanged" and details < limit:
-            entry["differences"] = _module_diff(a, b)
+            entry.differences = _module_diff(a, b)
             details += 1
         matched.append(entry)
     entries_l = {(e.kind, e.path) for e in left.app.entry_points}
     entries_r = {(e.kind, e.path) for e in right.app.entry_points}
-    result = {
-        "summary": {
-            **counts,
-            "added": len(rest_r),
-            "removed": len(rest_l),
-            "ambiguous": len(ambiguous),
-            "matched": len(matched),
-        },
-        "modules": matched,
-        "added": [
-            {"node_id": m.node_id, "path": m.path, "kind": m.kind}
-            for m in sorted(rest_r.values(), key=lambda m: (m.path, m.node_id))
-        ],
-        "removed": [
-            {"node_id": m.node_id, "path": m.path, "kind": m.kind}
-            for m in sorted(rest_l.values(), key=lambda m: (m.path, m.node_id))
-        ],
-        "ambiguous": ambiguous,
-        "entry_points": {
-            "added": [{"kind": k, "path": p} for k, p in sorted(entries_r - entries_l)],
-            "removed": [{"kind": k, "path": p} for k, p in sorted(entries_l - entries_r)],
-        },
-        "coverage": {
-            "left": left.app.coverage.status,
-            "right": right.app.coverage.status,
-            "status": "complete" if left.app.coverage.status == right.app.coverage.status == "complete" else "partial",
-        },
-        "details_truncated": details >= limit and counts["changed"] + counts["contradicted"] > limit,
-    }
+
+    def briefs(modules: dict[str, Module]) -> list[ModuleBrief]:
+        return [
+            ModuleBrief(node_id=m.node_id, path=m.path, kind=m.kind)
+            for m in sorted(modules.values(), key=lambda m: (m.path, m.node_id))
+        ]
+
+    complete = left.app.coverage.status == right.app.coverage.status == "complete"
+    result = VersionComparison(
+        summary=VersionSummary(
+            **counts, added=len(rest_r), removed=len(rest_l), ambiguous=len(ambiguous), matched=len(matched)
+        ),
+        modules=matched,
+        added=briefs(rest_r),
+        removed=briefs(rest_l),
+        ambiguous=ambiguous,
+        entry_points=EntryPointDiff(
+            added=[EntryPointRef(kind=k, path=p) for k, p in sorted(entries_r - entries_l)],
+            removed=[EntryPointRef(kind=k, path=p) for k, p in sorted(entries_l - entries_r)],
+        ),
+        coverage=CoveragePair(
+            left=left.app.coverage.status,
+            right=right.app.coverage.status,
+            status="complete" if complete else "partial",
+        ),
+        details_truncated=details >= limit and counts["changed"] + counts["contradicted"] > limit,
+    )
     params = {"left": appgraph.reference(left), "right": appgraph.reference(right), "limit": limit}
     return appgraph.derive(
         "compare_application_versions",
         params,
-        result,
+        msgspec.to_builtins(result),
         [left, right],
         [
             "Modules match one-to-one by path, then by unique content hash; ambiguous content "
@@ -228,26 +248,26 @@ def compare_source_to_bundle(call: ToolCall) -> Evidence:
             }
         )
     bundle_only = [
-        {"node_id": b.node_id, "path": b.path, "container": b.container}
+        BundleOnly(node_id=b.node_id, path=b.path, container=b.container)
         for b in sorted(bundled, key=lambda m: (m.path, m.node_id))
         if b.node_id not in used_bundled
     ]
-    result = {
-        "summary": {
-            "sources": len(rows),
-            "mapped": sum(1 for r in rows if r["status"] == "mapped"),
-            "unmapped": sum(1 for r in rows if r["status"] == "unmapped"),
-            "identical": sum(1 for r in rows if any(m["content"] == "identical" for m in r["matches"])),
-            "bundle_only": len(bundle_only),
-            "source_maps": len(bundle.app.source_maps),
-        },
-        "sources": rows,
-        "bundle_only": bundle_only,
-    }
+    result = SourceToBundle(
+        summary=SourceBundleSummary(
+            sources=len(rows),
+            mapped=sum(1 for r in rows if r["status"] == "mapped"),
+            unmapped=sum(1 for r in rows if r["status"] == "unmapped"),
+            identical=sum(1 for r in rows if any(m["content"] == "identical" for m in r["matches"])),
+            bundle_only=len(bundle_only),
+            source_maps=len(bundle.app.source_maps),
+        ),
+        sources=msgspec.convert(rows, list[SourceMapping]),
+        bundle_only=bundle_only,
+    )
     return appgraph.derive(
         "compare_source_to_bundle",
         params,
-        result,
+        msgspec.to_builtins(result),
         inputs,
         [
             "Source-map mappings are not decoded; sources map to bundle modules by the maps' "
@@ -259,7 +279,7 @@ def compare_source_to_bundle(call: ToolCall) -> Evidence:
 # -- export shapes -------------------------------------------------------------------------
 
 
-def _side(loaded: Loaded, name: str, selector: str | None, path: str) -> dict[str, Any]:
+def _side(loaded: Loaded, name: str, selector: str | None, path: str) -> ExportSide:
     index = loaded.index
     modules = (
         index.module(selector)
@@ -275,34 +295,34 @@ def _side(loaded: Loaded, name: str, selector: str | None, path: str) -> dict[st
         )
     if not with_export:
         uncertain = loaded.app.coverage.status == "partial" or any(m.parse == "error" for m in modules)
-        return {
-            "presence": "unknown-coverage" if uncertain else "absent",
-            "module": modules[0].node_id if len(modules) == 1 else None,
-            "shapes": [],
-        }
+        return ExportSide(
+            presence="unknown-coverage" if uncertain else "absent",
+            module=modules[0].node_id if len(modules) == 1 else None,
+            shapes=[],
+        )
     m = with_export[0]
     records: list[ExportRecord] = [e for e in m.exports if e.name == name]
     shapes = {_canon(e.shape): e.shape for e in records}
-    return {
-        "presence": "present",
-        "module": m.node_id,
-        "path": m.path,
-        "kinds": sorted({e.kind for e in records}),
-        "lines": sorted({e.line for e in records}),
-        "shapes": [shapes[k] for k in sorted(shapes)],
-    }
+    return ExportSide(
+        presence="present",
+        module=m.node_id,
+        path=m.path,
+        kinds=sorted({e.kind for e in records}),
+        lines=sorted({e.line for e in records}),
+        shapes=[shapes[k] for k in sorted(shapes)],
+    )
 
 
-def _differences(a: Any, b: Any, where: str, out: list[dict[str, Any]]) -> None:
+def _differences(a: Any, b: Any, where: str, out: list[ShapeDifference]) -> None:
     if len(out) >= MAX_DIFFERENCES or _canon(a) == _canon(b):
         return
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b)):
             sub = f"{where}.{key}" if where else key
             if key not in a:
-                out.append({"path": sub, "change": "added", "right": b[key]})
+                out.append(ShapeDifference(path=sub, change="added", right=b[key]))
             elif key not in b:
-                out.append({"path": sub, "change": "removed", "left": a[key]})
+                out.append(ShapeDifference(path=sub, change="removed", left=a[key]))
             else:
                 _differences(a[key], b[key], sub, out)
         return
@@ -310,7 +330,7 @@ def _differences(a: Any, b: Any, where: str, out: list[dict[str, Any]]) -> None:
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             _differences(x, y, f"{where}[{i}]", out)
         return
-    out.append({"path": where, "change": "changed", "left": a, "right": b})
+    out.append(ShapeDifference(path=where, change="changed", left=a, right=b))
 
 
 def compare_export_shapes(call: ToolCall) -> Evidence:
@@ -319,24 +339,27 @@ def compare_export_shapes(call: ToolCall) -> Evidence:
     selector = call.args.get("module")
     a = _side(left, name, selector, "module")
     b = _side(right, name, selector, "module")
-    differences: list[dict[str, Any]] = []
-    if a["presence"] == b["presence"] == "present":
-        _differences(a["shapes"], b["shapes"], "shapes", differences)
+    differences: list[ShapeDifference] = []
+    status: Literal["unchanged", "changed", "added", "removed", "absent", "unknown"]
+    if a.presence == b.presence == "present":
+        _differences(a.shapes, b.shapes, "shapes", differences)
         status = "unchanged" if not differences else "changed"
-    elif a["presence"] == "present" and b["presence"] == "absent":
+    elif a.presence == "present" and b.presence == "absent":
         status = "removed"
-    elif a["presence"] == "absent" and b["presence"] == "present":
+    elif a.presence == "absent" and b.presence == "present":
         status = "added"
-    elif a["presence"] == b["presence"] == "absent":
+    elif a.presence == b.presence == "absent":
         status = "absent"
     else:
         status = "unknown"
-    result = {"export": name, "module": selector, "left": a, "right": b, "status": status, "differences": differences}
+    result = ExportShapeComparison(
+        export=name, module=selector, left=a, right=b, status=status, differences=differences
+    )
     params = {"left": appgraph.reference(left), "right": appgraph.reference(right), "export": name, "module": selector}
     return appgraph.derive(
         "compare_javascript_export_shapes",
         params,
-        result,
+        msgspec.to_builtins(result),
         [left, right],
         [
             "Shapes are static: parameters, return-expression shapes, object keys and class "

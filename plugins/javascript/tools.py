@@ -5,6 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from rea_plugins.javascript.model import Application
+from rea_plugins.javascript.results import (
+    ExportShapeComparison,
+    FeatureTrace,
+    SemanticsTrace,
+    SourceToBundle,
+    VersionComparison,
+)
 
 from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
@@ -177,6 +184,7 @@ SEED_SCHEMA: dict[str, Any] = {
 
 TRACE_FEATURE = ToolDef(
     name="trace_application_feature",
+    result_type=FeatureTrace,
     family=FAMILY,
     description=(
         "Trace a seed (module, string literal or symbol) through application Evidence. It finds the matching "
@@ -213,6 +221,7 @@ TRACE_FEATURE = ToolDef(
 
 TRACE_SEMANTICS = ToolDef(
     name="trace_javascript_semantics",
+    result_type=SemanticsTrace,
     family=FAMILY,
     description=(
         "Bounded call/return, assignment and closure relations of one function or module from "
@@ -259,6 +268,7 @@ _PAIR = {
 
 COMPARE_VERSIONS = ToolDef(
     name="compare_application_versions",
+    result_type=VersionComparison,
     family=FAMILY,
     description=(
         "Compare two versions' application Evidence. Modules are matched one-to-one by path, then by "
@@ -294,6 +304,7 @@ COMPARE_VERSIONS = ToolDef(
 
 COMPARE_SOURCE = ToolDef(
     name="compare_source_to_bundle",
+    result_type=SourceToBundle,
     family=FAMILY,
     description=(
         "Map source files to the bundle modules built from them, through source maps (sources and "
@@ -335,6 +346,7 @@ COMPARE_SOURCE = ToolDef(
 
 COMPARE_EXPORTS = ToolDef(
     name="compare_javascript_export_shapes",
+    result_type=ExportShapeComparison,
     family=FAMILY,
     description=(
         "Compare the static shape of one export (function parameters and return shapes, object keys, class "

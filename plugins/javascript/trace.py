@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from rea_plugins.javascript import appgraph
 from rea_plugins.javascript.appgraph import Index, Loaded
 from rea_plugins.javascript.model import FunctionRecord, Module
+from rea_plugins.javascript.results import (
+    FeatureTrace,
+    GraphEdge,
+    Seed,
+    SeedMatch,
+    SemanticsTarget,
+    SemanticsTrace,
+    TracedCall,
+    TracedFunction,
+    TraceLimits,
+    TraceNode,
+)
 
 from rea.catalog.tool import ToolCall
 from rea.evidence import Evidence
 
 CHECK_EVERY = 256
+Role = Literal["seed", "caller", "exported"]
 
 
 def _matches(value: str, wanted: str, mode: str) -> bool:
@@ -26,29 +39,22 @@ def _symbol_matches(name: str, wanted: str, mode: str) -> bool:
     return wanted in name
 
 
-def _seed_matches(index: Index, seed: dict[str, Any]) -> tuple[list[dict[str, Any]], set[str], set[str]]:
+def _seed_matches(index: Index, seed: Seed) -> tuple[list[SeedMatch], set[str], set[str]]:
     """Seed hits, the modules they sit in, and the functions they name."""
-    kind, value, mode = seed["kind"], seed["value"], seed.get("match", "exact")
-    hits: list[dict[str, Any]] = []
+    kind, value, mode = seed.kind, seed.value, seed.match
+    hits: list[SeedMatch] = []
     modules: set[str] = set()
     functions: set[str] = set()
     for m in index.app.modules:
         if kind == "module":
             if m.node_id == value or _matches(m.path, value, mode):
-                hits.append({"node_id": m.node_id, "type": "module", "path": m.path, "via": "path", "value": m.path})
+                hits.append(SeedMatch(node_id=m.node_id, type="module", path=m.path, via="path", value=m.path))
                 modules.add(m.node_id)
         elif kind == "string":
             found = [s for s in m.strings.items if _matches(s.value, value, mode)]
             for s in found[:20]:
                 hits.append(
-                    {
-                        "node_id": m.node_id,
-                        "type": "module",
-                        "path": m.path,
-                        "via": "string",
-                        "value": s.value,
-                        "line": s.line,
-                    }
+                    SeedMatch(node_id=m.node_id, type="module", path=m.path, via="string", value=s.value, line=s.line)
                 )
                 holder = _innermost(m, s.line)
                 if holder is not None:
@@ -59,28 +65,23 @@ def _seed_matches(index: Index, seed: dict[str, Any]) -> tuple[list[dict[str, An
             for fn in m.functions:
                 if fn.kind != "module-body" and _symbol_matches(fn.name, value, mode):
                     hits.append(
-                        {
-                            "node_id": fn.node_id,
-                            "type": "function",
-                            "path": m.path,
-                            "via": "function",
-                            "value": fn.name,
-                            "line": fn.line,
-                        }
+                        SeedMatch(
+                            node_id=fn.node_id,
+                            type="function",
+                            path=m.path,
+                            via="function",
+                            value=fn.name,
+                            line=fn.line,
+                        )
                     )
                     modules.add(m.node_id)
                     functions.add(fn.node_id)
             for ex in m.exports:
                 if _symbol_matches(ex.name, value, mode):
                     hits.append(
-                        {
-                            "node_id": m.node_id,
-                            "type": "module",
-                            "path": m.path,
-                            "via": "export",
-                            "value": ex.name,
-                            "line": ex.line,
-                        }
+                        SeedMatch(
+                            node_id=m.node_id, type="module", path=m.path, via="export", value=ex.name, line=ex.line
+                        )
                     )
                     modules.add(m.node_id)
     return hits, modules, functions
@@ -97,35 +98,27 @@ def _innermost(m: Module, line: int) -> FunctionRecord | None:
     return best
 
 
-def _module_node(m: Module, depth: int) -> dict[str, Any]:
-    return {
-        "node_id": m.node_id,
-        "type": "module",
-        "path": m.path,
-        "kind": m.kind,
-        "depth": depth,
-        "container": m.container,
-    }
+def _module_node(m: Module, depth: int) -> TraceNode:
+    return TraceNode(node_id=m.node_id, type="module", path=m.path, kind=m.kind, depth=depth, container=m.container)
 
 
-def _function_node(m: Module, fn: FunctionRecord, depth: int, role: str) -> dict[str, Any]:
-    return {
-        "node_id": fn.node_id,
-        "type": "function",
-        "path": m.path,
-        "name": fn.name,
-        "line": fn.line,
-        "module": m.node_id,
-        "depth": depth,
-        "role": role,
-    }
+def _function_node(m: Module, fn: FunctionRecord, depth: int, role: Role) -> TraceNode:
+    return TraceNode(
+        node_id=fn.node_id,
+        type="function",
+        path=m.path,
+        name=fn.name,
+        line=fn.line,
+        module=m.node_id,
+        depth=depth,
+        role=role,
+    )
 
 
 def trace_feature(call: ToolCall) -> Evidence:
     loaded = appgraph.load(call, "application")
     index = loaded.index
-    seed = dict(call.args["seed"])
-    seed.setdefault("match", "exact")
+    seed = msgspec.convert({"match": "exact", **call.args["seed"]}, Seed)
     max_nodes = int(call.args.get("max_nodes", 200))
     max_depth = int(call.args.get("max_depth", 4))
     direction = call.args.get("direction", "both")
@@ -164,7 +157,7 @@ def trace_feature(call: ToolCall) -> Evidence:
     for node_id in sorted(depth_of):
         m = index.modules[node_id]
         for fn in m.functions:
-            role = None
+            role: Role | None = None
             if fn.node_id in seed_functions:
                 role = "seed"
             elif names and any(c.callee.rsplit(".", 1)[-1] in names for c in fn.calls) and fn.kind != "module-body":
@@ -173,7 +166,7 @@ def trace_feature(call: ToolCall) -> Evidence:
                     for target in seed_functions:
                         if c.callee.rsplit(".", 1)[-1] == index.functions[target][1].name.rsplit(".", 1)[-1]:
                             fn_edges.add((fn.node_id, target, "calls", c.callee))
-            elif node_id in seed_modules and seed["kind"] != "symbol" and _exported(m, fn):
+            elif node_id in seed_modules and seed.kind != "symbol" and _exported(m, fn):
                 role = "exported"
             if role is None:
                 continue
@@ -182,26 +175,26 @@ def trace_feature(call: ToolCall) -> Evidence:
                 break
             nodes.append(_function_node(m, fn, depth_of[node_id], role))
             fn_edges.add((m.node_id, fn.node_id, "defines", fn.name))
-    kept = {n["node_id"] for n in nodes}
+    kept = {n.node_id for n in nodes}
     all_edges = [e for e in sorted(edges | fn_edges) if e[0] in kept and e[1] in kept]
-    result = {
-        "seed": seed,
-        "matches": hits,
-        "nodes": sorted(nodes, key=lambda n: (n["depth"], n["type"], n["path"], n["node_id"])),
-        "edges": [{"from": a, "to": b, "kind": k, "label": s} for a, b, k, s in all_edges],
-        "truncated": truncated,
-        "limits": {"max_nodes": max_nodes, "max_depth": max_depth, "direction": direction},
-        "application_coverage": loaded.app.coverage.status,
-    }
+    result = FeatureTrace(
+        seed=seed,
+        matches=hits,
+        nodes=sorted(nodes, key=lambda n: (n.depth, n.type, n.path, n.node_id)),
+        edges=[GraphEdge(source=a, target=b, kind=k, label=s) for a, b, k, s in all_edges],
+        truncated=truncated,
+        limits=TraceLimits(max_nodes=max_nodes, max_depth=max_depth, direction=direction),
+        application_coverage=loaded.app.coverage.status,
+    )
     params = {
         "application": appgraph.reference(loaded),
-        "seed": seed,
+        "seed": msgspec.to_builtins(seed),
         "max_nodes": max_nodes,
         "max_depth": max_depth,
         "direction": direction,
     }
     limits = ["The trace is truncated at max_nodes."] if truncated else []
-    return appgraph.derive("trace_application_feature", params, result, [loaded], limits)
+    return appgraph.derive("trace_application_feature", params, msgspec.to_builtins(result), [loaded], limits)
 
 
 def _exported(m: Module, fn: FunctionRecord) -> bool:
@@ -305,7 +298,7 @@ def trace_semantics(call: ToolCall) -> Evidence:
             break
         seen[fn.node_id] = 0
         queue.append((m, fn, 0))
-    functions: list[dict[str, Any]] = []
+    functions: list[TracedFunction] = []
     edges: set[tuple[str, str, str, str]] = set()
     unresolved = 0
     while queue:
@@ -316,7 +309,7 @@ def trace_semantics(call: ToolCall) -> Evidence:
         for site in fn.calls:
             found, via = _resolve_call(index, m, site.callee)
             resolved = found[1].node_id if found else None
-            calls.append({"callee": site.callee, "line": site.line, "resolved": resolved, "via": via})
+            calls.append(TracedCall(callee=site.callee, line=site.line, resolved=resolved, via=via))
             if found is None:
                 unresolved += 1
                 continue
@@ -332,36 +325,36 @@ def trace_semantics(call: ToolCall) -> Evidence:
         if fn.parent is not None and fn.parent in index.functions and fn.captures:
             edges.add((fn.parent, fn.node_id, "closure", ",".join(fn.captures)))
         functions.append(
-            {
-                "node_id": fn.node_id,
-                "name": fn.name,
-                "kind": fn.kind,
-                "module": m.node_id,
-                "path": m.path,
-                "line": fn.line,
-                "end_line": fn.end_line,
-                "depth": depth,
-                "params": fn.params,
-                "async": fn.is_async,
-                "calls": calls,
-                "returns": msgspec.to_builtins(fn.returns),
-                "assignments": msgspec.to_builtins(fn.assignments),
-                "captures": fn.captures,
-                "closures": fn.closures,
-                "parent": fn.parent,
-                "truncated": fn.truncated,
-            }
+            TracedFunction(
+                node_id=fn.node_id,
+                name=fn.name,
+                kind=fn.kind,
+                module=m.node_id,
+                path=m.path,
+                line=fn.line,
+                end_line=fn.end_line,
+                depth=depth,
+                params=fn.params,
+                is_async=fn.is_async,
+                calls=calls,
+                returns=fn.returns,
+                assignments=fn.assignments,
+                captures=fn.captures,
+                closures=fn.closures,
+                parent=fn.parent,
+                truncated=fn.truncated,
+            )
         )
-    result = {
-        "target": target,
-        "root": root_id,
-        "functions": sorted(functions, key=lambda f: (f["depth"], f["path"], f["line"], f["node_id"])),
-        "edges": [{"from": a, "to": b, "kind": k, "label": s} for a, b, k, s in sorted(edges)],
-        "unresolved_calls": unresolved,
-        "truncated": truncated,
-        "limits": {"max_nodes": max_nodes, "max_depth": max_depth},
-        "application_coverage": loaded.app.coverage.status,
-    }
+    result = SemanticsTrace(
+        target=msgspec.convert(target, SemanticsTarget),
+        root=root_id,
+        functions=sorted(functions, key=lambda f: (f.depth, f.path, f.line, f.node_id)),
+        edges=[GraphEdge(source=a, target=b, kind=k, label=s) for a, b, k, s in sorted(edges)],
+        unresolved_calls=unresolved,
+        truncated=truncated,
+        limits=TraceLimits(max_nodes=max_nodes, max_depth=max_depth),
+        application_coverage=loaded.app.coverage.status,
+    )
     params = {
         "application": appgraph.reference(loaded),
         "target": target,
@@ -373,4 +366,4 @@ def trace_semantics(call: ToolCall) -> Evidence:
     ]
     if truncated:
         limits.append("The trace is truncated at max_nodes.")
-    return appgraph.derive("trace_javascript_semantics", params, result, [loaded], limits)
+    return appgraph.derive("trace_javascript_semantics", params, msgspec.to_builtins(result), [loaded], limits)

@@ -203,21 +203,11 @@ def test_the_whole_catalog_fits_what_a_host_sends_with_every_request(registry: R
         assert t.description and len(t.description) <= 200, t.name
 
 
-# Evidence tools whose normalized_result is still left open (issue 26: this set only shrinks; a new tool is typed).
-UNTYPED: set[str] = {
-    "compare_application_versions",
-    "compare_javascript_export_shapes",
-    "compare_source_to_bundle",
-    "trace_application_feature",
-    "trace_javascript_semantics",
-}
-
-
-def test_every_evidence_tool_advertises_its_result_shape_but_the_pinned_rest(registry: Registry) -> None:
+def test_every_evidence_tool_advertises_its_result_shape(registry: Registry) -> None:
     evidence_tools = [t for t in registry.tools.values() if t.output_schema is None]
-    assert {t.name for t in evidence_tools if t.result_type is None} == UNTYPED
+    assert [t.name for t in evidence_tools if t.result_type is None] == []
     for tool in evidence_tools:
         schema = output_schema(tool)
         jsonschema.Draft202012Validator.check_schema(schema)
         constrained = schema["properties"]["normalized_result"]
-        assert (tool.result_type is None) == (set(constrained) <= {"description"}), tool.name
+        assert set(constrained) - {"description"}, f"{tool.name} leaves normalized_result open"

@@ -1,0 +1,275 @@
+"""The normalized results of the application workflows: traces and comparisons over application Evidence."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+from rea_plugins.javascript.model import Assignment, ModuleKind, ReturnSite
+
+
+class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
+    pass
+
+
+class GraphEdge(msgspec.Struct, kw_only=True, rename={"source": "from", "target": "to"}):
+    """An edge between two nodes of the trace: an import kind, ``defines``, ``calls`` or ``closure``."""
+
+    source: str
+    target: str
+    kind: str
+    # The import specifier, the called expression, the defined name or a closure's captures.
+    label: str
+
+
+class Seed(_S):
+    kind: Literal["module", "string", "symbol"]
+    value: str
+    match: Literal["exact", "substring"]
+
+
+class SeedMatch(_S):
+    node_id: str
+    type: Literal["module", "function"]
+    path: str
+    # What matched: the module's path, a string literal, a function or an export.
+    via: Literal["path", "string", "function", "export"]
+    value: str
+    line: int | None = None
+
+
+class TraceNode(_S):
+    """A module (with its kind and container) or a function (with its role: seed, caller or exported)."""
+
+    node_id: str
+    type: Literal["module", "function"]
+    path: str
+    depth: int
+    kind: str | None = None
+    container: str | None = None
+    name: str | None = None
+    line: int | None = None
+    module: str | None = None
+    role: Literal["seed", "caller", "exported"] | None = None
+
+
+class TraceLimits(_S):
+    max_nodes: int
+    max_depth: int
+    direction: Literal["imports", "importers", "both"] | None = None
+
+
+class FeatureTrace(_S):
+    seed: Seed
+    matches: list[SeedMatch]
+    nodes: list[TraceNode]
+    edges: list[GraphEdge]
+    truncated: bool
+    limits: TraceLimits
+    application_coverage: Literal["complete", "partial"]
+
+
+class TracedCall(msgspec.Struct, kw_only=True):
+    callee: str
+    line: int
+    # The function's node_id, and how it was found (local, an import kind); null: not resolved statically.
+    resolved: str | None
+    via: str | None
+
+
+class TracedFunction(msgspec.Struct, kw_only=True, rename={"is_async": "async"}):
+    node_id: str
+    name: str
+    kind: str
+    module: str
+    path: str
+    line: int
+    end_line: int
+    depth: int
+    params: list[str]
+    is_async: bool
+    calls: list[TracedCall]
+    returns: list[ReturnSite]
+    assignments: list[Assignment]
+    captures: list[str]
+    closures: list[str]
+    parent: str | None
+    truncated: bool
+
+
+class SemanticsTarget(_S):
+    kind: Literal["module", "function"]
+    value: str
+    module: str | None = None
+
+
+class SemanticsTrace(_S):
+    target: SemanticsTarget
+    root: str
+    functions: list[TracedFunction]
+    edges: list[GraphEdge]
+    unresolved_calls: int
+    truncated: bool
+    limits: TraceLimits
+    application_coverage: Literal["complete", "partial"]
+
+
+# -- compare_application_versions ------------------------------------------------------------------
+
+
+class NameDiff(_S):
+    """Names only in the right (added) and only in the left (removed): at most 50 listed, all counted."""
+
+    added: list[str]
+    removed: list[str]
+    added_total: int
+    removed_total: int
+
+
+class SizePair(_S):
+    left: int
+    right: int
+
+
+class ModuleDifferences(_S):
+    imports: NameDiff
+    exports: NameDiff
+    export_shapes_changed: list[str]
+    functions: NameDiff
+    strings: NameDiff
+    size: SizePair
+
+
+class MatchedModule(_S):
+    left: str
+    right: str
+    path: str
+    matched_by: Literal["path", "content"]
+    status: Literal["unchanged", "changed", "contradicted"]
+    left_sha256: str
+    right_sha256: str
+    # For changed modules, up to the call's limit.
+    differences: ModuleDifferences | None = None
+
+
+class ModuleBrief(_S):
+    node_id: str
+    path: str
+    kind: ModuleKind
+
+
+class AmbiguousMatch(_S):
+    """Modules with the same content on both sides, more than one on a side: reported, never paired."""
+
+    sha256: str
+    left: list[str]
+    right: list[str]
+
+
+class EntryPointRef(_S):
+    kind: str
+    path: str
+
+
+class EntryPointDiff(_S):
+    added: list[EntryPointRef]
+    removed: list[EntryPointRef]
+
+
+class CoveragePair(_S):
+    left: Literal["complete", "partial"]
+    right: Literal["complete", "partial"]
+    status: Literal["complete", "partial"]
+
+
+class VersionSummary(_S):
+    unchanged: int
+    changed: int
+    contradicted: int
+    moved: int
+    added: int
+    removed: int
+    ambiguous: int
+    matched: int
+
+
+class VersionComparison(_S):
+    summary: VersionSummary
+    modules: list[MatchedModule]
+    added: list[ModuleBrief]
+    removed: list[ModuleBrief]
+    ambiguous: list[AmbiguousMatch]
+    entry_points: EntryPointDiff
+    coverage: CoveragePair
+    details_truncated: bool
+
+
+# -- compare_source_to_bundle ----------------------------------------------------------------------
+
+
+class BundleMatch(_S):
+    bundle_module: str
+    generated: str | None
+    via: list[Literal["source-map", "content", "bundle-path"]]
+    content: Literal["identical", "different", "unknown"]
+    source_map: str | None = None
+    map_source: str | None = None
+
+
+class SourceMapping(_S):
+    source: str
+    path: str
+    sha256: str
+    status: Literal["mapped", "unmapped"]
+    matches: list[BundleMatch]
+
+
+class BundleOnly(_S):
+    node_id: str
+    path: str
+    container: str | None
+
+
+class SourceBundleSummary(_S):
+    sources: int
+    mapped: int
+    unmapped: int
+    identical: int
+    bundle_only: int
+    source_maps: int
+
+
+class SourceToBundle(_S):
+    summary: SourceBundleSummary
+    sources: list[SourceMapping]
+    bundle_only: list[BundleOnly]
+
+
+# -- compare_javascript_export_shapes --------------------------------------------------------------
+
+
+class ExportSide(_S):
+    presence: Literal["present", "absent", "unknown-coverage"]
+    module: str | None
+    shapes: list[dict[str, Any]]
+    path: str | None = None
+    kinds: list[str] | None = None
+    lines: list[int] | None = None
+
+
+class ShapeDifference(_S):
+    """One difference between the sides' shapes, at a JSON path: a key added or removed, a value changed."""
+
+    path: str
+    change: Literal["added", "removed", "changed"]
+    left: Any | msgspec.UnsetType = msgspec.UNSET
+    right: Any | msgspec.UnsetType = msgspec.UNSET
+
+
+class ExportShapeComparison(_S):
+    export: str
+    module: str | None
+    left: ExportSide
+    right: ExportSide
+    status: Literal["unchanged", "changed", "added", "removed", "absent", "unknown"]
+    differences: list[ShapeDifference]
