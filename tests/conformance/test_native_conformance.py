@@ -13,10 +13,11 @@ from typing import Any
 
 import msgspec
 import pytest
+from rea_plugins.binary.shapes import CallTargets
 
 import tests.fixtures.native.native_fixtures as nf
 from rea.errors import ReaError
-from rea.operations.shapes import RESULT_TYPES, InstructionInspection
+from rea.operations.shapes import RESULT_TYPES, DataInspection, InstructionInspection
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
@@ -283,9 +284,16 @@ def test_every_operation_result_decodes_into_its_shape(opened: Opened) -> None:
         "xrefs": {"address": target},
         "procedure_pseudo_code": {"procedure": local["address"]},
         "inspect_native_instruction": {"address": local["address"]},
+        "inspect_native_data_type": {"address": target},
+        "resolve_native_call_targets": {"procedure": local["address"]},
+    }
+    engine_facts = {
+        "inspect_native_instruction": InstructionInspection,
+        "inspect_native_data_type": DataInspection,
+        "resolve_native_call_targets": CallTargets,
     }
     checked = []
-    for tool, shape in {**RESULT_TYPES, "inspect_native_instruction": InstructionInspection}.items():
+    for tool, shape in {**RESULT_TYPES, **engine_facts}.items():
         if not set(opened.session.registry.tools[tool].requires_operations) <= declared:
             continue
         result = opened.call(tool, args.get(tool, {}))
