@@ -117,6 +117,10 @@ class ToolDef(msgspec.Struct, frozen=True, kw_only=True):
     path_arguments: tuple[str, ...] = ()
     # CLI: the main argument, also accepted as the positional after TARGET (see rea.cli.tools).
     cli_subject: str = ""
+    # CLI: a command group this tool belongs to, and its name there (``rea <cli_group> <cli_command>``, e.g.
+    # ``rea corpus triage``); the flat ``rea <cli_name>`` works as well. Empty: no group.
+    cli_group: str = ""
+    cli_command: str = ""
     title: str = ""
     # The toolset a server may advertise it in (REA_MCP_TOOLSETS); empty: the one its family maps to.
     toolset: str = ""

@@ -81,12 +81,35 @@ def _interrupted(signum: int, fmt: str) -> int:
     return 128 + signum
 
 
+def _grouped(registry: Any, name: str, argv: list[str]) -> tuple[Any, str, list[str]] | None:
+    """``rea <group> <command> ...``: the tool, its prog name and the rest of argv (None: no such group)."""
+    members = sorted((t for t in registry.tools.values() if t.cli_group and t.cli_group == name), key=lambda t: t.name)
+    if not members:
+        return None
+    command = argv[0] if argv else ""
+    tool = next((t for t in members if (t.cli_command or t.cli_name) == command), None)
+    if tool is None:
+        names = ", ".join(t.cli_command or t.cli_name for t in members)
+        raise ReaError(
+            "invalid_request",
+            f"rea {name}: {'unknown command ' + repr(command) if command else 'a command is required'}",
+            remediation=f"Use one of: {names} (rea {name} COMMAND --help).",
+            details={"issues": [{"path": "command", "reason": "invalid_value", "message": f"one of: {names}"}]},
+        )
+    return tool, f"{name} {tool.cli_command or tool.cli_name}", argv[1:]
+
+
 def _tool_command(name: str, argv: list[str], prog: str) -> int:
     from rea.cli import tools as cli_tools
     from rea.session import Session
 
     registry = _registry()
-    tool = next((t for t in registry.tools.values() if t.cli_name == name or t.name == name), None)
+    grouped = _grouped(registry, name, argv)
+    if grouped is not None:
+        tool, command_name, argv = grouped
+    else:
+        tool = next((t for t in registry.tools.values() if t.cli_name == name or t.name == name), None)
+        command_name = tool.cli_name if tool is not None else name
     if tool is None:
         raise ReaError(
             "invalid_request",
@@ -94,7 +117,7 @@ def _tool_command(name: str, argv: list[str], prog: str) -> int:
             remediation="Run `rea --help` or `rea tools` for the commands.",
             details={"issues": [{"path": "command", "reason": "invalid_value", "message": f"no command {name!r}"}]},
         )
-    parser = cli_tools.build_parser(tool, prog)
+    parser = cli_tools.build_parser(tool, prog, command_name)
     ns = parser.parse_args(argv)
     session = Session(registry)
     # Evidence outlives the invocation in the analysis cache, so a later command can name it by evidence_id.
@@ -315,7 +338,8 @@ def _catalog(argv: list[str], prog: str) -> int:
 def _tools(argv: list[str], prog: str) -> int:
     registry = _registry()
     for t in sorted(registry.tools.values(), key=lambda t: t.name):
-        print(f"{t.cli_name:40} {t.description.split('. ')[0][:100]}")
+        name = f"{t.cli_group} {t.cli_command or t.cli_name}" if t.cli_group else t.cli_name
+        print(f"{name:40} {t.description.split('. ')[0][:100]}")
     return 0
 
 
@@ -343,6 +367,7 @@ commands:
   serve                     run the MCP server over stdio
   catalog [--output PATH]   write the machine-readable tool catalog
   tools                     list every tool command
+  <group> <command> ...     a tool of a command group, e.g. `rea corpus triage DIR --index corpus.db`
   <tool-command> ...        run one tool, e.g. `rea list-procedures /bin/ls --limit 5`
   --version                 version and registered plugins
 """

@@ -139,9 +139,9 @@ def _output_flags(tool: ToolDef) -> list[str]:
     return flags
 
 
-def build_parser(tool: ToolDef, prog: str) -> argparse.ArgumentParser:
+def build_parser(tool: ToolDef, prog: str, command: str = "") -> argparse.ArgumentParser:
     parser = ArgumentParser(
-        prog=f"{prog} {tool.cli_name}",
+        prog=f"{prog} {command or tool.cli_name}",
         description=tool.description,
         epilog=CONVENTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -155,7 +155,8 @@ def build_parser(tool: ToolDef, prog: str) -> argparse.ArgumentParser:
         parser.add_argument(
             "subject",
             metavar="SUBJECT",
-            nargs="?",
+            # An array subject (e.g. paths) takes every positional: ``rea corpus triage A B C``.
+            nargs="*" if sub.get("type") == "array" else "?",
             help=f"{tool.cli_subject}: {sub.get('description', '')} (same as {flag_name(tool.cli_subject)})",
         )
     else:
@@ -231,6 +232,8 @@ def collect_arguments(tool: ToolDef, ns: argparse.Namespace) -> dict[str, Any]:
             name = key[4:]
             args[name] = parse_flag_value(value, flag_name(name)) if isinstance(value, _JsonValue) else value
     subject = getattr(ns, "subject", None)
+    if subject == []:
+        subject = None
     if subject is not None:
         flagged = args.get(tool.cli_subject)
         if flagged is not None and flagged != subject:

@@ -1,0 +1,176 @@
+"""The per-binary analysis a worker runs: one Session over the kernel's native operations, one Evidence record.
+
+This module is what a Dask worker imports (``rea_plugins.corpus.analyse.analyse``): it takes a path and options
+(plain data, never a shell string) and returns plain data, so it pickles across processes and machines.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import threading
+from typing import Any
+
+import msgspec
+from rea_plugins.corpus.model import (
+    BINARY_OPERATION,
+    BinaryRecord,
+    ExportRow,
+    ImportRow,
+    Mitigations,
+    ProcedureHash,
+    YaraMatch,
+)
+
+from rea import evidence as ev_mod
+from rea.context import CallContext
+from rea.errors import ReaError
+from rea.fingerprint import procedure_hash
+from rea.providers import OperationResult
+
+PAGE = 1000
+_YARA: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+class Options(msgspec.Struct, frozen=True, kw_only=True):
+    """What shapes a record (part of each record's Evidence parameters)."""
+
+    provider: str = "auto"
+    max_strings: int = 2000
+    max_procedures: int = 5000
+    yara_rules: str | None = None
+
+
+def set_memory_limit(limit_bytes: int | None) -> None:
+    """A worker process's address-space bound (the local scheduler's --memory-limit)."""
+    if limit_bytes:
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+
+def _all(
+    session: Any,
+    operation: str,
+    key: str,
+    ctx: CallContext,
+    extra: dict[str, Any] | None = None,
+    cap: int | None = None,
+) -> tuple[list[dict[str, Any]], int, bool]:
+    """Every row of a paged operation (at most ``cap``): rows, total, truncated."""
+    rows: list[dict[str, Any]] = []
+    offset = 0
+    while True:
+        limit = PAGE if cap is None else max(1, min(PAGE, cap - len(rows)))
+        page = session.execute(operation, {**(extra or {}), "offset": offset, "limit": limit}, ctx).normalized
+        rows.extend(page[key])
+        total = int(page.get("total", len(rows)))
+        nxt = page.get("next_offset")
+        if nxt is None:
+            return rows, total, False
+        if cap is not None and len(rows) >= cap:
+            return rows, total, True
+        offset = int(nxt)
+
+
+def _yara_rules(path: str) -> Any:
+    import yara
+
+    with _LOCK:
+        if path not in _YARA:
+            _YARA[path] = yara.compile(filepath=path, includes=False)
+        return _YARA[path]
+
+
+def _record(session: Any, path: str, options: Options, ctx: CallContext) -> BinaryRecord:
+    target = session.require_target()
+    doc = session.execute("list_documents", {}, ctx).normalized["documents"][0]
+    layout: dict[str, Any] = {}
+    if session.supports("binary_layout"):
+        layout = session.execute("binary_layout", {}, ctx).normalized
+    procs, proc_total, procs_cut = _all(session, "list_procedures", "procedures", ctx, cap=options.max_procedures)
+    strings, string_total, strings_cut = _all(session, "list_strings", "strings", ctx, cap=options.max_strings)
+    hashes: list[ProcedureHash] = []
+    for p in procs:
+        ctx.check("hashing procedures")
+        rows, _, _ = _all(session, "read_function_instructions", "instructions", ctx, {"procedure": p["address"]})
+        if rows:
+            hashes.append(
+                ProcedureHash(address=p["address"], name=p["name"], instructions=len(rows), hash=procedure_hash(rows))
+            )
+    linkage = layout.get("linkage") or {}
+    imports = [
+        ImportRow(name=i["name"], library=i.get("library"), kind=i.get("kind")) for i in layout.get("imports", [])
+    ]
+    exports = [ExportRow(name=e["name"], address=e.get("address")) for e in layout.get("exports", [])]
+    if not layout and session.supports("list_names"):
+        names, _, _ = _all(session, "list_names", "names", ctx)
+        imports = [ImportRow(name=n["name"]) for n in names if n["kind"] == "import"]
+        exports = [ExportRow(name=n["name"], address=n["address"]) for n in names if n["kind"] == "export"]
+    yara_hits: list[YaraMatch] = []
+    if options.yara_rules:
+        for m in _yara_rules(options.yara_rules).match(filepath=target.resolved_path, timeout=60):
+            yara_hits.append(YaraMatch(rule=m.rule, namespace=m.namespace, tags=list(m.tags)))
+    mit = layout.get("mitigations") or {}
+    return BinaryRecord(
+        sha256=target.sha256,
+        size=target.size,
+        format=doc.get("format", target.format),
+        architecture=doc.get("architecture", target.architecture),
+        bits=doc.get("bits"),
+        entry=doc.get("entry"),
+        interpreter=linkage.get("interpreter"),
+        needed=list(linkage.get("needed") or []),
+        imports=imports,
+        exports=exports,
+        mitigations=msgspec.convert({k: v for k, v in mit.items() if k in Mitigations.__struct_fields__}, Mitigations),
+        procedure_count=proc_total,
+        string_count=string_total,
+        strings=[s["value"] for s in strings],
+        strings_truncated=strings_cut,
+        procedures=hashes,
+        procedures_truncated=procs_cut,
+        yara=yara_hits,
+    )
+
+
+def analyse(path: str, options: Options) -> dict[str, Any]:
+    """Analyse one binary; ``{"status": "done", "evidence": ...}`` or ``{"status": "failed", code, message}``.
+
+    Never raises for a bad file: a typed error is the record. A MemoryError (the worker's memory bound) is one too.
+    """
+    from rea.registry import default_registry
+    from rea.session import Session
+
+    session = Session(default_registry())
+    ctx = CallContext()
+    try:
+        provider = None if options.provider == "auto" else options.provider
+        session.open(path, provider, ctx)
+        record = _record(session, path, options, ctx)
+        params = {**msgspec.to_builtins(options), "operation_set": "corpus-triage"}
+        params.pop("yara_rules", None)
+        if options.yara_rules:
+            params["yara_rules"] = os.path.basename(options.yara_rules)
+        ev = session.evidence(BINARY_OPERATION, params, OperationResult(normalized=msgspec.to_builtins(record)))
+        return {"status": "done", "evidence": ev_mod.to_builtins(ev), "pid": os.getpid()}
+    except ReaError as err:
+        return {"status": "failed", "code": err.code, "message": err.message, "pid": os.getpid()}
+    except MemoryError:
+        return {
+            "status": "failed",
+            "code": "resource_constraint",
+            "message": "the worker's memory limit was reached",
+            "pid": os.getpid(),
+        }
+    except Exception as exc:  # a provider bug: recorded for this file, the run goes on
+        return {
+            "status": "failed",
+            "code": "execution_failure",
+            "message": f"analysis failed ({type(exc).__name__})",
+            "pid": os.getpid(),
+        }
+    finally:
+        try:
+            session.close()
+        except Exception:
+            pass

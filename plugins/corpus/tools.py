@@ -1,0 +1,130 @@
+"""The corpus tools, declared as ToolDef values (handlers import Dask and SQLite work lazily).
+
+Descriptions stay short: hosts send them with every request; docs/corpus.md says the rest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rea_plugins.corpus.model import CorpusComparison, CorpusTriage, QueryPage
+
+from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
+from rea.evidence import Evidence
+
+FAMILY = "corpus"
+INDEX = {"type": "string", "minLength": 1, "description": "SQLite index file."}
+CORPUS = {"type": "string", "minLength": 1, "description": "Corpus label in the index."}
+OFFSET = {"type": "integer", "minimum": 0, "default": 0}
+LIMIT = {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50}
+
+
+def obj(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+TRIAGE_SCHEMA = obj(
+    {
+        "paths": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1,
+                  "description": "Files, folders, archives."},
+        "index": INDEX,
+        "corpus": {**CORPUS, "default": "default"},
+        "scheduler": {"type": "string", "default": "local", "description": "local, synchronous or tcp://HOST:PORT."},
+        "workers": {"type": "integer", "minimum": 1, "maximum": 512},
+        "memory_limit": {"type": "string", "description": "Per worker, e.g. 2GB."},
+        "max_attempts": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
+        "provider": {"type": "string", "default": "native"},
+        "yara_rules": {"type": "string", "minLength": 1, "description": "YARA rules file."},
+        "integrity_policy": {"type": "string", "enum": ["fail", "record-and-continue"], "default": "fail"},
+        "max_strings": {"type": "integer", "minimum": 0, "maximum": 100000, "default": 2000},
+        "max_procedures": {"type": "integer", "minimum": 0, "maximum": 100000, "default": 5000},
+    },
+    ["paths", "index"],
+)  # fmt: skip
+
+QUERY_SCHEMA = obj(
+    {
+        "query": {
+            "type": "string",
+            "enum": ["imports", "strings", "lacks_mitigation", "procedure_hash", "shared_procedures", "libraries",
+                     "binaries", "failed"],
+        },
+        "index": INDEX,
+        "value": {"type": "string", "description": "Import name, RE2 pattern, mitigation or hash."},
+        "regex": {"type": "boolean", "default": False, "description": "value is an RE2 import-name pattern."},
+        "corpus": CORPUS,
+        "min_binaries": {"type": "integer", "minimum": 1, "default": 2},
+        "offset": OFFSET,
+        "limit": LIMIT,
+    },
+    ["query", "index"],
+)  # fmt: skip
+
+COMPARE_SCHEMA = obj(
+    {"index": INDEX, "left": CORPUS, "right": CORPUS, "offset": OFFSET, "limit": LIMIT},
+    ["index", "left", "right"],
+)
+
+
+def _triage(call: ToolCall) -> Evidence:
+    from rea_plugins.corpus import triage
+
+    return triage.handle(call)
+
+
+def _query(call: ToolCall) -> Evidence:
+    from rea_plugins.corpus import query
+
+    return query.handle_query(call)
+
+
+def _compare(call: ToolCall) -> Evidence:
+    from rea_plugins.corpus import query
+
+    return query.handle_compare(call)
+
+
+TRIAGE = ToolDef(
+    name="triage_corpus",
+    family=FAMILY,
+    description="Analyse every binary under files, folders and archives into a SQLite index (resumable, Dask).",
+    input_schema=TRIAGE_SCHEMA,
+    result_type=CorpusTriage,
+    handler=_triage,
+    effects=ToolEffects(writes_filesystem=True, launches_process=True, idempotent=True),
+    path_arguments=("paths", "index", "yara_rules"),
+    cli_subject="paths",
+    cli_group="corpus",
+    cli_command="triage",
+    client_features_optional=("progress", "cancellation"),
+    examples=({"paths": ["/opt/firmware/rootfs"], "index": "/tmp/corpus.db"},),
+)
+
+QUERY = ToolDef(
+    name="query_corpus",
+    family=FAMILY,
+    description="Query a corpus index: imports, strings (RE2), missing mitigations, shared procedures, libraries.",
+    input_schema=QUERY_SCHEMA,
+    result_type=QueryPage,
+    handler=_query,
+    path_arguments=("index",),
+    cli_subject="query",
+    cli_group="corpus",
+    cli_command="query",
+    examples=({"query": "imports", "value": "strcpy", "index": "/tmp/corpus.db"},),
+)
+
+COMPARE = ToolDef(
+    name="compare_corpora",
+    family=FAMILY,
+    description="Binaries and procedures added, removed and changed between two corpora of an index.",
+    input_schema=COMPARE_SCHEMA,
+    result_type=CorpusComparison,
+    handler=_compare,
+    path_arguments=("index",),
+    cli_group="corpus",
+    cli_command="compare",
+    examples=({"index": "/tmp/corpus.db", "left": "v1", "right": "v2"},),
+)
+
+TOOLS = (TRIAGE, QUERY, COMPARE)

@@ -1,0 +1,262 @@
+"""triage_corpus: walk the inputs, skip what the index already holds, analyse the rest, record each in a transaction."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from typing import Any
+
+import msgspec
+from rea_plugins.corpus import schedule
+from rea_plugins.corpus.analyse import Options
+from rea_plugins.corpus.index import Index
+from rea_plugins.corpus.model import CorpusTriage, FailureRow, TriageCounts
+from rea_plugins.corpus.walk import Item, Walk
+
+from rea import __version__
+from rea import evidence as ev_mod
+from rea.catalog.tool import ToolCall
+from rea.context import CallContext
+from rea.errors import invalid_request, issue
+from rea.evidence import Evidence, ProviderIdentity
+
+PROVIDER = ProviderIdentity(id="corpus", name="rea corpus triage (Dask, SQLite)", version=__version__)
+MAX_FAILURES_LISTED = 50
+
+
+def profile() -> ev_mod.AnalysisProfile:
+    from importlib.metadata import version
+
+    return ev_mod.make_profile(PROVIDER, {"dask": version("dask"), "sqlite": __import__("sqlite3").sqlite_version})
+
+
+def parse_memory(value: Any) -> int | None:
+    """``--memory-limit``: bytes, or a size such as ``2GB`` / ``512MiB`` (Dask's parse_bytes)."""
+    if value in (None, "", 0, "0"):
+        return None
+    from dask.utils import parse_bytes
+
+    try:
+        limit = int(parse_bytes(value))
+    except (ValueError, TypeError):
+        limit = 0
+    if limit < 64 << 20:
+        raise invalid_request(
+            f"memory_limit {value!r} is not a size of at least 64MB",
+            [issue("memory_limit", "invalid_value", "expected a size such as 2GB")],
+        )
+    return limit
+
+
+class Progress:
+    """The run's counts, sent as MCP progress text and drawn as a terminal bar (rich) when stderr is one."""
+
+    def __init__(self, ctx: CallContext, total: int, bar: bool) -> None:
+        self.ctx = ctx
+        self.total = total
+        self.done = 0
+        self.failed = 0
+        self.started = time.monotonic()
+        self._bar: Any = None
+        self._task: Any = None
+        if bar and total:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._bar = __import__("rich.progress", fromlist=["Progress"]).Progress(
+                TextColumn("triage"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]:.1f} files/s"),
+                TextColumn("{task.fields[failed]} failed"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=Console(file=sys.stderr),
+                transient=False,
+            )
+            self._task = self._bar.add_task("triage", total=total, rate=0.0, failed=0)
+            self._bar.start()
+
+    def rate(self) -> float:
+        elapsed = time.monotonic() - self.started
+        return self.done / elapsed if elapsed > 0 else 0.0
+
+    def step(self, failed: bool) -> None:
+        self.done += 1
+        self.failed += int(failed)
+        rate = self.rate()
+        eta = (self.total - self.done) / rate if rate > 0 else 0.0
+        self.ctx.progress(
+            f"triage_corpus: {self.done}/{self.total} binaries, {self.failed} failed, {rate:.1f} files/s, "
+            f"ETA {eta:.0f} s"
+        )
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.done, rate=rate, failed=self.failed)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def _terminal() -> bool:
+    flag = os.environ.get("REA_PROGRESS", "auto")
+    return flag == "always" or (flag == "auto" and sys.stderr.isatty())
+
+
+def handle(call: ToolCall) -> Evidence:
+    args = call.args
+    ctx = call.ctx
+    roots = [str(p) for p in args["paths"]]
+    index_path = str(args["index"])
+    corpus = str(args.get("corpus", "default"))
+    scheduler = schedule.check_scheduler(str(args.get("scheduler", "local")))
+    workers = int(args.get("workers") or os.cpu_count() or 1)
+    memory_limit = parse_memory(args.get("memory_limit"))
+    provider = str(args.get("provider", "native"))
+    yara_rules = args.get("yara_rules")
+    if provider != "auto" and provider not in call.session.registry.providers:
+        raise invalid_request(
+            f"no provider {provider!r} is registered",
+            [issue("provider", "invalid_value", "unknown provider", known=sorted(call.session.registry.providers))],
+        )
+    for root in roots:
+        if not os.path.exists(root):
+            raise invalid_request(f"{root} does not exist", [issue("paths", "invalid_value", "no such file or folder")])
+    if yara_rules is not None:
+        yara_rules = os.path.abspath(str(yara_rules))
+        _check_rules(yara_rules)
+    options = Options(
+        provider=provider,
+        max_strings=int(args.get("max_strings", 2000)),
+        max_procedures=int(args.get("max_procedures", 5000)),
+        yara_rules=yara_rules,
+    )
+    started = time.monotonic()
+    index = Index(index_path, create=True)
+    staging = tempfile.mkdtemp(prefix=".rea-corpus-", dir=os.path.dirname(os.path.abspath(index_path)) or ".")
+    failures: list[FailureRow] = []
+    try:
+        ctx.progress("triage_corpus: walking the inputs")
+        walk = Walk(
+            call.session.registry,
+            provider,
+            staging,
+            args.get("integrity_policy", "fail"),
+            ctx,
+            on_file=lambda n: ctx.progress(f"triage_corpus: walking, {n} files seen"),
+        )
+        for root in roots:
+            walk.add(root)
+        counts = walk.counts
+        index.add_paths(corpus, [(p, it.sha256) for it in walk.items.values() for p in it.paths])
+        for prob in walk.problems:
+            failures.append(FailureRow(sha256=prob.sha256, paths=[prob.path], code=prob.code, message=prob.message))
+        statuses = index.statuses()
+        todo = [it for it in walk.items.values() if statuses.get(it.sha256) not in ("done", "failed")]
+        counts.already_indexed = len(walk.items) - len(todo)
+        # Large files first: the longest tasks start early, the tail is short.
+        todo.sort(key=lambda it: -it.size)
+        progress = Progress(ctx, len(todo), _terminal())
+
+        def on_result(item: Item, result: dict[str, Any]) -> None:
+            ok = result.get("status") == "done"
+            if ok:
+                index.record_done(result["evidence"])
+                counts.analysed += 1
+            else:
+                index.record_failed(
+                    item.sha256, item.format, item.architecture, item.size, str(result.get("code")),
+                    str(result.get("message")), int(result.get("attempts", 1)),
+                )  # fmt: skip
+                counts.failed += 1
+                if len(failures) < MAX_FAILURES_LISTED:
+                    failures.append(
+                        FailureRow(
+                            sha256=item.sha256,
+                            paths=list(item.paths),
+                            code=str(result.get("code")),
+                            message=str(result.get("message")),
+                            attempts=int(result.get("attempts", 1)),
+                        )
+                    )
+            progress.step(not ok)
+
+        def on_retry(item: Item, reason: str) -> None:
+            counts.retried += 1
+            ctx.progress(f"triage_corpus: retrying {item.paths[0]}: {reason}")
+
+        try:
+            schedule.run(
+                todo,
+                scheduler,
+                options,
+                ctx,
+                on_result,
+                on_retry,
+                workers=workers,
+                memory_limit=memory_limit,
+                max_attempts=int(args.get("max_attempts", 3)),
+            )
+        finally:
+            progress.close()
+    finally:
+        index.close()
+        shutil.rmtree(staging, ignore_errors=True)
+    elapsed = time.monotonic() - started
+    done = counts.analysed + counts.failed
+    limitations = []
+    if scheduler not in ("local", "synchronous"):
+        limitations.append(
+            "Workers of a distributed scheduler read the files at the paths given: they share this file system."
+        )
+    result = CorpusTriage(
+        index=os.path.abspath(index_path),
+        corpus=corpus,
+        scheduler=scheduler,
+        workers=1 if scheduler == "synchronous" else workers,
+        counts=counts,
+        elapsed_ms=int(elapsed * 1000),
+        files_per_s=round(done / elapsed, 2) if elapsed > 0 else 0.0,
+        failures=failures,
+        limitations=limitations,
+    )
+    ctx.finish(f"{counts.analysed} analysed, {counts.failed} failed, {counts.already_indexed} already indexed")
+    params = {k: v for k, v in sorted(args.items())}
+    return ev_mod.build(
+        operation="triage_corpus",
+        provider=PROVIDER,
+        subject=None,
+        analysis_profile=profile(),
+        parameters=params,
+        normalized_result=msgspec.to_builtins(result),
+        limitations=["Each binary's record is its own Evidence in the index (query_corpus names it)."],
+    )
+
+
+def _check_rules(path: str) -> None:
+    import yara
+
+    try:
+        yara.compile(filepath=path, includes=False)
+    except yara.SyntaxError as exc:
+        raise invalid_request(
+            f"yara_rules {path} does not compile: {exc}", [issue("yara_rules", "invalid_format", "YARA syntax")]
+        ) from None
+    except yara.Error as exc:
+        raise invalid_request(
+            f"yara_rules {path} cannot be read: {exc}", [issue("yara_rules", "invalid_value", "unreadable")]
+        ) from None
+
+
+def empty_counts() -> TriageCounts:
+    return TriageCounts()
