@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from rea_plugins.native.image import Image
 from rea_plugins.native.model import Region
 
+from rea.operations.relocations import chained_rebase_target, elf_relocations, pe_base_relocations, relr_slots
+
 # ELF relocation types whose slot holds an address of the image: (relative, absolute, GOT entry) per machine.
 _ELF_TYPES = {"x86_64": (8, 1, 6), "arm64": (1027, 257, 1025), "x86": (8, 1, 6), "arm": (23, 2, 21)}
 _ARRAYS = (".init_array", ".fini_array", ".preinit_array", ".ctors", ".dtors")
@@ -112,16 +114,13 @@ def _elf_relocations(image: Image, pairs: dict[int, int]) -> None:
         if r.name.endswith(".plt"):  # jump slots: imports, and the stubs' own lazy-binding addresses
             continue
         rela = r.name.startswith(".rela")
-        layout = struct.Struct(("<QQq" if rela else "<QQ") if wide else ("<IIi" if rela else "<II"))
-        data = _bytes(image, r)
-        count = min(len(data) // layout.size, budget)
-        budget -= count
-        for entry in layout.iter_unpack(data[: count * layout.size]):
-            slot, info = entry[0], entry[1]
-            kind, index = (info & 0xFFFFFFFF, info >> 32) if wide else (info & 0xFF, info >> 8)
+        for slot, kind, index, explicit in elf_relocations(
+            _bytes(image, r), rela=rela, wide=wide, little=True, limit=budget
+        ):
+            budget -= 1
             if kind != relative and kind != absolute and kind != got:
                 continue
-            addend = entry[2] if rela else image.pointer_at(slot)
+            addend = explicit if rela else image.pointer_at(slot)
             if addend is None:
                 continue
             if kind == relative:
@@ -131,7 +130,10 @@ def _elf_relocations(image: Image, pairs: dict[int, int]) -> None:
                 if value is not None:
                     pairs[slot] = (value + (addend if kind == absolute or rela else 0)) & ((1 << (8 * word)) - 1)
     for r in _sections(image, ".relr"):
-        _relr(image, _bytes(image, r), word, pairs)
+        for slot in relr_slots(_bytes(image, r), word, little=True):
+            value = image.pointer_at(slot)
+            if value:
+                pairs[slot] = value
 
 
 def _dynamic_symbols(image: Image, wide: bool) -> dict[int, int]:
@@ -146,28 +148,6 @@ def _dynamic_symbols(image: Image, wide: bool) -> dict[int, int]:
             if shndx != 0 and value:
                 out[i] = value
     return out
-
-
-def _relr(image: Image, data: bytes, word: int, pairs: dict[int, int]) -> None:
-    """``.relr.dyn``: an address, then bitmaps of the words after it that are relocated in place."""
-    fmt = "<Q" if word == 8 else "<I"
-    bits = 8 * word - 1
-    where = 0
-    for (entry,) in struct.iter_unpack(fmt, data[: len(data) - len(data) % word]):
-        if entry & 1 == 0:
-            _keep_in_place(image, entry, pairs)
-            where = entry + word
-            continue
-        for i in range(bits):
-            if entry >> (i + 1) & 1:
-                _keep_in_place(image, where + i * word, pairs)
-        where += bits * word
-
-
-def _keep_in_place(image: Image, slot: int, pairs: dict[int, int]) -> None:
-    value = image.pointer_at(slot)
-    if value:
-        pairs[slot] = value
 
 
 def _arrays(image: Image, pairs: dict[int, int]) -> None:
@@ -186,23 +166,11 @@ def _pe_base_relocations(image: Image, pairs: dict[int, int]) -> bool:
     base = image.model.image_base
     found = False
     for r in _sections(image, ".reloc"):
-        data = _bytes(image, r)
-        pos = 0
-        while pos + 8 <= len(data):
-            page, size = struct.unpack_from("<II", data, pos)
-            if size < 8 or pos + size > len(data):
-                break
-            for (item,) in struct.iter_unpack("<H", data[pos + 8 : pos + size - (size - 8) % 2]):
-                kind, offset = item >> 12, item & 0xFFF
-                width = 8 if kind == 10 else 4 if kind == 3 else 0  # DIR64, HIGHLOW
-                if not width:
-                    continue
-                slot = base + page + offset
-                raw = image.read(slot, width)
-                if raw is not None:
-                    found = True
-                    pairs[slot] = int.from_bytes(raw, "little")
-            pos += size
+        for rva, width in pe_base_relocations(_bytes(image, r)):
+            raw = image.read(base + rva, width)
+            if raw is not None:
+                found = True
+                pairs[base + rva] = int.from_bytes(raw, "little")
     return found
 
 
@@ -224,9 +192,7 @@ def _scan(image: Image, pairs: dict[int, int], known: frozenset[int]) -> None:
         for i, (value,) in enumerate(struct.iter_unpack(fmt, data)):
             if value in known:
                 pairs.setdefault(start + i * word, value)
-            elif macho and value and not value >> 63:
-                # A chained-fixup rebase: the target in the low 36 bits (a vmaddr, or an offset from the base).
-                target = value & 0xFFFFFFFFF
+            elif macho and value and (target := chained_rebase_target(value)) is not None:
                 for candidate in (target, base + target):
                     if candidate in known:
                         pairs.setdefault(start + i * word, candidate)

@@ -9,11 +9,12 @@ executable) has its data words taken as pointers when they equal an address the 
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 from typing import Any
 
 from rea_plugins.radare2.engine import integer, list_of
+
+from rea.operations.relocations import chained_rebase_target, elf_relocations, pe_base_relocations, relr_slots, words
 
 # ELF relocation types whose target is base + addend (RELATIVE), and those of a symbol's address.
 _RELATIVE = {62: {8}, 183: {1027}, 40: {23}, 3: {8}}  # x86-64, aarch64, arm, i386
@@ -47,12 +48,6 @@ _METADATA = (
 MAX_TABLE_BYTES = 64 << 20
 
 
-def _words(data: bytes, word: int, little: bool) -> list[int]:
-    code = ("<" if little else ">") + ("Q" if word == 8 else "I")
-    n = len(data) // word
-    return list(struct.unpack_from(f"{code[0]}{n}{code[1]}", data)) if n else []
-
-
 class SlotFinder:
     """Finds the pointer slots of one loaded Program (the radare2 worker's view of the binary)."""
 
@@ -64,7 +59,7 @@ class SlotFinder:
         data = self.p.core.read(addr, self.p.word)
         if len(data) < self.p.word:
             return None
-        return _words(data, self.p.word, self.little)[0]
+        return words(data, self.p.word, self.little)[0]
 
     def _section(self, name: str) -> Any | None:
         return next((r for r in self.p.sections if r.name == name), None)
@@ -107,7 +102,7 @@ class SlotFinder:
             sec = self._section(name)
             if sec is not None and sec.file_size:
                 data = p.core.read(sec.start, min(sec.size, MAX_TABLE_BYTES))
-                for i, value in enumerate(_words(data, p.word, self.little)):
+                for i, value in enumerate(words(data, p.word, self.little)):
                     keep(sec.start + i * p.word, value)
         if not relocated:
             self._plain(keep, known)
@@ -129,16 +124,11 @@ class SlotFinder:
         for sec in p.sections:
             if not (sec.name.startswith(".rela") or sec.name.startswith(".rel.")) or not sec.file_size:
                 continue
-            rela = sec.name.startswith(".rela")
-            entry = (24 if rela else 16) if wide else (12 if rela else 8)
             data = p.core.read(sec.start, min(sec.size, MAX_TABLE_BYTES))
-            order = "<" if self.little else ">"
-            fmt = order + ("QQq" if rela else "QQ") if wide else order + ("IIi" if rela else "II")
-            for off in range(0, len(data) - entry + 1, entry):
-                fields = struct.unpack_from(fmt, data, off)
-                slot, info = fields[0], fields[1]
-                kind = info & 0xFFFFFFFF if wide else info & 0xFF
-                addend = fields[2] if rela else None
+            rela = sec.name.startswith(".rela")
+            for slot, kind, _, addend in elf_relocations(
+                data, rela=rela, wide=wide, little=self.little, limit=MAX_TABLE_BYTES
+            ):
                 if kind in relative:
                     seen = True
                     keep(slot, addend if addend is not None else self.read_word(slot))
@@ -149,46 +139,19 @@ class SlotFinder:
         relr = self._section(".relr.dyn")
         if relr is not None and relr.file_size:
             seen = True
-            for slot in self._relr(p.core.read(relr.start, min(relr.size, MAX_TABLE_BYTES))):
+            for slot in relr_slots(p.core.read(relr.start, min(relr.size, MAX_TABLE_BYTES)), p.word, self.little):
                 keep(slot, self.read_word(slot))
         return seen
-
-    def _relr(self, data: bytes) -> list[int]:
-        """Slots a packed ``.relr.dyn`` table relocates (addresses, then bitmaps of the words after one)."""
-        p = self.p
-        out: list[int] = []
-        base = 0
-        bits = p.word * 8 - 1
-        for value in _words(data, p.word, self.little):
-            if value & 1 == 0:
-                out.append(value)
-                base = value + p.word
-            else:
-                for i in range(bits):
-                    if value >> (i + 1) & 1:
-                        out.append(base + i * p.word)
-                base += bits * p.word
-        return out
 
     def _pe(self, keep: Callable[[int, int | None], None]) -> bool:
         p = self.p
         sec = self._section(".reloc")
         if sec is None or not sec.file_size:
             return False
-        data = p.core.read(sec.start, min(sec.size, MAX_TABLE_BYTES))
-        pos, seen = 0, False
-        while pos + 8 <= len(data):
-            page, size = struct.unpack_from("<II", data, pos)
-            if size < 8 or pos + size > len(data):
-                break
-            entries = data[pos + 8 : pos + size]
-            for (entry,) in struct.iter_unpack("<H", entries[: len(entries) & ~1]):
-                kind, offset = entry >> 12, entry & 0xFFF
-                if kind in (3, 10):  # HIGHLOW, DIR64
-                    seen = True
-                    slot = p.baddr + page + offset
-                    keep(slot, self.read_word(slot))
-            pos += size
+        seen = False
+        for rva, _ in pe_base_relocations(p.core.read(sec.start, min(sec.size, MAX_TABLE_BYTES))):
+            seen = True
+            keep(p.baddr + rva, self.read_word(p.baddr + rva))
         return seen
 
     def _macho_value(self, value: int | None) -> int | None:
@@ -196,9 +159,9 @@ class SlotFinder:
         p = self.p
         if value is None or p.mapped(value):
             return value
-        if value >> 63:
+        target = chained_rebase_target(value)
+        if target is None:
             return None
-        target = value & 0xF_FFFF_FFFF
         if p.mapped(target):
             return target
         return p.baddr + target if p.mapped(p.baddr + target) else None
@@ -213,6 +176,6 @@ class SlotFinder:
             budget -= size
             start = sec.start + (-sec.start) % p.word
             data = p.core.read(start, size - (start - sec.start))
-            for i, value in enumerate(_words(data, p.word, self.little)):
+            for i, value in enumerate(words(data, p.word, self.little)):
                 if known(value):
                     keep(start + i * p.word, value)
