@@ -19,7 +19,7 @@ from rea.canonical import canonical_digest, canonical_json
 from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import Evidence, ProviderIdentity
-from rea.files import open_regular
+from rea.files import file_kind, fsync_dir, open_regular
 from rea.process import leftovers
 from rea.target import read_error
 
@@ -258,19 +258,6 @@ def project(
 # -- export -----------------------------------------------------------------------------
 
 
-def _fsync_dir(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # some filesystems refuse fsync on directories; the rename is still atomic
-        pass
-    finally:
-        os.close(fd)
-
-
 def _path_error(path: str, exc: OSError, field: str = "path") -> ReaError:
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return ReaError(
@@ -319,26 +306,12 @@ def _require_regular_or_absent(dest: str, named: str | None = None) -> None:
         raise _path_error(dest, exc) from None
     if stat.S_ISREG(st.st_mode):
         return
-    kind = _file_kind(st.st_mode)
+    kind = file_kind(st.st_mode)
     shown = f"{named} (a link to {dest})" if named else dest
     raise invalid_request(
         f"{shown} is {kind}, not a regular file; export writes regular files only",
         [issue("path", "invalid_value", f"path names {kind}; overwrite replaces regular files only")],
     )
-
-
-def _file_kind(mode: int) -> str:
-    for test, kind in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISLNK, "a symbolic link"),
-    ):
-        if test(mode):
-            return kind
-    return "not a regular file"
 
 
 def export(
@@ -401,7 +374,7 @@ def export(
                     if os.path.lexists(dest):
                         raise
                     os.replace(staging, dest)
-            _fsync_dir(directory)
+            fsync_dir(directory)
         except OSError as exc:
             raise _path_error(dest, exc) from None
         finally:

@@ -63,3 +63,17 @@ def open_regular(
         os.close(fd)
         raise
     return fd
+
+
+def fsync_dir(directory: str) -> None:
+    """Make a rename in ``directory`` durable, where the filesystem allows fsync on a directory."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some filesystems refuse fsync on a directory; the rename is still atomic
+        pass
+    finally:
+        os.close(fd)

@@ -7,6 +7,7 @@ import hashlib
 import os
 import stat
 import struct
+from typing import Any
 
 import msgspec
 
@@ -31,6 +32,17 @@ class Target(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def name(self) -> str:
         return os.path.basename(self.resolved_path.rstrip("/")) or self.resolved_path
+
+    def record(self) -> dict[str, Any]:
+        """The target as the session tools report it."""
+        return {
+            "path": self.path,
+            "resolved_path": self.resolved_path,
+            "sha256": self.sha256,
+            "size": self.size,
+            "format": self.format,
+            "architecture": self.architecture,
+        }
 
 
 class TargetView(msgspec.Struct, frozen=True, kw_only=True):

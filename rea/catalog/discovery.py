@@ -141,16 +141,7 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     report: dict[str, Any] = {
         "server_identity": identity,
         "settings": session.connection.get("settings", {}),
-        "target": None
-        if target is None
-        else {
-            "path": target.path,
-            "resolved_path": target.resolved_path,
-            "sha256": target.sha256,
-            "size": target.size,
-            "format": target.format,
-            "architecture": target.architecture,
-        },
+        "target": None if target is None else target.record(),
         "analysis_provider_binding": None
         if session.binding is None
         else {

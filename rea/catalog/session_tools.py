@@ -23,14 +23,7 @@ def _open_binary(call: ToolCall) -> dict[str, Any]:
     target = session.require_target()
     assert session.binding is not None
     return {
-        "target": {
-            "path": target.path,
-            "resolved_path": target.resolved_path,
-            "sha256": target.sha256,
-            "size": target.size,
-            "format": target.format,
-            "architecture": target.architecture,
-        },
+        "target": target.record(),
         "analysis_provider_binding": {
             "provider": {
                 "id": session.binding.provider.id,
