@@ -176,7 +176,7 @@ def _run_distributed(
             remediation="pip install distributed (rea's dependency) in the environment that runs rea.",
         ) from None
     try:
-        client = distributed.Client(address, timeout="10s", set_as_default=False)
+        client = distributed.Client(address, timeout="5s", set_as_default=False)
     except (OSError, TimeoutError) as exc:
         raise ReaError(
             "provider_unavailable",
@@ -190,7 +190,7 @@ def _run_distributed(
         }
         remaining = set(futures)
         ctx.signal.on_cancel(lambda: client.cancel(list(remaining)))
-        for fut in distributed.as_completed(list(futures)):
+        for fut in distributed.as_completed(list(futures), loop=client.loop):
             ctx.check("corpus triage")
             remaining.discard(fut)
             item = futures[fut]

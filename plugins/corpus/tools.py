@@ -15,50 +15,58 @@ from rea.evidence import Evidence
 FAMILY = "corpus"
 INDEX = {"type": "string", "minLength": 1, "description": "SQLite index file."}
 CORPUS = {"type": "string", "minLength": 1, "description": "Corpus label in the index."}
-OFFSET = {"type": "integer", "minimum": 0, "default": 0}
-LIMIT = {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50}
+OFFSET = {"type": "integer", "minimum": 0, "default": 0, "description": "Page start."}
+LIMIT = {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50, "description": "Page size."}
 
 
 def obj(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
+def count(description: str, maximum: int, default: int | None = None, minimum: int = 0) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "integer", "minimum": minimum, "maximum": maximum, "description": description}
+    if default is not None:
+        out["default"] = default
+    return out
+
+
 TRIAGE_SCHEMA = obj(
     {
-        "paths": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1,
-                  "description": "Files, folders, archives."},
+        "paths": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "minItems": 1,
+            "description": "Files, folders, archives.",
+        },
         "index": INDEX,
         "corpus": {**CORPUS, "default": "default"},
         "scheduler": {"type": "string", "default": "local", "description": "local, synchronous or tcp://HOST:PORT."},
-        "workers": {"type": "integer", "minimum": 1, "maximum": 512},
+        "workers": count("Local processes.", 512, minimum=1),
         "memory_limit": {"type": "string", "description": "Per worker, e.g. 2GB."},
-        "max_attempts": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
-        "provider": {"type": "string", "default": "native"},
+        "max_attempts": count("Runs per item.", 10, 3, minimum=1),
+        "analysis_provider": {"type": "string", "default": "native", "description": "Provider id or auto."},
         "yara_rules": {"type": "string", "minLength": 1, "description": "YARA rules file."},
-        "integrity_policy": {"type": "string", "enum": ["fail", "record-and-continue"], "default": "fail"},
-        "max_strings": {"type": "integer", "minimum": 0, "maximum": 100000, "default": 2000},
-        "max_procedures": {"type": "integer", "minimum": 0, "maximum": 100000, "default": 5000},
+        "integrity_policy": {"type": "string", "enum": ["fail", "record-and-continue"], "description": "Archives."},
+        "max_strings": count("Kept per binary.", 100_000, 2000),
+        "max_procedures": count("Hashed per binary.", 100_000, 5000),
     },
     ["paths", "index"],
-)  # fmt: skip
+)
 
+QUERIES = ["imports", "strings", "lacks_mitigation", "procedure_hash", "shared_procedures", "libraries", "binaries"]
 QUERY_SCHEMA = obj(
     {
-        "query": {
-            "type": "string",
-            "enum": ["imports", "strings", "lacks_mitigation", "procedure_hash", "shared_procedures", "libraries",
-                     "binaries", "failed"],
-        },
+        "query": {"type": "string", "enum": [*QUERIES, "failed"], "description": "What to find (docs/corpus.md)."},
         "index": INDEX,
         "value": {"type": "string", "description": "Import name, RE2 pattern, mitigation or hash."},
         "regex": {"type": "boolean", "default": False, "description": "value is an RE2 import-name pattern."},
         "corpus": CORPUS,
-        "min_binaries": {"type": "integer", "minimum": 1, "default": 2},
+        "min_binaries": count("shared_procedures: at least.", 1_000_000, 2, minimum=1),
         "offset": OFFSET,
         "limit": LIMIT,
     },
     ["query", "index"],
-)  # fmt: skip
+)
 
 COMPARE_SCHEMA = obj(
     {"index": INDEX, "left": CORPUS, "right": CORPUS, "offset": OFFSET, "limit": LIMIT},

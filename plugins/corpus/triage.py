@@ -13,7 +13,7 @@ import msgspec
 from rea_plugins.corpus import schedule
 from rea_plugins.corpus.analyse import Options
 from rea_plugins.corpus.index import Index
-from rea_plugins.corpus.model import CorpusTriage, FailureRow, TriageCounts
+from rea_plugins.corpus.model import CorpusTriage, FailureRow
 from rea_plugins.corpus.walk import Item, Walk
 
 from rea import __version__
@@ -71,8 +71,9 @@ class Progress:
                 TimeElapsedColumn,
                 TimeRemainingColumn,
             )
+            from rich.progress import Progress as Bar
 
-            self._bar = __import__("rich.progress", fromlist=["Progress"]).Progress(
+            self._bar = Bar(
                 TextColumn("triage"),
                 BarColumn(),
                 MofNCompleteColumn(),
@@ -82,7 +83,6 @@ class Progress:
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
                 console=Console(file=sys.stderr),
-                transient=False,
             )
             self._task = self._bar.add_task("triage", total=total, rate=0.0, failed=0)
             self._bar.start()
@@ -122,12 +122,19 @@ def handle(call: ToolCall) -> Evidence:
     scheduler = schedule.check_scheduler(str(args.get("scheduler", "local")))
     workers = int(args.get("workers") or os.cpu_count() or 1)
     memory_limit = parse_memory(args.get("memory_limit"))
-    provider = str(args.get("provider", "native"))
+    provider = str(args.get("analysis_provider", "native"))
     yara_rules = args.get("yara_rules")
     if provider != "auto" and provider not in call.session.registry.providers:
         raise invalid_request(
             f"no provider {provider!r} is registered",
-            [issue("provider", "invalid_value", "unknown provider", known=sorted(call.session.registry.providers))],
+            [
+                issue(
+                    "analysis_provider",
+                    "invalid_value",
+                    "unknown provider",
+                    known=sorted(call.session.registry.providers),
+                )
+            ],
         )
     for root in roots:
         if not os.path.exists(root):
@@ -256,7 +263,3 @@ def _check_rules(path: str) -> None:
         raise invalid_request(
             f"yara_rules {path} cannot be read: {exc}", [issue("yara_rules", "invalid_value", "unreadable")]
         ) from None
-
-
-def empty_counts() -> TriageCounts:
-    return TriageCounts()
