@@ -528,15 +528,11 @@ class Analysis:
         return out
 
     def list_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        items = self.strings()
-        if params.get("address") is not None:
-            at = self.inn(params["address"])
-            items = [s for s in items if s["_addr"] <= at < s["_addr"] + max(s["byte_length"], 1)]
-        return answers.page("strings", items, params, _public), None
+        at = None if params.get("address") is None else self.inn(params["address"])
+        return answers.list_strings(self.strings(), params, at), None
 
     def search_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        found = answers.search(self.strings(), lambda s: str(s["value"]), params)
-        return answers.page("strings", found, params, _public), None
+        return answers.search_strings(self.strings(), params), None
 
     def names(self) -> list[dict[str, Any]]:
         if ("names", 0) not in self._cache:
@@ -598,7 +594,7 @@ class Analysis:
         if params.get("address") is not None:
             at = self.inn(params["address"])
             items = [n for n in items if n["_addr"] == at]
-        return answers.page("names", items, params, _public), None
+        return answers.page("names", items, params, answers.public), None
 
     def address_name(self, params: dict[str, Any]) -> tuple[Any, Any]:
         at = self.inn(params.get("address"))
@@ -679,10 +675,6 @@ def _region(r: layout.Region, kind: bool = True) -> dict[str, Any]:
         "file_size": r.file_size,
     }
     return {**item, "kind": r.kind} if kind else item
-
-
-def _public(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in item.items() if not k.startswith("_")}
 
 
 def imm_target(insn: Any) -> int | None:

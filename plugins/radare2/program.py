@@ -720,15 +720,11 @@ class Program:
         return out
 
     def list_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        items = self.strings()
-        if params.get("address") is not None:
-            at = answers.parse_address(params["address"])
-            items = [s for s in items if s["_addr"] <= at < s["_addr"] + max(s["byte_length"], 1)]
-        return answers.page("strings", items, params, _public), None
+        at = None if params.get("address") is None else answers.parse_address(params["address"])
+        return answers.list_strings(self.strings(), params, at), None
 
     def search_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        found = answers.search(self.strings(), lambda s: str(s["value"]), params)
-        return answers.page("strings", found, params, _public), None
+        return answers.search_strings(self.strings(), params), None
 
     def names(self) -> list[dict[str, Any]]:
         if self._names is None:
@@ -774,7 +770,7 @@ class Program:
         if params.get("address") is not None:
             at = answers.parse_address(params["address"])
             items = [n for n in items if n["_addr"] == at]
-        return answers.page("names", items, params, _public), None
+        return answers.page("names", items, params, answers.public), None
 
     def address_name(self, params: dict[str, Any]) -> tuple[Any, Any]:
         at = answers.parse_address(params.get("address"))
@@ -809,7 +805,3 @@ def _unreadable(name: str) -> ReaError:
         remediation="Check that the file is an intact ELF, PE or Mach-O binary.",
         details={"reason": "unparseable"},
     )
-
-
-def _public(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in item.items() if not k.startswith("_")}

@@ -103,6 +103,24 @@ def search(items: Sequence[T], text: Callable[[T], str], params: dict[str, Any])
     return [x for x in items if match(text(x))]
 
 
+def public(item: dict[str, Any]) -> dict[str, Any]:
+    """An engine's row without its private (``_``-prefixed) keys."""
+    return {k: v for k, v in item.items() if not k.startswith("_")}
+
+
+def list_strings(strings: list[dict[str, Any]], params: dict[str, Any], at: int | None) -> dict[str, Any]:
+    """``list_strings`` over an engine's string rows (``_addr`` in its own addresses): a page, or with ``at``
+    the string holding that address."""
+    if at is not None:
+        strings = [s for s in strings if s["_addr"] <= at < s["_addr"] + max(s["byte_length"], 1)]
+    return page("strings", strings, params, public)
+
+
+def search_strings(strings: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+    """``search_strings`` over an engine's string rows."""
+    return page("strings", search(strings, lambda s: str(s["value"]), params), params, public)
+
+
 class Answers:
     """Every native operation over one engine's ``Source``; details are cached per procedure."""
 
