@@ -76,6 +76,17 @@ class OperationResult(msgspec.Struct, kw_only=True):
     locations: list[dict[str, Any]] = msgspec.field(default_factory=list)
     confidence: Literal["observed", "derived", "inferred"] = "observed"
 
+    @classmethod
+    def located(cls, normalized: Any, raw: Any = None, limitations: list[str] | None = None) -> OperationResult:
+        """An engine's answer, located at the address it is about (a result with a top-level ``address``)."""
+        address = normalized.get("address") if isinstance(normalized, dict) else None
+        return cls(
+            normalized=normalized,
+            raw=raw,
+            limitations=limitations or [],
+            locations=[{"address": address}] if isinstance(address, str) else [],
+        )
+
 
 class CloseOutcome(msgspec.Struct, frozen=True, kw_only=True):
     """Owned resource kinds that could not be released (empty when cleanup is complete)."""

@@ -93,7 +93,4 @@ class AngrClient(WorkerClient):
                 "link-time base; addresses and generated names in the pseudo code were moved back to "
                 "link time (a number that only looks like an address inside the image moves too)."
             )
-        locations = []
-        if isinstance(normalized, dict) and isinstance(normalized.get("address"), str):
-            locations.append({"address": normalized["address"]})
-        return OperationResult(normalized=normalized, raw=raw, limitations=limitations, locations=locations)
+        return OperationResult.located(normalized, raw, limitations)

@@ -116,15 +116,7 @@ class GhidraClient(WorkerClient):
                 "Ghidra worker (with its own startup).",
             )
         normalized = reply.result()
-        locations = []
-        if isinstance(normalized, dict) and isinstance(normalized.get("address"), str):
-            locations.append({"address": normalized["address"]})
-        return OperationResult(
-            normalized=normalized,
-            raw=reply.raw_result(),
-            limitations=list(_LIMITATIONS.get(operation, [])),
-            locations=locations,
-        )
+        return OperationResult.located(normalized, reply.raw_result(), list(_LIMITATIONS.get(operation, [])))
 
     def _startup(self, ctx: CallContext) -> None:
         t = self.target

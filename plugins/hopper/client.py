@@ -109,11 +109,8 @@ class HopperClient(AnalysisClient):
         except ProtocolViolation as exc:
             self._discard("protocol_violation")
             raise self._violation(operation, exc) from None
-        locations = []
-        if isinstance(normalized, dict) and isinstance(normalized.get("address"), str):
-            locations.append({"address": normalized["address"]})
         limitations = list(_LIMITATIONS.get(operation, [])) + [f"Hopper reported: {d}" for d in self.diagnostics[:5]]
-        return OperationResult(normalized=normalized, raw=raw, limitations=limitations, locations=locations)
+        return OperationResult.located(normalized, raw, limitations)
 
     def _annotations(self, params: dict[str, Any]) -> dict[str, Any]:
         at = queries.parse_address(params.get("address"))

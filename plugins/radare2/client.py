@@ -99,12 +99,4 @@ class Radare2Client(WorkerClient):
             operation, params, ctx, lim.query_ms, operation, announce=operation == "procedure_pseudo_code"
         )
         normalized = reply.result()
-        locations = []
-        if isinstance(normalized, dict) and isinstance(normalized.get("address"), str):
-            locations.append({"address": normalized["address"]})
-        return OperationResult(
-            normalized=normalized,
-            raw=reply.raw_result(),
-            limitations=list(_LIMITATIONS.get(operation, [])),
-            locations=locations,
-        )
+        return OperationResult.located(normalized, reply.raw_result(), list(_LIMITATIONS.get(operation, [])))
