@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from rea_plugins.native.disasm import Insn
 from rea_plugins.native.dispatch import WINDOW, pointer_table
+from rea_plugins.native.model import Region
 from rea_plugins.native.program import Proc, Program, Ref
 from rea_plugins.native.provider import OPERATIONS
 
@@ -166,31 +167,8 @@ class Operations:
 
     def list_segments(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         m = self.p.model
-        rows = [
-            {
-                "name": r.name,
-                "start": hexa(r.start),
-                "end": hexa(r.end),
-                "size": r.size,
-                "permissions": r.perms,
-                "file_offset": r.file_offset,
-                "file_size": r.file_size,
-                "kind": r.kind,
-            }
-            for r in sorted(m.segments, key=lambda r: (r.start, r.name))
-        ]
-        rows += [
-            {
-                "name": r.name,
-                "start": hexa(r.start),
-                "end": hexa(r.end),
-                "size": r.size,
-                "permissions": r.perms,
-                "file_offset": r.file_offset,
-                "file_size": r.file_size,
-                "kind": r.kind,
-            }
-            for r in sorted(m.sections, key=lambda r: (r.start, r.name))
+        rows = [_region(r, kind=True) for r in _ordered(m.segments)] + [
+            _region(r, kind=True) for r in _ordered(m.sections)
         ]
         return self._result({"segments": rows})
 
@@ -592,30 +570,8 @@ class Operations:
 
     def binary_layout(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         m = self.p.model
-        sections = [
-            {
-                "name": r.name,
-                "start": hexa(r.start),
-                "end": hexa(r.end),
-                "size": r.size,
-                "permissions": r.perms,
-                "file_offset": r.file_offset,
-                "file_size": r.file_size,
-            }
-            for r in sorted(m.sections, key=lambda r: (r.start, r.name))
-        ]
-        segments = [
-            {
-                "name": r.name,
-                "start": hexa(r.start),
-                "end": hexa(r.end),
-                "size": r.size,
-                "permissions": r.perms,
-                "file_offset": r.file_offset,
-                "file_size": r.file_size,
-            }
-            for r in sorted(m.segments, key=lambda r: (r.start, r.name))
-        ]
+        sections = [_region(r) for r in _ordered(m.sections)]
+        segments = [_region(r) for r in _ordered(m.segments)]
         body = {
             "format": self.target.format,
             "architecture": m.arch,
@@ -644,3 +600,23 @@ def dispatch(ops: Operations, operation: str, params: dict[str, Any], ctx: CallC
         )
     handler: Callable[[dict[str, Any], CallContext], OperationResult] = getattr(ops, operation)
     return handler(params, ctx)
+
+
+def _ordered(regions: Iterable[Region]) -> list[Region]:
+    return sorted(regions, key=lambda r: (r.start, r.name))
+
+
+def _region(r: Region, kind: bool = False) -> dict[str, Any]:
+    """A segment or section row of list_segments (with its kind) and binary_layout."""
+    row: dict[str, Any] = {
+        "name": r.name,
+        "start": hexa(r.start),
+        "end": hexa(r.end),
+        "size": r.size,
+        "permissions": r.perms,
+        "file_offset": r.file_offset,
+        "file_size": r.file_size,
+    }
+    if kind:
+        row["kind"] = r.kind
+    return row
