@@ -10,31 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rea.operations.relocations import INIT_ARRAYS, METADATA_SECTIONS
+
 # Sections that hold metadata, never the program's own pointers.
-_METADATA = (
-    ".eh_frame",
-    ".gcc_except_table",
-    ".note",
-    ".dyn",
-    ".rela",
-    ".rel.",
-    ".gnu",
-    ".interp",
-    ".hash",
-    ".debug",
-    ".symtab",
-    ".strtab",
-    ".shstrtab",
-    ".comment",
-    ".pdata",
-    ".xdata",
-    ".reloc",
-    ".idata",
-    ".edata",
-    ".tls",
-    ".CRT",
-)
-_ARRAYS = (".init_array", ".fini_array", ".ctors", ".dtors")
 MAX_SCANNED_BYTES = 64 << 20
 
 
@@ -47,7 +25,7 @@ def _word(a: Any, slot: int) -> int | None:
 
 def _data_section(a: Any, sec: Any) -> bool:
     name = str(getattr(sec, "name", "") or "")
-    if sec.is_executable or any(name.startswith(p) for p in _METADATA):
+    if sec.is_executable or any(name.startswith(p) for p in METADATA_SECTIONS):
         return False
     return not getattr(sec, "only_contains_uninitialized_data", False) and name not in a.nobits()
 
@@ -71,7 +49,7 @@ def data_slots(a: Any) -> dict[int, int]:
         keep(slot, _word(a, slot))
     sections = [s for s in a.alloc_sections() if _data_section(a, s)]
     for sec in sections:
-        if str(sec.name) in _ARRAYS:
+        if str(sec.name) in INIT_ARRAYS:
             for slot in range(sec.vaddr, sec.vaddr + sec.memsize - word + 1, word):
                 keep(slot, _word(a, slot))
     if relocated and main.pic:

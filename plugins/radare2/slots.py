@@ -14,37 +14,20 @@ from typing import Any
 
 from rea_plugins.radare2.engine import integer, list_of
 
-from rea.operations.relocations import chained_rebase_target, elf_relocations, pe_base_relocations, relr_slots, words
+from rea.operations.relocations import (
+    INIT_ARRAYS,
+    METADATA_SECTIONS,
+    chained_rebase_target,
+    elf_relocations,
+    pe_base_relocations,
+    relr_slots,
+    words,
+)
 
 # ELF relocation types whose target is base + addend (RELATIVE), and those of a symbol's address.
 _RELATIVE = {62: {8}, 183: {1027}, 40: {23}, 3: {8}}  # x86-64, aarch64, arm, i386
 _SYMBOLIC = {62: {1, 6}, 183: {257, 1025}, 40: {2, 21}, 3: {1, 6}}
 _MACHINES = {"x86_64": 62, "arm64": 183, "arm": 40, "x86": 3}
-_ARRAYS = (".init_array", ".fini_array", ".ctors", ".dtors")
-_METADATA = (
-    ".eh_frame",
-    ".gcc_except_table",
-    ".note",
-    ".dyn",
-    ".rela",
-    ".rel.",
-    ".relr",
-    ".gnu",
-    ".interp",
-    ".hash",
-    ".debug",
-    ".symtab",
-    ".strtab",
-    ".shstrtab",
-    ".comment",
-    ".pdata",
-    ".xdata",
-    ".reloc",
-    ".idata",
-    ".edata",
-    ".tls",
-    ".CRT",
-)
 MAX_TABLE_BYTES = 64 << 20
 
 
@@ -67,7 +50,7 @@ class SlotFinder:
     def _data_regions(self) -> list[Any]:
         out = []
         for r in self.p.sections:
-            if "x" in r.perm or not r.file_size or any(r.name.startswith(m) for m in _METADATA):
+            if "x" in r.perm or not r.file_size or any(r.name.startswith(m) for m in METADATA_SECTIONS):
                 continue
             out.append(r)
         return out
@@ -98,7 +81,7 @@ class SlotFinder:
                 if slot is not None and not r.get("name"):
                     relocated = True
                     keep(slot, self._macho_value(self.read_word(slot)))
-        for name in _ARRAYS:
+        for name in INIT_ARRAYS:
             sec = self._section(name)
             if sec is not None and sec.file_size:
                 data = p.core.read(sec.start, min(sec.size, MAX_TABLE_BYTES))

@@ -9,6 +9,33 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
+# Name prefixes of sections that hold loader and debugger metadata, never the program's own pointers.
+METADATA_SECTIONS = (
+    ".eh_frame",
+    ".gcc_except_table",
+    ".note",
+    ".dyn",
+    ".rela",
+    ".rel.",
+    ".relr",
+    ".gnu",
+    ".interp",
+    ".hash",
+    ".debug",
+    ".symtab",
+    ".strtab",
+    ".shstrtab",
+    ".comment",
+    ".pdata",
+    ".xdata",
+    ".reloc",
+    ".idata",
+    ".edata",
+    ".tls",
+    ".CRT",
+)
+# Constructor and destructor arrays: every word is a code address.
+INIT_ARRAYS = (".init_array", ".fini_array", ".ctors", ".dtors")
 # PE base relocation types that fill a pointer: IMAGE_REL_BASED_HIGHLOW (4 bytes) and DIR64 (8 bytes).
 _PE_WIDTHS = {3: 4, 10: 8}
 
