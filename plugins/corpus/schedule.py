@@ -87,7 +87,8 @@ def _run_dask(
     Callback: Any = importlib.import_module("dask.callbacks").Callback
     dask_processes: Any = importlib.import_module("dask.multiprocessing")
 
-    by_key = {f"rea-corpus-{it.sha256}": it for it in items}
+    # Keys sort in the order given (largest first): Dask runs independent tasks in key order.
+    by_key = {f"rea-corpus-{i:07d}-{it.sha256}": it for i, it in enumerate(items)}
     attempts = dict.fromkeys(by_key, 0)
     pending = list(by_key)
     barren = 0  # rounds in a row whose pool broke before any item ran

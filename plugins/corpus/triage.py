@@ -43,7 +43,7 @@ def parse_memory(value: Any) -> int | None:
         limit = int(parse_bytes(value))
     except (ValueError, TypeError):
         limit = 0
-    if limit < 64 << 20:
+    if limit < 64_000_000:
         raise invalid_request(
             f"memory_limit {value!r} is not a size of at least 64MB",
             [issue("memory_limit", "invalid_value", "expected a size such as 2GB")],

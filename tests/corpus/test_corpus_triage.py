@@ -321,3 +321,34 @@ def test_an_interrupted_run_resumes_from_the_index(tmp_path: Path) -> None:
     counts = json.loads(again.stdout)["normalized_result"]["counts"]
     assert counts["already_indexed"] == before and counts["analysed"] == 30 - before
     assert rows(index, "SELECT COUNT(*), SUM(status = 'done') FROM binaries")[0] == (30, 30)
+
+
+def test_yara_rules_and_the_memory_limit_argument(corpus_build: dict[str, Any], run_tool: Any, tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yar"
+    rules.write_text('rule alpha_marker { strings: $a = "corpus-marker-alpha" condition: $a }\n')
+    index = tmp_path / "yara.db"
+    root = str(corpus_build["root"] / "bin")
+    run_tool(
+        "triage_corpus", {"paths": [root], "index": str(index), "scheduler": "synchronous", "yara_rules": str(rules)}
+    )
+    hits = rows(index, "SELECT q.path, y.rule FROM yara y JOIN paths q USING (sha256)")
+    assert hits == [("alpha", "alpha_marker")]
+    (tmp_path / "bad.yar").write_text("rule {")
+    with pytest.raises(ReaError) as err:
+        run_tool("triage_corpus", {"paths": [root], "index": str(index), "yara_rules": str(tmp_path / "bad.yar")})
+    assert err.value.code == "invalid_request"
+    with pytest.raises(ReaError) as err:
+        run_tool("triage_corpus", {"paths": [root], "index": str(index), "memory_limit": "lots"})
+    assert err.value.code == "invalid_request" and "memory_limit" in err.value.message
+
+
+def test_a_worker_over_its_memory_limit_records_the_item_failed(
+    corpus_build: dict[str, Any], run_tool: Any, tmp_path: Path
+) -> None:
+    index = tmp_path / "memory.db"
+    root = str(corpus_build["root"] / "bin")
+    ev = run_tool("triage_corpus", {"paths": [root], "index": str(index), "workers": 1, "memory_limit": "64MB"})
+    counts = ev["normalized_result"]["counts"]
+    assert counts["analysed"] == 0 and counts["failed"] == counts["binaries"] >= 3
+    for code, message in rows(index, "SELECT error_code, error_message FROM binaries"):
+        assert code and message and "Traceback" not in message
