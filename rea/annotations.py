@@ -28,7 +28,7 @@ import msgspec
 from rea.canonical import canonical_digest, canonical_json
 from rea.context import CallContext
 from rea.errors import IssueReason, ReaError, invalid_request, issue
-from rea.files import open_regular
+from rea.files import fsync_dir, open_regular
 
 SCHEMA_VERSION: Final = 1
 FIELDS: Final = ("name", "comment", "inline_comment", "bookmark", "signature", "notes")
@@ -210,24 +210,24 @@ def from_document(raw: bytes, where: str = "bundle") -> Notebook:
 # -- the store ------------------------------------------------------------------------------------------
 
 
-def _store_error(path: str, exc: OSError, action: str) -> ReaError:
+def _store_error(path: str, exc: OSError, action: str, what: str = "annotation") -> ReaError:
     details = {"path": path, "setting": SETTING}
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return ReaError(
             "access_denied",
-            f"cannot {action} the annotation store at {path}: {exc.strerror}",
+            f"cannot {action} the {what} store at {path}: {exc.strerror}",
             remediation=f"Make the directory writable or point {SETTING} at one that is.",
             details={**details, "boundary": "filesystem-write" if action == "write" else "filesystem-read"},
         )
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return ReaError(
             "resource_constraint",
-            f"no space left writing the annotation store at {path}",
+            f"no space left writing the {what} store at {path}",
             details={**details, "resource": "disk"},
         )
     return ReaError(
         "execution_failure",
-        f"cannot {action} the annotation store at {path}: {exc.strerror or exc}",
+        f"cannot {action} the {what} store at {path}: {exc.strerror or exc}",
         remediation=f"Check the directory, or point {SETTING} at another one.",
         details=details,
     )
@@ -293,38 +293,8 @@ class AnnotationStore:
 
     # -- writing --------------------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def _locked(self, sha256: str, ctx: CallContext | None) -> Iterator[None]:
-        lock_path = self.path(sha256, ".lock")
-        try:
-            os.makedirs(self.root, mode=0o700, exist_ok=True)
-            # A FIFO or device put in the lock's place is refused at once, never waited on.
-            fd = open_regular(lock_path, os.O_RDWR | os.O_CREAT, 0o600, what="the annotation lock")
-        except OSError as exc:
-            raise _store_error(self.root, exc, "write") from None
-        try:
-            deadline = time.monotonic() + LOCK_TIMEOUT_S
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if ctx is not None:
-                        ctx.check("waiting for the annotation store")
-                    if time.monotonic() > deadline:
-                        raise ReaError(
-                            "resource_constraint",
-                            f"another writer held the annotation lock {lock_path} for more than {LOCK_TIMEOUT_S:.0f} s",
-                            remediation="Retry; if it persists, find the process holding the lock.",
-                            details={"resource": "annotation-lock", "path": lock_path},
-                        ) from None
-                    time.sleep(0.005)
-            try:
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+    def _locked(self, sha256: str, ctx: CallContext | None) -> contextlib.AbstractContextManager[None]:
+        return exclusive(self.root, self.path(sha256, ".lock"), ctx)
 
     def update(
         self, sha256: str, change: Callable[[dict[str, Note]], None], ctx: CallContext | None = None
@@ -346,24 +316,8 @@ class AnnotationStore:
             return nb
 
     def _publish(self, nb: Notebook) -> None:
-        path = self.path(nb.sha256)
         data = canonical_json(_Document(schema_version=SCHEMA_VERSION, sha256=nb.sha256, addresses=nb.addresses))
-        staging = None
-        try:
-            fd, staging = tempfile.mkstemp(dir=self.root, prefix=f".{nb.sha256[:16]}-", suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data + b"\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(staging, path)
-            staging = None
-            _fsync_dir(self.root)
-        except OSError as exc:
-            raise _store_error(self.root, exc, "write") from None
-        finally:
-            if staging is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(staging)
+        publish(self.root, self.path(nb.sha256), data + b"\n", prefix=f".{nb.sha256[:16]}-")
 
     def set_fields(
         self, sha256: str, changes: dict[str, dict[str, str | None]], ctx: CallContext | None = None
@@ -423,17 +377,58 @@ class AnnotationStore:
         }
 
 
-def _fsync_dir(directory: str) -> None:
+@contextlib.contextmanager
+def exclusive(root: str, lock_path: str, ctx: CallContext | None, what: str = "annotation") -> Iterator[None]:
+    """Hold the exclusive ``flock`` of ``lock_path`` (created in ``root``) for the block; waits are cancellable."""
     try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
+        os.makedirs(root, mode=0o700, exist_ok=True)
+        # A FIFO or device put in the lock's place is refused at once, never waited on.
+        fd = open_regular(lock_path, os.O_RDWR | os.O_CREAT, 0o600, what=f"the {what} lock")
+    except OSError as exc:
+        raise _store_error(root, exc, "write", what) from None
     try:
-        os.fsync(fd)
-    except OSError:  # some filesystems refuse fsync on a directory; the rename is still atomic
-        pass
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if ctx is not None:
+                    ctx.check(f"waiting for the {what} store")
+                if time.monotonic() > deadline:
+                    raise ReaError(
+                        "resource_constraint",
+                        f"another writer held the {what} lock {lock_path} for more than {LOCK_TIMEOUT_S:.0f} s",
+                        remediation="Retry; if it persists, find the process holding the lock.",
+                        details={"resource": f"{what}-lock", "path": lock_path},
+                    ) from None
+                time.sleep(0.005)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def publish(root: str, path: str, data: bytes, prefix: str, what: str = "annotation") -> None:
+    """Write ``data`` to a staging file in ``root``, fsync it and rename it over ``path`` (never a partial file)."""
+    staging = None
+    try:
+        fd, staging = tempfile.mkstemp(dir=root, prefix=prefix, suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(staging, path)
+        staging = None
+        fsync_dir(root)
+    except OSError as exc:
+        raise _store_error(root, exc, "write", what) from None
+    finally:
+        if staging is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(staging)
 
 
 def default_store() -> AnnotationStore:

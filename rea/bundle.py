@@ -14,6 +14,7 @@ import msgspec
 
 from rea import annotations as ann_mod
 from rea import evidence as ev_mod
+from rea import unknowns as unk_mod
 from rea.annotations import Notebook
 from rea.canonical import canonical_digest, canonical_json
 from rea.context import CallContext
@@ -22,6 +23,7 @@ from rea.evidence import Evidence, ProviderIdentity
 from rea.files import file_kind, fsync_dir, open_regular
 from rea.process import leftovers
 from rea.target import read_error
+from rea.unknowns import Registry as Unknowns
 
 BUNDLE_VERSION: Final = 2
 # Import budget: a bundle is materialized whole, so its size bounds the memory it may take.
@@ -52,6 +54,9 @@ class _BundleFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     # The analyst's annotations of the bundle's artifacts (absent in bundles without any).
     annotations: list[msgspec.Raw] | None = None
     annotations_digest: str | None = None
+    # The residual unknowns of the bundle's artifacts (absent in bundles without any).
+    unknowns: list[msgspec.Raw] | None = None
+    unknowns_digest: str | None = None
 
 
 class Bundle(msgspec.Struct, frozen=True, kw_only=True):
@@ -59,6 +64,7 @@ class Bundle(msgspec.Struct, frozen=True, kw_only=True):
 
     records: list[Evidence]
     annotations: list[Notebook]
+    unknowns: list[Unknowns] = []
 
 
 class Manifest(msgspec.Struct, frozen=True, kw_only=True):
@@ -109,6 +115,24 @@ def kept_annotations(records: list[Evidence], notebooks: Iterable[Notebook]) -> 
     return sorted((nb for nb in notebooks if nb.addresses and nb.sha256 in described), key=lambda nb: nb.sha256)
 
 
+def unknowns_digest(registries: list[Unknowns]) -> str:
+    """Commits to which targets' unknowns a bundle carries, at which revision."""
+    return canonical_digest([{"sha256": u.sha256, "revision": u.revision} for u in registries])
+
+
+def kept_unknowns(records: list[Evidence], registries: Iterable[Unknowns]) -> list[Unknowns]:
+    """The non-empty unknowns registries of artifacts the records describe, sorted by target."""
+    described = {r.subject.digest.sha256 for r in records if r.subject is not None}
+    return sorted((u for u in registries if u.unknowns and u.sha256 in described), key=lambda u: u.sha256)
+
+
+def _tail(registries: list[Unknowns]) -> dict[str, Any]:
+    """The members that sort after "records": the unknowns, when there are any."""
+    if not registries:
+        return {}
+    return {"unknowns": [u.document() for u in registries], "unknowns_digest": unknowns_digest(registries)}
+
+
 def _header(m: Manifest, notebooks: list[Notebook]) -> dict[str, Any]:
     head: dict[str, Any] = {
         "bundle_version": BUNDLE_VERSION,
@@ -124,16 +148,22 @@ def _header(m: Manifest, notebooks: list[Notebook]) -> dict[str, Any]:
     return head
 
 
-def bundle_dict(records: Iterable[Evidence], notebooks: Iterable[Notebook] = ()) -> dict[str, Any]:
+def bundle_dict(
+    records: Iterable[Evidence], notebooks: Iterable[Notebook] = (), unknowns: Iterable[Unknowns] = ()
+) -> dict[str, Any]:
     """The complete bundle as JSON-ready builtins."""
     recs = sorted_records(records)
     out: dict[str, Any] = msgspec.to_builtins(_header(manifest(recs), kept_annotations(recs, notebooks)))
     out["records"] = [ev_mod.to_builtins(r) for r in recs]
+    out.update(_tail(kept_unknowns(recs, unknowns)))
     return out
 
 
 def canonical_chunks(
-    records: Iterable[Evidence], ctx: CallContext | None = None, notebooks: Iterable[Notebook] = ()
+    records: Iterable[Evidence],
+    ctx: CallContext | None = None,
+    notebooks: Iterable[Notebook] = (),
+    unknowns: Iterable[Unknowns] = (),
 ) -> Iterator[bytes]:
     """The bundle's RFC 8785 bytes, one record at a time; ``ctx`` is checked between records."""
     recs = sorted_records(records)
@@ -145,7 +175,9 @@ def canonical_chunks(
             ctx.check("export_evidence_bundle")
             ctx.progress(f"export: {i} of {len(recs)} records written")
         yield (b"," if i else b"") + canonical_json(rec)
-    yield b"]}"
+    tail = _tail(kept_unknowns(recs, unknowns))
+    # "unknowns" sorts after "records": appended after it, so a bundle without any keeps its earlier bytes.
+    yield b"]" + (b"," + canonical_json(tail)[1:] if tail else b"}")
 
 
 # -- summary projection -----------------------------------------------------------------
@@ -229,12 +261,16 @@ def check_detail(args: dict[str, Any]) -> tuple[str, dict[str, str]]:
 
 
 def project(
-    records: Iterable[Evidence], detail: str, filters: dict[str, str], notebooks: Iterable[Notebook] = ()
+    records: Iterable[Evidence],
+    detail: str,
+    filters: dict[str, str],
+    notebooks: Iterable[Notebook] = (),
+    unknowns: Iterable[Unknowns] = (),
 ) -> dict[str, Any]:
     """The complete bundle, or its summary projection restricted by exact ``filters``."""
     recs = sorted_records(records)
     if detail != "summary":
-        return bundle_dict(recs, notebooks)
+        return bundle_dict(recs, notebooks, unknowns)
     summaries = [summary_record(r) for r in recs]
     matched = [s for s in summaries if _matches(s, filters)]
     m = manifest(recs)
@@ -251,6 +287,11 @@ def project(
     if kept:
         out["annotations"] = [
             {"sha256": nb.sha256, "revision": nb.revision, "address_count": len(nb.addresses)} for nb in kept
+        ]
+    kept_unk = kept_unknowns(recs, unknowns)
+    if kept_unk:
+        out["unknowns"] = [
+            {"sha256": u.sha256, "revision": u.revision, "unknown_count": len(u.unknowns)} for u in kept_unk
         ]
     return out
 
@@ -315,7 +356,13 @@ def _require_regular_or_absent(dest: str, named: str | None = None) -> None:
 
 
 def export(
-    records: Iterable[Evidence], path: str, *, overwrite: bool, ctx: CallContext, notebooks: Iterable[Notebook] = ()
+    records: Iterable[Evidence],
+    path: str,
+    *,
+    overwrite: bool,
+    ctx: CallContext,
+    notebooks: Iterable[Notebook] = (),
+    unknowns: Iterable[Unknowns] = (),
 ) -> dict[str, Any]:
     """Stream the canonical bundle to a staging file beside ``path`` and publish it atomically."""
     dest = os.path.abspath(path)
@@ -337,6 +384,7 @@ def export(
         )
     recs = sorted_records(records)
     kept = kept_annotations(recs, notebooks)
+    kept_unk = kept_unknowns(recs, unknowns)
     # Named before it exists and noted with this process as its owner: a start after a kill removes it.
     staging = os.path.join(directory, f"{_STAGING_PREFIX}{secrets.token_hex(8)}.json.tmp")
     with leftovers.staging_noted(staging, _STAGING_PREFIX):
@@ -350,7 +398,7 @@ def export(
             # Created 0600; publish with the mode an ordinary open() would have given it.
             os.fchmod(fd, _replaced_mode(dest) if overwrite else 0o666 & ~_UMASK)
             with os.fdopen(fd, "wb") as fh:
-                for chunk in canonical_chunks(recs, ctx, kept):
+                for chunk in canonical_chunks(recs, ctx, kept, kept_unk):
                     fh.write(chunk)
                     digest.update(chunk)
                     size += len(chunk)
@@ -393,6 +441,7 @@ def export(
         "record_ids_digest": m.record_ids_digest,
         "bundle_version": BUNDLE_VERSION,
         "annotated_targets": [nb.sha256 for nb in kept],
+        "unknowns_targets": [u.sha256 for u in kept_unk],
     }
 
 
@@ -601,7 +650,40 @@ def parse_bundle(
         raise _integrity(f"bundle {path} records are not sorted by evidence_id", path=path, reason="unsorted_records")
     m = manifest(records)
     _check_manifest(doc, m, path)
-    return Bundle(records=records, annotations=_parse_annotations(doc, m, path))
+    return Bundle(records=records, annotations=_parse_annotations(doc, m, path), unknowns=_parse_unknowns(doc, m, path))
+
+
+def _parse_unknowns(doc: _BundleFile, m: Manifest, path: str) -> list[Unknowns]:
+    if doc.unknowns is None:
+        if doc.unknowns_digest is not None:
+            raise _integrity(
+                f"bundle {path} declares unknowns it does not carry",
+                path=path,
+                field="unknowns_digest",
+                reason="manifest_mismatch",
+            )
+        return []
+    described = {a.sha256 for a in m.artifacts}
+    registries = [
+        unk_mod.from_document(bytes(raw), where=f"bundle {path} unknowns {i}") for i, raw in enumerate(doc.unknowns)
+    ]
+    for reg in registries:
+        if reg.sha256 not in described:
+            raise _integrity(
+                f"bundle {path} carries unknowns of {reg.sha256}, an artifact none of its records describes",
+                path=path,
+                sha256=reg.sha256,
+                reason="unknowns_without_artifact",
+            )
+    shas = [u.sha256 for u in registries]
+    if shas != sorted(set(shas)) or doc.unknowns_digest != unknowns_digest(registries):
+        raise _integrity(
+            f"bundle {path} manifest field unknowns_digest does not match its unknowns",
+            path=path,
+            field="unknowns_digest",
+            reason="manifest_mismatch",
+        )
+    return registries
 
 
 def _parse_annotations(doc: _BundleFile, m: Manifest, path: str) -> list[Notebook]:

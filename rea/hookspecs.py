@@ -10,6 +10,7 @@ import pluggy
 if TYPE_CHECKING:
     from rea.catalog.projection import Projection
     from rea.catalog.prompt import PromptDef
+    from rea.catalog.resource import ResourceSpec
     from rea.catalog.tool import ToolDef
     from rea.config import SettingSpec
     from rea.providers import AnalysisProvider
@@ -73,6 +74,18 @@ def rea_register_prompts(register: Callable[[PromptDef], None]) -> None:
     :param register: call once per prompt; a duplicate prompt name is a registry error.
 
     .. versionadded:: 0.2
+    """
+
+
+@hookspec
+def rea_register_resources(register: Callable[[ResourceSpec], None]) -> None:
+    """Contribute MCP resources: ``ResourceDef`` (a fixed URI) or ``ResourceTemplateDef`` (a URI template) values.
+
+    The server answers ``resources/list``, ``resources/templates/list`` and ``resources/read`` from them.
+
+    :param register: call once per resource; a duplicate URI or URI template is a registry error.
+
+    .. versionadded:: 0.3
     """
 
 

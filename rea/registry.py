@@ -16,6 +16,7 @@ import pluggy
 from rea import hookspecs
 from rea.catalog.projection import Projection
 from rea.catalog.prompt import PromptDef
+from rea.catalog.resource import ResourceSpec
 from rea.catalog.tool import ToolDef
 from rea.config import SettingSpec
 from rea.errors import ReaError
@@ -76,6 +77,8 @@ class Registry:
         self.tools: dict[str, ToolDef] = {}
         self.settings: dict[str, SettingSpec] = {}
         self.prompts: dict[str, PromptDef] = {}
+        # Keyed by URI (fixed resources) or URI template.
+        self.resources: dict[str, ResourceSpec] = {}
         self.owner: dict[tuple[str, str], str] = {}
 
     def provider(self, provider_id: str) -> AnalysisProvider | None:
@@ -190,6 +193,7 @@ def _collect(reg: Registry) -> None:
         ("rea_register_tools", "tool", ToolDef, reg.tools, lambda t: t.name),
         ("rea_register_settings", "setting", SettingSpec, reg.settings, lambda s: s.name),
         ("rea_register_prompts", "prompt", PromptDef, reg.prompts, lambda p: p.name),
+        ("rea_register_resources", "resource", ResourceSpec, reg.resources, lambda r: r.key),
     ]
     for hook_name, label, kind, table, key_of in kinds:
         for plugin_name, staged in _call_each(reg, hook_name):

@@ -12,6 +12,8 @@ from rea.catalog.schemas import EVIDENCE_RECORD, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.evidence import Evidence
 from rea.operations.shapes import AnalysisView
+from rea.unknowns import Registry as Unknowns
+from rea.unknowns import UnknownStore
 
 EV_ID_PATTERN = "^ev_[0-9a-f]{64}$"
 
@@ -65,10 +67,16 @@ def _notebooks(call: ToolCall, records: list[Evidence]) -> list[Notebook]:
     return [call.session.annotations.load(sha) for sha in targets]
 
 
+def _unknowns(call: ToolCall, records: list[Evidence]) -> list[Unknowns]:
+    """The residual unknowns of every artifact the records describe (they travel with the records too)."""
+    store = UnknownStore(call.session.annotations.root)
+    return [store.load(sha) for sha in sorted({r.subject.digest.sha256 for r in records if r.subject is not None})]
+
+
 def _get_evidence_bundle(call: ToolCall) -> dict[str, Any]:
     detail, filters = bundle.check_detail(call.args)
     records = list(call.session.ledger)
-    return bundle.project(records, detail, filters, _notebooks(call, records))
+    return bundle.project(records, detail, filters, _notebooks(call, records), _unknowns(call, records))
 
 
 def _export_evidence_bundle(call: ToolCall) -> dict[str, Any]:
@@ -79,6 +87,7 @@ def _export_evidence_bundle(call: ToolCall) -> dict[str, Any]:
         overwrite=bool(call.args.get("overwrite", False)),
         ctx=call.ctx,
         notebooks=_notebooks(call, records),
+        unknowns=_unknowns(call, records),
     )
 
 
@@ -89,12 +98,15 @@ def _import_evidence_bundle(call: ToolCall) -> dict[str, Any]:
     call.ctx.check("import_evidence_bundle")
     # Annotations merge into the store first: a failed write leaves the ledger untouched.
     merged = [call.session.annotations.merge(nb, call.ctx) for nb in loaded.annotations]
+    store = UnknownStore(call.session.annotations.root)
+    unknowns = [store.merge(reg, call.ctx) for reg in loaded.unknowns]
     ledger = call.session.ledger
     new = sum(1 for r in records if ledger.get(r.evidence_id) is None)
     ledger.record_all(records)
     m = bundle.manifest(records)
     return {
         "annotations": merged,
+        "unknowns": unknowns,
         "path": path,
         "record_count": m.record_count,
         "added_count": new,
@@ -109,7 +121,7 @@ def inspect_evidence_bundle(args: dict[str, Any], ctx: Any = None) -> dict[str, 
     """Validate a bundle file and return it whole or as its summary projection; touches no ledger."""
     detail, filters = bundle.check_detail(args)
     loaded = bundle.load_bundle(args["path"], ctx=ctx)
-    out = bundle.project(loaded.records, detail, filters, loaded.annotations)
+    out = bundle.project(loaded.records, detail, filters, loaded.annotations, loaded.unknowns)
     out["path"] = args["path"]
     return out
 

@@ -23,6 +23,7 @@ from rea.annotations import AnnotationStore
 from rea.budget import encode_result, error_size, known_oversize, success_size, transport_error
 from rea.catalog.document import advertised_description, advertised_input_schema, output_schema
 from rea.catalog.invoke import ToolResult, invoke
+from rea.catalog.resource import ResourceDef, ResourceTemplateDef
 from rea.config import Settings
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
@@ -81,7 +82,7 @@ class ReaServer:
             registry, settings.input_schema_profile, settings.result_presentation, settings.toolsets
         )
         self.max_request_bytes = max_request_bytes(settings)
-        # Only prompts whose every tool is registered; no resources, so none is advertised.
+        # Only prompts whose every tool is registered.
         self.prompts = {
             name: p for name, p in sorted(registry.prompts.items()) if all(t in registry.tools for t in p.tools)
         }
@@ -95,6 +96,10 @@ class ReaServer:
             on_call_tool=self._call_tool,
             on_list_prompts=self._list_prompts if has_prompts else None,
             on_get_prompt=self._get_prompt if has_prompts else None,
+            # Always answered (an empty list when no plugin contributes one): "method not found" reads as a failure.
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource,
         )
 
     @asynccontextmanager
@@ -158,6 +163,60 @@ class ReaServer:
         return types.GetPromptResult(
             description=prompt.description,
             messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))],
+        )
+
+    async def _list_resources(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(uri=r.uri, name=r.name, title=r.title, description=r.description, mime_type=r.mime_type)
+                for r in sorted(self.registry.resources.values(), key=lambda r: r.key)
+                if isinstance(r, ResourceDef)
+            ]
+        )
+
+    async def _list_resource_templates(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=r.uri_template,
+                    name=r.name,
+                    title=r.title,
+                    description=r.description,
+                    mime_type=r.mime_type,
+                )
+                for r in sorted(self.registry.resources.values(), key=lambda r: r.key)
+                if isinstance(r, ResourceTemplateDef)
+            ]
+        )
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        from mcp.shared.exceptions import MCPError
+
+        session: Session = ctx.lifespan_context["session"]
+        uri = str(params.uri)
+        # Fixed URIs first, then templates: rea://unknowns/active is never read as a template's variable.
+        ordered = sorted(self.registry.resources.values(), key=lambda r: (isinstance(r, ResourceTemplateDef), r.key))
+        for resource in ordered:
+            variables = resource.match(uri)  # type: ignore[attr-defined]
+            if variables is None:
+                continue
+            try:
+                text = await anyio.to_thread.run_sync(resource.reader, session, variables)
+            except ReaError as err:
+                raise MCPError(types.INVALID_PARAMS, err.message, {"error": err.projection_dict()}) from None
+            return types.ReadResourceResult(
+                contents=[types.TextResourceContents(uri=uri, mime_type=resource.mime_type, text=text)]
+            )
+        raise MCPError(
+            types.INVALID_PARAMS,
+            f"no resource at {uri!r}",
+            {"uri": uri, "templates": sorted(self.registry.resources)},
         )
 
     def _note_connection(self, ctx: ServerRequestContext[dict[str, Any]], session: Session) -> None:

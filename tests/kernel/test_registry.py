@@ -127,6 +127,7 @@ def test_every_hookspec_is_documented_and_prefixed() -> None:
         "rea_register_tools",
         "rea_register_settings",
         "rea_register_prompts",
+        "rea_register_resources",
         "rea_select_unpacker",
         "rea_target_views",
     }

@@ -1,0 +1,63 @@
+"""The investigation plugin: an investigation's memory (residual unknowns), reconstruction ledgers and coverage,
+and findings across versions. Pure Evidence logic: no engine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rea_plugins.investigation.prompts import PROMPTS
+from rea_plugins.investigation.tools import TOOLS
+
+from rea import hookimpl
+from rea.catalog.prompt import PromptDef
+from rea.catalog.resource import ResourceDef, ResourceSpec, ResourceTemplateDef
+from rea.catalog.tool import ToolDef
+from rea.session import Session
+
+
+def _active(session: Session, variables: dict[str, str]) -> str:
+    from rea_plugins.investigation import registry_tools
+
+    return registry_tools.read_active(session, variables)
+
+
+def _one(session: Session, variables: dict[str, str]) -> str:
+    from rea_plugins.investigation import registry_tools
+
+    return registry_tools.read_unknown(session, variables)
+
+
+RESOURCES = (
+    ResourceDef(
+        uri="rea://unknowns/active",
+        name="active_unknowns",
+        title="Active residual unknowns",
+        description="Unresolved unknown heads of the open target (every target's when none is open).",
+        reader=_active,
+    ),
+    ResourceTemplateDef(
+        uri_template="rea://unknown/{unknown_id}",
+        name="unknown",
+        title="One residual unknown",
+        description="An unknown's whole revision history, oldest first.",
+        reader=_one,
+    ),
+)
+
+
+@hookimpl
+def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
+    for tool in TOOLS:
+        register(tool)
+
+
+@hookimpl
+def rea_register_prompts(register: Callable[[PromptDef], None]) -> None:
+    for prompt in PROMPTS:
+        register(prompt)
+
+
+@hookimpl
+def rea_register_resources(register: Callable[[ResourceSpec], None]) -> None:
+    for resource in RESOURCES:
+        register(resource)
