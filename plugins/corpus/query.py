@@ -68,15 +68,15 @@ def _binaries_page(
     total = index.db.execute(f"SELECT COUNT(DISTINCT b.sha256) {base}", params + cp).fetchone()[0]
     if detail:
         col = {"imports": "d.name", "strings": "d.value", "needed": "d.library"}[detail]
-        sql = (
-            f"SELECT b.sha256, group_concat(DISTINCT {col}) {base} GROUP BY b.sha256 ORDER BY b.sha256 LIMIT ? OFFSET ?"
-        )
+        # Joined with the unit separator: names and strings may hold commas.
+        grouped = f"group_concat({col}, char(31))"
+        sql = f"SELECT b.sha256, {grouped} {base} GROUP BY b.sha256 ORDER BY b.sha256 LIMIT ? OFFSET ?"
     else:
         sql = f"SELECT b.sha256, NULL {base} ORDER BY b.sha256 LIMIT ? OFFSET ?"
     rows = index.db.execute(sql, [*params, *cp, limit, offset]).fetchall()
     refs = _refs(index, [r[0] for r in rows], corpus)
     matches = [
-        Match(binary=refs[sha], matched=sorted(set(str(hit).split(",")))[:20] if hit else []) for sha, hit in rows
+        Match(binary=refs[sha], matched=sorted(set(str(hit).split("\x1f")))[:20] if hit else []) for sha, hit in rows
     ]
     return total, matches
 
@@ -224,10 +224,8 @@ def compare(index: Index, args: dict[str, Any]) -> CorpusComparison:
     counts = {k: sum(1 for r in rows if r[1] == k) for k in ("added", "removed", "changed")}
     counts["unchanged"] = len(set(left) & set(right)) - counts["changed"]
     page = rows[offset : offset + limit]
-    shas = [s for _, _, ls, rs in page for s in (ls, rs) if s]
     left_refs = _refs(index, [s for _, _, s, _ in page if s], left_name)
     right_refs = _refs(index, [s for _, _, _, s in page if s], right_name)
-    del shas
     changes = []
     for path, kind, ls, rs in page:
         procs: list[ProcedureChange] = []
