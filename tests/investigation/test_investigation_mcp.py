@@ -126,3 +126,74 @@ def test_the_cli_records_lists_and_rejects(stripped: str, tmp_path: Path) -> Non
     )
     assert stale.returncode != 0 and "revision_conflict" in stale.stdout + stale.stderr
     assert "Traceback" not in stale.stderr
+
+
+def test_reconstruction_and_version_tools_through_the_sdk_client_and_cli(tmp_path: Path) -> None:
+    from tests.investigation.test_reconstruction import CHECK, DIFF, LEAF, MAIN, PARSE, RUN, SAME, UNSURE, export
+
+    bundle = export(tmp_path / "r.json", [MAIN, PARSE, CHECK, LEAF, RUN, SAME, DIFF, UNSURE])
+    other = export(tmp_path / "o.json", [MAIN, RUN])
+    env = {"REA_ANNOTATIONS_DIR": str(tmp_path / "store")}
+
+    def ref(ev: Any) -> dict[str, str]:
+        return {"kind": "retained-evidence", "evidence_id": ev.evidence_id}
+
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("build_reconstruction_obligation_ledger", {"evidence_bundle": {"path": bundle}, "page": {"limit": 2}}),
+        ("evaluate_reconstruction_coverage", {"evidence_bundle": {"path": bundle}}),
+        (
+            "verify_reconstruction",
+            {
+                "specification": {
+                    "evidence_bundle": {"path": bundle},
+                    "claims": [{"claim_id": "m", "kind": "structural", "evidence_ids": [MAIN.evidence_id]}],
+                }
+            },
+        ),
+        (
+            "build_call_path",
+            {"functions": [ref(MAIN), ref(PARSE), ref(LEAF)], "start": {"name": "main"}, "goal": {"name": "leaf"}},
+        ),
+        ("compare_bundles", {"left_bundle_path": other, "right_bundle_path": bundle}),
+        ("find_changed_behavior", {"comparisons": [ref(SAME), ref(DIFF)]}),
+        (
+            "correlate_static_and_runtime",
+            {
+                "static_comparisons": [ref(SAME)],
+                "runtime_comparisons": [ref(DIFF)],
+                "mappings": [
+                    {
+                        "hypothesis_id": "h",
+                        "static_evidence_id": SAME.evidence_id,
+                        "runtime_evidence_id": DIFF.evidence_id,
+                    }
+                ],
+            },
+        ),
+    ]
+
+    async def main() -> None:
+        async with connect(**env) as client:
+            _ok(await client.call_tool("import_evidence_bundle", {"path": bundle}))
+            for name, args in calls:
+                out = _ok(await client.call_tool(name, args))
+                assert out, name
+            bad = _error(await client.call_tool("build_reconstruction_obligation_ledger", {"evidence_bundle": {}}))
+            assert bad["code"] == "invalid_request"
+            missing = _error(
+                await client.call_tool(
+                    "compare_bundles", {"left_bundle_path": "/nope.json", "right_bundle_path": bundle}
+                )
+            )
+            assert missing["code"] in ("invalid_request", "target_unavailable")
+
+    anyio.run(main)
+    cli = _cli(
+        "build-reconstruction-obligation-ledger", "--evidence-bundle", json.dumps({"path": bundle}), "--json", env=env
+    )
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert json.loads(cli.stdout)["normalized_result"]["obligations"]["total"] == 5
+    cov = _cli("evaluate-reconstruction-coverage", "--evidence-bundle", json.dumps({"path": bundle}), "--json", env=env)
+    assert cov.returncode == 0 and json.loads(cov.stdout)["counts"]["uncovered"] == 2
+    cmp = _cli("compare-bundles", "--left-bundle-path", other, "--right-bundle-path", bundle, "--json", env=env)
+    assert cmp.returncode == 0, cmp.stdout + cmp.stderr

@@ -148,3 +148,27 @@ def test_a_cancelled_update_publishes_nothing(session: Session, store_dir: Path)
     assert info.value.code == "cancelled"
     assert result_of(session, "list_unknowns", {})["heads"]["items"][0]["revision"] == 1
     assert not [p for p in os.listdir(store_dir) if p.endswith(".tmp")]
+
+
+def test_two_writer_processes_never_lose_an_update(tmp_path: Path) -> None:
+    """Two processes each add 25 unknowns to one target at the same time: all 50 are kept."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from rea.unknowns import UnknownStore, UnknownRevision, new_id, sealed\n"
+        "store = UnknownStore(sys.argv[1]); sha = 'e' * 64\n"
+        "for i in range(25):\n"
+        "    uid = new_id(sha)\n"
+        "    rev = sealed(UnknownRevision(unknown_id=uid, revision=1, target_sha256=sha, domain='d',\n"
+        "        question=f'q{i}', severity='low', status='open', required_authority='shipped-artifact',\n"
+        "        required_confidence='observed',\n"
+        "        required_environment=None, recommended_probes=[], relationships=[], supporting_evidence_ids=[],\n"
+        "        contradicting_evidence_ids=[], resolution=None, previous_digest=None, digest=''))\n"
+        "    store.update(sha, lambda h, uid=uid, rev=rev: h.__setitem__(uid, [rev]))\n"
+    )
+    root = str(tmp_path / "store")
+    procs = [subprocess.Popen([sys.executable, "-c", script, root]) for _ in range(2)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    assert len(UnknownStore(root).load("e" * 64).unknowns) == 50
