@@ -1,17 +1,22 @@
-"""A session: the open target, its provider binding, the analysis run and the Evidence ledger."""
+"""A session: its open targets (each with a provider binding and an analysis run), the active one, the ledger."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import re
 import threading
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
 from rea import evidence as ev_mod
 from rea.annotations import AnnotationStore, default_store
+from rea.config import integer_setting
 from rea.context import CallContext, CancelSignal
-from rea.errors import ReaError
+from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import AnalysisProfile, Authority, Evidence, ProviderIdentity, Subject
 from rea.ledger import Ledger
 from rea.providers import AnalysisClient, AnalysisProvider, OperationResult
@@ -30,23 +35,54 @@ class Binding(msgspec.Struct, frozen=True, kw_only=True):
     usable_candidates: tuple[str, ...] = ()
 
 
+class OpenTarget:
+    """One open target of a session: its binding, run, provider client and the lock its operations take."""
+
+    def __init__(self, target_id: str, alias: str | None) -> None:
+        self.target_id = target_id
+        self.alias = alias
+        self.target: Target | None = None
+        self.binding: Binding | None = None
+        self.run_id: str | None = None
+        self.client: AnalysisClient | None = None
+        self.provider: AnalysisProvider | None = None
+        # Provider clients need not be thread-safe: operations on one target run one at a time.
+        self.exec_lock = threading.Lock()
+        # Signals of provider operations in flight: closing cancels them before it drains.
+        self.active: set[CancelSignal] = set()
+
+    def describe(self) -> dict[str, Any]:
+        """The target as binary_session lists it."""
+        binding = self.binding
+        return {
+            "target_id": self.target_id,
+            "alias": self.alias,
+            "target": None if self.target is None else self.target.record(),
+            "provider_id": None if binding is None else binding.provider.id,
+            "run_id": self.run_id,
+        }
+
+
+MAX_OPEN_TARGETS = integer_setting(
+    "REA_MAX_OPEN_TARGETS", 1, 1024, 16, "targets", "Most targets one session keeps open at once."
+)
+ALIAS_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
+_TARGET_ID = re.compile(r"^t[0-9]+$")
+
+
 class Session:
-    """One per MCP connection or CLI invocation."""
+    """One per MCP connection or CLI invocation: open targets (one of them active), the ledger, the lineage."""
 
     def __init__(self, registry: Registry, annotations: AnnotationStore | None = None) -> None:
         self.registry = registry
         self._annotations = annotations
         self.ledger = Ledger()
-        self.target: Target | None = None
-        self.binding: Binding | None = None
-        self.run_id: str | None = None
-        self._client: AnalysisClient | None = None
-        self._provider: AnalysisProvider | None = None
+        self._targets: dict[str, OpenTarget] = {}
+        self._active_id: str | None = None
+        self._opened = 0
+        # The target a call named (``target``), for the duration of that call; else the active one.
+        self._selected: contextvars.ContextVar[OpenTarget | None] = contextvars.ContextVar("rea_target", default=None)
         self._lock = threading.RLock()
-        # Provider clients need not be thread-safe: operations on one session run one at a time.
-        self._exec_lock = threading.Lock()
-        # Signals of provider operations in flight: close_binary cancels them before it drains.
-        self._active: set[CancelSignal] = set()
         self.lineage: list[dict[str, Any]] = []
         # Tools read and write per-session state of their family here (e.g. a navigation cursor).
         self.state: dict[str, Any] = {}
@@ -66,10 +102,85 @@ class Session:
     def annotations(self, store: AnnotationStore) -> None:
         self._annotations = store
 
+    # -- the current target ---------------------------------------------------------------
+
+    def _current(self) -> OpenTarget | None:
+        chosen = self._selected.get()
+        if chosen is not None:
+            return chosen
+        return self._targets.get(self._active_id) if self._active_id is not None else None
+
+    @property
+    def target(self) -> Target | None:
+        current = self._current()
+        return None if current is None else current.target
+
+    @property
+    def binding(self) -> Binding | None:
+        current = self._current()
+        return None if current is None else current.binding
+
+    @property
+    def run_id(self) -> str | None:
+        current = self._current()
+        return None if current is None else current.run_id
+
+    @property
+    def provider(self) -> AnalysisProvider | None:
+        current = self._current()
+        return None if current is None else current.provider
+
+    @property
+    def _client(self) -> AnalysisClient | None:
+        current = self._current()
+        return None if current is None else current.client
+
+    @property
+    def target_id(self) -> str | None:
+        current = self._current()
+        return None if current is None else current.target_id
+
+    def open_targets(self) -> list[OpenTarget]:
+        """Every open target, in the order they were opened (the active one last opened or chosen)."""
+        with self._lock:
+            return list(self._targets.values())
+
+    def find(self, ref: str, path: str = "target") -> OpenTarget:
+        """The open target ``ref`` names: its target_id or its alias."""
+        with self._lock:
+            found = self._targets.get(ref) or next((t for t in self._targets.values() if t.alias == ref), None)
+            known = [t.alias or t.target_id for t in self._targets.values()]
+        if found is None:
+            raise invalid_request(
+                f"no open target is named {ref!r}",
+                [issue(path, "invalid_value", "open targets: " + (", ".join(known) or "none"))],
+            )
+        return found
+
+    @contextlib.contextmanager
+    def using(self, ref: str | None) -> Iterator[None]:
+        """Run the enclosed call on the target ``ref`` names (None: the active target)."""
+        if ref is None:
+            yield
+            return
+        token = self._selected.set(self.find(ref))
+        try:
+            yield
+        finally:
+            self._selected.reset(token)
+
     # -- target lifecycle ---------------------------------------------------------------
 
-    def open(self, path: str, provider_id: str | None, ctx: CallContext) -> Selection:
-        """Identify ``path``, select a provider, and bind it. The ledger is kept."""
+    def open(self, path: str, provider_id: str | None, ctx: CallContext, alias: str | None = None) -> Selection:
+        """Identify ``path``, select a provider, bind it and make the target active. The ledger is kept.
+
+        Without ``alias`` the active target is replaced (closed first); with one, the target opens beside the
+        others (replacing only a target of the same alias)."""
+        if alias is not None and (not ALIAS_PATTERN.match(alias) or _TARGET_ID.match(alias)):
+            raise invalid_request(
+                f"alias {alias!r} is not a valid target alias",
+                [issue("alias", "invalid_format", "a letter, then letters, digits, _ . - (not t<number>)")],
+            )
         target = identify(path, ctx)
         selection = select(self.registry, target, provider_id)
         provider = self.registry.providers[selection.provider_id]
@@ -78,10 +189,22 @@ class Session:
         profile = ev_mod.make_profile(ident, provider.analysis_profile(target))
         ctx.check("opening target")
         with self._lock:
-            had_client = self._client is not None
+            if alias is None:
+                replaced = self._targets.get(self._active_id) if self._active_id is not None else None
+            else:
+                replaced = next((t for t in self._targets.values() if t.alias == alias), None)
+            if replaced is None and len(self._targets) >= (limit := int(MAX_OPEN_TARGETS.read())):
+                raise ReaError(
+                    "resource_constraint",
+                    f"{limit} targets are open, the most {MAX_OPEN_TARGETS.name} allows",
+                    remediation="Close a target (close_binary with target) or raise the setting.",
+                    details={"resource": "open_targets", "limit": limit, "setting": MAX_OPEN_TARGETS.name},
+                )
+            slot = replaced or self._new_slot(alias)
+            had_client = slot.client is not None
             # The operation lock is held across the whole swap: a concurrent call runs on the old client or the
             # new one, never sees the half-bound state between them.
-            remaining, drained = self._drain_and_close_client(keep_lock=True)
+            remaining, drained = self._drain_and_close_client(slot, keep_lock=True)
             try:
                 # Closing the previous target is part of this transition: what it left is reported, not dropped.
                 self.previous_cleanup = (
@@ -90,23 +213,25 @@ class Session:
                     else {"cleanup": "incomplete" if remaining else "complete", "resources": sorted(remaining)}
                 )
                 # A run id exists before any provider starts.
-                self.run_id = "run_" + uuid.uuid4().hex
-                self.target = target
-                self._provider = provider
-                self.binding = Binding(
+                slot.run_id = "run_" + uuid.uuid4().hex
+                slot.target = target
+                slot.provider = provider
+                slot.binding = Binding(
                     provider=ident,
                     selection_source=selection.selection_source,
                     analysis_profile=profile,
                     selection_reason=selection.selection_reason,
                     usable_candidates=selection.usable_candidates,
                 )
+                self._targets[slot.target_id] = slot
+                self._active_id = slot.target_id
                 try:
-                    self._client = provider.open(target, self.run_id, ctx)
+                    slot.client = provider.open(target, slot.run_id, ctx)
                 except ReaError:
-                    self._reset_target()
+                    self._forget(slot)
                     raise
                 except Exception as exc:
-                    self._reset_target()
+                    self._forget(slot)
                     raise ReaError(
                         "provider_unavailable",
                         f"provider {d.id} failed to open the target (an internal error of the provider plugin)",
@@ -114,52 +239,62 @@ class Session:
                     ) from exc
             finally:
                 if drained:
-                    self._exec_lock.release()
+                    slot.exec_lock.release()
         return selection
 
-    def close(self, drain_timeout: float = 30.0) -> list[str]:
-        """Drain owned work, close the provider and clear the ledger; returns owned resource kinds left."""
+    def _new_slot(self, alias: str | None) -> OpenTarget:
+        self._opened += 1
+        return OpenTarget(f"t{self._opened}", alias)
+
+    def _forget(self, slot: OpenTarget) -> None:
+        # The run belongs to the binding: no target, no run (a failed open leaves none either).
+        slot.target = slot.binding = slot.run_id = slot.client = slot.provider = None
+        self._targets.pop(slot.target_id, None)
+        if self._active_id == slot.target_id:
+            self._active_id = next(reversed(self._targets), None)
+
+    def close(self, drain_timeout: float = 30.0, target: str | None = None) -> list[str]:
+        """Close one target (``target``: its id or alias), or every target and then clear the ledger.
+
+        Returns the owned resource kinds left."""
         with self._lock:
-            remaining, drained = self._drain_and_close_client(drain_timeout, keep_lock=True)
-            try:
-                self._reset_target()
-            finally:
-                if drained:
-                    self._exec_lock.release()
-            self.ledger.clear()
-            self.state.clear()
-            self.lineage.clear()
-            return remaining
+            slots = [self.find(target)] if target is not None else list(self._targets.values())
+            remaining: list[str] = []
+            for slot in slots:
+                left, drained = self._drain_and_close_client(slot, drain_timeout, keep_lock=True)
+                remaining += left
+                try:
+                    self._forget(slot)
+                finally:
+                    if drained:
+                        slot.exec_lock.release()
+            if target is None:
+                self.ledger.clear()
+                self.state.clear()
+                self.lineage.clear()
+            return sorted(set(remaining)) if len(slots) > 1 else remaining
 
     def _drain_and_close_client(
-        self, drain_timeout: float = 30.0, *, keep_lock: bool = False
+        self, slot: OpenTarget, drain_timeout: float = 30.0, *, keep_lock: bool = False
     ) -> tuple[list[str], bool]:
-        """Cancel provider operations in flight, wait for them, then close the client.
+        """Cancel the target's provider operations in flight, wait for them, then close its client.
 
         Returns what was left and whether the operation lock was taken (kept held when ``keep_lock``).
         """
-        for signal in list(self._active):
+        for signal in list(slot.active):
             signal.cancel()
-        drained = self._exec_lock.acquire(timeout=drain_timeout)
+        drained = slot.exec_lock.acquire(timeout=drain_timeout)
         try:
-            remaining = self._close_client()
+            remaining = self._close_client(slot)
         finally:
             if drained and not keep_lock:
-                self._exec_lock.release()
+                slot.exec_lock.release()
         if not drained:
             remaining.append("provider-operation")
         return remaining, drained
 
-    def _reset_target(self) -> None:
-        # The run belongs to the binding: no target, no run (a failed open leaves none either).
-        self.target = None
-        self.binding = None
-        self.run_id = None
-        self._client = None
-        self._provider = None
-
-    def _close_client(self) -> list[str]:
-        client, self._client = self._client, None
+    def _close_client(self, slot: OpenTarget) -> list[str]:
+        client, slot.client = slot.client, None
         if client is None:
             return []
         try:
@@ -193,10 +328,6 @@ class Session:
         except Exception as exc:
             return [{"status": "unavailable", "reason": f"lineage check failed: {exc}"}]
 
-    @property
-    def provider(self) -> AnalysisProvider | None:
-        return self._provider
-
     def require_target(self) -> Target:
         if self.target is None:
             raise ReaError(
@@ -208,13 +339,15 @@ class Session:
         return self.target
 
     def supports(self, operation: str) -> bool:
-        return self._provider is not None and operation in self._provider.descriptor.operations
+        provider = self.provider
+        return provider is not None and operation in provider.descriptor.operations
 
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
-        """Run one provider operation on the open target."""
+        """Run one provider operation on the current target (the one the call named, else the active one)."""
         self.require_target()
-        provider = self._provider
-        if provider is None:
+        slot = self._current()
+        provider = None if slot is None else slot.provider
+        if slot is None or provider is None:
             self.require_target()  # closed since the check above: the same typed error, never an assertion
             raise ReaError("target_unavailable", "no binary is open", details={"reason": "no_target"})
         if operation not in provider.descriptor.operations:
@@ -228,14 +361,14 @@ class Session:
                 details={"operation": operation, "provider_id": provider.descriptor.id, **alternatives},
             )
         ctx.check(operation)
-        self._active.add(ctx.signal)
+        slot.active.add(ctx.signal)
         try:
-            while not self._exec_lock.acquire(timeout=0.05):
+            while not slot.exec_lock.acquire(timeout=0.05):
                 ctx.check(operation)
             try:
                 ctx.check(operation)
                 # Read under the lock: open and close swap them only while holding it.
-                client, current = self._client, self._provider
+                client, current = slot.client, slot.provider
                 if client is None or current is None:
                     raise ReaError(
                         "target_unavailable",
@@ -253,7 +386,7 @@ class Session:
                     )
                 result = client.execute(operation, params, ctx)
             finally:
-                self._exec_lock.release()
+                slot.exec_lock.release()
         except ReaError:
             raise
         except Exception as exc:
@@ -266,7 +399,7 @@ class Session:
                 details={"operation": operation, "provider_id": provider.descriptor.id},
             ) from exc
         finally:
-            self._active.discard(ctx.signal)
+            slot.active.discard(ctx.signal)
         ctx.check(operation)
         return result
 

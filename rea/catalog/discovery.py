@@ -142,6 +142,9 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         "server_identity": identity,
         "settings": session.connection.get("settings", {}),
         "target": None if target is None else target.record(),
+        # Every open target (the active one is target above); a target-bound tool takes target to pick another.
+        **({"open_targets": [t.describe() for t in opened]} if len(opened := session.open_targets()) > 1 else {}),
+        "active_target_id": session.target_id,
         "analysis_provider_binding": None
         if session.binding is None
         else {

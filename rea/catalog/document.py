@@ -36,6 +36,13 @@ COMPATIBILITY_ONLY = ("document",)
 DESCRIPTION_CHARS = {"full": 200, "compact": 160}
 
 
+# The optional target argument as every request carries it (the full profile says what it names).
+ADVERTISED_TARGET: dict[str, dict[str, Any]] = {
+    "full": {"type": "string", "description": "An open target's target_id or alias; default: the active one."},
+    "compact": {"type": "string"},
+}
+
+
 def advertised_input_schema(registry: Registry, tool: ToolDef, profile: str) -> dict[str, Any]:
     projection = registry.projections[profile]
     schema = projection.project(tool.name, tool.input_schema)
@@ -51,6 +58,15 @@ def advertised_input_schema(registry: Registry, tool: ToolDef, profile: str) -> 
     if hidden:
         properties = {k: v for k, v in schema["properties"].items() if k not in hidden}
         schema = {**schema, "properties": properties}
+    if tool.requires_target and "target" not in schema.get("properties", {}):
+        # Every target-bound tool runs on the target a call names (the kernel takes the argument, see invoke).
+        schema = {
+            **schema,
+            "properties": {
+                **schema.get("properties", {}),
+                "target": ADVERTISED_TARGET.get(profile, ADVERTISED_TARGET["full"]),
+            },
+        }
     # Examples stay in the catalog document (`rea catalog`), not in what every request carries: property
     # descriptions say each argument's form, and the projections drop examples.
     return schema

@@ -154,9 +154,32 @@ def check_available(tool: ToolDef, session: Session) -> None:
         )
 
 
+def chosen_target(tool: ToolDef, args: Any) -> tuple[Any, str | None]:
+    """``args`` without ``target``, and the target it names, for a tool bound to a target (others keep it)."""
+    if not tool.requires_target or not isinstance(args, dict) or "target" not in args:
+        return args, None
+    rest = {k: v for k, v in args.items() if k != "target"}
+    ref = args["target"]
+    if not isinstance(ref, str) or not ref:
+        raise ReaError(
+            "invalid_request",
+            f"invalid arguments for {tool.name}: target must be a target_id or alias",
+            details={
+                "issues": [{"path": "target", "reason": "invalid_type", "message": "expected a non-empty string"}]
+            },
+        )
+    return rest, ref
+
+
 def invoke(session: Session, tool: ToolDef, args: Any, ctx: CallContext) -> ToolResult:
-    """Validate, check availability, run the handler and record any Evidence it returns."""
+    """Validate, check availability, run the handler (on the target the call names) and record its Evidence."""
+    args, target = chosen_target(tool, args)
     valid = resolve_paths(tool, validate_args(tool, args))
+    with session.using(target):
+        return _run(session, tool, valid, ctx)
+
+
+def _run(session: Session, tool: ToolDef, valid: dict[str, Any], ctx: CallContext) -> ToolResult:
     check_available(tool, session)
     ctx.check(tool.name)
     call = ToolCall(tool, valid, session, ctx)

@@ -7,7 +7,9 @@ from typing import Any
 
 from rea import hookimpl
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
+from rea.config import SettingSpec
 from rea.errors import ReaError
+from rea.session import MAX_OPEN_TARGETS
 
 PROVIDER_CHOICE_SCHEMA: dict[str, Any] = {
     "type": "string",
@@ -19,10 +21,12 @@ PROVIDER_CHOICE_SCHEMA: dict[str, Any] = {
 
 def _open_binary(call: ToolCall) -> dict[str, Any]:
     session = call.session
-    selection = session.open(call.args["path"], call.args.get("provider_id"), call.ctx)
+    selection = session.open(call.args["path"], call.args.get("provider_id"), call.ctx, call.args.get("alias"))
     target = session.require_target()
     assert session.binding is not None
     return {
+        "target_id": session.target_id,
+        **({"alias": call.args["alias"]} if call.args.get("alias") else {}),
         "target": target.record(),
         "analysis_provider_binding": {
             "provider": {
@@ -50,9 +54,16 @@ def _builtins(value: Any) -> Any:
 
 def _close_binary(call: ToolCall) -> dict[str, Any]:
     session = call.session
-    had_target = session.target is not None
-    cleared = len(session.ledger)
-    remaining = session.close()
+    chosen = call.args.get("target")
+    if chosen is not None:
+        closed = session.find(chosen).target_id
+        remaining = session.close(target=chosen)
+        if not remaining:
+            return {"closed": True, "target_id": closed, "cleared_evidence_count": 0, "cleanup": "complete"}
+    else:
+        had_target = session.target is not None
+        cleared = len(session.ledger)
+        remaining = session.close()
     if remaining:
         raise ReaError(
             "cleanup_incomplete",
@@ -63,12 +74,20 @@ def _close_binary(call: ToolCall) -> dict[str, Any]:
     return {"closed": had_target, "cleared_evidence_count": cleared, "cleanup": "complete"}
 
 
+ALIAS_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "pattern": "^[A-Za-z_][A-Za-z0-9_.-]{0,63}$",
+    "description": "Open beside the other targets under this name (without one, the active target is replaced).",
+}
+
+
 OPEN_BINARY = ToolDef(
     name="open_binary",
     family="session",
     description=(
-        "Open a local binary (ELF, PE, Mach-O) and bind one analysis provider for the session. "
-        "provider_id is a concrete id or 'auto' (default: REA_ANALYSIS_PROVIDER, then auto). "
+        "Open a local binary (ELF, PE, Mach-O), bind an analysis provider and make it the active target. "
+        "provider_id is a concrete id or 'auto' (default: REA_ANALYSIS_PROVIDER, then auto). With alias the "
+        "binary opens beside the others; every target-bound tool then takes target (a target_id or alias). "
         "Keeps retained Evidence; a new analysis_run.run_id is allocated before the provider starts."
     ),
     input_schema={
@@ -81,6 +100,7 @@ OPEN_BINARY = ToolDef(
                 "examples": ["/bin/ls"],
             },
             "provider_id": PROVIDER_CHOICE_SCHEMA,
+            "alias": ALIAS_SCHEMA,
         },
         "required": ["path"],
         "additionalProperties": False,
@@ -96,10 +116,14 @@ CLOSE_BINARY = ToolDef(
     name="close_binary",
     family="session",
     description=(
-        "Close the target: drains owned work, closes the provider, clears retained Evidence. "
-        "Export a bundle first if the records are still needed."
+        "Close every target: drains owned work, closes the providers, clears retained Evidence (export a "
+        "bundle first if the records are still needed). With target, close only that one and keep the records."
     ),
-    input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+    input_schema={
+        "type": "object",
+        "properties": {"target": {"type": "string", "minLength": 1, "description": "A target_id or alias."}},
+        "additionalProperties": False,
+    },
     output_schema={"type": "object"},
     effects=ToolEffects(records_evidence=False, mutates_session=True, may_discard_data=True, idempotent=False),
     examples=({},),
@@ -111,3 +135,8 @@ CLOSE_BINARY = ToolDef(
 def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
     register(OPEN_BINARY)
     register(CLOSE_BINARY)
+
+
+@hookimpl
+def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
+    register(MAX_OPEN_TARGETS)

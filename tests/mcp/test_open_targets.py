@@ -1,0 +1,136 @@
+"""Several open targets in one session (issue 25 item 1), through the SDK client over stdio.
+
+A program and its own shared library, built now: each opens under an alias on its own provider, every
+target-bound tool runs on the target it names, closing one leaves the other usable, and the single-target
+default (open without an alias replaces the active target) stays what it was.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests import toolchains
+from tests.mcp.harness import connect
+
+LIBRARY_C = r"""
+int lib_scale(int x) { return x * 7 + 1; }
+int lib_twice(int x) { return lib_scale(x) + lib_scale(x + 1); }
+"""
+PROGRAM_C = r"""
+#include <stdio.h>
+int lib_twice(int x);
+int main(int argc, char **argv) { printf("%d\n", lib_twice(argc)); return 0; }
+"""
+
+
+@pytest.fixture(scope="module")
+def program_and_library(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    gcc = toolchains.require("gcc")
+    root = tmp_path_factory.mktemp("linked")
+    (root / "lib.c").write_text(LIBRARY_C)
+    (root / "main.c").write_text(PROGRAM_C)
+    library = root / "libscale.so"
+    program = root / "program"
+    subprocess.run([gcc, "-O1", "-shared", "-fPIC", "-o", str(library), str(root / "lib.c")], check=True)
+    subprocess.run(
+        [gcc, "-O1", "-o", str(program), str(root / "main.c"), "-L", str(root), "-lscale", "-Wl,-rpath,$ORIGIN"],
+        check=True,
+    )
+    return program, library
+
+
+def ok(result: Any) -> dict[str, Any]:
+    assert result.is_error is False, result.content
+    doc: dict[str, Any] = result.structured_content
+    return doc
+
+
+def error(result: Any) -> dict[str, Any]:
+    assert result.is_error is True
+    doc: dict[str, Any] = json.loads(result.content[0].text)["error"]
+    return doc
+
+
+def test_two_targets_on_two_providers_each_answer_for_itself(program_and_library: tuple[Path, Path]) -> None:
+    program, library = program_and_library
+
+    async def main() -> None:
+        async with connect() as client:
+            prog = ok(await client.call_tool("open_binary", {"path": str(program), "alias": "prog"}))
+            lib = ok(
+                await client.call_tool("open_binary", {"path": str(library), "alias": "lib", "provider_id": "radare2"})
+            )
+            assert (prog["target_id"], lib["target_id"]) == ("t1", "t2")
+            assert prog["analysis_run"]["run_id"] != lib["analysis_run"]["run_id"]
+
+            # The library (opened last) is active; the program answers when named, by alias or id.
+            active = ok(await client.call_tool("procedure_info", {"procedure": "lib_twice"}))
+            assert active["provider"]["id"] == "radare2"
+            named = ok(await client.call_tool("procedure_info", {"procedure": "main", "target": "prog"}))
+            assert named["provider"]["id"] == "native"
+            assert named["subject"]["digest"]["sha256"] == prog["target"]["sha256"]
+            by_id = ok(await client.call_tool("procedure_info", {"procedure": "main", "target": "t1"}))
+            assert by_id["evidence_id"] == named["evidence_id"]
+            # In the program, lib_twice is the import the library answers for.
+            stub = ok(await client.call_tool("procedure_info", {"procedure": "lib_twice", "target": "prog"}))
+            assert stub["normalized_result"]["kind"] == "import"
+            assert active["normalized_result"]["kind"] == "local"
+
+            session = ok(await client.call_tool("binary_session", {}))
+            assert session["active_target_id"] == "t2"
+            listed = {t["alias"]: t for t in session["open_targets"]}
+            assert listed["prog"]["provider_id"] == "native" and listed["lib"]["provider_id"] == "radare2"
+
+            unknown = error(await client.call_tool("procedure_info", {"procedure": "main", "target": "nope"}))
+            assert unknown["code"] == "invalid_request" and unknown["details"]["issues"][0]["path"] == "target"
+
+            # Closing the library keeps the program (and the retained Evidence).
+            closed = ok(await client.call_tool("close_binary", {"target": "lib"}))
+            assert closed["target_id"] == "t2"
+            after = ok(await client.call_tool("binary_session", {}))
+            assert after["active_target_id"] == "t1" and after["retained_evidence_count"] >= 3
+            still = ok(await client.call_tool("procedure_callees", {"procedure": "main"}))
+            assert any(c.get("name") == "lib_twice" for c in still["normalized_result"]["callees"])
+            gone = error(await client.call_tool("procedure_info", {"procedure": "lib_twice", "target": "lib"}))
+            assert gone["code"] == "invalid_request"
+
+    anyio.run(main)
+
+
+def test_open_without_an_alias_replaces_the_active_target(
+    program_and_library: tuple[Path, Path], hello_elf: Path
+) -> None:
+    program, library = program_and_library
+
+    async def main() -> None:
+        async with connect() as client:
+            ok(await client.call_tool("open_binary", {"path": str(program)}))
+            ok(await client.call_tool("open_binary", {"path": str(library)}))
+            session = ok(await client.call_tool("binary_session", {}))
+            assert "open_targets" not in session and session["target"]["resolved_path"] == str(library)
+
+    anyio.run(main)
+
+
+def test_open_targets_are_bounded(program_and_library: tuple[Path, Path], hello_elf: Path) -> None:
+    program, library = program_and_library
+
+    async def main() -> None:
+        async with connect(REA_MAX_OPEN_TARGETS="2") as client:
+            ok(await client.call_tool("open_binary", {"path": str(program), "alias": "a"}))
+            ok(await client.call_tool("open_binary", {"path": str(library), "alias": "b"}))
+            third = error(await client.call_tool("open_binary", {"path": str(hello_elf), "alias": "c"}))
+            assert third["code"] == "resource_constraint"
+            assert third["details"]["setting"] == "REA_MAX_OPEN_TARGETS"
+            # Reopening under an alias already open replaces that target: no bound is crossed.
+            ok(await client.call_tool("open_binary", {"path": str(hello_elf), "alias": "b"}))
+            bad = error(await client.call_tool("open_binary", {"path": str(hello_elf), "alias": "t7"}))
+            assert bad["code"] == "invalid_request"
+
+    anyio.run(main)
