@@ -19,7 +19,7 @@ from typing import Any, Final, Literal
 
 import msgspec
 
-from rea.annotations import SHA256, exclusive, publish
+from rea.annotations import SHA256, _store_error, exclusive, publish
 from rea.canonical import canonical_digest, canonical_json
 from rea.context import CallContext
 from rea.errors import ReaError
@@ -230,7 +230,7 @@ class UnknownStore:
         except FileNotFoundError:
             return Registry(sha256=sha256, unknowns={})
         except OSError as exc:
-            raise self._corrupt(path, exc.strerror or str(exc)) from None
+            raise _store_error(path, exc, "read", "unknowns") from None
         with os.fdopen(fd, "rb") as fh:
             data = fh.read(MAX_DOCUMENT_BYTES + 1)
         if len(data) > MAX_DOCUMENT_BYTES:

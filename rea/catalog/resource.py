@@ -33,6 +33,10 @@ class ResourceSpec(msgspec.Struct, frozen=True, kw_only=True):
     def key(self) -> str:
         raise NotImplementedError
 
+    def match(self, uri: str) -> dict[str, str] | None:
+        """The variables ``uri`` binds (empty for a fixed URI), or None when it is not this resource's."""
+        raise NotImplementedError
+
 
 class ResourceDef(ResourceSpec, frozen=True, kw_only=True):
     """A resource at one fixed ``uri`` (listed by ``resources/list``)."""

@@ -203,7 +203,7 @@ class ReaServer:
         # Fixed URIs first, then templates: rea://unknowns/active is never read as a template's variable.
         ordered = sorted(self.registry.resources.values(), key=lambda r: (isinstance(r, ResourceTemplateDef), r.key))
         for resource in ordered:
-            variables = resource.match(uri)  # type: ignore[attr-defined]
+            variables = resource.match(uri)
             if variables is None:
                 continue
             try:
