@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.binary import arrays, listing, strings, thunks
+from rea_plugins.binary import arrays, crossbinary, listing, strings, thunks
 from rea_plugins.binary.schema import (
     ADDRESS,
     ASSEMBLY_LIMIT,
@@ -198,6 +198,7 @@ _HANDLERS = {
     "search_strings": strings.handle,
     "xrefs": arrays.handle_xrefs,
     "procedure_callers": thunks.handle_callers,
+    "procedure_callees": crossbinary.handle_callees,
     **listing.HANDLERS,
 }
 # Tools whose operation name differs from the tool name.

@@ -651,8 +651,18 @@ class Program:
             "imports": sorted(
                 (self._import_item(name, libraries) for name in self.imports), key=lambda item: item["name"]
             ),
+            "exports": self._exports(),
         }
         return body, {k: b.get(k) for k in ("nx", "pic", "relro", "canary", "intrp", "rpath", "static", "stripped")}
+
+    def _exports(self) -> list[dict[str, Any]]:
+        """The symbols the binary exports (``iEj``), by name, at their addresses."""
+        out: dict[str, int] = {}
+        for e in list_of(self.core.cmdj("iEj")):
+            name, vaddr = e.get("realname") or e.get("name"), integer(e.get("vaddr"))
+            if isinstance(name, str) and name and vaddr and self.mapped(vaddr):
+                out.setdefault(name, vaddr)
+        return [{"name": n, "address": answers.hexa(a)} for n, a in sorted(out.items())]
 
     def _import_item(self, name: str, libraries: list[str]) -> dict[str, Any]:
         slot = next((slot for slot, n in self.import_slots.items() if n == name), None)

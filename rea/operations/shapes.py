@@ -234,6 +234,15 @@ class Callers(Shape):
     callers: list[CallerItem]
 
 
+class ExportedBy(Shape):
+    """A cross-binary edge: the open library target that exports an import, and the export's address there."""
+
+    target_id: str
+    address: str
+    name: str
+    alias: str | None = None
+
+
 class CalleeItem(Shape):
     address: str | None
     name: str | None
@@ -241,6 +250,8 @@ class CalleeItem(Shape):
     call_sites: list[str]
     name_source: str | None = None
     original_name: str | None = None
+    # With the library open beside the program (open_binary with alias): where the import leads.
+    exported_by: ExportedBy | None = None
 
 
 class Callees(Shape):

@@ -82,6 +82,16 @@ def test_two_targets_on_two_providers_each_answer_for_itself(program_and_library
             assert stub["normalized_result"]["kind"] == "import"
             assert active["normalized_result"]["kind"] == "local"
 
+            # The program's call to lib_twice leads into the library: a cross-binary edge to the export.
+            callees = ok(await client.call_tool("procedure_callees", {"procedure": "main", "target": "prog"}))
+            into = next(c for c in callees["normalized_result"]["callees"] if c["name"] == "lib_twice")
+            assert into["kind"] == "import"
+            assert into["exported_by"] == {
+                "target_id": "t2",
+                "alias": "lib",
+                "name": "lib_twice",
+                "address": active["normalized_result"]["address"],
+            }
             session = ok(await client.call_tool("binary_session", {}))
             assert session["active_target_id"] == "t2"
             listed = {t["alias"]: t for t in session["open_targets"]}
@@ -96,7 +106,8 @@ def test_two_targets_on_two_providers_each_answer_for_itself(program_and_library
             after = ok(await client.call_tool("binary_session", {}))
             assert after["active_target_id"] == "t1" and after["retained_evidence_count"] >= 3
             still = ok(await client.call_tool("procedure_callees", {"procedure": "main"}))
-            assert any(c.get("name") == "lib_twice" for c in still["normalized_result"]["callees"])
+            alone = next(c for c in still["normalized_result"]["callees"] if c.get("name") == "lib_twice")
+            assert "exported_by" not in alone
             gone = error(await client.call_tool("procedure_info", {"procedure": "lib_twice", "target": "lib"}))
             assert gone["code"] == "invalid_request"
 
