@@ -172,3 +172,45 @@ def test_two_writer_processes_never_lose_an_update(tmp_path: Path) -> None:
     procs = [subprocess.Popen([sys.executable, "-c", script, root]) for _ in range(2)]
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
     assert len(UnknownStore(root).load("e" * 64).unknowns) == 50
+
+
+def test_bundle_manifest_and_diverged_histories(session: Session, tmp_path: Path) -> None:
+    uid = result_of(session, "record_unknown", QUESTION)["unknown"]["unknown_id"]
+    _overview(session)
+    out = tmp_path / "b.json"
+    result_of(session, "export_evidence_bundle", {"path": str(out)})
+    loaded = bundle_mod.load_bundle(str(out))
+    # A history that moved on differently in another store is kept there, and reported.
+    other = UnknownStore(str(tmp_path / "other"))
+    other.merge(loaded.unknowns[0])
+    result_of(session, "update_unknown", {"unknown_id": uid, "expected_revision": 1, "status": "blocked"})
+    from rea.unknowns import sealed
+
+    head = other.locate(uid).unknowns[uid][0]
+    mine = sealed(
+        type(head)(
+            **{
+                **{f: getattr(head, f) for f in head.__struct_fields__},
+                "revision": 2,
+                "status": "open",
+                "previous_digest": head.digest,
+                "digest": "",
+            }
+        )
+    )
+    other.update(head.target_sha256, lambda h: h[uid].append(mine))
+    result_of(session, "export_evidence_bundle", {"path": str(out), "overwrite": True})
+    merged = other.merge(bundle_mod.load_bundle(str(out)).unknowns[0])
+    assert merged["conflicts"] == [{"unknown_id": uid, "kept_revision": 2, "reason": "diverged"}]
+    assert other.locate(uid).unknowns[uid][1].status == "open"
+    # The manifest commits to the unknowns it carries.
+    doc = json.loads(out.read_bytes())
+    doc["unknowns_digest"] = "0" * 64
+    out.write_text(json.dumps(doc))
+    with pytest.raises(ReaError) as info:
+        bundle_mod.load_bundle(str(out))
+    assert info.value.code == "evidence_integrity_mismatch" and info.value.details["reason"] == "manifest_mismatch"
+    del doc["unknowns"]
+    out.write_text(json.dumps(doc))
+    with pytest.raises(ReaError):
+        bundle_mod.load_bundle(str(out))
