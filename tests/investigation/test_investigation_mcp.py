@@ -197,3 +197,50 @@ def test_reconstruction_and_version_tools_through_the_sdk_client_and_cli(tmp_pat
     assert cov.returncode == 0 and json.loads(cov.stdout)["counts"]["uncovered"] == 2
     cmp = _cli("compare-bundles", "--left-bundle-path", other, "--right-bundle-path", bundle, "--json", env=env)
     assert cmp.returncode == 0, cmp.stdout + cmp.stderr
+
+
+def test_the_evidence_tools_through_the_cli_with_inline_evidence(tmp_path: Path) -> None:
+    from rea import evidence as ev_mod
+    from tests.investigation.test_reconstruction import DIFF, LEAF, MAIN, PARSE, SAME
+
+    env = {"REA_ANNOTATIONS_DIR": str(tmp_path / "store"), "REA_CACHE_DIR": str(tmp_path / "cache")}
+
+    def inline(path: Path, records: list[Any]) -> str:
+        path.write_text(json.dumps([ev_mod.to_builtins(r) for r in records]))
+        return f"@{path}"
+
+    changed = _cli(
+        "find-changed-behavior", "--comparisons", inline(tmp_path / "c.json", [SAME, DIFF]), "--json", env=env
+    )
+    assert changed.returncode == 0, changed.stdout + changed.stderr
+    assert json.loads(changed.stdout)["normalized_result"]["unchanged_count"] == 1
+    paths = _cli(
+        "build-call-path",
+        "--functions",
+        inline(tmp_path / "f.json", [MAIN, PARSE, LEAF]),
+        "--start",
+        '{"name": "main"}',
+        "--goal",
+        '{"address": "0x1300"}',
+        "--json",
+        env=env,
+    )
+    assert paths.returncode == 0, paths.stdout + paths.stderr
+    assert json.loads(paths.stdout)["normalized_result"]["paths"]["total"] == 1
+    mappings = json.dumps(
+        [{"hypothesis_id": "h", "static_evidence_id": SAME.evidence_id, "runtime_evidence_id": DIFF.evidence_id}]
+    )
+    judged = _cli(
+        "correlate-static-and-runtime",
+        "--static-comparisons",
+        inline(tmp_path / "s.json", [SAME]),
+        "--runtime-comparisons",
+        inline(tmp_path / "r.json", [DIFF]),
+        "--mappings",
+        mappings,
+        "--json",
+        env=env,
+    )
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+    missing = _cli("verify-unknown-resolution", "--unknown-id", "unk_" + "0" * 12 + "_" + "0" * 20, "--json", env=env)
+    assert missing.returncode == 1 and json.loads(missing.stdout)["error"]["code"] == "invalid_request"
