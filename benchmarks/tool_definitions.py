@@ -3,7 +3,9 @@
 Each figure comes from a live ``rea serve`` listed through the official SDK's stdio client: the input schemas
 and descriptions of the advertised tools (what issue 22 budgets: at most 60 KB in the full profile and 30 KB in
 the compact one), the same as sent on the wire (compact JSON), and the whole tools/list result with output
-schemas. A toolset's row is the server started with ``REA_MCP_TOOLSETS=<toolset>`` (``session`` always joins).
+schemas. The budgeted list is the default one (every toolset but those a connection enables on demand); the
+``all`` line is every toolset at once. A toolset's row is the server started with ``REA_MCP_TOOLSETS=<toolset>``
+(``session`` always joins).
 
     python benchmarks/tool_definitions.py [--largest N]
 """
@@ -22,7 +24,20 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 GOALS = {"full": 60 * 1024, "compact": 30 * 1024}
-TOOLSETS = ("session", "native", "notebook", "artifacts", "javascript", "browser", "dynamic", "evidence")
+TOOLSETS = (
+    "session",
+    "native",
+    "notebook",
+    "artifacts",
+    "managed",
+    "android",
+    "javascript",
+    "browser",
+    "dynamic",
+    "evidence",
+    "investigation",
+    "corpus",
+)
 
 
 def server_env(**extra: str) -> dict[str, str]:
@@ -74,6 +89,8 @@ def main() -> None:
         )
         for t in sorted(tools, key=definition_bytes, reverse=True)[: opts.largest]:
             print(f"    {definition_bytes(t):6d} B  {t['name']}")
+        everything = listed(REA_MCP_INPUT_SCHEMA_PROFILE=profile, REA_MCP_TOOLSETS="all")
+        print(f"  all toolsets: {len(everything)} tools {kb(sum(definition_bytes(t) for t in everything))}")
         print("  per toolset (that toolset and session):")
         for toolset in TOOLSETS:
             selected = listed(REA_MCP_INPUT_SCHEMA_PROFILE=profile, REA_MCP_TOOLSETS=toolset)

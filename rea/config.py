@@ -34,8 +34,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     cache_max_bytes: int = 0
     # How results are presented (not what they are): complete records, or compact ones (rea.presentation).
     result_presentation: str = "complete"
-    # The toolsets a server advertises (REA_MCP_TOOLSETS); None: every toolset.
+    # The toolsets a server advertises at first (REA_MCP_TOOLSETS); None: every toolset.
     toolsets: tuple[str, ...] | None = None
+    # Whether a connection may enable the other toolsets (the default selection), or the operator chose (a list).
+    toolsets_on_demand: bool = False
 
     @property
     def response_budget(self) -> int:
@@ -213,15 +215,24 @@ def memory_limit_setting(name: str, engine: str) -> SettingSpec:
     )
 
 
-def read_toolsets(env: Mapping[str, str], known: tuple[str, ...]) -> tuple[str, ...] | None:
-    """``REA_MCP_TOOLSETS``: ``all`` (or unset) is None; else the named toolsets, ``session`` always among them."""
-    raw = env.get("REA_MCP_TOOLSETS", "all").strip()
-    if raw in ("", "all"):
-        return None
+def read_toolsets(
+    env: Mapping[str, str], known: tuple[str, ...], on_demand: tuple[str, ...] = ()
+) -> tuple[tuple[str, ...] | None, bool]:
+    """``REA_MCP_TOOLSETS`` as (the toolsets advertised first, whether a connection may enable the others).
+
+    ``default`` (or unset): every toolset but the ``on_demand`` ones, which a connection enables when it needs
+    them; ``all``: every toolset; a comma-separated list: exactly those (``session`` always among them)."""
+    raw = env.get("REA_MCP_TOOLSETS", "default").strip()
+    if raw in ("", "default"):
+        return tuple(n for n in known if n not in on_demand), True
+    if raw == "all":
+        return None, False
     names = [n.strip() for n in raw.split(",") if n.strip()]
     if not names or any(n not in known for n in names):
-        raise configuration_invalid("REA_MCP_TOOLSETS", "all, or a comma-separated list of " + ", ".join(known), raw)
-    return tuple(n for n in known if n in names or n == "session")
+        raise configuration_invalid(
+            "REA_MCP_TOOLSETS", "default, all, or a comma-separated list of " + ", ".join(known), raw
+        )
+    return tuple(n for n in known if n in names or n == "session"), False
 
 
 def load_settings(
@@ -229,6 +240,7 @@ def load_settings(
     projections: tuple[str, ...] = ("full", "compact"),
     declared: Mapping[str, SettingSpec] | None = None,
     toolsets: tuple[str, ...] | None = None,
+    on_demand: tuple[str, ...] = (),
 ) -> Settings:
     """Validate every setting, the plugins' ``declared`` ones too; an invalid one is ``configuration_invalid``."""
     env = os.environ if env is None else env
@@ -240,8 +252,9 @@ def load_settings(
     cache_bound = DEFAULT_CACHE_MAX_BYTES
     presentation = "complete"
     selected: tuple[str, ...] | None = None
+    demand = False
     try:
-        selected = read_toolsets(env, toolsets) if toolsets else None
+        selected, demand = read_toolsets(env, toolsets, on_demand) if toolsets else (None, False)
     except ReaError as exc:
         problems.append(exc)
     try:
@@ -279,4 +292,5 @@ def load_settings(
         cache_max_bytes=cache_bound,
         result_presentation=presentation,
         toolsets=selected,
+        toolsets_on_demand=demand,
     )

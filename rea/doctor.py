@@ -21,7 +21,7 @@ import msgspec
 import rea
 from rea.config import annotations_dir, load_settings
 from rea.errors import ReaError
-from rea.registry import Registry
+from rea.registry import ON_DEMAND_TOOLSETS, Registry
 from rea.selection import ENV_VAR, candidates, parse_provider_choice
 
 SCHEMA_VERSION = 1
@@ -339,10 +339,13 @@ def _settings_check(registry: Registry, env: Mapping[str, str]) -> Check:
             projections=tuple(sorted(registry.projections)),
             declared=registry.settings,
             toolsets=registry.toolsets(),
+            on_demand=ON_DEMAND_TOOLSETS,
         )
     except ReaError as exc:
         return Check(id="settings", status="fail", required=True, summary=exc.message, remediation=exc.remediation)
-    advertised = ", ".join(settings.toolsets or ("all",))
+    advertised = ", ".join(settings.toolsets or ("all",)) + (
+        "; the others on demand" if settings.toolsets_on_demand else ""
+    )
     return Check(
         id="settings",
         status="pass",

@@ -59,7 +59,13 @@ TOOLSET_ORDER = (
     "browser",
     "dynamic",
     "evidence",
+    "investigation",
+    "corpus",
 )
+# Toolsets a connection enables when it needs them (enable_toolsets, or calling one of their tools) rather than
+# carrying their definitions in every request: families for one kind of target that binary_overview's and
+# inspect_artifact's views point to, and long workflows over many inputs.
+ON_DEMAND_TOOLSETS = ("managed", "android", "corpus", "investigation")
 
 
 class Registry:

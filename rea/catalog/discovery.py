@@ -83,6 +83,7 @@ def _availability(session: Session, tool: ToolDef) -> dict[str, Any]:
     return {
         "name": tool.name,
         "family": tool.family,
+        "toolset": tool.toolset_id,
         "available": available,
         "reason": reason,
         "remediation": remediation,

@@ -43,7 +43,9 @@ ADVERTISED_TARGET: dict[str, dict[str, Any]] = {
 }
 
 
-def advertised_input_schema(registry: Registry, tool: ToolDef, profile: str) -> dict[str, Any]:
+def advertised_input_schema(
+    registry: Registry, tool: ToolDef, profile: str, multi_target: bool = False
+) -> dict[str, Any]:
     projection = registry.projections[profile]
     schema = projection.project(tool.name, tool.input_schema)
     # Unknown arguments are refused by the server's canonical validation (a typed invalid_request naming them);
@@ -58,8 +60,9 @@ def advertised_input_schema(registry: Registry, tool: ToolDef, profile: str) -> 
     if hidden:
         properties = {k: v for k, v in schema["properties"].items() if k not in hidden}
         schema = {**schema, "properties": properties}
-    if tool.requires_target and "target" not in schema.get("properties", {}):
-        # Every target-bound tool runs on the target a call names (the kernel takes the argument, see invoke).
+    if multi_target and tool.requires_target and "target" not in schema.get("properties", {}):
+        # With several targets open, every target-bound tool runs on the one a call names (see invoke); a
+        # single-target connection never carries the argument.
         schema = {
             **schema,
             "properties": {

@@ -8,7 +8,7 @@ from typing import Any
 from rea import hookimpl
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.config import SettingSpec
-from rea.errors import ReaError
+from rea.errors import ReaError, invalid_request, issue
 from rea.session import MAX_OPEN_TARGETS
 
 PROVIDER_CHOICE_SCHEMA: dict[str, Any] = {
@@ -74,6 +74,73 @@ def _close_binary(call: ToolCall) -> dict[str, Any]:
     return {"closed": had_target, "cleared_evidence_count": cleared, "cleanup": "complete"}
 
 
+def _enable_toolsets(call: ToolCall) -> dict[str, Any]:
+    session = call.session
+    available = list(session.registry.toolsets())
+    wanted = list(call.args["toolsets"])
+    unknown = [t for t in wanted if t not in available]
+    if unknown:
+        raise invalid_request(
+            f"no toolset is named {unknown[0]!r}",
+            [issue("toolsets", "invalid_value", "toolsets: " + ", ".join(available))],
+        )
+    # Outside a server (the CLI) every tool is callable: there is no list to extend.
+    toolsets = session.connection.get("settings", {}).get("toolsets")
+    if toolsets is None:
+        return {"enabled": available, "added": [], "available": available}
+    enabled: list[str] = toolsets["enabled"]
+    refused = [t for t in wanted if t not in enabled and not toolsets["on_demand"]]
+    if refused:
+        raise ReaError(
+            "invalid_request",
+            f"this server advertises only the toolsets REA_MCP_TOOLSETS names; {refused[0]} is not among them",
+            remediation=f"Restart the server with {refused[0]} in REA_MCP_TOOLSETS (or rea serve --toolsets).",
+            details={
+                "issues": [
+                    {"path": "toolsets", "reason": "invalid_value", "message": "not advertised by the operator"}
+                ],
+                "advertised_toolsets": list(enabled),
+            },
+        )
+    added = [t for t in wanted if t not in enabled]
+    enabled.extend(added)
+    return {
+        "enabled": [t for t in available if t in enabled],
+        "added": added,
+        "available": available,
+        # The server sends notifications/tools/list_changed; a client that ignores it sees them on its next list.
+        **({"next": "tools/list now includes their tools"} if added else {}),
+    }
+
+
+ENABLE_TOOLSETS = ToolDef(
+    name="enable_toolsets",
+    family="session",
+    description=(
+        "Add toolsets to this connection's tools/list: managed (.NET), android, investigation (unknowns, "
+        "reconstruction ledgers) and corpus (many binaries) are listed on demand. binary_session lists them all."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "toolsets": {
+                "type": "array",
+                "items": {"type": "string", "pattern": "^[a-z][a-z0-9_-]{0,63}$"},
+                "minItems": 1,
+                "maxItems": 32,
+                "description": "Toolset names, as binary_session.settings.toolsets.available lists them.",
+            }
+        },
+        "required": ["toolsets"],
+        "additionalProperties": False,
+    },
+    output_schema={"type": "object"},
+    effects=ToolEffects(records_evidence=False, mutates_session=True, idempotent=True),
+    examples=({"toolsets": ["managed"]},),
+    handler=_enable_toolsets,
+)
+
+
 ALIAS_SCHEMA: dict[str, Any] = {
     "type": "string",
     "pattern": "^[A-Za-z_][A-Za-z0-9_.-]{0,63}$",
@@ -135,6 +202,7 @@ CLOSE_BINARY = ToolDef(
 def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
     register(OPEN_BINARY)
     register(CLOSE_BINARY)
+    register(ENABLE_TOOLSETS)
 
 
 @hookimpl

@@ -289,16 +289,21 @@ def _serve(argv: list[str], prog: str) -> int:
     parser = ArgumentParser(prog=f"{prog} serve", description="Run the MCP server over stdio.")
     parser.add_argument(
         "--toolsets",
-        help="comma-separated toolsets to advertise (default: REA_MCP_TOOLSETS, else "
-        "all); session is always advertised",
+        help="toolsets to advertise: default (all but those a connection enables on demand), all, or a "
+        "comma-separated list (default: REA_MCP_TOOLSETS); session is always advertised",
     )
     args = parser.parse_args(argv)
     from rea.config import load_settings
+    from rea.registry import ON_DEMAND_TOOLSETS
 
     registry = _registry()
     env = dict(os.environ) if args.toolsets is None else {**os.environ, "REA_MCP_TOOLSETS": args.toolsets}
     settings = load_settings(
-        env, projections=tuple(sorted(registry.projections)), declared=registry.settings, toolsets=registry.toolsets()
+        env,
+        projections=tuple(sorted(registry.projections)),
+        declared=registry.settings,
+        toolsets=registry.toolsets(),
+        on_demand=ON_DEMAND_TOOLSETS,
     )
     import anyio
 

@@ -15,7 +15,7 @@ import anyio.to_thread
 import mcp_types as types
 import msgspec
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel.server import Server
+from mcp.server.lowlevel.server import NotificationOptions, Server
 
 from rea import __version__
 from rea import evidence as ev_mod
@@ -55,15 +55,20 @@ def _annotations(effects: Any) -> types.ToolAnnotations:
 
 
 def build_tool_list(
-    registry: Registry, profile: str, presentation: str = COMPLETE, toolsets: tuple[str, ...] | None = None
+    registry: Registry,
+    profile: str,
+    presentation: str = COMPLETE,
+    toolsets: tuple[str, ...] | None = None,
+    multi_target: bool = False,
 ) -> list[types.Tool]:
-    """The static tool inventory of the selected toolsets, in the configured projection and result presentation."""
+    """The tool inventory of the selected toolsets, in the configured projection and result presentation
+    (``multi_target``: target-bound tools take ``target``)."""
     return [
         types.Tool(
             name=t.name,
             title=t.display_title,
             description=advertised_description(t, profile),
-            input_schema=advertised_input_schema(registry, t, profile),
+            input_schema=advertised_input_schema(registry, t, profile, multi_target),
             output_schema=output_schema_for(t.output_schema, output_schema(t), presentation, t.result_type),
             annotations=_annotations(t.effects),
         )
@@ -78,9 +83,10 @@ class ReaServer:
     def __init__(self, registry: Registry, settings: Settings) -> None:
         self.registry = registry
         self.settings = settings
-        self.tools = build_tool_list(
-            registry, settings.input_schema_profile, settings.result_presentation, settings.toolsets
-        )
+        # Every connection starts with these toolsets; with on-demand toolsets it may enable the others.
+        self.initial_toolsets = settings.toolsets or registry.toolsets()
+        self._tool_lists: dict[tuple[frozenset[str], bool], list[types.Tool]] = {}
+        self.tools = self._tool_list(frozenset(self.initial_toolsets), False)
         self.max_request_bytes = max_request_bytes(settings)
         # Only prompts whose every tool is registered.
         self.prompts = {
@@ -111,8 +117,11 @@ class ReaServer:
             "input_schema_profile": self.settings.input_schema_profile,
             "result_presentation": self.settings.result_presentation,
             "toolsets": {
-                "advertised": list(self.settings.toolsets or self.registry.toolsets()),
+                "advertised": list(self.initial_toolsets),
                 "available": list(self.registry.toolsets()),
+                # Whether enable_toolsets (or a call of one of their tools) adds the others to this connection.
+                "on_demand": self.settings.toolsets_on_demand,
+                "enabled": list(self.initial_toolsets),
             },
         }
         try:
@@ -125,10 +134,32 @@ class ReaServer:
                 await anyio.to_thread.run_sync(owned.release_secret_holders, abandon_on_cancel=True)
                 await anyio.to_thread.run_sync(session.close, abandon_on_cancel=True)
 
+    def _tool_list(self, toolsets: frozenset[str], multi_target: bool) -> list[types.Tool]:
+        key = (toolsets, multi_target)
+        found = self._tool_lists.get(key)
+        if found is None:
+            s = self.settings
+            found = build_tool_list(
+                self.registry,
+                s.input_schema_profile,
+                s.result_presentation,
+                tuple(t for t in self.registry.toolsets() if t in toolsets),
+                multi_target,
+            )
+            self._tool_lists[key] = found
+        return found
+
+    @staticmethod
+    def _view(session: Session) -> tuple[frozenset[str], bool]:
+        """What this connection's tools/list shows: its enabled toolsets, and whether several targets are open."""
+        enabled = session.connection["settings"]["toolsets"]["enabled"]
+        return frozenset(enabled), len(session.open_targets()) > 1
+
     async def _list_tools(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self.tools)
+        session: Session = ctx.lifespan_context["session"]
+        return types.ListToolsResult(tools=self._tool_list(*self._view(session)))
 
     async def _list_prompts(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
@@ -250,28 +281,13 @@ class ReaServer:
                     },
                 ),
             )
-        selected = self.settings.toolsets
-        if selected is not None and tool.toolset_id not in selected:
-            return self._error(
-                session,
-                ReaError(
-                    "invalid_request",
-                    f"{tool.name} is in the {tool.toolset_id} toolset, which this server does not advertise",
-                    remediation=f"Restart the server with {tool.toolset_id} in REA_MCP_TOOLSETS "
-                    "(or rea serve --toolsets).",
-                    details={
-                        "issues": [
-                            {
-                                "path": "name",
-                                "reason": "invalid_value",
-                                "message": f"toolset {tool.toolset_id} is not advertised",
-                            }
-                        ],
-                        "toolset": tool.toolset_id,
-                        "advertised_toolsets": list(selected),
-                    },
-                ),
-            )
+        shown = self._view(session)
+        toolsets = session.connection["settings"]["toolsets"]
+        if tool.toolset_id not in toolsets["enabled"]:
+            if not toolsets["on_demand"]:
+                return self._error(session, not_advertised(tool.toolset_id, tool.name, toolsets["enabled"]))
+            # A call is the clearest request for a toolset: it joins this connection's list.
+            toolsets["enabled"].append(tool.toolset_id)
         args = params.arguments if params.arguments is not None else {}
         size = len(msgspec.json.encode(args))
         try:
@@ -279,6 +295,8 @@ class ReaServer:
         finally:
             if size > TRIM_AFTER_BYTES:
                 release_free_memory()
+            if self._view(session) != shown:
+                await _tools_changed(ctx)
 
     async def _call_checked(
         self, ctx: ServerRequestContext[dict[str, Any]], session: Session, tool: Any, args: dict[str, Any], size: int
@@ -402,6 +420,28 @@ class ReaServer:
         return msgspec.json.encode({"error": bounded.projection()})
 
 
+def not_advertised(toolset: str, tool: str, enabled: list[str]) -> ReaError:
+    """A call of a tool whose toolset the operator left out (REA_MCP_TOOLSETS names the others)."""
+    return ReaError(
+        "invalid_request",
+        f"{tool} is in the {toolset} toolset, which this server does not advertise",
+        remediation=f"Restart the server with {toolset} in REA_MCP_TOOLSETS (or rea serve --toolsets).",
+        details={
+            "issues": [{"path": "name", "reason": "invalid_value", "message": f"toolset {toolset} is not advertised"}],
+            "toolset": toolset,
+            "advertised_toolsets": list(enabled),
+        },
+    )
+
+
+async def _tools_changed(ctx: ServerRequestContext[dict[str, Any]]) -> None:
+    """Tell the client its tools/list changed (a toolset enabled, a second target opened or the last closed)."""
+    try:
+        await ctx.session.send_tool_list_changed()
+    except Exception:  # a client gone or an era without the notification: the next tools/list shows the change
+        pass
+
+
 def release_free_memory() -> None:
     """Hand freed heap back to the OS (glibc): a large request should not leave the server large."""
     import gc
@@ -448,7 +488,8 @@ async def serve_stdio(registry: Registry, settings: Settings) -> str | None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(_stop_on_signal, tg.cancel_scope, stopped_by)
         async with stdio_transport(max_request_bytes(settings)) as (read_stream, write_stream):
-            await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
+            options = app.server.create_initialization_options(NotificationOptions(tools_changed=True))
+            await app.server.run(read_stream, write_stream, options)
         tg.cancel_scope.cancel()
     return stopped_by[0] if stopped_by else None
 

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
+from rea.registry import ON_DEMAND_TOOLSETS
 from tests.mcp.harness import Recorder, connect, server_env
 
 PROBE = {"REA_PLUGIN_MODULES": "tests.mcp.probe_plugin"}
@@ -39,9 +40,15 @@ def test_inventory_is_complete_and_static(hello_elf: Path) -> None:
             names = [t.name for t in before.tools]
             assert {"binary_session", "open_binary", "close_binary"} <= set(names)
             assert names == sorted(names)
-            session = await client.call_tool("binary_session", {"detail": "tools"})
-            avail = {t["name"]: t for t in session.structured_content["tool_availability"]}
-            assert set(avail) == set(names)
+            avail: dict[str, Any] = {}
+            offset: int | None = 0
+            while offset is not None:
+                page = await client.call_tool("binary_session", {"detail": "tools", "offset": offset})
+                avail.update({t["name"]: t for t in page.structured_content["tool_availability"]})
+                offset = page.structured_content["tool_page"]["next_offset"]
+            # Every tool's availability, the on-demand toolsets' too; the list shows the default toolsets.
+            assert set(names) < set(avail)
+            assert not {n for n in names if avail[n].get("toolset") in ON_DEMAND_TOOLSETS}
             await client.call_tool("open_binary", {"path": str(hello_elf)})
             await client.call_tool("close_binary", {})
             after = await client.list_tools()
