@@ -40,7 +40,8 @@ TRIM_AFTER_BYTES = 1 << 20
 CLOSE_BOUND_S = 15.0
 INSTRUCTIONS = (
     "rea reverse engineers native binaries, archives and JavaScript applications. Call binary_session "
-    "first to see which tools are available, then open_binary to bind a provider to a target."
+    "first to see which tools are available, then open_binary to bind a provider to a target. "
+    "enable_toolsets lists more: managed (.NET), android, investigation and corpus."
 )
 
 
