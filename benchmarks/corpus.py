@@ -86,6 +86,27 @@ class RssSampler:
                 self.peak[child.pid] = max(self.peak.get(child.pid, 0), rss)
 
 
+def _burn(_: int) -> float:
+    start = time.perf_counter()
+    x = 0
+    for i in range(10_000_000):
+        x += i
+    return time.perf_counter() - start
+
+
+def parallel_capacity() -> float:
+    """How many CPU-bound processes this host runs at once right now (2.0 on two idle cores; less when shared)."""
+    import multiprocessing
+
+    one = _burn(0)
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(_burn, [0, 0])  # start-up outside the measurement
+        start = time.perf_counter()
+        pool.map(_burn, [0, 1])
+        both = time.perf_counter() - start
+    return 2 * one / both
+
+
 def triage(
     corpus: Path, scheduler: str, workers: int, max_procedures: int
 ) -> tuple[float, dict[str, Any], dict[int, int]]:
@@ -157,6 +178,7 @@ def main() -> int:
             f"corpus: {len(files)} ELF files, {mb:.1f} MB, {os.cpu_count()} cores, "
             f"procedures hashed per binary: {ns.max_procedures}"
         )
+        print(f"host parallel capacity now: {parallel_capacity():.2f} of 2 processes (other load lowers it)")
         rates: dict[str, float] = {}
         times: dict[str, float] = {}
         for label, scheduler, workers in (
@@ -176,6 +198,7 @@ def main() -> int:
                 f"({len(peak)} processes)"
             )
         print(f"speed-up 1 -> 2 workers: {rates['local, 2 workers'] / rates['local, 1 worker']:.2f}x (goal >= 1.7x)")
+        print(f"host parallel capacity after: {parallel_capacity():.2f} of 2 processes")
         sample = files[: ns.loop_sample]
         rea = shutil.which("rea", path=os.path.dirname(sys.executable)) or "rea"
         t_rea = loop(lambda f: [rea, "analyze", str(f), "--json"], sample)
