@@ -15,7 +15,7 @@ def test_triage_and_query_over_mcp(corpus_build: dict[str, Any], tmp_path: Path)
     seen: list[str] = []
 
     async def main() -> None:
-        async with connect() as client:
+        async with connect(REA_MCP_TOOLSETS="corpus") as client:  # the corpus toolset, whatever the default
             names = {t.name for t in (await client.list_tools()).tools}
             assert {"triage_corpus", "query_corpus", "compare_corpora"} <= names
 
