@@ -30,6 +30,8 @@ def test_all_six_tools_through_the_mcp_client(apk: Path) -> None:
     async def main() -> dict[str, Any]:
         out: dict[str, Any] = {}
         async with connect() as client:
+            # android is listed on demand: a connection adds it when a target turns out to be a package.
+            await client.call_tool("enable_toolsets", {"toolsets": ["android"]})
             listed = {t.name: t for t in (await client.list_tools()).tools}
             assert set(TOOLS) <= set(listed)
             for name in TOOLS:

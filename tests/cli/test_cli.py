@@ -182,7 +182,7 @@ def test_catalog_matches_live_tools_list(tmp_path: Path) -> None:
     catalog = json.loads(out.read_text())
 
     async def listing(profile: str) -> list[dict[str, Any]]:
-        async with connect(REA_MCP_INPUT_SCHEMA_PROFILE=profile) as client:
+        async with connect(REA_MCP_INPUT_SCHEMA_PROFILE=profile, REA_MCP_TOOLSETS="all") as client:
             tools = await client.list_tools()
             return [t.model_dump(by_alias=True, exclude_none=True) for t in tools.tools]
 

@@ -32,6 +32,8 @@ def test_all_seven_tools_through_the_sdk_client(managed_build: dict[str, Path]) 
 
     async def main() -> None:
         async with connect() as client:
+            # managed is listed on demand: a connection adds it when a target turns out to be an assembly.
+            await client.call_tool("enable_toolsets", {"toolsets": ["managed"]})
             names = {t.name for t in (await client.list_tools()).tools}
             assert {
                 "inspect_managed_artifact",

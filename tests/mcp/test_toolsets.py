@@ -57,6 +57,7 @@ def test_rea_serve_takes_toolsets_as_an_option() -> None:
         "binary_session",
         "open_binary",
         "close_binary",
+        "enable_toolsets",
         "get_evidence_bundle",
         "export_evidence_bundle",
         "import_evidence_bundle",
