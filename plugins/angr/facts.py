@@ -238,16 +238,7 @@ class Facts:
         proc = a.by_addr.get(at)
         if at in strings:
             s = strings[at]
-            unit = 2 if s["encoding"] == "utf-16le" else 1
-            count = s["byte_length"] // unit + 1
-            element = {"name": "char16_t" if unit == 2 else "char", "kind": "integer", "size": unit}
-            out["type"] = {
-                "name": f"{element['name']}[{count}]",
-                "kind": "string",
-                "size": count * unit,
-                "element": element,
-                "count": count,
-            }
+            out["type"] = answers.string_type(s["encoding"], s["byte_length"])
             out["value"] = s["value"]
             out["source"] = "analysis"
         elif pointee is not None:

@@ -14,6 +14,7 @@ from rea_plugins.native.provider import OPERATIONS
 
 from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
+from rea.operations import answers
 from rea.operations.answers import hexa, looks_like_address, page, paging, parse_address
 from rea.operations.operands import split_operands, symbolized_text, symbols_of
 from rea.providers import OperationResult
@@ -23,18 +24,6 @@ from rea.target import Target
 MAX_ASSEMBLY = 20_000
 _IMMEDIATE = re.compile(r"^#?-?(0x[0-9a-fA-F]+|\d+)$")
 _FROM_DATA = ("data", "read", "write")
-_ABI = {
-    ("elf", "x86_64"): "sysv",
-    ("mach-o", "x86_64"): "sysv",
-    ("pe", "x86_64"): "ms-x64",
-    ("elf", "arm64"): "aapcs64",
-    ("mach-o", "arm64"): "darwin-aapcs64",
-    ("pe", "arm64"): "aapcs64",
-    ("elf", "x86"): "cdecl",
-    ("pe", "x86"): "cdecl",
-    ("elf", "arm"): "aapcs",
-    ("pe", "arm"): "aapcs",
-}
 
 
 def owner(r: Ref) -> str | None:
@@ -265,7 +254,7 @@ class Operations:
                 "basic_block_count": len(blocks),
                 "instruction_count": sum(b.n_insns for b in blocks),
                 "signature": None,
-                "calling_convention": _ABI.get((m.format, m.arch)) if p.kind == "local" else None,
+                "calling_convention": answers.DEFAULT_ABI.get((m.format, m.arch)) if p.kind == "local" else None,
                 "source": p.source,
                 "part_of": None if parent is None else {"address": hexa(parent.address), "name": parent.name},
                 "parts": [
@@ -537,16 +526,7 @@ class Operations:
         proc = self.p.procedure(at)
         symbol = next((s for s in self.p.model.symbols if s.address == at and s.size), None)
         if text is not None:
-            unit = 2 if text.encoding == "utf-16le" else 1
-            count = text.byte_length // unit + 1
-            element = {"name": "char16_t" if unit == 2 else "char", "kind": "integer", "size": unit}
-            out["type"] = {
-                "name": f"{element['name']}[{count}]",
-                "kind": "string",
-                "size": count * unit,
-                "element": element,
-                "count": count,
-            }
+            out["type"] = answers.string_type(text.encoding, text.byte_length)
             out["value"] = self.p.string_value(text)[0]
         elif pointee is not None:
             out["type"] = {"name": "pointer", "kind": "pointer", "size": word, "target": hexa(pointee)}

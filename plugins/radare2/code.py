@@ -32,18 +32,6 @@ _CONVENTIONS = {
     "fastcall": "fastcall",
     "thiscall": "thiscall",
 }
-# The ABI each format and architecture implies, where radare2 names no convention of its own ("reg").
-_ABI = {
-    ("elf", "x86_64"): "sysv",
-    ("mach-o", "x86_64"): "sysv",
-    ("pe", "x86_64"): "ms-x64",
-    ("elf", "arm64"): "aapcs64",
-    ("mach-o", "arm64"): "darwin-aapcs64",
-    ("pe", "arm64"): "aapcs64",
-    ("elf", "arm"): "aapcs",
-    ("elf", "x86"): "cdecl",
-    ("pe", "x86"): "cdecl",
-}
 
 
 class Insn:
@@ -162,7 +150,7 @@ class Code:
         f = p.select(params)
         convention = _CONVENTIONS.get(f.calltype or "") if f.kind != "import" else None
         if convention is None and f.kind == "local":
-            convention = _ABI.get((p.format, p.arch))
+            convention = answers.DEFAULT_ABI.get((p.format, p.arch))
         result = {
             **f.item(),
             "section": p.section_of(f.addr),

@@ -380,17 +380,8 @@ class Facts:
         proc = p.by_addr.get(at)
         if at in strings:
             s = strings[at]
-            unit = 2 if s["encoding"] == "utf-16le" else 1
-            count = s["byte_length"] // unit + 1
-            element = {"name": "char16_t" if unit == 2 else "char", "kind": "integer", "size": unit}
             out.update(
-                type={
-                    "name": f"{element['name']}[{count}]",
-                    "kind": "string",
-                    "size": count * unit,
-                    "element": element,
-                    "count": count,
-                },
+                type=answers.string_type(s["encoding"], s["byte_length"]),
                 value=s["value"],
                 source="analysis",
             )

@@ -103,6 +103,35 @@ def search(items: Sequence[T], text: Callable[[T], str], params: dict[str, Any])
     return [x for x in items if match(text(x))]
 
 
+# The calling convention a format and architecture imply, where the engine names none of its own.
+DEFAULT_ABI = {
+    ("elf", "x86_64"): "sysv",
+    ("mach-o", "x86_64"): "sysv",
+    ("pe", "x86_64"): "ms-x64",
+    ("elf", "arm64"): "aapcs64",
+    ("mach-o", "arm64"): "darwin-aapcs64",
+    ("pe", "arm64"): "aapcs64",
+    ("elf", "x86"): "cdecl",
+    ("pe", "x86"): "cdecl",
+    ("elf", "arm"): "aapcs",
+    ("pe", "arm"): "aapcs",
+}
+
+
+def string_type(encoding: str, byte_length: int) -> dict[str, Any]:
+    """``inspect_native_data_type``'s type of a string: an array of its code units, the terminator counted."""
+    unit = 2 if encoding == "utf-16le" else 1
+    count = byte_length // unit + 1
+    element = {"name": "char16_t" if unit == 2 else "char", "kind": "integer", "size": unit}
+    return {
+        "name": f"{element['name']}[{count}]",
+        "kind": "string",
+        "size": count * unit,
+        "element": element,
+        "count": count,
+    }
+
+
 def public(item: dict[str, Any]) -> dict[str, Any]:
     """An engine's row without its private (``_``-prefixed) keys."""
     return {k: v for k, v in item.items() if not k.startswith("_")}
