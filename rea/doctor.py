@@ -19,9 +19,9 @@ from typing import Any, Literal
 import msgspec
 
 import rea
-from rea.config import annotations_dir, load_settings
+from rea.config import annotations_dir
 from rea.errors import ReaError
-from rea.registry import ON_DEMAND_TOOLSETS, Registry
+from rea.registry import Registry
 from rea.selection import ENV_VAR, candidates, parse_provider_choice
 
 SCHEMA_VERSION = 1
@@ -334,13 +334,7 @@ def _env_provider_check(registry: Registry, ready: dict[str, ProviderReadiness],
 def _settings_check(registry: Registry, env: Mapping[str, str]) -> Check:
     # `rea serve` validates the same settings at startup and refuses to run when one is invalid.
     try:
-        settings = load_settings(
-            env,
-            projections=tuple(sorted(registry.projections)),
-            declared=registry.settings,
-            toolsets=registry.toolsets(),
-            on_demand=ON_DEMAND_TOOLSETS,
-        )
+        settings = registry.server_settings(env)
     except ReaError as exc:
         return Check(id="settings", status="fail", required=True, summary=exc.message, remediation=exc.remediation)
     advertised = ", ".join(settings.toolsets or ("all",)) + (

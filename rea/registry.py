@@ -6,7 +6,7 @@ import importlib
 import os
 import threading
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from importlib import metadata
 from typing import Any, TypeVar
 
@@ -18,7 +18,7 @@ from rea.catalog.projection import Projection
 from rea.catalog.prompt import PromptDef
 from rea.catalog.resource import ResourceSpec
 from rea.catalog.tool import ToolDef
-from rea.config import SettingSpec
+from rea.config import Settings, SettingSpec, load_settings
 from rea.errors import ReaError
 from rea.providers import AnalysisProvider
 from rea.scenarios import ScenarioDriver
@@ -111,6 +111,16 @@ class Registry:
                 if isinstance(view, TargetView) and tools:
                     views.append(msgspec.structs.replace(view, tools=tools))
         return sorted(views, key=lambda v: v.kind)
+
+    def server_settings(self, env: Mapping[str, str]) -> Settings:
+        """The MCP server's settings, validated against what the plugins registered (``rea serve``, ``rea doctor``)."""
+        return load_settings(
+            env,
+            projections=tuple(sorted(self.projections)),
+            declared=self.settings,
+            toolsets=self.toolsets(),
+            on_demand=ON_DEMAND_TOOLSETS,
+        )
 
     def toolsets(self) -> tuple[str, ...]:
         """Every toolset a registered tool belongs to: the first-party ones in their order, then the rest."""

@@ -293,18 +293,9 @@ def _serve(argv: list[str], prog: str) -> int:
         "comma-separated list (default: REA_MCP_TOOLSETS); session is always advertised",
     )
     args = parser.parse_args(argv)
-    from rea.config import load_settings
-    from rea.registry import ON_DEMAND_TOOLSETS
-
     registry = _registry()
     env = dict(os.environ) if args.toolsets is None else {**os.environ, "REA_MCP_TOOLSETS": args.toolsets}
-    settings = load_settings(
-        env,
-        projections=tuple(sorted(registry.projections)),
-        declared=registry.settings,
-        toolsets=registry.toolsets(),
-        on_demand=ON_DEMAND_TOOLSETS,
-    )
+    settings = registry.server_settings(env)
     import anyio
 
     from rea.mcp.server import serve_stdio
