@@ -83,34 +83,42 @@ def test_a_cluster_triages_and_a_killed_worker_loses_no_item(
     cluster: dict[str, Any], corpus_build: dict[str, Any], run_tool: Any, tmp_path: Path
 ) -> None:
     source = Path(os.path.realpath("/usr/bin/gzip" if os.path.exists("/usr/bin/gzip") else sys.executable))
-    corpus = corpussupport.variants(source, tmp_path / "many", 16)
+    corpus = corpussupport.variants(source, tmp_path / "many", 24)
     index = tmp_path / "cluster.db"
     killed: list[int] = []
+    done = threading.Event()
     workers = cluster["procs"][1:]
 
     def killer() -> None:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not killed:
+        while time.monotonic() < deadline and not killed and not done.is_set():
             time.sleep(0.05)
             if not index.exists() or not rows(index, "SELECT 1 FROM binaries LIMIT 1"):
                 continue
             # The worker process under the first nanny: the nanny restarts it, its task goes to another worker.
             for child in psutil.Process(workers[0].pid).children():
-                child.kill()
-                killed.append(child.pid)
-            return
+                if "multiprocessing" in " ".join(child.cmdline()) and "resource_tracker" not in " ".join(
+                    child.cmdline()
+                ):
+                    child.kill()
+                    killed.append(child.pid)
 
     thread = threading.Thread(target=killer)
     thread.start()
-    ev = run_tool(
-        "triage_corpus", {"paths": [str(corpus)], "index": str(index), "scheduler": cluster["address"]}, CallContext()
-    )
-    thread.join()
+    try:
+        ev = run_tool(
+            "triage_corpus",
+            {"paths": [str(corpus)], "index": str(index), "scheduler": cluster["address"]},
+            CallContext(),
+        )
+    finally:
+        done.set()
+        thread.join()
     assert killed
     res = ev["normalized_result"]
     assert res["scheduler"] == cluster["address"]
-    assert res["counts"]["analysed"] == 16 and res["counts"]["failed"] == 0
-    assert rows(index, "SELECT COUNT(*), COUNT(DISTINCT sha256), SUM(status = 'done') FROM binaries")[0] == (16, 16, 16)
+    assert res["counts"]["analysed"] == 24 and res["counts"]["failed"] == 0
+    assert rows(index, "SELECT COUNT(*), COUNT(DISTINCT sha256), SUM(status = 'done') FROM binaries")[0] == (24, 24, 24)
     # The records are the ones the local scheduler makes (the same Evidence ids).
     local = tmp_path / "local.db"
     run_tool("triage_corpus", {"paths": [str(corpus)], "index": str(local), "scheduler": "synchronous"})

@@ -238,10 +238,13 @@ def test_a_worker_killed_mid_run_loses_no_item(tmp_path: Path, run_tool: Any) ->
             if not index.exists() or not rows(index, "SELECT 1 FROM binaries LIMIT 1"):
                 continue
             for child in psutil.Process().children():
-                if "spawn_main" in " ".join(child.cmdline()):
-                    child.kill()
-                    killed.append(child.pid)
-                    return
+                try:
+                    if "spawn_main" in " ".join(child.cmdline()):
+                        child.kill()
+                        killed.append(child.pid)
+                        return
+                except psutil.Error:  # ended meanwhile: look again
+                    continue
 
     thread = threading.Thread(target=killer)
     thread.start()
