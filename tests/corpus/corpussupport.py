@@ -98,6 +98,12 @@ def build_corpus(root: Path) -> dict[str, Any]:
         if "arm" in built:
             zf.write(built["arm"], "inner/arm")
         zf.writestr("inner/readme.txt", "not a binary\n")
+    # A nested archive: a ZIP inside a ZIP, holding the library again (a duplicate by content).
+    inner = work / "inner.zip"
+    with zipfile.ZipFile(inner, "w") as zf:
+        zf.write(lib, "libcorpus.so")
+    with zipfile.ZipFile(corpus / "outer.zip", "w") as zf:
+        zf.write(inner, "nested/inner.zip")
     (corpus / "notes.txt").write_text("plain text, skipped\n")
     # A malformed ELF: the magic, then garbage where the header should be.
     (corpus / "bin" / "broken").write_bytes(b"\x7fELF\x02\x01\x01\x00" + b"garbage!" * 16)

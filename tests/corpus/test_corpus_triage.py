@@ -32,8 +32,8 @@ def test_triage_walks_folders_archives_duplicates_and_a_malformed_file(triaged: 
     counts = res["counts"]
     expected = 5 + ("arm" in built) + ("pe.exe" in built)  # alpha, gamma, lib, broken, beta (+ arm, pe)
     assert counts["binaries"] == expected
-    assert counts["duplicates"] == 1
-    assert counts["archives"] == 1
+    assert counts["duplicates"] == 2  # dup/alpha-copy, and the library inside the nested ZIP
+    assert counts["archives"] == 3  # bundle.zip, outer.zip and the ZIP inside it
     assert counts["analysed"] == expected - 1 and counts["failed"] == 1
     assert counts["skipped_not_binary"] == 2  # notes.txt and the ZIP's readme
     [failure] = res["failures"]
@@ -47,6 +47,8 @@ def test_triage_walks_folders_archives_duplicates_and_a_malformed_file(triaged: 
     ]
     assert rows(index, "SELECT COUNT(*), COUNT(DISTINCT sha256) FROM binaries")[0] == (expected, expected)
     assert rows(index, "SELECT 1 FROM paths WHERE path = 'bundle.zip!/inner/beta'")
+    lib = rows(index, "SELECT path FROM paths WHERE path LIKE '%libcorpus.so' ORDER BY path")
+    assert [p for (p,) in lib] == ["lib/libcorpus.so", "outer.zip!/nested/inner.zip!/libcorpus.so"]
 
 
 def test_each_record_is_evidence_of_the_native_provider(triaged: dict[str, Any]) -> None:
@@ -88,7 +90,9 @@ def test_libraries_ranked_by_dependents_match_readelf(triaged: dict[str, Any], r
             truth[lib] = truth.get(lib, 0) + 1
     assert ranked["libcorpus.so"]["dependents"] == truth["libcorpus.so"] == 1
     # The library's own file in the corpus is named.
-    assert [w["paths"] for w in ranked["libcorpus.so"]["where"]] == [["lib/libcorpus.so"]]
+    assert [w["paths"] for w in ranked["libcorpus.so"]["where"]] == [
+        ["lib/libcorpus.so", "outer.zip!/nested/inner.zip!/libcorpus.so"]
+    ]
     assert ranked["libc.so.6"]["dependents"] >= truth["libc.so.6"]
     counts = [r["dependents"] for r in page["rows"]]
     assert counts == sorted(counts, reverse=True)
@@ -355,3 +359,37 @@ def test_a_worker_over_its_memory_limit_records_the_item_failed(
     assert counts["analysed"] == 0 and counts["failed"] == counts["binaries"] >= 3
     for code, message in rows(index, "SELECT error_code, error_message FROM binaries"):
         assert code and message and "Traceback" not in message
+
+
+def test_an_archive_member_that_fails_its_integrity_check(
+    corpus_build: dict[str, Any], run_tool: Any, tmp_path: Path
+) -> None:
+    import zipfile
+
+    root = tmp_path / "crc"
+    root.mkdir()
+    bad = root / "bad.zip"
+    with zipfile.ZipFile(bad, "w") as zf:
+        zf.write(corpus_build["built"]["alpha"], "alpha")
+    data = bytearray(bad.read_bytes())
+    data[14:18] = b"\0\0\0\0"  # the local header's CRC-32
+    central = data.find(b"PK\x01\x02")
+    data[central + 16 : central + 20] = b"\0\0\0\0"  # and the central directory's
+    bad.write_bytes(bytes(data))
+    strict = run_tool(
+        "triage_corpus", {"paths": [str(root)], "index": str(tmp_path / "a.db"), "scheduler": "synchronous"}
+    )["normalized_result"]
+    assert strict["counts"]["binaries"] == 0
+    assert [(f["paths"], f["code"]) for f in strict["failures"]] == [
+        (["bad.zip!/alpha"], "artifact_integrity_mismatch")
+    ]
+    lenient = run_tool(
+        "triage_corpus",
+        {
+            "paths": [str(root)],
+            "index": str(tmp_path / "b.db"),
+            "scheduler": "synchronous",
+            "integrity_policy": "record-and-continue",
+        },
+    )["normalized_result"]
+    assert lenient["counts"]["analysed"] == 1
