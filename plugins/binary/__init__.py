@@ -17,6 +17,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
     from rea_plugins.binary import (
         agreement,
         api,
+        bindiff,
         callpaths,
         codesearch,
         compare,
@@ -44,6 +45,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         api,
         agreement,
         codesearch,
+        bindiff,
     ):
         for tool in module.tools():
             register(tool)

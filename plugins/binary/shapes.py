@@ -820,3 +820,44 @@ class ProviderAgreement(Shape):
     known_by: list[str] | None = None
     counts: dict[str, ProcedureCounts] | None = None
     peer_sessions: list[PeerSession] = []
+
+
+# -- compare_binaries ------------------------------------------------------------------------------
+
+
+class BinarySide(Shape):
+    target_id: str
+    sha256: str
+    # Local procedures compared.
+    procedures: int
+
+
+class DiffCounts(Shape):
+    unchanged: int
+    changed: int
+    added: int
+    removed: int
+    # How the pairs were found.
+    by_name: int
+    by_hash: int
+    by_neighbourhood: int
+    by_similarity: int
+
+
+class DiffRow(Shape):
+    """A pair (unchanged or changed, with its similarity) or a procedure only one side has (added, removed)."""
+
+    status: Literal["unchanged", "changed", "added", "removed"]
+    left: ProcedureRef | None = None
+    right: ProcedureRef | None = None
+    matched_by: Literal["name", "hash", "neighbourhood", "similarity"] | None = None
+    # 1.0 for identical normalized instructions; the sequence similarity of a changed pair.
+    similarity: float | None = None
+
+
+class BinaryComparison(Page, kw_only=True):
+    left: BinarySide
+    right: BinarySide
+    counts: DiffCounts
+    # Changed first (least similar first), then added, removed and unchanged.
+    items: list[DiffRow]

@@ -102,9 +102,12 @@ class _Recipe:
         flags: list[str],
         sources: list[str],
         extra: tuple[tuple[str, Path], ...] = (),
+        edits: tuple[tuple[str, str, str], ...] = (),
     ) -> None:
         self.name, self.sdist, self.members, self.root = name, sdist, members, root
         self.compiler, self.strip, self.flags, self.sources, self.extra = compiler, strip, flags, sources, extra
+        # (file, old text, new text) replacements made in the extracted tree before it is compiled.
+        self.edits = edits
 
     def __call__(self, where: Path) -> None:
         with tarfile.open(self.sdist) as tar:
@@ -113,6 +116,10 @@ class _Recipe:
         os.rename(where / "tree" / self.root, where / "src")
         for target, origin in self.extra:
             shutil.copyfile(origin, where / "src" / target)
+        for file, old, new in self.edits:
+            text = (where / "src" / file).read_text()
+            assert old in text, f"{file}: the edit's anchor is gone"
+            (where / "src" / file).write_text(text.replace(old, new, 1))
         src = where / "src"
         files = sorted(str(p) for pattern in self.sources for p in src.glob(pattern))
         unstripped = where / f"{self.name}.unstripped"
@@ -196,3 +203,53 @@ def cmark_gfm(kind: CmarkKind) -> Build:
         ["third_party/cmark/src/*.c", "third_party/cmark/extensions/*.c"],
     )
     return _cached(name, sdist, flags, compiler, recipe)
+
+
+# Two versions of cmark-gfm's command for binary diffing: the release, and the release with these edits (the
+# truth a diff is checked against). -fno-inline keeps each source function one procedure, so an edit changes
+# exactly the function it is in.
+CMARK_DIFF_EDITS: tuple[tuple[str, str, str], ...] = (
+    (
+        "third_party/cmark/src/buffer.c",
+        "  if (pos < 0)\n    pos = 0;\n\n  const unsigned char *p =\n      (unsigned char *)memchr(",
+        "  if (pos < 0)\n    pos = 0;\n  if (c == 0)\n    return -1;\n\n  const unsigned char *p =\n"
+        "      (unsigned char *)memchr(",
+    ),
+    (
+        "third_party/cmark/src/cmark_ctype.c",
+        "int cmark_ispunct(char c) { return cmark_ctype_class[(uint8_t)c] == 2; }",
+        "int cmark_ispunct(char c) { return cmark_ctype_class[(uint8_t)c] == 2 || (c > 0 && c == '~'); }",
+    ),
+    (
+        "third_party/cmark/src/buffer.c",
+        "bufsize_t cmark_strbuf_strrchr(",
+        "int cmark_strbuf_is_blank(const cmark_strbuf *buf) {\n  for (bufsize_t i = 0; i < buf->size; i++)\n"
+        "    if (!cmark_isspace(buf->ptr[i]))\n      return 0;\n  return 1;\n}\n\nbufsize_t cmark_strbuf_strrchr(",
+    ),
+)
+CMARK_DIFF_TRUTH = {"changed": {"cmark_strbuf_strchr", "cmark_ispunct"}, "added": {"cmark_strbuf_is_blank"}}
+
+
+def cmark_gfm_versions() -> tuple[Build, Build]:
+    """cmark-gfm's command (x86-64 ELF, gcc -O2 -fno-inline) as released and with ``CMARK_DIFF_EDITS``."""
+    gcc = toolchains.require("gcc")
+    strip = toolchains.require("strip")
+    sdist = require_pip_sdist(*CMARKGFM)
+    flags = [
+        "-O2",
+        "-fno-inline",
+        "-DCMARK_GFM_STATIC_DEFINE",
+        "-DCMARK_GFM_EXTENSIONS_STATIC_DEFINE",
+        "-I{src}/third_party/cmark/src",
+        "-I{src}/third_party/cmark/extensions",
+        "-I{src}/generated/unix",
+    ]
+    sources = ["third_party/cmark/src/*.c", "third_party/cmark/extensions/*.c"]
+    out = []
+    for version, edits in (("v1", ()), ("v2", CMARK_DIFF_EDITS)):
+        name = f"cmark-gfm-{version}"
+        recipe = _Recipe(
+            name, sdist, "cmarkgfm-2025.10.22/", "cmarkgfm-2025.10.22", gcc, strip, flags, sources, edits=edits
+        )
+        out.append(_cached(name, sdist, [*flags, repr(edits)], gcc, recipe))
+    return out[0], out[1]
