@@ -23,21 +23,9 @@ import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from rea.registry import TOOLSET_ORDER
+
 GOALS = {"full": 60 * 1024, "compact": 30 * 1024}
-TOOLSETS = (
-    "session",
-    "native",
-    "notebook",
-    "artifacts",
-    "managed",
-    "android",
-    "javascript",
-    "browser",
-    "dynamic",
-    "evidence",
-    "investigation",
-    "corpus",
-)
 
 
 def server_env(**extra: str) -> dict[str, str]:
@@ -92,7 +80,7 @@ def main() -> None:
         everything = listed(REA_MCP_INPUT_SCHEMA_PROFILE=profile, REA_MCP_TOOLSETS="all")
         print(f"  all toolsets: {len(everything)} tools {kb(sum(definition_bytes(t) for t in everything))}")
         print("  per toolset (that toolset and session):")
-        for toolset in TOOLSETS:
+        for toolset in TOOLSET_ORDER:
             selected = listed(REA_MCP_INPUT_SCHEMA_PROFILE=profile, REA_MCP_TOOLSETS=toolset)
             print(f"    {toolset:10} {len(selected):3} tools {kb(sum(definition_bytes(t) for t in selected))}")
 
