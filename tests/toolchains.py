@@ -31,6 +31,7 @@ TOOLS: dict[str, Tool] = {
     "gcc": Tool(("gcc",), ("gcc", "libc6-dev"), "link"),
     "nm": Tool(("nm",), ("binutils",)),
     "objdump": Tool(("objdump",), ("binutils",)),
+    "readelf": Tool(("readelf",), ("binutils",)),
     "strip": Tool(("strip",), ("binutils",)),
     "tar": Tool(("tar",), ("tar",)),
     "aarch64-linux-gnu-gcc": Tool(

@@ -349,6 +349,7 @@ def tools() -> list[ToolDef]:
                         "minItems": 1,
                         "uniqueItems": True,
                         "description": "Rows to list (default: changed, added, removed; every row is counted).",
+                        "examples": [["changed"]],
                     },
                     "offset": OFFSET,
                     "limit": LIMIT,

@@ -112,12 +112,14 @@ def build_corpus(root: Path) -> dict[str, Any]:
 
 def nm_imports(path: Path) -> set[str]:
     """Undefined dynamic symbols, as nm sees them (versions stripped)."""
-    out = subprocess.run(["nm", "-D", "--undefined-only", str(path)], capture_output=True, text=True, check=True)
+    nm = toolchains.require("nm")
+    out = subprocess.run([nm, "-D", "--undefined-only", str(path)], capture_output=True, text=True, check=True)
     return {line.split()[-1].split("@")[0] for line in out.stdout.splitlines() if line.strip()}
 
 
 def readelf_needed(path: Path) -> set[str]:
-    out = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True, check=True)
+    readelf = toolchains.require("readelf")
+    out = subprocess.run([readelf, "-d", str(path)], capture_output=True, text=True, check=True)
     return {line.split("[")[1].split("]")[0] for line in out.stdout.splitlines() if "(NEEDED)" in line}
 
 
