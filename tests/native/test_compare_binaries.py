@@ -66,6 +66,22 @@ def test_the_diff_of_two_stripped_builds_is_the_source_diff(versions: tuple[Buil
             default = await client.call_tool("compare_binaries", {"left": "v1", "right": "v2"})
             lean = default.structured_content["normalized_result"]
             assert lean["counts"]["unchanged"] > 500 and {r["status"] for r in lean["items"]} <= {"changed", "added"}
+            # A changed pair goes on to compare_functions: each side's dossier from its own target.
+            pair = next(r for r in lean["items"] if r["status"] == "changed")
+            sides = []
+            for side, alias in (("left", "v1"), ("right", "v2")):
+                args = {"procedure": pair[side]["address"], "target": alias}
+                dossier = await client.call_tool("analyze_function", args)
+                assert dossier.is_error is False, dossier.content
+                assert (
+                    dossier.structured_content["subject"]["name"]
+                    == Path(v1.binary if alias == "v1" else v2.binary).name
+                )
+                sides.append({"kind": "retained-evidence", "evidence_id": dossier.structured_content["evidence_id"]})
+            compared = await client.call_tool("compare_functions", {"left": sides[0], "right": sides[1]})
+            assert compared.is_error is False, compared.content
+            verdict = compared.structured_content["normalized_result"]
+            assert verdict["status"] == "changed" and verdict["comparison"] == "versions"
             same = await client.call_tool("compare_binaries", {"left": "v1", "right": "v1"})
             assert same.is_error is True
             assert json.loads(same.content[0].text)["error"]["code"] == "invalid_request"
