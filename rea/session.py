@@ -157,6 +157,10 @@ class Session:
             )
         return found
 
+    def target_named(self) -> bool:
+        """Whether the running call named its target (``target``), rather than running on the active one."""
+        return self._selected.get() is not None
+
     @contextlib.contextmanager
     def using(self, ref: str | None) -> Iterator[None]:
         """Run the enclosed call on the target ``ref`` names (None: the active target)."""

@@ -518,6 +518,8 @@ class NameMatch(Shape):
     kind: str
     external: bool
     references: list[NameReference]
+    # With several targets open and none named: the target this match is in.
+    target_id: str | None = None
 
 
 class NameXrefs(Shape):

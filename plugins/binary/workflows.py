@@ -416,8 +416,7 @@ def _find_name(call: ToolCall, name: str) -> list[dict[str, Any]]:
     return hits
 
 
-def _find_xrefs_to_name(call: ToolCall) -> Evidence:
-    name = call.args["name"]
+def _name_matches(call: ToolCall, name: str) -> list[dict[str, Any]]:
     hits = _find_name(call, name)
     if not hits and call.session.supports("procedure_address"):
         try:
@@ -426,12 +425,29 @@ def _find_xrefs_to_name(call: ToolCall) -> Evidence:
         except ReaError as exc:
             if exc.code != "invalid_request":
                 raise
-    if not hits:
-        raise invalid_request(f"no name {name!r} in this binary", [issue("name", "invalid_value", "unknown name")])
     out = []
     for h in hits:
         refs = _once(run(call, "xrefs", {"address": h["address"]}).normalized["references"])
         out.append({**h, "references": _through_thunks(call, h, refs) if h.get("external") else refs})
+    return out
+
+
+def _find_xrefs_to_name(call: ToolCall) -> Evidence:
+    name = call.args["name"]
+    session = call.session
+    others = [t for t in session.open_targets() if t.target_id != session.target_id]
+    if session.target_named() or not others:
+        out = _name_matches(call, name)
+    else:
+        # Several targets open and none named: every one of them answers, each under its own annotations.
+        out = [{**m, "target_id": session.target_id} for m in _name_matches(call, name)]
+        for other in others:
+            with session.using(other.target_id):
+                if all(session.supports(op) for op in call.tool.requires_operations):
+                    each = ToolCall(call.tool, call.args, session, call.ctx)
+                    out += [{**m, "target_id": other.target_id} for m in _name_matches(each, name)]
+    if not out:
+        raise invalid_request(f"no name {name!r} in this binary", [issue("name", "invalid_value", "unknown name")])
     return evidence(call, OperationResult(normalized={"name": name, "matches": out}))
 
 
@@ -676,7 +692,7 @@ def tools() -> list[ToolDef]:
             name="find_xrefs_to_name",
             result_type=NameXrefs,
             family=FAMILY,
-            description="Exact name to its addresses and every reference to them.",
+            description="Exact name to its addresses and every reference to them (in every open target).",
             input_schema=obj(
                 {"name": prop("string", "Exact symbol or import name.", ["puts"], minLength=1)}, ("name",)
             ),

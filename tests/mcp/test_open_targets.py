@@ -92,6 +92,12 @@ def test_two_targets_on_two_providers_each_answer_for_itself(program_and_library
                 "name": "lib_twice",
                 "address": active["normalized_result"]["address"],
             }
+            # A name answers in every open target when the call names none, and in one when it does.
+            everywhere = ok(await client.call_tool("find_xrefs_to_name", {"name": "lib_twice"}))
+            where = {(m["target_id"], m["kind"] == "function") for m in everywhere["normalized_result"]["matches"]}
+            assert {t for t, _ in where} == {"t1", "t2"}
+            only = ok(await client.call_tool("find_xrefs_to_name", {"name": "lib_twice", "target": "lib"}))
+            assert all("target_id" not in m for m in only["normalized_result"]["matches"])
             session = ok(await client.call_tool("binary_session", {}))
             assert session["active_target_id"] == "t2"
             listed = {t["alias"]: t for t in session["open_targets"]}
