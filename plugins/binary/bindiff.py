@@ -218,8 +218,6 @@ def _neighbourhood(
         candidates = {c for kind, b in near for c in (right[b].callers if kind == "callee" else right[b].callees)}
         score = {}
         for c in candidates - taken:
-            if c in taken:
-                continue
             theirs = {("callee", x) for x in right[c].callees} | {("caller", x) for x in right[c].callers}
             score[c] = len(near & theirs) / len(near | theirs)
         chosen = best(score)

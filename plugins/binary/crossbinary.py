@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import msgspec
 from rea_plugins.binary.schema import check_document, evidence, params_of, run
 
 from rea.catalog.tool import ToolCall
 from rea.evidence import Evidence
-from rea.providers import OperationResult
 
 _EXPORTS = "binary.cross_binary_exports"
 
@@ -81,17 +81,8 @@ def handle_callees(call: ToolCall) -> Evidence:
     followed = follow_imports(call, list(result.normalized.get("callees", [])))
     if followed is result.normalized.get("callees"):
         return evidence(call, result)
+    note = "exported_by names the open library target that exports an import this program needs."
     normalized = {**result.normalized, "callees": followed}
     return evidence(
-        call,
-        OperationResult(
-            normalized=normalized,
-            raw=result.raw,
-            limitations=[
-                *result.limitations,
-                "exported_by names the open library target that exports an import this program needs.",
-            ],
-            locations=result.locations,
-            confidence=result.confidence,
-        ),
+        call, msgspec.structs.replace(result, normalized=normalized, limitations=[*result.limitations, note])
     )

@@ -98,6 +98,15 @@ def _availability(session: Session, tool: ToolDef) -> dict[str, Any]:
     }
 
 
+def _settings(session: Session) -> dict[str, Any]:
+    """The connection's settings; its enabled toolsets only once they differ from those it started with."""
+    settings: dict[str, Any] = session.connection.get("settings", {})
+    toolsets = settings.get("toolsets")
+    if isinstance(toolsets, dict) and toolsets.get("enabled") == toolsets.get("advertised"):
+        return {**settings, "toolsets": {k: v for k, v in toolsets.items() if k != "enabled"}}
+    return settings
+
+
 def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     """The full ``binary_session`` result for the current connection."""
     reg = session.registry
@@ -141,11 +150,11 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     rows = [_availability(session, t) for t in sorted(reg.tools.values(), key=lambda t: t.name)]
     report: dict[str, Any] = {
         "server_identity": identity,
-        "settings": session.connection.get("settings", {}),
+        "settings": _settings(session),
         "target": None if target is None else target.record(),
         # Every open target (the active one is target above); a target-bound tool takes target to pick another.
         **({"open_targets": [t.describe() for t in opened]} if len(opened := session.open_targets()) > 1 else {}),
-        "active_target_id": session.target_id,
+        **({"active_target_id": session.target_id} if session.target_id else {}),
         "analysis_provider_binding": None
         if session.binding is None
         else {

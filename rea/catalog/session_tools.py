@@ -74,6 +74,21 @@ def _close_binary(call: ToolCall) -> dict[str, Any]:
     return {"closed": had_target, "cleared_evidence_count": cleared, "cleanup": "complete"}
 
 
+def not_advertised(toolset: str, enabled: list[str], path: str = "name", tool: str | None = None) -> ReaError:
+    """A toolset the operator left out (an explicit REA_MCP_TOOLSETS list names the others)."""
+    what = f"{tool} is in the {toolset} toolset, which" if tool else f"the {toolset} toolset is one"
+    return ReaError(
+        "invalid_request",
+        f"{what} this server does not advertise",
+        remediation=f"Restart the server with {toolset} in REA_MCP_TOOLSETS (or rea serve --toolsets).",
+        details={
+            "issues": [issue(path, "invalid_value", f"toolset {toolset} is not advertised")],
+            "toolset": toolset,
+            "advertised_toolsets": list(enabled),
+        },
+    )
+
+
 def _enable_toolsets(call: ToolCall) -> dict[str, Any]:
     session = call.session
     available = list(session.registry.toolsets())
@@ -91,17 +106,7 @@ def _enable_toolsets(call: ToolCall) -> dict[str, Any]:
     enabled: list[str] = toolsets["enabled"]
     refused = [t for t in wanted if t not in enabled and not toolsets["on_demand"]]
     if refused:
-        raise ReaError(
-            "invalid_request",
-            f"this server advertises only the toolsets REA_MCP_TOOLSETS names; {refused[0]} is not among them",
-            remediation=f"Restart the server with {refused[0]} in REA_MCP_TOOLSETS (or rea serve --toolsets).",
-            details={
-                "issues": [
-                    {"path": "toolsets", "reason": "invalid_value", "message": "not advertised by the operator"}
-                ],
-                "advertised_toolsets": list(enabled),
-            },
-        )
+        raise not_advertised(refused[0], enabled, path="toolsets")
     added = [t for t in wanted if t not in enabled]
     enabled.extend(added)
     return {

@@ -24,6 +24,7 @@ from rea.budget import encode_result, error_size, known_oversize, success_size, 
 from rea.catalog.document import advertised_description, advertised_input_schema, output_schema
 from rea.catalog.invoke import ToolResult, invoke
 from rea.catalog.resource import ResourceDef, ResourceTemplateDef
+from rea.catalog.session_tools import not_advertised
 from rea.config import Settings
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
@@ -286,7 +287,7 @@ class ReaServer:
         toolsets = session.connection["settings"]["toolsets"]
         if tool.toolset_id not in toolsets["enabled"]:
             if not toolsets["on_demand"]:
-                return self._error(session, not_advertised(tool.toolset_id, tool.name, toolsets["enabled"]))
+                return self._error(session, not_advertised(tool.toolset_id, toolsets["enabled"], tool=tool.name))
             # A call is the clearest request for a toolset: it joins this connection's list.
             toolsets["enabled"].append(tool.toolset_id)
         args = params.arguments if params.arguments is not None else {}
@@ -419,20 +420,6 @@ class ReaServer:
             details=details,
         )
         return msgspec.json.encode({"error": bounded.projection()})
-
-
-def not_advertised(toolset: str, tool: str, enabled: list[str]) -> ReaError:
-    """A call of a tool whose toolset the operator left out (REA_MCP_TOOLSETS names the others)."""
-    return ReaError(
-        "invalid_request",
-        f"{tool} is in the {toolset} toolset, which this server does not advertise",
-        remediation=f"Restart the server with {toolset} in REA_MCP_TOOLSETS (or rea serve --toolsets).",
-        details={
-            "issues": [{"path": "name", "reason": "invalid_value", "message": f"toolset {toolset} is not advertised"}],
-            "toolset": toolset,
-            "advertised_toolsets": list(enabled),
-        },
-    )
 
 
 async def _tools_changed(ctx: ServerRequestContext[dict[str, Any]]) -> None:
