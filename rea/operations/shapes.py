@@ -259,6 +259,26 @@ class Callees(Shape):
     callees: list[CalleeItem]
 
 
+class CallEdge(Shape):
+    """One caller-to-callee edge of the whole program: ``calls`` call sites; ``callee`` is null for an import
+    or computed target with no address in this binary (``callee_name`` names it)."""
+
+    caller: str
+    callee: str | None
+    kind: Literal["direct", "tail", "import", "indirect"]
+    calls: int
+    callee_name: str | None = None
+
+
+class ProgramCallGraph(Page):
+    """Every call edge of the program, ordered by caller then callee, paged; ``names`` gives the name of each
+    procedure this page mentions (once, not per edge)."""
+
+    procedures: int
+    edges: list[CallEdge]
+    names: dict[str, str]
+
+
 class ReferenceItem(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"source": "from"}):
     """One reference edge (``from`` is a Python keyword, so the field is ``source``)."""
 
@@ -428,6 +448,7 @@ RESULT_TYPES: dict[str, type[msgspec.Struct]] = {
     "read_function_instructions": Instructions,
     "procedure_callers": Callers,
     "procedure_callees": Callees,
+    "program_call_graph": ProgramCallGraph,
     "procedure_references": References,
     "xrefs": Xrefs,
     "procedure_pseudo_code": PseudoCode,
