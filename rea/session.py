@@ -246,6 +246,12 @@ class Session:
                     slot.exec_lock.release()
         return selection
 
+    def activate(self, ref: str) -> None:
+        """Make the open target ``ref`` names the active one (calls without ``target`` run on it)."""
+        found = self.find(ref)
+        with self._lock:
+            self._active_id = found.target_id
+
     def _new_slot(self, alias: str | None) -> OpenTarget:
         self._opened += 1
         return OpenTarget(f"t{self._opened}", alias)

@@ -11,7 +11,7 @@ from rea_plugins.angr.insight import Symbolizer, operand_text
 from rea_plugins.angr.model import UNRESOLVED, Analysis, imm_target
 
 from rea.errors import ReaError
-from rea.operations import answers
+from rea.operations import answers, callgraph
 
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
 _CC_NAMES = {
@@ -69,8 +69,10 @@ class CodeIndex:
                 self.out_by_proc[r.from_proc].append(r)
             if r.dst is not None:
                 self.in_by_addr[r.dst].append(r)
+        self.sites_of: dict[int, list[CallSite]] = defaultdict(list)  # by calling procedure, in site order
         self.callers_of: dict[int, list[CallSite]] = defaultdict(list)
         for s in self.sites:
+            self.sites_of[s.caller].append(s)
             for t in s.targets:
                 if t is not None:
                     self.callers_of[t].append(s)
@@ -449,9 +451,7 @@ class Code:
         f = a.select(params)
         groups: dict[tuple[str, int | None, str | None], set[int]] = defaultdict(set)
         raw = []
-        for s in self.index.sites:
-            if s.caller != f.addr:
-                continue
+        for s in self.index.sites_of.get(f.addr, ()):
             raw.append({"call_site": hex(s.insn), "targets": [None if t is None else hex(t) for t in s.targets]})
             # An indirect site is a callee of unknown address, unless it only reads import slots.
             if not s.direct and not all(t is not None and not a.main.contains_addr(t) for t in s.targets):
@@ -470,6 +470,17 @@ class Code:
             for (kind, t, name), sites in ordered
         ]
         return {"procedure": a.proc_ref(f), "callees": callees}, {"call_sites": raw}
+
+    def program_call_graph(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        """Every procedure's callees as one paged edge list (the same items ``callees`` answers)."""
+        callgraph.check(params)
+        a = self.a
+        edges = []
+        for f in a.funcs:
+            at = a.out(f.addr)  # the contract's link-time address
+            edges.extend(callgraph.edges_of(int(at, 16), self.callees({"procedure": at})[0]["callees"]))
+        names = {int(a.out(f.addr), 16): a.fname(f) for f in a.funcs}
+        return callgraph.answer(edges, names, len(a.funcs), params), None
 
     def _ref_item(self, r: Ref) -> dict[str, Any]:
         return {

@@ -18,6 +18,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         agreement,
         api,
         bindiff,
+        callgraph,
         callpaths,
         codesearch,
         compare,
@@ -34,6 +35,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
     for module in (
         direct,
         workflows,
+        callgraph,
         compare,
         layout,
         navigation,

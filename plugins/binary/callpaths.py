@@ -13,29 +13,38 @@ from collections import deque
 from itertools import pairwise
 from typing import Any
 
+from rea_plugins.binary.crossbinary import Across, follow_imports
 from rea_plugins.binary.schema import PROCEDURE, evidence, obj, prop, run
 from rea_plugins.binary.shapes import CallPathTrace
 
 from rea.catalog.tool import ToolCall, ToolDef
+from rea.errors import ReaError
 from rea.evidence import Evidence
 from rea.providers import OperationResult
 
 MAX_PATHS = 32
 MAX_AT = 16
 PAGE = 1000
-# (node, sites into it, edge kind: "call" or "address-taken")
-Edge = tuple[str, list[str], str]
+# A procedure of an open target: (target_id, address).
+Key = tuple[str, str]
+# (node, sites into it, edge kind: "call", "address-taken", or "import" into another open target)
+Edge = tuple[Key, list[str], str]
 
 
-def _node(names: dict[str, str | None], address: str) -> dict[str, Any]:
-    return {"address": address, "name": names.get(address)}
+def _node(names: dict[Key, str | None], key: Key, home: str) -> dict[str, Any]:
+    node = {"address": key[1], "name": names.get(key)}
+    return node if key[0] == home else {**node, "target_id": key[0]}
 
 
-def _paths(parents: dict[str, list[Edge]], root: str, end: str) -> list[list[Edge]]:
+def _order(key: Key) -> tuple[str, int]:
+    return key[0], int(key[1], 16)
+
+
+def _paths(parents: dict[Key, list[Edge]], root: Key, end: Key) -> list[list[Edge]]:
     """Every shortest path root -> end as (node, call sites into it) steps, at most MAX_PATHS, in order."""
     out: list[list[Edge]] = []
 
-    def walk(node: str, tail: list[Edge]) -> None:
+    def walk(node: Key, tail: list[Edge]) -> None:
         if len(out) >= MAX_PATHS:
             return
         if node == root:
@@ -48,13 +57,13 @@ def _paths(parents: dict[str, list[Edge]], root: str, end: str) -> list[list[Edg
     return out
 
 
-def _render(steps: list[Edge], names: dict[str, str | None], forward: bool) -> dict[str, Any]:
-    nodes = [_node(names, a) for a, _, _ in steps]
+def _render(steps: list[Edge], names: dict[Key, str | None], forward: bool, home: str) -> dict[str, Any]:
+    nodes = [_node(names, a, home) for a, _, _ in steps]
     hops = []
     for (prev, _, _), (here, sites, kind) in pairwise(steps):
-        src, dst = (prev, here) if forward else (here, prev)
-        if kind == "call":
-            hops.append({"from": src, "to": dst, "edge": "call", "call_sites": sites})
+        src, dst = (prev[1], here[1]) if forward else (here[1], prev[1])
+        if kind in ("call", "import"):
+            hops.append({"from": src, "to": dst, "edge": kind, "call_sites": sites})
         else:
             # The site is where the caller side takes the callee's address, not a call instruction.
             hops.append({"from": src, "to": dst, "edge": kind, "reference_sites": sites})
@@ -104,35 +113,74 @@ def _address_taken(call: ToolCall, here: str, forward: bool, starts: dict[str, s
 
 
 def _neighbours(
-    call: ToolCall, here: str, forward: bool, starts: dict[str, str | None] | None = None
-) -> list[dict[str, Any]]:
-    """Callees (forward) or callers (backward) of one procedure, then address-taken edges when ``starts`` is given."""
+    across: Across, key: Key, forward: bool, starts: dict[str, str | None] | None = None
+) -> list[tuple[str, dict[str, Any]]]:
+    """Callees (forward) or callers (backward) of one procedure, each with its open target, then (in the start's
+    target) address-taken edges when ``starts`` is given. An import an open library exports leads into it."""
+    tid, here = key
+    items: list[tuple[str, dict[str, Any]]] = []
     if forward:
-        items = list(run(call, "procedure_callees", {"procedure": here}).normalized["callees"])
+        for item in across.callees(tid, here):
+            into = item.get("exported_by")
+            if into:
+                item = {**item, "address": into["address"], "name": into["name"], "kind": "import"}
+            items.append((into["target_id"] if into else tid, item))
     else:
-        items = list(run(call, "procedure_callers", {"procedure": here}).normalized["callers"])
-    if starts is not None:
-        called = {i.get("address") for i in items}
-        items.extend(i for i in _address_taken(call, here, forward, starts) if i["address"] not in called)
+        body = across.run(tid, "procedure_callers", {"procedure": here}).normalized
+        items = [(tid, i) for i in body["callers"]]
+        name = body["procedure"].get("name")
+        for program, stub in across.importers(tid, name) if name else []:
+            callers = across.run(program, "procedure_callers", {"procedure": stub}).normalized["callers"]
+            items.extend((program, {**i, "kind": "import"}) for i in callers if i.get("kind") != "thunk")
+    if starts is not None and tid == across.home:
+        called = {i.get("address") for t, i in items if t == tid}
+        items.extend((tid, i) for i in _address_taken(across.call, here, forward, starts) if i["address"] not in called)
     return items
 
 
-def _stop(stops: dict[str, dict[str, Any]], bound: str, limit: int, at: list[str]) -> None:
+def _stop(stops: dict[str, dict[str, Any]], bound: str, limit: int, at: list[Key]) -> None:
     """Record that ``bound`` (= ``limit``) kept the walk from going on past the procedures ``at``."""
     entry = stops.setdefault(bound, {"bound": bound, "limit": limit, "at": []})
     entry["at"].extend(a for a in at if a not in entry["at"])
 
 
-def _stop_record(stop: dict[str, Any], names: dict[str, str | None]) -> dict[str, Any]:
+def _stop_record(stop: dict[str, Any], names: dict[Key, str | None], home: str) -> dict[str, Any]:
     """A stop as reported: the bound, its value and (at most MAX_AT of) the procedures the walk did not go past."""
     at = stop["at"]
     return {
         "bound": stop["bound"],
         "limit": stop["limit"],
         "procedures": len(at),
-        "at": [_node(names, a) for a in at[:MAX_AT]],
+        "at": [_node(names, a, home) for a in at[:MAX_AT]],
         "at_truncated": len(at) > MAX_AT,
     }
+
+
+def _goal(across: Across, goal: str) -> tuple[Key, str | None]:
+    """The goal procedure: in the start's target, else in the first other open target that has it."""
+    call, session = across.call, across.call.session
+    try:
+        found = run(call, "procedure_address", {"procedure": goal}).normalized
+    except ReaError as exc:
+        others = [t.target_id for t in session.open_targets() if t.target_id != across.home]
+        if exc.code != "invalid_request" or not others:
+            raise
+        for other in others:
+            try:
+                found = across.run(other, "procedure_address", {"procedure": goal}).normalized
+            except ReaError:
+                continue
+            return (other, found["address"]), found["name"]
+        raise
+    if len(session.open_targets()) > 1:
+        # An import an open library exports is reached there: the walk follows it into the library.
+        info = run(call, "procedure_info", {"procedure": found["address"]}).normalized
+        if info.get("kind") in ("import", "thunk"):
+            stub = {"address": found["address"], "name": found["name"], "kind": "import", "call_sites": []}
+            into = follow_imports(call, [stub])[0].get("exported_by")
+            if into:
+                return (into["target_id"], into["address"]), into["name"]
+    return (across.home, found["address"]), found["name"]
 
 
 def _trace(call: ToolCall) -> Evidence:
@@ -140,27 +188,30 @@ def _trace(call: ToolCall) -> Evidence:
     max_depth = call.args.get("max_depth", 4)
     max_nodes = call.args.get("max_nodes", 200)
     budget = call.args.get("max_operations", 200)
+    across = Across(call)
+    home = across.home
     start = run(call, "procedure_address", {"procedure": call.args["start"]}).normalized
-    goal = run(call, "procedure_address", {"procedure": call.args["goal"]}).normalized if "goal" in call.args else None
-    root = start["address"]
+    root: Key = (home, start["address"])
+    names: dict[Key, str | None] = {root: start["name"]}
+    goal: Key | None = None
+    if "goal" in call.args:
+        goal, names_goal = _goal(across, call.args["goal"])
+        names[goal] = names_goal
     taken = call.args.get("address_taken", True) and all(
         call.session.supports(op) for op in ("procedure_references", "list_procedures")
     )
     starts = _starts(call) if taken else None
-    names: dict[str, str | None] = {root: start["name"]}
-    if goal is not None:
-        names[goal["address"]] = goal["name"]
     depth = {root: 0}
-    parents: dict[str, list[Edge]] = {}
-    children: set[str] = set()
-    queue: deque[str] = deque([root])
+    parents: dict[Key, list[Edge]] = {}
+    children: set[Key] = set()
+    queue: deque[Key] = deque([root])
     operations = unresolved = 0
     truncated: list[str] = []
     stops: dict[str, dict[str, Any]] = {}
-    frontier: list[str] = []
+    frontier: list[Key] = []
     while queue:
         here = queue.popleft()
-        if goal is not None and here == goal["address"]:
+        if here == goal:
             continue
         if depth[here] >= max_depth:
             frontier.append(here)
@@ -172,15 +223,19 @@ def _trace(call: ToolCall) -> Evidence:
         operations += 1
         call.ctx.check("trace_call_path")
         call.ctx.progress(f"trace_call_path: {len(depth)} procedures reached")
-        items = _neighbours(call, here, forward, starts)
-        for item in sorted(items, key=lambda i: (i.get("address") is None, int(i.get("address") or "0x0", 16))):
-            other = item.get("address")
-            if other is None:
+        items = _neighbours(across, here, forward, starts)
+        for tid, item in sorted(
+            items, key=lambda i: (i[1].get("address") is None, i[0] != here[0], int(i[1].get("address") or "0x0", 16))
+        ):
+            address = item.get("address")
+            if address is None:
                 unresolved += len(item.get("call_sites", []))
                 continue
+            other: Key = (tid, address)
             names.setdefault(other, item.get("name"))
             sites = list(item.get("call_sites", []))
-            kind = "address-taken" if item.get("kind") == "address-taken" else "call"
+            crossed = "exported_by" in item or tid != here[0]  # an import followed to the procedure exporting it
+            kind = "address-taken" if item.get("kind") == "address-taken" else "import" if crossed else "call"
             if other not in depth:
                 if len(depth) >= max_nodes:
                     if f"max_nodes={max_nodes}" not in truncated:
@@ -190,41 +245,41 @@ def _trace(call: ToolCall) -> Evidence:
                 depth[other] = depth[here] + 1
                 parents[other] = [(here, sites, kind)]
                 children.add(here)
-                # Imports have no code to walk.
-                if item.get("kind", "direct") != "import":
+                # An import has no code here to walk; one an open library exports is walked there.
+                if item.get("kind", "direct") != "import" or crossed:
                     queue.append(other)
             elif depth[other] == depth[here] + 1:
                 parents[other].append((here, sites, kind))
                 children.add(here)
     # A procedure left at max_depth only stopped the walk if it calls something not yet reached; a leaf did not.
-    if frontier and not (goal is not None and goal["address"] in depth) and "max_operations" not in stops:
-        for here in sorted(set(frontier), key=lambda a: int(a, 16)):
+    if frontier and not (goal is not None and goal in depth) and "max_operations" not in stops:
+        for here in sorted(set(frontier), key=_order):
             if operations >= budget:
                 truncated.append(f"max_operations={budget}")
                 _stop(stops, "max_operations", budget, [here])
                 break
             operations += 1
-            more = _neighbours(call, here, forward, starts)
-            if any(i.get("address") is not None and i["address"] not in depth for i in more):
+            more = _neighbours(across, here, forward, starts)
+            if any(i.get("address") is not None and (t, i["address"]) not in depth for t, i in more):
                 if f"max_depth={max_depth}" not in truncated:
                     truncated.append(f"max_depth={max_depth}")
                 _stop(stops, "max_depth", max_depth, [here])
     if goal is not None:
-        reached = goal["address"] in depth
-        ends = [goal["address"]] if reached else []
+        reached = goal in depth
+        ends = [goal] if reached else []
     else:
         reached = None
-        ends = sorted((a for a in depth if a not in children and a != root), key=lambda a: (depth[a], int(a, 16)))
+        ends = sorted((a for a in depth if a not in children and a != root), key=lambda a: (depth[a], *_order(a)))
     paths: list[dict[str, Any]] = []
     for end in ends:
         for steps in _paths(parents, root, end):
             if len(paths) < MAX_PATHS:
-                paths.append(_render(steps, names, forward))
+                paths.append(_render(steps, names, forward, home))
             else:
                 _stop(stops, "max_paths", MAX_PATHS, [end])
     body: dict[str, Any] = {
-        "start": _node(names, root),
-        "goal": None if goal is None else _node(names, goal["address"]),
+        "start": _node(names, root, home),
+        "goal": None if goal is None else _node(names, goal, home),
         "direction": "forward" if forward else "backward",
         "reached": reached,
         "paths": paths,
@@ -232,7 +287,7 @@ def _trace(call: ToolCall) -> Evidence:
         "operations": operations,
         "unresolved_call_sites": unresolved,
         "truncated": bool(truncated) or len(paths) >= MAX_PATHS,
-        "stopped_by": [_stop_record(s, names) for s in stops.values()],
+        "stopped_by": [_stop_record(s, names, home) for s in stops.values()],
         "limits": {"max_depth": max_depth, "max_nodes": max_nodes, "max_operations": budget, "max_paths": MAX_PATHS},
     }
     lims = (
@@ -257,7 +312,8 @@ def tools() -> list[ToolDef]:
             description=(
                 "Shortest call paths from start to goal (forward through callees, backward through callers), "
                 "bounded by depth, procedures and lookups; without goal, paths to every procedure reached. "
-                "Paths read in call order; each hop says its edge: call (with call sites) or address-taken."
+                "Paths read in call order; each hop says its edge: call (with call sites), import (into an open "
+                "library) or address-taken."
             ),
             input_schema=obj(
                 {

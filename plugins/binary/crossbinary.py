@@ -15,7 +15,9 @@ import msgspec
 from rea_plugins.binary.schema import check_document, evidence, params_of, run
 
 from rea.catalog.tool import ToolCall
+from rea.errors import ReaError
 from rea.evidence import Evidence
+from rea.providers import OperationResult
 
 _EXPORTS = "binary.cross_binary_exports"
 
@@ -50,6 +52,9 @@ def follow_imports(call: ToolCall, callees: list[dict[str, Any]]) -> list[dict[s
     own = _layout(call, here)
     needed = list((own or {}).get("linkage", {}).get("needed", []))
     exporters: list[tuple[Any, dict[str, str]]] = []
+    if own is not None and own.get("exports"):
+        # A library calling its own export through its PLT binds to itself (nothing earlier in the search defines it).
+        exporters.append((session.find(here), {e["name"]: e["address"] for e in own["exports"] if e.get("address")}))
     for other in others:
         call.ctx.check("following imports")
         opened = other.target
@@ -72,6 +77,59 @@ def follow_imports(call: ToolCall, callees: list[dict[str, Any]]) -> list[dict[s
         edge = {"target_id": target.target_id, "address": address, "name": name}
         out.append({**callee, "exported_by": {**edge, **({"alias": target.alias} if target.alias else {})}})
     return out
+
+
+class Across:
+    """One tool call's operations on any open target, each target under its own annotations (its own sub-call)."""
+
+    def __init__(self, call: ToolCall) -> None:
+        self.call = call
+        self.home: str = call.session.target_id or ""
+        self._calls: dict[str, ToolCall] = {self.home: call}
+
+    def call_for(self, target_id: str) -> ToolCall:
+        if target_id not in self._calls:
+            self._calls[target_id] = ToolCall(self.call.tool, self.call.args, self.call.session, self.call.ctx)
+        return self._calls[target_id]
+
+    def run(self, target_id: str, operation: str, params: dict[str, Any]) -> OperationResult:
+        if target_id == self.home:
+            return run(self.call, operation, params)
+        with self.call.session.using(target_id):
+            return run(self.call_for(target_id), operation, params)
+
+    def callees(self, target_id: str, procedure: str) -> list[dict[str, Any]]:
+        """A procedure's callees in ``target_id``, imports followed into the open libraries exporting them."""
+        items = list(self.run(target_id, "procedure_callees", {"procedure": procedure}).normalized["callees"])
+        if target_id == self.home:
+            return follow_imports(self.call, items)
+        with self.call.session.using(target_id):
+            return follow_imports(self.call_for(target_id), items)
+
+    def importers(self, library_id: str, name: str) -> list[tuple[str, str]]:
+        """The open targets that need ``library_id`` and import ``name``: (target_id, the import's address)."""
+        session = self.call.session
+        library = session.find(library_id)
+        if library.target is None or "@" in name:
+            return []
+        out = []
+        for other in session.open_targets():
+            if other.target_id == library_id or other.target is None:
+                continue
+            layout = _layout(self.call, other.target_id)
+            if layout is None:
+                continue
+            needed = list(layout.get("linkage", {}).get("needed", []))
+            if needed and not _needs(needed, library.target.resolved_path):
+                continue
+            if not any(str(i.get("name", "")).split("@", 1)[0] == name for i in layout.get("imports", [])):
+                continue
+            try:
+                found = self.run(other.target_id, "procedure_address", {"procedure": name}).normalized
+            except ReaError:
+                continue
+            out.append((other.target_id, str(found["address"])))
+        return out
 
 
 def handle_callees(call: ToolCall) -> Evidence:

@@ -550,6 +550,8 @@ class GraphNode(Shape):
     address: str
     name: str | None
     depth: int
+    # A procedure of another open target (a library the walk followed an import into).
+    target_id: str | None = None
 
 
 class GraphEdge(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"source": "from"}):
@@ -557,6 +559,9 @@ class GraphEdge(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"sourc
     to: str
     call_sites: list[str]
     kind: str
+    # The open target of an end that is not the graph's own (a cross-binary edge).
+    from_target: str | None = None
+    to_target: str | None = None
 
 
 class StoppedBy(Shape):
@@ -628,7 +633,8 @@ class FeatureTrace(Shape):
 
 
 class PathHop(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"source": "from"}):
-    """One hop of a path: a call (its call sites), or an address taken at a call site (its reference sites)."""
+    """One hop of a path: a call (its call sites; ``import`` when it enters another open target), or an address
+    taken at a call site (its reference sites)."""
 
     source: str
     to: str
@@ -637,8 +643,14 @@ class PathHop(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"source"
     reference_sites: list[str] | None = None
 
 
+class PathNode(ProcedureRef):
+    """A procedure on a path; ``target_id`` names another open target (a library the path follows an import into)."""
+
+    target_id: str | None = None
+
+
 class CallPath(Shape):
-    nodes: list[ProcedureRef]
+    nodes: list[PathNode]
     hops: list[PathHop]
     length: int
 
@@ -647,13 +659,13 @@ class PathStop(Shape):
     bound: str
     limit: int
     procedures: int
-    at: list[ProcedureRef]
+    at: list[PathNode]
     at_truncated: bool
 
 
 class CallPathTrace(Shape):
-    start: ProcedureRef
-    goal: ProcedureRef | None
+    start: PathNode
+    goal: PathNode | None
     direction: Literal["forward", "backward"]
     # None without a goal (every path from the start).
     reached: bool | None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
 
 import msgspec
@@ -22,7 +21,6 @@ from rea_plugins.binary.schema import (
 from rea_plugins.binary.shapes import (
     BatchDecompile,
     BinaryOverview,
-    CallGraph,
     Dossier,
     FeatureTrace,
     NameXrefs,
@@ -316,92 +314,6 @@ def _batch_decompile(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized={"items": items, "ok": ok, "failed": len(items) - ok}))
 
 
-# -- get_call_graph ----------------------------------------------------------------------------
-
-
-def _call_graph(call: ToolCall) -> Evidence:
-    depth = call.args.get("depth", 2)
-    max_nodes = call.args.get("max_nodes", 200)
-    direction = call.args.get("direction", "forward")
-    root = run(call, "procedure_address", {"procedure": call.args["address"]}).normalized
-    nodes: dict[str, dict[str, Any]] = {root["address"]: {"address": root["address"], "name": root["name"], "depth": 0}}
-    edges: list[dict[str, Any]] = []
-    unresolved = 0
-    truncated = False
-    queue: deque[tuple[str, int]] = deque([(root["address"], 0)])
-    frontier: list[str] = []
-    while queue:
-        addr, level = queue.popleft()
-        if level >= depth:
-            frontier.append(addr)
-            continue
-        call.ctx.check("call graph")
-        call.ctx.progress(f"call graph: {len(nodes)} nodes")
-        if direction == "forward":
-            items = run(call, "procedure_callees", {"procedure": addr}).normalized["callees"]
-        else:
-            items = run(call, "procedure_callers", {"procedure": addr}).normalized["callers"]
-        for item in items:
-            other = item.get("address")
-            if other is None:
-                unresolved += len(item.get("call_sites", []))
-                continue
-            src, dst = (addr, other) if direction == "forward" else (other, addr)
-            edges.append(
-                {"from": src, "to": dst, "call_sites": item.get("call_sites", []), "kind": item.get("kind", "direct")}
-            )
-            if other not in nodes:
-                if len(nodes) >= max_nodes:
-                    truncated = True
-                    continue
-                nodes[other] = {"address": other, "name": item.get("name"), "depth": level + 1}
-                # Procedures in this binary are expanded; imports and computed targets are leaves.
-                if item.get("kind", "direct") in ("direct", "tail"):
-                    queue.append((other, level + 1))
-    # A procedure left at the depth bound only cut the graph short if it calls (or is called by) something more.
-    deeper = [
-        a
-        for a in frontier
-        if any(
-            i.get("address") is not None and i["address"] not in nodes
-            for i in run(
-                call, f"procedure_{'callees' if direction == 'forward' else 'callers'}", {"procedure": a}
-            ).normalized["callees" if direction == "forward" else "callers"]
-        )
-    ]
-    stopped_by = ([{"bound": "max_nodes", "limit": max_nodes}] if truncated else []) + (
-        [
-            {
-                "bound": "depth",
-                "limit": depth,
-                "procedures": len(deeper),
-                "at": deeper[:16],
-                "at_truncated": len(deeper) > 16,
-            }
-        ]
-        if deeper
-        else []
-    )
-    body = {
-        "root": {"address": root["address"], "name": root["name"]},
-        "direction": direction,
-        "depth": depth,
-        "nodes": sorted(nodes.values(), key=lambda n: (n["depth"], n["address"])),
-        "edges": edges,
-        "unresolved_call_sites": unresolved,
-        "truncated": bool(stopped_by),
-        "stopped_by": stopped_by,
-        "max_nodes": max_nodes,
-    }
-    lims = [f"graph stopped at max_nodes={max_nodes}; raise it or lower depth"] if truncated else []
-    if deeper:
-        lims.append(
-            f"{len(deeper)} procedures at depth {depth} have further "
-            f"{'callees' if direction == 'forward' else 'callers'} not shown; raise depth"
-        )
-    return evidence(call, OperationResult(normalized=body, limitations=lims))
-
-
 # -- find_xrefs_to_name ------------------------------------------------------------------------
 
 
@@ -665,28 +577,6 @@ def tools() -> list[ToolDef]:
             requires_target=True,
             requires_operations=("procedure_pseudo_code",),
             examples=({"addresses": ["main"]}, {"addresses": ["main", "0x401136"]}),
-        ),
-        ToolDef(
-            name="get_call_graph",
-            result_type=CallGraph,
-            family=FAMILY,
-            description="Bounded caller or callee graph from one procedure (depth at most 5).",
-            input_schema=obj(
-                {
-                    "address": PROCEDURE,
-                    "depth": prop("integer", "Levels to follow (1-5).", [2], minimum=1, maximum=5),
-                    "direction": prop(
-                        "string", "forward (callees) or backward (callers).", ["forward"], enum=["forward", "backward"]
-                    ),
-                    "max_nodes": prop("integer", "Node budget (1-1000).", [200], minimum=1, maximum=1000),
-                },
-                ("address",),
-            ),
-            handler=_call_graph,
-            requires_target=True,
-            requires_operations=("procedure_address", "procedure_callees", "procedure_callers"),
-            cli_subject="address",
-            examples=({"address": "main"}, {"address": "main", "depth": 3, "direction": "backward"}),
         ),
         ToolDef(
             name="find_xrefs_to_name",

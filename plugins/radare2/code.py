@@ -12,7 +12,7 @@ from rea_plugins.radare2.options import PSEUDO_CODE
 from rea_plugins.radare2.program import MAX_BLOCK_BYTES, Proc, Program
 
 from rea.errors import ReaError
-from rea.operations import answers
+from rea.operations import answers, callgraph
 
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
 CACHED_FUNCTIONS = 256
@@ -263,6 +263,15 @@ class Code:
             for (a, n, k), sites in ordered
         ]
         return {"procedure": f.ref(), "callees": callees}, None
+
+    def program_call_graph(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        """Every procedure's callees as one paged edge list (the same items ``callees`` answers)."""
+        callgraph.check(params)
+        edges = []
+        for f in self.p.procs:
+            edges.extend(callgraph.edges_of(f.addr, self.callees({"procedure": hex(f.addr)})[0]["callees"]))
+        names = {f.addr: f.name for f in self.p.procs}
+        return callgraph.answer(edges, names, len(self.p.procs), params), None
 
     def _incoming(self, addr: int) -> list[dict[str, Any]]:
         """radare2's references to ``addr`` (``axtj``), with the contract's kind and source procedure."""

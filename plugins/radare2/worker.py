@@ -30,6 +30,7 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "read_function_instructions": ("code", "read_instructions"),
     "procedure_callers": ("code", "callers"),
     "procedure_callees": ("code", "callees"),
+    "program_call_graph": ("code", "program_call_graph"),
     "procedure_references": ("code", "references"),
     "xrefs": ("code", "xrefs"),
     "procedure_pseudo_code": ("code", "pseudo_code"),

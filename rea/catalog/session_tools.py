@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +26,7 @@ def _open_binary(call: ToolCall) -> dict[str, Any]:
     selection = session.open(call.args["path"], call.args.get("provider_id"), call.ctx, call.args.get("alias"))
     target = session.require_target()
     assert session.binding is not None
+    dependencies = _open_dependencies(call) if call.args.get("with_dependencies") else None
     return {
         "target_id": session.target_id,
         **({"alias": call.args["alias"]} if call.args.get("alias") else {}),
@@ -43,7 +46,73 @@ def _open_binary(call: ToolCall) -> dict[str, Any]:
         "retained_evidence_count": len(session.ledger),
         # Present when this open replaced a target: closing it is part of the transition.
         **({"previous_target_cleanup": session.previous_cleanup} if session.previous_cleanup else {}),
+        **({"dependencies": dependencies} if dependencies is not None else {}),
     }
+
+
+_ALIAS_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def _dependency_alias(name: str, taken: set[str]) -> str:
+    """An alias for a library from its file name (libstdc++.so.6 -> libstdc__.so.6), unique in the session."""
+    base = _ALIAS_CHARS.sub("_", os.path.basename(name))[:60] or "library"
+    base = base if base[0].isalpha() or base[0] == "_" else "_" + base
+    alias, n = base, 1
+    while alias in taken:
+        n += 1
+        alias = f"{base[:58]}-{n}"
+    return alias
+
+
+def _open_dependencies(call: ToolCall) -> dict[str, Any]:
+    """Open the active target's needed libraries beside it, from where its loader would load them; the program
+    stays the active target. Each library is reported opened, not found (with the folders searched) or skipped."""
+    from rea.dependencies import resolve
+
+    session = call.session
+    program = session.require_target()
+    program_id = session.target_id
+    assert program_id is not None
+    if not session.supports("binary_layout"):
+        raise ReaError(
+            "capability_unavailable",
+            "the provider bound to this target does not report the libraries it needs",
+            remediation="Open the binary on native (provider_id native) to open its dependencies.",
+            details={"operation": "binary_layout"},
+        )
+    linkage = session.execute("binary_layout", {}, call.ctx).normalized.get("linkage") or {}
+    found = resolve(program.resolved_path, program.format, linkage)
+    opened: list[dict[str, Any]] = []
+    not_found: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    limit = int(MAX_OPEN_TARGETS.read())
+    try:
+        for lib in found:
+            call.ctx.check("opening dependencies")
+            if lib.path is None:
+                not_found.append({"name": lib.name, "searched": list(lib.searched)})
+                continue
+            already = next(
+                (t for t in session.open_targets() if t.target is not None and t.target.resolved_path == lib.path), None
+            )
+            if already is not None:
+                opened.append({"name": lib.name, "path": lib.path, "rule": lib.rule, "target_id": already.target_id})
+                continue
+            if len(session.open_targets()) >= limit:
+                skipped.append({"name": lib.name, "path": lib.path, "reason": f"{MAX_OPEN_TARGETS.name}={limit}"})
+                continue
+            alias = _dependency_alias(lib.name, {t.alias for t in session.open_targets() if t.alias})
+            call.ctx.progress(f"opening {lib.name}")
+            try:
+                session.open(lib.path, None, call.ctx, alias)
+            except ReaError as exc:
+                skipped.append({"name": lib.name, "path": lib.path, "reason": exc.code})
+                continue
+            row = {"name": lib.name, "path": lib.path, "rule": lib.rule, "target_id": session.target_id}
+            opened.append({**row, "alias": alias})
+    finally:
+        session.activate(program_id)
+    return {"opened": opened, "not_found": not_found, "skipped": skipped}
 
 
 def _builtins(value: Any) -> Any:
@@ -173,6 +242,11 @@ OPEN_BINARY = ToolDef(
             },
             "provider_id": PROVIDER_CHOICE_SCHEMA,
             "alias": ALIAS_SCHEMA,
+            "with_dependencies": {
+                "type": "boolean",
+                "description": "Also open the libraries it needs, from where its loader would load them (reported).",
+                "examples": [True],
+            },
         },
         "required": ["path"],
         "additionalProperties": False,

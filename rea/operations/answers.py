@@ -451,6 +451,17 @@ class Answers:
         ]
         return {"procedure": self.proc_ref(p), "callees": callees}, None
 
+    def program_call_graph(self, params: dict[str, Any]) -> Answer:
+        from rea.operations import callgraph  # it pages with this module's parameter checks
+
+        callgraph.check(params)
+        edges = []
+        for p in self.procs:
+            edges.extend(
+                callgraph.edges_of(p.address, self.procedure_callees({"procedure": hex(p.address)})[0]["callees"])
+            )
+        return callgraph.answer(edges, {p.address: p.name for p in self.procs}, len(self.procs), params), None
+
     def procedure_references(self, params: dict[str, Any]) -> Answer:
         p = self.select(params)
         direction = params.get("direction", "outgoing") or "outgoing"
@@ -489,7 +500,7 @@ class Answers:
 
 
 # operation -> method of Answers; procedure_pseudo_code also takes the decompile deadline.
-OPERATIONS: tuple[str, ...] = (*CORE_OPERATIONS, "procedure_pseudo_code")
+OPERATIONS: tuple[str, ...] = (*CORE_OPERATIONS, "procedure_pseudo_code", "program_call_graph")
 
 
 def answer(answers: Answers, operation: str, params: dict[str, Any], decompile_timeout_s: int = 30) -> Answer:

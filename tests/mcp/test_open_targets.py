@@ -151,3 +151,58 @@ def test_open_targets_are_bounded(program_and_library: tuple[Path, Path], hello_
             assert bad["code"] == "invalid_request"
 
     anyio.run(main)
+
+
+def test_calls_are_followed_across_the_binaries_opened_with_the_program(
+    program_and_library: tuple[Path, Path],
+) -> None:
+    """open_binary with_dependencies opens what the loader would load; graphs and paths cross into it."""
+    program, library = program_and_library
+
+    async def main() -> None:
+        async with connect() as client:
+            opened = ok(
+                await client.call_tool(
+                    "open_binary", {"path": str(program), "alias": "prog", "with_dependencies": True}
+                )
+            )
+            deps = {d["name"]: d for d in opened["dependencies"]["opened"]}
+            # The library is found through the program's own search path ($ORIGIN), libc through ld.so.conf.
+            assert deps["libscale.so"]["path"] == str(library.resolve())
+            assert deps["libscale.so"]["rule"] in ("rpath", "runpath")
+            assert deps["libc.so.6"]["rule"] in ("ld.so.conf", "default")
+            assert opened["dependencies"]["not_found"] == []
+            lib = deps["libscale.so"]["target_id"]
+            session = ok(await client.call_tool("binary_session", {}))
+            assert session["active_target_id"] == opened["target_id"]  # the program stays active
+            assert {t["target_id"] for t in session["open_targets"]} >= {opened["target_id"], lib}
+
+            # Forward from main: the import leads into the library, and on to the library's own callee.
+            graph = ok(await client.call_tool("get_call_graph", {"address": "main", "depth": 3}))["normalized_result"]
+            in_lib = {n["name"]: n for n in graph["nodes"] if n.get("target_id") == lib}
+            assert {"lib_twice", "lib_scale"} <= set(in_lib)
+            into = next(e for e in graph["edges"] if e.get("to_target") == lib and "from_target" not in e)
+            assert into["kind"] == "import" and into["to"] == in_lib["lib_twice"]["address"]
+            assert any(
+                e.get("from_target") == lib and e["to"] == in_lib["lib_scale"]["address"] for e in graph["edges"]
+            )
+
+            # Backward from the library's procedure: up to the program's main, through its import.
+            back = ok(
+                await client.call_tool(
+                    "get_call_graph", {"address": "lib_scale", "direction": "backward", "depth": 3, "target": lib}
+                )
+            )["normalized_result"]
+            mains = [n for n in back["nodes"] if n["name"] == "main"]
+            assert [n.get("target_id") for n in mains] == [opened["target_id"]]
+
+            # A path from main to a procedure only the library has.
+            trace = ok(await client.call_tool("trace_call_path", {"start": "main", "goal": "lib_scale"}))
+            body = trace["normalized_result"]
+            assert body["reached"] is True and body["goal"]["target_id"] == lib
+            path = body["paths"][0]
+            assert [n["name"] for n in path["nodes"]] == ["main", "lib_twice", "lib_scale"]
+            # -fPIC: the library calls its own export through its PLT too, an import bound to itself.
+            assert [h["edge"] for h in path["hops"]] == ["import", "import"]
+
+    anyio.run(main)

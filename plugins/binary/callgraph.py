@@ -1,0 +1,195 @@
+"""get_call_graph: a bounded caller or callee graph from one procedure, or every call edge of the program.
+
+From a procedure, the walk follows an import into the open library that exports it (forward) and an export
+back to the open programs that import it (backward): such an edge names the other end's ``target_id``
+(crossbinary.Across). Without a procedure, the provider's ``program_call_graph`` answers, paged.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from rea_plugins.binary import annotate
+from rea_plugins.binary.crossbinary import Across
+from rea_plugins.binary.schema import PROCEDURE, evidence, obj, prop, run
+from rea_plugins.binary.shapes import CallGraph
+
+from rea.catalog.tool import ToolCall, ToolDef
+from rea.errors import ReaError
+from rea.evidence import Evidence
+from rea.operations.shapes import ProgramCallGraph
+from rea.providers import OperationResult
+
+# (target_id, procedure address); the address is None for a callee of unknown address (a computed call)
+Key = tuple[str, str | None]
+
+
+def _program(call: ToolCall) -> Evidence:
+    """Every call edge of the program, paged, with the analyst's names."""
+    if not call.session.supports("program_call_graph"):
+        raise ReaError(
+            "capability_unavailable",
+            "this provider does not list the whole program's call graph",
+            remediation="Name a procedure in address, or open the target on native, angr or radare2.",
+            details={"operation": "program_call_graph"},
+        )
+    params: dict[str, Any] = {k: call.args[k] for k in ("offset", "limit") if k in call.args}
+    result = run(call, "program_call_graph", params)
+    user = annotate.notebook(call).names()
+    if not user:
+        return evidence(call, result)
+    body = dict(result.normalized)
+    mentioned = {e["caller"] for e in body["edges"]} | {e["callee"] for e in body["edges"] if e["callee"]}
+    body["names"] = {**body["names"], **{a: n for a, n in user.items() if a in mentioned}}
+    return evidence(
+        call,
+        OperationResult(
+            normalized=body, raw=result.raw, limitations=list(result.limitations), locations=list(result.locations)
+        ),
+    )
+
+
+def _neighbours(across: Across, key: Key, forward: bool) -> list[tuple[Key, dict[str, Any]]]:
+    """Each neighbour of ``key`` with its item; an import an open library exports is that library's procedure."""
+    tid, address = key
+    assert address is not None  # only procedures with an address are walked
+    out: list[tuple[Key, dict[str, Any]]] = []
+    if forward:
+        for item in across.callees(tid, address):
+            into = item.get("exported_by")
+            if into:
+                out.append(((into["target_id"], into["address"]), {**item, "name": into["name"], "kind": "import"}))
+            else:
+                out.append(((tid, item.get("address")), item))
+        return out
+    callers = across.run(tid, "procedure_callers", {"procedure": address}).normalized
+    out.extend(((tid, item.get("address")), item) for item in callers["callers"])
+    name = callers["procedure"].get("name")
+    # An export of a library: the open programs importing it call it through their import.
+    for program, stub in across.importers(tid, name) if name else []:
+        for item in across.run(program, "procedure_callers", {"procedure": stub}).normalized["callers"]:
+            if item.get("kind") != "thunk":
+                out.append(((program, item.get("address")), {**item, "kind": "import"}))
+    return out
+
+
+def _rooted(call: ToolCall) -> Evidence:
+    depth = call.args.get("depth", 2)
+    max_nodes = call.args.get("max_nodes", 200)
+    direction = call.args.get("direction", "forward")
+    forward = direction == "forward"
+    across = Across(call)
+    home = across.home
+    root = run(call, "procedure_address", {"procedure": call.args["address"]}).normalized
+    start: Key = (home, root["address"])
+    nodes: dict[Key, dict[str, Any]] = {start: {"address": root["address"], "name": root["name"], "depth": 0}}
+    edges: list[dict[str, Any]] = []
+    unresolved = 0
+    truncated = False
+    queue: deque[tuple[Key, int]] = deque([(start, 0)])
+    frontier: list[Key] = []
+    while queue:
+        here, level = queue.popleft()
+        if level >= depth:
+            frontier.append(here)
+            continue
+        call.ctx.check("call graph")
+        call.ctx.progress(f"call graph: {len(nodes)} nodes")
+        for other, item in _neighbours(across, here, forward):
+            if other[1] is None:
+                unresolved += len(item.get("call_sites", []))
+                continue
+            src, dst = (here, other) if forward else (other, here)
+            edge: dict[str, Any] = {
+                "from": src[1],
+                "to": dst[1],
+                "call_sites": item.get("call_sites", []),
+                "kind": item.get("kind", "direct"),
+            }
+            if src[0] != home:
+                edge["from_target"] = src[0]
+            if dst[0] != home:
+                edge["to_target"] = dst[0]
+            edges.append(edge)
+            if other not in nodes:
+                if len(nodes) >= max_nodes:
+                    truncated = True
+                    continue
+                node = {"address": other[1], "name": item.get("name"), "depth": level + 1}
+                nodes[other] = {**node, "target_id": other[0]} if other[0] != home else node
+                # Procedures with code here are expanded; an import left unfollowed and computed targets are leaves.
+                if item.get("kind", "direct") in ("direct", "tail") or "exported_by" in item or other[0] != here[0]:
+                    queue.append((other, level + 1))
+    # A procedure left at the depth bound only cut the graph short if it calls (or is called by) something more.
+    deeper = [
+        k for k in frontier if any(o[1] is not None and o not in nodes for o, _ in _neighbours(across, k, forward))
+    ]
+    stopped_by = ([{"bound": "max_nodes", "limit": max_nodes}] if truncated else []) + (
+        [
+            {
+                "bound": "depth",
+                "limit": depth,
+                "procedures": len(deeper),
+                "at": [a for _, a in deeper[:16]],
+                "at_truncated": len(deeper) > 16,
+            }
+        ]
+        if deeper
+        else []
+    )
+    body = {
+        "root": {"address": root["address"], "name": root["name"]},
+        "direction": direction,
+        "depth": depth,
+        "nodes": sorted(nodes.values(), key=lambda n: (n["depth"], n.get("target_id") or "", int(n["address"], 16))),
+        "edges": edges,
+        "unresolved_call_sites": unresolved,
+        "truncated": bool(stopped_by),
+        "stopped_by": stopped_by,
+        "max_nodes": max_nodes,
+    }
+    lims = [f"graph stopped at max_nodes={max_nodes}; raise it or lower depth"] if truncated else []
+    if deeper:
+        lims.append(
+            f"{len(deeper)} procedures at depth {depth} have further {'callees' if forward else 'callers'} not shown"
+        )
+    if any("from_target" in e or "to_target" in e for e in edges):
+        lims.append("from_target/to_target name the other open target an edge crosses into (an import and its export)")
+    return evidence(call, OperationResult(normalized=body, limitations=lims))
+
+
+def _call_graph(call: ToolCall) -> Evidence:
+    return _rooted(call) if "address" in call.args else _program(call)
+
+
+def tools() -> list[ToolDef]:
+    return [
+        ToolDef(
+            name="get_call_graph",
+            result_type=(CallGraph, ProgramCallGraph),
+            family="binary",
+            description=(
+                "Bounded caller or callee graph from one procedure (depth at most 5), across open libraries; "
+                "without address, every call edge of the program, paged."
+            ),
+            input_schema=obj(
+                {
+                    "address": PROCEDURE,
+                    "depth": prop("integer", "Levels to follow (1-5).", [2], minimum=1, maximum=5),
+                    "direction": prop(
+                        "string", "forward (callees) or backward (callers).", ["forward"], enum=["forward", "backward"]
+                    ),
+                    "max_nodes": prop("integer", "Node budget (1-1000).", [200], minimum=1, maximum=1000),
+                    "offset": prop("integer", "Whole program: first edge (0-based).", [0], minimum=0),
+                    "limit": prop("integer", "Whole program: edges per page (1-5000).", [500], minimum=1, maximum=5000),
+                },
+                (),
+            ),
+            handler=_call_graph,
+            requires_target=True,
+            requires_operations=("procedure_address", "procedure_callees", "procedure_callers"),
+            cli_subject="address",
+            examples=({"address": "main"}, {"address": "main", "depth": 3, "direction": "backward"}, {"limit": 500}),
+        )
+    ]
