@@ -7,7 +7,9 @@ import posixpath
 import urllib.parse
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
+import msgspec
 from rea_plugins.javascript import entrypoints, facts, sourcemaps, syntax
 from rea_plugins.javascript.inputs import Collected, InputFile
 from rea_plugins.javascript.model import (
@@ -27,6 +29,7 @@ from rea_plugins.javascript.model import (
     bundled_node_id,
     file_node_id,
 )
+from rea_plugins.javascript.patterns import PathHint
 from rea_plugins.javascript.resolve import PackageJson, Resolver, read_package_json
 
 from rea.context import CallContext
@@ -35,11 +38,26 @@ MAX_SKIPPED_LISTED = 1000
 
 
 @dataclass
+class _Unit:
+    """What the later phases need of one module once its file is parsed: its record is already built."""
+
+    node_id: str
+    path: str
+    imports: list[facts.PendingImport]
+    hints: list[PathHint]
+    uses_electron: bool
+    module: dict[str, Any]
+
+
+@dataclass
 class _Parsed:
-    file: InputFile
-    language: syntax.Language
-    facts: facts.FileFacts
+    """A parsed script, compact: the file's bytes, its syntax tree and its Struct records are released."""
+
+    path: str
     sha256: str
+    units: list[_Unit]
+    unit_edges: list[tuple[int, int, str, str, int]]
+    source_mapping_url: str | None
 
 
 def _sha(data: bytes) -> str:
@@ -71,8 +89,8 @@ class _Builder:
         self.packages: dict[str, PackageJson] = {}
         self.html: dict[str, bytes] = {}
         self.maps: dict[str, bytes] = {}
+        # The builder owns the collected bytes from here: each script's are released once it is parsed.
         self.scripts: list[tuple[InputFile, syntax.Language]] = []
-        self.diagnostics_by_path: dict[str, list[Diagnostic]] = {}
         for f in collected.files:
             base = f.path.rsplit("/", 1)[-1]
             language = syntax.language_of(f.path)
@@ -88,19 +106,27 @@ class _Builder:
                 self.maps[f.path] = f.data
             elif language is not None:
                 self.scripts.append((f, language))
+        collected.files = []
         self.parsed: list[_Parsed] = []
-        self.modules: list[Module] = []
+        self.modules: list[dict[str, Any]] = []
         self.source_maps: list[SourceMap] = []
         self.reasons: set[str] = set(collected.reasons)
         self.skipped: list[Skipped] = list(collected.skipped)
 
     def parse_all(self) -> None:
+        """Parse each script and build its modules' records (all but the import edges, which need every path);
+        the file's bytes, its syntax tree and the intermediate records go as soon as its modules are built."""
         budget = self.limits.max_modules
         used = 0
         total = len(self.scripts)
-        for index, (f, language) in enumerate(self.scripts):
+        pending = self.scripts[::-1]
+        self.scripts = []
+        index = 0
+        while pending:
+            f, language = pending.pop()
             self.ctx.check("parsing JavaScript")
             self.ctx.progress(f"parsing: {index}/{total} files done")
+            index += 1
             if used >= budget:
                 self.skipped.append(Skipped(path=f.path, reason="beyond max_modules"))
                 self.reasons.add("max_modules")
@@ -112,23 +138,100 @@ class _Builder:
                 self.reasons.add("max_modules")
                 continue
             used += units
-            self.parsed.append(_Parsed(file=f, language=language, facts=found, sha256=_sha(f.data)))
+            self.parsed.append(self._modules_of(f, language, found))
+
+    def _modules_of(self, f: InputFile, language: syntax.Language, found: facts.FileFacts) -> _Parsed:
+        file_id = file_node_id(f.path)
+        file_sha = _sha(f.data)
+        lines = f.data.split(b"\n") if len(found.units) > 1 else []
+        unit_ids = [file_id] + [bundled_node_id(f.path, u.path) for u in found.units[1:]]
+        funcs_by_unit: dict[int, list[int]] = {}
+        for idx, unit_idx in enumerate(found.function_unit):
+            funcs_by_unit.setdefault(unit_idx, []).append(idx)
+        generated = found.bundle_format is not None or found.source_mapping_url is not None
+        in_dependency = "node_modules/" in f.path or f.path.startswith("node_modules")
+        units: list[_Unit] = []
+        for unit_idx, unit in enumerate(found.units):
+            ranges = facts.unit_ranges(unit) if unit_idx else []
+            if unit_idx:
+                region = _region_bytes(lines, ranges)
+                diags = [
+                    d
+                    for d in found.diagnostics
+                    if d.line is not None and any(r.start_line <= d.line <= r.end_line for r in ranges)
+                ]
+                size, sha = len(region), _sha(region)
+            else:
+                diags = list(found.diagnostics)
+                if found.truncated:
+                    diags.append(Diagnostic(kind="limit", message=f"more than {facts.MAX_FUNCTIONS} functions"))
+                size, sha = len(f.data), file_sha
+            record = Module(
+                node_id=unit_ids[unit_idx],
+                path=unit.path if unit_idx else f.path,
+                kind=("bundled" if unit_idx else "asset" if generated else "source"),
+                container=file_id if unit_idx else None,
+                language=language,
+                size=size,
+                sha256=sha,
+                integrity=f.integrity,
+                span=Span(start_line=min(r.start_line for r in ranges), end_line=max(r.end_line for r in ranges))
+                if ranges
+                else None,
+                ranges=ranges,
+                parse=_parse_status(diags),  # type: ignore[arg-type]
+                bundle_format=found.bundle_format if not unit_idx else None,  # type: ignore[arg-type]
+                in_dependency=in_dependency,
+                imports=[],  # filled in by build_modules, once every module's path is known
+                exports=found.exports[unit_idx],
+                strings=found.strings[unit_idx],
+                functions=[found.functions[i] for i in funcs_by_unit.get(unit_idx, [])],
+                diagnostics=diags,
+                ipc=unit.ipc,
+                bundled_modules=sorted(unit_ids[1:]) if not unit_idx else [],
+                truncated=found.truncated and not unit_idx,
+            )
+            # The record as the result holds it (builtins): the Struct and its parts are dropped with the file.
+            module: dict[str, Any] = msgspec.to_builtins(record)
+            self.modules.append(module)
+            units.append(_Unit(unit_ids[unit_idx], unit.path, unit.imports, unit.hints, unit.uses_electron, module))
+            if unit_idx == 0 and any(d.kind in ("parse-error", "missing-node") for d in diags):
+                self.reasons.add("parse_errors")
+            if found.truncated and unit_idx == 0:
+                self.reasons.add("module_bounds")
+        return _Parsed(f.path, file_sha, units, found.unit_edges, found.source_mapping_url)
 
     def build_modules(self) -> None:
-        module_paths = {p.file.path for p in self.parsed}
+        """Resolve every module's imports, now that every module's path is known."""
+        module_paths = {p.path for p in self.parsed}
         resolver = Resolver(module_paths, self.packages)
         self.resolver = resolver
         sha_index: dict[str, list[str]] = {}
         for p in self.parsed:
-            sha_index.setdefault(p.sha256, []).append(p.file.path)
+            sha_index.setdefault(p.sha256, []).append(p.path)
         self.sha_index = sha_index
         for p in self.parsed:
             self.ctx.check("building modules")
-            self._modules_of(p, resolver)
+            directory = posixpath.dirname(p.path)
+            for unit_idx, unit in enumerate(p.units):
+                imports = self._imports(unit.imports, directory, resolver)
+                for src, dst, kind, name, ln in p.unit_edges:
+                    if src == unit_idx:
+                        imports.append(
+                            ImportEdge(
+                                kind=kind,  # type: ignore[arg-type]
+                                specifier=name,
+                                line=ln,
+                                target_kind="module",
+                                resolved=p.units[dst].node_id,
+                                resolved_path=p.units[dst].path,
+                            )
+                        )
+                unit.module["imports"] = msgspec.to_builtins(imports)
 
-    def _imports(self, unit: facts.Unit, directory: str, resolver: Resolver) -> list[ImportEdge]:
+    def _imports(self, pending: list[facts.PendingImport], directory: str, resolver: Resolver) -> list[ImportEdge]:
         edges: list[ImportEdge] = []
-        for imp in unit.imports[: facts.MAX_IMPORTS]:
+        for imp in pending[: facts.MAX_IMPORTS]:
             if imp.specifier is None:
                 edges.append(
                     ImportEdge(
@@ -154,92 +257,22 @@ class _Builder:
             )
         return edges
 
-    def _modules_of(self, p: _Parsed, resolver: Resolver) -> None:
-        f, found = p.file, p.facts
-        directory = posixpath.dirname(f.path)
-        file_id = file_node_id(f.path)
-        lines = f.data.split(b"\n") if len(found.units) > 1 else []
-        unit_ids = [file_id] + [bundled_node_id(f.path, u.path) for u in found.units[1:]]
-        funcs_by_unit: dict[int, list[int]] = {}
-        for idx, unit_idx in enumerate(found.function_unit):
-            funcs_by_unit.setdefault(unit_idx, []).append(idx)
-        for unit_idx, unit in enumerate(found.units):
-            imports = self._imports(unit, directory, resolver)
-            for src, dst, kind, name, ln in found.unit_edges:
-                if src == unit_idx:
-                    imports.append(
-                        ImportEdge(
-                            kind=kind,  # type: ignore[arg-type]
-                            specifier=name,
-                            line=ln,
-                            target_kind="module",
-                            resolved=unit_ids[dst],
-                            resolved_path=found.units[dst].path,
-                        )
-                    )
-            ranges = facts.unit_ranges(unit) if unit_idx else []
-            if unit_idx:
-                region = _region_bytes(lines, ranges)
-                diags = [
-                    d
-                    for d in found.diagnostics
-                    if d.line is not None and any(r.start_line <= d.line <= r.end_line for r in ranges)
-                ]
-                size, sha = len(region), _sha(region)
-            else:
-                diags = list(found.diagnostics)
-                if found.truncated:
-                    diags.append(Diagnostic(kind="limit", message=f"more than {facts.MAX_FUNCTIONS} functions"))
-                size, sha = len(f.data), p.sha256
-            generated = found.bundle_format is not None or found.source_mapping_url is not None
-            self.modules.append(
-                Module(
-                    node_id=unit_ids[unit_idx],
-                    path=unit.path if unit_idx else f.path,
-                    kind=("bundled" if unit_idx else "asset" if generated else "source"),
-                    container=file_id if unit_idx else None,
-                    language=p.language,
-                    size=size,
-                    sha256=sha,
-                    integrity=f.integrity,
-                    span=Span(start_line=min(r.start_line for r in ranges), end_line=max(r.end_line for r in ranges))
-                    if ranges
-                    else None,
-                    ranges=ranges,
-                    parse=_parse_status(diags),  # type: ignore[arg-type]
-                    bundle_format=found.bundle_format if not unit_idx else None,  # type: ignore[arg-type]
-                    in_dependency="node_modules/" in f.path or f.path.startswith("node_modules"),
-                    imports=imports,
-                    exports=found.exports[unit_idx],
-                    strings=found.strings[unit_idx],
-                    functions=[found.functions[i] for i in funcs_by_unit.get(unit_idx, [])],
-                    diagnostics=diags,
-                    ipc=unit.ipc,
-                    bundled_modules=sorted(unit_ids[1:]) if not unit_idx else [],
-                    truncated=found.truncated and not unit_idx,
-                )
-            )
-            if unit_idx == 0 and any(d.kind in ("parse-error", "missing-node") for d in diags):
-                self.reasons.add("parse_errors")
-            if found.truncated and unit_idx == 0:
-                self.reasons.add("module_bounds")
-
     # -- source maps --------------------------------------------------------------------
 
     def build_source_maps(self) -> None:
         referenced: set[str] = set()
-        by_path = {m.node_id: m for m in self.modules}
+        by_path = {m["node_id"]: m for m in self.modules}
         updated: dict[str, str] = {}
         for p in self.parsed:
-            url = p.facts.source_mapping_url
+            url = p.source_mapping_url
             if url is None:
                 continue
             self.ctx.check("reading source maps")
-            js_dir = posixpath.dirname(p.file.path)
-            file_id = file_node_id(p.file.path)
+            js_dir = posixpath.dirname(p.path)
+            file_id = file_node_id(p.path)
             if url.startswith("data:"):
                 payload = sourcemaps.decode_data_url(url)
-                node_id = f"map:{p.file.path}#inline"
+                node_id = f"map:{p.path}#inline"
                 if payload is None:
                     self.source_maps.append(self._broken(node_id, "inline", None, file_id, "malformed data: URL"))
                 else:
@@ -278,7 +311,10 @@ class _Builder:
                     by_path,
                 )
             )
-        self.modules = [m if m.node_id not in updated else _with_map(m, updated[m.node_id]) for m in self.modules]
+        for module in self.modules:
+            map_id = updated.get(module["node_id"])
+            if map_id is not None:
+                module["source_map"] = map_id
         self.source_maps.sort(key=lambda s: s.node_id)
 
     def _broken(
@@ -304,25 +340,25 @@ class _Builder:
         generated: str | None,
         data: bytes,
         map_dir: str,
-        by_id: dict[str, Module],
+        by_id: dict[str, dict[str, Any]],
     ) -> SourceMap:
         parsed = sourcemaps.parse(data, map_dir)
         gen = by_id.get(generated) if generated else None
-        bundled = [by_id[b] for b in gen.bundled_modules if b in by_id] if gen is not None else []
+        bundled = [by_id[b] for b in gen["bundled_modules"] if b in by_id] if gen is not None else []
         sources: list[SourceMapSource] = []
         for index, raw in enumerate(parsed.sources):
             module, matched_by = None, None
-            hits = [b for b in bundled if _path_matches(_normal_bundled(b.path), raw.path)]
+            hits = [b for b in bundled if _path_matches(_normal_bundled(b["path"]), raw.path)]
             if len(hits) == 1:
-                module, matched_by = hits[0].node_id, "bundle-path"
+                module, matched_by = hits[0]["node_id"], "bundle-path"
             elif not bundled and gen is not None and len(parsed.sources) == 1:
-                module, matched_by = gen.node_id, "sole-module"
+                module, matched_by = gen["node_id"], "sole-module"
             digest, size = sourcemaps.content_digest(raw.content) if raw.content is not None else (None, None)
             file_module, file_match, identical = None, None, None
             if raw.path in self.resolver.modules:
                 file_module, file_match = file_node_id(raw.path), "path"
                 if digest is not None:
-                    identical = file_node_id(raw.path) in by_id and by_id[file_node_id(raw.path)].sha256 == digest
+                    identical = file_node_id(raw.path) in by_id and by_id[file_node_id(raw.path)]["sha256"] == digest
             elif digest is not None and len(self.sha_index.get(digest, [])) == 1:
                 file_module, file_match, identical = file_node_id(self.sha_index[digest][0]), "content", True
             sources.append(
@@ -359,21 +395,13 @@ class _Builder:
         sites: list[entrypoints.HintSite] = []
         electron_files: set[str] = set()
         for p in self.parsed:
-            file_id = file_node_id(p.file.path)
-            directory = posixpath.dirname(p.file.path)
-            for unit_idx, unit in enumerate(p.facts.units):
-                node_id = file_id if unit_idx == 0 else bundled_node_id(p.file.path, unit.path)
+            directory = posixpath.dirname(p.path)
+            for unit in p.units:
                 if unit.uses_electron:
-                    electron_files.add(p.file.path)
+                    electron_files.add(p.path)
                 if unit.hints:
-                    sites.append(entrypoints.HintSite(node_id, directory, unit.hints, unit.uses_electron))
+                    sites.append(entrypoints.HintSite(unit.node_id, directory, unit.hints, unit.uses_electron))
         return entrypoints.find(self.packages.get("package.json"), self.resolver, sites, self.html, electron_files)
-
-
-def _with_map(module: Module, map_id: str) -> Module:
-    import msgspec
-
-    return msgspec.structs.replace(module, source_map=map_id)
 
 
 def _path_matches(bundled: str, source: str) -> bool:
@@ -382,14 +410,16 @@ def _path_matches(bundled: str, source: str) -> bool:
     return bundled == source or source.endswith("/" + bundled) or bundled.endswith("/" + source)
 
 
-def build(collected: Collected, limits: Limits, ctx: CallContext) -> Application:
-    """The complete application graph of the collected files (deterministic: sorted by path)."""
+def build(collected: Collected, limits: Limits, ctx: CallContext) -> dict[str, Any]:
+    """The complete application graph of the collected files (deterministic: sorted by path), as the builtins
+    ``msgspec.to_builtins`` makes of an ``Application``; each module's record is built as its file is parsed, so
+    the syntax trees and the Struct records never all live at once. Consumes ``collected.files``."""
     builder = _Builder(collected, limits, ctx)
     builder.parse_all()
     builder.build_modules()
     builder.build_source_maps()
     entry_points = builder.build_entry_points()
-    modules = sorted(builder.modules, key=lambda m: (m.path, m.node_id))
+    modules = sorted(builder.modules, key=lambda m: (m["path"], m["node_id"]))
     if collected.contradictions:
         builder.reasons.add("integrity_contradictions")
     other_skips = [s for s in builder.skipped if not s.reason.startswith("beyond")]
@@ -400,25 +430,25 @@ def build(collected: Collected, limits: Limits, ctx: CallContext) -> Application
     if len(skipped) > MAX_SKIPPED_LISTED:
         reasons.append(f"{len(skipped) - MAX_SKIPPED_LISTED} more skipped entries not listed")
         skipped = skipped[:MAX_SKIPPED_LISTED]
-    kinds = Counter(m.kind for m in modules)
+    kinds = Counter(m["kind"] for m in modules)
     counts = {
         "modules": len(modules),
         "source_modules": kinds.get("source", 0),
         "assets": kinds.get("asset", 0),
         "bundled_modules": kinds.get("bundled", 0),
-        "import_edges": sum(len(m.imports) for m in modules),
-        "resolved_edges": sum(1 for m in modules for e in m.imports if e.resolved is not None),
-        "functions": sum(len(m.functions) for m in modules),
-        "exports": sum(len(m.exports) for m in modules),
-        "strings": sum(m.strings.total for m in modules),
+        "import_edges": sum(len(m["imports"]) for m in modules),
+        "resolved_edges": sum(1 for m in modules for e in m["imports"] if e["resolved"] is not None),
+        "functions": sum(len(m["functions"]) for m in modules),
+        "exports": sum(len(m["exports"]) for m in modules),
+        "strings": sum(m["strings"]["total"] for m in modules),
         "entry_points": len(entry_points),
         "source_maps": len(builder.source_maps),
-        "parse_errors": sum(1 for m in modules if m.parse == "error" and m.container is None),
+        "parse_errors": sum(1 for m in modules if m["parse"] == "error" and m["container"] is None),
         "integrity_contradictions": len(collected.contradictions),
-        "ipc_calls": sum(len(m.ipc) for m in modules),
+        "ipc_calls": sum(len(m["ipc"]) for m in modules),
     }
     contradictions = sorted(collected.contradictions, key=lambda c: str(c.get("path", c.get("logical_path", ""))))
-    return Application(
+    app = Application(
         schema_version=SCHEMA_VERSION,
         input=InputSummary(
             format=collected.format,
@@ -430,9 +460,12 @@ def build(collected: Collected, limits: Limits, ctx: CallContext) -> Application
         ),
         coverage=Coverage(status="partial" if reasons else "complete", reasons=reasons, skipped=skipped),
         limits=limits,
-        modules=modules,
+        modules=[],
         entry_points=entry_points,
         source_maps=builder.source_maps,
         integrity_contradictions=contradictions,
         counts=counts,
     )
+    normalized: dict[str, Any] = msgspec.to_builtins(app)
+    normalized["modules"] = modules
+    return normalized

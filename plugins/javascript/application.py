@@ -56,22 +56,24 @@ def handle(call: ToolCall) -> Evidence:
     target = identify(args["input_path"], call.ctx, allow_directory=True)
     fmt = inputs.choose_format(target, args.get("format", "auto"))
     collected = inputs.collect(call.session.registry, target, fmt, limits, policy, call.ctx)
-    app = analyze.build(collected, limits, call.ctx)
+    normalized = analyze.build(collected, limits, call.ctx)
+    del collected
     call.ctx.check(OPERATION)
     limitations = list(STATIC_LIMITATIONS)
-    if app.coverage.status == "partial":
-        limitations.append("Coverage is partial: " + ", ".join(app.coverage.reasons) + ".")
+    coverage = normalized["coverage"]
+    if coverage["status"] == "partial":
+        limitations.append("Coverage is partial: " + ", ".join(coverage["reasons"]) + ".")
     parameters = {"format": fmt, "integrity_policy": policy, "limits": msgspec.to_builtins(limits)}
     ev = call.session.evidence(
         OPERATION,
         parameters,
-        OperationResult(normalized=msgspec.to_builtins(app), limitations=limitations),
+        OperationResult(normalized=normalized, limitations=limitations),
         bound=False,
         target=target,
         provider=PROVIDER,
         analysis_profile=profile(),
     )
-    call.ctx.finish(f"analyzed {app.counts['modules']} modules")
+    call.ctx.finish(f"analyzed {normalized['counts']['modules']} modules")
     if args.get("detail", "complete") == "summary":
         # The complete record stays retained; the caller gets the same summary inspect_analysis_view gives.
         from rea import views

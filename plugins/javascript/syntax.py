@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
 Language = Literal["javascript", "typescript", "tsx"]
+GRAMMARS: tuple[Language, ...] = ("javascript", "typescript", "tsx")
 
 JS_EXTENSIONS = (".js", ".mjs", ".cjs", ".jsx")
 TS_EXTENSIONS = (".ts", ".mts", ".cts")

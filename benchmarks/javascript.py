@@ -1,0 +1,225 @@
+"""JavaScript at Electron scale (issue 27 item 4): ``analyze_javascript_application`` against the tree-sitter floor.
+
+The tree is an ``npm install`` of a large app's dependencies (pinned below), built once into
+``~/.cache/rea-bench/js-tree`` (``--tree`` to choose another folder) and reused; it is never part of the repository.
+Each round runs in fresh processes, interleaved: the floor (read every script rea reads and parse it with the same
+tree-sitter grammar, nothing else) and the analysis (the tool through ``rea.catalog.invoke``, as the server and the
+CLI call it, Evidence recorded). Prints the tree's size, the medians, their ratio and the analysis's peak RSS
+against the input's size, with the goals: at most 2x the floor's time and 4x the input's size.
+
+``--parse-bound`` runs the older single-file case instead (issue 24 item 7): one 16 MiB line of JavaScript.
+
+Run with ``nice -n 5 .venv/bin/python benchmarks/javascript.py [--rounds 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+# A dependency set of many files (about 7,800 read, 45 MB: 35 MB of scripts, 10 MB of source maps).
+PACKAGES = {
+    "@babel/core": "7.29.17",
+    "eslint": "10.16.0",
+    "lodash": "4.18.1",
+    "rxjs": "7.8.2",
+    "webpack": "5.113.0",
+}
+DEFAULT_TREE = Path.home() / ".cache" / "rea-bench" / "js-tree"
+TIME_GOAL = 2.0
+RSS_GOAL = 4.0
+
+
+def build_tree(tree: Path) -> None:
+    """``npm install`` the pinned set into ``tree`` once (scripts never run)."""
+    if (tree / "node_modules").is_dir():
+        return
+    tree.mkdir(parents=True, exist_ok=True)
+    manifest = {"name": "rea-bench-js-tree", "version": "1.0.0", "private": True, "dependencies": PACKAGES}
+    (tree / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    subprocess.run(
+        ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--save-exact"],
+        cwd=tree,
+        check=True,
+    )
+
+
+def input_files(tree: Path) -> list[tuple[str, Path]]:
+    """(logical path, file) of everything the analysis reads, as its directory reader chooses them."""
+    from rea_plugins.javascript import inputs, syntax
+
+    out: list[tuple[str, Path]] = []
+    for dirpath, dirnames, filenames in os.walk(tree, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)))
+        for name in filenames:
+            full = Path(dirpath, name)
+            rel = full.relative_to(tree).as_posix()
+            if full.is_symlink() or not full.is_file():
+                continue
+            head = b""
+            if "." not in name:
+                with full.open("rb") as fh:
+                    head = fh.read(256)
+            if inputs.wanted(rel) or ("." not in name and syntax.is_node_script(head)):
+                out.append((rel, full))
+    out.sort()
+    return out
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
+
+
+def child_floor(tree: Path) -> dict[str, Any]:
+    """Parse every script the analysis parses with the same grammar, dropping each tree; nothing else."""
+    from rea_plugins.javascript import syntax
+
+    files = input_files(tree)
+    for grammar in syntax.GRAMMARS:
+        syntax.parser_for(grammar)
+    before = _rss_mib()
+    started = time.perf_counter()
+    parsed = 0
+    for rel, full in files:
+        language = syntax.language_of(rel)
+        data = full.read_bytes()
+        if language is None and "." not in full.name and syntax.is_node_script(data[:256]):
+            language = "javascript"
+        if language is None:
+            continue
+        tree_ = syntax.parser_for(language).parse(data)
+        del tree_
+        parsed += 1
+    took = time.perf_counter() - started
+    return {"seconds": took, "parsed": parsed, "peak_mib": _peak_mib(), "before_mib": before}
+
+
+def child_analyze(tree: Path) -> dict[str, Any]:
+    from rea_plugins.javascript import syntax
+
+    from rea.catalog.invoke import invoke
+    from rea.context import CallContext
+    from rea.registry import default_registry
+    from rea.session import Session
+
+    session = Session(default_registry())
+    tool = session.registry.tools["analyze_javascript_application"]
+    for grammar in syntax.GRAMMARS:
+        syntax.parser_for(grammar)
+    before = _rss_mib()
+    started = time.perf_counter()
+    out = invoke(session, tool, {"input_path": str(tree)}, CallContext())
+    took = time.perf_counter() - started
+    assert out.evidence is not None
+    counts = out.evidence.normalized_result["counts"]
+    coverage = out.evidence.normalized_result["coverage"]["reasons"]
+    session.close()
+    return {"seconds": took, "peak_mib": _peak_mib(), "before_mib": before, "counts": counts, "coverage": coverage}
+
+
+def run_child(kind: str, tree: Path) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--child", kind, "--tree", str(tree)]
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def parse_bound() -> None:
+    """One 16 MiB line of JavaScript (issue 24 item 7): before the parse bound, 1,190 MiB and 5.7 s."""
+    from rea.registry import default_registry
+    from rea.session import Session
+    from rea.testing import result_of
+
+    with tempfile.TemporaryDirectory(prefix="rea-bench-js-") as tmp:
+        app = Path(tmp)
+        numbers = ",".join(str(i) for i in range(2_200_000))
+        (app / "big.js").write_text(f'var labels = ["needle label"]; var a = [{numbers}];\n')
+        before = _peak_mib()
+        session = Session(default_registry())
+        started = time.monotonic()
+        result = result_of(session, "analyze_javascript_application", {"input_path": str(app)})
+        took = time.monotonic() - started
+        session.close()
+    print(
+        json.dumps(
+            {
+                "file_mib": 16,
+                "seconds": round(took, 2),
+                "peak_rss_mib": round(_peak_mib()),
+                "before_mib": round(before),
+                "modules": len(result.get("modules", [])) if isinstance(result, dict) else None,
+            }
+        )
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--tree", type=Path, default=DEFAULT_TREE)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--child", choices=("floor", "analyze"))
+    parser.add_argument("--parse-bound", action="store_true")
+    args = parser.parse_args()
+    if args.parse_bound:
+        parse_bound()
+        return
+    if args.child == "floor":
+        print(json.dumps(child_floor(args.tree)))
+        return
+    if args.child == "analyze":
+        print(json.dumps(child_analyze(args.tree)))
+        return
+    build_tree(args.tree)
+    files = input_files(args.tree)
+    size = sum(full.stat().st_size for _, full in files)
+    from rea_plugins.javascript import syntax
+
+    scripts = [rel for rel, _ in files if syntax.language_of(rel) is not None]
+    script_bytes = sum(full.stat().st_size for rel, full in files if syntax.language_of(rel) is not None)
+    mib = size / (1 << 20)
+    script_mib = script_bytes / (1 << 20)
+    print(f"tree {args.tree}: {len(files)} files read, {mib:.1f} MiB ({len(scripts)} scripts, {script_mib:.1f} MiB)")
+    floors: list[dict[str, Any]] = []
+    runs: list[dict[str, Any]] = []
+    for index in range(args.rounds):
+        floors.append(run_child("floor", args.tree))
+        runs.append(run_child("analyze", args.tree))
+        print(
+            f"  round {index + 1}: floor {floors[-1]['seconds']:.2f} s, analyze {runs[-1]['seconds']:.2f} s, "
+            f"peak RSS {runs[-1]['peak_mib']:.0f} MiB",
+            flush=True,
+        )
+    floor = statistics.median(f["seconds"] for f in floors)
+    took = statistics.median(r["seconds"] for r in runs)
+    peak = statistics.median(r["peak_mib"] for r in runs)
+    base = statistics.median(r["before_mib"] for r in runs)
+    floor_peak = statistics.median(f["peak_mib"] for f in floors)
+    ratio = took / floor
+    rss_ratio = peak / mib
+    print(f"parse floor     {floor:7.2f} s   ({floors[-1]['parsed']} files parsed; peak RSS {floor_peak:.0f} MiB)")
+    print(f"analyze         {took:7.2f} s   ({json.dumps(runs[-1]['counts'], sort_keys=True)})")
+    print(f"coverage        {', '.join(runs[-1]['coverage']) or 'complete'}")
+    print(f"time ratio      {ratio:7.2f} x   (goal <= {TIME_GOAL:.0f}x: {'met' if ratio <= TIME_GOAL else 'MISSED'})")
+    print(
+        f"peak RSS        {peak:7.0f} MiB ({base:.0f} MiB before the call): {rss_ratio:.2f} x input "
+        f"(goal <= {RSS_GOAL:.0f}x: {'met' if rss_ratio <= RSS_GOAL else 'MISSED'}); "
+        f"growth {(peak - base) / mib:.2f} x input"
+    )
+
+
+if __name__ == "__main__":
+    main()
