@@ -10,6 +10,14 @@ native, peak RSS, and how many of radare2's (and angr's) function starts native 
 Run: ``python benchmarks/native.py``. Options: ``--r2-timeout``/``--angr-timeout`` bound each step
 (a timed-out peer is reported as a lower bound on the ratio); ``--skip-large`` runs only native on the
 largest library; ``--only NAME`` picks targets by label substring.
+
+``--ladder`` (issue 27) prints, per target (/bin/ls, python3.11, libcrypto.so.3, libLLVM, chromium), the whole
+program side by side: ``objdump -d``'s wall time; native open + binary_overview + every procedure (list_procedures)
++ every call edge (program_call_graph, which holds every procedure's callees) in a fresh process with a fresh
+analysis cache; radare2 ``aaa`` where it is feasible (below ``--r2-max-mb``); the native/objdump ratio; the
+procedure count, and the count ``objdump`` output gives (direct call targets + function symbols + unwind
+entries + code pointers in relocations) with the difference and how many of those native lists; peak RSS
+against the file size. Run the large targets one at a time (``--only``) on a shared machine.
 """
 
 from __future__ import annotations
@@ -270,6 +278,193 @@ def agreement(native: set[int], other: set[int]) -> str:
     return f"{100 * len(native & other) / len(other):.2f}% ({len(native & other)}/{len(other)})"
 
 
+# The whole program in one fresh process: open, overview, every procedure, every call edge.
+LADDER_CHILD = r"""
+import json, os, resource, sys, time
+t0 = time.perf_counter()
+from rea.context import CallContext
+from rea.registry import load
+from rea.session import Session
+from rea.testing import result_of
+path = sys.argv[1]
+out = {}
+session = Session(load())
+t = time.perf_counter()
+out["import_s"] = t - t0
+result_of(session, "open_binary", {"path": path, "provider_id": "native"})
+out["open_s"] = time.perf_counter() - t
+result_of(session, "binary_overview", {})
+out["overview_s"] = time.perf_counter() - t - out["open_s"]
+mark = time.perf_counter()
+procs, offset = [], 0
+while offset is not None:
+    page = result_of(session, "list_procedures", {"offset": offset, "limit": 1000})
+    procs.extend(int(p["address"], 16) for p in page["procedures"])
+    offset = page["next_offset"]
+out["procedures_s"] = time.perf_counter() - mark
+mark = time.perf_counter()
+edges, offset, ctx = 0, 0, CallContext()
+while offset is not None:
+    graph = session.execute("program_call_graph", {"offset": offset, "limit": 5000}, ctx).normalized
+    edges += len(graph["edges"])
+    offset = graph["next_offset"]
+out["graph_s"] = time.perf_counter() - mark
+out["whole_s"] = time.perf_counter() - t
+out["functions"] = len(procs)
+out["edges"] = edges
+registry = session.registry
+session.close()
+for p in registry.providers.values():  # reap the parse worker so RUSAGE_CHILDREN covers it
+    stop = getattr(getattr(p, "_worker", None), "close", None)
+    if callable(stop):
+        stop()
+out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+out["worker_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+with open(sys.argv[2], "w") as fh:
+    json.dump(sorted(procs), fh)
+print(json.dumps(out))
+"""
+
+
+def libllvm() -> str | None:
+    """The newest libLLVM shared library on the machine (a real file, not a link)."""
+    found = sorted(
+        (p for p in Path("/usr/lib/x86_64-linux-gnu").glob("libLLVM*.so*") if p.is_file() and not p.is_symlink()),
+        key=lambda p: [int(n) if n.isdigit() else 0 for n in p.name.replace("-", ".").split(".")],
+    )
+    return str(found[-1]) if found else None
+
+
+def objdump_starts(path: str) -> dict[str, set[int]]:
+    """Procedure starts ``objdump``'s output gives: direct call targets (``objdump -d``), function symbols
+    (``-t``, ``-T``, and the ``<name>:`` labels of ``-d``), unwind entries (``--dwarf=frames``), and code pointers
+    in relocations (``-R``: RELATIVE addends and absolute relocations that land in code)."""
+    import re
+
+    code: list[tuple[int, int]] = []
+    pending: tuple[int, int] | None = None  # a section's range, until its flags line says whether it is code
+    for line in subprocess.run(["objdump", "-h", path], capture_output=True, text=True).stdout.splitlines():
+        cols = line.split()
+        if len(cols) >= 7 and cols[0].isdigit():
+            pending = (int(cols[3], 16), int(cols[3], 16) + int(cols[2], 16))
+        elif pending is not None:
+            if "CODE" in line:
+                code.append(pending)
+            pending = None
+
+    def in_code(a: int) -> bool:
+        return any(lo <= a < hi for lo, hi in code)
+
+    out: dict[str, set[int]] = {"calls": set(), "symbols": set(), "unwind": set(), "pointers": set()}
+    call = re.compile(rb"\tcall[q]? +([0-9a-f]+) <")
+    label = re.compile(rb"^([0-9a-f]+) <[^>]+>:$", re.M)
+    dump = subprocess.Popen(["objdump", "-d", "--no-show-raw-insn", path], stdout=subprocess.PIPE)
+    assert dump.stdout is not None
+    rest = b""
+    while chunk := dump.stdout.read(64 << 20):
+        chunk = rest + chunk
+        cut = chunk.rfind(b"\n") + 1
+        chunk, rest = chunk[:cut], chunk[cut:]
+        out["calls"].update(int(m, 16) for m in call.findall(chunk))
+        out["symbols"].update(int(m, 16) for m in label.findall(chunk))
+    dump.wait()
+    symbol = re.compile(r"^([0-9a-f]+) (.{7}) (\S+)\t")
+    for flag in ("-t", "-T"):
+        for line in subprocess.run(["objdump", flag, path], capture_output=True, text=True).stdout.splitlines():
+            m = symbol.match(line)
+            if m and "F" in m.group(2):
+                out["symbols"].add(int(m.group(1), 16))
+    frames = subprocess.run(["objdump", "--dwarf=frames", path], capture_output=True, text=True).stdout
+    out["unwind"].update(int(m, 16) for m in re.findall(r"pc=([0-9a-f]+)\.\.", frames))
+    reloc = re.compile(r"^[0-9a-f]+ (R_\w+)\s+(\S+)")
+    for line in subprocess.run(["objdump", "-R", path], capture_output=True, text=True).stdout.splitlines():
+        m = reloc.match(line)
+        if m and m.group(1).endswith(("RELATIVE", "_64", "_32")) and m.group(2).startswith("*ABS*+0x"):
+            out["pointers"].add(int(m.group(2)[6:], 16))
+    return {k: {a for a in v if in_code(a)} for k, v in out.items()}
+
+
+def ladder(args: argparse.Namespace) -> int:
+    """The whole-program ladder of issue 27 (see the module's docstring)."""
+    env_r2 = r2_env()
+    python = "/usr/bin/python3.11"  # the interpreter's own binary (a pyenv shim on PATH is a script)
+    chromium = "/usr/lib/chromium/chromium"
+    llvm = libllvm()
+    candidates = [
+        ("/bin/ls", "/bin/ls"),
+        ("python3.11", os.path.realpath(python) if os.path.isfile(python) else None),
+        ("libcrypto.so.3", libcrypto()),
+        (os.path.basename(llvm) if llvm else "libLLVM", llvm),
+        ("chromium", chromium if os.path.isfile(chromium) else None),
+    ]
+    head = (
+        f"{'target':<18} {'MB':>6} {'objdump':>8} {'native':>8} {'(wall)':>8} {'÷objdump':>8} {'r2 aaa':>9} "
+        f"{'r2÷native':>9} {'procs':>7} {'edges':>8} {'objdump-derived':>16} {'diff':>7} {'listed':>7} "
+        f"{'RSS MB':>7} {'÷file':>6}"
+    )
+    print(head)
+    print("-" * len(head))
+    for label, path in candidates:
+        if args.only and not any(o in label for o in args.only):
+            continue
+        if path is None:
+            print(f"{label:<18} absent on this machine")
+            continue
+        size = os.path.getsize(path)
+        floor = objdump_seconds(path)
+        with tempfile.TemporaryDirectory(prefix="rea-ladder-") as tmp:
+            env = {**os.environ, "REA_CACHE_DIR": os.path.join(tmp, "cache")}
+            listing = os.path.join(tmp, "procedures.json")
+            started = time.perf_counter()
+            nat = run_child(LADDER_CHILD, [path, listing], args.native_timeout, env)
+            wall = time.perf_counter() - started
+            listed = set(json.loads(Path(listing).read_text())) if "error" not in nat else set()
+        r2: dict[str, Any] = {}
+        if env_r2 and size <= args.r2_max_mb * 1e6:
+            r2 = run_child(R2_CHILD, [path], args.r2_timeout, env_r2, args.peer_memory_gb)
+        expected = objdump_starts(path) if args.expected else None
+        whole = nat.get("whole_s")
+        r2_s = r2.get("open_overview_s")
+        r2_text = fmt(r2_s, " s") if r2_s else ("error" if r2 else "skipped")
+        if "error" in r2:
+            r2_text = f">{r2['elapsed_s']:.0f} s" if "timed out" in r2["error"] else "error"
+        union = set().union(*expected.values()) if expected else set()
+        rss = max(nat.get("rss_mb", 0.0), nat.get("worker_rss_mb", 0.0))
+        shown = f"{label:<18} {size / 1e6:>6.1f} {fmt(floor, ' s'):>8} "
+        if "error" in nat:
+            print(f"{shown}error: {nat['error']}")
+            continue
+        count = nat["functions"]
+        ratio = f"{whole / floor:.2f}x" if floor and whole else "-"
+        r2_ratio = f"{r2_s / whole:.1f}x" if r2_s and whole else "-"
+        derived = str(len(union)) if union else "-"
+        diff = f"{100 * (count - len(union)) / len(union):+.1f}%" if union else "-"
+        recall = f"{100 * len(listed & union) / len(union):.1f}%" if union else "-"
+        print(
+            f"{shown}{fmt(whole, ' s'):>8} {fmt(wall, ' s'):>8} {ratio:>8} {r2_text:>9} {r2_ratio:>9} {count:>7} "
+            f"{nat['edges']:>8} {derived:>16} {diff:>7} {recall:>7} {rss:>7.0f} {rss / (size / (1 << 20)):>6.2f}"
+        )
+        phases = (
+            f"imports {nat['import_s']:.2f} s, open {nat['open_s']:.2f} s, overview {nat['overview_s']:.2f} s, "
+            f"procedures {nat['procedures_s']:.2f} s, call graph {nat['graph_s']:.2f} s; RSS server "
+            f"{nat['rss_mb']:.0f} MB, parse worker {nat['worker_rss_mb']:.0f} MB"
+        )
+        if expected:
+            parts = ", ".join(f"{k} {len(v)}" for k, v in expected.items())
+            phases += f"; objdump-derived: {parts}"
+        print(f"{'':<18} {phases}")
+        sys.stdout.flush()
+    print(
+        "native: open + binary_overview + list_procedures (all pages) + program_call_graph (all pages), in one fresh "
+        "process with a fresh analysis cache, after its imports; (wall): the child process from start to exit. "
+        "objdump-derived: distinct starts from direct calls, function symbols, unwind entries and code pointers in "
+        "relocations; diff: native's count against it; listed: how many of those native lists. RSS: the larger of "
+        "the server process and its parse worker; ÷file: against the file size in MiB."
+    )
+    print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M:%S')})")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--r2-timeout", type=float, default=600.0)
@@ -277,7 +472,15 @@ def main() -> int:
     ap.add_argument("--skip-large", action="store_true", help="only native on the largest library")
     ap.add_argument("--peer-memory-gb", type=float, default=8.0, help="address-space cap of radare2 and angr runs")
     ap.add_argument("--only", action="append", default=[], help="targets whose label contains this")
+    ap.add_argument("--ladder", action="store_true", help="the whole-program ladder against objdump (issue 27)")
+    ap.add_argument("--r2-max-mb", type=float, default=20.0, help="--ladder: radare2 aaa only below this size")
+    ap.add_argument("--native-timeout", type=float, default=3600.0)
+    ap.add_argument(
+        "--no-expected", dest="expected", action="store_false", help="--ladder: skip the objdump-derived count"
+    )
     args = ap.parse_args()
+    if args.ladder:
+        return ladder(args)
     from rea.registry import load
 
     have_angr = "angr" in load().providers

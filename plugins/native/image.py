@@ -79,6 +79,18 @@ class Image:
             return b""
         return bytes(self.data[lo : min(hi, self.size)])
 
+    def code_view(self, start: int, end: int) -> memoryview:
+        """``code`` without the copy: a view of the file's bytes (a whole-program sweep of a large region)."""
+        r = self.code_region_at(start)
+        if r is None:
+            return memoryview(b"")
+        stop = min(end, r.start + r.file_size)
+        lo = r.file_offset + (start - r.start)
+        hi = r.file_offset + (stop - r.start)
+        if lo < 0 or lo >= self.size:
+            return memoryview(b"")
+        return memoryview(self.data)[lo : min(hi, self.size)]
+
     def pointer_at(self, address: int) -> int | None:
         raw = self.read(address, self.pointer)
         return int.from_bytes(raw, "little") if raw is not None else None

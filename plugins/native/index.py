@@ -23,7 +23,7 @@ from rea_plugins.native.disasm import CALL, COND, FALL, JUMP, RET, FlowReader, I
 from rea_plugins.native.image import Image
 from rea_plugins.native.model import Model
 from rea_plugins.native.pointers import Slots, find_slots
-from rea_plugins.native.sweep import DATA, FLOW, BudgetExceeded, Facts, Sweeper, descend, table_targets
+from rea_plugins.native.sweep import DATA, FAR, FLOW, BudgetExceeded, Facts, Sweeper, descend, table_targets
 
 from rea.errors import ReaError
 
@@ -32,13 +32,20 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     """Inventory safety limits; exceeding one fails with ``resource_constraint``."""
 
     max_procedures: int = 1_000_000
-    max_program_instructions: int = 4_000_000
+    # A memory bound, not a size threshold: the sweep keeps a few bytes per branch, about 60 B per thousand
+    # instructions, so this many decoded instructions stay within a few GiB of compact columns.
+    max_program_instructions: int = 500_000_000
     max_function_instructions: int = 200_000
     max_strings: int = 2_000_000
     max_string_chars: int = 1024
     min_string_chars: int = 4
-    discovery_max_code_bytes: int = 8 << 20
+    # The whole-program index's time bound: this much, plus ``index_seconds_per_mib`` for every MiB of code.
     index_deadline_s: float = 300.0
+    index_seconds_per_mib: float = 4.0
+
+    def deadline_s(self, code_bytes: int) -> float:
+        """Seconds the whole-program index may take over ``code_bytes`` of code."""
+        return self.index_deadline_s + self.index_seconds_per_mib * code_bytes / (1 << 20)
 
 
 class Proc:
@@ -118,7 +125,6 @@ _X86_ARG0 = re.compile(r"^[re]di, ")
 _X86_IMM_OPERAND = re.compile(r"^[re]di, (0x[0-9a-f]+)$")
 _PE_MAIN_ARGS = (frozenset({"ecx", "rcx"}), frozenset({"rdx", "edx"}), frozenset({"r8", "r8d"}))
 Progress = Callable[[str], None]
-_NO_ADDRESS = 1 << 63  # reference columns are int64: the model keeps every address below this
 NO_PROCEDURE = -1  # the procedure of a reference from data (a pointer slot)
 
 
@@ -478,21 +484,20 @@ class Analysis:
         span: range,
         start: int,
         end: int,
-        src: list[int],
-        dst: list[int],
+        src: list[int] | array.array[int],
+        dst: list[int] | array.array[int],
         kinds: bytearray,
-        cond: set[int] | None = None,
     ) -> None:
         """Append (source, target or -1, kind code) of the facts ``span`` of one procedure ``[start, end)``."""
         mapped = self.image.mapped
         slots = self.import_slots
         local = self.local_slots
-        addrs, classes, targets, extras = facts.addr, facts.cls, facts.target, facts.extra
+        addrs, classes, targets, extras = facts.addr, facts.cls, facts.target, facts.extra.get
         add_src, add_dst, add_kind = src.append, dst.append, kinds.append
         for i in span:
             a = addrs[i]
             cls = classes[i]
-            extra = extras[i]
+            extra = extras(i)
             if cls in (CALL, JUMP, COND):
                 kind = _CALL if cls == CALL else _JUMP
                 t = targets[i]
@@ -501,8 +506,8 @@ class Analysis:
                     add_src(a)
                     add_dst(t)
                     add_kind(kind)
-                    if cond is not None and cls == COND:
-                        cond.add(a)
+                elif t == FAR:  # a branch beyond the address space (malformed code): it names nothing
+                    pass
                 elif slot is not None and slot in slots:
                     imp = self.import_address(slots[slot])
                     src.extend((a, a))
@@ -548,7 +553,7 @@ class Analysis:
         dst: list[int] = []
         kinds = bytearray()
         self.emit_refs(facts, range(len(facts)), p.address, end, src, dst, kinds)
-        return [r for r in zip(src, dst, kinds, strict=True) if r[1] < _NO_ADDRESS]
+        return list(zip(src, dst, kinds, strict=True))
 
     # -- the whole-program index ---------------------------------------------------------------------
 
@@ -557,18 +562,20 @@ class Analysis:
     ) -> tuple[Facts, int, Callable[[str], None]]:
         """One sweep over every code region (restarting at procedure starts), within the index deadline."""
         limits = self.limits
-        deadline = time.monotonic() + limits.index_deadline_s
         total = sum(r.file_size for r in self.image.code_regions)
+        allowed = limits.deadline_s(total)
+        deadline = time.monotonic() + allowed
         done_bytes = 0
 
         def tick(phase: str) -> None:
             if check is not None:
                 check(phase)
             if time.monotonic() > deadline:
-                raise overdue(f"the whole-program {what}", limits.index_deadline_s)
+                raise overdue(f"the whole-program {what}", allowed)
 
         facts = Facts()
         count = 0
+        ordered = True  # one region's facts are in address order (a linear sweep): only regions may overlap
         for r in self.image.code_regions:
             lo = bisect.bisect_left(self.starts, r.start)
             hi = bisect.bisect_left(self.starts, r.start + r.file_size)
@@ -580,13 +587,15 @@ class Analysis:
                     progress(f"index: decoding {name} for {what}, {(base + pos) >> 10} of {total >> 10} KiB")
 
             region_facts, n = self.sweeper.sweep(
-                self.image.code(r.start, r.start + r.file_size),
+                self.image.code_view(r.start, r.start + r.file_size),
                 r.start,
                 self.starts[lo:hi],
                 self.image.code_end,
                 at,
                 want,
             )
+            if len(facts) and len(region_facts) and region_facts.addr[0] < facts.addr[-1]:
+                ordered = False
             facts.extend(region_facts)
             count += n
             done_bytes += r.file_size
@@ -596,7 +605,7 @@ class Analysis:
                     limits.max_program_instructions,
                     resource="instructions",
                 )
-        if any(a > b for a, b in zip(facts.addr, facts.addr[1:], strict=False)):
+        if not ordered:
             facts.sort()
         return facts, count, tick
 
@@ -731,7 +740,7 @@ class Analysis:
             if not span:
                 continue
             before = len(refs.src)
-            self.emit_refs(facts, span, p.address, end, refs.src, refs.dst, refs.kind, refs.cond)
+            self.emit_refs(facts, span, p.address, end, refs.src, refs.dst, refs.kind)
             refs.proc.extend(itertools.repeat(p.address, len(refs.src) - before))
         return refs
 
@@ -772,7 +781,7 @@ class Analysis:
             if parent is None or parent.kind != "local" or parent.part_of is not None or parent.end is None:
                 continue
             returns_home = any(parent.address < d < parent.end for d in back.get(start, ()))
-            conditional = any(src in refs.cond for src, _ in entries)
+            conditional = any(_is_cond(facts, src) for src, _ in entries)
             c = candidates[start]
             if returns_home or (conditional and not self._returns(c, facts)):
                 c.part_of = parent.address
@@ -798,46 +807,37 @@ class Analysis:
 
 
 class RefColumns:
-    """References as parallel columns while the index is built."""
+    """References as compact parallel columns while the index is built."""
 
     def __init__(self) -> None:
-        self.src: list[int] = []
-        self.dst: list[int] = []
+        self.src = array.array("q")
+        self.dst = array.array("q")
         self.kind = bytearray()
-        self.proc: list[int] = []
-        self.cond: set[int] = set()  # sources of conditional branches
+        self.proc = array.array("q")
 
     def table(self) -> RefTable:
-        try:
-            dst = array.array("q", self.dst)
-        except OverflowError:  # a branch beyond the address space (malformed code): it names nothing
-            keep = [i for i, d in enumerate(self.dst) if d < _NO_ADDRESS]
-            self.src, self.proc = [self.src[i] for i in keep], [self.proc[i] for i in keep]
-            self.dst, self.kind = [self.dst[i] for i in keep], bytearray(self.kind[i] for i in keep)
-            dst = array.array("q", self.dst)
-        return RefTable(
-            src=array.array("q", self.src).tobytes(),
-            dst=dst.tobytes(),
-            kind=bytes(self.kind),
-            proc=array.array("q", self.proc).tobytes(),
-        )
+        return RefTable(src=self.src.tobytes(), dst=self.dst.tobytes(), kind=bytes(self.kind), proc=self.proc.tobytes())
+
+
+def _is_cond(facts: Facts, src: int) -> bool:
+    """Whether the branch at ``src`` is conditional (facts are by address)."""
+    i = bisect.bisect_left(facts.addr, src)
+    return i < len(facts) and facts.addr[i] == src and facts.cls[i] == COND
 
 
 def compute_index(
     model: Model,
     content: Any,
     limits: Limits,
-    discover: bool | None = None,
+    discover: bool = True,
     data: bool = True,
     progress: Progress | None = None,
     check: Callable[[str], None] | None = None,
 ) -> ProgramIndex:
     """The whole-program index of the binary whose file bytes are ``content`` (pure: safe to run in the
-    parse worker and to cache by content digest). ``discover`` defaults to the limits' rule (code at most
-    ``discovery_max_code_bytes``); ``data`` adds the data references."""
+    parse worker and to cache by content digest). ``discover`` (call-target discovery, on at every size) and
+    ``data`` (the data references) say what it covers."""
     image = Image(model, content)
     analysis = Analysis(image, limits)
     analysis.inventory(check)
-    if discover is None:
-        discover = image.code_bytes <= limits.discovery_max_code_bytes
     return analysis.build(discover, progress, check, data)

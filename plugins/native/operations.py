@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from rea_plugins.native import graph
 from rea_plugins.native.disasm import Insn
 from rea_plugins.native.dispatch import WINDOW, pointer_table
 from rea_plugins.native.model import Region
@@ -15,7 +16,7 @@ from rea_plugins.native.provider import OPERATIONS
 from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
 from rea.operations import answers
-from rea.operations.answers import hexa, looks_like_address, page, paging, parse_address
+from rea.operations.answers import hexa, int_param, looks_like_address, page, paging, parse_address
 from rea.operations.operands import split_operands, symbolized_text, symbols_of
 from rea.providers import OperationResult
 from rea.search import matcher as search_matcher
@@ -169,10 +170,7 @@ class Operations:
     def _discovery_note(self) -> list[str]:
         if self.p.discovery:
             return []
-        return [
-            "procedures come from symbols, the entry point, exception tables and import stubs; call-target "
-            "discovery is off for code larger than the profile's discovery_max_code_bytes"
-        ]
+        return ["procedures come from symbols, the entry point, exception tables and import stubs only"]
 
     def search_procedures(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         paging(params)
@@ -365,6 +363,19 @@ class Operations:
             for (a, n, k), sites in sorted(groups.items(), key=lambda kv: (kv[0][0] is None, kv[0][0] or 0, kv[0][2]))
         ]
         return self._result({"procedure": {"address": hexa(p.address), "name": p.name}, "callees": callees})
+
+    def program_call_graph(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        """Every call edge of the program, paged (ordered by caller, then callee); names of the page's procedures."""
+        offset = int_param(params, "offset", 0, 0)
+        limit = int_param(params, "limit", graph.DEFAULT_LIMIT, 1, graph.MAX_LIMIT)
+        edges = self.p.call_graph(ctx)
+        by_addr = self.p.an.by_addr
+
+        def name_of(address: int) -> str | None:
+            q = by_addr.get(address)
+            return q.name if q is not None else None
+
+        return self._result(graph.answer(edges, offset, limit, name_of, self.p.name_of_target))
 
     def procedure_callers(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         p = self.proc(params)

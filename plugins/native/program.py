@@ -12,8 +12,10 @@ import re
 import time
 from array import array
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from rea_plugins.native import graph
 from rea_plugins.native.disasm import COND, JUMP, RET, FlowReader, Insn, decode, x86_jump_table
 from rea_plugins.native.image import Image
 from rea_plugins.native.index import (
@@ -79,17 +81,7 @@ class _Refs:
         self.dst = memoryview(table.dst).cast("q")
         self.kind = table.kind
         self.proc = memoryview(table.proc).cast("q")
-        out: dict[int, tuple[int, int]] = {}
-        procs = self.proc.tolist()
-        i, n = 0, len(procs)
-        while i < n:
-            owner = procs[i]
-            j = i + 1
-            while j < n and procs[j] == owner:
-                j += 1
-            out[owner] = (i, j)
-            i = j
-        self.out = out
+        self.out = _runs(self.proc)
         self._by_dst: dict[int, list[int]] | None = None
         self._dsts: list[int] = []
 
@@ -112,6 +104,29 @@ class _Refs:
             for d in self._dsts[lo:hi]
             for i in self._by_dst[d]
         ]
+
+
+def _runs(owners: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """Each owner's slice of ``owners`` (each owner's entries are contiguous): a gallop and a binary search per
+    owner, so a table of millions of references costs in its procedures, not its rows."""
+    out: dict[int, tuple[int, int]] = {}
+    i, n = 0, len(owners)
+    while i < n:
+        owner = owners[i]
+        step, last = 1, i  # owners[last] == owner; find the first index past the run
+        while last + step < n and owners[last + step] == owner:
+            last += step
+            step *= 2
+        hi = min(n, last + step)
+        while last + 1 < hi:  # owners[last] == owner, owners[hi] != owner (or hi == n)
+            mid = (last + hi) // 2
+            if owners[mid] == owner:
+                last = mid
+            else:
+                hi = mid
+        out[owner] = (i, last + 1)
+        i = last + 1
+    return out
 
 
 def _private_mapping(source: Any) -> Any:
@@ -160,13 +175,16 @@ class Program:
         self.an = Analysis(self.image, limits)
         self.md = self.an.md
         self.pointer = self.image.pointer
-        self.discovery = self.image.code_bytes <= limits.discovery_max_code_bytes
+        self.discovery = True  # call-target discovery at every size (bounded by the index's deadline)
         self._inventory = False
+        # Parts by parent, for the inventory list (and its length) they were read from.
+        self._parts: tuple[list[Proc], int, dict[int, list[Proc]]] | None = None
         self._insns: OrderedDict[int, list[Insn]] = OrderedDict()
         self._index: ProgramIndex | None = None
         self._tables: list[_Refs] = []
         # Register calls resolved by register loads (built on first use; an empty table once built).
         self._registers: _Refs | None = None
+        self._graph: graph.Edges | None = None
         self._exports: frozenset[int] | None = None
         self.register_provenance: dict[tuple[int, int], str] = {}  # (site, target) -> how it was proven
         self._strings: list[StringItem] | None = None
@@ -244,8 +262,14 @@ class Program:
 
     def parts_of(self, p: Proc) -> list[Proc]:
         """Split-off parts (gcc's ``foo.cold``) linked to ``p``, by address."""
-        self.procedures()
-        return [q for q in self.an.procs if q.part_of == p.address]
+        procs = self.procedures()
+        if self._parts is None or self._parts[0] is not procs or self._parts[1] != len(procs):
+            parts: dict[int, list[Proc]] = {}
+            for q in procs:
+                if q.part_of is not None:
+                    parts.setdefault(q.part_of, []).append(q)
+            self._parts = (procs, len(procs), parts)
+        return list(self._parts[2].get(p.address, ()))
 
     # -- extents and instructions ----------------------------------------------------------
 
@@ -497,6 +521,7 @@ class Program:
 
     def _install(self, index: ProgramIndex) -> None:
         self._index = index
+        self._parts = None  # the build links parts: read them afresh
         self._tables = [_Refs(index.flow)]
         if index.data is not None:
             self._tables.append(_Refs(index.data))
@@ -519,6 +544,20 @@ class Program:
         if ctx is not None:
             ctx.progress(f"index: done, {len(self.an.procs)} procedures")
         return index
+
+    def call_graph(self, ctx: CallContext | None = None) -> graph.Edges:
+        """The whole-program call graph (built once from the index, kept in the analysis cache)."""
+        if self._graph is None:
+            kept = self.store.call_graph()
+            if kept is None or kept.procedures != len(self.procedures(ctx)):
+                self.references(ctx)
+                tick = ctx.check if ctx is not None else None
+                kept = graph.build(self.an.procs, self._flow_tables(ctx), self.an.by_addr, tick)
+                self.store.keep_call_graph(kept)
+                if ctx is not None:
+                    ctx.progress(f"call graph: {len(kept.kind)} edges")
+            self._graph = graph.Edges(kept)
+        return self._graph
 
     def _data_refs(self, ctx: CallContext | None) -> None:
         if len(self._tables) < 2:

@@ -31,6 +31,7 @@ OPERATIONS: tuple[str, ...] = (
     "binary_layout",
     "inspect_native_data_type",
     "resolve_native_call_targets",
+    "program_call_graph",
 )
 MAX_FILE_BYTES = 2 << 30
 RESOURCE = "native-parse-worker"
@@ -140,11 +141,12 @@ class NativeProvider(AnalysisProvider):
                 "branch-targets",
             ],
             "split_parts": "by symbol name (foo.cold); by structure when call-target discovery is on",
-            "call_target_discovery_max_code_bytes": limits.discovery_max_code_bytes,
+            "call_target_discovery": "at every size",
             "max_procedures": limits.max_procedures,
             "max_program_instructions": limits.max_program_instructions,
             "max_function_instructions": limits.max_function_instructions,
             "index_deadline_s": limits.index_deadline_s,
+            "index_seconds_per_mib": limits.index_seconds_per_mib,
             "strings": {
                 "encodings": ["ascii", "utf-8", "utf-16le"],
                 "min_chars": limits.min_string_chars,

@@ -1,9 +1,10 @@
 """Where the native provider keeps what it computed for a target between sessions: the kernel's analysis cache.
 
-Three kinds of entry, each keyed by the target's SHA-256, the provider's version and the analysis profile's
+Four kinds of entry, each keyed by the target's SHA-256, the provider's version and the analysis profile's
 digest (docs/cache.md): the parsed container (``Model``: a reopen skips the parse worker), the whole-program
-index of procedures, calls and jumps (``ProgramIndex``), and the references to data (``RefTable``), which are
-computed on the first query that needs them. Bump a kind's version when its meaning changes.
+index of procedures, calls and jumps (``ProgramIndex``), the references to data (``RefTable``) and the
+whole-program call graph (``CallGraph``), the last two computed on the first query that needs them. Bump a
+kind's version when its meaning changes.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, TypeVar
 
+from rea_plugins.native.graph import CallGraph
 from rea_plugins.native.index import ProgramIndex, RefTable
 from rea_plugins.native.model import Model
 
@@ -25,9 +27,11 @@ from rea.target import Target
 # the index and data tables built over the older model go with it. /4: the C runtime's variables (_fmode,
 # _commode, __initenv, _acmdln) a PE imports are data imports.
 MODEL_KIND = "native-model/4"
-INDEX_KIND = "native-program-index/4"
+# /5: call-target discovery at every size (no code-size threshold).
+INDEX_KIND = "native-program-index/5"
 # /2: pointer slots (relocations, base relocations, init/fini arrays, fixed-image pointers) joined the table.
 DATA_KIND = "native-data-references/4"
+GRAPH_KIND = "native-call-graph/1"
 T = TypeVar("T")
 
 
@@ -76,7 +80,7 @@ class Store:
         digest = profile_digest(provider, target)
         keys = {
             kind: CacheKey.for_target(target, provider.descriptor, digest, kind)
-            for kind in (MODEL_KIND, INDEX_KIND, DATA_KIND)
+            for kind in (MODEL_KIND, INDEX_KIND, DATA_KIND, GRAPH_KIND)
         }
         return cls(cache, keys)
 
@@ -117,6 +121,12 @@ class Store:
 
     def keep_data(self, table: RefTable) -> None:
         self._store(DATA_KIND, table)
+
+    def call_graph(self) -> CallGraph | None:
+        return self._load(GRAPH_KIND, CallGraph)
+
+    def keep_call_graph(self, graph: CallGraph) -> None:
+        self._store(GRAPH_KIND, graph)
 
 
 def detached() -> Store:

@@ -8,6 +8,7 @@ the facts costs time in the number of branches, not instructions.
 
 from __future__ import annotations
 
+import array
 import bisect
 import ctypes
 import functools
@@ -45,47 +46,55 @@ class Extra(NamedTuple):
     table: tuple[int, ...] | None  # an indirect jump's table entries, in order, before any bound
 
 
+FAR = -2  # a direct target beyond the address space (malformed code): it names nothing
+_NO_ADDRESS = 1 << 63  # fact columns are int64: the model keeps every address below this
+
+
 class Facts:
-    """The instructions the index needs, as parallel columns in address order.
+    """The instructions the index needs, as compact parallel columns in address order.
 
     Every other instruction falls through and names nothing. ``target`` is -1 when there is no direct
-    target; ``extra`` is None for the common case (a direct branch or a path end).
+    target (``FAR`` for one beyond the address space); ``extra`` maps the few facts that carry more (an
+    indirect branch's slot, data references, a jump table) by index, so the columns stay a few bytes a fact.
     """
 
     __slots__ = ("addr", "cls", "extra", "size", "target")
 
     def __init__(self) -> None:
-        self.addr: list[int] = []
-        self.size: list[int] = []
+        self.addr = array.array("q")
+        self.size = array.array("H")
         self.cls = bytearray()
-        self.target: list[int] = []
-        self.extra: list[Extra | None] = []
+        self.target = array.array("q")
+        self.extra: dict[int, Extra] = {}
 
     def __len__(self) -> int:
         return len(self.addr)
 
     def add(self, address: int, size: int, cls: int, target: int | None, extra: Extra | None) -> None:
+        if extra is not None:
+            self.extra[len(self.addr)] = extra
         self.addr.append(address)
         self.size.append(size)
         self.cls.append(cls)
-        self.target.append(-1 if target is None else target)
-        self.extra.append(extra)
+        self.target.append(-1 if target is None else target if target < _NO_ADDRESS else FAR)
 
     def extend(self, other: Facts) -> None:
+        base = len(self.addr)
+        self.extra.update((base + i, e) for i, e in other.extra.items())
         self.addr.extend(other.addr)
         self.size.extend(other.size)
         self.cls.extend(other.cls)
         self.target.extend(other.target)
-        self.extra.extend(other.extra)
 
     def sort(self) -> None:
         """Address order, should regions overlap (a malformed binary)."""
         order = sorted(range(len(self.addr)), key=self.addr.__getitem__)
-        self.addr = [self.addr[i] for i in order]
-        self.size = [self.size[i] for i in order]
+        where = {old: new for new, old in enumerate(order)}
+        self.addr = array.array("q", (self.addr[i] for i in order))
+        self.size = array.array("H", (self.size[i] for i in order))
         self.cls = bytearray(self.cls[i] for i in order)
-        self.target = [self.target[i] for i in order]
-        self.extra = [self.extra[i] for i in order]
+        self.target = array.array("q", (self.target[i] for i in order))
+        self.extra = {where[i]: e for i, e in self.extra.items()}
 
     def span(self, start: int, end: int) -> range:
         """Indices of the facts in ``[start, end)``."""
@@ -431,7 +440,7 @@ class Sweeper:
             text = b""
         addrs, sizes = batch.addrs, batch.sizes
         mapped = self.mapped
-        f_addr, f_size, f_cls, f_target, f_extra = out.addr, out.size, out.cls, out.target, out.extra
+        f_addr, f_size, f_cls, f_target = out.addr, out.size, out.cls, out.target
         hexa = _HEXDIGITS.fullmatch
         prev = -1
         for i in picked:
@@ -449,8 +458,8 @@ class Sweeper:
                     f_addr.append(addrs[i])
                     f_size.append(sizes[i])
                     f_cls.append(cls)
-                    f_target.append(int(field[: field.find(b"\0")], 16))
-                    f_extra.append(None)
+                    t = int(field[: field.find(b"\0")], 16)
+                    f_target.append(t if t < _NO_ADDRESS else FAR)
                     continue
             elif iid in ret_ids or iid == _X86_INVALID:
                 if not want & FLOW:
@@ -459,7 +468,6 @@ class Sweeper:
                 f_size.append(sizes[i])
                 f_cls.append(RET if iid != _X86_INVALID else STOP)
                 f_target.append(-1)
-                f_extra.append(None)
                 continue
             elif iid == push_id and (not want & DATA or (i not in named and text[i * _SLOT : i * _SLOT + 2] != b"0x")):
                 continue
@@ -561,7 +569,7 @@ def descend(facts: Facts, start: int, limit: int, budget: int) -> Descent:
     jump tables through their entries; a run stops at a jump, a path end or undecodable bytes. ``end``
     is the furthest instruction end reached (``limit`` when a run reaches it).
     """
-    addrs, sizes, classes, targets, extras = facts.addr, facts.size, facts.cls, facts.target, facts.extra
+    addrs, sizes, classes, targets, extras = facts.addr, facts.size, facts.cls, facts.target, facts.extra.get
     todo = [start]
     seen: set[int] = set()
     done: set[int] = set()
@@ -596,8 +604,8 @@ def descend(facts: Facts, start: int, limit: int, budget: int) -> Descent:
                 if t >= 0:
                     if start <= t < limit:
                         todo.append(t)
-                elif cls == JUMP:
-                    extra = extras[i]
+                elif cls == JUMP and t != FAR:
+                    extra = extras(i)
                     if extra is None or extra.slot is None:
                         table = table_targets(extra, start, limit)
                         if table:

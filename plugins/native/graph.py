@@ -1,0 +1,192 @@
+"""The whole-program call graph from the index's reference columns: one pass, compact columns, paged answers.
+
+Each procedure's edges are exactly what ``procedure_callees`` answers for it (a split-off part's calls are
+its parent's, as there): a call, or a jump to another procedure's start that is not a jump between one
+procedure's parts; the callee's kind is ``import`` for an import or thunk, ``indirect`` for a register call that
+register loads resolve, ``tail`` for a jump, else ``direct``; a call through a register nothing resolves, or a
+computed jump with no table, is one ``indirect`` edge with no callee. ``calls`` counts distinct call sites.
+"""
+
+from __future__ import annotations
+
+import array
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
+from rea_plugins.native.index import REF_KINDS
+
+if TYPE_CHECKING:
+    from rea_plugins.native.index import Proc
+
+# Alphabetical, so ordering by the code orders by the kind's name (as procedure_callees sorts its items).
+EDGE_KINDS: tuple[str, ...] = ("direct", "import", "indirect", "tail")
+_DIRECT, _IMPORT, _INDIRECT_EDGE, _TAIL = range(4)
+_CALL, _JUMP, _INDIRECT, _COMPUTED = (REF_KINDS.index(k) for k in ("call", "jump", "indirect", "computed"))
+_NONE_LAST = (1 << 63) - 1  # the sort key of an edge with no callee: after every address
+DEFAULT_LIMIT = 500
+MAX_LIMIT = 5000
+
+
+class CallGraph(msgspec.Struct, frozen=True):
+    """Every call edge as four parallel columns (little-endian int64 caller and callee, -1 for none; one
+    byte of ``EDGE_KINDS``; uint32 call-site count), ordered by caller, callee (none last), kind."""
+
+    caller: bytes
+    callee: bytes
+    kind: bytes
+    calls: bytes
+    procedures: int
+
+
+class Columns(Protocol):
+    """One reference table's columns with each procedure's slice (``out``: procedure -> (lo, hi))."""
+
+    @property
+    def src(self) -> Sequence[int]: ...
+    @property
+    def dst(self) -> Sequence[int]: ...
+    @property
+    def kind(self) -> bytes: ...
+    @property
+    def out(self) -> dict[int, tuple[int, int]]: ...
+
+
+def build(
+    procs: Sequence[Proc],
+    tables: Sequence[Columns],
+    by_addr: dict[int, Proc],
+    tick: Callable[[str], None] | None = None,
+) -> CallGraph:
+    """The call graph of ``procs`` (by address) from the flow table and the register-call table."""
+    parts: dict[int, list[int]] = {}
+    for p in procs:
+        if p.part_of is not None:
+            parts.setdefault(p.part_of, []).append(p.address)
+
+    def home(address: int) -> int:
+        q = by_addr.get(address)
+        return q.part_of if q is not None and q.part_of is not None else address
+
+    # Register calls that register loads resolve: their site's unresolved marker is not an edge of its own.
+    resolved: set[int] = set()
+    indirect_sites: set[int] = set()
+    marker = bytes([_INDIRECT])
+    for t in tables:
+        i = t.kind.find(marker)
+        while i >= 0:
+            indirect_sites.add(t.src[i])
+            i = t.kind.find(marker, i + 1)
+    # Only the register-call tables (after the flow table) resolve a site: in the flow table an indirect
+    # site carries a slot read and its marker, never a call with a target.
+    for t in tables[1:]:
+        for k, s, d in zip(t.kind, t.src, t.dst, strict=True):
+            if k in (_CALL, _JUMP) and d >= 0 and s in indirect_sites:
+                resolved.add(s)
+
+    caller_col = array.array("q")
+    callee_col = array.array("q")
+    kind_col = bytearray()
+    calls_col = array.array("I")
+    for n, p in enumerate(procs):
+        if tick is not None and n % 4096 == 0:
+            tick("building the call graph")
+        if p.part_of is not None or p.kind not in ("local", "thunk"):
+            continue
+        groups: dict[tuple[int, int], set[int]] = {}
+        owners = (p.address, *parts.get(p.address, ()))
+        for t in tables:
+            src, dst, kinds = t.src, t.dst, t.kind
+            for owner in owners:
+                lo, hi = t.out.get(owner, (0, 0))
+                for i in range(lo, hi):
+                    k = kinds[i]
+                    s = src[i]
+                    if k in (_CALL, _JUMP):
+                        d = dst[i]
+                        target = by_addr.get(d) if d >= 0 else None
+                        if k == _JUMP and (target is None or d == owner or home(d) == home(owner)):
+                            continue
+                        if target is not None and target.kind in ("import", "thunk"):
+                            edge = _IMPORT
+                        elif s in resolved:
+                            edge = _INDIRECT_EDGE
+                        else:
+                            edge = _TAIL if k == _JUMP else _DIRECT
+                        groups.setdefault((d, edge), set()).add(s)
+                    elif (k == _INDIRECT and s not in resolved) or (k == _COMPUTED and dst[i] < 0):
+                        groups.setdefault((-1, _INDIRECT_EDGE), set()).add(s)
+        for (d, edge), sites in sorted(groups.items(), key=lambda g: (_NONE_LAST if g[0][0] < 0 else g[0][0], g[0][1])):
+            caller_col.append(p.address)
+            callee_col.append(d)
+            kind_col.append(edge)
+            calls_col.append(len(sites))
+    return CallGraph(
+        caller=caller_col.tobytes(),
+        callee=callee_col.tobytes(),
+        kind=bytes(kind_col),
+        calls=calls_col.tobytes(),
+        procedures=len(procs),
+    )
+
+
+class Edges:
+    """A call graph's columns for paging."""
+
+    def __init__(self, graph: CallGraph) -> None:
+        self.graph = graph
+        self.caller = memoryview(graph.caller).cast("q")
+        self.callee = memoryview(graph.callee).cast("q")
+        self.calls = memoryview(graph.calls).cast("I")
+
+    def __len__(self) -> int:
+        return len(self.graph.kind)
+
+    def rows(self, lo: int, hi: int) -> Iterator[tuple[int, int | None, str, int]]:
+        """(caller, callee or None, kind, calls) of edges ``lo .. hi``."""
+        kinds = self.graph.kind
+        for i in range(lo, min(hi, len(kinds))):
+            d = self.callee[i]
+            yield self.caller[i], (None if d < 0 else d), EDGE_KINDS[kinds[i]], self.calls[i]
+
+
+def answer(
+    edges: Edges,
+    offset: int,
+    limit: int,
+    name_of: Callable[[int], str | None],
+    target_name: Callable[[int], str | None],
+) -> dict[str, Any]:
+    """One page of the program's edges as ``rea.operations.shapes.ProgramCallGraph``: ``names`` holds the page's
+    procedures (``name_of``); a callee that is no procedure but has a name (an import's slot) carries it as
+    ``callee_name`` (``target_name``)."""
+    total = len(edges)
+    rows: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+    for caller, callee, kind, calls in edges.rows(offset, offset + limit):
+        row: dict[str, Any] = {
+            "caller": hex(caller),
+            "callee": None if callee is None else hex(callee),
+            "kind": kind,
+            "calls": calls,
+        }
+        rows.append(row)
+        for address in (caller, callee):
+            if address is not None and hex(address) not in names:
+                name = name_of(address)
+                if name:
+                    names[hex(address)] = name
+        if callee is not None and hex(callee) not in names:
+            other = target_name(callee)
+            if other:
+                row["callee_name"] = other
+    end = offset + len(rows)
+    return {
+        "offset": offset,
+        "limit": limit,
+        "total": total,
+        "next_offset": end if end < total else None,
+        "procedures": edges.graph.procedures,
+        "edges": rows,
+        "names": names,
+    }
