@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import msgspec
+from rea_plugins.binary.crossbinary import xrefs_across
 from rea_plugins.binary.image import locate, read_file, region_file_offset, regions
 from rea_plugins.binary.schema import check_document, evidence, params_of, run
 
@@ -113,7 +114,7 @@ def handle_xrefs(call: ToolCall) -> Evidence:
                 {**site, "via": "array-base", "slot": slot, "base": found["base"], "index": found["index"]}
                 for site in found["indexed_by"]
             )
-    body = {**result.normalized, "through_arrays": steps}
+    body = {**result.normalized, "through_arrays": steps, **xrefs_across(call, result.normalized["address"])}
     lims = list(result.limitations)
     if len(slots) > MAX_FOLLOWED:
         body["through_arrays_truncated"] = True

@@ -20,6 +20,7 @@ from rea.evidence import Evidence
 from rea.providers import OperationResult
 
 _EXPORTS = "binary.cross_binary_exports"
+MAX_IMPORTED_BY = 1000
 
 
 def _layout(call: ToolCall, target_id: str) -> dict[str, Any] | None:
@@ -130,6 +131,33 @@ class Across:
                 continue
             out.append((other.target_id, str(found["address"])))
         return out
+
+
+def xrefs_across(call: ToolCall, address: str) -> dict[str, Any]:
+    """For the xrefs tool with several targets open: ``exported_by`` when ``address`` is an import an open library
+    exports, and ``imported_by``, the references in other open targets that reach this export through an import."""
+    session = call.session
+    here = session.target_id
+    if here is None or len(session.open_targets()) < 2 or not session.supports("address_name"):
+        return {}
+    name = run(call, "address_name", {"address": address}).normalized.get("name")
+    if not name:
+        return {}
+    out: dict[str, Any] = {}
+    stub = {"address": address, "name": name, "kind": "import", "call_sites": []}
+    into = follow_imports(call, [stub])[0].get("exported_by")
+    if into and not (into["target_id"] == here and into["address"] == address):
+        out["exported_by"] = into
+    across = Across(call)
+    rows: list[dict[str, Any]] = []
+    for program, import_at in across.importers(here, str(name).split("@", 1)[0]):
+        refs = across.run(program, "xrefs", {"address": import_at}).normalized["references"]
+        rows.extend({**r, "target_id": program} for r in refs)
+    if rows:
+        out["imported_by"] = rows[:MAX_IMPORTED_BY]
+        if len(rows) > MAX_IMPORTED_BY:
+            out["imported_by_truncated"] = True
+    return out
 
 
 def handle_callees(call: ToolCall) -> Evidence:

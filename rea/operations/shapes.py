@@ -306,11 +306,21 @@ class ArrayStep(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"sourc
     index: int
 
 
+class ForeignReference(ReferenceItem, kw_only=True):
+    """A reference in another open target (a program calling this export through its import)."""
+
+    target_id: str
+
+
 class Xrefs(Shape):
     address: str
     references: list[ReferenceItem]
     through_arrays: list[ArrayStep] = []
     through_arrays_truncated: bool = False
+    # With several targets open (the xrefs tool): where an import here leads, and who imports an export here.
+    exported_by: ExportedBy | None = None
+    imported_by: list[ForeignReference] = []
+    imported_by_truncated: bool = False
 
 
 class PseudoCode(Shape):

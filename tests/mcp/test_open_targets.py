@@ -206,3 +206,28 @@ def test_calls_are_followed_across_the_binaries_opened_with_the_program(
             assert [h["edge"] for h in path["hops"]] == ["import", "import"]
 
     anyio.run(main)
+
+
+def test_xrefs_cross_between_an_import_and_its_export(program_and_library: tuple[Path, Path]) -> None:
+    program, library = program_and_library
+
+    async def main() -> None:
+        async with connect() as client:
+            prog = ok(await client.call_tool("open_binary", {"path": str(program), "alias": "prog"}))
+            lib = ok(await client.call_tool("open_binary", {"path": str(library), "alias": "lib"}))
+            export = ok(await client.call_tool("procedure_address", {"procedure": "lib_twice"}))["normalized_result"]
+            stub = ok(await client.call_tool("procedure_address", {"procedure": "lib_twice", "target": "prog"}))
+            main_at = ok(await client.call_tool("procedure_address", {"procedure": "main", "target": "prog"}))
+            # At the export: main's call in the program, through the program's import.
+            into = ok(await client.call_tool("xrefs", {"address": export["address"]}))["normalized_result"]
+            assert {(r["target_id"], r["from_procedure"]) for r in into["imported_by"]} == {
+                (prog["target_id"], main_at["normalized_result"]["address"])
+            }
+            # At the import: where it leads.
+            out = ok(
+                await client.call_tool("xrefs", {"address": stub["normalized_result"]["address"], "target": "prog"})
+            )["normalized_result"]
+            assert out["exported_by"]["target_id"] == lib["target_id"]
+            assert out["exported_by"]["address"] == export["address"]
+
+    anyio.run(main)
