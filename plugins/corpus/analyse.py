@@ -25,7 +25,7 @@ from rea_plugins.corpus.model import (
 from rea import evidence as ev_mod
 from rea.context import CallContext
 from rea.errors import ReaError
-from rea.fingerprint import procedure_hash
+from rea.fingerprint import fingerprints
 from rea.providers import OperationResult
 
 PAGE = 1000
@@ -87,16 +87,18 @@ def _record(session: Any, path: str, options: Options, ctx: CallContext) -> Bina
     layout: dict[str, Any] = {}
     if session.supports("binary_layout"):
         layout = session.execute("binary_layout", {}, ctx).normalized
-    procs, proc_total, procs_cut = _all(session, "list_procedures", "procedures", ctx, cap=options.max_procedures)
     strings, string_total, strings_cut = _all(session, "list_strings", "strings", ctx, cap=options.max_strings)
-    hashes: list[ProcedureHash] = []
-    for p in procs:
+
+    def execute(operation: str, params: dict[str, Any]) -> Any:
         ctx.check("hashing procedures")
-        rows, _, _ = _all(session, "read_function_instructions", "instructions", ctx, {"procedure": p["address"]})
-        if rows:
-            hashes.append(
-                ProcedureHash(address=p["address"], name=p["name"], instructions=len(rows), hash=procedure_hash(rows))
-            )
+        return session.execute(operation, params, ctx).normalized
+
+    prints, proc_total, procs_cut = fingerprints(execute, session.supports, cap=options.max_procedures)
+    hashes = [
+        ProcedureHash(address=f["address"], name=f["name"], instructions=f["instructions"], hash=f["hash"])
+        for f in prints
+        if f["instructions"]
+    ]
     linkage = layout.get("linkage") or {}
     imports = [
         ImportRow(name=i["name"], library=i.get("library"), kind=i.get("kind")) for i in layout.get("imports", [])

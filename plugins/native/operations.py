@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from rea_plugins.native import graph
+from rea_plugins.native import fingerprints, graph
 from rea_plugins.native.disasm import Insn
 from rea_plugins.native.dispatch import WINDOW, pointer_table
 from rea_plugins.native.model import Region
@@ -556,6 +556,9 @@ class Operations:
         else:
             out["type"] = {"name": "undefined", "kind": "undefined", "size": 1}
         return self._result(out)
+
+    def procedure_fingerprints(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        return self._result(fingerprints.answer(self, params, ctx))
 
     # -- layout --------------------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ OPERATIONS: tuple[str, ...] = (
     "inspect_native_data_type",
     "resolve_native_call_targets",
     "program_call_graph",
+    "procedure_fingerprints",
 )
 MAX_FILE_BYTES = 2 << 30
 RESOURCE = "native-parse-worker"

@@ -279,6 +279,22 @@ class ProgramCallGraph(Page):
     names: dict[str, str]
 
 
+class ProcedureFingerprint(Shape):
+    """A procedure's content hash (``rea.fingerprint``) and how many instructions it hashed."""
+
+    address: str
+    name: str | None
+    kind: str
+    instructions: int
+    hash: str
+
+
+class ProcedureFingerprints(Page):
+    """Every procedure's fingerprint, in address order, paged."""
+
+    fingerprints: list[ProcedureFingerprint]
+
+
 class ReferenceItem(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"source": "from"}):
     """One reference edge (``from`` is a Python keyword, so the field is ``source``)."""
 
@@ -459,6 +475,7 @@ RESULT_TYPES: dict[str, type[msgspec.Struct]] = {
     "procedure_callers": Callers,
     "procedure_callees": Callees,
     "program_call_graph": ProgramCallGraph,
+    "procedure_fingerprints": ProcedureFingerprints,
     "procedure_references": References,
     "xrefs": Xrefs,
     "procedure_pseudo_code": PseudoCode,

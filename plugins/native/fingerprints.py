@@ -1,0 +1,45 @@
+"""procedure_fingerprints: every procedure's content hash in one pass over its decoded instructions.
+
+The same hash ``rea.fingerprint`` computes from ``read_function_instructions`` rows (their ``mnemonic`` and raw
+``operands``), without building the symbolized rows: what corpus triage and binary comparison need, cheaply.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rea.context import CallContext
+from rea.fingerprint import hash_instructions
+from rea.operations.answers import hexa, int_param
+
+DEFAULT_LIMIT = 500
+MAX_LIMIT = 5000
+
+
+def answer(ops: Any, params: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    """One page of ``ProcedureFingerprints`` (procedures in address order)."""
+    offset = int_param(params, "offset", 0, 0)
+    limit = int_param(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    program = ops.p
+    procs = program.procedures(ctx)
+    window = procs[offset : offset + limit]
+    cap = program.limits.max_function_instructions
+    rows = []
+    for i, p in enumerate(window):
+        if i % 256 == 0:
+            ctx.check("fingerprinting procedures")
+        code = b""
+        if not (p.kind == "import" and program.code_region_at(p.address) is None):
+            code = program.image.code(p.address, program.end_of(p))
+        count, digest = hash_instructions(
+            (mnemonic, op_str) for _, _, mnemonic, op_str in program.md.disasm_lite(code, p.address, cap)
+        )
+        rows.append({"address": hexa(p.address), "name": p.name, "kind": p.kind, "instructions": count, "hash": digest})
+    end = offset + len(window)
+    return {
+        "offset": offset,
+        "limit": limit,
+        "total": len(procs),
+        "next_offset": end if end < len(procs) else None,
+        "fingerprints": rows,
+    }
