@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import msgspec
 
@@ -31,7 +31,7 @@ from rea.errors import IssueReason, ReaError, invalid_request, issue
 from rea.files import fsync_dir, open_regular
 
 SCHEMA_VERSION: Final = 1
-FIELDS: Final = ("name", "comment", "inline_comment", "bookmark", "signature", "notes")
+FIELDS: Final = ("name", "comment", "inline_comment", "bookmark", "signature", "notes", "prototype", "data_type")
 # Character bounds per field: a store document stays small enough to read whole on every call.
 LIMITS: Final[dict[str, int]] = {
     "name": 255,
@@ -40,7 +40,13 @@ LIMITS: Final[dict[str, int]] = {
     "bookmark": 255,
     "signature": 1024,
     "notes": 16384,
+    "prototype": 4096,
+    "data_type": 1024,
 }
+MAX_TYPES: Final = 10_000
+MAX_TYPE_DECLARATION: Final = 32 * 1024
+# A library type's name: a struct, union or enum tag, or a typedef name.
+TYPE_NAME: Final = re.compile(r"^(?:(?:struct|union|enum) )?[A-Za-z_][A-Za-z0-9_]*$")
 MAX_ADDRESSES: Final = 100_000
 MAX_DOCUMENT_BYTES: Final = 64 << 20
 LOCK_TIMEOUT_S: Final = 30.0
@@ -62,9 +68,20 @@ class Note(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, forbid
     bookmark: str | None = None
     signature: str | None = None
     notes: str | None = None
+    # A C prototype parsed against the target's type library (rea.typelib), normalized.
+    prototype: str | None = None
+    # A C type name of the datum at the address (``struct opts``, ``char [16]``), checked against the library.
+    data_type: str | None = None
 
     def is_empty(self) -> bool:
         return all(getattr(self, f) is None for f in FIELDS)
+
+
+class TypeEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One type of a target's library: its kind and its C declaration (normalized by rea.typelib)."""
+
+    kind: Literal["struct", "union", "enum", "typedef"]
+    c: str
 
 
 class _Document(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -74,6 +91,8 @@ class _Document(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     sha256: str
     addresses: dict[str, Note]
     revision: str | None = None
+    # The type library (absent when empty, so documents without types keep their bytes).
+    types: dict[str, TypeEntry] | None = None
 
 
 class Notebook(msgspec.Struct, frozen=True, kw_only=True):
@@ -82,6 +101,10 @@ class Notebook(msgspec.Struct, frozen=True, kw_only=True):
     sha256: str
     addresses: dict[str, Note]
     revision: str | None
+    types: dict[str, TypeEntry] = {}
+
+    def is_empty(self) -> bool:
+        return not self.addresses and not self.types
 
     def note(self, address: str) -> Note:
         return self.addresses.get(address) or Note()
@@ -104,19 +127,25 @@ class Notebook(msgspec.Struct, frozen=True, kw_only=True):
                 revision=self.revision,
             )
         )
+        if self.types:
+            out["types"] = msgspec.to_builtins(dict(sorted(self.types.items())))
         return out
 
 
-def revision_of(sha256: str, addresses: dict[str, Note]) -> str | None:
+def revision_of(sha256: str, addresses: dict[str, Note], types: dict[str, TypeEntry] | None = None) -> str | None:
     """The digest of a target's annotations: part of the identity of Evidence that reflects them."""
-    if not addresses:
+    if not addresses and not types:
         return None
-    return canonical_digest({"schema_version": SCHEMA_VERSION, "sha256": sha256, "addresses": addresses})
+    content: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "sha256": sha256, "addresses": addresses}
+    if types:
+        content["types"] = types
+    return canonical_digest(content)
 
 
-def make_notebook(sha256: str, addresses: dict[str, Note]) -> Notebook:
+def make_notebook(sha256: str, addresses: dict[str, Note], types: dict[str, TypeEntry] | None = None) -> Notebook:
     kept = {a: n for a, n in sorted(addresses.items(), key=lambda kv: int(kv[0], 16)) if not n.is_empty()}
-    return Notebook(sha256=sha256, addresses=kept, revision=revision_of(sha256, kept))
+    lib = dict(sorted((types or {}).items()))
+    return Notebook(sha256=sha256, addresses=kept, revision=revision_of(sha256, kept, lib), types=lib)
 
 
 # -- validation of what callers give ----------------------------------------------------------------
@@ -140,7 +169,7 @@ def field_problem(field: str, value: str) -> str | None:
         return f"at most {LIMITS[field]} characters"
     if field == "name" and not IDENTIFIER.match(value):
         return "must be an identifier: a letter or _ then letters, digits, _ . $ @ (scopes joined by ::)"
-    if field in ("name", "bookmark", "signature") and ("\n" in value or "\r" in value):
+    if field in ("name", "bookmark", "signature", "data_type") and ("\n" in value or "\r" in value):
         return "must be one line"
     return None
 
@@ -154,6 +183,29 @@ def check_field(field: str, value: str, path: str) -> str | None:
         reason: IssueReason = "out_of_range" if problem.startswith("at most") else "invalid_value"
         raise invalid_request(f"{path}: {value[:80]!r} {problem}", [issue(path, reason, problem)])
     return value
+
+
+def type_problem(name: str, entry: TypeEntry) -> str | None:
+    """Why a library entry cannot be stored (None when it can); its C is parsed where it is used."""
+    if not TYPE_NAME.match(name):
+        return "is not a type name (a struct, union or enum tag, or an identifier)"
+    tag = name.split(" ", 1)[0] if " " in name else "typedef"
+    if tag != entry.kind:
+        return f"is declared as a {entry.kind}"
+    if "\0" in entry.c or len(entry.c) > MAX_TYPE_DECLARATION or not entry.c.rstrip().endswith(";"):
+        return f"has a malformed declaration (one C declaration ending in ';', at most {MAX_TYPE_DECLARATION})"
+    return None
+
+
+def _checked_types(doc: _Document, fail: Callable[[str], ReaError]) -> dict[str, TypeEntry]:
+    types = dict(doc.types or {})
+    if len(types) > MAX_TYPES:
+        raise fail(f"more than {MAX_TYPES} types")
+    for name, entry in types.items():
+        problem = type_problem(name, entry)
+        if problem is not None:
+            raise fail(f"type {name!r} {problem}")
+    return types
 
 
 def _checked_document(doc: _Document, sha256: str, fail: Callable[[str], ReaError]) -> dict[str, Note]:
@@ -197,7 +249,7 @@ def from_document(raw: bytes, where: str = "bundle") -> Notebook:
     def fail(message: str) -> ReaError:
         return _bundle_error(f"{where} ({doc.sha256}): {message}", sha256=doc.sha256, reason="malformed_annotations")
 
-    nb = make_notebook(doc.sha256, _checked_document(doc, doc.sha256, fail))
+    nb = make_notebook(doc.sha256, _checked_document(doc, doc.sha256, fail), _checked_types(doc, fail))
     if doc.revision != nb.revision:
         raise _bundle_error(
             f"{where} ({doc.sha256}): the annotation revision does not match its content",
@@ -289,7 +341,11 @@ class AnnotationStore:
             doc = msgspec.json.decode(data, type=_Document)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise self._corrupt(path, str(exc)) from None
-        return make_notebook(sha256, _checked_document(doc, sha256, lambda why: self._corrupt(path, why)))
+
+        def fail(why: str) -> ReaError:
+            return self._corrupt(path, why)
+
+        return make_notebook(sha256, _checked_document(doc, sha256, fail), _checked_types(doc, fail))
 
     # -- writing --------------------------------------------------------------------------------------
 
@@ -300,11 +356,27 @@ class AnnotationStore:
         self, sha256: str, change: Callable[[dict[str, Note]], None], ctx: CallContext | None = None
     ) -> Notebook:
         """Apply ``change`` to the target's current annotations under the lock and publish the result."""
+        return self.update_all(sha256, lambda addresses, _types: change(addresses), ctx)
+
+    def update_all(
+        self,
+        sha256: str,
+        change: Callable[[dict[str, Note], dict[str, TypeEntry]], None],
+        ctx: CallContext | None = None,
+    ) -> Notebook:
+        """Apply ``change`` to the target's annotations and type library under the lock, then publish."""
         with self._locked(sha256, ctx):
             current = self.load(sha256, fresh=True)
             addresses = dict(current.addresses)
-            change(addresses)
-            nb = make_notebook(sha256, addresses)
+            types = dict(current.types)
+            change(addresses, types)
+            nb = make_notebook(sha256, addresses, types)
+            if len(nb.types) > MAX_TYPES:
+                raise ReaError(
+                    "resource_constraint",
+                    f"a target keeps at most {MAX_TYPES} types",
+                    details={"resource": "types", "limit": MAX_TYPES},
+                )
             if len(nb.addresses) > MAX_ADDRESSES:
                 raise ReaError(
                     "resource_constraint",
@@ -316,7 +388,11 @@ class AnnotationStore:
             return nb
 
     def _publish(self, nb: Notebook) -> None:
-        data = canonical_json(_Document(schema_version=SCHEMA_VERSION, sha256=nb.sha256, addresses=nb.addresses))
+        doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "sha256": nb.sha256, "addresses": nb.addresses}
+        if nb.types:
+            doc["types"] = nb.types
+        doc["revision"] = None
+        data = canonical_json(doc)
         publish(self.root, self.path(nb.sha256), data + b"\n", prefix=f".{nb.sha256[:16]}-")
 
     def set_fields(
@@ -336,10 +412,20 @@ class AnnotationStore:
     def merge(self, incoming: Notebook, ctx: CallContext | None = None) -> dict[str, Any]:
         """Add imported annotations; a field the store already holds differently is kept and reported."""
         added = 0
+        added_types = 0
         conflicts: list[dict[str, Any]] = []
 
-        def change(addresses: dict[str, Note]) -> None:
-            nonlocal added
+        def change(addresses: dict[str, Note], types: dict[str, TypeEntry]) -> None:
+            nonlocal added, added_types
+            for name, entry in incoming.types.items():
+                ours = types.get(name)
+                if ours is None:
+                    types[name] = entry
+                    added_types += 1
+                elif ours != entry:
+                    conflicts.append(
+                        {"type": name, "field": "type", "kept": ours.c, "incoming": entry.c, "reason": "differs"}
+                    )
             taken = {n.name: a for a, n in addresses.items() if n.name is not None}
             for address, note in incoming.addresses.items():
                 local = addresses.get(address, Note())
@@ -367,10 +453,11 @@ class AnnotationStore:
                     added += len(fields)
                     addresses[address] = msgspec.structs.replace(local, **fields)
 
-        nb = self.update(incoming.sha256, change, ctx)
+        nb = self.update_all(incoming.sha256, change, ctx)
         return {
             "sha256": incoming.sha256,
             "added_fields": added,
+            "added_types": added_types,
             "conflict_count": len(conflicts),
             "conflicts": conflicts[:100],
             "revision": nb.revision,

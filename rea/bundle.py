@@ -112,7 +112,7 @@ def annotations_digest(notebooks: list[Notebook]) -> str:
 def kept_annotations(records: list[Evidence], notebooks: Iterable[Notebook]) -> list[Notebook]:
     """The non-empty annotations of artifacts the records describe, sorted by target."""
     described = {r.subject.digest.sha256 for r in records if r.subject is not None}
-    return sorted((nb for nb in notebooks if nb.addresses and nb.sha256 in described), key=lambda nb: nb.sha256)
+    return sorted((nb for nb in notebooks if not nb.is_empty() and nb.sha256 in described), key=lambda nb: nb.sha256)
 
 
 def unknowns_digest(registries: list[Unknowns]) -> str:
@@ -286,7 +286,9 @@ def project(
     kept = kept_annotations(recs, notebooks)
     if kept:
         out["annotations"] = [
-            {"sha256": nb.sha256, "revision": nb.revision, "address_count": len(nb.addresses)} for nb in kept
+            {"sha256": nb.sha256, "revision": nb.revision, "address_count": len(nb.addresses)}
+            | ({"type_count": len(nb.types)} if nb.types else {})
+            for nb in kept
         ]
     kept_unk = kept_unknowns(recs, unknowns)
     if kept_unk:
