@@ -51,8 +51,7 @@ def make_decoder(arch: str, bits: int) -> Any:
 
 def decode(md: Any, code: bytes, address: int, max_count: int = 0) -> Iterator[Insn]:
     """Lite decoding (no operand detail): capstone's fast path."""
-    for addr, size, mnemonic, op_str in md.disasm_lite(code, address, max_count):
-        yield Insn(addr, size, mnemonic, op_str)
+    return map(Insn._make, md.disasm_lite(code, address, max_count))
 
 
 # -- x86 ---------------------------------------------------------------------------------------

@@ -655,6 +655,44 @@ class Analysis:
             progress(f"index: {len(refs.kind)} data references, {len(slots)} of them from pointer slots")
         return refs.table()
 
+    def code_data_targets(self, check: Callable[[str], None] | None = None) -> frozenset[int] | None:
+        """The code addresses the data references name (what ``data_refs`` would hold with a target in code),
+        without the data reference table: a sweep that reads exactly only the instructions naming code, then
+        the pointer slots. None where that sweep does not apply (not x86, or no raw capstone records)."""
+        sweeper = self.sweeper
+        if not sweeper.x86 or sweeper.raw is None:
+            return None
+        image = self.image
+        total = sum(r.file_size for r in image.code_regions)
+        allowed = self.limits.deadline_s(total)
+        deadline = time.monotonic() + allowed
+
+        def at(pos: int) -> None:
+            if check is not None:
+                check("finding references to code")
+            if time.monotonic() > deadline:
+                raise overdue("the whole-program references to code", allowed)
+
+        def in_code(a: int) -> bool:
+            return image.code_region_at(a) is not None
+
+        found: set[int] = set()
+        for r in image.code_regions:
+            lo = bisect.bisect_left(self.starts, r.start)
+            hi = bisect.bisect_left(self.starts, r.start + r.file_size)
+            src, dst = sweeper.code_refs(
+                image.code_view(r.start, r.start + r.file_size), r.start, self.starts[lo:hi], in_code, at
+            )
+            for s, d in zip(src, dst, strict=True):
+                # As ``_attribute`` keeps a reference: from inside a local procedure's or thunk's extent.
+                i = bisect.bisect_right(self.starts, s) - 1
+                p = self.procs[i] if i >= 0 else None
+                if p is not None and p.kind in ("local", "thunk") and p.end is not None and s < p.end:
+                    found.add(d)
+        slots = self.slots()
+        found.update(v for v in slots.map.values() if in_code(v))
+        return frozenset(found)
+
     def slots(self) -> Slots:
         """Pointer slots in data (relocations, init/fini arrays, known addresses in a fixed image)."""
         if self._slots is None:

@@ -82,27 +82,25 @@ class _Refs:
         self.kind = table.kind
         self.proc = memoryview(table.proc).cast("q")
         self.out = _runs(self.proc)
-        self._by_dst: dict[int, list[int]] | None = None
-        self._dsts: list[int] = []
+        self._order: array[int] | None = None  # row numbers by target, for incoming queries
+        self._dsts: array[int] = array("q")
 
     def outgoing(self, proc: int, program: Program) -> list[Ref]:
         lo, hi = self.out.get(proc, (0, 0))
         return [program._ref(self.src[i], self.dst[i], self.kind[i], proc) for i in range(lo, hi)]
 
     def incoming(self, start: int, end: int, program: Program) -> list[Ref]:
-        if self._by_dst is None:
-            by_dst: dict[int, list[int]] = {}
-            for i, d in enumerate(self.dst.tolist()):
-                if d >= 0:
-                    by_dst.setdefault(d, []).append(i)
-            self._by_dst = by_dst
-            self._dsts = sorted(by_dst)
+        if self._order is None:
+            # Two compact columns (rows by target, and their targets), not a dict of lists per target.
+            dsts = self.dst.tolist()
+            order = sorted((i for i, d in enumerate(dsts) if d >= 0), key=dsts.__getitem__)
+            self._dsts = array("q", [dsts[i] for i in order])
+            self._order = array("q", order)
         lo = bisect.bisect_left(self._dsts, start)
         hi = bisect.bisect_left(self._dsts, end, lo)
         return [
             program._ref(self.src[i], self.dst[i], self.kind[i], self.proc[i])
-            for d in self._dsts[lo:hi]
-            for i in self._by_dst[d]
+            for i in self._order[lo:hi]  # by target, then row (a stable sort)
         ]
 
 
@@ -185,6 +183,7 @@ class Program:
         # Register calls resolved by register loads (built on first use; an empty table once built).
         self._registers: _Refs | None = None
         self._graph: graph.Edges | None = None
+        self._code_data: frozenset[int] | None = None  # code addresses data references name (x86)
         self._exports: frozenset[int] | None = None
         self.register_provenance: dict[tuple[int, int], str] = {}  # (site, target) -> how it was proven
         self._strings: list[StringItem] | None = None
@@ -455,9 +454,12 @@ class Program:
         called from one site only, never exported, jumped to or referenced as data, gets its register there."""
         if p.kind != "local" or p.address in self._exported():
             return None
-        self._data_refs(ctx)
-        refs = [r for t in (self._tables[0], *self._tables[1:]) for r in t.incoming(p.address, p.address + 1, self)]
+        # Calls and jumps first: the references from data only add to them, so most procedures are settled
+        # without reading data references at all.
+        refs = self._tables[0].incoming(p.address, p.address + 1, self)
         if len(refs) != 1 or refs[0].kind != "call" or refs[0].proc == p.address:
+            return None
+        if self._referenced_as_data(p.address, ctx):
             return None
         caller = self.an.by_addr.get(refs[0].proc)
         walker = self.register_walker(caller) if caller is not None else None
@@ -471,6 +473,17 @@ class Program:
             for t, how in passed.targets.items():
                 out.setdefault(t, how)
         return out if len(out) <= MAX_TARGETS else None
+
+    def _referenced_as_data(self, address: int, ctx: CallContext | None) -> bool:
+        """Whether a data reference (from code or a pointer slot) names ``address``, a procedure start: from the
+        data reference table when it is built, else from the references to code alone (the same answer)."""
+        if len(self._tables) < 2:
+            if self._code_data is None:
+                self._code_data = self.an.code_data_targets(ctx.check if ctx is not None else None)
+            if self._code_data is not None:
+                return address in self._code_data
+            self._data_refs(ctx)
+        return bool(self._tables[1].incoming(address, address + 1, self))
 
     def _exported(self) -> frozenset[int]:
         if self._exports is None:

@@ -172,6 +172,9 @@ _X86_INVALID = 0  # skipdata's ".byte"
 _X86_IMM = re.compile(rb", 0x[0-9a-f]{4}")
 _SLOT = 80  # operand characters kept per record for that search; longer operand texts are AVX-512 noise
 _HEXDIGITS = re.compile(rb"[0-9a-f]+")
+# What an operand text may name: a rip-relative displacement (its target is the next instruction's address
+# plus or minus it), or any other hex number (an absolute address, an immediate).
+_X86_NAMED = re.compile(rb"rip ([+-]) (?:0x([0-9a-f]+)|(\d+))\]|0x([0-9a-f]+)")
 
 
 def _raw_layout() -> tuple[Any, Any, int, int, int, int, int] | None:
@@ -392,6 +395,61 @@ class Sweeper:
                 tail = [*tail, *(batch.insn(i) for i in range(max(0, keep - _WINDOW), keep))][-_WINDOW:]
         return facts, count
 
+    def code_refs(
+        self,
+        code: Any,
+        base: int,
+        syncs: list[int],
+        in_code: Callable[[int], bool],
+        check: Callable[[int], None] | None = None,
+    ) -> tuple[array.array[int], array.array[int]]:
+        """(source, target) of the references to code among the data references a DATA sweep of the same range
+        finds (x86 with capstone's raw records only): each operand text is searched for the addresses it may name,
+        and only an instruction naming code is read exactly (``x86_flow``), so a sweep costs in the decode."""
+        src: array.array[int] = array.array("q")
+        dst: array.array[int] = array.array("q")
+        known = x86_ids()
+        direct, ret, other = known.direct, known.ret, known.other
+        mapped = self.mapped
+        for batch, keep, _ in self.batches(code, base, syncs, check):
+            ids, blob = batch.ids, batch.blob
+            assert ids is not None and blob is not None
+            record, ops_at = batch.record, batch.mnem + 32
+            layout = self._layout
+            if layout is None or layout[0] != record:
+                layout = self._layout = (record, struct.Struct(f"{ops_at}x{_SLOT}s{record - ops_at - _SLOT}x"))
+            text = b"".join(itertools.chain.from_iterable(layout[1].iter_unpack(memoryview(blob)[: keep * record])))
+            addrs, sizes = batch.addrs, batch.sizes
+            last = -1
+            candidates = [i for v in other for i in _positions(ids, v, keep)]  # a DATA sweep reads these always
+            for m in _X86_NAMED.finditer(text):
+                i = m.start() // _SLOT
+                if i == last or text.find(b"\0", i * _SLOT, m.start()) >= 0:  # already a candidate, or stale bytes
+                    continue
+                if not _data_pick(text[i * _SLOT : (i + 1) * _SLOT], ids[i] == known.push):
+                    continue  # an instruction a DATA sweep does not read
+                if m.group(1) is not None:
+                    disp = int(m.group(2), 16) if m.group(2) is not None else int(m.group(3))
+                    nxt = addrs[i] + sizes[i]
+                    value = nxt + disp if m.group(1) == b"+" else nxt - disp
+                else:
+                    value = int(m.group(4), 16)
+                if in_code(value):
+                    candidates.append(i)
+                    last = i
+            for i in sorted(set(candidates)):
+                iid = ids[i]
+                if iid in direct or iid in ret or iid == _X86_INVALID:
+                    continue  # branches and path ends name no data
+                f = x86_flow(batch.insn(i), mapped)
+                if f.cls != FALL:
+                    continue
+                for address, _kind in f.data:
+                    if in_code(address):
+                        src.append(addrs[i])
+                        dst.append(address)
+        return src, dst
+
     def _window(self, batch: Batch, i: int, tail: list[Insn]) -> list[Insn]:
         window = [batch.insn(j) for j in range(max(0, i - _WINDOW + 1), i + 1)]
         return window if len(window) == _WINDOW else [*tail, *window][-_WINDOW:]
@@ -527,6 +585,13 @@ class Sweeper:
                     out.add(a, insn.size, STOP, None, None)
                 continue
             self._keep(flow(insn), a, insn.size, batch, i, tail, window_limit, out, want)
+
+
+def _data_pick(slot: bytes, push: bool) -> bool:
+    """Whether a DATA sweep reads the instruction whose operand text (its record's slot) is ``slot``."""
+    end = slot.find(b"\0")
+    live = slot if end < 0 else slot[:end]
+    return b"rip" in live or b"[0x" in live or _X86_IMM.search(live) is not None or (push and live[:2] == b"0x")
 
 
 def _positions(values: list[int], wanted: int, stop: int) -> Iterator[int]:

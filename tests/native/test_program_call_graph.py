@@ -154,3 +154,24 @@ def test_discovery_has_no_size_threshold_and_the_budget_is_typed(native_fixtures
     assert late.value.code == "provider_timeout"
     profile = NativeProvider().analysis_profile(cast(Any, None))  # the profile reads no target field
     assert profile["call_target_discovery"] == "at every size"
+
+
+@pytest.mark.parametrize("fixture_id", ["shapes-elf-x64", "elf-x64-so", "pe-x64-exe"])
+def test_references_to_code_are_the_data_tables(native_fixtures: Any, fixture_id: str) -> None:
+    """The register-call resolver asks whether data names a procedure start; the targeted sweep that answers
+    it without the data reference table gives exactly the code addresses that table names."""
+    from rea_plugins.native.extract import extract
+    from rea_plugins.native.model import WorkerRequest
+    from rea_plugins.native.program import Limits, Program
+
+    for path in (native_fixtures.get(fixture_id).path, "/bin/ls"):
+        program = Program(extract(WorkerRequest(path=path)), path, Limits())
+        try:
+            program.procedures()
+            targeted = program.an.code_data_targets()
+            assert targeted is not None
+            program._data_refs(None)
+            table = {d for d in program._tables[1].dst.tolist() if d >= 0 and program.code_region_at(d) is not None}
+            assert targeted == table and table
+        finally:
+            program.close()
