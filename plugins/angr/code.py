@@ -6,7 +6,7 @@ from collections import defaultdict
 from typing import Any
 
 import msgspec
-from rea_plugins.angr import slots
+from rea_plugins.angr import slots, types
 from rea_plugins.angr.insight import Symbolizer, operand_text
 from rea_plugins.angr.model import UNRESOLVED, Analysis, imm_target
 
@@ -322,7 +322,9 @@ class Code:
         self.a = a
         self._index: CodeIndex | None = None
         self._insns: dict[int, list[dict[str, Any]]] = {}
-        self._pseudo: dict[int, str] = {}
+        # Pseudo code by (procedure, digest of the analyst's types it was decompiled with).
+        self._pseudo: dict[tuple[int, str], str] = {}
+        self.types = types.Applied()
         self.symbolizer = Symbolizer(a)
 
     @property
@@ -511,12 +513,25 @@ class Code:
         ]
         return {"address": a.out(at), "references": refs}, None
 
+    def _decompile(self, f: Any) -> Any:
+        a = self.a
+        if not self.types.key:
+            return a.proj.analyses.Decompiler(f, cfg=a.cfg.model)
+        from angr.knowledge_base import KnowledgeBase
+
+        # With the analyst's types, variables are recovered afresh: none of an untyped run's guesses
+        # (its struct_N types) carry over.
+        kb = KnowledgeBase(a.proj)  # type: ignore[no-untyped-call]
+        return a.proj.analyses.Decompiler(f, cfg=a.cfg.model, variable_kb=kb)
+
     def pseudo_code(self, params: dict[str, Any]) -> tuple[Any, Any]:
         a = self.a
         f = a.select(params)
-        if f.addr not in self._pseudo:
+        problems = self.types.apply(a, params.get("types"))
+        key = (f.addr, self.types.key)
+        if key not in self._pseudo:
             try:
-                dec = a.proj.analyses.Decompiler(f, cfg=a.cfg.model)
+                dec = self._decompile(f)
             except (ReaError, RecursionError, MemoryError):
                 raise
             except Exception as exc:
@@ -533,12 +548,15 @@ class Code:
                     remediation="Read procedure_assembly for this procedure instead.",
                     details={"procedure": a.out(f.addr), "reason": "no_output"},
                 )
-            self._pseudo[f.addr] = a.rebase_text(str(dec.codegen.text))
-        raw = {"angr_address": hex(f.addr), "address_delta": hex(a.delta)}
+            self.types.name_arguments(f, dec)
+            self._pseudo[key] = a.rebase_text(str(dec.codegen.text))
+        raw: dict[str, Any] = {"angr_address": hex(f.addr), "address_delta": hex(a.delta)}
+        if self.types.key:
+            raw["user_types"] = {"applied": True, "problems": problems}
         return {
             "address": a.out(f.addr),
             "name": a.fname(f),
             "language": "c",
-            "text": self._pseudo[f.addr],
+            "text": self._pseudo[key],
             "decompiler": "angr",
         }, raw

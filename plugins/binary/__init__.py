@@ -29,6 +29,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         navigation,
         notebook,
         stepping,
+        types,
         workflows,
     )
 
@@ -41,6 +42,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         navigation,
         stepping,
         notebook,
+        types,
         image,
         engine_facts,
         callpaths,

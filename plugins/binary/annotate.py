@@ -15,7 +15,9 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from rea import search
+import msgspec
+
+from rea import search, typelib
 from rea.annotations import Notebook
 from rea.catalog.tool import ToolCall
 from rea.errors import ReaError
@@ -65,6 +67,8 @@ ANNOTATION_FREE_TOOLS = frozenset(
 _ORIGINALS = "binary.original_names"
 _MAX_TEXT_NAMES = 4096
 MAX_SEARCHED = 200_000
+# Engines get at most this much C (the type library and the prototypes) with a pseudo-code request.
+_MAX_ENGINE_SOURCE = 1 << 20
 
 _snapshots: weakref.WeakKeyDictionary[ToolCall, Notebook] = weakref.WeakKeyDictionary()
 _snapshots_lock = threading.Lock()
@@ -106,6 +110,23 @@ def selector(nb: Notebook, params: dict[str, Any]) -> dict[str, Any]:
         if address is not None:
             return {**params, "procedure": address}
     return params
+
+
+def for_engine(nb: Notebook, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A pseudo-code request with the library's C and the prototypes, for engines that apply them.
+
+    Only when the target has types or prototypes: other requests (and other engines' caches) are unchanged.
+    """
+    if operation != "procedure_pseudo_code":
+        return params
+    prototypes = {a: n.prototype for a, n in nb.addresses.items() if n.prototype is not None}
+    if not prototypes and not nb.types:
+        return params
+    declarations = [nb.types[n].c for n in typelib.ordered(nb.types)]
+    if sum(len(c) for c in declarations) + sum(len(p) for p in prototypes.values()) > _MAX_ENGINE_SOURCE:
+        return params
+    # The library in dependency order, one declaration per item.
+    return {**params, "types": {"declarations": declarations, "prototypes": prototypes}}
 
 
 def apply(call: ToolCall, operation: str, result: OperationResult, nb: Notebook) -> OperationResult:
@@ -184,11 +205,18 @@ def _function(info: dict[str, Any], nb: Notebook) -> dict[str, Any]:
     """The analyst's signature, notes and comment on a procedure's entry."""
     note = nb.note(str(info.get("address")))
     out = dict(info)
-    if note.signature is not None:
-        if out.get("signature") not in (None, note.signature):
+    # A prototype (set_function_prototype) is the signature; a free-text signature note otherwise.
+    signature = note.prototype if note.prototype is not None else note.signature
+    if signature is not None:
+        if out.get("signature") not in (None, signature):
             out["original_signature"] = out["signature"]
-        out["signature"] = note.signature
+        out["signature"] = signature
         out["signature_source"] = USER
+    if note.prototype is not None:
+        try:
+            out["prototype"] = msgspec.to_builtins(typelib.prototype(note.prototype, nb.types))
+        except ReaError:  # a type it names was redeclared away: the text still shows as the signature
+            pass
     for field in ("notes", "comment"):
         if getattr(note, field) is not None:
             out[field] = getattr(note, field)

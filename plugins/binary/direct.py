@@ -26,6 +26,7 @@ from rea_plugins.binary.schema import (
     params_of,
     run,
 )
+from rea_plugins.binary.types import TypedProcedureInfo
 
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.evidence import Evidence
@@ -219,7 +220,7 @@ def tools() -> list[ToolDef]:
                 handler=_HANDLERS.get(name) or _handler(operation),
                 requires_target=True,
                 requires_operations=(operation,),
-                result_type=RESULT_TYPES[name],
+                result_type=TypedProcedureInfo if name == "procedure_info" else RESULT_TYPES[name],
                 cli_subject=positional,
                 examples=examples,
             )

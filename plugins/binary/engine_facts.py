@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from rea_plugins.binary import annotate
+from rea_plugins.binary import annotate, types
 from rea_plugins.binary.arrays import pointer_array
 from rea_plugins.binary.image import require_mapped
 from rea_plugins.binary.schema import (
@@ -135,7 +135,7 @@ def _inspect_data_type(call: ToolCall) -> Evidence:
         if isinstance(found.get("type"), dict):
             found["type"] = {"status": "known", **found["type"]}
         typed = decode({**found, "address": address, "source_operation": "provider"}, DataInspection, call.tool.name)
-        return _result(call, msgspec.to_builtins(_as_array(call, typed)), result)
+        return _result(call, _with_user_type(call, address, where, _as_array(call, typed)), result)
     name = (
         run(call, "address_name", {"address": address}).normalized
         if call.session.supports("address_name")
@@ -158,7 +158,16 @@ def _inspect_data_type(call: ToolCall) -> Evidence:
         )
         body.value = s["value"]
         body.source = "string-scan"
-    return _result(call, msgspec.to_builtins(body))
+    return _result(call, _with_user_type(call, address, where, body))
+
+
+def _with_user_type(call: ToolCall, address: str, where: dict[str, Any], body: DataInspection) -> dict[str, Any]:
+    """The result, with the bytes read as the analyst's type where set_data_type gave the address one."""
+    out: dict[str, Any] = msgspec.to_builtins(body)
+    typed = types.typed_data(call, address, where)
+    if typed is not None:
+        out["user_type"] = msgspec.to_builtins(typed)
+    return out
 
 
 def _as_array(call: ToolCall, body: DataInspection) -> DataInspection:
@@ -287,7 +296,7 @@ def tools() -> list[ToolDef]:
                 "debug info or analysis where the provider offers inspect_native_data_type."
             ),
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
-            result_type=DataInspection,
+            result_type=types.TypedDataInspection,
             handler=_inspect_data_type,
             requires_target=True,
             requires_operations=("list_segments", "list_strings"),

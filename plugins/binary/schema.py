@@ -91,7 +91,9 @@ def run(call: ToolCall, operation: str, params: dict[str, Any]) -> OperationResu
     if operation == "search_procedures" and nb.names():
         # Engines search their own names: over a renamed target, search the annotated listing instead.
         return annotate.search_procedures(call, params, lambda p: run(call, "list_procedures", p))
-    result = call.session.execute(operation, annotate.selector(nb, params), call.ctx)
+    result = call.session.execute(
+        operation, annotate.for_engine(nb, operation, annotate.selector(nb, params)), call.ctx
+    )
     return annotate.apply(call, operation, result, nb)
 
 

@@ -10,6 +10,7 @@ from rea_plugins.radare2.engine import integer, list_of
 from rea_plugins.radare2.facts import Indirect, Symbolizer
 from rea_plugins.radare2.options import PSEUDO_CODE
 from rea_plugins.radare2.program import MAX_BLOCK_BYTES, Proc, Program
+from rea_plugins.radare2.types import Applied
 
 from rea.errors import ReaError
 from rea.operations import answers, callgraph
@@ -101,6 +102,7 @@ class Code:
         self._sources: list[int] = []
         self.symbolizer = Symbolizer(program)
         self.indirect = Indirect(program)
+        self.types = Applied()
 
     # -- instructions --------------------------------------------------------------------
 
@@ -452,6 +454,8 @@ class Code:
                     ]
                 },
             )
+        # The analyst's types and prototypes first (radare2 keeps them; a new set replaces them).
+        problems = self.types.apply(self.p.core, params.get("types"))
         text = self.p.core.cmd(f"pdc @ {f.addr}")
         if not text.strip():
             raise ReaError(
@@ -467,4 +471,4 @@ class Code:
             "text": self.p.in_rea_names(text),
             "decompiler": "radare2-pdc",
             "dialect": PSEUDO_CODE["dialect"],
-        }, {"command": "pdc"}
+        }, {"command": "pdc", **({"user_types": {"problems": problems}} if self.types.key else {})}
