@@ -1,11 +1,11 @@
-"""Evidence tools: the session bundle, export, import, bundle files and analysis views."""
+"""Evidence tools: the session bundle, export, import, bundle files and analysis views (their definitions; the
+plugin that registers them is ``rea.catalog.evidence_tools``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from rea import bundle, hookimpl, views
+from rea import bundle, views
 from rea import evidence as ev_mod
 from rea.annotations import Notebook
 from rea.catalog.schemas import EVIDENCE_RECORD, with_evidence_defs
@@ -355,13 +355,11 @@ INSPECT_ANALYSIS_VIEW = ToolDef(
 )
 
 
-@hookimpl
-def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    for tool in (
-        GET_EVIDENCE_BUNDLE,
-        EXPORT_EVIDENCE_BUNDLE,
-        IMPORT_EVIDENCE_BUNDLE,
-        INSPECT_EVIDENCE_BUNDLE,
-        INSPECT_ANALYSIS_VIEW,
-    ):
-        register(tool)
+# The order the plugin registers them in.
+TOOLS = (
+    GET_EVIDENCE_BUNDLE,
+    EXPORT_EVIDENCE_BUNDLE,
+    IMPORT_EVIDENCE_BUNDLE,
+    INSPECT_EVIDENCE_BUNDLE,
+    INSPECT_ANALYSIS_VIEW,
+)
