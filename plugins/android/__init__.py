@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from rea_plugins.android.tools import TOOLS
+from typing import TYPE_CHECKING
 
 from rea import hookimpl
-from rea.catalog.tool import ToolDef
-from rea.target import Target, TargetView
+
+if TYPE_CHECKING:
+    from rea.catalog.tool import ToolDef
+    from rea.target import Target, TargetView
+
+# The tool modules (and androguard through them) are imported when a hook runs, never at plugin load.
 
 _SUMMARY = {
     "android-package": "An Android package: manifest, components, signing, DEX classes and methods (decompiled), "
@@ -19,6 +22,8 @@ _SUMMARY = {
 
 @hookimpl
 def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
+    from rea_plugins.android.tools import TOOLS
+
     for tool in TOOLS:
         register(tool)
 
@@ -42,4 +47,8 @@ def rea_target_views(target: Target, head: bytes) -> list[TargetView] | None:
         kind = "android-package" if dex and manifest else None
     if kind is None:
         return None
+    from rea_plugins.android.tools import TOOLS
+
+    from rea.target import TargetView
+
     return [TargetView(kind=kind, summary=_SUMMARY[kind], tools=[t.name for t in TOOLS])]

@@ -2,29 +2,37 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-
-from rea_plugins.artifacts.directory import DirectoryUnpacker
-from rea_plugins.artifacts.tools import TOOLS
-from rea_plugins.artifacts.zipformat import ZipUnpacker
+from typing import TYPE_CHECKING
 
 from rea import hookimpl
-from rea.catalog.tool import ToolDef
-from rea.target import Target
-from rea.unpackers import Unpacker
 
-DIRECTORY = DirectoryUnpacker()
-ZIP = ZipUnpacker()
+if TYPE_CHECKING:
+    from rea.catalog.tool import ToolDef
+    from rea.target import Target
+    from rea.unpackers import Unpacker
+
+
+@functools.cache
+def unpackers() -> tuple[Unpacker, Unpacker]:
+    """The directory and ZIP unpackers (one of each per process), imported when first needed."""
+    from rea_plugins.artifacts.directory import DirectoryUnpacker
+    from rea_plugins.artifacts.zipformat import ZipUnpacker
+
+    return DirectoryUnpacker(), ZipUnpacker()
 
 
 @hookimpl
 def rea_register_unpackers(register: Callable[[Unpacker], None]) -> None:
-    register(DIRECTORY)
-    register(ZIP)
+    for unpacker in unpackers():
+        register(unpacker)
 
 
 @hookimpl
 def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
+    from rea_plugins.artifacts.tools import TOOLS
+
     for tool in TOOLS:
         register(tool)
 
@@ -32,7 +40,7 @@ def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
 @hookimpl(trylast=True)
 def rea_select_unpacker(target: Target, head: bytes) -> Unpacker | None:
     # Built-in fallbacks: a plugin with a more specific reader for the same bytes answers first.
-    for unpacker in (DIRECTORY, ZIP):
+    for unpacker in unpackers():
         if unpacker.claims(target, head):
             return unpacker
     return None

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from rea_plugins.asar.unpacker import UNPACKER
+from typing import TYPE_CHECKING
 
 from rea import hookimpl
-from rea.target import Target
-from rea.unpackers import Unpacker
+
+if TYPE_CHECKING:
+    from rea.target import Target
+    from rea.unpackers import Unpacker
 
 
 @hookimpl
 def rea_register_unpackers(register: Callable[[Unpacker], None]) -> None:
+    from rea_plugins.asar.unpacker import UNPACKER
+
     register(UNPACKER)
 
 
 @hookimpl
 def rea_select_unpacker(target: Target, head: bytes) -> Unpacker | None:
+    from rea_plugins.asar.unpacker import UNPACKER
+
     return UNPACKER if UNPACKER.claims(target, head) else None

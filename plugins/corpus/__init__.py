@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from rea_plugins.corpus.tools import TOOLS
+from typing import TYPE_CHECKING
 
 from rea import hookimpl
-from rea.catalog.tool import ToolDef
+
+if TYPE_CHECKING:
+    from rea.catalog.tool import ToolDef
 
 
 @hookimpl
 def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
+    from rea_plugins.corpus.tools import TOOLS
+
     for tool in TOOLS:
         register(tool)

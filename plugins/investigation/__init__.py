@@ -4,15 +4,15 @@ and findings across versions. Pure Evidence logic: no engine."""
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from rea_plugins.investigation.prompts import PROMPTS
-from rea_plugins.investigation.tools import TOOLS
+from typing import TYPE_CHECKING
 
 from rea import hookimpl
-from rea.catalog.prompt import PromptDef
 from rea.catalog.resource import ResourceDef, ResourceSpec, ResourceTemplateDef
-from rea.catalog.tool import ToolDef
-from rea.session import Session
+
+if TYPE_CHECKING:
+    from rea.catalog.prompt import PromptDef
+    from rea.catalog.tool import ToolDef
+    from rea.session import Session
 
 
 def _active(session: Session, variables: dict[str, str]) -> str:
@@ -47,12 +47,16 @@ RESOURCES = (
 
 @hookimpl
 def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
+    from rea_plugins.investigation.tools import TOOLS
+
     for tool in TOOLS:
         register(tool)
 
 
 @hookimpl
 def rea_register_prompts(register: Callable[[PromptDef], None]) -> None:
+    from rea_plugins.investigation.prompts import PROMPTS
+
     for prompt in PROMPTS:
         register(prompt)
 

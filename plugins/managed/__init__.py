@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from rea_plugins.managed.tools import TOOLS
+from typing import TYPE_CHECKING
 
 from rea import hookimpl
-from rea.catalog.tool import ToolDef
-from rea.target import Target, TargetView
+
+if TYPE_CHECKING:
+    from rea.catalog.tool import ToolDef
+    from rea.target import Target, TargetView
 
 # IMAGE_DIRECTORY_ENTRY_COM_DESCRIPTOR: the CLI header of a managed assembly.
 _CLI_HEADER = 14
@@ -16,6 +17,8 @@ _CLI_HEADER = 14
 
 @hookimpl
 def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
+    from rea_plugins.managed.tools import TOOLS
+
     for tool in TOOLS:
         register(tool)
 
@@ -35,6 +38,10 @@ def rea_target_views(target: Target, head: bytes) -> list[TargetView] | None:
         return None
     if not managed:
         return None
+    from rea_plugins.managed.tools import TOOLS
+
+    from rea.target import TargetView
+
     return [
         TargetView(
             kind="managed-assembly",
