@@ -10,6 +10,7 @@ Windows) and 32-bit Windows. pycparser is imported lazily (it is installed with 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 import struct as _struct
@@ -440,6 +441,14 @@ def _rename(node: Any, name: str | None, ast: Any) -> Any:
 
 def prototype(text: str, types: dict[str, TypeEntry], path: str = "prototype") -> Prototype:
     """A C prototype (``int f(struct opts *o)``, ``;`` optional) parsed against the library."""
+    library = tuple((n, e.kind, e.c) for n, e in sorted(types.items()))
+    return _prototype(library, text, path)
+
+
+@functools.lru_cache(maxsize=256)
+def _prototype(library: tuple[tuple[str, str, str], ...], text: str, path: str) -> Prototype:
+    """``prototype`` once per library and text (procedure_info shows it on every call)."""
+    types = {n: TypeEntry(kind=k, c=c) for n, k, c in library}  # type: ignore[arg-type]
     src = text.strip()
     if not src.endswith(";"):
         src += ";"
