@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -112,6 +114,7 @@ class _Chunk:
     """The children of one large node still to walk, from a tree cursor, pushed ``CHUNK`` at a time."""
 
     type = "#chunk"
+    kind_id = -1  # no grammar's: the walk's kind dispatch tells a chunk from a node by it
     __slots__ = ("cursor", "more")
 
     def __init__(self, node: Node) -> None:
@@ -132,6 +135,19 @@ class _Chunk:
 
 
 _WEBPACK_MARKERS = (b"__webpack_require__", b"webpackChunk", b"__webpack_modules__")
+
+
+@functools.cache
+def _kind_ids(language: syntax.Language) -> tuple[frozenset[int], frozenset[int], frozenset[int]]:
+    """The grammar's symbol ids of identifiers, of the kinds ``_visit`` reads and of ``_LEAVES``: the walk's hot
+    loop compares small integers, not the type names tree-sitter builds a string for on every access."""
+    grammar = syntax.grammar(language)
+    names = {i: grammar.node_kind_for_id(i) for i in range(grammar.node_kind_count)}
+
+    def ids(kinds: frozenset[str]) -> frozenset[int]:
+        return frozenset(i for i, name in names.items() if name in kinds)
+
+    return ids(frozenset({"identifier"})), ids(_INTERESTING), ids(_LEAVES)
 
 
 @dataclass
@@ -206,13 +222,19 @@ class FileFacts:
 
 
 class _Walker:
-    def __init__(self, path: str, data: bytes, ctx: CallContext | None) -> None:
+    def __init__(
+        self, path: str, data: bytes, ctx: CallContext | None, language: syntax.Language = "javascript"
+    ) -> None:
         self.path = path
+        self.language = language
+        self.leaf_ids = _kind_ids(language)[2]
         self.data = data
         self.ctx = ctx
         self.units: list[Unit] = [Unit(path=path)]
         self.unit_index: dict[str, int] = {}
         self.fns: list[FunctionBuilder] = []
+        # Each function's referenced names, None for a module body (which captures nothing): the hot loop's view.
+        self.refs: list[set[bytes] | None] = []
         self.fn_by_start: dict[int, int] = {}
         self.diagnostics: list[Diagnostic] = []
         self.toplevel: dict[str, tuple[int, Node]] = {}
@@ -225,7 +247,6 @@ class _Walker:
         self.bundle_format: str | None = None
         self.webpack = any(m in data for m in _WEBPACK_MARKERS)
         self.truncated = False
-        self.visited = 0
 
     # -- units --------------------------------------------------------------------------
 
@@ -267,6 +288,7 @@ class _Walker:
                 node.child_by_field_name("parameters") or node.child_by_field_name("parameter"), builder.declared
             )
         self.fns.append(builder)
+        self.refs.append(None if builder.kind == "module-body" else builder.referenced)
         self.fn_by_start.setdefault(int(node.start_byte), index)
         self.units[unit].functions.append(index)
         return index
@@ -283,29 +305,32 @@ class _Walker:
             self._push_regions(root, self.module_fns[0], stack)
         else:
             stack.extend((child, self.module_fns[0], 0) for child in reversed(root.children))
-        # The hot loop: identifiers and fact-free nodes (most of a tree) are handled inline.
-        pop, extend, fns, leaves, interesting = stack.pop, stack.extend, self.fns, _LEAVES, _INTERESTING
+        # The hot loop: identifiers and fact-free nodes (most of a tree) are handled inline, by symbol id.
+        identifier, interesting, leaves = _kind_ids(self.language)
+        pop, extend, refs = stack.pop, stack.extend, self.refs
         ctx = self.ctx
+        visited = 0
         while stack:
             node, fn, unit = pop()
-            self.visited += 1
-            if ctx is not None and self.visited % CHECK_EVERY == 0:
+            visited += 1
+            if ctx is not None and not visited % CHECK_EVERY:
                 ctx.check("parsing JavaScript")
-            kind = node.type
-            if kind == "identifier":
+            kind = node.kind_id
+            if kind in identifier:
                 # Only nested functions can capture; module bodies need no reference set.
-                if fns[fn].kind != "module-body":
-                    fns[fn].referenced.add(node.text or b"")
+                referenced = refs[fn]
+                if referenced is not None:
+                    referenced.add(node.text or b"")
                 continue
             if kind not in interesting:
-                if kind == _Chunk.type:
+                if kind == -1:
                     node.push(stack, fn, unit)
                 elif node.named_child_count > CHUNK:
                     stack.append((_Chunk(node), fn, unit))
                 else:
                     children = node.named_children
                     if children:
-                        extend([(child, fn, unit) for child in reversed(children) if child.type not in leaves])
+                        extend([(child, fn, unit) for child in reversed(children) if child.kind_id not in leaves])
                 continue
             self._visit(node, fn, unit, stack)
 
@@ -438,7 +463,8 @@ class _Walker:
             return
         children = node.named_children
         if children:
-            stack.extend([(child, child_fn, child_unit) for child in reversed(children) if child.type not in _LEAVES])
+            leaves = self.leaf_ids
+            stack.extend([(child, child_fn, child_unit) for child in reversed(children) if child.kind_id not in leaves])
 
     def diagnose(self, root: Node) -> None:
         """Syntax errors and missing tokens, searching only subtrees that contain one."""
@@ -475,7 +501,9 @@ class _Walker:
         if value in strings:
             return
         truncated = len(value) > MAX_STRING_CHARS
-        strings[value] = StringLiteral(value=value[:MAX_STRING_CHARS], line=syntax.line(node), truncated=truncated)
+        # Interned: "use strict", "function", "object" recur in thousands of modules.
+        kept = sys.intern(value[:MAX_STRING_CHARS])
+        strings[value] = StringLiteral(value=kept, line=syntax.line(node), truncated=truncated)
 
     def _add_call(self, fn: int, callee: str, node: Node) -> None:
         builder = self.fns[fn]
@@ -881,7 +909,7 @@ def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext 
     too_big = tokens > MAX_PARSE_TOKENS
     # A syntax tree that large costs gigabytes (tree-sitter's nodes, then the walk): its strings only.
     tree, repaired = (syntax.parser_for(language).parse(b""), False) if too_big else _parse(language, data)
-    walker = _Walker(path, data, ctx)
+    walker = _Walker(path, data, ctx, language)
     walker.run(tree.root_node)
     if too_big:
         scanned = _scan_strings(walker, data, 0, len(data))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 import threading
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Literal
@@ -57,7 +58,8 @@ def language_of(path: str) -> Language | None:
 
 
 @functools.cache
-def _grammar(language: Language) -> Any:
+def grammar(language: Language) -> Any:
+    """The tree-sitter ``Language`` of a grammar (loaded once)."""
     import tree_sitter
 
     if language == "javascript":
@@ -87,7 +89,7 @@ def parser_for(language: Language) -> Parser:
     cache: dict[str, Parser] = _PARSERS.__dict__.setdefault("parsers", {})
     parser = cache.get(language)
     if parser is None:
-        parser = cache[language] = tree_sitter.Parser(_grammar(language))
+        parser = cache[language] = tree_sitter.Parser(grammar(language))
     return parser
 
 
@@ -102,12 +104,17 @@ def grammar_versions() -> dict[str, str]:
 
 
 def text(node: Node | None, limit: int = MAX_TEXT) -> str:
-    if node is None or node.text is None:
+    """A node's source text, at most ``limit`` characters (then ``…``); interned, as every name read from a tree is:
+    the same callee, parameter or target recurs thousands of times in an application's records."""
+    if node is None:
         return ""
-    raw = node.text.decode("utf-8", "replace")
+    data = node.text  # a copy of the node's bytes: read once
+    if data is None:
+        return ""
+    raw = data.decode("utf-8", "replace")
     if len(raw) > limit:
-        return raw[:limit] + "…"
-    return raw
+        raw = raw[:limit] + "…"
+    return sys.intern(raw)
 
 
 def line(node: Node) -> int:
@@ -282,7 +289,7 @@ def callee_name(callee: Node) -> str:
     root = text(node, 80) if node is not None else ""
     name = root + "".join(reversed(links))
     # A long chain keeps its start and, above all, its end: the method this call is.
-    return name if len(name) <= 120 else name[:20] + "…" + name[-99:]
+    return sys.intern(name if len(name) <= 120 else name[:20] + "…" + name[-99:])
 
 
 def first_argument(call: Node) -> str | None:
@@ -292,7 +299,7 @@ def first_argument(call: Node) -> str | None:
     if first is None:
         return None
     value = string_value(first) if first.type in ("string", "template_string") else None
-    return (value if value is not None else text(first, 80))[:80]
+    return sys.intern((value if value is not None else text(first, 80))[:80])
 
 
 def _object_shape(node: Node, depth: int) -> dict[str, Any]:
