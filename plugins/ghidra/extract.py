@@ -77,6 +77,7 @@ class GhidraSource:
         self._slot_imports: set[int] = set()
         self._starts: dict[int, Procedure] = {}
         self._decompiler: Any = None
+        self._types: Any = None  # the analyst's types applied to the program (rea_plugins.ghidra.types.Applied)
 
     # -- addresses -----------------------------------------------------------------------------
 
@@ -525,6 +526,18 @@ class GhidraSource:
                 details={"procedure": hex(proc.address), "reason": "no_output", "decompiler_message": message[:300]},
             )
         return str(decompiled.getC())
+
+    def apply_user_types(self, types: Any) -> tuple[bool, list[str]]:
+        """The analyst's library and prototypes into the program (``rea_plugins.ghidra.types``); when they
+        changed, the decompiler forgets what it decompiled before them."""
+        from rea_plugins.ghidra.types import Applied
+
+        if self._types is None:
+            self._types = Applied()
+        changed, problems = self._types.apply(self, types)
+        if changed and self._decompiler is not None:
+            self._decompiler.flushCache()
+        return changed, problems
 
     def _decompiler_for(self) -> Any:
         if self._decompiler is None:

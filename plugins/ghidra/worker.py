@@ -49,7 +49,15 @@ def make_routes(start: StartFn, decompiler: str = "ghidra") -> dict[str, Route]:
                     "the Ghidra worker has not started its program",
                     remediation="Retry: the client starts the worker before any query.",
                 )
+            problems = None
+            apply = getattr(state.answers.source, "apply_user_types", None)
+            if op == "procedure_pseudo_code" and apply is not None:
+                changed, problems = apply(params.get("types"))
+                if changed:  # decompiled before these types: never shown again
+                    state.answers._pseudo.clear()
             normalized, raw = answer(state.answers, op, params, state.decompile_timeout_s)
+            if problems is not None and params.get("types"):
+                raw = {**(raw if isinstance(raw, dict) else {}), "user_types": {"problems": problems}}
             return Result(normalized=normalized, raw=raw)
 
         return route
