@@ -13,8 +13,6 @@ import itertools
 import json
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -56,6 +54,9 @@ def http_json(endpoint: str, path: str, ctx: CallContext | None = None) -> Any:
     """GET ``endpoint + path`` (loopback only: the endpoint was validated) and decode its JSON."""
     if ctx is not None:
         ctx.check(path)
+    import urllib.error
+    import urllib.request
+
     # No proxy: a loopback endpoint is reached directly whatever the environment says.
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import plistlib
 import sys
 from typing import Any
 
@@ -33,6 +32,8 @@ def any_host() -> bool:
 
 def hopper_version(launcher: str) -> str:
     """The app's version from its Info.plist (the launcher lives in <app>/Contents/MacOS); never raises."""
+    import plistlib
+
     plist = os.path.join(os.path.dirname(os.path.dirname(launcher)), "Info.plist")
     try:
         with open(plist, "rb") as fh:
