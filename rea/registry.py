@@ -8,22 +8,26 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from importlib import metadata
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 import pluggy
 
 from rea import hookspecs
-from rea.catalog.projection import Projection
-from rea.catalog.prompt import PromptDef
-from rea.catalog.resource import ResourceSpec
 from rea.catalog.tool import ToolDef
-from rea.config import Settings, SettingSpec, load_settings
 from rea.errors import ReaError
-from rea.providers import AnalysisProvider
-from rea.scenarios import ScenarioDriver
-from rea.target import Target, TargetView
-from rea.unpackers import Unpacker, read_head
+
+if TYPE_CHECKING:
+    from rea.cache import AnalysisCache
+    from rea.catalog.manifest import PluginSpecs, ToolEntry, ToolSpec
+    from rea.catalog.projection import Projection
+    from rea.catalog.prompt import PromptDef
+    from rea.catalog.resource import ResourceSpec
+    from rea.config import Settings, SettingSpec
+    from rea.providers import AnalysisProvider
+    from rea.scenarios import ScenarioDriver
+    from rea.target import Target, TargetView
+    from rea.unpackers import Unpacker
 
 ENTRY_POINT_GROUP = "rea"
 PROVIDER_ID_MAX = 64
@@ -68,24 +72,121 @@ TOOLSET_ORDER = (
 ON_DEMAND_TOOLSETS = ("managed", "android", "corpus", "investigation")
 
 
+# The registration hooks, in the order the registry collects them (errors and broken plugins are reported in it).
+KINDS: tuple[tuple[str, str], ...] = (
+    ("rea_register_analysis_providers", "provider"),
+    ("rea_register_unpackers", "unpacker"),
+    ("rea_register_scenario_drivers", "scenario driver"),
+    ("rea_register_projections", "projection"),
+    ("rea_register_tools", "tool"),
+    ("rea_register_settings", "setting"),
+    ("rea_register_prompts", "prompt"),
+    ("rea_register_resources", "resource"),
+)
+TOOLS_HOOK = "rea_register_tools"
+
+
 class Registry:
-    """Everything the loaded plugins registered, keyed by stable id, with the plugin that owns it."""
+    """Everything the loaded plugins registered, keyed by stable id, with the plugin that owns it.
+
+    Plugins are imported at load; each kind of registration is collected the first time it is read (``rea
+    --version`` calls no registration hook, ``rea providers list`` no tool module). Tools may come from the
+    manifest the registry keeps in the analysis cache (``rea.catalog.manifest``): then their names, schemas and
+    owners are known without importing a tool module, and a plugin's real ``ToolDef``s are built the first time
+    one of them is read from ``tools``.
+    """
 
     def __init__(self, pm: pluggy.PluginManager) -> None:
         self.pm = pm
         self.plugins: dict[str, PluginInfo] = {}
-        self.broken: list[BrokenPlugin] = []
-        self.errors: list[ReaError] = []
-        self.providers: dict[str, AnalysisProvider] = {}
-        self.unpackers: dict[str, Unpacker] = {}
-        self.drivers: dict[str, ScenarioDriver] = {}
-        self.projections: dict[str, Projection] = {}
-        self.tools: dict[str, ToolDef] = {}
-        self.settings: dict[str, SettingSpec] = {}
-        self.prompts: dict[str, PromptDef] = {}
-        # Keyed by URI (fixed resources) or URI template.
-        self.resources: dict[str, ResourceSpec] = {}
-        self.owner: dict[tuple[str, str], str] = {}
+        # Plugins that failed to import (the registration stages add theirs as they are collected).
+        self._import_broken: list[BrokenPlugin] = []
+        self._stage_broken: dict[str, list[BrokenPlugin]] = {hook: [] for hook, _ in KINDS}
+        self._stage_errors: dict[str, list[ReaError]] = {hook: [] for hook, _ in KINDS}
+        self._tables: dict[str, dict[str, Any]] = {hook: {} for hook, _ in KINDS if hook != TOOLS_HOOK}
+        self._tools = ToolTable(self)
+        self._owner: dict[tuple[str, str], str] = {}
+        self._pending: list[str] = [hook for hook, _ in KINDS]
+        self._collecting = threading.RLock()
+        # Where the tool manifest lives (None: tools are always collected by calling the hooks).
+        self._manifest_cache: Any = None
+        self._manifest_identity: list[Any] = []
+
+    # -- the tables, each collected on first use ------------------------------------------------------
+
+    def _table(self, hook: str) -> dict[str, Any]:
+        self._ensure(hook)
+        return self._tables[hook]
+
+    @property
+    def providers(self) -> dict[str, AnalysisProvider]:
+        return self._table("rea_register_analysis_providers")
+
+    @property
+    def unpackers(self) -> dict[str, Unpacker]:
+        return self._table("rea_register_unpackers")
+
+    @property
+    def drivers(self) -> dict[str, ScenarioDriver]:
+        return self._table("rea_register_scenario_drivers")
+
+    @property
+    def projections(self) -> dict[str, Projection]:
+        return self._table("rea_register_projections")
+
+    @property
+    def tools(self) -> ToolTable:
+        self._ensure(TOOLS_HOOK)
+        return self._tools
+
+    @property
+    def settings(self) -> dict[str, SettingSpec]:
+        return self._table("rea_register_settings")
+
+    @property
+    def prompts(self) -> dict[str, PromptDef]:
+        return self._table("rea_register_prompts")
+
+    @property
+    def resources(self) -> dict[str, ResourceSpec]:
+        """Keyed by URI (fixed resources) or URI template."""
+        return self._table("rea_register_resources")
+
+    @property
+    def broken(self) -> list[BrokenPlugin]:
+        """Plugins that failed to import, then those a registration hook refused, in hook order."""
+        self._ensure_all()
+        return [*self._import_broken, *(b for hook, _ in KINDS for b in self._stage_broken[hook])]
+
+    @property
+    def errors(self) -> list[ReaError]:
+        self._ensure_all()
+        return [e for hook, _ in KINDS for e in self._stage_errors[hook]]
+
+    @property
+    def owner(self) -> dict[tuple[str, str], str]:
+        self._ensure_all()
+        return self._owner
+
+    def owner_of(self, label: str, key: str) -> str | None:
+        """The plugin that registered ``key`` of kind ``label`` ("provider", "tool", ...), collecting only that kind."""
+        hook = next(h for h, lab in KINDS if lab == label)
+        self._ensure(hook)
+        return self._owner.get((label, key))
+
+    def _ensure(self, hook: str) -> None:
+        if hook not in self._pending:
+            return
+        with self._collecting:
+            if hook in self._pending:
+                _collect_kind(self, hook)
+                self._pending.remove(hook)
+
+    def _ensure_all(self) -> None:
+        for hook, _ in KINDS:
+            self._ensure(hook)
+
+    # -- queries ----------------------------------------------------------------------------------------
 
     def provider(self, provider_id: str) -> AnalysisProvider | None:
         return self.providers.get(provider_id)
@@ -93,10 +194,22 @@ class Registry:
     def tool(self, name: str) -> ToolDef | None:
         return self.tools.get(name)
 
+    def tool_specs(self) -> dict[str, ToolSpec]:
+        """Every tool as data (``rea.catalog.manifest.ToolSpec``) with its advertised output schemas, by name."""
+        return self.tools.specs()
+
+    def tool_info(self) -> dict[str, ToolDef | ToolEntry]:
+        """Every tool by name, as whatever is at hand without importing a tool module: its ``ToolDef`` when built,
+        else its spec (both carry the data fields: name, description, cli and toolset names, requirements)."""
+        return self.tools.info()
+
     def target_views(self, target: Target) -> list[TargetView]:
         """Every other reading of ``target`` the plugins offer (``rea_target_views``), naming registered tools only.
 
         A plugin whose hook raises is left out of the answer, never the cause of a failed call."""
+        from rea.target import TargetView
+        from rea.unpackers import read_head
+
         try:
             head = read_head(target)
         except ReaError:
@@ -114,6 +227,8 @@ class Registry:
 
     def server_settings(self, env: Mapping[str, str]) -> Settings:
         """The MCP server's settings, validated against what the plugins registered (``rea serve``, ``rea doctor``)."""
+        from rea.config import load_settings
+
         return load_settings(
             env,
             projections=tuple(sorted(self.projections)),
@@ -124,8 +239,156 @@ class Registry:
 
     def toolsets(self) -> tuple[str, ...]:
         """Every toolset a registered tool belongs to: the first-party ones in their order, then the rest."""
-        present = {t.toolset_id for t in self.tools.values()}
+        present = {t.toolset_id for t in self.tool_info().values()}
         return (*(n for n in TOOLSET_ORDER if n in present), *sorted(present - set(TOOLSET_ORDER)))
+
+
+class ToolTable(Mapping[str, ToolDef]):
+    """The registered tools by name. Names and entries are known up front; a ``ToolDef`` that came from the manifest
+    is built on first read, by calling its plugin's ``rea_register_tools`` (once per plugin)."""
+
+    def __init__(self, registry: Registry) -> None:
+        self._registry = registry
+        self._defs: dict[str, ToolDef] = {}
+        # Every registered name, in registration order, with its manifest entry (None: a ToolDef built here).
+        self._entries: dict[str, ToolEntry | None] = {}
+        self._specs: dict[str, ToolSpec] = {}
+        self._computed: dict[int, tuple[ToolDef, ToolSpec]] = {}
+        self._owner: dict[str, str] = {}
+        # Plugins whose tools are known from the manifest only.
+        self._deferred: set[str] = set()
+        # The specs kept in the analysis cache, by plugin, until decoded.
+        self._raw_specs: dict[str, PluginSpecs] = {}
+        self._specs_tried = self._specs_found = self._specs_stored = False
+        self._lock = threading.RLock()
+
+    def _add(self, name: str, plugin: str, item: ToolDef | ToolEntry) -> None:
+        self._owner[name] = plugin
+        if isinstance(item, ToolDef):
+            self._entries[name] = None
+            self._defs[name] = item
+        else:
+            self._entries[name] = item
+            self._deferred.add(plugin)
+
+    def __getitem__(self, name: str) -> ToolDef:
+        found = self._defs.get(name)
+        if found is not None:
+            return found
+        if name not in self._entries:
+            raise KeyError(name)
+        self._materialize(self._owner[name])
+        return self._defs[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __repr__(self) -> str:
+        return f"ToolTable({sorted(self._entries)})"
+
+    def spec(self, name: str) -> ToolSpec:
+        """The tool as data with its advertised output schemas (from the specs kept in the analysis cache, or
+        computed once from its ToolDef)."""
+        found = self._specs.get(name)
+        if found is not None:
+            return found
+        with self._lock:
+            self._load_specs()
+            record = self._raw_specs.pop(self._owner[name], None)
+            if record is not None:
+                for spec in record.decode():
+                    self._specs.setdefault(spec.name, spec)
+            if name not in self._specs:
+                self._specs[name] = self.spec_for(self[name])
+            return self._specs[name]
+
+    def specs(self) -> dict[str, ToolSpec]:
+        """Every tool's spec; the first process that computes them all keeps them for the next."""
+        with self._lock:
+            self._load_specs()
+            computing = not self._specs_found
+            out = {name: self.spec(name) for name in list(self._entries)}
+            cache = self._registry._manifest_cache
+            if computing and cache is not None and not self._specs_stored:
+                self._specs_stored = True
+                from rea.catalog.manifest import SPECS_KIND, manifest_key, store_specs
+
+                by_plugin: dict[str, list[ToolSpec]] = {}
+                for name, spec in out.items():
+                    by_plugin.setdefault(self._owner[name], []).append(spec)
+                try:
+                    store_specs(cache, manifest_key(self._registry._manifest_identity, SPECS_KIND), by_plugin)
+                except Exception:  # not kept: the next process computes them again
+                    pass
+            return out
+
+    def _load_specs(self) -> None:
+        """Read the kept specs once (only beside a manifest: a registry built by calling the hooks computes)."""
+        cache = self._registry._manifest_cache
+        if self._specs_tried or cache is None:
+            return
+        self._specs_tried = True
+        from rea.catalog.manifest import SPECS_KIND, load_specs, manifest_key
+
+        try:
+            found = load_specs(cache, manifest_key(self._registry._manifest_identity, SPECS_KIND))
+        except Exception:  # an unreadable entry is a miss
+            found = None
+        if found is None or sorted(p.plugin for p in found.plugins) != sorted(set(self._owner.values())):
+            return
+        self._raw_specs = {p.plugin: p for p in found.plugins}
+        self._specs_found = True
+
+    def spec_for(self, tool: ToolDef) -> ToolSpec:
+        """``tool``'s spec, computed once per ToolDef."""
+        found = self._computed.get(id(tool))
+        if found is None or found[0] is not tool:
+            from rea.catalog.manifest import spec_of
+
+            found = self._computed[id(tool)] = (tool, spec_of(tool))
+        return found[1]
+
+    def info(self) -> dict[str, ToolDef | ToolEntry]:
+        out: dict[str, ToolDef | ToolEntry] = {}
+        for name, entry in list(self._entries.items()):
+            out[name] = entry if entry is not None else self._defs[name]
+        return out
+
+    def _materialize(self, plugin: str) -> None:
+        """Build ``plugin``'s real tools: its registration hook runs (through pluggy) as on a first start."""
+        with self._lock:
+            if plugin not in self._deferred:
+                return
+            mine = [name for name, owner in self._owner.items() if owner == plugin and name not in self._defs]
+            staged: list[Any] = []
+            for name, result in per_plugin(self._registry.pm, TOOLS_HOOK, _staged_registration, only=plugin):
+                if isinstance(result, Exception):
+                    raise ReaError(
+                        "execution_failure",
+                        f"plugin {name} could not build its tools: {_describe(result)}",
+                        remediation="Run `rea providers list`; reinstall or disable the plugin.",
+                        details={"plugin": name},
+                    ) from result
+                staged = result
+            real = {t.name: t for t in staged if isinstance(t, ToolDef)}
+            for name in mine:
+                if name in real:
+                    self._defs[name] = real[name]
+            self._deferred.discard(plugin)
+            missing = [name for name in mine if name not in self._defs]
+            if missing:
+                raise ReaError(
+                    "execution_failure",
+                    f"plugin {plugin} did not register {', '.join(missing)} this time, though its manifest names them",
+                    remediation="Run `rea cache clear`, then the command again.",
+                    details={"plugin": plugin, "tools": missing},
+                )
 
 
 def make_plugin_manager() -> pluggy.PluginManager:
@@ -142,13 +405,19 @@ def _split_env(name: str) -> list[str] | None:
 
 
 def load(
-    pm: pluggy.PluginManager | None = None, *, entry_points: bool = True, extra: list[tuple[str, object]] | None = None
+    pm: pluggy.PluginManager | None = None,
+    *,
+    entry_points: bool = True,
+    extra: list[tuple[str, object]] | None = None,
+    cache: AnalysisCache | None = None,
 ) -> Registry:
-    """Load plugins from the ``rea`` entry-point group (plus ``extra``) and collect their registrations.
+    """Load plugins from the ``rea`` entry-point group (plus ``extra``); their registrations are collected on use.
 
     ``REA_DISABLE_PLUGINS=a,b`` blocks plugins by name; ``REA_LOAD_PLUGINS=a,b`` is an allow-list of
     entry-point names; ``REA_PLUGIN_MODULES=pkg.mod`` also loads modules that are not installed.
     A plugin that fails to import or whose hook raises is reported as broken; the rest keep working.
+    With ``cache`` (an analysis cache), tools come from the manifest kept there (``rea.catalog.manifest``)
+    when it is current, and the manifest is written when it is not; never with ``extra`` plugins.
     """
     pm = pm or make_plugin_manager()
     blocked = set(_split_env("REA_DISABLE_PLUGINS") or [])
@@ -184,13 +453,26 @@ def load(
             plugin = loader()
             pm.register(plugin, name=name)
         except Exception as exc:
-            reg.broken.append(BrokenPlugin(name=name, distribution=dist, stage="import", error=_describe(exc)))
+            reg._import_broken.append(BrokenPlugin(name=name, distribution=dist, stage="import", error=_describe(exc)))
             continue
         hooks = tuple(sorted(h.name for h in pm.get_hookcallers(plugin) or []))
         module = getattr(plugin, "__name__", type(plugin).__name__)
         reg.plugins[name] = PluginInfo(name=name, distribution=dist, version=version, module=module, hooks=hooks)
     pm.check_pending()
-    _collect(reg)
+    if cache is not None and not extra:
+        reg._manifest_cache = cache
+        reg._manifest_identity = [
+            [msgspec.to_builtins(reg.plugins[n]) for n in sorted(reg.plugins)],
+            [msgspec.to_builtins(b) for b in reg._import_broken],
+            sorted(blocked),
+            allowed,
+        ]
+    return reg
+
+
+def collect_all(reg: Registry) -> Registry:
+    """Call every registration hook now (what ``load`` did eagerly before registrations were collected on use)."""
+    reg._ensure_all()
     return reg
 
 
@@ -200,66 +482,154 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
-def _collect(reg: Registry) -> None:
-    kinds: list[tuple[str, str, type, dict[str, Any], Callable[[Any], str]]] = [
-        ("rea_register_analysis_providers", "provider", AnalysisProvider, reg.providers, lambda p: p.descriptor.id),
-        ("rea_register_unpackers", "unpacker", Unpacker, reg.unpackers, lambda u: u.descriptor.id),
-        ("rea_register_scenario_drivers", "scenario driver", ScenarioDriver, reg.drivers, lambda d: d.descriptor.id),
-        ("rea_register_projections", "projection", Projection, reg.projections, lambda p: p.descriptor.id),
-        ("rea_register_tools", "tool", ToolDef, reg.tools, lambda t: t.name),
-        ("rea_register_settings", "setting", SettingSpec, reg.settings, lambda s: s.name),
-        ("rea_register_prompts", "prompt", PromptDef, reg.prompts, lambda p: p.name),
-        ("rea_register_resources", "resource", ResourceSpec, reg.resources, lambda r: r.key),
-    ]
-    for hook_name, label, kind, table, key_of in kinds:
-        for plugin_name, staged in _call_each(reg, hook_name):
-            wrong = next((item for item in staged if not isinstance(item, kind)), None)
-            if wrong is not None:
-                # All or nothing per plugin and hook: half a plugin's tools would be a catalog nobody wrote.
-                _broken(
-                    reg, plugin_name, hook_name, f"registered a {type(wrong).__name__} where a {kind.__name__} belongs"
+def _kind_type(hook: str) -> type:
+    """The type a hook's registrations must have (imported here, when that kind is first collected)."""
+    if hook == "rea_register_analysis_providers":
+        from rea.providers import AnalysisProvider
+
+        return AnalysisProvider
+    if hook == "rea_register_unpackers":
+        from rea.unpackers import Unpacker
+
+        return Unpacker
+    if hook == "rea_register_scenario_drivers":
+        from rea.scenarios import ScenarioDriver
+
+        return ScenarioDriver
+    if hook == "rea_register_projections":
+        from rea.catalog.projection import Projection
+
+        return Projection
+    if hook == "rea_register_settings":
+        from rea.config import SettingSpec
+
+        return SettingSpec
+    if hook == "rea_register_prompts":
+        from rea.catalog.prompt import PromptDef
+
+        return PromptDef
+    if hook == "rea_register_resources":
+        from rea.catalog.resource import ResourceSpec
+
+        return ResourceSpec
+    return ToolDef
+
+
+_KEY_OF: dict[str, Callable[[Any], str]] = {
+    "rea_register_analysis_providers": lambda p: p.descriptor.id,
+    "rea_register_unpackers": lambda u: u.descriptor.id,
+    "rea_register_scenario_drivers": lambda d: d.descriptor.id,
+    "rea_register_projections": lambda p: p.descriptor.id,
+    "rea_register_tools": lambda t: t.name,
+    "rea_register_settings": lambda s: s.name,
+    "rea_register_prompts": lambda p: p.name,
+    "rea_register_resources": lambda r: r.key,
+}
+
+
+def _collect_kind(reg: Registry, hook_name: str) -> None:
+    """Collect one kind of registration: every implementing plugin's hook, once, through pluggy."""
+    label = dict(KINDS)[hook_name]
+    kind = _kind_type(hook_name)
+    if hook_name == TOOLS_HOOK and reg._manifest_cache is not None:
+        outcomes, from_manifest = _tool_outcomes_from_manifest(reg)
+        if from_manifest:
+            from rea.catalog.manifest import ToolEntry
+
+            kind = ToolEntry
+    else:
+        outcomes = _staged_outcomes(reg, hook_name)
+    key_of = _KEY_OF[hook_name]
+    for plugin_name, staged in outcomes:
+        if isinstance(staged, str):
+            _broken(reg, plugin_name, hook_name, staged)
+            continue
+        wrong = next((item for item in staged if not isinstance(item, kind)), None)
+        if wrong is not None:
+            # All or nothing per plugin and hook: half a plugin's tools would be a catalog nobody wrote.
+            _broken(reg, plugin_name, hook_name, f"registered a {type(wrong).__name__} where a {kind.__name__} belongs")
+            continue
+        try:
+            keyed = [(key_of(item), item) for item in staged]
+        except Exception as exc:
+            _broken(reg, plugin_name, hook_name, _describe(exc))
+            continue
+        for key, item in keyed:
+            if label == "provider" and not valid_provider_id(key):
+                reg._stage_errors[hook_name].append(
+                    ReaError(
+                        "configuration_invalid",
+                        f"plugin {plugin_name} registered provider id {key!r}, which is not ^[a-z][a-z0-9-]*$",
+                        details={"settings": [{"setting": f"plugin:{plugin_name}", "constraint": "provider id"}]},
+                    )
                 )
                 continue
-            try:
-                keyed = [(key_of(item), item) for item in staged]
-            except Exception as exc:
-                _broken(reg, plugin_name, hook_name, _describe(exc))
+            previous = reg._owner.get((label, key))
+            if previous is not None:
+                reg._stage_errors[hook_name].append(
+                    ReaError(
+                        "configuration_invalid",
+                        f"duplicate {label} id {key!r}: registered by plugin {previous} and by plugin {plugin_name}",
+                        remediation=f"Disable one of them with REA_DISABLE_PLUGINS={plugin_name}.",
+                        details={"kind": label, "id": key, "plugins": [previous, plugin_name]},
+                    )
+                )
                 continue
-            for key, item in keyed:
-                if label == "provider" and not valid_provider_id(key):
-                    reg.errors.append(
-                        ReaError(
-                            "configuration_invalid",
-                            f"plugin {plugin_name} registered provider id {key!r}, which is not ^[a-z][a-z0-9-]*$",
-                            details={"settings": [{"setting": f"plugin:{plugin_name}", "constraint": "provider id"}]},
-                        )
-                    )
-                    continue
-                previous = reg.owner.get((label, key))
-                if previous is not None:
-                    reg.errors.append(
-                        ReaError(
-                            "configuration_invalid",
-                            f"duplicate {label} id {key!r}: registered by plugin {previous} "
-                            f"and by plugin {plugin_name}",
-                            remediation=f"Disable one of them with REA_DISABLE_PLUGINS={plugin_name}.",
-                            details={"kind": label, "id": key, "plugins": [previous, plugin_name]},
-                        )
-                    )
-                    continue
-                reg.owner[(label, key)] = plugin_name
-                table[key] = item
+            reg._owner[(label, key)] = plugin_name
+            if hook_name == TOOLS_HOOK:
+                reg._tools._add(key, plugin_name, item)
+            else:
+                reg._tables[hook_name][key] = item
 
 
-def _call_each(reg: Registry, hook_name: str) -> list[tuple[str, list[Any]]]:
-    """Call one registration hook once per implementing plugin; a plugin that raises is named as broken."""
-    out: list[tuple[str, list[Any]]] = []
-    for plugin_name, staged in per_plugin(reg.pm, hook_name, _staged_registration):
-        if isinstance(staged, Exception):
-            _broken(reg, plugin_name, hook_name, _describe(staged))
+def _staged_outcomes(reg: Registry, hook_name: str) -> list[tuple[str, list[Any] | str]]:
+    """Each implementing plugin's registrations for ``hook_name``, or (a str) why its hook failed."""
+    return [
+        (plugin_name, _describe(staged) if isinstance(staged, Exception) else staged)
+        for plugin_name, staged in per_plugin(reg.pm, hook_name, _staged_registration)
+    ]
+
+
+def _tool_outcomes_from_manifest(reg: Registry) -> tuple[list[tuple[str, list[Any] | str]], bool]:
+    """The tools hook's outcomes, from the manifest when it is current, else by calling the hooks (and storing
+    the manifest for the next start). Specs stand in for ToolDefs until a plugin's tools are read."""
+    from rea.catalog.manifest import PluginTools, entry_of, load_manifest, manifest_key, store_manifest
+
+    cache = reg._manifest_cache
+    key = manifest_key(reg._manifest_identity)
+    implementers = [name for name, _ in per_plugin(reg.pm, TOOLS_HOOK, lambda caller: None)]
+    try:
+        manifest = load_manifest(cache, key)
+    except Exception:  # a cache that cannot be read is a miss, never a failed start
+        manifest = None
+    if manifest is not None and [p.plugin for p in manifest.plugins] == implementers:
+        return [(p.plugin, p.error if p.error is not None else list(p.entries)) for p in manifest.plugins], True
+    outcomes = _staged_outcomes(reg, TOOLS_HOOK)
+    record: list[PluginTools] = []
+    for plugin_name, staged in outcomes:
+        if isinstance(staged, str):
+            record.append(PluginTools(plugin=plugin_name, error=staged))
+        elif any(not isinstance(item, ToolDef) for item in staged):
+            wrong = next(item for item in staged if not isinstance(item, ToolDef))
+            record.append(
+                PluginTools(
+                    plugin=plugin_name,
+                    error=f"registered a {type(wrong).__name__} where a {ToolDef.__name__} belongs",
+                )
+            )
         else:
-            out.append((plugin_name, staged))
-    return out
+            try:
+                record.append(PluginTools(plugin=plugin_name, entries=[entry_of(t) for t in staged]))
+            except Exception:
+                record = []  # a tool that cannot be described as data: no manifest (the hooks run every time)
+                break
+    if record:
+        try:
+            store_manifest(cache, key, record)
+        except Exception:  # not kept: the next start computes it again
+            pass
+    # This process keeps the real ToolDefs it just built.
+    return outcomes, False
 
 
 def _staged_registration(caller: Callable[..., Any]) -> list[Any]:
@@ -269,13 +639,16 @@ def _staged_registration(caller: Callable[..., Any]) -> list[Any]:
 
 
 def per_plugin(
-    pm: pluggy.PluginManager, hook_name: str, call: Callable[[Callable[..., Any]], T]
+    pm: pluggy.PluginManager, hook_name: str, call: Callable[[Callable[..., Any]], T], *, only: str | None = None
 ) -> Iterator[tuple[str, T | Exception]]:
     """``call`` with the hook's caller narrowed to one implementing plugin at a time (through pluggy: wrappers
-    apply, arguments are pruned to what the implementation declares), and its result or the exception it raised."""
+    apply, arguments are pruned to what the implementation declares), and its result or the exception it raised.
+    With ``only``, just that plugin's."""
     impls = getattr(pm.hook, hook_name).get_hookimpls()
     plain = [impl for impl in impls if not (impl.wrapper or impl.hookwrapper)]
     for impl in plain:
+        if only is not None and pm.get_name(impl.plugin) != only:
+            continue
         others = [other.plugin for other in plain if other.plugin is not impl.plugin]
         try:
             result: T | Exception = call(pm.subset_hook_caller(hook_name, remove_plugins=others))
@@ -286,7 +659,7 @@ def per_plugin(
 
 def _broken(reg: Registry, plugin_name: str, stage: str, error: str) -> None:
     info = reg.plugins.get(plugin_name)
-    reg.broken.append(
+    reg._stage_broken[stage].append(
         BrokenPlugin(name=plugin_name, distribution=info.distribution if info else None, stage=stage, error=error)
     )
 
@@ -306,13 +679,25 @@ _DEFAULT: Registry | None = None
 _LOCK = threading.Lock()
 
 
-def default_registry() -> Registry:
-    """The process-wide registry, loaded once (idempotent)."""
+def default_registry(*, cached: bool = False) -> Registry:
+    """The process-wide registry, loaded once (idempotent). ``cached`` (the CLI and ``rea serve``, when they load
+    it first): tools come from the manifest in the analysis cache (``rea.catalog.manifest``) when it is current."""
     global _DEFAULT
     with _LOCK:
         if _DEFAULT is None:
-            _DEFAULT = load()
+            _DEFAULT = load(cache=_manifest_cache() if cached else None)
         return _DEFAULT
+
+
+def _manifest_cache() -> AnalysisCache | None:
+    """The analysis cache the settings name, or None when it is off or misconfigured (the command says so)."""
+    from rea.cache import default_cache
+
+    try:
+        cache = default_cache()
+    except ReaError:
+        return None
+    return cache if cache.enabled else None
 
 
 def reset_default_registry() -> None:

@@ -7,16 +7,16 @@ import os
 import sys
 from collections.abc import Callable
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from rea import __version__, hookimpl
-from rea.catalog.document import catalog_digest
-from rea.catalog.schemas import object_output_schema
 from rea.catalog.tool import NEGOTIATED_FEATURES, ToolCall, ToolDef, ToolEffects, ToolMode
-from rea.selection import alternatives_remediation, candidates
-from rea.session import Session
+
+if TYPE_CHECKING:
+    from rea.catalog.manifest import ToolEntry
+    from rea.session import Session
 
 # Tools in one page of binary_session's detail "tools".
 TOOL_PAGE = 100
@@ -39,7 +39,7 @@ def _missing_features(session: Session, features: tuple[str, ...]) -> list[str]:
     return [f for f in features if f in NEGOTIATED_FEATURES and f not in negotiated]
 
 
-def _mode(session: Session, tool: ToolDef, mode: ToolMode) -> dict[str, Any]:
+def _mode(session: Session, tool: ToolDef | ToolEntry, mode: ToolMode) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": mode.name,
         "description": mode.description,
@@ -59,7 +59,7 @@ def _mode(session: Session, tool: ToolDef, mode: ToolMode) -> dict[str, Any]:
     return out
 
 
-def _availability(session: Session, tool: ToolDef) -> dict[str, Any]:
+def _availability(session: Session, tool: ToolDef | ToolEntry) -> dict[str, Any]:
     missing_features = _missing_features(session, tool.client_features_required)
     available, reason, remediation = True, "available", ""
     if missing_features:
@@ -71,6 +71,8 @@ def _availability(session: Session, tool: ToolDef) -> dict[str, Any]:
         lacking = [op for op in tool.requires_operations if not session.supports(op)]
         if lacking:
             available, reason = False, "provider_missing"
+            from rea.selection import alternatives_remediation
+
             remediation, _ = alternatives_remediation(
                 session.registry, tool.requires_operations, session.target, exclude=session.provider.descriptor.id
             )
@@ -109,6 +111,9 @@ def _settings(session: Session) -> dict[str, Any]:
 
 def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     """The full ``binary_session`` result for the current connection."""
+    from rea.catalog.document import catalog_digest
+    from rea.selection import candidates
+
     reg = session.registry
     digest = catalog_digest(reg)
     path = server_path()
@@ -147,7 +152,7 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
             entry["operation_count"] = len(entry.pop("operations", []))
         cands.append(entry)
     target = session.target
-    rows = [_availability(session, t) for t in sorted(reg.tools.values(), key=lambda t: t.name)]
+    rows = [_availability(session, t) for t in sorted(reg.tool_info().values(), key=lambda t: t.name)]
     report: dict[str, Any] = {
         "server_identity": identity,
         "settings": _settings(session),
@@ -202,88 +207,99 @@ def _binary_session(call: ToolCall) -> dict[str, Any]:
     return session_report(call.session, call.args)
 
 
-BINARY_SESSION = ToolDef(
-    name="binary_session",
-    family="session",
-    description=(
-        "Report rea's identity, the open target and its provider binding, the analysis run, provider "
-        "candidates and a summary of tool availability (unavailable tools with reason and remediation). "
-        "detail 'tools' adds every tool's availability, paged; starts no analysis."
-    ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "expected_package_version": {
-                "type": "string",
-                "description": "Compare with the live package version.",
-                "examples": ["0.1.0"],
+@functools.cache
+def binary_session_tool() -> ToolDef:
+    """The binary_session tool (built on first use: its schemas import the catalog's schema helpers)."""
+    from rea.catalog.schemas import object_output_schema
+
+    return ToolDef(
+        name="binary_session",
+        family="session",
+        description=(
+            "Report rea's identity, the open target and its provider binding, the analysis run, provider "
+            "candidates and a summary of tool availability (unavailable tools with reason and remediation). "
+            "detail 'tools' adds every tool's availability, paged; starts no analysis."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "expected_package_version": {
+                    "type": "string",
+                    "description": "Compare with the live package version.",
+                    "examples": ["0.1.0"],
+                },
+                "expected_catalog_digest": {
+                    "type": "string",
+                    "description": "Compare with the live catalog digest.",
+                    "examples": ["sha256:" + "0" * 64],
+                },
+                "expected_server_path": {
+                    "type": "string",
+                    "description": "Compare with the live server path.",
+                    "examples": ["/usr/local/bin/rea"],
+                },
+                "detail": {
+                    "type": "string",
+                    "enum": ["summary", "tools"],
+                    "default": "summary",
+                    "description": "summary (default), or tools: every tool's availability (paged) and each "
+                    "candidate's operations.",
+                    "examples": ["tools"],
+                },
+                "offset": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "default": 0,
+                    "description": "First tool of the page.",
+                    "examples": [0],
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 1000,
+                    "default": TOOL_PAGE,
+                    "description": "Tools in the page.",
+                    "examples": [100],
+                },
             },
-            "expected_catalog_digest": {
-                "type": "string",
-                "description": "Compare with the live catalog digest.",
-                "examples": ["sha256:" + "0" * 64],
-            },
-            "expected_server_path": {
-                "type": "string",
-                "description": "Compare with the live server path.",
-                "examples": ["/usr/local/bin/rea"],
-            },
-            "detail": {
-                "type": "string",
-                "enum": ["summary", "tools"],
-                "default": "summary",
-                "description": "summary (default), or tools: every tool's availability (paged) and each "
-                "candidate's operations.",
-                "examples": ["tools"],
-            },
-            "offset": {
-                "type": "integer",
-                "minimum": 0,
-                "default": 0,
-                "description": "First tool of the page.",
-                "examples": [0],
-            },
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 1000,
-                "default": TOOL_PAGE,
-                "description": "Tools in the page.",
-                "examples": [100],
-            },
+            "additionalProperties": False,
         },
-        "additionalProperties": False,
-    },
-    output_schema=object_output_schema(
-        {
-            "server_identity": {"type": "object"},
-            "availability_summary": {"type": "object"},
-            "tool_availability": {"type": "array"},
-            "tool_page": {"type": "object"},
-            "analysis_provider_candidates": {"type": "array"},
-            "analysis_provider_binding": {"type": ["object", "null"]},
-            "analysis_run": {
-                "type": "object",
-                "properties": {"run_id": {"type": ["string", "null"]}, "process_lineage": {"type": "object"}},
-                "required": ["run_id", "process_lineage"],
+        output_schema=object_output_schema(
+            {
+                "server_identity": {"type": "object"},
+                "availability_summary": {"type": "object"},
+                "tool_availability": {"type": "array"},
+                "tool_page": {"type": "object"},
+                "analysis_provider_candidates": {"type": "array"},
+                "analysis_provider_binding": {"type": ["object", "null"]},
+                "analysis_run": {
+                    "type": "object",
+                    "properties": {"run_id": {"type": ["string", "null"]}, "process_lineage": {"type": "object"}},
+                    "required": ["run_id", "process_lineage"],
+                },
+                "target": {"type": ["object", "null"]},
             },
-            "target": {"type": ["object", "null"]},
-        },
-        [
-            "server_identity",
-            "availability_summary",
-            "analysis_provider_candidates",
-            "analysis_provider_binding",
-            "analysis_run",
-            "target",
-        ],
-    ),
-    effects=ToolEffects(records_evidence=False),
-    examples=({}, {"expected_package_version": "0.1.0"}, {"detail": "tools"}),
-    handler=_binary_session,
-)
+            [
+                "server_identity",
+                "availability_summary",
+                "analysis_provider_candidates",
+                "analysis_provider_binding",
+                "analysis_run",
+                "target",
+            ],
+        ),
+        effects=ToolEffects(records_evidence=False),
+        examples=({}, {"expected_package_version": "0.1.0"}, {"detail": "tools"}),
+        handler=_binary_session,
+    )
 
 
 @hookimpl
 def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    register(BINARY_SESSION)
+    register(binary_session_tool())
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BINARY_SESSION":
+        return binary_session_tool()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

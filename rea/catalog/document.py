@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -14,6 +14,12 @@ from rea.catalog.projections import first_sentence
 from rea.catalog.schemas import evidence_output_schema, with_content_id
 from rea.catalog.tool import ToolDef
 from rea.registry import Registry
+
+if TYPE_CHECKING:
+    from rea.catalog.manifest import ToolSpec
+
+# The result presentation whose output schema is the tool's own (rea.presentation.COMPLETE).
+COMPLETE = "complete"
 
 
 def output_schema(tool: ToolDef) -> dict[str, Any]:
@@ -44,7 +50,7 @@ ADVERTISED_TARGET: dict[str, dict[str, Any]] = {
 
 
 def advertised_input_schema(
-    registry: Registry, tool: ToolDef, profile: str, multi_target: bool = False
+    registry: Registry, tool: ToolDef | ToolSpec, profile: str, multi_target: bool = False
 ) -> dict[str, Any]:
     projection = registry.projections[profile]
     schema = projection.project(tool.name, tool.input_schema)
@@ -75,7 +81,7 @@ def advertised_input_schema(
     return schema
 
 
-def advertised_description(tool: ToolDef, profile: str) -> str:
+def advertised_description(tool: ToolDef | ToolSpec, profile: str) -> str:
     """The description a client is sent: its first sentence, what the tool is for (the catalog keeps the rest)."""
     return first_sentence(tool.description, DESCRIPTION_CHARS.get(profile, DESCRIPTION_CHARS["full"]))
 
@@ -114,12 +120,12 @@ def catalog_digest(registry: Registry) -> str:
             {
                 "name": t.name,
                 "input_schema": t.input_schema,
-                "output_schema": output_schema(t),
+                "output_schema": t.advertised_output[COMPLETE],
                 "annotations": t.effects.annotations(),
                 "effects": msgspec.to_builtins(t.effects),
                 "description": t.description,
             }
-            for t in sorted(registry.tools.values(), key=lambda t: t.name)
+            for t in sorted(registry.tool_specs().values(), key=lambda t: t.name)
         ]
         cached = "sha256:" + canonical_digest(tools)
         registry._catalog_digest = cached  # type: ignore[attr-defined]

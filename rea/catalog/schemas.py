@@ -8,9 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from rea.canonical import canonical_digest
-from rea.evidence import Evidence
-
 if TYPE_CHECKING:
     from rea.catalog.tool import ResultType
 
@@ -20,6 +17,8 @@ ROOT_COMBINATORS = ("anyOf", "oneOf", "allOf")
 
 def with_content_id(schema: dict[str, Any]) -> dict[str, Any]:
     """A self-contained copy of ``schema`` with its dialect and an ``$id`` bound to its content."""
+    from rea.canonical import canonical_digest
+
     out = {k: v for k, v in schema.items() if k != "$id"}
     out["$schema"] = DIALECT
     out = {"$id": "urn:rea:schema:sha256:" + canonical_digest(out), **out}
@@ -30,6 +29,8 @@ def with_content_id(schema: dict[str, Any]) -> dict[str, Any]:
 def evidence_output_schema(result_type: ResultType | None = None) -> dict[str, Any]:
     """The output schema of an Evidence-producing tool (the complete record); with ``result_type``, its
     normalized_result is constrained to that Struct's schema."""
+    from rea.evidence import Evidence
+
     (root,), components = msgspec.json.schema_components([Evidence], ref_template="#/$defs/{name}")
     name = root["$ref"].rsplit("/", 1)[-1]
     body = copy.deepcopy(components.pop(name))
@@ -64,6 +65,8 @@ RETAINED_EXAMPLE = {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64
 @functools.cache
 def evidence_input_defs() -> dict[str, Any]:
     """Schema-local definitions of what an Evidence-accepting input takes: a reference or a whole record."""
+    from rea.evidence import Evidence
+
     (root,), components = msgspec.json.schema_components([Evidence], ref_template="#/$defs/{name}")
     record = components.pop(root["$ref"].rsplit("/", 1)[-1])
     record["description"] = (

@@ -11,7 +11,6 @@ from rea import hookimpl
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.config import SettingSpec
 from rea.errors import ReaError, invalid_request, issue
-from rea.session import MAX_OPEN_TARGETS
 
 PROVIDER_CHOICE_SCHEMA: dict[str, Any] = {
     "type": "string",
@@ -85,6 +84,8 @@ def _open_dependencies(call: ToolCall) -> dict[str, Any]:
     opened: list[dict[str, Any]] = []
     not_found: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
+    from rea.session import MAX_OPEN_TARGETS
+
     limit = int(MAX_OPEN_TARGETS.read())
     try:
         for lib in found:
@@ -286,4 +287,6 @@ def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
 
 @hookimpl
 def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
+    from rea.session import MAX_OPEN_TARGETS
+
     register(MAX_OPEN_TARGETS)

@@ -9,20 +9,22 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rea import __version__
-from rea.cache import default_cache
+from rea.cli.args import ArgumentParser
 from rea.cli.output import emit_error, emit_json, render_text
-from rea.cli.tools import ArgumentParser
-from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
+
+if TYPE_CHECKING:
+    from rea.context import CallContext
 
 
 def _registry() -> Any:
     from rea.registry import default_registry
 
-    return default_registry()
+    # Tools from the manifest in the analysis cache: a command imports only the plugin whose tool it runs.
+    return default_registry(cached=True)
 
 
 class SignalGuard:
@@ -83,7 +85,8 @@ def _interrupted(signum: int, fmt: str) -> int:
 
 def _grouped(registry: Any, name: str, argv: list[str]) -> tuple[Any, str, list[str]] | None:
     """``rea <group> <command> ...``: the tool, its prog name and the rest of argv (None: no such group)."""
-    members = sorted((t for t in registry.tools.values() if t.cli_group and t.cli_group == name), key=lambda t: t.name)
+    specs = registry.tool_info()
+    members = sorted((t for t in specs.values() if t.cli_group and t.cli_group == name), key=lambda t: t.name)
     if not members:
         return None
     command = argv[0] if argv else ""
@@ -96,11 +99,13 @@ def _grouped(registry: Any, name: str, argv: list[str]) -> tuple[Any, str, list[
             remediation=f"Use one of: {names} (rea {name} COMMAND --help).",
             details={"issues": [{"path": "command", "reason": "invalid_value", "message": f"one of: {names}"}]},
         )
-    return tool, f"{name} {tool.cli_command or tool.cli_name}", argv[1:]
+    return registry.tools[tool.name], f"{name} {tool.cli_command or tool.cli_name}", argv[1:]
 
 
 def _tool_command(name: str, argv: list[str], prog: str) -> int:
+    from rea.cache import default_cache
     from rea.cli import tools as cli_tools
+    from rea.context import CallContext, CancelSignal
     from rea.session import Session
 
     registry = _registry()
@@ -108,7 +113,8 @@ def _tool_command(name: str, argv: list[str], prog: str) -> int:
     if grouped is not None:
         tool, command_name, argv = grouped
     else:
-        tool = next((t for t in registry.tools.values() if t.cli_name == name or t.name == name), None)
+        spec = next((t for t in registry.tool_info().values() if t.cli_name == name or t.name == name), None)
+        tool = registry.tools[spec.name] if spec is not None else None
         command_name = tool.cli_name if tool is not None else name
     if tool is None:
         raise ReaError(
@@ -259,6 +265,8 @@ def _cache(argv: list[str], prog: str) -> int:
     ns = parser.parse_args(argv)
     import msgspec
 
+    from rea.cache import default_cache
+
     cache = default_cache()
     if ns.action == "clear":
         outcome = cache.clear()
@@ -333,7 +341,7 @@ def _catalog(argv: list[str], prog: str) -> int:
 
 def _tools(argv: list[str], prog: str) -> int:
     registry = _registry()
-    for t in sorted(registry.tools.values(), key=lambda t: t.name):
+    for t in sorted(registry.tool_info().values(), key=lambda t: t.name):
         name = f"{t.cli_group} {t.cli_command or t.cli_name}" if t.cli_group else t.cli_name
         print(f"{name:40} {t.description.split('. ')[0][:100]}")
     return 0

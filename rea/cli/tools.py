@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from typing import Any, NoReturn
+from typing import Any
 
 import msgspec
 
@@ -27,6 +27,7 @@ from rea import paths
 from rea.catalog.invoke import ToolResult, invoke
 from rea.catalog.schemas import RETAINED_EVIDENCE, flatten_root_union
 from rea.catalog.tool import ToolDef
+from rea.cli.args import ArgumentParser
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.evidence import EVIDENCE_ID, retained_reference
@@ -41,18 +42,6 @@ arguments:
   earlier call (kept in the analysis cache). TARGET (target-bound commands) is the binary to open. SUBJECT, where a
   command has one, is the same as its flag; other commands take every argument as one JSON object
   (or @file.json) in that place. Output: text by default, --json or --format json for JSON."""
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """argparse whose usage errors are canonical ``invalid_request`` errors (exit 1, JSON with --json)."""
-
-    def error(self, message: str) -> NoReturn:
-        raise ReaError(
-            "invalid_request",
-            f"{self.prog}: {message}",
-            remediation=f"Run `{self.prog} --help` for the arguments.",
-            details={"issues": [{"path": "argv", "reason": "invalid_value", "message": message}]},
-        )
 
 
 def flag_name(name: str) -> str:

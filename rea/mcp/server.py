@@ -23,6 +23,7 @@ from rea.annotations import AnnotationStore
 from rea.budget import encode_result, error_size, known_oversize, success_size, transport_error
 from rea.catalog.document import advertised_description, advertised_input_schema, output_schema
 from rea.catalog.invoke import ToolResult, invoke
+from rea.catalog.manifest import ToolSpec
 from rea.catalog.resource import ResourceDef, ResourceTemplateDef
 from rea.catalog.session_tools import not_advertised
 from rea.config import Settings
@@ -64,19 +65,28 @@ def build_tool_list(
     multi_target: bool = False,
 ) -> list[types.Tool]:
     """The tool inventory of the selected toolsets, in the configured projection and result presentation
-    (``multi_target``: target-bound tools take ``target``)."""
+    (``multi_target``: target-bound tools take ``target``). Built from the tools' specs: no tool module is
+    imported to list them."""
     return [
         types.Tool(
             name=t.name,
             title=t.display_title,
             description=advertised_description(t, profile),
             input_schema=advertised_input_schema(registry, t, profile, multi_target),
-            output_schema=output_schema_for(t.output_schema, output_schema(t), presentation, t.result_type),
+            output_schema=_advertised_output(registry, t, presentation),
             annotations=_annotations(t.effects),
         )
-        for t in sorted(registry.tools.values(), key=lambda t: t.name)
+        for t in sorted(registry.tool_specs().values(), key=lambda t: t.name)
         if toolsets is None or t.toolset_id in toolsets
     ]
+
+
+def _advertised_output(registry: Registry, spec: ToolSpec, presentation: str) -> dict[str, Any]:
+    found = spec.advertised_output.get(presentation)
+    if found is not None:
+        return found
+    tool = registry.tools[spec.name]
+    return output_schema_for(tool.output_schema, output_schema(tool), presentation, tool.result_type)
 
 
 class ReaServer:

@@ -1,0 +1,204 @@
+"""What the registry knows about tools without importing the plugins that define them.
+
+A ``ToolSpec`` is a tool's definition as data: every field of its ``ToolDef`` but the callables, and the output
+schema it advertises under each result presentation (built from its ``result_type`` once). The registry keeps
+the specs of every plugin's tools in the analysis cache (``rea.cache``, authenticated like every entry), under a
+key naming the interpreter, rea's version and the loaded plugins, and beside them the size and modification
+time of every source file that was imported when they were computed: a changed, added or upgraded module is a
+miss, and the next start computes them again. A later process answers ``tools/list``, ``rea providers list`` or
+the lookup of a CLI command from the specs, and imports a plugin's tool modules (runs its registration hook)
+only when one of its tools is called.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
+
+from rea.catalog.tool import FAMILY_TOOLSETS, ToolDef, ToolEffects, ToolMode
+
+if TYPE_CHECKING:
+    from rea.cache import AnalysisCache, CacheKey
+
+# 1: entries (and specs) per plugin, sources by (path, mtime_ns, size).
+MANIFEST_KIND: Final = "rea-registry-tools/1"
+SPECS_KIND: Final = "rea-registry-specs/1"
+PRESENTATIONS: Final = ("complete", "compact")
+
+
+class ToolEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """What finding and describing a tool takes (a CLI command, a toolset, binary_session's availability rows)."""
+
+    name: str
+    description: str
+    family: str
+    effects: ToolEffects = ToolEffects()
+    requires_target: bool = False
+    requires_operations: tuple[str, ...] = ()
+    client_features_required: tuple[str, ...] = ()
+    client_features_optional: tuple[str, ...] = ()
+    modes: tuple[ToolMode, ...] = ()
+    path_arguments: tuple[str, ...] = ()
+    cli_subject: str = ""
+    cli_group: str = ""
+    cli_command: str = ""
+    title: str = ""
+    toolset: str = ""
+    has_images: bool = False
+
+    @property
+    def display_title(self) -> str:
+        return self.title or self.name.replace("_", " ").title()
+
+    @property
+    def toolset_id(self) -> str:
+        return self.toolset or FAMILY_TOOLSETS.get(self.family, self.family)
+
+    @property
+    def cli_name(self) -> str:
+        return self.name.replace("_", "-")
+
+
+class ToolSpec(ToolEntry, frozen=True, kw_only=True):
+    """A tool's definition as data (``ToolDef`` without its callables), with its advertised output schemas."""
+
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    # The output schema advertised under each result presentation (rea.presentation), computed from result_type.
+    advertised_output: dict[str, dict[str, Any]] = {}
+    examples: tuple[dict[str, Any], ...] = ()
+    unadvertised_examples: tuple[dict[str, Any], ...] = ()
+
+
+# ToolDef fields a spec carries as they are.
+_DATA_FIELDS: Final = tuple(f for f in ToolSpec.__struct_fields__ if f not in ("advertised_output", "has_images"))
+_ENTRY_FIELDS: Final = ToolEntry.__struct_fields__
+
+
+def spec_of(tool: ToolDef) -> ToolSpec:
+    """The spec of a registered tool (its output schemas computed here, as tools/list advertises them)."""
+    from rea.catalog.document import output_schema
+    from rea.presentation import output_schema_for
+
+    complete = output_schema(tool)
+    advertised = {
+        mode: output_schema_for(tool.output_schema, complete, mode, tool.result_type) for mode in PRESENTATIONS
+    }
+    fields = {name: getattr(tool, name) for name in _DATA_FIELDS}
+    return ToolSpec(**fields, advertised_output=advertised, has_images=tool.images is not None)
+
+
+def entry_of(tool: ToolDef) -> ToolEntry:
+    """A registered tool's entry (no schema is built)."""
+    fields = {name: getattr(tool, name) for name in _ENTRY_FIELDS if name != "has_images"}
+    return ToolEntry(**fields, has_images=tool.images is not None)
+
+
+class PluginTools(msgspec.Struct, frozen=True, kw_only=True):
+    """One plugin's ``rea_register_tools`` outcome: its tools' entries, or why the registry refused them."""
+
+    plugin: str
+    entries: list[ToolEntry] = []
+    error: str | None = None
+
+
+class Manifest(msgspec.Struct, frozen=True, kw_only=True):
+    """Every plugin's tools as entries: cheap to compute at a miss (no schema is built), read at every start."""
+
+    # (path, st_mtime_ns, st_size) of every non-standard-library source file loaded when it was computed.
+    sources: list[tuple[str, int, int]]
+    plugins: list[PluginTools]
+
+
+class PluginSpecs(msgspec.Struct, frozen=True, kw_only=True):
+    plugin: str
+    # list[ToolSpec], decoded when one of the plugin's specs is asked for.
+    specs: msgspec.Raw
+
+    def decode(self) -> list[ToolSpec]:
+        return msgspec.msgpack.decode(self.specs, type=list[ToolSpec])
+
+
+class SpecsManifest(msgspec.Struct, frozen=True, kw_only=True):
+    """Every tool's spec (schemas and advertised output schemas): written by the first process that builds them
+    all (``rea serve``'s tools/list, the catalog digest), read by the next."""
+
+    sources: list[tuple[str, int, int]]
+    plugins: list[PluginSpecs]
+
+
+def manifest_key(identity: Iterable[Any], kind: str = MANIFEST_KIND) -> CacheKey:
+    """The cache key of the manifest (or the specs) for this interpreter, rea version and set of loaded plugins."""
+    from rea import __version__
+    from rea.cache import CacheKey
+
+    digest = hashlib.sha256(
+        msgspec.json.encode([sys.version, sys.prefix, sys.executable, __version__, list(identity)])
+    ).hexdigest()
+    return CacheKey(kind=kind, target_sha256=digest, provider_id="rea", provider_version=__version__, profile_digest="")
+
+
+def _stdlib_dirs() -> tuple[str, ...]:
+    base = os.path.dirname(os.__file__)
+    return (base + os.sep,)
+
+
+def loaded_sources() -> list[tuple[str, int, int]]:
+    """Every loaded module's source (outside the standard library) with its modification time and size."""
+    stdlib = _stdlib_dirs()
+    seen: set[str] = set()
+    out: list[tuple[str, int, int]] = []
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or path in seen:
+            continue
+        seen.add(path)
+        if path.startswith(stdlib) and "-packages" + os.sep not in path:
+            continue
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        out.append((path, st.st_mtime_ns, st.st_size))
+    out.sort()
+    return out
+
+
+def sources_current(sources: list[tuple[str, int, int]]) -> bool:
+    for path, mtime_ns, size in sources:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        if st.st_mtime_ns != mtime_ns or st.st_size != size:
+            return False
+    return True
+
+
+def load_manifest(cache: AnalysisCache, key: CacheKey) -> Manifest | None:
+    """The stored manifest when every source it was computed from is unchanged (None: compute it again)."""
+    found = cache.load(key, Manifest)
+    if found is None or not sources_current(found.sources):
+        return None
+    return found
+
+
+def load_specs(cache: AnalysisCache, key: CacheKey) -> SpecsManifest | None:
+    found = cache.load(key, SpecsManifest)
+    if found is None or not sources_current(found.sources):
+        return None
+    return found
+
+
+def store_manifest(cache: AnalysisCache, key: CacheKey, plugins: list[PluginTools]) -> None:
+    cache.store(key, Manifest(sources=loaded_sources(), plugins=plugins))
+
+
+def store_specs(cache: AnalysisCache, key: CacheKey, specs: dict[str, list[ToolSpec]]) -> None:
+    plugins = [PluginSpecs(plugin=p, specs=msgspec.Raw(msgspec.msgpack.encode(s))) for p, s in specs.items()]
+    cache.store(key, SpecsManifest(sources=loaded_sources(), plugins=plugins))
