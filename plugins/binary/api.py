@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rea_plugins.binary import annotate
 from rea_plugins.binary.schema import DOCUMENT, PROCEDURE, check_document, evidence, obj, prop, run
 from rea_plugins.binary.shapes import ApiSurface
 
@@ -678,6 +679,7 @@ def _inspect_api(call: ToolCall) -> Evidence:
         listed = [i for i in listed if i["name"] in scope]
     inferred = False
     entries = []
+    notes = annotate.notebook(call)
     for item in sorted(listed, key=lambda i: (i.get("library") or "", i["name"])):
         library, source = item.get("library"), "binary"
         if library is None and len(needed) == 1 and target.format == "elf":
@@ -694,6 +696,8 @@ def _inspect_api(call: ToolCall) -> Evidence:
             "slot": item.get("slot"),
             "address": proc["address"] if proc else None,
         }
+        if proc is not None and (proto := notes.note(str(proc["address"])).prototype) is not None:
+            entry["prototype"] = proto
         if item.get("kind") == "data":
             # An imported variable (stdin, _ITM_*): its slot is read, never called; no procedure stands for it.
             entry["kind"] = "data"

@@ -475,6 +475,8 @@ class ApiImport(Shape):
     call_sites: list[str] | None = None
     # Without procedure: who calls it (null past max_operations lookups).
     callers: list[ApiCaller] | None = None
+    # The analyst's C prototype of the import (set_function_prototype).
+    prototype: str | None = None
 
 
 class ApiLibrary(Shape):

@@ -79,6 +79,13 @@ def test_a_prototype_and_a_typed_datum_show_on_every_provider(provider: str, opt
             datum = _normalized(await client.call_tool("inspect_native_data_type", {"address": at}))
             values = {v["name"]: v["value"] for v in datum["user_type"]["values"]}
             assert {k: values[k] for k in ("verbose", "level", "count")} == {"verbose": 1, "level": 2, "count": 7}
+            # An import's prototype shows in the API surface.
+            await client.call_tool(
+                "set_function_prototype", {"procedure": "strlen", "prototype": "size_t strlen(const char *s)"}
+            )
+            api = _normalized(await client.call_tool("inspect_native_api", {}))
+            imports = {i["plain_name"]: i for lib in api["libraries"] for i in lib["imports"]}
+            assert imports["strlen"]["prototype"] == "size_t strlen(const char *s)"
             listed = _normalized(await client.call_tool("list_types", {"kind": "struct"}))
             assert [(t["name"], t["size"]) for t in listed["types"]] == [("struct opts", 32)]
 
