@@ -93,4 +93,7 @@ class AngrClient(WorkerClient):
                 "link-time base; addresses and generated names in the pseudo code were moved back to "
                 "link time (a number that only looks like an address inside the image moves too)."
             )
+        if isinstance(raw, dict) and isinstance(raw.get("user_types"), dict):
+            limitations.append("decompiled with the analyst's types and prototypes (angr's prototypes replaced)")
+            limitations.extend(str(p) for p in raw["user_types"].get("problems") or [])
         return OperationResult.located(normalized, raw, limitations)

@@ -99,4 +99,9 @@ class Radare2Client(WorkerClient):
             operation, params, ctx, lim.query_ms, operation, announce=operation == "procedure_pseudo_code"
         )
         normalized = reply.result()
-        return OperationResult.located(normalized, reply.raw_result(), list(_LIMITATIONS.get(operation, [])))
+        raw = reply.raw_result()
+        limitations = list(_LIMITATIONS.get(operation, []))
+        if isinstance(raw, dict) and isinstance(raw.get("user_types"), dict):
+            # What radare2 refused of the analyst's types (td, afs): pdc renders registers either way.
+            limitations.extend(str(p) for p in raw["user_types"].get("problems") or [])
+        return OperationResult.located(normalized, raw, limitations)

@@ -106,6 +106,7 @@ def test_a_struct_parameter_changes_angrs_field_accesses(opts_program: str, tmp_
             after = _result(await client.call_tool("procedure_pseudo_code", {"procedure": "apply_opts"}))
             text = after["normalized_result"]["text"]
             assert "opts->extensions" in text and "opts->level" in text and "->field_" not in text, text
+            assert any("analyst's types" in lim for lim in after["limitations"]), after["limitations"]
             # New types, new Evidence: the cached untyped decompilation is never shown as current.
             assert after["evidence_id"] != before["evidence_id"]
             assert after["parameters"]["annotation_revision"] != before["parameters"].get("annotation_revision")
