@@ -10,6 +10,7 @@ Windows) and 32-bit Windows. pycparser is imported lazily (it is installed with 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import re
@@ -424,7 +425,7 @@ def _decl_text(p: _Parser, type_node: Any, name: str | None) -> str:
     """``type_node`` as a C type name (abstract declarator), e.g. ``struct opts *``."""
     ast = p.ast
     node = _rename(type_node, None, ast)
-    return p.text(ast.Typename(name=None, quals=[], align=None, type=node)).strip()
+    return " ".join(p.text(ast.Typename(name=None, quals=[], align=None, type=node)).split())
 
 
 def _rename(node: Any, name: str | None, ast: Any) -> Any:
@@ -609,6 +610,7 @@ class Layout:
         self._typedefs: dict[str, Any] = {}
         self._tags: dict[str, Any] = {}
         self._enum_values: dict[str, int] = {}
+        self._active: set[str] = set()
         for ext in tree.ext:
             if getattr(ext, "coord", None) is None or ext.coord.file != _LIBRARY_FILE:
                 continue
@@ -617,16 +619,17 @@ class Layout:
                 self._collect_tags(ext.type)
             elif isinstance(ext, self._ast.Decl):
                 self._collect_tags(ext.type)
-        self._active: set[str] = set()
 
     def _collect_tags(self, node: Any) -> None:
         ast = self._ast
         kn = _kind_name(node, ast)
-        if kn is not None and kn[1]:
+        if kn is not None:
             complete = node.values is not None if isinstance(node, ast.Enum) else node.decls is not None
-            if complete:
+            if complete and kn[1]:
                 self._tags[kn[1]] = node
-                if isinstance(node, ast.Enum):
+            if complete and isinstance(node, ast.Enum):
+                # Enumerators are file-scope constants (array lengths may use them), tagged or not.
+                with contextlib.suppress(ValueError, KeyError, ZeroDivisionError, ReaError):
                     self._enum(node)
         for child in getattr(node, "decls", None) or []:
             self._collect_tags(child.type)
@@ -873,8 +876,8 @@ class Layout:
             info = self.info(_typename(p, self.types, name, path).type)
         except ReaError:
             raise
-        except (ValueError, KeyError, RecursionError) as exc:
-            raise _layout_error(str(exc)) from None
+        except (ValueError, KeyError, RecursionError, ZeroDivisionError) as exc:
+            raise _layout_error(str(exc) or "the type has no layout") from None
         kind = info.kind
         target = self._type_text(info.target) if info.target is not None else None
         return self._out(name, kind, info, entry.c if entry else None, target=target)

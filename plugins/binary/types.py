@@ -345,10 +345,16 @@ def typed_data(call: ToolCall, address: str, where: dict[str, Any]) -> TypedData
     if name is None:
         return None
     chosen = abi(call)
-    layout = typelib.Layout(nb.types, chosen)
-    size = layout.of_name(name).size or 0
-    data = read_mapped(call, address, where, min(size, MAX_TYPED_BYTES))
-    values, truncated = typelib.typed_view(layout, name, data, int(address, 16))
+    try:
+        layout = typelib.Layout(nb.types, chosen)
+        size = layout.of_name(name).size or 0
+        data = read_mapped(call, address, where, min(size, MAX_TYPED_BYTES))
+        values, truncated = typelib.typed_view(layout, name, data, int(address, 16))
+    except ReaError as exc:
+        if exc.code != "invalid_request":
+            raise
+        # The type no longer lays out (a type it uses was redeclared): the datum is shown untyped.
+        return None
     return TypedData(type=name, size=size, abi=chosen.name, values=values, truncated=truncated or len(data) < size)
 
 
