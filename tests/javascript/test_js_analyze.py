@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import appfixtures
+import msgspec
 import pytest
 from jssupport import analyze, modules_by_id
+from rea_plugins.javascript.model import Application
 
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
@@ -48,6 +50,14 @@ def test_source_modules_edges_and_exports(ev_v1: Evidence) -> None:
     names = {f["name"] for f in main["functions"]}
     assert "createWindow" in names
     assert all(m["sha256"] and m["size"] > 0 for m in mods.values())
+
+
+def test_the_record_is_the_application_model_as_builtins(ev_v1: Evidence, ev_broken: Evidence) -> None:
+    # The graph is assembled as builtins, module by module (each file's tree and records released as it goes): it must
+    # be exactly what msgspec makes of the Application model, field order included.
+    for ev in (ev_v1, ev_broken):
+        app = msgspec.convert(ev.normalized_result, Application, strict=True)
+        assert msgspec.json.encode(msgspec.to_builtins(app)) == msgspec.json.encode(ev.normalized_result)
 
 
 def test_electron_ipc_surface(ev_v1: Evidence) -> None:

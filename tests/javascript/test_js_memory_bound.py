@@ -39,4 +39,4 @@ def test_a_huge_line_is_scanned_not_parsed_within_the_memory_bound(tmp_path: Pat
     assert any("not parsed" in d for d in report["diagnostics"]), report["diagnostics"]
     assert {"needle label", "done"} <= set(report["strings"])
     assert report["parse"] == "error"  # not parsed: the module's facts are partial, as for a syntax error
-    # Its memory is a benchmark's figure (benchmarks/javascript_parse_bound.py prints it), not an assertion here.
+    # Its memory is a benchmark's figure (benchmarks/javascript.py --parse-bound prints it), not an assertion here.
