@@ -89,6 +89,12 @@ ABIS: Final[dict[str, Abi]] = {
         char_signed=False,
         builtins=_builtins("long", "long", "unsigned int"),
     ),
+    # Apple's arm64: long double is double, plain char signed.
+    "lp64-apple-arm64": Abi(
+        name="lp64-apple-arm64",
+        base=_model(8, 8, 8, 8, (8, 8)),
+        builtins=_builtins("long long", "long", "int"),
+    ),
     "ilp32-i386": Abi(
         name="ilp32-i386", base=_model(4, 4, 4, 4, (12, 4)), builtins=_builtins("long long", "int", "int")
     ),
@@ -124,7 +130,7 @@ def abi_for(fmt: str | None, architecture: str | None) -> Abi:
     if windows:
         return ABIS["llp64"]
     if architecture == "arm64":
-        return ABIS["lp64-aarch64"]
+        return ABIS["lp64-apple-arm64" if fmt in ("mach-o", "mach-o-universal") else "lp64-aarch64"]
     return ABIS["lp64"]
 
 

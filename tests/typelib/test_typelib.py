@@ -56,6 +56,9 @@ COMPILERS = (
     ("gcc", ("-m32",), "ilp32-i386"),
     ("aarch64-linux-gnu-gcc", (), "lp64-aarch64"),
     ("x86_64-w64-mingw32-gcc", (), "llp64"),
+    ("clang", ("--target=armv7-linux-gnueabihf",), "ilp32-arm"),
+    ("clang", ("--target=i686-w64-windows-gnu",), "ilp32-win32"),
+    ("clang", ("--target=arm64-apple-macos11",), "lp64-apple-arm64"),
 )
 
 
