@@ -202,3 +202,43 @@ def test_types_travel_in_bundles_and_change_the_revision(tmp_path: Path) -> None
     only = AnnotationStore(str(tmp_path / "three")).update_all(SHA, lambda _a, types: types.update(_library()))
     again = bundle.parse_bundle(b"".join(bundle.canonical_chunks([_record(SHA)], notebooks=[only])))
     assert again.annotations[0].types == only.types and not again.annotations[0].addresses
+
+
+TYPED = """
+enum mode { OFF, ON = 3 };
+struct rec { char name[8]; short delta; unsigned flag : 1; int level : 5; unsigned rest : 10; enum mode m;
+             double ratio; struct { unsigned char r, g; } px[2]; long long big; };
+"""
+
+
+def test_typed_views_read_what_the_compiler_wrote(tmp_path: Path) -> None:
+    """The bytes of an initialized struct, written by a compiled program, read back member by member."""
+    gcc = toolchains.require("gcc")
+    src = tmp_path / "dump.c"
+    src.write_text(
+        "#include <stdio.h>\n"
+        + TYPED
+        + 'int main(void) { struct rec r = {"opts", -2, 1, -7, 513, ON, 0.5, {{1, 2}, {3, 4}}, -5000000000LL};\n'
+        "  fwrite(&r, sizeof r, 1, stdout); return 0; }\n"
+    )
+    subprocess.run([gcc, "-o", str(tmp_path / "dump"), str(src)], check=True, capture_output=True, timeout=120)
+    data = subprocess.run([str(tmp_path / "dump")], check=True, capture_output=True, timeout=60).stdout
+    layout = typelib.Layout(typelib.declare(TYPED, {}), typelib.ABIS["lp64"])
+    assert layout.of_name("struct rec").size == len(data)
+    rows, truncated = typelib.typed_view(layout, "struct rec", data, 0x4040)
+    values = {r.name: r.value for r in rows}
+    assert not truncated
+    assert values == {
+        "name": "opts",
+        "delta": -2,
+        "flag": 1,
+        "level": -7,
+        "rest": 513,
+        "m": "ON",
+        "ratio": 0.5,
+        "px[0].r": 1,
+        "px[0].g": 2,
+        "px[1].r": 3,
+        "px[1].g": 4,
+        "big": -5000000000,
+    }
