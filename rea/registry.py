@@ -111,6 +111,8 @@ class Registry:
         # Where the tool manifest lives (None: tools are always collected by calling the hooks).
         self._manifest_cache: Any = None
         self._manifest_identity: list[Any] = []
+        # The sources of the kept values this registry read: a value computed from them depends on them too.
+        self._sources_read: list[tuple[str, int, int]] = []
 
     # -- the tables, each collected on first use ------------------------------------------------------
 
@@ -197,6 +199,30 @@ class Registry:
     def tool_specs(self) -> dict[str, ToolSpec]:
         """Every tool as data (``rea.catalog.manifest.ToolSpec``) with its advertised output schemas, by name."""
         return self.tools.specs()
+
+    def derived(self, name: str, value_type: type[T], compute: Callable[[], T]) -> T:
+        """A value computed from the registrations, kept in the analysis cache beside the tool manifest (when this
+        registry has one) and valid while every source it came from is unchanged; ``compute`` on a miss."""
+        cache = self._manifest_cache
+        if cache is None:
+            return compute()
+        from rea.catalog.manifest import MANIFEST_KIND, load_derived, manifest_key, store_derived
+
+        key = manifest_key(self._manifest_identity, f"{MANIFEST_KIND}:{name}")
+        try:
+            found = load_derived(cache, key)
+            if found is not None:
+                value = msgspec.msgpack.decode(found.value, type=value_type)
+                self._sources_read.extend(found.sources)
+                return value
+        except Exception:  # an unreadable or mistyped entry is a miss
+            pass
+        value = compute()
+        try:
+            store_derived(cache, key, value, self._sources_read)
+        except Exception:  # not kept: computed again next time
+            pass
+        return value
 
     def tool_info(self) -> dict[str, ToolDef | ToolEntry]:
         """Every tool by name, as whatever is at hand without importing a tool module: its ``ToolDef`` when built,
@@ -323,7 +349,8 @@ class ToolTable(Mapping[str, ToolDef]):
                 for name, spec in out.items():
                     by_plugin.setdefault(self._owner[name], []).append(spec)
                 try:
-                    store_specs(cache, manifest_key(self._registry._manifest_identity, SPECS_KIND), by_plugin)
+                    key = manifest_key(self._registry._manifest_identity, SPECS_KIND)
+                    store_specs(cache, key, by_plugin, self._registry._sources_read)
                 except Exception:  # not kept: the next process computes them again
                     pass
             return out
@@ -344,6 +371,7 @@ class ToolTable(Mapping[str, ToolDef]):
             return
         self._raw_specs = {p.plugin: p for p in found.plugins}
         self._specs_found = True
+        self._registry._sources_read.extend(found.sources)
 
     def spec_for(self, tool: ToolDef) -> ToolSpec:
         """``tool``'s spec, computed once per ToolDef."""
@@ -603,6 +631,7 @@ def _tool_outcomes_from_manifest(reg: Registry) -> tuple[list[tuple[str, list[An
     except Exception:  # a cache that cannot be read is a miss, never a failed start
         manifest = None
     if manifest is not None and [p.plugin for p in manifest.plugins] == implementers:
+        reg._sources_read.extend(manifest.sources)
         return [(p.plugin, p.error if p.error is not None else list(p.entries)) for p in manifest.plugins], True
     outcomes = _staged_outcomes(reg, TOOLS_HOOK)
     record: list[PluginTools] = []
@@ -625,7 +654,7 @@ def _tool_outcomes_from_manifest(reg: Registry) -> tuple[list[tuple[str, list[An
                 break
     if record:
         try:
-            store_manifest(cache, key, record)
+            store_manifest(cache, key, record, reg._sources_read)
         except Exception:  # not kept: the next start computes it again
             pass
     # This process keeps the real ToolDefs it just built.

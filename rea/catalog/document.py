@@ -66,7 +66,16 @@ def advertised_input_schema(
     if hidden:
         properties = {k: v for k, v in schema["properties"].items() if k not in hidden}
         schema = {**schema, "properties": properties}
-    if multi_target and tool.requires_target and "target" not in schema.get("properties", {}):
+    if multi_target:
+        schema = with_target(schema, tool.requires_target, profile)
+    # Examples stay in the catalog document (`rea catalog`), not in what every request carries: property
+    # descriptions say each argument's form, and the projections drop examples.
+    return schema
+
+
+def with_target(schema: dict[str, Any], requires_target: bool, profile: str) -> dict[str, Any]:
+    """An advertised input schema as it is while several targets are open."""
+    if requires_target and "target" not in schema.get("properties", {}):
         # With several targets open, every target-bound tool runs on the one a call names (see invoke); a
         # single-target connection never carries the argument.
         schema = {
@@ -76,8 +85,6 @@ def advertised_input_schema(
                 "target": ADVERTISED_TARGET.get(profile, ADVERTISED_TARGET["full"]),
             },
         }
-    # Examples stay in the catalog document (`rea catalog`), not in what every request carries: property
-    # descriptions say each argument's form, and the projections drop examples.
     return schema
 
 

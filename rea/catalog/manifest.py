@@ -195,10 +195,40 @@ def load_specs(cache: AnalysisCache, key: CacheKey) -> SpecsManifest | None:
     return found
 
 
-def store_manifest(cache: AnalysisCache, key: CacheKey, plugins: list[PluginTools]) -> None:
-    cache.store(key, Manifest(sources=loaded_sources(), plugins=plugins))
+def merged_sources(*groups: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    """The sources a value computed now depends on: what is loaded, and what the kept values it read came from."""
+    merged = {path: (path, mtime, size) for group in groups for path, mtime, size in group}
+    return sorted(merged.values())
 
 
-def store_specs(cache: AnalysisCache, key: CacheKey, specs: dict[str, list[ToolSpec]]) -> None:
+def store_manifest(
+    cache: AnalysisCache, key: CacheKey, plugins: list[PluginTools], read: list[tuple[str, int, int]]
+) -> None:
+    cache.store(key, Manifest(sources=merged_sources(loaded_sources(), read), plugins=plugins))
+
+
+def store_specs(
+    cache: AnalysisCache, key: CacheKey, specs: dict[str, list[ToolSpec]], read: list[tuple[str, int, int]]
+) -> None:
     plugins = [PluginSpecs(plugin=p, specs=msgspec.Raw(msgspec.msgpack.encode(s))) for p, s in specs.items()]
-    cache.store(key, SpecsManifest(sources=loaded_sources(), plugins=plugins))
+    cache.store(key, SpecsManifest(sources=merged_sources(loaded_sources(), read), plugins=plugins))
+
+
+class Derived(msgspec.Struct, frozen=True, kw_only=True):
+    """A value computed from the registrations (a tools/list in one projection and presentation), kept like the
+    manifest: valid while its sources are unchanged."""
+
+    sources: list[tuple[str, int, int]]
+    value: msgspec.Raw
+
+
+def load_derived(cache: AnalysisCache, key: CacheKey) -> Derived | None:
+    found = cache.load(key, Derived)
+    if found is None or not sources_current(found.sources):
+        return None
+    return found
+
+
+def store_derived(cache: AnalysisCache, key: CacheKey, value: Any, read: list[tuple[str, int, int]]) -> None:
+    raw = msgspec.Raw(msgspec.msgpack.encode(value))
+    cache.store(key, Derived(sources=merged_sources(loaded_sources(), read), value=raw))

@@ -21,7 +21,7 @@ from rea import __version__
 from rea import evidence as ev_mod
 from rea.annotations import AnnotationStore
 from rea.budget import encode_result, error_size, known_oversize, success_size, transport_error
-from rea.catalog.document import advertised_description, advertised_input_schema, output_schema
+from rea.catalog.document import advertised_description, advertised_input_schema, output_schema, with_target
 from rea.catalog.invoke import ToolResult, invoke
 from rea.catalog.manifest import ToolSpec
 from rea.catalog.resource import ResourceDef, ResourceTemplateDef
@@ -47,8 +47,7 @@ INSTRUCTIONS = (
 )
 
 
-def _annotations(effects: Any) -> types.ToolAnnotations:
-    ann = effects.annotations()
+def _hints(ann: dict[str, bool]) -> types.ToolAnnotations:
     return types.ToolAnnotations(
         read_only_hint=ann["readOnlyHint"],
         destructive_hint=ann["destructiveHint"],
@@ -65,19 +64,53 @@ def build_tool_list(
     multi_target: bool = False,
 ) -> list[types.Tool]:
     """The tool inventory of the selected toolsets, in the configured projection and result presentation
-    (``multi_target``: target-bound tools take ``target``). Built from the tools' specs: no tool module is
-    imported to list them."""
+    (``multi_target``: target-bound tools take ``target``). Built from the listing kept beside the tool manifest
+    (``Registry.derived``): no tool module is imported and no schema projected to list them."""
+    listing = registry.derived(
+        f"tools-list/{profile}/{presentation}", list[ListedTool], lambda: listed_tools(registry, profile, presentation)
+    )
     return [
         types.Tool(
             name=t.name,
+            title=t.title,
+            description=t.description,
+            input_schema=with_target(t.input_schema, t.requires_target, profile) if multi_target else t.input_schema,
+            output_schema=t.output_schema,
+            annotations=_hints(t.annotations),
+        )
+        for t in listing
+        if toolsets is None or t.toolset in toolsets
+    ]
+
+
+class ListedTool(msgspec.Struct, frozen=True, kw_only=True):
+    """One tools/list entry as a single-target connection is sent it, before the toolsets are chosen."""
+
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    # The effects' annotation hints (ToolEffects.annotations).
+    annotations: dict[str, bool]
+    toolset: str
+    requires_target: bool
+
+
+def listed_tools(registry: Registry, profile: str, presentation: str) -> list[ListedTool]:
+    """Every tool's tools/list entry in ``profile`` and ``presentation``, by name (from the tools' specs)."""
+    return [
+        ListedTool(
+            name=t.name,
             title=t.display_title,
             description=advertised_description(t, profile),
-            input_schema=advertised_input_schema(registry, t, profile, multi_target),
+            input_schema=advertised_input_schema(registry, t, profile),
             output_schema=_advertised_output(registry, t, presentation),
-            annotations=_annotations(t.effects),
+            annotations=t.effects.annotations(),
+            toolset=t.toolset_id,
+            requires_target=t.requires_target,
         )
         for t in sorted(registry.tool_specs().values(), key=lambda t: t.name)
-        if toolsets is None or t.toolset_id in toolsets
     ]
 
 
