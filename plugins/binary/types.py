@@ -309,6 +309,11 @@ def _inspect_type(call: ToolCall) -> Evidence:
     name = str(call.args["name"]).strip()
     chosen = typelib.ABIS[call.args["abi"]] if call.args.get("abi") else abi(call)
     found = typelib.Layout(nb.types, chosen).of_name(name, "name")
+    if found.incomplete and name not in nb.types:
+        raise invalid_request(
+            f"{name} is not declared in the target's type library",
+            [issue("name", "invalid_value", "declare it with declare_c_types, or list_types to see the library")],
+        )
     return _evidence(call, msgspec.to_builtins(found))
 
 

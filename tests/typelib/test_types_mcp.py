@@ -68,6 +68,8 @@ def test_a_prototype_and_a_typed_datum_show_on_every_provider(provider: str, opt
             info = _normalized(await client.call_tool("procedure_info", {"procedure": "apply_opts"}))
             assert info["signature"] == PROTOTYPE and info["signature_source"] == "user"
             assert info["prototype"]["text"] == PROTOTYPE and info["prototype"]["return_type"] == "int"
+            missing = _error(await client.call_tool("inspect_type", {"name": "struct other"}))
+            assert missing["code"] == "invalid_request" and "not declared" in missing["message"]
             layout = _normalized(await client.call_tool("inspect_type", {"name": "opts_t"}))
             assert (layout["size"], layout["abi"]) == (32, "lp64")
             assert [f["offset"] for f in layout["fields"]] == [0, 4, 8, 16, 24]
