@@ -677,11 +677,15 @@ class Analysis:
             return image.code_region_at(a) is not None
 
         found: set[int] = set()
+        bounds = (
+            min((r.start for r in image.code_regions), default=0),
+            max((r.start + r.file_size for r in image.code_regions), default=0),
+        )
         for r in image.code_regions:
             lo = bisect.bisect_left(self.starts, r.start)
             hi = bisect.bisect_left(self.starts, r.start + r.file_size)
             src, dst = sweeper.code_refs(
-                image.code_view(r.start, r.start + r.file_size), r.start, self.starts[lo:hi], in_code, at
+                image.code_view(r.start, r.start + r.file_size), r.start, self.starts[lo:hi], in_code, bounds, at
             )
             for s, d in zip(src, dst, strict=True):
                 # As ``_attribute`` keeps a reference: from inside a local procedure's or thunk's extent.
@@ -854,7 +858,16 @@ class RefColumns:
         self.proc = array.array("q")
 
     def table(self) -> RefTable:
-        return RefTable(src=self.src.tobytes(), dst=self.dst.tobytes(), kind=bytes(self.kind), proc=self.proc.tobytes())
+        """The columns as a table; each column is released as soon as it is copied (a peak of one column)."""
+        src = self.src.tobytes()
+        self.src = array.array("q")
+        dst = self.dst.tobytes()
+        self.dst = array.array("q")
+        proc = self.proc.tobytes()
+        self.proc = array.array("q")
+        kind = bytes(self.kind)
+        self.kind = bytearray()
+        return RefTable(src=src, dst=dst, kind=kind, proc=proc)
 
 
 def _is_cond(facts: Facts, src: int) -> bool:

@@ -184,6 +184,7 @@ class Program:
         self._registers: _Refs | None = None
         self._graph: graph.Edges | None = None
         self._code_data: frozenset[int] | None = None  # code addresses data references name (x86)
+        self._single: dict[int, int] | None = None  # procedure start -> its only flow reference's row, or -1
         self._exports: frozenset[int] | None = None
         self.register_provenance: dict[tuple[int, int], str] = {}  # (site, target) -> how it was proven
         self._strings: list[StringItem] | None = None
@@ -456,23 +457,37 @@ class Program:
             return None
         # Calls and jumps first: the references from data only add to them, so most procedures are settled
         # without reading data references at all.
-        refs = self._tables[0].incoming(p.address, p.address + 1, self)
-        if len(refs) != 1 or refs[0].kind != "call" or refs[0].proc == p.address:
+        only = self._only_reference(p.address)
+        if only is None or only.kind != "call" or only.proc == p.address:
             return None
         if self._referenced_as_data(p.address, ctx):
             return None
-        caller = self.an.by_addr.get(refs[0].proc)
+        caller = self.an.by_addr.get(only.proc)
         walker = self.register_walker(caller) if caller is not None else None
         if walker is None:
             return None
         out = dict(found.targets)
         for reg in sorted(found.entry):
-            passed = walker.trace(refs[0].src, reg, "caller-argument")
+            passed = walker.trace(only.src, reg, "caller-argument")
             if passed is None or passed.entry:
                 return None
             for t, how in passed.targets.items():
                 out.setdefault(t, how)
         return out if len(out) <= MAX_TARGETS else None
+
+    def _only_reference(self, address: int) -> Ref | None:
+        """The one call or jump to ``address`` (a procedure start), None when there are none or several: from a
+        table of procedure starts only (a row, or a mark for several), not an index of every reference's target."""
+        flow = self._tables[0]
+        if self._single is None:
+            by_addr = self.an.by_addr
+            single: dict[int, int] = {}
+            for i, d in enumerate(flow.dst):
+                if d in by_addr:
+                    single[d] = -1 if d in single else i
+            self._single = single
+        row = self._single.get(address, -1)
+        return None if row < 0 else self._ref(flow.src[row], flow.dst[row], flow.kind[row], flow.proc[row])
 
     def _referenced_as_data(self, address: int, ctx: CallContext | None) -> bool:
         """Whether a data reference (from code or a pointer slot) names ``address``, a procedure start: from the

@@ -172,9 +172,14 @@ _X86_INVALID = 0  # skipdata's ".byte"
 _X86_IMM = re.compile(rb", 0x[0-9a-f]{4}")
 _SLOT = 80  # operand characters kept per record for that search; longer operand texts are AVX-512 noise
 _HEXDIGITS = re.compile(rb"[0-9a-f]+")
-# What an operand text may name: a rip-relative displacement (its target is the next instruction's address
-# plus or minus it), or any other hex number (an absolute address, an immediate).
-_X86_NAMED = re.compile(rb"rip ([+-]) (?:0x([0-9a-f]+)|(\d+))\]|0x([0-9a-f]+)")
+
+
+@functools.cache
+def _x86_named(digits: int) -> re.Pattern[bytes]:
+    """What an operand text may name: a rip-relative displacement (its target is the next instruction's address
+    plus or minus it), or a hex number of at least ``digits`` digits (an absolute address, an immediate; capstone
+    writes no leading zeros, so a shorter one is below the lowest code address)."""
+    return re.compile(rb"rip ([+-]) (?:0x([0-9a-f]+)|(\d+))\]|0x([1-9a-f][0-9a-f]{%d,})" % max(0, digits - 1))
 
 
 def _raw_layout() -> tuple[Any, Any, int, int, int, int, int] | None:
@@ -401,6 +406,7 @@ class Sweeper:
         base: int,
         syncs: list[int],
         in_code: Callable[[int], bool],
+        code_bounds: tuple[int, int],
         check: Callable[[int], None] | None = None,
     ) -> tuple[array.array[int], array.array[int]]:
         """(source, target) of the references to code among the data references a DATA sweep of the same range
@@ -411,6 +417,8 @@ class Sweeper:
         known = x86_ids()
         direct, ret, other = known.direct, known.ret, known.other
         mapped = self.mapped
+        lowest, highest = code_bounds
+        named = _x86_named(len(f"{lowest:x}"))
         for batch, keep, _ in self.batches(code, base, syncs, check):
             ids, blob = batch.ids, batch.blob
             assert ids is not None and blob is not None
@@ -422,21 +430,26 @@ class Sweeper:
             addrs, sizes = batch.addrs, batch.sizes
             last = -1
             candidates = [i for v in other for i in _positions(ids, v, keep)]  # a DATA sweep reads these always
-            for m in _X86_NAMED.finditer(text):
-                i = m.start() // _SLOT
-                if i == last or text.find(b"\0", i * _SLOT, m.start()) >= 0:  # already a candidate, or stale bytes
+            for m in named.finditer(text):
+                at = m.start()
+                i = at // _SLOT
+                if i == last:
+                    continue
+                sign, hexdisp, decdisp, number = m.groups()
+                if sign is not None:
+                    disp = int(hexdisp, 16) if hexdisp is not None else int(decdisp)
+                    value = addrs[i] + sizes[i] + (disp if sign == b"+" else -disp)
+                else:
+                    value = int(number, 16)
+                # Cheapest test first: most operands name data or small offsets, far from the code.
+                if not lowest <= value < highest or not in_code(value):
+                    continue
+                if text.find(b"\0", i * _SLOT, at) >= 0:  # stale bytes after the operand text
                     continue
                 if not _data_pick(text[i * _SLOT : (i + 1) * _SLOT], ids[i] == known.push):
                     continue  # an instruction a DATA sweep does not read
-                if m.group(1) is not None:
-                    disp = int(m.group(2), 16) if m.group(2) is not None else int(m.group(3))
-                    nxt = addrs[i] + sizes[i]
-                    value = nxt + disp if m.group(1) == b"+" else nxt - disp
-                else:
-                    value = int(m.group(4), 16)
-                if in_code(value):
-                    candidates.append(i)
-                    last = i
+                candidates.append(i)
+                last = i
             for i in sorted(set(candidates)):
                 iid = ids[i]
                 if iid in direct or iid in ret or iid == _X86_INVALID:
