@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import posixpath
 import urllib.parse
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -410,10 +413,33 @@ def _path_matches(bundled: str, source: str) -> bool:
     return bundled == source or source.endswith("/" + bundled) or bundled.endswith("/" + source)
 
 
+@contextlib.contextmanager
+def without_cycle_collection() -> Iterator[None]:
+    """Pause Python's cycle collector while the graph is built (and resume it after, if it ran before).
+
+    The build allocates millions of short-lived containers (syntax nodes, records) beside a growing graph of
+    long-lived ones, so the collector runs thousands of times and its full passes walk the whole graph again: a
+    quarter of the build's time at Electron scale (3.7 of 15.6 s on 49 MiB of npm packages). Nothing the build
+    makes is cyclic, so reference counting frees it all the same.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
 def build(collected: Collected, limits: Limits, ctx: CallContext) -> dict[str, Any]:
     """The complete application graph of the collected files (deterministic: sorted by path), as the builtins
     ``msgspec.to_builtins`` makes of an ``Application``; each module's record is built as its file is parsed, so
     the syntax trees and the Struct records never all live at once. Consumes ``collected.files``."""
+    with without_cycle_collection():
+        return _build(collected, limits, ctx)
+
+
+def _build(collected: Collected, limits: Limits, ctx: CallContext) -> dict[str, Any]:
     builder = _Builder(collected, limits, ctx)
     builder.parse_all()
     builder.build_modules()

@@ -64,15 +64,17 @@ def handle(call: ToolCall) -> Evidence:
     if coverage["status"] == "partial":
         limitations.append("Coverage is partial: " + ", ".join(coverage["reasons"]) + ".")
     parameters = {"format": fmt, "integrity_policy": policy, "limits": msgspec.to_builtins(limits)}
-    ev = call.session.evidence(
-        OPERATION,
-        parameters,
-        OperationResult(normalized=normalized, limitations=limitations),
-        bound=False,
-        target=target,
-        provider=PROVIDER,
-        analysis_profile=profile(),
-    )
+    # The Evidence id encodes (and may decode again) the whole graph: no cycle collection over it meanwhile either.
+    with analyze.without_cycle_collection():
+        ev = call.session.evidence(
+            OPERATION,
+            parameters,
+            OperationResult(normalized=normalized, limitations=limitations),
+            bound=False,
+            target=target,
+            provider=PROVIDER,
+            analysis_profile=profile(),
+        )
     call.ctx.finish(f"analyzed {normalized['counts']['modules']} modules")
     if args.get("detail", "complete") == "summary":
         # The complete record stays retained; the caller gets the same summary inspect_analysis_view gives.
