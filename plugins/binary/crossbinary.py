@@ -39,8 +39,10 @@ def _layout(call: ToolCall, target_id: str) -> dict[str, Any] | None:
 
 def _needs(needed: list[str], path: str) -> bool:
     name = os.path.basename(path)
-    # A soname is the file's name or a prefix of it (libz.so.1 for libz.so.1.3.1); DLL names compare caselessly.
-    return any(name == n or name.startswith(n + ".") or name.lower() == n.lower() for n in needed)
+    # A soname is the file's name or a prefix of it (libz.so.1 for libz.so.1.3.1); DLL names compare caselessly;
+    # a Mach-O install name (/usr/lib/libz.1.dylib, @rpath/libz.1.dylib) by its last component.
+    wanted = [os.path.basename(n) for n in needed]
+    return any(name == n or name.startswith(n + ".") or name.lower() == n.lower() for n in wanted)
 
 
 def follow_imports(call: ToolCall, callees: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -231,3 +231,77 @@ def test_xrefs_cross_between_an_import_and_its_export(program_and_library: tuple
             assert out["exported_by"]["address"] == export["address"]
 
     anyio.run(main)
+
+
+def _pe_pair(root: Path) -> Path:
+    cc = toolchains.require("x86_64-w64-mingw32-gcc")
+    (root / "lib.c").write_text(LIBRARY_C)
+    (root / "main.c").write_text("int lib_twice(int x);\nint main(int argc, char **argv) { return lib_twice(argc); }\n")
+    subprocess.run([cc, "-O1", "-shared", "-o", str(root / "libscale.dll"), str(root / "lib.c")], check=True)
+    subprocess.run(
+        [cc, "-O1", "-o", str(root / "program.exe"), str(root / "main.c"), "-L", str(root), "-lscale"], check=True
+    )
+    return root / "program.exe"
+
+
+def _macho_pair(root: Path) -> Path:
+    from tests.fixtures.native.native_fixtures import LIBSYSTEM_TBD
+
+    clang, lld = toolchains.require("clang"), toolchains.require("ld64.lld")
+    (root / "lib.c").write_text(LIBRARY_C)
+    (root / "main.c").write_text("int lib_twice(int x);\nint main(int argc, char **argv) { return lib_twice(argc); }\n")
+    (root / "libSystem.tbd").write_text(LIBSYSTEM_TBD)
+    for name in ("lib", "main"):
+        subprocess.run(
+            [
+                clang,
+                "-target",
+                "arm64-apple-macos11",
+                "-O1",
+                "-c",
+                str(root / f"{name}.c"),
+                "-o",
+                str(root / f"{name}.o"),
+            ],
+            check=True,
+        )
+    link = [lld, "-arch", "arm64", "-platform_version", "macos", "11.0", "11.0"]
+    tbd, dylib = str(root / "libSystem.tbd"), str(root / "libscale.dylib")
+    install = ["-dylib", "-install_name", "@rpath/libscale.dylib"]
+    subprocess.run([*link, *install, "-o", dylib, str(root / "lib.o"), tbd], check=True)
+    program = ["-o", str(root / "program"), str(root / "main.o"), dylib, tbd, "-rpath", "@loader_path"]
+    subprocess.run([*link, *program], check=True)
+    return root / "program"
+
+
+@pytest.mark.parametrize(
+    ("build", "library", "rule", "main", "twice"),
+    [
+        (_pe_pair, "libscale.dll", "program folder", "main", "lib_twice"),
+        (_macho_pair, "@rpath/libscale.dylib", "rpath", "_main", "_lib_twice"),
+    ],
+    ids=["pe", "mach-o"],
+)
+def test_a_dll_and_a_dylib_are_found_and_followed(
+    tmp_path: Path, build: Any, library: str, rule: str, main: str, twice: str
+) -> None:
+    """PE: the DLL beside the program, matched by its import's DLL name; Mach-O: @rpath through LC_RPATH."""
+    program = build(tmp_path)
+
+    async def run() -> None:
+        async with connect() as client:
+            opened = ok(
+                await client.call_tool(
+                    "open_binary", {"path": str(program), "alias": "prog", "with_dependencies": True}
+                )
+            )
+            deps = {d["name"]: d for d in opened["dependencies"]["opened"]}
+            assert deps[library]["rule"] == rule
+            lib = deps[library]["target_id"]
+            callees = ok(await client.call_tool("procedure_callees", {"procedure": main}))["normalized_result"]
+            into = next(c for c in callees["callees"] if c["name"] == twice)
+            assert into["exported_by"]["target_id"] == lib
+            export = ok(await client.call_tool("procedure_address", {"procedure": twice, "target": lib}))
+            assert into["exported_by"]["address"] == export["normalized_result"]["address"]
+
+    anyio.run(run)
