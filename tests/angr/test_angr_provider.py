@@ -37,6 +37,7 @@ CONTRACT_OPERATIONS = {
     "read_function_instructions",
     "procedure_callers",
     "procedure_callees",
+    "program_call_graph",
     "procedure_references",
     "xrefs",
     "procedure_pseudo_code",

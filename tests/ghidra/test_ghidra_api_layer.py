@@ -272,3 +272,19 @@ def test_engine_start_failures_are_typed_without_engine_text(stubs: dict[str, An
     with pytest.raises(ReaError) as changed:
         Engine().start({**params, "sha256": "cd" * 32}, Progress())  # type: ignore[arg-type]
     assert changed.value.code == "artifact_changed"
+
+
+def test_the_whole_call_graph_is_every_procedures_callees(answers: Answers) -> None:
+    """program_call_graph over the records (Ghidra's and Hopper's layer) says what procedure_callees says."""
+    from collections import Counter
+
+    graph = ask(answers, "program_call_graph", limit=5000)
+    procs = ask(answers, "list_procedures", limit=1000)["procedures"]
+    assert graph["procedures"] == len(procs) and graph["next_offset"] is None
+    expected: Counter[tuple[str, str | None, str]] = Counter()
+    for p in procs:
+        for c in ask(answers, "procedure_callees", procedure=p["address"])["callees"]:
+            expected[p["address"], c["address"], c["kind"]] += len(c["call_sites"])
+    got = Counter({(e["caller"], e["callee"], e["kind"]): e["calls"] for e in graph["edges"]})
+    assert got == expected and expected
+    assert {e["caller"] for e in graph["edges"]} <= set(graph["names"])
