@@ -206,13 +206,13 @@ class Registry:
         cache = self._manifest_cache
         if cache is None:
             return compute()
-        from rea.catalog.manifest import MANIFEST_KIND, load_derived, manifest_key, store_derived
+        from rea.catalog.manifest import MANIFEST_KIND, decode_raw, load_derived, manifest_key, store_derived
 
         key = manifest_key(self._manifest_identity, f"{MANIFEST_KIND}:{name}")
         try:
             found = load_derived(cache, key)
             if found is not None:
-                value = msgspec.msgpack.decode(found.value, type=value_type)
+                value = decode_raw(found.value, value_type)
                 self._sources_read.extend(found.sources)
                 return value
         except Exception:  # an unreadable or mistyped entry is a miss

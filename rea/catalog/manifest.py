@@ -12,11 +12,13 @@ only when one of its tools is called.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import os
 import sys
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import msgspec
 
@@ -24,6 +26,8 @@ from rea.catalog.tool import FAMILY_TOOLSETS, ToolDef, ToolEffects, ToolMode
 
 if TYPE_CHECKING:
     from rea.cache import AnalysisCache, CacheKey
+
+T = TypeVar("T")
 
 # 1: entries (and specs) per plugin, sources by (path, mtime_ns, size).
 MANIFEST_KIND: Final = "rea-registry-tools/1"
@@ -121,7 +125,7 @@ class PluginSpecs(msgspec.Struct, frozen=True, kw_only=True):
     specs: msgspec.Raw
 
     def decode(self) -> list[ToolSpec]:
-        return msgspec.msgpack.decode(self.specs, type=list[ToolSpec])
+        return decode_raw(self.specs, list[ToolSpec])
 
 
 class SpecsManifest(msgspec.Struct, frozen=True, kw_only=True):
@@ -130,6 +134,24 @@ class SpecsManifest(msgspec.Struct, frozen=True, kw_only=True):
 
     sources: list[tuple[str, int, int]]
     plugins: list[PluginSpecs]
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic collection while a kept value is read: decoding creates many containers at once, and in a process
+    that has already imported its libraries (a server) a full collection then costs more than the decoding."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def decode_raw(raw: msgspec.Raw, value_type: type[T]) -> T:
+    with paused_gc():
+        return msgspec.msgpack.decode(raw, type=value_type)
 
 
 def manifest_key(identity: Iterable[Any], kind: str = MANIFEST_KIND) -> CacheKey:
@@ -182,14 +204,16 @@ def sources_current(sources: list[tuple[str, int, int]]) -> bool:
 
 def load_manifest(cache: AnalysisCache, key: CacheKey) -> Manifest | None:
     """The stored manifest when every source it was computed from is unchanged (None: compute it again)."""
-    found = cache.load(key, Manifest)
+    with paused_gc():
+        found = cache.load(key, Manifest)
     if found is None or not sources_current(found.sources):
         return None
     return found
 
 
 def load_specs(cache: AnalysisCache, key: CacheKey) -> SpecsManifest | None:
-    found = cache.load(key, SpecsManifest)
+    with paused_gc():
+        found = cache.load(key, SpecsManifest)
     if found is None or not sources_current(found.sources):
         return None
     return found
@@ -223,7 +247,8 @@ class Derived(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def load_derived(cache: AnalysisCache, key: CacheKey) -> Derived | None:
-    found = cache.load(key, Derived)
+    with paused_gc():
+        found = cache.load(key, Derived)
     if found is None or not sources_current(found.sources):
         return None
     return found

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import json
 import signal
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -131,6 +133,8 @@ class ReaServer:
         # Every connection starts with these toolsets; with on-demand toolsets it may enable the others.
         self.initial_toolsets = settings.toolsets or registry.toolsets()
         self._tool_lists: dict[tuple[frozenset[str], bool], list[types.Tool]] = {}
+        # Set once a tools/list has been answered (prewarm waits for it).
+        self.listed = threading.Event()
         self.tools = self._tool_list(frozenset(self.initial_toolsets), False)
         self.max_request_bytes = max_request_bytes(settings)
         # Only prompts whose every tool is registered.
@@ -204,7 +208,9 @@ class ReaServer:
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         session: Session = ctx.lifespan_context["session"]
-        return types.ListToolsResult(tools=self._tool_list(*self._view(session)))
+        result = types.ListToolsResult(tools=self._tool_list(*self._view(session)))
+        self.listed.set()
+        return result
 
     async def _list_prompts(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
@@ -486,11 +492,19 @@ def release_free_memory() -> None:
         pass
 
 
-def prewarm(registry: Registry) -> None:
-    """Let available providers start shared machinery while the client initializes (in the background)."""
-    import threading
+# Prewarming waits for the first tools/list to be answered (and a moment for the answer to be written), at most
+# this long: on a small host its imports and the engine worker it starts would otherwise delay that answer.
+PREWARM_AFTER_LIST_S = 0.1
+PREWARM_LATEST_S = 2.0
+
+
+def prewarm(registry: Registry, listed: threading.Event | None = None) -> None:
+    """Let available providers start shared machinery while the client works (in the background); with
+    ``listed``, once the first tools/list has been answered (or ``PREWARM_LATEST_S`` passed)."""
 
     def run() -> None:
+        if listed is not None and listed.wait(PREWARM_LATEST_S):
+            time.sleep(PREWARM_AFTER_LIST_S)
         for provider in registry.providers.values():
             try:
                 if provider.availability().status == "available":
@@ -514,7 +528,7 @@ async def serve_stdio(registry: Registry, settings: Settings) -> str | None:
 
     leftovers.sweep()  # what a server killed earlier left behind, where its owner is provably gone
     app = ReaServer(registry, settings)
-    prewarm(registry)
+    prewarm(registry, app.listed)
     stopped_by: list[str] = []
     async with anyio.create_task_group() as tg:
         tg.start_soon(_stop_on_signal, tg.cancel_scope, stopped_by)
