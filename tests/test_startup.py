@@ -1,0 +1,193 @@
+"""Start-up stays at the floor: loading the registry imports no engine and, with the tool manifest kept in the
+analysis cache, no tool module; the manifest is data that says exactly what the hooks would register, and a
+changed source makes it a miss. Speed figures live in benchmarks/startup.py, never here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from rea.cache import AnalysisCache
+from rea.catalog.manifest import ToolEntry, ToolSpec, spec_of
+from rea.catalog.tool import ToolDef
+from rea.registry import load
+
+ENGINES = (
+    "angr",
+    "lief",
+    "capstone",
+    "tree_sitter",
+    "androguard",
+    "dnfile",
+    "dncil",
+    "dask",
+    "distributed",
+    "yara",
+    "pefile",
+    "r2libr",
+    "websockets",
+    "jsonschema",
+    "mcp",
+)
+
+
+def _probe(code: str, cache: Path, **env: str) -> dict[str, Any]:
+    """Run ``code`` in a fresh interpreter (REA_CACHE_DIR=cache) and return what it printed as JSON."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
+    base.update(REA_CACHE_DIR=str(cache), PYTHONPATH=str(Path(__file__).resolve().parents[1]), **env)
+    prelude = "import json, sys\n"
+    proc = subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=base,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    found: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return found
+
+
+_LOADED = """
+def loaded():
+    engines = sorted(m for m in {engines!r} if m in sys.modules)
+    tools = sorted(m for m in sys.modules if m.startswith("rea_plugins.") and m.rsplit(".", 1)[-1] == "tools")
+    return {{"engines": engines, "tool_modules": tools}}
+"""
+
+
+def _loaded_after(step: str, cache: Path) -> dict[str, Any]:
+    code = _LOADED.format(engines=ENGINES) + textwrap.dedent(step) + "\nprint(json.dumps(loaded()))\n"
+    return _probe(code, cache)
+
+
+VERSION = """
+import contextlib, io
+from rea.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["--version"])
+"""
+PROVIDERS = """
+import contextlib, io
+from rea.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["providers", "list", "--json"])
+"""
+
+
+def test_loading_the_registry_imports_no_engine(tmp_path: Path) -> None:
+    for _ in range(2):  # a cold manifest (the hooks run and it is written), then a warm one
+        for step in ("import rea.registry as r\nr.default_registry(cached=True)", VERSION, PROVIDERS):
+            assert _loaded_after(step, tmp_path / "cache")["engines"] == [], step
+
+
+def test_version_and_providers_list_import_no_tool_module_once_the_manifest_is_kept(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    _loaded_after(PROVIDERS, cache)  # writes the manifest
+    assert _loaded_after(VERSION, cache)["tool_modules"] == []
+    assert _loaded_after(PROVIDERS, cache)["tool_modules"] == []
+
+
+def test_version_calls_no_registration_hook(tmp_path: Path) -> None:
+    found = _probe(
+        """
+        import contextlib, io
+        from rea.cli.main import main
+        from rea.registry import default_registry
+        with contextlib.redirect_stdout(io.StringIO()):
+            main(["--version"])
+        print(json.dumps({"pending": len(default_registry()._pending)}))
+        """,
+        tmp_path / "cache",
+    )
+    assert found["pending"] == 8
+
+
+def _registry_from(cache: Path) -> Any:
+    return load(cache=AnalysisCache(str(cache), 1 << 30))
+
+
+def test_the_manifest_says_what_the_hooks_register(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    eager = load()
+    cold = _registry_from(tmp_path)
+    assert sorted(cold.tools) == sorted(eager.tools)
+    warm = _registry_from(tmp_path)
+    assert warm.tools._deferred, "the second registry reads the manifest"
+    assert list(warm.tools) == list(eager.tools)
+    assert warm.owner == eager.owner and warm.broken == eager.broken
+    assert [e.message for e in warm.errors] == [e.message for e in eager.errors]
+    assert warm.toolsets() == eager.toolsets()
+    specs = warm.tool_specs()  # computed (and kept) from the real ToolDefs of every plugin
+    again = _registry_from(tmp_path).tool_specs()  # decoded from what was kept
+    for name, tool in eager.tools.items():
+        expected = spec_of(tool)
+        assert msgspec.json.encode(specs[name]) == msgspec.json.encode(expected), name
+        assert msgspec.json.encode(again[name]) == msgspec.json.encode(expected), name
+        entry = warm.tool_info()[name]
+        assert isinstance(entry, ToolEntry)
+        assert (entry.cli_name, entry.toolset_id, entry.display_title) == (
+            tool.cli_name,
+            tool.toolset_id,
+            tool.display_title,
+        )
+        real = warm.tools[name]  # its plugin's hook runs now
+        assert isinstance(real, ToolDef) and real.handler is not None and real.name == name
+
+
+def test_a_spec_carries_every_field_of_a_tool_but_its_callables() -> None:
+    data = set(ToolDef.__struct_fields__) - {"handler", "result_type", "images"}
+    assert data <= set(ToolSpec.__struct_fields__)
+    assert set(ToolSpec.__struct_fields__) - data == {"advertised_output", "has_images"}
+
+
+PLUGIN = """
+import os
+from rea import hookimpl
+from rea.catalog.tool import ToolDef
+
+def _handler(call):
+    return {{"ok": True}}
+
+@hookimpl
+def rea_register_tools(register):
+    with open(os.environ["PROBE_MARKS"], "a") as fh:
+        fh.write("called\\n")
+    for name in {names!r}:
+        register(ToolDef(name=name, description="A probe tool.", family="probe",
+                         input_schema={{"type": "object", "properties": {{}}}}, handler=_handler))
+"""
+
+
+def test_a_changed_plugin_source_is_a_miss(tmp_path: Path) -> None:
+    module = tmp_path / "startup_probe_plugin.py"
+    marks = tmp_path / "marks"
+    cache = tmp_path / "cache"
+    code = """
+    from rea.registry import default_registry
+    reg = default_registry(cached=True)
+    names = sorted(n for n in reg.tools if n.startswith("probe_"))
+    print(json.dumps({"names": names}))
+    """
+    env = {"REA_PLUGIN_MODULES": "startup_probe_plugin", "PROBE_MARKS": str(marks)}
+    module.write_text(PLUGIN.format(names=["probe_one"]))
+
+    def run() -> list[str]:
+        found = _probe(f"sys.path.insert(0, {str(tmp_path)!r})\n" + textwrap.dedent(code), cache, **env)
+        names: list[str] = found["names"]
+        return names
+
+    assert run() == ["probe_one"]
+    assert marks.read_text().count("called") == 1
+    assert run() == ["probe_one"]
+    assert marks.read_text().count("called") == 1, "the manifest answered: the hook did not run"
+    module.write_text(PLUGIN.format(names=["probe_one", "probe_two"]))
+    assert run() == ["probe_one", "probe_two"]
+    assert marks.read_text().count("called") == 2
