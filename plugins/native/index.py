@@ -23,6 +23,7 @@ from rea_plugins.native.disasm import CALL, COND, FALL, JUMP, RET, FlowReader, I
 from rea_plugins.native.image import Image
 from rea_plugins.native.model import Model
 from rea_plugins.native.pointers import Slots, find_slots
+from rea_plugins.native.pointers import _elf_type as elf_type
 from rea_plugins.native.sweep import DATA, FAR, FLOW, BudgetExceeded, Facts, Sweeper, descend, table_targets
 
 from rea.errors import ReaError
@@ -710,15 +711,49 @@ class Analysis:
             if n % 1024 == 0:
                 tick("computing procedure extents")
 
+    def _seeds(self, facts: Facts, tick: Callable[[str], None]) -> dict[int, str]:
+        """Starts the whole sweep gives before any procedure is followed: every direct call's target (the sweep
+        is linear, so a callee only code that nothing known reaches calls is found too), and the code addresses
+        the relocations store (vtables, callback tables): what a stripped binary with few unwind entries needs."""
+        by_addr = self.by_addr
+        seeds: dict[int, str] = {}
+        classes, targets = facts.cls, facts.target
+        marker = bytes([CALL])
+        i = classes.find(marker)
+        n = 0
+        while i >= 0:
+            t = targets[i]
+            if t >= 0 and t not in by_addr:
+                seeds[t] = "call-target"
+            i = classes.find(marker, i + 1)
+            n += 1
+            if n % 65536 == 0:
+                tick("discovering procedures")
+        if not self._fixed():
+            for v in find_slots(self.image, tuple).map.values():
+                if v not in by_addr:
+                    seeds.setdefault(v, "code-pointer")
+        return seeds
+
+    def _fixed(self) -> bool:
+        """A fixed image has no relocations to read code pointers from (its pointers are only matched, later)."""
+        model = self.model
+        if model.format == "elf":
+            return model.endianness != "little" or elf_type(self.image) == 2
+        return model.format != "pe"
+
     def _discover(self, facts: Facts, tick: Callable[[str], None], progress: Progress | None) -> None:
-        """Call targets and jumps out of a procedure start new procedures; each round decodes only new ones."""
+        """Call targets and jumps out of a procedure start new procedures; each round decodes only new ones.
+        The first round also takes the whole sweep's seeds (``_seeds``)."""
         image = self.image
         classes, targets = facts.cls, facts.target
         pending = [p for p in self.procs if p.kind in ("local", "thunk")]
         rounds = 0
-        while pending:
+        seeds: dict[int, str] | None = self._seeds(facts, tick)
+        while pending or seeds:
             rounds += 1
-            found: dict[int, str] = {}
+            found: dict[int, str] = seeds or {}
+            seeds = None
             by_addr = self.by_addr
             for n, p in enumerate(pending):
                 if n % 1024 == 0:
@@ -754,7 +789,11 @@ class Analysis:
 
     def _insert(self, fresh: list[Proc]) -> None:
         """Insert new procedures into the sorted inventory: a binary search and a memory move each, so a
-        round costs in what it found (a long call chain found one procedure per round stays cheap)."""
+        round costs in what it found (a long call chain found one procedure per round stays cheap); many at
+        once are merged in bulk (one sort), never a memory move each."""
+        if len(fresh) > 64 and len(fresh) * 16 > len(self.procs):
+            self.install([*self.procs, *fresh])
+            return
         for p in fresh:
             i = bisect.bisect_left(self.starts, p.address)
             self.starts.insert(i, p.address)

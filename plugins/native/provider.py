@@ -138,6 +138,7 @@ class NativeProvider(AnalysisProvider):
                 "exception-tables",
                 "import-stubs",
                 "call-targets",
+                "code-pointers",
                 "tail-call-targets",
                 "branch-targets",
             ],
