@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rea import hookimpl
-from rea.config import SettingSpec
-from rea.providers import AnalysisProvider
+
+if TYPE_CHECKING:
+    from rea.config import SettingSpec
+    from rea.providers import AnalysisProvider
 
 
 @hookimpl

@@ -6,11 +6,14 @@ LLDB (the ``lldb-for-pwndbg`` wheel, extra ``rea[lldb]``) is imported only in th
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rea import hookimpl
-from rea.catalog.tool import ToolDef
-from rea.config import SettingSpec
-from rea.providers import AnalysisProvider
+
+if TYPE_CHECKING:
+    from rea.catalog.tool import ToolDef
+    from rea.config import SettingSpec
+    from rea.providers import AnalysisProvider
 
 
 @hookimpl

@@ -6,10 +6,12 @@ Importing this module stays cheap: LIEF and capstone load on first use, inside t
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rea import hookimpl
-from rea.config import SettingSpec
+
+if TYPE_CHECKING:
+    from rea.config import SettingSpec
 
 
 @hookimpl

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rea import hookimpl
-from rea.catalog.tool import ToolDef
-from rea.scenarios import ScenarioDriver
+
+if TYPE_CHECKING:
+    from rea.catalog.tool import ToolDef
+    from rea.scenarios import ScenarioDriver
 
 
 @hookimpl
