@@ -630,6 +630,7 @@ class Analysis:
             progress(f"index: {len(refs.kind)} calls and jumps in {len(self.procs)} procedures")
         if discover:
             self._link_parts(refs, facts)
+        del facts  # the sweep's columns are done with: release them before the table is made
         self.name_parts()
         self.install(self.procs)  # names by address order, exactly as when this index is adopted
         return ProgramIndex(

@@ -79,6 +79,15 @@ class Facts:
         self.target.append(-1 if target is None else target if target < _NO_ADDRESS else FAR)
 
     def extend(self, other: Facts) -> None:
+        if not self.addr:  # the first (often the only) region: take its columns, never a second copy
+            self.addr, self.size, self.cls, self.target, self.extra = (
+                other.addr,
+                other.size,
+                other.cls,
+                other.target,
+                other.extra,
+            )
+            return
         base = len(self.addr)
         self.extra.update((base + i, e) for i, e in other.extra.items())
         self.addr.extend(other.addr)
