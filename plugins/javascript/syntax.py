@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
 Language = Literal["javascript", "typescript", "tsx"]
-GRAMMARS: tuple[Language, ...] = ("javascript", "typescript", "tsx")
 
 JS_EXTENSIONS = (".js", ".mjs", ".cjs", ".jsx")
 TS_EXTENSIONS = (".ts", ".mts", ".cts")
