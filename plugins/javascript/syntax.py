@@ -159,16 +159,23 @@ def string_value(node: Node) -> str | None:
     return value
 
 
+def _first_named(node: Node) -> Node | None:
+    """A node's first named child that is not a comment (without building the list of all of them)."""
+    if not node.named_child_count:
+        return None
+    first = node.named_child(0)
+    if first is None or first.type != "comment":
+        return first
+    return next((c for c in node.named_children if c.type != "comment"), None)
+
+
 def first_string_argument(call: Node) -> tuple[str | None, Node | None]:
     """The literal first argument of a call, and that argument node (literal or not)."""
     args = call.child_by_field_name("arguments")
-    if args is None:
+    first = _first_named(args) if args is not None else None
+    if first is None:
         return None, None
-    for child in args.named_children:
-        if child.type == "comment":
-            continue
-        return string_value(child), child
-    return None, None
+    return string_value(first), first
 
 
 def property_name(node: Node | None) -> str | None:
@@ -294,7 +301,7 @@ def callee_name(callee: Node) -> str:
 def first_argument(call: Node) -> str | None:
     """A call's first argument: a string's value, else its source text, at most 80 characters."""
     args = call.child_by_field_name("arguments")
-    first = next((c for c in (args.named_children if args is not None else []) if c.type != "comment"), None)
+    first = _first_named(args) if args is not None else None
     if first is None:
         return None
     value = string_value(first) if first.type in ("string", "template_string") else None
