@@ -103,6 +103,8 @@ class Registry:
         self._import_broken: list[BrokenPlugin] = []
         self._stage_broken: dict[str, list[BrokenPlugin]] = {hook: [] for hook, _ in KINDS}
         self._stage_errors: dict[str, list[ReaError]] = {hook: [] for hook, _ in KINDS}
+        self._broken: list[BrokenPlugin] | None = None
+        self._errors: list[ReaError] | None = None
         self._tables: dict[str, dict[str, Any]] = {hook: {} for hook, _ in KINDS if hook != TOOLS_HOOK}
         self._tools = ToolTable(self)
         self._owner: dict[tuple[str, str], str] = {}
@@ -156,14 +158,19 @@ class Registry:
 
     @property
     def broken(self) -> list[BrokenPlugin]:
-        """Plugins that failed to import, then those a registration hook refused, in hook order."""
+        """Plugins that failed to import, then those a registration hook refused, in hook order (one list, once
+        every kind is collected: what a caller appends stays)."""
         self._ensure_all()
-        return [*self._import_broken, *(b for hook, _ in KINDS for b in self._stage_broken[hook])]
+        if self._broken is None:
+            self._broken = [*self._import_broken, *(b for hook, _ in KINDS for b in self._stage_broken[hook])]
+        return self._broken
 
     @property
     def errors(self) -> list[ReaError]:
         self._ensure_all()
-        return [e for hook, _ in KINDS for e in self._stage_errors[hook]]
+        if self._errors is None:
+            self._errors = [e for hook, _ in KINDS for e in self._stage_errors[hook]]
+        return self._errors
 
     @property
     def owner(self) -> dict[tuple[str, str], str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import gc
 import itertools
 import os
 import signal
@@ -125,6 +126,7 @@ def _tool_command(name: str, argv: list[str], prog: str) -> int:
         )
     parser = cli_tools.build_parser(tool, prog, command_name)
     ns = parser.parse_args(argv)
+    collector_on()  # the tool's own work (an analysis can be long) runs with the cyclic collector
     session = Session(registry)
     # Evidence outlives the invocation in the analysis cache, so a later command can name it by evidence_id.
     cache = default_cache()
@@ -377,7 +379,25 @@ commands:
 """
 
 
+def collector_on() -> None:
+    """End the start-up pause of the cyclic collector (see ``main``): what start-up loaded is frozen (modules,
+    classes, the registry: never garbage), so later collections scan only what the command itself creates."""
+    if _PAUSED_AT_START and _PAUSED_AT_START[0] and not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
+_PAUSED_AT_START: list[bool] = []
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and not _PAUSED_AT_START:
+        # The ``rea`` command itself (not a caller passing argv): start-up creates tens of thousands of objects
+        # that live as long as the process, and collecting them repeatedly costs more than the rest of a short
+        # command. Commands that run a tool or a server turn the collector back on before their own work
+        # (collector_on); the others are bounded and end with the process.
+        _PAUSED_AT_START.append(gc.isenabled())
+        gc.disable()
     argv = list(sys.argv[1:] if argv is None else argv)
     prog = "rea"
     if not argv or argv[0] in ("-h", "--help", "help"):
