@@ -126,7 +126,8 @@ def _tool_command(name: str, argv: list[str], prog: str) -> int:
         )
     parser = cli_tools.build_parser(tool, prog, command_name)
     ns = parser.parse_args(argv)
-    collector_on()  # the tool's own work (an analysis can be long) runs with the cyclic collector
+    # A long tool run (an analysis) gets the cyclic collector back after its first second.
+    collector_on(TOOL_COLLECTOR_AFTER_S)
     session = Session(registry)
     # Evidence outlives the invocation in the analysis cache, so a later command can name it by evidence_id.
     cache = default_cache()
@@ -379,12 +380,26 @@ commands:
 """
 
 
-def collector_on() -> None:
-    """End the start-up pause of the cyclic collector (see ``main``): what start-up loaded is frozen (modules,
-    classes, the registry: never garbage), so later collections scan only what the command itself creates."""
-    if _PAUSED_AT_START and _PAUSED_AT_START[0] and not gc.isenabled():
-        gc.freeze()
-        gc.enable()
+def collector_on(after_s: float = 0.0) -> None:
+    """End the start-up pause of the cyclic collector (see ``main``), now or ``after_s`` seconds from now (a
+    command done by then never collects): what was loaded until then is frozen (modules, classes, the registry:
+    never garbage), so later collections scan only what the command itself creates."""
+    if not (_PAUSED_AT_START and _PAUSED_AT_START[0]):
+        return
+    if after_s > 0:
+        timer = threading.Timer(after_s, collector_on)
+        timer.daemon = True
+        timer.start()
+        return
+    with _COLLECTOR_LOCK:
+        if not gc.isenabled():
+            gc.freeze()
+            gc.enable()
+
+
+_COLLECTOR_LOCK = threading.Lock()
+# A tool command's first second: imports (the tool's plugin, its engine) and the answer of a short call.
+TOOL_COLLECTOR_AFTER_S = 1.0
 
 
 _PAUSED_AT_START: list[bool] = []
