@@ -462,16 +462,9 @@ def load(
     reg = Registry(pm)
     candidates: list[tuple[str, str | None, str | None, Callable[[], object]]] = []
     if entry_points:
-        # Reading a distribution's metadata parses its METADATA file: once per distribution, not per plugin.
-        seen: dict[str, tuple[str, str]] = {}
-        for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-            dist = version = None
-            if ep.dist is not None:
-                key = str(getattr(ep.dist, "_path", id(ep.dist)))
-                if key not in seen:
-                    seen[key] = (ep.dist.name, ep.dist.version)
-                dist, version = seen[key]
-            candidates.append((ep.name, dist, version, ep.load))
+        for name, value, dist, version in _entry_points(cache if not extra else None):
+            ep = metadata.EntryPoint(name=name, value=value, group=ENTRY_POINT_GROUP)
+            candidates.append((name, dist, version, ep.load))
     for name, obj in extra or []:
         candidates.append((name, None, None, lambda obj=obj: obj))  # type: ignore[misc]
     # REA_PLUGIN_MODULES=pkg.mod,... loads uninstalled plugin modules (plugin development and tests).
@@ -503,6 +496,66 @@ def load(
             allowed,
         ]
     return reg
+
+
+EntryPointRow = tuple[str, str, str | None, str | None]
+
+
+def _scan_entry_points() -> tuple[list[EntryPointRow], list[tuple[str, int, int]]]:
+    """Every ``rea`` entry point (name, value, distribution, version), by name, and the files that say so."""
+    rows: list[EntryPointRow] = []
+    files: list[tuple[str, int, int]] = []
+    # Reading a distribution's metadata parses its METADATA file: once per distribution, not per plugin.
+    seen: dict[str, tuple[str, str]] = {}
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        dist = version = None
+        if ep.dist is not None:
+            where = getattr(ep.dist, "_path", None)
+            key = str(where if where is not None else id(ep.dist))
+            if key not in seen:
+                seen[key] = (ep.dist.name, ep.dist.version)
+                if where is not None:
+                    files.extend(_stats([os.path.join(str(where), "entry_points.txt")]))
+            dist, version = seen[key]
+        rows.append((ep.name, ep.value, dist, version))
+    return rows, files
+
+
+def _stats(paths: list[str]) -> list[tuple[str, int, int]]:
+    out = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            out.append((path, -1, -1))
+        else:
+            out.append((path, st.st_mtime_ns, st.st_size))
+    return out
+
+
+def _entry_points(cache: AnalysisCache | None) -> list[EntryPointRow]:
+    """The ``rea`` entry points; with ``cache``, as kept there while no directory on sys.path and no file that
+    declared one changed (installing or removing a distribution changes its directory)."""
+    if cache is None:
+        return _scan_entry_points()[0]
+    import sys
+
+    from rea.catalog.manifest import ENTRY_POINTS_KIND, decode_raw, load_derived, manifest_key, store_derived
+
+    key = manifest_key([sys.path], ENTRY_POINTS_KIND)
+    try:
+        found = load_derived(cache, key)
+        if found is not None:
+            return decode_raw(found.value, list[EntryPointRow])
+    except Exception:  # an unreadable entry is a miss
+        pass
+    directories = _stats([p for p in sys.path if p and os.path.isdir(p)])
+    rows, files = _scan_entry_points()
+    try:
+        store_derived(cache, key, rows, [], sources=sorted(directories + files))
+    except Exception:  # not kept: scanned again next time
+        pass
+    return rows
 
 
 def collect_all(reg: Registry) -> Registry:

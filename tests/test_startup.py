@@ -42,7 +42,8 @@ ENGINES = (
 def _probe(code: str, cache: Path, **env: str) -> dict[str, Any]:
     """Run ``code`` in a fresh interpreter (REA_CACHE_DIR=cache) and return what it printed as JSON."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
-    base.update(REA_CACHE_DIR=str(cache), PYTHONPATH=str(Path(__file__).resolve().parents[1]), **env)
+    base.update(REA_CACHE_DIR=str(cache), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    base.update(env)
     prelude = "import json, sys\n"
     proc = subprocess.run(
         [sys.executable, "-c", prelude + textwrap.dedent(code)],
@@ -191,3 +192,21 @@ def test_a_changed_plugin_source_is_a_miss(tmp_path: Path) -> None:
     module.write_text(PLUGIN.format(names=["probe_one", "probe_two"]))
     assert run() == ["probe_one", "probe_two"]
     assert marks.read_text().count("called") == 2
+
+
+def test_an_installed_distribution_is_seen_though_the_entry_points_are_kept(tmp_path: Path) -> None:
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    site.mkdir()
+    code = """
+    from rea.registry import default_registry
+    print(json.dumps({"plugins": sorted(default_registry(cached=True).plugins)}))
+    """
+    env = {"PYTHONPATH": os.pathsep.join([str(site), str(Path(__file__).resolve().parents[1])])}
+    before = _probe(code, cache, **env)["plugins"]
+    assert "late" not in before and before == _probe(code, cache, **env)["plugins"]
+    (site / "rea_late_plugin.py").write_text("from rea import hookimpl\n")
+    dist = site / "rea_late-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rea-late\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[rea]\nlate = rea_late_plugin\n")
+    assert _probe(code, cache, **env)["plugins"] == sorted([*before, "late"])

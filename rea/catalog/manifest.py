@@ -29,9 +29,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# 1: entries (and specs) per plugin, sources by (path, mtime_ns, size).
-MANIFEST_KIND: Final = "rea-registry-tools/1"
-SPECS_KIND: Final = "rea-registry-specs/1"
+# 2: every kept value is a Derived (sources, raw payload); sources by (path, mtime_ns, size).
+MANIFEST_KIND: Final = "rea-registry-tools/2"
+SPECS_KIND: Final = "rea-registry-specs/2"
+ENTRY_POINTS_KIND: Final = "rea-registry-entry-points/1"
 PRESENTATIONS: Final = ("complete", "compact")
 
 
@@ -204,19 +205,17 @@ def sources_current(sources: list[tuple[str, int, int]]) -> bool:
 
 def load_manifest(cache: AnalysisCache, key: CacheKey) -> Manifest | None:
     """The stored manifest when every source it was computed from is unchanged (None: compute it again)."""
-    with paused_gc():
-        found = cache.load(key, Manifest)
-    if found is None or not sources_current(found.sources):
+    found = load_derived(cache, key)
+    if found is None:
         return None
-    return found
+    return Manifest(sources=found.sources, plugins=decode_raw(found.value, list[PluginTools]))
 
 
 def load_specs(cache: AnalysisCache, key: CacheKey) -> SpecsManifest | None:
-    with paused_gc():
-        found = cache.load(key, SpecsManifest)
-    if found is None or not sources_current(found.sources):
+    found = load_derived(cache, key)
+    if found is None:
         return None
-    return found
+    return SpecsManifest(sources=found.sources, plugins=decode_raw(found.value, list[PluginSpecs]))
 
 
 def merged_sources(*groups: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
@@ -228,19 +227,20 @@ def merged_sources(*groups: list[tuple[str, int, int]]) -> list[tuple[str, int, 
 def store_manifest(
     cache: AnalysisCache, key: CacheKey, plugins: list[PluginTools], read: list[tuple[str, int, int]]
 ) -> None:
-    cache.store(key, Manifest(sources=merged_sources(loaded_sources(), read), plugins=plugins))
+    store_derived(cache, key, plugins, read)
 
 
 def store_specs(
     cache: AnalysisCache, key: CacheKey, specs: dict[str, list[ToolSpec]], read: list[tuple[str, int, int]]
 ) -> None:
     plugins = [PluginSpecs(plugin=p, specs=msgspec.Raw(msgspec.msgpack.encode(s))) for p, s in specs.items()]
-    cache.store(key, SpecsManifest(sources=merged_sources(loaded_sources(), read), plugins=plugins))
+    store_derived(cache, key, plugins, read)
 
 
 class Derived(msgspec.Struct, frozen=True, kw_only=True):
-    """A value computed from the registrations (a tools/list in one projection and presentation), kept like the
-    manifest: valid while its sources are unchanged."""
+    """A kept value (the manifest, the specs, a tools/list in one projection and presentation): valid while its
+    sources are unchanged. Its payload stays raw until asked for, so the cache's check of the entry's type is
+    of this small struct, not of the value's."""
 
     sources: list[tuple[str, int, int]]
     value: msgspec.Raw
@@ -254,6 +254,15 @@ def load_derived(cache: AnalysisCache, key: CacheKey) -> Derived | None:
     return found
 
 
-def store_derived(cache: AnalysisCache, key: CacheKey, value: Any, read: list[tuple[str, int, int]]) -> None:
+def store_derived(
+    cache: AnalysisCache,
+    key: CacheKey,
+    value: Any,
+    read: list[tuple[str, int, int]],
+    sources: list[tuple[str, int, int]] | None = None,
+) -> None:
+    """Keep ``value``; its sources are what is loaded now and what the kept values it came from were read from
+    (``sources``: exactly these instead)."""
     raw = msgspec.Raw(msgspec.msgpack.encode(value))
-    cache.store(key, Derived(sources=merged_sources(loaded_sources(), read), value=raw))
+    kept = merged_sources(loaded_sources(), read) if sources is None else sources
+    cache.store(key, Derived(sources=kept, value=raw))
