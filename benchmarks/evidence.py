@@ -91,7 +91,7 @@ def main() -> None:
     runs = 5
     t_sha = best(lambda: hashlib.sha256(data).digest(), runs)
     t_enc = best(lambda: canonical._ENCODER.encode(projection), runs)
-    t_scan = best(lambda: canonical._needs_reference(data, projection), runs)
+    t_scan = best(lambda: canonical._needs_reference(data, projection, canonical._astral(data, projection)), runs)
     t_can = best(lambda: canonical.canonical_digest(projection), runs)
     t_id = best(lambda: ev_mod.compute_evidence_id(ev), runs)
     print(

@@ -69,14 +69,54 @@ def _may_have_unsafe_ints(fast: bytes) -> bool:
     return _LONG_INT in fast.translate(_INT_CLASSES, b"-")
 
 
-def _needs_reference(fast: bytes, value: Any) -> bool:
-    """Whether msgspec's sorted bytes may differ from JCS (false positives only cost time)."""
-    if fast[0] in _NUMBER_START:
-        return True  # a bare number document: let the reference format it
+# Above this size a number the byte scan suspects is looked for in the value itself: in a large document (a
+# JavaScript application's facts) the scan's matches are mostly inside strings (",e" and ":." in minified code).
+_WALK_BYTES = 1 << 20
+
+
+def _has_unsafe_numbers(value: Any) -> bool:
+    """Whether ``value`` holds a float or an integer beyond 2**53 (what JCS formats otherwise than msgspec)."""
+    stack = [value]
+    while stack:
+        cur = stack.pop()
+        t = type(cur)
+        if t is dict:
+            items: Any = cur.values()
+        elif t is list or t is tuple:
+            items = cur
+        elif isinstance(cur, msgspec.Struct):
+            items = [getattr(cur, f) for f in cur.__struct_fields__]
+        else:
+            items = (cur,)
+        for sub in items:
+            st = type(sub)
+            if st is str or st is bool or sub is None:
+                continue
+            if st is int:
+                if not -_SAFE_INT < sub < _SAFE_INT:
+                    return True
+            elif st is float:
+                return True
+            elif st is dict or st is list or st is tuple or isinstance(sub, msgspec.Struct):
+                stack.append(sub)
+            elif isinstance(sub, float | int) and not isinstance(sub, bool):
+                return True  # a subclass: let the exact path decide
+    return False
+
+
+def _needs_reference(fast: bytes, value: Any, astral: bool) -> bool:
+    """Whether msgspec's sorted bytes may differ from JCS (false positives only cost time); ``astral``: whether
+    a key holds a character beyond the BMP (``_astral``)."""
+    if fast[0] in _NUMBER_START or astral:
+        return True  # a bare number document, or UTF-16 key order: let the reference format it
+    if not (_may_have_floats(fast) or _may_have_unsafe_ints(fast)):
+        return False
+    return len(fast) < _WALK_BYTES or _has_unsafe_numbers(value)
+
+
+def _astral(fast: bytes, value: Any) -> bool:
     # Astral characters in string values (emoji in JavaScript, say) are encoded identically; only keys matter.
-    if _has_astral_leads(fast) and _has_astral_key(value):
-        return True
-    return _may_have_floats(fast) or _may_have_unsafe_ints(fast)
+    return _has_astral_leads(fast) and _has_astral_key(value)
 
 
 class CanonicalError(ValueError):
@@ -148,9 +188,9 @@ _MSGPACK = msgspec.msgpack.Encoder()
 _NON_FINITE = re.compile(rb"\xcb[\x7f\xff][\xf0-\xff]")
 
 
-def _slow(value: Any, fast: bytes) -> bytes:
+def _slow(value: Any, fast: bytes, astral: bool) -> bytes:
     """The exact JCS bytes when the fast encoding may differ: fix numbers, or defer to the reference."""
-    if fast[0] in _NUMBER_START or (_has_astral_leads(fast) and _has_astral_key(value)):
+    if fast[0] in _NUMBER_START or astral:
         # UTF-16 key order (and bare numbers): only the reference encoder does exactly that.
         return _reference(msgspec.to_builtins(value))
     if _may_have_unsafe_ints(fast):
@@ -168,7 +208,8 @@ def canonical_json(value: Any) -> bytes:
     fast = _encode(value)
     if _proved(value):
         return fast
-    return _slow(value, fast) if _needs_reference(fast, value) else fast
+    astral = _astral(fast, value)
+    return _slow(value, fast, astral) if _needs_reference(fast, value, astral) else fast
 
 
 def _reference(value: Any) -> bytes:
@@ -195,17 +236,20 @@ def canonical_digest(value: Any, stats: list[int] | None = None) -> str:
         return _streamed_digest(value, stats)
     fast = _encode(value)
     if len(fast) < _OVERLAP_BYTES:
-        return hashlib.sha256(_slow(value, fast) if _needs_reference(fast, value) else fast).hexdigest()
+        astral = _astral(fast, value)
+        return hashlib.sha256(_slow(value, fast, astral) if _needs_reference(fast, value, astral) else fast).hexdigest()
     digest = hashlib.sha256()
     worker = threading.Thread(target=digest.update, args=(fast,), daemon=True)
     worker.start()
+    astral = False
     try:
-        slow = _needs_reference(fast, value)
+        astral = _astral(fast, value)
+        slow = _needs_reference(fast, value, astral)
         if stats is not None and not slow:
             stats[:] = [len(fast), fast.count(b'"') + fast.count(b"\\")]
     finally:
         worker.join()
-    return hashlib.sha256(_slow(value, fast)).hexdigest() if slow else digest.hexdigest()
+    return hashlib.sha256(_slow(value, fast, astral)).hexdigest() if slow else digest.hexdigest()
 
 
 # -- records proved canonical by construction -----------------------------------------------------

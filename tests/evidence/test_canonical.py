@@ -233,3 +233,21 @@ def test_large_values_take_the_overlapped_digest_path(tail: Any) -> None:
             canonical_digest(rows)
         return
     assert canonical_digest(rows) == expected
+
+
+@pytest.mark.parametrize("tail", [None, 0.25, 2**60, [{"deep": [1, {"x": 1e21}]}], True])
+def test_large_documents_with_number_like_strings_are_exact(tail: Any) -> None:
+    # Minified code in strings (",e", ":.5", "[1.5") fools the byte scan; a large document then walks the value.
+    rows: list[Any] = [
+        {"text": f"f(a,e{i});x={{k:.5}};g([1.5,{i}e3])", "line": i, "ok": i % 2 == 0} for i in range(25_000)
+    ]
+    rows.append({"tail": tail})
+    assert len(msgspec.json.encode(rows)) > 1 << 20
+    try:
+        expected = hashlib.sha256(rfc8785.dumps(rows)).hexdigest()
+    except rfc8785.CanonicalizationError:
+        with pytest.raises(CanonicalError):
+            canonical_digest(rows)
+        return
+    assert canonical_digest(rows) == expected
+    assert canonical_json(rows) == rfc8785.dumps(rows)
