@@ -424,7 +424,8 @@ class Sweeper:
         src: array.array[int] = array.array("q")
         dst: array.array[int] = array.array("q")
         known = x86_ids()
-        direct, ret, other = known.direct, known.ret, known.other
+        other = known.other
+        skip = frozenset(known.direct) | known.ret | {_X86_INVALID}  # branches and path ends
         mapped = self.mapped
         lowest, highest = code_bounds
         named = _x86_named(len(f"{lowest:x}"))
@@ -442,7 +443,7 @@ class Sweeper:
             for m in named.finditer(text):
                 at = m.start()
                 i = at // _SLOT
-                if i == last:
+                if i == last or ids[i] in skip:  # a branch's target is no data reference
                     continue
                 sign, hexdisp, decdisp, number = m.groups()
                 if sign is not None:
@@ -460,8 +461,7 @@ class Sweeper:
                 candidates.append(i)
                 last = i
             for i in sorted(set(candidates)):
-                iid = ids[i]
-                if iid in direct or iid in ret or iid == _X86_INVALID:
+                if ids[i] in skip:
                     continue  # branches and path ends name no data
                 f = x86_flow(batch.insn(i), mapped)
                 if f.cls != FALL:
