@@ -494,6 +494,8 @@ def load(
             [msgspec.to_builtins(b) for b in reg._import_broken],
             sorted(blocked),
             allowed,
+            # A plugin may read rea's settings while it registers: another environment, another manifest.
+            sorted((k, v) for k, v in os.environ.items() if k.startswith("REA_")),
         ]
     return reg
 
