@@ -37,6 +37,7 @@ class CallGraph(msgspec.Struct, frozen=True):
     kind: bytes
     calls: bytes
     procedures: int
+    references: int  # the flow table's rows it was built from (a graph of another index is never adopted)
 
 
 class Columns(Protocol):
@@ -127,6 +128,7 @@ def build(
         kind=bytes(kind_col),
         calls=calls_col.tobytes(),
         procedures=len(procs),
+        references=len(tables[0].kind) if tables else 0,
     )
 
 

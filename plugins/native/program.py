@@ -577,7 +577,8 @@ class Program:
         """The whole-program call graph (built once from the index, kept in the analysis cache)."""
         if self._graph is None:
             kept = self.store.call_graph()
-            if kept is None or kept.procedures != len(self.procedures(ctx)):
+            procs = self.procedures(ctx)
+            if kept is None or kept.procedures != len(procs) or kept.references != len(self.references(ctx).flow.kind):
                 self.references(ctx)
                 tick = ctx.check if ctx is not None else None
                 kept = graph.build(self.an.procs, self._flow_tables(ctx), self.an.by_addr, tick)

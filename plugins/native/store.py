@@ -31,7 +31,8 @@ MODEL_KIND = "native-model/4"
 INDEX_KIND = "native-program-index/5"
 # /2: pointer slots (relocations, base relocations, init/fini arrays, fixed-image pointers) joined the table.
 DATA_KIND = "native-data-references/4"
-GRAPH_KIND = "native-call-graph/1"
+# Built from the index: its key names the index's version too, so an index of another meaning never serves it.
+GRAPH_KIND = f"native-call-graph/1+{INDEX_KIND.rsplit('/', 1)[1]}"
 T = TypeVar("T")
 
 
