@@ -110,7 +110,8 @@ def _needs_reference(fast: bytes, value: Any, astral: bool) -> bool:
     if fast[0] in _NUMBER_START or astral:
         return True  # a bare number document, or UTF-16 key order: let the reference format it
     if not (_may_have_floats(fast) or _may_have_unsafe_ints(fast)):
-        return False
+        # msgspec writes NaN and infinities as null; MessagePack keeps them as float64 bit patterns.
+        return b"null" in fast and _NON_FINITE.search(_MSGPACK.encode(value)) is not None
     return len(fast) < _WALK_BYTES or _has_unsafe_numbers(value)
 
 
