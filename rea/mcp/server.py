@@ -317,7 +317,10 @@ class ReaServer:
     ) -> types.CallToolResult:
         session: Session = ctx.lifespan_context["session"]
         self._note_connection(ctx, session)
-        tool = self.registry.tools.get(params.name)
+        try:
+            tool = self.registry.tools.get(params.name)
+        except ReaError as err:  # its plugin no longer builds the tools its manifest names
+            return self._error(session, err)
         if tool is None:
             return self._error(
                 session,
