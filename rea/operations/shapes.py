@@ -474,11 +474,16 @@ RESULT_TYPES: dict[str, type[msgspec.Struct]] = {
     "read_function_instructions": Instructions,
     "procedure_callers": Callers,
     "procedure_callees": Callees,
-    "program_call_graph": ProgramCallGraph,
-    "procedure_fingerprints": ProcedureFingerprints,
     "procedure_references": References,
     "xrefs": Xrefs,
     "procedure_pseudo_code": PseudoCode,
+}
+
+
+# The shape of each provider operation no tool answers as is (a tool builds on it: get_call_graph, corpus triage).
+OPERATION_TYPES: dict[str, type[msgspec.Struct]] = {
+    "program_call_graph": ProgramCallGraph,
+    "procedure_fingerprints": ProcedureFingerprints,
 }
 
 

@@ -16,8 +16,9 @@ import pytest
 from rea_plugins.binary.shapes import CallTargets
 
 import tests.fixtures.native.native_fixtures as nf
+from rea.context import CallContext
 from rea.errors import ReaError
-from rea.operations.shapes import RESULT_TYPES, DataInspection, InstructionInspection
+from rea.operations.shapes import OPERATION_TYPES, RESULT_TYPES, DataInspection, InstructionInspection
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
@@ -303,6 +304,13 @@ def test_every_operation_result_decodes_into_its_shape(opened: Opened) -> None:
             raise AssertionError(f"{opened.provider_id} {tool}: {exc}") from None
         checked.append(tool)
     assert len(checked) >= 10, checked
+    for operation, shape in OPERATION_TYPES.items():
+        if operation in declared:
+            answer = opened.session.execute(operation, {"limit": 5}, CallContext()).normalized
+            try:
+                msgspec.convert(answer, type=shape, strict=True, from_attributes=False)
+            except msgspec.ValidationError as exc:
+                raise AssertionError(f"{opened.provider_id} {operation}: {exc}") from None
 
 
 def test_auto_selection_is_deterministic(rea_registry: Registry, native_fixtures: Any) -> None:
