@@ -226,7 +226,7 @@ def _set_data_type(call: ToolCall) -> Evidence:
     check_document(call)
     address, _ = require_mapped(call, call.args["address"])
     given = _text_arg(call, "type", LIMITS["data_type"]).strip()
-    count = call.args.get("count")
+    count = call.args.get("array_length")
     chosen: list[str | None] = []
     before: dict[str, str | None] = {}
     size: list[int | None] = []
@@ -241,7 +241,7 @@ def _set_data_type(call: ToolCall) -> Evidence:
             return
         name = typelib.type_name(given, types, "type")
         if count is not None:
-            name = typelib.type_name(f"{name}[{int(count)}]", types, "count")
+            name = typelib.type_name(f"{name}[{int(count)}]", types, "array_length")
         layout = typelib.Layout(types, abi(call)).of_name(name, "type")
         if layout.size is None:
             raise invalid_request(
@@ -429,7 +429,7 @@ def tools() -> list[ToolDef]:
             result_type=DataTypeChange,
             **NOTEBOOK,
             description=(
-                'Type the datum at an address with a library type, or an array of count of them ("" clears); '
+                'Type the datum at an address with a library type, or an array of array_length of them ("" clears); '
                 "inspect_native_data_type then reads its fields."
             ),
             input_schema=obj(
@@ -441,8 +441,8 @@ def tools() -> list[ToolDef]:
                         ["struct opts", "uint32_t"],
                         maxLength=LIMITS["data_type"],
                     ),
-                    "count": prop(
-                        "integer", "Array length: count elements of type.", [4], minimum=1, maximum=MAX_ARRAY_COUNT
+                    "array_length": prop(
+                        "integer", "An array of this many elements of type.", [4], minimum=1, maximum=MAX_ARRAY_COUNT
                     ),
                     "document": DOCUMENT,
                 },
