@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -15,6 +16,7 @@ from rea_plugins.corpus.model import BinaryRecord
 from rea.errors import ReaError, invalid_request, issue
 
 INDEX_VERSION = 1
+COMMIT_EVERY_S = 0.5
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS binaries(
@@ -113,9 +115,27 @@ class Index:
         if version is None or version[0] != str(INDEX_VERSION):
             raise unavailable(path, f"index version {version[0] if version else '?'}, this rea reads {INDEX_VERSION}")
         self.db.create_function("re2_search", 2, _re2_search, deterministic=True)
+        self._committed = time.monotonic()
 
     def close(self) -> None:
+        if self.db.in_transaction:
+            self.db.commit()  # the records written since the last group commit
         self.db.close()
+
+    @contextlib.contextmanager
+    def _record(self) -> Iterator[None]:
+        """One binary's rows; committed with the others at most every ``COMMIT_EVERY_S`` (a commit costs more than
+        a small record): a crash loses at most that much work, which the next run redoes (its rows are all there or
+        none, since a failed write rolls the whole batch back)."""
+        try:
+            yield
+        except BaseException:
+            self.db.rollback()
+            raise
+        now = time.monotonic()
+        if now - self._committed >= COMMIT_EVERY_S:
+            self.db.commit()
+            self._committed = now
 
     # -- writing (the one writer) ---------------------------------------------------------------------------
 
@@ -136,7 +156,7 @@ class Index:
         sha = rec.sha256
         m = {k: _flag(getattr(rec.mitigations, k)) for k in MITIGATIONS}
         blob = msgspec.json.encode(evidence)
-        with self.db:
+        with self._record():
             for table in DETAIL_TABLES:
                 self.db.execute(f"DELETE FROM {table} WHERE sha256=?", (sha,))
             self.db.execute(
@@ -161,7 +181,7 @@ class Index:
 
     def record_failed(self, sha256: str, fmt: str | None, arch: str | None, size: int | None, code: str,
                       message: str, attempts: int = 1) -> None:  # fmt: skip
-        with self.db:
+        with self._record():
             for table in DETAIL_TABLES:
                 self.db.execute(f"DELETE FROM {table} WHERE sha256=?", (sha256,))
             self.db.execute(
