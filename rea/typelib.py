@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import importlib
+import json
 import re
 import struct as _struct
 from types import SimpleNamespace
@@ -1020,3 +1022,11 @@ def typed_view(layout: Layout, name: str, data: bytes, address: int) -> tuple[li
 
     walk(info, "", name, 0)
     return rows, truncated
+
+
+def types_key(types: Any) -> str:
+    """A digest of the types a request carries to an engine ("" without any): what a worker's cached pseudo code
+    and applied state are keyed by."""
+    if not types:
+        return ""
+    return hashlib.sha256(json.dumps(types, sort_keys=True).encode()).hexdigest()

@@ -9,20 +9,12 @@ set of types; a later request without them puts angr's own prototypes back.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 from rea_plugins.angr.model import Analysis
 
 from rea.errors import ReaError
-
-
-def key_of(types: Any) -> str:
-    """A digest of the request's types ("" without any): part of the pseudo-code cache key."""
-    if not types:
-        return ""
-    return hashlib.sha256(json.dumps(types, sort_keys=True).encode()).hexdigest()
+from rea.typelib import types_key
 
 
 class Applied:
@@ -37,7 +29,7 @@ class Applied:
 
     def apply(self, a: Analysis, types: Any) -> list[str]:
         """Make angr's prototypes those of ``types`` (restoring the previous set first); the problems met."""
-        key = key_of(types)
+        key = types_key(types)
         if key == self.key:
             return self.problems
         self._restore(a)

@@ -8,20 +8,14 @@ prototype in ``procedure_info`` whatever the engine made of it.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from typing import Any
+
+from rea.typelib import types_key
 
 # ``typedef <type words> <name>;`` with no declarator: the only typedefs spelled out textually.
 _PLAIN_TYPEDEF = re.compile(r"^typedef ((?:(?:struct|union|enum) )?[A-Za-z_][\w ]*?) ([A-Za-z_]\w*);$")
 _ERROR = re.compile(r"error|cannot|unknown|unrecognized", re.I)
-
-
-def key_of(types: Any) -> str:
-    if not types:
-        return ""
-    return hashlib.sha256(json.dumps(types, sort_keys=True).encode()).hexdigest()
 
 
 class Applied:
@@ -33,7 +27,7 @@ class Applied:
         self.problems: list[str] = []
 
     def apply(self, core: Any, types: Any) -> list[str]:
-        key = key_of(types)
+        key = types_key(types)
         if key == self.key:
             return self.problems
         for addr, old in self.saved.items():
