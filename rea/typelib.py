@@ -226,16 +226,21 @@ class _Parser:
         self.parser = Located()
         self.generator = pyc.c_generator.CGenerator()
         self.ast = pyc.c_ast
+        self.ast_errors: tuple[type[BaseException], ...] = (pyc.c_parser.ParseError,)
 
     def parse(self, prelude: str, text: str, path: str) -> Any:
         source = f'# 1 "{_INPUT_FILE}"\n{_strip_comments(text)}\n'
         try:
             return self.parser.parse(prelude + source, _INPUT_FILE)
+        except RecursionError:
+            raise _bad_c(path, "the declarations nest too deeply to parse", None, None) from None
         except Exception as exc:  # pycparser raises ParseError, and a few plain errors on odd input
             words = str(exc)
             m = _COORD.match(words)
             if m is None:
-                raise _bad_c(path, words or "does not parse as C", None, None) from None
+                # A ParseError's own words; anything else is a parser failure, not a sentence for the caller.
+                plain = isinstance(exc, self.ast_errors) and words
+                raise _bad_c(path, words if plain else "does not parse as C", None, None) from None
             line = int(m["line"])
             column = int(m["col"]) if m["col"] else None
             msg = m["msg"].strip() or "does not parse as C"
@@ -657,13 +662,13 @@ class Layout:
             if node.type not in ("int", "unsigned int", "long int", "long long int") and not re.match(r"^[0-9]", v):
                 raise ValueError("not an integer constant")
             digits = v.rstrip("uUlL")
-            if digits.lower().startswith("0x"):
-                return int(digits, 16)
-            if digits.lower().startswith("0b"):
-                return int(digits, 2)
-            if len(digits) > 1 and digits.startswith("0"):
-                return int(digits, 8)
-            return int(digits)
+            base = 16 if digits.lower().startswith("0x") else 2 if digits.lower().startswith("0b") else 10
+            if base == 10 and len(digits) > 1 and digits.startswith("0"):
+                base = 8
+            try:
+                return _bounded(int(digits, base))
+            except ValueError:
+                raise ValueError(f"{v} is not an integer constant") from None
         if isinstance(node, ast.ID):
             if node.name in self._enum_values:
                 return self._enum_values[node.name]
@@ -675,22 +680,32 @@ class Layout:
                     raise ValueError("sizeof of an unknown type")
                 return info.size
             v = self.const(node.expr)
-            return {"-": -v, "+": v, "~": ~v, "!": int(not v)}[node.op]
+            unary = {"-": lambda: -v, "+": lambda: v, "~": lambda: ~v, "!": lambda: int(not v)}
+            if node.op not in unary:
+                raise ValueError(f"operator {node.op} is not allowed in a constant")
+            return _bounded(unary[node.op]())
         if isinstance(node, ast.BinaryOp):
             a, b = self.const(node.left), self.const(node.right)
+            if node.op in ("/", "%") and b == 0:
+                raise ValueError("division by zero in a constant")
+            if node.op in ("<<", ">>") and not 0 <= b < 64:
+                raise ValueError(f"a shift by {b} in a constant")
             ops = {
                 "+": lambda: a + b,
                 "-": lambda: a - b,
                 "*": lambda: a * b,
-                "/": lambda: int(a / b),
-                "%": lambda: a % b,
+                # C truncates toward zero (Python's // floors); integers only, however large.
+                "/": lambda: (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1),
+                "%": lambda: a - b * ((abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1)),
                 "<<": lambda: a << b,
                 ">>": lambda: a >> b,
                 "&": lambda: a & b,
                 "|": lambda: a | b,
                 "^": lambda: a ^ b,
             }
-            return int(ops[node.op]())
+            if node.op not in ops:
+                raise ValueError(f"operator {node.op} is not allowed in a constant")
+            return _bounded(ops[node.op]())
         if isinstance(node, ast.TernaryOp):
             return self.const(node.iftrue) if self.const(node.cond) else self.const(node.iffalse)
         if isinstance(node, ast.Cast):
@@ -731,7 +746,7 @@ class Layout:
             try:
                 count = self.const(node.dim)
             except (ValueError, KeyError, ZeroDivisionError) as exc:
-                raise _layout_error(f"an array length is not a constant: {exc}") from None
+                raise _layout_error(f"an array length is not a constant: {_why(exc)}") from None
             if count < 0 or elem.size is None:
                 raise _layout_error("an array of a type without a size, or of negative length")
             return _Info("array", elem.size * count, elem.align, target=node.type, count=count, node=elem)
@@ -885,7 +900,7 @@ class Layout:
         except ReaError:
             raise
         except (ValueError, KeyError, RecursionError, ZeroDivisionError) as exc:
-            raise _layout_error(str(exc) or "the type has no layout") from None
+            raise _layout_error(_why(exc)) from None
         kind = info.kind
         target = self._type_text(info.target) if info.target is not None else None
         return self._out(name, kind, info, entry.c if entry else None, target=target)
@@ -907,6 +922,27 @@ class Layout:
 
     def info_of(self, name: str) -> _Info:
         return self.info(_typename(self._p, self.types, name, "type").type)
+
+
+_CONSTANT_BOUND = 1 << 64
+
+
+def _bounded(value: int) -> int:
+    """A constant expression's value, refused beyond 64 bits (what no C type holds, and what would grow)."""
+    if not -_CONSTANT_BOUND <= value < _CONSTANT_BOUND:
+        raise ValueError("a constant beyond 64 bits")
+    return value
+
+
+def _why(exc: BaseException) -> str:
+    """What a layout error says: rea's own reason, never a Python exception's text."""
+    if isinstance(exc, RecursionError):
+        return "the type nests too deeply to lay out"
+    if isinstance(exc, KeyError) and exc.args:
+        return f"unknown type or name {exc.args[0]!s}"
+    if isinstance(exc, ZeroDivisionError):
+        return "division by zero in a constant"
+    return str(exc) or "the type has no layout"
 
 
 def _round(value: int, to: int) -> int:
