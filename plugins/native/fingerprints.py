@@ -10,16 +10,12 @@ from typing import Any
 
 from rea.context import CallContext
 from rea.fingerprint import hash_instructions
-from rea.operations.answers import hexa, int_param
-
-DEFAULT_LIMIT = 500
-MAX_LIMIT = 5000
+from rea.operations.answers import hexa, page_fields, whole_program_paging
 
 
 def answer(ops: Any, params: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     """One page of ``ProcedureFingerprints`` (procedures in address order)."""
-    offset = int_param(params, "offset", 0, 0)
-    limit = int_param(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    offset, limit = whole_program_paging(params)
     program = ops.p
     procs = program.procedures(ctx)
     window = procs[offset : offset + limit]
@@ -35,11 +31,4 @@ def answer(ops: Any, params: dict[str, Any], ctx: CallContext) -> dict[str, Any]
             (mnemonic, op_str) for _, _, mnemonic, op_str in program.md.disasm_lite(code, p.address, cap)
         )
         rows.append({"address": hexa(p.address), "name": p.name, "kind": p.kind, "instructions": count, "hash": digest})
-    end = offset + len(window)
-    return {
-        "offset": offset,
-        "limit": limit,
-        "total": len(procs),
-        "next_offset": end if end < len(procs) else None,
-        "fingerprints": rows,
-    }
+    return {**page_fields(offset, limit, len(window), len(procs)), "fingerprints": rows}

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 from rea_plugins.native.index import REF_KINDS
 
+from rea.operations.answers import page_fields
+
 if TYPE_CHECKING:
     from rea_plugins.native.index import Proc
 
@@ -24,8 +26,6 @@ EDGE_KINDS: tuple[str, ...] = ("direct", "import", "indirect", "tail")
 _DIRECT, _IMPORT, _INDIRECT_EDGE, _TAIL = range(4)
 _CALL, _JUMP, _INDIRECT, _COMPUTED = (REF_KINDS.index(k) for k in ("call", "jump", "indirect", "computed"))
 _NONE_LAST = (1 << 63) - 1  # the sort key of an edge with no callee: after every address
-DEFAULT_LIMIT = 500
-MAX_LIMIT = 5000
 
 
 class CallGraph(msgspec.Struct, frozen=True):
@@ -182,12 +182,8 @@ def answer(
             other = target_name(callee)
             if other:
                 row["callee_name"] = other
-    end = offset + len(rows)
     return {
-        "offset": offset,
-        "limit": limit,
-        "total": total,
-        "next_offset": end if end < total else None,
+        **page_fields(offset, limit, len(rows), total),
         "procedures": edges.graph.procedures,
         "edges": rows,
         "names": names,

@@ -16,7 +16,7 @@ from rea_plugins.native.provider import OPERATIONS
 from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
 from rea.operations import answers
-from rea.operations.answers import hexa, int_param, looks_like_address, page, paging, parse_address
+from rea.operations.answers import hexa, looks_like_address, page, paging, parse_address
 from rea.operations.operands import split_operands, symbolized_text, symbols_of
 from rea.providers import OperationResult
 from rea.search import matcher as search_matcher
@@ -366,8 +366,7 @@ class Operations:
 
     def program_call_graph(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         """Every call edge of the program, paged (ordered by caller, then callee); names of the page's procedures."""
-        offset = int_param(params, "offset", 0, 0)
-        limit = int_param(params, "limit", graph.DEFAULT_LIMIT, 1, graph.MAX_LIMIT)
+        offset, limit = answers.whole_program_paging(params)
         edges = self.p.call_graph(ctx)
         by_addr = self.p.an.by_addr
 

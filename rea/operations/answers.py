@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from rea.errors import ReaError, invalid_request, issue
@@ -22,6 +22,8 @@ Answer = tuple[Any, Any]
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
+WHOLE_PROGRAM_LIMIT = 500
+WHOLE_PROGRAM_MAX_LIMIT = 5000
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
 # Procedure bodies are searched backwards from an address at most this many ranges (nested bodies are rare).
 _LOOKBACK = 64
@@ -47,23 +49,27 @@ def int_param(params: dict[str, Any], name: str, default: int, lo: int, hi: int 
     return value
 
 
-def paging(params: dict[str, Any]) -> tuple[int, int]:
+def paging(params: dict[str, Any], default: int = DEFAULT_LIMIT, maximum: int = MAX_LIMIT) -> tuple[int, int]:
     """A request's ``offset`` and ``limit``, checked (validate before costly work, then page with ``page``)."""
-    return int_param(params, "offset", 0, 0), int_param(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    return int_param(params, "offset", 0, 0), int_param(params, "limit", default, 1, maximum)
+
+
+def whole_program_paging(params: Mapping[str, Any]) -> tuple[int, int]:
+    """``paging`` for the whole-program answers (every call edge, every procedure's fingerprint): larger pages."""
+    return paging(dict(params), WHOLE_PROGRAM_LIMIT, WHOLE_PROGRAM_MAX_LIMIT)
+
+
+def page_fields(offset: int, limit: int, shown: int, total: int) -> dict[str, Any]:
+    """The paging fields of a page of ``shown`` items from ``offset``, of ``total``."""
+    end = offset + shown
+    return {"offset": offset, "limit": limit, "total": total, "next_offset": end if end < total else None}
 
 
 def page(key: str, items: Sequence[T], params: dict[str, Any], render: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
     """One page of ``items`` (already in stable order) as the contract's page object."""
     offset, limit = paging(params)
     window = items[offset : offset + limit]
-    end = offset + len(window)
-    return {
-        key: [render(x) for x in window],
-        "offset": offset,
-        "limit": limit,
-        "total": len(items),
-        "next_offset": end if end < len(items) else None,
-    }
+    return {key: [render(x) for x in window], **page_fields(offset, limit, len(window), len(items))}
 
 
 def parse_address(value: Any, path: str = "address") -> int:

@@ -10,10 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from rea.operations.answers import int_param
-
-DEFAULT_LIMIT = 500
-MAX_LIMIT = 5000
+from rea.operations.answers import page_fields, whole_program_paging
 
 
 class Edge(NamedTuple):
@@ -42,8 +39,7 @@ def _order(e: Edge) -> tuple[int, bool, int, str, str]:
 
 def check(params: Mapping[str, Any]) -> tuple[int, int]:
     """The request's offset and limit, checked before the graph is built."""
-    p = dict(params)
-    return int_param(p, "offset", 0, 0), int_param(p, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    return whole_program_paging(params)
 
 
 def answer(
@@ -53,7 +49,6 @@ def answer(
     offset, limit = check(params)
     ordered = sorted(edges, key=_order)
     window = ordered[offset : offset + limit]
-    end = offset + len(window)
     mentioned: dict[str, str] = {}
     rows = []
     for e in window:
@@ -71,10 +66,7 @@ def answer(
             row["callee_name"] = e.callee_name
         rows.append(row)
     return {
-        "offset": offset,
-        "limit": limit,
-        "total": len(ordered),
-        "next_offset": end if end < len(ordered) else None,
+        **page_fields(offset, limit, len(window), len(ordered)),
         "procedures": procedures,
         "edges": rows,
         "names": mentioned,
