@@ -61,7 +61,9 @@ class Availability(msgspec.Struct, frozen=True, kw_only=True):
         return cls(status="unavailable", code=code, reason=reason, remediation=remediation)
 
 
-class TargetSupport(msgspec.Struct, frozen=True, kw_only=True):
+class TargetSupport(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Whether a provider reads a target; ``code`` and ``reason`` say why not (omitted when there is nothing to say)."""
+
     status: Literal["supported", "unsupported", "unknown"]
     code: str | None = None
     reason: str = ""

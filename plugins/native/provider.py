@@ -142,7 +142,7 @@ class NativeProvider(AnalysisProvider):
                 "tail-call-targets",
                 "branch-targets",
             ],
-            "split_parts": "by symbol name (foo.cold); by structure when call-target discovery is on",
+            "split_parts": "by symbol name (foo.cold) and by structure",
             "call_target_discovery": "at every size",
             "max_procedures": limits.max_procedures,
             "max_program_instructions": limits.max_program_instructions,
