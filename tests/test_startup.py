@@ -210,3 +210,33 @@ def test_an_installed_distribution_is_seen_though_the_entry_points_are_kept(tmp_
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rea-late\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text("[rea]\nlate = rea_late_plugin\n")
     assert _probe(code, cache, **env)["plugins"] == sorted([*before, "late"])
+
+
+def test_the_command_ends_without_teardown_yet_loses_nothing(tmp_path: Path) -> None:
+    """``rea`` skips the interpreter's module teardown: exit handlers still run, piped output arrives whole and
+    the exit status is the command's."""
+    plugin = tmp_path / "exit_marker_plugin.py"
+    marker = tmp_path / "exit-handler-ran"
+    plugin.write_text(f"import atexit, pathlib\natexit.register(pathlib.Path({str(marker)!r}).write_text, 'ran')\n")
+    base = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
+    root = str(Path(__file__).resolve().parents[1])
+    base.update(REA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=os.pathsep.join([str(tmp_path), root]))
+    rea = [sys.executable, "-m", "rea"]
+    listed = subprocess.run(
+        [*rea, "providers", "list", "--json"],
+        capture_output=True,
+        env={**base, "REA_PLUGIN_MODULES": "exit_marker_plugin"},
+        timeout=300,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert marker.read_text() == "ran"
+    assert {p["id"] for p in json.loads(listed.stdout)["providers"]} >= {"native"}
+    catalog = subprocess.run([*rea, "catalog"], capture_output=True, env=base, timeout=300)
+    assert catalog.returncode == 0, catalog.stderr
+    assert len(catalog.stdout) > 100_000  # far beyond a pipe's buffer: only a flush before the exit delivers it
+    assert json.loads(catalog.stdout)["tools"]
+    failed = subprocess.run(
+        [*rea, "procedure-info", str(tmp_path / "absent"), "main", "--json"], capture_output=True, env=base, timeout=300
+    )
+    assert failed.returncode == 1
+    assert json.loads(failed.stdout)["error"]["code"] == "target_unavailable"
