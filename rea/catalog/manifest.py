@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import msgspec
 
-from rea.catalog.tool import FAMILY_TOOLSETS, ToolDef, ToolEffects, ToolMode
+from rea.catalog.tool import ToolDef, ToolFacts
 
 if TYPE_CHECKING:
     from rea.cache import AnalysisCache, CacheKey
@@ -36,37 +36,10 @@ ENTRY_POINTS_KIND: Final = "rea-registry-entry-points/1"
 PRESENTATIONS: Final = ("complete", "compact")
 
 
-class ToolEntry(msgspec.Struct, frozen=True, kw_only=True):
+class ToolEntry(ToolFacts, frozen=True, kw_only=True):
     """What finding and describing a tool takes (a CLI command, a toolset, binary_session's availability rows)."""
 
-    name: str
-    description: str
-    family: str
-    effects: ToolEffects = ToolEffects()
-    requires_target: bool = False
-    requires_operations: tuple[str, ...] = ()
-    client_features_required: tuple[str, ...] = ()
-    client_features_optional: tuple[str, ...] = ()
-    modes: tuple[ToolMode, ...] = ()
-    path_arguments: tuple[str, ...] = ()
-    cli_subject: str = ""
-    cli_group: str = ""
-    cli_command: str = ""
-    title: str = ""
-    toolset: str = ""
     has_images: bool = False
-
-    @property
-    def display_title(self) -> str:
-        return self.title or self.name.replace("_", " ").title()
-
-    @property
-    def toolset_id(self) -> str:
-        return self.toolset or FAMILY_TOOLSETS.get(self.family, self.family)
-
-    @property
-    def cli_name(self) -> str:
-        return self.name.replace("_", "-")
 
 
 class ToolSpec(ToolEntry, frozen=True, kw_only=True):

@@ -91,23 +91,13 @@ ResultType = type[msgspec.Struct] | tuple[type[msgspec.Struct], ...]
 Handler = Callable[[ToolCall], "Evidence | dict[str, Any]"]
 
 
-class ToolDef(msgspec.Struct, frozen=True, kw_only=True):
-    """A tool, declared as data. MCP, CLI and the catalog document all read this one value."""
+class ToolFacts(msgspec.Struct, frozen=True, kw_only=True):
+    """What a tool is, as plain data: shared by its definition (``ToolDef``) and its manifest entry."""
 
     name: str
     description: str
     family: str
-    input_schema: dict[str, Any]
-    handler: Handler
     effects: ToolEffects = ToolEffects()
-    # None: the tool returns an Evidence record and advertises the Evidence output schema.
-    output_schema: dict[str, Any] | None = None
-    # The Struct an Evidence result's normalized_result decodes into (a tuple: one of them, e.g. the complete record
-    # or its summary view); its schema constrains that field in the advertised output schema (None: left open).
-    result_type: ResultType | None = None
-    # Canonical examples; inline-Evidence examples are tested but not advertised.
-    examples: tuple[dict[str, Any], ...] = ()
-    unadvertised_examples: tuple[dict[str, Any], ...] = ()
     requires_target: bool = False
     requires_operations: tuple[str, ...] = ()
     client_features_required: tuple[str, ...] = ()
@@ -124,8 +114,6 @@ class ToolDef(msgspec.Struct, frozen=True, kw_only=True):
     title: str = ""
     # The toolset a server may advertise it in (REA_MCP_TOOLSETS); empty: the one its family maps to.
     toolset: str = ""
-    # Images in the result a host can show: (base64 data, MIME type) pairs the MCP server adds as image content.
-    images: Callable[[Any], list[tuple[str, str]]] | None = None
 
     @property
     def display_title(self) -> str:
@@ -138,3 +126,20 @@ class ToolDef(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def cli_name(self) -> str:
         return self.name.replace("_", "-")
+
+
+class ToolDef(ToolFacts, frozen=True, kw_only=True):
+    """A tool, declared as data. MCP, CLI and the catalog document all read this one value."""
+
+    input_schema: dict[str, Any]
+    handler: Handler
+    # None: the tool returns an Evidence record and advertises the Evidence output schema.
+    output_schema: dict[str, Any] | None = None
+    # The Struct an Evidence result's normalized_result decodes into (a tuple: one of them, e.g. the complete record
+    # or its summary view); its schema constrains that field in the advertised output schema (None: left open).
+    result_type: ResultType | None = None
+    # Canonical examples; inline-Evidence examples are tested but not advertised.
+    examples: tuple[dict[str, Any], ...] = ()
+    unadvertised_examples: tuple[dict[str, Any], ...] = ()
+    # Images in the result a host can show: (base64 data, MIME type) pairs the MCP server adds as image content.
+    images: Callable[[Any], list[tuple[str, str]]] | None = None
