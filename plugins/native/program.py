@@ -70,6 +70,9 @@ _CACHE_SIZE = 256
 MAX_REGISTER_SITES = 50_000
 _CALL_CODE, _JUMP_CODE, _INDIRECT_CODE = REF_KINDS.index("call"), REF_KINDS.index("jump"), REF_KINDS.index("indirect")
 MMAP_THRESHOLD = 256 << 20
+# Legacy prefixes (segment, operand/address size, lock, rep, notrack): what may precede an indirect branch's REX.
+_PREFIXES = frozenset(b"\x26\x2e\x36\x3e\x64\x65\x66\x67\xf0\xf2\xf3")
+_MAX_PREFIXED = 6
 _by_address = operator.itemgetter(0)
 
 
@@ -415,7 +418,10 @@ class Program:
         # Only the indirect sites are visited (bytes.find), not every reference of the index in Python.
         i = kinds.find(marker)
         while i >= 0:
-            sites.setdefault(flow.proc[i], []).append(flow.src[i])
+            site = flow.src[i]
+            # A site at a region's very end has fewer bytes behind it than the longest form reads.
+            if _through_register(self.read(site, _MAX_PREFIXED) or self.read(site, 3) or self.read(site, 2)):
+                sites.setdefault(flow.proc[i], []).append(site)
             i = kinds.find(marker, i + 1)
         rows: list[tuple[int, int, int, int]] = []
         budget = MAX_REGISTER_SITES
@@ -724,3 +730,19 @@ class Program:
         if i < len(names) and names[i][0] == address:
             return names[i][1]
         return None
+
+
+def _through_register(code: bytes | None) -> bool:
+    """Whether ``code`` may start a ``call reg`` or ``jmp reg`` (x86-64 ``FF /2`` or ``FF /4`` with a register
+    operand): the only indirect sites register loads can resolve, so the others' procedures are never decoded."""
+    if not code:
+        return False
+    i = 0
+    while i < len(code) - 2 and code[i] in _PREFIXES:
+        i += 1
+    if 0x40 <= code[i] <= 0x4F:
+        i += 1
+    if i + 1 >= len(code) or code[i] != 0xFF:
+        return False
+    modrm = code[i + 1]
+    return modrm >> 6 == 3 and (modrm >> 3) & 7 in (2, 4)

@@ -57,10 +57,13 @@ _IMPLICIT = (
     "xgetbv",
 )
 _STOPS = ("ret", "jmp", "ud2", "hlt")
+# Precompiled: the walker reads every instruction of a procedure, and re's pattern cache costs a lookup a call.
+_NUMBER = re.compile(NUMBER)
+_STACK_OPERAND = re.compile(rf"(\w+) ptr \[rsp(?: \+ ({NUMBER}))?\]")
 
 
 def _branch_target(insn: Insn) -> int | None:
-    if insn.mnemonic.startswith("j") and re.fullmatch(NUMBER, insn.op_str):
+    if insn.mnemonic[:1] == "j" and _NUMBER.fullmatch(insn.op_str):
         return int(insn.op_str, 0)
     return None
 
@@ -112,16 +115,26 @@ class Walker:
         self.is_target = is_target
         self.slot_value = slot_value
         self.at = {insn.address: i for i, insn in enumerate(insns)}
-        # Spill slots are followed only while the frame's address stays private: no ``lea r, [rsp+N]``, no copy
-        # of rsp (a callee or another pointer could otherwise write them).
-        self.frame_private = not any(
-            (i.mnemonic == "lea" and "[rsp" in i.op_str) or re.search(r", rsp$", i.op_str) for i in insns
-        )
+        self._private: bool | None = None
         self.preds: dict[int, list[int]] = {}
-        for j, insn in enumerate(insns):
-            target = _branch_target(insn)
-            if target is not None and target in self.at:
-                self.preds.setdefault(self.at[target], []).append(j)
+        at = self.at
+        fullmatch = _NUMBER.fullmatch
+        # Only branches can be predecessors other than the previous instruction: one C-speed filter, then those.
+        for j, insn in [(j, insn) for j, insn in enumerate(insns) if insn.mnemonic[:1] == "j"]:
+            if fullmatch(insn.op_str):
+                k = at.get(int(insn.op_str, 0))
+                if k is not None:
+                    self.preds.setdefault(k, []).append(j)
+
+    @property
+    def frame_private(self) -> bool:
+        """Spill slots are followed only while the frame's address stays private: no ``lea r, [rsp+N]``, no copy
+        of rsp (a callee or another pointer could otherwise write them). Read on the first spill met."""
+        if self._private is None:
+            self._private = not any(
+                (i.mnemonic == "lea" and "[rsp" in i.op_str) or i.op_str.endswith(", rsp") for i in self.insns
+            )
+        return self._private
 
     def _stack_write(self, insn: Insn, slot: str) -> str | None:
         """For a spill ``slot`` (``[rsp+N]``): the register an 8-byte store to it saves, "" when ``insn`` moves the
@@ -136,7 +149,7 @@ class Walker:
             return family(m.group(2)) if _REGISTER.match(m.group(2)) else ""
         if "rsp" not in first:
             return None  # the frame's address never leaves the procedure (frame_private): another base cannot alias
-        offset = re.fullmatch(rf"(\w+) ptr \[rsp(?: \+ ({NUMBER}))?\]", first.strip())
+        offset = _STACK_OPERAND.fullmatch(first.strip())
         if offset is None or offset.group(1) not in _WIDTH:
             return ""
         lo, mine = int(offset.group(2) or "0", 0), int(slot[5:-1], 0)
@@ -200,30 +213,25 @@ class Walker:
                     return None
                 if stored is not None:
                     follow = [(stored, how)]
-            elif (
-                _writes(insn) == reg
-                and self.frame_private
-                and _STACK_LOAD.match(insn.op_str)
-                and insn.mnemonic == "mov"
-            ):
-                m = _STACK_LOAD.match(insn.op_str)
-                assert m is not None
-                follow = [(_slot(m.group(2)), how)]
             elif _writes(insn) == reg:
-                source = _copied(insn)
-                if source is None:
-                    value = _loaded(insn, reg, self.is_target, self.slot_value)
-                    if value is None:
-                        return None
-                    found.setdefault(value, how)
-                    if len(found) > MAX_TARGETS:
-                        return None
-                    continue
-                if insn.mnemonic.startswith("cmov"):  # either the old value or the source's
-                    how = "register-select" if how == "register-load" else how
-                    follow = [(reg, how), (source, how)]
+                m = _STACK_LOAD.match(insn.op_str) if insn.mnemonic == "mov" else None
+                if m is not None and self.frame_private:
+                    follow = [(_slot(m.group(2)), how)]
                 else:
-                    follow = [(source, how)]
+                    source = _copied(insn)
+                    if source is None:
+                        value = _loaded(insn, reg, self.is_target, self.slot_value)
+                        if value is None:
+                            return None
+                        found.setdefault(value, how)
+                        if len(found) > MAX_TARGETS:
+                            return None
+                        continue
+                    if insn.mnemonic.startswith("cmov"):  # either the old value or the source's
+                        how = "register-select" if how == "register-load" else how
+                        follow = [(reg, how), (source, how)]
+                    else:
+                        follow = [(source, how)]
             earlier = self._before(j)
             if not earlier and j > 0 and insn.mnemonic in ("nop", "int3"):
                 continue  # alignment padding after a jump: no path runs through it
