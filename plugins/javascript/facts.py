@@ -147,7 +147,8 @@ def _kind_ids(language: syntax.Language) -> tuple[frozenset[int], frozenset[int]
     def ids(kinds: frozenset[str]) -> frozenset[int]:
         return frozenset(i for i, name in names.items() if name in kinds)
 
-    return ids(frozenset({"identifier"})), ids(_INTERESTING), ids(_LEAVES)
+    # A shorthand property (`{a}`) references its name as an identifier does.
+    return ids(frozenset({"identifier", "shorthand_property_identifier"})), ids(_INTERESTING), ids(_LEAVES)
 
 
 @dataclass
@@ -227,7 +228,6 @@ class _Walker:
     ) -> None:
         self.path = path
         self.language = language
-        self.leaf_ids = _kind_ids(language)[2]
         self.data = data
         self.ctx = ctx
         self.units: list[Unit] = [Unit(path=path)]
@@ -305,9 +305,14 @@ class _Walker:
             self._push_regions(root, self.module_fns[0], stack)
         else:
             stack.extend((child, self.module_fns[0], 0) for child in reversed(root.children))
-        # The hot loop: identifiers and fact-free nodes (most of a tree) are handled inline, by symbol id.
+        # The hot loop: identifiers and fact-free nodes (most of a tree) are handled inline, by symbol id, and an
+        # identifier is read as its parent's children are pushed: it never takes a trip through the stack.
         identifier, interesting, leaves = _kind_ids(self.language)
-        pop, extend, refs = stack.pop, stack.extend, self.refs
+        skip = identifier | leaves
+        # A statement block holds no fact of its own: only the bundle's container (an IIFE's body) is visited.
+        block = syntax.grammar(self.language).id_for_node_kind("statement_block", True)
+        container_start = self.container_key[0]
+        pop, append, extend, refs = stack.pop, stack.append, stack.extend, self.refs
         ctx = self.ctx
         visited = 0
         while stack:
@@ -322,17 +327,39 @@ class _Walker:
                 if referenced is not None:
                     referenced.add(node.text or b"")
                 continue
-            if kind not in interesting:
+            if kind not in interesting or (kind == block and node.start_byte != container_start):
                 if kind == -1:
                     node.push(stack, fn, unit)
                 elif node.named_child_count > CHUNK:
-                    stack.append((_Chunk(node), fn, unit))
+                    append((_Chunk(node), fn, unit))
                 else:
                     children = node.named_children
-                    if children:
-                        extend([(child, fn, unit) for child in reversed(children) if child.kind_id not in leaves])
+                    if not children:
+                        continue
+                    referenced = refs[fn]
+                    if referenced is None:
+                        extend([(child, fn, unit) for child in reversed(children) if child.kind_id not in skip])
+                        continue
+                    for child in reversed(children):
+                        child_kind = child.kind_id
+                        if child_kind in identifier:
+                            referenced.add(child.text or b"")
+                        elif child_kind not in leaves:
+                            append((child, fn, unit))
                 continue
             self._visit(node, fn, unit, stack)
+
+    def _push_children(self, children: list[Node], fn: int, unit: int, stack: list[Any]) -> None:
+        """Push the children that may hold facts; identifiers go straight into the function's references."""
+        identifier, _, leaves = _kind_ids(self.language)
+        referenced = self.refs[fn]
+        for child in reversed(children):
+            kind = child.kind_id
+            if kind in identifier:
+                if referenced is not None:
+                    referenced.add(child.text or b"")
+            elif kind not in leaves:
+                stack.append((child, fn, unit))
 
     def _push_regions(self, container: Node, fn: int, stack: list[tuple[Node, int, int]]) -> None:
         """Push the statements of the bundle's top level, each with the bundled module it belongs to."""
@@ -463,8 +490,7 @@ class _Walker:
             return
         children = node.named_children
         if children:
-            leaves = self.leaf_ids
-            stack.extend([(child, child_fn, child_unit) for child in reversed(children) if child.kind_id not in leaves])
+            self._push_children(children, child_fn, child_unit, stack)
 
     def diagnose(self, root: Node) -> None:
         """Syntax errors and missing tokens, searching only subtrees that contain one."""
