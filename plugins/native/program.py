@@ -466,8 +466,6 @@ class Program:
         only = self._only_reference(p.address)
         if only is None or only.kind != "call" or only.proc == p.address:
             return None
-        if self._referenced_as_data(p.address, ctx):
-            return None
         caller = self.an.by_addr.get(only.proc)
         walker = self.register_walker(caller) if caller is not None else None
         if walker is None:
@@ -479,7 +477,10 @@ class Program:
                 return None
             for t, how in passed.targets.items():
                 out.setdefault(t, how)
-        return out if len(out) <= MAX_TARGETS else None
+        # Last: the first time it is asked, it sweeps the whole program for references to code.
+        if len(out) > MAX_TARGETS or self._referenced_as_data(p.address, ctx):
+            return None
+        return out
 
     def _only_reference(self, address: int) -> Ref | None:
         """The one call or jump to ``address`` (a procedure start), None when there are none or several: from a

@@ -183,12 +183,17 @@ _SLOT = 80  # operand characters kept per record for that search; longer operand
 _HEXDIGITS = re.compile(rb"[0-9a-f]+")
 
 
+# What an operand text may name, searched apart so each search starts from a literal (one alternation of the two
+# scans text several times slower): a rip-relative displacement (its target is the next instruction's address plus
+# or minus it), or a hex number (an absolute address, an immediate).
+_X86_RIP_DISP = re.compile(rb"rip ([+-]) (?:0x([0-9a-f]+)|(\d+))\]")
+
+
 @functools.cache
-def _x86_named(digits: int) -> re.Pattern[bytes]:
-    """What an operand text may name: a rip-relative displacement (its target is the next instruction's address
-    plus or minus it), or a hex number of at least ``digits`` digits (an absolute address, an immediate; capstone
-    writes no leading zeros, so a shorter one is below the lowest code address)."""
-    return re.compile(rb"rip ([+-]) (?:0x([0-9a-f]+)|(\d+))\]|0x([1-9a-f][0-9a-f]{%d,})" % max(0, digits - 1))
+def _x86_hex(digits: int) -> re.Pattern[bytes]:
+    """A hex number of at least ``digits`` digits (capstone writes no leading zeros, so a shorter one is below the
+    lowest code address)."""
+    return re.compile(rb"0x([1-9a-f][0-9a-f]{%d,})" % max(0, digits - 1))
 
 
 def _raw_layout() -> tuple[Any, Any, int, int, int, int, int] | None:
@@ -428,7 +433,18 @@ class Sweeper:
         skip = frozenset(known.direct) | known.ret | {_X86_INVALID}  # branches and path ends
         mapped = self.mapped
         lowest, highest = code_bounds
-        named = _x86_named(len(f"{lowest:x}"))
+        hexes = _x86_hex(len(f"{lowest:x}"))
+        push = known.push
+
+        def named(text: bytes, ids: list[int], i: int, at: int, value: int) -> bool:
+            """Whether the number at ``at`` names code in record ``i``, one a DATA sweep reads (not stale text)."""
+            # Cheapest test first: most operands name data or small offsets, far from the code.
+            if not lowest <= value < highest or not in_code(value):
+                return False
+            if text.find(b"\0", i * _SLOT, at) >= 0:  # stale bytes after the operand text
+                return False
+            return _data_pick(text[i * _SLOT : (i + 1) * _SLOT], ids[i] == push)
+
         for batch, keep, _ in self.batches(code, base, syncs, check):
             ids, blob = batch.ids, batch.blob
             assert ids is not None and blob is not None
@@ -438,28 +454,28 @@ class Sweeper:
                 layout = self._layout = (record, struct.Struct(f"{ops_at}x{_SLOT}s{record - ops_at - _SLOT}x"))
             text = b"".join(itertools.chain.from_iterable(layout[1].iter_unpack(memoryview(blob)[: keep * record])))
             addrs, sizes = batch.addrs, batch.sizes
-            last = -1
             candidates = [i for v in other for i in _positions(ids, v, keep)]  # a DATA sweep reads these always
-            for m in named.finditer(text):
+
+            last = -1
+            for m in _X86_RIP_DISP.finditer(text):
                 at = m.start()
                 i = at // _SLOT
                 if i == last or ids[i] in skip:  # a branch's target is no data reference
                     continue
-                sign, hexdisp, decdisp, number = m.groups()
-                if sign is not None:
-                    disp = int(hexdisp, 16) if hexdisp is not None else int(decdisp)
-                    value = addrs[i] + sizes[i] + (disp if sign == b"+" else -disp)
-                else:
-                    value = int(number, 16)
-                # Cheapest test first: most operands name data or small offsets, far from the code.
-                if not lowest <= value < highest or not in_code(value):
+                sign, hexdisp, decdisp = m.groups()
+                disp = int(hexdisp, 16) if hexdisp is not None else int(decdisp)
+                if named(text, ids, i, at, addrs[i] + sizes[i] + (disp if sign == b"+" else -disp)):
+                    candidates.append(i)
+                    last = i
+            last = -1
+            for m in hexes.finditer(text):
+                at = m.start()
+                i = at // _SLOT
+                if i == last or ids[i] in skip:  # most are direct branches' targets
                     continue
-                if text.find(b"\0", i * _SLOT, at) >= 0:  # stale bytes after the operand text
-                    continue
-                if not _data_pick(text[i * _SLOT : (i + 1) * _SLOT], ids[i] == known.push):
-                    continue  # an instruction a DATA sweep does not read
-                candidates.append(i)
-                last = i
+                if named(text, ids, i, at, int(m.group(1), 16)):
+                    candidates.append(i)
+                    last = i
             for i in sorted(set(candidates)):
                 if ids[i] in skip:
                     continue  # branches and path ends name no data
