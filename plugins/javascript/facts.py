@@ -271,22 +271,23 @@ class _Walker:
         index = len(self.fns)
         owner = self.units[unit].path if unit else self.path
         module_path = self.path if unit == 0 else f"{self.path}!{owner}"
+        body = kind == "module-body"
+        row, column = node.start_point
+        params = None if body else node.child_by_field_name("parameters") or node.child_by_field_name("parameter")
         builder = FunctionBuilder(
-            node_id=f"fn:{module_path}#{name}@{syntax.line(node)}:{int(node.start_point[1]) + 1}",
+            node_id=f"fn:{module_path}#{name}@{row + 1}:{column + 1}",
             name=name,
             kind=kind or patterns.fn_kind(node),
-            line=syntax.line(node),
+            line=row + 1,
             end_line=syntax.end_line(node),
-            params=[] if kind == "module-body" else syntax.function_params(node),
-            is_async=kind != "module-body" and syntax.is_async(node),
+            params=syntax.param_names(params),
+            is_async=not body and syntax.is_async(node),
             parent=parent,
             unit=unit,
             start_byte=int(node.start_byte),
         )
-        if kind != "module-body":
-            patterns.declared_in(
-                node.child_by_field_name("parameters") or node.child_by_field_name("parameter"), builder.declared
-            )
+        if not body:
+            patterns.declared_in(params, builder.declared)
         self.fns.append(builder)
         self.refs.append(None if builder.kind == "module-body" else builder.referenced)
         self.fn_by_start.setdefault(int(node.start_byte), index)
@@ -449,7 +450,9 @@ class _Walker:
         elif kind == "call_expression":
             child_unit = self._call(node, fn, unit)
         elif kind == "new_expression":
-            self._add_call(fn, "new " + syntax.text(node.child_by_field_name("constructor"), 80), node)
+            self._add_call(
+                fn, "new " + syntax.text(node.child_by_field_name("constructor"), 80), node, syntax.line(node)
+            )
         elif kind == "import_statement":
             self._import(node, unit)
         elif kind == "export_statement":
@@ -531,10 +534,10 @@ class _Walker:
         kept = sys.intern(value[:MAX_STRING_CHARS])
         strings[value] = StringLiteral(value=kept, line=syntax.line(node), truncated=truncated)
 
-    def _add_call(self, fn: int, callee: str, node: Node) -> None:
+    def _add_call(self, fn: int, callee: str, node: Node, ln: int) -> None:
         builder = self.fns[fn]
         if len(builder.calls) < MAX_PER_FUNCTION:
-            builder.calls.append(CallSite(callee=callee, line=syntax.line(node), argument=syntax.first_argument(node)))
+            builder.calls.append(CallSite(callee=callee, line=ln, argument=syntax.first_argument(node)))
         else:
             builder.truncated = True
 
@@ -544,14 +547,15 @@ class _Walker:
         target = self.units[unit]
         if callee is None:
             return unit
-        if callee.type == "import":
+        callee_type = callee.type
+        if callee_type == "import":
             spec, arg = syntax.first_string_argument(node)
             target.imports.append(PendingImport("dynamic-import", spec, ln, expression=syntax.text(arg, 120)))
-            self._add_call(fn, "import", node)
+            self._add_call(fn, "import", node, ln)
             return unit
         name = syntax.callee_name(callee)
-        self._add_call(fn, name, node)
-        if callee.type == "identifier":
+        self._add_call(fn, name, node, ln)
+        if callee_type == "identifier":
             self.bare_calls.append((unit, name, ln))
             if name == "require":
                 spec, arg = syntax.first_string_argument(node)
@@ -569,14 +573,16 @@ class _Walker:
                 key = spec if spec is not None else (syntax.text(arg, 80) if numeric else None)
                 if key is not None:
                     self.webpack_calls.append((unit, key, ln))
-        elif callee.type == "member_expression":
-            prop = syntax.text(callee.child_by_field_name("property"), 40)
+        elif callee_type == "member_expression":
+            # The callee's name ends with its property, as read (at most 40 characters): not read a second time.
+            prop = name.rsplit(".", 1)[-1]
             if prop in ("loadFile", "loadURL"):
                 _, arg = syntax.first_string_argument(node)
                 hint = patterns.path_hint(prop, arg, ln)
                 if hint is not None:
                     target.hints.append(hint)
-            elif prop in _IPC_METHODS:
+            elif prop in _IPC_METHODS and any(o in name for o in _IPC_OBJECTS):
+                # The owner's text ends with an IPC object's name only if the callee's name holds it.
                 owner = syntax.text(callee.child_by_field_name("object"), 80).rsplit(".", 1)[-1]
                 if owner in _IPC_OBJECTS and len(target.ipc) < MAX_IPC:
                     channel, arg = syntax.first_string_argument(node)
@@ -931,7 +937,7 @@ def _raw_strings(walker: _Walker, root: Node, data: bytes) -> int:
 def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext | None = None) -> FileFacts:
     """Parse ``data`` with tree-sitter and collect facts per unit; syntax errors become diagnostics, and the
     strings of what still does not parse come from a raw scan of its text."""
-    tokens = sum(data.count(mark) for mark in b",;(){}[]")
+    tokens = len(data) - len(data.translate(None, b",;(){}[]"))  # one pass, not one per mark
     too_big = tokens > MAX_PARSE_TOKENS
     # A syntax tree that large costs gigabytes (tree-sitter's nodes, then the walk): its strings only.
     tree, repaired = (syntax.parser_for(language).parse(b""), False) if too_big else _parse(language, data)

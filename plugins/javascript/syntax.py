@@ -278,9 +278,17 @@ def shape_of(node: Node | None, depth: int = 0) -> dict[str, Any]:
     return {"type": "unknown", "node": kind}
 
 
+# An identifier, or a chain of properties each within the 40 characters a link is read to (ASCII names only).
+_PLAIN_CHAIN = re.compile(rb"[\w$]+(?:\.(?:#[\w$]{1,39}|[\w$]{1,40}))*")
+
+
 def callee_name(callee: Node) -> str:
     """A call's callee as read: ``a.b.c``, or for a chain ``yargs.command().command().option``, at most 120
     characters, the middle elided (each link of a chain is a call of its own, named up to its method)."""
+    raw = callee.text or b""
+    if len(raw) <= 80 and _PLAIN_CHAIN.fullmatch(raw):
+        # `a.b.c` as written, no call, space or comment in it: the text is the name the walk below would build.
+        return sys.intern(raw.decode())
     links: list[str] = []
     node: Node | None = callee
     while node is not None and node.type == "member_expression" and len(links) < 32:
