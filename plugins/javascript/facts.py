@@ -138,9 +138,9 @@ _WEBPACK_MARKERS = (b"__webpack_require__", b"webpackChunk", b"__webpack_modules
 
 
 @functools.cache
-def _kind_ids(language: syntax.Language) -> tuple[frozenset[int], frozenset[int], frozenset[int]]:
-    """The grammar's symbol ids of identifiers, of the kinds ``_visit`` reads and of ``_LEAVES``: the walk's hot
-    loop compares small integers, not the type names tree-sitter builds a string for on every access."""
+def _kind_ids(language: syntax.Language) -> tuple[frozenset[int], frozenset[int], frozenset[int], frozenset[int]]:
+    """The grammar's symbol ids of identifiers, of the kinds ``_visit`` reads, of ``_LEAVES`` and of objects: the walk's
+    hot loop compares small integers, not the type names tree-sitter builds a string for on every access."""
     grammar = syntax.grammar(language)
     names = {i: grammar.node_kind_for_id(i) for i in range(grammar.node_kind_count)}
 
@@ -148,7 +148,12 @@ def _kind_ids(language: syntax.Language) -> tuple[frozenset[int], frozenset[int]
         return frozenset(i for i, name in names.items() if name in kinds)
 
     # A shorthand property (`{a}`) references its name as an identifier does.
-    return ids(frozenset({"identifier", "shorthand_property_identifier"})), ids(_INTERESTING), ids(_LEAVES)
+    return (
+        ids(frozenset({"identifier", "shorthand_property_identifier"})),
+        ids(_INTERESTING),
+        ids(_LEAVES),
+        ids(frozenset({"object"})),
+    )
 
 
 @dataclass
@@ -308,8 +313,11 @@ class _Walker:
             stack.extend((child, self.module_fns[0], 0) for child in reversed(root.children))
         # The hot loop: identifiers and fact-free nodes (most of a tree) are handled inline, by symbol id, and an
         # identifier is read as its parent's children are pushed: it never takes a trip through the stack.
-        identifier, interesting, leaves = _kind_ids(self.language)
+        identifier, interesting, leaves, objects = _kind_ids(self.language)
         skip = identifier | leaves
+        if not self.webpack:
+            # Object literals are read only as webpack's module map.
+            interesting = interesting - objects
         # A statement block holds no fact of its own: only the bundle's container (an IIFE's body) is visited.
         block = syntax.grammar(self.language).id_for_node_kind("statement_block", True)
         container_start = self.container_key[0]
@@ -352,7 +360,7 @@ class _Walker:
 
     def _push_children(self, children: list[Node], fn: int, unit: int, stack: list[Any]) -> None:
         """Push the children that may hold facts; identifiers go straight into the function's references."""
-        identifier, _, leaves = _kind_ids(self.language)
+        identifier, _, leaves, _ = _kind_ids(self.language)
         referenced = self.refs[fn]
         for child in reversed(children):
             kind = child.kind_id
@@ -433,9 +441,11 @@ class _Walker:
             self._string(node, unit)
         elif kind in syntax.FUNCTION_TYPES:
             if kind in ("function_declaration", "generator_function_declaration"):
-                self.fns[fn].declared.add(patterns.fn_name(node))
-                if self.fns[fn].kind == "module-body":
+                # A module body's own declarations serve shapes; a function's serve captures (module bodies have none).
+                if self.refs[fn] is None:
                     self.unit_decls[unit].setdefault(patterns.fn_name(node), node)
+                else:
+                    self.fns[fn].declared.add(patterns.fn_name(node))
             if len(self.fns) < MAX_FUNCTIONS:
                 if int(node.start_byte) in self.wrapper_bodies:
                     child_fn = self.new_function(node, None, unit, "module-body")
@@ -462,22 +472,19 @@ class _Walker:
         elif kind == "return_statement":
             builder = self.fns[fn]
             if len(builder.returns) < MAX_RETURNS:
-                value = node.named_children[0] if node.named_children else None
+                value = node.named_child(0) if node.named_child_count else None
                 builder.returns.append((syntax.line(node), value))
         elif kind == "variable_declarator":
             name_node = node.child_by_field_name("name")
-            patterns.declared_in(name_node, self.fns[fn].declared)
-            value = node.child_by_field_name("value")
-            if (
-                self.fns[fn].kind == "module-body"
-                and name_node is not None
-                and name_node.type == "identifier"
-                and value is not None
-            ):
-                self.unit_decls[unit].setdefault(syntax.text(name_node, 200), value)
+            if self.refs[fn] is not None:
+                patterns.declared_in(name_node, self.fns[fn].declared)
+            elif name_node is not None and name_node.type == "identifier":
+                value = node.child_by_field_name("value")
+                if value is not None:
+                    self.unit_decls[unit].setdefault(syntax.text(name_node, 200), value)
         elif kind == "class_declaration":
             name = node.child_by_field_name("name")
-            if name is not None:
+            if name is not None and self.refs[fn] is not None:
                 self.fns[fn].declared.add(syntax.text(name, 200))
         elif kind == "pair":
             key = syntax.property_name(node.child_by_field_name("key"))
