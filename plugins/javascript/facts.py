@@ -321,54 +321,49 @@ class _Walker:
         # A statement block holds no fact of its own: only the bundle's container (an IIFE's body) is visited.
         block = syntax.grammar(self.language).id_for_node_kind("statement_block", True)
         container_start = self.container_key[0]
-        pop, append, extend, refs = stack.pop, stack.append, stack.extend, self.refs
+        pop, append, extend, refs, visit = stack.pop, stack.append, stack.extend, self.refs, self._visit
+        # A chunk of a large node's children (kind -1) is unpacked where the kinds that hold facts are.
+        interesting = interesting | {-1}
         ctx = self.ctx
         visited = 0
         while stack:
             node, fn, unit = pop()
-            visited += 1
-            if ctx is not None and not visited % CHECK_EVERY:
-                ctx.check("parsing JavaScript")
             kind = node.kind_id
-            if kind in identifier:
-                # Only nested functions can capture; module bodies need no reference set.
-                referenced = refs[fn]
-                if referenced is not None:
-                    referenced.add(node.text or b"")
-                continue
-            if kind not in interesting or (kind == block and node.start_byte != container_start):
-                if kind == -1:
-                    node.push(stack, fn, unit)
-                elif node.named_child_count > CHUNK:
-                    append((_Chunk(node), fn, unit))
-                else:
-                    children = node.named_children
-                    if not children:
-                        continue
+            if kind in interesting:
+                if kind in identifier:
+                    # Only nested functions can capture; module bodies need no reference set.
                     referenced = refs[fn]
-                    if referenced is None:
-                        extend([(child, fn, unit) for child in reversed(children) if child.kind_id not in skip])
+                    if referenced is not None:
+                        referenced.add(node.text or b"")
+                    continue
+                if kind != block or node.start_byte == container_start:
+                    visited += 1
+                    if ctx is not None and not visited % CHECK_EVERY:
+                        ctx.check("parsing JavaScript")
+                    if kind == -1:
+                        node.push(stack, fn, unit)
                         continue
-                    for child in reversed(children):
-                        child_kind = child.kind_id
-                        if child_kind in identifier:
-                            referenced.add(child.text or b"")
-                        elif child_kind not in leaves:
-                            append((child, fn, unit))
+                    inner = visit(node, fn, unit, stack)
+                    if inner is None:
+                        continue
+                    fn, unit = inner
+            # Descend through named children only (tokens hold no fact).
+            if node.named_child_count > CHUNK:
+                append((_Chunk(node), fn, unit))
                 continue
-            self._visit(node, fn, unit, stack)
-
-    def _push_children(self, children: list[Node], fn: int, unit: int, stack: list[Any]) -> None:
-        """Push the children that may hold facts; identifiers go straight into the function's references."""
-        identifier, _, leaves, _ = _kind_ids(self.language)
-        referenced = self.refs[fn]
-        for child in reversed(children):
-            kind = child.kind_id
-            if kind in identifier:
-                if referenced is not None:
+            children = node.named_children
+            if not children:
+                continue
+            referenced = refs[fn]
+            if referenced is None:
+                extend([(child, fn, unit) for child in reversed(children) if child.kind_id not in skip])
+                continue
+            for child in reversed(children):
+                child_kind = child.kind_id
+                if child_kind in identifier:
                     referenced.add(child.text or b"")
-            elif kind not in leaves:
-                stack.append((child, fn, unit))
+                elif child_kind not in leaves:
+                    append((child, fn, unit))
 
     def _push_regions(self, container: Node, fn: int, stack: list[tuple[Node, int, int]]) -> None:
         """Push the statements of the bundle's top level, each with the bundled module it belongs to."""
@@ -422,19 +417,16 @@ class _Walker:
                     if name is not None and name.type == "identifier" and value is not None:
                         self.toplevel.setdefault(syntax.text(name, 200), (unit, value))
 
-    def _visit(self, node: Node, fn: int, unit: int, stack: list[tuple[Node, int, int]]) -> None:
+    def _visit(self, node: Node, fn: int, unit: int, stack: list[tuple[Node, int, int]]) -> tuple[int, int] | None:
+        """Read a node's facts; the function and unit its children belong to, or None when they are pushed here
+        (or hold none)."""
         kind = node.type
-        # Most nodes carry no fact of their own: descend through named children only (tokens hold none).
-        if kind == "shorthand_property_identifier":
-            if self.fns[fn].kind != "module-body":
-                self.fns[fn].referenced.add(node.text or b"")
-            return
         if kind == "string":
             self._string(node, unit)
-            return
+            return None
         if kind == self.container_key[2] and (int(node.start_byte), int(node.end_byte), kind) == self.container_key:
             self._push_regions(node, fn, stack)
-            return
+            return None
         child_fn = fn
         child_unit = unit
         if kind == "template_string":
@@ -494,13 +486,8 @@ class _Walker:
                     self.units[unit].hints.append(hint)
         elif kind == "object" and self.webpack:
             self._webpack_map(node, fn, unit, stack)
-            return
-        if node.named_child_count > CHUNK:
-            stack.append((_Chunk(node), child_fn, child_unit))  # type: ignore[arg-type]
-            return
-        children = node.named_children
-        if children:
-            self._push_children(children, child_fn, child_unit, stack)
+            return None
+        return child_fn, child_unit
 
     def diagnose(self, root: Node) -> None:
         """Syntax errors and missing tokens, searching only subtrees that contain one."""
