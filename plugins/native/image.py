@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import bisect
+import contextlib
 import heapq
 import itertools
+import mmap
 from typing import Any
 
 from rea_plugins.native.model import Model, Region
@@ -90,6 +92,24 @@ class Image:
         if lo < 0 or lo >= self.size:
             return memoryview(b"")
         return memoryview(self.data)[lo : min(hi, self.size)]
+
+    def release(self, lo: int = 0, hi: int | None = None) -> None:
+        """Drop the pages of file bytes ``[lo, hi)`` from this process's resident set (a mapping only): a pass over
+        the whole file has read them, and the next read faults them back in from the page cache."""
+        if not isinstance(self.data, mmap.mmap):
+            return
+        lo -= lo % mmap.PAGESIZE
+        hi = self.size if hi is None else min(hi, self.size)
+        if hi <= lo:
+            return
+        with contextlib.suppress(OSError, ValueError):  # advice only: a kernel that refuses keeps the pages
+            self.data.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+
+    def release_code(self, start: int, end: int) -> None:
+        """``release`` of the code bytes ``[start, end)`` (addresses inside one code region)."""
+        r = self.code_region_at(start)
+        if r is not None:
+            self.release(r.file_offset + (start - r.start), r.file_offset + (min(end, r.start + r.file_size) - r.start))
 
     def pointer_at(self, address: int) -> int | None:
         raw = self.read(address, self.pointer)

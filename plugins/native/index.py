@@ -126,6 +126,8 @@ _X86_ARG0 = re.compile(r"^[re]di, ")
 _X86_IMM_OPERAND = re.compile(r"^[re]di, (0x[0-9a-f]+)$")
 _PE_MAIN_ARGS = (frozenset({"ecx", "rcx"}), frozenset({"rdx", "edx"}), frozenset({"r8", "r8d"}))
 Progress = Callable[[str], None]
+# A sweep over a mapped file drops the pages it has read every this many bytes (``Image.release``).
+_RELEASE_BYTES = 16 << 20
 NO_PROCEDURE = -1  # the procedure of a reference from data (a pointer slot)
 
 
@@ -582,10 +584,17 @@ class Analysis:
             hi = bisect.bisect_left(self.starts, r.start + r.file_size)
             base_done = done_bytes
 
-            def at(pos: int, name: str = r.name, base: int = base_done) -> None:
+            released = [0]
+
+            def at(
+                pos: int, name: str = r.name, base: int = base_done, start: int = r.start, done: list[int] = released
+            ) -> None:
                 tick(f"indexing {what}")
                 if progress is not None:
                     progress(f"index: decoding {name} for {what}, {(base + pos) >> 10} of {total >> 10} KiB")
+                if pos - done[0] >= _RELEASE_BYTES:  # the swept pages leave the resident set as the sweep goes
+                    self.image.release_code(start + done[0], start + pos - _RELEASE_BYTES // 2)
+                    done[0] = pos - _RELEASE_BYTES // 2
 
             region_facts, n = self.sweeper.sweep(
                 self.image.code_view(r.start, r.start + r.file_size),
@@ -595,6 +604,7 @@ class Analysis:
                 at,
                 want,
             )
+            self.image.release_code(r.start, r.start + r.file_size)
             if len(facts) and len(region_facts) and region_facts.addr[0] < facts.addr[-1]:
                 ordered = False
             facts.extend(region_facts)
@@ -669,11 +679,17 @@ class Analysis:
         allowed = self.limits.deadline_s(total)
         deadline = time.monotonic() + allowed
 
+        released = [0, 0]  # the region's start, and how far into it the pages are released
+
         def at(pos: int) -> None:
             if check is not None:
                 check("finding references to code")
             if time.monotonic() > deadline:
                 raise overdue("the whole-program references to code", allowed)
+            start, done = released
+            if pos - done >= _RELEASE_BYTES:  # the swept pages leave the resident set as the sweep goes
+                image.release_code(start + done, start + pos - _RELEASE_BYTES // 2)
+                released[1] = pos - _RELEASE_BYTES // 2
 
         def in_code(a: int) -> bool:
             return image.code_region_at(a) is not None
@@ -686,6 +702,7 @@ class Analysis:
         for r in image.code_regions:
             lo = bisect.bisect_left(self.starts, r.start)
             hi = bisect.bisect_left(self.starts, r.start + r.file_size)
+            released[:] = [r.start, 0]
             src, dst = sweeper.code_refs(
                 image.code_view(r.start, r.start + r.file_size), r.start, self.starts[lo:hi], in_code, bounds, at
             )
@@ -695,6 +712,7 @@ class Analysis:
                 p = self.procs[i] if i >= 0 else None
                 if p is not None and p.kind in ("local", "thunk") and p.end is not None and s < p.end:
                     found.add(d)
+            image.release_code(r.start, r.start + r.file_size)
         slots = self.slots()
         found.update(v for v in slots.map.values() if in_code(v))
         return frozenset(found)

@@ -10,7 +10,7 @@ from rea_plugins.native import fingerprints, graph
 from rea_plugins.native.disasm import Insn
 from rea_plugins.native.dispatch import WINDOW, pointer_table
 from rea_plugins.native.model import Region
-from rea_plugins.native.program import Proc, Program, Ref
+from rea_plugins.native.program import Proc, Program, Ref, StringItem
 from rea_plugins.native.provider import OPERATIONS
 
 from rea.context import CallContext
@@ -191,10 +191,9 @@ class Operations:
 
     def list_strings(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         paging(params)
-        items = self.p.strings(ctx)
+        items: Sequence[StringItem] = self.p.strings(ctx)
         if params.get("address") is not None:
-            addr = parse_address(params["address"])
-            items = [s for s in items if s.address == addr]
+            items = self.p.strings(ctx).at(parse_address(params["address"]))
         return self._result(page("strings", items, params, self._string_dict))
 
     def search_strings(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:

@@ -12,8 +12,8 @@ import re
 import time
 from array import array
 from collections import OrderedDict
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple, overload
 
 from rea_plugins.native import graph
 from rea_plugins.native.disasm import COND, JUMP, RET, FlowReader, Insn, decode, x86_jump_table
@@ -47,6 +47,67 @@ class StringItem(NamedTuple):
     section: str
 
 
+_ENCODINGS = ("ascii", "utf-8", "utf-16le")
+
+
+class Strings(Sequence[StringItem]):
+    """Found strings in address order as compact columns (a few dozen bytes each, not a tuple of objects); an
+    item is made when read."""
+
+    def __init__(self) -> None:
+        self.address = array("q")
+        self.offset = array("q")
+        self.length = array("q")
+        self.encoding = bytearray()
+        self.section = array("I")
+        self.sections: list[str] = []
+
+    def extend(self, items: list[StringItem]) -> None:
+        if not items:
+            return
+        self.sections.append(items[0].section)  # one region's items: one section name
+        at = len(self.sections) - 1
+        self.address.extend(s.address for s in items)
+        self.offset.extend(s.offset for s in items)
+        self.length.extend(s.byte_length for s in items)
+        self.encoding.extend(_ENCODINGS.index(s.encoding) for s in items)
+        self.section.extend(itertools.repeat(at, len(items)))
+
+    def __len__(self) -> int:
+        return len(self.address)
+
+    @overload
+    def __getitem__(self, i: int) -> StringItem: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[StringItem]: ...
+    def __getitem__(self, i: int | slice) -> StringItem | list[StringItem]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        section = self.sections[self.section[i]]
+        return StringItem(self.address[i], _ENCODINGS[self.encoding[i]], self.offset[i], self.length[i], section)
+
+    def at(self, address: int) -> list[StringItem]:
+        """The strings that start at ``address``."""
+        lo = bisect.bisect_left(self.address, address)
+        hi = bisect.bisect_right(self.address, address, lo)
+        return [self[j] for j in range(lo, hi)]
+
+    def ordered(self) -> bool:
+        return all(a <= b for a, b in itertools.pairwise(self.address))
+
+    def __iter__(self) -> Iterator[StringItem]:
+        return (self[i] for i in range(len(self)))
+
+    def sort(self) -> None:
+        """Address order, should regions overlap (a malformed binary)."""
+        order = sorted(range(len(self)), key=self.address.__getitem__)
+        self.address = array("q", (self.address[i] for i in order))
+        self.offset = array("q", (self.offset[i] for i in order))
+        self.length = array("q", (self.length[i] for i in order))
+        self.encoding = bytearray(self.encoding[i] for i in order)
+        self.section = array("I", (self.section[i] for i in order))
+
+
 class Block(NamedTuple):
     start: int
     end: int
@@ -69,7 +130,8 @@ _CACHE_SIZE = 256
 # Register call sites the register-load resolver examines per target (beyond: they stay unresolved).
 MAX_REGISTER_SITES = 50_000
 _CALL_CODE, _JUMP_CODE, _INDIRECT_CODE = REF_KINDS.index("call"), REF_KINDS.index("jump"), REF_KINDS.index("indirect")
-MMAP_THRESHOLD = 256 << 20
+MMAP_THRESHOLD = 32 << 20
+_HASH_PIECE = 16 << 20
 # Legacy prefixes (segment, operand/address size, lock, rep, notrack): what may precede an indirect branch's REX.
 _PREFIXES = frozenset(b"\x26\x2e\x36\x3e\x64\x65\x66\x67\xf0\xf2\xf3")
 _MAX_PREFIXED = 6
@@ -164,12 +226,13 @@ class Program:
         size = os.fstat(self._file.fileno()).st_size
         self.opened_size = size
         # Never a mapping of the target itself: a file truncated behind our back would SIGBUS the server at
-        # the next access. Small targets are read; large ones are copied to an unlinked private file, mapped.
+        # the next access. Small targets are read; large ones are copied to an unlinked private file, mapped, and
+        # each whole-file pass releases the pages it read (Image.release), so they are not resident all at once.
         self._data = self._file.read() if size <= MMAP_THRESHOLD else _private_mapping(self._file)
         self.store = store if store is not None else detached()
-        if self.store.verified and hashlib.sha256(self._data).hexdigest() != self.store.sha256:
-            self.store.verified = False  # the file changed since it was identified: keep nothing of it
         self.image = Image(model, self._data)
+        if self.store.verified and self._digest() != self.store.sha256:
+            self.store.verified = False  # the file changed since it was identified: keep nothing of it
         self.size = self.image.size
         self.regions = self.image.regions
         self.code_regions = self.image.code_regions
@@ -190,11 +253,21 @@ class Program:
         self._single: dict[int, int] | None = None  # procedure start -> its only flow reference's row, or -1
         self._exports: frozenset[int] | None = None
         self.register_provenance: dict[tuple[int, int], str] = {}  # (site, target) -> how it was proven
-        self._strings: list[StringItem] | None = None
+        self._strings: Strings | None = None
         self._names: list[tuple[int | None, str, str, bool]] | None = None
         self.import_slots = self.an.import_slots
         self.stubs = self.an.stubs
         self.limitations: list[str] = list(model.limitations)
+
+    def _digest(self) -> str:
+        """The SHA-256 of the bytes read, a piece at a time, each piece's pages released once hashed."""
+        digest = hashlib.sha256()
+        view = memoryview(self._data)
+        for lo in range(0, len(view), _HASH_PIECE):
+            digest.update(view[lo : lo + _HASH_PIECE])
+            self.image.release(lo, lo + _HASH_PIECE)
+        view.release()
+        return digest.hexdigest()
 
     def close(self) -> None:
         if isinstance(self._data, mmap.mmap):
@@ -286,8 +359,8 @@ class Program:
             return None
         return x86_jump_table(window, self.read, lambda a: start <= a < limit)
 
-    def instructions(self, p: Proc) -> list[Insn]:
-        """The procedure's instructions by linear decoding of its extent (cached, LRU)."""
+    def instructions(self, p: Proc, keep: bool = True) -> list[Insn]:
+        """The procedure's instructions by linear decoding of its extent (cached, LRU, unless not ``keep``)."""
         cached = self._insns.get(p.address)
         if cached is not None:
             self._insns.move_to_end(p.address)
@@ -303,6 +376,8 @@ class Program:
                 procedure=f"0x{p.address:x}",
             )
         out = list(decode(self.md, self._code_bytes(p.address, end), p.address))
+        if not keep:
+            return out
         self._insns[p.address] = out
         if len(self._insns) > _CACHE_SIZE:
             self._insns.popitem(last=False)
@@ -384,12 +459,13 @@ class Program:
             return p.name
         return self.import_slots.get(address)
 
-    def register_walker(self, p: Proc) -> Walker | None:
-        """The register-load resolver over one procedure's instructions (x86-64 only), None where not possible."""
+    def register_walker(self, p: Proc, keep: bool = True) -> Walker | None:
+        """The register-load resolver over one procedure's instructions (x86-64 only), None where not possible;
+        ``keep`` False leaves the decode out of the instruction cache (a whole-program pass reads each once)."""
         if self.model.arch != "x86_64" or p.kind not in ("local", "thunk"):
             return None
         try:
-            insns = self.instructions(p)
+            insns = self.instructions(p, keep)
         except ReaError:
             return None
 
@@ -429,7 +505,7 @@ class Program:
             if ctx is not None:
                 ctx.check("resolving register calls")
             p = self.an.by_addr.get(owner)
-            walker = self.register_walker(p) if p is not None and budget > 0 else None
+            walker = self.register_walker(p, keep=False) if p is not None and budget > 0 else None
             if walker is None:
                 continue
             for site in sorted(sites[owner]):
@@ -467,7 +543,7 @@ class Program:
         if only is None or only.kind != "call" or only.proc == p.address:
             return None
         caller = self.an.by_addr.get(only.proc)
-        walker = self.register_walker(caller) if caller is not None else None
+        walker = self.register_walker(caller, keep=False) if caller is not None else None
         if walker is None:
             return None
         out = dict(found.targets)
@@ -574,6 +650,7 @@ class Program:
         index = self.an.build(
             self.discovery, ctx.progress if ctx is not None else None, ctx.check if ctx is not None else None
         )
+        self.image.release()  # what discovery, jump tables and pointer slots read
         self.store.keep_index(index)
         self._install(index)
         if ctx is not None:
@@ -619,10 +696,10 @@ class Program:
 
     # -- strings and names -----------------------------------------------------------------
 
-    def strings(self, ctx: CallContext | None = None) -> list[StringItem]:
+    def strings(self, ctx: CallContext | None = None) -> Strings:
         if self._strings is not None:
             return self._strings
-        out: list[StringItem] = []
+        out = Strings()
         deadline = time.monotonic() + self.limits.index_deadline_s
         for r in self.regions:
             if r.executable or r.file_size <= 0 or NON_STRING_SECTIONS.search(r.name):
@@ -636,6 +713,7 @@ class Program:
             if lo >= hi or lo < 0:
                 continue
             blob = bytes(self._data[lo:hi])
+            self.image.release(lo, hi)
             found: list[StringItem] = []
             for m in _RUNS.finditer(blob):
                 raw = m.group(0)
@@ -659,8 +737,8 @@ class Program:
                 raise too_big("string count", self.limits.max_strings, resource="strings")
             if ctx is not None:
                 ctx.check("scanning strings")
-        if any(a.address > b.address for a, b in itertools.pairwise(out)):  # overlapping regions (malformed)
-            out.sort(key=_by_address)
+        if not out.ordered():  # overlapping regions (malformed)
+            out.sort()
         self._strings = out
         return out
 
@@ -693,11 +771,8 @@ class Program:
         return text, len(raw) < s.byte_length
 
     def string_at(self, address: int) -> StringItem | None:
-        items = self.strings()
-        i = bisect.bisect_left(items, (address,))
-        if i < len(items) and items[i].address == address:
-            return items[i]
-        return None
+        found = self.strings().at(address)
+        return found[0] if found else None
 
     def names(self) -> list[tuple[int | None, str, str, bool]]:
         """(address, name, kind, external) for symbols and imports, by address then name."""
