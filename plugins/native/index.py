@@ -639,6 +639,8 @@ class Analysis:
         if progress is not None:
             progress(f"index: {len(refs.kind)} calls and jumps in {len(self.procs)} procedures")
         if discover:
+            # Linking parts reads only the facts' addresses and classes: the other columns go first.
+            facts.size, facts.target, facts.extra = array.array("H"), array.array("q"), {}
             self._link_parts(refs, facts)
         del facts  # the sweep's columns are done with: release them before the table is made
         self.name_parts()
