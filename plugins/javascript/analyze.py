@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
-from rea_plugins.javascript import entrypoints, facts, sourcemaps, syntax
+from rea_plugins.javascript import entrypoints, facts, inputs, sourcemaps, syntax
 from rea_plugins.javascript.inputs import Collected, InputFile
 from rea_plugins.javascript.model import (
     SCHEMA_VERSION,
@@ -134,19 +134,22 @@ class _Builder:
                 self.skipped.append(Skipped(path=f.path, reason="beyond max_modules"))
                 self.reasons.add("max_modules")
                 continue
-            found = facts.extract(f.path, language, f.data, self.ctx)
+            data = inputs.read_deferred(f, self.limits, self.collected, self.skipped, self.reasons)
+            if data is None:
+                continue
+            found = facts.extract(f.path, language, data, self.ctx)
             units = len(found.units)
             if used + units > budget:
                 self.skipped.append(Skipped(path=f.path, reason="beyond max_modules"))
                 self.reasons.add("max_modules")
                 continue
             used += units
-            self.parsed.append(self._modules_of(f, language, found))
+            self.parsed.append(self._modules_of(f, data, language, found))
 
-    def _modules_of(self, f: InputFile, language: syntax.Language, found: facts.FileFacts) -> _Parsed:
+    def _modules_of(self, f: InputFile, data: bytes, language: syntax.Language, found: facts.FileFacts) -> _Parsed:
         file_id = file_node_id(f.path)
-        file_sha = _sha(f.data)
-        lines = f.data.split(b"\n") if len(found.units) > 1 else []
+        file_sha = _sha(data)
+        lines = data.split(b"\n") if len(found.units) > 1 else []
         unit_ids = [file_id] + [bundled_node_id(f.path, u.path) for u in found.units[1:]]
         funcs_by_unit: dict[int, list[int]] = {}
         for idx, unit_idx in enumerate(found.function_unit):
@@ -168,7 +171,7 @@ class _Builder:
                 diags = list(found.diagnostics)
                 if found.truncated:
                     diags.append(Diagnostic(kind="limit", message=f"more than {facts.MAX_FUNCTIONS} functions"))
-                size, sha = len(f.data), file_sha
+                size, sha = len(data), file_sha
             record = Module(
                 node_id=unit_ids[unit_idx],
                 path=unit.path if unit_idx else f.path,

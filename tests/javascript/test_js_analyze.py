@@ -302,3 +302,31 @@ def test_plugin_import_is_cheap() -> None:
     code = "import sys, rea_plugins.javascript; print(any(m.startswith('tree_sitter') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_script_is_read_when_it_is_parsed(tmp_path: Path) -> None:
+    # A directory's scripts are read one at a time as they are parsed: one that changed after the listing is read
+    # as it is then, or reported as skipped, and bytes_analyzed counts what was read.
+    from rea_plugins.javascript import analyze as build_graph
+    from rea_plugins.javascript import inputs
+
+    from rea.target import identify
+
+    (tmp_path / "a.js").write_text("export const a = 1;\n")
+    (tmp_path / "b.js").write_text("export const b = 2;\n")
+    (tmp_path / "c.js").write_text("export const c = 3;\n")
+    (tmp_path / "package.json").write_text('{"name": "app", "main": "a.js"}\n')
+    ctx = CallContext()
+    limits = msgspec.structs.replace(inputs.DEFAULT_LIMITS, max_bytes_per_file=64)
+    collected = inputs.collect_directory(identify(str(tmp_path), ctx, allow_directory=True), limits, ctx)
+    assert all(not f.data for f in collected.files if f.path.endswith(".js"))
+    (tmp_path / "a.js").write_text("export const a = 'longer now';\n")
+    (tmp_path / "b.js").unlink()
+    (tmp_path / "c.js").write_text("export const c = 3; // " + "x" * 64 + "\n")
+    result = build_graph.build(collected, limits, ctx)
+    assert [m["path"] for m in result["modules"]] == ["a.js"]
+    skipped = {s["path"]: s["reason"] for s in result["coverage"]["skipped"]}
+    assert skipped == {"b.js": "unreadable", "c.js": "grew beyond max_bytes_per_file while reading"}
+    assert "max_bytes_per_file" in result["coverage"]["reasons"]
+    package = len((tmp_path / "package.json").read_bytes())
+    assert result["input"]["bytes_analyzed"] == package + len((tmp_path / "a.js").read_bytes())
