@@ -43,7 +43,10 @@ class Extra(NamedTuple):
 
     slot: int | None
     data: tuple[tuple[int, str], ...]
-    table: tuple[int, ...] | None  # an indirect jump's table entries, in order, before any bound
+    # An indirect jump's distinct table entries in first-seen order, before any bound: one compact column (a
+    # table often repeats its default case, and a big program holds millions of entries). Dropping repeats keeps
+    # every leading run's set of targets, which is all a reader takes.
+    table: array.array[int] | None
 
 
 FAR = -2  # a direct target beyond the address space (malformed code): it names nothing
@@ -492,10 +495,10 @@ class Sweeper:
         window = [batch.insn(j) for j in range(max(0, i - _WINDOW + 1), i + 1)]
         return window if len(window) == _WINDOW else [*tail, *window][-_WINDOW:]
 
-    def _table(self, window: list[Insn], window_limit: Callable[[int], int]) -> tuple[int, ...] | None:
+    def _table(self, window: list[Insn], window_limit: Callable[[int], int]) -> array.array[int] | None:
         end = window_limit(window[-1].address)
         found = x86_jump_table(window, self.read, lambda t: t < end)
-        return tuple(found) if found else None
+        return array.array("Q", dict.fromkeys(found)) if found else None
 
     def _x86_facts(
         self, batch: Batch, keep: int, tail: list[Insn], window_limit: Callable[[int], int], out: Facts, want: int
