@@ -847,8 +847,9 @@ def _captures(fns: list[FunctionBuilder]) -> tuple[list[list[str]], list[list[st
     captures: list[list[str]] = [[] for _ in fns]
     closures: list[set[str]] = [set() for _ in fns]
     for index, builder in enumerate(fns):
-        if builder.kind == "module-body":
-            continue
+        parent = builder.parent
+        if builder.kind == "module-body" or parent is None or fns[parent].kind == "module-body":
+            continue  # only names a function declares are captured: a top-level function captures none
         names: set[str] = set()
         referenced = {r.decode("utf-8", "replace") for r in builder.referenced}
         for name in referenced - builder.declared:
