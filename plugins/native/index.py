@@ -662,7 +662,7 @@ class Analysis:
         refs = self._attribute(facts, tick)
         slots = self.slots()
         refs.src.extend(slots.slots)
-        refs.dst.extend(slots.map[s] for s in slots.slots)
+        refs.dst.extend(slots.values)
         refs.kind.extend(itertools.repeat(_DATA, len(slots)))
         refs.proc.extend(itertools.repeat(NO_PROCEDURE, len(slots)))
         if progress is not None:
@@ -716,7 +716,7 @@ class Analysis:
                     found.add(d)
             image.release_code(r.start, r.start + r.file_size)
         slots = self.slots()
-        found.update(v for v in slots.map.values() if in_code(v))
+        found.update(v for v in slots.values if in_code(v))
         return frozenset(found)
 
     def slots(self) -> Slots:
@@ -751,7 +751,7 @@ class Analysis:
             if n % 65536 == 0:
                 tick("discovering procedures")
         if not self._fixed():
-            for v in find_slots(self.image, tuple).map.values():
+            for v in find_slots(self.image, tuple).values:
                 if v not in by_addr:
                     seeds.setdefault(v, "code-pointer")
         return seeds

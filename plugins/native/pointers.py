@@ -10,6 +10,7 @@ The tables are read from the file's bytes with ``struct`` (no LIEF), bounded by 
 
 from __future__ import annotations
 
+import array
 import bisect
 import struct
 from collections.abc import Callable, Iterable
@@ -46,26 +47,30 @@ _NOT_DATA = (
     "__eh_frame",
     ".debug",
 )
+_BEYOND = 1 << 63  # a slot address no image maps (a corrupt relocation's offset): the columns are int64
 _MAX_ENTRIES = 1 << 24  # relocation entries read per image (a corrupt size cannot make this loop unbounded)
 
 
 class Slots:
-    """Slot address -> the address it holds, with the slots in address order."""
+    """Slot address -> the address it holds: two compact columns in slot order (a big library has hundreds of
+    thousands of slots, which a dict of ints holds in ten times the memory). Both are below 2**63: values are
+    mapped, slots bounded (``_BEYOND``)."""
 
     def __init__(self, pairs: dict[int, int]) -> None:
-        self.map = pairs
-        self.slots = sorted(pairs)
+        self.slots = array.array("q", sorted(pairs))
+        self.values = array.array("q", (pairs[s] for s in self.slots))
 
     def __len__(self) -> int:
-        return len(self.map)
+        return len(self.slots)
 
     def get(self, slot: int) -> int | None:
-        return self.map.get(slot)
+        i = bisect.bisect_left(self.slots, slot)
+        return self.values[i] if i < len(self.slots) and self.slots[i] == slot else None
 
     def within(self, start: int, end: int) -> list[int]:
         """Slots in ``[start, end)``."""
         lo = bisect.bisect_left(self.slots, start)
-        return self.slots[lo : bisect.bisect_left(self.slots, end, lo)]
+        return self.slots[lo : bisect.bisect_left(self.slots, end, lo)].tolist()
 
 
 def find_slots(image: Image, known: Callable[[], Iterable[int]]) -> Slots:
@@ -82,7 +87,8 @@ def find_slots(image: Image, known: Callable[[], Iterable[int]]) -> Slots:
     if fixed:
         _scan(image, pairs, frozenset(known()))
     code = image.code_region_at
-    return Slots({s: t for s, t in pairs.items() if code(s) is None and image.mapped(t)})
+    kept = {s: t for s, t in pairs.items() if s < _BEYOND and t < _BEYOND and code(s) is None and image.mapped(t)}
+    return Slots(kept)
 
 
 def _sections(image: Image, *prefixes: str) -> list[Region]:
