@@ -17,7 +17,9 @@ program side by side: ``objdump -d``'s wall time; native open + binary_overview 
 analysis cache; radare2 ``aaa`` where it is feasible (below ``--r2-max-mb``); the native/objdump ratio; the
 procedure count, and the count ``objdump`` output gives (direct call targets + function symbols + unwind
 entries + code pointers in relocations) with the difference and how many of those native lists; peak RSS
-against the file size. Run the large targets one at a time (``--only``) on a shared machine.
+against the file size, and the server's peak above its own base (after imports and the worker's start). Bytecode of
+rea, its plugins and site-packages is compiled first (``compileall``), so no timed phase compiles a lazily imported
+module, as none does for an installed user. Run the large targets one at a time (``--only``) on a shared machine.
 """
 
 from __future__ import annotations
