@@ -743,6 +743,7 @@ class _Walker:
         left = node.child_by_field_name("left")
         right = node.child_by_field_name("right")
         lhs = syntax.text(left, 120)
+        ln = syntax.line(node)
         builder = self.fns[fn]
         if len(builder.assignments) < MAX_PER_FUNCTION:
             value = patterns.unparenthesized(right) if right is not None else None
@@ -750,8 +751,7 @@ class _Walker:
             if value is not None and value.type == "ternary_expression":
                 # `run = parallel ? parallelRun : singleRun`: the value is one of both arms.
                 candidates = [syntax.text(value.child_by_field_name(arm), 80) for arm in ("consequence", "alternative")]
-            builder.assignments.append(Assignment(target=lhs, line=syntax.line(node), candidates=candidates))
-        ln = syntax.line(node)
+            builder.assignments.append(Assignment(target=lhs, line=ln, candidates=candidates))
         target = self.units[unit]
         aliases = target.exports_aliases
         if lhs in aliases and "." in lhs:
@@ -772,7 +772,8 @@ class _Walker:
                         key = syntax.property_name(member.child_by_field_name("name"))
                         if key is not None:
                             target.exports.append(PendingExport(key, "commonjs", ln, value=member))
-        elif left is not None and left.type == "member_expression":
+        elif left is not None and any(lhs.startswith(a) for a in aliases) and left.type == "member_expression":
+            # A member's text starts with its object's: `this.x = ...` is not read a second time.
             obj = syntax.text(left.child_by_field_name("object"), 40)
             if obj in aliases:
                 prop = syntax.text(left.child_by_field_name("property"), 80)

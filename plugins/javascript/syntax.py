@@ -140,14 +140,14 @@ def _unescape(match: re.Match[str]) -> str:
 
 def string_value(node: Node) -> str | None:
     """The value of a string literal or a substitution-free template; ``None`` for anything else."""
-    if node.type == "string":
-        raw = text(node, 1 << 30)[1:-1]
-    elif node.type == "template_string":
+    kind = node.type
+    if kind == "template_string":
         if any(c.type == "template_substitution" for c in node.children):
             return None
-        raw = text(node, 1 << 30)[1:-1]
-    else:
+    elif kind != "string":
         return None
+    # Not interned whole: only what a record keeps of it is.
+    raw = (node.text or b"").decode("utf-8", "replace")[1:-1]
     if "\\" not in raw:
         return raw
     # Lone surrogates from \uD800-style escapes cannot be encoded; keep them escaped as written.
