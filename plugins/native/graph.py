@@ -40,6 +40,12 @@ class CallGraph(msgspec.Struct, frozen=True):
     references: int  # the flow table's rows it was built from (a graph of another index is never adopted)
 
 
+class Slices(Protocol):
+    """Each procedure's rows of a reference table."""
+
+    def get(self, owner: int, default: tuple[int, int] = ..., /) -> tuple[int, int]: ...
+
+
 class Columns(Protocol):
     """One reference table's columns with each procedure's slice (``out``: procedure -> (lo, hi))."""
 
@@ -50,7 +56,7 @@ class Columns(Protocol):
     @property
     def kind(self) -> bytes: ...
     @property
-    def out(self) -> dict[int, tuple[int, int]]: ...
+    def out(self) -> Slices: ...
 
 
 def build(

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple, overload
 
+import msgspec
 from rea_plugins.native import graph
 from rea_plugins.native.disasm import COND, JUMP, RET, FlowReader, Insn, decode, x86_jump_table
 from rea_plugins.native.image import Image
@@ -146,7 +147,7 @@ class _Refs:
         self.dst = memoryview(table.dst).cast("q")
         self.kind = table.kind
         self.proc = memoryview(table.proc).cast("q")
-        self.out = _runs(self.proc)
+        self.out = _Runs(self.proc)
         self._order: array[int] | None = None  # row numbers by target, for incoming queries
         self._dsts: array[int] = array("q")
 
@@ -169,27 +170,47 @@ class _Refs:
         ]
 
 
-def _runs(owners: Sequence[int]) -> dict[int, tuple[int, int]]:
-    """Each owner's slice of ``owners`` (each owner's entries are contiguous): a gallop and a binary search per
-    owner, so a table of millions of references costs in its procedures, not its rows."""
-    out: dict[int, tuple[int, int]] = {}
-    i, n = 0, len(owners)
-    while i < n:
-        owner = owners[i]
-        step, last = 1, i  # owners[last] == owner; find the first index past the run
-        while last + step < n and owners[last + step] == owner:
-            last += step
-            step *= 2
-        hi = min(n, last + step)
-        while last + 1 < hi:  # owners[last] == owner, owners[hi] != owner (or hi == n)
-            mid = (last + hi) // 2
-            if owners[mid] == owner:
-                last = mid
-            else:
-                hi = mid
-        out[owner] = (i, last + 1)
-        i = last + 1
-    return out
+class _Runs:
+    """Each owner's slice of a column grouped by owner, as three compact columns in owner order (a dict of tuples
+    costs about ten times as much a procedure, and a big program has hundreds of thousands)."""
+
+    def __init__(self, owners: Sequence[int]) -> None:
+        starts, ends, lows = array("q"), array("q"), array("q")
+        i, n = 0, len(owners)
+        # A gallop and a binary search per owner, so a table of millions of rows costs in its owners, not its rows.
+        while i < n:
+            owner = owners[i]
+            step, last = 1, i  # owners[last] == owner; find the first index past the run
+            while last + step < n and owners[last + step] == owner:
+                last += step
+                step *= 2
+            hi = min(n, last + step)
+            while last + 1 < hi:  # owners[last] == owner, owners[hi] != owner (or hi == n)
+                mid = (last + hi) // 2
+                if owners[mid] == owner:
+                    last = mid
+                else:
+                    hi = mid
+            starts.append(owner)
+            lows.append(i)
+            ends.append(last + 1)
+            i = last + 1
+        if any(a > b for a, b in itertools.pairwise(starts)):  # the data table's slots (owner -1) come last
+            order = sorted(range(len(starts)), key=starts.__getitem__)
+            starts = array("q", (starts[k] for k in order))
+            lows = array("q", (lows[k] for k in order))
+            ends = array("q", (ends[k] for k in order))
+        self.owners, self.lows, self.ends = starts, lows, ends
+
+    def get(self, owner: int, default: tuple[int, int] = (0, 0)) -> tuple[int, int]:
+        """The rows ``[lo, hi)`` of ``owner``, else ``default``."""
+        k = bisect.bisect_left(self.owners, owner)
+        if k < len(self.owners) and self.owners[k] == owner:
+            return self.lows[k], self.ends[k]
+        return default
+
+    def __len__(self) -> int:
+        return len(self.owners)
 
 
 def _private_mapping(source: Any) -> Any:
@@ -631,7 +652,8 @@ class Program:
         return True
 
     def _install(self, index: ProgramIndex) -> None:
-        self._index = index
+        # The procedures live on as the analysis's own; the records they were stored as are not kept twice.
+        self._index = msgspec.structs.replace(index, procs=[])
         self._parts = None  # the build links parts: read them afresh
         self._tables = [_Refs(index.flow)]
         if index.data is not None:
@@ -653,9 +675,11 @@ class Program:
         self.image.release()  # what discovery, jump tables and pointer slots read
         self.store.keep_index(index)
         self._install(index)
+        del index
         if ctx is not None:
             ctx.progress(f"index: done, {len(self.an.procs)} procedures")
-        return index
+        assert self._index is not None
+        return self._index
 
     def call_graph(self, ctx: CallContext | None = None) -> graph.Edges:
         """The whole-program call graph (built once from the index, kept in the analysis cache)."""
