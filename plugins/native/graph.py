@@ -56,8 +56,6 @@ class Columns(Protocol):
     @property
     def kind(self) -> bytes: ...
     @property
-    def proc(self) -> Sequence[int]: ...
-    @property
     def out(self) -> Slices: ...
 
 
@@ -68,12 +66,10 @@ def build(
     tick: Callable[[str], None] | None = None,
 ) -> CallGraph:
     """The call graph of ``procs`` (by address) from the flow table and the register-call table."""
-    # Each row's caller: its procedure, or the parent a split-off part belongs to (a local or thunk, never itself a
-    # part); rows of any other procedure make no edge.
-    caller_of = {p.address: p.address for p in procs if p.part_of is None and p.kind in ("local", "thunk")}
+    parts: dict[int, list[int]] = {}
     for p in procs:
-        if p.part_of is not None and p.part_of in caller_of:
-            caller_of[p.address] = p.part_of
+        if p.part_of is not None:
+            parts.setdefault(p.part_of, []).append(p.address)
 
     def home(address: int) -> int:
         q = by_addr.get(address)
@@ -95,43 +91,43 @@ def build(
             if k in (_CALL, _JUMP) and d >= 0 and s in indirect_sites:
                 resolved.add(s)
 
-    # One pass over every row (not a slice per procedure): sites grouped by (caller, callee, kind).
-    groups: dict[tuple[int, int, int], set[int]] = {}
-    get_caller, get_target = caller_of.get, by_addr.get
-    n = 0
-    for t in tables:
-        for k, s, d, owner in zip(t.kind, t.src, t.dst, t.proc, strict=True):
-            n += 1
-            if tick is not None and n % 65536 == 0:
-                tick("building the call graph")
-            caller = get_caller(owner)
-            if caller is None:
-                continue
-            if k in (_CALL, _JUMP):
-                target = get_target(d) if d >= 0 else None
-                if k == _JUMP and (target is None or d == owner or home(d) == caller):
-                    continue
-                if target is not None and target.kind in ("import", "thunk"):
-                    edge = _IMPORT
-                elif s in resolved:
-                    edge = _INDIRECT_EDGE
-                else:
-                    edge = _TAIL if k == _JUMP else _DIRECT
-                groups.setdefault((caller, d, edge), set()).add(s)
-            elif (k == _INDIRECT and s not in resolved) or (k == _COMPUTED and d < 0):
-                groups.setdefault((caller, -1, _INDIRECT_EDGE), set()).add(s)
-
     caller_col = array.array("q")
     callee_col = array.array("q")
     kind_col = bytearray()
     calls_col = array.array("I")
-    for (caller, d, edge), sites in sorted(
-        groups.items(), key=lambda g: (g[0][0], _NONE_LAST if g[0][1] < 0 else g[0][1], g[0][2])
-    ):
-        caller_col.append(caller)
-        callee_col.append(d)
-        kind_col.append(edge)
-        calls_col.append(len(sites))
+    for n, p in enumerate(procs):
+        if tick is not None and n % 4096 == 0:
+            tick("building the call graph")
+        if p.part_of is not None or p.kind not in ("local", "thunk"):
+            continue
+        groups: dict[tuple[int, int], set[int]] = {}
+        owners = (p.address, *parts.get(p.address, ()))
+        for t in tables:
+            src, dst, kinds = t.src, t.dst, t.kind
+            for owner in owners:
+                lo, hi = t.out.get(owner, (0, 0))
+                for i in range(lo, hi):
+                    k = kinds[i]
+                    s = src[i]
+                    if k in (_CALL, _JUMP):
+                        d = dst[i]
+                        target = by_addr.get(d) if d >= 0 else None
+                        if k == _JUMP and (target is None or d == owner or home(d) == home(owner)):
+                            continue
+                        if target is not None and target.kind in ("import", "thunk"):
+                            edge = _IMPORT
+                        elif s in resolved:
+                            edge = _INDIRECT_EDGE
+                        else:
+                            edge = _TAIL if k == _JUMP else _DIRECT
+                        groups.setdefault((d, edge), set()).add(s)
+                    elif (k == _INDIRECT and s not in resolved) or (k == _COMPUTED and dst[i] < 0):
+                        groups.setdefault((-1, _INDIRECT_EDGE), set()).add(s)
+        for (d, edge), sites in sorted(groups.items(), key=lambda g: (_NONE_LAST if g[0][0] < 0 else g[0][0], g[0][1])):
+            caller_col.append(p.address)
+            callee_col.append(d)
+            kind_col.append(edge)
+            calls_col.append(len(sites))
     return CallGraph(
         caller=caller_col.tobytes(),
         callee=callee_col.tobytes(),
