@@ -44,16 +44,26 @@ def _has_astral_key(value: Any) -> bool:
     stack = [value]
     while stack:
         cur = stack.pop()
-        if isinstance(cur, dict):
-            for key, sub in cur.items():
-                if isinstance(key, str) and not key.isascii() and any(ord(c) > 0xFFFF for c in key):
+        t = type(cur)
+        if t is dict:
+            for key in cur:
+                if type(key) is str and not key.isascii() and any(ord(c) > 0xFFFF for c in key):
                     return True
-                if isinstance(sub, (dict, list, tuple, msgspec.Struct)):
-                    stack.append(sub)
-        elif isinstance(cur, (list, tuple)):
-            stack.extend(x for x in cur if isinstance(x, (dict, list, tuple, msgspec.Struct)))
+            items: Any = cur.values()
+        elif t is list or t is tuple:
+            items = cur
         elif isinstance(cur, msgspec.Struct):
-            stack.extend(getattr(cur, f) for f in cur.__struct_fields__)
+            items = [getattr(cur, f) for f in cur.__struct_fields__]
+        else:
+            continue
+        # Exact types first: the common containers never reach the isinstance check.
+        stack.extend(
+            [
+                x
+                for x in items
+                if type(x) is dict or type(x) is list or type(x) is tuple or isinstance(x, msgspec.Struct)
+            ]
+        )
     return False
 
 
@@ -235,6 +245,11 @@ def canonical_digest(value: Any, stats: list[int] | None = None) -> str:
     """
     if _proved(value):
         return _streamed_digest(value, stats)
+    found = _largest_list(value, _SCAN_STREAM_MIN, records=False)
+    if found is not None:
+        streamed = _scanned_stream_digest(value, found, stats)
+        if streamed is not None:
+            return streamed
     fast = _encode(value)
     if len(fast) < _OVERLAP_BYTES:
         astral = _astral(fast, value)
@@ -359,36 +374,45 @@ def _proved(value: Any) -> bool:
     return True
 
 
-def _largest_list(value: Any) -> tuple[list[tuple[Any, str]], list[Any]] | None:
-    """The path (struct, field) to the longest list of records directly under ``value``'s Structs."""
-    best: tuple[list[tuple[Any, str]], list[Any]] | None = None
-    stack: list[tuple[Any, list[tuple[Any, str]]]] = [(value, [])]
+def _largest_list(
+    value: Any, minimum: int = _STREAM_MIN, records: bool = True
+) -> tuple[list[tuple[Any, Any]], list[Any]] | None:
+    """The path ((parent, field or key), ...) to the longest list of at least ``minimum`` items under ``value``'s
+    Structs (and, unless ``records``, its dicts too), and that list."""
+    best: tuple[list[tuple[Any, Any]], list[Any]] | None = None
+    stack: list[tuple[Any, list[tuple[Any, Any]]]] = [(value, [])]
     while stack:
         v, path = stack.pop()
-        for name in v.__struct_fields__:
-            item = getattr(v, name)
-            if type(item) is list and len(item) >= _STREAM_MIN and (best is None or len(item) > len(best[1])):
+        if type(v) is dict:
+            members: Any = v.items() if all(type(k) is str for k in v) else ()
+        elif isinstance(v, msgspec.Struct):
+            members = ((name, getattr(v, name)) for name in v.__struct_fields__)
+        else:
+            continue
+        for name, item in members:
+            if type(item) is list and len(item) >= minimum and (best is None or len(item) > len(best[1])):
                 best = ([*path, (v, name)], item)
-            elif isinstance(item, msgspec.Struct):
+            elif isinstance(item, msgspec.Struct) or (not records and type(item) is dict):
                 stack.append((item, [*path, (v, name)]))
     return best
 
 
-def _streamed_digest(value: Any, stats: list[int] | None) -> str:
-    """SHA-256 of a proved value's sorted JSON; a long list is encoded in slices as a thread hashes."""
-    found = _largest_list(value)
-    if found is None:
-        fast = _encode(value)
-        if stats is not None and len(fast) >= _OVERLAP_BYTES:
-            stats[:] = [len(fast), fast.count(b'"') + fast.count(b"\\")]
-        return hashlib.sha256(fast).hexdigest()
-    path, items = found
+def _hollow(path: list[tuple[Any, Any]]) -> Any:
+    """The value at the top of ``path`` with the list at its end replaced by a placeholder (nothing is mutated)."""
     hollow: Any = msgspec.Raw(_HOLE)
     for parent, name in reversed(path):
-        twin = copy.copy(parent)  # not structs.replace: a JcsRecord would refuse the Raw placeholder
-        msgspec.structs.force_setattr(twin, name, hollow)
-        hollow = twin
-    head, tail = _encode(hollow).split(_HOLE)
+        if type(parent) is dict:
+            hollow = {**parent, name: hollow}
+        else:
+            twin = copy.copy(parent)  # not structs.replace: a JcsRecord would refuse the Raw placeholder
+            msgspec.structs.force_setattr(twin, name, hollow)
+            hollow = twin
+    return hollow
+
+
+def _hashed(pieces: Iterator[bytes], stats: list[int] | None) -> str:
+    """SHA-256 of the concatenated ``pieces``, hashed in a thread while the next ones are made (hashlib releases
+    the GIL); ``stats`` as ``canonical_digest`` says."""
     digest = hashlib.sha256()
     pending: queue.Queue[bytes | None] = queue.Queue(maxsize=4)
 
@@ -400,7 +424,7 @@ def _streamed_digest(value: Any, stats: list[int] | None) -> str:
     worker.start()
     length, escapes = 0, 0
     try:
-        for piece in _list_pieces(head, items, tail):
+        for piece in pieces:
             pending.put(piece)
             if stats is not None:
                 length += len(piece)
@@ -411,6 +435,66 @@ def _streamed_digest(value: Any, stats: list[int] | None) -> str:
     if stats is not None and length >= _OVERLAP_BYTES:
         stats[:] = [length, escapes]
     return digest.hexdigest()
+
+
+def _streamed_digest(value: Any, stats: list[int] | None) -> str:
+    """SHA-256 of a proved value's sorted JSON; a long list is encoded in slices as a thread hashes."""
+    found = _largest_list(value)
+    if found is None:
+        fast = _encode(value)
+        if stats is not None and len(fast) >= _OVERLAP_BYTES:
+            stats[:] = [len(fast), fast.count(b'"') + fast.count(b"\\")]
+        return hashlib.sha256(fast).hexdigest()
+    path, items = found
+    head, tail = _encode(_hollow(path)).split(_HOLE)
+    return _hashed(_list_pieces(head, items, tail), stats)
+
+
+# A value that is not proved but holds a long list (a JavaScript application's modules) is encoded and scanned
+# a slice at a time, so no whole document is held and only a suspect slice is walked; any slice whose bytes may
+# differ from JCS sends the whole value down the exact path instead.
+_SCAN_STREAM_MIN = 1024
+_SCAN_STREAM_ITEMS = 512
+
+
+class _Divergent(Exception):
+    """A slice whose msgspec bytes may differ from its RFC 8785 form."""
+
+
+def _scanned_stream_digest(
+    value: Any, found: tuple[list[tuple[Any, Any]], list[Any]], stats: list[int] | None
+) -> str | None:
+    """The digest of ``value`` with its longest list encoded and scanned in slices, or None when a part may
+    diverge from JCS (the caller then takes the whole-document path)."""
+    path, items = found
+    hollow = _hollow(path)
+    head, tail = _encode(hollow).split(_HOLE)
+    rest = head + tail  # everything but the list: its keys, numbers and non-finite floats are checked as a whole
+    if _astral(rest, hollow) or _needs_reference(rest, hollow, False):
+        return None
+
+    def pieces() -> Iterator[bytes]:
+        yield head + b"["
+        for start in range(0, len(items), _SCAN_STREAM_ITEMS):
+            part = items[start : start + _SCAN_STREAM_ITEMS]
+            body = _encode(part)
+            if _astral(body, part) or _suspect(body, part):
+                raise _Divergent
+            yield body[1:-1] if start == 0 else b"," + body[1:-1]
+        yield b"]" + tail
+
+    try:
+        return _hashed(pieces(), stats)
+    except _Divergent:
+        return None
+
+
+def _suspect(body: bytes, part: list[Any]) -> bool:
+    """Whether a slice's bytes may differ from JCS: a real float or unsafe integer in it, or a non-finite float
+    msgspec wrote as null (its scan is ``_needs_reference``'s, with the walk at any size)."""
+    if _may_have_floats(body) or _may_have_unsafe_ints(body):
+        return _has_unsafe_numbers(part)
+    return b"null" in body and _NON_FINITE.search(_MSGPACK.encode(part)) is not None
 
 
 def _list_pieces(head: bytes, items: list[Any], tail: bytes) -> Iterator[bytes]:

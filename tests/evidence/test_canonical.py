@@ -12,6 +12,7 @@ import rfc8785
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rea import canonical
 from rea import evidence as ev_mod
 from rea.canonical import CanonicalError, canonical_digest, canonical_json
 from rea.errors import ReaError
@@ -246,3 +247,70 @@ def test_large_documents_with_number_like_strings_are_exact(tail: Any) -> None:
         return
     assert canonical_digest(rows) == expected
     assert canonical_json(rows) == rfc8785.dumps(rows)
+
+
+_MODULE_SPOTS = [
+    None,  # nothing divergent: the list is hashed a slice at a time
+    ("item", 0.5),
+    ("item", 2**60),
+    ("item", {"\U0001f600": 1, "\uffff": 2}),
+    ("item", float("nan")),
+    ("rest", 1.25),
+    ("rest", {"\U0001f600": 1, "a": 2}),
+    ("rest", float("inf")),
+    ("rest", -(2**53 - 1)),
+]
+
+
+@pytest.mark.parametrize("spot", _MODULE_SPOTS)
+def test_a_document_with_a_long_list_is_hashed_in_slices_yet_exact(spot: Any) -> None:
+    # An application's facts: a Struct holding a dict whose "modules" list is long (streamed and scanned in slices);
+    # a divergent value in any slice, or beside the list, must give the reference digest or the reference's refusal.
+    modules: list[Any] = [
+        {"path": f"node_modules/m{i}/index.js", "calls": [{"callee": "f(a,e1);x={k:.5}" * 24, "line": i}], "ok": True}
+        for i in range(3000)
+    ]
+    document: dict[str, Any] = {"modules": modules, "summary": {"files": 3000}}
+    if spot is not None:
+        where, odd = spot
+        if where == "item":
+            modules[2100]["odd"] = odd
+        else:
+            document["summary"]["odd"] = odd
+    value = ev_mod._EvidenceIdentity(
+        subject=None,
+        provider=ev_mod.ProviderIdentity(id="javascript", name="JavaScript", version="1"),
+        analysis_profile=None,
+        predicate_type="rea.analysis",
+        operation="analyze_javascript_application",
+        parameters={},
+        raw_result=None,
+        normalized_result=document,
+        confidence="observed",
+        authority="shipped-artifact",
+        environment=None,
+        limitations=[],
+        locations=[],
+        evidence_links=[],
+    )
+    found = canonical._largest_list(value, canonical._SCAN_STREAM_MIN, records=False)
+    assert found is not None and found[1] is modules
+    sliced = canonical._scanned_stream_digest(value, found, None)
+    if spot is None:
+        assert sliced is not None  # hashed a slice at a time
+    elif spot[0] == "item" and type(spot[1]) is not int:
+        assert sliced is None  # the divergent slice sends the whole value down the exact path
+    builtins = msgspec.to_builtins(value)
+    try:
+        expected = hashlib.sha256(rfc8785.dumps(builtins)).hexdigest()
+    except rfc8785.CanonicalizationError:
+        with pytest.raises(CanonicalError):
+            canonical_digest(value)
+        return
+    assert sliced in (None, expected)
+    stats: list[int] = []
+    assert canonical_digest(value, stats) == expected
+    if spot is None:
+        whole = rfc8785.dumps(builtins)
+        assert len(whole) > 1 << 20
+        assert stats == [len(whole), whole.count(b'"') + whole.count(b"\\")]
