@@ -240,3 +240,23 @@ def test_the_command_ends_without_teardown_yet_loses_nothing(tmp_path: Path) -> 
     )
     assert failed.returncode == 1
     assert json.loads(failed.stdout)["error"]["code"] == "target_unavailable"
+
+
+def test_a_second_procedure_info_decodes_nothing(tmp_path: Path) -> None:
+    """A procedure's block and instruction counts are kept with the target's analysis: a later process answers
+    procedure_info with the same counts without loading the decoder."""
+    call = """
+import contextlib, io
+from rea.cli.main import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    main(["procedure-info", "/bin/ls", "main", "--json"])
+result = json.loads(out.getvalue())["normalized_result"]
+print(json.dumps({"counts": [result["basic_block_count"], result["instruction_count"]],
+                  "decoder": "capstone" in sys.modules}))
+"""
+    cache = tmp_path / "cache"
+    first = _probe(call, cache)
+    second = _probe(call, cache)
+    assert first["decoder"] and not second["decoder"]
+    assert second["counts"] == first["counts"] and first["counts"][0] > 1 and first["counts"][1] > first["counts"][0]

@@ -241,15 +241,15 @@ class Operations:
     def procedure_info(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         p = self.proc(params)
         d = self.proc_dict(p)
-        blocks = self.p.blocks(p) if p.kind in ("local", "thunk") else []
+        n_blocks, n_insns = self.p.block_counts(p) if p.kind in ("local", "thunk") else (0, 0)
         region = self.p.region_at(p.address)
         m = self.p.model
         parent = self.p.procedure(p.part_of) if p.part_of is not None else None
         d.update(
             {
                 "section": region.name if region else None,
-                "basic_block_count": len(blocks),
-                "instruction_count": sum(b.n_insns for b in blocks),
+                "basic_block_count": n_blocks,
+                "instruction_count": n_insns,
                 "signature": None,
                 "calling_convention": answers.DEFAULT_ABI.get((m.format, m.arch)) if p.kind == "local" else None,
                 "source": p.source,

@@ -32,7 +32,7 @@ from rea_plugins.native.index import (
 )
 from rea_plugins.native.model import Model, Region
 from rea_plugins.native.regload import MAX_TARGETS, Found, Walker
-from rea_plugins.native.store import Store, detached
+from rea_plugins.native.store import BlockCounts, Store, detached
 
 from rea.context import CallContext
 from rea.errors import ReaError
@@ -128,6 +128,8 @@ _RUNS = re.compile(rb"[\x20-\x7e\t\n\r\x80-\xf4]{4,}")
 _ASCII = re.compile(rb"[\x20-\x7e\t\n\r]{4,}")
 _ZEROS = re.compile(rb"\x00{4,}")
 _CACHE_SIZE = 256
+# Procedures whose block counts a target keeps (each answer rewrites the entry: bounded, a few bytes each).
+MAX_KEPT_BLOCK_COUNTS = 4096
 # Register call sites the register-load resolver examines per target (beyond: they stay unresolved).
 MAX_REGISTER_SITES = 50_000
 _CALL_CODE, _JUMP_CODE, _INDIRECT_CODE = REF_KINDS.index("call"), REF_KINDS.index("jump"), REF_KINDS.index("indirect")
@@ -258,13 +260,13 @@ class Program:
         self.regions = self.image.regions
         self.code_regions = self.image.code_regions
         self.an = Analysis(self.image, limits)
-        self.md = self.an.md
         self.pointer = self.image.pointer
         self.discovery = True  # call-target discovery at every size (bounded by the index's deadline)
         self._inventory = False
         # Parts by parent, for the inventory list (and its length) they were read from.
         self._parts: tuple[list[Proc], int, dict[int, list[Proc]]] | None = None
         self._insns: OrderedDict[int, list[Insn]] = OrderedDict()
+        self._block_counts: dict[int, tuple[int, int]] | None = None
         self._index: ProgramIndex | None = None
         self._tables: list[_Refs] = []
         # Register calls resolved by register loads (built on first use; an empty table once built).
@@ -418,6 +420,26 @@ class Program:
                 break
             out.append(insn)
         return out, more
+
+    @property
+    def md(self) -> Any:
+        """The decoder (capstone is loaded on the first decode, not when a cached program opens)."""
+        return self.an.md
+
+    def block_counts(self, p: Proc) -> tuple[int, int]:
+        """``p``'s basic blocks and instructions, counted once per target and kept in the analysis cache (a
+        second process asking for a procedure's facts decodes nothing)."""
+        if self._block_counts is None:
+            kept = self.store.block_counts()
+            self._block_counts = dict(kept.counts) if kept is not None else {}
+        counts = self._block_counts.get(p.address)
+        if counts is None:
+            blocks = self.blocks(p)
+            counts = (len(blocks), sum(b.n_insns for b in blocks))
+            if len(self._block_counts) < MAX_KEPT_BLOCK_COUNTS:
+                self._block_counts[p.address] = counts
+                self.store.keep_block_counts(BlockCounts(counts=dict(self._block_counts)))
+        return counts
 
     def blocks(self, p: Proc) -> list[Block]:
         insns = self.instructions(p)

@@ -1,10 +1,10 @@
 """Where the native provider keeps what it computed for a target between sessions: the kernel's analysis cache.
 
-Four kinds of entry, each keyed by the target's SHA-256, the provider's version and the analysis profile's
+Five kinds of entry, each keyed by the target's SHA-256, the provider's version and the analysis profile's
 digest (docs/cache.md): the parsed container (``Model``: a reopen skips the parse worker), the whole-program
-index of procedures, calls and jumps (``ProgramIndex``), the references to data (``RefTable``) and the
-whole-program call graph (``CallGraph``), the last two computed on the first query that needs them. Bump a
-kind's version when its meaning changes.
+index of procedures, calls and jumps (``ProgramIndex``), the references to data (``RefTable``), the
+whole-program call graph (``CallGraph``) and the block counts of the procedures asked about (``BlockCounts``),
+the last three computed on the first query that needs them. Bump a kind's version when its meaning changes.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, TypeVar
 
+import msgspec
 from rea_plugins.native.graph import CallGraph
 from rea_plugins.native.index import ProgramIndex, RefTable
 from rea_plugins.native.model import Model
@@ -33,7 +34,15 @@ INDEX_KIND = "native-program-index/5"
 DATA_KIND = "native-data-references/4"
 # Built from the index: its key names the index's version too, so an index of another meaning never serves it.
 GRAPH_KIND = f"native-call-graph/1+{INDEX_KIND.rsplit('/', 1)[1]}"
+# Basic-block and instruction counts of the procedures asked about (extents come from the index, as above).
+BLOCKS_KIND = f"native-block-counts/1+{INDEX_KIND.rsplit('/', 1)[1]}"
 T = TypeVar("T")
+
+
+class BlockCounts(msgspec.Struct, frozen=True):
+    """Procedure start -> (basic blocks, instructions), for the procedures whose facts were asked for."""
+
+    counts: dict[int, tuple[int, int]]
 
 
 class _Memo:
@@ -81,7 +90,7 @@ class Store:
         digest = profile_digest(provider, target)
         keys = {
             kind: CacheKey.for_target(target, provider.descriptor, digest, kind)
-            for kind in (MODEL_KIND, INDEX_KIND, DATA_KIND, GRAPH_KIND)
+            for kind in (MODEL_KIND, INDEX_KIND, DATA_KIND, GRAPH_KIND, BLOCKS_KIND)
         }
         return cls(cache, keys)
 
@@ -128,6 +137,12 @@ class Store:
 
     def keep_call_graph(self, graph: CallGraph) -> None:
         self._store(GRAPH_KIND, graph)
+
+    def block_counts(self) -> BlockCounts | None:
+        return self._load(BLOCKS_KIND, BlockCounts)
+
+    def keep_block_counts(self, counts: BlockCounts) -> None:
+        self._store(BLOCKS_KIND, counts)
 
 
 def detached() -> Store:
