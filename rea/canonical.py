@@ -7,7 +7,7 @@ import hashlib
 import queue
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
@@ -39,22 +39,30 @@ _ASTRAL_LEADS = tuple(bytes([b]) for b in range(0xF0, 0xF5))
 _NUMBER_START = frozenset(b"-0123456789")
 
 
+def _members(value: Any) -> Any:
+    """The values a JSON container holds (a dict's values, a list's or tuple's items, a Struct's fields), or
+    None for a scalar."""
+    t = type(value)
+    if t is dict:
+        return value.values()
+    if t is list or t is tuple:
+        return value
+    if isinstance(value, msgspec.Struct):
+        return [getattr(value, f) for f in value.__struct_fields__]
+    return None
+
+
 def _has_astral_key(value: Any) -> bool:
     """Whether any object key holds a character beyond the BMP (only keys change JCS ordering)."""
     stack = [value]
     while stack:
         cur = stack.pop()
-        t = type(cur)
-        if t is dict:
+        if type(cur) is dict:
             for key in cur:
                 if type(key) is str and not key.isascii() and any(ord(c) > 0xFFFF for c in key):
                     return True
-            items: Any = cur.values()
-        elif t is list or t is tuple:
-            items = cur
-        elif isinstance(cur, msgspec.Struct):
-            items = [getattr(cur, f) for f in cur.__struct_fields__]
-        else:
+        items = _members(cur)
+        if items is None:
             continue
         # Exact types first: the common containers never reach the isinstance check.
         stack.extend(
@@ -89,16 +97,8 @@ def _has_unsafe_numbers(value: Any) -> bool:
     stack = [value]
     while stack:
         cur = stack.pop()
-        t = type(cur)
-        if t is dict:
-            items: Any = cur.values()
-        elif t is list or t is tuple:
-            items = cur
-        elif isinstance(cur, msgspec.Struct):
-            items = [getattr(cur, f) for f in cur.__struct_fields__]
-        else:
-            items = (cur,)
-        for sub in items:
+        items = _members(cur)
+        for sub in (cur,) if items is None else items:
             st = type(sub)
             if st is str or st is bool or sub is None:
                 continue
@@ -392,7 +392,7 @@ def _largest_list(
         for name, item in members:
             if type(item) is list and len(item) >= minimum and (best is None or len(item) > len(best[1])):
                 best = ([*path, (v, name)], item)
-            elif isinstance(item, msgspec.Struct) or (not records and type(item) is dict):
+            elif isinstance(item, msgspec.Struct) or (not records and type(item) is dict and len(path) < _SCAN_DEPTH):
                 stack.append((item, [*path, (v, name)]))
     return best
 
@@ -447,13 +447,16 @@ def _streamed_digest(value: Any, stats: list[int] | None) -> str:
         return hashlib.sha256(fast).hexdigest()
     path, items = found
     head, tail = _encode(_hollow(path)).split(_HOLE)
-    return _hashed(_list_pieces(head, items, tail), stats)
+    return _hashed(_list_pieces(head, items, tail, _STREAM_ITEMS), stats)
 
 
 # A value that is not proved but holds a long list (a JavaScript application's modules) is encoded and scanned
 # a slice at a time, so no whole document is held and only a suspect slice is walked; any slice whose bytes may
 # differ from JCS sends the whole value down the exact path instead.
 _SCAN_STREAM_MIN = 1024
+# How deep into dicts the long list is looked for (an Evidence's result is two levels down): a large document
+# made of dicts is not walked whole before it is encoded.
+_SCAN_DEPTH = 3
 _SCAN_STREAM_ITEMS = 512
 
 
@@ -473,33 +476,34 @@ def _scanned_stream_digest(
     if _astral(rest, hollow) or _needs_reference(rest, hollow, False):
         return None
 
-    def pieces() -> Iterator[bytes]:
-        yield head + b"["
-        for start in range(0, len(items), _SCAN_STREAM_ITEMS):
-            part = items[start : start + _SCAN_STREAM_ITEMS]
-            body = _encode(part)
-            if _astral(body, part) or _suspect(body, part):
-                raise _Divergent
-            yield body[1:-1] if start == 0 else b"," + body[1:-1]
-        yield b"]" + tail
-
     try:
-        return _hashed(pieces(), stats)
+        return _hashed(_list_pieces(head, items, tail, _SCAN_STREAM_ITEMS, _check_slice), stats)
     except _Divergent:
         return None
 
 
-def _suspect(body: bytes, part: list[Any]) -> bool:
-    """Whether a slice's bytes may differ from JCS: a real float or unsafe integer in it, or a non-finite float
-    msgspec wrote as null (its scan is ``_needs_reference``'s, with the walk at any size)."""
+def _check_slice(body: bytes, part: list[Any]) -> None:
+    """Raise ``_Divergent`` when a slice's bytes may differ from JCS: an astral key, a real float or unsafe
+    integer, or a non-finite float msgspec wrote as null (``_needs_reference``'s scan, with the walk at any size)."""
+    if _astral(body, part):
+        raise _Divergent
     if _may_have_floats(body) or _may_have_unsafe_ints(body):
-        return _has_unsafe_numbers(part)
-    return b"null" in body and _NON_FINITE.search(_MSGPACK.encode(part)) is not None
+        if _has_unsafe_numbers(part):
+            raise _Divergent
+    elif b"null" in body and _NON_FINITE.search(_MSGPACK.encode(part)) is not None:
+        raise _Divergent
 
 
-def _list_pieces(head: bytes, items: list[Any], tail: bytes) -> Iterator[bytes]:
+def _list_pieces(
+    head: bytes, items: list[Any], tail: bytes, step: int, check: Callable[[bytes, list[Any]], None] | None = None
+) -> Iterator[bytes]:
+    """The document's bytes with ``items`` encoded ``step`` at a time between ``head`` and ``tail``; ``check``
+    sees each slice's encoding first (and may raise)."""
     yield head + b"["
-    for start in range(0, len(items), _STREAM_ITEMS):
-        body = _encode(items[start : start + _STREAM_ITEMS])[1:-1]
-        yield body if start == 0 else b"," + body
+    for start in range(0, len(items), step):
+        part = items[start : start + step]
+        body = _encode(part)
+        if check is not None:
+            check(body, part)
+        yield body[1:-1] if start == 0 else b"," + body[1:-1]
     yield b"]" + tail

@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from rea import __version__
 from rea.cli.args import ArgumentParser
@@ -315,10 +315,7 @@ def _serve(argv: list[str], prog: str) -> int:
     # Stdin closed or a signal came, and the session is closed (within its bound). A call abandoned on a
     # blocked read may still hold a thread, so exit without joining threads, after the exit handlers (which
     # terminate any owned process a stuck close left).
-    sys.stdout.flush()
-    sys.stderr.flush()
-    atexit._run_exitfuncs()
-    os._exit(0)
+    _end_process(0)
 
 
 def _catalog(argv: list[str], prog: str) -> int:
@@ -415,18 +412,24 @@ def _exit_without_teardown(code: int) -> int:
     """End the ``rea`` command as the interpreter would, without tearing its modules down one by one.
 
     Finalizing the hundreds of modules a command imported costs a short command about a fifth of its time and
-    does nothing a process's end does not. Exit handlers run and the standard streams are flushed first; a
-    non-daemon thread still running gets the normal shutdown (which waits for it)."""
+    does nothing a process's end does not. A non-daemon thread still running gets the normal shutdown (which
+    waits for it)."""
     if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):
         return code
+    _end_process(code)
+
+
+def _end_process(code: int) -> NoReturn:
+    """Run the exit handlers, flush the standard streams, and end the process: no thread is joined, no module
+    torn down. A reader that left (a broken pipe) makes the status 1, as Python's own exit does."""
     atexit._run_exitfuncs()
-    try:
-        for stream in (sys.stdout, sys.stderr):
+    for stream in (sys.stdout, sys.stderr):
+        try:
             stream.flush()
-    except BrokenPipeError:  # the reader left: as Python's own exit, quietly and with status 1
-        os._exit(1)
-    except (OSError, ValueError):  # a closed or failing stream: the normal shutdown reports it
-        return code
+        except BrokenPipeError:
+            code = code or 1
+        except (OSError, ValueError):  # a closed or failing stream: nothing is left to report it on
+            pass
     os._exit(code)
 
 
