@@ -185,10 +185,11 @@ def canonical_chunks(
 
 def procedure_metadata(normalized: Any) -> dict[str, Any] | None:
     """Native procedure identity when a result describes one procedure (``address``/``name``)."""
+    normalized = ev_mod.as_object(normalized)
     if not isinstance(normalized, dict):
         return None
     candidates = [normalized]
-    inner = normalized.get("procedure")
+    inner = ev_mod.as_object(normalized.get("procedure"))
     if isinstance(inner, dict):
         candidates.insert(0, inner)
     for cand in candidates:

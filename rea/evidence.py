@@ -133,6 +133,30 @@ def semantic_projection(ev: Evidence) -> _EvidenceIdentity:
     )
 
 
+def as_object(value: Any) -> Any:
+    """A Struct in a result as the JSON object it encodes to, one level deep (encoded names, its tag, defaults
+    left out where it omits them); any other value unchanged. Readers of large Struct results walk them this way
+    instead of converting the whole record to builtins."""
+    if not isinstance(value, msgspec.Struct):
+        return value
+    config = value.__struct_config__
+    if config.array_like:
+        return msgspec.to_builtins(value)
+    out: dict[str, Any] = {}
+    if config.tag_field is not None:
+        out[config.tag_field] = config.tag
+    for field in msgspec.structs.fields(value):
+        item = getattr(value, field.name)
+        if config.omit_defaults:
+            if field.default_factory is not msgspec.NODEFAULT:
+                if type(item) is type(default := field.default_factory()) and item == default:
+                    continue
+            elif field.default is not msgspec.NODEFAULT and type(item) is type(field.default) and item == field.default:
+                continue
+        out[field.encode_name] = item
+    return out
+
+
 def compute_evidence_id(ev: Evidence) -> str:
     try:
         stats: list[int] = []

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from rea.catalog.schemas import evidence_output_schema, with_content_id
 from rea.catalog.tool import ResultType
+from rea.evidence import Evidence, as_object
 
 COMPLETE: Final = "complete"
 COMPACT: Final = "compact"
@@ -33,7 +34,15 @@ def is_evidence(doc: Any) -> bool:
 
 
 def present(doc: Any, mode: str) -> Any:
-    """``doc`` as the ``mode`` presentation shows it (a compact Evidence record carries its profile by digest)."""
+    """``doc`` as the ``mode`` presentation shows it (a compact Evidence record carries its profile by digest).
+
+    A record given as ``Evidence`` is presented one level deep: its result is never converted to builtins."""
+    if isinstance(doc, Evidence):
+        if mode != COMPACT or doc.analysis_profile is None:
+            return doc
+        record: dict[str, Any] = as_object(doc)
+        record["analysis_profile"] = {"digest": doc.analysis_profile.digest, "presentation": "digest"}
+        return record
     if mode != COMPACT or not is_evidence(doc):
         return doc
     profile = doc["analysis_profile"]

@@ -8,6 +8,7 @@ from typing import Any, Literal
 import msgspec
 
 from rea.context import CallContext
+from rea.evidence import as_object
 from rea.target import Target
 
 ProviderKind = Literal["static", "deep", "dynamic"]
@@ -81,7 +82,8 @@ class OperationResult(msgspec.Struct, kw_only=True):
     @classmethod
     def located(cls, normalized: Any, raw: Any = None, limitations: list[str] | None = None) -> OperationResult:
         """An engine's answer, located at the address it is about (a result with a top-level ``address``)."""
-        address = normalized.get("address") if isinstance(normalized, dict) else None
+        top = as_object(normalized)
+        address = top.get("address") if isinstance(top, dict) else None
         return cls(
             normalized=normalized,
             raw=raw,

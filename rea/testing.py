@@ -30,9 +30,11 @@ def call_tool(
         # Every call a test makes checks the result against the shape (one of the shapes) the tool advertises.
         types = tool.result_type if isinstance(tool.result_type, tuple) else (tool.result_type,)
         problems = []
+        # A Struct result is checked as the JSON it encodes to, like one a client decodes.
+        result = msgspec.to_builtins(out.evidence.normalized_result)
         for kind in types:
             try:
-                msgspec.convert(out.evidence.normalized_result, type=kind, strict=True)
+                msgspec.convert(result, type=kind, strict=True)
                 break
             except msgspec.ValidationError as exc:
                 problems.append(f"not its {kind.__name__}: {exc}")
@@ -44,7 +46,7 @@ def call_tool(
 def result_of(session: Session, name: str, args: dict[str, Any] | None = None) -> Any:
     """The normalized result (Evidence tools) or structured object (session tools) of a call."""
     out = call_tool(session, name, args)
-    return out.evidence.normalized_result if out.evidence is not None else out.structured
+    return msgspec.to_builtins(out.evidence.normalized_result) if out.evidence is not None else out.structured
 
 
 @contextlib.contextmanager

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import msgspec
+
 from rea import evidence as ev_mod
 from rea.bundle import procedure_metadata
 from rea.canonical import canonical_digest, canonical_json
 from rea.errors import IssueReason, ReaError, invalid_request, issue
-from rea.evidence import Evidence
+from rea.evidence import Evidence, as_object
 
 VIEW_OPERATION: Final = "inspect_analysis_view"
 PAGE_DEFAULT_LIMIT: Final = 64
@@ -45,7 +47,7 @@ def _bad_view(field: str, message: str, reason: IssueReason = "invalid_value", *
 
 def _lookup(normalized: Any, section: str) -> Any:
     """Follow a ``/``-separated section path through nested objects."""
-    node = normalized
+    node = as_object(normalized)
     for part in section.split("/"):
         if not isinstance(node, dict) or part not in node:
             raise _bad_view(
@@ -53,17 +55,19 @@ def _lookup(normalized: Any, section: str) -> Any:
                 f"the record has no section {section!r}",
                 available_sections=sorted(list_sections(normalized)),
             )
-        node = node[part]
+        node = as_object(node[part])
     return node
 
 
 def list_sections(normalized: Any, prefix: str = "", depth: int = 0) -> dict[str, int]:
     """Every list-valued section (nested objects joined with ``/``) with its row count."""
     out: dict[str, int] = {}
+    normalized = as_object(normalized)
     if not isinstance(normalized, dict) or depth > 2:
         return out
     for key, value in normalized.items():
         name = f"{prefix}{key}"
+        value = as_object(value)
         if isinstance(value, list):
             out[name] = len(value)
         elif isinstance(value, dict):
@@ -73,6 +77,7 @@ def list_sections(normalized: Any, prefix: str = "", depth: int = 0) -> dict[str
 
 def _describe(value: Any) -> Any:
     """A summary entry: small values whole, rows and text by size, large objects by their members."""
+    value = as_object(value)
     if isinstance(value, list):
         return {"kind": "rows", "count": len(value)}
     if isinstance(value, str):
@@ -86,14 +91,14 @@ def _describe(value: Any) -> Any:
             k: _describe(v)
             if isinstance(v, list | str)
             else (v if not isinstance(v, dict) else {"kind": "object", "keys": len(v)})
-            for k, v in sorted(value.items())
+            for k, v in sorted((k, as_object(v)) for k, v in value.items())
         },
     }
 
 
 def summary(parent: Evidence) -> dict[str, Any]:
     """Scalars, small objects, section counts and limitations of a record, without its rows."""
-    normalized = parent.normalized_result
+    normalized = as_object(parent.normalized_result)
     fields = (
         {k: _describe(v) for k, v in normalized.items()}
         if isinstance(normalized, dict)
@@ -163,7 +168,8 @@ def row_page(rows: list[Any], offset: int, limit: int) -> dict[str, Any]:
     total = len(rows)
     if offset > total:
         raise _bad_view("offset", f"offset {offset} is past the end ({total} rows)", "out_of_range", total=total)
-    items = rows[offset : offset + limit]
+    # A page of Struct rows is converted alone, never the whole section.
+    items = msgspec.to_builtins(rows[offset : offset + limit])
     end = offset + len(items)
     return {
         "unit": "row",
@@ -179,16 +185,18 @@ def row_page(rows: list[Any], offset: int, limit: int) -> dict[str, Any]:
 
 
 def _find_facet(normalized: Any, facet: str) -> Any:
+    normalized = as_object(normalized)
     if not isinstance(normalized, dict):
         return None
     for key in FACET_ALIASES.get(facet, (facet,)):
         if key in normalized and normalized[key] is not None:
-            return normalized[key]
+            return as_object(normalized[key])
     return None
 
 
 def _unwrap(value: Any) -> Any:
     """A facet stored as ``{"text": ...}`` or ``{"instructions"|"items": [...]}`` pages by that member."""
+    value = as_object(value)
     if isinstance(value, dict):
         if isinstance(value.get("text"), str):
             return value["text"]
@@ -199,7 +207,7 @@ def _unwrap(value: Any) -> Any:
 
 
 def facet_view(parent: Evidence, facet: str, offset: int, limit: int) -> dict[str, Any]:
-    normalized = parent.normalized_result
+    normalized = as_object(parent.normalized_result)
     if facet == "procedure":
         found: Any = procedure_metadata(normalized)
     else:
@@ -235,10 +243,11 @@ def facet_view(parent: Evidence, facet: str, offset: int, limit: int) -> dict[st
         return {"facet": facet, "status": "available", **text_page(body, offset, limit)}
     if isinstance(body, list):
         return {"facet": facet, "status": "available", **row_page(body, offset, limit)}
-    return {"facet": facet, "status": "available", "value": body}
+    return {"facet": facet, "status": "available", "value": msgspec.to_builtins(body)}
 
 
 def _row_matches(row: Any, key: str) -> bool:
+    row = as_object(row)
     return isinstance(row, dict) and any(row.get(k) == key for k in ITEM_KEYS)
 
 
@@ -256,7 +265,7 @@ def item_view(parent: Evidence, view: dict[str, Any]) -> dict[str, Any]:
                 f"section {section!r} has no member {view.get(sel)!r}",
                 available_keys=sorted(value)[:256],
             )
-        return {"section": section, "key": view["key"], "item": value[view["key"]]}
+        return {"section": section, "key": view["key"], "item": msgspec.to_builtins(value[view["key"]])}
     if not isinstance(value, list):
         raise _bad_view("section", f"section {section!r} is neither a list nor an object")
     if sel == "index":
@@ -268,11 +277,12 @@ def item_view(parent: Evidence, view: dict[str, Any]) -> dict[str, Any]:
                 "out_of_range",
                 total=len(value),
             )
-        return {"section": section, "index": index, "item": value[index]}
+        return {"section": section, "index": index, "item": msgspec.to_builtins(value[index])}
     if sel == "node_id":
+        rows = [as_object(row) for row in value]
         hits = [
             i
-            for i, row in enumerate(value)
+            for i, row in enumerate(rows)
             if isinstance(row, dict) and view["node_id"] in (row.get("node_id"), row.get("id"))
         ]
     else:
@@ -280,7 +290,7 @@ def item_view(parent: Evidence, view: dict[str, Any]) -> dict[str, Any]:
     if not hits:
         raise _bad_view(sel, f"section {section!r} has no row with {sel} {view[sel]!r}")
     if len(hits) > 1:
-        node_ids = [value[i].get("node_id") for i in hits[:32]]
+        node_ids = [as_object(value[i]).get("node_id") for i in hits[:32]]
         raise _bad_view(
             sel,
             f"{view[sel]!r} matches {len(hits)} rows of {section!r}; select one by node_id or index",
@@ -288,7 +298,7 @@ def item_view(parent: Evidence, view: dict[str, Any]) -> dict[str, Any]:
             matching_indexes=hits[:32],
             matching_node_ids=node_ids,
         )
-    return {"section": section, sel: view[sel], "index": hits[0], "item": value[hits[0]]}
+    return {"section": section, sel: view[sel], "index": hits[0], "item": msgspec.to_builtins(value[hits[0]])}
 
 
 # -- the view record ----------------------------------------------------------------------------

@@ -415,7 +415,7 @@ class ReaServer:
             if oversize is not None:
                 return self._refuse_oversize(session, result, oversize)
         if self.settings.result_presentation != COMPLETE and result.evidence is not None:
-            payload = present(msgspec.to_builtins(result.evidence), self.settings.result_presentation)
+            payload = present(result.evidence, self.settings.result_presentation)
         encoded = encode_result(payload)
         required = success_size(encoded)
         if required > self.settings.response_budget:
