@@ -140,8 +140,9 @@ def child_analyze(tree: Path) -> dict[str, Any]:
     out = invoke(session, tool, {"input_path": str(tree)}, CallContext())
     took, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert out.evidence is not None
-    counts = out.evidence.normalized_result["counts"]
-    coverage = out.evidence.normalized_result["coverage"]["reasons"]
+    result = ev_mod.as_object(out.evidence.normalized_result)
+    counts = result["counts"]
+    coverage = ev_mod.as_object(result["coverage"])["reasons"]
     session.close()
     return {
         "seconds": took,
@@ -260,7 +261,7 @@ def main() -> None:
     )
     print(
         f"  peak RSS before the Evidence id {peak_before_id:.0f} MiB ({peak_before_id / mib:.2f} x input): "
-        "the graph itself, as the builtins Evidence holds"
+        "the graph itself, as the Evidence holds it"
     )
 
 

@@ -10,7 +10,6 @@ import urllib.parse
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import msgspec
 from rea_plugins.javascript import entrypoints, facts, inputs, sourcemaps, syntax
@@ -49,12 +48,12 @@ class _Unit:
     imports: list[facts.PendingImport]
     hints: list[PathHint]
     uses_electron: bool
-    module: dict[str, Any]
+    module: Module
 
 
 @dataclass
 class _Parsed:
-    """A parsed script, compact: the file's bytes, its syntax tree and its Struct records are released."""
+    """A parsed script, compact: the file's bytes and its syntax tree are released, its modules' records kept."""
 
     path: str
     sha256: str
@@ -111,7 +110,7 @@ class _Builder:
                 self.scripts.append((f, language))
         collected.files = []
         self.parsed: list[_Parsed] = []
-        self.modules: list[dict[str, Any]] = []
+        self.modules: list[Module] = []
         self.source_maps: list[SourceMap] = []
         self.reasons: set[str] = set(collected.reasons)
         self.skipped: list[Skipped] = list(collected.skipped)
@@ -197,10 +196,7 @@ class _Builder:
                 bundled_modules=sorted(unit_ids[1:]) if not unit_idx else [],
                 truncated=found.truncated and not unit_idx,
             )
-            # The record as the result holds it (builtins): the Struct and its parts are dropped with the file.
-            module: dict[str, Any] = msgspec.to_builtins(record)
-            self.modules.append(module)
-            units.append(_Unit(unit_ids[unit_idx], unit.path, unit.imports, unit.hints, unit.uses_electron, module))
+            units.append(_Unit(unit_ids[unit_idx], unit.path, unit.imports, unit.hints, unit.uses_electron, record))
             if unit_idx == 0 and any(d.kind in ("parse-error", "missing-node") for d in diags):
                 self.reasons.add("parse_errors")
             if found.truncated and unit_idx == 0:
@@ -233,7 +229,8 @@ class _Builder:
                                 resolved_path=p.units[dst].path,
                             )
                         )
-                unit.module["imports"] = msgspec.to_builtins(imports)
+                unit.module = msgspec.structs.replace(unit.module, imports=imports)
+        self.modules = [unit.module for p in self.parsed for unit in p.units]
 
     def _imports(self, pending: list[facts.PendingImport], directory: str, resolver: Resolver) -> list[ImportEdge]:
         edges: list[ImportEdge] = []
@@ -267,7 +264,7 @@ class _Builder:
 
     def build_source_maps(self) -> None:
         referenced: set[str] = set()
-        by_path = {m["node_id"]: m for m in self.modules}
+        by_path = {m.node_id: m for m in self.modules}
         updated: dict[str, str] = {}
         for p in self.parsed:
             url = p.source_mapping_url
@@ -317,10 +314,11 @@ class _Builder:
                     by_path,
                 )
             )
-        for module in self.modules:
-            map_id = updated.get(module["node_id"])
-            if map_id is not None:
-                module["source_map"] = map_id
+        if updated:
+            self.modules = [
+                msgspec.structs.replace(m, source_map=updated[m.node_id]) if m.node_id in updated else m
+                for m in self.modules
+            ]
         self.source_maps.sort(key=lambda s: s.node_id)
 
     def _broken(
@@ -346,25 +344,25 @@ class _Builder:
         generated: str | None,
         data: bytes,
         map_dir: str,
-        by_id: dict[str, dict[str, Any]],
+        by_id: dict[str, Module],
     ) -> SourceMap:
         parsed = sourcemaps.parse(data, map_dir)
         gen = by_id.get(generated) if generated else None
-        bundled = [by_id[b] for b in gen["bundled_modules"] if b in by_id] if gen is not None else []
+        bundled = [by_id[b] for b in gen.bundled_modules if b in by_id] if gen is not None else []
         sources: list[SourceMapSource] = []
         for index, raw in enumerate(parsed.sources):
             module, matched_by = None, None
-            hits = [b for b in bundled if _path_matches(_normal_bundled(b["path"]), raw.path)]
+            hits = [b for b in bundled if _path_matches(_normal_bundled(b.path), raw.path)]
             if len(hits) == 1:
-                module, matched_by = hits[0]["node_id"], "bundle-path"
+                module, matched_by = hits[0].node_id, "bundle-path"
             elif not bundled and gen is not None and len(parsed.sources) == 1:
-                module, matched_by = gen["node_id"], "sole-module"
+                module, matched_by = gen.node_id, "sole-module"
             digest, size = sourcemaps.content_digest(raw.content) if raw.content is not None else (None, None)
             file_module, file_match, identical = None, None, None
             if raw.path in self.resolver.modules:
                 file_module, file_match = file_node_id(raw.path), "path"
                 if digest is not None:
-                    identical = file_node_id(raw.path) in by_id and by_id[file_node_id(raw.path)]["sha256"] == digest
+                    identical = file_node_id(raw.path) in by_id and by_id[file_node_id(raw.path)].sha256 == digest
             elif digest is not None and len(self.sha_index.get(digest, [])) == 1:
                 file_module, file_match, identical = file_node_id(self.sha_index[digest][0]), "content", True
             sources.append(
@@ -434,21 +432,20 @@ def without_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def build(collected: Collected, limits: Limits, ctx: CallContext) -> dict[str, Any]:
-    """The complete application graph of the collected files (deterministic: sorted by path), as the builtins
-    ``msgspec.to_builtins`` makes of an ``Application``; each module's record is built as its file is parsed, so
-    the syntax trees and the Struct records never all live at once. Consumes ``collected.files``."""
+def build(collected: Collected, limits: Limits, ctx: CallContext) -> Application:
+    """The complete application graph of the collected files (deterministic: sorted by path); each module's record
+    is built as its file is parsed, so the syntax trees never all live at once. Consumes ``collected.files``."""
     with without_cycle_collection():
         return _build(collected, limits, ctx)
 
 
-def _build(collected: Collected, limits: Limits, ctx: CallContext) -> dict[str, Any]:
+def _build(collected: Collected, limits: Limits, ctx: CallContext) -> Application:
     builder = _Builder(collected, limits, ctx)
     builder.parse_all()
     builder.build_modules()
     builder.build_source_maps()
     entry_points = builder.build_entry_points()
-    modules = sorted(builder.modules, key=lambda m: (m["path"], m["node_id"]))
+    modules = sorted(builder.modules, key=lambda m: (m.path, m.node_id))
     if collected.contradictions:
         builder.reasons.add("integrity_contradictions")
     other_skips = [s for s in builder.skipped if not s.reason.startswith("beyond")]
@@ -459,25 +456,25 @@ def _build(collected: Collected, limits: Limits, ctx: CallContext) -> dict[str, 
     if len(skipped) > MAX_SKIPPED_LISTED:
         reasons.append(f"{len(skipped) - MAX_SKIPPED_LISTED} more skipped entries not listed")
         skipped = skipped[:MAX_SKIPPED_LISTED]
-    kinds = Counter(m["kind"] for m in modules)
+    kinds = Counter(m.kind for m in modules)
     counts = {
         "modules": len(modules),
         "source_modules": kinds.get("source", 0),
         "assets": kinds.get("asset", 0),
         "bundled_modules": kinds.get("bundled", 0),
-        "import_edges": sum(len(m["imports"]) for m in modules),
-        "resolved_edges": sum(1 for m in modules for e in m["imports"] if e["resolved"] is not None),
-        "functions": sum(len(m["functions"]) for m in modules),
-        "exports": sum(len(m["exports"]) for m in modules),
-        "strings": sum(m["strings"]["total"] for m in modules),
+        "import_edges": sum(len(m.imports) for m in modules),
+        "resolved_edges": sum(1 for m in modules for e in m.imports if e.resolved is not None),
+        "functions": sum(len(m.functions) for m in modules),
+        "exports": sum(len(m.exports) for m in modules),
+        "strings": sum(m.strings.total for m in modules),
         "entry_points": len(entry_points),
         "source_maps": len(builder.source_maps),
-        "parse_errors": sum(1 for m in modules if m["parse"] == "error" and m["container"] is None),
+        "parse_errors": sum(1 for m in modules if m.parse == "error" and m.container is None),
         "integrity_contradictions": len(collected.contradictions),
-        "ipc_calls": sum(len(m["ipc"]) for m in modules),
+        "ipc_calls": sum(len(m.ipc) for m in modules),
     }
     contradictions = sorted(collected.contradictions, key=lambda c: str(c.get("path", c.get("logical_path", ""))))
-    app = Application(
+    return Application(
         schema_version=SCHEMA_VERSION,
         input=InputSummary(
             format=collected.format,
@@ -489,12 +486,9 @@ def _build(collected: Collected, limits: Limits, ctx: CallContext) -> dict[str, 
         ),
         coverage=Coverage(status="partial" if reasons else "complete", reasons=reasons, skipped=skipped),
         limits=limits,
-        modules=[],
+        modules=modules,
         entry_points=entry_points,
         source_maps=builder.source_maps,
         integrity_contradictions=contradictions,
         counts=counts,
     )
-    normalized: dict[str, Any] = msgspec.to_builtins(app)
-    normalized["modules"] = modules
-    return normalized

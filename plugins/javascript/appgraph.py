@@ -42,6 +42,7 @@ def load(call: ToolCall, key: str) -> Loaded:
             [issue(key, "invalid_value", f"expected operation {OPERATION}", operation=ev.operation)],
         )
     try:
+        # The analysis's own record holds the Struct; an inline or decoded one holds its JSON form.
         app = msgspec.convert(ev.normalized_result, Application)
     except msgspec.ValidationError as exc:
         raise invalid_request(

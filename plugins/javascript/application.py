@@ -60,9 +60,9 @@ def handle(call: ToolCall) -> Evidence:
     del collected
     call.ctx.check(OPERATION)
     limitations = list(STATIC_LIMITATIONS)
-    coverage = normalized["coverage"]
-    if coverage["status"] == "partial":
-        limitations.append("Coverage is partial: " + ", ".join(coverage["reasons"]) + ".")
+    coverage = normalized.coverage
+    if coverage.status == "partial":
+        limitations.append("Coverage is partial: " + ", ".join(coverage.reasons) + ".")
     parameters = {"format": fmt, "integrity_policy": policy, "limits": msgspec.to_builtins(limits)}
     # The Evidence id encodes (and may decode again) the whole graph: no cycle collection over it meanwhile either.
     with analyze.without_cycle_collection():
@@ -75,7 +75,7 @@ def handle(call: ToolCall) -> Evidence:
             provider=PROVIDER,
             analysis_profile=profile(),
         )
-    call.ctx.finish(f"analyzed {normalized['counts']['modules']} modules")
+    call.ctx.finish(f"analyzed {normalized.counts['modules']} modules")
     if args.get("detail", "complete") == "summary":
         # The complete record stays retained; the caller gets the same summary inspect_analysis_view gives.
         from rea import views

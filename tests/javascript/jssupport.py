@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from rea.evidence import Evidence, to_builtins
 from rea.session import Session
 from rea.testing import call_tool
@@ -14,6 +16,12 @@ def analyze(session: Session, path: Path | str, **extra: Any) -> Evidence:
     out = call_tool(session, "analyze_javascript_application", {"input_path": str(path), **extra})
     assert out.evidence is not None
     return out.evidence
+
+
+def graph(ev: Evidence) -> dict[str, Any]:
+    """An analysis's result as the JSON a client decodes (the Evidence holds the Application Struct)."""
+    out: dict[str, Any] = msgspec.to_builtins(ev.normalized_result)
+    return out
 
 
 def inline(ev: Evidence) -> dict[str, Any]:
@@ -26,4 +34,4 @@ def retained(session: Session, ev: Evidence) -> dict[str, str]:
 
 
 def modules_by_id(ev: Evidence) -> dict[str, dict[str, Any]]:
-    return {m["node_id"]: m for m in ev.normalized_result["modules"]}
+    return {m["node_id"]: m for m in graph(ev)["modules"]}

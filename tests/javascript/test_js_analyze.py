@@ -12,12 +12,12 @@ from typing import Any
 import appfixtures
 import msgspec
 import pytest
-from jssupport import analyze, modules_by_id
+from jssupport import analyze, graph, modules_by_id
 from rea_plugins.javascript.model import Application
 
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
-from rea.evidence import Evidence, validate
+from rea.evidence import Evidence, compute_evidence_id, encode, validate
 from rea.session import Session
 from rea.testing import call_tool
 
@@ -52,12 +52,16 @@ def test_source_modules_edges_and_exports(ev_v1: Evidence) -> None:
     assert all(m["sha256"] and m["size"] > 0 for m in mods.values())
 
 
-def test_the_record_is_the_application_model_as_builtins(ev_v1: Evidence, ev_broken: Evidence) -> None:
-    # The graph is assembled as builtins, module by module (each file's tree and records released as it goes): it must
-    # be exactly what msgspec makes of the Application model, field order included.
+def test_the_record_is_the_application_struct(ev_v1: Evidence, ev_broken: Evidence) -> None:
+    # The graph is held as the Application Struct itself (a fraction of the memory of builtins). Decoded from its JSON,
+    # as an inline record is, it is the same record: the same bytes, the same Evidence id, the same Struct again.
     for ev in (ev_v1, ev_broken):
-        app = msgspec.convert(ev.normalized_result, Application, strict=True)
-        assert msgspec.json.encode(msgspec.to_builtins(app)) == msgspec.json.encode(ev.normalized_result)
+        assert isinstance(ev.normalized_result, Application)
+        decoded = msgspec.json.decode(msgspec.json.encode(ev.normalized_result))
+        twin = msgspec.structs.replace(ev, normalized_result=decoded)
+        assert encode(twin) == encode(ev)
+        assert compute_evidence_id(twin) == ev.evidence_id
+        assert msgspec.convert(decoded, Application, strict=True) == ev.normalized_result
 
 
 def test_electron_ipc_surface(ev_v1: Evidence) -> None:
@@ -92,7 +96,7 @@ def test_bundled_modules_from_esbuild(ev_v1: Evidence) -> None:
 
 
 def test_entry_points(ev_v1: Evidence) -> None:
-    entries = {(e["kind"], e["path"]) for e in ev_v1.normalized_result["entry_points"]}
+    entries = {(e["kind"], e["path"]) for e in graph(ev_v1)["entry_points"]}
     assert ("package-main", "dist/main.js") in entries
     assert ("electron-main", "dist/main.js") in entries
     # Bundled main: path.join(__dirname, 'preload.js') next to dist/main.js.
@@ -102,7 +106,7 @@ def test_entry_points(ev_v1: Evidence) -> None:
 
 
 def test_source_maps_external_and_inline(ev_v1: Evidence) -> None:
-    maps = {m["node_id"]: m for m in ev_v1.normalized_result["source_maps"]}
+    maps = {m["node_id"]: m for m in graph(ev_v1)["source_maps"]}
     external = maps["map:dist/main.js.map"]
     assert external["location"] == "external" and external["generated"] == "mod:dist/main.js"
     by_path = {s["path"]: s for s in external["sources"]}
@@ -115,7 +119,7 @@ def test_source_maps_external_and_inline(ev_v1: Evidence) -> None:
     assert [s["path"] for s in inline["sources"]] == ["src/preload.js"]
     assert inline["sources"][0]["content_identical"] is True
     assert modules_by_id(ev_v1)["mod:dist/preload.js"]["source_map"] == "map:dist/preload.js#inline"
-    assert ev_v1.normalized_result["coverage"]["status"] == "complete"
+    assert graph(ev_v1)["coverage"]["status"] == "complete"
 
 
 def test_deterministic_across_locations_and_order(
@@ -124,8 +128,8 @@ def test_deterministic_across_locations_and_order(
     copy = appfixtures.copy_tree_reversed(app_v1, tmp_path / "elsewhere")
     again = analyze(analysis_session, copy)
     assert again.evidence_id == ev_v1.evidence_id
-    assert again.normalized_result == ev_v1.normalized_result
-    paths = [(m["path"], m["node_id"]) for m in again.normalized_result["modules"]]
+    assert graph(again) == graph(ev_v1)
+    paths = [(m["path"], m["node_id"]) for m in graph(again)["modules"]]
     assert paths == sorted(paths)
 
 
@@ -157,23 +161,23 @@ def test_parse_error_is_a_diagnostic(ev_broken: Evidence) -> None:
     assert broken["parse"] == "error"
     assert broken["diagnostics"] and broken["diagnostics"][0]["kind"] in ("parse-error", "missing-node")
     assert mods["mod:src/ok.js"]["parse"] == "ok"
-    coverage = ev_broken.normalized_result["coverage"]
+    coverage = graph(ev_broken)["coverage"]
     assert coverage["status"] == "partial" and "parse_errors" in coverage["reasons"]
-    assert ev_broken.normalized_result["counts"]["parse_errors"] == 1
+    assert graph(ev_broken)["counts"]["parse_errors"] == 1
 
 
 def test_limits_mark_coverage_partial(analysis_session: Session, app_v1: Path) -> None:
     ev = analyze(analysis_session, app_v1, limits={"max_files": 3})
-    result = ev.normalized_result
+    result = graph(ev)
     assert result["input"]["files_analyzed"] <= 3
     assert result["coverage"]["status"] == "partial" and "max_files" in result["coverage"]["reasons"]
     assert any(s["reason"] == "beyond max_files" for s in result["coverage"]["skipped"])
     small = analyze(analysis_session, app_v1, limits={"max_bytes_per_file": 200})
-    reasons = small.normalized_result["coverage"]["reasons"]
+    reasons = graph(small)["coverage"]["reasons"]
     assert "max_bytes_per_file" in reasons
     few = analyze(analysis_session, app_v1, limits={"max_modules": 2})
-    assert len(few.normalized_result["modules"]) <= 2
-    assert "max_modules" in few.normalized_result["coverage"]["reasons"]
+    assert len(graph(few)["modules"]) <= 2
+    assert "max_modules" in graph(few)["coverage"]["reasons"]
 
 
 def test_symlinks_are_reported_not_followed(analysis_session: Session, tmp_path: Path) -> None:
@@ -185,7 +189,7 @@ def test_symlinks_are_reported_not_followed(analysis_session: Session, tmp_path:
     os.symlink(outside, app / "link.js")
     os.symlink(tmp_path, app / "loop")
     ev = analyze(analysis_session, app)
-    result = ev.normalized_result
+    result = graph(ev)
     assert [m["path"] for m in result["modules"]] == ["index.js"]
     skipped = {s["path"]: s["reason"] for s in result["coverage"]["skipped"]}
     assert "link.js" in skipped and "loop" in skipped
@@ -221,7 +225,7 @@ def test_package_resolution(analysis_session: Session, tmp_path: Path) -> None:
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
-    result = analyze(analysis_session, tmp_path).normalized_result
+    result = graph(analyze(analysis_session, tmp_path))
     mods = {m["path"]: m for m in result["modules"]}
     edges = [(e["specifier"], e["target_kind"], e["resolved_path"]) for e in mods["app/index.js"]["imports"]]
     assert edges == [
@@ -269,7 +273,7 @@ def test_hostile_sources_do_not_crash(analysis_session: Session, tmp_path: Path)
     (tmp_path / "gen.js").write_text("var a = 1;\n//# sourceMappingURL=data:application/json;base64,@@@\n")
     (tmp_path / "remote.js").write_text("var b = 2;\n//# sourceMappingURL=https://example.invalid/x.map\n")
     (tmp_path / "package.json").write_text("{broken")
-    result = analyze(analysis_session, tmp_path).normalized_result
+    result = graph(analyze(analysis_session, tmp_path))
     mods = {m["path"]: m for m in result["modules"]}
     assert mods["binary.js"]["parse"] == "error"
     assert mods["deep.js"]["parse"] == "ok"
@@ -324,9 +328,9 @@ def test_a_script_is_read_when_it_is_parsed(tmp_path: Path) -> None:
     (tmp_path / "b.js").unlink()
     (tmp_path / "c.js").write_text("export const c = 3; // " + "x" * 64 + "\n")
     result = build_graph.build(collected, limits, ctx)
-    assert [m["path"] for m in result["modules"]] == ["a.js"]
-    skipped = {s["path"]: s["reason"] for s in result["coverage"]["skipped"]}
+    assert [m.path for m in result.modules] == ["a.js"]
+    skipped = {s.path: s.reason for s in result.coverage.skipped}
     assert skipped == {"b.js": "unreadable", "c.js": "grew beyond max_bytes_per_file while reading"}
-    assert "max_bytes_per_file" in result["coverage"]["reasons"]
+    assert "max_bytes_per_file" in result.coverage.reasons
     package = len((tmp_path / "package.json").read_bytes())
-    assert result["input"]["bytes_analyzed"] == package + len((tmp_path / "a.js").read_bytes())
+    assert result.input.bytes_analyzed == package + len((tmp_path / "a.js").read_bytes())

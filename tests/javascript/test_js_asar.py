@@ -10,7 +10,7 @@ from typing import Any
 
 import appfixtures
 import pytest
-from jssupport import analyze, inline
+from jssupport import analyze, graph, inline
 
 from rea.errors import ReaError
 from rea.evidence import Evidence
@@ -36,18 +36,18 @@ def _copy(packed: Path, dest: Path) -> Path:
 def test_asar_gives_the_directory_graph(analysis_session: Session, packed: Path, ev_v1: Evidence) -> None:
     ev = analyze(analysis_session, packed)
     assert ev.subject is not None and ev.subject.format == "asar"
-    result = ev.normalized_result
+    result = graph(ev)
     assert result["input"]["format"] == "asar"
     assert result["coverage"]["status"] == "complete"
     assert result["integrity_contradictions"] == []
-    from_dir = {m["node_id"]: m for m in ev_v1.normalized_result["modules"]}
+    from_dir = {m["node_id"]: m for m in graph(ev_v1)["modules"]}
     from_asar = {m["node_id"]: m for m in result["modules"]}
     assert set(from_asar) == set(from_dir)
     for node_id, module in from_asar.items():
         assert module["integrity"] == "verified"
         same = {k: v for k, v in module.items() if k != "integrity"}
         assert same == {k: v for k, v in from_dir[node_id].items() if k != "integrity"}
-    assert result["entry_points"] == ev_v1.normalized_result["entry_points"]
+    assert result["entry_points"] == graph(ev_v1)["entry_points"]
     # The external map is an unpacked entry, read from app.asar.unpacked/.
     maps = {m["node_id"]: m for m in result["source_maps"]}
     assert {s["path"] for s in maps["map:dist/main.js.map"]["sources"]} == appfixtures.V1_FACTS["bundled_in_main"]
@@ -82,7 +82,7 @@ def test_integrity_mismatch_fails_closed(rea_session: Session, packed: Path, app
 def test_record_and_continue(analysis_session: Session, packed: Path, app_v1: Path, tmp_path: Path) -> None:
     bad, holders = _tampered(packed, app_v1, tmp_path / "app.asar")
     ev = analyze(analysis_session, bad, integrity_policy="record-and-continue")
-    result = ev.normalized_result
+    result = graph(ev)
     contradicted = {m["path"] for m in result["modules"] if m["integrity"] == "contradicted"}
     assert contradicted == holders
     assert len(result["integrity_contradictions"]) == len(holders)
@@ -120,7 +120,7 @@ def test_missing_unpacked_companion(
     assert err.value.category == "unavailable"
     assert err.value.details.get("logical_path") == "dist/main.js.map"
     ev = analyze(analysis_session, copy, integrity_policy="record-and-continue")
-    result = ev.normalized_result
+    result = graph(ev)
     assert result["coverage"]["status"] == "partial"
     assert {"path": "dist/main.js.map", "reason": "unpacked companion file is absent"} in result["coverage"]["skipped"]
     main_map = next(m for m in result["source_maps"] if m["node_id"] == "map:dist/main.js.map")
@@ -146,7 +146,7 @@ def test_unpacked_mismatch_names_its_cause(
     assert err.value.code == "artifact_integrity_mismatch"
     assert err.value.details["unpacked"] is True and err.value.details["logical_path"] == "dist/main.js.map"
     assert "sign or strip" in err.value.remediation and "record-and-continue" in err.value.remediation
-    result = analyze(analysis_session, copy, integrity_policy="record-and-continue").normalized_result
+    result = graph(analyze(analysis_session, copy, integrity_policy="record-and-continue"))
     assert [c.get("path", c.get("logical_path")) for c in result["integrity_contradictions"]] == ["dist/main.js.map"]
     assert result["coverage"]["status"] == "partial"
 
@@ -175,7 +175,7 @@ def test_hostile_entry_names_stay_out_of_the_graph(analysis_session: Session, tm
             }
         )
     )
-    result = analyze(analysis_session, path).normalized_result
+    result = graph(analyze(analysis_session, path))
     assert [m["path"] for m in result["modules"]] == ["index.js", "x.js"]
     assert result["modules"][0]["imports"][0]["resolved"] == "mod:x.js"
     skipped = result["coverage"]["skipped"]

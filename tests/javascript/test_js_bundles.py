@@ -11,7 +11,7 @@ import base64
 import json
 from pathlib import Path
 
-from jssupport import analyze, modules_by_id
+from jssupport import analyze, graph, modules_by_id
 
 from rea.session import Session
 
@@ -144,7 +144,7 @@ def test_source_map_forms(analysis_session: Session, tmp_path: Path) -> None:
     orphan_map = {"version": 3, "sources": ["/abs/x.js"], "mappings": ""}
     (tmp_path / "out" / "orphan.js.map").write_text(json.dumps(orphan_map))
     (tmp_path / "out" / "gone.js").write_text("x();\n//# sourceMappingURL=gone.js.map\n")
-    result = analyze(analysis_session, tmp_path).normalized_result
+    result = graph(analyze(analysis_session, tmp_path))
     maps = {m["node_id"]: m for m in result["source_maps"]}
     inline = maps["map:out/idx.js#inline"]
     assert [(s["source"], s["path"], s["has_content"]) for s in inline["sources"]] == [

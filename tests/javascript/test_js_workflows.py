@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jssupport import analyze, inline, retained
+from jssupport import analyze, graph, inline, retained
 
 from rea.errors import ReaError
 from rea.evidence import Evidence, build
@@ -141,7 +141,7 @@ def test_trace_semantics_calls_returns_and_closures(rea_session: Session, ev_v1:
     assert set(root["returns"][0]["shape"]["properties"]) == {"query", "hits"}
     assert [a["target"] for f in search["functions"] for a in f["assignments"]] == []
     # The filter callback closes over `query` from search().
-    arrow = next(f for f in ev_v1.normalized_result["modules"] if f["node_id"] == "mod:src/search.js")
+    arrow = next(f for f in graph(ev_v1)["modules"] if f["node_id"] == "mod:src/search.js")
     callback = next(fn for fn in arrow["functions"] if fn["kind"] == "arrow")
     assert callback["captures"] == ["query"]
     assert callback["node_id"] in next(fn for fn in arrow["functions"] if fn["name"] == "search")["closures"]
@@ -293,7 +293,7 @@ def test_inputs_are_checked(rea_session: Session, ev_v1: Evidence, app_v1: Path)
 
 def test_well_formed_records_with_foreign_content_are_refused(rea_session: Session, ev_v1: Evidence) -> None:
     seed = {"kind": "module", "value": "x"}
-    for normalized in ({"modules": "not a graph"}, {**ev_v1.normalized_result, "schema_version": 99}):
+    for normalized in ({"modules": "not a graph"}, {**graph(ev_v1), "schema_version": 99}):
         other = build(
             operation=ev_v1.operation,
             provider=ev_v1.provider,
