@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
-from rea_plugins.native.index import REF_KINDS
+from rea_plugins.native.index import REF_KINDS, column
+from rea_plugins.native.sweep import NARROW_END
 
 from rea.operations.answers import page_fields
 
@@ -29,8 +30,9 @@ _NONE_LAST = (1 << 63) - 1  # the sort key of an edge with no callee: after ever
 
 
 class CallGraph(msgspec.Struct, frozen=True):
-    """Every call edge as four parallel columns (little-endian int64 caller and callee, -1 for none; one
-    byte of ``EDGE_KINDS``; uint32 call-site count), ordered by caller, callee (none last), kind."""
+    """Every call edge as four parallel columns (native-endian int32 or int64 caller and callee, a column's width its
+    length over the edges, -1 for none; one byte of ``EDGE_KINDS``; uint32 call-site count), ordered by caller,
+    callee (none last), kind."""
 
     caller: bytes
     callee: bytes
@@ -64,8 +66,10 @@ def build(
     tables: Sequence[Columns],
     by_addr: dict[int, Proc],
     tick: Callable[[str], None] | None = None,
+    narrow: bool = False,
 ) -> CallGraph:
-    """The call graph of ``procs`` (by address) from the flow table and the register-call table."""
+    """The call graph of ``procs`` (by address) from the flow table and the register-call table; ``narrow``: every
+    address fits int32 (the columns are int32 unless a callee does not fit)."""
     parts: dict[int, list[int]] = {}
     for p in procs:
         if p.part_of is not None:
@@ -91,8 +95,9 @@ def build(
             if k in (_CALL, _JUMP) and d >= 0 and s in indirect_sites:
                 resolved.add(s)
 
-    caller_col = array.array("q")
-    callee_col = array.array("q")
+    caller_col = array.array("i" if narrow else "q")
+    callee_col = array.array(caller_col.typecode)
+    limit = NARROW_END if narrow else 1 << 63
     kind_col = bytearray()
     calls_col = array.array("I")
     for n, p in enumerate(procs):
@@ -124,6 +129,8 @@ def build(
                     elif (k == _INDIRECT and s not in resolved) or (k == _COMPUTED and dst[i] < 0):
                         groups.setdefault((-1, _INDIRECT_EDGE), set()).add(s)
         for (d, edge), sites in sorted(groups.items(), key=lambda g: (_NONE_LAST if g[0][0] < 0 else g[0][0], g[0][1])):
+            if d >= limit:  # a callee beyond int32 (malformed code): int64 columns from here
+                caller_col, callee_col, limit = array.array("q", caller_col), array.array("q", callee_col), 1 << 63
             caller_col.append(p.address)
             callee_col.append(d)
             kind_col.append(edge)
@@ -143,8 +150,8 @@ class Edges:
 
     def __init__(self, graph: CallGraph) -> None:
         self.graph = graph
-        self.caller = memoryview(graph.caller).cast("q")
-        self.callee = memoryview(graph.callee).cast("q")
+        self.caller = column(graph.caller, len(graph.kind))
+        self.callee = column(graph.callee, len(graph.kind))
         self.calls = memoryview(graph.calls).cast("I")
 
     def __len__(self) -> int:

@@ -24,7 +24,18 @@ from rea_plugins.native.image import Image
 from rea_plugins.native.model import Model
 from rea_plugins.native.pointers import Slots, find_slots
 from rea_plugins.native.pointers import _elf_type as elf_type
-from rea_plugins.native.sweep import DATA, FAR, FLOW, BudgetExceeded, Facts, Sweeper, descend, table_targets
+from rea_plugins.native.sweep import (
+    DATA,
+    FAR,
+    FLOW,
+    NARROW_END,
+    WIDE,
+    BudgetExceeded,
+    Facts,
+    Sweeper,
+    descend,
+    table_targets,
+)
 
 from rea.errors import ReaError
 
@@ -92,9 +103,9 @@ class ProcRecord(msgspec.Struct, array_like=True, frozen=True):
 
 
 class RefTable(msgspec.Struct, frozen=True):
-    """References as four parallel columns (little-endian int64 arrays as bytes, and one byte per kind),
-    ordered by procedure then source address; ``dst`` is -1 for an unknown target, ``kind`` indexes
-    ``REF_KINDS``."""
+    """References as four parallel columns (native-endian int32 or int64 arrays as bytes, a column's width its
+    length over the rows, and one byte per kind), ordered by procedure then source address; ``dst`` is -1 for an
+    unknown target, ``kind`` indexes ``REF_KINDS`` (``column`` reads one)."""
 
     src: bytes
     dst: bytes
@@ -127,7 +138,7 @@ _X86_IMM_OPERAND = re.compile(r"^[re]di, (0x[0-9a-f]+)$")
 _PE_MAIN_ARGS = (frozenset({"ecx", "rcx"}), frozenset({"rdx", "edx"}), frozenset({"r8", "r8d"}))
 Progress = Callable[[str], None]
 # A sweep over a mapped file drops the pages it has read every this many bytes (``Image.release``).
-_RELEASE_BYTES = 16 << 20
+RELEASE_BYTES = 16 << 20
 NO_PROCEDURE = -1  # the procedure of a reference from data (a pointer slot)
 
 
@@ -171,6 +182,9 @@ class Analysis:
         self.by_addr: dict[int, Proc] = {}
         self.by_name: dict[str, Proc] = {}
         self._slots: Slots | None = None
+        # Every address the image maps fits in int32: fact and reference columns hold 4 bytes an address, not 8.
+        spans = [*image.regions, *image.code_regions]
+        self.narrow = all(r.start >= 0 and r.start + max(r.size, r.file_size) < NARROW_END for r in spans)
 
     @property
     def md(self) -> Any:
@@ -182,7 +196,7 @@ class Analysis:
     @property
     def sweeper(self) -> Sweeper:
         if self._sweeper is None:
-            self._sweeper = Sweeper(self.image.arch, self.model.bits, self.image.mapped, self.image.read)
+            self._sweeper = Sweeper(self.image.arch, self.model.bits, self.image.mapped, self.image.read, self.narrow)
         return self._sweeper
 
     # -- inventory -------------------------------------------------------------------------------
@@ -191,6 +205,8 @@ class Analysis:
         procs.sort(key=lambda p: p.address)
         self.procs = procs
         self.starts = [p.address for p in procs]
+        # New maps, each built after the old one is dropped (a big program holds hundreds of thousands of entries).
+        self.by_addr = {}
         self.by_addr = {p.address: p for p in procs}
         self.by_name = {}
         for p in procs:
@@ -509,6 +525,10 @@ class Analysis:
                     add_src(a)
                     add_dst(t)
                     add_kind(kind)
+                elif t == WIDE:  # a target beyond a narrow column (malformed code)
+                    add_src(a)
+                    add_dst(facts.wide[i])
+                    add_kind(kind)
                 elif t == FAR:  # a branch beyond the address space (malformed code): it names nothing
                     pass
                 elif slot is not None and slot in slots:
@@ -576,7 +596,7 @@ class Analysis:
             if time.monotonic() > deadline:
                 raise overdue(f"the whole-program {what}", allowed)
 
-        facts = Facts()
+        facts = Facts(self.narrow)
         count = 0
         ordered = True  # one region's facts are in address order (a linear sweep): only regions may overlap
         for r in self.image.code_regions:
@@ -592,9 +612,9 @@ class Analysis:
                 tick(f"indexing {what}")
                 if progress is not None:
                     progress(f"index: decoding {name} for {what}, {(base + pos) >> 10} of {total >> 10} KiB")
-                if pos - done[0] >= _RELEASE_BYTES:  # the swept pages leave the resident set as the sweep goes
-                    self.image.release_code(start + done[0], start + pos - _RELEASE_BYTES // 2)
-                    done[0] = pos - _RELEASE_BYTES // 2
+                if pos - done[0] >= RELEASE_BYTES:  # the swept pages leave the resident set as the sweep goes
+                    self.image.release_code(start + done[0], start + pos - RELEASE_BYTES // 2)
+                    done[0] = pos - RELEASE_BYTES // 2
 
             region_facts, n = self.sweeper.sweep(
                 self.image.code_view(r.start, r.start + r.file_size),
@@ -640,7 +660,7 @@ class Analysis:
             progress(f"index: {len(refs.kind)} calls and jumps in {len(self.procs)} procedures")
         if discover:
             # Linking parts reads only the facts' addresses and classes: the other columns go first.
-            facts.size, facts.target, facts.extra = array.array("H"), array.array("q"), {}
+            facts.size, facts.target, facts.extra, facts.wide = array.array("H"), array.array("q"), {}, {}
             self._link_parts(refs, facts)
         del facts  # the sweep's columns are done with: release them before the table is made
         self.name_parts()
@@ -661,8 +681,10 @@ class Analysis:
         facts, _, tick = self._sweep_all(DATA, "data reference index", progress, check)
         refs = self._attribute(facts, tick)
         slots = self.slots()
-        refs.src.extend(slots.slots)
-        refs.dst.extend(slots.values)
+        if refs.src.typecode != "q" and len(slots) and max(max(slots.slots), max(slots.values)) >= NARROW_END:
+            refs.widen(len(refs.kind))
+        refs.src.extend(array.array(refs.src.typecode, slots.slots))
+        refs.dst.extend(array.array(refs.dst.typecode, slots.values))
         refs.kind.extend(itertools.repeat(_DATA, len(slots)))
         refs.proc.extend(itertools.repeat(NO_PROCEDURE, len(slots)))
         if progress is not None:
@@ -689,9 +711,9 @@ class Analysis:
             if time.monotonic() > deadline:
                 raise overdue("the whole-program references to code", allowed)
             start, done = released
-            if pos - done >= _RELEASE_BYTES:  # the swept pages leave the resident set as the sweep goes
-                image.release_code(start + done, start + pos - _RELEASE_BYTES // 2)
-                released[1] = pos - _RELEASE_BYTES // 2
+            if pos - done >= RELEASE_BYTES:  # the swept pages leave the resident set as the sweep goes
+                image.release_code(start + done, start + pos - RELEASE_BYTES // 2)
+                released[1] = pos - RELEASE_BYTES // 2
 
         def in_code(a: int) -> bool:
             return image.code_region_at(a) is not None
@@ -751,7 +773,9 @@ class Analysis:
             if n % 65536 == 0:
                 tick("discovering procedures")
         if not self._fixed():
-            for v in find_slots(self.image, tuple).values:
+            # A relocated ELF's slots never depend on what is known: they are found once, for this and for later.
+            slots = self.slots() if self.model.format == "elf" else find_slots(self.image, tuple)
+            for v in slots.values:
                 if v not in by_addr:
                     seeds.setdefault(v, "code-pointer")
         return seeds
@@ -831,7 +855,7 @@ class Analysis:
 
     def _attribute(self, facts: Facts, tick: Callable[[str], None]) -> RefColumns:
         """Each procedure's references from the facts inside its extent, by procedure then address."""
-        refs = RefColumns()
+        refs = RefColumns(self.narrow)
         for n, p in enumerate(self.procs):
             if n % 1024 == 0:
                 tick("attributing references")
@@ -841,9 +865,14 @@ class Analysis:
             span = facts.span(p.address, end)
             if not span:
                 continue
-            before = len(refs.src)
-            self.emit_refs(facts, span, p.address, end, refs.src, refs.dst, refs.kind)
-            refs.proc.extend(itertools.repeat(p.address, len(refs.src) - before))
+            before = len(refs.kind)
+            try:
+                self.emit_refs(facts, span, p.address, end, refs.src, refs.dst, refs.kind)
+                refs.proc.extend(itertools.repeat(p.address, len(refs.kind) - before))
+            except OverflowError:  # a value beyond int32 (a data address far from the image): int64 from here
+                refs.widen(before)
+                self.emit_refs(facts, span, p.address, end, refs.src, refs.dst, refs.kind)
+                refs.proc.extend(itertools.repeat(p.address, len(refs.kind) - before))
         return refs
 
     def _link_parts(self, refs: RefColumns, facts: Facts) -> None:
@@ -852,39 +881,47 @@ class Analysis:
         A part is entered only by jumps from one other procedure, never called or referenced as data,
         and either jumps back into that procedure's body, or is entered conditionally and never returns.
         """
+        entry = self.model.entry
         candidates = {
-            p.address: p
+            p.address
             for p in self.procs
-            if p.kind == "local"
-            and p.name_source == "generated"
-            and p.part_of is None
-            and p.address != self.model.entry
+            if p.kind == "local" and p.name_source == "generated" and p.part_of is None and p.address != entry
         }
         if not candidates:
             return
-        into: dict[int, list[tuple[int, int]]] = {}  # part start -> (jump source, its procedure)
-        back: dict[int, list[int]] = {}  # part start -> its jump targets
-        other: set[int] = set()  # addresses reached some other way than a jump
+        # Part start -> the one procedure jumping into it (-1 once a second one does), and those jumps' sources
+        # while there is one: a chromium has millions of jumps, so nothing per jump is kept beyond these.
+        parent_of: dict[int, int] = {}
+        sources: dict[int, list[int]] = {}
+        other: set[int] = set()  # candidates reached some other way than a jump
         for src, dst, kind, proc in zip(refs.src, refs.dst, refs.kind, refs.proc, strict=True):
             if kind != _JUMP:
-                other.add(dst)
+                if dst in candidates:
+                    other.add(dst)
                 continue
             if dst in candidates and proc != dst:
-                into.setdefault(dst, []).append((src, proc))
-            if proc in candidates:
-                back.setdefault(proc, []).append(dst)
-        for start, entries in into.items():
-            if start in other:
+                known = parent_of.get(dst)
+                if known is None:
+                    parent_of[dst] = proc
+                    sources[dst] = [src]
+                elif known == proc:
+                    sources[dst].append(src)
+                elif known != -1:
+                    parent_of[dst] = -1
+                    del sources[dst]
+        rows, kinds, targets = refs.proc, refs.kind, refs.dst
+        for start, owner in parent_of.items():
+            if owner == -1 or start in other:
                 continue
-            parents = {proc for _, proc in entries}
-            if len(parents) != 1:
-                continue
-            parent = self.by_addr.get(parents.pop())
+            parent = self.by_addr.get(owner)
             if parent is None or parent.kind != "local" or parent.part_of is not None or parent.end is None:
                 continue
-            returns_home = any(parent.address < d < parent.end for d in back.get(start, ()))
-            conditional = any(_is_cond(facts, src) for src, _ in entries)
-            c = candidates[start]
+            # The part's own jumps: its rows (the columns are by procedure), any landing inside the parent's body.
+            lo = bisect.bisect_left(rows, start)
+            hi = bisect.bisect_right(rows, start, lo)
+            returns_home = any(kinds[i] == _JUMP and parent.address < targets[i] < parent.end for i in range(lo, hi))
+            conditional = any(_is_cond(facts, src) for src in sources[start])
+            c = self.by_addr[start]
             if returns_home or (conditional and not self._returns(c, facts)):
                 c.part_of = parent.address
 
@@ -909,13 +946,22 @@ class Analysis:
 
 
 class RefColumns:
-    """References as compact parallel columns while the index is built."""
+    """References as compact parallel columns while the index is built: int32 addresses where the image is narrow,
+    widened to int64 the first time a value does not fit (``widen``)."""
 
-    def __init__(self) -> None:
-        self.src = array.array("q")
-        self.dst = array.array("q")
+    def __init__(self, narrow: bool = False) -> None:
+        code = "i" if narrow else "q"
+        self.src = array.array(code)
+        self.dst = array.array(code)
         self.kind = bytearray()
-        self.proc = array.array("q")
+        self.proc = array.array(code)
+
+    def widen(self, rows: int) -> None:
+        """Keep the first ``rows`` rows (an append that overflowed may have left the columns uneven), as int64."""
+        self.src = array.array("q", self.src[:rows])
+        self.dst = array.array("q", self.dst[:rows])
+        del self.kind[rows:]
+        self.proc = array.array("q", self.proc[:rows])
 
     def table(self) -> RefTable:
         """The columns as a table; each column is released as soon as it is copied (a peak of one column)."""
@@ -928,6 +974,11 @@ class RefColumns:
         kind = bytes(self.kind)
         self.kind = bytearray()
         return RefTable(src=src, dst=dst, kind=kind, proc=proc)
+
+
+def column(raw: bytes, rows: int) -> memoryview:
+    """A reference table's column as integers: int32 or int64, by its length over the table's rows."""
+    return memoryview(raw).cast("i" if rows and len(raw) == 4 * rows else "q")
 
 
 def _is_cond(facts: Facts, src: int) -> bool:

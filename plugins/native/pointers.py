@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import array
 import bisect
+import itertools
 import struct
 from collections.abc import Callable, Iterable
 
@@ -56,7 +57,8 @@ class Slots:
     thousands of slots, which a dict of ints holds in ten times the memory). Both are below 2**63: values are
     mapped, slots bounded (``_BEYOND``)."""
 
-    def __init__(self, pairs: dict[int, int]) -> None:
+    def __init__(self, pairs: dict[int, int] | None = None) -> None:
+        pairs = pairs or {}
         self.slots = array.array("q", sorted(pairs))
         self.values = array.array("q", (pairs[s] for s in self.slots))
 
@@ -73,10 +75,52 @@ class Slots:
         return self.slots[lo : bisect.bisect_left(self.slots, end, lo)].tolist()
 
 
+class _Pairs:
+    """(slot, value) pairs as they are found: written ones (the last write of a slot wins, as the loader applies
+    relocations in order) in two compact columns, and the ones only kept where no write names the slot
+    (``setdefault``, the first wins) in a dict; a dict of every relocation held ten times the memory."""
+
+    def __init__(self) -> None:
+        self.slots = array.array("Q")
+        self.values = array.array("Q")
+        self.defaults: dict[int, int] = {}
+        self._written: Slots | None = None
+
+    def __setitem__(self, slot: int, value: int) -> None:
+        self.slots.append(slot)
+        self.values.append(value)
+        self._written = None
+
+    def written(self) -> Slots:
+        """The written pairs in slot order, the last write of each slot (values unfiltered)."""
+        if self._written is None:
+            slots, values = self.slots, self.values
+            out = Slots()
+            if all(a < b for a, b in itertools.pairwise(slots)):  # a table in slot order (the usual)
+                out.slots, out.values = array.array("Q", slots), array.array("Q", values)
+            else:
+                order = sorted(range(len(slots)), key=slots.__getitem__)  # stable: a slot's writes in order
+                keep = [i for n, i in enumerate(order) if n + 1 == len(order) or slots[order[n + 1]] != slots[i]]
+                out.slots = array.array("Q", (slots[i] for i in keep))
+                out.values = array.array("Q", (values[i] for i in keep))
+            self._written = out
+        return self._written
+
+    def __contains__(self, slot: int) -> bool:
+        return slot in self.defaults or (self.written().get(slot) is not None)
+
+    def setdefault(self, slot: int, value: int) -> None:
+        if slot not in self:
+            self.defaults[slot] = value
+
+    def __bool__(self) -> bool:
+        return bool(self.slots) or bool(self.defaults)
+
+
 def find_slots(image: Image, known: Callable[[], Iterable[int]]) -> Slots:
     """Every pointer slot of ``image``; ``known`` gives the addresses a fixed image's words are matched against."""
     model = image.model
-    pairs: dict[int, int] = {}
+    pairs = _Pairs()
     fixed = True
     if model.format == "elf" and model.endianness == "little":
         fixed = _elf_type(image) == 2  # ET_EXEC: linked at its load address, nothing relocated
@@ -86,9 +130,26 @@ def find_slots(image: Image, known: Callable[[], Iterable[int]]) -> Slots:
         fixed = not _pe_base_relocations(image, pairs)
     if fixed:
         _scan(image, pairs, frozenset(known()))
+    written = pairs.written()
     code = image.code_region_at
-    kept = {s: t for s, t in pairs.items() if s < _BEYOND and t < _BEYOND and code(s) is None and image.mapped(t)}
-    return Slots(kept)
+    out = Slots()
+    keep_slot, keep_value = out.slots.append, out.values.append
+
+    def keep(s: int, t: int) -> None:
+        if s < _BEYOND and t < _BEYOND and code(s) is None and image.mapped(t):
+            keep_slot(s)
+            keep_value(t)
+
+    defaults = sorted(pairs.defaults.items())
+    d = 0
+    for s, t in zip(written.slots, written.values, strict=True):  # a merge of the two slot-ordered sources
+        while d < len(defaults) and defaults[d][0] < s:
+            keep(*defaults[d])
+            d += 1
+        keep(s, t)
+    for s, t in defaults[d:]:
+        keep(s, t)
+    return out
 
 
 def _sections(image: Image, *prefixes: str) -> list[Region]:
@@ -106,7 +167,7 @@ def _elf_type(image: Image) -> int:
     return int.from_bytes(head, "little") if len(head) == 2 else 0
 
 
-def _elf_relocations(image: Image, pairs: dict[int, int]) -> None:
+def _elf_relocations(image: Image, pairs: _Pairs) -> None:
     model = image.model
     types = _ELF_TYPES.get(model.arch)
     if types is None:
@@ -156,7 +217,7 @@ def _dynamic_symbols(image: Image, wide: bool) -> dict[int, int]:
     return out
 
 
-def _arrays(image: Image, pairs: dict[int, int]) -> None:
+def _arrays(image: Image, pairs: _Pairs) -> None:
     """Constructor and destructor arrays: their words are code addresses (relocated, or as linked)."""
     word = image.pointer
     for r in _sections(image, *_ARRAYS):
@@ -164,10 +225,10 @@ def _arrays(image: Image, pairs: dict[int, int]) -> None:
             if slot not in pairs:
                 value = image.pointer_at(slot)
                 if value and value != (1 << (8 * word)) - 1:  # -1 and 0 end .ctors/.dtors
-                    pairs[slot] = value
+                    pairs.setdefault(slot, value)
 
 
-def _pe_base_relocations(image: Image, pairs: dict[int, int]) -> bool:
+def _pe_base_relocations(image: Image, pairs: _Pairs) -> bool:
     """PE base relocations (``.reloc``): blocks of a page RVA, a size and 16-bit typed offsets. False when none."""
     base = image.model.image_base
     found = False
@@ -180,7 +241,7 @@ def _pe_base_relocations(image: Image, pairs: dict[int, int]) -> bool:
     return found
 
 
-def _scan(image: Image, pairs: dict[int, int], known: frozenset[int]) -> None:
+def _scan(image: Image, pairs: _Pairs, known: frozenset[int]) -> None:
     """Aligned words of data sections equal to a known address (Mach-O chained fixups decoded first)."""
     if not known:
         return

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import heapq
 import itertools
 import mmap
-import operator
 import os
 import re
 import time
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple, overload
 
 import msgspec
@@ -21,12 +21,14 @@ from rea_plugins.native.disasm import COND, JUMP, RET, FlowReader, Insn, decode,
 from rea_plugins.native.image import Image
 from rea_plugins.native.index import (
     REF_KINDS,
+    RELEASE_BYTES,
     Analysis,
     Limits,
     Proc,
     ProgramIndex,
     Ref,
     RefTable,
+    column,
     overdue,
     too_big,
 )
@@ -49,6 +51,8 @@ class StringItem(NamedTuple):
 
 
 _ENCODINGS = ("ascii", "utf-8", "utf-16le")
+_ASCII_CODE, _UTF8_CODE, _UTF16_CODE = range(3)
+_Row = tuple[int, int, int, int]  # a string found: address, encoding (``_ENCODINGS``), file offset, byte length
 
 
 class Strings(Sequence[StringItem]):
@@ -63,16 +67,19 @@ class Strings(Sequence[StringItem]):
         self.section = array("I")
         self.sections: list[str] = []
 
-    def extend(self, items: list[StringItem]) -> None:
-        if not items:
-            return
-        self.sections.append(items[0].section)  # one region's items: one section name
-        at = len(self.sections) - 1
-        self.address.extend(s.address for s in items)
-        self.offset.extend(s.offset for s in items)
-        self.length.extend(s.byte_length for s in items)
-        self.encoding.extend(_ENCODINGS.index(s.encoding) for s in items)
-        self.section.extend(itertools.repeat(at, len(items)))
+    def add(self, section: str, rows: Iterable[_Row]) -> None:
+        """One region's strings (``section``), in address order."""
+        at = len(self.sections)
+        before = len(self.address)
+        address, encoding, offset, length = self.address, self.encoding, self.offset, self.length
+        for a, e, o, n in rows:
+            address.append(a)
+            encoding.append(e)
+            offset.append(o)
+            length.append(n)
+        if len(address) > before:
+            self.sections.append(section)
+            self.section.extend(itertools.repeat(at, len(address) - before))
 
     def __len__(self) -> int:
         return len(self.address)
@@ -138,17 +145,17 @@ _HASH_PIECE = 16 << 20
 # Legacy prefixes (segment, operand/address size, lock, rep, notrack): what may precede an indirect branch's REX.
 _PREFIXES = frozenset(b"\x26\x2e\x36\x3e\x64\x65\x66\x67\xf0\xf2\xf3")
 _MAX_PREFIXED = 6
-_by_address = operator.itemgetter(0)
 
 
 class _Refs:
     """One adopted reference table: per-procedure slices, and targets indexed on first incoming query."""
 
     def __init__(self, table: RefTable) -> None:
-        self.src = memoryview(table.src).cast("q")
-        self.dst = memoryview(table.dst).cast("q")
+        rows = len(table.kind)
+        self.src = column(table.src, rows)
+        self.dst = column(table.dst, rows)
         self.kind = table.kind
-        self.proc = memoryview(table.proc).cast("q")
+        self.proc = column(table.proc, rows)
         self.out = _Runs(self.proc)
         self._order: array[int] | None = None  # row numbers by target, for incoming queries
         self._dsts: array[int] = array("q")
@@ -536,17 +543,21 @@ class Program:
         sites: dict[int, list[int]] = {}
         # Only the indirect sites are visited (bytes.find), not every reference of the index in Python.
         i = kinds.find(marker)
+        release = self._paced_release()
         while i >= 0:
             site = flow.src[i]
+            release(site)
             # A site at a region's very end has fewer bytes behind it than the longest form reads.
             if _through_register(self.read(site, _MAX_PREFIXED) or self.read(site, 3) or self.read(site, 2)):
                 sites.setdefault(flow.proc[i], []).append(site)
             i = kinds.find(marker, i + 1)
         rows: list[tuple[int, int, int, int]] = []
         budget = MAX_REGISTER_SITES
+        release = self._paced_release()
         for owner in sorted(sites):
             if ctx is not None:
                 ctx.check("resolving register calls")
+            release(owner)
             p = self.an.by_addr.get(owner)
             walker = self.register_walker(p, keep=False) if p is not None and budget > 0 else None
             if walker is None:
@@ -573,7 +584,22 @@ class Program:
             proc=array("q", [r[0] for r in rows]).tobytes(),
         )
         self._registers = _Refs(table)
+        self.image.release()
         return self._registers
+
+    def _paced_release(self) -> Callable[[int], None]:
+        """A pass reading code in address order: every ``RELEASE_BYTES`` it moves, the mapped file's pages leave the
+        resident set (a chromium's indirect sites touch every page of its 236 MB of code)."""
+        mark: list[int] = []
+
+        def at(address: int) -> None:
+            if not mark:
+                mark.append(address)
+            elif abs(address - mark[0]) >= RELEASE_BYTES:
+                self.image.release()
+                mark[0] = address
+
+        return at
 
     def _from_only_caller(self, p: Proc, found: Found, ctx: CallContext | None) -> dict[int, str] | None:
         """Complete a register site whose value the procedure's entry holds from its one caller: a procedure
@@ -711,7 +737,7 @@ class Program:
             if kept is None or kept.procedures != len(procs) or kept.references != len(self.references(ctx).flow.kind):
                 self.references(ctx)
                 tick = ctx.check if ctx is not None else None
-                kept = graph.build(self.an.procs, self._flow_tables(ctx), self.an.by_addr, tick)
+                kept = graph.build(self.an.procs, self._flow_tables(ctx), self.an.by_addr, tick, self.an.narrow)
                 self.store.keep_call_graph(kept)
                 if ctx is not None:
                     ctx.progress(f"call graph: {len(kept.kind)} edges")
@@ -747,64 +773,67 @@ class Program:
             return self._strings
         out = Strings()
         deadline = time.monotonic() + self.limits.index_deadline_s
-        for r in self.regions:
-            if r.executable or r.file_size <= 0 or NON_STRING_SECTIONS.search(r.name):
-                continue
-            if time.monotonic() > deadline:
-                raise overdue("the string scan", self.limits.index_deadline_s)
-            if ctx is not None:
-                ctx.progress(f"strings: scanning {r.name}")
-            lo = r.file_offset
-            hi = min(self.size, r.file_offset + r.file_size)
-            if lo >= hi or lo < 0:
-                continue
-            blob = bytes(self._data[lo:hi])
-            self.image.release(lo, hi)
-            found: list[StringItem] = []
-            for m in _RUNS.finditer(blob):
-                raw = m.group(0)
-                if raw.isascii():
-                    found.append(StringItem(r.start + m.start(), "ascii", lo + m.start(), len(raw), r.name))
+        whole = memoryview(self._data)
+        try:
+            for r in self.regions:
+                if r.executable or r.file_size <= 0 or NON_STRING_SECTIONS.search(r.name):
                     continue
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    text = ""
-                if len(text) >= self.limits.min_string_chars:
-                    found.append(StringItem(r.start + m.start(), "utf-8", lo + m.start(), len(raw), r.name))
+                if time.monotonic() > deadline:
+                    raise overdue("the string scan", self.limits.index_deadline_s)
+                if ctx is not None:
+                    ctx.progress(f"strings: scanning {r.name}")
+                lo = r.file_offset
+                hi = min(self.size, r.file_offset + r.file_size)
+                if lo >= hi or lo < 0:
                     continue
-                for sub in _ASCII.finditer(raw):  # not UTF-8: keep the plain runs inside it
-                    at = m.start() + sub.start()
-                    found.append(StringItem(r.start + at, "ascii", lo + at, len(sub.group(0)), r.name))
-            found.extend(self._utf16(blob, r, lo))
-            found.sort(key=_by_address)  # regions do not overlap: per-region order is global order
-            out.extend(found)
-            if len(out) > self.limits.max_strings:
-                raise too_big("string count", self.limits.max_strings, resource="strings")
-            if ctx is not None:
-                ctx.check("scanning strings")
+                # The region is read in place (no copy of it), and its strings go straight into the columns: both
+                # scans yield in address order, so a merge is the order (regions do not overlap: global order).
+                with whole[lo:hi] as view:
+                    out.add(r.name, heapq.merge(self._runs(view, r, lo), self._utf16(view, r, lo)))
+                self.image.release(lo, hi)
+                if len(out) > self.limits.max_strings:
+                    raise too_big("string count", self.limits.max_strings, resource="strings")
+                if ctx is not None:
+                    ctx.check("scanning strings")
+        finally:
+            whole.release()
         if not out.ordered():  # overlapping regions (malformed)
             out.sort()
         self._strings = out
         return out
 
-    def _utf16(self, blob: bytes, r: Region, lo: int) -> list[StringItem]:
-        """UTF-16LE runs at even offsets: printable low bytes over zero high bytes, found per byte lane."""
-        low, high = blob[0::2], blob[1::2]
-        out: list[StringItem] = []
+    def _runs(self, view: memoryview, r: Region, lo: int) -> Iterator[_Row]:
+        """ASCII and UTF-8 runs (a run that is not UTF-8 gives the plain runs inside it), by address."""
+        for m in _RUNS.finditer(view):
+            raw = m.group(0)
+            if raw.isascii():
+                yield r.start + m.start(), _ASCII_CODE, lo + m.start(), len(raw)
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = ""
+            if len(text) >= self.limits.min_string_chars:
+                yield r.start + m.start(), _UTF8_CODE, lo + m.start(), len(raw)
+                continue
+            for sub in _ASCII.finditer(raw):  # not UTF-8: keep the plain runs inside it
+                at = m.start() + sub.start()
+                yield r.start + at, _ASCII_CODE, lo + at, len(sub.group(0))
 
-        def emit(start: int, end: int) -> None:
-            out.append(StringItem(r.start + 2 * start, "utf-16le", lo + 2 * start, 2 * (end - start), r.name))
-
+    def _utf16(self, view: memoryview, r: Region, lo: int) -> Iterator[_Row]:
+        """UTF-16LE runs at even offsets: printable low bytes over zero high bytes, found per byte lane (the high
+        bytes of a candidate run only are read)."""
+        low = bytes(view[0::2])
         for m in _ASCII.finditer(low):
             start, end = m.span()
-            if high.count(b"\x00", start, end) == end - start:
-                emit(start, end)
+            high = bytes(view[2 * start + 1 : 2 * end : 2])
+            if high.count(0) == end - start:
+                yield r.start + 2 * start, _UTF16_CODE, lo + 2 * start, 2 * (end - start)
                 continue
-            for zeros in _ZEROS.finditer(high, start, end):  # only parts of the run have zero high bytes
-                for sub in _ASCII.finditer(low, zeros.start(), zeros.end()):
-                    emit(*sub.span())
-        return out
+            for zeros in _ZEROS.finditer(high):  # only parts of the run have zero high bytes
+                for sub in _ASCII.finditer(low, start + zeros.start(), start + zeros.end()):
+                    a, b = sub.span()
+                    yield r.start + 2 * a, _UTF16_CODE, lo + 2 * a, 2 * (b - a)
 
     def string_value(self, s: StringItem) -> tuple[str, bool]:
         """The decoded value (capped at ``max_string_chars``) and whether it was truncated."""

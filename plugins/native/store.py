@@ -28,12 +28,14 @@ from rea.target import Target
 # the index and data tables built over the older model go with it. /4: the C runtime's variables (_fmode,
 # _commode, __initenv, _acmdln) a PE imports are data imports.
 MODEL_KIND = "native-model/4"
-# /5: call-target discovery at every size (no code-size threshold).
-INDEX_KIND = "native-program-index/5"
+# /5: call-target discovery at every size (no code-size threshold). /6: reference columns may be int32 (RefTable).
+INDEX_KIND = "native-program-index/6"
 # /2: pointer slots (relocations, base relocations, init/fini arrays, fixed-image pointers) joined the table.
-DATA_KIND = "native-data-references/4"
+# /5: its columns may be int32 (RefTable).
+DATA_KIND = "native-data-references/5"
 # Built from the index: its key names the index's version too, so an index of another meaning never serves it.
-GRAPH_KIND = f"native-call-graph/1+{INDEX_KIND.rsplit('/', 1)[1]}"
+# /2: caller and callee columns may be int32.
+GRAPH_KIND = f"native-call-graph/2+{INDEX_KIND.rsplit('/', 1)[1]}"
 # Basic-block and instruction counts of the procedures asked about (extents come from the index, as above).
 BLOCKS_KIND = f"native-block-counts/1+{INDEX_KIND.rsplit('/', 1)[1]}"
 T = TypeVar("T")

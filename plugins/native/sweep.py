@@ -50,7 +50,9 @@ class Extra(NamedTuple):
 
 
 FAR = -2  # a direct target beyond the address space (malformed code): it names nothing
+WIDE = -3  # in a narrow target column: a target beyond 32 bits, kept in ``Facts.wide`` by fact index
 _NO_ADDRESS = 1 << 63  # fact columns are int64: the model keeps every address below this
+NARROW_END = 1 << 31  # an image mapped below this keeps its facts' addresses as int32 (half the memory)
 
 
 class Facts:
@@ -59,19 +61,36 @@ class Facts:
     Every other instruction falls through and names nothing. ``target`` is -1 when there is no direct
     target (``FAR`` for one beyond the address space); ``extra`` maps the few facts that carry more (an
     indirect branch's slot, data references, a jump table) by index, so the columns stay a few bytes a fact.
+    ``narrow`` (an image mapped below ``NARROW_END``): addresses and targets are int32, and the rare target beyond
+    that (malformed code) is ``WIDE`` in the column and its value in ``wide`` (by index).
     """
 
-    __slots__ = ("addr", "cls", "extra", "size", "target")
+    __slots__ = ("addr", "cls", "extra", "limit", "size", "target", "wide")
 
-    def __init__(self) -> None:
-        self.addr = array.array("q")
+    def __init__(self, narrow: bool = False) -> None:
+        code = "i" if narrow else "q"
+        self.addr = array.array(code)
         self.size = array.array("H")
         self.cls = bytearray()
-        self.target = array.array("q")
+        self.target = array.array(code)
         self.extra: dict[int, Extra] = {}
+        self.wide: dict[int, int] = {}
+        self.limit = NARROW_END if narrow else _NO_ADDRESS  # targets below this are kept in the column
 
     def __len__(self) -> int:
         return len(self.addr)
+
+    def target_at(self, i: int) -> int:
+        """The direct target of fact ``i`` (-1 or ``FAR`` as in the column), a ``WIDE`` one looked up."""
+        t = self.target[i]
+        return self.wide[i] if t == WIDE else t
+
+    def far(self, t: int) -> int:
+        """What the target column keeps for a target at or above ``limit`` (the next fact's)."""
+        if t >= _NO_ADDRESS:
+            return FAR
+        self.wide[len(self.target)] = t
+        return WIDE
 
     def add(self, address: int, size: int, cls: int, target: int | None, extra: Extra | None) -> None:
         if extra is not None:
@@ -79,20 +98,23 @@ class Facts:
         self.addr.append(address)
         self.size.append(size)
         self.cls.append(cls)
-        self.target.append(-1 if target is None else target if target < _NO_ADDRESS else FAR)
+        self.target.append(-1 if target is None else target if target < self.limit else self.far(target))
 
     def extend(self, other: Facts) -> None:
         if not self.addr:  # the first (often the only) region: take its columns, never a second copy
-            self.addr, self.size, self.cls, self.target, self.extra = (
+            self.addr, self.size, self.cls, self.target, self.extra, self.wide, self.limit = (
                 other.addr,
                 other.size,
                 other.cls,
                 other.target,
                 other.extra,
+                other.wide,
+                other.limit,
             )
             return
         base = len(self.addr)
         self.extra.update((base + i, e) for i, e in other.extra.items())
+        self.wide.update((base + i, t) for i, t in other.wide.items())
         self.addr.extend(other.addr)
         self.size.extend(other.size)
         self.cls.extend(other.cls)
@@ -102,11 +124,12 @@ class Facts:
         """Address order, should regions overlap (a malformed binary)."""
         order = sorted(range(len(self.addr)), key=self.addr.__getitem__)
         where = {old: new for new, old in enumerate(order)}
-        self.addr = array.array("q", (self.addr[i] for i in order))
+        self.addr = array.array(self.addr.typecode, (self.addr[i] for i in order))
         self.size = array.array("H", (self.size[i] for i in order))
         self.cls = bytearray(self.cls[i] for i in order)
-        self.target = array.array("q", (self.target[i] for i in order))
+        self.target = array.array(self.target.typecode, (self.target[i] for i in order))
         self.extra = {where[i]: e for i, e in self.extra.items()}
+        self.wide = {where[i]: t for i, t in self.wide.items()}
 
     def span(self, start: int, end: int) -> range:
         """Indices of the facts in ``[start, end)``."""
@@ -274,8 +297,9 @@ class Batch:
 class Sweeper:
     """Decodes ranges of one architecture into facts (reuse one per program: it owns a capstone handle)."""
 
-    def __init__(self, arch: str, bits: int, mapped: Callable[[int], bool], read: ReadFn) -> None:
+    def __init__(self, arch: str, bits: int, mapped: Callable[[int], bool], read: ReadFn, narrow: bool = False) -> None:
         self.arch = arch
+        self.narrow = narrow  # int32 fact columns (an image mapped below NARROW_END)
         self.mapped = mapped
         self.read = read
         self.md = make_decoder(arch, bits)
@@ -401,7 +425,7 @@ class Sweeper:
         """Facts (``want``: FLOW, DATA or ALL) of the instructions in ``code`` (at ``base``), and how many
         instructions were decoded. ``window_limit(address)`` bounds jump-table entries found at ``address``.
         """
-        facts = Facts()
+        facts = Facts(self.narrow)
         count = 0
         tail: list[Insn] = []  # the previous batch's last instructions, for jump-table windows
         flow = FlowReader(self.arch, self.mapped)
@@ -539,7 +563,7 @@ class Sweeper:
             text = b""
         addrs, sizes = batch.addrs, batch.sizes
         mapped = self.mapped
-        f_addr, f_size, f_cls, f_target = out.addr, out.size, out.cls, out.target
+        f_addr, f_size, f_cls, f_target, limit = out.addr, out.size, out.cls, out.target, out.limit
         hexa = _HEXDIGITS.fullmatch
         prev = -1
         for i in picked:
@@ -558,7 +582,7 @@ class Sweeper:
                     f_size.append(sizes[i])
                     f_cls.append(cls)
                     t = int(field[: field.find(b"\0")], 16)
-                    f_target.append(t if t < _NO_ADDRESS else FAR)
+                    f_target.append(t if t < limit else out.far(t))
                     continue
             elif iid in ret_ids or iid == _X86_INVALID:
                 if not want & FLOW:
@@ -676,6 +700,7 @@ def descend(facts: Facts, start: int, limit: int, budget: int) -> Descent:
     is the furthest instruction end reached (``limit`` when a run reaches it).
     """
     addrs, sizes, classes, targets, extras = facts.addr, facts.size, facts.cls, facts.target, facts.extra.get
+    wide = facts.wide
     todo = [start]
     seen: set[int] = set()
     done: set[int] = set()
@@ -707,7 +732,9 @@ def descend(facts: Facts, start: int, limit: int, budget: int) -> Descent:
             end = max(end, addrs[i] + sizes[i])
             if cls in (JUMP, COND):
                 t = targets[i]
-                if t >= 0:
+                if t >= 0 or t == WIDE:
+                    if t == WIDE:
+                        t = wide[i]
                     if start <= t < limit:
                         todo.append(t)
                 elif cls == JUMP and t != FAR:
