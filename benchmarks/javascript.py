@@ -5,7 +5,8 @@ The tree is an ``npm install`` of a large app's dependencies (pinned below), bui
 Each round runs in fresh processes, interleaved: the floor (read every script rea reads and parse it with the same
 tree-sitter grammar, nothing else) and the analysis (the tool through ``rea.catalog.invoke``, as the server and the
 CLI call it, Evidence recorded). Prints the tree's size, the medians, their ratio and the analysis's peak RSS
-against the input's size, with the goals: at most 2x the floor's time and 4x the input's size.
+against the input's size, with the goals: at most 2x the floor's time and 4x the input's size. Parse workers
+(``REA_JAVASCRIPT_PARSE_WORKERS``) count: their CPU time is added to the analysis's, and their peak RSS to its own.
 
 ``--parse-bound`` runs the older single-file case instead (issue 24 item 7): one 16 MiB line of JavaScript.
 
@@ -80,6 +81,23 @@ def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _peak_of(pid: int) -> float:
+    """A live process's peak RSS (VmHWM), in MiB; 0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _rss_mib() -> float:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
@@ -115,6 +133,7 @@ def child_analyze(tree: Path) -> dict[str, Any]:
     from rea import evidence as ev_mod
     from rea.catalog.invoke import invoke
     from rea.context import CallContext
+    from rea.process import WorkerChannel
     from rea.registry import default_registry
     from rea.session import Session
 
@@ -135,10 +154,23 @@ def child_analyze(tree: Path) -> dict[str, Any]:
             kernel["id_seconds"] = time.perf_counter() - begun
 
     ev_mod.compute_evidence_id = timed_digest
+    # Each parse worker's peak RSS, read just before it is ended (the kernel reaps it, so only its maximum would
+    # otherwise remain, in RUSAGE_CHILDREN).
+    workers: list[float] = []
+    close = WorkerChannel.close
+
+    def measured_close(channel: WorkerChannel) -> Any:
+        if channel.pid is not None:
+            workers.append(_peak_of(channel.pid))
+        return close(channel)
+
+    WorkerChannel.close = measured_close  # type: ignore[method-assign]
     before = _rss_mib()
+    children = _children_cpu()
     started, cpu = time.perf_counter(), time.process_time()
     out = invoke(session, tool, {"input_path": str(tree)}, CallContext())
     took, cpu = time.perf_counter() - started, time.process_time() - cpu
+    children = _children_cpu() - children
     assert out.evidence is not None
     result = ev_mod.as_object(out.evidence.normalized_result)
     counts = result["counts"]
@@ -147,12 +179,23 @@ def child_analyze(tree: Path) -> dict[str, Any]:
     return {
         "seconds": took,
         "cpu": cpu,
+        "children_cpu": children,
         "peak_mib": _peak_mib(),
+        "workers_peak_mib": workers,
         "before_mib": before,
         "counts": counts,
         "coverage": coverage,
         **kernel,
     }
+
+
+def _cpu(run: dict[str, Any]) -> float:
+    """An analysis's CPU time, its parse workers' included."""
+    return float(run["cpu"] + run["children_cpu"])
+
+
+def _total_peak(run: dict[str, Any]) -> float:
+    return float(run["peak_mib"] + sum(run["workers_peak_mib"]))
 
 
 def run_child(kind: str, tree: Path) -> dict[str, Any]:
@@ -225,7 +268,8 @@ def main() -> None:
         print(
             f"  round {index + 1}: floor {floors[-1]['seconds']:.2f} s, analyze {runs[-1]['seconds']:.2f} s "
             f"({runs[-1]['seconds'] / floors[-1]['seconds']:.2f} x; CPU {floors[-1]['cpu']:.2f} s and "
-            f"{runs[-1]['cpu']:.2f} s), peak RSS {runs[-1]['peak_mib']:.0f} MiB",
+            f"{_cpu(runs[-1]):.2f} s with {len(runs[-1]['workers_peak_mib'])} workers), peak RSS "
+            f"{_total_peak(runs[-1]):.0f} MiB ({runs[-1]['peak_mib']:.0f} MiB this process)",
             flush=True,
         )
     floor = statistics.median(f["seconds"] for f in floors)
@@ -233,10 +277,14 @@ def main() -> None:
     # On a shared machine each round's floor and analysis run back to back: the median of the rounds' ratios is
     # steadier than the ratio of medians, and CPU time steadier than wall time.
     ratio = statistics.median(r["seconds"] / f["seconds"] for f, r in zip(floors, runs, strict=True))
-    cpu_ratio = statistics.median(r["cpu"] / f["cpu"] for f, r in zip(floors, runs, strict=True))
+    cpu_ratio = statistics.median(_cpu(r) / f["cpu"] for f, r in zip(floors, runs, strict=True))
     # Contention only ever slows a process down: the fastest of each is the figure least disturbed by other work.
     best_ratio = min(r["seconds"] for r in runs) / min(f["seconds"] for f in floors)
-    peak = statistics.median(r["peak_mib"] for r in runs)
+    # The goal is held against the sum of the peaks of this process and of every parse worker (each peak happens
+    # at its own moment, so the sum bounds what the analysis ever holds at once from above): the honest figure.
+    peak = statistics.median(_total_peak(r) for r in runs)
+    own_peak = statistics.median(r["peak_mib"] for r in runs)
+    workers_peak = statistics.median(sum(r["workers_peak_mib"]) for r in runs)
     base = statistics.median(r["before_mib"] for r in runs)
     floor_peak = statistics.median(f["peak_mib"] for f in floors)
     rss_ratio = peak / mib
@@ -250,14 +298,16 @@ def main() -> None:
     )
     print(f"coverage        {', '.join(runs[-1]['coverage']) or 'complete'}")
     print(
-        f"time ratio      {ratio:7.2f} x   (median of the rounds; CPU time {cpu_ratio:.2f} x; fastest of each "
+        f"time ratio      {ratio:7.2f} x   (median of the rounds; CPU time, workers' included, {cpu_ratio:.2f} x; "
+        "fastest of each "
         f"{best_ratio:.2f} x) "
         f"(goal <= {TIME_GOAL:.0f}x: {'met' if ratio <= TIME_GOAL else 'MISSED'})"
     )
     print(
-        f"peak RSS        {peak:7.0f} MiB ({base:.0f} MiB before the call): {rss_ratio:.2f} x input "
+        f"peak RSS        {peak:7.0f} MiB, this process's and its parse workers' peaks summed "
+        f"({own_peak:.0f} + {workers_peak:.0f}; {base:.0f} MiB before the call): {rss_ratio:.2f} x input "
         f"(goal <= {RSS_GOAL:.0f}x: {'met' if rss_ratio <= RSS_GOAL else 'MISSED'}); "
-        f"growth {(peak - base) / mib:.2f} x input"
+        f"this process alone {own_peak / mib:.2f} x"
     )
     print(
         f"  peak RSS before the Evidence id {peak_before_id:.0f} MiB ({peak_before_id / mib:.2f} x input): "
