@@ -10,6 +10,7 @@ from rea import hookimpl
 if TYPE_CHECKING:
     from rea.catalog.prompt import PromptDef
     from rea.catalog.tool import ToolDef
+    from rea.config import SettingSpec
 
 
 @hookimpl
@@ -26,3 +27,10 @@ def rea_register_prompts(register: Callable[[PromptDef], None]) -> None:
 
     for prompt in prompts():
         register(prompt)
+
+
+@hookimpl
+def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
+    from rea_plugins.javascript.settings import WORKERS
+
+    register(WORKERS)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import hashlib
 import posixpath
 import urllib.parse
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import Any
 
 import msgspec
-from rea_plugins.javascript import entrypoints, facts, inputs, sourcemaps, syntax
+from rea_plugins.javascript import entrypoints, facts, inputs, parallel, sourcemaps, syntax
+from rea_plugins.javascript.facts import PendingImport
 from rea_plugins.javascript.inputs import Collected, InputFile
 from rea_plugins.javascript.model import (
     SCHEMA_VERSION,
@@ -27,11 +27,9 @@ from rea_plugins.javascript.model import (
     Skipped,
     SourceMap,
     SourceMapSource,
-    Span,
-    bundled_node_id,
     file_node_id,
 )
-from rea_plugins.javascript.patterns import PathHint
+from rea_plugins.javascript.parsed import ParsedFile, parse_file
 from rea_plugins.javascript.resolve import PackageJson, Resolver, read_package_json
 
 from rea.context import CallContext
@@ -39,48 +37,11 @@ from rea.context import CallContext
 MAX_SKIPPED_LISTED = 1000
 
 
-@dataclass
-class _Unit:
-    """What the later phases need of one module once its file is parsed: its record is already built."""
-
-    node_id: str
-    path: str
-    imports: list[facts.PendingImport]
-    hints: list[PathHint]
-    uses_electron: bool
-    module: Module
-
-
-@dataclass
-class _Parsed:
-    """A parsed script, compact: the file's bytes and its syntax tree are released, its modules' records kept."""
-
-    path: str
-    sha256: str
-    units: list[_Unit]
-    unit_edges: list[tuple[int, int, str, str, int]]
-    source_mapping_url: str | None
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _normal_bundled(path: str) -> str:
     norm = posixpath.normpath(path.split("?", 1)[0])
     while norm.startswith("../"):
         norm = norm[3:]
     return norm.lstrip("/")
-
-
-def _region_bytes(lines: list[bytes], ranges: list[Span]) -> bytes:
-    return b"\n".join(b"\n".join(lines[r.start_line - 1 : r.end_line]) for r in ranges)
-
-
-def _parse_status(diags: list[Diagnostic]) -> str:
-    # A file past the parse bound was not parsed at all: its facts are as partial as a syntax error's.
-    unparsed = any(d.kind == "limit" and "not parsed" in d.message for d in diags)
-    return "error" if unparsed or any(d.kind in ("parse-error", "missing-node") for d in diags) else "ok"
 
 
 class _Builder:
@@ -109,99 +70,64 @@ class _Builder:
             elif language is not None:
                 self.scripts.append((f, language))
         collected.files = []
-        self.parsed: list[_Parsed] = []
+        self.parsed: list[ParsedFile] = []
+        self.used = 0  # modules admitted so far, against max_modules
         self.modules: list[Module] = []
         self.source_maps: list[SourceMap] = []
         self.reasons: set[str] = set(collected.reasons)
         self.skipped: list[Skipped] = list(collected.skipped)
 
-    def parse_all(self) -> None:
+    def parse_all(self, lineage: list[dict[str, Any]] | None = None) -> None:
         """Parse each script and build its modules' records (all but the import edges, which need every path);
-        the file's bytes, its syntax tree and the intermediate records go as soon as its modules are built."""
-        budget = self.limits.max_modules
-        used = 0
-        total = len(self.scripts)
-        pending = self.scripts[::-1]
-        self.scripts = []
+        the file's bytes, its syntax tree and the intermediate records go as soon as its modules are built. A large
+        input is parsed in parallel (``parallel``), with the same result."""
+        scripts, self.scripts = self.scripts, []
+        workers = parallel.workers_for(scripts)
+        if workers:
+            parallel.parse(scripts, self.limits, self.ctx, self.take, workers, lineage)
+            return
+        total = len(scripts)
+        scripts.reverse()
         index = 0
-        while pending:
-            f, language = pending.pop()
+        while scripts:
+            f, language = scripts.pop()
             self.ctx.check("parsing JavaScript")
             self.ctx.progress(f"parsing: {index}/{total} files done")
             index += 1
-            if used >= budget:
-                self.skipped.append(Skipped(path=f.path, reason="beyond max_modules"))
-                self.reasons.add("max_modules")
-                continue
+            self.take(f, language, None)
+
+    def take(self, f: InputFile, language: syntax.Language, done: Skipped | tuple[int, ParsedFile] | None) -> None:
+        """Admit the next script in order: read and parse it, or account what another process read and parsed
+        (``done``: why it could not be read, or its size and records), within max_modules; a script beyond the bound
+        is never accounted."""
+        budget = self.limits.max_modules
+        if self.used >= budget:
+            self.skipped.append(Skipped(path=f.path, reason="beyond max_modules"))
+            self.reasons.add("max_modules")
+            return
+        if done is None:
             data = inputs.read_deferred(f, self.limits, self.collected, self.skipped, self.reasons)
             if data is None:
-                continue
-            found = facts.extract(f.path, language, data, self.ctx)
-            units = len(found.units)
-            if used + units > budget:
-                self.skipped.append(Skipped(path=f.path, reason="beyond max_modules"))
-                self.reasons.add("max_modules")
-                continue
-            used += units
-            self.parsed.append(self._modules_of(f, data, language, found))
-
-    def _modules_of(self, f: InputFile, data: bytes, language: syntax.Language, found: facts.FileFacts) -> _Parsed:
-        file_id = file_node_id(f.path)
-        file_sha = _sha(data)
-        lines = data.split(b"\n") if len(found.units) > 1 else []
-        unit_ids = [file_id] + [bundled_node_id(f.path, u.path) for u in found.units[1:]]
-        funcs_by_unit: dict[int, list[int]] = {}
-        for idx, unit_idx in enumerate(found.function_unit):
-            funcs_by_unit.setdefault(unit_idx, []).append(idx)
-        generated = found.bundle_format is not None or found.source_mapping_url is not None
-        in_dependency = "node_modules/" in f.path or f.path.startswith("node_modules")
-        units: list[_Unit] = []
-        for unit_idx, unit in enumerate(found.units):
-            ranges = facts.unit_ranges(unit) if unit_idx else []
-            if unit_idx:
-                region = _region_bytes(lines, ranges)
-                diags = [
-                    d
-                    for d in found.diagnostics
-                    if d.line is not None and any(r.start_line <= d.line <= r.end_line for r in ranges)
-                ]
-                size, sha = len(region), _sha(region)
-            else:
-                diags = list(found.diagnostics)
-                if found.truncated:
-                    diags.append(Diagnostic(kind="limit", message=f"more than {facts.MAX_FUNCTIONS} functions"))
-                size, sha = len(data), file_sha
-            record = Module(
-                node_id=unit_ids[unit_idx],
-                path=unit.path if unit_idx else f.path,
-                kind=("bundled" if unit_idx else "asset" if generated else "source"),
-                container=file_id if unit_idx else None,
-                language=language,
-                size=size,
-                sha256=sha,
-                integrity=f.integrity,
-                span=Span(start_line=min(r.start_line for r in ranges), end_line=max(r.end_line for r in ranges))
-                if ranges
-                else None,
-                ranges=ranges,
-                parse=_parse_status(diags),  # type: ignore[arg-type]
-                bundle_format=found.bundle_format if not unit_idx else None,  # type: ignore[arg-type]
-                in_dependency=in_dependency,
-                imports=[],  # filled in by build_modules, once every module's path is known
-                exports=found.exports[unit_idx],
-                strings=found.strings[unit_idx],
-                functions=[found.functions[i] for i in funcs_by_unit.get(unit_idx, [])],
-                diagnostics=diags,
-                ipc=unit.ipc,
-                bundled_modules=sorted(unit_ids[1:]) if not unit_idx else [],
-                truncated=found.truncated and not unit_idx,
-            )
-            units.append(_Unit(unit_ids[unit_idx], unit.path, unit.imports, unit.hints, unit.uses_electron, record))
-            if unit_idx == 0 and any(d.kind in ("parse-error", "missing-node") for d in diags):
-                self.reasons.add("parse_errors")
-            if found.truncated and unit_idx == 0:
-                self.reasons.add("module_bounds")
-        return _Parsed(f.path, file_sha, units, found.unit_edges, found.source_mapping_url)
+                return
+            parsed = parse_file(f.path, f.integrity, language, data, self.ctx)
+            del data
+        elif isinstance(done, Skipped):
+            inputs.account(f, done, self.collected, self.skipped, self.reasons)
+            return
+        else:
+            size, parsed = done
+            inputs.account(f, size, self.collected, self.skipped, self.reasons)
+        if self.used + len(parsed.units) > budget:
+            self.skipped.append(Skipped(path=f.path, reason="beyond max_modules"))
+            self.reasons.add("max_modules")
+            return
+        self.used += len(parsed.units)
+        self.parsed.append(parsed)
+        first = parsed.units[0].module
+        if any(d.kind in ("parse-error", "missing-node") for d in first.diagnostics):
+            self.reasons.add("parse_errors")
+        if first.truncated:
+            self.reasons.add("module_bounds")
 
     def build_modules(self) -> None:
         """Resolve every module's imports, now that every module's path is known."""
@@ -232,7 +158,7 @@ class _Builder:
                 unit.module = msgspec.structs.replace(unit.module, imports=imports)
         self.modules = [unit.module for p in self.parsed for unit in p.units]
 
-    def _imports(self, pending: list[facts.PendingImport], directory: str, resolver: Resolver) -> list[ImportEdge]:
+    def _imports(self, pending: list[PendingImport], directory: str, resolver: Resolver) -> list[ImportEdge]:
         edges: list[ImportEdge] = []
         for imp in pending[: facts.MAX_IMPORTS]:
             if imp.specifier is None:
@@ -432,16 +358,19 @@ def without_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def build(collected: Collected, limits: Limits, ctx: CallContext) -> Application:
+def build(
+    collected: Collected, limits: Limits, ctx: CallContext, lineage: list[dict[str, Any]] | None = None
+) -> Application:
     """The complete application graph of the collected files (deterministic: sorted by path); each module's record
-    is built as its file is parsed, so the syntax trees never all live at once. Consumes ``collected.files``."""
+    is built as its file is parsed, so the syntax trees never all live at once. Consumes ``collected.files``;
+    ``lineage`` receives the observations of a parse worker, when one ran."""
     with without_cycle_collection():
-        return _build(collected, limits, ctx)
+        return _build(collected, limits, ctx, lineage)
 
 
-def _build(collected: Collected, limits: Limits, ctx: CallContext) -> Application:
+def _build(collected: Collected, limits: Limits, ctx: CallContext, lineage: list[dict[str, Any]] | None) -> Application:
     builder = _Builder(collected, limits, ctx)
-    builder.parse_all()
+    builder.parse_all(lineage)
     builder.build_modules()
     builder.build_source_maps()
     entry_points = builder.build_entry_points()

@@ -56,7 +56,12 @@ def handle(call: ToolCall) -> Evidence:
     target = identify(args["input_path"], call.ctx, allow_directory=True)
     fmt = inputs.choose_format(target, args.get("format", "auto"))
     collected = inputs.collect(call.session.registry, target, fmt, limits, policy, call.ctx)
-    normalized = analyze.build(collected, limits, call.ctx)
+    lineage: list[dict[str, Any]] = []
+    try:
+        normalized = analyze.build(collected, limits, call.ctx, lineage)
+    finally:
+        if lineage:
+            call.session.record_lineage(lineage)
     del collected
     call.ctx.check(OPERATION)
     limitations = list(STATIC_LIMITATIONS)

@@ -186,17 +186,31 @@ def read_deferred(
 ) -> bytes | None:
     """A file's bytes, a deferred script's read now (``out.total_bytes`` then counts what was read); None, and the
     file in ``skipped``, when it can no longer be read as admitted."""
+    data = fetch(f, limits)
+    admitted = account(f, data, out, skipped, reasons)
+    return data if admitted and not isinstance(data, Skipped) else None
+
+
+def fetch(f: InputFile, limits: Limits) -> bytes | Skipped:
+    """A file's bytes (a deferred script's read now), or why it can no longer be read; nothing is accounted yet."""
+    return f.data if f.source is None else _read(f.path, f.source, limits, f.size)
+
+
+def account(
+    f: InputFile, read: bytes | int | Skipped, out: Collected, skipped: list[Skipped], reasons: set[str]
+) -> bool:
+    """Account a ``fetch`` (its bytes, or their size once parsed elsewhere) as ``read_deferred`` does; False, with
+    the file in ``skipped``, when it could not be read."""
     if f.source is None:
-        return f.data
-    data = _read(f.path, f.source, limits, f.size)
-    if isinstance(data, Skipped):
-        skipped.append(data)
-        if data.reason.startswith("grew"):
+        return True
+    if isinstance(read, Skipped):
+        skipped.append(read)
+        if read.reason.startswith("grew"):
             reasons.add("max_bytes_per_file")
         out.total_bytes -= f.size
-        return None
-    out.total_bytes += len(data) - f.size
-    return data
+        return False
+    out.total_bytes += (read if isinstance(read, int) else len(read)) - f.size
+    return True
 
 
 def collect_directory(target: Target, limits: Limits, ctx: CallContext) -> Collected:

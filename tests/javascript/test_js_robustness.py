@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rea_plugins.javascript import facts, sourcemaps
+from rea_plugins.javascript.parallel import ScriptOut
+from rea_plugins.javascript.parsed import parse_file
 
 TOKENS = st.sampled_from(
     [
@@ -72,3 +75,23 @@ def test_random_bytes_never_crash(data: bytes) -> None:
     assert found.units[0].path == "bytes.js"
     parsed = sourcemaps.parse(data, "dir")
     assert parsed.sources == [] or all(isinstance(s.path, str) for s in parsed.sources)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(TOKENS, max_size=80), st.binary(max_size=200))
+def test_a_parse_workers_answer_decodes_to_the_same_records(tokens: list[str], tail: bytes) -> None:
+    # What a parse worker sends back (msgpack) is decoded, checked, into the records the server would have made.
+    source = " ".join(tokens).encode() + tail
+    for language in ("javascript", "typescript", "tsx"):
+        parsed = parse_file("dist/soup.js", "not-declared", language, source)  # type: ignore[arg-type]
+        wire = msgspec.msgpack.encode([ScriptOut(skipped=None, read=len(source), parsed=parsed)])
+        (back,) = msgspec.msgpack.decode(wire, type=list[ScriptOut])
+        assert back.parsed == parsed
+        assert msgspec.json.encode(back.parsed) == msgspec.json.encode(parsed)
+        # A cut answer is refused, never half read.
+        try:
+            msgspec.msgpack.decode(wire[: len(wire) // 2], type=list[ScriptOut])
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            pass
+        else:
+            raise AssertionError("a cut answer decoded")
