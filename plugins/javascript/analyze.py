@@ -15,6 +15,7 @@ from rea_plugins.javascript import entrypoints, facts, inputs, parallel, sourcem
 from rea_plugins.javascript.facts import PendingImport
 from rea_plugins.javascript.inputs import Collected, InputFile
 from rea_plugins.javascript.model import (
+    NONE,
     SCHEMA_VERSION,
     Application,
     Coverage,
@@ -133,6 +134,8 @@ class _Builder:
         """Resolve every module's imports, now that every module's path is known."""
         module_paths = {p.path for p in self.parsed}
         resolver = Resolver(module_paths, self.packages)
+        # Each module's path and node id as its record holds them: an edge to it shares those strings.
+        self.names = {p.path: (p.path, p.units[0].node_id) for p in self.parsed}
         self.resolver = resolver
         sha_index: dict[str, list[str]] = {}
         for p in self.parsed:
@@ -155,7 +158,7 @@ class _Builder:
                                 resolved_path=p.units[dst].path,
                             )
                         )
-                unit.module = msgspec.structs.replace(unit.module, imports=imports)
+                unit.module = msgspec.structs.replace(unit.module, imports=imports or NONE)
         self.modules = [unit.module for p in self.parsed for unit in p.units]
 
     def _imports(self, pending: list[PendingImport], directory: str, resolver: Resolver) -> list[ImportEdge]:
@@ -168,20 +171,21 @@ class _Builder:
                         specifier=imp.expression,
                         line=imp.line,
                         target_kind="dynamic",
-                        names=imp.names,
+                        names=imp.names or NONE,
                     )
                 )
                 continue
             kind, found = resolver.specifier(directory, imp.specifier)
+            path, node_id = (found, None) if not found else self.names.get(found) or (found, file_node_id(found))
             edges.append(
                 ImportEdge(
                     kind=imp.kind,  # type: ignore[arg-type]
                     specifier=imp.specifier,
                     line=imp.line,
                     target_kind=kind,  # type: ignore[arg-type]
-                    resolved=file_node_id(found) if found else None,
-                    resolved_path=found,
-                    names=imp.names,
+                    resolved=node_id,
+                    resolved_path=path,
+                    names=imp.names or NONE,
                 )
             )
         return edges

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from rea_plugins.javascript import patterns, syntax
 from rea_plugins.javascript.model import (
+    NONE,
     Assignment,
     CallSite,
     Diagnostic,
@@ -847,12 +848,14 @@ class _Walker:
 def _captures(fns: list[FunctionBuilder]) -> tuple[list[list[str]], list[list[str]]]:
     captures: list[list[str]] = [[] for _ in fns]
     closures: list[set[str]] = [set() for _ in fns]
+    decoded: dict[bytes, str] = {}
     for index, builder in enumerate(fns):
         parent = builder.parent
         if builder.kind == "module-body" or parent is None or fns[parent].kind == "module-body":
             continue  # only names a function declares are captured: a top-level function captures none
         names: set[str] = set()
-        referenced = {r.decode("utf-8", "replace") for r in builder.referenced}
+        # One string per name in the file: the same name captured by many functions is held once.
+        referenced = {decoded.get(r) or decoded.setdefault(r, r.decode("utf-8", "replace")) for r in builder.referenced}
         for name in referenced - builder.declared:
             parent = builder.parent
             while parent is not None and fns[parent].kind != "module-body":
@@ -987,19 +990,20 @@ def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext 
                 kind=b.kind,  # type: ignore[arg-type]
                 line=b.line,
                 end_line=b.end_line,
-                params=b.params,
+                params=b.params or NONE,
                 is_async=b.is_async,
                 parent=walker.fns[b.parent].node_id if b.parent is not None else None,
-                calls=b.calls,
+                calls=b.calls or NONE,
                 returns=[
                     ReturnSite(
                         line=ln, shape=walker.resolve_shape(v, b.unit, 1) if v is not None else {"type": "undefined"}
                     )
                     for ln, v in b.returns
-                ],
-                assignments=b.assignments,
-                captures=captures[index],
-                closures=closures[index],
+                ]
+                or NONE,
+                assignments=b.assignments or NONE,
+                captures=captures[index] or NONE,
+                closures=closures[index] or NONE,
                 truncated=b.truncated,
             )
         )

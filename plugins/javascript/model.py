@@ -31,6 +31,11 @@ class _Record(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     pass
 
 
+# One empty list shared by every record field with nothing in it: records are values, their lists never change once
+# built, and a graph has about 220,000 such fields (12 MiB of separate empty lists on the npm tree).
+NONE: list[Any] = []
+
+
 class Span(_Record, frozen=True):
     """1-based inclusive line range inside the containing file."""
 
