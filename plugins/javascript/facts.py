@@ -794,7 +794,7 @@ class _Walker:
 
         seen: dict[bytes, dict[str, Any]] = {}
         for _, value in self.fns[index].returns:
-            shape = self.resolve_shape(value, unit, depth + 1) if value is not None else {"type": "undefined"}
+            shape = self.resolve_shape(value, unit, depth + 1) if value is not None else syntax.UNDEFINED
             seen.setdefault(msgspec.json.encode(shape, order="sorted"), shape)
         return [seen[k] for k in sorted(seen)]
 
@@ -807,7 +807,7 @@ class _Walker:
     def resolve_shape(self, node: Node | None, unit: int, depth: int = 0) -> dict[str, Any]:
         """A shape with identifiers replaced by what they name in this unit (two levels deep)."""
         if node is None:
-            return {"type": "unknown"}
+            return syntax.UNKNOWN
         if depth > 2:
             return syntax.shape_of(node)
         if node.type == "identifier":
@@ -995,9 +995,7 @@ def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext 
                 parent=walker.fns[b.parent].node_id if b.parent is not None else None,
                 calls=b.calls or NONE,
                 returns=[
-                    ReturnSite(
-                        line=ln, shape=walker.resolve_shape(v, b.unit, 1) if v is not None else {"type": "undefined"}
-                    )
+                    ReturnSite(line=ln, shape=walker.resolve_shape(v, b.unit, 1) if v is not None else syntax.UNDEFINED)
                     for ln, v in b.returns
                 ]
                 or NONE,

@@ -223,10 +223,32 @@ def is_async(fn: Node) -> bool:
     return any(c.type == "async" for c in fn.children)
 
 
+# Shapes that say only their type, and those of an operator or an unknown node kind, are shared: shapes are values,
+# never changed once built (only a function's and an object's shape are completed, and those are made fresh), and a
+# graph holds tens of thousands of each (about 9 MiB on the npm tree).
+UNDEFINED: dict[str, Any] = {"type": "undefined"}
+UNKNOWN: dict[str, Any] = {"type": "unknown"}
+_LEAVES: dict[str, dict[str, Any]] = {
+    "undefined": UNDEFINED,
+    "unknown": UNKNOWN,
+    **{t: {"type": t} for t in ("string", "number", "boolean", "null", "regexp")},
+}
+_OPERATORS: dict[str, dict[str, Any]] = {}
+_UNKNOWN_KINDS: dict[str, dict[str, Any]] = {}
+
+
+def _shared(cache: dict[str, dict[str, Any]], key: str, make: dict[str, Any]) -> dict[str, Any]:
+    found = cache.get(key)
+    if found is None:
+        # Operators and node kinds are the grammar's, a few hundred at most: the caches stay small.
+        found = cache[key] = make
+    return found
+
+
 def shape_of(node: Node | None, depth: int = 0) -> dict[str, Any]:
     """The static shape of an expression: its type and, bounded, its keys, params and members."""
     if node is None:
-        return {"type": "undefined"}
+        return UNDEFINED
     kind = node.type
     while kind in ("parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression"):
         inner = node.named_children[0] if node.named_children else None
@@ -234,17 +256,17 @@ def shape_of(node: Node | None, depth: int = 0) -> dict[str, Any]:
             break
         node, kind = inner, inner.type
     if kind in ("string", "template_string"):
-        return {"type": "string"}
+        return _LEAVES["string"]
     if kind == "number":
-        return {"type": "number"}
+        return _LEAVES["number"]
     if kind in ("true", "false"):
-        return {"type": "boolean"}
+        return _LEAVES["boolean"]
     if kind == "null":
-        return {"type": "null"}
+        return _LEAVES["null"]
     if kind == "undefined" or (kind == "identifier" and text(node) == "undefined"):
-        return {"type": "undefined"}
+        return UNDEFINED
     if kind == "regex":
-        return {"type": "regexp"}
+        return _LEAVES["regexp"]
     if kind == "array":
         return {"type": "array", "length": len([c for c in node.named_children if c.type != "comment"])}
     if kind == "object":
@@ -263,19 +285,18 @@ def shape_of(node: Node | None, depth: int = 0) -> dict[str, Any]:
         return {"type": "instance", "class": text(node.child_by_field_name("constructor"), 80)}
     if kind == "await_expression":
         inner = node.named_children[0] if node.named_children else None
-        return {"type": "await", "value": shape_of(inner, depth + 1) if depth < SHAPE_DEPTH else {"type": "unknown"}}
+        return {"type": "await", "value": shape_of(inner, depth + 1) if depth < SHAPE_DEPTH else UNKNOWN}
     if kind in ("binary_expression", "unary_expression", "update_expression"):
-        return {"type": "expression", "operator": text(node.child_by_field_name("operator"), 8)}
+        operator = text(node.child_by_field_name("operator"), 8)
+        return _shared(_OPERATORS, operator, {"type": "expression", "operator": operator})
     if kind == "ternary_expression":
         # Both arms: `run = parallel ? A : B` may be either.
         arms = [node.child_by_field_name("consequence"), node.child_by_field_name("alternative")]
         return {
             "type": "conditional",
-            "candidates": [
-                shape_of(a, depth + 1) if depth < SHAPE_DEPTH and a is not None else {"type": "unknown"} for a in arms
-            ],
+            "candidates": [shape_of(a, depth + 1) if depth < SHAPE_DEPTH and a is not None else UNKNOWN for a in arms],
         }
-    return {"type": "unknown", "node": kind}
+    return _shared(_UNKNOWN_KINDS, kind, {"type": "unknown", "node": kind})
 
 
 # An identifier, or a chain of properties each within the 40 characters a link is read to (ASCII names only).
@@ -341,7 +362,7 @@ def _object_shape(node: Node, depth: int) -> dict[str, Any]:
         elif depth < SHAPE_DEPTH:
             keys[name] = shape_of(value, depth + 1)
         else:
-            keys[name] = {"type": "unknown"}
+            keys[name] = UNKNOWN
     return {"type": "object", "properties": dict(sorted(keys.items())), "spread": spread}
 
 
