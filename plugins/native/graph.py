@@ -79,21 +79,21 @@ def build(
         q = by_addr.get(address)
         return q.part_of if q is not None and q.part_of is not None else address
 
-    # Register calls that register loads resolve: their site's unresolved marker is not an edge of its own.
+    # Register calls that register loads resolve: their site's unresolved marker is not an edge of its own. Only the
+    # register-call tables (after the flow table) resolve a site: in the flow table an indirect site carries a slot
+    # read and its marker, never a call with a target. Their few sites are looked for among the indirect ones (a
+    # set of every indirect site is a million entries in a chromium).
+    proposed = {
+        s for t in tables[1:] for k, s, d in zip(t.kind, t.src, t.dst, strict=True) if k in (_CALL, _JUMP) and d >= 0
+    }
     resolved: set[int] = set()
-    indirect_sites: set[int] = set()
     marker = bytes([_INDIRECT])
-    for t in tables:
+    for t in tables if proposed else ():
         i = t.kind.find(marker)
         while i >= 0:
-            indirect_sites.add(t.src[i])
+            if t.src[i] in proposed:
+                resolved.add(t.src[i])
             i = t.kind.find(marker, i + 1)
-    # Only the register-call tables (after the flow table) resolve a site: in the flow table an indirect
-    # site carries a slot read and its marker, never a call with a target.
-    for t in tables[1:]:
-        for k, s, d in zip(t.kind, t.src, t.dst, strict=True):
-            if k in (_CALL, _JUMP) and d >= 0 and s in indirect_sites:
-                resolved.add(s)
 
     caller_col = array.array("i" if narrow else "q")
     callee_col = array.array(caller_col.typecode)
@@ -129,8 +129,8 @@ def build(
                     elif (k == _INDIRECT and s not in resolved) or (k == _COMPUTED and dst[i] < 0):
                         groups.setdefault((-1, _INDIRECT_EDGE), set()).add(s)
         for (d, edge), sites in sorted(groups.items(), key=lambda g: (_NONE_LAST if g[0][0] < 0 else g[0][0], g[0][1])):
-            if d >= limit:  # a callee beyond int32 (malformed code): int64 columns from here
-                caller_col, callee_col, limit = array.array("q", caller_col), array.array("q", callee_col), 1 << 63
+            if d >= limit:  # a callee beyond int32 (a branch beyond the image): int64 callees from here
+                callee_col, limit = array.array("q", callee_col), 1 << 63
             caller_col.append(p.address)
             callee_col.append(d)
             kind_col.append(edge)

@@ -681,7 +681,9 @@ class Analysis:
         facts, _, tick = self._sweep_all(DATA, "data reference index", progress, check)
         refs = self._attribute(facts, tick)
         slots = self.slots()
-        if refs.src.typecode != "q" and len(slots) and max(max(slots.slots), max(slots.values)) >= NARROW_END:
+        if len(slots) and refs.src.typecode != "q" and max(slots.slots) >= NARROW_END:
+            refs.widen(len(refs.kind), everything=True)
+        if len(slots) and refs.dst.typecode != "q" and max(slots.values) >= NARROW_END:
             refs.widen(len(refs.kind))
         refs.src.extend(array.array(refs.src.typecode, slots.slots))
         refs.dst.extend(array.array(refs.dst.typecode, slots.values))
@@ -866,13 +868,16 @@ class Analysis:
             if not span:
                 continue
             before = len(refs.kind)
-            try:
-                self.emit_refs(facts, span, p.address, end, refs.src, refs.dst, refs.kind)
-                refs.proc.extend(itertools.repeat(p.address, len(refs.kind) - before))
-            except OverflowError:  # a value beyond int32 (a data address far from the image): int64 from here
-                refs.widen(before)
-                self.emit_refs(facts, span, p.address, end, refs.src, refs.dst, refs.kind)
-                refs.proc.extend(itertools.repeat(p.address, len(refs.kind) - before))
+            for wider in (None, False, True):  # a value beyond int32: the targets widen first, then every column
+                if wider is not None:
+                    refs.widen(before, wider)
+                try:
+                    self.emit_refs(facts, span, p.address, end, refs.src, refs.dst, refs.kind)
+                    refs.proc.extend(itertools.repeat(p.address, len(refs.kind) - before))
+                    break
+                except OverflowError:
+                    if wider:
+                        raise
         return refs
 
     def _link_parts(self, refs: RefColumns, facts: Facts) -> None:
@@ -956,12 +961,17 @@ class RefColumns:
         self.kind = bytearray()
         self.proc = array.array(code)
 
-    def widen(self, rows: int) -> None:
-        """Keep the first ``rows`` rows (an append that overflowed may have left the columns uneven), as int64."""
-        self.src = array.array("q", self.src[:rows])
+    def widen(self, rows: int, everything: bool = False) -> None:
+        """Keep the first ``rows`` rows (an append that overflowed may have left the columns uneven), the targets as
+        int64 (what overflows: a branch beyond the image), or every column when ``everything``."""
         self.dst = array.array("q", self.dst[:rows])
         del self.kind[rows:]
-        self.proc = array.array("q", self.proc[:rows])
+        if everything:
+            self.src = array.array("q", self.src[:rows])
+            self.proc = array.array("q", self.proc[:rows])
+        else:
+            del self.src[rows:]
+            del self.proc[rows:]
 
     def table(self) -> RefTable:
         """The columns as a table; each column is released as soon as it is copied (a peak of one column)."""

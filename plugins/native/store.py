@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import msgspec
@@ -71,6 +72,8 @@ class _Memo:
 
 
 MEMO = _Memo()
+# An index with more procedures than this is kept in the analysis cache only, not in the memo (``keep_index``).
+MEMO_MAX_PROCEDURES = 100_000
 
 
 class Store:
@@ -96,15 +99,16 @@ class Store:
         }
         return cls(cache, keys)
 
-    def _load(self, kind: str, value_type: type[T]) -> T | None:
+    def _load(self, kind: str, value_type: type[T], memo: Callable[[T], bool] | None = None) -> T | None:
+        """The entry of ``kind``, from the memo or the analysis cache (memoized unless ``memo`` says no)."""
         if not self.verified:
             return None
         key = self.keys[kind]
-        memo = MEMO.get(key.digest())
-        if isinstance(memo, value_type):
-            return memo
+        kept = MEMO.get(key.digest())
+        if isinstance(kept, value_type):
+            return kept
         value = self.cache.load(key, value_type) if self.cache is not None else None
-        if value is not None:
+        if value is not None and (memo is None or memo(value)):
             MEMO.put(key.digest(), value)
         return value
 
@@ -123,10 +127,15 @@ class Store:
         self._store(MODEL_KIND, model)
 
     def index(self) -> ProgramIndex | None:
-        return self._load(INDEX_KIND, ProgramIndex)
+        return self._load(INDEX_KIND, ProgramIndex, _memoized)
 
     def keep_index(self, index: ProgramIndex) -> None:
-        self._store(INDEX_KIND, index)
+        if _memoized(index):
+            self._store(INDEX_KIND, index)
+        elif self.verified and self.cache is not None:
+            # Not memoized: the program keeps its own procedures, and the memo's records would be a second copy of
+            # each for the session (a chromium's 600 k: ~60 MB). A reopen in this server reads the analysis cache.
+            self.cache.store(self.keys[INDEX_KIND], index)
 
     def data(self) -> RefTable | None:
         return self._load(DATA_KIND, RefTable)
@@ -145,6 +154,10 @@ class Store:
 
     def keep_block_counts(self, counts: BlockCounts) -> None:
         self._store(BLOCKS_KIND, counts)
+
+
+def _memoized(index: ProgramIndex) -> bool:
+    return len(index.procs) <= MEMO_MAX_PROCEDURES
 
 
 def detached() -> Store:

@@ -149,3 +149,22 @@ def test_prewarm_starts_the_parse_worker_which_loads_lief_before_its_first_reque
     finally:
         if provider._worker is not None:
             provider._worker.close()
+
+
+def test_a_large_index_is_kept_in_the_cache_not_the_memo(
+    native_fixtures: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above ``MEMO_MAX_PROCEDURES`` the memo would hold a second copy of every procedure: a reopen reads the cache."""
+    from rea_plugins.native import store
+
+    monkeypatch.setenv("REA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(store, "MEMO", store._Memo())
+    monkeypatch.setattr(store, "MEMO_MAX_PROCEDURES", 0)
+    path = str(tmp_path / "program")
+    shutil.copyfile(native_fixtures.get("elf-x64").path, path)
+    first, _, _ = _session_answers(path)
+    assert not any(isinstance(v, store.ProgramIndex) for v in store.MEMO._items.values())
+    again, lineage, _ = _session_answers(path)
+    assert again == first
+    assert not _workers(lineage), lineage
+    assert not any(isinstance(v, store.ProgramIndex) for v in store.MEMO._items.values())

@@ -86,8 +86,13 @@ def test_reference_columns_widen_when_a_value_does_not_fit() -> None:
     refs.kind.append(0)
     refs.proc.append(0x1000)
     table = refs.table()
-    assert len(table.src) == 16
+    assert (len(table.src), len(table.dst), len(table.proc)) == (8, 16, 8)  # only the targets widened
     assert list(column(table.dst, 2)) == [0x2000, 1 << 40]
+    assert list(column(table.src, 2)) == [0x1000, 0x1004]
+    refs = RefColumns(narrow=True)
+    refs.src.append(0x1000)
+    refs.widen(0, everything=True)
+    assert refs.src.typecode == refs.proc.typecode == refs.dst.typecode == "q" and not refs.src
     assert list(column(array.array("i", [7, -1]).tobytes(), 2)) == [7, -1]
 
 
