@@ -15,8 +15,8 @@ def _workers(raw: str) -> int:
     return int(raw)
 
 
-# Off by default: on the npm tree one worker takes the analysis from 4.15 to 2.82 times the parse floor, but the
-# peaks of the server and the worker sum to 377 MiB (7.7 times the input) against the server's 279 alone
+# Off by default: on the npm tree one worker takes the analysis from about 4.2 to 2.7 times the parse floor, but the
+# peaks of the server and the worker sum to 365 MiB (7.4 times the input) against the server's 249 alone
 # (benchmarks/javascript.py): the memory goal is missed by more.
 WORKERS = SettingSpec(
     name="REA_JAVASCRIPT_PARSE_WORKERS",
