@@ -81,7 +81,8 @@ class _Builder:
     def parse_all(self, lineage: list[dict[str, Any]] | None = None) -> None:
         """Parse each script and build its modules' records (all but the import edges, which need every path);
         the file's bytes, its syntax tree and the intermediate records go as soon as its modules are built. A large
-        input is parsed in parallel (``parallel``), with the same result."""
+        input is parsed in worker processes too when REA_JAVASCRIPT_PARSE_WORKERS allows (``parallel``), with the same
+        result."""
         scripts, self.scripts = self.scripts, []
         workers = parallel.workers_for(scripts)
         if workers:
