@@ -179,7 +179,7 @@ def integer_setting(name: str, low: int, high: int, default: int, unit: str, des
     """A decimal integer setting: no sign, no leading zero, no spaces, exponent or fraction."""
 
     def parse(raw: str) -> int:
-        if not re.fullmatch(r"[1-9][0-9]*", raw) or not low <= int(raw) <= high:
+        if not re.fullmatch(r"0|[1-9][0-9]*", raw) or not low <= int(raw) <= high:
             raise ValueError(raw)
         return int(raw)
 
