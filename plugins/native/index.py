@@ -63,7 +63,7 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
 class Proc:
     """A procedure: start, name, kind (local|import|thunk|external), its end once known, and provenance."""
 
-    __slots__ = ("address", "end", "kind", "name", "name_source", "part_of", "source")
+    __slots__ = ("_name", "address", "end", "kind", "name_source", "part_of", "source")
 
     def __init__(
         self,
@@ -82,6 +82,50 @@ class Proc:
         self.source = source  # how the start was found
         self.name_source = name_source  # symbol | import | entry-heuristic | parent | generated
         self.part_of = part_of  # the parent procedure's start, for a split-off part (gcc's foo.cold)
+
+    @property
+    def name(self) -> str:
+        held = self._name
+        return held if held is not None else f"sub_{self.address:x}"
+
+    @name.setter
+    def name(self, value: str) -> None:
+        # ``sub_<address>`` is made when read, not held: a stripped chromium has 600 k of them (~36 MB of strings).
+        self._name = None if value[:4] == "sub_" and value == f"sub_{self.address:x}" else value
+
+    @property
+    def made_name(self) -> bool:
+        """Whether the name is ``sub_<address>`` (not held: ``Names`` finds it by its address)."""
+        return self._name is None
+
+
+class Names:
+    """Procedures by name, the first by address for a name: a ``sub_<address>`` name is not a key but found through
+    its address (``by_addr``), so a stripped program's hundreds of thousands of them cost nothing here."""
+
+    __slots__ = ("by_addr", "named")
+
+    def __init__(self, by_addr: dict[int, Proc]) -> None:
+        self.named: dict[str, Proc] = {}
+        self.by_addr = by_addr
+
+    def get(self, name: str) -> Proc | None:
+        p = self.named.get(name)
+        if p is None and name[:4] == "sub_" and _HEX.fullmatch(name, 4):
+            q = self.by_addr.get(int(name[4:], 16))
+            if q is not None and q.made_name and q.name == name:
+                return q
+        return p
+
+    def __contains__(self, name: str) -> bool:
+        return self.get(name) is not None
+
+    def setdefault(self, name: str, p: Proc) -> None:
+        if not p.made_name or p.name != name:
+            self.named.setdefault(name, p)
+
+    def __setitem__(self, name: str, p: Proc) -> None:
+        self.named[name] = p
 
 
 class Ref(NamedTuple):
@@ -131,6 +175,7 @@ REF_KINDS: tuple[str, ...] = ("call", "jump", "data", "read", "write", "indirect
 _KIND_CODE = {k: i for i, k in enumerate(REF_KINDS)}
 _CALL, _JUMP, _DATA, _READ, _WRITE, _INDIRECT, _COMPUTED, _EXTERNAL = range(8)
 STUB_SECTIONS = frozenset({".plt", ".plt.sec", ".plt.got", ".iplt", "__TEXT,__stubs", "__TEXT,__auth_stubs"})
+_HEX = re.compile(r"[0-9a-f]+")
 _COLD_NAME = re.compile(r"^(.+)\.cold(?:\.\d+)?$")
 _START_MAIN = frozenset({"__libc_start_main", "__uClibc_main", "__libc_start_main_impl"})
 _X86_ARG0 = re.compile(r"^[re]di, ")
@@ -180,7 +225,7 @@ class Analysis:
         self.procs: list[Proc] = []
         self.starts: list[int] = []
         self.by_addr: dict[int, Proc] = {}
-        self.by_name: dict[str, Proc] = {}
+        self.by_name = Names(self.by_addr)
         self._slots: Slots | None = None
         # Every address the image maps fits in int32: fact and reference columns hold 4 bytes an address, not 8.
         spans = [*image.regions, *image.code_regions]
@@ -208,9 +253,11 @@ class Analysis:
         # New maps, each built after the old one is dropped (a big program holds hundreds of thousands of entries).
         self.by_addr = {}
         self.by_addr = {p.address: p for p in procs}
-        self.by_name = {}
+        self.by_name = Names(self.by_addr)
+        named = self.by_name.named
         for p in procs:
-            self.by_name.setdefault(p.name, p)
+            if not p.made_name:
+                named.setdefault(p.name, p)
 
     def adopt(self, index: ProgramIndex) -> None:
         """Take the procedures of an index built earlier (the same bytes, slice and limits)."""
@@ -655,12 +702,13 @@ class Analysis:
         self._extents(self.procs, facts, tick)
         if discover:
             self._discover(facts, tick, progress)
+        facts.size = array.array("H")  # every extent is known: attributing reads no instruction sizes
         refs = self._attribute(facts, tick)
         if progress is not None:
             progress(f"index: {len(refs.kind)} calls and jumps in {len(self.procs)} procedures")
         if discover:
             # Linking parts reads only the facts' addresses and classes: the other columns go first.
-            facts.size, facts.target, facts.extra, facts.wide = array.array("H"), array.array("q"), {}, {}
+            facts.target, facts.extra, facts.wide = array.array("q"), {}, {}
             self._link_parts(refs, facts)
         del facts  # the sweep's columns are done with: release them before the table is made
         self.name_parts()

@@ -110,3 +110,19 @@ def test_pointer_slots_keep_the_last_relocation_and_the_first_default() -> None:
     assert list(written.slots) == [0x10, 0x30] and list(written.values) == [2, 3]
     assert 0x20 in pairs and 0x40 not in pairs
     assert pairs.defaults == {0x20: 4}
+
+
+def test_a_made_name_is_not_held_but_found_by_its_address() -> None:
+    from rea_plugins.native.index import Names, Proc
+
+    made = Proc(0x1000, "sub_1000", "local", None, "call-target")
+    named = Proc(0x2000, "parse", "local", None, "symbol", "symbol")
+    assert made.made_name and made.name == "sub_1000" and not named.made_name
+    names = Names({0x1000: made, 0x2000: named})
+    for p in (made, named):
+        names.setdefault(p.name, p)
+    assert names.named == {"parse": named}
+    assert names.get("sub_1000") is made and "sub_1000" in names and names.get("parse") is named
+    assert names.get("sub_01000") is None and names.get("sub_2000") is None and "sub_zz" not in names
+    made.name = "main"
+    assert not made.made_name and names.get("sub_1000") is None
