@@ -414,7 +414,7 @@ def _hashed(pieces: Iterator[bytes], stats: list[int] | None) -> str:
     """SHA-256 of the concatenated ``pieces``, hashed in a thread while the next ones are made (hashlib releases
     the GIL); ``stats`` as ``canonical_digest`` says."""
     digest = hashlib.sha256()
-    pending: queue.Queue[bytes | None] = queue.Queue(maxsize=4)
+    pending: queue.Queue[bytes | None] = queue.Queue(maxsize=2)
 
     def hash_pieces() -> None:
         while (piece := pending.get()) is not None:
@@ -457,7 +457,7 @@ _SCAN_STREAM_MIN = 1024
 # How deep into dicts the long list is looked for (an Evidence's result is two levels down): a large document
 # made of dicts is not walked whole before it is encoded.
 _SCAN_DEPTH = 3
-_SCAN_STREAM_ITEMS = 512
+_SCAN_STREAM_ITEMS = 128
 
 
 class _Divergent(Exception):
