@@ -135,11 +135,20 @@ def build(
             callee_col.append(d)
             kind_col.append(edge)
             calls_col.append(len(sites))
+    # Each column is released as soon as it is copied (a peak of one column, not of all four twice).
+    caller = caller_col.tobytes()
+    del caller_col
+    callee = callee_col.tobytes()
+    del callee_col
+    kind = bytes(kind_col)
+    del kind_col
+    calls = calls_col.tobytes()
+    del calls_col
     return CallGraph(
-        caller=caller_col.tobytes(),
-        callee=callee_col.tobytes(),
-        kind=bytes(kind_col),
-        calls=calls_col.tobytes(),
+        caller=caller,
+        callee=callee,
+        kind=kind,
+        calls=calls,
         procedures=len(procs),
         references=len(tables[0].kind) if tables else 0,
     )

@@ -703,6 +703,8 @@ class Analysis:
         if discover:
             self._discover(facts, tick, progress)
         facts.size = array.array("H")  # every extent is known: attributing reads no instruction sizes
+        # Nor any file byte: the pages extents read (trimming padding after a computed jump) leave the resident set.
+        self.image.release()
         refs = self._attribute(facts, tick)
         if progress is not None:
             progress(f"index: {len(refs.kind)} calls and jumps in {len(self.procs)} procedures")

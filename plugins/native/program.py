@@ -59,10 +59,11 @@ class Strings(Sequence[StringItem]):
     """Found strings in address order as compact columns (a few dozen bytes each, not a tuple of objects); an
     item is made when read."""
 
-    def __init__(self) -> None:
-        self.address = array("q")
-        self.offset = array("q")
-        self.length = array("q")
+    def __init__(self, narrow: bool = False, small: bool = False) -> None:
+        # int32 addresses where the image is mapped below 2**31, uint32 offsets and lengths in a file below 4 GiB.
+        self.address = array("i" if narrow else "q")
+        self.offset = array("I" if small else "q")
+        self.length = array("I" if small else "q")
         self.encoding = bytearray()
         self.section = array("I")
         self.sections: list[str] = []
@@ -109,9 +110,9 @@ class Strings(Sequence[StringItem]):
     def sort(self) -> None:
         """Address order, should regions overlap (a malformed binary)."""
         order = sorted(range(len(self)), key=self.address.__getitem__)
-        self.address = array("q", (self.address[i] for i in order))
-        self.offset = array("q", (self.offset[i] for i in order))
-        self.length = array("q", (self.length[i] for i in order))
+        self.address = array(self.address.typecode, (self.address[i] for i in order))
+        self.offset = array(self.offset.typecode, (self.offset[i] for i in order))
+        self.length = array(self.length.typecode, (self.length[i] for i in order))
         self.encoding = bytearray(self.encoding[i] for i in order)
         self.section = array("I", (self.section[i] for i in order))
 
@@ -279,7 +280,8 @@ class Program:
         # Register calls resolved by register loads (built on first use; an empty table once built).
         self._registers: _Refs | None = None
         self._graph: graph.Edges | None = None
-        self._code_data: frozenset[int] | None = None  # code addresses data references name (x86)
+        # Code addresses data references name (x86), sorted: a column, not a set (a chromium's vtables name 100 ks).
+        self._code_data: array[int] | None = None
         # Procedure starts (in order) and each one's only flow reference's row, or -1 for several (compact columns).
         self._single: tuple[array[int], array[int]] | None = None
         self._exports: frozenset[int] | None = None
@@ -653,9 +655,12 @@ class Program:
         data reference table when it is built, else from the references to code alone (the same answer)."""
         if len(self._tables) < 2:
             if self._code_data is None:
-                self._code_data = self.an.code_data_targets(ctx.check if ctx is not None else None)
+                found = self.an.code_data_targets(ctx.check if ctx is not None else None)
+                self._code_data = array("q", sorted(found)) if found is not None else None
+                del found
             if self._code_data is not None:
-                return address in self._code_data
+                k = bisect.bisect_left(self._code_data, address)
+                return k < len(self._code_data) and self._code_data[k] == address
             self._data_refs(ctx)
         return bool(self._tables[1].incoming(address, address + 1, self))
 
@@ -778,7 +783,7 @@ class Program:
     def strings(self, ctx: CallContext | None = None) -> Strings:
         if self._strings is not None:
             return self._strings
-        out = Strings()
+        out = Strings(self.an.narrow, self.size < 1 << 32)
         deadline = time.monotonic() + self.limits.index_deadline_s
         whole = memoryview(self._data)
         try:
