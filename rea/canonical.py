@@ -32,6 +32,9 @@ def _table(mapping: dict[bytes, bytes]) -> bytes:
 
 # Digits and "-" deleted: a float token collapses to ":." (its "." or exponent right after the start).
 _FLOAT_CLASSES = _table({b":,[": b":", b".eE": b"."})
+# Digits kept as "0" too: a float token is ":" then "0"s then "." (what _FLOAT_CLASSES finds, minus most strings).
+_FLOAT_SHAPE = _table({b":,[": b":", _DIGITS: b"0", b".eE": b"."})
+_FLOAT_SUSPECTS = 4096
 # Digits kept as "0", "-" deleted: an unsafe integer shows 16 or more digits after its start.
 _INT_CLASSES = _table({b":,[": b":", _DIGITS: b"0"})
 _LONG_INT = b":" + b"0" * 16
@@ -80,7 +83,23 @@ def _has_astral_leads(fast: bytes) -> bool:
 
 
 def _may_have_floats(fast: bytes) -> bool:
-    return b":." in fast.translate(_FLOAT_CLASSES, _DIGITS + b"-")
+    """Whether ``fast`` may hold a float token: a separator, digits, then "." or an exponent. Strings make false
+    positives (a JavaScript record's ",e" and "0,1.5"), so the digit run before each suspect is checked; past
+    _FLOAT_SUSPECTS of them the caller's walk decides."""
+    if b":." not in fast.translate(_FLOAT_CLASSES, _DIGITS + b"-"):
+        return False
+    shape = fast.translate(_FLOAT_SHAPE, b"-")
+    at = shape.find(b"0.")
+    for _ in range(_FLOAT_SUSPECTS):
+        if at == -1:
+            return False
+        start = at
+        while start > 0 and shape[start - 1] == 0x30:  # back over the digits
+            start -= 1
+        if start == 0 or shape[start - 1] == 0x3A:  # a separator (or the start) before them: a number token
+            return True
+        at = shape.find(b"0.", at + 1)
+    return True
 
 
 def _may_have_unsafe_ints(fast: bytes) -> bool:

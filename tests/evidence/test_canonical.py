@@ -314,3 +314,25 @@ def test_a_document_with_a_long_list_is_hashed_in_slices_yet_exact(spot: Any) ->
         whole = rfc8785.dumps(builtins)
         assert len(whole) > 1 << 20
         assert stats == [len(whole), whole.count(b'"') + whole.count(b"\\")]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(json_values, st.floats(allow_nan=False, allow_infinity=False), st.text(alphabet=',:[0123456789.eE-x"'))
+def test_the_float_scan_never_misses_a_float_token(value: Any, number: float, noise: str) -> None:
+    # Strings shaped like numbers may make it suspect a float that is not there, never the other way round.
+    for doc in ([value, noise, number], {"k": [noise, {"n": number}], "v": value}, [noise, value]):
+        if any(type(leaf) is float for leaf in _leaves(doc)):
+            assert canonical._may_have_floats(msgspec.json.encode(doc, order="sorted"))
+
+
+def _leaves(value: Any) -> list[Any]:
+    stack, out = [value], []
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+        else:
+            out.append(cur)
+    return out
