@@ -15,7 +15,7 @@ from rea_plugins.javascript import entrypoints, facts, inputs, parallel, sourcem
 from rea_plugins.javascript.facts import PendingImport
 from rea_plugins.javascript.inputs import Collected, InputFile
 from rea_plugins.javascript.model import (
-    NONE,
+    EMPTY,
     SCHEMA_VERSION,
     Application,
     Coverage,
@@ -159,7 +159,7 @@ class _Builder:
                                 resolved_path=p.units[dst].path,
                             )
                         )
-                unit.module = msgspec.structs.replace(unit.module, imports=imports or NONE)
+                unit.module = msgspec.structs.replace(unit.module, imports=imports or EMPTY)
         self.modules = [unit.module for p in self.parsed for unit in p.units]
 
     def _imports(self, pending: list[PendingImport], directory: str, resolver: Resolver) -> list[ImportEdge]:
@@ -172,7 +172,7 @@ class _Builder:
                         specifier=imp.expression,
                         line=imp.line,
                         target_kind="dynamic",
-                        names=imp.names or NONE,
+                        names=imp.names or EMPTY,
                     )
                 )
                 continue
@@ -186,7 +186,7 @@ class _Builder:
                     target_kind=kind,  # type: ignore[arg-type]
                     resolved=node_id,
                     resolved_path=path,
-                    names=imp.names or NONE,
+                    names=imp.names or EMPTY,
                 )
             )
         return edges

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from rea_plugins.javascript import patterns, syntax
 from rea_plugins.javascript.model import (
-    NONE,
+    EMPTY,
     Assignment,
     CallSite,
     Diagnostic,
@@ -990,18 +990,18 @@ def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext 
                 kind=b.kind,  # type: ignore[arg-type]
                 line=b.line,
                 end_line=b.end_line,
-                params=b.params or NONE,
+                params=b.params or EMPTY,
                 is_async=b.is_async,
                 parent=walker.fns[b.parent].node_id if b.parent is not None else None,
-                calls=b.calls or NONE,
+                calls=b.calls or EMPTY,
                 returns=[
                     ReturnSite(line=ln, shape=walker.resolve_shape(v, b.unit, 1) if v is not None else syntax.UNDEFINED)
                     for ln, v in b.returns
                 ]
-                or NONE,
-                assignments=b.assignments or NONE,
-                captures=captures[index] or NONE,
-                closures=closures[index] or NONE,
+                or EMPTY,
+                assignments=b.assignments or EMPTY,
+                captures=captures[index] or EMPTY,
+                closures=closures[index] or EMPTY,
                 truncated=b.truncated,
             )
         )

@@ -7,7 +7,7 @@ import hashlib
 import msgspec
 from rea_plugins.javascript import facts, syntax
 from rea_plugins.javascript.facts import PendingImport
-from rea_plugins.javascript.model import NONE, Diagnostic, Integrity, Module, Span, bundled_node_id, file_node_id
+from rea_plugins.javascript.model import EMPTY, Diagnostic, Integrity, Module, Span, bundled_node_id, file_node_id
 from rea_plugins.javascript.patterns import PathHint
 
 from rea.context import CallContext
@@ -90,17 +90,17 @@ def parse_file(
             span=Span(start_line=min(r.start_line for r in ranges), end_line=max(r.end_line for r in ranges))
             if ranges
             else None,
-            ranges=ranges or NONE,
+            ranges=ranges or EMPTY,
             parse=_parse_status(diags),  # type: ignore[arg-type]
             bundle_format=found.bundle_format if not unit_idx else None,  # type: ignore[arg-type]
             in_dependency=in_dependency,
-            imports=NONE,  # filled in by the build, once every module's path is known
+            imports=EMPTY,  # filled in by the build, once every module's path is known
             exports=found.exports[unit_idx],
             strings=found.strings[unit_idx],
             functions=[found.functions[i] for i in funcs_by_unit.get(unit_idx, [])],
-            diagnostics=diags or NONE,
-            ipc=unit.ipc or NONE,
-            bundled_modules=sorted(unit_ids[1:]) if len(unit_ids) > 1 and not unit_idx else NONE,
+            diagnostics=diags or EMPTY,
+            ipc=unit.ipc or EMPTY,
+            bundled_modules=sorted(unit_ids[1:]) if len(unit_ids) > 1 and not unit_idx else EMPTY,
             truncated=found.truncated and not unit_idx,
         )
         units.append(

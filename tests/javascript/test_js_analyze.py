@@ -13,7 +13,7 @@ import appfixtures
 import msgspec
 import pytest
 from jssupport import analyze, graph, modules_by_id
-from rea_plugins.javascript.model import Application
+from rea_plugins.javascript.model import EMPTY, Application
 
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
@@ -62,6 +62,8 @@ def test_the_record_is_the_application_struct(ev_v1: Evidence, ev_broken: Eviden
         assert encode(twin) == encode(ev)
         assert compute_evidence_id(twin) == ev.evidence_id
         assert msgspec.convert(decoded, Application, strict=True) == ev.normalized_result
+    # Empty fields share one list (records are values): nothing built or read since has put anything in it.
+    assert EMPTY == []
 
 
 def test_electron_ipc_surface(ev_v1: Evidence) -> None:
