@@ -104,8 +104,7 @@ class _Builder:
         is never accounted."""
         budget = self.limits.max_modules
         if self.used >= budget:
-            self.skipped.append(Skipped(path=f.path, reason="beyond max_modules"))
-            self.reasons.add("max_modules")
+            self._beyond_bound(f)
             return
         if done is None:
             data = inputs.read_deferred(f, self.limits, self.collected, self.skipped, self.reasons)
@@ -120,8 +119,7 @@ class _Builder:
             size, parsed = done
             inputs.account(f, size, self.collected, self.skipped, self.reasons)
         if self.used + len(parsed.units) > budget:
-            self.skipped.append(Skipped(path=f.path, reason="beyond max_modules"))
-            self.reasons.add("max_modules")
+            self._beyond_bound(f)
             return
         self.used += len(parsed.units)
         self.parsed.append(parsed)
@@ -130,6 +128,10 @@ class _Builder:
             self.reasons.add("parse_errors")
         if first.truncated:
             self.reasons.add("module_bounds")
+
+    def _beyond_bound(self, f: InputFile) -> None:
+        self.skipped.append(Skipped(path=f.path, reason="beyond max_modules"))
+        self.reasons.add("max_modules")
 
     def build_modules(self) -> None:
         """Resolve every module's imports, now that every module's path is known."""
