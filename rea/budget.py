@@ -57,24 +57,29 @@ def encode_result(result: Evidence | dict[str, Any]) -> bytes:
     return msgspec.json.encode(result)
 
 
-# Records at least this large remember their encoded size when their id is computed.
-REMEMBER_FROM_BYTES = 1 << 20
-_SIZES: OrderedDict[str, tuple[int, int]] = OrderedDict()
+# The last records hashed: (canonical length, count of quotes and backslashes). The count is None below 1 MiB
+# and where msgspec's encoding is not the canonical one: only an exact count serves the budget check.
+_SIZES: OrderedDict[str, tuple[int, int | None]] = OrderedDict()
 _SIZES_MAX = 256
 _SIZES_LOCK = threading.Lock()
 # What the complete record adds beside its identity projection (display name, local path, ids, keys).
 _RECORD_SLACK = 8192
 
 
-def remember_size(evidence_id: str, length: int, escapes: int) -> None:
-    """Note a large record's canonical length and escape count (from hashing it), for the budget check."""
-    if length < REMEMBER_FROM_BYTES:
-        return
+def remember_size(evidence_id: str, length: int, escapes: int | None) -> None:
+    """Note a record's canonical length (and, for a large one, its escape count) from hashing it."""
     with _SIZES_LOCK:
         _SIZES[evidence_id] = (length, escapes)
         _SIZES.move_to_end(evidence_id)
         while len(_SIZES) > _SIZES_MAX:
             _SIZES.popitem(last=False)
+
+
+def measured_length(evidence_id: str) -> int | None:
+    """The canonical length of a record hashed lately, when remembered."""
+    with _SIZES_LOCK:
+        known = _SIZES.get(evidence_id)
+    return None if known is None else known[0]
 
 
 def known_oversize(evidence: Evidence, budget: int) -> int | None:
@@ -84,6 +89,8 @@ def known_oversize(evidence: Evidence, budget: int) -> int | None:
     if known is None:
         return None
     length, escapes = known
+    if escapes is None:
+        return None
     # Text and structured copies of a record whose encoding matches the hashed one but for key order and
     # the small display fields the projection omits (the slack): refusing on it never refuses a fit.
     lower = RESULT_OVERHEAD + 2 * length + escapes + 2

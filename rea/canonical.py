@@ -255,24 +255,28 @@ def _reference(value: Any) -> bytes:
 _OVERLAP_BYTES = 1 << 20
 
 
-def canonical_digest(value: Any, stats: list[int] | None = None) -> str:
+def canonical_digest(value: Any, stats: list[int] | None = None, measured: list[int] | None = None) -> str:
     """Lowercase hex SHA-256 of the canonical JSON of ``value``.
 
     ``stats``, when given, receives the length and the count of quotes and backslashes of a document of at
     least 1 MiB whose canonical form is msgspec's own (no floats or astral keys), which other encodings
-    of the same value then match but for key order.
+    of the same value then match but for key order. ``measured``, when given, receives the length of the
+    document hashed, at any size.
     """
     if _proved(value):
-        return _streamed_digest(value, stats)
+        return _streamed_digest(value, stats, measured)
     found = _largest_list(value, _SCAN_STREAM_MIN, records=False)
     if found is not None:
-        streamed = _scanned_stream_digest(value, found, stats)
+        streamed = _scanned_stream_digest(value, found, stats, measured)
         if streamed is not None:
             return streamed
     fast = _encode(value)
     if len(fast) < _OVERLAP_BYTES:
         astral = _astral(fast, value)
-        return hashlib.sha256(_slow(value, fast, astral) if _needs_reference(fast, value, astral) else fast).hexdigest()
+        document = _slow(value, fast, astral) if _needs_reference(fast, value, astral) else fast
+        if measured is not None:
+            measured[:] = [len(document)]
+        return hashlib.sha256(document).hexdigest()
     digest = hashlib.sha256()
     worker = threading.Thread(target=digest.update, args=(fast,), daemon=True)
     worker.start()
@@ -284,7 +288,14 @@ def canonical_digest(value: Any, stats: list[int] | None = None) -> str:
             stats[:] = [len(fast), fast.count(b'"') + fast.count(b"\\")]
     finally:
         worker.join()
-    return hashlib.sha256(_slow(value, fast, astral)).hexdigest() if slow else digest.hexdigest()
+    if not slow:
+        if measured is not None:
+            measured[:] = [len(fast)]
+        return digest.hexdigest()
+    document = _slow(value, fast, astral)
+    if measured is not None:
+        measured[:] = [len(document)]
+    return hashlib.sha256(document).hexdigest()
 
 
 # -- records proved canonical by construction -----------------------------------------------------
@@ -429,9 +440,9 @@ def _hollow(path: list[tuple[Any, Any]]) -> Any:
     return hollow
 
 
-def _hashed(pieces: Iterator[bytes], stats: list[int] | None) -> str:
+def _hashed(pieces: Iterator[bytes], stats: list[int] | None, measured: list[int] | None) -> str:
     """SHA-256 of the concatenated ``pieces``, hashed in a thread while the next ones are made (hashlib releases
-    the GIL); ``stats`` as ``canonical_digest`` says."""
+    the GIL); ``stats`` and ``measured`` as ``canonical_digest`` says."""
     digest = hashlib.sha256()
     pending: queue.Queue[bytes | None] = queue.Queue(maxsize=2)
 
@@ -445,28 +456,32 @@ def _hashed(pieces: Iterator[bytes], stats: list[int] | None) -> str:
     try:
         for piece in pieces:
             pending.put(piece)
+            length += len(piece)
             if stats is not None:
-                length += len(piece)
                 escapes += piece.count(b'"') + piece.count(b"\\")
     finally:
         pending.put(None)
         worker.join()
+    if measured is not None:
+        measured[:] = [length]
     if stats is not None and length >= _OVERLAP_BYTES:
         stats[:] = [length, escapes]
     return digest.hexdigest()
 
 
-def _streamed_digest(value: Any, stats: list[int] | None) -> str:
+def _streamed_digest(value: Any, stats: list[int] | None, measured: list[int] | None) -> str:
     """SHA-256 of a proved value's sorted JSON; a long list is encoded in slices as a thread hashes."""
     found = _largest_list(value)
     if found is None:
         fast = _encode(value)
+        if measured is not None:
+            measured[:] = [len(fast)]
         if stats is not None and len(fast) >= _OVERLAP_BYTES:
             stats[:] = [len(fast), fast.count(b'"') + fast.count(b"\\")]
         return hashlib.sha256(fast).hexdigest()
     path, items = found
     head, tail = _encode(_hollow(path)).split(_HOLE)
-    return _hashed(_list_pieces(head, items, tail, _STREAM_ITEMS), stats)
+    return _hashed(_list_pieces(head, items, tail, _STREAM_ITEMS), stats, measured)
 
 
 # A value that is not proved but holds a long list (a JavaScript application's modules) is encoded and scanned
@@ -484,7 +499,10 @@ class _Divergent(Exception):
 
 
 def _scanned_stream_digest(
-    value: Any, found: tuple[list[tuple[Any, Any]], list[Any]], stats: list[int] | None
+    value: Any,
+    found: tuple[list[tuple[Any, Any]], list[Any]],
+    stats: list[int] | None,
+    measured: list[int] | None = None,
 ) -> str | None:
     """The digest of ``value`` with its longest list encoded and scanned in slices, or None when a part may
     diverge from JCS (the caller then takes the whole-document path)."""
@@ -496,7 +514,7 @@ def _scanned_stream_digest(
         return None
 
     try:
-        return _hashed(_list_pieces(head, items, tail, _SCAN_STREAM_ITEMS, _check_slice), stats)
+        return _hashed(_list_pieces(head, items, tail, _SCAN_STREAM_ITEMS, _check_slice), stats, measured)
     except _Divergent:
         return None
 

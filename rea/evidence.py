@@ -160,13 +160,16 @@ def as_object(value: Any) -> Any:
 def compute_evidence_id(ev: Evidence) -> str:
     try:
         stats: list[int] = []
-        evidence_id = "ev_" + canonical_digest(semantic_projection(ev), stats)
+        measured: list[int] = []
+        evidence_id = "ev_" + canonical_digest(semantic_projection(ev), stats, measured)
         # The hash has just measured the record: keep that, so a result too large for the transport is
-        # refused without encoding it again.
+        # refused without encoding it again, and the ledger knows what it holds.
         from rea.budget import remember_size
 
         if stats:
             remember_size(evidence_id, *stats)
+        elif measured:
+            remember_size(evidence_id, measured[0], None)
         return evidence_id
     except CanonicalError as exc:
         raise ReaError(

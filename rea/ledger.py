@@ -1,7 +1,8 @@
 """The session ledger: every Evidence a connection (or CLI invocation) produced, by id.
 
 A record too large to deliver stays retained (it can be paged or exported) but not in memory: ``spill``
-moves it to a private directory, read back only when asked for, removed with the ledger.
+moves it to a private directory, read back only when asked for, removed with the ledger. The oldest records
+move there too once the records in memory pass ``REA_LEDGER_MEMORY_MB``, so a long session stays bounded.
 """
 
 from __future__ import annotations
@@ -11,15 +12,27 @@ import os
 import shutil
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
 
 from rea import evidence as ev_mod
+from rea.budget import measured_length
+from rea.config import integer_setting
 from rea.errors import ReaError
 from rea.evidence import Evidence
 from rea.process import leftovers
+
+LEDGER_MEMORY_MB = integer_setting(
+    "REA_LEDGER_MEMORY_MB",
+    1,
+    1 << 20,
+    64,
+    "MiB of canonical JSON",
+    "Most Evidence a session's ledger keeps in memory; older records beyond it are kept on disk.",
+)
 
 
 class Spilled:
@@ -48,41 +61,78 @@ def _missing(evidence_id: str, path: str, cached: bool = False) -> ReaError:
 class Ledger:
     """Insertion-ordered, thread-safe map of evidence_id to record."""
 
-    def __init__(self, fallback: Callable[[str], Evidence | None] | None = None) -> None:
+    def __init__(
+        self, fallback: Callable[[str], Evidence | None] | None = None, memory_bytes: int | None = None
+    ) -> None:
         self._records: dict[str, Evidence | Spilled] = {}
         self._lock = threading.Lock()
         self._spill_dir: str | None = None
         # Where a reference this ledger lacks may still be found, authenticated (the CLI: the analysis cache).
         self.fallback = fallback
+        # The canonical length of each record held in memory, oldest first, and their sum; None: no bound.
+        self.memory_bytes = memory_bytes
+        self._resident: OrderedDict[str, int] = OrderedDict()
+        self._resident_bytes = 0
+
+    @property
+    def resident_bytes(self) -> int:
+        """Canonical JSON bytes of the records held in memory (as measured when they were hashed)."""
+        with self._lock:
+            return self._resident_bytes
 
     def spill(self, evidence_id: str) -> bool:
         """Keep a retained record on disk instead of in memory (a refused oversized result); True when moved."""
         with self._lock:
-            record = self._records.get(evidence_id)
-            if not isinstance(record, Evidence):
-                return False
-            try:
-                if self._spill_dir is None:
-                    self._spill_dir = tempfile.mkdtemp(prefix="rea-ledger-")
-                    leftovers.mark(self._spill_dir)
-                path = os.path.join(self._spill_dir, evidence_id)
-                with open(path, "wb") as fh:
-                    fh.write(msgspec.msgpack.encode(record))
-            except OSError:
-                return False  # no room on disk: it stays in memory, as before
-            self._records[evidence_id] = Spilled(path)
-            return True
+            return self._spill(evidence_id)
+
+    def _spill(self, evidence_id: str) -> bool:
+        record = self._records.get(evidence_id)
+        if not isinstance(record, Evidence):
+            return False
+        try:
+            if self._spill_dir is None:
+                self._spill_dir = tempfile.mkdtemp(prefix="rea-ledger-")
+                leftovers.mark(self._spill_dir)
+            path = os.path.join(self._spill_dir, evidence_id)
+            with open(path, "wb") as fh:
+                fh.write(msgspec.msgpack.encode(record))
+        except OSError:
+            return False  # no room on disk: it stays in memory, as before
+        self._records[evidence_id] = Spilled(path)
+        self._resident_bytes -= self._resident.pop(evidence_id, 0)
+        return True
+
+    def _add(self, ev: Evidence) -> None:
+        if ev.evidence_id in self._records:
+            return
+        self._records[ev.evidence_id] = ev
+        # A record hashed elsewhere (not lately) is measured here; that is rare, and costs one encoding.
+        length = measured_length(ev.evidence_id)
+        size = length if length is not None else len(msgspec.msgpack.encode(ev))
+        self._resident[ev.evidence_id] = size
+        self._resident_bytes += size
+
+    def _bound(self) -> None:
+        """Move the oldest records to disk until those in memory fit; the newest always stays (it is being read)."""
+        if self.memory_bytes is None:
+            return
+        while self._resident_bytes > self.memory_bytes and len(self._resident) > 1:
+            oldest = next(iter(self._resident))
+            if not self._spill(oldest):
+                return  # the disk refused: keep the rest in memory rather than lose anything
 
     def record(self, ev: Evidence) -> Evidence:
         with self._lock:
-            self._records.setdefault(ev.evidence_id, ev)
+            self._add(ev)
+            self._bound()
         return ev
 
     def record_all(self, records: list[Evidence]) -> None:
         """Add several records at once (all were validated before)."""
         with self._lock:
             for ev in records:
-                self._records.setdefault(ev.evidence_id, ev)
+                self._add(ev)
+            self._bound()
 
     def get(self, evidence_id: str) -> Evidence | None:
         with self._lock:
@@ -92,6 +142,8 @@ class Ledger:
     def clear(self) -> None:
         with self._lock:
             self._records.clear()
+            self._resident.clear()
+            self._resident_bytes = 0
             spill_dir, self._spill_dir = self._spill_dir, None
         if spill_dir is not None:
             shutil.rmtree(spill_dir, ignore_errors=True)

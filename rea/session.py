@@ -18,7 +18,7 @@ from rea.config import integer_setting
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import AnalysisProfile, Authority, Evidence, ProviderIdentity, Subject
-from rea.ledger import Ledger
+from rea.ledger import LEDGER_MEMORY_MB, Ledger
 from rea.providers import AnalysisClient, AnalysisProvider, OperationResult
 from rea.registry import Registry
 from rea.selection import Selection, alternatives_remediation, select
@@ -76,7 +76,7 @@ class Session:
     def __init__(self, registry: Registry, annotations: AnnotationStore | None = None) -> None:
         self.registry = registry
         self._annotations = annotations
-        self.ledger = Ledger()
+        self.ledger = Ledger(memory_bytes=int(LEDGER_MEMORY_MB.read()) << 20)
         self._targets: dict[str, OpenTarget] = {}
         self._active_id: str | None = None
         self._opened = 0

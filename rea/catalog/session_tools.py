@@ -287,6 +287,8 @@ def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
 
 @hookimpl
 def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
+    from rea.ledger import LEDGER_MEMORY_MB
     from rea.session import MAX_OPEN_TARGETS
 
     register(MAX_OPEN_TARGETS)
+    register(LEDGER_MEMORY_MB)
