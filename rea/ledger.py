@@ -29,7 +29,7 @@ LEDGER_MEMORY_MB = integer_setting(
     "REA_LEDGER_MEMORY_MB",
     1,
     1 << 20,
-    64,
+    32,
     "MiB of canonical JSON",
     "Most Evidence a session's ledger keeps in memory; older records beyond it are kept on disk.",
 )
