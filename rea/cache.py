@@ -245,14 +245,14 @@ class AnalysisCache:
         # Authenticity first: a forged entry with a coherent header and payload digest fails here.
         if not hmac.compare_digest(self._tag(secret, body), data[-TAG_BYTES:]):
             return None
-        data = bytes(body)
-        header = _read_header(data)
+        # Read in place: a copy of the body would double a large entry's memory while it is decoded.
+        header = _read_header(body)
         if header is None or header.format_version != FORMAT_VERSION or header.key != key:
             return None
         if header.value_type != _fingerprint(value_type):
             return None
-        start = len(MAGIC) + _HEADER_LENGTH.size + _HEADER_LENGTH.unpack_from(data, len(MAGIC))[0]
-        payload = memoryview(data)[start:]
+        start = len(MAGIC) + _HEADER_LENGTH.size + _HEADER_LENGTH.unpack_from(body, len(MAGIC))[0]
+        payload = body[start:]
         if len(payload) != header.payload_bytes or hashlib.sha256(payload).hexdigest() != header.payload_sha256:
             return None
         try:
