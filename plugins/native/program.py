@@ -35,6 +35,7 @@ from rea_plugins.native.index import (
 from rea_plugins.native.model import Model, Region
 from rea_plugins.native.regload import MAX_TARGETS, Found, Walker
 from rea_plugins.native.store import BlockCounts, Store, detached
+from rea_plugins.native.sweep import Records, decode_batch
 
 from rea.context import CallContext
 from rea.errors import ReaError
@@ -518,7 +519,8 @@ class Program:
         if self.model.arch != "x86_64" or p.kind not in ("local", "thunk"):
             return None
         try:
-            insns = self.instructions(p, keep)
+            records = None if keep or p.address in self._insns else self._records(p)
+            insns = self.instructions(p, keep) if records is None else records
         except ReaError:
             return None
 
@@ -534,7 +536,22 @@ class Program:
             value = self.image.pointer_at(slot) if value is None else value
             return value if value is not None and value in self.an.by_addr else None
 
-        return Walker(insns, lambda a: a in self.an.by_addr, slot_value)
+        if records is None:
+            return Walker(insns, lambda a: a in self.an.by_addr, slot_value)
+        return Walker(records, lambda a: a in self.an.by_addr, slot_value, records)
+
+    def _records(self, p: Proc) -> Records:
+        """``p``'s instructions as ``instructions`` decodes them, each made on first read (a whole-program pass over
+        register sites reads a few of each procedure's); not cached."""
+        end = self.end_of(p)
+        if (end - p.address) // 16 > self.limits.max_function_instructions:
+            raise too_big(
+                "instructions in one procedure",
+                self.limits.max_function_instructions,
+                resource="instructions",
+                procedure=f"0x{p.address:x}",
+            )
+        return Records(decode_batch(self.md, self.an.sweeper.raw, self._code_bytes(p.address, end), p.address))
 
     def _register_calls(self, ctx: CallContext | None) -> _Refs | None:
         """Calls and tail jumps through a register that register loads resolve, as one more reference table

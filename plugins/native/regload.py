@@ -14,8 +14,8 @@ the procedure's own direct branches backwards, at most ``MAX_VISITS`` (instructi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Iterator, Sequence
+from typing import NamedTuple, Protocol
 
 from rea_plugins.native.disasm import Insn
 from rea_plugins.native.dispatch import NUMBER, X86_IMM, family
@@ -97,6 +97,22 @@ def _loaded(
     return None
 
 
+class Listing(Protocol):
+    """What a walker reads of every instruction of a procedure, from its decoded records (``sweep.Records``)."""
+
+    def position(self, address: int) -> int | None:
+        """The index of the instruction at ``address``, else None."""
+        ...
+
+    def branches(self) -> Iterator[tuple[int, int]]:
+        """(index, target) of each instruction whose mnemonic starts with "j" and whose operand is a number."""
+        ...
+
+    def frame_private(self) -> bool:
+        """No ``lea`` of an ``[rsp`` operand and no operand text ending ``, rsp``."""
+        ...
+
+
 class Found(NamedTuple):
     """A register site's proven targets, each with how it was proven; ``entry`` the registers whose value the
     procedure's entry holds (passed in), which only the caller can name (empty when every path was proven)."""
@@ -109,31 +125,48 @@ class Walker:
     """One procedure's instructions with their in-procedure predecessors, for resolving its register sites."""
 
     def __init__(
-        self, insns: Sequence[Insn], is_target: Callable[[int], bool], slot_value: Callable[[int], int | None]
+        self,
+        insns: Sequence[Insn],
+        is_target: Callable[[int], bool],
+        slot_value: Callable[[int], int | None],
+        listing: Listing | None = None,
     ) -> None:
+        """``listing``: what the walker reads of every instruction, answered from ``insns``' own records (which may
+        then make each instruction on first read), else from the instructions."""
         self.insns = insns
         self.is_target = is_target
         self.slot_value = slot_value
-        self.at = {insn.address: i for i, insn in enumerate(insns)}
+        self.listing = listing
+        self.at = {insn.address: i for i, insn in enumerate(insns)} if listing is None else {}
         self._private: bool | None = None
         self.preds: dict[int, list[int]] = {}
-        at = self.at
+        for j, target in self._branches() if listing is None else listing.branches():
+            k = self._index(target)
+            if k is not None:
+                self.preds.setdefault(k, []).append(j)
+
+    def _branches(self) -> Iterator[tuple[int, int]]:
+        """(index, target) of each direct branch whose mnemonic starts with "j", by index."""
         fullmatch = _NUMBER.fullmatch
         # Only branches can be predecessors other than the previous instruction: one C-speed filter, then those.
-        for j, insn in [(j, insn) for j, insn in enumerate(insns) if insn.mnemonic[:1] == "j"]:
+        for j, insn in [(j, insn) for j, insn in enumerate(self.insns) if insn.mnemonic[:1] == "j"]:
             if fullmatch(insn.op_str):
-                k = at.get(int(insn.op_str, 0))
-                if k is not None:
-                    self.preds.setdefault(k, []).append(j)
+                yield j, int(insn.op_str, 0)
+
+    def _index(self, address: int) -> int | None:
+        return self.at.get(address) if self.listing is None else self.listing.position(address)
 
     @property
     def frame_private(self) -> bool:
         """Spill slots are followed only while the frame's address stays private: no ``lea r, [rsp+N]``, no copy
         of rsp (a callee or another pointer could otherwise write them). Read on the first spill met."""
         if self._private is None:
-            self._private = not any(
-                (i.mnemonic == "lea" and "[rsp" in i.op_str) or i.op_str.endswith(", rsp") for i in self.insns
-            )
+            if self.listing is not None:
+                self._private = self.listing.frame_private()
+            else:
+                self._private = not any(
+                    (i.mnemonic == "lea" and "[rsp" in i.op_str) or i.op_str.endswith(", rsp") for i in self.insns
+                )
         return self._private
 
     def _stack_write(self, insn: Insn, slot: str) -> str | None:
@@ -162,12 +195,12 @@ class Walker:
         return out
 
     def mnemonic(self, site: int) -> str | None:
-        i = self.at.get(site)
+        i = self._index(site)
         return None if i is None else self.insns[i].mnemonic
 
     def register(self, site: int) -> str | None:
         """The register a ``call``/``jmp`` at ``site`` goes through, else None."""
-        i = self.at.get(site)
+        i = self._index(site)
         if i is None or self.insns[i].mnemonic not in ("call", "jmp"):
             return None
         reg = self.insns[i].op_str.strip()
@@ -181,7 +214,7 @@ class Walker:
     def trace(self, site: int, reg: str | None = None, how: str = "register-load") -> Found | None:
         """What reaches the register of the ``call``/``jmp`` at ``site`` (or ``reg`` just before the instruction
         at ``site``, for a caller's argument): None when some path is not proven."""
-        i = self.at.get(site)
+        i = self._index(site)
         if i is None:
             return None
         if reg is None:

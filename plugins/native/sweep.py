@@ -17,8 +17,8 @@ import queue
 import re
 import struct
 import threading
-from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NamedTuple, overload
 
 from rea_plugins.native.disasm import (
     CALL,
@@ -206,7 +206,9 @@ _X86_INVALID = 0  # skipdata's ".byte"
 # immediate of four or more hex digits after a comma (one first in the operands only matters for push).
 _X86_IMM = re.compile(rb", 0x[0-9a-f]{4}")
 _SLOT = 80  # operand characters kept per record for that search; longer operand texts are AVX-512 noise
-_HEXDIGITS = re.compile(rb"[0-9a-f]+")
+# A direct branch's operand text: its target in hex, the whole text (up to the record's NUL, within 20 bytes).
+_X86_DIRECT = re.compile(rb"0x[0-9a-f]+(?=\0)")
+_NUMBER = re.compile(rb"(?:0x[0-9a-f]+|\d+)")  # dispatch.NUMBER: a direct branch's operand text
 
 
 # What an operand text may name, searched apart so each search starts from a literal (one alternation of the two
@@ -294,6 +296,96 @@ class Batch:
         return Insn(self.addrs[i], self.sizes[i], mnem, ops)
 
 
+def decode_batch(md: Any, raw: tuple[Any, Any, int, int, int, int, int] | None, code: Any, address: int) -> Batch:
+    """``code`` (at ``address``) decoded by ``md`` in one capstone call, as disasm_lite decodes it: its raw records
+    (``raw``: ``_raw_layout()``), or disasm_lite's tuples where the binding does not expose them."""
+    if raw is None:
+        tuples = list(md.disasm_lite(bytes(code), address))
+        return Batch([t[0] for t in tuples], [t[1] for t in tuples], None, None, [(t[2], t[3]) for t in tuples], 0, 0)
+    cs, insn_t, record, id_at, addr_at, size_at, mnem_at = raw
+    ptr = ctypes.POINTER(insn_t)()
+    buf = (ctypes.c_char * len(code)).from_buffer_copy(code)
+    count = cs.cs_disasm(md.csh, buf, len(code), address, 0, ctypes.byref(ptr))
+    if count <= 0:
+        return Batch([], [], [], b"", None, record, mnem_at)
+    try:
+        blob = ctypes.string_at(ptr, count * record)
+    finally:
+        cs.cs_free(ptr, count)
+    view = memoryview(blob)
+    addrs = view.cast("Q")[addr_at // 8 :: record // 8].tolist()
+    sizes = view.cast("H")[size_at // 2 :: record // 2].tolist()
+    ids = view.cast("I")[id_at // 4 :: record // 4].tolist()
+    return Batch(addrs, sizes, ids, blob, None, record, mnem_at)
+
+
+class Records(Sequence[Insn]):
+    """One decoded range's instructions, each made on first read: a pass that reads a few instructions of a
+    procedure (a register site's loads) does not build every one."""
+
+    def __init__(self, batch: Batch) -> None:
+        self.batch = batch
+        self.addrs = batch.addrs
+        self._made: list[Insn | None] = [None] * len(batch)
+
+    def __len__(self) -> int:
+        return len(self.addrs)
+
+    @overload
+    def __getitem__(self, i: int) -> Insn: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Insn]: ...
+    def __getitem__(self, i: int | slice) -> Insn | list[Insn]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        got = self._made[i]
+        if got is None:
+            got = self._made[i] = self.batch.insn(i)
+        return got
+
+    def position(self, address: int) -> int | None:
+        """The index of the instruction at ``address``, else None (a linear decode's addresses ascend)."""
+        k = bisect.bisect_left(self.addrs, address)
+        return k if k < len(self.addrs) and self.addrs[k] == address else None
+
+    def branches(self) -> Iterator[tuple[int, int]]:
+        """(index, target) of each instruction whose mnemonic starts with "j" and whose operand text is a number
+        (a direct branch), by index, read off the records without making the instructions."""
+        batch, blob = self.batch, self.batch.blob
+        if blob is None:
+            for j, insn in enumerate(self):
+                if insn.mnemonic[:1] == "j" and _NUMBER.fullmatch(insn.op_str.encode()):
+                    yield j, int(insn.op_str, 0)
+            return
+        firsts = blob[batch.mnem :: batch.record]
+        j = firsts.find(b"j")
+        while j >= 0:
+            ops = batch.ops(j)
+            if _NUMBER.fullmatch(ops):
+                yield j, int(ops, 0)
+            j = firsts.find(b"j", j + 1)
+
+    def frame_private(self) -> bool:
+        """No ``lea`` of an ``[rsp`` operand and no operand text ending ``, rsp`` (the frame's address stays
+        private): the records' operand texts searched at once, each hit checked to lie in its live text."""
+        batch, blob = self.batch, self.batch.blob
+        if blob is None:
+            return not any((i.mnemonic == "lea" and "[rsp" in i.op_str) or i.op_str.endswith(", rsp") for i in self)
+        record, mnem = batch.record, batch.mnem
+        ops = mnem + 32
+        for needle, lea in ((b", rsp\0", False), (b"[rsp", True)):
+            at = blob.find(needle)
+            while at >= 0:
+                i, offset = divmod(at, record)
+                start = i * record + ops
+                # Inside the operand text, before its end (bytes after a record's NUL are stale).
+                live = ops <= offset < ops + 160 and blob.find(b"\0", start, at) < 0
+                if live and (not lea or blob[i * record + mnem : i * record + mnem + 4] == b"lea\0"):
+                    return False
+                at = blob.find(needle, at + 1)
+        return True
+
+
 class Sweeper:
     """Decodes ranges of one architecture into facts (reuse one per program: it owns a capstone handle)."""
 
@@ -311,26 +403,7 @@ class Sweeper:
     # -- decoding ------------------------------------------------------------------------------
 
     def _decode(self, code: memoryview, address: int) -> Batch:
-        if self.raw is None:
-            tuples = list(self.md.disasm_lite(code.tobytes(), address))
-            return Batch(
-                [t[0] for t in tuples], [t[1] for t in tuples], None, None, [(t[2], t[3]) for t in tuples], 0, 0
-            )
-        cs, insn_t, record, id_at, addr_at, size_at, mnem_at = self.raw
-        ptr = ctypes.POINTER(insn_t)()
-        buf = (ctypes.c_char * len(code)).from_buffer_copy(code)
-        count = cs.cs_disasm(self.md.csh, buf, len(code), address, 0, ctypes.byref(ptr))
-        if count <= 0:
-            return Batch([], [], [], b"", None, record, mnem_at)
-        try:
-            blob = ctypes.string_at(ptr, count * record)
-        finally:
-            cs.cs_free(ptr, count)
-        view = memoryview(blob)
-        addrs = view.cast("Q")[addr_at // 8 :: record // 8].tolist()
-        sizes = view.cast("H")[size_at // 2 :: record // 2].tolist()
-        ids = view.cast("I")[id_at // 4 :: record // 4].tolist()
-        return Batch(addrs, sizes, ids, blob, None, record, mnem_at)
+        return decode_batch(self.md, self.raw, code, address)
 
     def batches(
         self, code: Any, base: int, syncs: list[int], check: Callable[[int], None] | None = None
@@ -563,34 +636,38 @@ class Sweeper:
             text = b""
         addrs, sizes = batch.addrs, batch.sizes
         mapped = self.mapped
-        f_addr, f_size, f_cls, f_target, limit = out.addr, out.size, out.cls, out.target, out.limit
-        hexa = _HEXDIGITS.fullmatch
+        # Bound once: a sweep appends a few hundred thousand facts (a method lookup each is a tenth of the time).
+        add_addr, add_size, add_cls, add_target = out.addr.append, out.size.append, out.cls.append, out.target.append
+        limit = out.limit
+        target_text = _X86_DIRECT.match  # read in place in the records (no slice of each operand text)
+        direct_get = direct_ids.get
+        flow = bool(want & FLOW)
         prev = -1
         for i in picked:
             if i == prev:
                 continue
             prev = i
             iid = ids[i]
-            cls = direct_ids.get(iid)
+            cls = direct_get(iid)
             if cls is not None:
-                if not want & FLOW:
+                if not flow:
                     continue
                 at = i * record + ops_at
-                field = blob[at : at + 20]
-                if field[:2] == b"0x" and hexa(field, 2, field.find(b"\0")):
-                    f_addr.append(addrs[i])
-                    f_size.append(sizes[i])
-                    f_cls.append(cls)
-                    t = int(field[: field.find(b"\0")], 16)
-                    f_target.append(t if t < limit else out.far(t))
+                m = target_text(blob, at, at + 20)
+                if m is not None:
+                    add_addr(addrs[i])
+                    add_size(sizes[i])
+                    add_cls(cls)
+                    t = int(m.group(), 16)
+                    add_target(t if t < limit else out.far(t))
                     continue
             elif iid in ret_ids or iid == _X86_INVALID:
-                if not want & FLOW:
+                if not flow:
                     continue
-                f_addr.append(addrs[i])
-                f_size.append(sizes[i])
-                f_cls.append(RET if iid != _X86_INVALID else STOP)
-                f_target.append(-1)
+                add_addr(addrs[i])
+                add_size(sizes[i])
+                add_cls(RET if iid != _X86_INVALID else STOP)
+                add_target(-1)
                 continue
             elif iid == push_id and (not want & DATA or (i not in named and text[i * _SLOT : i * _SLOT + 2] != b"0x")):
                 continue
