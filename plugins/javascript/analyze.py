@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import posixpath
+import sys
 import urllib.parse
 from collections import Counter
 from collections.abc import Iterator
@@ -174,21 +175,22 @@ class _Builder:
                         specifier=imp.expression,
                         line=imp.line,
                         target_kind="dynamic",
-                        names=imp.names or EMPTY,
+                        names=_interned(imp.names),
                     )
                 )
                 continue
-            kind, found = resolver.specifier(directory, imp.specifier)
+            specifier = sys.intern(imp.specifier)
+            kind, found = resolver.specifier(directory, specifier)
             path, node_id = (found, None) if not found else self.names.get(found) or (found, file_node_id(found))
             edges.append(
                 ImportEdge(
                     kind=imp.kind,  # type: ignore[arg-type]
-                    specifier=imp.specifier,
+                    specifier=specifier,
                     line=imp.line,
                     target_kind=kind,  # type: ignore[arg-type]
                     resolved=node_id,
                     resolved_path=path,
-                    names=imp.names or EMPTY,
+                    names=_interned(imp.names),
                 )
             )
         return edges
@@ -341,6 +343,11 @@ class _Builder:
         return entrypoints.find(self.packages.get("package.json"), self.resolver, sites, self.html, electron_files)
 
 
+def _interned(names: list[str]) -> list[str]:
+    """An edge's names, each the one copy of its text: the same specifiers and bindings recur in thousands of files."""
+    return [sys.intern(name) for name in names] if names else EMPTY
+
+
 def _path_matches(bundled: str, source: str) -> bool:
     if not bundled or not source:
         return False
@@ -371,8 +378,11 @@ def build(
     """The complete application graph of the collected files (deterministic: sorted by path); each module's record
     is built as its file is parsed, so the syntax trees never all live at once. Consumes ``collected.files``;
     ``lineage`` receives the observations of a parse worker, when one ran."""
-    with without_cycle_collection():
-        return _build(collected, limits, ctx, lineage)
+    try:
+        with without_cycle_collection():
+            return _build(collected, limits, ctx, lineage)
+    finally:
+        syntax.release_lines()
 
 
 def _build(collected: Collected, limits: Limits, ctx: CallContext, lineage: list[dict[str, Any]] | None) -> Application:

@@ -27,7 +27,7 @@ from rea_plugins.javascript.patterns import PathHint
 from rea.context import CallContext
 
 if TYPE_CHECKING:
-    from tree_sitter import Node
+    from tree_sitter import Node, Tree
 
 MAX_STRINGS = 200
 MAX_STRING_CHARS = 512
@@ -133,6 +133,11 @@ class _Chunk:
         if self.more:
             stack.append((self, fn, unit))
         stack.extend((child, fn, unit) for child in reversed(batch))
+
+
+def _detached(node: Node) -> Node:
+    """``node`` as an object of its own, which caches no children: one the walk descends holds its whole subtree."""
+    return node.walk().node or node
 
 
 _WEBPACK_MARKERS = (b"__webpack_require__", b"webpackChunk", b"__webpack_modules__")
@@ -284,7 +289,7 @@ class _Walker:
             node_id=f"fn:{module_path}#{name}@{row + 1}:{column + 1}",
             name=name,
             kind=kind or patterns.fn_kind(node),
-            line=row + 1,
+            line=syntax.shared_line(row + 1),
             end_line=syntax.end_line(node),
             params=syntax.param_names(params),
             is_async=not body and syntax.is_async(node),
@@ -302,7 +307,8 @@ class _Walker:
 
     # -- the walk -----------------------------------------------------------------------
 
-    def run(self, root: Node) -> None:
+    def run(self, tree: Tree) -> None:
+        root = tree.root_node
         self.module_fns: dict[int, int] = {0: self.new_function(root, None, 0, "module-body")}
         container = patterns.region_container(root)
         self.regions = self._esbuild_regions(container)
@@ -312,6 +318,10 @@ class _Walker:
             self._push_regions(root, self.module_fns[0], stack)
         else:
             stack.extend((child, self.module_fns[0], 0) for child in reversed(root.children))
+        # A node caches the children it was asked for, so one held here would hold every node the walk reaches
+        # under it (all of a file's nodes, 25 MiB for a 450 KiB script) until the walk ends: each walked node goes
+        # once its children are on the stack, and what is kept for later is a node of its own (``_detached``).
+        del root, container
         # The hot loop: identifiers and fact-free nodes (most of a tree) are handled inline, by symbol id, and an
         # identifier is read as its parent's children are pushed: it never takes a trip through the stack.
         identifier, interesting, leaves, objects = _kind_ids(self.language)
@@ -409,7 +419,9 @@ class _Walker:
         if target.type in ("function_declaration", "generator_function_declaration", "class_declaration"):
             name = target.child_by_field_name("name")
             if name is not None:
-                self.toplevel.setdefault(syntax.text(name, 200), (unit, target))
+                key = syntax.text(name, 200)
+                if key not in self.toplevel:
+                    self.toplevel[key] = (unit, _detached(target))
         elif target.type in ("variable_declaration", "lexical_declaration"):
             for decl in target.named_children:
                 if decl.type == "variable_declarator":
@@ -436,7 +448,10 @@ class _Walker:
             if kind in ("function_declaration", "generator_function_declaration"):
                 # A module body's own declarations serve shapes; a function's serve captures (module bodies have none).
                 if self.refs[fn] is None:
-                    self.unit_decls[unit].setdefault(patterns.fn_name(node), node)
+                    decls = self.unit_decls[unit]
+                    declared = patterns.fn_name(node)
+                    if declared not in decls:
+                        decls[declared] = _detached(node)
                 else:
                     self.fns[fn].declared.add(patterns.fn_name(node))
             if len(self.fns) < MAX_FUNCTIONS:
@@ -454,7 +469,10 @@ class _Walker:
             child_unit = self._call(node, fn, unit)
         elif kind == "new_expression":
             self._add_call(
-                fn, "new " + syntax.text(node.child_by_field_name("constructor"), 80), node, syntax.line(node)
+                fn,
+                sys.intern("new " + syntax.text(node.child_by_field_name("constructor"), 80)),
+                node,
+                syntax.line(node),
             )
         elif kind == "import_statement":
             self._import(node, unit)
@@ -864,7 +882,8 @@ def _captures(fns: list[FunctionBuilder]) -> tuple[list[list[str]], list[list[st
                     closures[parent].add(builder.node_id)
                     break
                 parent = fns[parent].parent
-        captures[index] = sorted(names)[:MAX_CAPTURES]
+        # Interned: the same captured name recurs across files (0.9 MiB of copies on the npm tree).
+        captures[index] = [sys.intern(name) for name in sorted(names)[:MAX_CAPTURES]]
     return captures, [sorted(c)[:MAX_CAPTURES] for c in closures]
 
 
@@ -933,6 +952,11 @@ def _raw_strings(walker: _Walker, root: Node, data: bytes) -> int:
     return found
 
 
+def _exact(items: list[Any]) -> list[Any]:
+    """A record's list without the spare room appending left (3.5 MiB on the npm tree), or the shared ``EMPTY``."""
+    return items[:] if items else EMPTY
+
+
 def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext | None = None) -> FileFacts:
     """Parse ``data`` with tree-sitter and collect facts per unit; syntax errors become diagnostics, and the
     strings of what still does not parse come from a raw scan of its text."""
@@ -941,7 +965,7 @@ def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext 
     # A syntax tree that large costs gigabytes (tree-sitter's nodes, then the walk): its strings only.
     tree, repaired = (syntax.parser_for(language).parse(b""), False) if too_big else _parse(language, data)
     walker = _Walker(path, data, ctx, language)
-    walker.run(tree.root_node)
+    walker.run(tree)
     if too_big:
         scanned = _scan_strings(walker, data, 0, len(data))
         walker.diagnostics.append(
@@ -990,16 +1014,19 @@ def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext 
                 kind=b.kind,  # type: ignore[arg-type]
                 line=b.line,
                 end_line=b.end_line,
-                params=b.params or EMPTY,
+                params=_exact(b.params),
                 is_async=b.is_async,
                 parent=walker.fns[b.parent].node_id if b.parent is not None else None,
-                calls=b.calls or EMPTY,
-                returns=[
-                    ReturnSite(line=ln, shape=walker.resolve_shape(v, b.unit, 1) if v is not None else syntax.UNDEFINED)
-                    for ln, v in b.returns
-                ]
-                or EMPTY,
-                assignments=b.assignments or EMPTY,
+                calls=_exact(b.calls),
+                returns=_exact(
+                    [
+                        ReturnSite(
+                            line=ln, shape=walker.resolve_shape(v, b.unit, 1) if v is not None else syntax.UNDEFINED
+                        )
+                        for ln, v in b.returns
+                    ]
+                ),
+                assignments=_exact(b.assignments),
                 captures=captures[index] or EMPTY,
                 closures=closures[index] or EMPTY,
                 truncated=b.truncated,

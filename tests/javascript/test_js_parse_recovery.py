@@ -63,7 +63,7 @@ def test_the_swagger_ui_bundle_parses_and_keeps_its_labels() -> None:
     # The label is a string of the bundle's main unit (whose listing keeps its first 200 of about 2,900).
     tree, repaired = facts._parse("javascript", data)
     walker = facts._Walker(str(bundle), data, None)
-    walker.run(tree.root_node)
+    walker.run(tree)
     assert repaired and not tree.root_node.has_error
     assert "Try it out " in walker.units[0].strings and found.strings[0].total == len(walker.units[0].strings)
 
