@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
+
+from rea_plugins.javascript import facts, syntax
 
 from tests.mcp.harness import server_env
 
@@ -40,3 +43,36 @@ def test_a_huge_line_is_scanned_not_parsed_within_the_memory_bound(tmp_path: Pat
     assert {"needle label", "done"} <= set(report["strings"])
     assert report["parse"] == "error"  # not parsed: the module's facts are partial, as for a syntax error
     # Its memory is a benchmark's figure (benchmarks/javascript.py --parse-bound prints it), not an assertion here.
+
+
+# Top-level functions (kept as declarations for shapes) whose bodies are mostly nodes without a fact (arithmetic), a
+# module-level IIFE and closures: the nodes a walk could keep past its end.
+_TERMS = " + ".join(f"(a * {k} - b / {k + 1})" for k in range(24))
+_WALKED = (
+    "\n".join(
+        f"function f{i}(a, b) {{ const c = {_TERMS}; if (c) {{ return g(c, 'v{i}', () => a); }} return null; }}"
+        for i in range(400)
+    )
+    + "\n(function () { var local = 1; return function inner() { return local + f1(2, 3); }; })();\n"
+)
+
+
+def test_a_finished_walk_holds_none_of_the_nodes_it_walked() -> None:
+    """A tree-sitter node caches the children it was asked for: a walked node kept past the walk (the root, a
+    declaration kept for shapes) would keep every node reached under it, as much memory as the tree itself."""
+    data = _WALKED.encode()
+    tree = syntax.parser_for("javascript").parse(data)
+    walker = facts._Walker("walked.js", data, None)
+    tracemalloc.start()
+    try:
+        parsed = syntax.parser_for("javascript").parse(data)
+        tree_bytes = tracemalloc.get_traced_memory()[0]
+        del parsed
+        before = tracemalloc.get_traced_memory()[0]
+        walker.run(tree)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(walker.fns) > 400 and "f1" in walker.toplevel
+    # What remains is the walk's facts, a fraction of the tree: its nodes would be more than the tree.
+    assert kept < tree_bytes / 4, (kept, tree_bytes)
