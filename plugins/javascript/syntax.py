@@ -124,14 +124,20 @@ _LINES: list[int] = []
 
 
 def shared_line(number: int) -> int:
-    """``number`` as the one int object every record of this line holds (while the table holds it)."""
+    """``number`` (at least 1) as the one int object every record of this line holds (while the table holds it)."""
     lines = _LINES
-    if number < len(lines):
-        return lines[number]
-    if number >= MAX_SHARED_LINE or number < 0:
-        return number
-    lines.extend(range(len(lines), number + 1))
-    return lines[number]
+    try:
+        shared = lines[number]
+    except IndexError:
+        if number >= MAX_SHARED_LINE:
+            return number
+        lines.extend(range(len(lines), number + 1))
+        try:
+            shared = lines[number]
+        except IndexError:
+            return number
+    # Analyses in other threads fill and empty the same table: an entry another one misplaced is never used.
+    return shared if shared == number else number
 
 
 def release_lines() -> None:

@@ -76,3 +76,17 @@ def test_a_finished_walk_holds_none_of_the_nodes_it_walked() -> None:
     assert len(walker.fns) > 400 and "f1" in walker.toplevel
     # What remains is the walk's facts, a fraction of the tree: its nodes would be more than the tree.
     assert kept < tree_bytes / 4, (kept, tree_bytes)
+
+
+def test_a_shared_line_number_is_always_its_own_value() -> None:
+    """Records share line numbers through one table that concurrent analyses fill and empty: a number read from it is
+    the same object for the same line, and its own value even where another thread left the table misplaced."""
+    syntax.release_lines()
+    try:
+        # Two int objects of one value (a literal would be one constant): the table gives back one of them.
+        first = syntax.shared_line(int("1000"))
+        assert syntax.shared_line(int("1000")) is first
+        syntax._LINES.extend(range(5))  # as two threads extending at once could leave it
+        assert [syntax.shared_line(n) for n in (1000, 1003, 2000, 1 << 20)] == [1000, 1003, 2000, 1 << 20]
+    finally:
+        syntax.release_lines()
