@@ -19,9 +19,11 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import msgspec
+from rea_plugins.native import assist as second_core
+from rea_plugins.native.assist import Assist, Pending, SweepJob, SweptFacts
 from rea_plugins.native.disasm import CALL, COND, FALL, JUMP, RET, FlowReader, Insn, decode, make_decoder
 from rea_plugins.native.image import Image
-from rea_plugins.native.model import Model
+from rea_plugins.native.model import Model, Region
 from rea_plugins.native.pointers import Slots, find_slots
 from rea_plugins.native.pointers import _elf_type as elf_type
 from rea_plugins.native.sweep import (
@@ -227,6 +229,12 @@ class Analysis:
         self.by_addr: dict[int, Proc] = {}
         self.by_name = Names(self.by_addr)
         self._slots: Slots | None = None
+        # Sends a flow sweep's tail to the parse worker (``assist``), given the file's path and SHA-256: set by the
+        # program when the worker runs and the server holds the whole file.
+        self.assist: Assist | None = None
+        self.assist_file: tuple[str, Callable[[], str]] | None = None
+        # What the worker is sent next, after the flow sweep's tail (given its job, or None when there is none).
+        self.then: Callable[[Pending[Any] | None], None] | None = None
         # Every address the image maps fits in int32: fact and reference columns hold 4 bytes an address, not 8.
         spans = [*image.regions, *image.code_regions]
         self.narrow = all(r.start >= 0 and r.start + max(r.size, r.file_size) < NARROW_END for r in spans)
@@ -663,14 +671,8 @@ class Analysis:
                     self.image.release_code(start + done[0], start + pos - RELEASE_BYTES // 2)
                     done[0] = pos - RELEASE_BYTES // 2
 
-            region_facts, n = self.sweeper.sweep(
-                self.image.code_view(r.start, r.start + r.file_size),
-                r.start,
-                self.starts[lo:hi],
-                self.image.code_end,
-                at,
-                want,
-            )
+            syncs = self.starts[lo:hi]
+            region_facts, n = self._sweep_region(r, syncs, at, want)
             self.image.release_code(r.start, r.start + r.file_size)
             if len(facts) and len(region_facts) and region_facts.addr[0] < facts.addr[-1]:
                 ordered = False
@@ -687,6 +689,51 @@ class Analysis:
             facts.sort()
         return facts, count, tick
 
+    def _sweep_region(self, r: Region, syncs: list[int], at: Callable[[int], None], want: int) -> tuple[Facts, int]:
+        """One code region's facts and instruction count; a large region's tail swept by the parse worker."""
+        pending = self._assisted(r, syncs) if want == FLOW else None
+        if self.then is not None and pending is not None:
+            self.then(pending)
+        view = self.image.code_view(r.start, r.start + r.file_size)
+        stop = pending.job.keep_from if pending is not None else None
+        facts, n = self.sweeper.sweep(view, r.start, syncs, self.image.code_end, at, want, stop)
+        if pending is None:
+            return facts, n
+        swept = pending.result(lambda: at(stop - r.start if stop is not None else 0))
+        if swept is None:  # the worker failed: the tail is ours
+            swept = second_core.sweep_job(pending.job, self.image.data)
+        if swept.before < second_core.MIN_LEAD_INSTRUCTIONS:  # the tail's first windows would be short: all ours
+            return self.sweeper.sweep(view, r.start, syncs, self.image.code_end, at, want)
+        facts.extend(second_core.facts_of(swept, self.narrow))
+        return facts, n + swept.count
+
+    def _assisted(self, r: Region, syncs: list[int]) -> Pending[SweptFacts] | None:
+        """The tail of code region ``r`` sent to the parse worker, when it is large enough to split."""
+        if self.assist is None or self.assist_file is None or r.file_size < second_core.ASSIST_BYTES:
+            return None
+        if not isinstance(self.image.data, bytes) or len(self.image.data) > second_core.MAX_FILE_BYTES:
+            return None
+        end = r.start + r.file_size
+        where = second_core.split(r.start, end, syncs)
+        if where is None:
+            return None
+        path, digest = self.assist_file
+        first = bisect.bisect_left(syncs, where[0])
+        job = SweepJob(
+            path=path,
+            sha256=digest(),
+            arch=self.image.arch,
+            bits=self.model.bits,
+            narrow=self.narrow,
+            sections=self.model.sections,
+            segments=self.model.segments,
+            start=where[0],
+            keep_from=where[1],
+            end=end,
+            syncs=syncs[first:],
+        )
+        return self.assist(job)
+
     def build(
         self,
         discover: bool,
@@ -697,6 +744,8 @@ class Analysis:
         """Sweep all code once for flow, discover procedures (when ``discover``), attribute calls and jumps,
         link split-off parts; data references too when ``data``."""
         facts, count, tick = self._sweep_all(FLOW, "procedure index", progress, check)
+        if self.then is not None:  # no tail was sent (or it was): the next job goes now
+            self.then(None)
         if progress is not None:
             progress(f"index: {count} instructions decoded, {len(facts)} branches and path ends")
         self._extents(self.procs, facts, tick)

@@ -83,3 +83,26 @@ class WorkerReply(msgspec.Struct, frozen=True, kw_only=True):
     model: Model | None = None
     error_code: str | None = None
     error_message: str = ""
+
+
+def regions_only(arch: str, bits: int, sections: list[Region], segments: list[Region]) -> Model:
+    """A model of regions only: what an ``Image`` reads (a job the parse worker is sent carries no more)."""
+    return Model(
+        format="",
+        arch=arch,
+        bits=bits,
+        endianness="little",
+        entry=None,
+        image_base=0,
+        file_base=0,
+        slices=[],
+        slice_arch=None,
+        segments=segments,
+        sections=sections,
+        symbols=[],
+        imports=[],
+        unwind=[],
+        linkage={},
+        mitigations={},
+        limitations=[],
+    )

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import heapq
 import itertools
 import mmap
 import os
-import re
-import time
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, NamedTuple, overload
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import msgspec
 from rea_plugins.native import graph
+from rea_plugins.native.assist import Assist, Pending
 from rea_plugins.native.disasm import COND, JUMP, RET, FlowReader, Insn, decode, x86_jump_table
 from rea_plugins.native.image import Image
 from rea_plugins.native.index import (
@@ -35,87 +33,14 @@ from rea_plugins.native.index import (
 from rea_plugins.native.model import Model, Region
 from rea_plugins.native.regload import MAX_TARGETS, Found, Walker
 from rea_plugins.native.store import BlockCounts, Store, detached
+from rea_plugins.native.strings import MAX_FILE_BYTES as STRINGS_MAX_FILE_BYTES
+from rea_plugins.native.strings import StringColumns, StringItem, Strings, StringsJob, scan_strings, strings_of
 from rea_plugins.native.sweep import Records, decode_batch
 
 from rea.context import CallContext
 from rea.errors import ReaError
 
 __all__ = ["Block", "Limits", "Proc", "Program", "Ref", "StringItem", "overdue", "too_big"]
-
-
-class StringItem(NamedTuple):
-    address: int
-    encoding: str
-    offset: int
-    byte_length: int
-    section: str
-
-
-_ENCODINGS = ("ascii", "utf-8", "utf-16le")
-_ASCII_CODE, _UTF8_CODE, _UTF16_CODE = range(3)
-_Row = tuple[int, int, int, int]  # a string found: address, encoding (``_ENCODINGS``), file offset, byte length
-
-
-class Strings(Sequence[StringItem]):
-    """Found strings in address order as compact columns (a few dozen bytes each, not a tuple of objects); an
-    item is made when read."""
-
-    def __init__(self, narrow: bool = False, small: bool = False) -> None:
-        # int32 addresses where the image is mapped below 2**31, uint32 offsets and lengths in a file below 4 GiB.
-        self.address = array("i" if narrow else "q")
-        self.offset = array("I" if small else "q")
-        self.length = array("I" if small else "q")
-        self.encoding = bytearray()
-        self.section = array("I")
-        self.sections: list[str] = []
-
-    def add(self, section: str, rows: Iterable[_Row]) -> None:
-        """One region's strings (``section``), in address order."""
-        at = len(self.sections)
-        before = len(self.address)
-        address, encoding, offset, length = self.address, self.encoding, self.offset, self.length
-        for a, e, o, n in rows:
-            address.append(a)
-            encoding.append(e)
-            offset.append(o)
-            length.append(n)
-        if len(address) > before:
-            self.sections.append(section)
-            self.section.extend(itertools.repeat(at, len(address) - before))
-
-    def __len__(self) -> int:
-        return len(self.address)
-
-    @overload
-    def __getitem__(self, i: int) -> StringItem: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[StringItem]: ...
-    def __getitem__(self, i: int | slice) -> StringItem | list[StringItem]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        section = self.sections[self.section[i]]
-        return StringItem(self.address[i], _ENCODINGS[self.encoding[i]], self.offset[i], self.length[i], section)
-
-    def at(self, address: int) -> list[StringItem]:
-        """The strings that start at ``address``."""
-        lo = bisect.bisect_left(self.address, address)
-        hi = bisect.bisect_right(self.address, address, lo)
-        return [self[j] for j in range(lo, hi)]
-
-    def ordered(self) -> bool:
-        return all(a <= b for a, b in itertools.pairwise(self.address))
-
-    def __iter__(self) -> Iterator[StringItem]:
-        return (self[i] for i in range(len(self)))
-
-    def sort(self) -> None:
-        """Address order, should regions overlap (a malformed binary)."""
-        order = sorted(range(len(self)), key=self.address.__getitem__)
-        self.address = array(self.address.typecode, (self.address[i] for i in order))
-        self.offset = array(self.offset.typecode, (self.offset[i] for i in order))
-        self.length = array(self.length.typecode, (self.length[i] for i in order))
-        self.encoding = bytearray(self.encoding[i] for i in order)
-        self.section = array("I", (self.section[i] for i in order))
 
 
 class Block(NamedTuple):
@@ -125,17 +50,6 @@ class Block(NamedTuple):
     successors: tuple[tuple[int, str], ...]
 
 
-# Metadata sections (symbol tables, relocations, unwind data, ...): their bytes are not program strings.
-NON_STRING_SECTIONS = re.compile(
-    r"^(\.dyn|\.gnu\.|\.hash|\.rela?\.|\.rel\.|\.rela|\.note|\.symtab|\.strtab|\.init_array"
-    r"|\.fini_array|\.got|\.pdata|\.xdata|\.reloc|\.idata|\.tls|\.CRT|__LINKEDIT|__TEXT,__unwind_info"
-    r"|__DATA_CONST,__got|__DATA,__la_symbol_ptr|__DATA,__got|\.debug|\.interp|/\d)"
-    r"|eh_frame|gcc_except_table"
-)
-# Candidate runs by byte class (C-speed); UTF-8 validity is checked per run afterwards.
-_RUNS = re.compile(rb"[\x20-\x7e\t\n\r\x80-\xf4]{4,}")
-_ASCII = re.compile(rb"[\x20-\x7e\t\n\r]{4,}")
-_ZEROS = re.compile(rb"\x00{4,}")
 _CACHE_SIZE = 256
 # Procedures whose block counts a target keeps (each answer rewrites the entry: bounded, a few bytes each).
 MAX_KEPT_BLOCK_COUNTS = 4096
@@ -250,7 +164,15 @@ def _private_mapping(source: Any) -> Any:
 class Program:
     """Lazy analysis state of one target; every method is safe to call repeatedly (results cached)."""
 
-    def __init__(self, model: Model, path: str, limits: Limits, store: Store | None = None) -> None:
+    def __init__(
+        self,
+        model: Model,
+        path: str,
+        limits: Limits,
+        store: Store | None = None,
+        assist: Assist | None = None,
+    ) -> None:
+        """``assist`` sends a flow sweep's part to the parse worker (``rea_plugins.native.assist``)."""
         self.model = model
         self.limits = limits
         self._file = open(path, "rb")  # noqa: SIM115 - lives as long as the client
@@ -269,6 +191,12 @@ class Program:
         self.regions = self.image.regions
         self.code_regions = self.image.code_regions
         self.an = Analysis(self.image, limits)
+        self.assist = assist
+        self.path = path
+        if assist is not None:
+            self.an.assist = assist
+            self.an.assist_file = (path, self._sha256)
+        self._sha: str | None = self.store.sha256 if self.store.verified else None
         self.pointer = self.image.pointer
         self.discovery = True  # call-target discovery at every size (bounded by the index's deadline)
         self._inventory = False
@@ -288,6 +216,7 @@ class Program:
         self._exports: frozenset[int] | None = None
         self.register_provenance: dict[tuple[int, int], str] = {}  # (site, target) -> how it was proven
         self._strings: Strings | None = None
+        self._strings_job: Pending[StringColumns] | None = None  # the scan sent to the parse worker
         self._names: list[tuple[int | None, str, str, bool]] | None = None
         self.import_slots = self.an.import_slots
         self.stubs = self.an.stubs
@@ -302,6 +231,12 @@ class Program:
             self.image.release(lo, lo + _HASH_PIECE)
         view.release()
         return digest.hexdigest()
+
+    def _sha256(self) -> str:
+        """The SHA-256 of the bytes read (the store's when it verified them)."""
+        if self._sha is None:
+            self._sha = hashlib.sha256(self._data).hexdigest()
+        return self._sha
 
     def close(self) -> None:
         if isinstance(self._data, mmap.mmap):
@@ -746,6 +681,7 @@ class Program:
         if not self._inventory:
             self.an.inventory(ctx.check if ctx is not None else None)
             self._inventory = True
+        self.an.then = self._send_strings  # the worker scans the strings while the index is built here
         index = self.an.build(
             self.discovery, ctx.progress if ctx is not None else None, ctx.check if ctx is not None else None
         )
@@ -797,72 +733,45 @@ class Program:
 
     # -- strings and names -----------------------------------------------------------------
 
+    def _send_strings(self, after: Pending[Any] | None = None) -> None:
+        """Send the string scan to the parse worker once ``after`` is answered (when the worker runs and this server
+        holds the whole file)."""
+        if self.assist is None or self._strings is not None or self._strings_job is not None:
+            return
+        if not isinstance(self._data, bytes) or len(self._data) > STRINGS_MAX_FILE_BYTES:
+            return
+        model = self.model
+        job = StringsJob(
+            path=self.path,
+            sha256=self._sha256(),
+            arch=model.arch,
+            bits=model.bits,
+            narrow=self.an.narrow,
+            sections=model.sections,
+            segments=model.segments,
+            limits=self.limits,
+        )
+        self._strings_job = self.assist(job, after)
+
     def strings(self, ctx: CallContext | None = None) -> Strings:
+        """The strings of the non-code regions (scanned once; by the parse worker when it was sent the scan)."""
         if self._strings is not None:
             return self._strings
-        out = Strings(self.an.narrow, self.size < 1 << 32)
-        deadline = time.monotonic() + self.limits.index_deadline_s
-        whole = memoryview(self._data)
-        try:
-            for r in self.regions:
-                if r.executable or r.file_size <= 0 or NON_STRING_SECTIONS.search(r.name):
-                    continue
-                if time.monotonic() > deadline:
-                    raise overdue("the string scan", self.limits.index_deadline_s)
+        found = None
+        if self._strings_job is not None:
+            job, self._strings_job = self._strings_job, None
+            got = job.result(lambda: ctx.check("scanning strings") if ctx is not None else None)
+            found = strings_of(got, self.an.narrow, self.size < 1 << 32) if got is not None else None
+        if found is None:
+
+            def tick(name: str) -> None:
                 if ctx is not None:
-                    ctx.progress(f"strings: scanning {r.name}")
-                lo = r.file_offset
-                hi = min(self.size, r.file_offset + r.file_size)
-                if lo >= hi or lo < 0:
-                    continue
-                # The region is read in place (no copy of it), and its strings go straight into the columns: both
-                # scans yield in address order, so a merge is the order (regions do not overlap: global order).
-                with whole[lo:hi] as view:
-                    out.add(r.name, heapq.merge(self._runs(view, r, lo), self._utf16(view, r, lo)))
-                self.image.release(lo, hi)
-                if len(out) > self.limits.max_strings:
-                    raise too_big("string count", self.limits.max_strings, resource="strings")
-                if ctx is not None:
+                    ctx.progress(f"strings: scanning {name}")
                     ctx.check("scanning strings")
-        finally:
-            whole.release()
-        if not out.ordered():  # overlapping regions (malformed)
-            out.sort()
-        self._strings = out
-        return out
 
-    def _runs(self, view: memoryview, r: Region, lo: int) -> Iterator[_Row]:
-        """ASCII and UTF-8 runs (a run that is not UTF-8 gives the plain runs inside it), by address."""
-        for m in _RUNS.finditer(view):
-            raw = m.group(0)
-            if raw.isascii():
-                yield r.start + m.start(), _ASCII_CODE, lo + m.start(), len(raw)
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                text = ""
-            if len(text) >= self.limits.min_string_chars:
-                yield r.start + m.start(), _UTF8_CODE, lo + m.start(), len(raw)
-                continue
-            for sub in _ASCII.finditer(raw):  # not UTF-8: keep the plain runs inside it
-                at = m.start() + sub.start()
-                yield r.start + at, _ASCII_CODE, lo + at, len(sub.group(0))
-
-    def _utf16(self, view: memoryview, r: Region, lo: int) -> Iterator[_Row]:
-        """UTF-16LE runs at even offsets: printable low bytes over zero high bytes, found per byte lane (the high
-        bytes of a candidate run only are read)."""
-        low = bytes(view[0::2])
-        for m in _ASCII.finditer(low):
-            start, end = m.span()
-            high = bytes(view[2 * start + 1 : 2 * end : 2])
-            if high.count(0) == end - start:
-                yield r.start + 2 * start, _UTF16_CODE, lo + 2 * start, 2 * (end - start)
-                continue
-            for zeros in _ZEROS.finditer(high):  # only parts of the run have zero high bytes
-                for sub in _ASCII.finditer(low, start + zeros.start(), start + zeros.end()):
-                    a, b = sub.span()
-                    yield r.start + 2 * a, _UTF16_CODE, lo + 2 * a, 2 * (b - a)
+            found = scan_strings(self.image, self.limits, self.an.narrow, tick)
+        self._strings = found
+        return found
 
     def string_value(self, s: StringItem) -> tuple[str, bool]:
         """The decoded value (capped at ``max_string_chars``) and whether it was truncated."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import msgspec
 
@@ -24,6 +24,10 @@ from rea.providers import (
     ProviderDescriptor,
 )
 from rea.target import Target, read_error
+
+if TYPE_CHECKING:
+    from rea_plugins.native.assist import Pending, SweepJob, SweptFacts
+    from rea_plugins.native.strings import StringColumns, StringsJob
 
 # Declared here, once: reading the descriptor imports nothing heavy (operations.py dispatches from it).
 OPERATIONS: tuple[str, ...] = (
@@ -201,6 +205,29 @@ class NativeProvider(AnalysisProvider):
                 "unsupported_target", "malformed binary: the parse produced invalid fields", details={"phase": "parse"}
             ) from None
 
+    @overload
+    def _assist(self, job: SweepJob, after: Pending[Any] | None = None) -> Pending[SweptFacts] | None: ...
+    @overload
+    def _assist(self, job: StringsJob, after: Pending[Any] | None = None) -> Pending[StringColumns] | None: ...
+    def _assist(self, job: SweepJob | StringsJob, after: Pending[Any] | None = None) -> Pending[Any] | None:
+        """``job`` sent to the parse worker from a thread of its own once ``after`` is answered, when the worker
+        runs (none is started)."""
+        from rea_plugins.native.assist import Pending, SweepJob, SweptFacts
+        from rea_plugins.native.strings import StringColumns
+
+        worker = self._worker
+        if worker is None or worker.pid is None:
+            return None
+        op, reply_type = ("sweep", SweptFacts) if isinstance(job, SweepJob) else ("strings", StringColumns)
+
+        def send(job: SweepJob | StringsJob) -> Any:
+            reply = worker.request(
+                op, msgspec.to_builtins(job), CallContext(), deadline_s=PARSE_TIMEOUT_S, phase=f"{op} for the server"
+            )
+            return reply.result(reply_type)
+
+        return Pending(send, job, after)
+
     def open(self, target: Target, run_id: str, ctx: CallContext | None = None) -> AnalysisClient:
         from rea_plugins.native.program import Program
         from rea_plugins.native.store import Store
@@ -224,7 +251,7 @@ class NativeProvider(AnalysisProvider):
         if model is None:
             model = self._parse(target, ctx or CallContext())
         try:
-            program = Program(model, target.resolved_path, self.limits(), store)
+            program = Program(model, target.resolved_path, self.limits(), store, self._assist)
         except OSError as exc:
             raise read_error(target.path, exc) from None
         except ValueError:

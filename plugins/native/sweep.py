@@ -131,6 +131,16 @@ class Facts:
         self.extra = {where[i]: e for i, e in self.extra.items()}
         self.wide = {where[i]: t for i, t in self.wide.items()}
 
+    def since(self, address: int) -> Facts:
+        """The facts at or after ``address``, as columns of their own."""
+        lo = bisect.bisect_left(self.addr, address)
+        out = Facts()
+        out.addr, out.size, out.cls, out.target = self.addr[lo:], self.size[lo:], self.cls[lo:], self.target[lo:]
+        out.extra = {i - lo: e for i, e in self.extra.items() if i >= lo}
+        out.wide = {i - lo: t for i, t in self.wide.items() if i >= lo}
+        out.limit = self.limit
+        return out
+
     def span(self, start: int, end: int) -> range:
         """Indices of the facts in ``[start, end)``."""
         lo = bisect.bisect_left(self.addr, start)
@@ -406,34 +416,40 @@ class Sweeper:
         return decode_batch(self.md, self.raw, code, address)
 
     def batches(
-        self, code: Any, base: int, syncs: list[int], check: Callable[[int], None] | None = None
+        self,
+        code: Any,
+        base: int,
+        syncs: list[int],
+        check: Callable[[int], None] | None = None,
+        stop: int | None = None,
     ) -> Iterator[tuple[Batch, int, int | None]]:
         """Decoded batches over ``code`` (at ``base``): each with how many leading records to keep, and
         the address of an instruction dropped because it straddles a procedure start (decoding restarts
-        at every address in ``syncs``, sorted, that it would otherwise step over).
+        at every address in ``syncs``, sorted, that it would otherwise step over). ``stop`` (one of ``syncs``)
+        ends the batches there, exactly where a sweep of the whole range has its instructions before it.
 
         Over a large range a helper thread decodes ahead: capstone runs without the GIL, so decoding
         overlaps with the caller reading the previous batches.
         """
         if len(code) < _THREAD_BYTES:
-            for item in self._batches(code, base, syncs):
+            for item in self._batches(code, base, syncs, stop):
                 if check is not None:
                     check(item[0].addrs[0] - base)
                 yield item
             return
         ahead: queue.Queue[tuple[Batch, int, int | None] | BaseException | None] = queue.Queue(maxsize=8)
-        stop = threading.Event()
+        done = threading.Event()
 
         def produce() -> None:
             try:
-                for item in self._batches(code, base, syncs):
-                    while not stop.is_set():
+                for item in self._batches(code, base, syncs, stop):
+                    while not done.is_set():
                         try:
                             ahead.put(item, timeout=0.05)
                             break
                         except queue.Full:
                             continue
-                    if stop.is_set():
+                    if done.is_set():
                         return
                 ahead.put(None)
             except BaseException as exc:
@@ -452,7 +468,7 @@ class Sweeper:
                     check(got[0].addrs[0] - base)
                 yield got
         finally:
-            stop.set()
+            done.set()
             while helper.is_alive():
                 try:
                     ahead.get(timeout=0.05)
@@ -460,11 +476,14 @@ class Sweeper:
                     pass
             helper.join()
 
-    def _batches(self, code: Any, base: int, syncs: list[int]) -> Iterator[tuple[Batch, int, int | None]]:
+    def _batches(
+        self, code: Any, base: int, syncs: list[int], stop: int | None = None
+    ) -> Iterator[tuple[Batch, int, int | None]]:
         view = memoryview(code)
         total = len(view)
         pos = 0
-        while pos < total:
+        end = total if stop is None else min(total, stop - base)
+        while pos < end:
             hi = min(total, pos + _CHUNK)
             batch = self._decode(view[pos : min(total, hi + _MAX_INSN)], base + pos)
             if not batch:
@@ -481,6 +500,9 @@ class Sweeper:
                     continue
                 keep, last, dropped = k - 1, syncs[s], addrs[k - 1]
                 break
+            if stop is not None and keep > 0 and addrs[keep - 1] >= stop:
+                # An instruction starts at ``stop``: the batch ends before it (a later straddler is past it too).
+                keep, last, dropped = bisect.bisect_left(addrs, stop, 0, keep), stop, None
             yield batch, keep, dropped
             pos = last - base
 
@@ -494,15 +516,38 @@ class Sweeper:
         window_limit: Callable[[int], int],
         check: Callable[[int], None] | None = None,
         want: int = ALL,
+        stop: int | None = None,
     ) -> tuple[Facts, int]:
         """Facts (``want``: FLOW, DATA or ALL) of the instructions in ``code`` (at ``base``), and how many
-        instructions were decoded. ``window_limit(address)`` bounds jump-table entries found at ``address``.
+        instructions were decoded. ``window_limit(address)`` bounds jump-table entries found at ``address``;
+        ``stop`` (one of ``syncs``) ends the sweep there, with the facts a sweep of all of ``code`` has before it.
         """
+        facts, count, _ = self.sweep_from(code, base, syncs, window_limit, check, want, stop)
+        return facts, count
+
+    def sweep_from(
+        self,
+        code: Any,
+        base: int,
+        syncs: list[int],
+        window_limit: Callable[[int], int],
+        check: Callable[[int], None] | None = None,
+        want: int = ALL,
+        stop: int | None = None,
+        keep_from: int | None = None,
+    ) -> tuple[Facts, int, int]:
+        """``sweep``, keeping only the facts and the count of the instructions at or after ``keep_from``; also how
+        many instructions before it were decoded (from ``_WINDOW`` on, a fact's jump-table window is all its own)."""
         facts = Facts(self.narrow)
         count = 0
+        before = 0
         tail: list[Insn] = []  # the previous batch's last instructions, for jump-table windows
         flow = FlowReader(self.arch, self.mapped)
-        for batch, keep, dropped in self.batches(code, base, syncs, check):
+        for batch, keep, dropped in self.batches(code, base, syncs, check, stop):
+            if keep_from is not None and batch.addrs[0] < keep_from:
+                skipped = bisect.bisect_left(batch.addrs, keep_from, 0, keep)
+                before += skipped
+                count -= skipped
             count += keep
             if self.x86 and batch.ids is not None:
                 self._x86_facts(batch, keep, tail, window_limit, facts, want)
@@ -512,7 +557,9 @@ class Sweeper:
                 facts.add(dropped, 1, STOP, None, None)
             if self.x86 and want & FLOW:
                 tail = [*tail, *(batch.insn(i) for i in range(max(0, keep - _WINDOW), keep))][-_WINDOW:]
-        return facts, count
+        if keep_from is not None and facts.addr and facts.addr[0] < keep_from:
+            facts = facts.since(keep_from)
+        return facts, count, before
 
     def code_refs(
         self,

@@ -49,7 +49,21 @@ def preload() -> None:
         pass
 
 
-ROUTES = {"parse": parse}
+def sweep(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
+    """A code region's tail swept for the server (``assist``: the second core)."""
+    from rea_plugins.native.assist import route
+
+    return route(params, reporter)
+
+
+def strings(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
+    """The string scan, for the server while it builds the index."""
+    from rea_plugins.native.strings import strings_route
+
+    return strings_route(params, reporter)
+
+
+ROUTES = {"parse": parse, "sweep": sweep, "strings": strings}
 
 if __name__ == "__main__":
     threading.Thread(target=preload, name="rea-native-preload", daemon=True).start()

@@ -1,0 +1,164 @@
+"""The second core (``rea_plugins.native.assist``): the parse worker sweeps a code region's tail while the server
+sweeps its head (then scans the strings), and the facts, the index, the call graph and the strings are exactly
+those of the server alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from rea import registry as registry_mod
+from rea.context import CallContext
+from rea.session import Session
+from rea.testing import result_of
+from tests.realcode import builds
+
+
+def _columns(facts: Any) -> tuple[Any, ...]:
+    return (
+        facts.addr.tolist(),
+        facts.size.tolist(),
+        bytes(facts.cls),
+        facts.target.tolist(),
+        {i: (e.slot, e.data, None if e.table is None else e.table.tolist()) for i, e in facts.extra.items()},
+        facts.wide,
+    )
+
+
+@pytest.mark.parametrize("share", [0.2, 0.5, 0.8])
+def test_a_split_sweep_is_the_whole_sweep(monkeypatch: pytest.MonkeyPatch, share: float) -> None:
+    from rea_plugins.native import assist
+    from rea_plugins.native.extract import extract
+    from rea_plugins.native.image import Image
+    from rea_plugins.native.index import Analysis, Limits
+    from rea_plugins.native.model import WorkerRequest
+    from rea_plugins.native.sweep import FLOW
+
+    monkeypatch.setattr(assist, "SHARE", share)
+    path = str(builds.zstd().binary)
+    model = extract(WorkerRequest(path=path))
+    content = Path(path).read_bytes()
+    an = Analysis(Image(model, content), Limits())
+    an.inventory(None)
+    r = max(an.image.code_regions, key=lambda r: r.file_size)
+    end = r.start + r.file_size
+    syncs = [s for s in an.starts if r.start <= s < end]
+    view = an.image.code_view(r.start, end)
+    whole, count = an.sweeper.sweep(view, r.start, syncs, an.image.code_end, want=FLOW)
+
+    where = assist.split(r.start, end, syncs)
+    assert where is not None
+    start, keep_from = where
+    head, head_count = an.sweeper.sweep(view, r.start, syncs, an.image.code_end, want=FLOW, stop=keep_from)
+    assert head.addr[-1] < keep_from
+    job = assist.SweepJob(
+        path=path,
+        sha256="",
+        arch=model.arch,
+        bits=model.bits,
+        narrow=an.narrow,
+        sections=model.sections,
+        segments=model.segments,
+        start=start,
+        keep_from=keep_from,
+        end=end,
+        syncs=[s for s in syncs if s >= start],
+    )
+    # Through the wire format, as the worker's reply comes.
+    swept = msgspec.msgpack.decode(msgspec.msgpack.encode(assist.sweep_job(job, content)), type=assist.SweptFacts)
+    assert swept.before >= assist.MIN_LEAD_INSTRUCTIONS
+    tail = assist.facts_of(swept, an.narrow)
+    assert tail.addr[0] >= keep_from
+    head.extend(tail)
+    assert _columns(head) == _columns(whole)
+    assert head_count + swept.count == count
+
+
+def _whole_program(session: Session) -> tuple[list[Any], list[Any], list[Any]]:
+    procs: list[Any] = []
+    offset: int | None = 0
+    while offset is not None:
+        page = result_of(session, "list_procedures", {"offset": offset, "limit": 1000})
+        procs.extend(page["procedures"])
+        offset = page["next_offset"]
+    edges: list[Any] = []
+    offset = 0
+    while offset is not None:
+        graph = session.execute("program_call_graph", {"offset": offset, "limit": 5000}, CallContext()).normalized
+        edges.extend(graph["edges"])
+        offset = graph["next_offset"]
+    strings: list[Any] = []
+    offset = 0
+    while offset is not None:
+        page = result_of(session, "list_strings", {"offset": offset, "limit": 1000})
+        strings.extend(page["strings"])
+        offset = page["next_offset"]
+    return procs, edges, strings
+
+
+def test_the_worker_sweeps_a_tail_and_the_program_is_the_same(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from rea_plugins.native import assist, store
+    from rea_plugins.native.provider import NativeProvider
+
+    path = str(builds.zstd().binary)
+    sent: list[Any] = []
+    real = assist.Pending.result
+
+    def result(self: assist.Pending, check: Any) -> assist.SweptFacts | None:
+        got = real(self, check)
+        sent.append(got)
+        return got
+
+    monkeypatch.setattr(assist.Pending, "result", result)
+    monkeypatch.setattr(assist, "ASSIST_BYTES", 0)  # zstd's code is below the size worth a round trip
+    monkeypatch.setenv("REA_CACHE_DIR", str(tmp_path / "with"))
+    session = Session(registry_mod.load())
+    try:
+        result_of(session, "open_binary", {"path": path, "provider_id": "native"})
+        helped = _whole_program(session)
+    finally:
+        session.close()
+    # The worker answered: the flow sweep's tail, then the strings (scanned while the server built the index).
+    assert [type(got).__name__ for got in sent] == ["SweptFacts", "StringColumns"]
+    assert sent[0].count > 0 and sent[1].encoding
+
+    monkeypatch.setattr(NativeProvider, "_assist", lambda self, job, after=None: None)
+    monkeypatch.setattr(store, "MEMO", store._Memo())  # nothing this process kept: the index is built again
+    monkeypatch.setenv("REA_CACHE_DIR", str(tmp_path / "alone"))
+    session = Session(registry_mod.load())
+    try:
+        result_of(session, "open_binary", {"path": path, "provider_id": "native"})
+        alone = _whole_program(session)
+    finally:
+        session.close()
+    assert len(sent) == 2
+    assert helped == alone and helped[0] and helped[1] and helped[2]
+
+
+def test_a_changed_file_is_refused_and_the_server_sweeps_the_tail(tmp_path: Path) -> None:
+    from rea_plugins.native import assist
+    from rea_plugins.native.model import Region
+
+    copy = tmp_path / "bin"
+    copy.write_bytes(builds.zstd().binary.read_bytes())
+    region = Region(name=".text", start=0, size=16, perms="r-x", file_offset=0, file_size=16, kind="section")
+    job = assist.SweepJob(
+        path=str(copy),
+        sha256="0" * 64,
+        arch="x86_64",
+        bits=64,
+        narrow=True,
+        sections=[region],
+        segments=[],
+        start=0,
+        keep_from=0,
+        end=16,
+        syncs=[0],
+    )
+    with pytest.raises(Exception, match="not the ones the server opened"):
+        assist.route(msgspec.to_builtins(job), None)
+    # A failed send leaves the job to the caller (None), never an exception in its thread.
+    assert assist.Pending(lambda j: (_ for _ in ()).throw(OSError("gone")), job).result(lambda: None) is None
