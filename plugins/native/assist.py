@@ -25,6 +25,7 @@ from rea_plugins.native.sweep import FLOW, Extra, Facts, Sweeper
 from rea.errors import ReaError
 
 if TYPE_CHECKING:  # strings imports the index, which imports this module
+    from rea_plugins.native.registers import RegisterRows, RegistersJob
     from rea_plugins.native.strings import StringColumns, StringsJob
 
 ASSIST_BYTES = 1 << 20  # a code region below this is swept alone: the round trip would cost what it saves
@@ -150,6 +151,8 @@ class Assist(Protocol):
     def __call__(self, job: SweepJob, after: Pending[Any] | None = None) -> Pending[SweptFacts] | None: ...
     @overload
     def __call__(self, job: StringsJob, after: Pending[Any] | None = None) -> Pending[StringColumns] | None: ...
+    @overload
+    def __call__(self, job: RegistersJob, after: Pending[Any] | None = None) -> Pending[RegisterRows] | None: ...
 
 
 def split(start: int, end: int, syncs: list[int]) -> tuple[int, int] | None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import msgspec
-from rea_plugins.native import graph
+from rea_plugins.native import graph, registers
 from rea_plugins.native.assist import Assist, Pending
 from rea_plugins.native.disasm import COND, JUMP, RET, FlowReader, Insn, decode, x86_jump_table
 from rea_plugins.native.image import Image
@@ -23,6 +23,7 @@ from rea_plugins.native.index import (
     Analysis,
     Limits,
     Proc,
+    ProcRecord,
     ProgramIndex,
     Ref,
     RefTable,
@@ -31,6 +32,7 @@ from rea_plugins.native.index import (
     too_big,
 )
 from rea_plugins.native.model import Model, Region
+from rea_plugins.native.registers import RegisterRows, RegistersJob
 from rea_plugins.native.regload import MAX_TARGETS, Found, Walker
 from rea_plugins.native.store import BlockCounts, Store, detached
 from rea_plugins.native.strings import MAX_FILE_BYTES as STRINGS_MAX_FILE_BYTES
@@ -195,7 +197,7 @@ class Program:
         self.path = path
         if assist is not None:
             self.an.assist = assist
-            self.an.assist_file = (path, self._sha256)
+            self.an.assist_file = (path, self.sha256)
         self._sha: str | None = self.store.sha256 if self.store.verified else None
         self.pointer = self.image.pointer
         self.discovery = True  # call-target discovery at every size (bounded by the index's deadline)
@@ -232,7 +234,7 @@ class Program:
         view.release()
         return digest.hexdigest()
 
-    def _sha256(self) -> str:
+    def sha256(self) -> str:
         """The SHA-256 of the bytes read (the store's when it verified them)."""
         if self._sha is None:
             self._sha = hashlib.sha256(self._data).hexdigest()
@@ -506,10 +508,39 @@ class Program:
             if _through_register(self.read(site, _MAX_PREFIXED) or self.read(site, 3) or self.read(site, 2)):
                 sites.setdefault(flow.proc[i], []).append(site)
             i = kinds.find(marker, i + 1)
+        owners = sorted(sites)
+        # The parse worker resolves the later procedures' sites meanwhile (budget never reached: no order matters).
+        share = self._send_registers(owners, sites) if sum(map(len, sites.values())) <= MAX_REGISTER_SITES else None
+        mine = owners[: len(owners) - len(share.job.owners)] if share is not None else owners
+        rows = self.register_rows(mine, sites, ctx)
+        if share is not None:
+            got = share.result(lambda: ctx.check("resolving register calls") if ctx is not None else None)
+            if got is None:  # the worker failed: the rest is ours
+                rows += self.register_rows(share.job.owners, sites, ctx)
+            else:
+                for owner, site, t, kind, how in got.rows:
+                    rows.append((owner, site, t, kind))
+                    self.register_provenance[(site, t)] = how
+        rows.sort()
+        table = RefTable(
+            src=array("q", [r[1] for r in rows]).tobytes(),
+            dst=array("q", [r[2] for r in rows]).tobytes(),
+            kind=bytes(r[3] for r in rows),
+            proc=array("q", [r[0] for r in rows]).tobytes(),
+        )
+        self._registers = _Refs(table)
+        self.image.release()
+        return self._registers
+
+    def register_rows(
+        self, owners: list[int], sites: dict[int, list[int]], ctx: CallContext | None
+    ) -> list[tuple[int, int, int, int]]:
+        """(procedure, site, target, kind) of the register sites of ``owners`` (sorted) that register loads resolve,
+        at most ``MAX_REGISTER_SITES`` sites; their provenance goes to ``register_provenance``."""
         rows: list[tuple[int, int, int, int]] = []
         budget = MAX_REGISTER_SITES
         release = self._paced_release()
-        for owner in sorted(sites):
+        for owner in owners:
             if ctx is not None:
                 ctx.check("resolving register calls")
             release(owner)
@@ -531,16 +562,32 @@ class Program:
                 for t, how in (targets or {}).items():
                     rows.append((owner, site, t, kind))
                     self.register_provenance[(site, t)] = how
-        rows.sort()
-        table = RefTable(
-            src=array("q", [r[1] for r in rows]).tobytes(),
-            dst=array("q", [r[2] for r in rows]).tobytes(),
-            kind=bytes(r[3] for r in rows),
-            proc=array("q", [r[0] for r in rows]).tobytes(),
+        return rows
+
+    def _send_registers(self, owners: list[int], sites: dict[int, list[int]]) -> Pending[RegisterRows] | None:
+        """The later part of ``owners``' register sites sent to the parse worker (with this index), when it runs and
+        this server holds the whole file; None otherwise."""
+        if self.assist is None or len(owners) < registers.MIN_SHARED_OWNERS or self._index is None:
+            return None
+        if not isinstance(self._data, bytes) or len(self._data) > registers.MAX_FILE_BYTES:
+            return None
+        theirs = owners[len(owners) - int(len(owners) * registers.REGISTERS_SHARE) :]
+        an = self.an
+        index = msgspec.structs.replace(
+            self._index,
+            procs=[ProcRecord(p.address, p.end, p.kind, p.name, p.source, p.name_source, p.part_of) for p in an.procs],
+            data=None,
         )
-        self._registers = _Refs(table)
-        self.image.release()
-        return self._registers
+        job = RegistersJob(
+            path=self.path,
+            sha256=self.sha256(),
+            model=msgspec.msgpack.encode(self.model),
+            index=msgspec.msgpack.encode(index),
+            limits=self.limits,
+            owners=theirs,
+            sites=[sites[o] for o in theirs],
+        )
+        return self.assist(job)
 
     def _paced_release(self) -> Callable[[int], None]:
         """A pass reading code in address order: every ``RELEASE_BYTES`` it moves, the mapped file's pages leave the
@@ -658,10 +705,14 @@ class Program:
         index = self.store.index()
         if index is None or index.discovery != self.discovery:
             return False
+        self.adopt(index)
+        return True
+
+    def adopt(self, index: ProgramIndex) -> None:
+        """Take ``index``, built from these bytes (by an earlier session, or by the server for its worker)."""
         self.an.adopt(index)
         self._inventory = True
         self._install(index)
-        return True
 
     def _install(self, index: ProgramIndex) -> None:
         # The procedures live on as the analysis's own; the records they were stored as are not kept twice.
@@ -743,7 +794,7 @@ class Program:
         model = self.model
         job = StringsJob(
             path=self.path,
-            sha256=self._sha256(),
+            sha256=self.sha256(),
             arch=model.arch,
             bits=model.bits,
             narrow=self.an.narrow,

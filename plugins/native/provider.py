@@ -27,6 +27,7 @@ from rea.target import Target, read_error
 
 if TYPE_CHECKING:
     from rea_plugins.native.assist import Pending, SweepJob, SweptFacts
+    from rea_plugins.native.registers import RegisterRows, RegistersJob
     from rea_plugins.native.strings import StringColumns, StringsJob
 
 # Declared here, once: reading the descriptor imports nothing heavy (operations.py dispatches from it).
@@ -209,21 +210,31 @@ class NativeProvider(AnalysisProvider):
     def _assist(self, job: SweepJob, after: Pending[Any] | None = None) -> Pending[SweptFacts] | None: ...
     @overload
     def _assist(self, job: StringsJob, after: Pending[Any] | None = None) -> Pending[StringColumns] | None: ...
-    def _assist(self, job: SweepJob | StringsJob, after: Pending[Any] | None = None) -> Pending[Any] | None:
+    @overload
+    def _assist(self, job: RegistersJob, after: Pending[Any] | None = None) -> Pending[RegisterRows] | None: ...
+    def _assist(
+        self, job: SweepJob | StringsJob | RegistersJob, after: Pending[Any] | None = None
+    ) -> Pending[Any] | None:
         """``job`` sent to the parse worker from a thread of its own once ``after`` is answered, when the worker
         runs (none is started)."""
         from rea_plugins.native.assist import Pending, SweepJob, SweptFacts
-        from rea_plugins.native.strings import StringColumns
+        from rea_plugins.native.registers import RegisterRows
+        from rea_plugins.native.strings import StringColumns, StringsJob
 
         worker = self._worker
         if worker is None or worker.pid is None:
             return None
-        op, reply_type = ("sweep", SweptFacts) if isinstance(job, SweepJob) else ("strings", StringColumns)
+        op, reply_type = (
+            ("sweep", SweptFacts)
+            if isinstance(job, SweepJob)
+            else ("strings", StringColumns)
+            if isinstance(job, StringsJob)
+            else ("registers", RegisterRows)
+        )
 
-        def send(job: SweepJob | StringsJob) -> Any:
-            reply = worker.request(
-                op, msgspec.to_builtins(job), CallContext(), deadline_s=PARSE_TIMEOUT_S, phase=f"{op} for the server"
-            )
+        def send(job: SweepJob | StringsJob | RegistersJob) -> Any:
+            params = msgspec.to_builtins(job, builtin_types=(bytes,))  # the index and model travel as msgpack
+            reply = worker.request(op, params, CallContext(), deadline_s=PARSE_TIMEOUT_S, phase=f"{op} for the server")
             return reply.result(reply_type)
 
         return Pending(send, job, after)

@@ -63,7 +63,14 @@ def strings(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
     return strings_route(params, reporter)
 
 
-ROUTES = {"parse": parse, "sweep": sweep, "strings": strings}
+def registers(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
+    """Register calls of part of the procedures, for the server while it resolves the others."""
+    from rea_plugins.native.registers import route
+
+    return route(params, reporter)
+
+
+ROUTES = {"parse": parse, "sweep": sweep, "strings": strings, "registers": registers}
 
 if __name__ == "__main__":
     threading.Thread(target=preload, name="rea-native-preload", daemon=True).start()

@@ -100,7 +100,7 @@ def _whole_program(session: Session) -> tuple[list[Any], list[Any], list[Any]]:
 
 
 def test_the_worker_sweeps_a_tail_and_the_program_is_the_same(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from rea_plugins.native import assist, store
+    from rea_plugins.native import assist, registers, store
     from rea_plugins.native.provider import NativeProvider
 
     path = str(builds.zstd().binary)
@@ -114,6 +114,7 @@ def test_the_worker_sweeps_a_tail_and_the_program_is_the_same(monkeypatch: pytes
 
     monkeypatch.setattr(assist.Pending, "result", result)
     monkeypatch.setattr(assist, "ASSIST_BYTES", 0)  # zstd's code is below the size worth a round trip
+    monkeypatch.setattr(registers, "MIN_SHARED_OWNERS", 2)  # and its procedures with register sites fewer
     monkeypatch.setenv("REA_CACHE_DIR", str(tmp_path / "with"))
     session = Session(registry_mod.load())
     try:
@@ -121,9 +122,11 @@ def test_the_worker_sweeps_a_tail_and_the_program_is_the_same(monkeypatch: pytes
         helped = _whole_program(session)
     finally:
         session.close()
-    # The worker answered: the flow sweep's tail, then the strings (scanned while the server built the index).
-    assert [type(got).__name__ for got in sent] == ["SweptFacts", "StringColumns"]
-    assert sent[0].count > 0 and sent[1].encoding
+    # The worker answered: the flow sweep's tail, then the strings (scanned while the server built the index), then
+    # the register calls of the later half of the procedures with register sites.
+    replies = {type(got).__name__: got for got in sent}
+    assert len(sent) == 3 and sorted(replies) == ["RegisterRows", "StringColumns", "SweptFacts"]
+    assert replies["SweptFacts"].count > 0 and replies["StringColumns"].encoding
 
     monkeypatch.setattr(NativeProvider, "_assist", lambda self, job, after=None: None)
     monkeypatch.setattr(store, "MEMO", store._Memo())  # nothing this process kept: the index is built again
@@ -134,7 +137,7 @@ def test_the_worker_sweeps_a_tail_and_the_program_is_the_same(monkeypatch: pytes
         alone = _whole_program(session)
     finally:
         session.close()
-    assert len(sent) == 2
+    assert len(sent) == 3
     assert helped == alone and helped[0] and helped[1] and helped[2]
 
 
