@@ -219,6 +219,8 @@ class Program:
         self.register_provenance: dict[tuple[int, int], str] = {}  # (site, target) -> how it was proven
         self._strings: Strings | None = None
         self._strings_job: Pending[StringColumns] | None = None  # the scan sent to the parse worker
+        self._sites: dict[int, list[int]] | None = None  # register sites by procedure (_register_sites)
+        self._registers_job: Pending[RegisterRows] | None = None  # the later procedures' register calls, sent there
         self._names: list[tuple[int | None, str, str, bool]] | None = None
         self.import_slots = self.an.import_slots
         self.stubs = self.an.stubs
@@ -495,22 +497,11 @@ class Program:
         (built on first use from the index's indirect sites, at most ``MAX_REGISTER_SITES`` of them)."""
         if self._registers is not None or self.model.arch != "x86_64":
             return self._registers or None
-        flow = self._tables[0]
-        kinds, marker = flow.kind, bytes([_INDIRECT_CODE])
-        sites: dict[int, list[int]] = {}
-        # Only the indirect sites are visited (bytes.find), not every reference of the index in Python.
-        i = kinds.find(marker)
-        release = self._paced_release()
-        while i >= 0:
-            site = flow.src[i]
-            release(site)
-            # A site at a region's very end has fewer bytes behind it than the longest form reads.
-            if _through_register(self.read(site, _MAX_PREFIXED) or self.read(site, 3) or self.read(site, 2)):
-                sites.setdefault(flow.proc[i], []).append(site)
-            i = kinds.find(marker, i + 1)
+        sites = self._register_sites()
         owners = sorted(sites)
-        # The parse worker resolves the later procedures' sites meanwhile (budget never reached: no order matters).
-        share = self._send_registers(owners, sites) if sum(map(len, sites.values())) <= MAX_REGISTER_SITES else None
+        share, self._registers_job = self._registers_job, None
+        if share is None:
+            share = self._send_registers(sites)
         mine = owners[: len(owners) - len(share.job.owners)] if share is not None else owners
         rows = self.register_rows(mine, sites, ctx)
         if share is not None:
@@ -531,6 +522,26 @@ class Program:
         self._registers = _Refs(table)
         self.image.release()
         return self._registers
+
+    def _register_sites(self) -> dict[int, list[int]]:
+        """Procedure start -> its indirect sites that may be a ``call reg`` or ``jmp reg``, from the index (once)."""
+        if self._sites is not None:
+            return self._sites
+        flow = self._tables[0]
+        kinds, marker = flow.kind, bytes([_INDIRECT_CODE])
+        sites: dict[int, list[int]] = {}
+        # Only the indirect sites are visited (bytes.find), not every reference of the index in Python.
+        i = kinds.find(marker)
+        release = self._paced_release()
+        while i >= 0:
+            site = flow.src[i]
+            release(site)
+            # A site at a region's very end has fewer bytes behind it than the longest form reads.
+            if _through_register(self.read(site, _MAX_PREFIXED) or self.read(site, 3) or self.read(site, 2)):
+                sites.setdefault(flow.proc[i], []).append(site)
+            i = kinds.find(marker, i + 1)
+        self._sites = sites
+        return sites
 
     def register_rows(
         self, owners: list[int], sites: dict[int, list[int]], ctx: CallContext | None
@@ -564,10 +575,16 @@ class Program:
                     self.register_provenance[(site, t)] = how
         return rows
 
-    def _send_registers(self, owners: list[int], sites: dict[int, list[int]]) -> Pending[RegisterRows] | None:
-        """The later part of ``owners``' register sites sent to the parse worker (with this index), when it runs and
-        this server holds the whole file; None otherwise."""
+    def _send_registers(
+        self, sites: dict[int, list[int]], after: Pending[Any] | None = None
+    ) -> Pending[RegisterRows] | None:
+        """The register sites of the later procedures sent to the parse worker (with this index) once ``after`` is
+        answered, when it runs and this server holds the whole file (and the budget cannot run out: no order of the
+        sites matters); None otherwise."""
+        owners = sorted(sites)
         if self.assist is None or len(owners) < registers.MIN_SHARED_OWNERS or self._index is None:
+            return None
+        if sum(map(len, sites.values())) > MAX_REGISTER_SITES:
             return None
         if not isinstance(self._data, bytes) or len(self._data) > registers.MAX_FILE_BYTES:
             return None
@@ -587,7 +604,7 @@ class Program:
             owners=theirs,
             sites=[sites[o] for o in theirs],
         )
-        return self.assist(job)
+        return self.assist(job, after)
 
     def _paced_release(self) -> Callable[[int], None]:
         """A pass reading code in address order: every ``RELEASE_BYTES`` it moves, the mapped file's pages leave the
@@ -740,6 +757,9 @@ class Program:
         self.store.keep_index(index)
         self._install(index)
         del index
+        if self.assist is not None and self.model.arch == "x86_64" and self._registers is None:
+            # The worker resolves its part of the register calls while this server answers what comes next.
+            self._registers_job = self._send_registers(self._register_sites(), self._strings_job)
         if ctx is not None:
             ctx.progress(f"index: done, {len(self.an.procs)} procedures")
         assert self._index is not None
