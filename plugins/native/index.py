@@ -1013,12 +1013,14 @@ class Analysis:
         parent_of: dict[int, int] = {}
         sources: dict[int, list[int]] = {}
         other: set[int] = set()  # candidates reached some other way than a jump
-        for src, dst, kind, proc in zip(refs.src, refs.dst, refs.kind, refs.proc, strict=True):
+        # Only rows into a candidate matter: found at C speed, so the loop reads a few of a chromium's million rows.
+        all_src, all_dst, all_kind, all_proc = refs.src, refs.dst, refs.kind, refs.proc
+        for i in itertools.compress(range(len(all_kind)), map(candidates.__contains__, all_dst)):
+            src, dst, kind, proc = all_src[i], all_dst[i], all_kind[i], all_proc[i]
             if kind != _JUMP:
-                if dst in candidates:
-                    other.add(dst)
+                other.add(dst)
                 continue
-            if dst in candidates and proc != dst:
+            if proc != dst:
                 known = parent_of.get(dst)
                 if known is None:
                     parent_of[dst] = proc
