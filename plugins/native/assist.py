@@ -71,7 +71,13 @@ def sweep_job(job: SweepJob, data: Any) -> SweptFacts:
     image = Image(model, data)
     sweeper = Sweeper(job.arch, job.bits, image.mapped, image.read, job.narrow)
     facts, count, before = sweeper.sweep_from(
-        image.code_view(job.start, job.end), job.start, job.syncs, image.code_end, want=FLOW, keep_from=job.keep_from
+        image.code_view(job.start, job.end),
+        job.start,
+        job.syncs,
+        image.code_end,
+        want=FLOW,
+        keep_from=job.keep_from,
+        threaded=False,  # the server's sweep has the other core
     )
     return SweptFacts(
         addr=facts.addr.tobytes(),

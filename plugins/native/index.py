@@ -696,7 +696,8 @@ class Analysis:
             self.then(pending)
         view = self.image.code_view(r.start, r.start + r.file_size)
         stop = pending.job.keep_from if pending is not None else None
-        facts, n = self.sweeper.sweep(view, r.start, syncs, self.image.code_end, at, want, stop)
+        # Assisted, each process decodes in its own thread: the second core runs the worker's sweep.
+        facts, n = self.sweeper.sweep(view, r.start, syncs, self.image.code_end, at, want, stop, pending is None)
         if pending is None:
             return facts, n
         swept = pending.result(lambda: at(stop - r.start if stop is not None else 0))

@@ -66,6 +66,15 @@ def _dist_version(name: str) -> str | None:
         return None
 
 
+def _warm() -> None:
+    """Import the program, its operations and capstone (the first open and index import them otherwise)."""
+    with contextlib.suppress(Exception):  # an import that fails is reported by the open that needs it
+        import rea_plugins.native.operations  # noqa: F401 - imported for its side effect: loaded
+        from rea_plugins.native.sweep import x86_ids
+
+        x86_ids()
+
+
 class NativeClient(AnalysisClient):
     """One open target: the parsed model plus a lazily built Program."""
 
@@ -181,6 +190,9 @@ class NativeProvider(AnalysisProvider):
                     )
 
                 self._worker = WorkerChannel(spec, label=DESCRIPTOR.id, max_frame_bytes=MAX_FRAME_BYTES, stateful=False)
+                # While the worker starts (it loads LIEF, in its own process), this server loads what the first open
+                # and index read: the worker's start is spent waiting here, so this costs no one any time.
+                threading.Thread(target=_warm, name="rea-native-warm", daemon=True).start()
             return self._worker
 
     def prewarm(self) -> None:

@@ -422,16 +422,17 @@ class Sweeper:
         syncs: list[int],
         check: Callable[[int], None] | None = None,
         stop: int | None = None,
+        threaded: bool = True,
     ) -> Iterator[tuple[Batch, int, int | None]]:
         """Decoded batches over ``code`` (at ``base``): each with how many leading records to keep, and
         the address of an instruction dropped because it straddles a procedure start (decoding restarts
         at every address in ``syncs``, sorted, that it would otherwise step over). ``stop`` (one of ``syncs``)
         ends the batches there, exactly where a sweep of the whole range has its instructions before it.
 
-        Over a large range a helper thread decodes ahead: capstone runs without the GIL, so decoding
-        overlaps with the caller reading the previous batches.
+        Over a large range a helper thread decodes ahead (unless not ``threaded``: the other core is busy already):
+        capstone runs without the GIL, so decoding overlaps with the caller reading the previous batches.
         """
-        if len(code) < _THREAD_BYTES:
+        if len(code) < _THREAD_BYTES or not threaded:
             for item in self._batches(code, base, syncs, stop):
                 if check is not None:
                     check(item[0].addrs[0] - base)
@@ -517,12 +518,13 @@ class Sweeper:
         check: Callable[[int], None] | None = None,
         want: int = ALL,
         stop: int | None = None,
+        threaded: bool = True,
     ) -> tuple[Facts, int]:
         """Facts (``want``: FLOW, DATA or ALL) of the instructions in ``code`` (at ``base``), and how many
         instructions were decoded. ``window_limit(address)`` bounds jump-table entries found at ``address``;
         ``stop`` (one of ``syncs``) ends the sweep there, with the facts a sweep of all of ``code`` has before it.
         """
-        facts, count, _ = self.sweep_from(code, base, syncs, window_limit, check, want, stop)
+        facts, count, _ = self.sweep_from(code, base, syncs, window_limit, check, want, stop, threaded=threaded)
         return facts, count
 
     def sweep_from(
@@ -535,6 +537,7 @@ class Sweeper:
         want: int = ALL,
         stop: int | None = None,
         keep_from: int | None = None,
+        threaded: bool = True,
     ) -> tuple[Facts, int, int]:
         """``sweep``, keeping only the facts and the count of the instructions at or after ``keep_from``; also how
         many instructions before it were decoded (from ``_WINDOW`` on, a fact's jump-table window is all its own)."""
@@ -543,7 +546,7 @@ class Sweeper:
         before = 0
         tail: list[Insn] = []  # the previous batch's last instructions, for jump-table windows
         flow = FlowReader(self.arch, self.mapped)
-        for batch, keep, dropped in self.batches(code, base, syncs, check, stop):
+        for batch, keep, dropped in self.batches(code, base, syncs, check, stop, threaded):
             if keep_from is not None and batch.addrs[0] < keep_from:
                 skipped = bisect.bisect_left(batch.addrs, keep_from, 0, keep)
                 before += skipped

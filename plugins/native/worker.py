@@ -30,6 +30,7 @@ def parse(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
         raise
     except Exception:  # LIEF raises assorted types on malformed input; their text names no field
         raise ReaError("unsupported_target", "malformed binary: LIEF could not read its headers") from None
+    _warm_once()  # the server's next requests sweep and resolve: their modules load while it reads the model
     try:
         return msgspec.Raw(msgspec.msgpack.encode(model))
     except (TypeError, ValueError, OverflowError):
@@ -46,6 +47,27 @@ def preload() -> None:
 
         load_lief()
     except Exception:  # a LIEF that cannot load is reported by the parse that needs it
+        pass
+
+
+_WARMED = threading.Event()
+
+
+def _warm_once() -> None:
+    """Load what the sweep, strings and registers routes read (capstone, the program) in a thread, once."""
+    if not _WARMED.is_set():
+        _WARMED.set()
+        threading.Thread(target=_warm, name="rea-native-warm", daemon=True).start()
+
+
+def _warm() -> None:
+    try:
+        import rea_plugins.native.registers  # noqa: F401 - imported for its side effect: loaded
+        from rea_plugins.native.assist import route  # noqa: F401
+        from rea_plugins.native.sweep import x86_ids
+
+        x86_ids()
+    except Exception:  # a module that cannot load is reported by the route that needs it
         pass
 
 
