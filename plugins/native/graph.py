@@ -208,22 +208,22 @@ def answer(
     rows: list[dict[str, Any]] = []
     names: dict[str, str] = {}
     for caller, callee, kind, calls in edges.rows(offset, offset + limit):
-        row: dict[str, Any] = {
-            "caller": hex(caller),
-            "callee": None if callee is None else hex(callee),
-            "kind": kind,
-            "calls": calls,
-        }
+        at = hex(caller)  # each address's text made once (a page is thousands of edges)
+        to = None if callee is None else hex(callee)
+        row: dict[str, Any] = {"caller": at, "callee": to, "kind": kind, "calls": calls}
         rows.append(row)
-        for address in (caller, callee):
-            if address is not None and hex(address) not in names:
-                name = name_of(address)
-                if name:
-                    names[hex(address)] = name
-        if callee is not None and hex(callee) not in names:
-            other = target_name(callee)
-            if other:
-                row["callee_name"] = other
+        if at not in names:
+            name = name_of(caller)
+            if name:
+                names[at] = name
+        if to is not None and callee is not None and to not in names:
+            name = name_of(callee)
+            if name:
+                names[to] = name
+            else:
+                other = target_name(callee)
+                if other:
+                    row["callee_name"] = other
     return {
         **page_fields(offset, limit, len(rows), total),
         "procedures": edges.graph.procedures,
