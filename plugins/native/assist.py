@@ -138,7 +138,7 @@ class Pending(Generic[T]):
             self._after = None
         try:
             self._value = send(self.job)
-        except (ReaError, OSError, msgspec.ValidationError):  # the caller does the work itself
+        except (ReaError, OSError, msgspec.DecodeError):  # the caller does the work itself
             self._value = None
 
     def result(self, check: Callable[[], None]) -> T | None:
