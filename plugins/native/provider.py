@@ -128,6 +128,7 @@ class NativeProvider(AnalysisProvider):
     def __init__(self) -> None:
         self._worker: WorkerChannel | None = None
         self._lock = threading.Lock()
+        self._warmed = threading.Event()
 
     def availability(self) -> Availability:
         return Availability.ok("embedded LIEF and capstone")
@@ -190,10 +191,17 @@ class NativeProvider(AnalysisProvider):
                     )
 
                 self._worker = WorkerChannel(spec, label=DESCRIPTOR.id, max_frame_bytes=MAX_FRAME_BYTES, stateful=False)
-                # While the worker starts (it loads LIEF, in its own process), this server loads what the first open
-                # and index read: the worker's start is spent waiting here, so this costs no one any time.
-                threading.Thread(target=_warm, name="rea-native-warm", daemon=True).start()
             return self._worker
+
+    def _started(self) -> WorkerChannel:
+        """The worker, started; the first time, this server then loads what the first open and index read while
+        the worker loads LIEF in its own process (that wait is idle here; the start itself is not shared)."""
+        worker = self.worker()
+        worker.ensure_started()
+        if not self._warmed.is_set():
+            self._warmed.set()
+            threading.Thread(target=_warm, name="rea-native-warm", daemon=True).start()
+        return worker
 
     def prewarm(self) -> None:
         """Start the parse worker in the background (it imports LIEF as it starts) and return at once, so the
@@ -202,7 +210,7 @@ class NativeProvider(AnalysisProvider):
 
     def _start_worker(self) -> None:
         with contextlib.suppress(ReaError, OSError):  # the first open that needs the worker reports the failure
-            self.worker().ensure_started()
+            self._started()
 
     def _parse(self, target: Target, ctx: CallContext) -> Any:
         from rea_plugins.native.extract import host_arch
@@ -210,7 +218,7 @@ class NativeProvider(AnalysisProvider):
 
         timeout = PARSE_TIMEOUT_S + target.size / PARSE_BYTES_PER_S
         request = msgspec.to_builtins(WorkerRequest(path=target.resolved_path, prefer_arch=host_arch()))
-        reply = self.worker().request("parse", request, ctx, deadline_s=timeout, phase="parsing the binary")
+        reply = self._started().request("parse", request, ctx, deadline_s=timeout, phase="parsing the binary")
         try:
             return reply.result(Model)
         except msgspec.ValidationError:
