@@ -576,11 +576,11 @@ class Program:
         return rows
 
     def _send_registers(
-        self, sites: dict[int, list[int]], after: Pending[Any] | None = None
+        self, sites: dict[int, list[int]], after: Pending[Any] | None = None, index: ProgramIndex | None = None
     ) -> Pending[RegisterRows] | None:
-        """The register sites of the later procedures sent to the parse worker (with this index) once ``after`` is
-        answered, when it runs and this server holds the whole file (and the budget cannot run out: no order of the
-        sites matters); None otherwise."""
+        """The register sites of the later procedures sent to the parse worker (with this program's ``index``, given
+        when the build has it at hand) once ``after`` is answered, when it runs and this server holds the whole file
+        (and the budget cannot run out: no order of the sites matters); None otherwise."""
         owners = sorted(sites)
         if self.assist is None or len(owners) < registers.MIN_SHARED_OWNERS or self._index is None:
             return None
@@ -589,17 +589,16 @@ class Program:
         if not isinstance(self._data, bytes) or len(self._data) > registers.MAX_FILE_BYTES:
             return None
         theirs = owners[len(owners) - int(len(owners) * registers.REGISTERS_SHARE) :]
-        an = self.an
-        index = msgspec.structs.replace(
-            self._index,
-            procs=[ProcRecord(p.address, p.end, p.kind, p.name, p.source, p.name_source, p.part_of) for p in an.procs],
-            data=None,
-        )
+        if index is None:
+            records = [
+                ProcRecord(p.address, p.end, p.kind, p.name, p.source, p.name_source, p.part_of) for p in self.an.procs
+            ]
+            index = msgspec.structs.replace(self._index, procs=records)
         job = RegistersJob(
             path=self.path,
             sha256=self.sha256(),
             model=msgspec.msgpack.encode(self.model),
-            index=msgspec.msgpack.encode(index),
+            index=msgspec.msgpack.encode(msgspec.structs.replace(index, data=None)),
             limits=self.limits,
             owners=theirs,
             sites=[sites[o] for o in theirs],
@@ -758,10 +757,10 @@ class Program:
         self.image.release()  # what discovery, jump tables and pointer slots read
         self.store.keep_index(index)
         self._install(index)
-        del index
         if self.assist is not None and self.model.arch == "x86_64" and self._registers is None:
             # The worker resolves its part of the register calls while this server answers what comes next.
-            self._registers_job = self._send_registers(self._register_sites(), self._strings_job)
+            self._registers_job = self._send_registers(self._register_sites(), self._strings_job, index)
+        del index
         if ctx is not None:
             ctx.progress(f"index: done, {len(self.an.procs)} procedures")
         assert self._index is not None
