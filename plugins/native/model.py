@@ -77,6 +77,8 @@ class WorkerRequest(msgspec.Struct, frozen=True, kw_only=True):
     prefer_arch: str | None = None
     max_symbols: int = 2_000_000
     max_sections: int = 65_536
+    # The server will send this target's work too (``assist``): the worker loads capstone once the parse is done.
+    warm: bool = False
 
 
 class WorkerReply(msgspec.Struct, frozen=True, kw_only=True):

@@ -520,6 +520,7 @@ class Program:
             proc=array("q", [r[0] for r in rows]).tobytes(),
         )
         self._registers = _Refs(table)
+        self._sites = None  # resolved: the sites by procedure are not kept for the session
         self.image.release()
         return self._registers
 

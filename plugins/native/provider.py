@@ -217,7 +217,11 @@ class NativeProvider(AnalysisProvider):
         from rea_plugins.native.model import Model, WorkerRequest
 
         timeout = PARSE_TIMEOUT_S + target.size / PARSE_BYTES_PER_S
-        request = msgspec.to_builtins(WorkerRequest(path=target.resolved_path, prefer_arch=host_arch()))
+        from rea_plugins.native.assist import ASSIST_BYTES, MAX_FILE_BYTES
+
+        # Only a target the worker will be sent work for has it load capstone (several MB it never needs otherwise).
+        warm = ASSIST_BYTES <= target.size <= MAX_FILE_BYTES
+        request = msgspec.to_builtins(WorkerRequest(path=target.resolved_path, prefer_arch=host_arch(), warm=warm))
         reply = self._started().request("parse", request, ctx, deadline_s=timeout, phase="parsing the binary")
         try:
             return reply.result(Model)

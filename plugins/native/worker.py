@@ -30,7 +30,8 @@ def parse(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
         raise
     except Exception:  # LIEF raises assorted types on malformed input; their text names no field
         raise ReaError("unsupported_target", "malformed binary: LIEF could not read its headers") from None
-    _warm_once()  # the server's next requests sweep and resolve: their modules load while it reads the model
+    if req.warm:  # the server's next requests sweep and resolve: their modules load while it reads the model
+        _warm_once()
     try:
         return msgspec.Raw(msgspec.msgpack.encode(model))
     except (TypeError, ValueError, OverflowError):
