@@ -10,9 +10,8 @@ computed jump with no table, is one ``indirect`` edge with no callee. ``calls`` 
 from __future__ import annotations
 
 import array
-import bisect
-import heapq
 import itertools
+import operator
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -98,10 +97,6 @@ def build(
                 resolved.add(t.src[i])
             i = t.kind.find(marker, i + 1)
 
-    # The rows that can make an edge: calls, indirect and computed markers, and jumps to a procedure start (most
-    # jumps stay inside their procedure), found at C speed, so the loop below reads a fraction of the rows.
-    candidates = [_candidates(t, by_addr) for t in tables]
-
     caller_col = array.array("i" if narrow else "q")
     callee_col = array.array(caller_col.typecode)
     limit = NARROW_END if narrow else 1 << 63
@@ -114,11 +109,11 @@ def build(
             continue
         groups: dict[tuple[int, int], set[int]] = {}
         owners = (p.address, *parts.get(p.address, ()))
-        for t, rows in zip(tables, candidates, strict=True):
+        for t in tables:
             src, dst, kinds = t.src, t.dst, t.kind
             for owner in owners:
                 lo, hi = t.out.get(owner, (0, 0))
-                for i in rows[bisect.bisect_left(rows, lo) : bisect.bisect_left(rows, hi)] if hi > lo else ():
+                for i in _candidates(t, lo, hi, by_addr) if hi > lo else ():
                     k = kinds[i]
                     s = src[i]
                     if k in (_CALL, _JUMP):
@@ -164,14 +159,12 @@ def build(
 _EDGE_ROWS = bytes(1 if k in (_CALL, _INDIRECT, _COMPUTED) else 0 for k in range(256))
 
 
-def _candidates(table: Columns, by_addr: dict[int, Proc]) -> array.array[int]:
-    """The rows of ``table`` that ``build`` reads, in order: calls, indirect and computed markers, and jumps to a
-    procedure start (every other row makes no edge). One compact column (a chromium has millions of such rows)."""
-    kinds = table.kind
-    marked = itertools.compress(range(len(kinds)), kinds.translate(_EDGE_ROWS))
-    into = itertools.compress(range(len(kinds)), map(by_addr.__contains__, table.dst))
-    # Both in row order, and disjoint (a jump is neither a call nor a marker): merged, they are the rows in order.
-    return array.array("q", heapq.merge(marked, (i for i in into if kinds[i] == _JUMP)))
+def _candidates(table: Columns, lo: int, hi: int, by_addr: dict[int, Proc]) -> Iterator[int]:
+    """The rows ``lo .. hi`` of ``table`` that can make an edge, found at C speed: calls, indirect and computed
+    markers, and rows into a procedure start (a jump inside its procedure, most jumps, makes none; the loop reading
+    these ignores the other kinds)."""
+    marked = table.kind[lo:hi].translate(_EDGE_ROWS)
+    return itertools.compress(range(lo, hi), map(operator.or_, marked, map(by_addr.__contains__, table.dst[lo:hi])))
 
 
 class Edges:

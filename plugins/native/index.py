@@ -958,8 +958,6 @@ class Analysis:
     def _attribute(self, facts: Facts, tick: Callable[[str], None]) -> RefColumns:
         """Each procedure's references from the facts inside its extent, by procedure then address."""
         refs = RefColumns(self.narrow)
-        special = _special(facts)
-        addrs, classes, targets = facts.addr, facts.cls, facts.target
         for n, p in enumerate(self.procs):
             if n % 1024 == 0:
                 tick("attributing references")
@@ -974,20 +972,7 @@ class Analysis:
                 if wider is not None:
                     refs.widen(before, wider)
                 try:
-                    lo, hi = span.start, span.stop
-                    while lo < hi:
-                        # Up to the next fact that is more than a direct branch: a row each, copied at C speed.
-                        nxt = special.find(1, lo, hi)
-                        upto = hi if nxt < 0 else nxt
-                        if upto > lo:
-                            rows = classes[lo:upto].translate(_BRANCH)
-                            refs.src.extend(itertools.compress(addrs[lo:upto], rows))
-                            refs.dst.extend(itertools.compress(targets[lo:upto], rows))
-                            refs.kind.extend(itertools.compress(classes[lo:upto].translate(_ROW_KIND), rows))
-                        if nxt < 0:
-                            break
-                        self.emit_refs(facts, range(nxt, nxt + 1), p.address, end, refs.src, refs.dst, refs.kind)
-                        lo = nxt + 1
+                    self.emit_refs(facts, span, p.address, end, refs.src, refs.dst, refs.kind)
                     refs.proc.extend(itertools.repeat(p.address, len(refs.kind) - before))
                     break
                 except OverflowError:
@@ -1106,24 +1091,6 @@ class RefColumns:
 def column(raw: bytes, rows: int) -> memoryview:
     """A reference table's column as integers: int32 or int64, by its length over the table's rows."""
     return memoryview(raw).cast("i" if rows and len(raw) == 4 * rows else "q")
-
-
-# By flow class: 1 for the branches ``emit_refs`` writes a row for, and that row's kind.
-_BRANCH = bytes(1 if c in (CALL, JUMP, COND) else 0 for c in range(256))
-_ROW_KIND = bytes(_CALL if c == CALL else _JUMP if c in (JUMP, COND) else 0 for c in range(256))
-
-
-def _special(facts: Facts) -> bytearray:
-    """1 for each fact ``emit_refs`` does more with than one row to its target: a branch with no direct target (an
-    indirect one, a table, a target beyond the columns) and any fact with extras."""
-    out = bytearray(len(facts))
-    classes = facts.cls
-    for i in itertools.compress(range(len(facts)), map((0).__gt__, facts.target)):
-        if classes[i] in (CALL, JUMP, COND):
-            out[i] = 1
-    for i in facts.extra:
-        out[i] = 1
-    return out
 
 
 def _is_cond(facts: Facts, src: int) -> bool:
