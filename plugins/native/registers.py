@@ -15,7 +15,7 @@ from rea.errors import ReaError
 
 MAX_FILE_BYTES = 32 << 20  # the worker reads the whole file (the server holds it whole below this size too)
 MIN_SHARED_OWNERS = 64  # fewer procedures with register sites are resolved alone: the round trip costs more
-REGISTERS_SHARE = 0.6  # the worker's part of the procedures (it starts while the server answers other calls)
+REGISTERS_SHARE = 0.5  # the worker's part of the procedures (it starts while the server answers other calls)
 
 
 class RegistersJob(msgspec.Struct, frozen=True, kw_only=True):
