@@ -1,5 +1,6 @@
 """The parse worker: LIEF runs in an owned process (``rea.process``), so hostile input cannot take the
-server down. One route, ``parse``: a ``WorkerRequest`` in, the ``Model`` as raw msgpack out.
+server down. Routes: ``parse`` (a ``WorkerRequest`` in, the ``Model`` as raw msgpack out), and the second core's
+``sweep``, ``strings`` and ``registers`` (``rea_plugins.native.assist``: a share of a file's whole-program work).
 """
 
 from __future__ import annotations
