@@ -94,14 +94,23 @@ def sweep_job(job: SweepJob, data: Any) -> SweptFacts:
     )
 
 
+def changed() -> ReaError:
+    return ReaError("artifact_changed", "the target's bytes are not the ones the server opened")
+
+
+def read_checked(path: str, sha256: str) -> bytes:
+    """The file's bytes as the worker reads them for a job, refused when they are not the server's (``sha256``)."""
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES or hashlib.sha256(data).hexdigest() != sha256:
+        raise changed()
+    return data
+
+
 def route(params: dict[str, Any], reporter: Any) -> msgspec.Raw:
     """The worker's ``sweep`` route: the job over the file as it is now, refused when its bytes changed."""
     job = msgspec.convert(params, SweepJob)
-    with open(job.path, "rb") as fh:
-        data = fh.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES or hashlib.sha256(data).hexdigest() != job.sha256:
-        raise ReaError("artifact_changed", "the target's bytes are not the ones the server opened")
-    return msgspec.Raw(msgspec.msgpack.encode(sweep_job(job, data)))
+    return msgspec.Raw(msgspec.msgpack.encode(sweep_job(job, read_checked(job.path, job.sha256))))
 
 
 def facts_of(swept: SweptFacts, narrow: bool) -> Facts:

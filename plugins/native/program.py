@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import msgspec
+from rea_plugins.native import assist as second_core
 from rea_plugins.native import graph, registers
 from rea_plugins.native.assist import Assist, Pending
 from rea_plugins.native.disasm import COND, JUMP, RET, FlowReader, Insn, decode, x86_jump_table
@@ -35,7 +36,6 @@ from rea_plugins.native.model import Model, Region
 from rea_plugins.native.registers import RegisterRows, RegistersJob
 from rea_plugins.native.regload import MAX_TARGETS, Found, Walker
 from rea_plugins.native.store import BlockCounts, Store, detached
-from rea_plugins.native.strings import MAX_FILE_BYTES as STRINGS_MAX_FILE_BYTES
 from rea_plugins.native.strings import StringColumns, StringItem, Strings, StringsJob, scan_strings, strings_of
 from rea_plugins.native.sweep import Records, decode_batch
 
@@ -587,7 +587,7 @@ class Program:
             return None
         if sum(map(len, sites.values())) > MAX_REGISTER_SITES:
             return None
-        if not isinstance(self._data, bytes) or len(self._data) > registers.MAX_FILE_BYTES:
+        if not isinstance(self._data, bytes) or len(self._data) > second_core.MAX_FILE_BYTES:
             return None
         theirs = owners[len(owners) - int(len(owners) * registers.REGISTERS_SHARE) :]
         if index is None:
@@ -811,7 +811,7 @@ class Program:
         holds the whole file)."""
         if self.assist is None or self._strings is not None or self._strings_job is not None:
             return
-        if not isinstance(self._data, bytes) or len(self._data) > STRINGS_MAX_FILE_BYTES:
+        if not isinstance(self._data, bytes) or len(self._data) > second_core.MAX_FILE_BYTES:
             return
         model = self.model
         job = StringsJob(

@@ -8,12 +8,10 @@ import os
 from typing import Any
 
 import msgspec
+from rea_plugins.native.assist import MAX_FILE_BYTES, changed
 from rea_plugins.native.index import Limits, ProgramIndex
 from rea_plugins.native.model import Model
 
-from rea.errors import ReaError
-
-MAX_FILE_BYTES = 32 << 20  # the worker reads the whole file (the server holds it whole below this size too)
 MIN_SHARED_OWNERS = 64  # fewer procedures with register sites are resolved alone: the round trip costs more
 REGISTERS_SHARE = 0.5  # the worker's part of the procedures (it starts while the server answers other calls)
 
@@ -43,11 +41,11 @@ def route(params: dict[str, Any], reporter: Any) -> msgspec.Raw:
 
     job = msgspec.convert(params, RegistersJob)
     if os.path.getsize(job.path) > MAX_FILE_BYTES:
-        raise ReaError("artifact_changed", "the target's bytes are not the ones the server opened")
+        raise changed()
     program = Program(msgspec.msgpack.decode(job.model, type=Model), job.path, job.limits)
     try:
         if program.sha256() != job.sha256:
-            raise ReaError("artifact_changed", "the target's bytes are not the ones the server opened")
+            raise changed()
         program.adopt(msgspec.msgpack.decode(job.index, type=ProgramIndex))
         rows = program.register_rows(job.owners, dict(zip(job.owners, job.sites, strict=True)), None)
         provenance = program.register_provenance

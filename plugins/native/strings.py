@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import hashlib
 import heapq
 import itertools
 import re
@@ -16,8 +15,6 @@ import msgspec
 from rea_plugins.native.image import Image
 from rea_plugins.native.index import Limits, overdue, too_big
 from rea_plugins.native.model import Region, regions_only
-
-from rea.errors import ReaError
 
 
 class StringItem(NamedTuple):
@@ -202,16 +199,12 @@ class StringColumns(msgspec.Struct, frozen=True, kw_only=True):
     sections: list[str]
 
 
-MAX_FILE_BYTES = 32 << 20  # the worker reads the whole file (the server holds it whole below this size too)
-
-
 def strings_route(params: dict[str, Any], reporter: Any) -> msgspec.Raw:
     """The worker's ``strings`` route: the scan of the file as it is now, refused when its bytes changed."""
+    from rea_plugins.native.assist import read_checked
+
     job = msgspec.convert(params, StringsJob)
-    with open(job.path, "rb") as fh:
-        data = fh.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES or hashlib.sha256(data).hexdigest() != job.sha256:
-        raise ReaError("artifact_changed", "the target's bytes are not the ones the server opened")
+    data = read_checked(job.path, job.sha256)
     model = regions_only(job.arch, job.bits, job.sections, job.segments)
     found = scan_strings(Image(model, data), job.limits, job.narrow)
     return msgspec.Raw(
