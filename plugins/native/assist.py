@@ -35,8 +35,8 @@ SHARE = 0.5  # the worker's part of the region: it reads and hashes the file fir
 MIN_LEAD_INSTRUCTIONS = 10  # sweep._WINDOW: a jump-table pattern's reach back
 
 
-class SweepJob(msgspec.Struct, frozen=True, kw_only=True):
-    """A code region's tail to sweep for flow facts: decode ``[start, end)``, keep the facts from ``keep_from``."""
+class FileJob(msgspec.Struct, frozen=True, kw_only=True):
+    """Work on the file at ``path`` (SHA-256 ``sha256``) over the server's regions, which the worker reads itself."""
 
     path: str
     sha256: str
@@ -45,6 +45,11 @@ class SweepJob(msgspec.Struct, frozen=True, kw_only=True):
     narrow: bool
     sections: list[Region]
     segments: list[Region]
+
+
+class SweepJob(FileJob, frozen=True, kw_only=True):
+    """A code region's tail to sweep for flow facts: decode ``[start, end)``, keep the facts from ``keep_from``."""
+
     start: int
     keep_from: int
     end: int

@@ -279,6 +279,16 @@ class Program:
     def _code_bytes(self, start: int, end: int) -> bytes:
         return self.image.code(start, end)
 
+    def _bounded(self, p: Proc, end: int) -> None:
+        """Refuse to decode a procedure larger than ``max_function_instructions`` could hold."""
+        if (end - p.address) // 16 > self.limits.max_function_instructions:
+            raise too_big(
+                "instructions in one procedure",
+                self.limits.max_function_instructions,
+                resource="instructions",
+                procedure=f"0x{p.address:x}",
+            )
+
     # -- procedure inventory ----------------------------------------------------------------
 
     def procedures(self, ctx: CallContext | None = None) -> list[Proc]:
@@ -341,13 +351,7 @@ class Program:
         end = self.end_of(p)
         if p.kind == "import" and self.code_region_at(p.address) is None:
             return []
-        if (end - p.address) // 16 > self.limits.max_function_instructions:
-            raise too_big(
-                "instructions in one procedure",
-                self.limits.max_function_instructions,
-                resource="instructions",
-                procedure=f"0x{p.address:x}",
-            )
+        self._bounded(p, end)
         out = list(decode(self.md, self._code_bytes(p.address, end), p.address))
         if not keep:
             return out
@@ -483,13 +487,7 @@ class Program:
         """``p``'s instructions as ``instructions`` decodes them, each made on first read (a whole-program pass over
         register sites reads a few of each procedure's); not cached."""
         end = self.end_of(p)
-        if (end - p.address) // 16 > self.limits.max_function_instructions:
-            raise too_big(
-                "instructions in one procedure",
-                self.limits.max_function_instructions,
-                resource="instructions",
-                procedure=f"0x{p.address:x}",
-            )
+        self._bounded(p, end)
         return Records(decode_batch(self.md, self.an.sweeper.raw, self._code_bytes(p.address, end), p.address))
 
     def _register_calls(self, ctx: CallContext | None) -> _Refs | None:

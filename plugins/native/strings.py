@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple, overload
 
 import msgspec
+from rea_plugins.native.assist import FileJob
 from rea_plugins.native.image import Image
 from rea_plugins.native.index import Limits, overdue, too_big
 from rea_plugins.native.model import Region, regions_only
@@ -175,16 +176,9 @@ def _utf16(view: memoryview, r: Region, lo: int) -> Iterator[_Row]:
 # -- in the parse worker (the second core) ------------------------------------------------------------
 
 
-class StringsJob(msgspec.Struct, frozen=True, kw_only=True):
-    """The string scan of the file at ``path`` (SHA-256 ``sha256``), for the server."""
+class StringsJob(FileJob, frozen=True, kw_only=True):
+    """The string scan of the file, for the server."""
 
-    path: str
-    sha256: str
-    arch: str
-    bits: int
-    narrow: bool
-    sections: list[Region]
-    segments: list[Region]
     limits: Limits
 
 
