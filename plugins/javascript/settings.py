@@ -6,9 +6,9 @@ from rea.config import integer_setting
 
 MAX_WORKERS = 8
 
-# Off by default: on the npm tree one worker takes the analysis from about 4.2 to 2.7 times the parse floor, but the
-# peaks of the server and the worker sum to 365 MiB (7.4 times the input) against the server's 249 alone
-# (benchmarks/javascript.py): the memory goal is missed by more.
+# Off by default: on the npm tree one worker takes the analysis from about 3.5 to 2.4 times the parse floor, but the
+# peaks of the server and the worker sum to 310 MiB (6.3 times the input) against 189 MiB serial
+# (benchmarks/javascript.py): the memory goal would be missed.
 WORKERS = integer_setting(
     "REA_JAVASCRIPT_PARSE_WORKERS",
     0,

@@ -99,6 +99,12 @@ def sweep_job(job: SweepJob, data: Any) -> SweptFacts:
     )
 
 
+def shareable(data: Any) -> bool:
+    """Whether the parse worker may take a share of work on a file the server holds as ``data``: whole in memory
+    (not mapped), at most ``MAX_FILE_BYTES``, the bytes the worker reads and checks itself."""
+    return isinstance(data, bytes) and len(data) <= MAX_FILE_BYTES
+
+
 def changed() -> ReaError:
     return ReaError("artifact_changed", "the target's bytes are not the ones the server opened")
 

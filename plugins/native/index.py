@@ -267,6 +267,10 @@ class Analysis:
             if not p.made_name:
                 named.setdefault(p.name, p)
 
+    def proc_records(self) -> list[ProcRecord]:
+        """The procedures as an index stores them."""
+        return [ProcRecord(p.address, p.end, p.kind, p.name, p.source, p.name_source, p.part_of) for p in self.procs]
+
     def adopt(self, index: ProgramIndex) -> None:
         """Take the procedures of an index built earlier (the same bytes, slice and limits)."""
         self.install([Proc(r.address, r.name, r.kind, r.end, r.source, r.name_source, r.part_of) for r in index.procs])
@@ -712,7 +716,7 @@ class Analysis:
         """The tail of code region ``r`` sent to the parse worker, when it is large enough to split."""
         if self.assist is None or self.assist_file is None or r.file_size < second_core.ASSIST_BYTES:
             return None
-        if not isinstance(self.image.data, bytes) or len(self.image.data) > second_core.MAX_FILE_BYTES:
+        if not second_core.shareable(self.image.data):
             return None
         end = r.start + r.file_size
         where = second_core.split(r.start, end, syncs)
@@ -766,9 +770,7 @@ class Analysis:
         self.name_parts()
         self.install(self.procs)  # names by address order, exactly as when this index is adopted
         return ProgramIndex(
-            procs=[
-                ProcRecord(p.address, p.end, p.kind, p.name, p.source, p.name_source, p.part_of) for p in self.procs
-            ],
+            procs=self.proc_records(),
             flow=refs.table(),
             data=self.data_refs(progress, check) if data else None,
             instructions=count,

@@ -24,7 +24,6 @@ from rea_plugins.native.index import (
     Analysis,
     Limits,
     Proc,
-    ProcRecord,
     ProgramIndex,
     Ref,
     RefTable,
@@ -462,7 +461,9 @@ class Program:
         if self.model.arch != "x86_64" or p.kind not in ("local", "thunk"):
             return None
         try:
-            records = None if keep or p.address in self._insns else self._records(p)
+            # The raw records where the binding exposes them; the instructions otherwise (and when they are kept).
+            raw = not keep and p.address not in self._insns and self.an.sweeper.raw is not None
+            records = self._records(p) if raw else None
             insns = self.instructions(p, keep) if records is None else records
         except ReaError:
             return None
@@ -585,14 +586,11 @@ class Program:
             return None
         if sum(map(len, sites.values())) > MAX_REGISTER_SITES:
             return None
-        if not isinstance(self._data, bytes) or len(self._data) > second_core.MAX_FILE_BYTES:
+        if not second_core.shareable(self._data):
             return None
         theirs = owners[len(owners) - int(len(owners) * registers.REGISTERS_SHARE) :]
         if index is None:
-            records = [
-                ProcRecord(p.address, p.end, p.kind, p.name, p.source, p.name_source, p.part_of) for p in self.an.procs
-            ]
-            index = msgspec.structs.replace(self._index, procs=records)
+            index = msgspec.structs.replace(self._index, procs=self.an.proc_records())
         job = RegistersJob(
             path=self.path,
             sha256=self.sha256(),
@@ -809,7 +807,7 @@ class Program:
         holds the whole file)."""
         if self.assist is None or self._strings is not None or self._strings_job is not None:
             return
-        if not isinstance(self._data, bytes) or len(self._data) > second_core.MAX_FILE_BYTES:
+        if not second_core.shareable(self._data):
             return
         model = self.model
         job = StringsJob(

@@ -34,6 +34,7 @@ from rea_plugins.native.disasm import (
     x86_flow,
     x86_jump_table,
 )
+from rea_plugins.native.dispatch import NUMBER
 
 ReadFn = Callable[[int, int], bytes | None]
 
@@ -218,7 +219,7 @@ _X86_IMM = re.compile(rb", 0x[0-9a-f]{4}")
 _SLOT = 80  # operand characters kept per record for that search; longer operand texts are AVX-512 noise
 # A direct branch's operand text: its target in hex, the whole text (up to the record's NUL, within 20 bytes).
 _X86_DIRECT = re.compile(rb"0x[0-9a-f]+(?=\0)")
-_NUMBER = re.compile(rb"(?:0x[0-9a-f]+|\d+)")  # dispatch.NUMBER: a direct branch's operand text
+_NUMBER = re.compile(NUMBER.encode())  # a direct branch's operand text
 
 
 # What an operand text may name, searched apart so each search starts from a literal (one alternation of the two
@@ -331,9 +332,12 @@ def decode_batch(md: Any, raw: tuple[Any, Any, int, int, int, int, int] | None, 
 
 class Records(Sequence[Insn]):
     """One decoded range's instructions, each made on first read: a pass that reads a few instructions of a
-    procedure (a register site's loads) does not build every one."""
+    procedure (a register site's loads) does not build every one. Over capstone's raw records (``Batch.blob``)."""
 
     def __init__(self, batch: Batch) -> None:
+        if batch.blob is None:
+            raise ValueError("records need capstone's raw records")
+        self.blob: bytes = batch.blob
         self.batch = batch
         self.addrs = batch.addrs
         self._made: list[Insn | None] = [None] * len(batch)
@@ -361,12 +365,7 @@ class Records(Sequence[Insn]):
     def branches(self) -> Iterator[tuple[int, int]]:
         """(index, target) of each instruction whose mnemonic starts with "j" and whose operand text is a number
         (a direct branch), by index, read off the records without making the instructions."""
-        batch, blob = self.batch, self.batch.blob
-        if blob is None:
-            for j, insn in enumerate(self):
-                if insn.mnemonic[:1] == "j" and _NUMBER.fullmatch(insn.op_str.encode()):
-                    yield j, int(insn.op_str, 0)
-            return
+        batch, blob = self.batch, self.blob
         firsts = blob[batch.mnem :: batch.record]
         j = firsts.find(b"j")
         while j >= 0:
@@ -378,9 +377,7 @@ class Records(Sequence[Insn]):
     def frame_private(self) -> bool:
         """No ``lea`` of an ``[rsp`` operand and no operand text ending ``, rsp`` (the frame's address stays
         private): the records' operand texts searched at once, each hit checked to lie in its live text."""
-        batch, blob = self.batch, self.batch.blob
-        if blob is None:
-            return not any((i.mnemonic == "lea" and "[rsp" in i.op_str) or i.op_str.endswith(", rsp") for i in self)
+        batch, blob = self.batch, self.blob
         record, mnem = batch.record, batch.mnem
         ops = mnem + 32
         for needle, lea in ((b", rsp\0", False), (b"[rsp", True)):

@@ -99,6 +99,19 @@ def _whole_program(session: Session) -> tuple[list[Any], list[Any], list[Any]]:
     return procs, edges, strings
 
 
+def _opened_whole_program(
+    monkeypatch: pytest.MonkeyPatch, path: str, cache: Path
+) -> tuple[list[Any], list[Any], list[Any]]:
+    """``_whole_program`` of ``path`` opened in a fresh session over a fresh analysis cache."""
+    monkeypatch.setenv("REA_CACHE_DIR", str(cache))
+    session = Session(registry_mod.load())
+    try:
+        result_of(session, "open_binary", {"path": path, "provider_id": "native"})
+        return _whole_program(session)
+    finally:
+        session.close()
+
+
 def test_the_worker_sweeps_a_tail_and_the_program_is_the_same(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from rea_plugins.native import assist, registers, store
     from rea_plugins.native.provider import NativeProvider
@@ -115,13 +128,7 @@ def test_the_worker_sweeps_a_tail_and_the_program_is_the_same(monkeypatch: pytes
     monkeypatch.setattr(assist.Pending, "result", result)
     monkeypatch.setattr(assist, "ASSIST_BYTES", 0)  # zstd's code is below the size worth a round trip
     monkeypatch.setattr(registers, "MIN_SHARED_OWNERS", 2)  # and its procedures with register sites fewer
-    monkeypatch.setenv("REA_CACHE_DIR", str(tmp_path / "with"))
-    session = Session(registry_mod.load())
-    try:
-        result_of(session, "open_binary", {"path": path, "provider_id": "native"})
-        helped = _whole_program(session)
-    finally:
-        session.close()
+    helped = _opened_whole_program(monkeypatch, path, tmp_path / "with")
     # The worker answered: the flow sweep's tail, then the strings (scanned while the server built the index), then
     # the register calls of the later half of the procedures with register sites.
     replies = {type(got).__name__: got for got in sent}
@@ -130,13 +137,7 @@ def test_the_worker_sweeps_a_tail_and_the_program_is_the_same(monkeypatch: pytes
 
     monkeypatch.setattr(NativeProvider, "_assist", lambda self, job, after=None: None)
     monkeypatch.setattr(store, "MEMO", store._Memo())  # nothing this process kept: the index is built again
-    monkeypatch.setenv("REA_CACHE_DIR", str(tmp_path / "alone"))
-    session = Session(registry_mod.load())
-    try:
-        result_of(session, "open_binary", {"path": path, "provider_id": "native"})
-        alone = _whole_program(session)
-    finally:
-        session.close()
+    alone = _opened_whole_program(monkeypatch, path, tmp_path / "alone")
     assert len(sent) == 3
     assert helped == alone and helped[0] and helped[1] and helped[2]
 
