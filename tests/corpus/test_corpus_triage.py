@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -310,8 +311,12 @@ def test_an_interrupted_run_resumes_from_the_index(tmp_path: Path) -> None:
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            if index.exists() and rows(index, "SELECT COUNT(*) FROM binaries")[0][0] >= 3:
-                break
+            if index.exists():
+                try:
+                    if rows(index, "SELECT COUNT(*) FROM binaries")[0][0] >= 3:
+                        break
+                except sqlite3.OperationalError:  # the file is there before its tables are (or while it is locked)
+                    pass
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=60)
