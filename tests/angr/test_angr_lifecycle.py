@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
 from tests.angr.angr_support import op, open_angr, owned_alive, worker_pid
+from tests.waiting import wait_for
 
 
 def _cancel_on(phase: str) -> CallContext:
@@ -242,8 +242,4 @@ def test_worker_exits_when_the_server_dies(angr_programs: dict[str, Path]) -> No
     ).stdout
     pid = int(out.split()[-1])
     # The worker watches its parent once a second; this bound only guards against a hang.
-    for _ in range(600):
-        if _exited(pid):
-            break
-        time.sleep(0.05)
-    assert _exited(pid), f"orphaned angr worker {pid} is still running"
+    wait_for(lambda: _exited(pid), f"the orphaned angr worker {pid} exited")

@@ -17,6 +17,7 @@ from rea.errors import ReaError
 from rea.process import procfs
 from tests import toolchains
 from tests.cdp.site import Site
+from tests.waiting import wait_for
 
 MARK = b"/rea-chromium-"
 
@@ -44,10 +45,7 @@ def no_browser_left() -> Iterator[None]:
     """After the browser tests, no Chromium process they started remains (checked in /proc)."""
     before = browser_processes()
     yield
-    deadline = time.monotonic() + 10
-    while (left := browser_processes() - before) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not left, f"browser processes started by the tests remain: {sorted(left)}"
+    wait_for(lambda: not browser_processes() - before, "no browser process started by the tests remains", timeout_s=30)
 
 
 @pytest.fixture(scope="module")

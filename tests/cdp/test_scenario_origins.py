@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.server
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +16,7 @@ from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
 from tests import toolchains
+from tests.waiting import wait_for
 
 PAGE = """<!doctype html><html><head><title>origins</title></head><body>
 <script>
@@ -102,10 +102,16 @@ def test_workers_cannot_reach_another_origin_and_a_websocket_is_reported(
     finally:
         session.close()
     assert [s["status"] for s in capture["steps"]] == ["completed", "completed"]
-    time.sleep(0.3)  # anything still in flight would have arrived by now
-    assert "/shared" in site.hits or "/shared.js" in site.hits  # the shared worker did run
-    assert "/sw.js" in site.hits  # and the service worker was installed
-    assert "/own-ws" in site.hits  # a WebSocket to the page's own origin is not held
+    # A request still in flight when the browser closed reaches the listener's thread just after.
+    wait_for(
+        lambda: (
+            ("/shared" in site.hits or "/shared.js" in site.hits)  # the shared worker did run
+            and "/sw.js" in site.hits  # and the service worker was installed
+            and "/own-ws" in site.hits
+        ),  # a WebSocket to the page's own origin is not held
+        "the workers' and the WebSocket's requests reached the page's own origin",
+        timeout_s=10,
+    )
     assert other.hits == [], other.hits
     events = capture["events"]["items"]
     blocked = {e["url"]["url"] for e in events if e["kind"] == "request-blocked" and e["url"]}

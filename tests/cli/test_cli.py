@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 
 from rea.errors import CODES
 from tests.mcp.harness import connect, server_env
+from tests.waiting import wait_for
 
 PROBE = {"REA_PLUGIN_MODULES": "tests.mcp.probe_plugin"}
 
@@ -97,16 +99,23 @@ def test_mcp_error_shape_matches_cli() -> None:
     assert mcp_err == cli_err
 
 
-def test_sigint_cancels_and_exits_128_plus_n() -> None:
+def _marked_or_exited(proc: subprocess.Popen[str], marker: Path) -> Callable[[], bool]:
+    """A wait_for probe: the program wrote ``marker`` (it reached the point a test signals it at) or it ended."""
+    return lambda: marker.exists() or proc.poll() is not None
+
+
+def test_sigint_cancels_and_exits_128_plus_n(tmp_path: Path) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
+        started = tmp_path / f"started-{signum}"
         proc = subprocess.Popen(
             [sys.executable, "-m", "rea", "probe-wait", "--steps", "3000", "--step-ms", "10"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=server_env(**PROBE),
+            env=server_env(**PROBE, REA_TEST_PROBE_STARTED=str(started)),
         )
-        time.sleep(1.5)
+        # Signalled once the call runs (a loaded machine can take seconds to start the interpreter and rea).
+        wait_for(_marked_or_exited(proc, started), "the probe call started", timeout_s=120)
         proc.send_signal(signum)
         proc.send_signal(signum)  # repeated delivery, as package runners do
         out, err = proc.communicate(timeout=30)
@@ -127,10 +136,8 @@ def test_signals_during_provider_cleanup_do_not_cut_it_short(hello_elf: Path, tm
         text=True,
         env=env,
     )
-    deadline = time.monotonic() + 60
-    while not (tmp_path / "closing").exists():
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.02)
+    wait_for(_marked_or_exited(proc, tmp_path / "closing"), "provider cleanup began", timeout_s=120)
+    assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGTERM)
     time.sleep(0.1)
     proc.send_signal(signal.SIGTERM)

@@ -9,7 +9,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import pytest
 from corpussupport import rows
 
 from rea.context import CallContext
+from tests.waiting import poll_until
 
 
 def _free_port() -> int:
@@ -89,19 +89,22 @@ def test_a_cluster_triages_and_a_killed_worker_loses_no_item(
     done = threading.Event()
     workers = cluster["procs"][1:]
 
+    def first_row() -> bool:
+        # The index file exists before its tables do: "no such table" is "not yet" (waiting.NOT_YET).
+        return index.exists() and bool(rows(index, "SELECT 1 FROM binaries LIMIT 1"))
+
+    def kill_worker() -> int | None:
+        # The worker process under the first nanny: the nanny restarts it, its task goes to another worker.
+        for child in psutil.Process(workers[0].pid).children():
+            line = " ".join(child.cmdline())
+            if "multiprocessing" in line and "resource_tracker" not in line:
+                child.kill()
+                return child.pid
+        return None
+
     def killer() -> None:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not killed and not done.is_set():
-            time.sleep(0.05)
-            if not index.exists() or not rows(index, "SELECT 1 FROM binaries LIMIT 1"):
-                continue
-            # The worker process under the first nanny: the nanny restarts it, its task goes to another worker.
-            for child in psutil.Process(workers[0].pid).children():
-                if "multiprocessing" in " ".join(child.cmdline()) and "resource_tracker" not in " ".join(
-                    child.cmdline()
-                ):
-                    child.kill()
-                    killed.append(child.pid)
+        if poll_until(first_row, stop=done.is_set) and (pid := poll_until(kill_worker, stop=done.is_set)):
+            killed.append(pid)
 
     thread = threading.Thread(target=killer)
     thread.start()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from corpussupport import nm_imports, readelf_needed, rows
 from rea import evidence as ev_mod
 from rea.errors import ReaError
 from rea.fingerprint import normalize_instruction, procedure_hash
+from tests.waiting import poll_until, wait_for
 
 
 def _query(run_tool: Any, index: Path, query: str, **extra: Any) -> dict[str, Any]:
@@ -225,7 +225,6 @@ def test_cli_corpus_triage_and_query(corpus_build: dict[str, Any], tmp_path: Pat
 
 def test_a_worker_killed_mid_run_loses_no_item(tmp_path: Path, run_tool: Any) -> None:
     import threading
-    import time
 
     import psutil
 
@@ -236,25 +235,33 @@ def test_a_worker_killed_mid_run_loses_no_item(tmp_path: Path, run_tool: Any) ->
     index = tmp_path / "kill.db"
     killed: list[int] = []
 
-    def killer() -> None:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not killed:
-            time.sleep(0.05)
-            if not index.exists() or not rows(index, "SELECT 1 FROM binaries LIMIT 1"):
+    done = threading.Event()
+
+    def first_row() -> bool:
+        # The index file exists before its tables do: "no such table" is "not yet" (waiting.NOT_YET).
+        return index.exists() and bool(rows(index, "SELECT 1 FROM binaries LIMIT 1"))
+
+    def kill_worker() -> int | None:
+        for child in psutil.Process().children():
+            try:
+                if "spawn_main" in " ".join(child.cmdline()):
+                    child.kill()
+                    return child.pid
+            except psutil.Error:  # ended meanwhile: look at the next one
                 continue
-            for child in psutil.Process().children():
-                try:
-                    if "spawn_main" in " ".join(child.cmdline()):
-                        child.kill()
-                        killed.append(child.pid)
-                        return
-                except psutil.Error:  # ended meanwhile: look again
-                    continue
+        return None
+
+    def killer() -> None:
+        if poll_until(first_row, stop=done.is_set) and (pid := poll_until(kill_worker, stop=done.is_set)):
+            killed.append(pid)
 
     thread = threading.Thread(target=killer)
     thread.start()
-    ev = run_tool("triage_corpus", {"paths": [str(corpus)], "index": str(index), "workers": 2}, CallContext())
-    thread.join()
+    try:
+        ev = run_tool("triage_corpus", {"paths": [str(corpus)], "index": str(index), "workers": 2}, CallContext())
+    finally:
+        done.set()
+        thread.join()
     assert killed
     counts = ev["normalized_result"]["counts"]
     assert counts["retried"] >= 1
@@ -300,7 +307,6 @@ def test_a_worker_that_keeps_dying_is_recorded_failed(tmp_path: Path, run_tool: 
 
 def test_an_interrupted_run_resumes_from_the_index(tmp_path: Path) -> None:
     import signal
-    import time
 
     source = Path(os.path.realpath("/usr/bin/gzip" if os.path.exists("/usr/bin/gzip") else sys.executable))
     corpus = corpussupport.variants(source, tmp_path / "resume", 30)
@@ -309,15 +315,12 @@ def test_an_interrupted_run_resumes_from_the_index(tmp_path: Path) -> None:
             "--workers", "2"]  # fmt: skip
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if index.exists():
-                try:
-                    if rows(index, "SELECT COUNT(*) FROM binaries")[0][0] >= 3:
-                        break
-                except sqlite3.OperationalError:  # the file is there before its tables are (or while it is locked)
-                    pass
-            time.sleep(0.05)
+        # The file is there before its tables are, and locked while written: both are "not yet".
+        wait_for(
+            lambda: rows(index, "SELECT COUNT(*) FROM binaries")[0][0] >= 3,
+            "three items recorded in the index",
+            timeout_s=120,
+        )
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=60)
     finally:

@@ -10,7 +10,7 @@ import pytest
 
 from rea import registry as registry_mod
 from rea.catalog import discovery, session_tools
-from rea.context import CallContext
+from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
 from rea.session import Session
 from tests.kernel.fakes import DeclaredProvider, ProviderPlugin
@@ -28,17 +28,26 @@ def test_close_cancels_and_drains_running_operations(hello_elf: Path, clean_env:
     session = Session(reg)
     session.open(str(hello_elf), None, CallContext())
     outcome: dict[str, object] = {}
+    started = threading.Event()
+
+    class Watched(CancelSignal):
+        """Tells the test the operation is running: its first cancellation check reads this."""
+
+        @property
+        def cancelled(self) -> bool:
+            started.set()
+            return super().cancelled
 
     def run() -> None:
         try:
-            session.execute("slow_scan", {"steps": 3000}, CallContext())
+            session.execute("slow_scan", {"steps": 3000}, CallContext(Watched()))
             outcome["result"] = "finished"
         except ReaError as err:
             outcome["result"] = err.code
 
     worker = threading.Thread(target=run)
     worker.start()
-    time.sleep(0.3)
+    assert started.wait(60), "the operation never started"
     start = time.monotonic()
     assert session.close() == []
     worker.join(5)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -23,6 +25,8 @@ class Count(msgspec.Struct):
 
 def _wait(call: ToolCall) -> Evidence:
     steps, step_ms = call.args["steps"], call.args.get("step_ms", 10)
+    if marker := os.environ.get("REA_TEST_PROBE_STARTED"):  # a test signalling the call waits for this file
+        Path(marker).touch()
     for i in range(steps):
         call.ctx.check("waiting")
         call.ctx.progress(f"probe: step {i + 1} of {steps}")

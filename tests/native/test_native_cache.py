@@ -18,6 +18,7 @@ import pytest
 from rea import registry as registry_mod
 from rea.session import Session
 from rea.testing import result_of
+from tests.waiting import wait_for
 
 QUESTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("list_procedures", {"limit": 1000}),
@@ -124,7 +125,6 @@ def _loaded(pid: int, library: str) -> bool:
 def test_prewarm_starts_the_parse_worker_which_loads_lief_before_its_first_request(
     native_fixtures: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import time
 
     from rea_plugins.native import store
 
@@ -134,10 +134,11 @@ def test_prewarm_starts_the_parse_worker_which_loads_lief_before_its_first_reque
     provider: Any = registry.providers["native"]
     provider.prewarm()  # returns at once; the worker starts in the background
     try:
-        deadline = time.monotonic() + 120
-        while not (provider._worker is not None and provider._worker.pid and _loaded(provider._worker.pid, "lief")):
-            assert time.monotonic() < deadline, "the prewarmed worker never loaded LIEF"
-            time.sleep(0.05)
+        wait_for(
+            lambda: provider._worker is not None and provider._worker.pid and _loaded(provider._worker.pid, "lief"),
+            "the prewarmed worker loaded LIEF",
+            timeout_s=120,
+        )
         pid = provider._worker.pid
         session = Session(registry)
         try:

@@ -18,6 +18,7 @@ from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
 from rea.process import OwnedProcess, ProcessSpec, SandboxPolicy, WorkerChannel, procfs, sandbox
 from tests import toolchains
+from tests.waiting import gone, wait_for
 
 FAKE = str(Path(__file__).with_name("fake_worker.py"))
 
@@ -75,7 +76,7 @@ def test_a_worker_that_died_idle_is_reported_once_then_replaced() -> None:
     ch = channel()
     pid = ch.request("echo", {}, CallContext(), deadline_s=30).result()["pid"]
     os.kill(pid, signal.SIGKILL)
-    time.sleep(0.2)
+    wait_for(lambda: gone(pid), f"the killed worker {pid} exited")
     with pytest.raises(ReaError) as info:
         ch.request("echo", {}, CallContext(), deadline_s=30)
     assert info.value.code == "provider_unavailable" and info.value.details["signal"] == "SIGKILL"
@@ -101,8 +102,9 @@ def test_a_stopped_worker_hits_the_deadline_and_is_cleaned_up() -> None:
 def test_a_grandchild_that_left_the_session_is_reported_not_signalled() -> None:
     ch = channel()
     grandchild = ch.request("escape", {}, CallContext(), deadline_s=30).result()["grandchild"]
-    time.sleep(0.2)
     try:
+        # The worker answers before its grandchild has left the session: wait until it has.
+        wait_for(lambda: os.getsid(grandchild) == grandchild, f"the grandchild {grandchild} left the session")
         outcome = ch.close()
         assert "descendant-process" in outcome.remaining
         assert str(grandchild) in outcome.reason
@@ -115,8 +117,8 @@ def test_session_members_outside_the_group_and_deaf_to_sigterm_are_killed() -> N
     ch = channel()
     child = ch.request("child", {}, CallContext(), deadline_s=30).result()["child"]
     assert ch.close().remaining == ()
-    time.sleep(0.1)
-    assert not alive(child)
+    # Killed by close; its new parent reaps it when it is scheduled, which a loaded machine may delay.
+    wait_for(lambda: not alive(child), f"the session member {child} was killed", timeout_s=30)
 
 
 def test_a_recycled_pid_is_never_signalled(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -175,10 +177,7 @@ def test_engine_exceptions_never_reach_the_caller_as_text() -> None:
     assert info.value.code == "execution_failure"
     assert "ValueError" not in info.value.message and "internal detail" not in info.value.message
     # Kept for diagnosis, not sent: a thread drains the worker's stderr, so the traceback may land just after.
-    deadline = time.monotonic() + 10
-    while "ValueError" not in ch.stderr_tail() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert "ValueError" in ch.stderr_tail()
+    wait_for(lambda: "ValueError" in ch.stderr_tail(), "the traceback kept in the worker's stderr tail")
     with pytest.raises(ReaError) as info:
         ch.request("fail", {"typed": True}, CallContext(), deadline_s=30)
     assert info.value.code == "unsupported_target" and info.value.details == {"why": "fake"}

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from rea.session import Session
 from tests.radare2.conftest import require_radare2
 from tests.radare2.r2_support import cancel_on, op, open_r2, owned_alive, worker_pid
 from tests.realcode import builds
+from tests.waiting import wait_for
 
 
 @pytest.fixture
@@ -231,8 +231,4 @@ def test_worker_exits_when_the_server_dies(elf: str) -> None:
     ).stdout
     pid = int(out.split()[-1])
     # The worker watches its parent once a second; this bound only guards against a hang.
-    for _ in range(600):
-        if _exited(pid):
-            break
-        time.sleep(0.05)
-    assert _exited(pid), f"orphaned radare2 worker {pid} is still running"
+    wait_for(lambda: _exited(pid), f"the orphaned radare2 worker {pid} exited")
