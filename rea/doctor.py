@@ -21,6 +21,7 @@ import msgspec
 import rea
 from rea.config import annotations_dir
 from rea.errors import ReaError
+from rea.providers import Feature
 from rea.registry import Registry
 from rea.selection import ENV_VAR, candidates, parse_provider_choice
 
@@ -77,6 +78,7 @@ class ProviderReadiness(msgspec.Struct, frozen=True, kw_only=True):
     code: str | None
     reason: str
     remediation: str | None
+    features: tuple[Feature, ...] = ()
 
 
 class LoadedPlugin(msgspec.Struct, frozen=True, kw_only=True):
@@ -385,6 +387,7 @@ def _providers(registry: Registry) -> list[ProviderReadiness]:
                 code=avail.code,
                 reason=avail.reason,
                 remediation=avail.remediation,
+                features=avail.features,
             )
         )
     return out
@@ -419,6 +422,18 @@ def _provider_checks(ready: dict[str, ProviderReadiness]) -> list[Check]:
                     required=p.required,
                     summary=f"{pid} unavailable ({p.code}): {p.reason}",
                     remediation=p.remediation,
+                )
+            )
+        # An optional part missing on its own is a warning, never a failure: the provider still answers the rest.
+        for f in p.features if p.status == "available" else ():
+            ok = f.status == "available"
+            checks.append(
+                Check(
+                    id=f"provider:{pid}:{f.name}",
+                    status="pass" if ok else "warn",
+                    required=False,
+                    summary=f"{pid} {f.name} {'available' if ok else 'unavailable'}: {f.reason}",
+                    remediation=None if ok else f.remediation,
                 )
             )
     return checks

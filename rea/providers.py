@@ -46,15 +46,26 @@ class ProviderDescriptor(msgspec.Struct, frozen=True, kw_only=True):
     description: str = ""
 
 
-class Availability(msgspec.Struct, frozen=True, kw_only=True):
+class Feature(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """An optional part of an available provider that can be missing on its own (the native provider's decompiler
+    on an interpreter that cannot load it): `rea doctor` and `rea providers` report each one."""
+
+    name: str
+    status: Literal["available", "unavailable"]
+    reason: str = ""
+    remediation: str | None = None
+
+
+class Availability(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     status: Literal["available", "unavailable"]
     code: str | None = None
     reason: str = ""
     remediation: str | None = None
+    features: tuple[Feature, ...] = ()
 
     @classmethod
-    def ok(cls, reason: str = "ready") -> Availability:
-        return cls(status="available", reason=reason)
+    def ok(cls, reason: str = "ready", features: tuple[Feature, ...] = ()) -> Availability:
+        return cls(status="available", reason=reason, features=features)
 
     @classmethod
     def missing(cls, code: str, reason: str, remediation: str) -> Availability:
