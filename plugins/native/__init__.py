@@ -23,6 +23,9 @@ def rea_register_analysis_providers(register: Callable[[Any], None]) -> None:
 
 @hookimpl
 def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
+    from rea_plugins.native.decompile import DECOMPILE_MEMORY_LIMIT, DECOMPILE_TIMEOUT
     from rea_plugins.native.provider import MEMORY_LIMIT
 
     register(MEMORY_LIMIT)
+    register(DECOMPILE_MEMORY_LIMIT)
+    register(DECOMPILE_TIMEOUT)

@@ -20,6 +20,7 @@ from rea.providers import (
     AnalysisProvider,
     Availability,
     CloseOutcome,
+    Feature,
     OperationResult,
     ProviderDescriptor,
 )
@@ -27,6 +28,7 @@ from rea.target import Target, read_error
 
 if TYPE_CHECKING:
     from rea_plugins.native.assist import Pending, SweepJob, SweptFacts
+    from rea_plugins.native.decompile import Pool
     from rea_plugins.native.registers import RegisterRows, RegistersJob
     from rea_plugins.native.strings import StringColumns, StringsJob
 
@@ -38,6 +40,9 @@ OPERATIONS: tuple[str, ...] = (
     "resolve_native_call_targets",
     "program_call_graph",
     "procedure_fingerprints",
+    # Ghidra's decompiler (flatline) in the decompile workers; where it cannot run here, the operation answers
+    # provider_unavailable with the install command (the availability's "decompiler" feature says so up front).
+    "procedure_pseudo_code",
 )
 MAX_FILE_BYTES = 2 << 30
 RESOURCE = "native-parse-worker"
@@ -78,7 +83,9 @@ def _warm() -> None:
 class NativeClient(AnalysisClient):
     """One open target: the parsed model plus a lazily built Program."""
 
-    def __init__(self, target: Target, program: Any, worker: WorkerChannel | None = None) -> None:
+    def __init__(
+        self, target: Target, program: Any, worker: WorkerChannel | None = None, pool: Pool | None = None
+    ) -> None:
         from rea_plugins.native.operations import Operations
 
         self.target = target
@@ -88,10 +95,36 @@ class NativeClient(AnalysisClient):
         self._worker = worker
         # The parse worker is the provider's: this client reports what happened to it from its open on.
         self._lineage_from = len(worker.lineage()) - 1 if worker is not None and worker.pid else 0
+        self._pool = pool
+        self._decompiler: Any = None
+        self._pool_from = len(pool.lineage()) if pool is not None else 0
+
+    def decompiler(self) -> Any:
+        """This target's decompilation (``rea_plugins.native.decompile.Target_``), made on first use."""
+        from rea_plugins.native.decompile import Pool, Target_
+
+        with self._lock:
+            if self._decompiler is None:
+                self._decompiler = Target_(self.program, self.target, self._pool or Pool(), self._lock)
+            return self._decompiler
 
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         from rea_plugins.native.operations import dispatch
 
+        if operation == "procedure_pseudo_code":
+            from rea_plugins.native.pseudo import pseudo_code
+
+            # Not under the lock for its whole length: the decompile waits on a worker, and other calls on this
+            # target go on meanwhile (pseudo_code takes the lock for what it reads of the Program).
+            try:
+                return pseudo_code(self, params, ctx)
+            except (ValueError, IndexError, KeyError, OverflowError):
+                raise ReaError(
+                    "unsupported_target",
+                    f"malformed binary: native {operation} met a value no valid {self.target.format} binary holds",
+                    remediation="Check the target (it may be truncated or corrupted), or try another provider.",
+                    details={"operation": operation, "format": self.target.format},
+                ) from None
         with self._lock:  # the Program's caches are not thread-safe
             try:
                 self.program.check_unchanged()
@@ -115,9 +148,10 @@ class NativeClient(AnalysisClient):
         return CloseOutcome()
 
     def lineage(self) -> list[dict[str, Any]]:
-        if self._worker is None:
-            return []
-        return [o for o in self._worker.lineage()[self._lineage_from :] if o.get("event") != "closed"]
+        out = [] if self._worker is None else self._worker.lineage()[self._lineage_from :]
+        if self._pool is not None and self._decompiler is not None:
+            out = out + self._pool.lineage()[self._pool_from :]
+        return [o for o in out if o.get("event") != "closed"]
 
 
 class NativeProvider(AnalysisProvider):
@@ -129,9 +163,27 @@ class NativeProvider(AnalysisProvider):
         self._worker: WorkerChannel | None = None
         self._lock = threading.Lock()
         self._warmed = threading.Event()
+        self._pool: Pool | None = None
 
     def availability(self) -> Availability:
-        return Availability.ok("embedded LIEF and capstone")
+        from rea_plugins.native.decompile import engine, unavailable
+
+        e = engine()
+        if e.available:
+            feature = Feature(name="decompiler", status="available", reason=f"flatline {e.flatline}")
+        else:
+            err = unavailable()
+            feature = Feature(name="decompiler", status="unavailable", reason=e.reason, remediation=err.remediation)
+        return Availability.ok("embedded LIEF and capstone", features=(feature,))
+
+    def pool(self) -> Pool:
+        """The decompile workers, shared by this provider's clients (started on the first decompile)."""
+        from rea_plugins.native.decompile import Pool
+
+        with self._lock:
+            if self._pool is None:
+                self._pool = Pool()
+            return self._pool
 
     def limits(self) -> Any:
         from rea_plugins.native.program import Limits
@@ -139,6 +191,7 @@ class NativeProvider(AnalysisProvider):
         return Limits()
 
     def analysis_profile(self, target: Target) -> dict[str, Any]:
+        from rea_plugins.native.decompile import engine
         from rea_plugins.native.extract import host_arch
 
         limits = self.limits()
@@ -172,6 +225,9 @@ class NativeProvider(AnalysisProvider):
             },
             "universal_slice_preference": host_arch() or "first",
             "jump_tables": "x86 gcc/clang patterns",
+            "decompiler": {"engine": "flatline", "flatline": e.flatline, "ghidra_sleigh": e.ghidra_sleigh}
+            if (e := engine()).available
+            else None,
         }
 
     def worker(self) -> WorkerChannel:
@@ -297,4 +353,4 @@ class NativeProvider(AnalysisProvider):
             ) from None
         if parsed:
             store.keep_model(model)
-        return NativeClient(target, program, self._worker if parsed else None)
+        return NativeClient(target, program, self._worker if parsed else None, self.pool())

@@ -1,0 +1,218 @@
+"""The decompile worker: Ghidra's decompiler (flatline) in an owned process of its own (``rea.process``).
+
+It is not a route of the parse worker: a decompiler crash, a runaway function or an exhausted address space then
+costs one decompile call and a fresh decompile worker, never the parse worker the server's index work shares; and
+``batch_decompile`` runs two of these side by side. Routes: ``load`` (a ``LoadJob``: the flat load image of one
+file, kept until the next load) and ``decompile`` (a ``DecompileJob`` against that image). flatline is imported
+here only; the server never loads it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any, Literal
+
+import msgspec
+
+from rea.errors import ReaError
+from rea.process.worker import Reporter, serve
+
+MAX_FRAME_BYTES = 64 << 20
+# A flat image wider than this (sparse segments far apart) is refused rather than allocated.
+MAX_IMAGE_BYTES = 1 << 30
+INSTALL = (
+    "Run `bash scripts/install` from the rea checkout (it selects Python 3.13), or `pip install -e .` from the "
+    "checkout under Python >= 3.13: the decompiler (flatline, ghidra-sleigh) installs only there."
+)
+
+
+class Piece(msgspec.Struct, frozen=True, array_like=True):
+    """File bytes ``[file_offset, file_offset + size)`` at virtual address ``address``."""
+
+    address: int
+    file_offset: int
+    size: int
+
+
+class LoadJob(msgspec.Struct, frozen=True, kw_only=True):
+    """One file's load image: its file-backed pieces, and pointer slots to write (relocations applied)."""
+
+    key: str
+    path: str
+    pieces: list[Piece]
+    pointer_size: int
+    big_endian: bool = False
+    slots: list[tuple[int, int]] = []
+
+
+class DecompileJob(msgspec.Struct, frozen=True, kw_only=True):
+    key: str
+    address: int
+    language: str
+    compiler: str
+    size_hint: int | None = None
+    max_instructions: int = 100_000
+
+
+class Decompiled(msgspec.Struct, frozen=True, kw_only=True):
+    """What the server rewrites and keeps: the engine's text and the records it names things by."""
+
+    text: str | None
+    error: str | None = None  # flatline's error category
+    reason: str | None = None  # why, in the engine's words (never an exception's text from Python)
+    warnings: list[str] = []
+    complete: bool = True
+    # (instruction address, callee address or None)
+    calls: list[tuple[int, int | None]] = []
+    # (name, C type as the engine names it, storage space, offset) for parameters, then locals
+    parameters: list[tuple[str, str, str, int]] = []
+    locals: list[tuple[str, str, str, int]] = []
+
+
+class _State:
+    def __init__(self) -> None:
+        self.key = ""
+        self.image = b""
+        self.base = 0
+        self.session: Any = None
+
+
+_STATE = _State()
+_LOCK = threading.Lock()
+
+
+def load(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
+    job = msgspec.convert(params, LoadJob)
+    if _STATE.key == job.key:
+        return {"loaded": job.key, "bytes": len(_STATE.image)}
+    pieces = [p for p in job.pieces if p.size > 0]
+    if not pieces:
+        raise ReaError("unsupported_target", "the binary has no file-backed segment to decompile")
+    low = min(p.address for p in pieces)
+    high = max(p.address + p.size for p in pieces)
+    if high - low > MAX_IMAGE_BYTES:
+        raise ReaError(
+            "resource_constraint",
+            f"the load image spans {high - low} bytes, over the decompiler's {MAX_IMAGE_BYTES}",
+            details={"resource": "memory", "limit": MAX_IMAGE_BYTES},
+        )
+    reporter.progress("building the load image")
+    image = bytearray(high - low)
+    try:
+        with open(job.path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            for p in sorted(pieces, key=lambda p: p.address):
+                n = max(0, min(p.size, size - p.file_offset))
+                f.seek(p.file_offset)
+                image[p.address - low : p.address - low + n] = f.read(n)
+    except OSError:
+        raise ReaError("target_unavailable", "the decompile worker could not read the target") from None
+    order: Literal["little", "big"] = "big" if job.big_endian else "little"
+    mask = (1 << (8 * job.pointer_size)) - 1
+    for slot, value in job.slots:
+        at = slot - low
+        if 0 <= at <= len(image) - job.pointer_size:
+            image[at : at + job.pointer_size] = (value & mask).to_bytes(job.pointer_size, order)
+    _STATE.key, _STATE.image, _STATE.base = job.key, bytes(image), low
+    return {"loaded": job.key, "bytes": len(image)}
+
+
+def _session() -> Any:
+    if _STATE.session is None:
+        try:
+            from flatline import DecompilerSession  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+            _STATE.session = DecompilerSession()
+        except (ImportError, OSError):
+            raise ReaError(
+                "provider_unavailable",
+                "the decompiler (flatline) failed to load in the decompile worker",
+                remediation=INSTALL,
+                details={"provider_id": "native", "component": "decompiler"},
+            ) from None
+    return _STATE.session
+
+
+def _c_type(t: Any) -> str:
+    return str(t.name)
+
+
+def decompile(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
+    with _LOCK:
+        _session()  # a flatline that cannot load is provider_unavailable, before anything is imported from it
+    from flatline import (  # type: ignore[import-not-found,import-untyped,unused-ignore]
+        AnalysisBudget,
+        DecompileRequest,
+        FlatlineError,
+    )
+
+    job = msgspec.convert(params, DecompileJob)
+    if _STATE.key != job.key:
+        # This worker was restarted since the server loaded the image: it loads it again and retries.
+        raise ReaError("target_unavailable", "the load image is not loaded", details={"reason": "not_loaded"})
+    image, base = _STATE.image, _STATE.base
+    if not base <= job.address < base + len(image):
+        raise ReaError(
+            "invalid_request", f"{job.address:#x} is outside the load image", details={"address": hex(job.address)}
+        )
+    with _LOCK:
+        try:
+            result = _session().decompile_function(
+                DecompileRequest(
+                    memory_image=image,
+                    base_address=base,
+                    function_address=job.address,
+                    language_id=job.language,
+                    compiler_spec=job.compiler,
+                    function_size_hint=job.size_hint,
+                    analysis_budget=AnalysisBudget(max_instructions=job.max_instructions),
+                )
+            )
+        except FlatlineError as exc:
+            out = Decompiled(text=None, error=type(exc).__name__, reason=_engine_reason(exc))
+            return msgspec.Raw(msgspec.msgpack.encode(out))
+    info = result.function_info
+    out = Decompiled(
+        text=result.c_code,
+        error=result.error.category if result.error is not None else None,
+        reason=result.error.message[:300] if result.error is not None else None,
+        warnings=[w.message[:300] for w in result.warnings][:50],
+        complete=bool(info.is_complete) if info is not None else False,
+        calls=[(c.instruction_address, c.target_address) for c in info.call_sites] if info else [],
+        parameters=[
+            (p.name, _c_type(p.type), p.storage.space if p.storage else "", p.storage.offset if p.storage else 0)
+            for p in info.prototype.parameters
+        ]
+        if info
+        else [],
+        locals=[
+            (v.name, _c_type(v.type), v.storage.space if v.storage else "", v.storage.offset if v.storage else 0)
+            for v in info.local_variables
+        ]
+        if info
+        else [],
+    )
+    return msgspec.Raw(msgspec.msgpack.encode(out))
+
+
+def _engine_reason(exc: BaseException) -> str:
+    """flatline's own message (the engine's words about the input, not a Python traceback), bounded."""
+    return " ".join(str(exc).split())[:300]
+
+
+def preload() -> None:
+    """Start the decompiler's session (it reads the SLEIGH specs' index) while the worker waits for work."""
+    try:
+        with _LOCK:
+            _session()
+    except Exception:  # a decompiler that cannot start is reported by the decompile that needs it
+        pass
+
+
+ROUTES = {"load": load, "decompile": decompile}
+
+if __name__ == "__main__":
+    threading.Thread(target=preload, name="rea-native-decompiler-preload", daemon=True).start()
+    sys.exit(serve(ROUTES, MAX_FRAME_BYTES))

@@ -1,0 +1,92 @@
+"""``procedure_pseudo_code`` for the native provider: one procedure's decompiled C, named (``csource``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from rea_plugins.native import csource
+from rea_plugins.native.decompile import DECOMPILER_NAME, engine, failure, unavailable
+from rea_plugins.native.decompile_worker import Decompiled
+
+from rea.context import CallContext
+from rea.errors import ReaError
+from rea.operations.answers import hexa
+from rea.operations.shapes import PseudoCode
+from rea.providers import OperationResult
+
+if TYPE_CHECKING:
+    from rea_plugins.native.program import Proc
+    from rea_plugins.native.provider import NativeClient
+
+LIMITATION = (
+    "Pseudo code is Ghidra's decompiler (flatline) over native's load image: a reading aid, not compilable source; "
+    "names, strings and declared prototypes are applied to its text by address."
+)
+_LP64 = ("elf", "mach-o", "mach-o-universal")
+
+
+def pseudo_code(client: NativeClient, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    if not engine().available:
+        raise unavailable()
+    with client._lock:
+        client.program.check_unchanged()
+        p = client.ops.proc(params)
+    if p.kind in ("import", "external"):
+        raise ReaError(
+            "capability_unavailable",
+            f"{p.name} is an import: its code is in another binary",
+            remediation="Decompile a local procedure (list_procedures shows each kind).",
+            details={"procedure": hex(p.address), "kind": p.kind},
+        )
+    out = client.decompiler().decompiled(p, ctx)
+    if out.text is None:
+        raise failure(out, p)
+    return render(client, p, out, params)
+
+
+def render(client: NativeClient, p: Proc, out: Decompiled, params: dict[str, Any]) -> OperationResult:
+    """The engine's output for ``p`` as the operation's result, named from native and the notebook."""
+    program = client.program
+    limitations = [LIMITATION]
+    proto: csource.Prototype | None = None
+    types = params.get("types")
+    if isinstance(types, dict):
+        text = (types.get("prototypes") or {}).get(hexa(p.address))
+        if isinstance(text, str):
+            try:
+                proto = csource.prototype(text, types, program.model.format, program.model.arch)
+                limitations.append("the analyst's prototype replaces the signature; struct fields by declared offset")
+            except ReaError as exc:
+                limitations.append(f"the declared prototype was not applied: {exc.message}")
+    with client._lock:
+        strings: dict[int, str] = {}
+        for ref in program.instruction_refs(p):
+            if ref.dst is not None and ref.dst not in strings:
+                item = program.string_at(ref.dst)
+                if item is not None and item.address == ref.dst:
+                    strings[ref.dst] = program.string_value(item)[0]
+        names = csource.Names(_name_at(program), dict(program.import_slots), strings)
+        text = csource.rewrite(
+            out, p.name, p.address, names, program.model.format in _LP64 and program.pointer == 8, proto
+        )
+    if not out.complete:
+        limitations.append("the decompiler reports this function incomplete")
+    limitations.extend(f"decompiler: {w}" for w in out.warnings[:10])
+    shape = PseudoCode(
+        address=hex(p.address), name=p.name, language="c", text=text, decompiler=_decompiler(), dialect="ghidra"
+    )
+    # A plain value, as every operation answers: the notebook layer rewrites names in it (annotate.apply).
+    return OperationResult(normalized=msgspec.to_builtins(shape), limitations=limitations)
+
+
+def _name_at(program: Any) -> Any:
+    def name_at(address: int) -> str | None:
+        return program.name_at(address)  # type: ignore[no-any-return]
+
+    return name_at
+
+
+def _decompiler() -> str:
+    e = engine()
+    return f"{DECOMPILER_NAME} {e.flatline}" if e.flatline else DECOMPILER_NAME
