@@ -501,27 +501,24 @@ def _too_big(message: str, **details: Any) -> ReaError:
 def read_bytes(path: str, max_bytes: int) -> bytes:
     """Read a bundle file, refusing one larger than ``max_bytes`` before reading it."""
     try:
-        st = os.stat(path)
+        # A FIFO or device would block or never end: only regular files are bundles (refused before waiting).
+        fh = os.fdopen(open_regular(path, what="bundle", field="path"), "rb")
     except OSError as exc:
         raise read_error(path, exc) from None
-    # A FIFO or device would block or never end: only regular files are bundles.
-    if not stat.S_ISREG(st.st_mode):
-        raise invalid_request(
-            f"{path} is not a regular file", [issue("path", "invalid_value", "expected a bundle file")]
-        )
-    if st.st_size > max_bytes:
-        raise _too_big(
-            f"bundle {path} is {st.st_size} bytes, above the {max_bytes}-byte import budget",
-            limit="max_bytes",
-            max_bytes=max_bytes,
-            size=st.st_size,
-            path=path,
-        )
-    try:
-        with os.fdopen(open_regular(path, what="bundle"), "rb") as fh:
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > max_bytes:
+            raise _too_big(
+                f"bundle {path} is {size} bytes, above the {max_bytes}-byte import budget",
+                limit="max_bytes",
+                max_bytes=max_bytes,
+                size=size,
+                path=path,
+            )
+        try:
             data = fh.read(max_bytes + 1)
-    except OSError as exc:
-        raise read_error(path, exc) from None
+        except OSError as exc:
+            raise read_error(path, exc) from None
     if len(data) > max_bytes:  # the file grew after stat
         raise _too_big(
             f"bundle {path} exceeds the {max_bytes}-byte import budget",

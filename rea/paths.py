@@ -3,7 +3,9 @@
 - ``~`` and ``~user`` are expanded;
 - a relative path is resolved against the server's working directory (for the CLI: the caller's), and
   tools report the resolved path;
-- a Windows-form path (``C:\\x``, ``\\\\server\\share``) is refused on a POSIX host, as is a NUL byte.
+- a Windows-form path (``C:\\x``, ``\\\\server\\share``) is refused on a POSIX host, as is a NUL byte;
+- a path that names a FIFO, a device or a socket is refused (``invalid_request``, ``reason: not_regular_file``)
+  before the tool runs: reading one could block the call, or the whole server, forever.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import re
 from typing import Any
 
 from rea.errors import invalid_request, issue
+from rea.files import refuse_special
 
 _WINDOWS = re.compile(r"^(?:[A-Za-z]:[\\/]|[A-Za-z]:$|\\\\|//\?/|\\\?\\)")
 MAX_PATH_CHARS = 4096
@@ -59,7 +62,13 @@ def resolve_arguments(args: dict[str, Any], fields: list[str]) -> dict[str, Any]
             continue
         value = out[name]
         if isinstance(value, list):
-            out[name] = [resolve(v, f"{name}/{i}") for i, v in enumerate(value)]
+            out[name] = [_checked(v, f"{name}/{i}") for i, v in enumerate(value)]
         else:
-            out[name] = resolve(value, name)
+            out[name] = _checked(value, name)
     return out
+
+
+def _checked(value: Any, field: str) -> str:
+    path = resolve(value, field)
+    refuse_special(path, field)
+    return path

@@ -25,6 +25,7 @@ from rea_plugins.corpus.model import (
 from rea import evidence as ev_mod
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.files import open_regular
 from rea.fingerprint import fingerprints
 from rea.providers import OperationResult
 
@@ -39,7 +40,10 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
     provider: str = "auto"
     max_strings: int = 2000
     max_procedures: int = 5000
+    # The rules file's path (its name goes into the Evidence) and its text, read once by the triage through
+    # rea.files: workers compile the text, so none opens a path that may have become a FIFO meanwhile.
     yara_rules: str | None = None
+    yara_source: str | None = None
 
 
 def set_memory_limit(limit_bytes: int | None) -> None:
@@ -72,13 +76,24 @@ def _all(
         offset = int(nxt)
 
 
-def _yara_rules(path: str) -> Any:
+def _yara_rules(source: str) -> Any:
     import yara
 
     with _LOCK:
-        if path not in _YARA:
-            _YARA[path] = yara.compile(filepath=path, includes=False)
-        return _YARA[path]
+        if source not in _YARA:
+            _YARA[source] = yara.compile(source=source, includes=False)
+        return _YARA[source]
+
+
+def _yara_matches(rules: Any, path: str) -> Any:
+    """Scan ``path`` through a descriptor from rea.files: yara opens a path itself, holding the GIL, so a file
+    replaced by a FIFO after identification would block it (and the whole process); /proc/self/fd names the
+    regular file already opened."""
+    fd = open_regular(path, code="artifact_changed", what="target")
+    try:
+        return rules.match(filepath=f"/proc/self/fd/{fd}", timeout=60)
+    finally:
+        os.close(fd)
 
 
 def _record(session: Any, path: str, options: Options, ctx: CallContext) -> BinaryRecord:
@@ -109,8 +124,8 @@ def _record(session: Any, path: str, options: Options, ctx: CallContext) -> Bina
         imports = [ImportRow(name=n["name"]) for n in names if n["kind"] == "import"]
         exports = [ExportRow(name=n["name"], address=n["address"]) for n in names if n["kind"] == "export"]
     yara_hits: list[YaraMatch] = []
-    if options.yara_rules:
-        for m in _yara_rules(options.yara_rules).match(filepath=target.resolved_path, timeout=60):
+    if options.yara_source is not None:
+        for m in _yara_matches(_yara_rules(options.yara_source), target.resolved_path):
             yara_hits.append(YaraMatch(rule=m.rule, namespace=m.namespace, tags=list(m.tags)))
     mit = layout.get("mitigations") or {}
     return BinaryRecord(
@@ -151,6 +166,7 @@ def analyse(path: str, options: Options) -> dict[str, Any]:
         record = _record(session, path, options, ctx)
         params = {**msgspec.to_builtins(options), "operation_set": "corpus-triage"}
         params.pop("yara_rules", None)
+        params.pop("yara_source", None)
         if options.yara_rules:
             params["yara_rules"] = os.path.basename(options.yara_rules)
         ev = session.evidence(BINARY_OPERATION, params, OperationResult(normalized=msgspec.to_builtins(record)))

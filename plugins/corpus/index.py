@@ -14,6 +14,7 @@ import msgspec
 from rea_plugins.corpus.model import BinaryRecord
 
 from rea.errors import ReaError, invalid_request, issue
+from rea.files import require_regular
 
 INDEX_VERSION = 1
 COMMIT_EVERY_S = 0.5
@@ -93,8 +94,12 @@ class Index:
 
     def __init__(self, path: str, *, create: bool = False) -> None:
         self.path = path
-        if not create and not os.path.isfile(path):
-            raise unavailable(path, "no such index")
+        # SQLite opens the path itself and would wait on a FIFO: rea.files checks it first, without blocking.
+        try:
+            require_regular(path, missing_ok=create, what="corpus index", field="index")
+        except OSError as exc:
+            missing = isinstance(exc, FileNotFoundError)
+            raise unavailable(path, "no such index" if missing else f"cannot be read ({exc.strerror})") from None
         try:
             if create:
                 os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)

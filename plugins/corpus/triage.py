@@ -22,9 +22,12 @@ from rea.catalog.tool import ToolCall
 from rea.context import CallContext
 from rea.errors import invalid_request, issue
 from rea.evidence import Evidence, ProviderIdentity
+from rea.files import read_regular
 
 PROVIDER = ProviderIdentity(id="corpus", name="rea corpus triage (Dask, SQLite)", version=__version__)
 MAX_FAILURES_LISTED = 50
+# A rules file is source text; past this it is refused before it is read (and shipped to every worker).
+MAX_RULES_BYTES = 16 * 1024 * 1024
 
 
 def profile() -> ev_mod.AnalysisProfile:
@@ -139,14 +142,16 @@ def handle(call: ToolCall) -> Evidence:
     for root in roots:
         if not os.path.exists(root):
             raise invalid_request(f"{root} does not exist", [issue("paths", "invalid_value", "no such file or folder")])
+    yara_source = None
     if yara_rules is not None:
         yara_rules = os.path.abspath(str(yara_rules))
-        _check_rules(yara_rules)
+        yara_source = _read_rules(yara_rules)
     options = Options(
         provider=provider,
         max_strings=int(args.get("max_strings", 2000)),
         max_procedures=int(args.get("max_procedures", 5000)),
         yara_rules=yara_rules,
+        yara_source=yara_source,
     )
     started = time.monotonic()
     index = Index(index_path, create=True)
@@ -250,11 +255,27 @@ def handle(call: ToolCall) -> Evidence:
     )
 
 
-def _check_rules(path: str) -> None:
+def _read_rules(path: str) -> str:
+    """The rules file's text, read through rea.files (a FIFO or device is refused, never waited on) and compiled
+    once here so a syntax error is the caller's answer rather than every worker's failure."""
     import yara
 
     try:
-        yara.compile(filepath=path, includes=False)
+        data = read_regular(path, MAX_RULES_BYTES, what="YARA rules file", field="yara_rules")
+    except OSError as exc:
+        raise invalid_request(
+            f"yara_rules {path} cannot be read: {exc.strerror or 'unreadable'}",
+            [issue("yara_rules", "invalid_value", "unreadable")],
+        ) from None
+    try:
+        source = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise invalid_request(
+            f"yara_rules {path} is not UTF-8 text (byte {exc.start})",
+            [issue("yara_rules", "invalid_format", "UTF-8 YARA source")],
+        ) from None
+    try:
+        yara.compile(source=source, includes=False)
     except yara.SyntaxError as exc:
         raise invalid_request(
             f"yara_rules {path} does not compile: {exc}", [issue("yara_rules", "invalid_format", "YARA syntax")]
@@ -263,3 +284,4 @@ def _check_rules(path: str) -> None:
         raise invalid_request(
             f"yara_rules {path} cannot be read: {exc}", [issue("yara_rules", "invalid_value", "unreadable")]
         ) from None
+    return source

@@ -208,7 +208,9 @@ class ReaServer:
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         session: Session = ctx.lifespan_context["session"]
-        result = types.ListToolsResult(tools=self._tool_list(*self._view(session)))
+        # The first list of a view is built from the cached listing (a file read): in a worker thread.
+        tools = await anyio.to_thread.run_sync(self._tool_list, *self._view(session))
+        result = types.ListToolsResult(tools=tools)
         self.listed.set()
         return result
 
@@ -318,7 +320,9 @@ class ReaServer:
         session: Session = ctx.lifespan_context["session"]
         self._note_connection(ctx, session)
         try:
-            tool = self.registry.tools.get(params.name)
+            # The first read of a tool imports its plugin (file I/O): in a worker thread, like the call itself,
+            # so the event loop keeps answering ping and cancellation whatever a request touches.
+            tool = await anyio.to_thread.run_sync(self.registry.tools.get, params.name)
         except ReaError as err:  # its plugin no longer builds the tools its manifest names
             return self._error(session, err)
         if tool is None:
@@ -384,14 +388,16 @@ class ReaServer:
             result: ToolResult = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
         except ReaError as err:
             await self._terminal(ctx, token, call_ctx, f"{tool.name}: failed ({err.code})")
-            return self._error(session, err)
+            # An oversized error is retained in the ledger, which may write to disk: off the event loop.
+            return await anyio.to_thread.run_sync(self._error, session, err)
         except anyio.get_cancelled_exc_class():
             # The request scope was cancelled: stop the worker thread through the shared signal.
             cancel.cancel()
             raise
         await self._terminal(ctx, token, call_ctx, f"{tool.name}: completed")
         images = tool.images(result.evidence) if tool.images is not None and result.evidence is not None else []
-        answer = self._success(session, result)
+        # Encoding a large result takes time, and an oversized one is spilled to disk: off the event loop.
+        answer = await anyio.to_thread.run_sync(self._success, session, result)
         # Only where the image fits beside the result within a quarter of the budget; the Evidence keeps it anyway.
         if images and not answer.is_error and sum(len(d) for d, _ in images) <= self.settings.response_budget // 4:
             # Besides the Evidence: the image itself, so a host can show it.
