@@ -15,9 +15,14 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from rea.errors import ReaError
+from rea.files import open_regular
+
 LD_SO_CONF = "/etc/ld.so.conf"
 DEFAULT_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
 _MAX_CONF_FILES = 256
+# Characters read of one loader configuration file (a real one is a few lines).
+_MAX_CONF_BYTES = 1 << 20
 
 
 class Found(NamedTuple):
@@ -32,9 +37,10 @@ class Found(NamedTuple):
 def _elf_identity(path: str) -> tuple[int, int, int] | None:
     """(class, data encoding, machine) of an ELF file, or None for anything else."""
     try:
-        with open(path, "rb") as f:
+        # A candidate in a folder the binary names (RPATH, $ORIGIN) may be a FIFO: never wait on it.
+        with os.fdopen(open_regular(path, what="library"), "rb") as f:
             head = f.read(20)
-    except OSError:
+    except (OSError, ReaError):
         return None
     if len(head) < 20 or head[:4] != b"\x7fELF":
         return None
@@ -51,9 +57,9 @@ def ld_so_conf_dirs(conf: str = LD_SO_CONF) -> list[str]:
             return
         seen.add(path)
         try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                lines = f.read().splitlines()
-        except OSError:
+            with os.fdopen(open_regular(path, what="loader configuration"), encoding="utf-8", errors="replace") as f:
+                lines = f.read(_MAX_CONF_BYTES).splitlines()
+        except (OSError, ReaError):
             return
         for line in lines:
             line = line.split("#", 1)[0].strip()

@@ -27,6 +27,7 @@ from rea_plugins.artifacts.zipsafety import (
 
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.files import open_regular
 from rea.target import Target
 from rea.unpackers import (
     ArchiveEntry,
@@ -468,7 +469,9 @@ class ZipUnpacker(Unpacker):
 
     def open(self, target: Target, options: Limits, ctx: CallContext | None = None) -> ArchiveReader:
         try:
-            fh: IO[bytes] = open(target.resolved_path, "rb")  # noqa: SIM115 - owned by the reader
+            # Through rea.files: a path replaced by a FIFO since it was identified is refused, never waited on.
+            fd = open_regular(target.resolved_path, code="artifact_changed", what="archive")
+            fh: IO[bytes] = open(fd, "rb")  # noqa: SIM115 - owned by the reader
         except OSError as exc:
             raise ReaError(
                 "target_unavailable",

@@ -10,6 +10,8 @@ from typing import Any, Literal
 import msgspec
 from rea_plugins.process.shapes import FileEntry, OutputStream, ProcessFamily
 
+from rea.errors import ReaError
+from rea.files import open_regular
 from rea.process import confine, procfs
 
 LINEAGE_SNAPSHOT_LIMIT = 16
@@ -171,9 +173,10 @@ def _digest(path: str, limit: int) -> str | None:
         st = os.lstat(path)
         if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
             return None
-        with open(path, "rb") as fh:
+        # The program wrote here: a file it swapped for a FIFO after the lstat is refused, never waited on.
+        with os.fdopen(open_regular(path, follow=False, what="written file"), "rb") as fh:
             return hashlib.sha256(fh.read(limit + 1)).hexdigest()
-    except OSError:
+    except (OSError, ReaError):
         return None
 
 
