@@ -299,19 +299,44 @@ def _analyze_function(call: ToolCall) -> Evidence:
 
 
 def _batch_decompile(call: ToolCall) -> Evidence:
-    items = []
-    for i, sel in enumerate(call.args["addresses"]):
-        call.ctx.check("batch_decompile")
-        call.ctx.progress(f"batch_decompile: {i} of {len(call.args['addresses'])} done")
-        try:
-            out = run(call, "procedure_pseudo_code", {"procedure": sel}).normalized
-            items.append({"procedure": sel, "status": "ok", "result": out})
-        except ReaError as exc:
-            if exc.code == "cancelled":
-                raise
-            items.append({"procedure": sel, "status": "error", "error": exc.projection_dict()})
+    selectors: list[str] = call.args["addresses"]
+    if call.session.supports(BATCH_OPERATION):
+        items = _batch_at_once(call, selectors)
+    else:
+        items = []
+        for i, sel in enumerate(selectors):
+            call.ctx.check("batch_decompile")
+            call.ctx.progress(f"batch_decompile: {i} of {len(selectors)} done")
+            try:
+                out = run(call, "procedure_pseudo_code", {"procedure": sel}).normalized
+                items.append({"procedure": sel, "status": "ok", "result": out})
+            except ReaError as exc:
+                if exc.code == "cancelled":
+                    raise
+                items.append({"procedure": sel, "status": "error", "error": exc.projection_dict()})
     ok = sum(1 for x in items if x["status"] == "ok")
     return evidence(call, OperationResult(normalized={"items": items, "ok": ok, "failed": len(items) - ok}))
+
+
+# A provider whose decompiler runs several workers (native: two) takes the whole batch as one operation: the
+# session runs one operation on a target at a time, so one call per procedure would keep one worker busy.
+BATCH_OPERATION = "procedure_pseudo_code_batch"
+
+
+def _batch_at_once(call: ToolCall, selectors: list[str]) -> list[dict[str, Any]]:
+    """The batch as one provider operation, each item then named from the notebook as a single call's would be."""
+    nb = annotate.notebook(call)
+    chosen = [annotate.selector(nb, {"procedure": sel})["procedure"] for sel in selectors]
+    params = annotate.for_engine(nb, "procedure_pseudo_code", {"procedures": chosen})
+    answered = call.session.execute(BATCH_OPERATION, params, call.ctx).normalized["items"]
+    items: list[dict[str, Any]] = []
+    for sel, item in zip(selectors, answered, strict=True):
+        if item["status"] == "ok":
+            named = annotate.apply(call, "procedure_pseudo_code", OperationResult(normalized=item["result"]), nb)
+            items.append({"procedure": sel, "status": "ok", "result": named.normalized})
+        else:
+            items.append({"procedure": sel, "status": "error", "error": item["error"]})
+    return items
 
 
 # -- find_xrefs_to_name ------------------------------------------------------------------------

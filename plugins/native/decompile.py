@@ -353,11 +353,9 @@ class Target_:
 
 
 def _about(exc: ReaError, p: Proc) -> ReaError:
-    """A worker failure, naming the function it happened on."""
+    """A worker failure, its details naming the function it happened on (the phase names it in the message)."""
     details = {**exc.details, "procedure": hex(p.address), "name": p.name}
-    return ReaError(
-        exc.code, f"{exc} (function {p.name} at {p.address:#x})", remediation=exc.remediation, details=details
-    )
+    return ReaError(exc.code, exc.message, remediation=exc.remediation, details=details)
 
 
 def failure(out: Decompiled, p: Proc) -> ReaError:

@@ -43,6 +43,8 @@ OPERATIONS: tuple[str, ...] = (
     # Ghidra's decompiler (flatline) in the decompile workers; where it cannot run here, the operation answers
     # provider_unavailable with the install command (the availability's "decompiler" feature says so up front).
     "procedure_pseudo_code",
+    # Several procedures at once on both decompile workers (batch_decompile).
+    "procedure_pseudo_code_batch",
 )
 MAX_FILE_BYTES = 2 << 30
 RESOURCE = "native-parse-worker"
@@ -111,13 +113,13 @@ class NativeClient(AnalysisClient):
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         from rea_plugins.native.operations import dispatch
 
-        if operation == "procedure_pseudo_code":
-            from rea_plugins.native.pseudo import pseudo_code
+        if operation in ("procedure_pseudo_code", "procedure_pseudo_code_batch"):
+            from rea_plugins.native.pseudo import batch, pseudo_code
 
-            # Not under the lock for its whole length: the decompile waits on a worker, and other calls on this
-            # target go on meanwhile (pseudo_code takes the lock for what it reads of the Program).
+            # Not under the lock for its whole length: the decompile waits on a worker (pseudo_code takes the lock
+            # for what it reads of the Program).
             try:
-                return pseudo_code(self, params, ctx)
+                return (pseudo_code if operation == "procedure_pseudo_code" else batch)(self, params, ctx)
             except (ValueError, IndexError, KeyError, OverflowError):
                 raise ReaError(
                     "unsupported_target",

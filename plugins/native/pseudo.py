@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from rea_plugins.native import csource
-from rea_plugins.native.decompile import DECOMPILER_NAME, engine, failure, unavailable
+from rea_plugins.native import csource, decompile
 from rea_plugins.native.decompile_worker import Decompiled
 
 from rea.context import CallContext
@@ -27,8 +26,16 @@ _LP64 = ("elf", "mach-o", "mach-o-universal")
 
 
 def pseudo_code(client: NativeClient, params: dict[str, Any], ctx: CallContext) -> OperationResult:
-    if not engine().available:
-        raise unavailable()
+    if not decompile.engine().available:
+        raise decompile.unavailable()
+    p = _local(client, params)
+    out = client.decompiler().decompiled(p, ctx)
+    if out.text is None:
+        raise decompile.failure(out, p)
+    return render(client, p, out, params)
+
+
+def _local(client: NativeClient, params: dict[str, Any]) -> Proc:
     with client._lock:
         client.program.check_unchanged()
         p = client.ops.proc(params)
@@ -39,10 +46,45 @@ def pseudo_code(client: NativeClient, params: dict[str, Any], ctx: CallContext) 
             remediation="Decompile a local procedure (list_procedures shows each kind).",
             details={"procedure": hex(p.address), "kind": p.kind},
         )
-    out = client.decompiler().decompiled(p, ctx)
-    if out.text is None:
-        raise failure(out, p)
-    return render(client, p, out, params)
+    return p
+
+
+def batch(client: NativeClient, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    """``params["procedures"]`` decompiled on every decompile worker at once: an item per selector, in order, each
+    ``ok`` with its pseudo code or ``error`` with its typed error."""
+    if not decompile.engine().available:
+        raise decompile.unavailable()
+    selectors = params.get("procedures")
+    if not isinstance(selectors, list) or not all(isinstance(s, str) for s in selectors):
+        raise ReaError("invalid_request", "procedures must be a list of procedure names or addresses")
+    found: list[Proc | ReaError] = []
+    for sel in selectors:
+        try:
+            found.append(_local(client, {"procedure": sel}))
+        except ReaError as exc:
+            found.append(exc)
+    procs = list({p.address: p for p in found if not isinstance(p, ReaError)}.values())
+    done: dict[int, Decompiled | ReaError] = {}
+    total = len(procs)
+
+    def heard(p: Proc, result: Decompiled | ReaError) -> None:
+        done[p.address] = result
+        ctx.progress(f"batch_decompile: {len(done)} of {total} done")
+
+    ctx.progress(f"batch_decompile: 0 of {total} done")
+    client.decompiler().many(procs, ctx, heard)
+    items: list[dict[str, Any]] = []
+    for sel, p in zip(selectors, found, strict=True):
+        result: Decompiled | ReaError = p if isinstance(p, ReaError) else done[p.address]
+        if isinstance(result, Decompiled) and result.text is None and not isinstance(p, ReaError):
+            result = decompile.failure(result, p)
+        if isinstance(result, ReaError):
+            items.append({"procedure": sel, "status": "error", "error": result.projection_dict()})
+        else:
+            assert not isinstance(p, ReaError)
+            shown = render(client, p, result, params).normalized
+            items.append({"procedure": sel, "status": "ok", "result": shown})
+    return OperationResult(normalized={"items": items}, limitations=[LIMITATION])
 
 
 def render(client: NativeClient, p: Proc, out: Decompiled, params: dict[str, Any]) -> OperationResult:
@@ -88,5 +130,5 @@ def _name_at(program: Any) -> Any:
 
 
 def _decompiler() -> str:
-    e = engine()
-    return f"{DECOMPILER_NAME} {e.flatline}" if e.flatline else DECOMPILER_NAME
+    e = decompile.engine()
+    return f"{decompile.DECOMPILER_NAME} {e.flatline}" if e.flatline else decompile.DECOMPILER_NAME
