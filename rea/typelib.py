@@ -17,6 +17,7 @@ import importlib
 import json
 import re
 import struct as _struct
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any, Final, Literal
 
@@ -27,6 +28,18 @@ from rea.errors import ReaError, invalid_request, issue
 
 TypeKind = Literal["struct", "union", "enum", "typedef"]
 MAX_SOURCE: Final = 64 * 1024
+# Bounds on what one declaration may ask of the parser and of layout, so hostile input is a typed refusal rather
+# than a recursion error, an exponential walk or a library that no longer parses (issue 42 item 7):
+# brackets ( [ { open inside one another,
+MAX_NESTING: Final = 32
+# pointer and array derivations of one declarator (int **x[2][3] has four),
+MAX_DERIVATIONS: Final = 32
+# named types laid out inside one another (a typedef of a typedef, a struct holding a struct, ...),
+MAX_TYPE_DEPTH: Final = 64
+# members of one struct or union, and enumerators of one enum.
+MAX_MEMBERS: Final = 2048
+MAX_ENUMERATORS: Final = 4096
+_INTEGER_BASES: Final = frozenset({"char", "short", "int", "long", "long long", "_Bool"})
 _BUILTIN_FILE: Final = "<builtin>"
 _LIBRARY_FILE: Final = "<library>"
 _INPUT_FILE: Final = "<input>"
@@ -259,24 +272,32 @@ def _builtin_prelude() -> str:
 
 
 def ordered(types: dict[str, TypeEntry]) -> list[str]:
-    """Type names with every typedef name after the typedefs its declaration uses (then by name)."""
+    """Type names with every typedef name after the typedefs its declaration uses (then by name).
+
+    Iterative: a library's typedef chains may be as long as the library (a recursion would fail on them)."""
     typedefs = {n for n, e in types.items() if e.kind == "typedef"}
-    deps = {n: {t for t in _IDENT.findall(e.c) if t in typedefs and t != n} for n, e in types.items()}
+    deps = {n: sorted({t for t in _IDENT.findall(e.c) if t in typedefs and t != n}) for n, e in types.items()}
     done: set[str] = set()
     out: list[str] = []
-
-    def visit(name: str, stack: set[str]) -> None:
-        if name in done or name in stack:
-            return
-        stack.add(name)
-        for d in sorted(deps[name]):
-            visit(d, stack)
-        stack.discard(name)
-        done.add(name)
-        out.append(name)
-
-    for name in sorted(types, key=lambda n: (types[n].kind == "typedef", n)):
-        visit(name, set())
+    for root in sorted(types, key=lambda n: (types[n].kind == "typedef", n)):
+        if root in done:
+            continue
+        # (name, index of the next dependency to visit); names on the stack are "in progress" (a cycle is cut).
+        stack: list[tuple[str, int]] = [(root, 0)]
+        active = {root}
+        while stack:
+            name, i = stack[-1]
+            if i < len(deps[name]):
+                stack[-1] = (name, i + 1)
+                d = deps[name][i]
+                if d not in done and d not in active:
+                    stack.append((d, 0))
+                    active.add(d)
+                continue
+            stack.pop()
+            active.discard(name)
+            done.add(name)
+            out.append(name)
     return out
 
 
@@ -325,16 +346,103 @@ def _hoist(node: Any, ast: Any, out: list[Any]) -> Any:
     return node
 
 
-def declare(source: str, types: dict[str, TypeEntry], path: str = "declarations") -> dict[str, TypeEntry]:
+def declare(
+    source: str, types: dict[str, TypeEntry], path: str = "declarations", abi: Abi | None = None
+) -> dict[str, TypeEntry]:
     """The types ``source`` declares (name -> entry), parsed against the library ``types``.
 
     A forward declaration (``struct opts;``) of a type the library defines keeps the definition.
-    Variables, functions and function definitions are refused: they are not types.
+    Variables, functions and function definitions are refused: they are not types. So is a declaration past
+    the bounds (size, nesting, derivations, members, layout depth) or with a bit-field width its type cannot
+    hold, checked by laying the new types out under ``abi`` (default LP64, whose ``long`` is widest). ``types``
+    is never changed: a refused declaration leaves the library as it was.
     """
-    if len(source) > MAX_SOURCE:
-        raise invalid_request(
-            f"{path}: at most {MAX_SOURCE} characters", [issue(path, "out_of_range", f"at most {MAX_SOURCE}")]
-        )
+    if len(source) > MAX_SOURCE or len(source.encode("utf-8", "surrogatepass")) > MAX_SOURCE:
+        raise _too_large(path, f"at most {MAX_SOURCE} bytes of declarations in one call", "size", MAX_SOURCE)
+    try:
+        return _declare(source, types, path, abi)
+    except RecursionError:  # a bound below was not enough: still the caller's input, still typed
+        raise _too_large(path, "the declarations nest too deeply", "depth", MAX_TYPE_DEPTH) from None
+
+
+def _too_large(path: str, message: str, limit: str, value: int) -> ReaError:
+    """A declaration past one of the bounds: ``invalid_request`` naming the bound, with how to stay within it."""
+    return ReaError(
+        "invalid_request",
+        f"{path}: {message} (the limit is {value})",
+        remediation="Declare the types in smaller, flatter pieces: name nested types, split long lists.",
+        details={"issues": [issue(path, "out_of_range", message, limit=limit, maximum=value)], "limit": limit},
+    )
+
+
+def _prescan(source: str, path: str) -> None:
+    """Refuse bracket nesting past ``MAX_NESTING`` and declarators past ``MAX_DERIVATIONS`` before parsing: the
+    parser's and the generator's work grows with both (20,000 ``[2]`` took 18 s, then exhausted the stack)."""
+    text = _strip_comments(source)
+    opened: list[str] = []
+    derivations = 0
+    i, n = 0, len(text)
+    line = 1
+    while i < n:
+        ch = text[i]
+        if ch in "\"'":  # a literal's characters are not brackets
+            j = i + 1
+            while j < n and text[j] != ch:
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            continue
+        if ch == "\n":
+            line += 1
+        elif ch in "([{":
+            opened.append(ch)
+            if len(opened) > MAX_NESTING:
+                raise _too_large(path, f"brackets nest too deeply at line {line}", "nesting", MAX_NESTING)
+            if ch == "{":
+                derivations = 0
+            elif ch == "[":
+                derivations += 1
+        elif ch in ")]}":
+            if opened:
+                opened.pop()
+            if ch == "}":
+                derivations = 0
+        elif ch in ";,":
+            derivations = 0
+        elif ch == "*" and (not opened or opened[-1] != "["):
+            derivations += 1
+        if derivations > MAX_DERIVATIONS:
+            raise _too_large(
+                path, f"a declarator derives too many pointers or arrays at line {line}", "derivations", MAX_DERIVATIONS
+            )
+        i += 1
+
+
+def _count_members(node: Any, ast: Any, path: str) -> None:
+    """Refuse a struct or union with more than ``MAX_MEMBERS`` members, an enum with more than ``MAX_ENUMERATORS``."""
+    if isinstance(node, ast.Struct | ast.Union):
+        decls = node.decls or []
+        if len(decls) > MAX_MEMBERS:
+            what = f"{type(node).__name__.lower()} {node.name or '(anonymous)'}"
+            raise _too_large(path, f"{what} has {len(decls)} members", "members", MAX_MEMBERS)
+        for d in decls:
+            _count_members(d.type, ast, path)
+        return
+    if isinstance(node, ast.Enum):
+        values = node.values.enumerators if node.values is not None else []
+        if len(values) > MAX_ENUMERATORS:
+            what = f"enum {node.name or '(anonymous)'}"
+            raise _too_large(path, f"{what} has {len(values)} enumerators", "enumerators", MAX_ENUMERATORS)
+        return
+    inner = getattr(node, "type", None)
+    if inner is not None:
+        _count_members(inner, ast, path)
+    args = getattr(node, "args", None)
+    for param in getattr(args, "params", None) or []:
+        _count_members(getattr(param, "type", None), ast, path)
+
+
+def _declare(source: str, types: dict[str, TypeEntry], path: str, abi: Abi | None) -> dict[str, TypeEntry]:
+    _prescan(source, path)
     for lineno, line in enumerate(source.splitlines(), 1):
         stripped = line.lstrip()
         if stripped.startswith("#"):
@@ -357,6 +465,7 @@ def declare(source: str, types: dict[str, TypeEntry], path: str = "declarations"
             raise _bad_c(path, "a function definition is not a type", *where)
         if isinstance(ext, ast.Pragma):
             raise _bad_c(path, "#pragma is not supported", *where)
+        _count_members(getattr(ext, "type", None), ast, path)
         hoisted: list[Any] = []
         if isinstance(ext, ast.Typedef):
             ext.type = _hoist(ext.type, ast, hoisted)
@@ -400,23 +509,60 @@ def declare(source: str, types: dict[str, TypeEntry], path: str = "declarations"
             f"{path}: typedef {cycle} would depend on itself",
             [issue(path, "invalid_value", f"typedef {cycle} depends on itself")],
         )
+    _check_layouts(merged, found, abi or ABIS["lp64"], path)
     return found
 
 
+# What laying a new type out may refuse it for at declaration; other layout errors (a member of a type not declared
+# yet) are left for inspect_type to report, since a later declaration may complete the type.
+_REFUSED_AT_DECLARATION: Final = frozenset({"bit_field", "depth"})
+_REMEDIATION: Final = {
+    "bit_field": "Give the bit-field an integer type and a width from 1 to that type's bits (0 only unnamed).",
+    "depth": f"Nest named types at most {MAX_TYPE_DEPTH} deep: lay out the inner types flat, or refer by pointer.",
+}
+
+
+def _check_layouts(merged: dict[str, TypeEntry], found: dict[str, TypeEntry], abi: Abi, path: str) -> None:
+    layout = Layout(merged, abi)
+    for name in sorted(found):
+        try:
+            layout.of_name(name)
+        except ReaError as err:
+            reason = err.details.get("layout_reason")
+            if reason in _REFUSED_AT_DECLARATION:
+                refused = invalid_request(
+                    f"{path}: {name}: {err.message}", [issue(path, "invalid_value", f"{name}: {err.message}")]
+                )
+                refused.remediation = _REMEDIATION[reason]
+                raise refused from None
+        except Exception:
+            continue
+
+
 def _typedef_cycle(types: dict[str, TypeEntry]) -> str | None:
+    """The first typedef (by name) on a cycle of typedef references, or None. Iterative, as ``ordered``."""
     typedefs = {n for n, e in types.items() if e.kind == "typedef"}
-    deps = {n: {t for t in _IDENT.findall(types[n].c) if t in typedefs and t != n} for n in typedefs}
-    state: dict[str, int] = {}
-
-    def visit(n: str) -> bool:
-        state[n] = 1
-        for d in deps[n]:
-            if state.get(d) == 1 or (state.get(d) is None and visit(d)):
-                return True
-        state[n] = 2
-        return False
-
-    return next((n for n in sorted(typedefs) if state.get(n) is None and visit(n)), None)
+    deps = {n: sorted({t for t in _IDENT.findall(types[n].c) if t in typedefs and t != n}) for n in typedefs}
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    for root in sorted(typedefs):
+        if root in state:
+            continue
+        state[root] = 1
+        stack: list[tuple[str, int]] = [(root, 0)]
+        while stack:
+            name, i = stack[-1]
+            if i < len(deps[name]):
+                stack[-1] = (name, i + 1)
+                d = deps[name][i]
+                if state.get(d) == 1:
+                    return root
+                if d not in state:
+                    state[d] = 1
+                    stack.append((d, 0))
+                continue
+            stack.pop()
+            state[name] = 2
+    return None
 
 
 class Parameter(msgspec.Struct, frozen=True, kw_only=True):
@@ -448,6 +594,8 @@ def _rename(node: Any, name: str | None, ast: Any) -> Any:
     node = copy.deepcopy(node)
     cur = node
     while not isinstance(cur, ast.TypeDecl):
+        if not hasattr(cur, "type"):  # a bare struct/union/enum (a member declaring only a nested tag) names nothing
+            return node
         cur = cur.type
     cur.declname = name
     return node
@@ -623,7 +771,12 @@ class Layout:
         self._typedefs: dict[str, Any] = {}
         self._tags: dict[str, Any] = {}
         self._enum_values: dict[str, int] = {}
+        # Named types being laid out (a cycle is an error; more than MAX_TYPE_DEPTH is too deep), and the layouts
+        # of those done: a struct of two members of a type of two members of ... is laid out once per name, not
+        # 2**depth times.
         self._active: set[str] = set()
+        self._done: dict[str, tuple[_Info, int]] = {}
+        self._heights: list[int] = []
         for ext in tree.ext:
             if getattr(ext, "coord", None) is None or ext.coord.file != _LIBRARY_FILE:
                 continue
@@ -760,12 +913,7 @@ class Layout:
             if name in self._typedefs:
                 if name in self._active:
                     raise _layout_error(f"typedef {name} depends on itself")
-                self._active.add(name)
-                try:
-                    inner = self.info(self._typedefs[name])
-                finally:
-                    self._active.discard(name)
-                return inner
+                return self._named(name, lambda: self.info(self._typedefs[name]))
             if name in self.abi.builtins:
                 canon = _canonical(self.abi.builtins[name].split(), self.abi)
                 assert canon is not None
@@ -786,15 +934,36 @@ class Layout:
             full = node if node.decls is not None else self._tags.get(tag)
             if full is None:
                 return _Info(kind, None, None)
-            if tag:
-                if tag in self._active:
-                    raise _layout_error(f"{tag} contains itself")
-                self._active.add(tag)
-            try:
+            if not tag:
                 return self._record(kind, full)
-            finally:
-                self._active.discard(tag)
+            if tag in self._active:
+                raise _layout_error(f"{tag} contains itself")
+            return self._named(tag, lambda: self._record(kind, full))
         raise _layout_error(f"unsupported type construct {type(node).__name__}")
+
+    def _named(self, name: str, compute: Callable[[], _Info]) -> _Info:
+        """The layout of a named type (a typedef or a tag), computed once, at most ``MAX_TYPE_DEPTH`` deep.
+
+        A name laid out before is not walked again, so its height (how many named types deep it reaches) is kept
+        with it: the depth bound holds whichever name was laid out first."""
+        found = self._done.get(name)
+        if found is None:
+            if len(self._active) >= MAX_TYPE_DEPTH:
+                raise _too_deep(name)
+            self._active.add(name)
+            self._heights.append(0)
+            try:
+                info = compute()
+            finally:
+                self._active.discard(name)
+                inner = self._heights.pop()
+            found = self._done[name] = (info, inner + 1)
+        info, height = found
+        if len(self._active) + height > MAX_TYPE_DEPTH:
+            raise _too_deep(name)
+        if self._heights:
+            self._heights[-1] = max(self._heights[-1], height)
+        return info
 
     def _record(self, kind: str, node: Any) -> _Info:
         ast = self._ast
@@ -813,6 +982,7 @@ class Layout:
                 width = self.const(d.bitsize)
                 if info.size is None or info.align is None:
                     raise _layout_error(f"bit-field {d.name} of a type without a size")
+                _check_width(d.name, width, info, ftype)
                 usize, ualign = info.size * 8, info.align * 8
                 if kind == "union":
                     start = 0
@@ -921,7 +1091,31 @@ class Layout:
         )
 
     def info_of(self, name: str) -> _Info:
-        return self.info(_typename(self._p, self.types, name, "type").type)
+        try:
+            return self.info(_typename(self._p, self.types, name, "type").type)
+        except ReaError:
+            raise
+        except (ValueError, KeyError, RecursionError, ZeroDivisionError) as exc:
+            raise _layout_error(_why(exc)) from None
+
+
+def _too_deep(name: str) -> ReaError:
+    return _layout_error(
+        f"named types (typedefs, structs, unions) nest more than {MAX_TYPE_DEPTH} deep, at {name}", "depth"
+    )
+
+
+def _check_width(name: str | None, width: int, info: _Info, ftype: str) -> None:
+    """A bit-field's width: 0 < width <= the bits of its integer type; a zero width only for an unnamed one."""
+    if not (info.kind == "enum" or (info.kind == "base" and info.base in _INTEGER_BASES)):
+        raise _layout_error(f"bit-field {name or '(unnamed)'} has type {ftype}, not an integer type", "bit_field")
+    bits = 1 if info.base == "_Bool" else (info.size or 0) * 8
+    shown = name or "(unnamed)"
+    if width < 0 or width > bits:
+        most = f"{bits} bits" if bits > 1 else "1 bit"
+        raise _layout_error(f"bit-field {shown} has width {width}; {ftype} holds at most {most}", "bit_field")
+    if width == 0 and name:
+        raise _layout_error(f"bit-field {shown} has width 0; only an unnamed bit-field may", "bit_field")
 
 
 _CONSTANT_BOUND = 1 << 64
@@ -949,8 +1143,11 @@ def _round(value: int, to: int) -> int:
     return value if to <= 1 else -(-value // to) * to
 
 
-def _layout_error(message: str) -> ReaError:
-    return invalid_request(message, [issue("type", "invalid_value", message)])
+def _layout_error(message: str, reason: str = "") -> ReaError:
+    err = invalid_request(message, [issue("type", "invalid_value", message)])
+    if reason:  # what declare() refuses a new type for (_REFUSED_AT_DECLARATION)
+        err.details["layout_reason"] = reason
+    return err
 
 
 # -- typed views of bytes ------------------------------------------------------------------------------------
