@@ -24,6 +24,7 @@ from rea_plugins.binary.schema import (
     evidence,
     obj,
     params_of,
+    prop,
     run,
 )
 from rea_plugins.binary.types import TypedProcedureInfo
@@ -31,8 +32,45 @@ from rea_plugins.binary.types import TypedProcedureInfo
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.evidence import Evidence
 from rea.operations.shapes import RESULT_TYPES
+from rea.providers import OperationResult
 
 FAMILY = "binary"
+
+
+PSEUDO_OFFSET = prop("integer", "First line of the page (0-based).", [0], minimum=0, default=0)
+PSEUDO_LIMIT = prop(
+    "integer", "Lines of the page (1-20000, default 400).", [400], minimum=1, maximum=20000, default=400
+)
+
+
+def _pseudo_code(call: ToolCall) -> Evidence:
+    """The whole text is decompiled (and named) once; the page is its lines ``[offset, offset + limit)``, with
+    ``lines`` saying where it lies when the page is not the whole text."""
+    check_document(call)
+    params = {k: v for k, v in params_of(call.args).items() if k not in ("offset", "limit")}
+    result = run(call, "procedure_pseudo_code", params)
+    offset, limit = call.args.get("offset", 0), call.args.get("limit", 400)
+    body = result.normalized
+    text = body.get("text") if isinstance(body, dict) else None
+    if isinstance(text, str):
+        rows = text.split("\n")
+        if offset or len(rows) > limit:
+            end = offset + limit
+            lines = {
+                "offset": offset,
+                "limit": limit,
+                "total": len(rows),
+                "next_offset": end if end < len(rows) else None,
+            }
+            body = {**body, "text": "\n".join(rows[offset:end]), "lines": lines}
+            result = OperationResult(
+                normalized=body,
+                raw=result.raw,
+                limitations=list(result.limitations),
+                locations=list(result.locations),
+                confidence=result.confidence,
+            )
+    return evidence(call, result)
 
 
 def _handler(operation: str) -> Any:
@@ -186,10 +224,11 @@ _SPECS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], tuple[dict[str, An
         ({"address": "0x402004"},),
     ),
     "procedure_pseudo_code": (
-        "Decompile one procedure (provider text; never the original source).",
-        {"procedure": PROCEDURE, "document": DOCUMENT},
+        "Decompile one procedure (provider text; never the original source); a long one is paged by lines "
+        "(lines: offset, limit, total, next_offset).",
+        {"procedure": PROCEDURE, "offset": PSEUDO_OFFSET, "limit": PSEUDO_LIMIT, "document": DOCUMENT},
         ("procedure",),
-        ({"procedure": "main"},),
+        ({"procedure": "main"}, {"procedure": "main", "offset": 400, "limit": 400}),
     ),
 }
 
@@ -201,6 +240,7 @@ _HANDLERS = {
     "procedure_callers": thunks.handle_callers,
     "procedure_callees": crossbinary.handle_callees,
     **listing.HANDLERS,
+    "procedure_pseudo_code": _pseudo_code,
 }
 # Tools whose operation name differs from the tool name.
 _OPERATION = {"procedure_pseudo_code": "procedure_pseudo_code"}

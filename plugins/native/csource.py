@@ -2,12 +2,13 @@
 
 flatline takes a memory image and an entry, nothing else: no symbols, no types, no prototypes reach the engine.
 So what its text names by address is named here, token by token (never a text search): its function names
-(``func_0x1030``: the callee at 0x1030), its globals (``iRam0000000000004014``: the datum at 0x4014; a GOT or IAT
-slot is the import it holds), the constants the procedure's own instructions reference where a string starts (the
-literal), and its storage-type vocabulary (``int4``, ``xunknown8``) in Ghidra's display names. A declared
-prototype replaces the signature, names the parameters by their position in the engine's own parameter records,
-and turns the engine's accesses through a struct pointer (``*(int4 *)(param_1 + 2)``, ``param_1[1]``) into
-``p->field`` by the declared layout, where offset and width agree; anything else is left as the engine wrote it.
+(``func_0x1030``: the callee at 0x1030), its globals (``iRam0000000000004014``: the datum at 0x4014,
+``DAT_00004014`` without a name; a GOT or IAT slot is the import it holds), the constants the procedure's own
+instructions reference where a string is (the literal), and its storage-type vocabulary (``int4``, ``xunknown8``)
+in Ghidra's display names. A declared prototype replaces the signature, names the parameters by their position in
+the engine's own parameter records, and turns the engine's accesses through a struct pointer
+(``*(int4 *)(param_1 + 2)``, ``param_1[1]``) into ``p->field`` by the declared layout, where offset and width agree;
+anything else is left as the engine wrote it.
 """
 
 from __future__ import annotations
@@ -163,7 +164,8 @@ def rewrite(out: Decompiled, name: str, address: int, names: Names, lp64: bool, 
         g = _GLOBAL.fullmatch(tok)
         if g is not None:
             at = int(g.group(1), 16)
-            return names.import_slots.get(at) or names.name_at(at) or tok
+            # A global native has no name for: Ghidra's DAT_ name, by address.
+            return names.import_slots.get(at) or names.name_at(at) or f"DAT_{at:08x}"
         return type_name(tok, lp64)
 
     text = _TOKENS.sub(token, text)

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from rea_plugins.native.registers import RegisterRows, RegistersJob
     from rea_plugins.native.strings import StringColumns, StringsJob
 
+# Answered by the decompile workers (rea_plugins.native.pseudo), not by Operations over the Program.
+DECOMPILE_OPERATIONS = ("procedure_pseudo_code", "procedure_pseudo_code_batch")
 # Declared here, once: reading the descriptor imports nothing heavy (operations.py dispatches from it).
 OPERATIONS: tuple[str, ...] = (
     *CORE_OPERATIONS,
@@ -40,11 +42,10 @@ OPERATIONS: tuple[str, ...] = (
     "resolve_native_call_targets",
     "program_call_graph",
     "procedure_fingerprints",
-    # Ghidra's decompiler (flatline) in the decompile workers; where it cannot run here, the operation answers
-    # provider_unavailable with the install command (the availability's "decompiler" feature says so up front).
-    "procedure_pseudo_code",
-    # Several procedures at once on both decompile workers (batch_decompile).
-    "procedure_pseudo_code_batch",
+    # Ghidra's decompiler (flatline) in the decompile workers, one procedure or several at once on both workers
+    # (batch_decompile); where it cannot run here they answer provider_unavailable with the install command (the
+    # availability's "decompiler" feature says so up front).
+    *DECOMPILE_OPERATIONS,
 )
 MAX_FILE_BYTES = 2 << 30
 RESOURCE = "native-parse-worker"
@@ -113,7 +114,7 @@ class NativeClient(AnalysisClient):
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         from rea_plugins.native.operations import dispatch
 
-        if operation in ("procedure_pseudo_code", "procedure_pseudo_code_batch"):
+        if operation in DECOMPILE_OPERATIONS:
             from rea_plugins.native.pseudo import batch, pseudo_code
 
             # Not under the lock for its whole length: the decompile waits on a worker (pseudo_code takes the lock

@@ -105,9 +105,9 @@ def render(client: NativeClient, p: Proc, out: Decompiled, params: dict[str, Any
         strings: dict[int, str] = {}
         for ref in program.instruction_refs(p):
             if ref.dst is not None and ref.dst not in strings:
-                item = program.string_at(ref.dst)
-                if item is not None and item.address == ref.dst:
-                    strings[ref.dst] = program.string_value(item)[0]
+                found = _string(program, ref.dst)
+                if found is not None:
+                    strings[ref.dst] = found
         names = csource.Names(_name_at(program), dict(program.import_slots), strings)
         text = csource.rewrite(
             out, p.name, p.address, names, program.model.format in _LP64 and program.pointer == 8, proto
@@ -120,6 +120,28 @@ def render(client: NativeClient, p: Proc, out: Decompiled, params: dict[str, Any
     )
     # A plain value, as every operation answers: the notebook layer rewrites names in it (annotate.apply).
     return OperationResult(normalized=msgspec.to_builtins(shape), limitations=limitations)
+
+
+_PRINTABLE = frozenset(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
+
+
+def _string(program: Any, address: int) -> str | None:
+    """The C string an instruction's reference to ``address`` names: native's string starting there, else NUL-ended
+    printable bytes in read-only data (a string shorter than the scan's minimum, or the tail of a longer one that the
+    linker merged: "coreutils" inside "GNU coreutils")."""
+    item = program.string_at(address)
+    if item is not None and item.address == address:
+        return str(program.string_value(item)[0])
+    region = program.region_at(address)
+    if region is None or "w" in region.perms or "x" in region.perms:
+        return None
+    raw = program.read(address, 256) or program.read(address, 16)
+    if not raw:
+        return None
+    end = raw.find(0)
+    if end < 1 or any(b not in _PRINTABLE for b in raw[:end]):
+        return None
+    return raw[:end].decode("ascii")
 
 
 def _name_at(program: Any) -> Any:

@@ -346,6 +346,8 @@ class PseudoCode(Shape):
     text: str
     decompiler: str
     dialect: str | None = None
+    # The text's line range when it is one page of a longer text (``procedure_pseudo_code`` offset/limit, in lines).
+    lines: Page | None = None
 
 
 class OperandDetail(Shape):

@@ -243,6 +243,21 @@ def test_batch_decompile_keeps_both_workers_busy(opened: Any, tmp_path: Path, re
 
 
 @needs_flatline
+def test_a_long_function_is_paged_by_lines_with_the_total(opened: Any, native_fixtures: Any) -> None:
+    session = opened(native_fixtures.get("elf-x64").path)
+    whole = result_of(session, "procedure_pseudo_code", {"procedure": "main"})
+    assert "lines" not in whole  # the whole text in one page
+    total = len(whole["text"].split("\n"))
+    pages, offset = [], 0
+    while offset is not None:
+        page = result_of(session, "procedure_pseudo_code", {"procedure": "main", "offset": offset, "limit": 5})
+        assert page["lines"]["total"] == total and page["lines"]["offset"] == offset
+        pages.append(page["text"])
+        offset = page["lines"]["next_offset"]
+    assert len(pages) == -(-total // 5) and "\n".join(pages) == whole["text"]
+
+
+@needs_flatline
 def test_results_are_cached_by_function(opened: Any, native_fixtures: Any) -> None:
     session = opened(native_fixtures.get("elf-x64").path)
     first = _code(session, "dispatch")

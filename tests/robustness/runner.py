@@ -33,8 +33,8 @@ EXCEPTION_NAME = re.compile(
     r"|object is not (?:callable|iterable)|invalid literal for int\(\)|\bNoneType\b"
 )
 CALL_DEADLINE_S = 90
-# The native provider's parse worker is the only process these calls may own at a time.
-MAX_CHILDREN = 1
+# The native provider's parse worker and its two decompile workers are the only processes these calls may own.
+MAX_CHILDREN = 3
 ERROR_KEYS = {"code", "category", "message", "retryable", "remediation", "details"}
 BINARY_EXTRA = (
     ("list_procedures", {"limit": 20}),
@@ -220,6 +220,8 @@ class Runner:
         entry = overview.payload["normalized_result"].get("entry") if overview.status == "ok" else None
         if index % 2 == 0 and isinstance(entry, str):  # code at the (possibly mutated) entry point
             self.call(case, "procedure_assembly", {"procedure": entry, "max_instructions": 64})
+        if index % 16 == 4 and isinstance(entry, str):  # the decompiler over a mutated image, a few per base binary
+            self.call(case, "procedure_pseudo_code", {"procedure": entry})
         if index % 100 == 99:
             self.call(case, "close_binary", {})
 

@@ -80,7 +80,14 @@ class Server:
     """``rea serve`` over stdio with a private TMPDIR, HOME and working directory."""
 
     def __init__(self, tmp: Path, home: Path, cwd: Path, cache: Path, stderr: Path) -> None:
-        env = server_env(TMPDIR=str(tmp), HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), REA_CACHE_DIR=str(cache))
+        env = server_env(
+            TMPDIR=str(tmp),
+            HOME=str(home),
+            XDG_CACHE_HOME=str(home / ".cache"),
+            REA_CACHE_DIR=str(cache),
+            # A mutated function's decompile is bounded well inside the per-call deadline (CALL_DEADLINE_S).
+            REA_NATIVE_DECOMPILE_TIMEOUT_S="10",
+        )
         self._stderr = open(stderr, "ab")  # noqa: SIM115 - kept for the server's life
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "rea.cli.main", "serve"],
