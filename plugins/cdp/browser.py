@@ -15,6 +15,7 @@ from rea_plugins.cdp.urls import DEFAULT_PORTS
 from rea.config import MAX_INT32, SettingSpec, integer_setting
 from rea.context import CallContext
 from rea.errors import ReaError, cancelled
+from rea.files import open_regular
 from rea.process import OwnedProcess, ProcessSpec, SandboxPolicy, leftovers, status_details
 from rea.providers import CloseOutcome
 
@@ -256,11 +257,12 @@ def _wait_for_port(proc: OwnedProcess, timeout_s: float, ctx: CallContext | None
         if ctx is not None and ctx.cancelled:
             raise cancelled("browser startup")
         try:
-            with open(path, encoding="ascii") as fh:
-                first = fh.readline().strip()
+            # Through rea.files: the profile is the browser's to write, and a FIFO there is never waited on.
+            with os.fdopen(open_regular(path, what="DevTools port file"), encoding="ascii") as fh:
+                first = fh.readline(16).strip()
             if first.isdigit() and 0 < int(first) < 65536:
                 return int(first)
-        except (OSError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError, ReaError):
             pass
         status = proc.exit_status()
         if status is not None:

@@ -10,6 +10,7 @@ from rea_plugins.hopper.settings import LAUNCHER, TEST_ANY_HOST, limits_from_env
 
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.files import open_regular
 from rea.providers import AnalysisClient, AnalysisProvider, Availability, ProviderDescriptor
 from rea.target import Target
 
@@ -36,9 +37,10 @@ def hopper_version(launcher: str) -> str:
 
     plist = os.path.join(os.path.dirname(os.path.dirname(launcher)), "Info.plist")
     try:
-        with open(plist, "rb") as fh:
+        # Through rea.files: availability never waits on a FIFO where the app's Info.plist should be.
+        with os.fdopen(open_regular(plist, what="Info.plist"), "rb") as fh:
             return str(plistlib.load(fh).get("CFBundleShortVersionString", "unknown"))
-    except (OSError, ValueError, plistlib.InvalidFileException):
+    except (OSError, ValueError, plistlib.InvalidFileException, ReaError):
         return "not-installed"
 
 
