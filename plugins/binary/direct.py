@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.binary import arrays, crossbinary, listing, strings, thunks
+from rea_plugins.binary import annotate, arrays, crossbinary, listing, strings, thunks
 from rea_plugins.binary.schema import (
     ADDRESS,
+    ADDRESS_PATTERN,
     ASSEMBLY_LIMIT,
     CASE,
     DIRECTION,
@@ -71,6 +72,41 @@ def _pseudo_code(call: ToolCall) -> Evidence:
                 confidence=result.confidence,
             )
     return evidence(call, result)
+
+
+def _decompile_at(call: ToolCall) -> Evidence:
+    """decompile_at: the provider's pseudo code from an address, named from the notebook as procedure_pseudo_code's."""
+    check_document(call)
+    nb = annotate.notebook(call)
+    params = annotate.for_engine(nb, "procedure_pseudo_code", params_of(call.args))
+    # Its types are looked up by the address decompiled: a prototype set there applies.
+    result = call.session.execute(AT_OPERATION, params, call.ctx)
+    return evidence(call, annotate.apply(call, "procedure_pseudo_code", result, nb))
+
+
+AT_OPERATION = "pseudo_code_at"
+DECOMPILE_AT = ToolDef(
+    name="decompile_at",
+    family=FAMILY,
+    description="Decompile the code at an address as a function, whether or not a procedure is known to start there "
+    "(a reverser's 'make function here'); end optionally bounds it.",
+    input_schema=obj(
+        {
+            "address": ADDRESS,
+            "end": prop(
+                "string", "Exclusive end of the code to decompile (optional).", ["0x401180"], pattern=ADDRESS_PATTERN
+            ),
+            "document": DOCUMENT,
+        },
+        ("address",),
+    ),
+    handler=_decompile_at,
+    requires_target=True,
+    requires_operations=(AT_OPERATION,),
+    result_type=RESULT_TYPES["procedure_pseudo_code"],
+    cli_subject="address",
+    examples=({"address": "0x401136"}, {"address": "0x401136", "end": "0x401180"}),
+)
 
 
 def _handler(operation: str) -> Any:
@@ -265,4 +301,5 @@ def tools() -> list[ToolDef]:
                 examples=examples,
             )
         )
+    out.append(DECOMPILE_AT)
     return out

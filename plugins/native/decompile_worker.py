@@ -171,13 +171,14 @@ def decompile(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
                 )
             )
         except FlatlineError as exc:
-            out = Decompiled(text=None, error=type(exc).__name__, reason=_engine_reason(exc))
+            category = str(getattr(exc, "category", "") or "decompile_failed")
+            out = Decompiled(text=None, error=category, reason=_engine_reason(category, str(exc)))
             return msgspec.Raw(msgspec.msgpack.encode(out))
     info = result.function_info
     out = Decompiled(
         text=result.c_code,
         error=result.error.category if result.error is not None else None,
-        reason=result.error.message[:300] if result.error is not None else None,
+        reason=_engine_reason(result.error.category, result.error.message) if result.error is not None else None,
         warnings=[w.message[:300] for w in result.warnings][:50],
         complete=bool(info.is_complete) if info is not None else False,
         calls=[(c.instruction_address, c.target_address) for c in info.call_sites] if info else [],
@@ -197,9 +198,16 @@ def decompile(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
     return msgspec.Raw(msgspec.msgpack.encode(out))
 
 
-def _engine_reason(exc: BaseException) -> str:
-    """flatline's own message (the engine's words about the input, not a Python traceback), bounded."""
-    return " ".join(str(exc).split())[:300]
+# flatline's categories whose messages are the engine's words about the input; the others (internal_error,
+# configuration_error) can carry a Python exception's text from flatline's bridge, which rea never shows.
+_ENGINE_WORDS = frozenset({"decompile_failed", "invalid_address", "unsupported_target", "invalid_argument"})
+
+
+def _engine_reason(category: str, message: str) -> str:
+    """Why the engine declined, bounded: its own message where it is the engine's, else a fixed sentence."""
+    if category in _ENGINE_WORDS and message:
+        return " ".join(message.split())[:300]
+    return f"the decompiler failed ({category or 'internal'})"
 
 
 def preload() -> None:

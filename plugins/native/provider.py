@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from rea_plugins.native.strings import StringColumns, StringsJob
 
 # Answered by the decompile workers (rea_plugins.native.pseudo), not by Operations over the Program.
-DECOMPILE_OPERATIONS = ("procedure_pseudo_code", "procedure_pseudo_code_batch")
+DECOMPILE_OPERATIONS = ("procedure_pseudo_code", "procedure_pseudo_code_batch", "pseudo_code_at")
 # Declared here, once: reading the descriptor imports nothing heavy (operations.py dispatches from it).
 OPERATIONS: tuple[str, ...] = (
     *CORE_OPERATIONS,
@@ -115,12 +115,12 @@ class NativeClient(AnalysisClient):
         from rea_plugins.native.operations import dispatch
 
         if operation in DECOMPILE_OPERATIONS:
-            from rea_plugins.native.pseudo import batch, pseudo_code
+            from rea_plugins.native.pseudo import HANDLERS
 
-            # Not under the lock for its whole length: the decompile waits on a worker (pseudo_code takes the lock
-            # for what it reads of the Program).
+            # Not under the lock for its whole length: the decompile waits on a worker (the handlers take the lock
+            # for what they read of the Program).
             try:
-                return (pseudo_code if operation == "procedure_pseudo_code" else batch)(self, params, ctx)
+                return HANDLERS[operation](self, params, ctx)
             except (ValueError, IndexError, KeyError, OverflowError):
                 raise ReaError(
                     "unsupported_target",

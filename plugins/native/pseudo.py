@@ -9,8 +9,8 @@ from rea_plugins.native import csource, decompile
 from rea_plugins.native.decompile_worker import Decompiled
 
 from rea.context import CallContext
-from rea.errors import ReaError
-from rea.operations.answers import hexa
+from rea.errors import ReaError, invalid_request, issue
+from rea.operations.answers import hexa, parse_address
 from rea.operations.shapes import PseudoCode
 from rea.providers import OperationResult
 
@@ -122,6 +122,40 @@ def render(client: NativeClient, p: Proc, out: Decompiled, params: dict[str, Any
     return OperationResult(normalized=msgspec.to_builtins(shape), limitations=limitations)
 
 
+def at(client: NativeClient, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    """``decompile_at``: the code at ``params["address"]`` decompiled as a function, whether or not native knows a
+    procedure starting there (a reverser's "make function here"); ``end`` bounds it where given."""
+    if not decompile.engine().available:
+        raise decompile.unavailable()
+    address = parse_address(params.get("address"))
+    end = parse_address(params["end"], "end") if params.get("end") is not None else None
+    if end is not None and end <= address:
+        raise invalid_request("end must be above address", [issue("end", "out_of_range", "an address above address")])
+    program = client.program
+    with client._lock:
+        program.check_unchanged()
+        known = program.procedure(address)
+        if known is None and program.code_region_at(address) is None:
+            raise invalid_request(
+                f"{address:#x} is not in a file-backed code region",
+                [issue("address", "invalid_value", "an address inside code (list_segments shows them)")],
+            )
+    if known is not None and end is None:
+        p = known
+    else:
+        from rea_plugins.native.index import Proc
+
+        name = known.name if known is not None else program.name_at(address) or f"sub_{address:x}"
+        p = Proc(address, name, "local", end, "user")
+    out = client.decompiler().decompiled(p, ctx)
+    if out.text is None:
+        raise decompile.failure(out, p)
+    result = render(client, p, out, params)
+    if known is None:
+        result.limitations.append(f"no procedure of native's starts at {address:#x}: decompiled as one from there")
+    return result
+
+
 _PRINTABLE = frozenset(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
 
 
@@ -154,3 +188,6 @@ def _name_at(program: Any) -> Any:
 def _decompiler() -> str:
     e = decompile.engine()
     return f"{decompile.DECOMPILER_NAME} {e.flatline}" if e.flatline else decompile.DECOMPILER_NAME
+
+
+HANDLERS = {"procedure_pseudo_code": pseudo_code, "procedure_pseudo_code_batch": batch, "pseudo_code_at": at}

@@ -258,6 +258,22 @@ def test_a_long_function_is_paged_by_lines_with_the_total(opened: Any, native_fi
 
 
 @needs_flatline
+def test_decompile_at_an_address_no_procedure_starts_at(opened: Any, native_fixtures: Any) -> None:
+    session = opened(native_fixtures.get("elf-x64").path)
+    rows = result_of(session, "read_function_instructions", {"procedure": "greet", "limit": 4})["instructions"]
+    inside = rows[1]["address"]  # past greet's first instruction: no procedure starts there
+    out = call_tool(session, "decompile_at", {"address": inside}).evidence
+    assert out is not None
+    assert '"REA_FIXTURE_GREETING"' in out.normalized_result["text"], out.normalized_result["text"]
+    assert any("decompiled as one from there" in x for x in out.limitations)
+    start = result_of(session, "decompile_at", {"address": rows[0]["address"]})
+    assert start["name"] == "greet" and start["text"] == _code(session, "greet")
+    with pytest.raises(ReaError) as info:
+        call_tool(session, "decompile_at", {"address": "0x1"})
+    assert info.value.code == "invalid_request"
+
+
+@needs_flatline
 def test_results_are_cached_by_function(opened: Any, native_fixtures: Any) -> None:
     session = opened(native_fixtures.get("elf-x64").path)
     first = _code(session, "dispatch")
