@@ -24,6 +24,7 @@ import pytest
 from rea.catalog.schemas import flatten_root_union
 from rea.paths import path_fields
 from rea.registry import default_registry
+from tests.robustness import runner
 from tests.robustness.server import Reply, Server
 
 # How long ping may take while a call is in flight before the server counts as frozen. The contract is 1 s;
@@ -227,10 +228,12 @@ def test_a_fifo_in_any_path_argument_is_refused_and_ping_answers(
     server: ConcurrentServer, files: dict[str, str], tmp_path: Path
 ) -> None:
     problems: list[str] = []
+    slowest = 0.0
     for i, (tool, field, template) in enumerate(_cases()):
         fifo = tmp_path / f"fifo-{i}"
         os.mkfifo(fifo)
         ping_s, reply = _probe(server, [fifo], tool, _fill(template, {**files, FIFO: str(fifo)}))
+        slowest = max(slowest, ping_s or 0.0)
         where = f"{tool}.{field}"
         if ping_s is None:
             problems.append(f"{where}: ping unanswered for {PING_DEADLINE_S} s (the server froze)")
@@ -238,6 +241,8 @@ def test_a_fifo_in_any_path_argument_is_refused_and_ping_answers(
             problems.append(f"{where}: {reply.status} {str(reply.payload)[:200]}")
         elif reply.payload["code"] != "invalid_request" or reply.payload["details"].get("reason") != "not_regular_file":
             problems.append(f"{where}: not the typed refusal: {reply.payload['code']} {reply.payload['message'][:200]}")
+    # The figure (the contract is 1 s; a timed assertion would only measure the machine's load).
+    runner.REPORT.append(f"FIFO in {len(_cases())} path arguments: slowest ping during a call {slowest:.3f} s")
     assert not problems, "\n".join(problems)
 
 
