@@ -169,7 +169,7 @@ def _string(program: Any, address: int) -> str | None:
     region = program.region_at(address)
     if region is None or "w" in region.perms or "x" in region.perms:
         return None
-    raw = program.read(address, 256) or program.read(address, 16)
+    raw: bytes | None = program.read(address, 256) or program.read(address, 16)
     if not raw:
         return None
     end = raw.find(0)
