@@ -135,7 +135,7 @@ def rewrite(out: Decompiled, name: str, address: int, names: Names, lp64: bool, 
     """The engine's text for the function ``name`` at ``address``, named as described in the module docstring."""
     text = (out.text or "").strip("\n")
     engine_params = [p[0] for p in out.parameters]
-    renamed: dict[str, str] = {}
+    renamed = _display_names([v[0] for v in (*out.parameters, *out.locals)])
     if proto is not None:
         for i, given in enumerate(proto.names):
             if given and i < len(engine_params):
@@ -181,6 +181,24 @@ def rewrite(out: Decompiled, name: str, address: int, names: Names, lp64: bool, 
                 body = _fields(body, var, fields, pointee.get(engine_params[i], 1), lp64)
         text = head + brace + body
     return text
+
+
+_UNDEFINED_VAR = re.compile(r"([a-z]*)x((?:Var|Stack_|Var_)[0-9A-Za-z_]+)")
+
+
+def _display_names(names: list[str]) -> dict[str, str]:
+    """The engine's names of variables of an undefined type (``xVar1``, ``pxStack_28``) as Ghidra shows them
+    (``uVar1``, ``puStack_28``), from its own variable records; a name that would collide keeps its own."""
+    taken = set(names)
+    out: dict[str, str] = {}
+    for name in names:
+        m = _UNDEFINED_VAR.fullmatch(name)
+        if m is not None:
+            shown = f"{m.group(1)}u{m.group(2)}"
+            if shown not in taken:
+                out[name] = shown
+                taken.add(shown)
+    return out
 
 
 def _pointee_sizes(text: str, params: list[str]) -> dict[str, int]:
