@@ -52,8 +52,6 @@ def _local(client: NativeClient, params: dict[str, Any]) -> Proc:
 def batch(client: NativeClient, params: dict[str, Any], ctx: CallContext) -> OperationResult:
     """``params["procedures"]`` decompiled on every decompile worker at once: an item per selector, in order, each
     ``ok`` with its pseudo code or ``error`` with its typed error."""
-    if not decompile.engine().available:
-        raise decompile.unavailable()
     selectors = params.get("procedures")
     if not isinstance(selectors, list) or not all(isinstance(s, str) for s in selectors):
         raise ReaError("invalid_request", "procedures must be a list of procedure names or addresses")
@@ -71,8 +69,13 @@ def batch(client: NativeClient, params: dict[str, Any], ctx: CallContext) -> Ope
         done[p.address] = result
         ctx.progress(f"batch_decompile: {len(done)} of {total} done")
 
-    ctx.progress(f"batch_decompile: 0 of {total} done")
-    client.decompiler().many(procs, ctx, heard)
+    if not decompile.engine().available:  # each item says so (the unknown selectors keep their own error)
+        missing = decompile.unavailable()
+        for p in procs:
+            done[p.address] = missing
+    else:
+        ctx.progress(f"batch_decompile: 0 of {total} done")
+        client.decompiler().many(procs, ctx, heard)
     items: list[dict[str, Any]] = []
     for sel, p in zip(selectors, found, strict=True):
         result: Decompiled | ReaError = p if isinstance(p, ReaError) else done[p.address]
