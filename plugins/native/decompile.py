@@ -189,16 +189,11 @@ class Pool:
     def lineage(self) -> list[dict[str, Any]]:
         return [o for s in self.slots for o in s.channel.lineage()]
 
-    def close(self) -> None:
-        for s in self.slots:
-            s.channel.close()
-            s.channel.reopen()  # provider-wide: the next client starts them again
-
 
 # -- one target ------------------------------------------------------------------------------------------------
 
 
-class Target_:
+class Decompilation:
     """One open target's decompilation: its load image, the engine output per function, and the pool."""
 
     def __init__(self, program: Program, target: Target, pool: Pool, lock: Any) -> None:
@@ -339,6 +334,13 @@ class Target_:
                     if exc.code == "cancelled":
                         return
                     result = exc
+                except (ValueError, IndexError, KeyError, OverflowError):
+                    # What the Program reads off a malformed file (as NativeClient.execute reports it).
+                    result = ReaError(
+                        "unsupported_target",
+                        f"malformed binary: native met a value no valid binary holds decompiling {p.name}",
+                        details={"procedure": hex(p.address)},
+                    )
                 on_done(p, result)
 
         threads = [

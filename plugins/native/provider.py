@@ -28,7 +28,7 @@ from rea.target import Target, read_error
 
 if TYPE_CHECKING:
     from rea_plugins.native.assist import Pending, SweepJob, SweptFacts
-    from rea_plugins.native.decompile import Pool
+    from rea_plugins.native.decompile import Decompilation, Pool
     from rea_plugins.native.registers import RegisterRows, RegistersJob
     from rea_plugins.native.strings import StringColumns, StringsJob
 
@@ -99,16 +99,16 @@ class NativeClient(AnalysisClient):
         # The parse worker is the provider's: this client reports what happened to it from its open on.
         self._lineage_from = len(worker.lineage()) - 1 if worker is not None and worker.pid else 0
         self._pool = pool
-        self._decompiler: Any = None
+        self._decompiler: Decompilation | None = None
         self._pool_from = len(pool.lineage()) if pool is not None else 0
 
-    def decompiler(self) -> Any:
-        """This target's decompilation (``rea_plugins.native.decompile.Target_``), made on first use."""
-        from rea_plugins.native.decompile import Pool, Target_
+    def decompiler(self) -> Decompilation:
+        """This target's decompilation (``rea_plugins.native.decompile.Decompilation``), made on first use."""
+        from rea_plugins.native.decompile import Decompilation, Pool
 
         with self._lock:
             if self._decompiler is None:
-                self._decompiler = Target_(self.program, self.target, self._pool or Pool(), self._lock)
+                self._decompiler = Decompilation(self.program, self.target, self._pool or Pool(), self._lock)
             return self._decompiler
 
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:

@@ -61,7 +61,7 @@ def batch(client: NativeClient, params: dict[str, Any], ctx: CallContext) -> Ope
             found.append(_local(client, {"procedure": sel}))
         except ReaError as exc:
             found.append(exc)
-    procs = list({p.address: p for p in found if not isinstance(p, ReaError)}.values())
+    procs = list({f.address: f for f in found if not isinstance(f, ReaError)}.values())
     done: dict[int, Decompiled | ReaError] = {}
     total = len(procs)
 
@@ -77,15 +77,18 @@ def batch(client: NativeClient, params: dict[str, Any], ctx: CallContext) -> Ope
         ctx.progress(f"batch_decompile: 0 of {total} done")
         client.decompiler().many(procs, ctx, heard)
     items: list[dict[str, Any]] = []
-    for sel, p in zip(selectors, found, strict=True):
-        result: Decompiled | ReaError = p if isinstance(p, ReaError) else done[p.address]
-        if isinstance(result, Decompiled) and result.text is None and not isinstance(p, ReaError):
-            result = decompile.failure(result, p)
-        if isinstance(result, ReaError):
-            items.append({"procedure": sel, "status": "error", "error": result.projection_dict()})
+    for sel, chosen in zip(selectors, found, strict=True):
+        result: Decompiled | ReaError = chosen if isinstance(chosen, ReaError) else done[chosen.address]
+        if isinstance(chosen, ReaError) or isinstance(result, ReaError):
+            error = chosen if isinstance(chosen, ReaError) else result
+            assert isinstance(error, ReaError)
+            items.append({"procedure": sel, "status": "error", "error": error.projection_dict()})
+        elif result.text is None:
+            items.append(
+                {"procedure": sel, "status": "error", "error": decompile.failure(result, chosen).projection_dict()}
+            )
         else:
-            assert not isinstance(p, ReaError)
-            shown = render(client, p, result, params).normalized
+            shown = render(client, chosen, result, params).normalized
             items.append({"procedure": sel, "status": "ok", "result": shown})
     return OperationResult(normalized={"items": items}, limitations=[LIMITATION])
 
