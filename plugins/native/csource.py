@@ -126,6 +126,7 @@ class Names:
         import_slots: dict[int, str],
         strings: dict[int, str],
     ) -> None:
+        """``strings``: address -> the literal's prefix, a double quote, then its text (``u"wide``, ``"narrow``)."""
         self.name_at = name_at
         self.import_slots = import_slots
         self.strings = strings
@@ -152,7 +153,10 @@ def rewrite(out: Decompiled, name: str, address: int, names: Names, lp64: bool, 
         if first == "0":
             value = int(tok, 16)
             literal = names.strings.get(value)
-            return c_literal(literal) if literal is not None else tok
+            if literal is None:
+                return tok
+            prefix, _, body = literal.partition('"')
+            return prefix + c_literal(body)
         if tok in renamed:
             return renamed[tok]
         f = _FUNC.fullmatch(tok)

@@ -166,12 +166,14 @@ _PRINTABLE = frozenset(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
 
 
 def _string(program: Any, address: int) -> str | None:
-    """The C string an instruction's reference to ``address`` names: native's string starting there, else NUL-ended
-    printable bytes in read-only data (a string shorter than the scan's minimum, or the tail of a longer one that the
-    linker merged: "coreutils" inside "GNU coreutils")."""
+    """The C string an instruction's reference to ``address`` names, as ``csource.Names`` keeps it (``"text``, or
+    ``u"text`` for UTF-16): native's string starting there, else NUL-ended printable bytes in read-only data (a
+    string shorter than the scan's minimum, or the tail of a longer one that the linker merged: "coreutils" inside
+    "GNU coreutils")."""
     item = program.string_at(address)
     if item is not None and item.address == address:
-        return str(program.string_value(item)[0])
+        # A UTF-16 string reads as C's u"..." literal (its own prefix marks it for the rewrite).
+        return ("u" if item.encoding == "utf-16le" else "") + '"' + str(program.string_value(item)[0])
     region = program.region_at(address)
     if region is None or "w" in region.perms or "x" in region.perms:
         return None
@@ -181,7 +183,7 @@ def _string(program: Any, address: int) -> str | None:
     end = raw.find(0)
     if end < 1 or any(b not in _PRINTABLE for b in raw[:end]):
         return None
-    return raw[:end].decode("ascii")
+    return '"' + raw[:end].decode("ascii")
 
 
 def _name_at(program: Any) -> Any:

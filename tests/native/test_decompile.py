@@ -108,6 +108,7 @@ def test_aarch64_elf_decompiles_with_names(opened: Any, native_fixtures: Any) ->
     assert 'puts("REA_FIXTURE_GREETING")' in _code(session, "greet")
     main = _code(session, "main")
     assert "greet(" in main and "compute_checksum(" in main, main
+    assert 'wide_len(u"REA_WIDE_MARKER")' in main, main  # a UTF-16 string is C's u"" literal
 
 
 @needs_flatline
