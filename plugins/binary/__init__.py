@@ -22,6 +22,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         callpaths,
         codesearch,
         compare,
+        dataflow,
         direct,
         engine_facts,
         image,
@@ -50,6 +51,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         agreement,
         codesearch,
         bindiff,
+        dataflow,
     ):
         for tool in module.tools():
             register(tool)

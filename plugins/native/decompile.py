@@ -17,7 +17,16 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from rea_plugins.native.decompile_worker import INSTALL, MAX_FRAME_BYTES, Decompiled, DecompileJob, LoadJob, Piece
+from rea_plugins.native.decompile_worker import (
+    INSTALL,
+    MAX_FRAME_BYTES,
+    Decompiled,
+    DecompileJob,
+    Flow,
+    FlowJob,
+    LoadJob,
+    Piece,
+)
 
 from rea.cache import AnalysisCache, CacheKey, default_cache
 from rea.config import integer_setting, memory_limit_setting
@@ -212,6 +221,11 @@ class Decompilation:
 
     # -- image -------------------------------------------------------------------------------------------------
 
+    @property
+    def image_key(self) -> str:
+        """What names this target's load image in a worker (a universal binary's slice has its own)."""
+        return f"{self.sha256}:{self.program.model.slice_arch or ''}"
+
     def load_job(self) -> LoadJob:
         if self._job is None:
             model = self.program.model
@@ -221,7 +235,7 @@ class Decompilation:
                 slots = self.program.an.slots()
                 pairs = list(zip(slots.slots.tolist()[:MAX_SLOTS], slots.values.tolist()[:MAX_SLOTS], strict=True))
             self._job = LoadJob(
-                key=f"{self.sha256}:{self.program.model.slice_arch or ''}",
+                key=self.image_key,
                 path=self.program.path,
                 pieces=pieces,
                 pointer_size=self.program.pointer,
@@ -258,23 +272,13 @@ class Decompilation:
         found = self._done.get(p.address)
         if found is not None:
             return found
-        lang, compiler, entry = language(self.program.model, p.address)
-        key = self._key(p.address, lang, compiler)
+        job = self._job_for(p)
+        key = self._key(p.address, job.language, job.compiler)
         if self._cache is not None:
             kept = self._cache.load(key, Decompiled)
             if kept is not None:
                 self._done[p.address] = kept
                 return kept
-        with self.lock:
-            end = self.program.end_of(p)
-        job = DecompileJob(
-            key=self.load_job().key,
-            address=entry,
-            language=lang,
-            compiler=compiler,
-            size_hint=max(1, end - p.address) if end > p.address else None,
-            max_instructions=MAX_INSTRUCTIONS,
-        )
         out = self._run(job, p, ctx, prefer)
         self._done[p.address] = out
         if self._cache is not None and out.text is not None:
@@ -282,6 +286,33 @@ class Decompilation:
         return out
 
     def _run(self, job: DecompileJob, p: Proc, ctx: CallContext, prefer: int) -> Decompiled:
+        result: Decompiled = self._request("decompile", msgspec.to_builtins(job), Decompiled, p, ctx, prefer)
+        return result
+
+    def flow(self, p: Proc, site: int, argument: int, max_ops: int, ctx: CallContext) -> Flow:
+        """A backward slice from argument ``argument`` of the call at ``site`` in ``p`` (never cached: rare)."""
+        if not engine().available:
+            raise unavailable()
+        job = self._job_for(p)
+        params = msgspec.to_builtins(FlowJob(job=job, site=site, argument=argument, max_ops=max_ops))
+        result: Flow = self._request("data_flow", params, Flow, p, ctx, 0)
+        return result
+
+    def _job_for(self, p: Proc) -> DecompileJob:
+        lang, compiler, entry = language(self.program.model, p.address)
+        with self.lock:
+            end = self.program.end_of(p)
+        return DecompileJob(
+            key=self.image_key,
+            address=entry,
+            language=lang,
+            compiler=compiler,
+            size_hint=max(1, end - p.address) if end > p.address else None,
+            max_instructions=MAX_INSTRUCTIONS,
+        )
+
+    def _request(self, op: str, params: dict[str, Any], reply_type: Any, p: Proc, ctx: CallContext, prefer: int) -> Any:
+        """``op`` on a free worker holding this target's image (loaded first where it does not)."""
         timeout = float(DECOMPILE_TIMEOUT.read())
         slot = self.pool.acquire(ctx, prefer)
         try:
@@ -289,16 +320,15 @@ class Decompilation:
                 self._ensure_loaded(slot, ctx)
                 try:
                     reply = slot.channel.request(
-                        "decompile",
-                        msgspec.to_builtins(job),
+                        op,
+                        params,
                         ctx,
                         deadline_s=timeout,
                         phase=f"decompiling {p.name} at {p.address:#x}",
                         timeout_remediation=f"Raise {DECOMPILE_TIMEOUT.name} (now {int(timeout)} s), or read this "
                         "function's assembly; the next call starts a fresh decompile worker.",
                     )
-                    result: Decompiled = reply.result(Decompiled)
-                    return result
+                    return reply.result(reply_type)
                 except ReaError as exc:
                     if exc.code == "target_unavailable" and exc.details.get("reason") == "not_loaded" and not attempt:
                         slot.loaded = (0, "")

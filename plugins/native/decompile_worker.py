@@ -71,6 +71,43 @@ class Decompiled(msgspec.Struct, frozen=True, kw_only=True):
     locals: list[tuple[str, str, str, int]] = []
 
 
+class FlowJob(msgspec.Struct, frozen=True, kw_only=True):
+    """A backward slice from one call's argument over the decompiler's p-code (``enriched``), in the function."""
+
+    job: DecompileJob
+    site: int  # the call instruction's address
+    argument: int  # 0-based
+    max_ops: int = 64
+
+
+class Varnode(msgspec.Struct, frozen=True, array_like=True):
+    space: str
+    offset: int
+    size: int
+    constant: bool
+    input: bool  # a value the function receives (a parameter, or a register read before any write)
+
+
+class FlowOp(msgspec.Struct, frozen=True, array_like=True):
+    depth: int
+    address: int
+    opcode: str
+    output: int | None  # varnode index in Flow.varnodes
+    inputs: list[int]
+
+
+class Flow(msgspec.Struct, frozen=True, kw_only=True):
+    found: bool  # a CALL op at the site with that argument
+    calls_at_site: int = 0
+    arguments: int = 0  # how many arguments the decompiler gives that call
+    value: int | None = None  # the argument's varnode
+    ops: list[FlowOp] = []
+    varnodes: list[Varnode] = []
+    truncated: bool = False
+    error: str | None = None
+    reason: str | None = None
+
+
 class _State:
     def __init__(self) -> None:
         self.key = ""
@@ -219,7 +256,97 @@ def preload() -> None:
         pass
 
 
-ROUTES = {"load": load, "decompile": decompile}
+def data_flow(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
+    """Where one call's argument comes from: its defining p-code ops, breadth first, up to ``max_ops``."""
+    with _LOCK:
+        _session()
+    from flatline import AnalysisBudget, DecompileRequest, FlatlineError  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    flow = msgspec.convert(params, FlowJob)
+    job = flow.job
+    if _STATE.key != job.key:
+        raise ReaError("target_unavailable", "the load image is not loaded", details={"reason": "not_loaded"})
+    with _LOCK:
+        try:
+            result = _session().decompile_function(
+                DecompileRequest(
+                    memory_image=_STATE.image,
+                    base_address=_STATE.base,
+                    function_address=job.address,
+                    language_id=job.language,
+                    compiler_spec=job.compiler,
+                    function_size_hint=job.size_hint,
+                    analysis_budget=AnalysisBudget(max_instructions=job.max_instructions),
+                    enriched=True,
+                )
+            )
+        except FlatlineError as exc:
+            category = str(getattr(exc, "category", "") or "decompile_failed")
+            out = Flow(found=False, error=category, reason=_engine_reason(category, str(exc)))
+            return msgspec.Raw(msgspec.msgpack.encode(out))
+    pcode = result.enriched.pcode if result.enriched is not None else None
+    if pcode is None:
+        error = result.error.category if result.error is not None else "decompile_failed"
+        reason = _engine_reason(error, result.error.message if result.error is not None else "")
+        return msgspec.Raw(msgspec.msgpack.encode(Flow(found=False, error=error, reason=reason)))
+    ops = {op.id: op for op in pcode.pcode_ops}
+    vns = {v.id: v for v in pcode.varnodes}
+    calls = [op for op in pcode.pcode_ops if op.opcode in ("CALL", "CALLIND") and op.instruction_address == flow.site]
+    call = calls[0] if calls else None
+    if call is None or flow.argument + 1 >= len(call.input_varnode_ids):
+        out = Flow(
+            found=False, calls_at_site=len(calls), arguments=max(0, len(call.input_varnode_ids) - 1) if call else 0
+        )
+        return msgspec.Raw(msgspec.msgpack.encode(out))
+    index: dict[int, int] = {}
+    table: list[Varnode] = []
+
+    def vn(vid: int) -> int:
+        if vid not in index:
+            v = vns[vid]
+            index[vid] = len(table)
+            table.append(Varnode(v.space, v.offset, v.size, v.flags.is_constant, v.flags.is_input))
+        return index[vid]
+
+    start = call.input_varnode_ids[flow.argument + 1]
+    value = vn(start)
+    out_ops: list[FlowOp] = []
+    seen: set[int] = set()
+    frontier = [(start, 0)]
+    truncated = False
+    while frontier:
+        vid, depth = frontier.pop(0)
+        defining = vns[vid].defining_op_id
+        if defining is None or defining in seen:
+            continue
+        if len(out_ops) >= flow.max_ops:
+            truncated = True
+            break
+        seen.add(defining)
+        op = ops[defining]
+        out_ops.append(
+            FlowOp(
+                depth,
+                op.instruction_address,
+                op.opcode,
+                vn(op.output_varnode_id) if op.output_varnode_id is not None else None,
+                [vn(i) for i in op.input_varnode_ids],
+            )
+        )
+        frontier.extend((i, depth + 1) for i in op.input_varnode_ids)
+    out = Flow(
+        found=True,
+        calls_at_site=len(calls),
+        arguments=len(call.input_varnode_ids) - 1,
+        value=value,
+        ops=out_ops,
+        varnodes=table,
+        truncated=truncated,
+    )
+    return msgspec.Raw(msgspec.msgpack.encode(out))
+
+
+ROUTES = {"load": load, "decompile": decompile, "data_flow": data_flow}
 
 if __name__ == "__main__":
     threading.Thread(target=preload, name="rea-native-decompiler-preload", daemon=True).start()

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from rea_plugins.native.strings import StringColumns, StringsJob
 
 # Answered by the decompile workers (rea_plugins.native.pseudo), not by Operations over the Program.
-DECOMPILE_OPERATIONS = ("procedure_pseudo_code", "procedure_pseudo_code_batch", "pseudo_code_at")
+DECOMPILE_OPERATIONS = ("procedure_pseudo_code", "procedure_pseudo_code_batch", "pseudo_code_at", "procedure_data_flow")
 # Declared here, once: reading the descriptor imports nothing heavy (operations.py dispatches from it).
 OPERATIONS: tuple[str, ...] = (
     *CORE_OPERATIONS,

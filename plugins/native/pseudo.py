@@ -198,4 +198,114 @@ def _decompiler() -> str:
     return f"{decompile.DECOMPILER_NAME} {e.flatline}" if e.flatline else decompile.DECOMPILER_NAME
 
 
-HANDLERS = {"procedure_pseudo_code": pseudo_code, "procedure_pseudo_code_batch": batch, "pseudo_code_at": at}
+# SLEIGH register-space offsets of the registers a data-flow step names (x86-64 and AArch64 general purpose);
+# another register reads as reg:<offset>.
+_X86_64 = ("RAX", "RCX", "RDX", "RBX", "RSP", "RBP", "RSI", "RDI")
+_REGISTERS: dict[str, dict[int, str]] = {
+    "x86_64": {
+        **{8 * i: n for i, n in enumerate(_X86_64)},
+        **{0x80 + 8 * i: f"R{8 + i}" for i in range(8)},
+    },
+    "arm64": {0x4000 + 8 * i: f"x{i}" for i in range(31)},
+}
+MAX_FLOW_OPS = 1000
+
+
+def data_flow(client: NativeClient, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    """``procedure_data_flow``: where argument ``argument`` of the call at ``site`` comes from, inside the function:
+    the decompiler's p-code ops that define it, breadth first (its SSA after simplification), and the values they
+    start from (constants, named data, the function's inputs)."""
+    if not decompile.engine().available:
+        raise decompile.unavailable()
+    p = _local(client, params)
+    site = parse_address(params.get("site"), "site")
+    argument = params.get("argument", 0)
+    max_ops = params.get("max_nodes", 64)
+    if not isinstance(argument, int) or isinstance(argument, bool) or argument < 0:
+        raise invalid_request("argument must be a 0-based index", [issue("argument", "invalid_value", "0, 1, ...")])
+    if not isinstance(max_ops, int) or isinstance(max_ops, bool) or not 1 <= max_ops <= MAX_FLOW_OPS:
+        raise invalid_request(
+            f"max_nodes must be 1 to {MAX_FLOW_OPS}", [issue("max_nodes", "out_of_range", f"1 to {MAX_FLOW_OPS}")]
+        )
+    flow = client.decompiler().flow(p, site, argument, max_ops, ctx)
+    if flow.error is not None:
+        raise decompile.failure(Decompiled(text=None, error=flow.error, reason=flow.reason), p)
+    if not flow.found:
+        raise invalid_request(
+            f"no call at {site:#x} in {p.name} with an argument {argument}"
+            + (f" (the decompiler gives it {flow.arguments})" if flow.calls_at_site else ""),
+            [issue("site", "invalid_value", "the address of a call instruction in the procedure", value=hex(site))],
+        )
+    program = client.program
+    regs = _REGISTERS.get(program.model.arch, {})
+    with client._lock:
+        texts = [_varnode(program, regs, v) for v in flow.varnodes]
+    # A LOAD's or STORE's first input is the address space's identifier (an engine pointer), not a value.
+    spaced = [op.inputs[1:] if op.opcode in ("LOAD", "STORE") else op.inputs for op in flow.ops]
+    sources = sorted(
+        {texts[i] for ins in spaced for i in ins if flow.varnodes[i].constant or flow.varnodes[i].input}
+        | {texts[i] for ins in spaced for i in ins if flow.varnodes[i].space == "ram"}
+    )
+    if flow.value is not None and not flow.ops:
+        sources = [texts[flow.value]]
+    steps = [
+        {
+            "depth": op.depth,
+            "address": hexa(op.address),
+            "opcode": op.opcode,
+            "output": texts[op.output] if op.output is not None else None,
+            "inputs": (["ram"] if len(ins) < len(op.inputs) else []) + [texts[i] for i in ins],
+        }
+        for op, ins in zip(flow.ops, spaced, strict=True)
+    ]
+    normalized = {
+        "address": hex(p.address),
+        "name": p.name,
+        "site": hex(site),
+        "argument": argument,
+        "arguments": flow.arguments,
+        "value": texts[flow.value] if flow.value is not None else "",
+        "steps": steps,
+        "sources": sources,
+        "truncated": flow.truncated,
+    }
+    limitations = [
+        "Steps are the decompiler's p-code after simplification (its SSA), inside this function only; a value from "
+        "memory is where the flow leaves it."
+    ]
+    return OperationResult(normalized=normalized, limitations=limitations)
+
+
+def _varnode(program: Any, regs: dict[int, str], v: Any) -> str:
+    """One varnode as a step shows it: a constant (with the string or name at that address), a register, memory."""
+    if v.constant:
+        text = f"{v.offset:#x}"
+        if v.offset >= 0x1000:
+            found = _string(program, v.offset)
+            if found is not None:
+                prefix, _, body = found.partition('"')
+                return f"{text} {prefix}{csource.c_literal(body)}"
+            name = program.name_at(v.offset)
+            if name:
+                return f"{text} ({name})"
+        return text
+    if v.space == "register":
+        name = regs.get(v.offset, f"reg:{v.offset:#x}")
+        text = f"{name}:{v.size}" if name in regs.values() and v.size != program.pointer else name
+    elif v.space == "ram":
+        name = program.name_at(v.offset)
+        text = f"[{v.offset:#x}{' ' + name if name else ''}]"
+    elif v.space == "stack":
+        signed = v.offset - (1 << 64) if v.offset >= 1 << 63 else v.offset
+        text = f"stack[{signed:#x}]"
+    else:  # the decompiler's temporaries (its unique space)
+        text = f"{'tmp' if v.space == 'unique' else v.space}:{v.offset:#x}"
+    return f"{text} (input)" if v.input else text
+
+
+HANDLERS = {
+    "procedure_pseudo_code": pseudo_code,
+    "procedure_pseudo_code_batch": batch,
+    "pseudo_code_at": at,
+    "procedure_data_flow": data_flow,
+}

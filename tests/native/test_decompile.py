@@ -275,6 +275,24 @@ def test_decompile_at_an_address_no_procedure_starts_at(opened: Any, native_fixt
 
 
 @needs_flatline
+def test_data_flow_traces_a_call_argument_to_its_source(opened: Any, native_fixtures: Any, structs: Path) -> None:
+    session = opened(native_fixtures.get("elf-x64").path)
+    rows = result_of(session, "read_function_instructions", {"procedure": "main", "limit": 200})["instructions"]
+    site = next(r["address"] for r in rows if r["text"].startswith("call") and "compute_checksum" in r["symbolized"])
+    flow = result_of(session, "procedure_data_flow", {"procedure": "main", "site": site})
+    assert flow["arguments"] >= 1 and any('"checksum input"' in s for s in flow["sources"]), flow
+    # Through memory: mix(p->y, p->x)'s second argument is loaded from the function's first input.
+    other = opened(str(structs))
+    rows = result_of(other, "read_function_instructions", {"procedure": "use_point", "limit": 50})["instructions"]
+    site = next(r["address"] for r in rows if r["text"].startswith("call") and "mix" in r["symbolized"])
+    flow = result_of(other, "procedure_data_flow", {"procedure": "use_point", "site": site, "argument": 1})
+    assert [s["opcode"] for s in flow["steps"]][:1] == ["LOAD"] and flow["sources"] == ["RDI (input)"], flow
+    with pytest.raises(ReaError) as info:
+        call_tool(other, "procedure_data_flow", {"procedure": "use_point", "site": rows[0]["address"]})
+    assert info.value.code == "invalid_request"
+
+
+@needs_flatline
 def test_results_are_cached_by_function(opened: Any, native_fixtures: Any) -> None:
     session = opened(native_fixtures.get("elf-x64").path)
     first = _code(session, "dispatch")
