@@ -125,11 +125,14 @@ class Names:
         name_at: Callable[[int], str | None],
         import_slots: dict[int, str],
         strings: dict[int, str],
+        slot_target: Callable[[int], str | None] | None = None,
     ) -> None:
         """``strings``: address -> the literal's prefix, a double quote, then its text (``u"wide``, ``"narrow``)."""
         self.name_at = name_at
         self.import_slots = import_slots
         self.strings = strings
+        # A GOT slot (relocated) that holds one of this binary's own functions: that function's name.
+        self.slot_target = slot_target or (lambda _: None)
 
 
 def rewrite(out: Decompiled, name: str, address: int, names: Names, lp64: bool, proto: Prototype | None) -> str:
@@ -144,6 +147,8 @@ def rewrite(out: Decompiled, name: str, address: int, names: Names, lp64: bool, 
     pointee: dict[str, int] = {}
     if proto is not None and proto.fields:
         pointee = _pointee_sizes(text, engine_params)
+
+    held: set[str] = set()  # functions named for the GOT slots that hold them
 
     def token(m: re.Match[str]) -> str:
         tok = m.group(0)
@@ -169,13 +174,18 @@ def rewrite(out: Decompiled, name: str, address: int, names: Names, lp64: bool, 
         if g is not None:
             at = int(g.group(1), 16)
             # A global native has no name for: Ghidra's DAT_ name, by address.
-            return names.import_slots.get(at) or names.name_at(at) or f"DAT_{at:08x}"
+            named = names.import_slots.get(at) or names.name_at(at)
+            if named is None:
+                named = names.slot_target(at)
+                if named is not None:
+                    held.add(named)
+            return named or f"DAT_{at:08x}"
         return type_name(tok, lp64)
 
     text = _TOKENS.sub(token, text)
     # A call through an import's slot reads as the call: (*puts)(s) -> puts(s).
-    for imported in set(names.import_slots.values()):
-        text = text.replace(f"(*{imported})(", f"{imported}(")
+    for called in {*names.import_slots.values(), *held}:
+        text = text.replace(f"(*{called})(", f"{called}(")
     if proto is not None:
         text = _signature(text, name, proto)
         head, brace, body = text.partition("{")  # the fields are read in the body only, never the declaration

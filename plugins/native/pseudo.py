@@ -114,7 +114,7 @@ def render(client: NativeClient, p: Proc, out: Decompiled, params: dict[str, Any
                 found = _string(program, ref.dst)
                 if found is not None:
                     strings[ref.dst] = found
-        names = csource.Names(_name_at(program), dict(program.import_slots), strings)
+        names = csource.Names(_name_at(program), dict(program.import_slots), strings, _slot_target(program))
         text = csource.rewrite(
             out, p.name, p.address, names, program.model.format in _LP64 and program.pointer == 8, proto
         )
@@ -184,6 +184,29 @@ def _string(program: Any, address: int) -> str | None:
     if end < 1 or any(b not in _PRINTABLE for b in raw[:end]):
         return None
     return '"' + raw[:end].decode("ascii")
+
+
+_SLOT_SECTIONS = (".got", ".got.plt", ".idata", "__got", "__la_symbol_ptr", "__auth_got")
+
+
+def _slot_target(program: Any) -> Any:
+    """The function a GOT (or IAT) slot holds once relocated, by native's pointer slots; None for other memory (a
+    writable datum's first value is not what it holds when the code runs)."""
+
+    def target(address: int) -> str | None:
+        region = program.region_at(address)
+        if region is None or region.name not in _SLOT_SECTIONS:
+            return None
+        local = program.an.local_slots.get(address)  # bound to a symbol this binary defines (GLOB_DAT, JUMP_SLOT)
+        if local is not None:
+            return str(local[0])
+        value = program.pointer_slot(address)
+        if value is None:
+            return None
+        p = program.procedure(value)
+        return p.name if p is not None else None
+
+    return target
 
 
 def _name_at(program: Any) -> Any:
