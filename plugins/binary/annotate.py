@@ -289,6 +289,11 @@ def _rewriter(call: ToolCall, names: dict[str, str]) -> Any:
         return None
     originals = original_names(call, sorted(names))
     mapping = {old: names[a] for a, old in originals.items() if old != names[a]}
+    for address, given in names.items():
+        # An address the engine has no name for reads as Ghidra's DAT_<address> in the Ghidra dialect's text
+        # (native's decompiler, Ghidra): that token is this address, so the user's name replaces it.
+        if address not in originals and address.startswith("0x"):
+            mapping.setdefault(f"DAT_{int(address, 16):08x}", given)
     if not mapping:
         return None
     pattern = re.compile(

@@ -7,6 +7,7 @@ with the reason where it cannot run (Python < 3.13); the unavailable path is tes
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -129,6 +130,32 @@ def test_a_rename_changes_the_c(opened: Any, native_fixtures: Any, tmp_path: Pat
     main = _code(session, "main")
     assert "say_hello(" in main and "greet(" not in main, main
     assert _code(session, "say_hello").splitlines()[0].startswith("void say_hello("), "selected by the user name"
+
+
+GLOBALS_C = """
+int printf(const char *fmt, ...);
+int counter;
+__attribute__((noinline)) int bump(int k) { counter += k; printf("k=%d\\n", k); return counter; }
+int main(int argc, char **argv) { (void)argv; return bump(argc) + counter; }
+"""
+
+
+@needs_flatline
+def test_a_name_given_to_unnamed_data_reads_in_the_c(opened: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("REA_ANNOTATIONS_DIR", str(tmp_path / "notes"))
+    gcc = toolchains.require("gcc")
+    (tmp_path / "globals.c").write_text(GLOBALS_C)
+    binary = tmp_path / "globals"
+    subprocess.run([gcc, "-O2", "-s", "-o", str(binary), str(tmp_path / "globals.c")], check=True, timeout=300)
+    session = opened(str(binary))
+    procs = result_of(session, "list_procedures", {"limit": 100})["procedures"]
+    bump = next(p["address"] for p in procs if p["kind"] == "local" and '"k=%d\\n"' in _code(session, p["address"]))
+    text = _code(session, bump)
+    global_ = re.search(r"\bDAT_([0-9a-f]{8})\b", text)
+    assert global_ is not None, text
+    result_of(session, "set_address_name", {"address": hex(int(global_.group(1), 16)), "name": "hits"})
+    renamed = _code(session, bump)
+    assert "hits" in renamed and global_.group(0) not in renamed, renamed
 
 
 @needs_flatline
