@@ -122,6 +122,25 @@ def test_pe_x64_uses_the_windows_convention_and_names_imports(opened: Any, nativ
 
 
 @needs_flatline
+@pytest.mark.parametrize("fixture_id", ["macho-x64", "macho-arm64", "elf-x64-so", "pe-x64-dll", "elf-x64-stripped"])
+def test_every_format_decompiles_with_import_and_string_names(
+    opened: Any, native_fixtures: Any, fixture_id: str
+) -> None:
+    fixture = native_fixtures.get(fixture_id)
+    session = opened(fixture.path)
+    if fixture.source == "library":
+        text = _code(session, fixture.sym("rea_lib_describe"))
+        assert f'{fixture.sym("puts")}("REA_LIBRARY_BANNER")' in text, text
+    elif fixture.stripped:  # no symbol names the function: the one that prints the greeting is found by its text
+        procs = result_of(session, "list_procedures", {"limit": 200})["procedures"]
+        texts = [_code(session, p["address"]) for p in procs if p["kind"] == "local"]
+        assert any('puts("REA_FIXTURE_GREETING")' in t for t in texts), texts
+    else:
+        text = _code(session, fixture.sym("greet"))
+        assert f'{fixture.sym("puts")}("REA_FIXTURE_GREETING")' in text, text
+
+
+@needs_flatline
 def test_a_rename_changes_the_c(opened: Any, native_fixtures: Any, tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setenv("REA_ANNOTATIONS_DIR", str(tmp_path / "notes"))
     session = opened(native_fixtures.get("elf-x64").path)
