@@ -21,6 +21,7 @@ from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import Evidence, ProviderIdentity
 from rea.files import file_kind, fsync_dir, open_regular
+from rea.nesting import nests_deeper_than
 from rea.process import leftovers
 from rea.target import read_error
 from rea.unknowns import Registry as Unknowns
@@ -595,6 +596,10 @@ def parse_bundle(
     max_string: int = MAX_STRING_BYTES,
 ) -> Bundle:
     """Decode and authenticate every record, the annotations and the manifest."""
+    # A record's fields sit three levels down (bundle, records, record): deeper than that plus the limit is refused
+    # from the bytes, before a decoder recurses (its own limit differs between interpreters).
+    if nests_deeper_than(data, max_depth + 3):
+        raise _too_big(f"bundle {path} nests too deeply to decode", limit="max_depth", max_depth=max_depth, path=path)
     try:
         doc = msgspec.json.decode(data, type=_BundleFile)
     except RecursionError:

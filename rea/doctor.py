@@ -78,7 +78,7 @@ class ProviderReadiness(msgspec.Struct, frozen=True, kw_only=True):
     code: str | None
     reason: str
     remediation: str | None
-    features: tuple[Feature, ...] = ()
+    features: list[Feature] = msgspec.field(default_factory=list)
 
 
 class LoadedPlugin(msgspec.Struct, frozen=True, kw_only=True):
@@ -387,7 +387,7 @@ def _providers(registry: Registry) -> list[ProviderReadiness]:
                 code=avail.code,
                 reason=avail.reason,
                 remediation=avail.remediation,
-                features=avail.features,
+                features=list(avail.features),
             )
         )
     return out

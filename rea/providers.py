@@ -56,7 +56,7 @@ class Feature(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     remediation: str | None = None
 
 
-class Availability(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class Availability(msgspec.Struct, frozen=True, kw_only=True):
     status: Literal["available", "unavailable"]
     code: str | None = None
     reason: str = ""

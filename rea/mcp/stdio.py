@@ -23,11 +23,15 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from rea.nesting import nests_deeper_than
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 CHUNK = 1 << 16
 # Enough to recover an id that precedes a huge payload.
 HEAD_BYTES = 4096
+# Deeper than any MCP message needs; refused from the bytes, so the bound is the same on every interpreter.
+MAX_NESTING = 512
 # At end of input, how long requests already read may take to be answered before the server stops.
 DRAIN_S = 10.0
 _ID_IN_HEAD = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})\s*[,}]')
@@ -79,6 +83,12 @@ def _lenient(line: bytes) -> tuple[bool, Any]:
 
 def classify(line: bytes) -> SessionMessage | Refusal:
     """One line from the client: a message for the server, or the refusal to send back."""
+    if nests_deeper_than(line, MAX_NESTING):
+        return Refusal(
+            code=INVALID_REQUEST,
+            id=id_from_head(line),
+            message=f"Invalid Request: the message nests deeper than {MAX_NESTING} levels",
+        )
     try:
         doc = msgspec.json.decode(line)
     except (msgspec.DecodeError, RecursionError):

@@ -53,7 +53,7 @@ def test_providers_list_json_is_stable_and_complete() -> None:
     ids = [p["id"] for p in doc["providers"]]
     assert ids == sorted(ids)
     for provider in doc["providers"]:
-        assert set(provider["availability"]) == {"status", "code", "reason", "remediation"}
+        assert set(provider["availability"]) == {"status", "code", "reason", "remediation", "features"}
         assert isinstance(provider["auto_priority"], int)
 
 
