@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
@@ -57,6 +58,7 @@ WORKERS = 2
 # The load of a large image is bounded by its own deadline (the worker reads the file once per image).
 LOAD_TIMEOUT_S = 120.0
 MAX_SLOTS = 2_000_000
+MEMO_FUNCTIONS = 256
 DECOMPILER_NAME = "ghidra (flatline)"
 # The cached engine output's meaning: bump when Decompiled or the load image changes.
 CACHE_KIND = "native-decompiled/1"
@@ -212,7 +214,10 @@ class Decompilation:
         self.lock = lock  # the client's lock: Program's caches are not thread-safe
         self.sha256 = program.sha256()
         self._job: LoadJob | None = None
-        self._done: dict[int, Decompiled] = {}
+        self._memo_lock = threading.Lock()
+        # The last functions' engine output (a page after page of one function, a rename re-rendered); the analysis
+        # cache keeps every one, so a whole library's batch does not stay in the server.
+        self._done: OrderedDict[int, Decompiled] = OrderedDict()
         self._cache: AnalysisCache | None
         try:
             self._cache = default_cache()
@@ -269,7 +274,10 @@ class Decompilation:
         """The engine's output for ``p`` (memo, then the analysis cache, then a worker)."""
         if not engine().available:
             raise unavailable()
-        found = self._done.get(p.address)
+        with self._memo_lock:
+            found = self._done.get(p.address)
+            if found is not None:
+                self._done.move_to_end(p.address)
         if found is not None:
             return found
         job = self._job_for(p)
@@ -277,13 +285,19 @@ class Decompilation:
         if self._cache is not None:
             kept = self._cache.load(key, Decompiled)
             if kept is not None:
-                self._done[p.address] = kept
+                self._remember(p.address, kept)
                 return kept
         out = self._run(job, p, ctx, prefer)
-        self._done[p.address] = out
+        self._remember(p.address, out)
         if self._cache is not None and out.text is not None:
             self._cache.store(key, out)
         return out
+
+    def _remember(self, address: int, out: Decompiled) -> None:
+        with self._memo_lock:  # the batch's threads add theirs at once
+            self._done[address] = out
+            while len(self._done) > MEMO_FUNCTIONS:
+                self._done.popitem(last=False)
 
     def _run(self, job: DecompileJob, p: Proc, ctx: CallContext, prefer: int) -> Decompiled:
         result: Decompiled = self._request("decompile", msgspec.to_builtins(job), Decompiled, p, ctx, prefer)
