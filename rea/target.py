@@ -7,6 +7,8 @@ import hashlib
 import os
 import stat
 import struct
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import msgspec
@@ -16,6 +18,21 @@ from rea.errors import ReaError
 from rea.files import open_regular
 
 HASH_CHUNK = 1 << 20
+REOPEN = "Open the target again with open_binary: its bytes are no longer the ones rea hashed."
+
+
+class FileStamp(msgspec.Struct, frozen=True):
+    """What identifies a file's bytes without reading them: a write moves mtime/ctime, a replace moves the inode."""
+
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> FileStamp:
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 class Target(msgspec.Struct, frozen=True, kw_only=True):
@@ -28,6 +45,8 @@ class Target(msgspec.Struct, frozen=True, kw_only=True):
     format: str
     architecture: str | None = None
     is_directory: bool = False
+    # The file's identity when it was hashed (None for a folder, or a member read out of an archive).
+    stamp: FileStamp | None = None
 
     @property
     def name(self) -> str:
@@ -150,28 +169,139 @@ def identify(path: str, ctx: CallContext | None = None, *, allow_directory: bool
         raise ReaError(
             "unsupported_target", f"{path} is not a regular file", details={"path": path, "format": "special"}
         )
-    digest = hashlib.sha256()
     head = b""
-    size = 0
     try:
         # Opened without blocking and fstat-checked: a FIFO swapped in after the stat above is refused, not waited on.
         with os.fdopen(open_regular(resolved, code="unsupported_target", what="target"), "rb") as fh:
-            while True:
-                if ctx is not None:
-                    ctx.check("hashing target")
-                chunk = fh.read(HASH_CHUNK)
-                if not chunk:
-                    break
-                if not head:
-                    head = chunk[:4096]
-                digest.update(chunk)
-                size += len(chunk)
+            before = FileStamp.of(os.fstat(fh.fileno()))
+            sha256, size, head = _hash_file(fh, ctx)
+            after = FileStamp.of(os.fstat(fh.fileno()))
     except OSError as exc:
         raise read_error(path, exc) from None
+    if after != before or size != after.size:
+        # Written while it was hashed: the digest names no version of the file.
+        raise changed(path, "the file changed while rea hashed it", before, after)
     fmt, arch = sniff_format(head)
     return Target(
-        path=path, resolved_path=resolved, sha256=digest.hexdigest(), size=size, format=fmt, architecture=arch
+        path=path,
+        resolved_path=resolved,
+        sha256=sha256,
+        size=size,
+        format=fmt,
+        architecture=arch,
+        stamp=after,
     )
+
+
+def _hash_file(fh: Any, ctx: CallContext | None) -> tuple[str, int, bytes]:
+    """(SHA-256, bytes read, the first 4 KB) of an open file, from where it stands."""
+    digest = hashlib.sha256()
+    head = b""
+    size = 0
+    while True:
+        if ctx is not None:
+            ctx.check("hashing target")
+        chunk = fh.read(HASH_CHUNK)
+        if not chunk:
+            break
+        if not head:
+            head = chunk[:4096]
+        digest.update(chunk)
+        size += len(chunk)
+    return digest.hexdigest(), size, head
+
+
+def changed(path: str, reason: str, opened: FileStamp | None, now: FileStamp | None) -> ReaError:
+    """The typed answer for a target whose bytes are not the ones hashed (``artifact_changed``: reopen it)."""
+    details: dict[str, Any] = {"path": path, "reason": reason}
+    if opened is not None:
+        details["opened_size"] = opened.size
+    if now is not None:
+        details["size"] = now.size
+    return ReaError(
+        "artifact_changed",
+        f"{path}: {reason}; rea does not serve it under the old hash",
+        remediation=REOPEN,
+        details=details,
+    )
+
+
+# Stamps a re-hash proved still hold the hashed bytes (a touch, a copy of the same bytes over it), so the next check
+# is a stat again rather than another full read. Bounded: an entry is only a saved re-hash.
+_CONFIRMED: OrderedDict[tuple[str, str], FileStamp] = OrderedDict()
+_CONFIRMED_MAX = 256
+_CONFIRMED_LOCK = threading.Lock()
+
+
+def verify_unchanged(target: Target, fd: int | None = None, ctx: CallContext | None = None) -> None:
+    """Raise ``artifact_changed`` unless the target's file still holds the bytes it was hashed from.
+
+    The stamp (device, inode, size, mtime, ctime) decides when it is unchanged; when only the times or the inode
+    moved and the size is the same, the file is hashed again and kept if the digest is. ``fd``: check the file an
+    open descriptor reads (a reader that opened it) rather than what the path names now.
+    """
+    opened = target.stamp
+    if opened is None or target.is_directory:
+        return
+    try:
+        st = os.fstat(fd) if fd is not None else os.stat(target.resolved_path)
+    except OSError:
+        raise changed(target.path, "the file is gone", opened, None) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise changed(target.path, "the path no longer names a regular file", opened, None)
+    now = FileStamp.of(st)
+    key = (target.resolved_path, target.sha256)
+    with _CONFIRMED_LOCK:
+        known = _CONFIRMED.get(key)
+    if now in (opened, known):
+        return
+    if now.size != opened.size:
+        raise changed(target.path, f"its size changed ({opened.size} -> {now.size} bytes)", opened, now)
+    try:
+        with os.fdopen(
+            os.dup(fd)
+            if fd is not None
+            else open_regular(target.resolved_path, code="artifact_changed", what="target"),
+            "rb",
+        ) as fh:
+            fh.seek(0)
+            sha256, size, _ = _hash_file(fh, ctx)
+            # Hashed in place: a write during the re-hash leaves a digest of no version.
+            if FileStamp.of(os.fstat(fh.fileno())) != now:
+                raise changed(target.path, "the file changed while rea checked it", opened, now)
+    except OSError:
+        raise changed(target.path, "the file can no longer be read", opened, now) from None
+    if sha256 != target.sha256 or size != opened.size:
+        raise changed(target.path, "its bytes changed (a different SHA-256)", opened, now)
+    with _CONFIRMED_LOCK:
+        _CONFIRMED[key] = now
+        _CONFIRMED.move_to_end(key)
+        while len(_CONFIRMED) > _CONFIRMED_MAX:
+            _CONFIRMED.popitem(last=False)
+
+
+def read_pinned(target: Target, offset: int, length: int) -> bytes:
+    """``length`` bytes at ``offset`` of the target, known to be the hashed bytes, else ``artifact_changed``.
+
+    One descriptor: its file is checked against the stamp before the read, and again after it, so a write that
+    lands while reading (which moves mtime/ctime) is caught rather than returned under the old hash.
+    """
+    try:
+        fd = open_regular(target.resolved_path, code="artifact_changed", what="target")
+    except FileNotFoundError:
+        raise changed(target.path, "the file is gone", target.stamp, None) from None
+    except OSError as exc:
+        raise read_error(target.path, exc) from None
+    try:
+        verify_unchanged(target, fd)
+        try:
+            data = os.pread(fd, length, offset)
+        except OSError as exc:
+            raise read_error(target.path, exc) from None
+        verify_unchanged(target, fd)
+        return data
+    finally:
+        os.close(fd)
 
 
 def _hash_directory(root: str, ctx: CallContext | None) -> str:

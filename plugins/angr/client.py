@@ -15,7 +15,7 @@ from rea.context import CallContext
 from rea.errors import ReaError
 from rea.process import WorkerChannel, WorkerClient, python_worker_spec
 from rea.providers import OperationResult
-from rea.target import Target
+from rea.target import Target, verify_unchanged
 
 RESOURCE = "angr-worker"
 TIMEOUT_REMEDIATION = (
@@ -64,6 +64,9 @@ class AngrClient(WorkerClient):
                 details={"operation": operation, "provider_id": "angr"},
             )
         t = self.timeouts
+        # Before every request, so before every worker (re)start: a rewritten target is refused, never loaded or
+        # read by the engine under the SHA-256 it was opened with.
+        verify_unchanged(self.target, ctx=ctx)
         generation = self.channel.ensure_started()
         if self._loaded != generation:
             self.request(

@@ -47,7 +47,7 @@ def _slots(call: ToolCall, start: int, count: int, size: int, order: Order) -> l
     if region is None or offset is None:
         return [None] * count
     backed = int(region.get("file_size") or 0) - (start - int(region["start"], 16))
-    data = read_file(call.session.require_target().resolved_path, offset, max(0, min(count * size, backed)))
+    data = read_file(call.session.require_target(), offset, max(0, min(count * size, backed)))
     return [
         int.from_bytes(data[i * size : (i + 1) * size], order) if (i + 1) * size <= len(data) else None
         for i in range(count)

@@ -6,7 +6,6 @@ tools map addresses with them and read the target's own bytes, so they work on a
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from rea_plugins.binary.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
@@ -16,9 +15,8 @@ from rea.annotations import normalize_address
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import Evidence
-from rea.files import open_regular
 from rea.providers import OperationResult
-from rea.target import read_error
+from rea.target import Target, read_pinned
 
 MAX_READ = 4096
 DEFAULT_READ = 256
@@ -108,17 +106,9 @@ def _address_to_file_offset(call: ToolCall) -> Evidence:
 # -- read_bytes ---------------------------------------------------------------------------------------
 
 
-def read_file(path: str, offset: int, length: int) -> bytes:
-    try:
-        fd = open_regular(path, code="artifact_changed", what="target")
-    except OSError as exc:
-        raise read_error(path, exc) from None
-    try:
-        return os.pread(fd, length, offset)
-    except OSError as exc:
-        raise read_error(path, exc) from None
-    finally:
-        os.close(fd)
+def read_file(target: Target, offset: int, length: int) -> bytes:
+    """File bytes of the open target, the ones it was hashed from (``artifact_changed`` once it was rewritten)."""
+    return read_pinned(target, offset, length)
 
 
 def _read_bytes(call: ToolCall) -> Evidence:
@@ -134,7 +124,7 @@ def _read_bytes(call: ToolCall) -> Evidence:
     data = b""
     offset = region_file_offset(region, start)
     if backed and offset is not None:
-        data = read_file(target.resolved_path, offset, backed)
+        data = read_file(target, offset, backed)
         if len(data) < backed:
             raise ReaError(
                 "artifact_changed",

@@ -133,7 +133,7 @@ def file_bytes(call: ToolCall) -> bytes:
             f"the target is larger than the {MAX_SCAN_BYTES >> 20} MiB a search reads",
             details={"resource": "memory", "reported_limits": {"max_scan_bytes": MAX_SCAN_BYTES}},
         )
-    data = read_file(target.resolved_path, 0, target.size)
+    data = read_file(target, 0, target.size)
     if len(data) != target.size:
         raise ReaError(
             "artifact_changed",

@@ -84,7 +84,7 @@ def _short_strings(call: ToolCall, limitations: list[str]) -> list[dict[str, Any
     for s in _data_sections(call):
         size = min(s["file_size"], max(0, target.size - s["file_offset"]))
         # One byte before the section lets a run at its very start count as NUL-preceded.
-        blob = b"\x00" + read_file(target.resolved_path, s["file_offset"], size)
+        blob = b"\x00" + read_file(target, s["file_offset"], size)
         start = int(s["start"], 16)
         for m in _SHORT.finditer(blob):
             address = start + m.start() - 1

@@ -339,7 +339,7 @@ def read_mapped(call: ToolCall, address: str, where: dict[str, Any], size: int) 
     count = max(0, min(size, int(region["end"], 16) - start))
     backed = max(0, min(count, int(region.get("file_size") or 0) - (start - int(region["start"], 16))))
     offset = region_file_offset(region, start)
-    data = read_file(target.resolved_path, offset, backed) if backed and offset is not None else b""
+    data = read_file(target, offset, backed) if backed and offset is not None else b""
     return data + b"\0" * (count - len(data))
 
 

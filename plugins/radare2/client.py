@@ -15,7 +15,7 @@ from rea.context import CallContext
 from rea.errors import ReaError
 from rea.process import WorkerChannel, WorkerClient, python_worker_spec
 from rea.providers import OperationResult
-from rea.target import Target
+from rea.target import Target, verify_unchanged
 
 RESOURCE = "radare2-worker"
 TIMEOUT_REMEDIATION = (
@@ -74,6 +74,9 @@ class Radare2Client(WorkerClient):
                 details={"operation": operation, "provider_id": "radare2"},
             )
         lim = self.limits
+        # Before every request, so before every worker (re)start: a rewritten target is refused, never loaded or
+        # read by the engine under the SHA-256 it was opened with.
+        verify_unchanged(self.target, ctx=ctx)
         generation = self.channel.ensure_started()
         if self._loaded != generation:
             self.request(
