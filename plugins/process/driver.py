@@ -145,10 +145,11 @@ class Scenario:
 
     def _policy(self, executable: str) -> SandboxPolicy:
         writable = tuple(dict.fromkeys([*self.roots, self.cwd]))
-        # The program's folder stays visible where the sandbox's private /tmp would hide it.
+        # The sandbox gives the program its own file; its folder only when the scenario asks (libraries beside it).
+        folder = (os.path.dirname(executable),) if self.request.get("program_folder", False) else ()
         return SandboxPolicy(
             writable_roots=writable,
-            readable_roots=(os.path.dirname(executable),),
+            readable_roots=folder,
             allow_loopback=self.request.get("network_access") == "host",
             accept_none=self.request.get("sandbox", "required") == "preferred",
             max_tasks=self.limits["max_tasks"],

@@ -196,7 +196,14 @@ CAPTURE_SCHEMA: dict[str, Any] = {
             "default": "required",
             "description": "required: bubblewrap or fail; preferred: unsandboxed where the host cannot; "
             "none: unsandboxed (network_access still holds). The capture records the "
-            "isolation that applied, and what an unsandboxed program could reach.",
+            "isolation that applied (the paths a sandboxed program was given), and what an unsandboxed "
+            "program could reach.",
+        },
+        "program_folder": {
+            "type": "boolean",
+            "default": False,
+            "description": "Give the sandboxed program its whole folder (read-only), not only its file. "
+            "For libraries or data kept beside it.",
         },
         "network_access": {
             "type": "string",

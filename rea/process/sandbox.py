@@ -1,32 +1,86 @@
 """Isolation for code rea runs but did not write (scenario targets, debuggees, browsers): bubblewrap.
 
-The policy: the whole filesystem read-only except the declared writable roots and the process's private
-directory, a private /tmp, no network unless loopback is allowed, no new privileges, all capabilities
-dropped, and the sandbox dies with the server. Every capture records which isolation applied.
+The policy: the program sees only what it is given (``given``): the system's library and runtime trees and the
+part of /etc that loading and lookups read, read-only; its own file (or the folders a caller names); the writable
+roots and its private directory (its home); a fresh /tmp, /var/tmp and /dev/shm. Nothing else of the host is
+there, so neither a root-only file elsewhere, nor rea's cache key, annotations or another process's browser
+profile, wherever they are configured. No network unless loopback is allowed, no new privileges, all
+capabilities dropped, and the sandbox dies with the server. Every capture records what the program was given.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import glob
+import importlib.util
 import os
 import pwd
 import shutil
+import site
 import subprocess
 import sys
+import tempfile
 import time
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
+from rea import config
 from rea.errors import ReaError
 from rea.process import confine, procfs
 
 BWRAP_PACKAGE = "bubblewrap"
-# Read-only is not secret-free: these are hidden (empty tmpfs, or /dev/null over a file) unless a root re-binds them.
+# Where a dynamically linked program loads from. A top-level link (/bin -> usr/bin on a merged-/usr host) is made
+# the same link inside, so paths resolve as on the host.
+SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# From /etc and /var only what loading, user and name lookup, time, locale, terminals, TLS roots, fonts and the
+# browser's own configuration read: never shadow files, SSH, sudo, private TLS keys or a database's settings.
+SYSTEM_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/ld.so.preload",
+    "/etc/alternatives",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/host.conf",
+    "/etc/hosts",
+    "/etc/resolv.conf",
+    "/etc/gai.conf",
+    "/etc/services",
+    "/etc/protocols",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/locale.alias",
+    "/etc/locale.conf",
+    "/etc/default/locale",
+    "/etc/terminfo",
+    "/etc/inputrc",
+    "/etc/mime.types",
+    "/etc/magic",
+    "/etc/magic.mime",
+    "/etc/ssl/certs",
+    "/etc/ssl/openssl.cnf",
+    "/etc/ca-certificates",
+    "/etc/ca-certificates.conf",
+    "/etc/pki/tls/certs",
+    "/etc/crypto-policies",
+    "/etc/fonts",
+    "/etc/xdg",
+    "/etc/chromium",
+    "/etc/chromium.d",
+    "/etc/os-release",
+    "/etc/debian_version",
+    "/etc/lsb-release",
+    "/etc/python3*",
+    "/var/cache/fontconfig",
+)
+# Hidden again where a given root holds them (a working directory of / or /etc, a home given whole).
 HIDDEN_DIRS = ("/root", "/etc/ssh", "/var/lib/cloud")
 HIDDEN_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers")
-# Credential folders and files under a home, hidden again even where a writable or readable root re-binds the home.
+# Credential folders and files under a home, hidden again where a writable or readable root holds the home.
 CREDENTIALS = (
     ".ssh",
     ".gnupg",
@@ -49,7 +103,7 @@ class SandboxPolicy(msgspec.Struct, frozen=True, kw_only=True):
     """What a sandboxed process may touch."""
 
     writable_roots: tuple[str, ...] = ()
-    # Paths visible read-only even where the sandbox hides the host's (its private /tmp): e.g. the program's folder.
+    # Host paths given read-only besides the system's and the program's own file: e.g. the program's folder.
     readable_roots: tuple[str, ...] = ()
     # Loopback needs the host's network namespace, so other addresses are not blocked either.
     allow_loopback: bool = False
@@ -57,6 +111,20 @@ class SandboxPolicy(msgspec.Struct, frozen=True, kw_only=True):
     accept_none: bool = False
     # Tasks (processes and threads) alive at once: a pids cgroup where rea can make one, else RLIMIT_NPROC.
     max_tasks: int = DEFAULT_MAX_TASKS
+
+
+# read-only, read-write: that host path (``source`` when it is bound from elsewhere); empty: a fresh empty folder;
+# hidden: emptied (a folder) or /dev/null (a file) inside a given root; link: a symbolic link to ``source``;
+# devices: a minimal /dev (null, zero, random, tty); processes: /proc of the sandbox's own processes.
+Access = Literal["read-only", "read-write", "empty", "hidden", "link", "devices", "processes"]
+
+
+class Bind(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One path the sandboxed program was given."""
+
+    path: str
+    access: Access
+    source: str | None = None
 
 
 class Isolation(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,6 +135,8 @@ class Isolation(msgspec.Struct, frozen=True, kw_only=True):
     policy: dict[str, Any] | None = None
     # The pids cgroup the process runs in (its owner lists and releases what is left there), if any.
     cgroup: str | None = None
+    # Under bubblewrap, everything of the filesystem the program was given, in mount order.
+    binds: tuple[Bind, ...] = ()
 
 
 def _probe(argv: list[str]) -> subprocess.CompletedProcess[str]:
@@ -246,54 +316,137 @@ def wrap(argv: list[str], policy: SandboxPolicy, private_dir: str, cwd: str) -> 
         cmd += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
     if policy.allow_loopback:
         cmd.append("--share-net")
-    cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
-    homes = _homes()
-    hidden_dirs = [d for d in dict.fromkeys([*homes, *HIDDEN_DIRS]) if os.path.isdir(d)]
-    for folder in hidden_dirs:
-        cmd += ["--tmpfs", folder]
-    hidden_files = [f for f in HIDDEN_FILES if os.path.isfile(f)]
-    for file in hidden_files:
-        cmd += ["--ro-bind", "/dev/null", file]
-    readable = [os.path.realpath(r) for r in policy.readable_roots]
-    for root in _hidden_runtime(argv[0], ["/tmp", *hidden_dirs]):
-        cmd += ["--ro-bind", root, root]
-    for root in readable:
-        cmd += ["--ro-bind", root, root]
-    roots = [os.path.realpath(r) for r in policy.writable_roots]
-    for root in [os.path.realpath(private_dir), *roots]:
-        cmd += ["--bind", root, root]
-    # A root re-binds a home (a working directory there): its credentials stay hidden.
-    credentials = []
-    for home in dict.fromkeys([*homes, "/root"]):
-        for name in CREDENTIALS:
-            path = os.path.join(home, name)
-            if any(path.startswith(r + "/") for r in [*readable, *roots]):
-                if os.path.isdir(path):
-                    cmd += ["--tmpfs", path]
-                    credentials.append(path)
-                elif os.path.isfile(path):
-                    cmd += ["--ro-bind", "/dev/null", path]
-                    credentials.append(path)
+    cwd = os.path.realpath(cwd)
+    binds = given(argv[0], policy, private_dir, cwd)
+    for bind in binds:
+        cmd += _mount_args(bind)
     cgroup, nproc, processes = _bound_processes(policy.max_tasks + 2)  # bubblewrap's own two
     cmd += ["--chdir", cwd, "--", *argv]
+    roots = [os.path.realpath(r) for r in policy.writable_roots]
+    readable = [os.path.realpath(r) for r in policy.readable_roots]
+    if not userns:
+        user = f"uid {os.getuid()} (no user namespace on this host)"
+    elif os.getuid() == 0:
+        # bubblewrap maps the sandbox's uid to the caller's: owner checks pass on root's files among the binds,
+        # so the binds (nothing of the host that was not given) are what confine it.
+        user = f"uid {SANDBOX_UID} in a user namespace, mapped to host uid 0 (no capabilities); it sees only its binds"
+    else:
+        user = f"uid {SANDBOX_UID} in a user namespace (uid {os.getuid()} on the host, no capabilities)"
     record = {
-        "filesystem": "read-only except writable_roots and the private directory; private /tmp and /dev/shm",
+        "filesystem": "only the binds: the system's library and runtime trees and part of /etc read-only, the "
+        "program, the writable roots and the private directory (its home); private /tmp and /dev/shm",
         "writable_roots": roots,
         **({"readable_roots": readable} if readable else {}),
-        "hidden": [*hidden_dirs, *hidden_files, *credentials],
         "network": "host (loopback allowed; other addresses are not blocked)"
         if policy.allow_loopback
         else "none (own network namespace)",
-        "user": f"uid {SANDBOX_UID} in a user namespace (uid {os.getuid()} on the host, no capabilities)"
-        if userns
-        else f"uid {os.getuid()} (no user namespace on this host)",
+        "user": user,
         "privileges": "no new privileges, all capabilities dropped",
         "processes": processes,
         "lifetime": "dies with the rea server; its pid namespace ends every process it started",
     }
     return confine.command(cmd, cgroup=cgroup, nproc=nproc), Isolation(
-        sandbox="bubblewrap", policy=record, cgroup=cgroup
+        sandbox="bubblewrap", policy=record, cgroup=cgroup, binds=tuple(binds)
     )
+
+
+def given(program: str, policy: SandboxPolicy, private_dir: str, cwd: str) -> list[Bind]:
+    """What the sandbox gives ``program``, in mount order (a path after every path that contains it).
+
+    Nothing else of the host is there: not /root, /home, /srv, /var, nor the rest of /etc. A given root that holds
+    rea's own state (the analysis cache and its key, the annotations, the temporary directory where private
+    directories and browser profiles live), a home, or credentials gets those hidden again inside it.
+    """
+    mounts: dict[str, tuple[int, Bind]] = {}
+
+    def add(order: int, path: str, access: Access, source: str | None = None) -> None:
+        # The same path given twice: the later kind wins (a root given as /tmp replaces the empty /tmp).
+        if path not in mounts or mounts[path][0] <= order:
+            mounts[path] = (order, Bind(path=path, access=access, source=source))
+
+    system: list[str] = []
+    for tree in SYSTEM_TREES:
+        if os.path.islink(tree):
+            add(0, tree, "link", os.readlink(tree))
+        elif os.path.isdir(tree):
+            add(0, tree, "read-only")
+            system.append(tree)
+    for name in SYSTEM_FILES:
+        for path in sorted(glob.glob(name)):
+            add(0, path, "read-only")
+            system.append(path)
+    add(0, "/dev", "devices")
+    add(0, "/proc", "processes")
+    for empty in ("/tmp", "/dev/shm", "/var/tmp"):
+        add(0, empty, "empty")
+    writable = list(
+        dict.fromkeys([os.path.realpath(private_dir), *(os.path.realpath(r) for r in policy.writable_roots)])
+    )
+    for root in writable:
+        add(2, root, "read-write")
+    readable: list[str] = []
+    # A read-only root inside a writable one would take the writing away: it is visible there already.
+    for root in [*(os.path.realpath(r) for r in policy.readable_roots), *_runtime(program)]:
+        if not _within(root, [*writable, *system, *readable]):
+            add(1, root, "read-only")
+            readable.append(root)
+    located = os.path.abspath(shutil.which(program) or program)
+    if not _within(located, [*writable, *system, *readable]):
+        real = os.path.realpath(located)
+        add(1, located, "read-only", real if real != located else None)
+        readable.append(located)
+    if not _within(cwd, [*writable, *system, *readable]):
+        add(1, cwd, "read-only")
+        readable.append(cwd)
+    roots = [r for r in [*writable, *readable] if r != os.path.realpath(private_dir)]
+    for path in _secrets(roots, private_dir):
+        add(3, path, "hidden")
+    ordered = sorted(mounts.values(), key=lambda m: (0 if m[1].path == "/" else m[1].path.count("/"), m[0]))
+    return [bind for _, bind in ordered]
+
+
+def _within(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _secrets(roots: list[str], private_dir: str) -> list[str]:
+    """Paths strictly inside a given root that stay hidden: rea's state, homes, credentials, shadow files."""
+    homes = _homes()
+    state = [*homes, *HIDDEN_DIRS, *HIDDEN_FILES]
+    state += [os.path.join(home, name) for home in dict.fromkeys([*homes, "/root"]) for name in CREDENTIALS]
+    for where in (config.cache_dir, config.annotations_dir):
+        with contextlib.suppress(ReaError, ValueError):  # an invalid setting: that store is not used at all
+            state.append(where())
+    private = os.path.realpath(private_dir)
+    temp = os.path.realpath(tempfile.gettempdir())
+    if temp in roots:
+        # The temporary directory given as a root: every private directory (a browser's profile) and staging
+        # file of rea's there is hidden, the rest stays the program's.
+        with contextlib.suppress(OSError), os.scandir(temp) as entries:
+            state += [e.path for e in entries if e.name.startswith(("rea-", ".rea-")) and e.path != private]
+    else:
+        state.append(temp)  # hidden whole where a root holds it; the private directory is bound back inside
+    found = []
+    for path in dict.fromkeys(os.path.realpath(p) for p in state):
+        if path != private and os.path.lexists(path) and any(path.startswith(r.rstrip("/") + "/") for r in roots):
+            found.append(path)
+    return found
+
+
+def _mount_args(bind: Bind) -> list[str]:
+    if bind.access == "link":
+        assert bind.source is not None
+        return ["--symlink", bind.source, bind.path]
+    if bind.access == "devices":
+        return ["--dev", bind.path]
+    if bind.access == "processes":
+        return ["--proc", bind.path]
+    if bind.access == "empty":
+        return ["--tmpfs", bind.path]
+    if bind.access == "hidden":
+        return ["--tmpfs", bind.path] if os.path.isdir(bind.path) else ["--ro-bind", "/dev/null", bind.path]
+    flag = "--bind" if bind.access == "read-write" else "--ro-bind"
+    return [flag, bind.source or bind.path, bind.path]
 
 
 def unsandboxed(argv: list[str], policy: SandboxPolicy, failure: str) -> tuple[list[str], Isolation]:
@@ -322,19 +475,20 @@ def unsandboxed(argv: list[str], policy: SandboxPolicy, failure: str) -> tuple[l
     )
 
 
-def _hidden_runtime(program: str, hidden: list[str]) -> list[str]:
-    """Host paths under ``hidden`` folders that the program or rea's own interpreter needs (bound back read-only)."""
-    # A checkout or virtualenv under /tmp (a fresh clone, a tox env there) is still the code rea runs.
-    located = os.path.realpath(shutil.which(program) or program)
-    candidates = [os.path.dirname(located), sys.prefix, sys.base_prefix, *sys.path]
+def _runtime(program: str) -> list[str]:
+    """rea's interpreter, its libraries and rea's code, when the program is that interpreter (a Python worker)."""
+    if os.path.realpath(shutil.which(program) or program) != os.path.realpath(sys.executable):
+        return []
+    candidates = [sys.prefix, sys.base_prefix, *sys.path]
+    for name in ("rea", "rea_plugins"):
+        with contextlib.suppress(ImportError, ValueError):
+            spec = importlib.util.find_spec(name)
+            if spec is not None and spec.submodule_search_locations:
+                candidates += list(spec.submodule_search_locations)
+    if site.ENABLE_USER_SITE:
+        candidates.append(site.getusersitepackages())
     kept: list[str] = []
     for path in sorted({os.path.realpath(c) for c in candidates if c}):
-        if (
-            path in hidden
-            or not any(path.startswith(h + "/") for h in hidden)
-            or not os.path.isdir(path)
-            or any(path.startswith(k + "/") for k in kept)
-        ):
-            continue
-        kept.append(path)
+        if os.path.exists(path) and not _within(path, kept):
+            kept.append(path)
     return kept
