@@ -6,6 +6,8 @@ from typing import Any, Final, Literal
 
 import msgspec
 
+from rea.fsnames import shown
+
 Category = Literal[
     "invalid_input",
     "unsupported_provider",
@@ -77,11 +79,13 @@ class ReaError(Exception):
     ) -> None:
         if code not in CODES:
             raise ValueError(f"unknown error code {code!r}")
+        # A message or detail naming a file whose name is not UTF-8 is still sent: its bytes are shown escaped.
+        message = shown(message)
         super().__init__(message)
         self.code = code
         self.message = message
         self.remediation = remediation or _DEFAULT_REMEDIATION.get(code, "Read details and retry.")
-        self.details: dict[str, Any] = dict(details or {})
+        self.details: dict[str, Any] = {k: shown(v) if isinstance(v, str) else v for k, v in (details or {}).items()}
         self.cleanup_remaining = cleanup_remaining
 
     @property

@@ -18,6 +18,7 @@ from rea.config import integer_setting
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import AnalysisProfile, Authority, Evidence, ProviderIdentity, Subject
+from rea.fsnames import shown
 from rea.ledger import LEDGER_MEMORY_MB, Ledger
 from rea.providers import AnalysisClient, AnalysisProvider, OperationResult
 from rea.registry import Registry
@@ -416,9 +417,10 @@ class Session:
     # -- Evidence -----------------------------------------------------------------------
 
     def subject_for(self, target: Target) -> Subject:
+        # Display-only fields: a file name that is not UTF-8 is shown escaped (JSON cannot carry its bytes).
         return Subject(
-            name=target.name,
-            local_path=target.resolved_path,
+            name=shown(target.name),
+            local_path=shown(target.resolved_path),
             digest=ev_mod.Digest(sha256=target.sha256),
             size=target.size,
             format=target.format,

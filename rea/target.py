@@ -16,6 +16,7 @@ import msgspec
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.files import open_regular
+from rea.fsnames import shown
 
 HASH_CHUNK = 1 << 20
 REOPEN = "Open the target again with open_binary: its bytes are no longer the ones rea hashed."
@@ -55,8 +56,8 @@ class Target(msgspec.Struct, frozen=True, kw_only=True):
     def record(self) -> dict[str, Any]:
         """The target as the session tools report it."""
         return {
-            "path": self.path,
-            "resolved_path": self.resolved_path,
+            "path": shown(self.path),
+            "resolved_path": shown(self.resolved_path),
             "sha256": self.sha256,
             "size": self.size,
             "format": self.format,
@@ -213,14 +214,14 @@ def _hash_file(fh: Any, ctx: CallContext | None) -> tuple[str, int, bytes]:
 
 def changed(path: str, reason: str, opened: FileStamp | None, now: FileStamp | None) -> ReaError:
     """The typed answer for a target whose bytes are not the ones hashed (``artifact_changed``: reopen it)."""
-    details: dict[str, Any] = {"path": path, "reason": reason}
+    details: dict[str, Any] = {"path": shown(path), "reason": reason}
     if opened is not None:
         details["opened_size"] = opened.size
     if now is not None:
         details["size"] = now.size
     return ReaError(
         "artifact_changed",
-        f"{path}: {reason}; rea does not serve it under the old hash",
+        f"{shown(path)}: {reason}; rea does not serve it under the old hash",
         remediation=REOPEN,
         details=details,
     )

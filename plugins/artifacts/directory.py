@@ -9,6 +9,7 @@ import stat
 
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.fsnames import shown
 from rea.target import Target
 from rea.unpackers import (
     ArchiveEntry,
@@ -33,11 +34,8 @@ READ_CHUNK = 1 << 20
 
 def _display(name: str) -> tuple[str, bool]:
     """A JSON-safe name; undecodable bytes become visible escapes (and the entry unsafe to extract)."""
-    try:
-        name.encode("utf-8")
-        return name, True
-    except UnicodeEncodeError:
-        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"), False
+    text = shown(name)
+    return text, text is name
 
 
 class DirectoryReader(ArchiveReader):

@@ -12,6 +12,7 @@ from rea_plugins.corpus.model import TriageCounts
 
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.fsnames import shown
 from rea.registry import Registry
 from rea.target import Target, identify
 from rea.unpackers import NESTED_SEPARATOR, IntegrityPolicy, Limits, Unpacker, read_head
@@ -72,11 +73,14 @@ class Walk:
                     full = os.path.join(dirpath, name)
                     if os.path.islink(full) or not os.path.isfile(full):
                         continue
-                    self._file(full, os.path.relpath(full, root), 0)
+                    self._file(full, shown(os.path.relpath(full, root)), 0)
         else:
-            self._file(root, os.path.basename(root), 0)
+            self._file(root, shown(os.path.basename(root)), 0)
 
     def _file(self, path: str, logical: str, depth: int) -> None:
+        """One file: ``path`` is what is opened (a name that is not UTF-8 kept as Python's surrogateescape text),
+        ``logical`` what is recorded and shown (``rea.fsnames.shown``: those bytes escaped, so SQLite and JSON
+        carry it and one odd name never stops the rest)."""
         self.ctx.check("walking the corpus")
         self.counts.files_seen += 1
         if self.on_file is not None:

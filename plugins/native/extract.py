@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import re
 from typing import Any
 
 from rea_plugins.native.model import Import, Model, Region, Symbol, WorkerRequest
+
+from rea.files import open_regular
 
 
 class ExtractError(Exception):
@@ -139,8 +142,20 @@ def sanitize(m: Model) -> Model:
 
 
 def _extract(req: WorkerRequest) -> Model:
+    try:
+        req.path.encode("utf-8")
+    except UnicodeEncodeError:
+        # LIEF takes its path as UTF-8 text: a file name that is not UTF-8 is handed over as the descriptor's name.
+        fd = open_regular(req.path, code="artifact_changed", what="target")
+        try:
+            return _parse(req, f"/proc/self/fd/{fd}")
+        finally:
+            os.close(fd)
+    return _parse(req, req.path)
+
+
+def _parse(req: WorkerRequest, path: str) -> Model:
     lief = load_lief()
-    path = req.path
     if lief.is_elf(path):
         binary = lief.ELF.parse(path)
         if binary is None:

@@ -70,10 +70,43 @@ class ProtocolError(Exception):
 
 
 _ENCODER = msgspec.msgpack.Encoder()
+# A file name that is not UTF-8 (Python's surrogateescape text, e.g. a corpus member's path) crosses as its bytes in
+# this msgpack extension and is decoded back into the same text: msgpack strings must be UTF-8.
+FS_NAME_EXT = 1
+
+
+def _fs_names(value: Any) -> Any:
+    """``value`` with every string that is not UTF-8 turned into an ``FS_NAME_EXT`` of its bytes."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return msgspec.msgpack.Ext(FS_NAME_EXT, value.encode("utf-8", "surrogatepass"))
+    if isinstance(value, dict):
+        return {_fs_names(k): _fs_names(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_fs_names(v) for v in value]
+    if isinstance(value, msgspec.Struct):
+        return _fs_names(msgspec.to_builtins(value, str_keys=True, enc_hook=_keep_ext))
+    return value
+
+
+def _keep_ext(value: Any) -> Any:
+    return value
+
+
+def _ext(code: int, data: memoryview) -> Any:
+    if code != FS_NAME_EXT:
+        raise msgspec.ValidationError(f"unknown msgpack extension {code}")
+    return bytes(data).decode("utf-8", "surrogatepass")
 
 
 def encode(message: Outgoing, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> bytes:
-    body = _ENCODER.encode(message)
+    try:
+        body = _ENCODER.encode(message)
+    except UnicodeEncodeError:
+        body = _ENCODER.encode(_fs_names(message))
     if len(body) > max_frame_bytes:
         raise ProtocolError(f"frame of {len(body)} bytes exceeds {max_frame_bytes}")
     return HEADER.pack(len(body)) + body
@@ -92,7 +125,7 @@ class FrameReader:
     def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
         self.max_frame_bytes = max_frame_bytes
         self._buffer = bytearray()
-        self._decoder = msgspec.msgpack.Decoder(Incoming)
+        self._decoder = msgspec.msgpack.Decoder(Incoming, ext_hook=_ext)
 
     def feed(self, data: bytes) -> list[Incoming]:
         self._buffer.extend(data)

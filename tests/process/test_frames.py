@@ -39,3 +39,13 @@ def test_oversized_and_garbage_frames_are_refused() -> None:
         frames.FrameReader(max_frame_bytes=10).feed(frames.HEADER.pack(11))
     with pytest.raises(frames.ProtocolError):
         frames.encode(frames.ReplyOut(id=1, normalized="x" * 100), max_frame_bytes=10)
+
+
+def test_a_file_name_that_is_not_utf8_crosses_as_the_same_text() -> None:
+    """A corpus member named b"\\xff\\xfe.bin" reaches a worker as the name the file system gave (issue 42 item 4)."""
+    name = b"/corpus/\xff\xfe.bin".decode("utf-8", "surrogateescape")
+    stream = frames.encode(frames.Request(id=1, op="load", params={"path": name, "paths": [name, "plain"]}))
+    [got] = frames.FrameReader().feed(stream)
+    assert isinstance(got, frames.Request)
+    assert got.params == {"path": name, "paths": [name, "plain"]}
+    assert got.params["path"].encode("utf-8", "surrogateescape") == b"/corpus/\xff\xfe.bin"
