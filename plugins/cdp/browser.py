@@ -56,6 +56,22 @@ MEMORY_LIMIT = integer_setting(
 )
 SETTINGS = (CHROMIUM_PATH, STARTUP_TIMEOUT, MEMORY_LIMIT)
 
+WEBRTC_POLICY = "disable_non_proxied_udp"
+# The profile's preference, written before the browser starts (the flags above force it; the preference keeps a
+# profile's own setting from saying otherwise).
+PREFERENCES = msgspec.json.encode(
+    {"webrtc": {"ip_handling_policy": WEBRTC_POLICY, "multiple_routes_enabled": False, "nonproxied_udp_enabled": False}}
+).decode()
+# The profile is made inside the private directory, which exists only once the process starts: a shell writes its
+# Preferences there, then becomes the browser ($1: the profile, $2: the preferences, then the browser's argv).
+WITH_PREFERENCES = (
+    "/bin/sh",
+    "-c",
+    'mkdir -p "$1/Default" && printf %s "$2" > "$1/Default/Preferences" && shift 2 && exec "$@"',
+    "rea-chromium",
+    "{private}/profile",
+    PREFERENCES,
+)
 # Headless, no sandbox of Chromium's own (rea may run as root; bubblewrap isolates it instead), no
 # background traffic (it would only meet refused connections), and the experimental WebMCP API on.
 FLAGS = (
@@ -77,6 +93,10 @@ FLAGS = (
     "--remote-debugging-address=127.0.0.1",
     "--remote-debugging-port=0",
     "--user-data-dir={private}/profile",
+    # WebRTC's UDP (STUN, TURN, peer-to-peer) is outside the proxy that holds allowed_origins: none of it may
+    # leave except through the proxy, which refuses it (issue 42). The preference says the same in the profile.
+    f"--force-webrtc-ip-handling-policy={WEBRTC_POLICY}",
+    f"--webrtc-ip-handling-policy={WEBRTC_POLICY}",
 )
 
 
@@ -135,7 +155,8 @@ class OwnedBrowser:
         enabled = (f"--enable-features={','.join(features)}",) if features else ()
         heap = f"--js-flags=--max-old-space-size={MEMORY_LIMIT.read()}"
         closed, contain = _containment(allowed_origins)
-        argv = (executable, *FLAGS, *enabled, heap, *contain, f"--window-size={window[0]},{window[1]}", start_url)
+        flags = (*FLAGS, *enabled, heap, *contain, f"--window-size={window[0]},{window[1]}", start_url)
+        argv = (*WITH_PREFERENCES, executable, *flags)
         began = time.monotonic()
         sockets = _socket_dir()
         env = {"TMPDIR": sockets} if sockets else {}
@@ -150,8 +171,12 @@ class OwnedBrowser:
                     stdout="null",
                     env=env,
                     holds_secrets=True,
+                    # The sandbox gives the system's trees; a browser installed elsewhere (/opt) needs its folder.
                     sandbox=SandboxPolicy(
-                        allow_loopback=True, accept_none=True, writable_roots=(sockets,) if sockets else ()
+                        allow_loopback=True,
+                        accept_none=True,
+                        writable_roots=(sockets,) if sockets else (),
+                        readable_roots=(os.path.dirname(os.path.realpath(executable)),),
                     ),
                 )
             )

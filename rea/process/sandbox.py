@@ -365,9 +365,11 @@ def given(program: str, policy: SandboxPolicy, private_dir: str, cwd: str) -> li
             mounts[path] = (order, Bind(path=path, access=access, source=source))
 
     system: list[str] = []
+    links: list[str] = []
     for tree in SYSTEM_TREES:
         if os.path.islink(tree):
             add(0, tree, "link", os.readlink(tree))
+            links.append(tree)
         elif os.path.isdir(tree):
             add(0, tree, "read-only")
             system.append(tree)
@@ -391,8 +393,10 @@ def given(program: str, policy: SandboxPolicy, private_dir: str, cwd: str) -> li
             add(1, root, "read-only")
             readable.append(root)
     located = os.path.abspath(shutil.which(program) or program)
-    if not _within(located, [*writable, *system, *readable]):
-        real = os.path.realpath(located)
+    real = os.path.realpath(located)
+    given_now = [*writable, *system, *readable]
+    # /bin/sh on a merged-/usr host: the same link inside leads to the same file.
+    if not _within(located, given_now) and not (_within(real, given_now) and _within(located, links)):
         add(1, located, "read-only", real if real != located else None)
         readable.append(located)
     if not _within(cwd, [*writable, *system, *readable]):
