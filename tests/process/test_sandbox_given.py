@@ -166,3 +166,22 @@ def test_the_program_gets_its_folder_only_when_the_scenario_says_so(
     assert f"{said} {home / 'data'}" in capture["output"]["stdout"]["text"].splitlines()
     given = {b["path"]: b["access"] for b in capture["isolation"]["binds"]}
     assert given[str(home if folder else program)] == "read-only"
+
+
+def test_a_working_directory_that_is_the_temporary_directory_shows_none_of_reas_folders(
+    rea_session: Session, bwrap: str, peek: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The tool's own example runs in /tmp: the program gets that folder, without the private directories (browser
+    # profiles) and staging files rea keeps there.
+    monkeypatch.setenv("TMPDIR", str(outside))
+    monkeypatch.setattr(tempfile, "tempdir", str(outside))
+    profile = outside / "rea-cdp-browser-other" / "Default"
+    profile.mkdir(parents=True)
+    (profile / "Cookies").write_text("session=secret")
+    (outside / ".rea-export-staging.json.tmp").write_text("{}")
+    (outside / "shared").write_text("anyone's")
+    probes = [str(profile / "Cookies"), str(outside / ".rea-export-staging.json.tmp"), str(outside / "shared")]
+    capture = _capture(rea_session, str(peek), probes, outside)
+    lines = capture["output"]["stdout"]["text"].splitlines()
+    assert f"denied {probes[0]}" in lines and f"denied {probes[1]}" in lines, lines
+    assert f"readable {probes[2]}" in lines, lines
