@@ -17,7 +17,7 @@ import errno
 import fcntl
 import os
 import re
-import tempfile
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +29,7 @@ from rea.canonical import canonical_digest, canonical_json
 from rea.context import CallContext
 from rea.errors import IssueReason, ReaError, invalid_request, issue
 from rea.files import fsync_dir, open_regular
+from rea.process import leftovers
 
 SCHEMA_VERSION: Final = 1
 FIELDS: Final = ("name", "comment", "inline_comment", "bookmark", "signature", "notes", "prototype", "data_type")
@@ -499,23 +500,30 @@ def exclusive(root: str, lock_path: str, ctx: CallContext | None, what: str = "a
 
 
 def publish(root: str, path: str, data: bytes, prefix: str, what: str = "annotation") -> None:
-    """Write ``data`` to a staging file in ``root``, fsync it and rename it over ``path`` (never a partial file)."""
-    staging = None
-    try:
-        fd, staging = tempfile.mkstemp(dir=root, prefix=prefix, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(staging, path)
-        staging = None
-        fsync_dir(root)
-    except OSError as exc:
-        raise _store_error(root, exc, "write", what) from None
-    finally:
-        if staging is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(staging)
+    """Write ``data`` to a staging file in ``root``, fsync it and rename it over ``path`` (never a partial file).
+
+    The staging file is named ``.rea-<prefix>...tmp`` and noted as this process's while it exists
+    (``rea.process.leftovers``): a server killed mid-write leaves it, and the next start removes it.
+    """
+    prefix = ".rea-" + prefix.lstrip(".")
+    name = os.path.join(root, f"{prefix}{secrets.token_hex(8)}.tmp")
+    staging: str | None = name
+    with leftovers.staging_noted(name, prefix):
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(name, path)
+            staging = None
+            fsync_dir(root)
+        except OSError as exc:
+            raise _store_error(root, exc, "write", what) from None
+        finally:
+            if staging is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(staging)
 
 
 def default_store() -> AnnotationStore:

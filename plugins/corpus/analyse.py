@@ -27,6 +27,7 @@ from rea.context import CallContext
 from rea.errors import ReaError
 from rea.files import open_regular
 from rea.fingerprint import fingerprints
+from rea.process.launch import die_with_parent
 from rea.providers import OperationResult
 
 PAGE = 1000
@@ -50,6 +51,14 @@ def set_memory_limit(limit_bytes: int | None) -> None:
     """A worker process's address-space bound (the local scheduler's --memory-limit)."""
     if limit_bytes:
         resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+
+def start_pool_worker(parent: int, limit_bytes: int | None) -> None:
+    """A local pool's worker process starting: it dies with the server (a SIGKILLed server's workers would
+    otherwise finish the item in hand, their engine workers with them), then takes its memory bound."""
+    if not die_with_parent(parent):
+        os._exit(3)
+    set_memory_limit(limit_bytes)
 
 
 def _all(

@@ -10,13 +10,14 @@ from __future__ import annotations
 import functools
 import importlib
 import multiprocessing
+import os
 import re
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from rea_plugins.corpus.analyse import Options, analyse, set_memory_limit
+from rea_plugins.corpus.analyse import Options, analyse, start_pool_worker
 from rea_plugins.corpus.walk import Item
 
 from rea.context import CallContext
@@ -115,8 +116,8 @@ def _run_dask(
                     pool = ProcessPoolExecutor(
                         max_workers=workers,
                         mp_context=multiprocessing.get_context("spawn"),
-                        initializer=set_memory_limit,
-                        initargs=(memory_limit,),
+                        initializer=start_pool_worker,
+                        initargs=(os.getpid(), memory_limit),
                     )
                     ctx.signal.on_cancel(functools.partial(_kill, pool))
                     dask_processes.get(graph, list(graph), num_workers=workers, pool=pool, chunksize=1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -23,9 +24,11 @@ from rea.context import CallContext
 from rea.errors import invalid_request, issue
 from rea.evidence import Evidence, ProviderIdentity
 from rea.files import read_regular
+from rea.process import leftovers
 
 PROVIDER = ProviderIdentity(id="corpus", name="rea corpus triage (Dask, SQLite)", version=__version__)
 MAX_FAILURES_LISTED = 50
+STAGING_PREFIX = ".rea-corpus-"
 # A rules file is source text; past this it is refused before it is read (and shipped to every worker).
 MAX_RULES_BYTES = 16 * 1024 * 1024
 
@@ -155,7 +158,12 @@ def handle(call: ToolCall) -> Evidence:
     )
     started = time.monotonic()
     index = Index(index_path, create=True)
-    staging = tempfile.mkdtemp(prefix=".rea-corpus-", dir=os.path.dirname(os.path.abspath(index_path)) or ".")
+    staging = tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=os.path.dirname(os.path.abspath(index_path)) or ".")
+    # Archive members are staged here (hundreds of MB for a large corpus): marked and noted as this server's, so a
+    # start after it was killed mid-run removes the folder once it proves this process gone.
+    leftovers.mark(staging)
+    noted = contextlib.ExitStack()
+    noted.enter_context(leftovers.staging_noted(staging, STAGING_PREFIX))
     failures: list[FailureRow] = []
     try:
         ctx.progress("triage_corpus: walking the inputs")
@@ -224,6 +232,7 @@ def handle(call: ToolCall) -> Evidence:
     finally:
         index.close()
         shutil.rmtree(staging, ignore_errors=True)
+        noted.close()
     elapsed = time.monotonic() - started
     done = counts.analysed + counts.failed
     limitations = []

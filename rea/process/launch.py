@@ -13,17 +13,29 @@ import sys
 _PR_SET_PDEATHSIG = 1
 
 
+def die_with_parent(parent: int) -> bool:
+    """Have the kernel SIGKILL this process when ``parent`` (the process that started it) ends; False when it has
+    already ended. Linux only (elsewhere True, and the worker's own parent watch is what remains).
+
+    Called in the child, first thing: an owned process through this shim, a local pool's worker in its
+    initializer. The signal is sent when the thread that forked us exits, so the parent starts children from a
+    thread that lives as long as they should (the kernel's spawner thread; a pool's submitting thread).
+    """
+    if not sys.platform.startswith("linux"):
+        return True
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    # The parent may have died between fork and prctl; then nobody would ever stop us.
+    return os.getppid() == parent
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 5 or argv[3] != "--":
         sys.stderr.write("usage: launch.py PARENT_PID AS_BYTES CTTY -- ARGV...\n")
         return 125
     parent, limit, ctty, program = int(argv[0]), int(argv[1]), argv[2] == "1", argv[4:]
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        # The server may have died between fork and prctl; then nobody would ever stop us.
-        if os.getppid() != parent:
-            return 125
+    if not die_with_parent(parent):
+        return 125
     if limit > 0:
         import resource
 

@@ -1,9 +1,11 @@
 """What a killed rea leaves behind, marked with its owner, and removed by the next start that can prove it dead.
 
-An owned process's private directory and an export's staging file are removed by the process that made them; a
-server killed with SIGKILL cannot. Each therefore names its owner (pid, start time, boot and uid): a private
-directory by a marker file inside it, a staging file by a note in the temporary directory. A later start removes
-only what this user owns and whose owner is provably gone; a live server's and another user's are never touched.
+An owned process's private directory, an export's staging file and a corpus triage's staging directory are
+removed by the process that made them; a server killed with SIGKILL cannot. Each therefore names its owner (pid,
+start time, boot and uid): a private directory by a marker file inside it, a staging file by a note in the
+temporary directory, a staging directory (which may lie anywhere, e.g. beside a corpus index) by both. A later start
+removes only what this user owns and whose owner is provably gone; a live server's and another user's are never
+touched.
 """
 
 from __future__ import annotations
@@ -122,7 +124,8 @@ def _decode(data: bytes | None, kind: type[T]) -> T | None:
 
 @contextlib.contextmanager
 def staging_noted(path: str, prefix: str) -> Iterator[None]:
-    """Note ``path`` (a staging file named ``prefix``...) as this process's while the block runs."""
+    """Note ``path`` (a staging file named ``prefix``..., or a staging directory ``mark``ed by this process) as this
+    process's while the block runs: a start after this process was killed removes it."""
     owner = current()
     note = os.path.join(tempfile.gettempdir(), f"{NOTE_PREFIX}{os.getpid()}-{secrets.token_hex(6)}")
     written = False
@@ -139,14 +142,23 @@ def staging_noted(path: str, prefix: str) -> Iterator[None]:
 
 
 def _remove_staging(note: StagingNote) -> bool:
-    """Remove the noted staging file if it still is one: this user's regular file with the noted name prefix."""
+    """Remove the noted staging file or directory if it still is one: this user's, with the noted name prefix (a
+    directory also with the note's owner in its marker file, so a folder that merely took the name is kept)."""
     if not os.path.basename(note.path).startswith(note.prefix) or not note.prefix.startswith(".rea-"):
         return False
     try:
         st = os.lstat(note.path)
     except OSError:
         return False
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+    if st.st_uid != os.getuid():
+        return False
+    if stat.S_ISDIR(st.st_mode):
+        marker = _decode(_read_small(os.path.join(note.path, OWNER_FILE)), PrivateMark)
+        if marker is None or Owner(pid=marker.pid, start=marker.start, boot=marker.boot, uid=marker.uid) != note.owner:
+            return False
+        shutil.rmtree(note.path, ignore_errors=True)
+        return not os.path.lexists(note.path)
+    if not stat.S_ISREG(st.st_mode):
         return False
     with contextlib.suppress(OSError):
         os.unlink(note.path)
