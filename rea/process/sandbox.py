@@ -346,8 +346,23 @@ def wrap(argv: list[str], policy: SandboxPolicy, private_dir: str, cwd: str) -> 
         "lifetime": "dies with the rea server; its pid namespace ends every process it started",
     }
     return confine.command(cmd, cgroup=cgroup, nproc=nproc), Isolation(
-        sandbox="bubblewrap", policy=record, cgroup=cgroup, binds=tuple(binds)
+        sandbox="bubblewrap", policy=record, cgroup=cgroup, binds=_recorded(binds)
     )
+
+
+def _recorded(binds: list[Bind]) -> tuple[Bind, ...]:
+    """The binds as the capture keeps them: rea's folders hidden one by one in a temporary directory given as a
+    root (a busy /tmp holds many) are said once, by their pattern."""
+    temp = os.path.realpath(tempfile.gettempdir())
+    kept: list[Bind] = []
+    for bind in binds:
+        name = os.path.basename(bind.path)
+        if bind.access == "hidden" and os.path.dirname(bind.path) == temp and name.startswith(("rea-", ".rea-")):
+            bind = Bind(path=os.path.join(temp, name.split("-", 1)[0] + "-*"), access="hidden")
+            if bind in kept:
+                continue
+        kept.append(bind)
+    return tuple(kept)
 
 
 def given(program: str, policy: SandboxPolicy, private_dir: str, cwd: str) -> list[Bind]:

@@ -185,3 +185,6 @@ def test_a_working_directory_that_is_the_temporary_directory_shows_none_of_reas_
     lines = capture["output"]["stdout"]["text"].splitlines()
     assert f"denied {probes[0]}" in lines and f"denied {probes[1]}" in lines, lines
     assert f"readable {probes[2]}" in lines, lines
+    # Hidden one by one, said once per pattern (a busy /tmp holds many).
+    hidden = [b["path"] for b in capture["isolation"]["binds"] if b["access"] == "hidden"]
+    assert sorted(hidden) == [f"{outside}/.rea-*", f"{outside}/rea-*"], hidden
