@@ -27,6 +27,13 @@ from rea.nesting import nests_deeper_than
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+# No MCP method is longer than a few dozen characters; a longer one is refused here, and an error never echoes
+# more than a short prefix of what the client sent (a 1 MiB method name came back whole from the SDK).
+MAX_METHOD_CHARS = 128
+SHOWN_METHOD_CHARS = 64
+# What a client may ask before the session is initialized (the SDK answers anything else with an untyped error).
+BEFORE_INITIALIZED = frozenset({"initialize", "ping"})
 CHUNK = 1 << 16
 # Enough to recover an id that precedes a huge payload.
 HEAD_BYTES = 4096
@@ -118,12 +125,39 @@ def classify(line: bytes) -> SessionMessage | Refusal:
             return Refusal(code=INVALID_REQUEST, message='Invalid Request: "id" must be a string or an integer')
         if "params" in doc and not isinstance(doc["params"], dict):
             return Refusal(code=INVALID_REQUEST, id=good_id, message='Invalid Request: "params" must be an object')
+        method = doc["method"]
+        if len(method) > MAX_METHOD_CHARS and "id" in doc:
+            return Refusal(
+                code=METHOD_NOT_FOUND,
+                id=good_id,
+                message=f"Method not found: a method name of {len(method)} characters",
+                data={
+                    "code": "invalid_request",
+                    "method_prefix": method[:SHOWN_METHOD_CHARS],
+                    "method_chars": len(method),
+                    "remediation": "Call an MCP method (initialize, tools/list, tools/call, ...).",
+                },
+            )
     try:
         message = types.jsonrpc_message_adapter.validate_python(doc, by_name=False)
     except (ValueError, RecursionError) as exc:
         reason = "nesting too deep" if isinstance(exc, RecursionError) else "not a valid JSON-RPC message"
         return Refusal(code=INVALID_REQUEST, id=good_id, message=f"Invalid Request: {reason}")
     return SessionMessage(message)
+
+
+def not_initialized(message: types.JSONRPCRequest) -> Refusal:
+    """The typed answer to a request other than ``initialize`` or ``ping`` before the session is initialized."""
+    return Refusal(
+        code=INVALID_REQUEST,
+        id=message.id,
+        message="Invalid Request: the session is not initialized",
+        data={
+            "code": "invalid_request",
+            "method": message.method[:SHOWN_METHOD_CHARS],
+            "remediation": "Send initialize, then the notifications/initialized notification, then this request.",
+        },
+    )
 
 
 def _too_long(head: bytes, size: int, limit: int) -> Refusal:
@@ -207,12 +241,15 @@ async def stdio_transport(
     # may write its requests and close stdin at once).
     pending: set[str | int] = set()
     answered = anyio.Event()
+    # The SDK's session is initialized by the client's notifications/initialized, read from this same stream.
+    initialized = False
 
     async def emit(data: bytes) -> None:
         async with lock:
             await anyio.to_thread.run_sync(_write_all, wire_out, data)
 
     async def read_loop() -> None:
+        nonlocal initialized
         async with read_send:
             while True:
                 chunk = await anyio.to_thread.run_sync(os.read, wire_in, CHUNK, abandon_on_cancel=True)
@@ -223,6 +260,16 @@ async def stdio_transport(
                     return
                 for item in reader.feed(chunk):
                     verdict = item if isinstance(item, Refusal) else classify(item)
+                    if isinstance(verdict, SessionMessage):
+                        root = verdict.message
+                        if isinstance(root, types.JSONRPCNotification) and root.method == "notifications/initialized":
+                            initialized = True
+                        elif (
+                            isinstance(root, types.JSONRPCRequest)
+                            and not initialized
+                            and root.method not in BEFORE_INITIALIZED
+                        ):
+                            verdict = not_initialized(root)
                     if isinstance(verdict, Refusal):
                         await emit(verdict.response())
                     else:

@@ -132,6 +132,51 @@ def test_a_line_over_the_request_limit_is_refused_from_its_head(raw: RawClient) 
     assert raw.close() == 0
 
 
+def test_a_huge_method_name_is_not_echoed_back(raw: RawClient) -> None:
+    """A 1 MiB method name came back whole in the SDK's "Method not found" (issue 42 item 9)."""
+    method = "m" * (1 << 20)
+    raw.send({"jsonrpc": "2.0", "id": 7, "method": method})
+    line = raw.proc.stdout.readline() if raw.proc.stdout is not None else b""
+    assert len(line) < 1024
+    reply = json.loads(line)
+    assert reply["id"] == 7 and reply["error"]["code"] == -32601
+    data = reply["error"]["data"]
+    assert data["code"] == "invalid_request" and data["method_chars"] == len(method)
+    assert data["method_prefix"] == method[:64] and data["remediation"]
+    raw.send({"jsonrpc": "2.0", "id": 8, "method": "ping"})
+    assert raw.recv() == {"jsonrpc": "2.0", "id": 8, "result": {}}
+
+
+def test_a_request_before_initialize_gets_a_typed_error() -> None:
+    """Before the session is initialized the SDK answered -32602 with empty data (issue 42 item 9)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rea.cli.main", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=server_env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        lines = [
+            CALL % (1, "{}"),
+            '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+            '{"jsonrpc":"2.0","id":3,"method":"ping"}',
+        ]
+        proc.stdin.write("".join(line + "\n" for line in lines).encode())
+        proc.stdin.flush()
+        replies = [json.loads(proc.stdout.readline()) for _ in lines]
+        for reply, method in zip(replies[:2], ("tools/call", "tools/list"), strict=True):
+            error = reply["error"]
+            assert error["code"] == INVALID_REQUEST and "not initialized" in error["message"]
+            assert error["data"]["code"] == "invalid_request" and error["data"]["method"] == method
+            assert "initialize" in error["data"]["remediation"]
+        assert [r["id"] for r in replies] == [1, 2, 3] and replies[2]["result"] == {}
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+
+
 def test_classification_and_line_splitting_units() -> None:
     assert isinstance(classify(b'{"jsonrpc":"2.0","id":1,"method":"ping"}'), Refusal) is False
     assert id_from_head(b'{"jsonrpc":"2.0","id":"abc","method":"x","params":{"a":"' + b"y" * 10_000) == "abc"
