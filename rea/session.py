@@ -7,6 +7,7 @@ import contextvars
 import re
 import threading
 import uuid
+from collections import Counter, deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -69,6 +70,11 @@ MAX_OPEN_TARGETS = integer_setting(
 )
 ALIAS_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 _TARGET_ID = re.compile(r"^t[0-9]+$")
+# Process lineage is kept bounded: every run adds a few snapshots (about 4.5 KB for a scenario), and a session that
+# ran thousands kept them all and sent them all in binary_session until it failed. The newest LINEAGE_KEPT are kept,
+# every one is counted by event and status, and binary_session shows the newest LINEAGE_SHOWN.
+LINEAGE_KEPT = 256
+LINEAGE_SHOWN = 32
 
 
 class Session:
@@ -84,7 +90,10 @@ class Session:
         # The target a call named (``target``), for the duration of that call; else the active one.
         self._selected: contextvars.ContextVar[OpenTarget | None] = contextvars.ContextVar("rea_target", default=None)
         self._lock = threading.RLock()
-        self.lineage: list[dict[str, Any]] = []
+        self.lineage: deque[dict[str, Any]] = deque(maxlen=LINEAGE_KEPT)
+        # Every snapshot recorded, kept or not, by event and status (the summary of what scrolled out).
+        self._lineage_counts: Counter[str] = Counter()
+        self._lineage_total = 0
         # Tools read and write per-session state of their family here (e.g. a navigation cursor).
         self.state: dict[str, Any] = {}
         # What the front end knows of the connection: protocol, client info and capabilities, settings.
@@ -283,6 +292,8 @@ class Session:
                 self.ledger.clear()
                 self.state.clear()
                 self.lineage.clear()
+                self._lineage_counts.clear()
+                self._lineage_total = 0
             return sorted(set(remaining)) if len(slots) > 1 else remaining
 
     def _drain_and_close_client(
@@ -320,12 +331,30 @@ class Session:
     def record_lineage(self, observations: list[dict[str, Any]]) -> None:
         """Keep ownership observations of processes a tool or scenario driver started (and ended)."""
         with self._lock:
-            self.lineage.extend({**o, "run_id": o.get("run_id", self.run_id)} for o in observations)
+            for o in observations:
+                self.lineage.append({**o, "run_id": o.get("run_id", self.run_id)})
+                self._lineage_counts[_lineage_key(o)] += 1
+                self._lineage_total += 1
 
-    def process_lineage(self) -> dict[str, Any]:
-        """The contract's ``process_lineage``: ``not_observed``, or every retained snapshot in order."""
-        snapshots = list(self.lineage) + (self.provider_lineage() if self.target is not None else [])
-        return {"state": "snapshots", "snapshots": snapshots} if snapshots else {"state": "not_observed"}
+    def process_lineage(self, limit: int = LINEAGE_SHOWN) -> dict[str, Any]:
+        """The contract's ``process_lineage``: ``not_observed``, or a bounded summary: the newest ``limit``
+        snapshots in order (the live provider's last), how many there were, and all of them counted by event."""
+        with self._lock:
+            kept = list(self.lineage)
+            counts = Counter(self._lineage_counts)
+            total = self._lineage_total
+        live = self.provider_lineage() if self.target is not None else []
+        for o in live:
+            counts[_lineage_key(o)] += 1
+        total += len(live)
+        snapshots = (kept + live)[-limit:]
+        if not snapshots:
+            return {"state": "not_observed"}
+        out: dict[str, Any] = {"state": "snapshots", "snapshots": snapshots, "total": total}
+        if total > len(snapshots):
+            out["omitted"] = total - len(snapshots)
+            out["counts"] = dict(sorted(counts.items()))
+        return out
 
     # -- provider access ----------------------------------------------------------------
 
@@ -467,3 +496,8 @@ class Session:
 
     def resolve_evidence(self, value: Any, path: str = "evidence") -> Evidence:
         return self.ledger.resolve(value, path)
+
+
+def _lineage_key(observation: dict[str, Any]) -> str:
+    """How an omitted snapshot is counted: its event and status (``started/verified``)."""
+    return f"{observation.get('event', 'snapshot')}/{observation.get('status', 'unknown')}"
