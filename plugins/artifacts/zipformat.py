@@ -28,7 +28,7 @@ from rea_plugins.artifacts.zipsafety import (
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.files import open_regular
-from rea.target import Target
+from rea.target import Target, verify_unchanged
 from rea.unpackers import (
     ArchiveEntry,
     ArchiveReader,
@@ -102,7 +102,11 @@ def _kind(info: zipfile.ZipInfo) -> EntryKind:
 class ZipReader(ArchiveReader):
     """A ZIP archive's central directory, with CRC-verified and ratio-bounded reads."""
 
-    def __init__(self, fh: IO[bytes], limits: Limits, ctx: CallContext | None) -> None:
+    def __init__(self, fh: IO[bytes], limits: Limits, ctx: CallContext | None, pinned: Target | None = None) -> None:
+        # The identified file ``fh`` reads: every entry is read between two checks that it still holds the bytes
+        # that were hashed (an archive rewritten in place mid-extraction is artifact_changed, never a mix).
+        self._pinned = pinned
+        self._pinned_fd = fh.fileno() if pinned is not None else -1
         # Central records whose UTF-8-flagged names are not UTF-8: listed under their raw bytes, refused.
         self._bad_names: set[int] = set()
         view: IO[bytes] | PatchedFile = fh
@@ -321,6 +325,7 @@ class ZipReader(ArchiveReader):
                 remediation="Decrypt the archive with its password first.",
                 details={"reason": "encrypted", "logical_path": entry.path},
             )
+        self._verify_pinned()
         digest = hashlib.sha256()
         crc = 0
         total = 0
@@ -336,6 +341,7 @@ class ZipReader(ArchiveReader):
             raise _out_of_memory(f"ZIP entry {entry.path!r} does not fit in memory", logical_path=entry.path) from None
         except Exception as exc:  # zipfile and its decompressors raise many types on hostile input
             raise _malformed(f"entry {entry.path!r}: {describe(exc, entry=True)}", logical_path=entry.path) from None
+        self._verify_pinned()
         observed = digest.hexdigest()
         if total != info.file_size:
             raise ReaError(
@@ -380,6 +386,10 @@ class ZipReader(ArchiveReader):
                 "provenance": {"declared_by": "zip-central-directory", "observed_from": "zip-data"},
             },
         )
+
+    def _verify_pinned(self) -> None:
+        if self._pinned is not None:
+            verify_unchanged(self._pinned, self._pinned_fd)
 
     def _chunks(self, info: zipfile.ZipInfo, ctx: CallContext | None) -> Iterator[bytes]:
         """The entry's bytes in chunks of at most READ_CHUNK, never more than its declared size."""
@@ -478,7 +488,13 @@ class ZipUnpacker(Unpacker):
                 f"cannot open {target.path}: {exc.strerror}",
                 details={"path": target.path, "reason": "unreadable"},
             ) from None
-        return ZipReader(fh, options, ctx)
+        try:
+            # The file opened is the one identified (not one renamed over it since, nor rewritten).
+            verify_unchanged(target, fd)
+        except BaseException:
+            fh.close()
+            raise
+        return ZipReader(fh, options, ctx, pinned=target)
 
     def open_bytes(self, target: Target, data: bytes, options: Limits, ctx: CallContext | None = None) -> ArchiveReader:
         return ZipReader(io.BytesIO(data), options, ctx)

@@ -451,6 +451,11 @@ class AsarArchive:
         finally:
             os.close(fd)
 
+    @property
+    def fd(self) -> int | None:
+        """The descriptor the archive is read through (None when it is held in memory)."""
+        return self._source.fd
+
     def close(self) -> None:
         self._source.close()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rea_plugins.asar.reader import AsarArchive, AsarEntry
 
 from rea.context import CallContext
-from rea.target import Target
+from rea.target import Target, verify_unchanged
 from rea.unpackers import (
     ArchiveEntry,
     ArchiveReader,
@@ -39,9 +39,12 @@ class AsarReader(ArchiveReader):
     format = "asar"
     concurrent_reads = True
 
-    def __init__(self, archive: AsarArchive) -> None:
+    def __init__(self, archive: AsarArchive, pinned: Target | None = None) -> None:
         self.archive = archive
         self._entries = [to_archive_entry(e) for e in archive.entries()]
+        # The identified file the archive reads: each entry is read between two checks that it still holds the
+        # bytes that were hashed (rewritten in place mid-extraction is artifact_changed, never a mix).
+        self._pinned = pinned if archive.fd is not None else None
 
     def entries(self) -> list[ArchiveEntry]:
         return list(self._entries)
@@ -49,7 +52,14 @@ class AsarReader(ArchiveReader):
     def stream(
         self, entry: ArchiveEntry, sink: Sink, *, policy: IntegrityPolicy, ctx: CallContext | None = None
     ) -> EntryRead:
-        return self.archive.stream(self.archive.entry(entry.path), sink, policy=policy, ctx=ctx)
+        self._verify_pinned()
+        read = self.archive.stream(self.archive.entry(entry.path), sink, policy=policy, ctx=ctx)
+        self._verify_pinned()
+        return read
+
+    def _verify_pinned(self) -> None:
+        if self._pinned is not None and self.archive.fd is not None:
+            verify_unchanged(self._pinned, self.archive.fd)
 
     def limitations(self) -> list[str]:
         if self.archive.companion is None and any(e.unpacked and e.kind == "file" for e in self._entries):
@@ -78,7 +88,14 @@ class AsarUnpacker(Unpacker):
         arc = AsarArchive.open(
             target.resolved_path, ctx, max_entries=options.max_entries, max_header_bytes=options.max_header_bytes
         )
-        return AsarReader(arc)
+        reader = AsarReader(arc, pinned=target)
+        try:
+            # The file opened is the one identified (not one renamed over it since, nor rewritten).
+            reader._verify_pinned()
+        except BaseException:
+            reader.close()
+            raise
+        return reader
 
     def open_bytes(self, target: Target, data: bytes, options: Limits, ctx: CallContext | None = None) -> ArchiveReader:
         arc = AsarArchive.from_bytes(
