@@ -20,7 +20,7 @@ from rea.errors import ReaError
 from rea.operations.answers import OPERATIONS
 from rea.process import ProcessSpec, WorkerChannel, WorkerClient, python_worker_spec
 from rea.providers import OperationResult
-from rea.target import Target
+from rea.target import Target, verify_unchanged
 
 RESOURCE = "ghidra-worker"
 WAITING_INTERVAL_S = 10.0
@@ -90,6 +90,8 @@ class GhidraClient(WorkerClient):
                 f"ghidra does not offer {operation}",
                 details={"operation": operation, "provider_id": "ghidra"},
             )
+        # A rewritten target is refused, never imported or read by Ghidra under the SHA-256 it was opened with.
+        verify_unchanged(self.target, ctx=ctx)
         generation = self.channel.ensure_started()
         if self._ready != generation:
             self._startup(ctx)

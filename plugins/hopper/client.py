@@ -29,7 +29,7 @@ from rea.operations import answers as queries
 from rea.process import OwnedProcess, ProcessSpec, status_details
 from rea.process.owned import now_iso
 from rea.providers import AnalysisClient, CloseOutcome, OperationResult
-from rea.target import Target
+from rea.target import Target, verify_unchanged
 
 T = TypeVar("T")
 RESOURCE = "hopper"
@@ -85,6 +85,8 @@ class HopperClient(AnalysisClient):
                 details={"operation": operation, "provider_id": "hopper"},
             )
         if self.answers is None:
+            # Hopper reads the file when it starts: a rewritten target is refused, never read under its old hash.
+            verify_unchanged(self.target, ctx=ctx)
             self._startup(ctx)
         assert self.answers is not None
         self._ctx = ctx

@@ -166,3 +166,21 @@ def test_recorded_model_matches_the_fixture(recorded_model: Path) -> None:
     snap = msgspec.json.decode(recorded_model.read_bytes(), type=Snapshot)
     names = {p.name for p in snap.inventory.procedures}
     assert set(nf.PROGRAM_FUNCTIONS) <= names
+
+
+def test_a_target_rewritten_after_open_never_starts_ghidra(
+    session: Session, program: str, fake_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 42 item 3: the worker would import the new bytes under the SHA-256 the target was opened with."""
+    copy = tmp_path / "program"
+    copy.write_bytes(Path(program).read_bytes())
+    _open(session, str(copy))
+    with open(copy, "r+b") as fh:
+        fh.seek(0x40)
+        byte = fh.read(1)
+        fh.seek(0x40)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    with pytest.raises(ReaError) as info:
+        result_of(session, "list_procedures", {"limit": 10})
+    assert info.value.code == "artifact_changed" and "open_binary" in info.value.remediation
+    assert fake_processes() == []
