@@ -24,7 +24,7 @@ from rea.providers import (
     OperationResult,
     ProviderDescriptor,
 )
-from rea.target import Target, read_error
+from rea.target import Target, read_error, verify_unchanged
 
 if TYPE_CHECKING:
     from rea_plugins.native.assist import Pending, SweepJob, SweptFacts
@@ -354,6 +354,12 @@ class NativeProvider(AnalysisProvider):
                 f"malformed binary: native cannot lay out this {target.format} binary's segments and sections",
                 details={"format": target.format},
             ) from None
+        try:
+            # The bytes the Program read (and keeps: read whole or a private copy) are the ones that were hashed.
+            verify_unchanged(target, program._file.fileno(), ctx)
+        except BaseException:
+            program.close()
+            raise
         if parsed:
             store.keep_model(model)
         return NativeClient(target, program, self._worker if parsed else None, self.pool())

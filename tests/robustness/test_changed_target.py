@@ -121,3 +121,22 @@ def test_rewritten_target_never_starts_an_angr_worker(rea_session: Session, elf:
         op(rea_session, "list_segments")
     assert info.value.code == "artifact_changed"
     assert worker_pid(rea_session) is None
+
+
+def test_a_target_rewritten_between_hashing_and_loading_is_refused(
+    rea_session: Session, elf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """native reads the file again after identify hashed it: a write in between is caught, not loaded."""
+    import rea.session
+
+    identify = rea.session.identify
+
+    def then_rewritten(path: str, *args: Any, **kw: Any) -> Any:
+        target = identify(path, *args, **kw)
+        _flip(elf, 0x200)
+        return target
+
+    monkeypatch.setattr(rea.session, "identify", then_rewritten)
+    with pytest.raises(ReaError) as info:
+        call_tool(rea_session, "open_binary", {"path": str(elf), "provider_id": "native"})
+    assert info.value.code == "artifact_changed"
