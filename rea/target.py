@@ -321,3 +321,26 @@ def _hash_directory(root: str, ctx: CallContext | None) -> str:
                 continue
             digest.update(f"{rel}\0{st.st_size}\0{stat.S_IFMT(st.st_mode)}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
+
+
+def pinned_copy(path: str, sha256: str, directory: str, max_bytes: int) -> str:
+    """A copy of ``path`` in ``directory`` (an engine worker's private one) holding exactly the bytes whose SHA-256
+    is ``sha256``, under the same file name; ``path`` itself when it is larger than ``max_bytes``.
+
+    For an engine that maps or lazily re-reads the file it was given: truncating a mapped file kills the reader
+    with SIGBUS, and a rewrite would be read under the old hash. The copy is checked as it is made; a file that
+    no longer hashes to ``sha256`` is ``artifact_changed``.
+    """
+    with os.fdopen(open_regular(path, code="artifact_changed", what="target"), "rb") as src:
+        if os.fstat(src.fileno()).st_size > max_bytes or not sha256:
+            return path
+        out = os.path.join(directory, os.path.basename(path) or "target")
+        digest = hashlib.sha256()
+        with open(out, "wb") as dst:
+            while chunk := src.read(HASH_CHUNK):
+                digest.update(chunk)
+                dst.write(chunk)
+    if digest.hexdigest() != sha256:
+        os.unlink(out)
+        raise changed(path, "its bytes changed (a different SHA-256)", None, None)
+    return out

@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import time
 from typing import Any
 
 from rea.errors import ReaError
 from rea.process.worker import Reporter, Route, operation_routes, serve
+from rea.target import pinned_copy
+
+# The largest target angr's worker reads from a private copy (larger ones in place, checked before each request).
+PRIVATE_COPY_MAX_BYTES = 512 << 20
 
 # operation -> (holder, method): "analysis" is the loaded model, "code" its function-level view.
 OPERATIONS: dict[str, tuple[str, str]] = {
@@ -76,7 +81,11 @@ def load(params: dict[str, Any], reporter: Reporter) -> Any:
     from rea_plugins.angr.model import Analysis
 
     reporter.progress("loading the binary")
-    STATE.analysis = Analysis(str(params["path"]), str(params.get("name", "")), str(params.get("sha256", "")))
+    sha256 = str(params.get("sha256", ""))
+    # CLE reads parts of the file after loading: angr reads a private copy, checked against the hash (a target up
+    # to this size), so a rewrite or a truncation of the target cannot reach it.
+    path = pinned_copy(str(params["path"]), sha256, tempfile.gettempdir(), PRIVATE_COPY_MAX_BYTES)
+    STATE.analysis = Analysis(path, str(params.get("name", "")), sha256)
     STATE.code = Code(STATE.analysis)
     STATE.facts = Facts(STATE.code)
     return {"loaded": True, "pid": os.getpid()}

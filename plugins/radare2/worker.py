@@ -5,15 +5,14 @@ It holds one loaded target; ``load`` and ``analyze`` are requests of their own s
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import tempfile
 from typing import Any
 
 from rea.errors import ReaError
-from rea.files import open_regular
 from rea.process.worker import Reporter, Route, operation_routes, serve
+from rea.target import pinned_copy
 
 # operation -> (holder, method): "program" is the loaded binary, "code" its function-level view.
 OPERATIONS: dict[str, tuple[str, str]] = {
@@ -64,30 +63,6 @@ STATE = State()
 # so radare2 reads the bytes that were hashed and nobody else can cut them; a larger one is read in place, and the
 # client's check before every request refuses it once its size, inode or times moved.
 PRIVATE_COPY_MAX_BYTES = 512 << 20
-_COPY_CHUNK = 1 << 20
-
-
-def private_copy(path: str, sha256: str) -> str:
-    """A copy of ``path`` in the worker's private directory whose SHA-256 is ``sha256``; ``path`` when too large."""
-    fd = open_regular(path, code="artifact_changed", what="target")
-    with os.fdopen(fd, "rb") as src:
-        if os.fstat(src.fileno()).st_size > PRIVATE_COPY_MAX_BYTES or not sha256:
-            return path
-        out = os.path.join(tempfile.gettempdir(), "target")
-        digest = hashlib.sha256()
-        with open(out, "wb") as dst:
-            while chunk := src.read(_COPY_CHUNK):
-                digest.update(chunk)
-                dst.write(chunk)
-    if digest.hexdigest() != sha256:
-        os.unlink(out)
-        raise ReaError(
-            "artifact_changed",
-            "the target's bytes are not the ones it was opened with",
-            remediation="Open the target again with open_binary: its bytes are no longer the ones rea hashed.",
-            details={"reason": "its bytes changed (a different SHA-256)"},
-        )
-    return out
 
 
 def _program() -> Any:
@@ -112,7 +87,7 @@ def load(params: dict[str, Any], reporter: Reporter) -> Any:
     reporter.progress("loading the binary")
     STATE.program = Program(
         core,
-        private_copy(str(params["path"]), str(params.get("sha256", ""))),
+        pinned_copy(str(params["path"]), str(params.get("sha256", "")), tempfile.gettempdir(), PRIVATE_COPY_MAX_BYTES),
         str(params.get("name", "")),
         str(params.get("sha256", "")),
         str(params.get("format", "")),
