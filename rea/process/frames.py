@@ -70,8 +70,8 @@ class ProtocolError(Exception):
 
 
 _ENCODER = msgspec.msgpack.Encoder()
-# A file name that is not UTF-8 (Python's surrogateescape text, e.g. a corpus member's path) crosses as its bytes in
-# this msgpack extension and is decoded back into the same text: msgpack strings must be UTF-8.
+# A file name that is not UTF-8 (Python's surrogateescape text, e.g. a corpus member's path) crosses to a worker as
+# its bytes in this msgpack extension and is decoded back into the same text: msgpack strings must be UTF-8.
 FS_NAME_EXT = 1
 
 
@@ -106,6 +106,10 @@ def encode(message: Outgoing, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) ->
     try:
         body = _ENCODER.encode(message)
     except UnicodeEncodeError:
+        # Only a request carries file names in: a reply's text goes on to JSON, where the worker's own typed
+        # "unencodable reply" is the better answer than a failure further on.
+        if not isinstance(message, Request):
+            raise
         body = _ENCODER.encode(_fs_names(message))
     if len(body) > max_frame_bytes:
         raise ProtocolError(f"frame of {len(body)} bytes exceeds {max_frame_bytes}")
