@@ -120,6 +120,7 @@ def test_providers_list_shows_radare2_available_then_missing_with_the_install_co
         "code": "runtime_missing",
         "reason": row["availability"]["reason"],
         "remediation": "pip install 'rea[radare2]'",
+        "features": [],
     }
     assert cli_main(["providers", "list"]) == 0
     assert "pip install 'rea[radare2]'" in capsys.readouterr().out
