@@ -51,7 +51,8 @@ class Target(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def name(self) -> str:
-        return os.path.basename(self.resolved_path.rstrip("/")) or self.resolved_path
+        """The file name as shown (a name's bytes that are not UTF-8 escaped: JSON carries every answer)."""
+        return shown(os.path.basename(self.resolved_path.rstrip("/")) or self.resolved_path)
 
     def record(self) -> dict[str, Any]:
         """The target as the session tools report it."""
@@ -325,7 +326,8 @@ def _hash_directory(root: str, ctx: CallContext | None) -> str:
 
 def pinned_copy(path: str, sha256: str, directory: str, max_bytes: int) -> str:
     """A copy of ``path`` in ``directory`` (an engine worker's private one) holding exactly the bytes whose SHA-256
-    is ``sha256``, under the same file name; ``path`` itself when it is larger than ``max_bytes``.
+    is ``sha256``, under the same file name (``target`` for one that is not UTF-8); ``path`` itself when it is
+    larger than ``max_bytes``.
 
     For an engine that maps or lazily re-reads the file it was given: truncating a mapped file kills the reader
     with SIGBUS, and a rewrite would be read under the old hash. The copy is checked as it is made; a file that
@@ -334,7 +336,9 @@ def pinned_copy(path: str, sha256: str, directory: str, max_bytes: int) -> str:
     with os.fdopen(open_regular(path, code="artifact_changed", what="target"), "rb") as src:
         if os.fstat(src.fileno()).st_size > max_bytes or not sha256:
             return path
-        out = os.path.join(directory, os.path.basename(path) or "target")
+        name = os.path.basename(path)
+        # A name that is not UTF-8 would come back inside an engine's JSON output, which cannot carry it.
+        out = os.path.join(directory, name if name and shown(name) is name else "target")
         digest = hashlib.sha256()
         with open(out, "wb") as dst:
             while chunk := src.read(HASH_CHUNK):
