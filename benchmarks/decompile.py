@@ -7,7 +7,12 @@ procedure on the two decompile workers (what ``batch_decompile`` runs), counting
 first ``--angr`` of the sample, each function on its own (a CFG of its extent, then angr's Decompiler; the project
 load timed apart).
 
+Over MCP stdio (``--mcp``): what a client receives from a fresh ``rea serve`` with an empty cache: the first
+answer (the server, the index and the decompile worker all start), then ``--mcp`` functions one at a time, with the
+result bytes an agent reads.
+
     python benchmarks/decompile.py [--binary /usr/lib/x86_64-linux-gnu/libcrypto.so.3] [--sample 300] [--angr 50]
+        [--mcp 50]
 """
 
 from __future__ import annotations
@@ -72,6 +77,7 @@ def main() -> None:
     parser.add_argument("--angr", type=int, default=50, help="of those, how many angr decompiles too (0: none)")
     parser.add_argument("--angr-timeout", type=int, default=120, help="seconds angr may take on one function")
     parser.add_argument("--no-library", action="store_true", help="skip the whole-library run")
+    parser.add_argument("--mcp", type=int, default=50, help="functions asked over MCP stdio (0: none)")
     opts = parser.parse_args()
     if not os.path.exists(opts.binary):
         sys.exit(f"{opts.binary} is not present on this machine")
@@ -143,6 +149,47 @@ def main() -> None:
             f"{sum(angr_ms) / max(sum(native_times), 1e-9):.0f}x in total"
         )
     session.close()
+    if opts.mcp:
+        _over_mcp(opts.binary, sample[: opts.mcp])
+
+
+def _over_mcp(binary: str, addresses: list[str]) -> None:
+    """The same questions as a client asks them: a fresh ``rea serve`` over stdio with an empty cache."""
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
+    env["REA_CACHE_DIR"] = tempfile.mkdtemp(prefix="rea-bench-decompile-mcp-")
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "rea", "serve"], env=env)
+
+    async def run() -> tuple[float, float, list[float], list[int], int]:
+        with open(os.devnull, "w") as devnull:
+            start = time.perf_counter()
+            async with stdio_client(params, errlog=devnull) as (r, w), ClientSession(r, w) as client:
+                await client.initialize()
+                await client.call_tool("open_binary", {"path": binary})
+                opened = time.perf_counter() - start
+                first = time.perf_counter()
+                await client.call_tool("procedure_pseudo_code", {"procedure": addresses[0]})
+                first_s = time.perf_counter() - first
+                times, sizes, errors = [], [], 0
+                for a in addresses[1:]:
+                    t = time.perf_counter()
+                    res = await client.call_tool("procedure_pseudo_code", {"procedure": a})
+                    times.append((time.perf_counter() - t) * 1000)
+                    sizes.append(sum(len(getattr(c, "text", "").encode()) for c in res.content))
+                    errors += bool(res.is_error)
+                return opened, first_s, times, sizes, errors
+
+    opened, first_s, times, sizes, errors = anyio.run(run)
+    print(
+        f"over MCP stdio, fresh server and cache: start + open_binary {opened:.1f} s, first pseudo code "
+        f"{first_s:.1f} s; then {len(times)} functions p50 {_pct(times, 0.5):.0f} ms, p90 {_pct(times, 0.9):.0f} ms, "
+        f"max {max(times):.0f} ms; result bytes median {statistics.median(sizes):.0f}, max {max(sizes)}; "
+        f"errors {errors}"
+    )
 
 
 def _dist(name: str) -> str:
