@@ -14,7 +14,6 @@ import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -28,6 +27,7 @@ from rea_plugins.native.decompile_worker import (
     LoadJob,
     Piece,
 )
+from rea_plugins.native.provider import dist_version
 
 from rea.cache import AnalysisCache, CacheKey, default_cache
 from rea.config import integer_setting, memory_limit_setting
@@ -91,14 +91,7 @@ def engine() -> Engine:
     missing = [m for m in ("flatline", "ghidra_sleigh") if importlib.util.find_spec(m) is None]
     if missing:
         return Engine(available=False, reason=f"{' and '.join(missing)} not installed")
-    return Engine(available=True, flatline=_version("flatline"), ghidra_sleigh=_version("ghidra-sleigh"))
-
-
-def _version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
+    return Engine(available=True, flatline=dist_version("flatline"), ghidra_sleigh=dist_version("ghidra-sleigh"))
 
 
 def unavailable() -> ReaError:
@@ -266,7 +259,7 @@ class Decompilation:
             kind=f"{CACHE_KIND}+flatline-{e.flatline}+sleigh-{e.ghidra_sleigh}+{lang}+{compiler}+{address:x}",
             target_sha256=self.sha256,
             provider_id="native",
-            provider_version=_version("rea") or "",
+            provider_version=dist_version("rea") or "",
             profile_digest=self.program.model.slice_arch or "",
         )
 

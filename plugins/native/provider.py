@@ -67,7 +67,8 @@ DESCRIPTOR = ProviderDescriptor(
 )
 
 
-def _dist_version(name: str) -> str | None:
+def dist_version(name: str) -> str | None:
+    """An installed distribution's version, or None (the analysis profiles name the engines' versions)."""
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
@@ -200,8 +201,8 @@ class NativeProvider(AnalysisProvider):
         limits = self.limits()
         return {
             "engine": "lief+capstone",
-            "lief": _dist_version("lief"),
-            "capstone": _dist_version("capstone"),
+            "lief": dist_version("lief"),
+            "capstone": dist_version("capstone"),
             "procedure_sources": [
                 "symbols",
                 "entry",

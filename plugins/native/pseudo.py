@@ -10,7 +10,7 @@ from rea_plugins.native.decompile_worker import Decompiled
 
 from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
-from rea.operations.answers import hexa, parse_address
+from rea.operations.answers import hexa, no_code_here, parse_address
 from rea.operations.shapes import PseudoCode
 from rea.providers import OperationResult
 
@@ -40,12 +40,7 @@ def _local(client: NativeClient, params: dict[str, Any]) -> Proc:
         client.program.check_unchanged()
         p = client.ops.proc(params)
     if p.kind in ("import", "external"):
-        raise ReaError(
-            "capability_unavailable",
-            f"{p.name} is an import: its code is in another binary",
-            remediation="Decompile a local procedure (list_procedures shows each kind).",
-            details={"procedure": hex(p.address), "kind": p.kind},
-        )
+        raise no_code_here(p.name, p.address, p.kind)
     return p
 
 

@@ -103,6 +103,16 @@ def unknown_procedure(value: Any) -> ReaError:
     return bad("procedure", f"no procedure named or starting at {value!r}")
 
 
+def no_code_here(name: str, address: int, kind: str) -> ReaError:
+    """The refusal to decompile an import or external: its code is in another binary."""
+    return ReaError(
+        "capability_unavailable",
+        f"{name} is an import: its code is in another binary",
+        remediation="Decompile a local procedure (list_procedures shows each kind).",
+        details={"procedure": hex(address), "kind": kind},
+    )
+
+
 def search(items: Sequence[T], text: Callable[[T], str], params: dict[str, Any]) -> list[T]:
     """The items whose text matches a ``search_*`` request (literal, or RE2 in linear time)."""
     match = matcher(params)
@@ -488,12 +498,7 @@ class Answers:
     def procedure_pseudo_code(self, params: dict[str, Any], timeout_s: int) -> Answer:
         p = self.select(params)
         if p.kind in ("import", "external"):
-            raise ReaError(
-                "capability_unavailable",
-                f"{p.name} is an import: its code is in another binary",
-                remediation="Decompile a local procedure (list_procedures shows each kind).",
-                details={"procedure": hex(p.address), "kind": p.kind},
-            )
+            raise no_code_here(p.name, p.address, p.kind)
         if p.address not in self._pseudo:
             self._pseudo[p.address] = self.source.pseudo_code(p, timeout_s)
         return {
