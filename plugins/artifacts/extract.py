@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -15,8 +16,10 @@ import msgspec
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.evidence import retained_reference
+from rea.process import leftovers
 from rea.unpackers import ArchiveEntry, ArchiveReader, IntegrityPolicy, Limits, limit_exceeded
 
+OUTPUT_PREFIX = "rea-extract-"
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 WORKERS = 4
 # One written file's record and its integrity contradiction, if any.
@@ -225,8 +228,12 @@ def extract(
     groups: dict[tuple[str, ...], list[ArchiveEntry]] = {}
     for e in keep:
         groups.setdefault(tuple(e.path.split("/")[:-1]), []).append(e)
-    out_dir = tempfile.mkdtemp(prefix="rea-extract-")
+    out_dir = tempfile.mkdtemp(prefix=OUTPUT_PREFIX)
     written: list[_Written] = []
+    # Noted as this process's until it is complete: a server killed mid-extraction leaves a partial folder, which
+    # the next start removes (a complete one is the caller's, never swept).
+    noted = contextlib.ExitStack()
+    noted.enter_context(leftovers.staging_noted(out_dir, OUTPUT_PREFIX))
     try:
         root_fd = os.open(out_dir, _DIR)
         try:
@@ -244,6 +251,7 @@ def extract(
             os.close(root_fd)
     except BaseException as exc:
         _remove(out_dir, exc)
+        noted.close()
         if isinstance(exc, OSError):
             raise ReaError(
                 "artifact_operation_failed",
@@ -251,6 +259,7 @@ def extract(
                 details={"reason": "write_failed"},
             ) from None
         raise
+    noted.close()
     files = sorted((r for r, _ in written), key=lambda r: r["path"])
     contradictions = sorted((c for _, c in written if c is not None), key=lambda c: c["logical_path"])
     return {

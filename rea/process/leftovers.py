@@ -27,7 +27,8 @@ OWNER_FILE = ".rea-owner"
 NOTE_PREFIX = "rea-staging-"
 # Only names rea gives its own things; output directories (``rea-extract-*``) are the user's to keep.
 PRIVATE_PREFIX = "rea-"
-KEPT_PREFIXES = ("rea-extract-", NOTE_PREFIX)
+EXTRACT_PREFIX = "rea-extract-"
+KEPT_PREFIXES = (EXTRACT_PREFIX, NOTE_PREFIX)
 MAX_MARKER_BYTES = 4096
 MAX_ENTRIES = 20_000
 
@@ -143,8 +144,11 @@ def staging_noted(path: str, prefix: str) -> Iterator[None]:
 
 def _remove_staging(note: StagingNote) -> bool:
     """Remove the noted staging file or directory if it still is one: this user's, with the noted name prefix (a
-    directory also with the note's owner in its marker file, so a folder that merely took the name is kept)."""
-    if not os.path.basename(note.path).startswith(note.prefix) or not note.prefix.startswith(".rea-"):
+    directory also with the note's owner in its marker file, so a folder that merely took the name is kept; an
+    extraction's output folder, which holds only the archive's files, by its note alone)."""
+    if not os.path.basename(note.path).startswith(note.prefix):
+        return False
+    if not (note.prefix.startswith(".rea-") or note.prefix == EXTRACT_PREFIX):
         return False
     try:
         st = os.lstat(note.path)
@@ -153,9 +157,15 @@ def _remove_staging(note: StagingNote) -> bool:
     if st.st_uid != os.getuid():
         return False
     if stat.S_ISDIR(st.st_mode):
-        marker = _decode(_read_small(os.path.join(note.path, OWNER_FILE)), PrivateMark)
-        if marker is None or Owner(pid=marker.pid, start=marker.start, boot=marker.boot, uid=marker.uid) != note.owner:
-            return False
+        if note.prefix != EXTRACT_PREFIX:
+            marker = _decode(_read_small(os.path.join(note.path, OWNER_FILE)), PrivateMark)
+            if marker is None or (marker.pid, marker.start, marker.boot, marker.uid) != (
+                note.owner.pid,
+                note.owner.start,
+                note.owner.boot,
+                note.owner.uid,
+            ):
+                return False
         shutil.rmtree(note.path, ignore_errors=True)
         return not os.path.lexists(note.path)
     if not stat.S_ISREG(st.st_mode):

@@ -7,6 +7,7 @@ in the output directory, and no file of the new archive is reported under the ol
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import zipfile
@@ -86,3 +87,54 @@ def test_an_archive_replaced_after_identification_is_read_as_identified_or_refus
     with pytest.raises(ReaError) as info:
         call_tool(rea_session, "extract_artifact", {"path": str(archive)})
     assert info.value.code == "artifact_changed"
+
+
+KILLED_MID_EXTRACTION = """
+import os, signal, sys
+from rea_plugins.artifacts.zipformat import ZipReader
+from rea.registry import default_registry
+from rea.session import Session
+from rea.testing import call_tool
+
+original = ZipReader.stream
+calls = []
+
+def stream(self, entry, sink, **kw):
+    calls.append(entry.path)
+    if len(calls) == 3:  # two files written: the server is killed mid-extraction
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original(self, entry, sink, **kw)
+
+ZipReader.stream = stream
+call_tool(Session(default_registry()), "extract_artifact", {"path": sys.argv[1]})
+"""
+
+
+def test_a_start_after_a_kill_mid_extraction_removes_the_partial_output(tmp_path: Path) -> None:
+    """Issue 42 item 6: the partial folder of an extraction whose server was killed is removed by the next start,
+    a complete extraction's folder (the caller's) never."""
+    import subprocess
+    import sys
+
+    from rea.process import leftovers
+    from tests.mcp.harness import server_env
+
+    archive = tmp_path / "app.zip"
+    _archive(archive)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = server_env(TMPDIR=str(tmp))
+    killed = subprocess.run([sys.executable, "-c", KILLED_MID_EXTRACTION, str(archive)], env=env, check=False)
+    assert killed.returncode == -9
+    [partial] = [n for n in os.listdir(tmp) if n.startswith("rea-extract-")]
+    assert os.listdir(tmp / partial)  # what it had written
+    done = subprocess.run(
+        [sys.executable, "-m", "rea.cli.main", "extract-artifact", str(archive), "--json"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    complete = os.path.basename(json.loads(done.stdout)["normalized_result"]["output_directory"])
+    removed = leftovers.sweep(str(tmp))
+    assert removed == [str(tmp / partial)]
+    assert sorted(os.listdir(tmp)) == [complete]
