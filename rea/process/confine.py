@@ -1,7 +1,8 @@
 """Confinement that works with or without bubblewrap: a pids cgroup, RLIMIT_NPROC, a network namespace.
 
-Run as ``python -I -S confine.py [--cgroup DIR] [--nproc N] [--no-network] -- ARGV...`` (standard library
-only): it joins the cgroup, sets the limit and leaves the host network, then becomes ARGV; any step that
+Run as ``python -I -S confine.py [--cgroup DIR] [--nproc N] [--no-network] [--give SRC STAGE]... [--user UID]
+-- ARGV...`` (standard library only): it joins the cgroup, sets the limit, leaves the host network, stages the
+idmapped binds and becomes the unprivileged user, then becomes ARGV; any step that
 fails ends it with status 126 before ARGV runs (fail closed). The server side creates the cgroup (which
 also finds every process the program started, a double-forked ``setsid`` daemon included), lists its
 members and removes it.
@@ -26,14 +27,28 @@ _NETNS: list[str | None] = []
 _JOIN: list[str | None] = []
 
 
-def command(argv: list[str], *, cgroup: str | None = None, nproc: int = 0, no_network: bool = False) -> list[str]:
-    """``argv`` behind the shim that applies the given confinement (``argv`` unchanged when there is none)."""
-    if cgroup is None and not nproc and not no_network:
+def command(
+    argv: list[str],
+    *,
+    cgroup: str | None = None,
+    nproc: int = 0,
+    no_network: bool = False,
+    give: tuple[tuple[str, str], ...] = (),
+    user: int | None = None,
+) -> list[str]:
+    """``argv`` behind the shim that applies the given confinement (``argv`` unchanged when there is none).
+
+    ``give`` with ``user`` (a root server only): each (source, stage) is mounted at stage, in a mount namespace of
+    the shim's own, idmapped so that root's files there are ``user``'s (and what ``user`` writes is root's on disk);
+    then the shim becomes ``user`` and runs ``argv`` (bubblewrap, binding the stages)."""
+    if cgroup is None and not nproc and not no_network and user is None:
         return argv
     opts = [
         *(["--cgroup", cgroup] if cgroup else []),
         *(["--nproc", str(nproc)] if nproc else []),
         *(["--no-network"] if no_network else []),
+        *(arg for src, stage in give for arg in ("--give", src, stage)),
+        *(["--user", str(user)] if user is not None else []),
     ]
     return [sys.executable, "-I", "-S", CONFINE, *opts, "--", *argv]
 
@@ -210,9 +225,98 @@ def _leave_network() -> None:
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
 
 
+# Where the shim stages idmapped binds: a tmpfs over /dev/shm in its own mount namespace (the host's is untouched,
+# and bubblewrap gives the program a /dev/shm of its own). Every user may pass through it.
+STAGE = "/dev/shm"
+_CLONE_NEWNS = 0x00020000
+_MS_REC, _MS_PRIVATE, _MS_NOSUID, _MS_NODEV = 0x4000, 0x40000, 0x2, 0x4
+# Syscall numbers of the mount API, the same on x86-64 and arm64 (and every architecture since Linux 5.1).
+_SYS_OPEN_TREE, _SYS_MOVE_MOUNT, _SYS_MOUNT_SETATTR = 428, 429, 442
+_AT_FDCWD, _AT_EMPTY_PATH, _AT_RECURSIVE = -100, 0x1000, 0x8000
+_OPEN_TREE_CLONE, _OPEN_TREE_CLOEXEC, _MOVE_MOUNT_F_EMPTY_PATH = 1, 0o2000000, 0x4
+_MOUNT_ATTR_IDMAP = 0x00100000
+
+
+def mapping_namespace(uid: int) -> int:
+    """A descriptor of a user namespace whose uid and gid 0 are ``uid`` on the host (an idmapped mount's map)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    ready_r, ready_w = os.pipe()
+    done_r, done_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child only holds the namespace open while the parent maps it
+        ok = libc.unshare(_CLONE_NEWUSER) == 0
+        os.write(ready_w, b"1" if ok else b"0")
+        os.read(done_r, 1)
+        os._exit(0)
+    try:
+        if os.read(ready_r, 1) != b"1":
+            raise OSError("cannot create a user namespace for the idmapped binds")
+        _write(f"/proc/{pid}/uid_map", f"0 {uid} 1")
+        _write(f"/proc/{pid}/gid_map", f"0 {uid} 1")
+        return os.open(f"/proc/{pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        os.write(done_w, b"x")
+        os.waitpid(pid, 0)
+        for fd in (ready_r, ready_w, done_r, done_w):
+            os.close(fd)
+
+
+def idmapped_clone(source: str, userns: int) -> int:
+    """A detached copy of the mount tree at ``source`` seen through ``userns``'s map (root only)."""
+    import ctypes
+    import struct
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    flags = _OPEN_TREE_CLONE | _OPEN_TREE_CLOEXEC | _AT_RECURSIVE
+    fd = int(libc.syscall(_SYS_OPEN_TREE, _AT_FDCWD, os.fsencode(source), flags))
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), f"cannot clone {source}: {os.strerror(ctypes.get_errno())}")
+    attr = ctypes.create_string_buffer(struct.pack("QQQQ", _MOUNT_ATTR_IDMAP, 0, 0, userns))
+    if libc.syscall(_SYS_MOUNT_SETATTR, fd, b"", _AT_EMPTY_PATH | _AT_RECURSIVE, attr, 32) != 0:
+        err = ctypes.get_errno()
+        os.close(fd)
+        raise OSError(err, f"cannot idmap {source}: {os.strerror(err)}")
+    return fd
+
+
+def _give(pairs: list[tuple[str, str]], uid: int) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def check(result: int, what: str) -> None:
+        if result != 0:
+            raise OSError(ctypes.get_errno(), f"{what}: {os.strerror(ctypes.get_errno())}")
+
+    check(libc.unshare(_CLONE_NEWNS), "no mount namespace")
+    check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "cannot make the mounts private")
+    userns = mapping_namespace(uid)
+    kinds = [os.path.isdir(src) for src, _ in pairs]
+    try:
+        clones = [idmapped_clone(src, userns) for src, _ in pairs]
+    finally:
+        os.close(userns)
+    check(libc.mount(b"tmpfs", STAGE.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"mode=0755"), "no stage")
+    for fd, is_dir, (src, stage) in zip(clones, kinds, pairs, strict=True):
+        if is_dir:
+            os.mkdir(stage)
+        else:
+            os.close(os.open(stage, os.O_CREAT | os.O_WRONLY, 0o644))
+        check(libc.syscall(_SYS_MOVE_MOUNT, fd, b"", _AT_FDCWD, os.fsencode(stage), _MOVE_MOUNT_F_EMPTY_PATH), src)
+        os.close(fd)
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+
+
 def main(argv: list[str]) -> int:
     if "--" not in argv:
-        sys.stderr.write("usage: confine.py [--cgroup DIR] [--nproc N] [--no-network] -- ARGV...\n")
+        sys.stderr.write(
+            "usage: confine.py [--cgroup DIR] [--nproc N] [--no-network] [--give SRC STAGE]... [--user UID] "
+            "-- ARGV...\n"
+        )
         return 126
     cut = argv.index("--")
     opts, program = argv[:cut], argv[cut + 1 :]
@@ -230,6 +334,9 @@ def main(argv: list[str]) -> int:
             resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
         if "--no-network" in opts:
             _leave_network()
+        if "--user" in opts:
+            gives = [(opts[i + 1], opts[i + 2]) for i, opt in enumerate(opts) if opt == "--give"]
+            _give(gives, int(opts[opts.index("--user") + 1]))
     except (OSError, ValueError) as exc:
         sys.stderr.write(f"rea confine: not applied, the program was not started: {exc}\n")
         return 126

@@ -11,6 +11,7 @@ capabilities dropped, and the sandbox dies with the server. Every capture record
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import functools
 import glob
 import importlib.util
@@ -318,18 +319,41 @@ def wrap(argv: list[str], policy: SandboxPolicy, private_dir: str, cwd: str) -> 
         cmd.append("--share-net")
     cwd = os.path.realpath(cwd)
     binds = given(argv[0], policy, private_dir, cwd)
+    # bubblewrap maps the sandbox's uid to its caller's: under a root server the program would pass owner checks on
+    # root's files. So the shim stages the given folders idmapped (root's files there appear as the sandbox
+    # user's) and starts bubblewrap as that user: on the host the program is uid 65534 too.
+    give: tuple[tuple[str, str], ...] = ()
+    run_as: int | None = None
+    unprivileged_why = ""
+    staged: dict[str, str] = {}
+    if userns and os.getuid() == 0:
+        sources = [b for b in binds if b.access in ("read-only", "read-write") and not _is_system(b.path)]
+        why = _idmap_failure([b.source or b.path for b in sources])
+        if why is None:
+            staged = {b.path: f"{confine.STAGE}/{i}" for i, b in enumerate(sources)}
+            give = tuple((b.source or b.path, staged[b.path]) for b in sources)
+            run_as = SANDBOX_UID
+        else:
+            unprivileged_why = why
     for bind in binds:
-        cmd += _mount_args(bind)
+        cmd += _mount_args(bind, staged.get(bind.path))
     cgroup, nproc, processes = _bound_processes(policy.max_tasks + 2)  # bubblewrap's own two
     cmd += ["--chdir", cwd, "--", *argv]
     roots = [os.path.realpath(r) for r in policy.writable_roots]
     readable = [os.path.realpath(r) for r in policy.readable_roots]
     if not userns:
         user = f"uid {os.getuid()} (no user namespace on this host)"
+    elif run_as is not None:
+        user = (
+            f"uid {SANDBOX_UID} in a user namespace and on the host (no capabilities); its given folders are "
+            f"idmapped: root's files there are its own, and what it writes there is root's on disk"
+        )
     elif os.getuid() == 0:
-        # bubblewrap maps the sandbox's uid to the caller's: owner checks pass on root's files among the binds,
-        # so the binds (nothing of the host that was not given) are what confine it.
-        user = f"uid {SANDBOX_UID} in a user namespace, mapped to host uid 0 (no capabilities); it sees only its binds"
+        # The binds (nothing of the host that was not given) are then what confine it.
+        user = (
+            f"uid {SANDBOX_UID} in a user namespace, mapped to host uid 0 (no capabilities; {unprivileged_why}): "
+            "owner checks pass on root's files among its binds"
+        )
     else:
         user = f"uid {SANDBOX_UID} in a user namespace (uid {os.getuid()} on the host, no capabilities)"
     record = {
@@ -345,7 +369,7 @@ def wrap(argv: list[str], policy: SandboxPolicy, private_dir: str, cwd: str) -> 
         "processes": processes,
         "lifetime": "dies with the rea server; its pid namespace ends every process it started",
     }
-    return confine.command(cmd, cgroup=cgroup, nproc=nproc), Isolation(
+    return confine.command(cmd, cgroup=cgroup, nproc=nproc, give=give, user=run_as), Isolation(
         sandbox="bubblewrap", policy=record, cgroup=cgroup, binds=_recorded(binds)
     )
 
@@ -452,7 +476,47 @@ def _secrets(roots: list[str], private_dir: str) -> list[str]:
     return found
 
 
-def _mount_args(bind: Bind) -> list[str]:
+def _is_system(path: str) -> bool:
+    return _within(path, list(SYSTEM_TREES)) or any(fnmatch.fnmatchcase(path, p) for p in SYSTEM_FILES)
+
+
+_IDMAP: dict[int, str | None] = {}
+
+
+def _idmap_failure(paths: list[str]) -> str | None:
+    """Why the given paths cannot be staged idmapped for an unprivileged bubblewrap (None when they can): probed
+    once per file system, by the shim itself."""
+    for path in paths:
+        folder = path if os.path.isdir(path) else os.path.dirname(path)
+        try:
+            device = os.stat(folder).st_dev
+        except OSError as exc:
+            return f"cannot stat {folder}: {exc.strerror}"
+        if device not in _IDMAP:
+            _IDMAP[device] = _probe_idmap(folder)
+        if _IDMAP[device] is not None:
+            return _IDMAP[device]
+    return None
+
+
+def _probe_idmap(folder: str) -> str | None:
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bwrap is not installed"
+    stage = f"{confine.STAGE}/0"
+    inner = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+    inner += ["--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--ro-bind", stage, "/tmp", "--"]
+    try:
+        proc = _probe(confine.command([*inner, "true"], give=((folder, stage),), user=SANDBOX_UID))
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"the unprivileged sandbox probe did not run: {exc}"
+    if proc.returncode != 0:
+        last = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        return f"no unprivileged sandbox for {folder}: {last[0][:200]}"
+    return None
+
+
+def _mount_args(bind: Bind, stage: str | None = None) -> list[str]:
     if bind.access == "link":
         assert bind.source is not None
         return ["--symlink", bind.source, bind.path]
@@ -465,7 +529,7 @@ def _mount_args(bind: Bind) -> list[str]:
     if bind.access == "hidden":
         return ["--tmpfs", bind.path] if os.path.isdir(bind.path) else ["--ro-bind", "/dev/null", bind.path]
     flag = "--bind" if bind.access == "read-write" else "--ro-bind"
-    return [flag, bind.source or bind.path, bind.path]
+    return [flag, stage or bind.source or bind.path, bind.path]
 
 
 def unsandboxed(argv: list[str], policy: SandboxPolicy, failure: str) -> tuple[list[str], Isolation]:

@@ -7,6 +7,7 @@ browser profile kept outside /root and /tmp, and /etc/shadow are simply not ther
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -18,10 +19,11 @@ from typing import Any
 import pytest
 
 from rea.cache_key import load_secret
-from rea.process import sandbox
+from rea.process import OwnedProcess, ProcessSpec, SandboxPolicy, procfs, sandbox
 from rea.session import Session
 from rea.testing import result_of
 from tests import toolchains
+from tests.waiting import wait_for
 
 # Says, for each argument, whether that file is readable (the same probe as test_scenario_isolation's "peek").
 PEEK = r"""
@@ -188,3 +190,35 @@ def test_a_working_directory_that_is_the_temporary_directory_shows_none_of_reas_
     # Hidden one by one, said once per pattern (a busy /tmp holds many).
     hidden = [b["path"] for b in capture["isolation"]["binds"] if b["access"] == "hidden"]
     assert sorted(hidden) == [f"{outside}/.rea-*", f"{outside}/rea-*"], hidden
+
+
+def test_under_a_root_server_the_program_is_not_root_on_the_host(bwrap: str, tmp_path: Path) -> None:
+    # bubblewrap alone maps the sandbox's uid 65534 to its caller's, root: the program then passed owner checks on
+    # root's files. Staged idmapped binds let bubblewrap start as 65534, so the program is 65534 on the host too.
+    if os.getuid() != 0:
+        pytest.skip("the server is not root: the program runs as the server's own unprivileged uid")
+    why = sandbox._idmap_failure([str(tmp_path)])
+    if why is not None:
+        pytest.skip(f"no unprivileged sandbox on this host: {why}")
+    proc = OwnedProcess.start(
+        ProcessSpec(
+            argv=("sleep", "30"), resource="given", owner="test", sandbox=SandboxPolicy(writable_roots=(str(tmp_path),))
+        )
+    )
+    try:
+        assert proc.isolation.policy is not None and "on the host" in proc.isolation.policy["user"]
+        sleeper = wait_for(lambda: _in_session(proc.pid, "sleep"), "the sandboxed sleep")
+        status = Path(f"/proc/{sleeper}/status").read_text().splitlines()
+        uids = next(line for line in status if line.startswith("Uid:"))
+        assert uids.split()[1:] == [str(sandbox.SANDBOX_UID)] * 4
+    finally:
+        proc.terminate(1.0)
+
+
+def _in_session(sid: int, comm: str) -> int | None:
+    for info in procfs.scan().values():
+        if info.sid == sid:
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{info.pid}/comm").read_text().strip() == comm:
+                    return info.pid
+    return None
