@@ -17,6 +17,7 @@ from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
 from tests.angr.angr_support import op, open_angr, owned_alive, worker_pid
+from tests.realcode import builds
 from tests.waiting import wait_for
 
 
@@ -32,19 +33,27 @@ def _cancel_on(phase: str) -> CallContext:
     return ctx
 
 
-def test_cancellation_mid_cfg_kills_the_worker(angr_session: Session) -> None:
-    op(angr_session, "list_documents")  # starts the worker and loads the binary; no CFG yet
-    first = worker_pid(angr_session)
-    assert first is not None and owned_alive(first)
-    with pytest.raises(ReaError) as info:
-        angr_session.execute("list_procedures", {}, _cancel_on("building CFG"))
-    assert info.value.code == "cancelled"
-    assert not owned_alive(first) and worker_pid(angr_session) is None
-    # The binding stays; the next query starts a fresh worker.
-    assert angr_session.binding is not None and angr_session.binding.provider.id == "angr"
-    assert op(angr_session, "list_procedures")["total"] > 0
-    second = worker_pid(angr_session)
-    assert second is not None and second != first
+def test_cancellation_mid_cfg_kills_the_worker(rea_registry: Registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A real program's CFG takes angr seconds, so the cancel lands while it is still building: on a small fixture
+    # the CFG could finish between the progress report and the cancel, and the call would rightly succeed.
+    monkeypatch.setenv("REA_CACHE_MAX_BYTES", "0")  # a cached CFG would skip the phase the test cancels in
+    session = Session(rea_registry)
+    open_angr(session, builds.cmark_gfm("x86_64-elf").binary)
+    try:
+        op(session, "list_documents")  # starts the worker and loads the binary; no CFG yet
+        first = worker_pid(session)
+        assert first is not None and owned_alive(first)
+        with pytest.raises(ReaError) as info:
+            session.execute("list_procedures", {}, _cancel_on("building CFG"))
+        assert info.value.code == "cancelled"
+        assert not owned_alive(first) and worker_pid(session) is None
+        # The binding stays; the next query starts a fresh worker.
+        assert session.binding is not None and session.binding.provider.id == "angr"
+        assert op(session, "list_documents")
+        second = worker_pid(session)
+        assert second is not None and second != first
+    finally:
+        session.close()
 
 
 def test_worker_crash_is_reported_then_recovered(angr_session: Session) -> None:

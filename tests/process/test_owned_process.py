@@ -210,8 +210,12 @@ def test_cancellation_and_progress_reach_the_worker_and_the_caller() -> None:
     ch.close()
 
 
+# This process's own resource name: another test run on the machine cycling at the same time has other folders.
+CYCLE = f"cycle{os.getpid()}"
+
+
 def _rea_dirs() -> set[str]:
-    return {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("rea-cycle-")}
+    return {n for n in os.listdir(tempfile.gettempdir()) if n.startswith(f"rea-{CYCLE}-")}
 
 
 def test_a_thousand_start_and_close_cycles_leave_nothing() -> None:
@@ -219,7 +223,7 @@ def test_a_thousand_start_and_close_cycles_leave_nothing() -> None:
     started = time.monotonic()
     pids = []
     for _ in range(1000):
-        proc = OwnedProcess.start(ProcessSpec(argv=("cat",), resource="cycle", owner="test"))
+        proc = OwnedProcess.start(ProcessSpec(argv=("cat",), resource=CYCLE, owner="test"))
         pids.append(proc.pid)
         assert proc.terminate(1.0).remaining == ()
     seconds = time.monotonic() - started
