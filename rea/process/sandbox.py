@@ -480,23 +480,33 @@ def _is_system(path: str) -> bool:
     return _within(path, list(SYSTEM_TREES)) or any(fnmatch.fnmatchcase(path, p) for p in SYSTEM_FILES)
 
 
-_IDMAP: dict[int, str | None] = {}
+_IDMAP: dict[int | str, str | None] = {}
 
 
 def _idmap_failure(paths: list[str]) -> str | None:
     """Why the given paths cannot be staged idmapped for an unprivileged bubblewrap (None when they can): probed
-    once per file system, by the shim itself."""
+    by the shim itself, once per file system, or once per folder that holds other mounts (each must allow it)."""
     for path in paths:
         folder = path if os.path.isdir(path) else os.path.dirname(path)
         try:
-            device = os.stat(folder).st_dev
+            key: int | str = folder if _holds_mounts(folder) else os.stat(folder).st_dev
         except OSError as exc:
             return f"cannot stat {folder}: {exc.strerror}"
-        if device not in _IDMAP:
-            _IDMAP[device] = _probe_idmap(folder)
-        if _IDMAP[device] is not None:
-            return _IDMAP[device]
+        if key not in _IDMAP:
+            _IDMAP[key] = _probe_idmap(folder)
+        if _IDMAP[key] is not None:
+            return _IDMAP[key]
     return None
+
+
+def _holds_mounts(folder: str) -> bool:
+    prefix = folder.rstrip("/") + "/"
+    try:
+        with open("/proc/self/mountinfo") as fh:
+            # The fifth field is the mount point (spaces escaped as \040, which no prefix test here depends on).
+            return any(line.split()[4].startswith(prefix) for line in fh if len(line.split()) > 4)
+    except OSError:
+        return True  # unknown: probe this folder itself
 
 
 def _probe_idmap(folder: str) -> str | None:
