@@ -14,6 +14,7 @@ from rea_plugins.binary.schema import PROCEDURE, obj, prop
 from rea_plugins.binary.shapes import (
     Agreement,
     AgreementFacet,
+    CodeBeside,
     ComparedProvider,
     EdgeCounts,
     PeerSession,
@@ -245,6 +246,36 @@ def _compare_procedure(engines: list[Engine], selector: str, limit: int) -> Prov
     )
 
 
+def _code_beside(
+    engines: list[Engine], procedures: dict[str, ProcedureRef | None], max_lines: int
+) -> dict[str, CodeBeside]:
+    """Each provider's pseudo code of the procedure it resolved, its first ``max_lines`` lines (None: it knows no
+    such procedure, or gives no pseudo code: the error says which)."""
+    out: dict[str, CodeBeside] = {}
+    for e in engines:
+        ref = procedures.get(e.id)
+        if ref is None:
+            out[e.id] = CodeBeside(error="invalid_request")
+            continue
+        if not e.supports("procedure_pseudo_code"):
+            out[e.id] = CodeBeside(error="capability_unavailable")
+            continue
+        e.call.ctx.progress(f"compare_provider_results: {e.id}'s pseudo code of {ref.name or ref.address}")
+        try:
+            code = e.run("procedure_pseudo_code", {"procedure": ref.address}).normalized
+        except ReaError as exc:
+            if exc.code == "cancelled":
+                raise
+            out[e.id] = CodeBeside(error=exc.code)
+            continue
+        lines = str(code.get("text", "")).splitlines()
+        total = (code.get("lines") or {}).get("total", len(lines))
+        out[e.id] = CodeBeside(
+            text="\n".join(lines[:max_lines]), decompiler=code.get("decompiler"), total_lines=int(total)
+        )
+    return out
+
+
 def _agreement(scope: Literal["procedure", "program"], facets: list[AgreementFacet], **more: Any) -> ProviderAgreement:
     """The answer before the providers are named (status and sessions are set once every client is closed)."""
     return ProviderAgreement(status="unknown", providers=[], scope=scope, facets=facets, **more)
@@ -346,6 +377,8 @@ def _compare_provider_results(call: ToolCall) -> Evidence:
         procedure = call.args.get("procedure")
         if procedure is not None:
             body = _compare_procedure(engines, procedure, limit)
+            if call.args.get("pseudo_code") and body.procedures:
+                body.pseudo_code = _code_beside(engines, body.procedures, call.args.get("max_lines", 200))
         else:
             body = _compare_program(engines, limit, call.args.get("max_procedures", 500))
     finally:
@@ -388,7 +421,8 @@ def tools() -> list[ToolDef]:
             family="binary",
             description=(
                 "Ask two providers the same questions about the open target and report where they disagree. "
-                "Either one procedure (start, size, end, kind, blocks, instructions, callees, callers) or the "
+                "Either one procedure (start, size, end, kind, blocks, instructions, callees, callers; each one's "
+                "pseudo code side by side on request) or the "
                 "whole program (procedure starts, imports, sizes, callees). The bound provider is never replaced: "
                 "another provider runs for this call only."
             ),
@@ -406,6 +440,18 @@ def tools() -> list[ToolDef]:
                         **PROCEDURE,
                         "description": "Compare one procedure (name or 0x address); omit to compare the whole program.",
                     },
+                    "pseudo_code": prop(
+                        "boolean",
+                        "With procedure: also set each provider's pseudo code side by side (shown, not compared).",
+                        [True],
+                    ),
+                    "max_lines": prop(
+                        "integer",
+                        "With pseudo_code: lines of each provider's text to include (1-5000); the total is given.",
+                        [200],
+                        minimum=1,
+                        maximum=5000,
+                    ),
                     "max_procedures": prop(
                         "integer",
                         "Whole program: common procedures whose callees are compared. In address order (1-5000).",
@@ -430,6 +476,7 @@ def tools() -> list[ToolDef]:
             cli_subject="procedure",
             examples=(
                 {"provider_ids": ["native", "radare2"], "procedure": "main"},
+                {"provider_ids": ["native", "angr"], "procedure": "main", "pseudo_code": True},
                 {"provider_ids": ["native", "angr"], "max_procedures": 100},
             ),
         )

@@ -823,6 +823,17 @@ class ProcedureCounts(Shape):
     code: int
 
 
+class CodeBeside(Shape):
+    """One provider's pseudo code of the compared procedure, set beside the other's (decompilers' texts differ by
+    design: they are shown, not compared). ``error`` is the canonical code where the provider gave none."""
+
+    text: str | None = None
+    decompiler: str | None = None
+    # The text's first max_lines lines, of total_lines.
+    total_lines: int | None = None
+    error: str | None = None
+
+
 class ProviderAgreement(Shape):
     """Where two providers agree on the open target: one procedure's facts, or the whole program's."""
 
@@ -835,6 +846,8 @@ class ProviderAgreement(Shape):
     procedures: dict[str, ProcedureRef | None] | None = None
     known_by: list[str] | None = None
     counts: dict[str, ProcedureCounts] | None = None
+    # With pseudo_code: each provider's C for the procedure, by provider id.
+    pseudo_code: dict[str, CodeBeside] | None = None
     peer_sessions: list[PeerSession] = []
 
 

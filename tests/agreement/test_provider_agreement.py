@@ -164,6 +164,25 @@ def test_one_procedure_facet_by_facet(native_session: Session) -> None:
     assert callees["only"] == {"native": [greet], "doubter": []} and callees["names"] == {greet: "greet"}
 
 
+def test_pseudo_code_is_set_side_by_side(native_session: Session) -> None:
+    """Issue 41: native's C beside angr's for one procedure; a provider without pseudo code says so by its code."""
+    from rea_plugins.native.decompile import engine
+
+    if not engine().available:
+        pytest.skip(f"native's decompiler cannot run here: {engine().reason}")
+    args = {"provider_ids": ["native", "angr"], "procedure": "main", "pseudo_code": True, "max_lines": 5}
+    body = result_of(native_session, "compare_provider_results", args)
+    native, angr = body["pseudo_code"]["native"], body["pseudo_code"]["angr"]
+    assert "main(" in native["text"] and native["decompiler"].startswith("ghidra (flatline)"), native
+    assert angr["text"] and angr["decompiler"] == "angr", angr
+    for side in (native, angr):
+        assert len(side["text"].splitlines()) <= 5 < side["total_lines"], side
+    doubted = result_of(native_session, "compare_provider_results", {**args, "provider_ids": ["native", "doubter"]})
+    assert doubted["pseudo_code"]["doubter"] == {"error": "capability_unavailable"}
+    plain = result_of(native_session, "compare_provider_results", {**args, "pseudo_code": False})
+    assert "pseudo_code" not in plain or plain["pseudo_code"] is None
+
+
 def test_bad_provider_choices_are_typed_errors(native_session: Session) -> None:
     for ids, code in ((["native", "native"], "invalid_request"), (["native", "nosuch"], "invalid_request")):
         with pytest.raises(ReaError) as info:
