@@ -73,18 +73,20 @@ def page_id(endpoint: str, url: str | None = None) -> str:
     return str(chosen["targetId"])
 
 
+# Set in the document a navigation leaves: the old document at the same URL is complete too, and is not the new one.
+_LEAVING = "window.__reaTestLeaving = true"
+_STATE = "document.readyState + ' ' + location.href + ' ' + (window.__reaTestLeaving === true)"
+
+
 def _complete(conn: Any, session: str, url: str) -> bool:
-    """The document at ``url`` finished loading (a load event can be missed on a loaded two-core machine)."""
+    """The new document at ``url`` finished loading (a load event can be missed on a loaded two-core machine)."""
     try:
         reply = conn.call(
-            "Runtime.evaluate",
-            {"expression": "document.readyState + ' ' + location.href", "returnByValue": True},
-            session=session,
-            timeout_s=2,
+            "Runtime.evaluate", {"expression": _STATE, "returnByValue": True}, session=session, timeout_s=2
         )
     except ReaError:  # the document is being replaced: not complete yet
         return False
-    return bool(reply.get("result", {}).get("value") == f"complete {url}")
+    return bool(reply.get("result", {}).get("value") == f"complete {url} false")
 
 
 def navigate(endpoint: str, target_id: str, url: str) -> None:
@@ -94,6 +96,7 @@ def navigate(endpoint: str, target_id: str, url: str) -> None:
         conn.subscribe(lambda m, p, s: loaded.append(p) if m == "Page.loadEventFired" else None)
         session = attach(conn, target_id, CallContext())
         conn.call("Page.enable", session=session)
+        conn.call("Runtime.evaluate", {"expression": _LEAVING}, session=session, timeout_s=10)
         conn.call("Page.navigate", {"url": url}, session=session)
         started = time.monotonic()
         retried = False
