@@ -29,13 +29,15 @@ class ToolEffects(msgspec.Struct, frozen=True, kw_only=True):
     idempotent: bool = True
 
     def annotations(self) -> dict[str, bool]:
+        """MCP's hints, by one rule. Read-only is "changes nothing a caller could see": recording the answer as
+        Evidence (the server's own record of what it said) and reading a page over a loopback endpoint change
+        nothing; a tool that changes the session or notebook, writes a file, starts a process or drives a browser
+        does. Hosts ask a user to approve every call not marked read-only, so a pure query must be."""
         read_only = not (
-            self.records_evidence
-            or self.mutates_target
+            self.mutates_target
             or self.mutates_session
             or self.writes_filesystem
             or self.launches_process
-            or self.accesses_network
             or self.changes_ui_state
             or self.may_discard_data
             or self.executes_foreign_code
