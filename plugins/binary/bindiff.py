@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from array import array
 from collections import Counter
 from typing import Any, Literal
 
@@ -21,6 +22,7 @@ from rea_plugins.binary.shapes import BinaryComparison, BinarySide, DiffCounts, 
 
 from rea import __version__
 from rea.catalog.tool import ToolCall, ToolDef
+from rea.context import CallContext
 from rea.errors import invalid_request, issue
 from rea.evidence import Evidence, ProviderIdentity
 from rea.fingerprint import normalize_instruction, procedure_hash
@@ -31,7 +33,13 @@ IDENTITY = ProviderIdentity(id="rea-binary", name="rea binary workflows", versio
 PAGE = 1000
 # Instructions of one procedure compared for similarity (a longer one is compared on its first ones).
 MAX_COMPARED = 4000
+# The work and memory bounds of one comparison, per side (issue 42 item 5: libLLVM 14 against 15, 95,000
+# procedures each, ran past 600 s and 3 GB). Reading is most of the work (a few ms per procedure on native), and
+# what a side holds grows with the instructions read; past either bound the answer is partial and says so.
+DEFAULT_MAX_PROCEDURES = 10_000
 MAX_PROCEDURES = 100_000
+DEFAULT_MAX_INSTRUCTIONS = 2_000_000
+MAX_INSTRUCTIONS = 20_000_000
 NEIGHBOURHOOD_ROUNDS = 4
 MIN_NEIGHBOURHOOD = 0.5
 # The last step compares leftovers each with each: at most this many comparisons, at least this similar.
@@ -47,7 +55,9 @@ class _Proc(msgspec.Struct):
     address: str
     name: str | None
     hash: str
-    lines: list[str]
+    # The normalized instructions' hashes (8 bytes each, not a string each: libLLVM's 12 million instructions
+    # held as strings were most of the 3 GB); difflib compares them as it compared the lines.
+    lines: array[int]
     callees: set[str]
     callers: set[str] = msgspec.field(default_factory=set)
 
@@ -57,37 +67,52 @@ def _named(name: str | None) -> str | None:
     return None if not name or _GENERIC.match(name) else name
 
 
-def _side(call: ToolCall, ref: str, path: str) -> tuple[str, str, dict[str, _Proc]]:
-    """(target_id, sha256, procedures by address) of one open target, read once per binding and cached."""
+class _Side(msgspec.Struct):
+    """One side as read: its procedures by address, how many it has, and the bound that stopped the reading."""
+
+    procs: dict[str, _Proc]
+    total: int
+    instructions: int
+    bound: Literal["max_procedures", "max_instructions"] | None
+
+
+def _side(call: ToolCall, ref: str, path: str, bounds: tuple[int, int]) -> tuple[str, str, _Side]:
+    """(target_id, sha256, the side read) of one open target, read once per binding and bounds, and cached."""
     session = call.session
     opened = session.find(ref, path)
     with session.using(opened.target_id):
         target, binding = session.require_target(), session.binding
         assert binding is not None
-        key = (target.sha256, binding.analysis_profile.digest)
-        cache: dict[Any, dict[str, _Proc]] = session.state.setdefault(_CACHE, {})
+        key = (target.sha256, binding.analysis_profile.digest, bounds)
+        cache: dict[Any, _Side] = session.state.setdefault(_CACHE, {})
         if key not in cache:
-            cache[key] = _read(call)
+            cache[key] = _read(call, path, *bounds)
         return opened.target_id, target.sha256, cache[key]
 
 
-def _read(call: ToolCall) -> dict[str, _Proc]:
+def _read(call: ToolCall, label: str, max_procedures: int, max_instructions: int) -> _Side:
     session, ctx = call.session, call.ctx
     procs: list[dict[str, Any]] = []
+    total = 0
     offset: int | None = 0
     while offset is not None:
         page = session.execute("list_procedures", {"offset": offset, "limit": PAGE}, ctx).normalized
-        procs += [p for p in page["procedures"] if p["kind"] == "local"]
-        if len(procs) > MAX_PROCEDURES:
-            raise invalid_request(
-                f"more than {MAX_PROCEDURES} procedures to compare",
-                [issue("left", "out_of_range", f"at most {MAX_PROCEDURES} procedures per side")],
-            )
+        local = [p for p in page["procedures"] if p["kind"] == "local"]
+        total += len(local)
+        # The listing is cheap (a row each); only the procedures within the bound are kept to be read.
+        procs += local[: max(0, max_procedures - len(procs))]
         offset = page["next_offset"]
+    bound: Literal["max_procedures", "max_instructions"] | None = "max_procedures" if total > len(procs) else None
     out: dict[str, _Proc] = {}
+    read = 0
+    phase = f"compare_binaries: reading the {label} side"
     for i, p in enumerate(procs):
+        ctx.check(phase)
+        if read >= max_instructions:
+            bound = "max_instructions"
+            break
         if i % 25 == 0:
-            ctx.progress(f"compare_binaries: {i} of {len(procs)} procedures read")
+            ctx.progress(f"{phase}: {i} of {len(procs)} procedures read")
         rows: list[dict[str, Any]] = []
         at: int | None = 0
         while at is not None:
@@ -96,22 +121,23 @@ def _read(call: ToolCall) -> dict[str, _Proc]:
             ).normalized
             rows += page["instructions"]
             at = page["next_offset"]
+        read += len(rows)
         callees = session.execute("procedure_callees", {"procedure": p["address"]}, ctx).normalized["callees"]
         out[p["address"]] = _Proc(
             address=p["address"],
             name=p.get("name"),
             hash=procedure_hash(rows),
-            lines=[normalize_instruction(r) for r in rows[:MAX_COMPARED]],
+            lines=array("q", (hash(normalize_instruction(r)) for r in rows[:MAX_COMPARED])),
             callees={c["address"] for c in callees if c.get("address") and c.get("kind") in ("direct", "tail")},
         )
     for proc in out.values():
         for callee in proc.callees:
             if callee in out:
                 out[callee].callers.add(proc.address)
-    return out
+    return _Side(procs=out, total=total, instructions=read, bound=bound)
 
 
-def _pair(left: dict[str, _Proc], right: dict[str, _Proc]) -> dict[str, tuple[str, How]]:
+def _pair(left: dict[str, _Proc], right: dict[str, _Proc], ctx: CallContext) -> dict[str, tuple[str, How]]:
     """left address -> (right address, how it paired)."""
     pairs: dict[str, tuple[str, How]] = {}
     taken: set[str] = set()
@@ -122,6 +148,8 @@ def _pair(left: dict[str, _Proc], right: dict[str, _Proc]) -> dict[str, tuple[st
 
     keys: tuple[tuple[How, Any], ...] = (("name", lambda p: _named(p.name)), ("hash", lambda p: p.hash))
     for how, key in keys:
+        ctx.progress(f"compare_binaries: pairing by {how}")
+        ctx.check(f"compare_binaries: pairing by {how}")
         lefts = unique({a: p for a, p in left.items() if a not in pairs}, key)
         rights = unique({a: p for a, p in right.items() if a not in taken}, key)
         for k, a in lefts.items():
@@ -131,8 +159,9 @@ def _pair(left: dict[str, _Proc], right: dict[str, _Proc]) -> dict[str, tuple[st
     # Same-named copies (static functions of one name in several files) pair when name and hash agree: in
     # address order where several are alike, which cannot be told apart and are unchanged either way.
     _in_order(left, right, pairs, taken, lambda p: (p.name, p.hash) if _named(p.name) else None, "name")
-    for _ in range(NEIGHBOURHOOD_ROUNDS):
-        found = _neighbourhood(left, right, pairs, taken)
+    for n in range(NEIGHBOURHOOD_ROUNDS):
+        ctx.progress(f"compare_binaries: pairing by neighbourhood, round {n + 1} of {NEIGHBOURHOOD_ROUNDS}")
+        found = _neighbourhood(left, right, pairs, taken, ctx)
         if not found:
             break
         for a, b in found.items():
@@ -141,14 +170,18 @@ def _pair(left: dict[str, _Proc], right: dict[str, _Proc]) -> dict[str, tuple[st
     # Then identical code in equal numbers on both sides (setters, stubs): in address order, which builds keep.
     _in_order(left, right, pairs, taken, lambda p: p.hash, "hash")
     # Last, few enough leftovers to compare each with each: the most similar, mutually and clearly.
-    for a, b in _most_similar(left, right, pairs, taken).items():
+    for a, b in _most_similar(left, right, pairs, taken, ctx).items():
         pairs[a] = (b, "similarity")
         taken.add(b)
     return pairs
 
 
 def _most_similar(
-    left: dict[str, _Proc], right: dict[str, _Proc], pairs: dict[str, tuple[str, How]], taken: set[str]
+    left: dict[str, _Proc],
+    right: dict[str, _Proc],
+    pairs: dict[str, tuple[str, How]],
+    taken: set[str],
+    ctx: CallContext,
 ) -> dict[str, str]:
     lefts = [a for a in left if a not in pairs]
     rights = [b for b in right if b not in taken]
@@ -156,9 +189,12 @@ def _most_similar(
         return {}
     best_of: dict[str, tuple[float, str]] = {}
     best_for: dict[str, tuple[float, str]] = {}
-    for a in lefts:
+    for i, a in enumerate(lefts):
+        ctx.progress(f"compare_binaries: pairing by similarity, {i} of {len(lefts)} leftovers")
         x = left[a]
         for b in rights:
+            # Each comparison may take milliseconds (up to MAX_COMPARED instructions a side).
+            ctx.check("compare_binaries: pairing by similarity")
             y = right[b]
             if not x.lines or not y.lines or not 0.5 <= len(x.lines) / len(y.lines) <= 2.0:
                 continue
@@ -195,7 +231,11 @@ def _in_order(
 
 
 def _neighbourhood(
-    left: dict[str, _Proc], right: dict[str, _Proc], pairs: dict[str, tuple[str, How]], taken: set[str]
+    left: dict[str, _Proc],
+    right: dict[str, _Proc],
+    pairs: dict[str, tuple[str, How]],
+    taken: set[str],
+    ctx: CallContext,
 ) -> dict[str, str]:
     """Unpaired procedures whose paired callers and callees point at one unpaired procedure, mutually best."""
     mapped = {a: b for a, (b, _) in pairs.items()}
@@ -207,7 +247,9 @@ def _neighbourhood(
         return ranked[0][0]
 
     choices: dict[str, str] = {}
-    for a, p in left.items():
+    for i, (a, p) in enumerate(left.items()):
+        if i % 256 == 0:
+            ctx.check("compare_binaries: pairing by neighbourhood")
         if a in pairs:
             continue
         near = {("callee", mapped[c]) for c in p.callees if c in mapped} | {
@@ -234,11 +276,19 @@ def _similarity(a: _Proc, b: _Proc) -> float:
     return round(difflib.SequenceMatcher(None, a.lines, b.lines, autojunk=False).ratio(), 4)
 
 
-def compare(left: dict[str, _Proc], right: dict[str, _Proc]) -> tuple[list[DiffRow], DiffCounts]:
-    pairs = _pair(left, right)
+def compare(
+    left: dict[str, _Proc], right: dict[str, _Proc], ctx: CallContext | None = None
+) -> tuple[list[DiffRow], DiffCounts]:
+    ctx = ctx or CallContext()
+    pairs = _pair(left, right, ctx)
     rows: list[DiffRow] = []
     by: Counter[str] = Counter()
-    for a, (b, how) in pairs.items():
+    for i, (a, (b, how)) in enumerate(pairs.items()):
+        # A changed pair's similarity is a sequence match of up to MAX_COMPARED instructions a side: tens of
+        # thousands of them were the part of a large diff that no cancellation reached.
+        ctx.check("compare_binaries: measuring similarity")
+        if i % 256 == 0:
+            ctx.progress(f"compare_binaries: measuring similarity, {i} of {len(pairs)} pairs")
         x, y = left[a], right[b]
         by[how] += 1
         status: Status = "unchanged" if x.hash == y.hash else "changed"
@@ -282,28 +332,60 @@ def _addr(row: DiffRow) -> int:
 
 def _compare_binaries(call: ToolCall) -> Evidence:
     args = call.args
-    left_id, left_sha, left = _side(call, args["left"], "left")
-    right_id, right_sha, right = _side(call, args["right"], "right")
-    if left_id == right_id:
+    bounds = (
+        args.get("max_procedures", DEFAULT_MAX_PROCEDURES),
+        args.get("max_instructions", DEFAULT_MAX_INSTRUCTIONS),
+    )
+    if call.session.find(args["left"], "left").target_id == call.session.find(args["right"], "right").target_id:
         raise invalid_request(
             "left and right name the same target", [issue("right", "invalid_value", "another target")]
         )
+    left_id, left_sha, lside = _side(call, args["left"], "left", bounds)
+    right_id, right_sha, rside = _side(call, args["right"], "right", bounds)
+    left, right = lside.procs, rside.procs
     call.ctx.progress("compare_binaries: pairing procedures")
-    rows, counts = compare(left, right)
+    rows, counts = compare(left, right, call.ctx)
     wanted = set(args.get("status", ["changed", "added", "removed"]))
     shown = [r for r in rows if r.status in wanted]
     offset, limit = args.get("offset", 0), args.get("limit", 100)
     end = min(len(shown), offset + limit)
+    bound = lside.bound or rside.bound
     result = BinaryComparison(
-        left=BinarySide(target_id=left_id, sha256=left_sha, procedures=len(left)),
-        right=BinarySide(target_id=right_id, sha256=right_sha, procedures=len(right)),
+        left=BinarySide(
+            target_id=left_id,
+            sha256=left_sha,
+            procedures=lside.total,
+            compared=len(left),
+            instructions=lside.instructions,
+        ),
+        right=BinarySide(
+            target_id=right_id,
+            sha256=right_sha,
+            procedures=rside.total,
+            compared=len(right),
+            instructions=rside.instructions,
+        ),
         counts=counts,
         items=shown[offset:end],
         offset=offset,
         limit=limit,
         total=len(shown),
         next_offset=end if end < len(shown) else None,
+        complete=bound is None,
+        bound=bound,
     )
+    limitations = [
+        "Pairs come from names, then unique instruction hashes, then call-graph neighbourhoods; a "
+        "procedure rewritten beyond all three shows as removed and added.",
+    ]
+    if bound is not None:
+        limitations.append(
+            f"Partial: {bound} stopped the reading after {len(left)} of {lside.total} procedures (left) and "
+            f"{len(right)} of {rside.total} (right), in address order; a procedure near the cut may show as added "
+            f"or removed. Raise max_procedures (up to {MAX_PROCEDURES}) or max_instructions (up to "
+            f"{MAX_INSTRUCTIONS}) for more, at a few milliseconds and a few bytes per instruction each."
+        )
+        call.ctx.finish(f"partial: {bound} reached")
     params = {**args, "left_sha256": left_sha, "right_sha256": right_sha}
     with call.session.using(left_id):
         target = call.session.require_target()
@@ -312,10 +394,7 @@ def _compare_binaries(call: ToolCall) -> Evidence:
         params,
         OperationResult(
             normalized=msgspec.to_builtins(result),
-            limitations=[
-                "Pairs come from names, then unique instruction hashes, then call-graph neighbourhoods; a "
-                "procedure rewritten beyond all three shows as removed and added.",
-            ],
+            limitations=limitations,
             confidence="derived",
         ),
         bound=False,
@@ -349,6 +428,22 @@ def tools() -> list[ToolDef]:
                         "description": "Rows to list (default: changed, added, removed; every row is counted).",
                         "examples": [["changed"]],
                     },
+                    "max_procedures": prop(
+                        "integer",
+                        "Procedures read per side, in address order (past it: partial).",
+                        [DEFAULT_MAX_PROCEDURES],
+                        minimum=1,
+                        maximum=MAX_PROCEDURES,
+                        default=DEFAULT_MAX_PROCEDURES,
+                    ),
+                    "max_instructions": prop(
+                        "integer",
+                        "Instructions read per side (past it: partial).",
+                        [DEFAULT_MAX_INSTRUCTIONS],
+                        minimum=1,
+                        maximum=MAX_INSTRUCTIONS,
+                        default=DEFAULT_MAX_INSTRUCTIONS,
+                    ),
                     "offset": OFFSET,
                     "limit": LIMIT,
                 },

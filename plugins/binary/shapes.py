@@ -857,8 +857,12 @@ class ProviderAgreement(Shape):
 class BinarySide(Shape):
     target_id: str
     sha256: str
-    # Local procedures compared.
+    # Local procedures the side has.
     procedures: int
+    # Of those, the ones read and compared (fewer than ``procedures`` when a bound stopped the reading).
+    compared: int
+    # Instructions read on this side (counted against max_instructions).
+    instructions: int
 
 
 class DiffCounts(Shape):
@@ -890,3 +894,8 @@ class BinaryComparison(Page, kw_only=True):
     counts: DiffCounts
     # Changed first (least similar first), then added, removed and unchanged.
     items: list[DiffRow]
+    # False when a bound stopped the reading: the rows cover each side's first ``compared`` procedures (in address
+    # order) only, and one near the cut may show as added or removed because its partner lies past the other's.
+    complete: bool
+    # The bound that stopped the reading (absent when complete).
+    bound: Literal["max_procedures", "max_instructions"] | None = None

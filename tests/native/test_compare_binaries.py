@@ -8,7 +8,9 @@ the new one added, through the SDK client.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -16,9 +18,15 @@ from typing import Any
 import anyio
 import pytest
 
+from rea.context import CallContext, CancelSignal
+from rea.errors import ReaError
+from rea.registry import load
+from rea.session import Session
+from rea.testing import call_tool
 from tests import toolchains
 from tests.mcp.harness import connect
 from tests.realcode.builds import CMARK_DIFF_TRUTH, Build, cmark_gfm_versions
+from tests.waiting import wait_for
 
 
 def truth(build: Build) -> dict[int, str]:
@@ -114,3 +122,102 @@ def test_a_diff_needs_two_open_targets(hello_elf: Path) -> None:
 
     err = anyio.run(main)
     assert err["code"] == "invalid_request" and err["details"]["issues"][0]["path"] == "right"
+
+
+def _opened(versions: tuple[Build, Build]) -> Session:
+    session = Session(load())
+    for path, alias in ((versions[0].binary, "v1"), (versions[1].binary, "v2")):
+        session.open(os.fspath(path), "native", CallContext(), alias=alias)
+    return session
+
+
+def test_a_bound_answers_a_partial_diff_that_says_what_it_covered(versions: tuple[Build, Build]) -> None:
+    """Issue 42 item 5: past max_procedures or max_instructions the answer is typed partial, not a 600-s run."""
+    session = _opened(versions)
+    try:
+        args = {"left": "v1", "right": "v2", "status": ["changed", "added", "removed", "unchanged"], "limit": 1000}
+        out = call_tool(session, "compare_binaries", {**args, "max_procedures": 40})
+        assert out.evidence is not None
+        result = out.evidence.normalized_result
+        assert result["complete"] is False and result["bound"] == "max_procedures"
+        for side in ("left", "right"):
+            assert result[side]["compared"] == 40 < result[side]["procedures"]
+        assert len({r["left"]["address"] for r in result["items"] if r.get("left")}) == 40
+        assert any(lim.startswith("Partial: max_procedures") for lim in out.evidence.limitations)
+        few = call_tool(session, "compare_binaries", {**args, "max_instructions": 500}).evidence
+        assert few is not None
+        partial = few.normalized_result
+        assert partial["complete"] is False and partial["bound"] == "max_instructions"
+        assert partial["left"]["compared"] < partial["left"]["procedures"]
+        # The bound stops before the procedure that would pass it: what a side reads is within one procedure's.
+        assert 500 <= partial["left"]["instructions"] < 500 + 4000
+        whole = call_tool(session, "compare_binaries", args).evidence
+        assert whole is not None
+        assert whole.normalized_result["complete"] is True and "bound" not in whole.normalized_result
+        assert whole.normalized_result["left"]["compared"] == whole.normalized_result["left"]["procedures"]
+    finally:
+        session.close()
+
+
+def test_a_cancel_during_the_pairing_stops_the_diff(versions: tuple[Build, Build]) -> None:
+    """Issue 42 item 5: the pairing and the similarity measures (the diff's own work, no provider call in it) check
+    the cancellation; before, a diff whose sides were read ran to its end however it was cancelled."""
+    session = _opened(versions)
+    try:
+        call_tool(session, "compare_binaries", {"left": "v1", "right": "v2"})  # both sides read and kept
+        signal = CancelSignal()
+        seen: list[str] = []
+
+        def sink(_: float, message: str) -> None:
+            seen.append(message)
+            if "pairing" in message:
+                signal.cancel()  # the moment the comparison starts its own work
+
+        outcome: list[BaseException | object] = []
+
+        def run() -> None:
+            try:
+                outcome.append(
+                    call_tool(session, "compare_binaries", {"left": "v1", "right": "v2"}, CallContext(signal, sink))
+                )
+            except BaseException as exc:  # handed to the test thread
+                outcome.append(exc)
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        wait_for(lambda: not worker.is_alive(), "the cancelled comparison to end")
+        assert seen and "pairing" in seen[-1], seen
+        (err,) = outcome
+        assert isinstance(err, ReaError) and err.code == "cancelled", err
+        # Stopped inside the pairing, at its first check: not at the end, where the kernel refuses to record the
+        # Evidence of a call cancelled meanwhile (the phase is then the tool's name, and all the work was done).
+        assert err.details["phase"].startswith("compare_binaries: pairing"), err.details
+    finally:
+        session.close()
+
+
+def test_a_cancel_while_a_side_is_read_stops_the_diff(versions: tuple[Build, Build]) -> None:
+    """A cancellation from another thread while the first side is read ends the call, long before the pairing."""
+    session = _opened(versions)
+    try:
+        signal = CancelSignal()
+        seen: list[str] = []
+        outcome: list[BaseException | object] = []
+
+        def run() -> None:
+            try:
+                ctx = CallContext(signal, lambda _, m: seen.append(m))
+                outcome.append(call_tool(session, "compare_binaries", {"left": "v1", "right": "v2"}, ctx))
+            except BaseException as exc:  # handed to the test thread
+                outcome.append(exc)
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        wait_for(lambda: any("reading the left side: 25 of" in m for m in seen), "the left side's reading")
+        signal.cancel()
+        wait_for(lambda: not worker.is_alive(), "the cancelled comparison to end")
+        (err,) = outcome
+        assert isinstance(err, ReaError) and err.code == "cancelled", err
+        assert not any("pairing" in m for m in seen), seen
+    finally:
+        session.close()
