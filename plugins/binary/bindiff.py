@@ -258,6 +258,8 @@ def _neighbourhood(
         if not near:
             continue
         candidates = {c for kind, b in near for c in (right[b].callers if kind == "callee" else right[b].callees)}
+        # Only procedures this side read: a callee past a bound's cut (or never listed as local) has no facts here.
+        candidates &= right.keys()
         score = {}
         for c in candidates - taken:
             theirs = {("callee", x) for x in right[c].callees} | {("caller", x) for x in right[c].callers}

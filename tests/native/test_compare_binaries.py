@@ -136,13 +136,15 @@ def test_a_bound_answers_a_partial_diff_that_says_what_it_covered(versions: tupl
     session = _opened(versions)
     try:
         args = {"left": "v1", "right": "v2", "status": ["changed", "added", "removed", "unchanged"], "limit": 1000}
-        out = call_tool(session, "compare_binaries", {**args, "max_procedures": 40})
+        # 200: the cut falls where read procedures call unread ones (whose neighbourhood the pairing once looked up
+        # and failed on, an internal error).
+        out = call_tool(session, "compare_binaries", {**args, "max_procedures": 200})
         assert out.evidence is not None
         result = out.evidence.normalized_result
         assert result["complete"] is False and result["bound"] == "max_procedures"
         for side in ("left", "right"):
-            assert result[side]["compared"] == 40 < result[side]["procedures"]
-        assert len({r["left"]["address"] for r in result["items"] if r.get("left")}) == 40
+            assert result[side]["compared"] == 200 < result[side]["procedures"]
+        assert len({r["left"]["address"] for r in result["items"] if r.get("left")}) == 200
         assert any(lim.startswith("Partial: max_procedures") for lim in out.evidence.limitations)
         few = call_tool(session, "compare_binaries", {**args, "max_instructions": 500}).evidence
         assert few is not None
