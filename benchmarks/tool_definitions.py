@@ -26,6 +26,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from rea.registry import TOOLSET_ORDER
 
 GOALS = {"full": 60 * 1024, "compact": 30 * 1024}
+# The whole tools/list result on the wire, output schemas included (issue 44).
+WHOLE_GOALS = {"full": 100 * 1024, "compact": 60 * 1024}
 
 
 def server_env(**extra: str) -> dict[str, str]:
@@ -57,6 +59,20 @@ def definition_bytes(tool: dict[str, Any], wire: bool = False) -> int:
     return len(schema.encode()) + len(tool.get("description", "").encode())
 
 
+def parts(tools: list[dict[str, Any]]) -> dict[str, int]:
+    """The tools/list result on the wire (compact JSON, as the server sends it), whole and by part."""
+
+    def size(value: Any) -> int:
+        return len(json.dumps(value, separators=(",", ":")).encode())
+
+    return {
+        "whole": size({"tools": tools}),
+        "input schemas": sum(size(t["inputSchema"]) for t in tools),
+        "output schemas": sum(size(t.get("outputSchema")) for t in tools if t.get("outputSchema")),
+        "descriptions": sum(len(t.get("description", "").encode()) for t in tools),
+    }
+
+
 def kb(n: float) -> str:
     return f"{n / 1024:6.1f} KB"
 
@@ -69,16 +85,23 @@ def main() -> None:
         tools = listed(REA_MCP_INPUT_SCHEMA_PROFILE=profile)
         sent = sum(definition_bytes(t) for t in tools)
         wire = sum(definition_bytes(t, wire=True) for t in tools)
-        whole = len(json.dumps(tools).encode())
+        whole = parts(tools)["whole"]
         print(
             f"{profile}: {len(tools)} tools, input schemas + descriptions {kb(sent)} "
             f"(goal <= {kb(goal).strip()}: {'met' if sent <= goal else 'MISSED'}); on the wire {kb(wire)}; "
-            f"whole tools/list with output schemas {kb(whole)}"
+            f"whole tools/list with output schemas {kb(whole)} (goal <= {kb(WHOLE_GOALS[profile]).strip()}: "
+            f"{'met' if whole <= WHOLE_GOALS[profile] else 'MISSED'})"
         )
         for t in sorted(tools, key=definition_bytes, reverse=True)[: opts.largest]:
             print(f"    {definition_bytes(t):6d} B  {t['name']}")
         everything = listed(REA_MCP_INPUT_SCHEMA_PROFILE=profile, REA_MCP_TOOLSETS="all")
         print(f"  all toolsets: {len(everything)} tools {kb(sum(definition_bytes(t) for t in everything))}")
+        for label, selection in (("default", tools), ("all", everything)):
+            on_wire = parts(selection)
+            print(
+                f"  tools/list on the wire, {label} toolsets: "
+                + ", ".join(f"{k} {kb(v).strip()}" for k, v in on_wire.items())
+            )
         print("  per toolset (that toolset and session):")
         for toolset in TOOLSET_ORDER:
             selected = listed(REA_MCP_INPUT_SCHEMA_PROFILE=profile, REA_MCP_TOOLSETS=toolset)

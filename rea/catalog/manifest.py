@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 # 2: every kept value is a Derived (sources, raw payload); sources by (path, mtime_ns, size).
-MANIFEST_KIND: Final = "rea-registry-tools/2"
+MANIFEST_KIND: Final = "rea-registry-tools/3"
 SPECS_KIND: Final = "rea-registry-specs/2"
 ENTRY_POINTS_KIND: Final = "rea-registry-entry-points/1"
 PRESENTATIONS: Final = ("complete", "compact")
@@ -61,11 +61,14 @@ _ENTRY_FIELDS: Final = ToolEntry.__struct_fields__
 def spec_of(tool: ToolDef) -> ToolSpec:
     """The spec of a registered tool (its output schemas computed here, as tools/list advertises them)."""
     from rea.catalog.document import output_schema
+    from rea.catalog.schemas import shallow_output
     from rea.presentation import output_schema_for
 
     complete = output_schema(tool)
+    # tools/list advertises the shallow form (rea.catalog.schemas.shallow_output); the catalog keeps the complete one.
     advertised = {
-        mode: output_schema_for(tool.output_schema, complete, mode, tool.result_type) for mode in PRESENTATIONS
+        mode: shallow_output(output_schema_for(tool.output_schema, complete, mode, tool.result_type))
+        for mode in PRESENTATIONS
     }
     fields = {name: getattr(tool, name) for name in _DATA_FIELDS}
     return ToolSpec(**fields, advertised_output=advertised, has_images=tool.images is not None)

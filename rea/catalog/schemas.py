@@ -230,3 +230,88 @@ def flatten_root_union(schema: dict[str, Any]) -> dict[str, Any]:
         lead + (" " if lead else "") + "Accepted input groups (exactly one): " + "; ".join(groups) + "."
     )
     return out
+
+
+# How far below a result's root an advertised output schema spells out properties; deeper values are described by
+# their JSON type alone. Hosts send tools/list with every model request: the complete schemas (about 6 KB a tool)
+# stay in the catalog (`rea catalog`), the advertisement stays a true, shallower description of the same result.
+ADVERTISED_OUTPUT_DEPTH = 1
+# An Evidence record is advertised by its identity and its result; the rest of the envelope is the same for every
+# tool and is described once, by the catalog.
+_EVIDENCE_KEPT = ("evidence_id", "normalized_result")
+_SMALL_ENUM = 8
+
+
+def shallow_output(schema: dict[str, Any]) -> dict[str, Any]:
+    """The advertised form of a complete output schema: no references, no prose, properties spelled out only to
+    ``ADVERTISED_OUTPUT_DEPTH`` levels (deeper: their JSON types), an Evidence envelope by its id and result. Every
+    value the complete schema accepts, this one accepts: nothing is added, only detail left out."""
+    defs: dict[str, Any] = schema.get("$defs", {})
+    root = _resolved(schema, defs)
+    props = root.get("properties", {})
+    if root.get("title") == "Evidence" and all(k in props for k in _EVIDENCE_KEPT):
+        out: dict[str, Any] = {
+            "type": "object",
+            "properties": {
+                "evidence_id": {"type": "string"},
+                "normalized_result": _shallow(props["normalized_result"], defs, ADVERTISED_OUTPUT_DEPTH),
+            },
+            "required": [k for k in _EVIDENCE_KEPT if k in root.get("required", ())],
+        }
+    else:
+        out = _shallow(root, defs, ADVERTISED_OUTPUT_DEPTH)
+    return with_content_id(out)
+
+
+def _resolved(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    seen = 0
+    while isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/") and seen < 32:
+        target = defs.get(node["$ref"][len("#/$defs/") :], {})
+        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        seen += 1
+    return node
+
+
+def _shallow(node: Any, defs: dict[str, Any], depth: int) -> dict[str, Any]:
+    if not isinstance(node, dict):
+        return {}
+    node = _resolved(node, defs)
+    for key in ("anyOf", "oneOf"):
+        if key in node:
+            alternatives = [_shallow(a, defs, depth) for a in node[key]]
+            if all(set(a) == {"type"} and isinstance(a["type"], str) for a in alternatives):
+                kinds = sorted({a["type"] for a in alternatives})
+                return {"type": kinds[0] if len(kinds) == 1 else kinds}
+            return {"anyOf": alternatives}
+    if "const" in node:
+        return {"const": node["const"]}
+    if "enum" in node:
+        values = node["enum"]
+        if len(values) <= _SMALL_ENUM:
+            return {"enum": values}
+        kinds = sorted({_json_type(v) for v in values})
+        return {"type": kinds[0] if len(kinds) == 1 else kinds}
+    kind = node.get("type")
+    if kind is None:
+        return {}  # any JSON value
+    out: dict[str, Any] = {"type": kind}
+    if kind == "object" and depth > 0 and "properties" in node:
+        # Names and JSON types; which are required, and everything below, is the catalog's to say.
+        out["properties"] = {k: _shallow(v, defs, depth - 1) for k, v in node["properties"].items()}
+    elif kind == "array" and depth > 0 and isinstance(node.get("items"), dict):
+        items = _shallow(node["items"], defs, depth - 1)
+        if items:
+            out["items"] = items
+    return out
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "string" if isinstance(value, str) else "object" if isinstance(value, dict) else "array"

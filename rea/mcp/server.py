@@ -27,6 +27,7 @@ from rea.catalog.document import advertised_description, advertised_input_schema
 from rea.catalog.invoke import ToolResult, invoke
 from rea.catalog.manifest import ToolSpec
 from rea.catalog.resource import ResourceDef, ResourceTemplateDef
+from rea.catalog.schemas import shallow_output
 from rea.catalog.session_tools import not_advertised
 from rea.config import Settings
 from rea.context import CallContext, CancelSignal
@@ -121,7 +122,7 @@ def _advertised_output(registry: Registry, spec: ToolSpec, presentation: str) ->
     if found is not None:
         return found
     tool = registry.tools[spec.name]
-    return output_schema_for(tool.output_schema, output_schema(tool), presentation, tool.result_type)
+    return shallow_output(output_schema_for(tool.output_schema, output_schema(tool), presentation, tool.result_type))
 
 
 class ReaServer:

@@ -12,6 +12,7 @@ import anyio
 import jsonschema
 import pytest
 
+from rea.catalog.schemas import shallow_output
 from rea.errors import ReaError
 from rea.operations.shapes import Procedures
 from rea.presentation import compact_evidence_output_schema, present
@@ -23,9 +24,10 @@ def test_compact_results_carry_the_profile_by_digest_with_the_same_identity(hell
         async with connect(REA_RESULT_PRESENTATION="compact") as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             # The compact Evidence schema, with normalized_result typed as the tool's shape (issue 26).
-            assert tools["list_procedures"].output_schema == compact_evidence_output_schema(Procedures)
-            assert tools["list_procedures"].output_schema != compact_evidence_output_schema()
-            assert tools["binary_session"].output_schema != compact_evidence_output_schema()
+            # Advertised in the shallow form of the complete schema (issue 44).
+            assert tools["list_procedures"].output_schema == shallow_output(compact_evidence_output_schema(Procedures))
+            assert tools["list_procedures"].output_schema != shallow_output(compact_evidence_output_schema())
+            assert tools["binary_session"].output_schema != shallow_output(compact_evidence_output_schema())
             opened = (await client.call_tool("open_binary", {"path": str(hello_elf)})).structured_content
             profile = opened["analysis_provider_binding"]["analysis_profile"]
             # The SDK client validates every result against the advertised (compact) output schema.

@@ -10,7 +10,7 @@ const transport = new StdioClientTransport({ command: python, args: ["-m", "rea"
 const client = new Client({ name: "rea-ts-check", version: "1" });
 await client.connect(transport);
 const tools = (await client.listTools()).tools;
-const out = { tools: tools.length, typed: tools.filter((t) => t.outputSchema?.properties?.normalized_result?.$ref).length, results: [] };
+const out = { tools: tools.length, typed: tools.filter((t) => { const r = t.outputSchema?.properties?.normalized_result; return Boolean(r?.$ref || r?.properties); }).length, results: [] };
 await client.callTool({ name: "open_binary", arguments: { path: target, provider_id: "native" } });
 for (const [name, args] of calls) {
   try {
