@@ -9,7 +9,7 @@ from typing import Any
 
 from rea import hookimpl
 from rea.catalog.projection import Projection, ProjectionDescriptor
-from rea.catalog.schemas import flatten_root_union
+from rea.catalog.schemas import flatten_root_union, json_type
 from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES
 
 ALL_JSON_TYPES = ["object", "array", "string", "number", "integer", "boolean", "null"]
@@ -58,9 +58,9 @@ def _resolved_types(node: Any, defs: dict[str, Any], depth: int = 0) -> list[str
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
         return _resolved_types(defs.get(ref[len("#/$defs/") :], {}), defs, depth + 1)
     if "const" in node:
-        return [_json_type(node["const"])]
+        return [json_type(node["const"])]
     if "enum" in node:
-        return sorted({_json_type(v) for v in node["enum"]})
+        return sorted({json_type(v) for v in node["enum"]})
     t = node.get("type")
     if isinstance(t, str):
         return [t]
@@ -79,20 +79,6 @@ def _resolved_types(node: Any, defs: dict[str, Any], depth: int = 0) -> list[str
     if "items" in node:
         return ["array"]
     return list(ALL_JSON_TYPES)
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def reduced_form(schema: dict[str, Any]) -> dict[str, Any]:

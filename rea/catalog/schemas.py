@@ -289,7 +289,7 @@ def _shallow(node: Any, defs: dict[str, Any], depth: int) -> dict[str, Any]:
         values = node["enum"]
         if len(values) <= _SMALL_ENUM:
             return {"enum": values}
-        kinds = sorted({_json_type(v) for v in values})
+        kinds = sorted({json_type(v) for v in values})
         return {"type": kinds[0] if len(kinds) == 1 else kinds}
     kind = node.get("type")
     if kind is None:
@@ -305,7 +305,8 @@ def _shallow(node: Any, defs: dict[str, Any], depth: int) -> dict[str, Any]:
     return out
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON Schema type of a JSON value (bool is boolean, not integer)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -314,4 +315,6 @@ def _json_type(value: Any) -> str:
         return "integer"
     if isinstance(value, float):
         return "number"
-    return "string" if isinstance(value, str) else "object" if isinstance(value, dict) else "array"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
