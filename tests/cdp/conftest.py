@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -14,38 +13,17 @@ from rea_plugins.cdp.targets import attach
 
 from rea.context import CallContext
 from rea.errors import ReaError
-from rea.process import procfs
 from tests import toolchains
+from tests.browsers import browser_processes, check_none_left
 from tests.cdp.site import Site
-from tests.waiting import wait_for
-
-MARK = b"/rea-chromium-"
 
 
-def browser_processes() -> set[tuple[int, int]]:
-    """Live processes whose HOME is a private directory rea.process made for a browser (pid, start time)."""
-    found = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                env = fh.read()
-        except OSError:
-            continue
-        if any(v.startswith(b"HOME=") and MARK in v for v in env.split(b"\0")):
-            info = procfs.read(int(entry))
-            if info is not None and info.state != "Z":
-                found.add((info.pid, info.start))
-    return found
-
-
-@pytest.fixture(scope="session", autouse=True)
-def no_browser_left() -> Iterator[None]:
-    """After the browser tests, no Chromium process they started remains (checked in /proc)."""
+@pytest.fixture(scope="module", autouse=True)
+def no_browser_left(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each browser test module leaves no Chromium process behind (tests.browsers names any it finds)."""
     before = browser_processes()
     yield
-    wait_for(lambda: not browser_processes() - before, "no browser process started by the tests remains", timeout_s=30)
+    check_none_left(before, request.module.__name__)
 
 
 @pytest.fixture(scope="module")

@@ -26,8 +26,12 @@ import pytest
 
 from rea.process import leftovers, procfs
 from tests import toolchains
+from tests.browsers import no_browser_left  # noqa: F401  (the module-scoped check)
 from tests.cdp.site import Site
 from tests.mcp.harness import server_env
+
+# Chromium started by a server these tests stop or kill is gone with it (tests.browsers names any left).
+pytestmark = pytest.mark.usefixtures("no_browser_left")
 
 SLEEPER = r"""
 #include <stdio.h>
