@@ -376,8 +376,8 @@ class ReaServer:
         sink = None
         if token is not None:
 
-            def sink(progress: float, message: str) -> None:
-                anyio.from_thread.run(functools.partial(ctx.session.report_progress, progress, None, message))
+            def sink(progress: float, total: float | None, message: str) -> None:
+                anyio.from_thread.run(functools.partial(ctx.session.report_progress, progress, total, message))
 
         call_ctx = CallContext(cancel, sink)
 
@@ -411,8 +411,8 @@ class ReaServer:
         """The terminal progress update, always sent (from the event loop) when a token was given."""
         if token is None:
             return
-        progress, text = call_ctx.next_progress(message)
-        await ctx.session.report_progress(progress, None, text)
+        progress, total, text = call_ctx.next_progress(message)
+        await ctx.session.report_progress(progress, total, text)
 
     def _success(self, session: Session, result: ToolResult) -> types.CallToolResult:
         payload: Any = result.evidence if result.evidence is not None else result.structured

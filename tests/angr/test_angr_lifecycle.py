@@ -25,7 +25,7 @@ def _cancel_on(phase: str) -> CallContext:
     """A context whose caller cancels as soon as the provider reports ``phase``."""
     ctx = CallContext()
 
-    def sink(_: float, message: str) -> None:
+    def sink(_: float, _total: float | None, message: str) -> None:
         if phase in message:
             ctx.signal.cancel()
 
@@ -167,7 +167,7 @@ def test_client_close_during_a_query_reaps_the_worker(rea_registry: Registry, an
     started, closed = threading.Event(), threading.Event()
     outcome: list[BaseException | None] = []
 
-    def sink(_: float, message: str) -> None:
+    def sink(_: float, _total: float | None, message: str) -> None:
         # Runs on the query's thread: hold the query mid-CFG until close_binary has run.
         if "building CFG" in message and not started.is_set():
             started.set()

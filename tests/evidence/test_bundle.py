@@ -152,12 +152,12 @@ def test_export_refuses_existing_file_without_overwrite(loaded: Session, tmp_pat
 def test_cancelled_export_removes_staging_and_keeps_old_file(loaded: Session, tmp_path: Path) -> None:
     dest = tmp_path / "b.json"
     dest.write_bytes(b"old contents")
-    ctx = CallContext(sink=lambda _n, _m: ctx.signal.cancel())
+    ctx = CallContext(sink=lambda _n, _t, _m: ctx.signal.cancel())
     err = _error(loaded, "export_evidence_bundle", {"path": str(dest), "overwrite": True}, ctx)
     assert err.code == "cancelled"
     assert dest.read_bytes() == b"old contents" and sorted(os.listdir(tmp_path)) == ["b.json", "bin"]
     fresh = tmp_path / "new.json"
-    ctx2 = CallContext(sink=lambda _n, _m: ctx2.signal.cancel())
+    ctx2 = CallContext(sink=lambda _n, _t, _m: ctx2.signal.cancel())
     assert _error(loaded, "export_evidence_bundle", {"path": str(fresh)}, ctx2).code == "cancelled"
     assert not fresh.exists() and sorted(os.listdir(tmp_path)) == ["b.json", "bin"]
 

@@ -20,7 +20,7 @@ from rea.evidence import ProviderIdentity
 prov = ProviderIdentity(id="crash-test", name="crash", version="1")
 recs = [ev_mod.build(operation="note", provider=prov, subject=None, analysis_profile=None, parameters={"i": i},
                      normalized_result={"i": i, "pad": "x" * 4096}) for i in range(64)]
-def sink(_n, msg):
+def sink(_n, _total, msg):
     print("streaming", flush=True)
     time.sleep(60)
 bundle.export(recs, sys.argv[1], overwrite=True, ctx=CallContext(sink=sink))

@@ -123,7 +123,7 @@ def test_events_are_relayed_as_progress_and_diagnostics_as_limitations(
     # Warm: the next bridge request's events are this call's first progress.
     seen: list[str] = []
     out = call_tool(
-        session, "procedure_pseudo_code", {"procedure": "_main"}, CallContext(sink=lambda _n, m: seen.append(m))
+        session, "procedure_pseudo_code", {"procedure": "_main"}, CallContext(sink=lambda _n, _t, m: seen.append(m))
     )
     assert out.evidence is not None
     assert seen and seen[0].startswith("hopper: fake: reading the document")

@@ -288,7 +288,7 @@ def test_hostile_sources_do_not_crash(analysis_session: Session, tmp_path: Path)
 def test_cancellation_mid_analysis(rea_session: Session, app_v1: Path) -> None:
     signal = CancelSignal()
     # Cancel as soon as the analysis reports its first progress: the next loop check must stop it.
-    ctx = CallContext(signal, sink=lambda _n, _message: signal.cancel())
+    ctx = CallContext(signal, sink=lambda _n, _t, _message: signal.cancel())
     with pytest.raises(ReaError) as err:
         call_tool(rea_session, "analyze_javascript_application", {"input_path": str(app_v1)}, ctx)
     assert err.value.code == "cancelled"
@@ -297,11 +297,11 @@ def test_cancellation_mid_analysis(rea_session: Session, app_v1: Path) -> None:
 
 def test_progress_is_reported(rea_session: Session, app_v1: Path) -> None:
     seen: list[str] = []
-    ctx = CallContext(sink=lambda _n, message: seen.append(message))
+    ctx = CallContext(sink=lambda _n, _t, message: seen.append(message))
     call_tool(rea_session, "analyze_javascript_application", {"input_path": str(app_v1)}, ctx)
     assert seen and seen[0].startswith("parsing")
     # The handler words the one terminal update the front end sends.
-    assert "analyzed" in ctx.next_progress("analyze_javascript_application: completed")[1]
+    assert "analyzed" in ctx.next_progress("analyze_javascript_application: completed")[2]
 
 
 def test_plugin_import_is_cheap() -> None:

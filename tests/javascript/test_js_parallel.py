@@ -135,7 +135,7 @@ def test_cancellation_ends_the_worker(rea_session: Session, app_v1: Path, worker
     signal = CancelSignal()
     seen: list[str] = []
 
-    def sink(_n: Any, message: str) -> None:
+    def sink(_n: Any, _total: Any, message: str) -> None:
         seen.append(message)
         if len(seen) == 1:
             signal.cancel()

@@ -170,7 +170,7 @@ def test_a_cancel_during_the_pairing_stops_the_diff(versions: tuple[Build, Build
         signal = CancelSignal()
         seen: list[str] = []
 
-        def sink(_: float, message: str) -> None:
+        def sink(_: float, _total: float | None, message: str) -> None:
             seen.append(message)
             if "pairing" in message:
                 signal.cancel()  # the moment the comparison starts its own work
@@ -208,7 +208,7 @@ def test_a_cancel_while_a_side_is_read_stops_the_diff(versions: tuple[Build, Bui
 
         def run() -> None:
             try:
-                ctx = CallContext(signal, lambda _, m: seen.append(m))
+                ctx = CallContext(signal, lambda _, _t, m: seen.append(m))
                 outcome.append(call_tool(session, "compare_binaries", {"left": "v1", "right": "v2"}, ctx))
             except BaseException as exc:  # handed to the test thread
                 outcome.append(exc)

@@ -321,7 +321,7 @@ def test_cancellation_records_nothing(native: Session) -> None:
     signal = CancelSignal()
     messages: list[str] = []
 
-    def sink(_: float, message: str) -> None:
+    def sink(_: float, _total: float | None, message: str) -> None:
         messages.append(message)
         signal.cancel()
 

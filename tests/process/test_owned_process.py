@@ -199,7 +199,7 @@ def test_cancellation_and_progress_reach_the_worker_and_the_caller() -> None:
     ch = channel()
     updates: list[str] = []
     signal_ = CancelSignal()
-    ctx = CallContext(signal_, lambda _n, message: updates.append(message))
+    ctx = CallContext(signal_, lambda _n, _t, message: updates.append(message))
     timer = threading.Timer(0.8, signal_.cancel)
     timer.start()
     with pytest.raises(ReaError) as info:

@@ -39,7 +39,7 @@ def worker_pid(session: Session) -> int | None:
 def cancel_on(phase: str) -> CallContext:
     """A context whose caller cancels as soon as the provider reports ``phase``."""
 
-    def sink(_: float, message: str) -> None:
+    def sink(_: float, _total: float | None, message: str) -> None:
         if phase in message:
             ctx.signal.cancel()
 

@@ -181,7 +181,7 @@ def test_client_close_during_a_query_reaps_the_worker(rea_registry: Registry, el
     started, closed = threading.Event(), threading.Event()
     outcome: list[BaseException | None] = []
 
-    def sink(_: float, message: str) -> None:
+    def sink(_: float, _total: float | None, message: str) -> None:
         # Runs on the query's thread: hold the query at the start of the analysis until close has run.
         if "analysis (aaa)" in message and not started.is_set():
             started.set()
