@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from rea_plugins.investigation import schemas
 from rea_plugins.investigation.model import (
     BundleComparison,
@@ -19,7 +18,7 @@ from rea_plugins.investigation.model import (
     UnknownVerification,
 )
 
-from rea.catalog.schemas import RETAINED_EXAMPLE, with_content_id
+from rea.catalog.schemas import RETAINED_EXAMPLE, struct_output_schema
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.evidence import Evidence
 
@@ -33,15 +32,6 @@ EV = "ev_" + "0" * 64
 EV2 = "ev_" + "1" * 64
 UNK = "unk_" + "0" * 12 + "_" + "0" * 20
 BUNDLE = {"path": "/tmp/evidence.json"}
-
-
-def struct_output_schema(kind: type[msgspec.Struct]) -> dict[str, Any]:
-    """The output schema of a plain-object tool whose answer is ``kind``."""
-    (root,), components = msgspec.json.schema_components([kind], ref_template="#/$defs/{name}")
-    body: dict[str, Any] = dict(components.pop(root["$ref"].rsplit("/", 1)[-1]))
-    if components:
-        body["$defs"] = components
-    return with_content_id(body)
 
 
 def _lazy(module: str, name: str) -> Any:

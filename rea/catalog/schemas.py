@@ -126,6 +126,13 @@ def object_output_schema(
     return with_content_id(body)
 
 
+def struct_output_schema(struct: type[msgspec.Struct]) -> dict[str, Any]:
+    """Output schema for a tool that answers a plain object of type ``struct`` (the Struct is the one source)."""
+    (_,), components = msgspec.json.schema_components([struct], ref_template="#/$defs/{name}")
+    body: dict[str, Any] = dict(components.pop(struct.__name__))
+    return with_content_id({**body, "$defs": components} if components else body)
+
+
 def _local_target(ref: str) -> str | None:
     return ref[len("#/$defs/") :] if ref.startswith("#/$defs/") else None
 

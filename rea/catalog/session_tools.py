@@ -192,8 +192,9 @@ ENABLE_TOOLSETS = ToolDef(
     name="enable_toolsets",
     family="session",
     description=(
-        "Add toolsets to this connection's tools/list: managed (.NET), android, investigation (unknowns, "
-        "reconstruction ledgers) and corpus (many binaries) are listed on demand. binary_session lists them all."
+        "Add toolsets to this connection's tools/list: managed (.NET), android, javascript, browser, dynamic "
+        "(programs run or observed), investigation and corpus are listed on demand. A client that ignores list "
+        "changes reaches them through search_tools and call_tool_by_name instead."
     ),
     input_schema={
         "type": "object",
@@ -283,6 +284,10 @@ def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
     register(OPEN_BINARY)
     register(CLOSE_BINARY)
     register(ENABLE_TOOLSETS)
+    from rea.catalog.dispatch import CALL_TOOL_BY_NAME_DEF, SEARCH_TOOLS_DEF
+
+    register(SEARCH_TOOLS_DEF)
+    register(CALL_TOOL_BY_NAME_DEF)
 
 
 @hookimpl

@@ -44,9 +44,10 @@ TRIM_AFTER_BYTES = 1 << 20
 # How long closing the session (owned processes, private directories) may take at shutdown.
 CLOSE_BOUND_S = 15.0
 INSTRUCTIONS = (
-    "rea reverse engineers native binaries, archives and JavaScript applications. Call binary_session "
-    "first to see which tools are available, then open_binary to bind a provider to a target. "
-    "enable_toolsets lists more: managed (.NET), android, investigation and corpus."
+    "rea reverse engineers native binaries, archives, .NET, Android and JavaScript applications, web pages and "
+    "running programs. Call binary_session first to see which tools are available, then open_binary to bind a "
+    "provider to a target. Tools not in the list (managed, android, javascript, browser, dynamic, corpus, "
+    "investigation) are found with search_tools and run with call_tool_by_name, or listed with enable_toolsets."
 )
 
 
@@ -218,6 +219,7 @@ class ReaServer:
     async def _list_prompts(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
+        session: Session = ctx.lifespan_context["session"]
         return types.ListPromptsResult(
             prompts=[
                 types.Prompt(
@@ -230,21 +232,42 @@ class ReaServer:
                     ],
                 )
                 for p in self.prompts.values()
+                if self._reachable(session, p.tools)
             ]
         )
+
+    def _reachable(self, session: Session, tools: tuple[str, ...]) -> bool:
+        """Whether this connection may call every one of ``tools`` (listed, or in a toolset it may enable)."""
+        toolsets = session.connection["settings"]["toolsets"]
+        info = self.registry.tool_info()
+        return toolsets["on_demand"] or all(info[t].toolset_id in toolsets["enabled"] for t in tools)
+
+    def _unlisted(self, session: Session, tools: tuple[str, ...]) -> list[str]:
+        """The tools among ``tools`` this connection's tools/list does not show now."""
+        enabled = session.connection["settings"]["toolsets"]["enabled"]
+        info = self.registry.tool_info()
+        return [t for t in tools if info[t].toolset_id not in enabled]
 
     async def _get_prompt(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         from mcp.shared.exceptions import MCPError
 
+        session: Session = ctx.lifespan_context["session"]
         prompt = self.prompts.get(params.name)
-        if prompt is None:
+        if prompt is None or not self._reachable(session, prompt.tools):
             raise MCPError(types.INVALID_PARAMS, f"no prompt named {params.name!r}", {"prompts": sorted(self.prompts)})
         try:
             text = prompt.render(params.arguments)
         except ReaError as err:
             raise MCPError(types.INVALID_PARAMS, err.message, {"issues": err.details.get("issues", [])}) from None
+        unlisted = self._unlisted(session, prompt.tools)
+        if unlisted:
+            # The workflow names tools the client's list lacks: say how to reach them without a list change.
+            text += (
+                f"\n\n{', '.join(unlisted)} {'is' if len(unlisted) == 1 else 'are'} not in your tool list: run "
+                "them with call_tool_by_name (name and arguments), or enable their toolset with enable_toolsets."
+            )
         return types.GetPromptResult(
             description=prompt.description,
             messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))],

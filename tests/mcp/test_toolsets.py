@@ -58,6 +58,8 @@ def test_rea_serve_takes_toolsets_as_an_option() -> None:
         "open_binary",
         "close_binary",
         "enable_toolsets",
+        "search_tools",
+        "call_tool_by_name",
         "get_evidence_bundle",
         "export_evidence_bundle",
         "import_evidence_bundle",
