@@ -32,8 +32,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # The analysis cache (rea.cache): its directory (None: resolved on use) and size bound (0: off).
     cache_dir: str | None = None
     cache_max_bytes: int = 0
-    # How results are presented (not what they are): complete records, or compact ones (rea.presentation).
-    result_presentation: str = "complete"
+    # How results are presented (not what they are): lean records (the default), complete or compact ones
+    # (rea.presentation).
+    result_presentation: str = "lean"
     # The toolsets a server advertises at first (REA_MCP_TOOLSETS); None: every toolset.
     toolsets: tuple[str, ...] | None = None
     # Whether a connection may enable the other toolsets (the default selection), or the operator chose (a list).
@@ -141,7 +142,7 @@ CACHE_MAX_BYTES = SettingSpec(
     default=DEFAULT_CACHE_MAX_BYTES,
     description="Size bound of the analysis cache; the least recently used entries are evicted beyond it.",
 )
-PRESENTATIONS = ("complete", "compact")
+PRESENTATIONS = ("lean", "complete", "compact")
 
 
 def _presentation(raw: str) -> str:
@@ -154,9 +155,10 @@ RESULT_PRESENTATION = SettingSpec(
     name="REA_RESULT_PRESENTATION",
     constraint="one of " + ", ".join(PRESENTATIONS),
     parse=_presentation,
-    default="complete",
-    description="complete: results are whole Evidence records; compact: the analysis profile by its digest "
-    "(identity unchanged; see README).",
+    default="lean",
+    description="lean (default for rea serve): Evidence results carry their provenance by a short id, said once by "
+    "open_binary, and only the envelope fields that say something; complete: whole Evidence records (the default "
+    "of the CLI); compact: the analysis profile by its digest. Identity is unchanged (docs/results.md).",
 )
 
 
@@ -250,7 +252,7 @@ def load_settings(
     problems: list[ReaError] = []
     store = cache = None
     cache_bound = DEFAULT_CACHE_MAX_BYTES
-    presentation = "complete"
+    presentation = str(RESULT_PRESENTATION.default)
     selected: tuple[str, ...] | None = None
     demand = False
     try:

@@ -108,15 +108,107 @@ class _EvidenceIdentity(_Strict, frozen=True):
     evidence_links: list[str]
 
 
-def semantic_projection(ev: Evidence) -> _EvidenceIdentity:
-    s = ev.subject
-    subject = (
-        None
-        if s is None
-        else _SubjectIdentity(digest=s.digest, size=s.size, format=s.format, architecture=s.architecture)
+PROVENANCE_ID = re.compile(r"^pv_[0-9a-f]{16}$")
+
+
+class Provenance(_Strict, frozen=True):
+    """Where a record comes from: the artifact, the provider and its profile. Every record of one binding shares
+    it, so the lean presentation (rea.presentation) names it by ``id`` and says it once per session."""
+
+    id: str
+    subject: Subject | None
+    provider: ProviderIdentity
+    analysis_profile: AnalysisProfile | None
+
+
+class _ProvenanceIdentity(_Strict, frozen=True):
+    subject: _SubjectIdentity | None
+    provider: ProviderIdentity
+    analysis_profile_digest: str | None
+
+
+class LeanEvidence(_Strict, frozen=True, kw_only=True, omit_defaults=True):
+    """An Evidence record in the lean presentation: the same record (same ``evidence_id``), its provenance by id,
+    and only the envelope fields that say something. An absent field has its default: no raw result, confidence
+    ``observed``, authority ``shipped-artifact``, no environment, limitations, locations or links. Left out always:
+    ``predicate_type`` (always ``rea.analysis``) and ``parameters`` (the arguments the caller passed, normalized;
+    a page or a selection says in its result what it covers). The complete record is retained under the id."""
+
+    evidence_id: str
+    operation: str
+    provenance: str
+    confidence: Confidence = "observed"
+    authority: Authority = "shipped-artifact"
+    limitations: list[str] = []
+    locations: list[dict[str, Any]] = []
+    evidence_links: list[str] = []
+    environment: Environment | None = None
+    normalized_result: Any
+    raw_result: Any = None
+
+
+_LEAN_DEFAULTS: dict[str, Any] = {
+    f.name: f.default_factory() if f.default_factory is not msgspec.NODEFAULT else f.default
+    for f in msgspec.structs.fields(LeanEvidence)
+}
+
+
+def _subject_identity(s: Subject | None) -> _SubjectIdentity | None:
+    if s is None:
+        return None
+    return _SubjectIdentity(digest=s.digest, size=s.size, format=s.format, architecture=s.architecture)
+
+
+def provenance_id(subject: Subject | None, provider: ProviderIdentity, profile: AnalysisProfile | None) -> str:
+    """A short id bound to the provenance's content: the artifact's identity (digest, size, format, architecture;
+    never its display name or path), the provider and the profile's digest. 64 bits: a name within a session's
+    records, not a cryptographic commitment (the evidence_id is that)."""
+    identity = _ProvenanceIdentity(
+        subject=_subject_identity(subject),
+        provider=provider,
+        analysis_profile_digest=None if profile is None else profile.digest,
     )
+    return "pv_" + canonical_digest(identity)[:16]
+
+
+def provenance(ev: Evidence) -> Provenance:
+    """A record's provenance, with its id."""
+    return Provenance(
+        id=provenance_id(ev.subject, ev.provider, ev.analysis_profile),
+        subject=ev.subject,
+        provider=ev.provider,
+        analysis_profile=ev.analysis_profile,
+    )
+
+
+def lean(ev: Evidence) -> LeanEvidence:
+    """``ev`` in the lean presentation (its result as it is: a Struct result is not converted)."""
+    # A field equal to its default is left to the default (omit_defaults compares strings by identity).
+    optional: dict[str, Any] = {
+        name: value
+        for name, value in (
+            ("confidence", ev.confidence),
+            ("authority", ev.authority),
+            ("limitations", ev.limitations),
+            ("locations", ev.locations),
+            ("evidence_links", ev.evidence_links),
+            ("environment", ev.environment),
+            ("raw_result", ev.raw_result),
+        )
+        if value != _LEAN_DEFAULTS[name]
+    }
+    return LeanEvidence(
+        evidence_id=ev.evidence_id,
+        operation=ev.operation,
+        provenance=provenance_id(ev.subject, ev.provider, ev.analysis_profile),
+        normalized_result=ev.normalized_result,
+        **optional,
+    )
+
+
+def semantic_projection(ev: Evidence) -> _EvidenceIdentity:
     return _EvidenceIdentity(
-        subject=subject,
+        subject=_subject_identity(ev.subject),
         provider=ev.provider,
         analysis_profile=ev.analysis_profile,
         predicate_type=ev.predicate_type,

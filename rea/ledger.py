@@ -20,6 +20,7 @@ import msgspec
 
 from rea import evidence as ev_mod
 from rea.budget import measured_length
+from rea.canonical import CanonicalError, canonical_digest
 from rea.config import integer_setting
 from rea.errors import ReaError
 from rea.evidence import Evidence
@@ -56,6 +57,22 @@ def _missing(evidence_id: str, path: str, cached: bool = False) -> ReaError:
         remediation="Supply the complete inline Evidence, repeat its producer, or import an exported bundle first.",
         details={"evidence_id": evidence_id, "reason": "missing", "path": path},
     )
+
+
+def _presents(record: Evidence, value: dict[str, Any]) -> bool:
+    """Whether ``value`` is ``record`` in the lean presentation (its results compared by canonical digest, so a
+    large Struct result is never converted to builtins)."""
+    lean = ev_mod.lean(record)
+    envelope = msgspec.to_builtins(msgspec.structs.replace(lean, normalized_result=None, raw_result=None))
+    given = {k: v for k, v in value.items() if k not in ("normalized_result", "raw_result")}
+    if given != {k: v for k, v in envelope.items() if k != "normalized_result"} or "normalized_result" not in value:
+        return False
+    try:
+        return canonical_digest([value["normalized_result"], value.get("raw_result")]) == canonical_digest(
+            [record.normalized_result, record.raw_result]
+        )
+    except CanonicalError:
+        return False
 
 
 class Ledger:
@@ -163,8 +180,48 @@ class Ledger:
         # Spilled records are read back one at a time, as the consumer (an export) reaches them.
         return (r.load() if isinstance(r, Spilled) else r for r in records)
 
+    def _retained(self, evidence_id: str) -> Evidence | None:
+        found = self.get(evidence_id)
+        if found is None and self.fallback is not None:
+            found = self.fallback(evidence_id)
+            if found is not None:
+                self.record(found)
+        return found
+
+    def _lean(self, value: dict[str, Any], path: str) -> Evidence:
+        """A lean record (rea.presentation) stands for its retained original: it is not self-authenticating, so it
+        is accepted only as that original presents, and the original is what the tool reads."""
+        eid = value.get("evidence_id")
+        if not isinstance(eid, str) or not ev_mod.EVIDENCE_ID.match(eid):
+            raise ReaError(
+                "invalid_request",
+                "a lean Evidence record needs its evidence_id",
+                details={"issues": [{"path": f"{path}/evidence_id", "reason": "invalid_format", "message": "ev_..."}]},
+            )
+        found = self._retained(eid)
+        if found is None:
+            where = "this session's ledger or the analysis cache" if self.fallback is not None else "this session"
+            raise ReaError(
+                "target_unavailable",
+                f"the lean Evidence record {eid} is not retained in {where}",
+                remediation="A lean record stands for the complete record its session retains: pass it in the "
+                "session that returned it, pass the complete record (a server started with "
+                "REA_RESULT_PRESENTATION=complete returns it), or repeat its producer here.",
+                details={"evidence_id": eid, "reason": "not_retained", "path": path, "presentation": "lean"},
+            )
+        if not _presents(found, value):
+            raise ReaError(
+                "evidence_integrity_mismatch",
+                f"the lean Evidence record {eid} differs from the record retained under its id",
+                remediation="Pass the record exactly as the tool returned it, or "
+                '{"kind": "retained-evidence", "evidence_id": ...}.',
+                details={"evidence_id": eid, "reason": "lean_record_mismatch", "path": path},
+            )
+        return found
+
     def resolve(self, value: Any, path: str = "evidence") -> Evidence:
-        """Accept inline Evidence or ``{"kind":"retained-evidence","evidence_id":...}``."""
+        """Accept inline Evidence (complete, or lean: resolved by its id),
+        or ``{"kind":"retained-evidence","evidence_id":...}``."""
         if isinstance(value, Evidence):
             return value
         if isinstance(value, dict) and value.get("kind") == "retained-evidence":
@@ -183,14 +240,12 @@ class Ledger:
                         ]
                     },
                 )
-            found = self.get(eid)
-            if found is None and self.fallback is not None:
-                found = self.fallback(eid)
-                if found is not None:
-                    self.record(found)
+            found = self._retained(eid)
             if found is None:
                 raise _missing(eid, path, cached=self.fallback is not None)
             return found
+        if isinstance(value, dict) and "provenance" in value and "analysis_profile" not in value:
+            return self._lean(value, path)
         if isinstance(value, dict):
             return ev_mod.from_builtins(value)
         raise ReaError(

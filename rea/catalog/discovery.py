@@ -112,6 +112,7 @@ def _settings(session: Session) -> dict[str, Any]:
 def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     """The full ``binary_session`` result for the current connection."""
     from rea.catalog.document import catalog_digest
+    from rea.presentation import COMPLETE, binding_report
     from rea.selection import candidates
 
     reg = session.registry
@@ -160,15 +161,10 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
         # Every open target (the active one is target above); a target-bound tool takes target to pick another.
         **({"open_targets": [t.describe() for t in opened]} if len(opened := session.open_targets()) > 1 else {}),
         **({"active_target_id": session.target_id} if session.target_id else {}),
+        # Whole in every presentation: with open_binary, where the provenance lean records name is said.
         "analysis_provider_binding": None
-        if session.binding is None
-        else {
-            "provider": msgspec.to_builtins(session.binding.provider),
-            "selection_source": session.binding.selection_source,
-            "selection_reason": session.binding.selection_reason,
-            "usable_candidates": list(session.binding.usable_candidates),
-            "analysis_profile": msgspec.to_builtins(session.binding.analysis_profile),
-        },
+        if session.binding is None or target is None
+        else msgspec.to_builtins(binding_report(session.subject_for(target), session.binding, COMPLETE)),
         "analysis_provider_candidates": cands,
         # run_id is null with no target; process lineage covers providers and scenario drivers alike.
         "analysis_run": {"run_id": session.run_id, "process_lineage": session.process_lineage()},

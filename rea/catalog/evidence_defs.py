@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from rea import bundle, views
-from rea import evidence as ev_mod
 from rea.annotations import Notebook
-from rea.catalog.schemas import EVIDENCE_RECORD, with_evidence_defs
+from rea.catalog.schemas import EVIDENCE_RECORD, LEAN_EVIDENCE_RECORD, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.evidence import Evidence
 from rea.operations.shapes import AnalysisView
@@ -133,7 +132,8 @@ def _inspect_evidence_bundle(call: ToolCall) -> dict[str, Any]:
 def _inspect_analysis_view(call: ToolCall) -> Evidence:
     source = call.args["source"]
     if source["kind"] == "inline":
-        parent = ev_mod.from_builtins(source["evidence"])
+        # A complete record authenticates itself; a lean one is resolved in the ledger by its id.
+        parent = call.session.resolve_evidence(source["evidence"], "source/evidence")
     else:
         parent = call.session.resolve_evidence(source, "source")
     call.ctx.check("inspect_analysis_view")
@@ -277,7 +277,9 @@ _SOURCE_SCHEMA: dict[str, Any] = {
             "type": "object",
             "properties": {
                 "kind": {"const": "inline"},
-                "evidence": {"$ref": f"#/$defs/{EVIDENCE_RECORD}"},
+                "evidence": {
+                    "anyOf": [{"$ref": f"#/$defs/{EVIDENCE_RECORD}"}, {"$ref": f"#/$defs/{LEAN_EVIDENCE_RECORD}"}]
+                },
             },
             "required": ["kind", "evidence"],
             "additionalProperties": False,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rea import hookimpl
 
 if TYPE_CHECKING:
+    from rea.catalog.resource import ResourceSpec
     from rea.catalog.tool import ToolDef
 
 
@@ -18,6 +19,22 @@ def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
 
     for tool in TOOLS:
         register(tool)
+
+
+@hookimpl
+def rea_register_resources(register: Callable[[ResourceSpec], None]) -> None:
+    from rea.catalog.resource import ResourceTemplateDef
+    from rea.presentation import PROVENANCE_URI, read_provenance
+
+    register(
+        ResourceTemplateDef(
+            uri_template=PROVENANCE_URI,
+            name="provenance",
+            title="A record's provenance",
+            description="The artifact, provider and complete analysis profile a lean record's provenance id names.",
+            reader=read_provenance,
+        )
+    )
 
 
 def __getattr__(name: str) -> Any:

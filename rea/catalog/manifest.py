@@ -33,7 +33,7 @@ T = TypeVar("T")
 MANIFEST_KIND: Final = "rea-registry-tools/3"
 SPECS_KIND: Final = "rea-registry-specs/2"
 ENTRY_POINTS_KIND: Final = "rea-registry-entry-points/1"
-PRESENTATIONS: Final = ("complete", "compact")
+PRESENTATIONS: Final = ("lean", "complete", "compact")
 
 
 class ToolEntry(ToolFacts, frozen=True, kw_only=True):

@@ -59,6 +59,7 @@ def typed_result(body: dict[str, Any], result_type: ResultType | None) -> dict[s
 
 RETAINED_EVIDENCE = "RetainedEvidence"
 EVIDENCE_RECORD = "EvidenceRecord"
+LEAN_EVIDENCE_RECORD = "LeanEvidenceRecord"
 RETAINED_EXAMPLE = {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64}
 
 
@@ -91,6 +92,16 @@ def evidence_input_defs() -> dict[str, Any]:
             "additionalProperties": False,
         },
         EVIDENCE_RECORD: record,
+        # A lean record (rea.presentation) stands for its retained original: the ledger resolves it by id.
+        LEAN_EVIDENCE_RECORD: {
+            "type": "object",
+            "description": "A lean Evidence record exactly as a tool of this session returned it.",
+            "properties": {
+                "evidence_id": {"type": "string", "pattern": "^ev_[0-9a-f]{64}$", "description": "Its id."},
+                "provenance": {"type": "string", "pattern": "^pv_[0-9a-f]{16}$", "description": "Its provenance."},
+            },
+            "required": ["evidence_id", "provenance"],
+        },
         **components,
     }
 
@@ -99,7 +110,11 @@ def evidence_input(description: str) -> dict[str, Any]:
     """An input that takes Evidence inline or by retained reference; use ``with_evidence_defs`` on the root."""
     return {
         "description": description,
-        "anyOf": [{"$ref": f"#/$defs/{RETAINED_EVIDENCE}"}, {"$ref": f"#/$defs/{EVIDENCE_RECORD}"}],
+        "anyOf": [
+            {"$ref": f"#/$defs/{RETAINED_EVIDENCE}"},
+            {"$ref": f"#/$defs/{EVIDENCE_RECORD}"},
+            {"$ref": f"#/$defs/{LEAN_EVIDENCE_RECORD}"},
+        ],
         "examples": [RETAINED_EXAMPLE],
     }
 
@@ -246,6 +261,8 @@ ADVERTISED_OUTPUT_DEPTH = 1
 # An Evidence record is advertised by its identity and its result; the rest of the envelope is the same for every
 # tool and is described once, by the catalog.
 _EVIDENCE_KEPT = ("evidence_id", "normalized_result")
+# The complete (and compact) record, and the lean one (rea.evidence.LeanEvidence): advertised alike.
+_EVIDENCE_TITLES = ("Evidence", "LeanEvidence")
 _SMALL_ENUM = 8
 
 
@@ -256,7 +273,7 @@ def shallow_output(schema: dict[str, Any]) -> dict[str, Any]:
     defs: dict[str, Any] = schema.get("$defs", {})
     root = _resolved(schema, defs)
     props = root.get("properties", {})
-    if root.get("title") == "Evidence" and all(k in props for k in _EVIDENCE_KEPT):
+    if root.get("title") in _EVIDENCE_TITLES and all(k in props for k in _EVIDENCE_KEPT):
         out: dict[str, Any] = {
             "type": "object",
             "properties": {

@@ -21,26 +21,21 @@ PROVIDER_CHOICE_SCHEMA: dict[str, Any] = {
 
 
 def _open_binary(call: ToolCall) -> dict[str, Any]:
+    from rea.presentation import binding_report, of_session
+
     session = call.session
-    selection = session.open(call.args["path"], call.args.get("provider_id"), call.ctx, call.args.get("alias"))
+    session.open(call.args["path"], call.args.get("provider_id"), call.ctx, call.args.get("alias"))
     target = session.require_target()
     assert session.binding is not None
     dependencies = _open_dependencies(call) if call.args.get("with_dependencies") else None
+    # The binding names the provenance id its lean records carry (rea.presentation); the lean presentation gives
+    # the profile by digest and leaves the selection sentence to binary_session.
+    binding = binding_report(session.subject_for(target), session.binding, of_session(session))
     return {
         "target_id": session.target_id,
         **({"alias": call.args["alias"]} if call.args.get("alias") else {}),
         "target": target.record(),
-        "analysis_provider_binding": {
-            "provider": {
-                "id": session.binding.provider.id,
-                "name": session.binding.provider.name,
-                "version": session.binding.provider.version,
-            },
-            "selection_source": selection.selection_source,
-            "selection_reason": selection.selection_reason,
-            "usable_candidates": list(selection.usable_candidates),
-            "analysis_profile": _builtins(session.binding.analysis_profile),
-        },
+        "analysis_provider_binding": _builtins(binding),
         "analysis_run": {"run_id": session.run_id},
         "retained_evidence_count": len(session.ledger),
         # Present when this open replaced a target: closing it is part of the transition.

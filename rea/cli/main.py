@@ -155,9 +155,9 @@ def _tool_command(name: str, argv: list[str], prog: str) -> int:
     if failure is not None:
         emit_error(failure, ns.format)
         return 1
-    from rea.config import RESULT_PRESENTATION
+    from rea.presentation import cli_presentation
 
-    doc = cli_tools.result_document(result, RESULT_PRESENTATION.read())
+    doc = cli_tools.result_document(result, cli_presentation())
     if ns.format == "json":
         emit_json(doc)
     else:

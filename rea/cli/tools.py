@@ -254,7 +254,7 @@ def run_tool(session: Session, tool: ToolDef, ns: argparse.Namespace, ctx: CallC
 
 
 def result_document(result: ToolResult, presentation: str = "complete") -> Any:
-    """The result as printed: a record in the configured presentation (``REA_RESULT_PRESENTATION``)."""
+    """The result as printed: a record in the CLI's presentation (``rea.presentation.cli_presentation``)."""
     if result.evidence is not None:
-        return present(msgspec.to_builtins(result.evidence), presentation)
+        return msgspec.to_builtins(present(result.evidence, presentation))
     return result.structured
