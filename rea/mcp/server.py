@@ -398,9 +398,16 @@ class ReaServer:
         cancel = CancelSignal()
         sink = None
         if token is not None:
+            from anyio.lowlevel import current_token
+
+            # Progress may come from any thread (a provider's decompile pool, a check in an extraction worker), not
+            # only the tool's AnyIO worker thread: the loop's token takes it back to the event loop from all of them.
+            loop = current_token()
 
             def sink(progress: float, total: float | None, message: str) -> None:
-                anyio.from_thread.run(functools.partial(ctx.session.report_progress, progress, total, message))
+                anyio.from_thread.run(
+                    functools.partial(ctx.session.report_progress, progress, total, message), token=loop
+                )
 
         call_ctx = CallContext(cancel, sink)
 
