@@ -174,7 +174,7 @@ def canonical_chunks(
     for i, rec in enumerate(recs):
         if ctx is not None:
             ctx.check("export_evidence_bundle")
-            ctx.progress(f"export: {i} of {len(recs)} records written")
+            ctx.progress(f"export: {i} of {len(recs)} records written", done=i, total=len(recs))
         yield (b"," if i else b"") + canonical_json(rec)
     tail = _tail(kept_unknowns(recs, unknowns))
     # "unknowns" sorts after "records": appended after it, so a bundle without any keeps its earlier bytes.
@@ -635,7 +635,7 @@ def parse_bundle(
     for index, raw_rec in enumerate(doc.records):
         if ctx is not None:
             ctx.check("import_evidence_bundle")
-            ctx.progress(f"import: {index} of {total} records validated")
+            ctx.progress(f"import: {index} of {total} records validated", done=index, total=total)
         try:
             rec = _decode_record(raw_rec, max_depth, max_string)
         except ReaError as err:

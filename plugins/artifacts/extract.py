@@ -244,7 +244,7 @@ def extract(
             if workers == 1:
                 for parent, entries in groups.items():
                     written.extend(job.write_group(parent, entries))
-                    ctx.progress(f"extract: {len(written)} files")
+                    ctx.progress(f"extract: {len(written)} files", done=len(written), total=len(keep))
             else:
                 _run_parallel(job, groups, workers, written)
         finally:
@@ -326,7 +326,9 @@ def _run_parallel(
         for i, fut in enumerate(futures):
             written.extend(fut.result())
             if i % 256 == 0:
-                job.ctx.progress(f"extract: {len(written)} files")
+                job.ctx.progress(
+                    f"extract: {len(written)} files", done=len(written), total=sum(map(len, groups.values()))
+                )
     except BaseException:
         job.stop.set()
         raise

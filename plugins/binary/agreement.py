@@ -315,7 +315,11 @@ def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> 
         for i, addr in enumerate(chosen):
             ctx.check("compare_provider_results")
             if i % 50 == 0:
-                ctx.progress(f"compare_provider_results: callees of {i} of {len(chosen)} procedures compared")
+                ctx.progress(
+                    f"compare_provider_results: callees of {i} of {len(chosen)} procedures compared",
+                    done=i,
+                    total=len(chosen),
+                )
             sets = {
                 e.id: {_callee_key(c) for c in e.run("procedure_callees", {"procedure": addr}).normalized["callees"]}
                 for e in engines

@@ -112,7 +112,7 @@ def _read(call: ToolCall, label: str, max_procedures: int, max_instructions: int
             bound = "max_instructions"
             break
         if i % 25 == 0:
-            ctx.progress(f"{phase}: {i} of {len(procs)} procedures read")
+            ctx.progress(f"{phase}: {i} of {len(procs)} procedures read", done=i, total=len(procs))
         rows: list[dict[str, Any]] = []
         at: int | None = 0
         while at is not None:
@@ -160,7 +160,11 @@ def _pair(left: dict[str, _Proc], right: dict[str, _Proc], ctx: CallContext) -> 
     # address order where several are alike, which cannot be told apart and are unchanged either way.
     _in_order(left, right, pairs, taken, lambda p: (p.name, p.hash) if _named(p.name) else None, "name")
     for n in range(NEIGHBOURHOOD_ROUNDS):
-        ctx.progress(f"compare_binaries: pairing by neighbourhood, round {n + 1} of {NEIGHBOURHOOD_ROUNDS}")
+        ctx.progress(
+            f"compare_binaries: pairing by neighbourhood, round {n + 1} of {NEIGHBOURHOOD_ROUNDS}",
+            done=n,
+            total=NEIGHBOURHOOD_ROUNDS,
+        )
         found = _neighbourhood(left, right, pairs, taken, ctx)
         if not found:
             break
@@ -190,7 +194,9 @@ def _most_similar(
     best_of: dict[str, tuple[float, str]] = {}
     best_for: dict[str, tuple[float, str]] = {}
     for i, a in enumerate(lefts):
-        ctx.progress(f"compare_binaries: pairing by similarity, {i} of {len(lefts)} leftovers")
+        ctx.progress(
+            f"compare_binaries: pairing by similarity, {i} of {len(lefts)} leftovers", done=i, total=len(lefts)
+        )
         x = left[a]
         for b in rights:
             # Each comparison may take milliseconds (up to MAX_COMPARED instructions a side).
@@ -290,7 +296,7 @@ def compare(
         # thousands of them were the part of a large diff that no cancellation reached.
         ctx.check("compare_binaries: measuring similarity")
         if i % 256 == 0:
-            ctx.progress(f"compare_binaries: measuring similarity, {i} of {len(pairs)} pairs")
+            ctx.progress(f"compare_binaries: measuring similarity, {i} of {len(pairs)} pairs", done=i, total=len(pairs))
         x, y = left[a], right[b]
         by[how] += 1
         status: Status = "unchanged" if x.hash == y.hash else "changed"

@@ -184,7 +184,7 @@ def program_rows(call: ToolCall) -> list[Row]:
     rows: dict[int, Row] = {}
     for n, p in enumerate(procs):
         if n % 64 == 0:
-            call.ctx.progress(f"instructions: procedure {n} of {len(procs)}")
+            call.ctx.progress(f"instructions: procedure {n} of {len(procs)}", done=n, total=len(procs))
         for item in pages(call, "read_function_instructions", "instructions", {"procedure": hex(p.start)}):
             address = int(item["address"], 16)
             if address not in rows:

@@ -306,7 +306,7 @@ def _batch_decompile(call: ToolCall) -> Evidence:
         items = []
         for i, sel in enumerate(selectors):
             call.ctx.check("batch_decompile")
-            call.ctx.progress(f"batch_decompile: {i} of {len(selectors)} done")
+            call.ctx.progress(f"batch_decompile: {i} of {len(selectors)} done", done=i, total=len(selectors))
             try:
                 out = run(call, "procedure_pseudo_code", {"procedure": sel}).normalized
                 items.append({"procedure": sel, "status": "ok", "result": out})

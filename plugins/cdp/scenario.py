@@ -536,7 +536,9 @@ class _Run:
         with self.recorder.lock:
             self.recorder.step_index = index
             first = self.recorder.sequence + 1
-        self.ctx.progress(f"scenario: step {index}/{len(self.req.actions)} {action}")
+        self.ctx.progress(
+            f"scenario: step {index}/{len(self.req.actions)} {action}", done=index, total=len(self.req.actions) + 1
+        )
         started = time.monotonic()
         before = self._location()
         limit = timeout_ms or (

@@ -104,7 +104,9 @@ class Progress:
         eta = (self.total - self.done) / rate if rate > 0 else 0.0
         self.ctx.progress(
             f"triage_corpus: {self.done}/{self.total} binaries, {self.failed} failed, {rate:.1f} files/s, "
-            f"ETA {eta:.0f} s"
+            f"ETA {eta:.0f} s",
+            done=self.done,
+            total=self.total,
         )
         if self._bar is not None:
             self._bar.update(self._task, completed=self.done, rate=rate, failed=self.failed)

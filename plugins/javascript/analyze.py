@@ -95,7 +95,7 @@ class _Builder:
         while scripts:
             f, language = scripts.pop()
             self.ctx.check("parsing JavaScript")
-            self.ctx.progress(f"parsing: {index}/{total} files done")
+            self.ctx.progress(f"parsing: {index}/{total} files done", done=index, total=total)
             index += 1
             self.take(f, language, None)
 

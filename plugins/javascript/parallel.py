@@ -128,7 +128,7 @@ class _Parallel:
             self.ctx.check("parsing JavaScript")
             self.take(f, language, result)
             self.done += 1
-            self.ctx.progress(self.progress())
+            self.ctx.progress(self.progress(), done=self.done, total=len(self.scripts))
 
     # -- this process's share -------------------------------------------------------------
 

@@ -62,14 +62,14 @@ def batch(client: NativeClient, params: dict[str, Any], ctx: CallContext) -> Ope
 
     def heard(p: Proc, result: Decompiled | ReaError) -> None:
         done[p.address] = result
-        ctx.progress(f"batch_decompile: {len(done)} of {total} done")
+        ctx.progress(f"batch_decompile: {len(done)} of {total} done", done=len(done), total=total)
 
     if not decompile.engine().available:  # each item says so (the unknown selectors keep their own error)
         missing = decompile.unavailable()
         for p in procs:
             done[p.address] = missing
     else:
-        ctx.progress(f"batch_decompile: 0 of {total} done")
+        ctx.progress(f"batch_decompile: 0 of {total} done", done=0, total=total)
         client.decompiler().many(procs, ctx, heard)
     items: list[dict[str, Any]] = []
     for sel, chosen in zip(selectors, found, strict=True):
