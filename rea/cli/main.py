@@ -19,6 +19,7 @@ from rea.errors import ReaError
 
 if TYPE_CHECKING:
     from rea.context import CallContext
+    from rea.session import Session
 
 
 def _registry() -> Any:
@@ -103,7 +104,10 @@ def _grouped(registry: Any, name: str, argv: list[str]) -> tuple[Any, str, list[
     return registry.tools[tool.name], f"{name} {tool.cli_command or tool.cli_name}", argv[1:]
 
 
-def _tool_command(name: str, argv: list[str], prog: str) -> int:
+def _tool_command(
+    name: str, argv: list[str], prog: str, prepare: Callable[[Session, CallContext], None] | None = None
+) -> int:
+    """Run one tool as a command; ``prepare`` runs first in the same session (``rea script`` opens its TARGET)."""
     from rea.cache import default_cache
     from rea.cli import tools as cli_tools
     from rea.context import CallContext, CancelSignal
@@ -138,6 +142,8 @@ def _tool_command(name: str, argv: list[str], prog: str) -> int:
     failure: ReaError | None = None
     with SignalGuard(ctx) as guard:
         try:
+            if prepare is not None:
+                guard.run(lambda: prepare(session, ctx))
             result = guard.run(lambda: cli_tools.run_tool(session, tool, ns, ctx))
             guard.run(lambda: cache.store_evidence(list(session.ledger)))
         except ReaError as err:
@@ -347,6 +353,12 @@ def _tools(argv: list[str], prog: str) -> int:
     return 0
 
 
+def _script(argv: list[str], prog: str) -> int:
+    from rea.cli import script
+
+    return script.run(argv, prog)
+
+
 def _version() -> str:
     lines = [f"rea {__version__}"]
     try:
@@ -371,6 +383,7 @@ commands:
   serve                     run the MCP server over stdio
   catalog [--output PATH]   write the machine-readable tool catalog
   tools                     list every tool command
+  script FILE.py [TARGET]   run an analysis script against TARGET (docs/code-mode.md)
   <group> <command> ...     a tool of a command group, e.g. `rea corpus triage DIR --index corpus.db`
   <tool-command> ...        run one tool, e.g. `rea list-procedures /bin/ls --limit 5`
   --version                 version and registered plugins
@@ -465,6 +478,7 @@ def _main(argv: list[str] | None) -> int:
         "analyze": _analyze,
         "tools": _tools,
         "cache": _cache,
+        "script": _script,
     }
     try:
         if command == "tool" and rest:
