@@ -37,7 +37,10 @@ def test_resources_and_tools_through_the_sdk_client(stripped: str, tmp_path: Pat
             listed = await client.list_resources()
             assert [str(r.uri) for r in listed.resources] == ["rea://unknowns/active"]
             templates = await client.list_resource_templates()
-            assert [t.uri_template for t in templates.resource_templates] == ["rea://unknown/{unknown_id}"]
+            assert [t.uri_template for t in templates.resource_templates] == [
+                "rea://provenance/{provenance_id}",
+                "rea://unknown/{unknown_id}",
+            ]
             prompts = {p.name for p in (await client.list_prompts()).prompts}
             assert {"verify_reconstruction", "audit_residual_unknowns"} <= prompts
             _ok(await client.call_tool("open_binary", {"path": stripped, "provider_id": "native"}))

@@ -71,10 +71,12 @@ def test_two_targets_on_two_providers_each_answer_for_itself(program_and_library
 
             # The library (opened last) is active; the program answers when named, by alias or id.
             active = ok(await client.call_tool("procedure_info", {"procedure": "lib_twice"}))
-            assert active["provider"]["id"] == "radare2"
+            # Each record names its own target's provenance (artifact, provider, profile: said by open_binary).
+            assert active["provenance"] == lib["analysis_provider_binding"]["provenance"]
             named = ok(await client.call_tool("procedure_info", {"procedure": "main", "target": "prog"}))
-            assert named["provider"]["id"] == "native"
-            assert named["subject"]["digest"]["sha256"] == prog["target"]["sha256"]
+            assert named["provenance"] == prog["analysis_provider_binding"]["provenance"]
+            assert prog["analysis_provider_binding"]["provider"]["id"] == "native"
+            assert lib["analysis_provider_binding"]["provider"]["id"] == "radare2"
             by_id = ok(await client.call_tool("procedure_info", {"procedure": "main", "target": "t1"}))
             assert by_id["evidence_id"] == named["evidence_id"]
             # In the program, lib_twice is the import the library answers for.

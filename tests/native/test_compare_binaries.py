@@ -59,9 +59,11 @@ def test_the_diff_of_two_stripped_builds_is_the_source_diff(versions: tuple[Buil
 
     async def main() -> list[dict[str, Any]]:
         async with connect() as client:
+            provenance = {}
             for path, alias in ((v1.binary, "v1"), (v2.binary, "v2")):
                 opened = await client.call_tool("open_binary", {"path": str(path), "alias": alias})
                 assert opened.is_error is False
+                provenance[alias] = opened.structured_content["analysis_provider_binding"]["provenance"]
             rows: list[dict[str, Any]] = []
             offset: int | None = 0
             while offset is not None:
@@ -81,10 +83,8 @@ def test_the_diff_of_two_stripped_builds_is_the_source_diff(versions: tuple[Buil
                 args = {"procedure": pair[side]["address"], "target": alias}
                 dossier = await client.call_tool("analyze_function", args)
                 assert dossier.is_error is False, dossier.content
-                assert (
-                    dossier.structured_content["subject"]["name"]
-                    == Path(v1.binary if alias == "v1" else v2.binary).name
-                )
+                # Each side's record names its own target's provenance (the lean presentation's id).
+                assert dossier.structured_content["provenance"] == provenance[alias]
                 sides.append({"kind": "retained-evidence", "evidence_id": dossier.structured_content["evidence_id"]})
             compared = await client.call_tool("compare_functions", {"left": sides[0], "right": sides[1]})
             assert compared.is_error is False, compared.content

@@ -30,7 +30,8 @@ def test_a_rename_is_seen_everywhere_from_a_new_connection(provider: str, elf: s
         pytest.skip("angr is not installed (pip install 'rea[angr]')")
     if provider == "radare2":
         require_radare2()
-    env = {"REA_ANNOTATIONS_DIR": str(tmp_path / "annotations")}
+    # Complete records: the annotation revision a dossier was made at is one of its parameters.
+    env = {"REA_ANNOTATIONS_DIR": str(tmp_path / "annotations"), "REA_RESULT_PRESENTATION": "complete"}
 
     async def main() -> None:
         async with connect(**env) as first:

@@ -96,7 +96,8 @@ def test_a_prototype_and_a_typed_datum_show_on_every_provider(provider: str, opt
 
 def test_a_struct_parameter_changes_angrs_field_accesses(opts_program: str, tmp_path: Path) -> None:
     _require("angr")
-    env = {"REA_ANNOTATIONS_DIR": str(tmp_path / "annotations")}
+    # Complete records: the annotation revision a result was made at is one of its parameters.
+    env = {"REA_ANNOTATIONS_DIR": str(tmp_path / "annotations"), "REA_RESULT_PRESENTATION": "complete"}
 
     async def main() -> None:
         async with connect(**env) as client:
