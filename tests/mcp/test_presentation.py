@@ -62,20 +62,26 @@ def test_compact_results_carry_the_profile_by_digest_with_the_same_identity(hell
 
 
 def test_the_cli_presents_the_same_way(hello_elf: Path, tmp_path: Path) -> None:
-    def run(presentation: str) -> dict[str, Any]:
+    def run(presentation: str | None) -> dict[str, Any]:
+        chosen = {} if presentation is None else {"REA_RESULT_PRESENTATION": presentation}
         proc = subprocess.run(
             [sys.executable, "-m", "rea", "procedure-info", str(hello_elf), "main", "--json"],
             capture_output=True,
             text=True,
             timeout=300,
-            env=server_env(REA_RESULT_PRESENTATION=presentation, REA_CACHE_DIR=str(tmp_path)),
+            env=server_env(**chosen, REA_CACHE_DIR=str(tmp_path)),
         )
         assert proc.returncode == 0, proc.stderr
         doc: dict[str, Any] = json.loads(proc.stdout)
         return doc
 
-    complete, compact = run("complete"), run("compact")
-    assert compact["evidence_id"] == complete["evidence_id"]
+    complete, compact, lean = run("complete"), run("compact"), run("lean")
+    assert compact["evidence_id"] == complete["evidence_id"] == lean["evidence_id"]
+    assert lean["normalized_result"] == complete["normalized_result"] and "analysis_profile" not in lean
+    jsonschema.validate(lean, lean_evidence_output_schema())
+    # Unset, the CLI prints the complete record: a command is its own session, its output the only place the
+    # provenance is said.
+    assert run(None) == complete
     assert compact["analysis_profile"]["digest"] == complete["analysis_profile"]["digest"]
     assert len(json.dumps(compact)) < len(json.dumps(complete)) - 500
     jsonschema.validate(compact, compact_evidence_output_schema())
