@@ -16,7 +16,7 @@ import itertools
 import re
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import msgspec
 from rea_plugins.native import assist as second_core
@@ -183,7 +183,14 @@ _START_MAIN = frozenset({"__libc_start_main", "__uClibc_main", "__libc_start_mai
 _X86_ARG0 = re.compile(r"^[re]di, ")
 _X86_IMM_OPERAND = re.compile(r"^[re]di, (0x[0-9a-f]+)$")
 _PE_MAIN_ARGS = (frozenset({"ecx", "rcx"}), frozenset({"rdx", "edx"}), frozenset({"r8", "r8d"}))
-Progress = Callable[[str], None]
+
+
+class Progress(Protocol):
+    """``CallContext.progress``: a message, with ``done`` of ``total`` where the size is known."""
+
+    def __call__(self, message: str, *, done: int | None = None, total: int | None = None) -> None: ...
+
+
 # A sweep over a mapped file drops the pages it has read every this many bytes (``Image.release``).
 RELEASE_BYTES = 16 << 20
 NO_PROCEDURE = -1  # the procedure of a reference from data (a pointer slot)
@@ -670,7 +677,11 @@ class Analysis:
             ) -> None:
                 tick(f"indexing {what}")
                 if progress is not None:
-                    progress(f"index: decoding {name} for {what}, {(base + pos) >> 10} of {total >> 10} KiB")
+                    progress(
+                        f"index: decoding {name} for {what}, {(base + pos) >> 10} of {total >> 10} KiB",
+                        done=(base + pos) >> 10,
+                        total=total >> 10,
+                    )
                 if pos - done[0] >= RELEASE_BYTES:  # the swept pages leave the resident set as the sweep goes
                     self.image.release_code(start + done[0], start + pos - RELEASE_BYTES // 2)
                     done[0] = pos - RELEASE_BYTES // 2
