@@ -16,6 +16,7 @@ import msgspec
 from rea_plugins.scripting import protocol, settings
 from rea_plugins.scripting.shapes import ScriptRun
 
+from rea.canonical import CanonicalError, canonical_json
 from rea.catalog.invoke import invoke
 from rea.catalog.tool import ToolCall
 from rea.errors import CODES, ReaError, cancelled
@@ -30,6 +31,27 @@ OWNER = "scripting"
 POLL_S = 0.05
 GRACE_S = 1.0
 HEARTBEAT_S = 1.0
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` if it is JSON data rea can answer with, else a note: the worker runs the caller's code, so what
+    it sends is checked like input."""
+    try:
+        return msgspec.json.decode(msgspec.json.encode(value))
+    except (TypeError, ValueError, OverflowError, RecursionError, msgspec.DecodeError):
+        return {"unreadable": "the worker sent details that are not JSON data"}
+
+
+def _failure(message: frames.Failure) -> ReaError:
+    """The run's failure as the worker reported it, checked: a canonical code, bounded text, JSON details."""
+    code = message.code if message.code in CODES else "execution_failure"
+    details = _json_safe(message.details)
+    return ReaError(
+        code,
+        message.message[:1000] or "the script failed",
+        remediation=message.remediation[:1000],
+        details=details if isinstance(details, dict) else {},
+    )
 
 
 def offered_tools(call: ToolCall, allow_effects: bool) -> list[protocol.ToolEntry]:
@@ -115,7 +137,20 @@ class ScriptRunner:
             raise failure.with_cleanup_incomplete(list(closed.remaining), closed.reason or "the script's worker")
         if failure is not None:
             raise failure
-        result = msgspec.json.decode(outcome.result_json) if outcome.result_json is not None else None
+        try:
+            result = msgspec.json.decode(outcome.result_json) if outcome.result_json is not None else None
+        except (msgspec.DecodeError, RecursionError):
+            raise self._garbled() from None
+        try:
+            canonical_json(result)
+        except CanonicalError:
+            # Evidence is identified by its canonical JSON (RFC 8785): e.g. no integer beyond 2**53.
+            raise ReaError(
+                "invalid_request",
+                "the script's result holds a number canonical JSON cannot carry exactly (an integer beyond 2**53)",
+                remediation="Return such numbers as text (hex or decimal strings).",
+                details={"reason": "not_canonical_json"},
+            ) from None
         return ScriptRun(
             printed=outcome.printed,
             printed_bytes=outcome.printed_bytes,
@@ -204,8 +239,7 @@ class ScriptRunner:
                         raise self._garbled() from None
                     return outcome
                 elif isinstance(message, frames.Failure) and message.id == protocol.RUN_ID:
-                    code = message.code if message.code in CODES else "execution_failure"
-                    raise ReaError(code, message.message, remediation=message.remediation, details=message.details)
+                    raise _failure(message)
 
     def _garbled(self) -> ReaError:
         return ReaError(
@@ -263,6 +297,14 @@ class ScriptRunner:
                 code="invalid_request",
                 message="a tool call needs a tool name and its arguments as an object",
                 details={"issues": [{"path": "arguments", "reason": "invalid_type", "message": "expected object"}]},
+            )
+        if _json_safe(params.arguments) != params.arguments:
+            return frames.Failure(
+                id=rid,
+                code="invalid_request",
+                message=f"the arguments of {params.tool[:100]} are not JSON data",
+                remediation="Pass strings, numbers, booleans, None, lists and dicts with string keys.",
+                details={"issues": [{"path": "arguments", "reason": "invalid_type", "message": "not JSON data"}]},
             )
         try:
             answer = self._invoke(params.tool, params.arguments)

@@ -35,6 +35,8 @@ class ToolError(Exception):
         self.message = message
         self.remediation = remediation
         self.details = details or {}
+        # Only a failure the server sent is reported under its code; one the script raised itself is its own.
+        self.from_server = False
 
 
 class Link:
@@ -76,7 +78,9 @@ class Link:
                     answer: protocol.CallAnswer = message.result(protocol.CallAnswer)
                     return answer
                 if isinstance(message, frames.Failure) and message.id == rid:
-                    raise ToolError(message.code, message.message, message.remediation, dict(message.details))
+                    error = ToolError(message.code, message.message, message.remediation, dict(message.details))
+                    error.from_server = True
+                    raise error
 
 
 class Rea:
@@ -159,11 +163,22 @@ class Printed(io.TextIOBase):
         return "".join(self.parts)
 
 
+def _text(exc: BaseException) -> str:
+    """``str(exc)``, whatever the script's exception does in ``__str__``."""
+    try:
+        return str(exc)[:1000]
+    except Exception:
+        return "(its text could not be read)"
+
+
 def _script_traceback(exc: BaseException, filename: str) -> tuple[str, int | None]:
     """The script's own frames of ``exc`` (the worker's are left out) and the line it failed at."""
     frames_ = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
     line = frames_[-1].lineno if frames_ else getattr(exc, "lineno", None)
-    text = "".join(traceback.format_list(frames_)) + "".join(traceback.format_exception_only(type(exc), exc))
+    try:
+        text = "".join(traceback.format_list(frames_)) + "".join(traceback.format_exception_only(type(exc), exc))
+    except Exception:  # an exception whose text raises: its frames still say where
+        text = "".join(traceback.format_list(frames_)) + type(exc).__name__ + "\n"
     if len(text) > SCRIPT_TRACEBACK_CHARS:
         text = "...\n" + text[-SCRIPT_TRACEBACK_CHARS:]
     return text, line
@@ -174,12 +189,12 @@ def _failure(
 ) -> frames.Failure:
     text, line = _script_traceback(exc, filename)
     details: dict[str, Any] = {
-        "script_error": {"type": type(exc).__name__, "message": str(exc)[:1000], "line": line, "traceback": text},
+        "script_error": {"type": type(exc).__name__, "message": _text(exc), "line": line, "traceback": text},
         "printed": printed.text(),
         "printed_bytes": printed.total,
         "printed_truncated": printed.total > printed.kept,
     }
-    if isinstance(exc, ToolError):
+    if isinstance(exc, ToolError) and exc.from_server:
         details["tool_error"] = {"code": exc.code, "message": exc.message, "details": exc.details}
     return frames.Failure(id=protocol.RUN_ID, code=code, message=message, remediation=remediation, details=details)
 
@@ -189,7 +204,7 @@ def classify(exc: BaseException, filename: str, printed: Printed) -> frames.Fail
     exception class; the script's own traceback is data in ``details.script_error``."""
     _, line = _script_traceback(exc, filename)
     at = f" at line {line}" if line else ""
-    if isinstance(exc, ToolError):
+    if isinstance(exc, ToolError) and exc.from_server:
         return _failure(
             exc.code,
             f"a tool call of the script failed{at}: {exc.message}"[:500],
@@ -219,7 +234,7 @@ def classify(exc: BaseException, filename: str, printed: Printed) -> frames.Fail
             "Scripts run without a network; read what the tools return instead.",
         )
     if (isinstance(exc, OSError) and exc.errno == errno.EAGAIN) or (
-        isinstance(exc, RuntimeError) and "can't start new thread" in str(exc)
+        isinstance(exc, RuntimeError) and "can't start new thread" in _text(exc)
     ):
         return _failure(
             "resource_constraint",
@@ -271,10 +286,12 @@ def run(link: Link, params: protocol.RunParams) -> frames.Outgoing:
     except SystemExit as exc:
         if exc.code not in (None, 0):
             failure = classify(exc, params.filename, printed)
+            # sys.exit("text") exits with a message: it stays data (details.script_error), like any text of the script.
+            status = exc.code if isinstance(exc.code, int) else 1
             return frames.Failure(
                 id=protocol.RUN_ID,
                 code="execution_failure",
-                message=f"the script exited with status {exc.code}"[:200],
+                message=f"the script exited with status {status}",
                 remediation="Fix the script and run it again.",
                 details=failure.details,
             )
@@ -289,7 +306,7 @@ def run(link: Link, params: protocol.RunParams) -> frames.Outgoing:
     if rea._answer or "result" in scope:
         try:
             result_json = msgspec.json.encode(value).decode()
-        except (TypeError, ValueError, OverflowError) as exc:
+        except (TypeError, ValueError, OverflowError, RecursionError) as exc:
             return frames.Failure(
                 id=protocol.RUN_ID,
                 code="invalid_request",

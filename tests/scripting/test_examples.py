@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -63,3 +66,38 @@ def test_diff_summary(rea_session: Session, script_programs: dict[str, Path]) ->
     assert summary["counts"]["changed"] == 1
     changed = summary["changed"][0]
     assert changed["before"] != changed["after"]  # ~crc, then ~crc ^ 0x5a5a
+
+
+def test_the_script_sees_none_of_reas_state(rea_session: Session, tmp_path: Path) -> None:
+    """The worker runs rea's code, not its state: the cache, the annotations, the server's temporary directory
+    (where other processes' private directories live), homes and shadow files are not in its sandbox."""
+    from rea import config
+
+    home = os.path.realpath(os.path.expanduser("~"))
+    secrets = [config.cache_dir(), config.annotations_dir()]
+    for path in secrets:
+        os.makedirs(path, exist_ok=True)
+    secrets += ["/etc/shadow", "/root/.ssh", os.path.join(home, ".ssh"), str(tmp_path)]
+    source = "import os\nresult = {p: os.path.exists(p) for p in args['paths']}\n"
+    source += "result[args['home']] = sorted(os.listdir(args['home'])) if os.path.isdir(args['home']) else []\n"
+    out = call_tool(
+        rea_session, "run_analysis_script", {"source": source, "arguments": {"paths": secrets, "home": home}}
+    )
+    assert out.evidence is not None
+    seen = msgspec.to_builtins(out.evidence.normalized_result)["result"]
+    assert not any(seen[p] for p in secrets), seen
+    # A home is there only as the way to rea's interpreter when it is installed under it (pyenv, a venv).
+    runtime = {
+        Path(os.path.realpath(p)).relative_to(home).parts[0]
+        for p in (sys.prefix, sys.base_prefix, *sys.path)
+        if p and os.path.realpath(p).startswith(home + "/")
+    }
+    assert set(seen[home]) <= runtime, seen[home]
+    listing = "import os\nresult = sorted(os.listdir(args['tmp']))\n"
+    out = call_tool(
+        rea_session, "run_analysis_script", {"source": listing, "arguments": {"tmp": tempfile.gettempdir()}}
+    )
+    assert out.evidence is not None
+    names = msgspec.to_builtins(out.evidence.normalized_result)["result"]
+    # Only the worker's own private directory (its TMPDIR) is there, no other rea- folder of the host's.
+    assert len([n for n in names if n.startswith("rea-")]) <= 1, names
