@@ -200,3 +200,32 @@ def test_cancellation_kills_the_worker(script_programs: dict[str, Path]) -> None
             await client.send_ping()
 
     anyio.run(main)
+
+
+def test_deadline_ends_a_slow_inner_call_and_progress_flows() -> None:
+    """A tool call still running at the script's deadline is cancelled (and records nothing): the call is a
+    timeout, not a cancellation; the inner tool's progress reaches the caller on the script's token."""
+    source = "rea.progress('starting')\nrea.probe_wait(steps=100000, step_ms=10)\n"
+
+    async def main() -> None:
+        async with connect(REA_PLUGIN_MODULES="tests.mcp.probe_plugin", REA_SCRIPT_TIMEOUT_S="3") as client:
+            seen: list[str] = []
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                seen.append(message or "")
+
+            started = time.monotonic()
+            out = await client.call_tool("run_analysis_script", {"source": source}, progress_callback=on_progress)
+            took = time.monotonic() - started
+            err = error_of(out)
+            assert err["code"] == "provider_timeout" and err["details"]["setting"] == "REA_SCRIPT_TIMEOUT_S"
+            assert err["details"]["calls"] == 1 and err["details"]["call_evidence_ids"] == []
+            assert took < 3 + 10
+            await anyio.sleep(0.3)  # progress callbacks are delivered asynchronously
+            assert any("script: starting" in m for m in seen), seen
+            assert any("probe: step" in m for m in seen), seen
+            state = await client.call_tool("binary_session", {})
+            assert state.structured_content["retained_evidence_count"] == 0
+            assert not script_workers()
+
+    anyio.run(main)
