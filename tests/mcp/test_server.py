@@ -275,7 +275,10 @@ def test_response_budget_boundary(over: bool) -> None:
     assert limit >= 10 * 1024 * 1024
 
     async def main() -> None:
-        async with connect(REA_MCP_MAX_RESPONSE_BYTES=str(limit), **PROBE) as client:
+        # The boundary of the complete record (the lean one is smaller by its envelope).
+        async with connect(
+            REA_MCP_MAX_RESPONSE_BYTES=str(limit), REA_RESULT_PRESENTATION="complete", **PROBE
+        ) as client:
             res = await client.call_tool("probe_payload", {"size": size})
             if over:
                 err = error_of(res)

@@ -226,13 +226,18 @@ def test_the_binding_says_which_candidates_were_usable_and_why_one_won(hello_elf
             opened = structured(await client.call_tool("open_binary", {"path": str(hello_elf)}))
             binding = opened["analysis_provider_binding"]
             assert binding["selection_source"] == "auto" and "native" in binding["usable_candidates"]
-            assert "highest auto_priority" in binding["selection_reason"]
+            # Why one won is binary_session's to say: open_binary leaves the sentence out under the lean default.
             session = structured(await client.call_tool("binary_session", {}))
-            assert session["analysis_provider_binding"]["selection_reason"] == binding["selection_reason"]
+            assert "highest auto_priority" in session["analysis_provider_binding"]["selection_reason"]
+            assert session["analysis_provider_binding"]["provenance"] == binding["provenance"]
             explicit = structured(
                 await client.call_tool("open_binary", {"path": str(hello_elf), "provider_id": "native"})
             )
             assert explicit["analysis_provider_binding"]["usable_candidates"] == ["native"]
-            assert "named by the request" in explicit["analysis_provider_binding"]["selection_reason"]
+            session = structured(await client.call_tool("binary_session", {}))
+            assert "named by the request" in session["analysis_provider_binding"]["selection_reason"]
+        async with connect(REA_RESULT_PRESENTATION="complete") as client:
+            opened = structured(await client.call_tool("open_binary", {"path": str(hello_elf)}))
+            assert "highest auto_priority" in opened["analysis_provider_binding"]["selection_reason"]
 
     anyio.run(main)
