@@ -95,7 +95,7 @@ def evidence_input_defs() -> dict[str, Any]:
         # A lean record (rea.presentation) stands for its retained original: the ledger resolves it by id.
         LEAN_EVIDENCE_RECORD: {
             "type": "object",
-            "description": "A lean Evidence record exactly as a tool of this session returned it.",
+            "description": "A lean record as a tool of this session returned it.",
             "properties": {
                 "evidence_id": {"type": "string", "pattern": "^ev_[0-9a-f]{64}$", "description": "Its id."},
                 "provenance": {"type": "string", "pattern": "^pv_[0-9a-f]{16}$", "description": "Its provenance."},
