@@ -16,6 +16,7 @@ from rea.catalog.tool import NEGOTIATED_FEATURES, ToolCall, ToolDef, ToolEffects
 
 if TYPE_CHECKING:
     from rea.catalog.manifest import ToolEntry
+    from rea.catalog.resource import ResourceSpec
     from rea.session import Session
 
 # Tools in one page of binary_session's detail "tools".
@@ -293,6 +294,41 @@ def binary_session_tool() -> ToolDef:
 @hookimpl
 def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
     register(binary_session_tool())
+
+
+TOOL_URI = "rea://tool/{name}"
+
+
+def read_tool(session: Session, variables: dict[str, str]) -> str:
+    """One tool's catalog entry: its canonical input schema and complete output schema, which tools/list gives
+    in shorter forms, and its effects and requirements."""
+    from rea.catalog.document import tool_entry
+    from rea.errors import ReaError
+
+    tool = session.registry.tools.get(variables["name"])
+    if tool is None:
+        raise ReaError(
+            "invalid_request",
+            f"no tool named {variables['name']!r}",
+            remediation="Call search_tools or binary_session for the tool names.",
+            details={"issues": [{"path": "name", "reason": "invalid_value", "message": "no such tool"}]},
+        )
+    return msgspec.json.encode(tool_entry(session.registry, tool)).decode()
+
+
+@hookimpl
+def rea_register_resources(register: Callable[[ResourceSpec], None]) -> None:
+    from rea.catalog.resource import ResourceTemplateDef
+
+    register(
+        ResourceTemplateDef(
+            uri_template=TOOL_URI,
+            name="tool",
+            title="A tool's complete definition",
+            description="One tool's canonical input schema, complete output schema, effects and requirements.",
+            reader=read_tool,
+        )
+    )
 
 
 def __getattr__(name: str) -> Any:

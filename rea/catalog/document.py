@@ -11,7 +11,7 @@ import msgspec
 from rea import __version__
 from rea.canonical import canonical_digest
 from rea.catalog.projections import first_sentence
-from rea.catalog.schemas import evidence_output_schema, shallow_output, with_content_id
+from rea.catalog.schemas import advertised_or_none, evidence_output_schema, shallow_output, with_content_id
 from rea.catalog.tool import ToolDef
 from rea.registry import Registry
 
@@ -107,7 +107,7 @@ def tool_entry(registry: Registry, tool: ToolDef) -> dict[str, Any]:
         "advertised_descriptions": {pid: advertised_description(tool, pid) for pid in sorted(registry.projections)},
         "output_schema": output_schema(tool),
         # What tools/list advertises: a true, shallower form of output_schema (rea.catalog.schemas.shallow_output).
-        "advertised_output_schema": shallow_output(output_schema(tool)),
+        "advertised_output_schema": advertised_or_none(shallow_output(output_schema(tool))),
         "annotations": tool.effects.annotations(),
         "effects": msgspec.to_builtins(tool.effects),
         "requires_target": tool.requires_target,

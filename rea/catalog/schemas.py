@@ -143,8 +143,8 @@ def object_output_schema(
 
 def struct_output_schema(struct: type[msgspec.Struct]) -> dict[str, Any]:
     """Output schema for a tool that answers a plain object of type ``struct`` (the Struct is the one source)."""
-    (_,), components = msgspec.json.schema_components([struct], ref_template="#/$defs/{name}")
-    body: dict[str, Any] = dict(components.pop(struct.__name__))
+    (root,), components = msgspec.json.schema_components([struct], ref_template="#/$defs/{name}")
+    body: dict[str, Any] = dict(components.pop(root["$ref"].rsplit("/", 1)[-1]))
     return with_content_id({**body, "$defs": components} if components else body)
 
 
@@ -254,9 +254,10 @@ def flatten_root_union(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-# How far below a result's root an advertised output schema spells out properties; deeper values are described by
-# their JSON type alone. Hosts send tools/list with every model request: the complete schemas (about 6 KB a tool)
-# stay in the catalog (`rea catalog`), the advertisement stays a true, shallower description of the same result.
+# How far below a result's root an advertised output schema spells out properties, the last level by name and single
+# JSON type alone.
+# Hosts send tools/list with every model request: the complete schemas (about 6 KB a tool) stay in the catalog
+# (`rea catalog`, the rea://tool/{name} resource); the advertisement is a true, shallower description of the result.
 ADVERTISED_OUTPUT_DEPTH = 1
 # An Evidence record is advertised by its identity and its result; the rest of the envelope is the same for every
 # tool and is described once, by the catalog.
@@ -274,17 +275,23 @@ def shallow_output(schema: dict[str, Any]) -> dict[str, Any]:
     root = _resolved(schema, defs)
     props = root.get("properties", {})
     if root.get("title") in _EVIDENCE_TITLES and all(k in props for k in _EVIDENCE_KEPT):
+        # Without "required": every record has both, and saying so in every tool's schema costs 3 KB a request.
         out: dict[str, Any] = {
             "type": "object",
             "properties": {
                 "evidence_id": {"type": "string"},
                 "normalized_result": _shallow(props["normalized_result"], defs, ADVERTISED_OUTPUT_DEPTH),
             },
-            "required": [k for k in _EVIDENCE_KEPT if k in root.get("required", ())],
         }
     else:
         out = _shallow(root, defs, ADVERTISED_OUTPUT_DEPTH)
     return with_content_id(out)
+
+
+def advertised_or_none(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """An advertised output schema, or None for "an object" alone: MCP makes the schema optional, and 150 bytes of
+    identity and dialect around those words tell a client nothing the result itself does not."""
+    return None if {k: v for k, v in schema.items() if k not in ("$id", "$schema")} == {"type": "object"} else schema
 
 
 def _resolved(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
@@ -320,8 +327,13 @@ def _shallow(node: Any, defs: dict[str, Any], depth: int) -> dict[str, Any]:
         return {}  # any JSON value
     out: dict[str, Any] = {"type": kind}
     if kind == "object" and depth > 0 and "properties" in node:
-        # Names and JSON types; which are required, and everything below, is the catalog's to say.
-        out["properties"] = {k: _shallow(v, defs, depth - 1) for k, v in node["properties"].items()}
+        # The last level spelled out gives names only (any value): a host sends this with every request, and
+        # which are required, their types and everything below are the catalog's to say (rea://tool/{name}).
+        props = {k: _shallow(v, defs, depth - 1) for k, v in node["properties"].items()}
+        if depth == 1:
+            # One JSON type stays (a client checks it for a few bytes); a union, an enum or a nested value is open.
+            props = {k: v if set(v) == {"type"} and isinstance(v["type"], str) else {} for k, v in props.items()}
+        out["properties"] = props
     elif kind == "array" and depth > 0 and isinstance(node.get("items"), dict):
         items = _shallow(node["items"], defs, depth - 1)
         if items:

@@ -27,7 +27,7 @@ from rea.catalog.document import advertised_description, advertised_input_schema
 from rea.catalog.invoke import ToolResult, invoke
 from rea.catalog.manifest import ToolSpec
 from rea.catalog.resource import ResourceDef, ResourceTemplateDef
-from rea.catalog.schemas import shallow_output
+from rea.catalog.schemas import advertised_or_none, shallow_output
 from rea.catalog.session_tools import not_advertised
 from rea.config import Settings
 from rea.context import CallContext, CancelSignal
@@ -52,8 +52,11 @@ INSTRUCTIONS = (
 
 
 def _hints(ann: dict[str, bool]) -> types.ToolAnnotations:
+    if ann["readOnlyHint"]:
+        # MCP: the destructive and idempotent hints mean something only for a tool that is not read-only.
+        return types.ToolAnnotations(read_only_hint=True, open_world_hint=ann["openWorldHint"])
     return types.ToolAnnotations(
-        read_only_hint=ann["readOnlyHint"],
+        read_only_hint=False,
         destructive_hint=ann["destructiveHint"],
         idempotent_hint=ann["idempotentHint"],
         open_world_hint=ann["openWorldHint"],
@@ -91,10 +94,11 @@ class ListedTool(msgspec.Struct, frozen=True, kw_only=True):
     """One tools/list entry as a single-target connection is sent it, before the toolsets are chosen."""
 
     name: str
-    title: str
+    title: str | None
     description: str
     input_schema: dict[str, Any]
-    output_schema: dict[str, Any]
+    # None where the result is an object the schema says nothing more about (session tools' open reports).
+    output_schema: dict[str, Any] | None
     # The effects' annotation hints (ToolEffects.annotations).
     annotations: dict[str, bool]
     toolset: str
@@ -106,10 +110,11 @@ def listed_tools(registry: Registry, profile: str, presentation: str) -> list[Li
     return [
         ListedTool(
             name=t.name,
-            title=t.display_title,
+            # A title only where a plugin gave one: the name says the rest, in every request.
+            title=t.title or None,
             description=advertised_description(t, profile),
             input_schema=advertised_input_schema(registry, t, profile),
-            output_schema=_advertised_output(registry, t, presentation),
+            output_schema=advertised_or_none(_advertised_output(registry, t, presentation)),
             annotations=t.effects.annotations(),
             toolset=t.toolset_id,
             requires_target=t.requires_target,

@@ -66,12 +66,15 @@ def test_tools_list_carries_the_hints_of_the_catalog() -> None:
                 assert tool.annotations is not None
                 want = reg.tools[tool.name].effects.annotations()
                 got = tool.annotations
-                assert (got.read_only_hint, got.destructive_hint, got.idempotent_hint, got.open_world_hint) == (
-                    want["readOnlyHint"],
-                    want["destructiveHint"],
-                    want["idempotentHint"],
-                    want["openWorldHint"],
-                ), tool.name
+                assert (got.read_only_hint, got.open_world_hint) == (want["readOnlyHint"], want["openWorldHint"])
+                if want["readOnlyHint"]:
+                    # MCP gives these two a meaning only for tools that are not read-only: they are not sent.
+                    assert (got.destructive_hint, got.idempotent_hint) == (None, None), tool.name
+                else:
+                    assert (got.destructive_hint, got.idempotent_hint) == (
+                        want["destructiveHint"],
+                        want["idempotentHint"],
+                    ), tool.name
 
     anyio.run(main)
 

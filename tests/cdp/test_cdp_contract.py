@@ -99,7 +99,7 @@ def test_compare_web_captures_takes_exactly_one_input_group(session: Session) ->
 
 def test_the_compact_profile_advertises_the_large_schemas_lean_and_the_server_still_validates() -> None:
     async def main() -> None:
-        async with connect(REA_MCP_INPUT_SCHEMA_PROFILE="compact") as client:
+        async with connect(REA_MCP_INPUT_SCHEMA_PROFILE="compact", REA_MCP_TOOLSETS="all") as client:
             listed = {t.name: t for t in (await client.list_tools()).tools}
             for name in ("compare_web_captures", "capture_browser_scenario"):
                 schema = listed[name].input_schema

@@ -39,6 +39,7 @@ def test_resources_and_tools_through_the_sdk_client(stripped: str, tmp_path: Pat
             templates = await client.list_resource_templates()
             assert [t.uri_template for t in templates.resource_templates] == [
                 "rea://provenance/{provenance_id}",
+                "rea://tool/{name}",
                 "rea://unknown/{unknown_id}",
             ]
             prompts = {p.name for p in (await client.list_prompts()).prompts}

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
+from mcp.shared.exceptions import MCPError
 
 from rea.catalog.dispatch import CALL_TOOL_BY_NAME, SEARCH_TOOLS
 from rea.catalog.invoke import invoke
@@ -112,3 +114,25 @@ def test_search_ranks_by_the_words_an_agent_uses(rea_registry: Registry) -> None
         assert page.structured is not None and page.structured["next_offset"] == 2 and page.structured["total"] > 2
     finally:
         session.close()
+
+
+def test_a_tools_complete_schemas_are_one_resource_away() -> None:
+    """tools/list carries shallow output schemas; rea://tool/{name} gives the complete ones the catalog keeps."""
+
+    async def main() -> None:
+        async with connect() as client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            read = await client.read_resource("rea://tool/list_procedures")  # type: ignore[arg-type]
+            entry = json.loads(read.contents[0].text)  # type: ignore[union-attr]
+            assert (
+                entry["name"] == "list_procedures"
+                and entry["advertised_output_schema"] == listed["list_procedures"].output_schema
+            )
+            complete = entry["output_schema"]
+            assert complete["$defs"] and len(json.dumps(complete)) > 4 * len(
+                json.dumps(entry["advertised_output_schema"])
+            )
+            with pytest.raises(MCPError, match="no tool named"):
+                await client.read_resource("rea://tool/no_such_tool")  # type: ignore[arg-type]
+
+    anyio.run(main)

@@ -104,7 +104,7 @@ def test_summary_records_state_their_retention(hello_elf: Path) -> None:
 
 def test_root_unions_keep_group_dependencies_and_errors_name_the_groups() -> None:
     async def main() -> None:
-        async with connect() as client:
+        async with connect(REA_MCP_TOOLSETS="all") as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             schema = tools["compare_source_to_bundle"].input_schema
             assert not {"anyOf", "oneOf", "allOf"} & set(schema)
@@ -155,7 +155,7 @@ def test_availability_reports_modes_and_client_features(hello_elf: Path) -> None
 
 def test_evidence_inputs_advertise_the_reference_and_the_record(hello_elf: Path) -> None:
     async def main() -> None:
-        async with connect() as client:
+        async with connect(REA_MCP_TOOLSETS="all") as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             await client.call_tool("open_binary", {"path": str(hello_elf)})
             dossier = structured(await client.call_tool("analyze_function", {"procedure": "compute"}))
