@@ -26,6 +26,7 @@ from rea_plugins.javascript.model import (
     InputSummary,
     Limits,
     Module,
+    OriginalLocation,
     Skipped,
     SourceMap,
     SourceMapSource,
@@ -77,6 +78,7 @@ class _Builder:
         self.modules: list[Module] = []
         self.source_maps: list[SourceMap] = []
         self.reasons: set[str] = set(collected.reasons)
+        self.originals: dict[str, OriginalLocation] = {}
         self.skipped: list[Skipped] = list(collected.skipped)
 
     def parse_all(self, lineage: list[dict[str, Any]] | None = None) -> None:
@@ -129,6 +131,8 @@ class _Builder:
             self.reasons.add("parse_errors")
         if first.truncated:
             self.reasons.add("module_bounds")
+        if any(unit.module.strings.truncated for unit in parsed.units):
+            self.reasons.add("string_bounds")
 
     def _beyond_bound(self, f: InputFile) -> None:
         self.skipped.append(Skipped(path=f.path, reason="beyond max_modules"))
@@ -284,6 +288,15 @@ class _Builder:
         parsed = sourcemaps.parse(data, map_dir)
         gen = by_id.get(generated) if generated else None
         bundled = [by_id[b] for b in gen.bundled_modules if b in by_id] if gen is not None else []
+        decoded = sourcemaps.decode(data)
+        per_source: dict[str, int] = {}
+        mapped = 0
+        if isinstance(decoded, Diagnostic):
+            parsed.diagnostics.append(decoded)
+        else:
+            per_source = decoded.per_source()
+            if gen is not None:
+                mapped = self._map_functions(decoded, parsed, [gen, *bundled])
         sources: list[SourceMapSource] = []
         for index, raw in enumerate(parsed.sources):
             module, matched_by = None, None
@@ -314,6 +327,7 @@ class _Builder:
                     file_module=file_module,
                     file_match=file_match,  # type: ignore[arg-type]
                     content_identical=identical,
+                    tokens=per_source.get(raw.source, 0),
                 )
             )
         return SourceMap(
@@ -324,9 +338,54 @@ class _Builder:
             file=parsed.file,
             source_root=parsed.source_root,
             sources=sources,
-            mappings_decoded=False,
+            mappings_decoded=not isinstance(decoded, Diagnostic),
             diagnostics=parsed.diagnostics,
+            tokens=0 if isinstance(decoded, Diagnostic) else decoded.tokens,
+            functions_mapped=mapped,
         )
+
+    def _map_functions(self, decoded: sourcemaps.Decoded, parsed: sourcemaps.ParsedMap, modules: list[Module]) -> int:
+        """Give each function of the generated file its original location (and its name there); how many got one."""
+        by_name = {raw.source: raw for raw in parsed.sources}
+        originals: dict[str, list[tuple[int, int, int, str]]] = {}
+        count = 0
+        for module in modules:
+            for fn in module.functions:
+                if fn.kind == "module-body":
+                    continue
+                self.ctx.check("mapping functions to their sources")
+                line, column = _position(fn.node_id)
+                token = decoded.lookup(line - 1, column - 1)
+                if token is None:
+                    continue
+                raw = by_name.get(token.source)
+                path = raw.path if raw is not None else token.source
+                if token.source not in originals:
+                    originals[token.source] = _original_functions(raw)
+                name = _enclosing(originals[token.source], token.line + 1, token.column + 1) or token.name
+                self.originals[fn.node_id] = OriginalLocation(
+                    source=path, line=token.line + 1, column=token.column + 1, name=name
+                )
+                count += 1
+        return count
+
+    def apply_originals(self) -> None:
+        """Put the functions' original locations into their modules' records."""
+        if not self.originals:
+            return
+        originals = self.originals
+        self.modules = [
+            msgspec.structs.replace(
+                m,
+                functions=[
+                    msgspec.structs.replace(f, original=originals[f.node_id]) if f.node_id in originals else f
+                    for f in m.functions
+                ],
+            )
+            if any(f.node_id in originals for f in m.functions)
+            else m
+            for m in self.modules
+        ]
 
     # -- entry points -------------------------------------------------------------------
 
@@ -341,6 +400,37 @@ class _Builder:
                 if unit.hints:
                     sites.append(entrypoints.HintSite(unit.node_id, directory, unit.hints, unit.uses_electron))
         return entrypoints.find(self.packages.get("package.json"), self.resolver, sites, self.html, electron_files)
+
+
+def _position(node_id: str) -> tuple[int, int]:
+    """The 1-based (line, column) a function's node_id ends with (``...@line:column``)."""
+    line, _, column = node_id.rpartition("@")[2].partition(":")
+    return int(line), int(column)
+
+
+MAX_ORIGINAL_BYTES = 8 << 20
+
+
+def _original_functions(raw: sourcemaps.RawSource | None) -> list[tuple[int, int, int, str]]:
+    """(line, column, end line, name) of the functions of an original source, from the map's ``sourcesContent``."""
+    if raw is None or raw.content is None or len(raw.content) > MAX_ORIGINAL_BYTES:
+        return []
+    language = syntax.language_of(raw.path) or "javascript"
+    found = facts.extract(raw.path, language, raw.content.encode("utf-8", "replace"))
+    out = [(*_position(f.node_id), f.end_line, f.name) for f in found.functions if f.kind != "module-body"]
+    syntax.release_lines()
+    return out
+
+
+def _enclosing(functions: list[tuple[int, int, int, str]], line: int, column: int) -> str | None:
+    """The name of the original function starting on ``line`` that is the closest at or before ``column``."""
+    best: tuple[int, int, int, str] | None = None
+    for fn in functions:
+        if fn[0] == line and fn[1] <= column and (best is None or fn[1] > best[1]):
+            best = fn
+    if best is None or best[3] == "<anonymous>":
+        return None
+    return best[3]
 
 
 def _interned(names: list[str]) -> list[str]:
@@ -390,6 +480,7 @@ def _build(collected: Collected, limits: Limits, ctx: CallContext, lineage: list
     builder.parse_all(lineage)
     builder.build_modules()
     builder.build_source_maps()
+    builder.apply_originals()
     entry_points = builder.build_entry_points()
     modules = sorted(builder.modules, key=lambda m: (m.path, m.node_id))
     if collected.contradictions:

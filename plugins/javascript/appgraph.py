@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 from rea_plugins.javascript.application import PROVIDER, VIEW_OPERATION
 from rea_plugins.javascript.model import OPERATION, SCHEMA_VERSION, Application, FunctionRecord, Module
+from rea_plugins.javascript.results import ApplicationSummary
 
 from rea import evidence as ev_mod
 from rea.catalog.tool import ToolCall
@@ -28,6 +29,10 @@ class Loaded:
 def load(call: ToolCall, key: str) -> Loaded:
     """Resolve ``call.args[key]`` (inline or retained) and check it is complete application Evidence."""
     ev = call.session.resolve_evidence(call.args[key], key)
+    complete = _complete_id(ev)
+    if complete is not None:
+        # A summary stands for the complete graph it was made from (retained in the ledger when it was made).
+        ev = call.session.resolve_evidence(ev_mod.retained_reference(complete), key)
     if ev.operation != OPERATION:
         hint = ""
         if ev.operation == VIEW_OPERATION and isinstance(ev.normalized_result, dict):
@@ -55,6 +60,18 @@ def load(call: ToolCall, key: str) -> Loaded:
             [issue(key, "invalid_value", "unsupported schema_version", schema_version=app.schema_version)],
         )
     return Loaded(ev, app)
+
+
+def _complete_id(ev: Evidence) -> str | None:
+    """The complete graph's id when ``ev`` is an application summary."""
+    if ev.operation != OPERATION:
+        return None
+    result = ev.normalized_result
+    if isinstance(result, ApplicationSummary):
+        return result.complete_evidence_id
+    if isinstance(result, dict) and isinstance(result.get("complete_evidence_id"), str):
+        return str(result["complete_evidence_id"])
+    return None
 
 
 def reference(loaded: Loaded) -> dict[str, str]:

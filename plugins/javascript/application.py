@@ -6,7 +6,8 @@ from typing import Any
 
 import msgspec
 from rea_plugins.javascript import analyze, facts, inputs, syntax
-from rea_plugins.javascript.model import OPERATION, Limits
+from rea_plugins.javascript.model import OPERATION, Application, Limits
+from rea_plugins.javascript.results import ApplicationSummary, CoverageOverview, ModuleOverview, SourceMapOverview
 
 import rea
 from rea import evidence as ev_mod
@@ -21,8 +22,10 @@ PROVIDER = ProviderIdentity(
 VIEW_OPERATION = "inspect_analysis_view"
 STATIC_LIMITATIONS = [
     "Static analysis only: no application code was executed.",
-    "Source-map mappings are not decoded; sources are matched to modules by path and content.",
+    "Source-map columns are read as the generated file's byte columns (the same for ASCII bundles).",
 ]
+SUMMARY_LIMIT = 50
+MAX_SUMMARY_LISTED = 50
 
 
 def profile() -> AnalysisProfile:
@@ -81,10 +84,70 @@ def handle(call: ToolCall) -> Evidence:
             analysis_profile=profile(),
         )
     call.ctx.finish(f"analyzed {normalized.counts['modules']} modules")
-    if args.get("detail", "complete") == "summary":
-        # The complete record stays retained; the caller gets the same summary inspect_analysis_view gives.
-        from rea import views
+    if args.get("detail", "summary") == "complete":
+        return ev
+    # The complete record stays retained (the workflows take its id, or this summary's); the caller gets a summary
+    # with one page of the modules.
+    call.session.ledger.record(ev)
+    offset, limit = int(args.get("offset", 0)), int(args.get("limit", SUMMARY_LIMIT))
+    return ev_mod.build(
+        operation=OPERATION,
+        provider=PROVIDER,
+        subject=ev.subject,
+        analysis_profile=ev.analysis_profile,
+        parameters={**parameters, "detail": "summary", "offset": offset, "limit": limit},
+        normalized_result=summarize(ev.evidence_id, normalized, offset, limit),
+        confidence=ev.confidence,
+        limitations=limitations,
+        evidence_links=[ev.evidence_id],
+    )
 
-        call.session.ledger.record(ev)
-        return views.build_view(ev, {"kind": "summary"})
-    return ev
+
+def summarize(complete_id: str, app: Application, offset: int, limit: int) -> ApplicationSummary:
+    """The summary of an application graph, with the modules from ``offset`` (at most ``limit``)."""
+    page = app.modules[offset : offset + limit]
+    end = offset + len(page)
+    return ApplicationSummary(
+        complete_evidence_id=complete_id,
+        input=app.input,
+        coverage=CoverageOverview(
+            status=app.coverage.status, reasons=app.coverage.reasons, skipped_total=len(app.coverage.skipped)
+        ),
+        counts=app.counts,
+        entry_points=app.entry_points[:MAX_SUMMARY_LISTED],
+        source_maps=[
+            SourceMapOverview(
+                node_id=sm.node_id,
+                generated=sm.generated,
+                sources=len(sm.sources),
+                sources_with_content=sum(1 for s in sm.sources if s.has_content),
+                mappings_decoded=sm.mappings_decoded,
+                tokens=sm.tokens,
+                functions_mapped=sm.functions_mapped,
+            )
+            for sm in app.source_maps[:MAX_SUMMARY_LISTED]
+        ],
+        source_maps_total=len(app.source_maps),
+        modules=[
+            ModuleOverview(
+                node_id=m.node_id,
+                path=m.path,
+                kind=m.kind,
+                size=m.size,
+                parse=m.parse,
+                functions=sum(1 for f in m.functions if f.kind != "module-body"),
+                strings=m.strings.total,
+                exports=len(m.exports),
+                imports=len(m.imports),
+                container=m.container,
+                source_map=m.source_map,
+            )
+            for m in page
+        ],
+        offset=offset,
+        limit=limit,
+        total=len(app.modules),
+        next_offset=end if end < len(app.modules) else None,
+        integrity_contradictions=app.integrity_contradictions[:MAX_SUMMARY_LISTED],
+        integrity_contradictions_total=len(app.integrity_contradictions),
+    )

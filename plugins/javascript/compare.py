@@ -7,7 +7,7 @@ from typing import Any, Literal
 import msgspec
 from rea_plugins.javascript import appgraph
 from rea_plugins.javascript.appgraph import Loaded, normal_path, path_matches
-from rea_plugins.javascript.model import ExportRecord, Module
+from rea_plugins.javascript.model import ExportRecord, FunctionRecord, Module
 from rea_plugins.javascript.results import (
     AmbiguousMatch,
     BundleOnly,
@@ -16,6 +16,7 @@ from rea_plugins.javascript.results import (
     EntryPointRef,
     ExportShapeComparison,
     ExportSide,
+    FunctionRename,
     MatchedModule,
     ModuleBrief,
     ModuleDifferences,
@@ -51,21 +52,85 @@ def _set_diff(left: set[str], right: set[str]) -> NameDiff:
     )
 
 
+def _reader_name(fn: FunctionRecord) -> str:
+    """The name a function is compared by: its original name through a source map, else its name as written."""
+    return fn.original.name if fn.original is not None and fn.original.name else fn.name
+
+
+def _fingerprint(fn: FunctionRecord) -> bytes:
+    """What a minifier leaves of a function: its kind, parameter count and asyncness, the members it calls and the
+    literal arguments it passes (bare callees are local names a minifier renames), its return shapes' kinds."""
+    calls = sorted(
+        {c.callee.rsplit(".", 1)[-1] for c in fn.calls if "." in c.callee or c.callee.startswith("new ")}
+        | {f"'{c.argument}'" for c in fn.calls if c.argument is not None and not c.argument.isidentifier()}
+    )
+    returns = sorted({str(r.shape.get("type")) for r in fn.returns})
+    kind = "function" if fn.kind in ("declaration", "expression") else fn.kind
+    return _canon([kind, len(fn.params), fn.is_async, calls, returns])
+
+
+def _functions_diff(a: Module, b: Module) -> tuple[NameDiff, list[FunctionRename], list[str]]:
+    """Functions matched by reader name, then the rest one-to-one by structure (renames); what is left is added or
+    removed."""
+    left = [f for f in a.functions if f.kind != "module-body"]
+    right = [f for f in b.functions if f.kind != "module-body"]
+    by_name_l: dict[str, list[FunctionRecord]] = {}
+    by_name_r: dict[str, list[FunctionRecord]] = {}
+    for f in left:
+        by_name_l.setdefault(_reader_name(f), []).append(f)
+    for f in right:
+        by_name_r.setdefault(_reader_name(f), []).append(f)
+    changed: list[str] = []
+    for name in sorted(set(by_name_l) & set(by_name_r)):
+        sorted_l = sorted(_fingerprint(f) for f in by_name_l[name])
+        sorted_r = sorted(_fingerprint(f) for f in by_name_r[name])
+        if sorted_l != sorted_r:
+            changed.append(name)
+    rest_l = [f for f in left if _reader_name(f) not in by_name_r]
+    rest_r = [f for f in right if _reader_name(f) not in by_name_l]
+    prints_l: dict[bytes, list[FunctionRecord]] = {}
+    prints_r: dict[bytes, list[FunctionRecord]] = {}
+    for f in rest_l:
+        prints_l.setdefault(_fingerprint(f), []).append(f)
+    for f in rest_r:
+        prints_r.setdefault(_fingerprint(f), []).append(f)
+    renamed: list[FunctionRename] = []
+    paired_l: set[str] = set()
+    paired_r: set[str] = set()
+    for key in set(prints_l) & set(prints_r):
+        # Only a one-to-one structural match is a rename; several alike on a side are left as they are.
+        if len(prints_l[key]) == 1 and len(prints_r[key]) == 1:
+            x, y = prints_l[key][0], prints_r[key][0]
+            renamed.append(
+                FunctionRename(left=_reader_name(x), right=_reader_name(y), line=y.line, matched_by="structure")
+            )
+            paired_l.add(x.node_id)
+            paired_r.add(y.node_id)
+    renamed.sort(key=lambda r: (r.left, r.right))
+    names = _set_diff(
+        {_reader_name(f) for f in rest_l if f.node_id not in paired_l},
+        {_reader_name(f) for f in rest_r if f.node_id not in paired_r},
+    )
+    return names, renamed, changed
+
+
 def _module_diff(a: Module, b: Module) -> ModuleDifferences:
     shapes_a = {e.name: _canon(e.shape) for e in a.exports}
     shapes_b = {e.name: _canon(e.shape) for e in b.exports}
+    functions, renamed, changed = _functions_diff(a, b)
     return ModuleDifferences(
         imports=_set_diff(
             {f"{e.kind}:{e.specifier}" for e in a.imports}, {f"{e.kind}:{e.specifier}" for e in b.imports}
         ),
         exports=_set_diff(set(shapes_a), set(shapes_b)),
         export_shapes_changed=sorted(n for n in set(shapes_a) & set(shapes_b) if shapes_a[n] != shapes_b[n]),
-        functions=_set_diff(
-            {f.name for f in a.functions if f.kind != "module-body"},
-            {f.name for f in b.functions if f.kind != "module-body"},
-        ),
+        functions=functions,
         strings=_set_diff({s.value for s in a.strings.items}, {s.value for s in b.strings.items}),
         size=SizePair(left=a.size, right=b.size),
+        functions_renamed=renamed[:MAX_LISTED],
+        functions_renamed_total=len(renamed),
+        functions_changed=changed[:MAX_LISTED],
+        functions_changed_total=len(changed),
     )
 
 
@@ -106,7 +171,7 @@ def compare_versions(call: ToolCall) -> Evidence:
                 rest_r.pop(k)
     matched: list[MatchedModule] = []
     counts = {"unchanged": 0, "changed": 0, "contradicted": 0, "moved": 0}
-    details = 0
+    details = renames = 0
     for a, b, via in sorted(pairs, key=lambda p: (p[0].path, p[0].node_id)):
         call.ctx.check("comparing modules")
         status: Literal["unchanged", "changed", "contradicted"]
@@ -128,6 +193,7 @@ def compare_versions(call: ToolCall) -> Evidence:
         )
         if status != "unchanged" and details < limit:
             entry.differences = _module_diff(a, b)
+            renames += entry.differences.functions_renamed_total
             details += 1
         matched.append(entry)
     entries_l = {(e.kind, e.path) for e in left.app.entry_points}
@@ -142,7 +208,12 @@ def compare_versions(call: ToolCall) -> Evidence:
     complete = left.app.coverage.status == right.app.coverage.status == "complete"
     result = VersionComparison(
         summary=VersionSummary(
-            **counts, added=len(rest_r), removed=len(rest_l), ambiguous=len(ambiguous), matched=len(matched)
+            **counts,
+            added=len(rest_r),
+            removed=len(rest_l),
+            ambiguous=len(ambiguous),
+            matched=len(matched),
+            functions_renamed=renames,
         ),
         modules=matched,
         added=briefs(rest_r),
@@ -167,7 +238,9 @@ def compare_versions(call: ToolCall) -> Evidence:
         [left, right],
         [
             "Modules match one-to-one by path, then by unique content hash; ambiguous content "
-            "matches are reported, never paired."
+            "matches are reported, never paired.",
+            "Functions match by their original name (source maps) or name, then one-to-one by structure "
+            "(kind, parameters, called members, literal arguments, return kinds): a minifier's renames are renames.",
         ],
     )
 

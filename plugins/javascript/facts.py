@@ -29,7 +29,8 @@ from rea.context import CallContext
 if TYPE_CHECKING:
     from tree_sitter import Node, Tree
 
-MAX_STRINGS = 200
+# Unique strings listed per module; past it the module says how many it holds (a diagnostic, coverage 'string_bounds').
+MAX_STRINGS = 10_000
 MAX_STRING_CHARS = 512
 MAX_FUNCTIONS = 2000
 MAX_PER_FUNCTION = 200
@@ -537,15 +538,20 @@ class _Walker:
 
     def _string(self, node: Node, unit: int) -> None:
         value = syntax.string_value(node)
+        template = False
         if value is None:
-            return
+            # A template with substitutions is indexed by its static text (`Hello, ${…}!`).
+            value = syntax.template_text(node)
+            template = True
+            if value is None:
+                return
         strings = self.units[unit].strings
         if value in strings:
             return
         truncated = len(value) > MAX_STRING_CHARS
         # Interned: "use strict", "function", "object" recur in thousands of modules.
         kept = sys.intern(value[:MAX_STRING_CHARS])
-        strings[value] = StringLiteral(value=kept, line=syntax.line(node), truncated=truncated)
+        strings[value] = StringLiteral(value=kept, line=syntax.line(node), truncated=truncated, template=template)
 
     def _add_call(self, fn: int, callee: str, node: Node, ln: int) -> None:
         builder = self.fns[fn]
@@ -1036,6 +1042,14 @@ def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext 
     strings: list[StringSet] = []
     for unit in walker.units:
         items = list(unit.strings.values())
+        if len(items) > MAX_STRINGS:
+            walker.diagnostics.append(
+                Diagnostic(
+                    kind="limit",
+                    message=f"{len(items)} unique strings in {unit.path}: the first {MAX_STRINGS} are listed",
+                    line=items[MAX_STRINGS].line,
+                )
+            )
         strings.append(StringSet(items=items[:MAX_STRINGS], total=len(items), truncated=len(items) > MAX_STRINGS))
     edges: list[tuple[int, int, str, str, int]] = []
     for unit_idx, name, ln in walker.bare_calls:

@@ -71,13 +71,19 @@ class IpcRecord(_Record, frozen=True):
     expression: str | None = None
 
 
-class StringLiteral(_Record, frozen=True):
+class StringLiteral(_Record, frozen=True, omit_defaults=True):
+    """A string literal, or a template literal's static text (``template``: its substitutions written ``${…}``)."""
+
     value: str
     line: int
     truncated: bool = False
+    template: bool = False
 
 
 class StringSet(_Record, frozen=True):
+    """A module's unique strings: ``items`` holds the first ``MAX_STRINGS`` of ``total`` (``truncated`` says when
+    fewer than all are listed; the module's diagnostics and the coverage reasons say so too)."""
+
     items: list[StringLiteral]
     total: int
     truncated: bool
@@ -102,8 +108,21 @@ class Assignment(_Record, frozen=True, omit_defaults=True):
     candidates: list[str] | None = None
 
 
-class FunctionRecord(_Record, frozen=True):
-    """A function, method or arrow; ``kind == "module-body"`` holds a module's top-level statements."""
+class OriginalLocation(_Record, frozen=True, omit_defaults=True):
+    """Where a generated function came from, through its file's source map: the original source's path, its 1-based
+    line and column, and the function's name there (from the map's ``sourcesContent`` when present, else the
+    map's ``names``)."""
+
+    source: str
+    line: int
+    column: int
+    name: str | None = None
+
+
+class FunctionRecord(_Record, frozen=True, omit_defaults=True):
+    """A function, method or arrow; ``kind == "module-body"`` holds a module's top-level statements. ``name`` is
+    the reader's name: ``Class.method`` for methods and class fields, ``object.key`` for an object literal's members,
+    the export name for ``module.exports.x = ...``."""
 
     node_id: str
     name: str
@@ -119,6 +138,7 @@ class FunctionRecord(_Record, frozen=True):
     captures: list[str]
     closures: list[str]
     truncated: bool = False
+    original: OriginalLocation | None = None
 
 
 class Diagnostic(_Record, frozen=True):
@@ -176,6 +196,8 @@ class SourceMapSource(_Record, frozen=True):
     file_module: str | None
     file_match: Literal["path", "content"] | None
     content_identical: bool | None
+    # Mapping segments that land in this source.
+    tokens: int = 0
 
 
 class SourceMap(_Record, frozen=True):
@@ -188,6 +210,9 @@ class SourceMap(_Record, frozen=True):
     sources: list[SourceMapSource]
     mappings_decoded: bool
     diagnostics: list[Diagnostic]
+    # Mapping segments decoded (VLQ), and the generated file's functions given an original location through them.
+    tokens: int = 0
+    functions_mapped: int = 0
 
 
 class Skipped(_Record, frozen=True):

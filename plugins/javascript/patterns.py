@@ -22,26 +22,61 @@ class PathHint:
     line: int
 
 
+_EXPORTS_MEMBER = re.compile(r"^(?:[\w$]+\.)?exports\.([\w$]+)$")
+
+
+_HOLDERS = ("object", "class", "class_declaration")
+
+
+def _holder_name(node: Node | None) -> str | None:
+    """The name a reader gives the value ``node``: the variable it initializes, the target it is assigned to, the
+    class field or object key it is the value of (qualified by its own holder), or a class's own name."""
+    if node is None:
+        return None
+    if node.type in ("class_declaration", "class"):
+        name = node.child_by_field_name("name")
+        if name is not None:
+            return syntax.text(name, 60)
+    parent = node.parent
+    if parent is None:
+        return None
+    if parent.type == "parenthesized_expression":
+        return _holder_name(parent)
+    if parent.type == "variable_declarator":
+        name = parent.child_by_field_name("name")
+        return syntax.text(name, 80) if name is not None and name.type == "identifier" else None
+    if parent.type == "assignment_expression":
+        left = syntax.text(parent.child_by_field_name("left"), 80)
+        # `module.exports.store = function () {}` is what a reader calls `store`.
+        match = _EXPORTS_MEMBER.match(left)
+        return match.group(1) if match else left
+    if parent.type in ("pair", "field_definition"):
+        key = parent.child_by_field_name("key") or parent.child_by_field_name("property")
+        base = syntax.property_name(key)
+        if base is None:
+            return None
+        owner = parent.parent
+        if owner is not None and owner.type == "class_body":
+            owner = owner.parent
+        holder = _holder_name(owner) if owner is not None and owner.type in _HOLDERS else None
+        return f"{holder}.{base}" if holder else base
+    return None
+
+
 def fn_name(node: Node) -> str:
+    """The name a reader gives a function: its own, else its holder's (``Class.method``, ``Class.field``,
+    ``object.key``, an assignment's target, the export name of ``module.exports.x = ...``)."""
     name = node.child_by_field_name("name")
+    if name is not None and node.type != "method_definition":
+        return syntax.property_name(name) or syntax.text(name, 80)
     if name is not None:
         base = syntax.property_name(name) or syntax.text(name, 80)
-        if node.type == "method_definition":
-            owner = node.parent.parent if node.parent is not None else None
-            if owner is not None and owner.type in ("class_declaration", "class"):
-                cls = owner.child_by_field_name("name")
-                if cls is not None:
-                    return f"{syntax.text(cls, 60)}.{base}"
-        return base
-    parent = node.parent
-    if parent is not None:
-        if parent.type == "variable_declarator":
-            return syntax.text(parent.child_by_field_name("name"), 80)
-        if parent.type == "pair":
-            return syntax.property_name(parent.child_by_field_name("key")) or "<anonymous>"
-        if parent.type == "assignment_expression":
-            return syntax.text(parent.child_by_field_name("left"), 80)
-    return "<anonymous>"
+        owner = node.parent
+        if owner is not None and owner.type == "class_body":
+            owner = owner.parent
+        holder = _holder_name(owner) if owner is not None and owner.type in _HOLDERS else None
+        return f"{holder}.{base}" if holder else base
+    return _holder_name(node) or "<anonymous>"
 
 
 def fn_kind(node: Node) -> str:

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import msgspec
-from rea_plugins.javascript.model import Assignment, ModuleKind, ReturnSite
+from rea_plugins.javascript.model import (
+    Assignment,
+    EntryPoint,
+    InputSummary,
+    ModuleKind,
+    OriginalLocation,
+    ParseStatus,
+    ReturnSite,
+)
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -77,6 +85,62 @@ class TracedCall(msgspec.Struct, kw_only=True):
     via: str | None
 
 
+# -- analyze_javascript_application, detail "summary" -----------------------------------------------
+
+
+class ModuleOverview(_S):
+    """One module in a summary: what it is and how much it holds (its records are in the complete Evidence)."""
+
+    node_id: str
+    path: str
+    kind: ModuleKind
+    size: int
+    parse: ParseStatus
+    functions: int
+    strings: int
+    exports: int
+    imports: int
+    container: str | None = None
+    source_map: str | None = None
+
+
+class SourceMapOverview(_S):
+    node_id: str
+    generated: str | None
+    sources: int
+    sources_with_content: int
+    mappings_decoded: bool
+    tokens: int
+    functions_mapped: int
+
+
+class CoverageOverview(_S):
+    status: Literal["complete", "partial"]
+    reasons: list[str]
+    skipped_total: int
+
+
+class ApplicationSummary(_S):
+    """An application's summary: counts, coverage, entry points, source maps and one page of its modules. The
+    complete graph is retained as ``complete_evidence_id``, which every application workflow takes (this record's
+    own id works too)."""
+
+    complete_evidence_id: str
+    input: InputSummary
+    coverage: CoverageOverview
+    counts: dict[str, int]
+    entry_points: list[EntryPoint]
+    source_maps: list[SourceMapOverview]
+    source_maps_total: int
+    modules: list[ModuleOverview]
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None
+    integrity_contradictions: list[dict[str, Any]]
+    integrity_contradictions_total: int
+
+
 class TracedFunction(msgspec.Struct, kw_only=True, rename={"is_async": "async"}):
     node_id: str
     name: str
@@ -95,6 +159,7 @@ class TracedFunction(msgspec.Struct, kw_only=True, rename={"is_async": "async"})
     closures: list[str]
     parent: str | None
     truncated: bool
+    original: OriginalLocation | None = None
 
 
 class SemanticsTarget(_S):
@@ -131,13 +196,30 @@ class SizePair(_S):
     right: int
 
 
+class FunctionRename(_S):
+    """A function present on both sides under different names (a minifier's renaming), matched by its structure:
+    kind, parameter count, the strings it passes and the members it calls, its return shapes."""
+
+    left: str
+    right: str
+    line: int
+    matched_by: Literal["original-name", "structure"]
+
+
 class ModuleDifferences(_S):
     imports: NameDiff
     exports: NameDiff
     export_shapes_changed: list[str]
+    # Added and removed functions after renamed ones are paired (``functions_renamed``); names are the original
+    # names a source map gave, else the names as written.
     functions: NameDiff
     strings: NameDiff
     size: SizePair
+    functions_renamed: list[FunctionRename] = []
+    functions_renamed_total: int = 0
+    # Functions matched on both sides whose structure differs.
+    functions_changed: list[str] = []
+    functions_changed_total: int = 0
 
 
 class MatchedModule(_S):
@@ -191,6 +273,7 @@ class VersionSummary(_S):
     removed: int
     ambiguous: int
     matched: int
+    functions_renamed: int = 0
 
 
 class VersionComparison(_S):

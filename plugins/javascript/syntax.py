@@ -187,6 +187,35 @@ def string_value(node: Node) -> str | None:
     return value
 
 
+def template_text(node: Node) -> str | None:
+    """A template literal with substitutions as its static text, each substitution written ``${…}``; ``None`` when
+    it has no static text (only substitutions) or is not a template."""
+    if node.type != "template_string":
+        return None
+    parts: list[str] = []
+    data = node.text or b""
+    start = int(node.start_byte)
+    cursor = int(node.start_byte) + 1
+    for child in node.children:
+        if child.type == "template_substitution":
+            parts.append(data[cursor - start : int(child.start_byte) - start].decode("utf-8", "replace"))
+            parts.append("${…}")
+            cursor = int(child.end_byte)
+    parts.append(data[cursor - start : len(data) - 1].decode("utf-8", "replace"))
+    raw = "".join(parts)
+    static = any(p and p != "${…}" for p in parts)
+    if not static:
+        return None
+    if "\\" not in raw:
+        return raw
+    value = _ESCAPE.sub(_unescape, raw)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return raw
+    return value
+
+
 def _first_named(node: Node) -> Node | None:
     """A node's first named child that is not a comment (without building the list of all of them)."""
     if not node.named_child_count:

@@ -6,6 +6,7 @@ from typing import Any
 
 from rea_plugins.javascript.model import Application
 from rea_plugins.javascript.results import (
+    ApplicationSummary,
     ExportShapeComparison,
     FeatureTrace,
     SemanticsTrace,
@@ -16,7 +17,6 @@ from rea_plugins.javascript.results import (
 from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.evidence import Evidence
-from rea.operations.shapes import AnalysisView
 
 FAMILY = "application"
 
@@ -78,16 +78,17 @@ def _compare_exports(call: ToolCall) -> Evidence:
 
 ANALYZE = ToolDef(
     name="analyze_javascript_application",
-    result_type=(Application, AnalysisView),
+    result_type=(ApplicationSummary, Application),
     family=FAMILY,
     description=(
-        "Statically analyze a JavaScript/Electron application directory or .asar archive without running it. "
-        "Results reach megabytes: detail 'summary' answers a summary, the complete record retained. "
+        "Statically analyze a JavaScript/Electron application directory or .asar archive without running it, "
+        "answering a summary with one page of its modules (the complete graph is retained for the workflows). "
         "It finds modules (source files, assets, modules bundled by esbuild/webpack), import/require/dynamic-import "
-        "edges, exports with static shapes, strings, functions, Electron IPC channels, entry points (package.json "
-        "main, Electron main/preload/renderer) and source maps (inline and external). detail 'summary' records "
-        "the complete Evidence and returns its summary view; pass parent_evidence_id to the application "
-        "workflows."
+        "edges, exports with static shapes, strings (template literals by their static text), functions named as "
+        "a reader would, Electron IPC channels, entry points and source maps (mappings decoded: each generated "
+        "function's original file, line and name). Pass the summary's evidence_id (or complete_evidence_id) to "
+        "trace_application_feature, trace_javascript_semantics and the comparisons; detail 'complete' returns "
+        "the whole graph (megabytes on real applications)."
     ),
     input_schema={
         "type": "object",
@@ -106,9 +107,22 @@ ANALYZE = ToolDef(
             },
             "detail": {
                 "type": "string",
-                "enum": ["complete", "summary"],
-                "default": "complete",
-                "description": "complete returns the full graph; summary records it and returns a summary.",
+                "enum": ["summary", "complete"],
+                "default": "summary",
+                "description": "summary (counts and a page of modules; the graph retained) or the complete graph.",
+            },
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "default": 0,
+                "description": "First module of the summary's page.",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 1000,
+                "default": 50,
+                "description": "At most this many modules in the summary's page.",
             },
             "integrity_policy": {
                 "type": "string",
@@ -159,7 +173,8 @@ ANALYZE = ToolDef(
     effects=_EVIDENCE_EFFECTS,
     examples=(
         {"input_path": "/opt/App/resources/app.asar"},
-        {"input_path": "./my-app", "detail": "summary", "integrity_policy": "record-and-continue"},
+        {"input_path": "./my-app", "offset": 50, "integrity_policy": "record-and-continue"},
+        {"input_path": "./my-app", "detail": "complete"},
     ),
     cli_subject="input_path",
 )

@@ -39,6 +39,13 @@ def _symbol_matches(name: str, wanted: str, mode: str) -> bool:
     return wanted in name
 
 
+def _names(fn: FunctionRecord) -> tuple[str, ...]:
+    """A function's name, and its original name when a source map gave one (a minified bundle's `n.handleClick` is
+    also `Panel.handleClick`)."""
+    original = fn.original.name if fn.original is not None else None
+    return (fn.name, original) if original and original != fn.name else (fn.name,)
+
+
 def _seed_matches(index: Index, seed: Seed) -> tuple[list[SeedMatch], set[str], set[str]]:
     """Seed hits, the modules they sit in, and the functions they name."""
     kind, value, mode = seed.kind, seed.value, seed.match
@@ -63,7 +70,7 @@ def _seed_matches(index: Index, seed: Seed) -> tuple[list[SeedMatch], set[str], 
                 modules.add(m.node_id)
         else:
             for fn in m.functions:
-                if fn.kind != "module-body" and _symbol_matches(fn.name, value, mode):
+                if fn.kind != "module-body" and any(_symbol_matches(n, value, mode) for n in _names(fn)):
                     hits.append(
                         SeedMatch(
                             node_id=fn.node_id,
@@ -226,7 +233,7 @@ def _targets(loaded: Loaded, target: dict[str, Any]) -> tuple[list[tuple[Module,
         (m, fn)
         for m in scope
         for fn in m.functions
-        if fn.kind != "module-body" and (fn.name == value or fn.name.endswith("." + value))
+        if fn.kind != "module-body" and any(n == value or n.endswith("." + value) for n in _names(fn))
     ]
     if not hits:
         raise appgraph.not_found(
@@ -343,6 +350,7 @@ def trace_semantics(call: ToolCall) -> Evidence:
                 closures=fn.closures,
                 parent=fn.parent,
                 truncated=fn.truncated,
+                original=fn.original,
             )
         )
     result = SemanticsTrace(

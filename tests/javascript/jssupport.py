@@ -13,7 +13,7 @@ from rea.testing import call_tool
 
 
 def analyze(session: Session, path: Path | str, **extra: Any) -> Evidence:
-    out = call_tool(session, "analyze_javascript_application", {"input_path": str(path), **extra})
+    out = call_tool(session, "analyze_javascript_application", {"input_path": str(path), "detail": "complete", **extra})
     assert out.evidence is not None
     return out.evidence
 

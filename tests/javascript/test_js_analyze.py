@@ -141,20 +141,27 @@ def test_concurrent_analyses_agree(analysis_session: Session, app_v1: Path, ev_v
     assert ids == [ev_v1.evidence_id] * 4
 
 
-def test_summary_detail_retains_the_complete_record(rea_session: Session, app_v1: Path, ev_v1: Evidence) -> None:
-    out = call_tool(rea_session, "analyze_javascript_application", {"input_path": str(app_v1), "detail": "summary"})
+def test_the_summary_is_the_default_and_retains_the_complete_record(
+    rea_session: Session, app_v1: Path, ev_v1: Evidence
+) -> None:
+    out = call_tool(rea_session, "analyze_javascript_application", {"input_path": str(app_v1), "limit": 3})
     summary = out.evidence
-    assert summary is not None and summary.operation == "inspect_analysis_view"
-    assert summary.normalized_result["parent_evidence_id"] == ev_v1.evidence_id
+    assert summary is not None and summary.operation == "analyze_javascript_application"
+    result = msgspec.to_builtins(summary.normalized_result)
+    assert result["complete_evidence_id"] == ev_v1.evidence_id
     assert summary.evidence_links == [ev_v1.evidence_id]
     assert rea_session.ledger.get(ev_v1.evidence_id) is not None
-    # The same view inspect_analysis_view gives for the retained parent.
-    view = call_tool(
-        rea_session,
-        "inspect_analysis_view",
-        {"source": {"kind": "retained-evidence", "evidence_id": ev_v1.evidence_id}, "view": {"kind": "summary"}},
-    )
-    assert view.evidence is not None and view.evidence.evidence_id == summary.evidence_id
+    # One page of the modules, with the total and where the next page starts.
+    total = len(graph(ev_v1)["modules"])
+    assert result["total"] == total and len(result["modules"]) == 3 and result["next_offset"] == 3
+    assert [m["node_id"] for m in result["modules"]] == [m["node_id"] for m in graph(ev_v1)["modules"][:3]]
+    last = call_tool(
+        rea_session, "analyze_javascript_application", {"input_path": str(app_v1), "offset": total - 1, "limit": 3}
+    ).evidence
+    assert last is not None
+    tail = msgspec.to_builtins(last.normalized_result)
+    assert len(tail["modules"]) == 1 and tail["next_offset"] is None
+    assert result["counts"] == graph(ev_v1)["counts"]
 
 
 def test_parse_error_is_a_diagnostic(ev_broken: Evidence) -> None:
