@@ -55,6 +55,7 @@ T = TypeVar("T")
 TOOLSET_ORDER = (
     "session",
     "native",
+    "navigation",
     "notebook",
     "artifacts",
     "managed",
@@ -63,15 +64,26 @@ TOOLSET_ORDER = (
     "browser",
     "dynamic",
     "evidence",
+    "scripting",
     "investigation",
     "corpus",
 )
 # Toolsets a connection enables when it needs them (enable_toolsets, or calling one of their tools) rather than
 # carrying their definitions in every request: families for one kind of target that binary_overview's and
 # inspect_artifact's views point to (.NET, Android, JavaScript applications, web pages), programs run or observed,
-# and long workflows over many inputs. Hosts warn above about 80 listed tools; the default lists 79, and
-# search_tools with call_tool_by_name reach the others without a list change.
-ON_DEMAND_TOOLSETS = ("managed", "android", "javascript", "browser", "dynamic", "corpus", "investigation")
+# the cursor a person steps through a program with (an agent names addresses), and long workflows over many
+# inputs. Hosts warn above about 80 listed tools; search_tools with call_tool_by_name reach the others without a
+# list change.
+ON_DEMAND_TOOLSETS = (
+    "managed",
+    "android",
+    "javascript",
+    "browser",
+    "dynamic",
+    "navigation",
+    "corpus",
+    "investigation",
+)
 
 
 # The registration hooks, in the order the registry collects them (errors and broken plugins are reported in it).

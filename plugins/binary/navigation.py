@@ -126,6 +126,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="current_document",
+            toolset="navigation",
             result_type=CurrentDocument,
             family="binary",
             description="The open document (name, format, sha256).",
@@ -137,6 +138,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="current_address",
+            toolset="navigation",
             result_type=CurrentAddress,
             family="binary",
             description="The session cursor address (starts at the entry point).",
@@ -148,6 +150,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="current_procedure",
+            toolset="navigation",
             result_type=CurrentProcedure,
             family="binary",
             description="The procedure containing the cursor.",
@@ -159,6 +162,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="get_navigation_context",
+            toolset="navigation",
             result_type=NavigationContext,
             family="binary",
             description=(

@@ -179,6 +179,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="goto_address",
+            toolset="navigation",
             result_type=CursorMove,
             family="binary",
             description="Move this connection's cursor to a mapped address; returns it with its procedure.",
@@ -192,6 +193,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="next_address",
+            toolset="navigation",
             result_type=CursorStep,
             family="binary",
             description=(
@@ -208,6 +210,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="prev_address",
+            toolset="navigation",
             result_type=CursorStep,
             family="binary",
             description=(

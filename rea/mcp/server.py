@@ -46,8 +46,9 @@ CLOSE_BOUND_S = 15.0
 INSTRUCTIONS = (
     "rea reverse engineers native binaries, archives, .NET, Android and JavaScript applications, web pages and "
     "running programs. Call binary_session first to see which tools are available, then open_binary to bind a "
-    "provider to a target. Tools not in the list (managed, android, javascript, browser, dynamic, corpus, "
-    "investigation) are found with search_tools and run with call_tool_by_name, or listed with enable_toolsets."
+    "provider to a target. Tools not in the list (managed, android, javascript, browser, dynamic, navigation, "
+    "corpus, investigation) are found with search_tools and run with call_tool_by_name, or listed with "
+    "enable_toolsets."
 )
 
 
