@@ -188,8 +188,8 @@ ENABLE_TOOLSETS = ToolDef(
     family="session",
     description=(
         "Add toolsets to this connection's tools/list: managed (.NET), android, javascript, browser, dynamic "
-        "(programs run or observed), navigation (the cursor), investigation and corpus are listed on demand. A client that ignores list "
-        "changes reaches them through search_tools and call_tool_by_name instead."
+        "(programs run or observed), navigation (the cursor), investigation and corpus are listed on demand. "
+        "A client that ignores list changes reaches them through search_tools and call_tool_by_name instead."
     ),
     input_schema={
         "type": "object",
