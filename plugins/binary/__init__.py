@@ -22,6 +22,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         callpaths,
         codesearch,
         compare,
+        crypto,
         dataflow,
         direct,
         engine_facts,
@@ -52,6 +53,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         codesearch,
         bindiff,
         dataflow,
+        crypto,
     ):
         for tool in module.tools():
             register(tool)

@@ -1,11 +1,15 @@
-"""compare_binaries: two open versions of a binary, procedure by procedure (issue 25 item 5).
+"""compare_binaries: two open versions of a binary, procedure by procedure (issue 25 item 5, issue 48 item 1).
 
-Procedures pair by name where both builds name them (engine names like ``sub_401000`` name nothing), then by
-the content hash of their normalized instructions (``rea.fingerprint``, unique on both sides), then by their
-call-graph neighbourhood (an unpaired procedure whose callers and callees pair with those of one unpaired
-procedure on the other side, and only that one), then identical code in address order, and last, among few
-leftovers, by mutual best instruction similarity. A pair is ``unchanged`` when the hashes agree, else ``changed``
-with the similarity of the normalized instruction sequences; the rest is ``added`` or ``removed``.
+Procedures pair in stages: by name where both builds name them (engine names like ``sub_401000`` name nothing),
+then by the content hash of their normalized instructions (``rea.fingerprint``: addresses and constants masked,
+unique on both sides), then by their call-graph neighbourhood (an unpaired procedure whose callers and callees
+pair with those of one unpaired procedure on the other side, and only that one, and whose code is alike), then
+identical code in address order, and last by similarity: candidates from a MinHash LSH index of instruction
+n-grams (``rea_plugins.binary.similarity``), paired when mutually best and at least ``min_similarity`` alike. Two
+procedures the builds name differently never pair, nor a named one with an unnamed one where the unnamed side
+would have kept the name (both stripped: the name is an export). A pair is ``unchanged`` when its instructions
+and its constants agree, else ``changed`` in its instructions or in its constants only; the rest is ``added`` or
+``removed``, with the score of the nearest leftover that did not pair.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from collections import Counter
 from typing import Any, Literal
 
 import msgspec
+from rea_plugins.binary import similarity
+from rea_plugins.binary.operands import numbers
 from rea_plugins.binary.schema import LIMIT, OFFSET, obj, prop
 from rea_plugins.binary.shapes import BinaryComparison, BinarySide, DiffCounts, DiffRow
 
@@ -42,13 +48,23 @@ DEFAULT_MAX_INSTRUCTIONS = 2_000_000
 MAX_INSTRUCTIONS = 20_000_000
 NEIGHBOURHOOD_ROUNDS = 4
 MIN_NEIGHBOURHOOD = 0.5
-# The last step compares leftovers each with each: at most this many comparisons, at least this similar.
+# A neighbourhood pair's code must be at least this alike too: the graph says where, the code says whether (a
+# new static function called where a removed one was is not that function).
+MIN_NEIGHBOURHOOD_SIMILARITY = 0.4
+# The last step measures each leftover against its LSH candidates: at most this many sequence comparisons in all,
+# at most this many candidates each, and a pair at least this similar.
 MAX_SIMILARITY_PAIRS = 40_000
+MAX_CANDIDATES = 8
 MIN_SIMILARITY = 0.6
+# The LSH index finds candidates whose n-gram sets are about this alike or more: the sequence similarity of a
+# pair that passes MIN_SIMILARITY has a lower n-gram Jaccard (one changed instruction breaks three 3-grams).
+LSH_THRESHOLD = 0.3
 _GENERIC = re.compile(r"^(sub_|fcn\.|FUN_|func_|loc_|entry|_?start$|0x)[0-9A-Fa-f]*", re.I)
 _CACHE = "binary.diff_sides"
 Status = Literal["unchanged", "changed", "added", "removed"]
 How = Literal["name", "hash", "neighbourhood", "similarity"]
+# Each leftover's nearest candidate, left ones then right ones: address -> (similarity, address on the other side).
+Nearest = tuple[dict[str, tuple[float, str]], dict[str, tuple[float, str]]]
 
 
 class _Proc(msgspec.Struct):
@@ -59,7 +75,20 @@ class _Proc(msgspec.Struct):
     # held as strings were most of the 3 GB); difflib compares them as it compared the lines.
     lines: array[int]
     callees: set[str]
+    # The hash of the constants the instructions hold, in order (what ``hash`` masks, addresses left out).
+    consts: int = 0
+    # The names of the callees the build names (imports through their stubs included): a call that now goes
+    # elsewhere is a change the masked instructions do not show.
+    callee_names: frozenset[str] = frozenset()
     callers: set[str] = msgspec.field(default_factory=set)
+    # The MinHash sketch of the instruction n-grams, made on first use (most pairs never need one).
+    sketch: Any = None
+    sketched: bool = False
+
+    def sketch_values(self) -> Any:
+        if not self.sketched:
+            self.sketch, self.sketched = similarity.sketch(self.lines), True
+        return self.sketch
 
 
 def _named(name: str | None) -> str | None:
@@ -78,19 +107,45 @@ class _Side(msgspec.Struct):
 
 def _side(call: ToolCall, ref: str, path: str, bounds: tuple[int, int]) -> tuple[str, str, _Side]:
     """(target_id, sha256, the side read) of one open target, read once per binding and bounds, and cached."""
+    target_id = call.session.find(ref, path).target_id
+    sha, side = read_side(call, target_id, f"compare_binaries: reading the {path} side", bounds)
+    return target_id, sha, side
+
+
+def read_side(call: ToolCall, target_id: str, phase: str, bounds: tuple[int, int]) -> tuple[str, _Side]:
+    """(sha256, the side read) of the open target ``target_id``, read once per binding and bounds (cached)."""
     session = call.session
-    opened = session.find(ref, path)
-    with session.using(opened.target_id):
+    with session.using(target_id):
         target, binding = session.require_target(), session.binding
         assert binding is not None
         key = (target.sha256, binding.analysis_profile.digest, bounds)
         cache: dict[Any, _Side] = session.state.setdefault(_CACHE, {})
         if key not in cache:
-            cache[key] = _read(call, path, *bounds)
-        return opened.target_id, target.sha256, cache[key]
+            cache[key] = _read(call, phase, *bounds)
+        return target.sha256, cache[key]
 
 
-def _read(call: ToolCall, label: str, max_procedures: int, max_instructions: int) -> _Side:
+def _image(call: ToolCall) -> list[tuple[int, int]]:
+    """The mapped address ranges: a number inside one (past the first page) is an address, not a constant."""
+    segments = call.session.execute("list_segments", {}, call.ctx).normalized["segments"]
+    return [(int(s["start"], 16), int(s["end"], 16)) for s in segments if s.get("kind", "segment") == "segment"]
+
+
+def constants_hash(rows: list[dict[str, Any]], image: list[tuple[int, int]]) -> int:
+    """The hash of a procedure's constants in order: immediates and displacements that are not addresses (a
+    branch target, a pc-relative or symbolized operand, a number inside the mapped image)."""
+    found: list[int] = []
+    for row in rows:
+        marked = {s["operand"] for s in row.get("symbols") or () if isinstance(s.get("operand"), int)}
+        text = row.get("text") or f"{row.get('mnemonic', '')} {row.get('operands') or ''}"
+        for value, _form in numbers(text, marked):
+            if value >= 0x1000 and any(lo <= value < hi for lo, hi in image):
+                continue
+            found.append(value)
+    return hash(tuple(found))
+
+
+def _read(call: ToolCall, phase: str, max_procedures: int, max_instructions: int) -> _Side:
     session, ctx = call.session, call.ctx
     procs: list[dict[str, Any]] = []
     total = 0
@@ -103,9 +158,9 @@ def _read(call: ToolCall, label: str, max_procedures: int, max_instructions: int
         procs += local[: max(0, max_procedures - len(procs))]
         offset = page["next_offset"]
     bound: Literal["max_procedures", "max_instructions"] | None = "max_procedures" if total > len(procs) else None
+    image = _image(call) if session.supports("list_segments") else []
     out: dict[str, _Proc] = {}
     read = 0
-    phase = f"compare_binaries: reading the {label} side"
     for i, p in enumerate(procs):
         ctx.check(phase)
         if read >= max_instructions:
@@ -129,6 +184,10 @@ def _read(call: ToolCall, label: str, max_procedures: int, max_instructions: int
             hash=procedure_hash(rows),
             lines=array("q", (hash(normalize_instruction(r)) for r in rows[:MAX_COMPARED])),
             callees={c["address"] for c in callees if c.get("address") and c.get("kind") in ("direct", "tail")},
+            consts=constants_hash(rows, image),
+            callee_names=frozenset(
+                n for c in callees if c.get("kind") in ("direct", "tail") and (n := _named(c.get("name")))
+            ),
         )
     for proc in out.values():
         for callee in proc.callees:
@@ -137,10 +196,37 @@ def _read(call: ToolCall, label: str, max_procedures: int, max_instructions: int
     return _Side(procs=out, total=total, instructions=read, bound=bound)
 
 
-def _pair(left: dict[str, _Proc], right: dict[str, _Proc], ctx: CallContext) -> dict[str, tuple[str, How]]:
-    """left address -> (right address, how it paired)."""
+class _Rules:
+    """Which two procedures may pair at all, after the name stage: a name the builds gave is the procedure's."""
+
+    def __init__(self, left: dict[str, _Proc], right: dict[str, _Proc]) -> None:
+        self.names = (
+            {_named(p.name) for p in left.values()} - {None},
+            {_named(p.name) for p in right.values()} - {None},
+        )
+        # A side that names fewer than half its procedures is stripped: the names it keeps are its exports, which
+        # the other build would name too if it had that function.
+        self.bare = tuple(len(n) * 2 < max(1, len(s)) for n, s in zip(self.names, (left, right), strict=True))
+
+    def allowed(self, x: _Proc, y: _Proc) -> bool:
+        nx, ny = _named(x.name), _named(y.name)
+        if nx and ny:
+            return nx == ny
+        if nx:
+            # Left named, right not: only where the right build lost static names the left one kept.
+            return self.bare[1] and not self.bare[0] and nx not in self.names[1]
+        if ny:
+            return self.bare[0] and not self.bare[1] and ny not in self.names[0]
+        return True
+
+
+def _pair(
+    left: dict[str, _Proc], right: dict[str, _Proc], ctx: CallContext, minimum: float = MIN_SIMILARITY
+) -> tuple[dict[str, tuple[str, How]], Nearest]:
+    """left address -> (right address, how it paired); and each leftover's nearest leftover of the other side."""
     pairs: dict[str, tuple[str, How]] = {}
     taken: set[str] = set()
+    rules = _Rules(left, right)
 
     def unique(side: dict[str, _Proc], key: Any) -> dict[Any, str]:
         counts = Counter(key(p) for p in side.values())
@@ -153,31 +239,36 @@ def _pair(left: dict[str, _Proc], right: dict[str, _Proc], ctx: CallContext) -> 
         lefts = unique({a: p for a, p in left.items() if a not in pairs}, key)
         rights = unique({a: p for a, p in right.items() if a not in taken}, key)
         for k, a in lefts.items():
-            if k in rights:
+            if k in rights and (how == "name" or rules.allowed(left[a], right[rights[k]])):
                 pairs[a] = (rights[k], how)
                 taken.add(rights[k])
     # Same-named copies (static functions of one name in several files) pair when name and hash agree: in
     # address order where several are alike, which cannot be told apart and are unchanged either way.
-    _in_order(left, right, pairs, taken, lambda p: (p.name, p.hash) if _named(p.name) else None, "name")
+    _in_order(left, right, pairs, taken, lambda p: (p.name, p.hash) if _named(p.name) else None, "name", rules)
     for n in range(NEIGHBOURHOOD_ROUNDS):
         ctx.progress(
             f"compare_binaries: pairing by neighbourhood, round {n + 1} of {NEIGHBOURHOOD_ROUNDS}",
             done=n,
             total=NEIGHBOURHOOD_ROUNDS,
         )
-        found = _neighbourhood(left, right, pairs, taken, ctx)
+        found = _neighbourhood(left, right, pairs, taken, rules, ctx)
         if not found:
             break
         for a, b in found.items():
             pairs[a] = (b, "neighbourhood")
             taken.add(b)
     # Then identical code in equal numbers on both sides (setters, stubs): in address order, which builds keep.
-    _in_order(left, right, pairs, taken, lambda p: p.hash, "hash")
-    # Last, few enough leftovers to compare each with each: the most similar, mutually and clearly.
-    for a, b in _most_similar(left, right, pairs, taken, ctx).items():
+    _in_order(left, right, pairs, taken, lambda p: p.hash, "hash", rules)
+    # Last, the leftovers' most similar candidates: paired when mutually best and similar enough.
+    chosen, nearest = _most_similar(left, right, pairs, taken, rules, ctx, minimum)
+    for a, b in chosen.items():
         pairs[a] = (b, "similarity")
         taken.add(b)
-    return pairs
+    return pairs, nearest
+
+
+def _ratio(x: _Proc, y: _Proc) -> float:
+    return round(difflib.SequenceMatcher(None, x.lines, y.lines, autojunk=False).ratio(), 4)
 
 
 def _most_similar(
@@ -185,31 +276,52 @@ def _most_similar(
     right: dict[str, _Proc],
     pairs: dict[str, tuple[str, How]],
     taken: set[str],
+    rules: _Rules,
     ctx: CallContext,
-) -> dict[str, str]:
+    minimum: float,
+) -> tuple[dict[str, str], Nearest]:
+    """Mutually best pairs at least ``minimum`` alike, and each leftover's nearest candidate on either side (address
+    -> (score, address on the other side)): candidates from a MinHash LSH index of the right leftovers, scored by
+    sequence similarity."""
     lefts = [a for a in left if a not in pairs]
     rights = [b for b in right if b not in taken]
-    if not lefts or not rights or len(lefts) * len(rights) > MAX_SIMILARITY_PAIRS:
-        return {}
+    if not lefts or not rights:
+        return {}, ({}, {})
+    ctx.progress("compare_binaries: pairing by similarity, indexing the leftovers")
+    index = similarity.Index(LSH_THRESHOLD)
+    for i, b in enumerate(rights):
+        if i % 256 == 0:
+            ctx.check("compare_binaries: pairing by similarity")
+        values = right[b].sketch_values()
+        if values is not None:
+            index.add(b, values)
     best_of: dict[str, tuple[float, str]] = {}
     best_for: dict[str, tuple[float, str]] = {}
+    budget = MAX_SIMILARITY_PAIRS
     for i, a in enumerate(lefts):
-        ctx.progress(
-            f"compare_binaries: pairing by similarity, {i} of {len(lefts)} leftovers", done=i, total=len(lefts)
-        )
+        if i % 64 == 0:
+            ctx.progress(
+                f"compare_binaries: pairing by similarity, {i} of {len(lefts)} leftovers", done=i, total=len(lefts)
+            )
         x = left[a]
-        for b in rights:
-            # Each comparison may take milliseconds (up to MAX_COMPARED instructions a side).
+        values = x.sketch_values()
+        if values is None:
+            continue
+        for estimate, b in index.query(values)[:MAX_CANDIDATES]:
+            # Each sequence comparison may take milliseconds (up to MAX_COMPARED instructions a side).
             ctx.check("compare_binaries: pairing by similarity")
             y = right[b]
-            if not x.lines or not y.lines or not 0.5 <= len(x.lines) / len(y.lines) <= 2.0:
+            if not rules.allowed(x, y):
                 continue
-            ratio = difflib.SequenceMatcher(None, x.lines, y.lines, autojunk=False).ratio()
-            if ratio >= best_of.get(a, (0.0, ""))[0]:
-                best_of[a] = (ratio, b)
-            if ratio >= best_for.get(b, (0.0, ""))[0]:
-                best_for[b] = (ratio, a)
-    return {a: b for a, (ratio, b) in best_of.items() if ratio >= MIN_SIMILARITY and best_for.get(b, (0.0, ""))[1] == a}
+            # Past the budget the MinHash estimate stands in for the sequence similarity.
+            score = _ratio(x, y) if budget > 0 else estimate
+            budget -= 1
+            if score > best_of.get(a, (-1.0, ""))[0]:
+                best_of[a] = (score, b)
+            if score > best_for.get(b, (-1.0, ""))[0]:
+                best_for[b] = (score, a)
+    chosen = {a: b for a, (score, b) in best_of.items() if score >= minimum and best_for.get(b, (0.0, ""))[1] == a}
+    return chosen, (best_of, best_for)
 
 
 def _in_order(
@@ -219,6 +331,7 @@ def _in_order(
     taken: set[str],
     key: Any,
     how: How,
+    rules: _Rules,
 ) -> None:
     """Pair the unpaired procedures of each equal key, in address order, where both sides have as many."""
     groups: dict[Any, tuple[list[str], list[str]]] = {}
@@ -231,9 +344,11 @@ def _in_order(
     for lefts, rights in groups.values():
         if len(lefts) == len(rights):
             order = sorted(lefts, key=lambda x: int(x, 16)), sorted(rights, key=lambda x: int(x, 16))
-            for a, b in zip(*order, strict=True):
-                pairs[a] = (b, how)
-                taken.add(b)
+            matched = list(zip(*order, strict=True))
+            if all(rules.allowed(left[a], right[b]) for a, b in matched):
+                for a, b in matched:
+                    pairs[a] = (b, how)
+                    taken.add(b)
 
 
 def _neighbourhood(
@@ -241,9 +356,11 @@ def _neighbourhood(
     right: dict[str, _Proc],
     pairs: dict[str, tuple[str, How]],
     taken: set[str],
+    rules: _Rules,
     ctx: CallContext,
 ) -> dict[str, str]:
-    """Unpaired procedures whose paired callers and callees point at one unpaired procedure, mutually best."""
+    """Unpaired procedures whose paired callers and callees point at one unpaired procedure, mutually best, whose
+    code is alike."""
     mapped = {a: b for a, (b, _) in pairs.items()}
 
     def best(score: dict[str, float]) -> str | None:
@@ -268,29 +385,48 @@ def _neighbourhood(
         candidates &= right.keys()
         score = {}
         for c in candidates - taken:
+            if not rules.allowed(p, right[c]):
+                continue
             theirs = {("callee", x) for x in right[c].callees} | {("caller", x) for x in right[c].callers}
             score[c] = len(near & theirs) / len(near | theirs)
         chosen = best(score)
-        if chosen is not None:
+        if chosen is not None and (
+            p.hash == right[chosen].hash or _ratio(p, right[chosen]) >= MIN_NEIGHBOURHOOD_SIMILARITY
+        ):
             choices[a] = chosen
     # Mutual: one left procedure per right one.
     claimed = Counter(choices.values())
     return {a: b for a, b in choices.items() if claimed[b] == 1}
 
 
+def _calls_moved(
+    x: _Proc, y: _Proc, left: dict[str, _Proc], right: dict[str, _Proc], pairs: dict[str, tuple[str, How]]
+) -> bool:
+    """Whether a pair's calls reach other procedures: a callee that did not pair with the other's, or another
+    named callee (the call's target is masked in the instructions' hash)."""
+    if x.callee_names != y.callee_names:
+        return True
+    mine = {pairs[c][0] if c in pairs else f"unpaired {c}" for c in x.callees if c in left}
+    return mine != {c for c in y.callees if c in right}
+
+
 def _similarity(a: _Proc, b: _Proc) -> float:
     if a.hash == b.hash:
         return 1.0
-    return round(difflib.SequenceMatcher(None, a.lines, b.lines, autojunk=False).ratio(), 4)
+    return _ratio(a, b)
 
 
 def compare(
-    left: dict[str, _Proc], right: dict[str, _Proc], ctx: CallContext | None = None
+    left: dict[str, _Proc],
+    right: dict[str, _Proc],
+    ctx: CallContext | None = None,
+    minimum: float = MIN_SIMILARITY,
 ) -> tuple[list[DiffRow], DiffCounts]:
     ctx = ctx or CallContext()
-    pairs = _pair(left, right, ctx)
+    pairs, nearest = _pair(left, right, ctx, minimum)
     rows: list[DiffRow] = []
     by: Counter[str] = Counter()
+    constants_only = 0
     for i, (a, (b, how)) in enumerate(pairs.items()):
         # A changed pair's similarity is a sequence match of up to MAX_COMPARED instructions a side: tens of
         # thousands of them were the part of a large diff that no cancellation reached.
@@ -299,25 +435,36 @@ def compare(
             ctx.progress(f"compare_binaries: measuring similarity, {i} of {len(pairs)} pairs", done=i, total=len(pairs))
         x, y = left[a], right[b]
         by[how] += 1
-        status: Status = "unchanged" if x.hash == y.hash else "changed"
+        status: Status = "unchanged"
+        change: Literal["instructions", "constants"] | None = None
+        if x.hash != y.hash or _calls_moved(x, y, left, right, pairs):
+            status, change = "changed", "instructions"
+        elif x.consts != y.consts:
+            status, change = "changed", "constants"
+            constants_only += 1
         rows.append(
             DiffRow(
                 status=status,
                 left=ProcedureRef(address=a, name=x.name),
                 right=ProcedureRef(address=b, name=y.name),
                 matched_by=how,
+                change=change,
                 similarity=_similarity(x, y),
             )
         )
     paired_right = {b for b, _ in pairs.values()}
-    rows += [
-        DiffRow(status="removed", left=ProcedureRef(address=a, name=p.name)) for a, p in left.items() if a not in pairs
-    ]
-    rows += [
-        DiffRow(status="added", right=ProcedureRef(address=a, name=p.name))
-        for a, p in right.items()
-        if a not in paired_right
-    ]
+
+    def alone(status: Status, address: str, p: _Proc, other: dict[str, _Proc]) -> DiffRow:
+        ref = ProcedureRef(address=address, name=p.name)
+        close = nearest[0 if status == "removed" else 1].get(address)
+        near = None if close is None else ProcedureRef(address=close[1], name=other[close[1]].name)
+        score = None if close is None else round(close[0], 4)
+        if status == "removed":
+            return DiffRow(status=status, left=ref, similarity=score, nearest=near)
+        return DiffRow(status=status, right=ref, similarity=score, nearest=near)
+
+    rows += [alone("removed", a, p, right) for a, p in left.items() if a not in pairs]
+    rows += [alone("added", b, p, left) for b, p in right.items() if b not in paired_right]
     order = {"changed": 0, "added": 1, "removed": 2, "unchanged": 3}
     rows.sort(key=lambda r: (order[r.status], r.similarity if r.similarity is not None else 0.0, _addr(r)))
     counts = Counter(r.status for r in rows)
@@ -330,6 +477,7 @@ def compare(
         by_hash=by["hash"],
         by_neighbourhood=by["neighbourhood"],
         by_similarity=by["similarity"],
+        constants_only=constants_only,
     )
 
 
@@ -352,7 +500,8 @@ def _compare_binaries(call: ToolCall) -> Evidence:
     right_id, right_sha, rside = _side(call, args["right"], "right", bounds)
     left, right = lside.procs, rside.procs
     call.ctx.progress("compare_binaries: pairing procedures")
-    rows, counts = compare(left, right, call.ctx)
+    minimum = args.get("min_similarity", MIN_SIMILARITY)
+    rows, counts = compare(left, right, call.ctx, minimum)
     wanted = set(args.get("status", ["changed", "added", "removed"]))
     shown = [r for r in rows if r.status in wanted]
     offset, limit = args.get("offset", 0), args.get("limit", 100)
@@ -381,10 +530,13 @@ def _compare_binaries(call: ToolCall) -> Evidence:
         next_offset=end if end < len(shown) else None,
         complete=bound is None,
         bound=bound,
+        min_similarity=minimum,
     )
     limitations = [
-        "Pairs come from names, then unique instruction hashes, then call-graph neighbourhoods; a "
-        "procedure rewritten beyond all three shows as removed and added.",
+        "Pairs come from names, then unique instruction hashes, then call-graph neighbourhoods, then similarity "
+        f"(at least {minimum}); a procedure rewritten beyond all four shows as removed and added, with the score of "
+        "its nearest leftover. A constants-only change is one in immediates or displacements; an address that moved "
+        "is no change.",
     ]
     if bound is not None:
         limitations.append(
@@ -421,8 +573,9 @@ def tools() -> list[ToolDef]:
             name="compare_binaries",
             family="binary",
             description=(
-                "Diff two open versions of a binary: procedures paired by name, instruction hash, then call-graph "
-                "neighbourhood; changed, added and removed ones with each pair's similarity, paged."
+                "Diff two open versions of a binary: procedures paired by name, instruction hash, call-graph "
+                "neighbourhood, then similarity; changed (in instructions or constants only), added and removed "
+                "ones with scores, paged."
             ),
             input_schema=obj(
                 {
@@ -452,6 +605,14 @@ def tools() -> list[ToolDef]:
                         maximum=MAX_INSTRUCTIONS,
                         default=DEFAULT_MAX_INSTRUCTIONS,
                     ),
+                    "min_similarity": prop(
+                        "number",
+                        "Least similarity that pairs two leftovers (0-1, default 0.6).",
+                        [MIN_SIMILARITY],
+                        minimum=0,
+                        maximum=1,
+                        default=MIN_SIMILARITY,
+                    ),
                     "offset": OFFSET,
                     "limit": LIMIT,
                 },
@@ -461,5 +622,6 @@ def tools() -> list[ToolDef]:
             result_type=BinaryComparison,
             requires_operations=("list_procedures", "read_function_instructions", "procedure_callees"),
             examples=({"left": "v1", "right": "v2"}, {"left": "t1", "right": "t2", "status": ["changed"]}),
-        )
+        ),
+        *similarity.tools(),
     ]
