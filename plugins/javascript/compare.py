@@ -57,23 +57,64 @@ def _reader_name(fn: FunctionRecord) -> str:
     return fn.original.name if fn.original is not None and fn.original.name else fn.name
 
 
-def _fingerprint(fn: FunctionRecord) -> bytes:
+def _traits(fn: FunctionRecord, literals: set[str]) -> tuple[str, int, bool, frozenset[str], tuple[str, ...]]:
     """What a minifier leaves of a function: its kind, parameter count and asyncness, the members it calls and the
-    literal arguments it passes (bare callees are local names a minifier renames), its return shapes' kinds."""
-    calls = sorted(
-        {c.callee.rsplit(".", 1)[-1] for c in fn.calls if "." in c.callee or c.callee.startswith("new ")}
-        | {f"'{c.argument}'" for c in fn.calls if c.argument is not None and not c.argument.isidentifier()}
-    )
-    returns = sorted({str(r.shape.get("type")) for r in fn.returns})
+    string literals it passes (``literals``: its module's strings; other arguments name local variables a minifier
+    renames, as bare callees and constructors do), and its return shapes' kinds."""
+    calls: set[str] = set()
+    for c in fn.calls:
+        if c.callee.startswith("new "):
+            calls.add("new")
+        elif "." in c.callee:
+            calls.add(c.callee.rsplit(".", 1)[-1])
+        if c.argument is not None and c.argument in literals:
+            calls.add(f"'{c.argument}'")
+    returns = tuple(sorted({str(r.shape.get("type")) for r in fn.returns}))
     kind = "function" if fn.kind in ("declaration", "expression") else fn.kind
-    return _canon([kind, len(fn.params), fn.is_async, calls, returns])
+    return kind, len(fn.params), fn.is_async, frozenset(calls), returns
 
 
-def _functions_diff(a: Module, b: Module) -> tuple[NameDiff, list[FunctionRename], list[str]]:
-    """Functions matched by reader name, then the rest one-to-one by structure (renames); what is left is added or
-    removed."""
-    left = [f for f in a.functions if f.kind != "module-body"]
-    right = [f for f in b.functions if f.kind != "module-body"]
+def _fingerprint(fn: FunctionRecord, literals: set[str]) -> bytes:
+    kind, params, is_async, calls, returns = _traits(fn, literals)
+    return _canon([kind, params, is_async, sorted(calls), list(returns)])
+
+
+# A changed function still pairs with its renamed self when this share of what it calls and passes is common.
+SIMILAR_CALLS = 0.5
+
+
+def _similar_pairs(
+    left: list[FunctionRecord], right: list[FunctionRecord], lit_a: set[str], lit_b: set[str]
+) -> list[tuple[FunctionRecord, FunctionRecord]]:
+    """Left-over functions that are one another's best match, of one kind and parameter count, sharing most calls."""
+    traits_l = {f.node_id: _traits(f, lit_a) for f in left}
+    traits_r = {f.node_id: _traits(f, lit_b) for f in right}
+
+    def score(x: FunctionRecord, y: FunctionRecord) -> float:
+        a, b = traits_l[x.node_id], traits_r[y.node_id]
+        if a[:2] != b[:2] or not (a[3] or b[3]):
+            return 0.0
+        return len(a[3] & b[3]) / len(a[3] | b[3])
+
+    best_r = {x.node_id: max(right, key=lambda y: score(x, y), default=None) for x in left}
+    best_l = {y.node_id: max(left, key=lambda x: score(x, y), default=None) for y in right}
+    pairs = []
+    for x in left:
+        y = best_r[x.node_id]
+        if y is not None and best_l[y.node_id] is x and score(x, y) >= SIMILAR_CALLS:
+            pairs.append((x, y))
+    return pairs
+
+
+def _functions_diff(
+    a: Module, b: Module, left: list[FunctionRecord], right: list[FunctionRecord]
+) -> tuple[NameDiff, list[FunctionRename], list[str]]:
+    """Functions matched by reader name, then the rest one-to-one by structure (renames), then by most of what they
+    call (renamed and changed); what is left is added or removed."""
+    left = [f for f in left if f.kind != "module-body"]
+    right = [f for f in right if f.kind != "module-body"]
+    lit_a = {s.value for s in a.strings.items}
+    lit_b = {s.value for s in b.strings.items}
     by_name_l: dict[str, list[FunctionRecord]] = {}
     by_name_r: dict[str, list[FunctionRecord]] = {}
     for f in left:
@@ -82,8 +123,8 @@ def _functions_diff(a: Module, b: Module) -> tuple[NameDiff, list[FunctionRename
         by_name_r.setdefault(_reader_name(f), []).append(f)
     changed: list[str] = []
     for name in sorted(set(by_name_l) & set(by_name_r)):
-        sorted_l = sorted(_fingerprint(f) for f in by_name_l[name])
-        sorted_r = sorted(_fingerprint(f) for f in by_name_r[name])
+        sorted_l = sorted(_fingerprint(f, lit_a) for f in by_name_l[name])
+        sorted_r = sorted(_fingerprint(f, lit_b) for f in by_name_r[name])
         if sorted_l != sorted_r:
             changed.append(name)
     rest_l = [f for f in left if _reader_name(f) not in by_name_r]
@@ -91,9 +132,9 @@ def _functions_diff(a: Module, b: Module) -> tuple[NameDiff, list[FunctionRename
     prints_l: dict[bytes, list[FunctionRecord]] = {}
     prints_r: dict[bytes, list[FunctionRecord]] = {}
     for f in rest_l:
-        prints_l.setdefault(_fingerprint(f), []).append(f)
+        prints_l.setdefault(_fingerprint(f, lit_a), []).append(f)
     for f in rest_r:
-        prints_r.setdefault(_fingerprint(f), []).append(f)
+        prints_r.setdefault(_fingerprint(f, lit_b), []).append(f)
     renamed: list[FunctionRename] = []
     paired_l: set[str] = set()
     paired_r: set[str] = set()
@@ -106,18 +147,38 @@ def _functions_diff(a: Module, b: Module) -> tuple[NameDiff, list[FunctionRename
             )
             paired_l.add(x.node_id)
             paired_r.add(y.node_id)
+    left_over_l = [f for f in rest_l if f.node_id not in paired_l]
+    left_over_r = [f for f in rest_r if f.node_id not in paired_r]
+    for x, y in _similar_pairs(left_over_l, left_over_r, lit_a, lit_b):
+        renamed.append(
+            FunctionRename(left=_reader_name(x), right=_reader_name(y), line=y.line, matched_by="similar-structure")
+        )
+        changed.append(_reader_name(y))
+        paired_l.add(x.node_id)
+        paired_r.add(y.node_id)
     renamed.sort(key=lambda r: (r.left, r.right))
     names = _set_diff(
         {_reader_name(f) for f in rest_l if f.node_id not in paired_l},
         {_reader_name(f) for f in rest_r if f.node_id not in paired_r},
     )
-    return names, renamed, changed
+    return names, renamed, sorted(changed)
 
 
-def _module_diff(a: Module, b: Module) -> ModuleDifferences:
+def _with_bundled(m: Module, index: appgraph.Index) -> list[FunctionRecord]:
+    """A file's functions with its bundled modules': minifiers differ in which module markers they keep, so a file's
+    functions are compared whole."""
+    out = list(m.functions)
+    for child in m.bundled_modules:
+        bundled = index.modules.get(child)
+        if bundled is not None:
+            out.extend(bundled.functions)
+    return out
+
+
+def _module_diff(a: Module, b: Module, left: appgraph.Index, right: appgraph.Index) -> ModuleDifferences:
     shapes_a = {e.name: _canon(e.shape) for e in a.exports}
     shapes_b = {e.name: _canon(e.shape) for e in b.exports}
-    functions, renamed, changed = _functions_diff(a, b)
+    functions, renamed, changed = _functions_diff(a, b, _with_bundled(a, left), _with_bundled(b, right))
     return ModuleDifferences(
         imports=_set_diff(
             {f"{e.kind}:{e.specifier}" for e in a.imports}, {f"{e.kind}:{e.specifier}" for e in b.imports}
@@ -192,7 +253,7 @@ def compare_versions(call: ToolCall) -> Evidence:
             right_sha256=b.sha256,
         )
         if status != "unchanged" and details < limit:
-            entry.differences = _module_diff(a, b)
+            entry.differences = _module_diff(a, b, left.index, right.index)
             renames += entry.differences.functions_renamed_total
             details += 1
         matched.append(entry)
@@ -320,6 +381,37 @@ def compare_source_to_bundle(call: ToolCall) -> Evidence:
                 "matches": found,
             }
         )
+    # An original that only the map holds (sourcesContent; a shipped page has no source tree beside its bundle) is
+    # mapped too: its text is in the map, its code in the generated file.
+    listed = {normal_path(r["path"]) for r in rows}
+    from_content = 0
+    for sm, s in map_sources:
+        if not s.has_content or s.content_sha256 is None or normal_path(s.path) in listed:
+            continue
+        listed.add(normal_path(s.path))
+        target = s.module or sm.generated or sm.node_id
+        used_bundled.add(target)
+        from_content += 1
+        rows.append(
+            {
+                "source": f"{sm.node_id}#{s.index}",
+                "path": s.path,
+                "sha256": s.content_sha256,
+                "status": "mapped",
+                "origin": "sources-content",
+                "tokens": s.tokens,
+                "matches": [
+                    {
+                        "bundle_module": target,
+                        "generated": sm.generated,
+                        "via": ["source-map"],
+                        "content": "identical",
+                        "source_map": sm.node_id,
+                        "map_source": s.source,
+                    }
+                ],
+            }
+        )
     bundle_only = [
         BundleOnly(node_id=b.node_id, path=b.path, container=b.container)
         for b in sorted(bundled, key=lambda m: (m.path, m.node_id))
@@ -333,6 +425,7 @@ def compare_source_to_bundle(call: ToolCall) -> Evidence:
             identical=sum(1 for r in rows if any(m["content"] == "identical" for m in r["matches"])),
             bundle_only=len(bundle_only),
             source_maps=len(bundle.app.source_maps),
+            from_sources_content=from_content,
         ),
         sources=msgspec.convert(rows, list[SourceMapping]),
         bundle_only=bundle_only,
@@ -343,8 +436,8 @@ def compare_source_to_bundle(call: ToolCall) -> Evidence:
         msgspec.to_builtins(result),
         inputs,
         [
-            "Source-map mappings are not decoded; sources map to bundle modules by the maps' "
-            "sources, sourcesContent hashes and bundled-module paths."
+            "Sources map to bundle modules by the maps' sources, sourcesContent hashes and bundled-module paths; "
+            "an original only a map holds (sourcesContent) is listed as mapped, with its mapping segments (tokens)."
         ],
     )
 

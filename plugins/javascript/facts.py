@@ -194,6 +194,7 @@ class FunctionBuilder:
     parent: int | None
     unit: int
     start_byte: int
+    end_column: int = 0
     calls: list[CallSite] = field(default_factory=list)
     returns: list[tuple[int, Node | None]] = field(default_factory=list)
     assignments: list[Assignment] = field(default_factory=list)
@@ -297,6 +298,7 @@ class _Walker:
             parent=parent,
             unit=unit,
             start_byte=int(node.start_byte),
+            end_column=0 if body else int(node.end_point[1]) + 1,
         )
         if not body:
             patterns.declared_in(params, builder.declared)
@@ -551,7 +553,13 @@ class _Walker:
         truncated = len(value) > MAX_STRING_CHARS
         # Interned: "use strict", "function", "object" recur in thousands of modules.
         kept = sys.intern(value[:MAX_STRING_CHARS])
-        strings[value] = StringLiteral(value=kept, line=syntax.line(node), truncated=truncated, template=template)
+        strings[value] = StringLiteral(
+            value=kept,
+            line=syntax.line(node),
+            truncated=truncated,
+            template=template,
+            column=int(node.start_point[1]) + 1,
+        )
 
     def _add_call(self, fn: int, callee: str, node: Node, ln: int) -> None:
         builder = self.fns[fn]
@@ -1036,6 +1044,7 @@ def extract(path: str, language: syntax.Language, data: bytes, ctx: CallContext 
                 captures=captures[index] or EMPTY,
                 closures=closures[index] or EMPTY,
                 truncated=b.truncated,
+                end_column=b.end_column,
             )
         )
     exports = [[walker.export_record(p, i) for p in unit.exports] for i, unit in enumerate(walker.units)]

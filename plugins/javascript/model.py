@@ -78,6 +78,8 @@ class StringLiteral(_Record, frozen=True, omit_defaults=True):
     line: int
     truncated: bool = False
     template: bool = False
+    # 1-based (byte) column: a minified bundle is one line (0: not known, for strings scanned from unparsed text).
+    column: int = 0
 
 
 class StringSet(_Record, frozen=True):
@@ -139,6 +141,8 @@ class FunctionRecord(_Record, frozen=True, omit_defaults=True):
     closures: list[str]
     truncated: bool = False
     original: OriginalLocation | None = None
+    # 1-based (byte) column of the function's end: which function holds a string of a one-line bundle.
+    end_column: int = 0
 
 
 class Diagnostic(_Record, frozen=True):

@@ -59,6 +59,8 @@ class TraceNode(_S):
     line: int | None = None
     module: str | None = None
     role: Literal["seed", "caller", "exported"] | None = None
+    # A generated function's original location and name, through its file's source map.
+    original: OriginalLocation | None = None
 
 
 class TraceLimits(_S):
@@ -198,12 +200,14 @@ class SizePair(_S):
 
 class FunctionRename(_S):
     """A function present on both sides under different names (a minifier's renaming), matched by its structure:
-    kind, parameter count, the strings it passes and the members it calls, its return shapes."""
+    kind, parameter count, the strings it passes and the members it calls, its return shapes. A file's functions
+    are compared with its bundled modules' (minifiers differ in the module markers they keep)."""
 
     left: str
     right: str
     line: int
-    matched_by: Literal["original-name", "structure"]
+    # structure: the same on both sides; similar-structure: most of what it calls and passes in common (changed too).
+    matched_by: Literal["structure", "similar-structure"]
 
 
 class ModuleDifferences(_S):
@@ -300,11 +304,16 @@ class BundleMatch(_S):
 
 
 class SourceMapping(_S):
+    """A source file (``origin`` input) or an original only a source map holds (``sources-content``: ``source`` is
+    ``<map node_id>#<index>``, ``tokens`` its mapping segments)."""
+
     source: str
     path: str
     sha256: str
     status: Literal["mapped", "unmapped"]
     matches: list[BundleMatch]
+    origin: Literal["input", "sources-content"] = "input"
+    tokens: int | None = None
 
 
 class BundleOnly(_S):
@@ -320,6 +329,8 @@ class SourceBundleSummary(_S):
     identical: int
     bundle_only: int
     source_maps: int
+    # Of ``mapped``, the originals only a map's sourcesContent holds.
+    from_sources_content: int = 0
 
 
 class SourceToBundle(_S):

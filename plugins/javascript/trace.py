@@ -63,7 +63,7 @@ def _seed_matches(index: Index, seed: Seed) -> tuple[list[SeedMatch], set[str], 
                 hits.append(
                     SeedMatch(node_id=m.node_id, type="module", path=m.path, via="string", value=s.value, line=s.line)
                 )
-                holder = _innermost(m, s.line)
+                holder = _innermost(m, s.line, s.column)
                 if holder is not None:
                     functions.add(holder.node_id)
             if found:
@@ -94,14 +94,23 @@ def _seed_matches(index: Index, seed: Seed) -> tuple[list[SeedMatch], set[str], 
     return hits, modules, functions
 
 
-def _innermost(m: Module, line: int) -> FunctionRecord | None:
-    """The smallest function of ``m`` whose lines hold ``line`` (module bodies excluded)."""
+def _innermost(m: Module, line: int, column: int = 0) -> FunctionRecord | None:
+    """The innermost function of ``m`` that holds ``line`` (and ``column``, when known: a minified bundle is one
+    line), module bodies excluded."""
     best: FunctionRecord | None = None
+    best_start = (0, 0)
     for fn in m.functions:
         if fn.kind == "module-body" or not fn.line <= line <= fn.end_line:
             continue
-        if best is None or fn.end_line - fn.line < best.end_line - best.line:
-            best = fn
+        start = (fn.line, int(fn.node_id.rpartition(":")[2]))
+        if column and fn.end_column:
+            if not start <= (line, column) <= (fn.end_line, fn.end_column):
+                continue
+            # Of the functions holding the position, the innermost starts last.
+            if best is None or start > best_start:
+                best, best_start = fn, start
+        elif best is None or fn.end_line - fn.line < best.end_line - best.line:
+            best, best_start = fn, start
     return best
 
 
@@ -119,6 +128,7 @@ def _function_node(m: Module, fn: FunctionRecord, depth: int, role: Role) -> Tra
         module=m.node_id,
         depth=depth,
         role=role,
+        original=fn.original,
     )
 
 

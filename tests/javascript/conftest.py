@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import appfixtures
+import minified
 import pytest
 from jssupport import analyze
 
@@ -59,3 +60,20 @@ def ev_v2(analysis_session: Session, app_v2: Path) -> Evidence:
 @pytest.fixture(scope="session")
 def ev_broken(analysis_session: Session, broken_app: Path) -> Evidence:
     return analyze(analysis_session, broken_app)
+
+
+@pytest.fixture(scope="session")
+def page_v1(npm_tools: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A page bundle minified for whitespace and syntax (names kept), with its source map."""
+    return minified.build_v1(tmp_path_factory.mktemp("page-v1"))
+
+
+@pytest.fixture(scope="session")
+def page_v2(npm_tools: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The next version, minified wholly (names mangled), with its source map."""
+    return minified.build_v2(tmp_path_factory.mktemp("page-v2"))
+
+
+@pytest.fixture(scope="session")
+def page_v2_without_map(npm_tools: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return minified.build_v2_without_map(tmp_path_factory.mktemp("page-v2-nomap"))

@@ -95,3 +95,28 @@ def test_a_parse_workers_answer_decodes_to_the_same_records(tokens: list[str], t
             pass
         else:
             raise AssertionError("a cut answer decoded")
+
+
+VLQ = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/,;!", max_size=120)
+
+
+@settings(max_examples=150, deadline=None)
+@given(VLQ, st.lists(st.one_of(st.none(), st.text(max_size=12)), max_size=4), st.integers(0, 3), st.integers(0, 500))
+def test_hostile_mappings_decode_or_say_why(mappings: str, sources: list[str | None], line: int, column: int) -> None:
+    # Any mappings string (bad VLQ, segments naming sources or names that are not there) is decoded by symbolic or
+    # refused with a diagnostic; a lookup anywhere answers a token or nothing, never an exception.
+    doc = {"version": 3, "sources": sources, "names": ["n"], "mappings": mappings}
+    decoded = sourcemaps.decode(msgspec.json.encode(doc))
+    if isinstance(decoded, sourcemaps.Decoded):
+        token = decoded.lookup(line, column)
+        assert token is None or (token.line >= 0 and token.column >= 0)
+        assert sum(decoded.per_source().values()) <= decoded.tokens
+    else:
+        assert decoded.kind in ("source-map", "limit")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=300))
+def test_random_bytes_as_a_source_map_never_crash(data: bytes) -> None:
+    decoded = sourcemaps.decode(data)
+    assert isinstance(decoded, sourcemaps.Decoded) or decoded.message
