@@ -217,6 +217,10 @@ class ConstantHit(Shape):
     """An instruction operand (where: code) or an aligned word in data (where: data, with its width)."""
 
     where: Literal["code", "data"]
+    # How the instruction holds the constant: an immediate operand, a memory displacement, the last of an
+    # AArch64 mov/movz + movk run or of an ARM movw + movt pair (the value the register then holds), or a
+    # pc-relative load of a literal-pool word. Absent on data hits.
+    form: Literal["immediate", "displacement", "movk", "movt", "literal_pool"] | None = None
     address: str | None = None
     text: str | None = None
     procedure: ProcedureRef | None = None
@@ -240,7 +244,12 @@ class ConstantSearch(Capped, kw_only=True):
 
 class InstructionSearch(Capped, kw_only=True):
     pattern: str
+    # How the pattern was matched: as asked, or as a regular expression where a literal pattern written in regex
+    # syntax found nothing as text.
+    mode: Literal["literal", "regex"] = "literal"
     hits: list[CodeHit]
+    # What the search did beyond the request (a literal pattern run as a regex), or why it may have found nothing.
+    hint: str | None = None
 
 
 class YaraMatch(Placed, kw_only=True):
@@ -875,6 +884,8 @@ class DiffCounts(Shape):
     by_hash: int
     by_neighbourhood: int
     by_similarity: int
+    # Of the changed pairs, those whose instructions agree once constants are masked: only constants changed.
+    constants_only: int = 0
 
 
 class DiffRow(Shape):
@@ -884,8 +895,13 @@ class DiffRow(Shape):
     left: ProcedureRef | None = None
     right: ProcedureRef | None = None
     matched_by: Literal["name", "hash", "neighbourhood", "similarity"] | None = None
-    # 1.0 for identical normalized instructions; the sequence similarity of a changed pair.
+    # A changed pair's change: its instructions, or only its constants (immediates, displacements; addresses are
+    # never constants).
+    change: Literal["instructions", "constants"] | None = None
+    # 1.0 for identical normalized instructions; the sequence similarity of a changed pair. On an added or removed
+    # row: the similarity of ``nearest``, the closest unpaired procedure of the other side, below the threshold.
     similarity: float | None = None
+    nearest: ProcedureRef | None = None
 
 
 class BinaryComparison(Page, kw_only=True):
@@ -899,3 +915,29 @@ class BinaryComparison(Page, kw_only=True):
     complete: bool
     # The bound that stopped the reading (absent when complete).
     bound: Literal["max_procedures", "max_instructions"] | None = None
+    # The least similarity that pairs two leftovers (below it they stay added and removed).
+    min_similarity: float | None = None
+
+
+class SimilarFunction(Shape):
+    """A procedure of an open target, with its similarity to the query."""
+
+    target_id: str
+    procedure: ProcedureRef
+    # The Jaccard similarity of the two procedures' instruction n-grams (MinHash estimate; 1.0 when identical).
+    similarity: float
+    # True when the normalized instructions are the same (addresses and constants masked).
+    identical: bool = False
+
+
+class SimilarFunctions(Page, kw_only=True):
+    query: ProcedureRef
+    target_id: str
+    # Open targets searched, the query's included.
+    targets: int
+    # Procedures compared with the query, over every searched target.
+    compared: int
+    # Most similar first.
+    items: list[SimilarFunction]
+    # False when a target's reading stopped at max_procedures or max_instructions.
+    complete: bool
