@@ -6,12 +6,14 @@ instruction text is each procedure's symbolized rows (``program.program_rows``).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
 from rea_plugins.binary import program
 from rea_plugins.binary.image import regions
+from rea_plugins.binary.operands import numbers
 from rea_plugins.binary.program import Procedure, Row, containing, procedures, program_rows, units
 from rea_plugins.binary.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop, run
 from rea_plugins.binary.shapes import ByteSearch, ConstantSearch, InstructionSearch, YaraScan
@@ -21,7 +23,7 @@ from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import Evidence
 from rea.operations.answers import int_param
 from rea.providers import OperationResult
-from rea.search import matcher
+from rea.search import compile_regex, matcher
 
 MAX_PATTERN_BYTES = 256
 MAX_HITS = 100_000
@@ -182,28 +184,22 @@ def _signed_readings(number: int) -> tuple[int, ...]:
     return tuple(readings)
 
 
-_BRANCH = re.compile(r"^(j\w*|call\w*|loop\w*|b|bl|br|blr|b\.\w+|cbn?z|tbn?z|bx|blx)$")
-_NUMBER = re.compile(r"(?<![\w.$])#?(-?)(0x[0-9a-f]+|[0-9]+)\b")
-
-
-def immediates(text: str) -> list[int]:
-    """Immediate operands of an instruction's text: no memory displacements, branch targets or comments."""
-    body = text.split(";", 1)[0].strip().lower()
-    mnemonic, _, operands = body.partition(" ")
-    if _BRANCH.match(mnemonic):
-        return []
-    operands = _SHIFT.sub(" ", re.sub(r"\[[^\]]*\]", " ", operands))
-    return [(-1 if sign else 1) * int(digits, 0) for sign, digits in _NUMBER.findall(operands)]
-
-
-# arm64 builds wide constants from 16-bit pieces: mov/movz sets a register, each movk replaces one halfword.
-_SHIFT = re.compile(r"\b(lsl|lsr|asr|ror|msl)\s+#?\w+")
-_PIECE = re.compile(r"^(mov|movz|movk)\s+([wx])(\d+),\s*#?(0x[0-9a-f]+|[0-9]+)(?:,\s*lsl\s*#?(\d+))?$")
-_WRITES = re.compile(r"^\S+\s+[wx](\d+)\b")
+# arm64 builds wide constants from 16-bit pieces: mov/movz sets a register, each movk replaces one halfword; ARM
+# (32-bit) sets the low half with mov/movw and the high half with movt.
+_PIECE = re.compile(
+    r"^(mov|movz|movk|movw|movt)(?:\.w)?\s+([wxr])(\d+),\s*#?(0x[0-9a-f]+|[0-9]+)(?:,\s*lsl\s*#?(\d+))?$"
+)
+_WRITES = re.compile(r"^\S+\s+[wxr](\d+)\b")
 
 
 def composed(rows: list[Row]) -> Iterator[tuple[Row, int]]:
-    """Each movk and the whole value its register then holds (pieces followed within one procedure)."""
+    """Each movk (or movt) and the whole value its register then holds (pieces followed within one procedure)."""
+    for row, value, _form in composed_forms(rows):
+        yield row, value
+
+
+def composed_forms(rows: list[Row]) -> Iterator[tuple[Row, int, Literal["movk", "movt"]]]:
+    """Each movk or movt, the whole value its register then holds, and which of the two it was."""
     held: dict[str, int] = {}
     owner = None
     for row in rows:
@@ -217,12 +213,39 @@ def composed(rows: list[Row]) -> Iterator[tuple[Row, int]]:
                 held.pop(written.group(1), None)
             continue
         op, size, reg, piece, shift = m.group(1), m.group(2), m.group(3), int(m.group(4), 0), int(m.group(5) or 0)
-        mask = (1 << (32 if size == "w" else 64)) - 1
-        if op != "movk":
+        mask = (1 << (64 if size == "x" else 32)) - 1
+        if op == "movt":
+            if reg in held:
+                held[reg] = (held[reg] & 0xFFFF) | (piece & 0xFFFF) << 16
+                yield row, held[reg], "movt"
+        elif op != "movk":
             held[reg] = (piece << shift) & mask
         elif reg in held:
             held[reg] = (held[reg] & ~(0xFFFF << shift) | piece << shift) & mask
-            yield row, held[reg]
+            yield row, held[reg], "movk"
+
+
+# A load of a constant word: AArch64 ``ldr x0, #0x5f0`` (the pool's address), ARM ``ldr r0, [pc, #0x10]`` (pc
+# reads 8 ahead in ARM mode, word-aligned), or a load whose address the provider resolved (``adrp`` + ``ldr``).
+_LITERAL = re.compile(r"^(ldr|ldrsw|ldr\.w|vldr)\s+([a-z]+)(\d+),\s*#?(0x[0-9a-f]+|[0-9]+)$")
+_LOAD = re.compile(r"^(ldr|ldrsw|ldr\.w|vldr)\s+([a-z]+)(\d+),\s*\[(\w+)(?:,\s*#(-?0x[0-9a-f]+|-?[0-9]+))?\]$")
+_WIDTH = {"x": 8, "d": 8, "w": 4, "r": 4, "s": 4}
+
+
+def literal_loads(rows: list[Row]) -> Iterator[tuple[Row, int, int]]:
+    """(row, address of the word, width) of each load of a word at a known address."""
+    for row in rows:
+        body = row.text.split(";", 1)[0].strip().lower()
+        m = _LITERAL.match(body) or _LOAD.match(body)
+        if m is None or m.group(2) not in _WIDTH:
+            continue
+        width = 4 if m.group(1) == "ldrsw" else _WIDTH[m.group(2)]
+        if m.re is _LITERAL:
+            yield row, int(m.group(4), 0), width
+        elif len(row.refs) == 1:
+            yield row, row.refs[0], width
+        elif m.group(4) == "pc":
+            yield row, ((row.address + 8) & ~3) + int(m.group(5) or "0", 0), width
 
 
 def _code_hit(procs: list[Procedure], row: Row) -> dict[str, Any]:
@@ -275,14 +298,20 @@ def _search_immediates(call: ToolCall) -> Evidence:
             return any((lo is None or r >= lo) and (hi is None or r <= hi) for r in _signed_readings(number))
 
         rows = program_rows(call)
-        found = {row.address: row for row in rows if any(fits(n) for n in immediates(row.text))}
-        found.update((row.address, row) for row, number in composed(rows) if fits(number))
-        hits.extend({**_code_hit(procs, found[a]), "where": "code"} for a in sorted(found)[:MAX_HITS])
+        found = _code_constants(call, rows, fits)
+        hits.extend(
+            {**_code_hit(procs, found[a][0]), "where": "code", "form": found[a][1]} for a in sorted(found)[:MAX_HITS]
+        )
     if where in ("data", "both") and len(hits) < MAX_HITS:
         if value is None:
             limitations.append("a range is searched in instruction operands only (data would match most words)")
         else:
-            hits.extend(_data_hits(call, procs, value, MAX_HITS - len(hits)))
+            # A data word inside an instruction already listed is that instruction's operand (a movabs constant's
+            # bytes in .text): one hit per instruction.
+            spans = _instruction_spans(call, [h for h in hits if h["where"] == "code"])
+            hits.extend(
+                h for h in _data_hits(call, procs, value, MAX_HITS - len(hits)) if not _inside(spans, h.get("address"))
+            )
     capped = len(hits) >= MAX_HITS
     body: dict[str, Any] = {
         "constant": (
@@ -294,6 +323,58 @@ def _search_immediates(call: ToolCall) -> Evidence:
         **_paged("hits", hits, call.args, capped, f"max_hits={MAX_HITS}"),
     }
     return evidence(call, OperationResult(normalized=body, limitations=limitations + _capped_note(capped)))
+
+
+CodeForm = Literal["immediate", "displacement", "movk", "movt", "literal_pool"]
+
+
+def _code_constants(call: ToolCall, rows: list[Row], fits: Any) -> dict[int, tuple[Row, CodeForm]]:
+    """address -> (instruction, form) of each instruction holding a fitting constant, once per instruction."""
+    found: dict[int, tuple[Row, CodeForm]] = {}
+    for i, row in enumerate(rows):
+        if i % 65536 == 0:
+            call.ctx.check("search_immediates")
+        for number, form in numbers(row.text, refs=row.refs):
+            if fits(number):
+                found[row.address] = (row, form)
+                break
+    for row, number, piece in composed_forms(rows):
+        if fits(number):
+            found.setdefault(row.address, (row, piece))
+    pools = list(literal_loads(rows))
+    if pools:
+        data, mapped = program.file_bytes(call), units(call)
+        endian = run(call, "list_documents", {}).normalized["documents"][0].get("endianness", "little")
+        order: Literal["little", "big"] = "big" if endian == "big" else "little"
+        for row, address, width in pools:
+            unit = next((u for u in mapped if u.start <= address < u.start + u.file_size), None)
+            # A word in writable memory is a variable's first value, not a constant the code loads.
+            if unit is None or "w" in unit.permissions:
+                continue
+            at = unit.file_offset + address - unit.start
+            if at + width > len(data):
+                continue
+            if fits(int.from_bytes(data[at : at + width], order)):
+                found.setdefault(row.address, (row, "literal_pool"))
+    return found
+
+
+def _instruction_spans(call: ToolCall, hits: list[dict[str, Any]]) -> list[tuple[int, int]]:
+    """[start, end) of each listed instruction: from its address to the next instruction's."""
+    if not hits:
+        return []
+    rows = program_rows(call)
+    starts = [r.address for r in rows]
+    spans = []
+    for h in hits:
+        at = int(h["address"], 16)
+        i = bisect.bisect_right(starts, at)
+        spans.append((at, starts[i] if i < len(starts) else at + 16))
+    return spans
+
+
+def _inside(spans: list[tuple[int, int]], address: str | None) -> bool:
+    return address is not None and any(lo <= int(address, 16) < hi for lo, hi in spans)
 
 
 def _data_hits(call: ToolCall, procs: list[Procedure], value: int, room: int) -> list[dict[str, Any]]:
@@ -333,19 +414,59 @@ def _data_hits(call: ToolCall, procs: list[Procedure], value: int, room: int) ->
 # -- search_instructions ----------------------------------------------------------------------------------------
 
 
+# What marks a pattern as written for a regex engine: anchors, wildcards, classes, groups and alternation. A bare
+# ``[`` or ``+`` or ``*`` is not one: instruction text has them literally (``[rax + rdi*8]``).
+_REGEX_SYNTAX = re.compile(r"^\^|(?<!\\)\$$|\.[*+?]|\\[bBsSdDwW.()\[\]|+*?{}]|\|(?!\|)|\(\?|\{\d+(,\d*)?\}|\[\^")
+
+
+def regex_syntax(pattern: str) -> list[str]:
+    """The regex constructs a pattern uses (none for plain text)."""
+    return [m.group(0) for m in _REGEX_SYNTAX.finditer(pattern)]
+
+
 def _search_instructions(call: ToolCall) -> Evidence:
     check_document(call)
     match = matcher(call.args)
     procs = procedures(call)
+    rows = program_rows(call)
+    mode: Literal["literal", "regex"] = call.args.get("mode") or "literal"
+    hits = _matching(procs, rows, match)
+    hint = None
+    syntax = regex_syntax(call.args["pattern"]) if mode == "literal" else []
+    if syntax and not hits:
+        # A literal pattern written as a regex finds nothing as text: run it as the regex it is, and say so.
+        shown = ", ".join(repr(s) for s in dict.fromkeys(syntax))
+        try:
+            as_regex = compile_regex(call.args["pattern"], bool(call.args.get("case_sensitive", False)))
+        except ReaError as exc:
+            hint = (
+                f"The literal pattern found nothing and has regex syntax ({shown}), but is no valid RE2 pattern: "
+                f"{exc.message}"
+            )
+        else:
+            hits, mode = _matching(procs, rows, as_regex), "regex"
+            hint = (
+                f"The literal pattern found nothing and has regex syntax ({shown}): it was run as a regular "
+                "expression; pass mode 'regex' to ask for that, or escape the syntax to search the text."
+            )
+    capped = len(hits) >= MAX_HITS
+    body = {
+        "pattern": call.args["pattern"],
+        "mode": mode,
+        **_paged("hits", hits, call.args, capped, f"max_hits={MAX_HITS}"),
+        **({"hint": hint} if hint else {}),
+    }
+    return evidence(call, OperationResult(normalized=body, limitations=_capped_note(capped)))
+
+
+def _matching(procs: list[Procedure], rows: list[Row], match: Any) -> list[dict[str, Any]]:
     hits = []
-    for row in program_rows(call):
+    for row in rows:
         if match(row.text):
             hits.append(_code_hit(procs, row))
             if len(hits) >= MAX_HITS:
                 break
-    capped = len(hits) >= MAX_HITS
-    body = {"pattern": call.args["pattern"], **_paged("hits", hits, call.args, capped, f"max_hits={MAX_HITS}")}
-    return evidence(call, OperationResult(normalized=body, limitations=_capped_note(capped)))
+    return hits
 
 
 # -- scan_yara ---------------------------------------------------------------------------------------------------
@@ -479,8 +600,8 @@ def tools() -> list[ToolDef]:
             result_type=ConstantSearch,
             family="binary",
             description=(
-                "Find a constant (value, or a min/max range) in instruction operands and in aligned "
-                "data words; each hit with address, instruction text and procedure."
+                "Find a constant (value, or a min/max range) in instruction operands (immediates, displacements, "
+                "movk/movt pairs, literal pools) and aligned data words; each hit once, with its form."
             ),
             input_schema=obj(
                 {
@@ -503,7 +624,8 @@ def tools() -> list[ToolDef]:
             family="binary",
             description=(
                 "Find instructions whose symbolized text matches a literal or RE2 pattern "
-                "('^call .*malloc'), over every procedure; bounded and paged."
+                "('^call .*malloc'), over every procedure; a literal in regex syntax that finds nothing runs as a "
+                "regex, and the hint says so."
             ),
             input_schema=obj(
                 {
