@@ -259,7 +259,7 @@ class Decompilation:
             kind=f"{CACHE_KIND}+flatline-{e.flatline}+sleigh-{e.ghidra_sleigh}+{lang}+{compiler}+{address:x}",
             target_sha256=self.sha256,
             provider_id="native",
-            provider_version=dist_version("rea") or "",
+            provider_version=dist_version("rea-reverse") or "",
             profile_digest=self.program.model.slice_arch or "",
         )
 
