@@ -48,7 +48,7 @@ PROCEDURE_OPTIONS: Final[dict[str, Any]] = {
     "call_sites": "call edges of the function graphs",
 }
 
-REMEDIATION_INSTALL = "pip install 'rea[angr]'"
+REMEDIATION_INSTALL = "pip install 'rea-reverse[angr]'"
 
 
 class Timeouts(msgspec.Struct, frozen=True, kw_only=True):

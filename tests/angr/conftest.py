@@ -18,7 +18,7 @@ from tests.angr.angr_support import PROGRAM_C, open_angr, owned_alive, worker_pi
 
 def _require_angr() -> None:
     if importlib.util.find_spec("angr") is None:
-        pytest.skip("angr is not installed (pip install 'rea[angr]')")
+        pytest.skip("angr is not installed (pip install 'rea-reverse[angr]')")
 
 
 @pytest.fixture(scope="session")

@@ -76,7 +76,7 @@ def test_availability_without_importing_angr(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "angr" else real(name, *a))
     missing = provider.availability()
     assert (missing.status, missing.code) == ("unavailable", "runtime_missing")
-    assert missing.remediation == "pip install 'rea[angr]'"
+    assert missing.remediation == "pip install 'rea-reverse[angr]'"
 
 
 def test_analysis_profile_records_version_and_options(angr_programs: dict[str, Path], rea_registry: Registry) -> None:

@@ -39,7 +39,7 @@ def _close(session: Session) -> None:
 
 def _require_angr() -> None:
     if importlib.util.find_spec("angr") is None:
-        pytest.skip("angr is not installed (pip install 'rea[angr]')")
+        pytest.skip("angr is not installed (pip install 'rea-reverse[angr]')")
 
 
 @pytest.fixture(scope="module")
