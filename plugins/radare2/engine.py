@@ -31,7 +31,7 @@ class Core:
             raise ReaError(
                 "provider_unavailable",
                 "radare2's libraries could not be loaded",
-                remediation="Reinstall the radare2 extra: pip install --force-reinstall 'rea[radare2]'",
+                remediation="Reinstall the radare2 extra: pip install --force-reinstall 'rea-reverse[radare2]'",
                 details={"provider_id": "radare2", "reason": "library_load"},
             ) from None
         lib = self._lib

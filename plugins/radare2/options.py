@@ -12,7 +12,7 @@ import msgspec
 
 from rea.config import MAX_INT32, SettingSpec, default_memory_limit_mb, integer_setting
 
-REMEDIATION_INSTALL = "pip install 'rea[radare2]'"
+REMEDIATION_INSTALL = "pip install 'rea-reverse[radare2]'"
 # The r2libr wheel's package directory holds the radare2 libraries in this subdirectory.
 LIBRARY_SUBDIR = "libr"
 CORE_LIBRARY = "libr_core.so"

@@ -19,7 +19,7 @@ __all__ = ["native_fixtures"]
 
 def require_radare2() -> None:
     if library_dir() is None:
-        pytest.skip("radare2 is not installed (pip install 'rea[radare2]')")
+        pytest.skip("radare2 is not installed (pip install 'rea-reverse[radare2]')")
 
 
 @pytest.fixture(scope="module")

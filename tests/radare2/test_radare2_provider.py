@@ -98,7 +98,7 @@ def test_availability_follows_the_installed_libraries(monkeypatch: pytest.Monkey
     _hide_r2libr(monkeypatch)
     missing = provider.availability()
     assert (missing.status, missing.code) == ("unavailable", "runtime_missing")
-    assert missing.remediation == "pip install 'rea[radare2]'"
+    assert missing.remediation == "pip install 'rea-reverse[radare2]'"
 
 
 def _providers_list(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
@@ -119,11 +119,11 @@ def test_providers_list_shows_radare2_available_then_missing_with_the_install_co
         "status": "unavailable",
         "code": "runtime_missing",
         "reason": row["availability"]["reason"],
-        "remediation": "pip install 'rea[radare2]'",
+        "remediation": "pip install 'rea-reverse[radare2]'",
         "features": [],
     }
     assert cli_main(["providers", "list"]) == 0
-    assert "pip install 'rea[radare2]'" in capsys.readouterr().out
+    assert "pip install 'rea-reverse[radare2]'" in capsys.readouterr().out
 
 
 def test_providers_list_in_an_environment_without_the_libraries(tmp_path: Path) -> None:
@@ -144,7 +144,7 @@ def test_providers_list_in_an_environment_without_the_libraries(tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr
     row = next(p for p in json.loads(proc.stdout)["providers"] if p["id"] == "radare2")
     assert row["availability"]["status"] == "unavailable"
-    assert row["availability"]["remediation"] == "pip install 'rea[radare2]'"
+    assert row["availability"]["remediation"] == "pip install 'rea-reverse[radare2]'"
 
 
 def test_settings_are_declared_and_validated_at_startup(rea_registry: Registry) -> None:
