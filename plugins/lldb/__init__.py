@@ -1,6 +1,6 @@
 """The lldb plugin: a dynamic provider that observes native calls under LLDB, and ``observe_native_calls``.
 
-LLDB (the ``lldb-for-pwndbg`` wheel, extra ``rea[lldb]``) is imported only in the worker process.
+LLDB (the ``lldb-for-pwndbg`` wheel, extra ``rea-reverse[lldb]``) is imported only in the worker process.
 """
 
 from __future__ import annotations

@@ -118,7 +118,7 @@ class LldbClient(AnalysisClient):
             raise ReaError(
                 "provider_unavailable",
                 "lldb-server was not found",
-                remediation="pip install 'rea[lldb]', or set LLDB_DEBUGSERVER_PATH.",
+                remediation="pip install 'rea-reverse[lldb]', or set LLDB_DEBUGSERVER_PATH.",
                 details={"provider_id": "lldb", "reason": "executable_missing"},
             )
         spec = python_worker_spec(

@@ -14,7 +14,9 @@ from rea.providers import AnalysisClient, AnalysisProvider, Availability, Provid
 from rea.target import Target
 
 DISTRIBUTION = "lldb-for-pwndbg"
-REMEDIATION_INSTALL = "pip install 'rea[lldb]' (the lldb-for-pwndbg wheel: LLDB's Python bindings and lldb-server)"
+REMEDIATION_INSTALL = (
+    "pip install 'rea-reverse[lldb]' (the lldb-for-pwndbg wheel: LLDB's Python bindings and lldb-server)"
+)
 OPERATIONS = ("observe_native_calls",)
 
 

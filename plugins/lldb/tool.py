@@ -216,7 +216,7 @@ def _handle(call: ToolCall) -> Evidence:
         raise ReaError(
             "capability_unavailable",
             "the lldb plugin is not loaded",
-            remediation="pip install 'rea[lldb]' and check REA_DISABLE_PLUGINS.",
+            remediation="pip install 'rea-reverse[lldb]' and check REA_DISABLE_PLUGINS.",
             details={"provider_id": PROVIDER_ID},
         )
     available = provider.availability()

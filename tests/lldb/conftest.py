@@ -25,7 +25,7 @@ int main(int argc, char **argv) {
 
 def require_lldb() -> None:
     if importlib.util.find_spec("lldb") is None:
-        toolchains.unavailable("LLDB's Python bindings are not installed: pip install 'rea[lldb]'")
+        toolchains.unavailable("LLDB's Python bindings are not installed: pip install 'rea-reverse[lldb]'")
 
 
 @pytest.fixture(scope="session")

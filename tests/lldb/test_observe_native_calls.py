@@ -143,4 +143,4 @@ def test_availability_names_the_install_command(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "lldb" else real(name, *a))
     missing = LldbProvider().availability()
     assert missing.status == "unavailable" and missing.code == "runtime_missing"
-    assert missing.remediation is not None and "pip install 'rea[lldb]'" in missing.remediation
+    assert missing.remediation is not None and "pip install 'rea-reverse[lldb]'" in missing.remediation
