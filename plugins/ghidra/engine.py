@@ -49,7 +49,7 @@ class Engine:
             raise ReaError(
                 "provider_unavailable",
                 "pyghidra is not installed in rea's environment",
-                remediation="pip install 'rea[ghidra]'; " + DOCTOR,
+                remediation="pip install 'rea-reverse[ghidra]'; " + DOCTOR,
                 details={"reason": "runtime_missing", "phase": "startup"},
             ) from None
         reporter.progress("starting the JVM and Ghidra")

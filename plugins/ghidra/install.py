@@ -31,7 +31,9 @@ REMEDIATION_GHIDRA = (
     "Install Ghidra 12.x (https://github.com/NationalSecurityAgency/ghidra/releases), set "
     "GHIDRA_INSTALL_DIR to its directory and restart rea; `rea doctor` checks it."
 )
-REMEDIATION_PYGHIDRA = "pip install 'rea[ghidra]' (pyghidra and JPype) into rea's environment, then restart rea."
+REMEDIATION_PYGHIDRA = (
+    "pip install 'rea-reverse[ghidra]' (pyghidra and JPype) into rea's environment, then restart rea."
+)
 # pyghidra 3 is the first to drive Ghidra 12 (and refuses anything older).
 PYGHIDRA_MIN = (3, 0)
 

@@ -129,7 +129,7 @@ def test_pyghidra_missing(host: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         {"GHIDRA_INSTALL_DIR": str(ghidra_dir(host / "g")), "JAVA_HOME": str(jdk(host / "j", "21.0.5"))}
     )
     assert availability.code == "runtime_missing"
-    assert availability.remediation is not None and "rea[ghidra]" in availability.remediation
+    assert availability.remediation is not None and "rea-reverse[ghidra]" in availability.remediation
     monkeypatch.setattr(install, "pyghidra_version", lambda: "2.2.1")
     _, old = install.discover({"GHIDRA_INSTALL_DIR": str(host / "g"), "JAVA_HOME": str(host / "j")})
     assert old.code == "unsupported_version" and "2.2.1" in old.reason
