@@ -168,7 +168,7 @@ def child_analyze(tree: Path) -> dict[str, Any]:
     before = _rss_mib()
     children = _children_cpu()
     started, cpu = time.perf_counter(), time.process_time()
-    out = invoke(session, tool, {"input_path": str(tree)}, CallContext())
+    out = invoke(session, tool, {"input_path": str(tree), "detail": "complete"}, CallContext())
     took, cpu = time.perf_counter() - started, time.process_time() - cpu
     children = _children_cpu() - children
     assert out.evidence is not None
@@ -218,7 +218,7 @@ def parse_bound() -> None:
         before = _peak_mib()
         session = Session(default_registry())
         started = time.monotonic()
-        result = result_of(session, "analyze_javascript_application", {"input_path": str(app)})
+        result = result_of(session, "analyze_javascript_application", {"input_path": str(app), "detail": "complete"})
         took = time.monotonic() - started
         session.close()
     print(

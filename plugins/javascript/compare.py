@@ -35,6 +35,8 @@ from rea.evidence import Evidence
 
 MAX_LISTED = 50
 MAX_DIFFERENCES = 100
+# Added and removed modules listed (the summary counts them all).
+MAX_BRIEFS = 100
 
 
 def _key(m: Module, index: appgraph.Index) -> str:
@@ -201,7 +203,8 @@ def _canon(value: Any) -> bytes:
 
 def compare_versions(call: ToolCall) -> Evidence:
     left, right = appgraph.load(call, "left"), appgraph.load(call, "right")
-    limit = int(call.args.get("limit", 1000))
+    offset, limit = int(call.args.get("offset", 0)), int(call.args.get("limit", 50))
+    include_unchanged = bool(call.args.get("include_unchanged", False))
     lk = {_key(m, left.index): m for m in left.app.modules}
     rk = {_key(m, right.index): m for m in right.app.modules}
     pairs: list[tuple[Module, Module, Literal["path", "content"]]] = [
@@ -232,7 +235,7 @@ def compare_versions(call: ToolCall) -> Evidence:
                 rest_r.pop(k)
     matched: list[MatchedModule] = []
     counts = {"unchanged": 0, "changed": 0, "contradicted": 0, "moved": 0}
-    details = renames = 0
+    renames = 0
     for a, b, via in sorted(pairs, key=lambda p: (p[0].path, p[0].node_id)):
         call.ctx.check("comparing modules")
         status: Literal["unchanged", "changed", "contradicted"]
@@ -252,18 +255,21 @@ def compare_versions(call: ToolCall) -> Evidence:
             left_sha256=a.sha256,
             right_sha256=b.sha256,
         )
-        if status != "unchanged" and details < limit:
+        if status != "unchanged":
             entry.differences = _module_diff(a, b, left.index, right.index)
             renames += entry.differences.functions_renamed_total
-            details += 1
         matched.append(entry)
+    # What changed is listed (paged); a module unchanged in place is counted, listed only on request.
+    listed = [m for m in matched if include_unchanged or m.status != "unchanged" or m.matched_by == "content"]
+    page = listed[offset : offset + limit]
+    end = offset + len(page)
     entries_l = {(e.kind, e.path) for e in left.app.entry_points}
     entries_r = {(e.kind, e.path) for e in right.app.entry_points}
 
     def briefs(modules: dict[str, Module]) -> list[ModuleBrief]:
         return [
             ModuleBrief(node_id=m.node_id, path=m.path, kind=m.kind)
-            for m in sorted(modules.values(), key=lambda m: (m.path, m.node_id))
+            for m in sorted(modules.values(), key=lambda m: (m.path, m.node_id))[:MAX_BRIEFS]
         ]
 
     complete = left.app.coverage.status == right.app.coverage.status == "complete"
@@ -276,7 +282,11 @@ def compare_versions(call: ToolCall) -> Evidence:
             matched=len(matched),
             functions_renamed=renames,
         ),
-        modules=matched,
+        modules=page,
+        offset=offset,
+        limit=limit,
+        total=len(listed),
+        next_offset=end if end < len(listed) else None,
         added=briefs(rest_r),
         removed=briefs(rest_l),
         ambiguous=ambiguous,
@@ -289,9 +299,15 @@ def compare_versions(call: ToolCall) -> Evidence:
             right=right.app.coverage.status,
             status="complete" if complete else "partial",
         ),
-        details_truncated=details >= limit and counts["changed"] + counts["contradicted"] > limit,
+        details_truncated=end < len(listed),
     )
-    params = {"left": appgraph.reference(left), "right": appgraph.reference(right), "limit": limit}
+    params = {
+        "left": appgraph.reference(left),
+        "right": appgraph.reference(right),
+        "offset": offset,
+        "limit": limit,
+        "include_unchanged": include_unchanged,
+    }
     return appgraph.derive(
         "compare_application_versions",
         params,

@@ -70,8 +70,11 @@ class TraceLimits(_S):
 
 
 class FeatureTrace(_S):
+    """The seed's matches (the first 100 listed; at most 20 strings per module), then the trace from them."""
+
     seed: Seed
     matches: list[SeedMatch]
+    matches_total: int
     nodes: list[TraceNode]
     edges: list[GraphEdge]
     truncated: bool
@@ -234,7 +237,7 @@ class MatchedModule(_S):
     status: Literal["unchanged", "changed", "contradicted"]
     left_sha256: str
     right_sha256: str
-    # For changed modules, up to the call's limit.
+    # For changed and contradicted modules.
     differences: ModuleDifferences | None = None
 
 
@@ -281,8 +284,15 @@ class VersionSummary(_S):
 
 
 class VersionComparison(_S):
+    """Counts first; then one page of the matched modules that changed or moved (every one with
+    ``include_unchanged``), each with its differences; the first 100 added and removed modules (all counted)."""
+
     summary: VersionSummary
     modules: list[MatchedModule]
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None
     added: list[ModuleBrief]
     removed: list[ModuleBrief]
     ambiguous: list[AmbiguousMatch]

@@ -81,8 +81,8 @@ ANALYZE = ToolDef(
     result_type=(ApplicationSummary, Application),
     family=FAMILY,
     description=(
-        "Statically analyze a JavaScript/Electron application directory or .asar archive without running it, "
-        "answering a summary with one page of its modules (the complete graph is retained for the workflows). "
+        "Statically analyze a JavaScript/Electron application directory or .asar archive: a summary and a page "
+        "of its modules, the complete graph retained for the workflows. Nothing is run. "
         "It finds modules (source files, assets, modules bundled by esbuild/webpack), import/require/dynamic-import "
         "edges, exports with static shapes, strings (template literals by their static text), functions named as "
         "a reader would, Electron IPC channels, entry points and source maps (mappings decoded: each generated "
@@ -286,21 +286,33 @@ COMPARE_VERSIONS = ToolDef(
     result_type=VersionComparison,
     family=FAMILY,
     description=(
-        "Compare two versions' application Evidence. Modules are matched one-to-one by path, then by "
-        "content hash (ambiguous candidates are reported, never guessed), with added, removed, changed "
-        "and unchanged modules, their import/export/string/function differences and entry-point changes."
+        "Compare two versions' application Evidence: counts, then a page of the changed and moved modules with "
+        "their import, export, string and function differences, and entry-point changes. Modules match by path, "
+        "then by content hash (ambiguous candidates are reported, never guessed); functions match by original "
+        "(source-map) name or name, then by structure, so a minifier's renames are reported as renames."
     ),
     input_schema=with_evidence_defs(
         {
             "type": "object",
             "properties": {
                 **_PAIR,
+                "offset": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "default": 0,
+                    "description": "First listed module of the page.",
+                },
                 "limit": {
                     "type": "integer",
                     "minimum": 1,
-                    "maximum": 100000,
-                    "default": 1000,
-                    "description": "At most this many changed-module details.",
+                    "maximum": 1000,
+                    "default": 50,
+                    "description": "At most this many changed or moved modules, each with its differences.",
+                },
+                "include_unchanged": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "List the modules unchanged in place too (they are always counted).",
                 },
             },
             "required": ["left", "right"],

@@ -46,10 +46,16 @@ def _names(fn: FunctionRecord) -> tuple[str, ...]:
     return (fn.name, original) if original and original != fn.name else (fn.name,)
 
 
-def _seed_matches(index: Index, seed: Seed) -> tuple[list[SeedMatch], set[str], set[str]]:
-    """Seed hits, the modules they sit in, and the functions they name."""
+# Seed matches listed: per module for strings, and in all (``matches_total`` counts every one).
+MAX_STRING_MATCHES_PER_MODULE = 20
+MAX_MATCHES = 100
+
+
+def _seed_matches(index: Index, seed: Seed) -> tuple[list[SeedMatch], set[str], set[str], int]:
+    """Seed hits, the modules they sit in, the functions they name, and how many matched (beyond those listed)."""
     kind, value, mode = seed.kind, seed.value, seed.match
     hits: list[SeedMatch] = []
+    unlisted = 0
     modules: set[str] = set()
     functions: set[str] = set()
     for m in index.app.modules:
@@ -59,7 +65,7 @@ def _seed_matches(index: Index, seed: Seed) -> tuple[list[SeedMatch], set[str], 
                 modules.add(m.node_id)
         elif kind == "string":
             found = [s for s in m.strings.items if _matches(s.value, value, mode)]
-            for s in found[:20]:
+            for s in found[:MAX_STRING_MATCHES_PER_MODULE]:
                 hits.append(
                     SeedMatch(node_id=m.node_id, type="module", path=m.path, via="string", value=s.value, line=s.line)
                 )
@@ -68,6 +74,7 @@ def _seed_matches(index: Index, seed: Seed) -> tuple[list[SeedMatch], set[str], 
                     functions.add(holder.node_id)
             if found:
                 modules.add(m.node_id)
+                unlisted += max(0, len(found) - MAX_STRING_MATCHES_PER_MODULE)
         else:
             for fn in m.functions:
                 if fn.kind != "module-body" and any(_symbol_matches(n, value, mode) for n in _names(fn)):
@@ -91,7 +98,7 @@ def _seed_matches(index: Index, seed: Seed) -> tuple[list[SeedMatch], set[str], 
                         )
                     )
                     modules.add(m.node_id)
-    return hits, modules, functions
+    return hits, modules, functions, len(hits) + unlisted
 
 
 def _innermost(m: Module, line: int, column: int = 0) -> FunctionRecord | None:
@@ -139,7 +146,7 @@ def trace_feature(call: ToolCall) -> Evidence:
     max_nodes = int(call.args.get("max_nodes", 200))
     max_depth = int(call.args.get("max_depth", 4))
     direction = call.args.get("direction", "both")
-    hits, seed_modules, seed_functions = _seed_matches(index, seed)
+    hits, seed_modules, seed_functions, matches_total = _seed_matches(index, seed)
     depth_of: dict[str, int] = {}
     queue: deque[str] = deque()
     truncated = False
@@ -196,7 +203,8 @@ def trace_feature(call: ToolCall) -> Evidence:
     all_edges = [e for e in sorted(edges | fn_edges) if e[0] in kept and e[1] in kept]
     result = FeatureTrace(
         seed=seed,
-        matches=hits,
+        matches=hits[:MAX_MATCHES],
+        matches_total=matches_total,
         nodes=sorted(nodes, key=lambda n: (n.depth, n.type, n.path, n.node_id)),
         edges=[GraphEdge(source=a, target=b, kind=k, label=s) for a, b, k, s in all_edges],
         truncated=truncated,

@@ -176,8 +176,25 @@ def test_compare_application_versions(rea_session: Session, ev_v1: Evidence, ev_
         rea_session, "compare_application_versions", {"left": retained(rea_session, ev_v1), "right": inline(ev_v2)}
     ).normalized_result
     status = {(m["left"], m["right"]): (m["status"], m["matched_by"]) for m in result["modules"]}
-    assert status[("mod:src/preload.js", "mod:src/preload.js")] == ("unchanged", "path")
-    assert status[("mod:src/format.js", "mod:src/format.js")] == ("unchanged", "path")
+    # Modules unchanged in place are counted, not listed (unless asked for).
+    assert ("mod:src/preload.js", "mod:src/preload.js") not in status
+    assert result["summary"]["unchanged"] >= 2 and result["next_offset"] is None
+    assert result["total"] == len(result["modules"])
+    every = _run(
+        rea_session,
+        "compare_application_versions",
+        {"left": retained(rea_session, ev_v1), "right": inline(ev_v2), "include_unchanged": True, "limit": 1000},
+    ).normalized_result
+    listed = {(m["left"], m["right"]): (m["status"], m["matched_by"]) for m in every["modules"]}
+    assert listed[("mod:src/preload.js", "mod:src/preload.js")] == ("unchanged", "path")
+    assert listed[("mod:src/format.js", "mod:src/format.js")] == ("unchanged", "path")
+    assert every["total"] == every["summary"]["matched"]
+    first = _run(
+        rea_session,
+        "compare_application_versions",
+        {"left": retained(rea_session, ev_v1), "right": inline(ev_v2), "include_unchanged": True, "limit": 2},
+    ).normalized_result
+    assert len(first["modules"]) == 2 and first["next_offset"] == 2 and first["details_truncated"] is True
     assert status[("mod:src/search.js", "mod:src/search.js")] == ("changed", "path")
     # lazy.js moved to features/ with identical content: matched by its unique content hash.
     assert status[("mod:src/lazy.js", "mod:src/features/lazy.js")] == ("unchanged", "content")
