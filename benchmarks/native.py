@@ -541,7 +541,7 @@ def main() -> int:
     engines = ["native"] + (["radare2"] if env_r2 else []) + (["angr"] if have_angr else [])
     print(
         f"engines: {', '.join(engines)}"
-        + ("" if env_r2 else " (radare2: pip install 'rea[bench]' for r2pipe + r2libr)")
+        + ("" if env_r2 else " (radare2: pip install 'rea-reverse[bench]' for r2pipe + r2libr)")
     )
     head = (
         f"{'binary':<34} {'MB':>6} {'engine':<8} {'open':>7} {'open+analysis':>13} {'warm':>7} {'functions':>9} "

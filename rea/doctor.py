@@ -27,7 +27,7 @@ from rea.selection import ENV_VAR, candidates, parse_provider_choice
 
 SCHEMA_VERSION = 1
 DEFAULT_PROVIDER = "native"
-FIRST_PARTY_DISTRIBUTION = "rea"
+FIRST_PARTY_DISTRIBUTION = rea.DISTRIBUTION
 SERVER_NAME = "rea"
 MIN_PYTHON = (3, 11)
 # Client files are small; a larger one is refused instead of read whole.
@@ -403,8 +403,8 @@ def _provider_checks(ready: dict[str, ProviderReadiness]) -> list[Check]:
                 required=True,
                 summary=f"the embedded default provider {DEFAULT_PROVIDER!r} is not registered",
                 remediation=(
-                    "Reinstall rea (`pip install .`) and check that REA_DISABLE_PLUGINS and "
-                    f"REA_LOAD_PLUGINS do not exclude {DEFAULT_PROVIDER}."
+                    "Reinstall rea (`pip install .`, or `pip install rea-reverse`) and check that "
+                    f"REA_DISABLE_PLUGINS and REA_LOAD_PLUGINS do not exclude {DEFAULT_PROVIDER}."
                 ),
             )
         )
@@ -470,7 +470,7 @@ def _plugin_checks(plugins: PluginsReport) -> list[Check]:
         who = "first-party plugin" if b.first_party else "plugin"
         dist = b.distribution or "no distribution"
         fix = (
-            "Reinstall rea (`pip install .`) and report the error."
+            "Reinstall rea (`pip install .`, or `pip install rea-reverse`) and report the error."
             if b.first_party
             else f"Reinstall {b.distribution or 'the plugin'}, or block it with REA_DISABLE_PLUGINS={b.name}."
         )

@@ -163,7 +163,7 @@ def _pycparser() -> Any:
         raise ReaError(
             "capability_unavailable",
             "C declarations are parsed with pycparser, which is not installed",
-            remediation="pip install pycparser (it comes with rea[angr]).",
+            remediation="pip install pycparser (it comes with rea-reverse[angr]).",
             details={"reason": "runtime_missing", "package": "pycparser"},
         ) from None
     return SimpleNamespace(c_parser=parser, c_generator=generator, c_ast=ast)

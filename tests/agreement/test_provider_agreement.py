@@ -196,7 +196,7 @@ def test_bad_provider_choices_are_typed_errors(native_session: Session) -> None:
 
 def _require_radare2() -> None:
     if library_dir() is None:
-        pytest.skip("radare2 is not installed (pip install 'rea[radare2]')")
+        pytest.skip("radare2 is not installed (pip install 'rea-reverse[radare2]')")
 
 
 def test_compare_functions_across_providers(registry: Registry, native_fixtures: Any) -> None:

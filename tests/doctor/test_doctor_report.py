@@ -172,14 +172,14 @@ def test_broken_third_party_plugin_warns_only(tmp_path: Path) -> None:
     assert check["status"] == "warn" and check["required"] is False
     assert "plugin:raiser" not in report["failures"]
     # Every first-party plugin still loaded.
-    assert all(p["first_party"] for p in report["plugins"]["loaded"] if p["distribution"] == "rea")
+    assert all(p["first_party"] for p in report["plugins"]["loaded"] if p["distribution"] == "rea-reverse")
 
 
 def test_broken_first_party_plugin_fails(tmp_path: Path) -> None:
     reg = registry_mod.load()
     # A first-party plugin is one shipped by the rea distribution; record one failing as the registry would.
     reg.broken.append(
-        BrokenPlugin(name="native", distribution="rea", stage="import", error="ImportError: cannot import name 'lief'")
+        BrokenPlugin(name="native", distribution="rea-reverse", stage="import", error="ImportError: cannot import name 'lief'")
     )
     report = _report(reg, tmp_path)
     check = _check(report, "plugin:native")

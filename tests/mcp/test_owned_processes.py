@@ -60,7 +60,7 @@ def test_analysis_never_writes_beside_its_target(
     provider: str, folder_kind: str, big_program: Path, tmp_path: Path
 ) -> None:
     if provider == "angr" and importlib.util.find_spec("angr") is None:
-        pytest.skip("angr is not installed (pip install 'rea[angr]')")
+        pytest.skip("angr is not installed (pip install 'rea-reverse[angr]')")
     folder = tmp_path / "targets"
     folder.mkdir()
     target = folder / "program"

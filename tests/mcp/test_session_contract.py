@@ -67,7 +67,7 @@ def test_analysis_run_ends_with_close_and_with_a_failed_open(hello_elf: Path, tm
 @pytest.mark.parametrize("provider", ["native", "angr"])
 def test_contract_facets_of_a_dossier_are_explicit_never_errors(provider: str, hello_elf: Path) -> None:
     if provider == "angr" and importlib.util.find_spec("angr") is None:
-        pytest.skip("angr is not installed (pip install 'rea[angr]')")
+        pytest.skip("angr is not installed (pip install 'rea-reverse[angr]')")
 
     async def main() -> None:
         async with connect() as client:

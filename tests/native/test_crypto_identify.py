@@ -113,7 +113,7 @@ def test_radare2_names_the_same_primitives(rea_registry: Registry) -> None:
     from rea_plugins.radare2.options import library_dir
 
     if library_dir() is None:
-        pytest.skip("radare2 is not installed (pip install 'rea[radare2]')")
+        pytest.skip("radare2 is not installed (pip install 'rea-reverse[radare2]')")
     session = _open(rea_registry, "crypto-gcc", "radare2")
     try:
         named = _named(result_of(session, "identify_crypto", {}))

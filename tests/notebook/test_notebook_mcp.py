@@ -27,7 +27,7 @@ def _normalized(reply: Any) -> Any:
 @pytest.mark.parametrize("provider", ["native", "angr", "radare2"])
 def test_a_rename_is_seen_everywhere_from_a_new_connection(provider: str, elf: str, tmp_path: Path) -> None:
     if provider == "angr" and importlib.util.find_spec("angr") is None:
-        pytest.skip("angr is not installed (pip install 'rea[angr]')")
+        pytest.skip("angr is not installed (pip install 'rea-reverse[angr]')")
     if provider == "radare2":
         require_radare2()
     # Complete records: the annotation revision a dossier was made at is one of its parameters.

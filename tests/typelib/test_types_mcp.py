@@ -36,7 +36,7 @@ def _error(reply: Any) -> dict[str, Any]:
 
 def _require(provider: str) -> None:
     if provider == "angr" and importlib.util.find_spec("angr") is None:
-        pytest.skip("angr is not installed (pip install 'rea[angr]')")
+        pytest.skip("angr is not installed (pip install 'rea-reverse[angr]')")
     if provider == "radare2":
         require_radare2()
 
