@@ -359,8 +359,55 @@ def _script(argv: list[str], prog: str) -> int:
     return script.run(argv, prog)
 
 
+def checkout_commit(root: str) -> str | None:
+    """The commit a git checkout at ``root`` has out (12 hex digits), or None outside a checkout.
+
+    Read from ``.git/HEAD`` and the ref it names (loose, then packed-refs): two small reads, no ``git`` process,
+    so ``rea --version`` stays fast. A worktree's ``.git`` file points at its git directory, whose ``commondir``
+    holds the refs. An installed wheel has no ``.git`` beside the package, so it reports its version alone."""
+    dot_git = os.path.join(root, ".git")
+    try:
+        if os.path.isfile(dot_git):
+            with open(dot_git, encoding="utf-8") as fh:
+                pointer = fh.read(4096).strip()
+            if not pointer.startswith("gitdir:"):
+                return None
+            dot_git = os.path.join(root, pointer.removeprefix("gitdir:").strip())
+        with open(os.path.join(dot_git, "HEAD"), encoding="utf-8") as fh:
+            head = fh.read(4096).strip()
+        if not head.startswith("ref:"):
+            return head[:12] if _is_sha(head) else None
+        ref = head.removeprefix("ref:").strip()
+        common = dot_git
+        if os.path.isfile(os.path.join(dot_git, "commondir")):
+            with open(os.path.join(dot_git, "commondir"), encoding="utf-8") as fh:
+                common = os.path.join(dot_git, fh.read(4096).strip())
+        for base in dict.fromkeys((dot_git, common)):
+            try:
+                with open(os.path.join(base, ref), encoding="utf-8") as fh:
+                    sha = fh.read(4096).strip()
+                return sha[:12] if _is_sha(sha) else None
+            except FileNotFoundError:
+                continue
+        with open(os.path.join(common, "packed-refs"), encoding="utf-8") as fh:
+            for line in fh:
+                sha, _, name = line.strip().partition(" ")
+                if name == ref and _is_sha(sha):
+                    return sha[:12]
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def _is_sha(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
 def _version() -> str:
-    lines = [f"rea {__version__}"]
+    # From a checkout (an editable install) the version alone does not say which code runs: the commit does.
+    # This file is rea/cli/main.py: the checkout's root is three levels up.
+    commit = checkout_commit(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    lines = [f"rea {__version__}" + (f" (git {commit})" if commit else "")]
     try:
         reg = _registry()
         lines.append("registered plugins:")
