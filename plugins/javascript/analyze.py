@@ -79,6 +79,7 @@ class _Builder:
         self.source_maps: list[SourceMap] = []
         self.reasons: set[str] = set(collected.reasons)
         self.originals: dict[str, OriginalLocation] = {}
+        self.original_bytes = 0  # sourcesContent parsed for names, against MAX_ORIGINALS_TOTAL_BYTES
         self.skipped: list[Skipped] = list(collected.skipped)
 
     def parse_all(self, lineage: list[dict[str, Any]] | None = None) -> None:
@@ -347,7 +348,7 @@ class _Builder:
     def _map_functions(self, decoded: sourcemaps.Decoded, parsed: sourcemaps.ParsedMap, modules: list[Module]) -> int:
         """Give each function of the generated file its original location (and its name there); how many got one."""
         by_name = {raw.source: raw for raw in parsed.sources}
-        originals: dict[str, list[tuple[int, int, int, str]]] = {}
+        originals: dict[str, OriginalIndex] = {}
         count = 0
         for module in modules:
             for fn in module.functions:
@@ -361,6 +362,17 @@ class _Builder:
                 raw = by_name.get(token.source)
                 path = raw.path if raw is not None else token.source
                 if token.source not in originals:
+                    size = len(raw.content) if raw is not None and raw.content is not None else 0
+                    if size > MAX_ORIGINAL_BYTES or self.original_bytes + size > MAX_ORIGINALS_TOTAL_BYTES:
+                        parsed.diagnostics.append(
+                            Diagnostic(
+                                kind="limit",
+                                message=f"{path}: its sourcesContent ({size} bytes) is past the bound on originals "
+                                "parsed for names; its functions are named from the map's names",
+                            )
+                        )
+                        raw, size = None, 0
+                    self.original_bytes += size
                     originals[token.source] = _original_functions(raw)
                 name = _enclosing(originals[token.source], token.line + 1, token.column + 1) or token.name
                 self.originals[fn.node_id] = OriginalLocation(
@@ -408,29 +420,38 @@ def _position(node_id: str) -> tuple[int, int]:
     return int(line), int(column)
 
 
+# Originals parsed for their functions' names: one source at most this large, and this much in all per analysis
+# (past either, a mapped function is named from the map's ``names`` only, and the map says so).
 MAX_ORIGINAL_BYTES = 8 << 20
+MAX_ORIGINALS_TOTAL_BYTES = 128 << 20
+# An original source's functions by their 1-based start line: (start column, name), ordered by column.
+OriginalIndex = dict[int, list[tuple[int, str]]]
 
 
-def _original_functions(raw: sourcemaps.RawSource | None) -> list[tuple[int, int, int, str]]:
-    """(line, column, end line, name) of the functions of an original source, from the map's ``sourcesContent``."""
-    if raw is None or raw.content is None or len(raw.content) > MAX_ORIGINAL_BYTES:
-        return []
+def _original_functions(raw: sourcemaps.RawSource | None) -> OriginalIndex:
+    """The functions of an original source, from the map's ``sourcesContent``, by the line they start on."""
+    out: OriginalIndex = {}
+    if raw is None or raw.content is None:
+        return out
     language = syntax.language_of(raw.path) or "javascript"
     found = facts.extract(raw.path, language, raw.content.encode("utf-8", "replace"))
-    out = [(*_position(f.node_id), f.end_line, f.name) for f in found.functions if f.kind != "module-body"]
-    syntax.release_lines()
+    for f in found.functions:
+        if f.kind != "module-body":
+            line, column = _position(f.node_id)
+            out.setdefault(line, []).append((column, f.name))
+    for starts in out.values():
+        starts.sort()
     return out
 
 
-def _enclosing(functions: list[tuple[int, int, int, str]], line: int, column: int) -> str | None:
+def _enclosing(functions: OriginalIndex, line: int, column: int) -> str | None:
     """The name of the original function starting on ``line`` that is the closest at or before ``column``."""
-    best: tuple[int, int, int, str] | None = None
-    for fn in functions:
-        if fn[0] == line and fn[1] <= column and (best is None or fn[1] > best[1]):
-            best = fn
-    if best is None or best[3] == "<anonymous>":
-        return None
-    return best[3]
+    best: str | None = None
+    for start, name in functions.get(line, ()):
+        if start > column:
+            break
+        best = name
+    return None if best == "<anonymous>" else best
 
 
 def _interned(names: list[str]) -> list[str]:

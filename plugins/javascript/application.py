@@ -7,7 +7,13 @@ from typing import Any
 import msgspec
 from rea_plugins.javascript import analyze, facts, inputs, syntax
 from rea_plugins.javascript.model import OPERATION, Application, Limits
-from rea_plugins.javascript.results import ApplicationSummary, CoverageOverview, ModuleOverview, SourceMapOverview
+from rea_plugins.javascript.results import (
+    ApplicationSummary,
+    CoverageOverview,
+    InputOverview,
+    ModuleOverview,
+    SourceMapOverview,
+)
 
 import rea
 from rea import evidence as ev_mod
@@ -24,8 +30,9 @@ STATIC_LIMITATIONS = [
     "Static analysis only: no application code was executed.",
     "Source-map columns are read as the generated file's byte columns (the same for ASCII bundles).",
 ]
-SUMMARY_LIMIT = 50
+SUMMARY_LIMIT = 20
 MAX_SUMMARY_LISTED = 50
+MAX_INPUT_LISTED = 20
 
 
 def profile() -> AnalysisProfile:
@@ -109,7 +116,16 @@ def summarize(complete_id: str, app: Application, offset: int, limit: int) -> Ap
     end = offset + len(page)
     return ApplicationSummary(
         complete_evidence_id=complete_id,
-        input=app.input,
+        input=InputOverview(
+            format=app.input.format,
+            files_seen=app.input.files_seen,
+            files_analyzed=app.input.files_analyzed,
+            bytes_analyzed=app.input.bytes_analyzed,
+            html_files=app.input.html_files[:MAX_INPUT_LISTED],
+            html_files_total=len(app.input.html_files),
+            package_json=app.input.package_json[:MAX_INPUT_LISTED],
+            package_json_total=len(app.input.package_json),
+        ),
         coverage=CoverageOverview(
             status=app.coverage.status, reasons=app.coverage.reasons, skipped_total=len(app.coverage.skipped)
         ),

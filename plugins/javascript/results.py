@@ -8,7 +8,6 @@ import msgspec
 from rea_plugins.javascript.model import (
     Assignment,
     EntryPoint,
-    InputSummary,
     ModuleKind,
     OriginalLocation,
     ParseStatus,
@@ -119,6 +118,19 @@ class SourceMapOverview(_S):
     functions_mapped: int
 
 
+class InputOverview(_S):
+    """What was read: the first 20 HTML pages and package.json files listed, all counted."""
+
+    format: Literal["directory", "asar"]
+    files_seen: int
+    files_analyzed: int
+    bytes_analyzed: int
+    html_files: list[str]
+    html_files_total: int
+    package_json: list[str]
+    package_json_total: int
+
+
 class CoverageOverview(_S):
     status: Literal["complete", "partial"]
     reasons: list[str]
@@ -131,7 +143,7 @@ class ApplicationSummary(_S):
     own id works too)."""
 
     complete_evidence_id: str
-    input: InputSummary
+    input: InputOverview
     coverage: CoverageOverview
     counts: dict[str, int]
     entry_points: list[EntryPoint]

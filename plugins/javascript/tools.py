@@ -121,7 +121,7 @@ ANALYZE = ToolDef(
                 "type": "integer",
                 "minimum": 1,
                 "maximum": 1000,
-                "default": 50,
+                "default": 20,
                 "description": "At most this many modules in the summary's page.",
             },
             "integrity_policy": {
