@@ -176,6 +176,10 @@ class Analysis:
             if f.addr in owners:
                 owner = owners[f.addr]
                 self.parts.setdefault(owner, [self.by_addr[owner]]).append(f)
+        # PLT stubs of functions defined here (a shared library calling its own export through its PLT): angr
+        # names them after the function; they are ``name@plt`` thunks, so a lookup by name finds the function.
+        defined = {f.name for f in self.funcs if not f.is_plt and not f.is_simprocedure}
+        self.local_plt: frozenset[int] = frozenset(f.addr for f in self.funcs if f.is_plt and f.name in defined)
         self.by_name: dict[str, Any] = {}
         for f in self.funcs:
             self.by_name.setdefault(self.fname(f), f)
@@ -259,6 +263,8 @@ class Analysis:
         """angr's name, with default ``sub_`` names spelled at the link-time address."""
         if f.is_default_name and self.delta and str(f.name).startswith("sub_"):
             return f"sub_{f.addr - self.delta:x}"
+        if f.addr in getattr(self, "local_plt", ()):
+            return f"{f.name}@plt"
         return str(f.name)
 
     def func_end(self, f: Any) -> int:
@@ -289,7 +295,7 @@ class Analysis:
 
     def func_kind(self, f: Any) -> str:
         if f.is_plt:
-            return "import"
+            return "thunk" if f.addr in self.local_plt else "import"
         if f.is_simprocedure or not self.main.contains_addr(f.addr):
             return "external"
         key = ("kind", f.addr)

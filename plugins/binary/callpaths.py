@@ -16,6 +16,7 @@ from typing import Any
 from rea_plugins.binary.crossbinary import Across, follow_imports
 from rea_plugins.binary.schema import PROCEDURE, evidence, obj, prop, run
 from rea_plugins.binary.shapes import CallPathTrace
+from rea_plugins.binary.thunks import own_stub
 
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.errors import ReaError
@@ -23,6 +24,7 @@ from rea.evidence import Evidence
 from rea.providers import OperationResult
 
 MAX_PATHS = 32
+_NO_CODE = ("import", "external")
 MAX_AT = 16
 PAGE = 1000
 # A procedure of an open target: (target_id, address).
@@ -74,12 +76,14 @@ def _render(steps: list[Edge], names: dict[Key, str | None], forward: bool, home
 
 
 def _starts(call: ToolCall) -> dict[str, str | None]:
-    """Every procedure start of the target (imports too) with its name."""
+    """Every procedure start of the target that has code here, with its name. An import is left out: its
+    procedure may be its GOT slot (``__gmon_start__``'s, a weak undefined symbol's), which the code that reads it
+    does not call and nothing can walk into; a call to an import is a call edge already."""
     starts: dict[str, str | None] = {}
     offset: int | None = 0
     while offset is not None:
         body = run(call, "list_procedures", {"offset": offset, "limit": PAGE}).normalized
-        starts.update((p["address"], p.get("name")) for p in body["procedures"])
+        starts.update((p["address"], p.get("name")) for p in body["procedures"] if p.get("kind") not in _NO_CODE)
         offset = body["next_offset"]
     return starts
 
@@ -112,8 +116,21 @@ def _address_taken(call: ToolCall, here: str, forward: bool, starts: dict[str, s
     ]
 
 
+def _function_of_stub(call: ToolCall, stub_name: str) -> dict[str, Any] | None:
+    """The procedure ``name@plt`` stands for, when the target defines it."""
+    try:
+        found = run(call, "procedure_address", {"procedure": stub_name.removesuffix("@plt")}).normalized
+    except ReaError:
+        return None
+    return {"address": found["address"], "name": found["name"]}
+
+
 def _neighbours(
-    across: Across, key: Key, forward: bool, starts: dict[str, str | None] | None = None
+    across: Across,
+    key: Key,
+    forward: bool,
+    starts: dict[str, str | None] | None = None,
+    stubs: dict[str, dict[str, Any]] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """Callees (forward) or callers (backward) of one procedure, each with its open target, then (in the start's
     target) address-taken edges when ``starts`` is given. An import an open library exports leads into it."""
@@ -125,10 +142,27 @@ def _neighbours(
             if into:
                 item = {**item, "address": into["address"], "name": into["name"], "kind": "import"}
             items.append((into["target_id"] if into else tid, item))
+        if tid == across.home and stubs is not None and here in stubs:
+            # A function's own PLT stub goes on to the function (through a slot some providers do not follow; the
+            # lazily bound entry's jump to PLT0 runs once, at binding, and is no call of the program).
+            items = [(tid, {**stubs[here], "call_sites": []})]
+        elif tid == across.home and stubs is not None:
+            for _, item in items:
+                name = item.get("name") or ""
+                if name.endswith("@plt") and item.get("address") and item["address"] not in stubs:
+                    function = _function_of_stub(across.call, name)
+                    if function is not None:
+                        stubs[item["address"]] = function
+                        item["kind"] = "thunk"  # walked on, to the function it stands for
     else:
         body = across.run(tid, "procedure_callers", {"procedure": here}).normalized
         items = [(tid, i) for i in body["callers"]]
         name = body["procedure"].get("name")
+        if tid == across.home:
+            # The function's own PLT stub (a library calling its export through its PLT) is a hop to its callers.
+            own = own_stub(across.call, name, {i["address"] for i in body["callers"]} | {here})
+            if own is not None:
+                items.append((tid, {**own, "call_sites": []}))
         for program, stub in across.importers(tid, name) if name else []:
             callers = across.run(program, "procedure_callers", {"procedure": stub}).normalized["callers"]
             items.extend((program, {**i, "kind": "import"}) for i in callers if i.get("kind") != "thunk")
@@ -201,6 +235,7 @@ def _trace(call: ToolCall) -> Evidence:
         call.session.supports(op) for op in ("procedure_references", "list_procedures")
     )
     starts = _starts(call) if taken else None
+    stubs: dict[str, dict[str, Any]] = {}  # a function's own PLT stub -> the function
     depth = {root: 0}
     parents: dict[Key, list[Edge]] = {}
     children: set[Key] = set()
@@ -223,7 +258,7 @@ def _trace(call: ToolCall) -> Evidence:
         operations += 1
         call.ctx.check("trace_call_path")
         call.ctx.progress(f"trace_call_path: {len(depth)} procedures reached")
-        items = _neighbours(across, here, forward, starts)
+        items = _neighbours(across, here, forward, starts, stubs)
         for tid, item in sorted(
             items, key=lambda i: (i[1].get("address") is None, i[0] != here[0], int(i[1].get("address") or "0x0", 16))
         ):
@@ -259,7 +294,7 @@ def _trace(call: ToolCall) -> Evidence:
                 _stop(stops, "max_operations", budget, [here])
                 break
             operations += 1
-            more = _neighbours(across, here, forward, starts)
+            more = _neighbours(across, here, forward, starts, stubs)
             if any(i.get("address") is not None and (t, i["address"]) not in depth for t, i in more):
                 if f"max_depth={max_depth}" not in truncated:
                     truncated.append(f"max_depth={max_depth}")

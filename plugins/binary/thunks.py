@@ -1,5 +1,7 @@
 """Import thunks (``jmp [__imp_f]``, a PLT entry): the code that calls an import calls its thunk, so the callers
-of an import are found one step further, through the thunk, which is listed once as such."""
+of an import are found one step further, through the thunk, which is listed once as such. A function the binary
+defines and calls through its own PLT (a shared library's export, open to interposition) has a stub named
+``name@plt`` on every provider: its callers are the function's, through that hop."""
 
 from __future__ import annotations
 
@@ -9,18 +11,32 @@ import msgspec
 from rea_plugins.binary.schema import check_document, evidence, params_of, run
 
 from rea.catalog.tool import ToolCall
+from rea.errors import ReaError
 from rea.evidence import Evidence
 
 _THUNK_BYTES = 16  # a thunk's one jump sits within its first 16 bytes (after endbr64 or bti)
+# What may precede a stub's jump: landing pads, and arm64's load of the slot (adrp x16; ldr x17; add x16).
+_BEFORE_JUMP = frozenset({"endbr64", "endbr32", "nop", "bti", "adrp", "ldr", "add"})
+# What may follow it in a lazily bound PLT entry: the push of the relocation index and the jump to PLT0, run once.
+_AFTER_JUMP = frozenset({"push", "jmp"})
+
+
+def _jump(mnemonic: str) -> bool:
+    return mnemonic in ("jmp", "br", "b", "bx")
 
 
 def is_thunk(call: ToolCall, procedure: str) -> bool:
-    """A procedure whose whole body is one jump (an import's stub: ``jmp [slot]``, a PLT entry's ``br x17``)."""
+    """A procedure whose work is one jump: an import's stub (``jmp [slot]``), a lazily bound PLT entry (``jmp
+    [slot]; push n; jmp PLT0``), an arm64 PLT entry (``adrp; ldr; add; br x17``)."""
     if not call.session.supports("read_function_instructions"):
         return False
-    rows = run(call, "read_function_instructions", {"procedure": procedure, "offset": 0, "limit": 4}).normalized
-    insns = [r for r in rows["instructions"] if r.get("mnemonic") not in ("endbr64", "nop", "bti")]
-    return len(insns) == 1 and (insns[0].get("mnemonic") or "").startswith(("jmp", "br", "b"))
+    rows = run(call, "read_function_instructions", {"procedure": procedure, "offset": 0, "limit": 6}).normalized
+    mnemonics = [(r.get("mnemonic") or (r.get("text") or "").partition(" ")[0]).lower() for r in rows["instructions"]]
+    first = next((i for i, m in enumerate(mnemonics) if _jump(m)), None)
+    if first is None or not all(m in _BEFORE_JUMP for m in mnemonics[:first]):
+        return False
+    tail = mnemonics[first + 1 :]
+    return not tail or (tail[0] == "push" and all(m in _AFTER_JUMP for m in tail) and len(tail) == 2)
 
 
 def _maybe_thunk(caller: dict[str, Any]) -> bool:
@@ -31,6 +47,17 @@ def _maybe_thunk(caller: dict[str, Any]) -> bool:
     return 0 <= int(sites[0], 16) - int(caller["address"], 16) < _THUNK_BYTES
 
 
+def own_stub(call: ToolCall, name: str | None, listed: set[str]) -> dict[str, Any] | None:
+    """The function's own PLT stub (``name@plt``) when the provider has one that is not listed yet."""
+    if not name or name.endswith("@plt"):
+        return None
+    try:
+        stub = run(call, "procedure_address", {"procedure": f"{name}@plt"}).normalized
+    except ReaError:
+        return None
+    return None if stub["address"] in listed else {"address": stub["address"], "name": stub["name"]}
+
+
 def handle_callers(call: ToolCall) -> Evidence:
     """``procedure_callers``: a caller that is the procedure's thunk gets ``kind: thunk``, and the procedures
     calling the thunk follow it with ``via_thunk``."""
@@ -39,10 +66,17 @@ def handle_callers(call: ToolCall) -> Evidence:
     body = result.normalized
     out: list[dict[str, Any]] = []
     listed = {c["address"] for c in body["callers"]}
+    stubs: list[dict[str, Any]] = []
     for c in body["callers"]:
         if not _maybe_thunk(c) or c["address"] == body["procedure"]["address"] or not is_thunk(call, c["address"]):
             out.append(c)
-            continue
+        else:
+            stubs.append(c)
+    own = own_stub(call, body["procedure"].get("name"), listed | {body["procedure"]["address"]})
+    if own is not None:
+        stubs.append(own)
+        listed.add(own["address"])
+    for c in stubs:
         out.append({**c, "kind": "thunk"})
         through = run(call, "procedure_callers", {"procedure": c["address"]}).normalized["callers"]
         out.extend({**t, "via_thunk": c["address"]} for t in through if t["address"] not in listed)

@@ -261,6 +261,14 @@ class Program:
                 self.import_stubs.setdefault(stub, name)
             if stub or slot:
                 self.imports.setdefault(name, stub or slot)
+        # Slots of functions the binary defines itself and calls through its own PLT (a shared library's exported
+        # function, open to interposition): slot -> name. Their stubs are named ``name@plt``, as native names them.
+        defined = {str(s.get("realname")) for s in self.symbols if s.get("type") == "FUNC" and not s.get("is_imported")}
+        self.local_slots: dict[int, str] = {
+            slot: name
+            for name, slot in relocs.items()
+            if slot and name in defined and name not in self.imports and slot not in self.import_slots
+        }
         # radare2 lower-cases a PE's DLL names and names no DLL per import: the import directory says both.
         self.pe_libraries: list[str] = []
         self.slot_library: dict[int, str] = {}
@@ -514,6 +522,14 @@ class Program:
         if p.addr in self.import_stubs or (p.r2name or "").startswith("sym.imp."):
             return "import"
         if self.section_of(p.addr) in STUB_SECTIONS:
+            if self.local_slots and p.name.startswith("sub_"):
+                # A stub jumping through the slot of a function defined here: named after it, a hop to it.
+                for insn in list_of(self.core.cmdj(f"pdj 4 @ {p.addr}")):
+                    name = self.local_slots.get(integer(insn.get("ptr")) or 0)
+                    if name is not None:
+                        p.name = f"{name}@plt"
+                    if name is not None or "jmp" in str(insn.get("type")):
+                        break  # the stub ends at its jump (PLT0's must not reach into the next stub)
             return "thunk"  # PLT0 and other stub-section code that is no import's stub
         if p.ninstrs == 1 and len(p.blocks) == 1:
             first = list_of(self.core.cmdj(f"pdj 1 @ {p.addr}"))
