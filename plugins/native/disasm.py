@@ -282,6 +282,73 @@ def x86_jump_table(
     return None
 
 
+# AArch64 switch tables (gcc and clang): the index bounded by ``cmp wI, #N``, the table's address built by
+# adrp + add, one entry loaded by ldrb/ldrh/ldr(sw) [table, index], a base taken by adr (or the table itself) and
+# ``add xD, base, entry(, sxtb|uxtb|... #2)`` then ``br xD``.
+_A64_LOAD_INDEXED = re.compile(r"^([wx])(\d+), \[x(\d+), [wx]\d+(?:, (?:uxtw|sxtw|lsl)(?: #\d+)?)?\]$")
+_A64_ADD_ENTRY = re.compile(r"^x(\d+), x(\d+), [wx](\d+)(?:, (sxtb|sxth|sxtw|uxtb|uxth|uxtw|lsl) #(\d+))?$")
+_A64_ADD_IMM = re.compile(r"^x(\d+), x(\d+), #(0x[0-9a-f]+|\d+)$")
+_A64_CMP = re.compile(r"^[wx]\d+, #(0x[0-9a-f]+|\d+)$")
+_A64_ENTRY = {"ldrb": (1, False), "ldrsb": (1, True), "ldrh": (2, False), "ldrsh": (2, True), "ldrsw": (4, True)}
+_A64_EXTEND = {"sxtb": (8, True), "sxth": (16, True), "sxtw": (32, True), "uxtb": (8, False), "uxth": (16, False)}
+
+
+def arm64_jump_table(
+    window: list[Insn], read: Callable[[int, int], bytes | None], within: Callable[[int], bool], limit: int = 1024
+) -> list[int] | None:
+    """Targets of a gcc/clang AArch64 jump table ending at ``window[-1]`` (a ``br``), or None.
+
+    Only a table whose bound a ``cmp`` in the window gives is read: past the bound, byte entries read as
+    plausible offsets into the function, and a made-up edge is worse than a missing one."""
+    br = window[-1]
+    if br.mnemonic != "br" or not br.op_str.startswith("x"):
+        return None
+    target = br.op_str.strip()[1:]
+    known: dict[str, int] = {}  # register number -> address it holds (adrp, add #imm, adr)
+    loaded: dict[str, tuple[int, int, bool]] = {}  # register number -> (table, entry width, signed)
+    bound: int | None = None
+    plan: tuple[int, str, int, bool, int] | None = None  # (base, entry register, bits kept, signed, shift)
+    for insn in window[:-1]:
+        mnem, ops = insn.mnemonic, insn.op_str
+        if mnem in ("adrp", "adr"):
+            imms = _A64_IMM.findall(ops)
+            if imms and ops.startswith("x"):
+                known[ops.split(",")[0][1:]] = _imm(imms[-1])
+        elif mnem == "cmp":
+            m = _A64_CMP.match(ops)
+            if m:
+                bound = min(limit, _imm(m.group(1)) + 1)
+        elif mnem == "add" and (m := _A64_ADD_IMM.match(ops)) is not None and m.group(2) in known:
+            known[m.group(1)] = known[m.group(2)] + _imm(m.group(3))
+        elif mnem == "add" and (m := _A64_ADD_ENTRY.match(ops)) is not None and m.group(1) == target:
+            _dst, base, entry, extend, shift = m.groups()
+            if base in known and entry in loaded:
+                bits, signed = _A64_EXTEND.get(extend or "", (loaded[entry][1] * 8, loaded[entry][2]))
+                plan = (known[base], entry, bits, signed, int(shift or 0))
+        elif mnem in (*_A64_ENTRY, "ldr"):
+            m = _A64_LOAD_INDEXED.match(ops)
+            if m and m.group(3) in known:
+                width, signed = _A64_ENTRY.get(mnem, (4 if m.group(1) == "w" else 8, False))
+                loaded[m.group(2)] = (known[m.group(3)], width, signed)
+    if plan is None or bound is None:
+        return None
+    base, entry, bits, signed, shift = plan
+    table, width, _ = loaded[entry]
+    raw = read(table, bound * width)
+    if raw is None:
+        return None
+    out: list[int] = []
+    for i in range(len(raw) // width):
+        value = int.from_bytes(raw[i * width : (i + 1) * width], "little") & ((1 << bits) - 1)
+        if signed and value >> (bits - 1):
+            value -= 1 << bits
+        address = (base + (value << shift)) & 0xFFFFFFFFFFFFFFFF
+        if not within(address):
+            break
+        out.append(address)
+    return out or None
+
+
 def _read_table(
     read: Callable[[int, int], bytes | None],
     base: int,

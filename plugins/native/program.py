@@ -16,7 +16,7 @@ import msgspec
 from rea_plugins.native import assist as second_core
 from rea_plugins.native import graph, registers
 from rea_plugins.native.assist import Assist, Pending
-from rea_plugins.native.disasm import COND, JUMP, RET, FlowReader, Insn, decode, x86_jump_table
+from rea_plugins.native.disasm import COND, JUMP, RET, FlowReader, Insn, arm64_jump_table, decode, x86_jump_table
 from rea_plugins.native.image import Image
 from rea_plugins.native.index import (
     REF_KINDS,
@@ -337,6 +337,8 @@ class Program:
         return p.end
 
     def _table(self, window: list[Insn], start: int, limit: int) -> list[int] | None:
+        if self.model.arch == "arm64":
+            return arm64_jump_table(window, self.read, lambda a: start <= a < limit)
         if self.model.arch not in ("x86_64", "x86"):
             return None
         return x86_jump_table(window, self.read, lambda a: start <= a < limit)

@@ -228,7 +228,7 @@ class NativeProvider(AnalysisProvider):
                 "max_strings": limits.max_strings,
             },
             "universal_slice_preference": host_arch() or "first",
-            "jump_tables": "x86 gcc/clang patterns",
+            "jump_tables": "x86 and AArch64 gcc/clang patterns",
             "decompiler": {"engine": "flatline", "flatline": e.flatline, "ghidra_sleigh": e.ghidra_sleigh}
             if (e := engine()).available
             else None,

@@ -30,7 +30,8 @@ from rea.target import Target
 # _commode, __initenv, _acmdln) a PE imports are data imports.
 MODEL_KIND = "native-model/4"
 # /5: call-target discovery at every size (no code-size threshold). /6: reference columns may be int32 (RefTable).
-INDEX_KIND = "native-program-index/6"
+# /7: AArch64 jump tables (their cases are code the descent reaches).
+INDEX_KIND = "native-program-index/7"
 # /2: pointer slots (relocations, base relocations, init/fini arrays, fixed-image pointers) joined the table.
 # /5: its columns may be int32 (RefTable).
 DATA_KIND = "native-data-references/5"

@@ -30,6 +30,7 @@ from rea_plugins.native.disasm import (
     Flow,
     FlowReader,
     Insn,
+    arm64_jump_table,
     make_decoder,
     x86_flow,
     x86_jump_table,
@@ -641,7 +642,8 @@ class Sweeper:
 
     def _table(self, window: list[Insn], window_limit: Callable[[int], int]) -> array.array[int] | None:
         end = window_limit(window[-1].address)
-        found = x86_jump_table(window, self.read, lambda t: t < end)
+        read_table = arm64_jump_table if self.arch == "arm64" else x86_jump_table
+        found = read_table(window, self.read, lambda t: t < end)
         return array.array("Q", dict.fromkeys(found)) if found else None
 
     def _x86_facts(
@@ -737,7 +739,7 @@ class Sweeper:
         if f.cls != FALL:
             if want & FLOW:
                 table = None
-                if self.x86 and f.cls == JUMP and f.target is None and f.slot is None:
+                if (self.x86 or self.arch == "arm64") and f.cls == JUMP and f.target is None and f.slot is None:
                     table = self._table(self._window(batch, i, tail), window_limit)
                 data = f.data if want & DATA else _NO_DATA
                 out.add(
