@@ -8,6 +8,7 @@ an address (a branch target, a pc-relative displacement, an operand the provider
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection
 from typing import Literal
@@ -25,22 +26,14 @@ _PC = re.compile(r"\b(rip|eip|pc)\b")
 _ADDRESS_MNEMONICS = frozenset({"adr", "adrp"})
 
 
+# A top-level comma: not inside ``[...]`` or ``{...}`` (neither nests in instruction text).
+_TOP_COMMA = re.compile(r",\s*(?![^\[]*\])(?![^{]*\})")
+_DIGIT = re.compile(r"\d")
+
+
 def split_operands(operands: str) -> list[str]:
     """The operands at top level (a comma inside ``[...]`` or ``{...}`` belongs to its operand)."""
-    out: list[str] = []
-    depth, start = 0, 0
-    for i, ch in enumerate(operands):
-        if ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(operands[start:i].strip())
-            start = i + 1
-    tail = operands[start:].strip()
-    if tail or out:
-        out.append(tail)
-    return out
+    return [o.strip() for o in _TOP_COMMA.split(operands)] if operands.strip() else []
 
 
 def numbers(text: str, address_operands: Collection[int] = (), refs: Collection[int] = ()) -> list[tuple[int, Form]]:
@@ -48,6 +41,20 @@ def numbers(text: str, address_operands: Collection[int] = (), refs: Collection[
 
     ``address_operands`` are the operand indexes the provider resolved to an address, ``refs`` the addresses it
     named (symbolized text shows a pc-relative operand as its absolute address); both are left out."""
+    if _DIGIT.search(text) is None:
+        return []
+    if not refs:
+        # Instruction texts repeat (``add rsp, 8``, ``ret``): a diff reads millions, a cache reads each once.
+        return list(_cached(text, tuple(sorted(address_operands))))
+    return _numbers(text, address_operands, refs)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _cached(text: str, address_operands: tuple[int, ...]) -> tuple[tuple[int, Form], ...]:
+    return tuple(_numbers(text, address_operands, ()))
+
+
+def _numbers(text: str, address_operands: Collection[int], refs: Collection[int]) -> list[tuple[int, Form]]:
     body = text.split(";", 1)[0].strip().lower()
     mnemonic, _, operands = body.partition(" ")
     if BRANCH.match(mnemonic) or mnemonic in _ADDRESS_MNEMONICS:
