@@ -35,7 +35,7 @@ MAX_CONFIG_BYTES = 16 << 20
 
 CheckStatus = Literal["pass", "warn", "fail"]
 ClientState = Literal["aligned", "stale", "missing", "invalid"]
-ClientId = Literal["claude-desktop", "claude-code", "cursor", "codex"]
+ClientId = Literal["claude-desktop", "claude-code", "cursor", "vscode", "codex", "windsurf"]
 Scope = Literal["user", "local", "project"]
 
 
@@ -524,20 +524,28 @@ def config_paths_for(
     """Default location of each known client file; keys are the ``config_paths`` override keys."""
     system = system or sys.platform
     env = {} if env is None else env
+    # VS Code's user profile folder holds its mcp.json (a `servers` table, not `mcpServers`).
     if system == "darwin":
-        desktop = os.path.join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
+        support = os.path.join(home, "Library", "Application Support")
+        desktop = os.path.join(support, "Claude", "claude_desktop_config.json")
+        vscode = os.path.join(support, "Code", "User", "mcp.json")
     elif system.startswith("win"):
         appdata = env.get("APPDATA") or os.path.join(home, "AppData", "Roaming")
         desktop = os.path.join(appdata, "Claude", "claude_desktop_config.json")
+        vscode = os.path.join(appdata, "Code", "User", "mcp.json")
     else:
         desktop = os.path.join(home, ".config", "Claude", "claude_desktop_config.json")
+        vscode = os.path.join(env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "Code", "User", "mcp.json")
     codex_home = env.get("CODEX_HOME") or os.path.join(home, ".codex")
     return {
         "claude-desktop": desktop,
         "claude-code": os.path.join(home, ".claude.json"),
         "claude-code-project": os.path.join(project_dir, ".mcp.json"),
         "cursor": os.path.join(home, ".cursor", "mcp.json"),
+        "vscode": vscode,
         "codex": os.path.join(codex_home, "config.toml"),
+        # Windsurf's Cascade reads this one file on every system (under %USERPROFILE% on Windows).
+        "windsurf": os.path.join(home, ".codeium", "windsurf", "mcp_config.json"),
     }
 
 
@@ -703,7 +711,9 @@ _SOURCES: tuple[tuple[ClientId, Scope, str, Callable[[bytes], Any], tuple[str, .
     ("claude-code", "local", "claude-code", _json, ("projects", "{project}", "mcpServers")),
     ("claude-code", "project", "claude-code-project", _json, ("mcpServers",)),
     ("cursor", "user", "cursor", _json, ("mcpServers",)),
+    ("vscode", "user", "vscode", _json, ("servers",)),
     ("codex", "user", "codex", _toml, ("mcp_servers",)),
+    ("windsurf", "user", "windsurf", _json, ("mcpServers",)),
 )
 
 

@@ -403,6 +403,12 @@ def _is_sha(text: str) -> bool:
     return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
+def _setup(argv: list[str], prog: str) -> int:
+    from rea.cli import setup
+
+    return setup.run(argv, prog)
+
+
 def _version() -> str:
     # From a checkout (an editable install) the version alone does not say which code runs: the commit does.
     # This file is rea/cli/main.py: the checkout's root is three levels up.
@@ -426,6 +432,7 @@ commands:
   providers list [--json]   plugins and providers, with availability
   plugins [--hook H] [--json]  loaded plugins, their versions and hooks
   doctor [--json]           host checks, provider readiness, MCP client registrations
+  setup [--write]           register rea with the MCP clients found here (dry run unless --write)
   cache info|clear [--json] the analysis cache: where, how large, what kinds; or empty it
   serve                     run the MCP server over stdio
   catalog [--output PATH]   write the machine-readable tool catalog
@@ -526,6 +533,7 @@ def _main(argv: list[str] | None) -> int:
         "tools": _tools,
         "cache": _cache,
         "script": _script,
+        "setup": _setup,
     }
     try:
         if command == "tool" and rest:

@@ -15,7 +15,9 @@ KINDS = [
     ("claude-code", "local"),
     ("claude-code", "project"),
     ("cursor", "user"),
+    ("vscode", "user"),
     ("codex", "user"),
+    ("windsurf", "user"),
 ]
 _PATH_KEY = {
     ("claude-desktop", "user"): "claude-desktop",
@@ -23,7 +25,9 @@ _PATH_KEY = {
     ("claude-code", "local"): "claude-code",
     ("claude-code", "project"): "claude-code-project",
     ("cursor", "user"): "cursor",
+    ("vscode", "user"): "vscode",
     ("codex", "user"): "codex",
+    ("windsurf", "user"): "windsurf",
 }
 
 
@@ -59,6 +63,8 @@ def write_servers(kind: tuple[str, str], home: Path, project: Path, servers: dic
     elif kind == ("claude-code", "local"):
         doc = {"numStartups": 3, "projects": {str(project): {"mcpServers": servers, "allowedTools": []}}}
         path.write_text(json.dumps(doc))
+    elif kind[0] == "vscode":
+        path.write_text(json.dumps({"servers": servers, "inputs": []}))
     else:
         path.write_text(json.dumps({"mcpServers": servers}))
     return path

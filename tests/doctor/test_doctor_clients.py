@@ -204,6 +204,8 @@ def _invalid_cases() -> list[Any]:
         for name, (text, code) in sorted(table.items()):
             if kind == ("claude-code", "local") and text.startswith('{"mcpServers"'):
                 text = '{"projects": {"<project>": ' + text + "}}"
+            if kind[0] == "vscode":  # VS Code's table of servers is `servers`
+                text = text.replace('"mcpServers"', '"servers"')
             cases.append(pytest.param(kind, text, code, id=f"{kid}-{name}"))
     return cases
 
@@ -272,5 +274,5 @@ def test_home_override_ignores_codex_home(
 ) -> None:
     monkeypatch.setenv("CODEX_HOME", "/nonexistent/codex-home")
     report = doctor.doctor_report(registry, home=str(home), project_dir=str(project))
-    codex = report["clients"]["registrations"][-1]
+    codex = next(r for r in report["clients"]["registrations"] if r["client"] == "codex")
     assert codex["path"] == str(home / ".codex" / "config.toml")

@@ -179,7 +179,9 @@ def test_broken_first_party_plugin_fails(tmp_path: Path) -> None:
     reg = registry_mod.load()
     # A first-party plugin is one shipped by the rea distribution; record one failing as the registry would.
     reg.broken.append(
-        BrokenPlugin(name="native", distribution="rea-reverse", stage="import", error="ImportError: cannot import name 'lief'")
+        BrokenPlugin(
+            name="native", distribution="rea-reverse", stage="import", error="ImportError: cannot import name 'lief'"
+        )
     )
     report = _report(reg, tmp_path)
     check = _check(report, "plugin:native")
@@ -255,7 +257,7 @@ def test_cli_json_is_the_report_and_exit_status_follows_it(tmp_path: Path) -> No
     report = json.loads(proc.stdout)
     msgspec.convert(report, doctor.DoctorReport)
     assert proc.returncode == report["exit_status"] == doctor.exit_status(report)
-    codex = report["clients"]["registrations"][-1]
+    codex = next(r for r in report["clients"]["registrations"] if r["client"] == "codex")
     assert (codex["client"], codex["state"]) == ("codex", "aligned")
     assert codex["path"] == str(tmp_path / ".codex" / "config.toml")
 
