@@ -113,3 +113,18 @@ def test_version_names_the_commit_from_a_checkout(capsys: pytest.CaptureFixture[
         assert commit is not None and first.endswith(f"(git {commit})"), first
     else:
         assert commit is None and first.startswith("rea ") and "git" not in first
+
+
+def test_remediations_and_docs_name_the_distribution() -> None:
+    # `pip install 'rea[angr]'` installs the registry's unrelated `rea`: every install hint names rea-reverse.
+    import re
+
+    offenders = []
+    paths = [ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+    for folder in ("rea", "plugins", "docs", "contrib"):
+        paths += [p for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".md", ".toml", ".json")]
+    for path in paths:
+        text = path.read_text(errors="replace")
+        for m in re.finditer(r"pip install (?:--?[\w-]+ )*['\"]?rea(?:\[|['\"\s`]|$)", text, re.MULTILINE):
+            offenders.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
+    assert offenders == []
