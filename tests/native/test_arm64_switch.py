@@ -59,6 +59,6 @@ def test_native_and_angr_agree_on_the_switch(compiler: str) -> None:
     registry = load()
     angr = registry.providers.get("angr")
     if angr is None or angr.availability().status != "available":
-        pytest.skip("the angr provider is not available here (pip install 'rea[angr]')")
+        pytest.skip("the angr provider is not available here (pip install 'rea-reverse[angr]')")
     path = switch_build(compiler)
     assert computed_targets(path, "native") == computed_targets(path, "angr")
