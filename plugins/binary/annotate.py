@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
+from rea_plugins.binary import demangle
 
 from rea import search, typelib
 from rea.annotations import Notebook
@@ -130,11 +131,23 @@ def for_engine(nb: Notebook, operation: str, params: dict[str, Any]) -> dict[str
 
 
 def apply(call: ToolCall, operation: str, result: OperationResult, nb: Notebook) -> OperationResult:
-    """``result`` with the annotations of ``nb`` applied (a new value: engine caches stay untouched)."""
-    if not nb.addresses or operation not in NAMED_OPERATIONS:
+    """``result`` with the annotations of ``nb`` applied (a new value: engine caches stay untouched); mangled
+    names are shown demangled first (``demangle``), so a user name keeps the demangled one as ``original_name``."""
+    if operation not in NAMED_OPERATIONS:
         return result
+    shown = demangle.apply(result.normalized)
+    if not nb.addresses:
+        if shown == result.normalized:
+            return result
+        return OperationResult(
+            normalized=shown,
+            raw=result.raw,
+            limitations=list(result.limitations),
+            locations=list(result.locations),
+            confidence=result.confidence,
+        )
     names = nb.names()
-    normalized = _renamed(result.normalized, names) if names else result.normalized
+    normalized = _renamed(shown, names) if names else shown
     if operation in _TEXT_OPERATIONS:
         normalized = _texts(call, normalized, nb, names)
     if operation == "procedure_info" and isinstance(normalized, dict):

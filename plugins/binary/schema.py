@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.binary import annotate
+from rea_plugins.binary import annotate, demangle
 
 from rea.catalog.tool import ToolCall
 from rea.errors import invalid_request, issue
@@ -91,9 +91,8 @@ def run(call: ToolCall, operation: str, params: dict[str, Any]) -> OperationResu
     if operation == "search_procedures" and nb.names():
         # Engines search their own names: over a renamed target, search the annotated listing instead.
         return annotate.search_procedures(call, params, lambda p: run(call, "list_procedures", p))
-    result = call.session.execute(
-        operation, annotate.for_engine(nb, operation, annotate.selector(nb, params)), call.ctx
-    )
+    chosen = demangle.selector(call, annotate.selector(nb, params))
+    result = call.session.execute(operation, annotate.for_engine(nb, operation, chosen), call.ctx)
     return annotate.apply(call, operation, result, nb)
 
 

@@ -81,6 +81,8 @@ class ProcedureItem(Shape):
     part_of: str | None = None
     # The engine's name a user name replaced.
     original_name: str | None = None
+    # The symbol as the binary spells it, where ``name`` is its demangled form (C++, Rust).
+    mangled_name: str | None = None
 
 
 class Procedures(Page):
@@ -109,6 +111,8 @@ class NameItem(Shape):
     external: bool
     name_source: str | None = None
     original_name: str | None = None
+    # The symbol as the binary spells it, where ``name`` is its demangled form (C++, Rust).
+    mangled_name: str | None = None
 
 
 class Names(Page):
@@ -120,6 +124,8 @@ class AddressName(Shape):
     name: str | None
     name_source: str | None = None
     original_name: str | None = None
+    # The symbol as the binary spells it, where ``name`` is its demangled form (C++, Rust).
+    mangled_name: str | None = None
 
 
 class ProcedureAddress(Shape):
@@ -128,6 +134,8 @@ class ProcedureAddress(Shape):
     name: str
     name_source: str | None = None
     original_name: str | None = None
+    # The symbol as the binary spells it, where ``name`` is its demangled form (C++, Rust).
+    mangled_name: str | None = None
 
 
 class ContainingProcedure(Shape):
@@ -137,6 +145,8 @@ class ContainingProcedure(Shape):
     end: str
     name_source: str | None = None
     original_name: str | None = None
+    # The symbol as the binary spells it, where ``name`` is its demangled form (C++, Rust).
+    mangled_name: str | None = None
 
 
 class ResolvedContainer(Shape):
@@ -166,6 +176,8 @@ class ProcedureInfo(Shape):
     calling_convention: str | None
     name_source: str | None = None
     original_name: str | None = None
+    # The symbol as the binary spells it, where ``name`` is its demangled form (C++, Rust).
+    mangled_name: str | None = None
     # Native: how the start was found, and split-off parts.
     source: str | None = None
     part_of: ProcedureRef | None = None
@@ -184,6 +196,8 @@ class OperandSymbol(Shape):
     string: str | None = None
     name_source: str | None = None
     original_name: str | None = None
+    # The symbol as the binary spells it, where ``name`` is its demangled form (C++, Rust).
+    mangled_name: str | None = None
 
 
 class InstructionRow(Shape):
@@ -227,6 +241,8 @@ class CallerItem(Shape):
     via_thunk: str | None = None
     name_source: str | None = None
     original_name: str | None = None
+    # The symbol as the binary spells it, where ``name`` is its demangled form (C++, Rust).
+    mangled_name: str | None = None
 
 
 class Callers(Shape):
@@ -250,6 +266,8 @@ class CalleeItem(Shape):
     call_sites: list[str]
     name_source: str | None = None
     original_name: str | None = None
+    # The symbol as the binary spells it, where ``name`` is its demangled form (C++, Rust).
+    mangled_name: str | None = None
     # With the library open beside the program (open_binary with alias): where the import leads.
     exported_by: ExportedBy | None = None
 
