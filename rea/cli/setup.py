@@ -154,7 +154,11 @@ def _entry(spec: ClientSpec, old: Any, toolsets: str | None) -> dict[str, Any]:
     """The entry setup writes: the old one's other keys kept (a user's own env), the vector and extras set."""
     expected, _ = doctor.expected_vectors()
     entry: dict[str, Any] = dict(old) if isinstance(old, dict) else {}
-    entry.pop("url", None)  # a remote registration becomes this local process
+    # A remote registration (url, Windsurf's serverUrl, their headers and transport type) becomes this local process.
+    for key in ("url", "serverUrl", "headers"):
+        entry.pop(key, None)
+    if entry.get("type") not in (None, "stdio"):
+        del entry["type"]
     entry.update(spec.extra)
     entry.pop("command", None)
     entry.pop("args", None)

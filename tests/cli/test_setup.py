@@ -214,3 +214,13 @@ def test_the_cli_shows_then_writes(
     report = msgspec.convert(json.loads(capsys.readouterr().out), setup.SetupReport)
     assert report.written and _changes(report, "codex")[0].state_after == "aligned"
     assert (home / ".codex" / "config.toml").is_file()
+
+
+def test_a_remote_registration_becomes_this_local_process(registry: Registry, home: Path) -> None:
+    path = _path("windsurf", home)
+    path.parent.mkdir(parents=True)
+    remote = {"serverUrl": "http://127.0.0.1:9/mcp", "headers": {"A": "b"}, "type": "http", "disabled": False}
+    path.write_text(json.dumps({"mcpServers": {"rea": remote}}))
+    assert _changes(_run(home), "windsurf")[0].action == "update"
+    assert _servers("windsurf", path)["rea"] == {**VECTOR, "disabled": False}
+    assert _doctor_state(registry, home, "windsurf")["state"] == "aligned"
