@@ -17,6 +17,8 @@ from rea_plugins.android.model import (
     GraphEdge,
     GraphEntryPoint,
     GraphModule,
+    PackageCount,
+    Page,
     page,
 )
 from rea_plugins.android.package import components, native_libraries
@@ -25,6 +27,10 @@ from rea.errors import invalid_request, issue
 
 MANIFEST = "AndroidManifest.xml"
 LOAD_LIBRARY = ("Ljava/lang/System;", "loadLibrary")
+# Java packages named in a result, largest first.
+TOP_PACKAGES = 25
+# Entry points in a summary; detail full pages through the rest.
+SUMMARY_ENTRY_POINTS = 50
 
 
 def file_node(path: str) -> str:
@@ -73,7 +79,7 @@ def _strings(mx: Any) -> list[str]:
     return [str(ins.get_string()) for ins in method.get_instructions() if ins.get_name().startswith("const-string")]
 
 
-def project(loaded: loader.Loaded, offset: int, limit: int) -> ApplicationGraph:
+def project(loaded: loader.Loaded, view: View) -> ApplicationGraph:
     modules: list[GraphModule] = []
     edges: list[GraphEdge] = []
     entry_points: list[GraphEntryPoint] = []
@@ -132,26 +138,96 @@ def project(loaded: loader.Loaded, offset: int, limit: int) -> ApplicationGraph:
             )
             if entry is not None:
                 edges.append(GraphEdge(source=file_node(MANIFEST), target=entry, kind="declares", detail=comp.kind))
-    total = max(len(modules), len(edges))
-    if offset > total:
-        raise invalid_request(
-            f"offset {offset} is past the end ({total})",
-            [issue("offset", "out_of_range", f"at most {total}", total=total)],
-        )
+    return _view(loaded, classes, modules, edges, entry_points, view)
+
+
+class View:
+    """What the caller asked to see: detail, filters and the page."""
+
+    def __init__(self, args: dict[str, Any]) -> None:
+        self.detail: str = args.get("detail", "summary")
+        self.package: str | None = args.get("package") or None
+        self.kind: str | None = args.get("kind")
+        self.edge_kind: str | None = args.get("edge_kind")
+        self.offset: int = args.get("offset", 0)
+        self.limit: int = args.get("limit", 200)
+
+
+def _in_package(name: str | None, prefix: str) -> bool:
+    return name is not None and (name == prefix or name.startswith(prefix.rstrip(".") + "."))
+
+
+def _view(
+    loaded: loader.Loaded,
+    classes: dict[str, Any],
+    modules: list[GraphModule],
+    edges: list[GraphEdge],
+    entry_points: list[GraphEntryPoint],
+    view: View,
+) -> ApplicationGraph:
     counts = {
         "modules": len(modules),
         "classes": len(classes),
         "edges": len(edges),
         "entry_points": len(entry_points),
-        "native_libraries": len(libs),
+        "native_libraries": sum(1 for m in modules if m.kind == "native-library"),
     }
+    class_of = {m.node_id: m.path for m in modules if m.kind == "class"}
+    if view.package:
+        prefix = view.package
+        modules = [m for m in modules if m.kind == "class" and _in_package(m.path, prefix)]
+        edges = [
+            e
+            for e in edges
+            if _in_package(class_of.get(e.source), prefix) or _in_package(class_of.get(e.target), prefix)
+        ]
+        entry_points = [e for e in entry_points if _in_package(e.name, prefix)]
+    if view.kind:
+        modules = [m for m in modules if m.kind == view.kind]
+    if view.edge_kind:
+        edges = [e for e in edges if e.kind == view.edge_kind]
+    per_package: dict[str, int] = {}
+    for m in modules:
+        if m.kind == "class":
+            pkg = m.path.rsplit(".", 1)[0] if "." in m.path else ""
+            per_package[pkg] = per_package.get(pkg, 0) + 1
+    ranked = sorted(per_package.items(), key=lambda kv: (-kv[1], kv[0]))
+    full = view.detail == "full"
+    offset, limit = view.offset, view.limit if full else min(view.limit, SUMMARY_ENTRY_POINTS)
+    longest = max(len(modules), len(edges), len(entry_points)) if full else len(entry_points)
+    if offset > longest:
+        raise invalid_request(
+            f"offset {offset} is past the end ({longest})",
+            [issue("offset", "out_of_range", f"at most {longest}", total=longest)],
+        )
+    pages = {"entry_points": page(len(entry_points), offset, limit)}
+    if full:
+        pages |= {"modules": page(len(modules), offset, limit), "edges": page(len(edges), offset, limit)}
+    else:
+        # The summary names no modules or edges; their filtered totals say what detail full would page through.
+        pages |= {
+            "modules": Page(offset=0, limit=0, total=len(modules)),
+            "edges": Page(offset=0, limit=0, total=len(edges)),
+        }
     return ApplicationGraph(
         schema_version=SCHEMA_VERSION,
         input_kind=loaded.kind,  # type: ignore[arg-type]
+        detail="full" if full else "summary",
         package=(loaded.apk.get_package() or None) if loaded.kind == "apk" else None,
-        entry_points=entry_points,
-        modules=modules[offset : offset + limit],
-        edges=edges[offset : offset + limit],
-        pages={"modules": page(len(modules), offset, limit), "edges": page(len(edges), offset, limit)},
         counts=counts,
+        module_kinds=_tally(m.kind for m in modules),
+        edge_kinds=_tally(e.kind for e in edges),
+        packages=[PackageCount(package=p, classes=n) for p, n in ranked[:TOP_PACKAGES]],
+        packages_total=len(ranked),
+        entry_points=entry_points[offset : offset + limit],
+        modules=modules[offset : offset + limit] if full else [],
+        edges=edges[offset : offset + limit] if full else [],
+        pages=pages,
     )
+
+
+def _tally(kinds: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for kind in kinds:
+        out[kind] = out.get(kind, 0) + 1
+    return dict(sorted(out.items()))

@@ -16,19 +16,14 @@ from rea_plugins.android.model import (
     Instruction,
     Method,
     MethodInfo,
-    Reference,
-    ReferenceTrace,
     SourceText,
     page,
 )
 
 from rea.context import CallContext
-from rea.errors import invalid_request, issue
 
 # Matches named per class hit under scope methods or strings.
 MAX_MATCHES_PER_CLASS = 5
-# References collected before paging; a trace that reaches more is marked truncated.
-MAX_REFERENCES = 20_000
 FIELD_OPS = ("iget", "iput", "sget", "sput")
 DECOMPILED = (
     "Decompiled source is androguard's DAD reconstruction, a reading aid: the bytecode listing is what the method does."
@@ -190,21 +185,63 @@ def scan(method: Any) -> tuple[list[Instruction], Scan]:
     return rows, refs
 
 
+def _writer_class() -> Any:
+    """DAD's Writer with the caught exception's declared type (see decompile for why)."""
+    from androguard.decompiler.writer import Writer  # type: ignore[import-untyped]
+
+    class CatchTypedWriter(Writer):  # type: ignore[misc]
+        def visit_move_exception(self, var: Any, data: Any = None) -> None:
+            # DAD writes the catch variable's type, which a later reuse of its register (e.g. const-string into
+            # the same register in the handler) overwrites: "catch (String v1)". The handler's type is data.type.
+            if data is not None and getattr(data, "type", None):
+                var.type = data.type
+            super().visit_move_exception(var, data)
+
+    return CatchTypedWriter
+
+
 def decompile(loaded: loader.Loaded, method: Any) -> tuple[str | None, str]:
     """(source, reason): DAD's Java-like source, or None and why not (never the exception's text)."""
     if method.get_code() is None:
         return None, "the method has no bytecode (abstract or native)"
-    from androguard.decompiler.decompile import DvMethod  # type: ignore[import-untyped]
+    from androguard.decompiler import decompile as dad  # type: ignore[import-untyped]
 
+    # DvMethod.process builds its Writer from this module global; the corrected one stands in for one call,
+    # under loader.LOCK, which every androguard call holds.
+    original = dad.Writer
+    dad.Writer = _writer_class()
     try:
-        dv = DvMethod(loaded.analysis.get_method(method))
+        dv = dad.DvMethod(loaded.analysis.get_method(method))
         dv.process()
         text = dv.get_source()
     except RecursionError:
         return None, "the decompiler ran out of nesting depth on this method"
     except Exception:  # a method DAD cannot structure still has its bytecode listing
         return None, "the decompiler could not structure this method"
-    return (text.strip("\n") + "\n", "") if isinstance(text, str) and text.strip() else (None, "empty output")
+    finally:
+        dad.Writer = original
+    if not isinstance(text, str) or not text.strip():
+        return None, "empty output"
+    lost = _lost_calls(method, text)
+    if lost:
+        return None, f"the decompiled source lost calls the bytecode makes ({', '.join(lost[:3])})"
+    return text.strip("\n") + "\n", ""
+
+
+def _lost_calls(method: Any, text: str) -> list[str]:
+    """Called methods (by name) that the source never mentions: a sign the decompiler garbled the method.
+
+    Calls have side effects, so DAD keeps them; a constructor shows as ``new T(``, ``super(`` or ``this(``.
+    """
+    _, refs = scan(method)
+    lost = []
+    for call in refs.calls:
+        name = call.split("->", 1)[1].split("(", 1)[0]
+        if name in ("<init>", "<clinit>"):
+            continue
+        if f"{name}(" not in text:
+            lost.append(name)
+    return lost
 
 
 def inspect_method(
@@ -229,14 +266,21 @@ def inspect_method(
             loaded.sources[record.id] = decompile(loaded, method)
         text, reason = loaded.sources[record.id]
     check_offset(offset, len(rows))
+    if text is None and rows:
+        # No trustworthy source: the smali listing stands in, with the reason.
+        text = "\n".join(r.text for r in rows) + "\n"
+        status = "smali"
+    else:
+        status = "decompiled"
     if text is None:
         source = SourceText(status="unavailable", reason=reason)
     else:
         check_offset(source_offset, len(text), "source_offset")
         end = min(len(text), source_offset + max_source_chars)
         source = SourceText(
-            status="decompiled",
+            status=status,  # type: ignore[arg-type]
             text=text[source_offset:end],
+            reason=reason,
             offset=source_offset,
             total_chars=len(text),
             next_offset=end if end < len(text) else None,
@@ -253,141 +297,4 @@ def inspect_method(
         strings=refs.strings,
         calls=refs.calls,
         fields=fields,
-    )
-
-
-# -- trace_android_references ----------------------------------------------------------------------
-
-
-def _mx_id(mx: Any) -> str:
-    return method_id(mx.class_name, mx.name, mx.descriptor)
-
-
-class _Trace:
-    def __init__(self, max_depth: int) -> None:
-        self.max_depth = max_depth
-        self.refs: list[Reference] = []
-        self.seen: set[tuple[str, str, str, int | None]] = set()
-        self.truncated = False
-
-    def add(
-        self, kind: str, source: str, target: str, depth: int, offset: int | None = None, external: bool = False
-    ) -> bool:
-        key = (kind, source, target, offset)
-        if key in self.seen:
-            return False
-        if len(self.refs) >= MAX_REFERENCES:
-            self.truncated = True
-            return False
-        self.seen.add(key)
-        self.refs.append(
-            Reference(
-                kind=kind,  # type: ignore[arg-type]
-                source=source,
-                target=target,
-                depth=depth,
-                offset=offset,
-                external=external,
-            )
-        )
-        return True
-
-    def callers(self, mx: Any, depth: int) -> None:
-        """Incoming calls of ``mx`` from ``depth`` up to max_depth, breadth first."""
-        frontier = [mx]
-        while frontier and depth <= self.max_depth:
-            nxt = []
-            for cur in frontier:
-                for _ca, caller, off in sorted(cur.get_xref_from(), key=lambda x: (_mx_id(x[1]), x[2])):
-                    if self.add("call", _mx_id(caller), _mx_id(cur), depth, off):
-                        nxt.append(caller)
-            frontier, depth = nxt, depth + 1
-
-    def callees(self, mx: Any, depth: int) -> None:
-        frontier = [mx]
-        while frontier and depth <= self.max_depth:
-            nxt = []
-            for cur in frontier:
-                for _ca, callee, off in sorted(cur.get_xref_to(), key=lambda x: (_mx_id(x[1]), x[2])):
-                    external = bool(callee.is_external())
-                    if self.add("call", _mx_id(cur), _mx_id(callee), depth, off, external) and not external:
-                        nxt.append(callee)
-            frontier, depth = nxt, depth + 1
-
-
-def trace(loaded: loader.Loaded, args: dict[str, Any], ctx: CallContext) -> ReferenceTrace:
-    direction = args.get("direction", "incoming")
-    max_depth = args.get("max_depth", 1)
-    offset, limit = args.get("offset", 0), args.get("limit", 100)
-    t = _Trace(max_depth)
-    dx = loaded.analysis
-    string = args.get("string")
-    if string is not None:
-        if args.get("class_name") or args.get("member"):
-            raise invalid_request(
-                "give either string or class_name with member, not both",
-                [issue("string", "invalid_value", "string excludes class_name and member")],
-            )
-        subject, kind = string, "string"
-        with loader.guarded("the DEX code"):
-            sa = dx.get_strings_analysis().get(string)
-            if sa is not None and direction in ("incoming", "both"):
-                for _ca, mx in sorted(sa.get_xref_from(), key=lambda x: _mx_id(x[1])):
-                    if t.add("load-string", _mx_id(mx), string, 1):
-                        t.callers(mx, 2)
-    else:
-        if not args.get("class_name") or not args.get("member"):
-            raise invalid_request(
-                "give class_name and member (a method or field name), or string",
-                [
-                    issue(
-                        "class_name" if not args.get("class_name") else "member",
-                        "missing_argument",
-                        "required unless string is given",
-                    )
-                ],
-            )
-        dex_name, cls = find_class(loaded, args["class_name"])
-        member, descriptor = args["member"], args.get("descriptor")
-        fields = [
-            f
-            for f in cls.get_fields()
-            if f.get_name() == member and (not descriptor or f.get_descriptor() == descriptor)
-        ]
-        with loader.guarded(dex_name, dex=dex_name):
-            if fields and not (descriptor or "").startswith("("):
-                fld = fields[0]
-                subject, kind = field_id(cls.get_name(), member, fld.get_descriptor()), "field"
-                fa = dx.get_field_analysis(fld)
-                if fa is not None and direction in ("incoming", "both"):
-                    for what, pairs in (("read", fa.get_xref_read()), ("write", fa.get_xref_write())):
-                        for _ca, mx in sorted(pairs, key=lambda x: _mx_id(x[1])):
-                            if t.add(what, _mx_id(mx), subject, 1):
-                                t.callers(mx, 2)
-            else:
-                method = one_method(cls, member, descriptor)
-                subject, kind = method_id(cls.get_name(), member, method.get_descriptor()), "method"
-                mxa = dx.get_method_analysis(method)
-                if direction in ("incoming", "both"):
-                    t.callers(mxa, 1)
-                if direction in ("outgoing", "both"):
-                    t.callees(mxa, 1)
-                    _, refs = scan(method)
-                    for value in refs.strings:
-                        t.add("load-string", subject, value, 1)
-                    for fid in refs.reads:
-                        t.add("read", subject, fid, 1)
-                    for fid in refs.writes:
-                        t.add("write", subject, fid, 1)
-    ctx.check("tracing references")
-    check_offset(offset, len(t.refs))
-    return ReferenceTrace(
-        schema_version=SCHEMA_VERSION,
-        subject=subject,
-        subject_kind=kind,  # type: ignore[arg-type]
-        direction=direction,
-        max_depth=max_depth,
-        references=t.refs[offset : offset + limit],
-        page=page(len(t.refs), offset, limit),
-        truncated=t.truncated,
     )

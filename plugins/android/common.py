@@ -109,7 +109,13 @@ def find_class(loaded: loader.Loaded, name: str, arg: str = "class_name") -> tup
         return classes[wanted]
     simple = wanted[1:-1].rsplit("/", 1)[-1].lower()
     near = sorted(java_name(d) for d in classes if simple and simple in d.lower())[:20]
-    external = loaded.analysis.get_class_analysis(wanted) if loaded.analysis is not None else None
+    dx = loaded.analysis
+    if dx is not None and len(near) < 20:
+        # Framework classes the application references, e.g. LocationManager for android.location.LocationManager.
+        near += sorted(
+            java_name(ca.name) for ca in dx.get_external_classes() if simple and ca.name.lower().endswith(f"/{simple};")
+        )[: 20 - len(near)]
+    external = dx.get_class_analysis(wanted) if dx is not None else None
     where = (
         " (it is referenced but defined outside the application, e.g. by the Android framework)"
         if external is not None and external.is_external()

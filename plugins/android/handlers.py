@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from rea_plugins.android import appgraph, code, common, loader
+import msgspec
+from rea_plugins.android import appgraph, code, common, compare, loader, trace
 from rea_plugins.android import package as pkg
 from rea_plugins.android.model import SourceText
 
 from rea import search as rea_search
 from rea.catalog.tool import ToolCall
 from rea.evidence import Evidence
+from rea.providers import OperationResult
 
 AAB_MANIFEST = (
     "An AAB's manifest is a protocol buffer, which androguard does not read: manifest facts (package, "
@@ -67,6 +69,8 @@ def inspect_method(call: ToolCall) -> Evidence:
     limits = (
         [code.DECOMPILED]
         if source.status == "decompiled"
+        else [f"No decompiled source: {source.reason}; the source is the smali listing."]
+        if source.status == "smali"
         else [f"No decompiled source: {source.reason}; the bytecode listing stands alone."]
     )
     return common.evidence(call, loaded, result, limits)
@@ -75,10 +79,10 @@ def inspect_method(call: ToolCall) -> Evidence:
 def trace_references(call: ToolCall) -> Evidence:
     loaded = common.load(call)
     with loader.LOCK:
-        result = code.trace(loaded, call.args, call.ctx)
+        result = trace.trace(loaded, call.args, call.ctx)
     limits = ["References are static: calls through reflection, JNI or dynamic dispatch to overrides are not seen."]
     if result.truncated:
-        limits.append(f"The trace stopped at {code.MAX_REFERENCES} references; lower max_depth.")
+        limits.append(f"The trace stopped at {trace.MAX_REFERENCES} references; lower max_depth.")
     return common.evidence(call, loaded, result, limits)
 
 
@@ -86,5 +90,32 @@ def project_graph(call: ToolCall) -> Evidence:
     loaded = common.load(call)
     args = call.args
     with loader.LOCK:
-        result = appgraph.project(loaded, args.get("offset", 0), args.get("limit", 500))
+        result = appgraph.project(loaded, appgraph.View(args))
     return common.evidence(call, loaded, result, _kind_limits(loaded))
+
+
+def compare_packages(call: ToolCall) -> Evidence:
+    args = call.args
+    left = loader.load(args["left_path"], call.ctx)
+    right = loader.load(args["right_path"], call.ctx)
+    with loader.LOCK:
+        result = compare.compare(left, right, args, call.ctx)
+    # The Evidence is about the right (newer) application; the left one enters by its hash, not its path.
+    parameters = {k: v for k, v in args.items() if k not in ("left_path", "right_path")}
+    parameters["left_sha256"] = left.target.sha256
+    limits = [
+        common.STATIC,
+        f"Compared against {left.target.name} (SHA-256 {left.target.sha256}); the Evidence subject is the right file.",
+        "Methods are compared by their resolved instructions; a method moved between classes is a removal and an add.",
+        *_kind_limits(left),
+        *(x for x in _kind_limits(right) if x not in _kind_limits(left)),
+    ]
+    return call.session.evidence(
+        call.tool.name,
+        parameters,
+        OperationResult(normalized=msgspec.to_builtins(result), limitations=limits),
+        bound=False,
+        target=right.target,
+        provider=common.provider(),
+        analysis_profile=common.profile(),
+    )

@@ -41,6 +41,8 @@ _DEX_SECTIONS = {
     "class_defs": (0x60, 0x64, 32),
 }
 DEX_HEADER_BYTES = 0x70
+# The map item type of string_data_item.
+STRING_DATA_ITEM = 0x2002
 
 # androguard is not thread-safe (its decompiler and lazy loaders mutate shared objects): one call at a time.
 LOCK = threading.RLock()
@@ -344,6 +346,10 @@ def _check_dex_header(data: bytes, name: str) -> None:
     (map_count,) = struct.unpack_from("<I", data, map_off)
     if map_off + 4 + 12 * map_count > len(data):
         raise malformed(f"{name} declares more map items than its bytes hold", dex=name)
+    for i in range(map_count):
+        kind, _unused, size, offset = struct.unpack_from("<HHII", data, map_off + 4 + 12 * i)
+        if kind == STRING_DATA_ITEM:
+            _check_string_data(data, name, offset, size)
     for section, (size_at, off_at, item) in _DEX_SECTIONS.items():
         size, off = struct.unpack_from("<II", data, size_at)[0], struct.unpack_from("<I", data, off_at)[0]
         if size and off + size * item > len(data):
@@ -351,6 +357,26 @@ def _check_dex_header(data: bytes, name: str) -> None:
     data_size, data_off = struct.unpack_from("<II", data, 0x68)
     if data_off + data_size > len(data):
         raise malformed(f"{name} declares a data section beyond its end", dex=name)
+
+
+def _check_string_data(data: bytes, name: str, offset: int, count: int) -> None:
+    """Walk the string data as androguard will: each a ULEB128 length, then bytes up to a NUL.
+
+    androguard's reader of a NUL-terminated string loops forever once it reaches the end of the bytes; a map item
+    that declares more strings than the data holds must fail here instead.
+    """
+    pos, end = offset, len(data)
+    for _ in range(count):
+        for _byte in range(5):  # a ULEB128 is at most 5 bytes; the last one has its high bit clear
+            if pos >= end:
+                raise malformed(f"{name}'s string data runs past its end", dex=name)
+            pos += 1
+            if data[pos - 1] < 0x80:
+                break
+        nul = data.find(b"\0", pos)
+        if nul < 0:
+            raise malformed(f"{name}'s string data runs past its end", dex=name)
+        pos = nul + 1
 
 
 def clear_cache() -> None:

@@ -29,7 +29,9 @@ class Page(_R, frozen=True, kw_only=True):
 
 class DeclaredPermission(_R, frozen=True, kw_only=True):
     name: str
+    # As the manifest encodes it (0x00000002), and decoded: the base level and each flag (signature, privileged).
     protection_level: str | None = None
+    protection: list[str] = []
 
 
 class IntentFilter(_R, frozen=True, kw_only=True):
@@ -104,7 +106,11 @@ class Package(_R, frozen=True, kw_only=True):
     compile_sdk: str | None = None
     max_sdk: str | None = None
     main_activity: str | None = None
+    # android:debuggable of <application>: null when the manifest does not say (release builds leave it out).
+    debuggable: bool | None = None
     permissions: list[str] = []
+    # Requested permissions held only up to an API level (uses-permission android:maxSdkVersion).
+    permission_max_sdk: dict[str, str] = {}
     declared_permissions: list[DeclaredPermission] = []
     components: list[Component] = []
     signing: Signing | None = None
@@ -174,8 +180,9 @@ class Instruction(_R, frozen=True, kw_only=True):
 
 
 class SourceText(_R, frozen=True, kw_only=True):
-    # "decompiled" (a reading aid, not the bytecode) or "unavailable" with the reason.
-    status: Literal["decompiled", "unavailable"]
+    # "decompiled" (a reading aid, not the bytecode); "smali" (the listing, where the decompiler failed or garbled
+    # the method) or "unavailable" (no bytecode), each with the reason.
+    status: Literal["decompiled", "smali", "unavailable"]
     text: str = ""
     offset: int = 0
     total_chars: int = 0
@@ -214,8 +221,15 @@ class ReferenceTrace(_R, frozen=True, kw_only=True):
     """The normalized result of ``trace_android_references``."""
 
     schema_version: int
+    # A method or field id; for an overloaded name traced without descriptor, Lpkg/C;->name (overloads lists them);
+    # for strings, the string or pattern given.
     subject: str
     subject_kind: Literal["method", "field", "string"]
+    # The subject's class is referenced by the application but defined outside it (the Android framework, a library).
+    subject_external: bool = False
+    overloads: list[str] = []
+    # Strings the pattern matched that some method loads (string traces).
+    strings_matched: int | None = None
     direction: Literal["incoming", "outgoing", "both"]
     max_depth: int
     references: list[Reference]
@@ -251,20 +265,70 @@ class GraphEdge(_R, frozen=True, kw_only=True):
     detail: str = ""
 
 
+class PackageCount(_R, frozen=True, kw_only=True):
+    package: str
+    classes: int
+
+
 class ApplicationGraph(_R, frozen=True, kw_only=True):
-    """The normalized result of ``project_android_application_graph``."""
+    """The normalized result of ``project_android_application_graph``.
+
+    detail summary (the default) gives the counts, the largest Java packages and the entry points; full adds
+    modules and edges. Filters (package, kind, edge_kind) apply before paging; ``pages`` holds the filtered totals,
+    ``counts`` the whole application's.
+    """
 
     schema_version: int
     input_kind: InputKind
+    detail: Literal["summary", "full"]
     package: str | None = None
-    entry_points: list[GraphEntryPoint]
-    modules: list[GraphModule]
-    edges: list[GraphEdge]
-    pages: dict[str, Page]
     counts: dict[str, int]
+    module_kinds: dict[str, int] = {}
+    edge_kinds: dict[str, int] = {}
+    # Java packages by number of classes (the filtered ones), largest first; packages_total counts them all.
+    packages: list[PackageCount] = []
+    packages_total: int = 0
+    entry_points: list[GraphEntryPoint] = []
+    modules: list[GraphModule] = []
+    edges: list[GraphEdge] = []
+    pages: dict[str, Page] = {}
 
 
-RESULT_TYPES = (Package, ClassSearch, ClassInfo, MethodInfo, ReferenceTrace, ApplicationGraph)
+# -- compare_android_packages ----------------------------------------------------------------------
+
+ChangeCategory = Literal["manifest", "permission", "component", "class", "method", "native-library", "signing"]
+ChangeKind = Literal["added", "removed", "changed"]
+
+
+class Change(_R, frozen=True, kw_only=True):
+    category: ChangeCategory
+    change: ChangeKind
+    # A manifest attribute, permission, component or class name, a method id, a library path, a certificate SHA-256.
+    name: str
+    before: str | None = None
+    after: str | None = None
+    detail: str = ""
+
+
+class ChangeCounts(_R, frozen=True, kw_only=True):
+    added: int = 0
+    removed: int = 0
+    changed: int = 0
+
+
+class PackageComparison(_R, frozen=True, kw_only=True):
+    """The normalized result of ``compare_android_packages``: the summary, then the changes (filtered, paged)."""
+
+    schema_version: int
+    # package@version_name (version_code), or the file name for a bare DEX.
+    left: str
+    right: str
+    summary: dict[str, ChangeCounts]
+    changes: list[Change] = []
+    page: Page
+
+
+RESULT_TYPES = (Package, ClassSearch, ClassInfo, MethodInfo, ReferenceTrace, ApplicationGraph, PackageComparison)
 
 
 def page(total: int, offset: int, limit: int) -> Page:

@@ -230,6 +230,31 @@ def _int(value: Any) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+def protection(level: str | None) -> list[str]:
+    """A protectionLevel as words: its base (normal, dangerous, signature ...) then each flag, in androguard's names."""
+    from androguard.core.apk import protection_flags_to_attributes as names  # type: ignore[import-untyped]
+
+    if level is None:
+        return []
+    try:
+        value = int(level, 0)
+    except ValueError:
+        return [level]  # already a word (an older aapt wrote the names)
+    words = [names.get(f"0x{value & 0xF:08x}", f"base 0x{value & 0xF:x}")]
+    bit = 0x10
+    while bit <= value:
+        if value & bit:
+            words.append(names.get(f"0x{bit:08x}", f"flag 0x{bit:x}"))
+        bit <<= 1
+    return words
+
+
+def debuggable(apk: Any) -> bool | None:
+    manifest = apk.get_android_manifest_xml()
+    app = manifest.find("application") if manifest is not None else None
+    return _bool(app.get(NS + "debuggable")) if app is not None else None
+
+
 def inspect(loaded: loader.Loaded, offset: int, limit: int) -> Package:
     """The package facts; components, permissions and native libraries are paged with offset/limit."""
     pages: dict[str, Page] = {}
@@ -251,9 +276,11 @@ def inspect(loaded: loader.Loaded, offset: int, limit: int) -> Package:
         comps = components(apk, _int(target_sdk))
         main = apk.get_main_activity()
         declared = [
-            DeclaredPermission(name=name, protection_level=_text((details or {}).get("protectionLevel")))
+            DeclaredPermission(name=name, protection_level=level, protection=protection(level))
             for name, details in sorted(apk.get_declared_permissions_details().items())
+            for level in [_text((details or {}).get("protectionLevel"))]
         ]
+        max_sdk = {name: str(sdk) for name, sdk in apk.uses_permissions if name and sdk is not None}
         facts = {
             "package": apk.get_package() or None,
             "version_code": apk.get_androidversion_code(),
@@ -271,7 +298,9 @@ def inspect(loaded: loader.Loaded, offset: int, limit: int) -> Package:
         **common,
         **facts,
         main_activity=main,
+        debuggable=debuggable(apk),
         permissions=perms_page,
+        permission_max_sdk=dict(sorted(max_sdk.items())),
         declared_permissions=declared,
         components=comps_page,
         signing=signing(apk),

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.android.model import ApplicationGraph, ClassInfo, ClassSearch, MethodInfo, Package, ReferenceTrace
+from rea_plugins.android.model import (
+    ApplicationGraph,
+    ClassInfo,
+    ClassSearch,
+    MethodInfo,
+    Package,
+    PackageComparison,
+    ReferenceTrace,
+)
 
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.evidence import Evidence
@@ -53,6 +61,12 @@ def _trace(call: ToolCall) -> Evidence:
     from rea_plugins.android import handlers
 
     return handlers.trace_references(call)
+
+
+def _compare(call: ToolCall) -> Evidence:
+    from rea_plugins.android import handlers
+
+    return handlers.compare_packages(call)
 
 
 def _graph(call: ToolCall) -> Evidence:
@@ -175,14 +189,31 @@ TRACE_REFERENCES = ToolDef(
     result_type=ReferenceTrace,
     family=FAMILY,
     description=(
-        "Static references of a DEX method, field or string: callers, callees, readers and writers, string "
-        "loaders; bounded depth, paged."
+        "Static references to an app or framework (android.*, java.*) method or field, or to strings matched exactly, "
+        "by substring or RE2: callers, callees, readers, writers, loaders; bounded depth, paged."
     ),
     input_schema=_obj(
         {
             **METHOD_PROPS,
-            "member": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "Method or field name."},
+            "class_name": {**CLASS, "description": "Class, framework ones too: android.location.LocationManager."},
+            "member": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 1024,
+                "description": "Method or field name; every overload without descriptor.",
+            },
             "string": {"type": "string", "maxLength": 65536, "description": "A string constant (instead of member)."},
+            "string_match": {
+                "type": "string",
+                "enum": ["exact", "substring", "regex"],
+                "default": "exact",
+                "description": "How string matches the loaded strings (regex: RE2).",
+            },
+            "case_sensitive": {
+                "type": "boolean",
+                "default": False,
+                "description": "Substring and regex string matches respect case.",
+            },
             "direction": {
                 "type": "string",
                 "enum": ["incoming", "outgoing", "both"],
@@ -204,7 +235,8 @@ TRACE_REFERENCES = ToolDef(
     effects=_EFFECTS,
     examples=(
         {"path": "app.apk", "class_name": EXAMPLE_CLASS, "member": "onCreate"},
-        {"path": "app.apk", "string": "https://api.example.com"},
+        {"path": "app.apk", "class_name": "android.location.LocationManager", "member": "requestLocationUpdates"},
+        {"path": "app.apk", "string": "https://", "string_match": "substring"},
     ),
 )
 
@@ -213,14 +245,90 @@ PROJECT_GRAPH = ToolDef(
     result_type=ApplicationGraph,
     family=FAMILY,
     description=(
-        "An APK/AAB/DEX as an application graph: manifest components as entry points, DEX classes as "
-        "modules, native libraries to hand to open_binary, resources; paged."
+        "An APK/AAB/DEX as an application graph (manifest entry points, DEX classes, native libraries, call edges): "
+        "a summary with totals by default, detail full pages modules and edges, filtered by package and kind."
     ),
-    input_schema=_obj({"path": PATH, "offset": OFFSET, "limit": _limit(500, 10000)}),
+    input_schema=_obj(
+        {
+            "path": PATH,
+            "detail": {
+                "type": "string",
+                "enum": ["summary", "full"],
+                "default": "summary",
+                "description": "summary: counts, packages, entry points; full: modules and edges too.",
+            },
+            "package": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 1024,
+                "description": "Only classes of this Java package (prefix), e.g. com.example.",
+            },
+            "kind": {
+                "type": "string",
+                "enum": ["dex", "class", "native-library", "resources", "manifest"],
+                "description": "Only modules of this kind.",
+            },
+            "edge_kind": {
+                "type": "string",
+                "enum": ["contains", "calls", "loads-library", "declares"],
+                "description": "Only edges of this kind.",
+            },
+            "offset": OFFSET,
+            "limit": _limit(200, 5000),
+        }
+    ),
     handler=_graph,
     effects=_EFFECTS,
-    examples=({"path": "app.apk"},),
+    examples=(
+        {"path": "app.apk"},
+        {"path": "app.apk", "detail": "full", "package": "com.example", "edge_kind": "calls"},
+    ),
     cli_subject="path",
 )
 
-TOOLS = (INSPECT_PACKAGE, SEARCH_CLASSES, INSPECT_CLASS, INSPECT_METHOD, TRACE_REFERENCES, PROJECT_GRAPH)
+COMPARE_PACKAGES = ToolDef(
+    name="compare_android_packages",
+    result_type=PackageComparison,
+    family=FAMILY,
+    description=(
+        "Compare two versions of an APK/AAB/DEX: a summary of added, removed and changed manifest attributes, "
+        "permissions, components, classes, methods, native libraries and signing certificates, then the changes, paged."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "left_path": {**PATH, "description": "The older APK, AAB or DEX.", "examples": ["app-1.0.apk"]},
+            "right_path": {**PATH, "description": "The newer APK, AAB or DEX.", "examples": ["app-1.1.apk"]},
+            "category": {
+                "type": "string",
+                "enum": ["manifest", "permission", "component", "class", "method", "native-library", "signing"],
+                "description": "Only changes of this category.",
+            },
+            "change": {
+                "type": "string",
+                "enum": ["added", "removed", "changed"],
+                "description": "Only changes of this kind.",
+            },
+            "offset": OFFSET,
+            "limit": _limit(100),
+        },
+        "required": ["left_path", "right_path"],
+        "additionalProperties": False,
+    },
+    handler=_compare,
+    effects=_EFFECTS,
+    examples=(
+        {"left_path": "app-1.0.apk", "right_path": "app-1.1.apk"},
+        {"left_path": "app-1.0.apk", "right_path": "app-1.1.apk", "category": "method", "change": "changed"},
+    ),
+)
+
+TOOLS = (
+    INSPECT_PACKAGE,
+    SEARCH_CLASSES,
+    INSPECT_CLASS,
+    INSPECT_METHOD,
+    TRACE_REFERENCES,
+    PROJECT_GRAPH,
+    COMPARE_PACKAGES,
+)

@@ -1,4 +1,7 @@
-"""An Android application built from smali and manifest sources in the test session (apktool, apksigner, keytool)."""
+"""An Android application in two versions, built from smali and manifest sources in the session.
+
+Tools: apktool, apksigner, keytool and an aarch64 gcc for the native library.
+"""
 
 from __future__ import annotations
 
@@ -14,13 +17,26 @@ URL = "https://api.example.test/v1/token"
 LIBRARY = "reanative"
 KEY_PASSWORD = "rea-test-only"
 
-MANIFEST = f"""<?xml version="1.0" encoding="utf-8"?>
+PERMISSIONS = ("android.permission.INTERNET", "android.permission.ACCESS_FINE_LOCATION")
+# What the second version adds: a permission held below API 29 only, and one more permission.
+V2_PERMISSIONS = '    <uses-permission android:name="android.permission.ACCESS_BACKGROUND_LOCATION"/>\n'
+V2_STORAGE = "android.permission.WRITE_EXTERNAL_STORAGE"
+
+
+def manifest(version: int = 1) -> str:
+    """The manifest of version 1, or of version 2 (newer version, debuggable, a maxSdkVersion, more permissions)."""
+    code, name = ("7", "1.2.3") if version == 1 else ("8", "1.3.0")
+    uses = "".join(f'    <uses-permission android:name="{p}"/>\n' for p in PERMISSIONS)
+    if version == 2:
+        uses += V2_PERMISSIONS + f'    <uses-permission android:name="{V2_STORAGE}" android:maxSdkVersion="28"/>\n'
+    debuggable = ' android:debuggable="true"' if version == 2 else ""
+    max_sdk = ' android:maxSdkVersion="34"' if version == 2 else ""
+    return f"""<?xml version="1.0" encoding="utf-8"?>
 <manifest xmlns:android="http://schemas.android.com/apk/res/android" package="{PACKAGE}"
-    android:versionCode="7" android:versionName="1.2.3">
-    <uses-sdk android:minSdkVersion="24" android:targetSdkVersion="33"/>
+    android:versionCode="{code}" android:versionName="{name}">
+    <uses-sdk android:minSdkVersion="24" android:targetSdkVersion="33"{max_sdk}/>
     <permission android:name="{PACKAGE}.permission.SYNC" android:protectionLevel="signature"/>
-    <uses-permission android:name="android.permission.INTERNET"/>
-    <application android:label="@string/app_name">
+{uses}    <application android:label="@string/app_name"{debuggable}>
         <activity android:name=".MainActivity" android:exported="true">
             <intent-filter>
                 <action android:name="android.intent.action.MAIN"/>
@@ -42,6 +58,9 @@ MANIFEST = f"""<?xml version="1.0" encoding="utf-8"?>
     </application>
 </manifest>
 """
+
+
+MANIFEST = manifest(1)
 
 APKTOOL_YML = """version: 2.7.0
 apkFileName: fixture.apk
@@ -192,8 +211,108 @@ BOOT_RECEIVER = """.class public Lcom/example/rea/BootReceiver;
 .end method
 """
 
-SMALI = {"Greeter": GREETER, "MainActivity": MAIN_ACTIVITY, "SyncService": SYNC_SERVICE, "BootReceiver": BOOT_RECEIVER}
+# A framework API call: which application methods call LocationManager.requestLocationUpdates.
+LOCATION_TRACKER = """.class public Lcom/example/rea/LocationTracker;
+.super Ljava/lang/Object;
+.implements Landroid/location/LocationListener;
+.source "LocationTracker.java"
+
+.method public constructor <init>()V
+    .registers 1
+    invoke-direct {p0}, Ljava/lang/Object;-><init>()V
+    return-void
+.end method
+
+.method public start(Landroid/content/Context;)V
+    .registers 8
+    const-string v0, "location"
+    invoke-virtual {p1, v0}, Landroid/content/Context;->getSystemService(Ljava/lang/String;)Ljava/lang/Object;
+    move-result-object v0
+    check-cast v0, Landroid/location/LocationManager;
+    const-string v1, "gps"
+    const-wide/16 v2, 0x3e8
+    const/4 v4, 0x0
+    move-object v5, p0
+    invoke-virtual/range {v0 .. v5}, Landroid/location/LocationManager;->requestLocationUpdates(\
+Ljava/lang/String;JFLandroid/location/LocationListener;)V
+    return-void
+.end method
+
+.method public onLocationChanged(Landroid/location/Location;)V
+    .registers 2
+    return-void
+.end method
+"""
+
+# A loop, a branch and a caught exception: the shapes a decompiler has to structure.
+CHECKSUM = """.class public Lcom/example/rea/Checksum;
+.super Ljava/lang/Object;
+.source "Checksum.java"
+
+.method public static sum([B)I
+    .registers 5
+    const/4 v0, 0x0
+    const/4 v1, 0x0
+    :loop
+    array-length v2, p0
+    if-ge v1, v2, :done
+    aget-byte v2, p0, v1
+    and-int/lit16 v2, v2, 0xff
+    mul-int/lit8 v3, v0, 0x1f
+    add-int v0, v3, v2
+    add-int/lit8 v1, v1, 0x1
+    goto :loop
+    :done
+    return v0
+.end method
+
+.method public static parse(Ljava/lang/String;)I
+    .registers 3
+    :try_start
+    invoke-static {p0}, Ljava/lang/Integer;->parseInt(Ljava/lang/String;)I
+    move-result v0
+    :try_end
+    .catch Ljava/lang/NumberFormatException; {:try_start .. :try_end} :bad
+    return v0
+    :bad
+    move-exception v1
+    const-string v1, "checksum: not a number"
+    const/4 v0, -0x1
+    return v0
+.end method
+"""
+
+# Version 2: greet(int) answers for 43 instead of 42, and a new class sends telemetry.
+GREETER_V2 = GREETER.replace("const/16 v0, 0x2a", "const/16 v0, 0x2b")
+TELEMETRY_URL = "https://telemetry.example.test/collect"
+TELEMETRY = f""".class public Lcom/example/rea/Telemetry;
+.super Ljava/lang/Object;
+.source "Telemetry.java"
+
+.method public constructor <init>()V
+    .registers 1
+    invoke-direct {{p0}}, Ljava/lang/Object;-><init>()V
+    return-void
+.end method
+
+.method public endpoint()Ljava/lang/String;
+    .registers 2
+    const-string v0, "{TELEMETRY_URL}"
+    return-object v0
+.end method
+"""
+
+SMALI = {
+    "Greeter": GREETER,
+    "MainActivity": MAIN_ACTIVITY,
+    "SyncService": SYNC_SERVICE,
+    "BootReceiver": BOOT_RECEIVER,
+    "LocationTracker": LOCATION_TRACKER,
+    "Checksum": CHECKSUM,
+}
+SMALI_V2 = {**SMALI, "Greeter": GREETER_V2, "Telemetry": TELEMETRY}
 NATIVE_C = 'const char *rea_native_token(void) { return "native-token"; }\n'
+NATIVE_C_V2 = 'const char *rea_native_token(void) { return "native-token-2"; }\n'
 
 
 def _run(argv: list[str], cwd: Path) -> None:
@@ -202,19 +321,24 @@ def _run(argv: list[str], cwd: Path) -> None:
         raise RuntimeError(f"{Path(argv[0]).name} failed: {proc.stderr.strip()[-2000:]}")
 
 
-def build_apk(out: Path) -> Path:
-    """Assemble the sources with apktool, sign with a session debug key (v1, v2, v3); return the APK."""
+def build_apk(out: Path, version: int = 1) -> Path:
+    """Assemble version 1 (or 2) with apktool, sign it (v1, v2, v3) with a session key; return the APK.
+
+    Version 2 (``fixture-v2.apk``) changes one method, adds a class and permissions, is debuggable, carries a
+    rebuilt native library and is signed with a second key: what compare_android_packages must find.
+    """
     tools = toolchains.require_all(("apktool", "apksigner", "keytool", "aarch64-linux-gnu-gcc"))
-    app = out / "app"
+    suffix = "" if version == 1 else f"-v{version}"
+    app = out / f"app{suffix}"
     (app / "smali" / "com" / "example" / "rea").mkdir(parents=True)
     (app / "res" / "values").mkdir(parents=True)
     (app / "lib" / "arm64-v8a").mkdir(parents=True)
-    (app / "AndroidManifest.xml").write_text(MANIFEST)
+    (app / "AndroidManifest.xml").write_text(manifest(version))
     (app / "apktool.yml").write_text(APKTOOL_YML)
     (app / "res" / "values" / "strings.xml").write_text(STRINGS_XML)
-    for name, source in SMALI.items():
+    for name, source in (SMALI if version == 1 else SMALI_V2).items():
         (app / "smali" / "com" / "example" / "rea" / f"{name}.smali").write_text(source)
-    (out / "native.c").write_text(NATIVE_C)
+    (out / f"native{suffix}.c").write_text(NATIVE_C if version == 1 else NATIVE_C_V2)
     _run(
         [
             tools["aarch64-linux-gnu-gcc"],
@@ -223,20 +347,20 @@ def build_apk(out: Path) -> Path:
             "-O1",
             "-o",
             str(app / "lib" / "arm64-v8a" / f"lib{LIBRARY}.so"),
-            str(out / "native.c"),
+            str(out / f"native{suffix}.c"),
         ],
         out,
     )
     # apktool keeps its framework under HOME; a private one keeps the session's HOME clean.
-    _run(
-        [tools["apktool"], "b", "--frame-path", str(out / "framework"), "-o", str(out / "unsigned.apk"), str(app)], out
-    )
+    unsigned = out / f"unsigned{suffix}.apk"
+    _run([tools["apktool"], "b", "--frame-path", str(out / "framework"), "-o", str(unsigned), str(app)], out)
+    keystore = out / f"debug{suffix}.p12"
     _run(
         [
             tools["keytool"],
             "-genkeypair",
             "-keystore",
-            str(out / "debug.p12"),
+            str(keystore),
             "-storetype",
             "PKCS12",
             "-alias",
@@ -248,7 +372,7 @@ def build_apk(out: Path) -> Path:
             "-validity",
             "3650",
             "-dname",
-            "CN=rea test,O=rea",
+            f"CN=rea test {version},O=rea",
             "-storepass",
             KEY_PASSWORD,
             "-keypass",
@@ -256,13 +380,13 @@ def build_apk(out: Path) -> Path:
         ],
         out,
     )
-    apk = out / "fixture.apk"
+    apk = out / f"fixture{suffix}.apk"
     _run(
         [
             tools["apksigner"],
             "sign",
             "--ks",
-            str(out / "debug.p12"),
+            str(keystore),
             "--ks-pass",
             f"pass:{KEY_PASSWORD}",
             "--ks-key-alias",
@@ -277,14 +401,14 @@ def build_apk(out: Path) -> Path:
             "24",
             "--out",
             str(apk),
-            str(out / "unsigned.apk"),
+            str(unsigned),
         ],
         out,
     )
     return apk
 
 
-def certificate_sha256(out: Path) -> str:
+def certificate_sha256(out: Path, version: int = 1) -> str:
     """The debug key's certificate fingerprint, as keytool prints it (lowercase, no colons)."""
     tools = toolchains.require_all(("keytool",))
     proc = subprocess.run(
@@ -293,7 +417,7 @@ def certificate_sha256(out: Path) -> str:
             "-list",
             "-v",
             "-keystore",
-            str(out / "debug.p12"),
+            str(out / ("debug.p12" if version == 1 else f"debug-v{version}.p12")),
             "-storepass",
             KEY_PASSWORD,
             "-alias",

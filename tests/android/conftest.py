@@ -24,3 +24,9 @@ def apk(android_build: Path) -> Path:
 @pytest.fixture(scope="session")
 def dex(apk: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return androidfixtures.extract(apk, "classes.dex", tmp_path_factory.mktemp("dex") / "classes.dex")
+
+
+@pytest.fixture(scope="session")
+def apk_v2(android_build: Path) -> Path:
+    """Version 2 of the application, built beside version 1 (its differences: androidfixtures.build_apk)."""
+    return androidfixtures.build_apk(android_build, version=2)

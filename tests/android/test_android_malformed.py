@@ -107,6 +107,18 @@ def test_dex_with_bad_offsets_and_huge_sizes(rea_session: Session, dex: Path, tm
     _refused(rea_session, short)
 
 
+def test_string_data_past_the_end_is_refused_not_looped(rea_session: Session, dex: Path, tmp_path: Path) -> None:
+    """A map item declaring more strings than the bytes hold: androguard's string reader would loop forever."""
+    raw = dex.read_bytes()
+    (map_off,) = struct.unpack_from("<I", raw, 0x34)
+    (count,) = struct.unpack_from("<I", raw, map_off)
+    items = [struct.unpack_from("<HHII", raw, map_off + 4 + 12 * i) for i in range(count)]
+    (at,) = [i for i, item in enumerate(items) if item[0] == 0x2002]
+    bad = tmp_path / "strings-past-end.dex"
+    bad.write_bytes(_dex_with(raw, map_off + 4 + 12 * at + 4, 0x7FFFFFFF))
+    assert "string data runs past its end" in _refused(rea_session, bad).message
+
+
 def test_dex_interior_mutations_are_answered_or_typed(rea_session: Session, dex: Path, tmp_path: Path) -> None:
     """Byte flips past the header: every tool either answers or fails typed, without leaking exception text."""
     raw = dex.read_bytes()
