@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import posixpath
 import sys
 import urllib.parse
@@ -343,6 +344,7 @@ class _Builder:
             diagnostics=parsed.diagnostics,
             tokens=0 if isinstance(decoded, Diagnostic) else decoded.tokens,
             functions_mapped=mapped,
+            sha256=hashlib.sha256(data).hexdigest(),
         )
 
     def _map_functions(self, decoded: sourcemaps.Decoded, parsed: sourcemaps.ParsedMap, modules: list[Module]) -> int:

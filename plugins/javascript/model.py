@@ -217,6 +217,9 @@ class SourceMap(_Record, frozen=True):
     # Mapping segments decoded (VLQ), and the generated file's functions given an original location through them.
     tokens: int = 0
     functions_mapped: int = 0
+    # The map's bytes' digest (an external map's file; an inline one is its generated file's): a location lookup
+    # reads the map again and checks it is the one analyzed.
+    sha256: str | None = None
 
 
 class Skipped(_Record, frozen=True):

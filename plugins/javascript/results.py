@@ -389,3 +389,41 @@ class ExportShapeComparison(_S):
     right: ExportSide
     status: Literal["unchanged", "changed", "added", "removed", "absent", "unknown"]
     differences: list[ShapeDifference]
+
+
+# -- map_javascript_location -----------------------------------------------------------------------
+
+
+class GeneratedPosition(_S):
+    module: str
+    path: str
+    line: int
+    column: int
+
+
+class OriginalPosition(_S):
+    """The original of a generated position: source path, 1-based line and column, the map's name there, and the
+    line's text from ``sourcesContent`` (at most 240 characters)."""
+
+    source: str
+    line: int
+    column: int
+    name: str | None = None
+    text: str | None = None
+
+
+class MappedFunction(_S):
+    """The generated function holding the position, with its original (name and location) when it has one."""
+
+    node_id: str
+    name: str
+    module: str
+    original: OriginalLocation | None = None
+
+
+class LocationMapping(_S):
+    generated: GeneratedPosition
+    source_map: str
+    # null: no mapping segment at or before the column on that line.
+    original: OriginalPosition | None
+    function: MappedFunction | None

@@ -9,6 +9,7 @@ from rea_plugins.javascript.results import (
     ApplicationSummary,
     ExportShapeComparison,
     FeatureTrace,
+    LocationMapping,
     SemanticsTrace,
     SourceToBundle,
     VersionComparison,
@@ -56,6 +57,12 @@ def _trace_semantics(call: ToolCall) -> Evidence:
     from rea_plugins.javascript import trace
 
     return trace.trace_semantics(call)
+
+
+def _map_location(call: ToolCall) -> Evidence:
+    from rea_plugins.javascript import locate
+
+    return locate.map_location(call)
 
 
 def _compare_versions(call: ToolCall) -> Evidence:
@@ -276,6 +283,45 @@ TRACE_SEMANTICS = ToolDef(
     ),
 )
 
+MAP_LOCATION = ToolDef(
+    name="map_javascript_location",
+    result_type=LocationMapping,
+    family=FAMILY,
+    description=(
+        "Map a generated file's line and column (a stack frame in a minified bundle) to its original source file, "
+        "line, column and name through the file's source map, with the original line's text and the function "
+        "that holds the position. The map is read again from the analyzed directory and checked unchanged."
+    ),
+    input_schema=with_evidence_defs(
+        {
+            "type": "object",
+            "properties": {
+                "application": APPLICATION_INPUT,
+                "module": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "The generated file: its module path or node_id.",
+                    "examples": ["dist/app.js"],
+                },
+                "line": {"type": "integer", "minimum": 1, "description": "1-based line in the generated file."},
+                "column": {"type": "integer", "minimum": 1, "description": "1-based column in the generated file."},
+            },
+            "required": ["application", "module", "line", "column"],
+            "additionalProperties": False,
+        }
+    ),
+    handler=_map_location,
+    effects=_EVIDENCE_EFFECTS,
+    examples=(
+        {
+            "application": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
+            "module": "dist/app.js",
+            "line": 1,
+            "column": 4567,
+        },
+    ),
+)
+
 _PAIR = {
     "left": {**APPLICATION_INPUT, "description": "The older version's application Evidence (inline or retained)."},
     "right": {**APPLICATION_INPUT, "description": "The newer version's application Evidence (inline or retained)."},
@@ -408,4 +454,12 @@ COMPARE_EXPORTS = ToolDef(
     ),
 )
 
-TOOLS = (ANALYZE, TRACE_FEATURE, TRACE_SEMANTICS, COMPARE_VERSIONS, COMPARE_SOURCE, COMPARE_EXPORTS)
+TOOLS = (
+    ANALYZE,
+    TRACE_FEATURE,
+    TRACE_SEMANTICS,
+    MAP_LOCATION,
+    COMPARE_VERSIONS,
+    COMPARE_SOURCE,
+    COMPARE_EXPORTS,
+)

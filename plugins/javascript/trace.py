@@ -69,7 +69,7 @@ def _seed_matches(index: Index, seed: Seed) -> tuple[list[SeedMatch], set[str], 
                 hits.append(
                     SeedMatch(node_id=m.node_id, type="module", path=m.path, via="string", value=s.value, line=s.line)
                 )
-                holder = _innermost(m, s.line, s.column)
+                holder = innermost(m, s.line, s.column)
                 if holder is not None:
                     functions.add(holder.node_id)
             if found:
@@ -101,7 +101,7 @@ def _seed_matches(index: Index, seed: Seed) -> tuple[list[SeedMatch], set[str], 
     return hits, modules, functions, len(hits) + unlisted
 
 
-def _innermost(m: Module, line: int, column: int = 0) -> FunctionRecord | None:
+def innermost(m: Module, line: int, column: int = 0) -> FunctionRecord | None:
     """The innermost function of ``m`` that holds ``line`` (and ``column``, when known: a minified bundle is one
     line), module bodies excluded."""
     best: FunctionRecord | None = None

@@ -69,6 +69,7 @@ exports.version = () => 'api-v1';
 # Facts from the sources above.
 FACTS = {
     "click_handler": ("Panel.handleClick", "src/app.js", 6),
+    "clicked_line": 8,
     "greeting": ("formatGreeting", "src/greet.js", 1),
     "sources": {"src/app.js", "src/greet.js", "src/api.cjs"},
     "template": "Hello, ${…}: your session expires in 60 minutes",

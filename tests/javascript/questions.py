@@ -82,6 +82,16 @@ def _renames(r: Result) -> bool:
     return {"formatGreeting", "Panel.handleClick", "handlers.save"} <= renamed and d["functions"]["removed"] == []
 
 
+def _stack_frame(r: Result) -> bool:
+    name, source, _ = FACTS["click_handler"]
+    original = r["original"]
+    return (
+        (original["source"], original["line"]) == (source, FACTS["clicked_line"])
+        and "clicked" in original["text"]
+        and r["function"]["original"]["name"] == name
+    )
+
+
 def _save_handler(r: Result) -> bool:
     fn = r["functions"][0]
     return fn["name"] == "handlers.save" and any(c["callee"].endswith(".store") for c in fn["calls"])
@@ -94,6 +104,8 @@ class Question:
     uses: tuple[str, ...]  # the page versions it analyzes first
     args: Result
     check: Callable[[Result], bool]
+    # A text of the bundle whose 1-based column a plan's "$column" stands for (a stack frame's position).
+    at: str | None = None
     sizes: list[int] = field(default_factory=list)
     right: bool = False
 
@@ -160,6 +172,14 @@ def questions() -> list[Question]:
             _renames,
         ),
         Question(
+            "Which original line is the minified bundle's stack frame at the 'clicked' template?",
+            "map_javascript_location",
+            ("v2",),
+            {"application": _retained("$v2"), "module": "app.js", "line": 1, "column": "$column"},
+            _stack_frame,
+            at="`clicked",
+        ),
+        Question(
             "What does the object-literal save handler call?",
             "trace_javascript_semantics",
             ("v1",),
@@ -193,6 +213,9 @@ async def answer(client: Any, question: Question, pages: dict[str, Path]) -> Res
         wire = json.dumps(question.args)
         for name, evidence_id in ids.items():
             wire = wire.replace(f'"{name}"', json.dumps(evidence_id))
+        if question.at is not None:
+            bundle = (pages[question.uses[0]] / "app.js").read_text()
+            wire = wire.replace('"$column"', str(bundle.index(question.at) + 1))
         out = await client.call_tool(question.tool, json.loads(wire))
         text = text_of(out)
         assert not out.is_error, text[:2000]

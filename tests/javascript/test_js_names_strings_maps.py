@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import minified
+import pytest
 from jssupport import analyze, graph, retained
 from rea_plugins.javascript import facts
 
+from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
 
@@ -108,3 +110,23 @@ def test_no_javascript_argument_is_a_bare_object(rea_registry: Any) -> None:
     for tool in TOOLS:
         schema = {k: v for k, v in rea_registry.tools[tool.name].input_schema.items() if k != "$defs"}
         assert _bare_objects(schema) == [], tool.name
+
+
+def test_a_location_is_mapped_only_from_the_map_analyzed(rea_session: Session, page_v2: Path, tmp_path: Path) -> None:
+    page = tmp_path / "page"
+    page.mkdir()
+    for name in ("app.js", "app.js.map"):
+        (page / name).write_bytes((page_v2 / name).read_bytes())
+    ev = analyze(rea_session, page)
+    args = {"application": retained(rea_session, ev), "module": "app.js", "line": 1, "column": 1}
+    mapped = call_tool(rea_session, "map_javascript_location", args).evidence
+    assert mapped is not None and mapped.normalized_result["source_map"] == "map:app.js.map"
+    # Edited since: refused, with the rerun to do.
+    (page / "app.js.map").write_text((page / "app.js.map").read_text().replace('"mappings"', '"mappings" ', 1))
+    with pytest.raises(ReaError) as err:
+        call_tool(rea_session, "map_javascript_location", args)
+    assert err.value.code == "artifact_changed" and "analyze_javascript_application" in err.value.remediation
+    # A file without a source map says so.
+    with pytest.raises(ReaError) as missing:
+        call_tool(rea_session, "map_javascript_location", {**args, "module": "nothing.js"})
+    assert missing.value.code == "invalid_request"
