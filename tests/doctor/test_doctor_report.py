@@ -172,7 +172,8 @@ def test_broken_third_party_plugin_warns_only(tmp_path: Path) -> None:
     assert check["status"] == "warn" and check["required"] is False
     assert "plugin:raiser" not in report["failures"]
     # Every first-party plugin still loaded.
-    assert all(p["first_party"] for p in report["plugins"]["loaded"] if p["distribution"] == "rea-reverse")
+    ours = [p for p in report["plugins"]["loaded"] if p["distribution"] == "rea-reverse"]
+    assert ours and all(p["first_party"] for p in ours)
 
 
 def test_broken_first_party_plugin_fails(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ def test_first_party_plugins_load_through_entry_points(clean_env: pytest.MonkeyP
         "javascript",
     ):
         assert name in reg.plugins, name
-        assert reg.plugins[name].distribution == "rea"
+        assert reg.plugins[name].distribution == "rea-reverse"
     assert reg.broken == []
     assert reg.errors == []
     assert {"full", "compact"} <= set(reg.projections)
