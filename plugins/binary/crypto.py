@@ -80,6 +80,12 @@ class CryptoIdentification(Page, kw_only=True):
 _SIGNATURES = signatures()
 _RULES: Any = None
 _BRANCH = re.compile(r"^(j\w*|call\w*|loop\w*|b|bl|br|blr|b\.\w+|cbn?z|tbn?z|bx|blx)$")
+_ADD = re.compile(r"^add\s+([xw]\d+),\s*([xw]\d+),\s*#?(0x[0-9a-f]+|\d+)\b")
+_PIECE = re.compile(r"^(mov|movz|movk)\s+([wx])(\d+),\s*#?(0x[0-9a-f]+|[0-9]+)(?:,\s*lsl\s*#?(\d+))?\s*(?:;|$)")
+_WRITES = re.compile(r"^\S+\s+([xw]\d+)\b")
+# An operand number is read as an address only from here up: a position-independent image's addresses are as small
+# as the offsets and displacements in its code, and the provider's resolved references name those.
+_ABSOLUTE = 0x10000
 _RIP = re.compile(r"\[rip ([+-]) (0x[0-9a-f]+)\]")
 _NUMBER = re.compile(r"(?<![\w.$])(-\s*)?#?(0x[0-9a-f]+|[0-9]+)\b")
 
@@ -187,6 +193,37 @@ def _tables(call: ToolCall, data: bytes) -> list[_Table]:
     return kept
 
 
+def _derived(rows: list[Row], lengths: dict[int, int]) -> set[tuple[int, int]]:
+    """References that name a table but use none: an anchor register (``add x9, x9, #0x440`` holding one table's
+    start only to reach another, ``add x9, x9, #0x100``) and a loop's end pointer (a table's start plus its
+    length, which is where the next table starts). Both are read off arm64's base-plus-offset additions."""
+    out: set[tuple[int, int]] = set()
+    bases: dict[str, tuple[int, int]] = {}  # register -> (row address, the address it holds)
+    owner = None
+    for row in rows:
+        if row.procedure != owner:
+            bases, owner = {}, row.procedure
+        m = _ADD.match(row.text)
+        if m is None:
+            written = _WRITES.match(row.text)
+            if written is not None:
+                bases.pop(written.group(1), None)
+            continue
+        dest, src, offset = m.group(1), m.group(2), int(m.group(3), 0)
+        base = bases.get(src)
+        if base is not None and base[1] + offset in row.refs:
+            if dest == src:
+                out.add(base)  # the base held the first table's start only on the way to the second
+            elif lengths.get(base[1]) == offset:
+                out.add((row.address, base[1] + offset))  # one past the end of the first table, kept beside it
+        held = next(iter(row.refs), None)
+        if held is None:
+            bases.pop(dest, None)
+        else:
+            bases[dest] = (row.address, held)
+    return out
+
+
 def _data_findings(call: ToolCall, rows: list[Row], procs: list[Procedure], data: bytes) -> list[CryptoFinding]:
     tables = _tables(call, data)
     if not tables:
@@ -204,14 +241,17 @@ def _data_findings(call: ToolCall, rows: list[Row], procs: list[Procedure], data
                     sites[i][owner].add(row.address)
             i -= 1
 
+    ignored = _derived(rows, {t.start: t.end - t.start for t in tables})
     for n, row in enumerate(rows):
         if n % 65536 == 0:
             call.ctx.check("identify_crypto")
         for address in row.refs:
-            hit(address, row)
-        for value in numbers(row.text):
-            if starts[0] <= value:
-                hit(value, row)
+            if (row.address, address) not in ignored:
+                hit(address, row)
+        if not row.text.startswith(("adrp", "lea")):  # a page, or a displacement from the next instruction
+            for value in numbers(row.text):
+                if value >= _ABSOLUTE:
+                    hit(value, row)
         relative = _RIP.search(row.text)
         if relative is not None and n + 1 < len(rows) and rows[n + 1].procedure == row.procedure:
             # A provider that leaves ``[rip + d]`` as it is: the address is the next instruction's plus d.
@@ -240,6 +280,31 @@ def _data_findings(call: ToolCall, rows: list[Row], procs: list[Procedure], data
     return out
 
 
+def _pieces(rows: list[Row]) -> dict[int, int]:
+    """arm64 builds a wide constant from 16-bit pieces (``mov w6, #0x2f98; movk w6, #0x428a, lsl #16``): each
+    ``movk``'s address and the whole value its register then holds, followed within one procedure."""
+    out: dict[int, int] = {}
+    held: dict[str, int] = {}
+    owner = None
+    for row in rows:
+        if row.procedure != owner:
+            held, owner = {}, row.procedure
+        m = _PIECE.match(row.text)
+        if m is None:
+            written = _WRITES.match(row.text)
+            if written is not None:
+                held.pop(written.group(1)[1:], None)
+            continue
+        op, size, reg, piece, shift = m.group(1), m.group(2), m.group(3), int(m.group(4), 0), int(m.group(5) or 0)
+        mask = (1 << (32 if size == "w" else 64)) - 1
+        if op != "movk":
+            held[reg] = (piece << shift) & mask
+        elif reg in held:
+            held[reg] = (held[reg] & ~(0xFFFF << shift) | piece << shift) & mask
+            out[row.address] = held[reg]
+    return out
+
+
 def _code_findings(call: ToolCall, rows: list[Row], procs: list[Procedure]) -> list[CryptoFinding]:
     """Per procedure, each signature whose operands it holds at least ``min_immediates`` distinct values of."""
     index: dict[int, list[int]] = defaultdict(list)
@@ -249,25 +314,29 @@ def _code_findings(call: ToolCall, rows: list[Row], procs: list[Procedure]) -> l
                 index[v].append(n)
     seen: dict[tuple[int, int], dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
     owners: dict[int, Procedure] = {}
+    wide = _pieces(rows)
     for n, row in enumerate(rows):
         if n % 65536 == 0:
             call.ctx.check("identify_crypto")
-        for value in numbers(row.text):
+        values = numbers(row.text)
+        if row.address in wide:
+            values.add(wide[row.address])
+        for value in values:
             for s in index.get(value, ()):
                 owner = containing(procs, row.address)
                 if owner is not None:
                     owners[owner.start] = owner
                     seen[owner.start, s][value].add(row.address)
     out = []
-    for (start, s), values in sorted(seen.items()):
+    for (start, s), found in sorted(seen.items()):
         sig = _SIGNATURES[s]
-        if len(values) < min(sig.min_immediates, len(sig.values)):
+        if len(found) < min(sig.min_immediates, len(sig.values)):
             continue
         # Fewer values of a constant than another holds in the same place (MD5's state inside SHA-1's) name that one.
-        if any(other != s and set(values) < set(more) for (where, other), more in seen.items() if where == start):
+        if any(other != s and set(found) < set(more) for (where, other), more in seen.items() if where == start):
             continue
         owner = owners[start]
-        addresses = {a for found in values.values() for a in found}
+        addresses = {a for sites in found.values() for a in sites}
         listed, count = _users({owner: addresses})
         out.append(
             CryptoFinding(
@@ -276,7 +345,7 @@ def _code_findings(call: ToolCall, rows: list[Row], procs: list[Procedure]) -> l
                 kind=sig.kind,
                 standard=sig.standard,
                 where="code",
-                matched=len(values),
+                matched=len(found),
                 total=len(set(sig.values)),
                 users=listed,
                 users_total=count,

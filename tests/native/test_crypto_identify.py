@@ -78,6 +78,27 @@ def test_constants_folded_into_displacements_are_found(rea_registry: Registry) -
         session.close()
 
 
+def test_arm64_builds_name_the_same_procedures(rea_registry: Registry) -> None:
+    session = _open(rea_registry, "crypto-arm64")
+    try:
+        body = result_of(session, "identify_crypto", {})
+        named = _named(body)
+        # The unrolled rounds hold SHA-256's constants as mov/movk pairs; the tables sit side by side in .rodata,
+        # reached through one base register, and each is attributed only to the procedures that read it.
+        assert named == {**fx.CRYPTO_PROCEDURES, "SHA-256": {*fx.CRYPTO_PROCEDURES["SHA-256"], "sha256_rounds16"}}
+        data = {
+            f["constant"]: {u["procedure"]["name"] for u in f["users"]}
+            for f in body["findings"]
+            if f["where"] == "data"
+        }
+        assert data["AES S-box"] == fx.CRYPTO_PROCEDURES["AES"]
+        assert data["SHA-256 round constants"] == {"sha256_block"}
+        code = [f for f in body["findings"] if f["where"] == "code" and f["primitive"] == "SHA-256"]
+        assert [(f["matched"], f["users"][0]["procedure"]["name"]) for f in code] == [(8, "sha256_rounds16")]
+    finally:
+        session.close()
+
+
 def test_operand_numbers_include_negative_displacements() -> None:
     # 0xb5c0fbcf folded into an address computation reads as a negative displacement.
     assert 0xB5C0FBCF in numbers("lea edx, [rbx + rdx - 0x4a3f0431]")
