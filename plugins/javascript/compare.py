@@ -326,14 +326,20 @@ def compare_versions(call: ToolCall) -> Evidence:
 
 
 def compare_source_to_bundle(call: ToolCall) -> Evidence:
+    offset, limit = int(call.args.get("offset", 0)), int(call.args.get("limit", 50))
     if "application" in call.args:
         source = bundle = appgraph.load(call, "application")
         inputs = [source]
-        params: dict[str, Any] = {"application": appgraph.reference(source)}
+        params: dict[str, Any] = {"application": appgraph.reference(source), "offset": offset, "limit": limit}
     else:
         source, bundle = appgraph.load(call, "source"), appgraph.load(call, "bundle")
         inputs = [source, bundle]
-        params = {"source": appgraph.reference(source), "bundle": appgraph.reference(bundle)}
+        params = {
+            "source": appgraph.reference(source),
+            "bundle": appgraph.reference(bundle),
+            "offset": offset,
+            "limit": limit,
+        }
     sources = [m for m in source.app.modules if m.kind == "source" and not m.in_dependency]
     map_sources = [(sm, s) for sm in bundle.app.source_maps for s in sm.sources]
     bundled = [m for m in bundle.app.modules if m.kind == "bundled"]
@@ -443,8 +449,12 @@ def compare_source_to_bundle(call: ToolCall) -> Evidence:
             source_maps=len(bundle.app.source_maps),
             from_sources_content=from_content,
         ),
-        sources=msgspec.convert(rows, list[SourceMapping]),
-        bundle_only=bundle_only,
+        sources=msgspec.convert(rows[offset : offset + limit], list[SourceMapping]),
+        offset=offset,
+        limit=limit,
+        total=len(rows),
+        next_offset=offset + limit if offset + limit < len(rows) else None,
+        bundle_only=bundle_only[:MAX_BRIEFS],
     )
     return appgraph.derive(
         "compare_source_to_bundle",

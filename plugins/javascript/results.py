@@ -356,8 +356,15 @@ class SourceBundleSummary(_S):
 
 
 class SourceToBundle(_S):
+    """Counts first; then one page of the sources (``offset``, ``limit``, ``total``, ``next_offset``) and the
+    first 100 bundle-only modules (all counted)."""
+
     summary: SourceBundleSummary
     sources: list[SourceMapping]
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None
     bundle_only: list[BundleOnly]
 
 

@@ -391,6 +391,14 @@ COMPARE_SOURCE = ToolDef(
                 "application": {**APPLICATION_INPUT, "description": "One application holding sources and bundles."},
                 "source": {**APPLICATION_INPUT, "description": "Application Evidence of the source tree."},
                 "bundle": {**APPLICATION_INPUT, "description": "Application Evidence of the shipped bundles."},
+                "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "First source of the page."},
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 1000,
+                    "default": 50,
+                    "description": "At most this many sources in the page.",
+                },
             },
             "oneOf": [
                 {

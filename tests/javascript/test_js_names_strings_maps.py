@@ -130,3 +130,21 @@ def test_a_location_is_mapped_only_from_the_map_analyzed(rea_session: Session, p
     with pytest.raises(ReaError) as missing:
         call_tool(rea_session, "map_javascript_location", {**args, "module": "nothing.js"})
     assert missing.value.code == "invalid_request"
+
+
+def test_the_originals_only_a_map_holds_are_mapped_and_paged(rea_session: Session, page_v2: Path) -> None:
+    ev = analyze(rea_session, page_v2)
+    pages = [
+        call_tool(
+            rea_session,
+            "compare_source_to_bundle",
+            {"application": retained(rea_session, ev), "offset": offset, "limit": 2},
+        ).evidence
+        for offset in (0, 2)
+    ]
+    first, second = (p.normalized_result for p in pages if p is not None)
+    assert first["summary"]["mapped"] == first["summary"]["from_sources_content"] == 3
+    assert (first["total"], first["next_offset"], second["next_offset"]) == (3, 2, None)
+    rows = first["sources"] + second["sources"]
+    assert {r["path"] for r in rows} == minified.FACTS["sources"]
+    assert all(r["origin"] == "sources-content" and r["tokens"] > 0 for r in rows)
