@@ -20,6 +20,8 @@ FILES = {
     "claude-code": CLIENTS_DIR / "claude-code" / ".mcp.json",
     "cursor": CLIENTS_DIR / "cursor" / "mcp.json",
     "codex": CLIENTS_DIR / "codex" / "config.toml",
+    "vscode": CLIENTS_DIR / "vscode" / "mcp.json",
+    "windsurf": CLIENTS_DIR / "windsurf" / "mcp_config.json",
 }
 
 
@@ -27,7 +29,8 @@ def _servers(path: Path) -> dict[str, Any]:
     if path.suffix == ".toml":
         table: dict[str, Any] = tomllib.loads(path.read_text())["mcp_servers"]
         return table
-    servers: dict[str, Any] = json.loads(path.read_text())["mcpServers"]
+    doc = json.loads(path.read_text())
+    servers: dict[str, Any] = doc["servers" if path.parent.name == "vscode" else "mcpServers"]
     return servers
 
 
@@ -57,6 +60,8 @@ def test_doctor_finds_them_aligned_with_this_environment(tmp_path: Path) -> None
         "claude-code-project": str(FILES["claude-code"]),
         "cursor": str(FILES["cursor"]),
         "codex": str(FILES["codex"]),
+        "vscode": str(FILES["vscode"]),
+        "windsurf": str(FILES["windsurf"]),
     }
     report = doctor.doctor_report(
         registry_mod.load(), config_paths=paths, home=str(tmp_path), project_dir=str(tmp_path), environ=env
@@ -68,6 +73,8 @@ def test_doctor_finds_them_aligned_with_this_environment(tmp_path: Path) -> None
         ("claude-code", "project"),
         ("cursor", "user"),
         ("codex", "user"),
+        ("vscode", "user"),
+        ("windsurf", "user"),
     ]:
         assert states[key]["state"] == "aligned", states[key]
         assert states[key]["entry"] == {"command": "rea", "args": ["serve"]}
