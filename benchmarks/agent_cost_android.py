@@ -23,19 +23,85 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "android")]
 
 import androidfixtures  # noqa: E402
 import anyio  # noqa: E402
-from androidquestions import QUESTIONS, ask  # noqa: E402
+from androidquestions import QUESTIONS, Question, ask  # noqa: E402
 
 from tests.mcp.harness import connect  # noqa: E402
 
 MEDIAN_GOAL = 4 * 1024
 MAX_GOAL = 64 * 1024
+# Classes of the scaled application: each logs through the framework and calls the next one, so its graph,
+# its framework callers and its strings are too many to list in one answer.
+SCALE = 2000
+SCALED = "(2,000-class app) "
 
 
-async def measure(v1: Path, v2: Path) -> list[dict[str, Any]]:
+def generated(index: int) -> str:
+    nxt = (index + 1) % SCALE
+    return f""".class public Lcom/example/rea/gen/Gen{index};
+.super Ljava/lang/Object;
+
+.method public static run(I)I
+    .registers 3
+    const-string v0, "https://gen.example.test/{index}"
+    const-string v1, "Gen"
+    invoke-static {{v1, v0}}, Landroid/util/Log;->d(Ljava/lang/String;Ljava/lang/String;)I
+    invoke-static {{p0}}, Lcom/example/rea/gen/Gen{nxt};->run(I)I
+    move-result v0
+    return v0
+.end method
+"""
+
+
+def _scaled_graph(r: dict[str, Any]) -> bool:
+    return r["counts"]["classes"] == SCALE + len(androidfixtures.SMALI) and "edges" not in r
+
+
+def _scaled_calls(r: dict[str, Any]) -> bool:
+    return r["pages"]["edges"]["total"] == SCALE and len(r["edges"]) == 100
+
+
+def _scaled_log(r: dict[str, Any]) -> bool:
+    return r["subject_external"] and r["page"]["total"] == SCALE and len(r["references"]) == 100
+
+
+def _scaled_strings(r: dict[str, Any]) -> bool:
+    return r["strings_matched"] == SCALE and r["page"]["total"] == SCALE
+
+
+SCALED_QUESTIONS = (
+    Question(
+        SCALED + "What is the application's shape?",
+        "project_android_application_graph",
+        lambda a, b: {"path": str(a)},
+        _scaled_graph,
+    ),
+    Question(
+        SCALED + "Which classes of com.example.rea.gen call each other (first page)?",
+        "project_android_application_graph",
+        lambda a, b: {"path": str(a), "detail": "full", "package": "com.example.rea.gen", "edge_kind": "calls"},
+        _scaled_calls,
+    ),
+    Question(
+        SCALED + "Which app methods call android.util.Log.d (first page)?",
+        "trace_android_references",
+        lambda a, b: {"path": str(a), "class_name": "android.util.Log", "member": "d"},
+        _scaled_log,
+    ),
+    Question(
+        SCALED + "Which methods load a gen.example.test URL (first page)?",
+        "trace_android_references",
+        lambda a, b: {"path": str(a), "string": "gen.example.test", "string_match": "substring"},
+        _scaled_strings,
+    ),
+)
+
+
+async def measure(v1: Path, v2: Path, big: Path) -> list[dict[str, Any]]:
     rows = []
     async with connect() as client:
-        for q in QUESTIONS:
-            result, size = await ask(client, q, v1, v2)
+        asked = [(q, v1) for q in QUESTIONS] + [(q, big) for q in SCALED_QUESTIONS]
+        for q, first in asked:
+            result, size = await ask(client, q, first, v2)
             rows.append({"question": q.question, "tool": q.tool, "bytes": size, "calls": 1, "right": q.right(result)})
     return rows
 
@@ -45,7 +111,8 @@ def main() -> int:
         out = Path(tmp)
         v1 = androidfixtures.build_apk(out)
         v2 = androidfixtures.build_apk(out, version=2)
-        rows = anyio.run(measure, v1, v2)
+        big = androidfixtures.build_apk(out, extra={f"gen/Gen{i}": generated(i) for i in range(SCALE)}, name="scaled")
+        rows = anyio.run(measure, v1, v2, big)
     width = max(len(r["question"]) for r in rows)
     print(f"{'question':<{width}}  {'tool':<34} {'bytes':>7} {'calls':>5}  right")
     for r in rows:

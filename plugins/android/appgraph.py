@@ -150,7 +150,7 @@ class View:
         self.kind: str | None = args.get("kind")
         self.edge_kind: str | None = args.get("edge_kind")
         self.offset: int = args.get("offset", 0)
-        self.limit: int = args.get("limit", 200)
+        self.limit: int = args.get("limit", 100)
 
 
 def _in_package(name: str | None, prefix: str) -> bool:

@@ -274,7 +274,7 @@ PROJECT_GRAPH = ToolDef(
                 "description": "Only edges of this kind.",
             },
             "offset": OFFSET,
-            "limit": _limit(200, 5000),
+            "limit": _limit(100, 5000),
         }
     ),
     handler=_graph,

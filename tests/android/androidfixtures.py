@@ -321,14 +321,16 @@ def _run(argv: list[str], cwd: Path) -> None:
         raise RuntimeError(f"{Path(argv[0]).name} failed: {proc.stderr.strip()[-2000:]}")
 
 
-def build_apk(out: Path, version: int = 1) -> Path:
+def build_apk(out: Path, version: int = 1, extra: dict[str, str] | None = None, name: str = "") -> Path:
     """Assemble version 1 (or 2) with apktool, sign it (v1, v2, v3) with a session key; return the APK.
 
     Version 2 (``fixture-v2.apk``) changes one method, adds a class and permissions, is debuggable, carries a
-    rebuilt native library and is signed with a second key: what compare_android_packages must find.
+    rebuilt native library and is signed with a second key: what compare_android_packages must find. ``extra``
+    adds smali sources (relative path under com/example/rea -> source), ``name`` names the build (the benchmark's
+    scaled application).
     """
     tools = toolchains.require_all(("apktool", "apksigner", "keytool", "aarch64-linux-gnu-gcc"))
-    suffix = "" if version == 1 else f"-v{version}"
+    suffix = ("" if version == 1 else f"-v{version}") + (f"-{name}" if name else "")
     app = out / f"app{suffix}"
     (app / "smali" / "com" / "example" / "rea").mkdir(parents=True)
     (app / "res" / "values").mkdir(parents=True)
@@ -336,8 +338,10 @@ def build_apk(out: Path, version: int = 1) -> Path:
     (app / "AndroidManifest.xml").write_text(manifest(version))
     (app / "apktool.yml").write_text(APKTOOL_YML)
     (app / "res" / "values" / "strings.xml").write_text(STRINGS_XML)
-    for name, source in (SMALI if version == 1 else SMALI_V2).items():
-        (app / "smali" / "com" / "example" / "rea" / f"{name}.smali").write_text(source)
+    for rel, source in {**(SMALI if version == 1 else SMALI_V2), **(extra or {})}.items():
+        smali = app / "smali" / "com" / "example" / "rea" / f"{rel}.smali"
+        smali.parent.mkdir(parents=True, exist_ok=True)
+        smali.write_text(source)
     (out / f"native{suffix}.c").write_text(NATIVE_C if version == 1 else NATIVE_C_V2)
     _run(
         [
