@@ -88,14 +88,12 @@ ANALYZE = ToolDef(
     result_type=(ApplicationSummary, Application),
     family=FAMILY,
     description=(
-        "Statically analyze a JavaScript/Electron application directory or .asar archive: a summary and a page "
-        "of its modules, the complete graph retained for the workflows. Nothing is run. "
-        "It finds modules (source files, assets, modules bundled by esbuild/webpack), import/require/dynamic-import "
-        "edges, exports with static shapes, strings (template literals by their static text), functions named as "
-        "a reader would, Electron IPC channels, entry points and source maps (mappings decoded: each generated "
-        "function's original file, line and name). Pass the summary's evidence_id (or complete_evidence_id) to "
-        "trace_application_feature, trace_javascript_semantics and the comparisons; detail 'complete' returns "
-        "the whole graph (megabytes on real applications)."
+        "Statically analyze a JavaScript/Electron application directory or .asar archive without running it: a "
+        "summary and a page of its modules, the complete graph retained for the workflows. The graph (detail "
+        "'complete' returns it whole) holds modules (source files, bundles, esbuild/webpack bundled modules), "
+        "import edges, exports with static shapes, strings (template literals by their static text), functions "
+        "named as a reader would, Electron IPC channels, entry points and source maps with decoded mappings "
+        "(each generated function's original file, line and name)."
     ),
     input_schema={
         "type": "object",
@@ -289,8 +287,8 @@ MAP_LOCATION = ToolDef(
     family=FAMILY,
     description=(
         "Map a generated file's line and column (a stack frame in a minified bundle) to its original source file, "
-        "line, column and name through the file's source map, with the original line's text and the function "
-        "that holds the position. The map is read again from the analyzed directory and checked unchanged."
+        "line, column and name through the file's source map. It gives the original line's text and the function "
+        "holding the position; the map is read again from the analyzed directory and checked unchanged."
     ),
     input_schema=with_evidence_defs(
         {
