@@ -45,7 +45,10 @@ def rea_target_views(target: Target, head: bytes) -> list[TargetView] | None:
     return [
         TargetView(
             kind="managed-assembly",
-            summary="A .NET assembly: types, methods and their IL, P/Invoke boundaries, without running it.",
+            summary=(
+                "A .NET assembly: types, methods and their IL, string literals and who uses what, P/Invoke "
+                "boundaries, without running it."
+            ),
             tools=[t.name for t in TOOLS],
         )
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Literal
 
-from rea_plugins.managed import common, reader, signatures
+from rea_plugins.managed import common, reader, signatures, sites
 from rea_plugins.managed.model import (
     ARTIFACT_OPERATION,
     SCHEMA_VERSION,
@@ -126,9 +126,9 @@ def attributes(image: Image) -> list[Attribute]:
             sig = image.blob(md, "Signature", "MethodDef") if md is not None else None
         type_name = key.split("::", 1)[0]
         value = image.blob(row, "Value", "CustomAttribute")
-        params = signatures.param_codes(sig) if sig is not None else None
+        params = signatures.param_codes(sig, image.coded_type) if sig is not None else None
         decoded = (
-            signatures.attribute_value(value, params, image.limits["max_heap_item_bytes"])
+            signatures.attribute_value(value, params, image.limits["max_heap_item_bytes"], image.enum_info)
             if value is not None and params is not None
             else None
         )
@@ -197,7 +197,7 @@ def build(image: Image, args: dict[str, Any]) -> ArtifactResult:
 
 @common.guarded
 def handle(call: ToolCall) -> Evidence:
-    target, image = reader.open_image(call)
-    result = build(image, call.args)
+    with sites.opened(call) as (target, image, _):
+        result = build(image, call.args)
     call.ctx.finish(f"read {result.module}")
     return common.static_evidence(call, ARTIFACT_OPERATION, target, result)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from rea_plugins.managed import common, il, reader
+from rea_plugins.managed import common, il, reader, sites
 from rea_plugins.managed.artifact import attributes
 from rea_plugins.managed.model import (
     BOUNDARIES_OPERATION,
@@ -16,6 +16,7 @@ from rea_plugins.managed.model import (
     NativeImport,
 )
 from rea_plugins.managed.reader import Image, token_text
+from rea_plugins.managed.sites import Sites, opened
 
 from rea.catalog.tool import ToolCall
 from rea.evidence import Evidence
@@ -88,23 +89,22 @@ def _crossing_kind(opcode: str, operand: str) -> CrossingKind | None:
     return None
 
 
-def crossings(image: Image, args: dict[str, Any], ctx: Any) -> tuple[list[Crossing], int]:
-    """Call sites of every method body; also how many bodies could not be decoded."""
+def crossings(image: Image, found: Sites) -> list[Crossing]:
+    """Call sites that cross into native code, from the assembly's token sites (``sites.scan``)."""
     out: list[Crossing] = []
-    undecoded = 0
-    for rid, row in enumerate(image.rows("MethodDef"), 1):
-        if rid % 64 == 0:
-            ctx.check(BOUNDARIES_OPERATION)
-        body = il.decode(image, int(row.Rva or 0), 1 << 16, 20_000, only=SCANNED)
-        if body.status not in ("ok", "none"):
-            undecoded += 1
-        for ins in body.instructions:
-            kind = _crossing_kind(ins.opcode, ins.operand or "")
-            if kind is not None:
-                out.append(
-                    Crossing(method=image.method_key(rid), offset=ins.offset, kind=kind, target=ins.operand or "")
-                )
-    return out, undecoded
+    wanted = [i for i, name in enumerate(found.opcodes) if name in SCANNED]
+    for i in range(len(found)):
+        code = found.opcode[i]
+        if code not in wanted:
+            continue
+        opcode = found.opcodes[code]
+        target = found.name(image, found.token[i])
+        kind = _crossing_kind(opcode, target)
+        if kind is not None:
+            out.append(
+                Crossing(method=image.method_key(found.method[i]), offset=found.offset[i], kind=kind, target=target)
+            )
+    return out
 
 
 def mixed_mode(image: Image) -> MixedMode:
@@ -125,11 +125,21 @@ def mixed_mode(image: Image) -> MixedMode:
 
 @common.guarded
 def handle(call: ToolCall) -> Evidence:
-    target, image = reader.open_image(call)
+    chosen = common.selection(call.args)
+    keep = common.selector(chosen)
+    with opened(call) as (target, image, entry):
+        scanned = sites.sites(entry, call.ctx)
+        return _answer(call, target, image, scanned, chosen, keep)
+
+
+def _answer(call: ToolCall, target: Any, image: Image, scanned: Sites, chosen: Any, keep: Any) -> Evidence:
     found = imports(image)
-    sites, undecoded = crossings(image, call.args, call.ctx)
+    calls, undecoded = crossings(image, scanned), scanned.undecoded
+    # Counted over every import, listed as narrowed (pattern and namespace name the declaring method).
+    found_all, found = found, [i for i in found if keep(i.method)]
+    calls = [c for c in calls if keep(c.method)]
     counts: dict[str, int] = {}
-    for item in (i for i in found if i.declared_by == "DllImport"):
+    for item in (i for i in found_all if i.declared_by == "DllImport"):
         counts[item.module] = counts.get(item.module, 0) + 1
     module_refs = [
         ModuleRefRecord(name=name, imports=counts.pop(name, 0))
@@ -138,10 +148,11 @@ def handle(call: ToolCall) -> Evidence:
     result = BoundariesResult(
         schema_version=SCHEMA_VERSION,
         assembly=image.assembly_name(),
-        imports=common.paged(found, call.args, "import", 200),
-        module_refs=common.paged(module_refs, call.args, "module_ref", 200),
-        implementations=common.paged(sites, call.args, "implementation", 200),
+        imports=common.paged(found, call.args, "import", 100),
+        module_refs=common.paged(module_refs, call.args, "module_ref", 100),
+        implementations=common.paged(calls, call.args, "implementation", 100),
         mixed_mode=mixed_mode(image),
+        selection=chosen,
     )
     limitations = [f"{undecoded} method bodies did not decode; their call sites are not listed."] if undecoded else []
     call.ctx.finish(f"{len(found)} native imports")

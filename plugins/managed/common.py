@@ -8,10 +8,11 @@ from typing import Any, TypeVar
 
 import msgspec
 from rea_plugins.managed import reader
-from rea_plugins.managed.model import Page
+from rea_plugins.managed.model import Page, Selection
 
 import rea
 from rea import evidence as ev_mod
+from rea import search
 from rea.catalog.tool import ToolCall
 from rea.errors import ReaError, invalid_request, issue
 from rea.evidence import AnalysisProfile, Evidence, ProviderIdentity
@@ -33,8 +34,10 @@ def profile() -> AnalysisProfile:
 
 
 def window(args: dict[str, Any], name: str, default: int) -> tuple[int, int]:
-    """(offset, limit) of a collection; a limit is at most MAX_PAGE whatever the caller asks."""
-    return int(args.get(f"{name}_offset", 0)), min(int(args.get(f"{name}_limit", default)), MAX_PAGE)
+    """(offset, limit) of a collection (``<name>_offset``/``<name>_limit``, or ``offset``/``limit`` for the name "");
+    a limit is at most MAX_PAGE whatever the caller asks."""
+    prefix = f"{name}_" if name else ""
+    return int(args.get(f"{prefix}offset", 0)), min(int(args.get(f"{prefix}limit", default)), MAX_PAGE)
 
 
 def paged(items: Sequence[T], args: dict[str, Any], name: str, default: int) -> Page[T]:
@@ -115,3 +118,51 @@ def derived(
         limitations=limitations,
         evidence_links=[e.evidence_id for e in inputs],
     )
+
+
+def namespace_of(type_name: str) -> str:
+    """The namespace of a type as rea names it (``Demo.Lib.Box<int>`` and ``Demo.Lib.Outer/Inner``: ``Demo.Lib``)."""
+    outer = type_name.split("<", 1)[0].split("/", 1)[0]
+    if outer.startswith("["):  # a module's global functions: [libnative.so]::f
+        return ""
+    return outer.rsplit(".", 1)[0] if "." in outer else ""
+
+
+def owner_of(key: str) -> str:
+    """The declaring type of a member key (``Type::Member(...)``), or the name itself for a type."""
+    return key.split("::", 1)[0] if "::" in key else key
+
+
+def selection(args: dict[str, Any]) -> Selection | None:
+    """The name filter of a listing: ``pattern`` (with ``mode``, ``case_sensitive``) and ``namespace``."""
+    pattern, namespace = args.get("pattern"), args.get("namespace")
+    if pattern is None and namespace is None:
+        return None
+    return Selection(
+        pattern=pattern,
+        mode=args.get("mode", "literal") or "literal",
+        case_sensitive=bool(args.get("case_sensitive", False)),
+        namespace=namespace.strip(".") if isinstance(namespace, str) else None,
+    )
+
+
+def selector(chosen: Selection | None) -> Callable[[str], bool]:
+    """A predicate on member keys and type names: the pattern matches the whole name, the namespace is a prefix
+    of the declaring type's namespace (``Demo`` takes ``Demo`` and ``Demo.Lib``)."""
+    if chosen is None:
+        return lambda _: True
+    match = (
+        search.matcher({"pattern": chosen.pattern, "mode": chosen.mode, "case_sensitive": chosen.case_sensitive})
+        if chosen.pattern is not None
+        else None
+    )
+    prefix = chosen.namespace
+
+    def keep(name: str) -> bool:
+        if prefix is not None:
+            ns = namespace_of(owner_of(name))
+            if ns != prefix and not ns.startswith(prefix + "."):
+                return False
+        return match is None or match(name)
+
+    return keep

@@ -38,14 +38,15 @@ class Body:
 
 
 class _Reader(CilMethodBodyReaderBase):  # type: ignore[misc]
-    """A dncil reader over a bounded slice of the file, so a body can never read past ``max_body_bytes``."""
+    """A dncil reader over a bounded slice of the file, so a body can never read past ``max_body_bytes``. The slice
+    may be a memoryview (a window, not a copy): what dncil reads is handed out as bytes."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes | memoryview) -> None:
         self.data = data
         self.pos = 0
 
     def read(self, n: int) -> bytes:
-        out = self.data[self.pos : self.pos + n]
+        out = bytes(self.data[self.pos : self.pos + n])
         self.pos += len(out)
         return out
 
@@ -87,7 +88,7 @@ def decode(
     if start is None:
         return Body("malformed")
     # Header (12) + code + exception sections: a body needing more than the bound stops at the slice's end.
-    window = image.data[start : start + max_body_bytes + 12]
+    window = memoryview(image.data)[start : start + max_body_bytes + 12]
     try:
         body = CilMethodBody(_Reader(window))
     except (MethodBodyFormatError, ValueError, IndexError, KeyError, TypeError, AttributeError, OverflowError):

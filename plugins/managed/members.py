@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from rea_plugins.managed import common, il, reader
+import msgspec
+from rea_plugins.managed import common, il, reader, sites
 from rea_plugins.managed.model import (
     MEMBERS_OPERATION,
     SCHEMA_VERSION,
@@ -51,16 +53,19 @@ def types(image: Image) -> list[TypeRecord]:
     return out
 
 
-def fields(image: Image, wanted: range) -> list[FieldRecord]:
+def fields(image: Image, wanted: Sequence[int]) -> list[FieldRecord]:
     out = []
+    consts = image.constants()
     for rid in wanted:
         row = image.required("Field", rid)
+        value = consts.get(("Field", rid), msgspec.UNSET)
         out.append(
             FieldRecord(
                 token=token_text(0x04000000 | rid),
                 key=image.field_key(rid),
                 field_type=image.field_type(rid),
                 flags=reader.member_flags(int(row.struct.Flags), method=False),
+                constant=value if value is None or isinstance(value, bool | int | float | str) else msgspec.UNSET,
             )
         )
     return out
@@ -97,7 +102,7 @@ def method(image: Image, rid: int, args: dict[str, Any], edges: list[CallEdge]) 
     for ins in body.instructions:
         if ins.opcode in il.CALL_OPCODES and ins.operand is not None:
             edges.append(CallEdge(caller=key, callee=ins.operand, opcode=ins.opcode, offset=ins.offset))
-    anchors = min(int(args.get("instruction_anchor_limit", 16)), MAX_ANCHORS)
+    anchors = min(int(args.get("instruction_anchor_limit", 0)), MAX_ANCHORS)
     return MethodRecord(
         token=token_text(0x06000000 | rid),
         key=key,
@@ -114,39 +119,52 @@ def method(image: Image, rid: int, args: dict[str, Any], edges: list[CallEdge]) 
 
 
 def build(image: Image, args: dict[str, Any], ctx: Any) -> MembersResult:
-    type_page = common.paged(types(image), args, "type", 200)
+    chosen = common.selection(args)
+    keep = common.selector(chosen)
+    all_types = types(image)
+    type_page = common.paged([t for t in all_types if keep(t.name)] if chosen else all_types, args, "type", 50)
     nfields = len(image.rows("Field"))
-    foff, flim = common.window(args, "field", 200)
+    foff, flim = common.window(args, "field", 50)
     nmethods = len(image.rows("MethodDef"))
-    moff, mlim = common.window(args, "method", 200)
+    moff, mlim = common.window(args, "method", 50)
+    nrefs = len(image.rows("MemberRef"))
+    roff, rlim = common.window(args, "member_ref", 50)
+    if chosen is None:
+        field_rids: list[int] | range = range(1, nfields + 1)
+        method_rids: list[int] | range = range(1, nmethods + 1)
+        ref_rids: list[int] | range = range(1, nrefs + 1)
+    else:
+        # Keys are read for every member (signatures only); bodies only for the listed methods.
+        field_rids = [rid for rid in range(1, nfields + 1) if keep(image.field_key(rid))]
+        method_rids = [rid for rid in range(1, nmethods + 1) if keep(image.method_key(rid))]
+        ref_rids = [rid for rid in range(1, nrefs + 1) if keep(image.member_ref(rid)[0])]
     edges: list[CallEdge] = []
     methods = []
     # Only the listed methods are decoded: a page costs its own bodies, not the assembly's.
-    for i, rid in enumerate(range(moff + 1, min(moff + mlim, nmethods) + 1)):
+    for i, rid in enumerate(method_rids[moff : moff + mlim]):
         if i % 64 == 0:
             ctx.check(MEMBERS_OPERATION)
         methods.append(method(image, rid, args, edges))
-    nrefs = len(image.rows("MemberRef"))
-    roff, rlim = common.window(args, "member_ref", 200)
     refs = []
-    for rid in range(roff + 1, min(roff + rlim, nrefs) + 1):
+    for rid in ref_rids[roff : roff + rlim]:
         key, sig = image.member_ref(rid)
         refs.append(MemberRefRecord(token=token_text(0x0A000000 | rid), key=key, signature=sig))
     return MembersResult(
         schema_version=SCHEMA_VERSION,
         assembly=image.assembly_name(),
         types=type_page,
-        fields=Page(total=nfields, offset=foff, items=fields(image, range(foff + 1, min(foff + flim, nfields) + 1))),
-        methods=Page(total=nmethods, offset=moff, items=methods),
-        member_refs=Page(total=nrefs, offset=roff, items=refs),
-        edges=common.paged(edges, args, "edge", 500),
+        fields=Page(total=len(field_rids), offset=foff, items=fields(image, field_rids[foff : foff + flim])),
+        methods=Page(total=len(method_rids), offset=moff, items=methods),
+        member_refs=Page(total=len(ref_rids), offset=roff, items=refs),
+        edges=common.paged(edges, args, "edge", 50),
+        selection=chosen,
     )
 
 
 @common.guarded
 def handle(call: ToolCall) -> Evidence:
-    target, image = reader.open_image(call)
-    result = build(image, call.args, call.ctx)
+    with sites.opened(call) as (target, image, _):
+        result = build(image, call.args, call.ctx)
     limitations = ["Call edges are those of the listed methods (method_offset/method_limit)."]
     if result.methods.total > len(result.methods.items):
         limitations.append("Methods are paged: compare_managed_members sees only the listed methods.")

@@ -14,6 +14,9 @@ COMPARE_OPERATION = "compare_managed_members"
 VERIFY_OPERATION = "verify_managed_native_boundaries"
 GRAPH_OPERATION = "project_managed_application_graph"
 RECONSTRUCTION_OPERATION = "import_managed_reconstruction"
+STRINGS_OPERATION = "search_managed_strings"
+REFERENCES_OPERATION = "managed_references_to"
+METHOD_OPERATION = "inspect_managed_method"
 
 T = TypeVar("T")
 
@@ -28,6 +31,15 @@ class Page(_R, Generic[T], frozen=True):
     total: int
     offset: int
     items: list[T]
+
+
+class Selection(_R, frozen=True):
+    """What a listing or search was narrowed to: a name pattern (substring or RE2) and a namespace prefix."""
+
+    pattern: str | None = None
+    mode: Literal["literal", "regex"] = "literal"
+    case_sensitive: bool = False
+    namespace: str | None = None
 
 
 # -- inspect_managed_artifact -------------------------------------------------------------------------------
@@ -74,7 +86,8 @@ class Resource(_R, frozen=True):
 class Attribute(_R, frozen=True):
     parent: str
     type: str
-    # None: the value blob could not be decoded (an enum argument of an external type, a bound hit, ...).
+    # An enum argument reads {"enum": type, "value": n, "name": member (where the enum is defined here)}.
+    # None: the value blob could not be decoded (a bound hit, a damaged blob).
     arguments: list[Any] | None
     named: dict[str, Any] | None
 
@@ -97,13 +110,15 @@ class ArtifactResult(_R, frozen=True):
 
 
 class TypeRecord(_R, frozen=True):
+    """A TypeDef; what it does not have (a base, interfaces, an enclosing type, generic parameters) is left out."""
+
     token: str
     name: str
     flags: list[str]
-    base: str | None
-    interfaces: list[str]
-    enclosing: str | None
-    generic_parameters: list[str]
+    base: str | None = None
+    interfaces: list[str] = []
+    enclosing: str | None = None
+    generic_parameters: list[str] = []
 
 
 class FieldRecord(_R, frozen=True):
@@ -111,6 +126,8 @@ class FieldRecord(_R, frozen=True):
     key: str
     field_type: str
     flags: list[str]
+    # A const field's value (the Constant table); absent when the field has none, null for a null reference.
+    constant: bool | int | float | str | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class Instruction(_R, frozen=True):
@@ -126,13 +143,14 @@ class MethodRecord(_R, frozen=True):
     key: str
     signature: str
     flags: list[str]
-    rva: int | None
-    body_size: int | None
-    il_sha256: str | None
-    instructions_sha256: str | None
-    instruction_count: int | None
     body_status: Literal["ok", "none", "malformed", "too-large", "truncated"]
-    instructions: list[Instruction]
+    rva: int | None = None
+    body_size: int | None = None
+    il_sha256: str | None = None
+    instructions_sha256: str | None = None
+    instruction_count: int | None = None
+    # The first instruction_anchor_limit instructions (none by default: inspect_managed_method shows a body).
+    instructions: list[Instruction] = []
 
 
 class MemberRefRecord(_R, frozen=True):
@@ -156,6 +174,106 @@ class MembersResult(_R, frozen=True):
     methods: Page[MethodRecord]
     member_refs: Page[MemberRefRecord]
     edges: Page[CallEdge]
+    # Present when the listing was narrowed: every total counts the members that match it.
+    selection: Selection | None = None
+
+
+# -- search_managed_strings --------------------------------------------------------------------------------
+
+
+class Site(_R, frozen=True):
+    """An IL instruction: the method it is in and its offset in the method's IL."""
+
+    method: str
+    offset: int
+
+
+class UserString(_R, frozen=True):
+    """A #US heap literal: ``loads`` ldstr instructions load it, the first of them listed in ``sites``."""
+
+    token: str
+    value: str
+    length: int
+    loads: int
+    sites: list[Site]
+    truncated: bool = False
+
+
+class StringsResult(_R, frozen=True):
+    schema_version: int
+    assembly: str
+    heap_strings: int
+    scanned_methods: int
+    undecoded_methods: int
+    strings: Page[UserString]
+    selection: Selection | None = None
+
+
+# -- managed_references_to ---------------------------------------------------------------------------------
+
+ReferenceKind = Literal[
+    "call", "construct", "read", "write", "address", "function-pointer", "token", "type-use", "signature"
+]
+
+
+class ReferenceSite(_R, frozen=True):
+    """One instruction that names the member or type asked about (``target``: what it names exactly)."""
+
+    method: str
+    offset: int
+    opcode: str
+    kind: ReferenceKind
+    target: str
+
+
+class ReferencesResult(_R, frozen=True):
+    schema_version: int
+    assembly: str
+    query: str
+    mode: Literal["name", "literal", "regex"]
+    # What the query matched (member and type names as the IL names them), and how many there are.
+    matched: Page[str]
+    # References by kind, and how many distinct methods make them (over every page).
+    counts: dict[str, int]
+    methods: int
+    scanned_methods: int
+    undecoded_methods: int
+    references: Page[ReferenceSite]
+
+
+# -- inspect_managed_method --------------------------------------------------------------------------------
+
+
+class Handler(_R, frozen=True):
+    kind: Literal["catch", "filter", "finally", "fault"]
+    try_start: int
+    try_end: int
+    handler_start: int
+    handler_end: int
+    catch_type: str | None = None
+
+
+class MethodView(_R, frozen=True):
+    """One method as text: ``language`` il (names resolved) unless a decompiler ran (then csharp)."""
+
+    schema_version: int
+    method: str
+    token: str
+    declaring_type: str
+    signature: str
+    flags: list[str]
+    language: Literal["il", "csharp"]
+    body_status: Literal["ok", "none", "malformed", "too-large", "truncated"]
+    body_size: int | None
+    il_sha256: str | None
+    locals: list[str]
+    handlers: list[Handler]
+    instructions: int
+    offset: int
+    text: str
+    next_offset: int | None = None
+    # Other methods the name matched (overloads), by key, when it named more than one.
+    overloads: list[str] = []
 
 
 # -- inspect_managed_native_boundaries ----------------------------------------------------------------------
@@ -199,17 +317,26 @@ class BoundariesResult(_R, frozen=True):
     module_refs: Page[ModuleRefRecord]
     implementations: Page[Crossing]
     mixed_mode: MixedMode
+    # Present when the imports and call sites listed were narrowed (module_refs count every import).
+    selection: Selection | None = None
 
 
 # -- compare_managed_members --------------------------------------------------------------------------------
 
 
-class MethodChange(_R, frozen=True):
-    key: str
-    il_changed: bool
-    instructions_changed: bool
+ChangeKind = Literal["body", "signature", "flags", "field-type", "constant", "base", "interfaces"]
+
+
+class MemberChange(_R, frozen=True):
+    """A member matched by signature in both versions whose meaning changed (token renumbering alone is not a
+    change: see ``tokens_only``). ``detail`` says what: ``constant: 10 -> 20``, or the IL lines that differ
+    (``-IL_0002: mul`` / ``+IL_0002: add``)."""
+
+    member: str
+    changes: list[ChangeKind]
     left_token: str
     right_token: str
+    detail: list[str] = []
 
 
 class CompareCounts(_R, frozen=True):
@@ -220,13 +347,26 @@ class CompareCounts(_R, frozen=True):
     tokens_only: int
 
 
+class Version(_R, frozen=True):
+    """One side of a comparison: the assembly's name and version, and the file's digest."""
+
+    assembly: str
+    version: str | None
+    sha256: str | None
+    file: str | None = None
+
+
 class CompareResult(_R, frozen=True):
     schema_version: int
     complete: bool
     counts: CompareCounts
     added: Page[str]
     removed: Page[str]
-    changed: Page[MethodChange]
+    changed: Page[MemberChange]
+    # Methods whose IL bytes differ only in the metadata tokens they hold (the same members, renumbered).
+    tokens_only: Page[str]
+    left: Version | None = None
+    right: Version | None = None
 
 
 # -- verify_managed_native_boundaries -----------------------------------------------------------------------

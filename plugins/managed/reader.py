@@ -143,6 +143,8 @@ class Image:
         self._type_names: dict[tuple[int, int], str] = {}
         self._method_keys: dict[int, str] = {}
         self._method_sigs: dict[int, tuple[str, list[str], int] | None] = {}
+        self._constants: dict[tuple[str, int], object] | None = None
+        self._enums: dict[str, tuple[int | None, dict[int, str]]] | None = None
         self._index_owners()
 
     def _check_streams(self, size: int) -> None:
@@ -235,6 +237,86 @@ class Image:
         if not isinstance(value, str):
             return None
         return value[: self.limits["max_heap_item_bytes"]]
+
+    def user_strings_all(self) -> list[tuple[int, str]]:
+        """Every #US heap entry as (offset, text), in heap order; a damaged entry ends the walk."""
+        heap = self.net.user_strings
+        data = getattr(heap, "__data__", None) if heap is not None else None
+        if not isinstance(data, bytes):
+            return []
+        out: list[tuple[int, str]] = []
+        pos, limit = 1, self.limits["max_heap_item_bytes"]
+        while pos < len(data):
+            blob = Blob(data[pos : pos + 4])
+            try:
+                n = blob.compressed()
+            except SignatureError:
+                break
+            if n == 0:  # padding at the end of the heap
+                pos += 1
+                continue
+            start = pos + blob.pos
+            if start + n > len(data):
+                break
+            raw = data[start : start + min(n - (n & 1), limit)]
+            out.append((pos, raw.decode("utf-16-le", "replace")))
+            pos = start + n
+        return out
+
+    def constants(self) -> dict[tuple[str, int], object]:
+        """Default values of fields, parameters and properties (the Constant table), by (table, rid)."""
+        if self._constants is None:
+            found: dict[tuple[str, int], object] = {}
+            for row in self.rows("Constant"):
+                table, rid = _table_name(row.Parent), _rid(row.Parent)
+                data = self.blob(row, "Value", "Constant")
+                if table and rid:
+                    found[(table, rid)] = signatures.constant_value(int(row.Type or 0), data)
+            self._constants = found
+        return self._constants
+
+    def enum_info(self, name: str) -> tuple[int | None, dict[int, str]]:
+        """An enum defined in this assembly, by name: its underlying element type and its members by value."""
+        if self._enums is None:
+            self._enums = {}
+            consts = self.constants()
+            for rid, row in enumerate(self.rows("TypeDef"), 1):
+                if self.index_type(row.Extends) != "System.Enum":
+                    continue
+                underlying: int | None = None
+                names: dict[int, str] = {}
+                for index in row.FieldList or []:
+                    frid = index.row_index
+                    fd = self.row("Field", frid)
+                    if fd is None:
+                        continue
+                    if int(fd.struct.Flags) & 0x10 == 0:  # the instance field value__ holds the value
+                        sig = self.blob(fd, "Signature", "Field")
+                        if sig is not None and len(sig) >= 2:
+                            underlying = sig[1]
+                    elif isinstance(value := consts.get(("Field", frid)), int):
+                        names.setdefault(value, self.text(fd, "Name", "Field"))
+                self._enums[self.typedef_name(rid)] = (underlying, names)
+        return self._enums.get(name, (None, {}))
+
+    def local_types(self, token: int | None, rid: int = 0) -> list[str]:
+        """The local variable types of method ``rid`` its body's LocalVarSig token names (empty when none or
+        unreadable)."""
+        if not token or token >> 24 != 0x11:
+            return []
+        sig = self.row("StandAloneSig", token & 0xFFFFFF)
+        data = self.blob(sig, "Signature", "StandAloneSig") if sig is not None else None
+        if not data or data[0] != 0x07:
+            return []
+        blob = Blob(data)
+        blob.byte()
+        try:
+            count = min(blob.compressed(), signatures.MAX_PARAMS * 64)
+            owner = self.method_owner.get(rid, 0)
+            dec = Decoder(self.coded_type, self.type_generics.get(owner), self.method_generics.get(rid))
+            return [dec.type(blob) for _ in range(count)]
+        except SignatureError:
+            return []
 
     # -- ownership and generic parameters ------------------------------------------------------------------
 
@@ -521,12 +603,6 @@ def read_target(call: ToolCall, limits: dict[str, int]) -> tuple[Target, bytes]:
             details={"path": target.path},
         )
     return target, data
-
-
-def open_image(call: ToolCall) -> tuple[Target, Image]:
-    limits = bounds(call.args)
-    target, data = read_target(call, limits)
-    return target, parse(data, limits)
 
 
 def parse(data: bytes, limits: dict[str, int]) -> Image:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import re
+from typing import Any
 
 import msgspec
 from rea_plugins.managed import common
@@ -18,10 +20,45 @@ from rea_plugins.managed.model import (
 )
 
 from rea.catalog.tool import ToolCall
+from rea.errors import invalid_request, issue
 from rea.evidence import Evidence
+
+_TOKEN = re.compile(r"^0x06[0-9a-fA-F]{6}$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+MAX_CSHARP_CHARS = 1 << 20
+MAX_NAME_CHARS = 200
+
+
+def _check(args: dict[str, Any]) -> None:
+    """What the advertised schema leaves out to stay typed in a host's tools list: the values' forms and sizes."""
+    problems = []
+    for key in ("name", "version"):
+        value = args["decompiler"][key]
+        if not 1 <= len(value) <= MAX_NAME_CHARS:
+            problems.append(issue(f"decompiler.{key}", "out_of_range", f"1 to {MAX_NAME_CHARS} characters"))
+    for i, item in enumerate(args["methods"]):
+        unknown = sorted(set(item) - {"method_token", "il_sha256", "csharp"})
+        missing = [key for key in ("method_token", "csharp") if key not in item]
+        for key in unknown:
+            problems.append(issue(f"methods[{i}].{key}", "unknown_argument", "takes method_token, il_sha256, csharp"))
+        for key in missing:
+            problems.append(issue(f"methods[{i}].{key}", "missing_argument", f"{key} is required"))
+        if unknown or missing:
+            continue
+        if not _TOKEN.match(item["method_token"]):
+            problems.append(
+                issue(f"methods[{i}].method_token", "invalid_format", "a MethodDef token: 0x06 + 6 hex digits")
+            )
+        if item.get("il_sha256") is not None and not _SHA256.match(item["il_sha256"]):
+            problems.append(issue(f"methods[{i}].il_sha256", "invalid_format", "64 lowercase hex digits"))
+        if len(item["csharp"]) > MAX_CSHARP_CHARS:
+            problems.append(issue(f"methods[{i}].csharp", "out_of_range", f"at most {MAX_CSHARP_CHARS} characters"))
+    if problems:
+        raise invalid_request("; ".join(f"{p['path']}: {p['message']}" for p in problems[:5]), problems)
 
 
 def handle(call: ToolCall) -> Evidence:
+    _check(call.args)
     members_ev, members = common.load(call, "static_members_evidence_id", MEMBERS_OPERATION, MembersResult)
     by_token = {m.token: m for m in members.methods.items}
     methods = []

@@ -50,23 +50,114 @@ def evidence(operation: str) -> dict[str, Any]:
 
 ARTIFACT = obj({"path": PATH, **BOUNDS, **page("reference", 100), **page("resource", 100), **page("attribute", 100)})
 
+PATTERN = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 1000,
+    "description": "Name filter: a substring or RE2 (mode).",
+}
+MODE = {"type": "string", "enum": ["literal", "regex"], "default": "literal", "description": "How pattern matches."}
+CASE = {"type": "boolean", "default": False, "description": "Match case exactly."}
+NAMESPACE = {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Namespace prefix, e.g. Demo.Lib."}
+FILTER = {"pattern": PATTERN, "mode": MODE, "case_sensitive": CASE, "namespace": NAMESPACE}
+
 MEMBERS = obj(
     {
         "path": PATH,
+        **FILTER,
         **BOUNDS,
-        **page("type", 200),
-        **page("field", 200),
-        **page("method", 200),
-        **page("member_ref", 200),
-        **page("edge", 500),
-        "instruction_anchor_limit": {**LIMIT, "default": 16, "description": "Instructions listed per method."},
+        **page("type", 50),
+        **page("field", 50),
+        **page("method", 50),
+        **page("member_ref", 50),
+        **page("edge", 50),
+        "instruction_anchor_limit": {**LIMIT, "default": 0, "description": "Instructions listed per method."},
         "max_method_body_bytes": bound("Method body bound.", 1 << 16),
         "max_method_instructions": bound("Instructions per method bound.", 20_000),
     }
 )
 
+STRINGS = obj(
+    {
+        "path": PATH,
+        "pattern": {**PATTERN, "description": "Text or RE2 pattern (mode); default: every string."},
+        "mode": MODE,
+        "case_sensitive": CASE,
+        "namespace": {**NAMESPACE, "description": "Only loads by methods in this namespace prefix."},
+        "offset": OFFSET,
+        "limit": {**LIMIT, "default": 50},
+        "max_sites": {**LIMIT, "default": 5, "description": "Loading sites listed per string."},
+        "max_value_chars": bound("Characters shown of each string.", 300),
+        **BOUNDS,
+    }
+)
+
+REFERENCE_KINDS = [
+    "call",
+    "construct",
+    "read",
+    "write",
+    "address",
+    "function-pointer",
+    "token",
+    "type-use",
+    "signature",
+]
+REFERENCES = obj(
+    {
+        "path": PATH,
+        "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 1000,
+            "description": "Member or type: Type::Method(int), Type::Member or Type.",
+        },
+        "mode": {
+            "type": "string",
+            "enum": ["name", "literal", "regex"],
+            "default": "name",
+            "description": "How name matches: as written (name), or as a literal or regex pattern.",
+        },
+        "case_sensitive": CASE,
+        "kinds": {
+            "type": "array",
+            "items": {"type": "string", "enum": REFERENCE_KINDS},
+            "description": "Only these reference kinds.",
+        },
+        "namespace": {**NAMESPACE, "description": "Only references from this namespace prefix."},
+        "offset": OFFSET,
+        "limit": {**LIMIT, "default": 50},
+        **BOUNDS,
+    },
+    ["name"],
+)
+
+METHOD = obj(
+    {
+        "path": PATH,
+        "method": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 1000,
+            "description": "Type::Name(params), Type::Name, a name, or a 0x06 token.",
+        },
+        "offset": {**OFFSET, "description": "First instruction shown."},
+        "limit": {**LIMIT, "default": 400, "description": "Instructions shown."},
+        "max_method_body_bytes": bound("Method body bound.", 1 << 20),
+        **BOUNDS,
+    },
+    ["method"],
+)
+
 BOUNDARIES = obj(
-    {"path": PATH, **BOUNDS, **page("import", 200), **page("module_ref", 200), **page("implementation", 200)}
+    {
+        "path": PATH,
+        **FILTER,
+        **BOUNDS,
+        **page("import", 100),
+        **page("module_ref", 100),
+        **page("implementation", 100),
+    }
 )
 
 # Inside ``limits`` the names say it all: the property's description does the talking.
@@ -76,11 +167,15 @@ LIMITS = {**obj({"offset": COUNT, "limit": COUNT}), "description": "Paging of ea
 COMPARE = with_evidence_defs(
     obj(
         {
-            "left_evidence_id": evidence("Older inspect_managed_members"),
-            "right_evidence_id": evidence("Newer inspect_managed_members"),
+            "left_path": {"type": "string", "minLength": 1, "description": "Older assembly file."},
+            "right_path": {"type": "string", "minLength": 1, "description": "Newer assembly file."},
+            "left_evidence_id": evidence("Or: older inspect_managed_members"),
+            "right_evidence_id": evidence("Or: newer inspect_managed_members"),
             "limits": LIMITS,
+            "max_diff_lines": {**LIMIT, "default": 12, "description": "IL lines shown per changed method."},
+            "max_method_body_bytes": bound("Method body bound.", 1 << 20),
+            **BOUNDS,
         },
-        ["left_evidence_id", "right_evidence_id"],
     )
 )
 
@@ -116,13 +211,7 @@ RECONSTRUCTION = with_evidence_defs(
         {
             "static_members_evidence_id": evidence("inspect_managed_members"),
             "decompiler": {
-                **obj(
-                    {
-                        "name": {"type": "string", "minLength": 1, "maxLength": 200},
-                        "version": {"type": "string", "minLength": 1, "maxLength": 200},
-                    },
-                    ["name", "version"],
-                ),
+                **obj({"name": {"type": "string"}, "version": {"type": "string"}}, ["name", "version"]),
                 "description": "The decompiler: {name, version}.",
             },
             "methods": {
@@ -130,14 +219,16 @@ RECONSTRUCTION = with_evidence_defs(
                 "minItems": 1,
                 "maxItems": 10_000,
                 "description": "Decompiled methods.",
-                "items": obj(
-                    {
-                        "method_token": {"type": "string", "pattern": "^0x06[0-9a-fA-F]{6}$"},
-                        "il_sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-                        "csharp": {"type": "string", "maxLength": 1 << 20},
+                # Small enough to be advertised whole (a host's tools list types it): the handler checks that
+                # method_token and csharp are given, and the forms and sizes of every value.
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "method_token": {"type": "string"},
+                        "il_sha256": {"type": "string"},
+                        "csharp": {"type": "string"},
                     },
-                    ["method_token", "csharp"],
-                ),
+                },
             },
             "notes": {
                 "type": "array",

@@ -176,28 +176,55 @@ def is_field_signature(data: bytes) -> bool:
     return bool(data) and data[0] == 0x06
 
 
-def param_codes(data: bytes) -> list[tuple[int, int]] | None:
-    """(element type, array element type or 0) of a constructor's parameters, for custom-attribute values."""
+# An enum argument's underlying type, when the enum is defined elsewhere (its definition is not in this file): int
+# first, as nearly every enum is; the other sizes are tried in turn when the blob then fails to end where it must.
+UNKNOWN_ENUM_TYPES = (0x08, 0x05, 0x07, 0x0A)  # int, byte, ushort, long
+ENUM_UNDERLYING = frozenset({0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B})
+ENUM = 0x55
+# One parameter of an attribute constructor: (element type, array element type or 0, the enum's type name or "").
+Param = tuple[int, int, str]
+# What the caller knows of an enum by its type name: (underlying element type or None, value -> member name).
+EnumInfo = Callable[[str], tuple[int | None, dict[int, str]]]
+
+
+def param_codes(data: bytes, resolve: Resolver | None = None) -> list[Param] | None:
+    """The parameters of an attribute constructor's signature, for custom-attribute values."""
     blob = Blob(data)
+
+    def enum_name(table: int, rid: int) -> str:
+        if resolve is None:
+            return ""
+        try:
+            return resolve(table, rid, 0)
+        except SignatureError:
+            return ""
+
     try:
         blob.byte()
         count = blob.compressed()
         if blob.byte() != 0x01:
             return None
-        out: list[tuple[int, int]] = []
+        out: list[Param] = []
         for _ in range(min(count, MAX_PARAMS)):
             code = blob.byte()
-            inner = 0
+            inner, name = 0, ""
             if code == 0x1D:
                 inner = blob.byte()
-                if inner in (0x11, 0x12):
+                if inner == 0x11:
+                    name = enum_name(*blob.coded_type())
+                    inner = ENUM
+                elif inner == 0x12:
                     blob.coded_type()
-                    inner = 0x55
-            elif code in (0x11, 0x12):
-                # A class argument is System.Type; a value type is an enum, undecodable without its definition.
+                    inner = 0x50
+            elif code == 0x11:
+                # A value type in an attribute constructor is an enum.
+                name = enum_name(*blob.coded_type())
+                code = ENUM
+            elif code == 0x12:
+                # A class argument is System.Type.
                 blob.coded_type()
-                code = 0x50 if code == 0x12 else 0x55
-            out.append((code, inner))
+                code = 0x50
+            out.append((code, inner, name))
         return out
     except SignatureError:
         return None
@@ -213,45 +240,113 @@ def _ser_string(blob: Blob, max_bytes: int) -> str | None:
     return blob.take(n).decode("utf-8", "replace")
 
 
-def _value(blob: Blob, code: int, inner: int, max_bytes: int) -> object:
-    if code in _FIXED:
+class _Values:
+    """Reads custom-attribute values; ``guess`` is the size taken for an enum whose definition is elsewhere."""
+
+    def __init__(self, max_bytes: int, enums: EnumInfo | None, guess: int) -> None:
+        self.max_bytes = max_bytes
+        self.enums = enums
+        self.guess = guess
+        self.guessed = False
+
+    def enum(self, blob: Blob, name: str) -> object:
+        short = _short_type(name)
+        code, names = self.enums(short) if self.enums is not None and short else (None, {})
+        if code not in ENUM_UNDERLYING:
+            code, self.guessed = self.guess, True
         fmt = _FIXED[code]
         value = struct.unpack(fmt, blob.take(struct.calcsize(fmt)))[0]
-        return chr(value) if code == 0x03 else value
-    if code in (0x0E, 0x50):
-        return _ser_string(blob, max_bytes)
-    if code == 0x1D:
-        n = struct.unpack("<I", blob.take(4))[0]
-        if n == 0xFFFFFFFF:
-            return None
-        if n > MAX_PARAMS:
-            raise SignatureError("array longer than the bound")
-        return [_value(blob, inner, 0, max_bytes) for _ in range(n)]
-    if code == 0x51 or code == 0x1C:  # boxed: the type tag comes first
-        tag = blob.byte()
-        sub = blob.byte() if tag == 0x1D else 0
-        return _value(blob, tag, sub, max_bytes)
-    raise SignatureError("undecodable argument type")
+        out: dict[str, object] = {"enum": short, "value": value}
+        if value in names:
+            out["name"] = names[value]
+        return out
+
+    def value(self, blob: Blob, code: int, inner: int, name: str = "") -> object:
+        if code in _FIXED:
+            fmt = _FIXED[code]
+            value = struct.unpack(fmt, blob.take(struct.calcsize(fmt)))[0]
+            return chr(value) if code == 0x03 else value
+        if code in (0x0E, 0x50):
+            return _ser_string(blob, self.max_bytes)
+        if code == ENUM:
+            return self.enum(blob, name)
+        if code == 0x1D:
+            n = struct.unpack("<I", blob.take(4))[0]
+            if n == 0xFFFFFFFF:
+                return None
+            if n > MAX_PARAMS:
+                raise SignatureError("array longer than the bound")
+            return [self.value(blob, inner, 0, name) for _ in range(n)]
+        if code == 0x51 or code == 0x1C:  # boxed: the type tag comes first
+            tag, sub, tname = self.field_type(blob)
+            return self.value(blob, tag, sub, tname)
+        raise SignatureError("undecodable argument type")
+
+    def field_type(self, blob: Blob) -> tuple[int, int, str]:
+        """A FieldOrPropType: (element type, array element type, enum type name)."""
+        code = blob.byte()
+        inner, name = 0, ""
+        if code == 0x1D:
+            inner = blob.byte()
+            if inner == ENUM:
+                name = _ser_string(blob, self.max_bytes) or ""
+        elif code == ENUM:
+            name = _ser_string(blob, self.max_bytes) or ""
+        return code, inner, name
+
+
+def _short_type(name: str) -> str:
+    """An enum's type name as rea writes it: without the assembly a named argument's carries, nested with '/'."""
+    return name.split(",", 1)[0].strip().replace("+", "/")
 
 
 def attribute_value(
-    data: bytes, params: list[tuple[int, int]], max_bytes: int
+    data: bytes, params: list[Param], max_bytes: int, enums: EnumInfo | None = None
 ) -> tuple[list[object], dict[str, object]] | None:
-    """Fixed and named arguments of a custom attribute blob, or None where its types are not self-describing."""
+    """Fixed and named arguments of a custom attribute blob, or None where they do not decode.
+
+    An enum argument reads ``{"enum": type, "value": n}`` (and ``"name"`` where the enum is defined in this
+    assembly); the size of an enum defined elsewhere is the one with which the whole blob decodes, int32 first."""
+    for guess in UNKNOWN_ENUM_TYPES:
+        reader = _Values(max_bytes, enums, guess)
+        decoded = _attribute_value(data, params, reader)
+        if decoded is not None or not reader.guessed:
+            return decoded
+    return None
+
+
+def _attribute_value(
+    data: bytes, params: list[Param], reader: _Values
+) -> tuple[list[object], dict[str, object]] | None:
     blob = Blob(data)
     try:
         if blob.take(2) != b"\x01\x00":
             return None
-        fixed = [_value(blob, code, inner, max_bytes) for code, inner in params]
+        fixed = [reader.value(blob, code, inner, name) for code, inner, name in params]
         named: dict[str, object] = {}
         for _ in range(struct.unpack("<H", blob.take(2))[0]):
             blob.byte()  # FIELD or PROPERTY
-            code = blob.byte()
-            inner = blob.byte() if code == 0x1D else 0
-            if code == 0x55:
-                return None
-            name = _ser_string(blob, max_bytes) or ""
-            named[name] = _value(blob, code, inner, max_bytes)
+            code, inner, tname = reader.field_type(blob)
+            name = _ser_string(blob, reader.max_bytes) or ""
+            named[name] = reader.value(blob, code, inner, tname)
+        if reader.guessed and blob.pos != len(blob.data):
+            return None  # bytes left over: the size taken for an enum defined elsewhere is wrong
         return fixed, named
     except (SignatureError, struct.error):
         return None
+
+
+def constant_value(code: int, data: bytes | None) -> object:
+    """A Constant table value: a number, a bool, a char, a string (UTF-16) or None (a null reference)."""
+    if data is None:
+        return None
+    try:
+        if code == 0x0E:
+            return data.decode("utf-16-le", "replace")
+        if code in _FIXED:
+            fmt = _FIXED[code]
+            value = struct.unpack(fmt, data[: struct.calcsize(fmt)])[0]
+            return chr(value) if code == 0x03 else value
+    except struct.error:
+        return None
+    return None

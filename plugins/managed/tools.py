@@ -9,7 +9,10 @@ from rea_plugins.managed.model import (
     CompareResult,
     GraphResult,
     MembersResult,
+    MethodView,
     ReconstructionResult,
+    ReferencesResult,
+    StringsResult,
     VerifyResult,
 )
 
@@ -59,6 +62,24 @@ def _graph(call: ToolCall) -> Evidence:
     return appgraph.handle(call)
 
 
+def _strings(call: ToolCall) -> Evidence:
+    from rea_plugins.managed import strings
+
+    return strings.handle(call)
+
+
+def _references(call: ToolCall) -> Evidence:
+    from rea_plugins.managed import references
+
+    return references.handle(call)
+
+
+def _method(call: ToolCall) -> Evidence:
+    from rea_plugins.managed import method
+
+    return method.handle(call)
+
+
 def _reconstruction(call: ToolCall) -> Evidence:
     from rea_plugins.managed import reconstruction
 
@@ -82,7 +103,10 @@ INSPECT_ARTIFACT = ToolDef(
 INSPECT_MEMBERS = ToolDef(
     name="inspect_managed_members",
     family=STATIC_FAMILY,
-    description="Types, fields, methods, IL and call edges of a .NET assembly.",
+    description=(
+        "Types, fields, methods, IL hashes and call edges of a .NET assembly, each list paged and narrowed by "
+        "name (pattern, substring or RE2) and namespace prefix."
+    ),
     input_schema=schemas.MEMBERS,
     result_type=MembersResult,
     handler=_members,
@@ -90,7 +114,65 @@ INSPECT_MEMBERS = ToolDef(
     cli_subject="path",
     examples=(
         {"path": "/opt/app/App.dll"},
-        {"path": "/opt/app/App.dll", "method_offset": 200, "instruction_anchor_limit": 0},
+        {"path": "/opt/app/App.dll", "namespace": "App.Net", "pattern": "Login"},
+        {"path": "/opt/app/App.dll", "pattern": "::(Get|Set)Token\\(", "mode": "regex", "type_limit": 0},
+        {"path": "/opt/app/App.dll", "method_offset": 50, "instruction_anchor_limit": 16},
+    ),
+)
+
+SEARCH_STRINGS = ToolDef(
+    name="search_managed_strings",
+    family=STATIC_FAMILY,
+    description=(
+        "Find string literals (#US heap) of a .NET assembly by substring or RE2 pattern, each with the methods "
+        "whose ldstr loads it; paged."
+    ),
+    input_schema=schemas.STRINGS,
+    result_type=StringsResult,
+    handler=_strings,
+    effects=EFFECTS,
+    cli_subject="path",
+    examples=(
+        {"path": "/opt/app/App.dll", "pattern": "password"},
+        {"path": "/opt/app/App.dll", "pattern": "^https?://", "mode": "regex"},
+    ),
+)
+
+REFERENCES_TO = ToolDef(
+    name="managed_references_to",
+    family=STATIC_FAMILY,
+    description=(
+        "Which methods call, construct, read, write or name a member or type of a .NET assembly (from the IL); "
+        "paged, with counts by kind."
+    ),
+    input_schema=schemas.REFERENCES,
+    result_type=ReferencesResult,
+    handler=_references,
+    effects=EFFECTS,
+    cli_subject="path",
+    examples=(
+        {"path": "/opt/app/App.dll", "name": "App.Net.Client::Login(string, string)"},
+        {"path": "/opt/app/App.dll", "name": "App.Settings::Token", "kinds": ["write"]},
+        {"path": "/opt/app/App.dll", "name": "System.Net.Http.HttpClient"},
+        {"path": "/opt/app/App.dll", "name": "Crypt", "mode": "literal"},
+    ),
+)
+
+INSPECT_METHOD = ToolDef(
+    name="inspect_managed_method",
+    family=STATIC_FAMILY,
+    description=(
+        "One .NET method as readable IL: signature, locals, exception regions, each operand named (no C# "
+        "decompiler runs here, and the result says so)."
+    ),
+    input_schema=schemas.METHOD,
+    result_type=MethodView,
+    handler=_method,
+    effects=EFFECTS,
+    cli_subject="path",
+    examples=(
+        {"path": "/opt/app/App.dll", "method": "App.Net.Client::Login(string, string)"},
+        {"path": "/opt/app/App.dll", "method": "0x06000012"},
     ),
 )
 
@@ -110,12 +192,18 @@ COMPARE_MEMBERS = ToolDef(
     name="compare_managed_members",
     family=WORKFLOW_FAMILY,
     toolset=STATIC_FAMILY,
-    description="Members added, removed and changed between two .NET builds.",
+    description=(
+        "What changed between two .NET builds: members added, removed and changed, matched by signature, with "
+        "token-only renumbering set apart; paged."
+    ),
     input_schema=schemas.COMPARE,
     result_type=CompareResult,
     handler=_compare,
     effects=EFFECTS,
-    examples=({"left_evidence_id": retained_reference(RETAINED), "right_evidence_id": retained_reference(OTHER)},),
+    examples=(
+        {"left_path": "/opt/app-1.0/App.dll", "right_path": "/opt/app-1.1/App.dll"},
+        {"left_evidence_id": retained_reference(RETAINED), "right_evidence_id": retained_reference(OTHER)},
+    ),
 )
 
 VERIFY_BOUNDARIES = ToolDef(
@@ -169,6 +257,9 @@ IMPORT_RECONSTRUCTION = ToolDef(
 TOOLS = (
     INSPECT_ARTIFACT,
     INSPECT_MEMBERS,
+    SEARCH_STRINGS,
+    REFERENCES_TO,
+    INSPECT_METHOD,
     INSPECT_BOUNDARIES,
     COMPARE_MEMBERS,
     VERIFY_BOUNDARIES,

@@ -29,15 +29,34 @@ namespace System.Runtime.InteropServices {
 }
 namespace Demo.Lib {
     public interface IShape { double Area(); }
+    public enum Level : byte { Low = 1, High = 2 }
+    // AttributeTargets is mscorlib's (an enum defined elsewhere), Level this assembly's.
+    [AttributeUsage(AttributeTargets.Class | AttributeTargets.Method)]
+    public sealed class TagAttribute : Attribute {
+        public TagAttribute(Level level) { }
+        public Level Other;
+    }
+    [Tag(Level.High, Other = Level.Low)]
     public class Calculator : IShape {
+        public const int Limit = /*LIMIT*/10;
         public int Total;
         public double Area() { return 0.0; }
         /*INSERT*/
         public int Add(int a, int b) { Total = a + b; return Total; }
         public static int Twice(int x) { return /*TWICE*/x * 2; }
         public int Combined(int a) { return Add(a, a) + Twice(a); }
+        public int Clamp(int v) { return v > Limit ? Limit : v; }
         public string Greet(string name) { return "hi " + name; }
+        public void Reset() {
+            if (Total > Limit) throw new InvalidOperationException("total over the limit");
+            Total = 0;
+        }
         public class Inner { public static long Big(long v) { return v << 3; } }
+    }
+    public static class Endpoints {
+        public static string Api(string route) { return "https://api.example.invalid/v1/" + route; }
+        public static string Status() { return Api("status"); }
+        public static string Login() { return Api("login?user=demo"); }
     }
     public class Box<T> {
         public T Value;
@@ -64,9 +83,12 @@ namespace Demo.Lib {
     }
 }
 """
-# v2 inserts a method before Add (moving the tokens Combined calls) and changes the body of Twice.
-LIB_V2 = LIB_V1.replace("/*INSERT*/", "public int Sub(int a, int b) { return a - b; }").replace(
-    "/*TWICE*/x * 2", "x + x"
+# v2 inserts a method before Add (moving the tokens Combined calls), changes the body of Twice and the constant Limit
+# (which the compiler copies into Clamp and Reset: their IL changes with it).
+LIB_V2 = (
+    LIB_V1.replace("/*INSERT*/", "public int Sub(int a, int b) { return a - b; }")
+    .replace("/*TWICE*/x * 2", "x + x")
+    .replace("/*LIMIT*/10", "20")
 )
 
 APP = r"""

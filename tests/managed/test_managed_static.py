@@ -30,7 +30,7 @@ def test_artifact_identity_references_resources_and_attributes(
     assert doc["runtime"]["metadata_version"].startswith("v4.0")
     assert doc["cli_flags"]["il_only"] and not doc["cli_flags"]["strong_name_signed"]
     assert doc["entry_point"] is None
-    assert doc["tables"]["TypeDef"] == 8 and doc["tables"]["ImplMap"] == 4
+    assert doc["tables"]["TypeDef"] == 11 and doc["tables"]["ImplMap"] == 4
     refs = doc["references"]["items"]
     mscorlib = next(r for r in refs if r["name"] == "mscorlib")
     assert mscorlib["kind"] == "assembly" and mscorlib["public_key_token"] == "b77a5c561934e089"
@@ -45,6 +45,17 @@ def test_artifact_identity_references_resources_and_attributes(
     }
     title = next(a for a in doc["attributes"]["items"] if a["type"] == "System.Reflection.AssemblyTitleAttribute")
     assert title["parent"] == "assembly" and title["arguments"] == ["Demo Library"]
+    # Enum arguments: one of an enum defined here (its member named), one of mscorlib's (its size found by the blob).
+    tag = next(a for a in doc["attributes"]["items"] if a["type"] == "Demo.Lib.TagAttribute")
+    assert tag["parent"] == "Demo.Lib.Calculator"
+    assert tag["arguments"] == [{"enum": "Demo.Lib.Level", "value": 2, "name": "High"}]
+    assert tag["named"] == {"Other": {"enum": "Demo.Lib.Level", "value": 1, "name": "Low"}}
+    usage = next(
+        a
+        for a in doc["attributes"]["items"]
+        if a["type"] == "System.AttributeUsageAttribute" and a["parent"] == "Demo.Lib.TagAttribute"
+    )
+    assert usage["arguments"] == [{"enum": "System.AttributeTargets", "value": 4 | 64}]  # Class | Method
     assert ev.subject is not None and ev.subject.name == "Lib.dll"
 
 
@@ -83,7 +94,14 @@ def test_members_types_signatures_and_generics(managed_session: Session, managed
     assert methods["Demo.Lib.Native::NativeAdd(int, int)"]["body_status"] == "none"
     assert "pinvoke" in methods["Demo.Lib.Native::NativeAdd(int, int)"]["flags"]
     fields = _by(doc["fields"]["items"], "key")
-    assert fields["Demo.Lib.Calculator::Total"]["field_type"] == "int"
+    assert (
+        fields["Demo.Lib.Calculator::Total"]["field_type"] == "int"
+        and "constant" not in fields["Demo.Lib.Calculator::Total"]
+    )
+    assert (
+        fields["Demo.Lib.Calculator::Limit"]["constant"] == 10
+        and "const" in fields["Demo.Lib.Calculator::Limit"]["flags"]
+    )
     assert fields["Demo.Lib.Box`1::Value"]["field_type"] == "T"
 
 
@@ -112,7 +130,7 @@ def test_members_il_listing_hashes_and_call_edges(managed_session: Session, mana
         {"path": str(managed_build["app_exe"]), "instruction_anchor_limit": 0},
     ).normalized_result
     (main,) = app["methods"]["items"]
-    assert main["instructions"] == [] and main["instruction_count"] > 10
+    assert "instructions" not in main and main["instruction_count"] > 10  # none listed: left out
     callees = [e["callee"] for e in app["edges"]["items"]]
     assert callees[:3] == [
         "Demo.Lib.Calculator::.ctor()",
@@ -139,7 +157,7 @@ def test_members_pages_each_collection(managed_session: Session, managed_build: 
         },
     ).normalized_result
     assert doc["methods"]["offset"] == 2 and len(doc["methods"]["items"]) == 3 and doc["methods"]["total"] > 20
-    assert len(doc["types"]["items"]) == 1 and doc["types"]["total"] == 8
+    assert len(doc["types"]["items"]) == 1 and doc["types"]["total"] == 11
     assert doc["edges"]["items"] == [] and doc["fields"]["items"] == [] and doc["member_refs"]["items"] == []
 
 
@@ -186,19 +204,33 @@ def test_compare_versions_by_il_and_decoded_hashes(managed_session: Session, man
     doc = ev.normalized_result
     assert doc["complete"] is True
     assert doc["added"]["items"] == ["method Demo.Lib.Calculator::Sub(int, int)"] and doc["removed"]["items"] == []
-    changed = _by(doc["changed"]["items"], "key")
-    assert changed["Demo.Lib.Calculator::Twice(int)"]["instructions_changed"] is True
-    # Combined's IL names Add and Twice by tokens that moved; its decoded instructions are the same.
-    combined = changed["Demo.Lib.Calculator::Combined(int)"]
-    assert combined["il_changed"] is True and combined["instructions_changed"] is False
-    assert combined["left_token"] != combined["right_token"]
-    # ViaPointer calls BinOp::Invoke, whose MethodDef token moved too.
+    changed = _by(doc["changed"]["items"], "member")
+    # Real changes only: Twice's body, and the constant Limit the compiler copied into Clamp and Reset.
     assert set(changed) == {
-        "Demo.Lib.Calculator::Twice(int)",
-        "Demo.Lib.Calculator::Combined(int)",
-        "Demo.Lib.Native::ViaPointer(nint)",
+        "field Demo.Lib.Calculator::Limit",
+        "method Demo.Lib.Calculator::Twice(int)",
+        "method Demo.Lib.Calculator::Clamp(int)",
+        "method Demo.Lib.Calculator::Reset()",
     }
-    assert doc["counts"]["tokens_only"] == 2 and doc["counts"]["unchanged_methods"] > 10
+    assert changed["field Demo.Lib.Calculator::Limit"]["detail"] == ["constant: 10 -> 20"]
+    # A record lists no instructions by default: the change is named, its lines are not.
+    assert changed["method Demo.Lib.Calculator::Twice(int)"] == {
+        "member": "method Demo.Lib.Calculator::Twice(int)",
+        "changes": ["body"],
+        "left_token": "0x06000007",
+        "right_token": "0x06000008",
+    }
+    # Combined's IL names Add and Twice by tokens that moved (so do the callers of Api, and ViaPointer's of
+    # BinOp::Invoke): renumbered, not changed.
+    assert doc["tokens_only"]["items"] == [
+        "Demo.Lib.Calculator::Combined(int)",
+        "Demo.Lib.Endpoints::Login()",
+        "Demo.Lib.Endpoints::Status()",
+        "Demo.Lib.Native::ViaPointer(nint)",
+    ]
+    assert (
+        doc["counts"]["tokens_only"] == 4 and doc["counts"]["changed"] == 4 and doc["counts"]["unchanged_methods"] > 10
+    )
     assert set(ev.evidence_links) == {left.evidence_id, right.evidence_id} and ev.confidence == "derived"
     paged = run(
         managed_session,
@@ -209,7 +241,7 @@ def test_compare_versions_by_il_and_decoded_hashes(managed_session: Session, man
             "limits": {"offset": 1, "limit": 1},
         },
     ).normalized_result
-    assert paged["changed"]["total"] == 3 and len(paged["changed"]["items"]) == 1
+    assert paged["changed"]["total"] == 4 and len(paged["changed"]["items"]) == 1
 
 
 def test_evidence_inputs_inline_retained_or_by_id(managed_session: Session, managed_build: dict[str, Path]) -> None:
