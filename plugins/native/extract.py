@@ -468,6 +468,27 @@ _CRT_DATA = frozenset(
 _CRT_DLL = re.compile(r"^(?:msvcrt\w*|msvcr\d+\w*|crtdll|ucrtbase\w*|api-ms-win-crt-[\w-]+)\.dll$", re.I)
 
 
+# IMAGE_COR20_HEADER.Flags & COMIMAGE_FLAGS_ILONLY: a .NET assembly whose code is all IL. Its only native code is
+# the loader stub at the entry point (jmp [_CorExeMain]); a sweep of .text would decode IL and metadata as machine
+# code and invent procedures, so none is discovered there (program.Program.discovery).
+IL_ONLY_NOTE = (
+    "A .NET assembly with IL only: its methods are IL, which this provider does not decode, so the procedures "
+    "listed are the loader stub and import slots. Read its code with the managed tools (inspect_managed_members, "
+    "search_managed_strings, managed_references_to, inspect_managed_method)."
+)
+
+
+def _clr(b: Any, base: int) -> str | None:
+    """``il-only`` or ``mixed`` for a PE with a CLI header, else None."""
+    for d in b.data_directories:
+        if _enum_name(d.type) == "CLR_RUNTIME_HEADER" and int(d.rva) and int(d.size) >= 20:
+            raw = bytes(b.get_content_from_virtual_address(base + int(d.rva) + 16, 4))
+            if len(raw) != 4:
+                return None
+            return "il-only" if int.from_bytes(raw, "little") & 0x1 else "mixed"
+    return None
+
+
 def _pe(lief: Any, b: Any, req: WorkerRequest) -> Model:
     machine = _enum_name(b.header.machine)
     if machine not in _PE_ARCH:
@@ -549,9 +570,17 @@ def _pe(lief: Any, b: Any, req: WorkerRequest) -> Model:
         "cfg": bool(dllc & 0x4000),
         "high_entropy_va": bool(dllc & 0x20),
     }
-    linkage = {"interpreter": None, "needed": [imp.name for imp in b.imports], "rpath": [], "runpath": []}
+    linkage: dict[str, Any] = {
+        "interpreter": None,
+        "needed": [imp.name for imp in b.imports],
+        "rpath": [],
+        "runpath": [],
+    }
     is_dll = any(_enum_name(c) == "DLL" for c in b.header.characteristics_list)
     entry_rva = int(b.optional_header.addressof_entrypoint)
+    clr = _clr(b, base)
+    if clr is not None:
+        linkage["clr"] = clr
     return Model(
         format="pe",
         arch=arch,
@@ -569,7 +598,7 @@ def _pe(lief: Any, b: Any, req: WorkerRequest) -> Model:
         unwind=unwind,
         linkage=linkage | {"dll": is_dll},
         mitigations=mitigations,
-        limitations=[],
+        limitations=[IL_ONLY_NOTE] if clr == "il-only" else [],
     )
 
 

@@ -199,7 +199,9 @@ class Program:
             self.an.assist_file = (path, self.sha256)
         self._sha: str | None = self.store.sha256 if self.store.verified else None
         self.pointer = self.image.pointer
-        self.discovery = True  # call-target discovery at every size (bounded by the index's deadline)
+        # Call-target discovery at every size (bounded by the index's deadline); none in an IL-only .NET assembly,
+        # whose .text is IL and metadata, not machine code (extract.IL_ONLY_NOTE).
+        self.discovery = model.linkage.get("clr") != "il-only"
         self._inventory = False
         # Parts by parent, for the inventory list (and its length) they were read from.
         self._parts: tuple[list[Proc], int, dict[int, list[Proc]]] | None = None
