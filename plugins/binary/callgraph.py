@@ -14,6 +14,7 @@ from rea_plugins.binary import annotate
 from rea_plugins.binary.crossbinary import Across
 from rea_plugins.binary.schema import PROCEDURE, evidence, obj, prop, run
 from rea_plugins.binary.shapes import CallGraph
+from rea_plugins.binary.thunks import function_of_stub, own_stub
 
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.errors import ReaError
@@ -50,22 +51,37 @@ def _program(call: ToolCall) -> Evidence:
     )
 
 
-def _neighbours(across: Across, key: Key, forward: bool) -> list[tuple[Key, dict[str, Any]]]:
+def _neighbours(
+    across: Across, key: Key, forward: bool, stubs: dict[str, dict[str, Any]]
+) -> list[tuple[Key, dict[str, Any]]]:
     """Each neighbour of ``key`` with its item; an import an open library exports is that library's procedure."""
     tid, address = key
     assert address is not None  # only procedures with an address are walked
     out: list[tuple[Key, dict[str, Any]]] = []
     if forward:
+        if tid == across.home and address in stubs:
+            # A function's own PLT stub goes on to the function (the lazily bound entry's jump to PLT0 runs once).
+            return [((tid, stubs[address]["address"]), {**stubs[address], "kind": "thunk", "call_sites": []})]
         for item in across.callees(tid, address):
             into = item.get("exported_by")
             if into:
                 out.append(((into["target_id"], into["address"]), {**item, "name": into["name"], "kind": "import"}))
-            else:
-                out.append(((tid, item.get("address")), item))
+                continue
+            function = function_of_stub(across.call, item.get("name") or "") if tid == across.home else None
+            if function is not None and item.get("address"):
+                stubs[item["address"]] = function
+                item = {**item, "kind": "thunk"}  # expanded, on to the function it stands for
+            out.append(((tid, item.get("address")), item))
         return out
     callers = across.run(tid, "procedure_callers", {"procedure": address}).normalized
     out.extend(((tid, item.get("address")), item) for item in callers["callers"])
     name = callers["procedure"].get("name")
+    if tid == across.home:
+        # The function's own PLT stub (a library calling its export through its PLT) is a hop to its callers.
+        listed = {item.get("address") for item in callers["callers"]}
+        own = own_stub(across.call, name, {a for a in listed if a} | {address})
+        if own is not None:
+            out.append(((tid, own["address"]), {**own, "kind": "thunk", "call_sites": []}))
     # An export of a library: the open programs importing it call it through their import.
     for program, stub in across.importers(tid, name) if name else []:
         for item in across.run(program, "procedure_callers", {"procedure": stub}).normalized["callers"]:
@@ -88,6 +104,7 @@ def _rooted(call: ToolCall) -> Evidence:
     unresolved = 0
     truncated = False
     queue: deque[tuple[Key, int]] = deque([(start, 0)])
+    stubs: dict[str, dict[str, Any]] = {}  # a function's own PLT stub -> the function
     frontier: list[Key] = []
     while queue:
         here, level = queue.popleft()
@@ -96,7 +113,7 @@ def _rooted(call: ToolCall) -> Evidence:
             continue
         call.ctx.check("call graph")
         call.ctx.progress(f"call graph: {len(nodes)} nodes")
-        for other, item in _neighbours(across, here, forward):
+        for other, item in _neighbours(across, here, forward, stubs):
             if other[1] is None:
                 unresolved += len(item.get("call_sites", []))
                 continue
@@ -118,12 +135,19 @@ def _rooted(call: ToolCall) -> Evidence:
                     continue
                 node = {"address": other[1], "name": item.get("name"), "depth": level + 1}
                 nodes[other] = {**node, "target_id": other[0]} if other[0] != home else node
-                # Procedures with code here are expanded; an import left unfollowed and computed targets are leaves.
-                if item.get("kind", "direct") in ("direct", "tail") or "exported_by" in item or other[0] != here[0]:
+                # Procedures with code here are expanded (a function's own PLT stub too: a hop to its callers); an
+                # import left unfollowed and computed targets are leaves.
+                if (
+                    item.get("kind", "direct") in ("direct", "tail", "thunk")
+                    or "exported_by" in item
+                    or other[0] != here[0]
+                ):
                     queue.append((other, level + 1))
     # A procedure left at the depth bound only cut the graph short if it calls (or is called by) something more.
     deeper = [
-        k for k in frontier if any(o[1] is not None and o not in nodes for o, _ in _neighbours(across, k, forward))
+        k
+        for k in frontier
+        if any(o[1] is not None and o not in nodes for o, _ in _neighbours(across, k, forward, stubs))
     ]
     stopped_by = ([{"bound": "max_nodes", "limit": max_nodes}] if truncated else []) + (
         [

@@ -16,7 +16,7 @@ from typing import Any
 from rea_plugins.binary.crossbinary import Across, follow_imports
 from rea_plugins.binary.schema import PROCEDURE, evidence, obj, prop, run
 from rea_plugins.binary.shapes import CallPathTrace
-from rea_plugins.binary.thunks import own_stub
+from rea_plugins.binary.thunks import function_of_stub, own_stub
 
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.errors import ReaError
@@ -116,15 +116,6 @@ def _address_taken(call: ToolCall, here: str, forward: bool, starts: dict[str, s
     ]
 
 
-def _function_of_stub(call: ToolCall, stub_name: str) -> dict[str, Any] | None:
-    """The procedure ``name@plt`` stands for, when the target defines it."""
-    try:
-        found = run(call, "procedure_address", {"procedure": stub_name.removesuffix("@plt")}).normalized
-    except ReaError:
-        return None
-    return {"address": found["address"], "name": found["name"]}
-
-
 def _neighbours(
     across: Across,
     key: Key,
@@ -150,7 +141,7 @@ def _neighbours(
             for _, item in items:
                 name = item.get("name") or ""
                 if name.endswith("@plt") and item.get("address") and item["address"] not in stubs:
-                    function = _function_of_stub(across.call, name)
+                    function = function_of_stub(across.call, name)
                     if function is not None:
                         stubs[item["address"]] = function
                         item["kind"] = "thunk"  # walked on, to the function it stands for

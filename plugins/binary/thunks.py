@@ -58,6 +58,17 @@ def own_stub(call: ToolCall, name: str | None, listed: set[str]) -> dict[str, An
     return None if stub["address"] in listed else {"address": stub["address"], "name": stub["name"]}
 
 
+def function_of_stub(call: ToolCall, stub_name: str) -> dict[str, Any] | None:
+    """The procedure ``name@plt`` stands for, when the target defines it (an import's stub stands for none)."""
+    if not stub_name.endswith("@plt"):
+        return None
+    try:
+        found = run(call, "procedure_address", {"procedure": stub_name.removesuffix("@plt")}).normalized
+    except ReaError:
+        return None
+    return {"address": found["address"], "name": found["name"]}
+
+
 def handle_callers(call: ToolCall) -> Evidence:
     """``procedure_callers``: a caller that is the procedure's thunk gets ``kind: thunk``, and the procedures
     calling the thunk follow it with ``via_thunk``."""

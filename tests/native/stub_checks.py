@@ -70,6 +70,13 @@ def check_own_stub(session: Session) -> None:
         session, "trace_call_path", {"start": "lib_helper", "goal": "lib_entry", "direction": "backward"}
     )
     assert backward["reached"] and [[n["name"] for n in p["nodes"]] for p in backward["paths"]] == [chain]
+    # get_call_graph both ways: the stub is a node between the function and its caller, never a leaf.
+    up = result_of(session, "get_call_graph", {"address": "lib_helper", "direction": "backward", "depth": 3})
+    down = result_of(session, "get_call_graph", {"address": "lib_entry", "depth": 3})
+    stub, entry, helper = stubs[0]["address"], by_name["lib_entry"]["address"], function["address"]
+    for graph in (up, down):
+        hops = {(e["from"], e["to"]) for e in graph["edges"]}
+        assert {(entry, stub), (stub, helper)} <= hops, graph["edges"]
 
 
 def check_paths_from_main(session: Session) -> None:
