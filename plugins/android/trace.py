@@ -121,8 +121,12 @@ def _strings(loaded: loader.Loaded, t: _Trace, args: dict[str, Any], direction: 
     return args["string"], matched
 
 
-def _resolve(loaded: loader.Loaded, name: str) -> tuple[Any, bool]:
-    """(class analysis, external) of ``name``: a class of the application or one it references (framework)."""
+def _resolve(loaded: loader.Loaded, name: str) -> tuple[str, Any, bool]:
+    """(descriptor, class analysis or None, external) of ``name``: a class of the application or one it references.
+
+    androguard gives a framework class an analysis when the application calls its methods; a class the application
+    only reads fields of (android.os.Build$VERSION) has none, but its descriptor is in a DEX's string pool.
+    """
     wanted = descriptor_of(name)
     if "." not in name and "/" not in name:
         # A simple name (LocationManager) that names one class, the application's or the framework's, is that class.
@@ -131,10 +135,13 @@ def _resolve(loaded: loader.Loaded, name: str) -> tuple[Any, bool]:
         if len(named) == 1:
             wanted = named[0]
     ca = loaded.analysis.get_class_analysis(wanted)
-    if ca is not None and wanted not in loaded.classes() and ca.is_external():
-        return ca, True
+    if wanted not in loaded.classes():
+        if ca is not None and ca.is_external():
+            return wanted, ca, True
+        if ca is None and any(wanted in dex.get_strings() for _n, dex in loaded.dexes):
+            return wanted, None, True
     find_class(loaded, java_name(wanted))  # defined in the application, or the typed error with candidates
-    return loaded.analysis.get_class_analysis(wanted), False
+    return wanted, loaded.analysis.get_class_analysis(wanted), False
 
 
 def _field_refs(loaded: loader.Loaded, t: _Trace, cls_desc: str, member: str) -> str | None:
@@ -169,8 +176,7 @@ def _member(loaded: loader.Loaded, t: _Trace, args: dict[str, Any], direction: s
                 )
             ],
         )
-    ca, external = _resolve(loaded, args["class_name"])
-    cls_desc = ca.name
+    cls_desc, ca, external = _resolve(loaded, args["class_name"])
     member, descriptor = args["member"], (args.get("descriptor") or "").replace(" ", "")
     if not external:
         fields = [
@@ -190,7 +196,7 @@ def _member(loaded: loader.Loaded, t: _Trace, args: dict[str, Any], direction: s
     methods = sorted(
         (
             mx
-            for mx in ca.get_methods()
+            for mx in (ca.get_methods() if ca is not None else [])
             if mx.name == member and (not descriptor or mx.descriptor.replace(" ", "") == descriptor)
         ),
         key=_mx_id,
@@ -200,7 +206,7 @@ def _member(loaded: loader.Loaded, t: _Trace, args: dict[str, Any], direction: s
             found = _field_refs(loaded, t, cls_desc, member)
             if found is not None:
                 return found, "field", [], True
-        names = sorted({mx.name for mx in ca.get_methods()})
+        names = sorted({mx.name for mx in ca.get_methods()}) if ca is not None else []
         where = "has no member the application references named" if external else "defines no method or field"
         raise invalid_request(
             f"{java_name(cls_desc)} {where} {member}{descriptor}",

@@ -239,7 +239,8 @@ Ljava/lang/String;JFLandroid/location/LocationListener;)V
 .end method
 
 .method public onLocationChanged(Landroid/location/Location;)V
-    .registers 2
+    .registers 3
+    sget v0, Landroid/os/Build$VERSION;->SDK_INT:I
     return-void
 .end method
 """

@@ -81,7 +81,7 @@ def _rea(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_cli_commands(apk: Path, tmp_path: Path) -> None:
+def test_cli_commands(apk: Path, apk_v2: Path, tmp_path: Path) -> None:
     proc = _rea("inspect-android-package", str(apk), "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["normalized_result"]["main_activity"] == "com.example.rea.MainActivity"
@@ -95,6 +95,9 @@ def test_cli_commands(apk: Path, tmp_path: Path) -> None:
     proc = _rea("search-android-classes", "--path", str(apk), "--pattern", "greet", "--scope", "methods", "--json")
     assert proc.returncode == 0, proc.stderr
     assert [c["name"] for c in json.loads(proc.stdout)["normalized_result"]["classes"]] == [GREETER]
+    proc = _rea("compare-android-packages", "--left-path", str(apk), "--right-path", str(apk_v2), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["normalized_result"]["summary"]["method"] == {"changed": 1}
     text = _rea("project-android-application-graph", str(apk))
     assert text.returncode == 0 and "loads-library" in text.stdout
     not_android = tmp_path / "notes.txt"

@@ -326,6 +326,16 @@ def test_framework_api_callers(rea_session: Session, apk: Path) -> None:
         (GREET_INT, 1),
         ("Lcom/example/rea/SyncService;->run()V", 2),
     }
+    # A framework field: its readers found in the application's field instructions.
+    sdk = result_of(
+        rea_session,
+        "trace_android_references",
+        {"path": str(apk), "class_name": "android.os.Build$VERSION", "member": "SDK_INT"},
+    )
+    assert sdk["subject"] == "Landroid/os/Build$VERSION;->SDK_INT:I" and sdk["subject_kind"] == "field"
+    assert [(r["kind"], r["source"]) for r in sdk["references"]] == [
+        ("read", "Lcom/example/rea/LocationTracker;->onLocationChanged(Landroid/location/Location;)V")
+    ]
     err = _error(
         rea_session,
         "trace_android_references",
