@@ -50,6 +50,8 @@ def _holder_name(node: Node | None) -> str | None:
         # `module.exports.store = function () {}` is what a reader calls `store`.
         match = _EXPORTS_MEMBER.match(left)
         return match.group(1) if match else left
+    if parent.type == "arguments":
+        return _handler_name(parent)
     if parent.type in ("pair", "field_definition"):
         key = parent.child_by_field_name("key") or parent.child_by_field_name("property")
         base = syntax.property_name(key)
@@ -61,6 +63,40 @@ def _holder_name(node: Node | None) -> str | None:
         holder = _holder_name(owner) if owner is not None and owner.type in _HOLDERS else None
         return f"{holder}.{base}" if holder else base
     return None
+
+
+# Calls that register a handler for a named event or channel: `x.on("data", fn)`, `ipcMain.handle("search", fn)`.
+_EVENT_METHODS = frozenset(
+    {
+        "addEventListener",
+        "on",
+        "once",
+        "handle",
+        "handleOnce",
+        "addListener",
+        "prependListener",
+        "prependOnceListener",
+    }
+)
+
+
+def _handler_name(arguments: Node) -> str | None:
+    """``addEventListener('click')`` for a function passed to ``el.addEventListener('click', ...)``: a handler is
+    named by what it handles (with its owner when the owner's name is not a minifier's one or two letters)."""
+    call = arguments.parent
+    callee = call.child_by_field_name("function") if call is not None else None
+    if callee is None or callee.type != "member_expression":
+        return None
+    method = syntax.text(callee.child_by_field_name("property"), 40)
+    if method not in _EVENT_METHODS:
+        return None
+    first = next((c for c in arguments.named_children if c.type != "comment"), None)
+    event = syntax.string_value(first) if first is not None else None
+    if event is None:
+        return None
+    owner = syntax.text(callee.child_by_field_name("object"), 80).rsplit(".", 1)[-1]
+    head = f"{owner}.{method}" if len(owner) > 2 and owner.isidentifier() else method
+    return f"{head}('{event[:60]}')"
 
 
 def fn_name(node: Node) -> str:

@@ -23,7 +23,19 @@ def _module(ev_graph: dict[str, Any], path: str) -> dict[str, Any]:
 def test_functions_are_named_as_a_reader_names_them(analysis_session: Session, tmp_path: Path) -> None:
     (tmp_path / "app.js").write_text(minified.APP_V1)
     (tmp_path / "api.cjs").write_text(minified.API)
+    (tmp_path / "events.js").write_text(
+        "ipcMain.handle('search', (_event, query) => query);\n"
+        "button.addEventListener('click', function () { return 1; });\n"
+        "e.on('data', (chunk) => chunk);\n"
+    )
     g = graph(analyze(analysis_session, tmp_path))
+    # A function passed to register a handler is named by what it handles (a minified owner left out).
+    assert {f["name"] for f in _module(g, "events.js")["functions"]} == {
+        "<module>",
+        "ipcMain.handle('search')",
+        "button.addEventListener('click')",
+        "on('data')",
+    }
     names = {f["name"] for f in _module(g, "app.js")["functions"]}
     # Class fields (an arrow and a function expression), a method, object-literal members (method and arrow).
     assert {"Panel.handleClick", "Panel.onKeyDown", "Panel.render", "handlers.save", "handlers.remove"} <= names
