@@ -564,7 +564,12 @@ class _Walker:
     def _add_call(self, fn: int, callee: str, node: Node, ln: int) -> None:
         builder = self.fns[fn]
         if len(builder.calls) < MAX_PER_FUNCTION:
-            builder.calls.append(CallSite(callee=callee, line=ln, argument=syntax.first_argument(node)))
+            handler = None
+            if callee.rsplit(".", 1)[-1] in patterns.EVENT_METHODS and "." in callee:
+                handler = patterns.handler_reference(node)
+            builder.calls.append(
+                CallSite(callee=callee, line=ln, argument=syntax.first_argument(node), handler=handler)
+            )
         else:
             builder.truncated = True
 

@@ -96,6 +96,8 @@ class CallSite(_Record, frozen=True, omit_defaults=True):
     line: int
     # The first argument (a string's value, else its source text; 80 characters at most), when there is one.
     argument: str | None = None
+    # The handler a registration passes by name (`el.addEventListener("click", panel.onClick)`: `panel.onClick`).
+    handler: str | None = None
 
 
 class ReturnSite(_Record, frozen=True):

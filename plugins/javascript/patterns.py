@@ -66,7 +66,7 @@ def _holder_name(node: Node | None) -> str | None:
 
 
 # Calls that register a handler for a named event or channel: `x.on("data", fn)`, `ipcMain.handle("search", fn)`.
-_EVENT_METHODS = frozenset(
+EVENT_METHODS = frozenset(
     {
         "addEventListener",
         "on",
@@ -88,7 +88,7 @@ def _handler_name(arguments: Node) -> str | None:
     if callee is None or callee.type != "member_expression":
         return None
     method = syntax.text(callee.child_by_field_name("property"), 40)
-    if method not in _EVENT_METHODS:
+    if method not in EVENT_METHODS:
         return None
     first = next((c for c in arguments.named_children if c.type != "comment"), None)
     event = syntax.string_value(first) if first is not None else None
@@ -97,6 +97,17 @@ def _handler_name(arguments: Node) -> str | None:
     owner = syntax.text(callee.child_by_field_name("object"), 80).rsplit(".", 1)[-1]
     head = f"{owner}.{method}" if len(owner) > 2 and owner.isidentifier() else method
     return f"{head}('{event[:60]}')"
+
+
+def handler_reference(call: Node) -> str | None:
+    """The handler a registration call passes by name as its second argument (``panel.onClick``, ``onClick``)."""
+    arguments = call.child_by_field_name("arguments")
+    if arguments is None:
+        return None
+    args = [c for c in arguments.named_children if c.type != "comment"]
+    if len(args) < 2 or args[1].type not in ("identifier", "member_expression"):
+        return None
+    return syntax.text(args[1], 80)
 
 
 def fn_name(node: Node) -> str:

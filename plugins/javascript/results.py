@@ -81,12 +81,17 @@ class FeatureTrace(_S):
     application_coverage: Literal["complete", "partial"]
 
 
-class TracedCall(msgspec.Struct, kw_only=True):
+class TracedCall(msgspec.Struct, kw_only=True, omit_defaults=True):
     callee: str
     line: int
     # The function's node_id, and how it was found (local, an import kind); null: not resolved statically.
     resolved: str | None
     via: str | None
+    # A handler the call registers by name (`el.addEventListener("click", panel.onClick)`), and the function it is
+    # when the module has exactly one of that name.
+    argument: str | None = None
+    handler: str | None = None
+    handler_resolved: str | None = None
 
 
 # -- analyze_javascript_application, detail "summary" -----------------------------------------------

@@ -307,6 +307,18 @@ def _resolve_call(index: Index, m: Module, callee: str) -> tuple[tuple[Module, F
     return None, None
 
 
+def _handler(m: Module, reference: str) -> FunctionRecord | None:
+    """The function of ``m`` a handler reference names (``panel.onClick``: the one function named ``*.onClick`` or
+    ``onClick``), when exactly one does."""
+    tail = reference.rsplit(".", 1)[-1]
+    hits = [
+        f
+        for f in m.functions
+        if f.kind != "module-body" and (f.name == tail or f.name.endswith("." + tail) or f.name == reference)
+    ]
+    return hits[0] if len(hits) == 1 else None
+
+
 def trace_semantics(call: ToolCall) -> Evidence:
     loaded = appgraph.load(call, "application")
     index = loaded.index
@@ -334,7 +346,24 @@ def trace_semantics(call: ToolCall) -> Evidence:
         for site in fn.calls:
             found, via = _resolve_call(index, m, site.callee)
             resolved = found[1].node_id if found else None
-            calls.append(TracedCall(callee=site.callee, line=site.line, resolved=resolved, via=via))
+            handler = _handler(m, site.handler) if site.handler is not None else None
+            calls.append(
+                TracedCall(
+                    callee=site.callee,
+                    line=site.line,
+                    resolved=resolved,
+                    via=via,
+                    argument=site.argument,
+                    handler=site.handler,
+                    handler_resolved=handler.node_id if handler is not None else None,
+                )
+            )
+            if handler is not None:
+                # A registered handler is followed as a call is: it runs when what it handles happens.
+                edges.add((fn.node_id, handler.node_id, "handles", site.argument or ""))
+                if handler.node_id not in seen and depth < max_depth and len(seen) < max_nodes:
+                    seen[handler.node_id] = depth + 1
+                    queue.append((m, handler, depth + 1))
             if found is None:
                 unresolved += 1
                 continue

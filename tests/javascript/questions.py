@@ -92,6 +92,15 @@ def _stack_frame(r: Result) -> bool:
     )
 
 
+def _click_registration(r: Result) -> bool:
+    name, _, _ = FACTS["click_handler"]
+    functions = {f["node_id"]: f for f in r["functions"]}
+    start = r["functions"][0]
+    click = next(c for c in start["calls"] if c.get("argument") == "click")
+    handler = functions.get(click.get("handler_resolved", ""), {})
+    return (handler.get("original") or {}).get("name") == name
+
+
 def _save_handler(r: Result) -> bool:
     fn = r["functions"][0]
     return fn["name"] == "handlers.save" and any(c["callee"].endswith(".store") for c in fn["calls"])
@@ -106,12 +115,14 @@ class Question:
     check: Callable[[Result], bool]
     # A text of the bundle whose 1-based column a plan's "$column" stands for (a stack frame's position).
     at: str | None = None
+    # Calls an agent makes before the answering one (what tells it the name the last call takes).
+    before: tuple[tuple[str, Result], ...] = ()
     sizes: list[int] = field(default_factory=list)
     right: bool = False
 
     @property
     def calls(self) -> int:
-        return len(self.uses) + (self.tool != "analyze_javascript_application")
+        return len(self.uses) + len(self.before) + (self.tool != "analyze_javascript_application")
 
 
 def questions() -> list[Question]:
@@ -180,6 +191,24 @@ def questions() -> list[Question]:
             at="`clicked",
         ),
         Question(
+            "Which function handles the click event?",
+            "trace_javascript_semantics",
+            ("v2",),
+            {"application": _retained("$v2"), "target": {"kind": "function", "value": "start"}, "max_depth": 1},
+            _click_registration,
+            # The search for the event's name finds the function that registers its handler (start).
+            before=(
+                (
+                    "trace_application_feature",
+                    {
+                        "application": _retained("$v2"),
+                        "seed": {"kind": "string", "value": "click"},
+                        "max_depth": 0,
+                    },
+                ),
+            ),
+        ),
+        Question(
             "What does the object-literal save handler call?",
             "trace_javascript_semantics",
             ("v1",),
@@ -207,6 +236,13 @@ async def answer(client: Any, question: Question, pages: dict[str, Path]) -> Res
         question.sizes.append(len(text.encode()))
         doc = json.loads(text)
         ids[f"${version}"] = doc["evidence_id"]
+    for tool, args in question.before:
+        wire = json.dumps(args)
+        for name, evidence_id in ids.items():
+            wire = wire.replace(f'"{name}"', json.dumps(evidence_id))
+        out = await client.call_tool(tool, json.loads(wire))
+        assert not out.is_error, text_of(out)[:2000]
+        question.sizes.append(len(text_of(out).encode()))
     if question.tool == "analyze_javascript_application":
         result: Result = doc["normalized_result"]
     else:
