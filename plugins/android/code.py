@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from rea_plugins.android import dad as fixes
 from rea_plugins.android import loader
 from rea_plugins.android.common import access, check_offset, field_id, find_class, java_name, method_id, one_method
 from rea_plugins.android.model import (
@@ -185,31 +186,16 @@ def scan(method: Any) -> tuple[list[Instruction], Scan]:
     return rows, refs
 
 
-def _writer_class() -> Any:
-    """DAD's Writer with the caught exception's declared type (see decompile for why)."""
-    from androguard.decompiler.writer import Writer  # type: ignore[import-untyped]
-
-    class CatchTypedWriter(Writer):  # type: ignore[misc]
-        def visit_move_exception(self, var: Any, data: Any = None) -> None:
-            # DAD writes the catch variable's type, which a later reuse of its register (e.g. const-string into
-            # the same register in the handler) overwrites: "catch (String v1)". The handler's type is data.type.
-            if data is not None and getattr(data, "type", None):
-                var.type = data.type
-            super().visit_move_exception(var, data)
-
-    return CatchTypedWriter
-
-
 def decompile(loaded: loader.Loaded, method: Any) -> tuple[str | None, str]:
     """(source, reason): DAD's Java-like source, or None and why not (never the exception's text)."""
     if method.get_code() is None:
         return None, "the method has no bytecode (abstract or native)"
     from androguard.decompiler import decompile as dad  # type: ignore[import-untyped]
 
-    # DvMethod.process builds its Writer from this module global; the corrected one stands in for one call,
-    # under loader.LOCK, which every androguard call holds.
+    # DvMethod.process builds its Writer from this module global; the corrected one (rea_plugins.android.dad)
+    # stands in for one call, under loader.LOCK, which every androguard call holds.
     original = dad.Writer
-    dad.Writer = _writer_class()
+    dad.Writer = fixes.writer_class()
     try:
         dv = dad.DvMethod(loaded.analysis.get_method(method))
         dv.process()
@@ -224,14 +210,15 @@ def decompile(loaded: loader.Loaded, method: Any) -> tuple[str | None, str]:
         return None, "empty output"
     lost = _lost_calls(method, text)
     if lost:
-        return None, f"the decompiled source lost calls the bytecode makes ({', '.join(lost[:3])})"
+        return None, f"the decompiled source lost what the bytecode does ({', '.join(lost[:3])})"
     return text.strip("\n") + "\n", ""
 
 
 def _lost_calls(method: Any, text: str) -> list[str]:
-    """Called methods (by name) that the source never mentions: a sign the decompiler garbled the method.
+    """What the bytecode does that the source never says: a sign the decompiler garbled the method.
 
-    Calls have side effects, so DAD keeps them; a constructor shows as ``new T(``, ``super(`` or ``this(``.
+    Calls (by name) have side effects, so DAD keeps them; a constructor shows as ``new T(``, ``super(`` or
+    ``this(``. A monitor-enter is a synchronized block, which DAD can drop while keeping its try/finally.
     """
     _, refs = scan(method)
     lost = []
@@ -241,6 +228,8 @@ def _lost_calls(method: Any, text: str) -> list[str]:
             continue
         if f"{name}(" not in text:
             lost.append(name)
+    if "synchronized" not in text and any(ins.get_name() == "monitor-enter" for ins in method.get_instructions()):
+        lost.append("synchronized (monitor-enter)")
     return lost
 
 

@@ -283,6 +283,81 @@ CHECKSUM = """.class public Lcom/example/rea/Checksum;
 .end method
 """
 
+# What DAD garbled: a switch returning a string beyond the BMP, a synchronized block, a double literal.
+SHAPES = """.class public Lcom/example/rea/Shapes;
+.super Ljava/lang/Object;
+
+.field private lock:Ljava/lang/Object;
+
+.method public static pick(I)Ljava/lang/String;
+    .registers 2
+    packed-switch p0, :table
+    const-string v0, "other"
+    return-object v0
+    :one
+    const-string v0, "one"
+    return-object v0
+    :two
+    const-string v0, "zw\\u00f6lf \\ud83d\\ude00"
+    return-object v0
+    :table
+    .packed-switch 0x1
+        :one
+        :two
+    .end packed-switch
+.end method
+
+.method public guarded(J)J
+    .registers 6
+    iget-object v0, p0, Lcom/example/rea/Shapes;->lock:Ljava/lang/Object;
+    monitor-enter v0
+    :try_start
+    const-wide/16 v2, 0x2
+    mul-long/2addr v2, p1
+    monitor-exit v0
+    :try_end
+    .catchall {:try_start .. :try_end} :catch_all
+    return-wide v2
+    :catch_all
+    move-exception v1
+    monitor-exit v0
+    throw v1
+.end method
+
+.method public static nested([[I)I
+    .registers 7
+    const/4 v0, 0x0
+    const/4 v1, 0x0
+    :outer
+    array-length v2, p0
+    if-ge v1, v2, :done
+    aget-object v3, p0, v1
+    const/4 v4, 0x0
+    :inner
+    array-length v5, v3
+    if-ge v4, v5, :next
+    aget v5, v3, v4
+    if-lez v5, :skip
+    add-int/2addr v0, v5
+    :skip
+    add-int/lit8 v4, v4, 0x1
+    goto :inner
+    :next
+    add-int/lit8 v1, v1, 0x1
+    goto :outer
+    :done
+    return v0
+.end method
+
+.method public static ratio(F)D
+    .registers 5
+    float-to-double v0, p0
+    const-wide v2, 0x3ff8000000000000L
+    mul-double/2addr v0, v2
+    return-wide v0
+.end method
+"""
+
 # Version 2: greet(int) answers for 43 instead of 42, and a new class sends telemetry.
 GREETER_V2 = GREETER.replace("const/16 v0, 0x2a", "const/16 v0, 0x2b")
 TELEMETRY_URL = "https://telemetry.example.test/collect"
@@ -310,6 +385,7 @@ SMALI = {
     "BootReceiver": BOOT_RECEIVER,
     "LocationTracker": LOCATION_TRACKER,
     "Checksum": CHECKSUM,
+    "Shapes": SHAPES,
 }
 SMALI_V2 = {**SMALI, "Greeter": GREETER_V2, "Telemetry": TELEMETRY}
 NATIVE_C = 'const char *rea_native_token(void) { return "native-token"; }\n'

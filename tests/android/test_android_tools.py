@@ -61,7 +61,7 @@ def test_package_facts_match_the_manifest(rea_session: Session, apk: Path, andro
     assert any("not verified" in w for w in signing["verification"])
     (dex,) = pkg["dex"]
     assert dex["name"] == "classes.dex" and dex["classes"] == len(fx.SMALI)
-    assert dex["methods"] == 17  # 3 + 4 + 3 + 2 + 3 + 2 methods in the smali sources
+    assert dex["methods"] == 21  # 3 + 4 + 3 + 2 + 3 + 2 + 4 methods in the smali sources
     assert pkg["native_libraries"] == [
         {"abi": "arm64-v8a", "path": f"lib/arm64-v8a/lib{fx.LIBRARY}.so", "bytes": pkg["native_libraries"][0]["bytes"]}
     ]
@@ -485,3 +485,29 @@ def test_garbled_source_falls_back_to_smali(rea_session: Session, apk: Path, mon
     assert source["status"] == "smali" and "requestLocationUpdates" in source["reason"]
     assert "invoke-virtual/range" in source["text"]
     assert any("smali listing" in lim for lim in out.evidence.limitations)
+
+
+def test_decompiled_literals_strings_and_synchronized(rea_session: Session, apk: Path) -> None:
+    """DAD's other garblings: a double literal as its bit pattern, a five-digit \\u escape, a dropped synchronized."""
+    args = {"path": str(apk), "class_name": "com.example.rea.Shapes"}
+    ratio = result_of(rea_session, "inspect_android_method", {**args, "method": "ratio"})["source"]
+    assert ratio["status"] == "decompiled" and "((double) p4) * 1.5)" in ratio["text"]
+    assert "4609434218613702656" not in ratio["text"]
+    pick = result_of(rea_session, "inspect_android_method", {**args, "method": "pick"})["source"]
+    assert '"zw\\u00f6lf \\ud83d\\ude00"' in pick["text"] and "case 2:" in pick["text"]
+    guarded = call_tool(rea_session, "inspect_android_method", {**args, "method": "guarded"})
+    assert guarded.evidence is not None
+    source = guarded.evidence.normalized_result["source"]
+    assert source["status"] == "smali" and "synchronized" in source["reason"]
+    assert "monitor-enter" in source["text"]
+
+
+def test_float_literals_and_java_strings() -> None:
+    from rea_plugins.android import dad
+
+    assert dad._float_text(0x3FC00000, "F") == "1.5f" and dad._float_text(0x3DCCCCCD, "F") == "0.1f"
+    assert (
+        dad._float_text(0x4000000000000000, "D") == "2.0" and dad._float_text(0x7FF8000000000000, "D") == "Double.NaN"
+    )
+    assert dad._float_text(0xFF800000, "F") == "Float.NEGATIVE_INFINITY"
+    assert dad.java_string('a"\\\n\U0001f600é') == '"a\\"\\\\\\n\\ud83d\\ude00\\u00e9"'
