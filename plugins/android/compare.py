@@ -116,8 +116,19 @@ def _class_shape(cls: Any) -> str:
 
 
 def _component_diff(a: Component, b: Component) -> str:
-    fields = [f for f in ("kind", "exported", "permission", "intent_filters", "target_activity", "authorities")]
-    return ", ".join(f for f in fields if getattr(a, f) != getattr(b, f))
+    """What differs between two declarations of a component, as ``field before -> after``."""
+
+    def show(value: object) -> str:
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    words = []
+    for field in ("kind", "exported", "permission", "target_activity", "authorities"):
+        x, y = getattr(a, field), getattr(b, field)
+        if x != y:
+            words.append(f"{field} {show(x)} -> {show(y)}")
+    if a.intent_filters != b.intent_filters:
+        words.append(f"intent filters {len(a.intent_filters)} -> {len(b.intent_filters)} (changed)")
+    return "; ".join(words)
 
 
 def _code(left: loader.Loaded, right: loader.Loaded, ctx: CallContext) -> list[Change]:
@@ -187,7 +198,7 @@ def compare(left: loader.Loaded, right: loader.Loaded, args: dict[str, Any], ctx
     for name in sorted(set(lf.components) & set(rf.components)):
         diff = _component_diff(lf.components[name], rf.components[name])
         if diff:
-            changes.append(Change(category="component", change="changed", name=name, detail=f"{diff} differ"))
+            changes.append(Change(category="component", change="changed", name=name, detail=diff))
     with loader.guarded("the DEX code"):
         changes += _code(left, right, ctx)
     changes += _keyed("native-library", lf.libraries, rf.libraries, lambda v: f"{v[0]} bytes")

@@ -158,8 +158,9 @@ INSPECT_METHOD = ToolDef(
     result_type=MethodInfo,
     family=FAMILY,
     description=(
-        "One DEX method: androguard's decompiled Java-like source (a reading aid) and the bytecode listing, "
-        "with the strings, calls and fields it uses; both paged."
+        "One DEX method: androguard's decompiled Java-like source (a reading aid; the smali listing, with the reason, "
+        "where the decompiler fails or loses what the bytecode does) and the bytecode with the strings, calls and "
+        "fields it uses; both paged."
     ),
     input_schema=_obj(
         {

@@ -24,13 +24,15 @@ V2_STORAGE = "android.permission.WRITE_EXTERNAL_STORAGE"
 
 
 def manifest(version: int = 1) -> str:
-    """The manifest of version 1, or of version 2 (newer version, debuggable, a maxSdkVersion, more permissions)."""
+    """The manifest of version 1, or of version 2 (newer, debuggable, a maxSdkVersion, more permissions, the receiver
+    no longer exported)."""
     code, name = ("7", "1.2.3") if version == 1 else ("8", "1.3.0")
     uses = "".join(f'    <uses-permission android:name="{p}"/>\n' for p in PERMISSIONS)
     if version == 2:
         uses += V2_PERMISSIONS + f'    <uses-permission android:name="{V2_STORAGE}" android:maxSdkVersion="28"/>\n'
     debuggable = ' android:debuggable="true"' if version == 2 else ""
     max_sdk = ' android:maxSdkVersion="34"' if version == 2 else ""
+    receiver = ' android:exported="false"' if version == 2 else ""
     return f"""<?xml version="1.0" encoding="utf-8"?>
 <manifest xmlns:android="http://schemas.android.com/apk/res/android" package="{PACKAGE}"
     android:versionCode="{code}" android:versionName="{name}">
@@ -50,7 +52,7 @@ def manifest(version: int = 1) -> str:
         </activity>
         <service android:name="{PACKAGE}.SyncService" android:exported="false"
             android:permission="{PACKAGE}.permission.SYNC"/>
-        <receiver android:name=".BootReceiver">
+        <receiver android:name=".BootReceiver"{receiver}>
             <intent-filter>
                 <action android:name="android.intent.action.BOOT_COMPLETED"/>
             </intent-filter>

@@ -48,6 +48,7 @@ def _compare(r: dict[str, Any]) -> bool:
         s["class"] == {"added": 1, "changed": 1}
         and s["method"] == {"changed": 1}
         and s["permission"] == {"added": 2}
+        and s["component"] == {"changed": 1}
         and s["signing"] == {"added": 1, "removed": 1}
         and ("added", "com.example.rea.Telemetry") in _changes(r, "class")
         and ("changed", GREET_INT) in _changes(r, "method")

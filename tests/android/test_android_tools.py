@@ -387,10 +387,11 @@ def test_compare_versions(rea_session: Session, apk: Path, apk_v2: Path, android
     assert out.evidence is not None and out.evidence.parameters.get("left_sha256")
     cmp = out.evidence.normalized_result
     assert cmp["left"] == f"{fx.PACKAGE}@1.2.3 (7)" and cmp["right"] == f"{fx.PACKAGE}@1.3.0 (8)"
-    assert "component" not in cmp["summary"] and cmp["summary"]["native-library"] == {"changed": 1}
+    assert cmp["summary"]["component"] == {"changed": 1} and cmp["summary"]["native-library"] == {"changed": 1}
     by = {(c["category"], c["name"]): c for c in cmp["changes"]}
     assert by[("manifest", "version_code")]["before"] == "7" and by[("manifest", "version_code")]["after"] == "8"
     assert by[("manifest", "max_sdk")]["after"] == "34" and by[("manifest", "debuggable")]["after"] == "true"
+    assert by[("component", "com.example.rea.BootReceiver")]["detail"] == "exported true -> false"
     assert by[("permission", fx.V2_STORAGE)]["after"] == "requested, up to API 28"
     assert by[("permission", "android.permission.ACCESS_BACKGROUND_LOCATION")]["change"] == "added"
     assert by[("signing", fx.certificate_sha256(android_build))]["change"] == "removed"
