@@ -53,6 +53,7 @@ class Facts:
         if loaded.kind == "apk":
             with loader.guarded("AndroidManifest.xml (binary XML)", entry="AndroidManifest.xml"):
                 facts = pkg.inspect(loaded, 0, 1 << 30)
+                self.manifest.update(_attributes(apk))
             for field in MANIFEST_FIELDS:
                 value = getattr(facts, field)
                 self.manifest[field] = None if value is None else str(value).lower() if field == "debuggable" else value
@@ -79,6 +80,37 @@ class Facts:
         if m.get("package"):
             return f"{m['package']}@{m.get('version_name') or '?'} ({m.get('version_code') or '?'})"
         return self.loaded.target.name
+
+
+# Attributes the named manifest fields already compare.
+NAMED_ATTRIBUTES = {
+    "manifest:package",
+    "manifest:versionCode",
+    "manifest:versionName",
+    "manifest:compileSdkVersion",
+    "uses-sdk:minSdkVersion",
+    "uses-sdk:targetSdkVersion",
+    "uses-sdk:maxSdkVersion",
+    "application:debuggable",
+}
+
+
+def _attributes(apk: Any) -> dict[str, str | None]:
+    """Every attribute of <manifest>, <uses-sdk> and <application> as ``tag:name`` (application:allowBackup)."""
+    root = apk.get_android_manifest_xml()
+    out: dict[str, str | None] = {}
+    if root is None:
+        return out
+    for tag, node in (
+        ("manifest", root),
+        ("uses-sdk", root.find("uses-sdk")),
+        ("application", root.find("application")),
+    ):
+        for key, value in node.attrib.items() if node is not None else ():
+            name = f"{tag}:{key.rsplit('}', 1)[-1]}"
+            if name not in NAMED_ATTRIBUTES:
+                out[name] = str(value)
+    return out
 
 
 def _method_digest(method: Any) -> str:
@@ -178,7 +210,7 @@ def _keyed(category: str, left: dict[str, Any], right: dict[str, Any], show: Any
 def compare(left: loader.Loaded, right: loader.Loaded, args: dict[str, Any], ctx: CallContext) -> PackageComparison:
     lf, rf = Facts(left, ctx), Facts(right, ctx)
     changes: list[Change] = []
-    for field in MANIFEST_FIELDS:
+    for field in [*MANIFEST_FIELDS, *sorted((set(lf.manifest) | set(rf.manifest)) - set(MANIFEST_FIELDS))]:
         a, b = lf.manifest.get(field), rf.manifest.get(field)
         if a != b:
             changes.append(Change(category="manifest", change="changed", name=field, before=a, after=b))

@@ -24,13 +24,13 @@ V2_STORAGE = "android.permission.WRITE_EXTERNAL_STORAGE"
 
 
 def manifest(version: int = 1) -> str:
-    """The manifest of version 1, or of version 2 (newer, debuggable, a maxSdkVersion, more permissions, the receiver
-    no longer exported)."""
+    """The manifest of version 1, or of version 2 (newer, debuggable, no backup, a maxSdkVersion, more permissions,
+    the receiver no longer exported)."""
     code, name = ("7", "1.2.3") if version == 1 else ("8", "1.3.0")
     uses = "".join(f'    <uses-permission android:name="{p}"/>\n' for p in PERMISSIONS)
     if version == 2:
         uses += V2_PERMISSIONS + f'    <uses-permission android:name="{V2_STORAGE}" android:maxSdkVersion="28"/>\n'
-    debuggable = ' android:debuggable="true"' if version == 2 else ""
+    debuggable = ' android:debuggable="true" android:allowBackup="false"' if version == 2 else ""
     max_sdk = ' android:maxSdkVersion="34"' if version == 2 else ""
     receiver = ' android:exported="false"' if version == 2 else ""
     return f"""<?xml version="1.0" encoding="utf-8"?>

@@ -392,6 +392,8 @@ def test_compare_versions(rea_session: Session, apk: Path, apk_v2: Path, android
     assert by[("manifest", "version_code")]["before"] == "7" and by[("manifest", "version_code")]["after"] == "8"
     assert by[("manifest", "max_sdk")]["after"] == "34" and by[("manifest", "debuggable")]["after"] == "true"
     assert by[("component", "com.example.rea.BootReceiver")]["detail"] == "exported true -> false"
+    backup = by[("manifest", "application:allowBackup")]
+    assert "before" not in backup and backup["after"] == "false"
     assert by[("permission", fx.V2_STORAGE)]["after"] == "requested, up to API 28"
     assert by[("permission", "android.permission.ACCESS_BACKGROUND_LOCATION")]["change"] == "added"
     assert by[("signing", fx.certificate_sha256(android_build))]["change"] == "removed"
