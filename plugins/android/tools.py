@@ -158,9 +158,9 @@ INSPECT_METHOD = ToolDef(
     result_type=MethodInfo,
     family=FAMILY,
     description=(
-        "One DEX method: androguard's decompiled Java-like source (a reading aid; the smali listing, with the reason, "
-        "where the decompiler fails or loses what the bytecode does) and the bytecode with the strings, calls and "
-        "fields it uses; both paged."
+        "One DEX method: decompiled Java-like source and bytecode, with the strings, calls and fields it uses; both "
+        "paged. The source is androguard's (a reading aid); where the decompiler fails or loses what the bytecode "
+        "does, the smali listing stands in, with the reason."
     ),
     input_schema=_obj(
         {
@@ -246,8 +246,8 @@ PROJECT_GRAPH = ToolDef(
     result_type=ApplicationGraph,
     family=FAMILY,
     description=(
-        "An APK/AAB/DEX as an application graph (manifest entry points, DEX classes, native libraries, call edges): "
-        "a summary with totals by default, detail full pages modules and edges, filtered by package and kind."
+        "An APK/AAB/DEX as an application graph of manifest entry points, DEX classes, native libraries and call "
+        "edges. A summary with totals by default; detail full pages modules and edges, filtered by package and kind."
     ),
     input_schema=_obj(
         {
@@ -292,8 +292,8 @@ COMPARE_PACKAGES = ToolDef(
     result_type=PackageComparison,
     family=FAMILY,
     description=(
-        "Compare two versions of an APK/AAB/DEX: a summary of added, removed and changed manifest attributes, "
-        "permissions, components, classes, methods, native libraries and signing certificates, then the changes, paged."
+        "Compare two versions of an APK/AAB/DEX: added, removed and changed manifest attributes, permissions, "
+        "components, classes, methods, native libraries and signing. Summary first, then the changes, paged."
     ),
     input_schema={
         "type": "object",
