@@ -27,7 +27,7 @@ def inspect_package(call: ToolCall) -> Evidence:
     loaded = common.load(call)
     args = call.args
     with loader.LOCK:
-        result = pkg.inspect(loaded, args.get("offset", 0), args.get("limit", 200))
+        result = pkg.inspect(loaded, args.get("offset", 0), args.get("limit", 50))
     call.ctx.finish(f"inspected {len(loaded.dexes)} DEX file(s)")
     return common.evidence(call, loaded, result, _kind_limits(loaded))
 
@@ -61,7 +61,7 @@ def inspect_method(call: ToolCall) -> Evidence:
             args["method"],
             args.get("descriptor"),
             args.get("offset", 0),
-            args.get("limit", 500),
+            args.get("limit", 200),
             args.get("source_offset", 0),
             args.get("max_source_chars", 20000),
         )

@@ -86,7 +86,7 @@ INSPECT_PACKAGE = ToolDef(
         "filters), signing certificates, DEX counts, native libraries by ABI, resources. Lists are paged "
         "with offset/limit."
     ),
-    input_schema=_obj({"path": PATH, "offset": OFFSET, "limit": _limit(200)}),
+    input_schema=_obj({"path": PATH, "offset": OFFSET, "limit": _limit(50)}),
     handler=_package,
     effects=_EFFECTS,
     examples=({"path": "app.apk"},),
@@ -167,7 +167,7 @@ INSPECT_METHOD = ToolDef(
             **METHOD_PROPS,
             "method": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "Method name."},
             "offset": {**OFFSET, "description": "Bytecode instructions to skip."},
-            "limit": _limit(500, 20000),
+            "limit": _limit(200, 20000),
             "source_offset": {**OFFSET, "description": "Source characters to skip."},
             "max_source_chars": {
                 "type": "integer",
