@@ -47,6 +47,10 @@ CASES: dict[str, dict[str, dict[str, Any]]] = {
         "left_bundle_path": {"left_bundle_path": FIFO, "right_bundle_path": BUNDLE},
         "right_bundle_path": {"left_bundle_path": BUNDLE, "right_bundle_path": FIFO},
     },
+    "compare_android_packages": {
+        "left_path": {"left_path": FIFO, "right_path": REGULAR},
+        "right_path": {"left_path": REGULAR, "right_path": FIFO},
+    },
     "compare_corpora": {"index": {"index": FIFO, "left": "a", "right": "b"}},
     "compare_managed_members": {
         "left_path": {"left_path": FIFO, "right_path": REGULAR},
