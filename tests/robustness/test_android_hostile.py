@@ -129,8 +129,11 @@ def test_hostile_android_inputs_through_one_server(corpus: Path, tmp_path: Path)
     problems: list[str] = []
     try:
         for path in sorted(corpus.iterdir()):
-            for tool, args in TOOLS:
-                reply = server.call(tool, {"path": str(path), **args}, DEADLINE_S)
+            # compare_android_packages reads two packages: the hostile one on each side of itself.
+            calls = [(tool, {"path": str(path), **args}) for tool, args in TOOLS]
+            calls.append(("compare_android_packages", {"left_path": str(path), "right_path": str(path)}))
+            for tool, call_args in calls:
+                reply = server.call(tool, call_args, DEADLINE_S)
                 if reply.status in ("hang", "crash"):
                     pytest.fail(f"{path.name} {tool}: {reply.status}", pytrace=False)
                 if reply.status == "rpc_error":
