@@ -77,7 +77,6 @@ class CryptoIdentification(Page, kw_only=True):
     truncated: bool = False
 
 
-_SIGNATURES = signatures()
 _RULES: Any = None
 _BRANCH = re.compile(r"^(j\w*|call\w*|loop\w*|b|bl|br|blr|b\.\w+|cbn?z|tbn?z|bx|blx)$")
 _ADD = re.compile(r"^add\s+([xw]\d+),\s*([xw]\d+),\s*#?(0x[0-9a-f]+|\d+)\b")
@@ -97,7 +96,7 @@ def _rules() -> Any:
         import yara
 
         sources = []
-        for n, sig in enumerate(_SIGNATURES):
+        for n, sig in enumerate(signatures()):
             for k, (_, raw) in enumerate(encodings(sig)):
                 sources.append(f"rule c{n}_{k} {{ strings: $h = {{ {raw.hex(' ')} }} condition: $h }}")
         _RULES = yara.compile(source="\n".join(sources))
@@ -172,7 +171,7 @@ def _tables(call: ToolCall, data: bytes) -> list[_Table]:
             ) from None
         for m in matches:
             n, k = (int(part) for part in m.rule[1:].split("_"))
-            sig = _SIGNATURES[n]
+            sig = signatures()[n]
             label = encodings(sig)[k][0]
             order = "big" if label == "big-endian" else "little"
             for s in m.strings:
@@ -308,7 +307,7 @@ def _pieces(rows: list[Row]) -> dict[int, int]:
 def _code_findings(call: ToolCall, rows: list[Row], procs: list[Procedure]) -> list[CryptoFinding]:
     """Per procedure, each signature whose operands it holds at least ``min_immediates`` distinct values of."""
     index: dict[int, list[int]] = defaultdict(list)
-    for n, sig in enumerate(_SIGNATURES):
+    for n, sig in enumerate(signatures()):
         if sig.immediates:
             for v in set(sig.values):
                 index[v].append(n)
@@ -329,7 +328,7 @@ def _code_findings(call: ToolCall, rows: list[Row], procs: list[Procedure]) -> l
                     seen[owner.start, s][value].add(row.address)
     out = []
     for (start, s), found in sorted(seen.items()):
-        sig = _SIGNATURES[s]
+        sig = signatures()[s]
         if len(found) < min(sig.min_immediates, len(sig.values)):
             continue
         # Fewer values of a constant than another holds in the same place (MD5's state inside SHA-1's) name that one.

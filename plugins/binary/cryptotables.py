@@ -22,6 +22,7 @@ implementation whose digests must match) and against the standards' worked examp
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Literal
 
@@ -192,6 +193,7 @@ def _words(text: bytes) -> tuple[int, ...]:
     return tuple(int.from_bytes(text[i : i + 4], "little") for i in range(0, len(text), 4))
 
 
+@functools.cache
 def signatures() -> tuple[Signature, ...]:
     """Every known constant, the most specific first (a finding names the first signature it matches)."""
     sbox = aes_sbox()
