@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 # 2: every kept value is a Derived (sources, raw payload); sources by (path, mtime_ns, size).
-MANIFEST_KIND: Final = "rea-registry-tools/4"
+MANIFEST_KIND: Final = "rea-registry-tools/5"
 SPECS_KIND: Final = "rea-registry-specs/2"
 ENTRY_POINTS_KIND: Final = "rea-registry-entry-points/1"
 PRESENTATIONS: Final = ("lean", "complete", "compact")

@@ -108,6 +108,8 @@ ADVERTISED_NESTING = 1
 PROPERTY_PROSE_CHARS = 80
 # A schema-local definition this small is inlined; a larger one is advertised by its type (and summary).
 INLINE_DEFINITION_BYTES = 160
+# An object too large to inline lists its fields by name and type up to this many.
+STAND_IN_FIELDS = 8
 # Size and shape bounds the full form leaves to the server (ranges, patterns and enums stay: they guide a caller).
 _SIZE_ONLY = (
     "minLength",
@@ -172,6 +174,20 @@ def _stand_in(target: dict[str, Any], defs: dict[str, Any], prose: bool) -> dict
     out: dict[str, Any] = {"type": types[0] if len(types) == 1 else types}
     if prose and isinstance(target.get("description"), str):
         out["description"] = first_sentence(target["description"], PROPERTY_PROSE_CHARS)
+    values = target.get("additionalProperties")
+    if isinstance(values, dict) and not target.get("properties"):
+        # A map (environment variables, names by address): the type of its values.
+        kinds = _resolved_types(values, defs)
+        out["additionalProperties"] = {"type": kinds[0] if len(kinds) == 1 else kinds}
+    fields = target.get("properties")
+    if isinstance(fields, dict) and 0 < len(fields) <= STAND_IN_FIELDS:
+        # An object too large to inline is still typed: its fields by name and JSON type (no bare "object"). A
+        # record of many fields (an Evidence record, passed back as a tool returned it) stays by its type.
+        out["properties"] = {
+            name: {"type": kinds[0] if len(kinds) == 1 else kinds}
+            for name, sub in fields.items()
+            for kinds in (_resolved_types(sub, defs),)
+        }
     return out
 
 
