@@ -20,6 +20,9 @@ from rea.process import leftovers
 from rea.unpackers import ArchiveEntry, ArchiveReader, IntegrityPolicy, Limits, limit_exceeded
 
 OUTPUT_PREFIX = "rea-extract-"
+# Where record-and-continue puts a file whose bytes contradict their declared hash: beside the verified tree, never
+# at the entry's own path, so nothing that loads the extracted tree picks up bytes the archive itself disowns.
+QUARANTINE = "rea-quarantine"
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 WORKERS = 4
 # One written file's record and its integrity contradiction, if any.
@@ -212,6 +215,16 @@ class _Job:
         return record, got.contradiction
 
 
+def _quarantine(out_dir: str, paths: list[str]) -> None:
+    """Move each contradicted file from its own path to the same path under ``QUARANTINE``. The tree was made by
+    this call from checked logical paths, of directories and regular files only (created without following links),
+    so these names resolve inside ``out_dir``."""
+    for path in paths:
+        target = os.path.join(out_dir, QUARANTINE, path)
+        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+        os.rename(os.path.join(out_dir, path), target)
+
+
 def extract(
     reader: ArchiveReader, paths: list[str] | None, policy: IntegrityPolicy, limits: Limits, ctx: CallContext
 ) -> dict[str, Any]:
@@ -247,6 +260,7 @@ def extract(
                     ctx.progress(f"extract: {len(written)} files", done=len(written), total=len(keep))
             else:
                 _run_parallel(job, groups, workers, written)
+            _quarantine(out_dir, [r["path"] for r, c in written if c is not None])
         finally:
             os.close(root_fd)
     except BaseException as exc:
@@ -261,6 +275,9 @@ def extract(
         raise
     noted.close()
     files = sorted((r for r, _ in written), key=lambda r: r["path"])
+    for record, contradiction in written:
+        if contradiction is not None:
+            record["quarantined_to"] = contradiction["quarantined_to"] = f"{QUARANTINE}/{record['path']}"
     contradictions = sorted((c for _, c in written if c is not None), key=lambda c: c["logical_path"])
     return {
         "output_directory": out_dir,

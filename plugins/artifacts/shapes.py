@@ -134,6 +134,8 @@ class ExtractedFile(Shape):
     unpacked: bool
     executable: bool
     integrity: Literal["verified", "undeclared", "contradicted"]
+    # A contradicted file (record-and-continue) lies here, under the output directory, never at its own path.
+    quarantined_to: str | None = None
 
 
 class RefusedEntry(Shape):

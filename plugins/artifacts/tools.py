@@ -324,7 +324,8 @@ EXTRACT_ARTIFACT = ToolDef(
             },
             "integrity_policy": {
                 **POLICY,
-                "description": _POLICY_TEXT + " Under record-and-continue the observed bytes are written.",
+                "description": _POLICY_TEXT
+                + " Under record-and-continue a contradicted file is written under rea-quarantine/, not at its path.",
             },
             "max_entries": MAX_ENTRIES,
             "max_total_bytes": MAX_TOTAL,

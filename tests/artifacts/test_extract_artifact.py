@@ -162,10 +162,14 @@ def test_integrity_failure_leaves_nothing(rea_session: Session, app_asar: Path, 
     assert err.code == "artifact_integrity_mismatch" and err.details["logical_path"] == "native/addon.node"
     assert err.details["unpacked"] is True and "record-and-continue" in err.remediation
     assert list(private_tmpdir.iterdir()) == []  # the files written before the mismatch were removed
-    # record-and-continue writes the observed bytes and reports the contradiction.
+    # record-and-continue writes the observed bytes in quarantine, never at their path, and reports the contradiction.
     res = _extract(rea_session, app_asar, integrity_policy="record-and-continue")
-    assert _written(Path(res["output_directory"]))["native/addon.node"] == b"stripped"
+    written = _written(Path(res["output_directory"]))
+    assert "native/addon.node" not in written and written["rea-quarantine/native/addon.node"] == b"stripped"
     [c] = res["integrity_contradictions"]
+    assert c["quarantined_to"] == "rea-quarantine/native/addon.node"
+    [row] = [f for f in res["files"] if f["path"] == "native/addon.node"]
+    assert row["quarantined_to"] == c["quarantined_to"] and row["integrity"] != "verified"
     assert c["logical_path"] == "native/addon.node" and c["unpacked"] is True
     assert c["observed_sha256"] == hashlib.sha256(b"stripped").hexdigest()
     assert c["declared_sha256"] == hashlib.sha256(kit.APP_FILES["native/addon.node"]).hexdigest()
@@ -229,7 +233,8 @@ def test_cli_extract_artifact(app_asar: Path, private_tmpdir: Path) -> None:
     res = record["normalized_result"]
     out = Path(res["output_directory"])
     assert out.parent == private_tmpdir
-    assert (out / "native" / "addon.node").read_bytes() == b"signed later"
+    assert not (out / "native" / "addon.node").exists()
+    assert (out / "rea-quarantine" / "native" / "addon.node").read_bytes() == b"signed later"
     assert [c["logical_path"] for c in res["integrity_contradictions"]] == ["native/addon.node"]
 
 
