@@ -399,12 +399,26 @@ def _neighbourhood(
     return {a: b for a, b in choices.items() if claimed[b] == 1}
 
 
+def _names(side: dict[str, _Proc]) -> set[str]:
+    """Every name a side gives: its procedures' and its callees' (imports included)."""
+    out = {n for p in side.values() if (n := _named(p.name))}
+    for p in side.values():
+        out |= p.callee_names
+    return out
+
+
 def _calls_moved(
-    x: _Proc, y: _Proc, left: dict[str, _Proc], right: dict[str, _Proc], pairs: dict[str, tuple[str, How]]
+    x: _Proc,
+    y: _Proc,
+    left: dict[str, _Proc],
+    right: dict[str, _Proc],
+    pairs: dict[str, tuple[str, How]],
+    known: tuple[set[str], set[str]],
 ) -> bool:
     """Whether a pair's calls reach other procedures: a callee that did not pair with the other's, or another
-    named callee (the call's target is masked in the instructions' hash)."""
-    if x.callee_names != y.callee_names:
+    named callee (the call's target is masked in the instructions' hash). A name only one build can give (a
+    static function's, where the other is stripped) tells nothing."""
+    if x.callee_names & known[1] != y.callee_names & known[0]:
         return True
     mine = {pairs[c][0] if c in pairs else f"unpaired {c}" for c in x.callees if c in left}
     return mine != {c for c in y.callees if c in right}
@@ -427,6 +441,7 @@ def compare(
     rows: list[DiffRow] = []
     by: Counter[str] = Counter()
     constants_only = 0
+    known = (_names(left), _names(right))
     for i, (a, (b, how)) in enumerate(pairs.items()):
         # A changed pair's similarity is a sequence match of up to MAX_COMPARED instructions a side: tens of
         # thousands of them were the part of a large diff that no cancellation reached.
@@ -437,7 +452,7 @@ def compare(
         by[how] += 1
         status: Status = "unchanged"
         change: Literal["instructions", "constants"] | None = None
-        if x.hash != y.hash or _calls_moved(x, y, left, right, pairs):
+        if x.hash != y.hash or _calls_moved(x, y, left, right, pairs, known):
             status, change = "changed", "instructions"
         elif x.consts != y.consts:
             status, change = "changed", "constants"
