@@ -248,7 +248,7 @@ def test_application_follow_ups_name_the_retained_record_across_commands(tmp_pat
     cache = tmp_path / "cache"
     summary = rea("analyze-javascript-application", str(app), "--detail", "summary", "--json", cache=cache)
     assert summary.returncode == 0, summary.stderr
-    parent = json.loads(summary.stdout)["normalized_result"]["parent_evidence_id"]
+    parent = json.loads(summary.stdout)["normalized_result"]["complete_evidence_id"]
     traced = rea(
         "trace-application-feature",
         "--application",
