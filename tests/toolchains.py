@@ -34,6 +34,7 @@ TOOLS: dict[str, Tool] = {
     "readelf": Tool(("readelf",), ("binutils",)),
     "strip": Tool(("strip",), ("binutils",)),
     "tar": Tool(("tar",), ("tar",)),
+    "diff": Tool(("diff",), ("diffutils",)),
     "aarch64-linux-gnu-gcc": Tool(
         ("aarch64-linux-gnu-gcc",),
         ("gcc-aarch64-linux-gnu", "binutils-aarch64-linux-gnu", "libc6-dev-arm64-cross"),
