@@ -8,7 +8,7 @@ counted are those of each result's text content (what a host hands the model). G
 per answer, none over 64 KB; tools/list input schemas and descriptions at most 60 KB (full profile) and
 30 KB (compact profile).
 
-    python benchmarks/agent_cost.py [--presentation complete|compact] [--provider native]
+    python benchmarks/agent_cost.py [--presentation lean|compact|complete] [--provider native]
 """
 
 from __future__ import annotations
@@ -281,7 +281,12 @@ def tool_definition_bytes(env: dict[str, str]) -> tuple[int, int, int]:
     async def work(session: ClientSession) -> tuple[int, int, int]:
         listed = (await session.list_tools()).tools
         inputs = sum(len(json.dumps(t.input_schema).encode()) + len((t.description or "").encode()) for t in listed)
-        whole = len(json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed]).encode())
+        # As the server sends it: compact JSON.
+        whole = len(
+            json.dumps(
+                [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed], separators=(",", ":")
+            ).encode()
+        )
         return len(listed), inputs, whole
 
     result: tuple[int, int, int] = anyio.run(connect_and, env, work)
@@ -298,7 +303,8 @@ def verdict(value: float, goal: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--presentation", default="compact", choices=("complete", "compact"))
+    # lean is what rea serve answers by default; compact and complete are the settings' other presentations.
+    parser.add_argument("--presentation", default="lean", choices=("lean", "compact", "complete"))
     parser.add_argument("--provider", default="native")
     parser.add_argument("--verbose", action="store_true", help="print each call and the start of its result")
     opts = parser.parse_args()
