@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import ipaddress
 import urllib.parse
 from typing import Any
 
 import msgspec
 
+from rea.devtools import loopback_endpoint
 from rea.errors import invalid_request, issue
 
 ENDPOINT_PATTERN = r"^http://(127\.0\.0\.1|\[::1\]):[0-9]{1,5}/?$"
@@ -86,40 +86,7 @@ def allowed_origins(values: list[str] | None, path: str = "allowed_origins") -> 
 
 def parse_endpoint(value: str, path: str = "cdp_endpoint") -> str:
     """The loopback CDP endpoint ``http://127.0.0.1:PORT`` (or ``[::1]``); anything else is refused."""
-    problem = issue(
-        path,
-        "invalid_value",
-        "the CDP endpoint must be an explicit-port http URL on 127.0.0.1 or [::1] (loopback only)",
-    )
-    try:
-        parts = urllib.parse.urlsplit(value)
-        port = parts.port
-    except ValueError:
-        raise invalid_request("cdp_endpoint is not a loopback CDP endpoint", [problem]) from None
-    host = parts.hostname or ""
-    try:
-        loopback = ipaddress.ip_address(host) in (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1"))
-    except ValueError:
-        loopback = False
-    if (
-        parts.scheme != "http"
-        or not loopback
-        or port is None
-        or port == 0
-        or parts.username is not None
-        or parts.password is not None
-        or parts.path not in ("", "/")
-        or parts.query
-        or parts.fragment
-    ):
-        raise invalid_request("cdp_endpoint is not a loopback CDP endpoint", [problem])
-    return f"http://{'[::1]' if ':' in host else host}:{port}"
-
-
-def websocket_url(endpoint: str, advertised: str) -> str:
-    """The advertised DevTools socket's path on ``endpoint`` itself: rea connects only where it was told."""
-    path = urllib.parse.urlsplit(advertised).path or "/"
-    return "ws://" + endpoint[len("http://") :] + path
+    return loopback_endpoint(value, path, "CDP endpoint")
 
 
 def sanitize(url: str) -> SanitizedUrl:
