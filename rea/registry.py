@@ -493,6 +493,7 @@ def load(
             continue
         try:
             plugin = loader()
+            _check_api(plugin)
             pm.register(plugin, name=name)
         except Exception as exc:
             reg._import_broken.append(BrokenPlugin(name=name, distribution=dist, stage="import", error=_describe(exc)))
@@ -512,6 +513,21 @@ def load(
             sorted((k, v) for k, v in os.environ.items() if k.startswith("REA_")),
         ]
     return reg
+
+
+def _check_api(plugin: object) -> None:
+    """Refuse a plugin built for a later plugin API than this rea offers (its ``REQUIRES_API`` attribute)."""
+    from rea.plugin import API_VERSION
+
+    required = getattr(plugin, "REQUIRES_API", None)
+    if required is None:
+        return
+    if not isinstance(required, int) or isinstance(required, bool) or required < 1:
+        raise ValueError(f"REQUIRES_API must be a positive integer, not {required!r}")
+    if required > API_VERSION:
+        raise ValueError(
+            f"built for rea plugin API {required}; this rea offers API {API_VERSION}: upgrade rea-reverse"
+        )
 
 
 EntryPointRow = tuple[str, str, str | None, str | None]
