@@ -54,6 +54,8 @@ TOOLS: dict[str, Tool] = {
     "apktool": Tool(("apktool",), ("apktool",)),
     "apksigner": Tool(("apksigner",), ("apksigner",)),
     "keytool": Tool(("keytool",), ("default-jre-headless",)),
+    # Graph pictures as SVG (`rea ... --render out.svg`) and the DOT text's check.
+    "dot": Tool(("dot",), ("graphviz",)),
 }
 
 

@@ -21,6 +21,7 @@ from rea.errors import ReaError
 from rea.evidence import Evidence
 from rea.operations.shapes import ProgramCallGraph
 from rea.providers import OperationResult
+from rea.render import FORMAT_PROPERTY, Edge, Graph, Node, attach, requested
 
 # (target_id, procedure address); the address is None for a callee of unknown address (a computed call)
 Key = tuple[str, str | None]
@@ -178,13 +179,48 @@ def _rooted(call: ToolCall) -> Evidence:
         lims.append(
             f"{len(deeper)} procedures at depth {depth} have further {'callees' if forward else 'callers'} not shown"
         )
+    body = attach(body, call.args, lambda: _graph(body))
     if any("from_target" in e or "to_target" in e for e in edges):
         lims.append("from_target/to_target name the other open target an edge crosses into (an import and its export)")
     return evidence(call, OperationResult(normalized=body, limitations=lims))
 
 
+def _graph(body: dict[str, Any]) -> Graph:
+    """The walk as a picture: each procedure once (another target's with its id), edges labelled unless direct."""
+
+    def key(address: str, target: str | None) -> str:
+        return f"{target}:{address}" if target else address
+
+    nodes = [
+        Node(
+            id=key(n["address"], n.get("target_id")),
+            label=(n.get("name") or n["address"]) + (f" ({n['target_id'][:8]})" if n.get("target_id") else ""),
+            emphasis=n["depth"] == 0,
+        )
+        for n in body["nodes"]
+    ]
+    edges = [
+        Edge(
+            source=key(e["from"], e.get("from_target")),
+            target=key(e["to"], e.get("to_target")),
+            label=None if e["kind"] == "direct" else e["kind"],
+        )
+        for e in body["edges"]
+    ]
+    return Graph(nodes=nodes, edges=edges, title=f"call graph of {body['root']['name'] or body['root']['address']}")
+
+
 def _call_graph(call: ToolCall) -> Evidence:
-    return _rooted(call) if "address" in call.args else _program(call)
+    if "address" in call.args:
+        return _rooted(call)
+    if requested(call.args) is not None:
+        raise ReaError(
+            "invalid_request",
+            "a picture (format mermaid or dot) is drawn from one procedure's graph, not the whole program's pages",
+            remediation="Name a procedure in address, or leave format at structured.",
+            details={"issues": [{"path": "format", "reason": "invalid_value", "message": "needs address"}]},
+        )
+    return _program(call)
 
 
 def tools() -> list[ToolDef]:
@@ -207,6 +243,7 @@ def tools() -> list[ToolDef]:
                     "max_nodes": prop("integer", "Node budget (1-1000).", [200], minimum=1, maximum=1000),
                     "offset": prop("integer", "Whole program: first edge (0-based).", [0], minimum=0),
                     "limit": prop("integer", "Whole program: edges per page (1-5000).", [500], minimum=1, maximum=5000),
+                    "format": FORMAT_PROPERTY,
                 },
                 (),
             ),
@@ -214,6 +251,11 @@ def tools() -> list[ToolDef]:
             requires_target=True,
             requires_operations=("procedure_address", "procedure_callees", "procedure_callers"),
             cli_subject="address",
-            examples=({"address": "main"}, {"address": "main", "depth": 3, "direction": "backward"}, {"limit": 500}),
+            examples=(
+                {"address": "main"},
+                {"address": "main", "depth": 3, "direction": "backward"},
+                {"address": "main", "format": "mermaid"},
+                {"limit": 500},
+            ),
         )
     ]

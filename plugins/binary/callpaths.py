@@ -18,6 +18,7 @@ from rea_plugins.binary.schema import PROCEDURE, evidence, obj, prop, run
 from rea_plugins.binary.shapes import CallPathTrace
 from rea_plugins.binary.thunks import function_of_stub, own_stub
 
+from rea import render
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.errors import ReaError
 from rea.evidence import Evidence
@@ -316,6 +317,7 @@ def _trace(call: ToolCall) -> Evidence:
         "stopped_by": [_stop_record(s, names, home) for s in stops.values()],
         "limits": {"max_depth": max_depth, "max_nodes": max_nodes, "max_operations": budget, "max_paths": MAX_PATHS},
     }
+    body = render.attach(body, call.args, lambda: _graph(body))
     lims = (
         [f"the walk stopped at {', '.join(truncated)} (stopped_by names where); raise it to search further"]
         if truncated
@@ -327,6 +329,29 @@ def _trace(call: ToolCall) -> Evidence:
         lims.append(f"{unresolved} indirect call sites have unknown targets: paths through them are not followed")
     call.ctx.finish("trace_call_path: done")
     return evidence(call, OperationResult(normalized=body, limitations=lims, confidence="derived"))
+
+
+def _graph(body: dict[str, Any]) -> render.Graph:
+    """Every path's hops merged into one picture: the start first, then procedures as the paths reach them."""
+
+    def key(node: dict[str, Any]) -> str:
+        return f"{node['target_id']}:{node['address']}" if node.get("target_id") else node["address"]
+
+    ends = {key(body["start"])} | ({key(body["goal"])} if body["goal"] else set())
+    nodes: dict[str, render.Node] = {}
+    edges: list[render.Edge] = []
+    for path in body["paths"]:
+        by_address = {n["address"]: key(n) for n in path["nodes"]}
+        for n in path["nodes"]:
+            k = key(n)
+            nodes.setdefault(k, render.Node(id=k, label=n.get("name") or n["address"], emphasis=k in ends))
+        for hop in path["hops"]:
+            label = None if hop["edge"] == "call" else hop["edge"]
+            edges.append(render.Edge(source=by_address[hop["from"]], target=by_address[hop["to"]], label=label))
+    if not nodes:
+        start = body["start"]
+        nodes[key(start)] = render.Node(id=key(start), label=start.get("name") or start["address"], emphasis=True)
+    return render.Graph(nodes=list(nodes.values()), edges=edges, title="call paths")
 
 
 def tools() -> list[ToolDef]:
@@ -368,6 +393,7 @@ def tools() -> list[ToolDef]:
                         "as a value, such as a callback passed to a call (default true).",
                         [True],
                     ),
+                    "format": render.FORMAT_PROPERTY,
                 },
                 ("start",),
             ),

@@ -23,6 +23,7 @@ from rea.operations.shapes import (
     StringItem,
     Unavailable,
 )
+from rea.render import Picture
 from rea.target import TargetView
 
 
@@ -595,6 +596,8 @@ class CallGraph(Shape):
     truncated: bool
     stopped_by: list[StoppedBy]
     max_nodes: int
+    # Drawn only when the call asks (format: mermaid or dot).
+    picture: Picture | None = None
 
 
 # -- trace_feature -------------------------------------------------------------------------------------
@@ -687,6 +690,8 @@ class CallPathTrace(Shape):
     truncated: bool
     stopped_by: list[PathStop]
     limits: dict[str, int]
+    # Drawn only when the call asks (format: mermaid or dot): every path's hops, merged.
+    picture: Picture | None = None
 
 
 # -- the load image ------------------------------------------------------------------------------------
