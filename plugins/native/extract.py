@@ -327,6 +327,8 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
         Import(name=name, library=None, slot=slot) for name, slot in slots.items() if name not in seen_imports
     ]
     unwind = [(int(f.address), int(f.address) + int(f.size)) for f in b.functions if f.address]
+    if not unwind:
+        unwind = _eh_frame(b, bits)
     linkage: dict[str, Any] = {
         "interpreter": b.interpreter if b.has_interpreter else None,
         "needed": [],
@@ -384,6 +386,18 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
         limitations=limitations,
         plt_locals=plt_locals,
     )
+
+
+def _eh_frame(b: Any, bits: int) -> list[tuple[int, int]]:
+    """Function extents from the ``.eh_frame`` section's FDEs, where LIEF finds none: it reads them through the
+    ``PT_GNU_EH_FRAME`` segment, which a static executable (``gcc -static``) does not have."""
+    from rea.operations.unwind import fde_ranges
+
+    section = b.get_section(".eh_frame")
+    if section is None or _enum_name(section.type) == "NOBITS" or not section.virtual_address:
+        return []
+    little = _enum_name(b.header.identity_data) in ("LSB", "ELFDATA2LSB")
+    return sorted(set(fde_ranges(bytes(section.content), int(section.virtual_address), bits // 8, little)))
 
 
 def _gnu_properties(lief: Any, b: Any, arch: str, mitigations: dict[str, Any]) -> None:

@@ -55,7 +55,7 @@ class Operations:
 
     def proc_dict(self, p: Proc) -> dict[str, Any]:
         end = self.p.end_of(p)
-        return {
+        row: dict[str, Any] = {
             "address": hexa(p.address),
             "name": p.name,
             "size": end - p.address,
@@ -64,6 +64,16 @@ class Operations:
             "name_source": p.name_source,
             "part_of": hexa(p.part_of),
         }
+        if p.name_source == "signature":
+            row["library"] = self.library_match(p.address)
+        return row
+
+    def library_match(self, address: int) -> dict[str, Any] | None:
+        """Where a procedure named by a library signature comes from (library, object, confidence), else None."""
+        match = (self.p.library or {}).get(address)
+        if match is None:
+            return None
+        return {"library": match.library, "object": match.object, "confidence": match.confidence}
 
     def insn_dict(self, insn: Insn, refs: Sequence[Ref] = ()) -> dict[str, Any]:
         """An instruction row; with its references, the symbolized text and the addresses its operands denote."""
@@ -213,11 +223,15 @@ class Operations:
         if params.get("address") is not None:
             addr = parse_address(params["address"])
             items = [n for n in items if n[0] == addr]
-        return self._result(
-            page(
-                "names", items, params, lambda n: {"address": hexa(n[0]), "name": n[1], "kind": n[2], "external": n[3]}
-            )
-        )
+
+        def row(n: tuple[int | None, str, str, bool]) -> dict[str, Any]:
+            out: dict[str, Any] = {"address": hexa(n[0]), "name": n[1], "kind": n[2], "external": n[3]}
+            match = self.library_match(n[0]) if n[0] is not None and n[2] == "function" else None
+            if match is not None:
+                out.update(name_source="signature", library=match)
+            return out
+
+        return self._result(page("names", items, params, row))
 
     def address_name(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         addr = parse_address(params.get("address"))

@@ -223,6 +223,8 @@ class Program:
         self._sites: dict[int, list[int]] | None = None  # register sites by procedure (_register_sites)
         self._registers_job: Pending[RegisterRows] | None = None  # the later procedures' register calls, sent there
         self._names: list[tuple[int | None, str, str, bool]] | None = None
+        # Procedures named by a library signature (rea_plugins.native.libsigs), by address; None until matched.
+        self.library: dict[int, Any] | None = None
         self.import_slots = self.an.import_slots
         self.stubs = self.an.stubs
         self.limitations: list[str] = list(model.limitations)
@@ -299,6 +301,11 @@ class Program:
             self._inventory = True
             if self.discovery:
                 self.references(ctx)
+        if self.library is None:  # after every other name: a signature names only what is still sub_*
+            from rea_plugins.native import libsigs
+
+            self.library = {}
+            self.library = libsigs.name_procedures(self, ctx)
         return self.an.procs
 
     def procedure(self, address: int) -> Proc | None:
@@ -879,6 +886,10 @@ class Program:
             if (addr, imp.name) not in seen:
                 seen.add((addr, imp.name))
                 out.append((addr, imp.name, "import", True))
+        for addr, match in (self.library or {}).items():  # library functions named by signature
+            if (addr, match.name) not in seen:
+                seen.add((addr, match.name))
+                out.append((addr, match.name, "function", False))
         out.sort(key=lambda t: (t[0] is None, t[0] or 0, t[1]))
         self._names = out
         return out

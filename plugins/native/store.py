@@ -28,8 +28,9 @@ from rea.target import Target
 # copies from its library (R_*_COPY: stdout, stderr) is a data import at its copy, no longer a symbol of its own;
 # the index and data tables built over the older model go with it. /4: the C runtime's variables (_fmode,
 # _commode, __initenv, _acmdln) a PE imports are data imports. /5: a PE with a CLI header says so (linkage "clr"), and
-# an IL-only one carries the note that its code is IL.
-MODEL_KIND = "native-model/5"
+# an IL-only one carries the note that its code is IL. /6: a static ELF's extents come from its .eh_frame FDEs (LIEF
+# finds them only through PT_GNU_EH_FRAME, which a static executable lacks).
+MODEL_KIND = "native-model/6"
 # /5: call-target discovery at every size (no code-size threshold). /6: reference columns may be int32 (RefTable).
 # /7: AArch64 jump tables (their cases are code the descent reaches).
 INDEX_KIND = "native-program-index/7"

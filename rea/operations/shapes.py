@@ -69,6 +69,16 @@ class Segments(Shape):
     segments: list[SegmentItem]
 
 
+class LibraryMatch(Shape):
+    """Where a name given by a library signature comes from (native: FLIRT patterns of the host's static
+    libraries); ``confidence`` is high (unique, 16+ known bytes), medium (fewer known bytes) or low (several
+    library functions have these bytes)."""
+
+    library: str
+    object: str
+    confidence: Literal["high", "medium", "low"]
+
+
 class ProcedureItem(Shape):
     address: str
     name: str
@@ -83,6 +93,8 @@ class ProcedureItem(Shape):
     original_name: str | None = None
     # The symbol as the binary spells it, where ``name`` is its demangled form (C++, Rust).
     mangled_name: str | None = None
+    # A name given by a library signature (name_source "signature"): its library, object and confidence.
+    library: LibraryMatch | None = None
 
 
 class Procedures(Page):
@@ -113,6 +125,8 @@ class NameItem(Shape):
     original_name: str | None = None
     # The symbol as the binary spells it, where ``name`` is its demangled form (C++, Rust).
     mangled_name: str | None = None
+    # A name given by a library signature (name_source "signature"): its library, object and confidence.
+    library: LibraryMatch | None = None
 
 
 class Names(Page):
@@ -178,6 +192,8 @@ class ProcedureInfo(Shape):
     original_name: str | None = None
     # The symbol as the binary spells it, where ``name`` is its demangled form (C++, Rust).
     mangled_name: str | None = None
+    # A name given by a library signature (name_source "signature"): its library, object and confidence.
+    library: LibraryMatch | None = None
     # Native: how the start was found, and split-off parts.
     source: str | None = None
     part_of: ProcedureRef | None = None
