@@ -5,8 +5,9 @@ from __future__ import annotations
 import msgspec
 from rea_plugins.android import appgraph, code, common, compare, loader, trace
 from rea_plugins.android import package as pkg
-from rea_plugins.android.model import SourceText
+from rea_plugins.android.model import ApplicationGraph, SourceText
 
+from rea import render
 from rea import search as rea_search
 from rea.catalog.tool import ToolCall
 from rea.evidence import Evidence
@@ -89,9 +90,26 @@ def trace_references(call: ToolCall) -> Evidence:
 def project_graph(call: ToolCall) -> Evidence:
     loaded = common.load(call)
     args = call.args
+    fmt = render.requested(args)
+    if fmt is not None and "detail" not in args:
+        # A picture draws modules and edges, which only the full detail pages.
+        args = {**args, "detail": "full"}
     with loader.LOCK:
         result = appgraph.project(loaded, appgraph.View(args))
+    if fmt is not None:
+        result = msgspec.structs.replace(result, picture=render.picture(_drawing(result), fmt))
     return common.evidence(call, loaded, result, _kind_limits(loaded))
+
+
+def _drawing(result: ApplicationGraph) -> render.Graph:
+    """This page's modules (the manifest first, then the result's order) and the edges between them."""
+    ordered = sorted(result.modules, key=lambda m: m.kind != "manifest")
+    nodes = [
+        render.Node(id=m.node_id, label=m.path.rsplit("/", 1)[-1] or m.path, emphasis=m.kind == "manifest")
+        for m in ordered
+    ]
+    edges = [render.Edge(source=e.source, target=e.target, label=e.kind) for e in result.edges]
+    return render.Graph(nodes=nodes, edges=edges, title="android application", direction="TB")
 
 
 def compare_packages(call: ToolCall) -> Evidence:

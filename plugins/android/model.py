@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from rea.render import Picture
+
 SCHEMA_VERSION = 1
 InputKind = Literal["apk", "aab", "dex"]
 ComponentKind = Literal["activity", "activity-alias", "service", "receiver", "provider"]
@@ -292,6 +294,8 @@ class ApplicationGraph(_R, frozen=True, kw_only=True):
     modules: list[GraphModule] = []
     edges: list[GraphEdge] = []
     pages: dict[str, Page] = {}
+    # Drawn only when the call asks (format: mermaid or dot): this page's modules and edges.
+    picture: Picture | None = None
 
 
 # -- compare_android_packages ----------------------------------------------------------------------

@@ -16,6 +16,7 @@ from rea_plugins.android.model import (
 
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.evidence import Evidence
+from rea.render import FORMAT_PROPERTY
 
 FAMILY = "android"
 _EFFECTS = ToolEffects(records_evidence=True)
@@ -276,6 +277,10 @@ PROJECT_GRAPH = ToolDef(
             },
             "offset": OFFSET,
             "limit": _limit(100, 5000),
+            "format": {
+                **FORMAT_PROPERTY,
+                "description": "structured (default), or also a picture of the page (detail full).",
+            },
         }
     ),
     handler=_graph,

@@ -26,7 +26,7 @@ from rea_plugins.binary.operands import numbers
 from rea_plugins.binary.schema import LIMIT, OFFSET, obj, prop
 from rea_plugins.binary.shapes import BinaryComparison, BinarySide, DiffCounts, DiffRow
 
-from rea import __version__
+from rea import __version__, render
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.context import CallContext
 from rea.errors import invalid_request, issue
@@ -501,6 +501,32 @@ def _addr(row: DiffRow) -> int:
     return int(ref.address, 16) if ref is not None else 0
 
 
+def _drawing(result: BinaryComparison) -> render.Graph:
+    """This page's rows as a picture: each pair an edge from its left procedure to its right one, labelled with its
+    change and similarity; an added or removed procedure alone, marked + or -."""
+
+    def label(ref: ProcedureRef) -> str:
+        return ref.name or ref.address
+
+    nodes: list[render.Node] = []
+    edges: list[render.Edge] = []
+    for row in result.items:
+        left = f"L{row.left.address}" if row.left is not None else None
+        right = f"R{row.right.address}" if row.right is not None else None
+        if row.left is not None and left is not None:
+            nodes.append(render.Node(id=left, label=("- " if right is None else "") + label(row.left)))
+        if row.right is not None and right is not None:
+            nodes.append(
+                render.Node(id=right, label=("+ " if left is None else "") + label(row.right), emphasis=left is None)
+            )
+        if left is not None and right is not None:
+            text = row.status if row.change is None else f"{row.status}: {row.change}"
+            if row.similarity is not None and row.status == "changed":
+                text += f" {row.similarity:.2f}"
+            edges.append(render.Edge(source=left, target=right, label=text))
+    return render.Graph(nodes=nodes, edges=edges, title="compare_binaries")
+
+
 def _compare_binaries(call: ToolCall) -> Evidence:
     args = call.args
     bounds = (
@@ -547,6 +573,9 @@ def _compare_binaries(call: ToolCall) -> Evidence:
         bound=bound,
         min_similarity=minimum,
     )
+    fmt = render.requested(args)
+    if fmt is not None:
+        result = msgspec.structs.replace(result, picture=render.picture(_drawing(result), fmt))
     limitations = [
         "Pairs come from names, then unique instruction hashes, then call-graph neighbourhoods, then similarity "
         f"(at least {minimum}); a procedure rewritten beyond all four shows as removed and added, with the score of "
@@ -630,6 +659,7 @@ def tools() -> list[ToolDef]:
                     ),
                     "offset": OFFSET,
                     "limit": LIMIT,
+                    "format": render.FORMAT_PROPERTY,
                 },
                 ("left", "right"),
             ),

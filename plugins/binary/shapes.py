@@ -922,6 +922,8 @@ class BinaryComparison(Page, kw_only=True):
     bound: Literal["max_procedures", "max_instructions"] | None = None
     # The least similarity that pairs two leftovers (below it they stay added and removed).
     min_similarity: float | None = None
+    # Drawn only when the call asks (format: mermaid or dot): this page's rows, each pair left -> right.
+    picture: Picture | None = None
 
 
 class SimilarFunction(Shape):

@@ -14,6 +14,8 @@ from rea_plugins.javascript.model import (
     ReturnSite,
 )
 
+from rea.render import Picture
+
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
     pass
@@ -79,6 +81,8 @@ class FeatureTrace(_S):
     truncated: bool
     limits: TraceLimits
     application_coverage: Literal["complete", "partial"]
+    # Drawn only when the call asks (format: mermaid or dot).
+    picture: Picture | None = None
 
 
 class TracedCall(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -18,6 +18,7 @@ from rea_plugins.javascript.results import (
 from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.evidence import Evidence
+from rea.render import FORMAT_PROPERTY
 
 FAMILY = "application"
 
@@ -224,6 +225,7 @@ TRACE_FEATURE = ToolDef(
                     "default": "both",
                     "description": "Follow edges to imported modules, to importers, or both.",
                 },
+                "format": FORMAT_PROPERTY,
             },
             "required": ["application", "seed"],
             "additionalProperties": False,

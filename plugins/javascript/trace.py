@@ -22,6 +22,7 @@ from rea_plugins.javascript.results import (
     TraceNode,
 )
 
+from rea import render
 from rea.catalog.tool import ToolCall
 from rea.evidence import Evidence
 
@@ -211,15 +212,33 @@ def trace_feature(call: ToolCall) -> Evidence:
         limits=TraceLimits(max_nodes=max_nodes, max_depth=max_depth, direction=direction),
         application_coverage=loaded.app.coverage.status,
     )
+    fmt = render.requested(call.args)
+    if fmt is not None:
+        result = msgspec.structs.replace(result, picture=render.picture(_drawing(result), fmt))
     params = {
         "application": appgraph.reference(loaded),
         "seed": msgspec.to_builtins(seed),
         "max_nodes": max_nodes,
         "max_depth": max_depth,
         "direction": direction,
+        **({"format": fmt} if fmt is not None else {}),
     }
     limits = ["The trace is truncated at max_nodes."] if truncated else []
     return appgraph.derive("trace_application_feature", params, msgspec.to_builtins(result), [loaded], limits)
+
+
+def _drawing(trace: FeatureTrace) -> render.Graph:
+    """Modules by path and functions by name, nearest the seed first (the result's order); edges by kind."""
+    nodes = [
+        render.Node(
+            id=n.node_id,
+            label=n.name if n.type == "function" and n.name else n.path.rsplit("/", 1)[-1] or n.path,
+            emphasis=n.depth == 0,
+        )
+        for n in trace.nodes
+    ]
+    edges = [render.Edge(source=e.source, target=e.target, label=e.kind) for e in trace.edges]
+    return render.Graph(nodes=nodes, edges=edges, title="application feature")
 
 
 def _exported(m: Module, fn: FunctionRecord) -> bool:

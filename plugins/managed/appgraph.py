@@ -12,6 +12,7 @@ from rea_plugins.managed.model import GRAPH_OPERATION, SCHEMA_VERSION, GraphEdge
 from rea_plugins.managed.reader import Image
 from rea_plugins.managed.verify import library_stem
 
+from rea import render
 from rea.canonical import canonical_digest
 from rea.catalog.tool import ToolCall
 from rea.errors import ReaError, invalid_request, issue
@@ -189,6 +190,21 @@ def build(root: str, call: ToolCall) -> GraphResult:
     )
 
 
+def _drawing(result: GraphResult) -> render.Graph:
+    """The main assembly first, then the rest in the result's order; edges labelled by kind."""
+    ordered = sorted(result.nodes, key=lambda n: n.node_id != result.main)
+    nodes = [
+        render.Node(
+            id=n.node_id,
+            label=n.name if n.kind in ("assembly", "native-library") else f"{n.name} ({n.kind})",
+            emphasis=n.node_id == result.main,
+        )
+        for n in ordered
+    ]
+    edges = [render.Edge(source=e.source, target=e.target, label=e.kind) for e in result.edges]
+    return render.Graph(nodes=nodes, edges=edges, title="managed application", direction="TB")
+
+
 @common.guarded
 def handle(call: ToolCall) -> Evidence:
     target = identify(call.args["application_path"], call.ctx, allow_directory=True)
@@ -200,6 +216,9 @@ def handle(call: ToolCall) -> Evidence:
     import msgspec
 
     result = msgspec.structs.replace(result, root_sha256=target.sha256)
+    fmt = render.requested(call.args)
+    if fmt is not None:
+        result = msgspec.structs.replace(result, picture=render.picture(_drawing(result), fmt))
     limitations = (
         []
         if result.coverage == "complete"

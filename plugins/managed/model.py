@@ -6,6 +6,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 import msgspec
 
+from rea.render import Picture
+
 SCHEMA_VERSION = 1
 ARTIFACT_OPERATION = "inspect_managed_artifact"
 MEMBERS_OPERATION = "inspect_managed_members"
@@ -424,6 +426,8 @@ class GraphResult(_R, frozen=True):
     edges: list[GraphEdge]
     coverage: Literal["complete", "partial"]
     unreadable: list[str]
+    # Drawn only when the call asks (format: mermaid or dot).
+    picture: Picture | None = None
 
 
 # -- import_managed_reconstruction --------------------------------------------------------------------------

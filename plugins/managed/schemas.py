@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from rea.catalog.schemas import evidence_input, with_evidence_defs
+from rea.render import FORMAT_PROPERTY
 
 # Maxima are enforced by the handlers (common.MAX_PAGE, reader bounds), so the advertised schemas stay lean.
 PATH = {"type": "string", "minLength": 1, "description": "Assembly file; default: the open binary."}
@@ -202,6 +203,7 @@ GRAPH = obj(
         "main_assembly": {"type": "string", "minLength": 1, "description": "Main assembly; default: the one .exe."},
         "max_files": bound("Files read bound.", 2000),
         **BOUNDS,
+        "format": FORMAT_PROPERTY,
     },
     ["application_path"],
 )

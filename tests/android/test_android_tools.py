@@ -241,6 +241,15 @@ def test_application_graph(rea_session: Session, apk: Path, dex: Path) -> None:
     bare = result_of(rea_session, "project_android_application_graph", {"path": str(dex), "detail": "full"})
     assert bare["input_kind"] == "dex" and "entry_points" not in bare
     assert "mod:classes.dex!com.example.rea.Greeter" in {m["node_id"] for m in bare["modules"]}
+    # A picture (format) pages the full detail and draws its modules, the manifest first.
+    drawn = result_of(rea_session, "project_android_application_graph", {"path": str(apk), "format": "dot"})
+    picture = drawn["picture"]
+    assert drawn["detail"] == "full" and picture["nodes"] == len(drawn["modules"])
+    assert (
+        picture["text"].startswith('digraph "android application" {')
+        and 'n0 [label="AndroidManifest.xml"' in picture["text"]
+    )
+    assert '[label="loads-library"]' in picture["text"] and f"lib{fx.LIBRARY}.so" in picture["text"]
 
 
 def test_native_library_hands_off_to_extract_artifact(rea_session: Session, apk: Path) -> None:

@@ -48,6 +48,22 @@ def test_trace_feature_from_a_module(rea_session: Session, ev_v1: Evidence) -> N
     ]
     assert any(n["type"] == "function" and n["name"] == "search" for n in result["nodes"])
     assert not result["truncated"]
+    assert "picture" not in result
+    drawn = _run(
+        rea_session,
+        "trace_application_feature",
+        {
+            "application": retained(rea_session, ev_v1),
+            "seed": {"kind": "module", "value": "mod:src/search.js"},
+            "max_depth": 1,
+            "format": "mermaid",
+        },
+    ).normalized_result
+    text = drawn["picture"]["text"]
+    # The seed module and its function emphasised (depth 0); main.js's import and the definition drawn as edges.
+    assert text.startswith("flowchart LR\n") and '(["search.js"])' in text and '["main.js"]' in text
+    assert '-->|"import"|' in text and '-->|"defines"|' in text
+    assert drawn["picture"]["nodes"] == len(result["nodes"]) and drawn["picture"]["edges"] == len(result["edges"])
 
 
 def test_trace_feature_from_a_string_and_a_symbol(rea_session: Session, ev_v1: Evidence) -> None:

@@ -380,6 +380,16 @@ def test_application_graph(managed_session: Session, managed_build: dict[str, Pa
     assert doc["coverage"] == "complete" and len(doc["graph_sha256"]) == 64
     again = run(managed_session, "project_managed_application_graph", {"application_path": str(managed_build["app"])})
     assert again.evidence_id == ev.evidence_id
+    assert "picture" not in doc
+    drawn = run(
+        managed_session,
+        "project_managed_application_graph",
+        {"application_path": str(managed_build["app"]), "format": "mermaid"},
+    ).normalized_result
+    text = drawn["picture"]["text"]
+    assert text.startswith('flowchart TB\n  n0(["App"])\n')  # the main assembly first, emphasised
+    assert '-->|"p-invokes"|' in text and "libmissing.so (unresolved-native)" in text
+    assert drawn["picture"]["nodes"] == len(doc["nodes"]) and drawn["picture"]["edges"] == len(doc["edges"])
 
 
 def test_application_graph_sets_aside_a_damaged_assembly(

@@ -226,3 +226,23 @@ def test_a_cancel_while_a_side_is_read_stops_the_diff(versions: tuple[Build, Bui
         assert not any("pairing" in m for m in seen), seen
     finally:
         session.close()
+
+
+def test_a_diff_page_is_drawn_on_request(versions: tuple[Build, Build]) -> None:
+    """format mermaid: the page's pairs as left -> right edges labelled with the change; an added one alone, +."""
+    session = _opened(versions)
+    try:
+        args = {"left": "v1", "right": "v2", "status": ["changed", "added"]}
+        plain = call_tool(session, "compare_binaries", args).evidence
+        drawn = call_tool(session, "compare_binaries", {**args, "format": "mermaid"}).evidence
+        assert plain is not None and drawn is not None and "picture" not in plain.normalized_result
+        result = drawn.normalized_result
+        text = result["picture"]["text"]
+        changed = [r for r in result["items"] if r["status"] == "changed"]
+        added = [r for r in result["items"] if r["status"] == "added"]
+        assert changed and added
+        assert text.count('-->|"changed') == len(changed) == result["picture"]["edges"]
+        assert text.count('(["+ ') == len(added)
+        assert result["items"] == plain.normalized_result["items"]
+    finally:
+        session.close()
