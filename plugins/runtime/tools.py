@@ -1,0 +1,268 @@
+"""The V8 inspector tools as ToolDefs: targets, a passive observation window, and the join with a static graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from rea_plugins.runtime import inspector
+from rea_plugins.runtime.model import RuntimeObservation, RuntimeReconciliation, RuntimeTargetList
+
+import rea
+from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
+from rea.evidence import Evidence, ProviderIdentity
+from rea.providers import OperationResult
+
+FAMILY = "runtime"
+PROVIDER = ProviderIdentity(id="v8-inspector", name="rea V8 inspector tools", version=rea.__version__)
+ENDPOINT_EXAMPLE = "http://127.0.0.1:9229"
+TARGET_EXAMPLE = "TARGET_ID_FROM_LIST_JAVASCRIPT_RUNTIME_TARGETS"
+MAX_INT32 = 2_147_483_647
+
+# Attaching to a loopback inspector is network access; nothing here evaluates, pauses or drives the program.
+_OBSERVE = ToolEffects(records_evidence=True, accesses_network=True)
+_LOCAL = ToolEffects(records_evidence=True)
+
+_ENDPOINT = {
+    "type": "string",
+    "pattern": r"^http://(127\.0\.0\.1|\[::1\]):[0-9]{1,5}/?$",
+    "maxLength": 64,
+    "description": "Loopback inspector endpoint: http://127.0.0.1:PORT (node --inspect=127.0.0.1:PORT).",
+    "examples": [ENDPOINT_EXAMPLE],
+}
+_ROOTS = {
+    "type": "array",
+    "maxItems": 32,
+    "items": {"type": "string", "minLength": 1, "maxLength": 4096},
+    "description": "Directories whose file:// targets and scripts are in scope (default: every file).",
+}
+_ORIGINS = {
+    "type": "array",
+    "maxItems": 32,
+    "items": {"type": "string", "pattern": r"^https?://[^/?#@\s*]+$", "maxLength": 2048},
+    "description": "Exact http(s) origins whose targets and scripts are in scope (default: every origin).",
+}
+_KIND = {
+    "type": "string",
+    "enum": ["node", "electron-main", "electron-preload", "electron-renderer"],
+    "description": "What the target runs: node, or an Electron main, preload or renderer.",
+}
+
+
+def _int(default: int, maximum: int, description: str, minimum: int = 0) -> dict[str, Any]:
+    return {"type": "integer", "minimum": minimum, "maximum": maximum, "default": default, "description": description}
+
+
+def _obj(properties: dict[str, Any], required: list[str] | None = None, description: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if description:
+        out["description"] = description
+    if required:
+        out["required"] = required
+    return out
+
+
+LIST_SCHEMA = _obj(
+    {
+        "inspector_endpoint": _ENDPOINT,
+        "allowed_file_roots": _ROOTS,
+        "allowed_origins": _ORIGINS,
+        "offset": _int(0, MAX_INT32, "Targets to skip, for paging."),
+        "limit": _int(50, 1000, "At most this many targets (sorted by target_id).", minimum=1),
+    },
+    ["inspector_endpoint"],
+)
+
+OBSERVE_SCHEMA = _obj(
+    {
+        "inspector_endpoint": _ENDPOINT,
+        "target_id": {"type": "string", "minLength": 1, "maxLength": 256, "description": "A target_id to observe."},
+        "runtime_kind": _KIND,
+        "allowed_file_roots": _ROOTS,
+        "allowed_origins": _ORIGINS,
+        "observation_ms": _int(1000, 60_000, "How long to listen after attaching (ms)."),
+        "limits": _obj(
+            {
+                "max_scripts": _int(200, 100_000, "Application scripts listed (more are counted).", minimum=1),
+                "max_source_bytes": _int(64 << 20, 1 << 30, "Script source bytes read to hash them."),
+                "max_console_events": _int(200, 100_000, "Console messages kept."),
+                "max_exceptions": _int(100, 100_000, "Exceptions kept."),
+            },
+            description="Bounds of the observation (scripts listed, source bytes hashed, messages kept).",
+        ),
+    },
+    ["inspector_endpoint", "target_id", "runtime_kind"],
+)
+
+_EVIDENCE_REF = {
+    "type": "object",
+    "description": 'Evidence inline, or {"kind": "retained-evidence", "evidence_id": ...}.',
+}
+RECONCILE_SCHEMA = _obj(
+    {
+        "runtime_observations": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 16,
+            "items": _EVIDENCE_REF,
+            "description": "observe_javascript_runtime Evidence, inline or retained.",
+        },
+        "static_layers": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 16,
+            "items": {
+                "type": "object",
+                "description": "analyze_javascript_application Evidence (inline or retained), or {input_path, format} "
+                "to analyze now.",
+            },
+            "description": "The static application graphs to join against.",
+        },
+        "limits": _obj(
+            {
+                "offset": _int(0, MAX_INT32, "Rows of each list to skip, for paging."),
+                "limit": _int(50, 1000, "Rows of each list answered.", minimum=1),
+            },
+            description="Paging of the three lists (one offset and limit for each).",
+        ),
+    },
+    ["runtime_observations", "static_layers"],
+)
+
+
+def _evidence(
+    call: ToolCall, operation: str, params: dict[str, Any], result: msgspec.Struct, limitations: list[str], **kw: Any
+) -> Evidence:
+    out = OperationResult(normalized=msgspec.to_builtins(result), limitations=limitations, **kw)
+    return call.session.evidence(operation, params, out, bound=False, provider=PROVIDER, analysis_profile=None)
+
+
+def _list(call: ToolCall) -> Evidence:
+    a = call.args
+    endpoint = inspector.parse_endpoint(a["inspector_endpoint"])
+    roots, origins = (
+        inspector.file_roots(a.get("allowed_file_roots")),
+        inspector.allowed_origins(a.get("allowed_origins")),
+    )
+    offset, limit = a.get("offset", 0), a.get("limit", 50)
+    listing = inspector.list_targets(endpoint, roots, origins, offset, limit, call.ctx)
+    params = {
+        "inspector_endpoint": endpoint,
+        "allowed_file_roots": roots,
+        "allowed_origins": origins,
+        "offset": offset,
+        "limit": limit,
+    }
+    return _evidence(
+        call, "list_javascript_runtime_targets", params, listing, listing.limitations, confidence="observed"
+    )
+
+
+def _observe(call: ToolCall) -> Evidence:
+    a = call.args
+    endpoint = inspector.parse_endpoint(a["inspector_endpoint"])
+    roots, origins = (
+        inspector.file_roots(a.get("allowed_file_roots")),
+        inspector.allowed_origins(a.get("allowed_origins")),
+    )
+    given = a.get("limits") or {}
+    limits = inspector.Limits(**{k: v for k, v in given.items() if k in inspector.Limits.__dataclass_fields__})
+    observation_ms = a.get("observation_ms", 1000)
+    obs = inspector.observe(
+        endpoint, a["target_id"], a["runtime_kind"], roots, origins, observation_ms, limits, call.ctx
+    )
+    call.ctx.finish(
+        f"runtime: {obs.counts.application} application scripts, {len(obs.console)} console messages, "
+        f"{len(obs.exceptions)} exceptions"
+    )
+    params = {
+        "inspector_endpoint": endpoint,
+        "target_id": a["target_id"],
+        "runtime_kind": a["runtime_kind"],
+        "allowed_file_roots": roots,
+        "allowed_origins": origins,
+        "observation_ms": observation_ms,
+        "limits": {k: getattr(limits, k) for k in inspector.Limits.__dataclass_fields__},
+    }
+    return _evidence(call, "observe_javascript_runtime", params, obs, obs.limitations, confidence="observed")
+
+
+def _reconcile(call: ToolCall) -> Evidence:
+    from rea_plugins.runtime.reconcile import reconcile
+
+    result, links = reconcile(call)
+    params = {
+        "runtime_observations": result.runtime_evidence_ids,
+        "static_layers": result.static_evidence_ids,
+        "limits": {"offset": result.page.offset, "limit": result.page.limit},
+    }
+    out = OperationResult(normalized=msgspec.to_builtins(result), limitations=result.limitations, confidence="derived")
+    return call.session.evidence(
+        "reconcile_javascript_runtime", params, out, bound=False, provider=PROVIDER, analysis_profile=None, links=links
+    )
+
+
+LIST_JAVASCRIPT_RUNTIME_TARGETS = ToolDef(
+    name="list_javascript_runtime_targets",
+    result_type=RuntimeTargetList,
+    family=FAMILY,
+    description=(
+        "List the debuggable targets of a loopback V8 inspector (node --inspect's /json/list, or an Electron app's "
+        "DevTools port): target_id, type, title and URL, scoped to allowed_file_roots and allowed_origins. Use a "
+        "target_id with observe_javascript_runtime."
+    ),
+    input_schema=LIST_SCHEMA,
+    handler=_list,
+    effects=_OBSERVE,
+    examples=(
+        {"inspector_endpoint": ENDPOINT_EXAMPLE},
+        {"inspector_endpoint": ENDPOINT_EXAMPLE, "allowed_file_roots": ["/opt/app"]},
+    ),
+    cli_subject="inspector_endpoint",
+)
+
+OBSERVE_JAVASCRIPT_RUNTIME = ToolDef(
+    name="observe_javascript_runtime",
+    result_type=RuntimeObservation,
+    family=FAMILY,
+    description=(
+        "Passively observe one V8 inspector target for observation_ms: the scripts it parsed (URL, V8 hash, SHA-256 "
+        "of the source, source-map URL), execution contexts, console messages and exceptions. It sets no "
+        "breakpoint, evaluates nothing and skips every pause."
+    ),
+    input_schema=OBSERVE_SCHEMA,
+    handler=_observe,
+    effects=_OBSERVE,
+    examples=(
+        {"inspector_endpoint": ENDPOINT_EXAMPLE, "target_id": TARGET_EXAMPLE, "runtime_kind": "node"},
+        {
+            "inspector_endpoint": ENDPOINT_EXAMPLE,
+            "target_id": TARGET_EXAMPLE,
+            "runtime_kind": "electron-main",
+            "allowed_file_roots": ["/opt/app/resources"],
+            "observation_ms": 3000,
+        },
+    ),
+)
+
+RECONCILE_JAVASCRIPT_RUNTIME = ToolDef(
+    name="reconcile_javascript_runtime",
+    result_type=RuntimeReconciliation,
+    family=FAMILY,
+    description=(
+        "Join the scripts a runtime loaded (observe_javascript_runtime Evidence) to a static application graph "
+        "(analyze_javascript_application) by content hash and source map: loaded-and-known, loaded-but-unknown and "
+        "known-but-never-loaded, paged. A static layer may be {input_path} to analyze it now."
+    ),
+    input_schema=RECONCILE_SCHEMA,
+    handler=_reconcile,
+    effects=_LOCAL,
+    examples=(
+        {
+            "runtime_observations": [{"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64}],
+            "static_layers": [{"input_path": "/opt/app"}],
+        },
+    ),
+)
+
+TOOLS = (LIST_JAVASCRIPT_RUNTIME_TARGETS, OBSERVE_JAVASCRIPT_RUNTIME, RECONCILE_JAVASCRIPT_RUNTIME)
