@@ -85,6 +85,9 @@ ON_DEMAND_TOOLSETS = (
     "navigation",
     "corpus",
     "investigation",
+    "golang",
+    "crash",
+    "wasm",
 )
 
 

@@ -54,6 +54,12 @@ TOOLS: dict[str, Tool] = {
     "apktool": Tool(("apktool",), ("apktool",)),
     "apksigner": Tool(("apksigner",), ("apksigner",)),
     "keytool": Tool(("keytool",), ("default-jre-headless",)),
+    # inspect_go_binary's fixtures: Debian's Go toolchain builds ELF, PE and Mach-O programs offline.
+    "go": Tool(("go",), ("golang",)),
+    # inspect_recorded_crash's fixture core when the kernel's core pattern is not a file the test can read.
+    "gdb": Tool(("gdb",), ("gdb",)),
+    # inspect_wasm_artifact's fixture: clang's wasm32 target linked by lld's wasm-ld.
+    "wasm-ld": Tool(("wasm-ld-14", "wasm-ld"), ("lld",)),
     # Graph pictures as SVG (`rea ... --render out.svg`) and the DOT text's check.
     "dot": Tool(("dot",), ("graphviz",)),
 }

@@ -40,6 +40,7 @@ from rea_plugins.native.sweep import (
 )
 
 from rea.errors import ReaError
+from rea.operations import golang
 
 
 class Limits(msgspec.Struct, frozen=True, kw_only=True):
@@ -157,6 +158,16 @@ class RefTable(msgspec.Struct, frozen=True):
     dst: bytes
     kind: bytes
     proc: bytes
+
+
+def _go_functions(model: Model, image: Image) -> list[golang.GoFunction]:
+    """The functions of a Go binary's pclntab (rea.operations.golang); none when it has none or it is damaged."""
+    sections = [golang.Section(r.name, r.start, r.file_offset, r.file_size) for r in model.sections if r.file_size]
+    try:
+        table = golang.find_pclntab(image.data, sections)
+    except golang.GoFormatError:
+        return []
+    return [] if table is None else table.functions
 
 
 class ProgramIndex(msgspec.Struct, frozen=True, kw_only=True):
@@ -320,6 +331,8 @@ class Analysis:
         )
         for s in named:
             add(s.address, s.name, "local", s.size, "symbol", "symbol")
+        for go in _go_functions(model, image):  # a stripped Go binary still names its functions in pclntab
+            add(go.start, go.name, "local", go.end - go.start, "pclntab", "pclntab")
         stub_starts = sorted({*self.stubs, *self.local_stubs})
         for addr, name in sorted(self.stubs.items()):
             add(addr, name, "import", self._stub_size(addr, stub_starts), "stub", "import")

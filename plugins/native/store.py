@@ -32,8 +32,8 @@ from rea.target import Target
 # finds them only through PT_GNU_EH_FRAME, which a static executable lacks).
 MODEL_KIND = "native-model/6"
 # /5: call-target discovery at every size (no code-size threshold). /6: reference columns may be int32 (RefTable).
-# /7: AArch64 jump tables (their cases are code the descent reaches).
-INDEX_KIND = "native-program-index/7"
+# /7: AArch64 jump tables (their cases are code the descent reaches). /8: a Go binary's functions named from pclntab.
+INDEX_KIND = "native-program-index/8"
 # /2: pointer slots (relocations, base relocations, init/fini arrays, fixed-image pointers) joined the table.
 # /5: its columns may be int32 (RefTable).
 DATA_KIND = "native-data-references/5"
