@@ -337,12 +337,20 @@ def _read_at(data: Any, sections: Sequence[Section]) -> Callable[[int, int], byt
     return read
 
 
-def _aligned(blob: bytes, needle: bytes, align: int) -> Iterable[int]:
-    pos = blob.find(needle)
+def _aligned(data: Any, needle: bytes, section: Section, align: int) -> Iterable[int]:
+    """File offsets of ``needle`` inside ``section``, ``align``-aligned from its start (``data`` is bytes or an
+    mmap: both search in place, so a large section is never copied to be searched)."""
+    lo = max(0, section.offset)
+    hi = min(len(data), lo + max(0, section.size))
+    pos = data.find(needle, lo, hi)
     while pos >= 0:
-        if pos % align == 0:
+        if (pos - lo) % align == 0:
             yield pos
-        pos = blob.find(needle, pos + 1)
+        pos = data.find(needle, pos + 1, hi)
+
+
+def _tail(data: Any, section: Section, pos: int) -> bytes:
+    return bytes(data[pos : min(len(data), max(0, section.offset) + max(0, section.size))])
 
 
 def find_buildinfo(data: Any, sections: Sequence[Section]) -> GoBuildInfo | None:
@@ -354,9 +362,8 @@ def find_buildinfo(data: Any, sections: Sequence[Section]) -> GoBuildInfo | None
     candidates = named or [s for s in sections if s.size >= BUILDINFO_HEADER]
     read = _read_at(data, sections)
     for s in candidates:
-        blob = _slice(data, s)
-        for pos in _aligned(blob, BUILDINFO_MAGIC, BUILDINFO_ALIGN):
-            return parse_buildinfo(blob[pos:], read)
+        for pos in _aligned(data, BUILDINFO_MAGIC, s, BUILDINFO_ALIGN):
+            return parse_buildinfo(_tail(data, s, pos), read)
     return None
 
 
@@ -370,22 +377,26 @@ def _text_start(sections: Sequence[Section]) -> int:
 def find_pclntab(data: Any, sections: Sequence[Section], max_functions: int = MAX_FUNCTIONS) -> GoFunctionTable | None:
     """The binary's function table, or None when it has none (not a Go binary).
 
-    The named section first (ELF, Mach-O); else a header with a known magic in any section whose table decodes and
-    names its first function (a PE, whose table sits in ``.rdata`` with no section of its own)."""
+    The named section first (ELF, Mach-O); else, in a binary with Go build information, a header with a known magic
+    in any section whose table decodes and names its first functions (a PE, whose table sits in ``.rdata``)."""
     text_start = _text_start(sections)
     named = [s for s in sections if s.name.rsplit(",", 1)[-1] in PCLNTAB_SECTIONS]
     for s in named:
         return parse_pclntab(_slice(data, s), text_start, s.offset, max_functions)
+    # Without a section of its own the table is searched by magic, only in a binary that carries Go's build
+    # information (every Go release since 1.13): other binaries' data holds such words too, and the search is slow.
+    if not any(next(iter(_aligned(data, BUILDINFO_MAGIC, s, BUILDINFO_ALIGN)), None) is not None for s in sections):
+        return None
     magics = [struct.pack(order, m) for m in PCLNTAB_VERSIONS for order in ("<I", ">I")]
     for s in sections:
-        blob = _slice(data, s)
         for magic in magics:
-            for pos in _aligned(blob, magic + b"\0\0", 4):
+            for pos in _aligned(data, magic + b"\0\0", s, 4):
                 try:
-                    table = parse_pclntab(blob[pos:], text_start, s.offset + pos, max_functions)
+                    table = parse_pclntab(_tail(data, s, pos), text_start, pos, max_functions)
                 except GoFormatError:
                     continue
-                if table.functions and table.functions[0].name.isprintable():
+                # A stray magic in other data decodes to nothing or to garbage names: the first few must read.
+                if table.functions and all(f.name.isprintable() and f.name for f in table.functions[:8]):
                     return table
     return None
 
