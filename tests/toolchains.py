@@ -54,6 +54,10 @@ TOOLS: dict[str, Tool] = {
     "apktool": Tool(("apktool",), ("apktool",)),
     "apksigner": Tool(("apksigner",), ("apksigner",)),
     "keytool": Tool(("keytool",), ("default-jre-headless",)),
+    # The firmware fixture's file system image (mke2fs -d), and the extractors unblob runs on it.
+    "mke2fs": Tool(("mke2fs",), ("e2fsprogs",)),
+    "debugfs": Tool(("debugfs",), ("e2fsprogs",)),
+    "7z": Tool(("7z",), ("p7zip-full",)),
     # inspect_go_binary's fixtures: Debian's Go toolchain builds ELF, PE and Mach-O programs offline.
     "go": Tool(("go",), ("golang",)),
     # inspect_recorded_crash's fixture core when the kernel's core pattern is not a file the test can read.
