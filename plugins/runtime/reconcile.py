@@ -171,7 +171,6 @@ def _observations(call: ToolCall) -> list[Evidence]:
 def reconcile(call: ToolCall) -> tuple[RuntimeReconciliation, list[str]]:
     limits = call.args.get("limits") or {}
     offset, limit = int(limits.get("offset", 0)), int(limits.get("limit", 50))
-    observations = _observations(call)
     static = StaticIndex()
     static_ids = []
     layers = call.args["static_layers"]
@@ -181,6 +180,7 @@ def reconcile(call: ToolCall) -> tuple[RuntimeReconciliation, list[str]]:
         static_ids.append(ev.evidence_id)
         _index(ev, static)
         call.ctx.check("indexing the static graph")
+    observations = _observations(call)
     known: list[LoadedKnown] = []
     unknown: list[LoadedUnknown] = []
     loaded: set[str] = set()

@@ -86,6 +86,12 @@ CASES: dict[str, dict[str, dict[str, Any]]] = {
 NESTED: dict[str, dict[str, dict[str, Any]]] = {
     "build_reconstruction_obligation_ledger": {"evidence_bundle/path": {"evidence_bundle": {"path": FIFO}}},
     "evaluate_reconstruction_coverage": {"evidence_bundle/path": {"evidence_bundle": {"path": FIFO}}},
+    "reconcile_javascript_runtime": {
+        "static_layers/0/input_path": {
+            "static_layers": [{"input_path": FIFO}],
+            "runtime_observations": [{"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64}],
+        }
+    },
     "verify_reconstruction": {
         "specification/evidence_bundle/path": {
             "specification": {
