@@ -4,18 +4,19 @@ mappings, decoded by Sentry's ``symbolic`` (its Rust ``sourcemap`` crate: VLQ se
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import posixpath
-import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 from rea_plugins.javascript.model import Diagnostic
 
-MAX_MAP_BYTES = 64 << 20
+from rea import sourcemap
+from rea.sourcemap import MAX_MAP_BYTES, Decoded, Token, decode_data_url
+
+__all__ = ["MAX_MAP_BYTES", "Decoded", "Token", "decode", "decode_data_url", "normalize", "parse"]
+
 MAX_SOURCES = 20_000
 MAX_SECTIONS = 256
 _SCHEMES = ("webpack://", "file://", "ng://", "rollup://", "vite://")
@@ -72,19 +73,6 @@ def normalize(base_dir: str, relative: str) -> tuple[str, bool]:
     return ("" if joined == "." else joined), outside
 
 
-def decode_data_url(url: str) -> bytes | None:
-    """The payload of a ``data:`` URL (base64 or percent-encoded); ``None`` when malformed."""
-    head, sep, payload = url[5:].partition(",")
-    if not sep:
-        return None
-    if head.endswith(";base64"):
-        try:
-            return base64.b64decode(payload, validate=False)
-        except (binascii.Error, ValueError):
-            return None
-    return urllib.parse.unquote_to_bytes(payload)
-
-
 def parse(data: bytes, map_dir: str) -> ParsedMap:
     """Read one source map; malformed maps give a diagnostic, never an exception."""
     if len(data) > MAX_MAP_BYTES:
@@ -124,60 +112,12 @@ def parse(data: bytes, map_dir: str) -> ParsedMap:
     return out
 
 
-# Counting the segments per source walks every token (about 3 µs each through symbolic's FFI): past this many a map
-# gives its total only.
-MAX_COUNTED_TOKENS = 1_000_000
-
-
-@dataclass
-class Token:
-    """A generated position's original: the map's source name (as written), its 0-based line and column, and the
-    map's ``names`` entry there."""
-
-    source: str
-    line: int
-    column: int
-    name: str | None
-
-
-class Decoded:
-    """A source map's mappings, decoded: lookups from a generated position to the original one."""
-
-    def __init__(self, view: Any) -> None:
-        self.view = view
-        self.tokens: int = len(view)
-
-    def lookup(self, line: int, column: int) -> Token | None:
-        """The original of a generated 0-based (line, column): the closest segment at or before it on its line."""
-        match = self.view.lookup(line, column)
-        if match is None or match.src is None or match.dst_line != line:
-            return None
-        return Token(source=match.src, line=match.src_line, column=match.src_col, name=match.name)
-
-    def per_source(self) -> dict[str, int]:
-        """Segments per source name; empty past ``MAX_COUNTED_TOKENS``."""
-        counts: dict[str, int] = {}
-        if self.tokens > MAX_COUNTED_TOKENS:
-            return counts
-        for token in self.view:
-            if token.src is not None:
-                counts[token.src] = counts.get(token.src, 0) + 1
-        return counts
-
-
 def decode(data: bytes) -> Decoded | Diagnostic:
-    """The decoded mappings of a source map, or why they could not be decoded."""
-    if len(data) > MAX_MAP_BYTES:
-        return Diagnostic(kind="limit", message=f"source map larger than {MAX_MAP_BYTES} bytes: mappings not decoded")
+    """The decoded mappings of a source map (the kernel's decoder, ``rea.sourcemap``), or why they could not be."""
     try:
-        from symbolic.exceptions import SymbolicError
-        from symbolic.sourcemap import SourceMapView
-    except ImportError as exc:  # pragma: no cover - symbolic is a dependency; a broken install says so
-        return Diagnostic(kind="unavailable", message=f"the source-map decoder (symbolic) does not load: {exc}")
-    try:
-        return Decoded(SourceMapView.from_json_bytes(data))
-    except SymbolicError as exc:
-        return Diagnostic(kind="source-map", message=f"mappings not decoded: {str(exc).splitlines()[0][:200]}")
+        return sourcemap.decode(data)
+    except sourcemap.SourceMapError as exc:
+        return Diagnostic(kind=exc.kind, message=str(exc))
 
 
 def content_digest(content: str) -> tuple[str, int]:
