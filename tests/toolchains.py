@@ -24,7 +24,7 @@ PACKAGES_FILE = ROOT / "scripts" / "system-packages.txt"
 class Tool(NamedTuple):
     commands: tuple[str, ...]  # candidate executable names; the first found wins
     packages: tuple[str, ...]  # Debian packages that make it work, recommended ones included
-    probe: str = ""  # "link": a compiler must build an executable, not only start
+    probe: str = ""  # "link": a compiler must build an executable, not only start; "static": a static one
 
 
 TOOLS: dict[str, Tool] = {
@@ -40,7 +40,12 @@ TOOLS: dict[str, Tool] = {
         ("gcc-aarch64-linux-gnu", "binutils-aarch64-linux-gnu", "libc6-dev-arm64-cross"),
         "link",
     ),
-    "x86_64-w64-mingw32-gcc": Tool(("x86_64-w64-mingw32-gcc",), ("gcc-mingw-w64-x86-64",), "link"),
+    # mingw-w64-x86-64-dev: MinGW-w64's CRT, which the compiler links and the library signatures are built from.
+    "x86_64-w64-mingw32-gcc": Tool(
+        ("x86_64-w64-mingw32-gcc",), ("gcc-mingw-w64-x86-64", "mingw-w64-x86-64-dev"), "link"
+    ),
+    # A static glibc program (gcc -static): glibc's libc.a, which the library signatures are built from too.
+    "gcc-static": Tool(("gcc",), ("gcc", "libc6-dev"), "static"),
     "clang": Tool(("clang-14", "clang"), ("clang",)),
     "ld64.lld": Tool(("ld64.lld-14", "ld64.lld"), ("lld",)),
     "llvm-lipo": Tool(("llvm-lipo-14", "llvm-lipo"), ("llvm",)),
@@ -96,8 +101,9 @@ def _probe_failure(name: str, path: str) -> str | None:
     with tempfile.TemporaryDirectory(prefix="rea-probe-") as tmp:
         src = Path(tmp) / "probe.c"
         src.write_text("int main(void) { return 0; }\n")
+        static = ["-static"] if TOOLS[name].probe == "static" else []
         proc = subprocess.run(
-            [path, "-o", str(Path(tmp) / "probe"), str(src)], capture_output=True, text=True, timeout=120
+            [path, *static, "-o", str(Path(tmp) / "probe"), str(src)], capture_output=True, text=True, timeout=120
         )
     if proc.returncode == 0:
         return None
@@ -111,7 +117,7 @@ def require(name: str) -> str:
     path = find(name)
     if path is None:
         unavailable(f"{name} is not installed: {install}")
-    if tool.probe == "link":
+    if tool.probe in ("link", "static"):
         failure = _probe_failure(name, path)
         if failure is not None:
             unavailable(f"{name} cannot link a program ({failure}): {install}")

@@ -28,8 +28,8 @@ from rea import __version__
 from rea.cache import AnalysisCache, CacheKey, default_cache
 from rea.errors import ReaError
 
-# /1: the first layout (no CRC; relaxable GOT and TLS accesses masked).
-KIND = "native-library-signatures/1"
+# /2: the callees of direct calls and jumps as references (``^offset name``), which tell identical wrappers apart.
+KIND = "native-library-signatures/2"
 # The pattern (32 bytes) and footer a line holds at most: beyond that, a match is already certain.
 MAX_PATTERN_BYTES = 1024
 # A function shorter than this is not signed: a two-byte ``xor eax, eax; ret`` names nothing.
@@ -96,6 +96,7 @@ _ELF_WIDE = {1: 8, 24: 8, 25: 8, 26: 8, 33: 8}
 # COFF AMD64 relocation field sizes by type: ADDR64, ADDR32, ADDR32NB, REL32..REL32_5, SECTION, SECREL, SECREL7.
 _COFF_SIZES = {1: 8, 2: 4, 3: 4, 4: 4, 5: 4, 6: 4, 7: 4, 8: 4, 9: 4, 10: 2, 11: 4, 12: 1, 13: 4, 14: 4}
 _COFF_CODE = 0x20  # IMAGE_SCN_CNT_CODE
+_CALL_JUMP = (0xE8, 0xE9)  # x86 call rel32, jmp rel32
 _COFF_EXECUTE = 0x20000000  # IMAGE_SCN_MEM_EXECUTE
 
 
@@ -165,9 +166,15 @@ def members(path: str) -> Iterator[tuple[str, bytes]]:
         ar.close()
 
 
-def _pat_line(code: bytes, mask: bytearray, names: list[tuple[int, str]]) -> str | None:
+def _pat_line(
+    code: bytes,
+    mask: bytearray,
+    names: list[tuple[int, str]],
+    refs: tuple[tuple[int, str], ...] | list[tuple[int, str]] = (),
+) -> str | None:
     """One pattern line for a function's ``code`` (``mask``: 1 where a byte is relocated), named ``names``
-    (offset, name; the first at 0), or None when too few of its bytes are known."""
+    (offset, name; the first at 0), with the functions its direct calls and jumps reach (``refs``: the rel32's
+    offset, the callee), or None when too few of its bytes are known."""
     n = len(code)
     if n < MIN_FUNCTION_BYTES or n - sum(mask) < 4:
         return None
@@ -178,7 +185,10 @@ def _pat_line(code: bytes, mask: bytearray, names: list[tuple[int, str]]) -> str
         return "".join(".." if mask[i] else f"{code[i]:02X}" for i in range(lo, hi))
 
     pattern = text(0, head) + ".." * (32 - head)
-    symbols = " ".join(f":{off:04X} {name}" for off, name in names if off < size)
+    symbols = " ".join(
+        [f":{off:04X} {name}" for off, name in names if off < size]
+        + [f"^{off:04X} {name}" for off, name in refs if off < size and name and not name.startswith(".")]
+    )
     footer = text(head, size)
     return f"{pattern} 00 0000 {n:04X} {symbols}" + (f" {footer}" if footer else "")
 
@@ -192,6 +202,13 @@ def _elf_relocations(binary: Any) -> dict[str, list[Any]]:
     return out
 
 
+def _calls(relocations: list[Any], data: bytes, name: Callable[[Any], str]) -> dict[int, str]:
+    """The direct calls' and jumps' rel32 fields (an ``e8``/``e9`` opcode before them) and their callees' names."""
+    return {
+        r.address: name(r) for r in relocations if 0 < r.address < len(data) and data[r.address - 1] in (0xE8, 0xE9)
+    }
+
+
 def _masked_elf(relocations: list[Any], data: bytes) -> bytearray:
     mask = bytearray(len(data))
     for r in relocations:
@@ -203,7 +220,14 @@ def _masked_elf(relocations: list[Any], data: bytes) -> bytearray:
     return mask
 
 
-def _elf_functions(binary: Any) -> Iterator[tuple[bytes, bytearray, list[tuple[int, str]], bool]]:
+Function = tuple[bytes, bytearray, list[tuple[int, str]], list[tuple[int, str]], bool]
+
+
+def _elf_callee(r: Any) -> str:
+    return str(r.symbol.name) if r.has_symbol else ""
+
+
+def _elf_functions(binary: Any) -> Iterator[Function]:
     """An ELF object's functions: code, mask, names at offsets (aliases at the same start), global."""
     import lief
 
@@ -212,7 +236,7 @@ def _elf_functions(binary: Any) -> Iterator[tuple[bytes, bytearray, list[tuple[i
         if s.type == lief.ELF.Symbol.TYPE.FUNC and s.shndx not in (0, 0xFFF1, 0xFFF2) and s.size > 0:
             by_section.setdefault(s.shndx, {}).setdefault(s.value, []).append(s)
     sections = list(binary.sections)
-    masks: dict[int, tuple[bytes, bytearray]] = {}
+    masks: dict[int, tuple[bytes, bytearray, dict[int, str]]] = {}
     relocations = _elf_relocations(binary) if by_section else {}
     for index, starts in by_section.items():
         if index >= len(sections):
@@ -220,13 +244,15 @@ def _elf_functions(binary: Any) -> Iterator[tuple[bytes, bytearray, list[tuple[i
         section = sections[index]
         if index not in masks:
             data = bytes(section.content)
-            masks[index] = (data, _masked_elf(relocations.get(section.name, []), data))
-        data, mask = masks[index]
+            rels = relocations.get(section.name, [])
+            masks[index] = (data, _masked_elf(rels, data), _calls(rels, data, _elf_callee))
+        data, mask, calls = masks[index]
         for start, syms in starts.items():
             size = max(s.size for s in syms)
             ordered = sorted(syms, key=_preference_elf)
             names = [(0, s.name) for s in ordered]
-            yield data[start : start + size], mask[start : start + size], names, _global_elf(ordered[0])
+            refs = [(off - start, callee) for off, callee in calls.items() if start <= off < start + size]
+            yield data[start : start + size], mask[start : start + size], names, refs, _global_elf(ordered[0])
 
 
 def _global_elf(s: Any) -> bool:
@@ -240,7 +266,7 @@ def _preference_elf(s: Any) -> tuple[bool, bool, int, str]:
     return (not _global_elf(s), s.name.startswith("_"), len(s.name), s.name)
 
 
-def _coff_functions(binary: Any) -> Iterator[tuple[bytes, bytearray, list[tuple[int, str]], bool]]:
+def _coff_functions(binary: Any) -> Iterator[Function]:
     """A COFF object's functions (symbols typed as functions in a code section), each up to the next one."""
     sections = list(binary.sections)
     starts: dict[int, dict[int, list[Any]]] = {}
@@ -257,12 +283,14 @@ def _coff_functions(binary: Any) -> Iterator[tuple[bytes, bytearray, list[tuple[
         for r in section.relocations:
             width = _COFF_SIZES.get(int(r.type) & 0xFFFF, 4)
             mask[r.address : r.address + width] = b"\x01" * min(width, max(0, len(data) - r.address))
+        calls = _calls(list(section.relocations), data, lambda r: str(r.symbol.name) if r.symbol is not None else "")
         order = sorted(by_start)
         for i, start in enumerate(order):
             end = order[i + 1] if i + 1 < len(order) else len(data)
             syms = sorted(by_start[start], key=_preference_coff)
             names = [(0, s.name) for s in syms]
-            yield data[start:end], mask[start:end], names, bool(syms[0].is_external)
+            refs = [(off - start, callee) for off, callee in calls.items() if start <= off < end]
+            yield data[start:end], mask[start:end], names, refs, bool(syms[0].is_external)
 
 
 def _preference_coff(s: Any) -> tuple[bool, bool, int, str]:
@@ -304,8 +332,8 @@ def build(
             functions = _coff_functions(binary)
         else:
             continue
-        for code, mask, names, is_global in functions:
-            line = _pat_line(code, mask, names)
+        for code, mask, names, refs, is_global in functions:
+            line = _pat_line(code, mask, names, refs)
             if line is None or line in seen:
                 continue
             seen.add(line)
@@ -388,6 +416,7 @@ class Match(NamedTuple):
     # low: several functions have the same bytes (the longest, then a global one, is shown).
     confidence: str
     candidates: int
+    aliases: tuple[str, ...] = ()
 
 
 class Matcher:
@@ -406,29 +435,48 @@ class Matcher:
         self.matcher = flirt.compile(compiled)
         self.count = len(compiled)
 
-    def match(self, code: bytes) -> Match | None:
-        """The library function ``code`` (a procedure's bytes from its start) begins with, if any."""
+    def match(self, code: bytes, callee: Callable[[int], frozenset[str]] | None = None) -> Match | None:
+        """The library function ``code`` (a procedure's bytes from its start) begins with, if any. Where several
+        have these bytes, ``callee`` (the names known for the target of the rel32 at an offset of ``code``) picks the
+        one whose direct calls reach the functions its object calls."""
         if len(code) < 32:
             code += bytes(32 - len(code))  # a short last procedure: the pattern's wildcards need bytes to read
         hits = self.matcher.match(code)
         if not hits:
             return None
-        best: list[tuple[str, str, Origin]] = []  # the longest functions matched: (name, library, origin)
+        # The longest functions matched: (score, name, library, origin, aliases).
+        best: list[tuple[int, str, str, Origin, tuple[str, ...]]] = []
         for hit in hits:
             name = hit.names[0][0]
+            aliases = tuple(n for n, kind, _ in hit.names if kind == "public")
+            refs = [(off, n) for n, kind, off in hit.names if kind == "reference"]
             for library, origin in self.origins.get(name, ()):
-                if best and origin.size < best[0][2].size:
+                if best and origin.size < best[0][3].size:
                     continue
-                if best and origin.size > best[0][2].size:
+                if best and origin.size > best[0][3].size:
                     best = []
-                best.append((name, library, origin))
+                best.append((_score(refs, callee), name, library, origin, aliases))
         if not best:
             return None
-        best.sort(key=lambda b: (not b[2].global_, b[0].startswith("_"), len(b[0]), b[0]))
-        name, library, origin = best[0]
-        distinct = len({b[0] for b in best})
-        confidence = "low" if distinct > 1 else "high" if origin.known >= SURE_BYTES else "medium"
-        return Match(name, library, origin.object, confidence, distinct)
+        best.sort(key=lambda b: (-b[0], not b[3].global_, b[1].startswith("_"), len(b[1]), b[1]))
+        score, name, library, origin, aliases = best[0]
+        distinct = len({b[1] for b in best if b[0] == score})
+        sure = score >= 0 and distinct == 1
+        confidence = "low" if not sure else "high" if origin.known >= SURE_BYTES or score > 0 else "medium"
+        return Match(name, library, origin.object, confidence, distinct, aliases)
+
+
+def _score(refs: list[tuple[int, str]], callee: Callable[[int], frozenset[str]] | None) -> int:
+    """How well a candidate's calls agree with what the program names their targets: +1 a call reaching a function
+    of the callee's name, -4 one reaching a differently named one; unnamed targets say nothing."""
+    if callee is None:
+        return 0
+    score = 0
+    for off, name in refs:
+        known = callee(off)
+        if known:
+            score += 1 if name in known else -4
+    return score
 
 
 _MATCHERS: dict[tuple[str, ...], Matcher] = {}
@@ -509,20 +557,45 @@ def name_procedures(program: Any, ctx: Any = None) -> dict[int, Match]:
 
     m, _ = matcher(found, progress, check)
     out: dict[int, Match] = {}
-    by_name = program.an.by_name
-    for n, p in enumerate(procs):
-        if n % 1024 == 0:
-            check()
+    by_addr = program.an.by_addr
+
+    def names_at(target: int) -> frozenset[str]:
+        hit = out.get(target)
+        if hit is not None:
+            return frozenset(hit.aliases or (hit.name,))
+        q = by_addr.get(target)
+        return frozenset((q.name,)) if q is not None and q.name_source != "generated" else frozenset()
+
+    def code_of(p: Any) -> bytes:
         region = program.code_region_at(p.address)
         if region is None:
-            continue
-        code = program.read(p.address, min(MAX_PATTERN_BYTES + 32, region.start + region.file_size - p.address))
-        hit = m.match(code) if code else None
-        if hit is None:
-            continue
+            return b""
+        return program.read(p.address, min(MAX_PATTERN_BYTES + 32, region.start + region.file_size - p.address)) or b""
+
+    def matched(p: Any, code: bytes) -> Match | None:
+        def callee(off: int) -> frozenset[str]:
+            if off + 4 > len(code):
+                return frozenset()
+            return names_at(p.address + off + 4 + int.from_bytes(code[off : off + 4], "little", signed=True))
+
+        return m.match(code, callee) if code else None
+
+    # Twice: what the first round names tells the second which of several identical wrappers a procedure is, and
+    # confirms a short one by its calls.
+    for round_ in range(2):
+        for n, p in enumerate(procs):
+            if n % 1024 == 0:
+                check()
+            if round_ and (p.address not in out or out[p.address].confidence == "high"):
+                continue
+            hit = matched(p, code_of(p))
+            if hit is not None:
+                out[p.address] = hit
+    by_name = program.an.by_name
+    for addr, hit in out.items():
+        p = by_addr[addr]
         p.name, p.name_source = hit.name, "signature"
         by_name.setdefault(hit.name, p)
-        out[p.address] = hit
     for p in program.an.procs:  # gcc's foo.cold parts found by structure: named after their parent again
         if p.part_of in out and p.name_source == "parent":
             base = out[p.part_of].name

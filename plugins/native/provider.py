@@ -158,6 +158,26 @@ class NativeClient(AnalysisClient):
         return [o for o in out if o.get("event") != "closed"]
 
 
+def _library_signatures() -> Feature:
+    """Whether the static libraries that library signatures are built from are installed (globs only: no build)."""
+    from rea_plugins.native.libsigs import ESSENTIAL, locate
+
+    found: list[str] = []
+    missing: list[str] = []
+    for fmt, essential in ESSENTIAL.items():
+        libs, gone = locate(fmt, "x86_64")
+        found += [f"{fmt}: {lib.label}" for lib, _ in libs]
+        missing += [m.package for m in gone if m.label == essential]
+    if missing:
+        return Feature(
+            name="library-signatures",
+            status="unavailable",
+            reason="runtime libraries missing: " + ", ".join(sorted(set(missing))),
+            remediation="apt-get install " + " ".join(sorted(set(missing))),
+        )
+    return Feature(name="library-signatures", status="available", reason="; ".join(found))
+
+
 class NativeProvider(AnalysisProvider):
     """Always available: its engines are rea's own dependencies."""
 
@@ -178,7 +198,7 @@ class NativeProvider(AnalysisProvider):
         else:
             err = unavailable()
             feature = Feature(name="decompiler", status="unavailable", reason=e.reason, remediation=err.remediation)
-        return Availability.ok("embedded LIEF and capstone", features=(feature,))
+        return Availability.ok("embedded LIEF and capstone", features=(feature, _library_signatures()))
 
     def pool(self) -> Pool:
         """The decompile workers, shared by this provider's clients (started on the first decompile)."""
