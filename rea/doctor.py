@@ -350,6 +350,21 @@ def _settings_check(registry: Registry, env: Mapping[str, str]) -> Check:
     )
 
 
+def _http_check(registry: Registry, env: Mapping[str, str]) -> Check:
+    """What ``rea serve --http`` would enforce (token, Host, Origin, CORS, per-session limits), from the environment."""
+    from rea.mcp.http import describe
+    from rea.mcp.server import max_request_bytes
+
+    try:
+        limit = max_request_bytes(registry.server_settings(env))
+    except ReaError as exc:
+        return Check(id="http", status="warn", required=False, summary=exc.message, remediation=exc.remediation)
+    valid, summary, remediation = describe(env, limit)
+    return Check(
+        id="http", status="pass" if valid else "warn", required=False, summary=summary, remediation=remediation
+    )
+
+
 def _filter_check(env: Mapping[str, str]) -> Check | None:
     shown = [f"{name}={env[name]!r}" for name in ("REA_DISABLE_PLUGINS", "REA_LOAD_PLUGINS") if name in env]
     if not shown:
@@ -798,6 +813,7 @@ def doctor_report(
         _python_check(),
         _temp_check(),
         _settings_check(registry, env),
+        _http_check(registry, env),
         _env_provider_check(registry, ready, env),
         _annotations_check(store),
         _cache_check(cache),

@@ -303,17 +303,51 @@ def _cache(argv: list[str], prog: str) -> int:
 
 
 def _serve(argv: list[str], prog: str) -> int:
-    parser = ArgumentParser(prog=f"{prog} serve", description="Run the MCP server over stdio.")
+    parser = ArgumentParser(
+        prog=f"{prog} serve", description="Run the MCP server over stdio, or over streamable HTTP with --http."
+    )
     parser.add_argument(
         "--toolsets",
         help="toolsets to advertise: default (all but those a connection enables on demand), all, or a "
         "comma-separated list (default: REA_MCP_TOOLSETS); session is always advertised",
     )
+    parser.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve MCP over streamable HTTP at http://HOST:PORT/mcp (host default 127.0.0.1), one session per "
+        "client; a bearer token is required (REA_MCP_TOKEN, or one generated and printed once)",
+    )
+    parser.add_argument("--no-auth", action="store_true", help="with --http on a loopback address: no token")
+    parser.add_argument(
+        "--allow-host", action="append", default=[], metavar="NAME[:PORT]", help="another accepted Host header"
+    )
+    parser.add_argument(
+        "--allow-origin", action="append", default=[], metavar="ORIGIN", help="an accepted Origin header"
+    )
+    parser.add_argument("--cors", action="store_true", default=None, help="answer CORS for the allowed origins")
     args = parser.parse_args(argv)
+    if args.http is None and (args.no_auth or args.allow_host or args.allow_origin or args.cors):
+        parser.error("--no-auth, --allow-host, --allow-origin and --cors go with --http")
     registry = _registry()
     env = dict(os.environ) if args.toolsets is None else {**os.environ, "REA_MCP_TOOLSETS": args.toolsets}
     settings = registry.server_settings(env)
     import anyio
+
+    if args.http is not None:
+        from rea.mcp.http import http_config, serve_http
+        from rea.mcp.server import max_request_bytes
+
+        config = http_config(
+            args.http,
+            env,
+            max_request_bytes=max_request_bytes(settings),
+            no_auth=args.no_auth,
+            allow_hosts=tuple(args.allow_host),
+            allow_origins=tuple(args.allow_origin),
+            cors=args.cors,
+        )
+        anyio.run(serve_http, registry, settings, config)
+        _end_process(0)
 
     from rea.mcp.server import serve_stdio
 

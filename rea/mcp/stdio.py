@@ -160,7 +160,7 @@ def not_initialized(message: types.JSONRPCRequest) -> Refusal:
     )
 
 
-def _too_long(head: bytes, size: int, limit: int) -> Refusal:
+def too_long(head: bytes, size: int, limit: int) -> Refusal:
     return Refusal(
         code=INVALID_REQUEST,
         id=id_from_head(head),
@@ -194,7 +194,7 @@ class LineReader:
                 if end < 0:
                     self._skipping = (head, size)
                     return out
-                out.append(_too_long(head, size, self.limit))
+                out.append(too_long(head, size, self.limit))
                 self._skipping = None
             else:
                 self._buffer += piece
@@ -204,7 +204,7 @@ class LineReader:
                     self._buffer = bytearray()
                     if end >= 0:
                         head, size = self._skipping
-                        out.append(_too_long(head, size, self.limit))
+                        out.append(too_long(head, size, self.limit))
                         self._skipping = None
                 elif end >= 0:
                     line = bytes(self._buffer).strip()

@@ -1,4 +1,5 @@
-"""``rea serve`` over stdio with the SDK client: inventory, session, progress, cancellation, errors."""
+"""``rea serve`` with the SDK client: inventory, session, progress, cancellation, errors (the contract tests over
+stdio and over streamable HTTP, by the ``transport`` fixture)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import anyio
 import pytest
 
 from rea.registry import ON_DEMAND_TOOLSETS
-from tests.mcp.harness import Recorder, connect, server_env
+from tests.mcp.harness import Recorder, Transport, connect, server_env
 
 PROBE = {"REA_PLUGIN_MODULES": "tests.mcp.probe_plugin"}
 
@@ -32,10 +33,10 @@ def error_of(result: Any) -> dict[str, Any]:
     return err
 
 
-def test_inventory_is_complete_and_static(hello_elf: Path) -> None:
+def test_inventory_is_complete_and_static(hello_elf: Path, transport: Transport) -> None:
     async def main() -> None:
         rec = Recorder()
-        async with connect(rec) as client:
+        async with connect(rec, transport=transport) as client:
             before = await client.list_tools()
             names = [t.name for t in before.tools]
             assert {"binary_session", "open_binary", "close_binary"} <= set(names)
@@ -94,9 +95,9 @@ def test_binary_session_reports_identity_and_candidates() -> None:
     anyio.run(main)
 
 
-def test_progress_is_ordered_rate_bounded_and_terminal() -> None:
+def test_progress_is_ordered_rate_bounded_and_terminal(transport: Transport) -> None:
     async def main() -> None:
-        async with connect(**PROBE) as client:
+        async with connect(transport=transport, **PROBE) as client:
             seen: list[tuple[float, float | None, str | None, float]] = []
 
             async def on_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -130,9 +131,9 @@ def test_progress_is_ordered_rate_bounded_and_terminal() -> None:
     anyio.run(main)
 
 
-def test_cancellation_stops_work_and_records_nothing() -> None:
+def test_cancellation_stops_work_and_records_nothing(transport: Transport) -> None:
     async def main() -> None:
-        async with connect(**PROBE) as client:
+        async with connect(transport=transport, **PROBE) as client:
             with anyio.move_on_after(0.5):
                 await client.call_tool("probe_wait", {"steps": 150, "step_ms": 10})
                 raise AssertionError("the call should have been cancelled")
@@ -148,9 +149,9 @@ def test_cancellation_stops_work_and_records_nothing() -> None:
     anyio.run(main)
 
 
-def test_bad_calls_get_typed_errors_and_serving_continues(tmp_path: Path) -> None:
+def test_bad_calls_get_typed_errors_and_serving_continues(tmp_path: Path, transport: Transport) -> None:
     async def main() -> None:
-        async with connect() as client:
+        async with connect(transport=transport) as client:
             err = error_of(await client.call_tool("no_such_tool", {}))
             assert err["code"] == "invalid_request" and err["details"]["issues"][0]["path"] == "name"
             err = error_of(await client.call_tool("open_binary", {"path": 7}))
@@ -257,7 +258,7 @@ def test_invalid_settings_fail_at_startup() -> None:
 
 
 @pytest.mark.parametrize("over", [False, True])
-def test_response_budget_boundary(over: bool) -> None:
+def test_response_budget_boundary(over: bool, transport: Transport) -> None:
     from rea import evidence
     from rea.budget import success_size
     from tests.mcp.probe_plugin import PROBE as PROBE_ID
@@ -282,7 +283,7 @@ def test_response_budget_boundary(over: bool) -> None:
     async def main() -> None:
         # The boundary of the complete record (the lean one is smaller by its envelope).
         async with connect(
-            REA_MCP_MAX_RESPONSE_BYTES=str(limit), REA_RESULT_PRESENTATION="complete", **PROBE
+            transport=transport, REA_MCP_MAX_RESPONSE_BYTES=str(limit), REA_RESULT_PRESENTATION="complete", **PROBE
         ) as client:
             res = await client.call_tool("probe_payload", {"size": size})
             if over:
