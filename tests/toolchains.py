@@ -48,6 +48,7 @@ TOOLS: dict[str, Tool] = {
     "gcc-static": Tool(("gcc",), ("gcc", "libc6-dev"), "static"),
     "clang": Tool(("clang-14", "clang"), ("clang",)),
     "ld64.lld": Tool(("ld64.lld-14", "ld64.lld"), ("lld",)),
+    "ld.lld": Tool(("ld.lld-14", "ld.lld"), ("lld",)),
     "llvm-lipo": Tool(("llvm-lipo-14", "llvm-lipo"), ("llvm",)),
     "node": Tool(("node",), ("nodejs",)),
     "npm": Tool(("npm",), ("npm",)),

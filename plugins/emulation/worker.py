@@ -1,0 +1,22 @@
+"""The emulation worker: ``python -m rea_plugins.emulation.worker``, one Unicorn machine per request."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rea.process.worker import Reporter, serve
+
+
+def _emulate(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
+    # Imported here so the worker answers even where Unicorn is missing (typed, from the engine's import).
+    from rea_plugins.emulation.engine import emulate
+
+    return emulate(params)
+
+
+ROUTES = {"emulate": _emulate}
+
+
+if __name__ == "__main__":
+    sys.exit(serve(ROUTES))
