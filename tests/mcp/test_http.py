@@ -252,3 +252,51 @@ def test_sigterm_closes_every_session_and_exits_0() -> None:
 
         anyio.run(hold_a_session)
         assert server.proc.returncode == 0
+
+
+def test_a_read_only_shared_server_by_toolsets_and_the_hints_binary_session_shows() -> None:
+    with http_server(REA_MCP_TOOLSETS="native") as server:
+
+        async def main() -> None:
+            async with http_client(server) as client:
+                listed = {t.name: t.annotations for t in (await client.list_tools()).tools}
+                destructive = sorted(n for n, a in listed.items() if a is not None and a.destructive_hint)
+                # Nothing listed runs foreign code; close_binary is destructive for its snapshot_path (a file written).
+                assert destructive == ["close_binary"], destructive
+                assert "capture_process_scenario" not in listed and "run_analysis_script" not in listed
+                refused = await client.call_tool("call_tool_by_name", {"name": "run_analysis_script", "arguments": {}})
+                assert refused.is_error
+                error = json.loads(refused.content[0].text)["error"]
+                assert error["code"] == "invalid_request" and error["details"]["toolset"] == "scripting"
+                rows: dict[str, Any] = {}
+                offset: int | None = 0
+                while offset is not None:
+                    page = await client.call_tool("binary_session", {"detail": "tools", "offset": offset})
+                    rows.update({r["name"]: r for r in page.structured_content["tool_availability"]})
+                    offset = page.structured_content["tool_page"]["next_offset"]
+                # What a tool may do is shown for every tool, listed or not: foreign code is destructive, open-world.
+                hints = rows["capture_process_scenario"]["annotations"]
+                assert hints["destructiveHint"] is True and hints["openWorldHint"] is True
+                assert rows["list_procedures"]["annotations"]["readOnlyHint"] is True
+
+        anyio.run(main)
+
+
+def test_a_client_of_the_previous_revision_works_and_the_sessionless_one_is_told_why() -> None:
+    with http_server() as server:
+        good = {"Authorization": f"Bearer {TEST_TOKEN}"}
+        older = {**INITIALIZE, "params": {**INITIALIZE["params"], "protocolVersion": "2025-06-18"}}
+        opened = _post(server, older, **good)
+        assert opened.status_code == 200 and '"protocolVersion":"2025-06-18"' in opened.text.replace(" ", "")
+        session = {"Mcp-Session-Id": opened.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-06-18", **good}
+        _post(server, {"jsonrpc": "2.0", "method": "notifications/initialized"}, **session)
+        listed = _post(server, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, **session)
+        assert listed.status_code == 200 and '"binary_session"' in listed.text
+        # 2026-07-28 has no session: rea refuses it over HTTP rather than forget each client's targets per request.
+        modern = _post(
+            server,
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            **{"Mcp-Protocol-Version": "2026-07-28"},
+            **good,
+        )
+        assert modern.status_code == 400 and "2025-11-25" in modern.json()["error"]["message"]
