@@ -85,10 +85,23 @@ def _interrupted(signum: int, fmt: str) -> int:
     return 128 + signum
 
 
+def _group_members(registry: Any, name: str) -> list[Any]:
+    """The tool specs of command group ``name`` (``rea corpus triage``: corpus), by name; empty: no such group."""
+    specs = registry.tool_info()
+    return sorted((t for t in specs.values() if t.cli_group and t.cli_group == name), key=lambda t: t.name)
+
+
+def _group_help(name: str, members: list[Any]) -> str:
+    lines = [f"usage: rea {name} COMMAND [args]", "", "commands:"]
+    for t in members:
+        lines.append(f"  {t.cli_command or t.cli_name:24} {t.description.split('. ')[0][:90]}")
+    lines += ["", f"rea {name} COMMAND --help shows a command's arguments."]
+    return "\n".join(lines)
+
+
 def _grouped(registry: Any, name: str, argv: list[str]) -> tuple[Any, str, list[str]] | None:
     """``rea <group> <command> ...``: the tool, its prog name and the rest of argv (None: no such group)."""
-    specs = registry.tool_info()
-    members = sorted((t for t in specs.values() if t.cli_group and t.cli_group == name), key=lambda t: t.name)
+    members = _group_members(registry, name)
     if not members:
         return None
     command = argv[0] if argv else ""
@@ -114,6 +127,11 @@ def _tool_command(
     from rea.session import Session
 
     registry = _registry()
+    if argv[:1] in ([], ["-h"], ["--help"]):
+        members = _group_members(registry, name)
+        if members:
+            print(_group_help(name, members))
+            return 0 if argv else 2
     grouped = _grouped(registry, name, argv)
     if grouped is not None:
         tool, command_name, argv = grouped
@@ -130,6 +148,9 @@ def _tool_command(
         )
     parser = cli_tools.build_parser(tool, prog, command_name)
     ns = parser.parse_args(argv)
+    from rea import logs
+    from rea.cli.progress import TerminalProgress
+
     # A long tool run (an analysis) gets the cyclic collector back after its first second.
     collector_on(TOOL_COLLECTOR_AFTER_S)
     session = Session(registry)
@@ -137,19 +158,32 @@ def _tool_command(
     cache = default_cache()
     if cache.enabled:
         session.ledger.fallback = cache.load_evidence
-    ctx = CallContext(CancelSignal())
+    # The progress bar gets the same updates an MCP client's progress notifications carry.
+    bar = TerminalProgress()
+    ctx = CallContext(CancelSignal(), bar.sink if bar.enabled else None)
     result: Any = None
     failure: ReaError | None = None
+    logs.LOGGER.info("%s: started", tool.name)
     with SignalGuard(ctx) as guard:
         try:
-            if prepare is not None:
-                guard.run(lambda: prepare(session, ctx))
-            result = guard.run(lambda: cli_tools.run_tool(session, tool, ns, ctx))
+            with bar:
+                if prepare is not None:
+                    guard.run(lambda: prepare(session, ctx))
+                result = guard.run(lambda: cli_tools.run_tool(session, tool, ns, ctx))
             guard.run(lambda: cache.store_evidence(list(session.ledger)))
+            if getattr(ns, "render", None):
+                cli_tools.render_picture(result, ns.render)
+                print(f"rea: wrote {ns.render}", file=sys.stderr)
         except ReaError as err:
             failure = err
         finally:
             remaining = guard.run(session.close)
+    if failure is not None:
+        logs.LOGGER.warning(
+            "%s: failed (%s) after %d ms: %s", tool.name, failure.code, ctx.elapsed_ms(), failure.message
+        )
+    else:
+        logs.LOGGER.info("%s: completed in %d ms", tool.name, ctx.elapsed_ms())
     if guard.received:
         return _interrupted(guard.received[0], ns.format)
     if remaining:
@@ -380,6 +414,9 @@ def _catalog(argv: list[str], prog: str) -> int:
 
 
 def _tools(argv: list[str], prog: str) -> int:
+    ArgumentParser(prog=f"{prog} tools", description="List every tool command with its first sentence.").parse_args(
+        argv
+    )
     registry = _registry()
     for t in sorted(registry.tool_info().values(), key=lambda t: t.name):
         name = f"{t.cli_group} {t.cli_command or t.cli_name}" if t.cli_group else t.cli_name
@@ -437,6 +474,12 @@ def _is_sha(text: str) -> bool:
     return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
+def _completion(argv: list[str], prog: str) -> int:
+    from rea.cli import completion
+
+    return completion.run(argv, prog, _builtin_handlers())
+
+
 def _setup(argv: list[str], prog: str) -> int:
     from rea.cli import setup
 
@@ -459,7 +502,7 @@ def _version() -> str:
     return "\n".join(lines)
 
 
-USAGE = """usage: rea <command> [args]
+USAGE = """usage: rea [-v|-vv] [--log-file PATH] <command> [args]
 
 commands:
   analyze TARGET            open a target and print its overview (the main job)
@@ -471,10 +514,17 @@ commands:
   serve                     run the MCP server over stdio
   catalog [--output PATH]   write the machine-readable tool catalog
   tools                     list every tool command
+  completion bash|zsh       print a shell completion script (e.g. rea completion bash > /etc/bash_completion.d/rea)
   script FILE.py [TARGET]   run an analysis script against TARGET (docs/code-mode.md)
   <group> <command> ...     a tool of a command group, e.g. `rea corpus triage DIR --index corpus.db`
   <tool-command> ...        run one tool, e.g. `rea list-procedures /bin/ls --limit 5`
   --version                 version and registered plugins
+
+options (before the command):
+  -v, -vv                   log info (-v) or debug (-vv) to stderr; default: warnings and errors
+  --log-file PATH           write the log to PATH instead (appended); `rea -v --log-file rea.log serve`
+
+environment: NO_COLOR (no colours), REA_PROGRESS=auto|always|never (the progress bar on stderr)
 """
 
 
@@ -544,6 +594,11 @@ def _main(argv: list[str] | None) -> int:
         gc.disable()
     argv = list(sys.argv[1:] if argv is None else argv)
     prog = "rea"
+    try:
+        argv = _global_options(argv)
+    except ReaError as err:
+        emit_error(err, "text")
+        return 1
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0 if argv else 2
@@ -557,18 +612,7 @@ def _main(argv: list[str] | None) -> int:
         or any(a in ("--format", "--output-format") and b == "json" for a, b in itertools.pairwise(rest))
         else "text"
     )
-    handlers: dict[str, Callable[[list[str], str], int]] = {
-        "providers": _providers,
-        "plugins": _plugins,
-        "doctor": _doctor,
-        "serve": _serve,
-        "catalog": _catalog,
-        "analyze": _analyze,
-        "tools": _tools,
-        "cache": _cache,
-        "script": _script,
-        "setup": _setup,
-    }
+    handlers = _builtin_handlers()
     try:
         if command == "tool" and rest:
             return _tool_command(rest[0], rest[1:], prog)
@@ -583,6 +627,58 @@ def _main(argv: list[str] | None) -> int:
         return 128 + signal.SIGINT
     except BrokenPipeError:
         return 1
+
+
+def _global_options(argv: list[str]) -> list[str]:
+    """Take ``-v``/``-vv``/``--verbose`` and ``--log-file PATH`` from before the command; set the log up."""
+    verbosity = 0
+    log_file: str | None = None
+    while argv:
+        head = argv[0]
+        if head in ("-v", "--verbose") or (head.startswith("-v") and set(head[1:]) == {"v"}):
+            verbosity += 1 if head == "--verbose" else len(head) - 1
+            argv = argv[1:]
+        elif head == "--log-file" or head.startswith("--log-file="):
+            if head == "--log-file":
+                if len(argv) < 2:
+                    raise ReaError(
+                        "invalid_request",
+                        "rea: --log-file needs a path",
+                        details={"issues": [{"path": "--log-file", "reason": "missing_argument", "message": "a path"}]},
+                    )
+                log_file, argv = argv[1], argv[2:]
+            else:
+                log_file, argv = head.split("=", 1)[1], argv[1:]
+        else:
+            break
+    if verbosity or log_file:
+        from rea import logs
+
+        try:
+            logs.configure(verbosity, log_file)
+        except OSError as exc:
+            raise ReaError(
+                "invalid_request",
+                f"rea: cannot write the log file {log_file}: {exc.strerror}",
+                details={"issues": [{"path": "--log-file", "reason": "invalid_value", "message": "not writable"}]},
+            ) from None
+    return argv
+
+
+def _builtin_handlers() -> dict[str, Callable[[list[str], str], int]]:
+    return {
+        "providers": _providers,
+        "plugins": _plugins,
+        "doctor": _doctor,
+        "serve": _serve,
+        "catalog": _catalog,
+        "analyze": _analyze,
+        "tools": _tools,
+        "cache": _cache,
+        "script": _script,
+        "setup": _setup,
+        "completion": _completion,
+    }
 
 
 if __name__ == "__main__":

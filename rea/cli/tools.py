@@ -106,6 +106,19 @@ class _EvidenceValue(_JsonValue):
     """A JSON-valued flag that takes Evidence: a bare ``ev_...`` id is its retained reference."""
 
 
+class _TextOrJsonValue(_JsonValue):
+    """A flag whose schema also takes a string (a number or text): text that is not JSON is that string, so
+    ``--value 0x428a2f98`` works as well as ``--value 42``."""
+
+
+def takes_text(schema: dict[str, Any]) -> bool:
+    """Whether a property without one plain type accepts a string among its forms."""
+    kinds = schema.get("type")
+    if isinstance(kinds, list):
+        return "string" in kinds
+    return any(isinstance(b, dict) and b.get("type") == "string" for b in schema.get("anyOf", schema.get("oneOf", [])))
+
+
 def takes_evidence(schema: dict[str, Any]) -> bool:
     """Whether a property accepts a retained-evidence reference (and so a bare evidence_id on the CLI)."""
     return any(
@@ -117,6 +130,11 @@ def takes_evidence(schema: dict[str, Any]) -> bool:
 def parse_flag_value(value: _JsonValue, where: str) -> Any:
     if isinstance(value, _EvidenceValue) and EVIDENCE_ID.match(value.text):
         return retained_reference(value.text)
+    if isinstance(value, _TextOrJsonValue) and not value.text.startswith("@"):
+        try:
+            return json.loads(value.text)
+        except json.JSONDecodeError:
+            return value.text
     return parse_json_text(value.text, where)
 
 
@@ -175,6 +193,14 @@ def build_parser(tool: ToolDef, prog: str, command: str = "") -> argparse.Argume
             )
         elif kind == "array" and isinstance(sub.get("items"), dict) and sub["items"].get("type") == "string":
             parser.add_argument(flag_name(name), dest=dest, nargs="+", metavar=name.upper(), help=help_text)
+        elif takes_text(sub):
+            parser.add_argument(
+                flag_name(name),
+                dest=dest,
+                type=_TextOrJsonValue,
+                metavar="TEXT|JSON",
+                help=(help_text + " (text, a number, JSON or @file.json)").strip(),
+            )
         elif takes_evidence(sub):
             parser.add_argument(
                 flag_name(name),
@@ -193,6 +219,12 @@ def build_parser(tool: ToolDef, prog: str, command: str = "") -> argparse.Argume
             )
     if tool.requires_target:
         parser.add_argument("--provider", help="provider id or 'auto' (default: REA_ANALYSIS_PROVIDER, then auto)")
+    if draws(tool):
+        parser.add_argument(
+            "--render",
+            metavar="OUT.svg",
+            help="draw the result's picture with Graphviz's dot into this file (.svg, .png or .pdf); sets --format dot",
+        )
     parser.add_argument(
         *_output_flags(tool),
         dest="format",
@@ -244,8 +276,73 @@ def collect_arguments(tool: ToolDef, ns: argparse.Namespace) -> dict[str, Any]:
     return args
 
 
+def draws(tool: ToolDef) -> bool:
+    """Whether the tool can draw its result as DOT (its ``format`` argument, rea.render)."""
+    prop = flatten_root_union(tool.input_schema).get("properties", {}).get("format")
+    return isinstance(prop, dict) and "dot" in prop.get("enum", ())
+
+
+RENDER_FORMATS = ("svg", "png", "pdf")
+
+
+def render_target(path: str) -> str:
+    """The Graphviz output format of ``--render PATH`` (from its extension), before any work is done."""
+    kind = os.path.splitext(path)[1].lower().lstrip(".")
+    if kind not in RENDER_FORMATS:
+        raise ReaError(
+            "invalid_request",
+            f"--render {path}: the file name must end in {', '.join('.' + k for k in RENDER_FORMATS)}",
+            details={"issues": [{"path": "--render", "reason": "invalid_value", "message": "unknown extension"}]},
+        )
+    return kind
+
+
+def render_picture(result: ToolResult, path: str) -> None:
+    """Run the result's DOT picture through Graphviz (``dot``) into ``path``; typed errors when it cannot."""
+    import shutil
+    import subprocess
+
+    kind = render_target(path)
+    body = result.evidence.normalized_result if result.evidence is not None else result.structured
+    picture = body.get("picture") if isinstance(body, dict) else None
+    if not isinstance(picture, dict) or picture.get("format") != "dot":
+        raise ReaError("execution_failure", "the result holds no DOT picture to render", details={"path": path})
+    dot = shutil.which("dot")
+    if dot is None:
+        raise ReaError(
+            "capability_unavailable",
+            "--render needs Graphviz's dot, which is not installed",
+            remediation="Install Graphviz (Debian: apt-get install graphviz), or print the text with --format dot "
+            "... and render it elsewhere (Mermaid: --format mermaid).",
+            details={"executable": "dot"},
+        )
+    try:
+        done = subprocess.run(
+            [dot, f"-T{kind}", "-o", path], input=picture["text"].encode(), capture_output=True, timeout=120
+        )
+    except subprocess.TimeoutExpired:
+        raise ReaError(
+            "provider_timeout", "Graphviz's dot did not finish within 120 s", details={"path": path}
+        ) from None
+    if done.returncode != 0:
+        raise ReaError(
+            "execution_failure",
+            f"Graphviz's dot failed (exit {done.returncode}): {done.stderr.decode(errors='replace').strip()[:300]}",
+            details={"path": path},
+        )
+
+
 def run_tool(session: Session, tool: ToolDef, ns: argparse.Namespace, ctx: CallContext) -> ToolResult:
     args = collect_arguments(tool, ns)
+    if getattr(ns, "render", None):
+        render_target(ns.render)
+        if args.get("format", "dot") != "dot":
+            raise ReaError(
+                "invalid_request",
+                "--render draws the DOT picture: leave --format out or give --format dot",
+                details={"issues": [{"path": "format", "reason": "invalid_value", "message": "--render needs dot"}]},
+            )
+        args["format"] = "dot"
     if tool.requires_target:
         if ns.provider is not None:
             parse_provider_choice(ns.provider, setting="--provider")

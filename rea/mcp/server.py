@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import signal
 import threading
 import time
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -18,8 +20,9 @@ import mcp_types as types
 import msgspec
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.shared.exceptions import MCPDeprecationWarning
 
-from rea import __version__
+from rea import __version__, logs
 from rea import evidence as ev_mod
 from rea.annotations import AnnotationStore
 from rea.budget import encode_result, error_size, known_oversize, success_size, transport_error
@@ -150,7 +153,14 @@ class ReaServer:
             name: p for name, p in sorted(registry.prompts.items()) if all(t in registry.tools for t in p.tools)
         }
         has_prompts = bool(self.prompts)
-        self.server: Server[dict[str, Any]] = Server(
+        # logging/setLevel is what advertises the logging capability to clients of the handshake protocol versions;
+        # the SDK marks it deprecated for the newer versions (where a request opts in itself), so it warns.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            self.server: Server[dict[str, Any]] = self._server(has_prompts)
+
+    def _server(self, has_prompts: bool) -> Server[dict[str, Any]]:
+        return Server(
             "rea",
             version=__version__,
             instructions=INSTRUCTIONS,
@@ -163,7 +173,16 @@ class ReaServer:
             on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_resource_templates,
             on_read_resource=self._read_resource,
+            on_set_logging_level=self._set_logging_level,
         )
+
+    async def _set_logging_level(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        """The least level of the log records this connection's tool calls send it (notifications/message)."""
+        session: Session = ctx.lifespan_context["session"]
+        session.connection["log_level"] = params.level
+        return types.EmptyResult()
 
     @asynccontextmanager
     async def _lifespan(self, _server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
@@ -416,10 +435,31 @@ class ReaServer:
                 )
 
         call_ctx = CallContext(cancel, sink)
+        log_loop = current_log_token()
+        # Warnings and errors unless the client asked for more (logging/setLevel): a quiet default.
+        least = logs.FROM_MCP.get(session.connection.get("log_level", "warning"), logging.WARNING)
+
+        def forward(level: logs.McpLevel, name: str, message: str) -> None:
+            # This call's records go to its own client, on its own request (from the worker thread).
+            if logs.FROM_MCP[level] >= least:
+                send = functools.partial(
+                    ctx.session.send_log_message, level, {"message": message}, name, ctx.request_id
+                )
+                anyio.from_thread.run(send, token=log_loop)
 
         def work() -> ToolResult:
             call_ctx.progress(f"{tool.name}: started")
-            return invoke(session, tool, args, call_ctx)
+            with logs.forwarding(forward):
+                logs.LOGGER.info("%s: started", tool.name)
+                try:
+                    out = invoke(session, tool, args, call_ctx)
+                except ReaError as err:
+                    logs.LOGGER.warning(
+                        "%s: failed (%s) after %d ms: %s", tool.name, err.code, call_ctx.elapsed_ms(), err.message
+                    )
+                    raise
+                logs.LOGGER.info("%s: completed in %d ms", tool.name, call_ctx.elapsed_ms())
+                return out
 
         try:
             result: ToolResult = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
@@ -515,6 +555,12 @@ class ReaServer:
             details=details,
         )
         return msgspec.json.encode({"error": bounded.projection()})
+
+
+def current_log_token() -> Any:
+    from anyio.lowlevel import current_token
+
+    return current_token()
 
 
 async def _tools_changed(ctx: ServerRequestContext[dict[str, Any]]) -> None:
