@@ -60,6 +60,7 @@ TOOLSET_ORDER = (
     "artifacts",
     "managed",
     "android",
+    "apple",
     "javascript",
     "browser",
     "runtime",
@@ -80,6 +81,7 @@ TOOLSET_ORDER = (
 ON_DEMAND_TOOLSETS = (
     "managed",
     "android",
+    "apple",
     "javascript",
     "browser",
     "runtime",

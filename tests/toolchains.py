@@ -50,6 +50,9 @@ TOOLS: dict[str, Tool] = {
     "ld64.lld": Tool(("ld64.lld-14", "ld64.lld"), ("lld",)),
     "ld.lld": Tool(("ld.lld-14", "ld.lld"), ("lld",)),
     "llvm-lipo": Tool(("llvm-lipo-14", "llvm-lipo"), ("llvm",)),
+    "llvm-strip": Tool(("llvm-strip-14", "llvm-strip"), ("llvm",)),
+    # The apple tests' Authenticode fixture: a PE signed with a certificate made in the session.
+    "osslsigncode": Tool(("osslsigncode",), ("osslsigncode",)),
     "node": Tool(("node",), ("nodejs",)),
     "npm": Tool(("npm",), ("npm",)),
     "bwrap": Tool(("bwrap",), ("bubblewrap",)),

@@ -627,6 +627,18 @@ _MACHO_ARCH = {
 }
 
 
+def _objc_names(b: Any, named: set[int], code: list[tuple[int, int]]) -> list[Symbol]:
+    """Objective-C method implementations the symbol table leaves unnamed (a stripped app), named ``-[Class selector]``
+    from the class metadata by the kernel's reader (rea.operations.objc)."""
+    from rea.operations.objc import implementation_names
+
+    return [
+        Symbol(name=name, address=addr, size=0, kind="function", source="objc")
+        for addr, name in sorted(implementation_names(b).items())
+        if addr not in named and any(a <= addr < e for a, e in code)
+    ]
+
+
 def _macho(lief: Any, fat: Any, req: WorkerRequest) -> Model:
     slices = []
     for i in range(fat.size):
@@ -708,6 +720,7 @@ def _macho(lief: Any, fat: Any, req: WorkerRequest) -> Model:
                 source="symtab",
             )
         )
+    symbols += _objc_names(b, {a for _, a in seen}, exec_ranges)
     slots: dict[str, tuple[int, str | None]] = {}
     for bind in b.bindings:
         if bind.has_symbol and bind.symbol.name:

@@ -76,6 +76,21 @@ CASES: dict[str, dict[str, dict[str, Any]]] = {
     "search_android_classes": {"path": {"path": FIFO, "pattern": "a"}},
     "search_managed_strings": {"path": {"path": FIFO}},
     "trace_android_references": {"path": {"path": FIFO}},
+    # The apple family: a Mach-O, plist, archive or PE path (a bundle folder also), and a plist inside a bundle.
+    **{
+        name: {"path": {"path": FIFO}}
+        for name in (
+            "inspect_macho",
+            "list_architectures",
+            "inspect_keyed_archive",
+            "inspect_signature",
+            "get_objc_classes",
+            "get_objc_protocols",
+            "inspect_native_dispatch_metadata",
+            "trace_dylib_resolution",
+        )
+    },
+    "inspect_plist": {"path": {"path": FIFO}, "relative_path": {"path": FOLDER, "relative_path": FIFO}},
     "triage_corpus": {
         "paths": {"paths": [FIFO], "index": INDEX, "scheduler": "synchronous"},
         "index": {"paths": [REGULAR], "index": FIFO, "scheduler": "synchronous"},

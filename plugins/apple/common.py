@@ -1,0 +1,292 @@
+"""What every Apple handler shares: the provider identity, reading the target, LIEF slices, paging, Evidence."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+import os
+import plistlib
+import struct
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from typing import Any, TypeVar
+
+import msgspec
+from rea_plugins.apple.model import PageInfo
+
+import rea
+from rea import evidence as ev_mod
+from rea.catalog.tool import ToolCall
+from rea.errors import ReaError, invalid_request, issue
+from rea.evidence import AnalysisProfile, Evidence, ProviderIdentity
+from rea.files import open_regular
+from rea.providers import OperationResult
+from rea.target import Target, identify, read_error
+
+T = TypeVar("T")
+# A file larger than this is refused before it is read (the tools hold one file's bytes at a time).
+MAX_FILE_BYTES = 512 << 20
+MAX_PAGE = 5000
+STATIC = "Static reading only: no application code was loaded or executed."
+FAT_MAGIC = {b"\xca\xfe\xba\xbe": 20, b"\xca\xfe\xba\xbf": 32}  # fat_arch / fat_arch_64 entry sizes
+THIN_MAGIC = (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xfe\xed\xfa\xcf", b"\xfe\xed\xfa\xce")
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+@functools.cache
+def provider() -> ProviderIdentity:
+    return ProviderIdentity(
+        id="apple", name="rea Apple reader (LIEF, plistlib, bpylist2, signify)", version=rea.__version__
+    )
+
+
+def profile() -> AnalysisProfile:
+    """The readers whose versions shape every result."""
+    return ev_mod.make_profile(
+        provider(), {"lief": _version("lief"), "bpylist2": _version("bpylist2"), "signify": _version("signify")}
+    )
+
+
+def evidence(
+    call: ToolCall, target: Target | None, result: msgspec.Struct, limitations: list[str] | None = None
+) -> Evidence:
+    """Evidence of ``result`` about ``target``; parameters are the call's arguments but the path."""
+    params = {k: v for k, v in sorted(call.args.items()) if k != "path"}
+    out = OperationResult(normalized=msgspec.to_builtins(result), limitations=[STATIC, *(limitations or [])])
+    return call.session.evidence(
+        call.tool.name, params, out, bound=False, target=target, provider=provider(), analysis_profile=profile()
+    )
+
+
+def malformed(what: str, details: dict[str, Any] | None = None) -> ReaError:
+    return ReaError(
+        "unsupported_target",
+        f"malformed Mach-O: {what}",
+        remediation="Check that the file is a complete, undamaged Mach-O (or pick another slice or file).",
+        details={"reason": "malformed", **(details or {})},
+    )
+
+
+def guarded(handler: Callable[[ToolCall], Evidence]) -> Callable[[ToolCall], Evidence]:
+    """A structure that does not decode is a typed error, never a parser's traceback."""
+
+    @functools.wraps(handler)
+    def run(call: ToolCall) -> Evidence:
+        try:
+            return handler(call)
+        except ReaError:
+            raise
+        except (RecursionError, MemoryError):
+            raise malformed("structures nest or repeat beyond what can be read") from None
+        except Exception:
+            raise malformed("a structure does not decode") from None
+
+    return run
+
+
+# -- the target -------------------------------------------------------------------------------------
+
+
+def bundle_executable(directory: str) -> str | None:
+    """The main executable of an .app/.framework folder: Info.plist's CFBundleExecutable, else the folder's stem."""
+    for info in (os.path.join(directory, "Info.plist"), os.path.join(directory, "Contents", "Info.plist")):
+        try:
+            with os.fdopen(open_regular(info), "rb") as fh:
+                data = plistlib.loads(fh.read(1 << 20))
+        except (OSError, ValueError, ReaError, plistlib.InvalidFileException):
+            continue
+        name = data.get("CFBundleExecutable") if isinstance(data, dict) else None
+        if isinstance(name, str) and name and "/" not in name:
+            base = os.path.dirname(info)
+            for where in (os.path.join(base, "MacOS", name), os.path.join(base, name)):
+                if os.path.isfile(where):
+                    return where
+    stem = os.path.splitext(os.path.basename(directory.rstrip("/")))[0]
+    for where in (os.path.join(directory, stem), os.path.join(directory, "Contents", "MacOS", stem)):
+        if os.path.isfile(where):
+            return where
+    return None
+
+
+def target_of(call: ToolCall, key: str = "path") -> Target:
+    """The file ``key`` names (an .app/.framework folder stands for its main executable), or the open binary."""
+    path = call.args.get(key)
+    if not path:
+        return call.session.require_target()
+    if os.path.isdir(path):
+        exe = bundle_executable(path)
+        if exe is None:
+            raise invalid_request(
+                f"{path} is a folder without a bundle executable",
+                [issue(key, "invalid_value", "no Info.plist CFBundleExecutable or same-named file")],
+            )
+        path = exe
+    return identify(path, call.ctx)
+
+
+def read_bytes(target: Target) -> bytes:
+    """The target's bytes, checked against its hash; bounded by MAX_FILE_BYTES."""
+    if target.is_directory:
+        raise ReaError("unsupported_target", f"{target.path} is a directory", details={"path": target.path})
+    if target.size > MAX_FILE_BYTES:
+        raise ReaError(
+            "resource_constraint",
+            f"{target.path} is {target.size} bytes, over the {MAX_FILE_BYTES}-byte limit",
+            remediation="Extract the slice or file of interest first.",
+            details={"resource": "file_size", "reported_limits": {"max_bytes": MAX_FILE_BYTES}},
+        )
+    try:
+        with os.fdopen(open_regular(target.resolved_path, code="unsupported_target", what="target"), "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise read_error(target.path, exc) from None
+    if hashlib.sha256(data).hexdigest() != target.sha256:
+        raise ReaError(
+            "artifact_changed",
+            f"{target.path} changed while it was read",
+            remediation="Open the target again: its bytes are no longer the ones rea hashed.",
+            details={"path": target.path},
+        )
+    return data
+
+
+# -- Mach-O slices through LIEF ---------------------------------------------------------------------
+
+
+def lief() -> Any:
+    import lief as module
+
+    module.logging.disable()
+    return module
+
+
+def enum_name(value: Any) -> str:
+    return str(getattr(value, "name", value)).split(".")[-1]
+
+
+class FatEntry(msgspec.Struct, frozen=True):
+    cpu_type: int
+    cpu_subtype: int
+    offset: int
+    size: int
+    align: int
+
+
+def fat_entries(data: bytes) -> list[FatEntry] | None:
+    """The fat header's arch table (LIEF does not expose sizes and alignments), checked: every slice inside the file,
+    no two overlapping. None for a thin file."""
+    width = FAT_MAGIC.get(data[:4])
+    if width is None:
+        return None
+    if len(data) < 8:
+        raise malformed("the universal header is cut short")
+    (count,) = struct.unpack_from(">I", data, 4)
+    if count == 0 or count > 64 or 8 + count * width > len(data):
+        raise malformed(f"the universal header claims {count} slices", {"structure": "fat_header"})
+    out = []
+    for i in range(count):
+        at = 8 + i * width
+        if width == 20:
+            cpu, sub, off, size, align = struct.unpack_from(">iIIII", data, at)
+        else:
+            cpu, sub, off, size, align, _ = struct.unpack_from(">iIQQII", data, at)
+        if off + size > len(data) or size == 0:
+            raise malformed(f"slice {i} lies past the end of the file", {"structure": "fat_arch", "slice": i})
+        out.append(FatEntry(cpu, sub & 0xFFFFFF, off, size, align))
+    spans = sorted((e.offset, e.offset + e.size, i) for i, e in enumerate(out))
+    for (_, end, a), (start, _, b) in itertools.pairwise(spans):
+        if start < end:
+            raise malformed(f"slices {a} and {b} overlap", {"structure": "fat_arch", "slices": [a, b]})
+    if spans[0][0] < 8 + count * width:
+        raise malformed("a slice overlaps the universal header", {"structure": "fat_arch"})
+    return out
+
+
+class MachOFile:
+    """A Mach-O file parsed by LIEF from bytes, with its slices checked against the file's size."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        if data[:4] not in THIN_MAGIC and data[:4] not in FAT_MAGIC:
+            raise ReaError(
+                "unsupported_target",
+                "not a Mach-O file",
+                remediation="Pass a Mach-O executable, dylib or bundle (or an .app/.framework folder).",
+                details={"reason": "format"},
+            )
+        self.fat = fat_entries(data)
+        parsed = lief().MachO.parse(data)
+        if parsed is None or parsed.size == 0:
+            raise malformed("LIEF could not parse the headers")
+        self.binaries = [parsed.at(i) for i in range(parsed.size)]
+        self._parsed = parsed  # owns the binaries
+        for i, b in enumerate(self.binaries):
+            _, size = self.slice_span(i)
+            header = 32 if enum_name(b.header.magic).endswith("64") else 28
+            if header + int(b.header.sizeof_cmds) > size:
+                raise malformed(
+                    f"slice {i}: the load commands run past the end of the file",
+                    {"structure": "load_commands", "slice": i, "sizeofcmds": int(b.header.sizeof_cmds)},
+                )
+            if self.fat is not None and len(self.binaries) != len(self.fat):
+                raise malformed("LIEF read another number of slices than the universal header lists")
+
+    def slice_span(self, index: int) -> tuple[int, int]:
+        """(file offset, size) of slice ``index``."""
+        if self.fat is None:
+            return 0, len(self.data)
+        e = self.fat[index]
+        return e.offset, e.size
+
+    def slice_bytes(self, index: int) -> bytes:
+        start, size = self.slice_span(index)
+        return self.data[start : start + size]
+
+    def cpu(self, index: int) -> str:
+        return CPU_NAMES.get(
+            enum_name(self.binaries[index].header.cpu_type), enum_name(self.binaries[index].header.cpu_type).lower()
+        )
+
+    def pick(self, arch: str | None, key: str = "architecture") -> list[int]:
+        """The slice indices ``arch`` selects (all of them when None)."""
+        if arch is None:
+            return list(range(len(self.binaries)))
+        found = [i for i in range(len(self.binaries)) if self.cpu(i) == arch]
+        if not found:
+            names = [self.cpu(i) for i in range(len(self.binaries))]
+            raise invalid_request(f"no {arch} slice", [issue(key, "invalid_value", "no such slice", candidates=names)])
+        return found
+
+
+CPU_NAMES = {"X86_64": "x86_64", "X86": "x86", "ARM64": "arm64", "ARM": "arm", "POWERPC": "ppc", "POWERPC64": "ppc64"}
+
+
+def load_macho(call: ToolCall) -> tuple[Target, MachOFile]:
+    target = target_of(call)
+    return target, MachOFile(read_bytes(target))
+
+
+# -- pages ------------------------------------------------------------------------------------------
+
+
+def window(args: dict[str, Any], name: str, default: int) -> tuple[int, int]:
+    prefix = f"{name}_" if name else ""
+    return int(args.get(f"{prefix}offset", 0) or 0), min(int(args.get(f"{prefix}limit", default) or default), MAX_PAGE)
+
+
+def page(items: Sequence[T], args: dict[str, Any], name: str, default: int) -> tuple[list[T], PageInfo]:
+    offset, limit = window(args, name, default)
+    chosen = list(items[offset : offset + limit])
+    nxt = offset + limit if offset + limit < len(items) else None
+    return chosen, PageInfo(total=len(items), offset=offset, limit=limit, next_offset=nxt)
+
+
+def hexa(value: int) -> str:
+    return f"0x{value:x}"

@@ -1,0 +1,311 @@
+"""The result shapes of the Apple tools, one msgspec Struct each (their output schemas come from these)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+# The Objective-C records are the kernel reader's own (rea.operations.objc), shared with native's names.
+from rea.operations.objc import Category, ObjCClass, Protocol
+
+
+class _R(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """The base of every Apple record: frozen values, defaults left out of the JSON."""
+
+
+class PageInfo(_R, frozen=True, kw_only=True):
+    """Where one page of a collection stands: ``total`` items exist, this page starts at ``offset``."""
+
+    total: int
+    offset: int
+    limit: int
+    next_offset: int | None = None
+
+
+# -- Mach-O ----------------------------------------------------------------------------------------
+
+
+class Slice(_R, frozen=True, kw_only=True):
+    """One architecture of a (universal) Mach-O file."""
+
+    index: int
+    cpu_type: str
+    cpu_subtype: int
+    offset: int
+    size: int
+    align: int | None = None
+
+
+class Architectures(_R, frozen=True, kw_only=True):
+    universal: bool
+    slices: list[Slice]
+
+
+class LoadCommand(_R, frozen=True, kw_only=True):
+    index: int
+    command: str
+    offset: int
+    size: int
+    # The command's own facts, when small (a dylib's name, an rpath, a version, the UUID).
+    summary: str | None = None
+
+
+class Section(_R, frozen=True, kw_only=True):
+    segment: str
+    name: str
+    address: int
+    size: int
+    offset: int
+    type: str
+
+
+class Segment(_R, frozen=True, kw_only=True):
+    name: str
+    address: int
+    vm_size: int
+    file_offset: int
+    file_size: int
+    max_protection: str
+    init_protection: str
+    sections: int
+
+
+class Library(_R, frozen=True, kw_only=True):
+    """A dylib the slice loads, with the symbols it imports from it (two-level namespace: ordinal to library)."""
+
+    ordinal: int
+    name: str
+    command: str
+    current_version: str
+    compatibility_version: str
+    imports: int
+    weak: bool = False
+
+
+class Imported(_R, frozen=True, kw_only=True):
+    name: str
+    library: str | None
+
+
+class Exported(_R, frozen=True, kw_only=True):
+    name: str
+    address: int
+    kind: str
+
+
+class Platform(_R, frozen=True, kw_only=True):
+    platform: str
+    min_os: str
+    sdk: str
+
+
+class Encryption(_R, frozen=True, kw_only=True):
+    crypt_id: int
+    crypt_offset: int
+    crypt_size: int
+    encrypted: bool
+
+
+class MachOSlice(_R, frozen=True, kw_only=True):
+    """What one slice's header and load commands say."""
+
+    index: int
+    cpu_type: str
+    file_type: str
+    flags: list[str]
+    install_name: str | None
+    uuid: str | None
+    platform: Platform | None
+    entry: int | None
+    encryption: Encryption | None
+    rpaths: list[str]
+    code_signature: bool
+    load_commands: list[LoadCommand]
+    load_commands_page: PageInfo
+    segments: list[Segment]
+    sections: list[Section]
+    sections_page: PageInfo
+    libraries: list[Library]
+    imports: list[Imported]
+    imports_page: PageInfo
+    exports: list[Exported]
+    exports_page: PageInfo
+
+
+class MachOReport(_R, frozen=True, kw_only=True):
+    """A Mach-O file: its slices (one for a thin file), each with its header and load commands."""
+
+    universal: bool
+    slices: list[MachOSlice]
+    architectures: list[str]
+
+
+# -- property lists ---------------------------------------------------------------------------------
+
+
+class PlistReport(_R, frozen=True, kw_only=True):
+    """A property list as JSON: dates as ISO 8601 text, data as base64 (cut at ``max_data_bytes``)."""
+
+    source: str
+    format: Literal["xml", "binary"]
+    # The plist's root as JSON; containers past max_depth or max_items are cut (``truncated`` says where).
+    value: Any
+    truncated: list[str]
+    total_nodes: int
+
+
+class ArchivedObject(_R, frozen=True, kw_only=True):
+    """One object of an NSKeyedArchiver graph: its UID, its class chain, and its fields (references as ``{"$ref"}``)."""
+
+    uid: int
+    class_name: str | None
+    classes: list[str] = []
+    fields: dict[str, Any] = {}
+
+
+class KeyedArchive(_R, frozen=True, kw_only=True):
+    source: str
+    archiver: str
+    version: int | None
+    top: dict[str, Any]
+    # The objects reachable from the top, breadth first, as far as max_depth.
+    objects: list[ArchivedObject]
+    objects_page: PageInfo
+    classes: dict[str, int]
+    # The top object decoded with bpylist2 (known classes), when it decodes.
+    decoded: Any = None
+    max_depth_reached: bool = False
+
+
+# -- code signature ---------------------------------------------------------------------------------
+
+
+class PageHashes(_R, frozen=True, kw_only=True):
+    """Code-directory page hashes checked against the bytes they cover."""
+
+    status: Literal["valid", "mismatch", "unsigned"]
+    page_size: int
+    pages: int
+    mismatched: list[int]
+    special_slots: dict[str, Literal["valid", "mismatch", "absent"]] = {}
+
+
+class Certificate(_R, frozen=True, kw_only=True):
+    subject: str
+    issuer: str
+    sha256: str
+    serial: str
+
+
+class CodeDirectoryInfo(_R, frozen=True, kw_only=True):
+    identifier: str
+    team_id: str | None
+    version: str
+    flags: list[str]
+    hardened_runtime: bool
+    hash_type: str
+    code_limit: int
+    page_hashes: PageHashes
+    cd_hash: str
+    exec_segment_flags: list[str] = []
+
+
+class SliceSignature(_R, frozen=True, kw_only=True):
+    index: int
+    cpu_type: str
+    status: Literal["valid", "mismatch", "unsigned"]
+    code_directories: list[CodeDirectoryInfo] = []
+    entitlements: Any = None
+    der_entitlements: Any = None
+    requirements: int | None = None
+    signers: list[Certificate] = []
+    blobs: list[str] = []
+    ad_hoc: bool = False
+
+
+class Authenticode(_R, frozen=True, kw_only=True):
+    status: Literal["valid", "mismatch", "unsigned", "invalid"]
+    signers: list[Certificate]
+    chain: list[Certificate]
+    digest_algorithm: str | None
+    reason: str | None = None
+
+
+class SignatureReport(_R, frozen=True, kw_only=True):
+    """Is it signed, by whom, and intact: Mach-O code signatures per slice, or a PE's Authenticode."""
+
+    format: Literal["mach-o", "pe"]
+    status: Literal["valid", "mismatch", "unsigned", "invalid"]
+    slices: list[SliceSignature] = []
+    authenticode: Authenticode | None = None
+
+
+# -- Objective-C ------------------------------------------------------------------------------------
+
+
+class ClassSummary(_R, frozen=True, kw_only=True):
+    name: str
+    superclass: str | None
+    methods: int
+    ivars: int
+    properties: int
+    protocols: list[str]
+
+
+class ClassList(_R, frozen=True, kw_only=True):
+    """The Objective-C classes a slice defines (``__objc_classlist``), filtered and paged."""
+
+    cpu_type: str
+    classes: list[ClassSummary]
+    page: PageInfo
+
+
+class ProtocolList(_R, frozen=True, kw_only=True):
+    cpu_type: str
+    protocols: list[Protocol]
+    page: PageInfo
+
+
+class DispatchMetadata(_R, frozen=True, kw_only=True):
+    """Everything Objective-C dispatch reads: classes in full, protocols, categories, selector references."""
+
+    cpu_type: str
+    classes: list[ObjCClass]
+    classes_page: PageInfo
+    categories: list[Category]
+    protocols: list[Protocol]
+    selector_references: list[str]
+    selector_references_page: PageInfo
+    problems: list[str] = []
+
+
+# -- bundles ----------------------------------------------------------------------------------------
+
+
+class Resolution(_R, frozen=True, kw_only=True):
+    image: str
+    library: str
+    command: str
+    status: Literal["bundle", "system", "missing"]
+    resolved: str | None = None
+    tried: list[str] = []
+
+
+class DylibResolution(_R, frozen=True, kw_only=True):
+    """Each dylib a bundle's Mach-O images load, resolved through @rpath/@loader_path/@executable_path."""
+
+    bundle: str
+    executable: str
+    images: int
+    resolutions: list[Resolution]
+    page: PageInfo
+    counts: dict[str, int]
+
+
+class Unavailable(_R, frozen=True, kw_only=True):
+    """A question this host cannot answer, with what would make it answerable."""
+
+    status: Literal["unavailable"] = "unavailable"
+    reason: str
+    remediation: str

@@ -1,0 +1,317 @@
+"""Apple fixtures built in the test session: Objective-C Mach-O (iOS arm64, macOS x86_64, fat, stripped, ad-hoc
+signed by ld64.lld and a tampered copy), a bundle tree with frameworks under @rpath, plists, a keyed archive, a PE
+signed by osslsigncode. No SDK: the root class is declared in the source, libSystem and libobjc are text stubs."""
+
+from __future__ import annotations
+
+import datetime
+import plistlib
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests import toolchains
+
+APP_M = r"""
+typedef struct objc_class *Class;
+typedef struct objc_object { Class isa; } *id;
+extern int puts(const char *);
+extern int kit_version(void);
+
+@protocol Greeter
+- (int)greet:(int)times;
+@optional
+- (void)wave;
+@end
+
+__attribute__((objc_root_class))
+@interface RootObject { Class isa; }
++ (id)alloc;
+- (id)init;
+@end
+
+@implementation RootObject
++ (id)alloc { return (id)0; }
+- (id)init { return (id)self; }
+@end
+
+@interface Widget : RootObject <Greeter> {
+  int _count;
+  const char *_title;
+}
+@property (nonatomic) int count;
+- (int)greet:(int)times;
+- (void)buttonTapped:(id)sender;
+@end
+
+@implementation Widget
+@synthesize count = _count;
+- (int)greet:(int)times { puts("hello"); return times * 2 + _count; }
+- (void)buttonTapped:(id)sender { puts("tapped"); }
++ (int)version { return 3; }
+@end
+
+@interface Widget (Extras)
+- (int)extra;
+@end
+@implementation Widget (Extras)
+- (int)extra { return kit_version(); }
+@end
+
+int main(void) { Widget *w = [Widget alloc]; return [w greet:2]; }
+"""
+KIT_M = "int kit_version(void) { return 42; }\n"
+# What the source defines, as the metadata must report it.
+CLASSES = {"RootObject": None, "Widget": "RootObject"}
+WIDGET_METHODS = {
+    "-[Widget greet:]",
+    "-[Widget buttonTapped:]",
+    "-[Widget count]",
+    "-[Widget setCount:]",
+    "+[Widget version]",
+}
+CATEGORY_METHOD = "-[Widget(Extras) extra]"
+
+_TBD = """--- !tapi-tbd
+tbd-version:     4
+targets:         [ x86_64-macos, arm64-macos, arm64-ios ]
+install-name:    '{name}'
+current-version: {version}
+exports:
+  - targets:     [ x86_64-macos, arm64-macos, arm64-ios ]
+    symbols:     [ {symbols} ]
+...
+"""
+LIBSYSTEM = _TBD.format(name="/usr/lib/libSystem.B.dylib", version=1311, symbols="_puts, dyld_stub_binder")
+LIBOBJC = _TBD.format(
+    name="/usr/lib/libobjc.A.dylib", version=228, symbols="_objc_msgSend, _objc_alloc, __objc_empty_cache"
+)
+TOOLS = ("clang", "ld64.lld", "llvm-lipo", "llvm-strip")
+
+
+@dataclass(frozen=True)
+class Built:
+    ios: Path  # arm64-apple-ios14, symbols kept
+    macos: Path  # x86_64-apple-macos11
+    fat: Path  # both, by llvm-lipo
+    stripped: Path  # ios with local symbols removed (llvm-strip -x): method names only in the metadata
+    signed: Path  # arm64-apple-macos11, ad-hoc signed by ld64.lld
+    tampered: Path  # signed, one byte of __text changed
+    app: Path  # Demo.app: Demo (ios), Frameworks/Kit.framework/Kit, Info.plist (binary), Settings.plist (XML)
+    xml_plist: Path
+    keyed_archive: Path
+
+
+def _run(cmd: list[str], cwd: Path) -> None:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr[-2000:]}")
+
+
+def build(out: Path) -> Built:
+    tools = toolchains.require_all(TOOLS)
+    clang, lld = tools["clang"], tools["ld64.lld"]
+    (out / "app.m").write_text(APP_M)
+    (out / "kit.m").write_text(KIT_M)
+    (out / "libSystem.tbd").write_text(LIBSYSTEM)
+    (out / "libobjc.tbd").write_text(LIBOBJC)
+    app = out / "Demo.app"
+    kit_dir = app / "Frameworks" / "Kit.framework"
+    kit_dir.mkdir(parents=True)
+    kit = kit_dir / "Kit"
+
+    def link(target: str, arch: str, platform: str, version: str, obj: str, dest: Path, *extra: str) -> None:
+        o = str(out / f"{dest.name}-{arch}-{platform}.o")  # beside the build, never inside the bundle
+        _run([clang, "-target", target, "-O1", "-c", obj, "-o", o], out)
+        _run([lld, "-arch", arch, "-platform_version", platform, version, version, "-o", str(dest), o, *extra], out)
+
+    link(
+        "arm64-apple-ios14",
+        "arm64",
+        "ios",
+        "14.0",
+        "kit.m",
+        kit,
+        "-dylib",
+        "-install_name",
+        "@rpath/Kit.framework/Kit",
+        "libSystem.tbd",
+    )
+    common = ["libSystem.tbd", "libobjc.tbd", str(kit), "-rpath", "@executable_path/Frameworks"]
+    ios = out / "demo-ios"
+    link("arm64-apple-ios14", "arm64", "ios", "14.0", "app.m", ios, *common)
+    kit_mac = out / "Kit-macos"
+    link(
+        "x86_64-apple-macos11",
+        "x86_64",
+        "macos",
+        "11.0",
+        "kit.m",
+        kit_mac,
+        "-dylib",
+        "-install_name",
+        "@rpath/Kit.framework/Kit",
+        "libSystem.tbd",
+    )
+    macos = out / "demo-macos"
+    link(
+        "x86_64-apple-macos11", "x86_64", "macos", "11.0", "app.m", macos, "libSystem.tbd", "libobjc.tbd", str(kit_mac)
+    )
+    fat = out / "demo-fat"
+    _run([tools["llvm-lipo"], "-create", str(macos), str(ios), "-output", str(fat)], out)
+    stripped = out / "demo-stripped"
+    _run([tools["llvm-strip"], "-x", "-o", str(stripped), str(ios)], out)
+    kit_arm = out / "Kit-arm64-macos"
+    link(
+        "arm64-apple-macos11",
+        "arm64",
+        "macos",
+        "11.0",
+        "kit.m",
+        kit_arm,
+        "-dylib",
+        "-install_name",
+        "@rpath/Kit.framework/Kit",
+        "libSystem.tbd",
+    )
+    signed = out / "demo-signed"
+    link(
+        "arm64-apple-macos11",
+        "arm64",
+        "macos",
+        "11.0",
+        "app.m",
+        signed,
+        "libSystem.tbd",
+        "libobjc.tbd",
+        str(kit_arm),
+        "-adhoc_codesign",
+    )
+    tampered = out / "demo-tampered"
+    data = bytearray(signed.read_bytes())
+    text = _text_offset(data)
+    data[text + 4] ^= 0xFF  # page 4 of the signed code: the instruction stream of the first method
+    tampered.write_bytes(bytes(data))
+    shutil.copyfile(ios, app / "Demo")
+    (app / "Demo").chmod(0o755)
+    info = {
+        "CFBundleExecutable": "Demo",
+        "CFBundleIdentifier": "com.example.demo",
+        "CFBundleShortVersionString": "1.0",
+        "UIDeviceFamily": [1, 2],
+        "NSAppTransportSecurity": {"NSAllowsArbitraryLoads": True},
+    }
+    (app / "Info.plist").write_bytes(plistlib.dumps(info, fmt=plistlib.FMT_BINARY))
+    (kit_dir / "Info.plist").write_bytes(
+        plistlib.dumps({"CFBundleExecutable": "Kit", "CFBundleIdentifier": "com.example.kit"})
+    )
+    settings = {
+        "Server": "https://example.invalid",
+        "Retries": 3,
+        "Blob": b"\x00\x01\x02",
+        "When": datetime.datetime(2024, 1, 2, 3, 4, 5),
+    }
+    xml_plist = app / "Settings.plist"
+    xml_plist.write_bytes(plistlib.dumps(settings))
+    keyed = out / "state.plist"
+    keyed.write_bytes(keyed_archive())
+    return Built(
+        ios=ios,
+        macos=macos,
+        fat=fat,
+        stripped=stripped,
+        signed=signed,
+        tampered=tampered,
+        app=app,
+        xml_plist=xml_plist,
+        keyed_archive=keyed,
+    )
+
+
+def _text_offset(data: bytes | bytearray) -> int:
+    import lief
+
+    fat = lief.MachO.parse(bytes(data))  # held: the slice lives as long as the parsed file
+    return int(fat.at(0).get_section("__text").offset)
+
+
+def keyed_archive() -> bytes:
+    """An NSKeyedArchiver archive written by bpylist2: a dictionary holding an array, a string and a number."""
+    from bpylist2 import archiver
+
+    return archiver.archive({"title": "Demo", "items": ["a", "b"], "count": 2})
+
+
+def recursive_archive() -> bytes:
+    """An archive whose object 1 (an NSArray) contains itself: a recursive keyed archive."""
+    plist = {
+        "$archiver": "NSKeyedArchiver",
+        "$version": 100000,
+        "$top": {"root": plistlib.UID(1)},
+        "$objects": [
+            "$null",
+            {"NS.objects": [plistlib.UID(1)], "$class": plistlib.UID(2)},
+            {"$classname": "NSArray", "$classes": ["NSArray", "NSObject"]},
+        ],
+    }
+    return plistlib.dumps(plist, fmt=plistlib.FMT_BINARY)
+
+
+SIGNER_CN = "rea test signer"
+
+
+def signed_pe(out: Path) -> tuple[Path, Path, Path]:
+    """(signed, tampered, unsigned) PE files: a mingw-built program signed by osslsigncode with a self-signed
+    certificate made here; the tampered copy has one byte of its code changed after signing."""
+    tools = toolchains.require_all(("x86_64-w64-mingw32-gcc", "osslsigncode"))
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name(
+        [x509.NameAttribute(NameOID.COMMON_NAME, SIGNER_CN), x509.NameAttribute(NameOID.ORGANIZATION_NAME, "rea")]
+    )
+    now = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(0x5EA)
+        .not_valid_before(now)
+        .not_valid_after(now + datetime.timedelta(days=3650))
+        .sign(key, hashes.SHA256())
+    )
+    (out / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (out / "key.pem").write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    (out / "hello.c").write_text('#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n')
+    unsigned = out / "hello.exe"
+    _run([tools["x86_64-w64-mingw32-gcc"], "-O1", "-o", str(unsigned), "hello.c"], out)
+    signed = out / "hello-signed.exe"
+    _run(
+        [
+            tools["osslsigncode"],
+            "sign",
+            "-certs",
+            "cert.pem",
+            "-key",
+            "key.pem",
+            "-h",
+            "sha256",
+            "-in",
+            str(unsigned),
+            "-out",
+            str(signed),
+        ],
+        out,
+    )
+    data = bytearray(signed.read_bytes())
+    data[0x400 + 16] ^= 0xFF  # inside .text (the first section's file data)
+    tampered = out / "hello-tampered.exe"
+    tampered.write_bytes(bytes(data))
+    return signed, tampered, unsigned
