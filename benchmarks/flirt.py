@@ -66,6 +66,13 @@ def main() -> None:
                 f"signature names {m.by_signature}: precision {m.precision:.3f} ({m.right} right); "
                 f"confidence {dict(sorted(m.confidence.items()))}"
             )
+            print(
+                "   precision by confidence: "
+                + ", ".join(
+                    f"{level} {m.right_by_confidence.get(level, 0) / count:.3f} ({count})"
+                    for level, count in sorted(m.confidence.items())
+                )
+            )
             for address, given, truth in m.wrong[:10]:
                 print(f"   wrong: {address} {given} (symbol table: {truth})")
 

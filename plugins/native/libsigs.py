@@ -28,14 +28,17 @@ from rea import __version__
 from rea.cache import AnalysisCache, CacheKey, default_cache
 from rea.errors import ReaError
 
-# /2: the callees of direct calls and jumps as references (``^offset name``), which tell identical wrappers apart.
-KIND = "native-library-signatures/2"
+# /3: the symbols rel32 fields reach as references (``^offset name``), which tell identical wrappers apart; each
+# function's section and offset in its object.
+KIND = "native-library-signatures/3"
 # The pattern (32 bytes) and footer a line holds at most: beyond that, a match is already certain.
 MAX_PATTERN_BYTES = 1024
 # A function shorter than this is not signed: a two-byte ``xor eax, eax; ret`` names nothing.
 MIN_FUNCTION_BYTES = 6
-# Fewer known (unmasked) bytes than this: a match is ``low`` confidence.
+# Fewer known (unmasked) bytes than this: a match is ``medium`` confidence unless its calls or place confirm it.
 SURE_BYTES = 16
+# How many procedures either side of an ambiguous one are looked at for a neighbour from the same object.
+NEIGHBOURS = 8
 
 
 class Library(NamedTuple):
@@ -101,12 +104,15 @@ _COFF_EXECUTE = 0x20000000  # IMAGE_SCN_MEM_EXECUTE
 
 
 class Origin(msgspec.Struct, array_like=True, frozen=True):
-    """A signed function: its object (archive member), whether its symbol is global, its size and known bytes."""
+    """A signed function: its object (archive member), whether its symbol is global, its size and known bytes, and
+    where it lies in its object (a section and offset: functions of one section are linked in that order)."""
 
     object: str
     global_: bool
     size: int
     known: int
+    section: str
+    offset: int
 
 
 class SignatureSet(msgspec.Struct, frozen=True, kw_only=True):
@@ -202,11 +208,31 @@ def _elf_relocations(binary: Any) -> dict[str, list[Any]]:
     return out
 
 
-def _calls(relocations: list[Any], data: bytes, name: Callable[[Any], str]) -> dict[int, str]:
-    """The direct calls' and jumps' rel32 fields (an ``e8``/``e9`` opcode before them) and their callees' names."""
+def _elf_targets(relocations: list[Any]) -> dict[int, str]:
+    """The rel32 fields that reach a named symbol from the end of their own field (R_X86_64_PC32 or PLT32 with
+    addend -4: calls, jumps, ``lea``, a load with no immediate after it), and the symbols' names."""
     return {
-        r.address: name(r) for r in relocations if 0 < r.address < len(data) and data[r.address - 1] in (0xE8, 0xE9)
+        r.address: str(r.symbol.name)
+        for r in relocations
+        if int(r.type) & 0xFFFF in (2, 4) and r.addend == -4 and r.has_symbol and _named(str(r.symbol.name))
     }
+
+
+def _coff_targets(relocations: list[Any], data: bytes) -> dict[int, str]:
+    """The same for COFF: IMAGE_REL_AMD64_REL32 fields holding no addend of their own."""
+    return {
+        r.address: str(r.symbol.name)
+        for r in relocations
+        if int(r.type) & 0xFFFF == 4
+        and r.symbol is not None
+        and _named(str(r.symbol.name))
+        and data[r.address : r.address + 4] == b"\0\0\0\0"
+    }
+
+
+def _named(name: str) -> bool:
+    """A symbol a program can name (not a section symbol, a local label or the empty name)."""
+    return bool(name) and not name.startswith((".", "$"))
 
 
 def _masked_elf(relocations: list[Any], data: bytes) -> bytearray:
@@ -220,11 +246,17 @@ def _masked_elf(relocations: list[Any], data: bytes) -> bytearray:
     return mask
 
 
-Function = tuple[bytes, bytearray, list[tuple[int, str]], list[tuple[int, str]], bool]
+class Function(NamedTuple):
+    """One function of an object: its bytes and relocation mask, names at offsets (aliases at 0), the symbols its
+    rel32 fields reach (offset, name), whether it is global, and where it lies in its object (section, offset)."""
 
-
-def _elf_callee(r: Any) -> str:
-    return str(r.symbol.name) if r.has_symbol else ""
+    code: bytes
+    mask: bytearray
+    names: list[tuple[int, str]]
+    refs: list[tuple[int, str]]
+    global_: bool
+    section: str
+    offset: int
 
 
 def _elf_functions(binary: Any) -> Iterator[Function]:
@@ -245,14 +277,15 @@ def _elf_functions(binary: Any) -> Iterator[Function]:
         if index not in masks:
             data = bytes(section.content)
             rels = relocations.get(section.name, [])
-            masks[index] = (data, _masked_elf(rels, data), _calls(rels, data, _elf_callee))
+            masks[index] = (data, _masked_elf(rels, data), _elf_targets(rels))
         data, mask, calls = masks[index]
         for start, syms in starts.items():
             size = max(s.size for s in syms)
             ordered = sorted(syms, key=_preference_elf)
             names = [(0, s.name) for s in ordered]
             refs = [(off - start, callee) for off, callee in calls.items() if start <= off < start + size]
-            yield data[start : start + size], mask[start : start + size], names, refs, _global_elf(ordered[0])
+            code, masked = data[start : start + size], mask[start : start + size]
+            yield Function(code, masked, names, refs, _global_elf(ordered[0]), section.name, start)
 
 
 def _global_elf(s: Any) -> bool:
@@ -283,14 +316,15 @@ def _coff_functions(binary: Any) -> Iterator[Function]:
         for r in section.relocations:
             width = _COFF_SIZES.get(int(r.type) & 0xFFFF, 4)
             mask[r.address : r.address + width] = b"\x01" * min(width, max(0, len(data) - r.address))
-        calls = _calls(list(section.relocations), data, lambda r: str(r.symbol.name) if r.symbol is not None else "")
+        calls = _coff_targets(list(section.relocations), data)
         order = sorted(by_start)
         for i, start in enumerate(order):
             end = order[i + 1] if i + 1 < len(order) else len(data)
             syms = sorted(by_start[start], key=_preference_coff)
             names = [(0, s.name) for s in syms]
             refs = [(off - start, callee) for off, callee in calls.items() if start <= off < end]
-            yield data[start:end], mask[start:end], names, refs, bool(syms[0].is_external)
+            external = bool(syms[0].is_external)
+            yield Function(data[start:end], mask[start:end], names, refs, external, str(section.name), start)
 
 
 def _preference_coff(s: Any) -> tuple[bool, bool, int, str]:
@@ -332,13 +366,13 @@ def build(
             functions = _coff_functions(binary)
         else:
             continue
-        for code, mask, names, refs, is_global in functions:
-            line = _pat_line(code, mask, names, refs)
+        for f in functions:
+            line = _pat_line(f.code, f.mask, f.names, f.refs)
             if line is None or line in seen:
                 continue
             seen.add(line)
             lines.append(line)
-            origins.append(Origin(name, is_global, len(code), len(code) - sum(mask)))
+            origins.append(Origin(name, f.global_, len(f.code), len(f.code) - sum(f.mask), f.section, f.offset))
     return SignatureSet(
         library=library,
         sha256=sha256,
@@ -412,33 +446,40 @@ class Match(NamedTuple):
     name: str
     library: str
     object: str
-    # high: one function of the libraries has these bytes, SURE_BYTES of them known; medium: fewer known;
-    # low: several functions have the same bytes (the longest, then a global one, is shown).
+    # high: one function of the libraries has these bytes, SURE_BYTES of them known (or its calls or its place
+    # confirm it); medium: fewer known; low: several functions have the same bytes and nothing tells them apart (the
+    # best placed, then a global one, is shown).
     confidence: str
     candidates: int
     aliases: tuple[str, ...] = ()
+    section: str = ""
+    offset: int = 0
+
+
+# Scores a candidate: (the symbols its rel32 fields reach, by offset; its library; its origin) -> evidence.
+Judge = Callable[[list[tuple[int, str]], str, Origin], int]
 
 
 class Matcher:
-    """python-flirt's compiled matcher over some libraries' patterns, with each pattern's origin by its name."""
+    """python-flirt's compiled matcher over some libraries' patterns, with each pattern's origin by its names."""
 
     def __init__(self, sets: list[SignatureSet]) -> None:
         import flirt
 
         compiled: list[Any] = []
-        self.origins: dict[str, list[tuple[str, Origin]]] = {}
+        # A hit's names (public names and references) find its line's origin; lines alike in those share the list.
+        self.origins: dict[tuple[Any, ...], list[tuple[str, Origin]]] = {}
         for s in sets:
             parsed = flirt.parse_pat(s.pat)
             compiled.extend(parsed)
             for sig, origin in zip(parsed, s.origins, strict=True):
-                self.origins.setdefault(sig.names[0][0], []).append((s.library, origin))
+                self.origins.setdefault(tuple(sig.names), []).append((s.library, origin))
         self.matcher = flirt.compile(compiled)
         self.count = len(compiled)
 
-    def match(self, code: bytes, callee: Callable[[int], frozenset[str]] | None = None) -> Match | None:
+    def match(self, code: bytes, judge: Judge | None = None) -> Match | None:
         """The library function ``code`` (a procedure's bytes from its start) begins with, if any. Where several
-        have these bytes, ``callee`` (the names known for the target of the rel32 at an offset of ``code``) picks the
-        one whose direct calls reach the functions its object calls."""
+        have these bytes, ``judge`` weighs each (what its calls reach, where its object puts it)."""
         if len(code) < 32:
             code += bytes(32 - len(code))  # a short last procedure: the pattern's wildcards need bytes to read
         hits = self.matcher.match(code)
@@ -447,15 +488,16 @@ class Matcher:
         # The longest functions matched: (score, name, library, origin, aliases).
         best: list[tuple[int, str, str, Origin, tuple[str, ...]]] = []
         for hit in hits:
-            name = hit.names[0][0]
-            aliases = tuple(n for n, kind, _ in hit.names if kind == "public")
-            refs = [(off, n) for n, kind, off in hit.names if kind == "reference"]
-            for library, origin in self.origins.get(name, ()):
+            names = hit.names
+            aliases = tuple(n for n, kind, _ in names if kind == "public")
+            refs = [(off, n) for n, kind, off in names if kind == "reference"]
+            for library, origin in self.origins.get(tuple(names), ()):
                 if best and origin.size < best[0][3].size:
                     continue
                 if best and origin.size > best[0][3].size:
                     best = []
-                best.append((_score(refs, callee), name, library, origin, aliases))
+                score = judge(refs, library, origin) if judge is not None else 0
+                best.append((score, aliases[0], library, origin, aliases))
         if not best:
             return None
         best.sort(key=lambda b: (-b[0], not b[3].global_, b[1].startswith("_"), len(b[1]), b[1]))
@@ -463,20 +505,7 @@ class Matcher:
         distinct = len({b[1] for b in best if b[0] == score})
         sure = score >= 0 and distinct == 1
         confidence = "low" if not sure else "high" if origin.known >= SURE_BYTES or score > 0 else "medium"
-        return Match(name, library, origin.object, confidence, distinct, aliases)
-
-
-def _score(refs: list[tuple[int, str]], callee: Callable[[int], frozenset[str]] | None) -> int:
-    """How well a candidate's calls agree with what the program names their targets: +1 a call reaching a function
-    of the callee's name, -4 one reaching a differently named one; unnamed targets say nothing."""
-    if callee is None:
-        return 0
-    score = 0
-    for off, name in refs:
-        known = callee(off)
-        if known:
-            score += 1 if name in known else -4
-    return score
+        return Match(name, library, origin.object, confidence, distinct, aliases, origin.section, origin.offset)
 
 
 _MATCHERS: dict[tuple[str, ...], Matcher] = {}
@@ -572,23 +601,43 @@ def name_procedures(program: Any, ctx: Any = None) -> dict[int, Match]:
             return b""
         return program.read(p.address, min(MAX_PATTERN_BYTES + 32, region.start + region.file_size - p.address)) or b""
 
-    def matched(p: Any, code: bytes) -> Match | None:
-        def callee(off: int) -> frozenset[str]:
-            if off + 4 > len(code):
-                return frozenset()
-            return names_at(p.address + off + 4 + int.from_bytes(code[off : off + 4], "little", signed=True))
+    def judge_for(i: int, p: Any, code: bytes) -> Judge:
+        """Weighs a candidate for ``procs[i]``: +1 for each rel32 field reaching a function of its symbol's name, -4
+        for one reaching another name; +3 where a neighbour named from the same object section sits where that
+        section's layout puts it (the linker copies a section whole)."""
+        neighbours = [
+            (q.address, out[q.address])
+            for q in procs[max(0, i - NEIGHBOURS) : i + NEIGHBOURS + 1]
+            if q is not p and q.address in out and out[q.address].confidence != "low"
+        ]
 
-        return m.match(code, callee) if code else None
+        def judge(refs: list[tuple[int, str]], library: str, origin: Origin) -> int:
+            score = 0
+            for off, name in refs:
+                if off + 4 <= len(code):
+                    rel = int.from_bytes(code[off : off + 4], "little", signed=True)
+                    known = names_at(p.address + off + 4 + rel)
+                    if known:
+                        score += 1 if name in known else -4
+            for address, hit in neighbours:
+                same = hit.object == origin.object and hit.section == origin.section and hit.library == library
+                if same and address - hit.offset == p.address - origin.offset:
+                    score += 3
+                    break
+            return score
 
-    # Twice: what the first round names tells the second which of several identical wrappers a procedure is, and
-    # confirms a short one by its calls.
+        return judge
+
+    # Twice: what the first round names tells the second which of several identical functions a procedure is, and
+    # confirms a short one by its calls and its place.
     for round_ in range(2):
         for n, p in enumerate(procs):
             if n % 1024 == 0:
                 check()
             if round_ and (p.address not in out or out[p.address].confidence == "high"):
                 continue
-            hit = matched(p, code_of(p))
+            code = code_of(p)
+            hit = m.match(code, judge_for(n, p, code)) if code else None
             if hit is not None:
                 out[p.address] = hit
     by_name = program.an.by_name

@@ -100,6 +100,7 @@ class Measure:
     right: int = 0  # of those, named as the unstripped build names that address
     wrong: list[tuple[str, str, str]] = field(default_factory=list)  # (address, given, truth)
     confidence: dict[str, int] = field(default_factory=dict)
+    right_by_confidence: dict[str, int] = field(default_factory=dict)
 
     @property
     def recall(self) -> float:
@@ -132,6 +133,7 @@ def measure(procedures: list[Any], library: dict[int, Any], built: Built) -> Mea
         m.confidence[confidence] = m.confidence.get(confidence, 0) + 1
         if _same(p.name, truth.get(p.address, set())):
             m.right += 1
+            m.right_by_confidence[confidence] = m.right_by_confidence.get(confidence, 0) + 1
         else:
             m.wrong.append((hex(p.address), p.name, ",".join(sorted(truth.get(p.address, {"-"})))))
     return m

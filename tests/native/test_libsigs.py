@@ -63,11 +63,11 @@ def test_the_runtime_of_a_stripped_program_is_named(which: str, request: Any, ca
         program.close()
     assert m.runtime > 100
     assert m.recall >= 0.9, (m.recall, m.runtime, m.named)
-    assert m.precision >= 0.88, (m.precision, m.wrong[:20])
-    # Names a signature gives without doubt are right almost always.
+    assert m.precision >= 0.93, (m.precision, m.wrong[:20])
+    # Names a signature gives without doubt are right almost always (1.000 on both when this was written).
     high = [p for p in procs if p.name_source == "signature" and library[p.address].confidence == "high"]
     wrong = {w[0] for w in m.wrong}
-    assert len(high) > 50 and sum(hex(p.address) in wrong for p in high) / len(high) <= 0.05
+    assert len(high) > 50 and sum(hex(p.address) in wrong for p in high) / len(high) <= 0.02
 
 
 def test_signatures_are_built_once_with_progress_and_kept(static_glibc: lf.Built, cache_env: Path) -> None:
@@ -127,8 +127,9 @@ def test_listings_and_the_decompilers_c_show_library_names(opened: Session, stat
     procs = result_of(opened, "search_procedures", {"pattern": "qsort", "limit": 20})["procedures"]
     row = next(p for p in procs if p["name"] == "qsort")
     assert int(row["address"], 16) == qsort and row["name_source"] == "signature"
-    # qsort is an 8-byte wrapper (xor r8d, r8d; jmp __qsort_r): fewer known bytes than a sure match needs.
-    assert row["library"] == {"library": "libc.a", "object": "msort.o", "confidence": "medium"}
+    # qsort is an 8-byte wrapper (xor r8d, r8d; jmp __qsort_r), too short to be sure of alone: msort.o's other
+    # functions sit around it where that object's .text puts them, which makes it sure.
+    assert row["library"] == {"library": "libc.a", "object": "msort.o", "confidence": "high"}
     info = result_of(opened, "procedure_info", {"procedure": "qsort"})
     assert info["name_source"] == "signature" and info["library"]["object"] == "msort.o"
     names = result_of(opened, "list_names", {"address": hex(qsort)})["names"]
