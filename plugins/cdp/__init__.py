@@ -15,9 +15,10 @@ if TYPE_CHECKING:
 
 @hookimpl
 def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
+    from rea_plugins.cdp.pagetools import TOOLS as PAGE_TOOLS
     from rea_plugins.cdp.tools import TOOLS
 
-    for tool in TOOLS:
+    for tool in (*TOOLS, *PAGE_TOOLS):
         register(tool)
 
 

@@ -64,6 +64,7 @@ CASES: dict[str, dict[str, dict[str, Any]]] = {
     "inspect_android_package": {"path": {"path": FIFO}},
     "inspect_artifact": {"path": {"path": FIFO}},
     "inspect_evidence_bundle": {"path": {"path": FIFO}},
+    "inspect_web_network_capture": {"path": {"path": FIFO}},
     "inspect_managed_artifact": {"path": {"path": FIFO}},
     "inspect_managed_members": {"path": {"path": FIFO}},
     "inspect_managed_method": {"path": {"path": FIFO, "method": "M"}},
