@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import sys
 import tempfile
 import time
 from typing import Any
@@ -58,40 +57,15 @@ def parse_memory(value: Any) -> int | None:
 
 
 class Progress:
-    """The run's counts, sent as MCP progress text and drawn as a terminal bar (rich) when stderr is one."""
+    """The run's counts as progress updates: MCP progress notifications, and the CLI's terminal bar (rea.cli.progress)
+    draws the same updates."""
 
-    def __init__(self, ctx: CallContext, total: int, bar: bool) -> None:
+    def __init__(self, ctx: CallContext, total: int) -> None:
         self.ctx = ctx
         self.total = total
         self.done = 0
         self.failed = 0
         self.started = time.monotonic()
-        self._bar: Any = None
-        self._task: Any = None
-        if bar and total:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-            from rich.progress import Progress as Bar
-
-            self._bar = Bar(
-                TextColumn("triage"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[rate]:.1f} files/s"),
-                TextColumn("{task.fields[failed]} failed"),
-                TimeElapsedColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                console=Console(file=sys.stderr),
-            )
-            self._task = self._bar.add_task("triage", total=total, rate=0.0, failed=0)
-            self._bar.start()
 
     def rate(self) -> float:
         elapsed = time.monotonic() - self.started
@@ -108,17 +82,9 @@ class Progress:
             done=self.done,
             total=self.total,
         )
-        if self._bar is not None:
-            self._bar.update(self._task, completed=self.done, rate=rate, failed=self.failed)
 
     def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
-
-def _terminal() -> bool:
-    flag = os.environ.get("REA_PROGRESS", "auto")
-    return flag == "always" or (flag == "auto" and sys.stderr.isatty())
+        """Nothing to release: kept for the run's finally."""
 
 
 def handle(call: ToolCall) -> Evidence:
@@ -188,7 +154,7 @@ def handle(call: ToolCall) -> Evidence:
         counts.already_indexed = len(walk.items) - len(todo)
         # Large files first: the longest tasks start early, the tail is short.
         todo.sort(key=lambda it: -it.size)
-        progress = Progress(ctx, len(todo), _terminal())
+        progress = Progress(ctx, len(todo))
 
         def on_result(item: Item, result: dict[str, Any]) -> None:
             ok = result.get("status") == "done"
