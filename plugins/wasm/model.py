@@ -1,0 +1,129 @@
+"""The result of inspect_wasm_artifact, defined once: its output schema is generated from these Structs."""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+import msgspec
+
+SCHEMA_VERSION = 1
+T = TypeVar("T")
+
+
+class Base(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    pass
+
+
+class Page(Base, Generic[T], kw_only=True):
+    """A page of a list: ``total`` counts every item (after any filter)."""
+
+    total: int
+    offset: int
+    limit: int
+    next_offset: int | None = None
+    items: list[T]
+
+
+class Section(Base, kw_only=True):
+    """A section in file order: its id, name (a custom section's own name), size and file offset."""
+
+    id: int
+    name: str
+    size: int
+    offset: int
+
+
+class Import(Base, kw_only=True):
+    """An import: module, name, kind, and a function's signature."""
+
+    module: str
+    name: str
+    kind: str
+    signature: str | None = None
+
+
+class Export(Base, kw_only=True):
+    """An export: name, kind and the index it names (in that kind's index space)."""
+
+    name: str
+    kind: str
+    index: int
+
+
+class Function(Base, kw_only=True):
+    """A function (imports first, as the index space counts them): its name (the name section's, else its export),
+    signature, body size, and the functions it calls and that call it (direct calls)."""
+
+    index: int
+    name: str
+    signature: str
+    imported: bool = False
+    exported: bool = False
+    body_size: int = 0
+    instruction_count: int = 0
+    calls: list[str] = []
+    called_by: list[str] = []
+
+
+class Memory(Base, kw_only=True):
+    """A linear memory: its limits in pages (64 KiB unless the module says otherwise), shared, 64-bit."""
+
+    index: int
+    min_pages: int
+    max_pages: int | None = None
+    shared: bool = False
+    memory64: bool = False
+
+
+class WasmString(Base, kw_only=True):
+    """A string in a data segment, at its linear-memory address, with the functions whose constants point at it."""
+
+    address: int
+    value: str
+    used_by: list[str] = []
+
+
+class Producer(Base, kw_only=True):
+    name: str
+    version: str = ""
+
+
+class Producers(Base, kw_only=True):
+    """The producers custom section: languages, tools that processed the module, SDKs."""
+
+    languages: list[Producer] = []
+    processed_by: list[Producer] = []
+    sdks: list[Producer] = []
+
+
+class Instruction(Base, kw_only=True):
+    offset: int
+    text: str
+
+
+class Disassembly(Base, kw_only=True):
+    """One function's instructions as text (a call names its callee), paged."""
+
+    function: Function
+    instructions: Page[Instruction]
+
+
+class WasmModule(Base, kw_only=True):
+    """A WebAssembly module: its sections, imports, exports, functions, memories, strings and producers."""
+
+    schema_version: int = SCHEMA_VERSION
+    kind: str
+    version: int | None = None
+    sections: list[Section]
+    custom_sections: list[str] = []
+    producers: Producers | None = None
+    imports: Page[Import]
+    exports: Page[Export]
+    functions: Page[Function]
+    memories: list[Memory] = []
+    tables: int = 0
+    globals: int = 0
+    start_function: str | None = None
+    strings: Page[WasmString]
+    disassembly: Disassembly | None = None
+    notes: list[str] = []
