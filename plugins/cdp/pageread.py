@@ -40,7 +40,7 @@ MAX_PARSED_BYTES = 8 << 20
 # -- listeners ------------------------------------------------------------------------------------------------------
 
 
-def _node(page: PageSession, backend: int, ctx: CallContext, cache: dict[int, ListenerNode]) -> ListenerNode:
+def describe_node(page: PageSession, backend: int, ctx: CallContext, cache: dict[int, ListenerNode]) -> ListenerNode:
     if backend not in cache:
         try:
             node = cdp.obj(
@@ -62,7 +62,7 @@ def _node(page: PageSession, backend: int, ctx: CallContext, cache: dict[int, Li
     return cache[backend]
 
 
-def _listeners_of(page: PageSession, node_id: int, depth: int, ctx: CallContext) -> list[tuple[dict[str, Any], int]]:
+def listeners_of(page: PageSession, node_id: int, depth: int, ctx: CallContext) -> list[tuple[dict[str, Any], int]]:
     handle = page.conn.call(
         "DOM.resolveNode", {"nodeId": node_id, "objectGroup": OBJECT_GROUP}, session=page.session, ctx=ctx
     )
@@ -103,7 +103,7 @@ def event_listeners(
     limitations: list[str] = []
     try:
         if not selectors:
-            raw = _listeners_of(page, root_id, -1, ctx)
+            raw = listeners_of(page, root_id, -1, ctx)
         for i, selector in enumerate(selectors):
             try:
                 ids = conn.call(
@@ -121,7 +121,7 @@ def event_listeners(
                 )
             for node_id in node_ids[:MAX_NODES_PER_SELECTOR]:
                 matched += 1
-                raw.extend(_listeners_of(page, node_id, 0, ctx))
+                raw.extend(listeners_of(page, node_id, 0, ctx))
                 ctx.check("reading listeners")
     finally:
         conn.send("Runtime.releaseObjectGroup", {"objectGroup": OBJECT_GROUP}, session)
@@ -169,7 +169,7 @@ def event_listeners(
                 use_capture=listener.get("useCapture") is True,
                 passive=listener.get("passive") is True,
                 once=listener.get("once") is True,
-                node=_node(page, backend, ctx, nodes) if backend >= 0 else None,
+                node=describe_node(page, backend, ctx, nodes) if backend >= 0 else None,
                 script_url=script.url,
                 script_id=script.script_id,
                 line=line,

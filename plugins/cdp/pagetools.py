@@ -22,6 +22,12 @@ _LOCAL = ToolEffects(records_evidence=True)
 MAX_INT32 = 2_147_483_647
 
 
+def pagetime_types() -> tuple[type[msgspec.Struct], type[msgspec.Struct]]:
+    from rea_plugins.cdp.pagetime import ExecutionObservation, SessionTimeline
+
+    return SessionTimeline, ExecutionObservation
+
+
 def _int(default: int, maximum: int, description: str, minimum: int = 0) -> dict[str, Any]:
     return {"type": "integer", "minimum": minimum, "maximum": maximum, "default": default, "description": description}
 
@@ -82,6 +88,15 @@ EXPORT_SCHEMA = _page_schema(
         "limit": _limit(50),
     }
 )
+_WINDOW = _int(5000, 120_000, "How long to observe after attaching (ms).", minimum=100)
+SESSION_SCHEMA = _page_schema(
+    {
+        "observation_ms": _WINDOW,
+        "max_timeline_events": _int(500, 100_000, "At most this many timeline events listed.", minimum=1),
+    },
+    ("allowed_origins",),
+)
+EXECUTION_SCHEMA = _page_schema({"observation_ms": _WINDOW, "offset": _OFFSET, "limit": _limit(50)})
 CAPTURE_SCHEMA = {
     "type": "object",
     "properties": {
@@ -178,6 +193,32 @@ def _export(call: ToolCall) -> Evidence:
         raise
 
 
+def _session(call: ToolCall) -> Evidence:
+    from rea_plugins.cdp import pagetime
+    from rea_plugins.cdp.pagescripts import page_session
+
+    endpoint, origins, params = _page_params(call)
+    a = call.args
+    with page_session(endpoint, a["target_id"], origins, call.ctx) as page:
+        result = pagetime.observe_session(
+            page, a.get("observation_ms", 5000), a.get("max_timeline_events", 500), call.ctx
+        )
+    return _evidence(call, "observe_web_session", params, result, result.limitations)
+
+
+def _execution(call: ToolCall) -> Evidence:
+    from rea_plugins.cdp import pagetime
+    from rea_plugins.cdp.pagescripts import page_session
+
+    endpoint, origins, params = _page_params(call)
+    a = call.args
+    with page_session(endpoint, a["target_id"], origins, call.ctx) as page:
+        result = pagetime.observe_execution(
+            page, a.get("observation_ms", 5000), a.get("offset", 0), a.get("limit", 50), call.ctx
+        )
+    return _evidence(call, "observe_web_execution", params, result, result.limitations)
+
+
 def _capture(call: ToolCall) -> Evidence:
     from rea_plugins.cdp import har
 
@@ -272,7 +313,39 @@ INSPECT_WEB_NETWORK_CAPTURE = ToolDef(
     cli_subject="path",
 )
 
+OBSERVE_WEB_SESSION = ToolDef(
+    name="observe_web_session",
+    result_type=pagetime_types()[0],
+    family=FAMILY,
+    description=(
+        "Observe a page for observation_ms while the user drives it: a timeline of navigations, loads, requests "
+        "and responses on allowed_origins, console messages and exceptions, with DOM mutation counts per second. "
+        "Passive: evaluates, navigates and clicks nothing."
+    ),
+    input_schema=SESSION_SCHEMA,
+    handler=_session,
+    effects=_OBSERVE,
+    examples=({**EXAMPLE, "allowed_origins": [schemas.ORIGIN_EXAMPLE], "observation_ms": 10000},),
+)
+
+OBSERVE_WEB_EXECUTION = ToolDef(
+    name="observe_web_execution",
+    result_type=pagetime_types()[1],
+    family=FAMILY,
+    description=(
+        "Observe which scripts ran and which event listeners fired on a page during observation_ms, by V8's "
+        "precise coverage call counts joined to each listener's handler. Nothing is evaluated or driven; the page "
+        "runs a little slower during the window."
+    ),
+    input_schema=EXECUTION_SCHEMA,
+    handler=_execution,
+    effects=_OBSERVE,
+    examples=({**EXAMPLE, "observation_ms": 10000},),
+)
+
 TOOLS = (
+    OBSERVE_WEB_SESSION,
+    OBSERVE_WEB_EXECUTION,
     INSPECT_WEB_EVENT_LISTENERS,
     TRACE_WEB_MODULE_IMPORTS,
     TRACE_WEB_SOURCE_LOCATION,

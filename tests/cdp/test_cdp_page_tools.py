@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -235,3 +236,79 @@ def test_a_flow_file_needs_mitmproxys_reader(session: Session, tmp_path: Path) -
         assert err.value.code == "capability_unavailable" and err.value.details["reason"] == "mitmproxy_missing"
     else:
         assert err.value.code == "unsupported_target"
+
+
+def _drive_later(endpoint: str, target: str, expressions: list[str], delay_s: float) -> threading.Thread:
+    """The user: after ``delay_s`` the test's own session runs ``expressions`` on the page, one by one."""
+
+    def run() -> None:
+        time.sleep(delay_s)
+        with cdp.opened(endpoint) as conn:
+            session = attach(conn, target, CallContext())
+            for expression in expressions:
+                conn.call("Runtime.evaluate", {"expression": expression, "awaitPromise": True}, session=session)
+                time.sleep(0.1)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_session_timeline_while_the_user_drives_the_page(
+    session: Session, browser: OwnedBrowser, page: str, site: modsite.ModSite
+) -> None:
+    user = _drive_later(
+        browser.endpoint,
+        page,
+        [
+            "console.log('user was here')",
+            "fetch('/api/status?from=user').then(r => r.json())",
+            "for (let i = 0; i < 5; i++) document.body.appendChild(document.createElement('p'))",
+            "document.getElementById('q').setAttribute('data-x', '1')",
+            "history.pushState({}, '', '/step-2')",
+        ],
+        delay_s=1.0,
+    )
+    timeline = result_of(
+        session,
+        "observe_web_session",
+        _args(browser, page, allowed_origins=[site.origin], observation_ms=4000),
+    )
+    user.join(timeout=30)
+    kinds = [e["kind"] for e in timeline["events"]]
+    assert "console" in kinds and any("user was here" in (e["detail"] or "") for e in timeline["events"])
+    request = next(e for e in timeline["events"] if e["kind"] == "request" and "from=user" in (e["url"] or ""))
+    assert request["detail"] == "GET"
+    assert any(e["kind"] == "response" and "from=user" in (e["url"] or "") for e in timeline["events"])
+    assert any(
+        e["kind"] == "same-document-navigation" and e["url"] == site.origin + "/step-2" for e in timeline["events"]
+    )
+    assert timeline["dom_mutations"]["inserted"] == 5 and timeline["dom_mutations"]["attributes"] == 1
+    assert sum(timeline["dom_mutations"]["per_second"]) == 6
+    # Times are within the window and ordered.
+    times = [e["t_ms"] for e in timeline["events"]]
+    assert times == sorted(times) and times[0] >= 0 and times[-1] <= 4000 + 1000
+    assert timeline["counts"]["navigations"] == 1 and timeline["counts"]["requests"] >= 1
+
+
+def test_execution_says_which_listeners_fired(
+    session: Session, browser: OwnedBrowser, page: str, site: modsite.ModSite
+) -> None:
+    user = _drive_later(
+        browser.endpoint,
+        page,
+        [
+            "for (let i = 0; i < 3; i++) "
+            "document.getElementById('q').dispatchEvent(new KeyboardEvent('keydown', {key: 'a'}))"
+        ],
+        delay_s=1.0,
+    )
+    run = result_of(session, "observe_web_execution", _args(browser, page, observation_ms=3000))
+    user.join(timeout=30)
+    by_type = {item["type"]: item for item in run["listeners"]}
+    assert by_type["keydown"]["fired"] is True and by_type["keydown"]["calls"] == 3
+    assert by_type["keydown"]["script_url"] == site.origin + "/dist/bundle.js"
+    assert by_type["scroll"]["fired"] is False and by_type["scroll"]["calls"] == 0
+    assert run["listeners_fired"] == 1
+    ran = {s["url"] for s in run["scripts"]}
+    assert site.origin + "/dist/bundle.js" in ran
