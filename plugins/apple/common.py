@@ -290,3 +290,13 @@ def page(items: Sequence[T], args: dict[str, Any], name: str, default: int) -> t
 
 def hexa(value: int) -> str:
     return f"0x{value:x}"
+
+
+SAFE = (1 << 53) - 1  # JSON's exact integers: Evidence is canonical JSON
+
+
+def safe(value: int, what: str) -> int:
+    """A file offset or size as an integer; one no file can have is a malformed header, not a number to report."""
+    if not 0 <= value <= SAFE:
+        raise malformed(f"{what} is {value:#x}", {"structure": "load_commands"})
+    return value

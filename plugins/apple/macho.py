@@ -128,10 +128,10 @@ def slice_report(call: ToolCall, f: common.MachOFile, index: int) -> MachOSlice:
     segments = [
         Segment(
             name=str(s.name),
-            address=int(s.virtual_address),
-            vm_size=int(s.virtual_size),
-            file_offset=int(s.file_offset),
-            file_size=int(s.file_size),
+            address=common.hexa(int(s.virtual_address)),
+            vm_size=common.hexa(int(s.virtual_size)),
+            file_offset=common.safe(int(s.file_offset), f"segment {s.name} file offset"),
+            file_size=common.safe(int(s.file_size), f"segment {s.name} file size"),
             max_protection=_prot(int(s.max_protection)),
             init_protection=_prot(int(s.init_protection)),
             sections=len(s.sections),
@@ -142,8 +142,8 @@ def slice_report(call: ToolCall, f: common.MachOFile, index: int) -> MachOSlice:
         Section(
             segment=str(s.segment_name),
             name=str(s.name),
-            address=int(s.virtual_address),
-            size=int(s.size),
+            address=common.hexa(int(s.virtual_address)),
+            size=common.hexa(int(s.size)),
             offset=int(s.offset),
             type=common.enum_name(s.type).lower(),
         )
@@ -156,7 +156,7 @@ def slice_report(call: ToolCall, f: common.MachOFile, index: int) -> MachOSlice:
         (
             Exported(
                 name=str(s.name),
-                address=int(s.value),
+                address=common.hexa(int(s.value)),
                 kind=common.enum_name(s.export_info.kind).lower() if s.has_export_info else "symbol",
             )
             for s in b.exported_symbols
@@ -181,7 +181,7 @@ def slice_report(call: ToolCall, f: common.MachOFile, index: int) -> MachOSlice:
         install_name=install_name(b),
         uuid=bytes(b.uuid.uuid).hex() if b.has_uuid else None,
         platform=platform_of(b),
-        entry=int(b.entrypoint) if b.has_main_command else None,
+        entry=common.hexa(int(b.entrypoint)) if b.has_main_command else None,
         encryption=enc,
         rpaths=[str(r.path) for r in b.rpaths],
         code_signature=bool(b.has_code_signature),

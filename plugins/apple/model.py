@@ -54,16 +54,17 @@ class LoadCommand(_R, frozen=True, kw_only=True):
 class Section(_R, frozen=True, kw_only=True):
     segment: str
     name: str
-    address: int
-    size: int
+    # Addresses and memory sizes are hex text: 64-bit values past JSON's exact integers are real (kernel images).
+    address: str
+    size: str
     offset: int
     type: str
 
 
 class Segment(_R, frozen=True, kw_only=True):
     name: str
-    address: int
-    vm_size: int
+    address: str
+    vm_size: str
     file_offset: int
     file_size: int
     max_protection: str
@@ -90,7 +91,7 @@ class Imported(_R, frozen=True, kw_only=True):
 
 class Exported(_R, frozen=True, kw_only=True):
     name: str
-    address: int
+    address: str
     kind: str
 
 
@@ -117,7 +118,7 @@ class MachOSlice(_R, frozen=True, kw_only=True):
     install_name: str | None
     uuid: str | None
     platform: Platform | None
-    entry: int | None
+    entry: str | None
     encryption: Encryption | None
     rpaths: list[str]
     code_signature: bool

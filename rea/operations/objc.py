@@ -30,6 +30,7 @@ from typing import Any
 import msgspec
 
 MAX_CLASSES = 200_000
+SAFE = (1 << 53) - 1
 MAX_LIST = 65_536  # entries of one method/ivar/property/protocol list
 CLASS_PREFIX = "_OBJC_CLASS_$_"
 
@@ -104,7 +105,9 @@ class _Memory:
         spans = []
         for seg in binary.segments:
             data = bytes(seg.content)
-            if data and int(seg.virtual_size):
+            # Addresses stay inside JSON's exact integers (results are canonical JSON): a segment past them is
+            # a damaged header or a kernel image, whose metadata this reader leaves alone.
+            if data and int(seg.virtual_size) and int(seg.virtual_address) + len(data) < SAFE:
                 spans.append((int(seg.virtual_address), data))
         spans.sort(key=lambda s: s[0])
         self.starts = [s[0] for s in spans]
@@ -151,6 +154,10 @@ class _Memory:
             target = value & 0xFFFFFFFFF
             return target if target >= self.base else self.base + target
         return value & 0x7FFFFFFFFFFFFFF8 if value >> 56 else value
+
+    def mapped(self, address: int) -> bool:
+        i = bisect.bisect_right(self.starts, address) - 1
+        return i >= 0 and address - self.spans[i][0] < len(self.spans[i][1])
 
     def cstring(self, address: int, limit: int = 4096) -> str:
         i = bisect.bisect_right(self.starts, address) - 1
@@ -243,6 +250,8 @@ class _Reader:
                 selector = self.m.cstring(self.m.pointer(at))
                 types = self.m.cstring(self.m.pointer(at + self.m.ptr))
                 imp = self.m.pointer(at + 2 * self.m.ptr) or None
+            if imp is not None and not self.m.mapped(imp):
+                imp = None  # an implementation outside the image's file-backed segments: not one to name
             out.append(
                 Method(
                     name=f"{sign}[{owner} {selector}]",
