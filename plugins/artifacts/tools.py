@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 from rea_plugins.artifacts import compare as compare_mod
 from rea_plugins.artifacts import extract as extract_mod
+from rea_plugins.artifacts import kinds
 from rea_plugins.artifacts.inventory import (
     Inventory,
     limits_from,
@@ -18,11 +19,11 @@ from rea_plugins.artifacts.shapes import ArtifactComparison, ArtifactInventory, 
 
 from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.errors import cancelled
+from rea.errors import ReaError, cancelled
 from rea.evidence import Evidence, ProviderIdentity
 from rea.providers import OperationResult
-from rea.target import Target
-from rea.unpackers import IntegrityPolicy, Limits, Unpacker
+from rea.target import Target, identify
+from rea.unpackers import IntegrityPolicy, Limits, Unpacker, read_head, select_unpacker
 
 VERSION = "0.1.0"
 ARTIFACTS = ProviderIdentity(id="artifacts", name="rea artifact tools", version=VERSION)
@@ -95,7 +96,16 @@ def _provider(unpacker: Unpacker) -> ProviderIdentity:
 def _inspect(call: ToolCall) -> Evidence:
     limits = limits_from(call.args)
     policy = _policy(call)
-    target, unpacker, reader = open_artifact(call.session.registry, call.args["path"], limits, call.ctx)
+    target = identify(call.args["path"], call.ctx, allow_directory=True)
+    try:
+        unpacker = select_unpacker(call.session.registry, target)
+    except ReaError as exc:
+        # No archive: a kind another tool reads (a firmware image, a database, a core dump, ...) is named instead.
+        recognized = None if exc.code != "unsupported_target" else _recognized(call, target, policy, limits)
+        if recognized is None:
+            raise
+        return recognized
+    reader = unpacker.open(target, limits, call.ctx)
     try:
         inv = Inventory(call.session.registry, limits, policy, call.ctx)
         inv.run(reader)
@@ -132,6 +142,38 @@ def _inspect(call: ToolCall) -> Evidence:
         bound=False,
         target=subject,
         provider=_provider(unpacker),
+        analysis_profile=None,
+    )
+
+
+def _recognized(call: ToolCall, target: Target, policy: IntegrityPolicy, limits: Limits) -> Evidence | None:
+    """An answer without entries whose views name the tools that read ``target``; None when no kind is known."""
+    found = kinds.views(target, read_head(target), set(call.session.registry.tool_info()))
+    seen = {v.kind for v in found}
+    found += [v for v in call.session.registry.target_views(target) if v.kind not in seen]
+    if not found:
+        return None
+    reason = f"not an archive: a {found[0].kind}; views name the tools that read it"
+    normalized = {
+        "format": found[0].kind,
+        "entry_count": 0,
+        "totals": {"files": 0, "directories": 0, "links": 0, "special": 0, "bytes": 0},
+        "entries": [],
+        "integrity_policy": policy,
+        "integrity_contradictions": [],
+        "coverage": "partial",
+        "partial_reasons": [reason],
+        "limits": limits_record(limits),
+        "views": [msgspec.to_builtins(v) for v in found],
+    }
+    call.ctx.finish(f"inventory: {found[0].kind}")
+    return call.session.evidence(
+        "inspect_artifact",
+        {"integrity_policy": policy, "limits": limits_record(limits)},
+        OperationResult(normalized=normalized, limitations=[f"The file is {reason}."]),
+        bound=False,
+        target=msgspec.structs.replace(target, format=found[0].kind),
+        provider=ARTIFACTS,
         analysis_profile=None,
     )
 
@@ -240,7 +282,9 @@ INSPECT_ARTIFACT = ToolDef(
         "Electron ASAR. It lists every entry's logical path, kind, size and SHA-256; for ASAR the header's declared "
         "integrity and unpacked state, verified against the bytes. Nested archives are expanded (paths "
         "'outer!/inner') up to max_depth. Integrity fails closed unless integrity_policy is "
-        "record-and-continue. Equal artifacts give identical Evidence wherever they are stored."
+        "record-and-continue. Equal artifacts give identical Evidence wherever they are stored. A file that is no "
+        "archive but a kind another tool reads (firmware image, SQLite database, EVM bytecode, core dump, Go "
+        "binary, WebAssembly module) gets no entries and views naming those tools."
     ),
     input_schema={
         "type": "object",
