@@ -15,6 +15,7 @@ import contextlib
 import ipaddress
 import itertools
 import json
+import os
 import threading
 import time
 import urllib.parse
@@ -98,6 +99,38 @@ def loopback_endpoint(value: str, path: str, label: str) -> str:
     ):
         raise invalid_request(f"{path} is not a loopback {label}", [problem])
     return f"http://{'[::1]' if ':' in host else host}:{port}"
+
+
+def file_roots(values: list[str] | None, path: str = "allowed_file_roots") -> list[str]:
+    """Canonical directories (symbolic links resolved) a request confines file:// targets and scripts to; one that is
+    not an existing absolute directory is ``invalid_request``."""
+    out: set[str] = set()
+    problems = []
+    for i, value in enumerate(values or []):
+        real = os.path.realpath(value)
+        if not os.path.isabs(value) or not os.path.isdir(real):
+            problems.append(issue(f"{path}/{i}", "invalid_value", "expected an existing absolute directory"))
+        else:
+            out.add(real)
+    if problems:
+        raise invalid_request(f"{path} must name existing absolute directories", problems)
+    return sorted(out)
+
+
+def file_path(url: str) -> str | None:
+    """The canonical local path of a ``file://`` URL; None for any other URL."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
+        return None
+    return os.path.realpath(urllib.parse.unquote(parts.path))
+
+
+def inside(path: str, roots: list[str]) -> bool:
+    """``path`` (canonical) is one of ``roots`` or lies below one."""
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
 
 def websocket_url(endpoint: str, advertised: str) -> str:

@@ -141,8 +141,10 @@ class OwnedBrowser:
         start_url: str = "about:blank",
         features: tuple[str, ...] = ("WebMCP",),
         allowed_origins: tuple[str, ...] | None = None,
+        readable: tuple[str, ...] = (),
     ) -> OwnedBrowser:
-        """Start a browser; with ``allowed_origins`` its connections (WebSockets included) reach only those."""
+        """Start a browser; with ``allowed_origins`` its connections (WebSockets included) reach only those;
+        ``readable`` folders are given to it read-only (an application's file:// pages)."""
         executable, source = find_chromium()
         if executable is None:
             raise ReaError(
@@ -176,7 +178,7 @@ class OwnedBrowser:
                         allow_loopback=True,
                         accept_none=True,
                         writable_roots=(sockets,) if sockets else (),
-                        readable_roots=(os.path.dirname(os.path.realpath(executable)),),
+                        readable_roots=(os.path.dirname(os.path.realpath(executable)), *readable),
                     ),
                 )
             )

@@ -26,7 +26,6 @@ from rea_plugins.cdp.pagemodel import (
     page_of,
 )
 from rea_plugins.cdp.pagescripts import PageScript, PageSession, in_scope, original, read_source, unavailable
-from rea_plugins.cdp.urls import origin_of
 
 from rea.context import CallContext
 from rea.errors import invalid_request, issue
@@ -232,13 +231,13 @@ def specifiers(source: str) -> list[tuple[ImportKind, str, int]]:
     return out
 
 
-def _resolve(base: str, specifier: str, loaded: set[str], scope: list[str]) -> tuple[str | None, ImportTarget]:
+def _resolve(base: str, specifier: str, loaded: set[str], page: PageSession) -> tuple[str | None, ImportTarget]:
     if not specifier.startswith(("./", "../", "/")) and "://" not in specifier:
         return None, "bare"  # resolved by an import map or a bundler, not by URL
     url = urllib.parse.urljoin(base, specifier)
-    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+    if urllib.parse.urlsplit(url).scheme not in ("http", "https", "file"):
         return url, "unsupported"
-    if origin_of(url) not in scope:
+    if not page.contains(url):
         return url, "outside-origins"
     return url, "loaded" if url in loaded else "not-loaded"
 
@@ -262,7 +261,7 @@ def module_graph(page: PageSession, offset: int, limit: int, ctx: CallContext) -
             continue
         imports = []
         for kind, spec, line in found:
-            resolved, target = _resolve(script.url, spec, loaded, page.scope)
+            resolved, target = _resolve(script.url, spec, loaded, page)
             imports.append(ModuleImport(kind=kind, specifier=spec, line=line, resolved_url=resolved, target=target))
         nodes.append((script, imports))
     importers: dict[str, set[str]] = {}

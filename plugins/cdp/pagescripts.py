@@ -24,9 +24,10 @@ from rea_plugins.cdp.pagemodel import OriginalLocation
 from rea_plugins.cdp.targets import attached, page_target
 from rea_plugins.cdp.urls import origin_of, sanitize
 
-from rea import sourcemap
+from rea import devtools, sourcemap
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea.files import read_regular
 
 MAX_SOURCE_LINE = 240
 IO_CHUNK = 1 << 20
@@ -62,6 +63,15 @@ class PageSession:
     parsed: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     maps: dict[str, sourcemap.Decoded | str] = field(default_factory=dict)
+    # An Electron page's scope: file:// URLs inside these roots (then ``scope``, the origins, is empty).
+    file_roots: list[str] = field(default_factory=list)
+
+    def contains(self, url: str) -> bool:
+        """``url`` is in the request's scope: on an allowed origin, or a file inside allowed_file_roots."""
+        if self.file_roots:
+            path = devtools.file_path(url)
+            return path is not None and devtools.inside(path, self.file_roots)
+        return origin_of(url) in self.scope
 
     def scripts(self) -> list[dict[str, Any]]:
         with self.lock:
@@ -69,10 +79,19 @@ class PageSession:
 
 
 @contextlib.contextmanager
-def page_session(endpoint: str, target_id: str, origins: list[str], ctx: CallContext) -> Iterator[PageSession]:
+def page_session(
+    endpoint: str, target_id: str, origins: list[str], ctx: CallContext, file_roots: list[str] | None = None
+) -> Iterator[PageSession]:
+    """A passive session on a page on allowed origins, or (``file_roots`` given) on a file:// page inside them."""
     info = cdp.browser_version(endpoint, ctx)
     with cdp.opened(endpoint, ctx, info) as conn:
-        target, scope = page_target(conn, target_id, origins, ctx)
+        scope: list[str] = []
+        if file_roots is not None:
+            from rea_plugins.cdp.electron import file_page_target
+
+            target = file_page_target(conn, target_id, file_roots, ctx)
+        else:
+            target, scope = page_target(conn, target_id, origins, ctx)
         holder: dict[str, PageSession] = {}
 
         def on_event(method: str, params: dict[str, Any], session: str | None) -> None:
@@ -84,7 +103,7 @@ def page_session(endpoint: str, target_id: str, origins: list[str], ctx: CallCon
         conn.subscribe(on_event)
         try:
             with attached(conn, target_id, ctx) as session:
-                page = holder["page"] = PageSession(conn, session, target, scope, info)
+                page = holder["page"] = PageSession(conn, session, target, scope, info, file_roots=file_roots or [])
                 conn.call("Debugger.enable", session=session, ctx=ctx)
                 # A `debugger;` statement must never pause the page because rea listens.
                 conn.call("Debugger.setSkipAllPauses", {"skip": True}, session=session, ctx=ctx)
@@ -120,7 +139,7 @@ def in_scope(page: PageSession) -> tuple[list[PageScript], int, int]:
         url = str(params.get("url", ""))
         if not url:
             anonymous += 1
-        elif origin_of(url) not in page.scope:
+        elif not page.contains(url):
             outside += 1
         else:
             kept.append(script_of(params))
@@ -183,8 +202,14 @@ def source_map(page: PageSession, script: PageScript, ctx: CallContext) -> tuple
                 data = sourcemap.decode_data_url(url)
                 if data is None:
                     raise sourcemap.SourceMapError("the inline source map is not a valid data: URL")
-            elif origin_of(url) not in page.scope:
-                raise sourcemap.SourceMapError(f"the source map is on {origin_of(url)}, outside allowed_origins")
+            elif not page.contains(url):
+                raise sourcemap.SourceMapError("the source map is outside allowed_origins (or allowed_file_roots)")
+            elif (local := devtools.file_path(url)) is not None:
+                # An Electron page's map is a file inside allowed_file_roots: read where it lies.
+                try:
+                    data = read_regular(local, sourcemap.MAX_MAP_BYTES, what="source map")
+                except OSError as exc:
+                    raise sourcemap.SourceMapError(f"the source map cannot be read: {exc.strerror}") from None
             else:
                 data = _fetch(page, script, url, ctx)
             page.maps[url] = sourcemap.decode(data)
@@ -192,6 +217,10 @@ def source_map(page: PageSession, script: PageScript, ctx: CallContext) -> tuple
             page.maps[url] = str(exc)
         except cdp.CommandFailed as exc:
             page.maps[url] = f"the browser refused to load the source map: {exc.details['cdp_message']}"
+        except ReaError as exc:
+            if exc.code not in ("resource_constraint", "invalid_request"):
+                raise
+            page.maps[url] = exc.message
     decoded = page.maps[url]
     return (decoded, shown) if isinstance(decoded, sourcemap.Decoded) else (None, decoded)
 

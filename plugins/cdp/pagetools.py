@@ -28,6 +28,12 @@ def pagetime_types() -> tuple[type[msgspec.Struct], type[msgspec.Struct]]:
     return SessionTimeline, ExecutionObservation
 
 
+def electron_types() -> tuple[type[msgspec.Struct], type[msgspec.Struct]]:
+    from rea_plugins.cdp.electron import ElectronPage, ElectronTargetList
+
+    return ElectronTargetList, ElectronPage
+
+
 def _int(default: int, maximum: int, description: str, minimum: int = 0) -> dict[str, Any]:
     return {"type": "integer", "minimum": minimum, "maximum": maximum, "default": default, "description": description}
 
@@ -97,6 +103,38 @@ SESSION_SCHEMA = _page_schema(
     ("allowed_origins",),
 )
 EXECUTION_SCHEMA = _page_schema({"observation_ms": _WINDOW, "offset": _OFFSET, "limit": _limit(50)})
+_FILE_ROOTS = {
+    "type": "array",
+    "minItems": 1,
+    "maxItems": 32,
+    "items": {"type": "string", "minLength": 1, "maxLength": 4096},
+    "description": "Directories whose file:// pages and scripts are in scope (the app's resources).",
+}
+LIST_ELECTRON_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "cdp_endpoint": schemas.CDP_ENDPOINT,
+        "allowed_file_roots": _FILE_ROOTS,
+        "offset": _OFFSET,
+        "limit": _limit(100),
+    },
+    "required": ["cdp_endpoint", "allowed_file_roots"],
+    "additionalProperties": False,
+}
+INSPECT_ELECTRON_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "cdp_endpoint": schemas.CDP_ENDPOINT,
+        "target_id": {**schemas.TARGET_ID, "description": "A page target_id from list_electron_targets."},
+        "allowed_file_roots": _FILE_ROOTS,
+        "observation_ms": _int(500, 60_000, "How long to listen after attaching (ms)."),
+        "max_events": _int(200, 100_000, "At most this many console messages kept.", minimum=1),
+        "offset": _OFFSET,
+        "limit": _limit(50),
+    },
+    "required": ["cdp_endpoint", "target_id", "allowed_file_roots"],
+    "additionalProperties": False,
+}
 CAPTURE_SCHEMA = {
     "type": "object",
     "properties": {
@@ -217,6 +255,40 @@ def _execution(call: ToolCall) -> Evidence:
             page, a.get("observation_ms", 5000), a.get("offset", 0), a.get("limit", 50), call.ctx
         )
     return _evidence(call, "observe_web_execution", params, result, result.limitations)
+
+
+def _list_electron(call: ToolCall) -> Evidence:
+    from rea_plugins.cdp import electron
+
+    from rea.devtools import file_roots
+
+    a = call.args
+    endpoint, roots = parse_endpoint(a["cdp_endpoint"]), file_roots(a["allowed_file_roots"])
+    offset, limit = a.get("offset", 0), a.get("limit", 100)
+    result = electron.list_targets(endpoint, roots, offset, limit, call.ctx)
+    params = {"cdp_endpoint": endpoint, "allowed_file_roots": roots, "offset": offset, "limit": limit}
+    return _evidence(call, "list_electron_targets", params, result, [])
+
+
+def _inspect_electron(call: ToolCall) -> Evidence:
+    from rea_plugins.cdp import electron
+    from rea_plugins.cdp.pagescripts import page_session
+
+    from rea.devtools import file_roots
+
+    a = call.args
+    endpoint, roots = parse_endpoint(a["cdp_endpoint"]), file_roots(a["allowed_file_roots"])
+    params = {**a, "cdp_endpoint": endpoint, "allowed_file_roots": roots}
+    with page_session(endpoint, a["target_id"], [], call.ctx, file_roots=roots) as page:
+        result = electron.inspect_page(
+            page,
+            a.get("observation_ms", 500),
+            a.get("max_events", 200),
+            a.get("offset", 0),
+            a.get("limit", 50),
+            call.ctx,
+        )
+    return _evidence(call, "inspect_electron_page", params, result, result.limitations)
 
 
 def _capture(call: ToolCall) -> Evidence:
@@ -343,7 +415,40 @@ OBSERVE_WEB_EXECUTION = ToolDef(
     examples=({**EXAMPLE, "observation_ms": 10000},),
 )
 
+LIST_ELECTRON_TARGETS = ToolDef(
+    name="list_electron_targets",
+    result_type=electron_types()[0],
+    family=FAMILY,
+    description=(
+        "List the renderer pages of an Electron app's loopback DevTools endpoint (--remote-debugging-port) whose "
+        "file:// URLs lie inside allowed_file_roots; other targets are counted. Its main process is a V8 inspector "
+        "target: list_javascript_runtime_targets."
+    ),
+    input_schema=LIST_ELECTRON_SCHEMA,
+    handler=_list_electron,
+    effects=_OBSERVE,
+    examples=({"cdp_endpoint": schemas.ENDPOINT_EXAMPLE, "allowed_file_roots": ["/opt/App/resources/app"]},),
+    cli_subject="cdp_endpoint",
+)
+
+INSPECT_ELECTRON_PAGE = ToolDef(
+    name="inspect_electron_page",
+    result_type=electron_types()[1],
+    family=FAMILY,
+    description=(
+        "Passively inspect one Electron renderer (a file:// page inside allowed_file_roots): its scripts with "
+        "SHA-256 and source-map URL, execution contexts (the page's world and isolated preload worlds), console and "
+        "DOM digest. Evaluates, navigates and clicks nothing."
+    ),
+    input_schema=INSPECT_ELECTRON_SCHEMA,
+    handler=_inspect_electron,
+    effects=_OBSERVE,
+    examples=({**EXAMPLE, "allowed_file_roots": ["/opt/App/resources/app"]},),
+)
+
 TOOLS = (
+    LIST_ELECTRON_TARGETS,
+    INSPECT_ELECTRON_PAGE,
     OBSERVE_WEB_SESSION,
     OBSERVE_WEB_EXECUTION,
     INSPECT_WEB_EVENT_LISTENERS,

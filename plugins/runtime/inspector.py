@@ -11,7 +11,6 @@ already parsed) and listens. Passive: no breakpoint is set, nothing is evaluated
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 import urllib.parse
 from dataclasses import dataclass, field
@@ -63,36 +62,9 @@ def parse_endpoint(value: str) -> str:
     return devtools.loopback_endpoint(value, "inspector_endpoint", "inspector endpoint")
 
 
-def file_roots(values: list[str] | None) -> list[str]:
-    """Canonical directories (symbolic links resolved); one that is not an existing directory is refused."""
-    out: set[str] = set()
-    problems = []
-    for i, value in enumerate(values or []):
-        real = os.path.realpath(value)
-        if not os.path.isabs(value) or not os.path.isdir(real):
-            problems.append(
-                issue(f"allowed_file_roots/{i}", "invalid_value", "expected an existing absolute directory")
-            )
-        else:
-            out.add(real)
-    if problems:
-        raise invalid_request("allowed_file_roots must name existing absolute directories", problems)
-    return sorted(out)
-
-
-def file_path(url: str) -> str | None:
-    """The local path of a ``file://`` URL, canonical; None for any other URL."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return None
-    if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
-        return None
-    return os.path.realpath(urllib.parse.unquote(parts.path))
-
-
-def _inside(path: str, roots: list[str]) -> bool:
-    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+file_roots = devtools.file_roots
+file_path = devtools.file_path
+_inside = devtools.inside
 
 
 def _origin(url: str) -> str | None:
