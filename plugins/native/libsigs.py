@@ -39,6 +39,8 @@ MIN_FUNCTION_BYTES = 6
 SURE_BYTES = 16
 # How many procedures either side of an ambiguous one are looked at for a neighbour from the same object.
 NEIGHBOURS = 8
+# The procedures at each end of a binary matched first: none of them a library function, the rest are not tried.
+SAMPLE = 128
 
 
 class Library(NamedTuple):
@@ -630,16 +632,32 @@ def name_procedures(program: Any, ctx: Any = None) -> dict[int, Match]:
 
     # Twice: what the first round names tells the second which of several identical functions a procedure is, and
     # confirms a short one by its calls and its place.
+    def try_(n: int) -> None:
+        p = procs[n]
+        code = code_of(p)
+        hit = m.match(code, judge_for(n, p, code)) if code else None
+        if hit is not None:
+            out[p.address] = hit
+
+    # A binary without the runtime (an MSVC PE, a Go program) is given up on after a sample: the link puts the
+    # runtime's objects first and last (crt2.o, libmingwex), around the entry point, or everywhere (glibc).
+    entry = next((n for n, p in enumerate(procs) if p.address >= (model.entry or 0)), 0)
+    sample = sorted({*range(min(SAMPLE, len(procs))), *range(max(0, len(procs) - SAMPLE), len(procs))})
+    sample = sorted({*sample, *range(max(0, entry - 8), min(len(procs), entry + 8))})
+    for n in sample:
+        try_(n)
+    if not out:
+        return {}
+    tried = set(sample)
     for round_ in range(2):
         for n, p in enumerate(procs):
             if n % 1024 == 0:
                 check()
+            if round_ == 0 and n in tried:
+                continue
             if round_ and (p.address not in out or out[p.address].confidence == "high"):
                 continue
-            code = code_of(p)
-            hit = m.match(code, judge_for(n, p, code)) if code else None
-            if hit is not None:
-                out[p.address] = hit
+            try_(n)
     by_name = program.an.by_name
     for addr, hit in out.items():
         p = by_addr[addr]

@@ -178,6 +178,17 @@ def _library_signatures() -> Feature:
     return Feature(name="library-signatures", status="available", reason="; ".join(found))
 
 
+def _signature_profile(target: Target) -> list[str] | None:
+    """The static libraries a target's library names would come from (label, SHA-256 prefix), and the patterns'
+    format: another glibc names other functions, so its results are other Evidence."""
+    from rea_plugins.native.libsigs import KIND, library_sha256, locate
+
+    libraries, _ = locate(target.format, target.architecture or "x86_64")
+    if not libraries:
+        return None
+    return [KIND, *(f"{lib.label}@{library_sha256(path)[:16]}" for lib, path in libraries)]
+
+
 class NativeProvider(AnalysisProvider):
     """Always available: its engines are rea's own dependencies."""
 
@@ -249,6 +260,7 @@ class NativeProvider(AnalysisProvider):
             },
             "universal_slice_preference": host_arch() or "first",
             "jump_tables": "x86 and AArch64 gcc/clang patterns",
+            "library_signatures": _signature_profile(target),
             "decompiler": {"engine": "flatline", "flatline": e.flatline, "ghidra_sleigh": e.ghidra_sleigh}
             if (e := engine()).available
             else None,

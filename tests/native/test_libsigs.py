@@ -90,6 +90,24 @@ def test_signatures_are_built_once_with_progress_and_kept(static_glibc: lf.Built
     assert len(flirt.parse_pat(made.pat)) == len(made.origins)
 
 
+def test_the_first_use_reports_the_build_with_its_total(
+    static_glibc: lf.Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rea_plugins.native import libsigs
+
+    monkeypatch.setenv("REA_CACHE_DIR", str(tmp_path / "fresh-cache"))  # nothing kept yet: built here
+    only_libc = {key: tuple(lib for lib in v if lib.label == "libc.a") for key, v in libsigs.LIBRARIES.items()}
+    monkeypatch.setattr(libsigs, "LIBRARIES", only_libc)
+    ctx = Recorder()
+    _procs, library, program = lf.analyse(static_glibc.stripped, ctx)
+    program.close()
+    building = [(done, total) for message, done, total in ctx.seen if message.startswith("library signatures: libc.a")]
+    assert building and building[-1][0] == building[-1][1] and building[-1][1] > 1000  # libc.a has ~2000 objects
+    assert all(total == building[-1][1] for _, total in building)
+    assert any("unnamed procedures named" in message for message, _, _ in ctx.seen)
+    assert len(library) > 500 and {m.library for m in library.values()} == {"libc.a"}
+
+
 def test_a_missing_library_is_a_limitation_naming_its_package(
     static_glibc: lf.Built, cache_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -142,3 +160,20 @@ def test_listings_and_the_decompilers_c_show_library_names(opened: Session, stat
     if engine().available:
         text = result_of(opened, "procedure_pseudo_code", {"procedure": "main"})["text"]
         assert "qsort(" in text and "strdup(" in text
+
+
+def test_a_static_program_without_the_runtime_is_given_up_on(tmp_path: Path, cache_env: Path) -> None:
+    import subprocess
+
+    gcc = toolchains.require("gcc-static")
+    src = tmp_path / "bare.c"
+    src.write_text(
+        "static int twice(int x) { return x * 2 + 1; }\n"
+        "int spin(int n) { int s = 0; for (int i = 0; i < n; i++) s += twice(i) ^ i; return s; }\n"
+        "void _start(void) { volatile int r = spin(1000); for (;;) { r++; } }\n"
+    )
+    out = tmp_path / "bare"
+    subprocess.run([gcc, "-O1", "-static", "-nostdlib", "-s", "-o", str(out), str(src)], check=True, timeout=120)
+    procs, library, program = lf.analyse(out)
+    program.close()
+    assert procs and library == {} and not any(p.name_source == "signature" for p in procs)
