@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import msgspec
@@ -12,6 +10,7 @@ from rea import evidence as ev_mod
 from rea.config import Settings
 from rea.errors import ReaError
 from rea.evidence import Evidence
+from rea.sizes import measured_sizes
 
 # Keys and punctuation of a CallToolResult around its payloads ({"content":[{"type":"text","text":...}],
 # "structuredContent":...,"isError":false}); measured generously so the estimate is never below the frame.
@@ -57,35 +56,13 @@ def encode_result(result: Evidence | dict[str, Any]) -> bytes:
     return msgspec.json.encode(result)
 
 
-# The last records hashed: (canonical length, count of quotes and backslashes). The count is None below 1 MiB
-# and where msgspec's encoding is not the canonical one: only an exact count serves the budget check.
-_SIZES: OrderedDict[str, tuple[int, int | None]] = OrderedDict()
-_SIZES_MAX = 256
-_SIZES_LOCK = threading.Lock()
 # What the complete record adds beside its identity projection (display name, local path, ids, keys).
 _RECORD_SLACK = 8192
 
 
-def remember_size(evidence_id: str, length: int, escapes: int | None) -> None:
-    """Note a record's canonical length (and, for a large one, its escape count) from hashing it."""
-    with _SIZES_LOCK:
-        _SIZES[evidence_id] = (length, escapes)
-        _SIZES.move_to_end(evidence_id)
-        while len(_SIZES) > _SIZES_MAX:
-            _SIZES.popitem(last=False)
-
-
-def measured_length(evidence_id: str) -> int | None:
-    """The canonical length of a record hashed lately, when remembered."""
-    with _SIZES_LOCK:
-        known = _SIZES.get(evidence_id)
-    return None if known is None else known[0]
-
-
 def known_oversize(evidence: Evidence, budget: int) -> int | None:
     """The size a result would need, when it is known (without encoding it) to exceed ``budget``."""
-    with _SIZES_LOCK:
-        known = _SIZES.get(evidence.evidence_id)
+    known = measured_sizes(evidence.evidence_id)
     if known is None:
         return None
     length, escapes = known

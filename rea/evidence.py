@@ -9,6 +9,7 @@ import msgspec
 
 from rea.canonical import CanonicalError, canonical_digest
 from rea.errors import ReaError
+from rea.sizes import remember_size
 
 EVIDENCE_ID = re.compile(r"^ev_[0-9a-f]{64}$")
 PREDICATE_TYPE = "rea.analysis"
@@ -256,8 +257,6 @@ def compute_evidence_id(ev: Evidence) -> str:
         evidence_id = "ev_" + canonical_digest(semantic_projection(ev), stats, measured)
         # The hash has just measured the record: keep that, so a result too large for the transport is
         # refused without encoding it again, and the ledger knows what it holds.
-        from rea.budget import remember_size
-
         if stats:
             remember_size(evidence_id, *stats)
         elif measured:

@@ -19,12 +19,12 @@ from typing import Any
 import msgspec
 
 from rea import evidence as ev_mod
-from rea.budget import measured_length
 from rea.canonical import CanonicalError, canonical_digest
 from rea.config import integer_setting
 from rea.errors import ReaError
 from rea.evidence import Evidence
 from rea.process import leftovers
+from rea.sizes import measured_length
 
 LEDGER_MEMORY_MB = integer_setting(
     "REA_LEDGER_MEMORY_MB",
