@@ -9,67 +9,55 @@ from __future__ import annotations
 import bisect
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from rea.errors import ReaError, invalid_request, issue
-from rea.operations import CORE_OPERATIONS
+from rea.errors import ReaError
+from rea.operations import CORE_OPERATIONS, callgraph
+from rea.operations.paging import (
+    DEFAULT_LIMIT as DEFAULT_LIMIT,
+)
+from rea.operations.paging import (
+    MAX_LIMIT as MAX_LIMIT,
+)
+from rea.operations.paging import (
+    WHOLE_PROGRAM_LIMIT as WHOLE_PROGRAM_LIMIT,
+)
+from rea.operations.paging import (
+    WHOLE_PROGRAM_MAX_LIMIT as WHOLE_PROGRAM_MAX_LIMIT,
+)
+from rea.operations.paging import (
+    T as T,
+)
+from rea.operations.paging import (
+    bad as bad,
+)
+from rea.operations.paging import (
+    hexa as hexa,
+)
+from rea.operations.paging import (
+    int_param as int_param,
+)
+from rea.operations.paging import (
+    page as page,
+)
+from rea.operations.paging import (
+    page_fields as page_fields,
+)
+from rea.operations.paging import (
+    paging as paging,
+)
+from rea.operations.paging import (
+    whole_program_paging as whole_program_paging,
+)
 from rea.operations.records import Detail, Inventory, Procedure, Reference, Source
 from rea.search import matcher
 
-T = TypeVar("T")
 Answer = tuple[Any, Any]
 
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 1000
-WHOLE_PROGRAM_LIMIT = 500
-WHOLE_PROGRAM_MAX_LIMIT = 5000
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
 # Procedure bodies are searched backwards from an address at most this many ranges (nested bodies are rare).
 _LOOKBACK = 64
-
-
-def bad(path: str, message: str, reason: str = "invalid_value") -> ReaError:
-    return invalid_request(message, [issue(path, reason, message)])  # type: ignore[arg-type]
-
-
-def hexa(value: int | None) -> str | None:
-    return None if value is None else hex(value)
-
-
-def int_param(params: dict[str, Any], name: str, default: int, lo: int, hi: int | None = None) -> int:
-    value = params.get(name, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise bad(name, f"{name} must be an integer", "invalid_type")
-    if value < lo or (hi is not None and value > hi):
-        bound = f"from {lo} to {hi}" if hi is not None else f"at least {lo}"
-        raise bad(name, f"{name} must be {bound}", "out_of_range")
-    return value
-
-
-def paging(params: dict[str, Any], default: int = DEFAULT_LIMIT, maximum: int = MAX_LIMIT) -> tuple[int, int]:
-    """A request's ``offset`` and ``limit``, checked (validate before costly work, then page with ``page``)."""
-    return int_param(params, "offset", 0, 0), int_param(params, "limit", default, 1, maximum)
-
-
-def whole_program_paging(params: Mapping[str, Any]) -> tuple[int, int]:
-    """``paging`` for the whole-program answers (every call edge, every procedure's fingerprint): larger pages."""
-    return paging(dict(params), WHOLE_PROGRAM_LIMIT, WHOLE_PROGRAM_MAX_LIMIT)
-
-
-def page_fields(offset: int, limit: int, shown: int, total: int) -> dict[str, Any]:
-    """The paging fields of a page of ``shown`` items from ``offset``, of ``total``."""
-    end = offset + shown
-    return {"offset": offset, "limit": limit, "total": total, "next_offset": end if end < total else None}
-
-
-def page(key: str, items: Sequence[T], params: dict[str, Any], render: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
-    """One page of ``items`` (already in stable order) as the contract's page object."""
-    offset, limit = paging(params)
-    window = items[offset : offset + limit]
-    return {key: [render(x) for x in window], **page_fields(offset, limit, len(window), len(items))}
 
 
 def parse_address(value: Any, path: str = "address") -> int:
@@ -468,8 +456,6 @@ class Answers:
         return {"procedure": self.proc_ref(p), "callees": callees}, None
 
     def program_call_graph(self, params: dict[str, Any]) -> Answer:
-        from rea.operations import callgraph  # it pages with this module's parameter checks
-
         callgraph.check(params)
         edges = []
         for p in self.procs:

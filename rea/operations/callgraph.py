@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from rea.operations.answers import page_fields, whole_program_paging
+from rea.operations.paging import page_fields, whole_program_paging
 
 
 class Edge(NamedTuple):
