@@ -139,6 +139,11 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "The ``REA_<ENGINE>_MEMORY_LIMIT_MB`` setting of one worker (256 MiB to 1 TiB).",
     ),
     # Errors
+    "unknown_tool": (
+        "rea.catalog.refusals",
+        "unknown_tool",
+        "The refusal of a call naming no tool, with where the caller finds the names.",
+    ),
     "CODES": ("rea.errors", "CODES", "The closed set of canonical error codes, each with its one-line meaning."),
     "ReaError": (
         "rea.errors",
@@ -1072,6 +1077,7 @@ __all__ = [
     "text_page",
     "typelib",
     "types_key",
+    "unknown_tool",
     "unsandboxed",
     "unwind",
     "verify_unchanged",
@@ -1111,6 +1117,7 @@ if TYPE_CHECKING:
     from rea.catalog.invoke import invoke as invoke
     from rea.catalog.prompt import PromptArgument as PromptArgument
     from rea.catalog.prompt import PromptDef as PromptDef
+    from rea.catalog.refusals import unknown_tool as unknown_tool
     from rea.catalog.resource import ResourceDef as ResourceDef
     from rea.catalog.resource import ResourceSpec as ResourceSpec
     from rea.catalog.resource import ResourceTemplateDef as ResourceTemplateDef

@@ -20,6 +20,7 @@ from rea.canonical import CanonicalError, canonical_json
 from rea.catalog.invoke import invoke
 from rea.catalog.tool import ToolCall
 from rea.errors import CODES, ReaError, cancelled
+from rea.plugin import unknown_tool
 from rea.process import OwnedProcess, SandboxPolicy, frames, python_worker_spec, status_details
 from rea.process.channel import OUT_OF_MEMORY, memory_exhausted
 from rea.process.owned import now_iso
@@ -320,12 +321,7 @@ class ScriptRunner:
         registry = self.call.session.registry
         facts = registry.tool_info().get(name)
         if facts is None:
-            raise ReaError(
-                "invalid_request",
-                f"unknown tool {name!r}",
-                remediation="rea.tools lists the tools a script may call.",
-                details={"issues": [{"path": "tool", "reason": "invalid_value", "message": f"no tool {name!r}"}]},
-            )
+            raise unknown_tool(name, "rea.tools lists the tools a script may call.", path="tool")
         if name == TOOL_NAME:
             raise ReaError(
                 "access_denied",

@@ -17,6 +17,7 @@ import msgspec
 
 from rea.catalog.document import advertised_description, advertised_input_schema
 from rea.catalog.invoke import invoke
+from rea.catalog.refusals import not_advertised, unknown_tool
 from rea.catalog.schemas import struct_output_schema
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.errors import ReaError
@@ -208,16 +209,9 @@ def _call_tool_by_name(call: ToolCall) -> Any:
         )
     tool = session.registry.tools.get(name)
     if tool is None:
-        raise ReaError(
-            "invalid_request",
-            f"unknown tool {name!r}",
-            remediation="Call search_tools with a few words about the task to find a tool's name.",
-            details={"issues": [{"path": "name", "reason": "invalid_value", "message": f"no tool named {name!r}"}]},
-        )
+        raise unknown_tool(name, "Call search_tools with a few words about the task to find a tool's name.")
     toolsets = session.connection.get("settings", {}).get("toolsets")
     if toolsets is not None and tool.toolset_id not in toolsets["enabled"] and not toolsets["on_demand"]:
-        from rea.catalog.session_tools import not_advertised
-
         raise not_advertised(tool.toolset_id, toolsets["enabled"], tool=tool.name)
     # The connection's tools/list stays as it is: the client chose this path because it does not follow changes.
     result = invoke(session, tool, call.args.get("arguments", {}), call.ctx)

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from rea import hookimpl
+from rea.catalog.dispatch import CALL_TOOL_BY_NAME_DEF, SEARCH_TOOLS_DEF
+from rea.catalog.refusals import not_advertised
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.config import SettingSpec
 from rea.errors import ReaError, invalid_request, issue
@@ -139,21 +141,6 @@ def _close_binary(call: ToolCall) -> dict[str, Any]:
     return {"closed": had_target, "cleared_evidence_count": cleared, "cleanup": "complete"}
 
 
-def not_advertised(toolset: str, enabled: list[str], path: str = "name", tool: str | None = None) -> ReaError:
-    """A toolset the operator left out (an explicit REA_MCP_TOOLSETS list names the others)."""
-    what = f"{tool} is in the {toolset} toolset, which" if tool else f"the {toolset} toolset is one"
-    return ReaError(
-        "invalid_request",
-        f"{what} this server does not advertise",
-        remediation=f"Restart the server with {toolset} in REA_MCP_TOOLSETS (or rea serve --toolsets).",
-        details={
-            "issues": [issue(path, "invalid_value", f"toolset {toolset} is not advertised")],
-            "toolset": toolset,
-            "advertised_toolsets": list(enabled),
-        },
-    )
-
-
 def _enable_toolsets(call: ToolCall) -> dict[str, Any]:
     session = call.session
     available = list(session.registry.toolsets())
@@ -279,8 +266,6 @@ def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
     register(OPEN_BINARY)
     register(CLOSE_BINARY)
     register(ENABLE_TOOLSETS)
-    from rea.catalog.dispatch import CALL_TOOL_BY_NAME_DEF, SEARCH_TOOLS_DEF
-
     register(SEARCH_TOOLS_DEF)
     register(CALL_TOOL_BY_NAME_DEF)
 

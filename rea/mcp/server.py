@@ -29,9 +29,9 @@ from rea.budget import encode_result, error_size, known_oversize, success_size, 
 from rea.catalog.document import advertised_description, advertised_input_schema, output_schema, with_target
 from rea.catalog.invoke import ToolResult, invoke
 from rea.catalog.manifest import ToolSpec
+from rea.catalog.refusals import not_advertised, unknown_tool
 from rea.catalog.resource import ResourceDef, ResourceTemplateDef
 from rea.catalog.schemas import advertised_or_none, shallow_output
-from rea.catalog.session_tools import not_advertised
 from rea.config import Settings
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
@@ -376,17 +376,7 @@ class ReaServer:
             return self._error(session, err)
         if tool is None:
             return self._error(
-                session,
-                ReaError(
-                    "invalid_request",
-                    f"unknown tool {params.name!r}",
-                    remediation="Call tools/list or binary_session for the tool names.",
-                    details={
-                        "issues": [
-                            {"path": "name", "reason": "invalid_value", "message": f"no tool named {params.name!r}"}
-                        ]
-                    },
-                ),
+                session, unknown_tool(params.name, "Call tools/list or binary_session for the tool names.")
             )
         shown = self._view(session)
         toolsets = session.connection["settings"]["toolsets"]
