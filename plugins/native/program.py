@@ -304,8 +304,14 @@ class Program:
         if self.library is None:  # after every other name: a signature names only what is still sub_*
             from rea_plugins.native import libsigs
 
-            self.library = {}
-            self.library = libsigs.name_procedures(self, ctx)
+            self.library = {}  # while they are matched: a name lookup from inside reads the names as they are
+            try:
+                self.library = libsigs.name_procedures(self, ctx)
+            except ReaError:
+                self.library = None  # cancelled (or out of time) before anything was renamed: the next call retries
+                raise
+            except Exception as exc:  # a library rea could not read never fails another tool
+                self.limitations.append(f"library functions are not named: {type(exc).__name__}: {exc}"[:300])
         return self.an.procs
 
     def procedure(self, address: int) -> Proc | None:

@@ -177,3 +177,20 @@ def test_a_static_program_without_the_runtime_is_given_up_on(tmp_path: Path, cac
     procs, library, program = lf.analyse(out)
     program.close()
     assert procs and library == {} and not any(p.name_source == "signature" for p in procs)
+
+
+def test_a_library_that_cannot_be_read_is_a_limitation_not_an_error(
+    static_glibc: lf.Built, cache_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rea_plugins.native import libsigs
+
+    def unreadable(*args: Any, **kwargs: Any) -> Any:
+        raise ValueError("The .pat file is corrupt (or unsupported)")
+
+    monkeypatch.setattr(libsigs, "matcher", unreadable)
+    procs, library, program = lf.analyse(static_glibc.stripped)
+    try:
+        assert procs and library == {}
+        assert any("library functions are not named: ValueError" in note for note in program.limitations)
+    finally:
+        program.close()
