@@ -1,4 +1,4 @@
-"""Every hook a rea plugin may implement. Plugins write ``from rea import hookimpl``."""
+"""Every hook a rea plugin may implement. Plugins write ``from rea.plugin import hookimpl``."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pluggy
+
+# The version of the plugin API (rea.plugin re-exports it as API_VERSION): a plugin may require a later one.
+PLUGIN_API_VERSION = 1
 
 if TYPE_CHECKING:
     from rea.catalog.projection import Projection

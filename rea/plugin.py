@@ -18,7 +18,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-API_VERSION = 1
+from rea.hookspecs import PLUGIN_API_VERSION
+
+API_VERSION = PLUGIN_API_VERSION
 """The version of this API: raised when a name is added (a plugin may then require it), and a name is only
 removed or changed incompatibly at a major release of rea."""
 

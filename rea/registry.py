@@ -531,17 +531,14 @@ def load(
 
 def _check_api(plugin: object) -> None:
     """Refuse a plugin built for a later plugin API than this rea offers (its ``REQUIRES_API`` attribute)."""
-    from rea.plugin import API_VERSION
-
     required = getattr(plugin, "REQUIRES_API", None)
     if required is None:
         return
     if not isinstance(required, int) or isinstance(required, bool) or required < 1:
         raise ValueError(f"REQUIRES_API must be a positive integer, not {required!r}")
-    if required > API_VERSION:
-        raise ValueError(
-            f"built for rea plugin API {required}; this rea offers API {API_VERSION}: upgrade rea-reverse"
-        )
+    offered = hookspecs.PLUGIN_API_VERSION
+    if required > offered:
+        raise ValueError(f"built for rea plugin API {required}; this rea offers API {offered}: upgrade rea-reverse")
 
 
 EntryPointRow = tuple[str, str, str | None, str | None]
