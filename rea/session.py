@@ -289,6 +289,14 @@ class Session:
                     if drained:
                         slot.exec_lock.release()
             if target is None:
+                # Plugin state that owns processes (debug sessions) ends with the session, before it is dropped.
+                for value in list(self.state.values()):
+                    closer = getattr(value, "close_with_session", None)
+                    if callable(closer):
+                        try:
+                            remaining += list(closer())
+                        except Exception:
+                            remaining.append("plugin-state")
                 self.ledger.clear()
                 self.state.clear()
                 self.lineage.clear()

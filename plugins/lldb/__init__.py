@@ -1,4 +1,5 @@
-"""The lldb plugin: a dynamic provider that observes native calls under LLDB, and ``observe_native_calls``.
+"""The lldb plugin: a dynamic provider that observes native calls under LLDB (``observe_native_calls``), and debug
+sessions that keep a program stopped between calls (the ``debug_*`` tools, toolset ``debug``).
 
 LLDB (the ``lldb-for-pwndbg`` wheel, extra ``rea-reverse[lldb]``) is imported only in the worker process.
 """
@@ -25,9 +26,12 @@ def rea_register_analysis_providers(register: Callable[[AnalysisProvider], None]
 
 @hookimpl
 def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
+    from rea_plugins.lldb.debug import TOOLS
     from rea_plugins.lldb.tool import OBSERVE_NATIVE_CALLS
 
     register(OBSERVE_NATIVE_CALLS)
+    for tool in TOOLS:
+        register(tool)
 
 
 @hookimpl

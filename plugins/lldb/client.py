@@ -16,7 +16,7 @@ from rea_plugins.lldb.shapes import NativeCallObservation
 from rea.config import memory_limit_setting
 from rea.context import CallContext
 from rea.errors import ReaError, cancelled
-from rea.process import SandboxPolicy, WorkerChannel, python_worker_spec
+from rea.process import ProcessSpec, SandboxPolicy, WorkerChannel, python_worker_spec
 from rea.process.sandbox import Isolation
 from rea.providers import AnalysisClient, CloseOutcome, OperationResult
 from rea.target import Target
@@ -33,6 +33,30 @@ def sandbox_policy(mode: str, writable: tuple[str, ...], readable: tuple[str, ..
     if mode == "none":
         return None
     return SandboxPolicy(writable_roots=writable, readable_roots=readable, accept_none=mode == "preferred")
+
+
+def worker_spec(params: dict[str, Any], module: str, resource: str) -> ProcessSpec:
+    """An LLDB worker (``module``) sandboxed as ``params["sandbox"]`` asks: the program's folder readable, its
+    working directory and filesystem_roots writable. The debuggee is the worker's descendant, in its sandbox."""
+    server = debugserver_path()
+    if server is None:
+        raise ReaError(
+            "provider_unavailable",
+            "lldb-server was not found",
+            remediation="pip install 'rea-reverse[lldb]', or set LLDB_DEBUGSERVER_PATH.",
+            details={"provider_id": "lldb", "reason": "executable_missing"},
+        )
+    spec = python_worker_spec(
+        module,
+        resource=resource,
+        owner="lldb",
+        env={"LLDB_DEBUGSERVER_PATH": server},
+        address_space_bytes=MEMORY_LIMIT.read() << 20,
+        memory_setting=MEMORY_LIMIT.name,
+    )
+    writable = (*params.get("filesystem_roots", ()), params["working_directory"])
+    readable = (os.path.dirname(params["executable"]),)
+    return msgspec.structs.replace(spec, sandbox=sandbox_policy(params.get("sandbox", "required"), writable, readable))
 
 
 class Observation:
@@ -113,27 +137,7 @@ class LldbClient(AnalysisClient):
         return self.observe(params, ctx)
 
     def _spec(self, params: dict[str, Any]) -> Any:
-        server = debugserver_path()
-        if server is None:
-            raise ReaError(
-                "provider_unavailable",
-                "lldb-server was not found",
-                remediation="pip install 'rea-reverse[lldb]', or set LLDB_DEBUGSERVER_PATH.",
-                details={"provider_id": "lldb", "reason": "executable_missing"},
-            )
-        spec = python_worker_spec(
-            "rea_plugins.lldb.worker",
-            resource=RESOURCE,
-            owner="lldb",
-            env={"LLDB_DEBUGSERVER_PATH": server},
-            address_space_bytes=MEMORY_LIMIT.read() << 20,
-            memory_setting=MEMORY_LIMIT.name,
-        )
-        writable = (*params.get("filesystem_roots", ()), params["working_directory"])
-        readable = (os.path.dirname(params["executable"]),)
-        return msgspec.structs.replace(
-            spec, sandbox=sandbox_policy(params.get("sandbox", "required"), writable, readable)
-        )
+        return worker_spec(params, "rea_plugins.lldb.worker", RESOURCE)
 
     def observe(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
         observation = Observation(params)

@@ -1,0 +1,126 @@
+"""The result of every ``debug_*`` tool: the session, where its program is, and what the call asked for."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from rea.process.sandbox import Isolation
+from rea.typelib import TypedValue
+
+
+class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
+    pass
+
+
+class Place(_S, kw_only=True):
+    """A code location: loaded ``pc``, static ``address`` (the file address in ``module``), the procedure."""
+
+    pc: str
+    address: str | None = None
+    module: str | None = None
+    main_module: bool | None = None
+    function: str | None = None
+    function_start: str | None = None
+    # The procedure as the notebook names it (a user name first), with the offset into it.
+    procedure: str | None = None
+    source: str | None = None
+
+
+class Exit(_S, kw_only=True):
+    exit_code: int
+    description: str | None = None
+
+
+class Stop(Place, kw_only=True):
+    """The program's state after the call: stopped (with why and where), still running, or exited."""
+
+    state: Literal["stopped", "running", "exited"]
+    pc: str = ""
+    reason: str | None = None
+    breakpoint: int | None = None
+    watchpoint: int | None = None
+    signal: str | None = None
+    description: str | None = None
+    thread: int | None = None
+    exit: Exit | None = None
+
+
+class Breakpoint(_S, kw_only=True):
+    id: int
+    kind: str
+    spec: dict[str, Any]
+    hit_count: int
+    ignore_count: int
+    enabled: bool
+    one_shot: bool
+    condition: str | None = None
+    locations: list[dict[str, str]]
+
+
+class Thread(_S, kw_only=True):
+    index: int
+    tid: int
+    selected: bool
+    reason: str | None = None
+    description: str | None = None
+    breakpoint: int | None = None
+    watchpoint: int | None = None
+    signal: str | None = None
+
+
+class Frame(Place, kw_only=True):
+    index: int
+
+
+class Output(_S, kw_only=True):
+    text: str
+    bytes: int
+    truncated: bool
+
+
+class Memory(_S, kw_only=True):
+    """Bytes read from the program: loaded and static address, hex, and the typed view when a type was named."""
+
+    pc: str
+    address: str | None = None
+    module: str | None = None
+    length: int
+    hex: str
+    type: str | None = None
+    values: list[TypedValue] | None = None
+    truncated: bool = False
+
+
+class Written(_S, kw_only=True):
+    pc: str | None = None
+    address: str | None = None
+    written: int | None = None
+    register: str | None = None
+    old: str | None = None
+    new: str | None = None
+
+
+class DebugResult(_S, kw_only=True):
+    """One debug call's answer. ``session`` names the debug session for the next call."""
+
+    session: str
+    program: str
+    stop: Stop
+    pid: int | None = None
+    # Loaded address minus static address of the program (ASLR); rea applies it to every address.
+    load_bias: str | None = None
+    isolation: Isolation | None = None
+    debugger_version: str | None = None
+    breakpoint: Breakpoint | None = None
+    breakpoints: list[Breakpoint] | None = None
+    threads: list[Thread] | None = None
+    registers: dict[str, str] | None = None
+    instruction: str | None = None
+    backtrace: list[Frame] | None = None
+    frames_total: int | None = None
+    memory: Memory | None = None
+    written: Written | None = None
+    output: dict[str, Output] | None = None
+    ended: bool = False

@@ -1,0 +1,222 @@
+"""Debug sessions under LLDB on a PIE compiled in the session: break by name, notebook name and static address,
+read arguments, step over and out, read a struct through a declared type, watch a global, end with no process
+left, and the ends no call asks for (the MCP session closing, an idle timeout)."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rea.errors import ReaError
+from rea.process import procfs
+from rea.registry import Registry
+from rea.session import Session
+from rea.testing import call_tool, result_of
+from tests import toolchains
+from tests.lldb.conftest import require_lldb
+
+POINT_C = r"""
+#include <stdio.h>
+struct point { int x; int y; const char *label; };
+int hits;
+int helper(int a, int b) { hits++; return a * 10 + b; }
+int move(struct point *p, int dx) { p->x += dx; p->y -= dx; return helper(p->x, p->y); }
+int main(void) {
+    struct point p = {3, 4, "origin"};
+    int total = 0;
+    for (int i = 0; i < 3; i++) total += move(&p, i + 1);
+    printf("total=%d hits=%d\n", total, hits);
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="session")
+def point_program(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    gcc = toolchains.require("gcc")
+    require_lldb()
+    out = tmp_path_factory.mktemp("lldb-debug")
+    (out / "point.c").write_text(POINT_C)
+    subprocess.run(
+        [gcc, "-O0", "-g", "-fpie", "-pie", "-o", str(out / "point"), str(out / "point.c")],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return out / "point"
+
+
+def _symbol(program: Path, name: str) -> int:
+    nm = toolchains.require("nm")
+    listing = subprocess.run([nm, str(program)], check=True, capture_output=True, text=True).stdout
+    return next(int(line.split()[0], 16) for line in listing.splitlines() if line.endswith(f" {name}"))
+
+
+def _alive(pids: list[int]) -> list[int]:
+    out = []
+    for pid in pids:
+        info = procfs.read(pid)
+        if info is not None and info.state != "Z":
+            out.append(pid)
+    return out
+
+
+def _launched_pids(session: Session) -> list[int]:
+    lineage = result_of(session, "binary_session", {})["analysis_run"]["process_lineage"]
+    snaps = [
+        s for s in lineage["snapshots"] if s["event"] == "debuggee_launched" and s["resource"] == "lldb-debug-worker"
+    ]
+    assert snaps and snaps[-1]["status"] == "verified" and len(snaps[-1]["descendants"]) >= 2
+    return [snaps[-1]["pid"], *snaps[-1]["descendants"]]
+
+
+def _call(session: Session, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = result_of(session, name, args)
+    return out
+
+
+def test_break_read_step_watch_and_end(rea_session: Session, point_program: Path) -> None:
+    result_of(rea_session, "open_binary", {"path": str(point_program)})
+    result_of(rea_session, "declare_c_types", {"declarations": "struct point { int x; int y; const char *label; };"})
+    launched = _call(rea_session, "debug_launch", {})
+    sid = launched["session"]
+    assert launched["stop"]["state"] == "stopped" and launched["stop"]["procedure"] == "main"
+    bias = int(launched["load_bias"], 16)
+    assert bias != 0  # a PIE: loaded away from its link address
+
+    # Break at move by name: its first argument is &p, read through the declared struct.
+    bp = _call(rea_session, "debug_breakpoint", {"session": sid, "procedure": "move"})["breakpoint"]
+    assert bp["locations"][0]["address"] == hex(_symbol(point_program, "move"))
+    stop = _call(rea_session, "debug_continue", {"session": sid})["stop"]
+    assert stop["reason"] == "breakpoint" and stop["procedure"] == "move" and stop["breakpoint"] == bp["id"]
+    state = _call(rea_session, "debug_state", {"session": sid})
+    assert int(state["registers"]["rsi"], 16) == 1
+    assert state["backtrace"][0]["procedure"] == "move" and state["backtrace"][1]["procedure"].startswith("main+0x")
+    assert int(state["backtrace"][1]["pc"], 16) - int(state["backtrace"][1]["address"], 16) == bias
+    point = _call(
+        rea_session, "debug_read_memory", {"session": sid, "address": state["registers"]["rdi"], "type": "struct point"}
+    )["memory"]
+    values = {v["name"]: v["value"] for v in point["values"]}
+    assert values["x"] == 3 and values["y"] == 4 and point["length"] == 16
+    label = _call(rea_session, "debug_read_memory", {"session": sid, "address": values["label"], "length": 7})
+    assert bytes.fromhex(label["memory"]["hex"]) == b"origin\0"
+
+    # One instruction keeps it in move; stepping over its (single) line returns to main, helper's call included.
+    stepped = _call(rea_session, "debug_step", {"session": sid, "kind": "instruction"})["stop"]
+    assert stepped["state"] == "stopped" and stepped["reason"] == "step" and stepped["procedure"].startswith("move+")
+    over = _call(rea_session, "debug_step", {"session": sid, "kind": "over"})["stop"]
+    assert over["reason"] == "step" and over["procedure"].startswith("main+")
+    # Into helper by its breakpoint (the second call: move(&p, 2) calls helper(6, 1)), and out again.
+    _call(rea_session, "debug_breakpoint", {"session": sid, "action": "delete", "id": bp["id"]})
+    helper_bp = _call(rea_session, "debug_breakpoint", {"session": sid, "procedure": "helper"})["breakpoint"]
+    at_helper = _call(rea_session, "debug_continue", {"session": sid})["stop"]
+    assert at_helper["procedure"] == "helper"
+    regs = _call(rea_session, "debug_state", {"session": sid})["registers"]
+    assert (int(regs["rdi"], 16), int(regs["rsi"], 16)) == (6, 1)
+    out = _call(rea_session, "debug_step", {"session": sid, "kind": "out"})["stop"]
+    assert out["reason"] == "step" and out["procedure"].startswith("move+")
+
+    # Watch the global: the next write (the third call's hits++) stops in helper; read it by its static address.
+    listed = _call(rea_session, "debug_breakpoint", {"session": sid, "action": "list"})["breakpoints"]
+    assert [(b["id"], b["kind"], b["hit_count"]) for b in listed] == [(helper_bp["id"], "name", 1)]
+    _call(rea_session, "debug_breakpoint", {"session": sid, "action": "delete", "id": helper_bp["id"]})
+    watch = _call(rea_session, "debug_breakpoint", {"session": sid, "watch": {"variable": "hits"}})["breakpoint"]
+    assert watch["spec"]["address"] == hex(_symbol(point_program, "hits"))
+    watched = _call(rea_session, "debug_continue", {"session": sid})["stop"]
+    assert watched["reason"] == "watchpoint" and watched["procedure"].startswith("helper+")
+    hits = _call(rea_session, "debug_read_memory", {"session": sid, "address": watch["spec"]["address"], "length": 4})
+    assert int.from_bytes(bytes.fromhex(hits["memory"]["hex"]), "little") == 3
+
+    pids = _launched_pids(rea_session)
+    assert _alive(pids) == pids
+    ended = _call(rea_session, "debug_end", {"session": sid})
+    assert ended["ended"] and ended["stop"]["state"] == "exited"
+    assert _alive(pids) == []
+    with pytest.raises(ReaError) as info:
+        call_tool(rea_session, "debug_state", {"session": sid})
+    assert info.value.details["reason"] == "debug_end"
+
+
+def test_static_addresses_and_notebook_names_on_a_pie(rea_session: Session, point_program: Path) -> None:
+    result_of(rea_session, "open_binary", {"path": str(point_program)})
+    helper = _symbol(point_program, "helper")
+    result_of(rea_session, "set_address_name", {"address": hex(helper), "name": "tens_plus"})
+    sid = _call(rea_session, "debug_launch", {"stop_at": "entry"})["session"]
+    bp = _call(rea_session, "debug_breakpoint", {"session": sid, "address": hex(helper)})["breakpoint"]
+    stop = _call(rea_session, "debug_continue", {"session": sid})["stop"]
+    assert stop["address"] == hex(helper) and stop["breakpoint"] == bp["id"]
+    assert stop["procedure"] == "tens_plus" and int(stop["pc"], 16) != helper
+    _call(rea_session, "debug_breakpoint", {"session": sid, "action": "delete", "id": bp["id"]})
+    by_name = _call(rea_session, "debug_breakpoint", {"session": sid, "procedure": "tens_plus", "ignore_count": 1})
+    assert by_name["breakpoint"]["locations"][0]["address"] == hex(helper)
+    again = _call(rea_session, "debug_continue", {"session": sid})["stop"]
+    # The first of the two remaining calls is skipped by the hit count.
+    regs = _call(rea_session, "debug_state", {"session": sid})["registers"]
+    assert again["procedure"] == "tens_plus" and int(regs["rdi"], 16) == 9  # helper(9, -2), not helper(6, 1)
+    _call(rea_session, "debug_write_memory", {"session": sid, "register": "rdi", "value": 7})
+    ran = _call(rea_session, "debug_continue", {"session": sid})["stop"]
+    assert ran["state"] == "exited" and ran["exit"]["exit_code"] == 0
+    output = _call(rea_session, "debug_state", {"session": sid})["output"]["stdout"]["text"]
+    assert output.startswith("total=") and "hits=3" in output
+    _call(rea_session, "debug_end", {"session": sid})
+
+
+def test_sessions_end_with_the_mcp_session_and_when_idle(rea_registry: Registry, point_program: Path) -> None:
+    session = Session(rea_registry)
+    first = _call(session, "debug_launch", {"executable": str(point_program)})["session"]
+    second = _call(session, "debug_launch", {"executable": str(point_program), "idle_timeout_s": 10})["session"]
+    assert first != second
+    lineage = result_of(session, "binary_session", {})["analysis_run"]["process_lineage"]["snapshots"]
+    pids = [p for s in lineage if s["event"] == "debuggee_launched" for p in [s["pid"], *s["descendants"]]]
+    assert len(_alive(pids)) == len(pids) >= 6
+    time.sleep(12.5)
+    with pytest.raises(ReaError) as info:
+        call_tool(session, "debug_state", {"session": second})
+    assert info.value.details["reason"] == "idle_timeout"
+    assert _call(session, "debug_state", {"session": first})["stop"]["state"] == "stopped"
+    session.close()
+    deadline = time.monotonic() + 10
+    while _alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _alive(pids) == []
+
+
+CRASHING_SERVER = r"""
+import json, sys, time
+from rea import registry
+from rea.session import Session
+from rea.testing import result_of
+s = Session(registry.load())
+result_of(s, "debug_launch", {"executable": sys.argv[1]})
+lineage = result_of(s, "binary_session", {})["analysis_run"]["process_lineage"]["snapshots"]
+pids = [p for x in lineage if x["event"] == "debuggee_launched" for p in [x["pid"], *x["descendants"]]]
+print(json.dumps(pids), flush=True)
+time.sleep(120)
+"""
+
+
+def test_nothing_is_left_after_the_server_is_killed(point_program: Path, tmp_path: Path) -> None:
+    import json
+    import signal
+    import sys
+
+    script = tmp_path / "server.py"
+    script.write_text(CRASHING_SERVER)
+    server = subprocess.Popen(
+        [sys.executable, str(script), str(point_program)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        assert server.stdout is not None
+        pids = json.loads(server.stdout.readline())
+        assert len(_alive(pids)) == len(pids) >= 3
+    finally:
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while _alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _alive(pids) == []
