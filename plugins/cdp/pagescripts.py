@@ -189,38 +189,63 @@ def _fetch(page: PageSession, script: PageScript, url: str, ctx: CallContext) ->
         page.conn.send("IO.close", {"handle": stream}, page.session)
 
 
+def _map_url(script: PageScript) -> str | None:
+    raw = script.source_map_url
+    if raw is None:
+        return None
+    return raw if raw.startswith("data:") else urllib.parse.urljoin(script.url, raw)
+
+
+def _load(page: PageSession, script: PageScript, url: str, ctx: CallContext) -> bytes:
+    """A source map's bytes; ``SourceMapError`` says why they cannot be had."""
+    try:
+        if url.startswith("data:"):
+            data = sourcemap.decode_data_url(url)
+            if data is None:
+                raise sourcemap.SourceMapError("the inline source map is not a valid data: URL")
+            return data
+        if not page.contains(url):
+            raise sourcemap.SourceMapError("the source map is outside allowed_origins (or allowed_file_roots)")
+        local = devtools.file_path(url)
+        if local is None:
+            return _fetch(page, script, url, ctx)
+        # An Electron page's map is a file inside allowed_file_roots: read where it lies.
+        try:
+            return read_regular(local, sourcemap.MAX_MAP_BYTES, what="source map")
+        except OSError as exc:
+            raise sourcemap.SourceMapError(f"the source map cannot be read: {exc.strerror}") from None
+    except cdp.CommandFailed as exc:
+        raise sourcemap.SourceMapError(
+            f"the browser refused to load the source map: {exc.details['cdp_message']}"
+        ) from None
+    except ReaError as exc:
+        if exc.code not in ("resource_constraint", "invalid_request"):
+            raise
+        raise sourcemap.SourceMapError(exc.message) from None
+
+
+def map_bytes(page: PageSession, script: PageScript, ctx: CallContext) -> bytes | None:
+    """The script's source map as the page would load it, or None when it names none or it cannot be had."""
+    url = _map_url(script)
+    if url is None:
+        return None
+    try:
+        return _load(page, script, url, ctx)
+    except sourcemap.SourceMapError:
+        return None
+
+
 def source_map(page: PageSession, script: PageScript, ctx: CallContext) -> tuple[sourcemap.Decoded | None, str]:
     """The script's decoded map and its URL (sanitized), or None and why it is not there."""
-    if script.source_map_url is None:
+    url = _map_url(script)
+    if url is None:
         return None, "the script names no source map"
-    raw = script.source_map_url
-    url = raw if raw.startswith("data:") else urllib.parse.urljoin(script.url, raw)
     shown = "data:" if url.startswith("data:") else sanitize(url).url
     if url not in page.maps:
         try:
-            if url.startswith("data:"):
-                data = sourcemap.decode_data_url(url)
-                if data is None:
-                    raise sourcemap.SourceMapError("the inline source map is not a valid data: URL")
-            elif not page.contains(url):
-                raise sourcemap.SourceMapError("the source map is outside allowed_origins (or allowed_file_roots)")
-            elif (local := devtools.file_path(url)) is not None:
-                # An Electron page's map is a file inside allowed_file_roots: read where it lies.
-                try:
-                    data = read_regular(local, sourcemap.MAX_MAP_BYTES, what="source map")
-                except OSError as exc:
-                    raise sourcemap.SourceMapError(f"the source map cannot be read: {exc.strerror}") from None
-            else:
-                data = _fetch(page, script, url, ctx)
-            page.maps[url] = sourcemap.decode(data)
+            page.maps[url] = sourcemap.decode(_load(page, script, url, ctx))
         except sourcemap.SourceMapError as exc:
             page.maps[url] = str(exc)
-        except cdp.CommandFailed as exc:
-            page.maps[url] = f"the browser refused to load the source map: {exc.details['cdp_message']}"
-        except ReaError as exc:
-            if exc.code not in ("resource_constraint", "invalid_request"):
-                raise
-            page.maps[url] = exc.message
     decoded = page.maps[url]
     return (decoded, shown) if isinstance(decoded, sourcemap.Decoded) else (None, decoded)
 

@@ -28,6 +28,12 @@ def pagetime_types() -> tuple[type[msgspec.Struct], type[msgspec.Struct]]:
     return SessionTimeline, ExecutionObservation
 
 
+def bundle_type() -> type[msgspec.Struct]:
+    from rea_plugins.cdp.pagebundle import WebBundleAnalysis
+
+    return WebBundleAnalysis
+
+
 def electron_types() -> tuple[type[msgspec.Struct], type[msgspec.Struct]]:
     from rea_plugins.cdp.electron import ElectronPage, ElectronTargetList
 
@@ -135,6 +141,13 @@ INSPECT_ELECTRON_SCHEMA = {
     "required": ["cdp_endpoint", "target_id", "allowed_file_roots"],
     "additionalProperties": False,
 }
+BUNDLE_SCHEMA = _page_schema(
+    {
+        "max_total_bytes": _int(64 << 20, 1 << 30, "At most this many script bytes captured.", minimum=1),
+        "offset": _OFFSET,
+        "limit": _limit(50),
+    }
+)
 CAPTURE_SCHEMA = {
     "type": "object",
     "properties": {
@@ -289,6 +302,31 @@ def _inspect_electron(call: ToolCall) -> Evidence:
             call.ctx,
         )
     return _evidence(call, "inspect_electron_page", params, result, result.limitations)
+
+
+def _bundle(call: ToolCall) -> Evidence:
+    from rea_plugins.cdp import pagebundle
+    from rea_plugins.cdp.pagescripts import page_session
+
+    endpoint, origins, params = _page_params(call)
+    a = call.args
+    with page_session(endpoint, a["target_id"], origins, call.ctx) as page:
+        result, graph_id = pagebundle.analyze(
+            call, page, a.get("max_total_bytes", 64 << 20), a.get("offset", 0), a.get("limit", 50)
+        )
+    call.on_abandon(lambda: pageexport_discard(result.output_directory))
+    from rea_plugins.cdp.tools import CDP
+
+    out = OperationResult(normalized=msgspec.to_builtins(result), limitations=result.limitations, confidence="derived")
+    return call.session.evidence(
+        "analyze_web_bundle", params, out, bound=False, provider=CDP, analysis_profile=None, links=[graph_id]
+    )
+
+
+def pageexport_discard(directory: str) -> None:
+    import shutil
+
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def _capture(call: ToolCall) -> Evidence:
@@ -446,7 +484,23 @@ INSPECT_ELECTRON_PAGE = ToolDef(
     examples=({**EXAMPLE, "allowed_file_roots": ["/opt/App/resources/app"]},),
 )
 
+ANALYZE_WEB_BUNDLE = ToolDef(
+    name="analyze_web_bundle",
+    result_type=bundle_type(),
+    family=FAMILY,
+    description=(
+        "Capture a page's scripts and the source maps they name into a fresh directory and analyze them as a "
+        "JavaScript application graph (retained): its chunks with bundled modules and original sources, and "
+        "endpoint candidates (URLs and API paths in string literals). Passive toward the page."
+    ),
+    input_schema=BUNDLE_SCHEMA,
+    handler=_bundle,
+    effects=_EXPORT,
+    examples=(EXAMPLE,),
+)
+
 TOOLS = (
+    ANALYZE_WEB_BUNDLE,
     LIST_ELECTRON_TARGETS,
     INSPECT_ELECTRON_PAGE,
     OBSERVE_WEB_SESSION,

@@ -312,3 +312,27 @@ def test_execution_says_which_listeners_fired(
     assert run["listeners_fired"] == 1
     ran = {s["url"] for s in run["scripts"]}
     assert site.origin + "/dist/bundle.js" in ran
+
+
+def test_the_page_bundle_as_an_application_graph(
+    session: Session, browser: OwnedBrowser, page: str, site: modsite.ModSite
+) -> None:
+    out = call_tool(session, "analyze_web_bundle", _args(browser, page))
+    assert out.evidence is not None
+    result = out.evidence.normalized_result
+    directory = Path(result["output_directory"])
+    try:
+        chunks = {c["url"].rsplit("/", 1)[-1]: c for c in result["chunks"]}
+        bundle = chunks["bundle.js"]
+        # The bundle's map was captured beside it: esbuild's two modules, found through it and its markers.
+        assert bundle["source_map"] is True and bundle["original_sources"] == 2 and bundle["bundled_modules"] == 2
+        assert result["maps_written"] == 1 and {"main.mjs", "greet.mjs", "names.mjs"} <= set(chunks)
+        assert any(e["value"].startswith("/api/status") for e in result["endpoint_candidates"])
+        # The complete graph is retained Evidence, linked from this record.
+        graph = session.resolve_evidence(
+            {"kind": "retained-evidence", "evidence_id": result["application_evidence_id"]}
+        )
+        assert graph.operation == "analyze_javascript_application"
+        assert result["application_evidence_id"] in out.evidence.evidence_links
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
