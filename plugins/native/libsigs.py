@@ -24,9 +24,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from rea import __version__
-from rea.cache import AnalysisCache, CacheKey, default_cache
-from rea.errors import ReaError
+from rea.plugin import AnalysisCache, CacheKey, ReaError, __version__, default_cache
 
 # /3: the symbols rel32 fields reach as references (``^offset name``), which tell identical wrappers apart; each
 # function's section and offset in its object.
