@@ -27,6 +27,7 @@ GENERIC_CODES = {0: "SI_USER", 0x80: "SI_KERNEL", -1: "SI_QUEUE", -6: "SI_TKILL"
 FAULTS = frozenset(int(n) for n in CODE_NAMES)
 MAX_THREADS = 100_000
 MAX_MAPPINGS = 1_000_000
+SAFE_INTEGER = 1 << 53
 
 
 @dataclass
@@ -183,7 +184,11 @@ def _notes(core: Core, binary: Any, lief: Any) -> None:
             files = list(note.files)[:MAX_MAPPINGS]
     page = core.auxv.get("PAGESZ", page) or page
     # NT_FILE gives each mapping's file offset in pages.
-    core.mappings = [CoreMapping(str(f.path), int(f.start), int(f.end), int(f.file_ofs) * page) for f in files]
+    mappings = [CoreMapping(str(f.path), int(f.start), int(f.end), int(f.file_ofs) * page) for f in files]
+    # A damaged NT_FILE can name any numbers: keep what an address space can hold (offsets JSON carries exactly).
+    core.mappings = [m for m in mappings if 0 <= m.start < m.end < 1 << 64 and 0 <= m.offset < SAFE_INTEGER]
+    if len(core.mappings) < len(mappings):
+        core.notes.append(f"{len(mappings) - len(core.mappings)} NT_FILE entries are impossible and were left out.")
     if not files:
         core.notes.append("The core lists no mapped files (NT_FILE): addresses are not placed in files.")
 

@@ -155,6 +155,14 @@ def _load_bias(core: Core, data: bytes) -> tuple[int | None, list[tuple[int, int
     return bias, ranges
 
 
+def _offset_in(mapping: core_mod.CoreMapping | None, address: int) -> int | None:
+    """The file offset ``address`` maps to (None past what JSON carries exactly: a damaged mapping)."""
+    if mapping is None:
+        return None
+    offset = address - mapping.start + mapping.offset
+    return offset if offset < core_mod.SAFE_INTEGER else None
+
+
 class Locator:
     def __init__(self, core: Core, exe_path: str | None, code: Code | None, extents: Extents | None) -> None:
         self.core = core
@@ -176,7 +184,7 @@ class Locator:
         procedure, instruction = self.code.at(static) if self.code is not None and static is not None else (None, None)
         return Location(
             mapping=mapping.path if mapping is not None else None,
-            mapping_offset=address - mapping.start + mapping.offset if mapping is not None else None,
+            mapping_offset=_offset_in(mapping, address),
             static_address=hex(static) if static is not None else None,
             procedure=procedure,
             instruction=instruction,

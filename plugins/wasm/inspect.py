@@ -43,6 +43,7 @@ MAGIC = b"\0asm"
 MAX_FILE_BYTES = 64 << 20
 MAX_PAGE = 5000
 MAX_EDGES_LISTED = 20
+SAFE_INTEGER = 1 << 53
 
 
 def _page(items: list[Any], args: dict[str, Any], prefix: str, default: int) -> Page[Any]:
@@ -90,6 +91,19 @@ def read_module(call: ToolCall) -> tuple[Target, bytes]:
             details={"path": target.path, "format": target.format},
         )
     return target, data
+
+
+def _count(value: Any) -> int:
+    """An index or size the module states: a hostile LEB128 can exceed what JSON carries exactly."""
+    number = int(value)
+    if not 0 <= number < SAFE_INTEGER:
+        raise ReaError(
+            "unsupported_target",
+            "the module states an index or size beyond 2**53 (a damaged or hostile module)",
+            remediation="Nothing more is read from this module.",
+            details={"reason": "malformed"},
+        )
+    return number
 
 
 def _signature(types: list[dict[str, Any]], index: Any) -> str:
@@ -206,8 +220,8 @@ def build(report: dict[str, Any], args: dict[str, Any]) -> WasmModule:
     memories = [
         Memory(
             index=int(m["index"]),
-            min_pages=int(m["limits"].get("min") or 0),
-            max_pages=m["limits"].get("max"),
+            min_pages=_count(m["limits"].get("min") or 0),
+            max_pages=None if m["limits"].get("max") is None else _count(m["limits"]["max"]),
             shared=bool(m["limits"].get("shared")),
             memory64=bool(m["limits"].get("is_64")),
         )
@@ -228,7 +242,8 @@ def build(report: dict[str, Any], args: dict[str, Any]) -> WasmModule:
         for i in report.get("imports") or []
     ]
     exports = [
-        Export(name=str(e["name"]), kind=str(e["kind"]), index=int(e["ref_index"])) for e in report.get("exports") or []
+        Export(name=str(e["name"]), kind=str(e["kind"]), index=_count(e["ref_index"]))
+        for e in report.get("exports") or []
     ]
     disassembly = None
     if args.get("function") is not None:

@@ -25,6 +25,7 @@ BUILDINFO_HEADER = 32
 MAX_BUILDINFO_STRING = 1 << 20
 MAX_FUNCTIONS = 2_000_000
 MAX_NAME = 4096
+MAX_FUNCTION_BYTES = 1 << 32
 # pclntab magics (little-endian value of the first word), by the Go release that introduced the layout.
 PCLNTAB_VERSIONS = {0xFFFFFFFB: "1.2", 0xFFFFFFFA: "1.16", 0xFFFFFFF0: "1.18", 0xFFFFFFF1: "1.20"}
 BUILDINFO_SECTIONS = (".go.buildinfo", "__go_buildinfo")
@@ -303,6 +304,8 @@ def parse_pclntab(
         start, func_offset, end = address(entry(at)), entry(at + field), address(entry(at + 2 * field))
         if end < start:
             raise GoFormatError("the function table's entries are not in address order")
+        if end - start > MAX_FUNCTION_BYTES:
+            raise GoFormatError("a function of the table is larger than any code section")
         record = funcdata + func_offset
         # _func: entry (a uint32 offset from 1.18 on, a pointer before), then nameOff int32.
         name_offset = r.i32(record + (4 if layout in ("1.18", "1.20") else pointer_size))

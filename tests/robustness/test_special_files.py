@@ -92,6 +92,10 @@ CASES: dict[str, dict[str, dict[str, Any]]] = {
         )
     },
     "inspect_plist": {"path": {"path": FIFO}, "relative_path": {"path": FOLDER, "relative_path": FIFO}},
+    # A Go binary, a core file (and the crashed program beside it), a WebAssembly module.
+    "inspect_go_binary": {"path": {"path": FIFO}},
+    "inspect_recorded_crash": {"path": {"path": FIFO}, "executable_path": {"path": REGULAR, "executable_path": FIFO}},
+    "inspect_wasm_artifact": {"path": {"path": FIFO}},
     "triage_corpus": {
         "paths": {"paths": [FIFO], "index": INDEX, "scheduler": "synchronous"},
         "index": {"paths": [REGULAR], "index": FIFO, "scheduler": "synchronous"},
