@@ -269,7 +269,7 @@ class ProtocolList(_R, frozen=True, kw_only=True):
 
 
 class DispatchMetadata(_R, frozen=True, kw_only=True):
-    """Everything Objective-C dispatch reads: classes in full, protocols, categories, selector references."""
+    """Objective-C dispatch metadata: a page of classes in full, their categories and protocols, selector references."""
 
     cpu_type: str
     classes: list[ObjCClass]
@@ -278,6 +278,8 @@ class DispatchMetadata(_R, frozen=True, kw_only=True):
     protocols: list[Protocol]
     selector_references: list[str]
     selector_references_page: PageInfo
+    # The whole slice's figures: classes, categories, protocols, methods.
+    counts: dict[str, int]
     problems: list[str] = []
 
 

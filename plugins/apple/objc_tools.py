@@ -89,17 +89,25 @@ def inspect_native_dispatch_metadata(call: ToolCall) -> Evidence:
     meta = _metadata(call, f, index)
     keep = _matches(call.args)
     classes = sorted((c for c in meta.classes if keep(c.name)), key=lambda c: c.name)
-    chosen, info = common.page(classes, call.args, "", 20)
+    chosen, info = common.page(classes, call.args, "", 10)
     selrefs, sel_info = common.page(sorted(set(meta.selector_references)), call.args, "selectors", 200)
-    categories = [c for c in meta.categories if keep(c.class_name or "") or keep(c.name)]
+    # Categories and protocols of the classes on this page (the whole image's counts stand beside them).
+    names = {c.name for c in chosen}
+    adopted = {p for c in chosen for p in c.protocols}
     report = DispatchMetadata(
         cpu_type=f.cpu(index),
         classes=chosen,
         classes_page=info,
-        categories=categories[:200],
-        protocols=meta.protocols[:200],
+        categories=[c for c in meta.categories if c.class_name in names][:100],
+        protocols=[p for p in meta.protocols if p.name in adopted][:100],
         selector_references=selrefs,
         selector_references_page=sel_info,
+        counts={
+            "classes": len(meta.classes),
+            "categories": len(meta.categories),
+            "protocols": len(meta.protocols),
+            "methods": sum(len(c.methods) for c in meta.classes) + sum(len(c.methods) for c in meta.categories),
+        },
         problems=meta.problems[:20],
     )
     return common.evidence(call, target, report, _limitations(f, index, meta))

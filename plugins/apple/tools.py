@@ -264,7 +264,7 @@ INSPECT_DISPATCH = ToolDef(
         {
             **_OBJC_PROPS,
             "offset": OFFSET,
-            "limit": _limit(20, 500),
+            "limit": _limit(10, 500),
             "selectors_offset": OFFSET,
             "selectors_limit": _limit(200),
         }
