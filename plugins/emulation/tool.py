@@ -24,6 +24,7 @@ from rea.target import Target, verify_unchanged
 SUPPORTED = ("x86_64", "x86", "arm64", "arm")
 TOOLSET = "emulation"
 _IMAGE = "emulation.image"
+_WORKERS = "emulation.workers"
 # Bounds the caller may raise, and their ceilings.
 DEFAULTS = {
     "max_instructions": (1_000_000, 1, 500_000_000),
@@ -342,15 +343,35 @@ def _name_at(call: ToolCall, target: Target, address: int) -> str | None:
 # -- the run ---------------------------------------------------------------------------------------------
 
 
+class Workers:
+    """The session's emulation worker, kept between calls (a start costs Python and Unicorn's import); each
+    request builds a fresh machine, and a worker that crashed is replaced by the next request."""
+
+    def __init__(self) -> None:
+        spec = python_worker_spec(
+            "rea_plugins.emulation.worker",
+            resource="emulation-worker",
+            owner="emulation",
+            address_space_bytes=MEMORY_LIMIT.read() << 20,
+            memory_setting=MEMORY_LIMIT.name,
+        )
+        self.channel = WorkerChannel(spec, label="emulation", stateful=False)
+
+    def close_with_session(self) -> list[str]:
+        return list(self.channel.close().remaining)
+
+
+def _workers(call: ToolCall) -> Workers:
+    found = call.session.state.get(_WORKERS)
+    if isinstance(found, Workers):
+        return found
+    workers = Workers()
+    call.session.state[_WORKERS] = workers
+    return workers
+
+
 def _run(call: ToolCall, plan: dict[str, Any]) -> dict[str, Any]:
-    spec = python_worker_spec(
-        "rea_plugins.emulation.worker",
-        resource="emulation-worker",
-        owner="emulation",
-        address_space_bytes=MEMORY_LIMIT.read() << 20,
-        memory_setting=MEMORY_LIMIT.name,
-    )
-    channel = WorkerChannel(spec, label="emulation", stateful=False)
+    channel = _workers(call).channel
     try:
         reply = channel.request(
             "emulate",
@@ -360,14 +381,10 @@ def _run(call: ToolCall, plan: dict[str, Any]) -> dict[str, Any]:
             phase="emulating",
             announce=True,
         )
-        result: dict[str, Any] = reply.result()
-    finally:
-        outcome = channel.close()
+    except ReaError:
         call.session.record_lineage(channel.lineage())
-    if outcome.remaining:
-        raise ReaError("execution_failure", "the emulation worker could not be cleaned up").with_cleanup_incomplete(
-            list(outcome.remaining), outcome.reason
-        )
+        raise
+    result: dict[str, Any] = reply.result()
     return result
 
 

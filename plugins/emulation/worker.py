@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Any
 
@@ -12,7 +13,11 @@ def _emulate(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     # Imported here so the worker answers even where Unicorn is missing (typed, from the engine's import).
     from rea_plugins.emulation.engine import emulate
 
-    return emulate(params)
+    try:
+        return emulate(params)
+    finally:
+        # The machine's hooks hold it in a reference cycle: free its memory now, the worker serves the next run.
+        gc.collect()
 
 
 ROUTES = {"emulate": _emulate}

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from rea.errors import ReaError
+from rea.process import procfs
+from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
 
@@ -128,3 +130,19 @@ def test_a_pie_with_libc_imports_and_a_null_pointer(rea_session: Session, pie_pr
     faulted = _run(rea_session, procedure="decrypt", arguments=[0, 0, 4, 1])
     assert faulted["stop"]["reason"] == "memory_fault" and faulted["stop"]["fault_address"] == "0x0"
     assert faulted["stop"]["procedure"].startswith("decrypt")
+
+
+def test_the_worker_is_kept_between_calls_and_ends_with_the_session(
+    rea_registry: Registry, routines: dict[str, Path]
+) -> None:
+    session = Session(rea_registry)
+    result_of(session, "open_binary", {"path": str(routines["x86_64"])})
+    _run(session, procedure="arith", arguments=[1, 2, 3])
+    channel = session.state["emulation.workers"].channel
+    pid = channel.pid
+    assert pid is not None
+    _run(session, procedure="arith", arguments=[4, 5, 6])
+    assert channel.pid == pid
+    session.close()
+    gone = procfs.read(pid)
+    assert channel.pid is None and (gone is None or gone.state == "Z")
