@@ -50,10 +50,6 @@ Compiled with solc 0.8.26 (solc-js 0.8.26+commit.8a97fa7a, optimizer on, 200 run
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 # evm.deployedBytecode.object of contract Token.
 RUNTIME_HEX = (
     "608060405260043610610084575f3560e01c806354fd4d501161005757806354fd4d501461010857806370a082311461011b"
@@ -97,11 +93,3 @@ SELECTORS = {
     "transferFrom(address,address,uint256)": "0x23b872dd",
     "version()": "0x54fd4d50",
 }
-
-
-@pytest.fixture(scope="session")
-def token_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("evm")
-    (out / "Token.bin-runtime").write_text("0x" + RUNTIME_HEX + "\n")
-    (out / "Token.raw").write_bytes(bytes.fromhex(RUNTIME_HEX))
-    return {"hex": out / "Token.bin-runtime", "raw": out / "Token.raw"}

@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import RUNTIME_HEX, SELECTORS
+from evmfixtures import RUNTIME_HEX, SELECTORS
 
 from rea.errors import ReaError
 from rea.session import Session

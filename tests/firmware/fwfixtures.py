@@ -25,11 +25,10 @@ IMAGE_SIZE = 0x100000
 BOMB_BYTES = 256 << 20
 
 
-@pytest.fixture(scope="session")
-def firmware(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def assemble(out: Path) -> dict[str, Path]:
+    """The image (and its parts) and the bomb in ``out``; skips without unblob or the tools it and the image need."""
     pytest.importorskip("unblob", reason="unblob is not installed: pip install 'rea-reverse[firmware]'")
     tools = toolchains.require_all(["gcc", "mke2fs", "debugfs", "7z"])
-    out = tmp_path_factory.mktemp("firmware")
     root = out / "rootfs"
     (root / "bin").mkdir(parents=True)
     (root / "etc").mkdir()

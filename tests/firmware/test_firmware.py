@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import BOMB_BYTES, ELF_AT, FS_SIZE, GZIP_AT, GZIP_TEXT, IMAGE_SIZE, VERSION_TEXT, XZ_AT, XZ_TEXT
+from fwfixtures import BOMB_BYTES, ELF_AT, FS_SIZE, GZIP_AT, GZIP_TEXT, IMAGE_SIZE, VERSION_TEXT, XZ_AT, XZ_TEXT
 
 from rea.errors import ReaError
 from rea.session import Session

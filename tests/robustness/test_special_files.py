@@ -63,6 +63,11 @@ CASES: dict[str, dict[str, dict[str, Any]]] = {
     "inspect_android_method": {"path": {"path": FIFO, "class_name": "a.B", "method": "m"}},
     "inspect_android_package": {"path": {"path": FIFO}},
     "inspect_artifact": {"path": {"path": FIFO}},
+    # A firmware image (unblob is never started on a FIFO), a database (its -wal too), contract bytecode.
+    "inspect_firmware_regions": {"path": {"path": FIFO}},
+    "extract_firmware": {"path": {"path": FIFO}},
+    "inspect_sqlite_database": {"path": {"path": FIFO}},
+    "inspect_evm_interface": {"path": {"path": FIFO}},
     "inspect_evidence_bundle": {"path": {"path": FIFO}},
     "inspect_web_network_capture": {"path": {"path": FIFO}},
     "inspect_managed_artifact": {"path": {"path": FIFO}},

@@ -6,8 +6,6 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 SCHEMA = """
 CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL, avatar BLOB, score REAL);
 CREATE TABLE orders (id INTEGER PRIMARY KEY, user_id INTEGER REFERENCES users(id), total INTEGER);
@@ -44,8 +42,3 @@ def build(out: Path) -> Path:
     shutil.copyfile(work / "store.db-wal", out / "store.db-wal")
     conn.close()
     return final
-
-
-@pytest.fixture(scope="session")
-def sqlite_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build(tmp_path_factory.mktemp("sqlite"))

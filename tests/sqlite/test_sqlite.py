@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import CHECKPOINTED_USERS, LONG_TEXT, ORDERS, WAL_USERS
+from sqlitefixtures import CHECKPOINTED_USERS, LONG_TEXT, ORDERS, WAL_USERS
 
 from rea.errors import ReaError
 from rea.session import Session
