@@ -4,7 +4,7 @@ memories, strings and custom sections, read with wasm-tools (a pure-Python decod
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rea import hookimpl
 
@@ -18,3 +18,10 @@ def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
 
     for tool in TOOLS:
         register(tool)
+
+
+@hookimpl
+def rea_register_analysis_providers(register: Callable[[Any], None]) -> None:
+    from rea_plugins.wasm.provider import WasmProvider
+
+    register(WasmProvider())

@@ -70,7 +70,8 @@ def _engine() -> Any:
 
 
 def read_module(call: ToolCall) -> tuple[Target, bytes]:
-    target = identify(call.args["path"], call.ctx)
+    path = call.args.get("path")
+    target = identify(path, call.ctx) if path else call.session.require_target()
     max_bytes = int(call.args.get("max_file_bytes", MAX_FILE_BYTES))
     try:
         data = read_regular(target.resolved_path, max_bytes, code="unsupported_target", field="path")

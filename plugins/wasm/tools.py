@@ -37,7 +37,7 @@ INSPECT_WASM_ARTIFACT = ToolDef(
     input_schema={
         "type": "object",
         "properties": {
-            "path": {"type": "string", "minLength": 1, "description": "The .wasm module."},
+            "path": {"type": "string", "minLength": 1, "description": "The .wasm module; default: the open one."},
             "pattern": {"type": "string", "minLength": 1, "description": "Functions whose name contains this."},
             "offset": _offset("Functions"),
             "limit": _limit("functions", 50),
@@ -55,7 +55,6 @@ INSPECT_WASM_ARTIFACT = ToolDef(
             "string_limit": _limit("strings", 20),
             "max_file_bytes": {"type": "integer", "minimum": 8, "description": "File size bound (default 64 MiB)."},
         },
-        "required": ["path"],
         "additionalProperties": False,
     },
     result_type=WasmModule,

@@ -24,7 +24,7 @@ from tests.kernel.test_golang import buildinfo, pclntab_118
 from tests.wasm import wasmfixtures
 
 PARSER_WORDS = ("Traceback", "IndexError", "KeyError", "struct.error", "GoFormatError", "WasmParseError", "lief")
-CODES = {"unsupported_target", "invalid_request", "resource_constraint"}
+CODES = {"unsupported_target", "invalid_request", "resource_constraint", "target_unsupported"}
 
 
 @pytest.fixture(scope="module")
@@ -188,3 +188,14 @@ def test_bad_wasm_sections(module: bytes, session: Session, tmp_path: Path) -> N
         path.write_bytes(data)
         _answers(session, "inspect_wasm_artifact", {"path": str(path), "function": 1})
         _answers(session, "inspect_wasm_artifact", {"path": str(path)})
+        # The wasm provider behind open_binary decodes the same bytes: it opens, or refuses with a typed error.
+        try:
+            call_tool(session, "open_binary", {"path": str(path)})
+        except ReaError as exc:
+            assert exc.code in CODES, (exc.code, exc.message)
+            continue
+        listed = call_tool(session, "list_procedures", {}).evidence
+        assert listed is not None
+        for proc in msgspec.to_builtins(listed.normalized_result)["procedures"][:3]:
+            _answers(session, "procedure_callers", {"procedure": proc["address"]})
+            _answers(session, "read_function_instructions", {"procedure": proc["address"]})

@@ -33,6 +33,10 @@ def test_module_through_the_sdk_client(wasm_module: Path) -> None:
             one = await _call(client, "inspect_wasm_artifact", {"path": str(wasm_module), "function": "twice_answer"})
             result = await client.call_tool("inspect_wasm_artifact", {"path": str(wasm_module)})
             size = len(msgspec.json.encode(result.structured_content))
+            # The module's functions answer the native tools once it is open.
+            await _call(client, "open_binary", {"path": str(wasm_module)})
+            callers = await _call(client, "procedure_callers", {"procedure": "answer"})
+            assert [c["name"] for c in callers["normalized_result"]["callers"]] == ["twice_answer"]
             return whole["normalized_result"], one["normalized_result"], size
 
     result, one, size = anyio.run(main)
@@ -52,6 +56,31 @@ def test_module_through_the_sdk_client(wasm_module: Path) -> None:
     assert result["memories"][0]["min_pages"] >= 1
     text = [i["text"] for i in one["disassembly"]["instructions"]["items"]]
     assert text.count("call answer") == 2 and text[-1] == "end"
+
+
+def test_native_tools_on_the_open_module(wasm_module: Path, rea_session: Session) -> None:
+    """open_binary picks the wasm provider; list_procedures, callers, callees, instructions and strings answer."""
+    opened = call_tool(rea_session, "open_binary", {"path": str(wasm_module)}).structured or {}
+    assert opened["analysis_provider_binding"]["provider"]["id"] == "wasm"
+
+    def result(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        out = call_tool(rea_session, tool, args).evidence
+        assert out is not None
+        return dict(msgspec.to_builtins(out.normalized_result))
+
+    procedures = {p["name"]: p for p in result("list_procedures", {})["procedures"]}
+    assert set(procedures) >= wasmfixtures.EXPORTED_FUNCTIONS
+    assert procedures["env.host_log"]["kind"] == "import"
+    callers = result("procedure_callers", {"procedure": "answer"})["callers"]
+    assert [c["name"] for c in callers] == ["twice_answer"] and len(callers[0]["call_sites"]) == 2
+    callees = result("procedure_callees", {"procedure": "greet"})["callees"]
+    assert [(c["name"], c["kind"]) for c in callees] == [("env.host_log", "import")]
+    text = [i["text"] for i in result("read_function_instructions", {"procedure": "twice_answer"})["instructions"]]
+    assert text.count("call answer") == 2
+    strings = result("list_strings", {})["strings"]
+    assert [s["value"] for s in strings] == [wasmfixtures.GREETING]
+    # The open module is inspect_wasm_artifact's default.
+    assert result("inspect_wasm_artifact", {"pattern": "greet"})["functions"]["total"] == 1
 
 
 def test_filter_and_typed_errors(wasm_module: Path, rea_session: Session, tmp_path: Path) -> None:
