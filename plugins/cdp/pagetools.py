@@ -28,6 +28,18 @@ def pagetime_types() -> tuple[type[msgspec.Struct], type[msgspec.Struct]]:
     return SessionTimeline, ExecutionObservation
 
 
+def electron_scenario_type() -> type[msgspec.Struct]:
+    from rea_plugins.cdp.electron_scenario import ElectronCapture
+
+    return ElectronCapture
+
+
+def electron_scenario_schema() -> dict[str, Any]:
+    from rea_plugins.cdp.electron_scenario import request_schema
+
+    return request_schema()
+
+
 def bundle_type() -> type[msgspec.Struct]:
     from rea_plugins.cdp.pagebundle import WebBundleAnalysis
 
@@ -329,6 +341,20 @@ def pageexport_discard(directory: str) -> None:
     shutil.rmtree(directory, ignore_errors=True)
 
 
+def _electron_scenario(call: ToolCall) -> Evidence:
+    from rea_plugins.cdp import electron_scenario
+
+    result = electron_scenario.capture(call)
+    links = [result.main.evidence_id] if result.main is not None else []
+    from rea_plugins.cdp.tools import CDP
+
+    out = OperationResult(normalized=msgspec.to_builtins(result), limitations=result.limitations, confidence="observed")
+    # The request as given: literal values only, no secrets.
+    return call.session.evidence(
+        "capture_electron_scenario", dict(call.args), out, bound=False, provider=CDP, analysis_profile=None, links=links
+    )
+
+
 def _capture(call: ToolCall) -> Evidence:
     from rea_plugins.cdp import har
 
@@ -499,7 +525,46 @@ ANALYZE_WEB_BUNDLE = ToolDef(
     examples=(EXAMPLE,),
 )
 
+CAPTURE_ELECTRON_SCENARIO = ToolDef(
+    name="capture_electron_scenario",
+    result_type=electron_scenario_type(),
+    family=FAMILY,
+    description=(
+        "Launch an Electron app as an owned, sandboxed process (loopback DevTools and --inspect), run the declared "
+        "actions on its first renderer, and capture the renderer and the main process. Runs the app's code: "
+        "destructive."
+    ),
+    input_schema=electron_scenario_schema(),
+    handler=_electron_scenario,
+    effects=ToolEffects(
+        records_evidence=True,
+        accesses_network=True,
+        launches_process=True,
+        executes_foreign_code=True,
+        changes_ui_state=True,
+        writes_filesystem=True,
+        idempotent=False,
+    ),
+    examples=(
+        {
+            "schema_version": 1,
+            "executable_path": "/opt/App/app",
+            "application_root": "/opt/App/resources/app",
+            "application_path": "/opt/App/resources/app",
+            "actions": [
+                {
+                    "step_id": "search",
+                    "action": "fill",
+                    "locator": {"kind": "css", "selector": "#q"},
+                    "value": {"source": "literal", "value": "invoices"},
+                }
+            ],
+        },
+    ),
+)
+
 TOOLS = (
+    CAPTURE_ELECTRON_SCENARIO,
     ANALYZE_WEB_BUNDLE,
     LIST_ELECTRON_TARGETS,
     INSPECT_ELECTRON_PAGE,

@@ -6,6 +6,9 @@ reconcile them with the app's static graph."""
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -165,3 +168,83 @@ def test_main_and_renderer_reconcile_with_the_static_graph(
         ("electron-renderer", "renderer/renderer.js"),
     }
     assert rec["loaded_but_unknown"] == [] and rec["known_but_never_loaded"] == []
+
+
+# A stand-in for the Electron executable, taking the arguments rea gives Electron: it starts the app's main script
+# under Node with the --inspect it was given, and the renderer as a headless Chromium on the DevTools port and
+# profile it was given, showing the page the app's package.json names (a real main process would loadFile it).
+FAKE_ELECTRON = """#!/usr/bin/node
+const { spawn } = require('child_process');
+const fs = require('fs');
+const path = require('path');
+const args = process.argv.slice(2);
+const opt = (name) => (args.find((a) => a.startsWith(name + '=')) || '').slice(name.length + 1);
+const app = args.filter((a) => !a.startsWith('--')).pop();
+const pkg = JSON.parse(fs.readFileSync(path.join(app, 'package.json'), 'utf8'));
+const io = { stdio: ['ignore', 'inherit', 'inherit'] };
+const main = spawn('/usr/bin/node', ['--inspect=' + opt('--inspect'), path.join(app, pkg.main)], io);
+const renderer = spawn(CHROMIUM, [
+  '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-dev-shm-usage',
+  '--remote-debugging-address=127.0.0.1', '--remote-debugging-port=' + opt('--remote-debugging-port'),
+  '--user-data-dir=' + opt('--user-data-dir'), 'file://' + path.join(app, pkg.window),
+], io);
+const end = () => { main.kill('SIGKILL'); renderer.kill('SIGKILL'); process.exit(0); };
+process.on('SIGTERM', end);
+process.on('SIGINT', end);
+main.on('exit', end);
+"""
+
+
+@pytest.fixture(scope="module")
+def fake_electron(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from rea_plugins.cdp.browser import find_chromium
+
+    chromium, why = find_chromium()
+    if chromium is None:
+        toolchains.unavailable(f"no Chromium for the fake Electron: {why}")
+    toolchains.require("node")
+    path = tmp_path_factory.mktemp("fake-electron-bin") / "electron"
+    path.write_text(FAKE_ELECTRON.replace("CHROMIUM", json.dumps(os.path.realpath(chromium))))
+    path.chmod(0o755)
+    return path
+
+
+def test_a_scenario_drives_the_renderer_and_captures_both_processes(
+    session: Session, app: Path, fake_electron: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "app"
+    shutil.copytree(app, copy)
+    package = json.loads((copy / "package.json").read_text())
+    (copy / "package.json").write_text(json.dumps({**package, "window": "renderer/index.html"}))
+    out = call_tool(
+        session,
+        "capture_electron_scenario",
+        {
+            "schema_version": 1,
+            "executable_path": str(fake_electron),
+            "application_root": str(copy),
+            "application_path": str(copy),
+            "actions": [
+                {
+                    "step_id": "type",
+                    "action": "fill",
+                    "locator": {"kind": "css", "selector": "#q"},
+                    "value": {"source": "literal", "value": "  hello  "},
+                }
+            ],
+        },
+    )
+    assert out.evidence is not None
+    capture = out.evidence.normalized_result
+    assert [s["status"] for s in capture["steps"]] == ["completed"]
+    assert capture["cleanup"] == "terminated-owned-process" and capture["limitations"] == []
+    renderer = capture["renderer"]
+    assert {Path(s["file_path"]).name for s in renderer["scripts"]} == {"util.js", "renderer.js"}
+    # The renderer's input listener ran on the typed text (trimmed by util.js).
+    assert "hello" in [e["text"] for e in renderer["console"]]
+    main = capture["main"]
+    assert main["application_scripts"] == 2 and main["console"] >= 1
+    assert out.evidence.evidence_links == [main["evidence_id"]]
+    observed = session.resolve_evidence({"kind": "retained-evidence", "evidence_id": main["evidence_id"]})
+    assert "main ready search" in [c["text"] for c in observed.normalized_result["console"]]
+    assert capture["isolation"]["sandbox"] in ("bubblewrap", "none")

@@ -51,6 +51,20 @@ CASES: dict[str, dict[str, dict[str, Any]]] = {
         "left_path": {"left_path": FIFO, "right_path": REGULAR},
         "right_path": {"left_path": REGULAR, "right_path": FIFO},
     },
+    "capture_electron_scenario": {
+        "executable_path": {
+            "schema_version": 1,
+            "executable_path": FIFO,
+            "application_root": FOLDER,
+            "application_path": FOLDER,
+        },
+        "application_path": {
+            "schema_version": 1,
+            "executable_path": "/usr/bin/true",
+            "application_root": FOLDER,
+            "application_path": FIFO,
+        },
+    },
     "compare_corpora": {"index": {"index": FIFO, "left": "a", "right": "b"}},
     "compare_managed_members": {
         "left_path": {"left_path": FIFO, "right_path": REGULAR},
@@ -94,7 +108,12 @@ CASES: dict[str, dict[str, dict[str, Any]]] = {
             "get_objc_protocols",
             "inspect_native_dispatch_metadata",
             "trace_dylib_resolution",
+            "decode_interface_builder",
         )
+    },
+    "trace_native_ui_action": {
+        "path": {"path": FIFO},
+        "binary_path": {"path": REGULAR, "binary_path": FIFO},
     },
     "inspect_plist": {"path": {"path": FIFO}, "relative_path": {"path": FOLDER, "relative_path": FIFO}},
     # A Go binary, a core file (and the crashed program beside it), a WebAssembly module.
