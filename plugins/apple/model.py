@@ -312,3 +312,69 @@ class Unavailable(_R, frozen=True, kw_only=True):
     status: Literal["unavailable"] = "unavailable"
     reason: str
     remediation: str
+
+
+# -- Interface Builder ------------------------------------------------------------------------------
+
+
+class IBObject(_R, frozen=True, kw_only=True):
+    """An object of a XIB or storyboard: its element, the class it instantiates (customClass when set)."""
+
+    id: str
+    element: str
+    class_name: str
+    custom: bool = False
+    module: str | None = None
+    label: str | None = None
+    placeholder: str | None = None
+
+
+class IBConnection(_R, frozen=True, kw_only=True):
+    """An outlet (source.property = destination), action (source sends selector to destination) or segue."""
+
+    kind: Literal["outlet", "action", "segue"]
+    id: str
+    source: str
+    source_class: str | None
+    destination: str
+    destination_class: str | None
+    property: str | None = None
+    selector: str | None = None
+    event: str | None = None
+
+
+class InterfaceDocument(_R, frozen=True, kw_only=True):
+    source: str
+    kind: Literal["xib", "storyboard"]
+    runtime: Literal["ios", "macos"]
+    objects: list[IBObject]
+    objects_page: PageInfo
+    connections: list[IBConnection]
+    connections_page: PageInfo
+    counts: dict[str, int]
+
+
+class UIAction(_R, frozen=True, kw_only=True):
+    """A control's action and the procedure that implements it (``-[Class selector]`` at ``address``)."""
+
+    control: str
+    control_class: str | None
+    control_label: str | None = None
+    event: str | None = None
+    selector: str
+    target: str
+    target_class: str | None
+    status: Literal["resolved", "not-implemented", "first-responder", "unresolved"]
+    procedure: str | None = None
+    address: str | None = None
+    # The classes searched for the selector, the target's first, then its superclasses.
+    searched: list[str] = []
+
+
+class UIActionTrace(_R, frozen=True, kw_only=True):
+    document: str
+    binary: str
+    cpu_type: str
+    actions: list[UIAction]
+    page: PageInfo
+    counts: dict[str, int]

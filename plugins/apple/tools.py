@@ -9,11 +9,13 @@ from rea_plugins.apple.model import (
     ClassList,
     DispatchMetadata,
     DylibResolution,
+    InterfaceDocument,
     KeyedArchive,
     MachOReport,
     PlistReport,
     ProtocolList,
     SignatureReport,
+    UIActionTrace,
 )
 
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
@@ -94,6 +96,18 @@ def _dylibs(call: ToolCall) -> Evidence:
     from rea_plugins.apple import bundle
 
     return bundle.trace_dylib_resolution(call)
+
+
+def _ib(call: ToolCall) -> Evidence:
+    from rea_plugins.apple import ib
+
+    return ib.decode_interface_builder(call)
+
+
+def _ui_action(call: ToolCall) -> Evidence:
+    from rea_plugins.apple import ib
+
+    return ib.trace_native_ui_action(call)
 
 
 BOUNDS = {
@@ -296,6 +310,68 @@ TRACE_DYLIBS = ToolDef(
     cli_subject="path",
 )
 
+IB_PATH = {
+    "type": "string",
+    "minLength": 1,
+    "description": "A .xib or .storyboard file.",
+    "examples": ["Main.storyboard"],
+}
+
+DECODE_IB = ToolDef(
+    name="decode_interface_builder",
+    result_type=InterfaceDocument,
+    family=FAMILY,
+    description=(
+        "A XIB or storyboard's objects (class, custom class, label) and connections: outlets, actions (sender, "
+        "selector, target, event) and segues; both paged."
+    ),
+    input_schema=_obj(
+        {
+            "path": IB_PATH,
+            "max_objects": {**_limit(100), "description": "Objects per page."},
+            "objects_offset": OFFSET,
+            "max_connections": {**_limit(100), "description": "Connections per page."},
+            "connections_offset": OFFSET,
+        },
+        "path",
+    ),
+    handler=_ib,
+    effects=_EFFECTS,
+    examples=({"path": "Demo.app/Base.lproj/Main.storyboard"},),
+    cli_subject="path",
+)
+
+TRACE_UI_ACTION = ToolDef(
+    name="trace_native_ui_action",
+    result_type=UIActionTrace,
+    family=FAMILY,
+    description=(
+        "From a XIB/storyboard control's action to the procedure implementing it: the target's class and "
+        "superclasses searched in the Objective-C metadata for the selector, -[Class selector] and its address."
+    ),
+    input_schema=_obj(
+        {
+            "path": IB_PATH,
+            "binary_path": {**PATH, "description": "The Mach-O; default: the bundle's executable or the open binary."},
+            "architecture": ARCH,
+            "selector": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Only this selector."},
+            "control": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "description": "Only this control (id or label).",
+            },
+            "offset": OFFSET,
+            "limit": _limit(100),
+        },
+        "path",
+    ),
+    handler=_ui_action,
+    effects=_EFFECTS,
+    examples=({"path": "Demo.app/Base.lproj/Main.storyboard", "selector": "buttonTapped:"},),
+    cli_subject="path",
+)
+
 TOOLS = (
     INSPECT_MACHO,
     LIST_ARCHITECTURES,
@@ -306,4 +382,6 @@ TOOLS = (
     GET_OBJC_PROTOCOLS,
     INSPECT_DISPATCH,
     TRACE_DYLIBS,
+    DECODE_IB,
+    TRACE_UI_ACTION,
 )

@@ -73,6 +73,75 @@ WIDGET_METHODS = {
 }
 CATEGORY_METHOD = "-[Widget(Extras) extra]"
 
+XIB = """<?xml version="1.0" encoding="UTF-8"?>
+<document type="com.apple.InterfaceBuilder3.CocoaTouch.XIB" version="3.0" toolsVersion="21701"
+    targetRuntime="iOS.CocoaTouch" propertyAccessControl="none" useAutolayout="YES">
+    <objects>
+        <placeholder placeholderIdentifier="IBFilesOwner" id="-1" userLabel="File's Owner" customClass="Widget">
+            <connections>
+                <outlet property="view" destination="i5M-Pr-FkT" id="sfx-zR-JGt"/>
+            </connections>
+        </placeholder>
+        <placeholder placeholderIdentifier="IBFirstResponder" id="-2" customClass="UIResponder"/>
+        <view contentMode="scaleToFill" id="i5M-Pr-FkT">
+            <subviews>
+                <button opaque="NO" contentMode="scaleToFill" buttonType="system" id="Tap-Btn-001">
+                    <state key="normal" title="Tap me"/>
+                    <connections>
+                        <action selector="buttonTapped:" destination="-1" eventType="touchUpInside" id="act-tap-01"/>
+                    </connections>
+                </button>
+                <button opaque="NO" contentMode="scaleToFill" buttonType="system" id="Cut-Btn-002">
+                    <state key="normal" title="Cut"/>
+                    <connections>
+                        <action selector="cut:" destination="-2" eventType="touchUpInside" id="act-cut-02"/>
+                    </connections>
+                </button>
+            </subviews>
+        </view>
+    </objects>
+</document>
+"""
+STORYBOARD = """<?xml version="1.0" encoding="UTF-8"?>
+<document type="com.apple.InterfaceBuilder3.CocoaTouch.Storyboard.XIB" version="3.0" toolsVersion="21701"
+    targetRuntime="iOS.CocoaTouch" initialViewController="VC-1">
+    <scenes>
+        <scene sceneID="Scene-1">
+            <objects>
+                <viewController id="VC-1" customClass="Widget" customModule="Demo" sceneMemberID="viewController">
+                    <view key="view" contentMode="scaleToFill" id="View-1">
+                        <subviews>
+                            <button opaque="NO" contentMode="scaleToFill" id="Greet-Btn">
+                                <state key="normal" title="Greet"/>
+                                <connections>
+                                    <action selector="greet:" destination="VC-1" eventType="touchUpInside"
+                                        id="act-greet"/>
+                                </connections>
+                            </button>
+                            <button opaque="NO" contentMode="scaleToFill" id="Wave-Btn">
+                                <state key="normal" title="Wave"/>
+                                <connections>
+                                    <action selector="wave" destination="VC-1" eventType="touchUpInside" id="act-wave"/>
+                                    <segue destination="VC-2" kind="show" id="seg-1"/>
+                                </connections>
+                            </button>
+                        </subviews>
+                    </view>
+                    <connections>
+                        <outlet property="greetButton" destination="Greet-Btn" id="out-greet"/>
+                    </connections>
+                </viewController>
+                <placeholder placeholderIdentifier="IBFirstResponder" id="FR-1" sceneMemberID="firstResponder"/>
+            </objects>
+        </scene>
+        <scene sceneID="Scene-2">
+            <objects>
+                <viewController id="VC-2" customClass="RootObject" sceneMemberID="viewController"/>
+            </objects>
+        </scene>
+    </scenes>
+</document>
+"""
 _TBD = """--- !tapi-tbd
 tbd-version:     4
 targets:         [ x86_64-macos, arm64-macos, arm64-ios ]
@@ -101,6 +170,8 @@ class Built:
     app: Path  # Demo.app: Demo (ios), Frameworks/Kit.framework/Kit, Info.plist (binary), Settings.plist (XML)
     xml_plist: Path
     keyed_archive: Path
+    xib: Path  # Demo.app/Base.lproj/Widget.xib: File's Owner is a Widget, its button sends buttonTapped:
+    storyboard: Path  # Demo.app/Base.lproj/Main.storyboard: a Widget scene whose buttons send greet: and wave
 
 
 def _run(cmd: list[str], cwd: Path) -> None:
@@ -216,6 +287,10 @@ def build(out: Path) -> Built:
     xml_plist.write_bytes(plistlib.dumps(settings))
     keyed = out / "state.plist"
     keyed.write_bytes(keyed_archive())
+    lproj = app / "Base.lproj"
+    lproj.mkdir()
+    (lproj / "Widget.xib").write_text(XIB)
+    (lproj / "Main.storyboard").write_text(STORYBOARD)
     return Built(
         ios=ios,
         macos=macos,
@@ -226,6 +301,8 @@ def build(out: Path) -> Built:
         app=app,
         xml_plist=xml_plist,
         keyed_archive=keyed,
+        xib=lproj / "Widget.xib",
+        storyboard=lproj / "Main.storyboard",
     )
 
 

@@ -102,5 +102,19 @@ def cases(built: fx.Built) -> dict[str, tuple[bytes, str]]:
     except RecursionError:
         pass
     put("cut.plist", built.keyed_archive.read_bytes()[:40], "cut binary plist")
+    # Interface Builder documents: an entity bomb, a cut document, a NIBArchive, another XML root.
+    bomb = (
+        '<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaaaaaaaa">'
+        + "".join(f'<!ENTITY {chr(98 + i)} "{("&" + chr(97 + i) + ";") * 10}">' for i in range(8))
+        + "]><document>&i;</document>"
+    )
+    put("bomb.xib", bomb.encode(), "entity expansion")
+    put("cut.xib", built.xib.read_bytes()[:700], "cut XIB")
+    put("nibarchive.nib", b"NIBArchive\x01\x00\x00\x00" + bytes(64), "compiled NIBArchive")
+    put("other-root.storyboard", b"<?xml version='1.0'?><plist><dict/></plist>", "not a document")
+    b = bytearray(built.storyboard.read_bytes())
+    for _ in range(20):
+        b[rng.randrange(len(b))] = rng.randrange(32, 127)
+    put("flip.storyboard", b, "byte flips in a storyboard")
     put("notaplist.plist", b"<?xml version='1.0'?><plist><dict><key>a</key>", "cut XML plist")
     return out

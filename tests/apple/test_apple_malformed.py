@@ -66,6 +66,13 @@ def test_archives_and_plists(rea_session: Session, damaged: dict[str, Path]) -> 
         assert _error(rea_session, "inspect_plist", damaged[name]).code == "unsupported_target"
 
 
+def test_interface_documents(rea_session: Session, damaged: dict[str, Path]) -> None:
+    for name in ("bomb.xib", "cut.xib", "nibarchive.nib", "other-root.storyboard"):
+        err = _error(rea_session, "decode_interface_builder", damaged[name])
+        assert err.code == "unsupported_target" and err.details["reason"] == "format", (name, err.message)
+    assert "NIBArchive" in _error(rea_session, "decode_interface_builder", damaged["nibarchive.nib"]).message
+
+
 def test_every_tool_answers_every_hostile_file_with_a_result_or_a_typed_error(
     rea_session: Session, damaged: dict[str, Path]
 ) -> None:
@@ -77,6 +84,7 @@ def test_every_tool_answers_every_hostile_file_with_a_result_or_a_typed_error(
         "inspect_native_dispatch_metadata",
         "inspect_plist",
         "inspect_keyed_archive",
+        "decode_interface_builder",
     )
     seen: set[str] = set()
     for name, path in damaged.items():

@@ -20,6 +20,8 @@ TOOLS = (
     "get_objc_protocols",
     "inspect_native_dispatch_metadata",
     "trace_dylib_resolution",
+    "decode_interface_builder",
+    "trace_native_ui_action",
 )
 
 
@@ -35,6 +37,8 @@ def test_every_apple_tool_through_the_mcp_client(built: fx.Built) -> None:
         "get_objc_protocols": {"path": app},
         "inspect_native_dispatch_metadata": {"path": app, "pattern": "Widget"},
         "trace_dylib_resolution": {"path": app},
+        "decode_interface_builder": {"path": str(built.storyboard)},
+        "trace_native_ui_action": {"path": str(built.xib)},
     }
 
     async def main() -> dict[str, Any]:
@@ -74,4 +78,7 @@ def test_every_apple_tool_through_the_mcp_client(built: fx.Built) -> None:
     assert {m["name"] for m in widget["methods"]} == fx.WIDGET_METHODS
     kit = next(r for r in res["trace_dylib_resolution"]["resolutions"] if r["library"].startswith("@rpath/"))
     assert kit["status"] == "bundle" and kit["resolved"] == "Frameworks/Kit.framework/Kit"
+    assert res["decode_interface_builder"]["counts"]["action"] == 2
+    tap = next(a for a in res["trace_native_ui_action"]["actions"] if a["status"] == "resolved")
+    assert tap["procedure"] == "-[Widget buttonTapped:]"
     assert out["error"]["code"] == "unsupported_target" and out["error"]["remediation"]["action"]

@@ -207,3 +207,56 @@ def test_dylib_resolution_in_the_bundle(rea_session: Session, built: fx.Built) -
         assert row["status"] == "missing" and row["tried"] == ["Frameworks/Kit.framework/Kit"]
     finally:
         (built.app / "Kit.moved").rename(built.app / "Frameworks" / "Kit.framework" / "Kit")
+
+
+def test_decode_a_xib_and_a_storyboard(rea_session: Session, built: fx.Built) -> None:
+    xib = result_of(rea_session, "decode_interface_builder", {"path": str(built.xib)})
+    assert xib["kind"] == "xib" and xib["runtime"] == "ios"
+    objects = {o["id"]: o for o in xib["objects"]}
+    assert objects["-1"]["class_name"] == "Widget" and objects["-1"]["placeholder"] == "IBFilesOwner"
+    assert objects["Tap-Btn-001"]["class_name"] == "UIButton" and objects["Tap-Btn-001"]["label"] == "Tap me"
+    tap = next(c for c in xib["connections"] if c["id"] == "act-tap-01")
+    assert tap == {
+        "kind": "action",
+        "id": "act-tap-01",
+        "source": "Tap-Btn-001",
+        "source_class": "UIButton",
+        "destination": "-1",
+        "destination_class": "Widget",
+        "selector": "buttonTapped:",
+        "event": "touchUpInside",
+    }
+    assert xib["counts"] == {"objects": 5, "outlet": 1, "action": 2, "segue": 0}
+    board = result_of(rea_session, "decode_interface_builder", {"path": str(built.storyboard), "max_objects": 2})
+    assert board["kind"] == "storyboard" and len(board["objects"]) == 2 and board["objects_page"]["next_offset"] == 2
+    assert board["counts"] == {"objects": 6, "outlet": 1, "action": 2, "segue": 1}
+    with pytest.raises(ReaError) as err:
+        result_of(rea_session, "decode_interface_builder", {"path": str(built.keyed_archive)})
+    assert err.value.code == "unsupported_target"
+
+
+def test_trace_ui_actions_to_their_implementations(rea_session: Session, built: fx.Built) -> None:
+    import lief
+
+    fat = lief.MachO.parse(str(built.ios))
+    symbols = {s.name: int(s.value) for s in fat.at(0).symbols}
+    xib = result_of(rea_session, "trace_native_ui_action", {"path": str(built.xib)})
+    assert xib["binary"] == "Demo" and xib["counts"]["resolved"] == 1 and xib["counts"]["first-responder"] == 1
+    tap = next(a for a in xib["actions"] if a["selector"] == "buttonTapped:")
+    assert (
+        tap["procedure"] == "-[Widget buttonTapped:]" and int(tap["address"], 16) == symbols["-[Widget buttonTapped:]"]
+    )
+    assert tap["control_label"] == "Tap me" and tap["searched"] == ["Widget"]
+    board = result_of(rea_session, "trace_native_ui_action", {"path": str(built.storyboard)})
+    by_sel = {a["selector"]: a for a in board["actions"]}
+    assert by_sel["greet:"]["procedure"] == "-[Widget greet:]"
+    # wave is an optional protocol method Widget does not implement: searched up to the root class.
+    assert by_sel["wave"]["status"] == "not-implemented" and by_sel["wave"]["searched"] == ["Widget", "RootObject"]
+    only = result_of(rea_session, "trace_native_ui_action", {"path": str(built.storyboard), "control": "Greet"})
+    assert [a["selector"] for a in only["actions"]] == ["greet:"]
+    stripped = result_of(
+        rea_session,
+        "trace_native_ui_action",
+        {"path": str(built.xib), "binary_path": str(built.stripped), "selector": "buttonTapped:"},
+    )
+    assert stripped["actions"][0]["address"] == tap["address"]

@@ -22,6 +22,8 @@ TOOLS = (
     "inspect_native_dispatch_metadata",
     "inspect_plist",
     "inspect_keyed_archive",
+    "decode_interface_builder",
+    "trace_native_ui_action",
 )
 
 

@@ -108,7 +108,12 @@ CASES: dict[str, dict[str, dict[str, Any]]] = {
             "get_objc_protocols",
             "inspect_native_dispatch_metadata",
             "trace_dylib_resolution",
+            "decode_interface_builder",
         )
+    },
+    "trace_native_ui_action": {
+        "path": {"path": FIFO},
+        "binary_path": {"path": REGULAR, "binary_path": FIFO},
     },
     "inspect_plist": {"path": {"path": FIFO}, "relative_path": {"path": FOLDER, "relative_path": FIFO}},
     # A Go binary, a core file (and the crashed program beside it), a WebAssembly module.
