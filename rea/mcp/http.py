@@ -101,7 +101,7 @@ MAX_CONCURRENT = integer_setting(
 )
 IDLE_TIMEOUT = integer_setting(
     "REA_HTTP_IDLE_TIMEOUT_S",
-    10,
+    1,
     7 * 24 * 3600,
     1800,
     "seconds",

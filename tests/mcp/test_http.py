@@ -300,3 +300,22 @@ def test_a_client_of_the_previous_revision_works_and_the_sessionless_one_is_told
             **good,
         )
         assert modern.status_code == 400 and "2025-11-25" in modern.json()["error"]["message"]
+
+
+def test_an_idle_session_is_closed_and_its_id_forgotten(hello_elf: Path) -> None:
+    with http_server(REA_HTTP_IDLE_TIMEOUT_S="2") as server:
+        good = {"Authorization": f"Bearer {TEST_TOKEN}"}
+        sid = _post(server, INITIALIZE, **good).headers["mcp-session-id"]
+        session = {"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25", **good}
+        _post(server, {"jsonrpc": "2.0", "method": "notifications/initialized"}, **session)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "open_binary", "arguments": {"path": str(hello_elf)}},
+        }
+        assert _post(server, call, **session).status_code == 200
+        time.sleep(3.5)
+        # Closed with its target; the id is unknown now, and a new session starts from nothing.
+        assert _post(server, {**call, "id": 2}, **session).status_code == 404
+        assert _post(server, INITIALIZE, **good).status_code == 200
