@@ -383,6 +383,14 @@ class HttpApp:
         body = await self._read_body(scope, receive, send)
         if body is None:
             return
+        from rea.mcp.stdio import Refusal, classify
+
+        # The stdio transport's rules, before the SDK parses anything: not JSON, not one JSON-RPC object, nested
+        # beyond any use (a stack overflow in a parser), or a method name of a megabyte each get a typed answer.
+        verdict = classify(body)
+        if isinstance(verdict, Refusal):
+            await _respond(send, 400, verdict.response().rstrip(b"\n"))
+            return
         rid, is_request, method = _request_of(body)
         replay = _Replay(body, receive)
         sid = _header(scope, b"mcp-session-id")

@@ -149,6 +149,11 @@ def test_per_session_limits_body_bytes_and_concurrent_requests() -> None:
         error = refused.json()["error"]
         assert error["data"]["code"] == "resource_constraint"
         assert error["data"]["reported_limits"]["max_request_bytes"] == 21 << 20
+        # Refused as stdio refuses a line, before any parser sees it.
+        headers = {"Content-Type": "application/json", "Accept": ACCEPT, **session}
+        for body, code in ((b"{not json", -32700), (b"[" * 100_000 + b"]" * 100_000, -32600), (b"[1, 2]", -32600)):
+            refused = httpx2.post(server.url, content=body, headers=headers, timeout=30)
+            assert refused.status_code == 400 and refused.json()["error"]["code"] == code
 
         async def two_at_once() -> list[int]:
             statuses: list[int] = []
