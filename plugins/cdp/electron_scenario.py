@@ -215,6 +215,7 @@ def _main(call: ToolCall, inspector: str, root: str, observation_ms: int) -> tup
             "runtime_kind": "electron-main",
             "allowed_file_roots": [root],
             "observation_ms": observation_ms,
+            "detail": "complete",
         },
         call.ctx,
     ).evidence

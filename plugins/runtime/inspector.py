@@ -199,7 +199,7 @@ def _unavailable(message: str, reason: str, target_id: str, **details: Any) -> R
 
 @dataclass(frozen=True)
 class Limits:
-    max_scripts: int = 200
+    max_scripts: int = 5000
     max_source_bytes: int = 64 << 20
     max_console_events: int = 200
     max_exceptions: int = 100

@@ -123,6 +123,29 @@ class RuntimeObservation(_R, frozen=True):
     limitations: list[str]
 
 
+class RuntimeObservationSummary(_R, frozen=True):
+    """observe_javascript_runtime's default answer: the counts and one page of the scripts; the complete observation
+    is retained as ``complete_evidence_id`` (reconcile_javascript_runtime takes either)."""
+
+    complete_evidence_id: str
+    runtime: RuntimeVersion
+    runtime_kind: RuntimeKind
+    target: RuntimeTarget
+    observation_ms: int
+    counts: ScriptCounts
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None
+    scripts: list[ParsedScript]
+    execution_contexts: int
+    console: list[RuntimeConsoleEvent]
+    console_total: int
+    exceptions: list[RuntimeException]
+    exceptions_total: int
+    limitations: list[str]
+
+
 MatchKind = Literal["content-hash", "source-map"]
 UnknownReason = Literal["no-static-module", "content-differs", "not-hashed"]
 

@@ -159,6 +159,9 @@ def _observations(call: ToolCall) -> list[Evidence]:
     out = []
     for i, value in enumerate(call.args["runtime_observations"]):
         ev = call.session.resolve_evidence(value, f"runtime_observations/{i}")
+        complete = _get(ev.normalized_result, "complete_evidence_id") if ev.operation == OBSERVE_TOOL else None
+        if isinstance(complete, str):
+            ev = call.session.resolve_evidence(retained_reference(complete), f"runtime_observations/{i}")
         if ev.operation != OBSERVE_TOOL:
             raise invalid_request(
                 f"runtime_observations/{i} is {ev.operation} Evidence, not {OBSERVE_TOOL}",
@@ -170,7 +173,7 @@ def _observations(call: ToolCall) -> list[Evidence]:
 
 def reconcile(call: ToolCall) -> tuple[RuntimeReconciliation, list[str]]:
     limits = call.args.get("limits") or {}
-    offset, limit = int(limits.get("offset", 0)), int(limits.get("limit", 50))
+    offset, limit = int(limits.get("offset", 0)), int(limits.get("limit", 20))
     static = StaticIndex()
     static_ids = []
     layers = call.args["static_layers"]

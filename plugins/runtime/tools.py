@@ -6,7 +6,12 @@ from typing import Any
 
 import msgspec
 from rea_plugins.runtime import inspector
-from rea_plugins.runtime.model import RuntimeObservation, RuntimeReconciliation, RuntimeTargetList
+from rea_plugins.runtime.model import (
+    RuntimeObservation,
+    RuntimeObservationSummary,
+    RuntimeReconciliation,
+    RuntimeTargetList,
+)
 
 import rea
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
@@ -18,6 +23,8 @@ PROVIDER = ProviderIdentity(id="v8-inspector", name="rea V8 inspector tools", ve
 ENDPOINT_EXAMPLE = "http://127.0.0.1:9229"
 TARGET_EXAMPLE = "TARGET_ID_FROM_LIST_JAVASCRIPT_RUNTIME_TARGETS"
 MAX_INT32 = 2_147_483_647
+SUMMARY_LIMIT = 10
+SUMMARY_EVENTS = 10
 
 # Attaching to a loopback inspector is network access; nothing here evaluates, pauses or drives the program.
 _OBSERVE = ToolEffects(records_evidence=True, accesses_network=True)
@@ -81,9 +88,17 @@ OBSERVE_SCHEMA = _obj(
         "allowed_file_roots": _ROOTS,
         "allowed_origins": _ORIGINS,
         "observation_ms": _int(1000, 60_000, "How long to listen after attaching (ms)."),
+        "detail": {
+            "type": "string",
+            "enum": ["summary", "complete"],
+            "default": "summary",
+            "description": "summary: counts and a page of scripts (the whole record retained); complete: all.",
+        },
+        "offset": _int(0, MAX_INT32, "Scripts to skip in the summary, for paging."),
+        "limit": _int(SUMMARY_LIMIT, 1000, "Scripts listed in the summary.", minimum=1),
         "limits": _obj(
             {
-                "max_scripts": _int(200, 100_000, "Application scripts listed (more are counted).", minimum=1),
+                "max_scripts": _int(5000, 100_000, "Application scripts recorded (more are counted).", minimum=1),
                 "max_source_bytes": _int(64 << 20, 1 << 30, "Script source bytes read to hash them."),
                 "max_console_events": _int(200, 100_000, "Console messages kept."),
                 "max_exceptions": _int(100, 100_000, "Exceptions kept."),
@@ -121,7 +136,7 @@ RECONCILE_SCHEMA = _obj(
         "limits": _obj(
             {
                 "offset": _int(0, MAX_INT32, "Rows of each list to skip, for paging."),
-                "limit": _int(50, 1000, "Rows of each list answered.", minimum=1),
+                "limit": _int(20, 1000, "Rows of each list answered.", minimum=1),
             },
             description="Paging of the three lists (one offset and limit for each).",
         ),
@@ -184,7 +199,47 @@ def _observe(call: ToolCall) -> Evidence:
         "observation_ms": observation_ms,
         "limits": {k: getattr(limits, k) for k in inspector.Limits.__dataclass_fields__},
     }
-    return _evidence(call, "observe_javascript_runtime", params, obs, obs.limitations, confidence="observed")
+    ev = _evidence(call, "observe_javascript_runtime", params, obs, obs.limitations, confidence="observed")
+    if a.get("detail", "summary") == "complete":
+        return ev
+    # The complete observation stays retained (reconcile takes its id, or this summary's); the caller gets the counts
+    # and one page of the scripts.
+    call.session.ledger.record(ev)
+    offset, limit = a.get("offset", 0), a.get("limit", SUMMARY_LIMIT)
+    summary = _summary(ev.evidence_id, obs, offset, limit)
+    out = OperationResult(normalized=msgspec.to_builtins(summary), limitations=obs.limitations, confidence="observed")
+    return call.session.evidence(
+        "observe_javascript_runtime",
+        {**params, "detail": "summary", "offset": offset, "limit": limit},
+        out,
+        bound=False,
+        provider=PROVIDER,
+        analysis_profile=None,
+        links=[ev.evidence_id],
+    )
+
+
+def _summary(complete_id: str, obs: RuntimeObservation, offset: int, limit: int) -> RuntimeObservationSummary:
+    end = offset + limit
+    return RuntimeObservationSummary(
+        complete_evidence_id=complete_id,
+        runtime=obs.runtime,
+        runtime_kind=obs.runtime_kind,
+        target=obs.target,
+        observation_ms=obs.observation_ms,
+        counts=obs.counts,
+        offset=offset,
+        limit=limit,
+        total=len(obs.scripts),
+        next_offset=end if end < len(obs.scripts) else None,
+        scripts=obs.scripts[offset:end],
+        execution_contexts=len(obs.execution_contexts),
+        console=obs.console[:SUMMARY_EVENTS],
+        console_total=len(obs.console) + obs.console_dropped,
+        exceptions=obs.exceptions[:SUMMARY_EVENTS],
+        exceptions_total=len(obs.exceptions) + obs.exceptions_dropped,
+        limitations=obs.limitations,
+    )
 
 
 def _reconcile(call: ToolCall) -> Evidence:
@@ -223,7 +278,7 @@ LIST_JAVASCRIPT_RUNTIME_TARGETS = ToolDef(
 
 OBSERVE_JAVASCRIPT_RUNTIME = ToolDef(
     name="observe_javascript_runtime",
-    result_type=RuntimeObservation,
+    result_type=(RuntimeObservationSummary, RuntimeObservation),
     family=FAMILY,
     description=(
         "Passively observe one V8 inspector target for observation_ms: the scripts it parsed (URL, V8 hash, SHA-256 "

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.browser import OwnedBrowser
 
 from rea.errors import ReaError
@@ -22,6 +23,7 @@ from rea.session import Session
 from rea.testing import call_tool, result_of
 from tests import toolchains
 from tests.runtime.nodeapp import Inspected
+from tests.waiting import wait_for
 
 PACKAGE = '{"name": "fake-electron", "version": "1.0.0", "main": "main.js"}\n'
 MAIN = """\
@@ -69,6 +71,12 @@ def browser(app: Path) -> Iterator[OwnedBrowser]:
     owned = OwnedBrowser.launch(
         window=(800, 600), start_url=(app / "renderer" / "index.html").as_uri(), readable=(str(app),)
     )
+
+    def loaded() -> bool:
+        with cdp.opened(owned.endpoint) as conn:
+            return any(t.get("title") == "Fake Electron" for t in conn.call("Target.getTargets")["targetInfos"])
+
+    wait_for(loaded, "the renderer page loaded", timeout_s=60)
     yield owned
     assert owned.close().remaining == ()
 

@@ -19,7 +19,9 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _observe(session: Session, program: Inspected, root: Path, observation_ms: int = 800) -> tuple[str, dict]:
+def _observe(
+    session: Session, program: Inspected, root: Path, observation_ms: int = 800, detail: str = "complete"
+) -> tuple[str, dict]:
     listing = result_of(session, "list_javascript_runtime_targets", {"inspector_endpoint": program.endpoint})
     assert listing["total"] == 1
     target = listing["targets"][0]
@@ -32,6 +34,7 @@ def _observe(session: Session, program: Inspected, root: Path, observation_ms: i
             "runtime_kind": "node",
             "allowed_file_roots": [str(root)],
             "observation_ms": observation_ms,
+            "detail": detail,
         },
     )
     assert out.evidence is not None
@@ -98,7 +101,10 @@ def test_reconcile_joins_every_loaded_script_to_its_module(
 ) -> None:
     program = Inspected(node_path, node_app / "main.js")
     inspected.append(program)
-    obs_id, _ = _observe(rea_session, program, node_app)
+    # The default answer: counts and a page of the scripts, the complete observation retained and linked.
+    obs_id, summary = _observe(rea_session, program, node_app, detail="summary")
+    assert summary["total"] == 4 and summary["counts"]["application"] == 4 and summary["next_offset"] is None
+    assert summary["complete_evidence_id"] != obs_id and len(summary["scripts"]) == 4
     # The static graph made through the kernel's tool invocation of analyze_javascript_application.
     rec = result_of(
         rea_session,
