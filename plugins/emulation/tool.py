@@ -194,6 +194,7 @@ def _image(call: ToolCall, target: Target) -> dict[str, Any]:
             "kind": r.get("kind"),
         }
         for r in listed
+        if isinstance(r.get("start"), str) and isinstance(r.get("end"), str)
     ]
     segments = [r for r in regions if r["kind"] == "segment"] or [r for r in regions if r["kind"] == "section"]
     # A segment without permissions (Mach-O's __PAGEZERO) is a guard, never mapped.
@@ -223,7 +224,7 @@ def _image(call: ToolCall, target: Target) -> dict[str, Any]:
         call.ctx.check("listing the imports")
         page = session.execute("list_procedures", {"offset": offset, "limit": 1000}, call.ctx).normalized
         for p in page["procedures"]:
-            if p.get("kind") == "import":
+            if p.get("kind") == "import" and isinstance(p.get("address"), str):
                 imports[int(p["address"], 16)] = str(p["name"])
         offset = page.get("next_offset")
     if session.supports("list_names"):
@@ -231,7 +232,8 @@ def _image(call: ToolCall, target: Target) -> dict[str, Any]:
         while offset is not None:
             page = session.execute("list_names", {"offset": offset, "limit": 1000}, call.ctx).normalized
             for n in page["names"]:
-                if n.get("kind") == "import":
+                # An import bound by name only (a Mach-O lazy symbol) has no slot address: nothing to fill.
+                if n.get("kind") == "import" and isinstance(n.get("address"), str):
                     imports.setdefault(int(n["address"], 16), str(n["name"]))
             offset = page.get("next_offset")
     rows = [

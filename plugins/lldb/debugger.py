@@ -9,6 +9,7 @@ never apply the ASLR slide themselves.
 from __future__ import annotations
 
 import os
+import resource
 import time
 from typing import Any
 
@@ -18,6 +19,7 @@ from rea.process.worker import Reporter, serve
 POLL_S = 0.0005
 OUTPUT_LIMIT = 16 * 1024
 MAX_READ = 64 * 1024
+FILE_LIMIT = 64 << 20
 # The integer registers debug_state reports by default (all of the general set on request).
 MAIN_REGISTERS = {
     "x86_64": (
@@ -94,6 +96,9 @@ class Debuggee:
                     details={"reason": "no_main"},
                 )
             main_bp.SetOneShot(True)
+        # A program that floods its output fills a file of the private directory, never a pipe the server reads:
+        # each file it writes is capped (lldb-server and the program inherit the limit; past it, SIGXFSZ).
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
         self.process = self.target.Launch(info, error)
         if not error.Success() or not self.process.IsValid():
             raise ReaError(

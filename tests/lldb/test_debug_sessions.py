@@ -220,3 +220,29 @@ def test_nothing_is_left_after_the_server_is_killed(point_program: Path, tmp_pat
     while _alive(pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _alive(pids) == []
+
+
+def test_a_program_that_floods_and_never_stops_cannot_block_the_calls(rea_session: Session, tmp_path: Path) -> None:
+    gcc = toolchains.require("gcc")
+    require_lldb()
+    (tmp_path / "flood.c").write_text('#include <stdio.h>\nint main(void) { for (;;) puts("flood"); }\n')
+    subprocess.run([gcc, "-O0", "-o", str(tmp_path / "flood"), str(tmp_path / "flood.c")], check=True, timeout=120)
+    started = time.monotonic()
+    launched = _call(
+        rea_session, "debug_launch", {"executable": str(tmp_path / "flood"), "stop_at": "run", "wait_ms": 300}
+    )
+    sid = launched["session"]
+    # Still running after the wait, or stopped by the output file's size cap (SIGXFSZ): either way, an answer.
+    assert launched["stop"]["state"] == "running" or launched["stop"].get("signal") == "SIGXFSZ"
+    # Waiting again answers again, within its wait.
+    before = time.monotonic()
+    waited = _call(rea_session, "debug_continue", {"session": sid, "wait_ms": 1500})["stop"]
+    assert waited["state"] == "running" or waited.get("signal") == "SIGXFSZ"
+    assert time.monotonic() - before < 15
+    stopped = _call(rea_session, "debug_continue", {"session": sid, "interrupt": True})["stop"]
+    assert stopped["state"] in ("stopped", "exited")
+    output = _call(rea_session, "debug_state", {"session": sid, "max_frames": 2})["output"]["stdout"]
+    assert output["bytes"] > 16 * 1024 and output["truncated"] and len(output["text"]) <= 16 * 1024
+    assert output["text"].endswith("flood\n") or output["text"].count("flood") > 1000
+    _call(rea_session, "debug_end", {"session": sid})
+    assert time.monotonic() - started < 60

@@ -222,6 +222,8 @@ class Runner:
             self.call(case, "procedure_assembly", {"procedure": entry, "max_instructions": 64})
         if index % 16 == 4 and isinstance(entry, str):  # the decompiler over a mutated image, a few per base binary
             self.call(case, "procedure_pseudo_code", {"procedure": entry})
+        if index % 16 == 8 and isinstance(entry, str):  # the emulator from the (possibly mutated) entry, bounded
+            self.call(case, "emulate_procedure", {"procedure": entry, "max_instructions": 20000, "timeout_ms": 500})
         if index % 100 == 99:
             self.call(case, "close_binary", {})
 
