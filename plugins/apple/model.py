@@ -378,3 +378,47 @@ class UIActionTrace(_R, frozen=True, kw_only=True):
     actions: list[UIAction]
     page: PageInfo
     counts: dict[str, int]
+
+
+# -- Swift ------------------------------------------------------------------------------------------
+
+
+class SwiftSymbol(_R, frozen=True, kw_only=True):
+    symbol: str
+    status: Literal["demangled", "unrecognized", "not-swift"]
+    demangled: str | None = None
+
+
+class SwiftSymbols(_R, frozen=True, kw_only=True):
+    demangler: str
+    symbols: list[SwiftSymbol]
+
+
+class SwiftField(_R, frozen=True, kw_only=True):
+    """A stored property (or an enum case, which has no type when it has no payload)."""
+
+    name: str
+    type: str | None
+    type_mangled: str | None
+    var: bool = False
+    indirect: bool = False
+
+
+class SwiftType(_R, frozen=True, kw_only=True):
+    name: str
+    kind: str
+    mangled: str | None
+    superclass: str | None = None
+    fields: list[SwiftField] = []
+
+
+class SwiftTypes(_R, frozen=True, kw_only=True):
+    """The Swift types a slice records in ``__swift5_types``, with their fields (``__swift5_fieldmd``)."""
+
+    cpu_type: str
+    types: list[SwiftType]
+    page: PageInfo
+    counts: dict[str, int]
+    # None: no demangler on this host, names are shown mangled.
+    demangler: str | None
+    problems: list[str] = []

@@ -15,6 +15,8 @@ from rea_plugins.apple.model import (
     PlistReport,
     ProtocolList,
     SignatureReport,
+    SwiftSymbols,
+    SwiftTypes,
     UIActionTrace,
 )
 
@@ -108,6 +110,18 @@ def _ui_action(call: ToolCall) -> Evidence:
     from rea_plugins.apple import ib
 
     return ib.trace_native_ui_action(call)
+
+
+def _demangle(call: ToolCall) -> Evidence:
+    from rea_plugins.apple import swift
+
+    return swift.demangle_swift(call)
+
+
+def _swift_types(call: ToolCall) -> Evidence:
+    from rea_plugins.apple import swift
+
+    return swift.analyze_swift_types(call)
 
 
 BOUNDS = {
@@ -372,6 +386,47 @@ TRACE_UI_ACTION = ToolDef(
     cli_subject="path",
 )
 
+DEMANGLE_SWIFT = ToolDef(
+    name="demangle_swift",
+    result_type=SwiftSymbols,
+    family=FAMILY,
+    description="Swift symbols demangled by demumble; a symbol that is not Swift mangling is returned as it is.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "symbols": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1, "maxLength": 4096},
+                "minItems": 1,
+                "maxItems": 1000,
+                "description": "Mangled names, e.g. $s4main5HelloV5greetyyF.",
+            }
+        },
+        "required": ["symbols"],
+        "additionalProperties": False,
+    },
+    handler=_demangle,
+    effects=_EFFECTS,
+    examples=({"symbols": ["$s4main5HelloV5greetyyF"]},),
+)
+
+ANALYZE_SWIFT_TYPES = ToolDef(
+    name="analyze_swift_types",
+    result_type=SwiftTypes,
+    family=FAMILY,
+    description=(
+        "The Swift classes, structs and enums a Mach-O slice records (__swift5_types), with superclass and stored "
+        "fields or cases and their types demangled; filtered by pattern, paged."
+    ),
+    input_schema=_obj(
+        {"path": PATH, "architecture": ARCH, "pattern": PATTERN, "mode": MODE, "offset": OFFSET, "limit": _limit(100)}
+    ),
+    handler=_swift_types,
+    effects=_EFFECTS,
+    examples=({"path": "Demo.app"},),
+    cli_subject="path",
+)
+
 TOOLS = (
     INSPECT_MACHO,
     LIST_ARCHITECTURES,
@@ -384,4 +439,6 @@ TOOLS = (
     TRACE_DYLIBS,
     DECODE_IB,
     TRACE_UI_ACTION,
+    DEMANGLE_SWIFT,
+    ANALYZE_SWIFT_TYPES,
 )

@@ -15,10 +15,11 @@ from typing import Any
 
 from rea.catalog.tool import ToolCall
 
-# Itanium (``_Z``, Mach-O's ``__Z``), MSVC (``?``), Rust v0 (``_R``); Rust's legacy scheme is Itanium's form.
-_MANGLED = re.compile(r"^(?:_{1,2}Z|\?|_{1,2}R[A-Z])")
+# Itanium (``_Z``, Mach-O's ``__Z``), MSVC (``?``), Rust v0 (``_R``); Rust's legacy scheme is Itanium's form. Swift
+# (``$s``, ``_$s``, Swift 4's ``$S``/``_T0``), which demumble also demangles.
+_MANGLED = re.compile(r"^(?:_{1,2}Z|\?|_{1,2}R[A-Z]|_?\$[sS][0-9A-Za-z_]|_T0)")
 # A mangled identifier inside instruction text.
-_TOKEN = re.compile(r"(?<![\w$.])(_{1,2}Z[\w$.]+|_{1,2}R[A-Z][\w$.]*)")
+_TOKEN = re.compile(r"(?<![\w$.])(_{1,2}Z[\w$.]+|_{1,2}R[A-Z][\w$.]*|_?\$s[0-9A-Za-z_][\w$.]*)")
 _SUFFIX = "@plt"
 _BY_NAME = "binary.demangled_names"
 _PAGE = 1000

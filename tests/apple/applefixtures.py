@@ -142,6 +142,140 @@ STORYBOARD = """<?xml version="1.0" encoding="UTF-8"?>
     </scenes>
 </document>
 """
+# Swift type metadata as swiftc lays it out (no Swift compiler here: the records are written from the ABI's
+# documented layout, Swift docs/ABI/TypeMetadata.rst): a struct Demo.Point {var x, y: Int}, a class Demo.Shape: Base
+# {var name: String; var origin: Point}, an enum Demo.Direction {north, south}, and one Swift-mangled function.
+SWIFT_S = """  .section __TEXT,__const
+  .p2align 2
+_sw_mod:
+  .long 0
+  .long 0
+_sw_r0:
+  .long _sw_mod_name - _sw_r0
+_sw_point:
+  .long 0x51
+_sw_r1:
+  .long _sw_mod - _sw_r1
+_sw_r2:
+  .long _sw_point_name - _sw_r2
+  .long 0
+_sw_r3:
+  .long _sw_point_fields - _sw_r3
+  .long 2
+  .long 2
+_sw_shape:
+  .long 0x80000050
+_sw_r4:
+  .long _sw_mod - _sw_r4
+_sw_r5:
+  .long _sw_shape_name - _sw_r5
+  .long 0
+_sw_r6:
+  .long _sw_shape_fields - _sw_r6
+_sw_r7:
+  .long _sw_shape_super - _sw_r7
+_sw_dir:
+  .long 0x52
+_sw_r8:
+  .long _sw_mod - _sw_r8
+_sw_r9:
+  .long _sw_dir_name - _sw_r9
+  .long 0
+_sw_r10:
+  .long _sw_dir_fields - _sw_r10
+  .long 0
+  .long 2
+
+  .section __TEXT,__swift5_fieldmd
+  .p2align 2
+_sw_point_fields:
+_sw_r11:
+  .long _sw_point_mangled - _sw_r11
+  .long 0
+  .short 0
+  .short 12
+  .long 2
+  .long 2
+_sw_r12:
+  .long _sw_int_mangled - _sw_r12
+_sw_r13:
+  .long _sw_x_name - _sw_r13
+  .long 2
+_sw_r14:
+  .long _sw_int_mangled - _sw_r14
+_sw_r15:
+  .long _sw_y_name - _sw_r15
+_sw_shape_fields:
+_sw_r16:
+  .long _sw_shape_mangled - _sw_r16
+_sw_r17:
+  .long _sw_shape_super - _sw_r17
+  .short 1
+  .short 12
+  .long 2
+  .long 2
+_sw_r18:
+  .long _sw_str_mangled - _sw_r18
+_sw_r19:
+  .long _sw_name_name - _sw_r19
+  .long 2
+_sw_r20:
+  .long _sw_point_mangled - _sw_r20
+_sw_r21:
+  .long _sw_origin_name - _sw_r21
+_sw_dir_fields:
+_sw_r22:
+  .long _sw_dir_mangled - _sw_r22
+  .long 0
+  .short 3
+  .short 12
+  .long 2
+  .long 0
+  .long 0
+_sw_r23:
+  .long _sw_north_name - _sw_r23
+  .long 0
+  .long 0
+_sw_r24:
+  .long _sw_south_name - _sw_r24
+
+  .section __TEXT,__swift5_types
+  .p2align 2
+_sw_r25:
+  .long _sw_point - _sw_r25
+_sw_r26:
+  .long _sw_shape - _sw_r26
+_sw_r27:
+  .long _sw_dir - _sw_r27
+
+  .section __TEXT,__swift5_reflstr
+_sw_x_name: .asciz "x"
+_sw_y_name: .asciz "y"
+_sw_name_name: .asciz "name"
+_sw_origin_name: .asciz "origin"
+_sw_north_name: .asciz "north"
+_sw_south_name: .asciz "south"
+  .section __TEXT,__swift5_typeref
+_sw_int_mangled: .asciz "Si"
+_sw_str_mangled: .asciz "SS"
+_sw_point_mangled: .asciz "4Demo5PointV"
+_sw_shape_mangled: .asciz "4Demo5ShapeC"
+_sw_shape_super: .asciz "4Demo4BaseC"
+_sw_dir_mangled: .asciz "4Demo9DirectionO"
+  .section __TEXT,__cstring
+_sw_mod_name: .asciz "Demo"
+_sw_point_name: .asciz "Point"
+_sw_shape_name: .asciz "Shape"
+_sw_dir_name: .asciz "Direction"
+
+  .section __TEXT,__text
+  .globl "_$s4Demo5PointV4normSiyF"
+"_$s4Demo5PointV4normSiyF":
+  movq %rdi, %rax
+  addq %rsi, %rax
+  retq
+"""
+SWIFT_NORM = "$s4Demo5PointV4normSiyF"
 _TBD = """--- !tapi-tbd
 tbd-version:     4
 targets:         [ x86_64-macos, arm64-macos, arm64-ios ]
@@ -170,6 +304,7 @@ class Built:
     app: Path  # Demo.app: Demo (ios), Frameworks/Kit.framework/Kit, Info.plist (binary), Settings.plist (XML)
     xml_plist: Path
     keyed_archive: Path
+    swift: Path  # x86_64 dylib with __swift5_types and __swift5_fieldmd records and a Swift-mangled function
     xib: Path  # Demo.app/Base.lproj/Widget.xib: File's Owner is a Widget, its button sends buttonTapped:
     storyboard: Path  # Demo.app/Base.lproj/Main.storyboard: a Widget scene whose buttons send greet: and wave
 
@@ -287,6 +422,28 @@ def build(out: Path) -> Built:
     xml_plist.write_bytes(plistlib.dumps(settings))
     keyed = out / "state.plist"
     keyed.write_bytes(keyed_archive())
+    (out / "swift.s").write_text(SWIFT_S)
+    swift = out / "Swifty"
+    _run([clang, "-target", "x86_64-apple-macos11", "-c", "swift.s", "-o", "swift.o"], out)
+    _run(
+        [
+            lld,
+            "-arch",
+            "x86_64",
+            "-platform_version",
+            "macos",
+            "11.0",
+            "11.0",
+            "-dylib",
+            "-install_name",
+            "@rpath/Swifty.dylib",
+            "-o",
+            str(swift),
+            "swift.o",
+            "libSystem.tbd",
+        ],
+        out,
+    )
     lproj = app / "Base.lproj"
     lproj.mkdir()
     (lproj / "Widget.xib").write_text(XIB)
@@ -301,6 +458,7 @@ def build(out: Path) -> Built:
         app=app,
         xml_plist=xml_plist,
         keyed_archive=keyed,
+        swift=swift,
         xib=lproj / "Widget.xib",
         storyboard=lproj / "Main.storyboard",
     )

@@ -89,6 +89,14 @@ def cases(built: fx.Built) -> dict[str, tuple[bytes, str]]:
         at = 0xC120 + 4 * rng.randrange(0, 200)
         struct.pack_into("<I", b, at, rng.choice((0xFFFFFFFF, 0x7FFFFFFF, 0x10000)))
         put(f"objc-word-{i}.macho", b, "Objective-C metadata")
+    # Swift type records: words of the Swift sections set to hostile values (relative offsets, counts, sizes).
+    swift = built.swift.read_bytes()
+    start = swift.find(b"\x51\x00\x00\x00")  # Demo.Point's descriptor flags: the records follow it
+    for i in range(16):
+        b = bytearray(swift)
+        at = start + 4 * rng.randrange(0, 60)
+        struct.pack_into("<I", b, at, rng.choice((0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0x10000, 1)))
+        put(f"swift-word-{i}.macho", b, "Swift type metadata")
     # Keyed archives and plists.
     put("recursive.plist", fx.recursive_archive(), "recursive keyed archive")
     arch = plistlib.loads(built.keyed_archive.read_bytes())

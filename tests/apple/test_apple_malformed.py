@@ -85,6 +85,7 @@ def test_every_tool_answers_every_hostile_file_with_a_result_or_a_typed_error(
         "inspect_plist",
         "inspect_keyed_archive",
         "decode_interface_builder",
+        "analyze_swift_types",
     )
     seen: set[str] = set()
     for name, path in damaged.items():

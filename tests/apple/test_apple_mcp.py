@@ -22,6 +22,8 @@ TOOLS = (
     "trace_dylib_resolution",
     "decode_interface_builder",
     "trace_native_ui_action",
+    "demangle_swift",
+    "analyze_swift_types",
 )
 
 
@@ -39,6 +41,8 @@ def test_every_apple_tool_through_the_mcp_client(built: fx.Built) -> None:
         "trace_dylib_resolution": {"path": app},
         "decode_interface_builder": {"path": str(built.storyboard)},
         "trace_native_ui_action": {"path": str(built.xib)},
+        "demangle_swift": {"symbols": [fx.SWIFT_NORM]},
+        "analyze_swift_types": {"path": str(built.swift)},
     }
 
     async def main() -> dict[str, Any]:
@@ -81,4 +85,6 @@ def test_every_apple_tool_through_the_mcp_client(built: fx.Built) -> None:
     assert res["decode_interface_builder"]["counts"]["action"] == 2
     tap = next(a for a in res["trace_native_ui_action"]["actions"] if a["status"] == "resolved")
     assert tap["procedure"] == "-[Widget buttonTapped:]"
+    assert res["demangle_swift"]["symbols"][0]["demangled"] == "Demo.Point.norm() -> Swift.Int"
+    assert {t["name"] for t in res["analyze_swift_types"]["types"]} == {"Demo.Point", "Demo.Shape", "Demo.Direction"}
     assert out["error"]["code"] == "unsupported_target" and out["error"]["remediation"]["action"]

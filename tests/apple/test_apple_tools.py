@@ -260,3 +260,40 @@ def test_trace_ui_actions_to_their_implementations(rea_session: Session, built: 
         {"path": str(built.xib), "binary_path": str(built.stripped), "selector": "buttonTapped:"},
     )
     assert stripped["actions"][0]["address"] == tap["address"]
+
+
+def test_swift_types_and_symbols(rea_session: Session, built: fx.Built) -> None:
+    out = result_of(rea_session, "analyze_swift_types", {"path": str(built.swift)})
+    types = {t["name"]: t for t in out["types"]}
+    assert out["counts"] == {"struct": 1, "class": 1, "enum": 1}
+    point, shape, direction = types["Demo.Point"], types["Demo.Shape"], types["Demo.Direction"]
+    assert point["kind"] == "struct" and [(f["name"], f["type"]) for f in point["fields"]] == [
+        ("x", "Swift.Int"),
+        ("y", "Swift.Int"),
+    ]
+    assert shape["kind"] == "class" and shape["superclass"] == "Demo.Base"
+    assert [(f["name"], f["type"]) for f in shape["fields"]] == [("name", "Swift.String"), ("origin", "Demo.Point")]
+    assert direction["kind"] == "enum" and [f["name"] for f in direction["fields"]] == ["north", "south"]
+    only = result_of(rea_session, "analyze_swift_types", {"path": str(built.swift), "pattern": "Shape"})
+    assert [t["name"] for t in only["types"]] == ["Demo.Shape"]
+    none = result_of(rea_session, "analyze_swift_types", {"path": str(built.ios)})
+    assert none["types"] == [] and none["page"]["total"] == 0
+    symbols = result_of(rea_session, "demangle_swift", {"symbols": [fx.SWIFT_NORM, "_main", "$sZZZ"]})
+    assert [(s["status"], s.get("demangled")) for s in symbols["symbols"]] == [
+        ("demangled", "Demo.Point.norm() -> Swift.Int"),
+        ("not-swift", None),
+        ("unrecognized", None),
+    ]
+
+
+def test_native_shows_swift_names_demangled(built: fx.Built) -> None:
+    from rea import registry as registry_mod
+
+    session = Session(registry_mod.load())
+    try:
+        result_of(session, "open_binary", {"path": str(built.swift), "provider_id": "native"})
+        listed = result_of(session, "list_procedures", {})
+        norm = next(p for p in listed["procedures"] if p.get("mangled_name") == "_" + fx.SWIFT_NORM)
+        assert norm["name"] == "Demo.Point.norm() -> Swift.Int"
+    finally:
+        session.close()

@@ -24,6 +24,7 @@ TOOLS = (
     "inspect_keyed_archive",
     "decode_interface_builder",
     "trace_native_ui_action",
+    "analyze_swift_types",
 )
 
 

@@ -109,6 +109,7 @@ CASES: dict[str, dict[str, dict[str, Any]]] = {
             "inspect_native_dispatch_metadata",
             "trace_dylib_resolution",
             "decode_interface_builder",
+            "analyze_swift_types",
         )
     },
     "trace_native_ui_action": {
