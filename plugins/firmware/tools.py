@@ -183,7 +183,8 @@ def _result(out_dir: str, files: list[dict[str, Any]], links: int, summary: dict
     steps: list[dict[str, Any]] = []
     if native:
         steps.append({"tool": "open_binary", "arguments": {"path": native[0]["path"]}})
-        steps.append({"tool": "triage_corpus", "arguments": {"paths": [out_dir]}})
+        # Every native binary at once: the corpus index beside the output directory (the caller's, like it).
+        steps.append({"tool": "triage_corpus", "arguments": {"paths": [out_dir], "index": out_dir + ".corpus.db"}})
     return {
         "output_directory": out_dir,
         "file_count": len(files),
