@@ -324,3 +324,24 @@ def test_an_idle_session_is_closed_and_its_id_forgotten(hello_elf: Path) -> None
         # Closed with its target; the id is unknown now, and a new session starts from nothing.
         assert _post(server, {**call, "id": 2}, **session).status_code == 404
         assert _post(server, INITIALIZE, **good).status_code == 200
+
+
+def test_the_sdk_client_in_auto_mode_falls_back_to_the_handshake() -> None:
+    from mcp.client.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    with http_server() as server:
+
+        async def main() -> None:
+            # auto: server/discover at 2026-07-28 first; rea's refusal sends it to initialize, and the session works.
+            async with (
+                create_mcp_http_client(headers=server.headers()) as http,
+                Client(streamable_http_client(server.url, http_client=http), mode="auto") as client,
+            ):
+                assert client.protocol_version == "2025-11-25"
+                result = await client.call_tool("binary_session", {})
+                assert result.structured_content is not None
+                assert result.structured_content["server_identity"]["protocol"]["version"] == "2025-11-25"
+
+        anyio.run(main)
