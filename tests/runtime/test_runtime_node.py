@@ -138,6 +138,9 @@ def test_reconcile_names_a_script_the_static_graph_never_saw(
     # Written after the analysis: the runtime loads a plugin the static graph does not hold, and a changed file.
     (app / "plugins" / "late.js").write_text(LATE_PLUGIN)
     (app / "lib" / "util.js").write_text("exports.add = (a, b) => b + a;\n")
+    # The bundle changed after its map was made (a line appended): its bytes join nothing, its map still joins it.
+    with (app / "dist" / "feature.js").open("a") as fh:
+        fh.write("// patched after the build\n")
     program = Inspected(node_path, app / "main.js")
     inspected.append(program)
     obs_id, _ = _observe(rea_session, program, app)
@@ -155,6 +158,16 @@ def test_reconcile_names_a_script_the_static_graph_never_saw(
     assert unknown["lib/util.js"]["reason"] == "content-differs"
     assert unknown["lib/util.js"]["same_path_module"] == "mod:lib/util.js"
     assert rec["counts"]["loaded_but_unknown"] == 2 and rec["counts"]["loaded_and_known"] == 3
+    everything = result_of(
+        rea_session,
+        "reconcile_javascript_runtime",
+        {
+            "runtime_observations": [{"kind": "retained-evidence", "evidence_id": obs_id}],
+            "static_layers": [{"kind": "retained-evidence", "evidence_id": static.evidence.evidence_id}],
+        },
+    )
+    bundle = next(k for k in everything["loaded_and_known"] if k["module_path"] == "dist/feature.js")
+    assert bundle["matched_by"] == "source-map" and "mod:src/helper.js" in bundle["mapped_modules"]
     # Paged: two rows of each list, the rest by next_offset.
     assert len(rec["loaded_and_known"]) == 2 and rec["page"]["next_offset"] == 2
 
