@@ -422,3 +422,21 @@ class SwiftTypes(_R, frozen=True, kw_only=True):
     # None: no demangler on this host, names are shown mangled.
     demangler: str | None
     problems: list[str] = []
+
+
+class AssetRendition(_R, frozen=True, kw_only=True):
+    name: str
+    asset_type: str
+    scale: int | None = None
+    idiom: str | None = None
+    size_bytes: int | None = None
+
+
+class AssetCatalog(_R, frozen=True, kw_only=True):
+    """An Assets.car as assetutil lists it (macOS only)."""
+
+    source: str
+    storage_version: str | None
+    platform: str | None
+    renditions: list[AssetRendition]
+    page: PageInfo

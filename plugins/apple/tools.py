@@ -6,6 +6,7 @@ from typing import Any
 
 from rea_plugins.apple.model import (
     Architectures,
+    AssetCatalog,
     ClassList,
     DispatchMetadata,
     DylibResolution,
@@ -122,6 +123,12 @@ def _swift_types(call: ToolCall) -> Evidence:
     from rea_plugins.apple import swift
 
     return swift.analyze_swift_types(call)
+
+
+def _assets(call: ToolCall) -> Evidence:
+    from rea_plugins.apple import assets
+
+    return assets.inspect_asset_catalog(call)
 
 
 BOUNDS = {
@@ -427,6 +434,24 @@ ANALYZE_SWIFT_TYPES = ToolDef(
     cli_subject="path",
 )
 
+INSPECT_ASSET_CATALOG = ToolDef(
+    name="inspect_asset_catalog",
+    result_type=AssetCatalog,
+    family=FAMILY,
+    description=(
+        "An Assets.car's renditions (name, type, scale, idiom, size) through Apple's assetutil, which runs on macOS "
+        "only: elsewhere the answer is capability_unavailable with the remediation."
+    ),
+    input_schema=_obj(
+        {"path": {**PATH, "description": "The Assets.car file."}, "offset": OFFSET, "limit": _limit(100)}
+    ),
+    handler=_assets,
+    # On macOS it starts assetutil (an owned process): not read-only there.
+    effects=ToolEffects(records_evidence=True, launches_process=True),
+    examples=({"path": "Demo.app/Assets.car"},),
+    cli_subject="path",
+)
+
 TOOLS = (
     INSPECT_MACHO,
     LIST_ARCHITECTURES,
@@ -441,4 +466,5 @@ TOOLS = (
     TRACE_UI_ACTION,
     DEMANGLE_SWIFT,
     ANALYZE_SWIFT_TYPES,
+    INSPECT_ASSET_CATALOG,
 )

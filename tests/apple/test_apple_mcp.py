@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import anyio
@@ -62,6 +63,10 @@ def test_every_apple_tool_through_the_mcp_client(built: fx.Built) -> None:
                 assert not res.is_error, res.content[0].text  # type: ignore[union-attr]
                 assert res.structured_content is not None
                 out[name] = res.structured_content
+            # Off macOS the asset catalog is a typed unavailability; it starts assetutil on a Mac: not read-only.
+            car = await client.call_tool("inspect_asset_catalog", {"path": str(built.xml_plist)})
+            assert listed["inspect_asset_catalog"].annotations.read_only_hint is False  # type: ignore[union-attr]
+            out["car"] = json.loads(car.content[0].text)["error"] if car.is_error else None  # type: ignore[union-attr]
             bad = await client.call_tool("inspect_macho", {"path": str(built.keyed_archive)})
             assert bad.is_error
             out["error"] = json.loads(bad.content[0].text)["error"]  # type: ignore[union-attr]
@@ -87,4 +92,6 @@ def test_every_apple_tool_through_the_mcp_client(built: fx.Built) -> None:
     assert tap["procedure"] == "-[Widget buttonTapped:]"
     assert res["demangle_swift"]["symbols"][0]["demangled"] == "Demo.Point.norm() -> Swift.Int"
     assert {t["name"] for t in res["analyze_swift_types"]["types"]} == {"Demo.Point", "Demo.Shape", "Demo.Direction"}
+    if sys.platform != "darwin":
+        assert out["car"]["code"] == "capability_unavailable" and out["car"]["remediation"]["action"]
     assert out["error"]["code"] == "unsupported_target" and out["error"]["remediation"]["action"]

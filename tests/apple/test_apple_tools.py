@@ -297,3 +297,16 @@ def test_native_shows_swift_names_demangled(built: fx.Built) -> None:
         assert norm["name"] == "Demo.Point.norm() -> Swift.Int"
     finally:
         session.close()
+
+
+def test_asset_catalog_is_unavailable_off_macos(rea_session: Session, built: fx.Built, tmp_path: Path) -> None:
+    import sys
+
+    if sys.platform == "darwin":
+        pytest.skip("on macOS inspect_asset_catalog runs assetutil; this test covers the other hosts")
+    car = tmp_path / "Assets.car"
+    car.write_bytes(b"BOMStore" + bytes(64))
+    with pytest.raises(ReaError) as err:
+        result_of(rea_session, "inspect_asset_catalog", {"path": str(car)})
+    assert err.value.code == "capability_unavailable" and "macOS" in err.value.message
+    assert "xcode-select" in err.value.remediation

@@ -110,6 +110,7 @@ CASES: dict[str, dict[str, dict[str, Any]]] = {
             "trace_dylib_resolution",
             "decode_interface_builder",
             "analyze_swift_types",
+            "inspect_asset_catalog",
         )
     },
     "trace_native_ui_action": {
