@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +10,7 @@ import msgspec
 from rea import __version__
 from rea.canonical import canonical_digest
 from rea.catalog.projections import first_sentence
-from rea.catalog.schemas import advertised_or_none, evidence_output_schema, shallow_output, with_content_id
+from rea.catalog.schemas import advertised_or_none, output_schema, shallow_output
 from rea.catalog.tool import ToolDef
 from rea.registry import Registry
 
@@ -20,20 +19,6 @@ if TYPE_CHECKING:
 
 # The result presentation whose output schema is the tool's own (rea.presentation.COMPLETE).
 COMPLETE = "complete"
-
-
-def output_schema(tool: ToolDef) -> dict[str, Any]:
-    if tool.output_schema is None:
-        return evidence_output_schema(tool.result_type)
-    if "$id" in tool.output_schema:
-        return tool.output_schema
-    return _cached_content_id(msgspec.json.encode(tool.output_schema))
-
-
-@functools.lru_cache(maxsize=512)
-def _cached_content_id(encoded: bytes) -> dict[str, Any]:
-    schema: dict[str, Any] = msgspec.json.decode(encoded)
-    return with_content_id(schema)
 
 
 # Optional arguments kept for REA compatibility that tell a caller nothing (see advertised_input_schema).

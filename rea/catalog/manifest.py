@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import msgspec
 
+from rea.catalog.schemas import output_schema, shallow_output
 from rea.catalog.tool import ToolDef, ToolFacts
 
 if TYPE_CHECKING:
@@ -60,8 +61,6 @@ _ENTRY_FIELDS: Final = ToolEntry.__struct_fields__
 
 def spec_of(tool: ToolDef) -> ToolSpec:
     """The spec of a registered tool (its output schemas computed here, as tools/list advertises them)."""
-    from rea.catalog.document import output_schema
-    from rea.catalog.schemas import shallow_output
     from rea.presentation import output_schema_for
 
     complete = output_schema(tool)

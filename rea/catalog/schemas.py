@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 if TYPE_CHECKING:
-    from rea.catalog.tool import ResultType
+    from rea.catalog.tool import ResultType, ToolDef
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ROOT_COMBINATORS = ("anyOf", "oneOf", "allOf")
@@ -354,3 +354,18 @@ def json_type(value: Any) -> str:
     if isinstance(value, str):
         return "string"
     return "array" if isinstance(value, list) else "object"
+
+
+def output_schema(tool: ToolDef) -> dict[str, Any]:
+    """A tool's complete output schema, with its content-bound ``$id`` (the Evidence schema when it declares none)."""
+    if tool.output_schema is None:
+        return evidence_output_schema(tool.result_type)
+    if "$id" in tool.output_schema:
+        return tool.output_schema
+    return _cached_content_id(msgspec.json.encode(tool.output_schema))
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_content_id(encoded: bytes) -> dict[str, Any]:
+    schema: dict[str, Any] = msgspec.json.decode(encoded)
+    return with_content_id(schema)

@@ -26,12 +26,12 @@ from rea import __version__, logs
 from rea import evidence as ev_mod
 from rea.annotations import AnnotationStore
 from rea.budget import encode_result, error_size, known_oversize, success_size, transport_error
-from rea.catalog.document import advertised_description, advertised_input_schema, output_schema, with_target
+from rea.catalog.document import advertised_description, advertised_input_schema, with_target
 from rea.catalog.invoke import ToolResult, invoke
 from rea.catalog.manifest import ToolSpec
 from rea.catalog.refusals import not_advertised, unknown_tool
 from rea.catalog.resource import ResourceDef, ResourceTemplateDef
-from rea.catalog.schemas import advertised_or_none, shallow_output
+from rea.catalog.schemas import advertised_or_none, output_schema, shallow_output
 from rea.config import Settings
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError

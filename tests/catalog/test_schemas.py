@@ -8,9 +8,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from rea.catalog.document import advertised_input_schema, build_catalog, output_schema
+from rea.catalog.document import advertised_input_schema, build_catalog
 from rea.catalog.projections import CompactProjection, serialized_size
-from rea.catalog.schemas import ROOT_COMBINATORS, flatten_root_union, recursive_references
+from rea.catalog.schemas import ROOT_COMBINATORS, flatten_root_union, output_schema, recursive_references
 from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES
 from rea.registry import ON_DEMAND_TOOLSETS, Registry, load
 
