@@ -542,10 +542,11 @@ def matcher(
 
 
 def applies(fmt: str, arch: str, linkage: dict[str, Any]) -> bool:
-    """Whether a binary may carry a runtime's static code: any PE, an ELF without an interpreter (static)."""
+    """Whether a binary may carry a runtime's static code: any PE, a static ELF (neither an interpreter nor a needed
+    library: a shared library's libc is another file)."""
     if (fmt, arch) not in LIBRARIES:
         return False
-    return fmt == "pe" or linkage.get("interpreter") is None
+    return fmt == "pe" or (linkage.get("interpreter") is None and not linkage.get("needed"))
 
 
 def unavailable_note(fmt: str, missing: list[Missing]) -> str | None:

@@ -178,15 +178,17 @@ def _library_signatures() -> Feature:
     return Feature(name="library-signatures", status="available", reason="; ".join(found))
 
 
-def _signature_profile(target: Target) -> list[str] | None:
-    """The static libraries a target's library names would come from (label, SHA-256 prefix), and the patterns'
-    format: another glibc names other functions, so its results are other Evidence."""
-    from rea_plugins.native.libsigs import KIND, library_sha256, locate
+def _signature_profile() -> list[str]:
+    """The static libraries library names come from (format, label, SHA-256 prefix) and the patterns' format: another
+    glibc names other functions, so its results are other Evidence. The same for every target (a profile reads none
+    of its fields); each file is hashed once per process."""
+    from rea_plugins.native.libsigs import KIND, LIBRARIES, library_sha256, locate
 
-    libraries, _ = locate(target.format, target.architecture or "x86_64")
-    if not libraries:
-        return None
-    return [KIND, *(f"{lib.label}@{library_sha256(path)[:16]}" for lib, path in libraries)]
+    out = [KIND]
+    for fmt, arch in LIBRARIES:
+        libraries, _ = locate(fmt, arch)
+        out += [f"{fmt}:{lib.label}@{library_sha256(path)[:16]}" for lib, path in libraries]
+    return out
 
 
 class NativeProvider(AnalysisProvider):
@@ -260,7 +262,7 @@ class NativeProvider(AnalysisProvider):
             },
             "universal_slice_preference": host_arch() or "first",
             "jump_tables": "x86 and AArch64 gcc/clang patterns",
-            "library_signatures": _signature_profile(target),
+            "library_signatures": _signature_profile(),
             "decompiler": {"engine": "flatline", "flatline": e.flatline, "ghidra_sleigh": e.ghidra_sleigh}
             if (e := engine()).available
             else None,
