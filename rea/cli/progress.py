@@ -24,9 +24,12 @@ def wanted(stream: TextIO | None = None) -> bool:
     setting = os.environ.get("REA_PROGRESS", "auto")
     if setting in ("always", "never"):
         return setting == "always"
-    from rich.console import Console
-
-    return Console(file=stream or sys.stderr).is_terminal
+    # Decided without importing rich (a short command that draws nothing should not pay for it).
+    stream = stream or sys.stderr
+    try:
+        return stream.isatty() and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        return False
 
 
 class TerminalProgress:
