@@ -246,3 +246,18 @@ def test_a_program_that_floods_and_never_stops_cannot_block_the_calls(rea_sessio
     assert output["text"].endswith("flood\n") or output["text"].count("flood") > 1000
     _call(rea_session, "debug_end", {"session": sid})
     assert time.monotonic() - started < 60
+
+
+def test_a_source_line_breakpoint_with_a_condition(rea_session: Session, point_program: Path) -> None:
+    sid = _call(rea_session, "debug_launch", {"executable": str(point_program)})["session"]
+    bp = _call(rea_session, "debug_breakpoint", {"session": sid, "source_line": "point.c:6", "condition": "dx == 2"})
+    assert bp["breakpoint"]["condition"] == "dx == 2" and bp["breakpoint"]["kind"] == "source_line"
+    stop = _call(rea_session, "debug_continue", {"session": sid})["stop"]
+    assert stop["source"] == "point.c:6" and stop["procedure"].startswith("move")
+    # Of the three calls only dx == 2 stops: helper ran once or twice by then (the line's location may follow
+    # its call), and the next continue runs to the end.
+    hits = hex(_symbol(point_program, "hits"))
+    read = _call(rea_session, "debug_read_memory", {"session": sid, "address": hits, "length": 4})["memory"]
+    assert int.from_bytes(bytes.fromhex(read["hex"]), "little") in (1, 2)
+    assert _call(rea_session, "debug_continue", {"session": sid})["stop"]["state"] == "exited"
+    _call(rea_session, "debug_end", {"session": sid})
