@@ -192,10 +192,15 @@ def _evidence(call: ToolCall, s: DebugSession, body: dict[str, Any]) -> Evidence
     limitations = []
     if record.stop.state == "running":
         limitations.append("The program was still running when the wait ended: call debug_continue to wait again.")
+    # A stop in the program is located at its static address and procedure: the stop is evidence about that code.
+    stop = record.stop
+    locations = []
+    if stop.state == "stopped" and stop.main_module and stop.address:
+        locations.append({"address": stop.address, "procedure": stop.procedure})
     return call.session.evidence(
         call.tool.name,
         dict(call.args),
-        OperationResult(normalized=record, limitations=limitations),
+        OperationResult(normalized=record, limitations=limitations, locations=locations),
         bound=False,
         target=s.program,
         provider=ProviderIdentity(id=PROVIDER_ID, name="LLDB", version=lldb_version()),

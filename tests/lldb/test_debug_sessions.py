@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from rea.errors import ReaError
@@ -147,8 +148,12 @@ def test_static_addresses_and_notebook_names_on_a_pie(rea_session: Session, poin
     result_of(rea_session, "set_address_name", {"address": hex(helper), "name": "tens_plus"})
     sid = _call(rea_session, "debug_launch", {"stop_at": "entry"})["session"]
     bp = _call(rea_session, "debug_breakpoint", {"session": sid, "address": hex(helper)})["breakpoint"]
-    stop = _call(rea_session, "debug_continue", {"session": sid})["stop"]
+    continued = call_tool(rea_session, "debug_continue", {"session": sid}).evidence
+    assert continued is not None
+    stop = msgspec.to_builtins(continued.normalized_result)["stop"]
     assert stop["address"] == hex(helper) and stop["breakpoint"] == bp["id"]
+    # The stop is Evidence located at the static procedure it hit.
+    assert continued.locations == [{"address": hex(helper), "procedure": "tens_plus"}]
     assert stop["procedure"] == "tens_plus" and int(stop["pc"], 16) != helper
     _call(rea_session, "debug_breakpoint", {"session": sid, "action": "delete", "id": bp["id"]})
     by_name = _call(rea_session, "debug_breakpoint", {"session": sid, "procedure": "tens_plus", "ignore_count": 1})
