@@ -277,6 +277,12 @@ class Operations:
         lims = ["signature: the native provider recovers no types"]
         if p.name_source == "entry-heuristic":
             lims.append(f"{p.name}: named from the argument the entry point passes to the C runtime, not a symbol")
+        match = self.library_match(p.address) if p.name_source == "signature" else None
+        if match is not None:
+            lims.append(
+                f"{p.name}: named by a signature of {match['library']} ({match['object']}, {match['confidence']} "
+                "confidence), not a symbol"
+            )
         return self._result(d, lims)
 
     def procedure_blocks(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:

@@ -9,12 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from rea.context import CallContext
 from rea.registry import Registry
 from rea.session import Session
-from rea.testing import result_of
+from rea.testing import call_tool, result_of
 from tests import toolchains
 from tests.native import libsig_fixtures as lf
 
@@ -148,8 +149,11 @@ def test_listings_and_the_decompilers_c_show_library_names(opened: Session, stat
     # qsort is an 8-byte wrapper (xor r8d, r8d; jmp __qsort_r), too short to be sure of alone: msort.o's other
     # functions sit around it where that object's .text puts them, which makes it sure.
     assert row["library"] == {"library": "libc.a", "object": "msort.o", "confidence": "high"}
-    info = result_of(opened, "procedure_info", {"procedure": "qsort"})
+    evidence = call_tool(opened, "procedure_info", {"procedure": "qsort"}).evidence
+    assert evidence is not None
+    info = msgspec.to_builtins(evidence.normalized_result)
     assert info["name_source"] == "signature" and info["library"]["object"] == "msort.o"
+    assert any("named by a signature of libc.a (msort.o" in note for note in evidence.limitations)
     names = result_of(opened, "list_names", {"address": hex(qsort)})["names"]
     assert any(n["name"] == "qsort" and n.get("library", {}).get("library") == "libc.a" for n in names)
     # main is found once the C runtime's start routine is named, and its C calls the library by name.
