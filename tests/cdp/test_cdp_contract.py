@@ -46,8 +46,13 @@ def session(rea_registry: Registry) -> Iterator[Session]:
 
 
 def test_effects_and_annotations_in_binary_session_and_the_catalog(session: Session, rea_registry: Registry) -> None:
-    report = result_of(session, "binary_session", {"detail": "tools"})
-    entries = {t["name"]: t for t in report["tool_availability"]}
+    # Every page of the tool availability (100 tools a page).
+    entries: dict[str, Any] = {}
+    cursor: int | None = 0
+    while cursor is not None:
+        report = result_of(session, "binary_session", {"detail": "tools", "offset": cursor})
+        entries.update((t["name"], t) for t in report["tool_availability"])
+        cursor = report["tool_page"]["next_offset"]
     catalog = {t["name"]: t for t in build_catalog(rea_registry)["tools"]}
     for name in BROWSER_TOOLS:
         assert entries[name]["effects"] == catalog[name]["effects"], name
