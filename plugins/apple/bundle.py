@@ -102,19 +102,21 @@ def trace_dylib_resolution(call: ToolCall) -> Evidence:
         call.ctx.progress("resolving dylibs", done=n, total=len(images))
         try:
             f = common.MachOFile(common.read_bytes(identify(image, call.ctx)))
-        except Exception:
+        except ReaError:  # a damaged image inside the bundle is reported; the others still resolve
             rows.append(
                 Resolution(image=os.path.relpath(image, bundle), library="", command="unreadable", status="missing")
             )
             continue
         b = f.binaries[0]
         rpaths = [str(r.path) for r in b.rpaths]
+        # An executable inside the bundle (an app extension, a helper) is its own process's @executable_path.
+        own = image == main or common.enum_name(b.header.file_type) == "EXECUTE"
         if image == main:
             exe_rpaths = rpaths
         # dyld searches the loading image's rpaths, then those of the images that loaded it (here: the executable).
-        search = rpaths + [r for r in exe_rpaths if r not in rpaths]
+        search = rpaths if own else rpaths + [r for r in exe_rpaths if r not in rpaths]
         for lib in loaded_libraries(b):
-            status, resolved, tried = resolve(str(lib.name), image, main, search, bundle)
+            status, resolved, tried = resolve(str(lib.name), image, image if own else main, search, bundle)
             rows.append(
                 Resolution(
                     image=os.path.relpath(image, bundle),

@@ -440,3 +440,49 @@ class AssetCatalog(_R, frozen=True, kw_only=True):
     platform: str | None
     renditions: list[AssetRendition]
     page: PageInfo
+
+
+# -- application graph ------------------------------------------------------------------------------
+
+
+class AppNode(_R, frozen=True, kw_only=True):
+    """A bundle (or loose dylib) of the application: identity, executable slices, signature, entitlement keys."""
+
+    id: str
+    kind: Literal["application", "framework", "extension", "xpc-service", "bundle", "library"]
+    path: str
+    bundle_id: str | None = None
+    version: str | None = None
+    executable: str | None = None
+    architectures: list[str] = []
+    platform: str | None = None
+    signature: str | None = None
+    team_id: str | None = None
+    entitlements: list[str] = []
+    encrypted: bool | None = None
+
+
+class AppEdge(_R, frozen=True, kw_only=True):
+    source: str
+    target: str
+    kind: Literal["embeds", "loads"]
+    # For loads: the install name as the loading image spells it.
+    detail: str = ""
+
+
+class AppGraph(_R, frozen=True, kw_only=True):
+    """An .app, .framework or .ipa as an application graph; ``counts`` are the whole application's."""
+
+    schema_version: int
+    input_kind: Literal["app", "framework", "ipa"]
+    root: str
+    identity: dict[str, str]
+    nodes: list[AppNode]
+    nodes_page: PageInfo
+    edges: list[AppEdge]
+    edges_page: PageInfo
+    # System libraries (outside the application) by install name, with how many images load each.
+    system_libraries: dict[str, int]
+    # Files by extension (the 40 most common), executables and dylibs aside.
+    resources: dict[str, int]
+    counts: dict[str, int]

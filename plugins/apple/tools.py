@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rea_plugins.apple.model import (
+    AppGraph,
     Architectures,
     AssetCatalog,
     ClassList,
@@ -129,6 +130,12 @@ def _assets(call: ToolCall) -> Evidence:
     from rea_plugins.apple import assets
 
     return assets.inspect_asset_catalog(call)
+
+
+def _graph(call: ToolCall) -> Evidence:
+    from rea_plugins.apple import appgraph
+
+    return appgraph.project_apple_application_graph(call)
 
 
 BOUNDS = {
@@ -452,6 +459,29 @@ INSPECT_ASSET_CATALOG = ToolDef(
     cli_subject="path",
 )
 
+PROJECT_GRAPH = ToolDef(
+    name="project_apple_application_graph",
+    result_type=AppGraph,
+    family=FAMILY,
+    description=(
+        "An .app, .framework or .ipa as an application graph: bundles (frameworks, extensions), each executable's "
+        "slices, signature and entitlement keys, which bundle loads which, system libraries, resources by kind."
+    ),
+    input_schema=_obj(
+        {
+            "path": {**PATH, "description": "An .app or .framework folder, or an .ipa file."},
+            "nodes_offset": OFFSET,
+            "nodes_limit": _limit(50),
+            "edges_offset": OFFSET,
+            "edges_limit": _limit(100),
+        }
+    ),
+    handler=_graph,
+    effects=_EFFECTS,
+    examples=({"path": "Demo.ipa"},),
+    cli_subject="path",
+)
+
 TOOLS = (
     INSPECT_MACHO,
     LIST_ARCHITECTURES,
@@ -467,4 +497,5 @@ TOOLS = (
     DEMANGLE_SWIFT,
     ANALYZE_SWIFT_TYPES,
     INSPECT_ASSET_CATALOG,
+    PROJECT_GRAPH,
 )

@@ -8,6 +8,7 @@ import datetime
 import plistlib
 import shutil
 import subprocess
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -304,6 +305,7 @@ class Built:
     app: Path  # Demo.app: Demo (ios), Frameworks/Kit.framework/Kit, Info.plist (binary), Settings.plist (XML)
     xml_plist: Path
     keyed_archive: Path
+    ipa: Path  # Demo.ipa: Payload/Demo.app zipped
     swift: Path  # x86_64 dylib with __swift5_types and __swift5_fieldmd records and a Swift-mangled function
     xib: Path  # Demo.app/Base.lproj/Widget.xib: File's Owner is a Widget, its button sends buttonTapped:
     storyboard: Path  # Demo.app/Base.lproj/Main.storyboard: a Widget scene whose buttons send greet: and wave
@@ -448,7 +450,19 @@ def build(out: Path) -> Built:
     lproj.mkdir()
     (lproj / "Widget.xib").write_text(XIB)
     (lproj / "Main.storyboard").write_text(STORYBOARD)
+    appex = app / "PlugIns" / "Share.appex"
+    appex.mkdir(parents=True)
+    shutil.copyfile(ios, appex / "Share")
+    (appex / "Info.plist").write_bytes(
+        plistlib.dumps({"CFBundleExecutable": "Share", "CFBundleIdentifier": "com.example.demo.share"})
+    )
+    ipa = out / "Demo.ipa"
+    with zipfile.ZipFile(ipa, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(app.rglob("*")):
+            if path.is_file():
+                zf.write(path, f"Payload/Demo.app/{path.relative_to(app)}")
     return Built(
+        ipa=ipa,
         ios=ios,
         macos=macos,
         fat=fat,

@@ -3,9 +3,11 @@ headers, code signatures, Objective-C metadata, keyed archives and plists."""
 
 from __future__ import annotations
 
+import io
 import plistlib
 import random
 import struct
+import zipfile
 
 from tests.apple import applefixtures as fx
 
@@ -22,6 +24,14 @@ def _signature_offset(data: bytes) -> int:
             return int(struct.unpack_from("<I", data, at + 8)[0])
         at += size
     raise ValueError("no LC_CODE_SIGNATURE")
+
+
+def _zip(entries: list[tuple[str, bytes]]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in entries:
+            zf.writestr(name, data)
+    return buf.getvalue()
 
 
 def cases(built: fx.Built) -> dict[str, tuple[bytes, str]]:
@@ -97,6 +107,11 @@ def cases(built: fx.Built) -> dict[str, tuple[bytes, str]]:
         at = start + 4 * rng.randrange(0, 60)
         struct.pack_into("<I", b, at, rng.choice((0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0x10000, 1)))
         put(f"swift-word-{i}.macho", b, "Swift type metadata")
+    # .ipa files: no Payload folder, a damaged executable, a cut archive.
+    ipa = built.ipa.read_bytes()
+    put("no-payload.ipa", _zip([("Demo.app/Demo", ios)]), "an .ipa without Payload/")
+    put("bad-exe.ipa", _zip([("Payload/X.app/X", fat[:5000]), ("Payload/X.app/Info.plist", b"<plist")]), "damaged")
+    put("cut.ipa", ipa[: len(ipa) // 2], "a cut .ipa")
     # Keyed archives and plists.
     put("recursive.plist", fx.recursive_archive(), "recursive keyed archive")
     arch = plistlib.loads(built.keyed_archive.read_bytes())

@@ -25,6 +25,7 @@ TOOLS = (
     "trace_native_ui_action",
     "demangle_swift",
     "analyze_swift_types",
+    "project_apple_application_graph",
 )
 
 
@@ -44,6 +45,7 @@ def test_every_apple_tool_through_the_mcp_client(built: fx.Built) -> None:
         "trace_native_ui_action": {"path": str(built.xib)},
         "demangle_swift": {"symbols": [fx.SWIFT_NORM]},
         "analyze_swift_types": {"path": str(built.swift)},
+        "project_apple_application_graph": {"path": str(built.ipa)},
     }
 
     async def main() -> dict[str, Any]:
@@ -92,6 +94,7 @@ def test_every_apple_tool_through_the_mcp_client(built: fx.Built) -> None:
     assert tap["procedure"] == "-[Widget buttonTapped:]"
     assert res["demangle_swift"]["symbols"][0]["demangled"] == "Demo.Point.norm() -> Swift.Int"
     assert {t["name"] for t in res["analyze_swift_types"]["types"]} == {"Demo.Point", "Demo.Shape", "Demo.Direction"}
+    assert res["project_apple_application_graph"]["counts"]["framework"] == 1
     if sys.platform != "darwin":
         assert out["car"]["code"] == "capability_unavailable" and out["car"]["remediation"]["action"]
     assert out["error"]["code"] == "unsupported_target" and out["error"]["remediation"]["action"]

@@ -194,16 +194,22 @@ def test_authenticode_through_signify(rea_session: Session, signed_pe: tuple[Pat
 
 def test_dylib_resolution_in_the_bundle(rea_session: Session, built: fx.Built) -> None:
     out = result_of(rea_session, "trace_dylib_resolution", {"path": str(built.app)})
-    assert out["executable"] == "Demo" and out["images"] == 2
+    assert out["executable"] == "Demo" and out["images"] == 3
     rows = {(r["image"], r["library"]): r for r in out["resolutions"]}
     kit = rows[("Demo", "@rpath/Kit.framework/Kit")]
     assert kit["status"] == "bundle" and kit["resolved"] == "Frameworks/Kit.framework/Kit"
     assert rows[("Demo", "/usr/lib/libobjc.A.dylib")]["status"] == "system"
-    assert out["counts"] == {"system": 3, "bundle": 1}
+    # The extension is its own @executable_path: its @executable_path/Frameworks is inside Share.appex, where
+    # there is no Kit (a real extension says @executable_path/../../Frameworks).
+    share = rows[("PlugIns/Share.appex/Share", "@rpath/Kit.framework/Kit")]
+    assert share["status"] == "missing" and share["tried"] == ["PlugIns/Share.appex/Frameworks/Kit.framework/Kit"]
+    assert out["counts"] == {"system": 5, "bundle": 1, "missing": 1}
     (built.app / "Frameworks" / "Kit.framework" / "Kit").rename(built.app / "Kit.moved")
     try:
         gone = result_of(rea_session, "trace_dylib_resolution", {"path": str(built.app)})
-        row = next(r for r in gone["resolutions"] if r["library"] == "@rpath/Kit.framework/Kit")
+        row = next(
+            r for r in gone["resolutions"] if r["library"] == "@rpath/Kit.framework/Kit" and r["image"] == "Demo"
+        )
         assert row["status"] == "missing" and row["tried"] == ["Frameworks/Kit.framework/Kit"]
     finally:
         (built.app / "Kit.moved").rename(built.app / "Frameworks" / "Kit.framework" / "Kit")
@@ -310,3 +316,22 @@ def test_asset_catalog_is_unavailable_off_macos(rea_session: Session, built: fx.
         result_of(rea_session, "inspect_asset_catalog", {"path": str(car)})
     assert err.value.code == "capability_unavailable" and "macOS" in err.value.message
     assert "xcode-select" in err.value.remediation
+
+
+def test_application_graph_of_the_bundle_and_its_ipa(rea_session: Session, built: fx.Built) -> None:
+    folder = result_of(rea_session, "project_apple_application_graph", {"path": str(built.app)})
+    ipa = result_of(rea_session, "project_apple_application_graph", {"path": str(built.ipa)})
+    assert folder["input_kind"] == "app" and ipa["input_kind"] == "ipa" and ipa["root"] == "Demo.app"
+    for graph in (folder, ipa):
+        nodes = {n["id"]: n for n in graph["nodes"]}
+        assert set(nodes) == {"Demo.app", "Frameworks/Kit.framework", "PlugIns/Share.appex"}
+        assert nodes["Demo.app"]["bundle_id"] == "com.example.demo" and nodes["Demo.app"]["architectures"] == ["arm64"]
+        assert nodes["PlugIns/Share.appex"]["kind"] == "extension"
+        assert nodes["Frameworks/Kit.framework"]["kind"] == "framework"
+        edges = {(e["source"], e["target"], e["kind"]) for e in graph["edges"]}
+        assert ("Demo.app", "Frameworks/Kit.framework", "loads") in edges
+        assert ("Demo.app", "PlugIns/Share.appex", "embeds") in edges
+        assert graph["system_libraries"]["/usr/lib/libobjc.A.dylib"] == 2  # Demo and Share
+        assert graph["identity"]["CFBundleIdentifier"] == "com.example.demo"
+        assert graph["resources"][".xib"] == 1 and graph["resources"][".storyboard"] == 1
+    assert folder["nodes"] == ipa["nodes"] and folder["counts"] == ipa["counts"]

@@ -25,6 +25,7 @@ TOOLS = (
     "decode_interface_builder",
     "trace_native_ui_action",
     "analyze_swift_types",
+    "project_apple_application_graph",
 )
 
 
@@ -77,5 +78,11 @@ def test_hostile_apple_inputs_through_one_server(corpus: Path, tmp_path: Path) -
     finally:
         server.close()
     assert not problems, "\n".join(problems[:30])
-    assert set(outcomes) <= {"ok", "unsupported_target", "resource_constraint", "invalid_request"}, outcomes
+    assert set(outcomes) <= {
+        "ok",
+        "unsupported_target",
+        "resource_constraint",
+        "invalid_request",
+        "artifact_operation_failed",
+    }, outcomes
     assert outcomes["unsupported_target"] > 0 and outcomes["ok"] > 0

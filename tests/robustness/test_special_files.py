@@ -111,6 +111,7 @@ CASES: dict[str, dict[str, dict[str, Any]]] = {
             "decode_interface_builder",
             "analyze_swift_types",
             "inspect_asset_catalog",
+            "project_apple_application_graph",
         )
     },
     "trace_native_ui_action": {
