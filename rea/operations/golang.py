@@ -45,6 +45,14 @@ class Section(msgspec.Struct, frozen=True):
     size: int
 
 
+class GoReplacement(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What a replace directive put in a module's place: another module version, or a local folder."""
+
+    path: str
+    version: str = ""
+    sum: str = ""
+
+
 class GoModule(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A module of the build list: path, version and go.sum hash (absent for the main module and local
     replacements), and what a replace directive put in its place."""
@@ -52,7 +60,7 @@ class GoModule(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     path: str
     version: str = ""
     sum: str = ""
-    replaced_by: GoModule | None = None
+    replaced_by: GoReplacement | None = None
 
 
 class GoSetting(msgspec.Struct, frozen=True):
@@ -159,7 +167,8 @@ def parse_modinfo(text: str, go_version: str) -> GoBuildInfo:
             deps.append(_module(fields))
             last = "dep"
         elif kind == "=>":
-            replacement = _module(fields)
+            found = _module(fields)
+            replacement = GoReplacement(path=found.path, version=found.version, sum=found.sum)
             if last == "dep" and deps:
                 deps[-1] = msgspec.structs.replace(deps[-1], replaced_by=replacement)
             elif last == "mod" and main is not None:
