@@ -31,6 +31,7 @@ def rea_register_prompts(register: Callable[[PromptDef], None]) -> None:
 
 @hookimpl
 def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
-    from rea_plugins.javascript.settings import WORKERS
+    from rea_plugins.javascript.settings import WAKARU_MEMORY_MB, WAKARU_PATH, WORKERS
 
-    register(WORKERS)
+    for setting in (WORKERS, WAKARU_PATH, WAKARU_MEMORY_MB):
+        register(setting)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from rea.config import integer_setting
+import os
+
+from rea.config import SettingSpec, integer_setting
 
 MAX_WORKERS = 8
 
@@ -17,4 +19,26 @@ WORKERS = integer_setting(
     "worker processes",
     "Worker processes that parse a JavaScript input of 4 MiB or more beside the server's own parsing "
     "(default 0: the server parses alone); each costs about 80 MiB and saves time only on a free processor.",
+)
+
+
+def _absolute_path(raw: str) -> str:
+    if not os.path.isabs(raw):
+        raise ValueError(raw)
+    return raw
+
+
+WAKARU_PATH = SettingSpec(
+    name="REA_WAKARU_PATH",
+    constraint="an absolute path to the wakaru executable (npm @wakaru/cli)",
+    parse=_absolute_path,
+    description="The unbundler recover_javascript_sources runs (default: wakaru on PATH).",
+)
+WAKARU_MEMORY_MB = integer_setting(
+    "REA_WAKARU_MEMORY_LIMIT_MB",
+    256,
+    1_048_576,
+    4096,
+    "MiB",
+    "Address-space bound of the unbundler recover_javascript_sources runs.",
 )

@@ -462,7 +462,72 @@ COMPARE_EXPORTS = ToolDef(
     ),
 )
 
+
+def _recover(call: ToolCall) -> Evidence:
+    import msgspec
+    from rea_plugins.javascript import recover
+
+    from rea.evidence import ProviderIdentity
+    from rea.providers import OperationResult
+
+    result = recover.recover(call)
+    # A cancel arriving after this handler returns still removes what the unbundler wrote.
+    call.on_abandon(lambda: recover.discard(result.output_directory))
+    provider = ProviderIdentity(id="wakaru", name="Wakaru unbundler", version=result.unbundler.version)
+    out = OperationResult(normalized=msgspec.to_builtins(result), limitations=result.limitations, confidence="derived")
+    params = {"input_sha256": result.input_sha256, "offset": result.offset, "limit": result.limit}
+    return call.session.evidence(
+        "recover_javascript_sources", params, out, bound=False, provider=provider, analysis_profile=None
+    )
+
+
+def _recovered_type() -> type:
+    from rea_plugins.javascript.recovered import RecoveredSources
+
+    return RecoveredSources
+
+
+RECOVER_SOURCES = ToolDef(
+    name="recover_javascript_sources",
+    result_type=_recovered_type(),
+    family=FAMILY,
+    description=(
+        "Split a webpack, browserify or esbuild bundle back into its modules with Wakaru, run as an owned, "
+        "sandboxed process (no network, time and memory bound), into a fresh directory; each module is hashed and "
+        "linked to its byte ranges in the bundle. The bundle is never executed."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "input_path": {"type": "string", "minLength": 1, "description": "The bundle file."},
+            "limits": {
+                "type": "object",
+                "properties": {
+                    "timeout_ms": {"type": "integer", "minimum": 1000, "maximum": 3_600_000, "default": 120_000}
+                },
+                "additionalProperties": False,
+                "description": "How long the unbundler may run.",
+            },
+            "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "Modules to skip, for paging."},
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 1000,
+                "default": 50,
+                "description": "Modules listed (all are written).",
+            },
+        },
+        "required": ["input_path"],
+        "additionalProperties": False,
+    },
+    handler=_recover,
+    effects=ToolEffects(records_evidence=True, launches_process=True, writes_filesystem=True, idempotent=False),
+    examples=({"input_path": "/opt/App/resources/app/dist/main.js"},),
+    cli_subject="input_path",
+)
+
 TOOLS = (
+    RECOVER_SOURCES,
     ANALYZE,
     TRACE_FEATURE,
     TRACE_SEMANTICS,

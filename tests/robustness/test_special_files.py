@@ -42,6 +42,7 @@ FOLDER = "{folder}"
 # every registered tool must be here (test_every_path_argument_is_probed), so a new one is probed too.
 CASES: dict[str, dict[str, dict[str, Any]]] = {
     "analyze_javascript_application": {"input_path": {"input_path": FIFO}},
+    "recover_javascript_sources": {"input_path": {"input_path": FIFO}},
     "binary_session": {"expected_server_path": {"expected_server_path": FIFO}},
     "compare_bundles": {
         "left_bundle_path": {"left_bundle_path": FIFO, "right_bundle_path": BUNDLE},

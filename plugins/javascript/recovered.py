@@ -1,0 +1,47 @@
+"""The result of recover_javascript_sources (its output schema comes from these; no engine imported here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class _R(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class RecoveredModule(_R, frozen=True):
+    # Relative to output_directory.
+    path: str
+    sha256: str
+    bytes: int
+    # [start, end) byte ranges of the bundle this module came from.
+    ranges: list[list[int]]
+    extraction: str | None
+
+
+class Unbundler(_R, frozen=True):
+    name: str
+    version: str | None
+    executable: str
+
+
+class RecoveredSources(_R, frozen=True):
+    """recover_javascript_sources: the modules an unbundler recovered, each linked to its bytes in the bundle."""
+
+    schema_version: int
+    unbundler: Unbundler
+    input_path: str
+    input_sha256: str
+    input_bytes: int
+    output_directory: str
+    format: str
+    strategy: str | None
+    total: int
+    offset: int
+    limit: int
+    next_offset: int | None
+    modules: list[RecoveredModule]
+    isolation: dict[str, Any]
+    limitations: list[str]
