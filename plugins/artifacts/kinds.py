@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 import struct
 
-from rea.files import open_regular
-from rea.target import Target, TargetView
+from rea.plugin import Target, TargetView, open_regular
 
 # Firmware containers and file systems unblob extracts, by their magic at a fixed offset.
 _FIRMWARE_MAGIC = (

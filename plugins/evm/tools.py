@@ -8,13 +8,23 @@ from typing import Any
 
 from rea_plugins.evm.shapes import EvmInterface
 
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence, ProviderIdentity
-from rea.files import read_regular
-from rea.operations.answers import int_param, page_fields
-from rea.providers import OperationResult
-from rea.target import Target, identify, read_error
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ProviderIdentity,
+    ReaError,
+    Target,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    identify,
+    int_param,
+    invalid_request,
+    issue,
+    page_fields,
+    read_error,
+    read_regular,
+)
 
 VERSION = "0.1.0"
 # EIP-170 caps deployed code at 24 KiB and EIP-3860 creation code at 48 KiB; a larger input is not a contract.

@@ -20,11 +20,19 @@ from typing import Any
 
 import msgspec
 
-from rea.context import CallContext
-from rea.errors import ReaError, cancelled
-from rea.process import OwnedProcess, SandboxPolicy, leftovers, python_worker_spec, status_details
-from rea.process.channel import OUT_OF_MEMORY
-from rea.target import Target, pinned_copy
+from rea.plugin import (
+    OUT_OF_MEMORY,
+    CallContext,
+    OwnedProcess,
+    ReaError,
+    SandboxPolicy,
+    Target,
+    cancelled,
+    leftovers,
+    pinned_copy,
+    python_worker_spec,
+    status_details,
+)
 
 RUNNER = "rea_plugins.firmware.runner"
 RESOURCE = "unblob"

@@ -13,13 +13,22 @@ from typing import Any
 from rea_plugins.firmware import run
 from rea_plugins.firmware.shapes import FirmwareExtraction, FirmwareRegions
 
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.errors import ReaError, cancelled
-from rea.evidence import Evidence, ProviderIdentity, retained_reference
-from rea.operations.answers import int_param, page_fields
-from rea.process import leftovers
-from rea.providers import OperationResult
-from rea.target import identify, sniff_format
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ProviderIdentity,
+    ReaError,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    cancelled,
+    identify,
+    int_param,
+    leftovers,
+    page_fields,
+    retained_reference,
+    sniff_format,
+)
 
 VERSION = "0.1.0"
 # An output folder is the caller's once complete, so it carries the kept extraction prefix (never swept by the next

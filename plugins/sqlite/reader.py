@@ -16,11 +16,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from rea.context import CallContext
-from rea.errors import ReaError, cancelled
-from rea.files import open_regular
-from rea.process import leftovers
-from rea.target import Target, pinned_copy
+from rea.plugin import CallContext, ReaError, Target, cancelled, leftovers, open_regular, pinned_copy
 
 MAGIC = b"SQLite format 3\x00"
 PREFIX = "rea-sqlite-"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.operations.shapes import Page, Shape
+from rea.plugin import Page, Shape
 
 
 class Column(Shape):

@@ -8,12 +8,19 @@ from typing import Any
 from rea_plugins.sqlite import reader
 from rea_plugins.sqlite.shapes import SqliteDatabase
 
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence, ProviderIdentity
-from rea.operations.answers import int_param, page_fields
-from rea.providers import OperationResult
-from rea.target import identify
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ProviderIdentity,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    identify,
+    int_param,
+    invalid_request,
+    issue,
+    page_fields,
+)
 
 VERSION = "0.1.0"
 PROVIDER = ProviderIdentity(id="sqlite", name="rea SQLite reader (Python sqlite3)", version=VERSION)
