@@ -461,11 +461,33 @@ def _schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
 LAUNCH_SCHEMA = _schema(
     {
         "executable": {"type": "string", "minLength": 1, "description": "Program to launch; omitted: the open target."},
-        "arguments": {"type": "array", "items": {"type": "string"}, "maxItems": 1024, "default": []},
-        "environment": {"type": "object", "additionalProperties": {"type": "string"}, "default": {}},
-        "inherit_environment": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 256},
+        "arguments": {
+            "type": "array",
+            "items": {"type": "string"},
+            "maxItems": 1024,
+            "default": [],
+            "description": "Arguments after the program name.",
+        },
+        "environment": {
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+            "default": {},
+            "description": "Variables set explicitly (HOME and TMPDIR default to a private folder).",
+        },
+        "inherit_environment": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "maxItems": 256,
+            "description": "Names of server variables the program inherits; default: "
+            + ", ".join(DEFAULT_INHERIT)
+            + ".",
+        },
         "stdin": {"type": "string", "maxLength": 1 << 20, "description": "Text the program reads on stdin."},
-        "working_directory": {"type": "string", "minLength": 1},
+        "working_directory": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Working directory of the program; default: its folder.",
+        },
         "stop_at": {
             "type": "string",
             "enum": ["entry", "main", "run"],
@@ -473,8 +495,19 @@ LAUNCH_SCHEMA = _schema(
             "description": "Stop at the first instruction, at main, or run until a breakpoint or exit.",
         },
         "wait_ms": {**_WAIT, "default": 5000},
-        "idle_timeout_s": {"type": "integer", "minimum": 10, "maximum": 3600, "default": DEFAULT_IDLE_S},
-        "filesystem_roots": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 64},
+        "idle_timeout_s": {
+            "type": "integer",
+            "minimum": 10,
+            "maximum": 3600,
+            "default": DEFAULT_IDLE_S,
+            "description": "The session ends after this long without a call.",
+        },
+        "filesystem_roots": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "maxItems": 64,
+            "description": "Folders the sandboxed program may write, besides its working directory.",
+        },
         "sandbox": {
             "type": "string",
             "enum": ["required", "preferred", "none"],
@@ -486,14 +519,19 @@ LAUNCH_SCHEMA = _schema(
 BREAKPOINT_SCHEMA = _schema(
     {
         "session": _SESSION,
-        "action": {"type": "string", "enum": ["set", "list", "delete"], "default": "set"},
+        "action": {
+            "type": "string",
+            "enum": ["set", "list", "delete"],
+            "default": "set",
+            "description": "Set one, list all, or delete one by id.",
+        },
         "procedure": {"type": "string", "minLength": 1, "description": "Procedure name, notebook name or address."},
         "address": {"type": "string", "pattern": HEX, "description": "Static address to break at."},
         "address_space": {**_SPACE, "default": "static"},
         "source_line": {"type": "string", "pattern": "^.+:[0-9]+$", "description": "file.c:LINE (debug info)."},
         "condition": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "C expression."},
         "ignore_count": {"type": "integer", "minimum": 0, "maximum": 1 << 31, "description": "Hits to skip."},
-        "one_shot": {"type": "boolean", "default": False},
+        "one_shot": {"type": "boolean", "default": False, "description": "Delete it at its first stop."},
         "watch": {
             "type": "object",
             "properties": {
@@ -530,7 +568,13 @@ STEP_SCHEMA = _schema(
 STATE_SCHEMA = _schema(
     {
         "session": _SESSION,
-        "max_frames": {"type": "integer", "minimum": 0, "maximum": 256, "default": 16},
+        "max_frames": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 256,
+            "default": 16,
+            "description": "Backtrace frames shown.",
+        },
         "all_registers": {"type": "boolean", "default": False, "description": "Every general register."},
     }
 )
@@ -539,7 +583,13 @@ READ_SCHEMA = _schema(
         "session": _SESSION,
         "address": {"type": "string", "minLength": 1, "description": "Address (hex) or notebook name."},
         "address_space": _SPACE,
-        "length": {"type": "integer", "minimum": 1, "maximum": 4096, "default": 64},
+        "length": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 4096,
+            "default": 64,
+            "description": "Bytes to read (a type reads its size instead).",
+        },
         "type": {"type": "string", "minLength": 1, "description": "A type of the notebook: struct X, typedef..."},
     },
     ("address",),
@@ -565,8 +615,16 @@ _SETS = ToolEffects(records_evidence=True, mutates_session=True, idempotent=Fals
 _WRITES = ToolEffects(records_evidence=True, may_discard_data=True, executes_foreign_code=True, idempotent=False)
 
 
-def _tool(name: str, description: str, schema: dict[str, Any], handler: Any, effects: ToolEffects) -> ToolDef:
+def _tool(
+    name: str,
+    description: str,
+    schema: dict[str, Any],
+    handler: Any,
+    effects: ToolEffects,
+    examples: tuple[dict[str, Any], ...],
+) -> ToolDef:
     return ToolDef(
+        examples=examples,
         result_type=DebugResult,
         name=name,
         family="debug",
@@ -587,6 +645,7 @@ TOOLS = (
         LAUNCH_SCHEMA,
         _launch,
         _DRIVES,
+        ({"stop_at": "main"}, {"executable": "/tmp/build/app", "arguments": ["--fast"], "stdin": "input\n"}),
     ),
     _tool(
         "debug_breakpoint",
@@ -595,6 +654,12 @@ TOOLS = (
         BREAKPOINT_SCHEMA,
         _breakpoint,
         _SETS,
+        (
+            {"session": "dbg-1", "procedure": "parse_header"},
+            {"session": "dbg-1", "address": "0x1139", "condition": "len > 16"},
+            {"session": "dbg-1", "watch": {"variable": "counter"}},
+            {"session": "dbg-1", "action": "list"},
+        ),
     ),
     _tool(
         "debug_continue",
@@ -603,6 +668,7 @@ TOOLS = (
         CONTINUE_SCHEMA,
         _continue,
         _DRIVES,
+        ({"session": "dbg-1"}, {"session": "dbg-1", "interrupt": True}),
     ),
     _tool(
         "debug_step",
@@ -611,6 +677,7 @@ TOOLS = (
         STEP_SCHEMA,
         _step,
         _DRIVES,
+        ({"session": "dbg-1", "kind": "over"}, {"session": "dbg-1", "kind": "out"}),
     ),
     _tool(
         "debug_state",
@@ -619,6 +686,7 @@ TOOLS = (
         STATE_SCHEMA,
         _state,
         _LOOKS,
+        ({"session": "dbg-1"},),
     ),
     _tool(
         "debug_read_memory",
@@ -627,6 +695,10 @@ TOOLS = (
         READ_SCHEMA,
         _read_memory,
         _LOOKS,
+        (
+            {"session": "dbg-1", "address": "0x4010", "length": 32},
+            {"session": "dbg-1", "address": "0x7ffc0010", "type": "struct point"},
+        ),
     ),
     _tool(
         "debug_write_memory",
@@ -634,6 +706,10 @@ TOOLS = (
         WRITE_SCHEMA,
         _write_memory,
         _WRITES,
+        (
+            {"session": "dbg-1", "address": "0x4010", "hex": "01000000"},
+            {"session": "dbg-1", "register": "rdi", "value": 7},
+        ),
     ),
     _tool(
         "debug_end",
@@ -641,5 +717,6 @@ TOOLS = (
         END_SCHEMA,
         _end,
         ToolEffects(records_evidence=True, mutates_session=True, may_discard_data=True, idempotent=False),
+        ({"session": "dbg-1"},),
     ),
 )
