@@ -393,8 +393,8 @@ TRACE_WEB_MODULE_IMPORTS = ToolDef(
     family=FAMILY,
     description=(
         "Trace a page's ES module graph: each module script it parsed with its static import, re-export and "
-        "literal dynamic-import specifiers, resolved against its URL and marked loaded, not loaded, bare or outside "
-        "allowed_origins, paged."
+        "literal dynamic-import specifiers, paged. Each is resolved against its URL and marked loaded, not loaded, "
+        "bare or outside allowed_origins."
     ),
     input_schema=IMPORTS_SCHEMA,
     handler=_imports,
@@ -436,8 +436,8 @@ INSPECT_WEB_NETWORK_CAPTURE = ToolDef(
     family=FAMILY,
     description=(
         "Read a recorded HAR capture as the request records inspect_web_page gives (method, URL, status, type, "
-        "size, initiator), paged; secret-looking query values and URL credentials are redacted, header values and "
-        "bodies never read."
+        "size, initiator), paged. Secret-looking query values and URL credentials are redacted; header values and "
+        "bodies are never read."
     ),
     input_schema=CAPTURE_SCHEMA,
     handler=_capture,
@@ -454,9 +454,9 @@ OBSERVE_WEB_SESSION = ToolDef(
     result_type=pagetime_types()[0],
     family=FAMILY,
     description=(
-        "Observe a page for observation_ms while the user drives it: a timeline of navigations, loads, requests "
-        "and responses on allowed_origins, console messages and exceptions, with DOM mutation counts per second. "
-        "Passive: evaluates, navigates and clicks nothing."
+        "Observe a page for observation_ms while the user drives it: navigations, loads, requests and responses, "
+        "console messages and exceptions, with DOM mutation counts per second. Passive: evaluates, navigates and "
+        "clicks nothing."
     ),
     input_schema=SESSION_SCHEMA,
     handler=_session,
@@ -500,9 +500,9 @@ INSPECT_ELECTRON_PAGE = ToolDef(
     result_type=electron_types()[1],
     family=FAMILY,
     description=(
-        "Passively inspect one Electron renderer (a file:// page inside allowed_file_roots): its scripts with "
-        "SHA-256 and source-map URL, execution contexts (the page's world and isolated preload worlds), console and "
-        "DOM digest. Evaluates, navigates and clicks nothing."
+        "Passively inspect one Electron renderer (a file:// page inside allowed_file_roots): scripts with SHA-256 "
+        "and source-map URL, execution contexts, console and DOM digest. Isolated worlds (a preload's) are listed; "
+        "nothing is evaluated, navigated or clicked."
     ),
     input_schema=INSPECT_ELECTRON_SCHEMA,
     handler=_inspect_electron,
@@ -516,8 +516,8 @@ ANALYZE_WEB_BUNDLE = ToolDef(
     family=FAMILY,
     description=(
         "Capture a page's scripts and the source maps they name into a fresh directory and analyze them as a "
-        "JavaScript application graph (retained): its chunks with bundled modules and original sources, and "
-        "endpoint candidates (URLs and API paths in string literals). Passive toward the page."
+        "JavaScript application graph (retained). It answers the chunks with their bundled modules and original "
+        "sources, and endpoint candidates (URLs and API paths in string literals); passive toward the page."
     ),
     input_schema=BUNDLE_SCHEMA,
     handler=_bundle,

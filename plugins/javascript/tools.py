@@ -492,9 +492,9 @@ RECOVER_SOURCES = ToolDef(
     result_type=_recovered_type(),
     family=FAMILY,
     description=(
-        "Split a webpack, browserify or esbuild bundle back into its modules with Wakaru, run as an owned, "
-        "sandboxed process (no network, time and memory bound), into a fresh directory; each module is hashed and "
-        "linked to its byte ranges in the bundle. The bundle is never executed."
+        "Split a webpack, browserify or esbuild bundle back into its modules with Wakaru, written to a fresh "
+        "directory, each hashed and linked to its byte ranges in the bundle. Wakaru runs as an owned, sandboxed "
+        "process (no network, time and memory bound); the bundle is never executed."
     ),
     input_schema={
         "type": "object",

@@ -263,8 +263,8 @@ LIST_JAVASCRIPT_RUNTIME_TARGETS = ToolDef(
     family=FAMILY,
     description=(
         "List the debuggable targets of a loopback V8 inspector (node --inspect's /json/list, or an Electron app's "
-        "DevTools port): target_id, type, title and URL, scoped to allowed_file_roots and allowed_origins. Use a "
-        "target_id with observe_javascript_runtime."
+        "DevTools port): target_id, type, title and URL. Targets outside allowed_file_roots and allowed_origins are "
+        "counted; use a target_id with observe_javascript_runtime."
     ),
     input_schema=LIST_SCHEMA,
     handler=_list,
@@ -305,9 +305,9 @@ RECONCILE_JAVASCRIPT_RUNTIME = ToolDef(
     result_type=RuntimeReconciliation,
     family=FAMILY,
     description=(
-        "Join the scripts a runtime loaded (observe_javascript_runtime Evidence) to a static application graph "
-        "(analyze_javascript_application) by content hash and source map: loaded-and-known, loaded-but-unknown and "
-        "known-but-never-loaded, paged. A static layer may be {input_path} to analyze it now."
+        "Join the scripts a runtime loaded (observe_javascript_runtime) to a static application graph by content "
+        "hash and source map. It answers loaded-and-known, loaded-but-unknown and known-but-never-loaded, paged; a "
+        "static layer is analyze_javascript_application Evidence or {input_path} to analyze now."
     ),
     input_schema=RECONCILE_SCHEMA,
     handler=_reconcile,
