@@ -6,6 +6,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,10 @@ import anyio
 import pytest
 from fwfixtures import BOMB_BYTES, ELF_AT, FS_SIZE, GZIP_AT, GZIP_TEXT, IMAGE_SIZE, VERSION_TEXT, XZ_AT, XZ_TEXT
 
+from rea.context import CallContext
 from rea.errors import ReaError
 from rea.session import Session
-from rea.testing import result_of
+from rea.testing import call_tool, result_of
 from tests.mcp.harness import connect
 
 
@@ -103,6 +105,21 @@ def test_a_file_bound_and_a_deadline(rea_session: Session, firmware: dict[str, P
     with pytest.raises(ReaError) as info:
         result_of(rea_session, "extract_firmware", {"path": str(firmware["bomb"]), "timeout_s": 1})
     assert info.value.code in ("provider_timeout", "resource_constraint")
+
+
+def test_a_cancelled_extraction_leaves_nothing(rea_session: Session, firmware: dict[str, Path]) -> None:
+    ctx = CallContext()
+    # Cancelled while unblob starts (it takes seconds to load its handlers): the owned process ends, the output goes.
+    timer = threading.Timer(0.5, ctx.signal.cancel)
+    before = _ours()
+    timer.start()
+    try:
+        with pytest.raises(ReaError) as info:
+            call_tool(rea_session, "extract_firmware", {"path": str(firmware["image"])}, ctx)
+    finally:
+        timer.cancel()
+    assert info.value.code == "cancelled"
+    assert _ours() == before
 
 
 def test_through_the_sdk_client(firmware: dict[str, Path]) -> None:
