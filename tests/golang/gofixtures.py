@@ -63,7 +63,8 @@ def _proxy(root: Path, greet: Path) -> Path:
 
 
 def build(go: str, out: Path) -> dict[str, Path]:
-    """The program as a Linux ELF (with symbols and stripped), a Windows PE and a macOS Mach-O; ``go.sum`` too."""
+    """The program as a Linux ELF (with symbols and stripped), a stripped Windows PE and a macOS Mach-O; its
+    ``go.sum`` too."""
     hello = 'package greet\n\nfunc Hello(name string) string { return "hello, " + name }\n'
     greet = _module(out, "greet", {"greet.go": hello})
     _module(out, "local", {"local.go": "package local\n\nfunc Twice(n int) int { return n * 2 }\n"})
@@ -85,7 +86,7 @@ def build(go: str, out: Path) -> dict[str, Path]:
     builds = {
         "elf": ({}, []),
         "stripped": ({}, ["-ldflags=-s -w"]),
-        "pe": ({"GOOS": "windows"}, []),
+        "pe": ({"GOOS": "windows"}, ["-ldflags=-s -w"]),  # stripped: its pclntab is found by magic in .rdata
         "macho": ({"GOOS": "darwin"}, []),
     }
     built: dict[str, Path] = {}

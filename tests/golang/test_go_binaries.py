@@ -64,7 +64,7 @@ def test_build_information_and_function_table_through_the_sdk_client(go_build: d
         assert deps["example.com/local"]["replaced_by"]["path"] == "../local"
         settings = {s["key"]: s["value"] for s in build["settings"]}
         assert settings["GOOS"] == {"pe": "windows", "macho": "darwin"}.get(kind, "linux")
-        if kind == "stripped":
+        if kind in ("stripped", "pe"):
             assert settings["-ldflags"] == "-s -w"
         table = result["function_table"]
         names = {f["name"]: f for f in table["functions"]["items"]}
@@ -79,8 +79,11 @@ def test_build_information_and_function_table_through_the_sdk_client(go_build: d
     )
 
 
-def test_stripped_go_binary_procedures_are_named_from_pclntab(go_build: dict[str, Path], rea_session: Session) -> None:
-    call_tool(rea_session, "open_binary", {"path": str(go_build["stripped"]), "provider_id": "native"})
+@pytest.mark.parametrize("kind", ["stripped", "pe"])
+def test_stripped_go_binary_procedures_are_named_from_pclntab(
+    go_build: dict[str, Path], rea_session: Session, kind: str
+) -> None:
+    call_tool(rea_session, "open_binary", {"path": str(go_build[kind]), "provider_id": "native"})
     found = call_tool(rea_session, "search_procedures", {"pattern": "main.computeAnswer"}).evidence
     assert found is not None
     (proc,) = [p for p in found.normalized_result["procedures"] if p["name"] == "main.computeAnswer"]
