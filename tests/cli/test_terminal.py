@@ -61,6 +61,7 @@ def test_every_flag_is_its_property_and_every_json_flag_takes_a_file(registry: R
         properties = flatten_root_union(tool.input_schema).get("properties", {})
         own = {"-h", "--provider", "--output-format", "--json"}
         own |= set() if "format" in properties else {"--format"}
+        own |= {"--render"} if cli_tools.draws(tool) else set()  # a picture drawn through Graphviz
         # A boolean property is its flag and that flag's --no- form.
         flags = {s for a in parser._actions for s in a.option_strings[:1]} - own
         assert flags == {cli_tools.flag_name(p) for p in properties}, tool.name
