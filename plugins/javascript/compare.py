@@ -30,6 +30,7 @@ from rea_plugins.javascript.results import (
     VersionSummary,
 )
 
+from rea import render
 from rea.catalog.tool import ToolCall
 from rea.evidence import Evidence
 
@@ -201,6 +202,20 @@ def _canon(value: Any) -> bytes:
     return msgspec.json.encode(value, order="sorted")
 
 
+def _drawing(result: VersionComparison) -> render.Graph:
+    """This page as a picture: each matched module an edge from its left node to its right one, labelled with its
+    status (and moved, when matched by content under another path); the listed added and removed modules alone."""
+    nodes: list[render.Node] = []
+    edges: list[render.Edge] = []
+    for m in result.modules:
+        nodes += [render.Node(id=f"L{m.left}", label=m.path), render.Node(id=f"R{m.right}", label=m.path)]
+        label = m.status + (", moved" if m.matched_by == "content" else "")
+        edges.append(render.Edge(source=f"L{m.left}", target=f"R{m.right}", label=label))
+    nodes += [render.Node(id=f"R{b.node_id}", label=f"+ {b.path}", emphasis=True) for b in result.added]
+    nodes += [render.Node(id=f"L{b.node_id}", label=f"- {b.path}") for b in result.removed]
+    return render.Graph(nodes=nodes, edges=edges, title="compare_application_versions")
+
+
 def compare_versions(call: ToolCall) -> Evidence:
     left, right = appgraph.load(call, "left"), appgraph.load(call, "right")
     offset, limit = int(call.args.get("offset", 0)), int(call.args.get("limit", 50))
@@ -301,12 +316,16 @@ def compare_versions(call: ToolCall) -> Evidence:
         ),
         details_truncated=end < len(listed),
     )
+    fmt = render.requested(call.args)
+    if fmt is not None:
+        result = msgspec.structs.replace(result, picture=render.picture(_drawing(result), fmt))
     params = {
         "left": appgraph.reference(left),
         "right": appgraph.reference(right),
         "offset": offset,
         "limit": limit,
         "include_unchanged": include_unchanged,
+        **({"format": fmt} if fmt is not None else {}),
     }
     return appgraph.derive(
         "compare_application_versions",

@@ -320,6 +320,8 @@ class VersionComparison(_S):
     entry_points: EntryPointDiff
     coverage: CoveragePair
     details_truncated: bool
+    # Drawn only when the call asks (format: mermaid or dot): this page's modules, each pair left -> right.
+    picture: Picture | None = None
 
 
 # -- compare_source_to_bundle ----------------------------------------------------------------------

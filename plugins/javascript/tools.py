@@ -360,6 +360,7 @@ COMPARE_VERSIONS = ToolDef(
                     "default": False,
                     "description": "List the modules unchanged in place too (they are always counted).",
                 },
+                "format": FORMAT_PROPERTY,
             },
             "required": ["left", "right"],
             "additionalProperties": False,

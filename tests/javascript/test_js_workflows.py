@@ -217,6 +217,15 @@ def test_compare_application_versions(rea_session: Session, ev_v1: Evidence, ev_
     added = {m["node_id"] for m in result["added"]}
     removed = {m["node_id"] for m in result["removed"]}
     assert "mod:src/history.js" in added and "mod:src/util.cjs" in removed
+    drawn = _run(
+        rea_session,
+        "compare_application_versions",
+        {"left": retained(rea_session, ev_v1), "right": inline(ev_v2), "format": "mermaid"},
+    ).normalized_result
+    text = drawn["picture"]["text"]
+    # Each listed pair an edge with its status (a module matched by content under a new path: moved); added alone.
+    assert drawn["picture"]["edges"] == len(result["modules"]) and '-->|"unchanged, moved"|' in text
+    assert '(["+ src/history.js"])' in text and '["- src/util.cjs"]' in text
     # shim.js's content exists twice in v2: reported as ambiguous, never paired.
     assert result["ambiguous"] == [
         {
