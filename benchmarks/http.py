@@ -205,23 +205,12 @@ def stdio_servers() -> list[int]:
     return sorted(set(out))
 
 
-def cpu_s(pids: list[int]) -> float:
-    """User and system CPU seconds of ``pids`` (their reaped children included)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += sum(int(f) for f in fields[11:15])
-    return total / ticks
+Usage = dict[tuple[int, int], tuple[int, int]]
 
 
-def run_queue_s(pids: list[int]) -> float:
-    """Seconds the threads of ``pids`` were ready to run but waited for a CPU (schedstat): a shared host's share."""
-    total = 0
+def usage(pids: list[int]) -> Usage:
+    """Per thread of ``pids``: (ns on a CPU, ns ready to run but waiting for one), from schedstat."""
+    out: Usage = {}
     for pid in pids:
         try:
             threads = os.listdir(f"/proc/{pid}/task")
@@ -230,10 +219,22 @@ def run_queue_s(pids: list[int]) -> float:
         for tid in threads:
             try:
                 with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
-                    total += int(fh.read().split()[1])
-            except (OSError, IndexError, ValueError):
+                    on_cpu, waited = fh.read().split()[:2]
+            except (OSError, ValueError):
                 continue
-    return total / 1e9
+            out[(pid, int(tid))] = (int(on_cpu), int(waited))
+    return out
+
+
+def spent(before: Usage, after: Usage) -> tuple[float, float]:
+    """(CPU seconds, seconds waiting for a CPU) between two snapshots; a thread that started between them counts
+    whole, one that ended between them is not seen (an underestimate)."""
+    cpu = wait = 0
+    for key, (on_cpu, waited) in after.items():
+        was = before.get(key, (0, 0))
+        cpu += on_cpu - was[0]
+        wait += waited - was[1]
+    return cpu / 1e9, wait / 1e9
 
 
 def figures(
@@ -270,18 +271,17 @@ def main() -> None:
         anyio.run(run_clients, lambda: http_session(url), 1, target, 1)
         print(f"first open and query: {time.perf_counter() - began:.1f} s")
         cpu: dict[str, float] = {}
+        snap: dict[str, Usage] = {}
 
         def mark(label: str) -> Callable[[], None]:
             def take() -> None:
-                cpu[label] = cpu_s(tree(proc.pid)) - cpu.get("server", 0.0)
-                cpu[label + "-wait"] = run_queue_s(tree(proc.pid)) - cpu.get("wait", 0.0)
+                cpu[label], cpu[label + "-wait"] = spent(snap["server"], usage(tree(proc.pid)))
                 cpu[label + "-client"] = time.process_time() - cpu.get("client", 0.0)
 
             return take
 
         def start_marks() -> None:
-            cpu["server"], cpu["client"] = cpu_s(tree(proc.pid)), time.process_time()
-            cpu["wait"] = run_queue_s(tree(proc.pid))
+            snap["server"], cpu["client"] = usage(tree(proc.pid)), time.process_time()
 
         latencies, wall = anyio.run(
             run_clients, lambda: http_session(url), args.clients, target, args.calls, mark("http"), start_marks
@@ -289,12 +289,10 @@ def main() -> None:
         http_p99 = figures("http", args.clients, latencies, wall, cpu["http"], cpu["http-client"], cpu["http-wait"])
 
     def start_stdio() -> None:
-        cpu["server"], cpu["client"] = cpu_s(stdio_servers()), time.process_time()
-        cpu["wait"] = run_queue_s(stdio_servers())
+        snap["server"], cpu["client"] = usage(stdio_servers()), time.process_time()
 
     def end_stdio() -> None:
-        cpu["stdio"] = cpu_s(stdio_servers()) - cpu["server"]
-        cpu["stdio-wait"] = run_queue_s(stdio_servers()) - cpu["wait"]
+        cpu["stdio"], cpu["stdio-wait"] = spent(snap["server"], usage(stdio_servers()))
         cpu["stdio-client"] = time.process_time() - cpu["client"]
 
     latencies, wall = anyio.run(run_clients, stdio_session, stdio_clients, target, args.calls, end_stdio, start_stdio)
