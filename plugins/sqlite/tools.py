@@ -20,6 +20,7 @@ from rea.plugin import (
     invalid_request,
     issue,
     page_fields,
+    read_head,
 )
 
 VERSION = "0.1.0"
@@ -40,8 +41,8 @@ def _handle(call: ToolCall) -> Evidence:
     row_limit = int_param(args, "row_limit", ROWS_DEFAULT, 1, 500)
     max_value = int_param(args, "max_value_bytes", VALUE_DEFAULT, 16, 65536)
     target = identify(args["path"], call.ctx)
-    with open(target.resolved_path, "rb") as fh:  # identify proved it a regular file; its header only
-        head = fh.read(100)
+    # Through open_regular: a FIFO swapped in after identify is refused, never waited on.
+    head = read_head(target)[:100]
     if not head.startswith(reader.MAGIC):
         raise reader.not_sqlite(target)
     call.ctx.check("inspect_sqlite_database")
