@@ -41,7 +41,8 @@ arguments:
   JSON text or @file.json, and a flag that takes Evidence also takes a bare evidence_id (ev_...) from an
   earlier call (kept in the analysis cache). TARGET (target-bound commands) is the binary to open. SUBJECT, where a
   command has one, is the same as its flag; other commands take every argument as one JSON object
-  (or @file.json) in that place. Output: text by default, --json or --format json for JSON."""
+  (or @file.json) in that place. Output: text by default, --json or --format json for JSON. A tool that draws
+  (format mermaid or dot) also takes --render OUT.svg: Graphviz's dot draws the picture into that file."""
 
 
 def flag_name(name: str) -> str:
