@@ -41,7 +41,8 @@ def main() -> None:
             ),
         }
         for label, (fmt, built) in builds.items():
-            found, missing = libsigs.locate(fmt, "x86_64")
+            # What a first open builds: the runtime's libraries (libstdc++ only for a binary with C++ type names).
+            found, missing = libsigs.locate(fmt, "x86_64", built.stripped.read_bytes())
             print(f"== {label}: {built.stripped.name}")
             if missing:
                 print("   libraries missing: " + ", ".join(f"{m.label} ({m.package})" for m in missing))

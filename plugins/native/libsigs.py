@@ -47,8 +47,13 @@ class Library(NamedTuple):
     label: str
     patterns: tuple[str, ...]
     package: str
+    # Signed only for a binary holding one of these byte strings (C++'s runtime type names for libstdc++): a C program
+    # is spared the largest pattern set.
+    markers: tuple[bytes, ...] = ()
 
 
+# The names of the C++ runtime's own type information (std::exception, the ABI's type_info classes).
+_CXX = (b"St9exception", b"N10__cxxabiv1")
 # The runtimes a static program carries, by (format, architecture): glibc and GCC's own for a Linux ELF, MinGW-w64's
 # CRT and GCC's for a PE. The first of each library's globs that finds a file is used.
 LIBRARIES: dict[tuple[str, str], tuple[Library, ...]] = {
@@ -57,7 +62,7 @@ LIBRARIES: dict[tuple[str, str], tuple[Library, ...]] = {
         Library("libm.a", ("/usr/lib/x86_64-linux-gnu/libm-2.*.a", "/usr/lib/x86_64-linux-gnu/libm.a"), "libc6-dev"),
         Library("libgcc.a", ("/usr/lib/gcc/x86_64-linux-gnu/*/libgcc.a",), "libgcc-12-dev"),
         Library("libgcc_eh.a", ("/usr/lib/gcc/x86_64-linux-gnu/*/libgcc_eh.a",), "libgcc-12-dev"),
-        Library("libstdc++.a", ("/usr/lib/gcc/x86_64-linux-gnu/*/libstdc++.a",), "libstdc++-12-dev"),
+        Library("libstdc++.a", ("/usr/lib/gcc/x86_64-linux-gnu/*/libstdc++.a",), "libstdc++-12-dev", _CXX),
     ),
     ("pe", "x86_64"): (
         Library("crt2.o", ("/usr/x86_64-w64-mingw32/lib/crt2.o",), "mingw-w64-x86-64-dev"),
@@ -83,6 +88,7 @@ LIBRARIES: dict[tuple[str, str], tuple[Library, ...]] = {
             "libstdc++.a",
             ("/usr/lib/gcc/x86_64-w64-mingw32/*-win32/libstdc++.a", "/usr/lib/gcc/x86_64-w64-mingw32/*/libstdc++.a"),
             "g++-mingw-w64-x86-64-win32",
+            _CXX,
         ),
     ),
 }
@@ -132,11 +138,14 @@ class Missing(NamedTuple):
     package: str
 
 
-def locate(fmt: str, arch: str) -> tuple[list[tuple[Library, str]], list[Missing]]:
-    """The runtime libraries for ``fmt``/``arch`` found on this machine (library, path) and those missing."""
+def locate(fmt: str, arch: str, content: Any = None) -> tuple[list[tuple[Library, str]], list[Missing]]:
+    """The runtime libraries for ``fmt``/``arch`` found on this machine (library, path) and those missing; given a
+    binary's ``content``, only those it may hold (a library with markers where one is in it)."""
     found: list[tuple[Library, str]] = []
     missing: list[Missing] = []
     for lib in LIBRARIES.get((fmt, arch), ()):
+        if content is not None and lib.markers and not any(content.find(m) >= 0 for m in lib.markers):
+            continue
         path = next((p for g in lib.patterns for p in sorted(glob.glob(g), reverse=True) if _is_archive(p)), None)
         if path is None:
             missing.append(Missing(lib.label, lib.package))
@@ -429,15 +438,26 @@ def signatures(
 ) -> tuple[SignatureSet, bool]:
     """The library's patterns from the analysis cache, else built (and kept there); whether they were built now."""
     sha = library_sha256(path)
+    with _LOCK:
+        kept = _SETS.get(sha)
+    if kept is not None:
+        return kept, False
     cache = _cache()
     key = cache_key(sha)
     kept = cache.load(key, SignatureSet) if cache is not None else None
-    if kept is not None:
-        return kept, False
-    made = build(library, path, sha, progress, check)
-    if cache is not None:
-        cache.store(key, made)
-    return made, True
+    fresh = kept is None
+    if kept is None:
+        kept = build(library, path, sha, progress, check)
+        if cache is not None:
+            cache.store(key, kept)
+    with _LOCK:
+        _SETS[sha] = kept
+    return kept, fresh
+
+
+# The sets this process read or built, by library SHA-256: a session opening many targets (each with its own cache
+# settings, as tests do) reads or builds each once.
+_SETS: dict[str, SignatureSet] = {}
 
 
 class Match(NamedTuple):
@@ -571,7 +591,7 @@ def name_procedures(program: Any, ctx: Any = None) -> dict[int, Match]:
     procs = [p for p in program.an.procs if p.kind == "local" and p.name_source == "generated"]
     if not procs:
         return {}
-    found, missing = locate(model.format, model.arch)
+    found, missing = locate(model.format, model.arch, program._data)
     note = unavailable_note(model.format, missing)
     if note is not None:
         program.limitations.append(note)

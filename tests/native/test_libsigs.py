@@ -71,7 +71,9 @@ def test_the_runtime_of_a_stripped_program_is_named(which: str, request: Any, ca
     assert len(high) > 50 and sum(hex(p.address) in wrong for p in high) / len(high) <= 0.02
 
 
-def test_signatures_are_built_once_with_progress_and_kept(static_glibc: lf.Built, cache_env: Path) -> None:
+def test_signatures_are_built_once_with_progress_and_kept(
+    static_glibc: lf.Built, cache_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from rea_plugins.native import libsigs
 
     found, _ = libsigs.locate("elf", "x86_64")
@@ -80,6 +82,7 @@ def test_signatures_are_built_once_with_progress_and_kept(static_glibc: lf.Built
     from rea.cache import default_cache
 
     default_cache().store(key, b"")  # an entry of another type is a miss, never trusted
+    monkeypatch.setattr(libsigs, "_SETS", {})  # nor kept by this process yet
     seen: list[tuple[int, int]] = []
     made, fresh = libsigs.signatures(lib.label, path, lambda done, total: seen.append((done, total)))
     assert fresh and made.origins and seen and seen[-1][0] == seen[-1][1] == made.objects
@@ -99,6 +102,7 @@ def test_the_first_use_reports_the_build_with_its_total(
     monkeypatch.setenv("REA_CACHE_DIR", str(tmp_path / "fresh-cache"))  # nothing kept yet: built here
     only_libc = {key: tuple(lib for lib in v if lib.label == "libc.a") for key, v in libsigs.LIBRARIES.items()}
     monkeypatch.setattr(libsigs, "LIBRARIES", only_libc)
+    monkeypatch.setattr(libsigs, "_SETS", {})
     ctx = Recorder()
     _procs, library, program = lf.analyse(static_glibc.stripped, ctx)
     program.close()
