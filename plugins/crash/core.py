@@ -10,7 +10,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from rea.errors import ReaError
+from rea.plugin import ReaError
 
 ARCHITECTURES = {"X86_64": "x86_64", "AARCH64": "arm64", "I386": "x86", "ARM": "arm"}
 # The register LIEF's CorePrStatus names each architecture's frame pointer with.

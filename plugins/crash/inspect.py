@@ -24,18 +24,27 @@ from rea_plugins.crash.model import (
     ThreadPage,
 )
 
-import rea
-from rea import evidence as ev_mod
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence, ProviderIdentity
-from rea.files import read_regular
-from rea.operations.unwind import Extents, fde_ranges
-from rea.providers import AnalysisClient, OperationResult
-from rea.selection import select
-from rea.target import Target, identify, read_error
+from rea.plugin import (
+    AnalysisClient,
+    Evidence,
+    Extents,
+    OperationResult,
+    ProviderIdentity,
+    ReaError,
+    Target,
+    ToolCall,
+    __version__,
+    identify,
+    invalid_request,
+    issue,
+    read_error,
+    read_regular,
+    select,
+    unwind,
+)
+from rea.plugin import evidence as ev_mod
 
-PROVIDER = ProviderIdentity(id="crash", name="rea core file reader (LIEF)", version=rea.__version__)
+PROVIDER = ProviderIdentity(id="crash", name="rea core file reader (LIEF)", version=__version__)
 OPERATION = "inspect_recorded_crash"
 MAX_CORE_BYTES = 2 << 30
 THREAD_LIMIT = 8
@@ -149,7 +158,7 @@ def _load_bias(core: Core, data: bytes) -> tuple[int | None, list[tuple[int, int
     eh = binary.get_section(".eh_frame")
     if eh is not None:
         try:
-            ranges = fde_ranges(bytes(eh.content), int(eh.virtual_address), core.word, core.little)
+            ranges = unwind.fde_ranges(bytes(eh.content), int(eh.virtual_address), core.word, core.little)
         except ValueError:
             ranges = []
     return bias, ranges

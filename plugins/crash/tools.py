@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from rea_plugins.crash.model import RecordedCrash
 
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall, ToolDef, ToolEffects
 
 FAMILY = "crash"
 

@@ -7,17 +7,22 @@ from typing import Any
 
 from rea_plugins.golang.model import BuildInfo, DepPage, Function, FunctionPage, FunctionTable, GoBinary
 
-import rea
-from rea import evidence as ev_mod
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError
-from rea.evidence import Evidence, ProviderIdentity
-from rea.files import read_regular
-from rea.operations import golang
-from rea.providers import OperationResult
-from rea.target import Target, identify, read_error
+from rea.operations import golang  # not in rea.plugin yet: the lead's rewrite adds it
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ProviderIdentity,
+    ReaError,
+    Target,
+    ToolCall,
+    __version__,
+    identify,
+    read_error,
+    read_regular,
+)
+from rea.plugin import evidence as ev_mod
 
-PROVIDER = ProviderIdentity(id="golang", name="rea Go binary reader (pclntab, buildinfo)", version=rea.__version__)
+PROVIDER = ProviderIdentity(id="golang", name="rea Go binary reader (pclntab, buildinfo)", version=__version__)
 OPERATION = "inspect_go_binary"
 MAX_FILE_BYTES = 1 << 30
 FUNCTION_LIMIT = 50

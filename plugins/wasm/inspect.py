@@ -28,16 +28,23 @@ from rea_plugins.wasm.model import (
     WasmString,
 )
 
-import rea
-from rea import evidence as ev_mod
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence, ProviderIdentity
-from rea.files import read_regular
-from rea.providers import OperationResult
-from rea.target import Target, identify, read_error
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ProviderIdentity,
+    ReaError,
+    Target,
+    ToolCall,
+    __version__,
+    identify,
+    invalid_request,
+    issue,
+    read_error,
+    read_regular,
+)
+from rea.plugin import evidence as ev_mod
 
-PROVIDER = ProviderIdentity(id="wasm", name="rea WebAssembly reader (wasm-tools)", version=rea.__version__)
+PROVIDER = ProviderIdentity(id="wasm", name="rea WebAssembly reader (wasm-tools)", version=__version__)
 OPERATION = "inspect_wasm_artifact"
 MAGIC = b"\0asm"
 MAX_FILE_BYTES = 64 << 20

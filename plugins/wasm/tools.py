@@ -6,8 +6,7 @@ from typing import Any
 
 from rea_plugins.wasm.model import WasmModule
 
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall, ToolDef, ToolEffects
 
 FAMILY = "wasm"
 
