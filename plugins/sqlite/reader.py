@@ -71,6 +71,7 @@ class Copy:
         self.path = ""
         self.wal_bytes = 0
         self.wal_included = False
+        self.journal_included = False
         self.limitations: list[str] = []
         self._stack = contextlib.ExitStack()
 
@@ -88,7 +89,12 @@ class Copy:
                     details={"resource": "file_size", "limit": MAX_COPY_BYTES, "observed": self.target.size},
                 )
             self.path = pinned_copy(self.target.resolved_path, self.target.sha256, self.directory, MAX_COPY_BYTES)
-            self._copy_wal(self.target.resolved_path + "-wal", self.path + "-wal")
+            base = self.target.resolved_path
+            self.wal_bytes = self._copy_companion(base + "-wal", self.path + "-wal", "write-ahead log")
+            self.wal_included = self.wal_bytes > 0
+            # A hot rollback journal (a writer died mid-transaction) is copied too, so SQLite rolls the copy back
+            # to the last commit rather than showing half a transaction; the original keeps its journal.
+            self.journal_included = self._copy_companion(base + "-journal", self.path + "-journal", "journal") > 0
         except BaseException:
             self._stack.close()
             raise
@@ -97,26 +103,27 @@ class Copy:
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
-    def _copy_wal(self, source: str, dest: str) -> None:
+    def _copy_companion(self, source: str, dest: str, what: str) -> int:
+        """Copy the WAL or rollback journal beside the database (bytes copied; 0 when absent or refused)."""
         try:
-            fd = open_regular(source, code="unsupported_target", what="write-ahead log")
+            fd = open_regular(source, code="unsupported_target", what=what)
         except FileNotFoundError:
-            return
+            return 0
         except ReaError as exc:
-            # A FIFO or device named like the WAL is never read; the database is read without it.
-            self.limitations.append(f"The WAL beside the database was not read: {exc.message}.")
-            return
+            # A FIFO or device named like the companion is never read; the database is read without it.
+            self.limitations.append(f"The {what} beside the database was not read: {exc.message}.")
+            return 0
         except OSError as exc:
-            self.limitations.append(f"The WAL beside the database was not read: {exc.strerror}.")
-            return
-        with os.fdopen(fd, "rb") as src, open(dest, "wb") as dst:
+            self.limitations.append(f"The {what} beside the database was not read: {exc.strerror}.")
+            return 0
+        with os.fdopen(fd, "rb") as src:
             size = os.fstat(src.fileno()).st_size
             if size > MAX_COPY_BYTES:
-                self.limitations.append(f"The WAL ({size} bytes) is larger than {MAX_COPY_BYTES} bytes: not read.")
-                return
-            shutil.copyfileobj(src, dst, 1 << 20)
-            self.wal_bytes = dst.tell()
-        self.wal_included = self.wal_bytes > 0
+                self.limitations.append(f"The {what} ({size} bytes) is larger than {MAX_COPY_BYTES} bytes: not read.")
+                return 0
+            with open(dest, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+                return dst.tell()
 
 
 @contextlib.contextmanager

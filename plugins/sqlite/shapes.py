@@ -55,6 +55,8 @@ class DatabaseFacts(Shape):
     # Whether a write-ahead log beside the file was copied with it (its frames are part of what is read).
     wal_included: bool
     wal_bytes: int
+    # Whether a rollback journal beside the file (a transaction left unfinished) was copied and rolled back.
+    journal_included: bool = False
 
 
 class SqliteDatabase(Shape):

@@ -136,6 +136,7 @@ def _facts(conn: sqlite3.Connection, copy: reader.Copy, head: bytes) -> dict[str
         "journal_mode": "wal" if head[18:20] == b"\x02\x02" else "rollback",
         "wal_included": copy.wal_included,
         "wal_bytes": copy.wal_bytes,
+        "journal_included": copy.journal_included,
     }
 
 

@@ -130,7 +130,7 @@ def test_a_fifo_wal_is_not_waited_on(rea_session: Session, sqlite_db: Path, tmp_
     ev = call_tool(rea_session, "inspect_sqlite_database", {"path": str(db)}).evidence
     assert ev is not None
     assert ev.normalized_result["database"]["wal_included"] is False
-    assert any("WAL" in x for x in ev.limitations)
+    assert any("write-ahead log" in x for x in ev.limitations)
 
 
 def test_through_the_sdk_client(sqlite_db: Path) -> None:
@@ -146,3 +146,28 @@ def test_through_the_sdk_client(sqlite_db: Path) -> None:
             assert [r[2]["value"] for r in out["rows"]["rows"]] == [60, 120, 180, 240, 300]
 
     anyio.run(main)
+
+
+def test_a_hot_journal_is_rolled_back_on_the_copy(rea_session: Session, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    conn = sqlite3.connect(work / "live.db", isolation_level=None)
+    conn.execute("PRAGMA cache_size=1")  # so the open transaction spills pages into the main file
+    conn.execute("CREATE TABLE t (x TEXT)")
+    conn.execute("INSERT INTO t VALUES ('committed')")
+    committed = (work / "live.db").read_bytes()
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO t VALUES (?)", [("y" * 500,)] * 2000)
+    db, journal = tmp_path / "live.db", tmp_path / "live.db-journal"
+    # As a writer that died mid-transaction leaves them: pages of the transaction in the file, the journal beside.
+    db.write_bytes((work / "live.db").read_bytes())
+    journal.write_bytes((work / "live.db-journal").read_bytes())
+    conn.execute("ROLLBACK")
+    conn.close()
+    # The unfinished transaction reached the file (its pages spilled), and the journal holds what undoes it.
+    assert db.read_bytes() != committed and journal.stat().st_size > 0
+    stamps = {p: _stamp(p) for p in (db, journal)}
+    out = result_of(rea_session, "inspect_sqlite_database", {"path": str(db)})
+    assert out["database"]["journal_included"] is True
+    assert out["objects"][0]["row_count"] == 1
+    assert {p: _stamp(p) for p in stamps} == stamps
