@@ -246,10 +246,18 @@ class Emulation:
             ) from None
 
     def load_image(self) -> None:
+        segments = [seg for seg in self.plan["segments"] if seg["end"] > seg["start"]]
+        # Bounded before anything is built per page: a hostile header can declare terabytes.
+        declared = sum(_up(seg["end"] - seg["start"]) for seg in segments)
+        if declared > self.limits["max_memory_bytes"]:
+            raise ReaError(
+                "resource_constraint",
+                f"the image's segments span {declared} bytes, more than the {self.limits['max_memory_bytes']} allowed",
+                remediation="Raise max_memory_mb (the segments are mapped whole).",
+                details={"resource": "memory", "limit_bytes": self.limits["max_memory_bytes"], "mapping": "the image"},
+            )
         pages: dict[int, int] = {}
-        for seg in self.plan["segments"]:
-            if seg["end"] <= seg["start"]:
-                continue
+        for seg in segments:
             self.image.append((seg["start"], seg["end"], seg["name"]))
             for page in range(_down(self.runtime(seg["start"])), _up(self.runtime(seg["end"])), PAGE):
                 pages[page] = pages.get(page, 0) | _perms(seg["permissions"])
