@@ -70,23 +70,26 @@ def function_symbols(path: Path) -> dict[int, set[str]]:
     import lief
 
     lief.logging.disable()
-    b = lief.parse(str(path))
+    b: Any = lief.parse(str(path))
+    kind = "elf" if isinstance(b, lief.ELF.Binary) else "pe" if isinstance(b, lief.PE.Binary) else "coff"
+    symbols: list[Any] = list(b.symbols)  # ELF, PE or COFF symbols, each read through its own attributes
     out: dict[int, set[str]] = {}
-    if isinstance(b, lief.ELF.Binary):
-        for s in b.symbols:
-            if s.type == lief.ELF.Symbol.TYPE.FUNC and s.shndx != 0 and (s.value or b.header.file_type.name == "REL"):
-                out.setdefault(int(s.value), set()).add(s.name)
-    elif isinstance(b, lief.PE.Binary):
+    if kind == "elf":
+        rel = b.header.file_type.name == "REL"
+        for s in symbols:
+            if s.type == lief.ELF.Symbol.TYPE.FUNC and s.shndx != 0 and (s.value or rel):
+                out.setdefault(int(s.value), set()).add(str(s.name))
+    elif kind == "pe":
         base = b.optional_header.imagebase
         sections = list(b.sections)
-        for s in b.symbols:
+        for s in symbols:
             if s.complex_type == lief.COFF.Symbol.COMPLEX_TYPE.FUNCTION and 0 < s.section_idx <= len(sections):
                 va = base + sections[s.section_idx - 1].virtual_address + s.value
-                out.setdefault(va, set()).add(s.name)
-    elif isinstance(b, lief.COFF.Binary):
-        for s in b.symbols:
+                out.setdefault(va, set()).add(str(s.name))
+    else:
+        for s in symbols:
             if s.is_function and s.section_idx > 0:
-                out.setdefault(0, set()).add(s.name)
+                out.setdefault(0, set()).add(str(s.name))
     return out
 
 

@@ -106,7 +106,9 @@ def test_the_first_use_reports_the_build_with_its_total(
     ctx = Recorder()
     _procs, library, program = lf.analyse(static_glibc.stripped, ctx)
     program.close()
-    building = [(done, total) for message, done, total in ctx.seen if message.startswith("library signatures: libc.a")]
+    building = [
+        (done or 0, total or 0) for message, done, total in ctx.seen if message.startswith("library signatures: libc.a")
+    ]
     assert building and building[-1][0] == building[-1][1] and building[-1][1] > 1000  # libc.a has ~2000 objects
     assert all(total == building[-1][1] for _, total in building)
     assert any("unnamed procedures named" in message for message, _, _ in ctx.seen)
