@@ -44,6 +44,54 @@ __attribute__((objc_root_class)) @interface Base { Class isa; } + (id)alloc; @en
     return "\n".join(parts)
 
 
+SWIFT_TYPES = 2000
+
+
+def swift_source(types: int) -> str:
+    """``types`` Swift struct records (three Int fields each) in __swift5_types/__swift5_fieldmd, written from the
+    ABI layout as tests/apple/applefixtures.py does (no Swift compiler on Linux)."""
+    out = ["  .section __TEXT,__cstring", '_m_name: .asciz "Bench"', '_int: .asciz "Si"']
+    out += [f'_f{k}: .asciz "f{k}"' for k in range(3)]
+    out += ["  .section __TEXT,__const", "  .p2align 2", "_mod:", "  .long 0", "  .long 0", "_mr: .long _m_name - _mr"]
+    out += ["  .section __TEXT,__cstring"] + [f'_n{t}: .asciz "T{t}"' for t in range(types)]
+    out += ["  .section __TEXT,__const", "  .p2align 2"]
+    for t in range(types):
+        out += [
+            f"_d{t}:",
+            "  .long 0x51",
+            f"_p{t}: .long _mod - _p{t}",
+            f"_q{t}: .long _n{t} - _q{t}",
+            "  .long 0",
+            f"_r{t}: .long _fd{t} - _r{t}",
+            "  .long 3",
+            "  .long 2",
+        ]
+    out += ["  .section __TEXT,__swift5_fieldmd", "  .p2align 2"]
+    for t in range(types):
+        out += [f"_fd{t}:", "  .long 0", "  .long 0", "  .short 0", "  .short 12", "  .long 3"]
+        for k in range(3):
+            out += ["  .long 2", f"_t{t}_{k}: .long _int - _t{t}_{k}", f"_u{t}_{k}: .long _f{k} - _u{t}_{k}"]
+    out += ["  .section __TEXT,__swift5_types", "  .p2align 2"]
+    out += [f"_s{t}: .long _d{t} - _s{t}" for t in range(types)]
+    out += ["  .section __TEXT,__text", "  .globl _anchor", "_anchor:", "  retq"]
+    return "\n".join(line for line in out if line) + "\n"
+
+
+def storyboard(classes: int) -> str:
+    """A storyboard with one scene per class, each with a button sending action0: to its view controller."""
+    scenes = "\n".join(
+        f"""<scene sceneID="S{c}"><objects><viewController id="VC{c}" customClass="Gen{c}"><view key="view" id="V{c}">
+<subviews><button id="B{c}"><state key="normal" title="Go {c}"/><connections><action selector="action0:"
+destination="VC{c}" eventType="touchUpInside" id="A{c}"/></connections></button></subviews></view>
+</viewController></objects></scene>"""
+        for c in range(classes)
+    )
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<document type="com.apple.InterfaceBuilder3.CocoaTouch.Storyboard.XIB" version="3.0" targetRuntime="iOS.CocoaTouch">
+<scenes>{scenes}</scenes></document>
+"""
+
+
 def build(out: Path) -> Path:
     sys.path.insert(0, str(ROOT))
     from tests import toolchains
@@ -103,6 +151,25 @@ def build(out: Path) -> Path:
     (app / "Info.plist").write_bytes(plistlib.dumps({"CFBundleExecutable": "Big", "CFBundleIdentifier": "x.big"}))
     (fw / "Info.plist").write_bytes(plistlib.dumps({"CFBundleExecutable": "Big"}, fmt=plistlib.FMT_BINARY))
     (out / "archive.plist").write_bytes(fx.keyed_archive())
+    (app / "Main.storyboard").write_text(storyboard(CLASSES))
+    (out / "swift.s").write_text(swift_source(SWIFT_TYPES))
+    run([clang, "-target", "x86_64-apple-macos11", "-c", "swift.s", "-o", "swift.o"])
+    run(
+        [
+            lld,
+            "-arch",
+            "x86_64",
+            "-platform_version",
+            "macos",
+            "11.0",
+            "11.0",
+            "-dylib",
+            "-o",
+            str(out / "Swifty"),
+            "swift.o",
+            "libSystem.tbd",
+        ]
+    )
     return app
 
 
@@ -129,6 +196,11 @@ def main() -> None:
             ("get_objc_protocols", {"path": str(framework)}),
             ("inspect_native_dispatch_metadata", {"path": str(framework)}),
             ("trace_dylib_resolution", {"path": str(app)}),
+            ("decode_interface_builder", {"path": str(app / "Main.storyboard")}),
+            ("trace_native_ui_action", {"path": str(app / "Main.storyboard"), "binary_path": str(framework)}),
+            ("demangle_swift", {"symbols": [f"$s5Bench2T{n}V" for n in range(1000)]}),
+            ("analyze_swift_types", {"path": str(Path(tmp) / "Swifty")}),
+            ("project_apple_application_graph", {"path": str(app)}),
         ]
         session = Session(default_registry())
         rows, over = [], []

@@ -199,10 +199,10 @@ def decode_interface_builder(call: ToolCall) -> Evidence:
     target = identify(path, call.ctx) if path else call.session.require_target()
     kind, runtime, objects, connections = parse_document(target)
     # REA's names for the page sizes: max_objects, max_connections.
-    args = {**call.args, "objects_limit": call.args.get("max_objects", 100)}
-    args["connections_limit"] = call.args.get("max_connections", 100)
-    objs, obj_page = common.page(objects, args, "objects", 100)
-    conns, conn_page = common.page(connections, args, "connections", 100)
+    args = {**call.args, "objects_limit": call.args.get("max_objects", 40)}
+    args["connections_limit"] = call.args.get("max_connections", 40)
+    objs, obj_page = common.page(objects, args, "objects", 40)
+    conns, conn_page = common.page(connections, args, "connections", 40)
     counts = {
         "objects": len(objects),
         **{k: sum(1 for c in connections if c.kind == k) for k in ("outlet", "action", "segue")},
@@ -283,7 +283,7 @@ def trace_native_ui_action(call: ToolCall) -> Evidence:
         assert target_cls is not None
         method, chain = implementation(meta, target_cls, c.selector)
         rows.append(_row(c, by_id, "resolved" if method else "not-implemented", method, chain))
-    chosen, info = common.page(rows, call.args, "", 100)
+    chosen, info = common.page(rows, call.args, "", 40)
     report = UIActionTrace(
         document=document.name,
         binary=binary.name,

@@ -390,8 +390,13 @@ class SwiftSymbol(_R, frozen=True, kw_only=True):
 
 
 class SwiftSymbols(_R, frozen=True, kw_only=True):
+    """The symbols from ``offset`` on, as many as fit one lean answer; ``next_offset`` is where the rest start."""
+
     demangler: str
     symbols: list[SwiftSymbol]
+    offset: int = 0
+    total: int
+    next_offset: int | None = None
 
 
 class SwiftField(_R, frozen=True, kw_only=True):

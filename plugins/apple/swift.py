@@ -25,6 +25,7 @@ from rea.evidence import Evidence
 KINDS = {0: "module", 1: "extension", 2: "anonymous", 3: "protocol", 4: "opaque", 16: "class", 17: "struct", 18: "enum"}
 MAX_TYPES = 100_000
 MAX_FIELDS = 4096
+ANSWER_BYTES = 24 * 1024
 SWIFT_PREFIXES = ("$s", "_$s", "$S", "_$S", "_T0", "$e", "_$e")
 
 
@@ -50,14 +51,30 @@ def demangle(module: Any, name: str) -> str | None:
 @common.guarded
 def demangle_swift(call: ToolCall) -> Evidence:
     module = demangler()
-    rows = []
-    for symbol in call.args["symbols"]:
+    symbols: list[str] = call.args["symbols"]
+    offset = int(call.args.get("offset", 0))
+    rows: list[SwiftSymbol] = []
+    spent = 0
+    at = offset
+    # Answers stay under ANSWER_BYTES: the rest of a long batch is the next call's (from next_offset).
+    while at < len(symbols) and (spent < ANSWER_BYTES or not rows):
+        symbol = symbols[at]
         if not symbol.startswith(SWIFT_PREFIXES):
-            rows.append(SwiftSymbol(symbol=symbol, status="not-swift"))
-            continue
-        shown = demangle(module, symbol)
-        rows.append(SwiftSymbol(symbol=symbol, demangled=shown, status="demangled" if shown else "unrecognized"))
-    return common.evidence(call, None, SwiftSymbols(demangler=_version(), symbols=rows))
+            row = SwiftSymbol(symbol=symbol, status="not-swift")
+        else:
+            shown = demangle(module, symbol)
+            row = SwiftSymbol(symbol=symbol, demangled=shown, status="demangled" if shown else "unrecognized")
+        rows.append(row)
+        spent += len(symbol) + len(row.demangled or "") + 48
+        at += 1
+    report = SwiftSymbols(
+        demangler=_version(),
+        symbols=rows,
+        offset=offset,
+        total=len(symbols),
+        next_offset=at if at < len(symbols) else None,
+    )
+    return common.evidence(call, None, report)
 
 
 def _version() -> str:
@@ -223,7 +240,7 @@ def analyze_swift_types(call: ToolCall) -> Evidence:
     if call.args.get("pattern"):
         keep = search.matcher({"pattern": call.args["pattern"], "mode": call.args.get("mode", "literal")})
         types = [t for t in types if keep(t.name)]
-    chosen, info = common.page(types, call.args, "", 100)
+    chosen, info = common.page(types, call.args, "", 40)
     counts: dict[str, int] = {}
     for t in types:
         counts[t.kind] = counts.get(t.kind, 0) + 1

@@ -356,9 +356,9 @@ DECODE_IB = ToolDef(
     input_schema=_obj(
         {
             "path": IB_PATH,
-            "max_objects": {**_limit(100), "description": "Objects per page."},
+            "max_objects": {**_limit(40), "description": "Objects per page."},
             "objects_offset": OFFSET,
-            "max_connections": {**_limit(100), "description": "Connections per page."},
+            "max_connections": {**_limit(40), "description": "Connections per page."},
             "connections_offset": OFFSET,
         },
         "path",
@@ -390,7 +390,7 @@ TRACE_UI_ACTION = ToolDef(
                 "description": "Only this control (id or label).",
             },
             "offset": OFFSET,
-            "limit": _limit(100),
+            "limit": _limit(40),
         },
         "path",
     ),
@@ -404,7 +404,10 @@ DEMANGLE_SWIFT = ToolDef(
     name="demangle_swift",
     result_type=SwiftSymbols,
     family=FAMILY,
-    description="Swift symbols demangled by demumble; a symbol that is not Swift mangling is returned as it is.",
+    description=(
+        "Swift symbols demangled by demumble; a symbol that is not Swift mangling is returned as it is. A long batch "
+        "is answered in parts: call again with next_offset."
+    ),
     input_schema={
         "type": "object",
         "properties": {
@@ -414,7 +417,11 @@ DEMANGLE_SWIFT = ToolDef(
                 "minItems": 1,
                 "maxItems": 1000,
                 "description": "Mangled names, e.g. $s4main5HelloV5greetyyF.",
-            }
+            },
+            "offset": {
+                **OFFSET,
+                "description": "Symbols already answered (the last answer's next_offset).",
+            },
         },
         "required": ["symbols"],
         "additionalProperties": False,
@@ -433,7 +440,7 @@ ANALYZE_SWIFT_TYPES = ToolDef(
         "fields or cases and their types demangled; filtered by pattern, paged."
     ),
     input_schema=_obj(
-        {"path": PATH, "architecture": ARCH, "pattern": PATTERN, "mode": MODE, "offset": OFFSET, "limit": _limit(100)}
+        {"path": PATH, "architecture": ARCH, "pattern": PATTERN, "mode": MODE, "offset": OFFSET, "limit": _limit(40)}
     ),
     handler=_swift_types,
     effects=_EFFECTS,

@@ -335,3 +335,15 @@ def test_application_graph_of_the_bundle_and_its_ipa(rea_session: Session, built
         assert graph["identity"]["CFBundleIdentifier"] == "com.example.demo"
         assert graph["resources"][".xib"] == 1 and graph["resources"][".storyboard"] == 1
     assert folder["nodes"] == ipa["nodes"] and folder["counts"] == ipa["counts"]
+
+
+def test_a_long_demangle_batch_is_answered_in_parts(rea_session: Session) -> None:
+    batch = [f"$s4Demo5PointV{len(f'member{n}')}member{n}SiyF" for n in range(1000)]
+    first = result_of(rea_session, "demangle_swift", {"symbols": batch})
+    assert first["total"] == 1000 and first["next_offset"] == len(first["symbols"]) < 1000
+    seen = list(first["symbols"])
+    while first.get("next_offset") is not None:
+        first = result_of(rea_session, "demangle_swift", {"symbols": batch, "offset": first["next_offset"]})
+        seen += first["symbols"]
+    assert [s["symbol"] for s in seen] == batch
+    assert seen[7]["demangled"] == "Demo.Point.member7() -> Swift.Int"
