@@ -146,3 +146,16 @@ def test_the_worker_is_kept_between_calls_and_ends_with_the_session(
     session.close()
     gone = procfs.read(pid)
     assert channel.pid is None and (gone is None or gone.state == "Z")
+
+
+def test_a_notebook_name_and_a_stripped_address(rea_session: Session, routines: dict[str, Path]) -> None:
+    _open(rea_session, routines, "x86_64")
+    address = result_of(rea_session, "procedure_address", {"procedure": "arith"})["address"]
+    result_of(rea_session, "set_address_name", {"address": address, "name": "mix_three"})
+    by_name = _run(rea_session, procedure="mix_three", arguments=[2, 3, 4])
+    by_address = _run(rea_session, procedure=address, arguments=[2, 3, 4])
+    assert by_name["procedure"] == "mix_three" and by_name["start"] == address
+    assert by_name["return_value"] == by_address["return_value"] and by_name["return_value"]["int32"] == 10 ^ 0x55
+    # Big values go as hex text; a negative one is its two's complement in the register.
+    wide = _run(rea_session, procedure="arith", arguments=["0x100000002", 3, "-0x1"])
+    assert wide["return_value"]["int32"] == (2 * 3 - 1) ^ 0x55
