@@ -269,6 +269,8 @@ def capture(call: ToolCall) -> ElectronCapture:
     )
     limitations: list[str] = []
     cleanup = "terminated-owned-process"
+    # Ownership snapshots (started, with its descendants once driven, closed) go to the session whatever happens.
+    lineage = [proc.observe("started")]
     try:
         deadline = began + startup_s
         endpoint, inspector = _wait_endpoints(proc, deadline, ctx)
@@ -284,8 +286,11 @@ def capture(call: ToolCall) -> ElectronCapture:
         )
         if why:
             limitations.append(why)
+        lineage.append(proc.observe("snapshot"))
     finally:
         outcome = proc.terminate(2.0)
+        lineage.append(proc.observe("closed"))
+        call.session.record_lineage(lineage)
         if outcome.remaining:
             cleanup = "incomplete"
     failed = [s for s in steps if s.status != "completed"]

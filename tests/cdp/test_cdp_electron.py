@@ -256,3 +256,7 @@ def test_a_scenario_drives_the_renderer_and_captures_both_processes(
     observed = session.resolve_evidence({"kind": "retained-evidence", "evidence_id": main["evidence_id"]})
     assert "main ready search" in [c["text"] for c in observed.normalized_result["console"]]
     assert capture["isolation"]["sandbox"] in ("bubblewrap", "none")
+    # The run's ownership snapshots are the session's: started, with the app's processes while driven, closed.
+    lineage = result_of(session, "binary_session", {})["analysis_run"]["process_lineage"]
+    assert [o["event"] for o in lineage["snapshots"]] == ["started", "snapshot", "closed"], lineage
+    assert lineage["snapshots"][1]["status"] == "verified" and lineage["snapshots"][1]["descendants"], lineage
