@@ -47,7 +47,7 @@ from rea.plugin import evidence as ev_mod
 PROVIDER = ProviderIdentity(id="crash", name="rea core file reader (LIEF)", version=__version__)
 OPERATION = "inspect_recorded_crash"
 MAX_CORE_BYTES = 2 << 30
-THREAD_LIMIT = 8
+THREAD_LIMIT = 4
 MAPPING_LIMIT = 20
 MAX_FRAMES = 16
 MAX_PAGE = 1000

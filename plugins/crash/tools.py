@@ -37,7 +37,7 @@ INSPECT_RECORDED_CRASH = ToolDef(
                 "description": "The crashed program; default: the open binary if it is.",
             },
             "thread_offset": _count("Threads to skip.", 0),
-            "thread_limit": _count("Most threads to list.", 8),
+            "thread_limit": _count("Most threads to list (the crashed one first).", 4),
             "mapping_offset": _count("Mapped files to skip.", 0),
             "mapping_limit": _count("Most mapped files to list.", 20),
             "max_frames": _count("Most frames per backtrace.", 16, 256),
