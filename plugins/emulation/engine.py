@@ -430,6 +430,11 @@ class Emulation:
             return int(value["int"]) & self.arch.mask
         if "address" in value:
             return self.runtime(int(value["address"])) & self.arch.mask
+        if "pointers" in value:
+            # An array of pointers to buffers, NULL-terminated (char **argv); the array is a buffer itself.
+            targets = [self.value(v, f"{label}[{i}]") for i, v in enumerate(value["pointers"])]
+            table = b"".join(t.to_bytes(self.word, "little") for t in [*targets, 0])
+            return self.place_buffer({"bytes": table}, label)
         return self.place_buffer(value, label)
 
     def setup_memory(self) -> None:

@@ -54,12 +54,27 @@ _VALUE: dict[str, Any] = {
                 "hex": {"type": "string", "pattern": "^([0-9a-fA-F]{2})*$", "maxLength": 1 << 21},
                 "size": {"type": "integer", "minimum": 1, "maximum": MAX_BUFFER, "description": "Buffer bytes."},
                 "address": {"type": "string", "pattern": "^0x[0-9a-fA-F]{1,16}$", "description": "Static address."},
+                "pointers": {
+                    "type": "array",
+                    "maxItems": 256,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "text": {"type": "string", "maxLength": 1 << 16},
+                            "hex": {"type": "string", "pattern": "^([0-9a-fA-F]{2})*$", "maxLength": 1 << 17},
+                            "size": {"type": "integer", "minimum": 1, "maximum": 1 << 20},
+                        },
+                        "additionalProperties": False,
+                        "minProperties": 1,
+                    },
+                    "description": "An array of pointers to these buffers, NULL-terminated (char **argv).",
+                },
             },
             "additionalProperties": False,
             "minProperties": 1,
         },
     ],
-    "description": "An integer (or hex text), or a buffer by pointer: text, hex and/or size; or a static address.",
+    "description": "An integer (or hex text); a buffer by pointer: text, hex and/or size; a static address; pointers.",
 }
 
 
@@ -266,6 +281,12 @@ def _value(value: Any, path: str) -> dict[str, Any]:
     if isinstance(value, int | str):
         return {"int": _integer(value)}
     out: dict[str, Any] = {}
+    if "pointers" in value:
+        if len(value) > 1:
+            raise invalid_request(
+                "a pointer array takes nothing else", [issue(path, "invalid_value", "pointers with other fields")]
+            )
+        return {"pointers": [_value(v, f"{path}/pointers/{i}") for i, v in enumerate(value["pointers"])]}
     if "address" in value:
         if len(value) > 1:
             raise invalid_request(

@@ -159,3 +159,16 @@ def test_a_notebook_name_and_a_stripped_address(rea_session: Session, routines: 
     # Big values go as hex text; a negative one is its two's complement in the register.
     wide = _run(rea_session, procedure="arith", arguments=["0x100000002", 3, "-0x1"])
     assert wide["return_value"]["int32"] == (2 * 3 - 1) ^ 0x55
+
+
+def test_main_with_an_argument_vector(rea_session: Session, pie_program: Path) -> None:
+    result_of(rea_session, "open_binary", {"path": str(pie_program)})
+    out = _run(
+        rea_session, procedure="main", arguments=[3, {"pointers": [{"text": "prog"}, {"text": "a"}, {"text": "b"}]}]
+    )
+    assert out["stop"]["reason"] == "returned" and out["return_value"]["int32"] == (3 * 2 + 3) ^ 0x55
+    labels = [b["label"] for b in out["buffers"]]
+    assert labels == ["argument 1[0]", "argument 1[1]", "argument 1[2]", "argument 1"]
+    table = bytes.fromhex(out["buffers"][3]["hex"])
+    assert int.from_bytes(table[:8], "little") == int(out["buffers"][0]["address"], 16)
+    assert table[24:32] == b"\0" * 8
