@@ -148,6 +148,8 @@ class ReaServer:
         self.listed = threading.Event()
         self.tools = self._tool_list(frozenset(self.initial_toolsets), False)
         self.max_request_bytes = max_request_bytes(settings)
+        # Tools this server has read from the registry (built, their plugin imported), by name.
+        self._built: dict[str, Any] = {}
         # Only prompts whose every tool is registered.
         self.prompts = {
             name: p for name, p in sorted(registry.prompts.items()) if all(t in registry.tools for t in p.tools)
@@ -371,7 +373,12 @@ class ReaServer:
         try:
             # The first read of a tool imports its plugin (file I/O): in a worker thread, like the call itself,
             # so the event loop keeps answering ping and cancellation whatever a request touches.
-            tool = await anyio.to_thread.run_sync(self.registry.tools.get, params.name)
+            # A tool already built is taken without that hop: each hop waits for a CPU twice on a busy host.
+            tool = self._built.get(params.name)
+            if tool is None:
+                tool = await anyio.to_thread.run_sync(self.registry.tools.get, params.name)
+                if tool is not None:
+                    self._built[params.name] = tool
         except ReaError as err:  # its plugin no longer builds the tools its manifest names
             return self._error(session, err)
         if tool is None:
@@ -437,7 +444,7 @@ class ReaServer:
                 )
                 anyio.from_thread.run(send, token=log_loop)
 
-        def work() -> ToolResult:
+        def work() -> tuple[list[tuple[str, str]], types.CallToolResult]:
             call_ctx.progress(f"{tool.name}: started")
             with logs.forwarding(forward):
                 logs.LOGGER.info("%s: started", tool.name)
@@ -449,10 +456,13 @@ class ReaServer:
                     )
                     raise
                 logs.LOGGER.info("%s: completed in %d ms", tool.name, call_ctx.elapsed_ms())
-                return out
+            images = tool.images(out.evidence) if tool.images is not None and out.evidence is not None else []
+            # Encoded in the same worker thread (a large result takes time, an oversized one is spilled to disk):
+            # one hop off the event loop per call, not two.
+            return images, self._success(session, out)
 
         try:
-            result: ToolResult = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            images, answer = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
         except ReaError as err:
             await self._terminal(ctx, token, call_ctx, f"{tool.name}: failed ({err.code})")
             # An oversized error is retained in the ledger, which may write to disk: off the event loop.
@@ -462,9 +472,6 @@ class ReaServer:
             cancel.cancel()
             raise
         await self._terminal(ctx, token, call_ctx, f"{tool.name}: completed")
-        images = tool.images(result.evidence) if tool.images is not None and result.evidence is not None else []
-        # Encoding a large result takes time, and an oversized one is spilled to disk: off the event loop.
-        answer = await anyio.to_thread.run_sync(self._success, session, result)
         # Only where the image fits beside the result within a quarter of the budget; the Evidence keeps it anyway.
         if images and not answer.is_error and sum(len(d) for d, _ in images) <= self.settings.response_budget // 4:
             # Besides the Evidence: the image itself, so a host can show it.
