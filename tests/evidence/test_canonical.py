@@ -259,6 +259,8 @@ _MODULE_SPOTS = [
     ("rest", {"\U0001f600": 1, "a": 2}),
     ("rest", float("inf")),
     ("rest", -(2**53 - 1)),
+    # A string equal to the placeholder the float formatting splits on, beside a float: the exact path.
+    ("rest", {"f": 1.5, "s": "\x00rea-list\x00"}),
 ]
 
 
@@ -300,6 +302,8 @@ def test_a_document_with_a_long_list_is_hashed_in_slices_yet_exact(spot: Any) ->
         assert sliced is not None  # hashed a slice at a time
     elif spot[0] == "item" and type(spot[1]) is not int:
         assert sliced is None  # the divergent slice sends the whole value down the exact path
+    elif spot == ("rest", 1.25):
+        assert sliced is not None  # a float beside the list (an analysis profile's) is formatted around it
     builtins = msgspec.to_builtins(value)
     try:
         expected = hashlib.sha256(rfc8785.dumps(builtins)).hexdigest()
@@ -336,3 +340,20 @@ def _leaves(value: Any) -> list[Any]:
         else:
             out.append(cur)
     return out
+
+
+@pytest.mark.parametrize("spot", ["small", "large", "both", "nested"])
+def test_an_object_is_float_formatted_member_by_member_yet_exact(spot: str) -> None:
+    # Only the members that may hold a float are re-read (a record's floats sit in its small profile); the large
+    # member's number-like strings and real floats must still come out as the reference writes them.
+    large: dict[str, Any] = {
+        "rows": [{"text": f"x:{i}.5,[1e{i % 9}", "n": i} for i in range(4000)],
+        "inner": {"deep": 2.5 if spot in ("large", "both") else 2},
+    }
+    value: dict[str, Any] = {"big": large, "profile": {"deadline_s": 300.0 if spot in ("small", "both") else 300}}
+    if spot == "nested":
+        value = {"outer": value, "z": 1e21}
+    fast = msgspec.json.encode(value, order="sorted")
+    assert len(fast) > canonical._SPLIT_BYTES
+    assert canonical_json(value) == rfc8785.dumps(value)
+    assert canonical_digest(value) == hashlib.sha256(rfc8785.dumps(value)).hexdigest()
