@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rea import hookimpl
+from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.catalog.tool import ToolDef
-    from rea.target import Target, TargetView
+    from rea.plugin import Target, TargetView, ToolDef
 
 # The tool modules (and LIEF, bpylist2, signify through them) are imported when a hook runs, never at plugin load.
 
@@ -34,7 +33,7 @@ def rea_target_views(target: Target, head: bytes) -> list[TargetView] | None:
         return None  # a Java class file: 0xcafebabe followed by its version
     from rea_plugins.apple.tools import TOOLS
 
-    from rea.target import TargetView
+    from rea.plugin import TargetView
 
     return [
         TargetView(

@@ -18,11 +18,7 @@ from rea_plugins.apple.macho import loaded_libraries, platform_of
 from rea_plugins.apple.model import AppEdge, AppGraph, AppNode
 from rea_plugins.apple.signature import slice_signature
 
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence
-from rea.files import open_regular
-from rea.target import Target, identify
+from rea.plugin import Evidence, ReaError, Target, ToolCall, identify, invalid_request, issue, open_regular
 
 MAX_FILES = 200_000
 MAX_EXECUTABLE = 256 << 20
@@ -82,7 +78,7 @@ class ArchiveSource(Source):
     """An .ipa: the entries under ``Payload/<name>.app/`` through the kernel's ZIP unpacker."""
 
     def __init__(self, call: ToolCall, target: Target) -> None:
-        from rea.unpackers import Limits, select_unpacker
+        from rea.plugin import Limits, select_unpacker
 
         unpacker = select_unpacker(call.session.registry, target)
         self.reader = unpacker.open(target, Limits(), call.ctx)

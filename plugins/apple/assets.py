@@ -17,10 +17,7 @@ from typing import Any
 from rea_plugins.apple import common
 from rea_plugins.apple.model import AssetCatalog, AssetRendition
 
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError
-from rea.evidence import Evidence
-from rea.target import identify
+from rea.plugin import Evidence, ReaError, ToolCall, identify
 
 MAX_OUTPUT = 16 << 20
 DEADLINE_S = 60.0
@@ -40,7 +37,7 @@ def unavailable(why: str) -> ReaError:
 
 def _run(path: str) -> bytes:
     """assetutil --info PATH as an owned process: stdout up to MAX_OUTPUT, DEADLINE_S at most."""
-    from rea.process.owned import OwnedProcess, ProcessSpec
+    from rea.plugin import OwnedProcess, ProcessSpec
 
     tool = shutil.which("assetutil")
     if tool is None:

@@ -9,11 +9,7 @@ from rea_plugins.apple.macho import loaded_libraries
 from rea_plugins.apple.model import DylibResolution, Resolution
 from rea_plugins.apple.plists import bundle_of
 
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence
-from rea.files import open_regular
-from rea.target import identify
+from rea.plugin import Evidence, ReaError, ToolCall, identify, invalid_request, issue, open_regular
 
 MAX_IMAGES = 2000
 # Where a system library lives on an Apple device (the dyld shared cache): never inside an app.

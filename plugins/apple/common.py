@@ -15,14 +15,22 @@ from typing import Any, TypeVar
 import msgspec
 from rea_plugins.apple.model import PageInfo
 
-import rea
-from rea import evidence as ev_mod
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import AnalysisProfile, Evidence, ProviderIdentity
-from rea.files import open_regular
-from rea.providers import OperationResult
-from rea.target import Target, identify, read_error
+from rea.plugin import (
+    AnalysisProfile,
+    Evidence,
+    OperationResult,
+    ProviderIdentity,
+    ReaError,
+    Target,
+    ToolCall,
+    __version__,
+    identify,
+    invalid_request,
+    issue,
+    open_regular,
+    read_error,
+)
+from rea.plugin import evidence as ev_mod
 
 T = TypeVar("T")
 # A file larger than this is refused before it is read (the tools hold one file's bytes at a time).
@@ -43,7 +51,7 @@ def _version(dist: str) -> str:
 @functools.cache
 def provider() -> ProviderIdentity:
     return ProviderIdentity(
-        id="apple", name="rea Apple reader (LIEF, plistlib, bpylist2, signify)", version=rea.__version__
+        id="apple", name="rea Apple reader (LIEF, plistlib, bpylist2, signify)", version=__version__
     )
 
 

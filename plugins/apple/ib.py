@@ -14,13 +14,8 @@ from rea_plugins.apple import common
 from rea_plugins.apple.model import IBConnection, IBObject, InterfaceDocument, UIAction, UIActionTrace
 from rea_plugins.apple.plists import bundle_of
 
-from rea import search
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError
-from rea.evidence import Evidence
-from rea.files import read_regular
 from rea.operations import objc
-from rea.target import Target, identify
+from rea.plugin import Evidence, ReaError, Target, ToolCall, identify, read_regular, search
 
 MAX_DOCUMENT_BYTES = 32 << 20
 # Interface Builder element names and the class each stands for, by runtime (a customClass overrides them).

@@ -20,8 +20,7 @@ from rea_plugins.apple.model import (
     Slice,
 )
 
-from rea.catalog.tool import ToolCall
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall
 
 # Ordinals with a meaning of their own in a two-level namespace (mach-o/nlist.h).
 SPECIAL_ORDINALS = {0: "self", 0xFE: "executable", 0xFF: "dynamic-lookup"}

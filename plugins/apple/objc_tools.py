@@ -7,11 +7,8 @@ from typing import Any
 from rea_plugins.apple import common
 from rea_plugins.apple.model import ClassList, ClassSummary, DispatchMetadata, ProtocolList
 
-from rea import search
-from rea.catalog.tool import ToolCall
-from rea.evidence import Evidence
 from rea.operations import objc
-from rea.target import Target
+from rea.plugin import Evidence, Target, ToolCall, search
 
 
 def _slice(call: ToolCall) -> tuple[Target, common.MachOFile, int]:

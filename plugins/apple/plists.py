@@ -12,11 +12,7 @@ from typing import Any
 from rea_plugins.apple import common
 from rea_plugins.apple.model import ArchivedObject, KeyedArchive, PlistReport
 
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence
-from rea.files import read_regular
-from rea.target import Target, identify
+from rea.plugin import Evidence, ReaError, Target, ToolCall, identify, invalid_request, issue, read_regular
 
 MAX_PLIST_BYTES = 64 << 20
 

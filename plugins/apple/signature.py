@@ -16,9 +16,7 @@ from rea_plugins.apple.model import (
     SliceSignature,
 )
 
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ReaError, ToolCall
 
 Status = Literal["valid", "mismatch", "unsigned"]
 

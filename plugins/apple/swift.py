@@ -17,10 +17,7 @@ from typing import Any
 from rea_plugins.apple import common
 from rea_plugins.apple.model import SwiftField, SwiftSymbol, SwiftSymbols, SwiftType, SwiftTypes
 
-from rea import search
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ReaError, ToolCall, search
 
 KINDS = {0: "module", 1: "extension", 2: "anonymous", 3: "protocol", 4: "opaque", 16: "class", 17: "struct", 18: "enum"}
 MAX_TYPES = 100_000

@@ -22,8 +22,7 @@ from rea_plugins.apple.model import (
     UIActionTrace,
 )
 
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall, ToolDef, ToolEffects
 
 FAMILY = "apple"
 _EFFECTS = ToolEffects(records_evidence=True)
