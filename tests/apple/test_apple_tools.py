@@ -347,3 +347,29 @@ def test_a_long_demangle_batch_is_answered_in_parts(rea_session: Session) -> Non
         seen += first["symbols"]
     assert [s["symbol"] for s in seen] == batch
     assert seen[7]["demangled"] == "Demo.Point.member7() -> Swift.Int"
+
+
+def _views(value: Any) -> list[dict[str, Any]]:
+    if isinstance(value, dict):
+        if "views" in value:
+            return value["views"]  # type: ignore[no-any-return]
+        return next((v for v in map(_views, value.values()) if v), [])
+    if isinstance(value, list):
+        return next((v for v in map(_views, value) if v), [])
+    return []
+
+
+def test_inspect_artifact_points_to_the_apple_tools(rea_session: Session, built: fx.Built) -> None:
+    expected = {
+        built.ios: "apple-macho",
+        built.fat: "apple-macho",
+        built.xml_plist: "apple-plist",
+        built.ipa: "apple-ipa",
+    }
+    for path, kind in expected.items():
+        views = {v["kind"]: v for v in _views(result_of(rea_session, "inspect_artifact", {"path": str(path)}))}
+        assert kind in views, (path.name, list(views))
+        for tool in views[kind]["tools"]:
+            assert tool in rea_session.registry.tools
+    macho = {v["kind"]: v for v in _views(result_of(rea_session, "inspect_artifact", {"path": str(built.ios)}))}
+    assert "get_objc_classes" in macho["apple-macho"]["tools"]
