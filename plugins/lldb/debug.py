@@ -359,7 +359,11 @@ def _step(call: ToolCall) -> Evidence:
 
 def _state(call: ToolCall) -> Evidence:
     s = _session(call)
-    params = {"max_frames": call.args.get("max_frames", 16), "all_registers": call.args.get("all_registers", False)}
+    params = {
+        "max_frames": call.args.get("max_frames", 16),
+        "all_registers": call.args.get("all_registers", False),
+        "output_bytes": call.args.get("output_bytes", 1024),
+    }
     found = _request(s, call, "state", params)
     return _evidence(call, s, _named(found, call, s))
 
@@ -576,6 +580,13 @@ STATE_SCHEMA = _schema(
             "description": "Backtrace frames shown.",
         },
         "all_registers": {"type": "boolean", "default": False, "description": "Every general register."},
+        "output_bytes": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 16384,
+            "default": 1024,
+            "description": "Bytes shown of the end of stdout and stderr each.",
+        },
     }
 )
 READ_SCHEMA = _schema(

@@ -443,7 +443,7 @@ class Debuggee:
 
     def state(self, p: dict[str, Any]) -> dict[str, Any]:
         summary = self.describe()
-        out: dict[str, Any] = {"stop": summary, "output": self.output()}
+        out: dict[str, Any] = {"stop": summary, "output": self.output(int(p.get("output_bytes", 1024)))}
         if summary["state"] != "stopped":
             return out
         process = self.process
@@ -527,8 +527,9 @@ class Debuggee:
             "new": _hex(frame.FindRegister(p["register"]).GetValueAsUnsigned()),
         }
 
-    def output(self) -> dict[str, Any]:
-        return {name: _read_tail(os.path.join(self.out_dir, name)) for name in ("stdout", "stderr")}
+    def output(self, limit: int = 1024) -> dict[str, Any]:
+        """The last ``limit`` bytes of what the program wrote to stdout and stderr, with the sizes."""
+        return {name: _read_tail(os.path.join(self.out_dir, name), limit) for name in ("stdout", "stderr")}
 
     def end(self) -> dict[str, Any]:
         lldb = self.lldb
@@ -542,16 +543,17 @@ class Debuggee:
         return out
 
 
-def _read_tail(path: str) -> dict[str, Any]:
+def _read_tail(path: str, limit: int) -> dict[str, Any]:
+    limit = max(0, min(limit, OUTPUT_LIMIT))
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as fh:
-            if size > OUTPUT_LIMIT:
-                fh.seek(size - OUTPUT_LIMIT)
-            data = fh.read(OUTPUT_LIMIT)
+            if size > limit:
+                fh.seek(size - limit)
+            data = fh.read(limit)
     except OSError:
         return {"text": "", "bytes": 0, "truncated": False}
-    return {"text": data.decode("utf-8", "replace"), "bytes": size, "truncated": size > OUTPUT_LIMIT}
+    return {"text": data.decode("utf-8", "replace"), "bytes": size, "truncated": size > limit}
 
 
 class _State:
