@@ -268,3 +268,29 @@ def test_a_source_line_breakpoint_with_a_condition(rea_session: Session, point_p
     assert int.from_bytes(bytes.fromhex(read["hex"]), "little") in (1, 2)
     assert _call(rea_session, "debug_continue", {"session": sid})["stop"]["state"] == "exited"
     _call(rea_session, "debug_end", {"session": sid})
+
+
+def test_a_forked_child_goes_with_the_session(rea_session: Session, tmp_path: Path) -> None:
+    gcc = toolchains.require("gcc")
+    require_lldb()
+    source = (
+        "#include <unistd.h>\n#include <stdio.h>\n"
+        "int ready(int pid) { return pid; }\n"
+        "int main(void) { int pid = fork(); if (pid == 0) { for (;;) sleep(1); } ready(pid); for (;;) sleep(1); }\n"
+    )
+    (tmp_path / "forks.c").write_text(source)
+    subprocess.run([gcc, "-O0", "-o", str(tmp_path / "forks"), str(tmp_path / "forks.c")], check=True, timeout=120)
+    sid = _call(rea_session, "debug_launch", {"executable": str(tmp_path / "forks")})["session"]
+    _call(rea_session, "debug_breakpoint", {"session": sid, "procedure": "ready"})
+    stop = _call(rea_session, "debug_continue", {"session": sid, "wait_ms": 10_000})["stop"]
+    assert stop["procedure"] == "ready"
+    # The worker's descendants now include the child the program forked (not debugged: LLDB follows the parent).
+    proc = rea_session.state["lldb.debug_sessions"].sessions[sid].channel.proc
+    pids = [proc.pid, *proc.observe("forked")["descendants"]]
+    assert len(_alive(pids)) == len(pids)
+    assert sum(1 for pid in pids if Path(f"/proc/{pid}/comm").read_text().strip() == "forks") == 2
+    _call(rea_session, "debug_end", {"session": sid})
+    deadline = time.monotonic() + 10
+    while _alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _alive(pids) == []
