@@ -564,3 +564,50 @@ def signed_pe(out: Path) -> tuple[Path, Path, Path]:
     tampered = out / "hello-tampered.exe"
     tampered.write_bytes(bytes(data))
     return signed, tampered, unsigned
+
+
+ENTITLEMENTS = {
+    "com.apple.security.app-sandbox": True,
+    "com.apple.security.network.client": True,
+    "keychain-access-groups": ["ABCDE12345.com.example.demo"],
+}
+TEAM_ID = "ABCDE12345"
+
+
+def resign(signed: Path, out: Path) -> Path:
+    """``signed`` (ld64.lld's ad-hoc signature) signed again from the documented layout, as codesign would with
+    entitlements, hardened runtime and a team id: the SuperBlob grows, so LC_CODE_SIGNATURE's size and __LINKEDIT's
+    sizes are raised first, then the code directory hashes the pages up to the signature."""
+    import struct
+
+    import lief
+    from rea_plugins.apple import codesign
+
+    data = bytearray(signed.read_bytes())
+    fat = lief.MachO.parse(bytes(data))
+    b = fat.at(0)
+    sig_cmd = b.code_signature
+    dataoff = int(sig_cmd.data_offset)
+    ent = codesign.blob(codesign.ENTITLEMENTS, plistlib.dumps(ENTITLEMENTS))
+    req = codesign.blob(codesign.REQUIREMENTS, struct.pack(">I", 0))
+    cms = codesign.blob(codesign.CMS, b"")
+    # The code directory's size does not depend on the bytes it hashes: size the SuperBlob with a placeholder.
+    probe = codesign.build_code_directory(
+        bytes(dataoff), "com.example.demo", flags=0x10000, team_id=TEAM_ID, specials={2: req, 5: ent}
+    )
+    size = len(codesign.build_superblob([(0, probe), (2, req), (5, ent), (0x10000, cms)]))
+    size = (size + 15) & ~15
+    struct.pack_into("<I", data, int(sig_cmd.command_offset) + 12, size)
+    linkedit = b.get_segment("__LINKEDIT")
+    seg_at = int(linkedit.command_offset)
+    new_filesize = dataoff + size - int(linkedit.file_offset)
+    struct.pack_into("<QQ", data, seg_at + 32, (new_filesize + 0x3FFF) & ~0x3FFF, int(linkedit.file_offset))
+    struct.pack_into("<Q", data, seg_at + 48, new_filesize)
+    del data[dataoff:]
+    cd = codesign.build_code_directory(
+        bytes(data), "com.example.demo", flags=0x10000, team_id=TEAM_ID, specials={2: req, 5: ent}
+    )
+    blob = codesign.build_superblob([(0, cd), (2, req), (5, ent), (0x10000, cms)])
+    data += blob + bytes(size - len(blob))
+    out.write_bytes(bytes(data))
+    return out

@@ -373,3 +373,37 @@ def test_inspect_artifact_points_to_the_apple_tools(rea_session: Session, built:
             assert tool in rea_session.registry.tools
     macho = {v["kind"]: v for v in _views(result_of(rea_session, "inspect_artifact", {"path": str(built.ios)}))}
     assert "get_objc_classes" in macho["apple-macho"]["tools"]
+
+
+def test_entitlements_team_and_hardened_runtime_of_a_signature(
+    rea_session: Session, built: fx.Built, tmp_path: Path
+) -> None:
+    path = fx.resign(built.signed, tmp_path / "demo-entitled")
+    out = result_of(rea_session, "inspect_signature", {"path": str(path)})
+    (s,) = out["slices"]
+    assert out["status"] == "valid" and "ad_hoc" not in s  # false: left out
+    assert s["entitlements"] == fx.ENTITLEMENTS
+    (cd,) = s["code_directories"]
+    assert cd["team_id"] == fx.TEAM_ID and cd["hardened_runtime"] is True and cd["flags"] == ["runtime"]
+    assert cd["page_hashes"]["special_slots"] == {"requirements": "valid", "entitlements": "valid"}
+    assert s["blobs"] == ["code_directory", "requirements", "entitlements", "cms_signature"]
+    # Entitlements swapped after signing: the special slot no longer matches.
+    data = bytearray(path.read_bytes())
+    at = data.find(b"network.client")
+    data[at : at + 14] = b"network.server"
+    swapped = tmp_path / "demo-swapped"
+    swapped.write_bytes(bytes(data))
+    bad = result_of(rea_session, "inspect_signature", {"path": str(swapped)})
+    assert bad["status"] == "mismatch"
+    assert bad["slices"][0]["code_directories"][0]["page_hashes"]["special_slots"]["entitlements"] == "mismatch"
+    # The application graph shows the entitlement keys and the team.
+    import plistlib
+    import shutil
+
+    app = tmp_path / "E.app"
+    app.mkdir()
+    shutil.copyfile(path, app / "E")
+    (app / "Info.plist").write_bytes(plistlib.dumps({"CFBundleExecutable": "E", "CFBundleIdentifier": "x.e"}))
+    (node,) = result_of(rea_session, "project_apple_application_graph", {"path": str(app)})["nodes"]
+    assert node["team_id"] == fx.TEAM_ID and node["signature"] == "valid"
+    assert node["entitlements"] == sorted(fx.ENTITLEMENTS)
