@@ -90,6 +90,51 @@ def _entitlements(raw: bytes) -> Any:
     return Normalizer(8, 500, 4096)(value)
 
 
+def der_entitlements(raw: bytes) -> Any:
+    """DER entitlements (Apple's ``[APPLICATION 16] {version, [CONTEXT 16] {SEQUENCE {key, value}...}}``, values
+    BOOLEAN, INTEGER, UTF8String, SEQUENCE for arrays, [CONTEXT 16] for dictionaries) as JSON, decoded by asn1crypto;
+    one that does not decode is ``{"$unreadable": size}``."""
+    from asn1crypto import core
+
+    budget = [4096]
+
+    def elements(contents: bytes) -> list[Any]:
+        out, at = [], 0
+        while at < len(contents):
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise ValueError("too many elements")
+            value = core.load(contents[at:], strict=False)
+            out.append(value)
+            at += len(value.dump())
+        return out
+
+    def node(value: Any, depth: int) -> Any:
+        if depth > 16:
+            raise ValueError("nested too deep")
+        if value.class_ == 2 and value.tag == 16:  # a dictionary of {key, value} pairs
+            out = {}
+            for pair in elements(value.contents):
+                key, item = elements(pair.contents)
+                out[str(key.native)] = node(item, depth + 1)
+            return out
+        if value.class_ == 0 and value.tag == 16:  # an array
+            return [node(v, depth + 1) for v in elements(value.contents)]
+        if value.class_ == 0 and value.tag in (1, 2, 12):  # BOOLEAN, INTEGER, UTF8String
+            native = value.native
+            return native if not isinstance(native, int) or abs(native) < (1 << 53) else str(native)
+        raise ValueError(f"unexpected element class {value.class_} tag {value.tag}")
+
+    try:
+        top = core.load(raw, strict=False)
+        if top.class_ != 1 or top.tag != 16:
+            raise ValueError("not [APPLICATION 16]")
+        parts = elements(top.contents)
+        return node(parts[1], 0) if len(parts) == 2 else {}
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError):
+        return {"$unreadable": len(raw)}
+
+
 def slice_signature(f: common.MachOFile, index: int) -> SliceSignature:
     b = f.binaries[index]
     cpu = f.cpu(index)
@@ -149,18 +194,12 @@ def slice_signature(f: common.MachOFile, index: int) -> SliceSignature:
         status=overall,
         code_directories=directories,
         entitlements=_entitlements(ent.payload) if ent is not None else None,
-        der_entitlements={"size": len(der.payload), "sha256": _sha256(der.payload)} if der is not None else None,
+        der_entitlements=der_entitlements(der.payload) if der is not None else None,
         requirements=len(req.payload) if req is not None else None,
         signers=signers,
         blobs=[codesign.SLOT_NAMES.get(bl.slot, f"slot_{bl.slot:#x}") for bl in blobs],
         ad_hoc=any(cd.flags & 0x2 for cd in sig.code_directories),
     )
-
-
-def _sha256(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
 
 
 def authenticode(data: bytes) -> Authenticode:

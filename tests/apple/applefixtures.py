@@ -574,6 +574,30 @@ ENTITLEMENTS = {
 TEAM_ID = "ABCDE12345"
 
 
+def _tlv(tag: int, content: bytes) -> bytes:
+    n = len(content)
+    size = (
+        bytes([n]) if n < 128 else bytes([0x80 | ((n.bit_length() + 7) // 8)]) + n.to_bytes((n.bit_length() + 7) // 8)
+    )
+    return bytes([tag]) + size + content
+
+
+def der_entitlements(value: object) -> bytes:
+    """Entitlements in Apple's DER form: [APPLICATION 16] {INTEGER 1, [CONTEXT 16] {SEQUENCE {key, value}...}}."""
+
+    def enc(v: object) -> bytes:
+        if isinstance(v, bool):
+            return _tlv(0x01, b"\xff" if v else b"\x00")
+        if isinstance(v, str):
+            return _tlv(0x0C, v.encode())
+        if isinstance(v, list):
+            return _tlv(0x30, b"".join(enc(x) for x in v))
+        assert isinstance(v, dict)
+        return _tlv(0xB0, b"".join(_tlv(0x30, enc(k) + enc(x)) for k, x in sorted(v.items())))
+
+    return _tlv(0x70, _tlv(0x02, b"\x01") + enc(value))
+
+
 def resign(signed: Path, out: Path) -> Path:
     """``signed`` (ld64.lld's ad-hoc signature) signed again from the documented layout, as codesign would with
     entitlements, hardened runtime and a team id: the SuperBlob grows, so LC_CODE_SIGNATURE's size and __LINKEDIT's
@@ -590,12 +614,13 @@ def resign(signed: Path, out: Path) -> Path:
     dataoff = int(sig_cmd.data_offset)
     ent = codesign.blob(codesign.ENTITLEMENTS, plistlib.dumps(ENTITLEMENTS))
     req = codesign.blob(codesign.REQUIREMENTS, struct.pack(">I", 0))
+    der = codesign.blob(codesign.DER_ENTITLEMENTS, der_entitlements(ENTITLEMENTS))
     cms = codesign.blob(codesign.CMS, b"")
     # The code directory's size does not depend on the bytes it hashes: size the SuperBlob with a placeholder.
     probe = codesign.build_code_directory(
-        bytes(dataoff), "com.example.demo", flags=0x10000, team_id=TEAM_ID, specials={2: req, 5: ent}
+        bytes(dataoff), "com.example.demo", flags=0x10000, team_id=TEAM_ID, specials={2: req, 5: ent, 7: der}
     )
-    size = len(codesign.build_superblob([(0, probe), (2, req), (5, ent), (0x10000, cms)]))
+    size = len(codesign.build_superblob([(0, probe), (2, req), (5, ent), (7, der), (0x10000, cms)]))
     size = (size + 15) & ~15
     struct.pack_into("<I", data, int(sig_cmd.command_offset) + 12, size)
     linkedit = b.get_segment("__LINKEDIT")
@@ -605,9 +630,9 @@ def resign(signed: Path, out: Path) -> Path:
     struct.pack_into("<Q", data, seg_at + 48, new_filesize)
     del data[dataoff:]
     cd = codesign.build_code_directory(
-        bytes(data), "com.example.demo", flags=0x10000, team_id=TEAM_ID, specials={2: req, 5: ent}
+        bytes(data), "com.example.demo", flags=0x10000, team_id=TEAM_ID, specials={2: req, 5: ent, 7: der}
     )
-    blob = codesign.build_superblob([(0, cd), (2, req), (5, ent), (0x10000, cms)])
+    blob = codesign.build_superblob([(0, cd), (2, req), (5, ent), (7, der), (0x10000, cms)])
     data += blob + bytes(size - len(blob))
     out.write_bytes(bytes(data))
     return out

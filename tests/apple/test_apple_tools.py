@@ -382,11 +382,15 @@ def test_entitlements_team_and_hardened_runtime_of_a_signature(
     out = result_of(rea_session, "inspect_signature", {"path": str(path)})
     (s,) = out["slices"]
     assert out["status"] == "valid" and "ad_hoc" not in s  # false: left out
-    assert s["entitlements"] == fx.ENTITLEMENTS
+    assert s["entitlements"] == fx.ENTITLEMENTS and s["der_entitlements"] == fx.ENTITLEMENTS
     (cd,) = s["code_directories"]
     assert cd["team_id"] == fx.TEAM_ID and cd["hardened_runtime"] is True and cd["flags"] == ["runtime"]
-    assert cd["page_hashes"]["special_slots"] == {"requirements": "valid", "entitlements": "valid"}
-    assert s["blobs"] == ["code_directory", "requirements", "entitlements", "cms_signature"]
+    assert cd["page_hashes"]["special_slots"] == {
+        "requirements": "valid",
+        "entitlements": "valid",
+        "der_entitlements": "valid",
+    }
+    assert s["blobs"] == ["code_directory", "requirements", "entitlements", "der_entitlements", "cms_signature"]
     # Entitlements swapped after signing: the special slot no longer matches.
     data = bytearray(path.read_bytes())
     at = data.find(b"network.client")

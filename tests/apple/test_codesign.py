@@ -89,3 +89,25 @@ def test_fuzz_any_bytes_parse_or_raise_signature_error(noise: bytes, at: int, pa
 def _patched(data: bytes, at: int, patch: bytes) -> bytes:
     at %= len(data)
     return data[:at] + patch + data[at + len(patch) :]
+
+
+def test_der_entitlements_decode_and_any_bytes_are_unreadable_not_an_exception() -> None:
+    from rea_plugins.apple.signature import der_entitlements
+
+    from tests.apple import applefixtures as fx
+
+    assert der_entitlements(fx.der_entitlements(fx.ENTITLEMENTS)) == fx.ENTITLEMENTS
+    assert der_entitlements(b"\x70\x03\x02\x01") == {"$unreadable": 4}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300), st.integers(min_value=0, max_value=200), st.binary(min_size=1, max_size=4))
+def test_fuzz_der_entitlements(noise: bytes, at: int, patch: bytes) -> None:
+    from rea_plugins.apple.signature import der_entitlements
+
+    from tests.apple import applefixtures as fx
+
+    good = fx.der_entitlements(fx.ENTITLEMENTS)
+    for data in (noise, _patched(good, at, patch)):
+        out = der_entitlements(data)
+        assert isinstance(out, dict)
