@@ -217,6 +217,11 @@ def memory_limit_setting(name: str, engine: str) -> SettingSpec:
     )
 
 
+# Former toolset names, accepted for one release where a toolset is named (REA_MCP_TOOLSETS, enable_toolsets,
+# rea serve --toolsets): the binary tools' toolset was called "native", like the embedded provider.
+TOOLSET_ALIASES = {"native": "binary"}
+
+
 def read_toolsets(
     env: Mapping[str, str], known: tuple[str, ...], on_demand: tuple[str, ...] = ()
 ) -> tuple[tuple[str, ...] | None, bool]:
@@ -229,7 +234,7 @@ def read_toolsets(
         return tuple(n for n in known if n not in on_demand), True
     if raw == "all":
         return None, False
-    names = [n.strip() for n in raw.split(",") if n.strip()]
+    names = [TOOLSET_ALIASES.get(n.strip(), n.strip()) for n in raw.split(",") if n.strip()]
     if not names or any(n not in known for n in names):
         raise configuration_invalid(
             "REA_MCP_TOOLSETS", "default, all, or a comma-separated list of " + ", ".join(known), raw

@@ -54,7 +54,7 @@ T = TypeVar("T")
 # The first-party toolsets in the order they are listed (REA_MCP_TOOLSETS, binary_session, rea doctor).
 TOOLSET_ORDER = (
     "session",
-    "native",
+    "binary",
     "navigation",
     "notebook",
     "artifacts",
@@ -71,6 +71,12 @@ TOOLSET_ORDER = (
     "scripting",
     "investigation",
     "corpus",
+    "firmware",
+    "evm",
+    "sqlite",
+    "golang",
+    "crash",
+    "wasm",
 )
 # Toolsets a connection enables when it needs them (enable_toolsets, or calling one of their tools) rather than
 # carrying their definitions in every request: families for one kind of target that binary_overview's and

@@ -11,7 +11,7 @@ from rea import hookimpl
 from rea.catalog.dispatch import CALL_TOOL_BY_NAME_DEF, SEARCH_TOOLS_DEF
 from rea.catalog.refusals import not_advertised
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.config import SettingSpec
+from rea.config import TOOLSET_ALIASES, SettingSpec
 from rea.errors import ReaError, invalid_request, issue
 
 PROVIDER_CHOICE_SCHEMA: dict[str, Any] = {
@@ -144,7 +144,7 @@ def _close_binary(call: ToolCall) -> dict[str, Any]:
 def _enable_toolsets(call: ToolCall) -> dict[str, Any]:
     session = call.session
     available = list(session.registry.toolsets())
-    wanted = list(call.args["toolsets"])
+    wanted = [TOOLSET_ALIASES.get(t, t) for t in call.args["toolsets"]]
     unknown = [t for t in wanted if t not in available]
     if unknown:
         raise invalid_request(

@@ -62,7 +62,7 @@ class ToolMode(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # Toolsets (what REA_MCP_TOOLSETS selects) of the families whose name differs.
-FAMILY_TOOLSETS = {"binary": "native", "application": "javascript"}
+FAMILY_TOOLSETS = {"application": "javascript"}
 # Always advertised: without the session tools nothing else can be opened.
 ALWAYS_TOOLSET = "session"
 

@@ -135,13 +135,13 @@ def test_an_existing_file_keeps_its_other_servers_and_is_backed_up(registry: Reg
 
 def test_toolsets_are_the_servers_env_and_default_removes_them(home: Path) -> None:
     path = _path("cursor", home)
-    _run(home, clients=["cursor"], toolsets="native,evidence")
-    assert _servers("cursor", path)["rea"]["env"] == {"REA_MCP_TOOLSETS": "native,evidence"}
-    assert _changes(_run(home, clients=["cursor"], toolsets="native,evidence"), "cursor")[0].action == "unchanged"
+    _run(home, clients=["cursor"], toolsets="binary,evidence")
+    assert _servers("cursor", path)["rea"]["env"] == {"REA_MCP_TOOLSETS": "binary,evidence"}
+    assert _changes(_run(home, clients=["cursor"], toolsets="binary,evidence"), "cursor")[0].action == "unchanged"
     _run(home, clients=["cursor"], toolsets="default")
     assert "env" not in _servers("cursor", path)["rea"]
     with pytest.raises(ReaError) as info:
-        _run(home, clients=["cursor"], toolsets="native,nonsense")
+        _run(home, clients=["cursor"], toolsets="binary,nonsense")
     assert info.value.code == "configuration_invalid"
 
 

@@ -18,13 +18,14 @@ from tests.mcp.harness import connect, server_env
 
 def test_a_selected_toolset_is_all_that_is_advertised_and_callable(hello_elf: Path) -> None:
     async def main() -> None:
+        # "native", the toolset's former name, is accepted for one release.
         async with connect(REA_MCP_TOOLSETS="native") as client:
             names = {t.name for t in (await client.list_tools()).tools}
             assert {"binary_session", "open_binary", "list_procedures", "search_immediates"} <= names
             assert not names & {"set_comment", "capture_browser_scenario", "inspect_artifact", "get_evidence_bundle"}
             session = json.loads((await client.call_tool("binary_session", {})).content[0].text)
             toolsets = session["settings"]["toolsets"]
-            assert toolsets["advertised"] == ["session", "native"] and "browser" in toolsets["available"]
+            assert toolsets["advertised"] == ["session", "binary"] and "browser" in toolsets["available"]
             refused = await client.call_tool("set_comment", {"address": "0x1000", "comment": "x"})
             assert refused.is_error
             error: dict[str, Any] = json.loads(refused.content[0].text)["error"]
@@ -71,11 +72,11 @@ def test_rea_serve_takes_toolsets_as_an_option() -> None:
 def test_the_catalog_and_doctor_name_toolsets(rea_registry: Registry, tmp_path: Path) -> None:
     doc = build_catalog(rea_registry)
     toolsets = {t["name"]: t["toolset"] for t in doc["tools"]}
-    assert toolsets["set_comment"] == "notebook" and toolsets["scan_yara"] == "native"
+    assert toolsets["set_comment"] == "notebook" and toolsets["scan_yara"] == "binary"
     assert toolsets["analyze_javascript_application"] == "javascript" and toolsets["open_binary"] == "session"
     report = doctor_report(rea_registry, environ={"REA_MCP_TOOLSETS": "native,notebook"}, home=str(tmp_path))
     settings = next(c for c in report["checks"] if c["id"] == "settings")
-    assert settings["status"] == "pass" and "session, native, notebook" in settings["summary"]
+    assert settings["status"] == "pass" and "session, binary, notebook" in settings["summary"]
     bad = doctor_report(rea_registry, environ={"REA_MCP_TOOLSETS": "nativ"}, home=str(tmp_path))
     assert next(c for c in bad["checks"] if c["id"] == "settings")["status"] == "fail"
 
