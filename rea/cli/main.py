@@ -179,9 +179,7 @@ def _tool_command(
         finally:
             remaining = guard.run(session.close)
     if failure is not None:
-        logs.LOGGER.warning(
-            "%s: failed (%s) after %d ms: %s", tool.name, failure.code, ctx.elapsed_ms(), failure.message
-        )
+        logs.LOGGER.info("%s: failed (%s) after %d ms: %s", tool.name, failure.code, ctx.elapsed_ms(), failure.message)
     else:
         logs.LOGGER.info("%s: completed in %d ms", tool.name, ctx.elapsed_ms())
     if guard.received:

@@ -451,7 +451,8 @@ class ReaServer:
                 try:
                     out = invoke(session, tool, args, call_ctx)
                 except ReaError as err:
-                    logs.LOGGER.warning(
+                    # A typed error is the call's answer, not a server fault: info, like a completion.
+                    logs.LOGGER.info(
                         "%s: failed (%s) after %d ms: %s", tool.name, err.code, call_ctx.elapsed_ms(), err.message
                     )
                     raise
