@@ -236,21 +236,30 @@ def verify_pages(cd: CodeDirectory, image: bytes) -> tuple[Literal["valid", "mis
     return ("mismatch" if bad else "valid"), bad
 
 
-def verify_special(cd: CodeDirectory, blobs: list[Blob]) -> dict[str, Literal["valid", "mismatch", "absent"]]:
-    """The special slots that hash another blob of the signature: each against that blob."""
-    by_slot = {b.slot: b for b in blobs}
+def verify_special(
+    cd: CodeDirectory, blobs: list[Blob], files: dict[int, bytes] | None = None
+) -> dict[str, Literal["valid", "mismatch", "absent"]]:
+    """The special slots that hash another blob of the signature (requirements, entitlements), and those that hash a
+    bundle file the caller read (``files``: slot 1 Info.plist, 3 CodeResources), each against what it hashes."""
+    by_slot = {b.slot: b.raw for b in blobs if b.slot in (2, 5, 7)}
+    by_slot.update(files or {})
     out: dict[str, Literal["valid", "mismatch", "absent"]] = {}
-    for n in (2, 5, 7):
+    for n in sorted(by_slot.keys() | {2, 5, 7}):
         if n > cd.special_slots:
             continue
         want = cd.slot(-n)
-        blob = by_slot.get(n)
+        data = by_slot.get(n)
         if not any(want):
-            out[SPECIAL_SLOTS[n]] = "absent" if blob is None else "mismatch"
-        elif blob is None:
-            out[SPECIAL_SLOTS[n]] = "mismatch"
-        else:
-            out[SPECIAL_SLOTS[n]] = "valid" if cd.digest(blob.raw) == want else "mismatch"
+            if data is not None and n in (2, 5, 7):
+                out[SPECIAL_SLOTS[n]] = "mismatch"  # a blob the directory does not vouch for
+            elif data is not None:
+                out[SPECIAL_SLOTS[n]] = "absent"
+            continue
+        if data is None:
+            if n in (2, 5, 7):
+                out[SPECIAL_SLOTS[n]] = "mismatch"
+            continue
+        out[SPECIAL_SLOTS[n]] = "valid" if cd.digest(data) == want else "mismatch"
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import plistlib
 from typing import Any, Literal
 
@@ -16,7 +17,7 @@ from rea_plugins.apple.model import (
     SliceSignature,
 )
 
-from rea.plugin import Evidence, ReaError, ToolCall
+from rea.plugin import Evidence, ReaError, ToolCall, read_regular
 
 Status = Literal["valid", "mismatch", "unsigned"]
 
@@ -135,7 +136,7 @@ def der_entitlements(raw: bytes) -> Any:
         return {"$unreadable": len(raw)}
 
 
-def slice_signature(f: common.MachOFile, index: int) -> SliceSignature:
+def slice_signature(f: common.MachOFile, index: int, files: dict[int, bytes] | None = None) -> SliceSignature:
     b = f.binaries[index]
     cpu = f.cpu(index)
     if not b.has_code_signature:
@@ -156,7 +157,7 @@ def slice_signature(f: common.MachOFile, index: int) -> SliceSignature:
     blobs = sig.blobs
     for cd in sig.code_directories:
         status, bad = codesign.verify_pages(cd, image)
-        special = codesign.verify_special(cd, blobs)
+        special = codesign.verify_special(cd, blobs, files)
         if status == "mismatch" or "mismatch" in special.values():
             overall = "mismatch"
         directories.append(
@@ -247,6 +248,23 @@ def authenticode(data: bytes) -> Authenticode:
     return Authenticode(status=status, signers=signers, chain=chain, digest_algorithm=algorithm)
 
 
+def _bundle_files(executable: str) -> dict[int, bytes]:
+    """The bundle files an executable's special slots hash: Info.plist (slot 1), _CodeSignature/CodeResources (3)."""
+    from rea_plugins.apple.plists import bundle_of, info_plist
+
+    bundle = bundle_of(executable)
+    if bundle is None:
+        return {}
+    out = {}
+    for slot, path in ((1, info_plist(bundle)), (3, os.path.join(bundle, "_CodeSignature", "CodeResources"))):
+        if path and os.path.isfile(path):
+            try:
+                out[slot] = read_regular(path, 16 << 20, code="unsupported_target", what="bundle file")
+            except (OSError, ReaError):
+                continue
+    return out
+
+
 @common.guarded
 def inspect_signature(call: ToolCall) -> Evidence:
     target = common.target_of(call)
@@ -258,7 +276,8 @@ def inspect_signature(call: ToolCall) -> Evidence:
             call, target, report, ["Certificate trust is not evaluated: subjects and fingerprints only."]
         )
     f = common.MachOFile(data)
-    slices = [slice_signature(f, i) for i in f.pick(call.args.get("architecture"))]
+    files = _bundle_files(target.resolved_path)
+    slices = [slice_signature(f, i, files) for i in f.pick(call.args.get("architecture"))]
     states = {s.status for s in slices}
     status: Literal["valid", "mismatch", "unsigned"] = (
         "mismatch" if "mismatch" in states else "unsigned" if "unsigned" in states else "valid"
@@ -270,6 +289,7 @@ def inspect_signature(call: ToolCall) -> Evidence:
         report,
         [
             "Certificate trust is not evaluated: subjects and fingerprints only.",
-            "Special slots for bundle files (Info.plist, CodeResources) are not checked.",
+            "The bundle's Info.plist and CodeResources are checked against their special slots when the executable "
+            "is inside a bundle; the files CodeResources lists are not.",
         ],
     )

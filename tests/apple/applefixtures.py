@@ -598,7 +598,7 @@ def der_entitlements(value: object) -> bytes:
     return _tlv(0x70, _tlv(0x02, b"\x01") + enc(value))
 
 
-def resign(signed: Path, out: Path) -> Path:
+def resign(signed: Path, out: Path, info_plist: bytes | None = None) -> Path:
     """``signed`` (ld64.lld's ad-hoc signature) signed again from the documented layout, as codesign would with
     entitlements, hardened runtime and a team id: the SuperBlob grows, so LC_CODE_SIGNATURE's size and __LINKEDIT's
     sizes are raised first, then the code directory hashes the pages up to the signature."""
@@ -618,7 +618,11 @@ def resign(signed: Path, out: Path) -> Path:
     cms = codesign.blob(codesign.CMS, b"")
     # The code directory's size does not depend on the bytes it hashes: size the SuperBlob with a placeholder.
     probe = codesign.build_code_directory(
-        bytes(dataoff), "com.example.demo", flags=0x10000, team_id=TEAM_ID, specials={2: req, 5: ent, 7: der}
+        bytes(dataoff),
+        "com.example.demo",
+        flags=0x10000,
+        team_id=TEAM_ID,
+        specials={2: req, 5: ent, 7: der, **({1: info_plist} if info_plist else {})},
     )
     size = len(codesign.build_superblob([(0, probe), (2, req), (5, ent), (7, der), (0x10000, cms)]))
     size = (size + 15) & ~15
@@ -630,7 +634,11 @@ def resign(signed: Path, out: Path) -> Path:
     struct.pack_into("<Q", data, seg_at + 48, new_filesize)
     del data[dataoff:]
     cd = codesign.build_code_directory(
-        bytes(data), "com.example.demo", flags=0x10000, team_id=TEAM_ID, specials={2: req, 5: ent, 7: der}
+        bytes(data),
+        "com.example.demo",
+        flags=0x10000,
+        team_id=TEAM_ID,
+        specials={2: req, 5: ent, 7: der, **({1: info_plist} if info_plist else {})},
     )
     blob = codesign.build_superblob([(0, cd), (2, req), (5, ent), (7, der), (0x10000, cms)])
     data += blob + bytes(size - len(blob))

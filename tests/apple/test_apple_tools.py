@@ -402,12 +402,19 @@ def test_entitlements_team_and_hardened_runtime_of_a_signature(
     assert bad["slices"][0]["code_directories"][0]["page_hashes"]["special_slots"]["entitlements"] == "mismatch"
     # The application graph shows the entitlement keys and the team.
     import plistlib
-    import shutil
 
     app = tmp_path / "E.app"
     app.mkdir()
-    shutil.copyfile(path, app / "E")
-    (app / "Info.plist").write_bytes(plistlib.dumps({"CFBundleExecutable": "E", "CFBundleIdentifier": "x.e"}))
+    info = plistlib.dumps({"CFBundleExecutable": "E", "CFBundleIdentifier": "x.e"})
+    (app / "Info.plist").write_bytes(info)
+    fx.resign(built.signed, app / "E", info_plist=info)
     (node,) = result_of(rea_session, "project_apple_application_graph", {"path": str(app)})["nodes"]
     assert node["team_id"] == fx.TEAM_ID and node["signature"] == "valid"
     assert node["entitlements"] == sorted(fx.ENTITLEMENTS)
+    # Inside its bundle, the Info.plist slot is checked too; an edited Info.plist is a mismatch.
+    slots = result_of(rea_session, "inspect_signature", {"path": str(app)})["slices"][0]["code_directories"][0]
+    assert slots["page_hashes"]["special_slots"]["info_plist"] == "valid"
+    (app / "Info.plist").write_bytes(info.replace(b"x.e", b"x.f"))
+    edited = result_of(rea_session, "inspect_signature", {"path": str(app)})
+    assert edited["status"] == "mismatch"
+    assert edited["slices"][0]["code_directories"][0]["page_hashes"]["special_slots"]["info_plist"] == "mismatch"
