@@ -8,8 +8,9 @@ back to the open programs that import it (backward): such an edge names the othe
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import Any, Final
 
+import msgspec
 from rea_plugins.binary import annotate
 from rea_plugins.binary.crossbinary import Across
 from rea_plugins.binary.schema import PROCEDURE, evidence, obj, prop, run
@@ -19,16 +20,32 @@ from rea_plugins.binary.thunks import function_of_stub, own_stub
 from rea.catalog.tool import ToolCall, ToolDef
 from rea.errors import ReaError
 from rea.evidence import Evidence
-from rea.operations.shapes import ProgramCallGraph
+from rea.operations.shapes import (
+    CALL_GRAPH_LEGEND,
+    EDGE_KIND_CODES,
+    CallEdgeRow,
+    ProgramCallGraph,
+    ProgramCallGraphRows,
+)
 from rea.providers import OperationResult
 from rea.render import FORMAT_PROPERTY, Edge, Graph, Node, attach, requested
+
+LEAN: Final = "lean"
+COMPLETE: Final = "complete"
+# The whole program's pages: lean rows by default (about 35 bytes an edge), the complete edges on request.
+DETAIL = prop(
+    "string",
+    "Whole program: lean rows (default) or complete edge objects.",
+    ["complete"],
+    enum=[LEAN, COMPLETE],
+)
 
 # (target_id, procedure address); the address is None for a callee of unknown address (a computed call)
 Key = tuple[str, str | None]
 
 
 def _program(call: ToolCall) -> Evidence:
-    """Every call edge of the program, paged, with the analyst's names."""
+    """Every call edge of the program, paged, with the analyst's names: lean rows unless ``detail`` is complete."""
     if not call.session.supports("program_call_graph"):
         raise ReaError(
             "capability_unavailable",
@@ -37,19 +54,62 @@ def _program(call: ToolCall) -> Evidence:
             details={"operation": "program_call_graph"},
         )
     params: dict[str, Any] = {k: call.args[k] for k in ("offset", "limit") if k in call.args}
-    result = run(call, "program_call_graph", params)
+    complete = call.args.get("detail", LEAN) == COMPLETE
+    # The native provider answers the lean rows itself (no dict per edge); another provider's complete page is
+    # projected here.
+    result = run(call, "program_call_graph", params if complete else {**params, "detail": LEAN})
     user = annotate.notebook(call).names()
-    if not user:
-        return evidence(call, result)
-    body = dict(result.normalized)
-    mentioned = {e["caller"] for e in body["edges"]} | {e["callee"] for e in body["edges"] if e["callee"]}
-    body["names"] = {**body["names"], **{a: n for a, n in user.items() if a in mentioned}}
-    return evidence(
-        call,
-        OperationResult(
-            normalized=body, raw=result.raw, limitations=list(result.limitations), locations=list(result.locations)
-        ),
+    if complete:
+        body: Any = result.normalized
+        if user:
+            body = dict(body)
+            mentioned = {e["caller"] for e in body["edges"]} | {e["callee"] for e in body["edges"] if e["callee"]}
+            body["names"] = {**body["names"], **{a: n for a, n in user.items() if a in mentioned}}
+    else:
+        body = result.normalized
+        if not isinstance(body, ProgramCallGraphRows):
+            body = lean_call_graph(body)
+        if user:
+            mentioned = {e.caller for e in body.edges} | {e.callee for e in body.edges if e.callee}
+            names = {**body.names, **{a: n for a, n in user.items() if a in mentioned}}
+            body = msgspec.structs.replace(body, names=names)
+    # The complete page keeps the parameters (and so the evidence id) it had before the lean default; the lean
+    # page's parameters say which projection it is.
+    parameters = {k: v for k, v in annotate.parameters(call).items() if k != "detail"}
+    if not complete:
+        parameters["detail"] = LEAN
+    out = OperationResult(
+        normalized=body, raw=result.raw, limitations=list(result.limitations), locations=list(result.locations)
     )
+    return call.session.evidence(call.tool.name, parameters, out)
+
+
+def lean_call_graph(page: Any) -> ProgramCallGraphRows:
+    """A complete ``ProgramCallGraph`` page (a dict or the Struct) as lean rows, the same facts."""
+    full = page if isinstance(page, ProgramCallGraph) else msgspec.convert(page, ProgramCallGraph)
+    names = {a: n for a, n in full.names.items() if not _made(a, n)}
+    rows = []
+    for e in full.edges:
+        # A callee with no address (an import some engines leave unmapped) is said by its name.
+        callee = e.callee if e.callee is not None else e.callee_name
+        rows.append(CallEdgeRow(e.caller, callee, EDGE_KIND_CODES[e.kind], e.calls))
+        if e.callee is not None and e.callee_name and e.callee not in names and not _made(e.callee, e.callee_name):
+            names[e.callee] = e.callee_name
+    return ProgramCallGraphRows(
+        offset=full.offset,
+        limit=full.limit,
+        total=full.total,
+        next_offset=full.next_offset,
+        legend=CALL_GRAPH_LEGEND,
+        procedures=full.procedures,
+        edges=rows,
+        names=names,
+    )
+
+
+def _made(address: str, name: str) -> bool:
+    """Whether ``name`` is the made ``sub_<address>`` (the lean page leaves it out)."""
+    return name[:4] == "sub_" and name[4:] == address[2:]
 
 
 def _neighbours(
@@ -227,7 +287,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="get_call_graph",
-            result_type=(CallGraph, ProgramCallGraph),
+            result_type=(CallGraph, ProgramCallGraphRows, ProgramCallGraph),
             family="binary",
             description=(
                 "Bounded caller or callee graph from one procedure (depth at most 5), across open libraries; "
@@ -244,6 +304,7 @@ def tools() -> list[ToolDef]:
                     "offset": prop("integer", "Whole program: first edge (0-based).", [0], minimum=0),
                     "limit": prop("integer", "Whole program: edges per page (1-5000).", [500], minimum=1, maximum=5000),
                     "format": FORMAT_PROPERTY,
+                    "detail": DETAIL,
                 },
                 (),
             ),
@@ -256,6 +317,7 @@ def tools() -> list[ToolDef]:
                 {"address": "main", "depth": 3, "direction": "backward"},
                 {"address": "main", "format": "mermaid"},
                 {"limit": 500},
+                {"limit": 500, "detail": "complete"},
             ),
         )
     ]

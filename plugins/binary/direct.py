@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.binary import annotate, arrays, crossbinary, listing, strings, thunks
+from rea_plugins.binary import annotate, arrays, crossbinary, listing, rows, strings, thunks
 from rea_plugins.binary.schema import (
     ADDRESS,
     ADDRESS_PATTERN,
@@ -30,9 +30,9 @@ from rea_plugins.binary.schema import (
 )
 from rea_plugins.binary.types import TypedProcedureInfo
 
-from rea.catalog.tool import ToolCall, ToolDef
+from rea.catalog.tool import ResultType, ToolCall, ToolDef
 from rea.evidence import Evidence
-from rea.operations.shapes import RESULT_TYPES
+from rea.operations.shapes import RESULT_TYPES, ProcedureRows
 from rea.providers import OperationResult
 
 FAMILY = "binary"
@@ -133,9 +133,9 @@ _SPECS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], tuple[dict[str, An
     ),
     "list_procedures": (
         "Page through procedures by address: name, size, end and kind (local, import, thunk, external).",
-        {"offset": OFFSET, "limit": LIMIT, "document": DOCUMENT},
+        {"offset": OFFSET, "limit": LIMIT, "document": DOCUMENT, "detail": rows.DETAIL},
         (),
-        ({}, {"offset": 100, "limit": 50}),
+        ({}, {"offset": 100, "limit": 50}, {"limit": 1000, "detail": "lean"}),
     ),
     "search_procedures": (
         "Find procedures whose name matches a literal substring or a regex (bounded, paged).",
@@ -146,6 +146,7 @@ _SPECS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], tuple[dict[str, An
             "offset": OFFSET,
             "limit": LIMIT,
             "document": DOCUMENT,
+            "detail": rows.DETAIL,
         },
         ("pattern",),
         ({"pattern": "main"}, {"pattern": "^sub_", "mode": "regex", "limit": 20}),
@@ -276,7 +277,14 @@ _HANDLERS = {
     "procedure_callers": thunks.handle_callers,
     "procedure_callees": crossbinary.handle_callees,
     **listing.HANDLERS,
+    "list_procedures": rows.handler("list_procedures"),
+    "search_procedures": rows.handler("search_procedures"),
     "procedure_pseudo_code": _pseudo_code,
+}
+# Tools with a lean projection beside the complete shape.
+_RESULT_TYPES: dict[str, ResultType] = {
+    "list_procedures": (RESULT_TYPES["list_procedures"], ProcedureRows),
+    "search_procedures": (RESULT_TYPES["search_procedures"], ProcedureRows),
 }
 # Tools whose operation name differs from the tool name.
 _OPERATION = {"procedure_pseudo_code": "procedure_pseudo_code"}
@@ -296,7 +304,9 @@ def tools() -> list[ToolDef]:
                 handler=_HANDLERS.get(name) or _handler(operation),
                 requires_target=True,
                 requires_operations=(operation,),
-                result_type=TypedProcedureInfo if name == "procedure_info" else RESULT_TYPES[name],
+                result_type=TypedProcedureInfo
+                if name == "procedure_info"
+                else _RESULT_TYPES.get(name, RESULT_TYPES[name]),
                 cli_subject=positional,
                 examples=examples,
             )

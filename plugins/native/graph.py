@@ -20,6 +20,7 @@ from rea_plugins.native.index import REF_KINDS, column
 from rea_plugins.native.sweep import NARROW_END
 
 from rea.operations.answers import page_fields
+from rea.operations.shapes import CALL_GRAPH_LEGEND, EDGE_KIND_CODES, CallEdgeRow, ProgramCallGraphRows
 
 if TYPE_CHECKING:
     from rea_plugins.native.index import Proc
@@ -223,3 +224,46 @@ def answer(
         "edges": rows,
         "names": names,
     }
+
+
+_CODES = tuple(EDGE_KIND_CODES[k] for k in EDGE_KINDS)  # the lean row's letter of each kind code
+
+
+def lean_answer(edges: Edges, offset: int, limit: int, name_of: Callable[[int], str | None]) -> ProgramCallGraphRows:
+    """One page of the program's edges as ``rea.operations.shapes.ProgramCallGraphRows``, straight from the columns:
+    each address's text made once, one row Struct per edge, and a name per distinct address (``name_of``: a
+    procedure's or an import slot's), a made ``sub_<address>`` left out."""
+    total = len(edges)
+    hi = min(offset + limit, total)
+    caller, callee, calls, kinds = edges.caller, edges.callee, edges.calls, edges.graph.kind
+    text: dict[int, str] = {}  # address -> its hex, shared by every row that names it
+    names: dict[str, str] = {}
+    rows: list[CallEdgeRow] = []
+    for i in range(offset, hi) if offset < hi else ():
+        s, d = caller[i], callee[i]
+        at = text.get(s)
+        if at is None:
+            at = text[s] = hex(s)
+            name = name_of(s)
+            if name and not (name[:4] == "sub_" and name[4:] == at[2:]):
+                names[at] = name
+        to: str | None = None
+        if d >= 0:
+            to = text.get(d)
+            if to is None:
+                to = text[d] = hex(d)
+                name = name_of(d)
+                if name and not (name[:4] == "sub_" and name[4:] == to[2:]):
+                    names[to] = name
+        rows.append(CallEdgeRow(at, to, _CODES[kinds[i]], calls[i]))
+    fields = page_fields(offset, limit, len(rows), total)
+    return ProgramCallGraphRows(
+        offset=offset,
+        limit=limit,
+        total=total,
+        next_offset=fields["next_offset"],
+        legend=CALL_GRAPH_LEGEND,
+        procedures=edges.graph.procedures,
+        edges=rows,
+        names=names,
+    )

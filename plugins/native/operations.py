@@ -393,6 +393,9 @@ class Operations:
             q = by_addr.get(address)
             return q.name if q is not None else None
 
+        if params.get("detail") == "lean":
+            # The lean rows straight from the columns (get_call_graph's default): no dict per edge.
+            return self._result(graph.lean_answer(edges, offset, limit, self.p.name_of_target))
         return self._result(graph.answer(edges, offset, limit, name_of, self.p.name_of_target))
 
     def procedure_callers(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:

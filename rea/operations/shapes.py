@@ -101,6 +101,37 @@ class Procedures(Page):
     procedures: list[ProcedureItem]
 
 
+# The lean projection of a procedure listing (list_procedures with ``detail: lean``): ``end`` is address + size, the
+# name is null where it is the made ``sub_<address>``, the kind one letter; the few split-off parts in ``parts``.
+PROCEDURE_KIND_CODES: dict[str, Literal["l", "i", "t", "e"]] = {
+    "local": "l",
+    "import": "i",
+    "thunk": "t",
+    "external": "e",
+}
+PROCEDURE_LEGEND = (
+    "procedures: [address, name, size, kind]; name null: sub_<address>; kind l local, i import, t thunk, "
+    "e external; parts: a split-off part's parent"
+)
+
+
+class ProcedureRow(msgspec.Struct, array_like=True, frozen=True):
+    """One procedure as ``[address, name, size, kind]`` (``PROCEDURE_LEGEND``)."""
+
+    address: str
+    name: str | None
+    size: int
+    kind: Literal["l", "i", "t", "e"]
+
+
+class ProcedureRows(Page):
+    """A page of procedures, lean (``legend`` says the row layout; ``parts`` maps a split-off part to its parent)."""
+
+    legend: str
+    procedures: list[ProcedureRow]
+    parts: dict[str, str] = {}
+
+
 class StringItem(Shape):
     address: str
     value: str
@@ -310,6 +341,36 @@ class ProgramCallGraph(Page):
 
     procedures: int
     edges: list[CallEdge]
+    names: dict[str, str]
+
+
+# The lean projection of the whole-program call graph (get_call_graph's default; ``detail: complete`` answers the
+# ProgramCallGraph above): one positional row per edge, its kind by one letter, names once per page. Together about
+# 35 bytes an edge where the complete form is about 80.
+EDGE_KIND_CODES: dict[str, Literal["d", "i", "x", "t"]] = {"direct": "d", "import": "i", "indirect": "x", "tail": "t"}
+CALL_GRAPH_LEGEND = (
+    "edges: [caller, callee, kind, calls]; callee: an address, the name of one without an address, or null (a "
+    "computed target); kind d direct, i import, x indirect, t tail; names: the page's addresses that have a name "
+    "other than sub_<address>"
+)
+
+
+class CallEdgeRow(msgspec.Struct, array_like=True, frozen=True):
+    """One edge as ``[caller, callee, kind, calls]`` (``CALL_GRAPH_LEGEND``)."""
+
+    caller: str
+    callee: str | None
+    kind: Literal["d", "i", "x", "t"]
+    calls: int
+
+
+class ProgramCallGraphRows(Page):
+    """Every call edge of the program, lean: ``legend`` says the row layout; ``names`` holds each name the page
+    mentions (a procedure's, or an import slot's a callee reaches), once, except the made ``sub_<address>``."""
+
+    legend: str
+    procedures: int
+    edges: list[CallEdgeRow]
     names: dict[str, str]
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import msgspec
 import pytest
 
-from rea.operations.shapes import ProgramCallGraph
+from rea.operations.shapes import EDGE_KIND_CODES, ProgramCallGraph, ProgramCallGraphRows
 from rea.registry import Registry
 from rea.testing import result_of
 from tests.conformance import references_support as rs
@@ -25,6 +26,29 @@ def sessions(rea_registry: Registry, tmp_path_factory: pytest.TempPathFactory) -
     yield from rs.sessions_fixture(rea_registry, tmp_path_factory.mktemp("annotations"))
 
 
+def _same_facts(complete: dict[str, Any], lean: dict[str, Any]) -> None:
+    """The default lean page says what the complete page says: each edge as a row, each name but a made one."""
+    msgspec.convert(lean, ProgramCallGraphRows)
+    assert {k: complete[k] for k in ("offset", "limit", "total", "next_offset", "procedures")} == {
+        k: lean[k] for k in ("offset", "limit", "total", "next_offset", "procedures")
+    }
+    rows = [
+        [
+            e["caller"],
+            e["callee"] if e["callee"] is not None else e.get("callee_name"),
+            EDGE_KIND_CODES[e["kind"]],
+            e["calls"],
+        ]
+        for e in complete["edges"]
+    ]
+    assert lean["edges"] == rows
+    named = {a: n for a, n in complete["names"].items() if n != f"sub_{a[2:]}"}
+    for e in complete["edges"]:
+        if e["callee"] is not None and e.get("callee_name") and e["callee"] not in complete["names"]:
+            named[e["callee"]] = e["callee_name"]
+    assert lean["names"] == named
+
+
 @pytest.mark.parametrize("provider_id", PROVIDERS)
 def test_the_whole_graph_is_every_procedures_callees(sessions: rs.Sessions, provider_id: str) -> None:
     session = sessions.get(provider_id, rs.build("elf-x64").stripped)
@@ -33,8 +57,9 @@ def test_the_whole_graph_is_every_procedures_callees(sessions: rs.Sessions, prov
     offset: int | None = 0
     pages = 0
     while offset is not None:
-        page = result_of(session, "get_call_graph", {"offset": offset, "limit": 7})
+        page = result_of(session, "get_call_graph", {"offset": offset, "limit": 7, "detail": "complete"})
         msgspec.convert(page, ProgramCallGraph)  # the advertised shape
+        _same_facts(page, result_of(session, "get_call_graph", {"offset": offset, "limit": 7}))
         assert len(page["edges"]) <= 7
         edges += page["edges"]
         names.update(page["names"])
