@@ -260,7 +260,7 @@ def test_sigterm_closes_every_session_and_exits_0() -> None:
 
 
 def test_a_read_only_shared_server_by_toolsets_and_the_hints_binary_session_shows() -> None:
-    with http_server(REA_MCP_TOOLSETS="native") as server:
+    with http_server(REA_MCP_TOOLSETS="binary") as server:
 
         async def main() -> None:
             async with http_client(server) as client:
