@@ -92,11 +92,21 @@ def guarded(handler: Callable[[ToolCall], Evidence]) -> Callable[[ToolCall], Evi
         except ReaError:
             raise
         except (RecursionError, MemoryError):
-            raise malformed("structures nest or repeat beyond what can be read") from None
+            raise undecodable(call, "its structures nest or repeat beyond what can be read") from None
         except Exception:
-            raise malformed("a structure does not decode") from None
+            raise undecodable(call, "a structure in it does not decode") from None
 
     return run
+
+
+def undecodable(call: ToolCall, why: str) -> ReaError:
+    """The typed error of an input a reader could not decode, named by the tool (not only Mach-O reaches here)."""
+    return ReaError(
+        "unsupported_target",
+        f"{call.tool.name} cannot read this input: {why}",
+        remediation="Check that the file is complete and of the kind the tool reads (see its description).",
+        details={"reason": "malformed"},
+    )
 
 
 # -- the target -------------------------------------------------------------------------------------
