@@ -36,9 +36,7 @@ from unicorn import (
 )
 from unicorn import unicorn_const as ucc
 
-from rea.errors import ReaError
-from rea.files import open_regular
-from rea.operations.relocations import elf_relocations, relr_slots
+from rea.plugin import ReaError, elf_relocations, open_regular, relr_slots
 
 PAGE = 0x1000
 STUB_SLOT = 16

@@ -13,13 +13,22 @@ from typing import Any
 import msgspec
 from rea_plugins.emulation.shapes import Emulation
 
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.config import memory_limit_setting
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence, ProviderIdentity
-from rea.process import WorkerChannel, python_worker_spec
-from rea.providers import OperationResult
-from rea.target import Target, verify_unchanged
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ProviderIdentity,
+    ReaError,
+    Target,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    WorkerChannel,
+    invalid_request,
+    issue,
+    memory_limit_setting,
+    python_worker_spec,
+    verify_unchanged,
+)
 
 SUPPORTED = ("x86_64", "x86", "arm64", "arm")
 TOOLSET = "emulation"

@@ -6,7 +6,7 @@ import gc
 import sys
 from typing import Any
 
-from rea.process.worker import Reporter, serve
+from rea.plugin import Reporter, serve
 
 
 def _emulate(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:

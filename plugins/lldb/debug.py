@@ -21,13 +21,20 @@ from rea_plugins.lldb.debugshapes import DebugResult
 from rea_plugins.lldb.provider import lldb_version
 from rea_plugins.lldb.tool import DEFAULT_INHERIT, PROVIDER_ID, _program
 
-from rea import typelib
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence, ProviderIdentity
-from rea.process import WorkerChannel
-from rea.providers import OperationResult
-from rea.target import Target
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ProviderIdentity,
+    ReaError,
+    Target,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    WorkerChannel,
+    invalid_request,
+    issue,
+    typelib,
+)
 
 TOOLSET = "debug"
 RESOURCE = "lldb-debug-worker"

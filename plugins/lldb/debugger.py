@@ -13,8 +13,7 @@ import resource
 import time
 from typing import Any
 
-from rea.errors import ReaError, invalid_request, issue
-from rea.process.worker import Reporter, serve
+from rea.plugin import ReaError, Reporter, invalid_request, issue, serve
 
 POLL_S = 0.0005
 OUTPUT_LIMIT = 16 * 1024

@@ -6,8 +6,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from rea.process.sandbox import Isolation
-from rea.typelib import TypedValue
+from rea.plugin import Isolation, typelib
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -89,7 +88,7 @@ class Memory(_S, kw_only=True):
     length: int
     hex: str
     type: str | None = None
-    values: list[TypedValue] | None = None
+    values: list[typelib.TypedValue] | None = None
     truncated: bool = False
 
 
