@@ -23,7 +23,7 @@ from rea.evidence import Evidence
 from rea.operations.shapes import (
     CALL_GRAPH_LEGEND,
     EDGE_KIND_CODES,
-    CallEdgeRow,
+    CalleeRow,
     ProgramCallGraph,
     ProgramCallGraphRows,
 )
@@ -70,7 +70,7 @@ def _program(call: ToolCall) -> Evidence:
         if not isinstance(body, ProgramCallGraphRows):
             body = lean_call_graph(body)
         if user:
-            mentioned = {e.caller for e in body.edges} | {e.callee for e in body.edges if e.callee}
+            mentioned = set(body.callees) | {r.callee for rows in body.callees.values() for r in rows if r.callee}
             names = {**body.names, **{a: n for a, n in user.items() if a in mentioned}}
             body = msgspec.structs.replace(body, names=names)
     # The complete page keeps the parameters (and so the evidence id) it had before the lean default; the lean
@@ -88,12 +88,12 @@ def lean_call_graph(page: Any) -> ProgramCallGraphRows:
     """A complete ``ProgramCallGraph`` page (a dict or the Struct) as lean rows, the same facts."""
     full = page if isinstance(page, ProgramCallGraph) else msgspec.convert(page, ProgramCallGraph)
     names = {a: n for a, n in full.names.items() if not _made(a, n)}
-    rows = []
+    callees: dict[str, list[CalleeRow]] = {}
     for e in full.edges:
         # A callee with no address (an import some engines leave unmapped) is said by its name.
         callee = e.callee if e.callee is not None else e.callee_name
-        rows.append(CallEdgeRow(e.caller, callee, EDGE_KIND_CODES[e.kind], e.calls))
-        if e.callee is not None and e.callee_name and e.callee not in names and not _made(e.callee, e.callee_name):
+        callees.setdefault(e.caller, []).append(CalleeRow(callee, EDGE_KIND_CODES[e.kind], e.calls))
+        if e.callee is not None and e.callee_name and e.callee not in full.names and not _made(e.callee, e.callee_name):
             names[e.callee] = e.callee_name
     return ProgramCallGraphRows(
         offset=full.offset,
@@ -102,7 +102,7 @@ def lean_call_graph(page: Any) -> ProgramCallGraphRows:
         next_offset=full.next_offset,
         legend=CALL_GRAPH_LEGEND,
         procedures=full.procedures,
-        edges=rows,
+        callees=callees,
         names=names,
     )
 

@@ -20,7 +20,7 @@ from rea_plugins.native.index import REF_KINDS, column
 from rea_plugins.native.sweep import NARROW_END
 
 from rea.operations.answers import page_fields
-from rea.operations.shapes import CALL_GRAPH_LEGEND, EDGE_KIND_CODES, CallEdgeRow, ProgramCallGraphRows
+from rea.operations.shapes import CALL_GRAPH_LEGEND, EDGE_KIND_CODES, CalleeRow, ProgramCallGraphRows
 
 if TYPE_CHECKING:
     from rea_plugins.native.index import Proc
@@ -231,22 +231,27 @@ _CODES = tuple(EDGE_KIND_CODES[k] for k in EDGE_KINDS)  # the lean row's letter 
 
 def lean_answer(edges: Edges, offset: int, limit: int, name_of: Callable[[int], str | None]) -> ProgramCallGraphRows:
     """One page of the program's edges as ``rea.operations.shapes.ProgramCallGraphRows``, straight from the columns:
-    each address's text made once, one row Struct per edge, and a name per distinct address (``name_of``: a
+    each caller's rows in one list, each address's text made once, and a name per distinct address (``name_of``: a
     procedure's or an import slot's), a made ``sub_<address>`` left out."""
     total = len(edges)
     hi = min(offset + limit, total)
     caller, callee, calls, kinds = edges.caller, edges.callee, edges.calls, edges.graph.kind
     text: dict[int, str] = {}  # address -> its hex, shared by every row that names it
     names: dict[str, str] = {}
-    rows: list[CallEdgeRow] = []
+    callees: dict[str, list[CalleeRow]] = {}
+    last = -1
+    rows: list[CalleeRow] = []
     for i in range(offset, hi) if offset < hi else ():
         s, d = caller[i], callee[i]
-        at = text.get(s)
-        if at is None:
-            at = text[s] = hex(s)
-            name = name_of(s)
-            if name and not (name[:4] == "sub_" and name[4:] == at[2:]):
-                names[at] = name
+        if s != last:  # the columns are ordered by caller: a new caller starts its list
+            last = s
+            at = text.get(s)
+            if at is None:
+                at = text[s] = hex(s)
+                name = name_of(s)
+                if name and not (name[:4] == "sub_" and name[4:] == at[2:]):
+                    names[at] = name
+            rows = callees[at] = []
         to: str | None = None
         if d >= 0:
             to = text.get(d)
@@ -255,8 +260,8 @@ def lean_answer(edges: Edges, offset: int, limit: int, name_of: Callable[[int], 
                 name = name_of(d)
                 if name and not (name[:4] == "sub_" and name[4:] == to[2:]):
                     names[to] = name
-        rows.append(CallEdgeRow(at, to, _CODES[kinds[i]], calls[i]))
-    fields = page_fields(offset, limit, len(rows), total)
+        rows.append(CalleeRow(to, _CODES[kinds[i]], calls[i]))
+    fields = page_fields(offset, limit, hi - offset if offset < hi else 0, total)
     return ProgramCallGraphRows(
         offset=offset,
         limit=limit,
@@ -264,6 +269,6 @@ def lean_answer(edges: Edges, offset: int, limit: int, name_of: Callable[[int], 
         next_offset=fields["next_offset"],
         legend=CALL_GRAPH_LEGEND,
         procedures=edges.graph.procedures,
-        edges=rows,
+        callees=callees,
         names=names,
     )

@@ -345,32 +345,33 @@ class ProgramCallGraph(Page):
 
 
 # The lean projection of the whole-program call graph (get_call_graph's default; ``detail: complete`` answers the
-# ProgramCallGraph above): one positional row per edge, its kind by one letter, names once per page. Together about
-# 35 bytes an edge where the complete form is about 80.
+# ProgramCallGraph above): each caller once with its callees as positional rows, the kind by one letter, names once
+# per page. About 30 bytes an edge where the complete form is about 80.
 EDGE_KIND_CODES: dict[str, Literal["d", "i", "x", "t"]] = {"direct": "d", "import": "i", "indirect": "x", "tail": "t"}
 CALL_GRAPH_LEGEND = (
-    "edges: [caller, callee, kind, calls]; callee: an address, the name of one without an address, or null (a "
-    "computed target); kind d direct, i import, x indirect, t tail; names: the page's addresses that have a name "
-    "other than sub_<address>"
+    "callees: {caller: [[callee, kind, calls], ...]}; callee: an address, the name of one without an address, or "
+    "null (a computed target); kind d direct, i import, x indirect, t tail; names: the page's addresses that have a "
+    "name other than sub_<address>"
 )
 
 
-class CallEdgeRow(msgspec.Struct, array_like=True, frozen=True):
-    """One edge as ``[caller, callee, kind, calls]`` (``CALL_GRAPH_LEGEND``)."""
+class CalleeRow(msgspec.Struct, array_like=True, frozen=True):
+    """One edge from its caller as ``[callee, kind, calls]`` (``CALL_GRAPH_LEGEND``)."""
 
-    caller: str
     callee: str | None
     kind: Literal["d", "i", "x", "t"]
     calls: int
 
 
 class ProgramCallGraphRows(Page):
-    """Every call edge of the program, lean: ``legend`` says the row layout; ``names`` holds each name the page
-    mentions (a procedure's, or an import slot's a callee reaches), once, except the made ``sub_<address>``."""
+    """Every call edge of the program, lean: ``callees`` maps each caller of the page (in address order) to its
+    edges' rows, ``legend`` says the layout; ``names`` holds each name the page mentions (a procedure's, or an
+    import slot's a callee reaches), once, except the made ``sub_<address>``. ``offset``, ``limit`` and ``total``
+    count edges."""
 
     legend: str
     procedures: int
-    edges: list[CallEdgeRow]
+    callees: dict[str, list[CalleeRow]]
     names: dict[str, str]
 
 
