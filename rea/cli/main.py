@@ -198,6 +198,14 @@ def _tool_command(
     doc = cli_tools.result_document(result, cli_presentation())
     if ns.format == "json":
         emit_json(doc)
+    elif getattr(ns, "render", None) and result.evidence is not None:
+        # The picture is the answer asked for: its record is named, not printed (--json prints it whole).
+        picture = cli_tools.picture_of(result)
+        print(f"{tool.name}  {result.evidence.evidence_id}")
+        print(
+            f"picture: {picture.get('nodes')} of {picture.get('nodes_total')} nodes, {picture.get('edges')} of "
+            f"{picture.get('edges_total')} edges" + (f" ({picture['cut']})" if picture.get("cut") else "")
+        )
     else:
         print(render_text(doc))
     return 0

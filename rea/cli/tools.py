@@ -298,15 +298,23 @@ def render_target(path: str) -> str:
     return kind
 
 
+def picture_of(result: ToolResult) -> dict[str, Any]:
+    """The result's ``picture`` field as a dict (empty when it has none); a result kept as its Struct too."""
+    body: Any = result.evidence.normalized_result if result.evidence is not None else result.structured
+    picture = body.get("picture") if isinstance(body, dict) else getattr(body, "picture", None)
+    if picture is not None and not isinstance(picture, dict):
+        picture = msgspec.to_builtins(picture)
+    return picture if isinstance(picture, dict) else {}
+
+
 def render_picture(result: ToolResult, path: str) -> None:
     """Run the result's DOT picture through Graphviz (``dot``) into ``path``; typed errors when it cannot."""
     import shutil
     import subprocess
 
     kind = render_target(path)
-    body = result.evidence.normalized_result if result.evidence is not None else result.structured
-    picture = body.get("picture") if isinstance(body, dict) else None
-    if not isinstance(picture, dict) or picture.get("format") != "dot":
+    picture = picture_of(result)
+    if picture.get("format") != "dot":
         raise ReaError("execution_failure", "the result holds no DOT picture to render", details={"path": path})
     dot = shutil.which("dot")
     if dot is None:

@@ -140,6 +140,8 @@ def test_render_draws_svg_through_graphviz(native_fixtures: Any, tmp_path: Path)
     assert out.returncode == 0, out.stderr
     assert svg.read_bytes().lstrip().startswith(b"<?xml") and b"compute_checksum" in svg.read_bytes()
     assert f"wrote {svg}" in out.stderr
+    # The picture was the answer asked for: the record is named, with what was drawn, not printed whole.
+    assert out.stdout.startswith("get_call_graph  ev_") and "picture: " in out.stdout and "call_sites" not in out.stdout
     wrong = rea("get-call-graph", str(binary), "main", "--render", str(tmp_path / "x.gif"), cache=tmp_path / "c")
     assert wrong.returncode == 1 and "must end in" in wrong.stderr
     mermaid = rea(
