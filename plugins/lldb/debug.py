@@ -427,6 +427,9 @@ def _int(value: Any) -> int:
 
 def _end(call: ToolCall) -> Evidence:
     s = _session(call)
+    if call.args.get("detach"):
+        detached = _request(s, call, "detach", {}, 1000)
+        return _evidence(call, s, {"stop": detached})
     manager = manager_of(call)
     with manager.lock:
         manager.sessions.pop(s.id, None)
@@ -442,6 +445,13 @@ def _end(call: ToolCall) -> Evidence:
             "execution_failure", "the debug session ended but owned processes remain"
         ).with_cleanup_incomplete(list(outcome.remaining), outcome.reason)
     return _evidence(call, s, {**ended, "ended": True})
+
+
+def _attach(call: ToolCall) -> Evidence:
+    s = _session(call)
+    wait_ms = int(call.args.get("wait_ms", 5000))
+    stop = _request(s, call, "attach", {"wait_ms": wait_ms}, wait_ms)
+    return _evidence(call, s, _named({"stop": stop}, call, s))
 
 
 # -- schemas ------------------------------------------------------------------------------------------------
@@ -625,7 +635,17 @@ WRITE_SCHEMA = _schema(
         },
     }
 )
-END_SCHEMA = _schema({"session": _SESSION})
+END_SCHEMA = _schema(
+    {
+        "session": _SESSION,
+        "detach": {
+            "type": "boolean",
+            "default": False,
+            "description": "Detach and let the program run on instead (debug_attach returns to it).",
+        },
+    }
+)
+ATTACH_SCHEMA = _schema({"session": _SESSION, "wait_ms": {**_WAIT, "default": 5000}})
 
 _DRIVES = ToolEffects(records_evidence=True, launches_process=True, executes_foreign_code=True, idempotent=False)
 _LOOKS = ToolEffects(records_evidence=True, idempotent=False)
@@ -730,11 +750,21 @@ TOOLS = (
         ),
     ),
     _tool(
+        "debug_attach",
+        "Attach a debug session again to the program it launched and detached from (debug_end with detach), "
+        "stopping it where it runs; no other process can be attached.",
+        ATTACH_SCHEMA,
+        _attach,
+        _DRIVES,
+        ({"session": "dbg-1"},),
+    ),
+    _tool(
         "debug_end",
-        "End a debug session: the program is killed, LLDB's worker ends, and no process is left.",
+        "End a debug session: the program is killed, LLDB's worker ends, and no process is left; or detach from "
+        "the program and let it run on (the session stays, for debug_attach).",
         END_SCHEMA,
         _end,
         ToolEffects(records_evidence=True, mutates_session=True, may_discard_data=True, idempotent=False),
-        ({"session": "dbg-1"},),
+        ({"session": "dbg-1"}, {"session": "dbg-1", "detach": True}),
     ),
 )

@@ -54,6 +54,8 @@ class Debuggee:
         self.watchpoints: dict[int, dict[str, Any]] = {}
         self.last_state = "not launched"
         self.exit: dict[str, Any] | None = None
+        # The pid of the program debug_end detached from (it runs on in the sandbox until debug_attach).
+        self.detached_pid: int | None = None
 
     # -- launch -----------------------------------------------------------------------------------
 
@@ -143,6 +145,8 @@ class Debuggee:
 
     def describe(self) -> dict[str, Any]:
         lldb = self.lldb
+        if self.detached_pid is not None:
+            return {"state": "detached"}
         process = self.process
         state = process.GetState() if process is not None and process.IsValid() else lldb.eStateInvalid
         if state in (lldb.eStateExited, lldb.eStateDetached, lldb.eStateInvalid):
@@ -401,8 +405,62 @@ class Debuggee:
 
     # -- running ----------------------------------------------------------------------------------
 
+    def detach(self) -> dict[str, Any]:
+        """Let the program run on without the debugger (in the same sandbox, so debug_attach can come back)."""
+        if self.process is None or not self.process.IsValid() or self.detached_pid is not None:
+            raise ReaError("invalid_request", "no attached program to detach from", details={"reason": "not_attached"})
+        pid = int(self.process.GetProcessID())
+        error = self.process.Detach()
+        if not error.Success():
+            raise ReaError(
+                "execution_failure",
+                f"LLDB could not detach: {(error.GetCString() or '')[:200]}",
+                details={"reason": "detach_failed"},
+            )
+        self.wait(1.0)
+        self.detached_pid = pid
+        return self.describe()
+
+    def attach(self, p: dict[str, Any]) -> dict[str, Any]:
+        """Attach again to the program this session launched and detached from; it stops where it is."""
+        lldb = self.lldb
+        pid = self.detached_pid
+        if pid is None:
+            raise ReaError(
+                "invalid_request",
+                "the session's program is attached already",
+                remediation="debug_attach follows a debug_end with detach true.",
+                details={"reason": "not_detached"},
+            )
+        error = lldb.SBError()
+        process = self.target.AttachToProcessWithID(self.listener, pid, error)
+        if not error.Success() or not process.IsValid():
+            raise ReaError(
+                "process_capture_failed",
+                f"LLDB could not attach to the program: {(error.GetCString() or '')[:200]}",
+                remediation="The program may have exited since it was detached; launch it again.",
+                details={"reason": "attach_failed"},
+            )
+        self.process = process
+        self.detached_pid = None
+        self.exit = None
+        # An attach stops the program without the stop event a resume waits for: poll its state instead.
+        event = lldb.SBEvent()
+        deadline = time.monotonic() + float(p.get("wait_ms", 5000)) / 1000
+        while process.GetState() != lldb.eStateStopped and time.monotonic() < deadline:
+            if not self.listener.GetNextEvent(event):
+                time.sleep(POLL_S)
+        return self.describe()
+
     def cont(self, p: dict[str, Any]) -> dict[str, Any]:
         lldb = self.lldb
+        if self.detached_pid is not None:
+            raise ReaError(
+                "invalid_request",
+                "the program is detached",
+                remediation="Call debug_attach first.",
+                details={"reason": "program_detached", "state": "detached"},
+            )
         wait_s = float(p.get("wait_ms", 2000)) / 1000
         if self.process is None or not self.process.IsValid():
             raise ReaError("execution_failure", "no program is launched", details={"reason": "not_launched"})
@@ -532,6 +590,10 @@ class Debuggee:
 
     def end(self) -> dict[str, Any]:
         lldb = self.lldb
+        if self.detached_pid is not None:
+            # Detached: the program is killed with the worker's sandbox when the channel closes.
+            self.detached_pid = None
+            self.exit = {"exit_code": -1, "description": "killed with the debug session (it was detached)"}
         live = self.process is not None and self.process.IsValid()
         if live and self.process.GetState() not in (lldb.eStateExited, lldb.eStateDetached, lldb.eStateInvalid):
             self.process.Kill()
@@ -587,6 +649,8 @@ ROUTES = {
     "write_memory": lambda p, r: _debuggee().write_memory(p),
     "write_register": lambda p, r: _debuggee().write_register(p),
     "end": lambda p, r: _debuggee().end(),
+    "detach": lambda p, r: _debuggee().detach(),
+    "attach": lambda p, r: _debuggee().attach(p),
 }
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ class Exit(_S, kw_only=True):
 class Stop(Place, kw_only=True):
     """The program's state after the call: stopped (with why and where), still running, or exited."""
 
-    state: Literal["stopped", "running", "exited"]
+    state: Literal["stopped", "running", "exited", "detached"]
     pc: str = ""
     reason: str | None = None
     breakpoint: int | None = None

@@ -53,7 +53,7 @@ def test_toolsets_on_demand_hints_and_a_session_ended_with_the_connection(
     toolset_of = {t["name"]: t["toolset"] for t in build_catalog(rea_registry)["tools"]}
     debug = {n for n, ts in toolset_of.items() if ts == "debug"}
     emulation = {n for n, ts in toolset_of.items() if ts == "emulation"}
-    assert emulation == {"emulate_procedure", "emulate_range"} and "debug_launch" in debug and len(debug) == 8
+    assert emulation == {"emulate_procedure", "emulate_range"} and "debug_launch" in debug and len(debug) == 9
     pids: list[int] = []
 
     async def main() -> None:

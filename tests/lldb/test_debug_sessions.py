@@ -294,3 +294,34 @@ def test_a_forked_child_goes_with_the_session(rea_session: Session, tmp_path: Pa
     while _alive(pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _alive(pids) == []
+
+
+def test_detach_and_attach_again(rea_session: Session, tmp_path: Path) -> None:
+    gcc = toolchains.require("gcc")
+    require_lldb()
+    source = (
+        "#include <unistd.h>\nint ticks;\nvoid tick(void) { ticks++; }\n"
+        "int main(void) { for (;;) { tick(); usleep(10000); } }\n"
+    )
+    (tmp_path / "ticker.c").write_text(source)
+    subprocess.run([gcc, "-O0", "-o", str(tmp_path / "ticker"), str(tmp_path / "ticker.c")], check=True, timeout=120)
+    sid = _call(rea_session, "debug_launch", {"executable": str(tmp_path / "ticker")})["session"]
+    detached = _call(rea_session, "debug_end", {"session": sid, "detach": True})
+    assert detached["stop"]["state"] == "detached" and not detached.get("ended")
+    with pytest.raises(ReaError) as info:
+        call_tool(rea_session, "debug_continue", {"session": sid})
+    assert info.value.details["reason"] == "program_detached"
+    time.sleep(0.3)  # it runs on: tick is called every 10 ms
+    attached = _call(rea_session, "debug_attach", {"session": sid})["stop"]
+    assert attached["state"] == "stopped"
+    ticks = hex(_symbol(tmp_path / "ticker", "ticks"))
+    read = _call(rea_session, "debug_read_memory", {"session": sid, "address": ticks, "length": 4})["memory"]
+    assert int.from_bytes(bytes.fromhex(read["hex"]), "little") >= 5
+    _call(rea_session, "debug_breakpoint", {"session": sid, "procedure": "tick"})
+    assert _call(rea_session, "debug_continue", {"session": sid})["stop"]["procedure"] == "tick"
+    with pytest.raises(ReaError) as again:
+        call_tool(rea_session, "debug_attach", {"session": sid})
+    assert again.value.details["reason"] == "not_detached"
+    pids = _launched_pids(rea_session)
+    _call(rea_session, "debug_end", {"session": sid})
+    assert _alive(pids) == []
