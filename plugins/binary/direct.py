@@ -32,7 +32,7 @@ from rea_plugins.binary.types import TypedProcedureInfo
 
 from rea.catalog.tool import ResultType, ToolCall, ToolDef
 from rea.evidence import Evidence
-from rea.operations.shapes import RESULT_TYPES, ProcedureRows
+from rea.operations.shapes import RESULT_TYPES, ProcedureRows, ReferenceRows
 from rea.providers import OperationResult
 
 FAMILY = "binary"
@@ -249,9 +249,16 @@ _SPECS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], tuple[dict[str, An
     ),
     "procedure_references": (
         "Paged raw reference edges of one procedure, incoming or outgoing, all kinds.",
-        {"procedure": PROCEDURE, "direction": DIRECTION, "offset": OFFSET, "limit": LIMIT, "document": DOCUMENT},
+        {
+            "procedure": PROCEDURE,
+            "direction": DIRECTION,
+            "offset": OFFSET,
+            "limit": LIMIT,
+            "document": DOCUMENT,
+            "detail": rows.DETAIL,
+        },
         ("procedure",),
-        ({"procedure": "main"}, {"procedure": "main", "direction": "incoming"}),
+        ({"procedure": "main"}, {"procedure": "main", "direction": "incoming", "detail": "lean"}),
     ),
     "xrefs": (
         "References to an address (call, jump, data, read, write, indirect, computed, external); "
@@ -279,12 +286,14 @@ _HANDLERS = {
     **listing.HANDLERS,
     "list_procedures": rows.handler("list_procedures"),
     "search_procedures": rows.handler("search_procedures"),
+    "procedure_references": rows.handler("procedure_references"),
     "procedure_pseudo_code": _pseudo_code,
 }
 # Tools with a lean projection beside the complete shape.
 _RESULT_TYPES: dict[str, ResultType] = {
     "list_procedures": (RESULT_TYPES["list_procedures"], ProcedureRows),
     "search_procedures": (RESULT_TYPES["search_procedures"], ProcedureRows),
+    "procedure_references": (RESULT_TYPES["procedure_references"], ReferenceRows),
 }
 # Tools whose operation name differs from the tool name.
 _OPERATION = {"procedure_pseudo_code": "procedure_pseudo_code"}

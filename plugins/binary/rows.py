@@ -1,9 +1,11 @@
-"""Lean procedure pages: ``list_procedures`` and ``search_procedures`` with ``detail: lean`` answer one positional
-row per procedure (``rea.operations.shapes.ProcedureRows``, about a third of the complete row's bytes); the
-complete rows stay the default, as every consumer of the listing reads them."""
+"""Lean pages on request: ``list_procedures``, ``search_procedures`` and ``procedure_references`` with
+``detail: lean`` answer one positional row per item (``rea.operations.shapes.ProcedureRows``, ``ReferenceRows``:
+about a third of the complete row's bytes); the complete rows stay their default, as the many readers of these
+listings expect them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
@@ -12,14 +14,24 @@ from rea_plugins.binary.schema import check_document, params_of, prop, run
 
 from rea.catalog.tool import ToolCall
 from rea.evidence import Evidence
-from rea.operations.shapes import PROCEDURE_KIND_CODES, PROCEDURE_LEGEND, ProcedureRow, ProcedureRows
+from rea.operations.shapes import (
+    PROCEDURE_KIND_CODES,
+    PROCEDURE_LEGEND,
+    REFERENCE_KIND_CODES,
+    REFERENCES_LEGEND,
+    ProcedureRef,
+    ProcedureRow,
+    ProcedureRows,
+    ReferenceRow,
+    ReferenceRows,
+)
 from rea.providers import OperationResult
 
 LEAN: Final = "lean"
 COMPLETE: Final = "complete"
 DETAIL = prop(
     "string",
-    "complete rows (default) or lean [address, name, size, kind] rows.",
+    "complete rows (default) or lean positional rows (legend in the page).",
     ["lean"],
     enum=[COMPLETE, LEAN],
 )
@@ -49,6 +61,39 @@ def lean_procedures(page: Any) -> ProcedureRows:
     )
 
 
+def lean_references(page: Any) -> ReferenceRows:
+    """A complete page of one procedure's references as lean rows: the same facts, under the procedure each is in
+    (``""``: none), each target's name once (not a made ``sub_<address>``)."""
+    if not isinstance(page, dict):
+        page = msgspec.to_builtins(page)
+    grouped: dict[str, list[ReferenceRow]] = {}
+    names: dict[str, str] = {}
+    for r in page["references"]:
+        to, name = r.get("to"), r.get("to_name")
+        row = ReferenceRow(r["from"], to, REFERENCE_KIND_CODES[r["kind"]])
+        grouped.setdefault(r.get("from_procedure") or "", []).append(row)
+        if to is not None and name and not (name[:4] == "sub_" and name[4:] == to[2:]):
+            names.setdefault(to, name)
+    return ReferenceRows(
+        offset=page["offset"],
+        limit=page["limit"],
+        total=page["total"],
+        next_offset=page["next_offset"],
+        procedure=ProcedureRef(address=page["procedure"]["address"], name=page["procedure"].get("name")),
+        direction=page["direction"],
+        legend=REFERENCES_LEGEND,
+        references=grouped,
+        names=names,
+    )
+
+
+_LEAN: dict[str, Callable[[Any], msgspec.Struct]] = {
+    "list_procedures": lean_procedures,
+    "search_procedures": lean_procedures,
+    "procedure_references": lean_references,
+}
+
+
 def handler(operation: str) -> Any:
     def handle(call: ToolCall) -> Evidence:
         check_document(call)
@@ -58,7 +103,7 @@ def handler(operation: str) -> Any:
         parameters = {k: v for k, v in annotate.parameters(call).items() if k != "detail"}
         if not lean:
             return call.session.evidence(call.tool.name, parameters, result)
-        body = lean_procedures(result.normalized)
+        body = _LEAN[operation](result.normalized)
         out = OperationResult(
             normalized=body, raw=result.raw, limitations=list(result.limitations), locations=list(result.locations)
         )

@@ -407,6 +407,44 @@ class References(Page):
     references: list[ReferenceItem]
 
 
+# The lean projection of a procedure's references (procedure_references with ``detail: lean``): the rows under the
+# procedure each reference is in, the kind by one letter, names once per page.
+REFERENCE_KIND_CODES: dict[str, Literal["c", "j", "d", "r", "w", "i", "x", "e"]] = {
+    "call": "c",
+    "jump": "j",
+    "data": "d",
+    "read": "r",
+    "write": "w",
+    "indirect": "i",
+    "computed": "x",
+    "external": "e",
+}
+REFERENCES_LEGEND = (
+    'references: {from_procedure: [[from, to, kind], ...]} ("": in no procedure); kind c call, j jump, d data, '
+    "r read, w write, i indirect, x computed, e external; names: the page's targets that have a name other than "
+    "sub_<address>"
+)
+
+
+class ReferenceRow(msgspec.Struct, array_like=True, frozen=True):
+    """One reference as ``[from, to, kind]`` (``REFERENCES_LEGEND``)."""
+
+    source: str
+    to: str | None
+    kind: Literal["c", "j", "d", "r", "w", "i", "x", "e"]
+
+
+class ReferenceRows(Page):
+    """A page of one procedure's references, lean: ``references`` maps the procedure each is in to its rows, in the
+    page's order (``legend`` says the layout); ``offset``, ``limit`` and ``total`` count references."""
+
+    procedure: ProcedureRef
+    direction: Literal["incoming", "outgoing"]
+    legend: str
+    references: dict[str, list[ReferenceRow]]
+    names: dict[str, str]
+
+
 class ArrayStep(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"source": "from"}):
     """Code that indexes, from its base, a pointer array whose slot holds the address (``xrefs``)."""
 

@@ -10,7 +10,14 @@ import msgspec
 import pytest
 
 from rea import registry as registry_mod
-from rea.operations.shapes import EDGE_KIND_CODES, PROCEDURE_KIND_CODES, ProcedureRows, ProgramCallGraphRows
+from rea.operations.shapes import (
+    EDGE_KIND_CODES,
+    PROCEDURE_KIND_CODES,
+    REFERENCE_KIND_CODES,
+    ProcedureRows,
+    ProgramCallGraphRows,
+    ReferenceRows,
+)
 from rea.session import Session
 from rea.testing import call_tool, result_of
 
@@ -89,3 +96,31 @@ def test_procedure_pages_are_lean_on_request_with_the_same_facts(session: Sessio
     assert rows > 0
     # A procedure's row carries its name, so the budget holds for names of a usual length (not a C++ program's).
     assert row_bytes / rows <= ROW_BUDGET, f"{row_bytes / rows:.1f} bytes a procedure"
+
+
+@pytest.mark.parametrize("direction", ["outgoing", "incoming"])
+def test_reference_pages_are_lean_on_request_with_the_same_facts(session: Session, direction: str) -> None:
+    procedures = result_of(session, "list_procedures", {"limit": 1000})["procedures"]
+    busiest = max((p for p in procedures if p["kind"] == "local"), key=lambda p: p["size"])
+    args = {"procedure": busiest["address"], "direction": direction, "limit": 1000}
+    lean = result_of(session, "procedure_references", {**args, "detail": "lean"})
+    msgspec.convert(lean, ReferenceRows)
+    complete = result_of(session, "procedure_references", args)
+    assert lean["procedure"] == complete["procedure"] and lean["total"] == complete["total"]
+    codes = {c: k for k, c in REFERENCE_KIND_CODES.items()}
+    grouped: dict[str, list[list[Any]]] = {}
+    for r in complete["references"]:
+        grouped.setdefault(r.get("from_procedure") or "", []).append(
+            [r["from"], r["to"], REFERENCE_KIND_CODES[r["kind"]]]
+        )
+    assert lean["references"] == grouped
+    assert {codes[k] for rows in lean["references"].values() for _, _, k in rows} <= set(REFERENCE_KIND_CODES)
+    for r in complete["references"]:
+        name = r.get("to_name")
+        if name and name != f"sub_{r['to'][2:]}":
+            assert lean["names"][r["to"]] == name
+    rows = sum(len(r) for r in lean["references"].values())
+    assert rows == len(complete["references"])
+    if rows >= 50:
+        per_row = (_size(lean["references"]) + _size(lean["names"])) / rows
+        assert per_row <= ROW_BUDGET, f"{per_row:.1f} bytes a reference"
