@@ -1,10 +1,13 @@
 """rea: reverse engineering for coding agents, over pluggable analysis engines."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pluggy
+from rea._version import __version__
 
-hookimpl = pluggy.HookimplMarker("rea")
+if TYPE_CHECKING:
+    import pluggy
+
+    hookimpl: pluggy.HookimplMarker
 
 # The distribution's name on the package index (the import package and the command stay `rea`): the index's `rea`
 # is an unrelated project. Metadata lookups of rea itself and every install remediation use this name.
@@ -12,18 +15,15 @@ DISTRIBUTION = "rea-reverse"
 
 
 def __getattr__(name: str) -> Any:
-    # The version is read from the installed metadata when first asked for: importing importlib.metadata costs
-    # about 25 ms, which a worker process (which never reports the version) would otherwise pay at every start.
-    if name != "__version__":
+    # pluggy (and the importlib.metadata it brings, ~40 ms) is imported when a plugin first asks for the marker:
+    # `rea --version` and the workers never do.
+    if name != "hookimpl":
         raise AttributeError(f"module 'rea' has no attribute {name!r}")
-    from importlib import metadata
+    import pluggy
 
-    try:
-        version = metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:  # running from a source tree without installed metadata
-        version = "0.0.0+source"
-    globals()["__version__"] = version
-    return version
+    marker = pluggy.HookimplMarker("rea")
+    globals()["hookimpl"] = marker
+    return marker
 
 
 __all__ = ["DISTRIBUTION", "__version__", "hookimpl"]

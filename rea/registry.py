@@ -827,6 +827,12 @@ def default_registry(*, cached: bool = False) -> Registry:
         return _DEFAULT
 
 
+def installed_plugins() -> list[EntryPointRow]:
+    """The installed plugins as their entry points declare them (name, module, distribution, version), read
+    without importing one (from the analysis cache while nothing installed changed): what ``rea --version`` lists."""
+    return _entry_points(_manifest_cache())
+
+
 def _manifest_cache() -> AnalysisCache | None:
     """The analysis cache the settings name, or None when it is off or misconfigured (the command says so)."""
     from rea.cache import default_cache

@@ -50,7 +50,10 @@ def test_the_version_is_the_distributions_and_pyprojects() -> None:
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert config["project"]["name"] == rea.DISTRIBUTION
-    assert metadata.version(rea.DISTRIBUTION) == config["project"]["version"] == rea.__version__
+    # One source: the build reads rea/_version.py (pyproject's dynamic version), as rea does at run time.
+    assert config["project"]["dynamic"] == ["version"]
+    assert config["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "rea._version.__version__"}
+    assert metadata.version(rea.DISTRIBUTION) == rea.__version__
     # Every self-reference of an extra names the distribution, not the unrelated `rea` of the registry.
     for extra, requirements in config["project"]["optional-dependencies"].items():
         assert not [r for r in requirements if r.startswith("rea[")], extra
@@ -62,7 +65,9 @@ def test_the_release_files_exist() -> None:
     for engine in ("Ghidra", "LIEF", "Capstone", "angr", "radare2", "androguard", "dnfile", "yara-python"):
         assert engine in notice, engine
     changelog = (ROOT / "CHANGELOG.md").read_text()
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    import rea
+
+    version = rea.__version__
     assert "## [Unreleased]" in changelog and f"## [{version}]" in changelog
 
 

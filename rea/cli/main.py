@@ -498,12 +498,13 @@ def _version() -> str:
     commit = checkout_commit(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     lines = [f"rea {__version__}" + (f" (git {commit})" if commit else "")]
     try:
-        reg = _registry()
-        lines.append("registered plugins:")
-        for name in sorted(reg.plugins):
-            p = reg.plugins[name]
-            lines.append(f"  {name}-{p.version or '?'} ({p.distribution or '-'}: {p.module})")
-    except Exception as exc:  # the version must print even when a plugin is broken
+        from rea.registry import installed_plugins
+
+        # From the entry points alone: printing the version imports no plugin (`rea plugins` loads them).
+        lines.append("installed plugins:")
+        for name, module, distribution, version in sorted(installed_plugins()):
+            lines.append(f"  {name}-{version or '?'} ({distribution or '-'}: {module})")
+    except Exception as exc:  # the version must print even when the metadata cannot be read
         lines.append(f"plugins could not be listed: {exc}")
     return "\n".join(lines)
 

@@ -209,7 +209,7 @@ def test_catalog_matches_live_tools_list(tmp_path: Path) -> None:
 
 def test_version_lists_plugins() -> None:
     proc = rea("--version")
-    assert proc.returncode == 0 and proc.stdout.startswith("rea ") and "registered plugins:" in proc.stdout
+    assert proc.returncode == 0 and proc.stdout.startswith("rea ") and "installed plugins:" in proc.stdout
 
 
 def test_analyze_routes_applications_and_a_format_property_keeps_its_flag(tmp_path: Path) -> None:
