@@ -11,7 +11,7 @@ row (bytes as the host hands them to the model: the result's text content), and 
 The server's start (to a first ``tools/list``) is printed but not counted: an agent pays it once per session, not per
 binary. Wall times on a shared, loaded host vary by tens of percent: run it twice before reading a trend.
 
-    python benchmarks/served.py [--detail lean|complete] [BINARY ...]
+    python benchmarks/served.py [--detail lean|complete] [--in-process] [BINARY ...]
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from typing import Any
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 import anyio  # noqa: E402
+import msgspec  # noqa: E402
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
@@ -154,6 +155,47 @@ async def served(binary: str, detail: str, run: Run) -> None:
                     run.phases.append(phase)
 
 
+def in_process(binary: str, detail: str) -> list[tuple[str, float, int]]:
+    """The same pages built in this process (the tool's handler, its Evidence and the lean presentation's encoding;
+    no transport, no SDK): what answer building costs, beside what the client received. Warm: after one pass."""
+    from rea import registry as registry_mod
+    from rea.budget import encode_result
+    from rea.catalog.invoke import invoke
+    from rea.context import CallContext
+    from rea.presentation import LEAN, present
+    from rea.session import Session
+
+    session = Session(registry_mod.load())
+    try:
+        invoke(session, session.registry.tools["open_binary"], {"path": binary}, CallContext())
+        out = []
+        for tool, key, limit in (
+            ("list_procedures", "procedures", PROCEDURE_PAGE),
+            ("get_call_graph", "callees" if detail == "lean" else "edges", EDGE_PAGE),
+        ):
+            spec = session.registry.tools[tool]
+            best = float("inf")
+            rows = 0
+            for _ in range(2):
+                began = time.perf_counter()
+                offset: int | None = 0
+                rows = 0
+                while offset is not None:
+                    args = {"offset": offset, "limit": limit, "detail": detail}
+                    evidence = invoke(session, spec, args, CallContext()).evidence
+                    assert evidence is not None
+                    encode_result(present(evidence, LEAN))
+                    body = json.loads(msgspec.json.encode(evidence.normalized_result))
+                    got = body[key]
+                    rows += sum(len(r) for r in got.values()) if isinstance(got, dict) else len(got)
+                    offset = body["next_offset"]
+                best = min(best, time.perf_counter() - began)
+            out.append((tool, best, rows))
+        return out
+    finally:
+        session.close()
+
+
 def throughput(value: Any) -> tuple[int, float]:
     """The canonical form's size of ``value`` and canonical_digest's MB/s over it (best of five)."""
     size = len(canonical_json(value))
@@ -186,6 +228,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("binaries", nargs="*", default=list(DEFAULT_BINARIES))
     parser.add_argument("--detail", choices=("lean", "complete"), default="lean", help="the rows' projection")
+    parser.add_argument(
+        "--in-process", action="store_true", help="also build the same pages in this process (no transport)"
+    )
     opts = parser.parse_args()
     if shutil.which("objdump") is None:
         print("objdump is missing (Debian: binutils)", file=sys.stderr)
@@ -198,6 +243,10 @@ def main() -> int:
         run = Run(binary=binary, floor=objdump_floor(binary))
         anyio.run(served, binary, opts.detail, run)
         report(run)
+        if opts.in_process:
+            for tool, seconds, rows in in_process(binary, opts.detail):
+                per_row = seconds * 1e6 / max(rows, 1)
+                print(f"  in process, warm: {tool:<16}{seconds * 1000:7.0f} ms  {per_row:6.1f} us/row")
     return 0
 
 
