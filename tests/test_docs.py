@@ -79,6 +79,11 @@ def bundle_path(tmp_path_factory: pytest.TempPathFactory, hello_elf: Path) -> Pa
 def test_documented_command_runs(doc: str, command: str, hello_elf: Path, bundle_path: Path, tmp_path: Path) -> None:
     words = shlex.split(command.replace("/tmp/evidence.json", str(bundle_path)))
     env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
+    # A scratch home: `rea setup --write` must register rea with no client configuration of this machine's user.
+    for var in ("CODEX_HOME", "APPDATA", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
+        env.pop(var, None)
+    env["HOME"] = str(tmp_path / "home")
+    os.makedirs(env["HOME"], exist_ok=True)
     while "=" in words[0]:
         key, _, value = words.pop(0).partition("=")
         env[key] = value

@@ -80,6 +80,11 @@ def test_marked_block_runs(line: int, body: str, scratch: Path, hello_elf: Path)
     env = {k: v for k, v in os.environ.items() if not k.startswith("REA_")}
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env["REA_CACHE_DIR"] = str(scratch / "cache")
+    # A scratch home: nothing a block runs reads or writes this machine's user configuration.
+    for var in ("CODEX_HOME", "APPDATA", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
+        env.pop(var, None)
+    env["HOME"] = str(scratch / "home")
+    os.makedirs(env["HOME"], exist_ok=True)
     bash = shutil.which("bash")
     assert bash is not None
     done = subprocess.run(
