@@ -16,7 +16,7 @@ import pytest
 
 from rea.catalog.schemas import shallow_output
 from rea.errors import ReaError
-from rea.operations.shapes import Procedures
+from rea.operations.shapes import ProcedureRows, Procedures
 from rea.presentation import compact_evidence_output_schema, lean_evidence_output_schema, present
 from tests.mcp.harness import connect, server_env
 
@@ -35,7 +35,9 @@ def test_compact_results_carry_the_profile_by_digest_with_the_same_identity(hell
             tools = {t.name: t for t in (await client.list_tools()).tools}
             # The compact Evidence schema, with normalized_result typed as the tool's shape (issue 26).
             # Advertised in the shallow form of the complete schema (issue 44).
-            assert tools["list_procedures"].output_schema == shallow_output(compact_evidence_output_schema(Procedures))
+            assert tools["list_procedures"].output_schema == shallow_output(
+                compact_evidence_output_schema((Procedures, ProcedureRows))
+            )
             assert tools["list_procedures"].output_schema != shallow_output(compact_evidence_output_schema())
             assert tools["binary_session"].output_schema != shallow_output(compact_evidence_output_schema())
             opened = (await client.call_tool("open_binary", {"path": str(hello_elf)})).structured_content
@@ -127,7 +129,9 @@ def test_lean_is_the_default_and_its_envelope_fits(hello_elf: Path) -> None:
     async def main() -> None:
         async with connect() as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert tools["list_procedures"].output_schema == shallow_output(lean_evidence_output_schema(Procedures))
+            assert tools["list_procedures"].output_schema == shallow_output(
+                lean_evidence_output_schema((Procedures, ProcedureRows))
+            )
             opened = (await client.call_tool("open_binary", {"path": str(hello_elf)})).structured_content
             assert _wire(opened) <= OPEN_BINARY_BYTES, _wire(opened)
             binding = opened["analysis_provider_binding"]
