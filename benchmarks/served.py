@@ -8,8 +8,10 @@ each phase, the total against the floor (goal: at most 2x), the bytes and micros
 row (bytes as the host hands them to the model: the result's text content), and the canonical-JSON throughput
 (``rea.canonical.canonical_digest`` on the largest result the run received, in MB/s).
 
-The server's start (to a first ``tools/list``) is printed but not counted: an agent pays it once per session, not per
-binary. Wall times on a shared, loaded host vary by tens of percent: run it twice before reading a trend.
+Beside each wall time, the server's CPU time (from /proc; its threads and its worker processes), steadier than wall time
+on a loaded host, and its total against objdump's own CPU time. The server's start (to a first ``tools/list``) is
+printed but not counted: an agent pays it once per session, not per binary. Wall times on a shared, loaded host vary
+by tens of percent: run it twice before reading a trend.
 
     python benchmarks/served.py [--detail lean|complete] [--in-process] [BINARY ...]
 """
@@ -49,6 +51,7 @@ EDGE_PAGE = 5000
 class Phase:
     name: str
     seconds: float = 0.0
+    server_cpu: float = 0.0  # the server's CPU time (user + system, all its threads and worker processes)
     calls: int = 0
     bytes: int = 0
     rows: int = 0
@@ -58,7 +61,9 @@ class Phase:
 class Run:
     binary: str
     floor: float
+    floor_cpu: float = 0.0
     start: float = 0.0
+    server: int | None = None  # the server's pid, for its CPU time
     phases: list[Phase] = field(default_factory=list)
     largest: Any = None  # the largest result received (its normalized_result), for the canonical-JSON figure
     largest_bytes: int = 0
@@ -66,6 +71,62 @@ class Run:
     @property
     def total(self) -> float:
         return sum(p.seconds for p in self.phases)
+
+    @property
+    def total_cpu(self) -> float:
+        return sum(p.server_cpu for p in self.phases)
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _stat(pid: int | str) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command (state first), None where gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()
+    except OSError:
+        return None
+
+
+def cpu_of(pid: int | None) -> float:
+    """The CPU seconds of a live process and its descendants (user + system; reaped children included), from /proc;
+    the server's index workers are processes of their own."""
+    if pid is None:
+        return 0.0
+    parents: dict[int, int] = {}
+    stats: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        fields = _stat(entry) if entry.isdigit() else None
+        if fields is not None:
+            parents[int(entry)] = int(fields[1])
+            stats[int(entry)] = fields
+    tree, grown = {pid}, True
+    while grown:
+        more = {child for child, parent in parents.items() if parent in tree} - tree
+        tree |= more
+        grown = bool(more)
+    # utime, stime, cutime, cstime: fields 14-17 of stat (1-based), 11-14 here (the state is index 0).
+    ticks = sum(int(stats[p][i]) for p in tree if p in stats for i in (11, 12, 13, 14))
+    return ticks / _TICK
+
+
+def server_pid() -> int | None:
+    """This process's child running ``rea serve`` (the SDK does not expose the pid it started)."""
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parent = f.read().rpartition(")")[2].split()[1]
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if parent == me and b"serve" in argv:
+            return int(entry)
+    return None
 
 
 def server_env(cache: str) -> dict[str, str]:
@@ -75,15 +136,21 @@ def server_env(cache: str) -> dict[str, str]:
     return env
 
 
-def objdump_floor(binary: str) -> float:
-    """``objdump -d`` of the binary to /dev/null, best of two (the page cache warm for both it and rea)."""
-    best = float("inf")
+def objdump_floor(binary: str) -> tuple[float, float]:
+    """``objdump -d`` of the binary to /dev/null, best of two (the page cache warm for both it and rea): wall and
+    CPU seconds."""
+    best, best_cpu = float("inf"), float("inf")
     for _ in range(2):
+        before = os.times()
         began = time.perf_counter()
         with open(os.devnull, "wb") as sink:
             subprocess.run(["objdump", "-d", binary], stdout=sink, stderr=subprocess.DEVNULL, check=True)
         best = min(best, time.perf_counter() - began)
-    return best
+        after = os.times()
+        best_cpu = min(
+            best_cpu, after.children_user - before.children_user + after.children_system - before.children_system
+        )
+    return best, best_cpu
 
 
 def text_of(result: Any) -> str:
@@ -91,9 +158,11 @@ def text_of(result: Any) -> str:
 
 
 async def call(session: ClientSession, run: Run, phase: Phase, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    cpu = cpu_of(run.server)
     began = time.perf_counter()
     result = await session.call_tool(tool, args)
     phase.seconds += time.perf_counter() - began
+    phase.server_cpu += cpu_of(run.server) - cpu
     text = text_of(result)
     if result.is_error:
         raise SystemExit(f"{tool} {args} failed: {text[:400]}")
@@ -128,6 +197,7 @@ async def served(binary: str, detail: str, run: Run) -> None:
                 await session.initialize()
                 await session.list_tools()
                 run.start = time.perf_counter() - began
+                run.server = server_pid()
                 steps: list[tuple[Phase, Callable[[Phase], Awaitable[Any]]]] = [
                     (Phase("open_binary"), lambda p: call(session, run, p, "open_binary", {"path": binary})),
                     (Phase("binary_overview"), lambda p: call(session, run, p, "binary_overview", {})),
@@ -209,16 +279,20 @@ def throughput(value: Any) -> tuple[int, float]:
 
 def report(run: Run) -> None:
     print(f"\n{run.binary} ({os.path.getsize(run.binary) / 1e6:.1f} MB)")
-    print(f"  {'objdump -d (floor)':<22}{run.floor * 1000:9.0f} ms")
+    print(f"  {'objdump -d (floor)':<22}{run.floor * 1000:9.0f} ms  (CPU {run.floor_cpu * 1000:.0f} ms)")
     print(f"  {'server start':<22}{run.start * 1000:9.0f} ms   (to a first tools/list; not counted)")
     for p in run.phases:
-        line = f"  {p.name:<22}{p.seconds * 1000:9.0f} ms  {p.calls:4d} calls  {p.bytes / 1024:9.1f} KB"
+        line = f"  {p.name:<22}{p.seconds * 1000:9.0f} ms  (server CPU {p.server_cpu * 1000:5.0f} ms)"
+        line += f"  {p.calls:4d} calls  {p.bytes / 1024:9.1f} KB"
         if p.rows:
             line += f"  {p.rows:7d} rows  {p.bytes / p.rows:6.1f} B/row  {p.seconds * 1e6 / p.rows:6.1f} us/row"
         print(line)
     ratio = run.total / run.floor
     verdict = "meets" if ratio <= GOAL else "misses"
     print(f"  {'total':<22}{run.total * 1000:9.0f} ms   {ratio:.2f}x the floor ({verdict} the {GOAL:.0f}x goal)")
+    if run.floor_cpu and run.total_cpu:
+        ratio_cpu = run.total_cpu / run.floor_cpu
+        print(f"  {'server CPU, total':<22}{run.total_cpu * 1000:9.0f} ms   {ratio_cpu:.2f}x objdump's CPU")
     if run.largest is not None:
         size, rate = throughput(run.largest)
         print(f"  canonical_digest on the largest result ({size / 1024:.0f} KB canonical): {rate:.0f} MB/s")
@@ -240,7 +314,8 @@ def main() -> int:
         if not os.path.isfile(binary):
             print(f"\n{binary}: not on this host, skipped")
             continue
-        run = Run(binary=binary, floor=objdump_floor(binary))
+        floor, floor_cpu = objdump_floor(binary)
+        run = Run(binary=binary, floor=floor, floor_cpu=floor_cpu)
         anyio.run(served, binary, opts.detail, run)
         report(run)
         if opts.in_process:
