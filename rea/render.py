@@ -32,6 +32,7 @@ FORMAT_PROPERTY: dict[str, Any] = {
     "enum": list(FORMATS),
     "default": "structured",
     "description": "structured (default), or also a picture: mermaid or dot text.",
+    "examples": ["mermaid"],
 }
 
 
