@@ -78,9 +78,8 @@ def _program(call: ToolCall) -> Evidence:
     parameters = {k: v for k, v in annotate.parameters(call).items() if k != "detail"}
     if not complete:
         parameters["detail"] = LEAN
-    out = OperationResult(
-        normalized=body, raw=result.raw, limitations=list(result.limitations), locations=list(result.locations)
-    )
+    # The provider's limitations, locations and confidence stay as it said them.
+    out = result if body is result.normalized else msgspec.structs.replace(result, normalized=body)
     return call.session.evidence(call.tool.name, parameters, out)
 
 

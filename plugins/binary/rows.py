@@ -25,7 +25,6 @@ from rea.operations.shapes import (
     ReferenceRow,
     ReferenceRows,
 )
-from rea.providers import OperationResult
 
 LEAN: Final = "lean"
 COMPLETE: Final = "complete"
@@ -104,9 +103,8 @@ def handler(operation: str) -> Any:
         if not lean:
             return call.session.evidence(call.tool.name, parameters, result)
         body = _LEAN[operation](result.normalized)
-        out = OperationResult(
-            normalized=body, raw=result.raw, limitations=list(result.limitations), locations=list(result.locations)
-        )
+        # The provider's limitations, locations and confidence stay as it said them.
+        out = msgspec.structs.replace(result, normalized=body)
         return call.session.evidence(call.tool.name, {**parameters, "detail": LEAN}, out)
 
     return handle
