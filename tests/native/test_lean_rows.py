@@ -4,12 +4,14 @@ the complete form (``detail: complete``, whose evidence id is the one the page h
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 
 from rea import registry as registry_mod
+from rea.annotations import AnnotationStore
 from rea.operations.shapes import (
     EDGE_KIND_CODES,
     PROCEDURE_KIND_CODES,
@@ -30,9 +32,13 @@ def _size(value: Any) -> int:
 
 
 @pytest.fixture(params=TARGETS)
-def session(request: pytest.FixtureRequest, native_fixtures: Any) -> Any:
+def session(
+    request: pytest.FixtureRequest, native_fixtures: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Any:
     path = request.param if request.param.startswith("/") else native_fixtures.get(request.param).path
-    s = Session(registry_mod.load())
+    # An empty annotation store of its own: no analyst's names from the real home.
+    monkeypatch.setenv("REA_ANNOTATIONS_DIR", str(tmp_path / "annotations"))
+    s = Session(registry_mod.load(), annotations=AnnotationStore(str(tmp_path / "annotations")))
     result_of(s, "open_binary", {"path": path, "provider_id": "native"})
     yield s
     s.close()
@@ -124,3 +130,22 @@ def test_reference_pages_are_lean_on_request_with_the_same_facts(session: Sessio
     if rows >= 50:
         per_row = (_size(lean["references"]) + _size(lean["names"])) / rows
         assert per_row <= ROW_BUDGET, f"{per_row:.1f} bytes a reference"
+
+
+def test_a_user_name_shows_in_the_lean_call_graph(
+    native_fixtures: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REA_ANNOTATIONS_DIR", str(tmp_path / "annotations"))
+    s = Session(registry_mod.load(), annotations=AnnotationStore(str(tmp_path / "annotations")))
+    try:
+        result_of(s, "open_binary", {"path": native_fixtures.get("shapes-elf-x64").path, "provider_id": "native"})
+        before = result_of(s, "get_call_graph", {"limit": 1000})
+        caller = next(iter(before["callees"]))
+        result_of(s, "set_address_name", {"address": caller, "name": "renamed_by_analyst"})
+        after = result_of(s, "get_call_graph", {"limit": 1000})
+        assert after["names"][caller] == "renamed_by_analyst"
+        assert after["callees"] == before["callees"]
+        complete = result_of(s, "get_call_graph", {"limit": 1000, "detail": "complete"})
+        assert complete["names"][caller] == "renamed_by_analyst"
+    finally:
+        s.close()
