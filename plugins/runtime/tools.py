@@ -14,6 +14,7 @@ from rea_plugins.runtime.model import (
 )
 
 import rea
+from rea.catalog.schemas import evidence_input, with_evidence_defs
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.evidence import Evidence, ProviderIdentity
 from rea.providers import OperationResult
@@ -109,39 +110,55 @@ OBSERVE_SCHEMA = _obj(
     ["inspector_endpoint", "target_id", "runtime_kind"],
 )
 
-_EVIDENCE_REF = {
-    "type": "object",
-    "description": 'Evidence inline, or {"kind": "retained-evidence", "evidence_id": ...}.',
-}
-RECONCILE_SCHEMA = _obj(
-    {
-        "runtime_observations": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": 16,
-            "items": _EVIDENCE_REF,
-            "description": "observe_javascript_runtime Evidence, inline or retained.",
-        },
-        "static_layers": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": 16,
-            "items": {
-                "type": "object",
-                "description": "analyze_javascript_application Evidence (inline or retained), or {input_path, format} "
-                "to analyze now.",
+RECONCILE_SCHEMA = with_evidence_defs(
+    _obj(
+        {
+            "runtime_observations": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 16,
+                "items": evidence_input("observe_javascript_runtime Evidence, inline or retained."),
+                "description": "observe_javascript_runtime Evidence, inline or retained.",
             },
-            "description": "The static application graphs to join against.",
-        },
-        "limits": _obj(
-            {
-                "offset": _int(0, MAX_INT32, "Rows of each list to skip, for paging."),
-                "limit": _int(20, 1000, "Rows of each list answered.", minimum=1),
+            "static_layers": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 16,
+                "items": {
+                    "description": "analyze_javascript_application Evidence (inline or retained), or "
+                    "{input_path, format} "
+                    "to analyze now.",
+                    "anyOf": [
+                        *evidence_input("analyze_javascript_application Evidence.")["anyOf"],
+                        _obj(
+                            {
+                                "input_path": {
+                                    "type": "string",
+                                    "minLength": 1,
+                                    "description": "The application to analyze.",
+                                },
+                                "format": {
+                                    "type": "string",
+                                    "description": "As analyze_javascript_application's (auto).",
+                                },
+                            },
+                            ["input_path"],
+                            description="An application analyzed now by analyze_javascript_application.",
+                        ),
+                    ],
+                },
+                "description": "The static application graphs to join against.",
             },
-            description="Paging of the three lists (one offset and limit for each).",
-        ),
-    },
-    ["runtime_observations", "static_layers"],
+            "limits": _obj(
+                {
+                    "offset": _int(0, MAX_INT32, "Rows of each list to skip, for paging."),
+                    "limit": _int(20, 1000, "Rows of each list answered.", minimum=1),
+                },
+                description="Paging of the three lists (one offset and limit for each).",
+            ),
+        },
+        ["runtime_observations", "static_layers"],
+    )
 )
 
 

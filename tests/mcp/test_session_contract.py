@@ -135,10 +135,16 @@ def test_availability_reports_modes_and_client_features(hello_elf: Path) -> None
     async def main(sampling: Any) -> dict[str, Any]:
         async with connect(sampling=sampling, **PROBE) as client:
             await client.call_tool("open_binary", {"path": str(hello_elf)})
-            doc = structured(await client.call_tool("binary_session", {"detail": "tools"}))
+            # Every page of the tool availability (100 tools a page).
+            entries: dict[str, Any] = {}
+            cursor: int | None = 0
+            while cursor is not None:
+                doc = structured(await client.call_tool("binary_session", {"detail": "tools", "offset": cursor}))
+                entries.update((t["name"], t) for t in doc["tool_availability"])
+                cursor = doc["tool_page"]["next_offset"]
             called = await client.call_tool("probe_sampling", {})
             assert called.is_error is (sampling is None)
-            return {t["name"]: t for t in doc["tool_availability"]}
+            return entries
 
     without = anyio.run(main, None)
     probe = without["probe_sampling"]

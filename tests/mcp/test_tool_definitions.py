@@ -54,7 +54,7 @@ def test_the_live_tools_list_fits_both_budgets(rea_registry: Registry) -> None:
 def test_a_toolset_selection_lists_exactly_its_tools_and_costs_less(rea_registry: Registry) -> None:
     toolset_of = {t["name"]: t["toolset"] for t in build_catalog(rea_registry)["tools"]}
     whole = sent_bytes(anyio.run(functools.partial(listing, REA_MCP_TOOLSETS="all")))
-    for selection in ("native", "browser,dynamic"):
+    for selection in ("binary", "browser,dynamic"):
         chosen = {"session", *selection.split(",")}
         tools = anyio.run(functools.partial(listing, REA_MCP_TOOLSETS=selection))
         assert {t["name"] for t in tools} == {n for n, ts in toolset_of.items() if ts in chosen}
