@@ -495,11 +495,10 @@ EMULATE_PROCEDURE = ToolDef(
     toolset=TOOLSET,
     title="Emulate Procedure",
     description=(
-        "Run one procedure of the open binary under an emulator (Unicorn) with arguments by its calling convention "
-        "and say what it returned, wrote and called. Buffers are passed by pointer and shown after the run; imports "
-        "are stubbed (memcpy, memset, strlen, malloc/free... modelled; any other returns import_returns or stops "
-        "with its name); bounded by instructions, time and memory. x86-64, x86, AArch64 and ARM; addresses in the "
-        "image are static."
+        "Run one procedure of the open binary (x86-64, x86, AArch64, ARM) under an emulator (Unicorn) with "
+        "arguments by its calling convention, and say what it returned, wrote and called. Buffers are passed by "
+        "pointer and shown after the run, imports are stubbed (memcpy, strlen, malloc/free... modelled; others "
+        "return import_returns or stop), and the run is bounded by instructions, time and memory."
     ),
     input_schema=PROCEDURE_SCHEMA,
     handler=_procedure,
