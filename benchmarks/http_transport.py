@@ -6,7 +6,8 @@ client. Printed: p50, p99 and calls per second of each, and HTTP's p99 over stdi
 Memory: MEMORY_CLIENTS clients (default 10) with the target open, over one HTTP server against one stdio server
 each: the resident and proportional set sizes of the server processes and everything they started.
 
-Run: python benchmarks/http_transport.py [--clients 50] [--calls 20] [--stdio-clients N] [--memory-clients 10] [--target PATH]
+Run: python benchmarks/http_transport.py [--clients 50] [--calls 20] [--stdio-clients N] [--memory-clients 10]
+     [--target PATH]
 """
 
 from __future__ import annotations
