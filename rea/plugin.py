@@ -874,21 +874,225 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
     "new_id": ("rea.unknowns", "new_id", "A fresh unknown id."),
     "not_found": ("rea.unknowns", "not_found", "The error for an unknown id that does not exist."),
     "sealed": ("rea.unknowns", "sealed", "``rev`` with its digest computed."),
+    # Added with the families of 2026-12 (Apple, specialist inspectors, runtime JavaScript, pictures)
+    "devtools": (
+        "rea.devtools",
+        "",
+        "The DevTools-protocol session (CDP and the V8 inspector) over one loopback WebSocket, and its rules.",
+    ),
+    "render": (
+        "rea.render",
+        "",
+        "Graph pictures: one small graph shape drawn as Mermaid or Graphviz DOT text, bounded.",
+    ),
+    "sourcemap": (
+        "rea.sourcemap",
+        "",
+        "Source-map mappings decoded by symbolic: generated to original locations and sources.",
+    ),
+    "golang": (
+        "rea.operations.golang",
+        "",
+        "Go binaries' own tables: the build information and the pclntab function table.",
+    ),
+    "objc": (
+        "rea.operations.objc",
+        "",
+        "Objective-C runtime metadata of a Mach-O image: classes, protocols, categories, selectors.",
+    ),
+    "ResultType": (
+        "rea.catalog.tool",
+        "ResultType",
+        "A tool's result Struct, or a tuple of the Structs it may answer.",
+    ),
+    "DEFAULT_TIMEOUT_S": (
+        "rea.devtools",
+        "DEFAULT_TIMEOUT_S",
+        "The default deadline of one DevTools request, in seconds.",
+    ),
+    "file_roots": (
+        "rea.devtools",
+        "file_roots",
+        "The canonical directories a request confines file:// targets and scripts to.",
+    ),
+    "loopback_endpoint": (
+        "rea.devtools",
+        "loopback_endpoint",
+        "The loopback endpoint a value names; anything else is refused.",
+    ),
+    "as_object": (
+        "rea.evidence",
+        "as_object",
+        "A Struct in a result as the JSON object it encodes to, one level deep.",
+    ),
+    "GoModule": ("rea.operations.golang", "GoModule", "A module of a Go build list: path, version and go.sum hash."),
+    "Category": (
+        "rea.operations.objc",
+        "Category",
+        "An Objective-C category: the class it extends and its methods and protocols.",
+    ),
+    "implementation_names": (
+        "rea.operations.objc",
+        "implementation_names",
+        "Each method implementation's address with its name, -[Class selector].",
+    ),
+    "Snapshot": (
+        "rea.operations.records",
+        "Snapshot",
+        "A complete recorded model: the inventory, every detail, references and pseudo code.",
+    ),
+    "SnapshotSource": ("rea.operations.records", "SnapshotSource", "A Source over a recorded Snapshot."),
+    "CALL_GRAPH_LEGEND": (
+        "rea.operations.shapes",
+        "CALL_GRAPH_LEGEND",
+        "The row layout of a lean call-graph page, as its legend states it.",
+    ),
+    "PROCEDURE_KIND_CODES": (
+        "rea.operations.shapes",
+        "PROCEDURE_KIND_CODES",
+        "The one-letter codes of procedure kinds in lean rows.",
+    ),
+    "ProcedureRows": (
+        "rea.operations.shapes",
+        "ProcedureRows",
+        "A lean page of procedures: rows with a legend, parts mapped to their parents.",
+    ),
+    "fde_ranges": ("rea.operations.unwind", "fde_ranges", "(start, end) of every FDE of an .eh_frame section."),
+    "FORMAT_PROPERTY": (
+        "rea.render",
+        "FORMAT_PROPERTY",
+        "The format argument of a tool that draws: structured, mermaid or dot.",
+    ),
+    "Picture": ("rea.render", "Picture", "A graph drawn as text (Mermaid or DOT), with what the bound left out."),
+    "MAX_MAP_BYTES": ("rea.sourcemap", "MAX_MAP_BYTES", "The largest source map decoded, in bytes."),
+    # Added with the families of 2026-12 (Apple, specialist inspectors, runtime JavaScript, pictures)
+    "CommandFailed": ("rea.devtools", "CommandFailed", "The DevTools peer answered a command with a protocol error."),
+    "HTTP_TIMEOUT_S": (
+        "rea.devtools",
+        "HTTP_TIMEOUT_S",
+        "The deadline of a DevTools HTTP request (/json/list), in seconds.",
+    ),
+    "MAX_HTTP_BYTES": ("rea.devtools", "MAX_HTTP_BYTES", "The largest DevTools HTTP answer read, in bytes."),
+    "MAX_MESSAGE_BYTES": (
+        "rea.devtools",
+        "MAX_MESSAGE_BYTES",
+        "The largest DevTools WebSocket message read, in bytes.",
+    ),
+    "POLL_S": ("rea.devtools", "POLL_S", "How often a DevTools wait checks for cancellation, in seconds."),
+    "Subscriber": ("rea.devtools", "Subscriber", "A DevTools event callback: (method, params, session id)."),
+    "arr": (
+        "rea.devtools",
+        "arr",
+        "A protocol value when it is an array, else empty: a peer's omission is not a crash.",
+    ),
+    "obj": (
+        "rea.devtools",
+        "obj",
+        "A protocol value when it is an object, else empty: a peer's omission is not a crash.",
+    ),
+    "wait": ("rea.devtools", "wait", "Sleep for a while, ending early (cancelled) when the caller cancels."),
+    "GoSetting": (
+        "rea.operations.golang",
+        "GoSetting",
+        "One Go build setting (-compiler=gc, CGO_ENABLED=1, vcs.revision=...).",
+    ),
+    "ObjCClass": (
+        "rea.operations.objc",
+        "ObjCClass",
+        "An Objective-C class: superclass, methods with selectors and IMPs, ivars, properties.",
+    ),
+    "Protocol": (
+        "rea.operations.objc",
+        "Protocol",
+        "An Objective-C protocol: its methods and the protocols it adopts.",
+    ),
+    "CalleeRow": ("rea.operations.shapes", "CalleeRow", "One lean call edge from its caller: [callee, kind, calls]."),
+    "EDGE_KIND_CODES": (
+        "rea.operations.shapes",
+        "EDGE_KIND_CODES",
+        "The one-letter codes of call-edge kinds in lean rows.",
+    ),
+    "PROCEDURE_LEGEND": (
+        "rea.operations.shapes",
+        "PROCEDURE_LEGEND",
+        "The row layout of a lean procedure page, as its legend states it.",
+    ),
+    "ProcedureRow": ("rea.operations.shapes", "ProcedureRow", "One lean procedure row: [address, name, size, kind]."),
+    "ProgramCallGraphRows": (
+        "rea.operations.shapes",
+        "ProgramCallGraphRows",
+        "Every call edge of the program, lean: each caller of the page mapped to its rows.",
+    ),
+    "REFERENCES_LEGEND": (
+        "rea.operations.shapes",
+        "REFERENCES_LEGEND",
+        "The row layout of a lean reference page, as its legend states it.",
+    ),
+    "REFERENCE_KIND_CODES": (
+        "rea.operations.shapes",
+        "REFERENCE_KIND_CODES",
+        "The one-letter codes of reference kinds in lean rows.",
+    ),
+    "ReferenceRow": ("rea.operations.shapes", "ReferenceRow", "One lean reference row: [from, to, kind]."),
+    "ReferenceRows": (
+        "rea.operations.shapes",
+        "ReferenceRows",
+        "A lean page of one procedure's references, grouped by the procedure each is in.",
+    ),
+    "Edge": ("rea.render", "Edge", "One edge of a picture's graph: from, to and an optional label."),
+    "Graph": ("rea.render", "Graph", "What a tool hands the renderer: nodes in order of importance, then edges."),
+    "Node": ("rea.render", "Node", "One node of a picture's graph: a stable id, its label, and whether it is a root."),
+    "attach": ("rea.render", "attach", "A result body with a picture field when the call asked for one."),
+    "requested": (
+        "rea.render",
+        "requested",
+        "The picture format a call asked for, or None for the structured default.",
+    ),
+    "Decoded": (
+        "rea.sourcemap",
+        "Decoded",
+        "A source map's mappings, decoded: lookups from a generated position to the original.",
+    ),
+    "Token": ("rea.sourcemap", "Token", "A generated position's original: source, line, column and name."),
+    "decode_data_url": (
+        "rea.sourcemap",
+        "decode_data_url",
+        "The payload of a data: URL (base64 or percent-encoded); None when malformed.",
+    ),
+    # Added with the families of 2026-12 (Apple, specialist inspectors, runtime JavaScript, pictures)
+    "Projection": (
+        "rea.catalog.projection",
+        "Projection",
+        "An input-schema projection: how one profile advertises a tool's arguments.",
+    ),
 }
 
 __all__ = [
     "API_VERSION",
+    "CALL_GRAPH_LEGEND",
     "CODES",
     "CORE_OPERATIONS",
+    "DEFAULT_TIMEOUT_S",
+    "EDGE_KIND_CODES",
+    "FORMAT_PROPERTY",
     "HEAD_BYTES",
+    "HTTP_TIMEOUT_S",
     "INIT_ARRAYS",
     "LIMITS",
+    "MAX_HTTP_BYTES",
     "MAX_INT32",
+    "MAX_MAP_BYTES",
+    "MAX_MESSAGE_BYTES",
     "MAX_TYPE_DECLARATION",
     "METADATA_SECTIONS",
     "NESTED_SEPARATOR",
     "OPERATIONS",
     "OUT_OF_MEMORY",
+    "POLL_S",
+    "PROCEDURE_KIND_CODES",
+    "PROCEDURE_LEGEND",
+    "REFERENCES_LEGEND",
+    "REFERENCE_KIND_CODES",
     "RESULT_TYPES",
     "RETAINED_EXAMPLE",
     "SEVERITY_ORDER",
@@ -908,21 +1112,29 @@ __all__ = [
     "CallContext",
     "CallSite",
     "CalleeItem",
+    "CalleeRow",
     "CallerItem",
     "CanonicalError",
+    "Category",
     "CloseOutcome",
+    "CommandFailed",
     "ContainingProcedure",
     "DataInspection",
     "DataType",
     "DeclaredIntegrity",
+    "Decoded",
     "Detail",
     "Document",
     "DocumentItem",
+    "Edge",
     "EntryKind",
     "EntryRead",
     "Evidence",
     "Extents",
     "Feature",
+    "GoModule",
+    "GoSetting",
+    "Graph",
     "Histories",
     "IndexingCode",
     "Instruction",
@@ -932,26 +1144,36 @@ __all__ = [
     "Isolation",
     "Limits",
     "Name",
+    "Node",
     "Note",
     "Notebook",
+    "ObjCClass",
     "OperationResult",
     "OwnedProcess",
     "Page",
+    "Picture",
     "PointerArray",
     "Procedure",
     "ProcedureInfo",
     "ProcedureItem",
     "ProcedureRef",
+    "ProcedureRow",
+    "ProcedureRows",
     "ProcessSpec",
     "ProgramCallGraph",
+    "ProgramCallGraphRows",
+    "Projection",
     "PromptArgument",
     "PromptDef",
+    "Protocol",
     "ProviderDescriptor",
     "ProviderIdentity",
     "PseudoCode",
     "ReaError",
     "Reference",
     "ReferenceItem",
+    "ReferenceRow",
+    "ReferenceRows",
     "Registry",
     "Relationship",
     "Reporter",
@@ -961,6 +1183,7 @@ __all__ = [
     "ResourceSpec",
     "ResourceTemplateDef",
     "Result",
+    "ResultType",
     "Route",
     "SandboxPolicy",
     "ScenarioDriver",
@@ -971,12 +1194,16 @@ __all__ = [
     "SettingSpec",
     "Shape",
     "Sink",
+    "Snapshot",
+    "SnapshotSource",
     "Source",
     "String",
     "StringItem",
+    "Subscriber",
     "Target",
     "TargetSupport",
     "TargetView",
+    "Token",
     "ToolCall",
     "ToolDef",
     "ToolEffects",
@@ -994,6 +1221,9 @@ __all__ = [
     "alternatives_remediation",
     "answer",
     "answers",
+    "arr",
+    "as_object",
+    "attach",
     "build_view",
     "bundle",
     "callgraph",
@@ -1007,19 +1237,25 @@ __all__ = [
     "confine",
     "conflict",
     "decode",
+    "decode_data_url",
     "default_cache",
     "default_memory_limit_mb",
     "default_registry",
+    "devtools",
     "die_with_parent",
     "elf_relocations",
     "evidence",
     "evidence_input",
+    "fde_ranges",
+    "file_roots",
     "fingerprints",
     "frames",
+    "golang",
     "hash_instructions",
     "hexa",
     "hookimpl",
     "identify",
+    "implementation_names",
     "int_param",
     "integer_setting",
     "invalid_request",
@@ -1030,6 +1266,7 @@ __all__ = [
     "limit_exceeded",
     "link_escapes",
     "looks_like_address",
+    "loopback_endpoint",
     "matcher",
     "memory_exhausted",
     "memory_limit_setting",
@@ -1039,6 +1276,8 @@ __all__ = [
     "normalize_instruction",
     "not_found",
     "now_iso",
+    "obj",
+    "objc",
     "open_beneath",
     "open_regular",
     "operation_routes",
@@ -1060,6 +1299,8 @@ __all__ = [
     "read_regular",
     "reap_session_zombies",
     "relr_slots",
+    "render",
+    "requested",
     "require_regular",
     "retained_reference",
     "row_page",
@@ -1071,6 +1312,7 @@ __all__ = [
     "shown",
     "signal_if",
     "sniff_format",
+    "sourcemap",
     "split_operands",
     "status_details",
     "struct_output_schema",
@@ -1083,6 +1325,7 @@ __all__ = [
     "unsandboxed",
     "unwind",
     "verify_unchanged",
+    "wait",
     "whole_program_paging",
     "with_evidence_defs",
     "words",
@@ -1090,15 +1333,20 @@ __all__ = [
 
 if TYPE_CHECKING:
     import rea.bundle as bundle
+    import rea.devtools as devtools
     import rea.evidence as evidence
     import rea.operations.answers as answers
     import rea.operations.callgraph as callgraph
+    import rea.operations.golang as golang
+    import rea.operations.objc as objc
     import rea.operations.unwind as unwind
     import rea.process.confine as confine
     import rea.process.frames as frames
     import rea.process.leftovers as leftovers
     import rea.process.procfs as procfs
+    import rea.render as render
     import rea.search as search
+    import rea.sourcemap as sourcemap
     import rea.typelib as typelib
     from rea import __version__ as __version__
     from rea import hookimpl as hookimpl
@@ -1117,6 +1365,7 @@ if TYPE_CHECKING:
     from rea.canonical import canonical_digest as canonical_digest
     from rea.canonical import canonical_json as canonical_json
     from rea.catalog.invoke import invoke as invoke
+    from rea.catalog.projection import Projection as Projection
     from rea.catalog.prompt import PromptArgument as PromptArgument
     from rea.catalog.prompt import PromptDef as PromptDef
     from rea.catalog.refusals import unknown_tool as unknown_tool
@@ -1127,6 +1376,7 @@ if TYPE_CHECKING:
     from rea.catalog.schemas import evidence_input as evidence_input
     from rea.catalog.schemas import struct_output_schema as struct_output_schema
     from rea.catalog.schemas import with_evidence_defs as with_evidence_defs
+    from rea.catalog.tool import ResultType as ResultType
     from rea.catalog.tool import ToolCall as ToolCall
     from rea.catalog.tool import ToolDef as ToolDef
     from rea.catalog.tool import ToolEffects as ToolEffects
@@ -1137,6 +1387,18 @@ if TYPE_CHECKING:
     from rea.config import integer_setting as integer_setting
     from rea.config import memory_limit_setting as memory_limit_setting
     from rea.context import CallContext as CallContext
+    from rea.devtools import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
+    from rea.devtools import HTTP_TIMEOUT_S as HTTP_TIMEOUT_S
+    from rea.devtools import MAX_HTTP_BYTES as MAX_HTTP_BYTES
+    from rea.devtools import MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES
+    from rea.devtools import POLL_S as POLL_S
+    from rea.devtools import CommandFailed as CommandFailed
+    from rea.devtools import Subscriber as Subscriber
+    from rea.devtools import arr as arr
+    from rea.devtools import file_roots as file_roots
+    from rea.devtools import loopback_endpoint as loopback_endpoint
+    from rea.devtools import obj as obj
+    from rea.devtools import wait as wait
     from rea.errors import CODES as CODES
     from rea.errors import ReaError as ReaError
     from rea.errors import cancelled as cancelled
@@ -1145,6 +1407,7 @@ if TYPE_CHECKING:
     from rea.evidence import AnalysisProfile as AnalysisProfile
     from rea.evidence import Evidence as Evidence
     from rea.evidence import ProviderIdentity as ProviderIdentity
+    from rea.evidence import as_object as as_object
     from rea.evidence import retained_reference as retained_reference
     from rea.files import open_regular as open_regular
     from rea.files import read_regular as read_regular
@@ -1167,6 +1430,12 @@ if TYPE_CHECKING:
     from rea.operations.answers import paging as paging
     from rea.operations.answers import parse_address as parse_address
     from rea.operations.answers import whole_program_paging as whole_program_paging
+    from rea.operations.golang import GoModule as GoModule
+    from rea.operations.golang import GoSetting as GoSetting
+    from rea.operations.objc import Category as Category
+    from rea.operations.objc import ObjCClass as ObjCClass
+    from rea.operations.objc import Protocol as Protocol
+    from rea.operations.objc import implementation_names as implementation_names
     from rea.operations.operands import split_operands as split_operands
     from rea.operations.operands import symbolized_text as symbolized_text
     from rea.operations.operands import symbols_of as symbols_of
@@ -1181,6 +1450,8 @@ if TYPE_CHECKING:
     from rea.operations.records import Procedure as Procedure
     from rea.operations.records import Reference as Reference
     from rea.operations.records import Segment as Segment
+    from rea.operations.records import Snapshot as Snapshot
+    from rea.operations.records import SnapshotSource as SnapshotSource
     from rea.operations.records import Source as Source
     from rea.operations.records import String as String
     from rea.operations.relocations import INIT_ARRAYS as INIT_ARRAYS
@@ -1190,10 +1461,17 @@ if TYPE_CHECKING:
     from rea.operations.relocations import pe_base_relocations as pe_base_relocations
     from rea.operations.relocations import relr_slots as relr_slots
     from rea.operations.relocations import words as words
+    from rea.operations.shapes import CALL_GRAPH_LEGEND as CALL_GRAPH_LEGEND
+    from rea.operations.shapes import EDGE_KIND_CODES as EDGE_KIND_CODES
+    from rea.operations.shapes import PROCEDURE_KIND_CODES as PROCEDURE_KIND_CODES
+    from rea.operations.shapes import PROCEDURE_LEGEND as PROCEDURE_LEGEND
+    from rea.operations.shapes import REFERENCE_KIND_CODES as REFERENCE_KIND_CODES
+    from rea.operations.shapes import REFERENCES_LEGEND as REFERENCES_LEGEND
     from rea.operations.shapes import RESULT_TYPES as RESULT_TYPES
     from rea.operations.shapes import AnalysisView as AnalysisView
     from rea.operations.shapes import Assembly as Assembly
     from rea.operations.shapes import CalleeItem as CalleeItem
+    from rea.operations.shapes import CalleeRow as CalleeRow
     from rea.operations.shapes import CallerItem as CallerItem
     from rea.operations.shapes import ContainingProcedure as ContainingProcedure
     from rea.operations.shapes import DataInspection as DataInspection
@@ -1206,15 +1484,21 @@ if TYPE_CHECKING:
     from rea.operations.shapes import ProcedureInfo as ProcedureInfo
     from rea.operations.shapes import ProcedureItem as ProcedureItem
     from rea.operations.shapes import ProcedureRef as ProcedureRef
+    from rea.operations.shapes import ProcedureRow as ProcedureRow
+    from rea.operations.shapes import ProcedureRows as ProcedureRows
     from rea.operations.shapes import ProgramCallGraph as ProgramCallGraph
+    from rea.operations.shapes import ProgramCallGraphRows as ProgramCallGraphRows
     from rea.operations.shapes import PseudoCode as PseudoCode
     from rea.operations.shapes import ReferenceItem as ReferenceItem
+    from rea.operations.shapes import ReferenceRow as ReferenceRow
+    from rea.operations.shapes import ReferenceRows as ReferenceRows
     from rea.operations.shapes import SegmentItem as SegmentItem
     from rea.operations.shapes import Shape as Shape
     from rea.operations.shapes import StringItem as StringItem
     from rea.operations.shapes import Unavailable as Unavailable
     from rea.operations.shapes import decode as decode
     from rea.operations.unwind import Extents as Extents
+    from rea.operations.unwind import fde_ranges as fde_ranges
     from rea.process import Isolation as Isolation
     from rea.process import OwnedProcess as OwnedProcess
     from rea.process import ProcessSpec as ProcessSpec
@@ -1245,6 +1529,13 @@ if TYPE_CHECKING:
     from rea.providers import TargetSupport as TargetSupport
     from rea.registry import Registry as Registry
     from rea.registry import default_registry as default_registry
+    from rea.render import FORMAT_PROPERTY as FORMAT_PROPERTY
+    from rea.render import Edge as Edge
+    from rea.render import Graph as Graph
+    from rea.render import Node as Node
+    from rea.render import Picture as Picture
+    from rea.render import attach as attach
+    from rea.render import requested as requested
     from rea.scenarios import ScenarioDriver as ScenarioDriver
     from rea.scenarios import ScenarioDriverDescriptor as ScenarioDriverDescriptor
     from rea.search import compile_pattern as compile_pattern
@@ -1253,6 +1544,10 @@ if TYPE_CHECKING:
     from rea.selection import alternatives_remediation as alternatives_remediation
     from rea.selection import select as select
     from rea.session import Session as Session
+    from rea.sourcemap import MAX_MAP_BYTES as MAX_MAP_BYTES
+    from rea.sourcemap import Decoded as Decoded
+    from rea.sourcemap import Token as Token
+    from rea.sourcemap import decode_data_url as decode_data_url
     from rea.target import Target as Target
     from rea.target import TargetView as TargetView
     from rea.target import identify as identify

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rea import hookimpl
+from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.catalog.tool import ToolDef
-    from rea.target import Target, TargetView
+    from rea.plugin import Target, TargetView, ToolDef
 
 # The tool modules (and androguard through them) are imported when a hook runs, never at plugin load.
 
@@ -49,6 +48,6 @@ def rea_target_views(target: Target, head: bytes) -> list[TargetView] | None:
         return None
     from rea_plugins.android.tools import TOOLS
 
-    from rea.target import TargetView
+    from rea.plugin import TargetView
 
     return [TargetView(kind=kind, summary=_SUMMARY[kind], tools=[t.name for t in TOOLS])]

@@ -23,7 +23,7 @@ from rea_plugins.android.model import (
 )
 from rea_plugins.android.package import components, native_libraries
 
-from rea.errors import invalid_request, issue
+from rea.plugin import invalid_request, issue
 
 MANIFEST = "AndroidManifest.xml"
 LOAD_LIBRARY = ("Ljava/lang/System;", "loadLibrary")

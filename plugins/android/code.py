@@ -21,7 +21,7 @@ from rea_plugins.android.model import (
     page,
 )
 
-from rea.context import CallContext
+from rea.plugin import CallContext
 
 # Matches named per class hit under scope methods or strings.
 MAX_MATCHES_PER_CLASS = 5

@@ -9,12 +9,18 @@ from typing import Any
 import msgspec
 from rea_plugins.android import loader
 
-import rea
-from rea import evidence as ev_mod
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import AnalysisProfile, Evidence, ProviderIdentity
-from rea.providers import OperationResult
+from rea.plugin import (
+    AnalysisProfile,
+    Evidence,
+    OperationResult,
+    ProviderIdentity,
+    ReaError,
+    ToolCall,
+    invalid_request,
+    issue,
+)
+from rea.plugin import __version__ as rea_version
+from rea.plugin import evidence as ev_mod
 
 STATIC = "Static analysis only: no application code was executed."
 
@@ -32,7 +38,7 @@ def provider() -> ProviderIdentity:
     return ProviderIdentity(
         id="android",
         name="rea Android analyzer (androguard)",
-        version=f"{rea.__version__}+androguard-{androguard_version()}",
+        version=f"{rea_version}+androguard-{androguard_version()}",
     )
 
 

@@ -22,7 +22,7 @@ from rea_plugins.android.model import (
     page,
 )
 
-from rea.context import CallContext
+from rea.plugin import CallContext
 
 CATEGORIES = ("manifest", "permission", "component", "class", "method", "native-library", "signing")
 MANIFEST_FIELDS = (

@@ -7,11 +7,8 @@ from rea_plugins.android import appgraph, code, common, compare, loader, trace
 from rea_plugins.android import package as pkg
 from rea_plugins.android.model import ApplicationGraph, SourceText
 
-from rea import render
-from rea import search as rea_search
-from rea.catalog.tool import ToolCall
-from rea.evidence import Evidence
-from rea.providers import OperationResult
+from rea.plugin import Evidence, OperationResult, ToolCall, render
+from rea.plugin import search as rea_search
 
 AAB_MANIFEST = (
     "An AAB's manifest is a protocol buffer, which androguard does not read: manifest facts (package, "

@@ -15,10 +15,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.files import open_regular
-from rea.target import Target, identify, read_error
+from rea.plugin import CallContext, ReaError, Target, identify, open_regular, read_error
 
 MAX_FILE_BYTES = 1 << 30
 # One entry that androguard reads into memory (manifest, resource table, DEX, signature files).

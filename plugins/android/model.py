@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from rea.render import Picture
+from rea.plugin import Picture
 
 SCHEMA_VERSION = 1
 InputKind = Literal["apk", "aab", "dex"]

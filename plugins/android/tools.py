@@ -14,9 +14,7 @@ from rea_plugins.android.model import (
     ReferenceTrace,
 )
 
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.evidence import Evidence
-from rea.render import FORMAT_PROPERTY
+from rea.plugin import FORMAT_PROPERTY, Evidence, ToolCall, ToolDef, ToolEffects
 
 FAMILY = "android"
 _EFFECTS = ToolEffects(records_evidence=True)

@@ -15,9 +15,8 @@ from rea_plugins.android.code import FIELD_OPS, scan
 from rea_plugins.android.common import check_offset, descriptor_of, field_id, find_class, java_name, method_id
 from rea_plugins.android.model import SCHEMA_VERSION, Reference, ReferenceTrace, page
 
-from rea import search as rea_search
-from rea.context import CallContext
-from rea.errors import invalid_request, issue
+from rea.plugin import CallContext, invalid_request, issue
+from rea.plugin import search as rea_search
 
 # References collected before paging; a trace that reaches more is marked truncated.
 MAX_REFERENCES = 20_000

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rea import hookimpl
+from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.config import SettingSpec
-    from rea.providers import AnalysisProvider
+    from rea.plugin import AnalysisProvider, SettingSpec
 
 
 @hookimpl

@@ -11,11 +11,16 @@ from typing import Any
 from rea_plugins.angr.options import Timeouts
 from rea_plugins.angr.worker import LOADER_OPS, OPERATIONS
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.process import WorkerChannel, WorkerClient, python_worker_spec
-from rea.providers import OperationResult
-from rea.target import Target, verify_unchanged
+from rea.plugin import (
+    CallContext,
+    OperationResult,
+    ReaError,
+    Target,
+    WorkerChannel,
+    WorkerClient,
+    python_worker_spec,
+    verify_unchanged,
+)
 
 RESOURCE = "angr-worker"
 TIMEOUT_REMEDIATION = (

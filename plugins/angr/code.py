@@ -10,8 +10,7 @@ from rea_plugins.angr import slots, types
 from rea_plugins.angr.insight import Symbolizer, operand_text
 from rea_plugins.angr.model import UNRESOLVED, Analysis, imm_target
 
-from rea.errors import ReaError
-from rea.operations import answers, callgraph
+from rea.plugin import ReaError, answers, callgraph
 
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
 _CC_NAMES = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from rea.operations.unwind import Extents
+from rea.plugin import Extents
 
 # Padding instructions compilers emit between functions.
 _PADDING = frozenset({"nop", "nopw", "nopl", "int3"})

@@ -10,7 +10,7 @@ from rea_plugins.angr.code import CallSite, Code
 from rea_plugins.angr.insight import flow_of, operand_text, registers
 from rea_plugins.angr.model import imm_target
 
-from rea.operations import answers
+from rea.plugin import answers
 
 _NO_FALLTHROUGH = frozenset({"jump", "return", "halt"})
 

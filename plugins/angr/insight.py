@@ -12,7 +12,7 @@ from typing import Any
 
 import capstone
 
-from rea.operations.operands import split_operands, symbolized_text, symbols_of
+from rea.plugin import split_operands, symbolized_text, symbols_of
 
 _UNCONDITIONAL = frozenset({"jmp", "ljmp", "b", "br", "bx", "braa", "brab", "braaz", "brabz"})
 _HALT = frozenset({"hlt", "ud2", "brk", "udf"})

@@ -16,8 +16,7 @@ from rea_plugins.angr import layout, resolvers
 from rea_plugins.angr.extents import padded_starts
 from rea_plugins.angr.options import CFG_OPTIONS, STRING_OPTIONS
 
-from rea.errors import ReaError
-from rea.operations import answers, unwind
+from rea.plugin import ReaError, answers, unwind
 
 Progress = Callable[[str], None]
 

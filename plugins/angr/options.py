@@ -8,7 +8,7 @@ from typing import Any, Final
 
 import msgspec
 
-from rea.config import MAX_INT32, SettingSpec, default_memory_limit_mb, integer_setting
+from rea.plugin import MAX_INT32, SettingSpec, default_memory_limit_mb, integer_setting
 
 # Recorded in the analysis profile: changing any of these changes what the provider reports.
 LOADER_OPTIONS: Final[dict[str, Any]] = {

@@ -9,9 +9,7 @@ from typing import Any
 from rea_plugins.angr.options import REMEDIATION_INSTALL, Timeouts, profile_parameters, timeouts_from_env
 from rea_plugins.angr.worker import ROUTES
 
-from rea.context import CallContext
-from rea.providers import AnalysisClient, AnalysisProvider, Availability, ProviderDescriptor
-from rea.target import Target
+from rea.plugin import AnalysisClient, AnalysisProvider, Availability, CallContext, ProviderDescriptor, Target
 
 OPERATIONS = tuple(sorted(ROUTES))
 

@@ -13,8 +13,7 @@ from typing import Any
 
 from rea_plugins.angr.model import Analysis
 
-from rea.errors import ReaError
-from rea.typelib import types_key
+from rea.plugin import ReaError, types_key
 
 
 class Applied:

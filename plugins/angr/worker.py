@@ -11,9 +11,7 @@ import tempfile
 import time
 from typing import Any
 
-from rea.errors import ReaError
-from rea.process.worker import Reporter, Route, operation_routes, serve
-from rea.target import pinned_copy
+from rea.plugin import ReaError, Reporter, Route, operation_routes, pinned_copy, serve
 
 # The largest target angr's worker reads from a private copy (larger ones in place, checked before each request).
 PRIVATE_COPY_MAX_BYTES = 512 << 20

@@ -14,8 +14,7 @@ from rea_plugins.apple import common
 from rea_plugins.apple.model import IBConnection, IBObject, InterfaceDocument, UIAction, UIActionTrace
 from rea_plugins.apple.plists import bundle_of
 
-from rea.operations import objc
-from rea.plugin import Evidence, ReaError, Target, ToolCall, identify, read_regular, search
+from rea.plugin import Evidence, ReaError, Target, ToolCall, identify, objc, read_regular, search
 
 MAX_DOCUMENT_BYTES = 32 << 20
 # Interface Builder element names and the class each stands for, by runtime (a customClass overrides them).

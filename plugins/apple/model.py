@@ -7,7 +7,7 @@ from typing import Any, Literal
 import msgspec
 
 # The Objective-C records are the kernel reader's own (rea.operations.objc), shared with native's names.
-from rea.operations.objc import Category, ObjCClass, Protocol
+from rea.plugin import Category, ObjCClass, Protocol
 
 
 class _R(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):

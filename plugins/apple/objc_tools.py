@@ -7,8 +7,7 @@ from typing import Any
 from rea_plugins.apple import common
 from rea_plugins.apple.model import ClassList, ClassSummary, DispatchMetadata, ProtocolList
 
-from rea.operations import objc
-from rea.plugin import Evidence, Target, ToolCall, search
+from rea.plugin import Evidence, Target, ToolCall, objc, search
 
 
 def _slice(call: ToolCall) -> tuple[Target, common.MachOFile, int]:

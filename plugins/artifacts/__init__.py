@@ -6,12 +6,10 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rea import hookimpl
+from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.catalog.tool import ToolDef
-    from rea.target import Target
-    from rea.unpackers import Unpacker
+    from rea.plugin import Target, ToolDef, Unpacker
 
 
 @functools.cache

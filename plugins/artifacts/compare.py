@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.errors import ReaError
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ReaError
 
 _FACTS = ("kind", "size", "sha256", "link", "executable", "unpacked")
 

@@ -7,18 +7,17 @@ import os
 import posixpath
 import stat
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.fsnames import shown
-from rea.target import Target
-from rea.unpackers import (
+from rea.plugin import (
     ArchiveEntry,
     ArchiveReader,
+    CallContext,
     EntryKind,
     EntryRead,
     IntegrityPolicy,
     Limits,
+    ReaError,
     Sink,
+    Target,
     Unpacker,
     UnpackerDescriptor,
     is_missing,
@@ -26,6 +25,7 @@ from rea.unpackers import (
     link_escapes,
     open_beneath,
     path_problem,
+    shown,
 )
 
 VERSION = "0.1.0"

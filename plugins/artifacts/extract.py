@@ -13,11 +13,17 @@ from typing import Any
 
 import msgspec
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.evidence import retained_reference
-from rea.process import leftovers
-from rea.unpackers import ArchiveEntry, ArchiveReader, IntegrityPolicy, Limits, limit_exceeded
+from rea.plugin import (
+    ArchiveEntry,
+    ArchiveReader,
+    CallContext,
+    IntegrityPolicy,
+    Limits,
+    ReaError,
+    leftovers,
+    limit_exceeded,
+    retained_reference,
+)
 
 OUTPUT_PREFIX = "rea-extract-"
 # Where record-and-continue puts a file whose bytes contradict their declared hash: beside the verified tree, never

@@ -8,21 +8,23 @@ from typing import IO, Any
 
 import msgspec
 
-from rea.canonical import canonical_digest
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.registry import Registry
-from rea.target import Target, identify, sniff_format
-from rea.unpackers import (
+from rea.plugin import (
     HEAD_BYTES,
     NESTED_SEPARATOR,
     ArchiveEntry,
     ArchiveReader,
+    CallContext,
     IntegrityPolicy,
     Limits,
+    ReaError,
+    Registry,
+    Target,
     Unpacker,
+    canonical_digest,
+    identify,
     limit_exceeded,
     select_unpacker,
+    sniff_format,
 )
 
 NESTED_FORMATS = frozenset({"zip", "asar"})

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from rea.operations.shapes import Shape
-from rea.target import TargetView
-from rea.unpackers import DeclaredIntegrity
+from rea.plugin import DeclaredIntegrity, Shape, TargetView
 
 
 class NestedArchive(Shape):

@@ -17,13 +17,25 @@ from rea_plugins.artifacts.inventory import (
 )
 from rea_plugins.artifacts.shapes import ArtifactComparison, ArtifactInventory, Extraction
 
-from rea.catalog.schemas import evidence_input, with_evidence_defs
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.errors import ReaError, cancelled
-from rea.evidence import Evidence, ProviderIdentity
-from rea.providers import OperationResult
-from rea.target import Target, identify
-from rea.unpackers import IntegrityPolicy, Limits, Unpacker, read_head, select_unpacker
+from rea.plugin import (
+    Evidence,
+    IntegrityPolicy,
+    Limits,
+    OperationResult,
+    ProviderIdentity,
+    ReaError,
+    Target,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    Unpacker,
+    cancelled,
+    evidence_input,
+    identify,
+    read_head,
+    select_unpacker,
+    with_evidence_defs,
+)
 
 VERSION = "0.1.0"
 ARTIFACTS = ProviderIdentity(id="artifacts", name="rea artifact tools", version=VERSION)

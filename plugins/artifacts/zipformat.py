@@ -25,24 +25,25 @@ from rea_plugins.artifacts.zipsafety import (
     undecodable_names,
 )
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.files import open_regular
-from rea.target import Target, verify_unchanged
-from rea.unpackers import (
+from rea.plugin import (
     ArchiveEntry,
     ArchiveReader,
+    CallContext,
     DeclaredIntegrity,
     EntryKind,
     EntryRead,
     IntegrityPolicy,
     Limits,
+    ReaError,
     Sink,
+    Target,
     Unpacker,
     UnpackerDescriptor,
     limit_exceeded,
     link_escapes,
+    open_regular,
     path_problem,
+    verify_unchanged,
 )
 
 VERSION = "0.1.0"

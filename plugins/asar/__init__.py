@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rea import hookimpl
+from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.target import Target
-    from rea.unpackers import Unpacker
+    from rea.plugin import Target, Unpacker
 
 
 @hookimpl

@@ -14,12 +14,12 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.unpackers import (
+from rea.plugin import (
+    CallContext,
     DeclaredIntegrity,
     EntryRead,
     IntegrityPolicy,
+    ReaError,
     Sink,
     is_missing,
     limit_exceeded,

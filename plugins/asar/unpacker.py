@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from rea_plugins.asar.reader import AsarArchive, AsarEntry
 
-from rea.context import CallContext
-from rea.target import Target, verify_unchanged
-from rea.unpackers import (
+from rea.plugin import (
     ArchiveEntry,
     ArchiveReader,
+    CallContext,
     EntryRead,
     IntegrityPolicy,
     Limits,
     Sink,
+    Target,
     Unpacker,
     UnpackerDescriptor,
+    verify_unchanged,
 )
 
 VERSION = "0.1.0"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rea import hookimpl
+from rea.plugin import hookimpl
 
 
 @hookimpl

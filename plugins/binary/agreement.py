@@ -22,14 +22,23 @@ from rea_plugins.binary.shapes import (
     ProviderAgreement,
 )
 
-from rea import __version__
-from rea import evidence as ev_mod
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import AnalysisProfile, Evidence, ProviderIdentity
-from rea.operations.shapes import ProcedureRef
-from rea.providers import AnalysisClient, OperationResult
-from rea.selection import select
+from rea.plugin import (
+    AnalysisClient,
+    AnalysisProfile,
+    Evidence,
+    OperationResult,
+    ProcedureRef,
+    ProviderIdentity,
+    ReaError,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    __version__,
+    invalid_request,
+    issue,
+    select,
+)
+from rea.plugin import evidence as ev_mod
 
 IDENTITY = ProviderIdentity(id="rea-binary", name="rea binary workflows", version=__version__)
 PAGE = 1000

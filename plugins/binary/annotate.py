@@ -18,11 +18,7 @@ from typing import Any
 import msgspec
 from rea_plugins.binary import demangle
 
-from rea import search, typelib
-from rea.annotations import Notebook
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError
-from rea.providers import OperationResult
+from rea.plugin import Notebook, OperationResult, ReaError, ToolCall, search, typelib
 
 USER = "user"
 REVISION_PARAMETER = "annotation_revision"

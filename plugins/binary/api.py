@@ -14,10 +14,7 @@ from rea_plugins.binary import annotate
 from rea_plugins.binary.schema import DOCUMENT, PROCEDURE, check_document, evidence, obj, prop, run
 from rea_plugins.binary.shapes import ApiSurface
 
-from rea.catalog.tool import ToolCall, ToolDef
-from rea.errors import ReaError
-from rea.evidence import Evidence
-from rea.providers import OperationResult
+from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, ToolDef
 
 PAGE = 1000
 MAX_PROCEDURES = 200_000

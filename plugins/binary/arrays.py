@@ -16,8 +16,7 @@ from rea_plugins.binary.crossbinary import xrefs_across
 from rea_plugins.binary.image import locate, read_file, region_file_offset, regions
 from rea_plugins.binary.schema import check_document, evidence, params_of, run
 
-from rea.catalog.tool import ToolCall
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall
 
 MAX_BACK = 256  # slots looked back for the base
 MAX_COUNT = 4096  # slots counted from the base

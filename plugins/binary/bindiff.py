@@ -26,14 +26,21 @@ from rea_plugins.binary.operands import numbers
 from rea_plugins.binary.schema import LIMIT, OFFSET, obj, prop
 from rea_plugins.binary.shapes import BinaryComparison, BinarySide, DiffCounts, DiffRow
 
-from rea import __version__, render
-from rea.catalog.tool import ToolCall, ToolDef
-from rea.context import CallContext
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence, ProviderIdentity
-from rea.fingerprint import normalize_instruction, procedure_hash
-from rea.operations.shapes import ProcedureRef
-from rea.providers import OperationResult
+from rea.plugin import (
+    CallContext,
+    Evidence,
+    OperationResult,
+    ProcedureRef,
+    ProviderIdentity,
+    ToolCall,
+    ToolDef,
+    __version__,
+    invalid_request,
+    issue,
+    normalize_instruction,
+    procedure_hash,
+    render,
+)
 
 IDENTITY = ProviderIdentity(id="rea-binary", name="rea binary workflows", version=__version__)
 PAGE = 1000

@@ -17,18 +17,24 @@ from rea_plugins.binary.schema import PROCEDURE, evidence, obj, prop, run
 from rea_plugins.binary.shapes import CallGraph
 from rea_plugins.binary.thunks import function_of_stub, own_stub
 
-from rea.catalog.tool import ToolCall, ToolDef
-from rea.errors import ReaError
-from rea.evidence import Evidence
-from rea.operations.shapes import (
+from rea.plugin import (
     CALL_GRAPH_LEGEND,
     EDGE_KIND_CODES,
+    FORMAT_PROPERTY,
     CalleeRow,
+    Edge,
+    Evidence,
+    Graph,
+    Node,
+    OperationResult,
     ProgramCallGraph,
     ProgramCallGraphRows,
+    ReaError,
+    ToolCall,
+    ToolDef,
+    attach,
+    requested,
 )
-from rea.providers import OperationResult
-from rea.render import FORMAT_PROPERTY, Edge, Graph, Node, attach, requested
 
 LEAN: Final = "lean"
 COMPLETE: Final = "complete"

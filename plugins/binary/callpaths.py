@@ -18,11 +18,7 @@ from rea_plugins.binary.schema import PROCEDURE, evidence, obj, prop, run
 from rea_plugins.binary.shapes import CallPathTrace
 from rea_plugins.binary.thunks import function_of_stub, own_stub
 
-from rea import render
-from rea.catalog.tool import ToolCall, ToolDef
-from rea.errors import ReaError
-from rea.evidence import Evidence
-from rea.providers import OperationResult
+from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, ToolDef, render
 
 MAX_PATHS = 32
 _NO_CODE = ("import", "external")

@@ -18,12 +18,18 @@ from rea_plugins.binary.program import Procedure, Row, containing, procedures, p
 from rea_plugins.binary.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop, run
 from rea_plugins.binary.shapes import ByteSearch, ConstantSearch, InstructionSearch, YaraScan
 
-from rea.catalog.tool import ToolCall, ToolDef
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence
-from rea.operations.answers import int_param
-from rea.providers import OperationResult
-from rea.search import compile_regex, matcher
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ReaError,
+    ToolCall,
+    ToolDef,
+    compile_regex,
+    int_param,
+    invalid_request,
+    issue,
+    matcher,
+)
 
 MAX_PATTERN_BYTES = 256
 MAX_HITS = 100_000

@@ -7,12 +7,18 @@ from typing import Any
 
 from rea_plugins.binary.shapes import FunctionComparison
 
-from rea import __version__
-from rea import evidence as ev_mod
-from rea.catalog.schemas import evidence_input, with_evidence_defs
-from rea.catalog.tool import ToolCall, ToolDef
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence, ProviderIdentity
+from rea.plugin import (
+    Evidence,
+    ProviderIdentity,
+    ToolCall,
+    ToolDef,
+    __version__,
+    evidence_input,
+    invalid_request,
+    issue,
+    with_evidence_defs,
+)
+from rea.plugin import evidence as ev_mod
 
 IDENTITY = ProviderIdentity(id="rea-binary", name="rea binary workflows", version=__version__)
 _REF = evidence_input("analyze_function Evidence: inline, or a retained reference.")

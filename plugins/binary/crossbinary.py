@@ -14,10 +14,7 @@ from typing import Any
 import msgspec
 from rea_plugins.binary.schema import check_document, evidence, params_of, run
 
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError
-from rea.evidence import Evidence
-from rea.providers import OperationResult
+from rea.plugin import Evidence, OperationResult, ReaError, ToolCall
 
 _EXPORTS = "binary.cross_binary_exports"
 MAX_IMPORTED_BY = 1000

@@ -20,12 +20,7 @@ from rea_plugins.binary.image import locate
 from rea_plugins.binary.program import Procedure, Row, containing, procedures, program_rows, units
 from rea_plugins.binary.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop
 
-from rea.catalog.tool import ToolCall, ToolDef
-from rea.errors import ReaError
-from rea.evidence import Evidence
-from rea.operations.answers import int_param
-from rea.operations.shapes import Page, ProcedureRef, Shape
-from rea.providers import OperationResult
+from rea.plugin import Evidence, OperationResult, Page, ProcedureRef, ReaError, Shape, ToolCall, ToolDef, int_param
 
 MAX_USERS = 16  # procedures listed per finding (the count is always whole)
 MAX_SITES = 8  # instruction addresses listed per procedure

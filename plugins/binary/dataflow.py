@@ -5,9 +5,7 @@ from __future__ import annotations
 from rea_plugins.binary import annotate
 from rea_plugins.binary.schema import ADDRESS_PATTERN, DOCUMENT, PROCEDURE, check_document, evidence, obj, prop
 
-from rea.catalog.tool import ToolCall, ToolDef
-from rea.evidence import Evidence
-from rea.operations.shapes import Shape
+from rea.plugin import Evidence, Shape, ToolCall, ToolDef
 
 FAMILY = "binary"
 OPERATION = "procedure_data_flow"

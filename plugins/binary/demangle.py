@@ -13,7 +13,7 @@ import functools
 import re
 from typing import Any
 
-from rea.catalog.tool import ToolCall
+from rea.plugin import ToolCall
 
 # Itanium (``_Z``, Mach-O's ``__Z``), MSVC (``?``), Rust v0 (``_R``); Rust's legacy scheme is Itanium's form. Swift
 # (``$s``, ``_$s``, Swift 4's ``$S``/``_T0``), which demumble also demangles.

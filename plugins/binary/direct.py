@@ -30,10 +30,16 @@ from rea_plugins.binary.schema import (
 )
 from rea_plugins.binary.types import TypedProcedureInfo
 
-from rea.catalog.tool import ResultType, ToolCall, ToolDef
-from rea.evidence import Evidence
-from rea.operations.shapes import RESULT_TYPES, ProcedureRows, ReferenceRows
-from rea.providers import OperationResult
+from rea.plugin import (
+    RESULT_TYPES,
+    Evidence,
+    OperationResult,
+    ProcedureRows,
+    ReferenceRows,
+    ResultType,
+    ToolCall,
+    ToolDef,
+)
 
 FAMILY = "binary"
 

@@ -28,21 +28,23 @@ from rea_plugins.binary.schema import (
 from rea_plugins.binary.shapes import CallTargets
 from rea_plugins.binary.stepping import instructions
 
-from rea.annotations import normalize_address
-from rea.catalog.tool import ToolCall, ToolDef
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence
-from rea.operations.shapes import (
+from rea.plugin import (
     DataInspection,
     DataType,
+    Evidence,
     IndexingCode,
     InstructionInspection,
+    OperationResult,
     PointerArray,
+    ToolCall,
+    ToolDef,
     Unavailable,
+    alternatives_remediation,
     decode,
+    invalid_request,
+    issue,
+    normalize_address,
 )
-from rea.providers import OperationResult
-from rea.selection import alternatives_remediation
 
 PAGE = 1000
 

@@ -11,12 +11,18 @@ from typing import Any
 from rea_plugins.binary.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
 from rea_plugins.binary.shapes import BytesRead, FileOffset, LoadImage
 
-from rea.annotations import normalize_address
-from rea.catalog.tool import ToolCall, ToolDef
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence
-from rea.providers import OperationResult
-from rea.target import Target, read_pinned
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ReaError,
+    Target,
+    ToolCall,
+    ToolDef,
+    invalid_request,
+    issue,
+    normalize_address,
+    read_pinned,
+)
 
 MAX_READ = 4096
 DEFAULT_READ = 256

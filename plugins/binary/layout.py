@@ -5,10 +5,7 @@ from __future__ import annotations
 from rea_plugins.binary.schema import obj, prop, run
 from rea_plugins.binary.shapes import BinaryLayout
 
-from rea.catalog.tool import ToolCall, ToolDef
-from rea.evidence import Evidence
-from rea.operations.shapes import AnalysisView
-from rea.views import build_view
+from rea.plugin import AnalysisView, Evidence, ToolCall, ToolDef, build_view
 
 
 def _layout(call: ToolCall) -> Evidence:

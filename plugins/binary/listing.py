@@ -13,12 +13,7 @@ from typing import Any
 from rea_plugins.binary import annotate
 from rea_plugins.binary.schema import check_document, evidence, params_of, run
 
-from rea.annotations import normalize_address
-from rea.catalog.tool import ToolCall
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence
-from rea.operations.answers import int_param
-from rea.providers import OperationResult
+from rea.plugin import Evidence, OperationResult, ToolCall, int_param, invalid_request, issue, normalize_address
 
 ASSEMBLY_PAGE = 200
 MAX_ASSEMBLY = 20_000

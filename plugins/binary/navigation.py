@@ -14,10 +14,7 @@ from rea_plugins.binary.shapes import (
     NavigationContext,
 )
 
-from rea.annotations import normalize_address
-from rea.catalog.tool import ToolCall, ToolDef, ToolMode
-from rea.evidence import Evidence
-from rea.providers import OperationResult
+from rea.plugin import Evidence, OperationResult, ToolCall, ToolDef, ToolMode, normalize_address
 
 CURSOR = "binary.cursor"
 _ANNOTATION_FACETS = ("comment", "inline_comment", "bookmark")

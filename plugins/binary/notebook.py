@@ -23,11 +23,21 @@ from rea_plugins.binary.shapes import (
     NamesChange,
 )
 
-from rea.annotations import LIMITS, Note, Notebook, check_field, normalize_address
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence
-from rea.providers import OperationResult
+from rea.plugin import (
+    LIMITS,
+    Evidence,
+    Note,
+    Notebook,
+    OperationResult,
+    ReaError,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    check_field,
+    invalid_request,
+    issue,
+    normalize_address,
+)
 
 MAX_NAMES = 1000
 MAX_BOOKMARK_PROCEDURES = 1000

@@ -16,8 +16,7 @@ from rea_plugins.binary import annotate
 from rea_plugins.binary.image import locate, read_file, regions
 from rea_plugins.binary.schema import run
 
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError
+from rea.plugin import ReaError, ToolCall
 
 MAX_SCAN_BYTES = 1 << 30
 MAX_PROGRAM_INSTRUCTIONS = 5_000_000

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rea.catalog.prompt import PromptArgument, PromptDef
+from rea.plugin import PromptArgument, PromptDef
 
 PATH = PromptArgument(name="path", description="Path of the binary (ELF, PE or Mach-O) on the server's machine.")
 

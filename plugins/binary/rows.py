@@ -12,18 +12,18 @@ import msgspec
 from rea_plugins.binary import annotate
 from rea_plugins.binary.schema import check_document, params_of, prop, run
 
-from rea.catalog.tool import ToolCall
-from rea.evidence import Evidence
-from rea.operations.shapes import (
+from rea.plugin import (
     PROCEDURE_KIND_CODES,
     PROCEDURE_LEGEND,
     REFERENCE_KIND_CODES,
     REFERENCES_LEGEND,
+    Evidence,
     ProcedureRef,
     ProcedureRow,
     ProcedureRows,
     ReferenceRow,
     ReferenceRows,
+    ToolCall,
 )
 
 LEAN: Final = "lean"

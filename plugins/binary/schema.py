@@ -6,10 +6,7 @@ from typing import Any
 
 from rea_plugins.binary import annotate, demangle
 
-from rea.catalog.tool import ToolCall
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence
-from rea.providers import OperationResult
+from rea.plugin import Evidence, OperationResult, ToolCall, invalid_request, issue
 
 ADDRESS_PATTERN = "^0x[0-9a-fA-F]{1,16}$"
 

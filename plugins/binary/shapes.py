@@ -6,13 +6,14 @@ from typing import Any, Literal
 
 import msgspec
 
-from rea.operations.shapes import (
+from rea.plugin import (
     Assembly,
     CalleeItem,
     CallerItem,
     ContainingProcedure,
     DocumentItem,
     Page,
+    Picture,
     ProcedureInfo,
     ProcedureItem,
     ProcedureRef,
@@ -21,10 +22,9 @@ from rea.operations.shapes import (
     SegmentItem,
     Shape,
     StringItem,
+    TargetView,
     Unavailable,
 )
-from rea.render import Picture
-from rea.target import TargetView
 
 
 class CurrentDocument(Shape):

@@ -15,11 +15,7 @@ import msgspec
 from rea_plugins.binary.schema import LIMIT, OFFSET, PROCEDURE, obj, prop, run
 from rea_plugins.binary.shapes import SimilarFunction, SimilarFunctions
 
-from rea.catalog.tool import ToolCall, ToolDef
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence
-from rea.operations.shapes import ProcedureRef
-from rea.providers import OperationResult
+from rea.plugin import Evidence, OperationResult, ProcedureRef, ToolCall, ToolDef, invalid_request, issue
 
 if TYPE_CHECKING:
     from datasketch import LeanMinHash as Sketch

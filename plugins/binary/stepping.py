@@ -14,11 +14,17 @@ from rea_plugins.binary.navigation import CURSOR, cursor
 from rea_plugins.binary.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
 from rea_plugins.binary.shapes import CursorMove, CursorStep
 
-from rea.annotations import normalize_address
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence
-from rea.providers import OperationResult
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ReaError,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    invalid_request,
+    issue,
+    normalize_address,
+)
 
 PAGE = 1000
 # Decoding stops here: a step inside a larger procedure is limited to its first instructions.

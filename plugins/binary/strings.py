@@ -17,12 +17,7 @@ from rea_plugins.binary import program
 from rea_plugins.binary.image import read_file, regions
 from rea_plugins.binary.schema import check_document, evidence, params_of, run
 
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError
-from rea.evidence import Evidence
-from rea.operations.answers import int_param, page, parse_address
-from rea.providers import OperationResult
-from rea.search import matcher
+from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, int_param, matcher, page, parse_address
 
 ENGINE_FLOOR = 4
 MAX_MIN_LENGTH = 64

@@ -10,9 +10,7 @@ from typing import Any
 import msgspec
 from rea_plugins.binary.schema import check_document, evidence, params_of, run
 
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ReaError, ToolCall
 
 _THUNK_BYTES = 16  # a thunk's one jump sits within its first 16 bytes (after endbr64 or bti)
 # What may precede a stub's jump: landing pads, and arm64's load of the slot (adrp x16; ldr x17; add x16).

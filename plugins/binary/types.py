@@ -17,13 +17,25 @@ from rea_plugins.binary import annotate
 from rea_plugins.binary.image import read_file, region_file_offset, require_mapped
 from rea_plugins.binary.schema import ADDRESS, DOCUMENT, LIMIT, OFFSET, PROCEDURE, check_document, obj, prop, run
 
-from rea import typelib
-from rea.annotations import LIMITS, MAX_TYPE_DECLARATION, Note, Notebook, TypeEntry
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence
-from rea.operations.shapes import DataInspection, ProcedureInfo, Shape
-from rea.providers import OperationResult
+from rea.plugin import (
+    LIMITS,
+    MAX_TYPE_DECLARATION,
+    DataInspection,
+    Evidence,
+    Note,
+    Notebook,
+    OperationResult,
+    ProcedureInfo,
+    ReaError,
+    Shape,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    TypeEntry,
+    invalid_request,
+    issue,
+    typelib,
+)
 
 WRITE = ToolEffects(mutates_session=True, writes_filesystem=True, may_discard_data=True)
 LIMITATION = "types come from rea's annotation store (keyed by the target's SHA-256), not from the engine"

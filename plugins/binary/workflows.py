@@ -27,10 +27,7 @@ from rea_plugins.binary.shapes import (
 )
 from rea_plugins.binary.thunks import is_thunk
 
-from rea.catalog.tool import ToolCall, ToolDef
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence
-from rea.providers import OperationResult
+from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, ToolDef, invalid_request, issue
 
 FAMILY = "binary"
 PAGE = 1000
@@ -220,7 +217,7 @@ DOSSIER_PSEUDOCODE_CHARS = 20000
 
 def _page(call: ToolCall, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The requested page of every collection, the assembly and the pseudocode, and where each page lies."""
-    from rea.views import row_page, text_page
+    from rea.plugin import row_page, text_page
 
     args = call.args
     limit, offsets = args.get("limit", DOSSIER_LIMIT), args.get("collection_offset", {})

@@ -12,8 +12,7 @@ from typing import Any
 
 from rea_plugins.cdp import connection as cdp
 
-from rea.context import CallContext
-from rea.errors import ReaError
+from rea.plugin import CallContext, ReaError
 
 POLL_S = 0.1
 

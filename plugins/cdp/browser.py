@@ -12,12 +12,21 @@ from typing import Any
 import msgspec
 from rea_plugins.cdp.urls import DEFAULT_PORTS
 
-from rea.config import MAX_INT32, SettingSpec, integer_setting
-from rea.context import CallContext
-from rea.errors import ReaError, cancelled
-from rea.files import open_regular
-from rea.process import OwnedProcess, ProcessSpec, SandboxPolicy, leftovers, status_details
-from rea.providers import CloseOutcome
+from rea.plugin import (
+    MAX_INT32,
+    CallContext,
+    CloseOutcome,
+    OwnedProcess,
+    ProcessSpec,
+    ReaError,
+    SandboxPolicy,
+    SettingSpec,
+    cancelled,
+    integer_setting,
+    leftovers,
+    open_regular,
+    status_details,
+)
 
 RESOURCE = "chromium"
 OWNER = "cdp-browser"

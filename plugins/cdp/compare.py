@@ -43,8 +43,7 @@ from rea_plugins.cdp.model import (
     WebMcpDiscovery,
 )
 
-from rea.context import CallContext
-from rea.errors import ReaError, invalid_request, issue
+from rea.plugin import CallContext, ReaError, invalid_request, issue
 
 MAX_LISTED = 500
 

@@ -7,17 +7,17 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from rea import devtools
-from rea.context import CallContext
-from rea.devtools import (
+from rea.plugin import (
     DEFAULT_TIMEOUT_S,
     HTTP_TIMEOUT_S,
     MAX_HTTP_BYTES,
     MAX_MESSAGE_BYTES,
     POLL_S,
+    CallContext,
     CommandFailed,
     Subscriber,
     arr,
+    devtools,
     obj,
     wait,
 )

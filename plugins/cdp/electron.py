@@ -20,9 +20,7 @@ from rea_plugins.cdp.pagescripts import PageSession, in_scope, read_source
 from rea_plugins.cdp.passive import console_text
 from rea_plugins.cdp.targets import _target, target_infos, version
 
-from rea import devtools
-from rea.context import CallContext
-from rea.errors import ReaError
+from rea.plugin import CallContext, ReaError, devtools
 
 SCHEMA_VERSION = 1
 MAX_TEXT = 2048

@@ -26,14 +26,19 @@ from rea_plugins.cdp.electron import ElectronPage, inspect_page
 from rea_plugins.cdp.pagescripts import page_session
 from rea_plugins.cdp.targets import attach, target_infos
 
-from rea import devtools
-from rea.catalog.invoke import invoke
-from rea.catalog.tool import ToolCall
-from rea.context import CallContext
-from rea.errors import ReaError, invalid_request, issue
-from rea.files import require_regular
-from rea.process.owned import OwnedProcess, ProcessSpec
-from rea.process.sandbox import SandboxPolicy
+from rea.plugin import (
+    CallContext,
+    OwnedProcess,
+    ProcessSpec,
+    ReaError,
+    SandboxPolicy,
+    ToolCall,
+    devtools,
+    invalid_request,
+    invoke,
+    issue,
+    require_regular,
+)
 
 SCHEMA_VERSION = 1
 RESOURCE = "electron-app"

@@ -18,9 +18,7 @@ from rea_plugins.cdp.model import Initiator, NetworkRequest
 from rea_plugins.cdp.pagemodel import CaptureSource, NetworkCapture, page_of
 from rea_plugins.cdp.urls import origin_of, sanitize
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.files import read_regular
+from rea.plugin import CallContext, ReaError, read_regular
 
 SCHEMA_VERSION = 1
 MAX_CAPTURE_BYTES = 256 << 20

@@ -22,12 +22,7 @@ from rea_plugins.cdp.model import BrowserTarget
 from rea_plugins.cdp.pagemodel import Page, page_of
 from rea_plugins.cdp.pagescripts import PageScript, PageSession, in_scope, map_bytes, read_source
 
-from rea.catalog.invoke import invoke
-from rea.catalog.tool import ToolCall
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.evidence import as_object, retained_reference
-from rea.process import leftovers
+from rea.plugin import CallContext, ReaError, ToolCall, as_object, invoke, leftovers, retained_reference
 
 SCHEMA_VERSION = 1
 PREFIX = leftovers.EXTRACT_PREFIX + "web-bundle-"

@@ -18,9 +18,7 @@ import msgspec
 from rea_plugins.cdp.pagemodel import ExportedScript, ScriptExport, page_of
 from rea_plugins.cdp.pagescripts import PageSession, in_scope, read_source
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.process import leftovers
+from rea.plugin import CallContext, ReaError, leftovers
 
 SCHEMA_VERSION = 1
 PREFIX = leftovers.EXTRACT_PREFIX + "web-scripts-"

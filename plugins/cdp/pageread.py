@@ -27,8 +27,7 @@ from rea_plugins.cdp.pagemodel import (
 )
 from rea_plugins.cdp.pagescripts import PageScript, PageSession, in_scope, original, read_source, unavailable
 
-from rea.context import CallContext
-from rea.errors import invalid_request, issue
+from rea.plugin import CallContext, invalid_request, issue
 
 SCHEMA_VERSION = 1
 OBJECT_GROUP = "rea-listeners"

@@ -24,10 +24,7 @@ from rea_plugins.cdp.pagemodel import OriginalLocation
 from rea_plugins.cdp.targets import attached, page_target
 from rea_plugins.cdp.urls import origin_of, sanitize
 
-from rea import devtools, sourcemap
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.files import read_regular
+from rea.plugin import CallContext, ReaError, devtools, read_regular, sourcemap
 
 MAX_SOURCE_LINE = 240
 IO_CHUNK = 1 << 20

@@ -20,7 +20,7 @@ from rea_plugins.cdp.pagescripts import PageSession, in_scope, read_source
 from rea_plugins.cdp.passive import console_text
 from rea_plugins.cdp.urls import origin_of, sanitize
 
-from rea.context import CallContext
+from rea.plugin import CallContext
 
 SCHEMA_VERSION = 1
 MAX_TEXT = 240

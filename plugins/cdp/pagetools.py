@@ -10,9 +10,7 @@ from rea_plugins.cdp import schemas
 from rea_plugins.cdp.pagemodel import ListenerInventory, ModuleGraph, NetworkCapture, ScriptExport, SourceTrace
 from rea_plugins.cdp.urls import allowed_origins, parse_endpoint
 
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.evidence import Evidence
-from rea.providers import OperationResult
+from rea.plugin import Evidence, OperationResult, ToolCall, ToolDef, ToolEffects
 
 FAMILY = "browser"
 _OBSERVE = ToolEffects(records_evidence=True, accesses_network=True)
@@ -216,7 +214,7 @@ def _location(call: ToolCall) -> Evidence:
     from rea_plugins.cdp import pageread
     from rea_plugins.cdp.pagescripts import page_session
 
-    from rea.errors import invalid_request, issue
+    from rea.plugin import invalid_request, issue
 
     endpoint, origins, params = _page_params(call)
     a = call.args
@@ -285,7 +283,7 @@ def _execution(call: ToolCall) -> Evidence:
 def _list_electron(call: ToolCall) -> Evidence:
     from rea_plugins.cdp import electron
 
-    from rea.devtools import file_roots
+    from rea.plugin import file_roots
 
     a = call.args
     endpoint, roots = parse_endpoint(a["cdp_endpoint"]), file_roots(a["allowed_file_roots"])
@@ -299,7 +297,7 @@ def _inspect_electron(call: ToolCall) -> Evidence:
     from rea_plugins.cdp import electron
     from rea_plugins.cdp.pagescripts import page_session
 
-    from rea.devtools import file_roots
+    from rea.plugin import file_roots
 
     a = call.args
     endpoint, roots = parse_endpoint(a["cdp_endpoint"]), file_roots(a["allowed_file_roots"])

@@ -49,9 +49,7 @@ from rea_plugins.cdp.model import (
 from rea_plugins.cdp.targets import attached, page_target, version
 from rea_plugins.cdp.urls import origin_of
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.process.owned import now_iso
+from rea.plugin import CallContext, ReaError, now_iso
 
 MAX_CONSOLE_TEXT = 2048
 MAX_SCRIPT_SOURCES = 500

@@ -11,7 +11,7 @@ import io
 import warnings
 from typing import TYPE_CHECKING
 
-from rea.errors import ReaError
+from rea.plugin import ReaError
 
 if TYPE_CHECKING:
     from PIL.Image import Image

@@ -46,10 +46,7 @@ from rea_plugins.cdp.passive import console_text, grab_png, png_artifact
 from rea_plugins.cdp.targets import attach, target_infos
 from rea_plugins.cdp.urls import in_scope, origin_of, sanitize
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.providers import Availability
-from rea.scenarios import ScenarioDriver, ScenarioDriverDescriptor
+from rea.plugin import Availability, CallContext, ReaError, ScenarioDriver, ScenarioDriverDescriptor
 
 VERSION = "0.1.0"
 MAX_EVENT_TEXT = 4096

@@ -14,8 +14,7 @@ from typing import Any
 import msgspec
 from rea_plugins.cdp.urls import allowed_origins, origin_of, parse_endpoint, parse_origin
 
-from rea.errors import ReaError, invalid_request, issue
-from rea.files import open_regular
+from rea.plugin import ReaError, invalid_request, issue, open_regular
 
 START_STEP = "scenario_start"
 DEFAULT_CAPTURE = {

@@ -10,8 +10,7 @@ from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.model import BrowserTarget, BrowserVersion, Excluded, TargetList
 from rea_plugins.cdp.urls import origin_of
 
-from rea.context import CallContext
-from rea.errors import ReaError
+from rea.plugin import CallContext, ReaError
 
 
 def version(info: dict[str, Any]) -> BrowserVersion:

@@ -29,11 +29,18 @@ from rea_plugins.cdp.model import (
 from rea_plugins.cdp.scenario import VERSION, BrowserScenarioDriver
 from rea_plugins.cdp.urls import allowed_origins, parse_endpoint, sanitize
 
-from rea.canonical import canonical_digest
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence, ProviderIdentity
-from rea.providers import OperationResult
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ProviderIdentity,
+    ReaError,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    canonical_digest,
+    invalid_request,
+    issue,
+)
 
 FAMILY = "browser"
 CDP = ProviderIdentity(id="cdp", name="rea Chrome DevTools Protocol tools", version=VERSION)

@@ -7,8 +7,7 @@ from typing import Any
 
 import msgspec
 
-from rea.devtools import loopback_endpoint
-from rea.errors import invalid_request, issue
+from rea.plugin import invalid_request, issue, loopback_endpoint
 
 ENDPOINT_PATTERN = r"^http://(127\.0\.0\.1|\[::1\]):[0-9]{1,5}/?$"
 ORIGIN_PATTERN = r"^https?://[^/?#@\s*]+$"

@@ -22,13 +22,8 @@ from rea_plugins.corpus.model import (
     YaraMatch,
 )
 
-from rea import evidence as ev_mod
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.files import open_regular
-from rea.fingerprint import fingerprints
-from rea.process.launch import die_with_parent
-from rea.providers import OperationResult
+from rea.plugin import CallContext, OperationResult, ReaError, die_with_parent, fingerprints, open_regular
+from rea.plugin import evidence as ev_mod
 
 PAGE = 1000
 _YARA: dict[str, Any] = {}
@@ -164,8 +159,7 @@ def analyse(path: str, options: Options) -> dict[str, Any]:
 
     Never raises for a bad file: a typed error is the record. A MemoryError (the worker's memory bound) is one too.
     """
-    from rea.registry import default_registry
-    from rea.session import Session
+    from rea.plugin import Session, default_registry
 
     session = Session(default_registry())
     ctx = CallContext()

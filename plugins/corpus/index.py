@@ -13,8 +13,7 @@ from typing import Any
 import msgspec
 from rea_plugins.corpus.model import BinaryRecord
 
-from rea.errors import ReaError, invalid_request, issue
-from rea.files import require_regular
+from rea.plugin import ReaError, invalid_request, issue, require_regular
 
 INDEX_VERSION = 1
 COMMIT_EVERY_S = 0.5

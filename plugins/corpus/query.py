@@ -17,10 +17,8 @@ from rea_plugins.corpus.model import (
 )
 from rea_plugins.corpus.triage import PROVIDER, profile
 
-from rea import evidence as ev_mod
-from rea.catalog.tool import ToolCall
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall, invalid_request, issue
+from rea.plugin import evidence as ev_mod
 
 QUERIES = ("imports", "strings", "lacks_mitigation", "procedure_hash", "shared_procedures", "libraries", "binaries",
            "failed")  # fmt: skip

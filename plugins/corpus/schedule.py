@@ -20,8 +20,7 @@ from typing import Any
 from rea_plugins.corpus.analyse import Options, analyse, start_pool_worker
 from rea_plugins.corpus.walk import Item
 
-from rea.context import CallContext
-from rea.errors import ReaError, cancelled, invalid_request, issue
+from rea.plugin import CallContext, ReaError, cancelled, invalid_request, issue
 
 ADDRESS = re.compile(r"^(tcp|tls)://[A-Za-z0-9.\-\[\]:]+:\d{1,5}$")
 ResultSink = Callable[[Item, dict[str, Any]], None]

@@ -9,8 +9,7 @@ from typing import Any
 
 from rea_plugins.corpus.model import CorpusComparison, CorpusTriage, QueryPage
 
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall, ToolDef, ToolEffects
 
 FAMILY = "corpus"
 INDEX = {"type": "string", "minLength": 1, "description": "SQLite index file."}

@@ -16,14 +16,18 @@ from rea_plugins.corpus.index import Index
 from rea_plugins.corpus.model import CorpusTriage, FailureRow
 from rea_plugins.corpus.walk import Item, Walk
 
-from rea import __version__
-from rea import evidence as ev_mod
-from rea.catalog.tool import ToolCall
-from rea.context import CallContext
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence, ProviderIdentity
-from rea.files import read_regular
-from rea.process import leftovers
+from rea.plugin import (
+    CallContext,
+    Evidence,
+    ProviderIdentity,
+    ToolCall,
+    __version__,
+    invalid_request,
+    issue,
+    leftovers,
+    read_regular,
+)
+from rea.plugin import evidence as ev_mod
 
 PROVIDER = ProviderIdentity(id="corpus", name="rea corpus triage (Dask, SQLite)", version=__version__)
 MAX_FAILURES_LISTED = 50

@@ -10,12 +10,19 @@ from typing import Any
 import msgspec
 from rea_plugins.corpus.model import TriageCounts
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.fsnames import shown
-from rea.registry import Registry
-from rea.target import Target, identify
-from rea.unpackers import NESTED_SEPARATOR, IntegrityPolicy, Limits, Unpacker, read_head
+from rea.plugin import (
+    NESTED_SEPARATOR,
+    CallContext,
+    IntegrityPolicy,
+    Limits,
+    ReaError,
+    Registry,
+    Target,
+    Unpacker,
+    identify,
+    read_head,
+    shown,
+)
 
 
 class Item(msgspec.Struct, frozen=True, kw_only=True):

@@ -15,12 +15,18 @@ from typing import Any
 from rea_plugins.ghidra.install import Installation
 from rea_plugins.ghidra.settings import DECOMPILE, QUERY, STARTUP, TEST_PREFIX, Limits
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.operations.answers import OPERATIONS
-from rea.process import ProcessSpec, WorkerChannel, WorkerClient, python_worker_spec
-from rea.providers import OperationResult
-from rea.target import Target, verify_unchanged
+from rea.plugin import (
+    OPERATIONS,
+    CallContext,
+    OperationResult,
+    ProcessSpec,
+    ReaError,
+    Target,
+    WorkerChannel,
+    WorkerClient,
+    python_worker_spec,
+    verify_unchanged,
+)
 
 RESOURCE = "ghidra-worker"
 WAITING_INTERVAL_S = 10.0

@@ -16,8 +16,7 @@ from typing import Any
 
 from rea_plugins.ghidra.extract import GhidraSource
 
-from rea.errors import ReaError
-from rea.process.worker import Reporter
+from rea.plugin import ReaError, Reporter
 
 DOCTOR = "Run `rea doctor`: it checks GHIDRA_INSTALL_DIR, the JDK and pyghidra."
 

@@ -12,8 +12,7 @@ import bisect
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from rea.errors import ReaError
-from rea.operations.records import (
+from rea.plugin import (
     Block,
     CallSite,
     Detail,
@@ -22,6 +21,7 @@ from rea.operations.records import (
     Inventory,
     Name,
     Procedure,
+    ReaError,
     Reference,
     Segment,
     String,

@@ -11,7 +11,7 @@ from importlib import metadata
 
 import msgspec
 
-from rea.providers import Availability
+from rea.plugin import Availability
 
 # The API layer (plugins/ghidra/extract.py, engine.py) is written against the Ghidra 12 line; pyghidra 3
 # refuses anything older than 12.0.

@@ -7,11 +7,16 @@ from typing import Any
 from rea_plugins.ghidra import install
 from rea_plugins.ghidra.settings import fake_worker_path, limits_from_env
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.operations.answers import OPERATIONS
-from rea.providers import AnalysisClient, AnalysisProvider, Availability, ProviderDescriptor
-from rea.target import Target
+from rea.plugin import (
+    OPERATIONS,
+    AnalysisClient,
+    AnalysisProvider,
+    Availability,
+    CallContext,
+    ProviderDescriptor,
+    ReaError,
+    Target,
+)
 
 FAKE_VERSION = "test-fake"
 

@@ -8,7 +8,7 @@ from typing import Final
 
 import msgspec
 
-from rea.config import MAX_INT32, SettingSpec, integer_setting
+from rea.plugin import MAX_INT32, SettingSpec, integer_setting
 
 STARTUP = integer_setting(
     "REA_GHIDRA_STARTUP_TIMEOUT_MS",

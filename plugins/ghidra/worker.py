@@ -13,10 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rea.errors import ReaError
-from rea.operations.answers import OPERATIONS, Answers, answer
-from rea.operations.records import Source
-from rea.process.worker import Reporter, Result, Route, serve
+from rea.plugin import OPERATIONS, Answers, ReaError, Reporter, Result, Route, Source, answer, serve
 
 StartFn = Callable[[dict[str, Any], Reporter], Source]
 

@@ -7,7 +7,6 @@ from typing import Any
 
 from rea_plugins.golang.model import BuildInfo, DepPage, Function, FunctionPage, FunctionTable, GoBinary
 
-from rea.operations import golang  # not in rea.plugin yet: the lead's rewrite adds it
 from rea.plugin import (
     Evidence,
     OperationResult,
@@ -16,6 +15,7 @@ from rea.plugin import (
     Target,
     ToolCall,
     __version__,
+    golang,
     identify,
     read_error,
     read_regular,

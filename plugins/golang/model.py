@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from rea.operations.golang import GoModule, GoSetting
+from rea.plugin import GoModule, GoSetting
 
 SCHEMA_VERSION = 1
 

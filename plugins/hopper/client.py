@@ -23,13 +23,21 @@ from rea_plugins.hopper.connection import BridgeConnection, Deadline, ProtocolVi
 from rea_plugins.hopper.settings import REQUEST, STARTUP, TEST_PREFIX, Limits
 from rea_plugins.hopper.source import HopperSource
 
-from rea.context import CallContext
-from rea.errors import ReaError, cancelled
-from rea.operations import answers as queries
-from rea.process import OwnedProcess, ProcessSpec, status_details
-from rea.process.owned import now_iso
-from rea.providers import AnalysisClient, CloseOutcome, OperationResult
-from rea.target import Target, verify_unchanged
+from rea.plugin import (
+    AnalysisClient,
+    CallContext,
+    CloseOutcome,
+    OperationResult,
+    OwnedProcess,
+    ProcessSpec,
+    ReaError,
+    Target,
+    cancelled,
+    now_iso,
+    status_details,
+    verify_unchanged,
+)
+from rea.plugin import answers as queries
 
 T = TypeVar("T")
 RESOURCE = "hopper"

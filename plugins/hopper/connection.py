@@ -17,8 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rea.context import CallContext
-from rea.errors import CODES, ReaError, cancelled
+from rea.plugin import CODES, CallContext, ReaError, cancelled
 
 MAX_LINE = 10 * 1024 * 1024
 POLL_S = 0.05

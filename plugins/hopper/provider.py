@@ -8,11 +8,16 @@ from typing import Any
 
 from rea_plugins.hopper.settings import LAUNCHER, TEST_ANY_HOST, limits_from_env
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.files import open_regular
-from rea.providers import AnalysisClient, AnalysisProvider, Availability, ProviderDescriptor
-from rea.target import Target
+from rea.plugin import (
+    AnalysisClient,
+    AnalysisProvider,
+    Availability,
+    CallContext,
+    ProviderDescriptor,
+    ReaError,
+    Target,
+    open_regular,
+)
 
 DEFAULT_LAUNCHER = "/Applications/Hopper Disassembler.app/Contents/MacOS/hopper"
 REMEDIATION_INSTALL = (

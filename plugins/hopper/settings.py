@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from rea.config import MAX_INT32, SettingSpec, integer_setting
+from rea.plugin import MAX_INT32, SettingSpec, integer_setting
 
 STARTUP = integer_setting(
     "REA_HOPPER_STARTUP_TIMEOUT_MS",

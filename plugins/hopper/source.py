@@ -10,7 +10,7 @@ import bisect
 from collections.abc import Callable
 from typing import Any
 
-from rea.operations.records import (
+from rea.plugin import (
     Block,
     CallSite,
     Detail,
@@ -22,8 +22,8 @@ from rea.operations.records import (
     Reference,
     Segment,
     String,
+    Target,
 )
-from rea.target import Target
 
 # Sections whose procedures are import stubs (Mach-O stubs, ELF PLT).
 STUB_SECTIONS = frozenset(
@@ -319,7 +319,7 @@ class HopperSource:
         return out
 
     def pseudo_code(self, procedure: Procedure, timeout_s: int) -> str:
-        from rea.errors import ReaError
+        from rea.plugin import ReaError
 
         text = self.call("decompile", {"address": procedure.address}).get("text")
         if not text:

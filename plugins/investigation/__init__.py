@@ -6,13 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rea import hookimpl
-from rea.catalog.resource import ResourceDef, ResourceSpec, ResourceTemplateDef
+from rea.plugin import ResourceDef, ResourceSpec, ResourceTemplateDef, hookimpl
 
 if TYPE_CHECKING:
-    from rea.catalog.prompt import PromptDef
-    from rea.catalog.tool import ToolDef
-    from rea.session import Session
+    from rea.plugin import PromptDef, Session, ToolDef
 
 
 def _active(session: Session, variables: dict[str, str]) -> str:

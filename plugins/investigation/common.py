@@ -8,14 +8,12 @@ from typing import Any, TypeVar
 import msgspec
 from rea_plugins.investigation.model import Judgement, Page
 
-import rea
-from rea import evidence as ev_mod
-from rea.catalog.tool import ToolCall
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence, ProviderIdentity
+from rea.plugin import Evidence, ProviderIdentity, ToolCall, invalid_request, issue
+from rea.plugin import __version__ as rea_version
+from rea.plugin import evidence as ev_mod
 
 T = TypeVar("T")
-PROVIDER = ProviderIdentity(id="investigation", name="rea investigation records", version=rea.__version__)
+PROVIDER = ProviderIdentity(id="investigation", name="rea investigation records", version=rea_version)
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 1000
 

@@ -6,7 +6,7 @@ from typing import Generic, Literal, TypeVar
 
 import msgspec
 
-from rea.unknowns import UnknownRevision
+from rea.plugin import UnknownRevision
 
 T = TypeVar("T")
 SCHEMA_VERSION = 1

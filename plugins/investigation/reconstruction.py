@@ -22,11 +22,8 @@ from rea_plugins.investigation.model import (
     Review,
 )
 
-from rea import bundle as bundle_mod
-from rea.canonical import canonical_digest
-from rea.catalog.tool import ToolCall
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall, canonical_digest, invalid_request, issue
+from rea.plugin import bundle as bundle_mod
 
 Kind = Literal["behaviour", "structure"]
 BEHAVIOUR_PREFIXES = ("capture_", "observe_", "run_", "trace_")

@@ -8,20 +8,21 @@ import msgspec
 from rea_plugins.investigation import common
 from rea_plugins.investigation.model import EvidenceCheck, UnknownList, UnknownResult, UnknownVerification
 
-from rea.catalog.tool import ToolCall
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence
-from rea.session import Session
-from rea.unknowns import (
+from rea.plugin import (
     SEVERITY_ORDER,
     UNKNOWN_ID,
+    Evidence,
     Histories,
     Relationship,
     RequiredEnvironment,
     Resolution,
+    Session,
+    ToolCall,
     UnknownRevision,
     UnknownStore,
     conflict,
+    invalid_request,
+    issue,
     new_id,
     not_found,
     sealed,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.catalog.schemas import evidence_input, with_evidence_defs
+from rea.plugin import evidence_input, with_evidence_defs
 
 
 def d(schema: dict[str, Any], text: str) -> dict[str, Any]:

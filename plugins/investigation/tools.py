@@ -18,9 +18,7 @@ from rea_plugins.investigation.model import (
     UnknownVerification,
 )
 
-from rea.catalog.schemas import RETAINED_EXAMPLE, struct_output_schema
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.evidence import Evidence
+from rea.plugin import RETAINED_EXAMPLE, Evidence, ToolCall, ToolDef, ToolEffects, struct_output_schema
 
 TOOLSET = "investigation"
 FAMILY = "investigation"

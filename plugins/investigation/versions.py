@@ -17,12 +17,9 @@ from rea_plugins.investigation.model import (
     UnknownHistoryDelta,
 )
 
-from rea import bundle as bundle_mod
-from rea.canonical import canonical_digest
-from rea.catalog.tool import ToolCall
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence
-from rea.unknowns import Registry as Unknowns
+from rea.plugin import Evidence, ToolCall, canonical_digest, invalid_request, issue
+from rea.plugin import UnknownsRegistry as Unknowns
+from rea.plugin import bundle as bundle_mod
 
 
 def _pair_key(ev: Evidence) -> tuple[str, str]:

@@ -36,7 +36,7 @@ from rea_plugins.javascript.model import (
 from rea_plugins.javascript.parsed import ParsedFile, parse_file
 from rea_plugins.javascript.resolve import PackageJson, Resolver, read_package_json
 
-from rea.context import CallContext
+from rea.plugin import CallContext
 
 MAX_SKIPPED_LISTED = 1000
 

@@ -11,10 +11,8 @@ from rea_plugins.javascript.application import PROVIDER, VIEW_OPERATION
 from rea_plugins.javascript.model import OPERATION, SCHEMA_VERSION, Application, FunctionRecord, Module
 from rea_plugins.javascript.results import ApplicationSummary
 
-from rea import evidence as ev_mod
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ReaError, ToolCall, invalid_request, issue
+from rea.plugin import evidence as ev_mod
 
 
 class Loaded:

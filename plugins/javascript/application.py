@@ -15,15 +15,12 @@ from rea_plugins.javascript.results import (
     SourceMapOverview,
 )
 
-import rea
-from rea import evidence as ev_mod
-from rea.catalog.tool import ToolCall
-from rea.evidence import AnalysisProfile, Evidence, ProviderIdentity
-from rea.providers import OperationResult
-from rea.target import identify
+from rea.plugin import AnalysisProfile, Evidence, OperationResult, ProviderIdentity, ToolCall, identify
+from rea.plugin import __version__ as rea_version
+from rea.plugin import evidence as ev_mod
 
 PROVIDER = ProviderIdentity(
-    id="javascript", name="rea JavaScript application analyzer (tree-sitter)", version=rea.__version__
+    id="javascript", name="rea JavaScript application analyzer (tree-sitter)", version=rea_version
 )
 VIEW_OPERATION = "inspect_analysis_view"
 STATIC_LIMITATIONS = [

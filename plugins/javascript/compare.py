@@ -30,9 +30,7 @@ from rea_plugins.javascript.results import (
     VersionSummary,
 )
 
-from rea import render
-from rea.catalog.tool import ToolCall
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall, render
 
 MAX_LISTED = 50
 MAX_DIFFERENCES = 100

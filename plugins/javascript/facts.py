@@ -24,7 +24,7 @@ from rea_plugins.javascript.model import (
 )
 from rea_plugins.javascript.patterns import PathHint
 
-from rea.context import CallContext
+from rea.plugin import CallContext
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Tree

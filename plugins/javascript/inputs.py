@@ -11,12 +11,8 @@ from typing import Any, Literal
 from rea_plugins.javascript import syntax
 from rea_plugins.javascript.model import Integrity, Limits, Skipped
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.registry import Registry
-from rea.target import Target
-from rea.unpackers import Limits as ArchiveLimits
-from rea.unpackers import select_unpacker
+from rea.plugin import CallContext, ReaError, Registry, Target, select_unpacker
+from rea.plugin import Limits as ArchiveLimits
 
 DEFAULT_LIMITS = Limits(max_files=20_000, max_bytes_per_file=16 << 20, max_total_bytes=512 << 20, max_modules=100_000)
 AUXILIARY_EXTENSIONS = (".map", ".html", ".htm")

@@ -12,10 +12,7 @@ from rea_plugins.javascript.model import Module, SourceMap
 from rea_plugins.javascript.results import GeneratedPosition, LocationMapping, MappedFunction, OriginalPosition
 from rea_plugins.javascript.trace import innermost
 
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError
-from rea.evidence import Evidence
-from rea.files import read_regular
+from rea.plugin import Evidence, ReaError, ToolCall, read_regular
 
 MAX_LINE_CHARS = 240
 

@@ -20,8 +20,7 @@ from rea_plugins.javascript.model import Integrity, Limits, Skipped
 from rea_plugins.javascript.parsed import ParsedFile, parse_file
 from rea_plugins.javascript.settings import WORKERS
 
-from rea.context import CallContext
-from rea.errors import ReaError
+from rea.plugin import CallContext, ReaError
 
 # Below this much script a worker's start (about 0.3 s: Python, tree-sitter and three grammars) is not repaid.
 MIN_BYTES = 4 << 20
@@ -224,7 +223,7 @@ def parse(
 ) -> None:
     """Parse ``scripts`` here and in ``workers`` workers, admitting each through ``take`` in order (as the serial
     path does); ``lineage`` receives the workers' observations."""
-    from rea.process import WorkerChannel, python_worker_spec
+    from rea.plugin import WorkerChannel, python_worker_spec
 
     run = _Parallel(scripts, limits, ctx, take)
     spec = python_worker_spec(WORKER_MODULE, resource="javascript-parse-worker", owner="javascript")

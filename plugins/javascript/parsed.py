@@ -10,7 +10,7 @@ from rea_plugins.javascript.facts import PendingImport
 from rea_plugins.javascript.model import EMPTY, Diagnostic, Integrity, Module, Span, bundled_node_id, file_node_id
 from rea_plugins.javascript.patterns import PathHint
 
-from rea.context import CallContext
+from rea.plugin import CallContext
 
 
 class ParsedUnit(msgspec.Struct, kw_only=True):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rea.catalog.prompt import PromptArgument, PromptDef
+from rea.plugin import PromptArgument, PromptDef
 
 INVENTORY = PromptDef(
     name="inventory_electron_application",

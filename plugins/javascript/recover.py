@@ -21,14 +21,10 @@ import msgspec
 from rea_plugins.javascript.recovered import RecoveredModule, RecoveredSources, Unbundler
 from rea_plugins.javascript.settings import WAKARU_MEMORY_MB, WAKARU_PATH
 
-from rea.catalog.tool import ToolCall
-from rea.context import CallContext
-from rea.errors import ReaError, cancelled
-from rea.files import read_regular
-from rea.process import leftovers
+from rea.plugin import CallContext, ReaError, ToolCall, cancelled, leftovers, read_regular
 
 if TYPE_CHECKING:
-    from rea.process.owned import OwnedProcess
+    from rea.plugin import OwnedProcess
 
 SCHEMA_VERSION = 1
 PREFIX = leftovers.EXTRACT_PREFIX + "recovered-"
@@ -84,8 +80,7 @@ def discard(output_directory: str) -> None:
 
 
 def recover(call: ToolCall) -> RecoveredSources:
-    from rea.process.owned import OwnedProcess, ProcessSpec
-    from rea.process.sandbox import SandboxPolicy
+    from rea.plugin import OwnedProcess, ProcessSpec, SandboxPolicy
 
     a = call.args
     ctx = call.ctx

@@ -14,7 +14,7 @@ from rea_plugins.javascript.model import (
     ReturnSite,
 )
 
-from rea.render import Picture
+from rea.plugin import Picture
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from rea.config import SettingSpec, integer_setting
+from rea.plugin import SettingSpec, integer_setting
 
 MAX_WORKERS = 8
 

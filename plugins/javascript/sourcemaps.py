@@ -12,8 +12,7 @@ from typing import Any
 import msgspec
 from rea_plugins.javascript.model import Diagnostic
 
-from rea import sourcemap
-from rea.sourcemap import MAX_MAP_BYTES, Decoded, Token, decode_data_url
+from rea.plugin import MAX_MAP_BYTES, Decoded, Token, decode_data_url, sourcemap
 
 __all__ = ["MAX_MAP_BYTES", "Decoded", "Token", "decode", "decode_data_url", "normalize", "parse"]
 

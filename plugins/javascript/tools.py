@@ -15,10 +15,7 @@ from rea_plugins.javascript.results import (
     VersionComparison,
 )
 
-from rea.catalog.schemas import evidence_input, with_evidence_defs
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.evidence import Evidence
-from rea.render import FORMAT_PROPERTY
+from rea.plugin import FORMAT_PROPERTY, Evidence, ToolCall, ToolDef, ToolEffects, evidence_input, with_evidence_defs
 
 FAMILY = "application"
 
@@ -468,8 +465,7 @@ def _recover(call: ToolCall) -> Evidence:
     import msgspec
     from rea_plugins.javascript import recover
 
-    from rea.evidence import ProviderIdentity
-    from rea.providers import OperationResult
+    from rea.plugin import OperationResult, ProviderIdentity
 
     result = recover.recover(call)
     # A cancel arriving after this handler returns still removes what the unbundler wrote.

@@ -22,9 +22,7 @@ from rea_plugins.javascript.results import (
     TraceNode,
 )
 
-from rea import render
-from rea.catalog.tool import ToolCall
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall, render
 
 CHECK_EVERY = 256
 Role = Literal["seed", "caller", "exported"]

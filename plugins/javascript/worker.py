@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 from rea_plugins.javascript.parallel import MAX_FRAME_BYTES, ScriptIn, ScriptOut
 
-from rea.process.worker import Reporter, serve
+from rea.plugin import Reporter, serve
 
 
 def extract(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:

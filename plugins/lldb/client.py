@@ -13,13 +13,21 @@ import msgspec
 from rea_plugins.lldb.provider import debugserver_path
 from rea_plugins.lldb.shapes import NativeCallObservation
 
-from rea.config import memory_limit_setting
-from rea.context import CallContext
-from rea.errors import ReaError, cancelled
-from rea.process import ProcessSpec, SandboxPolicy, WorkerChannel, python_worker_spec
-from rea.process.sandbox import Isolation
-from rea.providers import AnalysisClient, CloseOutcome, OperationResult
-from rea.target import Target
+from rea.plugin import (
+    AnalysisClient,
+    CallContext,
+    CloseOutcome,
+    Isolation,
+    OperationResult,
+    ProcessSpec,
+    ReaError,
+    SandboxPolicy,
+    Target,
+    WorkerChannel,
+    cancelled,
+    memory_limit_setting,
+    python_worker_spec,
+)
 
 RESOURCE = "lldb-worker"
 LAUNCH_DEADLINE_S = 90.0

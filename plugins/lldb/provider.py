@@ -9,9 +9,15 @@ from typing import Any
 
 from rea_plugins.lldb.abi import ABIS, host_mismatch
 
-from rea.context import CallContext
-from rea.providers import AnalysisClient, AnalysisProvider, Availability, ProviderDescriptor, TargetSupport
-from rea.target import Target
+from rea.plugin import (
+    AnalysisClient,
+    AnalysisProvider,
+    Availability,
+    CallContext,
+    ProviderDescriptor,
+    Target,
+    TargetSupport,
+)
 
 DISTRIBUTION = "lldb-for-pwndbg"
 REMEDIATION_INSTALL = (

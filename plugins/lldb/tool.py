@@ -9,12 +9,21 @@ from typing import Any
 from rea_plugins.lldb.abi import ABIS
 from rea_plugins.lldb.shapes import NativeCallObservation
 
-from rea.catalog.schemas import evidence_input, with_evidence_defs
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence, ProviderIdentity
-from rea.providers import AnalysisClient
-from rea.target import Target, identify
+from rea.plugin import (
+    AnalysisClient,
+    Evidence,
+    ProviderIdentity,
+    ReaError,
+    Target,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    evidence_input,
+    identify,
+    invalid_request,
+    issue,
+    with_evidence_defs,
+)
 
 PROVIDER_ID = "lldb"
 DEFAULT_INHERIT = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]

@@ -12,8 +12,7 @@ from typing import Any
 
 from rea_plugins.lldb.abi import ABIS, Abi
 
-from rea.errors import ReaError
-from rea.process.worker import Reporter, serve
+from rea.plugin import ReaError, Reporter, serve
 
 # Signals after which a program cannot go on: the observation ends as a crash.
 FATAL_SIGNALS = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGSYS", "SIGTRAP"})

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rea import hookimpl
+from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.catalog.tool import ToolDef
-    from rea.target import Target, TargetView
+    from rea.plugin import Target, TargetView, ToolDef
 
 # IMAGE_DIRECTORY_ENTRY_COM_DESCRIPTOR: the CLI header of a managed assembly.
 _CLI_HEADER = 14
@@ -40,7 +39,7 @@ def rea_target_views(target: Target, head: bytes) -> list[TargetView] | None:
         return None
     from rea_plugins.managed.tools import TOOLS
 
-    from rea.target import TargetView
+    from rea.plugin import TargetView
 
     return [
         TargetView(

@@ -12,14 +12,18 @@ from rea_plugins.managed.model import GRAPH_OPERATION, SCHEMA_VERSION, GraphEdge
 from rea_plugins.managed.reader import Image
 from rea_plugins.managed.verify import library_stem
 
-from rea import render
-from rea.canonical import canonical_digest
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence
-from rea.files import open_regular
-from rea.providers import OperationResult
-from rea.target import identify
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ReaError,
+    ToolCall,
+    canonical_digest,
+    identify,
+    invalid_request,
+    issue,
+    open_regular,
+    render,
+)
 
 _NATIVE_SUFFIXES = (".so", ".dll", ".dylib")
 _MANAGED_SUFFIXES = (".dll", ".exe")

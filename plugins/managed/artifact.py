@@ -19,8 +19,7 @@ from rea_plugins.managed.model import (
 )
 from rea_plugins.managed.reader import Image
 
-from rea.catalog.tool import ToolCall
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall
 
 _ASSEMBLY_FLAGS = (
     (0x1, "public-key"),

@@ -18,8 +18,7 @@ from rea_plugins.managed.model import (
 from rea_plugins.managed.reader import Image, token_text
 from rea_plugins.managed.sites import Sites, opened
 
-from rea.catalog.tool import ToolCall
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall
 
 _CONVENTIONS = {0x100: "winapi", 0x200: "cdecl", 0x300: "stdcall", 0x400: "thiscall", 0x500: "fastcall"}
 _CHARSETS = {0x0: "none", 0x2: "ansi", 0x4: "unicode", 0x6: "auto"}

@@ -10,18 +10,24 @@ import msgspec
 from rea_plugins.managed import reader
 from rea_plugins.managed.model import Page, Selection
 
-import rea
-from rea import evidence as ev_mod
-from rea import search
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import AnalysisProfile, Evidence, ProviderIdentity
-from rea.providers import OperationResult
-from rea.target import Target
+from rea.plugin import (
+    AnalysisProfile,
+    Evidence,
+    OperationResult,
+    ProviderIdentity,
+    ReaError,
+    Target,
+    ToolCall,
+    invalid_request,
+    issue,
+    search,
+)
+from rea.plugin import __version__ as rea_version
+from rea.plugin import evidence as ev_mod
 
 T = TypeVar("T")
 S = TypeVar("S", bound=msgspec.Struct)
-PROVIDER = ProviderIdentity(id="managed", name="rea managed .NET reader (dnfile, dncil)", version=rea.__version__)
+PROVIDER = ProviderIdentity(id="managed", name="rea managed .NET reader (dnfile, dncil)", version=rea_version)
 MAX_PAGE = 10_000
 STATIC = "Static reading only: no managed code was loaded or executed."
 

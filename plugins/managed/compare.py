@@ -31,11 +31,8 @@ from rea_plugins.managed.model import (
 )
 from rea_plugins.managed.reader import Image, token_text
 
-from rea import evidence as ev_mod
-from rea.catalog.tool import ToolCall
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence
-from rea.target import Target
+from rea.plugin import Evidence, Target, ToolCall, invalid_request, issue
+from rea.plugin import evidence as ev_mod
 
 DEFAULT_LIMIT = 50
 DEFAULT_DIFF_LINES = 12

@@ -20,8 +20,7 @@ from rea_plugins.managed.model import (
 )
 from rea_plugins.managed.reader import Image, token_text
 
-from rea.catalog.tool import ToolCall
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall
 
 MAX_ANCHORS = 100_000
 MAX_BODY_BYTES = 1 << 24

@@ -24,9 +24,7 @@ from rea_plugins.managed import common, il, members, reader, references, sites
 from rea_plugins.managed.model import METHOD_OPERATION, SCHEMA_VERSION, Handler, MethodView
 from rea_plugins.managed.reader import Image, token_text
 
-from rea.catalog.tool import ToolCall
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall, invalid_request, issue
 
 DEFAULT_LIMIT = 400
 MAX_BODY_BYTES = 1 << 24

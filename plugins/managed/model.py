@@ -6,7 +6,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 import msgspec
 
-from rea.render import Picture
+from rea.plugin import Picture
 
 SCHEMA_VERSION = 1
 ARTIFACT_OPERATION = "inspect_managed_artifact"

@@ -10,10 +10,7 @@ from typing import Any
 from rea_plugins.managed import signatures
 from rea_plugins.managed.signatures import Blob, Decoder, SignatureError
 
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError
-from rea.files import open_regular
-from rea.target import Target, identify, read_error
+from rea.plugin import ReaError, Target, ToolCall, identify, open_regular, read_error
 
 # dnfile logs every tolerated defect; rea turns the ones that matter into typed errors instead.
 logging.getLogger("dnfile").setLevel(logging.CRITICAL)

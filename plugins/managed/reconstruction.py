@@ -19,9 +19,7 @@ from rea_plugins.managed.model import (
     ReconstructionResult,
 )
 
-from rea.catalog.tool import ToolCall
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall, invalid_request, issue
 
 _TOKEN = re.compile(r"^0x06[0-9a-fA-F]{6}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")

@@ -22,9 +22,7 @@ from rea_plugins.managed.model import (
 )
 from rea_plugins.managed.reader import Image
 
-from rea import search
-from rea.catalog.tool import ToolCall
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall, search
 
 DEFAULT_LIMIT = 50
 MATCHED_LISTED = 20

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.catalog.schemas import evidence_input, with_evidence_defs
-from rea.render import FORMAT_PROPERTY
+from rea.plugin import FORMAT_PROPERTY, evidence_input, with_evidence_defs
 
 # Maxima are enforced by the handlers (common.MAX_PAGE, reader bounds), so the advertised schemas stay lean.
 PATH = {"type": "string", "minLength": 1, "description": "Assembly file; default: the open binary."}

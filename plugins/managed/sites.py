@@ -22,8 +22,7 @@ from dncil.clr.token import Token  # type: ignore[import-untyped]
 from rea_plugins.managed import il, reader
 from rea_plugins.managed.reader import Image
 
-from rea.catalog.tool import ToolCall
-from rea.target import Target
+from rea.plugin import Target, ToolCall
 
 # A body larger than this is not scanned (counted in ``undecoded``); the members listing's default bound.
 MAX_SCAN_BODY_BYTES = 1 << 20

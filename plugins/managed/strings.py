@@ -14,9 +14,7 @@ from rea_plugins.managed.model import (
 )
 from rea_plugins.managed.reader import token_text
 
-from rea import search
-from rea.catalog.tool import ToolCall
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall, search
 
 DEFAULT_LIMIT = 50
 DEFAULT_SITES = 5

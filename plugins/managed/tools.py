@@ -16,8 +16,7 @@ from rea_plugins.managed.model import (
     VerifyResult,
 )
 
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.evidence import Evidence, retained_reference
+from rea.plugin import Evidence, ToolCall, ToolDef, ToolEffects, retained_reference
 
 STATIC_FAMILY = "managed"
 WORKFLOW_FAMILY = "application"

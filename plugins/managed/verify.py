@@ -18,9 +18,7 @@ from rea_plugins.managed.model import (
     VerifyResult,
 )
 
-from rea.catalog.tool import ToolCall
-from rea.errors import invalid_request, issue
-from rea.evidence import Evidence
+from rea.plugin import Evidence, ToolCall, invalid_request, issue
 
 NATIVE_OPERATIONS = ("list_names", "observe_native_calls")
 _SUFFIX = re.compile(r"(\.so(\.\d+)*|\.dll|\.dylib)$")

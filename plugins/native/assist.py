@@ -22,7 +22,7 @@ from rea_plugins.native.image import Image
 from rea_plugins.native.model import Region, regions_only
 from rea_plugins.native.sweep import FLOW, Extra, Facts, Sweeper
 
-from rea.errors import ReaError
+from rea.plugin import ReaError
 
 if TYPE_CHECKING:  # strings imports the index, which imports this module
     from rea_plugins.native.registers import RegisterRows, RegistersJob

@@ -20,8 +20,7 @@ from typing import Any
 import msgspec
 from rea_plugins.native.decompile_worker import Decompiled
 
-from rea import typelib
-from rea.errors import ReaError
+from rea.plugin import ReaError, typelib
 
 _TOKENS = re.compile(
     r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|//[^\n]*|/\*.*?\*/|\b0x[0-9a-fA-F]+\b|[A-Za-z_][A-Za-z0-9_]*",

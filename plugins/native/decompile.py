@@ -29,17 +29,24 @@ from rea_plugins.native.decompile_worker import (
 )
 from rea_plugins.native.provider import dist_version
 
-from rea.cache import AnalysisCache, CacheKey, default_cache
-from rea.config import integer_setting, memory_limit_setting
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.process import ProcessSpec, WorkerChannel, python_worker_spec
+from rea.plugin import (
+    AnalysisCache,
+    CacheKey,
+    CallContext,
+    ProcessSpec,
+    ReaError,
+    WorkerChannel,
+    default_cache,
+    integer_setting,
+    memory_limit_setting,
+    python_worker_spec,
+)
 
 if TYPE_CHECKING:
     from rea_plugins.native.model import Model
     from rea_plugins.native.program import Proc, Program
 
-    from rea.target import Target
+    from rea.plugin import Target
 
 RESOURCE = "native-decompile-worker"
 DECOMPILE_MEMORY_LIMIT = memory_limit_setting("REA_NATIVE_DECOMPILER_MEMORY_LIMIT_MB", "native decompiler")

@@ -16,8 +16,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from rea.errors import ReaError
-from rea.process.worker import Reporter, serve
+from rea.plugin import ReaError, Reporter, serve
 
 MAX_FRAME_BYTES = 64 << 20
 # A flat image wider than this (sparse segments far apart) is refused rather than allocated.

@@ -9,7 +9,7 @@ from typing import Any
 
 from rea_plugins.native.model import Import, Model, Region, Symbol, WorkerRequest
 
-from rea.files import open_regular
+from rea.plugin import open_regular
 
 
 class ExtractError(Exception):
@@ -391,7 +391,7 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
 def _eh_frame(b: Any, bits: int) -> list[tuple[int, int]]:
     """Function extents from the ``.eh_frame`` section's FDEs, where LIEF finds none: it reads them through the
     ``PT_GNU_EH_FRAME`` segment, which a static executable (``gcc -static``) does not have."""
-    from rea.operations.unwind import fde_ranges
+    from rea.plugin import fde_ranges
 
     section = b.get_section(".eh_frame")
     if section is None or _enum_name(section.type) == "NOBITS" or not section.virtual_address:
@@ -630,7 +630,7 @@ _MACHO_ARCH = {
 def _objc_names(b: Any, named: set[int], code: list[tuple[int, int]]) -> list[Symbol]:
     """Objective-C method implementations the symbol table leaves unnamed (a stripped app), named ``-[Class selector]``
     from the class metadata by the kernel's reader (rea.operations.objc)."""
-    from rea.operations.objc import implementation_names
+    from rea.plugin import implementation_names
 
     return [
         Symbol(name=name, address=addr, size=0, kind="function", source="objc")

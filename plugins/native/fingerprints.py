@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.context import CallContext
-from rea.fingerprint import hash_instructions
-from rea.operations.answers import hexa, page_fields, whole_program_paging
+from rea.plugin import CallContext, hash_instructions, hexa, page_fields, whole_program_paging
 
 
 def answer(ops: Any, params: dict[str, Any], ctx: CallContext) -> dict[str, Any]:

@@ -19,8 +19,7 @@ import msgspec
 from rea_plugins.native.index import REF_KINDS, column
 from rea_plugins.native.sweep import NARROW_END
 
-from rea.operations.answers import page_fields
-from rea.operations.shapes import CALL_GRAPH_LEGEND, EDGE_KIND_CODES, CalleeRow, ProgramCallGraphRows
+from rea.plugin import CALL_GRAPH_LEGEND, EDGE_KIND_CODES, CalleeRow, ProgramCallGraphRows, page_fields
 
 if TYPE_CHECKING:
     from rea_plugins.native.index import Proc

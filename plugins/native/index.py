@@ -39,8 +39,7 @@ from rea_plugins.native.sweep import (
     table_targets,
 )
 
-from rea.errors import ReaError
-from rea.operations import golang
+from rea.plugin import ReaError, golang
 
 
 class Limits(msgspec.Struct, frozen=True, kw_only=True):

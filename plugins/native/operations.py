@@ -13,14 +13,24 @@ from rea_plugins.native.model import Region
 from rea_plugins.native.program import Proc, Program, Ref, StringItem
 from rea_plugins.native.provider import OPERATIONS
 
-from rea.context import CallContext
-from rea.errors import ReaError, invalid_request, issue
-from rea.operations import answers
-from rea.operations.answers import hexa, looks_like_address, page, paging, parse_address
-from rea.operations.operands import split_operands, symbolized_text, symbols_of
-from rea.providers import OperationResult
-from rea.search import matcher as search_matcher
-from rea.target import Target
+from rea.plugin import (
+    CallContext,
+    OperationResult,
+    ReaError,
+    Target,
+    answers,
+    hexa,
+    invalid_request,
+    issue,
+    looks_like_address,
+    page,
+    paging,
+    parse_address,
+    split_operands,
+    symbolized_text,
+    symbols_of,
+)
+from rea.plugin import matcher as search_matcher
 
 MAX_ASSEMBLY = 20_000
 _IMMEDIATE = re.compile(r"^#?-?(0x[0-9a-fA-F]+|\d+)$")

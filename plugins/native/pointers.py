@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from rea_plugins.native.image import Image
 from rea_plugins.native.model import Region
 
-from rea.operations.relocations import chained_rebase_target, elf_relocations, pe_base_relocations, relr_slots
+from rea.plugin import chained_rebase_target, elf_relocations, pe_base_relocations, relr_slots
 
 # ELF relocation types whose slot holds an address of the image: (relative, absolute, GOT entry) per machine.
 _ELF_TYPES = {"x86_64": (8, 1, 6), "arm64": (1027, 257, 1025), "x86": (8, 1, 6), "arm": (23, 2, 21)}

@@ -38,8 +38,7 @@ from rea_plugins.native.store import BlockCounts, Store, detached
 from rea_plugins.native.strings import StringColumns, StringItem, Strings, StringsJob, scan_strings, strings_of
 from rea_plugins.native.sweep import Records, decode_batch
 
-from rea.context import CallContext
-from rea.errors import ReaError
+from rea.plugin import CallContext, ReaError
 
 __all__ = ["Block", "Limits", "Proc", "Program", "Ref", "StringItem", "overdue", "too_big"]
 

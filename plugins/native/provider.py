@@ -9,22 +9,26 @@ from typing import TYPE_CHECKING, Any, overload
 
 import msgspec
 
-from rea import __version__
-from rea.config import memory_limit_setting
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.operations import CORE_OPERATIONS
-from rea.process import ProcessSpec, WorkerChannel, python_worker_spec
-from rea.providers import (
+from rea.plugin import (
+    CORE_OPERATIONS,
     AnalysisClient,
     AnalysisProvider,
     Availability,
+    CallContext,
     CloseOutcome,
     Feature,
     OperationResult,
+    ProcessSpec,
     ProviderDescriptor,
+    ReaError,
+    Target,
+    WorkerChannel,
+    __version__,
+    memory_limit_setting,
+    python_worker_spec,
+    read_error,
+    verify_unchanged,
 )
-from rea.target import Target, read_error, verify_unchanged
 
 if TYPE_CHECKING:
     from rea_plugins.native.assist import Pending, SweepJob, SweptFacts

@@ -8,11 +8,17 @@ import msgspec
 from rea_plugins.native import csource, decompile
 from rea_plugins.native.decompile_worker import Decompiled
 
-from rea.context import CallContext
-from rea.errors import ReaError, invalid_request, issue
-from rea.operations.answers import hexa, no_code_here, parse_address
-from rea.operations.shapes import PseudoCode
-from rea.providers import OperationResult
+from rea.plugin import (
+    CallContext,
+    OperationResult,
+    PseudoCode,
+    ReaError,
+    hexa,
+    invalid_request,
+    issue,
+    no_code_here,
+    parse_address,
+)
 
 if TYPE_CHECKING:
     from rea_plugins.native.program import Proc

@@ -19,10 +19,7 @@ from rea_plugins.native.graph import CallGraph
 from rea_plugins.native.index import ProgramIndex, RefTable
 from rea_plugins.native.model import Model
 
-from rea.cache import AnalysisCache, CacheKey, default_cache, profile_digest
-from rea.errors import ReaError
-from rea.providers import AnalysisProvider
-from rea.target import Target
+from rea.plugin import AnalysisCache, AnalysisProvider, CacheKey, ReaError, Target, default_cache, profile_digest
 
 # /2: imports say whether they are data (no procedure for an imported variable). /3: a variable an executable
 # copies from its library (R_*_COPY: stdout, stderr) is a data import at its copy, no longer a symbol of its own;

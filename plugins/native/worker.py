@@ -12,8 +12,7 @@ from typing import Any
 import msgspec
 from rea_plugins.native.model import WorkerRequest
 
-from rea.errors import ReaError
-from rea.process.worker import Reporter, serve
+from rea.plugin import ReaError, Reporter, serve
 
 MAX_FRAME_BYTES = 1 << 30
 

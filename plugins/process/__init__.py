@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rea import hookimpl
+from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.catalog.tool import ToolDef
-    from rea.scenarios import ScenarioDriver
+    from rea.plugin import ScenarioDriver, ToolDef
 
 
 @hookimpl

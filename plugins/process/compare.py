@@ -27,9 +27,7 @@ from rea_plugins.process.shapes import (
     Volatile,
 )
 
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence
-from rea.search import compile_pattern
+from rea.plugin import Evidence, ReaError, compile_pattern, invalid_request, issue
 
 MAX_DIFF_LINES = 200
 _TIMES = (

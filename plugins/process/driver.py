@@ -29,13 +29,27 @@ from rea_plugins.process.shapes import (
     Terminal,
 )
 
-from rea.context import CallContext
-from rea.errors import ReaError, cancelled, invalid_request, issue
-from rea.process import Isolation, OwnedProcess, ProcessSpec, SandboxPolicy, confine, procfs, status_details
-from rea.process.owned import signal_if
-from rea.process.sandbox import reap_session_zombies, unsandboxed
-from rea.providers import Availability, CloseOutcome
-from rea.scenarios import ScenarioDriver, ScenarioDriverDescriptor
+from rea.plugin import (
+    Availability,
+    CallContext,
+    CloseOutcome,
+    Isolation,
+    OwnedProcess,
+    ProcessSpec,
+    ReaError,
+    SandboxPolicy,
+    ScenarioDriver,
+    ScenarioDriverDescriptor,
+    cancelled,
+    confine,
+    invalid_request,
+    issue,
+    procfs,
+    reap_session_zombies,
+    signal_if,
+    status_details,
+    unsandboxed,
+)
 
 VERSION = "0.1.0"
 RESOURCE = "process-scenario"

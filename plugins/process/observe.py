@@ -10,9 +10,7 @@ from typing import Any, Literal
 import msgspec
 from rea_plugins.process.shapes import FileEntry, OutputStream, ProcessFamily
 
-from rea.errors import ReaError
-from rea.files import open_regular
-from rea.process import confine, procfs
+from rea.plugin import ReaError, confine, open_regular, procfs
 
 LINEAGE_SNAPSHOT_LIMIT = 16
 

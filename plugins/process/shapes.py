@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from rea.process.sandbox import Isolation
+from rea.plugin import Isolation
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -9,13 +9,21 @@ from rea_plugins.process.compare import compare
 from rea_plugins.process.driver import DEFAULT_INHERIT, DEFAULT_LIMITS, VERSION
 from rea_plugins.process.shapes import ProcessCapture, ProcessComparison
 
-from rea.catalog.schemas import evidence_input, with_evidence_defs
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence, ProviderIdentity
-from rea.providers import OperationResult
-from rea.scenarios import ScenarioDriver
-from rea.target import identify
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ProviderIdentity,
+    ReaError,
+    ScenarioDriver,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    evidence_input,
+    identify,
+    invalid_request,
+    issue,
+    with_evidence_defs,
+)
 
 DRIVER_ID = "process"
 STRINGS = {"type": "array", "items": {"type": "string"}}

@@ -12,8 +12,7 @@ from rea_plugins.radare2.options import PSEUDO_CODE
 from rea_plugins.radare2.program import MAX_BLOCK_BYTES, Proc, Program
 from rea_plugins.radare2.types import Applied
 
-from rea.errors import ReaError
-from rea.operations import answers, callgraph
+from rea.plugin import ReaError, answers, callgraph
 
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
 CACHED_FUNCTIONS = 256

@@ -12,7 +12,7 @@ import json
 import os
 from typing import Any
 
-from rea.errors import ReaError
+from rea.plugin import ReaError
 
 UT64_MAX = 0xFFFF_FFFF_FFFF_FFFF
 R_PERM_R = 4

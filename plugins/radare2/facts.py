@@ -16,8 +16,7 @@ from rea_plugins.radare2.engine import integer, list_of
 from rea_plugins.radare2.program import Proc, Program
 from rea_plugins.radare2.slots import SlotFinder
 
-from rea.operations import answers
-from rea.operations.operands import split_operands, symbolized_text, symbols_of
+from rea.plugin import answers, split_operands, symbolized_text, symbols_of
 
 CALL_TYPES = frozenset({"call", "ucall", "rcall", "icall", "ircall", "ccall", "uccall"})
 INDIRECT_CALLS = frozenset({"ucall", "rcall", "icall", "ircall", "uccall"})

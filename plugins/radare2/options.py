@@ -10,7 +10,7 @@ from typing import Any, Final
 
 import msgspec
 
-from rea.config import MAX_INT32, SettingSpec, default_memory_limit_mb, integer_setting
+from rea.plugin import MAX_INT32, SettingSpec, default_memory_limit_mb, integer_setting
 
 REMEDIATION_INSTALL = "pip install 'rea-reverse[radare2]'"
 # The r2libr wheel's package directory holds the radare2 libraries in this subdirectory.

@@ -16,9 +16,7 @@ import msgspec
 from rea_plugins.radare2.engine import MAX_COMMAND_BLOCK, Core, integer, list_of
 from rea_plugins.radare2.options import CONFIG, STRING_OPTIONS
 
-from rea.errors import ReaError
-from rea.operations import answers, unwind
-from rea.operations.pe_imports import pe_imports
+from rea.plugin import ReaError, answers, pe_imports, unwind
 
 Progress = Callable[[str], None]
 

@@ -14,10 +14,7 @@ from rea_plugins.radare2.options import (
 )
 from rea_plugins.radare2.worker import OPERATIONS as WORKER_OPERATIONS
 
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.providers import AnalysisClient, AnalysisProvider, Availability, ProviderDescriptor
-from rea.target import Target
+from rea.plugin import AnalysisClient, AnalysisProvider, Availability, CallContext, ProviderDescriptor, ReaError, Target
 
 OPERATIONS = tuple(sorted(WORKER_OPERATIONS))
 

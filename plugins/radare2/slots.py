@@ -14,7 +14,7 @@ from typing import Any
 
 from rea_plugins.radare2.engine import integer, list_of
 
-from rea.operations.relocations import (
+from rea.plugin import (
     INIT_ARRAYS,
     METADATA_SECTIONS,
     chained_rebase_target,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rea.typelib import types_key
+from rea.plugin import types_key
 
 # ``typedef <type words> <name>;`` with no declarator: the only typedefs spelled out textually.
 _PLAIN_TYPEDEF = re.compile(r"^typedef ((?:(?:struct|union|enum) )?[A-Za-z_][\w ]*?) ([A-Za-z_]\w*);$")

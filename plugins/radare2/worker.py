@@ -10,9 +10,7 @@ import sys
 import tempfile
 from typing import Any
 
-from rea.errors import ReaError
-from rea.process.worker import Reporter, Route, operation_routes, serve
-from rea.target import pinned_copy
+from rea.plugin import ReaError, Reporter, Route, operation_routes, pinned_copy, serve
 
 # operation -> (holder, method): "program" is the loaded binary, "code" its function-level view.
 OPERATIONS: dict[str, tuple[str, str]] = {

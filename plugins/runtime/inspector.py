@@ -31,9 +31,7 @@ from rea_plugins.runtime.model import (
     ScriptScope,
 )
 
-from rea import devtools
-from rea.context import CallContext
-from rea.errors import ReaError, invalid_request, issue
+from rea.plugin import CallContext, ReaError, devtools, invalid_request, issue
 
 INSPECTOR = devtools.Peer(
     noun="the inspector",

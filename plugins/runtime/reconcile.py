@@ -30,10 +30,7 @@ from rea_plugins.runtime.model import (
     UnknownReason,
 )
 
-from rea.catalog.invoke import invoke
-from rea.catalog.tool import ToolCall
-from rea.errors import ReaError, invalid_request, issue
-from rea.evidence import Evidence, as_object, retained_reference
+from rea.plugin import Evidence, ReaError, ToolCall, as_object, invalid_request, invoke, issue, retained_reference
 
 STATIC_TOOL = "analyze_javascript_application"
 OBSERVE_TOOL = "observe_javascript_runtime"

@@ -13,14 +13,20 @@ from rea_plugins.runtime.model import (
     RuntimeTargetList,
 )
 
-import rea
-from rea.catalog.schemas import evidence_input, with_evidence_defs
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.evidence import Evidence, ProviderIdentity
-from rea.providers import OperationResult
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ProviderIdentity,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    evidence_input,
+    with_evidence_defs,
+)
+from rea.plugin import __version__ as rea_version
 
 FAMILY = "runtime"
-PROVIDER = ProviderIdentity(id="v8-inspector", name="rea V8 inspector tools", version=rea.__version__)
+PROVIDER = ProviderIdentity(id="v8-inspector", name="rea V8 inspector tools", version=rea_version)
 ENDPOINT_EXAMPLE = "http://127.0.0.1:9229"
 TARGET_EXAMPLE = "TARGET_ID_FROM_LIST_JAVASCRIPT_RUNTIME_TARGETS"
 MAX_INT32 = 2_147_483_647

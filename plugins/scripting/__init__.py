@@ -8,11 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rea import hookimpl
+from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.catalog.tool import ToolDef
-    from rea.config import SettingSpec
+    from rea.plugin import SettingSpec, ToolDef
 
 
 @hookimpl

@@ -16,14 +16,24 @@ import msgspec
 from rea_plugins.scripting import protocol, settings
 from rea_plugins.scripting.shapes import ScriptRun
 
-from rea.canonical import CanonicalError, canonical_json
-from rea.catalog.invoke import invoke
-from rea.catalog.tool import ToolCall
-from rea.errors import CODES, ReaError, cancelled
-from rea.plugin import unknown_tool
-from rea.process import OwnedProcess, SandboxPolicy, frames, python_worker_spec, status_details
-from rea.process.channel import OUT_OF_MEMORY, memory_exhausted
-from rea.process.owned import now_iso
+from rea.plugin import (
+    CODES,
+    OUT_OF_MEMORY,
+    CanonicalError,
+    OwnedProcess,
+    ReaError,
+    SandboxPolicy,
+    ToolCall,
+    cancelled,
+    canonical_json,
+    frames,
+    invoke,
+    memory_exhausted,
+    now_iso,
+    python_worker_spec,
+    status_details,
+    unknown_tool,
+)
 
 TOOL_NAME = "run_analysis_script"
 WORKER_MODULE = "rea_plugins.scripting.worker"

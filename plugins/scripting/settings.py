@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rea.config import SettingSpec, integer_setting
+from rea.plugin import SettingSpec, integer_setting
 
 
 def _flag(raw: str) -> bool:

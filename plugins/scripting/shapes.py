@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.operations.shapes import Shape
+from rea.plugin import Shape
 
 
 class ScriptRun(Shape, kw_only=True):

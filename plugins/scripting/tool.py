@@ -8,9 +8,7 @@ from typing import Any
 from rea_plugins.scripting.runner import TOOL_NAME, ScriptRunner
 from rea_plugins.scripting.shapes import ScriptRun
 
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.evidence import Evidence, ProviderIdentity
-from rea.providers import OperationResult
+from rea.plugin import Evidence, OperationResult, ProviderIdentity, ToolCall, ToolDef, ToolEffects
 
 VERSION = "1"
 MAX_SOURCE_CHARS = 64 * 1024

@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 from rea_plugins.scripting import protocol
 
-from rea.process import frames
+from rea.plugin import frames
 
 SCRIPT_TRACEBACK_CHARS = 8000
 

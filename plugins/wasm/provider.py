@@ -16,7 +16,6 @@ from typing import Any
 from rea_plugins.wasm import inspect
 from rea_plugins.wasm.inspect import Model
 
-from rea.operations.records import Snapshot, SnapshotSource  # not in rea.plugin yet: the lead's rewrite adds them
 from rea.plugin import (
     CORE_OPERATIONS,
     AnalysisClient,
@@ -36,6 +35,8 @@ from rea.plugin import (
     ReaError,
     Reference,
     Segment,
+    Snapshot,
+    SnapshotSource,
     String,
     Target,
     TargetSupport,

@@ -10,20 +10,21 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
-from rea import hookimpl
-from rea.context import CallContext
-from rea.errors import ReaError
-from rea.process import WorkerChannel, python_worker_spec
-from rea.providers import (
+from rea.plugin import (
     AnalysisClient,
     AnalysisProvider,
     Availability,
+    CallContext,
     CloseOutcome,
     OperationResult,
     ProviderDescriptor,
+    ReaError,
+    Target,
     TargetSupport,
+    WorkerChannel,
+    hookimpl,
+    python_worker_spec,
 )
-from rea.target import Target
 
 MAGIC = b"TOYBIN1\n"
 MAX_SIZE = 1 << 20  # toy files are tiny; anything larger is refused rather than read whole

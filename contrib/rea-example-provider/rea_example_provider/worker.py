@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from rea.process.worker import Reporter, serve
+from rea.plugin import Reporter, serve
 from rea_example_provider import parse
 
 
