@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import gc
 import itertools
 import os
 import signal
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from rea import __version__
 from rea.cli.args import ArgumentParser
 from rea.cli.output import emit_error, emit_json, render_text
+from rea.collector import collector_on, pause_at_start
 from rea.errors import ReaError
 
 if TYPE_CHECKING:
@@ -433,7 +433,7 @@ def _tools(argv: list[str], prog: str) -> int:
 def _script(argv: list[str], prog: str) -> int:
     from rea.cli import script
 
-    return script.run(argv, prog)
+    return script.run(argv, prog, _tool_command)
 
 
 def checkout_commit(root: str) -> str | None:
@@ -535,29 +535,8 @@ environment: NO_COLOR (no colours), REA_PROGRESS=auto|always|never (the progress
 """
 
 
-def collector_on(after_s: float = 0.0) -> None:
-    """End the start-up pause of the cyclic collector (see ``main``), now or ``after_s`` seconds from now (a
-    command done by then never collects): what was loaded until then is frozen (modules, classes, the registry:
-    never garbage), so later collections scan only what the command itself creates."""
-    if not (_PAUSED_AT_START and _PAUSED_AT_START[0]):
-        return
-    if after_s > 0:
-        timer = threading.Timer(after_s, collector_on)
-        timer.daemon = True
-        timer.start()
-        return
-    with _COLLECTOR_LOCK:
-        if not gc.isenabled():
-            gc.freeze()
-            gc.enable()
-
-
-_COLLECTOR_LOCK = threading.Lock()
 # A tool command's first second: imports (the tool's plugin, its engine) and the answer of a short call.
 TOOL_COLLECTOR_AFTER_S = 1.0
-
-
-_PAUSED_AT_START: list[bool] = []
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -592,13 +571,12 @@ def _end_process(code: int) -> NoReturn:
 
 
 def _main(argv: list[str] | None) -> int:
-    if argv is None and not _PAUSED_AT_START:
+    if argv is None:
         # The ``rea`` command itself (not a caller passing argv): start-up creates tens of thousands of objects
         # that live as long as the process, and collecting them repeatedly costs more than the rest of a short
         # command. Commands that run a tool or a server turn the collector back on before their own work
         # (collector_on); the others are bounded and end with the process.
-        _PAUSED_AT_START.append(gc.isenabled())
-        gc.disable()
+        pause_at_start()
     argv = list(sys.argv[1:] if argv is None else argv)
     prog = "rea"
     try:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from rea.cli.args import ArgumentParser
 from rea.errors import ReaError
@@ -20,7 +21,16 @@ if TYPE_CHECKING:
 TOOL = "run_analysis_script"
 
 
-def run(argv: list[str], prog: str) -> int:
+class ToolCommand(Protocol):
+    """The CLI's runner of one tool as a command (rea.cli.main passes its own)."""
+
+    def __call__(
+        self, name: str, argv: list[str], prog: str, prepare: Callable[[Session, CallContext], None] | None = None
+    ) -> int: ...
+
+
+def run(argv: list[str], prog: str, run_tool: ToolCommand) -> int:
+    """``rea script``: the command runs the script tool through ``run_tool`` (the CLI's one tool runner)."""
     parser = ArgumentParser(
         prog=f"{prog} script",
         description="Run a Python analysis script against TARGET (opened first, when given); inside it "
@@ -33,7 +43,7 @@ def run(argv: list[str], prog: str) -> int:
     parser.add_argument("--format", "--output-format", dest="format", choices=["json", "text"], default="text")
     parser.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
     ns = parser.parse_args(argv)
-    from rea.cli import main, tools
+    from rea.cli import tools
 
     source = tools._read_text("@" + ns.file)
     arguments = tools.parse_json_text(ns.args, "--args") if ns.args is not None else {}
@@ -53,7 +63,7 @@ def run(argv: list[str], prog: str) -> int:
             parse_provider_choice(ns.provider, setting="--provider")
         session.open(paths.resolve(ns.target, "TARGET"), ns.provider, ctx)
 
-    return main._tool_command(
+    return run_tool(
         TOOL,
         [json.dumps(request), "--output-format", ns.format],
         prog,

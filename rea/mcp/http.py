@@ -635,7 +635,7 @@ async def serve_http(registry: Any, settings: Any, config: HttpConfig) -> str | 
             h11_max_incomplete_event_size=64 * 1024,
         )
     )
-    from rea.cli.main import collector_on
+    from rea.collector import collector_on
 
     collector_on()
     prewarm(registry, rea_server.listed)

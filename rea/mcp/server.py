@@ -618,7 +618,7 @@ async def serve_stdio(registry: Registry, settings: Settings) -> str | None:
 
     leftovers.sweep()  # what a server killed earlier left behind, where its owner is provably gone
     app = ReaServer(registry, settings)
-    from rea.cli.main import collector_on
+    from rea.collector import collector_on
 
     collector_on()  # the SDK, rea and the tool listing are loaded: freeze them, collect what serving creates
     prewarm(registry, app.listed)
