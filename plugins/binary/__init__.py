@@ -30,6 +30,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         layout,
         navigation,
         notebook,
+        similar,
         stepping,
         types,
         workflows,
@@ -52,6 +53,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         agreement,
         codesearch,
         bindiff,
+        similar,
         dataflow,
         crypto,
     ):

@@ -675,5 +675,4 @@ def tools() -> list[ToolDef]:
             requires_operations=("list_procedures", "read_function_instructions", "procedure_callees"),
             examples=({"left": "v1", "right": "v2"}, {"left": "t1", "right": "t2", "status": ["changed"]}),
         ),
-        *similarity.tools(),
     ]

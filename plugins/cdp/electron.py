@@ -20,7 +20,7 @@ from rea_plugins.cdp.pagescripts import PageSession, in_scope, read_source
 from rea_plugins.cdp.passive import console_text
 from rea_plugins.cdp.targets import _target, target_infos, version
 
-from rea.plugin import CallContext, ReaError, devtools
+from rea.plugin import CallContext, devtools
 
 SCHEMA_VERSION = 1
 MAX_TEXT = 2048
@@ -96,31 +96,6 @@ class ElectronPage(_R, frozen=True):
     console: list[ConsoleEvent]
     console_dropped: int
     limitations: list[str]
-
-
-def _unavailable(message: str, reason: str, target_id: str, **details: Any) -> ReaError:
-    return ReaError(
-        "target_unavailable",
-        message,
-        remediation="Call list_electron_targets and pass a target_id it lists.",
-        details={"reason": reason, "target_id": target_id, **details},
-    )
-
-
-def file_page_target(conn: cdp.Connection, target_id: str, roots: list[str], ctx: CallContext | None) -> BrowserTarget:
-    """The page ``target_id`` names, which must show a file inside ``roots``."""
-    match = next((t for t in target_infos(conn, ctx) if t.get("targetId") == target_id), None)
-    if match is None:
-        raise _unavailable(f"no browser target {target_id!r} on this endpoint", "not_found", target_id)
-    target = _target(match)
-    if target.type != "page":
-        raise _unavailable(f"target {target_id} is a {target.type}, not a page", "not_a_page", target_id)
-    path = devtools.file_path(target.url)
-    if path is None:
-        raise _unavailable(f"target {target_id} is not a file:// page", "unsupported_url", target_id)
-    if not devtools.inside(path, roots):
-        raise _unavailable(f"target {target_id} shows a file outside allowed_file_roots", "not_allowed", target_id)
-    return target
 
 
 def list_targets(endpoint: str, roots: list[str], offset: int, limit: int, ctx: CallContext) -> ElectronTargetList:

@@ -21,7 +21,7 @@ from typing import Any
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.model import BrowserTarget
 from rea_plugins.cdp.pagemodel import OriginalLocation
-from rea_plugins.cdp.targets import attached, page_target
+from rea_plugins.cdp.targets import attached, file_page_target, page_target
 from rea_plugins.cdp.urls import origin_of, sanitize
 
 from rea.plugin import CallContext, ReaError, devtools, read_regular, sourcemap
@@ -84,8 +84,6 @@ def page_session(
     with cdp.opened(endpoint, ctx, info) as conn:
         scope: list[str] = []
         if file_roots is not None:
-            from rea_plugins.cdp.electron import file_page_target
-
             target = file_page_target(conn, target_id, file_roots, ctx)
         else:
             target, scope = page_target(conn, target_id, origins, ctx)

@@ -10,7 +10,7 @@ from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.model import BrowserTarget, BrowserVersion, Excluded, TargetList
 from rea_plugins.cdp.urls import origin_of
 
-from rea.plugin import CallContext, ReaError
+from rea.plugin import CallContext, ReaError, devtools
 
 
 def version(info: dict[str, Any]) -> BrowserVersion:
@@ -134,3 +134,33 @@ def attached(conn: cdp.Connection, target_id: str, ctx: CallContext | None) -> I
     finally:
         if conn.closed is None:
             conn.send("Target.detachFromTarget", {"sessionId": session})
+
+
+# -- file:// pages (Electron renderers and local pages, confined to allowed_file_roots) ---------------------------
+
+
+def unavailable_file_page(message: str, reason: str, target_id: str, **details: Any) -> ReaError:
+    return ReaError(
+        "target_unavailable",
+        message,
+        remediation="Call list_electron_targets and pass a target_id it lists.",
+        details={"reason": reason, "target_id": target_id, **details},
+    )
+
+
+def file_page_target(conn: cdp.Connection, target_id: str, roots: list[str], ctx: CallContext | None) -> BrowserTarget:
+    """The page ``target_id`` names, which must show a file inside ``roots``."""
+    match = next((t for t in target_infos(conn, ctx) if t.get("targetId") == target_id), None)
+    if match is None:
+        raise unavailable_file_page(f"no browser target {target_id!r} on this endpoint", "not_found", target_id)
+    target = _target(match)
+    if target.type != "page":
+        raise unavailable_file_page(f"target {target_id} is a {target.type}, not a page", "not_a_page", target_id)
+    path = devtools.file_path(target.url)
+    if path is None:
+        raise unavailable_file_page(f"target {target_id} is not a file:// page", "unsupported_url", target_id)
+    if not devtools.inside(path, roots):
+        raise unavailable_file_page(
+            f"target {target_id} shows a file outside allowed_file_roots", "not_allowed", target_id
+        )
+    return target

@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 import msgspec
-from rea_plugins.lldb.provider import debugserver_path
+from rea_plugins.lldb.locate import debugserver_path
 from rea_plugins.lldb.shapes import NativeCallObservation
 
 from rea.plugin import (

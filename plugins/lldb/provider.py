@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 from importlib import metadata
 from typing import Any
 
 from rea_plugins.lldb.abi import ABIS, host_mismatch
+from rea_plugins.lldb.locate import debugserver_path
 
 from rea.plugin import (
     AnalysisClient,
@@ -31,21 +31,6 @@ def lldb_version() -> str:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return "not-installed"
-
-
-def debugserver_path() -> str | None:
-    """The lldb-server the wheel ships (LLDB_DEBUGSERVER_PATH for the worker), found without importing it."""
-    configured = os.environ.get("LLDB_DEBUGSERVER_PATH")
-    if configured:
-        return configured if os.access(configured, os.X_OK) else None
-    spec = importlib.util.find_spec("lldb_for_pwndbg")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for root in spec.submodule_search_locations:
-        path = os.path.join(root, "_vendor", "bin", "lldb-server")
-        if os.access(path, os.X_OK):
-            return path
-    return None
 
 
 class LldbProvider(AnalysisProvider):

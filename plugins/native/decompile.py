@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+from rea_plugins.native.declared import dist_version
 from rea_plugins.native.decompile_worker import (
     INSTALL,
     MAX_FRAME_BYTES,
@@ -27,7 +28,6 @@ from rea_plugins.native.decompile_worker import (
     LoadJob,
     Piece,
 )
-from rea_plugins.native.provider import dist_version
 
 from rea.plugin import (
     AnalysisCache,

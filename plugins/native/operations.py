@@ -7,11 +7,11 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from rea_plugins.native import fingerprints, graph
+from rea_plugins.native.declared import OPERATIONS
 from rea_plugins.native.disasm import Insn
 from rea_plugins.native.dispatch import WINDOW, pointer_table
 from rea_plugins.native.model import Region
 from rea_plugins.native.program import Proc, Program, Ref, StringItem
-from rea_plugins.native.provider import OPERATIONS
 
 from rea.plugin import (
     CallContext,

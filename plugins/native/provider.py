@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from importlib import metadata
 from typing import TYPE_CHECKING, Any, overload
 
 import msgspec
+from rea_plugins.native.declared import DECOMPILE_OPERATIONS, OPERATIONS, dist_version
 
 from rea.plugin import (
-    CORE_OPERATIONS,
     AnalysisClient,
     AnalysisProvider,
     Availability,
@@ -36,21 +35,6 @@ if TYPE_CHECKING:
     from rea_plugins.native.registers import RegisterRows, RegistersJob
     from rea_plugins.native.strings import StringColumns, StringsJob
 
-# Answered by the decompile workers (rea_plugins.native.pseudo), not by Operations over the Program.
-DECOMPILE_OPERATIONS = ("procedure_pseudo_code", "procedure_pseudo_code_batch", "pseudo_code_at", "procedure_data_flow")
-# Declared here, once: reading the descriptor imports nothing heavy (operations.py dispatches from it).
-OPERATIONS: tuple[str, ...] = (
-    *CORE_OPERATIONS,
-    "binary_layout",
-    "inspect_native_data_type",
-    "resolve_native_call_targets",
-    "program_call_graph",
-    "procedure_fingerprints",
-    # Ghidra's decompiler (flatline) in the decompile workers, one procedure or several at once on both workers
-    # (batch_decompile); where it cannot run here they answer provider_unavailable with the install command (the
-    # availability's "decompiler" feature says so up front).
-    *DECOMPILE_OPERATIONS,
-)
 MAX_FILE_BYTES = 2 << 30
 RESOURCE = "native-parse-worker"
 # The parse worker's address-space bound: a LIEF allocation storm on a huge or hostile input fails there.
@@ -69,14 +53,6 @@ DESCRIPTOR = ProviderDescriptor(
     auto_priority=10,
     description="Embedded static analysis: containers by LIEF, code by capstone; no external engine.",
 )
-
-
-def dist_version(name: str) -> str | None:
-    """An installed distribution's version, or None (the analysis profiles name the engines' versions)."""
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def _warm() -> None:

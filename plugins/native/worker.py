@@ -87,10 +87,30 @@ def strings(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
 
 
 def registers(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
-    """Register calls of part of the procedures, for the server while it resolves the others."""
-    from rea_plugins.native.registers import route
+    """Register calls of part of the procedures, for the server while it resolves the others: the job over the
+    file as it is now, refused when its bytes changed."""
+    import os
 
-    return route(params, reporter)
+    from rea_plugins.native.assist import MAX_FILE_BYTES, changed
+    from rea_plugins.native.index import ProgramIndex
+    from rea_plugins.native.model import Model
+    from rea_plugins.native.program import Program
+    from rea_plugins.native.registers import RegisterRows, RegistersJob
+
+    job = msgspec.convert(params, RegistersJob)
+    if os.path.getsize(job.path) > MAX_FILE_BYTES:
+        raise changed()
+    program = Program(msgspec.msgpack.decode(job.model, type=Model), job.path, job.limits)
+    try:
+        if program.sha256() != job.sha256:
+            raise changed()
+        program.adopt(msgspec.msgpack.decode(job.index, type=ProgramIndex))
+        rows = program.register_rows(job.owners, dict(zip(job.owners, job.sites, strict=True)), None)
+        provenance = program.register_provenance
+        out = RegisterRows(rows=[(o, s, t, k, provenance[(s, t)]) for o, s, t, k in rows])
+    finally:
+        program.close()
+    return msgspec.Raw(msgspec.msgpack.encode(out))
 
 
 ROUTES = {"parse": parse, "sweep": sweep, "strings": strings, "registers": registers}
