@@ -6,6 +6,7 @@ import importlib
 import os
 import threading
 import traceback
+import types
 from collections.abc import Callable, Iterator, Mapping
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -537,7 +538,9 @@ def load(
 
 def _check_api(plugin: object) -> None:
     """Refuse a plugin built for a later plugin API than this rea offers (its ``REQUIRES_API`` attribute)."""
-    required = getattr(plugin, "REQUIRES_API", None)
+    # A module's own attribute only: a plugin module's lazy ``__getattr__`` must not import its tools to answer.
+    space = plugin.__dict__ if isinstance(plugin, types.ModuleType) else {}
+    required = space.get("REQUIRES_API") if space else getattr(plugin, "REQUIRES_API", None)
     if required is None:
         return
     if not isinstance(required, int) or isinstance(required, bool) or required < 1:
