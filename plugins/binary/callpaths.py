@@ -160,6 +160,25 @@ def _neighbours(
     return items
 
 
+def _leaf_or_neighbours(
+    across: Across,
+    key: Key,
+    root: Key,
+    forward: bool,
+    starts: dict[str, str | None] | None,
+    stubs: dict[str, dict[str, Any]],
+) -> list[tuple[str, dict[str, Any]]]:
+    """``_neighbours``, where a node an engine reported as a callee but that is no procedure of the target (the GOT
+    slot of a weak undefined symbol, ``__gmon_start__``'s in a stripped PIE such as /bin/ls) is a leaf: there is no
+    code there to walk, and the walk goes on from the others instead of failing."""
+    try:
+        return _neighbours(across, key, forward, starts, stubs)
+    except ReaError as exc:
+        if key == root or exc.code != "invalid_request":
+            raise
+        return []
+
+
 def _stop(stops: dict[str, dict[str, Any]], bound: str, limit: int, at: list[Key]) -> None:
     """Record that ``bound`` (= ``limit``) kept the walk from going on past the procedures ``at``."""
     entry = stops.setdefault(bound, {"bound": bound, "limit": limit, "at": []})
@@ -246,7 +265,7 @@ def _trace(call: ToolCall) -> Evidence:
         operations += 1
         call.ctx.check("trace_call_path")
         call.ctx.progress(f"trace_call_path: {len(depth)} procedures reached")
-        items = _neighbours(across, here, forward, starts, stubs)
+        items = _leaf_or_neighbours(across, here, root, forward, starts, stubs)
         for tid, item in sorted(
             items, key=lambda i: (i[1].get("address") is None, i[0] != here[0], int(i[1].get("address") or "0x0", 16))
         ):
@@ -282,7 +301,7 @@ def _trace(call: ToolCall) -> Evidence:
                 _stop(stops, "max_operations", budget, [here])
                 break
             operations += 1
-            more = _neighbours(across, here, forward, starts, stubs)
+            more = _leaf_or_neighbours(across, here, root, forward, starts, stubs)
             if any(i.get("address") is not None and (t, i["address"]) not in depth for t, i in more):
                 if f"max_depth={max_depth}" not in truncated:
                     truncated.append(f"max_depth={max_depth}")
