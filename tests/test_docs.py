@@ -89,6 +89,9 @@ def test_documented_command_runs(doc: str, command: str, hello_elf: Path, bundle
         env[key] = value
     assert words[0] == "rea"
     argv = [str(hello_elf) if w == "/bin/ls" else w for w in words[1:]]
+    if argv[:2] == ["serve", "--http"]:
+        _serves_until_stopped(argv, env, tmp_path)
+        return
     proc = subprocess.run(
         [sys.executable, "-m", "rea", *argv],
         cwd=tmp_path,
@@ -102,6 +105,32 @@ def test_documented_command_runs(doc: str, command: str, hello_elf: Path, bundle
     assert proc.returncode == expected, f"{doc}: `{command}` exited {proc.returncode}\n{proc.stderr[-2000:]}"
     if "--json" in argv or "json" in argv:
         json.loads(proc.stdout)
+
+
+def _serves_until_stopped(argv: list[str], env: dict[str, str], cwd: Path) -> None:
+    """A documented HTTP server runs until stopped: it starts, says where it listens, and ends on SIGTERM."""
+    port_free = ["--http", "127.0.0.1:0"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rea", "serve", *port_free],
+        cwd=cwd,
+        env={**env, "REA_MCP_TOKEN": "documented-command-token"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        seen = []
+        for line in proc.stderr:
+            seen.append(line)
+            if "http://127.0.0.1:" in line:
+                break
+        assert proc.poll() is None, f"`rea {' '.join(argv)}` ended: {''.join(seen)[-2000:]}"
+    finally:
+        proc.terminate()
+        # Stopped by SIGTERM: its handler exits 0 once serving; a signal during start-up ends it by the signal.
+        assert proc.wait(timeout=60) in (0, -15)
 
 
 def test_every_tool_property_has_its_own_flag() -> None:
