@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -26,7 +27,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text())
 NAME = CONFIG["project"]["name"]
-VERSION = CONFIG["project"]["version"]
+# The version is rea/_version.py's (pyproject's dynamic version reads it).
+VERSION = re.search(r'__version__ = "([^"]+)"', (ROOT / "rea" / "_version.py").read_text()).group(1)  # type: ignore[union-attr]
 WHEEL_STEM = f"{NAME.replace('-', '_')}-{VERSION}"
 # Building in an isolated environment fetches setuptools once; each rea command below takes a few seconds.
 BUILD_TIMEOUT_S = 300
