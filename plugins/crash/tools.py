@@ -30,7 +30,7 @@ INSPECT_RECORDED_CRASH = ToolDef(
     input_schema={
         "type": "object",
         "properties": {
-            "path": {"type": "string", "minLength": 1, "description": "The core file."},
+            "path": {"type": "string", "minLength": 1, "description": "The ELF core file the crashed process left."},
             "executable_path": {
                 "type": "string",
                 "minLength": 1,
