@@ -13,6 +13,10 @@ from __future__ import annotations
 # Only os and sys at the top: the shim runs before every confined program, and each import costs it startup time.
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ctypes
 
 CONFINE = os.path.abspath(__file__)
 PIDS_V1 = "/sys/fs/cgroup/pids"
@@ -311,6 +315,12 @@ def _give(pairs: list[tuple[str, str]], uid: int) -> None:
     os.setuid(uid)
 
 
+def _die_with(parent: int, libc: ctypes.CDLL) -> bool:
+    """SIGKILL this process when ``parent`` ends; False when it already has (nobody would stop us then)."""
+    libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL: no import here, the stdlib may be out of reach by now
+    return os.getppid() == parent
+
+
 def main(argv: list[str]) -> int:
     if "--" not in argv:
         sys.stderr.write(
@@ -336,7 +346,15 @@ def main(argv: list[str]) -> int:
             _leave_network()
         if "--user" in opts:
             gives = [(opts[i + 1], opts[i + 2]) for i, opt in enumerate(opts) if opt == "--give"]
+            parent = os.getppid()
+            import ctypes  # before the uid changes: the interpreter's library may not be readable by that uid
+
+            libc = ctypes.CDLL(None, use_errno=True)
             _give(gives, int(opts[opts.index("--user") + 1]))
+            # Changing the uid clears the parent-death signal the launch shim set: armed again, a server killed
+            # while the program runs (or before this line) still takes it down, bubblewrap and browser included.
+            if not _die_with(parent, libc):
+                return 126
     except (OSError, ValueError) as exc:
         sys.stderr.write(f"rea confine: not applied, the program was not started: {exc}\n")
         return 126
