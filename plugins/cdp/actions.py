@@ -104,11 +104,16 @@ class Page:
             selector = f'[data-testid="{escaped}"]'
         try:
             node_id = self.call("DOM.querySelector", {"nodeId": root, "selector": selector}).get("nodeId", 0)
+            if not node_id:
+                return None
+            return int(self.call("DOM.describeNode", {"nodeId": node_id})["node"]["backendNodeId"])
         except cdp.CommandFailed as exc:
-            raise StepFailed(f"invalid selector {selector!r}: {exc.details['cdp_message']}") from None
-        if not node_id:
+            message = str(exc.details.get("cdp_message", ""))
+            if "querying" in message:  # Chromium's "DOM Error while querying": the selector does not parse
+                raise StepFailed(f"invalid selector {selector!r}: {message}") from None
+            # Any other failure means the document was replaced between the calls (a page still loading
+            # invalidates every node id it handed out): not found yet, and the caller polls again.
             return None
-        return int(self.call("DOM.describeNode", {"nodeId": node_id})["node"]["backendNodeId"])
 
     def visible(self, backend: int) -> bool:
         try:
@@ -194,6 +199,19 @@ class Page:
             self.click(backend)
         if bool(self.function_on(backend, _CHECKED)) != checked:
             raise StepFailed("clicking did not change the checked state")
+
+    def wait_loaded(self, deadline: float) -> bool:
+        """Wait (up to ``deadline``) until the document has loaded; False when it had not by then."""
+        while True:
+            try:
+                reply = self.call("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True})
+                if (reply.get("result") or {}).get("value") == "complete":
+                    return True
+            except cdp.CommandFailed:
+                pass  # the context was replaced by the navigation still under way
+            if time.monotonic() >= deadline:
+                return False
+            cdp.wait(self.ctx, POLL_S, "waiting for the page to load")
 
     def wait_state(self, locator: dict[str, Any], state: str, deadline: float) -> None:
         while True:

@@ -165,11 +165,16 @@ def _renderer_target(endpoint: str, root: str, deadline: float, ctx: CallContext
             devtools.wait(ctx, 0.1, "waiting for the renderer")
 
 
-def _drive(endpoint: str, target_id: str, actions: list[dict[str, Any]], ctx: CallContext) -> list[ElectronStep]:
+def _drive(
+    endpoint: str, target_id: str, actions: list[dict[str, Any]], loaded_by: float, ctx: CallContext
+) -> list[ElectronStep]:
     steps: list[ElectronStep] = []
     with cdp.opened(endpoint, ctx) as conn:
         session = attach(conn, target_id, ctx)
         page = Page(conn, session, ctx)
+        # The renderer is listed as soon as its navigation starts; its steps act on the loaded document (a step's
+        # own wait still covers what the app builds later). Not loaded by the startup deadline: the steps say so.
+        page.wait_loaded(loaded_by)
 
         def no_navigation(_action: dict[str, Any], _deadline: float) -> None:
             raise StepFailed("goto is not an Electron action: the app navigates its own windows")
@@ -281,7 +286,7 @@ def capture(call: ToolCall) -> ElectronCapture:
         endpoint, inspector = _wait_endpoints(proc, deadline, ctx)
         target_id = _renderer_target(endpoint, root, deadline, ctx)
         startup_ms = int((time.monotonic() - began) * 1000)
-        steps = _drive(endpoint, target_id, a.get("actions", []), ctx) if a.get("actions") else []
+        steps = _drive(endpoint, target_id, a.get("actions", []), deadline, ctx) if a.get("actions") else []
         with page_session(endpoint, target_id, [], ctx, file_roots=[root]) as page:
             renderer = inspect_page(page, observation_ms, limits.get("max_events", 200), 0, 50, ctx)
         main, why = (

@@ -335,3 +335,17 @@ def test_inspect_includes_visible_text_only_when_asked(session: Session, browser
     assert any(n["text"] == "Newsletter" and names[n["parent_index"]] == "H1" for n in by_parent.values())
     assert not any(names.get(p) == "SCRIPT" for p in by_parent)
     assert all(len(n["text"]) <= 200 for n in by_parent.values())
+
+
+def test_a_selector_that_does_not_parse_fails_its_step_and_says_so(
+    session: Session, browser: OwnedBrowser, page: str, site: Site
+) -> None:
+    connect = {"mode": "connect", "cdp_endpoint": browser.endpoint, "target_id": page}
+    actions = [{"step_id": "bad", "action": "click", "locator": {"kind": "css", "selector": "#["}, "timeout_ms": 500}]
+    cap = result_of(
+        session,
+        "capture_browser_scenario",
+        {"start_url": {"url": site.origin + "/"}, "actions": actions, "browser": connect},
+    )
+    bad = next(s for s in cap["steps"] if s["step_id"] == "bad")
+    assert bad["status"] == "failed" and "invalid selector '#['" in str(bad), bad

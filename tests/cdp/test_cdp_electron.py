@@ -244,7 +244,7 @@ def test_a_scenario_drives_the_renderer_and_captures_both_processes(
     )
     assert out.evidence is not None
     capture = out.evidence.normalized_result
-    assert [s["status"] for s in capture["steps"]] == ["completed"]
+    assert [s["status"] for s in capture["steps"]] == ["completed"], capture["steps"]
     assert capture["cleanup"] == "terminated-owned-process" and capture["limitations"] == []
     renderer = capture["renderer"]
     assert {Path(s["file_path"]).name for s in renderer["scripts"]} == {"util.js", "renderer.js"}
