@@ -48,6 +48,11 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "The pluggy marker of a plugin's hook implementations (``@hookimpl def rea_register_tools(): ...``).",
     ),
     "search": ("rea.search", "", "Text search as rea runs it (RE2 and literal): ``matcher`` and the compiled forms."),
+    "runtime_observations": (
+        "rea.runtime_observations",
+        "",
+        "What a debugger saw at a procedure this session: ``record_hit``, ``with_runtime``, ``RuntimeObservation``.",
+    ),
     "typelib": (
         "rea.typelib",
         "",
@@ -1304,6 +1309,7 @@ __all__ = [
     "require_regular",
     "retained_reference",
     "row_page",
+    "runtime_observations",
     "sealed",
     "search",
     "select",
@@ -1345,6 +1351,7 @@ if TYPE_CHECKING:
     import rea.process.leftovers as leftovers
     import rea.process.procfs as procfs
     import rea.render as render
+    import rea.runtime_observations as runtime_observations
     import rea.search as search
     import rea.sourcemap as sourcemap
     import rea.typelib as typelib

@@ -39,6 +39,7 @@ from rea.plugin import (
     ResultType,
     ToolCall,
     ToolDef,
+    runtime_observations,
 )
 
 FAMILY = "binary"
@@ -48,6 +49,15 @@ PSEUDO_OFFSET = prop("integer", "First line of the page (0-based).", [0], minimu
 PSEUDO_LIMIT = prop(
     "integer", "Lines of the page (1-20000, default 400).", [400], minimum=1, maximum=20000, default=400
 )
+
+
+def _procedure_info(call: ToolCall) -> Evidence:
+    """The engine's facts, with what a debug session of this MCP session saw at the entry (``runtime``)."""
+    check_document(call)
+    result = run(call, "procedure_info", params_of(call.args))
+    return evidence(
+        call, runtime_observations.with_runtime(call.session.state, call.session.require_target().sha256, result)
+    )
 
 
 def _pseudo_code(call: ToolCall) -> Evidence:
@@ -294,6 +304,7 @@ _HANDLERS = {
     "search_procedures": rows.handler("search_procedures"),
     "procedure_references": rows.handler("procedure_references"),
     "procedure_pseudo_code": _pseudo_code,
+    "procedure_info": _procedure_info,
 }
 # Tools with a lean projection beside the complete shape.
 _RESULT_TYPES: dict[str, ResultType] = {

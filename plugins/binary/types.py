@@ -34,6 +34,7 @@ from rea.plugin import (
     TypeEntry,
     invalid_request,
     issue,
+    runtime_observations,
     typelib,
 )
 
@@ -104,6 +105,8 @@ class TypedProcedureInfo(ProcedureInfo):
     """procedure_info with the analyst's C prototype, where one is set."""
 
     prototype: typelib.Prototype | None = None
+    # Hits and the last arguments where a debug session of this MCP session stopped at the entry.
+    runtime: runtime_observations.RuntimeObservation | None = None
 
 
 class TypedData(Shape):
