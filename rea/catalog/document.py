@@ -9,7 +9,7 @@ import msgspec
 
 from rea import __version__
 from rea.canonical import canonical_digest
-from rea.catalog.projections import first_sentence
+from rea.catalog.prose import first_sentence
 from rea.catalog.schemas import advertised_or_none, output_schema, shallow_output
 from rea.catalog.tool import ToolDef
 from rea.registry import Registry

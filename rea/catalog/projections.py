@@ -9,6 +9,7 @@ from typing import Any
 
 from rea import hookimpl
 from rea.catalog.projection import Projection, ProjectionDescriptor
+from rea.catalog.prose import first_sentence
 from rea.catalog.schemas import flatten_root_union, json_type
 from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES
 
@@ -143,30 +144,6 @@ _VALIDATION_ONLY = (
     "additionalProperties",
     "default",
 )
-
-
-def first_sentence(text: str, limit: int) -> str:
-    """The first sentence of ``text``, ended by a full stop (at most ``limit`` characters, cut at a word with an
-    ellipsis). A stop or semicolon inside brackets does not end it, and a cut never leaves a bracket open: a
-    client should never read "(provider text" as a tool's whole description."""
-    depth, end = 0, len(text)
-    for i, c in enumerate(text):
-        if c in "([":
-            depth += 1
-        elif c in ")]":
-            depth = max(0, depth - 1)
-        elif c in ".;" and depth == 0 and (i + 1 == len(text) or text[i + 1] == " "):
-            end = i + 1
-            break
-    sentence = text[:end].strip().rstrip(";,: ")
-    if sentence and not sentence.endswith((".", "!", "?")):
-        sentence += "."
-    if len(sentence) <= limit:
-        return sentence
-    cut = sentence[: limit - 1].rsplit(" ", 1)[0]
-    while cut.count("(") > cut.count(")") or cut.count("[") > cut.count("]"):
-        cut = cut[: max(cut.rfind("("), cut.rfind("["))]
-    return cut.rstrip(" ,;:") + "…"
 
 
 def _stand_in(target: dict[str, Any], defs: dict[str, Any], prose: bool) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import anyio
 
 from rea import registry as registry_mod
 from rea.catalog.document import advertised_description
-from rea.catalog.projections import first_sentence
+from rea.catalog.prose import first_sentence
 from tests.mcp.harness import connect
 
 # Effects that change something a caller could see: a tool declaring any of them is not read-only.
