@@ -1070,37 +1070,175 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "Projection",
         "An input-schema projection: how one profile advertises a tool's arguments.",
     ),
+    # The tools of the session, discovery, evidence and projections plugins (formerly in rea.catalog)
+    "first_sentence": (
+        "rea.catalog.prose",
+        "first_sentence",
+        "A description's first sentence within ``limit`` characters: what a client is sent of it.",
+    ),
+    "ProjectionDescriptor": (
+        "rea.catalog.projection",
+        "ProjectionDescriptor",
+        "A projection's id and what its profile advertises (a ``Projection``'s ``descriptor``).",
+    ),
+    "flatten_root_union": (
+        "rea.catalog.schemas",
+        "flatten_root_union",
+        "A root ``oneOf``/``anyOf`` of object branches presented as one object (validation stays exact).",
+    ),
+    "json_type": (
+        "rea.catalog.schemas",
+        "json_type",
+        "The JSON Schema type of a JSON value (a bool is boolean, not integer).",
+    ),
+    "object_output_schema": (
+        "rea.catalog.schemas",
+        "object_output_schema",
+        "An output schema for a plain object with these ``properties`` and ``required`` fields.",
+    ),
+    "EVIDENCE_RECORD": (
+        "rea.catalog.schemas",
+        "EVIDENCE_RECORD",
+        "The ``$defs`` name of a complete Evidence record in an input schema.",
+    ),
+    "LEAN_EVIDENCE_RECORD": (
+        "rea.catalog.schemas",
+        "LEAN_EVIDENCE_RECORD",
+        "The ``$defs`` name of a lean Evidence record (as tools return it) in an input schema.",
+    ),
+    "COMPACT_INPUT_SCHEMA_BUDGET_BYTES": (
+        "rea.config",
+        "COMPACT_INPUT_SCHEMA_BUDGET_BYTES",
+        "The most bytes the compact profile advertises of one tool's input schema.",
+    ),
+    "TOOLSET_ALIASES": ("rea.config", "TOOLSET_ALIASES", "Former toolset names, each with the toolset it now names."),
+    "NEGOTIATED_FEATURES": (
+        "rea.catalog.tool",
+        "NEGOTIATED_FEATURES",
+        "The client features a connection negotiates (roots, sampling, elicitation).",
+    ),
+    "ToolEntry": (
+        "rea.catalog.manifest",
+        "ToolEntry",
+        "A tool as data without its handler: what ``Registry.tool_info`` gives before it is built.",
+    ),
+    "catalog_digest": (
+        "rea.catalog.document",
+        "catalog_digest",
+        "The digest of every tool's contract (names, schemas, annotations, effects).",
+    ),
+    "tool_entry": (
+        "rea.catalog.document",
+        "tool_entry",
+        "One tool's catalog entry: its canonical and advertised schemas, effects and requirements.",
+    ),
+    "SEARCH_TOOLS_DEF": (
+        "rea.catalog.dispatch",
+        "SEARCH_TOOLS_DEF",
+        "The ``search_tools`` tool: finds tools of any toolset by words.",
+    ),
+    "CALL_TOOL_BY_NAME_DEF": (
+        "rea.catalog.dispatch",
+        "CALL_TOOL_BY_NAME_DEF",
+        "The ``call_tool_by_name`` tool: validates and runs any tool, listed or not.",
+    ),
+    "not_advertised": (
+        "rea.catalog.refusals",
+        "not_advertised",
+        "The error for a toolset (or a tool of it) the operator left out of this connection.",
+    ),
+    "COMPLETE": (
+        "rea.presentation",
+        "COMPLETE",
+        "The name of the complete presentation (records whole, nothing elided).",
+    ),
+    "binding_report": (
+        "rea.presentation",
+        "binding_report",
+        "A target's provider binding as reported under a presentation (``COMPLETE`` is whole).",
+    ),
+    "of_session": (
+        "rea.presentation",
+        "of_session",
+        "The presentation a session's results are given in: its connection's, else the CLI's.",
+    ),
+    "PROVENANCE_URI": (
+        "rea.presentation",
+        "PROVENANCE_URI",
+        "The URI template of a lean record's provenance resource.",
+    ),
+    "read_provenance": (
+        "rea.presentation",
+        "read_provenance",
+        "The reader of ``PROVENANCE_URI``: the artifact, provider and profile a provenance id names.",
+    ),
+    "provider_candidates": (
+        "rea.selection",
+        "candidates",
+        "Every provider as a selection candidate, sorted by id; creates no analysis client.",
+    ),
+    "resolve_dependencies": (
+        "rea.dependencies",
+        "resolve",
+        "Each library a program needs, where its loader would find it (or the folders searched).",
+    ),
+    "MAX_OPEN_TARGETS": (
+        "rea.session",
+        "MAX_OPEN_TARGETS",
+        "The setting ``REA_MAX_OPEN_TARGETS``: the most targets one session keeps open.",
+    ),
+    "LEDGER_MEMORY_MB": (
+        "rea.ledger",
+        "LEDGER_MEMORY_MB",
+        "The setting ``REA_LEDGER_MEMORY_MB``: the Evidence a session's ledger keeps in memory.",
+    ),
+    "views": (
+        "rea.views",
+        "",
+        "Analysis views of completed Evidence: ``build_view`` and the page bounds ``PAGE_MAX_LIMIT``.",
+    ),
 }
 
 __all__ = [
     "API_VERSION",
     "CALL_GRAPH_LEGEND",
+    "CALL_TOOL_BY_NAME_DEF",
     "CODES",
+    "COMPACT_INPUT_SCHEMA_BUDGET_BYTES",
+    "COMPLETE",
     "CORE_OPERATIONS",
     "DEFAULT_TIMEOUT_S",
     "EDGE_KIND_CODES",
+    "EVIDENCE_RECORD",
     "FORMAT_PROPERTY",
     "HEAD_BYTES",
     "HTTP_TIMEOUT_S",
     "INIT_ARRAYS",
+    "LEAN_EVIDENCE_RECORD",
+    "LEDGER_MEMORY_MB",
     "LIMITS",
     "MAX_HTTP_BYTES",
     "MAX_INT32",
     "MAX_MAP_BYTES",
     "MAX_MESSAGE_BYTES",
+    "MAX_OPEN_TARGETS",
     "MAX_TYPE_DECLARATION",
     "METADATA_SECTIONS",
+    "NEGOTIATED_FEATURES",
     "NESTED_SEPARATOR",
     "OPERATIONS",
     "OUT_OF_MEMORY",
     "POLL_S",
     "PROCEDURE_KIND_CODES",
     "PROCEDURE_LEGEND",
+    "PROVENANCE_URI",
     "REFERENCES_LEGEND",
     "REFERENCE_KIND_CODES",
     "RESULT_TYPES",
     "RETAINED_EXAMPLE",
+    "SEARCH_TOOLS_DEF",
     "SEVERITY_ORDER",
+    "TOOLSET_ALIASES",
     "UNKNOWN_ID",
     "AnalysisCache",
     "AnalysisClient",
@@ -1168,6 +1306,7 @@ __all__ = [
     "ProgramCallGraph",
     "ProgramCallGraphRows",
     "Projection",
+    "ProjectionDescriptor",
     "PromptArgument",
     "PromptDef",
     "Protocol",
@@ -1212,6 +1351,7 @@ __all__ = [
     "ToolCall",
     "ToolDef",
     "ToolEffects",
+    "ToolEntry",
     "ToolMode",
     "TypeEntry",
     "Unavailable",
@@ -1229,12 +1369,14 @@ __all__ = [
     "arr",
     "as_object",
     "attach",
+    "binding_report",
     "build_view",
     "bundle",
     "callgraph",
     "cancelled",
     "canonical_digest",
     "canonical_json",
+    "catalog_digest",
     "chained_rebase_target",
     "check_field",
     "compile_pattern",
@@ -1254,6 +1396,8 @@ __all__ = [
     "fde_ranges",
     "file_roots",
     "fingerprints",
+    "first_sentence",
+    "flatten_root_union",
     "frames",
     "golang",
     "hash_instructions",
@@ -1267,6 +1411,7 @@ __all__ = [
     "invoke",
     "is_missing",
     "issue",
+    "json_type",
     "leftovers",
     "limit_exceeded",
     "link_escapes",
@@ -1279,10 +1424,13 @@ __all__ = [
     "no_code_here",
     "normalize_address",
     "normalize_instruction",
+    "not_advertised",
     "not_found",
     "now_iso",
     "obj",
     "objc",
+    "object_output_schema",
+    "of_session",
     "open_beneath",
     "open_regular",
     "operation_routes",
@@ -1297,16 +1445,19 @@ __all__ = [
     "procedure_hash",
     "procfs",
     "profile_digest",
+    "provider_candidates",
     "python_worker_spec",
     "read_error",
     "read_head",
     "read_pinned",
+    "read_provenance",
     "read_regular",
     "reap_session_zombies",
     "relr_slots",
     "render",
     "requested",
     "require_regular",
+    "resolve_dependencies",
     "retained_reference",
     "row_page",
     "runtime_observations",
@@ -1325,12 +1476,14 @@ __all__ = [
     "symbolized_text",
     "symbols_of",
     "text_page",
+    "tool_entry",
     "typelib",
     "types_key",
     "unknown_tool",
     "unsandboxed",
     "unwind",
     "verify_unchanged",
+    "views",
     "wait",
     "whole_program_paging",
     "with_evidence_defs",
@@ -1355,6 +1508,7 @@ if TYPE_CHECKING:
     import rea.search as search
     import rea.sourcemap as sourcemap
     import rea.typelib as typelib
+    import rea.views as views
     from rea import __version__ as __version__
     from rea import hookimpl as hookimpl
     from rea.annotations import LIMITS as LIMITS
@@ -1371,29 +1525,46 @@ if TYPE_CHECKING:
     from rea.canonical import CanonicalError as CanonicalError
     from rea.canonical import canonical_digest as canonical_digest
     from rea.canonical import canonical_json as canonical_json
+    from rea.catalog.dispatch import CALL_TOOL_BY_NAME_DEF as CALL_TOOL_BY_NAME_DEF
+    from rea.catalog.dispatch import SEARCH_TOOLS_DEF as SEARCH_TOOLS_DEF
+    from rea.catalog.document import catalog_digest as catalog_digest
+    from rea.catalog.document import tool_entry as tool_entry
     from rea.catalog.invoke import invoke as invoke
+    from rea.catalog.manifest import ToolEntry as ToolEntry
     from rea.catalog.projection import Projection as Projection
+    from rea.catalog.projection import ProjectionDescriptor as ProjectionDescriptor
     from rea.catalog.prompt import PromptArgument as PromptArgument
     from rea.catalog.prompt import PromptDef as PromptDef
+    from rea.catalog.prose import first_sentence as first_sentence
+    from rea.catalog.refusals import not_advertised as not_advertised
     from rea.catalog.refusals import unknown_tool as unknown_tool
     from rea.catalog.resource import ResourceDef as ResourceDef
     from rea.catalog.resource import ResourceSpec as ResourceSpec
     from rea.catalog.resource import ResourceTemplateDef as ResourceTemplateDef
+    from rea.catalog.schemas import EVIDENCE_RECORD as EVIDENCE_RECORD
+    from rea.catalog.schemas import LEAN_EVIDENCE_RECORD as LEAN_EVIDENCE_RECORD
     from rea.catalog.schemas import RETAINED_EXAMPLE as RETAINED_EXAMPLE
     from rea.catalog.schemas import evidence_input as evidence_input
+    from rea.catalog.schemas import flatten_root_union as flatten_root_union
+    from rea.catalog.schemas import json_type as json_type
+    from rea.catalog.schemas import object_output_schema as object_output_schema
     from rea.catalog.schemas import struct_output_schema as struct_output_schema
     from rea.catalog.schemas import with_evidence_defs as with_evidence_defs
+    from rea.catalog.tool import NEGOTIATED_FEATURES as NEGOTIATED_FEATURES
     from rea.catalog.tool import ResultType as ResultType
     from rea.catalog.tool import ToolCall as ToolCall
     from rea.catalog.tool import ToolDef as ToolDef
     from rea.catalog.tool import ToolEffects as ToolEffects
     from rea.catalog.tool import ToolMode as ToolMode
+    from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES as COMPACT_INPUT_SCHEMA_BUDGET_BYTES
     from rea.config import MAX_INT32 as MAX_INT32
+    from rea.config import TOOLSET_ALIASES as TOOLSET_ALIASES
     from rea.config import SettingSpec as SettingSpec
     from rea.config import default_memory_limit_mb as default_memory_limit_mb
     from rea.config import integer_setting as integer_setting
     from rea.config import memory_limit_setting as memory_limit_setting
     from rea.context import CallContext as CallContext
+    from rea.dependencies import resolve as resolve_dependencies
     from rea.devtools import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
     from rea.devtools import HTTP_TIMEOUT_S as HTTP_TIMEOUT_S
     from rea.devtools import MAX_HTTP_BYTES as MAX_HTTP_BYTES
@@ -1424,6 +1595,7 @@ if TYPE_CHECKING:
     from rea.fingerprint import normalize_instruction as normalize_instruction
     from rea.fingerprint import procedure_hash as procedure_hash
     from rea.fsnames import shown as shown
+    from rea.ledger import LEDGER_MEMORY_MB as LEDGER_MEMORY_MB
     from rea.operations import CORE_OPERATIONS as CORE_OPERATIONS
     from rea.operations.answers import OPERATIONS as OPERATIONS
     from rea.operations.answers import Answers as Answers
@@ -1506,6 +1678,11 @@ if TYPE_CHECKING:
     from rea.operations.shapes import decode as decode
     from rea.operations.unwind import Extents as Extents
     from rea.operations.unwind import fde_ranges as fde_ranges
+    from rea.presentation import COMPLETE as COMPLETE
+    from rea.presentation import PROVENANCE_URI as PROVENANCE_URI
+    from rea.presentation import binding_report as binding_report
+    from rea.presentation import of_session as of_session
+    from rea.presentation import read_provenance as read_provenance
     from rea.process import Isolation as Isolation
     from rea.process import OwnedProcess as OwnedProcess
     from rea.process import ProcessSpec as ProcessSpec
@@ -1549,7 +1726,9 @@ if TYPE_CHECKING:
     from rea.search import compile_regex as compile_regex
     from rea.search import matcher as matcher
     from rea.selection import alternatives_remediation as alternatives_remediation
+    from rea.selection import candidates as provider_candidates
     from rea.selection import select as select
+    from rea.session import MAX_OPEN_TARGETS as MAX_OPEN_TARGETS
     from rea.session import Session as Session
     from rea.sourcemap import MAX_MAP_BYTES as MAX_MAP_BYTES
     from rea.sourcemap import Decoded as Decoded
