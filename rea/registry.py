@@ -323,6 +323,8 @@ class ToolTable(Mapping[str, ToolDef]):
         self._specs: dict[str, ToolSpec] = {}
         self._computed: dict[int, tuple[ToolDef, ToolSpec]] = {}
         self._owner: dict[str, str] = {}
+        # The module that declared each tool of a plugin with TOOL_MODULES (so one tool is built by importing one).
+        self._module_of: dict[str, str] = {}
         # Plugins whose tools are known from the manifest only.
         self._deferred: set[str] = set()
         # The specs kept in the analysis cache, by plugin, until decoded.
@@ -345,7 +347,7 @@ class ToolTable(Mapping[str, ToolDef]):
             return found
         if name not in self._entries:
             raise KeyError(name)
-        self._materialize(self._owner[name])
+        self._materialize(self._owner[name], name)
         return self._defs[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -430,22 +432,29 @@ class ToolTable(Mapping[str, ToolDef]):
             out[name] = entry if entry is not None else self._defs[name]
         return out
 
-    def _materialize(self, plugin: str) -> None:
-        """Build ``plugin``'s real tools: its registration hook runs (through pluggy) as on a first start."""
+    def _materialize(self, plugin: str, wanted: str | None = None) -> None:
+        """Build ``plugin``'s real tools as on a first start: only the module that declared ``wanted`` when the
+        plugin lists its tool modules (``TOOL_MODULES``), else its registration hook (through pluggy) and all of
+        its modules."""
         with self._lock:
             if plugin not in self._deferred:
                 return
+            module = self._module_of.get(wanted) if wanted is not None else None
+            if module is not None:
+                try:
+                    built = _module_tools(module)
+                except Exception as exc:
+                    raise _unbuilt(plugin, exc) from exc
+                for tool in built:
+                    if isinstance(tool, ToolDef) and self._owner.get(tool.name) == plugin:
+                        self._defs.setdefault(tool.name, tool)
+                if wanted in self._defs:
+                    return
             mine = [name for name, owner in self._owner.items() if owner == plugin and name not in self._defs]
-            staged: list[Any] = []
-            for name, result in per_plugin(self._registry.pm, TOOLS_HOOK, _staged_registration, only=plugin):
-                if isinstance(result, Exception):
-                    raise ReaError(
-                        "execution_failure",
-                        f"plugin {name} could not build its tools: {_describe(result)}",
-                        remediation="Run `rea providers list`; reinstall or disable the plugin.",
-                        details={"plugin": name},
-                    ) from result
-                staged = result
+            result = _plugin_tools(self._registry, plugin)
+            if isinstance(result, Exception):
+                raise _unbuilt(plugin, result) from result
+            staged = result[0]
             real = {t.name: t for t in staged if isinstance(t, ToolDef)}
             for name in mine:
                 if name in real:
@@ -459,6 +468,72 @@ class ToolTable(Mapping[str, ToolDef]):
                     remediation="Run `rea cache clear`, then the command again.",
                     details={"plugin": plugin, "tools": missing},
                 )
+
+
+def _unbuilt(plugin: str, exc: BaseException) -> ReaError:
+    return ReaError(
+        "execution_failure",
+        f"plugin {plugin} could not build its tools: {_describe(exc)}",
+        remediation="Run `rea providers list`; reinstall or disable the plugin.",
+        details={"plugin": plugin},
+    )
+
+
+def tool_modules(plugin: object) -> tuple[str, ...] | None:
+    """The modules a plugin declares its tools in (its ``TOOL_MODULES``: each has ``tools() -> list[ToolDef]``), or
+    None. Read from the module's own namespace, so a plugin's lazy ``__getattr__`` imports nothing to answer."""
+    space = plugin.__dict__ if isinstance(plugin, types.ModuleType) else {}
+    found = space.get("TOOL_MODULES") if space else getattr(plugin, "TOOL_MODULES", None)
+    if found is None:
+        return None
+    if not isinstance(found, (tuple, list)) or not all(isinstance(m, str) and m for m in found):
+        raise ValueError(f"TOOL_MODULES must be a tuple of module names, not {found!r}")
+    return tuple(found)
+
+
+def _module_tools(module_name: str) -> list[Any]:
+    tools = getattr(importlib.import_module(module_name), "tools", None)
+    if not callable(tools):
+        raise TypeError(f"{module_name} is listed in TOOL_MODULES but has no tools() function")
+    return list(tools())
+
+
+def _plugin_tools(reg: Registry, plugin: str) -> tuple[list[Any], dict[str, str]] | Exception:
+    """One plugin's tools, from its registration hook and then its ``TOOL_MODULES`` (with the module of each of
+    the latter), or the exception that stopped them."""
+    staged: list[Any] = []
+    for _, result in per_plugin(reg.pm, TOOLS_HOOK, _staged_registration, only=plugin):
+        if isinstance(result, Exception):
+            return result
+        staged.extend(result)
+    where: dict[str, str] = {}
+    try:
+        for module in tool_modules(reg.pm.get_plugin(plugin)) or ():
+            for tool in _module_tools(module):
+                staged.append(tool)
+                if isinstance(tool, ToolDef):
+                    where[tool.name] = module
+    except Exception as exc:
+        return exc
+    return staged, where
+
+
+def _tool_plugins(reg: Registry) -> list[str]:
+    """The plugins that contribute tools, in registration order: those implementing the tools hook and those
+    declaring ``TOOL_MODULES``."""
+    hooked = [name for name, _ in per_plugin(reg.pm, TOOLS_HOOK, lambda caller: None)]
+    ordered = [n for n in hooked if n not in reg.plugins]
+    for name in reg.plugins:
+        plugin = reg.pm.get_plugin(name)
+        if plugin is None:
+            continue
+        try:
+            declares = tool_modules(plugin) is not None
+        except ValueError:
+            declares = True  # listed, so that its staging reports the error
+        if name in hooked or declares:
+            ordered.append(name)
+    return ordered
 
 
 def make_plugin_manager() -> pluggy.PluginManager:
@@ -677,6 +752,8 @@ def _collect_kind(reg: Registry, hook_name: str) -> None:
             from rea.catalog.manifest import ToolEntry
 
             kind = ToolEntry
+    elif hook_name == TOOLS_HOOK:
+        outcomes = [(name, staged) for name, staged, _ in _tool_staging(reg)]
     else:
         outcomes = _staged_outcomes(reg, hook_name)
     key_of = _KEY_OF[hook_name]
@@ -730,6 +807,21 @@ def _staged_outcomes(reg: Registry, hook_name: str) -> list[tuple[str, list[Any]
     ]
 
 
+def _tool_staging(reg: Registry) -> list[tuple[str, list[Any] | str, dict[str, str]]]:
+    """Each tool-contributing plugin's tools (or why they failed), with the module of each declared in a module
+    its ``TOOL_MODULES`` lists (recorded on the registry's tool table)."""
+    out: list[tuple[str, list[Any] | str, dict[str, str]]] = []
+    for name in _tool_plugins(reg):
+        result = _plugin_tools(reg, name)
+        if isinstance(result, Exception):
+            out.append((name, _describe(result), {}))
+            continue
+        staged, where = result
+        reg._tools._module_of.update(where)
+        out.append((name, staged, where))
+    return out
+
+
 def _tool_outcomes_from_manifest(reg: Registry) -> tuple[list[tuple[str, list[Any] | str]], bool]:
     """The tools hook's outcomes, from the manifest when it is current, else by calling the hooks (and storing
     the manifest for the next start). Specs stand in for ToolDefs until a plugin's tools are read."""
@@ -737,17 +829,20 @@ def _tool_outcomes_from_manifest(reg: Registry) -> tuple[list[tuple[str, list[An
 
     cache = reg._manifest_cache
     key = manifest_key(reg._manifest_identity)
-    implementers = [name for name, _ in per_plugin(reg.pm, TOOLS_HOOK, lambda caller: None)]
+    implementers = _tool_plugins(reg)
     try:
         manifest = load_manifest(cache, key)
     except Exception:  # a cache that cannot be read is a miss, never a failed start
         manifest = None
     if manifest is not None and [p.plugin for p in manifest.plugins] == implementers:
         reg._sources_read.extend(manifest.sources)
+        for p in manifest.plugins:
+            reg._tools._module_of.update(p.modules)
         return [(p.plugin, p.error if p.error is not None else list(p.entries)) for p in manifest.plugins], True
-    outcomes = _staged_outcomes(reg, TOOLS_HOOK)
+    staging = _tool_staging(reg)
+    outcomes = [(name, staged) for name, staged, _ in staging]
     record: list[PluginTools] = []
-    for plugin_name, staged in outcomes:
+    for plugin_name, staged, where in staging:
         if isinstance(staged, str):
             record.append(PluginTools(plugin=plugin_name, error=staged))
         elif any(not isinstance(item, ToolDef) for item in staged):
@@ -760,7 +855,7 @@ def _tool_outcomes_from_manifest(reg: Registry) -> tuple[list[tuple[str, list[An
             )
         else:
             try:
-                record.append(PluginTools(plugin=plugin_name, entries=[entry_of(t) for t in staged]))
+                record.append(PluginTools(plugin=plugin_name, entries=[entry_of(t) for t in staged], modules=where))
             except Exception:
                 record = []  # a tool that cannot be described as data: no manifest (the hooks run every time)
                 break

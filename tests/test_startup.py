@@ -260,3 +260,53 @@ print(json.dumps({"counts": [result["basic_block_count"], result["instruction_co
     second = _probe(call, cache)
     assert first["decoder"] and not second["decoder"]
     assert second["counts"] == first["counts"] and first["counts"][0] > 1 and first["counts"][1] > first["counts"][0]
+
+
+TOOL_MODULE = """
+from rea.plugin import ToolDef
+
+
+def tools():
+    return [ToolDef(name="{name}", description="A probe tool.", family="probe", input_schema={{"type": "object"}},
+                    handler=lambda call: None)]
+"""
+
+
+def test_a_plugin_declaring_its_tool_modules_builds_one_tool_by_importing_one_module(tmp_path: Path) -> None:
+    """A plugin that lists its tool modules (``TOOL_MODULES``) has each tool built from the module that declared
+    it: with the manifest kept, reading one tool imports that module and no other of the plugin's."""
+    package = tmp_path / "src" / "modplug"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text('TOOL_MODULES = ("modplug.first", "modplug.second")\n')
+    for module, name in (("first", "probe_first"), ("second", "probe_second")):
+        (package / f"{module}.py").write_text(TOOL_MODULE.format(name=name))
+    code = """
+import sys
+sys.path.insert(0, {src!r})
+from rea.cache import AnalysisCache
+from rea.registry import load
+registry = load(cache=AnalysisCache({cache!r}, 1 << 30))
+names = sorted(n for n in registry.tools if n.startswith("probe_"))
+tool = registry.tools["probe_second"]
+print(json.dumps({{"names": names, "built": tool.name, "deferred": bool(registry.tools._deferred),
+                  "modules": sorted(m for m in sys.modules if m.startswith("modplug."))}}))
+""".format(src=str(tmp_path / "src"), cache=str(tmp_path / "cache"))
+    env = {"REA_PLUGIN_MODULES": "modplug", "REA_LOAD_PLUGINS": "modplug"}
+    cold = _probe(code, tmp_path / "cache", **env)  # the hooks run (every module) and the manifest is kept
+    assert cold["names"] == ["probe_first", "probe_second"] and cold["modules"] == ["modplug.first", "modplug.second"]
+    warm = _probe(code, tmp_path / "cache", **env)
+    assert warm["names"] == cold["names"] and warm["built"] == "probe_second" and warm["deferred"]
+    assert warm["modules"] == ["modplug.second"]
+
+
+def test_a_tool_module_without_tools_breaks_its_plugin_only(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    package = tmp_path / "badplug"
+    package.mkdir()
+    (package / "__init__.py").write_text('TOOL_MODULES = ("badplug.empty",)\n')
+    (package / "empty.py").write_text("X = 1\n")
+    clean_env.syspath_prepend(str(tmp_path))
+    clean_env.setenv("REA_PLUGIN_MODULES", "badplug")
+    registry = load()
+    broken = [b for b in registry.broken if b.name == "badplug"]
+    assert broken and "has no tools() function" in broken[0].error
+    assert "binary_overview" in registry.tools  # the other plugins' tools are all there

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 # 2: every kept value is a Derived (sources, raw payload); sources by (path, mtime_ns, size).
-MANIFEST_KIND: Final = "rea-registry-tools/5"
+MANIFEST_KIND: Final = "rea-registry-tools/6"
 SPECS_KIND: Final = "rea-registry-specs/2"
 ENTRY_POINTS_KIND: Final = "rea-registry-entry-points/1"
 PRESENTATIONS: Final = ("lean", "complete", "compact")
@@ -85,6 +85,8 @@ class PluginTools(msgspec.Struct, frozen=True, kw_only=True):
     plugin: str
     entries: list[ToolEntry] = []
     error: str | None = None
+    # Tool name -> the module (of the plugin's TOOL_MODULES) that declares it: building that tool imports only it.
+    modules: dict[str, str] = {}
 
 
 class Manifest(msgspec.Struct, frozen=True, kw_only=True):
