@@ -33,6 +33,7 @@ from rea.plugin import (
     WorkerChannel,
     invalid_request,
     issue,
+    runtime_observations,
     typelib,
 )
 
@@ -56,6 +57,8 @@ class DebugSession:
         self.idle_s = idle_s
         self.last_used = time.monotonic()
         self.load_bias: int | None = None
+        # The last stop recorded as a hit at a procedure's entry (the worker's stop id): each stop counts once.
+        self.last_hit: str | None = None
         self.lock = threading.Lock()
 
 
@@ -204,7 +207,7 @@ def _evidence(call: ToolCall, s: DebugSession, body: dict[str, Any]) -> Evidence
     locations = []
     if stop.state == "stopped" and stop.main_module and stop.address:
         locations.append({"address": stop.address, "procedure": stop.procedure})
-    return call.session.evidence(
+    recorded = call.session.evidence(
         call.tool.name,
         dict(call.args),
         OperationResult(normalized=record, limitations=limitations, locations=locations),
@@ -212,6 +215,27 @@ def _evidence(call: ToolCall, s: DebugSession, body: dict[str, Any]) -> Evidence
         target=s.program,
         provider=ProviderIdentity(id=PROVIDER_ID, name="LLDB", version=lldb_version()),
         analysis_profile=None,
+    )
+    _note_hit(call, s, body.get("stop"), recorded)
+    return recorded
+
+
+def _note_hit(call: ToolCall, s: DebugSession, stop: Any, recorded: Evidence) -> None:
+    """A new stop at a procedure's entry of the program counts as a hit there, for procedure_info to show."""
+    if not isinstance(stop, dict) or stop.get("arguments") is None or not stop.get("function_start"):
+        return
+    stop_id = stop.get("stop_id")
+    with s.lock:
+        if stop_id is None or stop_id == s.last_hit:
+            return
+        s.last_hit = str(stop_id)
+    runtime_observations.record_hit(
+        call.session.state,
+        s.program.sha256,
+        str(stop["function_start"]),
+        arguments=stop["arguments"],
+        debug_session=s.id,
+        evidence_id=recorded.evidence_id,
     )
 
 

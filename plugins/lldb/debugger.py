@@ -13,6 +13,8 @@ import resource
 import time
 from typing import Any
 
+from rea_plugins.lldb.abi import ABIS
+
 from rea.plugin import ReaError, Reporter, invalid_request, issue, serve
 
 POLL_S = 0.0005
@@ -56,6 +58,8 @@ class Debuggee:
         self.exit: dict[str, Any] | None = None
         # The pid of the program debug_end detached from (it runs on in the sandbox until debug_attach).
         self.detached_pid: int | None = None
+        # Attaches so far: LLDB counts stops per process, so a stop is named by both.
+        self.attaches = 0
 
     # -- launch -----------------------------------------------------------------------------------
 
@@ -167,6 +171,20 @@ class Debuggee:
         frame = thread.GetFrameAtIndex(0)
         out["thread"] = thread.GetIndexID()
         out.update(self.place(frame))
+        # LLDB's count of the process's stops: the server records each stop once, whichever calls describe it.
+        out["stop_id"] = f"{self.attaches}:{process.GetStopID()}"
+        if out.get("main_module") and out.get("address") and out.get("address") == out.get("function_start"):
+            # At a procedure's entry the calling convention's argument registers hold its arguments.
+            out["arguments"] = self.arguments(frame)
+        return out
+
+    def arguments(self, frame: Any) -> dict[str, str]:
+        abi = ABIS.get(self.architecture)
+        out: dict[str, str] = {}
+        for name in abi.argument_registers if abi else ():
+            reg = frame.FindRegister(name)
+            if reg.IsValid():
+                out[name] = _hex(reg.GetValueAsUnsigned())
         return out
 
     def reason(self, thread: Any) -> dict[str, Any]:
@@ -442,6 +460,7 @@ class Debuggee:
                 details={"reason": "attach_failed"},
             )
         self.process = process
+        self.attaches += 1
         self.detached_pid = None
         self.exit = None
         # An attach stops the program without the stop event a resume waits for: poll its state instead.

@@ -44,6 +44,8 @@ class Stop(Place, kw_only=True):
     description: str | None = None
     thread: int | None = None
     exit: Exit | None = None
+    # At a procedure's entry: the calling convention's integer argument registers (rdi, rsi, ... or x0 ...).
+    arguments: dict[str, str] | None = None
 
 
 class Breakpoint(_S, kw_only=True):

@@ -325,3 +325,29 @@ def test_detach_and_attach_again(rea_session: Session, tmp_path: Path) -> None:
     pids = _launched_pids(rea_session)
     _call(rea_session, "debug_end", {"session": sid})
     assert _alive(pids) == []
+
+
+def test_procedure_info_shows_what_the_debugger_saw(rea_session: Session, point_program: Path) -> None:
+    result_of(rea_session, "open_binary", {"path": str(point_program)})
+    sid = _call(rea_session, "debug_launch", {})["session"]
+    _call(rea_session, "debug_breakpoint", {"session": sid, "procedure": "helper"})
+    first = call_tool(rea_session, "debug_continue", {"session": sid}).evidence
+    assert first is not None
+    # A stop at the entry carries the calling convention's argument registers: helper(4, 3), then helper(6, 1).
+    stop = msgspec.to_builtins(first.normalized_result)["stop"]
+    arguments = stop["arguments"]
+    assert stop["procedure"] == "helper" and (int(arguments["rdi"], 16), int(arguments["rsi"], 16)) == (4, 3)
+    # Looking at the same stop again is no second hit.
+    _call(rea_session, "debug_state", {"session": sid})
+    second = call_tool(rea_session, "debug_continue", {"session": sid}).evidence
+    assert second is not None
+    info = _call(rea_session, "procedure_info", {"procedure": "helper"})
+    runtime = info["runtime"]
+    assert runtime["hits"] == 2 and runtime["debug_session"] == sid
+    assert runtime["evidence_id"] == second.evidence_id
+    assert (int(runtime["last_arguments"]["rdi"], 16), int(runtime["last_arguments"]["rsi"], 16)) == (6, 1)
+    assert set(runtime["last_arguments"]) == {"rdi", "rsi", "rdx", "rcx", "r8", "r9"}
+    # main was stopped at once (the launch); move never: no runtime field, the answer stays as it was.
+    assert _call(rea_session, "procedure_info", {"procedure": "main"})["runtime"]["hits"] == 1
+    assert "runtime" not in _call(rea_session, "procedure_info", {"procedure": "move"})
+    _call(rea_session, "debug_end", {"session": sid})
