@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import msgspec
-from rea_plugins.binary.schema import PROCEDURE, obj, prop
-from rea_plugins.binary.shapes import (
+from rea_plugins.binary.core.schema import PROCEDURE, obj, prop
+from rea_plugins.binary.core.shapes import (
     Agreement,
     AgreementFacet,
     CodeBeside,
@@ -431,6 +431,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="compare_provider_results",
+            task_support="optional",
             family="binary",
             description=(
                 "Ask two providers the same questions about the open target and report where they disagree. "

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rea_plugins.binary import annotate
-from rea_plugins.binary.schema import DOCUMENT, PROCEDURE, check_document, evidence, obj, prop, run
-from rea_plugins.binary.shapes import ApiSurface
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.schema import DOCUMENT, PROCEDURE, check_document, evidence, obj, prop, run
+from rea_plugins.binary.core.shapes import ApiSurface
 
 from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, ToolDef
 

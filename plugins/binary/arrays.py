@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import msgspec
+from rea_plugins.binary.core.regions import locate, read_file, region_file_offset, regions
+from rea_plugins.binary.core.schema import check_document, evidence, params_of, run
 from rea_plugins.binary.crossbinary import xrefs_across
-from rea_plugins.binary.image import locate, read_file, region_file_offset, regions
-from rea_plugins.binary.schema import check_document, evidence, params_of, run
 
 from rea.plugin import Evidence, ToolCall
 

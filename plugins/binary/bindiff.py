@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 import msgspec
 from rea_plugins.binary import similarity
-from rea_plugins.binary.operands import numbers
-from rea_plugins.binary.schema import LIMIT, OFFSET, obj, prop
-from rea_plugins.binary.shapes import BinaryComparison, BinarySide, DiffCounts, DiffRow
+from rea_plugins.binary.core.operands import numbers
+from rea_plugins.binary.core.schema import LIMIT, OFFSET, obj, prop
+from rea_plugins.binary.core.shapes import BinaryComparison, BinarySide, DiffCounts, DiffRow
 
 from rea.plugin import (
     CallContext,
@@ -622,6 +622,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="compare_binaries",
+            task_support="optional",
             family="binary",
             description=(
                 "Diff two open versions of a binary: procedures paired by name, instruction hash, call-graph "

@@ -11,10 +11,10 @@ from collections import deque
 from typing import Any, Final
 
 import msgspec
-from rea_plugins.binary import annotate
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.schema import PROCEDURE, evidence, obj, prop, run
+from rea_plugins.binary.core.shapes import CallGraph
 from rea_plugins.binary.crossbinary import Across
-from rea_plugins.binary.schema import PROCEDURE, evidence, obj, prop, run
-from rea_plugins.binary.shapes import CallGraph
 from rea_plugins.binary.thunks import function_of_stub, own_stub
 
 from rea.plugin import (

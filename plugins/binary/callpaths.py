@@ -13,9 +13,9 @@ from collections import deque
 from itertools import pairwise
 from typing import Any
 
+from rea_plugins.binary.core.schema import PROCEDURE, evidence, obj, prop, run
+from rea_plugins.binary.core.shapes import CallPathTrace
 from rea_plugins.binary.crossbinary import Across, follow_imports
-from rea_plugins.binary.schema import PROCEDURE, evidence, obj, prop, run
-from rea_plugins.binary.shapes import CallPathTrace
 from rea_plugins.binary.thunks import function_of_stub, own_stub
 
 from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, ToolDef, render

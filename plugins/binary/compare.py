@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from rea_plugins.binary.shapes import FunctionComparison
+from rea_plugins.binary.core.shapes import FunctionComparison
 
 from rea.plugin import (
     Evidence,

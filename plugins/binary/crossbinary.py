@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 import msgspec
-from rea_plugins.binary.schema import check_document, evidence, params_of, run
+from rea_plugins.binary.core.schema import check_document, evidence, params_of, run
 
 from rea.plugin import Evidence, OperationResult, ReaError, ToolCall
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rea_plugins.binary import annotate
-from rea_plugins.binary.schema import ADDRESS_PATTERN, DOCUMENT, PROCEDURE, check_document, evidence, obj, prop
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.schema import ADDRESS_PATTERN, DOCUMENT, PROCEDURE, check_document, evidence, obj, prop
 
 from rea.plugin import Evidence, Shape, ToolCall, ToolDef
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.binary import annotate, arrays, crossbinary, listing, rows, strings, thunks
-from rea_plugins.binary.schema import (
+from rea_plugins.binary import arrays, crossbinary, listing, rows, strings, thunks
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.schema import (
     ADDRESS,
     ADDRESS_PATTERN,
     ASSEMBLY_LIMIT,

@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from rea_plugins.binary import annotate, types
+from rea_plugins.binary import types
 from rea_plugins.binary.arrays import pointer_array
-from rea_plugins.binary.image import require_mapped
-from rea_plugins.binary.schema import (
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.regions import require_mapped
+from rea_plugins.binary.core.schema import (
     ADDRESS,
     ADDRESS_PATTERN,
     DOCUMENT,
@@ -25,7 +26,7 @@ from rea_plugins.binary.schema import (
     prop,
     run,
 )
-from rea_plugins.binary.shapes import CallTargets
+from rea_plugins.binary.core.shapes import CallTargets
 from rea_plugins.binary.stepping import instructions
 
 from rea.plugin import (

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rea_plugins.binary.schema import obj, prop, run
-from rea_plugins.binary.shapes import BinaryLayout
+from rea_plugins.binary.core.schema import obj, prop, run
+from rea_plugins.binary.core.shapes import BinaryLayout
 
 from rea.plugin import AnalysisView, Evidence, ToolCall, ToolDef, build_view
 

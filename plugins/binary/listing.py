@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.binary import annotate
-from rea_plugins.binary.schema import check_document, evidence, params_of, run
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.schema import check_document, evidence, params_of, run
 
 from rea.plugin import Evidence, OperationResult, ToolCall, int_param, invalid_request, issue, normalize_address
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.binary import annotate
-from rea_plugins.binary.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, run
-from rea_plugins.binary.shapes import (
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, run
+from rea_plugins.binary.core.shapes import (
     AddressContext,
     CurrentAddress,
     CurrentDocument,

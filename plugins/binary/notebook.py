@@ -10,11 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from rea_plugins.binary import annotate
-from rea_plugins.binary.image import require_mapped
-from rea_plugins.binary.navigation import cursor
-from rea_plugins.binary.schema import ADDRESS, ADDRESS_PATTERN, DOCUMENT, PROCEDURE, check_document, obj, prop, run
-from rea_plugins.binary.shapes import (
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.regions import require_mapped
+from rea_plugins.binary.core.schema import ADDRESS, ADDRESS_PATTERN, DOCUMENT, PROCEDURE, check_document, obj, prop, run
+from rea_plugins.binary.core.shapes import (
     AnnotationChange,
     Bookmarks,
     CommentAt,
@@ -22,6 +21,7 @@ from rea_plugins.binary.shapes import (
     InlineCommentAt,
     NamesChange,
 )
+from rea_plugins.binary.navigation import cursor
 
 from rea.plugin import (
     LIMITS,

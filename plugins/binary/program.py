@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import msgspec
-from rea_plugins.binary import annotate
-from rea_plugins.binary.image import locate, read_file, regions
-from rea_plugins.binary.schema import run
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.regions import locate, read_file, regions
+from rea_plugins.binary.core.schema import run
 
 from rea.plugin import ReaError, ToolCall
 

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
-from rea_plugins.binary import annotate
-from rea_plugins.binary.schema import check_document, params_of, prop, run
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.schema import check_document, params_of, prop, run
 
 from rea.plugin import (
     PROCEDURE_KIND_CODES,

@@ -14,8 +14,8 @@ from rea_plugins.binary.bindiff import (
     MAX_PROCEDURES,
     read_side,
 )
-from rea_plugins.binary.schema import LIMIT, OFFSET, PROCEDURE, obj, prop, run
-from rea_plugins.binary.shapes import SimilarFunction, SimilarFunctions
+from rea_plugins.binary.core.schema import LIMIT, OFFSET, PROCEDURE, obj, prop, run
+from rea_plugins.binary.core.shapes import SimilarFunction, SimilarFunctions
 from rea_plugins.binary.similarity import DEFAULT_MIN_SIMILARITY, NUM_PERM, jaccard
 
 from rea.plugin import Evidence, OperationResult, ProcedureRef, ToolCall, ToolDef, invalid_request, issue
@@ -104,6 +104,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="find_similar_functions",
+            task_support="optional",
             family="binary",
             description=(
                 "Rank the procedures of every open target by their similarity to one procedure (MinHash over "

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.binary.image import require_mapped
+from rea_plugins.binary.core.regions import require_mapped
+from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
+from rea_plugins.binary.core.shapes import CursorMove, CursorStep
 from rea_plugins.binary.navigation import CURSOR, cursor
-from rea_plugins.binary.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
-from rea_plugins.binary.shapes import CursorMove, CursorStep
 
 from rea.plugin import (
     Evidence,

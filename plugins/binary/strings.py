@@ -14,8 +14,8 @@ import re
 from typing import Any
 
 from rea_plugins.binary import program
-from rea_plugins.binary.image import read_file, regions
-from rea_plugins.binary.schema import check_document, evidence, params_of, run
+from rea_plugins.binary.core.regions import read_file, regions
+from rea_plugins.binary.core.schema import check_document, evidence, params_of, run
 
 from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, int_param, matcher, page, parse_address
 

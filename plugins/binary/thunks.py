@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from rea_plugins.binary.schema import check_document, evidence, params_of, run
+from rea_plugins.binary.core.schema import check_document, evidence, params_of, run
 
 from rea.plugin import Evidence, ReaError, ToolCall
 

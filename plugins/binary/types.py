@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from rea_plugins.binary import annotate
-from rea_plugins.binary.image import read_file, region_file_offset, require_mapped
-from rea_plugins.binary.schema import ADDRESS, DOCUMENT, LIMIT, OFFSET, PROCEDURE, check_document, obj, prop, run
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.regions import read_file, region_file_offset, require_mapped
+from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, LIMIT, OFFSET, PROCEDURE, check_document, obj, prop, run
 
 from rea.plugin import (
     LIMITS,

@@ -5,26 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from rea_plugins.binary import annotate, listing
+from rea_plugins.binary import listing
 from rea_plugins.binary.arrays import pointer_array
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.schema import CASE, DOCUMENT, PROCEDURE, check_document, evidence, obj, prop, run
+from rea_plugins.binary.core.shapes import BatchDecompile, BinaryOverview, Dossier, FeatureTrace, NameXrefs
 from rea_plugins.binary.engine_facts import unavailable
-from rea_plugins.binary.schema import (
-    CASE,
-    DOCUMENT,
-    PROCEDURE,
-    check_document,
-    evidence,
-    obj,
-    prop,
-    run,
-)
-from rea_plugins.binary.shapes import (
-    BatchDecompile,
-    BinaryOverview,
-    Dossier,
-    FeatureTrace,
-    NameXrefs,
-)
 from rea_plugins.binary.thunks import is_thunk
 
 from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, ToolDef, invalid_request, issue
@@ -579,6 +565,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="batch_decompile",
+            task_support="optional",
             result_type=BatchDecompile,
             family=FAMILY,
             description="Decompile up to 20 procedures; each item reports ok with pseudocode or its error.",

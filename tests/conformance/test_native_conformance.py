@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from rea_plugins.binary.shapes import CallTargets
+from rea_plugins.binary.core.shapes import CallTargets
 
 import tests.fixtures.native.native_fixtures as nf
 from rea.context import CallContext

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rea_plugins.binary.demangle import demangle
+from rea_plugins.binary.core.demangle import demangle
 
 from rea.registry import Registry
 from rea.session import Session

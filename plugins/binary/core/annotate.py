@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
-from rea_plugins.binary import demangle
+from rea_plugins.binary.core import demangle
 
 from rea.plugin import Notebook, OperationResult, ReaError, ToolCall, search, typelib
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.binary import annotate, demangle
+from rea_plugins.binary.core import annotate, demangle
 
 from rea.plugin import Evidence, OperationResult, ToolCall, invalid_request, issue
 
