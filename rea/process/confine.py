@@ -13,8 +13,8 @@ from __future__ import annotations
 # Only os and sys at the top: the shim runs before every confined program, and each import costs it startup time.
 import os
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing's own flag would cost the shim the typing import; mypy reads this one the same way
 if TYPE_CHECKING:
     import ctypes
 
