@@ -1,23 +1,20 @@
-"""``binary_session``: identity, tool availability, provider candidates, binding, run and lineage."""
+"""``binary_session``: identity, tool availability, provider candidates, binding, run and lineage (registered by
+the discovery plugin, ``rea_plugins.discovery``)."""
 
 from __future__ import annotations
 
 import functools
 import os
 import sys
-from collections.abc import Callable
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from rea import __version__, hookimpl
-from rea.catalog.tool import NEGOTIATED_FEATURES, ToolCall, ToolDef, ToolEffects, ToolMode
+from rea.plugin import NEGOTIATED_FEATURES, ToolCall, ToolDef, ToolEffects, ToolMode, __version__
 
 if TYPE_CHECKING:
-    from rea.catalog.manifest import ToolEntry
-    from rea.catalog.resource import ResourceSpec
-    from rea.session import Session
+    from rea.plugin import Session, ToolEntry
 
 # Tools in one page of binary_session's detail "tools".
 TOOL_PAGE = 100
@@ -72,7 +69,7 @@ def _availability(session: Session, tool: ToolDef | ToolEntry) -> dict[str, Any]
         lacking = [op for op in tool.requires_operations if not session.supports(op)]
         if lacking:
             available, reason = False, "provider_missing"
-            from rea.selection import alternatives_remediation
+            from rea.plugin import alternatives_remediation
 
             remediation, _ = alternatives_remediation(
                 session.registry, tool.requires_operations, session.target, exclude=session.provider.descriptor.id
@@ -112,9 +109,7 @@ def _settings(session: Session) -> dict[str, Any]:
 
 def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     """The full ``binary_session`` result for the current connection."""
-    from rea.catalog.document import catalog_digest
-    from rea.presentation import COMPLETE, binding_report
-    from rea.selection import candidates
+    from rea.plugin import COMPLETE, binding_report, catalog_digest, provider_candidates
 
     reg = session.registry
     digest = catalog_digest(reg)
@@ -146,7 +141,7 @@ def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
     detail = args.get("detail", "summary")
     bound = session.binding.provider.id if session.binding else None
     cands = []
-    for c in candidates(reg):
+    for c in provider_candidates(reg):
         entry = msgspec.to_builtins(c)
         entry["selected"] = c.provider_id == bound
         if detail == "summary":
@@ -207,7 +202,7 @@ def _binary_session(call: ToolCall) -> dict[str, Any]:
 @functools.cache
 def binary_session_tool() -> ToolDef:
     """The binary_session tool (built on first use: its schemas import the catalog's schema helpers)."""
-    from rea.catalog.schemas import object_output_schema
+    from rea.plugin import object_output_schema
 
     return ToolDef(
         name="binary_session",
@@ -288,46 +283,6 @@ def binary_session_tool() -> ToolDef:
         effects=ToolEffects(records_evidence=False),
         examples=({}, {"expected_package_version": "0.1.0"}, {"detail": "tools"}),
         handler=_binary_session,
-    )
-
-
-@hookimpl
-def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    register(binary_session_tool())
-
-
-TOOL_URI = "rea://tool/{name}"
-
-
-def read_tool(session: Session, variables: dict[str, str]) -> str:
-    """One tool's catalog entry: its canonical input schema and complete output schema, which tools/list gives
-    in shorter forms, and its effects and requirements."""
-    from rea.catalog.document import tool_entry
-    from rea.errors import ReaError
-
-    tool = session.registry.tools.get(variables["name"])
-    if tool is None:
-        raise ReaError(
-            "invalid_request",
-            f"no tool named {variables['name']!r}",
-            remediation="Call search_tools or binary_session for the tool names.",
-            details={"issues": [{"path": "name", "reason": "invalid_value", "message": "no such tool"}]},
-        )
-    return msgspec.json.encode(tool_entry(session.registry, tool)).decode()
-
-
-@hookimpl
-def rea_register_resources(register: Callable[[ResourceSpec], None]) -> None:
-    from rea.catalog.resource import ResourceTemplateDef
-
-    register(
-        ResourceTemplateDef(
-            uri_template=TOOL_URI,
-            name="tool",
-            title="A tool's complete definition",
-            description="One tool's canonical input schema, complete output schema, effects and requirements.",
-            reader=read_tool,
-        )
     )
 
 

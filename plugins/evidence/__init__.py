@@ -1,21 +1,20 @@
-"""The evidence plugin: registers the Evidence tools (defined in ``rea.catalog.evidence_defs``, imported when the
-hook runs, so loading the plugin stays cheap)."""
+"""The evidence plugin: registers the Evidence tools (defined in ``rea_plugins.evidence.tools``, imported when the
+hook runs, so loading the plugin stays cheap) and the provenance resource."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from rea import hookimpl
+from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.catalog.resource import ResourceSpec
-    from rea.catalog.tool import ToolDef
+    from rea.plugin import ResourceSpec, ToolDef
 
 
 @hookimpl
 def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    from rea.catalog.evidence_defs import TOOLS
+    from rea_plugins.evidence.tools import TOOLS
 
     for tool in TOOLS:
         register(tool)
@@ -23,8 +22,7 @@ def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
 
 @hookimpl
 def rea_register_resources(register: Callable[[ResourceSpec], None]) -> None:
-    from rea.catalog.resource import ResourceTemplateDef
-    from rea.presentation import PROVENANCE_URI, read_provenance
+    from rea.plugin import PROVENANCE_URI, ResourceTemplateDef, read_provenance
 
     register(
         ResourceTemplateDef(
@@ -35,13 +33,3 @@ def rea_register_resources(register: Callable[[ResourceSpec], None]) -> None:
             reader=read_provenance,
         )
     )
-
-
-def __getattr__(name: str) -> Any:
-    # What this module defined before its tools moved (inspect_evidence_bundle, the ToolDefs) stays importable.
-    from rea.catalog import evidence_defs
-
-    try:
-        return getattr(evidence_defs, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

@@ -1,18 +1,25 @@
 """Evidence tools: the session bundle, export, import, bundle files and analysis views (their definitions; the
-plugin that registers them is ``rea.catalog.evidence_tools``)."""
+plugin that registers them is ``rea_plugins.evidence``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rea import bundle, views
-from rea.annotations import Notebook
-from rea.catalog.schemas import EVIDENCE_RECORD, LEAN_EVIDENCE_RECORD, with_evidence_defs
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.evidence import Evidence
-from rea.operations.shapes import AnalysisView
-from rea.unknowns import Registry as Unknowns
-from rea.unknowns import UnknownStore
+from rea.plugin import (
+    EVIDENCE_RECORD,
+    LEAN_EVIDENCE_RECORD,
+    AnalysisView,
+    Evidence,
+    Notebook,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    UnknownsRegistry,
+    UnknownStore,
+    bundle,
+    views,
+    with_evidence_defs,
+)
 
 EV_ID_PATTERN = "^ev_[0-9a-f]{64}$"
 
@@ -66,7 +73,7 @@ def _notebooks(call: ToolCall, records: list[Evidence]) -> list[Notebook]:
     return [call.session.annotations.load(sha) for sha in targets]
 
 
-def _unknowns(call: ToolCall, records: list[Evidence]) -> list[Unknowns]:
+def _unknowns(call: ToolCall, records: list[Evidence]) -> list[UnknownsRegistry]:
     """The residual unknowns of every artifact the records describe (they travel with the records too)."""
     store = UnknownStore(call.session.annotations.root)
     return [store.load(sha) for sha in sorted({r.subject.digest.sha256 for r in records if r.subject is not None})]

@@ -1,4 +1,5 @@
-"""Built-in schema projections: ``full`` (the canonical schema) and ``compact`` (13,312-byte budget)."""
+"""The schema projections ``full`` (the canonical schema, lean) and ``compact`` (13,312-byte budget); the plugin that
+registers them is ``rea_plugins.projections``."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from rea import hookimpl
-from rea.catalog.projection import Projection, ProjectionDescriptor
-from rea.catalog.prose import first_sentence
-from rea.catalog.schemas import flatten_root_union, json_type
-from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES
+from rea.plugin import (
+    COMPACT_INPUT_SCHEMA_BUDGET_BYTES,
+    Projection,
+    ProjectionDescriptor,
+    first_sentence,
+    flatten_root_union,
+    json_type,
+)
 
 ALL_JSON_TYPES = ["object", "array", "string", "number", "integer", "boolean", "null"]
 _ANNOTATIONS = ("description", "examples", "default", "title", "$comment")
@@ -288,9 +292,3 @@ class CompactProjection(Projection):
             return body
         self.reduced.add(tool_name)
         return reduced_form(flat)
-
-
-@hookimpl
-def rea_register_projections(register: Callable[[Projection], None]) -> None:
-    register(FullProjection())
-    register(CompactProjection())

@@ -1,18 +1,21 @@
-"""Session lifecycle tools: open_binary, close_binary (binary_session lives in rea.catalog.discovery)."""
+"""Session lifecycle tools: open_binary, close_binary, enable_toolsets (binary_session is the discovery plugin's)."""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
 from typing import Any
 
-from rea import hookimpl
-from rea.catalog.dispatch import CALL_TOOL_BY_NAME_DEF, SEARCH_TOOLS_DEF
-from rea.catalog.refusals import not_advertised
-from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
-from rea.config import TOOLSET_ALIASES, SettingSpec
-from rea.errors import ReaError, invalid_request, issue
+from rea.plugin import (
+    TOOLSET_ALIASES,
+    ReaError,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    invalid_request,
+    issue,
+    not_advertised,
+)
 
 PROVIDER_CHOICE_SCHEMA: dict[str, Any] = {
     "type": "string",
@@ -23,7 +26,7 @@ PROVIDER_CHOICE_SCHEMA: dict[str, Any] = {
 
 
 def _open_binary(call: ToolCall) -> dict[str, Any]:
-    from rea.presentation import binding_report, of_session
+    from rea.plugin import binding_report, of_session
 
     session = call.session
     session.open(call.args["path"], call.args.get("provider_id"), call.ctx, call.args.get("alias"))
@@ -63,7 +66,7 @@ def _dependency_alias(name: str, taken: set[str]) -> str:
 def _open_dependencies(call: ToolCall) -> dict[str, Any]:
     """Open the active target's needed libraries beside it, from where its loader would load them; the program
     stays the active target. Each library is reported opened, not found (with the folders searched) or skipped."""
-    from rea.dependencies import resolve
+    from rea.plugin import resolve_dependencies
 
     session = call.session
     program = session.require_target()
@@ -77,11 +80,11 @@ def _open_dependencies(call: ToolCall) -> dict[str, Any]:
             details={"operation": "binary_layout"},
         )
     linkage = session.execute("binary_layout", {}, call.ctx).normalized.get("linkage") or {}
-    found = resolve(program.resolved_path, program.format, linkage)
+    found = resolve_dependencies(program.resolved_path, program.format, linkage)
     opened: list[dict[str, Any]] = []
     not_found: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
-    from rea.session import MAX_OPEN_TARGETS
+    from rea.plugin import MAX_OPEN_TARGETS
 
     limit = int(MAX_OPEN_TARGETS.read())
     try:
@@ -261,19 +264,5 @@ CLOSE_BINARY = ToolDef(
 )
 
 
-@hookimpl
-def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    register(OPEN_BINARY)
-    register(CLOSE_BINARY)
-    register(ENABLE_TOOLSETS)
-    register(SEARCH_TOOLS_DEF)
-    register(CALL_TOOL_BY_NAME_DEF)
-
-
-@hookimpl
-def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
-    from rea.ledger import LEDGER_MEMORY_MB
-    from rea.session import MAX_OPEN_TARGETS
-
-    register(MAX_OPEN_TARGETS)
-    register(LEDGER_MEMORY_MB)
+# The order the plugin registers them in.
+TOOLS = (OPEN_BINARY, CLOSE_BINARY, ENABLE_TOOLSETS)

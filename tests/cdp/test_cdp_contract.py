@@ -16,9 +16,9 @@ import pytest
 from rea_plugins.cdp import png
 from rea_plugins.cdp.scenario_request import Redactor, parse
 from rea_plugins.cdp.tools import COMPARE_WEB_CAPTURES, _example_capture
+from rea_plugins.projections.profiles import serialized_size
 
 from rea.catalog.document import build_catalog
-from rea.catalog.projections import serialized_size
 from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES, load_settings
 from rea.context import CallContext
 from rea.errors import ReaError

@@ -240,7 +240,7 @@ def test_inspect_evidence_bundle_shares_the_projection(loaded: Session, tmp_path
     direct = _structured(loaded, "get_evidence_bundle", {"detail": "summary", "filters": args["filters"]})
     assert out["records"] == direct["records"] and out["matched_count"] == 2
     assert len(fresh.ledger) == 0  # inspecting retains nothing
-    from rea.catalog.evidence_tools import inspect_evidence_bundle
+    from rea_plugins.evidence.tools import inspect_evidence_bundle
 
     assert inspect_evidence_bundle(json.loads(json.dumps(args)))["records"] == direct["records"]
     whole = inspect_evidence_bundle({"path": str(dest)})

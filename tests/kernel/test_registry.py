@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rea_plugins import projections
+from rea_plugins import session as session_plugin
 
 from rea import hookimpl, hookspecs
 from rea import registry as registry_mod
-from rea.catalog import projections, session_tools
 from rea.config import integer_setting, load_settings
 from rea.errors import ReaError
 from rea.session import Session
@@ -78,7 +79,7 @@ def test_hook_that_raises_is_reported_and_others_keep_working() -> None:
         extra=[
             ("bad", _RaisingHook()),
             ("good", ProviderPlugin(DeclaredProvider("fine", 1))),
-            ("session", session_tools),
+            ("session", session_plugin),
         ],
     )
     assert [b.name for b in reg.broken] == ["bad"]
@@ -224,7 +225,7 @@ class _Wrapper:
 
 
 def test_a_registration_of_the_wrong_type_is_a_broken_plugin_and_the_rest_work() -> None:
-    reg = registry_mod.load(entry_points=False, extra=[("wrong", _WrongType()), ("session", session_tools)])
+    reg = registry_mod.load(entry_points=False, extra=[("wrong", _WrongType()), ("session", session_plugin)])
     assert [(b.name, b.stage) for b in reg.broken] == [("wrong", "rea_register_tools")]
     assert reg.broken[0].error == "registered a dict where a ToolDef belongs"
     assert "dict_tool" not in reg.tools and "open_binary" in reg.tools

@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from rea_plugins import discovery
+from rea_plugins import session as session_plugin
 
 from rea import registry as registry_mod
-from rea.catalog import discovery, session_tools
 from rea.errors import ReaError
 from rea.selection import candidates, parse_provider_choice, requested_choice, select
 from rea.session import Session
@@ -22,7 +23,7 @@ from tests.kernel.fakes import DeclaredProvider, ProviderPlugin
 def make_registry(*providers: DeclaredProvider) -> registry_mod.Registry:
     return registry_mod.load(
         entry_points=False,
-        extra=[("fakes", ProviderPlugin(*providers)), ("session", session_tools), ("discovery", discovery)],
+        extra=[("fakes", ProviderPlugin(*providers)), ("session", session_plugin), ("discovery", discovery)],
     )
 
 

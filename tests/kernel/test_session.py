@@ -7,9 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
+from rea_plugins import discovery
+from rea_plugins import session as session_plugin
 
 from rea import registry as registry_mod
-from rea.catalog import discovery, session_tools
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
 from rea.session import Session
@@ -21,7 +22,7 @@ def test_close_cancels_and_drains_running_operations(hello_elf: Path, clean_env:
         entry_points=False,
         extra=[
             ("fakes", ProviderPlugin(DeclaredProvider("slowpoke", 1))),
-            ("session", session_tools),
+            ("session", session_plugin),
             ("discovery", discovery),
         ],
     )
