@@ -8,7 +8,6 @@ import threading
 import traceback
 import types
 from collections.abc import Callable, Iterator, Mapping
-from importlib import metadata
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
@@ -572,6 +571,8 @@ def load(
     reg = Registry(pm)
     candidates: list[tuple[str, str | None, str | None, Callable[[], object]]] = []
     if entry_points:
+        from importlib import metadata
+
         for name, value, dist, version in _entry_points(cache if not extra else None):
             ep = metadata.EntryPoint(name=name, value=value, group=ENTRY_POINT_GROUP)
             candidates.append((name, dist, version, ep.load))
@@ -630,6 +631,9 @@ EntryPointRow = tuple[str, str, str | None, str | None]
 
 def _scan_entry_points() -> tuple[list[EntryPointRow], list[tuple[str, int, int]]]:
     """Every ``rea`` entry point (name, value, distribution, version), by name, and the files that say so."""
+    # Here, not at the top: importlib.metadata brings the email package (~15 ms), and a kept scan needs neither.
+    from importlib import metadata
+
     rows: list[EntryPointRow] = []
     files: list[tuple[str, int, int]] = []
     # Reading a distribution's metadata parses its METADATA file: once per distribution, not per plugin.
