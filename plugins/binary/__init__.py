@@ -18,12 +18,9 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         agreement,
         api,
         bindiff,
-        callgraph,
-        callpaths,
         codesearch,
         compare,
         crypto,
-        dataflow,
         direct,
         engine_facts,
         image,
@@ -35,6 +32,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         types,
         workflows,
     )
+    from rea_plugins.binary.graph import callgraph, callpaths, dataflow
 
     for module in (
         direct,

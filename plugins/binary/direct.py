@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.binary import arrays, crossbinary, listing, rows, strings, thunks
+from rea_plugins.binary import listing, rows, strings
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import (
     ADDRESS,
@@ -29,6 +29,7 @@ from rea_plugins.binary.core.schema import (
     prop,
     run,
 )
+from rea_plugins.binary.graph import arrays, crossbinary, thunks
 from rea_plugins.binary.types import TypedProcedureInfo
 
 from rea.plugin import (

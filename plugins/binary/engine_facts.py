@@ -12,7 +12,6 @@ from typing import Any
 
 import msgspec
 from rea_plugins.binary import types
-from rea_plugins.binary.arrays import pointer_array
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.regions import require_mapped
 from rea_plugins.binary.core.schema import (
@@ -27,6 +26,7 @@ from rea_plugins.binary.core.schema import (
     run,
 )
 from rea_plugins.binary.core.shapes import CallTargets
+from rea_plugins.binary.graph.arrays import pointer_array
 from rea_plugins.binary.stepping import instructions
 
 from rea.plugin import (

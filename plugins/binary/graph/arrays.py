@@ -14,7 +14,7 @@ from typing import Any, Literal
 import msgspec
 from rea_plugins.binary.core.regions import locate, read_file, region_file_offset, regions
 from rea_plugins.binary.core.schema import check_document, evidence, params_of, run
-from rea_plugins.binary.crossbinary import xrefs_across
+from rea_plugins.binary.graph.crossbinary import xrefs_across
 
 from rea.plugin import Evidence, ToolCall
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from rea_plugins.binary.core.schema import PROCEDURE, evidence, obj, prop, run
 from rea_plugins.binary.core.shapes import CallPathTrace
-from rea_plugins.binary.crossbinary import Across, follow_imports
-from rea_plugins.binary.thunks import function_of_stub, own_stub
+from rea_plugins.binary.graph.crossbinary import Across, follow_imports
+from rea_plugins.binary.graph.thunks import function_of_stub, own_stub
 
 from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, ToolDef, render
 

@@ -14,8 +14,8 @@ import msgspec
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import PROCEDURE, evidence, obj, prop, run
 from rea_plugins.binary.core.shapes import CallGraph
-from rea_plugins.binary.crossbinary import Across
-from rea_plugins.binary.thunks import function_of_stub, own_stub
+from rea_plugins.binary.graph.crossbinary import Across
+from rea_plugins.binary.graph.thunks import function_of_stub, own_stub
 
 from rea.plugin import (
     CALL_GRAPH_LEGEND,
