@@ -18,9 +18,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         agreement,
         api,
         bindiff,
-        codesearch,
         compare,
-        crypto,
         direct,
         engine_facts,
         image,
@@ -33,6 +31,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
         workflows,
     )
     from rea_plugins.binary.graph import callgraph, callpaths, dataflow
+    from rea_plugins.binary.search import codesearch, crypto
 
     for module in (
         direct,

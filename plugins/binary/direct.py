@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.binary import listing, rows, strings
+from rea_plugins.binary import listing, rows
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import (
     ADDRESS,
@@ -30,6 +30,7 @@ from rea_plugins.binary.core.schema import (
     run,
 )
 from rea_plugins.binary.graph import arrays, crossbinary, thunks
+from rea_plugins.binary.search import strings
 from rea_plugins.binary.types import TypedProcedureInfo
 
 from rea.plugin import (

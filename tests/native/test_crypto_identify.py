@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from rea_plugins.binary.crypto import CryptoIdentification, numbers
+from rea_plugins.binary.search.crypto import CryptoIdentification, numbers
 
 from rea.registry import Registry
 from rea.session import Session

@@ -7,7 +7,7 @@ import hashlib
 import struct
 import zlib
 
-from rea_plugins.binary import cryptotables as ct
+from rea_plugins.binary.search import cryptotables as ct
 
 MESSAGES = (b"", b"abc", b"The quick brown fox jumps over the lazy dog" * 5)
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rea_plugins.binary import program
 from rea_plugins.binary.core.regions import read_file, regions
 from rea_plugins.binary.core.schema import check_document, evidence, params_of, run
+from rea_plugins.binary.search import program
 
 from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, int_param, matcher, page, parse_address
 

@@ -11,12 +11,12 @@ import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from rea_plugins.binary import program
 from rea_plugins.binary.core.operands import numbers
 from rea_plugins.binary.core.regions import regions
 from rea_plugins.binary.core.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop, run
 from rea_plugins.binary.core.shapes import ByteSearch, ConstantSearch, InstructionSearch, YaraScan
-from rea_plugins.binary.program import Procedure, Row, containing, procedures, program_rows, units
+from rea_plugins.binary.search import program
+from rea_plugins.binary.search.program import Procedure, Row, containing, procedures, program_rows, units
 
 from rea.plugin import (
     Evidence,

@@ -14,11 +14,11 @@ import re
 from collections import defaultdict
 from typing import Any, Literal
 
-from rea_plugins.binary import program
 from rea_plugins.binary.core.regions import locate
 from rea_plugins.binary.core.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop
-from rea_plugins.binary.cryptotables import Signature, encodings, signatures
-from rea_plugins.binary.program import Procedure, Row, containing, procedures, program_rows, units
+from rea_plugins.binary.search import program
+from rea_plugins.binary.search.cryptotables import Signature, encodings, signatures
+from rea_plugins.binary.search.program import Procedure, Row, containing, procedures, program_rows, units
 
 from rea.plugin import Evidence, OperationResult, Page, ProcedureRef, ReaError, Shape, ToolCall, ToolDef, int_param
 
