@@ -571,11 +571,8 @@ def load(
     reg = Registry(pm)
     candidates: list[tuple[str, str | None, str | None, Callable[[], object]]] = []
     if entry_points:
-        from importlib import metadata
-
         for name, value, dist, version in _entry_points(cache if not extra else None):
-            ep = metadata.EntryPoint(name=name, value=value, group=ENTRY_POINT_GROUP)
-            candidates.append((name, dist, version, ep.load))
+            candidates.append((name, dist, version, lambda value=value: _load_entry_point(value)))  # type: ignore[misc]
     for name, obj in extra or []:
         candidates.append((name, None, None, lambda obj=obj: obj))  # type: ignore[misc]
     # REA_PLUGIN_MODULES=pkg.mod,... loads uninstalled plugin modules (plugin development and tests).
@@ -610,6 +607,16 @@ def load(
             sorted((k, v) for k, v in os.environ.items() if k.startswith("REA_")),
         ]
     return reg
+
+
+def _load_entry_point(value: str) -> object:
+    """What an entry point's ``module:attr.path`` names (importlib.metadata's ``EntryPoint.load``, without importing
+    importlib.metadata and the email package it brings when the scan was kept)."""
+    module, _, attrs = value.partition("[")[0].partition(":")  # a legacy "[extras]" suffix names no object
+    found: object = importlib.import_module(module.strip())
+    for attr in filter(None, attrs.strip().split(".")):
+        found = getattr(found, attr)
+    return found
 
 
 def _check_api(plugin: object) -> None:
