@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from rea_plugins.lldb.abi import ABIS
+from rea_plugins.lldb.output import read_capped
 
 from rea.plugin import ReaError, Reporter, invalid_request, issue, serve
 
@@ -605,7 +606,10 @@ class Debuggee:
 
     def output(self, limit: int = 1024) -> dict[str, Any]:
         """The last ``limit`` bytes of what the program wrote to stdout and stderr, with the sizes."""
-        return {name: _read_tail(os.path.join(self.out_dir, name), limit) for name in ("stdout", "stderr")}
+        limit = min(limit, OUTPUT_LIMIT)
+        return {
+            name: read_capped(os.path.join(self.out_dir, name), limit, from_end=True) for name in ("stdout", "stderr")
+        }
 
     def end(self) -> dict[str, Any]:
         lldb = self.lldb
@@ -621,19 +625,6 @@ class Debuggee:
         self.debugger.DeleteTarget(self.target)
         lldb.SBDebugger.Destroy(self.debugger)
         return out
-
-
-def _read_tail(path: str, limit: int) -> dict[str, Any]:
-    limit = max(0, min(limit, OUTPUT_LIMIT))
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
-            if size > limit:
-                fh.seek(size - limit)
-            data = fh.read(limit)
-    except OSError:
-        return {"text": "", "bytes": 0, "truncated": False}
-    return {"text": data.decode("utf-8", "replace"), "bytes": size, "truncated": size > limit}
 
 
 class _State:

@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from rea_plugins.lldb.abi import ABIS, Abi
+from rea_plugins.lldb.output import read_capped
 
 from rea.plugin import ReaError, Reporter, serve
 
@@ -366,20 +367,13 @@ class Observer:
             self.stop_reason = self.stop_reason or "stopped"
             self._kill()
         out = self._slice()
-        out["output"] = {name: _read_tail(os.path.join(self.out_dir, name)) for name in ("stdout", "stderr")}
+        out["output"] = {
+            name: read_capped(os.path.join(self.out_dir, name), OUTPUT_LIMIT, from_end=False)
+            for name in ("stdout", "stderr")
+        }
         self.debugger.DeleteTarget(self.target)
         self.lldb.SBDebugger.Destroy(self.debugger)
         return out
-
-
-def _read_tail(path: str) -> dict[str, Any]:
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
-            data = fh.read(OUTPUT_LIMIT)
-    except OSError:
-        return {"text": "", "bytes": 0, "truncated": False}
-    return {"text": data.decode("utf-8", "replace"), "bytes": size, "truncated": size > OUTPUT_LIMIT}
 
 
 class _State:

@@ -336,12 +336,13 @@ def test_procedure_info_shows_what_the_debugger_saw(rea_session: Session, point_
     # A stop at the entry carries the calling convention's argument registers: helper(4, 3), then helper(6, 1).
     stop = msgspec.to_builtins(first.normalized_result)["stop"]
     arguments = stop["arguments"]
-    assert stop["procedure"] == "helper" and (int(arguments["rdi"], 16), int(arguments["rsi"], 16)) == (4, 3)
+    assert stop["function"] == "helper" and (int(arguments["rdi"], 16), int(arguments["rsi"], 16)) == (4, 3)
     # Looking at the same stop again is no second hit.
     _call(rea_session, "debug_state", {"session": sid})
     second = call_tool(rea_session, "debug_continue", {"session": sid}).evidence
     assert second is not None
-    info = _call(rea_session, "procedure_info", {"procedure": "helper"})
+    # By address: another test of this file names helper in the notebook, which outlives the MCP session.
+    info = _call(rea_session, "procedure_info", {"procedure": hex(_symbol(point_program, "helper"))})
     runtime = info["runtime"]
     assert runtime["hits"] == 2 and runtime["debug_session"] == sid
     assert runtime["evidence_id"] == second.evidence_id
