@@ -15,21 +15,19 @@ from rea.plugin import hookimpl
 @hookimpl
 def rea_register_tools(register: Callable[[Any], None]) -> None:
     from rea_plugins.binary import (
-        agreement,
         api,
-        bindiff,
-        compare,
         direct,
         engine_facts,
         image,
         layout,
         navigation,
         notebook,
-        similar,
         stepping,
         types,
         workflows,
     )
+    from rea_plugins.binary.compare import agreement, bindiff, similar
+    from rea_plugins.binary.compare import functions as compare
     from rea_plugins.binary.graph import callgraph, callpaths, dataflow
     from rea_plugins.binary.search import codesearch, crypto
 

@@ -5,7 +5,7 @@ then by the content hash of their normalized instructions (``rea.fingerprint``: 
 unique on both sides), then by their call-graph neighbourhood (an unpaired procedure whose callers and callees
 pair with those of one unpaired procedure on the other side, and only that one, and whose code is alike), then
 identical code in address order, and last by similarity: candidates from a MinHash LSH index of instruction
-n-grams (``rea_plugins.binary.similarity``), paired when mutually best and at least ``min_similarity`` alike. Two
+n-grams (``compare.similarity``), paired when mutually best and at least ``min_similarity`` alike. Two
 procedures the builds name differently never pair, nor a named one with an unnamed one where the unnamed side
 would have kept the name (both stripped: the name is an export). A pair is ``unchanged`` when its instructions
 and its constants agree, else ``changed`` in its instructions or in its constants only; the rest is ``added`` or
@@ -21,7 +21,7 @@ from collections import Counter
 from typing import Any, Literal
 
 import msgspec
-from rea_plugins.binary import similarity
+from rea_plugins.binary.compare import similarity
 from rea_plugins.binary.core.operands import numbers
 from rea_plugins.binary.core.schema import LIMIT, OFFSET, obj, prop
 from rea_plugins.binary.core.shapes import BinaryComparison, BinarySide, DiffCounts, DiffRow

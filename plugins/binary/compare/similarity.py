@@ -3,7 +3,7 @@
 A procedure's sketch is the MinHash of the set of its normalized instructions' 1-, 2- and 3-grams (addresses and
 constants masked, as ``rea.fingerprint`` normalizes them), so the Jaccard similarity of two procedures' n-gram
 sets is estimated from two small arrays. compare_binaries draws its similarity candidates from a MinHash LSH
-index of the leftovers; find_similar_functions (``rea_plugins.binary.similar``) ranks procedures by it.
+index of the leftovers; find_similar_functions (``compare.similar``) ranks procedures by it.
 """
 
 from __future__ import annotations

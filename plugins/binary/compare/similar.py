@@ -1,22 +1,22 @@
 """find_similar_functions: every procedure of the open targets ranked by MinHash similarity to one procedure.
 
 Reading a side is compare_binaries' (one reading per target, binding and bounds, cached in the session); the
-sketches are ``rea_plugins.binary.similarity``'s.
+sketches are ``compare.similarity``'s.
 """
 
 from __future__ import annotations
 
 import msgspec
-from rea_plugins.binary.bindiff import (
+from rea_plugins.binary.compare.bindiff import (
     DEFAULT_MAX_INSTRUCTIONS,
     DEFAULT_MAX_PROCEDURES,
     MAX_INSTRUCTIONS,
     MAX_PROCEDURES,
     read_side,
 )
+from rea_plugins.binary.compare.similarity import DEFAULT_MIN_SIMILARITY, NUM_PERM, jaccard
 from rea_plugins.binary.core.schema import LIMIT, OFFSET, PROCEDURE, obj, prop, run
 from rea_plugins.binary.core.shapes import SimilarFunction, SimilarFunctions
-from rea_plugins.binary.similarity import DEFAULT_MIN_SIMILARITY, NUM_PERM, jaccard
 
 from rea.plugin import Evidence, OperationResult, ProcedureRef, ToolCall, ToolDef, invalid_request, issue
 
