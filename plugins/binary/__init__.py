@@ -14,21 +14,12 @@ from rea.plugin import hookimpl
 
 @hookimpl
 def rea_register_tools(register: Callable[[Any], None]) -> None:
-    from rea_plugins.binary import (
-        api,
-        direct,
-        engine_facts,
-        image,
-        layout,
-        navigation,
-        notebook,
-        stepping,
-        types,
-        workflows,
-    )
+    from rea_plugins.binary import api, direct, engine_facts, image, layout, navigation, stepping, workflows
     from rea_plugins.binary.compare import agreement, bindiff, similar
     from rea_plugins.binary.compare import functions as compare
     from rea_plugins.binary.graph import callgraph, callpaths, dataflow
+    from rea_plugins.binary.notebook import notes as notebook
+    from rea_plugins.binary.notebook import types
     from rea_plugins.binary.search import codesearch, crypto
 
     for module in (

@@ -29,9 +29,9 @@ from rea_plugins.binary.core.schema import (
     prop,
     run,
 )
+from rea_plugins.binary.core.shapes import TypedProcedureInfo
 from rea_plugins.binary.graph import arrays, crossbinary, thunks
 from rea_plugins.binary.search import strings
-from rea_plugins.binary.types import TypedProcedureInfo
 
 from rea.plugin import (
     RESULT_TYPES,

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from rea_plugins.binary import types
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.regions import require_mapped
 from rea_plugins.binary.core.schema import (
@@ -27,6 +26,7 @@ from rea_plugins.binary.core.schema import (
 )
 from rea_plugins.binary.core.shapes import CallTargets
 from rea_plugins.binary.graph.arrays import pointer_array
+from rea_plugins.binary.notebook import types
 from rea_plugins.binary.stepping import instructions
 
 from rea.plugin import (

@@ -24,6 +24,8 @@ from rea.plugin import (
     StringItem,
     TargetView,
     Unavailable,
+    runtime_observations,
+    typelib,
 )
 
 
@@ -948,3 +950,11 @@ class SimilarFunctions(Page, kw_only=True):
     items: list[SimilarFunction]
     # False when a target's reading stopped at max_procedures or max_instructions.
     complete: bool
+
+
+class TypedProcedureInfo(ProcedureInfo):
+    """procedure_info with the analyst's C prototype, where one is set."""
+
+    prototype: typelib.Prototype | None = None
+    # Hits and the last arguments where a debug session of this MCP session stopped at the entry.
+    runtime: runtime_observations.RuntimeObservation | None = None

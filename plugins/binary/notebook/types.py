@@ -25,7 +25,6 @@ from rea.plugin import (
     Note,
     Notebook,
     OperationResult,
-    ProcedureInfo,
     ReaError,
     Shape,
     ToolCall,
@@ -34,7 +33,6 @@ from rea.plugin import (
     TypeEntry,
     invalid_request,
     issue,
-    runtime_observations,
     typelib,
 )
 
@@ -99,14 +97,6 @@ class TypeList(Shape):
     limit: int
     total: int
     next_offset: int | None
-
-
-class TypedProcedureInfo(ProcedureInfo):
-    """procedure_info with the analyst's C prototype, where one is set."""
-
-    prototype: typelib.Prototype | None = None
-    # Hits and the last arguments where a debug session of this MCP session stopped at the entry.
-    runtime: runtime_observations.RuntimeObservation | None = None
 
 
 class TypedData(Shape):
