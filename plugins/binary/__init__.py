@@ -14,13 +14,15 @@ from rea.plugin import hookimpl
 
 @hookimpl
 def rea_register_tools(register: Callable[[Any], None]) -> None:
-    from rea_plugins.binary import api, direct, engine_facts, image, layout, navigation, stepping, workflows
+    from rea_plugins.binary import direct, image, layout, navigation, stepping
     from rea_plugins.binary.compare import agreement, bindiff, similar
     from rea_plugins.binary.compare import functions as compare
     from rea_plugins.binary.graph import callgraph, callpaths, dataflow
     from rea_plugins.binary.notebook import notes as notebook
     from rea_plugins.binary.notebook import types
     from rea_plugins.binary.search import codesearch, crypto
+    from rea_plugins.binary.workflows import api, engine_facts
+    from rea_plugins.binary.workflows import composed as workflows
 
     for module in (
         direct,
@@ -49,7 +51,7 @@ def rea_register_tools(register: Callable[[Any], None]) -> None:
 
 @hookimpl
 def rea_register_prompts(register: Callable[[Any], None]) -> None:
-    from rea_plugins.binary.prompts import prompts
+    from rea_plugins.binary.workflows.prompts import prompts
 
     for prompt in prompts():
         register(prompt)
