@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea_plugins.binary import listing, rows
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import (
     ADDRESS,
@@ -31,6 +30,7 @@ from rea_plugins.binary.core.schema import (
 )
 from rea_plugins.binary.core.shapes import TypedProcedureInfo
 from rea_plugins.binary.graph import arrays, crossbinary, thunks
+from rea_plugins.binary.navigation import listing, rows
 from rea_plugins.binary.search import strings
 
 from rea.plugin import (

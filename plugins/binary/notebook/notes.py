@@ -21,7 +21,7 @@ from rea_plugins.binary.core.shapes import (
     InlineCommentAt,
     NamesChange,
 )
-from rea_plugins.binary.navigation import cursor
+from rea_plugins.binary.navigation.cursor import cursor
 
 from rea.plugin import (
     LIMITS,

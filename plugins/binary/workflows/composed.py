@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from rea_plugins.binary import listing
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import CASE, DOCUMENT, PROCEDURE, check_document, evidence, obj, prop, run
 from rea_plugins.binary.core.shapes import BatchDecompile, BinaryOverview, Dossier, FeatureTrace, NameXrefs
 from rea_plugins.binary.graph.arrays import pointer_array
 from rea_plugins.binary.graph.thunks import is_thunk
+from rea_plugins.binary.navigation import listing
 from rea_plugins.binary.workflows.engine_facts import unavailable
 
 from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, ToolDef, invalid_request, issue

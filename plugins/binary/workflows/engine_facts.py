@@ -26,8 +26,8 @@ from rea_plugins.binary.core.schema import (
 )
 from rea_plugins.binary.core.shapes import CallTargets
 from rea_plugins.binary.graph.arrays import pointer_array
+from rea_plugins.binary.navigation.stepping import instructions
 from rea_plugins.binary.notebook import types
-from rea_plugins.binary.stepping import instructions
 
 from rea.plugin import (
     DataInspection,

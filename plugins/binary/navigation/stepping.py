@@ -12,7 +12,7 @@ from typing import Any
 from rea_plugins.binary.core.regions import require_mapped
 from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
 from rea_plugins.binary.core.shapes import CursorMove, CursorStep
-from rea_plugins.binary.navigation import CURSOR, cursor
+from rea_plugins.binary.navigation.cursor import CURSOR, cursor
 
 from rea.plugin import (
     Evidence,
