@@ -60,6 +60,8 @@ TOOLS: dict[str, Tool] = {
     "yara": Tool(("yara",), ("yara",)),
     "mcs": Tool(("mcs",), ("mono-mcs",)),
     "aarch64-linux-gnu-objdump": Tool(("aarch64-linux-gnu-objdump",), ("binutils-aarch64-linux-gnu",)),
+    # Debug sessions on AArch64 programs: LLDB drives qemu-user's gdb stub.
+    "qemu-aarch64": Tool(("qemu-aarch64",), ("qemu-user",)),
     "apktool": Tool(("apktool",), ("apktool",)),
     "apksigner": Tool(("apksigner",), ("apksigner",)),
     "keytool": Tool(("keytool",), ("default-jre-headless",)),

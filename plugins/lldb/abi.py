@@ -66,3 +66,29 @@ def host_mismatch(fmt: str, architecture: str | None) -> str | None:
     if architecture != host_architecture():
         return f"this host runs {host_architecture() or platform.machine()} code, not {architecture}"
     return None
+
+
+class Emulator(msgspec.Struct, frozen=True, kw_only=True):
+    """How a Linux program of another architecture runs here: under qemu-user, whose gdb stub LLDB drives
+    (LLDB's qemu-user platform starts the emulator as its child, on a private Unix socket: no network)."""
+
+    command: str
+    # The architecture as LLDB's qemu-user platform names it.
+    lldb_architecture: str
+    # Where that architecture's dynamic loader and libraries are (Debian's cross packages), first found wins.
+    sysroots: tuple[str, ...]
+
+
+EMULATORS: dict[str, Emulator] = {
+    "arm64": Emulator(command="qemu-aarch64", lldb_architecture="aarch64", sysroots=("/usr/aarch64-linux-gnu",)),
+    "x86_64": Emulator(command="qemu-x86_64", lldb_architecture="x86_64", sysroots=("/usr/x86_64-linux-gnu",)),
+}
+EMULATOR_PACKAGE = "qemu-user"
+
+
+def emulator_for(fmt: str, architecture: str | None) -> Emulator | None:
+    """The emulator a program of ``fmt``/``architecture`` needs on this host: a Linux ELF of a calling convention
+    rea knows, for another architecture than the host's (None: it runs natively, or no emulator applies)."""
+    if fmt != "elf" or host_format() != "elf" or architecture not in ABIS or architecture == host_architecture():
+        return None
+    return EMULATORS.get(architecture or "")

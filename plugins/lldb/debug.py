@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import threading
 import time
 import weakref
@@ -253,18 +254,37 @@ def _static_address(call: ToolCall, s: DebugSession, text: str, path: str) -> st
 # -- the tools ----------------------------------------------------------------------------------------------
 
 
-def _launch(call: ToolCall) -> Evidence:
-    _unavailable()
-    program = _program(call)
-    from rea_plugins.lldb.abi import host_mismatch
+def _emulator(program: Target) -> dict[str, str] | None:
+    """How the program runs here: natively (None), or under qemu-user for another architecture's Linux ELF."""
+    from rea_plugins.lldb.abi import EMULATOR_PACKAGE, emulator_for, host_mismatch
 
     reason = host_mismatch(program.format, program.architecture)
-    if reason is not None:
+    if reason is None:
+        return None
+    emulator = emulator_for(program.format, program.architecture)
+    details = {"format": program.format, "architecture": program.architecture}
+    if emulator is None:
         raise ReaError(
             "unsupported_target",
             f"lldb cannot run this program here: {reason}",
-            details={"reason": "unsupported_host", "format": program.format, "architecture": program.architecture},
+            details={"reason": "unsupported_host", **details},
         )
+    path = shutil.which(emulator.command)
+    if path is None:
+        raise ReaError(
+            "capability_unavailable",
+            f"a {program.architecture} program runs here under {emulator.command}, which is not installed",
+            remediation=f"Install qemu-user (apt-get install {EMULATOR_PACKAGE}) so {emulator.command} is on PATH.",
+            details={"reason": "emulator_missing", "emulator": emulator.command, **details},
+        )
+    sysroot = next((r for r in emulator.sysroots if os.path.isdir(r)), "")
+    return {"path": os.path.realpath(path), "architecture": emulator.lldb_architecture, "sysroot": sysroot}
+
+
+def _launch(call: ToolCall) -> Evidence:
+    _unavailable()
+    program = _program(call)
+    emulator = _emulator(program)
     manager = manager_of(call)
     with manager.lock:
         if len(manager.sessions) >= MAX_SESSIONS:
@@ -296,6 +316,7 @@ def _launch(call: ToolCall) -> Evidence:
         "architecture": program.architecture or "",
         "filesystem_roots": [os.path.realpath(r) for r in args.get("filesystem_roots", [])],
         "sandbox": args.get("sandbox", "required"),
+        "emulator": emulator,
     }
     channel = WorkerChannel(worker_spec(params, "rea_plugins.lldb.debugger", RESOURCE), label="lldb", stateful=True)
     ident = f"dbg-{next(_counter)}"
@@ -318,7 +339,9 @@ def _launch(call: ToolCall) -> Evidence:
         call.session.record_lineage([proc.observe("debuggee_launched")])
     body = {
         "stop": launched["stop"],
-        "pid": launched.get("pid"),
+        # Under qemu-user's gdb stub LLDB sees no real pid (the stub reports 1): the lineage has the emulator's.
+        "pid": None if emulator else launched.get("pid"),
+        "emulator": os.path.basename(emulator["path"]) if emulator else None,
         "load_bias": None if s.load_bias is None else f"0x{s.load_bias:x}",
         "debugger_version": launched.get("debugger_version"),
         "isolation": proc.isolation if proc is not None else None,
@@ -701,9 +724,10 @@ def _tool(
 TOOLS = (
     _tool(
         "debug_launch",
-        "Launch a program (default: the open target) under LLDB, sandboxed, and keep it stopped at entry or main "
-        "for the other debug tools. Returns the session id, the stop, the pid and the ASLR slide; every address "
-        "the debug tools take or show is static (file) unless said otherwise.",
+        "Launch a program (default: the open target; another architecture's Linux program under qemu-user) under "
+        "LLDB, sandboxed, and keep it stopped at entry or main for the other debug tools. Returns the session id, "
+        "the stop, the pid and the ASLR slide; every address the debug tools take or show is static (file) unless "
+        "said otherwise.",
         LAUNCH_SCHEMA,
         _launch,
         _DRIVES,

@@ -28,7 +28,8 @@ MAIN_REGISTERS = {
         *("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp"),
         *("r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip", "rflags"),
     ),
-    "arm64": (*(f"x{i}" for i in range(29)), "fp", "lr", "sp", "pc", "cpsr"),
+    # qemu-user's gdb stub names the frame pointer and link register x29 and x30.
+    "arm64": (*(f"x{i}" for i in range(31)), "fp", "lr", "sp", "pc", "cpsr"),
 }
 
 
@@ -68,7 +69,7 @@ class Debuggee:
         lldb = self.lldb
         p = self.params
         error = lldb.SBError()
-        self.target = self.debugger.CreateTarget(p["executable"], None, None, True, error)
+        self.target = self.debugger.CreateTarget(p["executable"], None, self.platform(p.get("emulator")), True, error)
         if not self.target.IsValid():
             raise ReaError(
                 "unsupported_target",
@@ -121,6 +122,20 @@ class Debuggee:
             "debugger_version": lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
             "stop": stop,
         }
+
+    def platform(self, emulator: dict[str, str] | None) -> str | None:
+        """LLDB's platform for the program: the host's, or qemu-user (the emulator, started by LLDB as its child,
+        serves its gdb stub on a Unix socket of the private directory) for another architecture."""
+        if not emulator:
+            return None
+        name = self.debugger.GetInstanceName()
+        settings = {"architecture": emulator["architecture"], "emulator-path": emulator["path"]}
+        if emulator.get("sysroot"):
+            # Where qemu finds the program's dynamic loader and libraries.
+            settings["emulator-env-vars"] = f"QEMU_LD_PREFIX={emulator['sysroot']}"
+        for key, value in settings.items():
+            self.lldb.SBDebugger.SetInternalVariable(f"platform.plugin.qemu-user.{key}", value, name)
+        return "qemu-user"
 
     def load_bias(self) -> int | None:
         header = self.module.GetObjectFileHeaderAddress()

@@ -114,6 +114,8 @@ class DebugResult(_S, kw_only=True):
     load_bias: str | None = None
     isolation: Isolation | None = None
     debugger_version: str | None = None
+    # The emulator a program of another architecture runs under (qemu-user's, e.g. qemu-aarch64).
+    emulator: str | None = None
     breakpoint: Breakpoint | None = None
     breakpoints: list[Breakpoint] | None = None
     threads: list[Thread] | None = None
