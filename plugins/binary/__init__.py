@@ -14,12 +14,11 @@ from rea.plugin import hookimpl
 
 @hookimpl
 def rea_register_tools(register: Callable[[Any], None]) -> None:
-    from rea_plugins.binary import direct
     from rea_plugins.binary.compare import agreement, bindiff, similar
     from rea_plugins.binary.compare import functions as compare
     from rea_plugins.binary.graph import callgraph, callpaths, dataflow
     from rea_plugins.binary.navigation import cursor as navigation
-    from rea_plugins.binary.navigation import image, layout, stepping
+    from rea_plugins.binary.navigation import direct, image, layout, stepping
     from rea_plugins.binary.notebook import notes as notebook
     from rea_plugins.binary.notebook import types
     from rea_plugins.binary.search import codesearch, crypto
