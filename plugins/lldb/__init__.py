@@ -34,6 +34,7 @@ def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
 
 @hookimpl
 def rea_register_settings(register: Callable[[SettingSpec], None]) -> None:
-    from rea_plugins.lldb.client import MEMORY_LIMIT
+    from rea_plugins.lldb.client import ATTACH, MEMORY_LIMIT
 
     register(MEMORY_LIMIT)
+    register(ATTACH)

@@ -22,6 +22,7 @@ from rea.plugin import (
     ProcessSpec,
     ReaError,
     SandboxPolicy,
+    SettingSpec,
     Target,
     WorkerChannel,
     cancelled,
@@ -267,6 +268,25 @@ class LldbClient(AnalysisClient):
 
 # The address-space bound of the LLDB worker and what it debugs (LLDB, lldb-server and the program).
 MEMORY_LIMIT = memory_limit_setting("REA_LLDB_MEMORY_LIMIT_MB", "LLDB")
+
+ATTACH_MODES = ("own", "same-user")
+
+
+def _attach_mode(raw: str) -> str:
+    if raw not in ATTACH_MODES:
+        raise ValueError(raw)
+    return raw
+
+
+# Which processes debug_attach may stop: the operator's choice when starting rea, never the agent's.
+ATTACH = SettingSpec(
+    name="REA_DEBUG_ATTACH",
+    constraint="one of own, same-user",
+    parse=_attach_mode,
+    default="own",
+    description="Processes debug_attach may attach to: own (default), only programs its debug sessions launched; "
+    "same-user, also a process of the server's user given by pid (never rea's own processes).",
+)
 
 
 def _hex_or_none(value: Any) -> str | None:

@@ -23,7 +23,10 @@ from rea_plugins.lldb.provider import lldb_version
 from rea_plugins.lldb.tool import DEFAULT_INHERIT, PROVIDER_ID, _program
 
 from rea.plugin import (
+    CallContext,
+    CloseOutcome,
     Evidence,
+    Isolation,
     OperationResult,
     ProviderIdentity,
     ReaError,
@@ -32,8 +35,10 @@ from rea.plugin import (
     ToolDef,
     ToolEffects,
     WorkerChannel,
+    identify,
     invalid_request,
     issue,
+    procfs,
     runtime_observations,
     typelib,
 )
@@ -51,11 +56,15 @@ _counter = itertools.count(1)
 
 
 class DebugSession:
-    def __init__(self, ident: str, channel: WorkerChannel, program: Target, idle_s: int) -> None:
+    def __init__(
+        self, ident: str, channel: WorkerChannel, program: Target, idle_s: int, *, foreign: bool = False
+    ) -> None:
         self.id = ident
         self.channel = channel
         self.program = program
         self.idle_s = idle_s
+        # Attached by pid to a process the operator started: every end detaches from it, none kills it.
+        self.foreign = foreign
         self.last_used = time.monotonic()
         self.load_bias: int | None = None
         # The last stop recorded as a hit at a procedure's entry (the worker's stop id): each stop counts once.
@@ -63,11 +72,22 @@ class DebugSession:
         self.lock = threading.Lock()
 
 
+def _release(s: DebugSession) -> CloseOutcome:
+    """End a session's worker, and so the program it launched. A process attached by pid is detached first: it
+    runs on as it was, without the breakpoints (a debugger that just vanished would leave them in its code)."""
+    if s.foreign:
+        try:
+            s.channel.request("end", {}, CallContext(), deadline_s=REQUEST_SLACK_S, phase="detaching")
+        except Exception:  # the worker is gone or stuck: closing it still lets the kernel detach the process
+            pass
+    return s.channel.close()
+
+
 def _close_all(sessions: dict[str, DebugSession]) -> None:
     """End every session's worker (and so its debuggee): the MCP session closed or the manager was dropped."""
     for s in list(sessions.values()):
         try:
-            s.channel.close()
+            _release(s)
         except Exception:  # a finalizer must not raise; the owned process is reaped at server exit anyway
             pass
     sessions.clear()
@@ -91,7 +111,7 @@ class DebugManager:
             self.sessions.clear()
         remaining: list[str] = []
         for s in sessions:
-            remaining += s.channel.close().remaining
+            remaining += _release(s).remaining
         return sorted(set(remaining))
 
     def reap(self) -> None:
@@ -101,7 +121,7 @@ class DebugManager:
             for s in idle:
                 del self.sessions[s.id]
         for s in idle:
-            s.channel.close()
+            _release(s)
             self.ended.append({"session": s.id, "reason": "idle_timeout"})
 
 
@@ -254,6 +274,20 @@ def _static_address(call: ToolCall, s: DebugSession, text: str, path: str) -> st
 # -- the tools ----------------------------------------------------------------------------------------------
 
 
+def _room(call: ToolCall) -> DebugManager:
+    """The session's debug sessions, when one more may open."""
+    manager = manager_of(call)
+    with manager.lock:
+        if len(manager.sessions) >= MAX_SESSIONS:
+            raise ReaError(
+                "resource_constraint",
+                f"{MAX_SESSIONS} debug sessions are open",
+                remediation="End one with debug_end first.",
+                details={"resource": "debug_sessions", "sessions": sorted(manager.sessions)},
+            )
+    return manager
+
+
 def _emulator(program: Target) -> dict[str, str] | None:
     """How the program runs here: natively (None), or under qemu-user for another architecture's Linux ELF."""
     from rea_plugins.lldb.abi import EMULATOR_PACKAGE, emulator_for, host_mismatch
@@ -285,15 +319,7 @@ def _launch(call: ToolCall) -> Evidence:
     _unavailable()
     program = _program(call)
     emulator = _emulator(program)
-    manager = manager_of(call)
-    with manager.lock:
-        if len(manager.sessions) >= MAX_SESSIONS:
-            raise ReaError(
-                "resource_constraint",
-                f"{MAX_SESSIONS} debug sessions are open",
-                remediation="End one with debug_end first.",
-                details={"resource": "debug_sessions", "sessions": sorted(manager.sessions)},
-            )
+    manager = _room(call)
     args = call.args
     cwd = args.get("working_directory") or os.path.dirname(program.resolved_path)
     if not os.path.isdir(cwd):
@@ -495,10 +521,138 @@ def _end(call: ToolCall) -> Evidence:
 
 
 def _attach(call: ToolCall) -> Evidence:
+    if "pid" in call.args:
+        return _attach_process(call, int(call.args["pid"]))
     s = _session(call)
     wait_ms = int(call.args.get("wait_ms", 5000))
     stop = _request(s, call, "attach", {"wait_ms": wait_ms}, wait_ms)
     return _evidence(call, s, _named({"stop": stop}, call, s))
+
+
+def _attach_process(call: ToolCall, pid: int) -> Evidence:
+    """A new session attached to a process of the server's user that the operator started (REA_DEBUG_ATTACH)."""
+    from rea_plugins.lldb.abi import host_mismatch
+    from rea_plugins.lldb.client import ATTACH
+
+    mode = ATTACH.read()
+    if mode != "same-user":
+        raise ReaError(
+            "access_denied",
+            f"debug_attach may not attach to process {pid}: {ATTACH.name} is {mode}",
+            remediation=f"The operator may start rea with {ATTACH.name}=same-user to allow attaching to processes of "
+            "the server's user; debug_launch starts a program in a debug session instead.",
+            details={"reason": "attach_not_allowed", "setting": ATTACH.name, "value": mode, "pid": pid},
+        )
+    _unavailable()
+    executable = _attachable(pid)
+    program = identify(executable, call.ctx)
+    reason = host_mismatch(program.format, program.architecture)
+    if reason is not None:
+        raise ReaError(
+            "unsupported_target",
+            f"lldb cannot attach to this process here: {reason}",
+            details={"reason": "unsupported_host", "format": program.format, "architecture": program.architecture},
+        )
+    manager = _room(call)
+    wait_ms = int(call.args.get("wait_ms", 5000))
+    params = {
+        "executable": executable,
+        "pid": pid,
+        "architecture": program.architecture or "",
+        "working_directory": os.path.dirname(executable),
+        # LLDB must see the process to trace it: a sandbox's own pid namespace would hide it. The process runs
+        # outside rea as the operator started it; the worker only reads and stops it.
+        "sandbox": "none",
+        "wait_ms": wait_ms,
+    }
+    channel = WorkerChannel(worker_spec(params, "rea_plugins.lldb.debugger", RESOURCE), label="lldb", stateful=True)
+    ident = f"dbg-{next(_counter)}"
+    s = DebugSession(ident, channel, program, int(call.args.get("idle_timeout_s", DEFAULT_IDLE_S)), foreign=True)
+    try:
+        reply = channel.request(
+            "attach_pid", params, call.ctx, deadline_s=LAUNCH_DEADLINE_S, phase="attaching under LLDB", announce=True
+        )
+        attached: dict[str, Any] = reply.result()
+    except BaseException:
+        channel.close()
+        call.session.record_lineage(channel.lineage())
+        raise
+    s.load_bias = attached.get("load_bias")
+    with manager.lock:
+        manager.sessions[ident] = s
+    if channel.proc is not None:
+        call.session.record_lineage([channel.proc.observe("debugger_attached")])
+    body = {
+        "stop": attached["stop"],
+        "pid": pid,
+        "load_bias": None if s.load_bias is None else f"0x{s.load_bias:x}",
+        "debugger_version": attached.get("debugger_version"),
+        "isolation": Isolation(
+            sandbox="none",
+            reason=f"attached to process {pid}, which the operator started outside rea ({ATTACH.name}=same-user)",
+        ),
+    }
+    return _evidence(call, s, _named(body, call, s))
+
+
+def _attachable(pid: int) -> str:
+    """The executable of ``pid`` when rea may attach to it: alive, the server's uid, not traced, and none of
+    rea's own processes (the server, what it started) nor its ancestors (the client waiting for this answer)."""
+    info = procfs.read(pid)
+    if info is None or info.state in ("Z", "X"):
+        raise ReaError(
+            "target_unavailable", f"no process {pid} is running", details={"reason": "no_such_process", "pid": pid}
+        )
+    try:
+        uid = os.stat(f"/proc/{pid}").st_uid
+        status = open(f"/proc/{pid}/status", encoding="ascii", errors="replace").read()  # noqa: SIM115
+        executable = os.readlink(f"/proc/{pid}/exe")
+    except OSError as exc:
+        raise ReaError(
+            "access_denied",
+            f"process {pid} cannot be inspected: {exc.strerror}",
+            details={"reason": "not_inspectable", "pid": pid},
+        ) from None
+    if uid != os.getuid():
+        raise ReaError(
+            "access_denied",
+            f"process {pid} belongs to another user",
+            remediation="debug_attach reaches processes of the server's own user only.",
+            details={"reason": "other_user", "pid": pid},
+        )
+    if _lineage_of(pid) & {os.getpid()} or pid in _lineage_of(os.getpid()):
+        raise ReaError(
+            "access_denied",
+            f"process {pid} is rea's own, or the server's parent",
+            remediation="debug_launch starts a program under a debug session; rea never stops itself or its client.",
+            details={"reason": "rea_process", "pid": pid},
+        )
+    tracer = next((line.split()[1] for line in status.splitlines() if line.startswith("TracerPid:")), "0")
+    if tracer != "0":
+        raise ReaError(
+            "target_unavailable",
+            f"process {pid} is being debugged already (by pid {tracer})",
+            details={"reason": "already_traced", "pid": pid},
+        )
+    if executable.endswith(" (deleted)"):
+        raise ReaError(
+            "target_unavailable",
+            f"the program of process {pid} was deleted from disk",
+            details={"reason": "executable_deleted", "pid": pid},
+        )
+    return executable
+
+
+def _lineage_of(pid: int) -> set[int]:
+    """``pid`` and its ancestors."""
+    out: set[int] = set()
+    while pid > 1 and pid not in out:
+        out.add(pid)
+        info = procfs.read(pid)
+        if info is None:
+            break
+        pid = info.ppid
+    return out
 
 
 # -- schemas ------------------------------------------------------------------------------------------------
@@ -692,7 +846,19 @@ END_SCHEMA = _schema(
         },
     }
 )
-ATTACH_SCHEMA = _schema({"session": _SESSION, "wait_ms": {**_WAIT, "default": 5000}})
+ATTACH_SCHEMA = _schema(
+    {
+        "session": _SESSION,
+        "pid": {
+            "type": "integer",
+            "minimum": 2,
+            "maximum": (1 << 31) - 1,
+            "description": "A process of the server's user to attach a new session to (REA_DEBUG_ATTACH=same-user).",
+        },
+        "wait_ms": {**_WAIT, "default": 5000},
+        "idle_timeout_s": LAUNCH_SCHEMA["properties"]["idle_timeout_s"],
+    }
+)
 
 _DRIVES = ToolEffects(records_evidence=True, launches_process=True, executes_foreign_code=True, idempotent=False)
 _LOOKS = ToolEffects(records_evidence=True, idempotent=False)
@@ -800,16 +966,17 @@ TOOLS = (
     _tool(
         "debug_attach",
         "Attach a debug session again to the program it launched and detached from (debug_end with detach), "
-        "stopping it where it runs; no other process can be attached.",
+        "stopping it where it runs; with pid, a new session attaches to a process of the server's user when the "
+        "operator started rea with REA_DEBUG_ATTACH=same-user (debug_end then detaches, never kills).",
         ATTACH_SCHEMA,
         _attach,
         _DRIVES,
-        ({"session": "dbg-1"},),
+        ({"session": "dbg-1"}, {"pid": 4242}),
     ),
     _tool(
         "debug_end",
-        "End a debug session: the program is killed, LLDB's worker ends, and no process is left; or detach from "
-        "the program and let it run on (the session stays, for debug_attach).",
+        "End a debug session: the program is killed (one attached by pid is detached), LLDB's worker ends, and no "
+        "process is left; or detach from the program and let it run on (the session stays, for debug_attach).",
         END_SCHEMA,
         _end,
         ToolEffects(records_evidence=True, mutates_session=True, may_discard_data=True, idempotent=False),

@@ -62,6 +62,8 @@ class Debuggee:
         self.detached_pid: int | None = None
         # Attaches so far: LLDB counts stops per process, so a stop is named by both.
         self.attaches = 0
+        # Attached by pid to a process the operator started: ending detaches from it instead of killing it.
+        self.foreign = False
 
     # -- launch -----------------------------------------------------------------------------------
 
@@ -455,6 +457,28 @@ class Debuggee:
         self.detached_pid = pid
         return self.describe()
 
+    def attach_to(self, p: dict[str, Any]) -> dict[str, Any]:
+        """Attach to a process the operator started (the server checked that it may); it stops where it runs."""
+        lldb = self.lldb
+        error = lldb.SBError()
+        self.target = self.debugger.CreateTarget(p["executable"], None, None, True, error)
+        if not self.target.IsValid():
+            raise ReaError(
+                "unsupported_target",
+                "LLDB could not load the process's executable",
+                details={"reason": "target_not_loaded"},
+            )
+        self.module = self.target.GetModuleAtIndex(0)
+        self.foreign = True
+        self.detached_pid = int(p["pid"])
+        self.attaches = -1  # attach() counts this first one as 0
+        stop = self.attach(p)
+        return {
+            "load_bias": self.load_bias(),
+            "debugger_version": lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
+            "stop": stop,
+        }
+
     def attach(self, p: dict[str, Any]) -> dict[str, Any]:
         """Attach again to the program this session launched and detached from; it stops where it is."""
         lldb = self.lldb
@@ -628,14 +652,23 @@ class Debuggee:
 
     def end(self) -> dict[str, Any]:
         lldb = self.lldb
-        if self.detached_pid is not None:
+        if self.detached_pid is not None and not self.foreign:
             # Detached: the program is killed with the worker's sandbox when the channel closes.
             self.detached_pid = None
             self.exit = {"exit_code": -1, "description": "killed with the debug session (it was detached)"}
         live = self.process is not None and self.process.IsValid()
         if live and self.process.GetState() not in (lldb.eStateExited, lldb.eStateDetached, lldb.eStateInvalid):
-            self.process.Kill()
-            self.wait(5.0)
+            if self.foreign:
+                # Detach removes the breakpoints from its code first; the process runs on as it was.
+                if self.process.GetState() == lldb.eStateRunning:
+                    self.process.Stop()
+                    self.wait(2.0)
+                self.process.Detach()
+                self.wait(1.0)
+                self.detached_pid = int(self.process.GetProcessID())
+            else:
+                self.process.Kill()
+                self.wait(5.0)
         out = {"stop": self.describe(), "output": self.output()}
         self.debugger.DeleteTarget(self.target)
         lldb.SBDebugger.Destroy(self.debugger)
@@ -661,6 +694,12 @@ def _launch(params: dict[str, Any], reporter: Reporter) -> Any:
     return STATE.debuggee.launch()
 
 
+def _attach_pid(params: dict[str, Any], reporter: Reporter) -> Any:
+    reporter.progress(f"attaching LLDB to process {params['pid']}")
+    STATE.debuggee = Debuggee(params)
+    return STATE.debuggee.attach_to(params)
+
+
 ROUTES = {
     "launch": _launch,
     "breakpoint_set": lambda p, r: _debuggee().breakpoint_set(p),
@@ -676,6 +715,7 @@ ROUTES = {
     "end": lambda p, r: _debuggee().end(),
     "detach": lambda p, r: _debuggee().detach(),
     "attach": lambda p, r: _debuggee().attach(p),
+    "attach_pid": _attach_pid,
 }
 
 if __name__ == "__main__":
