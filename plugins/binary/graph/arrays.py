@@ -13,10 +13,10 @@ from typing import Any, Literal
 
 import msgspec
 from rea_plugins.binary.core.regions import locate, read_file, region_file_offset, regions
-from rea_plugins.binary.core.schema import check_document, evidence, params_of, run
+from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, params_of, run
 from rea_plugins.binary.graph.crossbinary import xrefs_across
 
-from rea.plugin import Evidence, ToolCall
+from rea.plugin import RESULT_TYPES, Evidence, ToolCall, ToolDef
 
 MAX_BACK = 256  # slots looked back for the base
 MAX_COUNT = 4096  # slots counted from the base
@@ -119,3 +119,21 @@ def handle_xrefs(call: ToolCall) -> Evidence:
         body["through_arrays_truncated"] = True
         lims.append(f"through_arrays follows the first {MAX_FOLLOWED} of {len(slots)} data slots")
     return evidence(call, msgspec.structs.replace(result, normalized=body, limitations=lims))
+
+
+def tools() -> list[ToolDef]:
+    return [
+        ToolDef(
+            name="xrefs",
+            family="binary",
+            description="References to an address (call, jump, data, read, write, indirect, computed, external); "
+            "through_arrays: code indexing a pointer array that holds it.",
+            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            handler=handle_xrefs,
+            requires_target=True,
+            requires_operations=("xrefs",),
+            result_type=RESULT_TYPES["xrefs"],
+            cli_subject="address",
+            examples=({"address": "0x402004"},),
+        ),
+    ]

@@ -12,9 +12,9 @@ import os
 from typing import Any
 
 import msgspec
-from rea_plugins.binary.core.schema import check_document, evidence, params_of, run
+from rea_plugins.binary.core.schema import DOCUMENT, PROCEDURE, check_document, evidence, obj, params_of, run
 
-from rea.plugin import Evidence, OperationResult, ReaError, ToolCall
+from rea.plugin import RESULT_TYPES, Evidence, OperationResult, ReaError, ToolCall, ToolDef
 
 _EXPORTS = "binary.cross_binary_exports"
 MAX_IMPORTED_BY = 1000
@@ -171,3 +171,20 @@ def handle_callees(call: ToolCall) -> Evidence:
     return evidence(
         call, msgspec.structs.replace(result, normalized=normalized, limitations=[*result.limitations, note])
     )
+
+
+def tools() -> list[ToolDef]:
+    return [
+        ToolDef(
+            name="procedure_callees",
+            family="binary",
+            description="Procedures this one calls (direct, import, indirect), with call sites.",
+            input_schema=obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",)),
+            handler=handle_callees,
+            requires_target=True,
+            requires_operations=("procedure_callees",),
+            result_type=RESULT_TYPES["procedure_callees"],
+            cli_subject="procedure",
+            examples=({"procedure": "main"},),
+        ),
+    ]

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from rea_plugins.binary.core.schema import check_document, evidence, params_of, run
+from rea_plugins.binary.core.schema import DOCUMENT, PROCEDURE, check_document, evidence, obj, params_of, run
 
-from rea.plugin import Evidence, ReaError, ToolCall
+from rea.plugin import RESULT_TYPES, Evidence, ReaError, ToolCall, ToolDef
 
 _THUNK_BYTES = 16  # a thunk's one jump sits within its first 16 bytes (after endbr64 or bti)
 # What may precede a stub's jump: landing pads, and arm64's load of the slot (adrp x16; ldr x17; add x16).
@@ -90,3 +90,20 @@ def handle_callers(call: ToolCall) -> Evidence:
         through = run(call, "procedure_callers", {"procedure": c["address"]}).normalized["callers"]
         out.extend({**t, "via_thunk": c["address"]} for t in through if t["address"] not in listed)
     return evidence(call, msgspec.structs.replace(result, normalized={**body, "callers": out}))
+
+
+def tools() -> list[ToolDef]:
+    return [
+        ToolDef(
+            name="procedure_callers",
+            family="binary",
+            description="Procedures that call this one, with call sites; an import's callers through its thunk.",
+            input_schema=obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",)),
+            handler=handle_callers,
+            requires_target=True,
+            requires_operations=("procedure_callers",),
+            result_type=RESULT_TYPES["procedure_callers"],
+            cli_subject="procedure",
+            examples=({"procedure": "main"},),
+        ),
+    ]

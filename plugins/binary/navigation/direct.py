@@ -1,4 +1,7 @@
-"""One tool per provider operation: the inventory and function-fact tools."""
+"""One tool per provider operation: the inventory and function-fact tools.
+
+The operations whose tools add to the provider's answer are declared beside that code: the listings in ``listing``,
+the strings in ``search.strings``, callers, callees and xrefs in ``graph``."""
 
 from __future__ import annotations
 
@@ -8,19 +11,14 @@ from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import (
     ADDRESS,
     ADDRESS_PATTERN,
-    ASSEMBLY_LIMIT,
     CASE,
     DIRECTION,
     DOCUMENT,
     LIMIT,
-    MAX_INSTRUCTIONS,
-    MIN_LENGTH,
     MODE,
     OFFSET,
     PATTERN,
     PROCEDURE,
-    SPLIT_OPERANDS,
-    WINDOW,
     check_document,
     evidence,
     obj,
@@ -29,9 +27,7 @@ from rea_plugins.binary.core.schema import (
     run,
 )
 from rea_plugins.binary.core.shapes import TypedProcedureInfo
-from rea_plugins.binary.graph import arrays, crossbinary, thunks
-from rea_plugins.binary.navigation import listing, rows
-from rea_plugins.binary.search import strings
+from rea_plugins.binary.navigation import rows
 
 from rea.plugin import (
     RESULT_TYPES,
@@ -39,7 +35,6 @@ from rea.plugin import (
     OperationResult,
     ProcedureRows,
     ReferenceRows,
-    ResultType,
     ToolCall,
     ToolDef,
     runtime_observations,
@@ -104,31 +99,11 @@ def _decompile_at(call: ToolCall) -> Evidence:
 
 
 AT_OPERATION = "pseudo_code_at"
-DECOMPILE_AT = ToolDef(
-    name="decompile_at",
-    family=FAMILY,
-    description="Decompile the code at an address as a function, whether or not a procedure is known to start there "
-    "(a reverser's 'make function here'); end optionally bounds it.",
-    input_schema=obj(
-        {
-            "address": ADDRESS,
-            "end": prop(
-                "string", "Exclusive end of the code to decompile (optional).", ["0x401180"], pattern=ADDRESS_PATTERN
-            ),
-            "document": DOCUMENT,
-        },
-        ("address",),
-    ),
-    handler=_decompile_at,
-    requires_target=True,
-    requires_operations=(AT_OPERATION,),
-    result_type=RESULT_TYPES["procedure_pseudo_code"],
-    cli_subject="address",
-    examples=({"address": "0x401136"}, {"address": "0x401136", "end": "0x401180"}),
-)
 
 
 def _handler(operation: str) -> Any:
+    """A tool that answers with its one operation's result, the analyst's annotations applied."""
+
     def handle(call: ToolCall) -> Evidence:
         check_document(call)
         return evidence(call, run(call, operation, params_of(call.args)))
@@ -136,209 +111,185 @@ def _handler(operation: str) -> Any:
     return handle
 
 
-# name: (description, properties, required, positionals, examples)
-_SPECS: dict[str, tuple[str, dict[str, Any], tuple[str, ...], tuple[dict[str, Any], ...]]] = {
-    "list_documents": (
-        "List the open document: name, format, architecture, SHA-256, entry, bits, endianness.",
-        {},
-        (),
-        ({},),
-    ),
-    "list_segments": (
-        "List segments then sections with exclusive ends, permissions and file extents.",
-        {"document": DOCUMENT},
-        (),
-        ({},),
-    ),
-    "list_procedures": (
-        "Page through procedures by address: name, size, end and kind (local, import, thunk, external).",
-        {"offset": OFFSET, "limit": LIMIT, "document": DOCUMENT, "detail": rows.DETAIL},
-        (),
-        ({}, {"offset": 100, "limit": 50}, {"limit": 1000, "detail": "lean"}),
-    ),
-    "search_procedures": (
-        "Find procedures whose name matches a literal substring or a regex (bounded, paged).",
-        {
-            "pattern": PATTERN,
-            "mode": MODE,
-            "case_sensitive": CASE,
-            "offset": OFFSET,
-            "limit": LIMIT,
-            "document": DOCUMENT,
-            "detail": rows.DETAIL,
-        },
-        ("pattern",),
-        ({"pattern": "main"}, {"pattern": "^sub_", "mode": "regex", "limit": 20}),
-    ),
-    "list_strings": (
-        "Page through strings: address, value, encoding, byte length, truncation, section; address selects one.",
-        {"offset": OFFSET, "limit": LIMIT, "address": ADDRESS, "min_length": MIN_LENGTH, "document": DOCUMENT},
-        (),
-        ({}, {"address": "0x402004"}),
-    ),
-    "search_strings": (
-        "Find strings matching a literal substring or a regex (bounded, paged).",
-        {
-            "pattern": PATTERN,
-            "mode": MODE,
-            "case_sensitive": CASE,
-            "offset": OFFSET,
-            "limit": LIMIT,
-            "min_length": MIN_LENGTH,
-            "document": DOCUMENT,
-        },
-        ("pattern",),
-        ({"pattern": "usage"}, {"pattern": "^%s", "mode": "regex", "case_sensitive": True}),
-    ),
-    "list_names": (
-        "Page through names (functions, data, imports, exports, labels); address selects one.",
-        {"offset": OFFSET, "limit": LIMIT, "address": ADDRESS, "document": DOCUMENT},
-        (),
-        ({}, {"address": "0x401136"}),
-    ),
-    "address_name": (
-        "The primary name at an address, or null.",
-        {"address": ADDRESS, "document": DOCUMENT},
-        ("address",),
-        ({"address": "0x401136"},),
-    ),
-    "procedure_address": (
-        "Resolve a procedure name or address to its canonical entry.",
-        {"procedure": PROCEDURE, "document": DOCUMENT},
-        ("procedure",),
-        ({"procedure": "main"},),
-    ),
-    "resolve_containing_procedure": (
-        "Find the procedure containing any address, interior addresses included.",
-        {"address": ADDRESS, "document": DOCUMENT},
-        ("address",),
-        ({"address": "0x401140"},),
-    ),
-    "procedure_info": (
-        "Entry, size, end, kind, section, basic-block and instruction counts, signature if known.",
-        {"procedure": PROCEDURE, "document": DOCUMENT},
-        ("procedure",),
-        ({"procedure": "main"}, {"procedure": "0x401136"}),
-    ),
-    "procedure_assembly": (
-        "Assembly listing of one procedure, a page at a time (200 rows by default); a longer "
-        "listing names its retained complete record.",
-        {
-            "procedure": PROCEDURE,
-            "offset": OFFSET,
-            "limit": ASSEMBLY_LIMIT,
-            "max_instructions": MAX_INSTRUCTIONS,
-            "split_operands": SPLIT_OPERANDS,
-            "document": DOCUMENT,
-        },
-        ("procedure",),
-        ({"procedure": "main"}, {"procedure": "main", "max_instructions": 50}),
-    ),
-    "read_function_instructions": (
-        "A procedure's instructions by offset and limit, or the instructions before and "
-        "after an address; decodes only what it returns.",
-        {
-            "procedure": PROCEDURE,
-            "offset": OFFSET,
-            "limit": LIMIT,
-            "address": ADDRESS,
-            "before": WINDOW,
-            "after": WINDOW,
-            "split_operands": SPLIT_OPERANDS,
-            "document": DOCUMENT,
-        },
-        (),
-        (
-            {"procedure": "main"},
-            {"procedure": "main", "offset": 20, "limit": 20},
-            {"address": "0x401140", "before": 4, "after": 4},
-        ),
-    ),
-    "procedure_callers": (
-        "Procedures that call this one, with call sites; an import's callers through its thunk.",
-        {"procedure": PROCEDURE, "document": DOCUMENT},
-        ("procedure",),
-        ({"procedure": "main"},),
-    ),
-    "procedure_callees": (
-        "Procedures this one calls (direct, import, indirect), with call sites.",
-        {"procedure": PROCEDURE, "document": DOCUMENT},
-        ("procedure",),
-        ({"procedure": "main"},),
-    ),
-    "procedure_references": (
-        "Paged raw reference edges of one procedure, incoming or outgoing, all kinds.",
-        {
-            "procedure": PROCEDURE,
-            "direction": DIRECTION,
-            "offset": OFFSET,
-            "limit": LIMIT,
-            "document": DOCUMENT,
-            "detail": rows.DETAIL,
-        },
-        ("procedure",),
-        ({"procedure": "main"}, {"procedure": "main", "direction": "incoming", "detail": "lean"}),
-    ),
-    "xrefs": (
-        "References to an address (call, jump, data, read, write, indirect, computed, external); "
-        "through_arrays: code indexing a pointer array that holds it.",
-        {"address": ADDRESS, "document": DOCUMENT},
-        ("address",),
-        ({"address": "0x402004"},),
-    ),
-    "procedure_pseudo_code": (
-        "Decompile one procedure (provider text; never the original source); a long one is paged by lines "
-        "(lines: offset, limit, total, next_offset).",
-        {"procedure": PROCEDURE, "offset": PSEUDO_OFFSET, "limit": PSEUDO_LIMIT, "document": DOCUMENT},
-        ("procedure",),
-        ({"procedure": "main"}, {"procedure": "main", "offset": 400, "limit": 400}),
-    ),
-}
-
-# Tools whose handler is not the one-operation default.
-_HANDLERS = {
-    "list_strings": strings.handle,
-    "search_strings": strings.handle,
-    "xrefs": arrays.handle_xrefs,
-    "procedure_callers": thunks.handle_callers,
-    "procedure_callees": crossbinary.handle_callees,
-    **listing.HANDLERS,
-    "list_procedures": rows.handler("list_procedures"),
-    "search_procedures": rows.handler("search_procedures"),
-    "procedure_references": rows.handler("procedure_references"),
-    "procedure_pseudo_code": _pseudo_code,
-    "procedure_info": _procedure_info,
-}
-# Tools with a lean projection beside the complete shape.
-_RESULT_TYPES: dict[str, ResultType] = {
-    "list_procedures": (RESULT_TYPES["list_procedures"], ProcedureRows),
-    "search_procedures": (RESULT_TYPES["search_procedures"], ProcedureRows),
-    "procedure_references": (RESULT_TYPES["procedure_references"], ReferenceRows),
-}
-# Tools whose operation name differs from the tool name.
-_OPERATION = {"procedure_pseudo_code": "procedure_pseudo_code"}
-
-
 def tools() -> list[ToolDef]:
-    out = []
-    for name, (description, properties, required, examples) in _SPECS.items():
-        operation = _OPERATION.get(name, name)
-        positional = required[0] if required else ("procedure" if "procedure" in properties else "")
-        out.append(
-            ToolDef(
-                name=name,
-                family=FAMILY,
-                description=description,
-                input_schema=obj(properties, required),
-                handler=_HANDLERS.get(name) or _handler(operation),
-                requires_target=True,
-                requires_operations=(operation,),
-                result_type=TypedProcedureInfo
-                if name == "procedure_info"
-                else _RESULT_TYPES.get(name, RESULT_TYPES[name]),
-                cli_subject=positional,
-                examples=examples,
-            )
-        )
-    out.append(DECOMPILE_AT)
-    return out
+    return [
+        ToolDef(
+            name="list_documents",
+            family=FAMILY,
+            description="List the open document: name, format, architecture, SHA-256, entry, bits, endianness.",
+            input_schema=obj({}),
+            handler=_handler("list_documents"),
+            requires_target=True,
+            requires_operations=("list_documents",),
+            result_type=RESULT_TYPES["list_documents"],
+            examples=({},),
+        ),
+        ToolDef(
+            name="list_segments",
+            family=FAMILY,
+            description="List segments then sections with exclusive ends, permissions and file extents.",
+            input_schema=obj({"document": DOCUMENT}),
+            handler=_handler("list_segments"),
+            requires_target=True,
+            requires_operations=("list_segments",),
+            result_type=RESULT_TYPES["list_segments"],
+            examples=({},),
+        ),
+        ToolDef(
+            name="list_procedures",
+            family=FAMILY,
+            description="Page through procedures by address: name, size, end and kind (local, import, thunk, "
+            "external).",
+            input_schema=obj({"offset": OFFSET, "limit": LIMIT, "document": DOCUMENT, "detail": rows.DETAIL}),
+            handler=rows.handler("list_procedures"),
+            requires_target=True,
+            requires_operations=("list_procedures",),
+            result_type=(RESULT_TYPES["list_procedures"], ProcedureRows),
+            examples=({}, {"offset": 100, "limit": 50}, {"limit": 1000, "detail": "lean"}),
+        ),
+        ToolDef(
+            name="search_procedures",
+            family=FAMILY,
+            description="Find procedures whose name matches a literal substring or a regex (bounded, paged).",
+            input_schema=obj(
+                {
+                    "pattern": PATTERN,
+                    "mode": MODE,
+                    "case_sensitive": CASE,
+                    "offset": OFFSET,
+                    "limit": LIMIT,
+                    "document": DOCUMENT,
+                    "detail": rows.DETAIL,
+                },
+                ("pattern",),
+            ),
+            handler=rows.handler("search_procedures"),
+            requires_target=True,
+            requires_operations=("search_procedures",),
+            result_type=(RESULT_TYPES["search_procedures"], ProcedureRows),
+            cli_subject="pattern",
+            examples=({"pattern": "main"}, {"pattern": "^sub_", "mode": "regex", "limit": 20}),
+        ),
+        ToolDef(
+            name="list_names",
+            family=FAMILY,
+            description="Page through names (functions, data, imports, exports, labels); address selects one.",
+            input_schema=obj({"offset": OFFSET, "limit": LIMIT, "address": ADDRESS, "document": DOCUMENT}),
+            handler=_handler("list_names"),
+            requires_target=True,
+            requires_operations=("list_names",),
+            result_type=RESULT_TYPES["list_names"],
+            examples=({}, {"address": "0x401136"}),
+        ),
+        ToolDef(
+            name="address_name",
+            family=FAMILY,
+            description="The primary name at an address, or null.",
+            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            handler=_handler("address_name"),
+            requires_target=True,
+            requires_operations=("address_name",),
+            result_type=RESULT_TYPES["address_name"],
+            cli_subject="address",
+            examples=({"address": "0x401136"},),
+        ),
+        ToolDef(
+            name="procedure_address",
+            family=FAMILY,
+            description="Resolve a procedure name or address to its canonical entry.",
+            input_schema=obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",)),
+            handler=_handler("procedure_address"),
+            requires_target=True,
+            requires_operations=("procedure_address",),
+            result_type=RESULT_TYPES["procedure_address"],
+            cli_subject="procedure",
+            examples=({"procedure": "main"},),
+        ),
+        ToolDef(
+            name="resolve_containing_procedure",
+            family=FAMILY,
+            description="Find the procedure containing any address, interior addresses included.",
+            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            handler=_handler("resolve_containing_procedure"),
+            requires_target=True,
+            requires_operations=("resolve_containing_procedure",),
+            result_type=RESULT_TYPES["resolve_containing_procedure"],
+            cli_subject="address",
+            examples=({"address": "0x401140"},),
+        ),
+        ToolDef(
+            name="procedure_info",
+            family=FAMILY,
+            description="Entry, size, end, kind, section, basic-block and instruction counts, signature if known.",
+            input_schema=obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",)),
+            handler=_procedure_info,
+            requires_target=True,
+            requires_operations=("procedure_info",),
+            result_type=TypedProcedureInfo,
+            cli_subject="procedure",
+            examples=({"procedure": "main"}, {"procedure": "0x401136"}),
+        ),
+        ToolDef(
+            name="procedure_references",
+            family=FAMILY,
+            description="Paged raw reference edges of one procedure, incoming or outgoing, all kinds.",
+            input_schema=obj(
+                {
+                    "procedure": PROCEDURE,
+                    "direction": DIRECTION,
+                    "offset": OFFSET,
+                    "limit": LIMIT,
+                    "document": DOCUMENT,
+                    "detail": rows.DETAIL,
+                },
+                ("procedure",),
+            ),
+            handler=rows.handler("procedure_references"),
+            requires_target=True,
+            requires_operations=("procedure_references",),
+            result_type=(RESULT_TYPES["procedure_references"], ReferenceRows),
+            cli_subject="procedure",
+            examples=({"procedure": "main"}, {"procedure": "main", "direction": "incoming", "detail": "lean"}),
+        ),
+        ToolDef(
+            name="procedure_pseudo_code",
+            family=FAMILY,
+            description="Decompile one procedure (provider text; never the original source); a long one is paged by "
+            "lines (lines: offset, limit, total, next_offset).",
+            input_schema=obj(
+                {"procedure": PROCEDURE, "offset": PSEUDO_OFFSET, "limit": PSEUDO_LIMIT, "document": DOCUMENT},
+                ("procedure",),
+            ),
+            handler=_pseudo_code,
+            requires_target=True,
+            requires_operations=("procedure_pseudo_code",),
+            result_type=RESULT_TYPES["procedure_pseudo_code"],
+            cli_subject="procedure",
+            examples=({"procedure": "main"}, {"procedure": "main", "offset": 400, "limit": 400}),
+        ),
+        ToolDef(
+            name="decompile_at",
+            family=FAMILY,
+            description="Decompile the code at an address as a function, whether or not a procedure is known to start "
+            "there (a reverser's 'make function here'); end optionally bounds it.",
+            input_schema=obj(
+                {
+                    "address": ADDRESS,
+                    "end": prop(
+                        "string",
+                        "Exclusive end of the code to decompile (optional).",
+                        ["0x401180"],
+                        pattern=ADDRESS_PATTERN,
+                    ),
+                    "document": DOCUMENT,
+                },
+                ("address",),
+            ),
+            handler=_decompile_at,
+            requires_target=True,
+            requires_operations=(AT_OPERATION,),
+            result_type=RESULT_TYPES["procedure_pseudo_code"],
+            cli_subject="address",
+            examples=({"address": "0x401136"}, {"address": "0x401136", "end": "0x401180"}),
+        ),
+    ]

@@ -11,9 +11,34 @@ from __future__ import annotations
 from typing import Any
 
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import check_document, evidence, params_of, run
+from rea_plugins.binary.core.schema import (
+    ADDRESS,
+    ASSEMBLY_LIMIT,
+    DOCUMENT,
+    LIMIT,
+    MAX_INSTRUCTIONS,
+    OFFSET,
+    PROCEDURE,
+    SPLIT_OPERANDS,
+    WINDOW,
+    check_document,
+    evidence,
+    obj,
+    params_of,
+    run,
+)
 
-from rea.plugin import Evidence, OperationResult, ToolCall, int_param, invalid_request, issue, normalize_address
+from rea.plugin import (
+    RESULT_TYPES,
+    Evidence,
+    OperationResult,
+    ToolCall,
+    ToolDef,
+    int_param,
+    invalid_request,
+    issue,
+    normalize_address,
+)
 
 ASSEMBLY_PAGE = 200
 MAX_ASSEMBLY = 20_000
@@ -153,4 +178,57 @@ def _read_function_instructions(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized=body, limitations=result.limitations))
 
 
-HANDLERS = {"procedure_assembly": _procedure_assembly, "read_function_instructions": _read_function_instructions}
+def tools() -> list[ToolDef]:
+    return [
+        ToolDef(
+            name="procedure_assembly",
+            family="binary",
+            description="Assembly listing of one procedure, a page at a time (200 rows by default); a longer "
+            "listing names its retained complete record.",
+            input_schema=obj(
+                {
+                    "procedure": PROCEDURE,
+                    "offset": OFFSET,
+                    "limit": ASSEMBLY_LIMIT,
+                    "max_instructions": MAX_INSTRUCTIONS,
+                    "split_operands": SPLIT_OPERANDS,
+                    "document": DOCUMENT,
+                },
+                ("procedure",),
+            ),
+            handler=_procedure_assembly,
+            requires_target=True,
+            requires_operations=("procedure_assembly",),
+            result_type=RESULT_TYPES["procedure_assembly"],
+            cli_subject="procedure",
+            examples=({"procedure": "main"}, {"procedure": "main", "max_instructions": 50}),
+        ),
+        ToolDef(
+            name="read_function_instructions",
+            family="binary",
+            description="A procedure's instructions by offset and limit, or the instructions before and "
+            "after an address; decodes only what it returns.",
+            input_schema=obj(
+                {
+                    "procedure": PROCEDURE,
+                    "offset": OFFSET,
+                    "limit": LIMIT,
+                    "address": ADDRESS,
+                    "before": WINDOW,
+                    "after": WINDOW,
+                    "split_operands": SPLIT_OPERANDS,
+                    "document": DOCUMENT,
+                }
+            ),
+            handler=_read_function_instructions,
+            requires_target=True,
+            requires_operations=("read_function_instructions",),
+            result_type=RESULT_TYPES["read_function_instructions"],
+            cli_subject="procedure",
+            examples=(
+                {"procedure": "main"},
+                {"procedure": "main", "offset": 20, "limit": 20},
+                {"address": "0x401140", "before": 4, "after": 4},
+            ),
+        ),
+    ]

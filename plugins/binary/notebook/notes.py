@@ -305,10 +305,6 @@ def _annotate_function(call: ToolCall) -> Evidence:
     )
 
 
-# The notebook's tools are the binary family's, advertised as their own toolset.
-NOTEBOOK: dict[str, Any] = {"family": "binary", "toolset": "notebook"}
-
-
 def tools() -> list[ToolDef]:
     optional_address = prop(
         "string", "Address (0x hex); the cursor when omitted.", ["0x401136"], pattern=ADDRESS_PATTERN
@@ -344,7 +340,8 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="comment",
             result_type=CommentAt,
-            **NOTEBOOK,
+            family="binary",
+            toolset="notebook",
             description="The analyst's comment at an address (or the cursor).",
             input_schema=read_schema,
             handler=_read_field("comment"),
@@ -356,7 +353,8 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="inline_comment",
             result_type=InlineCommentAt,
-            **NOTEBOOK,
+            family="binary",
+            toolset="notebook",
             description="The analyst's inline comment at an address (or the cursor).",
             input_schema=read_schema,
             handler=_read_field("inline_comment"),
@@ -368,7 +366,8 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="list_bookmarks",
             result_type=Bookmarks,
-            **NOTEBOOK,
+            family="binary",
+            toolset="notebook",
             description="Every bookmark of the open target, by address, with its label and procedure.",
             input_schema=obj({"document": DOCUMENT}),
             handler=_list_bookmarks,
@@ -379,7 +378,8 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="set_comment",
             result_type=AnnotationChange,
-            **NOTEBOOK,
+            family="binary",
+            toolset="notebook",
             description=(
                 'Set (or with "" clear) the comment at an address; kept per target across connections and providers.'
             ),
@@ -397,7 +397,8 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="set_inline_comment",
             result_type=AnnotationChange,
-            **NOTEBOOK,
+            family="binary",
+            toolset="notebook",
             description='Set (or with "" clear) the inline comment shown beside the instruction at an address.',
             input_schema=obj(
                 {"address": ADDRESS, "comment": text("Inline comment", "inline_comment"), "document": DOCUMENT},
@@ -413,7 +414,8 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="set_address_name",
             result_type=AnnotationChange,
-            **NOTEBOOK,
+            family="binary",
+            toolset="notebook",
             description=(
                 "Name an address (a procedure, a datum, a label); every read tool then shows the name "
                 "(name_source user) and accepts it as a procedure selector."
@@ -429,7 +431,8 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="set_addresses_names",
             result_type=NamesChange,
-            **NOTEBOOK,
+            family="binary",
+            toolset="notebook",
             description=f"Name up to {MAX_NAMES} addresses at once (all or none are written).",
             input_schema=obj({"names": names, "document": DOCUMENT}, ("names",)),
             handler=_set_addresses_names,
@@ -441,7 +444,8 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="set_bookmark",
             result_type=AnnotationChange,
-            **NOTEBOOK,
+            family="binary",
+            toolset="notebook",
             description="Bookmark an address, with an optional label (replaces the label of an existing one).",
             input_schema=obj(
                 {
@@ -463,7 +467,8 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="unset_bookmark",
             result_type=AnnotationChange,
-            **NOTEBOOK,
+            family="binary",
+            toolset="notebook",
             description="Remove the bookmark at an address.",
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
             handler=_unset_bookmark,
@@ -476,7 +481,8 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="annotate_native_function",
             result_type=FunctionAnnotation,
-            **NOTEBOOK,
+            family="binary",
+            toolset="notebook",
             description=(
                 "Annotate a local function's entry at once: name, comment, inline comment, signature "
                 'and notes ("" clears a field); kept in rea\'s annotation store, the binary is never '

@@ -38,7 +38,6 @@ from rea.plugin import (
 
 WRITE = ToolEffects(mutates_session=True, writes_filesystem=True, may_discard_data=True)
 LIMITATION = "types come from rea's annotation store (keyed by the target's SHA-256), not from the engine"
-NOTEBOOK: dict[str, Any] = {"family": "binary", "toolset": "notebook"}
 MAX_ARRAY_COUNT = 1 << 20
 MAX_TYPED_BYTES = 1 << 16
 
@@ -377,7 +376,8 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="declare_c_types",
             result_type=TypesDeclared,
-            **NOTEBOOK,
+            family="binary",
+            toolset="notebook",
             description=(
                 "Add C structs, unions, enums and typedefs to the open target's type library (a name "
                 "declared again is replaced); errors give line and column."
@@ -404,7 +404,8 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="set_function_prototype",
             result_type=PrototypeChange,
-            **NOTEBOOK,
+            family="binary",
+            toolset="notebook",
             description=(
                 "Give a procedure a C prototype over the type library (omitted: its signature note; "
                 '"" clears); decompilers that take types use it.'
@@ -432,7 +433,8 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="set_data_type",
             result_type=DataTypeChange,
-            **NOTEBOOK,
+            family="binary",
+            toolset="notebook",
             description=(
                 'Type the datum at an address with a library type, or an array of array_length of them ("" clears); '
                 "inspect_native_data_type then reads its fields."
@@ -463,7 +465,8 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="list_types",
             result_type=TypeList,
-            **NOTEBOOK,
+            family="binary",
+            toolset="notebook",
             description="Page through the open target's type library: name, kind, size and alignment.",
             input_schema=obj(
                 {
@@ -481,7 +484,8 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="inspect_type",
             result_type=typelib.TypeLayout,
-            **NOTEBOOK,
+            family="binary",
+            toolset="notebook",
             description="A C type's size, alignment and member offsets for the target's ABI (or abi).",
             input_schema=obj(
                 {

@@ -14,10 +14,35 @@ import re
 from typing import Any
 
 from rea_plugins.binary.core.regions import read_file, regions
-from rea_plugins.binary.core.schema import check_document, evidence, params_of, run
+from rea_plugins.binary.core.schema import (
+    ADDRESS,
+    CASE,
+    DOCUMENT,
+    LIMIT,
+    MIN_LENGTH,
+    MODE,
+    OFFSET,
+    PATTERN,
+    check_document,
+    evidence,
+    obj,
+    params_of,
+    run,
+)
 from rea_plugins.binary.search import program
 
-from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, int_param, matcher, page, parse_address
+from rea.plugin import (
+    RESULT_TYPES,
+    Evidence,
+    OperationResult,
+    ReaError,
+    ToolCall,
+    ToolDef,
+    int_param,
+    matcher,
+    page,
+    parse_address,
+)
 
 ENGINE_FLOOR = 4
 MAX_MIN_LENGTH = 64
@@ -183,3 +208,45 @@ def handle(call: ToolCall) -> Evidence:
     params = params_of(call.args)
     items, limitations = _listing(call, call.tool.name, params)
     return evidence(call, OperationResult(normalized=page("strings", items, params, dict), limitations=limitations))
+
+
+def tools() -> list[ToolDef]:
+    return [
+        ToolDef(
+            name="list_strings",
+            family="binary",
+            description="Page through strings: address, value, encoding, byte length, truncation, section; address "
+            "selects one.",
+            input_schema=obj(
+                {"offset": OFFSET, "limit": LIMIT, "address": ADDRESS, "min_length": MIN_LENGTH, "document": DOCUMENT}
+            ),
+            handler=handle,
+            requires_target=True,
+            requires_operations=("list_strings",),
+            result_type=RESULT_TYPES["list_strings"],
+            examples=({}, {"address": "0x402004"}),
+        ),
+        ToolDef(
+            name="search_strings",
+            family="binary",
+            description="Find strings matching a literal substring or a regex (bounded, paged).",
+            input_schema=obj(
+                {
+                    "pattern": PATTERN,
+                    "mode": MODE,
+                    "case_sensitive": CASE,
+                    "offset": OFFSET,
+                    "limit": LIMIT,
+                    "min_length": MIN_LENGTH,
+                    "document": DOCUMENT,
+                },
+                ("pattern",),
+            ),
+            handler=handle,
+            requires_target=True,
+            requires_operations=("search_strings",),
+            result_type=RESULT_TYPES["search_strings"],
+            cli_subject="pattern",
+            examples=({"pattern": "usage"}, {"pattern": "^%s", "mode": "regex", "case_sensitive": True}),
+        ),
+    ]
