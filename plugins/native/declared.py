@@ -3,6 +3,7 @@ versions of the engines its analysis profiles name (read by the provider, its op
 
 from __future__ import annotations
 
+import platform
 from importlib import metadata
 
 from rea.plugin import CORE_OPERATIONS
@@ -30,3 +31,9 @@ def dist_version(name: str) -> str | None:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
+
+
+def host_arch() -> str | None:
+    """This machine's architecture as the native provider names it (a universal binary's preferred slice)."""
+    machine = platform.machine().lower()
+    return {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}.get(machine)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import platform
 import re
 from typing import Any
 
+from rea_plugins.native.declared import host_arch
 from rea_plugins.native.model import Import, Model, Region, Symbol, WorkerRequest
 
 from rea.plugin import open_regular
@@ -26,11 +26,6 @@ def load_lief() -> Any:
 
     lief.logging.disable()
     return lief
-
-
-def host_arch() -> str | None:
-    machine = platform.machine().lower()
-    return {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}.get(machine)
 
 
 def extract(req: WorkerRequest) -> Model:

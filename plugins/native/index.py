@@ -23,6 +23,7 @@ from rea_plugins.native import assist as second_core
 from rea_plugins.native.assist import Assist, Pending, SweepJob, SweptFacts
 from rea_plugins.native.disasm import CALL, COND, FALL, JUMP, RET, FlowReader, Insn, decode, make_decoder
 from rea_plugins.native.image import Image
+from rea_plugins.native.limits import Limits as Limits  # re-exported: the index's callers name it here
 from rea_plugins.native.model import Model, Region
 from rea_plugins.native.pointers import Slots, find_slots
 from rea_plugins.native.pointers import _elf_type as elf_type
@@ -40,26 +41,6 @@ from rea_plugins.native.sweep import (
 )
 
 from rea.plugin import ReaError, golang
-
-
-class Limits(msgspec.Struct, frozen=True, kw_only=True):
-    """Inventory safety limits; exceeding one fails with ``resource_constraint``."""
-
-    max_procedures: int = 1_000_000
-    # A memory bound, not a size threshold: the sweep keeps a few bytes per branch, about 60 B per thousand
-    # instructions, so this many decoded instructions stay within a few GiB of compact columns.
-    max_program_instructions: int = 500_000_000
-    max_function_instructions: int = 200_000
-    max_strings: int = 2_000_000
-    max_string_chars: int = 1024
-    min_string_chars: int = 4
-    # The whole-program index's time bound: this much, plus ``index_seconds_per_mib`` for every MiB of code.
-    index_deadline_s: float = 300.0
-    index_seconds_per_mib: float = 4.0
-
-    def deadline_s(self, code_bytes: int) -> float:
-        """Seconds the whole-program index may take over ``code_bytes`` of code."""
-        return self.index_deadline_s + self.index_seconds_per_mib * code_bytes / (1 << 20)
 
 
 class Proc:

@@ -29,6 +29,8 @@ from rea.plugin import AnalysisCache, CacheKey, ReaError, __version__, default_c
 # /3: the symbols rel32 fields reach as references (``^offset name``), which tell identical wrappers apart; each
 # function's section and offset in its object.
 KIND = "native-library-signatures/3"
+# A library file's SHA-256 under its stamp (path, device, inode, size, mtime, ctime).
+DIGEST_KIND = "native-library-digest/1"
 # The pattern (32 bytes) and footer a line holds at most: beyond that, a match is already certain.
 MAX_PATTERN_BYTES = 1024
 # A function shorter than this is not signed: a two-byte ``xor eax, eax; ret`` names nothing.
@@ -404,14 +406,42 @@ _DIGESTS: dict[tuple[str, int, int, int], str] = {}
 _LOCK = threading.Lock()
 
 
+class LibraryDigest(msgspec.Struct, frozen=True, kw_only=True):
+    """A library file's SHA-256, kept in the analysis cache under the file's stamp."""
+
+    sha256: str
+
+
+def _digest_key(path: str, st: os.stat_result) -> CacheKey:
+    # The stamp names one version of the file: a rewrite in place moves its ctime even when its mtime is put back.
+    stamp = f"{path}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}"
+    return CacheKey(
+        kind=DIGEST_KIND,
+        target_sha256=hashlib.sha256(stamp.encode("utf-8", "surrogateescape")).hexdigest(),
+        provider_id="native",
+        provider_version=__version__,
+        profile_digest="",
+    )
+
+
 def library_sha256(path: str) -> str:
-    """The SHA-256 of a library file, computed once per (path, inode, size, mtime) in this process."""
+    """The SHA-256 of a library file, computed once per (path, inode, size, mtime) in this process, and kept in the
+    analysis cache under the file's stamp: every open names the libraries' digests in its analysis profile, and
+    hashing libc.a again in each CLI process cost it about 20 ms."""
     st = os.stat(path)
     key = (path, st.st_ino, st.st_size, st.st_mtime_ns)
     with _LOCK:
         known = _DIGESTS.get(key)
     if known is None:
-        known = file_sha256(path)
+        cache = _cache()
+        kept_key = _digest_key(path, st)
+        kept = cache.load(kept_key, LibraryDigest) if cache is not None else None
+        if kept is not None:
+            known = kept.sha256
+        else:
+            known = file_sha256(path)
+            if cache is not None and _digest_key(path, os.stat(path)) == kept_key:  # one version was hashed: keep it
+                cache.store(kept_key, LibraryDigest(sha256=known))
         with _LOCK:
             _DIGESTS[key] = known
     return known

@@ -22,7 +22,6 @@ from rea_plugins.native.index import (
     REF_KINDS,
     RELEASE_BYTES,
     Analysis,
-    Limits,
     Proc,
     ProgramIndex,
     Ref,
@@ -31,6 +30,7 @@ from rea_plugins.native.index import (
     overdue,
     too_big,
 )
+from rea_plugins.native.limits import Limits
 from rea_plugins.native.model import Model, Region
 from rea_plugins.native.registers import RegisterRows, RegistersJob
 from rea_plugins.native.regload import MAX_TARGETS, Found, Walker

@@ -181,6 +181,7 @@ class NativeProvider(AnalysisProvider):
         self._lock = threading.Lock()
         self._warmed = threading.Event()
         self._pool: Pool | None = None
+        self._profile: tuple[Target, dict[str, Any]] | None = None  # the last target's profile (analysis_profile)
 
     def availability(self) -> Availability:
         from rea_plugins.native.decompile import engine, unavailable
@@ -203,13 +204,23 @@ class NativeProvider(AnalysisProvider):
             return self._pool
 
     def limits(self) -> Any:
-        from rea_plugins.native.program import Limits
+        from rea_plugins.native.limits import Limits  # not the Program's module: a warm open need not import it
 
         return Limits()
 
     def analysis_profile(self, target: Target) -> dict[str, Any]:
+        # An open reads the profile twice for one identified target (the session's binding, then the store's cache
+        # keys): the second read is the first's, not another glob and stat of every static library.
+        last = self._profile
+        if last is not None and last[0] is target:
+            return last[1]
+        profile = self._analysis_profile()
+        self._profile = (target, profile)
+        return profile
+
+    def _analysis_profile(self) -> dict[str, Any]:
+        from rea_plugins.native.declared import host_arch
         from rea_plugins.native.decompile import engine
-        from rea_plugins.native.extract import host_arch
 
         limits = self.limits()
         return {
@@ -287,7 +298,7 @@ class NativeProvider(AnalysisProvider):
             self._started()
 
     def _parse(self, target: Target, ctx: CallContext) -> Any:
-        from rea_plugins.native.extract import host_arch
+        from rea_plugins.native.declared import host_arch
         from rea_plugins.native.model import Model, WorkerRequest
 
         timeout = PARSE_TIMEOUT_S + target.size / PARSE_BYTES_PER_S

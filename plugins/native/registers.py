@@ -5,7 +5,7 @@ server would resolve it."""
 from __future__ import annotations
 
 import msgspec
-from rea_plugins.native.index import Limits
+from rea_plugins.native.limits import Limits
 
 MIN_SHARED_OWNERS = 64  # fewer procedures with register sites are resolved alone: the round trip costs more
 REGISTERS_SHARE = 0.5  # the worker's part of the procedures (it starts while the server answers other calls)

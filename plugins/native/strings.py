@@ -14,7 +14,8 @@ from typing import Any, NamedTuple, overload
 import msgspec
 from rea_plugins.native.assist import FileJob
 from rea_plugins.native.image import Image
-from rea_plugins.native.index import Limits, overdue, too_big
+from rea_plugins.native.index import overdue, too_big
+from rea_plugins.native.limits import Limits
 from rea_plugins.native.model import Region, regions_only
 
 

@@ -204,3 +204,38 @@ def test_a_library_that_cannot_be_read_is_a_limitation_not_an_error(
         assert any("library functions are not named: ValueError" in note for note in program.limitations)
     finally:
         program.close()
+
+
+def test_a_library_digest_is_read_back_from_the_cache_until_the_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every open names the libraries' digests in its profile: a new process reads them back from the analysis
+    cache under the file's stamp instead of hashing the archive again, and a rewritten file is hashed afresh."""
+    import hashlib
+    import os
+    import time
+
+    from rea_plugins.native import libsigs
+
+    monkeypatch.setenv("REA_CACHE_DIR", str(tmp_path / "cache"))
+    library = tmp_path / "libdemo.a"
+    library.write_bytes(b"!<arch>\n" + b"first version" * 1000)
+    first = hashlib.sha256(library.read_bytes()).hexdigest()
+    monkeypatch.setattr(libsigs, "_DIGESTS", {})
+    assert libsigs.library_sha256(str(library)) == first  # hashed, and kept
+
+    def no_hash(path: str) -> str:
+        raise AssertionError(f"{path} was hashed again")
+
+    monkeypatch.setattr(libsigs, "_DIGESTS", {})  # a new process: nothing in memory
+    monkeypatch.setattr(libsigs, "file_sha256", no_hash)
+    assert libsigs.library_sha256(str(library)) == first
+
+    monkeypatch.undo()
+    monkeypatch.setenv("REA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(libsigs, "_DIGESTS", {})
+    stamp = os.stat(library)
+    time.sleep(0.05)  # past the file system's timestamp granularity: the rewrite's ctime is another one
+    library.write_bytes(b"!<arch>\n" + b"other version" * 1000)  # the same size, its old mtime put back
+    os.utime(library, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert libsigs.library_sha256(str(library)) == hashlib.sha256(library.read_bytes()).hexdigest() != first
