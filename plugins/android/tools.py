@@ -292,6 +292,7 @@ PROJECT_GRAPH = ToolDef(
 
 COMPARE_PACKAGES = ToolDef(
     name="compare_android_packages",
+    task_support="optional",
     result_type=PackageComparison,
     family=FAMILY,
     description=(

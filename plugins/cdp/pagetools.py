@@ -510,6 +510,7 @@ INSPECT_ELECTRON_PAGE = ToolDef(
 
 ANALYZE_WEB_BUNDLE = ToolDef(
     name="analyze_web_bundle",
+    task_support="optional",
     result_type=bundle_type(),
     family=FAMILY,
     description=(
@@ -525,6 +526,7 @@ ANALYZE_WEB_BUNDLE = ToolDef(
 
 CAPTURE_ELECTRON_SCENARIO = ToolDef(
     name="capture_electron_scenario",
+    task_support="optional",
     result_type=electron_scenario_type(),
     family=FAMILY,
     description=(

@@ -383,6 +383,7 @@ CAPTURE_WEB_SCREENSHOT = ToolDef(
 
 CAPTURE_BROWSER_SCENARIO = ToolDef(
     name="capture_browser_scenario",
+    task_support="optional",
     result_type=ScenarioCapture,
     family=FAMILY,
     description=(

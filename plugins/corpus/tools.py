@@ -93,6 +93,7 @@ def _compare(call: ToolCall) -> Evidence:
 
 TRIAGE = ToolDef(
     name="triage_corpus",
+    task_support="optional",
     family=FAMILY,
     description="Analyse every binary under files, folders and archives into a SQLite index (resumable, Dask).",
     input_schema=TRIAGE_SCHEMA,
@@ -123,6 +124,7 @@ QUERY = ToolDef(
 
 COMPARE = ToolDef(
     name="compare_corpora",
+    task_support="optional",
     family=FAMILY,
     description="Binaries and procedures added, removed and changed between two corpora of an index.",
     input_schema=COMPARE_SCHEMA,

@@ -83,6 +83,7 @@ def _compare_exports(call: ToolCall) -> Evidence:
 
 ANALYZE = ToolDef(
     name="analyze_javascript_application",
+    task_support="optional",
     result_type=(ApplicationSummary, Application),
     family=FAMILY,
     description=(
@@ -326,6 +327,7 @@ _PAIR = {
 
 COMPARE_VERSIONS = ToolDef(
     name="compare_application_versions",
+    task_support="optional",
     result_type=VersionComparison,
     family=FAMILY,
     description=(

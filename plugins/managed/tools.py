@@ -189,6 +189,7 @@ INSPECT_BOUNDARIES = ToolDef(
 
 COMPARE_MEMBERS = ToolDef(
     name="compare_managed_members",
+    task_support="optional",
     family=WORKFLOW_FAMILY,
     toolset=STATIC_FAMILY,
     description=(

@@ -342,6 +342,7 @@ def _compare(call: ToolCall) -> Evidence:
 CAPTURE_PROCESS_SCENARIO = ToolDef(
     result_type=ProcessCapture,
     name="capture_process_scenario",
+    task_support="optional",
     family="dynamic",
     title="Capture Process Scenario",
     description=(

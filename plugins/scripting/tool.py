@@ -78,6 +78,7 @@ def _run(call: ToolCall) -> Evidence:
 
 RUN_ANALYSIS_SCRIPT = ToolDef(
     name=TOOL_NAME,
+    task_support="optional",
     family="scripting",
     title="Run Analysis Script",
     description=(

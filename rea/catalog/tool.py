@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -116,6 +116,10 @@ class ToolFacts(msgspec.Struct, frozen=True, kw_only=True):
     title: str = ""
     # The toolset a server may advertise it in (REA_MCP_TOOLSETS); empty: the one its family maps to.
     toolset: str = ""
+    # Whether an MCP client may run it as a task (tools/list's execution.taskSupport): "optional" for long work
+    # (whole-program analysis, batch decompilation, corpus triage, comparisons, scenario captures) that can outlive
+    # a client's request timeout; see rea.mcp.tasks.
+    task_support: Literal["forbidden", "optional", "required"] = "forbidden"
 
     @property
     def display_title(self) -> str:

@@ -32,7 +32,6 @@ from typing import Any, Literal
 import anyio
 import anyio.abc
 import msgspec
-from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Scope, Send
@@ -491,7 +490,7 @@ class HttpApp:
                 with scope:
                     # Server.run enters rea's lifespan for this session alone: its own Session and ledger, closed
                     # (every owned process released) when the session ends, by DELETE, idle timeout or shutdown.
-                    options = self.server.server.create_initialization_options(NotificationOptions(tools_changed=True))
+                    options = self.server.initialization_options()
                     await self.server.server.run(read_stream, write_stream, options)
         except Exception as exc:  # one session's failure must not end the server
             print(f"rea serve: session {sid[:8]} ended: {type(exc).__name__}", file=sys.stderr)

@@ -11,7 +11,7 @@ import time
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.from_thread
@@ -20,6 +20,7 @@ import mcp_types as types
 import msgspec
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from rea import __version__, logs
@@ -33,9 +34,10 @@ from rea.catalog.refusals import not_advertised, unknown_tool
 from rea.catalog.resource import ResourceDef, ResourceTemplateDef
 from rea.catalog.schemas import advertised_or_none, output_schema, shallow_output
 from rea.config import Settings
-from rea.context import CallContext, CancelSignal
+from rea.context import CallContext, CancelSignal, ProgressSink
 from rea.errors import ReaError
 from rea.evidence import ProviderIdentity
+from rea.mcp import tasks
 from rea.presentation import COMPLETE, output_schema_for, present
 from rea.process import owned
 from rea.registry import Registry
@@ -78,7 +80,9 @@ def build_tool_list(
     (``multi_target``: target-bound tools take ``target``). Built from the listing kept beside the tool manifest
     (``Registry.derived``): no tool module is imported and no schema projected to list them."""
     listing = registry.derived(
-        f"tools-list/{profile}/{presentation}", list[ListedTool], lambda: listed_tools(registry, profile, presentation)
+        f"tools-list-2/{profile}/{presentation}",
+        list[ListedTool],
+        lambda: listed_tools(registry, profile, presentation),
     )
     return [
         types.Tool(
@@ -88,6 +92,8 @@ def build_tool_list(
             input_schema=with_target(t.input_schema, t.requires_target, profile) if multi_target else t.input_schema,
             output_schema=t.output_schema,
             annotations=_hints(t.annotations),
+            # MCP Tasks (2025-11-25): a long tool may be run as a task (rea.mcp.tasks); absent means forbidden.
+            execution=None if t.task_support == "forbidden" else types.ToolExecution(task_support=t.task_support),
         )
         for t in listing
         if toolsets is None or t.toolset in toolsets
@@ -107,6 +113,7 @@ class ListedTool(msgspec.Struct, frozen=True, kw_only=True):
     annotations: dict[str, bool]
     toolset: str
     requires_target: bool
+    task_support: Literal["forbidden", "optional", "required"] = "forbidden"
 
 
 def listed_tools(registry: Registry, profile: str, presentation: str) -> list[ListedTool]:
@@ -122,6 +129,7 @@ def listed_tools(registry: Registry, profile: str, presentation: str) -> list[Li
             annotations=t.effects.annotations(),
             toolset=t.toolset_id,
             requires_target=t.requires_target,
+            task_support=t.task_support,
         )
         for t in sorted(registry.tool_specs().values(), key=lambda t: t.name)
     ]
@@ -160,6 +168,7 @@ class ReaServer:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MCPDeprecationWarning)
             self.server: Server[dict[str, Any]] = self._server(has_prompts)
+        tasks.Tasks(self._task_support, self._cancelled_task).install(self.server)
 
     def _server(self, has_prompts: bool) -> Server[dict[str, Any]]:
         return Server(
@@ -177,6 +186,20 @@ class ReaServer:
             on_read_resource=self._read_resource,
             on_set_logging_level=self._set_logging_level,
         )
+
+    def initialization_options(self) -> InitializationOptions:
+        """What initialize answers: the SDK's capabilities from the handlers, and Tasks (rea.mcp.tasks)."""
+        options = self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+        options.capabilities.tasks = tasks.CAPABILITY
+        return options
+
+    def _task_support(self, name: str) -> tasks.TaskSupport:
+        info = self.registry.tool_info().get(name)
+        return "forbidden" if info is None else info.task_support
+
+    def _cancelled_task(self, ctx: ServerRequestContext[dict[str, Any]]) -> types.CallToolResult:
+        session: Session = ctx.lifespan_context["session"]
+        return self._error(session, ReaError("cancelled", "the task was cancelled (tasks/cancel) before it ended"))
 
     async def _set_logging_level(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.SetLevelRequestParams
@@ -203,7 +226,9 @@ class ReaServer:
             },
         }
         try:
-            yield {"session": session}
+            # The session's tasks (rea.mcp.tasks) end before it closes: their calls are cancelled first.
+            async with tasks.session_tasks() as session_tasks:
+                yield {"session": session, "tasks": session_tasks}
         finally:
             # Shielded and bounded: a shutdown's cancellation must not skip releasing owned processes, and a
             # close stuck behind a blocked call must not keep the server alive (exit then kills what remains).
@@ -418,7 +443,7 @@ class ReaServer:
             )
         token = ctx.meta.get("progress_token", ctx.meta.get("progressToken")) if ctx.meta else None
         cancel = CancelSignal()
-        sink = None
+        sink: ProgressSink | None = None
         if token is not None:
             from anyio.lowlevel import current_token
 
@@ -431,6 +456,10 @@ class ReaServer:
                     functools.partial(ctx.session.report_progress, progress, total, message), token=loop
                 )
 
+        run = tasks.current()
+        if run is not None:
+            # Run as a task: tasks/cancel sets this call's signal, and its progress becomes the task's statusMessage.
+            sink = run.follow(cancel, sink)
         call_ctx = CallContext(cancel, sink)
         log_loop = current_log_token()
         # Warnings and errors unless the client asked for more (logging/setLevel): a quiet default.
@@ -626,8 +655,7 @@ async def serve_stdio(registry: Registry, settings: Settings) -> str | None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(_stop_on_signal, tg.cancel_scope, stopped_by)
         async with stdio_transport(max_request_bytes(settings)) as (read_stream, write_stream):
-            options = app.server.create_initialization_options(NotificationOptions(tools_changed=True))
-            await app.server.run(read_stream, write_stream, options)
+            await app.server.run(read_stream, write_stream, app.initialization_options())
         tg.cancel_scope.cancel()
     return stopped_by[0] if stopped_by else None
 

@@ -79,6 +79,7 @@ def rea_register_tools(register: Any) -> None:
             name="probe_wait",
             family="test",
             description="Wait in steps, reporting progress.",
+            task_support="optional",
             input_schema={
                 "type": "object",
                 "properties": {
@@ -137,6 +138,7 @@ def rea_register_tools(register: Any) -> None:
         ToolDef(
             name="probe_fail",
             family="test",
+            task_support="optional",
             description="Fail with the given canonical error code.",
             input_schema={
                 "type": "object",
