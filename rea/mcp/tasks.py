@@ -364,7 +364,8 @@ class Tasks:
         assert params.task is not None
         run = self.store(ctx).start(params.name, params.task.ttl, call, lambda: self._cancelled(ctx))
         token = ctx.meta.get("progress_token", ctx.meta.get("progressToken")) if ctx.meta else None
-        if isinstance(token, str | int):  # set before the run starts: it starts once this request yields to the event loop
+        # Set before the run starts: it starts once this request yields to the event loop.
+        if isinstance(token, str | int):
             run.notify = _progress_sender(ctx, token, run.task_id)
         return types.CreateTaskResult(task=run.task()).model_dump(by_alias=True, mode="json", exclude_none=True)
 
