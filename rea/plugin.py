@@ -1177,6 +1177,11 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "candidates",
         "Every provider as a selection candidate, sorted by id; creates no analysis client.",
     ),
+    "distribution_version": (
+        "rea.distributions",
+        "distribution_version",
+        "An installed distribution's version (None: not installed), kept between starts: for provider descriptors.",
+    ),
     "resolve_dependencies": (
         "rea.dependencies",
         "resolve",
@@ -1390,6 +1395,7 @@ __all__ = [
     "default_registry",
     "devtools",
     "die_with_parent",
+    "distribution_version",
     "elf_relocations",
     "evidence",
     "evidence_input",
@@ -1577,6 +1583,7 @@ if TYPE_CHECKING:
     from rea.devtools import loopback_endpoint as loopback_endpoint
     from rea.devtools import obj as obj
     from rea.devtools import wait as wait
+    from rea.distributions import distribution_version as distribution_version
     from rea.errors import CODES as CODES
     from rea.errors import ReaError as ReaError
     from rea.errors import cancelled as cancelled

@@ -592,7 +592,13 @@ def load(
         except Exception as exc:
             reg._import_broken.append(BrokenPlugin(name=name, distribution=dist, stage="import", error=_describe(exc)))
             continue
-        hooks = tuple(sorted(h.name for h in pm.get_hookcallers(plugin) or []))
+        named = {h.name for h in pm.get_hookcallers(plugin) or []}
+        try:
+            if tool_modules(plugin) is not None:
+                named.add(TOOLS_HOOK)  # its tools are data the kernel reads, not a hook it calls
+        except ValueError:
+            pass  # reported when its tools are collected
+        hooks = tuple(sorted(named))
         module = getattr(plugin, "__name__", type(plugin).__name__)
         reg.plugins[name] = PluginInfo(name=name, distribution=dist, version=version, module=module, hooks=hooks)
     pm.check_pending()

@@ -310,3 +310,23 @@ def test_a_tool_module_without_tools_breaks_its_plugin_only(clean_env: pytest.Mo
     broken = [b for b in registry.broken if b.name == "badplug"]
     assert broken and "has no tools() function" in broken[0].error
     assert "binary_overview" in registry.tools  # the other plugins' tools are all there
+
+
+def test_distribution_versions_are_kept_and_a_changed_path_looks_them_up_again(tmp_path: Path) -> None:
+    """Provider descriptors name their engines' versions: a later start reads them from the analysis cache without
+    importing importlib.metadata, and a directory added to sys.path (an install) is a miss."""
+    code = """
+import sys
+sys.path[:0] = [p for p in {extra!r} if p]
+from rea.distributions import distribution_version
+found = [distribution_version("msgspec"), distribution_version("no-such-distribution-here")]
+print(json.dumps({{"found": found, "metadata": "importlib.metadata" in sys.modules}}))
+"""
+    cache = tmp_path / "cache"
+    first = _probe(code.format(extra=[""]), cache)
+    second = _probe(code.format(extra=[""]), cache)
+    assert first["found"] == second["found"] and first["found"][0] == msgspec.__version__ and first["found"][1] is None
+    assert first["metadata"] and not second["metadata"]
+    added = tmp_path / "site"
+    added.mkdir()
+    assert _probe(code.format(extra=[str(added)]), cache)["metadata"]

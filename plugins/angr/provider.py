@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import importlib.util
-from importlib import metadata
 from typing import Any
 
 from rea_plugins.angr.options import REMEDIATION_INSTALL, Timeouts, profile_parameters, timeouts_from_env
 from rea_plugins.angr.worker import ROUTES
 
-from rea.plugin import AnalysisClient, AnalysisProvider, Availability, CallContext, ProviderDescriptor, Target
+from rea.plugin import (
+    AnalysisClient,
+    AnalysisProvider,
+    Availability,
+    CallContext,
+    ProviderDescriptor,
+    Target,
+    distribution_version,
+)
 
 OPERATIONS = tuple(sorted(ROUTES))
 
 
 def angr_version() -> str:
     """angr's installed version from package metadata (never by importing angr)."""
-    try:
-        return metadata.version("angr")
-    except metadata.PackageNotFoundError:
-        return "not-installed"
+    return distribution_version("angr") or "not-installed"
 
 
 class AngrProvider(AnalysisProvider):

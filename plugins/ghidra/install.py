@@ -7,11 +7,10 @@ import importlib.util
 import os
 import re
 from collections.abc import Mapping
-from importlib import metadata
 
 import msgspec
 
-from rea.plugin import Availability
+from rea.plugin import Availability, distribution_version
 
 # The API layer (plugins/ghidra/extract.py, engine.py) is written against the Ghidra 12 line; pyghidra 3
 # refuses anything older than 12.0.
@@ -104,10 +103,7 @@ def host_jdks() -> list[Jdk]:
 def pyghidra_version() -> str | None:
     if importlib.util.find_spec("pyghidra") is None or importlib.util.find_spec("jpype") is None:
         return None
-    try:
-        return metadata.version("pyghidra")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    return distribution_version("pyghidra") or "unknown"
 
 
 def ghidra_version(env: Mapping[str, str] | None = None) -> str | None:

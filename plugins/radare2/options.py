@@ -5,12 +5,11 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Mapping
-from importlib import metadata
 from typing import Any, Final
 
 import msgspec
 
-from rea.plugin import MAX_INT32, SettingSpec, default_memory_limit_mb, integer_setting
+from rea.plugin import MAX_INT32, SettingSpec, default_memory_limit_mb, distribution_version, integer_setting
 
 REMEDIATION_INSTALL = "pip install 'rea-reverse[radare2]'"
 # The r2libr wheel's package directory holds the radare2 libraries in this subdirectory.
@@ -113,10 +112,7 @@ def library_dir() -> str | None:
 
 
 def dist_version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
+    return distribution_version(name)
 
 
 # radare2 configuration set before loading; recorded in the profile because each shapes results.
