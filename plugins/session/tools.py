@@ -211,6 +211,8 @@ ALIAS_SCHEMA: dict[str, Any] = {
 
 OPEN_BINARY = ToolDef(
     name="open_binary",
+    # Opening binds the provider, whose whole-program analysis (angr's CFG, Ghidra's import) can take minutes.
+    task_support="optional",
     family="session",
     description=(
         "Open a local binary (ELF, PE, Mach-O), bind an analysis provider and make it the active target. "

@@ -141,6 +141,24 @@ def test_unknown_tasks_and_tools_without_task_support_get_typed_errors(transport
     anyio.run(main)
 
 
+def test_a_target_opened_by_a_task_is_the_session_s(hello_elf: Path, transport: Transport) -> None:
+    """open_binary (whole-program analysis at open) as a task: the session's target is open once it completes."""
+
+    async def main() -> None:
+        async with connect(transport=transport) as client:
+            task = await create_task(client, "open_binary", {"path": str(hello_elf)})
+            with anyio.fail_after(120):
+                opened = await task_result(client, task.task_id)
+            assert not opened.is_error, opened.content
+            assert (await get_task(client, task.task_id)).status == "completed"
+            session = await client.call_tool("binary_session", {})
+            assert session.structured_content["target"]["path"] == str(hello_elf)
+            listed = await client.call_tool("list_procedures", {"limit": 5})
+            assert not listed.is_error
+
+    anyio.run(main)
+
+
 @pytest.fixture(scope="module")
 def sleeper(tmp_path_factory: pytest.TempPathFactory) -> Path:
     gcc = toolchains.require("gcc")
@@ -295,5 +313,6 @@ def test_the_flag_is_data_on_the_long_tools() -> None:
 
     specs = default_registry().tool_specs()
     flagged = {n for n, s in specs.items() if s.task_support == "optional"}
-    assert {"batch_decompile", "triage_corpus", "compare_binaries", "capture_process_scenario"} <= flagged
+    long_tools = {"open_binary", "batch_decompile", "triage_corpus", "compare_binaries", "capture_process_scenario"}
+    assert long_tools <= flagged
     assert "binary_session" not in flagged and "list_procedures" not in flagged
