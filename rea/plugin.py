@@ -327,6 +327,11 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "procedure_hash",
         "The content hash of one procedure's instruction rows (what ``read_function_instructions`` lists).",
     ),
+    "ANSWER_OPERATIONS": (
+        "rea.operations",
+        "ANSWER_OPERATIONS",
+        "What the engine-neutral answers serve (the core operations, pseudo code, the whole-program call graph).",
+    ),
     "CORE_OPERATIONS": (
         "rea.operations",
         "CORE_OPERATIONS",
@@ -1205,6 +1210,7 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
 }
 
 __all__ = [
+    "ANSWER_OPERATIONS",
     "API_VERSION",
     "CALL_GRAPH_LEGEND",
     "CALL_TOOL_BY_NAME_DEF",
@@ -1603,6 +1609,7 @@ if TYPE_CHECKING:
     from rea.fingerprint import procedure_hash as procedure_hash
     from rea.fsnames import shown as shown
     from rea.ledger import LEDGER_MEMORY_MB as LEDGER_MEMORY_MB
+    from rea.operations import ANSWER_OPERATIONS as ANSWER_OPERATIONS
     from rea.operations import CORE_OPERATIONS as CORE_OPERATIONS
     from rea.operations.answers import OPERATIONS as OPERATIONS
     from rea.operations.answers import Answers as Answers

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rea_plugins.hopper.connection import BridgeConnection, Deadline, ProtocolViolation
-from rea_plugins.hopper.settings import REQUEST, STARTUP, TEST_PREFIX, Limits
+from rea_plugins.hopper.settings import OPERATIONS, REQUEST, STARTUP, TEST_PREFIX, Limits
 from rea_plugins.hopper.source import HopperSource
 
 from rea.plugin import (
@@ -44,7 +44,6 @@ RESOURCE = "hopper"
 BRIDGE = str(Path(__file__).resolve().with_name("bridge.py"))
 WAITING_INTERVAL_S = 10.0
 POLL_S = 0.05
-OPERATIONS = (*queries.OPERATIONS, "address_annotations")
 RECOVERY = (
     "To retry on this connection: close_binary, then open_binary with the same path and provider_id "
     "'hopper', then the query with a longer client deadline; rea never switches providers on its own."

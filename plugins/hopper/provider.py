@@ -6,7 +6,7 @@ import os
 import sys
 from typing import Any
 
-from rea_plugins.hopper.settings import LAUNCHER, TEST_ANY_HOST, limits_from_env
+from rea_plugins.hopper.settings import LAUNCHER, OPERATIONS, TEST_ANY_HOST, limits_from_env
 
 from rea.plugin import (
     AnalysisClient,
@@ -59,8 +59,6 @@ class HopperProvider(AnalysisProvider):
             version = "unsupported-host"
         else:
             version = hopper_version(launcher_path())
-        from rea_plugins.hopper.client import OPERATIONS
-
         self.descriptor = ProviderDescriptor(
             id="hopper",
             name="Hopper Disassembler",

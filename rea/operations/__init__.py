@@ -27,3 +27,7 @@ CORE_OPERATIONS: tuple[str, ...] = (
     "procedure_references",
     "xrefs",
 )
+
+# What the engine-neutral answers (``rea.operations.answers``) serve: the core operations, pseudo code and the
+# whole-program call graph. Here, so a provider can declare them without importing the answers.
+ANSWER_OPERATIONS: tuple[str, ...] = (*CORE_OPERATIONS, "procedure_pseudo_code", "program_call_graph")

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rea.errors import ReaError
-from rea.operations import CORE_OPERATIONS, callgraph
+from rea.operations import ANSWER_OPERATIONS, callgraph
 from rea.operations.paging import (
     DEFAULT_LIMIT as DEFAULT_LIMIT,
 )
@@ -497,7 +497,7 @@ class Answers:
 
 
 # operation -> method of Answers; procedure_pseudo_code also takes the decompile deadline.
-OPERATIONS: tuple[str, ...] = (*CORE_OPERATIONS, "procedure_pseudo_code", "program_call_graph")
+OPERATIONS: tuple[str, ...] = ANSWER_OPERATIONS
 
 
 def answer(answers: Answers, operation: str, params: dict[str, Any], decompile_timeout_s: int = 30) -> Answer:
