@@ -13,6 +13,8 @@ from collections import defaultdict
 from typing import Any
 
 import msgspec
+from rea_plugins.wasm.limits import MAGIC as MAGIC
+from rea_plugins.wasm.limits import MAX_FILE_BYTES as MAX_FILE_BYTES
 from rea_plugins.wasm.model import (
     Disassembly,
     Export,
@@ -46,8 +48,6 @@ from rea.plugin import evidence as ev_mod
 
 PROVIDER = ProviderIdentity(id="wasm", name="rea WebAssembly reader (wasm-tools)", version=__version__)
 OPERATION = "inspect_wasm_artifact"
-MAGIC = b"\0asm"
-MAX_FILE_BYTES = 64 << 20
 MAX_PAGE = 5000
 MAX_EDGES_LISTED = 20
 SAFE_INTEGER = 1 << 53
