@@ -64,6 +64,8 @@ class Debuggee:
         self.attaches = 0
         # Attached by pid to a process the operator started: ending detaches from it instead of killing it.
         self.foreign = False
+        # LLDB's stop id of the stop at entry (launched with stop_at entry), else 0.
+        self.entry_stop = 0
 
     # -- launch -----------------------------------------------------------------------------------
 
@@ -118,6 +120,9 @@ class Debuggee:
                 details={"reason": "launch_failed", "debugger_message": (error.GetCString() or "")[:300]},
             )
         stop = self.wait(float(p.get("wait_ms", 5000)) / 1000)
+        if stop_at == "entry" and stop["state"] == "stopped":
+            self.entry_stop = int(self.process.GetStopID())
+            stop = self.describe()
         return {
             "pid": self.process.GetProcessID(),
             "load_bias": self.load_bias(),
@@ -219,6 +224,9 @@ class Debuggee:
             return {"reason": "step", "description": description}
         if kind == lldb.eStopReasonSignal:
             name = self.process.GetUnixSignals().GetSignalAsCString(thread.GetStopReasonDataAtIndex(0))
+            if name == "SIGTRAP" and self.params.get("emulator") and self.process.GetStopID() == self.entry_stop:
+                # qemu's gdb stub reports the stop at the first instruction as a SIGTRAP.
+                return {"reason": "entry", "description": description}
             return {"reason": "signal", "signal": name, "description": description}
         if kind == lldb.eStopReasonException:
             return {"reason": "exception", "description": description}

@@ -91,6 +91,19 @@ def test_break_by_name_and_read_arguments_on_aarch64(rea_session: Session, arm64
     assert _call(rea_session, "debug_end", {"session": sid})["ended"]
 
 
+def test_stop_at_entry_and_break_at_a_static_address(rea_session: Session, arm64_program: Path) -> None:
+    toolchains.require("qemu-aarch64")
+    scale = hex(_symbol(arm64_program, "scale"))
+    launched = _call(rea_session, "debug_launch", {"executable": str(arm64_program), "stop_at": "entry"})
+    sid = launched["session"]
+    assert launched["stop"]["reason"] == "entry"
+    _call(rea_session, "debug_breakpoint", {"session": sid, "address": scale})
+    stop = _call(rea_session, "debug_continue", {"session": sid})["stop"]
+    assert stop["address"] == scale and int(stop["pc"], 16) != int(scale, 16) and stop["function"] == "scale"
+    assert int(stop["arguments"]["x0"], 16) == 100
+    _call(rea_session, "debug_end", {"session": sid})
+
+
 def test_without_qemu_user_the_launch_says_what_to_install(
     rea_session: Session, arm64_program: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
