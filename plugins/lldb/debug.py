@@ -14,6 +14,7 @@ import shutil
 import threading
 import time
 import weakref
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -605,7 +606,7 @@ def _attachable(pid: int) -> str:
         )
     try:
         uid = os.stat(f"/proc/{pid}").st_uid
-        status = open(f"/proc/{pid}/status", encoding="ascii", errors="replace").read()  # noqa: SIM115
+        status = Path(f"/proc/{pid}/status").read_text(encoding="ascii", errors="replace")
         executable = os.readlink(f"/proc/{pid}/exe")
     except OSError as exc:
         raise ReaError(

@@ -46,6 +46,10 @@ out["ticks"] = result_of(s, "debug_read_memory", {"session": sid, "address": tic
 result_of(s, "debug_breakpoint", {"session": sid, "procedure": "tick"})
 out["hit"] = result_of(s, "debug_continue", {"session": sid})["stop"]
 out["ended"] = result_of(s, "debug_end", {"session": sid})
+# Again, left stopped at a breakpoint when the MCP session closes: the close detaches too.
+again = result_of(s, "debug_attach", {"pid": pid})["session"]
+result_of(s, "debug_breakpoint", {"session": again, "procedure": "tick"})
+out["again"] = result_of(s, "debug_continue", {"session": again})["stop"]
 out["lineage"] = result_of(s, "binary_session", {})["analysis_run"]["process_lineage"]["snapshots"]
 s.close()
 print(json.dumps(out), flush=True)
@@ -127,10 +131,12 @@ def test_a_same_user_process_is_attached_read_stopped_and_detached(ticker: Path,
         hit = out["hit"]
         assert hit["reason"] == "breakpoint" and hit["procedure"] == "tick" and int(hit["arguments"]["rdi"], 16) == 3
         assert out["ended"]["ended"] and out["ended"]["stop"]["state"] == "detached"
-        # The server's worker is gone; the program is untraced and runs on, past the removed breakpoint.
+        assert out["again"]["procedure"] == "tick"
+        # The server's workers are gone; the program is untraced and runs on, past the removed breakpoints (one
+        # left in its code would kill it with SIGTRAP at the next tick).
         snaps = [s for s in out["lineage"] if s["event"] == "debugger_attached"]
-        assert snaps and program.pid not in snaps[0]["descendants"]
-        assert procfs.read(snaps[0]["pid"]) is None
+        assert len(snaps) == 2 and all(program.pid not in s["descendants"] for s in snaps)
+        assert all(procfs.read(s["pid"]) is None for s in snaps)
         before = _lines(log)
         time.sleep(0.3)
         assert _running(program.pid) and program.poll() is None and _lines(log) > before
