@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "rea.unknowns",
             "rea.budget",
             "rea.dependencies",
+            "rea.distributions",
             "rea.paths",
             "rea.devtools",
             "rea.render",
