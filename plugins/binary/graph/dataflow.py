@@ -7,7 +7,6 @@ from rea_plugins.binary.core.schema import ADDRESS_PATTERN, DOCUMENT, PROCEDURE,
 
 from rea.plugin import Evidence, Shape, ToolCall, ToolDef
 
-FAMILY = "binary"
 OPERATION = "procedure_data_flow"
 
 
@@ -47,7 +46,7 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="procedure_data_flow",
             result_type=DataFlow,
-            family=FAMILY,
+            family="binary",
             description="Where one call's argument comes from inside a function: the decompiler's p-code ops that "
             "compute it (backward over its SSA, bounded) and the constants, strings, data and inputs it starts from.",
             input_schema=obj(

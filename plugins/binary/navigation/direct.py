@@ -40,9 +40,6 @@ from rea.plugin import (
     runtime_observations,
 )
 
-FAMILY = "binary"
-
-
 PSEUDO_OFFSET = prop("integer", "First line of the page (0-based).", [0], minimum=0, default=0)
 PSEUDO_LIMIT = prop(
     "integer", "Lines of the page (1-20000, default 400).", [400], minimum=1, maximum=20000, default=400
@@ -115,7 +112,7 @@ def tools() -> list[ToolDef]:
     return [
         ToolDef(
             name="list_documents",
-            family=FAMILY,
+            family="binary",
             description="List the open document: name, format, architecture, SHA-256, entry, bits, endianness.",
             input_schema=obj({}),
             handler=_handler("list_documents"),
@@ -126,7 +123,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="list_segments",
-            family=FAMILY,
+            family="binary",
             description="List segments then sections with exclusive ends, permissions and file extents.",
             input_schema=obj({"document": DOCUMENT}),
             handler=_handler("list_segments"),
@@ -137,7 +134,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="list_procedures",
-            family=FAMILY,
+            family="binary",
             description="Page through procedures by address: name, size, end and kind (local, import, thunk, "
             "external).",
             input_schema=obj({"offset": OFFSET, "limit": LIMIT, "document": DOCUMENT, "detail": rows.DETAIL}),
@@ -149,7 +146,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="search_procedures",
-            family=FAMILY,
+            family="binary",
             description="Find procedures whose name matches a literal substring or a regex (bounded, paged).",
             input_schema=obj(
                 {
@@ -172,7 +169,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="list_names",
-            family=FAMILY,
+            family="binary",
             description="Page through names (functions, data, imports, exports, labels); address selects one.",
             input_schema=obj({"offset": OFFSET, "limit": LIMIT, "address": ADDRESS, "document": DOCUMENT}),
             handler=_handler("list_names"),
@@ -183,7 +180,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="address_name",
-            family=FAMILY,
+            family="binary",
             description="The primary name at an address, or null.",
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
             handler=_handler("address_name"),
@@ -195,7 +192,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="procedure_address",
-            family=FAMILY,
+            family="binary",
             description="Resolve a procedure name or address to its canonical entry.",
             input_schema=obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",)),
             handler=_handler("procedure_address"),
@@ -207,7 +204,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="resolve_containing_procedure",
-            family=FAMILY,
+            family="binary",
             description="Find the procedure containing any address, interior addresses included.",
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
             handler=_handler("resolve_containing_procedure"),
@@ -219,7 +216,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="procedure_info",
-            family=FAMILY,
+            family="binary",
             description="Entry, size, end, kind, section, basic-block and instruction counts, signature if known.",
             input_schema=obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",)),
             handler=_procedure_info,
@@ -231,7 +228,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="procedure_references",
-            family=FAMILY,
+            family="binary",
             description="Paged raw reference edges of one procedure, incoming or outgoing, all kinds.",
             input_schema=obj(
                 {
@@ -253,7 +250,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="procedure_pseudo_code",
-            family=FAMILY,
+            family="binary",
             description="Decompile one procedure (provider text; never the original source); a long one is paged by "
             "lines (lines: offset, limit, total, next_offset).",
             input_schema=obj(
@@ -269,7 +266,7 @@ def tools() -> list[ToolDef]:
         ),
         ToolDef(
             name="decompile_at",
-            family=FAMILY,
+            family="binary",
             description="Decompile the code at an address as a function, whether or not a procedure is known to start "
             "there (a reverser's 'make function here'); end optionally bounds it.",
             input_schema=obj(

@@ -15,7 +15,6 @@ from rea_plugins.binary.workflows.engine_facts import unavailable
 
 from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, ToolDef, invalid_request, issue
 
-FAMILY = "binary"
 PAGE = 1000
 MAX_REFERENCED = 64
 
@@ -482,7 +481,7 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="binary_overview",
             result_type=BinaryOverview,
-            family=FAMILY,
+            family="binary",
             description=(
                 "First call after open: format, architecture, entry, segments, exact procedure and "
                 "string counts, notable imports, exports and strings."
@@ -504,7 +503,7 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="analyze_function",
             result_type=Dossier,
-            family=FAMILY,
+            family="binary",
             description=(
                 "Function dossier: info, basic blocks and CFG, callers, callees, references, "
                 "referenced strings and names, assembly, and pseudocode where the provider has it. "
@@ -567,7 +566,7 @@ def tools() -> list[ToolDef]:
             name="batch_decompile",
             task_support="optional",
             result_type=BatchDecompile,
-            family=FAMILY,
+            family="binary",
             description="Decompile up to 20 procedures; each item reports ok with pseudocode or its error.",
             input_schema=obj(
                 {
@@ -590,7 +589,7 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="find_xrefs_to_name",
             result_type=NameXrefs,
-            family=FAMILY,
+            family="binary",
             description="Exact name to its addresses and every reference to them (in every open target).",
             input_schema=obj(
                 {"name": prop("string", "Exact symbol or import name.", ["puts"], minLength=1)}, ("name",)
@@ -604,7 +603,7 @@ def tools() -> list[ToolDef]:
         ToolDef(
             name="trace_feature",
             result_type=FeatureTrace,
-            family=FAMILY,
+            family="binary",
             description=("From a string or name to the procedures that use it and their caller paths (bounded)."),
             input_schema=obj(
                 {
