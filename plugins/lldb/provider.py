@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-from importlib import metadata
 from typing import Any
 
 from rea_plugins.lldb.abi import ABIS, host_mismatch
@@ -17,6 +16,7 @@ from rea.plugin import (
     ProviderDescriptor,
     Target,
     TargetSupport,
+    distribution_version,
 )
 
 DISTRIBUTION = "lldb-for-pwndbg"
@@ -27,10 +27,7 @@ OPERATIONS = ("observe_native_calls",)
 
 
 def lldb_version() -> str:
-    try:
-        return metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        return "not-installed"
+    return distribution_version(DISTRIBUTION) or "not-installed"
 
 
 class LldbProvider(AnalysisProvider):
