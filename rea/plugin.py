@@ -567,7 +567,34 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "One reference edge (``from`` is a Python keyword, so the field is ``source``).",
     ),
     "SegmentItem": ("rea.operations.shapes", "SegmentItem", "One segment row of a segment listing."),
-    "Shape": ("rea.operations.shapes", "Shape", "The base of every normalized native result Struct."),
+    "Shape": (
+        "rea.operations.shapes",
+        "Shape",
+        "The base of every normalized native result Struct (not frozen; a plugin's shape is a Record).",
+    ),
+    # The record vocabulary (rea.records): every plugin's result shapes and pages.
+    "Record": (
+        "rea.records",
+        "Record",
+        "The base of a result shape: a frozen, keyword-only Struct that omits defaults.",
+    ),
+    "Paged": (
+        "rea.records",
+        "Paged",
+        "The paging fields of a list with its own name: offset, limit, total, next_offset.",
+    ),
+    "PageOf": (
+        "rea.records",
+        "PageOf",
+        "A generic page of a list named ``items``: ``PageOf[T]`` with the paging fields.",
+    ),
+    "page_of": ("rea.records", "page_of", "The ``PageOf`` page of a whole list from an offset, at most a limit."),
+    "next_offset": ("rea.records", "next_offset", "Where the next page starts after a page, or None on the last."),
+    "JSONValue": (
+        "rea.records",
+        "JSONValue",
+        "Any JSON value rea does not shape (a browser's, an engine's, a user's).",
+    ),
     "StringItem": ("rea.operations.shapes", "StringItem", "One string row of a string listing."),
     "Unavailable": (
         "rea.operations.shapes",
@@ -1296,6 +1323,7 @@ __all__ = [
     "IntegrityPolicy",
     "Inventory",
     "Isolation",
+    "JSONValue",
     "Limits",
     "Name",
     "Node",
@@ -1305,6 +1333,8 @@ __all__ = [
     "OperationResult",
     "OwnedProcess",
     "Page",
+    "PageOf",
+    "Paged",
     "Picture",
     "PointerArray",
     "Procedure",
@@ -1325,6 +1355,7 @@ __all__ = [
     "ProviderIdentity",
     "PseudoCode",
     "ReaError",
+    "Record",
     "Reference",
     "ReferenceItem",
     "ReferenceRow",
@@ -1433,6 +1464,7 @@ __all__ = [
     "memory_exhausted",
     "memory_limit_setting",
     "new_id",
+    "next_offset",
     "no_code_here",
     "normalize_address",
     "normalize_instruction",
@@ -1448,6 +1480,7 @@ __all__ = [
     "operation_routes",
     "page",
     "page_fields",
+    "page_of",
     "paging",
     "parse_address",
     "path_problem",
@@ -1725,6 +1758,12 @@ if TYPE_CHECKING:
     from rea.providers import OperationResult as OperationResult
     from rea.providers import ProviderDescriptor as ProviderDescriptor
     from rea.providers import TargetSupport as TargetSupport
+    from rea.records import JSONValue as JSONValue
+    from rea.records import Paged as Paged
+    from rea.records import PageOf as PageOf
+    from rea.records import Record as Record
+    from rea.records import next_offset as next_offset
+    from rea.records import page_of as page_of
     from rea.registry import Registry as Registry
     from rea.registry import default_registry as default_registry
     from rea.render import FORMAT_PROPERTY as FORMAT_PROPERTY

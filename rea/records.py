@@ -1,0 +1,70 @@
+"""The record vocabulary: one Struct base, one way to page a list, and the type of JSON rea does not shape.
+
+- ``Record``: the base of a result shape (msgspec Struct: frozen, keyword-only, defaults omitted from the wire).
+  A shape that decoding holds to its fields derives with ``forbid_unknown_fields=True``, one whose defaults are
+  part of its answer with ``omit_defaults=False``; a subclass says ``frozen=True`` again (mypy's reading of
+  msgspec's dataclass transform does not inherit it). The native answers (``rea.operations.shapes.Shape`` and
+  its ``Page``, with the same four paging fields as ``Paged``) stay apart: they are not frozen, since a provider's
+  result is added to in place, and a non-frozen class cannot derive from a frozen one.
+- ``Paged``: the paging fields of a page whose list has its own name (``procedures``, ``rows``, ...: REA's result
+  names are kept): ``offset``, ``limit``, ``total``, and ``next_offset``, null on the last page.
+- ``PageOf[T]``: a page whose list is ``items`` (``methods: PageOf[MethodRecord]``). It is not called ``Page``
+  because the plugin API's ``Page`` is the native answers' paged base (a ``Paged`` that is not frozen).
+- ``JSONValue``: any JSON value: a browser's or an engine's JSON, a user's document. A field of this type says in
+  a comment why it is not a Struct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import msgspec
+
+T = TypeVar("T")
+
+if TYPE_CHECKING:
+    # Recursive for the type checker; msgspec cannot analyse a recursive alias (it recurses without end), so at
+    # run time it is Any, which msgspec decodes as any JSON value and describes as the empty schema.
+    JSONValue = str | int | float | bool | None | list["JSONValue"] | dict[str, "JSONValue"]
+else:
+    JSONValue = Any
+
+
+class Record(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A result shape (or a part of one)."""
+
+
+class Paged(Record, frozen=True):
+    """The paging fields of a bounded list: ``total`` items exist, this page starts at ``offset`` and holds at most
+    ``limit``; ``next_offset`` is where the next page starts, null on the last page."""
+
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None
+
+
+class PageOf(Paged, Generic[T], frozen=True):
+    """One page of a list whose items are ``T``."""
+
+    items: list[T]
+
+
+def next_offset(offset: int, shown: int, total: int) -> int | None:
+    """Where the page after one of ``shown`` items from ``offset`` starts, or None when it was the last."""
+    end = offset + shown
+    return end if end < total else None
+
+
+def page_of(items: Sequence[T], offset: int, limit: int) -> PageOf[T]:
+    """The page of ``items`` (the whole list) that starts at ``offset`` and holds at most ``limit``."""
+    offset, limit = max(offset, 0), max(limit, 0)
+    shown = list(items[offset : offset + limit])
+    return PageOf(
+        offset=offset,
+        limit=limit,
+        total=len(items),
+        next_offset=next_offset(offset, len(shown), len(items)),
+        items=shown,
+    )
