@@ -2,7 +2,7 @@
 
 - ``Record``: the base of a result shape (msgspec Struct: frozen, keyword-only, defaults omitted from the wire).
   A shape that decoding holds to its fields derives with ``forbid_unknown_fields=True``, one whose defaults are
-  part of its answer with ``omit_defaults=False``; a subclass says ``frozen=True`` again (mypy's reading of
+  part of its answer with ``omit_defaults=False``; a subclass says ``frozen=True, kw_only=True`` again (mypy's reading of
   msgspec's dataclass transform does not inherit it). The native answers (``rea.operations.shapes.Shape`` and
   its ``Page``, with the same four paging fields as ``Paged``) stay apart: they are not frozen, since a provider's
   result is added to in place, and a non-frozen class cannot derive from a frozen one.
@@ -35,7 +35,7 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A result shape (or a part of one)."""
 
 
-class Paged(Record, frozen=True):
+class Paged(Record, frozen=True, kw_only=True):
     """The paging fields of a bounded list: ``total`` items exist, this page starts at ``offset`` and holds at most
     ``limit``; ``next_offset`` is where the next page starts, null on the last page."""
 
@@ -45,7 +45,7 @@ class Paged(Record, frozen=True):
     next_offset: int | None
 
 
-class PageOf(Paged, Generic[T], frozen=True):
+class PageOf(Paged, Generic[T], frozen=True, kw_only=True):
     """One page of a list whose items are ``T``."""
 
     items: list[T]

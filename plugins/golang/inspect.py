@@ -17,6 +17,7 @@ from rea.plugin import (
     __version__,
     golang,
     identify,
+    next_offset,
     read_error,
     read_regular,
 )
@@ -32,10 +33,6 @@ MAX_PAGE = 5000
 
 def _window(args: dict[str, Any], prefix: str, default: int) -> tuple[int, int]:
     return int(args.get(f"{prefix}offset", 0)), min(int(args.get(f"{prefix}limit", default)), MAX_PAGE)
-
-
-def _next(offset: int, shown: int, total: int) -> int | None:
-    return offset + shown if offset + shown < total else None
 
 
 def read_subject(call: ToolCall) -> tuple[Target, bytes]:
@@ -82,7 +79,7 @@ def _build(info: golang.GoBuildInfo, args: dict[str, Any]) -> BuildInfo:
             total=len(info.deps),
             offset=offset,
             limit=limit,
-            next_offset=_next(offset, len(deps), len(info.deps)),
+            next_offset=next_offset(offset, len(deps), len(info.deps)),
             items=deps,
         ),
         settings=info.settings,
@@ -113,7 +110,7 @@ def _functions(table: golang.GoFunctionTable, args: dict[str, Any]) -> FunctionT
             total=len(matching),
             offset=offset,
             limit=limit,
-            next_offset=_next(offset, len(shown), len(matching)),
+            next_offset=next_offset(offset, len(shown), len(matching)),
             items=[Function(name=f.name, start=hex(f.start), end=hex(f.end), size=f.end - f.start) for f in shown],
         ),
     )

@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-import msgspec
-
-from rea.plugin import GoModule, GoSetting
+from rea.plugin import GoModule, GoSetting, PageOf, Record
 
 SCHEMA_VERSION = 1
 
 
-class Base(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
-    pass
-
-
-class DepPage(Base, kw_only=True):
+class DepPage(PageOf[GoModule], frozen=True, kw_only=True):
     """A page of the build list's dependencies (the main module is ``build.main``)."""
 
-    total: int
-    offset: int
-    limit: int
-    next_offset: int | None = None
-    items: list[GoModule]
 
-
-class BuildInfo(Base, kw_only=True):
+class BuildInfo(Record, frozen=True, kw_only=True):
     """What ``go version -m`` prints: toolchain, main package path, main module, dependencies, build settings."""
 
     go_version: str
@@ -33,7 +21,7 @@ class BuildInfo(Base, kw_only=True):
     settings: list[GoSetting] = []
 
 
-class Function(Base, kw_only=True):
+class Function(Record, frozen=True, kw_only=True):
     """One function of the table: name, ``[start, end)`` as hex addresses, size in bytes."""
 
     name: str
@@ -42,17 +30,11 @@ class Function(Base, kw_only=True):
     size: int
 
 
-class FunctionPage(Base, kw_only=True):
+class FunctionPage(PageOf[Function], frozen=True, kw_only=True):
     """A page of the functions, in address order, narrowed by ``pattern``; ``total`` counts the matches."""
 
-    total: int
-    offset: int
-    limit: int
-    next_offset: int | None = None
-    items: list[Function]
 
-
-class FunctionTable(Base, kw_only=True):
+class FunctionTable(Record, frozen=True, kw_only=True):
     """The ``pclntab``: its layout (the Go release that introduced it), word size, instruction quantum, text
     start and file offset, and its functions."""
 
@@ -66,7 +48,7 @@ class FunctionTable(Base, kw_only=True):
     functions: FunctionPage
 
 
-class GoBinary(Base, kw_only=True):
+class GoBinary(Record, frozen=True, kw_only=True):
     """A Go binary's own tables: the build information and the function table (either may be absent)."""
 
     schema_version: int = SCHEMA_VERSION
