@@ -2,10 +2,10 @@
 
 - ``Record``: the base of a result shape (msgspec Struct: frozen, keyword-only, defaults omitted from the wire).
   A shape that decoding holds to its fields derives with ``forbid_unknown_fields=True``, one whose defaults are
-  part of its answer with ``omit_defaults=False``; a subclass says ``frozen=True, kw_only=True`` again (mypy's reading of
-  msgspec's dataclass transform does not inherit it). The native answers (``rea.operations.shapes.Shape`` and
-  its ``Page``, with the same four paging fields as ``Paged``) stay apart: they are not frozen, since a provider's
-  result is added to in place, and a non-frozen class cannot derive from a frozen one.
+  part of its answer with ``omit_defaults=False``. A subclass says ``frozen=True, kw_only=True`` again: mypy's
+  reading of msgspec's dataclass transform does not inherit them. The native answers (``rea.operations.shapes``'
+  ``Shape`` and ``Page``, whose four paging fields are ``Paged``'s) stay apart: they are not frozen, since a
+  provider's result is added to in place, and a non-frozen class cannot derive from a frozen one.
 - ``Paged``: the paging fields of a page whose list has its own name (``procedures``, ``rows``, ...: REA's result
   names are kept): ``offset``, ``limit``, ``total``, and ``next_offset``, null on the last page.
 - ``PageOf[T]``: a page whose list is ``items`` (``methods: PageOf[MethodRecord]``). It is not called ``Page``
