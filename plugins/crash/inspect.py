@@ -37,6 +37,7 @@ from rea.plugin import (
     identify,
     invalid_request,
     issue,
+    next_offset,
     read_error,
     read_regular,
     select,
@@ -271,10 +272,6 @@ def _window(args: dict[str, Any], prefix: str, default: int) -> tuple[int, int]:
     return int(args.get(f"{prefix}offset", 0)), min(int(args.get(f"{prefix}limit", default)), MAX_PAGE)
 
 
-def _next(offset: int, shown: int, total: int) -> int | None:
-    return offset + shown if offset + shown < total else None
-
-
 def _executable_target(call: ToolCall, core: Core, exe_mapping: str | None) -> Target | None:
     given = call.args.get("executable_path")
     if given:
@@ -360,14 +357,14 @@ def inspect(call: ToolCall, core: Core) -> RecordedCrash:
             total=len(core.threads),
             offset=t_off,
             limit=t_lim,
-            next_offset=_next(t_off, len(threads), len(core.threads)),
+            next_offset=next_offset(t_off, len(threads), len(core.threads)),
             items=threads,
         ),
         mappings=MappingPage(
             total=len(core.mappings),
             offset=m_off,
             limit=m_lim,
-            next_offset=_next(m_off, len(mappings), len(core.mappings)),
+            next_offset=next_offset(m_off, len(mappings), len(core.mappings)),
             items=[Mapping(path=m.path, start=hex(m.start), end=hex(m.end), file_offset=m.offset) for m in mappings],
         ),
         notes=notes,

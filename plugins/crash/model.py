@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-import msgspec
+from rea.plugin import PageOf, Record
 
 SCHEMA_VERSION = 1
 
 
-class Base(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
-    pass
-
-
-class Signal(Base, kw_only=True):
+class Signal(Record, frozen=True, kw_only=True):
     """The signal a thread stopped with: number, name, si_code (and its name), the faulting address if any."""
 
     number: int
@@ -23,7 +19,7 @@ class Signal(Base, kw_only=True):
     fault_address: str | None = None
 
 
-class Mapping(Base, kw_only=True):
+class Mapping(Record, frozen=True, kw_only=True):
     """A file mapped into the process (NT_FILE): ``[start, end)`` and the file offset it maps."""
 
     path: str
@@ -32,7 +28,7 @@ class Mapping(Base, kw_only=True):
     file_offset: int
 
 
-class Procedure(Base, kw_only=True):
+class Procedure(Record, frozen=True, kw_only=True):
     """The executable's procedure holding an address, from the provider that read the executable."""
 
     name: str
@@ -40,7 +36,7 @@ class Procedure(Base, kw_only=True):
     offset: int
 
 
-class Location(Base, kw_only=True):
+class Location(Record, frozen=True, kw_only=True):
     """Where an address lies: the mapped file and offset into it, and in the executable its procedure and the
     instruction there (the executable's link address, not the process's)."""
 
@@ -51,7 +47,7 @@ class Location(Base, kw_only=True):
     instruction: str | None = None
 
 
-class Frame(Base, kw_only=True):
+class Frame(Record, frozen=True, kw_only=True):
     """One frame of a backtrace: its program counter, how it was found, and where it lies."""
 
     pc: str
@@ -59,7 +55,7 @@ class Frame(Base, kw_only=True):
     location: Location
 
 
-class Backtrace(Base, kw_only=True):
+class Backtrace(Record, frozen=True, kw_only=True):
     """Frames from the thread's registers outward; ``partial`` with the reason when the walk stopped early."""
 
     status: Literal["complete", "partial"]
@@ -67,7 +63,7 @@ class Backtrace(Base, kw_only=True):
     frames: list[Frame]
 
 
-class Thread(Base, kw_only=True):
+class Thread(Record, frozen=True, kw_only=True):
     """One thread of the core: id, signal, the registers (hex), its program counter's location and a backtrace."""
 
     tid: int
@@ -80,23 +76,15 @@ class Thread(Base, kw_only=True):
     backtrace: Backtrace
 
 
-class ThreadPage(Base, kw_only=True):
-    total: int
-    offset: int
-    limit: int
-    next_offset: int | None = None
-    items: list[Thread]
+class ThreadPage(PageOf[Thread], frozen=True, kw_only=True):
+    pass
 
 
-class MappingPage(Base, kw_only=True):
-    total: int
-    offset: int
-    limit: int
-    next_offset: int | None = None
-    items: list[Mapping]
+class MappingPage(PageOf[Mapping], frozen=True, kw_only=True):
+    pass
 
 
-class Executable(Base, kw_only=True):
+class Executable(Record, frozen=True, kw_only=True):
     """The program that crashed: its path as the core maps it, and the file rea read its code from (when one
     was given or is open and matches the core: its entry point lands where the core's auxiliary vector says)."""
 
@@ -107,7 +95,7 @@ class Executable(Base, kw_only=True):
     provider: str | None = None
 
 
-class RecordedCrash(Base, kw_only=True):
+class RecordedCrash(Record, frozen=True, kw_only=True):
     """A recorded crash: the process, the signal, the faulting address, every thread and the mapped files."""
 
     schema_version: int = SCHEMA_VERSION
