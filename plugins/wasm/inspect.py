@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 from collections import defaultdict
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 from rea_plugins.wasm.limits import MAGIC as MAGIC
@@ -22,7 +22,6 @@ from rea_plugins.wasm.model import (
     Import,
     Instruction,
     Memory,
-    Page,
     Producer,
     Producers,
     Section,
@@ -33,6 +32,7 @@ from rea_plugins.wasm.model import (
 from rea.plugin import (
     Evidence,
     OperationResult,
+    PageOf,
     ProviderIdentity,
     ReaError,
     Target,
@@ -41,6 +41,7 @@ from rea.plugin import (
     identify,
     invalid_request,
     issue,
+    page_of,
     read_error,
     read_regular,
 )
@@ -51,16 +52,13 @@ OPERATION = "inspect_wasm_artifact"
 MAX_PAGE = 5000
 MAX_EDGES_LISTED = 20
 SAFE_INTEGER = 1 << 53
+T = TypeVar("T")
 
 
-def _page(items: list[Any], args: dict[str, Any], prefix: str, default: int) -> Page[Any]:
+def _page(items: list[T], args: dict[str, Any], prefix: str, default: int) -> PageOf[T]:
     offset = int(args.get(f"{prefix}offset", 0))
     limit = min(int(args.get(f"{prefix}limit", default)), MAX_PAGE)
-    shown = items[offset : offset + limit]
-    more = offset + len(shown) < len(items)
-    return Page(
-        total=len(items), offset=offset, limit=limit, next_offset=offset + len(shown) if more else None, items=shown
-    )
+    return page_of(items, offset, limit)
 
 
 def _engine() -> Any:

@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
-
-import msgspec
+from rea.plugin import PageOf, Record
 
 SCHEMA_VERSION = 1
-T = TypeVar("T")
 
 
-class Base(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
-    pass
-
-
-class Page(Base, Generic[T], kw_only=True):
-    """A page of a list: ``total`` counts every item (after any filter)."""
-
-    total: int
-    offset: int
-    limit: int
-    next_offset: int | None = None
-    items: list[T]
-
-
-class Section(Base, kw_only=True):
+class Section(Record, frozen=True, kw_only=True):
     """A section in file order: its id, name (a custom section's own name), size and file offset."""
 
     id: int
@@ -33,7 +16,7 @@ class Section(Base, kw_only=True):
     offset: int
 
 
-class Import(Base, kw_only=True):
+class Import(Record, frozen=True, kw_only=True):
     """An import: module, name, kind, and a function's signature."""
 
     module: str
@@ -42,7 +25,7 @@ class Import(Base, kw_only=True):
     signature: str | None = None
 
 
-class Export(Base, kw_only=True):
+class Export(Record, frozen=True, kw_only=True):
     """An export: name, kind and the index it names (in that kind's index space)."""
 
     name: str
@@ -50,7 +33,7 @@ class Export(Base, kw_only=True):
     index: int
 
 
-class Function(Base, kw_only=True):
+class Function(Record, frozen=True, kw_only=True):
     """A function (imports first, as the index space counts them): its name (the name section's, else its export),
     signature, body size, and the functions it calls and that call it (direct calls)."""
 
@@ -65,7 +48,7 @@ class Function(Base, kw_only=True):
     called_by: list[str] = []
 
 
-class Memory(Base, kw_only=True):
+class Memory(Record, frozen=True, kw_only=True):
     """A linear memory: its limits in pages (64 KiB unless the module says otherwise), shared, 64-bit."""
 
     index: int
@@ -75,7 +58,7 @@ class Memory(Base, kw_only=True):
     memory64: bool = False
 
 
-class WasmString(Base, kw_only=True):
+class WasmString(Record, frozen=True, kw_only=True):
     """A string in a data segment, at its linear-memory address, with the functions whose constants point at it."""
 
     address: int
@@ -83,12 +66,12 @@ class WasmString(Base, kw_only=True):
     used_by: list[str] = []
 
 
-class Producer(Base, kw_only=True):
+class Producer(Record, frozen=True, kw_only=True):
     name: str
     version: str = ""
 
 
-class Producers(Base, kw_only=True):
+class Producers(Record, frozen=True, kw_only=True):
     """The producers custom section: languages, tools that processed the module, SDKs."""
 
     languages: list[Producer] = []
@@ -96,19 +79,19 @@ class Producers(Base, kw_only=True):
     sdks: list[Producer] = []
 
 
-class Instruction(Base, kw_only=True):
+class Instruction(Record, frozen=True, kw_only=True):
     offset: int
     text: str
 
 
-class Disassembly(Base, kw_only=True):
+class Disassembly(Record, frozen=True, kw_only=True):
     """One function's instructions as text (a call names its callee), paged."""
 
     function: Function
-    instructions: Page[Instruction]
+    instructions: PageOf[Instruction]
 
 
-class WasmModule(Base, kw_only=True):
+class WasmModule(Record, frozen=True, kw_only=True):
     """A WebAssembly module: its sections, imports, exports, functions, memories, strings and producers."""
 
     schema_version: int = SCHEMA_VERSION
@@ -117,13 +100,13 @@ class WasmModule(Base, kw_only=True):
     sections: list[Section]
     custom_sections: list[str] = []
     producers: Producers | None = None
-    imports: Page[Import]
-    exports: Page[Export]
-    functions: Page[Function]
+    imports: PageOf[Import]
+    exports: PageOf[Export]
+    functions: PageOf[Function]
     memories: list[Memory] = []
     tables: int = 0
     globals: int = 0
     start_function: str | None = None
-    strings: Page[WasmString]
+    strings: PageOf[WasmString]
     disassembly: Disassembly | None = None
     notes: list[str] = []
