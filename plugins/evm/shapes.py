@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.plugin import Page, Shape
+from rea.plugin import Paged, Record
 
 
-class EvmFunction(Shape):
+class EvmFunction(Record, frozen=True, kw_only=True):
     # 0x and 8 hex digits: the first four bytes of keccak-256 of the function's signature.
     selector: str
     # Argument types in canonical ABI form ("address,uint256"), as inferred from how the code reads calldata.
@@ -16,7 +16,7 @@ class EvmFunction(Shape):
     bytecode_offset: int
 
 
-class StorageSlot(Shape):
+class StorageSlot(Record, frozen=True, kw_only=True):
     # 0x hex slot number.
     slot: str
     # Byte offset within the 32-byte slot.
@@ -27,7 +27,7 @@ class StorageSlot(Shape):
     writes: list[str]
 
 
-class MetadataEntry(Shape):
+class MetadataEntry(Record, frozen=True, kw_only=True):
     key: str
     type: Literal["string", "integer", "bytes", "bool", "undecoded"]
     # Bytes as hex; the compiler version ("solc", three bytes) also as text in ``text``.
@@ -35,13 +35,13 @@ class MetadataEntry(Shape):
     text: str | None = None
 
 
-class CborMetadata(Shape):
+class CborMetadata(Record, frozen=True, kw_only=True):
     bytecode_offset: int
     cbor_length: int
     entries: list[MetadataEntry]
 
 
-class Bytecode(Shape):
+class Bytecode(Record, frozen=True, kw_only=True):
     size: int
     sha256: str
     # How the input held it: hex text (0x optional) or raw bytes.
@@ -51,11 +51,11 @@ class Bytecode(Shape):
     kind: Literal["runtime", "creation"]
 
 
-class StoragePage(Page):
+class StoragePage(Paged, frozen=True, kw_only=True):
     slots: list[StorageSlot]
 
 
-class EvmInterface(Page):
+class EvmInterface(Paged, frozen=True, kw_only=True):
     bytecode: Bytecode
     functions: list[EvmFunction]
     storage: StoragePage
