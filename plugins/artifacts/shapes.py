@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from rea.plugin import DeclaredIntegrity, Shape, TargetView
+from rea.plugin import DeclaredIntegrity, Record, TargetView
 
 
-class NestedArchive(Shape):
+class NestedArchive(Record, frozen=True, kw_only=True):
     """An archive inside the archive: expanded (its entries follow, ``outer!/inner``), unreadable, or not opened
     (deeper than max_depth); ``format`` is the reader's once opened, the sniffed one otherwise."""
 
@@ -18,7 +18,7 @@ class NestedArchive(Shape):
     error: str | None = None
 
 
-class ArtifactEntry(Shape):
+class ArtifactEntry(Record, frozen=True, kw_only=True):
     path: str
     ordinal: int
     kind: Literal["file", "directory", "link", "special"]
@@ -36,7 +36,7 @@ class ArtifactEntry(Shape):
     unavailable_reason: str | None = None
 
 
-class Totals(Shape):
+class Totals(Record, frozen=True, kw_only=True):
     files: int
     directories: int
     links: int
@@ -45,7 +45,7 @@ class Totals(Shape):
     bytes: int
 
 
-class ArtifactInventory(Shape):
+class ArtifactInventory(Record, frozen=True, kw_only=True):
     format: str
     entry_count: int
     totals: Totals
@@ -59,7 +59,7 @@ class ArtifactInventory(Shape):
     views: list[TargetView] = []
 
 
-class EntryFacts(Shape):
+class EntryFacts(Record, frozen=True, kw_only=True):
     """What compare_artifacts compares of an entry."""
 
     kind: str | None
@@ -70,18 +70,18 @@ class EntryFacts(Shape):
     unpacked: bool | None
 
 
-class EntryLabel(Shape):
+class EntryLabel(Record, frozen=True, kw_only=True):
     path: str
     # Only where an archive holds the same path more than once.
     ordinal: int = 0
 
 
-class ListedEntry(EntryFacts, kw_only=True):
+class ListedEntry(EntryFacts, frozen=True, kw_only=True):
     path: str
     ordinal: int = 0
 
 
-class ChangedEntry(Shape):
+class ChangedEntry(Record, frozen=True, kw_only=True):
     path: str
     fields: list[str]
     left: EntryFacts
@@ -89,7 +89,7 @@ class ChangedEntry(Shape):
     ordinal: int = 0
 
 
-class ContradictedEntry(Shape):
+class ContradictedEntry(Record, frozen=True, kw_only=True):
     path: str
     left: EntryFacts | None
     right: EntryFacts | None
@@ -97,7 +97,7 @@ class ContradictedEntry(Shape):
     ordinal: int = 0
 
 
-class ComparedSide(Shape):
+class ComparedSide(Record, frozen=True, kw_only=True):
     evidence_id: str
     format: str | None
     sha256: str | None
@@ -105,7 +105,7 @@ class ComparedSide(Shape):
     coverage: str | None
 
 
-class ComparisonSummary(Shape):
+class ComparisonSummary(Record, frozen=True, kw_only=True):
     added: int
     removed: int
     changed: int
@@ -113,7 +113,7 @@ class ComparisonSummary(Shape):
     contradicted: int
 
 
-class ArtifactComparison(Shape):
+class ArtifactComparison(Record, frozen=True, kw_only=True):
     left: ComparedSide
     right: ComparedSide
     summary: ComparisonSummary
@@ -125,7 +125,7 @@ class ArtifactComparison(Shape):
     coverage: Literal["complete", "partial"]
 
 
-class ExtractedFile(Shape):
+class ExtractedFile(Record, frozen=True, kw_only=True):
     path: str
     size: int
     sha256: str
@@ -136,7 +136,7 @@ class ExtractedFile(Shape):
     quarantined_to: str | None = None
 
 
-class RefusedEntry(Shape):
+class RefusedEntry(Record, frozen=True, kw_only=True):
     """A selected entry not written, and why (not_found, not_a_file, case_collision, parent_is_a_file, ...)."""
 
     path: str
@@ -145,7 +145,7 @@ class RefusedEntry(Shape):
     reason: str
 
 
-class Listing(Shape):
+class Listing(Record, frozen=True, kw_only=True):
     """complete: every row is listed; bounded: the first rows, the retained complete record named and pageable."""
 
     status: Literal["complete", "bounded"]
@@ -155,7 +155,7 @@ class Listing(Shape):
     page_with: dict[str, Any] | None = None
 
 
-class Extraction(Shape):
+class Extraction(Record, frozen=True, kw_only=True):
     format: str
     integrity_policy: Literal["fail", "record-and-continue"]
     output_directory: str

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from rea.plugin import Page, Shape
+from rea.plugin import Paged, Record
 
 
-class Region(Shape):
+class Region(Record, frozen=True, kw_only=True):
     """One stretch of the image: what unblob recognized there (its handler's name) or ``unknown``."""
 
     offset: int
@@ -18,13 +18,13 @@ class Region(Shape):
     encrypted: bool = False
 
 
-class EngineError(Shape):
+class EngineError(Record, frozen=True, kw_only=True):
     type: str
     severity: str
     message: str
 
 
-class FirmwareRegions(Page):
+class FirmwareRegions(Paged, frozen=True, kw_only=True):
     image_size: int
     regions: list[Region]
     # Bytes of the image no handler recognized.
@@ -33,7 +33,7 @@ class FirmwareRegions(Page):
     sandbox: str
 
 
-class ExtractedFile(Shape):
+class ExtractedFile(Record, frozen=True, kw_only=True):
     # Relative to output_directory.
     path: str
     size: int
@@ -43,14 +43,14 @@ class ExtractedFile(Shape):
     architecture: str | None = None
 
 
-class NativeBinary(Shape):
+class NativeBinary(Record, frozen=True, kw_only=True):
     # Absolute: pass it to open_binary as it is.
     path: str
     format: str
     architecture: str | None = None
 
 
-class Listing(Shape):
+class Listing(Record, frozen=True, kw_only=True):
     status: Literal["complete", "bounded"]
     shown: int
     total: int
@@ -58,7 +58,7 @@ class Listing(Shape):
     page_with: dict[str, Any] | None = None
 
 
-class FirmwareExtraction(Shape):
+class FirmwareExtraction(Record, frozen=True, kw_only=True):
     output_directory: str
     file_count: int
     total_bytes: int

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.plugin import Shape
+from rea.plugin import Record
 
 
-class ScriptRun(Shape, kw_only=True):
+class ScriptRun(Record, frozen=True, kw_only=True):
     """One script's run: what it printed, its result, and the Evidence of the tool calls it made."""
 
     # What the script printed (stdout and stderr), its first max-output bytes as text.

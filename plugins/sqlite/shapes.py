@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.plugin import Page, Shape
+from rea.plugin import Paged, Record
 
 
-class Column(Shape):
+class Column(Record, frozen=True, kw_only=True):
     name: str
     # The declared type as written (SQLite's types are affinities, so any text).
     type: str
@@ -17,7 +17,7 @@ class Column(Shape):
     hidden: int = 0
 
 
-class SchemaObject(Shape):
+class SchemaObject(Record, frozen=True, kw_only=True):
     """One row of sqlite_schema: a table, index, trigger or view with the SQL that made it."""
 
     type: Literal["table", "index", "trigger", "view"]
@@ -30,7 +30,7 @@ class SchemaObject(Shape):
     sql_truncated: bool = False
 
 
-class Value(Shape):
+class Value(Record, frozen=True, kw_only=True):
     """One cell: its storage class, its length, and its value (text as is, a blob as hex), cut at max_value_bytes."""
 
     type: Literal["null", "integer", "real", "text", "blob"]
@@ -39,13 +39,13 @@ class Value(Shape):
     truncated: bool = False
 
 
-class Rows(Page):
+class Rows(Paged, frozen=True, kw_only=True):
     table: str
     columns: list[str]
     rows: list[list[Value]]
 
 
-class DatabaseFacts(Shape):
+class DatabaseFacts(Record, frozen=True, kw_only=True):
     page_size: int
     page_count: int
     encoding: str
@@ -59,9 +59,9 @@ class DatabaseFacts(Shape):
     journal_included: bool = False
 
 
-class SqliteDatabase(Shape):
+class SqliteDatabase(Record, frozen=True, kw_only=True):
     database: DatabaseFacts
     counts: dict[str, int]
     objects: list[SchemaObject]
-    objects_page: Page
+    objects_page: Paged
     rows: Rows | None = None
