@@ -6,18 +6,16 @@ from typing import Literal
 
 import msgspec
 
+from rea.plugin import Paged, Record
+
 SCHEMA_VERSION = 1
 BINARY_OPERATION = "triage_corpus_binary"
-
-
-class Shape(msgspec.Struct, kw_only=True, omit_defaults=True):
-    pass
 
 
 # -- one binary (built in the worker; its Evidence goes into the index) --------------------------------------
 
 
-class Mitigations(Shape, kw_only=True):
+class Mitigations(Record, frozen=True, kw_only=True):
     """As inspect_binary_layout reports them: true, false, a level (relro, bti) or "unknown"."""
 
     nx: bool | str | None = None
@@ -30,31 +28,31 @@ class Mitigations(Shape, kw_only=True):
     bti: bool | str | None = None
 
 
-class ImportRow(Shape, kw_only=True):
+class ImportRow(Record, frozen=True, kw_only=True):
     name: str
     library: str | None = None
     kind: str | None = None
 
 
-class ExportRow(Shape, kw_only=True):
+class ExportRow(Record, frozen=True, kw_only=True):
     name: str
     address: str | None = None
 
 
-class ProcedureHash(Shape, kw_only=True):
+class ProcedureHash(Record, frozen=True, kw_only=True):
     address: str
     name: str
     instructions: int
     hash: str
 
 
-class YaraMatch(Shape, kw_only=True):
+class YaraMatch(Record, frozen=True, kw_only=True):
     rule: str
     namespace: str = ""
     tags: list[str] = []
 
 
-class BinaryRecord(Shape, kw_only=True):
+class BinaryRecord(Record, frozen=True, kw_only=True):
     """What triage found in one binary."""
 
     schema_version: int = SCHEMA_VERSION
@@ -81,7 +79,7 @@ class BinaryRecord(Shape, kw_only=True):
 # -- triage_corpus ----------------------------------------------------------------------------------------
 
 
-class FailureRow(Shape, kw_only=True):
+class FailureRow(Record, frozen=True, kw_only=True):
     sha256: str
     paths: list[str]
     code: str
@@ -90,6 +88,8 @@ class FailureRow(Shape, kw_only=True):
 
 
 class TriageCounts(msgspec.Struct, kw_only=True):
+    # Counters triage adds to as it goes (so not frozen), all of them in the answer even at zero (so defaults
+    # are not omitted): the one shape here that is not a Record.
     files_seen: int = 0
     binaries: int = 0
     duplicates: int = 0
@@ -102,7 +102,7 @@ class TriageCounts(msgspec.Struct, kw_only=True):
     retried: int = 0
 
 
-class CorpusTriage(Shape, kw_only=True):
+class CorpusTriage(Record, frozen=True, kw_only=True):
     index: str
     corpus: str
     scheduler: str
@@ -117,7 +117,7 @@ class CorpusTriage(Shape, kw_only=True):
 # -- query_corpus -------------------------------------------------------------------------------------------
 
 
-class BinaryRef(Shape, kw_only=True):
+class BinaryRef(Record, frozen=True, kw_only=True):
     sha256: str
     paths: list[str]
     evidence_id: str | None
@@ -125,7 +125,7 @@ class BinaryRef(Shape, kw_only=True):
     architecture: str | None = None
 
 
-class Match(Shape, kw_only=True):
+class Match(Record, frozen=True, kw_only=True):
     """One answer row: the binary, and what in it matched (names, strings, procedures, a library)."""
 
     binary: BinaryRef | None = None
@@ -136,13 +136,9 @@ class Match(Shape, kw_only=True):
     where: list[BinaryRef] = []
 
 
-class QueryPage(Shape, kw_only=True):
+class QueryPage(Paged, frozen=True, kw_only=True):
     query: str
     corpus: str | None
-    total: int
-    offset: int
-    limit: int
-    next_offset: int | None
     rows: list[Match]
 
 
@@ -151,14 +147,14 @@ class QueryPage(Shape, kw_only=True):
 ChangeKind = Literal["added", "removed", "changed"]
 
 
-class ProcedureChange(Shape, kw_only=True):
+class ProcedureChange(Record, frozen=True, kw_only=True):
     name: str
     change: ChangeKind
     left_hash: str | None = None
     right_hash: str | None = None
 
 
-class BinaryChange(Shape, kw_only=True):
+class BinaryChange(Record, frozen=True, kw_only=True):
     path: str
     change: ChangeKind
     left: BinaryRef | None = None
@@ -167,7 +163,7 @@ class BinaryChange(Shape, kw_only=True):
     procedures_total: int = 0
 
 
-class CorpusComparison(Shape, kw_only=True):
+class CorpusComparison(Record, frozen=True, kw_only=True):
     left: str
     right: str
     counts: dict[str, int]
