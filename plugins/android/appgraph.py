@@ -18,12 +18,11 @@ from rea_plugins.android.model import (
     GraphEntryPoint,
     GraphModule,
     PackageCount,
-    Page,
     page,
 )
 from rea_plugins.android.package import components, native_libraries
 
-from rea.plugin import invalid_request, issue
+from rea.plugin import Paged, invalid_request, issue
 
 MANIFEST = "AndroidManifest.xml"
 LOAD_LIBRARY = ("Ljava/lang/System;", "loadLibrary")
@@ -206,8 +205,8 @@ def _view(
     else:
         # The summary names no modules or edges; their filtered totals say what detail full would page through.
         pages |= {
-            "modules": Page(offset=0, limit=0, total=len(modules)),
-            "edges": Page(offset=0, limit=0, total=len(edges)),
+            "modules": Paged(offset=0, limit=0, total=len(modules), next_offset=None),
+            "edges": Paged(offset=0, limit=0, total=len(edges), next_offset=None),
         }
     return ApplicationGraph(
         schema_version=SCHEMA_VERSION,

@@ -6,43 +6,30 @@ from typing import Any, Literal
 
 import msgspec
 
-from rea.plugin import Picture
+from rea.plugin import Paged, Picture, Record
 
 SCHEMA_VERSION = 1
 InputKind = Literal["apk", "aab", "dex"]
 ComponentKind = Literal["activity", "activity-alias", "service", "receiver", "provider"]
 
 
-class _R(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
-    pass
-
-
-class Page(_R, frozen=True, kw_only=True):
-    """Where one paged collection stands: rows [offset, offset + returned) of total."""
-
-    offset: int
-    limit: int
-    total: int
-    next_offset: int | None = None
-
-
 # -- inspect_android_package -----------------------------------------------------------------------
 
 
-class DeclaredPermission(_R, frozen=True, kw_only=True):
+class DeclaredPermission(Record, frozen=True, kw_only=True):
     name: str
     # As the manifest encodes it (0x00000002), and decoded: the base level and each flag (signature, privileged).
     protection_level: str | None = None
     protection: list[str] = []
 
 
-class IntentFilter(_R, frozen=True, kw_only=True):
+class IntentFilter(Record, frozen=True, kw_only=True):
     actions: list[str] = []
     categories: list[str] = []
     data: list[str] = []
 
 
-class Component(_R, frozen=True, kw_only=True):
+class Component(Record, frozen=True, kw_only=True):
     kind: ComponentKind
     name: str
     # Effective exported state; exported_declared says whether the manifest states it or a default applied.
@@ -55,7 +42,7 @@ class Component(_R, frozen=True, kw_only=True):
     authorities: str | None = None
 
 
-class Certificate(_R, frozen=True, kw_only=True):
+class Certificate(Record, frozen=True, kw_only=True):
     schemes: list[str]
     subject: str
     issuer: str
@@ -65,14 +52,14 @@ class Certificate(_R, frozen=True, kw_only=True):
     not_after: str
 
 
-class Signing(_R, frozen=True, kw_only=True):
+class Signing(Record, frozen=True, kw_only=True):
     schemes: dict[str, bool]
     certificates: list[Certificate]
     # What was and was not verified, in words.
     verification: list[str]
 
 
-class DexFile(_R, frozen=True, kw_only=True):
+class DexFile(Record, frozen=True, kw_only=True):
     name: str
     bytes: int
     sha256: str
@@ -82,20 +69,20 @@ class DexFile(_R, frozen=True, kw_only=True):
     strings: int
 
 
-class NativeLibrary(_R, frozen=True, kw_only=True):
+class NativeLibrary(Record, frozen=True, kw_only=True):
     abi: str
     path: str
     bytes: int
 
 
-class Resources(_R, frozen=True, kw_only=True):
+class Resources(Record, frozen=True, kw_only=True):
     packages: list[str]
     # Resource type -> entries in the resource table (string, layout, drawable, ...).
     types: dict[str, int]
     files: int
 
 
-class Package(_R, frozen=True, kw_only=True):
+class Package(Record, frozen=True, kw_only=True):
     """The normalized result of ``inspect_android_package``."""
 
     schema_version: int
@@ -120,13 +107,13 @@ class Package(_R, frozen=True, kw_only=True):
     native_libraries: list[NativeLibrary] = []
     resources: Resources | None = None
     entries: int = 0
-    pages: dict[str, Page] = {}
+    pages: dict[str, Paged] = {}
 
 
 # -- classes and methods ---------------------------------------------------------------------------
 
 
-class ClassHit(_R, frozen=True, kw_only=True):
+class ClassHit(Record, frozen=True, kw_only=True):
     name: str
     dex: str
     superclass: str | None = None
@@ -134,23 +121,23 @@ class ClassHit(_R, frozen=True, kw_only=True):
     matches: list[str] = []
 
 
-class ClassSearch(_R, frozen=True, kw_only=True):
+class ClassSearch(Record, frozen=True, kw_only=True):
     """The normalized result of ``search_android_classes``."""
 
     schema_version: int
     scope: str
     classes: list[ClassHit]
-    page: Page
+    page: Paged
 
 
-class Field(_R, frozen=True, kw_only=True):
+class Field(Record, frozen=True, kw_only=True):
     name: str
     type: str
     access: list[str]
     value: Any = None
 
 
-class Method(_R, frozen=True, kw_only=True):
+class Method(Record, frozen=True, kw_only=True):
     # The method's reference in smali form: Lpkg/Class;->name(args)ret, unique within the application.
     id: str
     name: str
@@ -159,7 +146,7 @@ class Method(_R, frozen=True, kw_only=True):
     instructions: int = 0
 
 
-class ClassInfo(_R, frozen=True, kw_only=True):
+class ClassInfo(Record, frozen=True, kw_only=True):
     """The normalized result of ``inspect_android_class``."""
 
     schema_version: int
@@ -173,15 +160,15 @@ class ClassInfo(_R, frozen=True, kw_only=True):
     source_file: str | None = None
     fields: list[Field] = []
     methods: list[Method] = []
-    pages: dict[str, Page] = {}
+    pages: dict[str, Paged] = {}
 
 
-class Instruction(_R, frozen=True, kw_only=True):
+class Instruction(Record, frozen=True, kw_only=True):
     offset: int
     text: str
 
 
-class SourceText(_R, frozen=True, kw_only=True):
+class SourceText(Record, frozen=True, kw_only=True):
     # "decompiled" (a reading aid, not the bytecode); "smali" (the listing, where the decompiler failed or garbled
     # the method) or "unavailable" (no bytecode), each with the reason.
     status: Literal["decompiled", "smali", "unavailable"]
@@ -192,7 +179,7 @@ class SourceText(_R, frozen=True, kw_only=True):
     reason: str = ""
 
 
-class MethodInfo(_R, frozen=True, kw_only=True):
+class MethodInfo(Record, frozen=True, kw_only=True):
     """The normalized result of ``inspect_android_method``."""
 
     schema_version: int
@@ -201,7 +188,7 @@ class MethodInfo(_R, frozen=True, kw_only=True):
     registers: int | None = None
     source: SourceText
     bytecode: list[Instruction] = []
-    bytecode_page: Page
+    bytecode_page: Paged
     strings: list[str] = []
     calls: list[str] = []
     fields: list[str] = []
@@ -210,7 +197,7 @@ class MethodInfo(_R, frozen=True, kw_only=True):
 # -- references ------------------------------------------------------------------------------------
 
 
-class Reference(_R, frozen=True, kw_only=True):
+class Reference(Record, frozen=True, kw_only=True):
     kind: Literal["call", "read", "write", "load-string"]
     source: str
     target: str
@@ -219,7 +206,7 @@ class Reference(_R, frozen=True, kw_only=True):
     external: bool = False
 
 
-class ReferenceTrace(_R, frozen=True, kw_only=True):
+class ReferenceTrace(Record, frozen=True, kw_only=True):
     """The normalized result of ``trace_android_references``."""
 
     schema_version: int
@@ -235,14 +222,14 @@ class ReferenceTrace(_R, frozen=True, kw_only=True):
     direction: Literal["incoming", "outgoing", "both"]
     max_depth: int
     references: list[Reference]
-    page: Page
+    page: Paged
     truncated: bool = False
 
 
 # -- application graph -----------------------------------------------------------------------------
 
 
-class GraphEntryPoint(_R, frozen=True, kw_only=True):
+class GraphEntryPoint(Record, frozen=True, kw_only=True):
     kind: Literal["activity", "activity-alias", "service", "receiver", "provider"]
     name: str
     node_id: str | None
@@ -250,7 +237,7 @@ class GraphEntryPoint(_R, frozen=True, kw_only=True):
     detail: str = ""
 
 
-class GraphModule(_R, frozen=True, kw_only=True):
+class GraphModule(Record, frozen=True, kw_only=True):
     node_id: str
     kind: Literal["dex", "class", "native-library", "resources", "manifest"]
     path: str
@@ -260,19 +247,19 @@ class GraphModule(_R, frozen=True, kw_only=True):
     handoff: str | None = None
 
 
-class GraphEdge(_R, frozen=True, kw_only=True):
+class GraphEdge(Record, frozen=True, kw_only=True):
     source: str
     target: str
     kind: Literal["contains", "calls", "loads-library", "declares"]
     detail: str = ""
 
 
-class PackageCount(_R, frozen=True, kw_only=True):
+class PackageCount(Record, frozen=True, kw_only=True):
     package: str
     classes: int
 
 
-class ApplicationGraph(_R, frozen=True, kw_only=True):
+class ApplicationGraph(Record, frozen=True, kw_only=True):
     """The normalized result of ``project_android_application_graph``.
 
     detail summary (the default) gives the counts, the largest Java packages and the entry points; full adds
@@ -293,7 +280,7 @@ class ApplicationGraph(_R, frozen=True, kw_only=True):
     entry_points: list[GraphEntryPoint] = []
     modules: list[GraphModule] = []
     edges: list[GraphEdge] = []
-    pages: dict[str, Page] = {}
+    pages: dict[str, Paged] = {}
     # Drawn only when the call asks (format: mermaid or dot): this page's modules and edges.
     picture: Picture | None = None
 
@@ -304,7 +291,7 @@ ChangeCategory = Literal["manifest", "permission", "component", "class", "method
 ChangeKind = Literal["added", "removed", "changed"]
 
 
-class Change(_R, frozen=True, kw_only=True):
+class Change(Record, frozen=True, kw_only=True):
     category: ChangeCategory
     change: ChangeKind
     # A manifest attribute, permission, component or class name, a method id, a library path, a certificate SHA-256.
@@ -314,13 +301,13 @@ class Change(_R, frozen=True, kw_only=True):
     detail: str = ""
 
 
-class ChangeCounts(_R, frozen=True, kw_only=True):
+class ChangeCounts(Record, frozen=True, kw_only=True):
     added: int = 0
     removed: int = 0
     changed: int = 0
 
 
-class PackageComparison(_R, frozen=True, kw_only=True):
+class PackageComparison(Record, frozen=True, kw_only=True):
     """The normalized result of ``compare_android_packages``: the summary, then the changes (filtered, paged)."""
 
     schema_version: int
@@ -329,15 +316,16 @@ class PackageComparison(_R, frozen=True, kw_only=True):
     right: str
     summary: dict[str, ChangeCounts]
     changes: list[Change] = []
-    page: Page
+    page: Paged
 
 
 RESULT_TYPES = (Package, ClassSearch, ClassInfo, MethodInfo, ReferenceTrace, ApplicationGraph, PackageComparison)
 
 
-def page(total: int, offset: int, limit: int) -> Page:
+def page(total: int, offset: int, limit: int) -> Paged:
+    """Where one paged collection stands: rows [offset, offset + returned) of total."""
     end = min(total, offset + limit)
-    return Page(offset=offset, limit=limit, total=total, next_offset=end if end < total else None)
+    return Paged(offset=offset, limit=limit, total=total, next_offset=end if end < total else None)
 
 
 def json_schema(*types: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:

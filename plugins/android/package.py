@@ -15,11 +15,12 @@ from rea_plugins.android.model import (
     IntentFilter,
     NativeLibrary,
     Package,
-    Page,
     Resources,
     Signing,
     page,
 )
+
+from rea.plugin import Paged
 
 NS = "{http://schemas.android.com/apk/res/android}"
 COMPONENT_TAGS = {
@@ -216,7 +217,7 @@ def native_libraries(loaded: loader.Loaded) -> list[NativeLibrary]:
     return sorted(out, key=lambda n: (n.abi, n.path))
 
 
-def _window(rows: list[Any], offset: int, limit: int) -> tuple[list[Any], Page]:
+def _window(rows: list[Any], offset: int, limit: int) -> tuple[list[Any], Paged]:
     return rows[offset : offset + limit], page(len(rows), offset, limit)
 
 
@@ -257,7 +258,7 @@ def debuggable(apk: Any) -> bool | None:
 
 def inspect(loaded: loader.Loaded, offset: int, limit: int) -> Package:
     """The package facts; components, permissions and native libraries are paged with offset/limit."""
-    pages: dict[str, Page] = {}
+    pages: dict[str, Paged] = {}
     libs, pages["native_libraries"] = _window(native_libraries(loaded), offset, limit)
     common: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,

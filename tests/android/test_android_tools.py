@@ -416,7 +416,7 @@ def test_compare_versions(rea_session: Session, apk: Path, apk_v2: Path, android
         "compare_android_packages",
         {"left_path": str(apk), "right_path": str(apk_v2), "category": "permission", "limit": 1, "offset": 1},
     )
-    assert len(paged["changes"]) == 1 and paged["page"] == {"offset": 1, "limit": 1, "total": 2}
+    assert len(paged["changes"]) == 1 and paged["page"] == {"offset": 1, "limit": 1, "total": 2, "next_offset": None}
     removed = result_of(
         rea_session,
         "compare_android_packages",
