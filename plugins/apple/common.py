@@ -13,12 +13,12 @@ from importlib import metadata
 from typing import Any, TypeVar
 
 import msgspec
-from rea_plugins.apple.model import PageInfo
 
 from rea.plugin import (
     AnalysisProfile,
     Evidence,
     OperationResult,
+    Paged,
     ProviderIdentity,
     ReaError,
     Target,
@@ -299,11 +299,11 @@ def window(args: dict[str, Any], name: str, default: int) -> tuple[int, int]:
     return int(args.get(f"{prefix}offset", 0) or 0), min(int(args.get(f"{prefix}limit", default) or default), MAX_PAGE)
 
 
-def page(items: Sequence[T], args: dict[str, Any], name: str, default: int) -> tuple[list[T], PageInfo]:
+def page(items: Sequence[T], args: dict[str, Any], name: str, default: int) -> tuple[list[T], Paged]:
     offset, limit = window(args, name, default)
     chosen = list(items[offset : offset + limit])
     nxt = offset + limit if offset + limit < len(items) else None
-    return chosen, PageInfo(total=len(items), offset=offset, limit=limit, next_offset=nxt)
+    return chosen, Paged(total=len(items), offset=offset, limit=limit, next_offset=nxt)
 
 
 def hexa(value: int) -> str:

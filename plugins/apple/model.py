@@ -4,29 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import msgspec
-
 # The Objective-C records are the kernel reader's own (rea.operations.objc), shared with native's names.
-from rea.plugin import Category, ObjCClass, Protocol
-
-
-class _R(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
-    """The base of every Apple record: frozen values, defaults left out of the JSON."""
-
-
-class PageInfo(_R, frozen=True, kw_only=True):
-    """Where one page of a collection stands: ``total`` items exist, this page starts at ``offset``."""
-
-    total: int
-    offset: int
-    limit: int
-    next_offset: int | None = None
-
+from rea.plugin import Category, ObjCClass, Paged, Protocol, Record
 
 # -- Mach-O ----------------------------------------------------------------------------------------
 
 
-class Slice(_R, frozen=True, kw_only=True):
+class Slice(Record, frozen=True, kw_only=True):
     """One architecture of a (universal) Mach-O file."""
 
     index: int
@@ -37,12 +21,12 @@ class Slice(_R, frozen=True, kw_only=True):
     align: int | None = None
 
 
-class Architectures(_R, frozen=True, kw_only=True):
+class Architectures(Record, frozen=True, kw_only=True):
     universal: bool
     slices: list[Slice]
 
 
-class LoadCommand(_R, frozen=True, kw_only=True):
+class LoadCommand(Record, frozen=True, kw_only=True):
     index: int
     command: str
     offset: int
@@ -51,7 +35,7 @@ class LoadCommand(_R, frozen=True, kw_only=True):
     summary: str | None = None
 
 
-class Section(_R, frozen=True, kw_only=True):
+class Section(Record, frozen=True, kw_only=True):
     segment: str
     name: str
     # Addresses and memory sizes are hex text: 64-bit values past JSON's exact integers are real (kernel images).
@@ -61,7 +45,7 @@ class Section(_R, frozen=True, kw_only=True):
     type: str
 
 
-class Segment(_R, frozen=True, kw_only=True):
+class Segment(Record, frozen=True, kw_only=True):
     name: str
     address: str
     vm_size: str
@@ -72,7 +56,7 @@ class Segment(_R, frozen=True, kw_only=True):
     sections: int
 
 
-class Library(_R, frozen=True, kw_only=True):
+class Library(Record, frozen=True, kw_only=True):
     """A dylib the slice loads, with the symbols it imports from it (two-level namespace: ordinal to library)."""
 
     ordinal: int
@@ -84,31 +68,31 @@ class Library(_R, frozen=True, kw_only=True):
     weak: bool = False
 
 
-class Imported(_R, frozen=True, kw_only=True):
+class Imported(Record, frozen=True, kw_only=True):
     name: str
     library: str | None
 
 
-class Exported(_R, frozen=True, kw_only=True):
+class Exported(Record, frozen=True, kw_only=True):
     name: str
     address: str
     kind: str
 
 
-class Platform(_R, frozen=True, kw_only=True):
+class Platform(Record, frozen=True, kw_only=True):
     platform: str
     min_os: str
     sdk: str
 
 
-class Encryption(_R, frozen=True, kw_only=True):
+class Encryption(Record, frozen=True, kw_only=True):
     crypt_id: int
     crypt_offset: int
     crypt_size: int
     encrypted: bool
 
 
-class MachOSlice(_R, frozen=True, kw_only=True):
+class MachOSlice(Record, frozen=True, kw_only=True):
     """What one slice's header and load commands say."""
 
     index: int
@@ -123,18 +107,18 @@ class MachOSlice(_R, frozen=True, kw_only=True):
     rpaths: list[str]
     code_signature: bool
     load_commands: list[LoadCommand]
-    load_commands_page: PageInfo
+    load_commands_page: Paged
     segments: list[Segment]
     sections: list[Section]
-    sections_page: PageInfo
+    sections_page: Paged
     libraries: list[Library]
     imports: list[Imported]
-    imports_page: PageInfo
+    imports_page: Paged
     exports: list[Exported]
-    exports_page: PageInfo
+    exports_page: Paged
 
 
-class MachOReport(_R, frozen=True, kw_only=True):
+class MachOReport(Record, frozen=True, kw_only=True):
     """A Mach-O file: its slices (one for a thin file), each with its header and load commands."""
 
     universal: bool
@@ -145,7 +129,7 @@ class MachOReport(_R, frozen=True, kw_only=True):
 # -- property lists ---------------------------------------------------------------------------------
 
 
-class PlistReport(_R, frozen=True, kw_only=True):
+class PlistReport(Record, frozen=True, kw_only=True):
     """A property list as JSON: dates as ISO 8601 text, data as base64 (cut at ``max_data_bytes``)."""
 
     source: str
@@ -156,7 +140,7 @@ class PlistReport(_R, frozen=True, kw_only=True):
     total_nodes: int
 
 
-class ArchivedObject(_R, frozen=True, kw_only=True):
+class ArchivedObject(Record, frozen=True, kw_only=True):
     """One object of an NSKeyedArchiver graph: its UID, its class chain, and its fields (references as ``{"$ref"}``)."""
 
     uid: int
@@ -165,14 +149,14 @@ class ArchivedObject(_R, frozen=True, kw_only=True):
     fields: dict[str, Any] = {}
 
 
-class KeyedArchive(_R, frozen=True, kw_only=True):
+class KeyedArchive(Record, frozen=True, kw_only=True):
     source: str
     archiver: str
     version: int | None
     top: dict[str, Any]
     # The objects reachable from the top, breadth first, as far as max_depth.
     objects: list[ArchivedObject]
-    objects_page: PageInfo
+    objects_page: Paged
     classes: dict[str, int]
     # The top object decoded with bpylist2 (known classes), when it decodes.
     decoded: Any = None
@@ -182,7 +166,7 @@ class KeyedArchive(_R, frozen=True, kw_only=True):
 # -- code signature ---------------------------------------------------------------------------------
 
 
-class PageHashes(_R, frozen=True, kw_only=True):
+class PageHashes(Record, frozen=True, kw_only=True):
     """Code-directory page hashes checked against the bytes they cover."""
 
     status: Literal["valid", "mismatch", "unsigned"]
@@ -192,14 +176,14 @@ class PageHashes(_R, frozen=True, kw_only=True):
     special_slots: dict[str, Literal["valid", "mismatch", "absent"]] = {}
 
 
-class Certificate(_R, frozen=True, kw_only=True):
+class Certificate(Record, frozen=True, kw_only=True):
     subject: str
     issuer: str
     sha256: str
     serial: str
 
 
-class CodeDirectoryInfo(_R, frozen=True, kw_only=True):
+class CodeDirectoryInfo(Record, frozen=True, kw_only=True):
     identifier: str
     team_id: str | None
     version: str
@@ -212,7 +196,7 @@ class CodeDirectoryInfo(_R, frozen=True, kw_only=True):
     exec_segment_flags: list[str] = []
 
 
-class SliceSignature(_R, frozen=True, kw_only=True):
+class SliceSignature(Record, frozen=True, kw_only=True):
     index: int
     cpu_type: str
     status: Literal["valid", "mismatch", "unsigned"]
@@ -225,7 +209,7 @@ class SliceSignature(_R, frozen=True, kw_only=True):
     ad_hoc: bool = False
 
 
-class Authenticode(_R, frozen=True, kw_only=True):
+class Authenticode(Record, frozen=True, kw_only=True):
     status: Literal["valid", "mismatch", "unsigned", "invalid"]
     signers: list[Certificate]
     chain: list[Certificate]
@@ -233,7 +217,7 @@ class Authenticode(_R, frozen=True, kw_only=True):
     reason: str | None = None
 
 
-class SignatureReport(_R, frozen=True, kw_only=True):
+class SignatureReport(Record, frozen=True, kw_only=True):
     """Is it signed, by whom, and intact: Mach-O code signatures per slice, or a PE's Authenticode."""
 
     format: Literal["mach-o", "pe"]
@@ -245,7 +229,7 @@ class SignatureReport(_R, frozen=True, kw_only=True):
 # -- Objective-C ------------------------------------------------------------------------------------
 
 
-class ClassSummary(_R, frozen=True, kw_only=True):
+class ClassSummary(Record, frozen=True, kw_only=True):
     name: str
     superclass: str | None
     methods: int
@@ -254,30 +238,30 @@ class ClassSummary(_R, frozen=True, kw_only=True):
     protocols: list[str]
 
 
-class ClassList(_R, frozen=True, kw_only=True):
+class ClassList(Record, frozen=True, kw_only=True):
     """The Objective-C classes a slice defines (``__objc_classlist``), filtered and paged."""
 
     cpu_type: str
     classes: list[ClassSummary]
-    page: PageInfo
+    page: Paged
 
 
-class ProtocolList(_R, frozen=True, kw_only=True):
+class ProtocolList(Record, frozen=True, kw_only=True):
     cpu_type: str
     protocols: list[Protocol]
-    page: PageInfo
+    page: Paged
 
 
-class DispatchMetadata(_R, frozen=True, kw_only=True):
+class DispatchMetadata(Record, frozen=True, kw_only=True):
     """Objective-C dispatch metadata: a page of classes in full, their categories and protocols, selector references."""
 
     cpu_type: str
     classes: list[ObjCClass]
-    classes_page: PageInfo
+    classes_page: Paged
     categories: list[Category]
     protocols: list[Protocol]
     selector_references: list[str]
-    selector_references_page: PageInfo
+    selector_references_page: Paged
     # The whole slice's figures: classes, categories, protocols, methods.
     counts: dict[str, int]
     problems: list[str] = []
@@ -286,7 +270,7 @@ class DispatchMetadata(_R, frozen=True, kw_only=True):
 # -- bundles ----------------------------------------------------------------------------------------
 
 
-class Resolution(_R, frozen=True, kw_only=True):
+class Resolution(Record, frozen=True, kw_only=True):
     image: str
     library: str
     command: str
@@ -295,18 +279,18 @@ class Resolution(_R, frozen=True, kw_only=True):
     tried: list[str] = []
 
 
-class DylibResolution(_R, frozen=True, kw_only=True):
+class DylibResolution(Record, frozen=True, kw_only=True):
     """Each dylib a bundle's Mach-O images load, resolved through @rpath/@loader_path/@executable_path."""
 
     bundle: str
     executable: str
     images: int
     resolutions: list[Resolution]
-    page: PageInfo
+    page: Paged
     counts: dict[str, int]
 
 
-class Unavailable(_R, frozen=True, kw_only=True):
+class Unavailable(Record, frozen=True, kw_only=True):
     """A question this host cannot answer, with what would make it answerable."""
 
     status: Literal["unavailable"] = "unavailable"
@@ -317,7 +301,7 @@ class Unavailable(_R, frozen=True, kw_only=True):
 # -- Interface Builder ------------------------------------------------------------------------------
 
 
-class IBObject(_R, frozen=True, kw_only=True):
+class IBObject(Record, frozen=True, kw_only=True):
     """An object of a XIB or storyboard: its element, the class it instantiates (customClass when set)."""
 
     id: str
@@ -329,7 +313,7 @@ class IBObject(_R, frozen=True, kw_only=True):
     placeholder: str | None = None
 
 
-class IBConnection(_R, frozen=True, kw_only=True):
+class IBConnection(Record, frozen=True, kw_only=True):
     """An outlet (source.property = destination), action (source sends selector to destination) or segue."""
 
     kind: Literal["outlet", "action", "segue"]
@@ -343,18 +327,18 @@ class IBConnection(_R, frozen=True, kw_only=True):
     event: str | None = None
 
 
-class InterfaceDocument(_R, frozen=True, kw_only=True):
+class InterfaceDocument(Record, frozen=True, kw_only=True):
     source: str
     kind: Literal["xib", "storyboard"]
     runtime: Literal["ios", "macos"]
     objects: list[IBObject]
-    objects_page: PageInfo
+    objects_page: Paged
     connections: list[IBConnection]
-    connections_page: PageInfo
+    connections_page: Paged
     counts: dict[str, int]
 
 
-class UIAction(_R, frozen=True, kw_only=True):
+class UIAction(Record, frozen=True, kw_only=True):
     """A control's action and the procedure that implements it (``-[Class selector]`` at ``address``)."""
 
     control: str
@@ -371,25 +355,25 @@ class UIAction(_R, frozen=True, kw_only=True):
     searched: list[str] = []
 
 
-class UIActionTrace(_R, frozen=True, kw_only=True):
+class UIActionTrace(Record, frozen=True, kw_only=True):
     document: str
     binary: str
     cpu_type: str
     actions: list[UIAction]
-    page: PageInfo
+    page: Paged
     counts: dict[str, int]
 
 
 # -- Swift ------------------------------------------------------------------------------------------
 
 
-class SwiftSymbol(_R, frozen=True, kw_only=True):
+class SwiftSymbol(Record, frozen=True, kw_only=True):
     symbol: str
     status: Literal["demangled", "unrecognized", "not-swift"]
     demangled: str | None = None
 
 
-class SwiftSymbols(_R, frozen=True, kw_only=True):
+class SwiftSymbols(Record, frozen=True, kw_only=True):
     """The symbols from ``offset`` on, as many as fit one lean answer; ``next_offset`` is where the rest start."""
 
     demangler: str
@@ -399,7 +383,7 @@ class SwiftSymbols(_R, frozen=True, kw_only=True):
     next_offset: int | None = None
 
 
-class SwiftField(_R, frozen=True, kw_only=True):
+class SwiftField(Record, frozen=True, kw_only=True):
     """A stored property (or an enum case, which has no type when it has no payload)."""
 
     name: str
@@ -409,7 +393,7 @@ class SwiftField(_R, frozen=True, kw_only=True):
     indirect: bool = False
 
 
-class SwiftType(_R, frozen=True, kw_only=True):
+class SwiftType(Record, frozen=True, kw_only=True):
     name: str
     kind: str
     mangled: str | None
@@ -417,19 +401,19 @@ class SwiftType(_R, frozen=True, kw_only=True):
     fields: list[SwiftField] = []
 
 
-class SwiftTypes(_R, frozen=True, kw_only=True):
+class SwiftTypes(Record, frozen=True, kw_only=True):
     """The Swift types a slice records in ``__swift5_types``, with their fields (``__swift5_fieldmd``)."""
 
     cpu_type: str
     types: list[SwiftType]
-    page: PageInfo
+    page: Paged
     counts: dict[str, int]
     # None: no demangler on this host, names are shown mangled.
     demangler: str | None
     problems: list[str] = []
 
 
-class AssetRendition(_R, frozen=True, kw_only=True):
+class AssetRendition(Record, frozen=True, kw_only=True):
     name: str
     asset_type: str
     scale: int | None = None
@@ -437,20 +421,20 @@ class AssetRendition(_R, frozen=True, kw_only=True):
     size_bytes: int | None = None
 
 
-class AssetCatalog(_R, frozen=True, kw_only=True):
+class AssetCatalog(Record, frozen=True, kw_only=True):
     """An Assets.car as assetutil lists it (macOS only)."""
 
     source: str
     storage_version: str | None
     platform: str | None
     renditions: list[AssetRendition]
-    page: PageInfo
+    page: Paged
 
 
 # -- application graph ------------------------------------------------------------------------------
 
 
-class AppNode(_R, frozen=True, kw_only=True):
+class AppNode(Record, frozen=True, kw_only=True):
     """A bundle (or loose dylib) of the application: identity, executable slices, signature, entitlement keys."""
 
     id: str
@@ -467,7 +451,7 @@ class AppNode(_R, frozen=True, kw_only=True):
     encrypted: bool | None = None
 
 
-class AppEdge(_R, frozen=True, kw_only=True):
+class AppEdge(Record, frozen=True, kw_only=True):
     source: str
     target: str
     kind: Literal["embeds", "loads"]
@@ -475,7 +459,7 @@ class AppEdge(_R, frozen=True, kw_only=True):
     detail: str = ""
 
 
-class AppGraph(_R, frozen=True, kw_only=True):
+class AppGraph(Record, frozen=True, kw_only=True):
     """An .app, .framework or .ipa as an application graph; ``counts`` are the whole application's."""
 
     schema_version: int
@@ -483,9 +467,9 @@ class AppGraph(_R, frozen=True, kw_only=True):
     root: str
     identity: dict[str, str]
     nodes: list[AppNode]
-    nodes_page: PageInfo
+    nodes_page: Paged
     edges: list[AppEdge]
-    edges_page: PageInfo
+    edges_page: Paged
     # System libraries (outside the application) by install name, with how many images load each.
     system_libraries: dict[str, int]
     # Files by extension (the 40 most common), executables and dylibs aside.
