@@ -590,6 +590,7 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
     ),
     "page_of": ("rea.records", "page_of", "The ``PageOf`` page of a whole list from an offset, at most a limit."),
     "next_offset": ("rea.records", "next_offset", "Where the next page starts after a page, or None on the last."),
+    "shown_page": ("rea.records", "shown_page", "The ``PageOf`` page of the items already chosen from an offset."),
     "JSONValue": (
         "rea.records",
         "JSONValue",
@@ -1512,6 +1513,7 @@ __all__ = [
     "select_unpacker",
     "serve",
     "shown",
+    "shown_page",
     "signal_if",
     "sniff_format",
     "sourcemap",
@@ -1764,6 +1766,7 @@ if TYPE_CHECKING:
     from rea.records import Record as Record
     from rea.records import next_offset as next_offset
     from rea.records import page_of as page_of
+    from rea.records import shown_page as shown_page
     from rea.registry import Registry as Registry
     from rea.registry import default_registry as default_registry
     from rea.render import FORMAT_PROPERTY as FORMAT_PROPERTY

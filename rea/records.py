@@ -57,6 +57,13 @@ def next_offset(offset: int, shown: int, total: int) -> int | None:
     return end if end < total else None
 
 
+def shown_page(shown: Sequence[T], *, offset: int, limit: int, total: int) -> PageOf[T]:
+    """The ``PageOf`` page of ``shown``, the items already chosen from ``offset`` (at most ``limit``) of ``total``."""
+    return PageOf(
+        offset=offset, limit=limit, total=total, next_offset=next_offset(offset, len(shown), total), items=list(shown)
+    )
+
+
 def page_of(items: Sequence[T], offset: int, limit: int) -> PageOf[T]:
     """The page of ``items`` (the whole list) that starts at ``offset`` and holds at most ``limit``."""
     offset, limit = max(offset, 0), max(limit, 0)
