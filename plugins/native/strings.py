@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import heapq
 import itertools
 import re
 import time
@@ -49,15 +48,16 @@ class Strings(Sequence[StringItem]):
         """One region's strings (``section``), in address order."""
         at = len(self.sections)
         before = len(self.address)
-        address, encoding, offset, length = self.address, self.encoding, self.offset, self.length
-        for a, e, o, n in rows:
-            address.append(a)
-            encoding.append(e)
-            offset.append(o)
-            length.append(n)
-        if len(address) > before:
-            self.sections.append(section)
-            self.section.extend(itertools.repeat(at, len(address) - before))
+        columns = tuple(zip(*rows, strict=True))  # four columns, each appended at C speed
+        if not columns:
+            return
+        addresses, encodings, offsets, lengths = columns
+        self.address.extend(addresses)
+        self.encoding.extend(encodings)
+        self.offset.extend(offsets)
+        self.length.extend(lengths)
+        self.sections.append(section)
+        self.section.extend(itertools.repeat(at, len(self.address) - before))
 
     def __len__(self) -> int:
         return len(self.address)
@@ -128,7 +128,8 @@ def scan_strings(image: Image, limits: Limits, narrow: bool, tick: Callable[[str
             # The region is read in place (no copy of it), and its strings go straight into the columns: both
             # scans yield in address order, so a merge is the order (regions do not overlap: global order).
             with whole[lo:hi] as view:
-                out.add(r.name, heapq.merge(_runs(view, r, lo, limits.min_string_chars), _utf16(view, r, lo)))
+                # Each list ascends by address (strictly): sorting both is the merge of the two.
+                out.add(r.name, sorted(_runs(view, r, lo, limits.min_string_chars) + _utf16(view, r, lo)))
             image.release(lo, hi)
             if len(out) > limits.max_strings:
                 raise too_big("string count", limits.max_strings, resource="strings")
@@ -139,39 +140,48 @@ def scan_strings(image: Image, limits: Limits, narrow: bool, tick: Callable[[str
     return out
 
 
-def _runs(view: memoryview, r: Region, lo: int, min_chars: int) -> Iterator[_Row]:
+def _runs(view: memoryview, r: Region, lo: int, min_chars: int) -> list[_Row]:
     """ASCII and UTF-8 runs (a run that is not UTF-8 gives the plain runs inside it), by address."""
+    out: list[_Row] = []
+    add = out.append
+    base = r.start
     for m in _RUNS.finditer(view):
         raw = m.group(0)
+        at = m.start()
         if raw.isascii():
-            yield r.start + m.start(), _ASCII_CODE, lo + m.start(), len(raw)
+            add((base + at, _ASCII_CODE, lo + at, len(raw)))
             continue
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             text = ""
         if len(text) >= min_chars:
-            yield r.start + m.start(), _UTF8_CODE, lo + m.start(), len(raw)
+            add((base + at, _UTF8_CODE, lo + at, len(raw)))
             continue
         for sub in _ASCII.finditer(raw):  # not UTF-8: keep the plain runs inside it
-            at = m.start() + sub.start()
-            yield r.start + at, _ASCII_CODE, lo + at, len(sub.group(0))
+            add((base + at + sub.start(), _ASCII_CODE, lo + at + sub.start(), len(sub.group(0))))
+    return out
 
 
-def _utf16(view: memoryview, r: Region, lo: int) -> Iterator[_Row]:
-    """UTF-16LE runs at even offsets: printable low bytes over zero high bytes, found per byte lane (the high
-    bytes of a candidate run only are read)."""
+# A byte lane as a mask (1: the byte qualifies, 0: it does not): a printable low byte (``_ASCII``'s class), a zero
+# high byte.
+_PRINTABLE_LANE = bytes(1 if 0x20 <= b <= 0x7E or b in (0x09, 0x0A, 0x0D) else 0 for b in range(256))
+_ZERO_LANE = bytes([1] + [0] * 255)
+_UNITS = re.compile(rb"\x01{4,}")
+
+
+def _utf16(view: memoryview, r: Region, lo: int) -> list[_Row]:
+    """UTF-16LE runs at even offsets: at least four code units whose low byte is printable and whose high byte is
+    zero, found at C speed over the two byte lanes' masks (a low byte at the region's end has no high byte)."""
     low = bytes(view[0::2])
-    for m in _ASCII.finditer(low):
-        start, end = m.span()
-        high = bytes(view[2 * start + 1 : 2 * end : 2])
-        if high.count(0) == end - start:
-            yield r.start + 2 * start, _UTF16_CODE, lo + 2 * start, 2 * (end - start)
-            continue
-        for zeros in _ZEROS.finditer(high):  # only parts of the run have zero high bytes
-            for sub in _ASCII.finditer(low, start + zeros.start(), start + zeros.end()):
-                a, b = sub.span()
-                yield r.start + 2 * a, _UTF16_CODE, lo + 2 * a, 2 * (b - a)
+    if not low:
+        return []
+    width = len(low)
+    printable = int.from_bytes(low.translate(_PRINTABLE_LANE))
+    zero = int.from_bytes(bytes(view[1::2]).translate(_ZERO_LANE).ljust(width, b"\0"))
+    units = (printable & zero).to_bytes(width)
+    base = r.start
+    return [(base + 2 * a, _UTF16_CODE, lo + 2 * a, 2 * (b - a)) for a, b in (m.span() for m in _UNITS.finditer(units))]
 
 
 # -- in the parse worker (the second core) ------------------------------------------------------------
