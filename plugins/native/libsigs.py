@@ -404,6 +404,7 @@ def file_sha256(path: str) -> str:
 
 _DIGESTS: dict[tuple[str, int, int, int], str] = {}
 _LOCK = threading.Lock()
+_HASHING = threading.Lock()
 
 
 class LibraryDigest(msgspec.Struct, frozen=True, kw_only=True):
@@ -432,7 +433,13 @@ def library_sha256(path: str) -> str:
     key = (path, st.st_ino, st.st_size, st.st_mtime_ns)
     with _LOCK:
         known = _DIGESTS.get(key)
-    if known is None:
+    if known is not None:
+        return known
+    with _HASHING:  # one thread hashes a file (the server's prewarm, or an open), the others wait for its digest
+        with _LOCK:
+            known = _DIGESTS.get(key)
+        if known is not None:
+            return known
         cache = _cache()
         kept_key = _digest_key(path, st)
         kept = cache.load(kept_key, LibraryDigest) if cache is not None else None

@@ -289,13 +289,17 @@ class NativeProvider(AnalysisProvider):
         return worker
 
     def prewarm(self) -> None:
-        """Start the parse worker in the background (it imports LIEF as it starts) and return at once, so the
-        first open that parses does not wait for it."""
+        """Start the parse worker in the background (it imports LIEF as it starts) and hash the static libraries the
+        analysis profile names, and return at once, so the first open waits for neither."""
         threading.Thread(target=self._start_worker, name="rea-native-prewarm", daemon=True).start()
 
     def _start_worker(self) -> None:
         with contextlib.suppress(ReaError, OSError):  # the first open that needs the worker reports the failure
             self._started()
+        # Every open's analysis profile names the static libraries' digests: hashed here (hashlib leaves the GIL
+        # while the worker loads LIEF), once per server, not in the first open's time.
+        with contextlib.suppress(Exception):  # the open that needs them hashes again and reports what fails
+            _signature_profile()
 
     def _parse(self, target: Target, ctx: CallContext) -> Any:
         from rea_plugins.native.declared import host_arch
