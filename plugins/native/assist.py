@@ -13,6 +13,7 @@ from __future__ import annotations
 import array
 import bisect
 import hashlib
+import os
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
@@ -109,12 +110,35 @@ def changed() -> ReaError:
     return ReaError("artifact_changed", "the target's bytes are not the ones the server opened")
 
 
+# The digests the worker computed, by file stamp (path, device, inode, size, mtime, ctime), as rea.target knows a
+# file by its stamp: one open sends several jobs over the same bytes, and each hashed them again (a few of the 6.8 MB
+# of a python3.11 per job).
+_CHECKED: dict[tuple[str, int, int, int, int, int], str] = {}
+_MAX_CHECKED = 16
+
+
+def _stamp(path: str, fd: int) -> tuple[str, int, int, int, int, int]:
+    st = os.fstat(fd)
+    return (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def read_checked(path: str, sha256: str) -> bytes:
-    """The file's bytes as the worker reads them for a job, refused when they are not the server's (``sha256``)."""
+    """The file's bytes as the worker reads them for a job, refused when they are not the server's (``sha256``);
+    hashed once per version of the file (its stamp, unmoved while it was read)."""
     with open(path, "rb") as fh:
+        before = _stamp(path, fh.fileno())
         data = fh.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES or hashlib.sha256(data).hexdigest() != sha256:
+        after = _stamp(path, fh.fileno())
+    if len(data) > MAX_FILE_BYTES:
         raise changed()
+    if before == after and _CHECKED.get(after) == sha256:
+        return data
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise changed()
+    if before == after:
+        if len(_CHECKED) >= _MAX_CHECKED:
+            _CHECKED.clear()
+        _CHECKED[after] = sha256
     return data
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from rea import registry as registry_mod
 from rea.context import CallContext
+from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import result_of
 from tests.realcode import builds
@@ -166,3 +167,39 @@ def test_a_changed_file_is_refused_and_the_server_sweeps_the_tail(tmp_path: Path
         assist.route(msgspec.to_builtins(job), None)
     # A failed send leaves the job to the caller (None), never an exception in its thread.
     assert assist.Pending(lambda j: (_ for _ in ()).throw(OSError("gone")), job).result(lambda: None) is None
+
+
+def test_the_worker_hashes_a_file_once_per_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One open sends the worker several jobs over the same bytes: the file is hashed once per version (its stamp),
+    and a rewrite of the same size is refused all the same."""
+    import hashlib
+    import os
+    import time
+
+    from rea_plugins.native import assist
+
+    target = tmp_path / "program"
+    target.write_bytes(b"\x7fELF" + b"first" * 4000)
+    digest = hashlib.sha256(target.read_bytes()).hexdigest()
+    monkeypatch.setattr(assist, "_CHECKED", {})
+    assert assist.read_checked(str(target), digest) == target.read_bytes()
+
+    hashed: list[int] = []
+    real = hashlib.sha256
+
+    def counted(data: bytes = b"") -> Any:
+        hashed.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(assist.hashlib, "sha256", counted)
+    assert assist.read_checked(str(target), digest) == target.read_bytes()
+    assert hashed == []  # the same version: not hashed again
+
+    stamp = os.stat(target)
+    time.sleep(0.05)  # past the file system's timestamp granularity: the rewrite's ctime is another one
+    target.write_bytes(b"\x7fELF" + b"other" * 4000)  # the same size, its old mtime put back
+    os.utime(target, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    with pytest.raises(ReaError) as err:
+        assist.read_checked(str(target), digest)
+    assert err.value.code == "artifact_changed"
+    assert hashed  # the new version was hashed
