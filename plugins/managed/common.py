@@ -8,12 +8,13 @@ from typing import Any, TypeVar
 
 import msgspec
 from rea_plugins.managed import reader
-from rea_plugins.managed.model import Page, Selection
+from rea_plugins.managed.model import Selection
 
 from rea.plugin import (
     AnalysisProfile,
     Evidence,
     OperationResult,
+    PageOf,
     ProviderIdentity,
     ReaError,
     Target,
@@ -21,6 +22,7 @@ from rea.plugin import (
     invalid_request,
     issue,
     search,
+    shown_page,
 )
 from rea.plugin import __version__ as rea_version
 from rea.plugin import evidence as ev_mod
@@ -46,14 +48,14 @@ def window(args: dict[str, Any], name: str, default: int) -> tuple[int, int]:
     return int(args.get(f"{prefix}offset", 0)), min(int(args.get(f"{prefix}limit", default)), MAX_PAGE)
 
 
-def paged(items: Sequence[T], args: dict[str, Any], name: str, default: int) -> Page[T]:
+def paged(items: Sequence[T], args: dict[str, Any], name: str, default: int) -> PageOf[T]:
     offset, limit = window(args, name, default)
-    return Page(total=len(items), offset=offset, items=list(items[offset : offset + limit]))
+    return shown_page(items[offset : offset + limit], offset=offset, limit=limit, total=len(items))
 
 
-def page_of(items: Sequence[T], limits: dict[str, Any], default: int = 1000) -> Page[T]:
+def page_of(items: Sequence[T], limits: dict[str, Any], default: int = 1000) -> PageOf[T]:
     offset, limit = int(limits.get("offset", 0)), min(int(limits.get("limit", default)), MAX_PAGE)
-    return Page(total=len(items), offset=offset, items=list(items[offset : offset + limit]))
+    return shown_page(items[offset : offset + limit], offset=offset, limit=limit, total=len(items))
 
 
 def static_evidence(

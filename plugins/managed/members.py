@@ -15,12 +15,11 @@ from rea_plugins.managed.model import (
     MemberRefRecord,
     MembersResult,
     MethodRecord,
-    Page,
     TypeRecord,
 )
 from rea_plugins.managed.reader import Image, token_text
 
-from rea.plugin import Evidence, ToolCall
+from rea.plugin import Evidence, ToolCall, shown_page
 
 MAX_ANCHORS = 100_000
 MAX_BODY_BYTES = 1 << 24
@@ -152,9 +151,11 @@ def build(image: Image, args: dict[str, Any], ctx: Any) -> MembersResult:
         schema_version=SCHEMA_VERSION,
         assembly=image.assembly_name(),
         types=type_page,
-        fields=Page(total=len(field_rids), offset=foff, items=fields(image, field_rids[foff : foff + flim])),
-        methods=Page(total=len(method_rids), offset=moff, items=methods),
-        member_refs=Page(total=len(ref_rids), offset=roff, items=refs),
+        fields=shown_page(
+            fields(image, field_rids[foff : foff + flim]), offset=foff, limit=flim, total=len(field_rids)
+        ),
+        methods=shown_page(methods, offset=moff, limit=mlim, total=len(method_rids)),
+        member_refs=shown_page(refs, offset=roff, limit=rlim, total=len(ref_rids)),
         edges=common.paged(edges, args, "edge", 50),
         selection=chosen,
     )

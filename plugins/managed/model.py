@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal
 
 import msgspec
 
-from rea.plugin import Picture
+from rea.plugin import PageOf, Picture, Record
 
 SCHEMA_VERSION = 1
 ARTIFACT_OPERATION = "inspect_managed_artifact"
@@ -20,22 +20,13 @@ STRINGS_OPERATION = "search_managed_strings"
 REFERENCES_OPERATION = "managed_references_to"
 METHOD_OPERATION = "inspect_managed_method"
 
-T = TypeVar("T")
+
+class Strict(Record, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A Record that decodes only with its own fields: compare and verify read earlier results back
+    (``common.load``), and a key this rea does not know is another rea's result, refused."""
 
 
-class _R(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
-    pass
-
-
-class Page(_R, Generic[T], frozen=True):
-    """One page of a collection: ``total`` items exist, ``items`` start at ``offset``."""
-
-    total: int
-    offset: int
-    items: list[T]
-
-
-class Selection(_R, frozen=True):
+class Selection(Strict, frozen=True, kw_only=True):
     """What a listing or search was narrowed to: a name pattern (substring or RE2) and a namespace prefix."""
 
     pattern: str | None = None
@@ -47,7 +38,7 @@ class Selection(_R, frozen=True):
 # -- inspect_managed_artifact -------------------------------------------------------------------------------
 
 
-class Identity(_R, frozen=True):
+class Identity(Strict, frozen=True, kw_only=True):
     name: str
     version: str
     culture: str
@@ -55,13 +46,13 @@ class Identity(_R, frozen=True):
     flags: list[str]
 
 
-class Runtime(_R, frozen=True):
+class Runtime(Strict, frozen=True, kw_only=True):
     metadata_version: str
     cli_header_version: str
     target_framework: str | None
 
 
-class CliFlags(_R, frozen=True):
+class CliFlags(Strict, frozen=True, kw_only=True):
     il_only: bool
     requires_32bit: bool
     prefers_32bit: bool
@@ -69,7 +60,7 @@ class CliFlags(_R, frozen=True):
     native_entry_point: bool
 
 
-class Reference(_R, frozen=True):
+class Reference(Strict, frozen=True, kw_only=True):
     kind: Literal["assembly", "module"]
     name: str
     version: str | None = None
@@ -77,7 +68,7 @@ class Reference(_R, frozen=True):
     public_key_token: str | None = None
 
 
-class Resource(_R, frozen=True):
+class Resource(Strict, frozen=True, kw_only=True):
     name: str
     visibility: Literal["public", "private"]
     location: Literal["embedded", "linked"]
@@ -85,7 +76,7 @@ class Resource(_R, frozen=True):
     sha256: str | None
 
 
-class Attribute(_R, frozen=True):
+class Attribute(Strict, frozen=True, kw_only=True):
     parent: str
     type: str
     # An enum argument reads {"enum": type, "value": n, "name": member (where the enum is defined here)}.
@@ -94,7 +85,7 @@ class Attribute(_R, frozen=True):
     named: dict[str, Any] | None
 
 
-class ArtifactResult(_R, frozen=True):
+class ArtifactResult(Strict, frozen=True, kw_only=True):
     schema_version: int
     identity: Identity | None
     module: str
@@ -103,15 +94,15 @@ class ArtifactResult(_R, frozen=True):
     cli_flags: CliFlags
     entry_point: str | None
     tables: dict[str, int]
-    references: Page[Reference]
-    resources: Page[Resource]
-    attributes: Page[Attribute]
+    references: PageOf[Reference]
+    resources: PageOf[Resource]
+    attributes: PageOf[Attribute]
 
 
 # -- inspect_managed_members --------------------------------------------------------------------------------
 
 
-class TypeRecord(_R, frozen=True):
+class TypeRecord(Strict, frozen=True, kw_only=True):
     """A TypeDef; what it does not have (a base, interfaces, an enclosing type, generic parameters) is left out."""
 
     token: str
@@ -123,7 +114,7 @@ class TypeRecord(_R, frozen=True):
     generic_parameters: list[str] = []
 
 
-class FieldRecord(_R, frozen=True):
+class FieldRecord(Strict, frozen=True, kw_only=True):
     token: str
     key: str
     field_type: str
@@ -132,13 +123,13 @@ class FieldRecord(_R, frozen=True):
     constant: bool | int | float | str | msgspec.UnsetType | None = msgspec.UNSET
 
 
-class Instruction(_R, frozen=True):
+class Instruction(Strict, frozen=True, kw_only=True):
     offset: int
     opcode: str
     operand: str | None
 
 
-class MethodRecord(_R, frozen=True):
+class MethodRecord(Strict, frozen=True, kw_only=True):
     """``key`` (type::name(parameter types)) identifies the method across builds; tokens may move."""
 
     token: str
@@ -155,27 +146,27 @@ class MethodRecord(_R, frozen=True):
     instructions: list[Instruction] = []
 
 
-class MemberRefRecord(_R, frozen=True):
+class MemberRefRecord(Strict, frozen=True, kw_only=True):
     token: str
     key: str
     signature: str
 
 
-class CallEdge(_R, frozen=True):
+class CallEdge(Strict, frozen=True, kw_only=True):
     caller: str
     callee: str
     opcode: str
     offset: int
 
 
-class MembersResult(_R, frozen=True):
+class MembersResult(Strict, frozen=True, kw_only=True):
     schema_version: int
     assembly: str
-    types: Page[TypeRecord]
-    fields: Page[FieldRecord]
-    methods: Page[MethodRecord]
-    member_refs: Page[MemberRefRecord]
-    edges: Page[CallEdge]
+    types: PageOf[TypeRecord]
+    fields: PageOf[FieldRecord]
+    methods: PageOf[MethodRecord]
+    member_refs: PageOf[MemberRefRecord]
+    edges: PageOf[CallEdge]
     # Present when the listing was narrowed: every total counts the members that match it.
     selection: Selection | None = None
 
@@ -183,14 +174,14 @@ class MembersResult(_R, frozen=True):
 # -- search_managed_strings --------------------------------------------------------------------------------
 
 
-class Site(_R, frozen=True):
+class Site(Strict, frozen=True, kw_only=True):
     """An IL instruction: the method it is in and its offset in the method's IL."""
 
     method: str
     offset: int
 
 
-class UserString(_R, frozen=True):
+class UserString(Strict, frozen=True, kw_only=True):
     """A #US heap literal: ``loads`` ldstr instructions load it, the first of them listed in ``sites``."""
 
     token: str
@@ -201,13 +192,13 @@ class UserString(_R, frozen=True):
     truncated: bool = False
 
 
-class StringsResult(_R, frozen=True):
+class StringsResult(Strict, frozen=True, kw_only=True):
     schema_version: int
     assembly: str
     heap_strings: int
     scanned_methods: int
     undecoded_methods: int
-    strings: Page[UserString]
+    strings: PageOf[UserString]
     selection: Selection | None = None
 
 
@@ -218,7 +209,7 @@ ReferenceKind = Literal[
 ]
 
 
-class ReferenceSite(_R, frozen=True):
+class ReferenceSite(Strict, frozen=True, kw_only=True):
     """One instruction that names the member or type asked about (``target``: what it names exactly)."""
 
     method: str
@@ -228,25 +219,25 @@ class ReferenceSite(_R, frozen=True):
     target: str
 
 
-class ReferencesResult(_R, frozen=True):
+class ReferencesResult(Strict, frozen=True, kw_only=True):
     schema_version: int
     assembly: str
     query: str
     mode: Literal["name", "literal", "regex"]
     # What the query matched (member and type names as the IL names them), and how many there are.
-    matched: Page[str]
+    matched: PageOf[str]
     # References by kind, and how many distinct methods make them (over every page).
     counts: dict[str, int]
     methods: int
     scanned_methods: int
     undecoded_methods: int
-    references: Page[ReferenceSite]
+    references: PageOf[ReferenceSite]
 
 
 # -- inspect_managed_method --------------------------------------------------------------------------------
 
 
-class Handler(_R, frozen=True):
+class Handler(Strict, frozen=True, kw_only=True):
     kind: Literal["catch", "filter", "finally", "fault"]
     try_start: int
     try_end: int
@@ -255,7 +246,7 @@ class Handler(_R, frozen=True):
     catch_type: str | None = None
 
 
-class MethodView(_R, frozen=True):
+class MethodView(Strict, frozen=True, kw_only=True):
     """One method as text: ``language`` il (names resolved) unless a decompiler ran (then csharp)."""
 
     schema_version: int
@@ -281,7 +272,7 @@ class MethodView(_R, frozen=True):
 # -- inspect_managed_native_boundaries ----------------------------------------------------------------------
 
 
-class NativeImport(_R, frozen=True):
+class NativeImport(Strict, frozen=True, kw_only=True):
     method: str
     token: str
     declared_by: Literal["DllImport", "LibraryImport"]
@@ -292,12 +283,12 @@ class NativeImport(_R, frozen=True):
     set_last_error: bool | None
 
 
-class ModuleRefRecord(_R, frozen=True):
+class ModuleRefRecord(Strict, frozen=True, kw_only=True):
     name: str
     imports: int
 
 
-class Crossing(_R, frozen=True):
+class Crossing(Strict, frozen=True, kw_only=True):
     """A call site that reaches native code without a declaration: function pointers and their delegates."""
 
     method: str
@@ -306,18 +297,18 @@ class Crossing(_R, frozen=True):
     target: str
 
 
-class MixedMode(_R, frozen=True):
+class MixedMode(Strict, frozen=True, kw_only=True):
     native_code: bool
     vtable_fixups: bool
     pe_imports: list[str]
 
 
-class BoundariesResult(_R, frozen=True):
+class BoundariesResult(Strict, frozen=True, kw_only=True):
     schema_version: int
     assembly: str
-    imports: Page[NativeImport]
-    module_refs: Page[ModuleRefRecord]
-    implementations: Page[Crossing]
+    imports: PageOf[NativeImport]
+    module_refs: PageOf[ModuleRefRecord]
+    implementations: PageOf[Crossing]
     mixed_mode: MixedMode
     # Present when the imports and call sites listed were narrowed (module_refs count every import).
     selection: Selection | None = None
@@ -329,7 +320,7 @@ class BoundariesResult(_R, frozen=True):
 ChangeKind = Literal["body", "signature", "flags", "field-type", "constant", "base", "interfaces"]
 
 
-class MemberChange(_R, frozen=True):
+class MemberChange(Strict, frozen=True):
     """A member matched by signature in both versions whose meaning changed (token renumbering alone is not a
     change: see ``tokens_only``). ``detail`` says what: ``constant: 10 -> 20``, or the IL lines that differ
     (``-IL_0002: mul`` / ``+IL_0002: add``)."""
@@ -341,7 +332,7 @@ class MemberChange(_R, frozen=True):
     detail: list[str] = []
 
 
-class CompareCounts(_R, frozen=True):
+class CompareCounts(Strict, frozen=True, kw_only=True):
     added: int
     removed: int
     changed: int
@@ -349,7 +340,7 @@ class CompareCounts(_R, frozen=True):
     tokens_only: int
 
 
-class Version(_R, frozen=True):
+class Version(Strict, frozen=True, kw_only=True):
     """One side of a comparison: the assembly's name and version, and the file's digest."""
 
     assembly: str
@@ -358,15 +349,15 @@ class Version(_R, frozen=True):
     file: str | None = None
 
 
-class CompareResult(_R, frozen=True):
+class CompareResult(Strict, frozen=True, kw_only=True):
     schema_version: int
     complete: bool
     counts: CompareCounts
-    added: Page[str]
-    removed: Page[str]
-    changed: Page[MemberChange]
+    added: PageOf[str]
+    removed: PageOf[str]
+    changed: PageOf[MemberChange]
     # Methods whose IL bytes differ only in the metadata tokens they hold (the same members, renumbered).
-    tokens_only: Page[str]
+    tokens_only: PageOf[str]
     left: Version | None = None
     right: Version | None = None
 
@@ -377,7 +368,7 @@ class CompareResult(_R, frozen=True):
 Status = Literal["resolved", "missing", "unknown"]
 
 
-class ImportVerdict(_R, frozen=True):
+class ImportVerdict(Strict, frozen=True, kw_only=True):
     method: str
     module: str
     entry_point: str
@@ -386,22 +377,22 @@ class ImportVerdict(_R, frozen=True):
     evidence_id: str | None
 
 
-class VerdictCounts(_R, frozen=True):
+class VerdictCounts(Strict, frozen=True, kw_only=True):
     resolved: int
     missing: int
     unknown: int
 
 
-class VerifyResult(_R, frozen=True):
+class VerifyResult(Strict, frozen=True, kw_only=True):
     schema_version: int
     counts: VerdictCounts
-    imports: Page[ImportVerdict]
+    imports: PageOf[ImportVerdict]
 
 
 # -- project_managed_application_graph ----------------------------------------------------------------------
 
 
-class GraphNode(_R, frozen=True):
+class GraphNode(Strict, frozen=True, kw_only=True):
     node_id: str
     kind: Literal["assembly", "native-library", "resource", "unresolved-assembly", "unresolved-native"]
     path: str | None
@@ -411,13 +402,13 @@ class GraphNode(_R, frozen=True):
     main: bool = False
 
 
-class GraphEdge(_R, frozen=True):
+class GraphEdge(Strict, frozen=True, kw_only=True):
     source: str
     target: str
     kind: Literal["references", "p-invokes", "embeds"]
 
 
-class GraphResult(_R, frozen=True):
+class GraphResult(Strict, frozen=True, kw_only=True):
     schema_version: int
     root_sha256: str
     graph_sha256: str
@@ -436,7 +427,7 @@ class GraphResult(_R, frozen=True):
 Link = Literal["matched", "il-mismatch", "unknown-method"]
 
 
-class ReconstructedMethod(_R, frozen=True):
+class ReconstructedMethod(Strict, frozen=True, kw_only=True):
     token: str
     key: str | None
     il_sha256: str | None
@@ -445,12 +436,12 @@ class ReconstructedMethod(_R, frozen=True):
     csharp: str
 
 
-class Decompiler(_R, frozen=True):
+class Decompiler(Strict, frozen=True, kw_only=True):
     name: str
     version: str
 
 
-class ReconstructionResult(_R, frozen=True):
+class ReconstructionResult(Strict, frozen=True, kw_only=True):
     schema_version: int
     decompiler: Decompiler
     members_evidence_id: str

@@ -15,14 +15,13 @@ from rea_plugins.managed import common, sites
 from rea_plugins.managed.model import (
     REFERENCES_OPERATION,
     SCHEMA_VERSION,
-    Page,
     ReferenceSite,
     ReferencesResult,
     Selection,
 )
 from rea_plugins.managed.reader import Image
 
-from rea.plugin import Evidence, ToolCall, search
+from rea.plugin import Evidence, ToolCall, search, shown_page
 
 DEFAULT_LIMIT = 50
 MATCHED_LISTED = 20
@@ -181,17 +180,18 @@ def _collect(
         assembly=image.assembly_name(),
         query=query,
         mode=mode,  # type: ignore[arg-type]
-        matched=Page(total=len(matched), offset=0, items=matched[:MATCHED_LISTED]),
+        matched=shown_page(matched[:MATCHED_LISTED], offset=0, limit=MATCHED_LISTED, total=len(matched)),
         counts=dict(sorted(counts.items())),
         methods=len({row[0] for row in rows}),
         scanned_methods=found.scanned,
         undecoded_methods=found.undecoded,
-        references=Page(
-            total=len(rows),
-            offset=offset,
-            items=[
+        references=shown_page(
+            [
                 ReferenceSite(method=m, offset=at, opcode=op, kind=k, target=t)  # type: ignore[arg-type]
                 for m, at, op, k, t in rows[offset : offset + limit]
             ],
+            offset=offset,
+            limit=limit,
+            total=len(rows),
         ),
     )

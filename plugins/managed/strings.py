@@ -6,7 +6,6 @@ from rea_plugins.managed import common, sites
 from rea_plugins.managed.model import (
     SCHEMA_VERSION,
     STRINGS_OPERATION,
-    Page,
     Selection,
     Site,
     StringsResult,
@@ -14,7 +13,7 @@ from rea_plugins.managed.model import (
 )
 from rea_plugins.managed.reader import token_text
 
-from rea.plugin import Evidence, ToolCall, search
+from rea.plugin import Evidence, ToolCall, search, shown_page
 
 DEFAULT_LIMIT = 50
 DEFAULT_SITES = 5
@@ -67,7 +66,7 @@ def handle(call: ToolCall) -> Evidence:
             heap_strings=len(heap),
             scanned_methods=found.scanned,
             undecoded_methods=found.undecoded,
-            strings=Page(total=len(chosen_rows), offset=start, items=items),
+            strings=shown_page(items, offset=start, limit=limit, total=len(chosen_rows)),
             selection=chosen,
         )
     limitations = []
