@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import msgspec
-from rea_plugins.investigation.model import Judgement, Page
+from rea_plugins.investigation.model import Judgement
 
-from rea.plugin import Evidence, ProviderIdentity, ToolCall, invalid_request, issue
+from rea.plugin import Evidence, PageOf, ProviderIdentity, ToolCall, invalid_request, issue, shown_page
 from rea.plugin import __version__ as rea_version
 from rea.plugin import evidence as ev_mod
 
@@ -25,10 +25,10 @@ CONTRADICTED_WORDS = frozenset(
 VERDICT_KEYS = ("verdict", "status", "outcome", "result")
 
 
-def page(items: Sequence[T], args: dict[str, Any]) -> Page[T]:
+def page(items: Sequence[T], args: dict[str, Any]) -> PageOf[T]:
     offset = int(args.get("offset", 0))
     limit = min(int(args.get("limit", DEFAULT_LIMIT)), MAX_LIMIT)
-    return Page(total=len(items), offset=offset, items=list(items[offset : offset + limit]))
+    return shown_page(items[offset : offset + limit], offset=offset, limit=limit, total=len(items))
 
 
 def resolve_all(call: ToolCall, key: str) -> list[Evidence]:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Generic, Literal, TypeVar
+from typing import Literal
 
-import msgspec
+from rea.plugin import PageOf, Record, UnknownRevision
 
-from rea.plugin import UnknownRevision
-
-T = TypeVar("T")
 SCHEMA_VERSION = 1
 LEDGER_SCHEMA = "ReconstructionObligationLedger/v1"
 
@@ -16,34 +13,24 @@ LEDGER_SCHEMA = "ReconstructionObligationLedger/v1"
 Judgement = Literal["complete", "contradicted", "unknown"]
 
 
-class _S(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    pass
-
-
-class Page(_S, Generic[T], frozen=True):
-    total: int
-    offset: int
-    items: list[T]
-
-
 # -- unknowns --------------------------------------------------------------------------------------------------
 
 
-class UnknownResult(_S, frozen=True):
+class UnknownResult(Record, frozen=True, kw_only=True):
     """record_unknown / update_unknown: the new head and the target registry's revision."""
 
     unknown: UnknownRevision
     registry_revision: str | None
 
 
-class UnknownList(_S, frozen=True):
+class UnknownList(Record, frozen=True, kw_only=True):
     """list_unknowns: heads matching the filters, sorted by severity then id."""
 
     targets: list[str]
-    heads: Page[UnknownRevision]
+    heads: PageOf[UnknownRevision]
 
 
-class EvidenceCheck(_S, frozen=True):
+class EvidenceCheck(Record, frozen=True, kw_only=True):
     evidence_id: str
     present: bool
     same_target: bool
@@ -54,7 +41,7 @@ class EvidenceCheck(_S, frozen=True):
     meets_environment: bool
 
 
-class UnknownVerification(_S, frozen=True):
+class UnknownVerification(Record, frozen=True, kw_only=True):
     unknown_id: str
     revision: int
     status: str
@@ -66,12 +53,13 @@ class UnknownVerification(_S, frozen=True):
 # -- reconstruction -----------------------------------------------------------------------------------------
 
 
-class Review(_S, frozen=True):
+class Review(Record, frozen=True, kw_only=True, omit_defaults=False):
+    # An empty note is part of the answer (it always was): the one shape here that keeps its defaults.
     status: Literal["accepted", "waived", "disputed"]
     note: str = ""
 
 
-class Obligation(_S, frozen=True):
+class Obligation(Record, frozen=True, kw_only=True):
     obligation_id: str
     kind: Literal["behaviour", "structure"]
     subject: str
@@ -81,21 +69,21 @@ class Obligation(_S, frozen=True):
     review: Review | None
 
 
-class ObligationLedger(_S, frozen=True):
+class ObligationLedger(Record, frozen=True, kw_only=True):
     schema: str
     bundle_record_ids_digest: str
     ledger_digest: str
     stale_reviews: list[str]
-    obligations: Page[Obligation]
+    obligations: PageOf[Obligation]
 
 
-class ObligationCoverage(_S, frozen=True):
+class ObligationCoverage(Record, frozen=True, kw_only=True):
     obligation_id: str
     state: Literal["complete", "contradicted", "unknown", "uncovered", "waived"]
     comparison_evidence_ids: list[str]
 
 
-class CoverageCounts(_S, frozen=True):
+class CoverageCounts(Record, frozen=True, kw_only=True):
     complete: int
     contradicted: int
     unknown: int
@@ -103,61 +91,61 @@ class CoverageCounts(_S, frozen=True):
     waived: int
 
 
-class CoverageResult(_S, frozen=True):
+class CoverageResult(Record, frozen=True, kw_only=True):
     ledger_digest: str
     coverage_digest: str
     counts: CoverageCounts
-    obligations: Page[ObligationCoverage]
+    obligations: PageOf[ObligationCoverage]
 
 
-class ClaimResult(_S, frozen=True):
+class ClaimResult(Record, frozen=True, kw_only=True):
     claim_id: str
     kind: Literal["behavioural", "structural"]
     state: Judgement
     comparison_evidence_ids: list[str]
 
 
-class ReconstructionVerification(_S, frozen=True):
+class ReconstructionVerification(Record, frozen=True, kw_only=True):
     verdict: Literal["pass", "fail", "unknown"]
     claim_count: int
     counts: dict[str, int]
-    claims: Page[ClaimResult]
+    claims: PageOf[ClaimResult]
 
 
-class PathStep(_S, frozen=True):
+class PathStep(Record, frozen=True, kw_only=True):
     address: str
     name: str | None
     evidence_id: str
 
 
-class CallPath(_S, frozen=True):
+class CallPath(Record, frozen=True, kw_only=True):
     length: int
     steps: list[PathStep]
 
 
-class CallPaths(_S, frozen=True):
+class CallPaths(Record, frozen=True, kw_only=True):
     start: str
     goal: str
     complete: bool
     unanalysed_callees: list[str]
-    paths: Page[CallPath]
+    paths: PageOf[CallPath]
 
 
 # -- across versions ------------------------------------------------------------------------------------------
 
 
-class BundleSide(_S, frozen=True):
+class BundleSide(Record, frozen=True, kw_only=True):
     record_count: int
     record_ids_digest: str
 
 
-class Membership(_S, frozen=True):
+class Membership(Record, frozen=True, kw_only=True):
     shared: int
     left_only: int
     right_only: int
 
 
-class PairedObservation(_S, frozen=True):
+class PairedObservation(Record, frozen=True, kw_only=True):
     operation: str
     subject: str
     status: Literal["same", "changed", "left-only", "right-only"]
@@ -165,22 +153,22 @@ class PairedObservation(_S, frozen=True):
     right_evidence_id: str | None
 
 
-class UnknownHistoryDelta(_S, frozen=True):
+class UnknownHistoryDelta(Record, frozen=True, kw_only=True):
     unknown_id: str
     left_revision: int | None
     right_revision: int | None
     relation: Literal["same", "extended", "diverged", "left-only", "right-only"]
 
 
-class BundleComparison(_S, frozen=True):
+class BundleComparison(Record, frozen=True, kw_only=True):
     left: BundleSide
     right: BundleSide
     membership: Membership
-    observations: Page[PairedObservation]
+    observations: PageOf[PairedObservation]
     unknowns: list[UnknownHistoryDelta]
 
 
-class ChangedBehavior(_S, frozen=True):
+class ChangedBehavior(Record, frozen=True, kw_only=True):
     subject: str
     operation: str
     change: Literal["changed", "unknown"]
@@ -188,13 +176,13 @@ class ChangedBehavior(_S, frozen=True):
     evidence_id: str
 
 
-class ChangedBehaviors(_S, frozen=True):
+class ChangedBehaviors(Record, frozen=True, kw_only=True):
     comparison_count: int
     unchanged_count: int
-    behaviors: Page[ChangedBehavior]
+    behaviors: PageOf[ChangedBehavior]
 
 
-class HypothesisJudgement(_S, frozen=True):
+class HypothesisJudgement(Record, frozen=True, kw_only=True):
     hypothesis_id: str
     static_evidence_id: str
     runtime_evidence_id: str
@@ -204,6 +192,6 @@ class HypothesisJudgement(_S, frozen=True):
     judgement: Literal["supported", "contradicted", "unknown"]
 
 
-class Correlation(_S, frozen=True):
+class Correlation(Record, frozen=True, kw_only=True):
     counts: dict[str, int]
-    hypotheses: Page[HypothesisJudgement]
+    hypotheses: PageOf[HypothesisJudgement]

@@ -57,7 +57,7 @@ def test_record_update_list_and_the_revision_chain(session: Session, store_dir: 
     assert [h["unknown_id"] for h in listed["heads"]["items"]] == [uid] and listed["heads"]["total"] == 1
     assert result_of(session, "list_unknowns", {"severity": "low"})["heads"]["total"] == 0
     paged = result_of(session, "list_unknowns", {"offset": 1, "limit": 5})
-    assert paged["heads"] == {"total": 1, "offset": 1, "items": []}
+    assert paged["heads"] == {"total": 1, "offset": 1, "limit": 5, "next_offset": None, "items": []}
     # On disk: one canonical document per target, beside the annotations.
     sha = session.require_target().sha256
     assert (store_dir / f"{sha}.unknowns.json").is_file()
