@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-import msgspec
+from rea.plugin import Paged, Record
 
 RuntimeKind = Literal["node", "electron-main", "electron-preload", "electron-renderer"]
 # Where a parsed script came from: the application (a file inside allowed_file_roots, or an allowed origin), the
@@ -12,16 +12,12 @@ RuntimeKind = Literal["node", "electron-main", "electron-preload", "electron-ren
 ScriptScope = Literal["application", "runtime-internal", "outside-scope"]
 
 
-class _R(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    pass
-
-
-class RuntimeVersion(_R, frozen=True):
+class RuntimeVersion(Record, frozen=True, kw_only=True):
     product: str
     protocol_version: str
 
 
-class RuntimeTarget(_R, frozen=True):
+class RuntimeTarget(Record, frozen=True, kw_only=True):
     target_id: str
     type: str
     title: str
@@ -30,13 +26,13 @@ class RuntimeTarget(_R, frozen=True):
     file_path: str | None
 
 
-class RuntimeExcluded(_R, frozen=True):
+class RuntimeExcluded(Record, frozen=True, kw_only=True):
     outside_file_roots: int
     disallowed_origin: int
     unsupported_url: int
 
 
-class RuntimeTargetList(_R, frozen=True):
+class RuntimeTargetList(Record, frozen=True, kw_only=True):
     """list_javascript_runtime_targets: the inspector's debuggable targets within the request's scope, paged."""
 
     schema_version: int
@@ -53,7 +49,7 @@ class RuntimeTargetList(_R, frozen=True):
     limitations: list[str]
 
 
-class ParsedScript(_R, frozen=True):
+class ParsedScript(Record, frozen=True, kw_only=True):
     script_id: str
     url: str
     # The script's file, for a file:// URL inside allowed_file_roots.
@@ -68,7 +64,7 @@ class ParsedScript(_R, frozen=True):
     source_map_url: str | None
 
 
-class ExecutionContext(_R, frozen=True):
+class ExecutionContext(Record, frozen=True, kw_only=True):
     context_id: int
     name: str
     origin: str
@@ -76,7 +72,7 @@ class ExecutionContext(_R, frozen=True):
     aux_type: str | None
 
 
-class RuntimeConsoleEvent(_R, frozen=True):
+class RuntimeConsoleEvent(Record, frozen=True, kw_only=True):
     level: str
     text: str | None
     url: str | None
@@ -84,7 +80,7 @@ class RuntimeConsoleEvent(_R, frozen=True):
     column: int | None
 
 
-class RuntimeException(_R, frozen=True):
+class RuntimeException(Record, frozen=True, kw_only=True):
     text: str
     description: str | None
     url: str | None
@@ -92,7 +88,7 @@ class RuntimeException(_R, frozen=True):
     column: int | None
 
 
-class ScriptCounts(_R, frozen=True):
+class ScriptCounts(Record, frozen=True, kw_only=True):
     application: int
     runtime_internal: int
     outside_scope: int
@@ -100,7 +96,7 @@ class ScriptCounts(_R, frozen=True):
     source_bytes: int
 
 
-class RuntimeObservation(_R, frozen=True):
+class RuntimeObservation(Record, frozen=True, kw_only=True):
     """observe_javascript_runtime: what a V8 inspector target parsed, logged and threw during a bounded window."""
 
     schema_version: int
@@ -123,7 +119,7 @@ class RuntimeObservation(_R, frozen=True):
     limitations: list[str]
 
 
-class RuntimeObservationSummary(_R, frozen=True):
+class RuntimeObservationSummary(Record, frozen=True, kw_only=True):
     """observe_javascript_runtime's default answer: the counts and one page of the scripts; the complete observation
     is retained as ``complete_evidence_id`` (reconcile_javascript_runtime takes either)."""
 
@@ -150,7 +146,8 @@ MatchKind = Literal["content-hash", "source-map"]
 UnknownReason = Literal["no-static-module", "content-differs", "not-hashed"]
 
 
-class LoadedKnown(_R, frozen=True):
+class LoadedKnown(Record, frozen=True, kw_only=True, omit_defaults=False):
+    # Its empty default is part of the answer (it always was), so defaults are not omitted here.
     url: str
     script_id: str
     runtime_kind: RuntimeKind
@@ -161,7 +158,8 @@ class LoadedKnown(_R, frozen=True):
     mapped_modules: list[str] = []
 
 
-class LoadedUnknown(_R, frozen=True):
+class LoadedUnknown(Record, frozen=True, kw_only=True, omit_defaults=False):
+    # Its empty default is part of the answer (it always was), so defaults are not omitted here.
     url: str
     script_id: str
     runtime_kind: RuntimeKind
@@ -171,13 +169,13 @@ class LoadedUnknown(_R, frozen=True):
     same_path_module: str | None = None
 
 
-class NeverLoaded(_R, frozen=True):
+class NeverLoaded(Record, frozen=True, kw_only=True):
     module: str
     module_path: str
     kind: str
 
 
-class ReconcileCounts(_R, frozen=True):
+class ReconcileCounts(Record, frozen=True, kw_only=True):
     runtime_scripts: int
     static_modules: int
     loaded_and_known: int
@@ -185,13 +183,11 @@ class ReconcileCounts(_R, frozen=True):
     known_but_never_loaded: int
 
 
-class ReconcilePage(_R, frozen=True):
-    offset: int
-    limit: int
-    next_offset: int | None
+class ReconcilePage(Paged, frozen=True, kw_only=True):
+    """One window over the three lists at once: ``total`` is the longest list's length."""
 
 
-class RuntimeReconciliation(_R, frozen=True):
+class RuntimeReconciliation(Record, frozen=True, kw_only=True):
     """reconcile_javascript_runtime: runtime scripts joined to static application modules by content and source map."""
 
     schema_version: int

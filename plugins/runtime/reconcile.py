@@ -259,7 +259,7 @@ def reconcile(call: ToolCall) -> tuple[RuntimeReconciliation, list[str]]:
             loaded_but_unknown=len(unknown),
             known_but_never_loaded=len(never),
         ),
-        page=ReconcilePage(offset=offset, limit=limit, next_offset=end if end < longest else None),
+        page=ReconcilePage(offset=offset, limit=limit, total=longest, next_offset=end if end < longest else None),
         loaded_and_known=known[offset:end],
         loaded_but_unknown=unknown[offset:end],
         known_but_never_loaded=never[offset:end],
