@@ -259,19 +259,21 @@ def compare_versions(call: ToolCall) -> Evidence:
         counts[status] += 1
         if via == "content":
             counts["moved"] += 1
-        entry = MatchedModule(
-            left=a.node_id,
-            right=b.node_id,
-            path=b.path,
-            matched_by=via,
-            status=status,
-            left_sha256=a.sha256,
-            right_sha256=b.sha256,
+        differences = None if status == "unchanged" else _module_diff(a, b, left.index, right.index)
+        if differences is not None:
+            renames += differences.functions_renamed_total
+        matched.append(
+            MatchedModule(
+                left=a.node_id,
+                right=b.node_id,
+                path=b.path,
+                matched_by=via,
+                status=status,
+                left_sha256=a.sha256,
+                right_sha256=b.sha256,
+                differences=differences,
+            )
         )
-        if status != "unchanged":
-            entry.differences = _module_diff(a, b, left.index, right.index)
-            renames += entry.differences.functions_renamed_total
-        matched.append(entry)
     # What changed is listed (paged); a module unchanged in place is counted, listed only on request.
     listed = [m for m in matched if include_unchanged or m.status != "unchanged" or m.matched_by == "content"]
     page = listed[offset : offset + limit]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import msgspec
+from rea.plugin import Record
 
 SCHEMA_VERSION = 1
 OPERATION = "analyze_javascript_application"
@@ -27,7 +27,9 @@ Integrity = Literal["verified", "contradicted", "not-declared"]
 # gc=False: a graph holds about 500,000 records and none can be part of a cycle (they hold strings, numbers, lists
 # and dicts of values, and other records): the cycle collector need not track them (16 bytes each; 11 MiB on the npm
 # tree).
-class _Record(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, gc=False):
+# A Record that keeps its defaults on the wire (every field of a graph record is in its answer) and decodes only
+# with its own fields (an application graph is read back from Evidence, appgraph.py).
+class _Record(Record, frozen=True, kw_only=True, omit_defaults=False, forbid_unknown_fields=True, gc=False):
     pass
 
 

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
+from rea.plugin import Record
 
 
-class _R(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    pass
-
-
-class RecoveredModule(_R, frozen=True):
+class RecoveredModule(Record, frozen=True, kw_only=True):
     # Relative to output_directory.
     path: str
     sha256: str
@@ -21,13 +17,13 @@ class RecoveredModule(_R, frozen=True):
     extraction: str | None
 
 
-class Unbundler(_R, frozen=True):
+class Unbundler(Record, frozen=True, kw_only=True):
     name: str
     version: str | None
     executable: str
 
 
-class RecoveredSources(_R, frozen=True):
+class RecoveredSources(Record, frozen=True, kw_only=True):
     """recover_javascript_sources: the modules an unbundler recovered, each linked to its bytes in the bundle."""
 
     schema_version: int

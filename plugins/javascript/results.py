@@ -14,14 +14,10 @@ from rea_plugins.javascript.model import (
     ReturnSite,
 )
 
-from rea.plugin import Picture
+from rea.plugin import Picture, Record
 
 
-class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
-    pass
-
-
-class GraphEdge(msgspec.Struct, kw_only=True, rename={"source": "from", "target": "to"}):
+class GraphEdge(Record, frozen=True, kw_only=True, rename={"source": "from", "target": "to"}):
     """An edge between two nodes of the trace: an import kind, ``defines``, ``calls`` or ``closure``."""
 
     source: str
@@ -31,13 +27,13 @@ class GraphEdge(msgspec.Struct, kw_only=True, rename={"source": "from", "target"
     label: str
 
 
-class Seed(_S):
+class Seed(Record, frozen=True, kw_only=True):
     kind: Literal["module", "string", "symbol"]
     value: str
     match: Literal["exact", "substring"]
 
 
-class SeedMatch(_S):
+class SeedMatch(Record, frozen=True, kw_only=True):
     node_id: str
     type: Literal["module", "function"]
     path: str
@@ -47,7 +43,7 @@ class SeedMatch(_S):
     line: int | None = None
 
 
-class TraceNode(_S):
+class TraceNode(Record, frozen=True, kw_only=True):
     """A module (with its kind and container) or a function (with its role: seed, caller or exported)."""
 
     node_id: str
@@ -64,13 +60,13 @@ class TraceNode(_S):
     original: OriginalLocation | None = None
 
 
-class TraceLimits(_S):
+class TraceLimits(Record, frozen=True, kw_only=True):
     max_nodes: int
     max_depth: int
     direction: Literal["imports", "importers", "both"] | None = None
 
 
-class FeatureTrace(_S):
+class FeatureTrace(Record, frozen=True, kw_only=True):
     """The seed's matches (the first 100 listed; at most 20 strings per module), then the trace from them."""
 
     seed: Seed
@@ -85,7 +81,7 @@ class FeatureTrace(_S):
     picture: Picture | None = None
 
 
-class TracedCall(msgspec.Struct, kw_only=True, omit_defaults=True):
+class TracedCall(Record, frozen=True, kw_only=True):
     callee: str
     line: int
     # The function's node_id, and how it was found (local, an import kind); null: not resolved statically.
@@ -101,7 +97,7 @@ class TracedCall(msgspec.Struct, kw_only=True, omit_defaults=True):
 # -- analyze_javascript_application, detail "summary" -----------------------------------------------
 
 
-class ModuleOverview(_S):
+class ModuleOverview(Record, frozen=True, kw_only=True):
     """One module in a summary: what it is and how much it holds (its records are in the complete Evidence)."""
 
     node_id: str
@@ -117,7 +113,7 @@ class ModuleOverview(_S):
     source_map: str | None = None
 
 
-class SourceMapOverview(_S):
+class SourceMapOverview(Record, frozen=True, kw_only=True):
     node_id: str
     generated: str | None
     sources: int
@@ -127,7 +123,7 @@ class SourceMapOverview(_S):
     functions_mapped: int
 
 
-class InputOverview(_S):
+class InputOverview(Record, frozen=True, kw_only=True):
     """What was read: the first 20 HTML pages and package.json files listed, all counted."""
 
     format: Literal["directory", "asar"]
@@ -140,13 +136,13 @@ class InputOverview(_S):
     package_json_total: int
 
 
-class CoverageOverview(_S):
+class CoverageOverview(Record, frozen=True, kw_only=True):
     status: Literal["complete", "partial"]
     reasons: list[str]
     skipped_total: int
 
 
-class ApplicationSummary(_S):
+class ApplicationSummary(Record, frozen=True, kw_only=True):
     """An application's summary: counts, coverage, entry points, source maps and one page of its modules. The
     complete graph is retained as ``complete_evidence_id``, which every application workflow takes (this record's
     own id works too)."""
@@ -167,7 +163,7 @@ class ApplicationSummary(_S):
     integrity_contradictions_total: int
 
 
-class TracedFunction(msgspec.Struct, kw_only=True, rename={"is_async": "async"}):
+class TracedFunction(Record, frozen=True, kw_only=True, rename={"is_async": "async"}):
     node_id: str
     name: str
     kind: str
@@ -188,13 +184,13 @@ class TracedFunction(msgspec.Struct, kw_only=True, rename={"is_async": "async"})
     original: OriginalLocation | None = None
 
 
-class SemanticsTarget(_S):
+class SemanticsTarget(Record, frozen=True, kw_only=True):
     kind: Literal["module", "function"]
     value: str
     module: str | None = None
 
 
-class SemanticsTrace(_S):
+class SemanticsTrace(Record, frozen=True, kw_only=True):
     target: SemanticsTarget
     root: str
     functions: list[TracedFunction]
@@ -208,7 +204,7 @@ class SemanticsTrace(_S):
 # -- compare_application_versions ------------------------------------------------------------------
 
 
-class NameDiff(_S):
+class NameDiff(Record, frozen=True, kw_only=True):
     """Names only in the right (added) and only in the left (removed): at most 50 listed, all counted."""
 
     added: list[str]
@@ -217,12 +213,12 @@ class NameDiff(_S):
     removed_total: int
 
 
-class SizePair(_S):
+class SizePair(Record, frozen=True, kw_only=True):
     left: int
     right: int
 
 
-class FunctionRename(_S):
+class FunctionRename(Record, frozen=True, kw_only=True):
     """A function present on both sides under different names (a minifier's renaming), matched by its structure:
     kind, parameter count, the strings it passes and the members it calls, its return shapes. A file's functions
     are compared with its bundled modules' (minifiers differ in the module markers they keep)."""
@@ -234,7 +230,7 @@ class FunctionRename(_S):
     matched_by: Literal["structure", "similar-structure"]
 
 
-class ModuleDifferences(_S):
+class ModuleDifferences(Record, frozen=True, kw_only=True):
     imports: NameDiff
     exports: NameDiff
     export_shapes_changed: list[str]
@@ -250,7 +246,7 @@ class ModuleDifferences(_S):
     functions_changed_total: int = 0
 
 
-class MatchedModule(_S):
+class MatchedModule(Record, frozen=True, kw_only=True):
     left: str
     right: str
     path: str
@@ -262,13 +258,13 @@ class MatchedModule(_S):
     differences: ModuleDifferences | None = None
 
 
-class ModuleBrief(_S):
+class ModuleBrief(Record, frozen=True, kw_only=True):
     node_id: str
     path: str
     kind: ModuleKind
 
 
-class AmbiguousMatch(_S):
+class AmbiguousMatch(Record, frozen=True, kw_only=True):
     """Modules with the same content on both sides, more than one on a side: reported, never paired."""
 
     sha256: str
@@ -276,23 +272,23 @@ class AmbiguousMatch(_S):
     right: list[str]
 
 
-class EntryPointRef(_S):
+class EntryPointRef(Record, frozen=True, kw_only=True):
     kind: str
     path: str
 
 
-class EntryPointDiff(_S):
+class EntryPointDiff(Record, frozen=True, kw_only=True):
     added: list[EntryPointRef]
     removed: list[EntryPointRef]
 
 
-class CoveragePair(_S):
+class CoveragePair(Record, frozen=True, kw_only=True):
     left: Literal["complete", "partial"]
     right: Literal["complete", "partial"]
     status: Literal["complete", "partial"]
 
 
-class VersionSummary(_S):
+class VersionSummary(Record, frozen=True, kw_only=True):
     unchanged: int
     changed: int
     contradicted: int
@@ -304,7 +300,7 @@ class VersionSummary(_S):
     functions_renamed: int = 0
 
 
-class VersionComparison(_S):
+class VersionComparison(Record, frozen=True, kw_only=True):
     """Counts first; then one page of the matched modules that changed or moved (every one with
     ``include_unchanged``), each with its differences; the first 100 added and removed modules (all counted)."""
 
@@ -327,7 +323,7 @@ class VersionComparison(_S):
 # -- compare_source_to_bundle ----------------------------------------------------------------------
 
 
-class BundleMatch(_S):
+class BundleMatch(Record, frozen=True, kw_only=True):
     bundle_module: str
     generated: str | None
     via: list[Literal["source-map", "content", "bundle-path"]]
@@ -336,7 +332,7 @@ class BundleMatch(_S):
     map_source: str | None = None
 
 
-class SourceMapping(_S):
+class SourceMapping(Record, frozen=True, kw_only=True):
     """A source file (``origin`` input) or an original only a source map holds (``sources-content``: ``source`` is
     ``<map node_id>#<index>``, ``tokens`` its mapping segments)."""
 
@@ -349,13 +345,13 @@ class SourceMapping(_S):
     tokens: int | None = None
 
 
-class BundleOnly(_S):
+class BundleOnly(Record, frozen=True, kw_only=True):
     node_id: str
     path: str
     container: str | None
 
 
-class SourceBundleSummary(_S):
+class SourceBundleSummary(Record, frozen=True, kw_only=True):
     sources: int
     mapped: int
     unmapped: int
@@ -366,7 +362,7 @@ class SourceBundleSummary(_S):
     from_sources_content: int = 0
 
 
-class SourceToBundle(_S):
+class SourceToBundle(Record, frozen=True, kw_only=True):
     """Counts first; then one page of the sources (``offset``, ``limit``, ``total``, ``next_offset``) and the
     first 100 bundle-only modules (all counted)."""
 
@@ -382,7 +378,7 @@ class SourceToBundle(_S):
 # -- compare_javascript_export_shapes --------------------------------------------------------------
 
 
-class ExportSide(_S):
+class ExportSide(Record, frozen=True, kw_only=True):
     presence: Literal["present", "absent", "unknown-coverage"]
     module: str | None
     shapes: list[dict[str, Any]]
@@ -391,7 +387,7 @@ class ExportSide(_S):
     lines: list[int] | None = None
 
 
-class ShapeDifference(_S):
+class ShapeDifference(Record, frozen=True, kw_only=True):
     """One difference between the sides' shapes, at a JSON path: a key added or removed, a value changed."""
 
     path: str
@@ -400,7 +396,7 @@ class ShapeDifference(_S):
     right: Any | msgspec.UnsetType = msgspec.UNSET
 
 
-class ExportShapeComparison(_S):
+class ExportShapeComparison(Record, frozen=True, kw_only=True):
     export: str
     module: str | None
     left: ExportSide
@@ -412,14 +408,14 @@ class ExportShapeComparison(_S):
 # -- map_javascript_location -----------------------------------------------------------------------
 
 
-class GeneratedPosition(_S):
+class GeneratedPosition(Record, frozen=True, kw_only=True):
     module: str
     path: str
     line: int
     column: int
 
 
-class OriginalPosition(_S):
+class OriginalPosition(Record, frozen=True, kw_only=True):
     """The original of a generated position: source path, 1-based line and column, the map's name there, and the
     line's text from ``sourcesContent`` (at most 240 characters)."""
 
@@ -430,7 +426,7 @@ class OriginalPosition(_S):
     text: str | None = None
 
 
-class MappedFunction(_S):
+class MappedFunction(Record, frozen=True, kw_only=True):
     """The generated function holding the position, with its original (name and location) when it has one."""
 
     node_id: str
@@ -439,7 +435,7 @@ class MappedFunction(_S):
     original: OriginalLocation | None = None
 
 
-class LocationMapping(_S):
+class LocationMapping(Record, frozen=True, kw_only=True):
     generated: GeneratedPosition
     source_map: str
     # null: no mapping segment at or before the column on that line.
