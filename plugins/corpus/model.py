@@ -163,12 +163,8 @@ class BinaryChange(Record, frozen=True, kw_only=True):
     procedures_total: int = 0
 
 
-class CorpusComparison(Record, frozen=True, kw_only=True):
+class CorpusComparison(Paged, frozen=True, kw_only=True):
     left: str
     right: str
     counts: dict[str, int]
-    total: int
-    offset: int
-    limit: int
-    next_offset: int | None
     changes: list[BinaryChange]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.plugin import Record
+from rea.plugin import Paged, Record
 
 
 class RecoveredModule(Record, frozen=True, kw_only=True):
@@ -23,7 +23,7 @@ class Unbundler(Record, frozen=True, kw_only=True):
     executable: str
 
 
-class RecoveredSources(Record, frozen=True, kw_only=True):
+class RecoveredSources(Paged, frozen=True, kw_only=True):
     """recover_javascript_sources: the modules an unbundler recovered, each linked to its bytes in the bundle."""
 
     schema_version: int
@@ -34,10 +34,6 @@ class RecoveredSources(Record, frozen=True, kw_only=True):
     output_directory: str
     format: str
     strategy: str | None
-    total: int
-    offset: int
-    limit: int
-    next_offset: int | None
     modules: list[RecoveredModule]
     isolation: dict[str, Any]
     limitations: list[str]

@@ -14,7 +14,7 @@ from rea_plugins.javascript.model import (
     ReturnSite,
 )
 
-from rea.plugin import Picture, Record
+from rea.plugin import Paged, Picture, Record
 
 
 class GraphEdge(Record, frozen=True, kw_only=True, rename={"source": "from", "target": "to"}):
@@ -142,7 +142,7 @@ class CoverageOverview(Record, frozen=True, kw_only=True):
     skipped_total: int
 
 
-class ApplicationSummary(Record, frozen=True, kw_only=True):
+class ApplicationSummary(Paged, frozen=True, kw_only=True):
     """An application's summary: counts, coverage, entry points, source maps and one page of its modules. The
     complete graph is retained as ``complete_evidence_id``, which every application workflow takes (this record's
     own id works too)."""
@@ -155,10 +155,6 @@ class ApplicationSummary(Record, frozen=True, kw_only=True):
     source_maps: list[SourceMapOverview]
     source_maps_total: int
     modules: list[ModuleOverview]
-    offset: int
-    limit: int
-    total: int
-    next_offset: int | None
     integrity_contradictions: list[dict[str, Any]]
     integrity_contradictions_total: int
 
@@ -300,16 +296,12 @@ class VersionSummary(Record, frozen=True, kw_only=True):
     functions_renamed: int = 0
 
 
-class VersionComparison(Record, frozen=True, kw_only=True):
+class VersionComparison(Paged, frozen=True, kw_only=True):
     """Counts first; then one page of the matched modules that changed or moved (every one with
     ``include_unchanged``), each with its differences; the first 100 added and removed modules (all counted)."""
 
     summary: VersionSummary
     modules: list[MatchedModule]
-    offset: int
-    limit: int
-    total: int
-    next_offset: int | None
     added: list[ModuleBrief]
     removed: list[ModuleBrief]
     ambiguous: list[AmbiguousMatch]
@@ -362,16 +354,12 @@ class SourceBundleSummary(Record, frozen=True, kw_only=True):
     from_sources_content: int = 0
 
 
-class SourceToBundle(Record, frozen=True, kw_only=True):
+class SourceToBundle(Paged, frozen=True, kw_only=True):
     """Counts first; then one page of the sources (``offset``, ``limit``, ``total``, ``next_offset``) and the
     first 100 bundle-only modules (all counted)."""
 
     summary: SourceBundleSummary
     sources: list[SourceMapping]
-    offset: int
-    limit: int
-    total: int
-    next_offset: int | None
     bundle_only: list[BundleOnly]
 
 

@@ -32,7 +32,7 @@ class RuntimeExcluded(Record, frozen=True, kw_only=True):
     unsupported_url: int
 
 
-class RuntimeTargetList(Record, frozen=True, kw_only=True):
+class RuntimeTargetList(Paged, frozen=True, kw_only=True):
     """list_javascript_runtime_targets: the inspector's debuggable targets within the request's scope, paged."""
 
     schema_version: int
@@ -40,10 +40,6 @@ class RuntimeTargetList(Record, frozen=True, kw_only=True):
     endpoint: str
     allowed_file_roots: list[str]
     allowed_origins: list[str]
-    total: int
-    offset: int
-    limit: int
-    next_offset: int | None
     targets: list[RuntimeTarget]
     excluded: RuntimeExcluded
     limitations: list[str]
@@ -119,7 +115,7 @@ class RuntimeObservation(Record, frozen=True, kw_only=True):
     limitations: list[str]
 
 
-class RuntimeObservationSummary(Record, frozen=True, kw_only=True):
+class RuntimeObservationSummary(Paged, frozen=True, kw_only=True):
     """observe_javascript_runtime's default answer: the counts and one page of the scripts; the complete observation
     is retained as ``complete_evidence_id`` (reconcile_javascript_runtime takes either)."""
 
@@ -129,10 +125,6 @@ class RuntimeObservationSummary(Record, frozen=True, kw_only=True):
     target: RuntimeTarget
     observation_ms: int
     counts: ScriptCounts
-    offset: int
-    limit: int
-    total: int
-    next_offset: int | None
     scripts: list[ParsedScript]
     execution_contexts: int
     console: list[RuntimeConsoleEvent]
