@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+from typing import Any, Literal
 
-from rea_plugins.evm.shapes import EvmInterface
+from rea_plugins.evm.shapes import (
+    Bytecode,
+    CborMetadata,
+    EvmFunction,
+    EvmInterface,
+    MetadataEntry,
+    StoragePage,
+    StorageSlot,
+)
 
 from rea.plugin import (
     Evidence,
@@ -21,7 +29,7 @@ from rea.plugin import (
     int_param,
     invalid_request,
     issue,
-    page_fields,
+    next_offset,
     read_error,
     read_regular,
 )
@@ -44,7 +52,11 @@ def _provider() -> ProviderIdentity:
     return ProviderIdentity(id="evmole", name="evmole (EVM bytecode analysis)", version=version("evmole"))
 
 
-def _decode(data: bytes) -> tuple[bytes, str]:
+Encoding = Literal["hex", "binary"]
+Kind = Literal["runtime", "creation"]
+
+
+def _decode(data: bytes) -> tuple[bytes, Encoding]:
     """The code and how the input held it: hex text (a 0x prefix and whitespace allowed) or raw bytes."""
     match = _HEX.fullmatch(data)
     if match is not None and data.strip():
@@ -60,14 +72,14 @@ def _decode(data: bytes) -> tuple[bytes, str]:
     return data, "binary"
 
 
-def _kind(code: bytes) -> str:
+def _kind(code: bytes) -> Kind:
     """ "creation" when a constructor copies and returns other code (CODECOPY and RETURN before a second solc
     prologue); a heuristic, said as one in the description."""
     second = code.find(_PROLOGUE, 1)
     return "creation" if second > 0 and b"\x39" in code[:second] and b"\xf3" in code[:second] else "runtime"
 
 
-def _input(call: ToolCall) -> tuple[bytes, str, Target | None]:
+def _input(call: ToolCall) -> tuple[bytes, Encoding, Target | None]:
     path, text = call.args.get("path"), call.args.get("bytecode")
     if (path is None) == (text is None):
         raise invalid_request(
@@ -129,37 +141,40 @@ def _handle(call: ToolCall) -> Evidence:
             remediation="Check that the input is EVM runtime bytecode.",
             details={"reason": "analysis_failed", "engine": "evmole"},
         ) from None
-    functions: list[dict[str, Any]] = sorted(
+    functions = sorted(
         (
-            {
-                "selector": "0x" + f.selector,
-                "arguments": f.arguments,
-                "state_mutability": f.state_mutability,
-                "bytecode_offset": f.bytecode_offset,
-            }
+            EvmFunction(
+                selector="0x" + f.selector,
+                arguments=f.arguments,
+                state_mutability=f.state_mutability,  # type: ignore[arg-type]  # evmole: one of the four, or None
+                bytecode_offset=f.bytecode_offset,
+            )
             for f in info.functions or []
         ),
-        key=lambda f: str(f["selector"]),
+        key=lambda f: f.selector,
     )
     window = functions[offset : offset + limit]
-    result: dict[str, Any] = {
-        "bytecode": {
-            "size": len(code),
-            "sha256": hashlib.sha256(code).hexdigest(),
-            "encoding": encoding,
-            "kind": _kind(code),
-        },
-        "functions": window,
-        **page_fields(offset, limit, len(window), len(functions)),
-        "storage": _storage(info.storage or []),
-        "transient_storage": _storage(info.transient_storage or []),
-        "metadata": _metadata(info.metadata),
-    }
+    result = EvmInterface(
+        bytecode=Bytecode(
+            size=len(code),
+            sha256=hashlib.sha256(code).hexdigest(),
+            encoding=encoding,
+            kind=_kind(code),
+        ),
+        functions=window,
+        offset=offset,
+        limit=limit,
+        total=len(functions),
+        next_offset=next_offset(offset, len(window), len(functions)),
+        storage=_storage(info.storage or []),
+        transient_storage=_storage(info.transient_storage or []),
+        metadata=_metadata(info.metadata),
+    )
     limitations = [
         "Argument types and mutability are inferred from the code, not read from an ABI: a pure function may "
         "show as view, and a type the code only passes on may be less precise."
     ]
-    if result["bytecode"]["kind"] == "creation":
+    if result.bytecode.kind == "creation":
         limitations.append(
             "This looks like creation code: the functions are those its constructor dispatches, not the deployed "
             "contract's; pass the runtime (deployed) bytecode for the contract's interface."
@@ -167,7 +182,7 @@ def _handle(call: ToolCall) -> Evidence:
     call.ctx.finish(f"evm: {len(functions)} functions")
     return call.session.evidence(
         "inspect_evm_interface",
-        {"offset": offset, "limit": limit, "code_sha256": result["bytecode"]["sha256"]},
+        {"offset": offset, "limit": limit, "code_sha256": result.bytecode.sha256},
         OperationResult(normalized=result, limitations=limitations),
         bound=False,
         target=target,
@@ -176,37 +191,38 @@ def _handle(call: ToolCall) -> Evidence:
     )
 
 
-def _storage(records: list[Any]) -> dict[str, Any]:
+def _storage(records: list[Any]) -> StoragePage:
     slots = [
-        {
-            "slot": "0x" + (r.slot.lstrip("0") or "0"),
-            "offset": r.offset,
-            "type": r.type,
-            "reads": ["0x" + s for s in r.reads],
-            "writes": ["0x" + s for s in r.writes],
-        }
+        StorageSlot(
+            slot="0x" + (r.slot.lstrip("0") or "0"),
+            offset=r.offset,
+            type=r.type,
+            reads=["0x" + s for s in r.reads],
+            writes=["0x" + s for s in r.writes],
+        )
         for r in records
     ]
-    return {"slots": slots[:STORAGE_MAX], **page_fields(0, STORAGE_MAX, min(len(slots), STORAGE_MAX), len(slots))}
+    shown = slots[:STORAGE_MAX]
+    return StoragePage(
+        slots=shown, offset=0, limit=STORAGE_MAX, total=len(slots), next_offset=next_offset(0, len(shown), len(slots))
+    )
 
 
-def _metadata(meta: Any) -> dict[str, Any] | None:
+def _metadata(meta: Any) -> CborMetadata | None:
     if meta is None:
         return None
     entries = []
     for e in meta.entries:
         value = e.value.value
-        entry: dict[str, Any] = {"key": e.key, "type": e.value.type}
+        text = None
         if isinstance(value, bytes):
-            entry["value"] = value.hex()
             if e.key == "solc" and len(value) == 3:
-                entry["text"] = ".".join(str(b) for b in value)
+                text = ".".join(str(b) for b in value)
+            value = value.hex()
         elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= (1 << 53):
-            entry["value"] = str(value)
-        else:
-            entry["value"] = value
-        entries.append(entry)
-    return {"bytecode_offset": meta.bytecode_offset, "cbor_length": meta.cbor_length, "entries": entries}
+            value = str(value)
+        entries.append(MetadataEntry(key=e.key, type=e.value.type, value=value, text=text))
+    return CborMetadata(bytecode_offset=meta.bytecode_offset, cbor_length=meta.cbor_length, entries=entries)
 
 
 INSPECT_EVM_INTERFACE = ToolDef(
