@@ -6,6 +6,7 @@ import hashlib
 import re
 from typing import Any, Literal
 
+import msgspec
 from rea_plugins.evm.shapes import (
     Bytecode,
     CborMetadata,
@@ -183,7 +184,7 @@ def _handle(call: ToolCall) -> Evidence:
     return call.session.evidence(
         "inspect_evm_interface",
         {"offset": offset, "limit": limit, "code_sha256": result.bytecode.sha256},
-        OperationResult(normalized=result, limitations=limitations),
+        OperationResult(normalized=msgspec.to_builtins(result), limitations=limitations),
         bound=False,
         target=target,
         provider=_provider(),

@@ -16,6 +16,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from rea_plugins.sqlite.shapes import Value
+
 from rea.plugin import CallContext, ReaError, Target, cancelled, leftovers, open_regular, pinned_copy
 
 MAGIC = b"SQLite format 3\x00"
@@ -168,27 +170,20 @@ def connect(copy: Copy, ctx: CallContext) -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
-def cell(kind: str, length: int | None, value: Any, max_bytes: int) -> dict[str, Any]:
+def cell(kind: str, length: int | None, value: Any, max_bytes: int) -> Value:
     """One value as the result lists it: blobs in hex, text and blobs cut at ``max_bytes``."""
-    kind = kind if kind in _STORAGE else "text"
-    out: dict[str, Any] = {"type": kind, "value": None}
-    if kind == "blob":
+    storage = kind if kind in _STORAGE else "text"
+    if storage == "blob":
         data = bytes(value or b"")
-        out["value"] = data[:max_bytes].hex()
-        out["length"] = length
-        if (length or 0) > max_bytes:
-            out["truncated"] = True
-    elif kind == "text":
+        return Value(type="blob", value=data[:max_bytes].hex(), length=length, truncated=(length or 0) > max_bytes)
+    if storage == "text":
         text = value if isinstance(value, str) else bytes(value or b"").decode("utf-8", "replace")
         cut = text.encode("utf-8", "surrogatepass")[:max_bytes].decode("utf-8", "ignore")
-        out["value"] = cut
-        out["length"] = length
         # length counts characters; the query took at most max_bytes of them, and the bytes cut took more.
-        if (length or 0) > len(cut):
-            out["truncated"] = True
-    elif kind == "integer":
+        return Value(type="text", value=cut, length=length, truncated=(length or 0) > len(cut))
+    if storage == "integer":
         # Canonical JSON carries integers exactly up to 2**53; beyond, the value is given as text.
-        out["value"] = value if abs(int(value)) < (1 << 53) else str(value)
-    elif kind == "real":
-        out["value"] = value if value == value and abs(value) != float("inf") else repr(value)
-    return out
+        return Value(type="integer", value=value if abs(int(value)) < (1 << 53) else str(value))
+    if storage == "real":
+        return Value(type="real", value=value if value == value and abs(value) != float("inf") else repr(value))
+    return Value(type="null", value=None)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+import msgspec
+
 from rea.plugin import Paged, Record
 
 
@@ -24,9 +26,10 @@ class SchemaObject(Record, frozen=True, kw_only=True):
     name: str
     table: str
     sql: str | None
-    # Tables and views: their columns; tables: their row count (None when counting failed or was cut short).
-    columns: list[Column] = []
-    row_count: int | None = None
+    # Tables and views: their columns; tables: their row count (null when counting failed or was cut short). Unset
+    # (absent) for the other kinds, so a table's empty columns and null count are still said.
+    columns: list[Column] | msgspec.UnsetType = msgspec.UNSET
+    row_count: int | msgspec.UnsetType | None = msgspec.UNSET
     sql_truncated: bool = False
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import msgspec
 from rea_plugins.sqlite import reader
-from rea_plugins.sqlite.shapes import SqliteDatabase
+from rea_plugins.sqlite.shapes import Column, DatabaseFacts, Rows, SchemaObject, SqliteDatabase
 
 from rea.plugin import (
     Evidence,
     OperationResult,
+    Paged,
     ProviderIdentity,
     ToolCall,
     ToolDef,
@@ -19,7 +21,7 @@ from rea.plugin import (
     int_param,
     invalid_request,
     issue,
-    page_fields,
+    next_offset,
     read_head,
 )
 
@@ -47,8 +49,9 @@ def _handle(call: ToolCall) -> Evidence:
         raise reader.not_sqlite(target)
     call.ctx.check("inspect_sqlite_database")
     with reader.Copy(target) as copy, reader.connect(copy, call.ctx) as conn:
-        result = _read(conn, copy, head, offset, limit, table, row_offset, row_limit, max_value, call)
-        limitations = list(copy.limitations) + result.pop("_limitations")
+        notes: list[str] = []
+        result = _read(conn, copy, head, offset, limit, table, row_offset, row_limit, max_value, call, notes)
+        limitations = list(copy.limitations) + notes
     params = {
         "offset": offset,
         "limit": limit,
@@ -57,11 +60,11 @@ def _handle(call: ToolCall) -> Evidence:
         "row_limit": row_limit,
         "max_value_bytes": max_value,
     }
-    call.ctx.finish(f"sqlite: {result['objects_page']['total']} objects")
+    call.ctx.finish(f"sqlite: {result.objects_page.total} objects")
     return call.session.evidence(
         "inspect_sqlite_database",
         params,
-        OperationResult(normalized=result, limitations=limitations),
+        OperationResult(normalized=msgspec.to_builtins(result), limitations=limitations),
         bound=False,
         target=target,
         provider=PROVIDER,
@@ -80,8 +83,8 @@ def _read(
     row_limit: int,
     max_value: int,
     call: ToolCall,
-) -> dict[str, Any]:
-    notes: list[str] = []
+    notes: list[str],
+) -> SqliteDatabase:
     schema = conn.execute(
         "SELECT type, name, tbl_name, substr(sql, 1, ?), length(sql) FROM sqlite_schema ORDER BY type, name",
         (SQL_MAX,),
@@ -89,27 +92,24 @@ def _read(
     counts: dict[str, int] = {}
     for row in schema:
         counts[row[0]] = counts.get(row[0], 0) + 1
-    objects: list[dict[str, Any]] = []
+    objects: list[SchemaObject] = []
     window = [r for r in schema if r[0] in ("table", "index", "trigger", "view")][offset : offset + limit]
     for i, (kind, name, tbl, sql, sql_len) in enumerate(window):
         call.ctx.check("inspect_sqlite_database")
-        obj: dict[str, Any] = {"type": kind, "name": str(name), "table": str(tbl), "sql": sql}
-        if sql_len is not None and sql_len > SQL_MAX:
-            obj["sql_truncated"] = True
-        if kind in ("table", "view"):
-            obj["columns"] = _columns(conn, str(name), notes)
-        if kind == "table":
-            obj["row_count"] = _count(conn, str(name), notes)
-        objects.append(obj)
+        objects.append(
+            SchemaObject(
+                type=kind,
+                name=str(name),
+                table=str(tbl),
+                sql=sql,
+                columns=_columns(conn, str(name), notes) if kind in ("table", "view") else msgspec.UNSET,
+                row_count=_count(conn, str(name), notes) if kind == "table" else msgspec.UNSET,
+                sql_truncated=sql_len is not None and sql_len > SQL_MAX,
+            )
+        )
         call.ctx.progress(f"sqlite: {i + 1} of {len(window)} objects", done=i + 1, total=len(window))
     listed = sum(counts.get(k, 0) for k in ("table", "index", "trigger", "view"))
-    result: dict[str, Any] = {
-        "database": _facts(conn, copy, head),
-        "counts": counts,
-        "objects": objects,
-        "objects_page": page_fields(offset, limit, len(objects), listed),
-        "_limitations": notes,
-    }
+    rows = None
     if table is not None:
         names = {str(r[1]) for r in schema if r[0] in ("table", "view")}
         if table not in names:
@@ -118,29 +118,37 @@ def _read(
                 f"no table or view named {table!r}", [issue("table", "invalid_value", f"tables and views: {known}")]
             )
             raise err
-        result["rows"] = _rows(conn, table, row_offset, row_limit, max_value, copy)
-    return result
+        rows = _rows(conn, table, row_offset, row_limit, max_value, copy)
+    return SqliteDatabase(
+        database=_facts(conn, copy, head),
+        counts=counts,
+        objects=objects,
+        objects_page=Paged(
+            offset=offset, limit=limit, total=listed, next_offset=next_offset(offset, len(objects), listed)
+        ),
+        rows=rows,
+    )
 
 
-def _facts(conn: sqlite3.Connection, copy: reader.Copy, head: bytes) -> dict[str, Any]:
+def _facts(conn: sqlite3.Connection, copy: reader.Copy, head: bytes) -> DatabaseFacts:
     def pragma(name: str) -> Any:
         return conn.execute(f"PRAGMA {name}").fetchone()[0]
 
-    return {
-        "page_size": int(pragma("page_size")),
-        "page_count": int(pragma("page_count")),
-        "encoding": str(pragma("encoding")),
-        "user_version": int(pragma("user_version")),
-        "application_id": int(pragma("application_id")),
+    return DatabaseFacts(
+        page_size=int(pragma("page_size")),
+        page_count=int(pragma("page_count")),
+        encoding=str(pragma("encoding")),
+        user_version=int(pragma("user_version")),
+        application_id=int(pragma("application_id")),
         # From the header (bytes 18-19: 2 is WAL): asking SQLite would switch the copy, not report the file.
-        "journal_mode": "wal" if head[18:20] == b"\x02\x02" else "rollback",
-        "wal_included": copy.wal_included,
-        "wal_bytes": copy.wal_bytes,
-        "journal_included": copy.journal_included,
-    }
+        journal_mode="wal" if head[18:20] == b"\x02\x02" else "rollback",
+        wal_included=copy.wal_included,
+        wal_bytes=copy.wal_bytes,
+        journal_included=copy.journal_included,
+    )
 
 
-def _columns(conn: sqlite3.Connection, name: str, notes: list[str]) -> list[dict[str, Any]]:
+def _columns(conn: sqlite3.Connection, name: str, notes: list[str]) -> list[Column]:
     try:
         rows = conn.execute(f"PRAGMA table_xinfo({reader.quote(name)})").fetchall()
     except sqlite3.OperationalError as exc:
@@ -150,10 +158,10 @@ def _columns(conn: sqlite3.Connection, name: str, notes: list[str]) -> list[dict
         return []
     out = []
     for _, col, decl, notnull, _default, pk, *rest in rows:
-        column = {"name": str(col), "type": str(decl or ""), "not_null": bool(notnull), "primary_key": int(pk)}
-        if rest and rest[0]:
-            column["hidden"] = int(rest[0])
-        out.append(column)
+        hidden = int(rest[0]) if rest and rest[0] else 0
+        out.append(
+            Column(name=str(col), type=str(decl or ""), not_null=bool(notnull), primary_key=int(pk), hidden=hidden)
+        )
     return out
 
 
@@ -168,9 +176,7 @@ def _count(conn: sqlite3.Connection, name: str, notes: list[str]) -> int | None:
         return None
 
 
-def _rows(
-    conn: sqlite3.Connection, table: str, offset: int, limit: int, max_value: int, copy: reader.Copy
-) -> dict[str, Any]:
+def _rows(conn: sqlite3.Connection, table: str, offset: int, limit: int, max_value: int, copy: reader.Copy) -> Rows:
     quoted = reader.quote(table)
     try:
         columns = [str(r[1]) for r in conn.execute(f"PRAGMA table_info({quoted})").fetchall()]
@@ -191,7 +197,15 @@ def _rows(
     except sqlite3.DatabaseError as exc:
         raise reader.malformed(copy.target, exc, f"table {table}") from None
     rows = [[reader.cell(r[i], r[i + 1], r[i + 2], max_value) for i in range(0, len(r), 3)] for r in fetched]
-    return {"table": table, "columns": columns, "rows": rows, **page_fields(offset, limit, len(rows), total)}
+    return Rows(
+        table=table,
+        columns=columns,
+        rows=rows,
+        offset=offset,
+        limit=limit,
+        total=total,
+        next_offset=next_offset(offset, len(rows), total),
+    )
 
 
 def _path_schema() -> dict[str, Any]:
