@@ -9,16 +9,15 @@ RLIMIT_FSIZE in the runner, so a single decompression bomb cannot outgrow the bo
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import shutil
 import stat
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import msgspec
+from rea_plugins.firmware.shapes import Summary
 
 from rea.plugin import (
     OUT_OF_MEMORY,
@@ -104,7 +103,7 @@ def output_exceeded(resource: str, limit: int, observed: int) -> ReaError:
     )
 
 
-def run(mode: str, target: Target, output: str, bounds: Bounds, ctx: CallContext) -> dict[str, Any]:
+def run(mode: str, target: Target, output: str, bounds: Bounds, ctx: CallContext) -> Summary:
     """Run unblob on ``target`` writing into ``output`` (an existing, empty directory); its summary."""
     available()
     if target.size > MAX_INPUT_BYTES:
@@ -125,7 +124,7 @@ def run(mode: str, target: Target, output: str, bounds: Bounds, ctx: CallContext
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _drive(mode: str, source: str, staging: str, output: str, bounds: Bounds, ctx: CallContext) -> dict[str, Any]:
+def _drive(mode: str, source: str, staging: str, output: str, bounds: Bounds, ctx: CallContext) -> Summary:
     spec = msgspec.structs.replace(
         python_worker_spec(
             RUNNER,
@@ -149,7 +148,7 @@ def _drive(mode: str, source: str, staging: str, output: str, bounds: Bounds, ct
     proc = OwnedProcess.start(spec)
     deadline = time.monotonic() + bounds.timeout_s
     failure: ReaError | None = None
-    summary: dict[str, Any] | None = None
+    summary: Summary | None = None
     status: int | None = None
     try:
         while True:
@@ -185,11 +184,10 @@ def _drive(mode: str, source: str, staging: str, output: str, bounds: Bounds, ct
     if failure is not None:
         raise failure
     assert summary is not None
-    summary["sandbox"] = proc.isolation.sandbox
-    return summary
+    return msgspec.structs.replace(summary, sandbox=proc.isolation.sandbox)
 
 
-def _read_summary(proc: OwnedProcess, status: int | None, mode: str) -> dict[str, Any]:
+def _read_summary(proc: OwnedProcess, status: int | None, mode: str) -> Summary:
     path = os.path.join(proc.private_dir, SUMMARY)
     if status != 0:
         tail = proc.stderr_tail()
@@ -210,14 +208,11 @@ def _read_summary(proc: OwnedProcess, status: int | None, mode: str) -> dict[str
     try:
         with open(path, "rb") as fh:
             data = fh.read(16 << 20)
-        decoded = json.loads(data)
-    except (OSError, ValueError):
+        return msgspec.json.decode(data, type=Summary)
+    except (OSError, msgspec.DecodeError):
         raise ReaError(
             "unreadable_output",
             "unblob ended without a readable summary",
             remediation="Retry; if it fails again the image may be hostile to unblob.",
             details={"engine": "unblob"},
         ) from None
-    if not isinstance(decoded, dict):
-        raise ReaError("unreadable_output", "unblob's summary is not an object", details={"engine": "unblob"})
-    return decoded

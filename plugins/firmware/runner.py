@@ -18,6 +18,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import msgspec
+from rea_plugins.firmware.shapes import EngineError, Region, Summary
+
 MAX_ERRORS = 50
 _BLOCK = 1 << 20
 
@@ -41,9 +44,10 @@ def _entropy(path: str, start: int, end: int) -> float | None:
     return round(total / (end - start), 4)
 
 
-def _summary(report: list[dict[str, Any]], source: str) -> dict[str, Any]:
-    regions: list[dict[str, Any]] = []
-    errors: list[dict[str, Any]] = []
+# unblob's JSON report, as its version writes it (foreign JSON, read with .get where a key may be missing).
+def _summary(report: list[dict[str, Any]], source: str) -> Summary:
+    regions: list[Region] = []
+    errors: list[EngineError] = []
     tasks = 0
     for task in report:
         tasks += 1
@@ -53,24 +57,24 @@ def _summary(report: list[dict[str, Any]], source: str) -> dict[str, Any]:
             if top and kind in ("ChunkReport", "UnknownChunkReport"):
                 start, end = int(item["start_offset"]), int(item["end_offset"])
                 regions.append(
-                    {
-                        "offset": start,
-                        "size": end - start,
-                        "kind": item.get("handler_name", "unknown") if kind == "ChunkReport" else "unknown",
-                        "entropy": _entropy(source, start, end),
-                        "encrypted": bool(item.get("is_encrypted", False)),
-                    }
+                    Region(
+                        offset=start,
+                        size=end - start,
+                        kind=item.get("handler_name", "unknown") if kind == "ChunkReport" else "unknown",
+                        entropy=_entropy(source, start, end),
+                        encrypted=bool(item.get("is_encrypted", False)),
+                    )
                 )
             elif "severity" in item and len(errors) < MAX_ERRORS:
                 errors.append(
-                    {
-                        "type": kind,
-                        "severity": str(item.get("severity", "")),
-                        "message": str(item.get("message") or item.get("command") or kind)[:300],
-                    }
+                    EngineError(
+                        type=kind,
+                        severity=str(item.get("severity", "")),
+                        message=str(item.get("message") or item.get("command") or kind)[:300],
+                    )
                 )
-    regions.sort(key=lambda r: (r["offset"], r["size"]))
-    return {"regions": regions, "errors": errors, "tasks": tasks}
+    regions.sort(key=lambda r: (r.offset, r.size))
+    return Summary(regions=regions, errors=errors, tasks=tasks)
 
 
 def main(argv: list[str]) -> int:
@@ -94,8 +98,8 @@ def main(argv: list[str]) -> int:
     process_file(config, Path(source), Path(report_path))
     with open(report_path, "rb") as fh:
         report = json.load(fh)
-    with open(summary_path, "w", encoding="utf-8") as out:
-        json.dump(_summary(report, source), out)
+    with open(summary_path, "wb") as out:
+        out.write(msgspec.json.encode(_summary(report, source)))
     return 0
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from rea.plugin import Paged, Record
+from rea.plugin import JSONValue, Paged, Record
 
 
 class Region(Record, frozen=True, kw_only=True):
@@ -50,12 +50,31 @@ class NativeBinary(Record, frozen=True, kw_only=True):
     architecture: str | None = None
 
 
+class Summary(Record, frozen=True, kw_only=True):
+    """What the unblob runner (in its sandbox) hands back: the top-level regions, unblob's errors, its task count;
+    ``sandbox`` is added by the parent (what confined the runner)."""
+
+    regions: list[Region] = []
+    errors: list[EngineError] = []
+    tasks: int = 0
+    sandbox: str = "none"
+
+
+class NextStep(Record, frozen=True, kw_only=True):
+    """A tool call that continues from this answer."""
+
+    tool: str
+    # The named tool's arguments: JSON that tool's input schema shapes, not this result's.
+    arguments: dict[str, JSONValue]
+
+
 class Listing(Record, frozen=True, kw_only=True):
     status: Literal["complete", "bounded"]
     shown: int
     total: int
-    complete_evidence: dict[str, Any] | None = None
-    page_with: dict[str, Any] | None = None
+    # The kernel's retained reference to the complete record ({"kind": "retained-evidence", "evidence_id": ...}).
+    complete_evidence: dict[str, str] | None = None
+    page_with: NextStep | None = None
 
 
 class FirmwareExtraction(Record, frozen=True, kw_only=True):
@@ -70,5 +89,5 @@ class FirmwareExtraction(Record, frozen=True, kw_only=True):
     regions: list[Region]
     errors: list[EngineError]
     listing: Listing
-    next_steps: list[dict[str, Any]]
+    next_steps: list[NextStep]
     sandbox: str

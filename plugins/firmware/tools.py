@@ -10,8 +10,17 @@ import stat
 import tempfile
 from typing import Any
 
+import msgspec
 from rea_plugins.firmware import run
-from rea_plugins.firmware.shapes import FirmwareExtraction, FirmwareRegions
+from rea_plugins.firmware.shapes import (
+    ExtractedFile,
+    FirmwareExtraction,
+    FirmwareRegions,
+    Listing,
+    NativeBinary,
+    NextStep,
+    Summary,
+)
 
 from rea.plugin import (
     Evidence,
@@ -25,7 +34,7 @@ from rea.plugin import (
     identify,
     int_param,
     leftovers,
-    page_fields,
+    next_offset,
     retained_reference,
     sniff_format,
 )
@@ -88,21 +97,24 @@ def _regions(call: ToolCall) -> Evidence:
         summary = run.run("regions", target, scratch, bounds, call.ctx)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    regions = summary.get("regions", [])
+    regions = summary.regions
     window = regions[offset : offset + limit]
-    result = {
-        "image_size": target.size,
-        "regions": window,
-        **page_fields(offset, limit, len(window), len(regions)),
-        "unknown_bytes": sum(r["size"] for r in regions if r["kind"] == "unknown"),
-        "errors": summary.get("errors", [])[:20],
-        "sandbox": summary.get("sandbox", "none"),
-    }
+    result = FirmwareRegions(
+        image_size=target.size,
+        regions=window,
+        offset=offset,
+        limit=limit,
+        total=len(regions),
+        next_offset=next_offset(offset, len(window), len(regions)),
+        unknown_bytes=sum(r.size for r in regions if r.kind == "unknown"),
+        errors=summary.errors[:20],
+        sandbox=summary.sandbox,
+    )
     call.ctx.finish(f"firmware: {len(regions)} regions")
     return call.session.evidence(
         "inspect_firmware_regions",
         {"offset": offset, "limit": limit, "bounds": _bounds_record(bounds)},
-        OperationResult(normalized=result, limitations=_limitations(result)),
+        OperationResult(normalized=msgspec.to_builtins(result), limitations=_limitations(result)),
         bound=False,
         target=target,
         provider=_provider(),
@@ -110,11 +122,11 @@ def _regions(call: ToolCall) -> Evidence:
     )
 
 
-def _limitations(result: dict[str, Any]) -> list[str]:
+def _limitations(result: FirmwareRegions | FirmwareExtraction) -> list[str]:
     notes = []
-    if result["errors"]:
+    if result.errors:
         notes.append("unblob reported errors (see errors): some regions may be unextracted or cut short.")
-    if result["sandbox"] != "bubblewrap":
+    if result.sandbox != "bubblewrap":
         notes.append("unblob ran without a sandbox on this host.")
     return notes
 
@@ -141,9 +153,9 @@ def _extract(call: ToolCall) -> Evidence:
     return evidence
 
 
-def _walk(root: str, call: ToolCall) -> tuple[list[dict[str, Any]], int]:
+def _walk(root: str, call: ToolCall) -> tuple[list[ExtractedFile], int]:
     """Every regular file under ``root`` with its size, SHA-256 and sniffed format; links are counted, not followed."""
-    files: list[dict[str, Any]] = []
+    files: list[ExtractedFile] = []
     links = 0
     for top, dirs, names in os.walk(root, followlinks=False):
         dirs.sort()
@@ -167,62 +179,58 @@ def _walk(root: str, call: ToolCall) -> tuple[list[dict[str, Any]], int]:
                     digest.update(chunk)
                     size += len(chunk)
             fmt, arch = sniff_format(head)
-            row: dict[str, Any] = {
-                "path": os.path.relpath(path, root),
-                "size": size,
-                "sha256": digest.hexdigest(),
-                "format": fmt,
-            }
-            if arch:
-                row["architecture"] = arch
-            files.append(row)
+            files.append(
+                ExtractedFile(
+                    path=os.path.relpath(path, root),
+                    size=size,
+                    sha256=digest.hexdigest(),
+                    format=fmt,
+                    architecture=arch or None,
+                )
+            )
             if len(files) % 256 == 0:
                 call.ctx.check("extract_firmware")
                 call.ctx.progress(f"extract_firmware: {len(files)} files hashed")
-    files.sort(key=lambda f: f["path"])
+    files.sort(key=lambda f: f.path)
     return files, links
 
 
-def _result(out_dir: str, files: list[dict[str, Any]], links: int, summary: dict[str, Any]) -> dict[str, Any]:
+def _result(out_dir: str, files: list[ExtractedFile], links: int, summary: Summary) -> FirmwareExtraction:
     native = [
-        {"path": os.path.join(out_dir, f["path"]), "format": f["format"], **_arch(f)}
+        NativeBinary(path=os.path.join(out_dir, f.path), format=f.format, architecture=f.architecture)
         for f in files
-        if f["format"] in NATIVE
+        if f.format in NATIVE
     ]
-    steps: list[dict[str, Any]] = []
+    steps: list[NextStep] = []
     if native:
-        steps.append({"tool": "open_binary", "arguments": {"path": native[0]["path"]}})
+        steps.append(NextStep(tool="open_binary", arguments={"path": native[0].path}))
         # Every native binary at once: the corpus index beside the output directory (the caller's, like it).
-        steps.append({"tool": "triage_corpus", "arguments": {"paths": [out_dir], "index": out_dir + ".corpus.db"}})
-    return {
-        "output_directory": out_dir,
-        "file_count": len(files),
-        "total_bytes": sum(f["size"] for f in files),
-        "files": files,
-        "native_binaries": native,
-        "native_binary_count": len(native),
-        "links": links,
-        "regions": summary.get("regions", []),
-        "errors": summary.get("errors", [])[:20],
-        "listing": {"status": "complete", "shown": len(files), "total": len(files)},
-        "next_steps": steps,
-        "sandbox": summary.get("sandbox", "none"),
-    }
+        steps.append(NextStep(tool="triage_corpus", arguments={"paths": [out_dir], "index": out_dir + ".corpus.db"}))
+    return FirmwareExtraction(
+        output_directory=out_dir,
+        file_count=len(files),
+        total_bytes=sum(f.size for f in files),
+        files=files,
+        native_binaries=native,
+        native_binary_count=len(native),
+        links=links,
+        regions=summary.regions,
+        errors=summary.errors[:20],
+        listing=Listing(status="complete", shown=len(files), total=len(files)),
+        next_steps=steps,
+        sandbox=summary.sandbox,
+    )
 
 
-def _arch(f: dict[str, Any]) -> dict[str, Any]:
-    return {"architecture": f["architecture"]} if f.get("architecture") else {}
-
-
-def _extraction_evidence(call: ToolCall, target: Any, bounds: run.Bounds, result: dict[str, Any]) -> Evidence:
+def _extraction_evidence(call: ToolCall, target: Any, bounds: run.Bounds, result: FirmwareExtraction) -> Evidence:
     params = {"bounds": _bounds_record(bounds)}
     notes = _limitations(result)
 
-    def evidence(normalized: dict[str, Any], extra: list[str], links: list[str] | None = None) -> Evidence:
+    def evidence(normalized: FirmwareExtraction, extra: list[str], links: list[str] | None = None) -> Evidence:
         return call.session.evidence(
             "extract_firmware",
             params,
-            OperationResult(normalized=normalized, limitations=[*notes, *extra]),
+            OperationResult(normalized=msgspec.to_builtins(normalized), limitations=[*notes, *extra]),
             bound=False,
             target=target,
             provider=_provider(),
@@ -231,26 +239,29 @@ def _extraction_evidence(call: ToolCall, target: Any, bounds: run.Bounds, result
         )
 
     complete = evidence(result, [])
-    if len(result["files"]) <= LISTED_FILES and len(result["native_binaries"]) <= LISTED_NATIVE:
-        call.ctx.finish(f"extract_firmware: {result['file_count']} files")
+    if len(result.files) <= LISTED_FILES and len(result.native_binaries) <= LISTED_NATIVE:
+        call.ctx.finish(f"extract_firmware: {result.file_count} files")
         return complete
     # Too many rows for a lean answer: the complete record is retained, the answer lists the first rows and names it.
     ref = retained_reference(complete.evidence_id)
-    bounded = {
-        **result,
-        "files": result["files"][:LISTED_FILES],
-        "native_binaries": result["native_binaries"][:LISTED_NATIVE],
-        "listing": {
-            "status": "bounded",
-            "shown": min(LISTED_FILES, len(result["files"])),
-            "total": len(result["files"]),
-            "complete_evidence": ref,
-            "page_with": {
-                "tool": "inspect_analysis_view",
-                "arguments": {"source": ref, "view": {"kind": "page", "section": "files", "offset": 0, "limit": 256}},
-            },
-        },
-    }
+    bounded = msgspec.structs.replace(
+        result,
+        files=result.files[:LISTED_FILES],
+        native_binaries=result.native_binaries[:LISTED_NATIVE],
+        listing=Listing(
+            status="bounded",
+            shown=min(LISTED_FILES, len(result.files)),
+            total=len(result.files),
+            complete_evidence=ref,
+            page_with=NextStep(
+                tool="inspect_analysis_view",
+                arguments={
+                    "source": dict(ref),
+                    "view": {"kind": "page", "section": "files", "offset": 0, "limit": 256},
+                },
+            ),
+        ),
+    )
     answer = evidence(
         bounded,
         ["The listing is bounded: listing.complete_evidence names the complete record (inspect_analysis_view)."],
@@ -258,7 +269,7 @@ def _extraction_evidence(call: ToolCall, target: Any, bounds: run.Bounds, result
     )
     if not call.ctx.signal.commit(lambda: call.session.ledger.record(complete)):
         call.ctx.check("extract_firmware")
-    call.ctx.finish(f"extract_firmware: {result['file_count']} files")
+    call.ctx.finish(f"extract_firmware: {result.file_count} files")
     return answer
 
 
