@@ -193,9 +193,9 @@ class ReaServer:
         options.capabilities.tasks = tasks.CAPABILITY
         return options
 
-    def _task_support(self, name: str) -> tasks.TaskSupport:
+    def _task_support(self, name: str) -> tasks.TaskSupport | None:
         info = self.registry.tool_info().get(name)
-        return "forbidden" if info is None else info.task_support
+        return None if info is None else info.task_support
 
     def _cancelled_task(self, ctx: ServerRequestContext[dict[str, Any]]) -> types.CallToolResult:
         session: Session = ctx.lifespan_context["session"]

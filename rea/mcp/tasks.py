@@ -106,7 +106,7 @@ class TaskRun:
             poll_interval=POLL_INTERVAL_MS,
         )
 
-    def _set(self, status: Status, message: str | None) -> None:
+    def update(self, status: Status, message: str | None) -> None:
         if self.status in TERMINAL:  # terminal states never change (a cancel is sticky)
             return
         self.status = status
@@ -132,7 +132,7 @@ class TaskRun:
 
     def request_cancel(self) -> None:
         self.cancel_requested = True
-        self._set("cancelled", f"{self.tool}: cancelled by the client")
+        self.update("cancelled", f"{self.tool}: cancelled by the client")
         if self.signal is not None:
             self.signal.cancel()
 
@@ -218,7 +218,7 @@ class SessionTasks:
         self, run: TaskRun, call: Callable[[], Awaitable[types.CallToolResult]], cancelled: Callable[[], Any]
     ) -> None:
         _CURRENT.set(run)  # this task's own context (start_soon copied it): the call's hooks find their task
-        run._set("working", f"{run.tool}: started")
+        run.update("working", f"{run.tool}: started")
         try:
             with run.scope:
                 result = await call()
@@ -228,18 +228,18 @@ class SessionTasks:
                         run.result = cancelled()
                 elif result.is_error:
                     # MCP: a task wrapping a tool call whose result is an error ends failed.
-                    run._set("failed", f"{run.tool}: failed")
+                    run.update("failed", f"{run.tool}: failed")
                 else:
-                    run._set("completed", f"{run.tool}: completed")
+                    run.update("completed", f"{run.tool}: completed")
             if run.scope.cancelled_caught:  # abandoned after CANCEL_GRACE_S, or the session ended
                 run.result = cancelled()
-                run._set("cancelled", f"{run.tool}: cancelled")
+                run.update("cancelled", f"{run.tool}: cancelled")
         except MCPError as err:
             run.error = err
-            run._set("failed", f"{run.tool}: failed ({err.error.message})")
+            run.update("failed", f"{run.tool}: failed ({err.error.message})")
         except Exception as exc:  # a server fault in one task must not end the session
             run.error = MCPError(types.INTERNAL_ERROR, f"{run.tool}: {type(exc).__name__}")
-            run._set("failed", f"{run.tool}: failed ({type(exc).__name__})")
+            run.update("failed", f"{run.tool}: failed ({type(exc).__name__})")
         finally:
             run.end()
 
@@ -291,13 +291,13 @@ def _progress_sender(ctx: ServerRequestContext[Any], token: str | int, task_id: 
 class Tasks:
     """The Tasks methods of one server, installed on its lowlevel ``Server``.
 
-    ``support(name)`` says whether a tool takes a task; ``cancelled(ctx)`` builds the answer of a call cancelled as a
-    task (rea's typed ``cancelled`` error, as the direct call reports one).
+    ``support(name)`` says whether a tool takes a task (None: no such tool); ``cancelled(ctx)`` builds the answer
+    of a call cancelled as a task (rea's typed ``cancelled`` error, as the direct call reports one).
     """
 
     def __init__(
         self,
-        support: Callable[[str], TaskSupport],
+        support: Callable[[str], TaskSupport | None],
         cancelled: Callable[[ServerRequestContext[Any]], types.CallToolResult],
     ) -> None:
         self._support = support
@@ -338,6 +338,8 @@ class Tasks:
         except ValidationError:
             return await call_next(ctx)  # the runner's own validation answers it
         support = self._support(params.name)
+        if support is None:
+            return await call_next(ctx)  # no such tool: the direct call's typed error says so
         if support == "forbidden":
             raise _refusal(
                 types.METHOD_NOT_FOUND,

@@ -129,6 +129,12 @@ def test_unknown_tasks_and_tools_without_task_support_get_typed_errors(transport
                 await create_task(client, "binary_session", {})
             assert raised.value.error.code == types.METHOD_NOT_FOUND
             assert raised.value.error.data["error"]["details"] == {"tool": "binary_session"}
+            # A task for no tool at all is the direct call's typed answer: there is no such tool.
+            params = types.CallToolRequestParams(name="no_such_tool", arguments={}, task=types.TaskMetadata())
+            raw = await client._dispatcher.send_raw_request(
+                "tools/call", params.model_dump(by_alias=True, mode="json", exclude_none=True), {"timeout": 60}
+            )
+            assert raw["isError"] is True and "task" not in raw
             # A call that fails ends its task failed, tasks/result answers its typed error, and it cannot be cancelled.
             failed = await create_task(client, "probe_fail", {"code": "provider_timeout"})
             answer = await task_result(client, failed.task_id)
