@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 # The Objective-C records are the kernel reader's own (rea.operations.objc), shared with native's names.
-from rea.plugin import Category, ObjCClass, Paged, Protocol, Record
+from rea.plugin import Category, JSONValue, ObjCClass, Paged, Protocol, Record
 
 # -- Mach-O ----------------------------------------------------------------------------------------
 
@@ -146,14 +146,16 @@ class ArchivedObject(Record, frozen=True, kw_only=True):
     uid: int
     class_name: str | None
     classes: list[str] = []
-    fields: dict[str, Any] = {}
+    # The archive's own values (a user's document), references as {"$ref": uid}: any JSON.
+    fields: dict[str, JSONValue] = {}
 
 
 class KeyedArchive(Record, frozen=True, kw_only=True):
     source: str
     archiver: str
     version: int | None
-    top: dict[str, Any]
+    # The archive's top dictionary as it holds it (a user's document), references as {"$ref": uid}.
+    top: dict[str, JSONValue]
     # The objects reachable from the top, breadth first, as far as max_depth.
     objects: list[ArchivedObject]
     objects_page: Paged

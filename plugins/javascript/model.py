@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from rea.plugin import Record
+from rea.plugin import JSONValue, Record
 
 SCHEMA_VERSION = 1
 OPERATION = "analyze_javascript_application"
@@ -61,7 +61,8 @@ class ExportRecord(_Record, frozen=True):
     line: int
     local: str | None = None
     source: str | None = None
-    shape: dict[str, Any] = {}
+    # The exported value's shape as the analysis reads it, nested to any depth (so any JSON, not one Struct).
+    shape: dict[str, JSONValue] = {}
 
 
 class IpcRecord(_Record, frozen=True):
@@ -104,7 +105,8 @@ class CallSite(_Record, frozen=True, omit_defaults=True):
 
 class ReturnSite(_Record, frozen=True):
     line: int
-    shape: dict[str, Any]
+    # The returned value's shape, nested to any depth (as ExportRecord.shape).
+    shape: dict[str, JSONValue]
 
 
 class Assignment(_Record, frozen=True, omit_defaults=True):

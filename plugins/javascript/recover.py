@@ -17,7 +17,6 @@ import tempfile
 import time
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 from rea_plugins.javascript.recovered import RecoveredModule, RecoveredSources, Unbundler
 from rea_plugins.javascript.settings import WAKARU_MEMORY_MB, WAKARU_PATH
 
@@ -154,7 +153,7 @@ def recover(call: ToolCall) -> RecoveredSources:
         limit=limit,
         next_offset=end if end < len(modules) else None,
         modules=modules[offset:end],
-        isolation=msgspec.to_builtins(proc.isolation),
+        isolation=proc.isolation,
         limitations=limitations,
     )
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from rea.plugin import Paged, Record
+from rea.plugin import Isolation, Paged, Record
 
 
 class RecoveredModule(Record, frozen=True, kw_only=True):
@@ -35,5 +33,5 @@ class RecoveredSources(Paged, frozen=True, kw_only=True):
     format: str
     strategy: str | None
     modules: list[RecoveredModule]
-    isolation: dict[str, Any]
+    isolation: Isolation
     limitations: list[str]

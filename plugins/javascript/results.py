@@ -14,7 +14,7 @@ from rea_plugins.javascript.model import (
     ReturnSite,
 )
 
-from rea.plugin import Paged, Picture, Record
+from rea.plugin import JSONValue, Paged, Picture, Record
 
 
 class GraphEdge(Record, frozen=True, kw_only=True, rename={"source": "from", "target": "to"}):
@@ -369,7 +369,8 @@ class SourceToBundle(Paged, frozen=True, kw_only=True):
 class ExportSide(Record, frozen=True, kw_only=True):
     presence: Literal["present", "absent", "unknown-coverage"]
     module: str | None
-    shapes: list[dict[str, Any]]
+    # The export's value shapes (ExportRecord.shape: nested to any depth).
+    shapes: list[dict[str, JSONValue]]
     path: str | None = None
     kinds: list[str] | None = None
     lines: list[int] | None = None

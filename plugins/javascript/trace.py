@@ -313,7 +313,8 @@ def _resolve_call(index: Index, m: Module, callee: str) -> tuple[tuple[Module, F
         if wanted == "default":
             for ex in target.exports:
                 if ex.name in ("default", "module.exports"):
-                    named = ex.local or (ex.shape.get("name") if ex.shape.get("type") == "reference" else None)
+                    name = ex.shape.get("name") if ex.shape.get("type") == "reference" else None
+                    named = ex.local or (name if isinstance(name, str) else None)
                     wanted = named or (head if ex.name == "module.exports" else wanted)
         for ex in target.exports:
             if ex.name == wanted and ex.local:
