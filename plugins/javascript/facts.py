@@ -23,8 +23,9 @@ from rea_plugins.javascript.model import (
     StringSet,
 )
 from rea_plugins.javascript.patterns import PathHint
+from rea_plugins.javascript.syntax import Shape
 
-from rea.plugin import CallContext
+from rea.plugin import CallContext, JSONValue
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Tree
@@ -819,17 +820,17 @@ class _Walker:
 
     # -- results ------------------------------------------------------------------------
 
-    def function_shape(self, node: Node, unit: int, depth: int = 0) -> dict[str, Any]:
+    def function_shape(self, node: Node, unit: int, depth: int = 0) -> Shape:
         shape = syntax.shape_of(node)
         index = self.fn_by_start.get(int(node.start_byte))
         if shape.get("type") == "function" and index is not None:
-            shape["returns"] = self.return_shapes(index, unit, depth)
+            shape["returns"] = list[JSONValue](self.return_shapes(index, unit, depth))
         return shape
 
-    def return_shapes(self, index: int, unit: int, depth: int = 0) -> list[dict[str, Any]]:
+    def return_shapes(self, index: int, unit: int, depth: int = 0) -> list[Shape]:
         import msgspec
 
-        seen: dict[bytes, dict[str, Any]] = {}
+        seen: dict[bytes, Shape] = {}
         for _, value in self.fns[index].returns:
             shape = self.resolve_shape(value, unit, depth + 1) if value is not None else syntax.UNDEFINED
             seen.setdefault(msgspec.json.encode(shape, order="sorted"), shape)
@@ -841,7 +842,7 @@ class _Walker:
             found = self.toplevel[name][1]
         return found
 
-    def resolve_shape(self, node: Node | None, unit: int, depth: int = 0) -> dict[str, Any]:
+    def resolve_shape(self, node: Node | None, unit: int, depth: int = 0) -> Shape:
         """A shape with identifiers replaced by what they name in this unit (two levels deep)."""
         if node is None:
             return syntax.UNKNOWN
@@ -854,12 +855,19 @@ class _Walker:
         if node.type in syntax.FUNCTION_TYPES:
             return self.function_shape(node, unit, depth)
         shape = syntax.shape_of(node)
-        if shape.get("type") == "object" and depth < 2:
-            for key, value in list(shape["properties"].items()):
-                if value.get("type") == "reference" and "." not in value.get("name", "."):
-                    found = self.declaration(value["name"], unit)
+        properties = shape.get("properties")
+        if shape.get("type") == "object" and depth < 2 and isinstance(properties, dict):
+            for key, value in list(properties.items()):
+                name = value.get("name", ".") if isinstance(value, dict) else "."
+                if (
+                    isinstance(value, dict)
+                    and value.get("type") == "reference"
+                    and isinstance(name, str)
+                    and "." not in name
+                ):
+                    found = self.declaration(name, unit)
                     if found is not None:
-                        shape["properties"][key] = self.resolve_shape(found, unit, depth + 1)
+                        properties[key] = self.resolve_shape(found, unit, depth + 1)
         return shape
 
     def export_record(self, pending: PendingExport, unit: int) -> ExportRecord:

@@ -9,6 +9,8 @@ import threading
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Literal
 
+from rea.plugin import JSONValue
+
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
@@ -283,23 +285,27 @@ def is_async(fn: Node) -> bool:
 # Shapes that say only their type, and those of an operator or an unknown node kind, are shared: shapes are values,
 # never changed once built (only a function's and an object's shape are completed, and those are made fresh), and a
 # graph holds tens of thousands of each (about 12 MiB on the npm tree, references and calls below included).
-UNDEFINED: dict[str, Any] = {"type": "undefined"}
-UNKNOWN: dict[str, Any] = {"type": "unknown"}
-_LEAVES: dict[str, dict[str, Any]] = {
+# A value's shape as the analysis reads it ({"type": "object", "keys": {...}}, shapes inside shapes to any depth):
+# JSON of its own making, but recursive and open-ended, so typed as JSON rather than as one Struct.
+Shape = dict[str, JSONValue]
+
+UNDEFINED: Shape = {"type": "undefined"}
+UNKNOWN: Shape = {"type": "unknown"}
+_LEAVES: dict[str, Shape] = {
     "undefined": UNDEFINED,
     "unknown": UNKNOWN,
     **{t: {"type": t} for t in ("string", "number", "boolean", "null", "regexp")},
 }
-_OPERATORS: dict[str, dict[str, Any]] = {}
-_UNKNOWN_KINDS: dict[str, dict[str, Any]] = {}
+_OPERATORS: dict[str, Shape] = {}
+_UNKNOWN_KINDS: dict[str, Shape] = {}
 # A reference's and a call's shape name what the source names (`require`, `exports`, `Object.keys`...): shared too,
 # while the cache holds at most this many names (it starts again past it).
 _NAMED_MAX = 1 << 14
-_REFERENCES: dict[str, dict[str, Any]] = {}
-_CALLS: dict[str, dict[str, Any]] = {}
+_REFERENCES: dict[str, Shape] = {}
+_CALLS: dict[str, Shape] = {}
 
 
-def _shared(cache: dict[str, dict[str, Any]], key: str, make: dict[str, Any]) -> dict[str, Any]:
+def _shared(cache: dict[str, Shape], key: str, make: Shape) -> Shape:
     found = cache.get(key)
     if found is None:
         if len(cache) >= _NAMED_MAX:
@@ -308,7 +314,7 @@ def _shared(cache: dict[str, dict[str, Any]], key: str, make: dict[str, Any]) ->
     return found
 
 
-def shape_of(node: Node | None, depth: int = 0) -> dict[str, Any]:
+def shape_of(node: Node | None, depth: int = 0) -> Shape:
     """The static shape of an expression: its type and, bounded, its keys, params and members."""
     if node is None:
         return UNDEFINED
@@ -335,7 +341,7 @@ def shape_of(node: Node | None, depth: int = 0) -> dict[str, Any]:
     if kind == "object":
         return _object_shape(node, depth)
     if kind in FUNCTION_TYPES:
-        return {"type": "function", "params": function_params(node), "async": is_async(node)}
+        return {"type": "function", "params": list[JSONValue](function_params(node)), "async": is_async(node)}
     if kind in ("class", "class_declaration"):
         return class_shape(node)
     if kind == "identifier" or kind == "member_expression":
@@ -400,8 +406,8 @@ def first_argument(call: Node) -> str | None:
     return sys.intern((value if value is not None else text(first, 80))[:80])
 
 
-def _object_shape(node: Node, depth: int) -> dict[str, Any]:
-    keys: dict[str, dict[str, Any]] = {}
+def _object_shape(node: Node, depth: int) -> Shape:
+    keys: dict[str, Shape] = {}
     spread = False
     for child in node.named_children:
         if child.type == "spread_element":
@@ -429,7 +435,7 @@ def _object_shape(node: Node, depth: int) -> dict[str, Any]:
     return {"type": "object", "properties": dict(sorted(keys.items())), "spread": spread}
 
 
-def class_shape(node: Node) -> dict[str, Any]:
+def class_shape(node: Node) -> Shape:
     methods: list[str] = []
     fields: list[str] = []
     heritage = ""
@@ -442,4 +448,9 @@ def class_shape(node: Node) -> dict[str, Any]:
                 if name is None:
                     continue
                 (methods if member.type == "method_definition" else fields).append(name)
-    return {"type": "class", "extends": heritage, "methods": sorted(set(methods)), "fields": sorted(set(fields))}
+    return {
+        "type": "class",
+        "extends": heritage,
+        "methods": list[JSONValue](sorted(set(methods))),
+        "fields": list[JSONValue](sorted(set(fields))),
+    }
