@@ -596,6 +596,7 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "JSONValue",
         "Any JSON value rea does not shape (a browser's, an engine's, a user's).",
     ),
+    "JSONObject": ("rea.records", "JSONObject", "A JSON object rea does not shape: ``dict[str, JSONValue]``."),
     "StringItem": ("rea.operations.shapes", "StringItem", "One string row of a string listing."),
     "Unavailable": (
         "rea.operations.shapes",
@@ -1324,6 +1325,7 @@ __all__ = [
     "IntegrityPolicy",
     "Inventory",
     "Isolation",
+    "JSONObject",
     "JSONValue",
     "Limits",
     "Name",
@@ -1760,6 +1762,7 @@ if TYPE_CHECKING:
     from rea.providers import OperationResult as OperationResult
     from rea.providers import ProviderDescriptor as ProviderDescriptor
     from rea.providers import TargetSupport as TargetSupport
+    from rea.records import JSONObject as JSONObject
     from rea.records import JSONValue as JSONValue
     from rea.records import Paged as Paged
     from rea.records import PageOf as PageOf

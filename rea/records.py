@@ -11,7 +11,8 @@
 - ``PageOf[T]``: a page whose list is ``items`` (``methods: PageOf[MethodRecord]``). It is not called ``Page``
   because the plugin API's ``Page`` is the native answers' paged base (a ``Paged`` that is not frozen).
 - ``JSONValue``: any JSON value: a browser's or an engine's JSON, a user's document. A field of this type says in
-  a comment why it is not a Struct.
+  a comment why it is not a Struct. ``JSONObject`` is such a JSON object (``dict[str, JSONValue]``), e.g. a JSON
+  Schema fragment of a tool's input schema (JSON Schema's vocabulary, not a rea record).
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
     JSONValue = str | int | float | bool | None | list["JSONValue"] | dict[str, "JSONValue"]
 else:
     JSONValue = Any
+
+# A JSON object rea does not shape: a JSON Schema fragment, a foreign document's object.
+JSONObject = dict[str, JSONValue]
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
