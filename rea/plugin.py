@@ -597,6 +597,7 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "Any JSON value rea does not shape (a browser's, an engine's, a user's).",
     ),
     "JSONObject": ("rea.records", "JSONObject", "A JSON object rea does not shape: ``dict[str, JSONValue]``."),
+    "ToolStep": ("rea.records", "ToolStep", "A tool call that continues from an answer: a tool and its arguments."),
     "StringItem": ("rea.operations.shapes", "StringItem", "One string row of a string listing."),
     "Unavailable": (
         "rea.operations.shapes",
@@ -1398,6 +1399,7 @@ __all__ = [
     "ToolEffects",
     "ToolEntry",
     "ToolMode",
+    "ToolStep",
     "TypeEntry",
     "Unavailable",
     "UnknownRevision",
@@ -1767,6 +1769,7 @@ if TYPE_CHECKING:
     from rea.records import Paged as Paged
     from rea.records import PageOf as PageOf
     from rea.records import Record as Record
+    from rea.records import ToolStep as ToolStep
     from rea.records import next_offset as next_offset
     from rea.records import page_of as page_of
     from rea.records import shown_page as shown_page

@@ -10,6 +10,7 @@
   names are kept): ``offset``, ``limit``, ``total``, and ``next_offset``, null on the last page.
 - ``PageOf[T]``: a page whose list is ``items`` (``methods: PageOf[MethodRecord]``). It is not called ``Page``
   because the plugin API's ``Page`` is the native answers' paged base (a ``Paged`` that is not frozen).
+- ``ToolStep``: a tool call that continues from an answer (its name and arguments).
 - ``JSONValue``: any JSON value: a browser's or an engine's JSON, a user's document. A field of this type says in
   a comment why it is not a Struct. ``JSONObject`` is such a JSON object (``dict[str, JSONValue]``), e.g. a JSON
   Schema fragment of a tool's input schema (JSON Schema's vocabulary, not a rea record).
@@ -53,6 +54,14 @@ class PageOf(Paged, Generic[T], frozen=True, kw_only=True):
     """One page of a list whose items are ``T``."""
 
     items: list[T]
+
+
+class ToolStep(Record, frozen=True, kw_only=True):
+    """A tool call that continues from an answer (``next_steps``, a bounded listing's ``page_with``)."""
+
+    tool: str
+    # The named tool's arguments: JSON that tool's input schema shapes, not this record's.
+    arguments: JSONObject
 
 
 def next_offset(offset: int, shown: int, total: int) -> int | None:
