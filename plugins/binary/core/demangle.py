@@ -13,6 +13,8 @@ import functools
 import re
 from typing import Any
 
+import msgspec
+
 from rea.plugin import ToolCall
 
 # Itanium (``_Z``, Mach-O's ``__Z``), MSVC (``?``), Rust v0 (``_R``); Rust's legacy scheme is Itanium's form. Swift
@@ -20,6 +22,9 @@ from rea.plugin import ToolCall
 _MANGLED = re.compile(r"^(?:_{1,2}Z|\?|_{1,2}R[A-Z]|_?\$[sS][0-9A-Za-z_]|_T0)")
 # A mangled identifier inside instruction text.
 _TOKEN = re.compile(r"(?<![\w$.])(_{1,2}Z[\w$.]+|_{1,2}R[A-Z][\w$.]*|_?\$s[0-9A-Za-z_][\w$.]*)")
+# What every mangled symbol holds, in an encoded answer (a superset: a hit only means the walk runs); fixed
+# substrings, which ``in`` finds at memory speed where a regular expression over a page took milliseconds.
+_MARKS = (b"_Z", b'"?', b"$s", b"$S", b"_T0")
 _SUFFIX = "@plt"
 _BY_NAME = "binary.demangled_names"
 _PAGE = 1000
@@ -65,8 +70,28 @@ def _walk(value: Any) -> Any:
 
 
 def apply(normalized: Any) -> Any:
-    """``normalized`` with every mangled ``name`` shown demangled (the symbol kept as ``mangled_name``)."""
+    """``normalized`` with every mangled ``name`` shown demangled (the symbol kept as ``mangled_name``): a new value,
+    or ``normalized`` itself when no string in it can hold a mangled symbol."""
+    try:
+        encoded = msgspec.json.encode(normalized)
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+        return _walk(normalized)
+    # Most programs (C, and every page without a C++ or Rust symbol) have nothing to demangle: one C-speed scan of
+    # the encoded answer saves rebuilding every row of it (the walk was most of list_procedures' time in process).
+    if not _may_hold_mangled(encoded):
+        return normalized
     return _walk(normalized)
+
+
+def _may_hold_mangled(encoded: bytes) -> bool:
+    if any(mark in encoded for mark in _MARKS):
+        return True
+    at = encoded.find(b"_R")  # Rust v0: _R then an uppercase letter
+    while at != -1:
+        if encoded[at + 2 : at + 3].isupper():
+            return True
+        at = encoded.find(b"_R", at + 2)
+    return False
 
 
 def selector(call: ToolCall, params: dict[str, Any]) -> dict[str, Any]:
