@@ -131,7 +131,10 @@ def der_entitlements(raw: bytes) -> Any:
         if top.class_ != 1 or top.tag != 16:
             raise ValueError("not [APPLICATION 16]")
         parts = elements(top.contents)
-        return node(parts[1], 0) if len(parts) == 2 else {}
+        found = node(parts[1], 0) if len(parts) == 2 else {}
+        if not isinstance(found, dict):  # entitlements are a dictionary; an array or a scalar there is no DER form
+            raise ValueError("the entitlements are not a dictionary")
+        return found
     except (ValueError, TypeError, KeyError, IndexError, OverflowError):
         return {"$unreadable": len(raw)}
 
