@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from rea.plugin import DeclaredIntegrity, Record, TargetView
+from rea.plugin import DeclaredIntegrity, Record, TargetView, ToolStep
 
 
 class NestedArchive(Record, frozen=True, kw_only=True):
@@ -151,8 +151,9 @@ class Listing(Record, frozen=True, kw_only=True):
     status: Literal["complete", "bounded"]
     shown: dict[str, int] = {}
     total: dict[str, int] = {}
-    complete_evidence: dict[str, Any] | None = None
-    page_with: dict[str, Any] | None = None
+    # The kernel's retained reference to the complete record ({"kind": "retained-evidence", "evidence_id": ...}).
+    complete_evidence: dict[str, str] | None = None
+    page_with: ToolStep | None = None
 
 
 class Extraction(Record, frozen=True, kw_only=True):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.plugin import JSONValue, Paged, Record
+from rea.plugin import Paged, Record, ToolStep
 
 
 class Region(Record, frozen=True, kw_only=True):
@@ -60,21 +60,13 @@ class Summary(Record, frozen=True, kw_only=True):
     sandbox: str = "none"
 
 
-class NextStep(Record, frozen=True, kw_only=True):
-    """A tool call that continues from this answer."""
-
-    tool: str
-    # The named tool's arguments: JSON that tool's input schema shapes, not this result's.
-    arguments: dict[str, JSONValue]
-
-
 class Listing(Record, frozen=True, kw_only=True):
     status: Literal["complete", "bounded"]
     shown: int
     total: int
     # The kernel's retained reference to the complete record ({"kind": "retained-evidence", "evidence_id": ...}).
     complete_evidence: dict[str, str] | None = None
-    page_with: NextStep | None = None
+    page_with: ToolStep | None = None
 
 
 class FirmwareExtraction(Record, frozen=True, kw_only=True):
@@ -89,5 +81,5 @@ class FirmwareExtraction(Record, frozen=True, kw_only=True):
     regions: list[Region]
     errors: list[EngineError]
     listing: Listing
-    next_steps: list[NextStep]
+    next_steps: list[ToolStep]
     sandbox: str

@@ -18,7 +18,6 @@ from rea_plugins.firmware.shapes import (
     FirmwareRegions,
     Listing,
     NativeBinary,
-    NextStep,
     Summary,
 )
 
@@ -30,6 +29,7 @@ from rea.plugin import (
     ToolCall,
     ToolDef,
     ToolEffects,
+    ToolStep,
     cancelled,
     identify,
     int_param,
@@ -201,11 +201,11 @@ def _result(out_dir: str, files: list[ExtractedFile], links: int, summary: Summa
         for f in files
         if f.format in NATIVE
     ]
-    steps: list[NextStep] = []
+    steps: list[ToolStep] = []
     if native:
-        steps.append(NextStep(tool="open_binary", arguments={"path": native[0].path}))
+        steps.append(ToolStep(tool="open_binary", arguments={"path": native[0].path}))
         # Every native binary at once: the corpus index beside the output directory (the caller's, like it).
-        steps.append(NextStep(tool="triage_corpus", arguments={"paths": [out_dir], "index": out_dir + ".corpus.db"}))
+        steps.append(ToolStep(tool="triage_corpus", arguments={"paths": [out_dir], "index": out_dir + ".corpus.db"}))
     return FirmwareExtraction(
         output_directory=out_dir,
         file_count=len(files),
@@ -253,7 +253,7 @@ def _extraction_evidence(call: ToolCall, target: Any, bounds: run.Bounds, result
             shown=min(LISTED_FILES, len(result.files)),
             total=len(result.files),
             complete_evidence=ref,
-            page_with=NextStep(
+            page_with=ToolStep(
                 tool="inspect_analysis_view",
                 arguments={
                     "source": dict(ref),
