@@ -31,7 +31,7 @@ from rea_plugins.runtime.model import (
     ScriptScope,
 )
 
-from rea.plugin import CallContext, ReaError, devtools, invalid_request, issue
+from rea.plugin import CallContext, JSONObject, ReaError, devtools, invalid_request, issue
 
 INSPECTOR = devtools.Peer(
     noun="the inspector",
@@ -120,14 +120,15 @@ def version(endpoint: str, ctx: CallContext | None) -> RuntimeVersion:
     )
 
 
-def target_infos(endpoint: str, ctx: CallContext | None) -> list[dict[str, Any]]:
+def target_infos(endpoint: str, ctx: CallContext | None) -> list[JSONObject]:
+    """The inspector's /json/list entries: its JSON (JSONObject), not rea's, read key by key with type checks."""
     listed = devtools.http_json(INSPECTOR, endpoint, "/json/list", ctx)
     if not isinstance(listed, list):
         raise devtools.protocol_violation(INSPECTOR, "/json/list is not a list", endpoint=endpoint)
     return [t for t in listed if isinstance(t, dict) and isinstance(t.get("id"), str)]
 
 
-def _target(info: dict[str, Any], path: str | None) -> RuntimeTarget:
+def _target(info: JSONObject, path: str | None) -> RuntimeTarget:
     def text(key: str) -> str:
         value = info.get(key)
         return value if isinstance(value, str) else ""
@@ -137,7 +138,7 @@ def _target(info: dict[str, Any], path: str | None) -> RuntimeTarget:
     )
 
 
-def _classify(info: dict[str, Any], roots: list[str], origins: list[str]) -> tuple[str, str | None]:
+def _classify(info: JSONObject, roots: list[str], origins: list[str]) -> tuple[str, str | None]:
     """``listed``, ``outside_file_roots``, ``disallowed_origin`` or ``unsupported_url``, and the target's file."""
     url = info.get("url") if isinstance(info.get("url"), str) else ""
     assert isinstance(url, str)
@@ -206,12 +207,13 @@ class Limits:
 
 @dataclass
 class _Seen:
-    """Events as the reader thread hands them over (appends only; read after the window closes)."""
+    """Events as the reader thread hands them over (appends only; read after the window closes): the runtime's
+    protocol JSON (JSONObject), read key by key with type checks when the observation is built."""
 
-    scripts: list[dict[str, Any]] = field(default_factory=list)
-    contexts: list[dict[str, Any]] = field(default_factory=list)
-    console: list[dict[str, Any]] = field(default_factory=list)
-    exceptions: list[dict[str, Any]] = field(default_factory=list)
+    scripts: list[JSONObject] = field(default_factory=list)
+    contexts: list[JSONObject] = field(default_factory=list)
+    console: list[JSONObject] = field(default_factory=list)
+    exceptions: list[JSONObject] = field(default_factory=list)
     console_total: int = 0
     exceptions_total: int = 0
     paused: int = 0
@@ -231,11 +233,11 @@ def _frame(stack: Any) -> tuple[str | None, int | None, int | None]:
     )
 
 
-def _context(raw: dict[str, Any]) -> ExecutionContext:
+def _context(raw: JSONObject, context_id: int) -> ExecutionContext:
     aux = devtools.obj(raw.get("auxData"))
     default, kind = aux.get("isDefault"), aux.get("type")
     return ExecutionContext(
-        context_id=raw["id"],
+        context_id=context_id,
         name=str(raw.get("name", ""))[:MAX_TEXT],
         origin=str(raw.get("origin", ""))[:MAX_TEXT],
         is_default=default if isinstance(default, bool) else None,
@@ -281,14 +283,14 @@ def observe(
     seen = _Seen()
     conn = devtools.Connection.connect(endpoint, socket, INSPECTOR)
 
-    def on_event(method: str, params: dict[str, Any], _session: str | None) -> None:
+    def on_event(method: str, params: JSONObject, _session: str | None) -> None:
         if method == "Debugger.scriptParsed":
             seen.scripts.append(params)
         elif method == "Runtime.executionContextCreated":
             seen.contexts.append(devtools.obj(params.get("context")))
         elif method == "Runtime.executionContextDestroyed":
-            if isinstance(params.get("executionContextId"), int):
-                seen.destroyed.add(params["executionContextId"])
+            if isinstance(gone := params.get("executionContextId"), int):
+                seen.destroyed.add(gone)
             seen.ended = bool(seen.contexts) and all(c.get("id") in seen.destroyed for c in seen.contexts)
         elif method == "Runtime.consoleAPICalled":
             seen.console_total += 1
@@ -327,7 +329,7 @@ def observe(
         limitations.append(
             f"{unread} application scripts were not hashed (source unreadable or past max_source_bytes)."
         )
-    contexts = [_context(c) for c in seen.contexts[: limits.max_contexts] if isinstance(c.get("id"), int)]
+    contexts = [_context(c, cid) for c in seen.contexts[: limits.max_contexts] if isinstance(cid := c.get("id"), int)]
     console = []
     for params in seen.console:
         url, line, column = _frame(params.get("stackTrace"))
@@ -345,15 +347,15 @@ def observe(
     for details in seen.exceptions:
         exc = devtools.obj(details.get("exception"))
         description = exc.get("description")
-        url = details.get("url")
-        line, column = details.get("lineNumber"), details.get("columnNumber")
+        at_url = details.get("url")
+        at_line, at_column = details.get("lineNumber"), details.get("columnNumber")
         exceptions.append(
             RuntimeException(
                 text=str(details.get("text", ""))[:MAX_TEXT],
                 description=description[:MAX_TEXT] if isinstance(description, str) else None,
-                url=url if isinstance(url, str) and url else None,
-                line=line + 1 if isinstance(line, int) else None,
-                column=column + 1 if isinstance(column, int) else None,
+                url=at_url if isinstance(at_url, str) and at_url else None,
+                line=at_line + 1 if isinstance(at_line, int) else None,
+                column=at_column + 1 if isinstance(at_column, int) else None,
             )
         )
     return RuntimeObservation(
@@ -390,7 +392,7 @@ def _window(conn: devtools.Connection, observation_ms: int, seen: _Seen, ctx: Ca
 
 def _scripts(
     conn: devtools.Connection,
-    parsed: list[dict[str, Any]],
+    parsed: list[JSONObject],
     roots: list[str],
     origins: list[str],
     limits: Limits,
@@ -398,10 +400,10 @@ def _scripts(
 ) -> tuple[list[ParsedScript], ScriptCounts, int]:
     """Application scripts (sources read and hashed within the byte bound), the others counted."""
     tally = {"application": 0, "runtime-internal": 0, "outside-scope": 0}
-    chosen: list[tuple[dict[str, Any], str | None]] = []
+    chosen: list[tuple[JSONObject, str | None]] = []
     for params in parsed:
         if not isinstance(params.get("scriptId"), str):
-            continue
+            continue  # every script kept below has a string scriptId
         url = params.get("url") if isinstance(params.get("url"), str) else ""
         assert isinstance(url, str)
         scope, path = scope_of(url, roots, origins)
@@ -414,7 +416,7 @@ def _scripts(
     read = read_bytes = 0
     for i, (params, path) in enumerate(listed):
         ctx.progress("reading application scripts", done=i, total=len(listed))
-        length = params.get("length") if isinstance(params.get("length"), int) else None
+        length = found if isinstance(found := params.get("length"), int) else None
         digest = None
         # UTF-16 length from the protocol bounds the UTF-8 bytes by three times; skip what would pass the bound.
         if length is None or read_bytes + length <= limits.max_source_bytes:
@@ -435,7 +437,7 @@ def _scripts(
         v8_hash, map_url, context = params.get("hash"), params.get("sourceMapURL"), params.get("executionContextId")
         out.append(
             ParsedScript(
-                script_id=params["scriptId"],
+                script_id=str(params["scriptId"]),
                 url=str(params.get("url")),
                 file_path=path,
                 execution_context_id=context if isinstance(context, int) else None,
