@@ -5,61 +5,70 @@ Descriptions stay terse: every host sends them with each request; docs/managed.m
 
 from __future__ import annotations
 
-from typing import Any
+from rea.plugin import FORMAT_PROPERTY, JSONObject, JSONValue, evidence_input, with_evidence_defs
 
-from rea.plugin import FORMAT_PROPERTY, evidence_input, with_evidence_defs
-
+# Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
 # Maxima are enforced by the handlers (common.MAX_PAGE, reader bounds), so the advertised schemas stay lean.
-PATH = {"type": "string", "minLength": 1, "description": "Assembly file; default: the open binary."}
+PATH: JSONObject = {"type": "string", "minLength": 1, "description": "Assembly file; default: the open binary."}
 EXAMPLE_ID = "ev_" + "0" * 64
 
 
-def bound(description: str, default: int | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "integer", "minimum": 1, "description": description}
+def bound(description: str, default: int | None = None) -> JSONObject:
+    out: JSONObject = {"type": "integer", "minimum": 1, "description": description}
     if default is not None:
         out["default"] = default
     return out
 
 
-BOUNDS: dict[str, Any] = {
+BOUNDS: JSONObject = {
     "max_file_bytes": bound("File bound."),
     "max_metadata_bytes": bound("Metadata bound."),
     "max_table_rows": bound("Rows per table bound."),
     "max_heap_item_bytes": bound("Heap string/blob bound."),
 }
-OFFSET = {"type": "integer", "minimum": 0, "description": "Page start."}
-LIMIT = {"type": "integer", "minimum": 0, "description": "Page size."}
+OFFSET: JSONObject = {"type": "integer", "minimum": 0, "description": "Page start."}
+LIMIT: JSONObject = {"type": "integer", "minimum": 0, "description": "Page size."}
 
 
-def page(collection: str, default: int) -> dict[str, Any]:
+def page(collection: str, default: int) -> JSONObject:
     """An ``<collection>_offset``/``<collection>_limit`` pair."""
     return {f"{collection}_offset": OFFSET, f"{collection}_limit": {**LIMIT, "default": default}}
 
 
-def obj(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+def obj(properties: JSONObject, required: list[str] | None = None) -> JSONObject:
+    out: JSONObject = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
-        out["required"] = required
+        out["required"] = list[JSONValue](required)
     return out
 
 
-def evidence(operation: str) -> dict[str, Any]:
+def evidence(operation: str) -> JSONObject:
     """Evidence of ``operation``, inline or retained (the CLI also takes a bare evidence_id for it)."""
     return evidence_input(f"{operation} Evidence.")
 
 
 ARTIFACT = obj({"path": PATH, **BOUNDS, **page("reference", 100), **page("resource", 100), **page("attribute", 100)})
 
-PATTERN = {
+PATTERN: JSONObject = {
     "type": "string",
     "minLength": 1,
     "maxLength": 1000,
     "description": "Name filter: a substring or RE2 (mode).",
 }
-MODE = {"type": "string", "enum": ["literal", "regex"], "default": "literal", "description": "How pattern matches."}
-CASE = {"type": "boolean", "default": False, "description": "Match case exactly."}
-NAMESPACE = {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Namespace prefix, e.g. Demo.Lib."}
-FILTER = {"pattern": PATTERN, "mode": MODE, "case_sensitive": CASE, "namespace": NAMESPACE}
+MODE: JSONObject = {
+    "type": "string",
+    "enum": ["literal", "regex"],
+    "default": "literal",
+    "description": "How pattern matches.",
+}
+CASE: JSONObject = {"type": "boolean", "default": False, "description": "Match case exactly."}
+NAMESPACE: JSONObject = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 1000,
+    "description": "Namespace prefix, e.g. Demo.Lib.",
+}
+FILTER: JSONObject = {"pattern": PATTERN, "mode": MODE, "case_sensitive": CASE, "namespace": NAMESPACE}
 
 MEMBERS = obj(
     {
@@ -121,7 +130,7 @@ REFERENCES = obj(
         "case_sensitive": CASE,
         "kinds": {
             "type": "array",
-            "items": {"type": "string", "enum": REFERENCE_KINDS},
+            "items": {"type": "string", "enum": list[JSONValue](REFERENCE_KINDS)},
             "description": "Only these reference kinds.",
         },
         "namespace": {**NAMESPACE, "description": "Only references from this namespace prefix."},
@@ -161,8 +170,8 @@ BOUNDARIES = obj(
 )
 
 # Inside ``limits`` the names say it all: the property's description does the talking.
-COUNT = {"type": "integer", "minimum": 0}
-LIMITS = {**obj({"offset": COUNT, "limit": COUNT}), "description": "Paging of each list: {offset, limit}."}
+COUNT: JSONObject = {"type": "integer", "minimum": 0}
+LIMITS: JSONObject = {**obj({"offset": COUNT, "limit": COUNT}), "description": "Paging of each list: {offset, limit}."}
 
 COMPARE = with_evidence_defs(
     obj(
