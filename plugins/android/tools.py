@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rea_plugins.android.model import (
     ApplicationGraph,
     ClassInfo,
@@ -14,21 +12,22 @@ from rea_plugins.android.model import (
     ReferenceTrace,
 )
 
-from rea.plugin import FORMAT_PROPERTY, Evidence, ToolCall, ToolDef, ToolEffects
+from rea.plugin import FORMAT_PROPERTY, Evidence, JSONObject, ToolCall, ToolDef, ToolEffects
 
 FAMILY = "android"
 _EFFECTS = ToolEffects(records_evidence=True)
 
-PATH = {"type": "string", "minLength": 1, "description": "APK, AAB or DEX file.", "examples": ["app.apk"]}
-CLASS = {"type": "string", "minLength": 1, "maxLength": 1024, "description": "Class: com.a.B or Lcom/a/B;."}
-OFFSET = {"type": "integer", "minimum": 0, "default": 0, "description": "Rows to skip."}
+# Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
+PATH: JSONObject = {"type": "string", "minLength": 1, "description": "APK, AAB or DEX file.", "examples": ["app.apk"]}
+CLASS: JSONObject = {"type": "string", "minLength": 1, "maxLength": 1024, "description": "Class: com.a.B or Lcom/a/B;."}
+OFFSET: JSONObject = {"type": "integer", "minimum": 0, "default": 0, "description": "Rows to skip."}
 
 
-def _limit(default: int, most: int = 1000) -> dict[str, Any]:
+def _limit(default: int, most: int = 1000) -> JSONObject:
     return {"type": "integer", "minimum": 1, "maximum": most, "default": default, "description": "Page size."}
 
 
-def _obj(properties: dict[str, Any], *required: str) -> dict[str, Any]:
+def _obj(properties: JSONObject, *required: str) -> JSONObject:
     return {"type": "object", "properties": properties, "required": ["path", *required], "additionalProperties": False}
 
 
@@ -141,7 +140,7 @@ INSPECT_CLASS = ToolDef(
     examples=({"path": "app.apk", "class_name": EXAMPLE_CLASS},),
 )
 
-METHOD_PROPS: dict[str, Any] = {
+METHOD_PROPS: JSONObject = {
     "path": PATH,
     "class_name": CLASS,
     "descriptor": {

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rea_plugins.apple.model import (
     AppGraph,
     Architectures,
@@ -22,28 +20,39 @@ from rea_plugins.apple.model import (
     UIActionTrace,
 )
 
-from rea.plugin import Evidence, ToolCall, ToolDef, ToolEffects
+from rea.plugin import Evidence, JSONObject, ToolCall, ToolDef, ToolEffects
 
 FAMILY = "apple"
 _EFFECTS = ToolEffects(records_evidence=True)
 
-PATH = {
+# Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
+PATH: JSONObject = {
     "type": "string",
     "minLength": 1,
     "description": "Mach-O file or .app/.framework folder; default: the open binary.",
     "examples": ["Demo.app"],
 }
-ARCH = {"type": "string", "minLength": 1, "maxLength": 32, "description": "Slice to read, e.g. arm64 or x86_64."}
-OFFSET = {"type": "integer", "minimum": 0, "default": 0, "description": "Rows to skip."}
-PATTERN = {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Class or protocol name filter."}
-MODE = {"type": "string", "enum": ["literal", "regex"], "default": "literal", "description": "Match kind."}
+ARCH: JSONObject = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 32,
+    "description": "Slice to read, e.g. arm64 or x86_64.",
+}
+OFFSET: JSONObject = {"type": "integer", "minimum": 0, "default": 0, "description": "Rows to skip."}
+PATTERN: JSONObject = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 1000,
+    "description": "Class or protocol name filter.",
+}
+MODE: JSONObject = {"type": "string", "enum": ["literal", "regex"], "default": "literal", "description": "Match kind."}
 
 
-def _limit(default: int, most: int = 5000) -> dict[str, Any]:
+def _limit(default: int, most: int = 5000) -> JSONObject:
     return {"type": "integer", "minimum": 1, "maximum": most, "default": default, "description": "Page size."}
 
 
-def _obj(properties: dict[str, Any], *required: str) -> dict[str, Any]:
+def _obj(properties: JSONObject, *required: str) -> JSONObject:
     return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
 
 
@@ -137,7 +146,7 @@ def _graph(call: ToolCall) -> Evidence:
     return appgraph.project_apple_application_graph(call)
 
 
-BOUNDS = {
+BOUNDS: dict[str, JSONObject] = {
     "max_depth": {"type": "integer", "minimum": 1, "maximum": 64, "default": 8, "description": "Nesting kept."},
     "max_items": {
         "type": "integer",
@@ -258,7 +267,7 @@ INSPECT_SIGNATURE = ToolDef(
     cli_subject="path",
 )
 
-_OBJC_PROPS = {
+_OBJC_PROPS: JSONObject = {
     "path": PATH,
     "architecture": ARCH,
     "pattern": PATTERN,
@@ -337,7 +346,7 @@ TRACE_DYLIBS = ToolDef(
     cli_subject="path",
 )
 
-IB_PATH = {
+IB_PATH: JSONObject = {
     "type": "string",
     "minLength": 1,
     "description": "A .xib or .storyboard file.",

@@ -5,25 +5,29 @@ Descriptions stay short: hosts send them with every request; docs/corpus.md says
 
 from __future__ import annotations
 
-from typing import Any
-
 from rea_plugins.corpus.model import CorpusComparison, CorpusTriage, QueryPage
 
-from rea.plugin import Evidence, ToolCall, ToolDef, ToolEffects
+from rea.plugin import Evidence, JSONObject, JSONValue, ToolCall, ToolDef, ToolEffects
 
 FAMILY = "corpus"
-INDEX = {"type": "string", "minLength": 1, "description": "SQLite index file."}
-CORPUS = {"type": "string", "minLength": 1, "description": "Corpus label in the index."}
-OFFSET = {"type": "integer", "minimum": 0, "default": 0, "description": "Page start."}
-LIMIT = {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50, "description": "Page size."}
+# Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
+INDEX: JSONObject = {"type": "string", "minLength": 1, "description": "SQLite index file."}
+CORPUS: JSONObject = {"type": "string", "minLength": 1, "description": "Corpus label in the index."}
+OFFSET: JSONObject = {"type": "integer", "minimum": 0, "default": 0, "description": "Page start."}
+LIMIT: JSONObject = {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50, "description": "Page size."}
 
 
-def obj(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+def obj(properties: JSONObject, required: list[str]) -> JSONObject:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list[JSONValue](required),
+        "additionalProperties": False,
+    }
 
 
-def count(description: str, maximum: int, default: int | None = None, minimum: int = 0) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "integer", "minimum": minimum, "maximum": maximum, "description": description}
+def count(description: str, maximum: int, default: int | None = None, minimum: int = 0) -> JSONObject:
+    out: JSONObject = {"type": "integer", "minimum": minimum, "maximum": maximum, "description": description}
     if default is not None:
         out["default"] = default
     return out

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rea_plugins.golang.model import GoBinary
 
-from rea.plugin import Evidence, ToolCall, ToolDef, ToolEffects
+from rea.plugin import Evidence, JSONObject, ToolCall, ToolDef, ToolEffects
 
 FAMILY = "golang"
 
@@ -17,7 +15,8 @@ def _handle(call: ToolCall) -> Evidence:
     return inspect.handle(call)
 
 
-def _page(description: str, default: int) -> dict[str, Any]:
+# Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
+def _page(description: str, default: int) -> JSONObject:
     return {"type": "integer", "minimum": 0, "maximum": 5000, "default": default, "description": description}
 
 

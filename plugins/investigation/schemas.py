@@ -3,42 +3,41 @@ every request; docs/investigations.md says the rest."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from rea.plugin import evidence_input, with_evidence_defs
+from rea.plugin import JSONObject, JSONValue, evidence_input, with_evidence_defs
 
 
-def d(schema: dict[str, Any], text: str) -> dict[str, Any]:
+# Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
+def d(schema: JSONObject, text: str) -> JSONObject:
     """``schema`` with a description (every root property has one)."""
     return {**schema, "description": text}
 
 
-EV_ID = {"type": "string", "pattern": "^ev_[0-9a-f]{64}$"}
-UNKNOWN_ID = {"type": "string", "pattern": "^unk_[0-9a-f]{12}_[0-9a-f]{20}$"}
-EV_IDS = {"type": "array", "items": EV_ID, "maxItems": 1000}
-TEXT = {"type": "string", "minLength": 1, "maxLength": 4096}
-OFFSET = {"type": "integer", "minimum": 0}
-LIMIT = {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50}
-PAGE = {"offset": d(OFFSET, "Page start."), "limit": d(LIMIT, "Page size.")}
-SEVERITY = {"type": "string", "enum": ["low", "medium", "high", "critical"]}
-STATUS = {"type": "string", "enum": ["open", "investigating", "blocked", "contradicted", "resolved"]}
-AUTHORITY = {
+EV_ID: JSONObject = {"type": "string", "pattern": "^ev_[0-9a-f]{64}$"}
+UNKNOWN_ID: JSONObject = {"type": "string", "pattern": "^unk_[0-9a-f]{12}_[0-9a-f]{20}$"}
+EV_IDS: JSONObject = {"type": "array", "items": EV_ID, "maxItems": 1000}
+TEXT: JSONObject = {"type": "string", "minLength": 1, "maxLength": 4096}
+OFFSET: JSONObject = {"type": "integer", "minimum": 0}
+LIMIT: JSONObject = {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50}
+PAGE: JSONObject = {"offset": d(OFFSET, "Page start."), "limit": d(LIMIT, "Page size.")}
+SEVERITY: JSONObject = {"type": "string", "enum": ["low", "medium", "high", "critical"]}
+STATUS: JSONObject = {"type": "string", "enum": ["open", "investigating", "blocked", "contradicted", "resolved"]}
+AUTHORITY: JSONObject = {
     "type": "string",
     "enum": ["shipped-artifact", "controlled-replay", "historical-reference", "external-service", "analyst-inference"],
 }
-CONFIDENCE = {"type": "string", "enum": ["observed", "derived", "inferred"]}
+CONFIDENCE: JSONObject = {"type": "string", "enum": ["observed", "derived", "inferred"]}
 
 
-def obj(properties: dict[str, Any], required: list[str] | None = None, description: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+def obj(properties: JSONObject, required: list[str] | None = None, description: str = "") -> JSONObject:
+    out: JSONObject = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
-        out["required"] = required
+        out["required"] = list[JSONValue](required)
     if description:
         out["description"] = description
     return out
 
 
-ENVIRONMENT = {
+ENVIRONMENT: JSONObject = {
     "anyOf": [
         obj(
             {
@@ -51,7 +50,7 @@ ENVIRONMENT = {
     ],
     "description": "Environment the answering Evidence must come from (null: any).",
 }
-RELATIONSHIPS = {
+RELATIONSHIPS: JSONObject = {
     "type": "array",
     "maxItems": 100,
     "items": obj(
@@ -59,8 +58,13 @@ RELATIONSHIPS = {
         ["kind", "unknown_id"],
     ),
 }
-PROBES = {"type": "array", "items": TEXT, "maxItems": 50, "description": "Tools or steps that would answer it."}
-RESOLUTION = {
+PROBES: JSONObject = {
+    "type": "array",
+    "items": TEXT,
+    "maxItems": 50,
+    "description": "Tools or steps that would answer it.",
+}
+RESOLUTION: JSONObject = {
     "anyOf": [
         obj(
             {"kind": {"const": "answered"}, "summary": TEXT, "evidence_ids": {**EV_IDS, "minItems": 1}},
@@ -71,7 +75,7 @@ RESOLUTION = {
     ],
     "description": "How it was closed; required with status resolved.",
 }
-REQUIREMENTS = {
+REQUIREMENTS: JSONObject = {
     "severity": d(SEVERITY, "Impact on the investigation."),
     "required_authority": d(AUTHORITY, "Authority the answer must have."),
     "required_confidence": d(CONFIDENCE, "Least confidence the answer may have."),
@@ -111,7 +115,7 @@ LIST_UNKNOWNS = obj(
 VERIFY_UNKNOWN = obj({"unknown_id": d(UNKNOWN_ID, "A resolved unknown.")}, ["unknown_id"])
 
 BUNDLE = obj({"path": {"type": "string", "minLength": 1}}, ["path"], "An exported Evidence bundle file.")
-DECLARED = {
+DECLARED: JSONObject = {
     "type": "array",
     "maxItems": 10_000,
     "items": obj(
@@ -121,7 +125,7 @@ DECLARED = {
 }
 MANIFEST = obj({"behaviours": DECLARED, "structures": DECLARED}, description="Declared behaviours and structures.")
 REVIEW_TEXT = "Reviews of earlier obligations, carried over by id."
-REVIEWED = {
+REVIEWED: JSONObject = {
     "type": "array",
     "maxItems": 10_000,
     "items": obj(
@@ -133,7 +137,7 @@ REVIEWED = {
         ["obligation_id", "status"],
     ),
 }
-LEDGER_INPUTS = {
+LEDGER_INPUTS: JSONObject = {
     "evidence_bundle": BUNDLE,
     "manifest": MANIFEST,
     "reviewed_obligations": d(REVIEWED, REVIEW_TEXT),
@@ -164,12 +168,12 @@ VERIFY_RECONSTRUCTION = obj(
 )
 
 
-def evidence_list(what: str) -> dict[str, Any]:
+def evidence_list(what: str) -> JSONObject:
     item = evidence_input(what)
     return {"type": "array", "minItems": 1, "maxItems": 10_000, "items": {"anyOf": item["anyOf"]}, "description": what}
 
 
-ENDPOINT = {
+ENDPOINT: JSONObject = {
     "oneOf": [
         obj({"address": {"type": "string", "pattern": "^0x[0-9a-fA-F]{1,16}$"}}, ["address"]),
         obj({"name": {"type": "string", "minLength": 1}}, ["name"]),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rea_plugins.javascript.model import Application
 from rea_plugins.javascript.results import (
     ApplicationSummary,
@@ -15,12 +13,22 @@ from rea_plugins.javascript.results import (
     VersionComparison,
 )
 
-from rea.plugin import FORMAT_PROPERTY, Evidence, ToolCall, ToolDef, ToolEffects, evidence_input, with_evidence_defs
+from rea.plugin import (
+    FORMAT_PROPERTY,
+    Evidence,
+    JSONObject,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    evidence_input,
+    with_evidence_defs,
+)
 
 FAMILY = "application"
 
-APPLICATION_INPUT: dict[str, Any] = evidence_input("analyze_javascript_application Evidence, inline or retained.")
-LIMIT_PROPS: dict[str, Any] = {
+# Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
+APPLICATION_INPUT: JSONObject = evidence_input("analyze_javascript_application Evidence, inline or retained.")
+LIMIT_PROPS: JSONObject = {
     "max_nodes": {
         "type": "integer",
         "minimum": 1,
@@ -183,7 +191,7 @@ ANALYZE = ToolDef(
     cli_subject="input_path",
 )
 
-SEED_SCHEMA: dict[str, Any] = {
+SEED_SCHEMA: JSONObject = {
     "type": "object",
     "description": "Start: a module (path or node_id), string literal or symbol (function/export).",
     "properties": {
@@ -320,7 +328,7 @@ MAP_LOCATION = ToolDef(
     ),
 )
 
-_PAIR = {
+_PAIR: JSONObject = {
     "left": {**APPLICATION_INPUT, "description": "The older version's application Evidence (inline or retained)."},
     "right": {**APPLICATION_INPUT, "description": "The newer version's application Evidence (inline or retained)."},
 }

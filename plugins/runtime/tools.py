@@ -15,6 +15,8 @@ from rea_plugins.runtime.model import (
 
 from rea.plugin import (
     Evidence,
+    JSONObject,
+    JSONValue,
     OperationResult,
     ProviderIdentity,
     ToolCall,
@@ -37,42 +39,43 @@ SUMMARY_EVENTS = 10
 _OBSERVE = ToolEffects(records_evidence=True, accesses_network=True)
 _LOCAL = ToolEffects(records_evidence=True)
 
-_ENDPOINT = {
+# Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
+_ENDPOINT: JSONObject = {
     "type": "string",
     "pattern": r"^http://(127\.0\.0\.1|\[::1\]):[0-9]{1,5}/?$",
     "maxLength": 64,
     "description": "Loopback inspector endpoint: http://127.0.0.1:PORT (node --inspect=127.0.0.1:PORT).",
     "examples": [ENDPOINT_EXAMPLE],
 }
-_ROOTS = {
+_ROOTS: JSONObject = {
     "type": "array",
     "maxItems": 32,
     "items": {"type": "string", "minLength": 1, "maxLength": 4096},
     "description": "Directories whose file:// targets and scripts are in scope (default: every file).",
 }
-_ORIGINS = {
+_ORIGINS: JSONObject = {
     "type": "array",
     "maxItems": 32,
     "items": {"type": "string", "pattern": r"^https?://[^/?#@\s*]+$", "maxLength": 2048},
     "description": "Exact http(s) origins whose targets and scripts are in scope (default: every origin).",
 }
-_KIND = {
+_KIND: JSONObject = {
     "type": "string",
     "enum": ["node", "electron-main", "electron-preload", "electron-renderer"],
     "description": "What the target runs: node, or an Electron main, preload or renderer.",
 }
 
 
-def _int(default: int, maximum: int, description: str, minimum: int = 0) -> dict[str, Any]:
+def _int(default: int, maximum: int, description: str, minimum: int = 0) -> JSONObject:
     return {"type": "integer", "minimum": minimum, "maximum": maximum, "default": default, "description": description}
 
 
-def _obj(properties: dict[str, Any], required: list[str] | None = None, description: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+def _obj(properties: JSONObject, required: list[str] | None = None, description: str = "") -> JSONObject:
+    out: JSONObject = {"type": "object", "properties": properties, "additionalProperties": False}
     if description:
         out["description"] = description
     if required:
-        out["required"] = required
+        out["required"] = list[JSONValue](required)
     return out
 
 

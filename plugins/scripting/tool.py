@@ -8,7 +8,7 @@ from typing import Any
 from rea_plugins.scripting.runner import TOOL_NAME, ScriptRunner
 from rea_plugins.scripting.shapes import ScriptRun
 
-from rea.plugin import Evidence, OperationResult, ProviderIdentity, ToolCall, ToolDef, ToolEffects
+from rea.plugin import Evidence, JSONObject, OperationResult, ProviderIdentity, ToolCall, ToolDef, ToolEffects
 
 VERSION = "1"
 MAX_SOURCE_CHARS = 64 * 1024
@@ -19,7 +19,8 @@ EXAMPLE = (
     "result = [rea.xrefs(address=h['address']) for h in hits]\n"
 )
 
-INPUT_SCHEMA: dict[str, Any] = {
+# Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
+INPUT_SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "source": {

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rea_plugins.wasm.model import WasmModule
 
-from rea.plugin import Evidence, ToolCall, ToolDef, ToolEffects
+from rea.plugin import Evidence, JSONObject, ToolCall, ToolDef, ToolEffects
 
 FAMILY = "wasm"
 
@@ -17,11 +15,12 @@ def _handle(call: ToolCall) -> Evidence:
     return inspect.handle(call)
 
 
-def _offset(what: str) -> dict[str, Any]:
+# Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
+def _offset(what: str) -> JSONObject:
     return {"type": "integer", "minimum": 0, "default": 0, "description": f"{what} to skip."}
 
 
-def _limit(what: str, default: int) -> dict[str, Any]:
+def _limit(what: str, default: int) -> JSONObject:
     return {"type": "integer", "minimum": 0, "maximum": 5000, "default": default, "description": f"Most {what}."}
 
 
