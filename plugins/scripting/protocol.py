@@ -11,6 +11,8 @@ from typing import Any
 
 import msgspec
 
+from rea.plugin import JSONObject
+
 # The id of the one ``run`` request; the worker numbers its ``call`` requests from CALL_BASE up.
 RUN_ID = 1
 CALL_BASE = 2
@@ -35,15 +37,16 @@ class RunParams(msgspec.Struct, frozen=True, kw_only=True):
     filename: str
     tools: list[ToolEntry]
     max_output_bytes: int
-    # The caller's JSON values, the script's ``args``.
-    arguments: dict[str, Any] = {}
+    # The caller's JSON values, the script's ``args`` (a user's document: any JSON).
+    arguments: JSONObject = {}
 
 
 class CallParams(msgspec.Struct, frozen=True, kw_only=True):
     """One inner tool call the script makes."""
 
     tool: str
-    arguments: dict[str, Any] = {}
+    # The script's arguments for that tool (the user's JSON; the tool's input schema checks them).
+    arguments: JSONObject = {}
 
 
 class CallAnswer(msgspec.Struct, frozen=True, kw_only=True):

@@ -20,6 +20,7 @@ from rea.plugin import (
     CODES,
     OUT_OF_MEMORY,
     CanonicalError,
+    JSONObject,
     OwnedProcess,
     ReaError,
     SandboxPolicy,
@@ -80,7 +81,7 @@ def offered_tools(call: ToolCall, allow_effects: bool) -> list[protocol.ToolEntr
 class ScriptRunner:
     """One script's run against the calling session."""
 
-    def __init__(self, call: ToolCall, source: str, filename: str, arguments: dict[str, Any]) -> None:
+    def __init__(self, call: ToolCall, source: str, filename: str, arguments: JSONObject) -> None:
         self.call = call
         self.ctx = call.ctx
         self.source = source
@@ -327,7 +328,7 @@ class ScriptRunner:
             )
         return frames.ReplyOut(id=rid, normalized=answer)
 
-    def _invoke(self, name: str, arguments: dict[str, Any]) -> protocol.CallAnswer:
+    def _invoke(self, name: str, arguments: JSONObject) -> protocol.CallAnswer:
         registry = self.call.session.registry
         facts = registry.tool_info().get(name)
         if facts is None:

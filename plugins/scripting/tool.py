@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from rea_plugins.scripting.runner import TOOL_NAME, ScriptRunner
 from rea_plugins.scripting.shapes import ScriptRun
@@ -52,7 +51,7 @@ INPUT_SCHEMA: JSONObject = {
 def _run(call: ToolCall) -> Evidence:
     source: str = call.args["source"]
     filename: str = call.args.get("filename", "<script>")
-    arguments: dict[str, Any] = call.args.get("arguments", {})
+    arguments: JSONObject = call.args.get("arguments", {})
     run = ScriptRunner(call, source, filename, arguments).run()
     parameters = {
         # The record commits to the script by its digest; the text stays with the caller.

@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 from rea_plugins.scripting import protocol
 
-from rea.plugin import frames
+from rea.plugin import JSONObject, frames
 
 SCRIPT_TRACEBACK_CHARS = 8000
 
@@ -63,7 +63,7 @@ class Link:
             self._pending.extend(self._reader.feed(chunk))
         return self._pending.pop(0)
 
-    def call(self, tool: str, arguments: dict[str, Any]) -> protocol.CallAnswer:
+    def call(self, tool: str, arguments: JSONObject) -> protocol.CallAnswer:
         # A forked child shares the pipe: its frames would interleave with the parent's.
         if os.getpid() != self.pid:
             raise ToolError("access_denied", "rea calls are only possible from the script's own process")
