@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 from rea_plugins.corpus.model import (
     BINARY_OPERATION,
+    BinaryOutcome,
     BinaryRecord,
     ExportRow,
     ImportRow,
@@ -154,8 +155,8 @@ def _record(session: Any, path: str, options: Options, ctx: CallContext) -> Bina
     )
 
 
-def analyse(path: str, options: Options) -> dict[str, Any]:
-    """Analyse one binary; ``{"status": "done", "evidence": ...}`` or ``{"status": "failed", code, message}``.
+def analyse(path: str, options: Options) -> BinaryOutcome:
+    """Analyse one binary: done with its Evidence, or failed with the typed error's code and message.
 
     Never raises for a bad file: a typed error is the record. A MemoryError (the worker's memory bound) is one too.
     """
@@ -173,23 +174,23 @@ def analyse(path: str, options: Options) -> dict[str, Any]:
         if options.yara_rules:
             params["yara_rules"] = os.path.basename(options.yara_rules)
         ev = session.evidence(BINARY_OPERATION, params, OperationResult(normalized=msgspec.to_builtins(record)))
-        return {"status": "done", "evidence": ev_mod.to_builtins(ev), "pid": os.getpid()}
+        return BinaryOutcome(status="done", evidence=ev_mod.to_builtins(ev), pid=os.getpid())
     except ReaError as err:
-        return {"status": "failed", "code": err.code, "message": err.message, "pid": os.getpid()}
+        return BinaryOutcome(status="failed", code=err.code, message=err.message, pid=os.getpid())
     except MemoryError:
-        return {
-            "status": "failed",
-            "code": "resource_constraint",
-            "message": "the worker's memory limit was reached",
-            "pid": os.getpid(),
-        }
+        return BinaryOutcome(
+            status="failed",
+            code="resource_constraint",
+            message="the worker's memory limit was reached",
+            pid=os.getpid(),
+        )
     except Exception as exc:  # a provider bug: recorded for this file, the run goes on
-        return {
-            "status": "failed",
-            "code": "execution_failure",
-            "message": f"analysis failed ({type(exc).__name__})",
-            "pid": os.getpid(),
-        }
+        return BinaryOutcome(
+            status="failed",
+            code="execution_failure",
+            message=f"analysis failed ({type(exc).__name__})",
+            pid=os.getpid(),
+        )
     finally:
         try:
             session.close()

@@ -6,7 +6,7 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import Paged, Record
+from rea.plugin import JSONObject, Paged, Record
 
 SCHEMA_VERSION = 1
 BINARY_OPERATION = "triage_corpus_binary"
@@ -85,6 +85,19 @@ class FailureRow(Record, frozen=True, kw_only=True):
     code: str
     message: str
     attempts: int = 1
+
+
+class BinaryOutcome(Record, frozen=True, kw_only=True):
+    """What a worker hands back for one binary (pickled across the pool or from a Dask worker): ``done`` with its
+    Evidence, or ``failed`` with the typed error's code and message and the attempts it took."""
+
+    status: Literal["done", "failed"]
+    # The Evidence record in its JSON form (rea's evidence.to_builtins): the index stores it as it is.
+    evidence: JSONObject | None = None
+    code: str | None = None
+    message: str | None = None
+    attempts: int = 1
+    pid: int | None = None
 
 
 class TriageCounts(msgspec.Struct, kw_only=True):

@@ -17,13 +17,15 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+import msgspec
 from rea_plugins.corpus.analyse import Options, analyse, start_pool_worker
+from rea_plugins.corpus.model import BinaryOutcome
 from rea_plugins.corpus.walk import Item
 
 from rea.plugin import CallContext, ReaError, cancelled, invalid_request, issue
 
 ADDRESS = re.compile(r"^(tcp|tls)://[A-Za-z0-9.\-\[\]:]+:\d{1,5}$")
-ResultSink = Callable[[Item, dict[str, Any]], None]
+ResultSink = Callable[[Item, BinaryOutcome], None]
 RetrySink = Callable[[Item, str], None]
 
 
@@ -36,13 +38,13 @@ def check_scheduler(value: str) -> str:
     )
 
 
-def died(attempts: int, detail: str) -> dict[str, Any]:
-    return {
-        "status": "failed",
-        "code": "execution_failure",
-        "message": f"the worker running it died {attempts} time(s) ({detail})",
-        "attempts": attempts,
-    }
+def died(attempts: int, detail: str) -> BinaryOutcome:
+    return BinaryOutcome(
+        status="failed",
+        code="execution_failure",
+        message=f"the worker running it died {attempts} time(s) ({detail})",
+        attempts=attempts,
+    )
 
 
 def run(
@@ -105,7 +107,7 @@ def _run_dask(
         def posttask(key: Any, result: Any, _dsk: Any, _state: Any, _id: Any, finished: set[str] = finished) -> None:
             finished.add(str(key))
             attempts[str(key)] += 1
-            on_result(by_key[str(key)], {**result, "attempts": attempts[str(key)]})
+            on_result(by_key[str(key)], msgspec.structs.replace(result, attempts=attempts[str(key)]))
 
         graph = {key: (analyse, by_key[key].path, options) for key in pending}
         pool: ProcessPoolExecutor | None = None
@@ -202,8 +204,8 @@ def _run_distributed(
             except Exception as exc:
                 if ctx.cancelled:
                     raise cancelled("corpus triage") from None
-                result = {"status": "failed", "code": "execution_failure", "message": f"{type(exc).__name__}"}
-            on_result(item, {**result, "attempts": result.get("attempts", 1)})
+                result = BinaryOutcome(status="failed", code="execution_failure", message=f"{type(exc).__name__}")
+            on_result(item, result)
     finally:
         client.close(timeout=10)
 

@@ -13,7 +13,7 @@ import msgspec
 from rea_plugins.corpus import schedule
 from rea_plugins.corpus.analyse import Options
 from rea_plugins.corpus.index import Index
-from rea_plugins.corpus.model import CorpusTriage, FailureRow
+from rea_plugins.corpus.model import BinaryOutcome, CorpusTriage, FailureRow
 from rea_plugins.corpus.walk import Item, Walk
 
 from rea.plugin import (
@@ -160,15 +160,15 @@ def handle(call: ToolCall) -> Evidence:
         todo.sort(key=lambda it: -it.size)
         progress = Progress(ctx, len(todo))
 
-        def on_result(item: Item, result: dict[str, Any]) -> None:
-            ok = result.get("status") == "done"
-            if ok:
-                index.record_done(result["evidence"])
+        def on_result(item: Item, result: BinaryOutcome) -> None:
+            ok = result.status == "done" and result.evidence is not None
+            if ok and result.evidence is not None:
+                index.record_done(result.evidence)
                 counts.analysed += 1
             else:
                 index.record_failed(
-                    item.sha256, item.format, item.architecture, item.size, str(result.get("code")),
-                    str(result.get("message")), int(result.get("attempts", 1)),
+                    item.sha256, item.format, item.architecture, item.size, str(result.code),
+                    str(result.message), result.attempts,
                 )  # fmt: skip
                 counts.failed += 1
                 if len(failures) < MAX_FAILURES_LISTED:
@@ -176,9 +176,9 @@ def handle(call: ToolCall) -> Evidence:
                         FailureRow(
                             sha256=item.sha256,
                             paths=list(item.paths),
-                            code=str(result.get("code")),
-                            message=str(result.get("message")),
-                            attempts=int(result.get("attempts", 1)),
+                            code=str(result.code),
+                            message=str(result.message),
+                            attempts=result.attempts,
                         )
                     )
             progress.step(not ok)
