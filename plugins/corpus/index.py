@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 from rea_plugins.corpus.model import BinaryRecord
 
-from rea.plugin import ReaError, invalid_request, issue, require_regular
+from rea.plugin import JSONObject, ReaError, invalid_request, issue, require_regular
 
 INDEX_VERSION = 1
 COMMIT_EVERY_S = 0.5
@@ -154,8 +154,8 @@ class Index:
                 [(corpus, p, s) for p, s in rows],
             )
 
-    def record_done(self, evidence: dict[str, Any]) -> None:
-        """One binary's Evidence and the rows the queries read, in one transaction."""
+    def record_done(self, evidence: JSONObject) -> None:
+        """One binary's Evidence in its JSON form (stored as it is) and the rows the queries read, in one transaction."""
         rec = msgspec.convert(evidence["normalized_result"], BinaryRecord)
         sha = rec.sha256
         m = {k: _flag(getattr(rec.mitigations, k)) for k in MITIGATIONS}
@@ -214,9 +214,9 @@ class Index:
                 out.setdefault(sha, []).append(path)
         return out
 
-    def evidence(self, sha256: str) -> dict[str, Any] | None:
+    def evidence(self, sha256: str) -> JSONObject | None:
         row = self.db.execute("SELECT evidence FROM binaries WHERE sha256=?", (sha256,)).fetchone()
         if row is None or row[0] is None:
             return None
-        value: dict[str, Any] = msgspec.json.decode(row[0])
+        value: JSONObject = msgspec.json.decode(row[0])
         return value
