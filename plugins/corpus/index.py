@@ -155,7 +155,7 @@ class Index:
             )
 
     def record_done(self, evidence: JSONObject) -> None:
-        """One binary's Evidence in its JSON form (stored as it is) and the rows the queries read, in one transaction."""
+        """One binary's Evidence in its JSON form (stored as it is) and the rows the queries read, at once."""
         rec = msgspec.convert(evidence["normalized_result"], BinaryRecord)
         sha = rec.sha256
         m = {k: _flag(getattr(rec.mitigations, k)) for k in MITIGATIONS}
