@@ -12,12 +12,11 @@ import shutil
 import sys
 import threading
 import time
-from typing import Any
 
 from rea_plugins.apple import common
 from rea_plugins.apple.model import AssetCatalog, AssetRendition
 
-from rea.plugin import Evidence, ReaError, ToolCall, identify
+from rea.plugin import Evidence, JSONValue, ReaError, ToolCall, identify
 
 MAX_OUTPUT = 16 << 20
 DEADLINE_S = 60.0
@@ -85,7 +84,8 @@ def inspect_asset_catalog(call: ToolCall) -> Evidence:
     if sys.platform != "darwin":
         raise unavailable(f"this host is {sys.platform}, and assetutil runs on macOS only")
     try:
-        rows: list[dict[str, Any]] = json.loads(_run(target.resolved_path))
+        # assetutil's JSON (Apple's, not rea's): read key by key with type checks.
+        rows: list[JSONValue] = json.loads(_run(target.resolved_path))
     except (ValueError, TypeError):
         raise ReaError("unreadable_output", "assetutil's output is not JSON", details={"path": path}) from None
     header = rows[0] if rows and isinstance(rows[0], dict) and "AssetStorageVersion" in rows[0] else {}
@@ -93,9 +93,9 @@ def inspect_asset_catalog(call: ToolCall) -> Evidence:
         AssetRendition(
             name=str(r.get("Name", "")),
             asset_type=str(r.get("AssetType", "")),
-            scale=r.get("Scale") if isinstance(r.get("Scale"), int) else None,
+            scale=scale if isinstance(scale := r.get("Scale"), int) else None,
             idiom=str(r["Idiom"]) if "Idiom" in r else None,
-            size_bytes=r.get("SizeOnDisk") if isinstance(r.get("SizeOnDisk"), int) else None,
+            size_bytes=size if isinstance(size := r.get("SizeOnDisk"), int) else None,
         )
         for r in rows
         if isinstance(r, dict) and "AssetType" in r
