@@ -135,7 +135,8 @@ def der_entitlements(raw: bytes) -> Any:
         if not isinstance(found, dict):  # entitlements are a dictionary; an array or a scalar there is no DER form
             raise ValueError("the entitlements are not a dictionary")
         return found
-    except (ValueError, TypeError, KeyError, IndexError, OverflowError):
+    # AttributeError: asn1crypto parses some tags (ObjectDescriptor) into values with no ``native``.
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, AttributeError):
         return {"$unreadable": len(raw)}
 
 
