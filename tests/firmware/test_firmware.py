@@ -25,6 +25,15 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+@pytest.fixture(autouse=True)
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folders rea makes for these calls go to a temporary directory of this test's own, so another process
+    using the shared one at the same time (a parallel run, another tool's extraction) never counts as a leftover."""
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+
+
 def _ours() -> set[str]:
     """rea's firmware folders in the temporary directory (outputs, scratch, input copies)."""
     tmp = tempfile.gettempdir()

@@ -41,6 +41,15 @@ def session(rea_registry: Registry) -> Iterator[Session]:
     s.close()
 
 
+@pytest.fixture(autouse=True)
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rea's folders for these calls go to a temporary directory of the test's own: another process using the shared
+    one at the same time never counts as a leftover."""
+    private = tmp_path / "private-tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+
+
 def _ours() -> set[str]:
     prefixes = ("rea-sqlite-", "rea-extract-firmware-", "rea-firmware-")
     return {n for n in os.listdir(tempfile.gettempdir()) if n.startswith(prefixes)}
