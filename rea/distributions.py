@@ -9,7 +9,6 @@ directory), and looked up again when one did.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from typing import TYPE_CHECKING, Final
@@ -21,19 +20,6 @@ VERSIONS_KIND: Final = "rea-distribution-versions/1"
 _MISSING: Final = ""
 _lock = threading.Lock()
 _known: dict[str, str] | None = None
-
-
-def _sources() -> list[tuple[str, int, int]]:
-    out = []
-    for path in sys.path:
-        if not path or not os.path.isdir(path):
-            continue
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        out.append((path, st.st_mtime_ns, st.st_size))
-    return sorted(out)
 
 
 def _key() -> CacheKey:
@@ -56,12 +42,12 @@ def _kept() -> dict[str, str]:
 
 def _keep(known: dict[str, str]) -> None:
     from rea.cache import default_cache
-    from rea.catalog.manifest import store_derived
+    from rea.catalog.manifest import store_derived, sys_path_sources
 
     try:
         cache = default_cache()
         if cache.enabled:
-            store_derived(cache, _key(), known, [], sources=_sources())
+            store_derived(cache, _key(), known, [], sources=sys_path_sources())
     except Exception:  # not kept: looked up again next time
         pass
 

@@ -684,7 +684,14 @@ def _entry_points(cache: AnalysisCache | None) -> list[EntryPointRow]:
         return _scan_entry_points()[0]
     import sys
 
-    from rea.catalog.manifest import ENTRY_POINTS_KIND, decode_raw, load_derived, manifest_key, store_derived
+    from rea.catalog.manifest import (
+        ENTRY_POINTS_KIND,
+        decode_raw,
+        load_derived,
+        manifest_key,
+        store_derived,
+        sys_path_sources,
+    )
 
     key = manifest_key([sys.path], ENTRY_POINTS_KIND)
     try:
@@ -693,7 +700,7 @@ def _entry_points(cache: AnalysisCache | None) -> list[EntryPointRow]:
             return decode_raw(found.value, list[EntryPointRow])
     except Exception:  # an unreadable entry is a miss
         pass
-    directories = _stats([p for p in sys.path if p and os.path.isdir(p)])
+    directories = sys_path_sources()
     rows, files = _scan_entry_points()
     try:
         store_derived(cache, key, rows, [], sources=sorted(directories + files))

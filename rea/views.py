@@ -11,6 +11,7 @@ from rea.bundle import procedure_metadata
 from rea.canonical import canonical_digest, canonical_json
 from rea.errors import IssueReason, ReaError, invalid_request, issue
 from rea.evidence import Evidence, as_object
+from rea.records import next_offset
 
 VIEW_OPERATION: Final = "inspect_analysis_view"
 PAGE_DEFAULT_LIMIT: Final = 64
@@ -160,7 +161,7 @@ def text_page(text: str, offset: int, limit: int) -> dict[str, Any]:
         "limit": limit,
         "length": end - start,
         "total": total,
-        "next_offset": end if end < total else None,
+        "next_offset": next_offset(start, end - start, total),
     }
 
 
@@ -170,14 +171,13 @@ def row_page(rows: list[Any], offset: int, limit: int) -> dict[str, Any]:
         raise _bad_view("offset", f"offset {offset} is past the end ({total} rows)", "out_of_range", total=total)
     # A page of Struct rows is converted alone, never the whole section.
     items = msgspec.to_builtins(rows[offset : offset + limit])
-    end = offset + len(items)
     return {
         "unit": "row",
         "items": items,
         "offset": offset,
         "limit": limit,
         "total": total,
-        "next_offset": end if end < total else None,
+        "next_offset": next_offset(offset, len(items), total),
     }
 
 

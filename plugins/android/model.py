@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from rea.plugin import Paged, Picture, Record
+from rea.plugin import Paged, Picture, Record, next_offset
 
 SCHEMA_VERSION = 1
 InputKind = Literal["apk", "aab", "dex"]
@@ -324,8 +324,8 @@ RESULT_TYPES = (Package, ClassSearch, ClassInfo, MethodInfo, ReferenceTrace, App
 
 def page(total: int, offset: int, limit: int) -> Paged:
     """Where one paged collection stands: rows [offset, offset + returned) of total."""
-    end = min(total, offset + limit)
-    return Paged(offset=offset, limit=limit, total=total, next_offset=end if end < total else None)
+    shown = max(0, min(limit, total - offset))
+    return Paged(offset=offset, limit=limit, total=total, next_offset=next_offset(offset, shown, total))
 
 
 def json_schema(*types: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -30,7 +30,17 @@ from rea_plugins.runtime.model import (
     UnknownReason,
 )
 
-from rea.plugin import Evidence, ReaError, ToolCall, as_object, invalid_request, invoke, issue, retained_reference
+from rea.plugin import (
+    Evidence,
+    ReaError,
+    ToolCall,
+    as_object,
+    invalid_request,
+    invoke,
+    issue,
+    next_offset,
+    retained_reference,
+)
 
 STATIC_TOOL = "analyze_javascript_application"
 OBSERVE_TOOL = "observe_javascript_runtime"
@@ -259,7 +269,9 @@ def reconcile(call: ToolCall) -> tuple[RuntimeReconciliation, list[str]]:
             loaded_but_unknown=len(unknown),
             known_but_never_loaded=len(never),
         ),
-        page=ReconcilePage(offset=offset, limit=limit, total=longest, next_offset=end if end < longest else None),
+        page=ReconcilePage(
+            offset=offset, limit=limit, total=longest, next_offset=next_offset(offset, end - offset, longest)
+        ),
         loaded_and_known=known[offset:end],
         loaded_but_unknown=unknown[offset:end],
         known_but_never_loaded=never[offset:end],

@@ -169,6 +169,21 @@ def loaded_sources() -> list[tuple[str, int, int]]:
     return out
 
 
+def sys_path_sources() -> list[tuple[str, int, int]]:
+    """Every directory on sys.path with its modification time and size: installing, upgrading or removing a
+    distribution changes one, so a value kept with these as its sources is computed again after any of them."""
+    out = []
+    for path in sys.path:
+        if not path or not os.path.isdir(path):
+            continue
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        out.append((path, st.st_mtime_ns, st.st_size))
+    return sorted(out)
+
+
 def sources_current(sources: list[tuple[str, int, int]]) -> bool:
     for path, mtime_ns, size in sources:
         try:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from rea.errors import ReaError, invalid_request, issue
+from rea.records import next_offset
 
 T = TypeVar("T")
 
@@ -47,8 +48,7 @@ def whole_program_paging(params: Mapping[str, Any]) -> tuple[int, int]:
 
 def page_fields(offset: int, limit: int, shown: int, total: int) -> dict[str, Any]:
     """The paging fields of a page of ``shown`` items from ``offset``, of ``total``."""
-    end = offset + shown
-    return {"offset": offset, "limit": limit, "total": total, "next_offset": end if end < total else None}
+    return {"offset": offset, "limit": limit, "total": total, "next_offset": next_offset(offset, shown, total)}
 
 
 def page(key: str, items: Sequence[T], params: dict[str, Any], render: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
