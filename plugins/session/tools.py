@@ -216,9 +216,9 @@ OPEN_BINARY = ToolDef(
     family="session",
     description=(
         "Open a local binary (ELF, PE, Mach-O), bind an analysis provider and make it the active target. "
-        "provider_id is a concrete id or 'auto' (default: REA_ANALYSIS_PROVIDER, then auto). With alias the "
-        "binary opens beside the others; every target-bound tool then takes target (a target_id or alias). "
-        "Keeps retained Evidence; a new analysis_run.run_id is allocated before the provider starts."
+        "provider_id is a concrete id or 'auto' (default: REA_ANALYSIS_PROVIDER, then auto), with alias the "
+        "binary opens beside the others and every target-bound tool then takes target (a target_id or alias), "
+        "and retained Evidence is kept while a new analysis_run.run_id is allocated before the provider starts."
     ),
     input_schema={
         "type": "object",
