@@ -9,7 +9,6 @@ request starts a fresh one.
 from __future__ import annotations
 
 import os
-import re
 import select
 import site
 import sys
@@ -22,14 +21,10 @@ from rea.context import CallContext
 from rea.errors import CODES, ReaError, cancelled
 from rea.process import frames
 from rea.process.owned import OwnedProcess, ProcessSpec, now_iso, status_details
+from rea.process.worker import OUT_OF_MEMORY
 from rea.providers import AnalysisClient, CloseOutcome
 
 POLL_S = 0.05
-# What a worker's stderr says when an allocation failed (Python, C++, glibc, the engines' own words).
-OUT_OF_MEMORY = re.compile(
-    r"MemoryError|std::bad_alloc|Cannot allocate memory|[Oo]ut of memory|"
-    r"failed to allocate|allocation failed"
-)
 HEARTBEAT_S = 1.0
 
 

@@ -10,7 +10,9 @@ members and removes it.
 
 from __future__ import annotations
 
-# Only os and sys at the top: the shim runs before every confined program, and each import costs it startup time.
+# Only modules built into the interpreter at the top: the shim runs before every confined program, and each import
+# costs it startup time.
+import itertools
 import os
 import sys
 
@@ -26,7 +28,7 @@ _CLONE_NEWUSER = 0x10000000
 # A cgroup of ours still empty this long after creation was never joined or has ended: the sweep removes it.
 _STALE_S = 60.0
 _CREATED: dict[str, float] = {}
-_SEQ = [0]
+_SEQ = itertools.count(1)  # next() is atomic: threads that create cgroups at once get distinct names
 _NETNS: list[str | None] = []
 _JOIN: list[str | None] = []
 
@@ -109,11 +111,14 @@ def _create(limit: int) -> tuple[str | None, str]:
     if parent is None:
         return None, "no pids cgroup controller is mounted"
     _sweep(parent)
-    _SEQ[0] += 1
-    path = os.path.join(parent, f"{os.getpid()}-{_SEQ[0]}-{time.monotonic_ns() % 10**9}")
+    path = os.path.join(parent, f"{os.getpid()}-{next(_SEQ)}-{time.monotonic_ns() % 10**9}")
+    # Known as fresh before it exists: another thread's sweep that lists it between mkdir and here would otherwise
+    # take it for an old, empty cgroup of ours and remove it before the program joins.
+    _CREATED[path] = time.monotonic()
     try:
         os.makedirs(path, exist_ok=False)
     except OSError as exc:
+        _CREATED.pop(path, None)
         return None, f"cannot create a pids cgroup: {exc.strerror or exc}"
     try:
         with open(os.path.join(path, "pids.max"), "w") as fh:
@@ -121,8 +126,8 @@ def _create(limit: int) -> tuple[str | None, str]:
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.rmdir(path)
+        _CREATED.pop(path, None)
         return None, f"the cgroup has no pids controller: {exc.strerror or exc}"
-    _CREATED[path] = time.monotonic()
     return path, ""
 
 

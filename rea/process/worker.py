@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 import os
+import re
+import resource
 import sys
 import threading
 import time
@@ -18,6 +20,13 @@ import msgspec
 
 from rea.errors import CODES, ReaError
 from rea.process import frames
+
+# What a failed allocation looks like once an engine has turned it into its own exception or message: Python,
+# C++, glibc, the dynamic loader mapping a library, a thread's stack that cannot be reserved.
+OUT_OF_MEMORY = re.compile(
+    r"MemoryError|std::bad_alloc|Cannot allocate memory|\[Errno 12\]|[Oo]ut of memory|failed to allocate|"
+    r"allocation failed|failed to map segment|can't start new thread"
+)
 
 
 class Result(msgspec.Struct, kw_only=True):
@@ -88,14 +97,13 @@ def answer(routes: Mapping[str, Route], request: frames.Request, reporter: Repor
             id=request.id, code=code, message=exc.message, remediation=exc.remediation, details=exc.details
         )
     except (RecursionError, MemoryError) as exc:
-        what = "stack" if isinstance(exc, RecursionError) else "memory"
-        return frames.Failure(
-            id=request.id,
-            code="resource_constraint",
-            message=f"the engine ran out of {what} in {request.op}",
-            details={"resource": "memory", "exhausted": what, "operation": request.op},
-        )
-    except Exception:
+        return _exhausted(request, "stack" if isinstance(exc, RecursionError) else "memory")
+    except Exception as exc:
+        if _capped() and _says_out_of_memory(exc):
+            # Under an address-space cap an engine often reports the failed allocation as its own error (an import
+            # that cannot map its library, a thread without a stack): that is the cap, not a defect of the engine.
+            traceback.print_exc(file=sys.stderr)
+            return _exhausted(request, "memory")
         # The traceback goes to the worker's stderr (kept as a bounded tail); the caller gets a plain message.
         traceback.print_exc(file=sys.stderr)
         return frames.Failure(
@@ -114,6 +122,32 @@ def answer(routes: Mapping[str, Route], request: frames.Request, reporter: Repor
             confidence=out.confidence,
         )
     return frames.ReplyOut(id=request.id, normalized=out)
+
+
+def _exhausted(request: frames.Request, what: str) -> frames.Failure:
+    return frames.Failure(
+        id=request.id,
+        code="resource_constraint",
+        message=f"the engine ran out of {what} in {request.op}",
+        details={"resource": "memory", "exhausted": what, "operation": request.op},
+    )
+
+
+def _capped() -> bool:
+    """Whether this worker runs under an address-space cap (the kernel's launcher sets RLIMIT_AS)."""
+    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+
+
+def _says_out_of_memory(exc: BaseException) -> bool:
+    """Whether the exception, or one it was raised from or during, reads as a failed allocation."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, MemoryError) or OUT_OF_MEMORY.search(f"{type(current).__name__}: {current}"[:2000]):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def serve(routes: Mapping[str, Route], max_frame_bytes: int = frames.DEFAULT_MAX_FRAME_BYTES) -> int:

@@ -70,6 +70,18 @@ def garbage(params: dict[str, Any], r: Reporter) -> Any:
     return None
 
 
+def threads(params: dict[str, Any], _r: Reporter) -> Any:
+    """Start threads until one cannot get a stack, as an engine's thread pool does under an address-space cap."""
+    import threading
+
+    started = []
+    for _ in range(int(params.get("count", 10_000))):
+        t = threading.Thread(target=time.sleep, args=(5,), daemon=True)
+        t.start()
+        started.append(t)
+    return {"started": len(started)}
+
+
 def big(params: dict[str, Any], _r: Reporter) -> Any:
     return Result(normalized="x" * int(params["size"]), limitations=["big"])
 
@@ -83,6 +95,7 @@ ROUTES = {
     "fail": fail,
     "garbage": garbage,
     "big": big,
+    "threads": threads,
 }
 
 if __name__ == "__main__":

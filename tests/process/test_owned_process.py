@@ -184,6 +184,40 @@ def test_engine_exceptions_never_reach_the_caller_as_text() -> None:
     ch.close()
 
 
+def test_an_allocation_an_engine_reports_in_its_own_words_under_the_cap_is_resource_constraint() -> None:
+    # A thread pool under RLIMIT_AS fails with RuntimeError("can't start new thread"), not MemoryError.
+    capped = WorkerChannel(
+        ProcessSpec(
+            argv=(sys.executable, FAKE),
+            resource="fake-worker",
+            owner="fake",
+            env={"PYTHONDONTWRITEBYTECODE": "1"},
+            address_space_bytes=512 << 20,
+            memory_setting="REA_FAKE_MEMORY_LIMIT_MB",
+        ),
+        label="fake",
+        grace_s=0.5,
+    )
+    try:
+        with pytest.raises(ReaError) as info:
+            capped.request("threads", {}, CallContext(), deadline_s=60)
+        assert info.value.code == "resource_constraint"
+        assert info.value.details["setting"] == "REA_FAKE_MEMORY_LIMIT_MB"
+        assert "512 MiB" in info.value.message
+        # The spent worker is replaced: the next request is answered.
+        assert capped.request("echo", {"n": 1}, CallContext(), deadline_s=30).result()["echo"] == {"n": 1}
+    finally:
+        capped.close()
+    # Without a cap the same words are the engine's own failure, not the cap's.
+    ch = channel()
+    try:
+        with pytest.raises(ReaError) as info:
+            ch.request("fail", {}, CallContext(), deadline_s=30)
+        assert info.value.code == "execution_failure"
+    finally:
+        ch.close()
+
+
 def test_an_oversized_frame_is_a_protocol_violation() -> None:
     ch = channel()
     with pytest.raises(ReaError) as info:

@@ -390,6 +390,31 @@ def test_an_owned_sandboxed_process_releases_its_pids_cgroup(tmp_path: Path, bwr
     assert not Path(cgroup).exists()
 
 
+def test_a_sweep_by_another_thread_never_takes_a_cgroup_just_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two programs started at once (a browser and a worker): one thread's sweep may list the other's cgroup between
+    # its mkdir and its first write. Replay that interleaving exactly: a sweep right after every mkdir.
+    from rea.process import confine
+
+    path, why = confine.pids_cgroup(8)
+    if path is None:
+        pytest.skip(f"no pids cgroup here: {why}")
+    assert confine.release(path)
+    made = os.makedirs
+
+    def made_then_swept(name: str, *args: Any, **kwargs: Any) -> None:
+        made(name, *args, **kwargs)
+        confine._sweep(os.path.dirname(name))
+
+    monkeypatch.setattr(os, "makedirs", made_then_swept)
+    path, why = confine.pids_cgroup(8)
+    monkeypatch.undo()
+    assert path is not None, why
+    try:
+        assert Path(path, "pids.max").read_text().strip() == "8"
+    finally:
+        assert confine.release(path)
+
+
 def test_the_confine_shim_keeps_a_hard_process_limit_it_cannot_raise() -> None:
     import resource
     import sys
