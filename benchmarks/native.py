@@ -403,7 +403,7 @@ def precompile() -> None:
     child never compiles a lazily imported module inside a timed phase, even with PYTHONDONTWRITEBYTECODE set."""
     import sysconfig
 
-    folders = [str(ROOT / "rea"), str(ROOT / "plugins"), sysconfig.get_paths()["purelib"]]
+    folders = [str(ROOT / "rea"), str(ROOT / "rea_plugins"), sysconfig.get_paths()["purelib"]]
     subprocess.run(
         [sys.executable, "-m", "compileall", "-q", "-j", "0", *folders],
         stdout=subprocess.DEVNULL,

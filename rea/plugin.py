@@ -1,6 +1,6 @@
 """The plugin API: every name a plugin may import from rea, and nothing else.
 
-A plugin (first-party under ``plugins/``, or a third party's package registered in the ``rea`` entry-point group)
+A plugin (first-party under ``rea_plugins/``, or a third party's package registered in the ``rea`` entry-point group)
 imports kernel names only from here::
 
     from rea.plugin import ReaError, ToolCall, ToolDef, hookimpl

@@ -15,19 +15,21 @@ def test_every_package_folder_is_listed_in_pyproject() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     listed = set(config["tool"]["setuptools"]["packages"])
     found = set()
-    for folder, name in (("rea", "rea"), ("plugins", "rea_plugins")):
-        for dirpath, _dirs, files in os.walk(ROOT / folder):
+    for name in ("rea", "rea_plugins"):
+        for dirpath, _dirs, files in os.walk(ROOT / name):
             if "__init__.py" in files and "__pycache__" not in dirpath:
-                rel = os.path.relpath(dirpath, ROOT / folder)
+                rel = os.path.relpath(dirpath, ROOT / name)
                 found.add(name if rel == "." else f"{name}.{rel.replace(os.sep, '.')}")
     assert found - listed == set(), "package folders missing from [tool.setuptools] packages"
     assert listed - found == set(), "listed packages without a folder"
+    # A package is imported by its folder's name: no mapping for an editable install, mypy or a reader to follow.
+    assert "package-dir" not in config["tool"]["setuptools"]
 
 
 def test_every_first_party_plugin_is_an_entry_point() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     entry_points = set(config["project"]["entry-points"]["rea"].values())
-    plugins = {f"rea_plugins.{p.name}" for p in (ROOT / "plugins").iterdir() if (p / "__init__.py").exists()}
+    plugins = {f"rea_plugins.{p.name}" for p in (ROOT / "rea_plugins").iterdir() if (p / "__init__.py").exists()}
     assert plugins - entry_points == set(), "plugins that are not registered through the rea entry-point group"
 
 
@@ -35,7 +37,7 @@ def test_a_plugin_touches_only_the_kernel_not_another_plugin() -> None:
     import re
 
     offenders = []
-    for plugin in sorted(p for p in (ROOT / "plugins").iterdir() if (p / "__init__.py").exists()):
+    for plugin in sorted(p for p in (ROOT / "rea_plugins").iterdir() if (p / "__init__.py").exists()):
         for path in plugin.rglob("*.py"):
             for other in re.findall(r"rea_plugins\.([a-z0-9_]+)", path.read_text()):
                 if other != plugin.name:
@@ -126,7 +128,7 @@ def test_remediations_and_docs_name_the_distribution() -> None:
 
     offenders = []
     paths = [ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
-    for folder in ("rea", "plugins", "docs", "contrib"):
+    for folder in ("rea", "rea_plugins", "docs", "contrib"):
         paths += [p for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".md", ".toml", ".json")]
     for path in paths:
         text = path.read_text(errors="replace")

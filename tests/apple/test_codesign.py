@@ -1,4 +1,4 @@
-"""The code-signature reader (plugins/apple/codesign.py): blobs built from the documented layout, and a fuzz test
+"""The code-signature reader (rea_plugins/apple/codesign.py): blobs built from the documented layout, and a fuzz test
 that any bytes are a signature or SignatureError, never another exception."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import struct
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from rea_plugins.apple import codesign
 
 IMAGE = bytes(range(256)) * 40  # 10240 bytes: three 4 KiB pages
@@ -93,7 +94,6 @@ def _patched(data: bytes, at: int, patch: bytes) -> bytes:
 
 def test_der_entitlements_decode_and_any_bytes_are_unreadable_not_an_exception() -> None:
     from rea_plugins.apple.signature import der_entitlements
-
     from tests.apple import applefixtures as fx
 
     assert der_entitlements(fx.der_entitlements(fx.ENTITLEMENTS)) == fx.ENTITLEMENTS
@@ -104,7 +104,6 @@ def test_der_entitlements_decode_and_any_bytes_are_unreadable_not_an_exception()
 @given(st.binary(max_size=300), st.integers(min_value=0, max_value=200), st.binary(min_size=1, max_size=4))
 def test_fuzz_der_entitlements(noise: bytes, at: int, patch: bytes) -> None:
     from rea_plugins.apple.signature import der_entitlements
-
     from tests.apple import applefixtures as fx
 
     good = fx.der_entitlements(fx.ENTITLEMENTS)

@@ -56,12 +56,12 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 ]
 
 
-def _modules(folder: str, package: str | None = None) -> dict[str, Path]:
-    """Module name to file of one source folder (``plugins/`` is imported as ``rea_plugins``)."""
+def _modules(folder: str) -> dict[str, Path]:
+    """Module name to file of one source folder (a folder is imported by its name)."""
     out = {}
     for path in (ROOT / folder).rglob("*.py"):
         parts = path.relative_to(ROOT / folder).with_suffix("").parts
-        name = ".".join((package or folder, *parts))
+        name = ".".join((folder, *parts))
         out[name.removesuffix(".__init__")] = path
     return out
 
@@ -113,7 +113,7 @@ def test_the_kernel_imports_only_downwards() -> None:
 
 
 def test_no_import_circle_at_run_time() -> None:
-    modules = {**_modules("rea"), **_modules("plugins", "rea_plugins")}
+    modules = {**_modules("rea"), **_modules("rea_plugins")}
     edges = {m: sorted({t for t, _ in _runtime_imports(p, modules) if t != m}) for m, p in modules.items()}
     # Tarjan's strongly connected components, iteratively (the graph is a few hundred modules).
     index: dict[str, int] = {}
@@ -162,7 +162,7 @@ def test_no_import_circle_at_run_time() -> None:
 def test_a_plugin_imports_the_kernel_only_through_the_plugin_api() -> None:
     kernel = _modules("rea")
     reaching = []
-    for folder in ("plugins", "contrib"):
+    for folder in ("rea_plugins", "contrib"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             for target, line in _runtime_imports(path, kernel):
                 if target != "rea.plugin":

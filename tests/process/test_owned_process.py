@@ -356,7 +356,7 @@ def test_a_required_sandbox_without_bwrap_is_typed_unless_none_is_accepted(
 
 
 def test_plugins_start_processes_only_through_the_kernel() -> None:
-    root = Path(__file__).resolve().parents[2] / "plugins"
+    root = Path(__file__).resolve().parents[2] / "rea_plugins"
     offenders = []
     for path in root.rglob("*.py"):
         text = path.read_text()

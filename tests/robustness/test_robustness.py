@@ -56,7 +56,7 @@ def test_artifact_messages_name_no_python_exception(run: Run) -> None:
 
 
 def test_native_messages_name_no_python_exception(run: Run) -> None:
-    # Kept apart from the artifact check: these messages come from plugins/native (its owner fixes them).
+    # Kept apart from the artifact check: these messages come from rea_plugins/native (its owner fixes them).
     assert not run.of("exception_name_native"), _show(run.of("exception_name_native"))
 
 

@@ -1,0 +1,136 @@
+"""The Android tools' handlers: load the application, compute one result, wrap it into Evidence."""
+
+from __future__ import annotations
+
+import msgspec
+
+from rea.plugin import Evidence, OperationResult, ToolCall, render
+from rea.plugin import search as rea_search
+from rea_plugins.android import appgraph, code, common, compare, loader, trace
+from rea_plugins.android import package as pkg
+from rea_plugins.android.model import ApplicationGraph, SourceText
+
+AAB_MANIFEST = (
+    "An AAB's manifest is a protocol buffer, which androguard does not read: manifest facts (package, "
+    "components, permissions, signing) are absent."
+)
+DEX_ONLY = "A bare DEX has no manifest, resources, signature or native libraries."
+
+
+def _kind_limits(loaded: loader.Loaded) -> list[str]:
+    return [AAB_MANIFEST] if loaded.kind == "aab" else [DEX_ONLY] if loaded.kind == "dex" else []
+
+
+def inspect_package(call: ToolCall) -> Evidence:
+    loaded = common.load(call)
+    args = call.args
+    with loader.LOCK:
+        result = pkg.inspect(loaded, args.get("offset", 0), args.get("limit", 50))
+    call.ctx.finish(f"inspected {len(loaded.dexes)} DEX file(s)")
+    return common.evidence(call, loaded, result, _kind_limits(loaded))
+
+
+def search_classes(call: ToolCall) -> Evidence:
+    match = rea_search.matcher(call.args)
+    loaded = common.load(call)
+    args = call.args
+    with loader.LOCK:
+        result = code.search(
+            loaded, match, args.get("scope", "names"), args.get("offset", 0), args.get("limit", 100), call.ctx
+        )
+    return common.evidence(call, loaded, result, [])
+
+
+def inspect_class(call: ToolCall) -> Evidence:
+    loaded = common.load(call)
+    args = call.args
+    with loader.LOCK:
+        result = code.inspect_class(loaded, args["class_name"], args.get("offset", 0), args.get("limit", 200))
+    return common.evidence(call, loaded, result, [])
+
+
+def inspect_method(call: ToolCall) -> Evidence:
+    loaded = common.load(call)
+    args = call.args
+    with loader.LOCK:
+        result = code.inspect_method(
+            loaded,
+            args["class_name"],
+            args["method"],
+            args.get("descriptor"),
+            args.get("offset", 0),
+            args.get("limit", 200),
+            args.get("source_offset", 0),
+            args.get("max_source_chars", 20000),
+        )
+    source: SourceText = result.source
+    limits = (
+        [code.DECOMPILED]
+        if source.status == "decompiled"
+        else [f"No decompiled source: {source.reason}; the source is the smali listing."]
+        if source.status == "smali"
+        else [f"No decompiled source: {source.reason}; the bytecode listing stands alone."]
+    )
+    return common.evidence(call, loaded, result, limits)
+
+
+def trace_references(call: ToolCall) -> Evidence:
+    loaded = common.load(call)
+    with loader.LOCK:
+        result = trace.trace(loaded, call.args, call.ctx)
+    limits = ["References are static: calls through reflection, JNI or dynamic dispatch to overrides are not seen."]
+    if result.truncated:
+        limits.append(f"The trace stopped at {trace.MAX_REFERENCES} references; lower max_depth.")
+    return common.evidence(call, loaded, result, limits)
+
+
+def project_graph(call: ToolCall) -> Evidence:
+    loaded = common.load(call)
+    args = call.args
+    fmt = render.requested(args)
+    if fmt is not None and "detail" not in args:
+        # A picture draws modules and edges, which only the full detail pages.
+        args = {**args, "detail": "full"}
+    with loader.LOCK:
+        result = appgraph.project(loaded, appgraph.View(args))
+    if fmt is not None:
+        result = msgspec.structs.replace(result, picture=render.picture(_drawing(result), fmt))
+    return common.evidence(call, loaded, result, _kind_limits(loaded))
+
+
+def _drawing(result: ApplicationGraph) -> render.Graph:
+    """This page's modules (the manifest first, then the result's order) and the edges between them."""
+    ordered = sorted(result.modules, key=lambda m: m.kind != "manifest")
+    nodes = [
+        render.Node(id=m.node_id, label=m.path.rsplit("/", 1)[-1] or m.path, emphasis=m.kind == "manifest")
+        for m in ordered
+    ]
+    edges = [render.Edge(source=e.source, target=e.target, label=e.kind) for e in result.edges]
+    return render.Graph(nodes=nodes, edges=edges, title="android application", direction="TB")
+
+
+def compare_packages(call: ToolCall) -> Evidence:
+    args = call.args
+    left = loader.load(args["left_path"], call.ctx)
+    right = loader.load(args["right_path"], call.ctx)
+    with loader.LOCK:
+        result = compare.compare(left, right, args, call.ctx)
+    # The Evidence is about the right (newer) application; the left one enters by its hash, not its path.
+    parameters = {k: v for k, v in args.items() if k not in ("left_path", "right_path")}
+    parameters["left_sha256"] = left.target.sha256
+    limits = [
+        common.STATIC,
+        f"Compared against {left.target.name} (SHA-256 {left.target.sha256}); the Evidence subject is the right file.",
+        "Methods are compared by their resolved instructions; a method moved between classes is a removal and an add.",
+        *_kind_limits(left),
+        *(x for x in _kind_limits(right) if x not in _kind_limits(left)),
+    ]
+    return call.session.evidence(
+        call.tool.name,
+        parameters,
+        OperationResult(normalized=msgspec.to_builtins(result), limitations=limits),
+        bound=False,
+        target=right.target,
+        provider=common.provider(),
+        analysis_profile=common.profile(),
+    )

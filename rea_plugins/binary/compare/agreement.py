@@ -1,0 +1,497 @@
+"""compare_provider_results: the same questions put to two providers of the open target, and where they disagree.
+
+The session's bound provider answers through the session; any other provider gets a client of its own for this
+call only, opened on the same target through the public provider API and closed (its processes reaped and
+recorded in the run's lineage) before the call returns. The binding never changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from rea.plugin import (
+    AnalysisClient,
+    AnalysisProfile,
+    Evidence,
+    OperationResult,
+    ProcedureRef,
+    ProviderIdentity,
+    ReaError,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    __version__,
+    invalid_request,
+    issue,
+    select,
+)
+from rea.plugin import evidence as ev_mod
+from rea_plugins.binary.core.schema import PROCEDURE, obj, prop
+from rea_plugins.binary.core.shapes import (
+    Agreement,
+    AgreementFacet,
+    CodeBeside,
+    ComparedProvider,
+    EdgeCounts,
+    PeerSession,
+    ProcedureCounts,
+    ProviderAgreement,
+)
+
+IDENTITY = ProviderIdentity(id="rea-binary", name="rea binary workflows", version=__version__)
+PAGE = 1000
+MAX_INVENTORY = 200_000
+CODE_KINDS = ("local", "thunk")
+
+
+class Engine:
+    """One provider's answers on the open target: the bound client, or a client opened for this call."""
+
+    def __init__(self, call: ToolCall, provider_id: str, path: str) -> None:
+        session = call.session
+        target = session.require_target()
+        self.call = call
+        self.id = provider_id
+        self.client: AnalysisClient | None = None
+        self.source: Literal["bound", "peer"]
+        binding = session.binding
+        if binding is not None and binding.provider.id == provider_id:
+            self.source = "bound"
+            self.identity, self.profile = binding.provider, binding.analysis_profile
+            provider = session.provider
+        else:
+            self.source = "peer"
+            try:
+                select(session.registry, target, provider_id)
+            except ReaError as exc:
+                exc.details.setdefault("path", path)
+                raise
+            provider = session.registry.providers[provider_id]
+            d = provider.descriptor
+            self.identity = ProviderIdentity(id=d.id, name=d.name, version=d.version)
+            self.profile = ev_mod.make_profile(self.identity, provider.analysis_profile(target))
+        assert provider is not None
+        self.operations = set(provider.descriptor.operations)
+        if self.source == "peer":
+            call.ctx.progress(f"compare_provider_results: opening {provider_id}")
+            try:
+                self.client = provider.open(target, session.run_id or "", call.ctx)
+            except ReaError:
+                raise
+            except Exception as exc:
+                raise ReaError(
+                    "provider_unavailable",
+                    f"provider {provider_id} failed to open the target (an internal error of the provider plugin)",
+                    details={"provider_id": provider_id},
+                ) from exc
+
+    def supports(self, operation: str) -> bool:
+        return operation in self.operations
+
+    def run(self, operation: str, params: dict[str, Any]) -> OperationResult:
+        ctx = self.call.ctx
+        if self.client is None:
+            return self.call.session.execute(operation, params, ctx)
+        ctx.check(operation)
+        try:
+            result = self.client.execute(operation, params, ctx)
+        except ReaError:
+            raise
+        except Exception as exc:
+            raise ReaError(
+                "execution_failure",
+                f"provider {self.id} failed in {operation} (an internal error of the provider plugin)",
+                details={"operation": operation, "provider_id": self.id},
+            ) from exc
+        ctx.check(operation)
+        return result
+
+    def pages(self, operation: str, key: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        offset: int | None = 0
+        while offset is not None:
+            body = self.run(operation, {**params, "offset": offset, "limit": PAGE}).normalized
+            items += body[key]
+            if len(items) > MAX_INVENTORY:
+                raise ReaError(
+                    "resource_constraint",
+                    f"{self.id} lists more than {MAX_INVENTORY} {key}",
+                    details={"resource": key, "limit": MAX_INVENTORY, "provider_id": self.id},
+                )
+            offset = body["next_offset"]
+        return items
+
+    def close(self) -> PeerSession:
+        """Close a peer client; its process lineage joins the run's."""
+        if self.client is None:
+            return PeerSession(provider_id=self.id, source=self.source)
+        client, self.client = self.client, None
+        remaining: tuple[str, ...] = ()
+        try:
+            remaining = client.close().remaining
+            self.call.session.record_lineage(client.lineage())
+        except Exception:
+            remaining = ("provider-session",)
+        return PeerSession(
+            provider_id=self.id,
+            source=self.source,
+            cleanup="incomplete" if remaining else "complete",
+            resources=sorted(remaining),
+        )
+
+    def describe(self) -> ComparedProvider:
+        return ComparedProvider(
+            id=self.id,
+            name=self.identity.name,
+            version=self.identity.version,
+            source=self.source,
+            analysis_profile_digest=self.profile.digest,
+        )
+
+
+def _callee_key(c: dict[str, Any]) -> str:
+    """A callee's identity across engines: its address, else its kind and name (an unresolved call site)."""
+    if c.get("address"):
+        return str(c["address"])
+    return f"{c.get('kind') or 'indirect'}:{c.get('name') or '?'}"
+
+
+def _set_facet(name: str, sets: dict[str, set[str]], limit: int) -> AgreementFacet:
+    a, b = list(sets)
+    only = {pid: sorted(sets[pid] - sets[other], key=_order) for pid, other in ((a, b), (b, a))}
+    return AgreementFacet(
+        facet=name,
+        status="agree" if not only[a] and not only[b] else "disagree",
+        both=len(sets[a] & sets[b]),
+        only={pid: items[:limit] for pid, items in only.items()},
+        only_count={pid: len(items) for pid, items in only.items()},
+        truncated=any(len(items) > limit for items in only.values()),
+    )
+
+
+def _order(key: str) -> tuple[int, int, str]:
+    return (0, int(key, 16), "") if key.startswith("0x") else (1, 0, key)
+
+
+def _value_facet(name: str, values: dict[str, Any]) -> AgreementFacet:
+    known = [v for v in values.values() if v is not None]
+    status: Agreement = (
+        "unknown" if len(known) < len(values) else ("agree" if len(set(map(repr, known))) == 1 else "disagree")
+    )
+    return AgreementFacet(facet=name, status=status, values=values)
+
+
+def _unknown(name: str, reason: str) -> AgreementFacet:
+    return AgreementFacet(facet=name, status="unknown", reason=reason)
+
+
+def _procedure_facts(engine: Engine, selector: str) -> dict[str, Any] | None:
+    """What one engine says about a procedure; None when it knows no procedure by that selector."""
+    try:
+        where = engine.run("procedure_address", {"procedure": selector}).normalized
+    except ReaError as exc:
+        if exc.code == "invalid_request":
+            return None
+        raise
+    sel = {"procedure": where["address"]}
+    facts: dict[str, Any] = {"address": where["address"], "name": where["name"]}
+    if engine.supports("procedure_info"):
+        info = engine.run("procedure_info", sel).normalized
+        for key in ("size", "end", "kind", "basic_block_count", "instruction_count"):
+            facts[key] = info.get(key)
+    if engine.supports("procedure_callees"):
+        callees = engine.run("procedure_callees", sel).normalized["callees"]
+        facts["callees"] = {_callee_key(c) for c in callees}
+        facts["callee_names"] = {_callee_key(c): c.get("name") for c in callees}
+    if engine.supports("procedure_callers"):
+        facts["callers"] = {c["address"] for c in engine.run("procedure_callers", sel).normalized["callers"]}
+    return facts
+
+
+def _compare_procedure(engines: list[Engine], selector: str, limit: int) -> ProviderAgreement:
+    facts = {}
+    for e in engines:
+        e.call.ctx.progress(f"compare_provider_results: {e.id} on {selector}")
+        facts[e.id] = _procedure_facts(e, selector)
+    ids = [e.id for e in engines]
+    facets = [_value_facet("start", {pid: f["address"] if f else None for pid, f in facts.items()})]
+    if any(f is None for f in facts.values()):
+        missing = [pid for pid, f in facts.items() if f is None]
+        facets[0].status = "disagree" if len(missing) < len(ids) else "unknown"
+        facets[0].reason = f"no procedure {selector!r} in {', '.join(missing)}"
+        present = {pid: f for pid, f in facts.items() if f}
+        return _agreement(
+            "procedure",
+            facets,
+            procedure=selector,
+            procedures={
+                pid: None if f is None else ProcedureRef(address=f["address"], name=f["name"])
+                for pid, f in facts.items()
+            },
+            known_by=sorted(present),
+        )
+    both = {pid: f for pid, f in facts.items() if f is not None}
+    for key in ("size", "end", "kind", "basic_block_count", "instruction_count"):
+        facets.append(_value_facet(key, {pid: f.get(key) for pid, f in both.items()}))
+    for key in ("callees", "callers"):
+        if all(key in f for f in both.values()):
+            facet = _set_facet(key, {pid: f[key] for pid, f in both.items()}, limit)
+            if key == "callees":
+                names: dict[str, Any] = {}
+                for f in both.values():
+                    names.update({k: v for k, v in f["callee_names"].items() if v})
+                only = facet.only or {}
+                facet.names = {k: names[k] for pid in ids for k in only[pid] if k in names}
+            facets.append(facet)
+        else:
+            facets.append(_unknown(key, f"a provider does not offer procedure_{key}"))
+    return _agreement(
+        "procedure",
+        facets,
+        procedure=selector,
+        procedures={pid: ProcedureRef(address=f["address"], name=f["name"]) for pid, f in both.items()},
+    )
+
+
+def _code_beside(
+    engines: list[Engine], procedures: dict[str, ProcedureRef | None], max_lines: int
+) -> dict[str, CodeBeside]:
+    """Each provider's pseudo code of the procedure it resolved, its first ``max_lines`` lines (None: it knows no
+    such procedure, or gives no pseudo code: the error says which)."""
+    out: dict[str, CodeBeside] = {}
+    for e in engines:
+        ref = procedures.get(e.id)
+        if ref is None:
+            out[e.id] = CodeBeside(error="invalid_request")
+            continue
+        if not e.supports("procedure_pseudo_code"):
+            out[e.id] = CodeBeside(error="capability_unavailable")
+            continue
+        e.call.ctx.progress(f"compare_provider_results: {e.id}'s pseudo code of {ref.name or ref.address}")
+        try:
+            code = e.run("procedure_pseudo_code", {"procedure": ref.address}).normalized
+        except ReaError as exc:
+            if exc.code == "cancelled":
+                raise
+            out[e.id] = CodeBeside(error=exc.code)
+            continue
+        lines = str(code.get("text", "")).splitlines()
+        total = (code.get("lines") or {}).get("total", len(lines))
+        out[e.id] = CodeBeside(
+            text="\n".join(lines[:max_lines]), decompiler=code.get("decompiler"), total_lines=int(total)
+        )
+    return out
+
+
+def _agreement(scope: Literal["procedure", "program"], facets: list[AgreementFacet], **more: Any) -> ProviderAgreement:
+    """The answer before the providers are named (status and sessions are set once every client is closed)."""
+    return ProviderAgreement(status="unknown", providers=[], scope=scope, facets=facets, **more)
+
+
+def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> ProviderAgreement:
+    ctx = engines[0].call.ctx
+    listed: dict[str, dict[str, dict[str, Any]]] = {}
+    for e in engines:
+        ctx.progress(f"compare_provider_results: listing {e.id}'s procedures")
+        listed[e.id] = {p["address"]: p for p in e.pages("list_procedures", "procedures", {})}
+    ids = [e.id for e in engines]
+    code = {pid: {a for a, p in procs.items() if p["kind"] in CODE_KINDS} for pid, procs in listed.items()}
+    facets = [_set_facet("starts", code, limit)]
+    imports = {pid: {p["name"] for p in procs.values() if p["kind"] == "import"} for pid, procs in listed.items()}
+    facets.append(_set_facet("imports", imports, limit))
+    common = sorted(code[ids[0]] & code[ids[1]], key=lambda a: int(a, 16))
+    sizes = [
+        {"address": a, "name": listed[ids[0]][a]["name"], "sizes": {pid: listed[pid][a]["size"] for pid in ids}}
+        for a in common
+        if listed[ids[0]][a]["size"] != listed[ids[1]][a]["size"]
+    ]
+    facets.append(
+        AgreementFacet(
+            facet="sizes",
+            status="disagree" if sizes else "agree",
+            compared=len(common),
+            differ=len(sizes),
+            items=sizes[:limit],
+            truncated=len(sizes) > limit,
+        )
+    )
+    if all(e.supports("procedure_callees") for e in engines):
+        chosen = common[:max_procedures]
+        differ: list[dict[str, Any]] = []
+        edges: dict[str, set[tuple[str, str]]] = {pid: set() for pid in ids}
+        for i, addr in enumerate(chosen):
+            ctx.check("compare_provider_results")
+            if i % 50 == 0:
+                ctx.progress(
+                    f"compare_provider_results: callees of {i} of {len(chosen)} procedures compared",
+                    done=i,
+                    total=len(chosen),
+                )
+            sets = {
+                e.id: {_callee_key(c) for c in e.run("procedure_callees", {"procedure": addr}).normalized["callees"]}
+                for e in engines
+            }
+            for pid in ids:
+                edges[pid] |= {(addr, k) for k in sets[pid]}
+            if sets[ids[0]] != sets[ids[1]]:
+                differ.append(
+                    {
+                        "address": addr,
+                        "name": listed[ids[0]][addr]["name"],
+                        "only": {
+                            pid: sorted(sets[pid] - sets[other], key=_order)
+                            for pid, other in ((ids[0], ids[1]), (ids[1], ids[0]))
+                        },
+                    }
+                )
+        facets.append(
+            AgreementFacet(
+                facet="callees",
+                status="disagree" if differ else "agree",
+                compared=len(chosen),
+                differ=len(differ),
+                items=differ[:limit],
+                truncated=len(differ) > limit,
+                edges=EdgeCounts(
+                    both=len(edges[ids[0]] & edges[ids[1]]),
+                    only={pid: len(edges[pid] - edges[other]) for pid, other in ((ids[0], ids[1]), (ids[1], ids[0]))},
+                ),
+                procedures_skipped=len(common) - len(chosen),
+            )
+        )
+    else:
+        facets.append(_unknown("callees", "a provider does not offer procedure_callees"))
+    counts = {pid: ProcedureCounts(procedures=len(listed[pid]), code=len(code[pid])) for pid in ids}
+    return _agreement("program", facets, counts=counts)
+
+
+def _provider_ids(call: ToolCall) -> list[str]:
+    ids = list(call.args["provider_ids"])
+    if len(set(ids)) != len(ids):
+        raise invalid_request(
+            "provider_ids must name two different providers",
+            [issue("provider_ids", "invalid_value", "two different provider ids")],
+        )
+    return ids
+
+
+def _compare_provider_results(call: ToolCall) -> Evidence:
+    session = call.session
+    target = session.require_target()
+    ids = _provider_ids(call)
+    limit = call.args.get("limit", 50)
+    engines: list[Engine] = []
+    closed: list[PeerSession] = []
+    try:
+        for i, pid in enumerate(ids):
+            engines.append(Engine(call, pid, f"provider_ids[{i}]"))
+        procedure = call.args.get("procedure")
+        if procedure is not None:
+            body = _compare_procedure(engines, procedure, limit)
+            if call.args.get("pseudo_code") and body.procedures:
+                body.pseudo_code = _code_beside(engines, body.procedures, call.args.get("max_lines", 200))
+        else:
+            body = _compare_program(engines, limit, call.args.get("max_procedures", 500))
+    finally:
+        for e in engines:
+            closed.append(e.close())
+    statuses = {f.status for f in body.facets}
+    body.status = "disagree" if "disagree" in statuses else ("unknown" if "unknown" in statuses else "agree")
+    body.providers = [e.describe() for e in engines]
+    body.peer_sessions = closed
+    lims = [
+        "Facets compare the providers' normalized answers; an address one provider lists and the other does "
+        "not is a disagreement to inspect, not an error of either by itself."
+    ]
+    if body.scope == "program" and any(f.procedures_skipped for f in body.facets):
+        lims.append("callees were compared for the first max_procedures common procedures only")
+    profiles: dict[str, AnalysisProfile] = {e.id: e.profile for e in engines}
+    parameters = {
+        **{k: v for k, v in call.args.items()},
+        "analysis_profiles": {pid: p.digest for pid, p in profiles.items()},
+    }
+    call.ctx.finish(f"compare_provider_results: {body.status}")
+    return session.evidence(
+        call.tool.name,
+        parameters,
+        OperationResult(normalized=msgspec.to_builtins(body), limitations=lims, confidence="derived"),
+        target=target,
+        provider=IDENTITY,
+        analysis_profile=None,
+        bound=False,
+    )
+
+
+PROVIDER_ID = {"type": "string", "pattern": "^[a-z][a-z0-9-]*$", "maxLength": 64}
+
+
+def tools() -> list[ToolDef]:
+    return [
+        ToolDef(
+            name="compare_provider_results",
+            task_support="optional",
+            family="binary",
+            description=(
+                "Ask two providers the same questions about the open target and report where they disagree. "
+                "Either one procedure (start, size, end, kind, blocks, instructions, callees, callers; each one's "
+                "pseudo code side by side on request) or the "
+                "whole program (procedure starts, imports, sizes, callees). The bound provider is never replaced: "
+                "another provider runs for this call only."
+            ),
+            input_schema=obj(
+                {
+                    "provider_ids": {
+                        "type": "array",
+                        "items": PROVIDER_ID,
+                        "minItems": 2,
+                        "maxItems": 2,
+                        "description": "The two providers to compare (the bound one may be either).",
+                        "examples": [["native", "radare2"]],
+                    },
+                    "procedure": {
+                        **PROCEDURE,
+                        "description": "Compare one procedure (name or 0x address); omit to compare the whole program.",
+                    },
+                    "pseudo_code": prop(
+                        "boolean",
+                        "With procedure: also set each provider's pseudo code side by side (shown, not compared).",
+                        [True],
+                    ),
+                    "max_lines": prop(
+                        "integer",
+                        "With pseudo_code: lines of each provider's text to include (1-5000); the total is given.",
+                        [200],
+                        minimum=1,
+                        maximum=5000,
+                    ),
+                    "max_procedures": prop(
+                        "integer",
+                        "Whole program: common procedures whose callees are compared. In address order (1-5000).",
+                        [500],
+                        minimum=1,
+                        maximum=5000,
+                    ),
+                    "limit": prop(
+                        "integer",
+                        "How many disagreeing items to list per facet (1-500); counts stay exact.",
+                        [50],
+                        minimum=1,
+                        maximum=500,
+                    ),
+                },
+                ("provider_ids",),
+            ),
+            result_type=ProviderAgreement,
+            handler=_compare_provider_results,
+            requires_target=True,
+            effects=ToolEffects(launches_process=True),
+            cli_subject="procedure",
+            examples=(
+                {"provider_ids": ["native", "radare2"], "procedure": "main"},
+                {"provider_ids": ["native", "angr"], "procedure": "main", "pseudo_code": True},
+                {"provider_ids": ["native", "angr"], "max_procedures": 100},
+            ),
+        )
+    ]

@@ -1,0 +1,159 @@
+"""find_similar_functions: every procedure of the open targets ranked by MinHash similarity to one procedure.
+
+Reading a side is compare_binaries' (one reading per target, binding and bounds, cached in the session); the
+sketches are ``compare.similarity``'s.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from rea.plugin import Evidence, OperationResult, ProcedureRef, ToolCall, ToolDef, invalid_request, issue
+from rea_plugins.binary.compare.bindiff import (
+    DEFAULT_MAX_INSTRUCTIONS,
+    DEFAULT_MAX_PROCEDURES,
+    MAX_INSTRUCTIONS,
+    MAX_PROCEDURES,
+    read_side,
+)
+from rea_plugins.binary.compare.similarity import DEFAULT_MIN_SIMILARITY, NUM_PERM, jaccard
+from rea_plugins.binary.core.schema import LIMIT, OFFSET, PROCEDURE, obj, prop, run
+from rea_plugins.binary.core.shapes import SimilarFunction, SimilarFunctions
+
+# -- find_similar_functions ---------------------------------------------------------------------------------------
+
+
+def _find_similar_functions(call: ToolCall) -> Evidence:
+    args, session = call.args, call.session
+    home = session.target_id
+    assert home is not None
+    found = run(call, "procedure_address", {"procedure": args["procedure"]}).normalized
+    address = found["address"]
+    bounds = (
+        args.get("max_procedures", DEFAULT_MAX_PROCEDURES),
+        args.get("max_instructions", DEFAULT_MAX_INSTRUCTIONS),
+    )
+    refs = args.get("targets") or [t.target_id for t in session.open_targets()]
+    chosen = list(dict.fromkeys(session.find(r, "targets").target_id for r in refs))
+    if home not in chosen:
+        chosen.insert(0, home)
+    sides = {tid: read_side(call, tid, f"find_similar_functions: reading {tid}", bounds) for tid in chosen}
+    mine = sides[home][1].procs.get(address)
+    if mine is None:
+        raise invalid_request(
+            f"procedure {address} was not read (not a local procedure with code, or past max_procedures)",
+            [issue("procedure", "invalid_value", "a local procedure within max_procedures")],
+        )
+    query = mine.sketch_values()
+    minimum = args.get("min_similarity", DEFAULT_MIN_SIMILARITY)
+    ranked: list[SimilarFunction] = []
+    compared = 0
+    for tid, (_sha, side) in sides.items():
+        for i, p in enumerate(side.procs.values()):
+            if i % 512 == 0:
+                call.ctx.check("find_similar_functions: ranking")
+            if tid == home and p.address == address:
+                continue
+            compared += 1
+            values = p.sketch_values()
+            if query is None or values is None:
+                continue
+            identical = p.hash == mine.hash
+            score = 1.0 if identical else jaccard(query, values)
+            if score >= minimum:
+                ranked.append(
+                    SimilarFunction(
+                        target_id=tid,
+                        procedure=ProcedureRef(address=p.address, name=p.name),
+                        similarity=round(score, 4),
+                        identical=identical,
+                    )
+                )
+    ranked.sort(key=lambda s: (-s.similarity, s.target_id != home, s.target_id, int(s.procedure.address, 16)))
+    offset, limit = args.get("offset", 0), args.get("limit", 20)
+    end = min(len(ranked), offset + limit)
+    partial = [tid for tid, (_sha, side) in sides.items() if side.bound is not None]
+    result = SimilarFunctions(
+        query=ProcedureRef(address=address, name=mine.name),
+        target_id=home,
+        targets=len(sides),
+        compared=compared,
+        items=ranked[offset:end],
+        offset=offset,
+        limit=limit,
+        total=len(ranked),
+        next_offset=end if end < len(ranked) else None,
+        complete=not partial,
+    )
+    limitations = [
+        "Similarity is the Jaccard similarity of instruction 1- to 3-grams (addresses and constants masked), "
+        f"estimated from {NUM_PERM}-permutation MinHash sketches: about ±0.06; compare_functions says what differs."
+    ]
+    if partial:
+        limitations.append(
+            f"Partial: a bound stopped the reading of {', '.join(partial)}; raise max_procedures or max_instructions."
+        )
+    return session.evidence(
+        call.tool.name,
+        {**args, "target_ids": chosen},
+        OperationResult(normalized=msgspec.to_builtins(result), limitations=limitations, confidence="derived"),
+    )
+
+
+def tools() -> list[ToolDef]:
+    return [
+        ToolDef(
+            name="find_similar_functions",
+            task_support="optional",
+            family="binary",
+            description=(
+                "Rank the procedures of every open target by their similarity to one procedure (MinHash over "
+                "instruction n-grams), most similar first, with the score."
+            ),
+            input_schema=obj(
+                {
+                    "procedure": PROCEDURE,
+                    "targets": {
+                        "type": "array",
+                        "items": {"type": "string", "minLength": 1},
+                        "minItems": 1,
+                        "uniqueItems": True,
+                        "description": "Open targets to search, by target_id or alias (default: all).",
+                        "examples": [["v1", "v2"]],
+                    },
+                    "min_similarity": prop(
+                        "number",
+                        "Least similarity listed (0-1, default 0.5).",
+                        [DEFAULT_MIN_SIMILARITY],
+                        minimum=0,
+                        maximum=1,
+                        default=DEFAULT_MIN_SIMILARITY,
+                    ),
+                    "max_procedures": prop(
+                        "integer",
+                        "Procedures read per target, in address order (past it: partial).",
+                        [DEFAULT_MAX_PROCEDURES],
+                        minimum=1,
+                        maximum=MAX_PROCEDURES,
+                        default=DEFAULT_MAX_PROCEDURES,
+                    ),
+                    "max_instructions": prop(
+                        "integer",
+                        "Instructions read per target (past it: partial).",
+                        [DEFAULT_MAX_INSTRUCTIONS],
+                        minimum=1,
+                        maximum=MAX_INSTRUCTIONS,
+                        default=DEFAULT_MAX_INSTRUCTIONS,
+                    ),
+                    "offset": OFFSET,
+                    "limit": {**LIMIT, "default": 20, "examples": [20]},
+                },
+                ("procedure",),
+            ),
+            handler=_find_similar_functions,
+            result_type=SimilarFunctions,
+            requires_target=True,
+            requires_operations=("list_procedures", "read_function_instructions", "procedure_callees"),
+            examples=({"procedure": "main"}, {"procedure": "0x401136", "min_similarity": 0.8}),
+        )
+    ]

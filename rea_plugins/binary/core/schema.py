@@ -1,0 +1,97 @@
+"""Shared input-schema pieces and helpers of the binary tool family."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rea.plugin import Evidence, OperationResult, ToolCall, invalid_request, issue
+from rea_plugins.binary.core import annotate, demangle
+
+ADDRESS_PATTERN = "^0x[0-9a-fA-F]{1,16}$"
+
+
+def prop(kind: str, description: str, examples: list[Any], **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": kind, "description": description, "examples": examples}
+    out.update(extra)
+    return out
+
+
+PROCEDURE = prop(
+    "string",
+    "Procedure: exact symbol name, or entry address as 0x hex.",
+    ["main", "0x401136"],
+    minLength=1,
+    maxLength=4096,
+)
+ADDRESS = prop("string", "Address as 0x hex.", ["0x401136"], pattern=ADDRESS_PATTERN)
+OFFSET = prop("integer", "First item of the page.", [0], minimum=0, default=0)
+LIMIT = prop("integer", "Page size.", [100], minimum=1, maximum=1000, default=100)
+DOCUMENT = prop("string", "The open document's name (optional).", ["ls"], minLength=1)
+PATTERN = prop(
+    "string",
+    "Text to find (literal substring, or a regular expression with mode=regex).",
+    ["main", "^sub_"],
+    minLength=1,
+    maxLength=1024,
+)
+MODE = prop("string", "literal (default) or regex.", ["literal", "regex"], enum=["literal", "regex"])
+CASE = prop("boolean", "Match case exactly (default false).", [False])
+DIRECTION = prop(
+    "string", "incoming or outgoing (default outgoing).", ["outgoing", "incoming"], enum=["incoming", "outgoing"]
+)
+MIN_LENGTH = prop(
+    "integer",
+    "Shortest string listed (1-64, default 4); shorter strings that code references are "
+    "listed at any default or lower floor.",
+    [4],
+    minimum=1,
+    maximum=64,
+    default=4,
+)
+ASSEMBLY_LIMIT = prop(
+    "integer", "Rows of the page (1-20000, default 200).", [200], minimum=1, maximum=20000, default=200
+)
+SPLIT_OPERANDS = prop("boolean", "Add mnemonic and operands to each row (default false: text says them).", [True])
+WINDOW = prop(
+    "integer", "Instructions before (or after) the one at address (0-200, default 8).", [8], minimum=0, maximum=200
+)
+MAX_INSTRUCTIONS = prop("integer", "Cap on returned instructions.", [200], minimum=1, maximum=20000)
+
+
+def obj(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+
+
+def check_document(call: ToolCall) -> None:
+    """``document`` is accepted for REA compatibility; it must name the open document."""
+    doc = call.args.get("document")
+    if doc is None:
+        return
+    target = call.session.require_target()
+    if doc not in (target.name, target.path, target.resolved_path):
+        raise invalid_request(
+            f"document {doc!r} is not open (the open document is {target.name!r})",
+            [issue("document", "invalid_value", f"expected {target.name!r}")],
+        )
+
+
+def params_of(args: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in args.items() if k != "document"}
+
+
+def run(call: ToolCall, operation: str, params: dict[str, Any]) -> OperationResult:
+    """One provider operation, with the analyst's annotations applied to its result."""
+    if operation not in annotate.NAMED_OPERATIONS:
+        return call.session.execute(operation, params, call.ctx)
+    nb = annotate.notebook(call)
+    if operation == "search_procedures" and nb.names():
+        # Engines search their own names: over a renamed target, search the annotated listing instead.
+        return annotate.search_procedures(call, params, lambda p: run(call, "list_procedures", p))
+    chosen = demangle.selector(call, annotate.selector(nb, params))
+    result = call.session.execute(operation, annotate.for_engine(nb, operation, chosen), call.ctx)
+    return annotate.apply(call, operation, result, nb)
+
+
+def evidence(call: ToolCall, result: OperationResult, links: list[str] | None = None) -> Evidence:
+    """Evidence of this call; its parameters carry the annotation revision the result reflects."""
+    return call.session.evidence(call.tool.name, annotate.parameters(call), result, links=links)

@@ -1,0 +1,77 @@
+"""procedure_data_flow: where one call's argument comes from inside a function, over the decompiler's p-code."""
+
+from __future__ import annotations
+
+from rea.plugin import Evidence, Shape, ToolCall, ToolDef
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.schema import ADDRESS_PATTERN, DOCUMENT, PROCEDURE, check_document, evidence, obj, prop
+
+OPERATION = "procedure_data_flow"
+
+
+class FlowStep(Shape):
+    """One p-code op defining the value (or a value it is computed from), ``depth`` ops from the argument."""
+
+    depth: int
+    address: str
+    opcode: str
+    output: str | None
+    inputs: list[str]
+
+
+class DataFlow(Shape):
+    address: str
+    name: str
+    site: str
+    argument: int
+    arguments: int
+    value: str
+    steps: list[FlowStep]
+    # Where the slice starts from: constants (with the string or name there), named memory, the function's inputs.
+    sources: list[str]
+    truncated: bool
+
+
+def _data_flow(call: ToolCall) -> Evidence:
+    check_document(call)
+    nb = annotate.notebook(call)
+    params = annotate.selector(nb, {k: v for k, v in call.args.items() if k != "document"})
+    result = call.session.execute(OPERATION, params, call.ctx)
+    return evidence(call, annotate.apply(call, OPERATION, result, nb))
+
+
+def tools() -> list[ToolDef]:
+    return [
+        ToolDef(
+            name="procedure_data_flow",
+            result_type=DataFlow,
+            family="binary",
+            description="Where one call's argument comes from inside a function: the decompiler's p-code ops that "
+            "compute it (backward over its SSA, bounded) and the constants, strings, data and inputs it starts from.",
+            input_schema=obj(
+                {
+                    "procedure": PROCEDURE,
+                    "site": prop(
+                        "string",
+                        "Address of the call instruction in the procedure.",
+                        ["0x401150"],
+                        pattern=ADDRESS_PATTERN,
+                    ),
+                    "argument": prop("integer", "The call's argument, 0-based.", [0], minimum=0, default=0),
+                    "max_nodes": prop(
+                        "integer", "Most p-code ops to follow.", [64], minimum=1, maximum=1000, default=64
+                    ),
+                    "document": DOCUMENT,
+                },
+                ("procedure", "site"),
+            ),
+            handler=_data_flow,
+            requires_target=True,
+            requires_operations=(OPERATION,),
+            cli_subject="procedure",
+            examples=(
+                {"procedure": "main", "site": "0x401150"},
+                {"procedure": "main", "site": "0x401150", "argument": 1},
+            ),
+        )
+    ]

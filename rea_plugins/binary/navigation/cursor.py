@@ -1,0 +1,204 @@
+"""Navigation: a per-session cursor (starting at the entry point) and address context facets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rea.plugin import Evidence, OperationResult, ToolCall, ToolDef, ToolMode, normalize_address
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, run
+from rea_plugins.binary.core.shapes import (
+    AddressContext,
+    CurrentAddress,
+    CurrentDocument,
+    CurrentProcedure,
+    NavigationContext,
+)
+
+CURSOR = "binary.cursor"
+_ANNOTATION_FACETS = ("comment", "inline_comment", "bookmark")
+
+
+def _document(call: ToolCall) -> dict[str, Any]:
+    return dict(run(call, "list_documents", {}).normalized["documents"][0])
+
+
+def cursor(call: ToolCall) -> str | None:
+    """The session cursor for the open target; starts at the entry point."""
+    target = call.session.require_target()
+    state = call.session.state.get(CURSOR)
+    if not isinstance(state, dict) or state.get("sha256") != target.sha256:
+        state = {"sha256": target.sha256, "address": _document(call).get("entry")}
+        call.session.state[CURSOR] = state
+    address = state.get("address")
+    return address if isinstance(address, str) else None
+
+
+def _procedure_at(call: ToolCall, address: str | None) -> dict[str, Any] | None:
+    if address is None:
+        return None
+    found = run(call, "resolve_containing_procedure", {"address": address}).normalized["procedure"]
+    return dict(found) if found else None
+
+
+def _result(call: ToolCall, body: dict[str, Any]) -> Evidence:
+    return evidence(
+        call,
+        OperationResult(
+            normalized=body,
+            limitations=["the cursor is rea's per-session selection (no engine UI); it starts at the entry point"],
+        ),
+    )
+
+
+def _current_document(call: ToolCall) -> Evidence:
+    return _result(call, {"document": _document(call)})
+
+
+def _current_address(call: ToolCall) -> Evidence:
+    check_document(call)
+    return _result(call, {"address": cursor(call)})
+
+
+def _current_procedure(call: ToolCall) -> Evidence:
+    check_document(call)
+    address = cursor(call)
+    return _result(call, {"address": address, "procedure": _procedure_at(call, address)})
+
+
+def _navigation_context(call: ToolCall) -> Evidence:
+    check_document(call)
+    address = cursor(call)
+    mode = "explicit_document" if call.args.get("document") else "current_selection"
+    return _result(
+        call, {"mode": mode, "document": _document(call), "address": address, "procedure": _procedure_at(call, address)}
+    )
+
+
+def _facet(call: ToolCall, operation: str, params: dict[str, Any], key: str) -> dict[str, Any]:
+    if not call.session.supports(operation):
+        return {"status": "unavailable", "reason": f"the bound provider does not offer {operation}"}
+    return {"status": "ok", "value": run(call, operation, params).normalized.get(key)}
+
+
+def _address_context(call: ToolCall) -> Evidence:
+    check_document(call)
+    address = normalize_address(call.args["address"])
+    note = annotate.notebook(call).note(address)
+    facets: dict[str, Any] = {
+        "name": (
+            {"status": "ok", "value": note.name}
+            if note.name is not None
+            else _facet(call, "address_name", {"address": address}, "name")
+        ),
+        "procedure": _facet(call, "resolve_containing_procedure", {"address": address}, "procedure"),
+    }
+    sources = {"name": "user" if note.name is not None else "provider"}
+    # rea's annotation store answers for every provider; a provider that keeps its own annotations (Hopper,
+    # through address_annotations) fills what the analyst has not set in rea.
+    engine = (
+        run(call, "address_annotations", {"address": address}).normalized
+        if call.session.supports("address_annotations")
+        else {}
+    )
+    for facet in _ANNOTATION_FACETS:
+        mine = getattr(note, facet)
+        if mine is None and engine.get(facet) is not None:
+            facets[facet] = {"status": "ok", "value": engine[facet]}
+            sources[facet] = "provider"
+        else:
+            facets[facet] = {
+                "status": "ok",
+                "value": {"name": mine} if facet == "bookmark" and mine is not None else mine,
+            }
+            sources[facet] = "rea"
+    function = {k: getattr(note, k) for k in ("signature", "notes") if getattr(note, k) is not None}
+    facets["function"] = {"status": "ok", "value": function or None}
+    return evidence(call, OperationResult(normalized={"address": address, "facets": facets, "sources": sources}))
+
+
+def tools() -> list[ToolDef]:
+    doc_only = obj({"document": DOCUMENT})
+    return [
+        ToolDef(
+            name="current_document",
+            toolset="navigation",
+            result_type=CurrentDocument,
+            family="binary",
+            description="The open document (name, format, sha256).",
+            input_schema=obj({}),
+            handler=_current_document,
+            requires_target=True,
+            requires_operations=("list_documents",),
+            examples=({},),
+        ),
+        ToolDef(
+            name="current_address",
+            toolset="navigation",
+            result_type=CurrentAddress,
+            family="binary",
+            description="The session cursor address (starts at the entry point).",
+            input_schema=doc_only,
+            handler=_current_address,
+            requires_target=True,
+            requires_operations=("list_documents",),
+            examples=({}, {"document": "ls"}),
+        ),
+        ToolDef(
+            name="current_procedure",
+            toolset="navigation",
+            result_type=CurrentProcedure,
+            family="binary",
+            description="The procedure containing the cursor.",
+            input_schema=doc_only,
+            handler=_current_procedure,
+            requires_target=True,
+            requires_operations=("list_documents", "resolve_containing_procedure"),
+            examples=({}, {"document": "ls"}),
+        ),
+        ToolDef(
+            name="get_navigation_context",
+            toolset="navigation",
+            result_type=NavigationContext,
+            family="binary",
+            description=(
+                "Document, cursor address and containing procedure together (modes "
+                "current_selection and explicit_document)."
+            ),
+            input_schema=doc_only,
+            handler=_navigation_context,
+            requires_target=True,
+            requires_operations=("list_documents", "resolve_containing_procedure"),
+            modes=(
+                ToolMode(
+                    name="current_selection",
+                    description="the session cursor's document, address and procedure",
+                    requires_operations=("list_documents", "resolve_containing_procedure"),
+                ),
+                ToolMode(
+                    name="explicit_document",
+                    description="the same for a document the caller names "
+                    "(works whether or not the provider tracks a current document)",
+                    requires_operations=("list_documents",),
+                    requires_arguments=("document",),
+                ),
+            ),
+            examples=({}, {"document": "ls"}),
+        ),
+        ToolDef(
+            name="inspect_address_context",
+            result_type=AddressContext,
+            family="binary",
+            description=(
+                "Name (user-given or the provider's), procedure, comment, inline-comment, bookmark and "
+                "function-annotation facets of one address; facets the provider lacks are reported "
+                "unavailable."
+            ),
+            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            handler=_address_context,
+            requires_target=True,
+            requires_operations=("list_documents",),
+            cli_subject="address",
+            examples=({"address": "0x401136"},),
+        ),
+    ]

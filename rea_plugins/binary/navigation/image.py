@@ -1,0 +1,228 @@
+"""The load image without an engine: address to file offset, bounded byte reads, load-image facts.
+
+Every provider reports segments and sections with their file extents (``list_segments``); these
+tools map addresses with them and read the target's own bytes, so they work on any provider.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ReaError,
+    ToolCall,
+    ToolDef,
+)
+from rea_plugins.binary.core.regions import locate, read_file, region_file_offset, regions, require_mapped
+from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
+from rea_plugins.binary.core.shapes import BytesRead, FileOffset, LoadImage
+
+MAX_READ = 4096
+DEFAULT_READ = 256
+
+
+def _brief(region: dict[str, Any]) -> dict[str, Any]:
+    return {k: region.get(k) for k in ("name", "kind", "start", "end", "permissions", "file_offset", "file_size")}
+
+
+def _result(call: ToolCall, body: dict[str, Any], limitations: list[str] | None = None) -> Evidence:
+    return evidence(call, OperationResult(normalized=body, limitations=limitations or []))
+
+
+# -- address_to_file_offset ---------------------------------------------------------------------------
+
+
+def _address_to_file_offset(call: ToolCall) -> Evidence:
+    check_document(call)
+    address, where = require_mapped(call, call.args["address"])
+    region = where["region"]
+    offset = region_file_offset(region, int(address, 16))
+    body: dict[str, Any] = {
+        "address": address,
+        "file_offset": offset,
+        "file_offset_hex": None if offset is None else f"0x{offset:x}",
+        "backed_by_file": offset is not None,
+        "region": _brief(region),
+        "section": where["section"]["name"] if where["section"] else None,
+    }
+    if offset is None:
+        body["reason"] = "the address is in the zero-filled part of its region (no file bytes back it)"
+    return _result(call, body)
+
+
+# -- read_bytes ---------------------------------------------------------------------------------------
+
+
+def _read_bytes(call: ToolCall) -> Evidence:
+    check_document(call)
+    target = call.session.require_target()
+    address, where = require_mapped(call, call.args["address"])
+    length = call.args.get("length", DEFAULT_READ)
+    region = where["region"]
+    start = int(address, 16)
+    available = int(region["end"], 16) - start
+    count = min(length, available)
+    backed = max(0, min(count, int(region.get("file_size") or 0) - (start - int(region["start"], 16))))
+    data = b""
+    offset = region_file_offset(region, start)
+    if backed and offset is not None:
+        data = read_file(target, offset, backed)
+        if len(data) < backed:
+            raise ReaError(
+                "artifact_changed",
+                f"{target.resolved_path} is shorter than its segments say",
+                details={"path": target.resolved_path, "file_offset": offset},
+            )
+    data += b"\0" * (count - len(data))
+    body: dict[str, Any] = {
+        "address": address,
+        "length": length,
+        "bytes_read": count,
+        "hex": data.hex(),
+        "ascii": "".join(chr(b) if 0x20 <= b < 0x7F else "." for b in data),
+        "file_offset": offset,
+        "zero_filled": count - backed,
+        "truncated": count < length,
+        "region": _brief(region),
+        "section": where["section"]["name"] if where["section"] else None,
+    }
+    lims = [f"the read stops at the end of {region['name']} ({region['end']})"] if count < length else []
+    if count - backed:
+        lims.append(
+            f"{count - backed} bytes past the file-backed part of {region['name']} read as zero (their load-time value)"
+        )
+    return _result(call, body, lims)
+
+
+# -- inspect_native_load_image ------------------------------------------------------------------------
+
+
+def _load_image(call: ToolCall) -> Evidence:
+    check_document(call)
+    target = call.session.require_target()
+    doc = dict(run(call, "list_documents", {}).normalized["documents"][0])
+    listed = regions(call)
+    segments = [r for r in listed if r["kind"] == "segment"]
+    sections = [r for r in listed if r["kind"] == "section"]
+    # PE images have sections only: they are the mapped units.
+    units = segments or sections
+    mapped = [u for u in units if u["size"] > 0 and u["permissions"] != "---"]
+    layout: dict[str, Any] = {}
+    lims: list[str] = []
+    if call.session.supports("binary_layout"):
+        layout = run(call, "binary_layout", {}).normalized
+    else:
+        lims.append(
+            "the bound provider offers no binary_layout: image base, linkage and mitigations are omitted "
+            "or derived from segments"
+        )
+    out_units = []
+    for u in units:
+        start, end = int(u["start"], 16), int(u["end"], 16)
+        inner = [s["name"] for s in sections if u is not s and start <= int(s["start"], 16) < end] if segments else []
+        out_units.append(
+            {
+                **_brief(u),
+                "size": u["size"],
+                "zero_fill": max(0, u["size"] - (u.get("file_size") or 0)),
+                "sections": inner,
+            }
+        )
+    file_end = max(
+        (
+            u["file_offset"] + u["file_size"]
+            for u in units
+            if isinstance(u.get("file_offset"), int) and isinstance(u.get("file_size"), int)
+        ),
+        default=0,
+    )
+    entry = doc.get("entry")
+    entry_info = None
+    if isinstance(entry, str):
+        seg, sec = locate(call, int(entry, 16))
+        host = seg or sec
+        entry_info = {
+            "address": entry,
+            "region": host["name"] if host else None,
+            "section": sec["name"] if sec else None,
+            "executable": bool(host and "x" in host["permissions"]),
+        }
+    body: dict[str, Any] = {
+        "document": doc,
+        "file_size": target.size,
+        "image_base": layout.get("image_base")
+        or (min(mapped, key=lambda u: int(u["start"], 16))["start"] if mapped else None),
+        "mapped_extent": (
+            {
+                "start": min(mapped, key=lambda u: int(u["start"], 16))["start"],
+                "end": max(mapped, key=lambda u: int(u["end"], 16))["end"],
+            }
+            if mapped
+            else None
+        ),
+        "units": "segments" if segments else "sections",
+        "segments": out_units,
+        "section_count": len(sections),
+        "entry": entry_info,
+        "writable_and_executable": [u["name"] for u in units if "w" in u["permissions"] and "x" in u["permissions"]],
+        "file_bytes_after_last_unit": max(0, target.size - file_end),
+    }
+    for key in ("linkage", "mitigations"):
+        if key in layout:
+            body[key] = layout[key]
+    return _result(call, body, lims)
+
+
+def tools() -> list[ToolDef]:
+    length = prop(
+        "integer", f"Bytes to read (1-{MAX_READ}, default {DEFAULT_READ}).", [64], minimum=1, maximum=MAX_READ
+    )
+    return [
+        ToolDef(
+            name="read_bytes",
+            result_type=BytesRead,
+            family="binary",
+            description=(
+                f"Read at most {MAX_READ} bytes of the load image at a virtual address (hex and an "
+                "ASCII rendering); stops at the end of the containing segment, zero-fill read as zero."
+            ),
+            input_schema=obj({"address": ADDRESS, "length": length, "document": DOCUMENT}, ("address",)),
+            handler=_read_bytes,
+            requires_target=True,
+            requires_operations=("list_segments",),
+            cli_subject="address",
+            examples=({"address": "0x401136"}, {"address": "0x402004", "length": 32}),
+        ),
+        ToolDef(
+            name="address_to_file_offset",
+            result_type=FileOffset,
+            family="binary",
+            description=(
+                "Map a virtual address to its file offset through the segment that loads it (null "
+                "in zero-filled memory such as .bss)."
+            ),
+            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            handler=_address_to_file_offset,
+            requires_target=True,
+            requires_operations=("list_segments",),
+            cli_subject="address",
+            examples=({"address": "0x401136"},),
+        ),
+        ToolDef(
+            name="inspect_native_load_image",
+            result_type=LoadImage,
+            family="binary",
+            description=(
+                "The target's load image: base, mapped extent and segments (file extents, zero fill, "
+                "sections). Also the entry point's segment, writable+executable segments, trailing file "
+                "bytes, and linkage and mitigations where the provider reports them."
+            ),
+            input_schema=obj({"document": DOCUMENT}),
+            handler=_load_image,
+            requires_target=True,
+            requires_operations=("list_documents", "list_segments"),
+            examples=({},),
+        ),
+    ]

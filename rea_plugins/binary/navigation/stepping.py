@@ -1,0 +1,233 @@
+"""Moving the navigation cursor: goto_address, next_address and prev_address.
+
+The cursor (``navigation.cursor``) lives in the connection's session state, so each MCP connection
+moves its own. Steps go instruction by instruction inside a procedure and on to the neighbouring
+procedure's entry (forward) or last instruction (backward) at its edges.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ReaError,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    invalid_request,
+    issue,
+    normalize_address,
+)
+from rea_plugins.binary.core.regions import require_mapped
+from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
+from rea_plugins.binary.core.shapes import CursorMove, CursorStep
+from rea_plugins.binary.navigation.cursor import CURSOR, cursor
+
+PAGE = 1000
+# Decoding stops here: a step inside a larger procedure is limited to its first instructions.
+MAX_PAGES = 50
+_INSTRUCTIONS = "binary.cursor_instructions"
+_LIMITATION = "the cursor is rea's per-connection selection (no engine UI); it starts at the entry point"
+
+
+def set_cursor(call: ToolCall, address: str) -> None:
+    target = call.session.require_target()
+    call.session.state[CURSOR] = {"sha256": target.sha256, "address": address}
+
+
+def _containing(call: ToolCall, address: str) -> dict[str, Any] | None:
+    found = run(call, "resolve_containing_procedure", {"address": address}).normalized["procedure"]
+    return dict(found) if found else None
+
+
+def instructions(call: ToolCall, procedure: str) -> list[str]:
+    """Instruction addresses of one procedure in address order (the last procedure's are cached)."""
+    target = call.session.require_target()
+    key = (target.sha256, call.session.provider.descriptor.id if call.session.provider else "", procedure)
+    cached = call.session.state.get(_INSTRUCTIONS)
+    if isinstance(cached, dict) and cached.get("key") == key:
+        kept: list[str] = cached["addresses"]
+        return kept
+    found: list[str] = []
+    offset: int | None = 0
+    pages = 0
+    while offset is not None and pages < MAX_PAGES:
+        call.ctx.check("cursor")
+        body = run(
+            call, "read_function_instructions", {"procedure": procedure, "offset": offset, "limit": PAGE}
+        ).normalized
+        found.extend(i["address"] for i in body["instructions"])
+        offset, pages = body["next_offset"], pages + 1
+    found.sort(key=lambda a: int(a, 16))
+    call.session.state[_INSTRUCTIONS] = {"key": key, "addresses": found}
+    return found
+
+
+class _Procedures:
+    """Procedures by index in address order, read one at a time (a binary search needs few)."""
+
+    def __init__(self, call: ToolCall) -> None:
+        self.call = call
+        self.seen: dict[int, dict[str, Any]] = {}
+        first = run(call, "list_procedures", {"offset": 0, "limit": 1}).normalized
+        self.total: int = first["total"]
+        if first["procedures"]:
+            self.seen[0] = first["procedures"][0]
+
+    def at(self, index: int) -> dict[str, Any]:
+        if index not in self.seen:
+            self.call.ctx.check("cursor")
+            page = run(self.call, "list_procedures", {"offset": index, "limit": 1}).normalized["procedures"]
+            self.seen[index] = page[0]
+        return self.seen[index]
+
+    def first_index(self, above: int, strictly: bool) -> int:
+        """The first index whose entry is above ``above`` (or at it, unless ``strictly``)."""
+        lo, hi = 0, self.total
+        while lo < hi:
+            mid = (lo + hi) // 2
+            start = int(self.at(mid)["address"], 16)
+            if start > above or (not strictly and start == above):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+
+def _last_instruction(call: ToolCall, procedure: dict[str, Any]) -> str:
+    if procedure.get("kind") not in (None, "local", "thunk"):
+        return str(procedure["address"])
+    try:
+        found = instructions(call, procedure["address"])
+    except ReaError as exc:
+        if exc.code not in ("invalid_request", "capability_unavailable"):
+            raise
+        found = []
+    return found[-1] if found else str(procedure["address"])
+
+
+def _step(call: ToolCall, forward: bool) -> Evidence:
+    check_document(call)
+    given = call.args.get("address")
+    start = normalize_address(given) if given is not None else cursor(call)
+    if start is None:
+        raise invalid_request(
+            "the cursor has no address yet (the target has no entry point); pass address",
+            [issue("address", "missing_argument", "give the address to step from")],
+        )
+    here = int(start, 16)
+    proc = _containing(call, start)
+    new: str | None = None
+    unit: str | None = None
+    if proc is not None:
+        try:
+            addresses = instructions(call, proc["address"])
+        except ReaError as exc:
+            if exc.code not in ("invalid_request", "capability_unavailable"):
+                raise
+            addresses = []
+        if forward:
+            new = next((a for a in addresses if int(a, 16) > here), None)
+        else:
+            new = next((a for a in reversed(addresses) if int(a, 16) < here), None)
+        unit = "instruction" if new is not None else None
+    if new is None:
+        procs = _Procedures(call)
+        if forward:
+            index = procs.first_index(here, strictly=True)
+            if index < procs.total:
+                new, unit = procs.at(index)["address"], "procedure"
+        else:
+            edge = int(proc["address"], 16) if proc is not None else here
+            index = procs.first_index(edge, strictly=False) - 1
+            if index >= 0:
+                new, unit = _last_instruction(call, procs.at(index)), "procedure"
+    moved = new is not None
+    if new is not None:
+        set_cursor(call, new)
+    where = new or start
+    body = {
+        "address": where,
+        "previous_address": start,
+        "moved": moved,
+        "unit": unit,
+        "procedure": _containing(call, where) if where != start else proc,
+    }
+    lims = [_LIMITATION]
+    if not moved:
+        lims.append(f"no {'later' if forward else 'earlier'} instruction or procedure: the cursor stays at {start}")
+    return evidence(call, OperationResult(normalized=body, limitations=lims))
+
+
+def _goto(call: ToolCall) -> Evidence:
+    check_document(call)
+    address, where = require_mapped(call, call.args["address"])
+    previous = cursor(call)
+    set_cursor(call, address)
+    body = {
+        "address": address,
+        "previous_address": previous,
+        "region": where["region"]["name"],
+        "procedure": _containing(call, address),
+    }
+    return evidence(call, OperationResult(normalized=body, limitations=[_LIMITATION]))
+
+
+def tools() -> list[ToolDef]:
+    from_address = prop(
+        "string", "Step from this address instead of the cursor (0x hex).", ["0x401136"], pattern=ADDRESS["pattern"]
+    )
+    needs = ("list_procedures", "resolve_containing_procedure", "read_function_instructions")
+    moving = ToolEffects(mutates_session=True, idempotent=False)
+    return [
+        ToolDef(
+            name="goto_address",
+            toolset="navigation",
+            result_type=CursorMove,
+            family="binary",
+            description="Move this connection's cursor to a mapped address; returns it with its procedure.",
+            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            handler=_goto,
+            requires_target=True,
+            requires_operations=("list_segments", "resolve_containing_procedure"),
+            effects=ToolEffects(mutates_session=True),
+            cli_subject="address",
+            examples=({"address": "0x401136"},),
+        ),
+        ToolDef(
+            name="next_address",
+            toolset="navigation",
+            result_type=CursorStep,
+            family="binary",
+            description=(
+                "Step the cursor to the next instruction of its procedure, or past the procedure's end "
+                "to the next procedure's entry."
+            ),
+            input_schema=obj({"address": from_address, "document": DOCUMENT}),
+            handler=lambda c: _step(c, True),
+            requires_target=True,
+            requires_operations=needs,
+            effects=moving,
+            cli_subject="address",
+            examples=({}, {"address": "0x401136"}),
+        ),
+        ToolDef(
+            name="prev_address",
+            toolset="navigation",
+            result_type=CursorStep,
+            family="binary",
+            description=(
+                "Step the cursor to the previous instruction of its procedure, or before its entry to "
+                "the previous procedure's last instruction."
+            ),
+            input_schema=obj({"address": from_address, "document": DOCUMENT}),
+            handler=lambda c: _step(c, False),
+            requires_target=True,
+            requires_operations=needs,
+            effects=moving,
+            cli_subject="address",
+            examples=({}, {"address": "0x401140"}),
+        ),
+    ]

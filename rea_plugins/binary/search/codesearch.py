@@ -1,0 +1,689 @@
+"""Search inside code and data on any provider: byte patterns, constants, instruction text and YARA rules.
+
+Bytes are the target file's (``program.file_bytes``), placed through the segments every provider lists;
+instruction text is each procedure's symbolized rows (``program.program_rows``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ReaError,
+    ToolCall,
+    ToolDef,
+    compile_regex,
+    int_param,
+    invalid_request,
+    issue,
+    matcher,
+)
+from rea_plugins.binary.core.operands import numbers
+from rea_plugins.binary.core.regions import regions
+from rea_plugins.binary.core.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop, run
+from rea_plugins.binary.core.shapes import ByteSearch, ConstantSearch, InstructionSearch, YaraScan
+from rea_plugins.binary.search import program
+from rea_plugins.binary.search.program import Procedure, Row, containing, procedures, program_rows, units
+
+MAX_PATTERN_BYTES = 256
+MAX_HITS = 100_000
+MAX_RULES_CHARS = 64 * 1024
+MAX_YARA_MATCHES = 10_000
+MATCHED_HEX_BYTES = 32
+DEFAULT_YARA_TIMEOUT_S = 60
+
+
+def _bad(path: str, message: str, reason: str = "invalid_value") -> ReaError:
+    return invalid_request(message, [issue(path, reason, message)])  # type: ignore[arg-type]
+
+
+def _window(params: dict[str, Any], total: int) -> tuple[int, int, dict[str, Any]]:
+    """The page's offset and limit, and the page fields of the result (``bound`` names a cap that was hit)."""
+    offset = int_param(params, "offset", 0, 0)
+    limit = int_param(params, "limit", 100, 1, 1000)
+    end = min(total, offset + limit)
+    return (
+        offset,
+        limit,
+        {"offset": offset, "limit": limit, "total": total, "next_offset": end if end < total else None},
+    )
+
+
+def _paged(key: str, hits: list[Any], params: dict[str, Any], capped: bool, bound: str) -> dict[str, Any]:
+    """One page of ``hits`` (every hit already built)."""
+    offset, limit, fields = _window(params, len(hits))
+    return {key: hits[offset : offset + limit], **fields, **_cap(capped, bound)}
+
+
+def _cap(capped: bool, bound: str) -> dict[str, Any]:
+    return {"truncated": True, "bound": bound} if capped else {}
+
+
+# -- search_bytes ----------------------------------------------------------------------------------------------
+
+
+def byte_pattern(text: Any) -> tuple[bytes, bool]:
+    """An RE2 (Latin-1) pattern for hex bytes with ``??`` (and ``4?``-style nibble) wildcards; has wildcards."""
+    if not isinstance(text, str) or not text.strip():
+        raise _bad("pattern", "pattern must be hex bytes such as '48 8B ?? ?? E8'", "missing_argument")
+    compact = re.sub(r"\s+", "", text).lower()
+    if len(compact) % 2 or not re.fullmatch(r"[0-9a-f?]+", compact):
+        raise _bad(
+            "pattern", "pattern must be whole hex bytes (two digits each), with ?? for any byte", "invalid_format"
+        )
+    tokens = [compact[i : i + 2] for i in range(0, len(compact), 2)]
+    if len(tokens) > MAX_PATTERN_BYTES:
+        raise _bad("pattern", f"pattern is longer than {MAX_PATTERN_BYTES} bytes", "out_of_range")
+    if all("?" in t for t in tokens):
+        raise _bad("pattern", "pattern must fix at least one byte (every byte is a wildcard)")
+    parts = []
+    for t in tokens:
+        if t == "??":
+            parts.append(rb"(?s:.)")
+        elif t[0] == "?":
+            parts.append(b"[" + b"".join(b"\\x%x%s" % (hi, t[1].encode()) for hi in range(16)) + b"]")
+        elif t[1] == "?":
+            parts.append(b"[\\x" + t[0].encode() + b"0-\\x" + t[0].encode() + b"f]")
+        else:
+            parts.append(b"\\x" + t.encode())
+    return b"".join(parts), any("?" in t for t in tokens)
+
+
+def _compile_bytes(pattern: bytes) -> Any:
+    import re2
+
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1
+    options.log_errors = False
+    return re2.compile(pattern, options)
+
+
+def find_all(
+    call: ToolCall, compiled: Any, data: bytes, ranges: list[tuple[int, int]], aligned: int = 1
+) -> tuple[list[tuple[int, int]], bool]:
+    """(file offset, length) of every match, overlapping ones included, up to ``MAX_HITS``; capped or not."""
+    found: list[tuple[int, int]] = []
+    for start, end in ranges:
+        pos = start
+        while pos < end:
+            m = compiled.search(data, pos, end)
+            if m is None:
+                break
+            at = m.start()
+            if at % aligned == 0:
+                found.append((at, m.end() - at))
+                if len(found) >= MAX_HITS:
+                    return found, True
+                if len(found) % 4096 == 0:
+                    call.ctx.check("search")
+            pos = at + 1
+    return found, False
+
+
+def _search_bytes(call: ToolCall) -> Evidence:
+    check_document(call)
+    regex, wildcards = byte_pattern(call.args.get("pattern"))
+    scope = call.args.get("scope", "segments")
+    data = program.file_bytes(call)
+    found, capped = find_all(call, _compile_bytes(regex), data, program.ranges(call, scope, len(data)))
+    procs, mapped = procedures(call), units(call)
+    offset, limit, fields = _window(call.args, len(found))
+    hits = []
+    for at, length in found[offset : offset + limit]:
+        row = program.place(call, procs, mapped, at)
+        if wildcards:
+            row["bytes"] = data[at : at + min(length, MATCHED_HEX_BYTES)].hex()
+        hits.append(row)
+    body = {
+        "pattern": re.sub(r"\s+", " ", call.args["pattern"].strip()).upper(),
+        "scope": scope,
+        "hits": hits,
+        **fields,
+        **_cap(capped, f"max_hits={MAX_HITS}"),
+    }
+    return evidence(call, OperationResult(normalized=body, limitations=_capped_note(capped)))
+
+
+def _capped_note(capped: bool) -> list[str]:
+    return [f"the search stopped at {MAX_HITS} hits: total counts those; narrow the pattern"] if capped else []
+
+
+# -- constants -----------------------------------------------------------------------------------------------
+
+
+def parse_constant(value: Any, path: str) -> int:
+    if isinstance(value, bool):
+        raise _bad(path, f"{path} must be an integer or a string such as '0x9e3779b1' or '-14'", "invalid_type")
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and re.fullmatch(r"\s*-?(0x[0-9a-fA-F]+|[0-9]+)\s*", value):
+        number = int(value.strip(), 0)
+    else:
+        raise _bad(path, f"{path} must be an integer or a string such as '0x9e3779b1' or '-14'", "invalid_format")
+    if not -(1 << 63) <= number < (1 << 64):
+        raise _bad(path, f"{path} must fit in 64 bits", "out_of_range")
+    return number
+
+
+def equivalents(value: int) -> set[int]:
+    """The operand values that mean ``value``: itself and its two's complement at 8, 16, 32 and 64 bits."""
+    out = {value}
+    for width in (8, 16, 32, 64):
+        if -(1 << (width - 1)) <= value < 0:
+            out.add(value + (1 << width))
+        elif (1 << (width - 1)) <= value < (1 << width):
+            out.add(value - (1 << width))
+    return out
+
+
+def _signed_readings(number: int) -> tuple[int, ...]:
+    readings = [number]
+    for width in (32, 64):
+        if (1 << (width - 1)) <= number < (1 << width):
+            readings.append(number - (1 << width))
+    return tuple(readings)
+
+
+# arm64 builds wide constants from 16-bit pieces: mov/movz sets a register, each movk replaces one halfword; ARM
+# (32-bit) sets the low half with mov/movw and the high half with movt.
+_PIECE = re.compile(
+    r"^(mov|movz|movk|movw|movt)(?:\.w)?\s+([wxr])(\d+),\s*#?(0x[0-9a-f]+|[0-9]+)(?:,\s*lsl\s*#?(\d+))?$"
+)
+_WRITES = re.compile(r"^\S+\s+[wxr](\d+)\b")
+
+
+def composed(rows: list[Row]) -> Iterator[tuple[Row, int]]:
+    """Each movk (or movt) and the whole value its register then holds (pieces followed within one procedure)."""
+    for row, value, _form in composed_forms(rows):
+        yield row, value
+
+
+def composed_forms(rows: list[Row]) -> Iterator[tuple[Row, int, Literal["movk", "movt"]]]:
+    """Each movk or movt, the whole value its register then holds, and which of the two it was."""
+    held: dict[str, int] = {}
+    owner = None
+    for row in rows:
+        if row.procedure != owner:
+            held, owner = {}, row.procedure
+        body = row.text.split(";", 1)[0].strip().lower()
+        m = _PIECE.match(body)
+        if m is None:
+            written = _WRITES.match(body)
+            if written is not None:
+                held.pop(written.group(1), None)
+            continue
+        op, size, reg, piece, shift = m.group(1), m.group(2), m.group(3), int(m.group(4), 0), int(m.group(5) or 0)
+        mask = (1 << (64 if size == "x" else 32)) - 1
+        if op == "movt":
+            if reg in held:
+                held[reg] = (held[reg] & 0xFFFF) | (piece & 0xFFFF) << 16
+                yield row, held[reg], "movt"
+        elif op != "movk":
+            held[reg] = (piece << shift) & mask
+        elif reg in held:
+            held[reg] = (held[reg] & ~(0xFFFF << shift) | piece << shift) & mask
+            yield row, held[reg], "movk"
+
+
+# A load of a constant word: AArch64 ``ldr x0, #0x5f0`` (the pool's address), ARM ``ldr r0, [pc, #0x10]`` (pc
+# reads 8 ahead in ARM mode, word-aligned), or a load whose address the provider resolved (``adrp`` + ``ldr``).
+_LITERAL = re.compile(r"^(ldr|ldrsw|ldr\.w|vldr)\s+([a-z]+)(\d+),\s*#?(0x[0-9a-f]+|[0-9]+)$")
+_LOAD = re.compile(r"^(ldr|ldrsw|ldr\.w|vldr)\s+([a-z]+)(\d+),\s*\[(\w+)(?:,\s*#(-?0x[0-9a-f]+|-?[0-9]+))?\]$")
+_WIDTH = {"x": 8, "d": 8, "w": 4, "r": 4, "s": 4}
+
+
+def literal_loads(rows: list[Row]) -> Iterator[tuple[Row, int, int]]:
+    """(row, address of the word, width) of each load of a word at a known address."""
+    for row in rows:
+        body = row.text.split(";", 1)[0].strip().lower()
+        m = _LITERAL.match(body) or _LOAD.match(body)
+        if m is None or m.group(2) not in _WIDTH:
+            continue
+        width = 4 if m.group(1) == "ldrsw" else _WIDTH[m.group(2)]
+        if m.re is _LITERAL:
+            yield row, int(m.group(4), 0), width
+        elif len(row.refs) == 1:
+            yield row, row.refs[0], width
+        elif m.group(4) == "pc":
+            yield row, ((row.address + 8) & ~3) + int(m.group(5) or "0", 0), width
+
+
+def _code_hit(procs: list[Procedure], row: Row) -> dict[str, Any]:
+    owner = containing(procs, row.procedure) if procs else None
+    hit: dict[str, Any] = {"address": hex(row.address), "text": row.text}
+    if owner is not None:
+        hit["procedure"] = {"address": hex(owner.start), "name": owner.name}
+    return hit
+
+
+def _constant_request(args: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
+    value, low, high = args.get("value"), args.get("min"), args.get("max")
+    if value is not None and (low is not None or high is not None):
+        raise _bad("value", "give value, or min and/or max, not both")
+    if value is not None:
+        return parse_constant(value, "value"), None, None
+    if low is None and high is None:
+        raise _bad("value", "value (or a range: min and/or max) is required", "missing_argument")
+    lo = None if low is None else parse_constant(low, "min")
+    hi = None if high is None else parse_constant(high, "max")
+    if lo is not None and hi is not None and lo > hi:
+        raise _bad("min", "min must not be greater than max", "out_of_range")
+    return None, lo, hi
+
+
+def _data_needles(value: int, endian: str) -> list[tuple[bytes, int]]:
+    """The constant's encodings at 4 and 8 bytes (where it fits), each searched at its natural alignment."""
+    out = []
+    order: Literal["little", "big"] = "big" if endian == "big" else "little"
+    for width in (4, 8):
+        bits = width * 8
+        if -(1 << (bits - 1)) <= value < (1 << bits):
+            out.append(((value % (1 << bits)).to_bytes(width, order), width))
+    return out
+
+
+def _search_immediates(call: ToolCall) -> Evidence:
+    check_document(call)
+    value, lo, hi = _constant_request(call.args)
+    where = call.args.get("where", "both")
+    procs = procedures(call)
+    hits: list[dict[str, Any]] = []
+    limitations: list[str] = []
+    if where in ("code", "both"):
+        wanted = equivalents(value) if value is not None else set()
+
+        def fits(number: int) -> bool:
+            if value is not None:
+                return number in wanted
+            return any((lo is None or r >= lo) and (hi is None or r <= hi) for r in _signed_readings(number))
+
+        rows = program_rows(call)
+        found = _code_constants(call, rows, fits)
+        hits.extend(
+            {**_code_hit(procs, found[a][0]), "where": "code", "form": found[a][1]} for a in sorted(found)[:MAX_HITS]
+        )
+    if where in ("data", "both") and len(hits) < MAX_HITS:
+        if value is None:
+            limitations.append("a range is searched in instruction operands only (data would match most words)")
+        else:
+            # A data word inside an instruction already listed is that instruction's operand (a movabs constant's
+            # bytes in .text): one hit per instruction.
+            spans = _instruction_spans(call, [h for h in hits if h["where"] == "code"])
+            hits.extend(
+                h for h in _data_hits(call, procs, value, MAX_HITS - len(hits)) if not _inside(spans, h.get("address"))
+            )
+    capped = len(hits) >= MAX_HITS
+    body: dict[str, Any] = {
+        "constant": (
+            {"value": hex(value) if value >= 0 else str(value)}
+            if value is not None
+            else {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}
+        ),
+        "where": where,
+        **_paged("hits", hits, call.args, capped, f"max_hits={MAX_HITS}"),
+    }
+    return evidence(call, OperationResult(normalized=body, limitations=limitations + _capped_note(capped)))
+
+
+CodeForm = Literal["immediate", "displacement", "movk", "movt", "literal_pool"]
+
+
+def _code_constants(call: ToolCall, rows: list[Row], fits: Any) -> dict[int, tuple[Row, CodeForm]]:
+    """address -> (instruction, form) of each instruction holding a fitting constant, once per instruction."""
+    found: dict[int, tuple[Row, CodeForm]] = {}
+    for i, row in enumerate(rows):
+        if i % 65536 == 0:
+            call.ctx.check("search_immediates")
+        for number, form in numbers(row.text, refs=row.refs):
+            if fits(number):
+                found[row.address] = (row, form)
+                break
+    for row, number, piece in composed_forms(rows):
+        if fits(number):
+            found.setdefault(row.address, (row, piece))
+    pools = list(literal_loads(rows))
+    if pools:
+        data, mapped = program.file_bytes(call), units(call)
+        endian = run(call, "list_documents", {}).normalized["documents"][0].get("endianness", "little")
+        order: Literal["little", "big"] = "big" if endian == "big" else "little"
+        for row, address, width in pools:
+            unit = next((u for u in mapped if u.start <= address < u.start + u.file_size), None)
+            # A word in writable memory is a variable's first value, not a constant the code loads.
+            if unit is None or "w" in unit.permissions:
+                continue
+            at = unit.file_offset + address - unit.start
+            if at + width > len(data):
+                continue
+            if fits(int.from_bytes(data[at : at + width], order)):
+                found.setdefault(row.address, (row, "literal_pool"))
+    return found
+
+
+def _instruction_spans(call: ToolCall, hits: list[dict[str, Any]]) -> list[tuple[int, int]]:
+    """[start, end) of each listed instruction: from its address to the next instruction's."""
+    if not hits:
+        return []
+    rows = program_rows(call)
+    starts = [r.address for r in rows]
+    spans = []
+    for h in hits:
+        at = int(h["address"], 16)
+        i = bisect.bisect_right(starts, at)
+        spans.append((at, starts[i] if i < len(starts) else at + 16))
+    return spans
+
+
+def _inside(spans: list[tuple[int, int]], address: str | None) -> bool:
+    return address is not None and any(lo <= int(address, 16) < hi for lo, hi in spans)
+
+
+def _data_hits(call: ToolCall, procs: list[Procedure], value: int, room: int) -> list[dict[str, Any]]:
+    """Aligned words equal to ``value`` in mapped sections: data sections, and code too for 64-bit constants."""
+    endian = run(call, "list_documents", {}).normalized["documents"][0].get("endianness", "little")
+    data = program.file_bytes(call)
+    mapped = units(call)
+    sections = [
+        r
+        for r in regions(call)
+        if r["kind"] == "section"
+        and isinstance(r.get("file_offset"), int)
+        and (r.get("file_size") or 0) > 0
+        and r.get("permissions") != "---"
+    ]
+    wide = not -(1 << 31) <= value < (1 << 32)
+    chosen = [s for s in sections if "x" not in (s.get("permissions") or "") or wide] or []
+    ranges = sorted({(s["file_offset"], min(len(data), s["file_offset"] + s["file_size"])) for s in chosen})
+    if not sections:
+        ranges = program.ranges(call, "segments", len(data))
+    hits: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    for needle, width in _data_needles(value, endian):
+        found, _ = find_all(call, _compile_bytes(b"".join(b"\\x%02x" % b for b in needle)), data, ranges)
+        for at, _length in found:
+            row = program.place(call, procs, mapped, at)
+            address = row.get("address")
+            if address is None or int(address, 16) % width or at in seen:
+                continue
+            seen.add(at)
+            hits.append({**row, "where": "data", "width": width})
+            if len(hits) >= room:
+                return hits
+    return sorted(hits, key=lambda h: h["file_offset"])
+
+
+# -- search_instructions ----------------------------------------------------------------------------------------
+
+
+# What marks a pattern as written for a regex engine: anchors, wildcards, classes, groups and alternation. A bare
+# ``[`` or ``+`` or ``*`` is not one: instruction text has them literally (``[rax + rdi*8]``).
+_REGEX_SYNTAX = re.compile(r"^\^|(?<!\\)\$$|\.[*+?]|\\[bBsSdDwW.()\[\]|+*?{}]|\|(?!\|)|\(\?|\{\d+(,\d*)?\}|\[\^")
+
+
+def regex_syntax(pattern: str) -> list[str]:
+    """The regex constructs a pattern uses (none for plain text)."""
+    return [m.group(0) for m in _REGEX_SYNTAX.finditer(pattern)]
+
+
+def _search_instructions(call: ToolCall) -> Evidence:
+    check_document(call)
+    match = matcher(call.args)
+    procs = procedures(call)
+    rows = program_rows(call)
+    mode: Literal["literal", "regex"] = call.args.get("mode") or "literal"
+    hits = _matching(procs, rows, match)
+    hint = None
+    syntax = regex_syntax(call.args["pattern"]) if mode == "literal" else []
+    if syntax and not hits:
+        # A literal pattern written as a regex finds nothing as text: run it as the regex it is, and say so.
+        shown = ", ".join(repr(s) for s in dict.fromkeys(syntax))
+        try:
+            as_regex = compile_regex(call.args["pattern"], bool(call.args.get("case_sensitive", False)))
+        except ReaError as exc:
+            hint = (
+                f"The literal pattern found nothing and has regex syntax ({shown}), but is no valid RE2 pattern: "
+                f"{exc.message}"
+            )
+        else:
+            hits, mode = _matching(procs, rows, as_regex), "regex"
+            hint = (
+                f"The literal pattern found nothing and has regex syntax ({shown}): it was run as a regular "
+                "expression; pass mode 'regex' to ask for that, or escape the syntax to search the text."
+            )
+    capped = len(hits) >= MAX_HITS
+    body = {
+        "pattern": call.args["pattern"],
+        "mode": mode,
+        **_paged("hits", hits, call.args, capped, f"max_hits={MAX_HITS}"),
+        **({"hint": hint} if hint else {}),
+    }
+    return evidence(call, OperationResult(normalized=body, limitations=_capped_note(capped)))
+
+
+def _matching(procs: list[Procedure], rows: list[Row], match: Any) -> list[dict[str, Any]]:
+    hits = []
+    for row in rows:
+        if match(row.text):
+            hits.append(_code_hit(procs, row))
+            if len(hits) >= MAX_HITS:
+                break
+    return hits
+
+
+# -- scan_yara ---------------------------------------------------------------------------------------------------
+
+
+def _compile_rules(text: Any) -> Any:
+    import yara
+
+    if not isinstance(text, str) or not text.strip():
+        raise _bad("rules", "rules must be YARA rule text", "missing_argument")
+    if len(text) > MAX_RULES_CHARS:
+        raise _bad("rules", f"rules are longer than {MAX_RULES_CHARS} characters", "out_of_range")
+    try:
+        return yara.compile(source=text, includes=False)
+    except yara.SyntaxError as exc:
+        raise _bad("rules", f"the YARA rules do not compile: {exc}", "invalid_format") from None
+    except yara.Error as exc:
+        raise _bad("rules", f"the YARA rules were refused: {exc}") from None
+
+
+def _scan_yara(call: ToolCall) -> Evidence:
+    import yara
+
+    check_document(call)
+    rules = _compile_rules(call.args.get("rules"))
+    scope = call.args.get("scope", "file")
+    timeout = call.args.get("timeout_s", DEFAULT_YARA_TIMEOUT_S)
+    data = program.file_bytes(call)
+    procs, mapped = procedures(call), units(call)
+    spans = [] if scope == "segments" else [(0, len(data))]
+    if scope != "file":
+        spans += program.ranges(call, "segments", len(data))
+    found: dict[tuple[str, str, int], bytes] = {}
+    rules_matched: set[str] = set()
+    capped = False
+    for start, end in spans:
+        call.ctx.check("scan_yara")
+        try:
+            matches = rules.match(data=data[start:end], timeout=timeout)
+        except yara.TimeoutError:
+            raise ReaError(
+                "provider_timeout",
+                f"the YARA scan took longer than {timeout} s",
+                remediation="Narrow the rules or raise timeout_s.",
+                details={"reported_limits": {"timeout_s": timeout}},
+            ) from None
+        except yara.Error as exc:
+            raise ReaError("execution_failure", f"the YARA scan failed: {exc}") from None
+        rules_matched.update(m.rule for m in matches)
+        # A match the file scan and a segment scan both see is one match.
+        instances = (
+            (m.rule, s.identifier, start + i.offset, bytes(i.matched_data))
+            for m in matches
+            for s in m.strings
+            for i in s.instances
+        )
+        for rule, sid, at, matched in instances:
+            if (rule, sid, at) in found:
+                continue
+            if len(found) >= MAX_YARA_MATCHES:
+                capped = True
+                break
+            found[rule, sid, at] = matched
+        if capped:
+            break
+    ordered = sorted(found.items(), key=lambda f: (f[0][2], f[0][0], f[0][1]))
+    offset, limit, fields = _window(call.args, len(ordered))
+    rows = [
+        {
+            "rule": rule,
+            "string_id": sid,
+            **program.place(call, procs, mapped, at),
+            "length": len(matched),
+            "bytes": matched[:MATCHED_HEX_BYTES].hex(),
+        }
+        for (rule, sid, at), matched in ordered[offset : offset + limit]
+    ]
+    body = {
+        "scope": scope,
+        "rules_matched": sorted(rules_matched),
+        "matches": rows,
+        **fields,
+        **_cap(capped, f"max_matches={MAX_YARA_MATCHES}"),
+    }
+    limits = [f"the scan stopped at {MAX_YARA_MATCHES} string matches"] if capped else []
+    return evidence(call, OperationResult(normalized=body, limitations=limits))
+
+
+# -- tool definitions -------------------------------------------------------------------------------------------
+
+
+def tools() -> list[ToolDef]:
+    scope = prop(
+        "string", "segments (mapped file bytes, default) or file (every byte).", ["segments"], enum=["segments", "file"]
+    )
+    constant = {
+        "anyOf": [{"type": "integer"}, {"type": "string", "pattern": r"^\s*-?(0x[0-9a-fA-F]+|[0-9]+)\s*$"}],
+        "description": "A constant: an integer, or '0x9e3779b185ebca87' or '-14' as text.",
+        "examples": ["0x9e3779b185ebca87"],
+    }
+    page = {"offset": OFFSET, "limit": LIMIT, "document": DOCUMENT}
+    code_ops = ("list_segments", "list_procedures", "read_function_instructions", "list_documents")
+    return [
+        ToolDef(
+            name="search_bytes",
+            result_type=ByteSearch,
+            family="binary",
+            description=(
+                "Find a hex byte pattern with ?? wildcards ('48 8B ?? ?? E8') in the mapped segments "
+                "or the whole file. Each hit has its address, file offset, segment, section and "
+                "procedure."
+            ),
+            input_schema=obj(
+                {
+                    "pattern": prop(
+                        "string", "Hex bytes; ?? matches any byte.", ["48 8B ?? ?? E8"], minLength=1, maxLength=1024
+                    ),
+                    "scope": scope,
+                    **page,
+                },
+                ("pattern",),
+            ),
+            handler=_search_bytes,
+            requires_target=True,
+            requires_operations=("list_segments",),
+            cli_subject="pattern",
+            examples=({"pattern": "48 8B ?? ?? E8"},),
+        ),
+        ToolDef(
+            name="search_immediates",
+            result_type=ConstantSearch,
+            family="binary",
+            description=(
+                "Find a constant (value, or a min/max range) in instruction operands (immediates, displacements, "
+                "movk/movt pairs, literal pools) and aligned data words; each hit once, with its form."
+            ),
+            input_schema=obj(
+                {
+                    "value": constant,
+                    "min": constant,
+                    "max": constant,
+                    "where": prop("string", "code, data or both (default).", ["both"], enum=["code", "data", "both"]),
+                    **page,
+                }
+            ),
+            handler=_search_immediates,
+            requires_target=True,
+            requires_operations=code_ops,
+            cli_subject="value",
+            examples=({"value": "0x9e3779b185ebca87"}, {"min": -16, "max": -1}),
+        ),
+        ToolDef(
+            name="search_instructions",
+            result_type=InstructionSearch,
+            family="binary",
+            description=(
+                "Find instructions whose symbolized text matches a literal or RE2 pattern "
+                "('^call .*malloc'), over every procedure; a literal in regex syntax that finds nothing runs as a "
+                "regex, and the hint says so."
+            ),
+            input_schema=obj(
+                {
+                    "pattern": prop(
+                        "string",
+                        "Text or RE2 pattern over the symbolized instruction.",
+                        ["^call .*malloc"],
+                        minLength=1,
+                        maxLength=1000,
+                    ),
+                    "mode": prop("string", "literal (default) or regex.", ["regex"], enum=["literal", "regex"]),
+                    "case_sensitive": prop("boolean", "Match case exactly (default false).", [False]),
+                    **page,
+                },
+                ("pattern",),
+            ),
+            handler=_search_instructions,
+            requires_target=True,
+            requires_operations=code_ops,
+            cli_subject="pattern",
+            examples=({"pattern": "^call .*malloc", "mode": "regex"},),
+        ),
+        ToolDef(
+            name="scan_yara",
+            result_type=YaraScan,
+            family="binary",
+            description=(
+                "Scan the target file (or each mapped segment) with YARA rules given as text: every "
+                "string match with rule, string id, file offset, address and procedure."
+            ),
+            input_schema=obj(
+                {
+                    "rules": prop(
+                        "string",
+                        "YARA rule source.",
+                        ['rule r { strings: $a = "abc" condition: $a }'],
+                        minLength=1,
+                        maxLength=MAX_RULES_CHARS,
+                    ),
+                    "scope": prop(
+                        "string", "file (default), segments or both.", ["file"], enum=["file", "segments", "both"]
+                    ),
+                    "timeout_s": prop(
+                        "integer", "Scan deadline in seconds (1-600, default 60).", [60], minimum=1, maximum=600
+                    ),
+                    **page,
+                },
+                ("rules",),
+            ),
+            handler=_scan_yara,
+            requires_target=True,
+            requires_operations=("list_segments",),
+            cli_subject="rules",
+            examples=({"rules": 'rule r { strings: $a = "abc" condition: $a }'},),
+        ),
+    ]

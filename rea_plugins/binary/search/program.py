@@ -1,0 +1,206 @@
+"""The program as code searches read it: procedures, mapped units and instruction rows, gathered once.
+
+Bytes come from the target file through the segments every provider lists (``image.regions``); instruction
+rows from each procedure's ``read_function_instructions`` pages, cached per target, provider and annotation
+revision. A hit's containing procedure comes from one procedure list, bisected locally.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+
+from rea.plugin import ReaError, ToolCall
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.regions import locate, read_file, regions
+from rea_plugins.binary.core.schema import run
+
+MAX_SCAN_BYTES = 1 << 30
+MAX_PROGRAM_INSTRUCTIONS = 5_000_000
+_PROCEDURES = "binary.codesearch.procedures"
+_INSTRUCTIONS = "binary.codesearch.instructions"
+_NO_CODE = ("import", "external")
+
+
+class Procedure(msgspec.Struct, frozen=True, order=True, array_like=True):
+    start: int
+    end: int
+    name: str
+
+
+class Row(msgspec.Struct, frozen=True, array_like=True):
+    """One instruction of the program: address, symbolized text, owning procedure's start, addresses it names."""
+
+    address: int
+    text: str
+    procedure: int
+    refs: tuple[int, ...] = ()
+
+
+def cache_key(call: ToolCall) -> tuple[str, str, Any]:
+    target = call.session.require_target()
+    provider = call.session.provider.descriptor.id if call.session.provider else ""
+    return target.sha256, provider, annotate.parameters(call).get(annotate.REVISION_PARAMETER)
+
+
+def pages(call: ToolCall, operation: str, key: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    offset: int | None = 0
+    while offset is not None:
+        call.ctx.check(operation)
+        page = run(call, operation, {**params, "offset": offset, "limit": 1000}).normalized
+        yield from page[key]
+        offset = page.get("next_offset")
+
+
+def procedures(call: ToolCall) -> list[Procedure]:
+    """Every procedure with code, by start (cached per target, provider and annotation revision)."""
+    key = cache_key(call)
+    cached = call.session.state.get(_PROCEDURES)
+    if isinstance(cached, tuple) and cached[0] == key:
+        found: list[Procedure] = cached[1]
+        return found
+    if not call.session.supports("list_procedures"):
+        return []
+    procs = sorted(
+        Procedure(int(p["address"], 16), int(p["end"], 16), p["name"])
+        for p in pages(call, "list_procedures", "procedures", {})
+        if p.get("kind") not in _NO_CODE
+    )
+    call.session.state[_PROCEDURES] = (key, procs)
+    return procs
+
+
+def containing(procs: list[Procedure], address: int) -> Procedure | None:
+    """The innermost procedure whose extent holds ``address`` (nested extents are rare: look back a few)."""
+    i = bisect.bisect_right(procs, address, key=lambda p: p.start) - 1
+    for p in procs[max(0, i - 16) : i + 1][::-1]:
+        if p.start <= address < p.end:
+            return p
+    return None
+
+
+def procedure_ref(procs: list[Procedure], address: int | None) -> dict[str, Any]:
+    p = None if address is None else containing(procs, address)
+    return {} if p is None else {"procedure": {"address": hex(p.start), "name": p.name}}
+
+
+# -- the file and its mapped units ---------------------------------------------------------------------------
+
+
+class Unit(msgspec.Struct, frozen=True, kw_only=True):
+    """A mapped unit with file bytes: a segment (a section where the format has no segments)."""
+
+    name: str
+    start: int
+    file_offset: int
+    file_size: int
+    permissions: str
+
+
+def units(call: ToolCall) -> list[Unit]:
+    listed = regions(call)
+    chosen = [r for r in listed if r["kind"] == "segment"] or [r for r in listed if r["kind"] == "section"]
+    out = [
+        Unit(
+            name=r["name"],
+            start=int(r["start"], 16),
+            file_offset=r["file_offset"],
+            file_size=r["file_size"],
+            permissions=r.get("permissions") or "---",
+        )
+        for r in chosen
+        if isinstance(r.get("file_offset"), int) and isinstance(r.get("file_size"), int) and r["file_size"] > 0
+    ]
+    return sorted(out, key=lambda u: u.file_offset)
+
+
+def address_of(mapped: list[Unit], file_offset: int) -> int | None:
+    for u in mapped:
+        if u.file_offset <= file_offset < u.file_offset + u.file_size:
+            return u.start + file_offset - u.file_offset
+    return None
+
+
+def file_bytes(call: ToolCall) -> bytes:
+    target = call.session.require_target()
+    if target.size > MAX_SCAN_BYTES:
+        raise ReaError(
+            "resource_constraint",
+            f"the target is larger than the {MAX_SCAN_BYTES >> 20} MiB a search reads",
+            details={"resource": "memory", "reported_limits": {"max_scan_bytes": MAX_SCAN_BYTES}},
+        )
+    data = read_file(target, 0, target.size)
+    if len(data) != target.size:
+        raise ReaError(
+            "artifact_changed",
+            f"{target.resolved_path} changed size while open",
+            details={"path": target.resolved_path},
+        )
+    return data
+
+
+def ranges(call: ToolCall, scope: str, size: int) -> list[tuple[int, int]]:
+    """File ranges to search: the whole file, or the file bytes of mapped units (merged)."""
+    if scope == "file":
+        return [(0, size)]
+    merged: list[tuple[int, int]] = []
+    for u in units(call):
+        start, end = u.file_offset, min(size, u.file_offset + u.file_size)
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        elif start < end:
+            merged.append((start, end))
+    return merged
+
+
+def place(call: ToolCall, procs: list[Procedure], mapped: list[Unit], file_offset: int) -> dict[str, Any]:
+    """Address, segment, section and procedure of a file offset (the keys that say nothing are left out)."""
+    address = address_of(mapped, file_offset)
+    row: dict[str, Any] = {"file_offset": file_offset}
+    if address is None:
+        return row
+    segment, section = locate(call, address)
+    row["address"] = hex(address)
+    if segment is not None:
+        row["segment"] = segment["name"]
+    if section is not None:
+        row["section"] = section["name"]
+    row.update(procedure_ref(procs, address))
+    return row
+
+
+def program_rows(call: ToolCall) -> list[Row]:
+    """Every instruction of every procedure with code, by address (gathered once, then cached)."""
+    key = cache_key(call)
+    cached = call.session.state.get(_INSTRUCTIONS)
+    if isinstance(cached, tuple) and cached[0] == key:
+        found: list[Row] = cached[1]
+        return found
+    procs = procedures(call)
+    rows: dict[int, Row] = {}
+    for n, p in enumerate(procs):
+        if n % 64 == 0:
+            call.ctx.progress(f"instructions: procedure {n} of {len(procs)}", done=n, total=len(procs))
+        for item in pages(call, "read_function_instructions", "instructions", {"procedure": hex(p.start)}):
+            address = int(item["address"], 16)
+            if address not in rows:
+                refs = tuple(
+                    int(sym["address"], 16) for sym in item.get("symbols") or () if isinstance(sym.get("address"), str)
+                )
+                rows[address] = Row(address, item.get("symbolized") or item.get("text") or "", p.start, refs)
+        if len(rows) > MAX_PROGRAM_INSTRUCTIONS:
+            raise ReaError(
+                "resource_constraint",
+                f"the program has more than {MAX_PROGRAM_INSTRUCTIONS} "
+                "instructions; search a procedure with read_function_instructions instead",
+                details={
+                    "resource": "memory",
+                    "reported_limits": {"max_program_instructions": MAX_PROGRAM_INSTRUCTIONS},
+                },
+            )
+    ordered = [rows[a] for a in sorted(rows)]
+    call.session.state[_INSTRUCTIONS] = (key, ordered)
+    return ordered

@@ -1,0 +1,637 @@
+"""Composed workflows over provider operations: overview, dossier, call graph, feature tracing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, ToolDef, invalid_request, issue
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.schema import CASE, DOCUMENT, PROCEDURE, check_document, evidence, obj, prop, run
+from rea_plugins.binary.core.shapes import BatchDecompile, BinaryOverview, Dossier, FeatureTrace, NameXrefs
+from rea_plugins.binary.graph.arrays import pointer_array
+from rea_plugins.binary.graph.thunks import is_thunk
+from rea_plugins.binary.navigation import listing
+from rea_plugins.binary.workflows.engine_facts import unavailable
+
+PAGE = 1000
+MAX_REFERENCED = 64
+
+
+def _all_pages(call: ToolCall, operation: str, key: str, params: dict[str, Any], cap: int) -> list[dict[str, Any]]:
+    """Every item of a paged operation, up to ``cap`` (beyond it: resource_constraint)."""
+    items: list[dict[str, Any]] = []
+    offset = 0
+    while True:
+        call.ctx.check(operation)
+        body = run(call, operation, {**params, "offset": offset, "limit": PAGE}).normalized
+        items.extend(body[key])
+        if len(items) > cap:
+            raise ReaError(
+                "resource_constraint",
+                f"{operation} has more than {cap} items for this workflow",
+                details={"resource": key, "limit": cap},
+            )
+        if body["next_offset"] is None:
+            return items
+        offset = body["next_offset"]
+
+
+def _limitations(*results: OperationResult) -> list[str]:
+    seen: dict[str, None] = {}
+    for r in results:
+        for lim in r.limitations:
+            seen.setdefault(lim, None)
+    return list(seen)
+
+
+# -- binary_overview ---------------------------------------------------------------------------
+
+
+def _overview(call: ToolCall) -> Evidence:
+    check_document(call)
+    limit = call.args.get("limit", 20)
+    detailed = call.args.get("detail", "concise") == "detailed"
+    call.ctx.progress("overview: reading document and segments")
+    docs = run(call, "list_documents", {})
+    segs = run(call, "list_segments", {})
+    call.ctx.progress("overview: counting procedures")
+    procs = run(call, "list_procedures", {"offset": 0, "limit": limit})
+    call.ctx.progress("overview: counting strings")
+    strings = run(call, "list_strings", {"offset": 0, "limit": min(1000, max(limit * 5, 100))})
+    results = [docs, segs, procs, strings]
+    doc = docs.normalized["documents"][0]
+    segments = segs.normalized["segments"]
+    body: dict[str, Any] = {
+        "document": doc,
+        "format": doc["format"],
+        "architecture": doc["architecture"],
+        "entry": doc["entry"],
+        "segments": segments if detailed else segments[:limit],
+        "counts": {
+            "procedures": procs.normalized["total"],
+            "strings": strings.normalized["total"],
+            "segments": sum(1 for s in segments if s["kind"] == "segment"),
+            "sections": sum(1 for s in segments if s["kind"] == "section"),
+        },
+        "procedures_sample": procs.normalized["procedures"],
+        "notable_strings": [s for s in strings.normalized["strings"] if len(s["value"]) >= 6][:limit],
+    }
+    if call.session.supports("list_names"):
+        call.ctx.progress("overview: reading names")
+        names = run(call, "list_names", {"offset": 0, "limit": PAGE})
+        results.append(names)
+        listed = names.normalized["names"]
+        body["counts"]["names"] = names.normalized["total"]
+        body["notable_imports"] = [n["name"] for n in listed if n["kind"] == "import"][:limit]
+        body["notable_exports"] = [n["name"] for n in listed if n["kind"] == "export"][:limit]
+        if names.normalized["next_offset"] is not None:
+            body["names_sampled"] = True
+    target = call.session.target
+    views = call.session.registry.target_views(target) if target is not None else []
+    if views:
+        # What else the file is (a .NET assembly in this PE, ...) and the tools that read it.
+        body["views"] = [msgspec.to_builtins(v) for v in views]
+    call.ctx.finish("overview: done")
+    return evidence(call, OperationResult(normalized=body, limitations=_limitations(*results)))
+
+
+# -- analyze_function --------------------------------------------------------------------------
+
+
+def dossier(
+    call: ToolCall,
+    procedure: str,
+    *,
+    include_assembly: bool = True,
+    max_instructions: int = 2000,
+    max_pseudocode_chars: int = 20000,
+) -> tuple[dict[str, Any], list[str]]:
+    """The analyze_function body for one procedure, and its limitations."""
+    sel = {"procedure": procedure}
+    info = run(call, "procedure_info", sel)
+    results = [info]
+    body: dict[str, Any] = {"procedure": info.normalized}
+    call.ctx.progress("analyze_function: blocks")
+    if call.session.supports("procedure_blocks"):
+        blocks = run(call, "procedure_blocks", sel)
+        results.append(blocks)
+        body["basic_blocks"] = blocks.normalized["blocks"]
+        body["cfg_edges"] = blocks.normalized["edges"]
+    else:
+        body["basic_blocks"] = msgspec.to_builtins(unavailable(call, "procedure_blocks"))
+    call.ctx.progress("analyze_function: callers and callees")
+    callers = run(call, "procedure_callers", sel)
+    callees = run(call, "procedure_callees", sel)
+    results += [callers, callees]
+    body["callers"] = callers.normalized["callers"]
+    body["callees"] = callees.normalized["callees"]
+    refs: list[dict[str, Any]] = []
+    offset: int | None = 0
+    while offset is not None:
+        page = run(call, "procedure_references", {**sel, "direction": "outgoing", "offset": offset, "limit": PAGE})
+        refs.extend(page.normalized["references"])
+        offset = page.normalized["next_offset"]
+    body["references"] = refs
+    strings: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+    targets = sorted({r["to"] for r in refs if r["to"] is not None and r["kind"] in ("data", "read")})
+    for addr in targets[:MAX_REFERENCED]:
+        call.ctx.check("referenced strings")
+        found = run(call, "list_strings", {"address": addr, "offset": 0, "limit": 10}).normalized["strings"]
+        strings.extend(found)
+    for r in refs:
+        if r.get("to_name") and r["to"] is not None:
+            names.setdefault(r["to"], r["to_name"])
+    body["referenced_strings"] = strings
+    body["referenced_names"] = [{"address": a, "name": n} for a, n in sorted(names.items())]
+    if include_assembly:
+        asm = run(call, "procedure_assembly", {**sel, "max_instructions": max_instructions})
+        body["assembly"] = {**asm.normalized, "instructions": listing.lean_rows(asm.normalized["instructions"])}
+        results.append(asm)
+    if call.session.supports("procedure_pseudo_code"):
+        call.ctx.progress("analyze_function: pseudocode")
+        try:
+            pc = run(call, "procedure_pseudo_code", sel).normalized
+            text = pc.get("text", "")
+            pc = {
+                **pc,
+                "status": "ok",
+                "text": text[:max_pseudocode_chars],
+                "truncated": len(text) > max_pseudocode_chars,
+            }
+            body["pseudocode"] = pc
+        except ReaError as exc:
+            if exc.code in ("cancelled",):
+                raise
+            body["pseudocode"] = {"status": "error", "error": exc.projection_dict()}
+    else:
+        body["pseudocode"] = msgspec.to_builtins(unavailable(call, "procedure_pseudo_code"))
+    # The analyst's comments in the procedure, and which names in this dossier the analyst gave.
+    body["comments"] = annotate.comments_in(
+        annotate.notebook(call), info.normalized["address"], info.normalized.get("end")
+    )
+    body["user_names"] = annotate.user_names(body)
+    return body, _limitations(*results)
+
+
+# The dossier's row collections, each paged by limit and collection_offset in the default answer.
+COLLECTIONS = (
+    "basic_blocks",
+    "cfg_edges",
+    "callers",
+    "callees",
+    "references",
+    "referenced_strings",
+    "referenced_names",
+    "comments",
+)
+PAGE_ARGUMENTS = (
+    "limit",
+    "collection_offset",
+    "max_instructions",
+    "assembly_offset",
+    "max_pseudocode_chars",
+    "pseudocode_offset",
+)
+DOSSIER_LIMIT = 64
+DOSSIER_INSTRUCTIONS = 128
+DOSSIER_PSEUDOCODE_CHARS = 20000
+
+
+def _page(call: ToolCall, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The requested page of every collection, the assembly and the pseudocode, and where each page lies."""
+    from rea.plugin import row_page, text_page
+
+    args = call.args
+    limit, offsets = args.get("limit", DOSSIER_LIMIT), args.get("collection_offset", {})
+    out, pages = dict(body), {}
+    for name in COLLECTIONS:
+        rows = body.get(name)
+        if isinstance(rows, list):
+            if offsets.get(name, 0) > len(rows):
+                raise invalid_request(
+                    f"collection_offset.{name} is past the end ({len(rows)} rows)",
+                    [issue(f"collection_offset/{name}", "out_of_range", f"at most {len(rows)}")],
+                )
+            page = row_page(rows, offsets.get(name, 0), limit)
+            out[name] = page.pop("items")
+            pages[name] = page
+    asm = body.get("assembly")
+    if isinstance(asm, dict) and isinstance(asm.get("instructions"), list):
+        rows, start = asm["instructions"], args.get("assembly_offset", 0)
+        if start > len(rows):
+            raise invalid_request(
+                f"assembly_offset is past the end ({len(rows)} instructions)",
+                [issue("assembly_offset", "out_of_range", f"at most {len(rows)}")],
+            )
+        page = row_page(rows, start, args.get("max_instructions", DOSSIER_INSTRUCTIONS))
+        out["assembly"] = {
+            **asm,
+            "instructions": page.pop("items"),
+            "truncated": bool(asm.get("truncated")) or page["next_offset"] is not None,
+        }
+        pages["assembly"] = page
+    pc = body.get("pseudocode")
+    if isinstance(pc, dict) and isinstance(pc.get("text"), str):
+        start = args.get("pseudocode_offset", 0)
+        try:
+            page = text_page(pc["text"], start, args.get("max_pseudocode_chars", DOSSIER_PSEUDOCODE_CHARS))
+        except ReaError:
+            raise invalid_request(
+                "pseudocode_offset is past the end of the pseudocode",
+                [issue("pseudocode_offset", "out_of_range", "past the end")],
+            ) from None
+        out["pseudocode"] = {**pc, "text": page.pop("text"), "truncated": page["next_offset"] is not None}
+        pages["pseudocode"] = page
+    return out, pages
+
+
+def _analyze_function(call: ToolCall) -> Evidence:
+    check_document(call)
+    body, lims = dossier(
+        call,
+        call.args["procedure"],
+        include_assembly=call.args.get("include_assembly", True),
+        max_instructions=20000,
+        max_pseudocode_chars=1 << 62,
+    )
+    call.ctx.finish("analyze_function: done")
+    # The complete dossier is the record; the answer is its requested page when it does not fit one.
+    complete = call.session.evidence(
+        call.tool.name,
+        {k: v for k, v in annotate.parameters(call).items() if k not in PAGE_ARGUMENTS},
+        OperationResult(normalized=body, limitations=lims),
+    )
+    paged, pages = _page(call, body)
+    if not any(p["offset"] or p["next_offset"] is not None for p in pages.values()):
+        return complete
+    call.session.ledger.record(complete)
+    return evidence(
+        call,
+        OperationResult(
+            normalized={**paged, "pages": pages, "complete_evidence_id": complete.evidence_id}, limitations=lims
+        ),
+        links=[complete.evidence_id],
+    )
+
+
+# -- batch_decompile ---------------------------------------------------------------------------
+
+
+def _batch_decompile(call: ToolCall) -> Evidence:
+    selectors: list[str] = call.args["addresses"]
+    if call.session.supports(BATCH_OPERATION):
+        items = _batch_at_once(call, selectors)
+    else:
+        items = []
+        for i, sel in enumerate(selectors):
+            call.ctx.check("batch_decompile")
+            call.ctx.progress(f"batch_decompile: {i} of {len(selectors)} done", done=i, total=len(selectors))
+            try:
+                out = run(call, "procedure_pseudo_code", {"procedure": sel}).normalized
+                items.append({"procedure": sel, "status": "ok", "result": out})
+            except ReaError as exc:
+                if exc.code == "cancelled":
+                    raise
+                items.append({"procedure": sel, "status": "error", "error": exc.projection_dict()})
+    ok = sum(1 for x in items if x["status"] == "ok")
+    return evidence(call, OperationResult(normalized={"items": items, "ok": ok, "failed": len(items) - ok}))
+
+
+# A provider whose decompiler runs several workers (native: two) takes the whole batch as one operation: the
+# session runs one operation on a target at a time, so one call per procedure would keep one worker busy.
+BATCH_OPERATION = "procedure_pseudo_code_batch"
+
+
+def _batch_at_once(call: ToolCall, selectors: list[str]) -> list[dict[str, Any]]:
+    """The batch as one provider operation, each item then named from the notebook as a single call's would be."""
+    nb = annotate.notebook(call)
+    chosen = [annotate.selector(nb, {"procedure": sel})["procedure"] for sel in selectors]
+    params = annotate.for_engine(nb, "procedure_pseudo_code", {"procedures": chosen})
+    answered = call.session.execute(BATCH_OPERATION, params, call.ctx).normalized["items"]
+    items: list[dict[str, Any]] = []
+    for sel, item in zip(selectors, answered, strict=True):
+        if item["status"] == "ok":
+            named = annotate.apply(call, "procedure_pseudo_code", OperationResult(normalized=item["result"]), nb)
+            items.append({"procedure": sel, "status": "ok", "result": named.normalized})
+        else:
+            items.append({"procedure": sel, "status": "error", "error": item["error"]})
+    return items
+
+
+# -- find_xrefs_to_name ------------------------------------------------------------------------
+
+
+def _find_name(call: ToolCall, name: str) -> list[dict[str, Any]]:
+    hits: list[dict[str, Any]] = []
+    offset: int | None = 0
+    while offset is not None:
+        call.ctx.check("find name")
+        body = run(call, "list_names", {"offset": offset, "limit": PAGE}).normalized
+        hits.extend(n for n in body["names"] if n["name"] == name and n["address"] is not None)
+        offset = body["next_offset"]
+    return hits
+
+
+def _name_matches(call: ToolCall, name: str) -> list[dict[str, Any]]:
+    hits = _find_name(call, name)
+    if not hits and call.session.supports("procedure_address"):
+        try:
+            p = run(call, "procedure_address", {"procedure": name}).normalized
+            hits = [{"address": p["address"], "name": p["name"], "kind": "function", "external": False}]
+        except ReaError as exc:
+            if exc.code != "invalid_request":
+                raise
+    out = []
+    for h in hits:
+        refs = _once(run(call, "xrefs", {"address": h["address"]}).normalized["references"])
+        out.append({**h, "references": _through_thunks(call, h, refs) if h.get("external") else refs})
+    return out
+
+
+def _find_xrefs_to_name(call: ToolCall) -> Evidence:
+    name = call.args["name"]
+    session = call.session
+    others = [t for t in session.open_targets() if t.target_id != session.target_id]
+    if session.target_named() or not others:
+        out = _name_matches(call, name)
+    else:
+        # Several targets open and none named: every one of them answers, each under its own annotations.
+        out = [{**m, "target_id": session.target_id} for m in _name_matches(call, name)]
+        for other in others:
+            with session.using(other.target_id):
+                if all(session.supports(op) for op in call.tool.requires_operations):
+                    each = ToolCall(call.tool, call.args, session, call.ctx)
+                    out += [{**m, "target_id": other.target_id} for m in _name_matches(each, name)]
+    if not out:
+        raise invalid_request(f"no name {name!r} in this binary", [issue("name", "invalid_value", "unknown name")])
+    return evidence(call, OperationResult(normalized={"name": name, "matches": out}))
+
+
+def _once(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each site once: an ``external`` reference repeats the jump or call an instruction makes at that site."""
+    acting = {(r["from"], r["to"]) for r in refs if r["kind"] != "external"}
+    return [r for r in refs if r["kind"] != "external" or (r["from"], r["to"]) not in acting]
+
+
+def _through_thunks(call: ToolCall, hit: dict[str, Any], refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An import reached through its thunk: the thunk listed once as such, then the code that calls the thunk."""
+    out: list[dict[str, Any]] = []
+    for r in refs:
+        stub = r.get("from_procedure")
+        if stub is None or stub == hit["address"] or r["kind"] not in ("jump", "external") or not is_thunk(call, stub):
+            out.append(r)
+            continue
+        out.append({**r, "kind": "thunk"})
+        callers = run(call, "xrefs", {"address": stub}).normalized["references"]
+        out.extend({**c, "via_thunk": stub} for c in _once(callers) if c["kind"] in ("call", "jump"))
+    return out
+
+
+# -- trace_feature -----------------------------------------------------------------------------
+
+
+def _trace_feature(call: ToolCall) -> Evidence:
+    query = call.args["query"]
+    limit = call.args.get("limit", 20)
+    max_depth = call.args.get("max_depth", 2)
+    case = call.args.get("case_sensitive", False)
+    search = {"pattern": query, "mode": "literal", "case_sensitive": case, "offset": 0, "limit": limit}
+    call.ctx.progress("trace_feature: searching strings")
+    sres = run(call, "search_strings", search).normalized
+    pres = run(call, "search_procedures", search).normalized
+    users: dict[str, dict[str, Any]] = {}
+    strings = []
+    for s in sres["strings"]:
+        call.ctx.check("trace_feature")
+        refs = run(call, "xrefs", {"address": s["address"]}).normalized["references"]
+        procs = sorted({r["from_procedure"] for r in refs if r["from_procedure"]})
+        referenced_from = [{"from": r["from"], "procedure": r["from_procedure"]} for r in refs]
+        # A slot no code references may sit inside a pointer array that code indexes from its base.
+        for r in refs:
+            found = None if r["from_procedure"] else pointer_array(call, r["from"])
+            if found is None:
+                continue
+            for site in found["indexed_by"]:
+                referenced_from.append(
+                    {
+                        "from": site["from"],
+                        "procedure": site["procedure"],
+                        "via": "array-base",
+                        "slot": found["slot"],
+                        "base": found["base"],
+                        "index": found["index"],
+                    }
+                )
+                step = {"string": s["address"], "via": "array-base", "base": found["base"], "index": found["index"]}
+                if step not in users.setdefault(site["procedure"], {"address": site["procedure"], "via": []})["via"]:
+                    users[site["procedure"]]["via"].append(step)
+        strings.append({**s, "referenced_from": referenced_from})
+        for p in procs:
+            users.setdefault(p, {"address": p, "via": []})["via"].append({"string": s["address"]})
+    for p in pres["procedures"]:
+        users.setdefault(p["address"], {"address": p["address"], "via": []})["via"].append({"name": p["name"]})
+    paths = []
+    budget = call.args.get("max_operations", 200)
+    for addr in sorted(users)[:limit]:
+        info = run(call, "procedure_address", {"procedure": addr}).normalized
+        users[addr]["name"] = info["name"]
+        frontier = [[{"address": addr, "name": info["name"]}]]
+        for _ in range(max_depth):
+            nxt = []
+            for path in frontier:
+                if budget <= 0:
+                    break
+                budget -= 1
+                callers = run(call, "procedure_callers", {"procedure": path[0]["address"]}).normalized["callers"]
+                for c in callers:
+                    if all(c["address"] != n["address"] for n in path):
+                        nxt.append([{"address": c["address"], "name": c["name"]}, *path])
+            if not nxt:
+                break
+            frontier = nxt[:limit]
+        paths.extend(frontier[:limit])
+    body = {
+        "query": query,
+        "strings": strings,
+        "procedures": [users[a] for a in sorted(users)][:limit],
+        "call_paths": [p for p in paths if len(p) > 1][: limit * 4],
+        "truncated": sres["next_offset"] is not None or pres["next_offset"] is not None or budget <= 0,
+        "limits": {"limit": limit, "max_depth": max_depth, "max_operations": call.args.get("max_operations", 200)},
+    }
+    call.ctx.finish("trace_feature: done")
+    return evidence(call, OperationResult(normalized=body, confidence="derived"))
+
+
+OVERVIEW_OPS = ("list_documents", "list_segments", "list_procedures", "list_strings")
+DOSSIER_OPS = (
+    "procedure_info",
+    "procedure_callers",
+    "procedure_callees",
+    "procedure_references",
+    "procedure_assembly",
+    "list_strings",
+)
+
+
+def tools() -> list[ToolDef]:
+    return [
+        ToolDef(
+            name="binary_overview",
+            result_type=BinaryOverview,
+            family="binary",
+            description=(
+                "First call after open: format, architecture, entry, segments, exact procedure and "
+                "string counts, notable imports, exports and strings."
+            ),
+            input_schema=obj(
+                {
+                    "detail": prop(
+                        "string", "concise (default) or detailed.", ["concise"], enum=["concise", "detailed"]
+                    ),
+                    "limit": prop("integer", "How many samples of each kind.", [20], minimum=1, maximum=200),
+                    "document": DOCUMENT,
+                }
+            ),
+            handler=_overview,
+            requires_target=True,
+            requires_operations=OVERVIEW_OPS,
+            examples=({}, {"detail": "detailed", "limit": 50}),
+        ),
+        ToolDef(
+            name="analyze_function",
+            result_type=Dossier,
+            family="binary",
+            description=(
+                "Function dossier: info, basic blocks and CFG, callers, callees, references, "
+                "referenced strings and names, assembly, and pseudocode where the provider has it. "
+                "A dossier larger than one page (limit rows per collection, max_instructions, "
+                "max_pseudocode_chars) answers with that page: pages says where each part lies, and "
+                "complete_evidence_id names the retained complete record (inspect_analysis_view)."
+            ),
+            input_schema=obj(
+                {
+                    "procedure": PROCEDURE,
+                    "include_assembly": prop("boolean", "Include the assembly listing.", [True]),
+                    "limit": prop(
+                        "integer",
+                        f"Rows of each collection (blocks, edges, callers, "
+                        f"callees, references, strings, names, comments) in the answer "
+                        f"(default {DOSSIER_LIMIT}).",
+                        [64],
+                        minimum=1,
+                        maximum=1000,
+                    ),
+                    "collection_offset": {
+                        "type": "object",
+                        "description": "First row of each collection, by name.",
+                        "properties": {
+                            c: {"type": "integer", "minimum": 0, "description": f"First row of {c}."}
+                            for c in COLLECTIONS
+                        },
+                        "additionalProperties": False,
+                        "examples": [{"references": 64}],
+                    },
+                    "max_instructions": prop(
+                        "integer",
+                        f"Instructions of the assembly in the answer (default {DOSSIER_INSTRUCTIONS}).",
+                        [128],
+                        minimum=1,
+                        maximum=20000,
+                    ),
+                    "assembly_offset": prop("integer", "First instruction of the assembly page.", [0], minimum=0),
+                    "max_pseudocode_chars": prop(
+                        "integer",
+                        f"Pseudocode in the answer, in UTF-16 code units (default {DOSSIER_PSEUDOCODE_CHARS}).",
+                        [20000],
+                        minimum=1,
+                        maximum=1_000_000,
+                    ),
+                    "pseudocode_offset": prop(
+                        "integer", "First UTF-16 code unit of the pseudocode page.", [0], minimum=0
+                    ),
+                    "document": DOCUMENT,
+                },
+                ("procedure",),
+            ),
+            handler=_analyze_function,
+            requires_target=True,
+            requires_operations=DOSSIER_OPS,
+            cli_subject="procedure",
+            examples=({"procedure": "main"}, {"procedure": "0x401136", "include_assembly": False}),
+        ),
+        ToolDef(
+            name="batch_decompile",
+            task_support="optional",
+            result_type=BatchDecompile,
+            family="binary",
+            description="Decompile up to 20 procedures; each item reports ok with pseudocode or its error.",
+            input_schema=obj(
+                {
+                    "addresses": {
+                        "type": "array",
+                        "description": "Procedure names or addresses.",
+                        "items": {"type": "string", "minLength": 1},
+                        "minItems": 1,
+                        "maxItems": 20,
+                        "examples": [["main", "0x401136"]],
+                    }
+                },
+                ("addresses",),
+            ),
+            handler=_batch_decompile,
+            requires_target=True,
+            requires_operations=("procedure_pseudo_code",),
+            examples=({"addresses": ["main"]}, {"addresses": ["main", "0x401136"]}),
+        ),
+        ToolDef(
+            name="find_xrefs_to_name",
+            result_type=NameXrefs,
+            family="binary",
+            description="Exact name to its addresses and every reference to them (in every open target).",
+            input_schema=obj(
+                {"name": prop("string", "Exact symbol or import name.", ["puts"], minLength=1)}, ("name",)
+            ),
+            handler=_find_xrefs_to_name,
+            requires_target=True,
+            requires_operations=("list_names", "xrefs"),
+            cli_subject="name",
+            examples=({"name": "puts"}, {"name": "main"}),
+        ),
+        ToolDef(
+            name="trace_feature",
+            result_type=FeatureTrace,
+            family="binary",
+            description=("From a string or name to the procedures that use it and their caller paths (bounded)."),
+            input_schema=obj(
+                {
+                    "query": prop(
+                        "string", "Literal text of a string or a name.", ["usage"], minLength=1, maxLength=1024
+                    ),
+                    "case_sensitive": CASE,
+                    "limit": prop("integer", "Matches to follow (1-100).", [20], minimum=1, maximum=100),
+                    "max_depth": prop("integer", "Caller levels to walk (0-4).", [2], minimum=0, maximum=4),
+                    "max_operations": prop(
+                        "integer", "Budget of caller lookups (1-2000).", [200], minimum=1, maximum=2000
+                    ),
+                },
+                ("query",),
+            ),
+            handler=_trace_feature,
+            requires_target=True,
+            requires_operations=(
+                "search_strings",
+                "search_procedures",
+                "xrefs",
+                "procedure_callers",
+                "procedure_address",
+            ),
+            cli_subject="query",
+            examples=({"query": "usage"}, {"query": "main", "max_depth": 1}),
+        ),
+    ]
+
+
+__all__ = ["dossier", "tools"]

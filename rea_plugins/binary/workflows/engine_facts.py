@@ -1,0 +1,325 @@
+"""Engine facts with a generic floor: one instruction, a datum's type, and call-target resolution.
+
+A provider that declares ``inspect_native_instruction``, ``inspect_native_data_type`` or
+``resolve_native_call_targets`` (docs/native-operations.md) answers in full. Otherwise these tools
+answer what the common operations establish (the decoded instruction, a string's type, direct calls
+and resolved jump tables) and report the engine-only facet ``unavailable`` with the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from rea.plugin import (
+    DataInspection,
+    DataType,
+    Evidence,
+    IndexingCode,
+    InstructionInspection,
+    OperationResult,
+    PointerArray,
+    ToolCall,
+    ToolDef,
+    Unavailable,
+    alternatives_remediation,
+    decode,
+    invalid_request,
+    issue,
+    normalize_address,
+)
+from rea_plugins.binary.core import annotate
+from rea_plugins.binary.core.regions import require_mapped
+from rea_plugins.binary.core.schema import (
+    ADDRESS,
+    ADDRESS_PATTERN,
+    DOCUMENT,
+    PROCEDURE,
+    check_document,
+    evidence,
+    obj,
+    prop,
+    run,
+)
+from rea_plugins.binary.core.shapes import CallTargets
+from rea_plugins.binary.graph.arrays import pointer_array
+from rea_plugins.binary.navigation.stepping import instructions
+from rea_plugins.binary.notebook import types
+
+PAGE = 1000
+
+
+def unavailable(call: ToolCall, operation: str, what: str = "") -> Unavailable:
+    """The facet a provider without ``operation`` cannot give, with the providers usable here that can."""
+    provider = call.session.provider.descriptor.id if call.session.provider else None
+    remediation, _ = alternatives_remediation(
+        call.session.registry, (operation,), call.session.target, exclude=provider
+    )
+    facet = f" ({what})" if what else ""
+    return Unavailable(reason=f"provider {provider} does not offer {operation}{facet}", remediation=remediation)
+
+
+def _result(call: ToolCall, body: dict[str, Any], *results: OperationResult) -> Evidence:
+    lims: dict[str, None] = {}
+    for r in results:
+        for lim in r.limitations:
+            lims.setdefault(lim, None)
+    return evidence(call, OperationResult(normalized=body, limitations=list(lims)))
+
+
+def _containing(call: ToolCall, address: str) -> dict[str, Any] | None:
+    found = run(call, "resolve_containing_procedure", {"address": address}).normalized["procedure"]
+    return dict(found) if found else None
+
+
+# -- inspect_native_instruction -----------------------------------------------------------------------
+
+
+def _decoded(call: ToolCall, procedure: str, address: str) -> dict[str, Any]:
+    """The instruction starting at ``address`` as the provider decodes its procedure."""
+    listed = instructions(call, procedure)
+    here = int(address, 16)
+    if address not in listed:
+        start = max((a for a in listed if int(a, 16) < here), key=lambda a: int(a, 16), default=None)
+        hint = f"; the instruction covering it starts at {start}" if start else ""
+        raise invalid_request(
+            f"{address} is not the start of an instruction of {procedure}{hint}",
+            [issue("address", "invalid_value", "not an instruction boundary" + hint)],
+        )
+    page = run(
+        call, "read_function_instructions", {"procedure": procedure, "offset": listed.index(address), "limit": 1}
+    ).normalized
+    return dict(page["instructions"][0])
+
+
+def _inspect_instruction(call: ToolCall) -> Evidence:
+    check_document(call)
+    address, _ = require_mapped(call, call.args["address"])
+    proc = _containing(call, address)
+    if call.session.supports("inspect_native_instruction"):
+        result = run(call, "inspect_native_instruction", {"address": address})
+        # One place for the procedure whichever path answers (the engines nest it in their instruction).
+        item = {k: v for k, v in result.normalized.items() if k != "procedure"}
+        facts = {"address": address, "procedure": proc, "source": "provider", "instruction": item}
+        return _result(call, facts, result)
+    body: dict[str, Any] = {
+        "address": address,
+        "procedure": proc,
+        "source": "read_function_instructions",
+        "semantics": msgspec.to_builtins(
+            unavailable(call, "inspect_native_instruction", "control flow, operand kinds, registers read and written")
+        ),
+    }
+    if proc is None:
+        body["instruction"] = None
+        body["reason"] = "no procedure contains the address, and the provider decodes instructions only in procedures"
+    else:
+        item = _decoded(call, proc["address"], address)
+        item["size"] = len(item.get("bytes", "")) // 2
+        nb = annotate.notebook(call)
+        note = nb.note(address)
+        for field in ("comment", "inline_comment"):
+            if getattr(note, field) is not None:
+                item[field] = getattr(note, field)
+        body["instruction"] = item
+    return _result(call, body)
+
+
+# -- inspect_native_data_type -------------------------------------------------------------------------
+
+
+def _inspect_data_type(call: ToolCall) -> Evidence:
+    check_document(call)
+    address, where = require_mapped(call, call.args["address"])
+    if call.session.supports("inspect_native_data_type"):
+        result = run(call, "inspect_native_data_type", {"address": address})
+        found = dict(result.normalized)
+        if isinstance(found.get("type"), dict):
+            found["type"] = {"status": "known", **found["type"]}
+        typed = decode({**found, "address": address, "source_operation": "provider"}, DataInspection, call.tool.name)
+        return _result(call, _with_user_type(call, address, where, _as_array(call, typed)), result)
+    name = (
+        run(call, "address_name", {"address": address}).normalized
+        if call.session.supports("address_name")
+        else {"name": None}
+    )
+    strings = run(call, "list_strings", {"address": address, "offset": 0, "limit": 1}).normalized["strings"]
+    section = where["section"] or where["region"]
+    body = DataInspection(
+        address=address,
+        name=name.get("name"),
+        name_source=name.get("name_source"),
+        section=section["name"],
+        permissions=section["permissions"],
+        type=unavailable(call, "inspect_native_data_type", "typed data from debug info or analysis"),
+    )
+    if strings and strings[0]["address"] == address:
+        s = strings[0]
+        body.type = DataType(
+            kind="string", name=f"{s['encoding']} string", size=s["byte_length"], encoding=s["encoding"]
+        )
+        body.value = s["value"]
+        body.source = "string-scan"
+    return _result(call, _with_user_type(call, address, where, body))
+
+
+def _with_user_type(call: ToolCall, address: str, where: dict[str, Any], body: DataInspection) -> dict[str, Any]:
+    """The result, with the bytes read as the analyst's type where set_data_type gave the address one."""
+    out: dict[str, Any] = msgspec.to_builtins(body)
+    typed = types.typed_data(call, address, where)
+    if typed is not None:
+        out["user_type"] = msgspec.to_builtins(typed)
+    return out
+
+
+def _as_array(call: ToolCall, body: DataInspection) -> DataInspection:
+    """A pointer slot inside an array that code indexes says so: ``array`` (kind, base, element size, count, indexers).
+
+    ``type`` stays the slot's own (a pointer), so callers reading slot types see no change.
+    """
+    if not isinstance(body.type, DataType) or body.type.kind != "pointer" or not call.session.supports("xrefs"):
+        return body
+    found = pointer_array(call, body.address)
+    if found is None or found["count"] < 2:
+        return body
+    size, count = found["element_size"], found["count"]
+    body.array = PointerArray(
+        kind="array",
+        name=f"pointer[{count}]",
+        size=size * count,
+        base=found["base"],
+        element_size=size,
+        count=count,
+        count_truncated=found["count_truncated"],
+        index=found["index"],
+        indexed_by=[IndexingCode(source=r["from"], procedure=r["procedure"]) for r in found["indexed_by"]],
+        source="pointer-array",
+    )
+    return body
+
+
+# -- resolve_native_call_targets ----------------------------------------------------------------------
+
+
+def _references(call: ToolCall, procedure: str) -> list[dict[str, Any]]:
+    refs: list[dict[str, Any]] = []
+    offset: int | None = 0
+    while offset is not None:
+        call.ctx.check("call targets")
+        page = run(
+            call,
+            "procedure_references",
+            {"procedure": procedure, "direction": "outgoing", "offset": offset, "limit": PAGE},
+        ).normalized
+        refs.extend(page["references"])
+        offset = page["next_offset"]
+    return refs
+
+
+def _call_targets(call: ToolCall) -> Evidence:
+    check_document(call)
+    site = normalize_address(call.args["address"]) if "address" in call.args else None
+    info = run(call, "procedure_address", {"procedure": call.args["procedure"]}).normalized
+    procedure = {"address": info["address"], "name": info["name"]}
+    if call.session.supports("resolve_native_call_targets"):
+        params = {"procedure": info["address"], **({"address": site} if site else {})}
+        result = run(call, "resolve_native_call_targets", params)
+        return _result(call, {**result.normalized, "source": "provider"}, result)
+    callees = run(call, "procedure_callees", {"procedure": info["address"]})
+    sites: dict[str, dict[str, Any]] = {}
+    for c in callees.normalized["callees"]:
+        for at in c.get("call_sites", []):
+            entry = sites.setdefault(at, {"address": at, "kind": c.get("kind", "direct"), "targets": []})
+            if c.get("address") is None:
+                entry.update(
+                    status="unresolved",
+                    resolution=msgspec.to_builtins(
+                        unavailable(call, "resolve_native_call_targets", "targets of indirect calls")
+                    ),
+                )
+            else:
+                entry["targets"].append(
+                    {
+                        "address": c["address"],
+                        "name": c.get("name"),
+                        "provenance": "import" if c.get("kind") == "import" else "direct",
+                    }
+                )
+    for r in _references(call, info["address"]):
+        # Jump tables the provider resolved: one computed reference per target of the dispatching jump.
+        if r["kind"] == "computed" and r.get("to") is not None:
+            entry = sites.setdefault(r["from"], {"address": r["from"], "kind": "computed-jump", "targets": []})
+            if all(t["address"] != r["to"] for t in entry["targets"]):
+                entry["targets"].append({"address": r["to"], "name": r.get("to_name"), "provenance": "jump-table"})
+    for entry in sites.values():
+        entry.setdefault("status", "resolved")
+        entry["targets"].sort(key=lambda t: int(t["address"], 16))
+    rows = sorted(sites.values(), key=lambda e: int(e["address"], 16))
+    if site is not None:
+        rows = [r for r in rows if r["address"] == site]
+        if not rows:
+            raise invalid_request(
+                f"{site} is not a call or dispatch site of {procedure['name'] or info['address']}",
+                [issue("address", "invalid_value", "not a call site of the procedure")],
+            )
+    body = {
+        "procedure": procedure,
+        "call_sites": rows,
+        "source": "procedure_callees",
+        "unresolved_count": sum(1 for r in rows if r["status"] == "unresolved"),
+    }
+    return _result(call, body, callees)
+
+
+def tools() -> list[ToolDef]:
+    site = prop("string", "Only this call or dispatch site (0x hex).", ["0x4010ac"], pattern=ADDRESS_PATTERN)
+    return [
+        ToolDef(
+            name="inspect_native_instruction",
+            family="binary",
+            description=(
+                "One instruction: bytes, mnemonic, operands and procedure; control flow, operand kinds "
+                "and registers where the provider offers inspect_native_instruction (else that facet "
+                "is unavailable)."
+            ),
+            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            handler=_inspect_instruction,
+            result_type=InstructionInspection,
+            requires_target=True,
+            requires_operations=("list_segments", "resolve_containing_procedure", "read_function_instructions"),
+            cli_subject="address",
+            examples=({"address": "0x401136"},),
+        ),
+        ToolDef(
+            name="inspect_native_data_type",
+            family="binary",
+            description=(
+                "The datum at an address: name, section, a string's type and value; typed data from "
+                "debug info or analysis where the provider offers inspect_native_data_type."
+            ),
+            input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
+            result_type=types.TypedDataInspection,
+            handler=_inspect_data_type,
+            requires_target=True,
+            requires_operations=("list_segments", "list_strings"),
+            cli_subject="address",
+            examples=({"address": "0x402004"},),
+        ),
+        ToolDef(
+            name="resolve_native_call_targets",
+            result_type=CallTargets,
+            family="binary",
+            description=(
+                "Call and dispatch sites of a procedure with their targets and provenance (direct, "
+                "import, jump table); indirect sites are resolved where the provider offers "
+                "resolve_native_call_targets, else listed unresolved."
+            ),
+            input_schema=obj({"procedure": PROCEDURE, "address": site, "document": DOCUMENT}, ("procedure",)),
+            handler=_call_targets,
+            requires_target=True,
+            requires_operations=("procedure_address", "procedure_callees", "procedure_references"),
+            cli_subject="procedure",
+            examples=({"procedure": "main"}, {"procedure": "main", "address": "0x4010ac"}),
+        ),
+    ]

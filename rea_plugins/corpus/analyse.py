@@ -1,0 +1,198 @@
+"""The per-binary analysis a worker runs: one Session over the kernel's native operations, one Evidence record.
+
+This module is what a Dask worker imports (``rea_plugins.corpus.analyse.analyse``): it takes a path and options
+(plain data, never a shell string) and returns plain data, so it pickles across processes and machines.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import threading
+from typing import Any
+
+import msgspec
+
+from rea.plugin import CallContext, OperationResult, ReaError, die_with_parent, fingerprints, open_regular
+from rea.plugin import evidence as ev_mod
+from rea_plugins.corpus.model import (
+    BINARY_OPERATION,
+    BinaryOutcome,
+    BinaryRecord,
+    ExportRow,
+    ImportRow,
+    Mitigations,
+    ProcedureHash,
+    YaraMatch,
+)
+
+PAGE = 1000
+_YARA: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+class Options(msgspec.Struct, frozen=True, kw_only=True):
+    """What shapes a record (part of each record's Evidence parameters)."""
+
+    provider: str = "auto"
+    max_strings: int = 2000
+    max_procedures: int = 5000
+    # The rules file's path (its name goes into the Evidence) and its text, read once by the triage through
+    # rea.files: workers compile the text, so none opens a path that may have become a FIFO meanwhile.
+    yara_rules: str | None = None
+    yara_source: str | None = None
+
+
+def set_memory_limit(limit_bytes: int | None) -> None:
+    """A worker process's address-space bound (the local scheduler's --memory-limit)."""
+    if limit_bytes:
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+
+def start_pool_worker(parent: int, limit_bytes: int | None) -> None:
+    """A local pool's worker process starting: it dies with the server (a SIGKILLed server's workers would
+    otherwise finish the item in hand, their engine workers with them), then takes its memory bound."""
+    if not die_with_parent(parent):
+        os._exit(3)
+    set_memory_limit(limit_bytes)
+
+
+def _all(
+    session: Any,
+    operation: str,
+    key: str,
+    ctx: CallContext,
+    extra: dict[str, Any] | None = None,
+    cap: int | None = None,
+) -> tuple[list[dict[str, Any]], int, bool]:
+    """Every row of a paged operation (at most ``cap``): rows, total, truncated."""
+    rows: list[dict[str, Any]] = []
+    offset = 0
+    while True:
+        limit = PAGE if cap is None else max(1, min(PAGE, cap - len(rows)))
+        page = session.execute(operation, {**(extra or {}), "offset": offset, "limit": limit}, ctx).normalized
+        rows.extend(page[key])
+        total = int(page.get("total", len(rows)))
+        nxt = page.get("next_offset")
+        if nxt is None:
+            return rows, total, False
+        if cap is not None and len(rows) >= cap:
+            return rows, total, True
+        offset = int(nxt)
+
+
+def _yara_rules(source: str) -> Any:
+    import yara
+
+    with _LOCK:
+        if source not in _YARA:
+            _YARA[source] = yara.compile(source=source, includes=False)
+        return _YARA[source]
+
+
+def _yara_matches(rules: Any, path: str) -> Any:
+    """Scan ``path`` through a descriptor from rea.files: yara opens a path itself, holding the GIL, so a file
+    replaced by a FIFO after identification would block it (and the whole process); /proc/self/fd names the
+    regular file already opened."""
+    fd = open_regular(path, code="artifact_changed", what="target")
+    try:
+        return rules.match(filepath=f"/proc/self/fd/{fd}", timeout=60)
+    finally:
+        os.close(fd)
+
+
+def _record(session: Any, path: str, options: Options, ctx: CallContext) -> BinaryRecord:
+    target = session.require_target()
+    doc = session.execute("list_documents", {}, ctx).normalized["documents"][0]
+    layout: dict[str, Any] = {}
+    if session.supports("binary_layout"):
+        layout = session.execute("binary_layout", {}, ctx).normalized
+    strings, string_total, strings_cut = _all(session, "list_strings", "strings", ctx, cap=options.max_strings)
+
+    def execute(operation: str, params: dict[str, Any]) -> Any:
+        ctx.check("hashing procedures")
+        return session.execute(operation, params, ctx).normalized
+
+    prints, proc_total, procs_cut = fingerprints(execute, session.supports, cap=options.max_procedures)
+    hashes = [
+        ProcedureHash(address=f["address"], name=f["name"], instructions=f["instructions"], hash=f["hash"])
+        for f in prints
+        if f["instructions"]
+    ]
+    linkage = layout.get("linkage") or {}
+    imports = [
+        ImportRow(name=i["name"], library=i.get("library"), kind=i.get("kind")) for i in layout.get("imports", [])
+    ]
+    exports = [ExportRow(name=e["name"], address=e.get("address")) for e in layout.get("exports", [])]
+    if not layout and session.supports("list_names"):
+        names, _, _ = _all(session, "list_names", "names", ctx)
+        imports = [ImportRow(name=n["name"]) for n in names if n["kind"] == "import"]
+        exports = [ExportRow(name=n["name"], address=n["address"]) for n in names if n["kind"] == "export"]
+    yara_hits: list[YaraMatch] = []
+    if options.yara_source is not None:
+        for m in _yara_matches(_yara_rules(options.yara_source), target.resolved_path):
+            yara_hits.append(YaraMatch(rule=m.rule, namespace=m.namespace, tags=list(m.tags)))
+    mit = layout.get("mitigations") or {}
+    return BinaryRecord(
+        sha256=target.sha256,
+        size=target.size,
+        format=doc.get("format", target.format),
+        architecture=doc.get("architecture", target.architecture),
+        bits=doc.get("bits"),
+        entry=doc.get("entry"),
+        interpreter=linkage.get("interpreter"),
+        needed=list(linkage.get("needed") or []),
+        imports=imports,
+        exports=exports,
+        mitigations=msgspec.convert({k: v for k, v in mit.items() if k in Mitigations.__struct_fields__}, Mitigations),
+        procedure_count=proc_total,
+        string_count=string_total,
+        strings=[s["value"] for s in strings],
+        strings_truncated=strings_cut,
+        procedures=hashes,
+        procedures_truncated=procs_cut,
+        yara=yara_hits,
+    )
+
+
+def analyse(path: str, options: Options) -> BinaryOutcome:
+    """Analyse one binary: done with its Evidence, or failed with the typed error's code and message.
+
+    Never raises for a bad file: a typed error is the record. A MemoryError (the worker's memory bound) is one too.
+    """
+    from rea.plugin import Session, default_registry
+
+    session = Session(default_registry())
+    ctx = CallContext()
+    try:
+        provider = None if options.provider == "auto" else options.provider
+        session.open(path, provider, ctx)
+        record = _record(session, path, options, ctx)
+        params = {**msgspec.to_builtins(options), "operation_set": "corpus-triage"}
+        params.pop("yara_rules", None)
+        params.pop("yara_source", None)
+        if options.yara_rules:
+            params["yara_rules"] = os.path.basename(options.yara_rules)
+        ev = session.evidence(BINARY_OPERATION, params, OperationResult(normalized=msgspec.to_builtins(record)))
+        return BinaryOutcome(status="done", evidence=ev_mod.to_builtins(ev), pid=os.getpid())
+    except ReaError as err:
+        return BinaryOutcome(status="failed", code=err.code, message=err.message, pid=os.getpid())
+    except MemoryError:
+        return BinaryOutcome(
+            status="failed",
+            code="resource_constraint",
+            message="the worker's memory limit was reached",
+            pid=os.getpid(),
+        )
+    except Exception as exc:  # a provider bug: recorded for this file, the run goes on
+        return BinaryOutcome(
+            status="failed",
+            code="execution_failure",
+            message=f"analysis failed ({type(exc).__name__})",
+            pid=os.getpid(),
+        )
+    finally:
+        try:
+            session.close()
+        except Exception:
+            pass

@@ -1,0 +1,532 @@
+"""``emulate_procedure`` and ``emulate_range``: run code of the open binary under Unicorn, in an owned worker.
+
+The server builds the plan from what the provider reports (segments, sections, imports) and the caller's
+arguments; the worker maps the image from the target's file and runs it. Nothing of the guest runs on the host.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from importlib import metadata
+from typing import Any
+
+import msgspec
+
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ProviderIdentity,
+    ReaError,
+    Target,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    WorkerChannel,
+    invalid_request,
+    issue,
+    memory_limit_setting,
+    python_worker_spec,
+    verify_unchanged,
+)
+from rea_plugins.emulation.shapes import Emulation
+
+SUPPORTED = ("x86_64", "x86", "arm64", "arm")
+TOOLSET = "emulation"
+_IMAGE = "emulation.image"
+_WORKERS = "emulation.workers"
+# Bounds the caller may raise, and their ceilings.
+DEFAULTS = {
+    "max_instructions": (1_000_000, 1, 500_000_000),
+    "timeout_ms": (5_000, 10, 120_000),
+    "max_memory_mb": (256, 16, 4096),
+    "stack_kb": (1024, 16, 65_536),
+    "heap_kb": (16_384, 4, 1_048_576),
+    "max_calls": (64, 0, 10_000),
+    "max_written_bytes": (512, 0, 65_536),
+}
+MAX_BUFFER = 16 << 20
+# JSON integers are exact up to 2**53 (and Evidence parameters are canonical JSON); wider values go as hex text.
+SAFE = (1 << 53) - 1
+HEX_INTEGER = "^-?0x[0-9a-fA-F]{1,16}$"
+
+# The address-space bound of the emulation worker (Unicorn's translation cache and the guest's memory).
+MEMORY_LIMIT = memory_limit_setting("REA_EMULATION_MEMORY_LIMIT_MB", "emulation")
+
+_VALUE: dict[str, Any] = {
+    "anyOf": [
+        {"type": "integer", "minimum": -SAFE, "maximum": SAFE},
+        {"type": "string", "pattern": HEX_INTEGER, "description": "An integer as hex text (any width)."},
+        {
+            "type": "object",
+            "properties": {
+                "text": {"type": "string", "maxLength": 1 << 20, "description": "UTF-8 text, NUL added."},
+                "hex": {"type": "string", "pattern": "^([0-9a-fA-F]{2})*$", "maxLength": 1 << 21},
+                "size": {"type": "integer", "minimum": 1, "maximum": MAX_BUFFER, "description": "Buffer bytes."},
+                "address": {"type": "string", "pattern": "^0x[0-9a-fA-F]{1,16}$", "description": "Static address."},
+                "pointers": {
+                    "type": "array",
+                    "maxItems": 256,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "text": {"type": "string", "maxLength": 1 << 16},
+                            "hex": {"type": "string", "pattern": "^([0-9a-fA-F]{2})*$", "maxLength": 1 << 17},
+                            "size": {"type": "integer", "minimum": 1, "maximum": 1 << 20},
+                        },
+                        "additionalProperties": False,
+                        "minProperties": 1,
+                    },
+                    "description": "An array of pointers to these buffers, NULL-terminated (char **argv).",
+                },
+            },
+            "additionalProperties": False,
+            "minProperties": 1,
+        },
+    ],
+    "description": "An integer (or hex text); a buffer by pointer: text, hex and/or size; a static address; pointers.",
+}
+
+
+def _bound(name: str, description: str) -> dict[str, Any]:
+    default, lo, hi = DEFAULTS[name]
+    return {"type": "integer", "minimum": lo, "maximum": hi, "default": default, "description": description}
+
+
+_COMMON: dict[str, Any] = {
+    "registers": {
+        "type": "object",
+        "additionalProperties": _VALUE,
+        "maxProperties": 64,
+        "description": "Registers set before the run, by name (rdi, x0, r0...).",
+    },
+    "import_returns": {
+        "type": "object",
+        "additionalProperties": {
+            "anyOf": [
+                {"type": "integer", "minimum": -SAFE, "maximum": SAFE},
+                {"type": "string", "pattern": HEX_INTEGER},
+            ]
+        },
+        "maxProperties": 256,
+        "description": "Return values of unmodelled imports by name; '*' for any other.",
+        "examples": [{"puts": 0, "*": 0}],
+    },
+    "max_instructions": _bound("max_instructions", "Stop after this many instructions."),
+    "timeout_ms": _bound("timeout_ms", "Stop after this much time."),
+    "max_memory_mb": _bound("max_memory_mb", "Bound of the memory mapped for the run."),
+    "stack_kb": _bound("stack_kb", "Stack size."),
+    "heap_kb": _bound("heap_kb", "Heap size that malloc draws from."),
+    "max_calls": _bound("max_calls", "Import calls listed (all are counted)."),
+    "max_written_bytes": _bound("max_written_bytes", "Bytes shown of written memory, and of each buffer."),
+}
+
+PROCEDURE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "procedure": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Procedure name, notebook name or static address.",
+            "examples": ["decrypt_string", "0x401126"],
+        },
+        "arguments": {
+            "type": "array",
+            "items": _VALUE,
+            "maxItems": 16,
+            "default": [],
+            "description": "Arguments by the calling convention: integers or buffers.",
+            "examples": [[{"size": 64}, {"hex": "2b262f2f2c"}, 5]],
+        },
+        **_COMMON,
+    },
+    "required": ["procedure"],
+    "additionalProperties": False,
+}
+
+RANGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "start": {
+            "type": "string",
+            "pattern": "^0x[0-9a-fA-F]{1,16}$",
+            "description": "Static address of the first instruction.",
+        },
+        "end": {
+            "type": "string",
+            "pattern": "^0x[0-9a-fA-F]{1,16}$",
+            "description": "Static address where the run stops, not executed.",
+        },
+        **_COMMON,
+    },
+    "required": ["start", "end"],
+    "additionalProperties": False,
+}
+
+
+def unicorn_version() -> str:
+    try:
+        return metadata.version("unicorn")
+    except metadata.PackageNotFoundError:
+        return "not-installed"
+
+
+def _require_unicorn() -> None:
+    if importlib.util.find_spec("unicorn") is None:
+        raise ReaError(
+            "provider_unavailable",
+            "the emulator needs Unicorn, which is not installed",
+            remediation="pip install 'rea-reverse[emulation]' (the unicorn wheel).",
+            details={"provider_id": "unicorn", "reason": "runtime_missing"},
+        )
+
+
+def _target(call: ToolCall) -> Target:
+    target = call.session.require_target()
+    if target.architecture not in SUPPORTED:
+        raise ReaError(
+            "unsupported_target",
+            f"the emulator runs {', '.join(SUPPORTED)} code, not {target.architecture or 'this target'}",
+            details={"reason": "architecture", "architecture": target.architecture, "supported": list(SUPPORTED)},
+        )
+    return target
+
+
+def _hex(value: int) -> str:
+    return f"0x{value:x}"
+
+
+# -- the load image --------------------------------------------------------------------------------------
+
+
+def _image(call: ToolCall, target: Target) -> dict[str, Any]:
+    """Segments, sections, dynamic relocation tables and imports of the open target (cached per target)."""
+    session = call.session
+    provider = session.provider.descriptor.id if session.provider else ""
+    cached = session.state.get(_IMAGE)
+    if isinstance(cached, dict) and cached.get("key") == (target.sha256, provider):
+        image: dict[str, Any] = cached["image"]
+        return image
+    listed = session.execute("list_segments", {}, call.ctx).normalized["segments"]
+    regions = [
+        {
+            "name": str(r["name"]),
+            "start": int(r["start"], 16),
+            "end": int(r["end"], 16),
+            "permissions": r.get("permissions") or "",
+            "file_offset": int(r.get("file_offset") or 0),
+            "file_size": int(r.get("file_size") or 0),
+            "kind": r.get("kind"),
+        }
+        for r in listed
+        if isinstance(r.get("start"), str) and isinstance(r.get("end"), str)
+    ]
+    segments = [r for r in regions if r["kind"] == "segment"] or [r for r in regions if r["kind"] == "section"]
+    # A segment without permissions (Mach-O's __PAGEZERO) is a guard, never mapped.
+    segments = [s for s in segments if s["permissions"].strip("-") and s["end"] > s["start"]]
+    sections = [r for r in regions if r["kind"] == "section"]
+    relocations = []
+    if target.format == "elf":
+        for r in sections:
+            kind = {
+                ".rela.dyn": "rela",
+                ".rela.plt": "rela",
+                ".rel.dyn": "rel",
+                ".rel.plt": "rel",
+                ".relr.dyn": "relr",
+            }.get(r["name"])
+            if kind and r["file_size"]:
+                relocations.append({"file_offset": r["file_offset"], "size": r["file_size"], "kind": kind})
+    symbols = {
+        r["name"].lstrip("."): {"file_offset": r["file_offset"], "size": r["file_size"]}
+        for r in sections
+        if r["name"] in (".dynsym", ".dynstr", ".symtab", ".strtab") and r["file_size"]
+    }
+    executable = [(s["start"], s["end"]) for s in segments if "x" in s["permissions"]]
+    imports: dict[int, str] = {}
+    offset: int | None = 0
+    while offset is not None:
+        call.ctx.check("listing the imports")
+        page = session.execute("list_procedures", {"offset": offset, "limit": 1000}, call.ctx).normalized
+        for p in page["procedures"]:
+            if p.get("kind") == "import" and isinstance(p.get("address"), str):
+                imports[int(p["address"], 16)] = str(p["name"])
+        offset = page.get("next_offset")
+    if session.supports("list_names"):
+        offset = 0
+        while offset is not None:
+            page = session.execute("list_names", {"offset": offset, "limit": 1000}, call.ctx).normalized
+            for n in page["names"]:
+                # An import bound by name only (a Mach-O lazy symbol) has no slot address: nothing to fill.
+                if n.get("kind") == "import" and isinstance(n.get("address"), str):
+                    imports.setdefault(int(n["address"], 16), str(n["name"]))
+            offset = page.get("next_offset")
+    rows = [
+        [address, name, "code" if any(lo <= address < hi for lo, hi in executable) else "slot"]
+        for address, name in sorted(imports.items())
+    ]
+    image = {
+        "path": target.resolved_path,
+        "segments": [
+            {k: s[k] for k in ("name", "start", "end", "permissions", "file_offset", "file_size")} for s in segments
+        ],
+        "sections": [{"name": s["name"], "start": s["start"], "end": s["end"]} for s in sections],
+        "relocations": relocations,
+        "symbols": symbols if target.format == "elf" else {},
+        "imports": rows,
+    }
+    session.state[_IMAGE] = {"key": (target.sha256, provider), "image": image}
+    return image
+
+
+# -- arguments -------------------------------------------------------------------------------------------
+
+
+def _integer(value: int | str) -> int:
+    """A register-wide value: two's complement in 64 bits (the worker narrows it to the architecture's width)."""
+    return (int(value, 16) if isinstance(value, str) else value) & ((1 << 64) - 1)
+
+
+def _value(value: Any, path: str) -> dict[str, Any]:
+    if isinstance(value, int | str):
+        return {"int": _integer(value)}
+    out: dict[str, Any] = {}
+    if "pointers" in value:
+        if len(value) > 1:
+            raise invalid_request(
+                "a pointer array takes nothing else", [issue(path, "invalid_value", "pointers with other fields")]
+            )
+        return {"pointers": [_value(v, f"{path}/pointers/{i}") for i, v in enumerate(value["pointers"])]}
+    if "address" in value:
+        if len(value) > 1:
+            raise invalid_request(
+                "an address argument takes nothing else", [issue(path, "invalid_value", "address with buffer fields")]
+            )
+        return {"address": int(value["address"], 16)}
+    data = b""
+    if "text" in value:
+        data = value["text"].encode("utf-8") + b"\0"
+    if "hex" in value:
+        if "text" in value:
+            raise invalid_request("give text or hex, not both", [issue(path, "invalid_value", "text and hex")])
+        data = bytes.fromhex(value["hex"])
+    size = int(value.get("size") or 0)
+    if size and size < len(data):
+        raise invalid_request(
+            f"size {size} is smaller than the {len(data)} bytes given",
+            [issue(f"{path}/size", "invalid_value", "smaller than the data")],
+        )
+    out = {"bytes": data, "capacity": max(size, len(data))}
+    if out["capacity"] > MAX_BUFFER:
+        raise invalid_request("a buffer is at most 16 MiB", [issue(path, "invalid_value", "buffer too large")])
+    return out
+
+
+def _limits(args: dict[str, Any]) -> dict[str, int]:
+    got = {name: int(args.get(name, default)) for name, (default, _lo, _hi) in DEFAULTS.items()}
+    return {
+        "max_instructions": got["max_instructions"],
+        "timeout_ms": got["timeout_ms"],
+        "max_memory_bytes": got["max_memory_mb"] << 20,
+        "stack_bytes": got["stack_kb"] << 10,
+        "heap_bytes": got["heap_kb"] << 10,
+        "max_calls": got["max_calls"],
+        "max_written_bytes": got["max_written_bytes"],
+        "max_buffer_bytes": got["max_written_bytes"],
+    }
+
+
+def _resolve_procedure(call: ToolCall, target: Target, text: str) -> tuple[int, str | None]:
+    """A procedure's static address and name, from an address, a notebook name or the engine's name."""
+    session = call.session
+    nb = session.annotations.load(target.sha256)
+    if text.lower().startswith("0x"):
+        try:
+            address = int(text, 16)
+        except ValueError:
+            raise invalid_request(
+                f"{text} is not an address", [issue("procedure", "invalid_value", "not hex")]
+            ) from None
+        return address, _name_at(call, target, address)
+    noted = nb.address_of(text)
+    if noted is not None:
+        return int(noted, 16), text
+    found = session.execute("procedure_address", {"procedure": text}, call.ctx).normalized
+    return int(found["address"], 16), str(found.get("name") or text)
+
+
+def _name_at(call: ToolCall, target: Target, address: int) -> str | None:
+    """The procedure holding ``address`` (a notebook name first), or None where none does."""
+    nb = call.session.annotations.load(target.sha256)
+    try:
+        found = call.session.execute("resolve_containing_procedure", {"address": _hex(address)}, call.ctx).normalized
+    except ReaError:
+        return None
+    procedure = found.get("procedure") if isinstance(found, dict) else None
+    if not isinstance(procedure, dict):
+        return None
+    start = str(procedure.get("address"))
+    name = nb.names().get(start) or procedure.get("name")
+    if name is None:
+        return None
+    delta = address - int(start, 16)
+    return str(name) if delta == 0 else f"{name}+0x{delta:x}"
+
+
+# -- the run ---------------------------------------------------------------------------------------------
+
+
+class Workers:
+    """The session's emulation worker, kept between calls (a start costs Python and Unicorn's import); each
+    request builds a fresh machine, and a worker that crashed is replaced by the next request."""
+
+    def __init__(self) -> None:
+        spec = python_worker_spec(
+            "rea_plugins.emulation.worker",
+            resource="emulation-worker",
+            owner="emulation",
+            address_space_bytes=MEMORY_LIMIT.read() << 20,
+            memory_setting=MEMORY_LIMIT.name,
+        )
+        self.channel = WorkerChannel(spec, label="emulation", stateful=False)
+
+    def close_with_session(self) -> list[str]:
+        return list(self.channel.close().remaining)
+
+
+def _workers(call: ToolCall) -> Workers:
+    found = call.session.state.get(_WORKERS)
+    if isinstance(found, Workers):
+        return found
+    workers = Workers()
+    call.session.state[_WORKERS] = workers
+    return workers
+
+
+def _run(call: ToolCall, plan: dict[str, Any]) -> dict[str, Any]:
+    channel = _workers(call).channel
+    try:
+        reply = channel.request(
+            "emulate",
+            plan,
+            call.ctx,
+            deadline_s=plan["limits"]["timeout_ms"] / 1000 + 60,
+            phase="emulating",
+            announce=True,
+        )
+    except ReaError:
+        call.session.record_lineage(channel.lineage())
+        raise
+    result: dict[str, Any] = reply.result()
+    return result
+
+
+def _emulate(call: ToolCall, mode: str) -> Evidence:
+    _require_unicorn()
+    target = _target(call)
+    args = call.args
+    image = _image(call, target)
+    limits = _limits(args)
+    plan: dict[str, Any] = {**image, "arch": target.architecture, "mode": mode, "limits": limits}
+    plan["import_returns"] = {str(k): _integer(v) for k, v in args.get("import_returns", {}).items()}
+    plan["registers"] = {k.lower(): _value(v, f"registers/{k}") for k, v in args.get("registers", {}).items()}
+    name: str | None = None
+    end: str | None = None
+    if mode == "procedure":
+        entry, name = _resolve_procedure(call, target, args["procedure"])
+        plan["arguments"] = [_value(v, f"arguments/{i}") for i, v in enumerate(args.get("arguments", []))]
+    else:
+        entry = int(args["start"], 16)
+        plan["until"] = int(args["end"], 16)
+        end = _hex(plan["until"])
+        name = _name_at(call, target, entry)
+    # An odd ARM address is Thumb code (the symbol's low bit), run from the even address.
+    plan["thumb"] = target.architecture == "arm" and bool(entry & 1)
+    plan["entry"] = entry & ~1 if plan["thumb"] else entry
+    verify_unchanged(target, ctx=call.ctx)
+    raw = _run(call, plan)
+    stop = raw["stop"]
+    if stop["reason"] not in ("returned",) and stop["pc"].startswith("0x"):
+        pc = int(stop["pc"], 16)
+        if any(s["start"] <= pc < s["end"] for s in image["segments"]):
+            stop["procedure"] = _name_at(call, target, pc)
+    record = {
+        **raw,
+        "procedure": name,
+        "start": _hex(plan["entry"]),
+        "end": end,
+        "limits": {
+            k: limits[k] for k in ("max_instructions", "timeout_ms", "max_memory_bytes", "stack_bytes", "heap_bytes")
+        },
+        "engine": f"unicorn {unicorn_version()}",
+    }
+    result = msgspec.convert(record, Emulation)
+    limitations = [
+        "Only the binary's own image is loaded: imports are stubbed (memcpy, memset, strlen, malloc/free and a few "
+        "more modelled; others return import_returns or stop), system calls stop the run.",
+        "Thread-local storage and the stack canary read zeros; global state is the file's initial data.",
+    ]
+    parameters = {k: v for k, v in args.items()}
+    return call.session.evidence(
+        call.tool.name,
+        parameters,
+        OperationResult(normalized=result, limitations=limitations, confidence="observed"),
+        bound=False,
+        target=target,
+        provider=ProviderIdentity(id="unicorn", name="Unicorn", version=unicorn_version()),
+        analysis_profile=None,
+    )
+
+
+def _procedure(call: ToolCall) -> Evidence:
+    return _emulate(call, "procedure")
+
+
+def _range(call: ToolCall) -> Evidence:
+    return _emulate(call, "range")
+
+
+# A pure query: the guest runs only inside the emulator (its worker is rea's own engine process, as angr's is).
+_EFFECTS = ToolEffects(records_evidence=True, idempotent=True)
+
+EMULATE_PROCEDURE = ToolDef(
+    result_type=Emulation,
+    name="emulate_procedure",
+    family="emulation",
+    toolset=TOOLSET,
+    title="Emulate Procedure",
+    description=(
+        "Run one procedure of the open binary (x86-64, x86, AArch64, ARM) under an emulator (Unicorn) with "
+        "arguments by its calling convention, and say what it returned, wrote and called. Buffers are passed by "
+        "pointer and shown after the run, imports are stubbed (memcpy, strlen, malloc/free... modelled; others "
+        "return import_returns or stop), and the run is bounded by instructions, time and memory."
+    ),
+    input_schema=PROCEDURE_SCHEMA,
+    handler=_procedure,
+    requires_target=True,
+    requires_operations=("list_segments", "list_procedures", "procedure_address"),
+    effects=_EFFECTS,
+    cli_subject="procedure",
+    examples=(
+        {"procedure": "checksum", "arguments": [{"text": "hello"}, 5]},
+        {"procedure": "decrypt", "arguments": [{"size": 64}, {"address": "0x2004"}, 11, 67]},
+    ),
+)
+
+EMULATE_RANGE = ToolDef(
+    result_type=Emulation,
+    name="emulate_range",
+    family="emulation",
+    toolset=TOOLSET,
+    title="Emulate Range",
+    description=(
+        "Run the code of the open binary from start until it reaches end, from the registers given, under an "
+        "emulator (Unicorn), and return the registers, the memory written and the imports called. Same stubs and "
+        "bounds as emulate_procedure."
+    ),
+    input_schema=RANGE_SCHEMA,
+    handler=_range,
+    requires_target=True,
+    requires_operations=("list_segments", "list_procedures"),
+    effects=_EFFECTS,
+    examples=({"start": "0x401130", "end": "0x401150", "registers": {"rdi": {"text": "key"}, "rsi": 3}},),
+)

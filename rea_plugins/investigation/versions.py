@@ -1,0 +1,229 @@
+"""Investigations across versions: compare_bundles, find_changed_behavior, correlate_static_and_runtime."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rea.plugin import Evidence, ToolCall, canonical_digest, invalid_request, issue
+from rea.plugin import UnknownsRegistry as Unknowns
+from rea.plugin import bundle as bundle_mod
+from rea_plugins.investigation import common
+from rea_plugins.investigation.model import (
+    BundleComparison,
+    BundleSide,
+    ChangedBehavior,
+    ChangedBehaviors,
+    Correlation,
+    HypothesisJudgement,
+    Membership,
+    PairedObservation,
+    UnknownHistoryDelta,
+)
+
+
+def _pair_key(ev: Evidence) -> tuple[str, str]:
+    """What an observation is of, across versions: its operation and procedure name (else address, else the
+    digest of its parameters)."""
+    proc = bundle_mod.procedure_metadata(ev.normalized_result)
+    if proc is not None:
+        return ev.operation, str(proc.get("name") or proc["address"])
+    return ev.operation, canonical_digest(ev.parameters)[:16]
+
+
+def _histories(registries: list[Unknowns]) -> dict[str, list[str]]:
+    return {uid: [r.digest for r in h] for reg in registries for uid, h in reg.unknowns.items()}
+
+
+def _unknown_deltas(left: list[Unknowns], right: list[Unknowns]) -> list[UnknownHistoryDelta]:
+    lh, rh = _histories(left), _histories(right)
+    out = []
+    for uid in sorted(set(lh) | set(rh)):
+        a, b = lh.get(uid), rh.get(uid)
+        if a is None or b is None:
+            relation = "right-only" if a is None else "left-only"
+        elif a == b:
+            relation = "same"
+        elif b[: len(a)] == a:
+            relation = "extended"
+        else:
+            relation = "diverged"
+        out.append(
+            UnknownHistoryDelta(
+                unknown_id=uid,
+                left_revision=None if a is None else len(a),
+                right_revision=None if b is None else len(b),
+                relation=relation,  # type: ignore[arg-type]
+            )
+        )
+    return out
+
+
+def compare_bundles(call: ToolCall) -> Evidence:
+    left = bundle_mod.load_bundle(call.args["left_bundle_path"], ctx=call.ctx)
+    right = bundle_mod.load_bundle(call.args["right_bundle_path"], ctx=call.ctx)
+    lids = {r.evidence_id: r for r in left.records}
+    rids = {r.evidence_id: r for r in right.records}
+    observations: list[PairedObservation] = []
+    paired_left: set[str] = set()
+    paired_right: set[str] = set()
+    for i, pair in enumerate(call.args.get("record_pairs") or []):
+        lev, rev = lids.get(pair["left_evidence_id"]), rids.get(pair["right_evidence_id"])
+        if lev is None or rev is None:
+            side = "left" if lev is None else "right"
+            raise invalid_request(
+                f"record_pairs/{i}: the {side} record is not in the {side} bundle",
+                [issue(f"record_pairs/{i}/{side}_evidence_id", "invalid_value", f"not in the {side} bundle")],
+            )
+        paired_left.add(lev.evidence_id)
+        paired_right.add(rev.evidence_id)
+        observations.append(_paired(lev, rev))
+    lkeys: dict[tuple[str, str], Evidence] = {}
+    for ev in left.records:
+        if ev.evidence_id not in paired_left:
+            lkeys.setdefault(_pair_key(ev), ev)
+    rkeys: dict[tuple[str, str], Evidence] = {}
+    for ev in right.records:
+        if ev.evidence_id not in paired_right:
+            rkeys.setdefault(_pair_key(ev), ev)
+    for key in sorted(set(lkeys) | set(rkeys)):
+        call.ctx.check("compare_bundles")
+        lev2, rev2 = lkeys.get(key), rkeys.get(key)
+        if lev2 is not None and rev2 is not None:
+            observations.append(_paired(lev2, rev2))
+        else:
+            only = lev2 or rev2
+            assert only is not None
+            observations.append(
+                PairedObservation(
+                    operation=key[0],
+                    subject=key[1],
+                    status="left-only" if rev2 is None else "right-only",
+                    left_evidence_id=None if lev2 is None else lev2.evidence_id,
+                    right_evidence_id=None if rev2 is None else rev2.evidence_id,
+                )
+            )
+    observations.sort(key=lambda o: (o.operation, o.subject, o.left_evidence_id or "", o.right_evidence_id or ""))
+    lm, rm = bundle_mod.manifest(left.records), bundle_mod.manifest(right.records)
+    result = BundleComparison(
+        left=BundleSide(record_count=lm.record_count, record_ids_digest=lm.record_ids_digest),
+        right=BundleSide(record_count=rm.record_count, record_ids_digest=rm.record_ids_digest),
+        membership=Membership(
+            shared=len(set(lids) & set(rids)),
+            left_only=len(set(lids) - set(rids)),
+            right_only=len(set(rids) - set(lids)),
+        ),
+        observations=common.page(observations, call.args),
+        unknowns=_unknown_deltas(left.unknowns, right.unknowns),
+    )
+    params = {
+        "left_record_ids_digest": lm.record_ids_digest,
+        "right_record_ids_digest": rm.record_ids_digest,
+        "record_pairs": call.args.get("record_pairs") or [],
+        "offset": int(call.args.get("offset", 0)),
+        "limit": int(call.args.get("limit", common.DEFAULT_LIMIT)),
+    }
+    return common.derived(call, "compare_bundles", params, result, sorted(set(lids) | set(rids)))
+
+
+def _paired(left: Evidence, right: Evidence) -> PairedObservation:
+    key = _pair_key(left)
+    same = canonical_digest(left.normalized_result) == canonical_digest(right.normalized_result)
+    return PairedObservation(
+        operation=key[0],
+        subject=key[1],
+        status="same" if same else "changed",
+        left_evidence_id=left.evidence_id,
+        right_evidence_id=right.evidence_id,
+    )
+
+
+def _require_comparisons(records: list[Evidence], key: str) -> None:
+    for i, ev in enumerate(records):
+        if not common.is_comparison(ev):
+            raise invalid_request(
+                f"{key}/{i} is {ev.operation} Evidence, not a comparison",
+                [issue(f"{key}/{i}", "invalid_value", "expected Evidence of a compare_* or verify_* tool")],
+            )
+
+
+def find_changed_behavior(call: ToolCall) -> Evidence:
+    records = common.resolve_all(call, "comparisons")
+    _require_comparisons(records, "comparisons")
+    behaviors: list[ChangedBehavior] = []
+    unchanged = 0
+    for ev in records:
+        state = common.judge(ev.normalized_result)
+        dims = common.dimensions(ev.normalized_result)
+        if state == "complete" and "contradicted" not in dims.values():
+            unchanged += 1
+            continue
+        changed_dims = sorted(d for d, s in dims.items() if s != "complete")
+        behaviors.append(
+            ChangedBehavior(
+                subject=common.subject_label(ev),
+                operation=ev.operation,
+                change="changed" if state == "contradicted" or "contradicted" in dims.values() else "unknown",
+                dimensions=changed_dims,
+                evidence_id=ev.evidence_id,
+            )
+        )
+    behaviors.sort(key=lambda b: (b.change, b.subject, b.evidence_id))
+    result = ChangedBehaviors(
+        comparison_count=len(records), unchanged_count=unchanged, behaviors=common.page(behaviors, call.args)
+    )
+    params: dict[str, Any] = {
+        "comparisons": sorted(r.evidence_id for r in records),
+        "offset": int(call.args.get("offset", 0)),
+        "limit": int(call.args.get("limit", common.DEFAULT_LIMIT)),
+    }
+    return common.derived(call, "find_changed_behavior", params, result, records)
+
+
+def correlate(call: ToolCall) -> Evidence:
+    static = {r.evidence_id: r for r in common.resolve_all(call, "static_comparisons")}
+    runtime = {r.evidence_id: r for r in common.resolve_all(call, "runtime_comparisons")}
+    _require_comparisons(list(static.values()), "static_comparisons")
+    _require_comparisons(list(runtime.values()), "runtime_comparisons")
+    judged: list[HypothesisJudgement] = []
+    for i, m in enumerate(call.args["mappings"]):
+        sev, rev = static.get(m["static_evidence_id"]), runtime.get(m["runtime_evidence_id"])
+        if sev is None or rev is None:
+            which = "static" if sev is None else "runtime"
+            raise invalid_request(
+                f"mappings/{i}: the {which} evidence id is not among {which}_comparisons",
+                [issue(f"mappings/{i}/{which}_evidence_id", "invalid_value", f"not in {which}_comparisons")],
+            )
+        s_state = common.judge(sev.normalized_result)
+        dimension = m.get("dimension")
+        if dimension is None:
+            r_state = common.judge(rev.normalized_result)
+        else:
+            r_state = common.dimensions(rev.normalized_result).get(dimension, "unknown")
+        if "unknown" in (s_state, r_state):
+            judgement = "unknown"
+        else:
+            # A hypothesis maps a static change to a runtime change: both changed or both unchanged supports it.
+            judgement = "supported" if s_state == r_state else "contradicted"
+        judged.append(
+            HypothesisJudgement(
+                hypothesis_id=m["hypothesis_id"],
+                static_evidence_id=sev.evidence_id,
+                runtime_evidence_id=rev.evidence_id,
+                dimension=dimension,
+                static_state=s_state,
+                runtime_state=r_state,
+                judgement=judgement,  # type: ignore[arg-type]
+            )
+        )
+    judged.sort(key=lambda h: h.hypothesis_id)
+    counts = {j: sum(1 for h in judged if h.judgement == j) for j in ("supported", "contradicted", "unknown")}
+    result = Correlation(counts=counts, hypotheses=common.page(judged, call.args))
+    params = {
+        "static_comparisons": sorted(static),
+        "runtime_comparisons": sorted(runtime),
+        "mappings": sorted(call.args["mappings"], key=lambda m: m["hypothesis_id"]),
+        "offset": int(call.args.get("offset", 0)),
+        "limit": int(call.args.get("limit", common.DEFAULT_LIMIT)),
+    }
+    inputs = [static[k] for k in sorted(static)] + [runtime[k] for k in sorted(runtime) if k not in static]
+    return common.derived(call, "correlate_static_and_runtime", params, result, inputs)

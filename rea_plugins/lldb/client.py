@@ -1,0 +1,293 @@
+"""The LLDB client: one owned worker per observation, driven slice by slice so nothing observed is lost.
+
+The worker is an ``OwnedProcess``; lldb-server and the debuggee are its descendants in its session, so
+terminating the worker's session ends them, and a descendant that left it is reported, never signalled.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import msgspec
+
+from rea.plugin import (
+    AnalysisClient,
+    CallContext,
+    CloseOutcome,
+    Isolation,
+    OperationResult,
+    ProcessSpec,
+    ReaError,
+    SandboxPolicy,
+    SettingSpec,
+    Target,
+    WorkerChannel,
+    cancelled,
+    memory_limit_setting,
+    python_worker_spec,
+)
+from rea_plugins.lldb.locate import debugserver_path
+from rea_plugins.lldb.shapes import NativeCallObservation
+
+RESOURCE = "lldb-worker"
+LAUNCH_DEADLINE_S = 90.0
+SLICE_MS = 200
+# A slice answers within SLICE_MS plus one stop's handling; this bounds a debugger that stopped answering.
+SLICE_DEADLINE_S = 30.0
+STOP_DEADLINE_S = 20.0
+
+
+def sandbox_policy(mode: str, writable: tuple[str, ...], readable: tuple[str, ...]) -> SandboxPolicy | None:
+    if mode == "none":
+        return None
+    return SandboxPolicy(writable_roots=writable, readable_roots=readable, accept_none=mode == "preferred")
+
+
+def worker_spec(params: dict[str, Any], module: str, resource: str) -> ProcessSpec:
+    """An LLDB worker (``module``) sandboxed as ``params["sandbox"]`` asks: the program's folder readable, its
+    working directory and filesystem_roots writable. The debuggee is the worker's descendant, in its sandbox."""
+    server = debugserver_path()
+    if server is None:
+        raise ReaError(
+            "provider_unavailable",
+            "lldb-server was not found",
+            remediation="pip install 'rea-reverse[lldb]', or set LLDB_DEBUGSERVER_PATH.",
+            details={"provider_id": "lldb", "reason": "executable_missing"},
+        )
+    spec = python_worker_spec(
+        module,
+        resource=resource,
+        owner="lldb",
+        env={"LLDB_DEBUGSERVER_PATH": server},
+        address_space_bytes=MEMORY_LIMIT.read() << 20,
+        memory_setting=MEMORY_LIMIT.name,
+    )
+    writable = (*params.get("filesystem_roots", ()), params["working_directory"])
+    readable = (os.path.dirname(params["executable"]),)
+    return msgspec.structs.replace(spec, sandbox=sandbox_policy(params.get("sandbox", "required"), writable, readable))
+
+
+class Observation:
+    """What one observation has gathered so far (kept on the server side, slice by slice)."""
+
+    def __init__(self, params: dict[str, Any]) -> None:
+        self.params = params
+        self.events: list[dict[str, Any]] = []
+        self.launch: dict[str, Any] = {}
+        self.last: dict[str, Any] = {}
+        self.output: dict[str, Any] = {}
+        self.isolation: Isolation | None = None
+        self.phase = "starting"
+
+    def merge(self, reply: dict[str, Any]) -> None:
+        self.events.extend(reply.get("events", []))
+        for update in reply.get("updates", []):
+            if 0 <= update["index"] < len(self.events):
+                self.events[update["index"]]["return_value"] = update["return_value"]
+        self.last = {k: v for k, v in reply.items() if k not in ("events", "updates", "output")}
+        if "output" in reply:
+            self.output = reply["output"]
+
+    def record(self, complete: bool) -> NativeCallObservation:
+        last = self.last
+        limits = list(last.get("limits_hit", []))
+        dropped = int(last.get("dropped", 0))
+        unresolved = self.launch.get("unresolved", [])
+        # The worker's replies are JSON: they are decoded into the result's Struct here, at the boundary.
+        record = {
+            "executable": self.params["executable"],
+            "arguments": self.params["arguments"],
+            "working_directory": self.params["working_directory"],
+            "abi": self.params["abi"],
+            "debugger": {"engine": "lldb", "version": self.launch.get("debugger_version")},
+            "isolation": self.isolation,
+            "pid": self.launch.get("pid"),
+            # Runtime address minus link-time address of the program: events' file_address is in the file's space.
+            "load_bias": _hex_or_none(self.launch.get("load_bias")),
+            # Under bubblewrap the debuggee has its own pid namespace: this pid is the one it sees.
+            "pid_namespace": "sandbox" if self.isolation and self.isolation.sandbox == "bubblewrap" else "host",
+            "stop_reason": last.get("stop_reason") or self.phase,
+            "elapsed_ms": last.get("elapsed_ms"),
+            "exit": last.get("exit"),
+            "crash": last.get("crash"),
+            "events": self.events,
+            "output": self.output or None,
+            "coverage": {
+                "complete": complete and not dropped and not unresolved,
+                "events_recorded": len(self.events),
+                "events_dropped": dropped,
+                "limits_hit": limits,
+                "breakpoints_set": self.launch.get("breakpoints", 0),
+                "unresolved": unresolved,
+                "phase_reached": self.phase,
+            },
+        }
+        return msgspec.convert(record, NativeCallObservation, from_attributes=True)
+
+
+class LldbClient(AnalysisClient):
+    """Observes the program of ``target`` (or the executable a request names) under LLDB."""
+
+    def __init__(self, target: Target, run_id: str) -> None:
+        self.target = target
+        self.run_id = run_id
+        self._lineage: list[dict[str, Any]] = []
+        self._channel: WorkerChannel | None = None
+
+    def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        if operation != "observe_native_calls":
+            raise ReaError(
+                "capability_unavailable",
+                f"lldb does not offer {operation}",
+                details={"operation": operation, "provider_id": "lldb"},
+            )
+        params = {"executable": self.target.resolved_path, **params}
+        return self.observe(params, ctx)
+
+    def _spec(self, params: dict[str, Any]) -> Any:
+        return worker_spec(params, "rea_plugins.lldb.worker", RESOURCE)
+
+    def observe(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        observation = Observation(params)
+        channel = WorkerChannel(self._spec(params), label="lldb", stateful=True)
+        self._channel = channel
+        quiet = CallContext()  # slices are never cut short; cancellation is checked between them
+        failure: ReaError | None = None
+        launched_snapshot: dict[str, Any] | None = None
+        try:
+            observation.phase = "launching"
+            launch = channel.request(
+                "launch",
+                {**params, "environment": self._environment(params)},
+                ctx,
+                deadline_s=LAUNCH_DEADLINE_S,
+                phase="launching the program under LLDB",
+                announce=True,
+            )
+            observation.launch = launch.result()
+            proc = channel.proc
+            if proc is not None:
+                observation.isolation = proc.isolation
+                launched_snapshot = proc.observe("debuggee_launched")
+            observation.phase = "observing"
+            while True:
+                if ctx.cancelled:
+                    failure = cancelled("observing native calls")
+                    break
+                reply = channel.request(
+                    "run", {"slice_ms": SLICE_MS}, quiet, deadline_s=SLICE_DEADLINE_S, phase="observing calls"
+                ).result()
+                observation.merge(reply)
+                ctx.progress(
+                    f"lldb: observing, {len(observation.events)} calls recorded, "
+                    f"{reply.get('elapsed_ms', 0)} ms of the program's run"
+                )
+                if reply.get("done"):
+                    break
+            observation.phase = "stopping"
+            observation.merge(
+                channel.request("stop", {}, quiet, deadline_s=STOP_DEADLINE_S, phase="stopping the program").result()
+            )
+            observation.phase = "finished"
+        except ReaError as exc:
+            failure = exc
+        outcome = self._close_channel(channel, launched_snapshot)
+        crash = observation.last.get("crash")
+        if failure is None and crash is not None:
+            what = crash.get("signal") or "an exception"
+            failure = ReaError(
+                "process_capture_failed",
+                f"the program crashed ({what}) after {len(observation.events)} recorded calls",
+                remediation="Read details.partial_observation for the calls recorded before the "
+                "crash and the crashing thread's backtrace.",
+                details={"reason": "target_crashed", "signal": crash.get("signal")},
+            )
+        cleanup = {"cleanup": "incomplete" if outcome.remaining else "complete", "resources": sorted(outcome.remaining)}
+        if failure is not None:
+            partial = msgspec.to_builtins(observation.record(complete=False))
+            failure.details.update({"partial_observation": partial, **cleanup})
+            if outcome.remaining:
+                raise self._incomplete(failure, outcome, partial)
+            raise failure
+        observed = observation.record(complete=True)
+        record = msgspec.to_builtins(observed)
+        if outcome.remaining:
+            err = ReaError("execution_failure", "the observation finished but owned processes remain")
+            raise self._incomplete(err, outcome, record)
+        limitations = []
+        if observed.coverage.limits_hit:
+            limitations.append(
+                "The observation stopped at a limit ("
+                + ", ".join(observed.coverage.limits_hit)
+                + "); later calls were not observed."
+            )
+        if observed.coverage.unresolved:
+            limitations.append("Some requested breakpoints could not be set; see coverage.unresolved.")
+        limitations.append(
+            "Arguments are the integer argument registers at entry per the ABI; their meaning "
+            "(pointer, value, unused) depends on the function's signature."
+        )
+        return OperationResult(normalized=record, limitations=limitations)
+
+    @staticmethod
+    def _incomplete(err: ReaError, outcome: CloseOutcome, partial: dict[str, Any]) -> ReaError:
+        out = err.with_cleanup_incomplete(list(outcome.remaining), outcome.reason)
+        out.details["partial_observation"] = partial
+        return out
+
+    @staticmethod
+    def _environment(params: dict[str, Any]) -> dict[str, str]:
+        env = {k: os.environ[k] for k in params.get("inherit_environment", ()) if k in os.environ}
+        env.update(params.get("environment", {}))
+        return env
+
+    def _close_channel(self, channel: WorkerChannel, launched: dict[str, Any] | None) -> CloseOutcome:
+        outcome = channel.close()
+        observations = channel.lineage()
+        if launched is not None:
+            observations.insert(1, launched)
+        self._lineage.extend(observations)
+        self._channel = None
+        return outcome
+
+    def close(self) -> CloseOutcome:
+        channel = self._channel
+        if channel is not None:
+            outcome = self._close_channel(channel, None)
+            return outcome
+        return CloseOutcome()
+
+    def lineage(self) -> list[dict[str, Any]]:
+        out = list(self._lineage)
+        channel = self._channel
+        if channel is not None:
+            out.extend(channel.lineage())
+        return out
+
+
+# The address-space bound of the LLDB worker and what it debugs (LLDB, lldb-server and the program).
+MEMORY_LIMIT = memory_limit_setting("REA_LLDB_MEMORY_LIMIT_MB", "LLDB")
+
+ATTACH_MODES = ("own", "same-user")
+
+
+def _attach_mode(raw: str) -> str:
+    if raw not in ATTACH_MODES:
+        raise ValueError(raw)
+    return raw
+
+
+# Which processes debug_attach may stop: the operator's choice when starting rea, never the agent's.
+ATTACH = SettingSpec(
+    name="REA_DEBUG_ATTACH",
+    constraint="one of own, same-user",
+    parse=_attach_mode,
+    default="own",
+    description="Processes debug_attach may attach to: own (default), only programs its debug sessions launched; "
+    "same-user, also a process of the server's user given by pid (never rea's own processes).",
+)
+
+
+def _hex_or_none(value: Any) -> str | None:
+    return hex(value) if isinstance(value, int) else None

@@ -1,0 +1,986 @@
+"""Debug sessions: a program stopped under LLDB between calls, driven by the ``debug_*`` tools.
+
+Each session is one owned worker (``rea_plugins.lldb.debugger``) holding LLDB and the debuggee, sandboxed as
+``observe_native_calls`` runs its program; the debuggee is the worker's descendant, so ending the worker ends
+it, and a server that dies takes its workers with it (owned processes die with their parent). Sessions are kept
+per MCP session: ended by ``debug_end``, when idle past their timeout, or when the MCP session closes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from rea.plugin import (
+    CallContext,
+    CloseOutcome,
+    Evidence,
+    Isolation,
+    OperationResult,
+    ProviderIdentity,
+    ReaError,
+    Target,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    WorkerChannel,
+    identify,
+    invalid_request,
+    issue,
+    procfs,
+    runtime_observations,
+    typelib,
+)
+from rea_plugins.lldb.client import LAUNCH_DEADLINE_S, worker_spec
+from rea_plugins.lldb.debugshapes import DebugResult
+from rea_plugins.lldb.provider import lldb_version
+from rea_plugins.lldb.tool import DEFAULT_INHERIT, PROVIDER_ID, _program
+
+TOOLSET = "debug"
+RESOURCE = "lldb-debug-worker"
+STATE_KEY = "lldb.debug_sessions"
+MAX_SESSIONS = 4
+DEFAULT_IDLE_S = 600
+# A request answers within its wait plus this much of LLDB's own work.
+REQUEST_SLACK_S = 15.0
+MAX_TYPED_BYTES = 64 * 1024
+HEX = "^0x[0-9a-fA-F]{1,16}$"
+_counter = itertools.count(1)
+
+
+class DebugSession:
+    def __init__(
+        self, ident: str, channel: WorkerChannel, program: Target, idle_s: int, *, foreign: bool = False
+    ) -> None:
+        self.id = ident
+        self.channel = channel
+        self.program = program
+        self.idle_s = idle_s
+        # Attached by pid to a process the operator started: every end detaches from it, none kills it.
+        self.foreign = foreign
+        self.last_used = time.monotonic()
+        self.load_bias: int | None = None
+        # The last stop recorded as a hit at a procedure's entry (the worker's stop id): each stop counts once.
+        self.last_hit: str | None = None
+        self.lock = threading.Lock()
+
+
+def _release(s: DebugSession) -> CloseOutcome:
+    """End a session's worker, and so the program it launched. A process attached by pid is detached first: it
+    runs on as it was, without the breakpoints (a debugger that just vanished would leave them in its code)."""
+    if s.foreign:
+        try:
+            s.channel.request("end", {}, CallContext(), deadline_s=REQUEST_SLACK_S, phase="detaching")
+        except Exception:  # the worker is gone or stuck: closing it still lets the kernel detach the process
+            pass
+    return s.channel.close()
+
+
+def _close_all(sessions: dict[str, DebugSession]) -> None:
+    """End every session's worker (and so its debuggee): the MCP session closed or the manager was dropped."""
+    for s in list(sessions.values()):
+        try:
+            _release(s)
+        except Exception:  # a finalizer must not raise; the owned process is reaped at server exit anyway
+            pass
+    sessions.clear()
+
+
+class DebugManager:
+    """The debug sessions of one MCP session; an idle one is ended by the reaper thread."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, DebugSession] = {}
+        self.lock = threading.Lock()
+        self.ended: list[dict[str, Any]] = []
+        weakref.finalize(self, _close_all, self.sessions)
+        reaper = threading.Thread(target=_reap, args=(weakref.ref(self),), daemon=True, name="rea-debug-reaper")
+        reaper.start()
+
+    def close_with_session(self) -> list[str]:
+        """End every debug session (the MCP session is closing); the owned resource kinds left, if any."""
+        with self.lock:
+            sessions = list(self.sessions.values())
+            self.sessions.clear()
+        remaining: list[str] = []
+        for s in sessions:
+            remaining += _release(s).remaining
+        return sorted(set(remaining))
+
+    def reap(self) -> None:
+        now = time.monotonic()
+        with self.lock:
+            idle = [s for s in self.sessions.values() if now - s.last_used > s.idle_s and not s.lock.locked()]
+            for s in idle:
+                del self.sessions[s.id]
+        for s in idle:
+            _release(s)
+            self.ended.append({"session": s.id, "reason": "idle_timeout"})
+
+
+def _reap(ref: weakref.ref[DebugManager]) -> None:
+    while True:
+        time.sleep(1.0)
+        manager = ref()
+        if manager is None:
+            return  # the MCP session closed: its finalizer ended the sessions
+        manager.reap()
+        del manager
+
+
+def manager_of(call: ToolCall) -> DebugManager:
+    state = call.session.state
+    found = state.get(STATE_KEY)
+    if isinstance(found, DebugManager):
+        return found
+    manager = DebugManager()
+    state[STATE_KEY] = manager
+    return manager
+
+
+def _unavailable() -> None:
+    from rea_plugins.lldb.provider import LldbProvider
+
+    available = LldbProvider().availability()
+    if available.status != "available":
+        raise ReaError(
+            "provider_unavailable",
+            f"lldb is unavailable: {available.reason}",
+            remediation=available.remediation or "",
+            details={"provider_id": PROVIDER_ID, "reason": available.code},
+        )
+
+
+def _session(call: ToolCall) -> DebugSession:
+    manager = manager_of(call)
+    ident = call.args.get("session")
+    with manager.lock:
+        if ident is None and len(manager.sessions) == 1:
+            ident = next(iter(manager.sessions))
+        found = manager.sessions.get(ident or "")
+    if found is None:
+        ended = next((e for e in manager.ended if e["session"] == ident), None)
+        raise ReaError(
+            "invalid_request",
+            f"no debug session {ident}" + (f" (it ended: {ended['reason']})" if ended else ""),
+            remediation="Start one with debug_launch; several open at once are named by their session id.",
+            details={"reason": ended["reason"] if ended else "unknown_session", "sessions": sorted(manager.sessions)},
+        )
+    found.last_used = time.monotonic()
+    return found
+
+
+def _request(s: DebugSession, call: ToolCall, op: str, params: dict[str, Any], wait_ms: int = 0) -> dict[str, Any]:
+    with s.lock:
+        try:
+            reply = s.channel.request(op, params, call.ctx, deadline_s=wait_ms / 1000 + REQUEST_SLACK_S, phase=op)
+        finally:
+            s.last_used = time.monotonic()
+    result: dict[str, Any] = reply.result()
+    return result
+
+
+# -- names and addresses ----------------------------------------------------------------------------------
+
+
+def _names(call: ToolCall, program: Target) -> dict[int, str]:
+    nb = call.session.annotations.load(program.sha256)
+    return {int(a, 16): n for a, n in nb.names().items()}
+
+
+def _name_place(place: dict[str, Any], names: dict[int, str]) -> None:
+    """Add ``procedure``: the notebook's name of the function (else LLDB's) with the offset into it."""
+    start = place.get("function_start")
+    if start is None or not place.get("main_module", False):
+        if place.get("function"):
+            place["procedure"] = place["function"]
+        return
+    begin = int(start, 16)
+    name = names.get(begin) or place.get("function") or f"sub_{begin:x}"
+    delta = int(place.get("address", start), 16) - begin
+    place["procedure"] = name if delta == 0 else f"{name}+0x{delta:x}"
+
+
+def _named(result: dict[str, Any], call: ToolCall, s: DebugSession) -> dict[str, Any]:
+    names = _names(call, s.program)
+    stop = result.get("stop")
+    if isinstance(stop, dict) and stop.get("pc"):
+        _name_place(stop, names)
+    for frame in result.get("backtrace", []) or []:
+        _name_place(frame, names)
+    return result
+
+
+def _evidence(call: ToolCall, s: DebugSession, body: dict[str, Any]) -> Evidence:
+    record = msgspec.convert({"session": s.id, "program": s.program.resolved_path, **body}, DebugResult)
+    limitations = []
+    if record.stop.state == "running":
+        limitations.append("The program was still running when the wait ended: call debug_continue to wait again.")
+    # A stop in the program is located at its static address and procedure: the stop is evidence about that code.
+    stop = record.stop
+    locations = []
+    if stop.state == "stopped" and stop.main_module and stop.address:
+        locations.append({"address": stop.address, "procedure": stop.procedure})
+    recorded = call.session.evidence(
+        call.tool.name,
+        dict(call.args),
+        OperationResult(normalized=record, limitations=limitations, locations=locations),
+        bound=False,
+        target=s.program,
+        provider=ProviderIdentity(id=PROVIDER_ID, name="LLDB", version=lldb_version()),
+        analysis_profile=None,
+    )
+    _note_hit(call, s, body.get("stop"), recorded)
+    return recorded
+
+
+def _note_hit(call: ToolCall, s: DebugSession, stop: Any, recorded: Evidence) -> None:
+    """A new stop at a procedure's entry of the program counts as a hit there, for procedure_info to show."""
+    if not isinstance(stop, dict) or stop.get("arguments") is None or not stop.get("function_start"):
+        return
+    stop_id = stop.get("stop_id")
+    with s.lock:
+        if stop_id is None or stop_id == s.last_hit:
+            return
+        s.last_hit = str(stop_id)
+    runtime_observations.record_hit(
+        call.session.state,
+        s.program.sha256,
+        str(stop["function_start"]),
+        arguments=stop["arguments"],
+        debug_session=s.id,
+        evidence_id=recorded.evidence_id,
+    )
+
+
+def _static_address(call: ToolCall, s: DebugSession, text: str, path: str) -> str:
+    """A notebook name of the program, or hex, as a static address."""
+    if text.lower().startswith("0x"):
+        return text
+    nb = call.session.annotations.load(s.program.sha256)
+    found = nb.address_of(text)
+    if found is None:
+        raise invalid_request(f"{text} is not an address nor a notebook name", [issue(path, "invalid_value", text)])
+    return found
+
+
+# -- the tools ----------------------------------------------------------------------------------------------
+
+
+def _room(call: ToolCall) -> DebugManager:
+    """The session's debug sessions, when one more may open."""
+    manager = manager_of(call)
+    with manager.lock:
+        if len(manager.sessions) >= MAX_SESSIONS:
+            raise ReaError(
+                "resource_constraint",
+                f"{MAX_SESSIONS} debug sessions are open",
+                remediation="End one with debug_end first.",
+                details={"resource": "debug_sessions", "sessions": sorted(manager.sessions)},
+            )
+    return manager
+
+
+def _emulator(program: Target) -> dict[str, str] | None:
+    """How the program runs here: natively (None), or under qemu-user for another architecture's Linux ELF."""
+    from rea_plugins.lldb.abi import EMULATOR_PACKAGE, emulator_for, host_mismatch
+
+    reason = host_mismatch(program.format, program.architecture)
+    if reason is None:
+        return None
+    emulator = emulator_for(program.format, program.architecture)
+    details = {"format": program.format, "architecture": program.architecture}
+    if emulator is None:
+        raise ReaError(
+            "unsupported_target",
+            f"lldb cannot run this program here: {reason}",
+            details={"reason": "unsupported_host", **details},
+        )
+    path = shutil.which(emulator.command)
+    if path is None:
+        raise ReaError(
+            "capability_unavailable",
+            f"a {program.architecture} program runs here under {emulator.command}, which is not installed",
+            remediation=f"Install qemu-user (apt-get install {EMULATOR_PACKAGE}) so {emulator.command} is on PATH.",
+            details={"reason": "emulator_missing", "emulator": emulator.command, **details},
+        )
+    sysroot = next((r for r in emulator.sysroots if os.path.isdir(r)), "")
+    return {"path": os.path.realpath(path), "architecture": emulator.lldb_architecture, "sysroot": sysroot}
+
+
+def _launch(call: ToolCall) -> Evidence:
+    _unavailable()
+    program = _program(call)
+    emulator = _emulator(program)
+    manager = _room(call)
+    args = call.args
+    cwd = args.get("working_directory") or os.path.dirname(program.resolved_path)
+    if not os.path.isdir(cwd):
+        raise ReaError(
+            "target_unavailable",
+            f"working directory {cwd} does not exist",
+            details={"reason": "working_directory_missing", "path": cwd},
+        )
+    environment = {k: os.environ[k] for k in args.get("inherit_environment", DEFAULT_INHERIT) if k in os.environ}
+    environment.update(args.get("environment", {}))
+    stdin = args.get("stdin")
+    params = {
+        "executable": program.resolved_path,
+        "arguments": list(args.get("arguments", [])),
+        "working_directory": os.path.realpath(cwd),
+        "environment": environment,
+        "stdin": stdin.encode("utf-8") if isinstance(stdin, str) else b"",
+        "stop_at": args.get("stop_at", "main"),
+        "wait_ms": args.get("wait_ms", 5000),
+        "architecture": program.architecture or "",
+        "filesystem_roots": [os.path.realpath(r) for r in args.get("filesystem_roots", [])],
+        "sandbox": args.get("sandbox", "required"),
+        "emulator": emulator,
+    }
+    channel = WorkerChannel(worker_spec(params, "rea_plugins.lldb.debugger", RESOURCE), label="lldb", stateful=True)
+    ident = f"dbg-{next(_counter)}"
+    s = DebugSession(ident, channel, program, int(args.get("idle_timeout_s", DEFAULT_IDLE_S)))
+    try:
+        reply = channel.request(
+            "launch", params, call.ctx, deadline_s=LAUNCH_DEADLINE_S, phase="launching under LLDB", announce=True
+        )
+        launched: dict[str, Any] = reply.result()
+    except BaseException:
+        channel.close()
+        call.session.record_lineage(channel.lineage())
+        raise
+    s.load_bias = launched.get("load_bias")
+    with manager.lock:
+        manager.sessions[ident] = s
+    proc = channel.proc
+    if proc is not None:
+        # The worker with LLDB, lldb-server and the debuggee below it: what debug_end must leave nothing of.
+        call.session.record_lineage([proc.observe("debuggee_launched")])
+    body = {
+        "stop": launched["stop"],
+        # Under qemu-user's gdb stub LLDB sees no real pid (the stub reports 1): the lineage has the emulator's.
+        "pid": None if emulator else launched.get("pid"),
+        "emulator": os.path.basename(emulator["path"]) if emulator else None,
+        "load_bias": None if s.load_bias is None else f"0x{s.load_bias:x}",
+        "debugger_version": launched.get("debugger_version"),
+        "isolation": proc.isolation if proc is not None else None,
+    }
+    return _evidence(call, s, _named(body, call, s))
+
+
+def _breakpoint(call: ToolCall) -> Evidence:
+    s = _session(call)
+    args = call.args
+    action = args.get("action", "set")
+    if action == "list":
+        return _evidence(call, s, {**_request(s, call, "breakpoint_list", {}), "stop": _stop(call, s)})
+    if action == "delete":
+        if "id" not in args:
+            raise invalid_request("delete needs the id", [issue("id", "missing_argument", "which breakpoint")])
+        listed = _request(s, call, "breakpoint_delete", {"id": args["id"], "watch": args.get("watch") is not None})
+        return _evidence(call, s, {**listed, "stop": _stop(call, s)})
+    params: dict[str, Any] = {k: args[k] for k in ("condition", "ignore_count", "one_shot") if k in args}
+    if "watch" in args:
+        watch = dict(args["watch"])
+        if "address" in watch:
+            watch["address"] = _static_address(call, s, watch["address"], "watch/address")
+        params["watch"] = watch
+    elif "procedure" in args:
+        text = args["procedure"]
+        nb = call.session.annotations.load(s.program.sha256)
+        noted = nb.address_of(text)
+        if text.lower().startswith("0x") or noted is not None:
+            params["address"] = noted or text
+            params["address_space"] = "static"
+            params["label"] = text
+        else:
+            params["name"] = text
+    elif "address" in args:
+        params["address"] = args["address"]
+        params["address_space"] = args.get("address_space", "static")
+    elif "source_line" in args:
+        params["source_line"] = args["source_line"]
+    else:
+        raise invalid_request(
+            "name a procedure, an address, a source_line or a watch",
+            [issue("procedure", "missing_argument", "what to break on")],
+        )
+    row = _request(s, call, "breakpoint_set", params)
+    return _evidence(call, s, {"breakpoint": row, "stop": _stop(call, s)})
+
+
+def _stop(call: ToolCall, s: DebugSession) -> dict[str, Any]:
+    stop = _request(s, call, "where", {})
+    _named({"stop": stop}, call, s)
+    return stop
+
+
+def _continue(call: ToolCall) -> Evidence:
+    s = _session(call)
+    wait_ms = int(call.args.get("wait_ms", 2000))
+    params = {"wait_ms": wait_ms, "interrupt": bool(call.args.get("interrupt", False))}
+    stop = _request(s, call, "continue", params, wait_ms)
+    return _evidence(call, s, _named({"stop": stop}, call, s))
+
+
+def _step(call: ToolCall) -> Evidence:
+    s = _session(call)
+    wait_ms = int(call.args.get("wait_ms", 2000))
+    stop = _request(s, call, "step", {"kind": call.args.get("kind", "over"), "wait_ms": wait_ms}, wait_ms)
+    return _evidence(call, s, _named({"stop": stop}, call, s))
+
+
+def _state(call: ToolCall) -> Evidence:
+    s = _session(call)
+    params = {
+        "max_frames": call.args.get("max_frames", 16),
+        "all_registers": call.args.get("all_registers", False),
+        "output_bytes": call.args.get("output_bytes", 1024),
+    }
+    found = _request(s, call, "state", params)
+    return _evidence(call, s, _named(found, call, s))
+
+
+def _read_memory(call: ToolCall) -> Evidence:
+    s = _session(call)
+    args = call.args
+    address = _static_address(call, s, args["address"], "address")
+    type_name = args.get("type")
+    layout = None
+    length = int(args.get("length", 64))
+    if type_name is not None:
+        nb = call.session.annotations.load(s.program.sha256)
+        layout = typelib.Layout(nb.types, typelib.abi_for(s.program.format, s.program.architecture))
+        size = layout.of_name(type_name, "type").size
+        if not size:
+            raise invalid_request(f"{type_name} has no size", [issue("type", "invalid_value", "incomplete type")])
+        length = min(size, MAX_TYPED_BYTES)
+    params = {"address": address, "length": length, "address_space": args.get("address_space", "auto")}
+    read = _request(s, call, "read_memory", params)
+    data: bytes = read.pop("bytes")
+    memory: dict[str, Any] = {**read, "length": len(data), "hex": data.hex()}
+    if layout is not None and type_name is not None:
+        values, truncated = typelib.typed_view(layout, type_name, data, int(read["pc"], 16))
+        memory.update({"type": type_name, "values": values, "truncated": truncated})
+    return _evidence(call, s, {"memory": memory, "stop": _stop(call, s)})
+
+
+def _write_memory(call: ToolCall) -> Evidence:
+    s = _session(call)
+    args = call.args
+    if "register" in args:
+        if "value" not in args:
+            raise invalid_request("a register write needs value", [issue("value", "missing_argument", "the value")])
+        written = _request(s, call, "write_register", {"register": args["register"], "value": _int(args["value"])})
+    else:
+        if "address" not in args or "hex" not in args:
+            raise invalid_request(
+                "a memory write needs address and hex", [issue("address", "missing_argument", "address and hex")]
+            )
+        address = _static_address(call, s, args["address"], "address")
+        params = {
+            "address": address,
+            "data": bytes.fromhex(args["hex"]),
+            "address_space": args.get("address_space", "auto"),
+        }
+        written = _request(s, call, "write_memory", params)
+    return _evidence(call, s, {"written": written, "stop": _stop(call, s)})
+
+
+def _int(value: Any) -> int:
+    return (int(value, 16) if isinstance(value, str) else int(value)) & ((1 << 64) - 1)
+
+
+def _end(call: ToolCall) -> Evidence:
+    s = _session(call)
+    if call.args.get("detach"):
+        detached = _request(s, call, "detach", {}, 1000)
+        return _evidence(call, s, {"stop": detached})
+    manager = manager_of(call)
+    with manager.lock:
+        manager.sessions.pop(s.id, None)
+    try:
+        ended = _request(s, call, "end", {}, 5000)
+    except ReaError:
+        ended = {"stop": {"state": "exited"}}
+    outcome = s.channel.close()
+    call.session.record_lineage(s.channel.lineage())
+    manager.ended.append({"session": s.id, "reason": "debug_end"})
+    if outcome.remaining:
+        raise ReaError(
+            "execution_failure", "the debug session ended but owned processes remain"
+        ).with_cleanup_incomplete(list(outcome.remaining), outcome.reason)
+    return _evidence(call, s, {**ended, "ended": True})
+
+
+def _attach(call: ToolCall) -> Evidence:
+    if "pid" in call.args:
+        return _attach_process(call, int(call.args["pid"]))
+    s = _session(call)
+    wait_ms = int(call.args.get("wait_ms", 5000))
+    stop = _request(s, call, "attach", {"wait_ms": wait_ms}, wait_ms)
+    return _evidence(call, s, _named({"stop": stop}, call, s))
+
+
+def _attach_process(call: ToolCall, pid: int) -> Evidence:
+    """A new session attached to a process of the server's user that the operator started (REA_DEBUG_ATTACH)."""
+    from rea_plugins.lldb.abi import host_mismatch
+    from rea_plugins.lldb.client import ATTACH
+
+    mode = ATTACH.read()
+    if mode != "same-user":
+        raise ReaError(
+            "access_denied",
+            f"debug_attach may not attach to process {pid}: {ATTACH.name} is {mode}",
+            remediation=f"The operator may start rea with {ATTACH.name}=same-user to allow attaching to processes of "
+            "the server's user; debug_launch starts a program in a debug session instead.",
+            details={"reason": "attach_not_allowed", "setting": ATTACH.name, "value": mode, "pid": pid},
+        )
+    _unavailable()
+    executable = _attachable(pid)
+    program = identify(executable, call.ctx)
+    reason = host_mismatch(program.format, program.architecture)
+    if reason is not None:
+        raise ReaError(
+            "unsupported_target",
+            f"lldb cannot attach to this process here: {reason}",
+            details={"reason": "unsupported_host", "format": program.format, "architecture": program.architecture},
+        )
+    manager = _room(call)
+    wait_ms = int(call.args.get("wait_ms", 5000))
+    params = {
+        "executable": executable,
+        "pid": pid,
+        "architecture": program.architecture or "",
+        "working_directory": os.path.dirname(executable),
+        # LLDB must see the process to trace it: a sandbox's own pid namespace would hide it. The process runs
+        # outside rea as the operator started it; the worker only reads and stops it.
+        "sandbox": "none",
+        "wait_ms": wait_ms,
+    }
+    channel = WorkerChannel(worker_spec(params, "rea_plugins.lldb.debugger", RESOURCE), label="lldb", stateful=True)
+    ident = f"dbg-{next(_counter)}"
+    s = DebugSession(ident, channel, program, int(call.args.get("idle_timeout_s", DEFAULT_IDLE_S)), foreign=True)
+    try:
+        reply = channel.request(
+            "attach_pid", params, call.ctx, deadline_s=LAUNCH_DEADLINE_S, phase="attaching under LLDB", announce=True
+        )
+        attached: dict[str, Any] = reply.result()
+    except BaseException:
+        channel.close()
+        call.session.record_lineage(channel.lineage())
+        raise
+    s.load_bias = attached.get("load_bias")
+    with manager.lock:
+        manager.sessions[ident] = s
+    if channel.proc is not None:
+        call.session.record_lineage([channel.proc.observe("debugger_attached")])
+    body = {
+        "stop": attached["stop"],
+        "pid": pid,
+        "load_bias": None if s.load_bias is None else f"0x{s.load_bias:x}",
+        "debugger_version": attached.get("debugger_version"),
+        "isolation": Isolation(
+            sandbox="none",
+            reason=f"attached to process {pid}, which the operator started outside rea ({ATTACH.name}=same-user)",
+        ),
+    }
+    return _evidence(call, s, _named(body, call, s))
+
+
+def _attachable(pid: int) -> str:
+    """The executable of ``pid`` when rea may attach to it: alive, the server's uid, not traced, and none of
+    rea's own processes (the server, what it started) nor its ancestors (the client waiting for this answer)."""
+    info = procfs.read(pid)
+    if info is None or info.state in ("Z", "X"):
+        raise ReaError(
+            "target_unavailable", f"no process {pid} is running", details={"reason": "no_such_process", "pid": pid}
+        )
+    try:
+        uid = os.stat(f"/proc/{pid}").st_uid
+        status = Path(f"/proc/{pid}/status").read_text(encoding="ascii", errors="replace")
+        executable = os.readlink(f"/proc/{pid}/exe")
+    except OSError as exc:
+        raise ReaError(
+            "access_denied",
+            f"process {pid} cannot be inspected: {exc.strerror}",
+            details={"reason": "not_inspectable", "pid": pid},
+        ) from None
+    if uid != os.getuid():
+        raise ReaError(
+            "access_denied",
+            f"process {pid} belongs to another user",
+            remediation="debug_attach reaches processes of the server's own user only.",
+            details={"reason": "other_user", "pid": pid},
+        )
+    if _lineage_of(pid) & {os.getpid()} or pid in _lineage_of(os.getpid()):
+        raise ReaError(
+            "access_denied",
+            f"process {pid} is rea's own, or the server's parent",
+            remediation="debug_launch starts a program under a debug session; rea never stops itself or its client.",
+            details={"reason": "rea_process", "pid": pid},
+        )
+    tracer = next((line.split()[1] for line in status.splitlines() if line.startswith("TracerPid:")), "0")
+    if tracer != "0":
+        raise ReaError(
+            "target_unavailable",
+            f"process {pid} is being debugged already (by pid {tracer})",
+            details={"reason": "already_traced", "pid": pid},
+        )
+    if executable.endswith(" (deleted)"):
+        raise ReaError(
+            "target_unavailable",
+            f"the program of process {pid} was deleted from disk",
+            details={"reason": "executable_deleted", "pid": pid},
+        )
+    return executable
+
+
+def _lineage_of(pid: int) -> set[int]:
+    """``pid`` and its ancestors."""
+    out: set[int] = set()
+    while pid > 1 and pid not in out:
+        out.add(pid)
+        info = procfs.read(pid)
+        if info is None:
+            break
+        pid = info.ppid
+    return out
+
+
+# -- schemas ------------------------------------------------------------------------------------------------
+
+_SESSION = {"type": "string", "minLength": 1, "description": "Debug session id; omitted: the only one open."}
+_WAIT = {
+    "type": "integer",
+    "minimum": 0,
+    "maximum": 60_000,
+    "default": 2000,
+    "description": "How long to wait for a stop before answering running.",
+}
+_SPACE = {
+    "type": "string",
+    "enum": ["auto", "static", "runtime"],
+    "default": "auto",
+    "description": "static: a file address, slid by rea; runtime: as loaded; auto: static inside the program.",
+}
+
+
+def _schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        out["required"] = list(required)
+    return out
+
+
+LAUNCH_SCHEMA = _schema(
+    {
+        "executable": {"type": "string", "minLength": 1, "description": "Program to launch; omitted: the open target."},
+        "arguments": {
+            "type": "array",
+            "items": {"type": "string"},
+            "maxItems": 1024,
+            "default": [],
+            "description": "Arguments after the program name.",
+        },
+        "environment": {
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+            "default": {},
+            "description": "Variables set explicitly (HOME and TMPDIR default to a private folder).",
+        },
+        "inherit_environment": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "maxItems": 256,
+            "description": "Names of server variables the program inherits; default: "
+            + ", ".join(DEFAULT_INHERIT)
+            + ".",
+        },
+        "stdin": {"type": "string", "maxLength": 1 << 20, "description": "Text the program reads on stdin."},
+        "working_directory": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Working directory of the program; default: its folder.",
+        },
+        "stop_at": {
+            "type": "string",
+            "enum": ["entry", "main", "run"],
+            "default": "main",
+            "description": "Stop at the first instruction, at main, or run until a breakpoint or exit.",
+        },
+        "wait_ms": {**_WAIT, "default": 5000},
+        "idle_timeout_s": {
+            "type": "integer",
+            "minimum": 10,
+            "maximum": 3600,
+            "default": DEFAULT_IDLE_S,
+            "description": "The session ends after this long without a call.",
+        },
+        "filesystem_roots": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "maxItems": 64,
+            "description": "Folders the sandboxed program may write, besides its working directory.",
+        },
+        "sandbox": {
+            "type": "string",
+            "enum": ["required", "preferred", "none"],
+            "default": "required",
+            "description": "required: under bubblewrap or fail; preferred: without it where the host cannot.",
+        },
+    }
+)
+BREAKPOINT_SCHEMA = _schema(
+    {
+        "session": _SESSION,
+        "action": {
+            "type": "string",
+            "enum": ["set", "list", "delete"],
+            "default": "set",
+            "description": "Set one, list all, or delete one by id.",
+        },
+        "procedure": {"type": "string", "minLength": 1, "description": "Procedure name, notebook name or address."},
+        "address": {"type": "string", "pattern": HEX, "description": "Static address to break at."},
+        "address_space": {**_SPACE, "default": "static"},
+        "source_line": {"type": "string", "pattern": "^.+:[0-9]+$", "description": "file.c:LINE (debug info)."},
+        "condition": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "C expression."},
+        "ignore_count": {"type": "integer", "minimum": 0, "maximum": 1 << 31, "description": "Hits to skip."},
+        "one_shot": {"type": "boolean", "default": False, "description": "Delete it at its first stop."},
+        "watch": {
+            "type": "object",
+            "properties": {
+                "variable": {"type": "string", "minLength": 1, "description": "A global's name."},
+                "address": {"type": "string", "minLength": 1, "description": "Static address or notebook name."},
+                "size": {"type": "integer", "enum": [1, 2, 4, 8]},
+                "access": {"type": "string", "enum": ["write", "read", "read_write"], "default": "write"},
+            },
+            "additionalProperties": False,
+            "description": "A hardware watchpoint on data instead of a breakpoint.",
+        },
+        "id": {"type": "integer", "minimum": 0, "description": "Breakpoint (or watchpoint) to delete."},
+    }
+)
+CONTINUE_SCHEMA = _schema(
+    {
+        "session": _SESSION,
+        "wait_ms": _WAIT,
+        "interrupt": {"type": "boolean", "default": False, "description": "Stop a running program instead."},
+    }
+)
+STEP_SCHEMA = _schema(
+    {
+        "session": _SESSION,
+        "kind": {
+            "type": "string",
+            "enum": ["into", "over", "out", "instruction", "instruction_over"],
+            "default": "over",
+            "description": "Source-line into/over (by instruction without line info), out, or one instruction.",
+        },
+        "wait_ms": _WAIT,
+    }
+)
+STATE_SCHEMA = _schema(
+    {
+        "session": _SESSION,
+        "max_frames": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 256,
+            "default": 16,
+            "description": "Backtrace frames shown.",
+        },
+        "all_registers": {"type": "boolean", "default": False, "description": "Every general register."},
+        "output_bytes": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 16384,
+            "default": 1024,
+            "description": "Bytes shown of the end of stdout and stderr each.",
+        },
+    }
+)
+READ_SCHEMA = _schema(
+    {
+        "session": _SESSION,
+        "address": {"type": "string", "minLength": 1, "description": "Address (hex) or notebook name."},
+        "address_space": _SPACE,
+        "length": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 4096,
+            "default": 64,
+            "description": "Bytes to read (a type reads its size instead).",
+        },
+        "type": {"type": "string", "minLength": 1, "description": "A type of the notebook: struct X, typedef..."},
+    },
+    ("address",),
+)
+WRITE_SCHEMA = _schema(
+    {
+        "session": _SESSION,
+        "address": {"type": "string", "minLength": 1, "description": "Address (hex) or notebook name."},
+        "address_space": _SPACE,
+        "hex": {"type": "string", "pattern": "^([0-9a-fA-F]{2}){1,4096}$", "description": "Bytes to write."},
+        "register": {"type": "string", "minLength": 1, "maxLength": 32, "description": "Register to set instead."},
+        "value": {
+            "anyOf": [{"type": "integer", "minimum": -((1 << 53) - 1), "maximum": (1 << 53) - 1}, {"type": "string"}],
+            "description": "The register's new value (integer or hex text).",
+        },
+    }
+)
+END_SCHEMA = _schema(
+    {
+        "session": _SESSION,
+        "detach": {
+            "type": "boolean",
+            "default": False,
+            "description": "Detach and let the program run on instead (debug_attach returns to it).",
+        },
+    }
+)
+ATTACH_SCHEMA = _schema(
+    {
+        "session": _SESSION,
+        "pid": {
+            "type": "integer",
+            "minimum": 2,
+            "maximum": (1 << 31) - 1,
+            "description": "A process of the server's user to attach a new session to (REA_DEBUG_ATTACH=same-user).",
+        },
+        "wait_ms": {**_WAIT, "default": 5000},
+        "idle_timeout_s": LAUNCH_SCHEMA["properties"]["idle_timeout_s"],
+    }
+)
+
+_DRIVES = ToolEffects(records_evidence=True, launches_process=True, executes_foreign_code=True, idempotent=False)
+_LOOKS = ToolEffects(records_evidence=True, idempotent=False)
+_SETS = ToolEffects(records_evidence=True, mutates_session=True, idempotent=False)
+_WRITES = ToolEffects(records_evidence=True, may_discard_data=True, executes_foreign_code=True, idempotent=False)
+
+
+def _tool(
+    name: str,
+    description: str,
+    schema: dict[str, Any],
+    handler: Any,
+    effects: ToolEffects,
+    examples: tuple[dict[str, Any], ...],
+) -> ToolDef:
+    return ToolDef(
+        examples=examples,
+        result_type=DebugResult,
+        name=name,
+        family="debug",
+        toolset=TOOLSET,
+        description=description,
+        input_schema=schema,
+        handler=handler,
+        effects=effects,
+    )
+
+
+TOOLS = (
+    _tool(
+        "debug_launch",
+        "Launch a program (default: the open target; another architecture's Linux program under qemu-user) under "
+        "LLDB, sandboxed, and keep it stopped at entry or main for the other debug tools. Returns the session id, "
+        "the stop, the pid and the ASLR slide; every address the debug tools take or show is static (file) unless "
+        "said otherwise.",
+        LAUNCH_SCHEMA,
+        _launch,
+        _DRIVES,
+        ({"stop_at": "main"}, {"executable": "/tmp/build/app", "arguments": ["--fast"], "stdin": "input\n"}),
+    ),
+    _tool(
+        "debug_breakpoint",
+        "Set, list or delete breakpoints of a debug session: by procedure name, notebook name, static address or "
+        "file:line, with a condition, a hit count to skip or one-shot; or a hardware watchpoint on a global.",
+        BREAKPOINT_SCHEMA,
+        _breakpoint,
+        _SETS,
+        (
+            {"session": "dbg-1", "procedure": "parse_header"},
+            {"session": "dbg-1", "address": "0x1139", "condition": "len > 16"},
+            {"session": "dbg-1", "watch": {"variable": "counter"}},
+            {"session": "dbg-1", "action": "list"},
+        ),
+    ),
+    _tool(
+        "debug_continue",
+        "Resume a debug session's program and wait (bounded) for it to stop: returns why and where it stopped "
+        "(breakpoint, watchpoint, signal, exit) or that it is still running; interrupt stops a running one.",
+        CONTINUE_SCHEMA,
+        _continue,
+        _DRIVES,
+        ({"session": "dbg-1"}, {"session": "dbg-1", "interrupt": True}),
+    ),
+    _tool(
+        "debug_step",
+        "Step a stopped debug session's selected thread into, over or out of a call, or by one instruction, and "
+        "wait (bounded) for the stop.",
+        STEP_SCHEMA,
+        _step,
+        _DRIVES,
+        ({"session": "dbg-1", "kind": "over"}, {"session": "dbg-1", "kind": "out"}),
+    ),
+    _tool(
+        "debug_state",
+        "The state of a debug session: threads, the selected frame's registers, the instruction and procedure at "
+        "the PC, and the backtrace with static addresses and notebook names; the program's output so far.",
+        STATE_SCHEMA,
+        _state,
+        _LOOKS,
+        ({"session": "dbg-1"},),
+    ),
+    _tool(
+        "debug_read_memory",
+        "Read a stopped debug session's memory (bounded) as hex, or as a type of the notebook's type library "
+        "(struct X at an address). Static addresses are slid by rea.",
+        READ_SCHEMA,
+        _read_memory,
+        _LOOKS,
+        (
+            {"session": "dbg-1", "address": "0x4010", "length": 32},
+            {"session": "dbg-1", "address": "0x7ffc0010", "type": "struct point"},
+        ),
+    ),
+    _tool(
+        "debug_write_memory",
+        "Write bytes into a stopped debug session's memory, or set one of its registers (changes the program's state).",
+        WRITE_SCHEMA,
+        _write_memory,
+        _WRITES,
+        (
+            {"session": "dbg-1", "address": "0x4010", "hex": "01000000"},
+            {"session": "dbg-1", "register": "rdi", "value": 7},
+        ),
+    ),
+    _tool(
+        "debug_attach",
+        "Attach a debug session again to the program it launched and detached from (debug_end with detach), "
+        "stopping it where it runs; with pid, a new session attaches to a process of the server's user when the "
+        "operator started rea with REA_DEBUG_ATTACH=same-user (debug_end then detaches, never kills).",
+        ATTACH_SCHEMA,
+        _attach,
+        _DRIVES,
+        ({"session": "dbg-1"}, {"pid": 4242}),
+    ),
+    _tool(
+        "debug_end",
+        "End a debug session: the program is killed (one attached by pid is detached), LLDB's worker ends, and no "
+        "process is left; or detach from the program and let it run on (the session stays, for debug_attach).",
+        END_SCHEMA,
+        _end,
+        ToolEffects(records_evidence=True, mutates_session=True, may_discard_data=True, idempotent=False),
+        ({"session": "dbg-1"}, {"session": "dbg-1", "detach": True}),
+    ),
+)

@@ -1,0 +1,729 @@
+"""The debug-session worker: ``python -m rea_plugins.lldb.debugger`` holds one debuggee stopped between requests.
+
+Every request answers within its bounded wait: a resumed program that has not stopped by then is reported as
+running, and the next request may wait again or interrupt it. Addresses in replies carry both the loaded
+address (``pc``) and the static one (``address``: the file address in its module), so the server and the agent
+never apply the ASLR slide themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from typing import Any
+
+from rea.plugin import ReaError, Reporter, invalid_request, issue, serve
+from rea_plugins.lldb.abi import ABIS
+from rea_plugins.lldb.output import read_capped
+
+POLL_S = 0.0005
+OUTPUT_LIMIT = 16 * 1024
+MAX_READ = 64 * 1024
+FILE_LIMIT = 64 << 20
+# The integer registers debug_state reports by default (all of the general set on request).
+MAIN_REGISTERS = {
+    "x86_64": (
+        *("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp"),
+        *("r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip", "rflags"),
+    ),
+    # qemu-user's gdb stub names the frame pointer and link register x29 and x30.
+    "arm64": (*(f"x{i}" for i in range(31)), "fp", "lr", "sp", "pc", "cpsr"),
+}
+
+
+def _hex(value: int) -> str:
+    return f"0x{value:x}"
+
+
+class Debuggee:
+    """One program under LLDB, driven request by request."""
+
+    def __init__(self, params: dict[str, Any]) -> None:
+        import lldb
+
+        self.lldb = lldb
+        self.params = params
+        self.architecture = str(params.get("architecture") or "")
+        self.debugger = lldb.SBDebugger.Create(False)
+        self.debugger.SetAsync(True)
+        lldb.SBDebugger.SetInternalVariable("target.skip-prologue", "false", self.debugger.GetInstanceName())
+        self.listener = self.debugger.GetListener()
+        self.target: Any = None
+        self.process: Any = None
+        self.module: Any = None
+        self.out_dir = os.environ.get("TMPDIR") or "."
+        self.breakpoints: dict[int, dict[str, Any]] = {}
+        self.watchpoints: dict[int, dict[str, Any]] = {}
+        self.last_state = "not launched"
+        self.exit: dict[str, Any] | None = None
+        # The pid of the program debug_end detached from (it runs on in the sandbox until debug_attach).
+        self.detached_pid: int | None = None
+        # Attaches so far: LLDB counts stops per process, so a stop is named by both.
+        self.attaches = 0
+        # Attached by pid to a process the operator started: ending detaches from it instead of killing it.
+        self.foreign = False
+        # LLDB's stop id of the stop at entry (launched with stop_at entry), else 0.
+        self.entry_stop = 0
+
+    # -- launch -----------------------------------------------------------------------------------
+
+    def launch(self) -> dict[str, Any]:
+        lldb = self.lldb
+        p = self.params
+        error = lldb.SBError()
+        self.target = self.debugger.CreateTarget(p["executable"], None, self.platform(p.get("emulator")), True, error)
+        if not self.target.IsValid():
+            raise ReaError(
+                "unsupported_target",
+                "LLDB could not load the executable",
+                remediation="Check that the path names a program for this host.",
+                details={"reason": "target_not_loaded"},
+            )
+        self.module = self.target.GetModuleAtIndex(0)
+        info = lldb.SBLaunchInfo(list(p["arguments"]))
+        info.SetWorkingDirectory(p["working_directory"])
+        environment = {k: os.environ[k] for k in ("HOME", "TMPDIR") if k in os.environ}
+        environment.update(p["environment"])
+        info.SetEnvironmentEntries([f"{k}={v}" for k, v in environment.items()], False)
+        stdin = os.path.join(self.out_dir, "stdin")
+        with open(stdin, "wb") as fh:
+            fh.write(bytes(p.get("stdin") or b""))
+        info.AddOpenFileAction(0, stdin, True, False)
+        info.AddOpenFileAction(1, os.path.join(self.out_dir, "stdout"), False, True)
+        info.AddOpenFileAction(2, os.path.join(self.out_dir, "stderr"), False, True)
+        stop_at = p.get("stop_at", "main")
+        main_bp = None
+        if stop_at == "entry":
+            info.SetLaunchFlags(info.GetLaunchFlags() | lldb.eLaunchFlagStopAtEntry)
+        elif stop_at == "main":
+            main_bp = self.target.BreakpointCreateByName("main", self.module.GetFileSpec().GetFilename())
+            if not main_bp.IsValid() or main_bp.GetNumLocations() == 0:
+                raise ReaError(
+                    "unsupported_target",
+                    "the program has no main symbol to stop at",
+                    remediation="Launch with stop_at 'entry' and set a breakpoint by address.",
+                    details={"reason": "no_main"},
+                )
+            main_bp.SetOneShot(True)
+        # A program that floods its output fills a file of the private directory, never a pipe the server reads:
+        # each file it writes is capped (lldb-server and the program inherit the limit; past it, SIGXFSZ).
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
+        self.process = self.target.Launch(info, error)
+        if not error.Success() or not self.process.IsValid():
+            raise ReaError(
+                "process_capture_failed",
+                "LLDB could not launch the program",
+                remediation="Check that the program runs on this host and that ptrace is permitted "
+                "(container seccomp, kernel.yama.ptrace_scope).",
+                details={"reason": "launch_failed", "debugger_message": (error.GetCString() or "")[:300]},
+            )
+        stop = self.wait(float(p.get("wait_ms", 5000)) / 1000)
+        if stop_at == "entry" and stop["state"] == "stopped":
+            self.entry_stop = int(self.process.GetStopID())
+            stop = self.describe()
+        return {
+            "pid": self.process.GetProcessID(),
+            "load_bias": self.load_bias(),
+            "debugger_version": lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
+            "stop": stop,
+        }
+
+    def platform(self, emulator: dict[str, str] | None) -> str | None:
+        """LLDB's platform for the program: the host's, or qemu-user (the emulator, started by LLDB as its child,
+        serves its gdb stub on a Unix socket of the private directory) for another architecture."""
+        if not emulator:
+            return None
+        name = self.debugger.GetInstanceName()
+        settings = {"architecture": emulator["architecture"], "emulator-path": emulator["path"]}
+        if emulator.get("sysroot"):
+            # Where qemu finds the program's dynamic loader and libraries.
+            settings["emulator-env-vars"] = f"QEMU_LD_PREFIX={emulator['sysroot']}"
+        for key, value in settings.items():
+            self.lldb.SBDebugger.SetInternalVariable(f"platform.plugin.qemu-user.{key}", value, name)
+        return "qemu-user"
+
+    def load_bias(self) -> int | None:
+        header = self.module.GetObjectFileHeaderAddress()
+        if not header.IsValid():
+            return None
+        loaded = header.GetLoadAddress(self.target)
+        return None if loaded == self.lldb.LLDB_INVALID_ADDRESS else int(loaded - header.GetFileAddress())
+
+    # -- waiting and stops ------------------------------------------------------------------------
+
+    def wait(self, timeout_s: float) -> dict[str, Any]:
+        """Pump LLDB's events until the program stops or ends, or ``timeout_s`` passes (then: running)."""
+        lldb = self.lldb
+        event = lldb.SBEvent()
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        while True:
+            if self.listener.GetNextEvent(event):
+                if lldb.SBProcess.EventIsProcessEvent(event) and not lldb.SBProcess.GetRestartedFromEvent(event):
+                    state = lldb.SBProcess.GetStateFromEvent(event)
+                    if state in (lldb.eStateStopped, lldb.eStateExited, lldb.eStateCrashed, lldb.eStateDetached):
+                        break
+                continue
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(POLL_S)
+        return self.describe()
+
+    def describe(self) -> dict[str, Any]:
+        lldb = self.lldb
+        if self.detached_pid is not None:
+            return {"state": "detached"}
+        process = self.process
+        state = process.GetState() if process is not None and process.IsValid() else lldb.eStateInvalid
+        if state in (lldb.eStateExited, lldb.eStateDetached, lldb.eStateInvalid):
+            self.last_state = "exited"
+            if self.exit is None and process is not None and process.IsValid():
+                description = process.GetExitDescription()
+                self.exit = {
+                    "exit_code": process.GetExitStatus(),
+                    "description": description[:200] if description else None,
+                }
+            return {"state": "exited", "exit": self.exit}
+        if state in (lldb.eStateRunning, lldb.eStateStepping, lldb.eStateLaunching, lldb.eStateAttaching):
+            self.last_state = "running"
+            return {"state": "running"}
+        self.last_state = "stopped"
+        thread = process.GetSelectedThread()
+        out: dict[str, Any] = {"state": "stopped", **self.reason(thread)}
+        frame = thread.GetFrameAtIndex(0)
+        out["thread"] = thread.GetIndexID()
+        out.update(self.place(frame))
+        # LLDB's count of the process's stops: the server records each stop once, whichever calls describe it.
+        out["stop_id"] = f"{self.attaches}:{process.GetStopID()}"
+        if out.get("main_module") and out.get("address") and out.get("address") == out.get("function_start"):
+            # At a procedure's entry the calling convention's argument registers hold its arguments.
+            out["arguments"] = self.arguments(frame)
+        return out
+
+    def arguments(self, frame: Any) -> dict[str, str]:
+        abi = ABIS.get(self.architecture)
+        out: dict[str, str] = {}
+        for name in abi.argument_registers if abi else ():
+            reg = frame.FindRegister(name)
+            if reg.IsValid():
+                out[name] = _hex(reg.GetValueAsUnsigned())
+        return out
+
+    def reason(self, thread: Any) -> dict[str, Any]:
+        lldb = self.lldb
+        kind = thread.GetStopReason()
+        description = (thread.GetStopDescription(200) or "").strip()
+        if kind == lldb.eStopReasonBreakpoint:
+            bp_id = int(thread.GetStopReasonDataAtIndex(0))
+            return {"reason": "breakpoint", "breakpoint": bp_id, "description": description}
+        if kind == lldb.eStopReasonWatchpoint:
+            wp_id = int(thread.GetStopReasonDataAtIndex(0))
+            return {"reason": "watchpoint", "watchpoint": wp_id, "description": description}
+        if kind == lldb.eStopReasonPlanComplete:
+            return {"reason": "step", "description": description}
+        if kind == lldb.eStopReasonSignal:
+            name = self.process.GetUnixSignals().GetSignalAsCString(thread.GetStopReasonDataAtIndex(0))
+            if name == "SIGTRAP" and self.params.get("emulator") and self.process.GetStopID() == self.entry_stop:
+                # qemu's gdb stub reports the stop at the first instruction as a SIGTRAP.
+                return {"reason": "entry", "description": description}
+            return {"reason": "signal", "signal": name, "description": description}
+        if kind == lldb.eStopReasonException:
+            return {"reason": "exception", "description": description}
+        if kind == lldb.eStopReasonTrace:
+            return {"reason": "step", "description": description}
+        return {"reason": "entry" if self.params.get("stop_at") == "entry" else "stopped", "description": description}
+
+    def place(self, frame: Any) -> dict[str, Any]:
+        """Where ``frame`` is: loaded pc, static address in its module, module, function and its static start."""
+        address = frame.GetPCAddress()
+        module = frame.GetModule()
+        out: dict[str, Any] = {"pc": _hex(frame.GetPC())}
+        if address.IsValid() and address.GetSection().IsValid():
+            out["address"] = _hex(address.GetFileAddress())
+        if module.IsValid():
+            out["module"] = module.GetFileSpec().GetFilename()
+            out["main_module"] = module == self.module
+        symbol = frame.GetSymbol()
+        name = frame.GetFunctionName()
+        if symbol.IsValid():
+            start = symbol.GetStartAddress()
+            if start.IsValid() and start.GetSection().IsValid():
+                out["function_start"] = _hex(start.GetFileAddress())
+                if not name or name.startswith("___lldb_unnamed_symbol"):
+                    name = f"sub_{start.GetFileAddress():x}"
+        if name:
+            out["function"] = str(name)
+        line = frame.GetLineEntry()
+        if line.IsValid() and line.GetFileSpec().IsValid():
+            out["source"] = f"{line.GetFileSpec().GetFilename()}:{line.GetLine()}"
+        return out
+
+    def require_stopped(self) -> Any:
+        if self.process is None or not self.process.IsValid():
+            raise ReaError("execution_failure", "no program is launched", details={"reason": "not_launched"})
+        state = self.describe()
+        if state["state"] != "stopped":
+            raise ReaError(
+                "invalid_request",
+                f"the program is {state['state']}: this needs it stopped",
+                remediation="Call debug_continue with interrupt true to stop it, or launch it again."
+                if state["state"] == "running"
+                else "Launch it again with debug_launch.",
+                details={"reason": f"program_{state['state']}", "state": state["state"]},
+            )
+        return self.process.GetSelectedThread()
+
+    # -- addresses --------------------------------------------------------------------------------
+
+    def load_address(self, value: int, space: str) -> int:
+        """The loaded address of ``value``: a static address of the program is slid; a runtime one is kept.
+        ``auto`` takes an address inside the program's sections as static."""
+        if space == "runtime":
+            return value
+        resolved = self.target.ResolveFileAddress(value)
+        inside = resolved.IsValid() and resolved.GetSection().IsValid() and resolved.GetModule() == self.module
+        if space == "static" and not inside:
+            raise invalid_request(
+                f"{_hex(value)} is not a static address of the program",
+                [issue("address", "invalid_value", "outside every section of the program")],
+            )
+        if not inside:
+            return value
+        loaded = resolved.GetLoadAddress(self.target)
+        if loaded == self.lldb.LLDB_INVALID_ADDRESS:
+            raise ReaError(
+                "invalid_request",
+                f"{_hex(value)} is not loaded yet",
+                remediation="Launch with stop_at 'main' or later, so the program is mapped.",
+                details={"reason": "not_loaded"},
+            )
+        return int(loaded)
+
+    def static_of(self, loaded: int) -> dict[str, Any]:
+        address = self.lldb.SBAddress(loaded, self.target)
+        out: dict[str, Any] = {"pc": _hex(loaded)}
+        if address.IsValid() and address.GetSection().IsValid():
+            out["address"] = _hex(address.GetFileAddress())
+            module = address.GetModule()
+            if module.IsValid():
+                out["module"] = module.GetFileSpec().GetFilename()
+        return out
+
+    # -- breakpoints and watchpoints ----------------------------------------------------------------
+
+    def breakpoint_set(self, p: dict[str, Any]) -> dict[str, Any]:
+        target = self.target
+        if p.get("watch"):
+            return self._watch(p["watch"])
+        if p.get("name"):
+            bp = target.BreakpointCreateByName(p["name"], self.module.GetFileSpec().GetFilename())
+            spec = {"kind": "name", "name": p["name"]}
+        elif p.get("source_line"):
+            file, _, line = str(p["source_line"]).rpartition(":")
+            bp = target.BreakpointCreateByLocation(file, int(line))
+            spec = {"kind": "source_line", "source_line": p["source_line"]}
+        else:
+            space = p.get("address_space", "auto")
+            value = int(p["address"], 16)
+            if space != "runtime" and self.process is not None:
+                resolved = target.ResolveFileAddress(value)
+                bp = target.BreakpointCreateBySBAddress(resolved)
+            else:
+                bp = target.BreakpointCreateByAddress(value)
+            spec = {"kind": "address", "address": p["address"]}
+        if not bp.IsValid() or bp.GetNumLocations() == 0:
+            if bp.IsValid():
+                target.BreakpointDelete(bp.GetID())
+            raise invalid_request(
+                "LLDB found no location for the breakpoint",
+                [issue("procedure" if spec["kind"] == "name" else "address", "invalid_value", "no location")],
+            )
+        if p.get("condition"):
+            bp.SetCondition(p["condition"])
+        if p.get("ignore_count"):
+            bp.SetIgnoreCount(int(p["ignore_count"]))
+        if p.get("one_shot"):
+            bp.SetOneShot(True)
+        if p.get("label"):
+            spec["label"] = p["label"]
+        self.breakpoints[bp.GetID()] = spec
+        return self._bp_row(bp)
+
+    def _bp_row(self, bp: Any) -> dict[str, Any]:
+        spec = self.breakpoints.get(bp.GetID(), {})
+        locations = []
+        for i in range(min(bp.GetNumLocations(), 16)):
+            loc = bp.GetLocationAtIndex(i)
+            address = loc.GetAddress()
+            row: dict[str, Any] = {}
+            if address.IsValid() and address.GetSection().IsValid():
+                row["address"] = _hex(address.GetFileAddress())
+            load = loc.GetLoadAddress()
+            if load != self.lldb.LLDB_INVALID_ADDRESS:
+                row["pc"] = _hex(load)
+            locations.append(row)
+        row = {
+            "id": bp.GetID(),
+            "kind": spec.get("kind", "address"),
+            "spec": {k: v for k, v in spec.items() if k != "kind"},
+            "hit_count": bp.GetHitCount(),
+            "ignore_count": bp.GetIgnoreCount(),
+            "enabled": bp.IsEnabled(),
+            "one_shot": bp.IsOneShot(),
+            "locations": locations,
+        }
+        if bp.GetCondition():
+            row["condition"] = bp.GetCondition()
+        return row
+
+    def _watch(self, w: dict[str, Any]) -> dict[str, Any]:
+        lldb = self.lldb
+        if self.process is None:
+            raise ReaError("execution_failure", "no program is launched", details={"reason": "not_launched"})
+        size = int(w.get("size") or 0)
+        if w.get("variable"):
+            value = self.target.FindFirstGlobalVariable(w["variable"])
+            if not value.IsValid():
+                symbols = self.target.FindSymbols(w["variable"])
+                if symbols.GetSize() == 0:
+                    raise invalid_request(
+                        f"no global named {w['variable']}", [issue("watch/variable", "invalid_value", "not found")]
+                    )
+                start = symbols.GetContextAtIndex(0).GetSymbol().GetStartAddress()
+                loaded = int(start.GetLoadAddress(self.target))
+                size = size or int(symbols.GetContextAtIndex(0).GetSymbol().GetSize() or 4)
+            else:
+                loaded = int(value.GetLoadAddress())
+                size = size or int(value.GetByteSize())
+        else:
+            loaded = self.load_address(int(w["address"], 16), w.get("address_space", "auto"))
+            size = size or 4
+        access = w.get("access", "write")
+        error = lldb.SBError()
+        wp = self.target.WatchAddress(loaded, size, access in ("read", "read_write"), access != "read", error)
+        if not error.Success() or not wp.IsValid():
+            raise ReaError(
+                "capability_unavailable",
+                f"LLDB could not set the watchpoint: {(error.GetCString() or '')[:200]}",
+                remediation="Hardware watchpoints watch 1, 2, 4 or 8 aligned bytes, a few at a time.",
+                details={"reason": "watchpoint_refused"},
+            )
+        spec = {"kind": "watch", "access": access, "size": size, **self.static_of(loaded)}
+        if w.get("variable"):
+            spec["variable"] = w["variable"]
+        self.watchpoints[wp.GetID()] = spec
+        return self._wp_row(wp)
+
+    def _wp_row(self, wp: Any) -> dict[str, Any]:
+        spec = dict(self.watchpoints.get(wp.GetID(), {}))
+        return {
+            "id": wp.GetID(),
+            "kind": "watch",
+            "spec": {k: v for k, v in spec.items() if k != "kind"},
+            "hit_count": wp.GetHitCount(),
+            "ignore_count": wp.GetIgnoreCount(),
+            "enabled": wp.IsEnabled(),
+            "one_shot": False,
+            "locations": [],
+        }
+
+    def breakpoint_list(self) -> dict[str, Any]:
+        rows = [self._bp_row(self.target.FindBreakpointByID(i)) for i in sorted(self.breakpoints)]
+        rows += [self._wp_row(self.target.FindWatchpointByID(i)) for i in sorted(self.watchpoints)]
+        return {"breakpoints": [r for r in rows if r]}
+
+    def breakpoint_delete(self, p: dict[str, Any]) -> dict[str, Any]:
+        ident = int(p["id"])
+        if p.get("watch") or (ident in self.watchpoints and ident not in self.breakpoints):
+            if ident not in self.watchpoints:
+                raise invalid_request(f"no watchpoint {ident}", [issue("id", "invalid_value", "unknown watchpoint")])
+            self.target.DeleteWatchpoint(ident)
+            del self.watchpoints[ident]
+        else:
+            if ident not in self.breakpoints:
+                raise invalid_request(f"no breakpoint {ident}", [issue("id", "invalid_value", "unknown breakpoint")])
+            self.target.BreakpointDelete(ident)
+            del self.breakpoints[ident]
+        return self.breakpoint_list()
+
+    # -- running ----------------------------------------------------------------------------------
+
+    def detach(self) -> dict[str, Any]:
+        """Let the program run on without the debugger (in the same sandbox, so debug_attach can come back)."""
+        if self.process is None or not self.process.IsValid() or self.detached_pid is not None:
+            raise ReaError("invalid_request", "no attached program to detach from", details={"reason": "not_attached"})
+        pid = int(self.process.GetProcessID())
+        error = self.process.Detach()
+        if not error.Success():
+            raise ReaError(
+                "execution_failure",
+                f"LLDB could not detach: {(error.GetCString() or '')[:200]}",
+                details={"reason": "detach_failed"},
+            )
+        self.wait(1.0)
+        self.detached_pid = pid
+        return self.describe()
+
+    def attach_to(self, p: dict[str, Any]) -> dict[str, Any]:
+        """Attach to a process the operator started (the server checked that it may); it stops where it runs."""
+        lldb = self.lldb
+        error = lldb.SBError()
+        self.target = self.debugger.CreateTarget(p["executable"], None, None, True, error)
+        if not self.target.IsValid():
+            raise ReaError(
+                "unsupported_target",
+                "LLDB could not load the process's executable",
+                details={"reason": "target_not_loaded"},
+            )
+        self.module = self.target.GetModuleAtIndex(0)
+        self.foreign = True
+        self.detached_pid = int(p["pid"])
+        self.attaches = -1  # attach() counts this first one as 0
+        stop = self.attach(p)
+        return {
+            "load_bias": self.load_bias(),
+            "debugger_version": lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
+            "stop": stop,
+        }
+
+    def attach(self, p: dict[str, Any]) -> dict[str, Any]:
+        """Attach again to the program this session launched and detached from; it stops where it is."""
+        lldb = self.lldb
+        pid = self.detached_pid
+        if pid is None:
+            raise ReaError(
+                "invalid_request",
+                "the session's program is attached already",
+                remediation="debug_attach follows a debug_end with detach true.",
+                details={"reason": "not_detached"},
+            )
+        error = lldb.SBError()
+        process = self.target.AttachToProcessWithID(self.listener, pid, error)
+        if not error.Success() or not process.IsValid():
+            raise ReaError(
+                "process_capture_failed",
+                f"LLDB could not attach to the program: {(error.GetCString() or '')[:200]}",
+                remediation="The program may have exited since it was detached; launch it again.",
+                details={"reason": "attach_failed"},
+            )
+        self.process = process
+        self.attaches += 1
+        self.detached_pid = None
+        self.exit = None
+        # An attach stops the program without the stop event a resume waits for: poll its state instead.
+        event = lldb.SBEvent()
+        deadline = time.monotonic() + float(p.get("wait_ms", 5000)) / 1000
+        while process.GetState() != lldb.eStateStopped and time.monotonic() < deadline:
+            if not self.listener.GetNextEvent(event):
+                time.sleep(POLL_S)
+        return self.describe()
+
+    def cont(self, p: dict[str, Any]) -> dict[str, Any]:
+        lldb = self.lldb
+        if self.detached_pid is not None:
+            raise ReaError(
+                "invalid_request",
+                "the program is detached",
+                remediation="Call debug_attach first.",
+                details={"reason": "program_detached", "state": "detached"},
+            )
+        wait_s = float(p.get("wait_ms", 2000)) / 1000
+        if self.process is None or not self.process.IsValid():
+            raise ReaError("execution_failure", "no program is launched", details={"reason": "not_launched"})
+        state = self.process.GetState()
+        if p.get("interrupt"):
+            if state == lldb.eStateRunning:
+                self.process.Stop()
+            return self.wait(max(wait_s, 1.0))
+        if state == lldb.eStateStopped:
+            self.process.Continue()
+        return self.wait(wait_s)
+
+    def step(self, p: dict[str, Any]) -> dict[str, Any]:
+        thread = self.require_stopped()
+        kind = p.get("kind", "over")
+        wait_s = float(p.get("wait_ms", 2000)) / 1000
+        error = self.lldb.SBError()
+        if kind == "into":
+            thread.StepInto()
+        elif kind == "over":
+            thread.StepOver(self.lldb.eOnlyDuringStepping, error)
+        elif kind == "out":
+            thread.StepOut(error)
+        elif kind == "instruction":
+            thread.StepInstruction(False, error)
+        else:  # instruction_over
+            thread.StepInstruction(True, error)
+        if not error.Success():
+            raise ReaError(
+                "execution_failure",
+                f"LLDB could not step: {(error.GetCString() or '')[:200]}",
+                details={"reason": "step_failed"},
+            )
+        return self.wait(wait_s)
+
+    # -- looking ----------------------------------------------------------------------------------
+
+    def state(self, p: dict[str, Any]) -> dict[str, Any]:
+        summary = self.describe()
+        out: dict[str, Any] = {"stop": summary, "output": self.output(int(p.get("output_bytes", 1024)))}
+        if summary["state"] != "stopped":
+            return out
+        process = self.process
+        selected = process.GetSelectedThread()
+        out["threads"] = [
+            {"index": t.GetIndexID(), "tid": t.GetThreadID(), "selected": t == selected, **self.reason(t)}
+            for t in list(process)[:64]
+        ]
+        frame = selected.GetFrameAtIndex(0)
+        out["registers"] = self.registers(frame, bool(p.get("all_registers")))
+        instructions = self.target.ReadInstructions(frame.GetPCAddress(), 1)
+        if instructions.GetSize():
+            ins = instructions.GetInstructionAtIndex(0)
+            out["instruction"] = f"{ins.GetMnemonic(self.target)} {ins.GetOperands(self.target)}".strip()
+        frames = []
+        for i in range(min(selected.GetNumFrames(), int(p.get("max_frames", 16)))):
+            frames.append({"index": i, **self.place(selected.GetFrameAtIndex(i))})
+        out["backtrace"] = frames
+        out["frames_total"] = selected.GetNumFrames()
+        return out
+
+    def registers(self, frame: Any, everything: bool) -> dict[str, str]:
+        sets = frame.GetRegisters()
+        general = sets.GetValueAtIndex(0)
+        wanted = None if everything else set(MAIN_REGISTERS.get(self.architecture, ()))
+        out = {}
+        for i in range(general.GetNumChildren()):
+            reg = general.GetChildAtIndex(i)
+            name = reg.GetName()
+            if wanted is None or name in wanted:
+                out[name] = _hex(reg.GetValueAsUnsigned())
+        return out
+
+    def read_memory(self, p: dict[str, Any]) -> dict[str, Any]:
+        self.require_stopped()
+        loaded = self.load_address(int(p["address"], 16), p.get("address_space", "auto"))
+        length = min(int(p["length"]), MAX_READ)
+        error = self.lldb.SBError()
+        data = self.process.ReadMemory(loaded, length, error)
+        if not error.Success() or data is None:
+            raise ReaError(
+                "invalid_request",
+                f"the program's memory at {_hex(loaded)} cannot be read",
+                details={"reason": "unreadable", "pc": _hex(loaded)},
+            )
+        return {**self.static_of(loaded), "bytes": bytes(data)}
+
+    def write_memory(self, p: dict[str, Any]) -> dict[str, Any]:
+        self.require_stopped()
+        loaded = self.load_address(int(p["address"], 16), p.get("address_space", "auto"))
+        data = bytes(p["data"])
+        error = self.lldb.SBError()
+        written = self.process.WriteMemory(loaded, data, error)
+        if not error.Success():
+            raise ReaError(
+                "invalid_request",
+                f"the program's memory at {_hex(loaded)} cannot be written",
+                details={"reason": "unwritable", "pc": _hex(loaded)},
+            )
+        return {**self.static_of(loaded), "written": int(written)}
+
+    def write_register(self, p: dict[str, Any]) -> dict[str, Any]:
+        thread = self.require_stopped()
+        frame = thread.GetFrameAtIndex(0)
+        reg = frame.FindRegister(p["register"])
+        if not reg.IsValid():
+            raise invalid_request(
+                f"no register {p['register']}", [issue("register", "invalid_value", "unknown register")]
+            )
+        error = self.lldb.SBError()
+        old = reg.GetValueAsUnsigned()
+        if not reg.SetValueFromCString(_hex(int(p["value"])), error):
+            raise ReaError(
+                "invalid_request",
+                f"LLDB could not write {p['register']}: {(error.GetCString() or '')[:200]}",
+                details={"reason": "register_write_failed"},
+            )
+        return {
+            "register": p["register"],
+            "old": _hex(old),
+            "new": _hex(frame.FindRegister(p["register"]).GetValueAsUnsigned()),
+        }
+
+    def output(self, limit: int = 1024) -> dict[str, Any]:
+        """The last ``limit`` bytes of what the program wrote to stdout and stderr, with the sizes."""
+        limit = min(limit, OUTPUT_LIMIT)
+        return {
+            name: read_capped(os.path.join(self.out_dir, name), limit, from_end=True) for name in ("stdout", "stderr")
+        }
+
+    def end(self) -> dict[str, Any]:
+        lldb = self.lldb
+        if self.detached_pid is not None and not self.foreign:
+            # Detached: the program is killed with the worker's sandbox when the channel closes.
+            self.detached_pid = None
+            self.exit = {"exit_code": -1, "description": "killed with the debug session (it was detached)"}
+        live = self.process is not None and self.process.IsValid()
+        if live and self.process.GetState() not in (lldb.eStateExited, lldb.eStateDetached, lldb.eStateInvalid):
+            if self.foreign:
+                # Detach removes the breakpoints from its code first; the process runs on as it was.
+                if self.process.GetState() == lldb.eStateRunning:
+                    self.process.Stop()
+                    self.wait(2.0)
+                self.process.Detach()
+                self.wait(1.0)
+                self.detached_pid = int(self.process.GetProcessID())
+            else:
+                self.process.Kill()
+                self.wait(5.0)
+        out = {"stop": self.describe(), "output": self.output()}
+        self.debugger.DeleteTarget(self.target)
+        lldb.SBDebugger.Destroy(self.debugger)
+        return out
+
+
+class _State:
+    debuggee: Debuggee | None = None
+
+
+STATE = _State()
+
+
+def _debuggee() -> Debuggee:
+    if STATE.debuggee is None:
+        raise ReaError("execution_failure", "the debug worker has no program", details={"reason": "not_launched"})
+    return STATE.debuggee
+
+
+def _launch(params: dict[str, Any], reporter: Reporter) -> Any:
+    reporter.progress("launching the program under LLDB")
+    STATE.debuggee = Debuggee(params)
+    return STATE.debuggee.launch()
+
+
+def _attach_pid(params: dict[str, Any], reporter: Reporter) -> Any:
+    reporter.progress(f"attaching LLDB to process {params['pid']}")
+    STATE.debuggee = Debuggee(params)
+    return STATE.debuggee.attach_to(params)
+
+
+ROUTES = {
+    "launch": _launch,
+    "breakpoint_set": lambda p, r: _debuggee().breakpoint_set(p),
+    "breakpoint_list": lambda p, r: _debuggee().breakpoint_list(),
+    "breakpoint_delete": lambda p, r: _debuggee().breakpoint_delete(p),
+    "continue": lambda p, r: _debuggee().cont(p),
+    "step": lambda p, r: _debuggee().step(p),
+    "state": lambda p, r: _debuggee().state(p),
+    "where": lambda p, r: _debuggee().describe(),
+    "read_memory": lambda p, r: _debuggee().read_memory(p),
+    "write_memory": lambda p, r: _debuggee().write_memory(p),
+    "write_register": lambda p, r: _debuggee().write_register(p),
+    "end": lambda p, r: _debuggee().end(),
+    "detach": lambda p, r: _debuggee().detach(),
+    "attach": lambda p, r: _debuggee().attach(p),
+    "attach_pid": _attach_pid,
+}
+
+if __name__ == "__main__":
+    raise SystemExit(serve(ROUTES))

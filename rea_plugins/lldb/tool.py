@@ -1,0 +1,300 @@
+"""``observe_native_calls``: run a program under LLDB and record entries of the functions asked for."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+from rea.plugin import (
+    AnalysisClient,
+    Evidence,
+    ProviderIdentity,
+    ReaError,
+    Target,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    evidence_input,
+    identify,
+    invalid_request,
+    issue,
+    with_evidence_defs,
+)
+from rea_plugins.lldb.abi import ABIS
+from rea_plugins.lldb.shapes import NativeCallObservation
+
+PROVIDER_ID = "lldb"
+DEFAULT_INHERIT = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]
+HEX = {"type": "string", "pattern": "^0x[0-9a-fA-F]{1,16}$"}
+_EV = evidence_input("Evidence with an address (procedure_info...), inline or retained. Its address is observed.")
+
+INPUT_SCHEMA: dict[str, Any] = with_evidence_defs(
+    {
+        "type": "object",
+        "properties": {
+            "executable": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Program to launch; omitted: the open target.",
+                "examples": ["/tmp/build/app"],
+            },
+            "arguments": {
+                "type": "array",
+                "items": {"type": "string"},
+                "maxItems": 1024,
+                "default": [],
+                "description": "Arguments after the program name.",
+            },
+            "working_directory": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Working directory of the program; default: the program's folder.",
+            },
+            "environment": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "default": {},
+                "description": "Variables set explicitly (HOME and TMPDIR default to a private folder).",
+            },
+            "inherit_environment": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "maxItems": 256,
+                "description": "Names of server variables the program inherits; default: "
+                + ", ".join(DEFAULT_INHERIT)
+                + ".",
+            },
+            "functions": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "maxItems": 256,
+                "default": [],
+                "description": "Function names whose entries are recorded. Every module's, shared libraries included.",
+                "examples": [["main", "add"]],
+            },
+            "addresses": {
+                "type": "array",
+                "items": {"anyOf": [HEX, _EV]},
+                "maxItems": 256,
+                "default": [],
+                "description": "Static (file) addresses of function entries: hex text or Evidence.",
+            },
+            "module_procedures": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "module": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "Module file name; default: the program itself.",
+                    },
+                    "max_functions": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200},
+                },
+                "description": "Every code symbol of one module, up to max_functions. More is reported as a limit.",
+            },
+            "max_events": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 100_000,
+                "default": 1000,
+                "description": "Stop after this many recorded calls.",
+            },
+            "duration_ms": {
+                "type": "integer",
+                "minimum": 100,
+                "maximum": 600_000,
+                "default": 10_000,
+                "description": "Stop after the program ran this long.",
+            },
+            "argument_count": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 8,
+                "default": 6,
+                "description": "Argument registers read at each entry (per the ABI).",
+            },
+            "return_values": {
+                "type": "boolean",
+                "default": False,
+                "description": "Also record each call's return value register.",
+            },
+            "max_backtrace_frames": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 64,
+                "default": 8,
+                "description": "Frames of each hit's backtrace.",
+            },
+            "filesystem_roots": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "maxItems": 64,
+                "default": [],
+                "description": "Folders the sandboxed program may write, besides its working directory.",
+            },
+            "sandbox": {
+                "type": "string",
+                "enum": ["required", "preferred", "none"],
+                "default": "required",
+                "description": "required: run under bubblewrap or fail; preferred: without it when the host "
+                "cannot; none: unsandboxed. The isolation that applied is recorded.",
+            },
+        },
+        "additionalProperties": False,
+    }
+)
+
+
+def _address_of(call: ToolCall, value: Any, index: int) -> dict[str, Any]:
+    if isinstance(value, str):
+        return {"address": value.lower()}
+    ev = call.session.resolve_evidence(value, f"addresses/{index}")
+    result = ev.normalized_result if isinstance(ev.normalized_result, dict) else {}
+    address = result.get("address")
+    if not isinstance(address, str) and isinstance(result.get("procedure"), dict):
+        address = result["procedure"].get("address")
+    if not isinstance(address, str) or not address.startswith("0x"):
+        raise invalid_request(
+            "the Evidence names no address",
+            [issue(f"addresses/{index}", "invalid_value", "expected Evidence with an address")],
+        )
+    name = result.get("name")
+    return {"address": address.lower(), "name": name if isinstance(name, str) else None, "evidence_id": ev.evidence_id}
+
+
+def _program(call: ToolCall) -> Target:
+    executable = call.args.get("executable")
+    if executable is None:
+        return call.session.require_target()
+    path = executable if os.sep in executable else shutil.which(executable) or executable
+    target = identify(path, call.ctx)
+    if not os.access(target.resolved_path, os.X_OK):
+        raise ReaError(
+            "target_unavailable",
+            f"{executable} is not executable",
+            details={"reason": "not_executable", "path": executable},
+        )
+    return target
+
+
+def _params(call: ToolCall, target: Target) -> dict[str, Any]:
+    args = call.args
+    addresses = [_address_of(call, v, i) for i, v in enumerate(args.get("addresses", []))]
+    module = args.get("module_procedures")
+    if not args.get("functions") and not addresses and module is None:
+        raise invalid_request(
+            "name at least one function, address or module_procedures",
+            [issue("functions", "missing_argument", "nothing to observe")],
+        )
+    cwd = args.get("working_directory") or os.path.dirname(target.resolved_path)
+    if not os.path.isdir(cwd):
+        raise ReaError(
+            "target_unavailable",
+            f"working directory {cwd} does not exist",
+            details={"reason": "working_directory_missing", "path": cwd},
+        )
+    architecture = target.architecture or ""
+    return {
+        "arguments": list(args.get("arguments", [])),
+        "working_directory": os.path.realpath(cwd),
+        "environment": dict(args.get("environment", {})),
+        "inherit_environment": list(args.get("inherit_environment", DEFAULT_INHERIT)),
+        "functions": list(args.get("functions", [])),
+        "addresses": addresses,
+        "module_procedures": None
+        if module is None
+        else {"module": module.get("module"), "max_functions": module.get("max_functions", 200)},
+        "max_events": args.get("max_events", 1000),
+        "duration_ms": args.get("duration_ms", 10_000),
+        "argument_count": args.get("argument_count", 6),
+        "return_values": args.get("return_values", False),
+        "max_backtrace_frames": args.get("max_backtrace_frames", 8),
+        "filesystem_roots": [os.path.realpath(r) for r in args.get("filesystem_roots", [])],
+        "sandbox": args.get("sandbox", "required"),
+        "architecture": architecture,
+        "abi": ABIS[architecture].name if architecture in ABIS else None,
+    }
+
+
+def _handle(call: ToolCall) -> Evidence:
+    session = call.session
+    provider = session.registry.providers.get(PROVIDER_ID)
+    if provider is None:
+        raise ReaError(
+            "capability_unavailable",
+            "the lldb plugin is not loaded",
+            remediation="pip install 'rea-reverse[lldb]' and check REA_DISABLE_PLUGINS.",
+            details={"provider_id": PROVIDER_ID},
+        )
+    available = provider.availability()
+    if available.status != "available":
+        raise ReaError(
+            "provider_unavailable",
+            f"lldb is unavailable: {available.reason}",
+            remediation=available.remediation or "",
+            details={"provider_id": PROVIDER_ID, "reason": available.code},
+        )
+    target = _program(call)
+    support = provider.target_support(target)
+    if support.status == "unsupported":
+        raise ReaError(
+            "unsupported_target",
+            f"lldb cannot observe this program: {support.reason}",
+            details={"reason": support.code, "format": target.format, "architecture": target.architecture},
+        )
+    params = _params(call, target)
+    bound = call.args.get("executable") is None and session.provider is provider
+    if bound:
+        # The open target is bound to lldb: the observation runs in the session's client.
+        result = session.execute("observe_native_calls", params, call.ctx)
+        return session.evidence(call.tool.name, _recorded(params), result)
+    client: AnalysisClient = provider.open(target, session.run_id or "", call.ctx)
+    try:
+        result = client.execute("observe_native_calls", params, call.ctx)
+    finally:
+        session.record_lineage(client.lineage())
+    d = provider.descriptor
+    return session.evidence(
+        call.tool.name,
+        _recorded(params),
+        result,
+        bound=False,
+        target=target,
+        provider=ProviderIdentity(id=d.id, name=d.name, version=d.version),
+        analysis_profile=None,
+    )
+
+
+def _recorded(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if k not in ("architecture",)}
+
+
+OBSERVE_NATIVE_CALLS = ToolDef(
+    result_type=NativeCallObservation,
+    name="observe_native_calls",
+    family="dynamic",
+    title="Observe Native Calls",
+    description=(
+        "Run the open target (or executable) under LLDB, sandboxed, and record each entry of the requested "
+        "functions. Functions are names, static addresses or Evidence, or every procedure of a module; each hit "
+        "has its function, address, thread, the first argument registers per the ABI, optionally the return value, "
+        "and a bounded backtrace; every hit auto-continues. Stops at max_events, duration_ms or exit, and the "
+        "program is killed. A crash, timeout or cancellation keeps what was recorded in "
+        "details.partial_observation, with the cleanup status beside it. x86-64 ELF on Linux; arm64 and "
+        "Mach-O where the host runs them (unsupported_host otherwise)."
+    ),
+    input_schema=INPUT_SCHEMA,
+    handler=_handle,
+    effects=ToolEffects(records_evidence=True, launches_process=True, executes_foreign_code=True, idempotent=False),
+    examples=(
+        {"functions": ["main"]},
+        {
+            "executable": "/tmp/build/app",
+            "arguments": ["--fast"],
+            "functions": ["parse_header"],
+            "return_values": True,
+            "max_events": 50,
+        },
+    ),
+)

@@ -1,0 +1,413 @@
+"""The LLDB worker: ``python -m rea_plugins.lldb.worker`` launches one debuggee and records calls in slices.
+
+The client asks for the observation slice by slice (``run``), so everything recorded so far is already on
+its side when the debuggee crashes, the worker is killed at a deadline or the caller cancels.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from rea.plugin import ReaError, Reporter, serve
+from rea_plugins.lldb.abi import ABIS, Abi
+from rea_plugins.lldb.output import read_capped
+
+# Signals after which a program cannot go on: the observation ends as a crash.
+FATAL_SIGNALS = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGSYS", "SIGTRAP"})
+OUTPUT_LIMIT = 64 * 1024
+POLL_S = 0.003
+
+
+def _hex(value: int) -> str:
+    return hex(value)
+
+
+class Observer:
+    """One debuggee under LLDB: entry breakpoints, return breakpoints, recorded hits."""
+
+    def __init__(self, params: dict[str, Any]) -> None:
+        import lldb
+
+        self.lldb = lldb
+        self.params = params
+        self.abi: Abi = ABIS[params["architecture"]]
+        self.max_events = int(params["max_events"])
+        self.duration_s = int(params["duration_ms"]) / 1000
+        self.argument_count = min(int(params["argument_count"]), len(self.abi.argument_registers))
+        self.return_values = bool(params["return_values"])
+        self.max_frames = int(params["max_backtrace_frames"])
+        self.debugger = lldb.SBDebugger.Create(False)
+        self.debugger.SetAsync(True)
+        lldb.SBDebugger.SetInternalVariable("target.skip-prologue", "false", self.debugger.GetInstanceName())
+        self.target: Any = None
+        self.process: Any = None
+        self.listener = self.debugger.GetListener()
+        self.entries: dict[int, dict[str, Any]] = {}  # breakpoint id -> requested spec
+        self.returns: dict[int, int] = {}  # return address -> breakpoint id
+        self.return_ids: set[int] = set()
+        self.pending: dict[int, list[tuple[int, int]]] = {}  # thread id -> [(event index, expected sp)]
+        self.events: list[dict[str, Any]] = []
+        self.sent = 0
+        self.updates: list[dict[str, Any]] = []
+        self.recorded = 0
+        self.dropped = 0
+        self.limits_hit: list[str] = []
+        self.unresolved: list[dict[str, Any]] = []
+        self.started = 0.0
+        self.done = False
+        self.stop_reason = ""
+        self.exit: dict[str, Any] | None = None
+        self.crash: dict[str, Any] | None = None
+        self.out_dir = os.environ.get("TMPDIR") or "."
+
+    # -- launch ---------------------------------------------------------------------------------
+
+    def launch(self) -> dict[str, Any]:
+        lldb = self.lldb
+        p = self.params
+        error = lldb.SBError()
+        self.target = self.debugger.CreateTarget(p["executable"], None, None, True, error)
+        if not self.target.IsValid():
+            raise ReaError(
+                "unsupported_target",
+                "LLDB could not load the executable",
+                remediation="Check that the path names a program for this host.",
+                details={"reason": "target_not_loaded"},
+            )
+        self._set_breakpoints()
+        info = lldb.SBLaunchInfo(list(p["arguments"]))
+        info.SetWorkingDirectory(p["working_directory"])
+        # The debuggee's HOME and TMPDIR default to the worker's private directory, like every owned process.
+        environment = {k: os.environ[k] for k in ("HOME", "TMPDIR") if k in os.environ}
+        environment.update(p["environment"])
+        info.SetEnvironmentEntries([f"{k}={v}" for k, v in environment.items()], False)
+        info.AddOpenFileAction(0, "/dev/null", True, False)
+        info.AddOpenFileAction(1, os.path.join(self.out_dir, "stdout"), False, True)
+        info.AddOpenFileAction(2, os.path.join(self.out_dir, "stderr"), False, True)
+        self.started = time.monotonic()
+        self.process = self.target.Launch(info, error)
+        if not error.Success() or not self.process.IsValid():
+            raise ReaError(
+                "process_capture_failed",
+                "LLDB could not launch the program",
+                remediation="Check that the program runs on this host and that ptrace is permitted "
+                "(container seccomp, kernel.yama.ptrace_scope).",
+                details={"reason": "launch_failed", "debugger_message": (error.GetCString() or "")[:300]},
+            )
+        return {
+            "pid": self.process.GetProcessID(),
+            "breakpoints": len(self.entries),
+            "unresolved": self.unresolved,
+            "debugger_version": lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
+            "load_bias": self._load_bias(),
+        }
+
+    def _load_bias(self) -> int | None:
+        """Where the program was loaded relative to its link-time addresses (ASLR), stated once per capture."""
+        header = self.target.GetModuleAtIndex(0).GetObjectFileHeaderAddress()
+        if not header.IsValid():
+            return None
+        loaded = header.GetLoadAddress(self.target)
+        return None if loaded == self.lldb.LLDB_INVALID_ADDRESS else int(loaded - header.GetFileAddress())
+
+    def _function_name(self, frame: Any) -> str | None:
+        """The name rea gives the frame's function: its symbol's, else ``sub_<start>`` in the file's address
+        space (LLDB calls a stripped function ``___lldb_unnamed_symbol...``)."""
+        name = frame.GetFunctionName()
+        if name and not name.startswith("___lldb_unnamed_symbol"):
+            return str(name)
+        start = frame.GetSymbol().GetStartAddress() if frame.GetSymbol().IsValid() else None
+        if start is not None and start.IsValid() and start.GetSection().IsValid():
+            return f"sub_{start.GetFileAddress():x}"
+        return str(name) if name else None
+
+    def _entry(self, bp: Any, spec: dict[str, Any]) -> None:
+        if bp.IsValid():
+            self.entries[bp.GetID()] = spec
+        else:
+            self.unresolved.append({**spec, "reason": "LLDB refused the breakpoint"})
+
+    def _set_breakpoints(self) -> None:
+        lldb = self.lldb
+        target = self.target
+        for name in self.params["functions"]:
+            self._entry(target.BreakpointCreateByName(name), {"kind": "function", "name": name})
+        for item in self.params["addresses"]:
+            address = target.ResolveFileAddress(int(item["address"], 16))
+            if not address.IsValid() or not address.GetSection().IsValid():
+                self.unresolved.append({"kind": "address", **item, "reason": "no section of the program holds it"})
+                continue
+            self._entry(target.BreakpointCreateBySBAddress(address), {"kind": "address", **item})
+        module_spec = self.params.get("module_procedures")
+        if module_spec:
+            name = module_spec.get("module")
+            module = target.GetModuleAtIndex(0) if not name else target.FindModule(lldb.SBFileSpec(name))
+            if not module.IsValid():
+                self.unresolved.append(
+                    {"kind": "module", "module": name, "reason": "no such module is loaded before launch"}
+                )
+                return
+            symbols: dict[int, str] = {}
+            for sym in module:
+                if sym.GetType() != lldb.eSymbolTypeCode or sym.IsSynthetic():
+                    continue
+                start = sym.GetStartAddress()
+                if start.IsValid() and sym.GetName():
+                    symbols.setdefault(start.GetFileAddress(), sym.GetName())
+            limit = int(module_spec["max_functions"])
+            if len(symbols) > limit:
+                self.limits_hit.append("max_functions")
+            for address in sorted(symbols)[:limit]:
+                resolved = target.ResolveFileAddress(address)
+                self._entry(
+                    target.BreakpointCreateBySBAddress(resolved),
+                    {"kind": "module_procedure", "name": symbols[address], "address": _hex(address)},
+                )
+
+    # -- observation ----------------------------------------------------------------------------
+
+    def run(self, slice_s: float, reporter: Reporter) -> dict[str, Any]:
+        lldb = self.lldb
+        deadline = time.monotonic() + slice_s
+        event = lldb.SBEvent()
+        while not self.done and time.monotonic() < deadline:
+            if time.monotonic() - self.started >= self.duration_s:
+                self.limits_hit.append("duration_ms")
+                self._finish("duration")
+                break
+            if not self.listener.GetNextEvent(event):
+                time.sleep(POLL_S)
+                continue
+            if not lldb.SBProcess.EventIsProcessEvent(event) or lldb.SBProcess.GetRestartedFromEvent(event):
+                continue
+            state = lldb.SBProcess.GetStateFromEvent(event)
+            if state == lldb.eStateStopped:
+                self._on_stop()
+            elif state == lldb.eStateExited or state in (lldb.eStateCrashed, lldb.eStateDetached):
+                self._exited()
+        reporter.progress(f"{self.recorded} calls recorded")
+        return self._slice()
+
+    def _slice(self) -> dict[str, Any]:
+        out = {
+            "events": self.events[self.sent :],
+            "updates": self.updates,
+            "done": self.done,
+            "stop_reason": self.stop_reason,
+            "exit": self.exit,
+            "crash": self.crash,
+            "dropped": self.dropped,
+            "limits_hit": sorted(set(self.limits_hit)),
+            "elapsed_ms": int((time.monotonic() - self.started) * 1000),
+        }
+        self.sent = len(self.events)
+        self.updates = []
+        return out
+
+    def _on_stop(self) -> None:
+        lldb = self.lldb
+        crash = None
+        for thread in self.process:
+            reason = thread.GetStopReason()
+            if reason == lldb.eStopReasonBreakpoint:
+                bp_id = thread.GetStopReasonDataAtIndex(0)
+                if bp_id in self.return_ids:
+                    self._returned(thread)
+                spec = self.entries.get(bp_id)
+                if spec is not None:
+                    self._hit(thread, spec)
+            elif reason == lldb.eStopReasonSignal:
+                name = self.process.GetUnixSignals().GetSignalAsCString(thread.GetStopReasonDataAtIndex(0))
+                if name in FATAL_SIGNALS:
+                    crash = self._crash(thread, name)
+            elif reason == lldb.eStopReasonException:
+                crash = self._crash(thread, None)
+        if crash is not None:
+            self.crash = crash
+            self._finish("crashed")
+        elif self.recorded >= self.max_events:
+            self.limits_hit.append("max_events")
+            self._finish("max_events")
+        else:
+            self.process.Continue()
+
+    def _frames(self, thread: Any) -> list[dict[str, Any]]:
+        frames = []
+        for index in range(min(thread.GetNumFrames(), self.max_frames)):
+            frame = thread.GetFrameAtIndex(index)
+            module = frame.GetModule().GetFileSpec().GetFilename() if frame.GetModule().IsValid() else None
+            address = frame.GetPCAddress()
+            frames.append(
+                {
+                    "pc": _hex(frame.GetPC()),
+                    "function": self._function_name(frame),
+                    "module": module,
+                    "file_address": _hex(address.GetFileAddress()) if address.IsValid() else None,
+                }
+            )
+        return frames
+
+    def _register(self, frame: Any, name: str) -> int:
+        return int(frame.FindRegister(name).GetValueAsUnsigned())
+
+    def _hit(self, thread: Any, spec: dict[str, Any]) -> None:
+        if self.recorded >= self.max_events:
+            self.dropped += 1
+            return
+        frame = thread.GetFrameAtIndex(0)
+        pc = frame.GetPC()
+        address = frame.GetPCAddress()
+        module = frame.GetModule()
+        arguments = [
+            {"register": reg, "value": _hex(self._register(frame, reg))}
+            for reg in self.abi.argument_registers[: self.argument_count]
+        ]
+        event: dict[str, Any] = {
+            "index": len(self.events),
+            "t_ms": int((time.monotonic() - self.started) * 1000),
+            "function": self._function_name(frame) or spec.get("name"),
+            "module": module.GetFileSpec().GetFilename() if module.IsValid() else None,
+            "address": _hex(pc),
+            "file_address": _hex(address.GetFileAddress()) if address.IsValid() else None,
+            "thread": thread.GetThreadID(),
+            "thread_index": thread.GetIndexID(),
+            "arguments": arguments,
+            "backtrace": self._frames(thread),
+            "breakpoint": spec,
+        }
+        if self.return_values:
+            event["return_value"] = None
+            self._watch_return(thread, frame, event["index"])
+        self.events.append(event)
+        self.recorded += 1
+
+    def _watch_return(self, thread: Any, frame: Any, index: int) -> None:
+        sp = self._register(frame, self.abi.stack_pointer)
+        if self.abi.return_address == "stack":
+            error = self.lldb.SBError()
+            ret = self.process.ReadPointerFromMemory(sp, error)
+            if not error.Success():
+                return
+        else:
+            ret = self._register(frame, self.abi.return_address)
+        if ret not in self.returns:
+            bp = self.target.BreakpointCreateByAddress(ret)
+            if not bp.IsValid():
+                return
+            self.returns[ret] = bp.GetID()
+            self.return_ids.add(bp.GetID())
+        self.pending.setdefault(thread.GetThreadID(), []).append((index, sp + self.abi.sp_delta_on_return))
+
+    def _returned(self, thread: Any) -> None:
+        frame = thread.GetFrameAtIndex(0)
+        sp = self._register(frame, self.abi.stack_pointer)
+        waiting = self.pending.get(thread.GetThreadID(), [])
+        for position in range(len(waiting) - 1, -1, -1):
+            index, expected = waiting[position]
+            if expected == sp:
+                del waiting[position]
+                value = _hex(self._register(frame, self.abi.return_register))
+                self.events[index]["return_value"] = value
+                if index < self.sent:
+                    self.updates.append({"index": index, "return_value": value})
+                return
+
+    def _crash(self, thread: Any, signal_name: str | None) -> dict[str, Any]:
+        frame = thread.GetFrameAtIndex(0)
+        return {
+            "signal": signal_name,
+            "description": (thread.GetStopDescription(256) or "")[:256],
+            "thread": thread.GetThreadID(),
+            "pc": _hex(frame.GetPC()),
+            "function": self._function_name(frame),
+            "backtrace": self._frames(thread),
+            "t_ms": int((time.monotonic() - self.started) * 1000),
+        }
+
+    def _exited(self) -> None:
+        self.done = True
+        self.stop_reason = self.stop_reason or "exited"
+        description = self.process.GetExitDescription()
+        self.exit = {
+            "exit_code": self.process.GetExitStatus(),
+            "description": description[:200] if description else None,
+        }
+
+    def _finish(self, reason: str) -> None:
+        """End the observation: the debuggee is killed (LLDB reaps it) and its end recorded."""
+        self.stop_reason = reason
+        self._kill()
+
+    def _kill(self) -> None:
+        lldb = self.lldb
+        if self.process is None or not self.process.IsValid():
+            self.done = True
+            return
+        if self.process.GetState() not in (lldb.eStateExited, lldb.eStateDetached, lldb.eStateInvalid):
+            self.process.Kill()
+        deadline = time.monotonic() + 5.0
+        event = lldb.SBEvent()
+        while time.monotonic() < deadline and self.process.GetState() != lldb.eStateExited:
+            if not self.listener.GetNextEvent(event):
+                time.sleep(POLL_S)
+        self.done = True
+        if self.exit is None:
+            description = self.process.GetExitDescription()
+            self.exit = {
+                "exit_code": self.process.GetExitStatus(),
+                "killed_by_observer": True,
+                "description": description[:200] if description else None,
+            }
+
+    def stop(self) -> dict[str, Any]:
+        if not self.done:
+            self.stop_reason = self.stop_reason or "stopped"
+            self._kill()
+        out = self._slice()
+        out["output"] = {
+            name: read_capped(os.path.join(self.out_dir, name), OUTPUT_LIMIT, from_end=False)
+            for name in ("stdout", "stderr")
+        }
+        self.debugger.DeleteTarget(self.target)
+        self.lldb.SBDebugger.Destroy(self.debugger)
+        return out
+
+
+class _State:
+    observer: Observer | None = None
+
+
+STATE = _State()
+
+
+def _observer() -> Observer:
+    if STATE.observer is None:
+        raise ReaError(
+            "execution_failure",
+            "the LLDB worker has no launched program",
+            remediation="Retry: the client launches the program before observing it.",
+        )
+    return STATE.observer
+
+
+def launch(params: dict[str, Any], reporter: Reporter) -> Any:
+    reporter.progress("loading LLDB")
+    STATE.observer = Observer(params)
+    reporter.progress("launching the program")
+    return STATE.observer.launch()
+
+
+def run(params: dict[str, Any], reporter: Reporter) -> Any:
+    return _observer().run(float(params.get("slice_ms", 250)) / 1000, reporter)
+
+
+def stop(params: dict[str, Any], reporter: Reporter) -> Any:
+    return _observer().stop()
+
+
+ROUTES = {"launch": launch, "run": run, "stop": stop}
+
+if __name__ == "__main__":
+    raise SystemExit(serve(ROUTES))

@@ -1,0 +1,646 @@
+"""The native provider's operations: Program facts to the normalized shapes of docs/native-operations.md."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from rea.plugin import (
+    CallContext,
+    OperationResult,
+    ReaError,
+    Target,
+    answers,
+    hexa,
+    invalid_request,
+    issue,
+    looks_like_address,
+    page,
+    paging,
+    parse_address,
+    split_operands,
+    symbolized_text,
+    symbols_of,
+)
+from rea.plugin import matcher as search_matcher
+from rea_plugins.native import fingerprints, graph
+from rea_plugins.native.declared import OPERATIONS
+from rea_plugins.native.disasm import Insn
+from rea_plugins.native.dispatch import WINDOW, pointer_table
+from rea_plugins.native.model import Region
+from rea_plugins.native.program import Proc, Program, Ref, StringItem
+
+MAX_ASSEMBLY = 20_000
+_IMMEDIATE = re.compile(r"^#?-?(0x[0-9a-fA-F]+|\d+)$")
+_FROM_DATA = ("data", "read", "write")
+
+
+def owner(r: Ref) -> str | None:
+    """The procedure a reference comes from; None for a reference from data (a pointer slot)."""
+    return hexa(r.proc) if r.proc >= 0 else None
+
+
+class Operations:
+    """Operation handlers over one Program; each returns an OperationResult."""
+
+    def __init__(self, program: Program, target: Target) -> None:
+        self.p = program
+        self.target = target
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def proc(self, params: dict[str, Any], path: str = "procedure") -> Proc:
+        sel = params.get(path)
+        if not isinstance(sel, str) or not sel:
+            raise invalid_request(f"{path} is required", [issue(path, "missing_argument", "name or address")])
+        found = self.p.procedure(parse_address(sel, path)) if looks_like_address(sel) else self.p.by_name(sel)
+        if found is None:
+            raise invalid_request(
+                f"no procedure named or starting at {sel!r}",
+                [issue(path, "invalid_value", "unknown procedure name or address", value=sel)],
+            )
+        return found
+
+    def proc_dict(self, p: Proc) -> dict[str, Any]:
+        end = self.p.end_of(p)
+        row: dict[str, Any] = {
+            "address": hexa(p.address),
+            "name": p.name,
+            "size": end - p.address,
+            "kind": p.kind,
+            "end": hexa(end),
+            "name_source": p.name_source,
+            "part_of": hexa(p.part_of),
+        }
+        if p.name_source == "signature":
+            row["library"] = self.library_match(p.address)
+        return row
+
+    def library_match(self, address: int) -> dict[str, Any] | None:
+        """Where a procedure named by a library signature comes from (library, object, confidence), else None."""
+        match = (self.p.library or {}).get(address)
+        if match is None:
+            return None
+        return {"library": match.library, "object": match.object, "confidence": match.confidence}
+
+    def insn_dict(self, insn: Insn, refs: Sequence[Ref] = ()) -> dict[str, Any]:
+        """An instruction row; with its references, the symbolized text and the addresses its operands denote."""
+        raw = self.p.read(insn.address, insn.size) or b""
+        text = f"{insn.mnemonic} {insn.op_str}".strip()
+        row: dict[str, Any] = {
+            "address": hexa(insn.address),
+            "bytes": raw.hex(),
+            "mnemonic": insn.mnemonic,
+            "operands": insn.op_str,
+            "text": text,
+        }
+        details, branch = self._operand_details(insn, refs)
+        row["symbolized"] = symbolized_text(insn.mnemonic, details, branch)
+        row["symbols"] = symbols_of(details)
+        return row
+
+    def insn_rows(self, p: Proc, insns: Sequence[Insn]) -> list[dict[str, Any]]:
+        """Rows of ``insns`` (instructions of ``p``), symbolized from the procedure's own references."""
+        by_src: dict[int, list[Ref]] = {}
+        if insns:
+            for r in self.p.instruction_refs(p):
+                by_src.setdefault(r.src, []).append(r)
+        return [self.insn_dict(i, by_src.get(i.address, ())) for i in insns]
+
+    def _operand_details(self, insn: Insn, refs: Sequence[Ref]) -> tuple[list[dict[str, Any]], bool]:
+        """Operand texts and kinds; the one operand that denotes an address gets it, named (and its string)."""
+        details: list[dict[str, Any]] = [
+            {"text": t, "kind": "memory" if "[" in t else "immediate" if _IMMEDIATE.match(t) else "register"}
+            for t in split_operands(insn.op_str, 0)
+        ]
+        if not details or not refs:
+            return details, False
+        flow = next((r for r in refs if r.kind in ("call", "jump") and r.dst is not None), None)
+        memory = next((i for i, d in enumerate(details) if d["kind"] == "memory"), None)
+        branch = flow is not None
+        target: tuple[int, int, str | None] | None = None  # operand, address, name
+        if flow is not None and flow.dst is not None and details[-1]["kind"] == "immediate":
+            target = (len(details) - 1, flow.dst, flow.name)
+        elif (slot := next((r for r in refs if r.kind == "external" and r.dst is not None), None)) is not None:
+            assert slot.dst is not None
+            target = (memory if memory is not None else len(details) - 1, slot.dst, slot.name)
+        elif (datum := next((r for r in refs if r.kind in _FROM_DATA and r.dst is not None), None)) is not None:
+            assert datum.dst is not None
+            target = (memory if memory is not None else len(details) - 1, datum.dst, datum.name)
+        if target is not None:
+            index, address, name = target
+            d = details[index]
+            d["address"] = hexa(address)
+            d["name"] = name or self.p.name_at(address)
+            s = self.p.string_at(address)
+            if s is not None:
+                d["string"] = self.p.string_value(s)[0]
+        return details, branch
+
+    def ref_dict(self, r: Ref) -> dict[str, Any]:
+        return {"from": hexa(r.src), "to": hexa(r.dst), "kind": r.kind, "from_procedure": owner(r), "to_name": r.name}
+
+    def _result(
+        self,
+        normalized: Any,
+        limitations: list[str] | None = None,
+        locations: list[dict[str, Any]] | None = None,
+        confidence: str = "observed",
+    ) -> OperationResult:
+        lims = list(self.p.limitations) + list(limitations or [])
+        return OperationResult(
+            normalized=normalized,
+            limitations=lims,
+            locations=locations or [],
+            confidence=confidence,  # type: ignore[arg-type]
+        )
+
+    # -- inventory -----------------------------------------------------------------------------
+
+    def list_documents(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        m = self.p.model
+        doc: dict[str, Any] = {
+            "name": self.target.name,
+            "format": self.target.format,
+            "architecture": m.arch,
+            "sha256": self.target.sha256,
+            "entry": hexa(m.entry),
+            "bits": m.bits,
+            "endianness": m.endianness,
+        }
+        if m.slices:
+            doc["slice"] = m.slice_arch
+            doc["slices"] = list(m.slices)
+        return self._result({"documents": [doc]})
+
+    def list_segments(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        m = self.p.model
+        rows = [_region(r, kind=True) for r in _ordered(m.segments)] + [
+            _region(r, kind=True) for r in _ordered(m.sections)
+        ]
+        return self._result({"segments": rows})
+
+    def list_procedures(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        paging(params)  # a bad page is refused before the work, in every listing below
+        procs = self.p.procedures(ctx)
+        return self._result(page("procedures", procs, params, self.proc_dict), self._discovery_note())
+
+    def _discovery_note(self) -> list[str]:
+        if self.p.discovery:
+            return []
+        return ["procedures come from symbols, the entry point, exception tables and import stubs only"]
+
+    def search_procedures(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        paging(params)
+        match = search_matcher(params)
+        hits = [p for p in self.p.procedures(ctx) if match(p.name)]
+        return self._result(page("procedures", hits, params, self.proc_dict), self._discovery_note())
+
+    def _string_dict(self, s: Any) -> dict[str, Any]:
+        value, truncated = self.p.string_value(s)
+        return {
+            "address": hexa(s.address),
+            "value": value,
+            "encoding": s.encoding,
+            "byte_length": s.byte_length,
+            "truncated": truncated,
+            "section": s.section,
+        }
+
+    def list_strings(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        paging(params)
+        items: Sequence[StringItem] = self.p.strings(ctx)
+        if params.get("address") is not None:
+            items = self.p.strings(ctx).at(parse_address(params["address"]))
+        return self._result(page("strings", items, params, self._string_dict))
+
+    def search_strings(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        paging(params)
+        match = search_matcher(params)
+        hits = []
+        for i, s in enumerate(self.p.strings(ctx)):
+            if i % 4096 == 0:
+                ctx.check("searching strings")
+            if match(self.p.string_value(s)[0]):
+                hits.append(s)
+        return self._result(page("strings", hits, params, self._string_dict))
+
+    def list_names(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        paging(params)
+        items = self.p.names()
+        if params.get("address") is not None:
+            addr = parse_address(params["address"])
+            items = [n for n in items if n[0] == addr]
+
+        def row(n: tuple[int | None, str, str, bool]) -> dict[str, Any]:
+            out: dict[str, Any] = {"address": hexa(n[0]), "name": n[1], "kind": n[2], "external": n[3]}
+            match = self.library_match(n[0]) if n[0] is not None and n[2] == "function" else None
+            if match is not None:
+                out.update(name_source="signature", library=match)
+            return out
+
+        return self._result(page("names", items, params, row))
+
+    def address_name(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        addr = parse_address(params.get("address"))
+        return self._result({"address": hexa(addr), "name": self.p.name_at(addr)})
+
+    def procedure_address(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        return self._result({"procedure": params["procedure"], "address": hexa(p.address), "name": p.name})
+
+    def resolve_containing_procedure(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        addr = parse_address(params.get("address"))
+        p = self.p.containing(addr)
+        body = None
+        if p is not None:
+            d = self.proc_dict(p)
+            body = {"address": d["address"], "name": d["name"], "size": d["size"], "end": d["end"]}
+        return self._result({"address": hexa(addr), "procedure": body})
+
+    # -- function facts ------------------------------------------------------------------------
+
+    def procedure_info(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        d = self.proc_dict(p)
+        n_blocks, n_insns = self.p.block_counts(p) if p.kind in ("local", "thunk") else (0, 0)
+        region = self.p.region_at(p.address)
+        m = self.p.model
+        parent = self.p.procedure(p.part_of) if p.part_of is not None else None
+        d.update(
+            {
+                "section": region.name if region else None,
+                "basic_block_count": n_blocks,
+                "instruction_count": n_insns,
+                "signature": None,
+                "calling_convention": answers.DEFAULT_ABI.get((m.format, m.arch)) if p.kind == "local" else None,
+                "source": p.source,
+                "part_of": None if parent is None else {"address": hexa(parent.address), "name": parent.name},
+                "parts": [
+                    {"address": hexa(q.address), "name": q.name, "end": hexa(self.p.end_of(q))}
+                    for q in self.p.parts_of(p)
+                ],
+            }
+        )
+        lims = ["signature: the native provider recovers no types"]
+        if p.name_source == "entry-heuristic":
+            lims.append(f"{p.name}: named from the argument the entry point passes to the C runtime, not a symbol")
+        match = self.library_match(p.address) if p.name_source == "signature" else None
+        if match is not None:
+            lims.append(
+                f"{p.name}: named by a signature of {match['library']} ({match['object']}, {match['confidence']} "
+                "confidence), not a symbol"
+            )
+        return self._result(d, lims)
+
+    def procedure_blocks(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        blocks = self.p.blocks(p) if p.kind in ("local", "thunk") else []
+        edges = [{"from": hexa(b.start), "to": hexa(t), "kind": k} for b in blocks for t, k in b.successors]
+        return self._result(
+            {
+                "address": hexa(p.address),
+                "name": p.name,
+                "blocks": [
+                    {
+                        "start": hexa(b.start),
+                        "end": hexa(b.end),
+                        "instruction_count": b.n_insns,
+                        "successors": [hexa(t) for t, _ in b.successors],
+                    }
+                    for b in blocks
+                ],
+                "edges": edges,
+            }
+        )
+
+    def procedure_assembly(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        cap = params.get("max_instructions") or MAX_ASSEMBLY
+        insns = self.p.instructions(p)
+        return self._result(
+            {
+                "address": hexa(p.address),
+                "name": p.name,
+                "instructions": self.insn_rows(p, insns[:cap]),
+                "truncated": len(insns) > cap,
+            }
+        )
+
+    def read_function_instructions(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        offset, limit = paging(params)
+        window, more = self.p.window(p, offset, limit)
+        # total is exact only once the procedure is decoded; decoding the window alone keeps this cheap.
+        total = len(self.p.instructions(p)) if more else offset + len(window)
+        return self._result(
+            {
+                "instructions": self.insn_rows(p, window),
+                "offset": offset,
+                "limit": limit,
+                "total": total,
+                "next_offset": offset + limit if more else None,
+                "address": hexa(p.address),
+                "name": p.name,
+            }
+        )
+
+    def _outgoing(self, p: Proc, ctx: CallContext, data: bool = True) -> list[Ref]:
+        return self.p.outgoing(p, ctx, data)
+
+    def _home(self, address: int) -> int:
+        """The procedure a reference source belongs to: a split-off part counts as its parent."""
+        q = self.p.procedure(address)
+        return q.part_of if q is not None and q.part_of is not None else address
+
+    def _is_call(self, r: Ref) -> bool:
+        """A call, or a tail jump to another procedure's start (not a jump between a procedure's parts)."""
+        if r.kind == "call":
+            return True
+        if r.kind != "jump" or r.dst is None or r.proc == r.dst:
+            return False
+        target = self.p.procedure(r.dst)
+        return target is not None and self._home(r.dst) != self._home(r.proc)
+
+    def procedure_callees(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        groups: dict[tuple[int | None, str | None, str], list[int]] = {}
+        refs = [r for q in (p, *self.p.parts_of(p)) for r in self._outgoing(q, ctx, data=False)]
+        # A register call that register loads resolve: its targets, kind indirect, and no unknown callee.
+        through = {r.src for r in refs if r.kind == "indirect"}
+        resolved = {r.src for r in refs if r.src in through and r.dst is not None and r.kind in ("call", "jump")}
+        for r in refs:
+            if r.kind == "indirect" and r.src in resolved:
+                continue
+            if self._is_call(r):
+                target = self.p.procedure(r.dst) if r.dst is not None else None
+                if target is not None and target.kind in ("import", "thunk"):
+                    kind = "import"
+                elif r.src in resolved:
+                    kind = "indirect"
+                else:
+                    kind = "tail" if r.kind == "jump" else "direct"
+                name = target.name if target is not None else r.name
+                groups.setdefault((r.dst, name, kind), []).append(r.src)
+            elif r.kind == "indirect" or (r.kind == "computed" and r.dst is None):
+                # A call or jump through a register that is no resolved jump table: its targets are unknown.
+                groups.setdefault((None, None, "indirect"), []).append(r.src)
+        callees = [
+            {"address": hexa(a), "name": n, "kind": k, "call_sites": [hexa(s) for s in sorted(set(sites))]}
+            for (a, n, k), sites in sorted(groups.items(), key=lambda kv: (kv[0][0] is None, kv[0][0] or 0, kv[0][2]))
+        ]
+        return self._result({"procedure": {"address": hexa(p.address), "name": p.name}, "callees": callees})
+
+    def program_call_graph(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        """Every call edge of the program, paged (ordered by caller, then callee); names of the page's procedures."""
+        offset, limit = answers.whole_program_paging(params)
+        edges = self.p.call_graph(ctx)
+        by_addr = self.p.an.by_addr
+
+        def name_of(address: int) -> str | None:
+            q = by_addr.get(address)
+            return q.name if q is not None else None
+
+        if params.get("detail") == "lean":
+            # The lean rows straight from the columns (get_call_graph's default): no dict per edge.
+            return self._result(graph.lean_answer(edges, offset, limit, self.p.name_of_target))
+        return self._result(graph.answer(edges, offset, limit, name_of, self.p.name_of_target))
+
+    def procedure_callers(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        groups: dict[int, list[int]] = {}
+        for r in self.p.incoming(p.address, ctx, data=False):
+            if self._is_call(r):
+                groups.setdefault(self._home(r.proc), []).append(r.src)
+        callers = []
+        for addr in sorted(groups):
+            caller = self.p.procedure(addr)
+            callers.append(
+                {
+                    "address": hexa(addr),
+                    "name": caller.name if caller else None,
+                    "call_sites": [hexa(s) for s in sorted(set(groups[addr]))],
+                }
+            )
+        return self._result({"procedure": {"address": hexa(p.address), "name": p.name}, "callers": callers})
+
+    def procedure_references(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        p = self.proc(params)
+        paging(params)
+        direction = params.get("direction", "outgoing")
+        if direction == "outgoing":
+            refs = sorted(self._outgoing(p, ctx), key=lambda r: (r.src, r.dst is None, r.dst or 0, r.kind))
+        elif direction == "incoming":
+            end = self.p.end_of(p)
+            refs = sorted(
+                (r for r in self.p.incoming_range(p.address, end, ctx) if r.proc != p.address),
+                key=lambda r: (r.src, r.dst or 0, r.kind),
+            )
+        else:
+            raise invalid_request(
+                "direction must be incoming or outgoing", [issue("direction", "invalid_value", "incoming|outgoing")]
+            )
+        body = page("references", refs, params, self.ref_dict)
+        body["procedure"] = {"address": hexa(p.address), "name": p.name}
+        body["direction"] = direction
+        return self._result(body)
+
+    def xrefs(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        addr = parse_address(params.get("address"))
+        refs = sorted(self.p.incoming(addr, ctx), key=lambda r: (r.src, r.kind))
+        return self._result(
+            {
+                "address": hexa(addr),
+                "references": [
+                    {"from": hexa(r.src), "from_procedure": owner(r), "kind": r.kind, "to": hexa(r.dst)} for r in refs
+                ],
+            }
+        )
+
+    def resolve_native_call_targets(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        """Every call and dispatch site of a procedure with its targets; a register dispatch through a bounded
+        pointer table resolved from the instructions before it."""
+        p = self.proc(params)
+        only = parse_address(params["address"]) if params.get("address") is not None else None
+        sites: dict[int, dict[str, Any]] = {}
+        refs = [r for q in (p, *self.p.parts_of(p)) for r in self._outgoing(q, ctx, data=False)]
+        through = {r.src for r in refs if r.kind == "indirect"}
+        resolved = {r.src for r in refs if r.src in through and r.kind in ("call", "jump") and r.dst is not None}
+        for r in refs:
+            if only is not None and r.src != only:
+                continue
+            if r.src in resolved:
+                if r.kind != "indirect" and r.dst is not None:
+                    entry = sites.setdefault(
+                        r.src, {"address": hexa(r.src), "kind": "indirect", "status": "resolved", "targets": []}
+                    )
+                    how = self.p.register_provenance.get((r.src, r.dst), "register-load")
+                    entry["targets"].append({"address": hexa(r.dst), "name": r.name, "provenance": how})
+                continue
+            elif self._is_call(r) and r.dst is not None:
+                target = self.p.procedure(r.dst)
+                imported = target is not None and target.kind in ("import", "thunk")
+                entry = sites.setdefault(
+                    r.src,
+                    {
+                        "address": hexa(r.src),
+                        "kind": "import" if imported else "direct",
+                        "status": "resolved",
+                        "targets": [],
+                    },
+                )
+                entry["targets"].append(
+                    {
+                        "address": hexa(r.dst),
+                        "name": target.name if target else r.name,
+                        "provenance": "import" if imported else "direct",
+                    }
+                )
+            elif r.kind == "computed" and r.dst is not None:
+                entry = sites.setdefault(
+                    r.src, {"address": hexa(r.src), "kind": "computed-jump", "status": "resolved", "targets": []}
+                )
+                entry["targets"].append({"address": hexa(r.dst), "name": r.name, "provenance": "jump-table"})
+            elif r.kind == "indirect" or (r.kind == "computed" and r.dst is None):
+                sites[r.src] = self._indirect_site(p, r.src)
+        if only is not None and only not in sites:
+            raise invalid_request(
+                f"{hexa(only)} is not a call or dispatch site of {p.name or hexa(p.address)}",
+                [issue("address", "invalid_value", "not a call site of the procedure")],
+            )
+        rows = [sites[a] for a in sorted(sites)]
+        for row in rows:
+            unique = {t["address"]: t for t in row["targets"]}
+            row["targets"] = sorted(unique.values(), key=lambda t: int(t["address"], 16))
+        return self._result(
+            {
+                "procedure": {"address": hexa(p.address), "name": p.name},
+                "call_sites": rows,
+                "unresolved_count": sum(1 for r in rows if r["status"] == "unresolved"),
+            }
+        )
+
+    def _indirect_site(self, p: Proc, site: int) -> dict[str, Any]:
+        insns = self.p.instructions(p)
+        at = next((i for i, insn in enumerate(insns) if insn.address == site), None)
+        if at is None:  # a split-off part's site: decode that part
+            q = self.p.containing(site)
+            insns = self.p.instructions(q) if q is not None else []
+            at = next((i for i, insn in enumerate(insns) if insn.address == site), None)
+        found = pointer_table(self.p.model.arch, insns[max(0, at - WINDOW) : at + 1]) if at is not None else None
+        row: dict[str, Any] = {"address": hexa(site), "kind": "indirect", "targets": []}
+        if at is not None:
+            row["instruction"] = f"{insns[at].mnemonic} {insns[at].op_str}".strip()
+        if found is not None:
+            table, count, word = found
+            for slot in range(table, table + count * word, word):
+                value = self.p.pointer_slot(slot)
+                if value is None and word == self.p.image.pointer:
+                    value = self.p.image.pointer_at(slot)
+                if value is None or self.p.code_region_at(value) is None:
+                    found = None  # a slot that is no code pointer: the table is not what it seemed
+                    break
+                row["targets"].append(
+                    {"address": hexa(value), "name": self.p.name_at(value), "provenance": "pointer-table"}
+                )
+        if found is None:
+            row["targets"] = []
+            row["status"] = "unresolved"
+            row["reason"] = "the target is computed at run time (no bounded table in the instructions before it)"
+        else:
+            row["status"] = "resolved"
+        return row
+
+    def inspect_native_data_type(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        """The datum at an address as the container and the index know it: a string, a pointer slot, code or a
+        sized symbol (no debug info is read)."""
+        at = parse_address(params.get("address"))
+        if not self.p.mapped(at):
+            raise invalid_request(
+                f"{hexa(at)} is not mapped by the image", [issue("address", "invalid_value", "not in any segment")]
+            )
+        out: dict[str, Any] = {"address": hexa(at), "name": self.p.name_at(at), "source": "analysis"}
+        word = self.p.model.bits // 8
+        text = self.p.string_at(at)
+        pointee = self.p.pointer_slot(at)
+        proc = self.p.procedure(at)
+        symbol = next((s for s in self.p.model.symbols if s.address == at and s.size), None)
+        if text is not None:
+            out["type"] = answers.string_type(text.encoding, text.byte_length)
+            out["value"] = self.p.string_value(text)[0]
+        elif pointee is not None:
+            out["type"] = {"name": "pointer", "kind": "pointer", "size": word, "target": hexa(pointee)}
+            out["value"] = hexa(pointee)
+            out["target_name"] = self.p.name_at(pointee)
+        elif proc is not None:
+            out["type"] = {"name": "code", "kind": "function", "size": self.p.end_of(proc) - proc.address}
+        elif symbol is not None:
+            size = symbol.size
+            out["type"] = {
+                "name": f"undefined{size}" if size in (1, 2, 4, 8) else f"byte[{size}]",
+                "kind": "undefined",
+                "size": size,
+            }
+            out["source"] = "symbol"
+        else:
+            out["type"] = {"name": "undefined", "kind": "undefined", "size": 1}
+        return self._result(out)
+
+    def procedure_fingerprints(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        return self._result(fingerprints.answer(self, params, ctx))
+
+    # -- layout --------------------------------------------------------------------------------
+
+    def binary_layout(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+        m = self.p.model
+        sections = [_region(r) for r in _ordered(m.sections)]
+        segments = [_region(r) for r in _ordered(m.segments)]
+        body = {
+            "format": self.target.format,
+            "architecture": m.arch,
+            "entry": hexa(m.entry),
+            "bits": m.bits,
+            "image_base": hexa(m.image_base),
+            "segments": segments,
+            "sections": sections,
+            "mitigations": dict(m.mitigations),
+            "linkage": dict(m.linkage),
+            "imports": [
+                {"name": i.name, "library": i.library, "slot": hexa(i.slot), "kind": "data" if i.data else "function"}
+                for i in m.imports
+            ],
+            "exports": [{"name": s.name, "address": hexa(s.address)} for s in m.symbols if s.exported],
+        }
+        return self._result(body)
+
+
+def dispatch(ops: Operations, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    if operation not in OPERATIONS:
+        raise ReaError(
+            "capability_unavailable",
+            f"native does not offer {operation}",
+            details={"operation": operation, "provider_id": "native"},
+        )
+    handler: Callable[[dict[str, Any], CallContext], OperationResult] = getattr(ops, operation)
+    return handler(params, ctx)
+
+
+def _ordered(regions: Iterable[Region]) -> list[Region]:
+    return sorted(regions, key=lambda r: (r.start, r.name))
+
+
+def _region(r: Region, kind: bool = False) -> dict[str, Any]:
+    """A segment or section row of list_segments (with its kind) and binary_layout."""
+    row: dict[str, Any] = {
+        "name": r.name,
+        "start": hexa(r.start),
+        "end": hexa(r.end),
+        "size": r.size,
+        "permissions": r.perms,
+        "file_offset": r.file_offset,
+        "file_size": r.file_size,
+    }
+    if kind:
+        row["kind"] = r.kind
+    return row

@@ -1,0 +1,31 @@
+"""Register calls over part of a program's procedures, resolved by the parse worker while the server resolves the
+rest (the second core): the worker opens the same bytes with the server's index, so each site resolves as the
+server would resolve it."""
+
+from __future__ import annotations
+
+import msgspec
+
+from rea_plugins.native.limits import Limits
+
+MIN_SHARED_OWNERS = 64  # fewer procedures with register sites are resolved alone: the round trip costs more
+REGISTERS_SHARE = 0.5  # the worker's part of the procedures (it starts while the server answers other calls)
+
+
+class RegistersJob(msgspec.Struct, frozen=True, kw_only=True):
+    """The register sites of ``owners`` (procedure starts, sorted; ``sites`` each one's) in the file at ``path``
+    (SHA-256 ``sha256``), with the server's model and index (msgpack)."""
+
+    path: str
+    sha256: str
+    model: bytes
+    index: bytes
+    limits: Limits
+    owners: list[int]
+    sites: list[list[int]]
+
+
+class RegisterRows(msgspec.Struct, frozen=True, kw_only=True):
+    """(procedure, site, target, kind code, provenance) of each register call resolved."""
+
+    rows: list[tuple[int, int, int, int, str]]

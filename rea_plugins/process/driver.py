@@ -1,0 +1,647 @@
+"""The ``process`` scenario driver: run one declared program, drive it, observe it, and clean up after it.
+
+The program is an ``OwnedProcess`` (own session, private HOME/TMPDIR), sandboxed by bubblewrap unless the
+request says otherwise. Input and signals follow the declared events, each optionally waiting for a
+checkpoint (output seen, or time elapsed). The capture ends when the program exits, goes idle, times out
+or the caller cancels; a timeout, a cancellation or an unobserved exit is an error whose
+``details.partial_observation`` keeps everything captured, every signal attempt included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import shutil
+import signal
+import time
+from typing import Any
+
+import msgspec
+
+from rea.plugin import (
+    Availability,
+    CallContext,
+    CloseOutcome,
+    Isolation,
+    OwnedProcess,
+    ProcessSpec,
+    ReaError,
+    SandboxPolicy,
+    ScenarioDriver,
+    ScenarioDriverDescriptor,
+    cancelled,
+    confine,
+    invalid_request,
+    issue,
+    procfs,
+    reap_session_zombies,
+    signal_if,
+    status_details,
+    unsandboxed,
+)
+from rea_plugins.process.observe import LINEAGE_SNAPSHOT_LIMIT, Family, Stream, file_changes, snapshot
+from rea_plugins.process.shapes import (
+    Checkpoint,
+    Cleanup,
+    ExitRecord,
+    FileChanges,
+    Lifecycle,
+    ProcessCapture,
+    Terminal,
+)
+
+VERSION = "0.1.0"
+RESOURCE = "process-scenario"
+DEFAULT_INHERIT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+DEFAULT_LIMITS = {
+    "max_output_bytes": 1 << 20,
+    "max_files": 20_000,
+    "max_hash_bytes": 16 << 20,
+    "max_processes": 256,
+    "max_tasks": 1024,
+    "termination_grace_ms": 2000,
+}
+POLL_S = 0.02
+SAMPLE_S = 0.05
+DRAIN_S = 0.3
+KILL_WAIT_S = 5.0
+
+
+def _elapsed_ms(start: float) -> int:
+    return int((time.monotonic() - start) * 1000)
+
+
+class _Checkpoint(msgspec.Struct, kw_only=True):
+    id: str
+    output_contains: str | None = None
+    after_ms: int | None = None
+    reached_at_ms: int | None = None
+
+
+class Scenario:
+    """One capture in progress: the request, the owned process and everything observed so far."""
+
+    def __init__(self, request: dict[str, Any], ctx: CallContext) -> None:
+        self.request = request
+        self.ctx = ctx
+        self.limits = {**DEFAULT_LIMITS, **request.get("limits", {})}
+        term = request.get("terminal")
+        self.terminal = term is not None and bool(term.get("enabled", True))
+        self.rows = int(term.get("rows", 24)) if term else 24
+        self.columns = int(term.get("columns", 80)) if term else 80
+        self.cwd = os.path.realpath(request["working_directory"])
+        self.roots = [os.path.realpath(r) for r in request.get("filesystem_roots", [])] or [self.cwd]
+        self.checkpoints = {c["id"]: _Checkpoint(**c) for c in request.get("checkpoints", [])}
+        self.events = list(request.get("events", []))
+        self.streams = (
+            {"terminal": Stream(self.limits["max_output_bytes"])}
+            if self.terminal
+            else {"stdout": Stream(self.limits["max_output_bytes"]), "stderr": Stream(self.limits["max_output_bytes"])}
+        )
+        # What checkpoints match against: every stream in arrival order, a bounded tail with its offset.
+        self.tail = bytearray()
+        self.tail_start = 0
+        self.cursor = 0
+        self.interactions: list[dict[str, Any]] = []
+        self.signals: list[dict[str, Any]] = []
+        self.lineage: list[dict[str, Any]] = []
+        self.phase = "validating"
+        self.started = time.monotonic()
+        self.last_output = self.started
+        self.proc: OwnedProcess | None = None
+        self.family: Family | None = None
+        self.fds: dict[int, str] = {}
+        self.exit_ms: int | None = None
+        self.exit_status: int | None = None
+        self.isolation = Isolation(sandbox="none", reason="not started")
+
+    # -- request ---------------------------------------------------------------------------------
+
+    def validate(self) -> tuple[str, dict[str, str]]:
+        req = self.request
+        issues = []
+        if not os.path.isdir(self.cwd):
+            raise ReaError(
+                "target_unavailable",
+                f"working directory {req['working_directory']} does not exist",
+                details={"reason": "working_directory_missing", "path": req["working_directory"]},
+            )
+        for index, event in enumerate(self.events):
+            cp = event.get("checkpoint")
+            if cp is not None and cp not in self.checkpoints:
+                issues.append(issue(f"events/{index}/checkpoint", "invalid_value", f"no checkpoint named {cp!r}"))
+            if event["action"] == "signal" and event.get("signal") not in signal.Signals.__members__:
+                issues.append(issue(f"events/{index}/signal", "invalid_value", "expected a signal name like SIGINT"))
+            if event["action"] == "input" and "text" not in event:
+                issues.append(issue(f"events/{index}/text", "missing_argument", "input needs text"))
+        if len(self.checkpoints) != len(req.get("checkpoints", [])):
+            issues.append(issue("checkpoints", "invalid_value", "checkpoint ids must be unique"))
+        for index, root in enumerate(self.roots):
+            if not os.path.isdir(root):
+                issues.append(issue(f"filesystem_roots/{index}", "invalid_value", "not an existing directory"))
+        if issues:
+            raise invalid_request(f"invalid scenario: {issues[0]['message']}", issues)
+        env = {k: os.environ[k] for k in req.get("inherit_environment", DEFAULT_INHERIT) if k in os.environ}
+        env.update(req.get("environment", {}))
+        if self.terminal:
+            env.setdefault("TERM", "xterm")
+        exe = req["executable"]
+        path = exe if os.sep in exe else shutil.which(exe, path=env.get("PATH", os.defpath))
+        if path is None or not os.path.isfile(path) or not os.access(path, os.X_OK):
+            raise ReaError(
+                "target_unavailable",
+                f"{exe} is not an executable file",
+                remediation="Name an existing executable (absolute, or on the scenario's PATH).",
+                details={"reason": "executable_missing", "executable": exe},
+            )
+        return os.path.abspath(path), env
+
+    def _policy(self, executable: str) -> SandboxPolicy:
+        writable = tuple(dict.fromkeys([*self.roots, self.cwd]))
+        # The sandbox gives the program its own file; its folder only when the scenario asks (libraries beside it).
+        folder = (os.path.dirname(executable),) if self.request.get("program_folder", False) else ()
+        return SandboxPolicy(
+            writable_roots=writable,
+            readable_roots=folder,
+            allow_loopback=self.request.get("network_access") == "host",
+            accept_none=self.request.get("sandbox", "required") == "preferred",
+            max_tasks=self.limits["max_tasks"],
+        )
+
+    def _start(self, argv: list[str], env: dict[str, str]) -> OwnedProcess:
+        policy = self._policy(argv[0])
+        cgroup = None
+        sandbox: SandboxPolicy | None = policy
+        if self.request.get("sandbox", "required") == "none":
+            # No sandbox, but network_access and the process bound still hold, and the pids cgroup finds every
+            # descendant (a double-forked setsid daemon too) where the host has one.
+            argv, self.isolation = unsandboxed(argv, policy, "no sandbox requested")
+            cgroup, sandbox = self.isolation.cgroup, None
+        spec = ProcessSpec(
+            argv=tuple(argv),
+            resource=RESOURCE,
+            owner="process",
+            env=env,
+            inherit_env=(),
+            cwd=self.cwd,
+            stdin="pipe",
+            stdout="pipe",
+            stderr="pipe",
+            terminal=self.terminal,
+            terminal_size=(self.rows, self.columns),
+            sandbox=sandbox,
+        )
+        try:
+            proc = OwnedProcess.start(spec)
+        except BaseException:
+            if cgroup is not None:
+                confine.release(cgroup)
+            raise
+        if sandbox is not None:
+            self.isolation = proc.isolation
+        return proc
+
+    # -- run -------------------------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        path, env = self.validate()
+        self.executable = path
+        before, before_truncated = snapshot(self.roots, self.limits["max_files"])
+        self.ctx.check("starting the process scenario")
+        self.phase = "starting"
+        self.started = self.last_output = time.monotonic()
+        proc = self.proc = self._start([path, *self.request.get("arguments", [])], env)
+        self.family = Family(
+            proc.pid, self.isolation.sandbox == "bubblewrap", self.limits["max_processes"], self.isolation.cgroup
+        )
+        self.lineage.append(proc.observe("started"))
+        self.family.sample(0)
+        if self.terminal:
+            assert proc.terminal_fd is not None
+            self.fds = {proc.terminal_fd: "terminal"}
+        else:
+            assert proc.stdout is not None and proc.stderr is not None
+            self.fds = {proc.stdout.fileno(): "stdout", proc.stderr.fileno(): "stderr"}
+        for fd in self.fds:
+            os.set_blocking(fd, False)
+        end_reason = self._drive()
+        self._finalize(end_reason)
+        after, after_truncated = snapshot(self.roots, self.limits["max_files"])
+        created, modified, deleted = file_changes(self.roots, before, after, self.limits["max_hash_bytes"])
+        files = FileChanges(
+            created=created,
+            modified=modified,
+            deleted=deleted,
+            roots=self.roots,
+            truncated=before_truncated or after_truncated,
+        )
+        return self._result(end_reason, files)
+
+    def _drive(self) -> str:
+        proc = self.proc
+        assert proc is not None and self.family is not None
+        timeout_ms = int(self.request.get("timeout_ms", 30_000))
+        idle_ms = int(self.request.get("idle_timeout_ms", 0))
+        next_event = 0
+        ready_at: float | None = None
+        last_sample = time.monotonic()
+        self.phase = "running"
+        while True:
+            now = time.monotonic()
+            if self.ctx.cancelled:
+                return "cancelled"
+            if (now - self.started) * 1000 >= timeout_ms:
+                return "timeout"
+            self._read(POLL_S)
+            if time.monotonic() - last_sample >= SAMPLE_S:
+                last_sample = time.monotonic()
+                self._sample()
+            if proc.exit_status() is not None:
+                self.exit_ms = _elapsed_ms(self.started)
+                self._drain()
+                return "exited"
+            if next_event < len(self.events):
+                event = self.events[next_event]
+                if ready_at is None and self._reached(event.get("checkpoint")):
+                    ready_at = time.monotonic() + event.get("delay_ms", 0) / 1000
+                if ready_at is not None and time.monotonic() >= ready_at:
+                    self._perform(next_event, event)
+                    next_event += 1
+                    ready_at = None
+                    self.last_output = time.monotonic()
+                    continue
+            if idle_ms and (time.monotonic() - self.last_output) * 1000 >= idle_ms and ready_at is None:
+                return "idle_timeout"
+            self.ctx.progress(
+                f"process scenario: {self.phase}, event {next_event} of {len(self.events)}, "
+                f"{_elapsed_ms(self.started)} ms elapsed"
+            )
+
+    def _read(self, wait_s: float) -> None:
+        if not self.fds:
+            time.sleep(wait_s)
+            return
+        try:
+            ready, _, _ = select.select(list(self.fds), [], [], wait_s)
+        except (OSError, ValueError):
+            ready = []
+        for fd in ready:
+            try:
+                data = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            except OSError:  # EIO: the terminal's other side closed
+                data = b""
+            if not data:
+                self.fds.pop(fd, None)
+                continue
+            self.streams[self.fds[fd]].feed(data)
+            self.last_output = time.monotonic()
+            self.tail.extend(data)
+            if len(self.tail) > 256 * 1024:
+                drop = len(self.tail) - 128 * 1024
+                del self.tail[:drop]
+                self.tail_start += drop
+
+    def _drain(self) -> None:
+        deadline = time.monotonic() + DRAIN_S
+        while self.fds and time.monotonic() < deadline:
+            self._read(POLL_S)
+
+    def _sample(self) -> None:
+        assert self.family is not None and self.proc is not None
+        fresh = self.family.sample(_elapsed_ms(self.started))
+        if fresh and len(self.lineage) < LINEAGE_SNAPSHOT_LIMIT:
+            self.lineage.append(self.proc.observe("descendant_seen"))
+
+    def _reached(self, name: str | None) -> bool:
+        if name is None:
+            return True
+        cp = self.checkpoints[name]
+        if cp.reached_at_ms is not None:
+            return True
+        elapsed = _elapsed_ms(self.started)
+        if cp.after_ms is not None and elapsed < cp.after_ms:
+            return False
+        if cp.output_contains is not None:
+            start = max(self.cursor, self.tail_start) - self.tail_start
+            found = self.tail.find(cp.output_contains.encode(), start)
+            if found < 0:
+                return False
+            self.cursor = self.tail_start + found + len(cp.output_contains.encode())
+        cp.reached_at_ms = elapsed
+        return True
+
+    def _perform(self, index: int, event: dict[str, Any]) -> None:
+        proc = self.proc
+        assert proc is not None
+        action = event["action"]
+        entry: dict[str, Any] = {
+            "index": index,
+            "action": action,
+            "checkpoint": event.get("checkpoint"),
+            "at_ms": _elapsed_ms(self.started),
+        }
+        if action == "input":
+            entry.update(self._write(event["text"].encode()))
+            entry["bytes"] = len(event["text"].encode())
+        elif action == "close_stdin":
+            if self.terminal:
+                entry.update(self._write(b"\x04"))  # end of file at the start of a terminal line
+            else:
+                with contextlib.suppress(OSError):
+                    if proc.stdin is not None:
+                        proc.stdin.close()
+                entry["delivered"] = True
+        elif action == "signal":
+            result = proc.send_signal(signal.Signals[event["signal"]])
+            entry.update(result)
+            self.signals.append({"at_ms": entry["at_ms"], "reason": "event", **result})
+        self.interactions.append(entry)
+        self.phase = f"event {index + 1} ({action})"
+        self.ctx.progress(f"process scenario: {action} sent, {_elapsed_ms(self.started)} ms elapsed")
+
+    def _write(self, data: bytes) -> dict[str, Any]:
+        proc = self.proc
+        assert proc is not None
+        fd = (
+            proc.terminal_fd
+            if self.terminal
+            else (proc.stdin.fileno() if proc.stdin is not None and not proc.stdin.closed else None)
+        )
+        if fd is None:
+            return {"delivered": False, "reason": "stdin is closed"}
+        try:
+            view = memoryview(data)
+            deadline = time.monotonic() + 2.0
+            while view and time.monotonic() < deadline:
+                try:
+                    view = view[os.write(fd, view) :]
+                except BlockingIOError:
+                    time.sleep(POLL_S)
+            if view:
+                return {"delivered": False, "reason": "the program did not read its input"}
+        except OSError as exc:
+            return {"delivered": False, "reason": f"write failed: {exc.strerror or 'error'}"}
+        return {"delivered": True}
+
+    # -- finalization ----------------------------------------------------------------------------
+
+    def _finalize(self, end_reason: str) -> None:
+        proc = self.proc
+        assert proc is not None and self.family is not None
+        self.phase = "finalizing"
+        self.ctx.progress(f"process scenario: finalizing ({end_reason}), {_elapsed_ms(self.started)} ms elapsed")
+        grace = self.limits["termination_grace_ms"] / 1000
+        if proc.exit_status() is None:
+            for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, KILL_WAIT_S)):
+                result = proc.send_signal(sig)
+                self.signals.append({"at_ms": _elapsed_ms(self.started), "reason": "finalization", **result})
+                if proc.wait_exit(wait) is not None:
+                    break
+        self.exit_status = proc.exit_status()
+        if self.exit_status is None:
+            self.exit_ms = None
+        elif self.exit_ms is None:
+            self.exit_ms = _elapsed_ms(self.started)
+        self._drain()
+        self.family.sample(_elapsed_ms(self.started))
+        self.outlived = [dict(m) for m in self.family.alive_after_exit()]
+        self.lineage.append(proc.observe("exited" if self.exit_status is not None else "finalized"))
+        self._end_escaped()
+        # bubblewrap's pid-1 process is orphaned to the server (rea is the subreaper): reaped while the leader,
+        # whose pid is the session id, is still unreaped and so cannot name another session.
+        reap_session_zombies(proc.pid, settle_s=1.0 if self.exit_status is not None else 0.0)
+        self.outcome = self._released(proc.terminate(grace))
+        # What terminate killed exits after: no leader or other owned process has this session id, so this is safe.
+        reap_session_zombies(proc.pid)
+        self.lineage.append(
+            {
+                "provider_id": "process",
+                "resource": RESOURCE,
+                "event": "closed",
+                "observed_at": self.lineage[-1]["observed_at"],
+                "pid": proc.pid,
+                "status": "verified" if not self.outcome.remaining else "unavailable",
+                **({"reason": self.outcome.reason} if self.outcome.remaining else {}),
+                **status_details(self.exit_status),
+            }
+        )
+        self.phase = "finished"
+
+    def _end_escaped(self) -> None:
+        """Kill what left the program's session (a setsid daemon) but is provably its own, and record it.
+
+        Provably: in the capture's pids cgroup, or, without one, an orphan of the server whose environment names
+        the capture's private directory (its HOME/TMPDIR, a random path no stranger carries)."""
+        proc = self.proc
+        assert proc is not None and self.family is not None
+        cgroup = self.isolation.cgroup
+        how = "pids cgroup" if cgroup is not None else "environment names the private directory"
+        # A few rounds: a daemon may fork again between the listing and its kill.
+        for _ in range(3):
+            escaped = [i for i in self._escaped_candidates() if i.sid != proc.pid and i.state != "Z"]
+            if not escaped:
+                return
+            self.family.add(escaped, _elapsed_ms(self.started))
+            killed = [i.pid for i in escaped if _kill_own(i, cgroup, proc.private_dir)]
+            self.signals.append(
+                {
+                    "at_ms": _elapsed_ms(self.started),
+                    "reason": f"left the session ({how})",
+                    "signal": "SIGKILL",
+                    "delivered": bool(killed),
+                    "pids": killed,
+                }
+            )
+            deadline = time.monotonic() + KILL_WAIT_S
+            while time.monotonic() < deadline and any(
+                procfs.same_process(i) and (procfs.read(i.pid) or i).state != "Z" for i in escaped
+            ):
+                time.sleep(POLL_S)
+            _reap_children(escaped)
+
+    def _escaped_candidates(self) -> list[procfs.ProcInfo]:
+        proc = self.proc
+        assert proc is not None
+        if self.isolation.cgroup is not None:
+            return [i for i in (procfs.read(p) for p in confine.members(self.isolation.cgroup)) if i is not None]
+        me = os.getpid()
+        return [
+            i
+            for i in procfs.scan().values()
+            if i.ppid == me and i.pid != proc.pid and _names_private(i.pid, proc.private_dir)
+        ]
+
+    def _released(self, outcome: CloseOutcome) -> CloseOutcome:
+        """``terminate``'s outcome, plus the session's reaped zombies and the pids cgroup (gone, or what remains)."""
+        assert self.family is not None
+        _reap_children(self.family.infos())
+        cgroup = self.isolation.cgroup
+        if cgroup is None or confine.release(cgroup):
+            return outcome
+        left = confine.members(cgroup)
+        note = f"processes remain in the pids cgroup {cgroup}: " + ", ".join(map(str, left))
+        return CloseOutcome(
+            remaining=tuple(dict.fromkeys([*outcome.remaining, "descendant-process"])),
+            reason="; ".join(r for r in (outcome.reason, note) if r),
+        )
+
+    def _exit_record(self) -> ExitRecord:
+        status = self.exit_status
+        proc = self.proc
+        assert proc is not None
+        inferred = None
+        if proc.isolation.sandbox == "bubblewrap" and status is not None and status > 128:
+            # bubblewrap reports a program killed by signal N as exit status 128 + N.
+            with contextlib.suppress(ValueError):
+                inferred = signal.Signals(status - 128).name
+        return ExitRecord(
+            observed=status is not None,
+            exit_code=status if status is not None and status >= 0 else None,
+            signal=status_details(status).get("signal"),
+            signal_inferred=inferred,
+        )
+
+    def _result(self, end_reason: str, files: FileChanges) -> dict[str, Any]:
+        proc = self.proc
+        assert proc is not None and self.family is not None
+        cleanup = Cleanup(
+            cleanup="incomplete" if self.outcome.remaining else "complete",
+            resources=sorted(self.outcome.remaining),
+        )
+        record = ProcessCapture(
+            schema="rea.process_capture/1",
+            request=dict(self.request),
+            isolation=self.isolation,
+            lifecycle=Lifecycle(
+                started_at=proc.started_at,
+                end_reason=end_reason,
+                elapsed_ms=self.exit_ms,
+                executable=self.executable,
+                private_directory=proc.private_dir,
+                pid=proc.pid,
+                exit=self._exit_record(),
+                signals=self.signals,
+                phase_reached=self.phase,
+            ),
+            output={name: stream.record() for name, stream in self.streams.items()},
+            terminal=Terminal(rows=self.rows, columns=self.columns) if self.terminal else None,
+            interactions=self.interactions,
+            events_not_run=len(self.events) - len(self.interactions),
+            checkpoints=[
+                Checkpoint(id=c.id, reached=c.reached_at_ms is not None, at_ms=c.reached_at_ms)
+                for c in self.checkpoints.values()
+            ],
+            filesystem=files,
+            process_family=self.family.record(self.outlived, self.lineage),
+            cleanup=cleanup,
+        )
+        capture: dict[str, Any] = msgspec.to_builtins(record)
+        cleanup_facts = capture["cleanup"]
+        failure = self._failure(end_reason, capture)
+        if failure is not None:
+            failure.details.update({"partial_observation": capture, **cleanup_facts})
+            if self.outcome.remaining:
+                out = failure.with_cleanup_incomplete(list(self.outcome.remaining), self.outcome.reason)
+                out.details["partial_observation"] = capture
+                failure = out
+            raise failure
+        if self.outcome.remaining:
+            out = ReaError(
+                "execution_failure", "the capture finished but owned processes remain"
+            ).with_cleanup_incomplete(list(self.outcome.remaining), self.outcome.reason)
+            out.details["partial_observation"] = capture
+            raise out
+        return capture
+
+    def _failure(self, end_reason: str, capture: dict[str, Any]) -> ReaError | None:
+        if end_reason == "cancelled":
+            return cancelled("process capture")
+        if self.exit_status is None:
+            return ReaError(
+                "process_capture_failed",
+                f"the program's exit could not be observed after {len(self.signals)} signal attempts",
+                remediation="Read details.partial_observation: lifecycle.signals lists each attempt "
+                "and its delivery result.",
+                details={"reason": "exit_not_observed", "end_reason": end_reason},
+            )
+        if end_reason == "timeout":
+            limit = self.request.get("timeout_ms", 30_000)
+            return ReaError(
+                "provider_timeout",
+                f"the scenario did not finish within {limit} ms; the program was stopped",
+                remediation="Raise timeout_ms, add idle_timeout_ms, or read details.partial_observation.",
+                details={"timeout_ms": self.request.get("timeout_ms", 30_000), "end_reason": end_reason},
+            )
+        return None
+
+
+def _names_private(pid: int, private_dir: str) -> bool:
+    """Whether the process's environment names ``private_dir`` (as HOME, TMPDIR or XDG roots of the capture)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return (private_dir.encode() + b"/") in fh.read(1 << 20)
+    except OSError:
+        return False
+
+
+def _kill_own(info: procfs.ProcInfo, cgroup: str | None, private_dir: str) -> bool:
+    """SIGKILL exactly this process if it is still provably the capture's."""
+
+    def own(now: procfs.ProcInfo) -> bool:
+        return now.state != "Z" and (
+            confine.contains(cgroup, now.pid) if cgroup is not None else _names_private(now.pid, private_dir)
+        )
+
+    return signal_if(info, signal.SIGKILL, own)
+
+
+def _reap_children(infos: list[procfs.ProcInfo]) -> None:
+    """Reap those of ``infos`` that are now exited children of the server (orphans come to it, the subreaper)."""
+    me = os.getpid()
+    for info in infos:
+        now = procfs.read(info.pid)
+        if now is not None and now.start == info.start and now.ppid == me and now.state == "Z":
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(info.pid, os.WNOHANG)
+
+
+class ProcessDriver(ScenarioDriver):
+    """Runs and observes one declared local program per request."""
+
+    descriptor = ScenarioDriverDescriptor(
+        id="process",
+        name="Process scenarios",
+        version=VERSION,
+        surface="process",
+        description="One declared program with arguments, environment, optional PTY, input and signals at "
+        "checkpoints; sandboxed by bubblewrap by default.",
+    )
+
+    def availability(self) -> Availability:
+        if not os.path.isdir("/proc/self"):
+            return Availability.missing(
+                "unsupported_host",
+                "this host has no /proc to observe processes",
+                "Run rea on Linux for process scenarios.",
+            )
+        if shutil.which("bwrap") is None:
+            return Availability.ok(
+                "ready; bubblewrap is not installed, so only sandbox 'none' or 'preferred' "
+                "requests can run (apt-get install bubblewrap)"
+            )
+        return Availability.ok("ready (bubblewrap sandbox)")
+
+    def run(self, request: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        scenario = Scenario(request, ctx)
+        try:
+            return scenario.run()
+        finally:
+            proc = scenario.proc
+            if proc is not None and scenario.phase != "finished":
+                # An unexpected error mid-run: the program still must not outlive the request.
+                proc.terminate(0.5)
+                if scenario.isolation.cgroup is not None:
+                    confine.release(scenario.isolation.cgroup)

@@ -1,0 +1,331 @@
+"""inspect_wasm_artifact: a WebAssembly module decoded by wasm-tools, shaped into rea's bounded, paged answer.
+
+wasm-tools decodes the binary format (every section, function bodies as instructions, the name and producers
+custom sections, data-segment strings, direct calls) in pure Python and never runs the module; a section it
+cannot decode is listed in its errors, which become notes here.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from collections import defaultdict
+from typing import Any, TypeVar
+
+import msgspec
+
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    PageOf,
+    ProviderIdentity,
+    ReaError,
+    Target,
+    ToolCall,
+    __version__,
+    identify,
+    invalid_request,
+    issue,
+    page_of,
+    read_error,
+    read_regular,
+)
+from rea.plugin import evidence as ev_mod
+from rea_plugins.wasm.limits import MAGIC as MAGIC
+from rea_plugins.wasm.limits import MAX_FILE_BYTES as MAX_FILE_BYTES
+from rea_plugins.wasm.model import (
+    Disassembly,
+    Export,
+    Function,
+    Import,
+    Instruction,
+    Memory,
+    Producer,
+    Producers,
+    Section,
+    WasmModule,
+    WasmString,
+)
+
+PROVIDER = ProviderIdentity(id="wasm", name="rea WebAssembly reader (wasm-tools)", version=__version__)
+OPERATION = "inspect_wasm_artifact"
+MAX_PAGE = 5000
+MAX_EDGES_LISTED = 20
+SAFE_INTEGER = 1 << 53
+T = TypeVar("T")
+
+
+def _page(items: list[T], args: dict[str, Any], prefix: str, default: int) -> PageOf[T]:
+    offset = int(args.get(f"{prefix}offset", 0))
+    limit = min(int(args.get(f"{prefix}limit", default)), MAX_PAGE)
+    return page_of(items, offset, limit)
+
+
+def _engine() -> Any:
+    try:
+        from wasm_tools import api  # type: ignore[import-untyped]
+    except ImportError:
+        raise ReaError(
+            "provider_unavailable",
+            "the WebAssembly reader (wasm-tools) is not installed",
+            remediation="pip install 'rea-reverse[wasm]' (or wasm-tools).",
+            details={"reason": "runtime_missing", "package": "wasm-tools"},
+        ) from None
+    return api
+
+
+def read_module(call: ToolCall) -> tuple[Target, bytes]:
+    path = call.args.get("path")
+    target = identify(path, call.ctx) if path else call.session.require_target()
+    max_bytes = int(call.args.get("max_file_bytes", MAX_FILE_BYTES))
+    try:
+        data = read_regular(target.resolved_path, max_bytes, code="unsupported_target", field="path")
+    except OSError as exc:
+        raise read_error(target.path, exc) from None
+    if hashlib.sha256(data).hexdigest() != target.sha256:
+        raise ReaError(
+            "artifact_changed",
+            f"{target.path} changed while it was read",
+            remediation="Retry once the file is stable.",
+            details={"path": target.path},
+        )
+    if not data.startswith(MAGIC):
+        raise ReaError(
+            "unsupported_target",
+            f"{target.name} is not a WebAssembly binary (no \\0asm magic)",
+            remediation="Pass a .wasm module; a .wat text module must be assembled first (wat2wasm).",
+            details={"path": target.path, "format": target.format},
+        )
+    return target, data
+
+
+def _count(value: Any) -> int:
+    """An index or size the module states: a hostile LEB128 can exceed what JSON carries exactly."""
+    number = int(value)
+    if not 0 <= number < SAFE_INTEGER:
+        raise ReaError(
+            "unsupported_target",
+            "the module states an index or size beyond 2**53 (a damaged or hostile module)",
+            remediation="Nothing more is read from this module.",
+            details={"reason": "malformed"},
+        )
+    return number
+
+
+def _signature(types: list[dict[str, Any]], index: Any) -> str:
+    if not isinstance(index, int) or not 0 <= index < len(types):
+        return "?"
+    t = types[index]
+    return f"({', '.join(map(str, t.get('params', [])))}) -> ({', '.join(map(str, t.get('results', [])))})"
+
+
+def _producers(toolchain: dict[str, Any]) -> Producers | None:
+    def rows(key: str) -> list[Producer]:
+        return [
+            Producer(name=str(p.get("name", "")), version=str(p.get("version", ""))) for p in toolchain.get(key, [])
+        ]
+
+    out = Producers(languages=rows("languages"), processed_by=rows("processed_by"), sdks=rows("sdks"))
+    return out if out.languages or out.processed_by or out.sdks else None
+
+
+class Model:
+    """The report's functions, names, edges and constants, indexed once."""
+
+    def __init__(self, report: dict[str, Any]) -> None:
+        self.report = report
+        types = list(report.get("types") or [])
+        exports = list(report.get("exports") or [])
+        self.exported = {int(e["ref_index"]): str(e["name"]) for e in exports if e.get("kind") == "func"}
+        graph = report.get("call_graph") or {}
+        self.names: dict[int, str] = {}
+        self.functions: list[Function] = []
+        func_imports = [i for i in report.get("imports") or [] if i.get("kind") == "func"]
+        for n, imp in enumerate(func_imports):
+            self.names[n] = f"{imp.get('module', '')}.{imp.get('name', '')}"
+        self.bodies: dict[int, dict[str, Any]] = {int(f["index"]): f for f in report.get("functions") or []}
+        for index, body in self.bodies.items():
+            self.names[index] = str(body.get("name") or self.exported.get(index) or f"func{index}")
+        self.calls: dict[int, list[int]] = defaultdict(list)
+        self.callers: dict[int, list[int]] = defaultdict(list)
+        for edge in graph.get("edges") or []:
+            a, b = int(edge["from"]), int(edge["to"])
+            if b not in self.calls[a]:
+                self.calls[a].append(b)
+            if a not in self.callers[b]:
+                self.callers[b].append(a)
+        for n, imp in enumerate(func_imports):
+            self.functions.append(self._function(n, _signature(types, imp.get("type_index")), imported=True))
+        for index in sorted(self.bodies):
+            body = self.bodies[index]
+            f = self._function(index, _signature(types, body.get("signature_index")))
+            self.functions.append(
+                msgspec.structs.replace(
+                    f, body_size=int(body.get("body_size", 0)), instruction_count=int(body.get("instruction_count", 0))
+                )
+            )
+
+    def name(self, index: int) -> str:
+        return self.names.get(index, f"func{index}")
+
+    def _function(self, index: int, signature: str, imported: bool = False) -> Function:
+        return Function(
+            index=index,
+            name=self.name(index),
+            signature=signature,
+            imported=imported,
+            exported=index in self.exported,
+            calls=[self.name(i) for i in self.calls.get(index, [])[:MAX_EDGES_LISTED]],
+            called_by=[self.name(i) for i in self.callers.get(index, [])[:MAX_EDGES_LISTED]],
+        )
+
+    def find(self, ref: Any) -> Function:
+        for f in self.functions:
+            if f.name == ref or str(f.index) == str(ref) or self.exported.get(f.index) == ref:
+                return f
+        raise invalid_request(
+            f"no function {ref!r} in the module", [issue("function", "invalid_value", "a function name or index")]
+        )
+
+    def text(self, instruction: dict[str, Any]) -> str:
+        opcode = str(instruction.get("opcode", "?"))
+        immediates = instruction.get("immediates") or []
+        if opcode in ("call", "return_call") and immediates and isinstance(immediates[0], int):
+            return f"{opcode} {self.name(immediates[0])}"
+        return " ".join([opcode, *(str(i) for i in immediates)])
+
+    def strings(self) -> list[WasmString]:
+        found = sorted(
+            (int(s.get("memory_offset") or 0), int(s.get("length") or 0), str(s.get("value", "")))
+            for s in self.report.get("strings") or []
+            if s.get("memory_offset") is not None
+        )
+        starts = [s[0] for s in found]
+        used: dict[int, set[str]] = defaultdict(set)
+        # A function that loads a constant inside a string's bytes is taken to use it (clang addresses data so).
+        for index, body in self.bodies.items():
+            for insn in body.get("instructions") or []:
+                if insn.get("opcode") not in ("i32.const", "i64.const"):
+                    continue
+                values = insn.get("immediates") or []
+                if not values or not isinstance(values[0], int):
+                    continue
+                at = bisect.bisect_right(starts, values[0]) - 1
+                if at >= 0 and values[0] < found[at][0] + max(found[at][1], 1):
+                    used[at].add(self.name(index))
+        return [
+            WasmString(address=address, value=value, used_by=sorted(used.get(n, set()))[:MAX_EDGES_LISTED])
+            for n, (address, _, value) in enumerate(found)
+        ]
+
+
+def build(report: dict[str, Any], args: dict[str, Any]) -> WasmModule:
+    model = Model(report)
+    pattern = args.get("pattern")
+    functions = [f for f in model.functions if pattern is None or pattern in f.name]
+    memories = [
+        Memory(
+            index=int(m["index"]),
+            min_pages=_count(m["limits"].get("min") or 0),
+            max_pages=None if m["limits"].get("max") is None else _count(m["limits"]["max"]),
+            shared=bool(m["limits"].get("shared")),
+            memory64=bool(m["limits"].get("is_64")),
+        )
+        for m in report.get("memories") or []
+    ]
+    sections = [
+        Section(id=int(s["id"]), name=str(s["name"]), size=int(s["size"]), offset=int(s["offset"]))
+        for s in report.get("sections") or []
+    ]
+    types = list(report.get("types") or [])
+    imports = [
+        Import(
+            module=str(i.get("module", "")),
+            name=str(i.get("name", "")),
+            kind=str(i.get("kind", "")),
+            signature=_signature(types, i.get("type_index")) if i.get("kind") == "func" else None,
+        )
+        for i in report.get("imports") or []
+    ]
+    exports = [
+        Export(name=str(e["name"]), kind=str(e["kind"]), index=_count(e["ref_index"]))
+        for e in report.get("exports") or []
+    ]
+    disassembly = None
+    if args.get("function") is not None:
+        chosen = model.find(args["function"])
+        body = model.bodies.get(chosen.index, {})
+        rows = [Instruction(offset=int(i.get("offset", 0)), text=model.text(i)) for i in body.get("instructions") or []]
+        disassembly = Disassembly(function=chosen, instructions=_page(rows, args, "instruction_", 200))
+    start = report.get("start_function")
+    notes = [f"wasm-tools: {e}" for e in (report.get("errors") or [])[:20]]
+    if report.get("strings_truncated"):
+        notes.append("wasm-tools stopped extracting strings at its bound; the list is incomplete.")
+    return WasmModule(
+        kind="component" if report.get("is_component") else "module",
+        version=report.get("module_version"),
+        sections=sections,
+        custom_sections=[s.name for s in sections if s.id == 0],
+        producers=_producers(report.get("toolchain") or {}),
+        imports=_page(imports, args, "import_", 100),
+        exports=_page(exports, args, "export_", 100),
+        functions=_page(functions, args, "", 50),
+        memories=memories,
+        tables=len(report.get("tables") or []),
+        globals=len(report.get("globals") or []),
+        start_function=model.name(int(start)) if isinstance(start, int) else None,
+        strings=_page(model.strings(), args, "string_", 20),
+        disassembly=disassembly,
+        notes=notes,
+    )
+
+
+def parse(data: bytes, name: str) -> dict[str, Any]:
+    api = _engine()
+    try:
+        report: dict[str, Any] = api.parse_wasm_bytes(data, filename=name)
+    except (RecursionError, MemoryError):
+        raise ReaError(
+            "unsupported_target",
+            f"{name}: the module nests or repeats beyond what can be read",
+            remediation="The module is hostile or damaged; nothing more is read from it.",
+            details={"reason": "malformed"},
+        ) from None
+    except Exception:
+        raise ReaError(
+            "unsupported_target",
+            f"{name} does not decode as WebAssembly",
+            remediation="The module is damaged or not WebAssembly.",
+            details={"reason": "malformed"},
+        ) from None
+    if report.get("module_version") is None and not report.get("is_component"):
+        raise ReaError(
+            "unsupported_target",
+            f"{name} has no readable WebAssembly header",
+            remediation="The module is damaged or not WebAssembly.",
+            details={"reason": "malformed", "errors": [str(e)[:200] for e in (report.get("errors") or [])[:5]]},
+        )
+    return report
+
+
+def handle(call: ToolCall) -> Evidence:
+    target, data = read_module(call)
+    call.ctx.progress("inspect_wasm_artifact: decoding", done=0, total=2)
+    report = parse(data, target.name)
+    call.ctx.check("inspect_wasm_artifact")
+    call.ctx.progress("inspect_wasm_artifact: shaping", done=1, total=2)
+    result = build(report, call.args)
+    call.ctx.progress("inspect_wasm_artifact: done", done=2, total=2)
+    from importlib.metadata import version
+
+    profile = ev_mod.make_profile(PROVIDER, {"wasm-tools": version("wasm-tools")})
+    params = {k: v for k, v in sorted(call.args.items()) if k != "path"}
+    return call.session.evidence(
+        OPERATION,
+        params,
+        OperationResult(normalized=result, limitations=["Static reading only: the module was not instantiated."]),
+        bound=False,
+        target=target,
+        provider=PROVIDER,
+        analysis_profile=profile,
+    )
