@@ -156,8 +156,13 @@ class AnalysisProvider(abc.ABC):
         """Parameters that shape this provider's results; part of Evidence identity."""
         return {}
 
+    def prestart(self) -> None:  # noqa: B027 - optional: most providers start nothing ahead of time
+        """Start this provider's own processes ahead of the first open, as ``rea serve`` starts; never blocks, and
+        loads nothing into the server's process (the spawn is all it may cost there: see ``rea.warmup``)."""
+
     def prewarm(self) -> None:  # noqa: B027 - optional: most providers start nothing ahead of time
-        """Start cheap shared machinery ahead of the first open (called once by ``rea serve``); never blocks."""
+        """Start cheap shared machinery ahead of the first open (called once by ``rea serve``, after its first
+        tools/list); never blocks."""
 
     @abc.abstractmethod
     def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:

@@ -369,6 +369,10 @@ def _serve(argv: list[str], prog: str) -> int:
     if args.http is None and (args.no_auth or args.allow_host or args.allow_origin or args.cors):
         parser.error("--no-auth, --allow-host, --allow-origin and --cors go with --http")
     registry = _registry()
+    from rea import warmup
+
+    # Before the SDK's imports: a provider's worker loads its engine on another core while this process starts.
+    warmup.prestart(registry)
     env = dict(os.environ) if args.toolsets is None else {**os.environ, "REA_MCP_TOOLSETS": args.toolsets}
     settings = registry.server_settings(env)
     import anyio

@@ -601,7 +601,8 @@ async def serve_http(registry: Any, settings: Any, config: HttpConfig) -> str | 
     closed, which releases every owned process and private directory."""
     import uvicorn
 
-    from rea.mcp.server import ReaServer, prewarm
+    from rea import warmup
+    from rea.mcp.server import ReaServer
     from rea.process import leftovers
 
     leftovers.sweep()
@@ -637,7 +638,7 @@ async def serve_http(registry: Any, settings: Any, config: HttpConfig) -> str | 
     from rea.collector import collector_on
 
     collector_on()
-    prewarm(registry, rea_server.listed)
+    warmup.prewarm(registry, rea_server.listed)
     stopped_by: list[str] = []
     try:
         async with anyio.create_task_group() as tg:

@@ -7,7 +7,6 @@ import json
 import logging
 import signal
 import threading
-import time
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,7 +22,7 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from rea import __version__, logs
+from rea import __version__, logs, warmup
 from rea import evidence as ev_mod
 from rea.annotations import AnnotationStore
 from rea.budget import encode_result, error_size, known_oversize, success_size, transport_error
@@ -611,29 +610,6 @@ def release_free_memory() -> None:
         pass
 
 
-# Prewarming waits for the first tools/list to be answered (and a moment for the answer to be written), at most
-# this long: on a small host its imports and the engine worker it starts would otherwise delay that answer.
-PREWARM_AFTER_LIST_S = 0.1
-PREWARM_LATEST_S = 2.0
-
-
-def prewarm(registry: Registry, listed: threading.Event | None = None) -> None:
-    """Let available providers start shared machinery while the client works (in the background); with
-    ``listed``, once the first tools/list has been answered (or ``PREWARM_LATEST_S`` passed)."""
-
-    def run() -> None:
-        if listed is not None and listed.wait(PREWARM_LATEST_S):
-            time.sleep(PREWARM_AFTER_LIST_S)
-        for provider in registry.providers.values():
-            try:
-                if provider.availability().status == "available":
-                    provider.prewarm()
-            except Exception:  # a provider that cannot prewarm still opens normally later
-                pass
-
-    threading.Thread(target=run, name="rea-prewarm", daemon=True).start()
-
-
 def max_request_bytes(settings: Settings) -> int:
     """The longest request line accepted: two inline results of the response budget, plus room."""
     return min(MAX_ARGUMENT_BYTES, 2 * settings.max_response_bytes + (1 << 20))
@@ -650,7 +626,7 @@ async def serve_stdio(registry: Registry, settings: Settings) -> str | None:
     from rea.collector import collector_on
 
     collector_on()  # the SDK, rea and the tool listing are loaded: freeze them, collect what serving creates
-    prewarm(registry, app.listed)
+    warmup.prewarm(registry, app.listed)
     stopped_by: list[str] = []
     async with anyio.create_task_group() as tg:
         tg.start_soon(_stop_on_signal, tg.cancel_scope, stopped_by)

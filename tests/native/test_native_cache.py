@@ -152,6 +152,35 @@ def test_prewarm_starts_the_parse_worker_which_loads_lief_before_its_first_reque
             provider._worker.close()
 
 
+PRESTART_PROBE = """
+import json, sys, time
+from rea import registry, warmup
+reg = registry.load()
+warmup.prestart(reg).join(60)
+worker = reg.providers["native"]._worker
+pid = worker.pid if worker is not None else None
+def loaded():
+    with open(f"/proc/{pid}/maps") as fh:
+        return "lief" in fh.read()
+deadline = time.monotonic() + 120
+while pid and not loaded() and time.monotonic() < deadline:
+    time.sleep(0.05)
+here = sorted(m for m in ("lief", "capstone", "angr", "mcp") if m in sys.modules)
+print(json.dumps({"pid": pid, "loaded": bool(pid) and loaded(), "here": here}))
+worker.close()
+"""
+
+
+def test_prestart_spawns_the_parse_worker_and_loads_no_engine_into_the_server(tmp_path: Path) -> None:
+    # rea serve calls it before importing the SDK: the worker loads LIEF on another core while the server starts.
+    env = {**os.environ, "REA_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-c", PRESTART_PROBE], capture_output=True, text=True, env=env, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout.splitlines()[-1])
+    assert isinstance(report["pid"], int) and report["loaded"], report
+    assert report["here"] == [], "prestart loaded an engine or the SDK into the server's process"
+
+
 def test_a_large_index_is_kept_in_the_cache_not_the_memo(
     native_fixtures: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
