@@ -592,11 +592,15 @@ class Program:
         return rows
 
     def _send_registers(
-        self, sites: dict[int, list[int]], after: Pending[Any] | None = None, index: ProgramIndex | None = None
+        self,
+        sites: dict[int, list[int]],
+        after: Pending[Any] | None = None,
+        index: ProgramIndex | None = None,
+        share: float = registers.REGISTERS_SHARE,
     ) -> Pending[RegisterRows] | None:
-        """The register sites of the later procedures sent to the parse worker (with this program's ``index``, given
-        when the build has it at hand) once ``after`` is answered, when it runs and this server holds the whole file
-        (and the budget cannot run out: no order of the sites matters); None otherwise."""
+        """The register sites of the later procedures (``share`` of them) sent to the parse worker (with this
+        program's ``index``, given when the build has it at hand) once ``after`` is answered, when it runs and this
+        server holds the whole file (and the budget cannot run out: no order of the sites matters); None otherwise."""
         owners = sorted(sites)
         if self.assist is None or len(owners) < registers.MIN_SHARED_OWNERS or self._index is None:
             return None
@@ -604,7 +608,7 @@ class Program:
             return None
         if not second_core.shareable(self._data):
             return None
-        theirs = owners[len(owners) - int(len(owners) * registers.REGISTERS_SHARE) :]
+        theirs = owners[len(owners) - int(len(owners) * share) :]
         if index is None:
             index = msgspec.structs.replace(self._index, procs=self.an.proc_records())
         job = RegistersJob(
@@ -771,8 +775,10 @@ class Program:
         self.store.keep_index(index)
         self._install(index)
         if self.assist is not None and self.model.arch == "x86_64" and self._registers is None:
-            # The worker resolves its part of the register calls while this server answers what comes next.
-            self._registers_job = self._send_registers(self._register_sites(), self._strings_job, index)
+            # The worker resolves the register calls while this server answers what comes next.
+            self._registers_job = self._send_registers(
+                self._register_sites(), self._strings_job, index, registers.AHEAD_SHARE
+            )
         del index
         if ctx is not None:
             ctx.progress(f"index: done, {len(self.an.procs)} procedures")

@@ -9,7 +9,12 @@ import msgspec
 from rea_plugins.native.limits import Limits
 
 MIN_SHARED_OWNERS = 64  # fewer procedures with register sites are resolved alone: the round trip costs more
-REGISTERS_SHARE = 0.5  # the worker's part of the procedures (it starts while the server answers other calls)
+# The worker's part of the procedures when the server asks for them and resolves the rest meanwhile.
+REGISTERS_SHARE = 0.5
+# Its part when they are sent as the index is done, before anything asks: all of them. The worker has the time the
+# agent spends reading the overview and the procedure list; a call graph asked for later finds them resolved, and
+# the server spends none of its own time (the one core its answers are built on) on them.
+AHEAD_SHARE = 1.0
 
 
 class RegistersJob(msgspec.Struct, frozen=True, kw_only=True):
