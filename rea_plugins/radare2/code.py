@@ -6,11 +6,14 @@ import bisect
 from collections import OrderedDict, defaultdict
 from typing import Any
 
-from rea.plugin import ReaError, answers, callgraph
+import msgspec
+
+from rea.plugin import CalleeItem, CallerItem, JSONObject, ReaError, Record, answers, callgraph
 from rea_plugins.radare2.engine import integer, list_of
 from rea_plugins.radare2.facts import Indirect, Symbolizer
 from rea_plugins.radare2.options import PSEUDO_CODE
 from rea_plugins.radare2.program import MAX_BLOCK_BYTES, Proc, Program
+from rea_plugins.radare2.rows import CalleeKind, ReferenceRow, RefKind, XrefRow, page
 from rea_plugins.radare2.types import Applied
 
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
@@ -33,6 +36,33 @@ _CONVENTIONS = {
 }
 
 
+# What one instruction calls: (address, name, kind); the address is None for a computed target.
+Callee = tuple[int | None, str | None, CalleeKind]
+
+
+class Incoming(msgspec.Struct, frozen=True):
+    """One radare2 reference to an address (``axtj``): its source, the contract's kind, the procedure it is in and
+    the source instruction's text."""
+
+    src: int
+    kind: RefKind
+    proc: Proc | None
+    opcode: str
+
+
+class InsnRow(Record, frozen=True, kw_only=True):
+    """An instruction row as radare2's listings send it: ``symbolized`` and ``symbols`` once symbolized."""
+
+    address: str
+    bytes: str
+    mnemonic: str
+    operands: str
+    text: str
+    symbolized: str | None = None
+    # The kernel's ``symbols_of`` rows (operand, address, name, string), JSON it builds.
+    symbols: list[JSONObject] | None = None
+
+
 class Insn:
     """One decoded instruction as radare2 reports it (``pDj``)."""
 
@@ -51,8 +81,9 @@ class Insn:
         "text",
     )
 
-    def __init__(self, item: dict[str, Any]) -> None:
-        self.addr = int(item["offset"])
+    def __init__(self, item: JSONObject) -> None:
+        # One instruction of radare2's ``pDj``/``pdj`` JSON (its ``offset`` checked an integer by the caller).
+        self.addr = integer(item.get("offset")) or 0
         self.kind = str(item.get("type") or "")
         self.text = str(item.get("opcode") or ("invalid" if self.kind == "invalid" else ""))
         mnemonic, _, operands = self.text.partition(" ")
@@ -62,31 +93,28 @@ class Insn:
         self.ptr = integer(item.get("ptr"))
         self.refptr = bool(item.get("refptr"))
         self.refs = [
-            (int(r["addr"]), str(r.get("type") or ""), str(r.get("perm") or ""))
+            (addr, str(r.get("type") or ""), str(r.get("perm") or ""))
             for r in list_of(item.get("refs"))
-            if integer(r.get("addr")) is not None
+            if (addr := integer(r.get("addr"))) is not None
         ]
         self.symbolized: str | None = None
-        self.symbols: list[dict[str, Any]] = []
+        self.symbols: list[JSONObject] | None = None
 
-    def item(self) -> dict[str, Any]:
-        row: dict[str, Any] = {
-            "address": hex(self.addr),
-            "bytes": self.bytes,
-            "mnemonic": self.mnemonic,
-            "operands": self.operands,
-            "text": self.text,
-        }
-        if self.symbolized is not None:
-            row["symbolized"] = self.symbolized
-            row["symbols"] = self.symbols
-        return row
+    def item(self) -> InsnRow:
+        return InsnRow(
+            address=hex(self.addr),
+            bytes=self.bytes,
+            mnemonic=self.mnemonic,
+            operands=self.operands,
+            text=self.text,
+            symbolized=self.symbolized,
+            symbols=self.symbols,
+        )
 
     def symbolize(self, symbolizer: Symbolizer, pages: dict[str, int]) -> None:
-        row = symbolizer.annotate(
-            {"mnemonic": self.mnemonic, "operands": self.operands}, self.kind, self.jump, self.ptr, pages
+        self.symbolized, self.symbols = symbolizer.annotate(
+            self.mnemonic, self.operands, self.kind, self.jump, self.ptr, pages
         )
-        self.symbolized, self.symbols = row["symbolized"], row["symbols"]
 
 
 class Code:
@@ -113,8 +141,9 @@ class Code:
         seen: dict[int, Insn] = {}
         for start, size, *_ in f.blocks:
             for item in list_of(self.p.core.cmdj(f"pDj {min(size, MAX_BLOCK_BYTES)} @ {start}")):
-                if integer(item.get("offset")) is not None and int(item["offset"]) not in seen:
-                    seen[int(item["offset"])] = Insn(item)
+                at = integer(item.get("offset"))
+                if at is not None and at not in seen:
+                    seen[at] = Insn(item)
         insns = [seen[a] for a in sorted(seen)]
         starts = {b[0] for b in f.blocks}
         pages: dict[str, int] = {}  # arm64 registers holding an adrp page, within a block
@@ -127,7 +156,7 @@ class Code:
             self._insns.popitem(last=False)
         return insns
 
-    def kind_of(self, ref_type: str, perm: str, insn_kind: str, text: str, target: int | None) -> str:
+    def kind_of(self, ref_type: str, perm: str, insn_kind: str, text: str, target: int | None) -> RefKind:
         """The contract's reference kind of one radare2 reference, from its type and the source instruction."""
         mnemonic, _, operands = text.partition(" ")
         through_slot = target is not None and target in self.p.import_slots
@@ -152,7 +181,11 @@ class Code:
         if convention is None and f.kind == "local":
             convention = answers.DEFAULT_ABI.get((p.format, p.arch))
         result = {
-            **f.item(),
+            "address": hex(f.addr),
+            "name": f.name,
+            "size": f.size,
+            "kind": f.kind,
+            "end": hex(f.end),
             "section": p.section_of(f.addr),
             "basic_block_count": len(f.blocks),
             "instruction_count": f.ninstrs,
@@ -201,10 +234,10 @@ class Code:
 
     def read_instructions(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.p.select(params)
-        result = answers.page("instructions", self.instructions(f), params, Insn.item)
+        result = page("instructions", self.instructions(f), params, Insn.item)
         return {"address": hex(f.addr), "name": f.name, **result}, None
 
-    def _call_targets(self, f: Proc, insn: Insn) -> list[tuple[int | None, str | None, str]]:
+    def _call_targets(self, f: Proc, insn: Insn) -> list[Callee]:
         """What one instruction calls: (address, name, kind) entries; tail jumps count, switch jumps do not."""
         p = self.p
         if insn.kind in CALLS:
@@ -235,45 +268,47 @@ class Code:
                 return [(None, None, "indirect"), *self._table_callees(f, insn)]
         return []
 
-    def _table_callees(self, f: Proc, insn: Insn) -> list[tuple[int | None, str | None, str]]:
+    def _table_callees(self, f: Proc, insn: Insn) -> list[Callee]:
         site = self.indirect.sites(f, self.instructions(f)).get(insn.addr)
         if site is None or site.kind != "pointer-table":
             return []
         return [(t, self.p.name_at(t), "indirect") for t in site.targets]
 
-    def _callee(self, target: int) -> tuple[int | None, str | None, str]:
+    def _callee(self, target: int) -> Callee:
         q = self.p.by_addr.get(target)
         if q is None:
             return target, self.p.name_at(target), "direct"
         return target, q.name, "import" if q.kind in ("import", "thunk") else "direct"
 
-    def _slot_callee(self, slot: int) -> tuple[int | None, str | None, str]:
+    def _slot_callee(self, slot: int) -> Callee:
         name = self.p.import_slots[slot]
         return self.p.imports.get(name, slot), name, "import"
 
     def callees(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.p.select(params)
-        groups: dict[tuple[int | None, str | None, str], set[int]] = defaultdict(set)
+        return {"procedure": f.ref(), "callees": self._callees(f)}, None
+
+    def _callees(self, f: Proc) -> list[CalleeItem]:
+        groups: dict[Callee, set[int]] = defaultdict(set)
         for insn in self.code_of(f):
             for target in self._call_targets(f, insn):
                 groups[target].add(insn.addr)
         ordered = sorted(groups.items(), key=lambda g: (g[0][0] is None, g[0][0] or 0, g[0][2], min(g[1])))
-        callees = [
-            {"address": answers.hexa(a), "name": n, "kind": k, "call_sites": [hex(s) for s in sorted(sites)]}
+        return [
+            CalleeItem(address=answers.hexa(a), name=n, kind=k, call_sites=[hex(s) for s in sorted(sites)])
             for (a, n, k), sites in ordered
         ]
-        return {"procedure": f.ref(), "callees": callees}, None
 
     def program_call_graph(self, params: dict[str, Any]) -> tuple[Any, Any]:
         """Every procedure's callees as one paged edge list (the same items ``callees`` answers)."""
         callgraph.check(params)
         edges = []
         for f in self.p.procs:
-            edges.extend(callgraph.edges_of(f.addr, self.callees({"procedure": hex(f.addr)})[0]["callees"]))
+            edges.extend(callgraph.edges_of(f.addr, [msgspec.structs.asdict(c) for c in self._callees(f)]))
         names = {f.addr: f.name for f in self.p.procs}
         return callgraph.answer(edges, names, len(self.p.procs), params), None
 
-    def _incoming(self, addr: int) -> list[dict[str, Any]]:
+    def _incoming(self, addr: int) -> list[Incoming]:
         """radare2's references to ``addr`` (``axtj``), with the contract's kind and source procedure."""
         p = self.p
         out = []
@@ -285,12 +320,12 @@ class Code:
             owner = integer(x.get("fcn_addr"))
             proc = p.by_addr.get(owner) if owner is not None else None
             proc = proc or p.containing(src)
-            out.append({"from": src, "kind": kind, "proc": proc, "opcode": str(x.get("opcode") or "")})
-        have = {(r["from"], r["kind"]) for r in out}
+            out.append(Incoming(src, kind, proc, str(x.get("opcode") or "")))
+        have = {(r.src, r.kind) for r in out}
         for slot in self.indirect.slots_to(addr):
             if (slot, "data") not in have:
-                out.append({"from": slot, "kind": "data", "proc": p.containing(slot), "opcode": ""})
-        out.sort(key=lambda r: (r["from"], r["kind"]))
+                out.append(Incoming(slot, "data", p.containing(slot), ""))
+        out.sort(key=lambda r: (r.src, r.kind))
         return out
 
     def callers(self, params: dict[str, Any]) -> tuple[Any, Any]:
@@ -299,34 +334,34 @@ class Code:
         by_caller: dict[int, set[int]] = defaultdict(set)
         outside: set[int] = set()
         for r in self._incoming(f.addr):
-            caller: Proc | None = r["proc"]
-            operands = r["opcode"].partition(" ")[2]
-            tail = r["kind"] == "jump" and caller is not None and caller.addr != f.addr and "[" not in operands
-            through_slot = r["kind"] == "external" and f.addr in p.import_slots
-            if r["kind"] == "call" or tail or through_slot:
+            caller = r.proc
+            operands = r.opcode.partition(" ")[2]
+            tail = r.kind == "jump" and caller is not None and caller.addr != f.addr and "[" not in operands
+            through_slot = r.kind == "external" and f.addr in p.import_slots
+            if r.kind == "call" or tail or through_slot:
                 # A call from code radare2 put in no function has no caller to name: the raw result keeps it.
-                (outside if caller is None else by_caller[caller.addr]).add(r["from"])
+                (outside if caller is None else by_caller[caller.addr]).add(r.src)
         callers = [
-            {"address": hex(addr), "name": p.by_addr[addr].name, "call_sites": [hex(s) for s in sorted(sites)]}
+            CallerItem(address=hex(addr), name=p.by_addr[addr].name, call_sites=[hex(s) for s in sorted(sites)])
             for addr, sites in sorted(by_caller.items())
         ]
         raw = {"call_sites_outside_procedures": [hex(s) for s in sorted(outside)]}
         return {"procedure": f.ref(), "callers": callers}, raw
 
-    def _outgoing(self, f: Proc) -> list[dict[str, Any]]:
+    def _outgoing(self, f: Proc) -> list[ReferenceRow]:
         p = self.p
-        refs: dict[tuple[int, int | None, str], dict[str, Any]] = {}
+        refs: dict[tuple[int, int | None, str], ReferenceRow] = {}
 
-        def add(src: int, dst: int | None, kind: str) -> None:
+        def add(src: int, dst: int | None, kind: RefKind) -> None:
             refs.setdefault(
                 (src, dst, kind),
-                {
-                    "from": hex(src),
-                    "to": answers.hexa(dst),
-                    "kind": kind,
-                    "from_procedure": hex(f.addr),
-                    "to_name": None if dst is None else p.name_at(dst),
-                },
+                ReferenceRow(
+                    source=hex(src),
+                    to=answers.hexa(dst),
+                    kind=kind,
+                    from_procedure=hex(f.addr),
+                    to_name=None if dst is None else p.name_at(dst),
+                ),
             )
 
         sites = self.indirect.sites(f, self.instructions(f))
@@ -369,23 +404,22 @@ class Code:
             refs = self._outgoing(f)
         elif direction == "incoming":
             targets = sorted({t for t in self._targets_in(f) if f.addr <= t < f.end})
-            found = []
+            found: list[tuple[int, int, ReferenceRow]] = []
             for t in targets:
                 for r in self._incoming(t):
-                    if r["proc"] is None or r["proc"].addr != f.addr:
-                        found.append(
-                            {
-                                "from": hex(r["from"]),
-                                "to": hex(t),
-                                "kind": r["kind"],
-                                "from_procedure": None if r["proc"] is None else hex(r["proc"].addr),
-                                "to_name": p.name_at(t),
-                            }
+                    if r.proc is None or r.proc.addr != f.addr:
+                        row = ReferenceRow(
+                            source=hex(r.src),
+                            to=hex(t),
+                            kind=r.kind,
+                            from_procedure=None if r.proc is None else hex(r.proc.addr),
+                            to_name=p.name_at(t),
                         )
-            refs = sorted(found, key=lambda r: (int(r["from"], 16), int(r["to"], 16), r["kind"]))
+                        found.append((r.src, t, row))
+            refs = [row for _, _, row in sorted(found, key=lambda x: (x[0], x[1], x[2].kind))]
         else:
             raise answers.bad("direction", "direction must be 'incoming' or 'outgoing'")
-        result = answers.page("references", refs, params, dict)
+        result = page("references", refs, params, _same)
         return {"procedure": f.ref(), "direction": direction, **result}, None
 
     def _targets_in(self, f: Proc) -> list[int]:
@@ -430,12 +464,12 @@ class Code:
         p.require_analysis()
         at = answers.parse_address(params.get("address"))
         refs = [
-            {
-                "from": hex(r["from"]),
-                "from_procedure": None if r["proc"] is None else hex(r["proc"].addr),
-                "kind": r["kind"],
-                "to": hex(at),
-            }
+            XrefRow(
+                source=hex(r.src),
+                from_procedure=None if r.proc is None else hex(r.proc.addr),
+                kind=r.kind,
+                to=hex(at),
+            )
             for r in self._incoming(at)
         ]
         return {"address": hex(at), "references": refs}, None
@@ -470,3 +504,7 @@ class Code:
             "decompiler": "radare2-pdc",
             "dialect": PSEUDO_CODE["dialect"],
         }, {"command": "pdc", **({"user_types": {"problems": problems}} if self.types.key else {})}
+
+
+def _same(row: ReferenceRow) -> ReferenceRow:
+    return row

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rea.plugin import JSONObject
 from rea_plugins.radare2.engine import integer, list_of
 
 MAX_ENTRIES = 1024
@@ -59,12 +60,13 @@ def family(reg: str) -> str:
     return r
 
 
-def _operands(op: dict[str, Any]) -> list[dict[str, Any]]:
+# An instruction as radare2's ``aoj`` prints it (its own JSON: ``mnemonic``, ``ptr``, ``opex.operands``...).
+def _operands(op: JSONObject) -> list[JSONObject]:
     opex = op.get("opex")
     return list_of(opex.get("operands")) if isinstance(opex, dict) else []
 
 
-def _dest(op: dict[str, Any]) -> str | None:
+def _dest(op: JSONObject) -> str | None:
     """The register an instruction writes through its first operand, for the instructions followed here."""
     mnemonic = str(op.get("mnemonic") or "")
     ops = _operands(op)
@@ -80,7 +82,7 @@ class Resolver:
         self.p = p
         self.read_word = read_word
 
-    def decode(self, addr: int) -> dict[str, Any]:
+    def decode(self, addr: int) -> JSONObject:
         found = list_of(self.p.core.cmdj(f"aoj @ {addr}"))
         return found[0] if found else {}
 
@@ -117,7 +119,7 @@ class Resolver:
         if not base or not index:
             return None
         shift = mem.get("shift")
-        scale = integer(mem.get("scale")) or (1 << int(shift.get("value", 0)) if isinstance(shift, dict) else 1)
+        scale = integer(mem.get("scale")) or (1 << (integer(shift.get("value")) or 0) if isinstance(shift, dict) else 1)
         if scale != self.p.word:
             return None
         table = self._address(insns, at, family(str(base)))
@@ -131,13 +133,13 @@ class Resolver:
         return table, [int(t) for t in targets if t is not None]
 
     @staticmethod
-    def _writer(insns: list[dict[str, Any]], before: int, reg: str) -> tuple[int, dict[str, Any] | None]:
+    def _writer(insns: list[JSONObject], before: int, reg: str) -> tuple[int, JSONObject | None]:
         for i in range(before - 1, -1, -1):
             if _dest(insns[i]) == reg:
                 return i, insns[i]
         return -1, None
 
-    def _address(self, insns: list[dict[str, Any]], before: int, reg: str) -> int | None:
+    def _address(self, insns: list[JSONObject], before: int, reg: str) -> int | None:
         """The address ``reg`` holds: a ``lea`` of a pc-relative operand, or ``adrp`` (+ ``add``)."""
         i, op = self._writer(insns, before, reg)
         if op is None:
@@ -148,10 +150,10 @@ class Resolver:
         ops = _operands(op)
         if mnemonic == "add" and len(ops) == 3 and ops[2].get("type") == "imm":
             page = self._address(insns, i, family(str(ops[1].get("value"))))
-            return None if page is None else page + int(ops[2].get("value") or 0)
+            return None if page is None else page + (integer(ops[2].get("value")) or 0)
         return None
 
-    def _bound(self, insns: list[dict[str, Any]], before: int, reg: str, prev: list[dict[str, Any]]) -> int | None:
+    def _bound(self, insns: list[JSONObject], before: int, reg: str, prev: list[JSONObject]) -> int | None:
         """How many entries an index register can select: from an ``and`` mask or a ``cmp`` bound."""
         i, op = self._writer(insns, before, reg)
         while (
@@ -172,7 +174,7 @@ class Resolver:
         return None
 
 
-def _compare_bound(seq: list[dict[str, Any]], reg: str) -> int | None:
+def _compare_bound(seq: list[JSONObject], reg: str) -> int | None:
     """``N + 1`` from ``cmp reg, N`` followed by an unsigned "above" branch (``N`` from "above or equal")."""
     for i in range(len(seq) - 1, -1, -1):
         op = seq[i]

@@ -10,9 +10,8 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-from typing import Any
 
-from rea.plugin import ReaError
+from rea.plugin import JSONObject, JSONValue, ReaError
 
 UT64_MAX = 0xFFFF_FFFF_FFFF_FFFF
 R_PERM_R = 4
@@ -70,13 +69,17 @@ class Core:
         finally:
             self._util.r_mem_free(ptr)
 
-    def cmdj(self, command: str) -> Any:
-        """A JSON command's parsed output; ``None`` when radare2 printed nothing."""
+    def cmdj(self, command: str) -> JSONValue:
+        """A JSON command's parsed output; ``None`` when radare2 printed nothing.
+
+        radare2's own JSON (its ``j`` commands), read as it prints it: its keys vary by version and format, so
+        callers read them with ``integer`` and ``str`` rather than through a schema."""
         text = self.cmd(command).strip()
         if not text:
             return None
         try:
-            return json.loads(text)
+            value: JSONValue = json.loads(text)
+            return value
         except ValueError:
             raise ReaError(
                 "unreadable_output",
@@ -112,12 +115,17 @@ class Core:
         return bytes(out)
 
 
-def list_of(value: Any) -> list[dict[str, Any]]:
+def list_of(value: JSONValue) -> list[JSONObject]:
     """A JSON list of objects, or an empty list for anything else radare2 may print."""
     if isinstance(value, list):
         return [v for v in value if isinstance(v, dict)]
     return []
 
 
-def integer(value: Any) -> int | None:
+def object_of(value: JSONValue) -> JSONObject:
+    """A JSON object, or an empty one for anything else radare2 may print."""
+    return value if isinstance(value, dict) else {}
+
+
+def integer(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None

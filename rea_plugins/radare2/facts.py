@@ -11,10 +11,13 @@ import bisect
 import re
 from typing import Any, NamedTuple
 
-from rea.plugin import answers, split_operands, symbolized_text, symbols_of
+import msgspec
+
+from rea.plugin import JSONObject, answers, split_operands, symbolized_text, symbols_of
 from rea_plugins.radare2.dispatch import Resolver, family
 from rea_plugins.radare2.engine import integer, list_of
 from rea_plugins.radare2.program import Proc, Program
+from rea_plugins.radare2.rows import CallSiteRow, CallTarget
 from rea_plugins.radare2.slots import SlotFinder
 
 CALL_TYPES = frozenset({"call", "ucall", "rcall", "icall", "ircall", "ccall", "uccall"})
@@ -36,6 +39,26 @@ class Site(NamedTuple):
     table: int | None
 
 
+class PendingSite(msgspec.Struct):
+    """A call or dispatch site of ``resolve_native_call_targets`` while its targets are gathered."""
+
+    address: str
+    kind: str
+    instruction: str
+    targets: list[CallTarget]
+
+    def finished(self) -> CallSiteRow:
+        targets = sorted(self.targets, key=lambda t: int(t.address, 16))
+        return CallSiteRow(
+            address=self.address,
+            kind=self.kind,
+            instruction=self.instruction,
+            targets=targets,
+            status="resolved" if targets else "unresolved",
+            reason=None if targets else "neither radare2 nor a bounded table load determines the target",
+        )
+
+
 class Symbolizer:
     """Resolves and names the addresses an instruction's operands denote."""
 
@@ -45,7 +68,7 @@ class Symbolizer:
 
     def strings(self) -> dict[int, str]:
         if self._strings is None:
-            self._strings = {s["_addr"]: str(s["value"]) for s in self.p.strings()}
+            self._strings = {s.addr: s.item.value for s in self.p.strings()}
         return self._strings
 
     def describe(self, addr: int) -> dict[str, Any]:
@@ -92,12 +115,11 @@ class Symbolizer:
         return out
 
     def annotate(
-        self, row: dict[str, Any], kind: str, jump: int | None, ptr: int | None, pages: dict[str, int]
-    ) -> dict[str, Any]:
-        details = self.details(kind, row["mnemonic"], row["operands"], jump, ptr, pages)
-        row["symbolized"] = symbolized_text(row["mnemonic"], details, kind in BRANCH_TYPES)
-        row["symbols"] = symbols_of(details)
-        return row
+        self, mnemonic: str, operands: str, kind: str, jump: int | None, ptr: int | None, pages: dict[str, int]
+    ) -> tuple[str, list[JSONObject]]:
+        """An instruction's ``symbolized`` text and ``symbols`` (the kernel's operand rows)."""
+        details = self.details(kind, mnemonic, operands, jump, ptr, pages)
+        return symbolized_text(mnemonic, details, kind in BRANCH_TYPES), symbols_of(details)
 
 
 def _kind_of_text(text: str) -> str:
@@ -134,7 +156,7 @@ class Indirect:
     def slots(self) -> dict[int, int]:
         if self._slots is None:
             p = self.p
-            strings = {s["_addr"] for s in p.strings()}
+            strings = {s.addr for s in p.strings()}
             self._slots = self.finder.find(lambda v: v in p.by_addr or v in strings or bool(p.names_at(v)))
             for slot, value in self._slots.items():
                 self._pointed.setdefault(value, []).append(slot)
@@ -187,13 +209,13 @@ class Indirect:
         return found
 
 
-def instruction_item(p: Program, at: int) -> dict[str, Any]:
-    """radare2's decoding of the instruction at ``at`` (``aoj``), or an empty dict."""
+def instruction_item(p: Program, at: int) -> JSONObject:
+    """radare2's decoding of the instruction at ``at`` (``aoj``, its own JSON), or an empty dict."""
     found = list_of(p.core.cmdj(f"aoj @ {at}"))
     return found[0] if found and integer(found[0].get("addr")) == at else {}
 
 
-def operand_details(op: dict[str, Any], details: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def operand_details(op: JSONObject, details: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``details`` completed with the kinds, registers, values and access radare2's ``opex`` gives."""
     opex = op.get("opex")
     operands = list_of(opex.get("operands")) if isinstance(opex, dict) else []
@@ -207,8 +229,9 @@ def operand_details(op: dict[str, Any], details: list[dict[str, Any]]) -> list[d
             d["kind"], d["register"] = "register", str(o.get("value"))
         elif kind == "imm":
             d["kind"] = "immediate"
-            if integer(o.get("value")) is not None:
-                d["value"] = int(o["value"])
+            value = integer(o.get("value"))
+            if value is not None:
+                d["value"] = value
         elif kind == "mem":
             d["kind"] = "memory"
         rw = integer(o.get("rw"))
@@ -217,7 +240,7 @@ def operand_details(op: dict[str, Any], details: list[dict[str, Any]]) -> list[d
     return details
 
 
-def registers(op: dict[str, Any], details: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+def registers(op: JSONObject, details: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
     """Registers read and written, from radare2's operand details (explicit operands only)."""
     reads: set[str] = set()
     writes: set[str] = set()
@@ -317,49 +340,38 @@ class Facts:
         p, code = self.p, self.code
         f = p.select(params)
         sites = code.indirect.sites(f, code.instructions(f))
-        rows: dict[int, dict[str, Any]] = {}
+        rows: dict[int, PendingSite] = {}
         for insn in code.code_of(f):
             site = sites.get(insn.addr)
             entries = code._call_targets(f, insn)
             if site is not None and site.kind == "jump-table":
-                rows[insn.addr] = {
-                    "address": hex(insn.addr),
-                    "kind": "computed-jump",
-                    "instruction": insn.text,
-                    "targets": [
-                        {"address": hex(t), "name": p.name_at(t), "provenance": "jump-table"} for t in site.targets
-                    ],
-                }
+                rows[insn.addr] = PendingSite(
+                    hex(insn.addr),
+                    "computed-jump",
+                    insn.text,
+                    [CallTarget(address=hex(t), name=p.name_at(t), provenance="jump-table") for t in site.targets],
+                )
                 continue
             if not entries:
                 continue
             indirect = any(a is None for a, _, _ in entries)
             kind = "indirect" if indirect else entries[0][2] if entries[0][2] == "import" else "direct"
             provenance = "pointer-table" if indirect else "import" if kind == "import" else "direct"
-            row = rows.setdefault(
-                insn.addr, {"address": hex(insn.addr), "kind": kind, "instruction": insn.text, "targets": []}
-            )
+            row = rows.setdefault(insn.addr, PendingSite(hex(insn.addr), kind, insn.text, []))
             for a, name, _ in entries:
-                if a is not None and all(t["address"] != hex(a) for t in row["targets"]):
-                    row["targets"].append({"address": hex(a), "name": name, "provenance": provenance})
+                if a is not None and all(t.address != hex(a) for t in row.targets):
+                    row.targets.append(CallTarget(address=hex(a), name=name, provenance=provenance))
         site_param = params.get("address")
         if site_param is not None:
             at = answers.parse_address(site_param)
             if at not in rows:
                 raise answers.bad("address", f"{hex(at)} is not a call or dispatch site of {f.name}")
             rows = {at: rows[at]}
-        out = []
-        for addr in sorted(rows):
-            row = rows[addr]
-            row["targets"].sort(key=lambda t: int(t["address"], 16))
-            row["status"] = "resolved" if row["targets"] else "unresolved"
-            if not row["targets"]:
-                row["reason"] = "neither radare2 nor a bounded table load determines the target"
-            out.append(row)
+        out = [rows[addr].finished() for addr in sorted(rows)]
         return {
             "procedure": f.ref(),
             "call_sites": out,
-            "unresolved_count": sum(1 for r in out if r["status"] == "unresolved"),
+            "unresolved_count": sum(1 for r in out if r.status == "unresolved"),
         }, None
 
     # -- inspect_native_data_type --------------------------------------------------------------------
@@ -369,18 +381,18 @@ class Facts:
         p.require_analysis()
         at = self._mapped(params.get("address"))
         out: dict[str, Any] = {"address": hex(at), "name": p.name_at(at)}
-        strings = {s["_addr"]: s for s in p.strings()}
+        strings = {s.addr: s.item for s in p.strings()}
         pointee = self.code.indirect.slots().get(at)
         symbol = next(
-            (s for s in p.symbols if int(s["vaddr"]) == at and s.get("type") == "OBJ" and not s.get("is_imported")),
+            (s for s in p.symbols if s.get("vaddr") == at and s.get("type") == "OBJ" and not s.get("is_imported")),
             None,
         )
         proc = p.by_addr.get(at)
         if at in strings:
             s = strings[at]
             out.update(
-                type=answers.string_type(s["encoding"], s["byte_length"]),
-                value=s["value"],
+                type=answers.string_type(s.encoding, s.byte_length),
+                value=s.value,
                 source="analysis",
             )
         elif pointee is not None:
@@ -392,8 +404,7 @@ class Facts:
             )
         elif proc is not None and proc.blocks:
             out.update(type={"name": "code", "kind": "function", "size": proc.size}, source="analysis")
-        elif symbol is not None and integer(symbol.get("size")):
-            size = int(symbol["size"])
+        elif symbol is not None and (size := integer(symbol.get("size")) or 0):
             out.update(
                 type={
                     "name": f"undefined{size}" if size in (1, 2, 4, 8) else f"byte[{size}]",

@@ -10,13 +10,35 @@ import platform
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
-from rea.plugin import ReaError, answers, pe_imports, unwind
-from rea_plugins.radare2.engine import MAX_COMMAND_BLOCK, Core, integer, list_of
+from rea.plugin import (
+    ContainingProcedure,
+    JSONObject,
+    ProcedureItem,
+    ProcedureRef,
+    ReaError,
+    SegmentItem,
+    StringItem,
+    answers,
+    pe_imports,
+    unwind,
+)
+from rea_plugins.radare2.engine import MAX_COMMAND_BLOCK, Core, integer, list_of, object_of
 from rea_plugins.radare2.options import CONFIG, STRING_OPTIONS
+from rea_plugins.radare2.rows import (
+    AddressedName,
+    AddressedString,
+    AnalysisStats,
+    NameKind,
+    NameRow,
+    ProcKind,
+    RegionRow,
+    SlicedDocument,
+    page,
+)
 
 Progress = Callable[[str], None]
 
@@ -73,17 +95,28 @@ class Region(msgspec.Struct, frozen=True):
     def end(self) -> int:
         return self.start + self.size
 
-    def item(self, kind: str) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "start": hex(self.start),
-            "end": hex(self.end),
-            "size": self.size,
-            "permissions": self.perm,
-            "file_offset": self.file_offset,
-            "file_size": self.file_size,
-            "kind": kind,
-        }
+    def item(self, kind: Literal["segment", "section"]) -> SegmentItem:
+        return SegmentItem(
+            name=self.name,
+            start=hex(self.start),
+            end=hex(self.end),
+            size=self.size,
+            permissions=self.perm,
+            file_offset=self.file_offset,
+            file_size=self.file_size,
+            kind=kind,
+        )
+
+    def layout_item(self) -> RegionRow:
+        return RegionRow(
+            name=self.name,
+            start=hex(self.start),
+            end=hex(self.end),
+            size=self.size,
+            permissions=self.perm,
+            file_offset=self.file_offset,
+            file_size=self.file_size,
+        )
 
 
 class Proc:
@@ -91,7 +124,7 @@ class Proc:
 
     __slots__ = ("addr", "blocks", "calltype", "end", "kind", "name", "ninstrs", "r2name", "signature")
 
-    def __init__(self, addr: int, name: str, kind: str, r2name: str | None, end: int) -> None:
+    def __init__(self, addr: int, name: str, kind: ProcKind, r2name: str | None, end: int) -> None:
         self.addr, self.name, self.kind, self.r2name, self.end = addr, name, kind, r2name, end
         # (start, size, instruction count, jump, fail, switch cases); empty for an import slot.
         self.blocks: list[tuple[int, int, int, int | None, int | None, tuple[int, ...]]] = []
@@ -103,17 +136,11 @@ class Proc:
     def size(self) -> int:
         return self.end - self.addr
 
-    def item(self) -> dict[str, Any]:
-        return {
-            "address": hex(self.addr),
-            "name": self.name,
-            "size": self.size,
-            "kind": self.kind,
-            "end": hex(self.end),
-        }
+    def item(self) -> ProcedureItem:
+        return ProcedureItem(address=hex(self.addr), name=self.name, size=self.size, kind=self.kind, end=hex(self.end))
 
-    def ref(self) -> dict[str, Any]:
-        return {"address": hex(self.addr), "name": self.name}
+    def ref(self) -> ProcedureRef:
+        return ProcedureRef(address=hex(self.addr), name=self.name)
 
 
 def _perm(text: Any) -> str:
@@ -135,8 +162,8 @@ class Program:
         self.path = path
         if target_format == "mach-o-universal":
             self._choose_slice(path)
-        info = core.cmdj("ij") or {}
-        self.bin: dict[str, Any] = info.get("bin", {}) if isinstance(info, dict) else {}
+        # radare2's binary info (``ij``), kept as it printed it: documents and layout read it by key.
+        self.bin: JSONObject = object_of(object_of(core.cmdj("ij")).get("bin"))
         fmt = FORMATS.get(str(self.bin.get("bintype", "")))
         if fmt is None:
             raise ReaError(
@@ -164,8 +191,8 @@ class Program:
         self.by_name: dict[str, Proc] = {}
         self._starts: list[int] = []
         self.unwind: dict[int, int] = {}  # unwind-table function start -> end
-        self._strings: list[dict[str, Any]] | None = None
-        self._names: list[dict[str, Any]] | None = None
+        self._strings: list[AddressedString] | None = None
+        self._names: list[AddressedName] | None = None
         self._names_at: dict[int, list[str]] | None = None
         self.analysis_seconds = 0.0
 
@@ -173,14 +200,14 @@ class Program:
 
     def _choose_slice(self, path: str) -> None:
         """A universal binary's host-architecture slice, else its first (the native provider's rule)."""
-        bins = (self.core.cmdj("iAj") or {}).get("bins", [])
+        bins = object_of(self.core.cmdj("iAj")).get("bins", [])
         archs = [(str(b.get("arch")), integer(b.get("bits")) or 0) for b in list_of(bins)]
         self.slices = [ARCHES.get(a, f"{a[0]}-{a[1]}") for a in archs]
         if not archs:
             return
         host = HOST_ARCHES.get(platform.machine().lower())
         wanted = archs[self.slices.index(host)] if host in self.slices else archs[0]
-        info = (self.core.cmdj("ij") or {}).get("bin", {})
+        info = object_of(object_of(self.core.cmdj("ij")).get("bin"))
         if (str(info.get("arch")), integer(info.get("bits"))) == wanted:
             return
         # radare2 picks a slice at load time from asm.arch/asm.bits: load again in a fresh core.
@@ -310,10 +337,10 @@ class Program:
 
     # -- analysis ------------------------------------------------------------------------
 
-    def analyze(self, level: str, progress: Progress) -> dict[str, Any]:
+    def analyze(self, level: str, progress: Progress) -> AnalysisStats:
         """Run radare2's analysis, seed the starts it does not find itself, and build the procedure index."""
         if self.analyzed:
-            return {"functions": len(self.procs), "seconds": self.analysis_seconds}
+            return AnalysisStats(functions=len(self.procs), seconds=self.analysis_seconds)
         started = time.monotonic()
         # Known starts go first: radare2 then treats a jump to one as a tail call instead of absorbing the
         # target's code into the function that jumps there.
@@ -331,13 +358,13 @@ class Program:
         self._index(list_of(self.core.cmdj("aflj")))
         self.analyzed = True
         self.analysis_seconds = round(time.monotonic() - started, 3)
-        return {
-            "functions": len(self.procs),
-            "seeded": len(seeds),
-            "separated": repaired,
-            "absorbed": absorbed,
-            "seconds": self.analysis_seconds,
-        }
+        return AnalysisStats(
+            functions=len(self.procs),
+            seeded=len(seeds),
+            separated=repaired,
+            absorbed=absorbed,
+            seconds=self.analysis_seconds,
+        )
 
     def _seeds(self) -> list[int]:
         """Import stubs and unwind-table function starts that lie in executable code."""
@@ -402,7 +429,7 @@ class Program:
             return None
         return extents.inside_another(addr)
 
-    def _index(self, functions: list[dict[str, Any]]) -> None:
+    def _index(self, functions: list[JSONObject]) -> None:
         symbols = self._function_symbols()
         # radare2 also makes functions of import flags outside the image (address 0): code only.
         extents = unwind.Extents(self.unwind.items())
@@ -412,15 +439,15 @@ class Program:
                 f
                 for f in functions
                 if integer(f.get("offset")) is not None
-                and self.executable(int(f["offset"]))
-                and self._inner_of(extents, int(f["offset"])) is None
+                and self.executable(integer(f.get("offset")) or 0)
+                and self._inner_of(extents, integer(f.get("offset")) or 0) is None
             ),
-            key=lambda f: int(f["offset"]),
+            key=lambda f: integer(f.get("offset")) or 0,
         )
-        starts = [int(f["offset"]) for f in fns]
+        starts = [integer(f.get("offset")) or 0 for f in fns]
         procs: list[Proc] = []
         for i, f in enumerate(fns):
-            addr = int(f["offset"])
+            addr = starts[i]
             r2name = str(f.get("name") or "")
             blocks = self._blocks(addr)
             nxt = starts[i + 1] if i + 1 < len(starts) else None
@@ -475,7 +502,11 @@ class Program:
                 continue
             switch = b.get("switch_op")
             cases = (
-                tuple(sorted({c["jump"] for c in list_of(switch.get("cases")) if integer(c.get("jump"))}))
+                tuple(
+                    sorted(
+                        {integer(c.get("jump")) or 0 for c in list_of(switch.get("cases")) if integer(c.get("jump"))}
+                    )
+                )
                 if isinstance(switch, dict)
                 else ()
             )
@@ -494,7 +525,7 @@ class Program:
                 continue
             if _FUNCTION_START.fullmatch(str(s["realname"])):
                 continue
-            addr = int(s["vaddr"])
+            addr = integer(s.get("vaddr")) or 0
             key = (rank.get(str(s.get("bind")), 2), i, str(s["realname"]))
             if addr not in best or key < best[addr]:
                 best[addr] = key
@@ -516,7 +547,7 @@ class Program:
             return f"sub_{addr:x}"
         return name
 
-    def _proc_kind(self, p: Proc) -> str:
+    def _proc_kind(self, p: Proc) -> ProcKind:
         if p.addr in self.import_stubs or (p.r2name or "").startswith("sym.imp."):
             return "import"
         if self.section_of(p.addr) in STUB_SECTIONS:
@@ -593,18 +624,17 @@ class Program:
 
     def documents(self, params: dict[str, Any]) -> tuple[Any, Any]:
         fmt = self.target_format if self.target_format == "mach-o-universal" else self.format
-        doc: dict[str, Any] = {
-            "name": self.name,
-            "format": fmt,
-            "architecture": self.arch,
-            "sha256": self.sha256,
-            "entry": answers.hexa(self.entry),
-            "bits": self.bits,
-            "endianness": "big" if self.bin.get("endian") == "big" else "little",
-        }
-        if self.slices:
-            doc["slice"] = self.arch
-            doc["slices"] = list(self.slices)
+        doc = SlicedDocument(
+            name=self.name,
+            format=fmt,
+            architecture=self.arch,
+            sha256=self.sha256,
+            entry=answers.hexa(self.entry),
+            bits=self.bits,
+            endianness="big" if self.bin.get("endian") == "big" else "little",
+            slice=self.arch if self.slices else None,
+            slices=list(self.slices) if self.slices else None,
+        )
         raw = {
             k: self.bin.get(k)
             for k in (
@@ -630,7 +660,8 @@ class Program:
     def layout(self, params: dict[str, Any]) -> tuple[Any, Any]:
         """Sections, mitigations and linkage as radare2's binary info reports them."""
         b = self.bin
-        libraries = self.pe_libraries or [str(x) for x in (self.core.cmdj("ilj") or []) if isinstance(x, str)]
+        found = self.core.cmdj("ilj")
+        libraries = self.pe_libraries or [x for x in (found if isinstance(found, list) else []) if isinstance(x, str)]
         imports = set(self.imports)
         interpreter = str(b.get("intrp") or "") or None
         rpath = str(b.get("rpath") or "")
@@ -653,8 +684,8 @@ class Program:
             "entry": answers.hexa(self.entry),
             "bits": self.bits,
             "image_base": hex(self.baddr),
-            "segments": [{k: v for k, v in r.item("segment").items() if k != "kind"} for r in self.segments],
-            "sections": [{k: v for k, v in r.item("section").items() if k != "kind"} for r in self.sections],
+            "segments": [r.layout_item() for r in self.segments],
+            "sections": [r.layout_item() for r in self.sections],
             "mitigations": mitigations,
             "linkage": {
                 "interpreter": interpreter,
@@ -690,11 +721,11 @@ class Program:
 
     def procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
         self.require_analysis()
-        result = answers.page("procedures", self.procs, params, Proc.item)
+        result = page("procedures", self.procs, params, Proc.item)
+        offset, limit = answers.paging(params)
         raw = {
             "functions": [
-                {"address": p["address"], "radare2_name": self.by_addr[int(p["address"], 16)].r2name}
-                for p in result["procedures"]
+                {"address": hex(p.addr), "radare2_name": p.r2name} for p in self.procs[offset : offset + limit]
             ]
         }
         return result, raw
@@ -702,14 +733,14 @@ class Program:
     def search_procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
         self.require_analysis()
         found = answers.search(self.procs, lambda p: p.name, params)
-        return answers.page("procedures", found, params, Proc.item), None
+        return page("procedures", found, params, Proc.item), None
 
-    def strings(self) -> list[dict[str, Any]]:
+    def strings(self) -> list[AddressedString]:
         if self._strings is None:
             self._strings = self._collect_strings()
         return self._strings
 
-    def _collect_strings(self) -> list[dict[str, Any]]:
+    def _collect_strings(self) -> list[AddressedString]:
         out = []
         min_chars, max_chars = STRING_OPTIONS["min_chars"], STRING_OPTIONS["max_chars"]
         for s in list_of(self.core.cmdj("izj")):
@@ -726,45 +757,51 @@ class Program:
             text = data.decode(codec, errors="replace")
             if len(text) < min_chars:
                 continue
-            encoding = "utf-16le" if unit == 2 else ("ascii" if data.isascii() else "utf-8")
+            encoding: Literal["ascii", "utf-8", "utf-16le"] = (
+                "utf-16le" if unit == 2 else ("ascii" if data.isascii() else "utf-8")
+            )
             clipped = size > cap
             section = s.get("section")
-            out.append(
-                {
-                    "_addr": addr,
-                    "address": hex(addr),
-                    "value": text[:max_chars],
-                    "encoding": encoding,
-                    "byte_length": size - unit if clipped else len(data),
-                    "truncated": clipped or len(text) > max_chars,
-                    "section": self._section_name(str(section)) if section else self.section_of(addr),
-                }
+            item = StringItem(
+                address=hex(addr),
+                value=text[:max_chars],
+                encoding=encoding,
+                byte_length=size - unit if clipped else len(data),
+                truncated=clipped or len(text) > max_chars,
+                section=self._section_name(str(section)) if section else self.section_of(addr),
             )
-        out.sort(key=lambda s: (s["_addr"], s["value"]))
+            out.append(AddressedString(addr, item))
+        out.sort(key=lambda s: (s.addr, s.item.value))
         return out
 
     def list_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        at = None if params.get("address") is None else answers.parse_address(params["address"])
-        return answers.list_strings(self.strings(), params, at), None
+        items = self.strings()
+        if params.get("address") is not None:
+            # The string holding that address (answers.list_strings' rule).
+            at = answers.parse_address(params["address"])
+            items = [s for s in items if s.addr <= at < s.addr + max(s.item.byte_length, 1)]
+        return page("strings", items, params, _string_item), None
 
     def search_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        return answers.search_strings(self.strings(), params), None
+        found = answers.search(self.strings(), lambda s: s.item.value, params)
+        return page("strings", found, params, _string_item), None
 
-    def names(self) -> list[dict[str, Any]]:
+    def names(self) -> list[AddressedName]:
         if self._names is None:
             self._names = self._collect_names()
         return self._names
 
-    def _collect_names(self) -> list[dict[str, Any]]:
-        out: dict[tuple[int, str, str], dict[str, Any]] = {}
+    def _collect_names(self) -> list[AddressedName]:
+        out: dict[tuple[int, str, str], AddressedName] = {}
         for s in self.symbols:
             kind_r2 = str(s.get("type"))
             name = str(s.get("realname") or s.get("name") or "")
-            addr = int(s["vaddr"])
+            addr = integer(s.get("vaddr")) or 0
             if not name or s.get("is_imported") or kind_r2 in ("FILE", "SECT", "SECTION") or not self.mapped(addr):
                 continue
             if _FUNCTION_START.fullmatch(name):
                 continue
+            kind: NameKind
             if kind_r2 == "FUNC":
                 kind = "export" if self.format == "elf" and (name, addr) in self.exports else "function"
             elif kind_r2 == "OBJ":
@@ -772,12 +809,13 @@ class Program:
             else:
                 kind = "label"
             out.setdefault(
-                (addr, name, kind), {"_addr": addr, "address": hex(addr), "name": name, "kind": kind, "external": False}
+                (addr, name, kind),
+                AddressedName(addr, NameRow(address=hex(addr), name=name, kind=kind, external=False)),
             )
         for name, addr in self.imports.items():
             out.setdefault(
                 (addr, name, "import"),
-                {"_addr": addr, "address": hex(addr), "name": name, "kind": "import", "external": True},
+                AddressedName(addr, NameRow(address=hex(addr), name=name, kind="import", external=True)),
             )
         return [out[k] for k in sorted(out)]
 
@@ -785,7 +823,7 @@ class Program:
         if self._names_at is None:
             index: dict[int, list[str]] = {}
             for n in self.names():
-                index.setdefault(n["_addr"], []).append(n["name"])
+                index.setdefault(n.addr, []).append(n.item.name)
             self._names_at = index
         return self._names_at.get(addr, [])
 
@@ -793,8 +831,8 @@ class Program:
         items = self.names()
         if params.get("address") is not None:
             at = answers.parse_address(params["address"])
-            items = [n for n in items if n["_addr"] == at]
-        return answers.page("names", items, params, answers.public), None
+            items = [n for n in items if n.addr == at]
+        return page("names", items, params, _name_item), None
 
     def address_name(self, params: dict[str, Any]) -> tuple[Any, Any]:
         at = answers.parse_address(params.get("address"))
@@ -811,8 +849,16 @@ class Program:
         self.require_analysis()
         at = answers.parse_address(params.get("address"))
         p = self.containing(at)
-        proc = None if p is None else {"address": hex(p.addr), "name": p.name, "size": p.size, "end": hex(p.end)}
+        proc = None if p is None else ContainingProcedure(address=hex(p.addr), name=p.name, size=p.size, end=hex(p.end))
         return {"address": hex(at), "procedure": proc}, None
+
+
+def _string_item(s: AddressedString) -> StringItem:
+    return s.item
+
+
+def _name_item(n: AddressedName) -> NameRow:
+    return n.item
 
 
 def _int(text: str) -> int | None:
