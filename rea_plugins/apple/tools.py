@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
+
 from rea.plugin import Evidence, JSONObject, ToolCall, ToolDef, ToolEffects
 from rea_plugins.apple.model import (
     AppGraph,
@@ -55,94 +58,42 @@ def _obj(properties: JSONObject, *required: str) -> JSONObject:
     return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
 
 
-def _macho(call: ToolCall) -> Evidence:
-    from rea_plugins.apple import macho
+def _lazy(module: str, function: str) -> Callable[[ToolCall], Evidence]:
+    """The handler ``rea_plugins.apple.<module>.<function>``, imported on the first call: declaring the tools loads
+    neither LIEF nor bpylist2 nor signify."""
 
-    return macho.inspect_macho(call)
+    def handle(call: ToolCall) -> Evidence:
+        handler: Callable[[ToolCall], Evidence] = getattr(
+            importlib.import_module(f"rea_plugins.apple.{module}"), function
+        )
+        return handler(call)
 
-
-def _archs(call: ToolCall) -> Evidence:
-    from rea_plugins.apple import macho
-
-    return macho.list_architectures(call)
-
-
-def _plist(call: ToolCall) -> Evidence:
-    from rea_plugins.apple import plists
-
-    return plists.inspect_plist(call)
+    return handle
 
 
-def _keyed(call: ToolCall) -> Evidence:
-    from rea_plugins.apple import plists
-
-    return plists.inspect_keyed_archive(call)
-
-
-def _signature(call: ToolCall) -> Evidence:
-    from rea_plugins.apple import signature
-
-    return signature.inspect_signature(call)
-
-
-def _classes(call: ToolCall) -> Evidence:
-    from rea_plugins.apple import objc_tools
-
-    return objc_tools.get_objc_classes(call)
-
-
-def _protocols(call: ToolCall) -> Evidence:
-    from rea_plugins.apple import objc_tools
-
-    return objc_tools.get_objc_protocols(call)
-
-
-def _dispatch(call: ToolCall) -> Evidence:
-    from rea_plugins.apple import objc_tools
-
-    return objc_tools.inspect_native_dispatch_metadata(call)
-
-
-def _dylibs(call: ToolCall) -> Evidence:
-    from rea_plugins.apple import bundle
-
-    return bundle.trace_dylib_resolution(call)
-
-
-def _ib(call: ToolCall) -> Evidence:
-    from rea_plugins.apple import ib
-
-    return ib.decode_interface_builder(call)
-
-
-def _ui_action(call: ToolCall) -> Evidence:
-    from rea_plugins.apple import ib
-
-    return ib.trace_native_ui_action(call)
-
-
-def _demangle(call: ToolCall) -> Evidence:
-    from rea_plugins.apple import swift
-
-    return swift.demangle_swift(call)
-
-
-def _swift_types(call: ToolCall) -> Evidence:
-    from rea_plugins.apple import swift
-
-    return swift.analyze_swift_types(call)
-
-
-def _assets(call: ToolCall) -> Evidence:
-    from rea_plugins.apple import assets
-
-    return assets.inspect_asset_catalog(call)
-
-
-def _graph(call: ToolCall) -> Evidence:
-    from rea_plugins.apple import appgraph
-
-    return appgraph.project_apple_application_graph(call)
+def _tool(
+    module: str,
+    name: str,
+    result_type: type,
+    description: str,
+    input_schema: JSONObject,
+    *,
+    examples: tuple[JSONObject, ...],
+    effects: ToolEffects = _EFFECTS,
+    cli_subject: str = "path",
+) -> ToolDef:
+    """One Apple tool: its handler is ``rea_plugins.apple.<module>.<name>``, loaded on the first call."""
+    return ToolDef(
+        name=name,
+        result_type=result_type,
+        family=FAMILY,
+        description=description,
+        input_schema=input_schema,
+        handler=_lazy(module, name),
+        effects=effects,
+        examples=examples,
+        cli_subject=cli_subject,
+    )
 
 
 BOUNDS: dict[str, JSONObject] = {
@@ -163,15 +114,13 @@ BOUNDS: dict[str, JSONObject] = {
     },
 }
 
-INSPECT_MACHO = ToolDef(
-    name="inspect_macho",
-    result_type=MachOReport,
-    family=FAMILY,
-    description=(
-        "Mach-O header and load commands per slice: segments, sections, dylibs with their imports (two-level "
-        "namespace), exports, rpaths, platform and SDK, UUID, encryption (cryptid); long lists paged."
-    ),
-    input_schema=_obj(
+INSPECT_MACHO = _tool(
+    "macho",
+    "inspect_macho",
+    MachOReport,
+    "Mach-O header and load commands per slice: segments, sections, dylibs with their imports (two-level "
+    "namespace), exports, rpaths, platform and SDK, UUID, encryption (cryptid); long lists paged.",
+    _obj(
         {
             "path": PATH,
             "architecture": ARCH,
@@ -179,33 +128,25 @@ INSPECT_MACHO = ToolDef(
             **{f"{n}_limit": _limit(40) for n in ("commands", "sections", "imports", "exports")},
         }
     ),
-    handler=_macho,
-    effects=_EFFECTS,
     examples=({"path": "Demo.app"},),
-    cli_subject="path",
 )
 
-LIST_ARCHITECTURES = ToolDef(
-    name="list_architectures",
-    result_type=Architectures,
-    family=FAMILY,
-    description="The slices of a thin or universal Mach-O: CPU type and subtype, file offset, size and alignment.",
-    input_schema=_obj({"path": PATH}),
-    handler=_archs,
-    effects=_EFFECTS,
+LIST_ARCHITECTURES = _tool(
+    "macho",
+    "list_architectures",
+    Architectures,
+    "The slices of a thin or universal Mach-O: CPU type and subtype, file offset, size and alignment.",
+    _obj({"path": PATH}),
     examples=({"path": "Demo.app/Demo"},),
-    cli_subject="path",
 )
 
-INSPECT_PLIST = ToolDef(
-    name="inspect_plist",
-    result_type=PlistReport,
-    family=FAMILY,
-    description=(
-        "A property list (XML or binary) as bounded JSON: the bundle's Info.plist by default, or relative_path "
-        "inside the bundle, or any plist file."
-    ),
-    input_schema=_obj(
+INSPECT_PLIST = _tool(
+    "plists",
+    "inspect_plist",
+    PlistReport,
+    "A property list (XML or binary) as bounded JSON: the bundle's Info.plist by default, or relative_path "
+    "inside the bundle, or any plist file.",
+    _obj(
         {
             "path": {**PATH, "description": "Plist file or bundle folder; default: the open binary's bundle."},
             "relative_path": {
@@ -217,21 +158,16 @@ INSPECT_PLIST = ToolDef(
             **BOUNDS,
         }
     ),
-    handler=_plist,
-    effects=_EFFECTS,
     examples=({"path": "Demo.app"}, {"path": "Demo.app", "relative_path": "Settings.plist"}),
-    cli_subject="path",
 )
 
-INSPECT_KEYED_ARCHIVE = ToolDef(
-    name="inspect_keyed_archive",
-    result_type=KeyedArchive,
-    family=FAMILY,
-    description=(
-        "An NSKeyedArchiver plist's object graph: objects with their class chains and fields, breadth first from "
-        "the top to max_depth, paged; a recursive archive is a typed error."
-    ),
-    input_schema=_obj(
+INSPECT_KEYED_ARCHIVE = _tool(
+    "plists",
+    "inspect_keyed_archive",
+    KeyedArchive,
+    "An NSKeyedArchiver plist's object graph: objects with their class chains and fields, breadth first from "
+    "the top to max_depth, paged; a recursive archive is a typed error.",
+    _obj(
         {
             "path": {**PATH, "description": "The archive (.plist, .nib contents, saved state)."},
             **BOUNDS,
@@ -240,30 +176,22 @@ INSPECT_KEYED_ARCHIVE = ToolDef(
             "limit": _limit(100),
         }
     ),
-    handler=_keyed,
-    effects=_EFFECTS,
     examples=({"path": "state.plist"},),
-    cli_subject="path",
 )
 
-INSPECT_SIGNATURE = ToolDef(
-    name="inspect_signature",
-    result_type=SignatureReport,
-    family=FAMILY,
-    description=(
-        "Is it signed, by whom, intact: a Mach-O code signature per slice (identifier, team, flags, page hashes "
-        "checked, entitlements, signer certificates) or a PE's Authenticode (signers, chain, digest checked)."
-    ),
-    input_schema=_obj(
+INSPECT_SIGNATURE = _tool(
+    "signature",
+    "inspect_signature",
+    SignatureReport,
+    "Is it signed, by whom, intact: a Mach-O code signature per slice (identifier, team, flags, page hashes "
+    "checked, entitlements, signer certificates) or a PE's Authenticode (signers, chain, digest checked).",
+    _obj(
         {
             "path": {**PATH, "description": "Mach-O, .app folder or PE file; default: the open binary."},
             "architecture": ARCH,
         }
     ),
-    handler=_signature,
-    effects=_EFFECTS,
     examples=({"path": "Demo.app"},),
-    cli_subject="path",
 )
 
 _OBJC_PROPS: JSONObject = {
@@ -274,42 +202,32 @@ _OBJC_PROPS: JSONObject = {
     "case_sensitive": {"type": "boolean", "default": False, "description": "Match case exactly."},
 }
 
-GET_OBJC_CLASSES = ToolDef(
-    name="get_objc_classes",
-    result_type=ClassList,
-    family=FAMILY,
-    description=(
-        "The Objective-C classes a Mach-O slice defines, with superclass, protocols and member counts; filtered "
-        "by pattern, paged."
-    ),
-    input_schema=_obj({**_OBJC_PROPS, "offset": OFFSET, "limit": _limit(100)}),
-    handler=_classes,
-    effects=_EFFECTS,
+GET_OBJC_CLASSES = _tool(
+    "objc_tools",
+    "get_objc_classes",
+    ClassList,
+    "The Objective-C classes a Mach-O slice defines, with superclass, protocols and member counts; filtered "
+    "by pattern, paged.",
+    _obj({**_OBJC_PROPS, "offset": OFFSET, "limit": _limit(100)}),
     examples=({"path": "Demo.app", "pattern": "View"},),
-    cli_subject="path",
 )
 
-GET_OBJC_PROTOCOLS = ToolDef(
-    name="get_objc_protocols",
-    result_type=ProtocolList,
-    family=FAMILY,
-    description="The Objective-C protocols a Mach-O slice defines, with their required and optional selectors; paged.",
-    input_schema=_obj({**_OBJC_PROPS, "offset": OFFSET, "limit": _limit(100)}),
-    handler=_protocols,
-    effects=_EFFECTS,
+GET_OBJC_PROTOCOLS = _tool(
+    "objc_tools",
+    "get_objc_protocols",
+    ProtocolList,
+    "The Objective-C protocols a Mach-O slice defines, with their required and optional selectors; paged.",
+    _obj({**_OBJC_PROPS, "offset": OFFSET, "limit": _limit(100)}),
     examples=({"path": "Demo.app"},),
-    cli_subject="path",
 )
 
-INSPECT_DISPATCH = ToolDef(
-    name="inspect_native_dispatch_metadata",
-    result_type=DispatchMetadata,
-    family=FAMILY,
-    description=(
-        "Objective-C dispatch metadata of a Mach-O slice: classes with methods (selector, types, implementation "
-        "address), ivars, properties, protocols, categories and selector references; classes paged."
-    ),
-    input_schema=_obj(
+INSPECT_DISPATCH = _tool(
+    "objc_tools",
+    "inspect_native_dispatch_metadata",
+    DispatchMetadata,
+    "Objective-C dispatch metadata of a Mach-O slice: classes with methods (selector, types, implementation "
+    "address), ivars, properties, protocols, categories and selector references; classes paged.",
+    _obj(
         {
             **_OBJC_PROPS,
             "offset": OFFSET,
@@ -318,31 +236,23 @@ INSPECT_DISPATCH = ToolDef(
             "selectors_limit": _limit(200),
         }
     ),
-    handler=_dispatch,
-    effects=_EFFECTS,
     examples=({"path": "Demo.app", "pattern": "AppDelegate"},),
-    cli_subject="path",
 )
 
-TRACE_DYLIBS = ToolDef(
-    name="trace_dylib_resolution",
-    result_type=DylibResolution,
-    family=FAMILY,
-    description=(
-        "Each dylib the Mach-O images of an .app/.framework bundle load, resolved through @rpath, @loader_path and "
-        "@executable_path to a file inside the bundle, system, or missing; paged."
-    ),
-    input_schema=_obj(
+TRACE_DYLIBS = _tool(
+    "bundle",
+    "trace_dylib_resolution",
+    DylibResolution,
+    "Each dylib the Mach-O images of an .app/.framework bundle load, resolved through @rpath, @loader_path and "
+    "@executable_path to a file inside the bundle, system, or missing; paged.",
+    _obj(
         {
             "path": {**PATH, "description": "The bundle folder or a Mach-O inside it."},
             "offset": OFFSET,
             "limit": _limit(200),
         }
     ),
-    handler=_dylibs,
-    effects=_EFFECTS,
     examples=({"path": "Demo.app"},),
-    cli_subject="path",
 )
 
 IB_PATH: JSONObject = {
@@ -352,15 +262,13 @@ IB_PATH: JSONObject = {
     "examples": ["Main.storyboard"],
 }
 
-DECODE_IB = ToolDef(
-    name="decode_interface_builder",
-    result_type=InterfaceDocument,
-    family=FAMILY,
-    description=(
-        "A XIB or storyboard's objects (class, custom class, label) and connections: outlets, actions (sender, "
-        "selector, target, event) and segues; both paged."
-    ),
-    input_schema=_obj(
+DECODE_IB = _tool(
+    "ib",
+    "decode_interface_builder",
+    InterfaceDocument,
+    "A XIB or storyboard's objects (class, custom class, label) and connections: outlets, actions (sender, "
+    "selector, target, event) and segues; both paged.",
+    _obj(
         {
             "path": IB_PATH,
             "max_objects": {**_limit(40), "description": "Objects per page."},
@@ -370,21 +278,16 @@ DECODE_IB = ToolDef(
         },
         "path",
     ),
-    handler=_ib,
-    effects=_EFFECTS,
     examples=({"path": "Demo.app/Base.lproj/Main.storyboard"},),
-    cli_subject="path",
 )
 
-TRACE_UI_ACTION = ToolDef(
-    name="trace_native_ui_action",
-    result_type=UIActionTrace,
-    family=FAMILY,
-    description=(
-        "From a XIB/storyboard control's action to the procedure implementing it: the target's class and "
-        "superclasses searched in the Objective-C metadata for the selector, -[Class selector] and its address."
-    ),
-    input_schema=_obj(
+TRACE_UI_ACTION = _tool(
+    "ib",
+    "trace_native_ui_action",
+    UIActionTrace,
+    "From a XIB/storyboard control's action to the procedure implementing it: the target's class and "
+    "superclasses searched in the Objective-C metadata for the selector, -[Class selector] and its address.",
+    _obj(
         {
             "path": IB_PATH,
             "binary_path": {**PATH, "description": "The Mach-O; default: the bundle's executable or the open binary."},
@@ -401,21 +304,16 @@ TRACE_UI_ACTION = ToolDef(
         },
         "path",
     ),
-    handler=_ui_action,
-    effects=_EFFECTS,
     examples=({"path": "Demo.app/Base.lproj/Main.storyboard", "selector": "buttonTapped:"},),
-    cli_subject="path",
 )
 
-DEMANGLE_SWIFT = ToolDef(
-    name="demangle_swift",
-    result_type=SwiftSymbols,
-    family=FAMILY,
-    description=(
-        "Swift symbols demangled by demumble; a symbol that is not Swift mangling is returned as it is. A long batch "
-        "is answered in parts: call again with next_offset."
-    ),
-    input_schema={
+DEMANGLE_SWIFT = _tool(
+    "swift",
+    "demangle_swift",
+    SwiftSymbols,
+    "Swift symbols demangled by demumble; a symbol that is not Swift mangling is returned as it is. A long batch "
+    "is answered in parts: call again with next_offset.",
+    {
         "type": "object",
         "properties": {
             "symbols": {
@@ -433,55 +331,38 @@ DEMANGLE_SWIFT = ToolDef(
         "required": ["symbols"],
         "additionalProperties": False,
     },
-    handler=_demangle,
-    effects=_EFFECTS,
     examples=({"symbols": ["$s4main5HelloV5greetyyF"]},),
+    cli_subject="",
 )
 
-ANALYZE_SWIFT_TYPES = ToolDef(
-    name="analyze_swift_types",
-    result_type=SwiftTypes,
-    family=FAMILY,
-    description=(
-        "The Swift classes, structs and enums a Mach-O slice records (__swift5_types), with superclass and stored "
-        "fields or cases and their types demangled; filtered by pattern, paged."
-    ),
-    input_schema=_obj(
-        {"path": PATH, "architecture": ARCH, "pattern": PATTERN, "mode": MODE, "offset": OFFSET, "limit": _limit(40)}
-    ),
-    handler=_swift_types,
-    effects=_EFFECTS,
+ANALYZE_SWIFT_TYPES = _tool(
+    "swift",
+    "analyze_swift_types",
+    SwiftTypes,
+    "The Swift classes, structs and enums a Mach-O slice records (__swift5_types), with superclass and stored "
+    "fields or cases and their types demangled; filtered by pattern, paged.",
+    _obj({"path": PATH, "architecture": ARCH, "pattern": PATTERN, "mode": MODE, "offset": OFFSET, "limit": _limit(40)}),
     examples=({"path": "Demo.app"},),
-    cli_subject="path",
 )
 
-INSPECT_ASSET_CATALOG = ToolDef(
-    name="inspect_asset_catalog",
-    result_type=AssetCatalog,
-    family=FAMILY,
-    description=(
-        "An Assets.car's renditions (name, type, scale, idiom, size) through Apple's assetutil, which runs on macOS "
-        "only: elsewhere the answer is capability_unavailable with the remediation."
-    ),
-    input_schema=_obj(
-        {"path": {**PATH, "description": "The Assets.car file."}, "offset": OFFSET, "limit": _limit(100)}
-    ),
-    handler=_assets,
-    # On macOS it starts assetutil (an owned process): not read-only there.
+INSPECT_ASSET_CATALOG = _tool(
+    "assets",
+    "inspect_asset_catalog",
+    AssetCatalog,
+    "An Assets.car's renditions (name, type, scale, idiom, size) through Apple's assetutil, which runs on macOS "
+    "only: elsewhere the answer is capability_unavailable with the remediation.",
+    _obj({"path": {**PATH, "description": "The Assets.car file."}, "offset": OFFSET, "limit": _limit(100)}),
     effects=ToolEffects(records_evidence=True, launches_process=True),
     examples=({"path": "Demo.app/Assets.car"},),
-    cli_subject="path",
 )
 
-PROJECT_GRAPH = ToolDef(
-    name="project_apple_application_graph",
-    result_type=AppGraph,
-    family=FAMILY,
-    description=(
-        "An .app, .framework or .ipa as an application graph: bundles (frameworks, extensions), each executable's "
-        "slices, signature and entitlement keys, which bundle loads which, system libraries, resources by kind."
-    ),
-    input_schema=_obj(
+PROJECT_GRAPH = _tool(
+    "appgraph",
+    "project_apple_application_graph",
+    AppGraph,
+    "An .app, .framework or .ipa as an application graph: bundles (frameworks, extensions), each executable's "
+    "slices, signature and entitlement keys, which bundle loads which, system libraries, resources by kind.",
+    _obj(
         {
             "path": {**PATH, "description": "An .app or .framework folder, or an .ipa file."},
             "nodes_offset": OFFSET,
@@ -490,10 +371,7 @@ PROJECT_GRAPH = ToolDef(
             "edges_limit": _limit(100),
         }
     ),
-    handler=_graph,
-    effects=_EFFECTS,
     examples=({"path": "Demo.ipa"},),
-    cli_subject="path",
 )
 
 TOOLS = (
