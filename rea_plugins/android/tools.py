@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Literal
+
 from rea.plugin import FORMAT_PROPERTY, Evidence, JSONObject, ToolCall, ToolDef, ToolEffects
 from rea_plugins.android.model import (
     ApplicationGraph,
@@ -30,75 +33,66 @@ def _obj(properties: JSONObject, *required: str) -> JSONObject:
     return {"type": "object", "properties": properties, "required": ["path", *required], "additionalProperties": False}
 
 
-def _package(call: ToolCall) -> Evidence:
-    from rea_plugins.android import handlers
+def _lazy(function: str) -> Callable[[ToolCall], Evidence]:
+    """The handler ``rea_plugins.android.handlers.<function>``, imported (with androguard) on the first call."""
 
-    return handlers.inspect_package(call)
+    def handle(call: ToolCall) -> Evidence:
+        from rea_plugins.android import handlers
 
+        handler: Callable[[ToolCall], Evidence] = getattr(handlers, function)
+        return handler(call)
 
-def _search(call: ToolCall) -> Evidence:
-    from rea_plugins.android import handlers
-
-    return handlers.search_classes(call)
-
-
-def _class(call: ToolCall) -> Evidence:
-    from rea_plugins.android import handlers
-
-    return handlers.inspect_class(call)
+    return handle
 
 
-def _method(call: ToolCall) -> Evidence:
-    from rea_plugins.android import handlers
-
-    return handlers.inspect_method(call)
-
-
-def _trace(call: ToolCall) -> Evidence:
-    from rea_plugins.android import handlers
-
-    return handlers.trace_references(call)
-
-
-def _compare(call: ToolCall) -> Evidence:
-    from rea_plugins.android import handlers
-
-    return handlers.compare_packages(call)
-
-
-def _graph(call: ToolCall) -> Evidence:
-    from rea_plugins.android import handlers
-
-    return handlers.project_graph(call)
+def _tool(
+    function: str,
+    name: str,
+    result_type: type,
+    description: str,
+    input_schema: JSONObject,
+    *,
+    # Arguments as a call sends them: JSON the input schema shapes.
+    examples: tuple[dict[str, object], ...],
+    cli_subject: str = "",
+    task_support: Literal["forbidden", "optional", "required"] = "forbidden",
+) -> ToolDef:
+    """One Android tool, answered by ``handlers.<function>``."""
+    return ToolDef(
+        name=name,
+        result_type=result_type,
+        family=FAMILY,
+        description=description,
+        input_schema=input_schema,
+        handler=_lazy(function),
+        effects=_EFFECTS,
+        examples=examples,
+        cli_subject=cli_subject,
+        task_support=task_support,
+    )
 
 
 EXAMPLE_CLASS = "com.example.app.MainActivity"
 
-INSPECT_PACKAGE = ToolDef(
-    name="inspect_android_package",
-    result_type=Package,
-    family=FAMILY,
-    description=(
-        "Android APK/AAB/DEX facts: package, versions, SDKs, permissions, components (exported, intent "
-        "filters), signing certificates, DEX counts, native libraries by ABI, resources. Lists are paged "
-        "with offset/limit."
-    ),
-    input_schema=_obj({"path": PATH, "offset": OFFSET, "limit": _limit(50)}),
-    handler=_package,
-    effects=_EFFECTS,
+INSPECT_PACKAGE = _tool(
+    "inspect_package",
+    "inspect_android_package",
+    Package,
+    "Android APK/AAB/DEX facts: package, versions, SDKs, permissions, components (exported, intent "
+    "filters), signing certificates, DEX counts, native libraries by ABI, resources. Lists are paged "
+    "with offset/limit.",
+    _obj({"path": PATH, "offset": OFFSET, "limit": _limit(50)}),
     examples=({"path": "app.apk"},),
     cli_subject="path",
 )
 
-SEARCH_CLASSES = ToolDef(
-    name="search_android_classes",
-    result_type=ClassSearch,
-    family=FAMILY,
-    description=(
-        "Find classes defined in an APK/DEX by class name, method name or string constant (scope), as a "
-        "literal or RE2 pattern; paged."
-    ),
-    input_schema=_obj(
+SEARCH_CLASSES = _tool(
+    "search_classes",
+    "search_android_classes",
+    ClassSearch,
+    "Find classes defined in an APK/DEX by class name, method name or string constant (scope), as a "
+    "literal or RE2 pattern; paged.",
+    _obj(
         {
             "path": PATH,
             "pattern": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Text or RE2 pattern."},
@@ -120,22 +114,16 @@ SEARCH_CLASSES = ToolDef(
         },
         "pattern",
     ),
-    handler=_search,
-    effects=_EFFECTS,
     examples=({"path": "app.apk", "pattern": "Activity"},),
 )
 
-INSPECT_CLASS = ToolDef(
-    name="inspect_android_class",
-    result_type=ClassInfo,
-    family=FAMILY,
-    description=(
-        "One DEX class: superclass, interfaces, annotations, source file, fields and methods with "
-        "descriptors and access flags; members paged."
-    ),
-    input_schema=_obj({"path": PATH, "class_name": CLASS, "offset": OFFSET, "limit": _limit(200)}, "class_name"),
-    handler=_class,
-    effects=_EFFECTS,
+INSPECT_CLASS = _tool(
+    "inspect_class",
+    "inspect_android_class",
+    ClassInfo,
+    "One DEX class: superclass, interfaces, annotations, source file, fields and methods with "
+    "descriptors and access flags; members paged.",
+    _obj({"path": PATH, "class_name": CLASS, "offset": OFFSET, "limit": _limit(200)}, "class_name"),
     examples=({"path": "app.apk", "class_name": EXAMPLE_CLASS},),
 )
 
@@ -150,16 +138,14 @@ METHOD_PROPS: JSONObject = {
     },
 }
 
-INSPECT_METHOD = ToolDef(
-    name="inspect_android_method",
-    result_type=MethodInfo,
-    family=FAMILY,
-    description=(
-        "One DEX method: decompiled Java-like source and bytecode, with the strings, calls and fields it uses; both "
-        "paged. The source is androguard's (a reading aid); where the decompiler fails or loses what the bytecode "
-        "does, the smali listing stands in, with the reason."
-    ),
-    input_schema=_obj(
+INSPECT_METHOD = _tool(
+    "inspect_method",
+    "inspect_android_method",
+    MethodInfo,
+    "One DEX method: decompiled Java-like source and bytecode, with the strings, calls and fields it uses; both "
+    "paged. The source is androguard's (a reading aid); where the decompiler fails or loses what the bytecode "
+    "does, the smali listing stands in, with the reason.",
+    _obj(
         {
             **METHOD_PROPS,
             "method": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "Method name."},
@@ -177,20 +163,16 @@ INSPECT_METHOD = ToolDef(
         "class_name",
         "method",
     ),
-    handler=_method,
-    effects=_EFFECTS,
     examples=({"path": "app.apk", "class_name": EXAMPLE_CLASS, "method": "onCreate"},),
 )
 
-TRACE_REFERENCES = ToolDef(
-    name="trace_android_references",
-    result_type=ReferenceTrace,
-    family=FAMILY,
-    description=(
-        "Static references to an app or framework (android.*, java.*) method or field, or to strings matched exactly, "
-        "by substring or RE2: callers, callees, readers, writers, loaders; bounded depth, paged."
-    ),
-    input_schema=_obj(
+TRACE_REFERENCES = _tool(
+    "trace_references",
+    "trace_android_references",
+    ReferenceTrace,
+    "Static references to an app or framework (android.*, java.*) method or field, or to strings matched exactly, "
+    "by substring or RE2: callers, callees, readers, writers, loaders; bounded depth, paged.",
+    _obj(
         {
             **METHOD_PROPS,
             "class_name": {**CLASS, "description": "Class, framework ones too: android.location.LocationManager."},
@@ -229,8 +211,6 @@ TRACE_REFERENCES = ToolDef(
             "limit": _limit(100),
         }
     ),
-    handler=_trace,
-    effects=_EFFECTS,
     examples=(
         {"path": "app.apk", "class_name": EXAMPLE_CLASS, "member": "onCreate"},
         {"path": "app.apk", "class_name": "android.location.LocationManager", "member": "requestLocationUpdates"},
@@ -238,15 +218,13 @@ TRACE_REFERENCES = ToolDef(
     ),
 )
 
-PROJECT_GRAPH = ToolDef(
-    name="project_android_application_graph",
-    result_type=ApplicationGraph,
-    family=FAMILY,
-    description=(
-        "An APK/AAB/DEX as an application graph of manifest entry points, DEX classes, native libraries and call "
-        "edges. A summary with totals by default; detail full pages modules and edges, filtered by package and kind."
-    ),
-    input_schema=_obj(
+PROJECT_GRAPH = _tool(
+    "project_graph",
+    "project_android_application_graph",
+    ApplicationGraph,
+    "An APK/AAB/DEX as an application graph of manifest entry points, DEX classes, native libraries and call "
+    "edges. A summary with totals by default; detail full pages modules and edges, filtered by package and kind.",
+    _obj(
         {
             "path": PATH,
             "detail": {
@@ -279,8 +257,6 @@ PROJECT_GRAPH = ToolDef(
             },
         }
     ),
-    handler=_graph,
-    effects=_EFFECTS,
     examples=(
         {"path": "app.apk"},
         {"path": "app.apk", "detail": "full", "package": "com.example", "edge_kind": "calls"},
@@ -288,16 +264,13 @@ PROJECT_GRAPH = ToolDef(
     cli_subject="path",
 )
 
-COMPARE_PACKAGES = ToolDef(
-    name="compare_android_packages",
-    task_support="optional",
-    result_type=PackageComparison,
-    family=FAMILY,
-    description=(
-        "Compare two versions of an APK/AAB/DEX: added, removed and changed manifest attributes, permissions, "
-        "components, classes, methods, native libraries and signing. Summary first, then the changes, paged."
-    ),
-    input_schema={
+COMPARE_PACKAGES = _tool(
+    "compare_packages",
+    "compare_android_packages",
+    PackageComparison,
+    "Compare two versions of an APK/AAB/DEX: added, removed and changed manifest attributes, permissions, "
+    "components, classes, methods, native libraries and signing. Summary first, then the changes, paged.",
+    {
         "type": "object",
         "properties": {
             "left_path": {**PATH, "description": "The older APK, AAB or DEX.", "examples": ["app-1.0.apk"]},
@@ -318,8 +291,7 @@ COMPARE_PACKAGES = ToolDef(
         "required": ["left_path", "right_path"],
         "additionalProperties": False,
     },
-    handler=_compare,
-    effects=_EFFECTS,
+    task_support="optional",
     examples=(
         {"left_path": "app-1.0.apk", "right_path": "app-1.1.apk"},
         {"left_path": "app-1.0.apk", "right_path": "app-1.1.apk", "category": "method", "change": "changed"},
