@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
-from rea.plugin import ReaError, answers, callgraph
+from rea.plugin import CalleeItem, CallerItem, JSONObject, ReaError, answers, callgraph
 from rea_plugins.angr import slots, types
 from rea_plugins.angr.insight import Symbolizer, operand_text
 from rea_plugins.angr.model import UNRESOLVED, Analysis, imm_target
+from rea_plugins.angr.rows import InsnRow, ReferenceRow, XrefRow, page
 
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
 _CC_NAMES = {
@@ -26,12 +27,16 @@ _CC_NAMES = {
 }
 
 
+RefKind = Literal["call", "jump", "data", "read", "write", "indirect", "computed", "external"]
+CalleeKind = Literal["direct", "tail", "import", "indirect"]
+
+
 class Ref(msgspec.Struct, frozen=True):
     """One reference: angr addresses, or ``None`` where the target is unknown."""
 
     src: int
     dst: int | None
-    kind: str
+    kind: RefKind
     from_proc: int | None
     to_name: str | None
 
@@ -185,13 +190,13 @@ class CodeIndex:
         self.sites.append(site)
         self.dispatch[src] = site
 
-    def _access_kind(self, ins: int) -> str:
+    def _access_kind(self, ins: int) -> RefKind:
         # CFGFast's data references say where an instruction points, not how it uses the memory there; the
         # operand's access flags (capstone detail) tell read from write at the cost of one decode.
         insn = self._decode(ins)
         return "data" if insn is None else _access(insn)
 
-    def _emit(self, src: int, dst: int | None, kind: str, proc: int | None) -> None:
+    def _emit(self, src: int, dst: int | None, kind: RefKind, proc: int | None) -> None:
         a = self.a
         if dst is None or a.main.contains_addr(dst):
             self.refs.append(Ref(src, dst, kind, proc, None if dst is None else a.name_at(dst)))
@@ -252,7 +257,7 @@ class CodeIndex:
                 for d, _ in edges:
                     if d.function_address not in members and self._resolved(d.addr):
                         self._emit(src, d.addr, "jump", f.addr)
-        kinds = {"read": "read", "write": "write"}
+        kinds: dict[str, RefKind] = {"read": "read", "write": "write"}
         for ins, xrefs in a.proj.kb.xrefs.xrefs_by_ins_addr.items():
             if ins is None:
                 continue
@@ -292,7 +297,7 @@ def _is_jump(insn: Any) -> bool:
         return False
 
 
-def _access(insn: Any) -> str:
+def _access(insn: Any) -> RefKind:
     """``read`` or ``write`` for an instruction whose memory operand is accessed that way, else ``data``."""
     import capstone
 
@@ -320,7 +325,7 @@ class Code:
     def __init__(self, a: Analysis) -> None:
         self.a = a
         self._index: CodeIndex | None = None
-        self._insns: dict[int, list[dict[str, Any]]] = {}
+        self._insns: dict[int, list[InsnRow]] = {}
         # Pseudo code by (procedure, digest of the analyst's types it was decompiled with).
         self._pseudo: dict[tuple[int, str], str] = {}
         self.types = types.Applied()
@@ -346,22 +351,24 @@ class Code:
                     seen.setdefault(n.addr, (n, graph))
         return [seen[k] for k in sorted(seen)]
 
-    def instructions(self, f: Any) -> list[dict[str, Any]]:
+    def instructions(self, f: Any) -> list[InsnRow]:
         if f.addr not in self._insns:
-            seen: dict[int, dict[str, Any]] = {}
+            seen: dict[int, InsnRow] = {}
             for node in self._blocks(f):
                 pages: dict[int, int] = {}  # arm64 registers holding an adrp page, within the block
                 for i in self.a.proj.factory.block(node.addr, size=node.size).capstone.insns:
                     if i.address not in seen:
                         operands = operand_text(self.a, i)
-                        row = {
-                            "address": self.a.out(i.address),
-                            "bytes": bytes(i.insn.bytes).hex(),
-                            "mnemonic": i.mnemonic,
-                            "operands": operands,
-                            "text": f"{i.mnemonic} {operands}".strip(),
-                        }
-                        seen[i.address] = self.symbolizer.annotate(row, i, pages)
+                        symbolized, symbols = self.symbolizer.annotate(i, pages)
+                        seen[i.address] = InsnRow(
+                            address=self.a.out(i.address),
+                            bytes=bytes(i.insn.bytes).hex(),
+                            mnemonic=i.mnemonic,
+                            operands=operands,
+                            text=f"{i.mnemonic} {operands}".strip(),
+                            symbolized=symbolized,
+                            symbols=symbols,
+                        )
             self._insns[f.addr] = [seen[k] for k in sorted(seen)]
         return self._insns[f.addr]
 
@@ -432,7 +439,7 @@ class Code:
 
     def read_instructions(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.a.select(params)
-        result = answers.page("instructions", self.instructions(f), params, dict)
+        result = page("instructions", self.instructions(f), params, _same)
         return {"address": self.a.out(f.addr), "name": self.a.fname(f), **result}, None
 
     def callers(self, params: dict[str, Any]) -> tuple[Any, Any]:
@@ -442,16 +449,21 @@ class Code:
         for s in self.index.callers_of.get(f.addr, []):
             by_caller[s.caller].add(s.insn)
         callers = [
-            {"address": a.out(c), "name": a.fname(a.by_addr[c]), "call_sites": [a.out(x) for x in sorted(sites)]}
+            CallerItem(address=a.out(c), name=a.fname(a.by_addr[c]), call_sites=[a.out(x) for x in sorted(sites)])
             for c, sites in sorted(by_caller.items())
         ]
         return {"procedure": a.proc_ref(f), "callers": callers}, None
 
     def callees(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        f = self.a.select(params)
+        callees, raw = self._callees(f)
+        return {"procedure": self.a.proc_ref(f), "callees": callees}, {"call_sites": raw}
+
+    def _callees(self, f: Any) -> tuple[list[CalleeItem], list[JSONObject]]:
+        """``f``'s callees, and angr's call sites as the raw result lists them."""
         a = self.a
-        f = a.select(params)
-        groups: dict[tuple[str, int | None, str | None], set[int]] = defaultdict(set)
-        raw = []
+        groups: dict[tuple[CalleeKind, int | None, str | None], set[int]] = defaultdict(set)
+        raw: list[JSONObject] = []
         for s in self.index.sites_of.get(f.addr, ()):
             raw.append({"call_site": hex(s.insn), "targets": [None if t is None else hex(t) for t in s.targets]})
             # An indirect site is a callee of unknown address, unless it only reads import slots.
@@ -467,10 +479,10 @@ class Code:
                     groups["direct" if s.direct else "indirect", t, a.fname(target_f)].add(s.insn)
         ordered = sorted(groups.items(), key=lambda g: (min(g[1]), -1 if g[0][1] is None else g[0][1], g[0][0]))
         callees = [
-            {"address": a.opt(t), "name": name, "kind": kind, "call_sites": [a.out(x) for x in sorted(sites)]}
+            CalleeItem(address=a.opt(t), name=name, kind=kind, call_sites=[a.out(x) for x in sorted(sites)])
             for (kind, t, name), sites in ordered
         ]
-        return {"procedure": a.proc_ref(f), "callees": callees}, {"call_sites": raw}
+        return callees, raw
 
     def program_call_graph(self, params: dict[str, Any]) -> tuple[Any, Any]:
         """Every procedure's callees as one paged edge list (the same items ``callees`` answers)."""
@@ -479,18 +491,19 @@ class Code:
         edges = []
         for f in a.funcs:
             at = a.out(f.addr)  # the contract's link-time address
-            edges.extend(callgraph.edges_of(int(at, 16), self.callees({"procedure": at})[0]["callees"]))
+            callees = self._callees(a.select({"procedure": at}))[0]
+            edges.extend(callgraph.edges_of(int(at, 16), [msgspec.structs.asdict(c) for c in callees]))
         names = {int(a.out(f.addr), 16): a.fname(f) for f in a.funcs}
         return callgraph.answer(edges, names, len(a.funcs), params), None
 
-    def _ref_item(self, r: Ref) -> dict[str, Any]:
-        return {
-            "from": self.a.out(r.src),
-            "to": self.a.opt(r.dst),
-            "kind": r.kind,
-            "from_procedure": self.a.opt(r.from_proc),
-            "to_name": r.to_name,
-        }
+    def _ref_item(self, r: Ref) -> ReferenceRow:
+        return ReferenceRow(
+            source=self.a.out(r.src),
+            to=self.a.opt(r.dst),
+            kind=r.kind,
+            from_procedure=self.a.opt(r.from_proc),
+            to_name=r.to_name,
+        )
 
     def references(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.a.select(params)
@@ -500,14 +513,14 @@ class Code:
         refs = (
             self.index.out_by_proc.get(f.addr, []) if direction == "outgoing" else self.index.in_by_addr.get(f.addr, [])
         )
-        result = answers.page("references", refs, params, self._ref_item)
+        result = page("references", refs, params, self._ref_item)
         return {"procedure": self.a.proc_ref(f), "direction": direction, **result}, None
 
     def xrefs(self, params: dict[str, Any]) -> tuple[Any, Any]:
         a = self.a
         at = a.inn(params.get("address"))
         refs = [
-            {"from": a.out(r.src), "from_procedure": a.opt(r.from_proc), "kind": r.kind, "to": a.out(at)}
+            XrefRow(source=a.out(r.src), from_procedure=a.opt(r.from_proc), kind=r.kind, to=a.out(at))
             for r in self.index.in_by_addr.get(at, [])
         ]
         return {"address": a.out(at), "references": refs}, None
@@ -559,3 +572,7 @@ class Code:
             "text": self._pseudo[key],
             "decompiler": "angr",
         }, raw
+
+
+def _same(row: InsnRow) -> InsnRow:
+    return row

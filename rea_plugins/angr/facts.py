@@ -72,10 +72,10 @@ class Facts:
         pages: dict[int, int] = {}
         if f is not None:
             rows = code.instructions(f)
-            starts = [int(r["address"], 16) + a.delta for r in rows]
+            starts = [int(r.address, 16) + a.delta for r in rows]
             if at not in starts:
                 i = bisect.bisect_right(starts, at) - 1
-                if i >= 0 and at < starts[i] + len(rows[i]["bytes"]) // 2:
+                if i >= 0 and at < starts[i] + len(rows[i].bytes) // 2:
                     start = a.out(starts[i])
                     raise answers.bad("address", f"{a.out(at)} is inside the instruction that starts at {start}")
             pages = self._pages_before(at)
@@ -88,22 +88,15 @@ class Facts:
         reads, writes, groups = registers(insn)
         operands = operand_text(a, insn)
         text = f"{insn.mnemonic} {operands}".strip()
-        row = {
+        symbolized, _ = code.symbolizer.annotate(insn, self._pages_before(at) if f is not None else {})
+        result = {
             "address": a.out(at),
+            "size": insn.size,
             "bytes": bytes(insn.bytes).hex(),
             "mnemonic": insn.mnemonic,
             "operands": operands,
             "text": text,
-        }
-        code.symbolizer.annotate(row, insn, self._pages_before(at) if f is not None else {})
-        result = {
-            "address": a.out(at),
-            "size": insn.size,
-            "bytes": row["bytes"],
-            "mnemonic": insn.mnemonic,
-            "operands": operands,
-            "text": text,
-            "symbolized": row["symbolized"],
+            "symbolized": symbolized,
             "procedure": None if f is None else a.proc_ref(f),
             "flow": flow,
             "targets": [t for t in targets if t is not None],
@@ -231,15 +224,15 @@ class Facts:
         name = a.name_at(at)
         word = a.arch.bytes
         out: dict[str, Any] = {"address": a.out(at), "name": name}
-        strings = {s["_addr"]: s for s in a.strings()}
+        strings = {s.addr: s.item for s in a.strings()}
         pointee = self.code.index.slots.get(at)
         datum = a.cfg.memory_data.get(at)
         sym = self._object_at(at)
         proc = a.by_addr.get(at)
         if at in strings:
             s = strings[at]
-            out["type"] = answers.string_type(s["encoding"], s["byte_length"])
-            out["value"] = s["value"]
+            out["type"] = answers.string_type(s.encoding, s.byte_length)
+            out["value"] = s.value
             out["source"] = "analysis"
         elif pointee is not None:
             target = a.out(pointee)

@@ -12,7 +12,7 @@ from typing import Any
 
 import capstone
 
-from rea.plugin import split_operands, symbolized_text, symbols_of
+from rea.plugin import JSONObject, split_operands, symbolized_text, symbols_of
 
 _UNCONDITIONAL = frozenset({"jmp", "ljmp", "b", "br", "bx", "braa", "brab", "braaz", "brabz"})
 _HALT = frozenset({"hlt", "ud2", "brk", "udf"})
@@ -51,7 +51,7 @@ class Symbolizer:
 
     def strings(self) -> dict[int, str]:
         if self._strings is None:
-            self._strings = {s["_addr"]: str(s["value"]) for s in self.a.strings()}
+            self._strings = {s.addr: s.item.value for s in self.a.strings()}
         return self._strings
 
     def describe(self, addr: int) -> dict[str, Any]:
@@ -134,13 +134,11 @@ class Symbolizer:
         if _is_branch(raw):
             pages.clear()
 
-    def annotate(self, item: dict[str, Any], insn: Any, pages: dict[int, int]) -> dict[str, Any]:
-        """``item`` (an instruction row) with ``symbolized`` text and its ``symbols``."""
+    def annotate(self, insn: Any, pages: dict[int, int]) -> tuple[str, list[JSONObject]]:
+        """An instruction's ``symbolized`` text and its ``symbols`` (the kernel's operand rows)."""
         details = self.operands(insn, pages)
         raw = getattr(insn, "insn", insn)
-        item["symbolized"] = symbolized_text(raw.mnemonic, details, _is_branch(raw))
-        item["symbols"] = symbols_of(details)
-        return item
+        return symbolized_text(raw.mnemonic, details, _is_branch(raw)), symbols_of(details)
 
 
 def _access(op: Any) -> str | None:

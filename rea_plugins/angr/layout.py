@@ -9,7 +9,7 @@ Addresses are link-time.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -27,7 +27,7 @@ class Region(msgspec.Struct, frozen=True, kw_only=True):
     permissions: str
     file_offset: int
     file_size: int
-    kind: str
+    kind: Literal["segment", "section"]
 
 
 class Import(msgspec.Struct, frozen=True, kw_only=True):

@@ -7,18 +7,30 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import angr
 import cle
 import msgspec
 
-from rea.plugin import ReaError, answers, unwind
+from rea.plugin import (
+    ContainingProcedure,
+    DocumentItem,
+    ProcedureItem,
+    ProcedureRef,
+    ReaError,
+    SegmentItem,
+    StringItem,
+    answers,
+    unwind,
+)
 from rea_plugins.angr import layout, resolvers
 from rea_plugins.angr.extents import padded_starts
 from rea_plugins.angr.options import CFG_OPTIONS, STRING_OPTIONS
+from rea_plugins.angr.rows import AddressedName, AddressedString, NameRow, page
 
 Progress = Callable[[str], None]
+ProcKind = Literal["local", "import", "thunk", "external"]
 
 _FORMATS = {"ELF": "elf", "PE": "pe", "MachO": "mach-o"}
 _ARCHES = {"AMD64": "x86_64", "X86": "x86", "ARMEL": "arm", "ARMHF": "arm", "ARMCortexM": "arm", "AARCH64": "arm64"}
@@ -292,7 +304,7 @@ class Analysis:
         first = PLT0_SIZE.get(self.arch.name, 16) if section in (".plt", ".iplt") else 16
         return addr + (first if addr == start else 16)
 
-    def func_kind(self, f: Any) -> str:
+    def func_kind(self, f: Any) -> ProcKind:
         if f.is_plt:
             return "thunk" if f.addr in self.local_plt else "import"
         if f.is_simprocedure or not self.main.contains_addr(f.addr):
@@ -300,14 +312,15 @@ class Analysis:
         key = ("kind", f.addr)
         if key not in self._cache:
             # What lies in a stub section and is no import's stub (PLT0, the lazy-binding helper) is a stub.
-            kind = "thunk" if self.section_of(f.addr) in STUB_SECTIONS else "local"
+            kind: ProcKind = "thunk" if self.section_of(f.addr) in STUB_SECTIONS else "local"
             if len(f.block_addrs_set) == 1 and f.addr not in self.parts:
                 insns = self.proj.factory.block(f.addr).capstone.insns
                 jumps = len(insns) == 1 and insns[0].mnemonic in ("jmp", "b", "bx")
                 if jumps and imm_target(insns[0]) is not None:
                     kind = "thunk"
             self._cache[key] = kind
-        return str(self._cache[key])
+        cached: ProcKind = self._cache[key]
+        return cached
 
     def containing(self, addr: int) -> Any | None:
         """The function whose blocks cover ``addr`` (after the CFG is built)."""
@@ -359,31 +372,27 @@ class Analysis:
 
         return _GENERATED.sub(one, text)
 
-    def proc_ref(self, f: Any) -> dict[str, Any]:
-        return {"address": self.out(f.addr), "name": self.fname(f)}
+    def proc_ref(self, f: Any) -> ProcedureRef:
+        return ProcedureRef(address=self.out(f.addr), name=self.fname(f))
 
-    def proc_item(self, f: Any) -> dict[str, Any]:
+    def proc_item(self, f: Any) -> ProcedureItem:
         end = self.func_end(f)
-        return {
-            "address": self.out(f.addr),
-            "name": self.fname(f),
-            "size": end - f.addr,
-            "kind": self.func_kind(f),
-            "end": self.out(end),
-        }
+        return ProcedureItem(
+            address=self.out(f.addr), name=self.fname(f), size=end - f.addr, kind=self.func_kind(f), end=self.out(end)
+        )
 
-    def proc_raw(self, f: Any) -> dict[str, Any]:
-        return {
-            "addr": hex(f.addr),
-            "name": f.name,
-            "size": f.size,
-            "is_plt": f.is_plt,
-            "is_simprocedure": f.is_simprocedure,
-            "is_default_name": f.is_default_name,
-            "returning": f.returning,
-            "binary_name": f.binary_name,
-            "fragments": [hex(g.addr) for g in self.members(f)[1:]],
-        }
+    def proc_raw(self, f: Any) -> AngrFunction:
+        return AngrFunction(
+            addr=hex(f.addr),
+            name=f.name,
+            size=f.size,
+            is_plt=f.is_plt,
+            is_simprocedure=f.is_simprocedure,
+            is_default_name=f.is_default_name,
+            returning=f.returning,
+            binary_name=f.binary_name,
+            fragments=[hex(g.addr) for g in self.members(f)[1:]],
+        )
 
     def import_slot(self, name: str | None) -> int | None:
         """The GOT/IAT slot cle resolved for import ``name``."""
@@ -407,15 +416,15 @@ class Analysis:
 
     def documents(self, params: dict[str, Any]) -> tuple[Any, Any]:
         arch = _ARCHES.get(self.arch.name, self.arch.name)
-        doc = {
-            "name": self.name,
-            "format": self.format,
-            "architecture": arch,
-            "sha256": self.sha256,
-            "entry": self.out(self.proj.entry),
-            "bits": self.arch.bits,
-            "endianness": "big" if self.arch.memory_endness == "Iend_BE" else "little",
-        }
+        doc = DocumentItem(
+            name=self.name,
+            format=self.format,
+            architecture=arch,
+            sha256=self.sha256,
+            entry=self.out(self.proj.entry),
+            bits=self.arch.bits,
+            endianness="big" if self.arch.memory_endness == "Iend_BE" else "little",
+        )
         raw = {
             "backend": type(self.main).__name__,
             "arch": self.arch.name,
@@ -437,8 +446,8 @@ class Analysis:
         tables = self.tables
         if tables.segments or tables.sections:
             # The file's program headers and section table, as every provider reads them.
-            return {"segments": [_region(r) for r in (*tables.segments, *tables.sections)]}, None
-        out: list[dict[str, Any]] = []
+            return {"segments": [_segment(r) for r in (*tables.segments, *tables.sections)]}, None
+        out: list[SegmentItem] = []
         if self.format != "pe":
             segments = list(getattr(self.main, "segments", []) or [])
             # ELF segments are named after their program-header index, as readelf numbers them.
@@ -472,35 +481,34 @@ class Analysis:
         }
         return body, None
 
-    def _range_item(self, name: str, r: Any, kind: str, file_size: int) -> dict[str, Any]:
-        return {
-            "name": str(name),
-            "start": self.out(r.vaddr),
-            "end": self.out(r.vaddr + r.memsize),
-            "size": r.memsize,
-            "permissions": perms(r.is_readable, r.is_writable, r.is_executable),
-            "file_offset": r.offset,
-            "file_size": file_size,
-            "kind": kind,
-        }
+    def _range_item(self, name: str, r: Any, kind: Literal["segment", "section"], file_size: int) -> SegmentItem:
+        return SegmentItem(
+            name=str(name),
+            start=self.out(r.vaddr),
+            end=self.out(r.vaddr + r.memsize),
+            size=r.memsize,
+            permissions=perms(r.is_readable, r.is_writable, r.is_executable),
+            file_offset=r.offset,
+            file_size=file_size,
+            kind=kind,
+        )
 
     def procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        result = answers.page("procedures", self.funcs, params, self.proc_item)
-        return result, {
-            "functions": [self.proc_raw(self.by_addr[self.inn(p["address"])]) for p in result["procedures"]]
-        }
+        result = page("procedures", self.funcs, params, self.proc_item)
+        offset, limit = answers.paging(params)
+        return result, {"functions": [self.proc_raw(f) for f in self.funcs[offset : offset + limit]]}
 
     def search_procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
         found = answers.search(self.funcs, self.fname, params)
-        return answers.page("procedures", found, params, self.proc_item), None
+        return page("procedures", found, params, self.proc_item), None
 
-    def strings(self) -> list[dict[str, Any]]:
+    def strings(self) -> list[AddressedString]:
         if ("strings", 0) not in self._cache:
             self._cache["strings", 0] = self._collect_strings()
-        items: list[dict[str, Any]] = self._cache["strings", 0]
+        items: list[AddressedString] = self._cache["strings", 0]
         return items
 
-    def _collect_strings(self) -> list[dict[str, Any]]:
+    def _collect_strings(self) -> list[AddressedString]:
         out = []
         min_chars, max_chars = STRING_OPTIONS["min_chars"], STRING_OPTIONS["max_chars"]
         for d in self.cfg.memory_data.values():
@@ -511,41 +519,45 @@ class Analysis:
                 data = data[: len(data) - len(data) % 2]
                 while data.endswith(b"\0\0"):
                     data = data[:-2]
-                text, encoding = data.decode("utf-16le", errors="replace"), "utf-16le"
+                encoding: Literal["ascii", "utf-8", "utf-16le"] = "utf-16le"
+                text = data.decode("utf-16le", errors="replace")
             else:
                 data = data.rstrip(b"\0")
                 encoding = "ascii" if data.isascii() else "utf-8"
                 text = data.decode("utf-8", errors="replace")
             if len(text) < min_chars:
                 continue
-            out.append(
-                {
-                    "_addr": d.addr,
-                    "address": self.out(d.addr),
-                    "value": text[:max_chars],
-                    "encoding": encoding,
-                    "byte_length": len(data),
-                    "truncated": len(text) > max_chars,
-                    "section": self.section_of(d.addr),
-                }
+            item = StringItem(
+                address=self.out(d.addr),
+                value=text[:max_chars],
+                encoding=encoding,
+                byte_length=len(data),
+                truncated=len(text) > max_chars,
+                section=self.section_of(d.addr),
             )
-        out.sort(key=lambda s: (s["_addr"], s["value"]))
+            out.append(AddressedString(d.addr, item))
+        out.sort(key=lambda s: (s.addr, s.item.value))
         return out
 
     def list_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        at = None if params.get("address") is None else self.inn(params["address"])
-        return answers.list_strings(self.strings(), params, at), None
+        items = self.strings()
+        if params.get("address") is not None:
+            # The string holding that address (answers.list_strings' rule).
+            at = self.inn(params["address"])
+            items = [s for s in items if s.addr <= at < s.addr + max(s.item.byte_length, 1)]
+        return page("strings", items, params, _string_item), None
 
     def search_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        return answers.search_strings(self.strings(), params), None
+        found = answers.search(self.strings(), lambda s: s.item.value, params)
+        return page("strings", found, params, _string_item), None
 
-    def names(self) -> list[dict[str, Any]]:
+    def names(self) -> list[AddressedName]:
         if ("names", 0) not in self._cache:
             self._cache["names", 0] = self._collect_names()
-        items: list[dict[str, Any]] = self._cache["names", 0]
+        items: list[AddressedName] = self._cache["names", 0]
         return items
 
-    def _collect_names(self) -> list[dict[str, Any]]:
+    def _collect_names(self) -> list[AddressedName]:
         seen: set[tuple[str, int, str]] = set()
         out = []
         plt = dict(getattr(self.main, "plt", {}) or {})
@@ -561,7 +573,8 @@ class Analysis:
                     addr = imports[name].rebased_addr
                 if addr is None:
                     continue
-                kind, external = "import", True
+                kind: Literal["function", "data", "import", "export", "label"] = "import"
+                external = True
             else:
                 addr = sym.rebased_addr
                 if addr == 0 or not self.main.contains_addr(addr):
@@ -581,15 +594,15 @@ class Analysis:
             if key in seen:
                 continue
             seen.add(key)
-            out.append({"_addr": addr, "address": self.out(addr), "name": name, "kind": kind, "external": external})
-        out.sort(key=lambda n: (n["_addr"], n["name"], n["kind"]))
+            out.append(AddressedName(addr, NameRow(address=self.out(addr), name=name, kind=kind, external=external)))
+        out.sort(key=lambda n: (n.addr, n.item.name, n.item.kind))
         return out
 
     def names_at(self, addr: int) -> list[str]:
         if ("names_at", 0) not in self._cache:
             index: dict[int, list[str]] = {}
             for n in self.names():
-                index.setdefault(n["_addr"], []).append(n["name"])
+                index.setdefault(n.addr, []).append(n.item.name)
             self._cache["names_at", 0] = index
         found: list[str] = self._cache["names_at", 0].get(addr, [])
         return found
@@ -598,8 +611,8 @@ class Analysis:
         items = self.names()
         if params.get("address") is not None:
             at = self.inn(params["address"])
-            items = [n for n in items if n["_addr"] == at]
-        return answers.page("names", items, params, answers.public), None
+            items = [n for n in items if n.addr == at]
+        return page("names", items, params, _name_item), None
 
     def address_name(self, params: dict[str, Any]) -> tuple[Any, Any]:
         at = self.inn(params.get("address"))
@@ -617,8 +630,24 @@ class Analysis:
         proc = None
         if f is not None:
             end = self.func_end(f)
-            proc = {"address": self.out(f.addr), "name": self.fname(f), "size": end - f.addr, "end": self.out(end)}
+            proc = ContainingProcedure(
+                address=self.out(f.addr), name=self.fname(f), size=end - f.addr, end=self.out(end)
+            )
         return {"address": self.out(at), "procedure": proc}, None
+
+
+class AngrFunction(msgspec.Struct, frozen=True, kw_only=True):
+    """angr's own facts of a function (the raw result of ``list_procedures`` and ``procedure_info``)."""
+
+    addr: str
+    name: str
+    size: int
+    is_plt: bool
+    is_simprocedure: bool
+    is_default_name: bool
+    returning: bool | None
+    binary_name: str | None
+    fragments: list[str]
 
 
 class ElfExtras(msgspec.Struct, frozen=True):
@@ -667,6 +696,28 @@ def _unwind_hints(main: Any) -> tuple[tuple[int, int], ...]:
         if h.source == FunctionHintSource.EH_FRAME and h.size > 0
     ]
     return tuple(sorted(set(hints)))
+
+
+def _string_item(s: AddressedString) -> StringItem:
+    return s.item
+
+
+def _name_item(n: AddressedName) -> NameRow:
+    return n.item
+
+
+def _segment(r: layout.Region) -> SegmentItem:
+    """A region of the file's own tables as a segment listing's row."""
+    return SegmentItem(
+        name=r.name,
+        start=hex(r.start),
+        end=hex(r.end),
+        size=r.end - r.start,
+        permissions=r.permissions,
+        file_offset=r.file_offset,
+        file_size=r.file_size,
+        kind=r.kind,
+    )
 
 
 def _region(r: layout.Region, kind: bool = True) -> dict[str, Any]:

@@ -56,7 +56,7 @@ def data_slots(a: Any) -> dict[int, int]:
         return dict(sorted(out.items()))
     # A fixed image carries no relocation for its pointers: a word is a pointer when it equals an address the
     # analysis knows, which keeps numbers that merely look like addresses out.
-    known = set(a.by_addr) | {int(d.addr) for d in a.cfg.memory_data.values()} | {n["_addr"] for n in a.names()}
+    known = set(a.by_addr) | {int(d.addr) for d in a.cfg.memory_data.values()} | {n.addr for n in a.names()}
     scanned = 0
     for sec in sections:
         size = min(sec.memsize, MAX_SCANNED_BYTES - scanned)
