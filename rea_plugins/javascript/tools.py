@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
+from typing import Literal
+
 from rea.plugin import (
     FORMAT_PROPERTY,
     Evidence,
@@ -46,62 +50,69 @@ LIMIT_PROPS: JSONObject = {
 _EVIDENCE_EFFECTS = ToolEffects(records_evidence=True)
 
 
-def _analyze(call: ToolCall) -> Evidence:
-    from rea_plugins.javascript import application
+def _lazy(module: str, function: str) -> Callable[[ToolCall], Evidence]:
+    """The handler ``rea_plugins.javascript.<module>.<function>``, imported (with its engines) on the first call."""
 
-    return application.handle(call)
+    def handle(call: ToolCall) -> Evidence:
+        handler: Callable[[ToolCall], Evidence] = getattr(
+            importlib.import_module(f"rea_plugins.javascript.{module}"), function
+        )
+        return handler(call)
 
-
-def _trace_feature(call: ToolCall) -> Evidence:
-    from rea_plugins.javascript import trace
-
-    return trace.trace_feature(call)
-
-
-def _trace_semantics(call: ToolCall) -> Evidence:
-    from rea_plugins.javascript import trace
-
-    return trace.trace_semantics(call)
+    return handle
 
 
-def _map_location(call: ToolCall) -> Evidence:
-    from rea_plugins.javascript import locate
+def _tool(
+    handler: Callable[[ToolCall], Evidence],
+    name: str,
+    result_type: type | tuple[type, ...],
+    description: str,
+    input_schema: JSONObject,
+    *,
+    # Arguments as a call sends them: JSON the input schema shapes.
+    examples: tuple[dict[str, object], ...],
+    effects: ToolEffects = _EVIDENCE_EFFECTS,
+    cli_subject: str = "",
+    task_support: Literal["forbidden", "optional", "required"] = "forbidden",
+) -> ToolDef:
+    """One tool of the application family."""
+    return ToolDef(
+        name=name,
+        task_support=task_support,
+        result_type=result_type,
+        family=FAMILY,
+        description=description,
+        input_schema=input_schema,
+        handler=handler,
+        effects=effects,
+        examples=examples,
+        cli_subject=cli_subject,
+    )
 
-    return locate.map_location(call)
+
+def _over_evidence(properties: JSONObject, *required: str) -> JSONObject:
+    """The input schema of a workflow over application Evidence: these properties, no others, with the Evidence defs."""
+    return with_evidence_defs(
+        {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+    )
 
 
-def _compare_versions(call: ToolCall) -> Evidence:
-    from rea_plugins.javascript import compare
-
-    return compare.compare_versions(call)
-
-
-def _compare_source(call: ToolCall) -> Evidence:
-    from rea_plugins.javascript import compare
-
-    return compare.compare_source_to_bundle(call)
+def _retained(digit: str) -> dict[str, str]:
+    """An example retained-Evidence reference (a made-up id of one repeated digit)."""
+    return {"kind": "retained-evidence", "evidence_id": "ev_" + digit * 64}
 
 
-def _compare_exports(call: ToolCall) -> Evidence:
-    from rea_plugins.javascript import compare
-
-    return compare.compare_export_shapes(call)
-
-
-ANALYZE = ToolDef(
-    name="analyze_javascript_application",
-    task_support="optional",
-    result_type=(ApplicationSummary, Application),
-    family=FAMILY,
-    description=(
-        "Statically analyze a JavaScript/Electron application directory or .asar archive without running it: a "
-        "summary and a page of its modules, the complete graph retained for the workflows. The graph (detail "
-        "'complete' returns it whole) holds modules (source files, bundles, esbuild/webpack bundled modules), "
-        "import edges, exports with static shapes, strings (template literals by their static text), functions "
-        "named as a reader would, Electron IPC channels, entry points and source maps with decoded mappings "
-        "(each generated function's original file, line and name)."
-    ),
-    input_schema={
+ANALYZE = _tool(
+    _lazy("application", "handle"),
+    "analyze_javascript_application",
+    (ApplicationSummary, Application),
+    "Statically analyze a JavaScript/Electron application directory or .asar archive without running it: a "
+    "summary and a page of its modules, the complete graph retained for the workflows. The graph (detail "
+    "'complete' returns it whole) holds modules (source files, bundles, esbuild/webpack bundled modules), "
+    "import edges, exports with static shapes, strings (template literals by their static text), functions "
+    "named as a reader would, Electron IPC channels, entry points and source maps with decoded mappings "
+    "(each generated function's original file, line and name).",
+    {
         "type": "object",
         "properties": {
             "input_path": {
@@ -180,8 +191,7 @@ ANALYZE = ToolDef(
         "required": ["input_path"],
         "additionalProperties": False,
     },
-    handler=_analyze,
-    effects=_EVIDENCE_EFFECTS,
+    task_support="optional",
     examples=(
         {"input_path": "/opt/App/resources/app.asar"},
         {"input_path": "./my-app", "offset": 50, "integrity_policy": "record-and-continue"},
@@ -208,118 +218,99 @@ SEED_SCHEMA: JSONObject = {
     "examples": [{"kind": "module", "value": "src/main.js", "match": "exact"}],
 }
 
-TRACE_FEATURE = ToolDef(
-    name="trace_application_feature",
-    result_type=FeatureTrace,
-    family=FAMILY,
-    description=(
-        "Trace a seed (module, string literal or symbol) through application Evidence. It finds the matching "
-        "modules and functions and everything connected to them by import and bundle edges, bounded by "
-        "max_depth and max_nodes. Runs nothing again."
-    ),
-    input_schema=with_evidence_defs(
+TRACE_FEATURE = _tool(
+    _lazy("trace", "trace_feature"),
+    "trace_application_feature",
+    FeatureTrace,
+    "Trace a seed (module, string literal or symbol) through application Evidence. It finds the matching "
+    "modules and functions and everything connected to them by import and bundle edges, bounded by "
+    "max_depth and max_nodes. Runs nothing again.",
+    _over_evidence(
         {
-            "type": "object",
-            "properties": {
-                "application": APPLICATION_INPUT,
-                "seed": SEED_SCHEMA,
-                **LIMIT_PROPS,
-                "direction": {
-                    "type": "string",
-                    "enum": ["both", "imports", "importers"],
-                    "default": "both",
-                    "description": "Follow edges to imported modules, to importers, or both.",
-                },
-                "format": FORMAT_PROPERTY,
+            "application": APPLICATION_INPUT,
+            "seed": SEED_SCHEMA,
+            **LIMIT_PROPS,
+            "direction": {
+                "type": "string",
+                "enum": ["both", "imports", "importers"],
+                "default": "both",
+                "description": "Follow edges to imported modules, to importers, or both.",
             },
-            "required": ["application", "seed"],
-            "additionalProperties": False,
-        }
+            "format": FORMAT_PROPERTY,
+        },
+        "application",
+        "seed",
     ),
-    handler=_trace_feature,
-    effects=_EVIDENCE_EFFECTS,
     examples=(
         {
-            "application": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
+            "application": _retained("0"),
             "seed": {"kind": "string", "value": "search", "match": "substring"},
         },
     ),
 )
 
-TRACE_SEMANTICS = ToolDef(
-    name="trace_javascript_semantics",
-    result_type=SemanticsTrace,
-    family=FAMILY,
-    description=(
-        "Bounded call/return, assignment and closure relations of one function or module from "
-        "application Evidence. It shows what it calls (resolved across imports where static), what it "
-        "returns, what it assigns and which variables its closures capture. Runs nothing again."
-    ),
-    input_schema=with_evidence_defs(
+TRACE_SEMANTICS = _tool(
+    _lazy("trace", "trace_semantics"),
+    "trace_javascript_semantics",
+    SemanticsTrace,
+    "Bounded call/return, assignment and closure relations of one function or module from "
+    "application Evidence. It shows what it calls (resolved across imports where static), what it "
+    "returns, what it assigns and which variables its closures capture. Runs nothing again.",
+    _over_evidence(
         {
-            "type": "object",
-            "properties": {
-                "application": APPLICATION_INPUT,
-                "target": {
-                    "type": "object",
-                    "description": "A function (name or fn: node_id) or a module (path or mod: node_id).",
-                    "properties": {
-                        "kind": {"type": "string", "enum": ["function", "module"], "description": "What value names."},
-                        "value": {"type": "string", "minLength": 1, "description": "Name, path or node_id."},
-                        "module": {"type": "string", "description": "Restrict a function name to this module path."},
-                    },
-                    "required": ["kind", "value"],
-                    "additionalProperties": False,
-                    "examples": [{"kind": "function", "value": "main", "module": "src/main.js"}],
+            "application": APPLICATION_INPUT,
+            "target": {
+                "type": "object",
+                "description": "A function (name or fn: node_id) or a module (path or mod: node_id).",
+                "properties": {
+                    "kind": {"type": "string", "enum": ["function", "module"], "description": "What value names."},
+                    "value": {"type": "string", "minLength": 1, "description": "Name, path or node_id."},
+                    "module": {"type": "string", "description": "Restrict a function name to this module path."},
                 },
-                **LIMIT_PROPS,
+                "required": ["kind", "value"],
+                "additionalProperties": False,
+                "examples": [{"kind": "function", "value": "main", "module": "src/main.js"}],
             },
-            "required": ["application", "target"],
-            "additionalProperties": False,
-        }
+            **LIMIT_PROPS,
+        },
+        "application",
+        "target",
     ),
-    handler=_trace_semantics,
-    effects=_EVIDENCE_EFFECTS,
     examples=(
         {
-            "application": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
+            "application": _retained("0"),
             "target": {"kind": "function", "value": "main"},
         },
     ),
 )
 
-MAP_LOCATION = ToolDef(
-    name="map_javascript_location",
-    result_type=LocationMapping,
-    family=FAMILY,
-    description=(
-        "Map a generated file's line and column (a stack frame in a minified bundle) to its original source file, "
-        "line, column and name through the file's source map. It gives the original line's text and the function "
-        "holding the position; the map is read again from the analyzed directory and checked unchanged."
-    ),
-    input_schema=with_evidence_defs(
+MAP_LOCATION = _tool(
+    _lazy("locate", "map_location"),
+    "map_javascript_location",
+    LocationMapping,
+    "Map a generated file's line and column (a stack frame in a minified bundle) to its original source file, "
+    "line, column and name through the file's source map. It gives the original line's text and the function "
+    "holding the position; the map is read again from the analyzed directory and checked unchanged.",
+    _over_evidence(
         {
-            "type": "object",
-            "properties": {
-                "application": APPLICATION_INPUT,
-                "module": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "The generated file: its module path or node_id.",
-                    "examples": ["dist/app.js"],
-                },
-                "line": {"type": "integer", "minimum": 1, "description": "1-based line in the generated file."},
-                "column": {"type": "integer", "minimum": 1, "description": "1-based column in the generated file."},
+            "application": APPLICATION_INPUT,
+            "module": {
+                "type": "string",
+                "minLength": 1,
+                "description": "The generated file: its module path or node_id.",
+                "examples": ["dist/app.js"],
             },
-            "required": ["application", "module", "line", "column"],
-            "additionalProperties": False,
-        }
+            "line": {"type": "integer", "minimum": 1, "description": "1-based line in the generated file."},
+            "column": {"type": "integer", "minimum": 1, "description": "1-based column in the generated file."},
+        },
+        "application",
+        "module",
+        "line",
+        "column",
     ),
-    handler=_map_location,
-    effects=_EVIDENCE_EFFECTS,
     examples=(
         {
-            "application": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
+            "application": _retained("0"),
             "module": "dist/app.js",
             "line": 1,
             "column": 4567,
@@ -332,66 +323,57 @@ _PAIR: JSONObject = {
     "right": {**APPLICATION_INPUT, "description": "The newer version's application Evidence (inline or retained)."},
 }
 
-COMPARE_VERSIONS = ToolDef(
-    name="compare_application_versions",
-    task_support="optional",
-    result_type=VersionComparison,
-    family=FAMILY,
-    description=(
-        "Compare two versions' application Evidence: counts, then a page of the changed and moved modules with "
-        "their import, export, string and function differences, and entry-point changes. Modules match by path, "
-        "then by content hash (ambiguous candidates are reported, never guessed); functions match by original "
-        "(source-map) name or name, then by structure, so a minifier's renames are reported as renames."
-    ),
-    input_schema=with_evidence_defs(
+COMPARE_VERSIONS = _tool(
+    _lazy("compare", "compare_versions"),
+    "compare_application_versions",
+    VersionComparison,
+    "Compare two versions' application Evidence: counts, then a page of the changed and moved modules with "
+    "their import, export, string and function differences, and entry-point changes. Modules match by path, "
+    "then by content hash (ambiguous candidates are reported, never guessed); functions match by original "
+    "(source-map) name or name, then by structure, so a minifier's renames are reported as renames.",
+    _over_evidence(
         {
-            "type": "object",
-            "properties": {
-                **_PAIR,
-                "offset": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "default": 0,
-                    "description": "First listed module of the page.",
-                },
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 1000,
-                    "default": 50,
-                    "description": "At most this many changed or moved modules, each with its differences.",
-                },
-                "include_unchanged": {
-                    "type": "boolean",
-                    "default": False,
-                    "description": "List the modules unchanged in place too (they are always counted).",
-                },
-                "format": FORMAT_PROPERTY,
+            **_PAIR,
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "default": 0,
+                "description": "First listed module of the page.",
             },
-            "required": ["left", "right"],
-            "additionalProperties": False,
-        }
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 1000,
+                "default": 50,
+                "description": "At most this many changed or moved modules, each with its differences.",
+            },
+            "include_unchanged": {
+                "type": "boolean",
+                "default": False,
+                "description": "List the modules unchanged in place too (they are always counted).",
+            },
+            "format": FORMAT_PROPERTY,
+        },
+        "left",
+        "right",
     ),
-    handler=_compare_versions,
-    effects=_EVIDENCE_EFFECTS,
+    task_support="optional",
     examples=(
         {
-            "left": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
-            "right": {"kind": "retained-evidence", "evidence_id": "ev_" + "1" * 64},
+            "left": _retained("0"),
+            "right": _retained("1"),
         },
     ),
 )
 
-COMPARE_SOURCE = ToolDef(
-    name="compare_source_to_bundle",
-    result_type=SourceToBundle,
-    family=FAMILY,
-    description=(
-        "Map source files to the bundle modules built from them, through source maps (sources and "
-        "sourcesContent), bundled-module paths and content hashes. Give 'source' and 'bundle' "
-        "application Evidence, or one 'application' holding both."
-    ),
-    input_schema=with_evidence_defs(
+COMPARE_SOURCE = _tool(
+    _lazy("compare", "compare_source_to_bundle"),
+    "compare_source_to_bundle",
+    SourceToBundle,
+    "Map source files to the bundle modules built from them, through source maps (sources and "
+    "sourcesContent), bundled-module paths and content hashes. Give 'source' and 'bundle' "
+    "application Evidence, or one 'application' holding both.",
+    with_evidence_defs(
         {
             "type": "object",
             "properties": {
@@ -422,47 +404,39 @@ COMPARE_SOURCE = ToolDef(
             "additionalProperties": False,
         }
     ),
-    handler=_compare_source,
-    effects=_EVIDENCE_EFFECTS,
     examples=(
         {
-            "source": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
-            "bundle": {"kind": "retained-evidence", "evidence_id": "ev_" + "1" * 64},
+            "source": _retained("0"),
+            "bundle": _retained("1"),
         },
     ),
 )
 
-COMPARE_EXPORTS = ToolDef(
-    name="compare_javascript_export_shapes",
-    result_type=ExportShapeComparison,
-    family=FAMILY,
-    description=(
-        "Compare the static shape of one export (function parameters and return shapes, object keys, class "
-        "members) in two versions' application Evidence. It gives presence present|absent|unknown-coverage "
-        "on each side and the differences."
-    ),
-    input_schema=with_evidence_defs(
+COMPARE_EXPORTS = _tool(
+    _lazy("compare", "compare_export_shapes"),
+    "compare_javascript_export_shapes",
+    ExportShapeComparison,
+    "Compare the static shape of one export (function parameters and return shapes, object keys, class "
+    "members) in two versions' application Evidence. It gives presence present|absent|unknown-coverage "
+    "on each side and the differences.",
+    _over_evidence(
         {
-            "type": "object",
-            "properties": {
-                **_PAIR,
-                "export": {"type": "string", "minLength": 1, "description": "Export name ('default' for default)."},
-                "module": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "Module path or node_id; required when several modules export the name.",
-                },
+            **_PAIR,
+            "export": {"type": "string", "minLength": 1, "description": "Export name ('default' for default)."},
+            "module": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Module path or node_id; required when several modules export the name.",
             },
-            "required": ["left", "right", "export"],
-            "additionalProperties": False,
-        }
+        },
+        "left",
+        "right",
+        "export",
     ),
-    handler=_compare_exports,
-    effects=_EVIDENCE_EFFECTS,
     examples=(
         {
-            "left": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
-            "right": {"kind": "retained-evidence", "evidence_id": "ev_" + "1" * 64},
+            "left": _retained("0"),
+            "right": _retained("1"),
             "export": "search",
             "module": "src/search.js",
         },
@@ -493,16 +467,14 @@ def _recovered_type() -> type:
     return RecoveredSources
 
 
-RECOVER_SOURCES = ToolDef(
-    name="recover_javascript_sources",
-    result_type=_recovered_type(),
-    family=FAMILY,
-    description=(
-        "Split a webpack, browserify or esbuild bundle back into its modules with Wakaru, written to a fresh "
-        "directory, each hashed and linked to its byte ranges in the bundle. Wakaru runs as an owned, sandboxed "
-        "process (no network, time and memory bound); the bundle is never executed."
-    ),
-    input_schema={
+RECOVER_SOURCES = _tool(
+    _recover,
+    "recover_javascript_sources",
+    _recovered_type(),
+    "Split a webpack, browserify or esbuild bundle back into its modules with Wakaru, written to a fresh "
+    "directory, each hashed and linked to its byte ranges in the bundle. Wakaru runs as an owned, sandboxed "
+    "process (no network, time and memory bound); the bundle is never executed.",
+    {
         "type": "object",
         "properties": {
             "input_path": {"type": "string", "minLength": 1, "description": "The bundle file."},
@@ -526,7 +498,6 @@ RECOVER_SOURCES = ToolDef(
         "required": ["input_path"],
         "additionalProperties": False,
     },
-    handler=_recover,
     effects=ToolEffects(records_evidence=True, launches_process=True, writes_filesystem=True, idempotent=False),
     examples=({"input_path": "/opt/App/resources/app/dist/main.js"},),
     cli_subject="input_path",
