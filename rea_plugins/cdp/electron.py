@@ -12,11 +12,9 @@ import hashlib
 import threading
 from typing import Any
 
-import msgspec
-
 from rea.plugin import CallContext, devtools
 from rea_plugins.cdp import connection as cdp
-from rea_plugins.cdp.model import BrowserTarget, BrowserVersion, ConsoleEvent
+from rea_plugins.cdp.model import BrowserRecord, BrowserTarget, BrowserVersion, ConsoleEvent
 from rea_plugins.cdp.pagemodel import Page, page_of
 from rea_plugins.cdp.pagescripts import PageSession, in_scope, read_source
 from rea_plugins.cdp.passive import console_text
@@ -26,11 +24,7 @@ SCHEMA_VERSION = 1
 MAX_TEXT = 2048
 
 
-class _R(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    pass
-
-
-class ElectronTarget(_R, frozen=True):
+class ElectronTarget(BrowserRecord, frozen=True):
     target_id: str
     type: str
     title: str
@@ -38,13 +32,13 @@ class ElectronTarget(_R, frozen=True):
     file_path: str
 
 
-class ElectronExcluded(_R, frozen=True):
+class ElectronExcluded(BrowserRecord, frozen=True):
     outside_file_roots: int
     not_file: int
     non_page: int
 
 
-class ElectronTargetList(_R, frozen=True):
+class ElectronTargetList(BrowserRecord, frozen=True):
     """list_electron_targets: the page targets of a loopback DevTools endpoint on files inside allowed_file_roots."""
 
     schema_version: int
@@ -56,7 +50,7 @@ class ElectronTargetList(_R, frozen=True):
     excluded: ElectronExcluded
 
 
-class ElectronScript(_R, frozen=True):
+class ElectronScript(BrowserRecord, frozen=True):
     url: str
     file_path: str | None
     script_id: str
@@ -66,7 +60,7 @@ class ElectronScript(_R, frozen=True):
     source_map_url: str | None
 
 
-class ElectronContext(_R, frozen=True):
+class ElectronContext(BrowserRecord, frozen=True):
     context_id: int
     name: str
     origin: str
@@ -74,13 +68,13 @@ class ElectronContext(_R, frozen=True):
     aux_type: str | None
 
 
-class ElectronDom(_R, frozen=True):
+class ElectronDom(BrowserRecord, frozen=True):
     total_nodes: int
     html_sha256: str | None
     html_bytes: int | None
 
 
-class ElectronPage(_R, frozen=True):
+class ElectronPage(BrowserRecord, frozen=True):
     """inspect_electron_page: one renderer's scripts, worlds, console and DOM digest, read passively."""
 
     schema_version: int

@@ -37,6 +37,7 @@ from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp import schemas
 from rea_plugins.cdp.actions import Page, StepFailed, run_action
 from rea_plugins.cdp.electron import ElectronPage, inspect_page
+from rea_plugins.cdp.model import BrowserRecord
 from rea_plugins.cdp.pagescripts import page_session
 from rea_plugins.cdp.targets import attach, target_infos
 
@@ -49,11 +50,7 @@ OBSERVE_TOOL = "observe_javascript_runtime"
 LIST_TOOL = "list_javascript_runtime_targets"
 
 
-class _R(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    pass
-
-
-class ElectronStep(_R, frozen=True):
+class ElectronStep(BrowserRecord, frozen=True):
     step_index: int
     step_id: str
     action: str
@@ -62,7 +59,7 @@ class ElectronStep(_R, frozen=True):
     elapsed_ms: int
 
 
-class MainProcess(_R, frozen=True):
+class MainProcess(BrowserRecord, frozen=True):
     """The main process as observe_javascript_runtime recorded it (that Evidence holds the whole record)."""
 
     evidence_id: str
@@ -71,7 +68,7 @@ class MainProcess(_R, frozen=True):
     exceptions: int
 
 
-class ElectronCapture(_R, frozen=True):
+class ElectronCapture(BrowserRecord, frozen=True):
     """capture_electron_scenario: the run's steps, its renderer and main process, and how it was confined."""
 
     schema_version: int

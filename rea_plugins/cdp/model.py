@@ -6,16 +6,18 @@ from typing import Any, Literal
 
 import msgspec
 
+from rea.plugin import Record
 from rea_plugins.cdp.urls import SanitizedUrl
 
 TRUST = "page-declared-untrusted"
 
 
-class _R(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    pass
+class BrowserRecord(Record, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=False):
+    """The base of the browser tools' records: comparisons decode captures into them, so decoding holds to the
+    fields, and every field is on the wire, a default too, unless a record says otherwise."""
 
 
-class BrowserVersion(_R, frozen=True):
+class BrowserVersion(BrowserRecord, frozen=True):
     product: str
     protocol_version: str
     revision: str
@@ -23,7 +25,7 @@ class BrowserVersion(_R, frozen=True):
     js_version: str
 
 
-class Completeness(_R, frozen=True):
+class Completeness(BrowserRecord, frozen=True):
     """Missing or truncated sections make a capture ineligible to prove equality."""
 
     status: Literal["complete", "incomplete", "truncated"]
@@ -47,7 +49,7 @@ def completeness(missing: set[str], truncated: set[str]) -> Completeness:
 # -- targets ---------------------------------------------------------------------------------------
 
 
-class BrowserTarget(_R, frozen=True):
+class BrowserTarget(BrowserRecord, frozen=True):
     target_id: str
     type: str
     title: str
@@ -56,13 +58,13 @@ class BrowserTarget(_R, frozen=True):
     attached: bool
 
 
-class Excluded(_R, frozen=True):
+class Excluded(BrowserRecord, frozen=True):
     disallowed_origin: int
     unsupported_url: int
     non_page: int
 
 
-class TargetList(_R, frozen=True):
+class TargetList(BrowserRecord, frozen=True):
     schema_version: Literal[1]
     browser: BrowserVersion
     endpoint: str
@@ -74,7 +76,7 @@ class TargetList(_R, frozen=True):
     limitations: list[str]
 
 
-class TargetRef(_R, frozen=True):
+class TargetRef(BrowserRecord, frozen=True):
     target_id: str
     url: str
     origin: str | None
@@ -83,13 +85,13 @@ class TargetRef(_R, frozen=True):
 # -- passive inspection ----------------------------------------------------------------------------
 
 
-class CaptureWindow(_R, frozen=True):
+class CaptureWindow(BrowserRecord, frozen=True):
     started_at: str
     ended_at: str
     observation_ms: int
 
 
-class Frame(_R, frozen=True):
+class Frame(BrowserRecord, frozen=True):
     frame_id: str
     parent_frame_id: str | None
     url: str
@@ -98,7 +100,7 @@ class Frame(_R, frozen=True):
     mime_type: str | None
 
 
-class DomNode(_R, frozen=True, omit_defaults=True):
+class DomNode(BrowserRecord, frozen=True, omit_defaults=True):
     index: int
     parent_index: int
     node_type: int
@@ -109,7 +111,7 @@ class DomNode(_R, frozen=True, omit_defaults=True):
     text: str | None = None
 
 
-class Dom(_R, frozen=True):
+class Dom(BrowserRecord, frozen=True):
     total_nodes: int
     html_sha256: str | None
     html_bytes: int | None
@@ -117,14 +119,14 @@ class Dom(_R, frozen=True):
     nodes: list[DomNode]
 
 
-class FormField(_R, frozen=True):
+class FormField(BrowserRecord, frozen=True):
     tag: str
     name: str | None
     type: str | None
     required: bool
 
 
-class Form(_R, frozen=True):
+class Form(BrowserRecord, frozen=True):
     node_index: int
     action: str | None
     method: str
@@ -133,7 +135,7 @@ class Form(_R, frozen=True):
     fields: list[FormField]
 
 
-class Script(_R, frozen=True):
+class Script(BrowserRecord, frozen=True):
     script_key: str
     script_id: str
     frame_id: str | None
@@ -149,14 +151,14 @@ class Script(_R, frozen=True):
     source_map_url: str | None
 
 
-class Scripts(_R, frozen=True):
+class Scripts(BrowserRecord, frozen=True):
     total: int
     excluded_anonymous: int
     excluded_disallowed_origin: int
     items: list[Script]
 
 
-class Resource(_R, frozen=True):
+class Resource(BrowserRecord, frozen=True):
     url: str
     origin: str | None
     type: str
@@ -165,14 +167,14 @@ class Resource(_R, frozen=True):
     frame_id: str
 
 
-class Initiator(_R, frozen=True):
+class Initiator(BrowserRecord, frozen=True):
     type: str
     url: str | None
     line: int | None
     column: int | None
 
 
-class NetworkRequest(_R, frozen=True):
+class NetworkRequest(BrowserRecord, frozen=True):
     request_id: str
     url: str
     origin: str | None
@@ -185,7 +187,7 @@ class NetworkRequest(_R, frozen=True):
     initiator: Initiator
 
 
-class Network(_R, frozen=True):
+class Network(BrowserRecord, frozen=True):
     coverage_started_at: str
     prior_activity_available: bool
     observed: int
@@ -194,7 +196,7 @@ class Network(_R, frozen=True):
     requests: list[NetworkRequest]
 
 
-class ConsoleEvent(_R, frozen=True):
+class ConsoleEvent(BrowserRecord, frozen=True):
     source: Literal["console-api", "log", "exception"]
     level: str
     text: str | None
@@ -205,7 +207,7 @@ class ConsoleEvent(_R, frozen=True):
     column: int | None
 
 
-class Console(_R, frozen=True):
+class Console(BrowserRecord, frozen=True):
     text_capture: Literal["included", "not_requested"]
     replayed_prior_messages: bool
     observed: int
@@ -213,7 +215,7 @@ class Console(_R, frozen=True):
     events: list[ConsoleEvent]
 
 
-class Storage(_R, frozen=True):
+class Storage(BrowserRecord, frozen=True):
     origin: str
     keys_captured: bool
     local_storage_keys: list[str]
@@ -226,7 +228,7 @@ class Storage(_R, frozen=True):
     values_redacted: bool
 
 
-class Inspection(_R, frozen=True):
+class Inspection(BrowserRecord, frozen=True):
     schema_version: Literal[1]
     browser: BrowserVersion
     target: BrowserTarget
@@ -247,7 +249,7 @@ class Inspection(_R, frozen=True):
 # -- WebMCP ----------------------------------------------------------------------------------------
 
 
-class SchemaSummary(_R, frozen=True):
+class SchemaSummary(BrowserRecord, frozen=True):
     bytes: int
     depth: int
     nodes: int
@@ -255,20 +257,20 @@ class SchemaSummary(_R, frozen=True):
     exceeded: list[str]
 
 
-class WebMcpAnnotations(_R, frozen=True):
+class WebMcpAnnotations(BrowserRecord, frozen=True):
     read_only: bool | None
     untrusted_content: bool | None
     consequential: bool | None
     autosubmit: bool | None
 
 
-class SourceLocation(_R, frozen=True):
+class SourceLocation(BrowserRecord, frozen=True):
     url: str
     line: int | None
     column: int | None
 
 
-class WebMcpTool(_R, frozen=True):
+class WebMcpTool(BrowserRecord, frozen=True):
     tool_key: str
     name: str
     description: str
@@ -285,17 +287,17 @@ class WebMcpTool(_R, frozen=True):
     trust: Literal["page-declared-untrusted"]
 
 
-class RemovedTool(_R, frozen=True):
+class RemovedTool(BrowserRecord, frozen=True):
     name: str
     frame_id: str
 
 
-class WebMcpTools(_R, frozen=True):
+class WebMcpTools(BrowserRecord, frozen=True):
     total: int
     items: list[WebMcpTool]
 
 
-class WebMcpDiscovery(_R, frozen=True):
+class WebMcpDiscovery(BrowserRecord, frozen=True):
     schema_version: Literal[1]
     browser: BrowserVersion
     target: TargetRef
@@ -313,7 +315,7 @@ class WebMcpDiscovery(_R, frozen=True):
 # -- screenshots -----------------------------------------------------------------------------------
 
 
-class PngArtifact(_R, frozen=True):
+class PngArtifact(BrowserRecord, frozen=True):
     """A PNG carried inline and verified by its digest and size."""
 
     sha256: str
@@ -324,7 +326,7 @@ class PngArtifact(_R, frozen=True):
     data_base64: str
 
 
-class Screenshot(_R, frozen=True):
+class Screenshot(BrowserRecord, frozen=True):
     schema_version: Literal[1]
     browser: BrowserVersion
     target: TargetRef
@@ -337,7 +339,7 @@ class Screenshot(_R, frozen=True):
 # -- scenarios -------------------------------------------------------------------------------------
 
 
-class TextArtifact(_R, frozen=True):
+class TextArtifact(BrowserRecord, frozen=True):
     """Text (secrets redacted) with the digest and size of all of it; ``text`` is a prefix when truncated."""
 
     sha256: str
@@ -346,44 +348,44 @@ class TextArtifact(_R, frozen=True):
     text: str
 
 
-class StorageValue(_R, frozen=True):
+class StorageValue(BrowserRecord, frozen=True):
     name: str
     value_state: Literal["hashed", "redacted-secret"]
     value_sha256: str | None
 
 
-class StorageSnapshot(_R, frozen=True):
+class StorageSnapshot(BrowserRecord, frozen=True):
     origin: str | None
     cookies: list[StorageValue]
     local_storage: list[StorageValue]
     session_storage: list[StorageValue]
 
 
-class NotRequested(_R, frozen=True, tag_field="state", tag="not_requested"):
+class NotRequested(BrowserRecord, frozen=True, tag_field="state", tag="not_requested"):
     pass
 
 
-class Missing(_R, frozen=True, tag_field="state", tag="missing"):
+class Missing(BrowserRecord, frozen=True, tag_field="state", tag="missing"):
     reason: str
 
 
-class UrlCaptured(_R, frozen=True, tag_field="state", tag="captured"):
+class UrlCaptured(BrowserRecord, frozen=True, tag_field="state", tag="captured"):
     value: SanitizedUrl
 
 
-class TextCaptured(_R, frozen=True, tag_field="state", tag="captured"):
+class TextCaptured(BrowserRecord, frozen=True, tag_field="state", tag="captured"):
     value: TextArtifact
 
 
-class PngCaptured(_R, frozen=True, tag_field="state", tag="captured"):
+class PngCaptured(BrowserRecord, frozen=True, tag_field="state", tag="captured"):
     value: PngArtifact
 
 
-class StorageCaptured(_R, frozen=True, tag_field="state", tag="captured"):
+class StorageCaptured(BrowserRecord, frozen=True, tag_field="state", tag="captured"):
     value: StorageSnapshot
 
 
-class StepArtifacts(_R, frozen=True):
+class StepArtifacts(BrowserRecord, frozen=True):
     url: UrlCaptured | NotRequested | Missing
     title: TextCaptured | NotRequested | Missing
     dom: TextCaptured | NotRequested | Missing
@@ -391,7 +393,7 @@ class StepArtifacts(_R, frozen=True):
     storage: StorageCaptured | NotRequested | Missing
 
 
-class ScenarioStep(_R, frozen=True):
+class ScenarioStep(BrowserRecord, frozen=True):
     step_index: int
     step_id: str
     action: str
@@ -406,7 +408,7 @@ class ScenarioStep(_R, frozen=True):
     completeness: Completeness
 
 
-class ScenarioEvent(_R, frozen=True):
+class ScenarioEvent(BrowserRecord, frozen=True):
     sequence: int
     step_index: int
     kind: Literal[
@@ -432,13 +434,13 @@ class ScenarioEvent(_R, frozen=True):
     frame_id: str | None
 
 
-class ScenarioEvents(_R, frozen=True):
+class ScenarioEvents(BrowserRecord, frozen=True):
     retained: int
     dropped: int
     items: list[ScenarioEvent]
 
 
-class ScenarioBrowser(_R, frozen=True):
+class ScenarioBrowser(BrowserRecord, frozen=True):
     mode: Literal["launch", "connect"]
     process_ownership: Literal["provider-owned", "external"]
     cleanup: Literal["terminated-owned-process", "disconnected-external", "incomplete"]
@@ -447,14 +449,14 @@ class ScenarioBrowser(_R, frozen=True):
     isolation: dict[str, Any] | None
 
 
-class ScenarioInfo(_R, frozen=True):
+class ScenarioInfo(BrowserRecord, frozen=True):
     start_origin: str
     allowed_origins: list[str]
     action_count: int
     secret_references: list[str]
 
 
-class ScenarioCapture(_R, frozen=True):
+class ScenarioCapture(BrowserRecord, frozen=True):
     schema_version: Literal[1]
     browser: ScenarioBrowser
     scenario: ScenarioInfo
@@ -470,7 +472,7 @@ class ScenarioCapture(_R, frozen=True):
 Verdict = Literal["different", "no-difference-found", "inconclusive"]
 
 
-class SetDiff(_R, frozen=True):
+class SetDiff(BrowserRecord, frozen=True):
     """What one side has and the other lacks (at most 500 rows each), with the full counts."""
 
     added: list[dict[str, Any]]
@@ -480,14 +482,14 @@ class SetDiff(_R, frozen=True):
     unchanged_count: int
 
 
-class ScriptBrief(_R, frozen=True):
+class ScriptBrief(BrowserRecord, frozen=True):
     url: str
     inline: bool
     sha256: str | None
     length: int | None
 
 
-class ScriptChange(_R, frozen=True):
+class ScriptChange(BrowserRecord, frozen=True):
     """A script at the same URL and position whose content differs."""
 
     url: str
@@ -499,7 +501,7 @@ class ScriptChange(_R, frozen=True):
     after_length: int | None
 
 
-class ScriptsDiff(_R, frozen=True):
+class ScriptsDiff(BrowserRecord, frozen=True):
     added: list[ScriptBrief]
     removed: list[ScriptBrief]
     changed: list[ScriptChange]
@@ -507,21 +509,21 @@ class ScriptsDiff(_R, frozen=True):
     unchanged_count: int
 
 
-class TargetDiff(_R, frozen=True):
+class TargetDiff(BrowserRecord, frozen=True):
     before_url: str
     after_url: str
     url_changed: bool
     title_changed: bool
 
 
-class DomDiff(_R, frozen=True):
+class DomDiff(BrowserRecord, frozen=True):
     before_html_sha256: str | None
     after_html_sha256: str | None
     html_changed: bool
     node_count_delta: int
 
 
-class StorageDiff(_R, frozen=True):
+class StorageDiff(BrowserRecord, frozen=True):
     local_storage_keys: SetDiff
     session_storage_keys: SetDiff
     cookie_names: SetDiff
@@ -529,12 +531,12 @@ class StorageDiff(_R, frozen=True):
     cache_names: SetDiff
 
 
-class WebMcpChange(_R, frozen=True):
+class WebMcpChange(BrowserRecord, frozen=True):
     name: str
     fields: list[str]
 
 
-class WebMcpDiff(_R, frozen=True, omit_defaults=True):
+class WebMcpDiff(BrowserRecord, frozen=True, omit_defaults=True):
     """Tools by name; not compared (with the reason) when a side has no discovery."""
 
     compared: bool
@@ -546,7 +548,7 @@ class WebMcpDiff(_R, frozen=True, omit_defaults=True):
     complete: bool = True
 
 
-class PassiveComparison(_R, frozen=True):
+class PassiveComparison(BrowserRecord, frozen=True):
     family: Literal["passive"]
     target: TargetDiff
     scripts: ScriptsDiff
@@ -562,26 +564,26 @@ class PassiveComparison(_R, frozen=True):
     verdict: Verdict
 
 
-class Normalization(_R, frozen=True):
+class Normalization(BrowserRecord, frozen=True):
     rules: list[dict[str, Any]]
     # Replacements made per rule id.
     applied: dict[str, int]
 
 
-class Alignment(_R, frozen=True):
+class Alignment(BrowserRecord, frozen=True):
     aligned: list[str]
     only_before: list[str]
     only_after: list[str]
     order_matches: bool
 
 
-class EventsDiff(_R, frozen=True):
+class EventsDiff(BrowserRecord, frozen=True):
     requests: SetDiff
     console: SetDiff
     page_errors: SetDiff
 
 
-class ArtifactDifference(_R, frozen=True):
+class ArtifactDifference(BrowserRecord, frozen=True):
     """One artifact of an aligned step that differs: a URL, a digest, a state or a value."""
 
     artifact: str
@@ -589,7 +591,7 @@ class ArtifactDifference(_R, frozen=True):
     after: str | dict[str, Any] | None
 
 
-class StepComparison(_R, frozen=True):
+class StepComparison(BrowserRecord, frozen=True):
     step_id: str
     before_index: int
     after_index: int
@@ -598,7 +600,7 @@ class StepComparison(_R, frozen=True):
     changed: bool
 
 
-class ScenarioComparison(_R, frozen=True):
+class ScenarioComparison(BrowserRecord, frozen=True):
     family: Literal["scenario"]
     normalization: Normalization
     alignment: Alignment
@@ -609,27 +611,27 @@ class ScenarioComparison(_R, frozen=True):
     verdict: Verdict
 
 
-class ImageSide(_R, frozen=True):
+class ImageSide(BrowserRecord, frozen=True):
     sha256: str
     width: int
     height: int
 
 
-class Channels(_R, frozen=True):
+class Channels(BrowserRecord, frozen=True):
     r: float
     g: float
     b: float
     a: float
 
 
-class Bounds(_R, frozen=True):
+class Bounds(BrowserRecord, frozen=True):
     x: int
     y: int
     width: int
     height: int
 
 
-class ScreenshotComparison(_R, frozen=True):
+class ScreenshotComparison(BrowserRecord, frozen=True):
     """Pixel differences above the channel threshold; the pixel fields are null when the sizes differ."""
 
     before: ImageSide

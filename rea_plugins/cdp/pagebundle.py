@@ -17,10 +17,8 @@ import tempfile
 import urllib.parse
 from typing import Any
 
-import msgspec
-
 from rea.plugin import CallContext, ReaError, ToolCall, as_object, invoke, leftovers, retained_reference
-from rea_plugins.cdp.model import BrowserTarget
+from rea_plugins.cdp.model import BrowserRecord, BrowserTarget
 from rea_plugins.cdp.pagemodel import Page, page_of
 from rea_plugins.cdp.pagescripts import PageScript, PageSession, in_scope, map_bytes, read_source
 
@@ -33,11 +31,7 @@ _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _ENDPOINT = re.compile(r"^(https?://[^\s\"'<>]+|/[A-Za-z0-9_~.-]+(/[A-Za-z0-9_~.:{}$-]*)*(\?[^\s\"'<>]*)?)$")
 
 
-class _R(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    pass
-
-
-class Chunk(_R, frozen=True):
+class Chunk(BrowserRecord, frozen=True):
     """A captured script as the application graph reads it."""
 
     url: str
@@ -48,13 +42,13 @@ class Chunk(_R, frozen=True):
     original_sources: int
 
 
-class EndpointCandidate(_R, frozen=True):
+class EndpointCandidate(BrowserRecord, frozen=True):
     value: str
     module: str
     line: int
 
 
-class WebBundleAnalysis(_R, frozen=True):
+class WebBundleAnalysis(BrowserRecord, frozen=True):
     """analyze_web_bundle: the page's scripts as an application graph (retained), its chunks and endpoints."""
 
     schema_version: int

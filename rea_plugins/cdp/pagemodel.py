@@ -5,16 +5,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-import msgspec
-
-from rea_plugins.cdp.model import BrowserTarget, NetworkRequest
+from rea_plugins.cdp.model import BrowserRecord, BrowserTarget, NetworkRequest
 
 
-class _R(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    pass
-
-
-class OriginalLocation(_R, frozen=True):
+class OriginalLocation(BrowserRecord, frozen=True):
     """A generated position's original, through the script's source map (1-based line and column)."""
 
     source: str
@@ -26,7 +20,7 @@ class OriginalLocation(_R, frozen=True):
     source_line: str | None
 
 
-class Page(_R, frozen=True):
+class Page(BrowserRecord, frozen=True):
     total: int
     offset: int
     limit: int
@@ -41,14 +35,14 @@ def page_of(total: int, offset: int, limit: int) -> Page:
 # -- inspect_web_event_listeners ----------------------------------------------------------------------------------
 
 
-class ListenerNode(_R, frozen=True):
+class ListenerNode(BrowserRecord, frozen=True):
     backend_node_id: int
     node_name: str
     id: str | None
     classes: list[str]
 
 
-class EventListener(_R, frozen=True):
+class EventListener(BrowserRecord, frozen=True):
     type: str
     use_capture: bool
     passive: bool
@@ -63,7 +57,7 @@ class EventListener(_R, frozen=True):
     original: OriginalLocation | None = None
 
 
-class ListenerInventory(_R, frozen=True):
+class ListenerInventory(BrowserRecord, frozen=True):
     """inspect_web_event_listeners: the listeners on the document tree (or the selected nodes), paged."""
 
     schema_version: int
@@ -85,7 +79,7 @@ ImportKind = Literal["import", "re-export", "dynamic-import"]
 ImportTarget = Literal["loaded", "not-loaded", "bare", "outside-origins", "unsupported"]
 
 
-class ModuleImport(_R, frozen=True):
+class ModuleImport(BrowserRecord, frozen=True):
     kind: ImportKind
     specifier: str
     line: int
@@ -93,7 +87,7 @@ class ModuleImport(_R, frozen=True):
     target: ImportTarget
 
 
-class WebModule(_R, frozen=True):
+class WebModule(BrowserRecord, frozen=True):
     url: str
     script_id: str
     is_module: bool
@@ -103,7 +97,7 @@ class WebModule(_R, frozen=True):
     imported_by: list[str]
 
 
-class ImportCounts(_R, frozen=True):
+class ImportCounts(BrowserRecord, frozen=True):
     modules: int
     classic_scripts_with_imports: int
     edges: int
@@ -113,7 +107,7 @@ class ImportCounts(_R, frozen=True):
     outside_origins: int
 
 
-class ModuleGraph(_R, frozen=True):
+class ModuleGraph(BrowserRecord, frozen=True):
     """trace_web_module_imports: the page's ES module graph from the scripts it parsed and their static specifiers."""
 
     schema_version: int
@@ -128,7 +122,7 @@ class ModuleGraph(_R, frozen=True):
 # -- trace_web_source_location --------------------------------------------------------------------------------------
 
 
-class GeneratedLocation(_R, frozen=True):
+class GeneratedLocation(BrowserRecord, frozen=True):
     script_url: str
     script_id: str
     line: int
@@ -136,7 +130,7 @@ class GeneratedLocation(_R, frozen=True):
     sha256: str | None
 
 
-class SourceTrace(_R, frozen=True):
+class SourceTrace(BrowserRecord, frozen=True):
     """trace_web_source_location: a generated page location and its original through the script's source map."""
 
     schema_version: int
@@ -150,7 +144,7 @@ class SourceTrace(_R, frozen=True):
 # -- export_web_scripts ---------------------------------------------------------------------------------------------
 
 
-class ExportedScript(_R, frozen=True):
+class ExportedScript(BrowserRecord, frozen=True):
     url: str
     script_id: str
     inline: bool
@@ -161,7 +155,7 @@ class ExportedScript(_R, frozen=True):
     bytes: int
 
 
-class ScriptExport(_R, frozen=True):
+class ScriptExport(BrowserRecord, frozen=True):
     """export_web_scripts: the page's script sources written to a fresh directory rea chose, each with its hash."""
 
     schema_version: int
@@ -179,7 +173,7 @@ class ScriptExport(_R, frozen=True):
 # -- inspect_web_network_capture ------------------------------------------------------------------------------------
 
 
-class CaptureSource(_R, frozen=True):
+class CaptureSource(BrowserRecord, frozen=True):
     format: Literal["har"]
     path: str
     sha256: str
@@ -187,7 +181,7 @@ class CaptureSource(_R, frozen=True):
     creator: str | None
 
 
-class NetworkCapture(_R, frozen=True):
+class NetworkCapture(BrowserRecord, frozen=True):
     """inspect_web_network_capture: a recorded capture as the request records the passive tools use, paged."""
 
     schema_version: int

@@ -13,10 +13,9 @@ import threading
 import time
 from typing import Any
 
-import msgspec
-
 from rea.plugin import CallContext
 from rea_plugins.cdp import connection as cdp
+from rea_plugins.cdp.model import BrowserRecord
 from rea_plugins.cdp.pagemodel import ListenerNode, Page, page_of
 from rea_plugins.cdp.pagescripts import PageSession, in_scope, read_source
 from rea_plugins.cdp.passive import console_text
@@ -26,11 +25,7 @@ SCHEMA_VERSION = 1
 MAX_TEXT = 240
 
 
-class _R(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    pass
-
-
-class TimelineEvent(_R, frozen=True):
+class TimelineEvent(BrowserRecord, frozen=True):
     # Milliseconds since the window opened.
     t_ms: int
     kind: str
@@ -38,7 +33,7 @@ class TimelineEvent(_R, frozen=True):
     detail: str | None = None
 
 
-class DomMutations(_R, frozen=True):
+class DomMutations(BrowserRecord, frozen=True):
     inserted: int
     removed: int
     attributes: int
@@ -47,7 +42,7 @@ class DomMutations(_R, frozen=True):
     per_second: list[int]
 
 
-class SessionCounts(_R, frozen=True):
+class SessionCounts(BrowserRecord, frozen=True):
     navigations: int
     requests: int
     failed_requests: int
@@ -56,7 +51,7 @@ class SessionCounts(_R, frozen=True):
     excluded_disallowed_origin: int
 
 
-class SessionTimeline(_R, frozen=True):
+class SessionTimeline(BrowserRecord, frozen=True):
     """observe_web_session: what happened on a page during a bounded window while someone drove it."""
 
     schema_version: int
@@ -70,14 +65,14 @@ class SessionTimeline(_R, frozen=True):
     limitations: list[str]
 
 
-class ScriptRun(_R, frozen=True):
+class ScriptRun(BrowserRecord, frozen=True):
     url: str
     script_id: str
     functions_called: int
     calls: int
 
 
-class ListenerRun(_R, frozen=True):
+class ListenerRun(BrowserRecord, frozen=True):
     type: str
     node: ListenerNode | None
     script_url: str
@@ -87,7 +82,7 @@ class ListenerRun(_R, frozen=True):
     calls: int
 
 
-class ExecutionObservation(_R, frozen=True):
+class ExecutionObservation(BrowserRecord, frozen=True):
     """observe_web_execution: the scripts that ran and the listeners that fired during a window."""
 
     schema_version: int
