@@ -24,6 +24,7 @@ from rea.plugin import (
     CallContext,
     CloseOutcome,
     Isolation,
+    JSONObject,
     OwnedProcess,
     ProcessSpec,
     ReaError,
@@ -46,8 +47,10 @@ from rea_plugins.process.shapes import (
     Cleanup,
     ExitRecord,
     FileChanges,
+    Interaction,
     Lifecycle,
     ProcessCapture,
+    Signal,
     Terminal,
 )
 
@@ -103,9 +106,10 @@ class Scenario:
         self.tail = bytearray()
         self.tail_start = 0
         self.cursor = 0
-        self.interactions: list[dict[str, Any]] = []
-        self.signals: list[dict[str, Any]] = []
-        self.lineage: list[dict[str, Any]] = []
+        self.interactions: list[Interaction] = []
+        self.signals: list[Signal] = []
+        # The kernel's lineage snapshots (OwnedProcess.observe): JSON objects of its shape, not this plugin's.
+        self.lineage: list[JSONObject] = []
         self.phase = "validating"
         self.started = time.monotonic()
         self.last_output = self.started
@@ -337,32 +341,42 @@ class Scenario:
         proc = self.proc
         assert proc is not None
         action = event["action"]
-        entry: dict[str, Any] = {
-            "index": index,
-            "action": action,
-            "checkpoint": event.get("checkpoint"),
-            "at_ms": _elapsed_ms(self.started),
-        }
+        at_ms = _elapsed_ms(self.started)
+        entry = Interaction(
+            index=index, action=action, checkpoint=event.get("checkpoint"), at_ms=at_ms, delivered=False
+        )
         if action == "input":
-            entry.update(self._write(event["text"].encode()))
-            entry["bytes"] = len(event["text"].encode())
+            delivered, reason = self._write(event["text"].encode())
+            entry = msgspec.structs.replace(
+                entry, delivered=delivered, reason=reason, bytes=len(event["text"].encode())
+            )
         elif action == "close_stdin":
             if self.terminal:
-                entry.update(self._write(b"\x04"))  # end of file at the start of a terminal line
+                delivered, reason = self._write(b"\x04")  # end of file at the start of a terminal line
+                entry = msgspec.structs.replace(entry, delivered=delivered, reason=reason)
             else:
                 with contextlib.suppress(OSError):
                     if proc.stdin is not None:
                         proc.stdin.close()
-                entry["delivered"] = True
+                entry = msgspec.structs.replace(entry, delivered=True)
         elif action == "signal":
             result = proc.send_signal(signal.Signals[event["signal"]])
-            entry.update(result)
-            self.signals.append({"at_ms": entry["at_ms"], "reason": "event", **result})
+            sent = _signal(at_ms, "event", result)
+            entry = msgspec.structs.replace(
+                entry,
+                signal=sent.signal,
+                delivered=sent.delivered,
+                reason=result.get("reason"),
+                scope=sent.scope,
+                pids=sent.pids,
+            )
+            self.signals.append(sent)
         self.interactions.append(entry)
         self.phase = f"event {index + 1} ({action})"
         self.ctx.progress(f"process scenario: {action} sent, {_elapsed_ms(self.started)} ms elapsed")
 
-    def _write(self, data: bytes) -> dict[str, Any]:
+    def _write(self, data: bytes) -> tuple[bool, str | None]:
+        """Whether ``data`` reached the program's input, and why not."""
         proc = self.proc
         assert proc is not None
         fd = (
@@ -371,7 +385,7 @@ class Scenario:
             else (proc.stdin.fileno() if proc.stdin is not None and not proc.stdin.closed else None)
         )
         if fd is None:
-            return {"delivered": False, "reason": "stdin is closed"}
+            return False, "stdin is closed"
         try:
             view = memoryview(data)
             deadline = time.monotonic() + 2.0
@@ -381,10 +395,10 @@ class Scenario:
                 except BlockingIOError:
                     time.sleep(POLL_S)
             if view:
-                return {"delivered": False, "reason": "the program did not read its input"}
+                return False, "the program did not read its input"
         except OSError as exc:
-            return {"delivered": False, "reason": f"write failed: {exc.strerror or 'error'}"}
-        return {"delivered": True}
+            return False, f"write failed: {exc.strerror or 'error'}"
+        return True, None
 
     # -- finalization ----------------------------------------------------------------------------
 
@@ -396,8 +410,7 @@ class Scenario:
         grace = self.limits["termination_grace_ms"] / 1000
         if proc.exit_status() is None:
             for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, KILL_WAIT_S)):
-                result = proc.send_signal(sig)
-                self.signals.append({"at_ms": _elapsed_ms(self.started), "reason": "finalization", **result})
+                self.signals.append(_signal(_elapsed_ms(self.started), "finalization", proc.send_signal(sig)))
                 if proc.wait_exit(wait) is not None:
                     break
         self.exit_status = proc.exit_status()
@@ -407,7 +420,7 @@ class Scenario:
             self.exit_ms = _elapsed_ms(self.started)
         self._drain()
         self.family.sample(_elapsed_ms(self.started))
-        self.outlived = [dict(m) for m in self.family.alive_after_exit()]
+        self.outlived = self.family.alive_after_exit()
         self.lineage.append(proc.observe("exited" if self.exit_status is not None else "finalized"))
         self._end_escaped()
         # bubblewrap's pid-1 process is orphaned to the server (rea is the subreaper): reaped while the leader,
@@ -447,13 +460,13 @@ class Scenario:
             self.family.add(escaped, _elapsed_ms(self.started))
             killed = [i.pid for i in escaped if _kill_own(i, cgroup, proc.private_dir)]
             self.signals.append(
-                {
-                    "at_ms": _elapsed_ms(self.started),
-                    "reason": f"left the session ({how})",
-                    "signal": "SIGKILL",
-                    "delivered": bool(killed),
-                    "pids": killed,
-                }
+                Signal(
+                    at_ms=_elapsed_ms(self.started),
+                    reason=f"left the session ({how})",
+                    signal="SIGKILL",
+                    delivered=bool(killed),
+                    pids=killed,
+                )
             )
             deadline = time.monotonic() + KILL_WAIT_S
             while time.monotonic() < deadline and any(
@@ -576,6 +589,19 @@ class Scenario:
                 details={"timeout_ms": self.request.get("timeout_ms", 30_000), "end_reason": end_reason},
             )
         return None
+
+
+def _signal(at_ms: int, reason: str, sent: dict[str, Any]) -> Signal:
+    """A signal sent at ``at_ms`` for ``reason``, with ``OwnedProcess.send_signal``'s delivery result (its own
+    reason, where it gives one, says why the signal was not delivered)."""
+    return Signal(
+        at_ms=at_ms,
+        reason=sent.get("reason", reason),
+        signal=sent["signal"],
+        delivered=sent["delivered"],
+        scope=sent.get("scope"),
+        pids=sent.get("pids"),
+    )
 
 
 def _names_private(pid: int, private_dir: str) -> bool:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import ReaError, confine, open_regular, procfs
-from rea_plugins.process.shapes import FileEntry, OutputStream, ProcessFamily
+from rea.plugin import JSONObject, ReaError, confine, open_regular, procfs
+from rea_plugins.process.shapes import FamilyMember, FileEntry, OutputStream, ProcessFamily
 
 LINEAGE_SNAPSHOT_LIMIT = 16
 
@@ -56,11 +56,11 @@ class Family:
         self.sandboxed = sandboxed
         self.limit = limit
         self.cgroup = cgroup
-        self.members: dict[tuple[int, int], dict[str, Any]] = {}
+        self.members: dict[tuple[int, int], FamilyMember] = {}
         self.seen: dict[tuple[int, int], procfs.ProcInfo] = {}
         self.truncated = False
 
-    def sample(self, at_ms: int) -> list[dict[str, Any]]:
+    def sample(self, at_ms: int) -> list[FamilyMember]:
         """Record processes seen now; returns the program members seen for the first time."""
         table = procfs.scan()
         tree = {i.pid: i for i in procfs.descendants(self.leader, table)}
@@ -84,47 +84,45 @@ class Family:
         """Every process recorded, as first seen (pid and start time: enough to recognise it later)."""
         return list(self.seen.values())
 
-    def _merge(self, infos: list[procfs.ProcInfo], at_ms: int) -> list[dict[str, Any]]:
+    def _merge(self, infos: list[procfs.ProcInfo], at_ms: int) -> list[FamilyMember]:
         fresh = []
-        alive = set()
         for info in infos:
             key = (info.pid, info.start)
-            alive.add(key)
             known = self.members.get(key)
             if known is not None:
-                known["last_seen_ms"] = at_ms
-                known["zombie"] = info.state == "Z"
-                if True:  # the name changes at exec (the launch shim becomes the program)
-                    known["comm"] = _comm(info.pid) or known["comm"]
-                    known["role"] = self._role(info, known["comm"])
+                # The name changes at exec (the launch shim becomes the program).
+                comm = _comm(info.pid) or known.comm
+                self.members[key] = msgspec.structs.replace(
+                    known, last_seen_ms=at_ms, zombie=info.state == "Z", comm=comm, role=self._role(info, comm)
+                )
                 continue
             if len(self.members) >= self.limit:
                 self.truncated = True
                 continue
             comm = _comm(info.pid)
             self.seen[key] = info
-            entry = {
-                "pid": info.pid,
-                "ppid": info.ppid,
-                "comm": comm,
-                "role": self._role(info, comm),
-                "first_seen_ms": at_ms,
-                "last_seen_ms": at_ms,
-                "zombie": info.state == "Z",
-                "in_session": info.sid == self.leader,
-            }
+            entry = FamilyMember(
+                pid=info.pid,
+                ppid=info.ppid,
+                comm=comm,
+                role=self._role(info, comm),
+                first_seen_ms=at_ms,
+                last_seen_ms=at_ms,
+                zombie=info.state == "Z",
+                in_session=info.sid == self.leader,
+            )
             self.members[key] = entry
-            if entry["role"] == "program" and info.pid != self.leader:
+            if entry.role == "program" and info.pid != self.leader:
                 fresh.append(entry)
         return fresh
 
-    def _role(self, info: procfs.ProcInfo, comm: str | None) -> str:
+    def _role(self, info: procfs.ProcInfo, comm: str | None) -> Literal["program", "sandbox"]:
         if not self.sandboxed:
             return "program"
         # bubblewrap runs as the leader and as the sandbox's init; everything it starts is the program.
         return "sandbox" if info.pid == self.leader or comm == "bwrap" else "program"
 
-    def alive_after_exit(self) -> list[dict[str, Any]]:
+    def alive_after_exit(self) -> list[FamilyMember]:
         """Members other than the leader still running (not zombies) now."""
         out = []
         for (pid, start), entry in self.members.items():
@@ -135,9 +133,9 @@ class Family:
                 out.append(entry)
         return out
 
-    def record(self, outlived: list[dict[str, Any]], lineage: list[dict[str, Any]]) -> ProcessFamily:
-        members = sorted(self.members.values(), key=lambda e: (e["first_seen_ms"], e["pid"]))
-        program = [m for m in members if m["role"] == "program"]
+    def record(self, outlived: list[FamilyMember], lineage: list[JSONObject]) -> ProcessFamily:
+        members = sorted(self.members.values(), key=lambda e: (e.first_seen_ms, e.pid))
+        program = [m for m in members if m.role == "program"]
         return ProcessFamily(
             members=members,
             program_process_count=len(program),

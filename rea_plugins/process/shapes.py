@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import Isolation
+from rea.plugin import Isolation, JSONObject, Record
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -30,6 +30,19 @@ class ExitRecord(_S):
     signal_inferred: str | None = None
 
 
+class Signal(Record, frozen=True, kw_only=True):
+    """One signal sent: when, why, and its delivery as the kernel reported it (the pids it went to)."""
+
+    at_ms: int
+    # "event", "finalization", or why a process that left the session was killed; the kernel's own reason
+    # (e.g. "no process in the group") where the signal was not delivered.
+    reason: str
+    signal: str
+    delivered: bool
+    scope: str | None = None
+    pids: list[int] | None = None
+
+
 class Lifecycle(_S):
     started_at: str
     end_reason: str
@@ -38,8 +51,7 @@ class Lifecycle(_S):
     private_directory: str
     pid: int
     exit: ExitRecord
-    # Each signal sent: at_ms, reason, signal, delivered and the pids it went to.
-    signals: list[dict[str, Any]]
+    signals: list[Signal]
     phase_reached: str
 
 
@@ -71,15 +83,28 @@ class FileChanges(_S):
     truncated: bool = False
 
 
+class FamilyMember(Record, frozen=True, kw_only=True):
+    """One process of the capture's family, as last sampled."""
+
+    pid: int
+    ppid: int
+    comm: str | None
+    role: Literal["program", "sandbox"]
+    first_seen_ms: int
+    last_seen_ms: int
+    zombie: bool
+    in_session: bool
+
+
 class ProcessFamily(_S):
-    # pid, ppid, comm, role (program or sandbox), first/last seen, zombie, in_session.
-    members: list[dict[str, Any]]
+    members: list[FamilyMember]
     program_process_count: int
     truncated: bool
     sampling: str
-    outlived_leader: list[dict[str, Any]] = []
-    # The lineage events of the owned leader (started, observed, exited, closed).
-    lineage: list[dict[str, Any]] = []
+    outlived_leader: list[FamilyMember] = []
+    # The lineage events of the owned leader (started, observed, exited, closed): the kernel's snapshots
+    # (OwnedProcess.observe), which it hands out as JSON objects of its own shape, not this plugin's.
+    lineage: list[JSONObject] = []
 
 
 class Cleanup(_S):
@@ -87,16 +112,31 @@ class Cleanup(_S):
     resources: list[str]
 
 
+class Interaction(Record, frozen=True, kw_only=True):
+    """One event performed: when, and its delivery (a signal's as the kernel reported it)."""
+
+    index: int
+    action: str
+    checkpoint: str | None
+    at_ms: int
+    signal: str | None = None
+    delivered: bool
+    reason: str | None = None
+    scope: str | None = None
+    pids: list[int] | None = None
+    # The input's length in bytes (action "input").
+    bytes: int | None = None
+
+
 class ProcessCapture(_S):
     schema: Literal["rea.process_capture/1"]
-    # The request as given (secret values never appear in it).
-    request: dict[str, Any]
+    # The request as given (secret values never appear in it): the caller's JSON, which the input schema shapes.
+    request: JSONObject
     isolation: Isolation
     lifecycle: Lifecycle
     output: dict[str, OutputStream]
     terminal: Terminal | None
-    # Each event performed: index, action, checkpoint, at_ms and its delivery.
-    interactions: list[dict[str, Any]]
+    interactions: list[Interaction]
     events_not_run: int
     checkpoints: list[Checkpoint]
     filesystem: FileChanges
@@ -197,7 +237,8 @@ class NormalizationApplied(_S):
     pids: bool
     times: bool
     paths: bool
-    rules: list[dict[str, Any]]
+    # The caller's rules as given (pattern, replacement): JSON the input schema shapes.
+    rules: list[JSONObject]
 
 
 class ProcessComparison(_S):

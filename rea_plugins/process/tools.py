@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from rea.plugin import (
     Evidence,
+    JSONObject,
     OperationResult,
     ProviderIdentity,
     ReaError,
@@ -26,9 +25,9 @@ from rea_plugins.process.driver import DEFAULT_INHERIT, DEFAULT_LIMITS, VERSION
 from rea_plugins.process.shapes import ProcessCapture, ProcessComparison
 
 DRIVER_ID = "process"
-STRINGS = {"type": "array", "items": {"type": "string"}}
+STRINGS: JSONObject = {"type": "array", "items": {"type": "string"}}
 _EV_TEXT = "capture_process_scenario Evidence, inline or retained"
-NORMALIZATION = {
+NORMALIZATION: JSONObject = {
     "type": "object",
     "additionalProperties": False,
     "description": "Volatile values replaced before comparing. The capture's pids (<pid>), times (<time>), its "
@@ -53,7 +52,8 @@ NORMALIZATION = {
     },
 }
 
-CAPTURE_SCHEMA: dict[str, Any] = {
+# JSON Schema fragments (JSON Schema's vocabulary, not rea records).
+CAPTURE_SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "executable": {
@@ -225,7 +225,7 @@ CAPTURE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-COMPARE_SCHEMA: dict[str, Any] = with_evidence_defs(
+COMPARE_SCHEMA: JSONObject = with_evidence_defs(
     {
         "type": "object",
         "properties": {
