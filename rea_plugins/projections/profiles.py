@@ -1,15 +1,19 @@
 """The schema projections ``full`` (the canonical schema, lean) and ``compact`` (13,312-byte budget); the plugin that
-registers them is ``rea_plugins.projections``."""
+registers them is ``rea_plugins.projections``.
+
+A schema here is a JSON Schema document (``JSONObject``): JSON Schema's vocabulary, written by a tool's author, not
+a rea record, so it stays JSON and every node is checked for its kind before it is read."""
 
 from __future__ import annotations
 
 import copy
 import json
 from collections.abc import Callable
-from typing import Any
 
 from rea.plugin import (
     COMPACT_INPUT_SCHEMA_BUDGET_BYTES,
+    JSONObject,
+    JSONValue,
     Projection,
     ProjectionDescriptor,
     first_sentence,
@@ -37,26 +41,36 @@ _SCHEMA_SINGLE = (
 )
 
 
-def serialized_size(schema: dict[str, Any]) -> int:
+def serialized_size(schema: JSONObject) -> int:
     """Bytes of the schema as a client may serialize it (the roomier of compact and default JSON)."""
     return len(json.dumps(schema, ensure_ascii=False).encode())
 
 
-def _map_subschemas(node: dict[str, Any], fn: Callable[[Any], Any]) -> dict[str, Any]:
+def _map_subschemas(node: JSONObject, fn: Callable[[JSONValue], JSONValue]) -> JSONObject:
     out = dict(node)
     for key in _SCHEMA_MAPS:
-        if isinstance(out.get(key), dict):
-            out[key] = {k: fn(v) for k, v in out[key].items()}
+        if isinstance(subs := out.get(key), dict):
+            out[key] = {k: fn(v) for k, v in subs.items()}
     for key in _SCHEMA_LISTS:
-        if isinstance(out.get(key), list):
-            out[key] = [fn(v) for v in out[key]]
+        if isinstance(alternatives := out.get(key), list):
+            out[key] = [fn(v) for v in alternatives]
     for key in _SCHEMA_SINGLE:
         if isinstance(out.get(key), dict):
             out[key] = fn(out[key])
     return out
 
 
-def _resolved_types(node: Any, defs: dict[str, Any], depth: int = 0) -> list[str]:
+def _type_of(types: list[str]) -> JSONValue:
+    """The ``type`` keyword naming ``types``: one name, or the list of them."""
+    return types[0] if len(types) == 1 else list[JSONValue](types)
+
+
+def _object(value: JSONValue) -> JSONObject:
+    """``value`` when it is an object, else the empty one (a malformed keyword reads as absent)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _resolved_types(node: JSONValue, defs: JSONObject, depth: int = 0) -> list[str]:
     if not isinstance(node, dict) or depth > 8:
         return list(ALL_JSON_TYPES)
     ref = node.get("$ref")
@@ -64,17 +78,17 @@ def _resolved_types(node: Any, defs: dict[str, Any], depth: int = 0) -> list[str
         return _resolved_types(defs.get(ref[len("#/$defs/") :], {}), defs, depth + 1)
     if "const" in node:
         return [json_type(node["const"])]
-    if "enum" in node:
-        return sorted({json_type(v) for v in node["enum"]})
+    if isinstance(enum := node.get("enum"), list):
+        return sorted({json_type(v) for v in enum})
     t = node.get("type")
     if isinstance(t, str):
         return [t]
     if isinstance(t, list):
         return [str(x) for x in t]
     for key in ("anyOf", "oneOf"):
-        if isinstance(node.get(key), list):
+        if isinstance(alternatives := node.get(key), list):
             found: list[str] = []
-            for alt in node[key]:
+            for alt in alternatives:
                 for x in _resolved_types(alt, defs, depth + 1):
                     if x not in found:
                         found.append(x)
@@ -86,22 +100,22 @@ def _resolved_types(node: Any, defs: dict[str, Any], depth: int = 0) -> list[str
     return list(ALL_JSON_TYPES)
 
 
-def reduced_form(schema: dict[str, Any]) -> dict[str, Any]:
+def reduced_form(schema: JSONObject) -> JSONObject:
     """Property names, resolved types, first-level guidance and root required fields only."""
-    defs = schema.get("$defs", {})
-    props = {}
-    for name, sub in schema.get("properties", {}).items():
-        types = _resolved_types(sub, defs)
-        entry: dict[str, Any] = {"type": types[0] if len(types) == 1 else types}
-        if isinstance(sub, dict) and isinstance(sub.get("enum"), list) and len(sub["enum"]) <= 16:
-            entry["enum"] = sub["enum"]
+    defs = _object(schema.get("$defs"))
+    props: JSONObject = {}
+    for name, sub in _object(schema.get("properties")).items():
+        entry: JSONObject = {"type": _type_of(_resolved_types(sub, defs))}
+        if isinstance(sub, dict) and isinstance(enum := sub.get("enum"), list) and len(enum) <= 16:
+            entry["enum"] = enum
         props[name] = entry
-    out: dict[str, Any] = {"type": "object", "properties": props}
-    if schema.get("required"):
-        out["required"] = list(schema["required"])
+    out: JSONObject = {"type": "object", "properties": props}
+    if isinstance(required := schema.get("required"), list) and required:
+        out["required"] = list(required)
     if "additionalProperties" in schema and schema["additionalProperties"] is False:
         out["additionalProperties"] = False
     desc = schema.get("description", "")
+    desc = desc if isinstance(desc, str) else ""
     out["description"] = (desc + " " if desc else "") + (
         "Reduced presentation: nested validation is elided here and enforced by the server."
     )
@@ -150,36 +164,30 @@ _VALIDATION_ONLY = (
 )
 
 
-def _stand_in(target: dict[str, Any], defs: dict[str, Any], prose: bool) -> dict[str, Any]:
-    types = _resolved_types(target, defs)
-    out: dict[str, Any] = {"type": types[0] if len(types) == 1 else types}
-    if prose and isinstance(target.get("description"), str):
-        out["description"] = first_sentence(target["description"], PROPERTY_PROSE_CHARS)
+def _stand_in(target: JSONObject, defs: JSONObject, prose: bool) -> JSONObject:
+    out: JSONObject = {"type": _type_of(_resolved_types(target, defs))}
+    if prose and isinstance(description := target.get("description"), str):
+        out["description"] = first_sentence(description, PROPERTY_PROSE_CHARS)
     values = target.get("additionalProperties")
     if isinstance(values, dict) and not target.get("properties"):
         # A map (environment variables, names by address): the type of its values.
-        kinds = _resolved_types(values, defs)
-        out["additionalProperties"] = {"type": kinds[0] if len(kinds) == 1 else kinds}
+        out["additionalProperties"] = {"type": _type_of(_resolved_types(values, defs))}
     fields = target.get("properties")
     if isinstance(fields, dict) and 0 < len(fields) <= STAND_IN_FIELDS:
         # An object too large to inline is still typed: its fields by name and JSON type (no bare "object"). A
         # record of many fields (an Evidence record, passed back as a tool returned it) stays by its type.
-        out["properties"] = {
-            name: {"type": kinds[0] if len(kinds) == 1 else kinds}
-            for name, sub in fields.items()
-            for kinds in (_resolved_types(sub, defs),)
-        }
+        out["properties"] = {name: {"type": _type_of(_resolved_types(sub, defs))} for name, sub in fields.items()}
     return out
 
 
-def lean_node(node: Any, defs: dict[str, Any], prose: bool, level: int = 0) -> Any:
+def lean_node(node: JSONValue, defs: JSONObject, prose: bool, level: int = 0) -> JSONValue:
     """A node without examples, titles or definitions: small references inlined, large ones and objects nested
     deeper than ``ADVERTISED_NESTING`` shown by their type, prose cut to a first sentence (or dropped)."""
     if not isinstance(node, dict):
         return node
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        target = defs.get(ref[len("#/$defs/") :], {})
+        target = _object(defs.get(ref[len("#/$defs/") :]))
         merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
         if level < 8 and len(json.dumps(lean_node(merged, defs, False, level))) <= INLINE_DEFINITION_BYTES:
             return lean_node(merged, defs, prose, level)
@@ -189,7 +197,7 @@ def lean_node(node: Any, defs: dict[str, Any], prose: bool, level: int = 0) -> A
         if len(json.dumps(lean_node(node, defs, False, -64))) <= INLINE_DEFINITION_BYTES:
             return lean_node(node, defs, prose, -64)
         return _stand_in(node, defs, prose)
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     for key, value in node.items():
         if key in ("examples", "title", "$comment", "$defs") or (key == "required" and not value):
             continue
@@ -202,13 +210,13 @@ def lean_node(node: Any, defs: dict[str, Any], prose: bool, level: int = 0) -> A
     return _merge_alternatives(_map_subschemas(out, lambda sub: lean_node(sub, defs, prose, deeper)))
 
 
-def _merge_alternatives(node: dict[str, Any]) -> dict[str, Any]:
+def _merge_alternatives(node: JSONObject) -> JSONObject:
     """Alternatives that became alike once elided are one (``anyOf``: elided branches may overlap)."""
     for key in ("oneOf", "anyOf"):
         branches = node.get(key)
         if not isinstance(branches, list):
             continue
-        unique: list[Any] = []
+        unique: list[JSONValue] = []
         for branch in branches:
             if branch not in unique:
                 unique.append(branch)
@@ -219,13 +227,13 @@ def _merge_alternatives(node: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
-def _without(node: Any, keys: tuple[str, ...]) -> Any:
+def _without(node: JSONValue, keys: tuple[str, ...]) -> JSONValue:
     if not isinstance(node, dict):
         return node
     return _map_subschemas({k: v for k, v in node.items() if k not in keys}, lambda sub: _without(sub, keys))
 
 
-def _without_validation(node: Any, root: bool = True) -> Any:
+def _without_validation(node: JSONValue, root: bool = True) -> JSONValue:
     if not isinstance(node, dict):
         return node
     out = {k: v for k, v in node.items() if k not in _VALIDATION_ONLY or (root and k == "additionalProperties")}
@@ -243,11 +251,16 @@ class FullProjection(Projection):
         ),
     )
 
-    def project(self, tool_name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    def project(self, tool_name: str, schema: JSONObject) -> JSONObject:
         flat = flatten_root_union(copy.deepcopy(schema))
-        body: dict[str, Any] = _without(
-            lean_node({k: v for k, v in flat.items() if k != "description"}, flat.get("$defs", {}), prose=True),
-            _SIZE_ONLY,
+        # A root object stays an object through both passes; _object only says so to the type checker.
+        body = _object(
+            _without(
+                lean_node(
+                    {k: v for k, v in flat.items() if k != "description"}, _object(flat.get("$defs")), prose=True
+                ),
+                _SIZE_ONLY,
+            )
         )
         if "description" in flat:
             body = {"description": flat["description"], **body}
@@ -279,12 +292,12 @@ class CompactProjection(Projection):
         self.budget = budget
         self.reduced: set[str] = set()
 
-    def project(self, tool_name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    def project(self, tool_name: str, schema: JSONObject) -> JSONObject:
         flat = flatten_root_union(copy.deepcopy(schema))
         if tool_name in self.CONTRACT_REDUCED:
             self.reduced.add(tool_name)
             return reduced_form(flat)
-        body: dict[str, Any] = _without_validation(lean_node(flat, flat.get("$defs", {}), prose=False))
+        body = _object(_without_validation(lean_node(flat, _object(flat.get("$defs")), prose=False)))
         if "description" in flat:
             body = {"description": flat["description"], **body}
         if serialized_size(body) <= self.budget:
