@@ -588,6 +588,10 @@ class StoppedBy(Shape):
     at_truncated: bool = False
 
 
+class DepthStop(StoppedBy, omit_defaults=False):
+    """The depth bound's stop: every field said (``at_truncated`` false too), as the walk has always answered."""
+
+
 class CallGraph(Shape):
     root: ProcedureRef
     direction: Literal["forward", "backward"]

@@ -22,17 +22,18 @@ from rea.plugin import (
     Graph,
     Node,
     OperationResult,
+    ProcedureRef,
     ProgramCallGraph,
     ProgramCallGraphRows,
     ReaError,
     ToolCall,
     ToolDef,
-    attach,
+    render,
     requested,
 )
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import PROCEDURE, evidence, obj, prop, run
-from rea_plugins.binary.core.shapes import CallGraph
+from rea_plugins.binary.core.shapes import CallGraph, DepthStop, GraphEdge, GraphNode, StoppedBy
 from rea_plugins.binary.graph.crossbinary import Across
 from rea_plugins.binary.graph.thunks import function_of_stub, own_stub
 
@@ -165,8 +166,8 @@ def _rooted(call: ToolCall) -> Evidence:
     home = across.home
     root = run(call, "procedure_address", {"procedure": call.args["address"]}).normalized
     start: Key = (home, root["address"])
-    nodes: dict[Key, dict[str, Any]] = {start: {"address": root["address"], "name": root["name"], "depth": 0}}
-    edges: list[dict[str, Any]] = []
+    nodes: dict[Key, GraphNode] = {start: GraphNode(address=root["address"], name=root["name"], depth=0)}
+    edges: list[GraphEdge] = []
     unresolved = 0
     truncated = False
     queue: deque[tuple[Key, int]] = deque([(start, 0)])
@@ -184,23 +185,27 @@ def _rooted(call: ToolCall) -> Evidence:
                 unresolved += len(item.get("call_sites", []))
                 continue
             src, dst = (here, other) if forward else (other, here)
-            edge: dict[str, Any] = {
-                "from": src[1],
-                "to": dst[1],
-                "call_sites": item.get("call_sites", []),
-                "kind": item.get("kind", "direct"),
-            }
-            if src[0] != home:
-                edge["from_target"] = src[0]
-            if dst[0] != home:
-                edge["to_target"] = dst[0]
-            edges.append(edge)
+            assert src[1] is not None and dst[1] is not None  # other[1] is not None here
+            edges.append(
+                GraphEdge(
+                    source=src[1],
+                    to=dst[1],
+                    call_sites=item.get("call_sites", []),
+                    kind=item.get("kind", "direct"),
+                    from_target=src[0] if src[0] != home else None,
+                    to_target=dst[0] if dst[0] != home else None,
+                )
+            )
             if other not in nodes:
                 if len(nodes) >= max_nodes:
                     truncated = True
                     continue
-                node = {"address": other[1], "name": item.get("name"), "depth": level + 1}
-                nodes[other] = {**node, "target_id": other[0]} if other[0] != home else node
+                nodes[other] = GraphNode(
+                    address=other[1],
+                    name=item.get("name"),
+                    depth=level + 1,
+                    target_id=other[0] if other[0] != home else None,
+                )
                 # Procedures with code here are expanded (a function's own PLT stub too: a hop to its callers); an
                 # import left unfollowed and computed targets are leaves.
                 if (
@@ -215,42 +220,42 @@ def _rooted(call: ToolCall) -> Evidence:
         for k in frontier
         if any(o[1] is not None and o not in nodes for o, _ in _neighbours(across, k, forward, stubs))
     ]
-    stopped_by = ([{"bound": "max_nodes", "limit": max_nodes}] if truncated else []) + (
-        [
-            {
-                "bound": "depth",
-                "limit": depth,
-                "procedures": len(deeper),
-                "at": [a for _, a in deeper[:16]],
-                "at_truncated": len(deeper) > 16,
-            }
-        ]
-        if deeper
-        else []
+    stopped_by: list[StoppedBy] = [StoppedBy(bound="max_nodes", limit=max_nodes)] if truncated else []
+    if deeper:
+        stopped_by.append(
+            DepthStop(
+                bound="depth",
+                limit=depth,
+                procedures=len(deeper),
+                at=[a for _, a in deeper[:16] if a is not None],
+                at_truncated=len(deeper) > 16,
+            )
+        )
+    body = CallGraph(
+        root=ProcedureRef(address=root["address"], name=root["name"]),
+        direction=direction,
+        depth=depth,
+        nodes=sorted(nodes.values(), key=lambda n: (n.depth, n.target_id or "", int(n.address, 16))),
+        edges=edges,
+        unresolved_call_sites=unresolved,
+        truncated=bool(stopped_by),
+        stopped_by=stopped_by,
+        max_nodes=max_nodes,
     )
-    body = {
-        "root": {"address": root["address"], "name": root["name"]},
-        "direction": direction,
-        "depth": depth,
-        "nodes": sorted(nodes.values(), key=lambda n: (n["depth"], n.get("target_id") or "", int(n["address"], 16))),
-        "edges": edges,
-        "unresolved_call_sites": unresolved,
-        "truncated": bool(stopped_by),
-        "stopped_by": stopped_by,
-        "max_nodes": max_nodes,
-    }
     lims = [f"graph stopped at max_nodes={max_nodes}; raise it or lower depth"] if truncated else []
     if deeper:
         lims.append(
             f"{len(deeper)} procedures at depth {depth} have further {'callees' if forward else 'callers'} not shown"
         )
-    body = attach(body, call.args, lambda: _graph(body))
-    if any("from_target" in e or "to_target" in e for e in edges):
+    fmt = requested(call.args)
+    if fmt is not None:
+        body.picture = render.picture(_graph(body), fmt)
+    if any(e.from_target is not None or e.to_target is not None for e in edges):
         lims.append("from_target/to_target name the other open target an edge crosses into (an import and its export)")
     return evidence(call, OperationResult(normalized=body, limitations=lims))
 
 
-def _graph(body: dict[str, Any]) -> Graph:
+def _graph(body: CallGraph) -> Graph:
     """The walk as a picture: each procedure once (another target's with its id), edges labelled unless direct."""
 
     def key(address: str, target: str | None) -> str:
@@ -258,21 +263,21 @@ def _graph(body: dict[str, Any]) -> Graph:
 
     nodes = [
         Node(
-            id=key(n["address"], n.get("target_id")),
-            label=(n.get("name") or n["address"]) + (f" ({n['target_id'][:8]})" if n.get("target_id") else ""),
-            emphasis=n["depth"] == 0,
+            id=key(n.address, n.target_id),
+            label=(n.name or n.address) + (f" ({n.target_id[:8]})" if n.target_id else ""),
+            emphasis=n.depth == 0,
         )
-        for n in body["nodes"]
+        for n in body.nodes
     ]
     edges = [
         Edge(
-            source=key(e["from"], e.get("from_target")),
-            target=key(e["to"], e.get("to_target")),
-            label=None if e["kind"] == "direct" else e["kind"],
+            source=key(e.source, e.from_target),
+            target=key(e.to, e.to_target),
+            label=None if e.kind == "direct" else e.kind,
         )
-        for e in body["edges"]
+        for e in body.edges
     ]
-    return Graph(nodes=nodes, edges=edges, title=f"call graph of {body['root']['name'] or body['root']['address']}")
+    return Graph(nodes=nodes, edges=edges, title=f"call graph of {body.root.name or body.root.address}")
 
 
 def _call_graph(call: ToolCall) -> Evidence:

@@ -15,7 +15,7 @@ from typing import Any
 
 from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, ToolDef, render
 from rea_plugins.binary.core.schema import PROCEDURE, evidence, obj, prop, run
-from rea_plugins.binary.core.shapes import CallPathTrace
+from rea_plugins.binary.core.shapes import CallPath, CallPathTrace, PathHop, PathNode, PathStop
 from rea_plugins.binary.graph.crossbinary import Across, follow_imports
 from rea_plugins.binary.graph.thunks import function_of_stub, own_stub
 
@@ -29,9 +29,8 @@ Key = tuple[str, str]
 Edge = tuple[Key, list[str], str]
 
 
-def _node(names: dict[Key, str | None], key: Key, home: str) -> dict[str, Any]:
-    node = {"address": key[1], "name": names.get(key)}
-    return node if key[0] == home else {**node, "target_id": key[0]}
+def _node(names: dict[Key, str | None], key: Key, home: str) -> PathNode:
+    return PathNode(address=key[1], name=names.get(key), target_id=None if key[0] == home else key[0])
 
 
 def _order(key: Key) -> tuple[str, int]:
@@ -55,20 +54,20 @@ def _paths(parents: dict[Key, list[Edge]], root: Key, end: Key) -> list[list[Edg
     return out
 
 
-def _render(steps: list[Edge], names: dict[Key, str | None], forward: bool, home: str) -> dict[str, Any]:
+def _render(steps: list[Edge], names: dict[Key, str | None], forward: bool, home: str) -> CallPath:
     nodes = [_node(names, a, home) for a, _, _ in steps]
     hops = []
     for (prev, _, _), (here, sites, kind) in pairwise(steps):
         src, dst = (prev[1], here[1]) if forward else (here[1], prev[1])
         if kind in ("call", "import"):
-            hops.append({"from": src, "to": dst, "edge": kind, "call_sites": sites})
+            hops.append(PathHop(source=src, to=dst, edge=kind, call_sites=sites))
         else:
             # The site is where the caller side takes the callee's address, not a call instruction.
-            hops.append({"from": src, "to": dst, "edge": kind, "reference_sites": sites})
+            hops.append(PathHop(source=src, to=dst, edge=kind, reference_sites=sites))
     if not forward:
         nodes.reverse()
         hops.reverse()
-    return {"nodes": nodes, "hops": hops, "length": len(hops)}
+    return CallPath(nodes=nodes, hops=hops, length=len(hops))
 
 
 def _starts(call: ToolCall) -> dict[str, str | None]:
@@ -178,22 +177,26 @@ def _leaf_or_neighbours(
         return []
 
 
-def _stop(stops: dict[str, dict[str, Any]], bound: str, limit: int, at: list[Key]) -> None:
+# A bound that stopped the walk (by its name): its value and the procedures the walk did not go past.
+Stops = dict[str, tuple[int, list[Key]]]
+
+
+def _stop(stops: Stops, bound: str, limit: int, at: list[Key]) -> None:
     """Record that ``bound`` (= ``limit``) kept the walk from going on past the procedures ``at``."""
-    entry = stops.setdefault(bound, {"bound": bound, "limit": limit, "at": []})
-    entry["at"].extend(a for a in at if a not in entry["at"])
+    held = stops.setdefault(bound, (limit, []))[1]
+    held.extend(a for a in at if a not in held)
 
 
-def _stop_record(stop: dict[str, Any], names: dict[Key, str | None], home: str) -> dict[str, Any]:
+def _stop_record(bound: str, stop: tuple[int, list[Key]], names: dict[Key, str | None], home: str) -> PathStop:
     """A stop as reported: the bound, its value and (at most MAX_AT of) the procedures the walk did not go past."""
-    at = stop["at"]
-    return {
-        "bound": stop["bound"],
-        "limit": stop["limit"],
-        "procedures": len(at),
-        "at": [_node(names, a, home) for a in at[:MAX_AT]],
-        "at_truncated": len(at) > MAX_AT,
-    }
+    limit, at = stop
+    return PathStop(
+        bound=bound,
+        limit=limit,
+        procedures=len(at),
+        at=[_node(names, a, home) for a in at[:MAX_AT]],
+        at_truncated=len(at) > MAX_AT,
+    )
 
 
 def _goal(across: Across, goal: str) -> tuple[Key, str | None]:
@@ -248,7 +251,7 @@ def _trace(call: ToolCall) -> Evidence:
     queue: deque[Key] = deque([root])
     operations = unresolved = 0
     truncated: list[str] = []
-    stops: dict[str, dict[str, Any]] = {}
+    stops: Stops = {}
     frontier: list[Key] = []
     while queue:
         here = queue.popleft()
@@ -311,27 +314,29 @@ def _trace(call: ToolCall) -> Evidence:
     else:
         reached = None
         ends = sorted((a for a in depth if a not in children and a != root), key=lambda a: (depth[a], *_order(a)))
-    paths: list[dict[str, Any]] = []
+    paths: list[CallPath] = []
     for end in ends:
         for steps in _paths(parents, root, end):
             if len(paths) < MAX_PATHS:
                 paths.append(_render(steps, names, forward, home))
             else:
                 _stop(stops, "max_paths", MAX_PATHS, [end])
-    body: dict[str, Any] = {
-        "start": _node(names, root, home),
-        "goal": None if goal is None else _node(names, goal, home),
-        "direction": "forward" if forward else "backward",
-        "reached": reached,
-        "paths": paths,
-        "procedures_reached": len(depth),
-        "operations": operations,
-        "unresolved_call_sites": unresolved,
-        "truncated": bool(truncated) or len(paths) >= MAX_PATHS,
-        "stopped_by": [_stop_record(s, names, home) for s in stops.values()],
-        "limits": {"max_depth": max_depth, "max_nodes": max_nodes, "max_operations": budget, "max_paths": MAX_PATHS},
-    }
-    body = render.attach(body, call.args, lambda: _graph(body))
+    body = CallPathTrace(
+        start=_node(names, root, home),
+        goal=None if goal is None else _node(names, goal, home),
+        direction="forward" if forward else "backward",
+        reached=reached,
+        paths=paths,
+        procedures_reached=len(depth),
+        operations=operations,
+        unresolved_call_sites=unresolved,
+        truncated=bool(truncated) or len(paths) >= MAX_PATHS,
+        stopped_by=[_stop_record(bound, s, names, home) for bound, s in stops.items()],
+        limits={"max_depth": max_depth, "max_nodes": max_nodes, "max_operations": budget, "max_paths": MAX_PATHS},
+    )
+    fmt = render.requested(call.args)
+    if fmt is not None:
+        body.picture = render.picture(_graph(body), fmt)
     lims = (
         [f"the walk stopped at {', '.join(truncated)} (stopped_by names where); raise it to search further"]
         if truncated
@@ -345,26 +350,26 @@ def _trace(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized=body, limitations=lims, confidence="derived"))
 
 
-def _graph(body: dict[str, Any]) -> render.Graph:
+def _graph(body: CallPathTrace) -> render.Graph:
     """Every path's hops merged into one picture: the start first, then procedures as the paths reach them."""
 
-    def key(node: dict[str, Any]) -> str:
-        return f"{node['target_id']}:{node['address']}" if node.get("target_id") else node["address"]
+    def key(node: PathNode) -> str:
+        return f"{node.target_id}:{node.address}" if node.target_id else node.address
 
-    ends = {key(body["start"])} | ({key(body["goal"])} if body["goal"] else set())
+    ends = {key(body.start)} | ({key(body.goal)} if body.goal else set())
     nodes: dict[str, render.Node] = {}
     edges: list[render.Edge] = []
-    for path in body["paths"]:
-        by_address = {n["address"]: key(n) for n in path["nodes"]}
-        for n in path["nodes"]:
+    for path in body.paths:
+        by_address = {n.address: key(n) for n in path.nodes}
+        for n in path.nodes:
             k = key(n)
-            nodes.setdefault(k, render.Node(id=k, label=n.get("name") or n["address"], emphasis=k in ends))
-        for hop in path["hops"]:
-            label = None if hop["edge"] == "call" else hop["edge"]
-            edges.append(render.Edge(source=by_address[hop["from"]], target=by_address[hop["to"]], label=label))
+            nodes.setdefault(k, render.Node(id=k, label=n.name or n.address, emphasis=k in ends))
+        for hop in path.hops:
+            label = None if hop.edge == "call" else hop.edge
+            edges.append(render.Edge(source=by_address[hop.source], target=by_address[hop.to], label=label))
     if not nodes:
-        start = body["start"]
-        nodes[key(start)] = render.Node(id=key(start), label=start.get("name") or start["address"], emphasis=True)
+        start = body.start
+        nodes[key(start)] = render.Node(id=key(start), label=start.name or start.address, emphasis=True)
     return render.Graph(nodes=list(nodes.values()), edges=edges, title="call paths")
 
 
