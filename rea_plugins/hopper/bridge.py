@@ -20,7 +20,17 @@ import socket
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+# The JSON the bridge reads and writes, typed as rea.plugin's JSONValue/JSONObject are: this script runs in Hopper's
+# own Python with the standard library only, so it cannot import them (a recursive alias for the type checker).
+# Only the type checker reads these: at run time they are plain names, whatever Python version Hopper ships.
+if TYPE_CHECKING:
+    JSONValue = str | int | float | bool | None | list["JSONValue"] | dict[str, "JSONValue"]
+    JSONObject = dict[str, JSONValue]
+else:
+    JSONValue = object
+    JSONObject = dict
 
 PROTOCOL = 1
 MAX_LINE = 10 * 1024 * 1024
@@ -72,10 +82,10 @@ class Bridge:
 
     # -- whole document --------------------------------------------------------------------
 
-    def ping(self, params: dict[str, Any]) -> dict[str, Any]:
+    def ping(self, params: JSONObject) -> JSONObject:
         return {"pid": os.getpid(), "hopper_version": self.api.version(), "protocol": PROTOCOL}
 
-    def document(self, params: dict[str, Any]) -> dict[str, Any]:
+    def document(self, params: JSONObject) -> JSONObject:
         segments = []
         for seg in self.api.segments():
             sections = [
@@ -102,17 +112,17 @@ class Bridge:
             "segments": segments,
         }
 
-    def _segment(self, params: dict[str, Any]) -> Any:
-        index = int(params.get("segment", 0))
+    def _segment(self, params: JSONObject) -> Any:
+        index = _integer(params, "segment")
         segments = self.api.segments()
         if not 0 <= index < len(segments):
             raise BridgeError("invalid_request", f"no segment {index}")
         return segments[index]
 
-    def procedures(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+    def procedures(self, params: JSONObject) -> list[JSONValue]:
         seg = self._segment(params)
-        start = int(params.get("offset", 0))
-        out = []
+        start = _integer(params, "offset")
+        out: list[JSONValue] = []
         for i in range(start, min(seg.getProcedureCount(), start + PAGE)):
             proc = seg.getProcedureAtIndex(i)
             entry = proc.getEntryPoint()
@@ -128,18 +138,18 @@ class Bridge:
             )
         return out
 
-    def names(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+    def names(self, params: JSONObject) -> list[JSONValue]:
         seg = self._segment(params)
-        start = int(params.get("offset", 0))
+        start = _integer(params, "offset")
         labels = list(seg.getLabelsList())
         addresses = list(seg.getNamedAddresses())
         count = min(len(labels), len(addresses))
         return [{"address": addresses[i], "name": labels[i]} for i in range(start, min(count, start + PAGE))]
 
-    def strings(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+    def strings(self, params: JSONObject) -> list[JSONValue]:
         seg = self._segment(params)
-        start = int(params.get("offset", 0))
-        out = []
+        start = _integer(params, "offset")
+        out: list[JSONValue] = []
         for i in range(start, min(seg.getStringCount(), start + PAGE)):
             address = seg.getStringAddressAtIndex(i)
             out.append(
@@ -154,15 +164,15 @@ class Bridge:
 
     # -- one procedure ---------------------------------------------------------------------
 
-    def _procedure(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        address = int(params["address"])
+    def _procedure(self, params: JSONObject) -> tuple[Any, Any]:
+        address = _integer(params, "address")
         seg = self.api.segment_at(address)
         proc = None if seg is None else seg.getProcedureAtAddress(address)
         if proc is None or proc.getEntryPoint() != address:
             raise BridgeError("invalid_request", f"no procedure starts at {hex(address)}")
         return seg, proc
 
-    def procedure(self, params: dict[str, Any]) -> dict[str, Any]:
+    def procedure(self, params: JSONObject) -> JSONObject:
         seg, proc = self._procedure(params)
         blocks, instructions = [], []
         for block in proc.basicBlockIterator():
@@ -201,20 +211,20 @@ class Bridge:
         ]
         return {"address": proc.getEntryPoint(), "blocks": blocks, "instructions": instructions, "callees": callees}
 
-    def references_to(self, params: dict[str, Any]) -> list[int]:
-        address = int(params["address"])
+    def references_to(self, params: JSONObject) -> list[JSONValue]:
+        address = _integer(params, "address")
         seg = self.api.segment_at(address)
         if seg is None:
             return []
         return [a for a in (_address(r) for r in seg.getReferencesOfAddress(address)) if a is not None]
 
-    def decompile(self, params: dict[str, Any]) -> dict[str, Any]:
+    def decompile(self, params: JSONObject) -> JSONObject:
         _, proc = self._procedure(params)
         text = proc.decompile()
         return {"text": None if text is None else str(text)}
 
-    def annotations(self, params: dict[str, Any]) -> dict[str, Any]:
-        address = int(params["address"])
+    def annotations(self, params: JSONObject) -> JSONObject:
+        address = _integer(params, "address")
         seg = self.api.segment_at(address)
         if seg is None:
             return {"name": None, "comment": None, "inline_comment": None, "bookmark": None}
@@ -228,7 +238,7 @@ class Bridge:
             "bookmark": bookmark,
         }
 
-    def shutdown(self, params: dict[str, Any]) -> dict[str, Any]:
+    def shutdown(self, params: JSONObject) -> JSONObject:
         stopped = closed = False
         try:
             self.doc.requestBackgroundProcessStop()
@@ -242,7 +252,7 @@ class Bridge:
             traceback.print_exc()
         return {"shutdown": True, "analysis_stopped": stopped, "document_closed": closed}
 
-    def routes(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
+    def routes(self) -> dict[str, Callable[[JSONObject], JSONValue]]:
         return {
             "ping": self.ping,
             "document": self.document,
@@ -257,6 +267,14 @@ class Bridge:
         }
 
 
+def _integer(params: JSONObject, key: str) -> int:
+    """An integer parameter of a request (0 when absent); rea sends integers, anything else is refused."""
+    value = params.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BridgeError("invalid_request", f"{key} must be an integer")
+    return value
+
+
 def _address(value: Any) -> int | None:
     return None if value is None or value in BAD else int(value)
 
@@ -269,14 +287,14 @@ def _section_name(seg: Any, address: int) -> str | None:
 class Server:
     """One authenticated client on the session's Unix socket; newline-delimited JSON both ways."""
 
-    def __init__(self, session: dict[str, Any], bridge: Bridge) -> None:
+    def __init__(self, session: JSONObject, bridge: Bridge) -> None:
         self.token = str(session["token"])
         self.run_id = str(session["run_id"])
         self.path = str(session["socket"])
         self.bridge = bridge
         self.conn: socket.socket | None = None
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: JSONObject) -> None:
         assert self.conn is not None
         self.conn.sendall(json.dumps({**message, "token": self.token}).encode() + b"\n")
 
@@ -308,7 +326,7 @@ class Server:
                 if self.handle(line, routes):
                     return 0
 
-    def handle(self, line: bytes, routes: dict[str, Callable[[dict[str, Any]], Any]]) -> bool:
+    def handle(self, line: bytes, routes: dict[str, Callable[[JSONObject], JSONValue]]) -> bool:
         """Answer one request line; True after a shutdown."""
         try:
             message = json.loads(line)
@@ -344,10 +362,10 @@ class Server:
         return bool(method == "shutdown")
 
 
-def load_session() -> dict[str, Any]:
+def load_session() -> JSONObject:
     path = os.environ["REA_HOPPER_SESSION"]
     with open(path, encoding="utf-8") as fh:
-        session: dict[str, Any] = json.load(fh)
+        session: JSONObject = json.load(fh)
     os.unlink(path)  # the token lives only in this process from now on
     return session
 

@@ -23,6 +23,8 @@ from rea.plugin import (
     AnalysisClient,
     CallContext,
     CloseOutcome,
+    JSONObject,
+    JSONValue,
     OperationResult,
     OwnedProcess,
     ProcessSpec,
@@ -36,7 +38,7 @@ from rea.plugin import (
 from rea.plugin import answers as queries
 from rea_plugins.hopper.connection import BridgeConnection, Deadline, ProtocolViolation
 from rea_plugins.hopper.settings import OPERATIONS, REQUEST, STARTUP, TEST_PREFIX, Limits
-from rea_plugins.hopper.source import HopperSource
+from rea_plugins.hopper.source import BridgeAnnotations, HopperSource, ShutdownAck, decoded
 
 T = TypeVar("T")
 RESOURCE = "hopper"
@@ -120,19 +122,19 @@ class HopperClient(AnalysisClient):
         limitations = list(_LIMITATIONS.get(operation, [])) + [f"Hopper reported: {d}" for d in self.diagnostics[:5]]
         return OperationResult.located(normalized, raw, limitations)
 
-    def _annotations(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _annotations(self, params: dict[str, Any]) -> JSONObject:
+        # A dict, not a Struct: the cursor tool reads the engine's facets from it by name.
         at = queries.parse_address(params.get("address"))
-        found = self._call("annotations", {"address": at})
-        bookmark = found.get("bookmark")
+        found = decoded(self._call("annotations", {"address": at}), BridgeAnnotations, "annotations")
         return {
             "address": hex(at),
-            "name": found.get("name"),
-            "comment": found.get("comment"),
-            "inline_comment": found.get("inline_comment"),
-            "bookmark": {"name": bookmark.get("name")} if isinstance(bookmark, dict) else None,
+            "name": found.name,
+            "comment": found.comment,
+            "inline_comment": found.inline_comment,
+            "bookmark": None if found.bookmark is None else {"name": found.bookmark.name},
         }
 
-    def _call(self, method: str, params: dict[str, Any]) -> Any:
+    def _call(self, method: str, params: JSONObject) -> JSONValue:
         if self.conn is None:
             raise ReaError(
                 "target_unavailable",
@@ -145,7 +147,7 @@ class HopperClient(AnalysisClient):
             budget = max(0.0, self._startup_deadline - time.monotonic())
         return self.conn.request(method, params, self._ctx, budget, self._on_event)
 
-    def _on_event(self, event: dict[str, Any]) -> None:
+    def _on_event(self, event: JSONObject) -> None:
         message = str(event.get("message", ""))[:300]
         if event.get("event") == "diagnostic":
             self.diagnostics.append(message)
@@ -220,7 +222,7 @@ class HopperClient(AnalysisClient):
             self._discard("startup_failed")
             raise
 
-    def _ready(self, conn: BridgeConnection) -> dict[str, Any] | None:
+    def _ready(self, conn: BridgeConnection) -> JSONObject | None:
         message = conn.poll(0)
         if message is None:
             return None
@@ -288,10 +290,11 @@ class HopperClient(AnalysisClient):
         conn, proc = self.conn, self.proc
         self.conn = self.proc = None
         self.answers = self.source = None
-        ack: dict[str, Any] | None = None
+        ack: ShutdownAck | None = None
         if conn is not None and event in ("closed",):
             try:
-                ack = conn.request("shutdown", {}, CallContext(), self.limits.shutdown_ms / 1000, lambda _e: None)
+                answer = conn.request("shutdown", {}, CallContext(), self.limits.shutdown_ms / 1000, lambda _e: None)
+                ack = decoded(answer, ShutdownAck, "shutdown")
             except (Deadline, ProtocolViolation, ReaError):
                 ack = None
         if conn is not None:
@@ -317,13 +320,8 @@ class HopperClient(AnalysisClient):
         if event == "closed":
             entry["shutdown"] = "acknowledged" if ack is not None else "unconfirmed"
             if ack is not None:
-                entry.update(
-                    {
-                        "analysis_stopped": bool(ack.get("analysis_stopped")),
-                        "document_closed": bool(ack.get("document_closed")),
-                    }
-                )
-        document_closed = ack is not None and bool(ack.get("document_closed"))
+                entry.update({"analysis_stopped": ack.analysis_stopped, "document_closed": ack.document_closed})
+        document_closed = ack is not None and ack.document_closed
         pid = self.bridge_pid
         if pid is not None and pid not in owned and not document_closed and _alive(pid):
             # A Hopper process rea did not start holds the document: reported, never signalled.

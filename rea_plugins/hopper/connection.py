@@ -15,9 +15,8 @@ import select
 import socket
 import time
 from collections.abc import Callable
-from typing import Any
 
-from rea.plugin import CODES, CallContext, ReaError, cancelled
+from rea.plugin import CODES, CallContext, JSONObject, JSONValue, ReaError, cancelled
 
 MAX_LINE = 10 * 1024 * 1024
 POLL_S = 0.05
@@ -61,12 +60,15 @@ class BridgeConnection:
 
     # -- messages --------------------------------------------------------------------------------
 
-    def _authentic(self, message: dict[str, Any]) -> bool:
+    def _authentic(self, message: JSONObject) -> bool:
         token = message.get("token")
         return isinstance(token, str) and hmac.compare_digest(token.encode(), self.token.encode())
 
-    def poll(self, timeout_s: float) -> dict[str, Any] | None:
-        """The next message if one arrives within ``timeout_s``; raises ``ProtocolViolation``."""
+    def poll(self, timeout_s: float) -> JSONObject | None:
+        """The next message if one arrives within ``timeout_s``; raises ``ProtocolViolation``.
+
+        A message is the bridge's JSON object (an answer or an event), read as it was sent: its ``result`` is
+        decoded by the reader that asked for it (``source.decoded``)."""
         if b"\n" not in self._buffer:
             ready, _, _ = select.select([self.sock], [], [], max(0.0, timeout_s))
             if not ready:
@@ -86,7 +88,7 @@ class BridgeConnection:
         if len(line) > MAX_LINE:
             raise ProtocolViolation(f"a line longer than {MAX_LINE} bytes")
         try:
-            message = json.loads(line)
+            message: JSONValue = json.loads(line)
         except ValueError:
             raise ProtocolViolation("a malformed line (not JSON)") from None
         if not isinstance(message, dict):
@@ -95,7 +97,7 @@ class BridgeConnection:
             raise ProtocolViolation("a message without the session token")
         return message
 
-    def send(self, method: str, params: dict[str, Any]) -> int:
+    def send(self, method: str, params: JSONObject) -> int:
         self._next_id += 1
         data = json.dumps({"id": self._next_id, "token": self.token, "method": method, "params": params}).encode()
         try:
@@ -107,11 +109,11 @@ class BridgeConnection:
     def request(
         self,
         method: str,
-        params: dict[str, Any],
+        params: JSONObject,
         ctx: CallContext,
         deadline_s: float,
-        on_event: Callable[[dict[str, Any]], None],
-    ) -> Any:
+        on_event: Callable[[JSONObject], None],
+    ) -> JSONValue:
         """Send one request and wait for its answer; events on the way go to ``on_event``."""
         rid = self.send(method, params)
         deadline = time.monotonic() + deadline_s

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar
+
+import msgspec
 
 from rea.plugin import (
     Block,
@@ -17,6 +19,8 @@ from rea.plugin import (
     Document,
     Instruction,
     Inventory,
+    JSONObject,
+    JSONValue,
     Name,
     Procedure,
     Reference,
@@ -24,6 +28,7 @@ from rea.plugin import (
     String,
     Target,
 )
+from rea_plugins.hopper.connection import ProtocolViolation
 
 # Sections whose procedures are import stubs (Mach-O stubs, ELF PLT).
 STUB_SECTIONS = frozenset(
@@ -44,7 +49,114 @@ _STUB_PREFIXES = (
     "j_",
 )
 
-Call = Callable[[str, dict[str, Any]], Any]
+# Sends one bridge request (method, params) and answers the bridge's JSON result.
+Call = Callable[[str, JSONObject], JSONValue]
+S = TypeVar("S")
+
+
+# The bridge's answers (bridge.py, which runs in Hopper's Python with the standard library only), decoded into the
+# shapes it sends; a missing optional key reads as the default the source always gave it.
+
+
+class BridgeSection(msgspec.Struct, frozen=True, kw_only=True):
+    name: str | None
+    start: int
+    length: int
+
+
+class BridgeSegment(msgspec.Struct, frozen=True, kw_only=True):
+    name: str | None
+    start: int
+    length: int
+    file_offset: int | None = None
+    sections: list[BridgeSection] = []
+    procedures: int = 0
+    strings: int = 0
+
+
+class BridgeDocument(msgspec.Struct, frozen=True, kw_only=True):
+    name: str | None = ""
+    entry: int | None = None
+    bits64: bool = False
+    segments: list[BridgeSegment] = []
+
+
+class BridgeProcedure(msgspec.Struct, frozen=True, kw_only=True):
+    address: int
+    name: str | None = None
+    end: int
+    section: str | None = None
+    signature: str | None = None
+
+
+class BridgeString(msgspec.Struct, frozen=True, kw_only=True):
+    address: int
+    value: str
+    unicode: bool = False
+    section: str | None = None
+
+
+class BridgeName(msgspec.Struct, frozen=True, kw_only=True):
+    address: int
+    name: str | None
+
+
+class BridgeBlock(msgspec.Struct, frozen=True, kw_only=True):
+    start: int
+    end: int
+    successors: list[int | None] = []
+    count: int = 0
+
+
+class BridgeInstruction(msgspec.Struct, frozen=True, kw_only=True):
+    address: int
+    bytes: str = ""
+    mnemonic: str
+    operands: list[str] = []
+    conditional: bool = False
+    unconditional: bool = False
+    references: list[int] = []
+
+
+class BridgeCallee(msgspec.Struct, frozen=True, kw_only=True, rename={"source": "from"}):
+    # Hopper's CallReference type (CALL_*), the call instruction and the target it names.
+    type: int = 0
+    source: int
+    to: int | None = None
+
+
+class BridgeDetail(msgspec.Struct, frozen=True, kw_only=True):
+    blocks: list[BridgeBlock] = []
+    instructions: list[BridgeInstruction] = []
+    callees: list[BridgeCallee] = []
+
+
+class BridgeText(msgspec.Struct, frozen=True, kw_only=True):
+    text: str | None = None
+
+
+class BridgeBookmark(msgspec.Struct, frozen=True, kw_only=True):
+    name: str | None = None
+
+
+class BridgeAnnotations(msgspec.Struct, frozen=True, kw_only=True):
+    name: str | None = None
+    comment: str | None = None
+    inline_comment: str | None = None
+    bookmark: BridgeBookmark | None = None
+
+
+class ShutdownAck(msgspec.Struct, frozen=True, kw_only=True):
+    analysis_stopped: bool = False
+    document_closed: bool = False
+
+
+def decoded(value: JSONValue, shape: type[S], method: str) -> S:
+    """The bridge's answer to ``method`` in the shape it sends; any other shape is a protocol violation."""
+    try:
+        return msgspec.convert(value, shape, strict=False)
+    except msgspec.ValidationError as exc:
+        raise ProtocolViolation(f"an answer to {method} of another shape ({exc})"[:200]) from None
 
 
 def import_name(name: str) -> str:
@@ -67,7 +179,7 @@ class HopperSource:
         self.call = call
         self._inventory: Inventory | None = None
         self._details: dict[int, Detail] = {}
-        self._raw: dict[int, dict[str, Any]] = {}
+        self._raw: dict[int, BridgeDetail] = {}
         self._starts: list[int] = []
         self._procs: list[Procedure] = []
         self._names: dict[int, str] = {}
@@ -77,39 +189,39 @@ class HopperSource:
             self._inventory = self._read()
         return self._inventory
 
-    def _pages(self, method: str, segment: int, total: int) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
+    def _pages(self, method: str, shape: type[list[S]], segment: int, total: int) -> list[S]:
+        items: list[S] = []
         while len(items) < total:
-            page = self.call(method, {"segment": segment, "offset": len(items)})
+            page = decoded(self.call(method, {"segment": segment, "offset": len(items)}), shape, method)
             if not page:
                 break
             items.extend(page)
         return items
 
     def _read(self) -> Inventory:
-        doc = self.call("document", {})
+        doc = decoded(self.call("document", {}), BridgeDocument, "document")
         t = self.target
         document = Document(
             name=t.name,
             format=t.format,
             architecture=t.architecture or "unknown",
             sha256=t.sha256,
-            entry=doc.get("entry"),
-            bits=64 if doc.get("bits64") else 32,
+            entry=doc.entry,
+            bits=64 if doc.bits64 else 32,
             endianness="little",
             engine_format="hopper",
-            language=str(doc.get("name", "")),
+            language=str(doc.name),
         )
         segments: list[Segment] = []
         procedures: list[Procedure] = []
         names: list[Name] = []
         strings: list[String] = []
-        for index, seg in enumerate(doc.get("segments", [])):
-            start, length, offset = int(seg["start"]), int(seg["length"]), seg.get("file_offset")
-            file_offset = int(offset) if isinstance(offset, int) and offset >= 0 else None
+        for index, seg in enumerate(doc.segments):
+            start, length, offset = seg.start, seg.length, seg.file_offset
+            file_offset = offset if offset is not None and offset >= 0 else None
             segments.append(
                 Segment(
-                    name=str(seg["name"]),
+                    name=str(seg.name),
                     start=start,
                     end=start + length,
                     permissions=UNKNOWN_PERMISSIONS,
@@ -118,12 +230,12 @@ class HopperSource:
                     kind="segment",
                 )
             )
-            for sec in seg.get("sections", []):
-                s_start, s_len = int(sec["start"]), int(sec["length"])
+            for sec in seg.sections:
+                s_start, s_len = sec.start, sec.length
                 s_offset = None if file_offset is None else file_offset + (s_start - start)
                 segments.append(
                     Segment(
-                        name=str(sec["name"]),
+                        name=str(sec.name),
                         start=s_start,
                         end=s_start + s_len,
                         permissions=UNKNOWN_PERMISSIONS,
@@ -132,41 +244,41 @@ class HopperSource:
                         kind="section",
                     )
                 )
-            for p in self._pages("procedures", index, int(seg.get("procedures", 0))):
-                address = int(p["address"])
-                section = p.get("section")
+            for p in self._pages("procedures", list[BridgeProcedure], index, seg.procedures):
+                address = p.address
+                section = p.section
                 stub = section in STUB_SECTIONS
-                name = str(p.get("name") or f"sub_{address:x}")
+                name = str(p.name or f"sub_{address:x}")
                 procedures.append(
                     Procedure(
                         address=address,
                         name=import_name(name) if stub else name,
-                        end=int(p["end"]),
+                        end=p.end,
                         kind="import" if stub else "local",
                         section=section,
-                        signature=p.get("signature") or None,
+                        signature=p.signature or None,
                         thunk_of=import_name(name) if stub else None,
                     )
                 )
-            for s in self._pages("strings", index, int(seg.get("strings", 0))):
-                value = str(s["value"])
-                wide = bool(s.get("unicode"))
+            for s in self._pages("strings", list[BridgeString], index, seg.strings):
+                value = s.value
+                wide = s.unicode
                 encoding = "utf-16le" if wide else "ascii" if value.isascii() else "utf-8"
                 strings.append(
                     String(
-                        address=int(s["address"]),
+                        address=s.address,
                         value=value,
                         encoding=encoding,
                         byte_length=len(value.encode("utf-16le" if wide else "utf-8")),
-                        section=s.get("section"),
+                        section=s.section,
                     )
                 )
             # Labels have no count of their own in the document summary: page until a short page.
             offset = 0
             while True:
-                page = self.call("names", {"segment": index, "offset": offset})
+                page = decoded(self.call("names", {"segment": index, "offset": offset}), list[BridgeName], "names")
                 for n in page:
-                    self._names.setdefault(int(n["address"]), str(n["name"]))
+                    self._names.setdefault(n.address, str(n.name))
                 if len(page) < 5000:
                     break
                 offset += len(page)
@@ -208,9 +320,10 @@ class HopperSource:
             return self._procs[i].kind
         return None
 
-    def _raw_detail(self, proc: Procedure) -> dict[str, Any]:
+    def _raw_detail(self, proc: Procedure) -> BridgeDetail:
         if proc.address not in self._raw:
-            self._raw[proc.address] = self.call("procedure", {"address": proc.address})
+            answer = self.call("procedure", {"address": proc.address})
+            self._raw[proc.address] = decoded(answer, BridgeDetail, "procedure")
         return self._raw[proc.address]
 
     def detail(self, proc: Procedure) -> Detail:
@@ -218,19 +331,19 @@ class HopperSource:
             return self._details[proc.address]
         self.inventory()
         raw = self._raw_detail(proc)
-        insns = raw.get("instructions", [])
-        by_address = {int(i["address"]): i for i in insns}
+        insns = raw.instructions
+        by_address = {i.address: i for i in insns}
         blocks = []
-        for b in raw.get("blocks", []):
-            start, end = int(b["start"]), int(b["end"])
-            successors = tuple(int(s) for s in b.get("successors", []) if s is not None)
+        for b in raw.blocks:
+            start, end = b.start, b.end
+            successors = tuple(s for s in b.successors if s is not None)
             last = max((a for a in by_address if start <= a < end), default=None)
             info = by_address.get(last) if last is not None else None
             kinds = []
             for s in successors:
-                if info is not None and info.get("conditional"):
+                if info is not None and info.conditional:
                     kinds.append("fallthrough" if s == end else "conditional")
-                elif info is not None and info.get("unconditional"):
+                elif info is not None and info.unconditional:
                     kinds.append("jump")
                 else:
                     kinds.append("fallthrough")
@@ -238,7 +351,7 @@ class HopperSource:
                 Block(
                     start=start,
                     end=end,
-                    instruction_count=int(b.get("count", 0)),
+                    instruction_count=b.count,
                     successors=successors,
                     edge_kinds=tuple(kinds),
                 )
@@ -246,19 +359,13 @@ class HopperSource:
         bodies = [(b.start, b.end) for b in blocks] or [(proc.address, proc.end)]
         instructions, outgoing = [], []
         for i in insns:
-            src = int(i["address"])
-            mnemonic = str(i["mnemonic"]).lower()
+            src = i.address
+            mnemonic = i.mnemonic.lower()
             instructions.append(
-                Instruction(
-                    address=src,
-                    bytes=str(i.get("bytes", "")),
-                    mnemonic=mnemonic,
-                    operands=", ".join(str(o) for o in i.get("operands", [])),
-                )
+                Instruction(address=src, bytes=i.bytes, mnemonic=mnemonic, operands=", ".join(i.operands))
             )
-            jump = bool(i.get("conditional") or i.get("unconditional"))
-            for dst in i.get("references", []):
-                dst = int(dst)
+            jump = i.conditional or i.unconditional
+            for dst in i.references:
                 inside = any(s <= dst < e for s, e in bodies)
                 if _is_call(mnemonic):
                     kind = "call"
@@ -272,16 +379,15 @@ class HopperSource:
                     Reference(src=src, dst=dst, kind=kind, from_procedure=proc.address, to_name=self._names.get(dst))
                 )
         calls = []
-        for c in raw.get("callees", []):
-            ctype, target = int(c.get("type", CALL_NONE)), c.get("to")
+        for c in raw.callees:
+            ctype, target = c.type, c.to
             if ctype == CALL_NONE:
                 continue
             if ctype == CALL_UNKNOWN or target is None:
-                calls.append(CallSite(insn=int(c["from"]), target=None, name=None, kind="indirect"))
+                calls.append(CallSite(insn=c.source, target=None, name=None, kind="indirect"))
                 continue
-            target = int(target)
             kind = "import" if self._kind_at(target) == "import" else ("indirect" if ctype == CALL_OBJC else "direct")
-            calls.append(CallSite(insn=int(c["from"]), target=target, name=self._names.get(target), kind=kind))
+            calls.append(CallSite(insn=c.source, target=target, name=self._names.get(target), kind=kind))
         detail = Detail(
             blocks=tuple(blocks), instructions=tuple(instructions), outgoing=tuple(outgoing), calls=tuple(calls)
         )
@@ -290,22 +396,15 @@ class HopperSource:
 
     def incoming(self, address: int) -> list[Reference]:
         out = []
-        for src in self.call("references_to", {"address": address}):
-            src = int(src)
+        for src in decoded(self.call("references_to", {"address": address}), list[int], "references_to"):
             owner = self.containing(src)
             kind = "data"
             if owner is not None:
-                insn = next(
-                    (i for i in self._raw_detail(owner).get("instructions", []) if int(i["address"]) == src), None
-                )
+                insn = next((i for i in self._raw_detail(owner).instructions if i.address == src), None)
                 if insn is not None:
-                    mnemonic = str(insn["mnemonic"]).lower()
+                    mnemonic = insn.mnemonic.lower()
                     kind = (
-                        "call"
-                        if _is_call(mnemonic)
-                        else "jump"
-                        if (insn.get("conditional") or insn.get("unconditional"))
-                        else "data"
+                        "call" if _is_call(mnemonic) else "jump" if (insn.conditional or insn.unconditional) else "data"
                     )
             out.append(
                 Reference(
@@ -321,7 +420,7 @@ class HopperSource:
     def pseudo_code(self, procedure: Procedure, timeout_s: int) -> str:
         from rea.plugin import ReaError
 
-        text = self.call("decompile", {"address": procedure.address}).get("text")
+        text = decoded(self.call("decompile", {"address": procedure.address}), BridgeText, "decompile").text
         if not text:
             raise ReaError(
                 "execution_failure",
