@@ -11,7 +11,18 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from rea.plugin import NEGOTIATED_FEATURES, ToolCall, ToolDef, ToolEffects, ToolMode, __version__
+from rea.plugin import (
+    NEGOTIATED_FEATURES,
+    JSONObject,
+    JSONValue,
+    Paged,
+    Record,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    ToolMode,
+    __version__,
+)
 
 if TYPE_CHECKING:
     from rea.plugin import Session, ToolEntry
@@ -37,27 +48,141 @@ def _missing_features(session: Session, features: tuple[str, ...]) -> list[str]:
     return [f for f in features if f in NEGOTIATED_FEATURES and f not in negotiated]
 
 
-def _mode(session: Session, tool: ToolDef | ToolEntry, mode: ToolMode) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "name": mode.name,
-        "description": mode.description,
-        "available": True,
-        "reason": "available",
-        "requires_arguments": list(mode.requires_arguments),
-    }
+class ModeAvailability(Record, frozen=True, kw_only=True):
+    """Whether one mode of a tool can be called now."""
+
+    name: str
+    description: str
+    available: bool
+    reason: str
+    requires_arguments: list[str]
+    # Said only when the bound provider lacks an operation the mode needs.
+    remediation: str | None = None
+
+
+class ClientRequirements(Record, frozen=True, kw_only=True):
+    required: list[str]
+    optional: list[str]
+    missing: list[str]
+
+
+class ToolAvailability(Record, frozen=True, kw_only=True):
+    """Whether one tool can be called now, and what to do when it cannot."""
+
+    name: str
+    family: str
+    toolset: str
+    available: bool
+    reason: str
+    remediation: str
+    client_requirements: ClientRequirements
+    effects: ToolEffects
+    annotations: dict[str, bool]
+    modes: list[ModeAvailability] | None = None
+
+
+class UnavailableGroup(Record, frozen=True, kw_only=True):
+    reason: str
+    remediation: str
+    tools: list[str]
+
+
+class AvailabilitySummary(Record, frozen=True, kw_only=True):
+    counts: dict[str, int]
+    unavailable: list[UnavailableGroup]
+
+
+class AlignmentCheck(Record, frozen=True, kw_only=True):
+    field: str
+    # As the caller gave it (any JSON: the input schema asks for a string, this reports it back as given).
+    expected: JSONValue
+    actual: str
+    matches: bool
+
+
+class Named(Record, frozen=True, kw_only=True):
+    name: str
+    version: str | None
+
+
+class ServerProcess(Record, frozen=True, kw_only=True):
+    name: str
+    path: str
+    pid: int
+    python: str
+
+
+class Protocol(Record, frozen=True, kw_only=True):
+    version: str | None
+    # The client's own initialize info, as it sent it (its JSON, not rea's).
+    client: JSONValue
+
+
+class Alignment(Record, frozen=True, kw_only=True):
+    state: str
+    checks: list[AlignmentCheck]
+
+
+class ServerIdentity(Record, frozen=True, kw_only=True):
+    package: Named
+    server: ServerProcess
+    sdk: Named
+    protocol: Protocol
+    catalog_digest: str
+    tool_count: int
+    alignment: Alignment
+
+
+class AnalysisRun(Record, frozen=True, kw_only=True):
+    run_id: str | None
+    # The kernel's lineage record of the owned processes (its JSON).
+    process_lineage: JSONObject
+
+
+class Plugins(Record, frozen=True, kw_only=True):
+    loaded: list[str]
+    # The kernel's records of the plugins that failed to load, as JSON.
+    broken: list[JSONObject]
+
+
+class SessionReport(Record, frozen=True, kw_only=True):
+    """binary_session's answer. The target, open targets, settings, binding and provider candidates are the kernel's
+    records, carried as the JSON it gives them."""
+
+    server_identity: ServerIdentity
+    settings: JSONObject
+    target: JSONObject | None
+    open_targets: list[JSONObject] | None = None
+    active_target_id: str | None = None
+    analysis_provider_binding: JSONObject | None
+    analysis_provider_candidates: list[JSONObject]
+    analysis_run: AnalysisRun
+    retained_evidence_count: int
+    availability_summary: AvailabilitySummary
+    plugins: Plugins
+    tool_availability: list[ToolAvailability] | None = None
+    tool_page: Paged | None = None
+
+
+def _mode(session: Session, tool: ToolDef | ToolEntry, mode: ToolMode) -> ModeAvailability:
+    available, reason, remediation = True, "available", None
     if tool.requires_target and session.target is None:
-        out.update(available=False, reason="target_required")
+        available, reason = False, "target_required"
     elif session.provider is not None and any(not session.supports(op) for op in mode.requires_operations):
         lacking = [op for op in mode.requires_operations if not session.supports(op)]
-        out.update(
-            available=False,
-            reason="provider_missing",
-            remediation=f"the bound provider does not offer {', '.join(lacking)}",
-        )
-    return out
+        available, reason = False, "provider_missing"
+        remediation = f"the bound provider does not offer {', '.join(lacking)}"
+    return ModeAvailability(
+        name=mode.name,
+        description=mode.description,
+        available=available,
+        reason=reason,
+        requires_arguments=list(mode.requires_arguments),
+        remediation=remediation,
+    )
 
 
-def _availability(session: Session, tool: ToolDef | ToolEntry) -> dict[str, Any]:
+def _availability(session: Session, tool: ToolDef | ToolEntry) -> ToolAvailability:
     missing_features = _missing_features(session, tool.client_features_required)
     available, reason, remediation = True, "available", ""
     if missing_features:
@@ -80,122 +205,126 @@ def _availability(session: Session, tool: ToolDef | ToolEntry) -> dict[str, Any]
     ):
         available, reason = False, "provider_missing"
         remediation = "Install a provider plugin that offers " + ", ".join(tool.requires_operations) + "."
-    return {
-        "name": tool.name,
-        "family": tool.family,
-        "toolset": tool.toolset_id,
-        "available": available,
-        "reason": reason,
-        "remediation": remediation,
-        "client_requirements": {
-            "required": list(tool.client_features_required),
-            "optional": list(tool.client_features_optional),
-            "missing": missing_features + _missing_features(session, tool.client_features_optional),
-        },
-        "effects": msgspec.to_builtins(tool.effects),
-        "annotations": tool.effects.annotations(),
-        **({"modes": [_mode(session, tool, m) for m in tool.modes]} if tool.modes else {}),
-    }
+    return ToolAvailability(
+        name=tool.name,
+        family=tool.family,
+        toolset=tool.toolset_id,
+        available=available,
+        reason=reason,
+        remediation=remediation,
+        client_requirements=ClientRequirements(
+            required=list(tool.client_features_required),
+            optional=list(tool.client_features_optional),
+            missing=missing_features + _missing_features(session, tool.client_features_optional),
+        ),
+        effects=tool.effects,
+        annotations=tool.effects.annotations(),
+        modes=[_mode(session, tool, m) for m in tool.modes] if tool.modes else None,
+    )
 
 
-def _settings(session: Session) -> dict[str, Any]:
+def _settings(session: Session) -> JSONObject:
     """The connection's settings; its enabled toolsets only once they differ from those it started with."""
-    settings: dict[str, Any] = session.connection.get("settings", {})
+    # The kernel's record of the connection's settings (JSON it keeps, not a shape of this plugin).
+    settings: JSONObject = session.connection.get("settings", {})
     toolsets = settings.get("toolsets")
     if isinstance(toolsets, dict) and toolsets.get("enabled") == toolsets.get("advertised"):
         return {**settings, "toolsets": {k: v for k, v in toolsets.items() if k != "enabled"}}
     return settings
 
 
-def session_report(session: Session, args: dict[str, Any]) -> dict[str, Any]:
-    """The full ``binary_session`` result for the current connection."""
+def session_report(session: Session, args: dict[str, Any]) -> JSONObject:
+    """The full ``binary_session`` result for the current connection (as JSON: the kernel takes a tool's answer
+    without Evidence as a JSON object)."""
     from rea.plugin import COMPLETE, binding_report, catalog_digest, provider_candidates
 
     reg = session.registry
     digest = catalog_digest(reg)
     path = server_path()
-    identity: dict[str, Any] = {
-        "package": {"name": "rea", "version": __version__},
-        "server": {"name": "rea", "path": path, "pid": os.getpid(), "python": sys.version.split()[0]},
-        "sdk": {"name": "mcp", "version": _sdk_version()},
-        "protocol": {
-            "version": session.connection.get("protocol_version"),
-            "client": session.connection.get("client_info"),
-        },
-        "catalog_digest": digest,
-        "tool_count": len(reg.tools),
-    }
-    checks = []
-    for field, actual in (
-        ("expected_package_version", __version__),
-        ("expected_catalog_digest", digest),
-        ("expected_server_path", path),
-    ):
-        if field in args:
-            checks.append({"field": field, "expected": args[field], "actual": actual, "matches": args[field] == actual})
+    checks = [
+        AlignmentCheck(field=field, expected=args[field], actual=actual, matches=args[field] == actual)
+        for field, actual in (
+            ("expected_package_version", __version__),
+            ("expected_catalog_digest", digest),
+            ("expected_server_path", path),
+        )
+        if field in args
+    ]
     state = (
-        "unknown" if not checks else ("aligned" if all(c["matches"] for c in checks) else "mcp_server_restart_required")
+        "unknown" if not checks else ("aligned" if all(c.matches for c in checks) else "mcp_server_restart_required")
     )
-    identity["alignment"] = {"state": state, "checks": checks}
+    identity = ServerIdentity(
+        package=Named(name="rea", version=__version__),
+        server=ServerProcess(name="rea", path=path, pid=os.getpid(), python=sys.version.split()[0]),
+        sdk=Named(name="mcp", version=_sdk_version()),
+        protocol=Protocol(
+            version=session.connection.get("protocol_version"), client=session.connection.get("client_info")
+        ),
+        catalog_digest=digest,
+        tool_count=len(reg.tools),
+        alignment=Alignment(state=state, checks=checks),
+    )
 
     detail = args.get("detail", "summary")
     bound = session.binding.provider.id if session.binding else None
-    cands = []
+    cands: list[JSONObject] = []
     for c in provider_candidates(reg):
-        entry = msgspec.to_builtins(c)
+        entry: JSONObject = msgspec.to_builtins(c)
         entry["selected"] = c.provider_id == bound
         if detail == "summary":
             # Which operations a candidate offers matters when choosing tools: it comes with detail "tools".
-            entry["operation_count"] = len(entry.pop("operations", []))
+            del entry["operations"]
+            entry["operation_count"] = len(c.operations)
         cands.append(entry)
     target = session.target
     rows = [_availability(session, t) for t in sorted(reg.tool_info().values(), key=lambda t: t.name)]
-    report: dict[str, Any] = {
-        "server_identity": identity,
-        "settings": _settings(session),
-        "target": None if target is None else target.record(),
-        # Every open target (the active one is target above); a target-bound tool takes target to pick another.
-        **({"open_targets": [t.describe() for t in opened]} if len(opened := session.open_targets()) > 1 else {}),
-        **({"active_target_id": session.target_id} if session.target_id else {}),
-        # Whole in every presentation: with open_binary, where the provenance lean records name is said.
-        "analysis_provider_binding": None
-        if session.binding is None or target is None
-        else msgspec.to_builtins(binding_report(session.subject_for(target), session.binding, COMPLETE)),
-        "analysis_provider_candidates": cands,
-        # run_id is null with no target; process lineage covers providers and scenario drivers alike.
-        "analysis_run": {"run_id": session.run_id, "process_lineage": session.process_lineage()},
-        "retained_evidence_count": len(session.ledger),
-        "availability_summary": availability_summary(rows),
-        "plugins": {"loaded": sorted(reg.plugins), "broken": [msgspec.to_builtins(b) for b in reg.broken]},
-    }
+    page: list[ToolAvailability] | None = None
+    paging: Paged | None = None
     if detail == "tools":
         offset, limit = args.get("offset", 0), args.get("limit", TOOL_PAGE)
         end = min(len(rows), offset + limit)
-        report["tool_availability"] = rows[offset:end]
-        report["tool_page"] = {
-            "offset": offset,
-            "limit": limit,
-            "total": len(rows),
-            "next_offset": end if end < len(rows) else None,
-        }
-    return report
+        page = rows[offset:end]
+        paging = Paged(offset=offset, limit=limit, total=len(rows), next_offset=end if end < len(rows) else None)
+    opened = session.open_targets()
+    report = SessionReport(
+        server_identity=identity,
+        settings=_settings(session),
+        target=None if target is None else target.record(),
+        # Every open target (the active one is target above); a target-bound tool takes target to pick another.
+        open_targets=[t.describe() for t in opened] if len(opened) > 1 else None,
+        active_target_id=session.target_id or None,
+        # Whole in every presentation: with open_binary, where the provenance lean records name is said.
+        analysis_provider_binding=None
+        if session.binding is None or target is None
+        else msgspec.to_builtins(binding_report(session.subject_for(target), session.binding, COMPLETE)),
+        analysis_provider_candidates=cands,
+        # run_id is null with no target; process lineage covers providers and scenario drivers alike.
+        analysis_run=AnalysisRun(run_id=session.run_id, process_lineage=session.process_lineage()),
+        retained_evidence_count=len(session.ledger),
+        availability_summary=availability_summary(rows),
+        plugins=Plugins(loaded=sorted(reg.plugins), broken=[msgspec.to_builtins(b) for b in reg.broken]),
+        tool_availability=page,
+        tool_page=paging,
+    )
+    out: JSONObject = msgspec.to_builtins(report)
+    return out
 
 
-def availability_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def availability_summary(rows: list[ToolAvailability]) -> AvailabilitySummary:
     """Tools counted by state, and the unavailable ones grouped by reason and remediation (each said once)."""
     counts: dict[str, int] = {}
     groups: dict[tuple[str, str], list[str]] = {}
     for row in rows:
-        counts[row["reason"]] = counts.get(row["reason"], 0) + 1
-        if not row["available"]:
-            groups.setdefault((row["reason"], row["remediation"]), []).append(row["name"])
-    return {
-        "counts": counts,
-        "unavailable": [{"reason": r, "remediation": m, "tools": names} for (r, m), names in groups.items()],
-    }
+        counts[row.reason] = counts.get(row.reason, 0) + 1
+        if not row.available:
+            groups.setdefault((row.reason, row.remediation), []).append(row.name)
+    return AvailabilitySummary(
+        counts=counts,
+        unavailable=[UnavailableGroup(reason=r, remediation=m, tools=names) for (r, m), names in groups.items()],
+    )
 
 
-def _binary_session(call: ToolCall) -> dict[str, Any]:
+def _binary_session(call: ToolCall) -> JSONObject:
     return session_report(call.session, call.args)
 
 
