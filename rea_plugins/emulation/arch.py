@@ -70,6 +70,8 @@ class Arch(NamedTuple):
     relative_type: int
     rela: bool
     consts: object
+    # What names a register among ``consts`` (Unicorn's constants): ``prefix`` + its upper-case name.
+    prefix: str
     # The register holding the thread pointer (None: not set up; x86's gs needs a descriptor table).
     thread_pointer: int | None
 
@@ -78,111 +80,109 @@ class Arch(NamedTuple):
         return (1 << self.bits) - 1
 
 
-def _named(module: object, prefix: str, names: list[str]) -> tuple[tuple[str, int], ...]:
-    return tuple((n, int(getattr(module, f"{prefix}{n.upper()}"))) for n in names)
+def _arch(
+    name: str,
+    bits: int,
+    engine: tuple[int, int],
+    consts: object,
+    prefix: str,
+    *,
+    pc: str,
+    sp: str,
+    arguments: str,
+    result: str,
+    link: str | None,
+    registers: str,
+    relocation: tuple[int, bool],
+    thread_pointer: str | None,
+) -> Arch:
+    """An architecture whose registers are named as in Unicorn's constants (``prefix`` + the upper-case name);
+    ``engine`` is Unicorn's (architecture, mode), ``relocation`` the RELATIVE type and whether it carries addends."""
+
+    def reg(register: str) -> int:
+        return int(getattr(consts, f"{prefix}{register.upper()}"))
+
+    return Arch(
+        name=name,
+        bits=bits,
+        uc_arch=engine[0],
+        uc_mode=engine[1],
+        pc=reg(pc),
+        sp=reg(sp),
+        arguments=tuple(reg(r) for r in arguments.split()),
+        result=reg(result),
+        link=reg(link) if link is not None else None,
+        stack_slot=bits // 8,  # one word on each of these
+        registers=tuple((r, reg(r)) for r in registers.split()),
+        layout=LAYOUT_64 if bits == 64 else LAYOUT_32,
+        relative_type=relocation[0],
+        rela=relocation[1],
+        consts=consts,
+        prefix=prefix,
+        thread_pointer=reg(thread_pointer) if thread_pointer is not None else None,
+    )
 
 
+_X86, _ARM64, _ARM = "UC_X86_REG_", "UC_ARM64_REG_", "UC_ARM_REG_"
 ARCHES: dict[str, Arch] = {
-    "x86_64": Arch(
-        name="x86_64",
-        bits=64,
-        uc_arch=UC_ARCH_X86,
-        uc_mode=UC_MODE_64,
-        pc=x86.UC_X86_REG_RIP,
-        sp=x86.UC_X86_REG_RSP,
-        arguments=(
-            x86.UC_X86_REG_RDI,
-            x86.UC_X86_REG_RSI,
-            x86.UC_X86_REG_RDX,
-            x86.UC_X86_REG_RCX,
-            x86.UC_X86_REG_R8,
-            x86.UC_X86_REG_R9,
-        ),
-        result=x86.UC_X86_REG_RAX,
+    "x86_64": _arch(
+        "x86_64",
+        64,
+        (UC_ARCH_X86, UC_MODE_64),
+        x86,
+        _X86,
+        pc="rip",
+        sp="rsp",
+        arguments="rdi rsi rdx rcx r8 r9",
+        result="rax",
         link=None,
-        stack_slot=8,
-        registers=_named(
-            x86,
-            "UC_X86_REG_",
-            [
-                "rax",
-                "rbx",
-                "rcx",
-                "rdx",
-                "rsi",
-                "rdi",
-                "rbp",
-                "rsp",
-                "r8",
-                "r9",
-                "r10",
-                "r11",
-                "r12",
-                "r13",
-                "r14",
-                "r15",
-                "rip",
-                "eflags",
-            ],
-        ),
-        layout=LAYOUT_64,
-        relative_type=8,
-        rela=True,
-        consts=x86,
-        thread_pointer=x86.UC_X86_REG_FS_BASE,
+        registers="rax rbx rcx rdx rsi rdi rbp rsp r8 r9 r10 r11 r12 r13 r14 r15 rip eflags",
+        relocation=(8, True),
+        thread_pointer="fs_base",
     ),
-    "x86": Arch(
-        name="x86",
-        bits=32,
-        uc_arch=UC_ARCH_X86,
-        uc_mode=UC_MODE_32,
-        pc=x86.UC_X86_REG_EIP,
-        sp=x86.UC_X86_REG_ESP,
-        arguments=(),
-        result=x86.UC_X86_REG_EAX,
+    "x86": _arch(
+        "x86",
+        32,
+        (UC_ARCH_X86, UC_MODE_32),
+        x86,
+        _X86,
+        pc="eip",
+        sp="esp",
+        arguments="",
+        result="eax",
         link=None,
-        stack_slot=4,
-        registers=_named(x86, "UC_X86_REG_", ["eax", "ebx", "ecx", "edx", "esi", "edi", "ebp", "esp", "eip", "eflags"]),
-        layout=LAYOUT_32,
-        relative_type=8,
-        rela=False,
-        consts=x86,
+        registers="eax ebx ecx edx esi edi ebp esp eip eflags",
+        relocation=(8, False),
         thread_pointer=None,
     ),
-    "arm64": Arch(
-        name="arm64",
-        bits=64,
-        uc_arch=UC_ARCH_ARM64,
-        uc_mode=UC_MODE_ARM,
-        pc=a64.UC_ARM64_REG_PC,
-        sp=a64.UC_ARM64_REG_SP,
-        arguments=tuple(getattr(a64, f"UC_ARM64_REG_X{i}") for i in range(8)),
-        result=a64.UC_ARM64_REG_X0,
-        link=a64.UC_ARM64_REG_X30,
-        stack_slot=8,
-        registers=_named(a64, "UC_ARM64_REG_", [f"x{i}" for i in range(31)] + ["sp", "pc", "nzcv"]),
-        layout=LAYOUT_64,
-        relative_type=1027,
-        rela=True,
-        consts=a64,
-        thread_pointer=a64.UC_ARM64_REG_TPIDR_EL0,
+    "arm64": _arch(
+        "arm64",
+        64,
+        (UC_ARCH_ARM64, UC_MODE_ARM),
+        a64,
+        _ARM64,
+        pc="pc",
+        sp="sp",
+        arguments=" ".join(f"x{i}" for i in range(8)),
+        result="x0",
+        link="x30",
+        registers=" ".join(f"x{i}" for i in range(31)) + " sp pc nzcv",
+        relocation=(1027, True),
+        thread_pointer="tpidr_el0",
     ),
-    "arm": Arch(
-        name="arm",
-        bits=32,
-        uc_arch=UC_ARCH_ARM,
-        uc_mode=UC_MODE_ARM,
-        pc=a32.UC_ARM_REG_PC,
-        sp=a32.UC_ARM_REG_SP,
-        arguments=(a32.UC_ARM_REG_R0, a32.UC_ARM_REG_R1, a32.UC_ARM_REG_R2, a32.UC_ARM_REG_R3),
-        result=a32.UC_ARM_REG_R0,
-        link=a32.UC_ARM_REG_LR,
-        stack_slot=4,
-        registers=_named(a32, "UC_ARM_REG_", [f"r{i}" for i in range(13)] + ["sp", "lr", "pc", "cpsr"]),
-        layout=LAYOUT_32,
-        relative_type=23,
-        rela=False,
-        consts=a32,
+    "arm": _arch(
+        "arm",
+        32,
+        (UC_ARCH_ARM, UC_MODE_ARM),
+        a32,
+        _ARM,
+        pc="pc",
+        sp="sp",
+        arguments="r0 r1 r2 r3",
+        result="r0",
+        link="lr",
+        registers=" ".join(f"r{i}" for i in range(13)) + " sp lr pc cpsr",
+        relocation=(23, False),
         thread_pointer=None,
     ),
 }
@@ -193,6 +193,5 @@ UC_MODE_X86_32 = UC_MODE_32
 
 def register_id(arch: Arch, name: str) -> int | None:
     """Unicorn's id of register ``name`` (any the architecture has, not only the reported ones)."""
-    prefix = {"x86_64": "UC_X86_REG_", "x86": "UC_X86_REG_", "arm64": "UC_ARM64_REG_", "arm": "UC_ARM_REG_"}
-    value = getattr(arch.consts, prefix[arch.name] + name.upper(), None)
+    value = getattr(arch.consts, arch.prefix + name.upper(), None)
     return int(value) if isinstance(value, int) else None

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 from unicorn import (
     UC_HOOK_CODE,
     UC_HOOK_INSN,
@@ -37,6 +38,18 @@ from unicorn import unicorn_const as ucc
 
 from rea.plugin import ReaError, elf_relocations, open_regular, relr_slots
 from rea_plugins.emulation.arch import ARCHES, THUMB_MODE, Arch, register_id
+from rea_plugins.emulation.shapes import (
+    Buffer,
+    Heap,
+    ImportCall,
+    MemoryWritten,
+    Pointed,
+    ReturnValue,
+    Run,
+    StopInfo,
+    StopReason,
+    WrittenRun,
+)
 
 PAGE = 0x1000
 STUB_SLOT = 16
@@ -97,6 +110,14 @@ _FAULTS = {
     UC_MEM_WRITE_PROT: ("write", "read-only"),
     UC_MEM_FETCH_PROT: ("fetch", "not executable"),
 }
+
+
+class _Placed(msgspec.Struct, frozen=True, kw_only=True):
+    """A caller's buffer as placed: its label, runtime address and capacity."""
+
+    label: str
+    address: int
+    size: int
 
 
 class Stop(Exception):
@@ -178,11 +199,12 @@ class Emulation:
         self.allocations: dict[int, int] = {}
         self.freed: set[int] = set()
         self.heap_failures = 0
-        self.calls: list[dict[str, Any]] = []
+        self.calls: list[ImportCall] = []
         self.calls_total = 0
         self.stop: Stop | None = None
-        self.fault: dict[str, Any] | None = None
-        self.buffers: list[dict[str, Any]] = []
+        # A memory fault, as it is reported (its pc added when the run ends).
+        self.fault: StopInfo | None = None
+        self.buffers: list[_Placed] = []
         self.buffer_next = layout.buffers
         self.stub_names: dict[int, str] = {}
         self.stubs_by_name: dict[str, int] = {}
@@ -420,7 +442,7 @@ class Emulation:
         self.buffer_next = _up(start + capacity + PAGE)  # a guard page after each buffer
         self._map(start, _up(capacity), UC_PROT_READ | UC_PROT_WRITE, f"buffer {label}")
         self.uc.mem_write(start, data)
-        self.buffers.append({"label": label, "address": start, "size": capacity, "given": len(data)})
+        self.buffers.append(_Placed(label=label, address=start, size=capacity))
         return start
 
     def value(self, value: dict[str, Any], label: str) -> int:
@@ -498,7 +520,7 @@ class Emulation:
             if arch.link is not None
             else self.read_word(int(self.uc.reg_read(arch.sp)))
         )
-        entry: dict[str, Any] = {"name": name, "arguments": [_hex(a) for a in args], "return_address": self.shown(back)}
+        entry = ImportCall(name=name, arguments=[_hex(a) for a in args], return_address=self.shown(back))
         self.calls_total += 1
         if len(self.calls) < self.limits["max_calls"]:
             self.calls.append(entry)
@@ -506,16 +528,16 @@ class Emulation:
             result = self.modelled(base, args)
         elif base in self.returns or "*" in self.returns:
             result = self.returns.get(base, self.returns.get("*", 0))
-            entry["stubbed"] = "import_returns"
+            entry.stubbed = "import_returns"
         else:
             raise Stop(
                 "unmodelled_import",
                 f"{name} is not modelled; set import_returns[{name!r}] to its return value to go on",
                 import_name=name,
-                address=entry["return_address"],
+                address=entry.return_address,
             )
         if result is not None:
-            entry["return_value"] = _hex(result & arch.mask)
+            entry.return_value = _hex(result & arch.mask)
         self.return_from_stub(result)
 
     def modelled(self, name: str, a: list[int]) -> int | None:
@@ -630,7 +652,14 @@ class Emulation:
 
     def _hook_fault(self, uc: Uc, access: int, address: int, size: int, value: int, _user: object) -> bool:
         what, why = _FAULTS.get(access, ("access", "invalid"))
-        self.fault = {"access": what, "address": self.shown(address), "size": size, "why": why}
+        shown = self.shown(address)
+        self.fault = StopInfo(
+            reason="memory_fault",
+            detail=f"{what} of {size} bytes at {shown} ({why})",
+            pc="",
+            fault_address=shown,
+            access=what,
+        )
         return False
 
     def _hook_interrupt(self, uc: Uc, number: int, _user: object) -> None:
@@ -660,7 +689,8 @@ class Emulation:
         self.uc.reg_write(arch.sp, sp)
         return sp
 
-    def run(self, begin: int, until: int) -> dict[str, Any]:
+    def run(self, begin: int, until: int) -> tuple[StopInfo, float]:
+        """Why and where the run from ``begin`` stopped, and how long it took (ms)."""
         limits = self.limits
         started = time.perf_counter()
         error: UcError | None = None
@@ -675,40 +705,36 @@ class Emulation:
             error = exc
         elapsed_ms = (time.perf_counter() - started) * 1000
         pc = int(self.uc.reg_read(self.arch.pc))
-        return {"stop": self._stop(pc, until, error, elapsed_ms), "elapsed_ms": round(elapsed_ms, 3)}
+        return self._stop(pc, until, error, elapsed_ms), round(elapsed_ms, 3)
 
-    def _stop(self, pc: int, until: int, error: UcError | None, elapsed_ms: float) -> dict[str, Any]:
-        out: dict[str, Any]
+    def _stop(self, pc: int, until: int, error: UcError | None, elapsed_ms: float) -> StopInfo:
+        stop = self._stopped(self.shown(pc), until == self.sentinel, pc == until, error, elapsed_ms)
+        if stop.detail:
+            return stop
+        return msgspec.structs.replace(
+            stop, detail="the procedure returned" if stop.reason == "returned" else "the end address was reached"
+        )
+
+    def _stopped(self, pc: str, returns: bool, at_end: bool, error: UcError | None, elapsed_ms: float) -> StopInfo:
         if self.stop is not None:
-            out = {"reason": self.stop.reason, "detail": self.stop.detail, **self.stop.extra}
-        elif self.fault is not None:
-            f = self.fault
-            out = {
-                "reason": "memory_fault",
-                "detail": f"{f['access']} of {f['size']} bytes at {f['address']} ({f['why']})",
-                "fault_address": f["address"],
-                "access": f["access"],
-            }
-        elif error is not None:
-            reason = "invalid_instruction" if error.errno == ucc.UC_ERR_INSN_INVALID else "emulator_error"
-            out = {"reason": reason, "detail": str(error)}
-        elif pc == until:
-            out = {"reason": "returned" if until == self.sentinel else "reached_end", "detail": ""}
-        elif elapsed_ms >= self.limits["timeout_ms"] * 0.95:
-            out = {"reason": "time_limit", "detail": f"stopped after {self.limits['timeout_ms']} ms"}
-        else:
-            out = {
-                "reason": "instruction_limit",
-                "detail": f"stopped after {self.limits['max_instructions']} instructions",
-            }
-        out["pc"] = self.shown(pc)
-        if not out["detail"]:
-            out["detail"] = "the procedure returned" if out["reason"] == "returned" else "the end address was reached"
-        return out
+            # The extra facts a Stop carries are StopInfo's fields by name (import_name, address, ...).
+            facts = {"reason": self.stop.reason, "detail": self.stop.detail, **self.stop.extra, "pc": pc}
+            return msgspec.convert(facts, StopInfo)
+        if self.fault is not None:
+            return msgspec.structs.replace(self.fault, pc=pc)
+        if error is not None:
+            reason: StopReason = "invalid_instruction" if error.errno == ucc.UC_ERR_INSN_INVALID else "emulator_error"
+            return StopInfo(reason=reason, detail=str(error), pc=pc)
+        if at_end:
+            return StopInfo(reason="returned" if returns else "reached_end", detail="", pc=pc)
+        if elapsed_ms >= self.limits["timeout_ms"] * 0.95:
+            return StopInfo(reason="time_limit", detail=f"stopped after {self.limits['timeout_ms']} ms", pc=pc)
+        limit = self.limits["max_instructions"]
+        return StopInfo(reason="instruction_limit", detail=f"stopped after {limit} instructions", pc=pc)
 
     # -- results -----------------------------------------------------------------------------------
 
-    def memory_written(self) -> dict[str, Any]:
+    def memory_written(self) -> MemoryWritten:
         """Bytes outside the stack that differ from before the run: the image's writable pages and the heap's
         live blocks (buffers are reported on their own), bounded to max_written_bytes of hex."""
         runs: list[tuple[int, bytes]] = []
@@ -720,47 +746,44 @@ class Emulation:
             if address not in self.freed:
                 runs.append((address, bytes(self.uc.mem_read(address, size))))
         budget = self.limits["max_written_bytes"]
-        shown: list[dict[str, Any]] = []
+        shown: list[WrittenRun] = []
         total = sum(len(d) for _, d in runs)
         for address, data in runs:
             if len(shown) >= 64 or budget <= 0:
                 break
             part = data[:budget]
             budget -= len(part)
-            item: dict[str, Any] = {
-                "address": self.shown(address),
-                "region": self.region_of(address),
-                "length": len(data),
-                "hex": part.hex(),
-            }
-            text = text_of(part)
-            if text is not None:
-                item["text"] = text
-            if len(part) < len(data):
-                item["truncated"] = True
-            shown.append(item)
-        return {"runs": shown, "total_runs": len(runs), "total_bytes": total, "truncated": len(shown) < len(runs)}
+            shown.append(
+                WrittenRun(
+                    address=self.shown(address),
+                    region=self.region_of(address),
+                    length=len(data),
+                    hex=part.hex(),
+                    text=text_of(part),
+                    truncated=len(part) < len(data),
+                )
+            )
+        return MemoryWritten(runs=shown, total_runs=len(runs), total_bytes=total, truncated=len(shown) < len(runs))
 
-    def buffer_results(self) -> list[dict[str, Any]]:
+    def buffer_results(self) -> list[Buffer]:
         out = []
         cap = self.limits["max_buffer_bytes"]
         for b in self.buffers:
-            data = bytes(self.uc.mem_read(b["address"], b["size"]))
-            item: dict[str, Any] = {
-                "label": b["label"],
-                "address": _hex(b["address"]),
-                "size": b["size"],
-                "hex": data[:cap].hex(),
-            }
+            data = bytes(self.uc.mem_read(b.address, b.size))
             text = text_of(data)
-            if text is not None:
-                item["text"] = text[:cap]
-            if b["size"] > cap:
-                item["truncated"] = True
-            out.append(item)
+            out.append(
+                Buffer(
+                    label=b.label,
+                    address=_hex(b.address),
+                    size=b.size,
+                    hex=data[:cap].hex(),
+                    text=text[:cap] if text is not None else None,
+                    truncated=b.size > cap,
+                )
+            )
         return out
 
-    def pointed(self, value: int) -> dict[str, Any] | None:
+    def pointed(self, value: int) -> Pointed | None:
         """What a returned pointer points at, when it points into emulated memory (a decrypted string)."""
         region = self.region_of(value)
         if region in ("unmapped", "import stubs"):
@@ -768,33 +791,42 @@ class Emulation:
         data = self.read_some(value, 64) if value else b""
         if not data:
             return None
-        out: dict[str, Any] = {"address": self.shown(value), "region": region}
         text = text_of(self.cstring_bounded(value, 4096) + b"\0")
-        if text is not None:
-            out["text"] = text
-        else:
-            out["hex"] = data[:32].hex()
-        return out
+        return Pointed(
+            address=self.shown(value), region=region, text=text, hex=data[:32].hex() if text is None else None
+        )
 
     def registers(self) -> dict[str, str]:
         return {name: _hex(int(self.uc.reg_read(rid))) for name, rid in self.arch.registers}
 
-    def common(self) -> dict[str, Any]:
+    def result(
+        self,
+        stop: StopInfo,
+        elapsed_ms: float,
+        *,
+        return_value: ReturnValue | None = None,
+        registers: dict[str, str] | None = None,
+    ) -> Run:
+        """What the run did, after it stopped."""
         live = [a for a in self.allocations if a not in self.freed]
-        return {
-            "architecture": self.arch.name,
-            "load_bias": _hex(self.bias),
-            "buffers": self.buffer_results(),
-            "calls": self.calls,
-            "calls_total": self.calls_total,
-            "memory_written": self.memory_written(),
-            "heap": {
-                "allocations": len(self.allocations),
-                "live": len(live),
-                "live_bytes": sum(self.allocations[a] for a in live),
-                "failed": self.heap_failures,
-            },
-        }
+        return Run(
+            architecture=self.arch.name,
+            load_bias=_hex(self.bias),
+            stop=stop,
+            elapsed_ms=elapsed_ms,
+            return_value=return_value,
+            registers=registers,
+            buffers=self.buffer_results(),
+            calls=self.calls,
+            calls_total=self.calls_total,
+            memory_written=self.memory_written(),
+            heap=Heap(
+                allocations=len(self.allocations),
+                live=len(live),
+                live_bytes=sum(self.allocations[a] for a in live),
+                failed=self.heap_failures,
+            ),
+        )
 
 
 def _compare(x: bytes, y: bytes) -> int:
@@ -844,7 +876,7 @@ def _initial_registers(em: Emulation, registers: dict[str, Any]) -> None:
         em.uc.reg_write(rid, em.value(value, name))
 
 
-def emulate(plan: dict[str, Any]) -> dict[str, Any]:
+def emulate(plan: dict[str, Any]) -> Run:
     """Run a procedure (``plan["mode"] == "procedure"``) or a range, and say what it did."""
     em = Emulation(plan)
     em.load_image()
@@ -861,23 +893,20 @@ def emulate(plan: dict[str, Any]) -> dict[str, Any]:
             em.uc.reg_write(rid, v)
         em.prepare_stack(on_stack)
         _initial_registers(em, plan.get("registers", {}))
-        outcome = em.run(entry, em.sentinel)
+        stop, elapsed_ms = em.run(entry, em.sentinel)
         result = int(em.uc.reg_read(arch.result)) & arch.mask
-        returned = outcome["stop"]["reason"] == "returned"
-        out: dict[str, Any] = {**outcome, **em.common()}
-        if returned:
+        returned: ReturnValue | None = None
+        if stop.reason == "returned":
             signed = result - (1 << arch.bits) if result >> (arch.bits - 1) else result
             low = result & 0xFFFFFFFF
-            out["return_value"] = {
-                "hex": _hex(result),
-                "signed": signed,
-                "int32": low - (1 << 32) if low >> 31 else low,
-            }
-            pointed = em.pointed(result)
-            if pointed is not None:
-                out["return_value"]["points_to"] = pointed
-        return out
+            returned = ReturnValue(
+                hex=_hex(result),
+                signed=signed,
+                int32=low - (1 << 32) if low >> 31 else low,
+                points_to=em.pointed(result),
+            )
+        return em.result(stop, elapsed_ms, return_value=returned)
     em.prepare_stack([])
     _initial_registers(em, plan.get("registers", {}))
-    outcome = em.run(entry, em.runtime(plan["until"]))
-    return {**outcome, **em.common(), "registers": em.registers()}
+    stop, elapsed_ms = em.run(entry, em.runtime(plan["until"]))
+    return em.result(stop, elapsed_ms, registers=em.registers())

@@ -6,6 +6,8 @@ from typing import Literal
 
 import msgspec
 
+from rea.plugin import Record
+
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
     pass
@@ -115,6 +117,22 @@ class Limits(_S, kw_only=True):
     max_memory_bytes: int
     stack_bytes: int
     heap_bytes: int
+
+
+class Run(Record, frozen=True, kw_only=True):
+    """What the emulation worker answers: one run, before the server adds what it knows of the request."""
+
+    architecture: str
+    load_bias: str
+    stop: StopInfo
+    elapsed_ms: float
+    return_value: ReturnValue | None = None
+    registers: dict[str, str] | None = None
+    buffers: list[Buffer]
+    calls: list[ImportCall]
+    calls_total: int
+    memory_written: MemoryWritten
+    heap: Heap
 
 
 class Emulation(_S, kw_only=True):

@@ -14,6 +14,7 @@ import msgspec
 
 from rea.plugin import (
     Evidence,
+    JSONObject,
     OperationResult,
     ProviderIdentity,
     ReaError,
@@ -28,7 +29,7 @@ from rea.plugin import (
     python_worker_spec,
     verify_unchanged,
 )
-from rea_plugins.emulation.shapes import Emulation
+from rea_plugins.emulation.shapes import Emulation, Limits, Run
 
 SUPPORTED = ("x86_64", "x86", "arm64", "arm")
 TOOLSET = "emulation"
@@ -52,7 +53,8 @@ HEX_INTEGER = "^-?0x[0-9a-fA-F]{1,16}$"
 # The address-space bound of the emulation worker (Unicorn's translation cache and the guest's memory).
 MEMORY_LIMIT = memory_limit_setting("REA_EMULATION_MEMORY_LIMIT_MB", "emulation")
 
-_VALUE: dict[str, Any] = {
+# The input schemas' pieces are JSON Schema (its vocabulary, not rea records), hence JSONObject.
+_VALUE: JSONObject = {
     "anyOf": [
         {"type": "integer", "minimum": -SAFE, "maximum": SAFE},
         {"type": "string", "pattern": HEX_INTEGER, "description": "An integer as hex text (any width)."},
@@ -87,12 +89,12 @@ _VALUE: dict[str, Any] = {
 }
 
 
-def _bound(name: str, description: str) -> dict[str, Any]:
+def _bound(name: str, description: str) -> JSONObject:
     default, lo, hi = DEFAULTS[name]
     return {"type": "integer", "minimum": lo, "maximum": hi, "default": default, "description": description}
 
 
-_COMMON: dict[str, Any] = {
+_COMMON: JSONObject = {
     "registers": {
         "type": "object",
         "additionalProperties": _VALUE,
@@ -120,7 +122,7 @@ _COMMON: dict[str, Any] = {
     "max_written_bytes": _bound("max_written_bytes", "Bytes shown of written memory, and of each buffer."),
 }
 
-PROCEDURE_SCHEMA: dict[str, Any] = {
+PROCEDURE_SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "procedure": {
@@ -143,7 +145,7 @@ PROCEDURE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-RANGE_SCHEMA: dict[str, Any] = {
+RANGE_SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "start": {
@@ -402,7 +404,7 @@ def _workers(call: ToolCall) -> Workers:
     return workers
 
 
-def _run(call: ToolCall, plan: dict[str, Any]) -> dict[str, Any]:
+def _run(call: ToolCall, plan: dict[str, Any]) -> Run:
     channel = _workers(call).channel
     try:
         reply = channel.request(
@@ -416,8 +418,7 @@ def _run(call: ToolCall, plan: dict[str, Any]) -> dict[str, Any]:
     except ReaError:
         call.session.record_lineage(channel.lineage())
         raise
-    result: dict[str, Any] = reply.result()
-    return result
+    return msgspec.convert(reply.result(), Run)
 
 
 def _emulate(call: ToolCall, mode: str) -> Evidence:
@@ -443,23 +444,26 @@ def _emulate(call: ToolCall, mode: str) -> Evidence:
     plan["thumb"] = target.architecture == "arm" and bool(entry & 1)
     plan["entry"] = entry & ~1 if plan["thumb"] else entry
     verify_unchanged(target, ctx=call.ctx)
-    raw = _run(call, plan)
-    stop = raw["stop"]
-    if stop["reason"] not in ("returned",) and stop["pc"].startswith("0x"):
-        pc = int(stop["pc"], 16)
+    run = _run(call, plan)
+    stop = run.stop
+    if stop.reason not in ("returned",) and stop.pc.startswith("0x"):
+        pc = int(stop.pc, 16)
         if any(s["start"] <= pc < s["end"] for s in image["segments"]):
-            stop["procedure"] = _name_at(call, target, pc)
-    record = {
-        **raw,
-        "procedure": name,
-        "start": _hex(plan["entry"]),
-        "end": end,
-        "limits": {
-            k: limits[k] for k in ("max_instructions", "timeout_ms", "max_memory_bytes", "stack_bytes", "heap_bytes")
-        },
-        "engine": f"unicorn {unicorn_version()}",
-    }
-    result = msgspec.convert(record, Emulation)
+            stop.procedure = _name_at(call, target, pc)
+    result = Emulation(
+        **msgspec.structs.asdict(run),
+        procedure=name,
+        start=_hex(plan["entry"]),
+        end=end,
+        limits=Limits(
+            max_instructions=limits["max_instructions"],
+            timeout_ms=limits["timeout_ms"],
+            max_memory_bytes=limits["max_memory_bytes"],
+            stack_bytes=limits["stack_bytes"],
+            heap_bytes=limits["heap_bytes"],
+        ),
+        engine=f"unicorn {unicorn_version()}",
+    )
     limitations = [
         "Only the binary's own image is loaded: imports are stubbed (memcpy, memset, strlen, malloc/free and a few "
         "more modelled; others return import_returns or stop), system calls stop the run.",

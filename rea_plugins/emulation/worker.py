@@ -7,9 +7,10 @@ import sys
 from typing import Any
 
 from rea.plugin import Reporter, serve
+from rea_plugins.emulation.shapes import Run
 
 
-def _emulate(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
+def _emulate(params: dict[str, Any], reporter: Reporter) -> Run:
     # Imported here so the worker answers even where Unicorn is missing (typed, from the engine's import).
     from rea_plugins.emulation.engine import emulate
 
