@@ -9,16 +9,14 @@ browser plugin never imports the JavaScript one).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import shutil
-import tempfile
 import urllib.parse
 from typing import Any
 
 from rea.plugin import CallContext, ReaError, ToolCall, as_object, invoke, leftovers, retained_reference
 from rea_plugins.cdp.model import BrowserRecord, BrowserTarget
+from rea_plugins.cdp.pageexport import staging
 from rea_plugins.cdp.pagemodel import Page, page_of
 from rea_plugins.cdp.pagescripts import PageScript, PageSession, in_scope, map_bytes, read_source
 
@@ -149,10 +147,7 @@ def analyze(
             remediation="Enable the javascript plugin, or use export_web_scripts and analyze the directory later.",
             details={"tool": STATIC_TOOL},
         )
-    root = tempfile.mkdtemp(prefix=PREFIX)
-    noted = contextlib.ExitStack()
-    noted.enter_context(leftovers.staging_noted(root, leftovers.EXTRACT_PREFIX))
-    try:
+    with staging(PREFIX, "the captured scripts") as root:
         written, maps, limitations = _capture(page, root, max_total_bytes, ctx)
         summary = invoke(call.session, tool, {"input_path": root, "format": "directory"}, ctx).evidence
         if summary is None:
@@ -163,17 +158,6 @@ def analyze(
             if isinstance(complete_id, str)
             else summary
         )
-    except BaseException as exc:
-        shutil.rmtree(root, ignore_errors=True)
-        noted.close()
-        if isinstance(exc, OSError):
-            raise ReaError(
-                "artifact_operation_failed",
-                f"writing the captured scripts failed: {exc.strerror or exc}",
-                details={"reason": "write_failed"},
-            ) from None
-        raise
-    noted.close()
     graph = complete.normalized_result
     modules = [as_object(m) for m in _get(graph, "modules") or []]
     maps_by_generated: dict[str, int] = {}

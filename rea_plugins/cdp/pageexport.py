@@ -13,6 +13,7 @@ import re
 import shutil
 import tempfile
 import urllib.parse
+from collections.abc import Iterator
 
 import msgspec
 
@@ -38,17 +39,33 @@ def discard(directory: str) -> None:
     shutil.rmtree(directory, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def staging(prefix: str, what: str) -> Iterator[str]:
+    """A fresh directory, noted as staging while it is written (the leftover sweep removes it if the server dies);
+    a failed write removes it, a failure of the file system as a typed error saying ``what`` failed."""
+    root = tempfile.mkdtemp(prefix=prefix)
+    with leftovers.staging_noted(root, leftovers.EXTRACT_PREFIX):
+        try:
+            yield root
+        except BaseException as exc:
+            discard(root)
+            if isinstance(exc, OSError):
+                raise ReaError(
+                    "artifact_operation_failed",
+                    f"writing {what} failed: {exc.strerror or exc}",
+                    details={"reason": "write_failed"},
+                ) from None
+            raise
+
+
 def export_scripts(
     page: PageSession, max_scripts: int, max_total_bytes: int, offset: int, limit: int, ctx: CallContext
 ) -> ScriptExport:
     scripts, anonymous, outside = in_scope(page)
-    out_dir = tempfile.mkdtemp(prefix=PREFIX)
     files: list[ExportedScript] = []
     total = skipped = 0
     limitations: list[str] = []
-    noted = contextlib.ExitStack()
-    noted.enter_context(leftovers.staging_noted(out_dir, leftovers.EXTRACT_PREFIX))
-    try:
+    with staging(PREFIX, "the scripts") as out_dir:
         for i, script in enumerate(scripts):
             ctx.progress("exporting scripts", done=i, total=len(scripts))
             if len(files) >= max_scripts:
@@ -83,17 +100,6 @@ def export_scripts(
         manifest = os.path.join(out_dir, MANIFEST)
         with os.fdopen(os.open(manifest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644), "wb") as fh:
             fh.write(msgspec.json.encode(files))
-    except BaseException as exc:
-        discard(out_dir)
-        noted.close()
-        if isinstance(exc, OSError):
-            raise ReaError(
-                "artifact_operation_failed",
-                f"writing the scripts failed: {exc.strerror or exc}",
-                details={"reason": "write_failed"},
-            ) from None
-        raise
-    noted.close()
     if skipped and not limitations:
         limitations.append(f"{skipped} scripts were not written (unreadable, or past max_total_bytes).")
     if anonymous or outside:
