@@ -15,6 +15,7 @@ from rea.plugin import (
     POLL_S,
     CallContext,
     CommandFailed,
+    JSONObject,
     Subscriber,
     arr,
     devtools,
@@ -37,7 +38,6 @@ __all__ = [
     "http_json",
     "obj",
     "opened",
-    "version_record",
     "wait",
 ]
 
@@ -57,40 +57,27 @@ def http_json(endpoint: str, path: str, ctx: CallContext | None = None) -> Any:
     return devtools.http_json(BROWSER, endpoint, path, ctx)
 
 
-def browser_version(endpoint: str, ctx: CallContext | None = None) -> dict[str, Any]:
-    """``/json/version``: the browser's identity and its browser-level socket."""
+def browser_version(endpoint: str, ctx: CallContext | None = None) -> JSONObject:
+    """``/json/version``: the browser's identity and its browser-level socket (the browser's JSON, read key by key
+    with type checks)."""
     info = http_json(endpoint, "/json/version", ctx)
     if not isinstance(info, dict) or not isinstance(info.get("webSocketDebuggerUrl"), str):
         raise devtools.protocol_violation(BROWSER, "/json/version has no webSocketDebuggerUrl", endpoint=endpoint)
     return info
 
 
-def version_record(info: dict[str, Any]) -> dict[str, str]:
-    def text(key: str) -> str:
-        value = info.get(key)
-        return value if isinstance(value, str) else ""
-
-    return {
-        "product": text("Browser"),
-        "protocol_version": text("Protocol-Version"),
-        "revision": text("WebKit-Version"),
-        "user_agent": text("User-Agent"),
-        "js_version": text("V8-Version"),
-    }
-
-
 class Connection(devtools.Connection):
     """The browser-level DevTools socket; targets are reached through flattened sessions on it."""
 
     @classmethod
-    def open(cls, endpoint: str, ctx: CallContext | None = None, info: dict[str, Any] | None = None) -> Connection:
+    def open(cls, endpoint: str, ctx: CallContext | None = None, info: JSONObject | None = None) -> Connection:
         """Connect to the browser-level socket of a validated loopback endpoint."""
         info = info or browser_version(endpoint, ctx)
-        return cls.connect(endpoint, info["webSocketDebuggerUrl"], BROWSER)
+        return cls.connect(endpoint, str(info["webSocketDebuggerUrl"]), BROWSER)
 
 
 @contextlib.contextmanager
-def opened(endpoint: str, ctx: CallContext | None = None, info: dict[str, Any] | None = None) -> Iterator[Connection]:
+def opened(endpoint: str, ctx: CallContext | None = None, info: JSONObject | None = None) -> Iterator[Connection]:
     conn = Connection.open(endpoint, ctx, info)
     try:
         yield conn

@@ -6,17 +6,29 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from rea.plugin import CallContext, ReaError, devtools
+from rea.plugin import CallContext, JSONObject, ReaError, devtools
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.model import BrowserTarget, BrowserVersion, Excluded, TargetList
 from rea_plugins.cdp.urls import origin_of
 
 
-def version(info: dict[str, Any]) -> BrowserVersion:
-    return BrowserVersion(**cdp.version_record(info))
+def _text(info: JSONObject, key: str) -> str:
+    value = info.get(key)
+    return value if isinstance(value, str) else ""
 
 
-def _target(info: dict[str, Any]) -> BrowserTarget:
+def version(info: JSONObject) -> BrowserVersion:
+    """The browser's identity from its ``/json/version`` JSON."""
+    return BrowserVersion(
+        product=_text(info, "Browser"),
+        protocol_version=_text(info, "Protocol-Version"),
+        revision=_text(info, "WebKit-Version"),
+        user_agent=_text(info, "User-Agent"),
+        js_version=_text(info, "V8-Version"),
+    )
+
+
+def _target(info: JSONObject) -> BrowserTarget:
     url = str(info.get("url", ""))
     return BrowserTarget(
         target_id=str(info.get("targetId", "")),
@@ -28,7 +40,8 @@ def _target(info: dict[str, Any]) -> BrowserTarget:
     )
 
 
-def target_infos(conn: cdp.Connection, ctx: CallContext | None) -> list[dict[str, Any]]:
+def target_infos(conn: cdp.Connection, ctx: CallContext | None) -> list[JSONObject]:
+    """``Target.getTargets``' entries: the browser's JSON, read key by key by ``_target``."""
     infos = conn.call("Target.getTargets", ctx=ctx).get("targetInfos")
     if not isinstance(infos, list):
         raise ReaError(
@@ -40,7 +53,7 @@ def target_infos(conn: cdp.Connection, ctx: CallContext | None) -> list[dict[str
 
 
 def list_targets(
-    conn: cdp.Connection, info: dict[str, Any], origins: list[str], offset: int, limit: int, ctx: CallContext | None
+    conn: cdp.Connection, info: JSONObject, origins: list[str], offset: int, limit: int, ctx: CallContext | None
 ) -> TargetList:
     """Page targets on http(s) origins (within ``origins`` when given), sorted by target id."""
     kept: list[BrowserTarget] = []
@@ -74,25 +87,37 @@ def list_targets(
     )
 
 
-def _unavailable(message: str, reason: str, target_id: str, **details: Any) -> ReaError:
+_PAGE_REMEDIATION = "Call list_browser_targets and pass a page target_id on an allowed origin."
+_FILE_PAGE_REMEDIATION = "Call list_electron_targets and pass a target_id it lists."
+
+
+def _unavailable(
+    message: str, reason: str, target_id: str, remediation: str = _PAGE_REMEDIATION, **details: Any
+) -> ReaError:
     return ReaError(
         "target_unavailable",
         message,
-        remediation="Call list_browser_targets and pass a page target_id on an allowed origin.",
+        remediation=remediation,
         details={"reason": reason, "target_id": target_id, **details},
     )
+
+
+def _page(conn: cdp.Connection, target_id: str, ctx: CallContext | None, remediation: str) -> BrowserTarget:
+    """The page target ``target_id`` names (an unavailable target, with ``remediation``, when it is none)."""
+    match = next((t for t in target_infos(conn, ctx) if t.get("targetId") == target_id), None)
+    if match is None:
+        raise _unavailable(f"no browser target {target_id!r} on this endpoint", "not_found", target_id, remediation)
+    target = _target(match)
+    if target.type != "page":
+        raise _unavailable(f"target {target_id} is a {target.type}, not a page", "not_a_page", target_id, remediation)
+    return target
 
 
 def page_target(
     conn: cdp.Connection, target_id: str, origins: list[str], ctx: CallContext | None
 ) -> tuple[BrowserTarget, list[str]]:
     """The page ``target_id`` names and the origins in scope (default: the page's own origin)."""
-    match = next((t for t in target_infos(conn, ctx) if t.get("targetId") == target_id), None)
-    if match is None:
-        raise _unavailable(f"no browser target {target_id!r} on this endpoint", "not_found", target_id)
-    target = _target(match)
-    if target.type != "page":
-        raise _unavailable(f"target {target_id} is a {target.type}, not a page", "not_a_page", target_id)
+    target = _page(conn, target_id, ctx, _PAGE_REMEDIATION)
     if target.origin is None:
         raise _unavailable(f"target {target_id} is not on an http(s) origin", "unsupported_url", target_id)
     scope = origins or [target.origin]
@@ -138,28 +163,19 @@ def attached(conn: cdp.Connection, target_id: str, ctx: CallContext | None) -> I
 # -- file:// pages (Electron renderers and local pages, confined to allowed_file_roots) ---------------------------
 
 
-def unavailable_file_page(message: str, reason: str, target_id: str, **details: Any) -> ReaError:
-    return ReaError(
-        "target_unavailable",
-        message,
-        remediation="Call list_electron_targets and pass a target_id it lists.",
-        details={"reason": reason, "target_id": target_id, **details},
-    )
-
-
 def file_page_target(conn: cdp.Connection, target_id: str, roots: list[str], ctx: CallContext | None) -> BrowserTarget:
     """The page ``target_id`` names, which must show a file inside ``roots``."""
-    match = next((t for t in target_infos(conn, ctx) if t.get("targetId") == target_id), None)
-    if match is None:
-        raise unavailable_file_page(f"no browser target {target_id!r} on this endpoint", "not_found", target_id)
-    target = _target(match)
-    if target.type != "page":
-        raise unavailable_file_page(f"target {target_id} is a {target.type}, not a page", "not_a_page", target_id)
+    target = _page(conn, target_id, ctx, _FILE_PAGE_REMEDIATION)
     path = devtools.file_path(target.url)
     if path is None:
-        raise unavailable_file_page(f"target {target_id} is not a file:// page", "unsupported_url", target_id)
+        raise _unavailable(
+            f"target {target_id} is not a file:// page", "unsupported_url", target_id, _FILE_PAGE_REMEDIATION
+        )
     if not devtools.inside(path, roots):
-        raise unavailable_file_page(
-            f"target {target_id} shows a file outside allowed_file_roots", "not_allowed", target_id
+        raise _unavailable(
+            f"target {target_id} shows a file outside allowed_file_roots",
+            "not_allowed",
+            target_id,
+            _FILE_PAGE_REMEDIATION,
         )
     return target
