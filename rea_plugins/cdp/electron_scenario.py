@@ -22,6 +22,7 @@ import msgspec
 
 from rea.plugin import (
     CallContext,
+    JSONObject,
     OwnedProcess,
     ProcessSpec,
     ReaError,
@@ -318,10 +319,11 @@ def capture(call: ToolCall) -> ElectronCapture:
     )
 
 
-def request_schema() -> dict[str, Any]:
-    """REA's arguments; the actions are the browser scenario's, less goto (the app navigates its own windows)."""
-    actions = [a for a in schemas._ACTIONS if a["properties"]["action"].get("const") != "goto"]
-    return {
+def request_schema() -> JSONObject:
+    """REA's arguments (a JSON Schema document); the actions are the browser scenario's, less goto (the app navigates
+    its own windows)."""
+    actions = [a for a in schemas._ACTIONS if a is not schemas.GOTO]
+    schema: JSONObject = {
         "type": "object",
         "$defs": {**schemas._DEFS, **{f"Action{i}": act for i, act in enumerate(actions)}},
         "properties": {
@@ -356,3 +358,4 @@ def request_schema() -> dict[str, Any]:
         "required": ["schema_version", "executable_path", "application_root", "application_path"],
         "additionalProperties": False,
     }
+    return schema

@@ -3,20 +3,35 @@ script exports and network captures."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
-from rea.plugin import Evidence, OperationResult, ToolCall, ToolDef, ToolEffects
+from rea.plugin import Evidence, JSONObject, ToolCall, ToolDef, ToolEffects
 from rea_plugins.cdp import schemas
 from rea_plugins.cdp.pagemodel import ListenerInventory, ModuleGraph, NetworkCapture, ScriptExport, SourceTrace
 from rea_plugins.cdp.urls import allowed_origins, parse_endpoint
+
+if TYPE_CHECKING:
+    from rea_plugins.cdp.pagescripts import PageSession
 
 FAMILY = "browser"
 _OBSERVE = ToolEffects(records_evidence=True, accesses_network=True)
 # Writes the page's scripts into a fresh directory rea makes.
 _EXPORT = ToolEffects(records_evidence=True, accesses_network=True, writes_filesystem=True, idempotent=False)
 _LOCAL = ToolEffects(records_evidence=True)
+# A scenario (a browser's or an Electron app's) runs code rea does not own in a process it starts; its actions may
+# persist state in the profile (cookies, storage) and change what the page shows.
+SCENARIO_EFFECTS = ToolEffects(
+    records_evidence=True,
+    accesses_network=True,
+    launches_process=True,
+    executes_foreign_code=True,
+    changes_ui_state=True,
+    writes_filesystem=True,
+    idempotent=False,
+)
 MAX_INT32 = 2_147_483_647
 
 
@@ -32,7 +47,7 @@ def electron_scenario_type() -> type[msgspec.Struct]:
     return ElectronCapture
 
 
-def electron_scenario_schema() -> dict[str, Any]:
+def electron_scenario_schema() -> JSONObject:
     from rea_plugins.cdp.electron_scenario import request_schema
 
     return request_schema()
@@ -50,11 +65,12 @@ def electron_types() -> tuple[type[msgspec.Struct], type[msgspec.Struct]]:
     return ElectronTargetList, ElectronPage
 
 
-def _int(default: int, maximum: int, description: str, minimum: int = 0) -> dict[str, Any]:
+# Input schemas are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
+def _int(default: int, maximum: int, description: str, minimum: int = 0) -> JSONObject:
     return {"type": "integer", "minimum": minimum, "maximum": maximum, "default": default, "description": description}
 
 
-def _page_schema(more: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+def _page_schema(more: JSONObject, required: tuple[str, ...] = ()) -> JSONObject:
     return {
         "type": "object",
         "properties": {
@@ -71,7 +87,7 @@ def _page_schema(more: dict[str, Any], required: tuple[str, ...] = ()) -> dict[s
 _OFFSET = _int(0, MAX_INT32, "Rows to skip, for paging.")
 
 
-def _limit(default: int) -> dict[str, Any]:
+def _limit(default: int) -> JSONObject:
     return _int(default, 1000, "Rows answered (the rest by next_offset).", minimum=1)
 
 
@@ -119,14 +135,14 @@ SESSION_SCHEMA = _page_schema(
     ("allowed_origins",),
 )
 EXECUTION_SCHEMA = _page_schema({"observation_ms": _WINDOW, "offset": _OFFSET, "limit": _limit(50)})
-_FILE_ROOTS = {
+_FILE_ROOTS: JSONObject = {
     "type": "array",
     "minItems": 1,
     "maxItems": 32,
     "items": {"type": "string", "minLength": 1, "maxLength": 4096},
     "description": "Directories whose file:// pages and scripts are in scope (the app's resources).",
 }
-LIST_ELECTRON_SCHEMA = {
+LIST_ELECTRON_SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "cdp_endpoint": schemas.CDP_ENDPOINT,
@@ -137,7 +153,7 @@ LIST_ELECTRON_SCHEMA = {
     "required": ["cdp_endpoint", "allowed_file_roots"],
     "additionalProperties": False,
 }
-INSPECT_ELECTRON_SCHEMA = {
+INSPECT_ELECTRON_SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "cdp_endpoint": schemas.CDP_ENDPOINT,
@@ -158,7 +174,7 @@ BUNDLE_SCHEMA = _page_schema(
         "limit": _limit(50),
     }
 )
-CAPTURE_SCHEMA = {
+CAPTURE_SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "minLength": 1, "description": "A HAR file (HAR 1.2 JSON)."},
@@ -171,13 +187,19 @@ CAPTURE_SCHEMA = {
 }
 
 
-def _evidence(
-    call: ToolCall, operation: str, params: dict[str, Any], result: msgspec.Struct, limitations: list[str]
-) -> Evidence:
-    from rea_plugins.cdp.tools import CDP
+class _Answer(Protocol):
+    """A page tool's answer: a record with the limitations its Evidence carries."""
 
-    out = OperationResult(normalized=msgspec.to_builtins(result), limitations=limitations, confidence="observed")
-    return call.session.evidence(operation, params, out, bound=False, provider=CDP, analysis_profile=None)
+    @property
+    def limitations(self) -> list[str]: ...
+
+
+def _evidence(
+    call: ToolCall, operation: str, params: dict[str, Any], result: msgspec.Struct, limitations: list[str], **more: Any
+) -> Evidence:
+    from rea_plugins.cdp.tools import evidence
+
+    return evidence(call, operation, params, result, limitations, **more)
 
 
 def _page_params(call: ToolCall) -> tuple[str, list[str], dict[str, Any]]:
@@ -187,27 +209,37 @@ def _page_params(call: ToolCall) -> tuple[str, list[str], dict[str, Any]]:
     return endpoint, origins, {"cdp_endpoint": endpoint, "allowed_origins": origins, **params}
 
 
-def _listeners(call: ToolCall) -> Evidence:
-    from rea_plugins.cdp import pageread
-    from rea_plugins.cdp.pagescripts import page_session
-
-    endpoint, origins, params = _page_params(call)
-    a = call.args
-    with page_session(endpoint, a["target_id"], origins, call.ctx) as page:
-        result = pageread.event_listeners(
-            page, a.get("selectors") or [], a.get("map_sources", True), a.get("offset", 0), a.get("limit", 50), call.ctx
-        )
-    return _evidence(call, "inspect_web_event_listeners", params, result, result.limitations)
-
-
-def _imports(call: ToolCall) -> Evidence:
-    from rea_plugins.cdp import pageread
+def _on_page(call: ToolCall, operation: str, read: Callable[[PageSession, dict[str, Any]], _Answer]) -> Evidence:
+    """``read`` (given the page and the call's arguments) on a passive session on the call's page, as Evidence."""
     from rea_plugins.cdp.pagescripts import page_session
 
     endpoint, origins, params = _page_params(call)
     with page_session(endpoint, call.args["target_id"], origins, call.ctx) as page:
-        result = pageread.module_graph(page, call.args.get("offset", 0), call.args.get("limit", 50), call.ctx)
-    return _evidence(call, "trace_web_module_imports", params, result, result.limitations)
+        result = read(page, call.args)
+    assert isinstance(result, msgspec.Struct)
+    return _evidence(call, operation, params, result, result.limitations)
+
+
+def _listeners(call: ToolCall) -> Evidence:
+    from rea_plugins.cdp import pageread
+
+    return _on_page(
+        call,
+        "inspect_web_event_listeners",
+        lambda page, a: pageread.event_listeners(
+            page, a.get("selectors") or [], a.get("map_sources", True), a.get("offset", 0), a.get("limit", 50), call.ctx
+        ),
+    )
+
+
+def _imports(call: ToolCall) -> Evidence:
+    from rea_plugins.cdp import pageread
+
+    return _on_page(
+        call,
+        "trace_web_module_imports",
+        lambda page, a: pageread.module_graph(page, a.get("offset", 0), a.get("limit", 50), call.ctx),
+    )
 
 
 def _location(call: ToolCall) -> Evidence:
@@ -255,28 +287,26 @@ def _export(call: ToolCall) -> Evidence:
 
 def _session(call: ToolCall) -> Evidence:
     from rea_plugins.cdp import pagetime
-    from rea_plugins.cdp.pagescripts import page_session
 
-    endpoint, origins, params = _page_params(call)
-    a = call.args
-    with page_session(endpoint, a["target_id"], origins, call.ctx) as page:
-        result = pagetime.observe_session(
+    return _on_page(
+        call,
+        "observe_web_session",
+        lambda page, a: pagetime.observe_session(
             page, a.get("observation_ms", 5000), a.get("max_timeline_events", 500), call.ctx
-        )
-    return _evidence(call, "observe_web_session", params, result, result.limitations)
+        ),
+    )
 
 
 def _execution(call: ToolCall) -> Evidence:
     from rea_plugins.cdp import pagetime
-    from rea_plugins.cdp.pagescripts import page_session
 
-    endpoint, origins, params = _page_params(call)
-    a = call.args
-    with page_session(endpoint, a["target_id"], origins, call.ctx) as page:
-        result = pagetime.observe_execution(
+    return _on_page(
+        call,
+        "observe_web_execution",
+        lambda page, a: pagetime.observe_execution(
             page, a.get("observation_ms", 5000), a.get("offset", 0), a.get("limit", 50), call.ctx
-        )
-    return _evidence(call, "observe_web_execution", params, result, result.limitations)
+        ),
+    )
 
 
 def _list_electron(call: ToolCall) -> Evidence:
@@ -322,11 +352,8 @@ def _bundle(call: ToolCall) -> Evidence:
             call, page, a.get("max_total_bytes", 64 << 20), a.get("offset", 0), a.get("limit", 50)
         )
     call.on_abandon(lambda: pageexport_discard(result.output_directory))
-    from rea_plugins.cdp.tools import CDP
-
-    out = OperationResult(normalized=msgspec.to_builtins(result), limitations=result.limitations, confidence="derived")
-    return call.session.evidence(
-        "analyze_web_bundle", params, out, bound=False, provider=CDP, analysis_profile=None, links=[graph_id]
+    return _evidence(
+        call, "analyze_web_bundle", params, result, result.limitations, confidence="derived", links=[graph_id]
     )
 
 
@@ -341,13 +368,8 @@ def _electron_scenario(call: ToolCall) -> Evidence:
 
     result = electron_scenario.capture(call)
     links = [result.main.evidence_id] if result.main is not None else []
-    from rea_plugins.cdp.tools import CDP
-
-    out = OperationResult(normalized=msgspec.to_builtins(result), limitations=result.limitations, confidence="observed")
     # The request as given: literal values only, no secrets.
-    return call.session.evidence(
-        "capture_electron_scenario", dict(call.args), out, bound=False, provider=CDP, analysis_profile=None, links=links
-    )
+    return _evidence(call, "capture_electron_scenario", dict(call.args), result, result.limitations, links=links)
 
 
 def _capture(call: ToolCall) -> Evidence:
@@ -533,15 +555,7 @@ CAPTURE_ELECTRON_SCENARIO = ToolDef(
     ),
     input_schema=electron_scenario_schema(),
     handler=_electron_scenario,
-    effects=ToolEffects(
-        records_evidence=True,
-        accesses_network=True,
-        launches_process=True,
-        executes_foreign_code=True,
-        changes_ui_state=True,
-        writes_filesystem=True,
-        idempotent=False,
-    ),
+    effects=SCENARIO_EFFECTS,
     examples=(
         {
             "schema_version": 1,

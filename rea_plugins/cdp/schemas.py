@@ -1,4 +1,7 @@
-"""Canonical input schemas of the browser tools (REA's argument names) and their examples."""
+"""Canonical input schemas of the browser tools (REA's argument names) and their examples.
+
+The schemas are JSON Schema documents (``JSONObject``: JSON Schema's vocabulary, not rea records).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +9,8 @@ import base64
 import copy
 import functools
 import hashlib
-from typing import Any
 
+from rea.plugin import JSONObject, JSONValue
 from rea_plugins.cdp.model import Inspection, ScenarioCapture, WebMcpDiscovery, json_schema
 from rea_plugins.cdp.urls import ENDPOINT_PATTERN, ORIGIN_PATTERN
 
@@ -15,9 +18,9 @@ MAX_INT32 = 2_147_483_647
 ENDPOINT_EXAMPLE = "http://127.0.0.1:9222"
 TARGET_EXAMPLE = "TARGET_ID_FROM_LIST_BROWSER_TARGETS"
 ORIGIN_EXAMPLE = "https://app.example.test"
-IDENTIFIER = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9._-]{0,63}$"}
+IDENTIFIER: JSONObject = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9._-]{0,63}$"}
 
-CDP_ENDPOINT = {
+CDP_ENDPOINT: JSONObject = {
     "type": "string",
     "pattern": ENDPOINT_PATTERN,
     "maxLength": 64,
@@ -25,14 +28,14 @@ CDP_ENDPOINT = {
     "Anything else is refused.",
     "examples": [ENDPOINT_EXAMPLE],
 }
-TARGET_ID = {
+TARGET_ID: JSONObject = {
     "type": "string",
     "minLength": 1,
     "maxLength": 256,
     "description": "A page target_id from list_browser_targets.",
     "examples": [TARGET_EXAMPLE],
 }
-ALLOWED_ORIGINS = {
+ALLOWED_ORIGINS: JSONObject = {
     "type": "array",
     "maxItems": 32,
     "items": {"type": "string", "pattern": ORIGIN_PATTERN, "maxLength": 2048},
@@ -41,7 +44,7 @@ ALLOWED_ORIGINS = {
     "origins are left out and counted.",
     "examples": [[ORIGIN_EXAMPLE]],
 }
-OBSERVATION_MS = {
+OBSERVATION_MS: JSONObject = {
     "type": "integer",
     "minimum": 0,
     "maximum": 60_000,
@@ -50,14 +53,14 @@ OBSERVATION_MS = {
 }
 
 
-def _with(schema: dict[str, Any], default: Any, **more: Any) -> dict[str, Any]:
+def _with(schema: JSONObject, default: JSONValue, **more: JSONValue) -> JSONObject:
     return {**schema, "default": default, **more}
 
 
-def _obj(properties: dict[str, Any], required: list[str] | None = None, **more: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False, **more}
+def _obj(properties: JSONObject, required: list[str] | None = None, **more: JSONValue) -> JSONObject:
+    out: JSONObject = {"type": "object", "properties": properties, "additionalProperties": False, **more}
     if required:
-        out["required"] = required
+        out["required"] = list[JSONValue](required)
     return out
 
 
@@ -161,7 +164,7 @@ DISCOVER_WEBMCP = _obj(
     ["cdp_endpoint", "target_id"],
 )
 
-MAXIMUM_IMAGE_BYTES = {
+MAXIMUM_IMAGE_BYTES: JSONObject = {
     "type": "integer",
     "minimum": 1024,
     "maximum": 67_108_864,
@@ -194,7 +197,7 @@ _RETAINED = _obj(
     {"kind": {"const": "retained-evidence"}, "evidence_id": {"type": "string", "pattern": "^ev_[0-9a-f]{64}$"}},
     ["kind", "evidence_id"],
 )
-_SCREENSHOT_SIDE = {
+_SCREENSHOT_SIDE: JSONObject = {
     "oneOf": [_PNG_ARTIFACT, _RETAINED, {"type": "object", "required": ["evidence_id", "normalized_result"]}]
 }
 
@@ -227,7 +230,7 @@ COMPARE_SCREENSHOTS = _obj(
 
 # -- capture_browser_scenario ----------------------------------------------------------------------
 
-_DEFS: dict[str, Any] = {
+_DEFS: JSONObject = {
     "Value": {
         "oneOf": [
             _obj(
@@ -289,18 +292,19 @@ _DEFS: dict[str, Any] = {
         ]
     },
 }
-_STEP = {"step_id": IDENTIFIER, "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 600_000}}
-_LOCATOR = {"$ref": "#/$defs/Locator"}
-_ACTIONS = [
-    _obj(
-        {
-            **_STEP,
-            "action": {"const": "goto"},
-            "destination": {"$ref": "#/$defs/Url"},
-            "wait_until": {"enum": ["commit", "domcontentloaded", "load"]},
-        },
-        ["step_id", "action", "destination", "wait_until"],
-    ),
+_STEP: JSONObject = {"step_id": IDENTIFIER, "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 600_000}}
+_LOCATOR: JSONObject = {"$ref": "#/$defs/Locator"}
+GOTO = _obj(
+    {
+        **_STEP,
+        "action": {"const": "goto"},
+        "destination": {"$ref": "#/$defs/Url"},
+        "wait_until": {"enum": ["commit", "domcontentloaded", "load"]},
+    },
+    ["step_id", "action", "destination", "wait_until"],
+)
+_ACTIONS: list[JSONObject] = [
+    GOTO,
     _obj(
         {
             **_STEP,
@@ -347,7 +351,7 @@ _ACTIONS = [
         ["step_id", "action", "duration_ms"],
     ),
 ]
-_ENTRIES = {
+_ENTRIES: JSONObject = {
     "type": "array",
     "maxItems": 512,
     "items": _obj(
@@ -355,7 +359,7 @@ _ENTRIES = {
         ["name", "value"],
     ),
 }
-_AREA = {
+_AREA: JSONObject = {
     "type": "array",
     "maxItems": 32,
     "items": _obj(
@@ -407,8 +411,13 @@ _STORAGE = _obj(
         }
     ],
 )
-_HEADER_NAME = {"type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"}
-_REPLAY = {
+_HEADER_NAME: JSONObject = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 256,
+    "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
+}
+_REPLAY: JSONObject = {
     "oneOf": [
         _obj({"mode": {"const": "disabled"}}, ["mode"]),
         _obj(
@@ -487,10 +496,10 @@ _REPLAY = {
         }
     ],
 }
-_ARTIFACT_KINDS = {"enum": ["url", "title", "dom", "screenshot", "storage"]}
-_EVENT_KINDS = {"enum": ["console", "page-errors", "network", "frames"]}
+_ARTIFACT_KINDS: JSONObject = {"enum": ["url", "title", "dom", "screenshot", "storage"]}
+_EVENT_KINDS: JSONObject = {"enum": ["console", "page-errors", "network", "frames"]}
 
-CAPTURE_SCENARIO: dict[str, Any] = {
+CAPTURE_SCENARIO: JSONObject = {
     "type": "object",
     "$defs": {**_DEFS, **{f"Action{i}": a for i, a in enumerate(_ACTIONS)}},
     "properties": {
@@ -626,7 +635,7 @@ CAPTURE_SCENARIO: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-SCENARIO_EXAMPLE = {
+SCENARIO_EXAMPLE: JSONObject = {
     "start_url": {"url": ORIGIN_EXAMPLE + "/login"},
     "actions": [
         {
@@ -685,7 +694,7 @@ _NORMALIZATION = _obj(
 
 
 @functools.cache
-def compare_captures_schema() -> dict[str, Any]:
+def compare_captures_schema() -> JSONObject:
     (inspection, webmcp, scenario), defs = json_schema(Inspection, WebMcpDiscovery, ScenarioCapture)
     side = _obj(
         {
@@ -736,7 +745,8 @@ def compare_captures_schema() -> dict[str, Any]:
     }
 
 
-def _png_1x1() -> dict[str, Any]:
+def _png_1x1() -> JSONObject:
+    """A 1x1 PNG as compare_web_screenshots takes it: an example argument (JSON its input schema shapes)."""
     data = base64.b64decode(
         "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PzWvWQAAAABJRU5ErkJggg=="
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -39,6 +39,7 @@ from rea_plugins.cdp.model import (
     completeness,
     to_json,
 )
+from rea_plugins.cdp.pagetools import SCENARIO_EFFECTS
 from rea_plugins.cdp.scenario import VERSION, BrowserScenarioDriver
 from rea_plugins.cdp.urls import allowed_origins, parse_endpoint, sanitize
 
@@ -48,37 +49,61 @@ DRIVER_ID = "cdp-browser"
 
 # Attaching to a loopback DevTools endpoint is network access; nothing here runs or drives page code.
 _OBSERVE = ToolEffects(records_evidence=True, accesses_network=True)
-# Driving a page runs code rea does not own; launch mode starts a browser; page actions may persist state
-# in the browser's profile (cookies, storage) and change what the page shows.
-_SCENARIO = ToolEffects(
-    records_evidence=True,
-    accesses_network=True,
-    launches_process=True,
-    executes_foreign_code=True,
-    changes_ui_state=True,
-    writes_filesystem=True,
-    idempotent=False,
-)
 _LOCAL = ToolEffects(records_evidence=True)
 
 
-def _evidence(
+def evidence(
     call: ToolCall,
     operation: str,
     params: dict[str, Any],
-    normalized: dict[str, Any],
+    result: msgspec.Struct,
     limitations: list[str],
-    confidence: str = "observed",
+    confidence: Literal["observed", "derived", "inferred"] = "observed",
     links: list[str] | None = None,
 ) -> Evidence:
-    result = OperationResult(normalized=normalized, limitations=limitations, confidence=confidence)  # type: ignore[arg-type]
-    return call.session.evidence(
-        operation, params, result, bound=False, provider=CDP, analysis_profile=None, links=links
-    )
+    """The Evidence of a browser tool's answer (``params`` as recorded, the provider the cdp tools)."""
+    out = OperationResult(normalized=msgspec.to_builtins(result), limitations=limitations, confidence=confidence)
+    return call.session.evidence(operation, params, out, bound=False, provider=CDP, analysis_profile=None, links=links)
 
 
 def _scope(call: ToolCall) -> tuple[str, list[str]]:
     return parse_endpoint(call.args["cdp_endpoint"]), allowed_origins(call.args.get("allowed_origins"))
+
+
+# The options of inspect_web_page and discover_webmcp_tools with their defaults, in the order they are recorded.
+INSPECT_DEFAULTS: dict[str, int | bool] = {
+    "observation_ms": 500,
+    "include_console_text": True,
+    "include_storage_keys": True,
+    "max_dom_nodes": 2000,
+    "max_events": 1000,
+    "include_text": False,
+}
+DISCOVER_DEFAULTS: dict[str, int | bool] = {
+    "observation_ms": 100,
+    "max_tools": 256,
+    "max_schema_bytes": 65_536,
+    "max_schema_depth": 32,
+    "max_schema_nodes": 4096,
+}
+
+
+def _options(call: ToolCall, defaults: dict[str, int | bool]) -> dict[str, Any]:
+    """The call's value of each option in ``defaults`` (the default when absent), in that order."""
+    return {name: call.args.get(name, default) for name, default in defaults.items()}
+
+
+def _page_evidence(
+    call: ToolCall, operation: str, endpoint: str, opts: dict[str, Any], result: Inspection | WebMcpDiscovery
+) -> Evidence:
+    """The Evidence of a passive read of one page: the page, the origins it kept and the options recorded."""
+    params = {
+        "cdp_endpoint": endpoint,
+        "target_id": call.args["target_id"],
+        "allowed_origins": result.allowed_origins,
+        **opts,
+    }
+    return evidence(call, operation, params, result, result.limitations)
 
 
 def _list_targets(call: ToolCall) -> Evidence:
@@ -87,11 +112,11 @@ def _list_targets(call: ToolCall) -> Evidence:
     info = cdp.browser_version(endpoint, call.ctx)
     with cdp.opened(endpoint, call.ctx, info) as conn:
         listing = targets.list_targets(conn, info, origins, offset, limit, call.ctx)
-    return _evidence(
+    return evidence(
         call,
         "list_browser_targets",
         {"cdp_endpoint": endpoint, "allowed_origins": origins, "offset": offset, "limit": limit},
-        to_json(listing),
+        listing,
         listing.limitations,
     )
 
@@ -99,54 +124,29 @@ def _list_targets(call: ToolCall) -> Evidence:
 def _inspect(call: ToolCall) -> Evidence:
     endpoint, origins = _scope(call)
     a = call.args
-    opts = {
-        "observation_ms": a.get("observation_ms", 500),
-        "include_console_text": a.get("include_console_text", True),
-        "include_storage_keys": a.get("include_storage_keys", True),
-        "max_dom_nodes": a.get("max_dom_nodes", 2000),
-        "max_events": a.get("max_events", 1000),
-        "include_text": a.get("include_text", False),
-    }
+    opts = _options(call, INSPECT_DEFAULTS)
     ins = passive.inspect_page(endpoint, a["target_id"], origins, ctx=call.ctx, **opts)
     call.ctx.finish(
         f"inspect: {len(ins.scripts.items)} scripts, {len(ins.network.requests)} requests, "
         f"{len(ins.console.events)} console messages"
     )
-    return _evidence(
-        call,
-        "inspect_web_page",
-        {"cdp_endpoint": endpoint, "target_id": a["target_id"], "allowed_origins": ins.allowed_origins, **opts},
-        to_json(ins),
-        ins.limitations,
-    )
+    return _page_evidence(call, "inspect_web_page", endpoint, opts, ins)
 
 
 def _discover(call: ToolCall) -> Evidence:
     endpoint, origins = _scope(call)
     a = call.args
-    opts = {
-        "observation_ms": a.get("observation_ms", 100),
-        "max_tools": a.get("max_tools", 256),
-        "max_schema_bytes": a.get("max_schema_bytes", 65_536),
-        "max_schema_depth": a.get("max_schema_depth", 32),
-        "max_schema_nodes": a.get("max_schema_nodes", 4096),
-    }
+    opts = _options(call, DISCOVER_DEFAULTS)
     found = passive.discover_tools(endpoint, a["target_id"], origins, ctx=call.ctx, **opts)
     call.ctx.finish(f"webmcp: {found.tools.total} tools ({found.status})")
-    return _evidence(
-        call,
-        "discover_webmcp_tools",
-        {"cdp_endpoint": endpoint, "target_id": a["target_id"], "allowed_origins": found.allowed_origins, **opts},
-        to_json(found),
-        found.limitations,
-    )
+    return _page_evidence(call, "discover_webmcp_tools", endpoint, opts, found)
 
 
 def _screenshot(call: ToolCall) -> Evidence:
     endpoint, origins = _scope(call)
     maximum = call.args.get("maximum_image_bytes", 5_242_880)
     shot = passive.capture_screenshot(endpoint, call.args["target_id"], origins, maximum, call.ctx)
-    return _evidence(
+    return evidence(
         call,
         "capture_web_screenshot",
         {
@@ -155,7 +155,7 @@ def _screenshot(call: ToolCall) -> Evidence:
             "allowed_origins": origins,
             "maximum_image_bytes": maximum,
         },
-        to_json(shot),
+        shot,
         shot.limitations,
     )
 
@@ -175,7 +175,7 @@ def _scenario(call: ToolCall) -> Evidence:
     if failed:
         limitations.append(f"Step {failed[0].step_id} {failed[0].status}: {failed[0].error}")
     # The request is recorded as given: secret values never appear in it, only their ids and variables.
-    return _evidence(call, "capture_browser_scenario", dict(call.args), to_json(capture), limitations)
+    return evidence(call, "capture_browser_scenario", dict(call.args), capture, limitations)
 
 
 def _compare_captures(call: ToolCall) -> Evidence:
@@ -203,7 +203,7 @@ def _compare_captures(call: ToolCall) -> Evidence:
         if result.equality_eligible
         else ["A side is incomplete or truncated (or steps do not align): an absent difference proves nothing."]
     )
-    return _evidence(call, "compare_web_captures", params, to_json(result), limitations, confidence="derived")
+    return evidence(call, "compare_web_captures", params, result, limitations, confidence="derived")
 
 
 def _screenshot_image(ev: Evidence) -> list[tuple[str, str]]:
@@ -238,11 +238,11 @@ def _compare_screenshots(call: ToolCall) -> Evidence:
         "channel_threshold": threshold,
     }
     call.ctx.check("publishing the comparison")
-    return _evidence(
+    return evidence(
         call,
         "compare_web_screenshots",
         params,
-        to_json(result),
+        result,
         [] if result.dimensions_match else ["The images differ in size: pixels were not compared."],
         confidence="derived",
         links=[i for i in (before_id, after_id) if i],
@@ -396,7 +396,7 @@ CAPTURE_BROWSER_SCENARIO = ToolDef(
     ),
     input_schema=schemas.CAPTURE_SCENARIO,
     handler=_scenario,
-    effects=_SCENARIO,
+    effects=SCENARIO_EFFECTS,
     examples=(
         schemas.SCENARIO_EXAMPLE,
         {
