@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+
+import msgspec
 
 from rea.plugin import (
     TOOLSET_ALIASES,
+    JSONObject,
     ReaError,
+    Record,
     ToolCall,
     ToolDef,
     ToolEffects,
@@ -17,7 +20,8 @@ from rea.plugin import (
     not_advertised,
 )
 
-PROVIDER_CHOICE_SCHEMA: dict[str, Any] = {
+# Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
+PROVIDER_CHOICE_SCHEMA: JSONObject = {
     "type": "string",
     "description": "A provider id from binary_session's candidates, or 'auto'.",
     "pattern": "^(auto|[a-z][a-z0-9-]{0,63})$",
@@ -25,7 +29,73 @@ PROVIDER_CHOICE_SCHEMA: dict[str, Any] = {
 }
 
 
-def _open_binary(call: ToolCall) -> dict[str, Any]:
+class OpenedLibrary(Record, frozen=True, kw_only=True):
+    name: str
+    path: str
+    rule: str | None
+    target_id: str | None
+    # The alias it was opened under; none when it was open already.
+    alias: str | None = None
+
+
+class MissingLibrary(Record, frozen=True, kw_only=True):
+    name: str
+    searched: list[str]
+
+
+class SkippedLibrary(Record, frozen=True, kw_only=True):
+    name: str
+    path: str
+    reason: str
+
+
+class Dependencies(Record, frozen=True, kw_only=True):
+    opened: list[OpenedLibrary]
+    not_found: list[MissingLibrary]
+    skipped: list[SkippedLibrary]
+
+
+class RunRef(Record, frozen=True, kw_only=True):
+    run_id: str | None
+
+
+class Opened(Record, frozen=True, kw_only=True):
+    """open_binary's answer. The target, the binding and the previous target's cleanup are the kernel's records,
+    carried as the JSON it gives them."""
+
+    target_id: str | None
+    alias: str | None = None
+    target: JSONObject
+    analysis_provider_binding: JSONObject
+    analysis_run: RunRef
+    retained_evidence_count: int
+    # Present when this open replaced a target: closing it is part of the transition.
+    previous_target_cleanup: JSONObject | None = None
+    dependencies: Dependencies | None = None
+
+
+class Closed(Record, frozen=True, kw_only=True):
+    closed: bool
+    # The target closed, when the call named one.
+    target_id: str | None = None
+    cleared_evidence_count: int
+    cleanup: str
+
+
+class Toolsets(Record, frozen=True, kw_only=True):
+    enabled: list[str]
+    added: list[str]
+    available: list[str]
+    next: str | None = None
+
+
+def _answer(record: Record) -> JSONObject:
+    """A session tool's answer as the kernel takes an answer without Evidence: a JSON object."""
+    out: JSONObject = msgspec.to_builtins(record)
+    return out
+
+
+def _open_binary(call: ToolCall) -> JSONObject:
     from rea.plugin import binding_report, of_session
 
     session = call.session
@@ -36,17 +106,18 @@ def _open_binary(call: ToolCall) -> dict[str, Any]:
     # The binding names the provenance id its lean records carry (rea.presentation); the lean presentation gives
     # the profile by digest and leaves the selection sentence to binary_session.
     binding = binding_report(session.subject_for(target), session.binding, of_session(session))
-    return {
-        "target_id": session.target_id,
-        **({"alias": call.args["alias"]} if call.args.get("alias") else {}),
-        "target": target.record(),
-        "analysis_provider_binding": _builtins(binding),
-        "analysis_run": {"run_id": session.run_id},
-        "retained_evidence_count": len(session.ledger),
-        # Present when this open replaced a target: closing it is part of the transition.
-        **({"previous_target_cleanup": session.previous_cleanup} if session.previous_cleanup else {}),
-        **({"dependencies": dependencies} if dependencies is not None else {}),
-    }
+    return _answer(
+        Opened(
+            target_id=session.target_id,
+            alias=call.args.get("alias") or None,
+            target=target.record(),
+            analysis_provider_binding=msgspec.to_builtins(binding),
+            analysis_run=RunRef(run_id=session.run_id),
+            retained_evidence_count=len(session.ledger),
+            previous_target_cleanup=session.previous_cleanup or None,
+            dependencies=dependencies,
+        )
+    )
 
 
 _ALIAS_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
@@ -63,7 +134,7 @@ def _dependency_alias(name: str, taken: set[str]) -> str:
     return alias
 
 
-def _open_dependencies(call: ToolCall) -> dict[str, Any]:
+def _open_dependencies(call: ToolCall) -> Dependencies:
     """Open the active target's needed libraries beside it, from where its loader would load them; the program
     stays the active target. Each library is reported opened, not found (with the folders searched) or skipped."""
     from rea.plugin import resolve_dependencies
@@ -81,9 +152,9 @@ def _open_dependencies(call: ToolCall) -> dict[str, Any]:
         )
     linkage = session.execute("binary_layout", {}, call.ctx).normalized.get("linkage") or {}
     found = resolve_dependencies(program.resolved_path, program.format, linkage)
-    opened: list[dict[str, Any]] = []
-    not_found: list[dict[str, Any]] = []
-    skipped: list[dict[str, Any]] = []
+    opened: list[OpenedLibrary] = []
+    not_found: list[MissingLibrary] = []
+    skipped: list[SkippedLibrary] = []
     from rea.plugin import MAX_OPEN_TARGETS
 
     limit = int(MAX_OPEN_TARGETS.read())
@@ -91,45 +162,40 @@ def _open_dependencies(call: ToolCall) -> dict[str, Any]:
         for lib in found:
             call.ctx.check("opening dependencies")
             if lib.path is None:
-                not_found.append({"name": lib.name, "searched": list(lib.searched)})
+                not_found.append(MissingLibrary(name=lib.name, searched=list(lib.searched)))
                 continue
             already = next(
                 (t for t in session.open_targets() if t.target is not None and t.target.resolved_path == lib.path), None
             )
             if already is not None:
-                opened.append({"name": lib.name, "path": lib.path, "rule": lib.rule, "target_id": already.target_id})
+                opened.append(OpenedLibrary(name=lib.name, path=lib.path, rule=lib.rule, target_id=already.target_id))
                 continue
             if len(session.open_targets()) >= limit:
-                skipped.append({"name": lib.name, "path": lib.path, "reason": f"{MAX_OPEN_TARGETS.name}={limit}"})
+                skipped.append(SkippedLibrary(name=lib.name, path=lib.path, reason=f"{MAX_OPEN_TARGETS.name}={limit}"))
                 continue
             alias = _dependency_alias(lib.name, {t.alias for t in session.open_targets() if t.alias})
             call.ctx.progress(f"opening {lib.name}")
             try:
                 session.open(lib.path, None, call.ctx, alias)
             except ReaError as exc:
-                skipped.append({"name": lib.name, "path": lib.path, "reason": exc.code})
+                skipped.append(SkippedLibrary(name=lib.name, path=lib.path, reason=exc.code))
                 continue
-            row = {"name": lib.name, "path": lib.path, "rule": lib.rule, "target_id": session.target_id}
-            opened.append({**row, "alias": alias})
+            opened.append(
+                OpenedLibrary(name=lib.name, path=lib.path, rule=lib.rule, target_id=session.target_id, alias=alias)
+            )
     finally:
         session.activate(program_id)
-    return {"opened": opened, "not_found": not_found, "skipped": skipped}
+    return Dependencies(opened=opened, not_found=not_found, skipped=skipped)
 
 
-def _builtins(value: Any) -> Any:
-    import msgspec
-
-    return msgspec.to_builtins(value)
-
-
-def _close_binary(call: ToolCall) -> dict[str, Any]:
+def _close_binary(call: ToolCall) -> JSONObject:
     session = call.session
     chosen = call.args.get("target")
     if chosen is not None:
         closed = session.find(chosen).target_id
         remaining = session.close(target=chosen)
         if not remaining:
-            return {"closed": True, "target_id": closed, "cleared_evidence_count": 0, "cleanup": "complete"}
+            return _answer(Closed(closed=True, target_id=closed, cleared_evidence_count=0, cleanup="complete"))
     else:
         had_target = session.target is not None
         cleared = len(session.ledger)
@@ -141,10 +207,10 @@ def _close_binary(call: ToolCall) -> dict[str, Any]:
             remediation="Release the listed owned resources; rea never removes what it does not own.",
             details={"cleanup": "incomplete", "resources": sorted(remaining)},
         )
-    return {"closed": had_target, "cleared_evidence_count": cleared, "cleanup": "complete"}
+    return _answer(Closed(closed=had_target, cleared_evidence_count=cleared, cleanup="complete"))
 
 
-def _enable_toolsets(call: ToolCall) -> dict[str, Any]:
+def _enable_toolsets(call: ToolCall) -> JSONObject:
     session = call.session
     available = list(session.registry.toolsets())
     wanted = [TOOLSET_ALIASES.get(t, t) for t in call.args["toolsets"]]
@@ -157,20 +223,22 @@ def _enable_toolsets(call: ToolCall) -> dict[str, Any]:
     # Outside a server (the CLI) every tool is callable: there is no list to extend.
     toolsets = session.connection.get("settings", {}).get("toolsets")
     if toolsets is None:
-        return {"enabled": available, "added": [], "available": available}
+        return _answer(Toolsets(enabled=available, added=[], available=available))
     enabled: list[str] = toolsets["enabled"]
     refused = [t for t in wanted if t not in enabled and not toolsets["on_demand"]]
     if refused:
         raise not_advertised(refused[0], enabled, path="toolsets")
     added = [t for t in wanted if t not in enabled]
     enabled.extend(added)
-    return {
-        "enabled": [t for t in available if t in enabled],
-        "added": added,
-        "available": available,
-        # The server sends notifications/tools/list_changed; a client that ignores it sees them on its next list.
-        **({"next": "tools/list now includes their tools"} if added else {}),
-    }
+    return _answer(
+        Toolsets(
+            enabled=[t for t in available if t in enabled],
+            added=added,
+            available=available,
+            # The server sends notifications/tools/list_changed; a client that ignores it sees them on its next list.
+            next="tools/list now includes their tools" if added else None,
+        )
+    )
 
 
 ENABLE_TOOLSETS = ToolDef(
@@ -202,7 +270,7 @@ ENABLE_TOOLSETS = ToolDef(
 )
 
 
-ALIAS_SCHEMA: dict[str, Any] = {
+ALIAS_SCHEMA: JSONObject = {
     "type": "string",
     "pattern": "^[A-Za-z_][A-Za-z0-9_.-]{0,63}$",
     "description": "Open beside the other targets under this name (without one, the active target is replaced).",
