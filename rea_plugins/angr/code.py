@@ -145,12 +145,9 @@ class CodeIndex:
                 )
             # A jump to another procedure's start is a tail call: callers and callees count it.
             for node in self._nodes(f):
-                edges = [
-                    (d, data) for _, d, data in graph.out_edges(node, data=True) if data.get("jumpkind") == "Ijk_Boring"
-                ]
-                if not edges:
+                edges, last = _jumps_from(graph, node)
+                if last is None:
                     continue
-                last = edges[0][1].get("ins_addr") or node.instruction_addrs[-1]
                 insn = self._decode(last)
                 if insn is not None and _is_jump(insn) and imm_target(insn) is None:
                     self._dispatch(f, last, [d.addr for d, _ in edges])
@@ -230,12 +227,9 @@ class CodeIndex:
                 continue
             members = {g.addr for g in a.members(f)}
             for node in self._nodes(f):
-                edges = [
-                    (d, data) for _, d, data in graph.out_edges(node, data=True) if data.get("jumpkind") == "Ijk_Boring"
-                ]
-                if not edges:
+                edges, src = _jumps_from(graph, node)
+                if src is None:
                     continue
-                src = edges[0][1].get("ins_addr") or node.instruction_addrs[-1]
                 site = self.dispatch.get(src)
                 if site is not None:
                     # A dispatch through a table of function pointers (or an import slot): each target it
@@ -286,6 +280,15 @@ class CodeIndex:
             if (slot, value) not in self._seen:
                 self._seen.add((slot, value))
                 self.refs.append(Ref(slot, value, "data", None, a.name_at(value)))
+
+
+def _jumps_from(graph: Any, node: Any) -> tuple[list[tuple[Any, Any]], int | None]:
+    """A CFG node's plain jump edges (``Ijk_Boring``: successor and edge data), and the instruction they leave
+    from (None without any)."""
+    edges = [(d, data) for _, d, data in graph.out_edges(node, data=True) if data.get("jumpkind") == "Ijk_Boring"]
+    if not edges:
+        return edges, None
+    return edges, int(edges[0][1].get("ins_addr") or node.instruction_addrs[-1])
 
 
 def _is_jump(insn: Any) -> bool:

@@ -7,7 +7,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import angr
 import cle
@@ -31,6 +31,7 @@ from rea_plugins.angr.rows import AddressedName, AddressedString, NameRow, page
 
 Progress = Callable[[str], None]
 ProcKind = Literal["local", "import", "thunk", "external"]
+T = TypeVar("T")
 
 _FORMATS = {"ELF": "elf", "PE": "pe", "MachO": "mach-o"}
 _ARCHES = {"AMD64": "x86_64", "X86": "x86", "ARMEL": "arm", "ARMHF": "arm", "ARMCortexM": "arm", "AARCH64": "arm64"}
@@ -503,10 +504,14 @@ class Analysis:
         return page("procedures", found, params, self.proc_item), None
 
     def strings(self) -> list[AddressedString]:
-        if ("strings", 0) not in self._cache:
-            self._cache["strings", 0] = self._collect_strings()
-        items: list[AddressedString] = self._cache["strings", 0]
-        return items
+        return self._once("strings", self._collect_strings)
+
+    def _once(self, key: str, build: Callable[[], T]) -> T:
+        """``build()``, computed on first use and kept in the analysis' cache under ``key``."""
+        if (key, 0) not in self._cache:
+            self._cache[key, 0] = build()
+        value: T = self._cache[key, 0]
+        return value
 
     def _collect_strings(self) -> list[AddressedString]:
         out = []
@@ -552,10 +557,7 @@ class Analysis:
         return page("strings", found, params, _string_item), None
 
     def names(self) -> list[AddressedName]:
-        if ("names", 0) not in self._cache:
-            self._cache["names", 0] = self._collect_names()
-        items: list[AddressedName] = self._cache["names", 0]
-        return items
+        return self._once("names", self._collect_names)
 
     def _collect_names(self) -> list[AddressedName]:
         seen: set[tuple[str, int, str]] = set()

@@ -121,46 +121,40 @@ class Bridge:
 
     def procedures(self, params: JSONObject) -> list[JSONValue]:
         seg = self._segment(params)
-        start = _integer(params, "offset")
-        out: list[JSONValue] = []
-        for i in range(start, min(seg.getProcedureCount(), start + PAGE)):
-            proc = seg.getProcedureAtIndex(i)
-            entry = proc.getEntryPoint()
-            ends = [b.getEndingAddress() for b in proc.basicBlockIterator()]
-            out.append(
-                {
-                    "address": entry,
-                    "name": seg.getNameAtAddress(entry),
-                    "end": max([entry + 1, *ends]),
-                    "section": _section_name(seg, entry),
-                    "signature": proc.signatureString(),
-                }
-            )
-        return out
+        return [self._procedure_item(seg, i) for i in _window(params, seg.getProcedureCount())]
+
+    @staticmethod
+    def _procedure_item(seg: Any, index: int) -> JSONObject:
+        proc = seg.getProcedureAtIndex(index)
+        entry = proc.getEntryPoint()
+        ends = [b.getEndingAddress() for b in proc.basicBlockIterator()]
+        return {
+            "address": entry,
+            "name": seg.getNameAtAddress(entry),
+            "end": max([entry + 1, *ends]),
+            "section": _section_name(seg, entry),
+            "signature": proc.signatureString(),
+        }
 
     def names(self, params: JSONObject) -> list[JSONValue]:
         seg = self._segment(params)
-        start = _integer(params, "offset")
         labels = list(seg.getLabelsList())
         addresses = list(seg.getNamedAddresses())
         count = min(len(labels), len(addresses))
-        return [{"address": addresses[i], "name": labels[i]} for i in range(start, min(count, start + PAGE))]
+        return [{"address": addresses[i], "name": labels[i]} for i in _window(params, count)]
 
     def strings(self, params: JSONObject) -> list[JSONValue]:
         seg = self._segment(params)
-        start = _integer(params, "offset")
-        out: list[JSONValue] = []
-        for i in range(start, min(seg.getStringCount(), start + PAGE)):
-            address = seg.getStringAddressAtIndex(i)
-            out.append(
-                {
-                    "address": address,
-                    "value": seg.getStringAtIndex(i),
-                    "unicode": self.api.is_unicode(seg, address),
-                    "section": _section_name(seg, address),
-                }
-            )
-        return out
+        return [self._string_item(seg, i) for i in _window(params, seg.getStringCount())]
+
+    def _string_item(self, seg: Any, index: int) -> JSONObject:
+        address = seg.getStringAddressAtIndex(index)
+        return {
+            "address": address,
+            "value": seg.getStringAtIndex(index),
+            "unicode": self.api.is_unicode(seg, address),
+            "section": _section_name(seg, address),
+        }
 
     # -- one procedure ---------------------------------------------------------------------
 
@@ -273,6 +267,12 @@ def _integer(params: JSONObject, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise BridgeError("invalid_request", f"{key} must be an integer")
     return value
+
+
+def _window(params: JSONObject, count: int) -> range:
+    """The indices of one page of ``count`` items, from the request's ``offset``."""
+    start = _integer(params, "offset")
+    return range(start, min(count, start + PAGE))
 
 
 def _address(value: Any) -> int | None:

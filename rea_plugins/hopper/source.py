@@ -167,6 +167,19 @@ def import_name(name: str) -> str:
     return name
 
 
+def _region(name: str | None, start: int, length: int, file_offset: int | None, kind: str) -> Segment:
+    """A segment or section of the document (Hopper does not say permissions); no file bytes without an offset."""
+    return Segment(
+        name=str(name),
+        start=start,
+        end=start + length,
+        permissions=UNKNOWN_PERMISSIONS,
+        file_offset=file_offset,
+        file_size=length if file_offset is not None else 0,
+        kind=kind,
+    )
+
+
 def _is_call(mnemonic: str) -> bool:
     return mnemonic.lower().split(".")[0] in _CALLS
 
@@ -219,31 +232,10 @@ class HopperSource:
         for index, seg in enumerate(doc.segments):
             start, length, offset = seg.start, seg.length, seg.file_offset
             file_offset = offset if offset is not None and offset >= 0 else None
-            segments.append(
-                Segment(
-                    name=str(seg.name),
-                    start=start,
-                    end=start + length,
-                    permissions=UNKNOWN_PERMISSIONS,
-                    file_offset=file_offset,
-                    file_size=length if file_offset is not None else 0,
-                    kind="segment",
-                )
-            )
+            segments.append(_region(seg.name, start, length, file_offset, "segment"))
             for sec in seg.sections:
-                s_start, s_len = sec.start, sec.length
-                s_offset = None if file_offset is None else file_offset + (s_start - start)
-                segments.append(
-                    Segment(
-                        name=str(sec.name),
-                        start=s_start,
-                        end=s_start + s_len,
-                        permissions=UNKNOWN_PERMISSIONS,
-                        file_offset=s_offset,
-                        file_size=s_len if s_offset is not None else 0,
-                        kind="section",
-                    )
-                )
+                s_offset = None if file_offset is None else file_offset + (sec.start - start)
+                segments.append(_region(sec.name, sec.start, sec.length, s_offset, "section"))
             for p in self._pages("procedures", list[BridgeProcedure], index, seg.procedures):
                 address = p.address
                 section = p.section

@@ -243,22 +243,14 @@ class Code:
         if insn.kind in CALLS:
             if insn.kind in DIRECT_CALLS and insn.jump is not None:
                 return [self._callee(insn.jump)]
-            slot = (
-                insn.ptr
-                if insn.ptr in p.import_slots
-                else next((a for a, _, _ in insn.refs if a in p.import_slots), None)
-            )
+            slot = self._import_slot(insn)
             if slot is not None:
                 return [self._slot_callee(slot)]
             return [(None, None, "indirect"), *self._table_callees(f, insn)]
         if insn.kind in DIRECT_JUMPS and insn.jump is not None and insn.jump != f.addr and insn.jump in p.by_addr:
             return [self._callee(insn.jump)]
         if insn.kind in INDIRECT_JUMPS:
-            slot = (
-                insn.ptr
-                if insn.ptr in p.import_slots
-                else next((a for a, _, _ in insn.refs if a in p.import_slots), None)
-            )
+            slot = self._import_slot(insn)
             if slot is not None:
                 return [self._slot_callee(slot)]
             site = self.indirect.sites(f, self.instructions(f)).get(insn.addr)
@@ -267,6 +259,11 @@ class Code:
             if site is not None and site.kind != "jump-table":
                 return [(None, None, "indirect"), *self._table_callees(f, insn)]
         return []
+
+    def _import_slot(self, insn: Insn) -> int | None:
+        """The import slot ``insn`` calls or jumps through (its pointer, else one it references), if any."""
+        slots = self.p.import_slots
+        return insn.ptr if insn.ptr in slots else next((a for a, _, _ in insn.refs if a in slots), None)
 
     def _table_callees(self, f: Proc, insn: Insn) -> list[Callee]:
         site = self.indirect.sites(f, self.instructions(f)).get(insn.addr)

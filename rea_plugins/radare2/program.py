@@ -96,16 +96,8 @@ class Region(msgspec.Struct, frozen=True):
         return self.start + self.size
 
     def item(self, kind: Literal["segment", "section"]) -> SegmentItem:
-        return SegmentItem(
-            name=self.name,
-            start=hex(self.start),
-            end=hex(self.end),
-            size=self.size,
-            permissions=self.perm,
-            file_offset=self.file_offset,
-            file_size=self.file_size,
-            kind=kind,
-        )
+        """The segment listing's row: the layout's, and its kind."""
+        return SegmentItem(**msgspec.structs.asdict(self.layout_item()), kind=kind)
 
     def layout_item(self) -> RegionRow:
         return RegionRow(
