@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from rea.plugin import (
     EVIDENCE_RECORD,
     LEAN_EVIDENCE_RECORD,
     AnalysisView,
+    CallContext,
     Evidence,
+    JSONObject,
     Notebook,
+    Record,
     ToolCall,
     ToolDef,
     ToolEffects,
@@ -23,7 +28,8 @@ from rea.plugin import (
 
 EV_ID_PATTERN = "^ev_[0-9a-f]{64}$"
 
-FILTERS_SCHEMA: dict[str, Any] = {
+# Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
+FILTERS_SCHEMA: JSONObject = {
     "type": "object",
     "description": "Exact-match filters on summary records (all must match). Requires detail: summary.",
     "properties": {
@@ -58,13 +64,32 @@ FILTERS_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-DETAIL_SCHEMA: dict[str, Any] = {
+DETAIL_SCHEMA: JSONObject = {
     "type": "string",
     "enum": ["complete", "summary"],
     "description": "complete (default): the whole bundle; summary: records without payloads, filterable.",
 }
 
 _SUMMARY_EXAMPLE = {"detail": "summary", "filters": {"operation": "analyze_function"}}
+
+
+def _bundle_path(description: str) -> JSONObject:
+    return {"type": "string", "minLength": 1, "description": description, "examples": ["/tmp/evidence.json"]}
+
+
+class BundleImport(Record, frozen=True, kw_only=True):
+    """What import_evidence_bundle retained and merged."""
+
+    # The annotation and unknowns stores' merge reports (the kernel's records, as its JSON).
+    annotations: list[JSONObject]
+    unknowns: list[JSONObject]
+    path: str
+    record_count: int
+    added_count: int
+    already_retained_count: int
+    record_ids_digest: str
+    evidence_ids: list[str]
+    retained_evidence_count: int
 
 
 def _notebooks(call: ToolCall, records: list[Evidence]) -> list[Notebook]:
@@ -79,13 +104,15 @@ def _unknowns(call: ToolCall, records: list[Evidence]) -> list[UnknownsRegistry]
     return [store.load(sha) for sha in sorted({r.subject.digest.sha256 for r in records if r.subject is not None})]
 
 
-def _get_evidence_bundle(call: ToolCall) -> dict[str, Any]:
+# The bundle tools answer the kernel's bundle documents (rea.plugin's bundle: its JSON, the export format), not a
+# shape of this plugin's.
+def _get_evidence_bundle(call: ToolCall) -> JSONObject:
     detail, filters = bundle.check_detail(call.args)
     records = list(call.session.ledger)
     return bundle.project(records, detail, filters, _notebooks(call, records), _unknowns(call, records))
 
 
-def _export_evidence_bundle(call: ToolCall) -> dict[str, Any]:
+def _export_evidence_bundle(call: ToolCall) -> JSONObject:
     records = list(call.session.ledger)
     return bundle.export(
         records,
@@ -97,7 +124,7 @@ def _export_evidence_bundle(call: ToolCall) -> dict[str, Any]:
     )
 
 
-def _import_evidence_bundle(call: ToolCall) -> dict[str, Any]:
+def _import_evidence_bundle(call: ToolCall) -> JSONObject:
     path = call.args["path"]
     loaded = bundle.load_bundle(path, ctx=call.ctx)
     records = loaded.records
@@ -110,20 +137,23 @@ def _import_evidence_bundle(call: ToolCall) -> dict[str, Any]:
     new = sum(1 for r in records if ledger.get(r.evidence_id) is None)
     ledger.record_all(records)
     m = bundle.manifest(records)
-    return {
-        "annotations": merged,
-        "unknowns": unknowns,
-        "path": path,
-        "record_count": m.record_count,
-        "added_count": new,
-        "already_retained_count": m.record_count - new,
-        "record_ids_digest": m.record_ids_digest,
-        "evidence_ids": [r.evidence_id for r in records],
-        "retained_evidence_count": len(ledger),
-    }
+    out: JSONObject = msgspec.to_builtins(
+        BundleImport(
+            annotations=merged,
+            unknowns=unknowns,
+            path=path,
+            record_count=m.record_count,
+            added_count=new,
+            already_retained_count=m.record_count - new,
+            record_ids_digest=m.record_ids_digest,
+            evidence_ids=[r.evidence_id for r in records],
+            retained_evidence_count=len(ledger),
+        )
+    )
+    return out
 
 
-def inspect_evidence_bundle(args: dict[str, Any], ctx: Any = None) -> dict[str, Any]:
+def inspect_evidence_bundle(args: dict[str, Any], ctx: CallContext | None = None) -> JSONObject:
     """Validate a bundle file and return it whole or as its summary projection; touches no ledger."""
     detail, filters = bundle.check_detail(args)
     loaded = bundle.load_bundle(args["path"], ctx=ctx)
@@ -132,7 +162,7 @@ def inspect_evidence_bundle(args: dict[str, Any], ctx: Any = None) -> dict[str, 
     return out
 
 
-def _inspect_evidence_bundle(call: ToolCall) -> dict[str, Any]:
+def _inspect_evidence_bundle(call: ToolCall) -> JSONObject:
     return inspect_evidence_bundle(call.args, call.ctx)
 
 
@@ -180,12 +210,7 @@ EXPORT_EVIDENCE_BUNDLE = ToolDef(
     input_schema={
         "type": "object",
         "properties": {
-            "path": {
-                "type": "string",
-                "minLength": 1,
-                "description": "Destination file; its directory must exist.",
-                "examples": ["/tmp/evidence.json"],
-            },
+            "path": _bundle_path("Destination file; its directory must exist."),
             "overwrite": {
                 "type": "boolean",
                 "default": False,
@@ -215,12 +240,7 @@ IMPORT_EVIDENCE_BUNDLE = ToolDef(
     input_schema={
         "type": "object",
         "properties": {
-            "path": {
-                "type": "string",
-                "minLength": 1,
-                "description": "Bundle file to import.",
-                "examples": ["/tmp/evidence.json"],
-            }
+            "path": _bundle_path("Bundle file to import."),
         },
         "required": ["path"],
         "additionalProperties": False,
@@ -244,12 +264,7 @@ INSPECT_EVIDENCE_BUNDLE = ToolDef(
     input_schema={
         "type": "object",
         "properties": {
-            "path": {
-                "type": "string",
-                "minLength": 1,
-                "description": "Bundle file to read.",
-                "examples": ["/tmp/evidence.json"],
-            },
+            "path": _bundle_path("Bundle file to read."),
             "detail": DETAIL_SCHEMA,
             "filters": FILTERS_SCHEMA,
         },
@@ -264,7 +279,7 @@ INSPECT_EVIDENCE_BUNDLE = ToolDef(
     handler=_inspect_evidence_bundle,
 )
 
-_SOURCE_SCHEMA: dict[str, Any] = {
+_SOURCE_SCHEMA: JSONObject = {
     "description": "The record to view: Evidence, retained or inline (authenticated by its id).",
     "oneOf": [
         {
@@ -294,7 +309,7 @@ _SOURCE_SCHEMA: dict[str, Any] = {
     ],
 }
 
-_VIEW_SCHEMA: dict[str, Any] = {
+_VIEW_SCHEMA: JSONObject = {
     "type": "object",
     "description": (
         "summary (default); item (section + exactly one of key, node_id, index); page (section, "
