@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from rea.plugin import (
     Evidence,
     OperationResult,
@@ -17,17 +19,22 @@ from rea.plugin import (
 )
 from rea_plugins.binary.core.regions import locate, read_file, region_file_offset, regions, require_mapped
 from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
-from rea_plugins.binary.core.shapes import BytesRead, FileOffset, LoadImage
+from rea_plugins.binary.core.shapes import BytesRead, EntryPlace, Extent, FileOffset, LoadImage, LoadUnit, RegionBrief
 
 MAX_READ = 4096
 DEFAULT_READ = 256
+ZERO_FILLED = "the address is in the zero-filled part of its region (no file bytes back it)"
 
 
-def _brief(region: dict[str, Any]) -> dict[str, Any]:
-    return {k: region.get(k) for k in ("name", "kind", "start", "end", "permissions", "file_offset", "file_size")}
+def _brief(region: dict[str, Any]) -> RegionBrief:
+    """The region as the answers name it; ``region`` is the provider's ``list_segments`` row (a key it leaves out
+    reads as null)."""
+    fields: dict[str, Any] = {k: region.get(k) for k in RegionBrief.__struct_fields__}
+    return RegionBrief(**fields)
 
 
-def _result(call: ToolCall, body: dict[str, Any], limitations: list[str] | None = None) -> Evidence:
+def _result(call: ToolCall, body: object, limitations: list[str] | None = None) -> Evidence:
+    """Evidence of ``body``: a FileOffset or BytesRead, or the load image's body around the provider's document."""
     return evidence(call, OperationResult(normalized=body, limitations=limitations or []))
 
 
@@ -39,16 +46,15 @@ def _address_to_file_offset(call: ToolCall) -> Evidence:
     address, where = require_mapped(call, call.args["address"])
     region = where["region"]
     offset = region_file_offset(region, int(address, 16))
-    body: dict[str, Any] = {
-        "address": address,
-        "file_offset": offset,
-        "file_offset_hex": None if offset is None else f"0x{offset:x}",
-        "backed_by_file": offset is not None,
-        "region": _brief(region),
-        "section": where["section"]["name"] if where["section"] else None,
-    }
-    if offset is None:
-        body["reason"] = "the address is in the zero-filled part of its region (no file bytes back it)"
+    body = FileOffset(
+        address=address,
+        file_offset=offset,
+        file_offset_hex=None if offset is None else f"0x{offset:x}",
+        backed_by_file=offset is not None,
+        region=_brief(region),
+        section=where["section"]["name"] if where["section"] else None,
+        reason=None if offset is not None else ZERO_FILLED,
+    )
     return _result(call, body)
 
 
@@ -76,18 +82,18 @@ def _read_bytes(call: ToolCall) -> Evidence:
                 details={"path": target.resolved_path, "file_offset": offset},
             )
     data += b"\0" * (count - len(data))
-    body: dict[str, Any] = {
-        "address": address,
-        "length": length,
-        "bytes_read": count,
-        "hex": data.hex(),
-        "ascii": "".join(chr(b) if 0x20 <= b < 0x7F else "." for b in data),
-        "file_offset": offset,
-        "zero_filled": count - backed,
-        "truncated": count < length,
-        "region": _brief(region),
-        "section": where["section"]["name"] if where["section"] else None,
-    }
+    body = BytesRead(
+        address=address,
+        length=length,
+        bytes_read=count,
+        hex=data.hex(),
+        ascii="".join(chr(b) if 0x20 <= b < 0x7F else "." for b in data),
+        file_offset=offset,
+        zero_filled=count - backed,
+        truncated=count < length,
+        region=_brief(region),
+        section=where["section"]["name"] if where["section"] else None,
+    )
     lims = [f"the read stops at the end of {region['name']} ({region['end']})"] if count < length else []
     if count - backed:
         lims.append(
@@ -123,12 +129,12 @@ def _load_image(call: ToolCall) -> Evidence:
         start, end = int(u["start"], 16), int(u["end"], 16)
         inner = [s["name"] for s in sections if u is not s and start <= int(s["start"], 16) < end] if segments else []
         out_units.append(
-            {
-                **_brief(u),
-                "size": u["size"],
-                "zero_fill": max(0, u["size"] - (u.get("file_size") or 0)),
-                "sections": inner,
-            }
+            LoadUnit(
+                **msgspec.structs.asdict(_brief(u)),
+                size=u["size"],
+                zero_fill=max(0, u["size"] - (u.get("file_size") or 0)),
+                sections=inner,
+            )
         )
     file_end = max(
         (
@@ -143,22 +149,23 @@ def _load_image(call: ToolCall) -> Evidence:
     if isinstance(entry, str):
         seg, sec = locate(call, int(entry, 16))
         host = seg or sec
-        entry_info = {
-            "address": entry,
-            "region": host["name"] if host else None,
-            "section": sec["name"] if sec else None,
-            "executable": bool(host and "x" in host["permissions"]),
-        }
+        entry_info = EntryPlace(
+            address=entry,
+            region=host["name"] if host else None,
+            section=sec["name"] if sec else None,
+            executable=bool(host and "x" in host["permissions"]),
+        )
+    # The provider's document and binary_layout answer go in as it gave them (null where it said null).
     body: dict[str, Any] = {
         "document": doc,
         "file_size": target.size,
         "image_base": layout.get("image_base")
         or (min(mapped, key=lambda u: int(u["start"], 16))["start"] if mapped else None),
         "mapped_extent": (
-            {
-                "start": min(mapped, key=lambda u: int(u["start"], 16))["start"],
-                "end": max(mapped, key=lambda u: int(u["end"], 16))["end"],
-            }
+            Extent(
+                start=min(mapped, key=lambda u: int(u["start"], 16))["start"],
+                end=max(mapped, key=lambda u: int(u["end"], 16))["end"],
+            )
             if mapped
             else None
         ),
