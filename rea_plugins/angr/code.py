@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from rea.plugin import CalleeItem, CallerItem, JSONObject, ReaError, answers, callgraph
+from rea.plugin import CalleeItem, CallerItem, JSONObject, ReaError, Record, answers, callgraph
 from rea_plugins.angr import slots, types
 from rea_plugins.angr.insight import Symbolizer, operand_text
 from rea_plugins.angr.model import UNRESOLVED, Analysis, imm_target
@@ -29,6 +29,21 @@ _CC_NAMES = {
 
 RefKind = Literal["call", "jump", "data", "read", "write", "indirect", "computed", "external"]
 CalleeKind = Literal["direct", "tail", "import", "indirect"]
+
+
+class UserTypes(Record, frozen=True, kw_only=True):
+    """The analyst's types as the decompiler took them: what angr refused is in ``problems``."""
+
+    applied: bool
+    problems: list[str]
+
+
+class PseudoCodeRaw(Record, frozen=True, kw_only=True):
+    """angr's own facts of a decompilation: its address for the procedure, how far it mapped the image."""
+
+    angr_address: str
+    address_delta: str
+    user_types: UserTypes | None = None
 
 
 class Ref(msgspec.Struct, frozen=True):
@@ -565,9 +580,11 @@ class Code:
                 )
             self.types.name_arguments(f, dec)
             self._pseudo[key] = a.rebase_text(str(dec.codegen.text))
-        raw: dict[str, Any] = {"angr_address": hex(f.addr), "address_delta": hex(a.delta)}
-        if self.types.key:
-            raw["user_types"] = {"applied": True, "problems": problems}
+        raw = PseudoCodeRaw(
+            angr_address=hex(f.addr),
+            address_delta=hex(a.delta),
+            user_types=UserTypes(applied=True, problems=problems) if self.types.key else None,
+        )
         return {
             "address": a.out(f.addr),
             "name": a.fname(f),

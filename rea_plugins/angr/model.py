@@ -26,7 +26,7 @@ from rea.plugin import (
 )
 from rea_plugins.angr import layout, resolvers
 from rea_plugins.angr.extents import padded_starts
-from rea_plugins.angr.options import CFG_OPTIONS, STRING_OPTIONS
+from rea_plugins.angr.options import CFG_OPTIONS, MAX_STRING_CHARS, MIN_STRING_CHARS
 from rea_plugins.angr.rows import AddressedName, AddressedString, NameRow, page
 
 Progress = Callable[[str], None]
@@ -515,7 +515,7 @@ class Analysis:
 
     def _collect_strings(self) -> list[AddressedString]:
         out = []
-        min_chars, max_chars = STRING_OPTIONS["min_chars"], STRING_OPTIONS["max_chars"]
+        min_chars, max_chars = MIN_STRING_CHARS, MAX_STRING_CHARS
         for d in self.cfg.memory_data.values():
             if d.sort not in ("string", "unicode") or not self.main.contains_addr(d.addr):
                 continue

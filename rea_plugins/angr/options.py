@@ -11,14 +11,14 @@ import msgspec
 from rea.plugin import MAX_INT32, SettingSpec, default_memory_limit_mb, integer_setting
 
 # Recorded in the analysis profile: changing any of these changes what the provider reports.
-LOADER_OPTIONS: Final[dict[str, Any]] = {
+LOADER_OPTIONS: Final[dict[str, bool | str]] = {
     "auto_load_libs": False,
     "load_debug_info": False,
     # Position-independent images are mapped where cle likes; results are translated back to link-time
     # addresses so they agree with the file (and with the native provider).
     "addresses": "link-time",
 }
-CFG_OPTIONS: Final[dict[str, Any]] = {
+CFG_OPTIONS: Final[dict[str, bool]] = {
     # normalize splits overlapping blocks so every instruction belongs to exactly one block per function,
     # which the block/edge and instruction-count results rely on.
     "normalize": True,
@@ -31,13 +31,16 @@ CFG_OPTIONS: Final[dict[str, Any]] = {
     "symbols": True,
     "eh_frame": True,
 }
-DECOMPILER_OPTIONS: Final[dict[str, Any]] = {"analysis": "Decompiler", "cfg": "CFGFast model", "options": "default"}
-STRING_OPTIONS: Final[dict[str, Any]] = {
+DECOMPILER_OPTIONS: Final[dict[str, str]] = {"analysis": "Decompiler", "cfg": "CFGFast model", "options": "default"}
+# A string is listed from this many characters; its value is cut at the maximum (truncated says so).
+MIN_STRING_CHARS: Final = 4
+MAX_STRING_CHARS: Final = 1024
+STRING_OPTIONS: Final[dict[str, str | int]] = {
     "source": "CFGFast memory_data (string, unicode)",
-    "min_chars": 4,
-    "max_chars": 1024,
+    "min_chars": MIN_STRING_CHARS,
+    "max_chars": MAX_STRING_CHARS,
 }
-PROCEDURE_OPTIONS: Final[dict[str, Any]] = {
+PROCEDURE_OPTIONS: Final[dict[str, str]] = {
     "alignment_functions": "omitted",
     "extern_functions": "omitted",
     # Function starts given to CFGFast besides symbols and the entry point.

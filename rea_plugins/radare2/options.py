@@ -124,7 +124,7 @@ CONFIG: Final[dict[str, str]] = {
     "anal.jmp.tbl": "true",
     "anal.hasnext": "false",
 }
-PROCEDURE_OPTIONS: Final[dict[str, Any]] = {
+PROCEDURE_OPTIONS: Final[dict[str, str]] = {
     "source": "radare2's function list (aflj) after the analysis",
     "seeded_starts": "import stubs, and unwind-table function starts (ELF .eh_frame FDEs, PE .pdata) as af",
     "extent": "the unwind table's extent where the file has one, else the end of the last block that starts "
@@ -132,10 +132,13 @@ PROCEDURE_OPTIONS: Final[dict[str, Any]] = {
     "pe_imports": "import procedures at their IAT slots",
     "names": "symbol names, else import names, else radare2's (fcn.* spelled sub_*)",
 }
-STRING_OPTIONS: Final[dict[str, Any]] = {
+# A string is listed from this many characters; its value is cut at the maximum (truncated says so).
+MIN_STRING_CHARS: Final = 4
+MAX_STRING_CHARS: Final = 1024
+STRING_OPTIONS: Final[dict[str, str | int]] = {
     "source": "radare2 izj (strings in data sections)",
-    "min_chars": 4,
-    "max_chars": 1024,
+    "min_chars": MIN_STRING_CHARS,
+    "max_chars": MAX_STRING_CHARS,
 }
 PSEUDO_CODE: Final[dict[str, str]] = {
     "command": "pdc",

@@ -27,7 +27,7 @@ from rea.plugin import (
     unwind,
 )
 from rea_plugins.radare2.engine import MAX_COMMAND_BLOCK, Core, integer, list_of, object_of
-from rea_plugins.radare2.options import CONFIG, STRING_OPTIONS
+from rea_plugins.radare2.options import CONFIG, MAX_STRING_CHARS, MIN_STRING_CHARS
 from rea_plugins.radare2.rows import (
     AddressedName,
     AddressedString,
@@ -734,7 +734,7 @@ class Program:
 
     def _collect_strings(self) -> list[AddressedString]:
         out = []
-        min_chars, max_chars = STRING_OPTIONS["min_chars"], STRING_OPTIONS["max_chars"]
+        min_chars, max_chars = MIN_STRING_CHARS, MAX_STRING_CHARS
         for s in list_of(self.core.cmdj("izj")):
             codec = STRING_ENCODINGS.get(str(s.get("type")))
             addr, size = integer(s.get("vaddr")), integer(s.get("size"))
