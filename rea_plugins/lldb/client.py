@@ -28,7 +28,8 @@ from rea.plugin import (
     python_worker_spec,
 )
 from rea_plugins.lldb.locate import debugserver_path
-from rea_plugins.lldb.shapes import NativeCallObservation
+from rea_plugins.lldb.output import Output
+from rea_plugins.lldb.shapes import CallEvent, Coverage, Debugger, Launched, NativeCallObservation, Slice
 
 RESOURCE = "lldb-worker"
 LAUNCH_DEADLINE_S = 90.0
@@ -73,57 +74,54 @@ class Observation:
 
     def __init__(self, params: dict[str, Any]) -> None:
         self.params = params
-        self.events: list[dict[str, Any]] = []
-        self.launch: dict[str, Any] = {}
-        self.last: dict[str, Any] = {}
-        self.output: dict[str, Any] = {}
+        self.events: list[CallEvent] = []
+        self.launch: Launched | None = None
+        # The last slice (its events and updates merged here).
+        self.last: Slice | None = None
+        self.output: dict[str, Output] = {}
         self.isolation: Isolation | None = None
         self.phase = "starting"
 
-    def merge(self, reply: dict[str, Any]) -> None:
-        self.events.extend(reply.get("events", []))
-        for update in reply.get("updates", []):
-            if 0 <= update["index"] < len(self.events):
-                self.events[update["index"]]["return_value"] = update["return_value"]
-        self.last = {k: v for k, v in reply.items() if k not in ("events", "updates", "output")}
-        if "output" in reply:
-            self.output = reply["output"]
+    def merge(self, reply: Slice) -> None:
+        self.events.extend(reply.events)
+        for update in reply.updates:
+            if 0 <= update.index < len(self.events):
+                self.events[update.index].return_value = update.return_value
+        self.last = reply
+        if reply.output is not None:
+            self.output = reply.output
 
     def record(self, complete: bool) -> NativeCallObservation:
-        last = self.last
-        limits = list(last.get("limits_hit", []))
-        dropped = int(last.get("dropped", 0))
-        unresolved = self.launch.get("unresolved", [])
-        # The worker's replies are JSON: they are decoded into the result's Struct here, at the boundary.
-        record = {
-            "executable": self.params["executable"],
-            "arguments": self.params["arguments"],
-            "working_directory": self.params["working_directory"],
-            "abi": self.params["abi"],
-            "debugger": {"engine": "lldb", "version": self.launch.get("debugger_version")},
-            "isolation": self.isolation,
-            "pid": self.launch.get("pid"),
-            # Runtime address minus link-time address of the program: events' file_address is in the file's space.
-            "load_bias": _hex_or_none(self.launch.get("load_bias")),
+        last, launch = self.last, self.launch
+        dropped = last.dropped if last is not None else 0
+        unresolved = launch.unresolved if launch is not None else []
+        return NativeCallObservation(
+            executable=self.params["executable"],
+            arguments=self.params["arguments"],
+            working_directory=self.params["working_directory"],
+            abi=self.params["abi"],
+            debugger=Debugger(engine="lldb", version=launch.debugger_version if launch is not None else None),
+            isolation=self.isolation,
+            pid=launch.pid if launch is not None else None,
+            load_bias=_hex_or_none(launch.load_bias if launch is not None else None),
             # Under bubblewrap the debuggee has its own pid namespace: this pid is the one it sees.
-            "pid_namespace": "sandbox" if self.isolation and self.isolation.sandbox == "bubblewrap" else "host",
-            "stop_reason": last.get("stop_reason") or self.phase,
-            "elapsed_ms": last.get("elapsed_ms"),
-            "exit": last.get("exit"),
-            "crash": last.get("crash"),
-            "events": self.events,
-            "output": self.output or None,
-            "coverage": {
-                "complete": complete and not dropped and not unresolved,
-                "events_recorded": len(self.events),
-                "events_dropped": dropped,
-                "limits_hit": limits,
-                "breakpoints_set": self.launch.get("breakpoints", 0),
-                "unresolved": unresolved,
-                "phase_reached": self.phase,
-            },
-        }
-        return msgspec.convert(record, NativeCallObservation, from_attributes=True)
+            pid_namespace="sandbox" if self.isolation and self.isolation.sandbox == "bubblewrap" else "host",
+            stop_reason=(last.stop_reason if last is not None else "") or self.phase,
+            elapsed_ms=last.elapsed_ms if last is not None else None,
+            exit=last.exit if last is not None else None,
+            crash=last.crash if last is not None else None,
+            events=self.events,
+            output=self.output or None,
+            coverage=Coverage(
+                complete=complete and not dropped and not unresolved,
+                events_recorded=len(self.events),
+                events_dropped=dropped,
+                limits_hit=list(last.limits_hit) if last is not None else [],
+                breakpoints_set=launch.breakpoints if launch is not None else 0,
+                unresolved=unresolved,
+                phase_reached=self.phase,
+            ),
+        )
 
 
 class LldbClient(AnalysisClient):
@@ -165,7 +163,8 @@ class LldbClient(AnalysisClient):
                 phase="launching the program under LLDB",
                 announce=True,
             )
-            observation.launch = launch.result()
+            # The worker's replies are decoded into their Structs here, at the boundary.
+            observation.launch = msgspec.convert(launch.result(), Launched)
             proc = channel.proc
             if proc is not None:
                 observation.isolation = proc.isolation
@@ -175,33 +174,35 @@ class LldbClient(AnalysisClient):
                 if ctx.cancelled:
                     failure = cancelled("observing native calls")
                     break
-                reply = channel.request(
-                    "run", {"slice_ms": SLICE_MS}, quiet, deadline_s=SLICE_DEADLINE_S, phase="observing calls"
-                ).result()
+                reply = msgspec.convert(
+                    channel.request(
+                        "run", {"slice_ms": SLICE_MS}, quiet, deadline_s=SLICE_DEADLINE_S, phase="observing calls"
+                    ).result(),
+                    Slice,
+                )
                 observation.merge(reply)
                 ctx.progress(
                     f"lldb: observing, {len(observation.events)} calls recorded, "
-                    f"{reply.get('elapsed_ms', 0)} ms of the program's run"
+                    f"{reply.elapsed_ms} ms of the program's run"
                 )
-                if reply.get("done"):
+                if reply.done:
                     break
             observation.phase = "stopping"
-            observation.merge(
-                channel.request("stop", {}, quiet, deadline_s=STOP_DEADLINE_S, phase="stopping the program").result()
-            )
+            stopped = channel.request("stop", {}, quiet, deadline_s=STOP_DEADLINE_S, phase="stopping the program")
+            observation.merge(msgspec.convert(stopped.result(), Slice))
             observation.phase = "finished"
         except ReaError as exc:
             failure = exc
         outcome = self._close_channel(channel, launched_snapshot)
-        crash = observation.last.get("crash")
+        crash = observation.last.crash if observation.last is not None else None
         if failure is None and crash is not None:
-            what = crash.get("signal") or "an exception"
+            what = crash.signal or "an exception"
             failure = ReaError(
                 "process_capture_failed",
                 f"the program crashed ({what}) after {len(observation.events)} recorded calls",
                 remediation="Read details.partial_observation for the calls recorded before the "
                 "crash and the crashing thread's backtrace.",
-                details={"reason": "target_crashed", "signal": crash.get("signal")},
+                details={"reason": "target_crashed", "signal": crash.signal},
             )
         cleanup = {"cleanup": "incomplete" if outcome.remaining else "complete", "resources": sorted(outcome.remaining)}
         if failure is not None:

@@ -7,6 +7,7 @@ from typing import Any, Literal
 import msgspec
 
 from rea.plugin import Isolation, typelib
+from rea_plugins.lldb.output import Output
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -73,12 +74,6 @@ class Thread(_S, kw_only=True):
 
 class Frame(Place, kw_only=True):
     index: int
-
-
-class Output(_S, kw_only=True):
-    text: str
-    bytes: int
-    truncated: bool
 
 
 class Memory(_S, kw_only=True):

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+
+from rea.plugin import Record
 
 
-def read_capped(path: str, limit: int, *, from_end: bool) -> dict[str, Any]:
+class Output(Record, frozen=True, kw_only=True):
+    """What the program wrote to one stream: the text kept, the whole size in bytes, and whether more was written."""
+
+    text: str
+    bytes: int
+    truncated: bool
+
+
+def read_capped(path: str, limit: int, *, from_end: bool) -> Output:
     """At most ``limit`` bytes of ``path`` (its end when ``from_end``, else its start) as text, with its size and
     whether more was written."""
     limit = max(0, limit)
@@ -17,5 +26,5 @@ def read_capped(path: str, limit: int, *, from_end: bool) -> dict[str, Any]:
                 fh.seek(size - limit)
             data = fh.read(limit)
     except OSError:
-        return {"text": "", "bytes": 0, "truncated": False}
-    return {"text": data.decode("utf-8", "replace"), "bytes": size, "truncated": size > limit}
+        return Output(text="", bytes=0, truncated=False)
+    return Output(text=data.decode("utf-8", "replace"), bytes=size, truncated=size > limit)

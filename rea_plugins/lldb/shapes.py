@@ -6,7 +6,8 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Isolation
+from rea.plugin import Isolation, Record
+from rea_plugins.lldb.output import Output
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -61,12 +62,6 @@ class ProgramExit(_S):
     killed_by_observer: bool = False
 
 
-class Output(_S):
-    text: str
-    bytes: int
-    truncated: bool
-
-
 class Debugger(_S):
     engine: str
     version: str | None
@@ -83,6 +78,40 @@ class Coverage(_S):
     # Requested breakpoints LLDB could not set, each with the reason.
     unresolved: list[dict[str, Any]]
     phase_reached: str
+
+
+class Launched(Record, frozen=True, kw_only=True):
+    """The observing worker's answer to ``launch``: the program started, with its breakpoints set."""
+
+    pid: int | None
+    # Breakpoints set, and those requested that LLDB could not set (each with the reason).
+    breakpoints: int
+    unresolved: list[dict[str, Any]]
+    debugger_version: str | None
+    load_bias: int | None
+
+
+class ReturnUpdate(Record, frozen=True, kw_only=True):
+    """The return value of a call sent in an earlier slice."""
+
+    index: int
+    return_value: str
+
+
+class Slice(Record, frozen=True, kw_only=True):
+    """The observing worker's answer to ``run`` and ``stop``: the calls recorded since the last slice and where
+    the observation stands (``stop`` adds the program's output)."""
+
+    events: list[CallEvent]
+    updates: list[ReturnUpdate]
+    done: bool
+    stop_reason: str
+    exit: ProgramExit | None
+    crash: Crash | None
+    dropped: int
+    limits_hit: list[str]
+    elapsed_ms: int
+    output: dict[str, Output] | None = None
 
 
 class NativeCallObservation(_S):

@@ -9,6 +9,7 @@ from typing import Any
 from rea.plugin import (
     AnalysisClient,
     Evidence,
+    JSONObject,
     ProviderIdentity,
     ReaError,
     Target,
@@ -26,10 +27,11 @@ from rea_plugins.lldb.shapes import NativeCallObservation
 
 PROVIDER_ID = "lldb"
 DEFAULT_INHERIT = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]
-HEX = {"type": "string", "pattern": "^0x[0-9a-fA-F]{1,16}$"}
+# Input schema pieces: JSON Schema (its vocabulary, not rea records).
+HEX: JSONObject = {"type": "string", "pattern": "^0x[0-9a-fA-F]{1,16}$"}
 _EV = evidence_input("Evidence with an address (procedure_info...), inline or retained. Its address is observed.")
 
-INPUT_SCHEMA: dict[str, Any] = with_evidence_defs(
+INPUT_SCHEMA: JSONObject = with_evidence_defs(
     {
         "type": "object",
         "properties": {

@@ -12,7 +12,17 @@ from typing import Any
 
 from rea.plugin import ReaError, Reporter, serve
 from rea_plugins.lldb.abi import ABIS, Abi
-from rea_plugins.lldb.output import read_capped
+from rea_plugins.lldb.output import Output, read_capped
+from rea_plugins.lldb.shapes import (
+    CallEvent,
+    Crash,
+    Launched,
+    ProgramExit,
+    RegisterValue,
+    ReturnUpdate,
+    Slice,
+    StackFrame,
+)
 
 # Signals after which a program cannot go on: the observation ends as a crash.
 FATAL_SIGNALS = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGSYS", "SIGTRAP"})
@@ -48,9 +58,9 @@ class Observer:
         self.returns: dict[int, int] = {}  # return address -> breakpoint id
         self.return_ids: set[int] = set()
         self.pending: dict[int, list[tuple[int, int]]] = {}  # thread id -> [(event index, expected sp)]
-        self.events: list[dict[str, Any]] = []
+        self.events: list[CallEvent] = []
         self.sent = 0
-        self.updates: list[dict[str, Any]] = []
+        self.updates: list[ReturnUpdate] = []
         self.recorded = 0
         self.dropped = 0
         self.limits_hit: list[str] = []
@@ -58,13 +68,13 @@ class Observer:
         self.started = 0.0
         self.done = False
         self.stop_reason = ""
-        self.exit: dict[str, Any] | None = None
-        self.crash: dict[str, Any] | None = None
+        self.exit: ProgramExit | None = None
+        self.crash: Crash | None = None
         self.out_dir = os.environ.get("TMPDIR") or "."
 
     # -- launch ---------------------------------------------------------------------------------
 
-    def launch(self) -> dict[str, Any]:
+    def launch(self) -> Launched:
         lldb = self.lldb
         p = self.params
         error = lldb.SBError()
@@ -96,13 +106,13 @@ class Observer:
                 "(container seccomp, kernel.yama.ptrace_scope).",
                 details={"reason": "launch_failed", "debugger_message": (error.GetCString() or "")[:300]},
             )
-        return {
-            "pid": self.process.GetProcessID(),
-            "breakpoints": len(self.entries),
-            "unresolved": self.unresolved,
-            "debugger_version": lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
-            "load_bias": self._load_bias(),
-        }
+        return Launched(
+            pid=self.process.GetProcessID(),
+            breakpoints=len(self.entries),
+            unresolved=self.unresolved,
+            debugger_version=lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
+            load_bias=self._load_bias(),
+        )
 
     def _load_bias(self) -> int | None:
         """Where the program was loaded relative to its link-time addresses (ASLR), stated once per capture."""
@@ -168,7 +178,7 @@ class Observer:
 
     # -- observation ----------------------------------------------------------------------------
 
-    def run(self, slice_s: float, reporter: Reporter) -> dict[str, Any]:
+    def run(self, slice_s: float, reporter: Reporter) -> Slice:
         lldb = self.lldb
         deadline = time.monotonic() + slice_s
         event = lldb.SBEvent()
@@ -190,18 +200,19 @@ class Observer:
         reporter.progress(f"{self.recorded} calls recorded")
         return self._slice()
 
-    def _slice(self) -> dict[str, Any]:
-        out = {
-            "events": self.events[self.sent :],
-            "updates": self.updates,
-            "done": self.done,
-            "stop_reason": self.stop_reason,
-            "exit": self.exit,
-            "crash": self.crash,
-            "dropped": self.dropped,
-            "limits_hit": sorted(set(self.limits_hit)),
-            "elapsed_ms": int((time.monotonic() - self.started) * 1000),
-        }
+    def _slice(self, output: dict[str, Output] | None = None) -> Slice:
+        out = Slice(
+            events=self.events[self.sent :],
+            updates=self.updates,
+            done=self.done,
+            stop_reason=self.stop_reason,
+            exit=self.exit,
+            crash=self.crash,
+            dropped=self.dropped,
+            limits_hit=sorted(set(self.limits_hit)),
+            elapsed_ms=int((time.monotonic() - self.started) * 1000),
+            output=output,
+        )
         self.sent = len(self.events)
         self.updates = []
         return out
@@ -233,19 +244,19 @@ class Observer:
         else:
             self.process.Continue()
 
-    def _frames(self, thread: Any) -> list[dict[str, Any]]:
+    def _frames(self, thread: Any) -> list[StackFrame]:
         frames = []
         for index in range(min(thread.GetNumFrames(), self.max_frames)):
             frame = thread.GetFrameAtIndex(index)
             module = frame.GetModule().GetFileSpec().GetFilename() if frame.GetModule().IsValid() else None
             address = frame.GetPCAddress()
             frames.append(
-                {
-                    "pc": _hex(frame.GetPC()),
-                    "function": self._function_name(frame),
-                    "module": module,
-                    "file_address": _hex(address.GetFileAddress()) if address.IsValid() else None,
-                }
+                StackFrame(
+                    pc=_hex(frame.GetPC()),
+                    function=self._function_name(frame),
+                    module=module,
+                    file_address=_hex(address.GetFileAddress()) if address.IsValid() else None,
+                )
             )
         return frames
 
@@ -261,25 +272,26 @@ class Observer:
         address = frame.GetPCAddress()
         module = frame.GetModule()
         arguments = [
-            {"register": reg, "value": _hex(self._register(frame, reg))}
+            RegisterValue(register=reg, value=_hex(self._register(frame, reg)))
             for reg in self.abi.argument_registers[: self.argument_count]
         ]
-        event: dict[str, Any] = {
-            "index": len(self.events),
-            "t_ms": int((time.monotonic() - self.started) * 1000),
-            "function": self._function_name(frame) or spec.get("name"),
-            "module": module.GetFileSpec().GetFilename() if module.IsValid() else None,
-            "address": _hex(pc),
-            "file_address": _hex(address.GetFileAddress()) if address.IsValid() else None,
-            "thread": thread.GetThreadID(),
-            "thread_index": thread.GetIndexID(),
-            "arguments": arguments,
-            "backtrace": self._frames(thread),
-            "breakpoint": spec,
-        }
+        event = CallEvent(
+            index=len(self.events),
+            t_ms=int((time.monotonic() - self.started) * 1000),
+            function=self._function_name(frame) or spec.get("name"),
+            module=module.GetFileSpec().GetFilename() if module.IsValid() else None,
+            address=_hex(pc),
+            file_address=_hex(address.GetFileAddress()) if address.IsValid() else None,
+            thread=thread.GetThreadID(),
+            thread_index=thread.GetIndexID(),
+            arguments=arguments,
+            backtrace=self._frames(thread),
+            breakpoint=spec,
+        )
         if self.return_values:
-            event["return_value"] = None
-            self._watch_return(thread, frame, event["index"])
+            # Null until the call returns (the key is left out when return values were not asked for).
+            event.return_value = None
+            self._watch_return(thread, frame, event.index)
         self.events.append(event)
         self.recorded += 1
 
@@ -309,31 +321,30 @@ class Observer:
             if expected == sp:
                 del waiting[position]
                 value = _hex(self._register(frame, self.abi.return_register))
-                self.events[index]["return_value"] = value
+                self.events[index].return_value = value
                 if index < self.sent:
-                    self.updates.append({"index": index, "return_value": value})
+                    self.updates.append(ReturnUpdate(index=index, return_value=value))
                 return
 
-    def _crash(self, thread: Any, signal_name: str | None) -> dict[str, Any]:
+    def _crash(self, thread: Any, signal_name: str | None) -> Crash:
         frame = thread.GetFrameAtIndex(0)
-        return {
-            "signal": signal_name,
-            "description": (thread.GetStopDescription(256) or "")[:256],
-            "thread": thread.GetThreadID(),
-            "pc": _hex(frame.GetPC()),
-            "function": self._function_name(frame),
-            "backtrace": self._frames(thread),
-            "t_ms": int((time.monotonic() - self.started) * 1000),
-        }
+        return Crash(
+            signal=signal_name,
+            description=(thread.GetStopDescription(256) or "")[:256],
+            thread=thread.GetThreadID(),
+            pc=_hex(frame.GetPC()),
+            function=self._function_name(frame),
+            backtrace=self._frames(thread),
+            t_ms=int((time.monotonic() - self.started) * 1000),
+        )
 
     def _exited(self) -> None:
         self.done = True
         self.stop_reason = self.stop_reason or "exited"
         description = self.process.GetExitDescription()
-        self.exit = {
-            "exit_code": self.process.GetExitStatus(),
-            "description": description[:200] if description else None,
-        }
+        self.exit = ProgramExit(
+            exit_code=self.process.GetExitStatus(), description=description[:200] if description else None
+        )
 
     def _finish(self, reason: str) -> None:
         """End the observation: the debuggee is killed (LLDB reaps it) and its end recorded."""
@@ -355,21 +366,22 @@ class Observer:
         self.done = True
         if self.exit is None:
             description = self.process.GetExitDescription()
-            self.exit = {
-                "exit_code": self.process.GetExitStatus(),
-                "killed_by_observer": True,
-                "description": description[:200] if description else None,
-            }
+            self.exit = ProgramExit(
+                exit_code=self.process.GetExitStatus(),
+                description=description[:200] if description else None,
+                killed_by_observer=True,
+            )
 
-    def stop(self) -> dict[str, Any]:
+    def stop(self) -> Slice:
         if not self.done:
             self.stop_reason = self.stop_reason or "stopped"
             self._kill()
-        out = self._slice()
-        out["output"] = {
-            name: read_capped(os.path.join(self.out_dir, name), OUTPUT_LIMIT, from_end=False)
-            for name in ("stdout", "stderr")
-        }
+        out = self._slice(
+            {
+                name: read_capped(os.path.join(self.out_dir, name), OUTPUT_LIMIT, from_end=False)
+                for name in ("stdout", "stderr")
+            }
+        )
         self.debugger.DeleteTarget(self.target)
         self.lldb.SBDebugger.Destroy(self.debugger)
         return out
