@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import CallContext, ReaError, invalid_request, issue
+from rea.plugin import CallContext, JSONObject, JSONValue, ReaError, Record, invalid_request, issue
 from rea_plugins.cdp import png
 from rea_plugins.cdp.model import (
     Alignment,
@@ -55,27 +55,6 @@ def _decode(value: Any, kind: type[Any], path: str) -> Any:
         raise invalid_request(
             f"{path} is not a complete capture", [issue(path, "invalid_value", str(exc)[:300])]
         ) from None
-
-
-def _diff_keys(before: list[Any], after: list[Any]) -> SetDiff:
-    b, a = Counter(map(_freeze, before)), Counter(map(_freeze, after))
-    added = sorted((a - b).elements())
-    removed = sorted((b - a).elements())
-    return SetDiff(
-        added=[_thaw(x) for x in added[:MAX_LISTED]],
-        removed=[_thaw(x) for x in removed[:MAX_LISTED]],
-        added_count=len(added),
-        removed_count=len(removed),
-        unchanged_count=sum((a & b).values()),
-    )
-
-
-def _freeze(value: Any) -> Any:
-    return tuple(sorted(value.items())) if isinstance(value, dict) else value
-
-
-def _thaw(value: Any) -> Any:
-    return dict(value) if isinstance(value, tuple) else value
 
 
 def _scripts(before: Inspection, after: Inspection) -> ScriptsDiff:
@@ -121,16 +100,32 @@ def _requests(ins: Inspection) -> set[tuple[str, str, str]]:
     return {(r.method, r.url, r.resource_type or "") for r in ins.network.requests}
 
 
-def _set_diff(before: set[Any], after: set[Any], fields: tuple[str, ...]) -> SetDiff:
-    def rows(items: set[Any]) -> list[dict[str, Any]]:
-        return [dict(zip(fields, item, strict=True)) for item in sorted(items)][:MAX_LISTED]
+def _rows(items: list[Any], fields: tuple[str, ...]) -> list[JSONObject]:
+    """The first listed of ``items`` (tuples of the compared fields, in order) as rows keyed by ``fields``."""
+    return [dict(zip(fields, item, strict=True)) for item in items[:MAX_LISTED]]
 
+
+def _set_diff(before: set[Any], after: set[Any], fields: tuple[str, ...]) -> SetDiff:
     return SetDiff(
-        added=rows(after - before),
-        removed=rows(before - after),
+        added=_rows(sorted(after - before), fields),
+        removed=_rows(sorted(before - after), fields),
         added_count=len(after - before),
         removed_count=len(before - after),
         unchanged_count=len(after & before),
+    )
+
+
+def _bag_diff(before: list[Any], after: list[Any], fields: tuple[str, ...]) -> SetDiff:
+    """``_set_diff`` counting repeats: a message logged twice before and once after is one removed."""
+    b, a = Counter(before), Counter(after)
+    added = sorted((a - b).elements())
+    removed = sorted((b - a).elements())
+    return SetDiff(
+        added=_rows(added, fields),
+        removed=_rows(removed, fields),
+        added_count=len(added),
+        removed_count=len(removed),
+        unchanged_count=sum((a & b).values()),
     )
 
 
@@ -158,7 +153,8 @@ def _webmcp(before: WebMcpDiscovery | None, after: WebMcpDiscovery | None) -> We
     )
 
 
-def compare_passive(before_raw: dict[str, Any], after_raw: dict[str, Any], ctx: CallContext) -> PassiveComparison:
+def compare_passive(before_raw: JSONObject, after_raw: JSONObject, ctx: CallContext) -> PassiveComparison:
+    """Two passive captures, the caller's JSON ({inspection, webmcp?}), decoded into their records here."""
     before = _decode(before_raw["inspection"], Inspection, "before/inspection")
     after = _decode(after_raw["inspection"], Inspection, "after/inspection")
     wb = _decode(before_raw["webmcp"], WebMcpDiscovery, "before/webmcp") if before_raw.get("webmcp") else None
@@ -203,9 +199,10 @@ def compare_passive(before_raw: dict[str, Any], after_raw: dict[str, Any], ctx: 
             ("url", "type", "content_size"),
         ),
         frames=_set_diff({f.url for f in before.frames}, {f.url for f in after.frames}, ("url",)),
-        console=_diff_keys(
-            [{"level": e.level, "text": e.text} for e in before.console.events],
-            [{"level": e.level, "text": e.text} for e in after.console.events],
+        console=_bag_diff(
+            [(e.level, e.text) for e in before.console.events],
+            [(e.level, e.text) for e in after.console.events],
+            ("level", "text"),
         ),
         dom=dom,
         forms=_set_diff(
@@ -252,18 +249,27 @@ def check_scenario(capture: ScenarioCapture, path: str) -> None:
         raise invalid_request(f"{path} breaks the capture's invariants", problems)
 
 
+class _Rule(Record, frozen=True, kw_only=True):
+    """One literal normalization rule (the input schema requires every field)."""
+
+    rule_id: str
+    artifacts: list[str]
+    match: str
+    replacement: str
+
+
 class _Normalizer:
-    def __init__(self, rules: list[dict[str, Any]]) -> None:
-        self.rules = rules
+    def __init__(self, rules: list[JSONObject]) -> None:
+        self.rules = [msgspec.convert(rule, _Rule) for rule in rules]
         self.applied: Counter[str] = Counter()
 
     def __call__(self, artifact: str, text: str | None) -> str | None:
         if text is None:
             return None
         for rule in self.rules:
-            if artifact in rule["artifacts"] and rule["match"] in text:
-                self.applied[rule["rule_id"]] += text.count(rule["match"])
-                text = text.replace(rule["match"], rule["replacement"])
+            if artifact in rule.artifacts and rule.match in text:
+                self.applied[rule.rule_id] += text.count(rule.match)
+                text = text.replace(rule.match, rule.replacement)
         return text
 
 
@@ -310,7 +316,7 @@ def _events_diff(x: dict[str, set[Any]], y: dict[str, set[Any]]) -> EventsDiff:
 
 
 def compare_scenarios(
-    before_raw: Any, after_raw: Any, rules: list[dict[str, Any]], ctx: CallContext
+    before_raw: JSONValue, after_raw: JSONValue, rules: list[JSONObject], ctx: CallContext
 ) -> ScenarioComparison:
     before = _decode(before_raw, ScenarioCapture, "before_scenario")
     after = _decode(after_raw, ScenarioCapture, "after_scenario")
@@ -385,7 +391,7 @@ def compare_scenarios(
 # -- screenshots -----------------------------------------------------------------------------------
 
 
-def verified_png(artifact: dict[str, Any], path: str) -> bytes:
+def verified_png(artifact: JSONObject, path: str) -> bytes:
     """The PNG bytes of an artifact whose digest and size match its data."""
     try:
         data = base64.b64decode(str(artifact["data_base64"]), validate=True)

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from rea.plugin import Record
+from rea.plugin import JSONObject, Record
 from rea_plugins.cdp.urls import SanitizedUrl
 
 TRUST = "page-declared-untrusted"
@@ -446,7 +446,8 @@ class ScenarioBrowser(BrowserRecord, frozen=True):
     cleanup: Literal["terminated-owned-process", "disconnected-external", "incomplete"]
     product: str
     version: str
-    isolation: dict[str, Any] | None
+    # The sandbox's isolation record (the kernel's, as JSON): this record does not restate the kernel's schema.
+    isolation: JSONObject | None
 
 
 class ScenarioInfo(BrowserRecord, frozen=True):
@@ -475,8 +476,10 @@ Verdict = Literal["different", "no-difference-found", "inconclusive"]
 class SetDiff(BrowserRecord, frozen=True):
     """What one side has and the other lacks (at most 500 rows each), with the full counts."""
 
-    added: list[dict[str, Any]]
-    removed: list[dict[str, Any]]
+    # Rows keyed by the compared identity fields of each kind (a request's method, url and type; a frame's url; a
+    # storage key's name): one shape for every set a comparison lists.
+    added: list[JSONObject]
+    removed: list[JSONObject]
     added_count: int
     removed_count: int
     unchanged_count: int
@@ -565,7 +568,8 @@ class PassiveComparison(BrowserRecord, frozen=True):
 
 
 class Normalization(BrowserRecord, frozen=True):
-    rules: list[dict[str, Any]]
+    # The caller's rules as given (its document, its key order kept).
+    rules: list[JSONObject]
     # Replacements made per rule id.
     applied: dict[str, int]
 
@@ -587,8 +591,10 @@ class ArtifactDifference(BrowserRecord, frozen=True):
     """One artifact of an aligned step that differs: a URL, a digest, a state or a value."""
 
     artifact: str
-    before: str | dict[str, Any] | None
-    after: str | dict[str, Any] | None
+    # A URL, or an object for the other kinds: a step's {action, status}, an artifact's {state} or {digest}, a
+    # storage listing. msgspec holds no union of untagged Structs, and the listing is the capture's own JSON.
+    before: str | JSONObject | None
+    after: str | JSONObject | None
 
 
 class StepComparison(BrowserRecord, frozen=True):
@@ -647,12 +653,13 @@ class ScreenshotComparison(BrowserRecord, frozen=True):
     changed_bounds: Bounds | None
 
 
-def to_json(record: msgspec.Struct) -> dict[str, Any]:
-    out: dict[str, Any] = msgspec.to_builtins(record)
+def to_json(record: msgspec.Struct) -> JSONObject:
+    """A record as JSON builtins, where JSON is wanted: an error's details, a tool's example arguments."""
+    out: JSONObject = msgspec.to_builtins(record)
     return out
 
 
-def json_schema(*types: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def json_schema(*types: Any) -> tuple[list[JSONObject], JSONObject]:
     """Schemas of ``types`` with shared ``$defs`` (local references only)."""
     roots, components = msgspec.json.schema_components(types, ref_template="#/$defs/{name}")
     return list(roots), components
