@@ -6,10 +6,19 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, ToolDef, invalid_request, issue
+from rea.plugin import Evidence, OperationResult, ProcedureRef, ReaError, ToolCall, ToolDef, invalid_request, issue
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import CASE, DOCUMENT, PROCEDURE, check_document, evidence, obj, prop, run
-from rea_plugins.binary.core.shapes import BatchDecompile, BinaryOverview, Dossier, FeatureTrace, NameXrefs
+from rea_plugins.binary.core.shapes import (
+    BatchDecompile,
+    BinaryOverview,
+    Dossier,
+    FeatureProcedure,
+    FeatureSite,
+    FeatureStep,
+    FeatureTrace,
+    NameXrefs,
+)
 from rea_plugins.binary.graph.arrays import pointer_array
 from rea_plugins.binary.graph.thunks import is_thunk
 from rea_plugins.binary.navigation import listing
@@ -393,6 +402,18 @@ def _through_thunks(call: ToolCall, hit: dict[str, Any], refs: list[dict[str, An
 # -- trace_feature -----------------------------------------------------------------------------
 
 
+class NamedFeatureProcedure(FeatureProcedure, omit_defaults=False):
+    """A procedure of the trace as the answer lists it: ``name`` said even when null (the procedure's own name)."""
+
+
+def _feature_user(users: dict[str, NamedFeatureProcedure], address: str) -> NamedFeatureProcedure:
+    """The trace's entry for the procedure at ``address`` (made on first use)."""
+    found = users.get(address)
+    if found is None:
+        found = users[address] = NamedFeatureProcedure(address=address, via=[])
+    return found
+
+
 def _trace_feature(call: ToolCall) -> Evidence:
     query = call.args["query"]
     limit = call.args.get("limit", 20)
@@ -402,13 +423,13 @@ def _trace_feature(call: ToolCall) -> Evidence:
     call.ctx.progress("trace_feature: searching strings")
     sres = run(call, "search_strings", search).normalized
     pres = run(call, "search_procedures", search).normalized
-    users: dict[str, dict[str, Any]] = {}
+    users: dict[str, NamedFeatureProcedure] = {}
     strings = []
     for s in sres["strings"]:
         call.ctx.check("trace_feature")
         refs = run(call, "xrefs", {"address": s["address"]}).normalized["references"]
         procs = sorted({r["from_procedure"] for r in refs if r["from_procedure"]})
-        referenced_from = [{"from": r["from"], "procedure": r["from_procedure"]} for r in refs]
+        referenced_from = [FeatureSite(source=r["from"], procedure=r["from_procedure"]) for r in refs]
         # A slot no code references may sit inside a pointer array that code indexes from its base.
         for r in refs:
             found = None if r["from_procedure"] else pointer_array(call, r["from"])
@@ -416,39 +437,40 @@ def _trace_feature(call: ToolCall) -> Evidence:
                 continue
             for site in found["indexed_by"]:
                 referenced_from.append(
-                    {
-                        "from": site["from"],
-                        "procedure": site["procedure"],
-                        "via": "array-base",
-                        "slot": found["slot"],
-                        "base": found["base"],
-                        "index": found["index"],
-                    }
+                    FeatureSite(
+                        source=site["from"],
+                        procedure=site["procedure"],
+                        via="array-base",
+                        slot=found["slot"],
+                        base=found["base"],
+                        index=found["index"],
+                    )
                 )
-                step = {"string": s["address"], "via": "array-base", "base": found["base"], "index": found["index"]}
-                if step not in users.setdefault(site["procedure"], {"address": site["procedure"], "via": []})["via"]:
-                    users[site["procedure"]]["via"].append(step)
+                step = FeatureStep(string=s["address"], via="array-base", base=found["base"], index=found["index"])
+                steps = _feature_user(users, site["procedure"]).via
+                if step not in steps:
+                    steps.append(step)
         strings.append({**s, "referenced_from": referenced_from})
         for p in procs:
-            users.setdefault(p, {"address": p, "via": []})["via"].append({"string": s["address"]})
+            _feature_user(users, p).via.append(FeatureStep(string=s["address"]))
     for p in pres["procedures"]:
-        users.setdefault(p["address"], {"address": p["address"], "via": []})["via"].append({"name": p["name"]})
+        _feature_user(users, p["address"]).via.append(FeatureStep(name=p["name"]))
     paths = []
     budget = call.args.get("max_operations", 200)
     for addr in sorted(users)[:limit]:
         info = run(call, "procedure_address", {"procedure": addr}).normalized
-        users[addr]["name"] = info["name"]
-        frontier = [[{"address": addr, "name": info["name"]}]]
+        users[addr].name = info["name"]
+        frontier = [[ProcedureRef(address=addr, name=info["name"])]]
         for _ in range(max_depth):
             nxt = []
             for path in frontier:
                 if budget <= 0:
                     break
                 budget -= 1
-                callers = run(call, "procedure_callers", {"procedure": path[0]["address"]}).normalized["callers"]
+                callers = run(call, "procedure_callers", {"procedure": path[0].address}).normalized["callers"]
                 for c in callers:
-                    if all(c["address"] != n["address"] for n in path):
-                        nxt.append([{"address": c["address"], "name": c["name"]}, *path])
+                    if all(c["address"] != n.address for n in path):
+                        nxt.append([ProcedureRef(address=c["address"], name=c["name"]), *path])
             if not nxt:
                 break
             frontier = nxt[:limit]
