@@ -19,6 +19,7 @@ import msgspec
 
 from rea.plugin import Notebook, OperationResult, ReaError, ToolCall, search, typelib
 from rea_plugins.binary.core import demangle
+from rea_plugins.binary.core.shapes import NotebookRow, NoteKind, UserName
 
 USER = "user"
 REVISION_PARAMETER = "annotation_revision"
@@ -315,9 +316,9 @@ def _rewriter(call: ToolCall, names: dict[str, str]) -> Any:
     return rename
 
 
-def user_names(value: Any) -> list[dict[str, Any]]:
-    """Every user-given name a result mentions, once per address, by address."""
-    found: dict[str, dict[str, Any]] = {}
+def user_names(value: Any) -> list[UserName]:
+    """Every user-given name a result mentions (in its provider answers, as builtins), once per address, by address."""
+    found: dict[str, UserName] = {}
     stack = [value]
     while stack:
         item = stack.pop()
@@ -327,21 +328,22 @@ def user_names(value: Any) -> list[dict[str, Any]]:
             if item.get("name_source") == USER and isinstance(item.get("address"), str):
                 found.setdefault(
                     item["address"],
-                    {"address": item["address"], "name": item["name"], "original_name": item.get("original_name")},
+                    UserName(address=item["address"], name=item["name"], original_name=item.get("original_name")),
                 )
             stack.extend(v for v in item.values() if isinstance(v, dict | list))
     return [found[a] for a in sorted(found, key=lambda a: int(a, 16) if a.startswith("0x") else -1)]
 
 
-def comments_in(nb: Notebook, start: str, end: str | None) -> list[dict[str, Any]]:
+def comments_in(nb: Notebook, start: str, end: str | None) -> list[NotebookRow]:
     """Comment, inline-comment, bookmark and notes rows of the annotated addresses in [start, end)."""
     low = int(start, 16)
     high = int(end, 16) if end else low + 1
     rows = []
+    kinds: tuple[NoteKind, ...] = ("comment", "inline_comment", "bookmark", "signature", "notes")
     for address, note in nb.addresses.items():
         if low <= int(address, 16) < high:
-            for kind in ("comment", "inline_comment", "bookmark", "signature", "notes"):
+            for kind in kinds:
                 value = getattr(note, kind)
                 if value is not None:
-                    rows.append({"address": address, "kind": kind, "text": value})
+                    rows.append(NotebookRow(address=address, kind=kind, text=value))
     return rows

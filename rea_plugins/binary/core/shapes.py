@@ -375,11 +375,14 @@ class ReferencedName(Shape):
     name: str
 
 
+NoteKind = Literal["comment", "inline_comment", "bookmark", "signature", "notes"]
+
+
 class NotebookRow(Shape):
     """An annotation inside the procedure: a comment, inline comment, bookmark, signature or notes."""
 
     address: str
-    kind: Literal["comment", "inline_comment", "bookmark", "signature", "notes"]
+    kind: NoteKind
     text: str
 
 

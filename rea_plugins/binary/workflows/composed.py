@@ -18,6 +18,7 @@ from rea_plugins.binary.core.shapes import (
     FeatureStep,
     FeatureTrace,
     NameXrefs,
+    ReferencedName,
 )
 from rea_plugins.binary.graph.arrays import pointer_array
 from rea_plugins.binary.graph.thunks import is_thunk
@@ -154,7 +155,7 @@ def dossier(
         if r.get("to_name") and r["to"] is not None:
             names.setdefault(r["to"], r["to_name"])
     body["referenced_strings"] = strings
-    body["referenced_names"] = [{"address": a, "name": n} for a, n in sorted(names.items())]
+    body["referenced_names"] = [ReferencedName(address=a, name=n) for a, n in sorted(names.items())]
     if include_assembly:
         asm = run(call, "procedure_assembly", {**sel, "max_instructions": max_instructions})
         body["assembly"] = {**asm.normalized, "instructions": listing.lean_rows(asm.normalized["instructions"])}
