@@ -168,6 +168,8 @@ class ReaServer:
             warnings.simplefilter("ignore", MCPDeprecationWarning)
             self.server: Server[dict[str, Any]] = self._server(has_prompts)
         tasks.Tasks(self._task_support, self._cancelled_task).install(self.server)
+        # After Tasks took the handler a task runs (it keeps the CallToolResult): a direct call answers its dump.
+        self.server.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool_dumped)
 
     def _server(self, has_prompts: bool) -> Server[dict[str, Any]]:
         return Server(
@@ -426,6 +428,11 @@ class ReaServer:
             if self._view(session) != shown:
                 await _tools_changed(ctx)
 
+    async def _call_tool_dumped(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams
+    ) -> dict[str, Any]:
+        return dumped_result(await self._call_tool(ctx, params))
+
     async def _call_checked(
         self, ctx: ServerRequestContext[dict[str, Any]], session: Session, tool: Any, args: dict[str, Any], size: int
     ) -> types.CallToolResult:
@@ -595,6 +602,19 @@ async def _tools_changed(ctx: ServerRequestContext[dict[str, Any]]) -> None:
         await ctx.session.send_tool_list_changed()
     except Exception:  # a client gone or an era without the notification: the next tools/list shows the change
         pass
+
+
+def dumped_result(result: types.CallToolResult) -> dict[str, Any]:
+    """The result as the SDK's JSON-mode dump. Its structured content is decoded JSON already (``_success``), so only
+    the envelope goes through pydantic: dumping a large answer's content there walks every row once more."""
+    structured = result.structured_content
+    if structured is None:
+        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    out = result.model_copy(update={"structured_content": None}).model_dump(
+        by_alias=True, mode="json", exclude_none=True
+    )
+    out["structuredContent"] = structured
+    return out
 
 
 def release_free_memory() -> None:

@@ -281,9 +281,8 @@ async def stdio_transport(
         nonlocal answered
         async with write_recv:
             async for session_message in write_recv:
-                text = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                await emit(text.encode("utf-8", "replace") + b"\n")
                 root = session_message.message
+                await emit(wire(root) + b"\n")
                 if isinstance(root, types.JSONRPCResponse | types.JSONRPCError) and root.id in pending:
                     pending.discard(root.id)
                     answered.set()
@@ -301,6 +300,17 @@ async def stdio_transport(
                 os.close(fd)
             except OSError:
                 pass
+
+
+def wire(message: types.JSONRPCMessage) -> bytes:
+    """One message as a line's JSON. A result is plain JSON by now (the SDK's result sieve dumped it in JSON mode):
+    msgspec writes it in one pass, where pydantic would walk a large answer again for its own encoding."""
+    if type(message) is types.JSONRPCResponse:
+        try:
+            return msgspec.json.encode({"jsonrpc": message.jsonrpc, "id": message.id, "result": message.result})
+        except (TypeError, ValueError, msgspec.EncodeError):  # not plain JSON (a lone surrogate): the SDK encodes it
+            pass
+    return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8", "replace")
 
 
 def _write_all(fd: int, data: bytes) -> None:
