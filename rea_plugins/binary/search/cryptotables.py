@@ -31,6 +31,10 @@ import msgspec
 Kind = Literal["table", "initial-values", "round-constants", "parameter", "constant-string", "polynomial"]
 
 
+# The values of a signature found as operands in one procedure that name it there, unless it says otherwise.
+MIN_IMMEDIATES = 3
+
+
 class Signature(msgspec.Struct, frozen=True, kw_only=True):
     """A known constant: its primitive, what it is in that primitive, its values, and where it comes from.
 
@@ -47,7 +51,7 @@ class Signature(msgspec.Struct, frozen=True, kw_only=True):
     width: int
     standard: str
     immediates: bool = False
-    min_immediates: int = 3
+    min_immediates: int = MIN_IMMEDIATES
     # Bytes of the table matched in data (its head): enough to be unique, short enough to survive a table
     # an implementation cut (a T-table with only its first half, a K array in two parts).
     head_bytes: int = 64
@@ -193,238 +197,61 @@ def _words(text: bytes) -> tuple[int, ...]:
     return tuple(int.from_bytes(text[i : i + 4], "little") for i in range(0, len(text), 4))
 
 
+def _signature(
+    name: str, primitive: str, kind: Kind, values: tuple[int, ...], width: int, standard: str, immediates: int = 0
+) -> Signature:
+    """A row of the table: ``immediates`` is how many of the values in one procedure name it there (0: the values
+    are searched in data only)."""
+    return Signature(
+        name=name,
+        primitive=primitive,
+        kind=kind,
+        values=values,
+        width=width,
+        standard=standard,
+        immediates=immediates > 0,
+        min_immediates=immediates or MIN_IMMEDIATES,
+    )
+
+
 @functools.cache
 def signatures() -> tuple[Signature, ...]:
     """Every known constant, the most specific first (a finding names the first signature it matches)."""
     sbox = aes_sbox()
     inv = tuple(sbox.index(i) for i in range(256))
-    fips197, fips180 = "FIPS 197", "FIPS 180-4"
+    fips197, fips180, rfc7693 = "FIPS 197", "FIPS 180-4", "RFC 7693"
+    crc32, crc32c, fips186 = "ISO 3309; RFC 1952", "RFC 3720", "FIPS 186-4"
+    chacha, rfc7539, sha2_iv = "ChaCha/Salsa20 constant", "RFC 7539", f"{fips180}; {rfc7693}"
+    sigma = tuple(v for row in BLAKE2_SIGMA for v in row)
     return (
-        Signature(name="AES S-box", primitive="AES", kind="table", values=sbox, width=1, standard=fips197),
-        Signature(name="AES inverse S-box", primitive="AES", kind="table", values=inv, width=1, standard=fips197),
-        Signature(
-            name="AES encryption T-table (Te0)",
-            primitive="AES",
-            kind="table",
-            values=_t_table(sbox, (2, 1, 1, 3)),
-            width=4,
-            standard=fips197,
-        ),
-        Signature(
-            name="AES decryption T-table (Td0)",
-            primitive="AES",
-            kind="table",
-            values=_t_table(inv, (14, 9, 13, 11)),
-            width=4,
-            standard=fips197,
-        ),
-        Signature(
-            name="SHA-256 round constants",
-            primitive="SHA-256",
-            kind="round-constants",
-            values=sha256_k(),
-            width=4,
-            standard=fips180,
-            immediates=True,
-            min_immediates=4,
-        ),
-        Signature(
-            name="SHA-256 / BLAKE2s initial values",
-            primitive="SHA-256",
-            kind="initial-values",
-            values=sha256_iv(),
-            width=4,
-            standard=f"{fips180}; RFC 7693",
-            immediates=True,
-            min_immediates=4,
-        ),
-        Signature(
-            name="SHA-224 initial values",
-            primitive="SHA-224",
-            kind="initial-values",
-            values=sha224_iv(),
-            width=4,
-            standard=fips180,
-            immediates=True,
-            min_immediates=4,
-        ),
-        Signature(
-            name="SHA-512 round constants",
-            primitive="SHA-512",
-            kind="round-constants",
-            values=sha512_k(),
-            width=8,
-            standard=fips180,
-            immediates=True,
-            min_immediates=4,
-        ),
-        Signature(
-            name="SHA-512 / BLAKE2b initial values",
-            primitive="SHA-512",
-            kind="initial-values",
-            values=sha512_iv(),
-            width=8,
-            standard=f"{fips180}; RFC 7693",
-            immediates=True,
-            min_immediates=4,
-        ),
-        Signature(
-            name="SHA-384 initial values",
-            primitive="SHA-384",
-            kind="initial-values",
-            values=sha384_iv(),
-            width=8,
-            standard=fips180,
-            immediates=True,
-            min_immediates=4,
-        ),
-        Signature(
-            name="SHA-1 initial values",
-            primitive="SHA-1",
-            kind="initial-values",
-            values=SHA1_IV,
-            width=4,
-            standard=fips180,
-            immediates=True,
-            min_immediates=5,
-        ),
-        Signature(
-            name="SHA-1 round constants",
-            primitive="SHA-1",
-            kind="round-constants",
-            values=SHA1_K,
-            width=4,
-            standard=fips180,
-            immediates=True,
-            min_immediates=3,
-        ),
-        Signature(
-            name="MD5 sine table",
-            primitive="MD5",
-            kind="round-constants",
-            values=md5_t(),
-            width=4,
-            standard="RFC 1321",
-            immediates=True,
-            min_immediates=4,
-        ),
-        Signature(
-            name="MD5 / SHA-1 initial values",
-            primitive="MD5",
-            kind="initial-values",
-            values=MD5_IV,
-            width=4,
-            standard="RFC 1321",
-            immediates=True,
-            min_immediates=4,
-        ),
-        Signature(
-            name="BLAKE2 message schedule (SIGMA)",
-            primitive="BLAKE2",
-            kind="table",
-            values=tuple(v for row in BLAKE2_SIGMA for v in row),
-            width=1,
-            standard="RFC 7693",
-        ),
-        Signature(
-            name='ChaCha/Salsa20 constant "expand 32-byte k"',
-            primitive="ChaCha20",
-            kind="constant-string",
-            values=_words(CHACHA_SIGMA),
-            width=4,
-            standard="RFC 7539",
-            immediates=True,
-            min_immediates=3,
-        ),
-        Signature(
-            name='ChaCha/Salsa20 constant "expand 16-byte k"',
-            primitive="ChaCha20",
-            kind="constant-string",
-            values=_words(CHACHA_TAU),
-            width=4,
-            standard="RFC 7539",
-            immediates=True,
-            min_immediates=3,
-        ),
-        Signature(
-            name="CRC-32 table",
-            primitive="CRC-32",
-            kind="table",
-            values=crc32_table(CRC32_POLY),
-            width=4,
-            standard="ISO 3309; RFC 1952",
-        ),
-        Signature(
-            name="CRC-32C table",
-            primitive="CRC-32C",
-            kind="table",
-            values=crc32_table(CRC32C_POLY),
-            width=4,
-            standard="RFC 3720",
-        ),
-        Signature(
-            name="CRC-32 polynomial",
-            primitive="CRC-32",
-            kind="polynomial",
-            values=(CRC32_POLY,),
-            width=4,
-            standard="ISO 3309; RFC 1952",
-            immediates=True,
-            min_immediates=1,
-        ),
-        Signature(
-            name="CRC-32C polynomial",
-            primitive="CRC-32C",
-            kind="polynomial",
-            values=(CRC32C_POLY,),
-            width=4,
-            standard="RFC 3720",
-            immediates=True,
-            min_immediates=1,
-        ),
-        Signature(
-            name="Curve25519 field prime",
-            primitive="Curve25519",
-            kind="parameter",
-            values=(CURVE25519_P,),
-            width=32,
-            standard="RFC 7748",
-        ),
-        Signature(
-            name="Ed25519 curve constant d",
-            primitive="Ed25519",
-            kind="parameter",
-            values=(ED25519_D,),
-            width=32,
-            standard="RFC 8032",
-        ),
-        Signature(
-            name="P-256 prime", primitive="P-256", kind="parameter", values=(P256_P,), width=32, standard="FIPS 186-4"
-        ),
-        Signature(
-            name="P-256 coefficient b",
-            primitive="P-256",
-            kind="parameter",
-            values=(P256_B,),
-            width=32,
-            standard="FIPS 186-4",
-        ),
-        Signature(
-            name="P-256 base point x",
-            primitive="P-256",
-            kind="parameter",
-            values=(P256_GX,),
-            width=32,
-            standard="FIPS 186-4",
-        ),
-        Signature(
-            name="P-256 group order",
-            primitive="P-256",
-            kind="parameter",
-            values=(P256_N,),
-            width=32,
-            standard="FIPS 186-4",
-        ),
+        # name, primitive, kind, values, width (bytes of one value), standard, immediates (0: data only)
+        _signature("AES S-box", "AES", "table", sbox, 1, fips197),
+        _signature("AES inverse S-box", "AES", "table", inv, 1, fips197),
+        _signature("AES encryption T-table (Te0)", "AES", "table", _t_table(sbox, (2, 1, 1, 3)), 4, fips197),
+        _signature("AES decryption T-table (Td0)", "AES", "table", _t_table(inv, (14, 9, 13, 11)), 4, fips197),
+        _signature("SHA-256 round constants", "SHA-256", "round-constants", sha256_k(), 4, fips180, 4),
+        _signature("SHA-256 / BLAKE2s initial values", "SHA-256", "initial-values", sha256_iv(), 4, sha2_iv, 4),
+        _signature("SHA-224 initial values", "SHA-224", "initial-values", sha224_iv(), 4, fips180, 4),
+        _signature("SHA-512 round constants", "SHA-512", "round-constants", sha512_k(), 8, fips180, 4),
+        _signature("SHA-512 / BLAKE2b initial values", "SHA-512", "initial-values", sha512_iv(), 8, sha2_iv, 4),
+        _signature("SHA-384 initial values", "SHA-384", "initial-values", sha384_iv(), 8, fips180, 4),
+        _signature("SHA-1 initial values", "SHA-1", "initial-values", SHA1_IV, 4, fips180, 5),
+        _signature("SHA-1 round constants", "SHA-1", "round-constants", SHA1_K, 4, fips180, 3),
+        _signature("MD5 sine table", "MD5", "round-constants", md5_t(), 4, "RFC 1321", 4),
+        _signature("MD5 / SHA-1 initial values", "MD5", "initial-values", MD5_IV, 4, "RFC 1321", 4),
+        _signature("BLAKE2 message schedule (SIGMA)", "BLAKE2", "table", sigma, 1, rfc7693),
+        _signature(f'{chacha} "expand 32-byte k"', "ChaCha20", "constant-string", _words(CHACHA_SIGMA), 4, rfc7539, 3),
+        _signature(f'{chacha} "expand 16-byte k"', "ChaCha20", "constant-string", _words(CHACHA_TAU), 4, rfc7539, 3),
+        _signature("CRC-32 table", "CRC-32", "table", crc32_table(CRC32_POLY), 4, crc32),
+        _signature("CRC-32C table", "CRC-32C", "table", crc32_table(CRC32C_POLY), 4, crc32c),
+        _signature("CRC-32 polynomial", "CRC-32", "polynomial", (CRC32_POLY,), 4, crc32, 1),
+        _signature("CRC-32C polynomial", "CRC-32C", "polynomial", (CRC32C_POLY,), 4, crc32c, 1),
+        _signature("Curve25519 field prime", "Curve25519", "parameter", (CURVE25519_P,), 32, "RFC 7748"),
+        _signature("Ed25519 curve constant d", "Ed25519", "parameter", (ED25519_D,), 32, "RFC 8032"),
+        _signature("P-256 prime", "P-256", "parameter", (P256_P,), 32, fips186),
+        _signature("P-256 coefficient b", "P-256", "parameter", (P256_B,), 32, fips186),
+        _signature("P-256 base point x", "P-256", "parameter", (P256_GX,), 32, fips186),
+        _signature("P-256 group order", "P-256", "parameter", (P256_N,), 32, fips186),
     )
 
 
