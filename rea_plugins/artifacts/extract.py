@@ -8,8 +8,9 @@ import shutil
 import tempfile
 import threading
 import unicodedata
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Literal, TypeVar
 
 import msgspec
 
@@ -18,12 +19,15 @@ from rea.plugin import (
     ArchiveReader,
     CallContext,
     IntegrityPolicy,
+    JSONObject,
     Limits,
     ReaError,
+    ToolStep,
     leftovers,
     limit_exceeded,
     retained_reference,
 )
+from rea_plugins.artifacts.shapes import ExtractedFile, Extraction, Listing, RefusedEntry
 
 OUTPUT_PREFIX = "rea-extract-"
 # Where record-and-continue puts a file whose bytes contradict their declared hash: beside the verified tree, never
@@ -31,9 +35,15 @@ OUTPUT_PREFIX = "rea-extract-"
 QUARANTINE = "rea-quarantine"
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 WORKERS = 4
-# One written file's record and its integrity contradiction, if any.
-_Written = tuple[dict[str, Any], dict[str, Any] | None]
-_STATE = {True: "verified", None: "undeclared", False: "contradicted"}
+# One written file's record and its integrity contradiction, if any (the unpacker's record: JSON the kernel's
+# EntryRead carries, its fields each unpacker's).
+_Written = tuple[ExtractedFile, JSONObject | None]
+T = TypeVar("T")
+_STATE: dict[bool | None, Literal["verified", "undeclared", "contradicted"]] = {
+    True: "verified",
+    None: "undeclared",
+    False: "contradicted",
+}
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # A result lists at most this many rows (and bytes) per section inline; beyond that the complete record is
 # retained in the session and the result names it, so a large extraction still fits one MCP response.
@@ -44,7 +54,7 @@ LISTED_BYTES = 1 << 20
 NAME_MAX = 255
 
 
-def plan(entries: list[ArchiveEntry], paths: list[str] | None) -> tuple[list[ArchiveEntry], list[dict[str, Any]]]:
+def plan(entries: list[ArchiveEntry], paths: list[str] | None) -> tuple[list[ArchiveEntry], list[RefusedEntry]]:
     """Split the selection into entries to write and refusals (each with its reason)."""
     by_path: dict[str, list[ArchiveEntry]] = {}
     for e in entries:
@@ -66,12 +76,12 @@ def plan(entries: list[ArchiveEntry], paths: list[str] | None) -> tuple[list[Arc
             )
         selected = [e for p in sorted(set(paths)) for e in by_path[p]]
     links = {e.path for e in entries if e.kind == "link"}
-    refused: list[dict[str, Any]] = []
+    refused: list[RefusedEntry] = []
     candidates: list[ArchiveEntry] = []
     for e in selected:
         reason = _refusal(e, by_path, links)
         if reason:
-            refused.append({"path": e.path, "ordinal": e.ordinal, "kind": e.kind, "reason": reason})
+            refused.append(RefusedEntry(path=e.path, ordinal=e.ordinal, kind=e.kind, reason=reason))
         else:
             candidates.append(e)
     # Names equal once case and Unicode normalization are ignored would overwrite each other on
@@ -83,13 +93,13 @@ def plan(entries: list[ArchiveEntry], paths: list[str] | None) -> tuple[list[Arc
     keep: list[ArchiveEntry] = []
     for e in candidates:
         if len(folded[_fold(e.path)]) > 1:
-            refused.append({"path": e.path, "ordinal": e.ordinal, "kind": e.kind, "reason": "case_collision"})
+            refused.append(RefusedEntry(path=e.path, ordinal=e.ordinal, kind=e.kind, reason="case_collision"))
         elif any("/".join(e.path.split("/")[:i]) in files for i in range(1, e.path.count("/") + 1)):
-            refused.append({"path": e.path, "ordinal": e.ordinal, "kind": e.kind, "reason": "parent_is_a_file"})
+            refused.append(RefusedEntry(path=e.path, ordinal=e.ordinal, kind=e.kind, reason="parent_is_a_file"))
         else:
             keep.append(e)
     keep.sort(key=lambda e: e.path)
-    refused.sort(key=lambda r: (r["path"], r["ordinal"]))
+    refused.sort(key=lambda r: (r.path, r.ordinal))
     return keep, refused
 
 
@@ -210,14 +220,14 @@ class _Job:
             got = self.reader.stream(e, sink, policy=self.policy, ctx=self.ctx)
         finally:
             os.close(fd)
-        record = {
-            "path": e.path,
-            "size": got.size,
-            "sha256": got.sha256,
-            "unpacked": e.unpacked,
-            "executable": e.executable,
-            "integrity": _STATE[got.verified],
-        }
+        record = ExtractedFile(
+            path=e.path,
+            size=got.size,
+            sha256=got.sha256,
+            unpacked=e.unpacked,
+            executable=e.executable,
+            integrity=_STATE[got.verified],
+        )
         return record, got.contradiction
 
 
@@ -233,7 +243,7 @@ def _quarantine(out_dir: str, paths: list[str]) -> None:
 
 def extract(
     reader: ArchiveReader, paths: list[str] | None, policy: IntegrityPolicy, limits: Limits, ctx: CallContext
-) -> dict[str, Any]:
+) -> Extraction:
     """Materialize the selection into a fresh ``rea-extract-`` directory; on failure remove it and raise."""
     keep, refused = plan(reader.entries(), paths)
     declared = sum(e.size for e in keep)
@@ -266,7 +276,7 @@ def extract(
                     ctx.progress(f"extract: {len(written)} files", done=len(written), total=len(keep))
             else:
                 _run_parallel(job, groups, workers, written)
-            _quarantine(out_dir, [r["path"] for r, c in written if c is not None])
+            _quarantine(out_dir, [r.path for r, c in written if c is not None])
         finally:
             os.close(root_fd)
     except BaseException as exc:
@@ -280,59 +290,73 @@ def extract(
             ) from None
         raise
     noted.close()
-    files = sorted((r for r, _ in written), key=lambda r: r["path"])
+    files: list[ExtractedFile] = []
     for record, contradiction in written:
         if contradiction is not None:
-            record["quarantined_to"] = contradiction["quarantined_to"] = f"{QUARANTINE}/{record['path']}"
-    contradictions = sorted((c for _, c in written if c is not None), key=lambda c: c["logical_path"])
-    return {
-        "output_directory": out_dir,
-        "files": files,
-        "refused": refused,
-        "integrity_contradictions": contradictions,
-        "file_count": len(files),
-        "total_bytes": sum(f["size"] for f in files),
-        "refused_count": len(refused),
-        "contradiction_count": len(contradictions),
-        "listing": {"status": "complete"},
-    }
+            contradiction["quarantined_to"] = f"{QUARANTINE}/{record.path}"
+            record = msgspec.structs.replace(record, quarantined_to=contradiction["quarantined_to"])
+        files.append(record)
+    files.sort(key=lambda r: r.path)
+    contradictions = sorted((c for _, c in written if c is not None), key=lambda c: str(c["logical_path"]))
+    return Extraction(
+        format=reader.format,
+        integrity_policy=policy,
+        output_directory=out_dir,
+        files=files,
+        refused=refused,
+        integrity_contradictions=contradictions,
+        file_count=len(files),
+        total_bytes=sum(f.size for f in files),
+        refused_count=len(refused),
+        contradiction_count=len(contradictions),
+        listing=Listing(status="complete"),
+    )
 
 
-def oversized(result: dict[str, Any]) -> bool:
+def oversized(result: Extraction) -> bool:
     """Whether any listed section exceeds what one result lists inline."""
-    return any(len(_bounded_rows(result[s])) < len(result[s]) for s in LISTED_SECTIONS)
+    return any(len(_bounded_rows(rows)) < len(rows) for rows in _sections(result))
 
 
-def bounded(result: dict[str, Any], complete_id: str) -> dict[str, Any]:
+def _sections(result: Extraction) -> tuple[Sequence[object], ...]:
+    """The listed sections, in LISTED_SECTIONS' order."""
+    return (result.files, result.refused, result.integrity_contradictions)
+
+
+def bounded(result: Extraction, complete_id: str) -> Extraction:
     """The result with each listed section cut to its first rows, naming the retained complete record."""
-    out = dict(result)
-    shown: dict[str, int] = {}
-    for section in LISTED_SECTIONS:
-        out[section] = _bounded_rows(result[section])
-        shown[section] = len(out[section])
-    out["listing"] = {
-        "status": "bounded",
-        "shown": shown,
-        "total": {s: len(result[s]) for s in LISTED_SECTIONS},
-        "complete_evidence": retained_reference(complete_id),
-        "page_with": {
-            "tool": "inspect_analysis_view",
-            "arguments": {
-                "source": retained_reference(complete_id),
+    files, refused, contradictions = (
+        _bounded_rows(result.files),
+        _bounded_rows(result.refused),
+        _bounded_rows(result.integrity_contradictions),
+    )
+    shown = dict(zip(LISTED_SECTIONS, (len(files), len(refused), len(contradictions)), strict=True))
+    source: JSONObject = {**retained_reference(complete_id)}
+    listing = Listing(
+        status="bounded",
+        shown=shown,
+        total=dict(zip(LISTED_SECTIONS, map(len, _sections(result)), strict=True)),
+        complete_evidence=retained_reference(complete_id),
+        page_with=ToolStep(
+            tool="inspect_analysis_view",
+            arguments={
+                "source": source,
                 "view": {"kind": "page", "section": "files", "offset": 0, "limit": 256},
             },
-        },
-    }
-    return out
+        ),
+    )
+    return msgspec.structs.replace(
+        result, files=files, refused=refused, integrity_contradictions=contradictions, listing=listing
+    )
 
 
-def _bounded_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _bounded_rows(rows: Sequence[T]) -> list[T]:
     size = 0
     for i, row in enumerate(rows[:LISTED_ROWS]):
         size += len(msgspec.json.encode(row))
         if size > LISTED_BYTES:
-            return rows[:i]
-    return rows[:LISTED_ROWS]
+            return list(rows[:i])
+    return list(rows[:LISTED_ROWS])
 
 
 def discard(out_dir: str, cause: BaseException) -> None:

@@ -44,7 +44,7 @@ def limits_from(args: dict[str, Any]) -> Limits:
     )
 
 
-def limits_record(limits: Limits) -> dict[str, Any]:
+def limits_record(limits: Limits) -> dict[str, int | float]:
     ratio = limits.max_compression_ratio
     # Integral ratios are recorded as integers: canonical JSON of floats takes the slow reference path.
     return {

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from rea.plugin import DeclaredIntegrity, Record, TargetView, ToolStep
+from rea.plugin import DeclaredIntegrity, JSONObject, Record, TargetView, ToolStep
 
 
 class NestedArchive(Record, frozen=True, kw_only=True):
@@ -51,7 +51,8 @@ class ArtifactInventory(Record, frozen=True, kw_only=True):
     totals: Totals
     entries: list[ArtifactEntry]
     integrity_policy: Literal["fail", "record-and-continue"]
-    integrity_contradictions: list[dict[str, Any]]
+    # The unpacker's contradiction records: JSON the kernel's EntryRead carries, their fields each unpacker's.
+    integrity_contradictions: list[JSONObject]
     coverage: Literal["complete", "partial"]
     partial_reasons: list[str]
     limits: dict[str, int | float]
@@ -162,7 +163,8 @@ class Extraction(Record, frozen=True, kw_only=True):
     output_directory: str
     files: list[ExtractedFile]
     refused: list[RefusedEntry]
-    integrity_contradictions: list[dict[str, Any]]
+    # The unpacker's contradiction records (as in ArtifactInventory), each with where its bytes were quarantined.
+    integrity_contradictions: list[JSONObject]
     file_count: int
     total_bytes: int
     refused_count: int

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from rea.plugin import (
@@ -212,17 +210,15 @@ def _extract(call: ToolCall) -> Evidence:
     target, unpacker, reader = open_artifact(call.session.registry, call.args["path"], limits, call.ctx)
     try:
         result = extract_mod.extract(reader, paths, policy, limits, call.ctx)
-        output = result["output_directory"]
+        output = result.output_directory
         # A cancel arriving after this handler returns still removes what it wrote.
         call.on_abandon(lambda: extract_mod.discard(output, cancelled("recording the extraction")))
         try:
             subject = subject_target(target, reader, None)
-            return _extract_evidence(
-                call, target.is_directory, unpacker, subject, reader.format, policy, limits, paths, result
-            )
+            return _extract_evidence(call, target.is_directory, unpacker, subject, policy, limits, paths, result)
         except BaseException as exc:
             # The files are written but the call fails: nothing may be left behind.
-            extract_mod.discard(result["output_directory"], exc)
+            extract_mod.discard(result.output_directory, exc)
             raise
     finally:
         reader.close()
@@ -233,29 +229,27 @@ def _extract_evidence(
     directory_source: bool,
     unpacker: Unpacker,
     subject: Target,
-    fmt: str,
     policy: IntegrityPolicy,
     limits: Limits,
     paths: list[str] | None,
-    result: dict[str, Any],
+    result: Extraction,
 ) -> Evidence:
-    result = {"format": fmt, "integrity_policy": policy, **result}
     params = {
         "paths": sorted(set(paths)) if paths is not None else None,
         "integrity_policy": policy,
         "limits": limits_record(limits),
     }
     limitations = []
-    if result["refused"]:
-        limitations.append(f"{len(result['refused'])} selected entries were refused; see refused.")
+    if result.refused:
+        limitations.append(f"{len(result.refused)} selected entries were refused; see refused.")
     if directory_source:
         limitations.append("The subject digest of a directory source is its listing digest, not its content.")
 
-    def evidence(normalized: dict[str, Any], notes: list[str], links: list[str] | None = None) -> Evidence:
+    def evidence(normalized: Extraction, notes: list[str], links: list[str] | None = None) -> Evidence:
         return call.session.evidence(
             "extract_artifact",
             params,
-            OperationResult(normalized=normalized, limitations=notes),
+            OperationResult(normalized=msgspec.to_builtins(normalized), limitations=notes),
             bound=False,
             target=subject,
             provider=_provider(unpacker),
@@ -280,7 +274,7 @@ def _extract_evidence(
         if not call.ctx.signal.commit(lambda: call.session.ledger.record(complete)):
             call.ctx.check("extract_artifact")
     call.ctx.check("extract_artifact")
-    call.ctx.finish(f"extract: {result['file_count']} files")
+    call.ctx.finish(f"extract: {result.file_count} files")
     return answer
 
 
