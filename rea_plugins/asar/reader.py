@@ -19,7 +19,9 @@ from rea.plugin import (
     DeclaredIntegrity,
     EntryRead,
     IntegrityPolicy,
+    JSONObject,
     ReaError,
+    Record,
     Sink,
     is_missing,
     limit_exceeded,
@@ -61,7 +63,8 @@ class AsarEntry(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 class AsarRead(msgspec.Struct, kw_only=True):
     data: bytes
     verified: bool | None
-    contradiction: dict[str, Any] | None
+    # The kernel's EntryRead form of the contradiction (``contradiction`` below, as JSON), or None.
+    contradiction: JSONObject | None
 
 
 def _malformed(reason: str, message: str, **details: Any) -> ReaError:
@@ -488,7 +491,8 @@ def _companion_unreadable(path: str, exc: OSError) -> ReaError:
 def integrity_error(entry: AsarEntry, observed: str) -> ReaError:
     """The fail-closed error for one contradicted entry."""
     assert entry.integrity is not None
-    details: dict[str, Any] = {
+    # ReaError details: JSON the error carries to the caller.
+    details: JSONObject = {
         "logical_path": entry.path,
         "declared_sha256": entry.integrity.hash,
         "calculated_sha256": observed,
@@ -507,27 +511,49 @@ def integrity_error(entry: AsarEntry, observed: str) -> ReaError:
     return ReaError("artifact_integrity_mismatch", message, remediation=remediation, details=details)
 
 
-def contradiction(entry: AsarEntry, observed: str, bad_blocks: list[int], archive: str) -> dict[str, Any]:
-    """The canonical ``integrity_contradictions`` record for one entry."""
+class ContradictionProvenance(Record, frozen=True, kw_only=True):
+    declared_by: str
+    observed_from: str
+    archive: str
+
+
+class Contradiction(Record, frozen=True, kw_only=True):
+    """One entry whose bytes contradict the hash the header declares."""
+
+    logical_path: str
+    algorithm: str
+    declared_sha256: str
+    observed_sha256: str
+    mismatched_blocks: list[int]
+    unpacked: bool
+    trust: str
+    provenance: ContradictionProvenance
+    quarantined: bool
+    likely_cause: str | None = None
+
+
+def contradiction(entry: AsarEntry, observed: str, bad_blocks: list[int], archive: str) -> JSONObject:
+    """The canonical ``integrity_contradictions`` record for one entry, as the JSON the kernel's EntryRead carries
+    (its ``contradiction`` is a JSON object, each unpacker's own fields)."""
     assert entry.integrity is not None
-    record: dict[str, Any] = {
-        "logical_path": entry.path,
-        "algorithm": "sha256",
-        "declared_sha256": entry.integrity.hash,
-        "observed_sha256": observed,
-        "mismatched_blocks": bad_blocks,
-        "unpacked": entry.unpacked,
-        "trust": "contradicted",
-        "provenance": {
-            "declared_by": "asar-header",
-            "observed_from": "asar-unpacked-companion" if entry.unpacked else "asar-data",
-            "archive": archive,
-        },
-        "quarantined": True,
-    }
-    if entry.unpacked:
-        record["likely_cause"] = UNPACKED_CAUSE
-    return record
+    record = Contradiction(
+        logical_path=entry.path,
+        algorithm="sha256",
+        declared_sha256=entry.integrity.hash,
+        observed_sha256=observed,
+        mismatched_blocks=bad_blocks,
+        unpacked=entry.unpacked,
+        trust="contradicted",
+        provenance=ContradictionProvenance(
+            declared_by="asar-header",
+            observed_from="asar-unpacked-companion" if entry.unpacked else "asar-data",
+            archive=archive,
+        ),
+        quarantined=True,
+        likely_cause=UNPACKED_CAUSE if entry.unpacked else None,
+    )
+    out: JSONObject = msgspec.to_builtins(record)
+    return out
 
 
 def _too_deep() -> ReaError:
