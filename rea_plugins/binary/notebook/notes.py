@@ -336,32 +336,40 @@ def tools() -> list[ToolDef]:
     read_schema = obj({"address": optional_address, "document": DOCUMENT})
     target_ops = ("list_documents",)
     write_ops = ("list_segments",)
-    return [
-        ToolDef(
-            name="comment",
-            result_type=CommentAt,
-            family="binary",
-            toolset="notebook",
-            description="The analyst's comment at an address (or the cursor).",
-            input_schema=read_schema,
-            handler=_read_field("comment"),
-            requires_target=True,
-            requires_operations=target_ops,
-            cli_subject="address",
-            examples=({}, {"address": "0x401136"}),
+    # The two comments, read (comment, inline_comment) and written (set_comment, set_inline_comment) alike: the
+    # field, its reader's shape, its label, the setter's description and example.
+    comments = (
+        (
+            "comment",
+            CommentAt,
+            "Comment",
+            'Set (or with "" clear) the comment at an address; kept per target across connections and providers.',
+            "validates the licence key",
         ),
-        ToolDef(
-            name="inline_comment",
-            result_type=InlineCommentAt,
-            family="binary",
-            toolset="notebook",
-            description="The analyst's inline comment at an address (or the cursor).",
-            input_schema=read_schema,
-            handler=_read_field("inline_comment"),
-            requires_target=True,
-            requires_operations=target_ops,
-            cli_subject="address",
-            examples=({}, {"address": "0x401136"}),
+        (
+            "inline_comment",
+            InlineCommentAt,
+            "Inline comment",
+            'Set (or with "" clear) the inline comment shown beside the instruction at an address.',
+            "key length",
+        ),
+    )
+    return [
+        *(
+            ToolDef(
+                name=field,
+                result_type=shape,
+                family="binary",
+                toolset="notebook",
+                description=f"The analyst's {label.lower()} at an address (or the cursor).",
+                input_schema=read_schema,
+                handler=_read_field(field),
+                requires_target=True,
+                requires_operations=target_ops,
+                cli_subject="address",
+                examples=({}, {"address": "0x401136"}),
+            )
+            for field, shape, label, _, _ in comments
         ),
         ToolDef(
             name="list_bookmarks",
@@ -375,41 +383,24 @@ def tools() -> list[ToolDef]:
             requires_operations=target_ops,
             examples=({},),
         ),
-        ToolDef(
-            name="set_comment",
-            result_type=AnnotationChange,
-            family="binary",
-            toolset="notebook",
-            description=(
-                'Set (or with "" clear) the comment at an address; kept per target across connections and providers.'
-            ),
-            input_schema=obj(
-                {"address": ADDRESS, "comment": text("Comment", "comment"), "document": DOCUMENT},
-                ("address", "comment"),
-            ),
-            handler=_set_field("comment", "comment"),
-            effects=WRITE,
-            requires_target=True,
-            requires_operations=write_ops,
-            cli_subject="address",
-            examples=({"address": "0x401136", "comment": "validates the licence key"},),
-        ),
-        ToolDef(
-            name="set_inline_comment",
-            result_type=AnnotationChange,
-            family="binary",
-            toolset="notebook",
-            description='Set (or with "" clear) the inline comment shown beside the instruction at an address.',
-            input_schema=obj(
-                {"address": ADDRESS, "comment": text("Inline comment", "inline_comment"), "document": DOCUMENT},
-                ("address", "comment"),
-            ),
-            handler=_set_field("inline_comment", "comment"),
-            effects=WRITE,
-            requires_target=True,
-            requires_operations=write_ops,
-            cli_subject="address",
-            examples=({"address": "0x401136", "comment": "key length"},),
+        *(
+            ToolDef(
+                name=f"set_{field}",
+                result_type=AnnotationChange,
+                family="binary",
+                toolset="notebook",
+                description=setter,
+                input_schema=obj(
+                    {"address": ADDRESS, "comment": text(label, field), "document": DOCUMENT}, ("address", "comment")
+                ),
+                handler=_set_field(field, "comment"),
+                effects=WRITE,
+                requires_target=True,
+                requires_operations=write_ops,
+                cli_subject="address",
+                examples=({"address": "0x401136", "comment": example},),
+            )
+            for field, _, label, setter, example in comments
         ),
         ToolDef(
             name="set_address_name",
