@@ -10,11 +10,10 @@ import sys
 import urllib.parse
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
 
 import msgspec
 
-from rea.plugin import CallContext
+from rea.plugin import CallContext, JSONObject
 from rea_plugins.javascript import entrypoints, facts, inputs, parallel, sourcemaps, syntax
 from rea_plugins.javascript.facts import PendingImport
 from rea_plugins.javascript.inputs import Collected, InputFile
@@ -83,7 +82,7 @@ class _Builder:
         self.original_bytes = 0  # sourcesContent parsed for names, against MAX_ORIGINALS_TOTAL_BYTES
         self.skipped: list[Skipped] = list(collected.skipped)
 
-    def parse_all(self, lineage: list[dict[str, Any]] | None = None) -> None:
+    def parse_all(self, lineage: list[JSONObject] | None = None) -> None:
         """Parse each script and build its modules' records (all but the import edges, which need every path);
         the file's bytes, its syntax tree and the intermediate records go as soon as its modules are built. A large
         input is parsed in worker processes too when REA_JAVASCRIPT_PARSE_WORKERS allows (``parallel``), with the same
@@ -486,7 +485,7 @@ def without_cycle_collection() -> Iterator[None]:
 
 
 def build(
-    collected: Collected, limits: Limits, ctx: CallContext, lineage: list[dict[str, Any]] | None = None
+    collected: Collected, limits: Limits, ctx: CallContext, lineage: list[JSONObject] | None = None
 ) -> Application:
     """The complete application graph of the collected files (deterministic: sorted by path); each module's record
     is built as its file is parsed, so the syntax trees never all live at once. Consumes ``collected.files``;
@@ -498,7 +497,7 @@ def build(
         syntax.release_lines()
 
 
-def _build(collected: Collected, limits: Limits, ctx: CallContext, lineage: list[dict[str, Any]] | None) -> Application:
+def _build(collected: Collected, limits: Limits, ctx: CallContext, lineage: list[JSONObject] | None) -> Application:
     builder = _Builder(collected, limits, ctx)
     builder.parse_all(lineage)
     builder.build_modules()

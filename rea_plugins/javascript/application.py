@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import AnalysisProfile, Evidence, OperationResult, ProviderIdentity, ToolCall, identify
+from rea.plugin import AnalysisProfile, Evidence, JSONObject, OperationResult, ProviderIdentity, ToolCall, identify
 from rea.plugin import __version__ as rea_version
 from rea.plugin import evidence as ev_mod
 from rea_plugins.javascript import analyze, facts, inputs, syntax
@@ -63,7 +63,8 @@ def handle(call: ToolCall) -> Evidence:
     target = identify(args["input_path"], call.ctx, allow_directory=True)
     fmt = inputs.choose_format(target, args.get("format", "auto"))
     collected = inputs.collect(call.session.registry, target, fmt, limits, policy, call.ctx)
-    lineage: list[dict[str, Any]] = []
+    # The parse workers' process observations, as the kernel records them (its JSON).
+    lineage: list[JSONObject] = []
     try:
         normalized = analyze.build(collected, limits, call.ctx, lineage)
     finally:

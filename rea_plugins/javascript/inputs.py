@@ -6,9 +6,9 @@ import errno
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-from rea.plugin import CallContext, ReaError, Registry, Target, select_unpacker
+from rea.plugin import CallContext, JSONObject, ReaError, Registry, Target, select_unpacker
 from rea.plugin import Limits as ArchiveLimits
 from rea_plugins.javascript import syntax
 from rea_plugins.javascript.model import Integrity, Limits, Skipped
@@ -41,7 +41,8 @@ class Collected:
     format: Literal["directory", "asar"]
     files: list[InputFile] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
-    contradictions: list[dict[str, Any]] = field(default_factory=list)
+    # The unpacker's contradiction records (JSON the kernel's EntryRead carries).
+    contradictions: list[JSONObject] = field(default_factory=list)
     reasons: set[str] = field(default_factory=set)
     files_seen: int = 0
     total_bytes: int = 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from rea.plugin import JSONValue, Record
+from rea.plugin import JSONObject, JSONValue, Record
 
 SCHEMA_VERSION = 1
 OPERATION = "analyze_javascript_application"
@@ -265,7 +265,8 @@ class Application(_Record, frozen=True):
     modules: list[Module]
     entry_points: list[EntryPoint]
     source_maps: list[SourceMap]
-    integrity_contradictions: list[dict[str, Any]]
+    # The unpacker's contradiction records: JSON the kernel's EntryRead carries, their fields each unpacker's.
+    integrity_contradictions: list[JSONObject]
     counts: dict[str, int]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import CallContext, ReaError
+from rea.plugin import CallContext, JSONObject, ReaError
 from rea_plugins.javascript import inputs, syntax
 from rea_plugins.javascript.inputs import InputFile
 from rea_plugins.javascript.model import Integrity, Limits, Skipped
@@ -219,7 +219,7 @@ def parse(
     ctx: CallContext,
     take: Take,
     workers: int,
-    lineage: list[dict[str, Any]] | None = None,
+    lineage: list[JSONObject] | None = None,
 ) -> None:
     """Parse ``scripts`` here and in ``workers`` workers, admitting each through ``take`` in order (as the serial
     path does); ``lineage`` receives the workers' observations."""

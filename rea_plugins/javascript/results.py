@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from rea.plugin import JSONValue, Paged, Picture, Record
+from rea.plugin import JSONObject, JSONValue, Paged, Picture, Record
 from rea_plugins.javascript.model import (
     Assignment,
     EntryPoint,
@@ -155,7 +155,8 @@ class ApplicationSummary(Paged, frozen=True, kw_only=True):
     source_maps: list[SourceMapOverview]
     source_maps_total: int
     modules: list[ModuleOverview]
-    integrity_contradictions: list[dict[str, Any]]
+    # The unpacker's contradiction records: JSON the kernel's EntryRead carries, their fields each unpacker's.
+    integrity_contradictions: list[JSONObject]
     integrity_contradictions_total: int
 
 
