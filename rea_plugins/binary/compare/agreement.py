@@ -15,6 +15,7 @@ from rea.plugin import (
     AnalysisClient,
     AnalysisProfile,
     Evidence,
+    JSONObject,
     OperationResult,
     ProcedureRef,
     ProviderIdentity,
@@ -424,7 +425,7 @@ def _compare_provider_results(call: ToolCall) -> Evidence:
     )
 
 
-PROVIDER_ID = {"type": "string", "pattern": "^[a-z][a-z0-9-]*$", "maxLength": 64}
+PROVIDER_ID: JSONObject = {"type": "string", "pattern": "^[a-z][a-z0-9-]*$", "maxLength": 64}
 
 
 def tools() -> list[ToolDef]:

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.plugin import Evidence, OperationResult, ToolCall, invalid_request, issue
+from rea.plugin import Evidence, JSONObject, OperationResult, ToolCall, invalid_request, issue
 from rea_plugins.binary.core import annotate, demangle
 
 ADDRESS_PATTERN = "^0x[0-9a-fA-F]{1,16}$"
 
 
-def prop(kind: str, description: str, examples: list[Any], **extra: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": kind, "description": description, "examples": examples}
+# The input schemas are JSON Schema fragments (JSONObject): JSON Schema's vocabulary, not rea records.
+
+
+def prop(kind: str, description: str, examples: list[Any], **extra: Any) -> JSONObject:
+    out: JSONObject = {"type": kind, "description": description, "examples": examples}
     out.update(extra)
     return out
 
@@ -55,10 +58,12 @@ SPLIT_OPERANDS = prop("boolean", "Add mnemonic and operands to each row (default
 WINDOW = prop(
     "integer", "Instructions before (or after) the one at address (0-200, default 8).", [8], minimum=0, maximum=200
 )
+# A search's request: what to find, how, and the page (search_procedures, search_strings).
+SEARCH: JSONObject = {"pattern": PATTERN, "mode": MODE, "case_sensitive": CASE, "offset": OFFSET, "limit": LIMIT}
 MAX_INSTRUCTIONS = prop("integer", "Cap on returned instructions.", [200], minimum=1, maximum=20000)
 
 
-def obj(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+def obj(properties: JSONObject, required: tuple[str, ...] = ()) -> JSONObject:
     return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
 
 

@@ -21,14 +21,12 @@ from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import (
     ADDRESS,
     ADDRESS_PATTERN,
-    CASE,
     DIRECTION,
     DOCUMENT,
     LIMIT,
-    MODE,
     OFFSET,
-    PATTERN,
     PROCEDURE,
+    SEARCH,
     check_document,
     evidence,
     obj,
@@ -149,11 +147,7 @@ def tools() -> list[ToolDef]:
             description="Find procedures whose name matches a literal substring or a regex (bounded, paged).",
             input_schema=obj(
                 {
-                    "pattern": PATTERN,
-                    "mode": MODE,
-                    "case_sensitive": CASE,
-                    "offset": OFFSET,
-                    "limit": LIMIT,
+                    **SEARCH,
                     "document": DOCUMENT,
                     "detail": rows.DETAIL,
                 },

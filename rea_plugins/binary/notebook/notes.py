@@ -14,6 +14,7 @@ import msgspec
 from rea.plugin import (
     LIMITS,
     Evidence,
+    JSONObject,
     Note,
     Notebook,
     OperationResult,
@@ -310,7 +311,7 @@ def tools() -> list[ToolDef]:
         "string", "Address (0x hex); the cursor when omitted.", ["0x401136"], pattern=ADDRESS_PATTERN
     )
 
-    def text(what: str, field: str) -> dict[str, Any]:
+    def text(what: str, field: str) -> JSONObject:
         return prop(
             "string",
             f'{what} (at most {LIMITS[field]} characters; "" clears it).',
@@ -324,7 +325,7 @@ def tools() -> list[ToolDef]:
         ["parse_options"],
         maxLength=LIMITS["name"],
     )
-    names = {
+    names: JSONObject = {
         "type": "object",
         "description": 'Address (0x hex) to identifier; "" removes that user name.',
         "propertyNames": {"pattern": ADDRESS_PATTERN},

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from rea.plugin import (
     Evidence,
+    JSONObject,
     OperationResult,
     ReaError,
     ToolCall,
@@ -567,7 +568,7 @@ def tools() -> list[ToolDef]:
     scope = prop(
         "string", "segments (mapped file bytes, default) or file (every byte).", ["segments"], enum=["segments", "file"]
     )
-    constant = {
+    constant: JSONObject = {
         "anyOf": [{"type": "integer"}, {"type": "string", "pattern": r"^\s*-?(0x[0-9a-fA-F]+|[0-9]+)\s*$"}],
         "description": "A constant: an integer, or '0x9e3779b185ebca87' or '-14' as text.",
         "examples": ["0x9e3779b185ebca87"],

@@ -28,13 +28,11 @@ from rea.plugin import (
 from rea_plugins.binary.core.regions import read_file, regions
 from rea_plugins.binary.core.schema import (
     ADDRESS,
-    CASE,
     DOCUMENT,
     LIMIT,
     MIN_LENGTH,
-    MODE,
     OFFSET,
-    PATTERN,
+    SEARCH,
     check_document,
     evidence,
     obj,
@@ -231,11 +229,7 @@ def tools() -> list[ToolDef]:
             description="Find strings matching a literal substring or a regex (bounded, paged).",
             input_schema=obj(
                 {
-                    "pattern": PATTERN,
-                    "mode": MODE,
-                    "case_sensitive": CASE,
-                    "offset": OFFSET,
-                    "limit": LIMIT,
+                    **SEARCH,
                     "min_length": MIN_LENGTH,
                     "document": DOCUMENT,
                 },
