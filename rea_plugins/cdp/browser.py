@@ -7,7 +7,6 @@ import shutil
 import socket
 import tempfile
 import time
-from typing import Any
 
 import msgspec
 
@@ -15,9 +14,11 @@ from rea.plugin import (
     MAX_INT32,
     CallContext,
     CloseOutcome,
+    JSONObject,
     OwnedProcess,
     ProcessSpec,
     ReaError,
+    Record,
     SandboxPolicy,
     SettingSpec,
     cancelled,
@@ -123,10 +124,13 @@ def find_chromium() -> tuple[str | None, str]:
     return None, "no chromium or chrome executable on PATH"
 
 
-class LaunchRecord(msgspec.Struct, frozen=True, kw_only=True):
+class LaunchRecord(Record, frozen=True, kw_only=True):
+    """How rea launched the browser."""
+
     executable: str
     source: str
-    isolation: dict[str, Any]
+    # The sandbox's isolation record (the kernel's, as JSON): carried into the capture as it is.
+    isolation: JSONObject
     startup_ms: int
 
 
@@ -217,10 +221,11 @@ class OwnedBrowser:
     def alive(self) -> bool:
         return self.proc.running
 
-    def lineage(self) -> list[dict[str, Any]]:
+    # Lineage snapshots are the kernel's process contract (OwnedProcess.observe), JSON rea's records do not restate.
+    def lineage(self) -> list[JSONObject]:
         return list(self._lineage)
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> JSONObject:
         snap = self.proc.observe("snapshot")
         self._lineage.append(snap)
         return snap

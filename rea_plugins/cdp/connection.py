@@ -16,6 +16,7 @@ from rea.plugin import (
     CallContext,
     CommandFailed,
     JSONObject,
+    JSONValue,
     Subscriber,
     arr,
     devtools,
@@ -34,6 +35,7 @@ __all__ = [
     "Connection",
     "Subscriber",
     "arr",
+    "as_int",
     "browser_version",
     "http_json",
     "obj",
@@ -64,6 +66,14 @@ def browser_version(endpoint: str, ctx: CallContext | None = None) -> JSONObject
     if not isinstance(info, dict) or not isinstance(info.get("webSocketDebuggerUrl"), str):
         raise devtools.protocol_violation(BROWSER, "/json/version has no webSocketDebuggerUrl", endpoint=endpoint)
     return info
+
+
+def as_int(value: JSONValue) -> int:
+    """``int(value)`` of a number in the browser's JSON, typed: a number, a bool or a string as ``int`` reads them,
+    and the TypeError ``int`` raises for anything else."""
+    if isinstance(value, (int, float, str)):
+        return int(value)
+    raise TypeError(f"int() argument must be a number or a string, not {type(value).__name__}")
 
 
 class Connection(devtools.Connection):

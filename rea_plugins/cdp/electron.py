@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from typing import Any
 
-from rea.plugin import CallContext, devtools
+from rea.plugin import CallContext, JSONObject, devtools
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.model import BrowserRecord, BrowserTarget, BrowserVersion, ConsoleEvent
 from rea_plugins.cdp.pagemodel import Page, page_of
@@ -124,10 +123,11 @@ def list_targets(endpoint: str, roots: list[str], offset: int, limit: int, ctx: 
     )
 
 
-def _world(raw: dict[str, Any]) -> ElectronContext:
+def _world(raw: JSONObject) -> ElectronContext:
+    """An execution context as the browser describes it (its protocol JSON, read key by key)."""
     kind = cdp.obj(raw.get("auxData")).get("type")
     return ElectronContext(
-        context_id=raw["id"],
+        context_id=cdp.as_int(raw["id"]),
         name=str(raw.get("name", ""))[:240],
         origin=str(raw.get("origin", ""))[:240],
         aux_type=kind if isinstance(kind, str) else None,
@@ -139,11 +139,12 @@ def inspect_page(
 ) -> ElectronPage:
     conn, session = page.conn, page.session
     lock = threading.Lock()
-    contexts: list[dict[str, Any]] = []
+    # The browser's execution-context events, as sent (protocol JSON rea does not shape).
+    contexts: list[JSONObject] = []
     console: list[ConsoleEvent] = []
     seen = [0]
 
-    def on_event(method: str, params: dict[str, Any], sid: str | None) -> None:
+    def on_event(method: str, params: JSONObject, sid: str | None) -> None:
         if sid != session:
             return
         with lock:
@@ -159,7 +160,7 @@ def inspect_page(
                             level=str(params.get("type", "log")),
                             text=console_text(args)[:MAX_TEXT],
                             argument_types=[str(a.get("type", "")) for a in args if isinstance(a, dict)],
-                            timestamp=params.get("timestamp") if isinstance(params.get("timestamp"), float) else None,
+                            timestamp=ts if isinstance(ts := params.get("timestamp"), float) else None,
                             url=None,
                             line=None,
                             column=None,

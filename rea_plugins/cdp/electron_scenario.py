@@ -76,7 +76,8 @@ class ElectronCapture(BrowserRecord, frozen=True):
     executable_path: str
     application_root: str
     application_path: str
-    isolation: dict[str, Any]
+    # The sandbox's isolation record (the kernel's, as JSON): this record does not restate the kernel's schema.
+    isolation: JSONObject
     startup_ms: int
     steps: list[ElectronStep]
     renderer: ElectronPage | None
@@ -107,7 +108,8 @@ def _application(path: str, root: str) -> str:
     return real
 
 
-def _literal(value: dict[str, Any]) -> str:
+def _literal(value: JSONObject) -> str:
+    """A value object of the caller's request (its document, as the input schema shapes it), literal only."""
     if value.get("source") != "literal":
         raise StepFailed("capture_electron_scenario takes literal values only (no secret sources)")
     return str(value["value"])

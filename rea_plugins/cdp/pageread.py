@@ -10,7 +10,7 @@ from __future__ import annotations
 import urllib.parse
 from typing import Any
 
-from rea.plugin import CallContext, invalid_request, issue
+from rea.plugin import CallContext, JSONObject, invalid_request, issue
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.pagemodel import (
     EventListener,
@@ -59,7 +59,8 @@ def describe_node(page: PageSession, backend: int, ctx: CallContext, cache: dict
     return cache[backend]
 
 
-def listeners_of(page: PageSession, node_id: int, depth: int, ctx: CallContext) -> list[tuple[dict[str, Any], int]]:
+def listeners_of(page: PageSession, node_id: int, depth: int, ctx: CallContext) -> list[tuple[JSONObject, int]]:
+    # Each listener as DOMDebugger.getEventListeners sends it (the browser's JSON), with its node's backend id.
     handle = page.conn.call(
         "DOM.resolveNode", {"nodeId": node_id, "objectGroup": OBJECT_GROUP}, session=page.session, ctx=ctx
     )
@@ -95,7 +96,7 @@ def event_listeners(
     root_id = root.get("nodeId")
     if not isinstance(root_id, int):
         raise unavailable("the page has no document", "no_document")
-    raw: list[tuple[dict[str, Any], int]] = []
+    raw: list[tuple[JSONObject, int]] = []
     matched = 0
     limitations: list[str] = []
     try:
@@ -124,7 +125,7 @@ def event_listeners(
         conn.send("Runtime.releaseObjectGroup", {"objectGroup": OBJECT_GROUP}, session)
     scripts = {s.script_id: s for s in in_scope(page)[0]}
     seen: set[tuple[Any, ...]] = set()
-    kept: list[tuple[dict[str, Any], int, PageScript]] = []
+    kept: list[tuple[JSONObject, int, PageScript]] = []
     outside = 0
     for listener, backend in raw:
         key = (
@@ -147,8 +148,8 @@ def event_listeners(
         key=lambda k: (
             str(k[0].get("type")),
             k[2].url,
-            int(k[0].get("lineNumber", 0)),
-            int(k[0].get("columnNumber", 0)),
+            cdp.as_int(k[0].get("lineNumber", 0)),
+            cdp.as_int(k[0].get("columnNumber", 0)),
         )
     )
     by_type: dict[str, int] = {}
@@ -157,8 +158,8 @@ def event_listeners(
     nodes: dict[int, ListenerNode] = {}
     listed: list[EventListener] = []
     for listener, backend, script in kept[offset : offset + limit]:
-        line = int(listener.get("lineNumber", 0)) + 1
-        column = int(listener.get("columnNumber", 0)) + 1
+        line = cdp.as_int(listener.get("lineNumber", 0)) + 1
+        column = cdp.as_int(listener.get("columnNumber", 0)) + 1
         mapped = original(page, script, line, column, ctx)[0] if map_sources and script.source_map_url else None
         listed.append(
             EventListener(

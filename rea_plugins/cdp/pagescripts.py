@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from rea.plugin import CallContext, ReaError, devtools, read_regular, sourcemap
+from rea.plugin import CallContext, JSONObject, ReaError, devtools, read_regular, sourcemap
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.model import BrowserTarget
 from rea_plugins.cdp.pagemodel import OriginalLocation
@@ -55,8 +55,9 @@ class PageSession:
     session: str
     target: BrowserTarget
     scope: list[str]
-    info: dict[str, Any]
-    parsed: list[dict[str, Any]] = field(default_factory=list)
+    # The browser's /json/version and scriptParsed events: its protocol JSON, read key by key.
+    info: JSONObject
+    parsed: list[JSONObject] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     maps: dict[str, sourcemap.Decoded | str] = field(default_factory=dict)
     # An Electron page's scope: file:// URLs inside these roots (then ``scope``, the origins, is empty).
@@ -69,7 +70,7 @@ class PageSession:
             return path is not None and devtools.inside(path, self.file_roots)
         return origin_of(url) in self.scope
 
-    def scripts(self) -> list[dict[str, Any]]:
+    def scripts(self) -> list[JSONObject]:
         with self.lock:
             return list(self.parsed)
 
@@ -88,7 +89,7 @@ def page_session(
             target, scope = page_target(conn, target_id, origins, ctx)
         holder: dict[str, PageSession] = {}
 
-        def on_event(method: str, params: dict[str, Any], session: str | None) -> None:
+        def on_event(method: str, params: JSONObject, session: str | None) -> None:
             page = holder.get("page")
             if page is not None and session == page.session and method == "Debugger.scriptParsed":
                 with page.lock:
@@ -109,15 +110,16 @@ def page_session(
             conn.unsubscribe(on_event)
 
 
-def script_of(params: dict[str, Any]) -> PageScript:
+def script_of(params: JSONObject) -> PageScript:
+    """A script from its ``Debugger.scriptParsed`` event (the browser's JSON)."""
     aux = cdp.obj(params.get("executionContextAuxData"))
     map_url = params.get("sourceMapURL")
     return PageScript(
         script_id=str(params.get("scriptId", "")),
         url=str(params.get("url", "")),
         frame_id=aux.get("frameId") if isinstance(aux.get("frameId"), str) else None,
-        start_line=int(params.get("startLine", 0) or 0),
-        start_column=int(params.get("startColumn", 0) or 0),
+        start_line=cdp.as_int(params.get("startLine", 0) or 0),
+        start_column=cdp.as_int(params.get("startColumn", 0) or 0),
         is_module=params.get("isModule") is True,
         v8_hash=str(params.get("hash", "")),
         source_map_url=map_url if isinstance(map_url, str) and map_url else None,
@@ -159,7 +161,7 @@ def read_source(page: PageSession, script: PageScript, ctx: CallContext) -> str 
 
 
 def _fetch(page: PageSession, script: PageScript, url: str, ctx: CallContext) -> bytes:
-    params: dict[str, Any] = {"url": url, "options": {"disableCache": False, "includeCredentials": False}}
+    params: JSONObject = {"url": url, "options": {"disableCache": False, "includeCredentials": False}}
     if script.frame_id is not None:
         params["frameId"] = script.frame_id
     reply = page.conn.call("Network.loadNetworkResource", params, session=page.session, ctx=ctx)

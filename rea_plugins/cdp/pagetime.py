@@ -11,9 +11,8 @@ from __future__ import annotations
 import bisect
 import threading
 import time
-from typing import Any
 
-from rea.plugin import CallContext
+from rea.plugin import CallContext, JSONObject
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp.model import BrowserRecord
 from rea_plugins.cdp.pagemodel import ListenerNode, Page, page_of
@@ -128,13 +127,14 @@ class _Timeline:
         t_ms = int((time.monotonic() - self.start) * 1000)
         self.events.append(TimelineEvent(t_ms=t_ms, kind=kind, url=sanitize(url).url if url else None, detail=detail))
 
-    def __call__(self, method: str, params: dict[str, Any], session: str | None) -> None:
+    def __call__(self, method: str, params: JSONObject, session: str | None) -> None:
         if session != self.session:
             return
         with self.lock:
             self._event(method, params)
 
-    def _event(self, method: str, params: dict[str, Any]) -> None:
+    # A DevTools event's params: the browser's JSON, read key by key.
+    def _event(self, method: str, params: JSONObject) -> None:
         mutation = {
             "DOM.childNodeInserted": "inserted",
             "DOM.childNodeRemoved": "removed",
@@ -254,7 +254,8 @@ def _offset(source: str, line: int, column: int) -> int:
     return starts[min(line, len(starts) - 1)] + column
 
 
-def _functions(entry: dict[str, Any]) -> list[tuple[int, int, int]]:
+# A script's entry of Profiler.takePreciseCoverage (the browser's JSON).
+def _functions(entry: JSONObject) -> list[tuple[int, int, int]]:
     """(start, end, count) of each function's own range, innermost last when sorted by start then size."""
     out = []
     for fn in cdp.arr(entry.get("functions")):
@@ -327,7 +328,7 @@ def observe_execution(
         script = by_id.get(str(listener.get("scriptId", "")))
         if script is None:
             continue
-        line, column = int(listener.get("lineNumber", 0)), int(listener.get("columnNumber", 0))
+        line, column = cdp.as_int(listener.get("lineNumber", 0)), cdp.as_int(listener.get("columnNumber", 0))
         source = read_source(page, script, ctx)
         calls = None
         if source is not None:

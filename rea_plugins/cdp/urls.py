@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import urllib.parse
-from typing import Any
 
 import msgspec
 
@@ -106,8 +105,3 @@ def sanitize(url: str) -> SanitizedUrl:
 def in_scope(url: str, origins: list[str]) -> bool:
     origin = origin_of(url)
     return origin is not None and origin in origins
-
-
-def sanitized(url: str) -> dict[str, Any]:
-    out: dict[str, Any] = msgspec.to_builtins(sanitize(url))
-    return out
