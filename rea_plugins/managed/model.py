@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import PageOf, Picture, Record
+from rea.plugin import JSONObject, JSONValue, PageOf, Picture, Record
 
 SCHEMA_VERSION = 1
 ARTIFACT_OPERATION = "inspect_managed_artifact"
@@ -81,8 +81,10 @@ class Attribute(Strict, frozen=True, kw_only=True):
     type: str
     # An enum argument reads {"enum": type, "value": n, "name": member (where the enum is defined here)}.
     # None: the value blob could not be decoded (a bound hit, a damaged blob).
-    arguments: list[Any] | None
-    named: dict[str, Any] | None
+    arguments: list[JSONValue] | None
+    # Named arguments (field and property values) as the assembly's blob decodes them: the assembly's data, not a
+    # rea record.
+    named: JSONObject | None
 
 
 class ArtifactResult(Strict, frozen=True, kw_only=True):
@@ -447,8 +449,3 @@ class ReconstructionResult(Strict, frozen=True, kw_only=True):
     members_evidence_id: str
     methods: list[ReconstructedMethod]
     notes: list[str]
-
-
-def to_json(record: msgspec.Struct) -> dict[str, Any]:
-    out: dict[str, Any] = msgspec.to_builtins(record)
-    return out

@@ -5,6 +5,9 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
+# A custom attribute's decoded arguments are the assembly's data (JSON values), not rea records.
+from rea.plugin import JSONObject, JSONValue
+
 # A resolver names a TypeDefOrRefOrSpec coded token (table 0 TypeDef, 1 TypeRef, 2 TypeSpec; rid).
 Resolver = Callable[[int, int, int], str]
 MAX_DEPTH = 32
@@ -249,19 +252,19 @@ class _Values:
         self.guess = guess
         self.guessed = False
 
-    def enum(self, blob: Blob, name: str) -> object:
+    def enum(self, blob: Blob, name: str) -> JSONValue:
         short = _short_type(name)
         code, names = self.enums(short) if self.enums is not None and short else (None, {})
         if code not in ENUM_UNDERLYING:
             code, self.guessed = self.guess, True
         fmt = _FIXED[code]
         value = struct.unpack(fmt, blob.take(struct.calcsize(fmt)))[0]
-        out: dict[str, object] = {"enum": short, "value": value}
+        out: JSONObject = {"enum": short, "value": value}
         if value in names:
             out["name"] = names[value]
         return out
 
-    def value(self, blob: Blob, code: int, inner: int, name: str = "") -> object:
+    def value(self, blob: Blob, code: int, inner: int, name: str = "") -> JSONValue:
         if code in _FIXED:
             fmt = _FIXED[code]
             value = struct.unpack(fmt, blob.take(struct.calcsize(fmt)))[0]
@@ -302,7 +305,7 @@ def _short_type(name: str) -> str:
 
 def attribute_value(
     data: bytes, params: list[Param], max_bytes: int, enums: EnumInfo | None = None
-) -> tuple[list[object], dict[str, object]] | None:
+) -> tuple[list[JSONValue], JSONObject] | None:
     """Fixed and named arguments of a custom attribute blob, or None where they do not decode.
 
     An enum argument reads ``{"enum": type, "value": n}`` (and ``"name"`` where the enum is defined in this
@@ -315,15 +318,13 @@ def attribute_value(
     return None
 
 
-def _attribute_value(
-    data: bytes, params: list[Param], reader: _Values
-) -> tuple[list[object], dict[str, object]] | None:
+def _attribute_value(data: bytes, params: list[Param], reader: _Values) -> tuple[list[JSONValue], JSONObject] | None:
     blob = Blob(data)
     try:
         if blob.take(2) != b"\x01\x00":
             return None
         fixed = [reader.value(blob, code, inner, name) for code, inner, name in params]
-        named: dict[str, object] = {}
+        named: JSONObject = {}
         for _ in range(struct.unpack("<H", blob.take(2))[0]):
             blob.byte()  # FIELD or PROPERTY
             code, inner, tname = reader.field_type(blob)
