@@ -13,9 +13,25 @@ import resource
 import time
 from typing import Any
 
+import msgspec
+
 from rea.plugin import ReaError, Reporter, invalid_request, issue, serve
 from rea_plugins.lldb.abi import ABIS
-from rea_plugins.lldb.output import read_capped
+from rea_plugins.lldb.debugshapes import (
+    Breakpoint,
+    Breakpoints,
+    Exit,
+    Frame,
+    Launched,
+    Place,
+    Read,
+    State,
+    StopReason,
+    Thread,
+    Where,
+    Written,
+)
+from rea_plugins.lldb.output import Output, read_capped
 
 POLL_S = 0.0005
 OUTPUT_LIMIT = 16 * 1024
@@ -56,7 +72,7 @@ class Debuggee:
         self.breakpoints: dict[int, dict[str, Any]] = {}
         self.watchpoints: dict[int, dict[str, Any]] = {}
         self.last_state = "not launched"
-        self.exit: dict[str, Any] | None = None
+        self.exit: Exit | None = None
         # The pid of the program debug_end detached from (it runs on in the sandbox until debug_attach).
         self.detached_pid: int | None = None
         # Attaches so far: LLDB counts stops per process, so a stop is named by both.
@@ -68,7 +84,7 @@ class Debuggee:
 
     # -- launch -----------------------------------------------------------------------------------
 
-    def launch(self) -> dict[str, Any]:
+    def launch(self) -> Launched:
         lldb = self.lldb
         p = self.params
         error = lldb.SBError()
@@ -119,15 +135,15 @@ class Debuggee:
                 details={"reason": "launch_failed", "debugger_message": (error.GetCString() or "")[:300]},
             )
         stop = self.wait(float(p.get("wait_ms", 5000)) / 1000)
-        if stop_at == "entry" and stop["state"] == "stopped":
+        if stop_at == "entry" and stop.state == "stopped":
             self.entry_stop = int(self.process.GetStopID())
             stop = self.describe()
-        return {
-            "pid": self.process.GetProcessID(),
-            "load_bias": self.load_bias(),
-            "debugger_version": lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
-            "stop": stop,
-        }
+        return Launched(
+            pid=self.process.GetProcessID(),
+            load_bias=self.load_bias(),
+            debugger_version=lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
+            stop=stop,
+        )
 
     def platform(self, emulator: dict[str, str] | None) -> str | None:
         """LLDB's platform for the program: the host's, or qemu-user (the emulator, started by LLDB as its child,
@@ -152,7 +168,7 @@ class Debuggee:
 
     # -- waiting and stops ------------------------------------------------------------------------
 
-    def wait(self, timeout_s: float) -> dict[str, Any]:
+    def wait(self, timeout_s: float) -> Where:
         """Pump LLDB's events until the program stops or ends, or ``timeout_s`` passes (then: running)."""
         lldb = self.lldb
         event = lldb.SBEvent()
@@ -169,36 +185,39 @@ class Debuggee:
             time.sleep(POLL_S)
         return self.describe()
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Where:
         lldb = self.lldb
         if self.detached_pid is not None:
-            return {"state": "detached"}
+            return Where(state="detached")
         process = self.process
         state = process.GetState() if process is not None and process.IsValid() else lldb.eStateInvalid
         if state in (lldb.eStateExited, lldb.eStateDetached, lldb.eStateInvalid):
             self.last_state = "exited"
             if self.exit is None and process is not None and process.IsValid():
                 description = process.GetExitDescription()
-                self.exit = {
-                    "exit_code": process.GetExitStatus(),
-                    "description": description[:200] if description else None,
-                }
-            return {"state": "exited", "exit": self.exit}
+                self.exit = Exit(
+                    exit_code=process.GetExitStatus(), description=description[:200] if description else None
+                )
+            return Where(state="exited", exit=self.exit)
         if state in (lldb.eStateRunning, lldb.eStateStepping, lldb.eStateLaunching, lldb.eStateAttaching):
             self.last_state = "running"
-            return {"state": "running"}
+            return Where(state="running")
         self.last_state = "stopped"
         thread = process.GetSelectedThread()
-        out: dict[str, Any] = {"state": "stopped", **self.reason(thread)}
         frame = thread.GetFrameAtIndex(0)
-        out["thread"] = thread.GetIndexID()
-        out.update(self.place(frame))
-        # LLDB's count of the process's stops: the server records each stop once, whichever calls describe it.
-        out["stop_id"] = f"{self.attaches}:{process.GetStopID()}"
-        if out.get("main_module") and out.get("address") and out.get("address") == out.get("function_start"):
+        place = self.place(frame)
+        return Where(
+            state="stopped",
+            **msgspec.structs.asdict(self.reason(thread)),
+            thread=thread.GetIndexID(),
+            **msgspec.structs.asdict(place),
+            # LLDB's count of the process's stops: the server records each stop once, whichever calls describe it.
+            stop_id=f"{self.attaches}:{process.GetStopID()}",
             # At a procedure's entry the calling convention's argument registers hold its arguments.
-            out["arguments"] = self.arguments(frame)
-        return out
+            arguments=self.arguments(frame)
+            if place.main_module and place.address and place.address == place.function_start
+            else None,
+        )
 
     def arguments(self, frame: Any) -> dict[str, str]:
         abi = ABIS.get(self.architecture)
@@ -209,67 +228,68 @@ class Debuggee:
                 out[name] = _hex(reg.GetValueAsUnsigned())
         return out
 
-    def reason(self, thread: Any) -> dict[str, Any]:
+    def reason(self, thread: Any) -> StopReason:
         lldb = self.lldb
         kind = thread.GetStopReason()
         description = (thread.GetStopDescription(200) or "").strip()
         if kind == lldb.eStopReasonBreakpoint:
             bp_id = int(thread.GetStopReasonDataAtIndex(0))
-            return {"reason": "breakpoint", "breakpoint": bp_id, "description": description}
+            return StopReason(reason="breakpoint", breakpoint=bp_id, description=description)
         if kind == lldb.eStopReasonWatchpoint:
             wp_id = int(thread.GetStopReasonDataAtIndex(0))
-            return {"reason": "watchpoint", "watchpoint": wp_id, "description": description}
-        if kind == lldb.eStopReasonPlanComplete:
-            return {"reason": "step", "description": description}
+            return StopReason(reason="watchpoint", watchpoint=wp_id, description=description)
         if kind == lldb.eStopReasonSignal:
             name = self.process.GetUnixSignals().GetSignalAsCString(thread.GetStopReasonDataAtIndex(0))
             if name == "SIGTRAP" and self.params.get("emulator") and self.process.GetStopID() == self.entry_stop:
                 # qemu's gdb stub reports the stop at the first instruction as a SIGTRAP.
-                return {"reason": "entry", "description": description}
-            return {"reason": "signal", "signal": name, "description": description}
+                return StopReason(reason="entry", description=description)
+            return StopReason(reason="signal", signal=name, description=description)
+        if kind in (lldb.eStopReasonPlanComplete, lldb.eStopReasonTrace):
+            return StopReason(reason="step", description=description)
         if kind == lldb.eStopReasonException:
-            return {"reason": "exception", "description": description}
-        if kind == lldb.eStopReasonTrace:
-            return {"reason": "step", "description": description}
-        return {"reason": "entry" if self.params.get("stop_at") == "entry" else "stopped", "description": description}
+            return StopReason(reason="exception", description=description)
+        return StopReason(
+            reason="entry" if self.params.get("stop_at") == "entry" else "stopped", description=description
+        )
 
-    def place(self, frame: Any) -> dict[str, Any]:
+    def place(self, frame: Any) -> Place:
         """Where ``frame`` is: loaded pc, static address in its module, module, function and its static start."""
         address = frame.GetPCAddress()
         module = frame.GetModule()
-        out: dict[str, Any] = {"pc": _hex(frame.GetPC())}
-        if address.IsValid() and address.GetSection().IsValid():
-            out["address"] = _hex(address.GetFileAddress())
-        if module.IsValid():
-            out["module"] = module.GetFileSpec().GetFilename()
-            out["main_module"] = module == self.module
         symbol = frame.GetSymbol()
         name = frame.GetFunctionName()
+        function_start = None
         if symbol.IsValid():
             start = symbol.GetStartAddress()
             if start.IsValid() and start.GetSection().IsValid():
-                out["function_start"] = _hex(start.GetFileAddress())
+                function_start = _hex(start.GetFileAddress())
                 if not name or name.startswith("___lldb_unnamed_symbol"):
                     name = f"sub_{start.GetFileAddress():x}"
-        if name:
-            out["function"] = str(name)
         line = frame.GetLineEntry()
-        if line.IsValid() and line.GetFileSpec().IsValid():
-            out["source"] = f"{line.GetFileSpec().GetFilename()}:{line.GetLine()}"
-        return out
+        return Place(
+            pc=_hex(frame.GetPC()),
+            address=_hex(address.GetFileAddress()) if address.IsValid() and address.GetSection().IsValid() else None,
+            module=module.GetFileSpec().GetFilename() if module.IsValid() else None,
+            main_module=module == self.module if module.IsValid() else None,
+            function=str(name) if name else None,
+            function_start=function_start,
+            source=f"{line.GetFileSpec().GetFilename()}:{line.GetLine()}"
+            if line.IsValid() and line.GetFileSpec().IsValid()
+            else None,
+        )
 
     def require_stopped(self) -> Any:
         if self.process is None or not self.process.IsValid():
             raise ReaError("execution_failure", "no program is launched", details={"reason": "not_launched"})
-        state = self.describe()
-        if state["state"] != "stopped":
+        state = self.describe().state
+        if state != "stopped":
             raise ReaError(
                 "invalid_request",
-                f"the program is {state['state']}: this needs it stopped",
+                f"the program is {state}: this needs it stopped",
                 remediation="Call debug_continue with interrupt true to stop it, or launch it again."
-                if state["state"] == "running"
+                if state == "running"
                 else "Launch it again with debug_launch.",
-                details={"reason": f"program_{state['state']}", "state": state["state"]},
+                details={"reason": f"program_{state}", "state": state},
             )
         return self.process.GetSelectedThread()
 
@@ -299,19 +319,21 @@ class Debuggee:
             )
         return int(loaded)
 
-    def static_of(self, loaded: int) -> dict[str, Any]:
+    def static_of(self, loaded: int) -> Place:
+        """The loaded address ``loaded`` with its static address and module (where a section of one holds it)."""
         address = self.lldb.SBAddress(loaded, self.target)
-        out: dict[str, Any] = {"pc": _hex(loaded)}
-        if address.IsValid() and address.GetSection().IsValid():
-            out["address"] = _hex(address.GetFileAddress())
-            module = address.GetModule()
-            if module.IsValid():
-                out["module"] = module.GetFileSpec().GetFilename()
-        return out
+        if not address.IsValid() or not address.GetSection().IsValid():
+            return Place(pc=_hex(loaded))
+        module = address.GetModule()
+        return Place(
+            pc=_hex(loaded),
+            address=_hex(address.GetFileAddress()),
+            module=module.GetFileSpec().GetFilename() if module.IsValid() else None,
+        )
 
     # -- breakpoints and watchpoints ----------------------------------------------------------------
 
-    def breakpoint_set(self, p: dict[str, Any]) -> dict[str, Any]:
+    def breakpoint_set(self, p: dict[str, Any]) -> Breakpoint:
         target = self.target
         if p.get("watch"):
             return self._watch(p["watch"])
@@ -349,34 +371,32 @@ class Debuggee:
         self.breakpoints[bp.GetID()] = spec
         return self._bp_row(bp)
 
-    def _bp_row(self, bp: Any) -> dict[str, Any]:
+    def _bp_row(self, bp: Any) -> Breakpoint:
         spec = self.breakpoints.get(bp.GetID(), {})
         locations = []
         for i in range(min(bp.GetNumLocations(), 16)):
             loc = bp.GetLocationAtIndex(i)
             address = loc.GetAddress()
-            row: dict[str, Any] = {}
+            row: dict[str, str] = {}
             if address.IsValid() and address.GetSection().IsValid():
                 row["address"] = _hex(address.GetFileAddress())
             load = loc.GetLoadAddress()
             if load != self.lldb.LLDB_INVALID_ADDRESS:
                 row["pc"] = _hex(load)
             locations.append(row)
-        row = {
-            "id": bp.GetID(),
-            "kind": spec.get("kind", "address"),
-            "spec": {k: v for k, v in spec.items() if k != "kind"},
-            "hit_count": bp.GetHitCount(),
-            "ignore_count": bp.GetIgnoreCount(),
-            "enabled": bp.IsEnabled(),
-            "one_shot": bp.IsOneShot(),
-            "locations": locations,
-        }
-        if bp.GetCondition():
-            row["condition"] = bp.GetCondition()
-        return row
+        return Breakpoint(
+            id=bp.GetID(),
+            kind=spec.get("kind", "address"),
+            spec={k: v for k, v in spec.items() if k != "kind"},
+            hit_count=bp.GetHitCount(),
+            ignore_count=bp.GetIgnoreCount(),
+            enabled=bp.IsEnabled(),
+            one_shot=bp.IsOneShot(),
+            condition=bp.GetCondition() or None,
+            locations=locations,
+        )
 
-    def _watch(self, w: dict[str, Any]) -> dict[str, Any]:
+    def _watch(self, w: dict[str, Any]) -> Breakpoint:
         lldb = self.lldb
         if self.process is None:
             raise ReaError("execution_failure", "no program is launched", details={"reason": "not_launched"})
@@ -408,31 +428,31 @@ class Debuggee:
                 remediation="Hardware watchpoints watch 1, 2, 4 or 8 aligned bytes, a few at a time.",
                 details={"reason": "watchpoint_refused"},
             )
-        spec = {"kind": "watch", "access": access, "size": size, **self.static_of(loaded)}
+        spec = {"kind": "watch", "access": access, "size": size, **msgspec.to_builtins(self.static_of(loaded))}
         if w.get("variable"):
             spec["variable"] = w["variable"]
         self.watchpoints[wp.GetID()] = spec
         return self._wp_row(wp)
 
-    def _wp_row(self, wp: Any) -> dict[str, Any]:
+    def _wp_row(self, wp: Any) -> Breakpoint:
         spec = dict(self.watchpoints.get(wp.GetID(), {}))
-        return {
-            "id": wp.GetID(),
-            "kind": "watch",
-            "spec": {k: v for k, v in spec.items() if k != "kind"},
-            "hit_count": wp.GetHitCount(),
-            "ignore_count": wp.GetIgnoreCount(),
-            "enabled": wp.IsEnabled(),
-            "one_shot": False,
-            "locations": [],
-        }
+        return Breakpoint(
+            id=wp.GetID(),
+            kind="watch",
+            spec={k: v for k, v in spec.items() if k != "kind"},
+            hit_count=wp.GetHitCount(),
+            ignore_count=wp.GetIgnoreCount(),
+            enabled=wp.IsEnabled(),
+            one_shot=False,
+            locations=[],
+        )
 
-    def breakpoint_list(self) -> dict[str, Any]:
+    def breakpoint_list(self) -> Breakpoints:
         rows = [self._bp_row(self.target.FindBreakpointByID(i)) for i in sorted(self.breakpoints)]
         rows += [self._wp_row(self.target.FindWatchpointByID(i)) for i in sorted(self.watchpoints)]
-        return {"breakpoints": [r for r in rows if r]}
+        return Breakpoints(breakpoints=rows)
 
-    def breakpoint_delete(self, p: dict[str, Any]) -> dict[str, Any]:
+    def breakpoint_delete(self, p: dict[str, Any]) -> Breakpoints:
         ident = int(p["id"])
         if p.get("watch") or (ident in self.watchpoints and ident not in self.breakpoints):
             if ident not in self.watchpoints:
@@ -448,7 +468,7 @@ class Debuggee:
 
     # -- running ----------------------------------------------------------------------------------
 
-    def detach(self) -> dict[str, Any]:
+    def detach(self) -> Where:
         """Let the program run on without the debugger (in the same sandbox, so debug_attach can come back)."""
         if self.process is None or not self.process.IsValid() or self.detached_pid is not None:
             raise ReaError("invalid_request", "no attached program to detach from", details={"reason": "not_attached"})
@@ -464,7 +484,7 @@ class Debuggee:
         self.detached_pid = pid
         return self.describe()
 
-    def attach_to(self, p: dict[str, Any]) -> dict[str, Any]:
+    def attach_to(self, p: dict[str, Any]) -> Launched:
         """Attach to a process the operator started (the server checked that it may); it stops where it runs."""
         lldb = self.lldb
         error = lldb.SBError()
@@ -480,13 +500,13 @@ class Debuggee:
         self.detached_pid = int(p["pid"])
         self.attaches = -1  # attach() counts this first one as 0
         stop = self.attach(p)
-        return {
-            "load_bias": self.load_bias(),
-            "debugger_version": lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
-            "stop": stop,
-        }
+        return Launched(
+            load_bias=self.load_bias(),
+            debugger_version=lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
+            stop=stop,
+        )
 
-    def attach(self, p: dict[str, Any]) -> dict[str, Any]:
+    def attach(self, p: dict[str, Any]) -> Where:
         """Attach again to the program this session launched and detached from; it stops where it is."""
         lldb = self.lldb
         pid = self.detached_pid
@@ -518,7 +538,7 @@ class Debuggee:
                 time.sleep(POLL_S)
         return self.describe()
 
-    def cont(self, p: dict[str, Any]) -> dict[str, Any]:
+    def cont(self, p: dict[str, Any]) -> Where:
         lldb = self.lldb
         if self.detached_pid is not None:
             raise ReaError(
@@ -539,7 +559,7 @@ class Debuggee:
             self.process.Continue()
         return self.wait(wait_s)
 
-    def step(self, p: dict[str, Any]) -> dict[str, Any]:
+    def step(self, p: dict[str, Any]) -> Where:
         thread = self.require_stopped()
         kind = p.get("kind", "over")
         wait_s = float(p.get("wait_ms", 2000)) / 1000
@@ -564,29 +584,42 @@ class Debuggee:
 
     # -- looking ----------------------------------------------------------------------------------
 
-    def state(self, p: dict[str, Any]) -> dict[str, Any]:
+    def state(self, p: dict[str, Any]) -> State:
         summary = self.describe()
-        out: dict[str, Any] = {"stop": summary, "output": self.output(int(p.get("output_bytes", 1024)))}
-        if summary["state"] != "stopped":
-            return out
+        output = self.output(int(p.get("output_bytes", 1024)))
+        if summary.state != "stopped":
+            return State(stop=summary, output=output)
         process = self.process
         selected = process.GetSelectedThread()
-        out["threads"] = [
-            {"index": t.GetIndexID(), "tid": t.GetThreadID(), "selected": t == selected, **self.reason(t)}
+        threads = [
+            Thread(
+                index=t.GetIndexID(),
+                tid=t.GetThreadID(),
+                selected=t == selected,
+                **msgspec.structs.asdict(self.reason(t)),
+            )
             for t in list(process)[:64]
         ]
         frame = selected.GetFrameAtIndex(0)
-        out["registers"] = self.registers(frame, bool(p.get("all_registers")))
+        registers = self.registers(frame, bool(p.get("all_registers")))
+        instruction = None
         instructions = self.target.ReadInstructions(frame.GetPCAddress(), 1)
         if instructions.GetSize():
             ins = instructions.GetInstructionAtIndex(0)
-            out["instruction"] = f"{ins.GetMnemonic(self.target)} {ins.GetOperands(self.target)}".strip()
-        frames = []
-        for i in range(min(selected.GetNumFrames(), int(p.get("max_frames", 16)))):
-            frames.append({"index": i, **self.place(selected.GetFrameAtIndex(i))})
-        out["backtrace"] = frames
-        out["frames_total"] = selected.GetNumFrames()
-        return out
+            instruction = f"{ins.GetMnemonic(self.target)} {ins.GetOperands(self.target)}".strip()
+        frames = [
+            Frame(index=i, **msgspec.structs.asdict(self.place(selected.GetFrameAtIndex(i))))
+            for i in range(min(selected.GetNumFrames(), int(p.get("max_frames", 16))))
+        ]
+        return State(
+            stop=summary,
+            output=output,
+            threads=threads,
+            registers=registers,
+            instruction=instruction,
+            backtrace=frames,
+            frames_total=selected.GetNumFrames(),
+        )
 
     def registers(self, frame: Any, everything: bool) -> dict[str, str]:
         sets = frame.GetRegisters()
@@ -600,7 +633,7 @@ class Debuggee:
                 out[name] = _hex(reg.GetValueAsUnsigned())
         return out
 
-    def read_memory(self, p: dict[str, Any]) -> dict[str, Any]:
+    def read_memory(self, p: dict[str, Any]) -> Read:
         self.require_stopped()
         loaded = self.load_address(int(p["address"], 16), p.get("address_space", "auto"))
         length = min(int(p["length"]), MAX_READ)
@@ -612,9 +645,10 @@ class Debuggee:
                 f"the program's memory at {_hex(loaded)} cannot be read",
                 details={"reason": "unreadable", "pc": _hex(loaded)},
             )
-        return {**self.static_of(loaded), "bytes": bytes(data)}
+        where = self.static_of(loaded)
+        return Read(pc=where.pc, address=where.address, module=where.module, bytes=bytes(data))
 
-    def write_memory(self, p: dict[str, Any]) -> dict[str, Any]:
+    def write_memory(self, p: dict[str, Any]) -> Written:
         self.require_stopped()
         loaded = self.load_address(int(p["address"], 16), p.get("address_space", "auto"))
         data = bytes(p["data"])
@@ -626,9 +660,10 @@ class Debuggee:
                 f"the program's memory at {_hex(loaded)} cannot be written",
                 details={"reason": "unwritable", "pc": _hex(loaded)},
             )
-        return {**self.static_of(loaded), "written": int(written)}
+        where = self.static_of(loaded)
+        return Written(pc=where.pc, address=where.address, written=int(written))
 
-    def write_register(self, p: dict[str, Any]) -> dict[str, Any]:
+    def write_register(self, p: dict[str, Any]) -> Written:
         thread = self.require_stopped()
         frame = thread.GetFrameAtIndex(0)
         reg = frame.FindRegister(p["register"])
@@ -644,25 +679,25 @@ class Debuggee:
                 f"LLDB could not write {p['register']}: {(error.GetCString() or '')[:200]}",
                 details={"reason": "register_write_failed"},
             )
-        return {
-            "register": p["register"],
-            "old": _hex(old),
-            "new": _hex(frame.FindRegister(p["register"]).GetValueAsUnsigned()),
-        }
+        return Written(
+            register=p["register"],
+            old=_hex(old),
+            new=_hex(frame.FindRegister(p["register"]).GetValueAsUnsigned()),
+        )
 
-    def output(self, limit: int = 1024) -> dict[str, Any]:
+    def output(self, limit: int = 1024) -> dict[str, Output]:
         """The last ``limit`` bytes of what the program wrote to stdout and stderr, with the sizes."""
         limit = min(limit, OUTPUT_LIMIT)
         return {
             name: read_capped(os.path.join(self.out_dir, name), limit, from_end=True) for name in ("stdout", "stderr")
         }
 
-    def end(self) -> dict[str, Any]:
+    def end(self) -> State:
         lldb = self.lldb
         if self.detached_pid is not None and not self.foreign:
             # Detached: the program is killed with the worker's sandbox when the channel closes.
             self.detached_pid = None
-            self.exit = {"exit_code": -1, "description": "killed with the debug session (it was detached)"}
+            self.exit = Exit(exit_code=-1, description="killed with the debug session (it was detached)")
         live = self.process is not None and self.process.IsValid()
         if live and self.process.GetState() not in (lldb.eStateExited, lldb.eStateDetached, lldb.eStateInvalid):
             if self.foreign:
@@ -676,7 +711,7 @@ class Debuggee:
             else:
                 self.process.Kill()
                 self.wait(5.0)
-        out = {"stop": self.describe(), "output": self.output()}
+        out = State(stop=self.describe(), output=self.output())
         self.debugger.DeleteTarget(self.target)
         lldb.SBDebugger.Destroy(self.debugger)
         return out

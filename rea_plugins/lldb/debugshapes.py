@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from rea.plugin import Isolation, typelib
+from rea.plugin import Isolation, Record, typelib
 from rea_plugins.lldb.output import Output
 
 
@@ -96,6 +96,61 @@ class Written(_S, kw_only=True):
     register: str | None = None
     old: str | None = None
     new: str | None = None
+
+
+# -- the debug worker's answers (decoded by the server into DebugResult) --------------------------------------
+
+
+class Where(Stop, kw_only=True):
+    """The program's state as the worker reports it: a ``Stop`` with LLDB's count of the stop, by which the server
+    records each stop once (not part of the result)."""
+
+    stop_id: str | None = None
+
+
+class StopReason(Record, frozen=True, kw_only=True):
+    """Why a thread stopped (a stop's and each thread's)."""
+
+    reason: str
+    breakpoint: int | None = None
+    watchpoint: int | None = None
+    signal: str | None = None
+    description: str
+
+
+class Launched(Record, frozen=True, kw_only=True):
+    """A launch's or an attach's answer: the program's pid, its ASLR slide (an integer), LLDB's version, the stop."""
+
+    pid: int | None = None
+    load_bias: int | None
+    debugger_version: str
+    stop: Where
+
+
+class Breakpoints(Record, frozen=True, kw_only=True):
+    breakpoints: list[Breakpoint]
+
+
+class State(Record, frozen=True, kw_only=True):
+    """``state``'s answer (threads, registers and the backtrace only while the program is stopped); ``end``'s is
+    the stop and the output."""
+
+    stop: Where
+    output: dict[str, Output]
+    threads: list[Thread] | None = None
+    registers: dict[str, str] | None = None
+    instruction: str | None = None
+    backtrace: list[Frame] | None = None
+    frames_total: int | None = None
+
+
+class Read(Record, frozen=True, kw_only=True):
+    """Bytes read from the program, at their loaded and static address."""
+
+    pc: str
+    address: str | None = None
+    module: str | None = None
+    bytes: bytes
 
 
 class DebugResult(_S, kw_only=True):
