@@ -3,6 +3,9 @@
 Nothing here evaluates page JavaScript, navigates, clicks or changes the page: rea attaches a session,
 enables the domains that report what the page already holds (scripts, console messages, frames), listens
 for a bounded window, reads the DOM and storage keys, and detaches.
+
+The browser's protocol JSON (event params, command replies, the DOM and frame trees) is typed ``JSONObject``: it is
+the browser's, and rea reads it key by key, with type checks, into its records.
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ import hashlib
 import json
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
-from rea.plugin import CallContext, ReaError, now_iso
+from rea.plugin import CallContext, JSONObject, JSONValue, ReaError, now_iso
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp import png
 from rea_plugins.cdp.model import (
@@ -77,6 +81,31 @@ def console_text(args: list[Any]) -> str:
     return " ".join(parts)
 
 
+def _text(value: JSONValue) -> str | None:
+    """A string of the browser's JSON, or None."""
+    return value if isinstance(value, str) else None
+
+
+def _number(value: JSONValue) -> float | None:
+    """A number of the browser's JSON (an int stays an int), or None."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+@dataclass
+class _Pending:
+    """A request seen in the window, completed by its response events as they arrive (the browser's values)."""
+
+    url: str
+    method: str
+    type: str | None
+    # The request's initiator as the browser sent it (its JSON, read by _initiator).
+    initiator: JSONObject
+    status: int | None = None
+    mime_type: str | None = None
+    encoded: int | None = None
+    failure: str | None = None
+
+
 class _Observer:
     """Collects one session's events during the observation window (runs on the reader thread)."""
 
@@ -85,13 +114,13 @@ class _Observer:
         self.max_events = max_events
         self.include_text = include_text
         self.lock = threading.Lock()
-        self.scripts: list[dict[str, Any]] = []
+        self.scripts: list[JSONObject] = []
         self.console: list[ConsoleEvent] = []
         self.console_seen = 0
-        self.requests: dict[str, dict[str, Any]] = {}
+        self.requests: dict[str, _Pending] = {}
         self.requests_seen = 0
 
-    def __call__(self, method: str, params: dict[str, Any], session: str | None) -> None:
+    def __call__(self, method: str, params: JSONObject, session: str | None) -> None:
         if session is None or session != self.session:
             return
         with self.lock:
@@ -102,7 +131,7 @@ class _Observer:
             elif method.startswith("Network."):
                 self._network(method, params)
 
-    def _console(self, method: str, params: dict[str, Any]) -> None:
+    def _console(self, method: str, params: JSONObject) -> None:
         self.console_seen += 1
         if len(self.console) >= self.max_events:
             return
@@ -114,7 +143,7 @@ class _Observer:
                 level=str(params.get("type", "log")),
                 text=console_text(args)[:MAX_CONSOLE_TEXT] if self.include_text else None,
                 argument_types=[str(a.get("type", "")) for a in args if isinstance(a, dict)],
-                timestamp=params.get("timestamp") if isinstance(params.get("timestamp"), float) else None,
+                timestamp=ts if isinstance(ts := params.get("timestamp"), float) else None,
                 url=top.get("url") or None,
                 line=_int(top.get("lineNumber")),
                 column=_int(top.get("columnNumber")),
@@ -140,14 +169,14 @@ class _Observer:
                 level="error",
                 text=text[:MAX_CONSOLE_TEXT] if self.include_text else None,
                 argument_types=[],
-                timestamp=params.get("timestamp") if isinstance(params.get("timestamp"), float) else None,
+                timestamp=ts if isinstance(ts := params.get("timestamp"), float) else None,
                 url=details.get("url") or None,
                 line=_int(details.get("lineNumber")),
                 column=_int(details.get("columnNumber")),
             )
         self.console.append(event)
 
-    def _network(self, method: str, params: dict[str, Any]) -> None:
+    def _network(self, method: str, params: JSONObject) -> None:
         rid = params.get("requestId")
         if not isinstance(rid, str):
             return
@@ -155,66 +184,67 @@ class _Observer:
             self.requests_seen += 1
             request = cdp.obj(params.get("request"))
             if rid in self.requests or len(self.requests) < self.max_events:
-                init = cdp.obj(params.get("initiator"))
-                self.requests[rid] = {
-                    "url": str(request.get("url", "")),
-                    "method": str(request.get("method", "")),
-                    "type": params.get("type"),
-                    "initiator": init,
-                }
+                self.requests[rid] = _Pending(
+                    url=str(request.get("url", "")),
+                    method=str(request.get("method", "")),
+                    type=_text(params.get("type")),
+                    initiator=cdp.obj(params.get("initiator")),
+                )
             return
         entry = self.requests.get(rid)
         if entry is None:
             return
         if method == "Network.responseReceived":
             response = cdp.obj(params.get("response"))
-            entry["status"] = _int(response.get("status"))
-            entry["mime_type"] = response.get("mimeType")
-            entry["type"] = params.get("type") or entry.get("type")
+            entry.status = _int(response.get("status"))
+            entry.mime_type = _text(response.get("mimeType"))
+            entry.type = _text(params.get("type")) or entry.type
         elif method == "Network.loadingFinished":
-            entry["encoded"] = _int(params.get("encodedDataLength"))
+            entry.encoded = _int(params.get("encodedDataLength"))
         elif method == "Network.loadingFailed":
-            entry["failure"] = str(params.get("errorText") or params.get("blockedReason") or "failed")
+            entry.failure = str(params.get("errorText") or params.get("blockedReason") or "failed")
 
 
-def _initiator(raw: dict[str, Any]) -> Initiator:
+def _initiator(raw: JSONObject) -> Initiator:
     url, line, column = raw.get("url"), _int(raw.get("lineNumber")), _int(raw.get("columnNumber"))
     frames = cdp.arr(cdp.obj(raw.get("stack")).get("callFrames"))
     if url is None and frames:
         top = cdp.obj(frames[0])
         url, line, column = top.get("url"), _int(top.get("lineNumber")), _int(top.get("columnNumber"))
-    return Initiator(type=str(raw.get("type", "other")), url=url or None, line=line, column=column)
+    return Initiator(type=str(raw.get("type", "other")), url=_text(url) or None, line=line, column=column)
 
 
-def _frames(tree: dict[str, Any]) -> list[dict[str, Any]]:
-    out, stack = [], [tree]
+def _frames(tree: JSONObject) -> list[tuple[JSONObject, list[JSONValue]]]:
+    """Each frame of Page.getResourceTree's tree (the browser's JSON) with its resources, in document order."""
+    out: list[tuple[JSONObject, list[JSONValue]]] = []
+    stack = [tree]
     while stack:
         node = stack.pop()
-        if isinstance(node.get("frame"), dict):
-            out.append({**node["frame"], "_resources": node.get("resources", [])})
-        stack.extend(c for c in reversed(node.get("childFrames", []) or []) if isinstance(c, dict))
+        if isinstance(frame := node.get("frame"), dict):
+            out.append((frame, cdp.arr(node.get("resources", []))))
+        stack.extend(c for c in reversed(cdp.arr(node.get("childFrames"))) if isinstance(c, dict))
     return out
 
 
-def _flatten_dom(root: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+def _flatten_dom(root: JSONObject) -> list[tuple[int, JSONObject]]:
     """Document order, each node with its parent's index."""
-    out: list[tuple[int, dict[str, Any]]] = []
-    stack: list[tuple[int, dict[str, Any]]] = [(-1, root)]
+    out: list[tuple[int, JSONObject]] = []
+    stack: list[tuple[int, JSONObject]] = [(-1, root)]
     while stack:
         parent, node = stack.pop()
         index = len(out)
         out.append((parent, node))
-        children = [c for c in node.get("children", []) or [] if isinstance(c, dict)]
+        children = [c for c in cdp.arr(node.get("children")) if isinstance(c, dict)]
         stack.extend((index, c) for c in reversed(children))
     return out
 
 
-def _attributes(node: dict[str, Any]) -> dict[str, str]:
-    attrs = node.get("attributes") or []
+def _attributes(node: JSONObject) -> dict[str, str]:
+    attrs = cdp.arr(node.get("attributes"))
     return {str(attrs[i]).lower(): str(attrs[i + 1]) for i in range(0, len(attrs) - 1, 2)}
 
 
-def _forms(flat: list[tuple[int, dict[str, Any]]]) -> list[Form]:
+def _forms(flat: list[tuple[int, JSONObject]]) -> list[Form]:
     forms: dict[int, Form] = {}
     owner: dict[int, int] = {}
     for index, (parent, node) in enumerate(flat):
@@ -243,8 +273,8 @@ def _forms(flat: list[tuple[int, dict[str, Any]]]) -> list[Form]:
 
 
 def _optional(
-    conn: cdp.Connection, method: str, params: dict[str, Any], session: str, ctx: CallContext, problems: list[str]
-) -> dict[str, Any] | None:
+    conn: cdp.Connection, method: str, params: JSONObject, session: str, ctx: CallContext, problems: list[str]
+) -> JSONObject | None:
     try:
         return conn.call(method, params, session=session, ctx=ctx)
     except cdp.CommandFailed as exc:
@@ -271,16 +301,16 @@ def _storage(
                 problems,
             )
             if got is not None:
-                keys[kind] = sorted({str(e[0]) for e in got.get("entries", []) if isinstance(e, list) and e})
+                keys[kind] = sorted({str(e[0]) for e in cdp.arr(got.get("entries")) if isinstance(e, list) and e})
         got = _optional(conn, "Network.getCookies", {"urls": [target.url]}, session, ctx, problems)
         if got is not None:
-            cookies = sorted({str(c.get("name", "")) for c in got.get("cookies", []) if isinstance(c, dict)})
+            cookies = sorted({str(c.get("name", "")) for c in cdp.arr(got.get("cookies")) if isinstance(c, dict)})
         got = _optional(conn, "IndexedDB.requestDatabaseNames", {"securityOrigin": origin}, session, ctx, problems)
         if got is not None:
-            idb = sorted(str(n) for n in got.get("databaseNames", []))
+            idb = sorted(str(n) for n in cdp.arr(got.get("databaseNames")))
         got = _optional(conn, "CacheStorage.requestCacheNames", {"securityOrigin": origin}, session, ctx, problems)
         if got is not None:
-            caches = sorted(str(c.get("cacheName", "")) for c in got.get("caches", []) if isinstance(c, dict))
+            caches = sorted(str(c.get("cacheName", "")) for c in cdp.arr(got.get("caches")) if isinstance(c, dict))
     usage = _optional(conn, "Storage.getUsageAndQuota", {"origin": origin}, session, ctx, problems) or {}
     return Storage(
         origin=origin,
@@ -290,8 +320,8 @@ def _storage(
         cookie_names=cookies,
         indexed_db_names=idb,
         cache_names=caches,
-        usage_bytes=usage.get("usage"),
-        quota_bytes=usage.get("quota"),
+        usage_bytes=_number(usage.get("usage")),
+        quota_bytes=_number(usage.get("quota")),
         values_redacted=True,
     )
 
@@ -302,10 +332,10 @@ _NO_TEXT = frozenset({"SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE"})
 _FIELD_TEXT = frozenset({"TEXTAREA", "INPUT", "SELECT", "OPTION"})
 
 
-def _node_text(flat: list[tuple[int, dict[str, Any]]], index: int) -> str | None:
+def _node_text(flat: list[tuple[int, JSONObject]], index: int) -> str | None:
     """The visible text of a text node, bounded; a form field's value redacted; None for other nodes."""
     parent, node = flat[index]
-    if int(node.get("nodeType", 0)) != 3:
+    if cdp.as_int(node.get("nodeType", 0)) != 3:
         return None
     owner = str(flat[parent][1].get("nodeName", "")).upper() if parent >= 0 else ""
     if owner in _NO_TEXT:
@@ -365,13 +395,13 @@ def inspect_page(
     frames = [
         Frame(
             frame_id=str(f.get("id", "")),
-            parent_frame_id=f.get("parentId"),
+            parent_frame_id=_text(f.get("parentId")),
             url=str(f.get("url", "")),
             origin=origin_of(str(f.get("url", ""))),
-            name=f.get("name") or None,
-            mime_type=f.get("mimeType"),
+            name=_text(f.get("name")) or None,
+            mime_type=_text(f.get("mimeType")),
         )
-        for f in frames_raw
+        for f, _ in frames_raw
         if origin_of(str(f.get("url", ""))) in scope
     ]
     resources = [
@@ -383,8 +413,8 @@ def inspect_page(
             content_size=_int(r.get("contentSize")),
             frame_id=str(f.get("id", "")),
         )
-        for f in frames_raw
-        for r in f["_resources"]
+        for f, listed in frames_raw
+        for r in listed
         if isinstance(r, dict) and origin_of(str(r.get("url", ""))) in scope
     ]
     flat = _flatten_dom(document)
@@ -394,7 +424,7 @@ def inspect_page(
         DomNode(
             index=i,
             parent_index=parent,
-            node_type=int(n.get("nodeType", 0)),
+            node_type=cdp.as_int(n.get("nodeType", 0)),
             node_name=str(n.get("nodeName", "")),
             node_value_length=len(str(n.get("nodeValue", ""))),
             attribute_names=sorted(_attributes(n)),
@@ -416,7 +446,7 @@ def inspect_page(
         requests = dict(observer.requests)
         console = list(observer.console)
         requests_seen, console_seen = observer.requests_seen, observer.console_seen
-    kept = [_request(rid, r) for rid, r in requests.items() if origin_of(r["url"]) in scope]
+    kept = [_request(rid, r) for rid, r in requests.items() if origin_of(r.url) in scope]
     if requests_seen > len(requests) or console_seen > len(console):
         truncated.add("network" if requests_seen > len(requests) else "console")
     if any(p.split(".", 1)[0] in ("DOMStorage", "Network", "IndexedDB", "CacheStorage", "Storage") for p in problems):
@@ -460,25 +490,25 @@ def inspect_page(
     )
 
 
-def _request(rid: str, r: dict[str, Any]) -> NetworkRequest:
+def _request(rid: str, r: _Pending) -> NetworkRequest:
     return NetworkRequest(
         request_id=rid,
-        url=r["url"],
-        origin=origin_of(r["url"]),
-        method=r["method"],
-        resource_type=r.get("type"),
-        status=r.get("status"),
-        mime_type=r.get("mime_type"),
-        encoded_data_length=r.get("encoded"),
-        failure=r.get("failure"),
-        initiator=_initiator(r.get("initiator") or {}),
+        url=r.url,
+        origin=origin_of(r.url),
+        method=r.method,
+        resource_type=r.type,
+        status=r.status,
+        mime_type=r.mime_type,
+        encoded_data_length=r.encoded,
+        failure=r.failure,
+        initiator=_initiator(r.initiator),
     )
 
 
 def _scripts(
     conn: cdp.Connection,
     session: str,
-    parsed: list[dict[str, Any]],
+    parsed: list[JSONObject],
     scope: list[str],
     ctx: CallContext,
     truncated: set[str],
@@ -505,7 +535,7 @@ def _scripts(
                 sha, length = _sha(data), len(data)
         else:
             truncated.add("scripts")
-        start_line, start_column = int(p.get("startLine", 0)), int(p.get("startColumn", 0))
+        start_line, start_column = cdp.as_int(p.get("startLine", 0)), cdp.as_int(p.get("startColumn", 0))
         aux = cdp.obj(p.get("executionContextAuxData"))
         inline = start_line > 0 or start_column > 0 or p.get("hasSourceURL") is True
         key = "scr_" + _sha(f"{url}\n{start_line}:{start_column}\n{sha or p.get('hash', '')}".encode())
@@ -523,7 +553,7 @@ def _scripts(
                 cdp_hash=str(p.get("hash", "")),
                 length=length,
                 is_module=bool(p.get("isModule", False)),
-                source_map_url=p.get("sourceMapURL") or None,
+                source_map_url=_text(p.get("sourceMapURL")) or None,
             )
         )
         ctx.check("hashing scripts")
@@ -554,10 +584,10 @@ class _ToolWatcher:
     def __init__(self) -> None:
         self.session: str | None = None
         self.lock = threading.Lock()
-        self.live: dict[tuple[str, str], dict[str, Any]] = {}
+        self.live: dict[tuple[str, str], JSONObject] = {}
         self.removed: list[RemovedTool] = []
 
-    def __call__(self, method: str, params: dict[str, Any], session: str | None) -> None:
+    def __call__(self, method: str, params: JSONObject, session: str | None) -> None:
         if session is None or session != self.session:
             return
         tools = cdp.arr(params.get("tools"))
@@ -629,7 +659,7 @@ def discover_tools(
                 cdp.wait(ctx, observation_ms / 1000, "observation window")
                 conn.call("WebMCP.disable", session=session, ctx=ctx)
         conn.unsubscribe(watcher)
-    frame_urls = {str(f.get("id", "")): str(f.get("url", "")) for f in _frames(tree)}
+    frame_urls = {str(f.get("id", "")): str(f.get("url", "")) for f, _ in _frames(tree)}
     with watcher.lock:
         live = sorted(watcher.live.items())
         removed = list(watcher.removed)
@@ -674,7 +704,7 @@ def discover_tools(
 def _tool(
     frame_id: str,
     name: str,
-    raw: dict[str, Any],
+    raw: JSONObject,
     frame_url: str | None,
     owner: str | None,
     max_bytes: int,
