@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 from rea.plugin import ReaError, Target, ToolCall, identify, open_regular, read_error
@@ -343,47 +344,42 @@ class Image:
     # -- names ---------------------------------------------------------------------------------------------
 
     def typedef_name(self, rid: int) -> str:
-        key = (0, rid)
-        if key in self._type_names:
-            return self._type_names[key]
-        parts: list[str] = []
-        cur, seen = rid, set[int]()
-        while cur:
-            if cur in seen or len(seen) > MAX_NESTING:
-                raise malformed("NestedClass table", "enclosing types form a cycle")
-            seen.add(cur)
-            td = self.row("TypeDef", cur)
-            if td is None:
-                return f"<TypeDef {cur}>"
-            name = self.text(td, "TypeName", "TypeDef")
-            outer = self.enclosing.get(cur, 0)
-            if not outer:
-                ns = self.text(td, "TypeNamespace", "TypeDef")
-                name = f"{ns}.{name}" if ns else name
-            parts.append(name)
-            cur = outer
-        out = "/".join(reversed(parts))
-        self._type_names[key] = out
-        return out
+        return self._nested_name(
+            0,
+            "TypeDef",
+            rid,
+            ("NestedClass table", "enclosing types form a cycle"),
+            lambda cur, _: self.enclosing.get(cur, 0),
+        )
 
     def typeref_name(self, rid: int) -> str:
-        key = (1, rid)
+        def outer(_: int, tr: Any) -> int:
+            scope = tr.ResolutionScope
+            return _rid(scope) if _table_name(scope) == "TypeRef" else 0
+
+        return self._nested_name(1, "TypeRef", rid, ("TypeRef table", "resolution scopes form a cycle"), outer)
+
+    def _nested_name(
+        self, kind: int, table: str, rid: int, cycle: tuple[str, str], outer_of: Callable[[int, Any], int]
+    ) -> str:
+        """A TypeDef's or TypeRef's full name: the outermost type's namespace and name, then each nested type's,
+        joined with '/' (``outer_of`` gives the enclosing row, 0 at the outermost; ``cycle`` words the error)."""
+        key = (kind, rid)
         if key in self._type_names:
             return self._type_names[key]
         parts: list[str] = []
         cur, seen = rid, set[int]()
         while cur:
             if cur in seen or len(seen) > MAX_NESTING:
-                raise malformed("TypeRef table", "resolution scopes form a cycle")
+                raise malformed(*cycle)
             seen.add(cur)
-            tr = self.row("TypeRef", cur)
-            if tr is None:
-                return f"<TypeRef {cur}>"
-            name = self.text(tr, "TypeName", "TypeRef")
-            scope = tr.ResolutionScope
-            outer = _rid(scope) if _table_name(scope) == "TypeRef" else 0
+            row = self.row(table, cur)
+            if row is None:
+                return f"<{table} {cur}>"
+            name = self.text(row, "TypeName", table)
+            outer = outer_of(cur, row)
             if not outer:
-                ns = self.text(tr, "TypeNamespace", "TypeRef")
+                ns = self.text(row, "TypeNamespace", table)
                 name = f"{ns}.{name}" if ns else name
             parts.append(name)
             cur = outer
