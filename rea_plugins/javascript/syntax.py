@@ -177,10 +177,14 @@ def string_value(node: Node) -> str | None:
     elif kind != "string":
         return None
     # Not interned whole: only what a record keeps of it is.
-    raw = (node.text or b"").decode("utf-8", "replace")[1:-1]
+    return _unescaped((node.text or b"").decode("utf-8", "replace")[1:-1])
+
+
+def _unescaped(raw: str) -> str:
+    """A literal's text with its escapes resolved; as written when that leaves a lone surrogate (from a
+    ``\\uD800``-style escape), which cannot be encoded."""
     if "\\" not in raw:
         return raw
-    # Lone surrogates from \uD800-style escapes cannot be encoded; keep them escaped as written.
     value = _ESCAPE.sub(_unescape, raw)
     try:
         value.encode("utf-8")
@@ -206,16 +210,7 @@ def template_text(node: Node) -> str | None:
     parts.append(data[cursor - start : len(data) - 1].decode("utf-8", "replace"))
     raw = "".join(parts)
     static = any(p and p != "${…}" for p in parts)
-    if not static:
-        return None
-    if "\\" not in raw:
-        return raw
-    value = _ESCAPE.sub(_unescape, raw)
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return raw
-    return value
+    return _unescaped(raw) if static else None
 
 
 def _first_named(node: Node) -> Node | None:
