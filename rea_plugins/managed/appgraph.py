@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from typing import Literal, NamedTuple
 
 from rea.plugin import (
     Evidence,
@@ -33,6 +34,38 @@ class _File:
         self.rel = rel
         self.data = data
         self.sha256 = hashlib.sha256(data).hexdigest()
+
+
+class _LinkKind(NamedTuple):
+    """How a name an assembly uses is linked: the resolved node's id prefix, the unresolved node's, its kind, and
+    the edge's kind."""
+
+    prefix: str
+    unresolved_prefix: str
+    unresolved_kind: Literal["unresolved-assembly", "unresolved-native"]
+    edge: str
+
+
+_REFERENCES = _LinkKind("asm", "unresolved", "unresolved-assembly", "references")
+_P_INVOKES = _LinkKind("native", "unresolved-native", "unresolved-native", "p-invokes")
+
+
+def _link(
+    graph: tuple[dict[str, GraphNode], set[tuple[str, str, str]]],
+    source: str,
+    name: str,
+    found: str | None,
+    how: _LinkKind,
+) -> None:
+    """An edge from ``source`` to what ``name`` resolved to, or to an unresolved node standing for it."""
+    nodes, edges = graph
+    target_id = f"{how.prefix}:{found}" if found else f"{how.unresolved_prefix}:{name}"
+    if found is None:
+        nodes.setdefault(
+            target_id,
+            GraphNode(node_id=target_id, kind=how.unresolved_kind, path=None, name=name, sha256=None, size=None),
+        )
+    edges.add((source, target_id, how.edge))
 
 
 def _walk(root: str, max_files: int, max_bytes: int, call: ToolCall) -> tuple[list[_File], list[str], bool]:
@@ -132,6 +165,7 @@ def build(root: str, call: ToolCall) -> GraphResult:
     main = _main(assemblies, call.args.get("main_assembly"))
     nodes: dict[str, GraphNode] = {}
     edges: set[tuple[str, str, str]] = set()
+    graph = (nodes, edges)
     by_name = {asm.name.lower(): rel for rel, asm in assemblies.items()}
     by_stem = {library_stem(rel): rel for rel in sorted(natives, reverse=True)}
     for rel, f in natives.items():
@@ -149,28 +183,11 @@ def build(root: str, call: ToolCall) -> GraphResult:
         nodes[node] = GraphNode(
             node_id=node, kind="assembly", path=rel, name=asm.name, sha256=f.sha256, size=len(f.data), main=rel == main
         )
+
         for name in asm.references:
-            target = by_name.get(name.lower())
-            target_id = f"asm:{target}" if target else f"unresolved:{name}"
-            if target is None:
-                nodes.setdefault(
-                    target_id,
-                    GraphNode(
-                        node_id=target_id, kind="unresolved-assembly", path=None, name=name, sha256=None, size=None
-                    ),
-                )
-            edges.add((node, target_id, "references"))
+            _link(graph, node, name, by_name.get(name.lower()), _REFERENCES)
         for name in asm.modules:
-            lib = by_stem.get(library_stem(name))
-            target_id = f"native:{lib}" if lib else f"unresolved-native:{name}"
-            if lib is None:
-                nodes.setdefault(
-                    target_id,
-                    GraphNode(
-                        node_id=target_id, kind="unresolved-native", path=None, name=name, sha256=None, size=None
-                    ),
-                )
-            edges.add((node, target_id, "p-invokes"))
+            _link(graph, node, name, by_stem.get(library_stem(name)), _P_INVOKES)
         for res in asm.resources:
             res_id = f"res:{rel}!{res.name}"
             nodes[res_id] = GraphNode(
