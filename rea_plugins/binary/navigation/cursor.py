@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from rea.plugin import Evidence, OperationResult, ToolCall, ToolDef, ToolMode, normalize_address
+from rea.plugin import (
+    Evidence,
+    JSONObject,
+    JSONValue,
+    OperationResult,
+    Record,
+    ToolCall,
+    ToolDef,
+    ToolMode,
+    normalize_address,
+)
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, run
 from rea_plugins.binary.core.shapes import (
@@ -19,7 +29,8 @@ CURSOR = "binary.cursor"
 _ANNOTATION_FACETS = ("comment", "inline_comment", "bookmark")
 
 
-def _document(call: ToolCall) -> dict[str, Any]:
+def _document(call: ToolCall) -> JSONObject:
+    """The provider's document, as it answered it (an engine's JSON: another provider's keys are kept)."""
     return dict(run(call, "list_documents", {}).normalized["documents"][0])
 
 
@@ -34,14 +45,15 @@ def cursor(call: ToolCall) -> str | None:
     return address if isinstance(address, str) else None
 
 
-def _procedure_at(call: ToolCall, address: str | None) -> dict[str, Any] | None:
+def _procedure_at(call: ToolCall, address: str | None) -> JSONObject | None:
+    """The provider's containing procedure of ``address``, as it answered it."""
     if address is None:
         return None
     found = run(call, "resolve_containing_procedure", {"address": address}).normalized["procedure"]
     return dict(found) if found else None
 
 
-def _result(call: ToolCall, body: dict[str, Any]) -> Evidence:
+def _result(call: ToolCall, body: CurrentAddress | JSONObject) -> Evidence:
     return evidence(
         call,
         OperationResult(
@@ -57,7 +69,7 @@ def _current_document(call: ToolCall) -> Evidence:
 
 def _current_address(call: ToolCall) -> Evidence:
     check_document(call)
-    return _result(call, {"address": cursor(call)})
+    return _result(call, CurrentAddress(address=cursor(call)))
 
 
 def _current_procedure(call: ToolCall) -> Evidence:
@@ -75,19 +87,34 @@ def _navigation_context(call: ToolCall) -> Evidence:
     )
 
 
-def _facet(call: ToolCall, operation: str, params: dict[str, Any], key: str) -> dict[str, Any]:
+class FacetOk(Record, frozen=True, kw_only=True, omit_defaults=False):
+    """A facet's value, null when there is none (both said always)."""
+
+    status: Literal["ok"] = "ok"
+    # The annotation store's text, or the provider's answer for the facet as it gave it (an engine's JSON).
+    value: JSONValue
+
+
+class FacetUnavailable(Record, frozen=True, kw_only=True, omit_defaults=False):
+    """A facet the bound provider cannot answer, and why."""
+
+    status: Literal["unavailable"] = "unavailable"
+    reason: str
+
+
+def _facet(call: ToolCall, operation: str, params: dict[str, Any], key: str) -> FacetOk | FacetUnavailable:
     if not call.session.supports(operation):
-        return {"status": "unavailable", "reason": f"the bound provider does not offer {operation}"}
-    return {"status": "ok", "value": run(call, operation, params).normalized.get(key)}
+        return FacetUnavailable(reason=f"the bound provider does not offer {operation}")
+    return FacetOk(value=run(call, operation, params).normalized.get(key))
 
 
 def _address_context(call: ToolCall) -> Evidence:
     check_document(call)
     address = normalize_address(call.args["address"])
     note = annotate.notebook(call).note(address)
-    facets: dict[str, Any] = {
+    facets: dict[str, FacetOk | FacetUnavailable] = {
         "name": (
-            {"status": "ok", "value": note.name}
+            FacetOk(value=note.name)
             if note.name is not None
             else _facet(call, "address_name", {"address": address}, "name")
         ),
@@ -104,16 +131,13 @@ def _address_context(call: ToolCall) -> Evidence:
     for facet in _ANNOTATION_FACETS:
         mine = getattr(note, facet)
         if mine is None and engine.get(facet) is not None:
-            facets[facet] = {"status": "ok", "value": engine[facet]}
+            facets[facet] = FacetOk(value=engine[facet])
             sources[facet] = "provider"
         else:
-            facets[facet] = {
-                "status": "ok",
-                "value": {"name": mine} if facet == "bookmark" and mine is not None else mine,
-            }
+            facets[facet] = FacetOk(value={"name": mine} if facet == "bookmark" and mine is not None else mine)
             sources[facet] = "rea"
     function = {k: getattr(note, k) for k in ("signature", "notes") if getattr(note, k) is not None}
-    facets["function"] = {"status": "ok", "value": function or None}
+    facets["function"] = FacetOk(value=function or None)
     return evidence(call, OperationResult(normalized={"address": address, "facets": facets, "sources": sources}))
 
 
