@@ -20,6 +20,7 @@ from typing import Any
 
 from rea.plugin import (
     Evidence,
+    JSONObject,
     ReaError,
     ToolCall,
     as_object,
@@ -77,8 +78,9 @@ def _items(value: Any) -> Iterator[Any]:
     yield from value if isinstance(value, list) else ()
 
 
-def _static_evidence(call: ToolCall, layer: dict[str, Any], index: int) -> Evidence:
-    """The complete application graph a layer names: retained or inline Evidence, or a fresh analysis."""
+def _static_evidence(call: ToolCall, layer: JSONObject, index: int) -> Evidence:
+    """The complete application graph a layer names: retained or inline Evidence, or a fresh analysis (``layer`` is
+    the caller's static_layers entry, JSON its input schema shapes)."""
     where = f"static_layers/{index}"
     if "input_path" in layer:
         tool = call.session.registry.tools.get(STATIC_TOOL)

@@ -178,13 +178,19 @@ def _evidence(
     return call.session.evidence(operation, params, out, bound=False, provider=PROVIDER, analysis_profile=None)
 
 
-def _list(call: ToolCall) -> Evidence:
+def _scope(call: ToolCall) -> tuple[str, list[str], list[str]]:
+    """The call's inspector endpoint, allowed file roots and allowed origins, checked."""
     a = call.args
-    endpoint = inspector.parse_endpoint(a["inspector_endpoint"])
-    roots, origins = (
+    return (
+        inspector.parse_endpoint(a["inspector_endpoint"]),
         inspector.file_roots(a.get("allowed_file_roots")),
         inspector.allowed_origins(a.get("allowed_origins")),
     )
+
+
+def _list(call: ToolCall) -> Evidence:
+    a = call.args
+    endpoint, roots, origins = _scope(call)
     offset, limit = a.get("offset", 0), a.get("limit", 50)
     listing = inspector.list_targets(endpoint, roots, origins, offset, limit, call.ctx)
     params = {
@@ -201,11 +207,7 @@ def _list(call: ToolCall) -> Evidence:
 
 def _observe(call: ToolCall) -> Evidence:
     a = call.args
-    endpoint = inspector.parse_endpoint(a["inspector_endpoint"])
-    roots, origins = (
-        inspector.file_roots(a.get("allowed_file_roots")),
-        inspector.allowed_origins(a.get("allowed_origins")),
-    )
+    endpoint, roots, origins = _scope(call)
     given = a.get("limits") or {}
     limits = inspector.Limits(**{k: v for k, v in given.items() if k in inspector.Limits.__dataclass_fields__})
     observation_ms = a.get("observation_ms", 1000)
