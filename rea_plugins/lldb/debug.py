@@ -15,7 +15,7 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -24,9 +24,11 @@ from rea.plugin import (
     CloseOutcome,
     Evidence,
     Isolation,
+    JSONObject,
     OperationResult,
     ProviderIdentity,
     ReaError,
+    Record,
     Target,
     ToolCall,
     ToolDef,
@@ -40,9 +42,28 @@ from rea.plugin import (
     typelib,
 )
 from rea_plugins.lldb.client import LAUNCH_DEADLINE_S, worker_spec
-from rea_plugins.lldb.debugshapes import DebugResult
+from rea_plugins.lldb.debugshapes import (
+    Breakpoint,
+    Breakpoints,
+    DebugResult,
+    Launched,
+    Memory,
+    Place,
+    Read,
+    State,
+    Stop,
+    Where,
+    Written,
+)
 from rea_plugins.lldb.provider import lldb_version
-from rea_plugins.lldb.tool import DEFAULT_INHERIT, PROVIDER_ID, _program
+from rea_plugins.lldb.tool import (
+    ARGUMENTS,
+    DEFAULT_INHERIT,
+    ENVIRONMENT,
+    INHERIT_ENVIRONMENT,
+    PROVIDER_ID,
+    _program,
+)
 
 TOOLSET = "debug"
 RESOURCE = "lldb-debug-worker"
@@ -54,6 +75,14 @@ REQUEST_SLACK_S = 15.0
 MAX_TYPED_BYTES = 64 * 1024
 HEX = "^0x[0-9a-fA-F]{1,16}$"
 _counter = itertools.count(1)
+T = TypeVar("T")
+
+
+class Ended(Record, frozen=True, kw_only=True):
+    """A debug session that ended, and why (idle_timeout, debug_end): named when a later call asks for it."""
+
+    session: str
+    reason: str
 
 
 class DebugSession:
@@ -100,7 +129,7 @@ class DebugManager:
     def __init__(self) -> None:
         self.sessions: dict[str, DebugSession] = {}
         self.lock = threading.Lock()
-        self.ended: list[dict[str, Any]] = []
+        self.ended: list[Ended] = []
         weakref.finalize(self, _close_all, self.sessions)
         reaper = threading.Thread(target=_reap, args=(weakref.ref(self),), daemon=True, name="rea-debug-reaper")
         reaper.start()
@@ -123,7 +152,7 @@ class DebugManager:
                 del self.sessions[s.id]
         for s in idle:
             _release(s)
-            self.ended.append({"session": s.id, "reason": "idle_timeout"})
+            self.ended.append(Ended(session=s.id, reason="idle_timeout"))
 
 
 def _reap(ref: weakref.ref[DebugManager]) -> None:
@@ -167,25 +196,25 @@ def _session(call: ToolCall) -> DebugSession:
             ident = next(iter(manager.sessions))
         found = manager.sessions.get(ident or "")
     if found is None:
-        ended = next((e for e in manager.ended if e["session"] == ident), None)
+        ended = next((e for e in manager.ended if e.session == ident), None)
         raise ReaError(
             "invalid_request",
-            f"no debug session {ident}" + (f" (it ended: {ended['reason']})" if ended else ""),
+            f"no debug session {ident}" + (f" (it ended: {ended.reason})" if ended else ""),
             remediation="Start one with debug_launch; several open at once are named by their session id.",
-            details={"reason": ended["reason"] if ended else "unknown_session", "sessions": sorted(manager.sessions)},
+            details={"reason": ended.reason if ended else "unknown_session", "sessions": sorted(manager.sessions)},
         )
     found.last_used = time.monotonic()
     return found
 
 
-def _request(s: DebugSession, call: ToolCall, op: str, params: dict[str, Any], wait_ms: int = 0) -> dict[str, Any]:
+def _request(s: DebugSession, call: ToolCall, op: str, params: dict[str, Any], into: type[T], wait_ms: int = 0) -> T:
+    """The worker's answer to ``op``, decoded into its Struct here, at the boundary."""
     with s.lock:
         try:
             reply = s.channel.request(op, params, call.ctx, deadline_s=wait_ms / 1000 + REQUEST_SLACK_S, phase=op)
         finally:
             s.last_used = time.monotonic()
-    result: dict[str, Any] = reply.result()
-    return result
+    return msgspec.convert(reply.result(), into)
 
 
 # -- names and addresses ----------------------------------------------------------------------------------
@@ -196,31 +225,33 @@ def _names(call: ToolCall, program: Target) -> dict[int, str]:
     return {int(a, 16): n for a, n in nb.names().items()}
 
 
-def _name_place(place: dict[str, Any], names: dict[int, str]) -> None:
+def _name_place(place: Place, names: dict[int, str]) -> None:
     """Add ``procedure``: the notebook's name of the function (else LLDB's) with the offset into it."""
-    start = place.get("function_start")
-    if start is None or not place.get("main_module", False):
-        if place.get("function"):
-            place["procedure"] = place["function"]
+    start = place.function_start
+    if start is None or not place.main_module:
+        if place.function:
+            place.procedure = place.function
         return
     begin = int(start, 16)
-    name = names.get(begin) or place.get("function") or f"sub_{begin:x}"
-    delta = int(place.get("address", start), 16) - begin
-    place["procedure"] = name if delta == 0 else f"{name}+0x{delta:x}"
+    name = names.get(begin) or place.function or f"sub_{begin:x}"
+    delta = int(place.address or start, 16) - begin
+    place.procedure = name if delta == 0 else f"{name}+0x{delta:x}"
 
 
-def _named(result: dict[str, Any], call: ToolCall, s: DebugSession) -> dict[str, Any]:
+def _stop_of(where: Where) -> Stop:
+    """The worker's stop as the result shows it (without the worker's stop id)."""
+    return msgspec.convert(msgspec.to_builtins(where), Stop)
+
+
+def _evidence(call: ToolCall, s: DebugSession, where: Where, **parts: Any) -> Evidence:
+    """The Evidence of one debug call: the program's stop (``where``) and the call's own ``parts`` of
+    ``DebugResult``, their places named as the notebook names them."""
+    record = DebugResult(session=s.id, program=s.program.resolved_path, stop=_stop_of(where), **parts)
     names = _names(call, s.program)
-    stop = result.get("stop")
-    if isinstance(stop, dict) and stop.get("pc"):
-        _name_place(stop, names)
-    for frame in result.get("backtrace", []) or []:
+    if record.stop.pc:
+        _name_place(record.stop, names)
+    for frame in record.backtrace or []:
         _name_place(frame, names)
-    return result
-
-
-def _evidence(call: ToolCall, s: DebugSession, body: dict[str, Any]) -> Evidence:
-    record = msgspec.convert({"session": s.id, "program": s.program.resolved_path, **body}, DebugResult)
     limitations = []
     if record.stop.state == "running":
         limitations.append("The program was still running when the wait ended: call debug_continue to wait again.")
@@ -238,24 +269,24 @@ def _evidence(call: ToolCall, s: DebugSession, body: dict[str, Any]) -> Evidence
         provider=ProviderIdentity(id=PROVIDER_ID, name="LLDB", version=lldb_version()),
         analysis_profile=None,
     )
-    _note_hit(call, s, body.get("stop"), recorded)
+    _note_hit(call, s, where, recorded)
     return recorded
 
 
-def _note_hit(call: ToolCall, s: DebugSession, stop: Any, recorded: Evidence) -> None:
+def _note_hit(call: ToolCall, s: DebugSession, stop: Where, recorded: Evidence) -> None:
     """A new stop at a procedure's entry of the program counts as a hit there, for procedure_info to show."""
-    if not isinstance(stop, dict) or stop.get("arguments") is None or not stop.get("function_start"):
+    if stop.arguments is None or not stop.function_start:
         return
-    stop_id = stop.get("stop_id")
+    stop_id = stop.stop_id
     with s.lock:
         if stop_id is None or stop_id == s.last_hit:
             return
-        s.last_hit = str(stop_id)
+        s.last_hit = stop_id
     runtime_observations.record_hit(
         call.session.state,
         s.program.sha256,
-        str(stop["function_start"]),
-        arguments=stop["arguments"],
+        stop.function_start,
+        arguments=stop.arguments,
         debug_session=s.id,
         evidence_id=recorded.evidence_id,
     )
@@ -316,6 +347,38 @@ def _emulator(program: Target) -> dict[str, str] | None:
     return {"path": os.path.realpath(path), "architecture": emulator.lldb_architecture, "sysroot": sysroot}
 
 
+def _open(
+    call: ToolCall,
+    manager: DebugManager,
+    program: Target,
+    params: dict[str, Any],
+    op: str,
+    phase: str,
+    event: str,
+    *,
+    foreign: bool = False,
+) -> tuple[DebugSession, Launched]:
+    """A new debug session: its worker started and asked to ``op`` (launch, attach_pid); kept once it answers,
+    with a lineage snapshot named ``event``. A worker that fails is closed, its lineage recorded."""
+    channel = WorkerChannel(worker_spec(params, "rea_plugins.lldb.debugger", RESOURCE), label="lldb", stateful=True)
+    ident = f"dbg-{next(_counter)}"
+    idle_s = int(call.args.get("idle_timeout_s", DEFAULT_IDLE_S))
+    s = DebugSession(ident, channel, program, idle_s, foreign=foreign)
+    try:
+        reply = channel.request(op, params, call.ctx, deadline_s=LAUNCH_DEADLINE_S, phase=phase, announce=True)
+        started = msgspec.convert(reply.result(), Launched)
+    except BaseException:
+        channel.close()
+        call.session.record_lineage(channel.lineage())
+        raise
+    s.load_bias = started.load_bias
+    with manager.lock:
+        manager.sessions[ident] = s
+    if channel.proc is not None:
+        call.session.record_lineage([channel.proc.observe(event)])
+    return s, started
+
+
 def _launch(call: ToolCall) -> Evidence:
     _unavailable()
     program = _program(call)
@@ -345,35 +408,20 @@ def _launch(call: ToolCall) -> Evidence:
         "sandbox": args.get("sandbox", "required"),
         "emulator": emulator,
     }
-    channel = WorkerChannel(worker_spec(params, "rea_plugins.lldb.debugger", RESOURCE), label="lldb", stateful=True)
-    ident = f"dbg-{next(_counter)}"
-    s = DebugSession(ident, channel, program, int(args.get("idle_timeout_s", DEFAULT_IDLE_S)))
-    try:
-        reply = channel.request(
-            "launch", params, call.ctx, deadline_s=LAUNCH_DEADLINE_S, phase="launching under LLDB", announce=True
-        )
-        launched: dict[str, Any] = reply.result()
-    except BaseException:
-        channel.close()
-        call.session.record_lineage(channel.lineage())
-        raise
-    s.load_bias = launched.get("load_bias")
-    with manager.lock:
-        manager.sessions[ident] = s
-    proc = channel.proc
-    if proc is not None:
-        # The worker with LLDB, lldb-server and the debuggee below it: what debug_end must leave nothing of.
-        call.session.record_lineage([proc.observe("debuggee_launched")])
-    body = {
-        "stop": launched["stop"],
+    # The worker with LLDB, lldb-server and the debuggee below it: what debug_end must leave nothing of.
+    s, launched = _open(call, manager, program, params, "launch", "launching under LLDB", "debuggee_launched")
+    proc = s.channel.proc
+    return _evidence(
+        call,
+        s,
+        launched.stop,
         # Under qemu-user's gdb stub LLDB sees no real pid (the stub reports 1): the lineage has the emulator's.
-        "pid": None if emulator else launched.get("pid"),
-        "emulator": os.path.basename(emulator["path"]) if emulator else None,
-        "load_bias": None if s.load_bias is None else f"0x{s.load_bias:x}",
-        "debugger_version": launched.get("debugger_version"),
-        "isolation": proc.isolation if proc is not None else None,
-    }
-    return _evidence(call, s, _named(body, call, s))
+        pid=None if emulator else launched.pid,
+        emulator=os.path.basename(emulator["path"]) if emulator else None,
+        load_bias=None if s.load_bias is None else f"0x{s.load_bias:x}",
+        debugger_version=launched.debugger_version,
+        isolation=proc.isolation if proc is not None else None,
+    )
 
 
 def _breakpoint(call: ToolCall) -> Evidence:
@@ -381,13 +429,15 @@ def _breakpoint(call: ToolCall) -> Evidence:
     args = call.args
     action = args.get("action", "set")
     if action == "list":
-        return _evidence(call, s, {**_request(s, call, "breakpoint_list", {}), "stop": _stop(call, s)})
+        listed = _request(s, call, "breakpoint_list", {}, Breakpoints)
+        return _evidence(call, s, _stop(call, s), breakpoints=listed.breakpoints)
     if action == "delete":
         if "id" not in args:
             raise invalid_request("delete needs the id", [issue("id", "missing_argument", "which breakpoint")])
-        listed = _request(s, call, "breakpoint_delete", {"id": args["id"], "watch": args.get("watch") is not None})
-        return _evidence(call, s, {**listed, "stop": _stop(call, s)})
-    params: dict[str, Any] = {k: args[k] for k in ("condition", "ignore_count", "one_shot") if k in args}
+        params = {"id": args["id"], "watch": args.get("watch") is not None}
+        listed = _request(s, call, "breakpoint_delete", params, Breakpoints)
+        return _evidence(call, s, _stop(call, s), breakpoints=listed.breakpoints)
+    params = {k: args[k] for k in ("condition", "ignore_count", "one_shot") if k in args}
     if "watch" in args:
         watch = dict(args["watch"])
         if "address" in watch:
@@ -413,29 +463,26 @@ def _breakpoint(call: ToolCall) -> Evidence:
             "name a procedure, an address, a source_line or a watch",
             [issue("procedure", "missing_argument", "what to break on")],
         )
-    row = _request(s, call, "breakpoint_set", params)
-    return _evidence(call, s, {"breakpoint": row, "stop": _stop(call, s)})
+    row = _request(s, call, "breakpoint_set", params, Breakpoint)
+    return _evidence(call, s, _stop(call, s), breakpoint=row)
 
 
-def _stop(call: ToolCall, s: DebugSession) -> dict[str, Any]:
-    stop = _request(s, call, "where", {})
-    _named({"stop": stop}, call, s)
-    return stop
+def _stop(call: ToolCall, s: DebugSession) -> Where:
+    return _request(s, call, "where", {}, Where)
 
 
 def _continue(call: ToolCall) -> Evidence:
     s = _session(call)
     wait_ms = int(call.args.get("wait_ms", 2000))
     params = {"wait_ms": wait_ms, "interrupt": bool(call.args.get("interrupt", False))}
-    stop = _request(s, call, "continue", params, wait_ms)
-    return _evidence(call, s, _named({"stop": stop}, call, s))
+    return _evidence(call, s, _request(s, call, "continue", params, Where, wait_ms))
 
 
 def _step(call: ToolCall) -> Evidence:
     s = _session(call)
     wait_ms = int(call.args.get("wait_ms", 2000))
-    stop = _request(s, call, "step", {"kind": call.args.get("kind", "over"), "wait_ms": wait_ms}, wait_ms)
-    return _evidence(call, s, _named({"stop": stop}, call, s))
+    params = {"kind": call.args.get("kind", "over"), "wait_ms": wait_ms}
+    return _evidence(call, s, _request(s, call, "step", params, Where, wait_ms))
 
 
 def _state(call: ToolCall) -> Evidence:
@@ -445,8 +492,18 @@ def _state(call: ToolCall) -> Evidence:
         "all_registers": call.args.get("all_registers", False),
         "output_bytes": call.args.get("output_bytes", 1024),
     }
-    found = _request(s, call, "state", params)
-    return _evidence(call, s, _named(found, call, s))
+    found = _request(s, call, "state", params, State)
+    return _evidence(
+        call,
+        s,
+        found.stop,
+        threads=found.threads,
+        registers=found.registers,
+        instruction=found.instruction,
+        backtrace=found.backtrace,
+        frames_total=found.frames_total,
+        output=found.output,
+    )
 
 
 def _read_memory(call: ToolCall) -> Evidence:
@@ -464,13 +521,13 @@ def _read_memory(call: ToolCall) -> Evidence:
             raise invalid_request(f"{type_name} has no size", [issue("type", "invalid_value", "incomplete type")])
         length = min(size, MAX_TYPED_BYTES)
     params = {"address": address, "length": length, "address_space": args.get("address_space", "auto")}
-    read = _request(s, call, "read_memory", params)
-    data: bytes = read.pop("bytes")
-    memory: dict[str, Any] = {**read, "length": len(data), "hex": data.hex()}
+    read = _request(s, call, "read_memory", params, Read)
+    data = read.data
+    memory = Memory(pc=read.pc, address=read.address, module=read.module, length=len(data), hex=data.hex())
     if layout is not None and type_name is not None:
-        values, truncated = typelib.typed_view(layout, type_name, data, int(read["pc"], 16))
-        memory.update({"type": type_name, "values": values, "truncated": truncated})
-    return _evidence(call, s, {"memory": memory, "stop": _stop(call, s)})
+        values, truncated = typelib.typed_view(layout, type_name, data, int(read.pc, 16))
+        memory = msgspec.structs.replace(memory, type=type_name, values=values, truncated=truncated)
+    return _evidence(call, s, _stop(call, s), memory=memory)
 
 
 def _write_memory(call: ToolCall) -> Evidence:
@@ -479,7 +536,8 @@ def _write_memory(call: ToolCall) -> Evidence:
     if "register" in args:
         if "value" not in args:
             raise invalid_request("a register write needs value", [issue("value", "missing_argument", "the value")])
-        written = _request(s, call, "write_register", {"register": args["register"], "value": _int(args["value"])})
+        params = {"register": args["register"], "value": _int(args["value"])}
+        written = _request(s, call, "write_register", params, Written)
     else:
         if "address" not in args or "hex" not in args:
             raise invalid_request(
@@ -491,8 +549,8 @@ def _write_memory(call: ToolCall) -> Evidence:
             "data": bytes.fromhex(args["hex"]),
             "address_space": args.get("address_space", "auto"),
         }
-        written = _request(s, call, "write_memory", params)
-    return _evidence(call, s, {"written": written, "stop": _stop(call, s)})
+        written = _request(s, call, "write_memory", params, Written)
+    return _evidence(call, s, _stop(call, s), written=written)
 
 
 def _int(value: Any) -> int:
@@ -502,23 +560,23 @@ def _int(value: Any) -> int:
 def _end(call: ToolCall) -> Evidence:
     s = _session(call)
     if call.args.get("detach"):
-        detached = _request(s, call, "detach", {}, 1000)
-        return _evidence(call, s, {"stop": detached})
+        return _evidence(call, s, _request(s, call, "detach", {}, Where, 1000))
     manager = manager_of(call)
     with manager.lock:
         manager.sessions.pop(s.id, None)
     try:
-        ended = _request(s, call, "end", {}, 5000)
+        ended = _request(s, call, "end", {}, State, 5000)
+        where, output = ended.stop, ended.output
     except ReaError:
-        ended = {"stop": {"state": "exited"}}
+        where, output = Where(state="exited"), None
     outcome = s.channel.close()
     call.session.record_lineage(s.channel.lineage())
-    manager.ended.append({"session": s.id, "reason": "debug_end"})
+    manager.ended.append(Ended(session=s.id, reason="debug_end"))
     if outcome.remaining:
         raise ReaError(
             "execution_failure", "the debug session ended but owned processes remain"
         ).with_cleanup_incomplete(list(outcome.remaining), outcome.reason)
-    return _evidence(call, s, {**ended, "ended": True})
+    return _evidence(call, s, where, output=output, ended=True)
 
 
 def _attach(call: ToolCall) -> Evidence:
@@ -526,8 +584,7 @@ def _attach(call: ToolCall) -> Evidence:
         return _attach_process(call, int(call.args["pid"]))
     s = _session(call)
     wait_ms = int(call.args.get("wait_ms", 5000))
-    stop = _request(s, call, "attach", {"wait_ms": wait_ms}, wait_ms)
-    return _evidence(call, s, _named({"stop": stop}, call, s))
+    return _evidence(call, s, _request(s, call, "attach", {"wait_ms": wait_ms}, Where, wait_ms))
 
 
 def _attach_process(call: ToolCall, pid: int) -> Evidence:
@@ -566,34 +623,21 @@ def _attach_process(call: ToolCall, pid: int) -> Evidence:
         "sandbox": "none",
         "wait_ms": wait_ms,
     }
-    channel = WorkerChannel(worker_spec(params, "rea_plugins.lldb.debugger", RESOURCE), label="lldb", stateful=True)
-    ident = f"dbg-{next(_counter)}"
-    s = DebugSession(ident, channel, program, int(call.args.get("idle_timeout_s", DEFAULT_IDLE_S)), foreign=True)
-    try:
-        reply = channel.request(
-            "attach_pid", params, call.ctx, deadline_s=LAUNCH_DEADLINE_S, phase="attaching under LLDB", announce=True
-        )
-        attached: dict[str, Any] = reply.result()
-    except BaseException:
-        channel.close()
-        call.session.record_lineage(channel.lineage())
-        raise
-    s.load_bias = attached.get("load_bias")
-    with manager.lock:
-        manager.sessions[ident] = s
-    if channel.proc is not None:
-        call.session.record_lineage([channel.proc.observe("debugger_attached")])
-    body = {
-        "stop": attached["stop"],
-        "pid": pid,
-        "load_bias": None if s.load_bias is None else f"0x{s.load_bias:x}",
-        "debugger_version": attached.get("debugger_version"),
-        "isolation": Isolation(
+    s, attached = _open(
+        call, manager, program, params, "attach_pid", "attaching under LLDB", "debugger_attached", foreign=True
+    )
+    return _evidence(
+        call,
+        s,
+        attached.stop,
+        pid=pid,
+        load_bias=None if s.load_bias is None else f"0x{s.load_bias:x}",
+        debugger_version=attached.debugger_version,
+        isolation=Isolation(
             sandbox="none",
             reason=f"attached to process {pid}, which the operator started outside rea ({ATTACH.name}=same-user)",
         ),
-    }
-    return _evidence(call, s, _named(body, call, s))
+    )
 
 
 def _attachable(pid: int) -> str:
@@ -658,15 +702,20 @@ def _lineage_of(pid: int) -> set[int]:
 
 # -- schemas ------------------------------------------------------------------------------------------------
 
-_SESSION = {"type": "string", "minLength": 1, "description": "Debug session id; omitted: the only one open."}
-_WAIT = {
+# The input schemas' pieces are JSON Schema (its vocabulary, not rea records), hence JSONObject.
+_SESSION: JSONObject = {
+    "type": "string",
+    "minLength": 1,
+    "description": "Debug session id; omitted: the only one open.",
+}
+_WAIT: JSONObject = {
     "type": "integer",
     "minimum": 0,
     "maximum": 60_000,
     "default": 2000,
     "description": "How long to wait for a stop before answering running.",
 }
-_SPACE = {
+_SPACE: JSONObject = {
     "type": "string",
     "enum": ["auto", "static", "runtime"],
     "default": "auto",
@@ -674,8 +723,17 @@ _SPACE = {
 }
 
 
-def _schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+_IDLE: JSONObject = {
+    "type": "integer",
+    "minimum": 10,
+    "maximum": 3600,
+    "default": DEFAULT_IDLE_S,
+    "description": "The session ends after this long without a call.",
+}
+
+
+def _schema(properties: JSONObject, required: tuple[str, ...] = ()) -> JSONObject:
+    out: JSONObject = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         out["required"] = list(required)
     return out
@@ -684,27 +742,9 @@ def _schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
 LAUNCH_SCHEMA = _schema(
     {
         "executable": {"type": "string", "minLength": 1, "description": "Program to launch; omitted: the open target."},
-        "arguments": {
-            "type": "array",
-            "items": {"type": "string"},
-            "maxItems": 1024,
-            "default": [],
-            "description": "Arguments after the program name.",
-        },
-        "environment": {
-            "type": "object",
-            "additionalProperties": {"type": "string"},
-            "default": {},
-            "description": "Variables set explicitly (HOME and TMPDIR default to a private folder).",
-        },
-        "inherit_environment": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1},
-            "maxItems": 256,
-            "description": "Names of server variables the program inherits; default: "
-            + ", ".join(DEFAULT_INHERIT)
-            + ".",
-        },
+        "arguments": ARGUMENTS,
+        "environment": ENVIRONMENT,
+        "inherit_environment": INHERIT_ENVIRONMENT,
         "stdin": {"type": "string", "maxLength": 1 << 20, "description": "Text the program reads on stdin."},
         "working_directory": {
             "type": "string",
@@ -718,13 +758,7 @@ LAUNCH_SCHEMA = _schema(
             "description": "Stop at the first instruction, at main, or run until a breakpoint or exit.",
         },
         "wait_ms": {**_WAIT, "default": 5000},
-        "idle_timeout_s": {
-            "type": "integer",
-            "minimum": 10,
-            "maximum": 3600,
-            "default": DEFAULT_IDLE_S,
-            "description": "The session ends after this long without a call.",
-        },
+        "idle_timeout_s": _IDLE,
         "filesystem_roots": {
             "type": "array",
             "items": {"type": "string", "minLength": 1},
@@ -857,7 +891,7 @@ ATTACH_SCHEMA = _schema(
             "description": "A process of the server's user to attach a new session to (REA_DEBUG_ATTACH=same-user).",
         },
         "wait_ms": {**_WAIT, "default": 5000},
-        "idle_timeout_s": LAUNCH_SCHEMA["properties"]["idle_timeout_s"],
+        "idle_timeout_s": _IDLE,
     }
 )
 
@@ -870,10 +904,11 @@ _WRITES = ToolEffects(records_evidence=True, may_discard_data=True, executes_for
 def _tool(
     name: str,
     description: str,
-    schema: dict[str, Any],
+    schema: JSONObject,
     handler: Any,
     effects: ToolEffects,
-    examples: tuple[dict[str, Any], ...],
+    # Each example is the tool's arguments: JSON its input schema shapes.
+    examples: tuple[JSONObject, ...],
 ) -> ToolDef:
     return ToolDef(
         examples=examples,

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from rea.plugin import ReaError, Reporter, invalid_request, issue, serve
+from rea_plugins.lldb import launching
 from rea_plugins.lldb.abi import ABIS
 from rea_plugins.lldb.debugshapes import (
     Breakpoint,
@@ -61,9 +62,7 @@ class Debuggee:
         self.lldb = lldb
         self.params = params
         self.architecture = str(params.get("architecture") or "")
-        self.debugger = lldb.SBDebugger.Create(False)
-        self.debugger.SetAsync(True)
-        lldb.SBDebugger.SetInternalVariable("target.skip-prologue", "false", self.debugger.GetInstanceName())
+        self.debugger = launching.open_debugger(lldb)
         self.listener = self.debugger.GetListener()
         self.target: Any = None
         self.process: Any = None
@@ -87,27 +86,12 @@ class Debuggee:
     def launch(self) -> Launched:
         lldb = self.lldb
         p = self.params
-        error = lldb.SBError()
-        self.target = self.debugger.CreateTarget(p["executable"], None, self.platform(p.get("emulator")), True, error)
-        if not self.target.IsValid():
-            raise ReaError(
-                "unsupported_target",
-                "LLDB could not load the executable",
-                remediation="Check that the path names a program for this host.",
-                details={"reason": "target_not_loaded"},
-            )
+        self.target = launching.create_target(lldb, self.debugger, p["executable"], self.platform(p.get("emulator")))
         self.module = self.target.GetModuleAtIndex(0)
-        info = lldb.SBLaunchInfo(list(p["arguments"]))
-        info.SetWorkingDirectory(p["working_directory"])
-        environment = {k: os.environ[k] for k in ("HOME", "TMPDIR") if k in os.environ}
-        environment.update(p["environment"])
-        info.SetEnvironmentEntries([f"{k}={v}" for k, v in environment.items()], False)
         stdin = os.path.join(self.out_dir, "stdin")
         with open(stdin, "wb") as fh:
             fh.write(bytes(p.get("stdin") or b""))
-        info.AddOpenFileAction(0, stdin, True, False)
-        info.AddOpenFileAction(1, os.path.join(self.out_dir, "stdout"), False, True)
-        info.AddOpenFileAction(2, os.path.join(self.out_dir, "stderr"), False, True)
+        info = launching.launch_info(lldb, p, self.out_dir, stdin)
         stop_at = p.get("stop_at", "main")
         main_bp = None
         if stop_at == "entry":
@@ -125,15 +109,7 @@ class Debuggee:
         # A program that floods its output fills a file of the private directory, never a pipe the server reads:
         # each file it writes is capped (lldb-server and the program inherit the limit; past it, SIGXFSZ).
         resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
-        self.process = self.target.Launch(info, error)
-        if not error.Success() or not self.process.IsValid():
-            raise ReaError(
-                "process_capture_failed",
-                "LLDB could not launch the program",
-                remediation="Check that the program runs on this host and that ptrace is permitted "
-                "(container seccomp, kernel.yama.ptrace_scope).",
-                details={"reason": "launch_failed", "debugger_message": (error.GetCString() or "")[:300]},
-            )
+        self.process = launching.launch(lldb, self.target, info)
         stop = self.wait(float(p.get("wait_ms", 5000)) / 1000)
         if stop_at == "entry" and stop.state == "stopped":
             self.entry_stop = int(self.process.GetStopID())
@@ -141,7 +117,7 @@ class Debuggee:
         return Launched(
             pid=self.process.GetProcessID(),
             load_bias=self.load_bias(),
-            debugger_version=lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
+            debugger_version=launching.debugger_version(lldb),
             stop=stop,
         )
 
@@ -160,11 +136,7 @@ class Debuggee:
         return "qemu-user"
 
     def load_bias(self) -> int | None:
-        header = self.module.GetObjectFileHeaderAddress()
-        if not header.IsValid():
-            return None
-        loaded = header.GetLoadAddress(self.target)
-        return None if loaded == self.lldb.LLDB_INVALID_ADDRESS else int(loaded - header.GetFileAddress())
+        return launching.load_bias(self.lldb, self.target, self.module)
 
     # -- waiting and stops ------------------------------------------------------------------------
 
@@ -487,8 +459,7 @@ class Debuggee:
     def attach_to(self, p: dict[str, Any]) -> Launched:
         """Attach to a process the operator started (the server checked that it may); it stops where it runs."""
         lldb = self.lldb
-        error = lldb.SBError()
-        self.target = self.debugger.CreateTarget(p["executable"], None, None, True, error)
+        self.target = self.debugger.CreateTarget(p["executable"], None, None, True, lldb.SBError())
         if not self.target.IsValid():
             raise ReaError(
                 "unsupported_target",
@@ -502,7 +473,7 @@ class Debuggee:
         stop = self.attach(p)
         return Launched(
             load_bias=self.load_bias(),
-            debugger_version=lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
+            debugger_version=launching.debugger_version(lldb),
             stop=stop,
         )
 
@@ -646,7 +617,7 @@ class Debuggee:
                 details={"reason": "unreadable", "pc": _hex(loaded)},
             )
         where = self.static_of(loaded)
-        return Read(pc=where.pc, address=where.address, module=where.module, bytes=bytes(data))
+        return Read(pc=where.pc, address=where.address, module=where.module, data=bytes(data))
 
     def write_memory(self, p: dict[str, Any]) -> Written:
         self.require_stopped()

@@ -150,7 +150,7 @@ class Read(Record, frozen=True, kw_only=True):
     pc: str
     address: str | None = None
     module: str | None = None
-    bytes: bytes
+    data: bytes
 
 
 class DebugResult(_S, kw_only=True):

@@ -31,6 +31,27 @@ DEFAULT_INHERIT = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]
 HEX: JSONObject = {"type": "string", "pattern": "^0x[0-9a-fA-F]{1,16}$"}
 _EV = evidence_input("Evidence with an address (procedure_info...), inline or retained. Its address is observed.")
 
+# How the program is started, the same for observe_native_calls and debug_launch.
+ARGUMENTS: JSONObject = {
+    "type": "array",
+    "items": {"type": "string"},
+    "maxItems": 1024,
+    "default": [],
+    "description": "Arguments after the program name.",
+}
+ENVIRONMENT: JSONObject = {
+    "type": "object",
+    "additionalProperties": {"type": "string"},
+    "default": {},
+    "description": "Variables set explicitly (HOME and TMPDIR default to a private folder).",
+}
+INHERIT_ENVIRONMENT: JSONObject = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1},
+    "maxItems": 256,
+    "description": "Names of server variables the program inherits; default: " + ", ".join(DEFAULT_INHERIT) + ".",
+}
+
 INPUT_SCHEMA: JSONObject = with_evidence_defs(
     {
         "type": "object",
@@ -41,32 +62,14 @@ INPUT_SCHEMA: JSONObject = with_evidence_defs(
                 "description": "Program to launch; omitted: the open target.",
                 "examples": ["/tmp/build/app"],
             },
-            "arguments": {
-                "type": "array",
-                "items": {"type": "string"},
-                "maxItems": 1024,
-                "default": [],
-                "description": "Arguments after the program name.",
-            },
+            "arguments": ARGUMENTS,
             "working_directory": {
                 "type": "string",
                 "minLength": 1,
                 "description": "Working directory of the program; default: the program's folder.",
             },
-            "environment": {
-                "type": "object",
-                "additionalProperties": {"type": "string"},
-                "default": {},
-                "description": "Variables set explicitly (HOME and TMPDIR default to a private folder).",
-            },
-            "inherit_environment": {
-                "type": "array",
-                "items": {"type": "string", "minLength": 1},
-                "maxItems": 256,
-                "description": "Names of server variables the program inherits; default: "
-                + ", ".join(DEFAULT_INHERIT)
-                + ".",
-            },
+            "environment": ENVIRONMENT,
+            "inherit_environment": INHERIT_ENVIRONMENT,
             "functions": {
                 "type": "array",
                 "items": {"type": "string", "minLength": 1},

@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from rea.plugin import ReaError, Reporter, serve
+from rea_plugins.lldb import launching
 from rea_plugins.lldb.abi import ABIS, Abi
 from rea_plugins.lldb.output import Output, read_capped
 from rea_plugins.lldb.shapes import (
@@ -48,9 +49,7 @@ class Observer:
         self.argument_count = min(int(params["argument_count"]), len(self.abi.argument_registers))
         self.return_values = bool(params["return_values"])
         self.max_frames = int(params["max_backtrace_frames"])
-        self.debugger = lldb.SBDebugger.Create(False)
-        self.debugger.SetAsync(True)
-        lldb.SBDebugger.SetInternalVariable("target.skip-prologue", "false", self.debugger.GetInstanceName())
+        self.debugger = launching.open_debugger(lldb)
         self.target: Any = None
         self.process: Any = None
         self.listener = self.debugger.GetListener()
@@ -77,50 +76,19 @@ class Observer:
     def launch(self) -> Launched:
         lldb = self.lldb
         p = self.params
-        error = lldb.SBError()
-        self.target = self.debugger.CreateTarget(p["executable"], None, None, True, error)
-        if not self.target.IsValid():
-            raise ReaError(
-                "unsupported_target",
-                "LLDB could not load the executable",
-                remediation="Check that the path names a program for this host.",
-                details={"reason": "target_not_loaded"},
-            )
+        self.target = launching.create_target(lldb, self.debugger, p["executable"])
         self._set_breakpoints()
-        info = lldb.SBLaunchInfo(list(p["arguments"]))
-        info.SetWorkingDirectory(p["working_directory"])
-        # The debuggee's HOME and TMPDIR default to the worker's private directory, like every owned process.
-        environment = {k: os.environ[k] for k in ("HOME", "TMPDIR") if k in os.environ}
-        environment.update(p["environment"])
-        info.SetEnvironmentEntries([f"{k}={v}" for k, v in environment.items()], False)
-        info.AddOpenFileAction(0, "/dev/null", True, False)
-        info.AddOpenFileAction(1, os.path.join(self.out_dir, "stdout"), False, True)
-        info.AddOpenFileAction(2, os.path.join(self.out_dir, "stderr"), False, True)
+        info = launching.launch_info(lldb, p, self.out_dir, "/dev/null")
         self.started = time.monotonic()
-        self.process = self.target.Launch(info, error)
-        if not error.Success() or not self.process.IsValid():
-            raise ReaError(
-                "process_capture_failed",
-                "LLDB could not launch the program",
-                remediation="Check that the program runs on this host and that ptrace is permitted "
-                "(container seccomp, kernel.yama.ptrace_scope).",
-                details={"reason": "launch_failed", "debugger_message": (error.GetCString() or "")[:300]},
-            )
+        self.process = launching.launch(lldb, self.target, info)
         return Launched(
             pid=self.process.GetProcessID(),
             breakpoints=len(self.entries),
             unresolved=self.unresolved,
-            debugger_version=lldb.SBDebugger.GetVersionString().splitlines()[0][:120],
-            load_bias=self._load_bias(),
+            debugger_version=launching.debugger_version(lldb),
+            # Where the program was loaded relative to its link-time addresses (ASLR), stated once per capture.
+            load_bias=launching.load_bias(lldb, self.target, self.target.GetModuleAtIndex(0)),
         )
-
-    def _load_bias(self) -> int | None:
-        """Where the program was loaded relative to its link-time addresses (ASLR), stated once per capture."""
-        header = self.target.GetModuleAtIndex(0).GetObjectFileHeaderAddress()
-        if not header.IsValid():
-            return None
-        loaded = header.GetLoadAddress(self.target)
-        return None if loaded == self.lldb.LLDB_INVALID_ADDRESS else int(loaded - header.GetFileAddress())
 
     def _function_name(self, frame: Any) -> str | None:
         """The name rea gives the frame's function: its symbol's, else ``sub_<start>`` in the file's address
