@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from rea.plugin import Evidence, ToolCall, canonical_digest, invalid_request, issue
+from rea.plugin import Evidence, JSONObject, ToolCall, canonical_digest, invalid_request, issue
 from rea.plugin import bundle as bundle_mod
 from rea_plugins.investigation import common
 from rea_plugins.investigation.model import (
@@ -93,8 +93,9 @@ def obligations(call: ToolCall, loaded: bundle_mod.Bundle) -> tuple[list[Obligat
     return [made[k] for k in sorted(made)], sorted(set(stale))
 
 
-def _ledger_parameters(call: ToolCall, loaded: bundle_mod.Bundle) -> dict[str, Any]:
-    # The bundle by content, never by path: the same inputs give the same record on every machine.
+def _ledger_parameters(call: ToolCall, loaded: bundle_mod.Bundle) -> JSONObject:
+    # The bundle by content, never by path: the same inputs give the same record on every machine. The manifest and
+    # the reviews are the user's JSON, as given.
     return {
         "bundle_record_ids_digest": bundle_mod.manifest(loaded.records).record_ids_digest,
         "manifest": call.args.get("manifest") or {},
@@ -135,7 +136,8 @@ def _state(comparisons: list[Evidence]) -> str:
     return "complete" if "complete" in found else "unknown"
 
 
-def evaluate_coverage(call: ToolCall) -> dict[str, Any]:
+def evaluate_coverage(call: ToolCall) -> JSONObject:
+    """The coverage as a session tool answers it: the result Struct as builtins (the kernel's handler contract)."""
     loaded = load_bundle(call, "evidence_bundle")
     items, _ = obligations(call, loaded)
     by_link = _comparisons_by_link(loaded)
@@ -159,7 +161,7 @@ def evaluate_coverage(call: ToolCall) -> dict[str, Any]:
         counts=CoverageCounts(**counts),
         obligations=common.page(covered, call.args.get("page") or {}),
     )
-    out: dict[str, Any] = msgspec.to_builtins(result)
+    out: JSONObject = msgspec.to_builtins(result)
     return out
 
 

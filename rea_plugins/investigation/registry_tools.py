@@ -11,6 +11,7 @@ from rea.plugin import (
     UNKNOWN_ID,
     Evidence,
     Histories,
+    JSONObject,
     Relationship,
     RequiredEnvironment,
     Resolution,
@@ -113,7 +114,10 @@ def _check_relationships(histories: Histories, unknown_id: str, rev: UnknownRevi
             )
 
 
-def record_unknown(call: ToolCall) -> dict[str, Any]:
+# A session tool answers a plain JSON object (the kernel's handler contract): its result Struct as builtins.
+
+
+def record_unknown(call: ToolCall) -> JSONObject:
     sha256 = call.session.require_target().sha256
     unknown_id = new_id(sha256)
     rev = _revision(call, call.args, sha256, unknown_id, 1, None)
@@ -123,11 +127,11 @@ def record_unknown(call: ToolCall) -> dict[str, Any]:
         histories[unknown_id] = [rev]
 
     reg = store(call.session).update(sha256, change, call.ctx)
-    out: dict[str, Any] = msgspec.to_builtins(UnknownResult(unknown=rev, registry_revision=reg.revision))
+    out: JSONObject = msgspec.to_builtins(UnknownResult(unknown=rev, registry_revision=reg.revision))
     return out
 
 
-def update_unknown(call: ToolCall) -> dict[str, Any]:
+def update_unknown(call: ToolCall) -> JSONObject:
     unknown_id = call.args["unknown_id"]
     expected = int(call.args["expected_revision"])
     st = store(call.session)
@@ -155,7 +159,7 @@ def update_unknown(call: ToolCall) -> dict[str, Any]:
         made.append(rev)
 
     reg = st.update(sha256, change, call.ctx)
-    out: dict[str, Any] = msgspec.to_builtins(UnknownResult(unknown=made[0], registry_revision=reg.revision))
+    out: JSONObject = msgspec.to_builtins(UnknownResult(unknown=made[0], registry_revision=reg.revision))
     return out
 
 
@@ -167,11 +171,11 @@ def heads(session: Session) -> tuple[list[str], list[UnknownRevision]]:
     return targets, sorted(found, key=lambda h: (SEVERITY_ORDER.index(h.severity), h.unknown_id))
 
 
-def list_unknowns(call: ToolCall) -> dict[str, Any]:
+def list_unknowns(call: ToolCall) -> JSONObject:
     targets, found = heads(call.session)
     a = call.args
     kept = [h for h in found if all(a.get(k) in (None, getattr(h, k)) for k in ("status", "severity", "domain"))]
-    out: dict[str, Any] = msgspec.to_builtins(UnknownList(targets=targets, heads=common.page(kept, a)))
+    out: JSONObject = msgspec.to_builtins(UnknownList(targets=targets, heads=common.page(kept, a)))
     return out
 
 

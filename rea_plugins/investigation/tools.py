@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.plugin import RETAINED_EXAMPLE, Evidence, ToolCall, ToolDef, ToolEffects, struct_output_schema
+from rea.plugin import RETAINED_EXAMPLE, Evidence, JSONObject, ToolCall, ToolDef, ToolEffects, struct_output_schema
 from rea_plugins.investigation import schemas
 from rea_plugins.investigation.model import (
     BundleComparison,
@@ -32,17 +32,18 @@ BUNDLE = {"path": "/tmp/evidence.json"}
 
 
 def _lazy(module: str, name: str) -> Any:
-    def run(call: ToolCall) -> Evidence | dict[str, Any]:
+    def run(call: ToolCall) -> Evidence | JSONObject:
         import importlib
 
         handler = getattr(importlib.import_module(f"rea_plugins.investigation.{module}"), name)
-        out: Evidence | dict[str, Any] = handler(call)
+        out: Evidence | JSONObject = handler(call)
         return out
 
     return run
 
 
-def _tool(name: str, description: str, schema: dict[str, Any], handler: Any, **kw: Any) -> ToolDef:
+def _tool(name: str, description: str, schema: JSONObject, handler: Any, **kw: Any) -> ToolDef:
+    """An investigation tool; ``schema`` is its input JSON Schema (JSON Schema's vocabulary, not a record)."""
     return ToolDef(
         name=name,
         family=FAMILY,
