@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rea.plugin import CallContext, ReaError
+from rea.plugin import CallContext, JSONObject, ReaError
 from rea_plugins.cdp import connection as cdp
 
 POLL_S = 0.1
@@ -60,7 +60,8 @@ class StepFailed(ReaError):
         super().__init__("execution_failure", message)
 
 
-def describe(locator: dict[str, Any]) -> str:
+def describe(locator: JSONObject) -> str:
+    """A locator of the caller's request (its document, as the input schema shapes it), in words."""
     if locator["kind"] == "css":
         return f"css {locator['selector']!r}"
     if locator["kind"] == "test_id":
@@ -76,7 +77,9 @@ class Page:
         self.session = session
         self.ctx = ctx
 
-    def call(self, method: str, params: dict[str, Any] | None = None, timeout_s: float = 30.0) -> dict[str, Any]:
+    def call(self, method: str, params: JSONObject | None = None, timeout_s: float = 30.0) -> dict[str, Any]:
+        """A DevTools command on the page: its params and its reply are protocol JSON (the reply as the kernel's
+        connection answers it, read by the actions key by key)."""
         return self.conn.call(method, params, session=self.session, ctx=self.ctx, timeout_s=timeout_s)
 
     # -- finding ---------------------------------------------------------------------------------
@@ -178,7 +181,7 @@ class Page:
             vk = ord(key.upper())
         if not code and not text:
             raise StepFailed(f"unknown key {key!r}")
-        down: dict[str, Any] = {
+        down: JSONObject = {
             "type": "keyDown" if text else "rawKeyDown",
             "key": key,
             "code": code,

@@ -134,6 +134,33 @@ class LaunchRecord(Record, frozen=True, kw_only=True):
     startup_ms: int
 
 
+def start_on_loopback(
+    argv: tuple[str, ...],
+    resource: str,
+    owner: str,
+    *,
+    readable: tuple[str, ...],
+    writable: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> OwnedProcess:
+    """Start a browser or an app that serves DevTools on loopback: an owned process holding the scenario's
+    secrets, sandboxed with loopback only (unsandboxed, recorded, where the host has no bubblewrap)."""
+    return OwnedProcess.start(
+        ProcessSpec(
+            argv=argv,
+            resource=resource,
+            owner=owner,
+            stdin="null",
+            stdout="null",
+            env=env or {},
+            holds_secrets=True,
+            sandbox=SandboxPolicy(
+                allow_loopback=True, accept_none=True, writable_roots=writable, readable_roots=readable
+            ),
+        )
+    )
+
+
 class OwnedBrowser:
     """A browser rea started: private profile, loopback endpoint, terminated and reaped at ``close``."""
 
@@ -177,23 +204,14 @@ class OwnedBrowser:
         env = {"TMPDIR": sockets} if sockets else {}
         # Loopback only is what the browser needs; a host without bubblewrap runs it unsandboxed, recorded.
         try:
-            proc = OwnedProcess.start(
-                ProcessSpec(
-                    argv=argv,
-                    resource=RESOURCE,
-                    owner=OWNER,
-                    stdin="null",
-                    stdout="null",
-                    env=env,
-                    holds_secrets=True,
-                    # The sandbox gives the system's trees; a browser installed elsewhere (/opt) needs its folder.
-                    sandbox=SandboxPolicy(
-                        allow_loopback=True,
-                        accept_none=True,
-                        writable_roots=(sockets,) if sockets else (),
-                        readable_roots=(os.path.dirname(os.path.realpath(executable)), *readable),
-                    ),
-                )
+            # The sandbox gives the system's trees; a browser installed elsewhere (/opt) needs its folder.
+            proc = start_on_loopback(
+                argv,
+                RESOURCE,
+                OWNER,
+                readable=(os.path.dirname(os.path.realpath(executable)), *readable),
+                writable=(sockets,) if sockets else (),
+                env=env,
             )
         except BaseException:
             _remove(sockets)

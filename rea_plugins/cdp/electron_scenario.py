@@ -24,9 +24,7 @@ from rea.plugin import (
     CallContext,
     JSONObject,
     OwnedProcess,
-    ProcessSpec,
     ReaError,
-    SandboxPolicy,
     ToolCall,
     devtools,
     invalid_request,
@@ -37,6 +35,7 @@ from rea.plugin import (
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp import schemas
 from rea_plugins.cdp.actions import Page, StepFailed, run_action
+from rea_plugins.cdp.browser import start_on_loopback
 from rea_plugins.cdp.electron import ElectronPage, inspect_page
 from rea_plugins.cdp.model import BrowserRecord
 from rea_plugins.cdp.pagescripts import page_session
@@ -262,21 +261,7 @@ def capture(call: ToolCall) -> ElectronCapture:
         application,
     )
     began = time.monotonic()
-    proc = OwnedProcess.start(
-        ProcessSpec(
-            argv=argv,
-            resource=RESOURCE,
-            owner=OWNER,
-            stdin="null",
-            stdout="null",
-            holds_secrets=True,
-            sandbox=SandboxPolicy(
-                allow_loopback=True,
-                accept_none=True,
-                readable_roots=(root, os.path.dirname(executable)),
-            ),
-        )
-    )
+    proc = start_on_loopback(argv, RESOURCE, OWNER, readable=(root, os.path.dirname(executable)))
     limitations: list[str] = []
     cleanup = "terminated-owned-process"
     # Ownership snapshots (started, with its descendants once driven, closed) go to the session whatever happens.

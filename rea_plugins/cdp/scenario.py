@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Availability, CallContext, ReaError, ScenarioDriver, ScenarioDriverDescriptor
+from rea.plugin import Availability, CallContext, JSONObject, ReaError, ScenarioDriver, ScenarioDriverDescriptor
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp import scenario_request as sreq
 from rea_plugins.cdp.actions import Page, StepFailed, run_action
@@ -50,13 +50,15 @@ from rea_plugins.cdp.urls import in_scope, origin_of, sanitize
 
 VERSION = "0.1.0"
 MAX_EVENT_TEXT = 4096
-LineageSink = Callable[[list[dict[str, Any]]], None]
+# Lineage snapshots are the kernel's process contract (OwnedProcess.observe), JSON rea's records do not restate.
+LineageSink = Callable[[list[JSONObject]], None]
 # Codes that end one step but leave the browser usable.
 _STEP_CODES = ("execution_failure", "provider_timeout")
 
 
-FETCH_ALL: dict[str, Any] = {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}
-AUTO_ATTACH: dict[str, Any] = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True}
+# DevTools command params (protocol JSON).
+FETCH_ALL: JSONObject = {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}
+AUTO_ATTACH: JSONObject = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True}
 GUARDED_TARGETS = frozenset(
     {
         "worker",
@@ -104,7 +106,8 @@ class _Recorder:
             for r in replay.get("routes", [])
         }
 
-    def __call__(self, method: str, params: dict[str, Any], session: str | None) -> None:
+    # A DevTools event's params: the browser's JSON, read key by key.
+    def __call__(self, method: str, params: JSONObject, session: str | None) -> None:
         if method == "Target.attachedToTarget" and (session is None or session in self.guarded):
             self._attached(params, from_page=session is not None)
             return
@@ -181,7 +184,7 @@ class _Recorder:
         if "frames" in self.kinds:
             self._add(kind=kind, frame_id=frame_id, url=self._url(url))
 
-    def _network(self, method: str, params: dict[str, Any]) -> None:
+    def _network(self, method: str, params: JSONObject) -> None:
         if method == "Network.requestWillBeSent":
             request = cdp.obj(params.get("request"))
             self._add(
@@ -206,7 +209,7 @@ class _Recorder:
                 resource_type=params.get("type"),
             )
 
-    def _attached(self, params: dict[str, Any], from_page: bool) -> None:
+    def _attached(self, params: JSONObject, from_page: bool) -> None:
         """A target the browser created (paused before it runs): guard its requests too, then let it run.
 
         Through the page's own session every child is the scenario's; through the browser's only its context's
@@ -230,7 +233,7 @@ class _Recorder:
         if sid:
             self.conn.send("Runtime.runIfWaitingForDebugger", {}, sid)
 
-    def _socket(self, method: str, params: dict[str, Any]) -> None:
+    def _socket(self, method: str, params: JSONObject) -> None:
         """A WebSocket or WebTransport outside the declared origins: refused by a launched browser's proxy rules;
         DevTools cannot hold it in a connected browser, so there it is reported."""
         url = str(params.get("url", ""))
@@ -255,7 +258,7 @@ class _Recorder:
             failure=f"a {kind} outside allowed_origins (DevTools cannot block it in a connected browser)",
         )
 
-    def _guard(self, params: dict[str, Any], session: str | None = None) -> None:
+    def _guard(self, params: JSONObject, session: str | None = None) -> None:
         """Every paused request is answered: replayed, continued within the declared origins, or failed."""
         session = session or self.session
         request = cdp.obj(params.get("request"))
@@ -286,7 +289,7 @@ class _Recorder:
         else:
             self._block(rid, url, method, params, "outside allowed_origins", session)
 
-    def _block(self, rid: Any, url: str, method: str, params: dict[str, Any], why: str, session: str | None) -> None:
+    def _block(self, rid: Any, url: str, method: str, params: JSONObject, why: str, session: str | None) -> None:
         self.conn.send("Fetch.failRequest", {"requestId": rid, "errorReason": "BlockedByClient"}, session)
         self._add(
             kind="request-blocked",
@@ -338,8 +341,9 @@ class _Run:
         self.began = time.monotonic()
         self.page: Page | None = None
         self.recorder: _Recorder | None = None
-        self.browser_info: dict[str, Any] = {}
-        self.isolation: dict[str, Any] | None = None
+        # The browser's /json/version (its JSON) and the sandbox's isolation record (the kernel's, as JSON).
+        self.browser_info: JSONObject = {}
+        self.isolation: JSONObject | None = None
         self.cleanup = "disconnected-external" if req.mode == "connect" else "terminated-owned-process"
 
     # -- the capture so far ----------------------------------------------------------------------
@@ -411,14 +415,15 @@ class _Run:
         # paused until its requests are guarded (service and shared workers belong to the browser, not the page).
         page.call("Target.setAutoAttach", AUTO_ATTACH)
         conn.call("Target.setAutoAttach", AUTO_ATTACH, ctx=self.ctx)
-        for method, params in (
+        enabling: tuple[tuple[str, JSONObject], ...] = (
             ("Inspector.enable", {}),
             ("Page.enable", {}),
             ("Page.setLifecycleEventsEnabled", {"enabled": True}),
             ("Runtime.enable", {}),
             ("Network.enable", {}),
             ("DOM.enable", {}),
-        ):
+        )
+        for method, params in enabling:
             page.call(method, params)
         self._environment(page)
         seeding = self._seed(page)
@@ -749,7 +754,7 @@ class BrowserScenarioDriver(ScenarioDriver):
         return Availability.ok(f"chromium at {path} ({source})")
 
     def run(self, request: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-        lineage: list[dict[str, Any]] = []
+        lineage: list[JSONObject] = []
         capture = self.capture(request, ctx, lineage.extend)
         return {"capture": to_json(capture), "process_lineage": lineage}
 
