@@ -63,6 +63,8 @@ from rea_plugins.lldb.tool import (
     INHERIT_ENVIRONMENT,
     PROVIDER_ID,
     _program,
+    require_available,
+    working_directory,
 )
 
 TOOLSET = "debug"
@@ -178,14 +180,7 @@ def manager_of(call: ToolCall) -> DebugManager:
 def _unavailable() -> None:
     from rea_plugins.lldb.provider import LldbProvider
 
-    available = LldbProvider().availability()
-    if available.status != "available":
-        raise ReaError(
-            "provider_unavailable",
-            f"lldb is unavailable: {available.reason}",
-            remediation=available.remediation or "",
-            details={"provider_id": PROVIDER_ID, "reason": available.code},
-        )
+    require_available(LldbProvider())
 
 
 def _session(call: ToolCall) -> DebugSession:
@@ -385,20 +380,14 @@ def _launch(call: ToolCall) -> Evidence:
     emulator = _emulator(program)
     manager = _room(call)
     args = call.args
-    cwd = args.get("working_directory") or os.path.dirname(program.resolved_path)
-    if not os.path.isdir(cwd):
-        raise ReaError(
-            "target_unavailable",
-            f"working directory {cwd} does not exist",
-            details={"reason": "working_directory_missing", "path": cwd},
-        )
+    cwd = working_directory(call, program)
     environment = {k: os.environ[k] for k in args.get("inherit_environment", DEFAULT_INHERIT) if k in os.environ}
     environment.update(args.get("environment", {}))
     stdin = args.get("stdin")
     params = {
         "executable": program.resolved_path,
         "arguments": list(args.get("arguments", [])),
-        "working_directory": os.path.realpath(cwd),
+        "working_directory": cwd,
         "environment": environment,
         "stdin": stdin.encode("utf-8") if isinstance(stdin, str) else b"",
         "stop_at": args.get("stop_at", "main"),

@@ -8,6 +8,7 @@ from typing import Any
 
 from rea.plugin import (
     AnalysisClient,
+    AnalysisProvider,
     Evidence,
     JSONObject,
     ProviderIdentity,
@@ -183,6 +184,18 @@ def _program(call: ToolCall) -> Target:
     return target
 
 
+def working_directory(call: ToolCall, program: Target) -> str:
+    """The program's working directory (the call's, else the program's folder), resolved; it must exist."""
+    cwd = call.args.get("working_directory") or os.path.dirname(program.resolved_path)
+    if not os.path.isdir(cwd):
+        raise ReaError(
+            "target_unavailable",
+            f"working directory {cwd} does not exist",
+            details={"reason": "working_directory_missing", "path": cwd},
+        )
+    return os.path.realpath(cwd)
+
+
 def _params(call: ToolCall, target: Target) -> dict[str, Any]:
     args = call.args
     addresses = [_address_of(call, v, i) for i, v in enumerate(args.get("addresses", []))]
@@ -192,17 +205,11 @@ def _params(call: ToolCall, target: Target) -> dict[str, Any]:
             "name at least one function, address or module_procedures",
             [issue("functions", "missing_argument", "nothing to observe")],
         )
-    cwd = args.get("working_directory") or os.path.dirname(target.resolved_path)
-    if not os.path.isdir(cwd):
-        raise ReaError(
-            "target_unavailable",
-            f"working directory {cwd} does not exist",
-            details={"reason": "working_directory_missing", "path": cwd},
-        )
+    cwd = working_directory(call, target)
     architecture = target.architecture or ""
     return {
         "arguments": list(args.get("arguments", [])),
-        "working_directory": os.path.realpath(cwd),
+        "working_directory": cwd,
         "environment": dict(args.get("environment", {})),
         "inherit_environment": list(args.get("inherit_environment", DEFAULT_INHERIT)),
         "functions": list(args.get("functions", [])),
@@ -222,6 +229,18 @@ def _params(call: ToolCall, target: Target) -> dict[str, Any]:
     }
 
 
+def require_available(provider: AnalysisProvider) -> None:
+    """Nothing when the lldb provider can run here; else its reason as a typed error."""
+    available = provider.availability()
+    if available.status != "available":
+        raise ReaError(
+            "provider_unavailable",
+            f"lldb is unavailable: {available.reason}",
+            remediation=available.remediation or "",
+            details={"provider_id": PROVIDER_ID, "reason": available.code},
+        )
+
+
 def _handle(call: ToolCall) -> Evidence:
     session = call.session
     provider = session.registry.providers.get(PROVIDER_ID)
@@ -232,14 +251,7 @@ def _handle(call: ToolCall) -> Evidence:
             remediation="pip install 'rea-reverse[lldb]' and check REA_DISABLE_PLUGINS.",
             details={"provider_id": PROVIDER_ID},
         )
-    available = provider.availability()
-    if available.status != "available":
-        raise ReaError(
-            "provider_unavailable",
-            f"lldb is unavailable: {available.reason}",
-            remediation=available.remediation or "",
-            details={"provider_id": PROVIDER_ID, "reason": available.code},
-        )
+    require_available(provider)
     target = _program(call)
     support = provider.target_support(target)
     if support.status == "unsupported":
