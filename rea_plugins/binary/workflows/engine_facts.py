@@ -8,7 +8,7 @@ and resolved jump tables) and report the engine-only facet ``unavailable`` with 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -20,6 +20,8 @@ from rea.plugin import (
     InstructionInspection,
     OperationResult,
     PointerArray,
+    ProcedureRef,
+    Record,
     ToolCall,
     ToolDef,
     Unavailable,
@@ -42,7 +44,7 @@ from rea_plugins.binary.core.schema import (
     prop,
     run,
 )
-from rea_plugins.binary.core.shapes import CallTargets
+from rea_plugins.binary.core.shapes import CallTarget, CallTargets
 from rea_plugins.binary.graph.arrays import pointer_array
 from rea_plugins.binary.navigation.stepping import instructions
 from rea_plugins.binary.notebook import types
@@ -60,7 +62,19 @@ def unavailable(call: ToolCall, operation: str, what: str = "") -> Unavailable:
     return Unavailable(reason=f"provider {provider} does not offer {operation}{facet}", remediation=remediation)
 
 
-def _result(call: ToolCall, body: dict[str, Any], *results: OperationResult) -> Evidence:
+class CallSiteRow(Record, frozen=True, kw_only=True):
+    """A call site composed from procedure_callees and computed references (the answer's key order: its targets
+    before its status), and why an indirect call stays unresolved."""
+
+    address: str
+    kind: str
+    targets: list[CallTarget]
+    status: Literal["resolved", "unresolved"]
+    resolution: Unavailable | None = None
+
+
+def _result(call: ToolCall, body: object, *results: OperationResult) -> Evidence:
+    """Evidence of ``body`` (a Struct, or a dict around a provider's answer) with every result's limitations."""
     lims: dict[str, None] = {}
     for r in results:
         for lim in r.limitations:
@@ -164,13 +178,12 @@ def _inspect_data_type(call: ToolCall) -> Evidence:
     return _result(call, _with_user_type(call, address, where, body))
 
 
-def _with_user_type(call: ToolCall, address: str, where: dict[str, Any], body: DataInspection) -> dict[str, Any]:
+def _with_user_type(
+    call: ToolCall, address: str, where: dict[str, Any], body: DataInspection
+) -> types.TypedDataInspection:
     """The result, with the bytes read as the analyst's type where set_data_type gave the address one."""
-    out: dict[str, Any] = msgspec.to_builtins(body)
     typed = types.typed_data(call, address, where)
-    if typed is not None:
-        out["user_type"] = msgspec.to_builtins(typed)
-    return out
+    return types.TypedDataInspection(**msgspec.structs.asdict(body), user_type=typed)
 
 
 def _as_array(call: ToolCall, body: DataInspection) -> DataInspection:
@@ -221,53 +234,50 @@ def _call_targets(call: ToolCall) -> Evidence:
     check_document(call)
     site = normalize_address(call.args["address"]) if "address" in call.args else None
     info = run(call, "procedure_address", {"procedure": call.args["procedure"]}).normalized
-    procedure = {"address": info["address"], "name": info["name"]}
+    procedure = ProcedureRef(address=info["address"], name=info["name"])
     if call.session.supports("resolve_native_call_targets"):
         params = {"procedure": info["address"], **({"address": site} if site else {})}
         result = run(call, "resolve_native_call_targets", params)
         return _result(call, {**result.normalized, "source": "provider"}, result)
     callees = run(call, "procedure_callees", {"procedure": info["address"]})
-    sites: dict[str, dict[str, Any]] = {}
+    # Each site: its kind (the first that named it), its targets, and why it stays unresolved (an indirect call).
+    sites: dict[str, tuple[str, list[CallTarget], list[Unavailable]]] = {}
     for c in callees.normalized["callees"]:
         for at in c.get("call_sites", []):
-            entry = sites.setdefault(at, {"address": at, "kind": c.get("kind", "direct"), "targets": []})
+            _, targets, unresolved = sites.setdefault(at, (c.get("kind", "direct"), [], []))
             if c.get("address") is None:
-                entry.update(
-                    status="unresolved",
-                    resolution=msgspec.to_builtins(
-                        unavailable(call, "resolve_native_call_targets", "targets of indirect calls")
-                    ),
-                )
+                unresolved[:] = [unavailable(call, "resolve_native_call_targets", "targets of indirect calls")]
             else:
-                entry["targets"].append(
-                    {
-                        "address": c["address"],
-                        "name": c.get("name"),
-                        "provenance": "import" if c.get("kind") == "import" else "direct",
-                    }
-                )
+                provenance = "import" if c.get("kind") == "import" else "direct"
+                targets.append(CallTarget(address=c["address"], name=c.get("name"), provenance=provenance))
     for r in _references(call, info["address"]):
         # Jump tables the provider resolved: one computed reference per target of the dispatching jump.
         if r["kind"] == "computed" and r.get("to") is not None:
-            entry = sites.setdefault(r["from"], {"address": r["from"], "kind": "computed-jump", "targets": []})
-            if all(t["address"] != r["to"] for t in entry["targets"]):
-                entry["targets"].append({"address": r["to"], "name": r.get("to_name"), "provenance": "jump-table"})
-    for entry in sites.values():
-        entry.setdefault("status", "resolved")
-        entry["targets"].sort(key=lambda t: int(t["address"], 16))
-    rows = sorted(sites.values(), key=lambda e: int(e["address"], 16))
+            _, targets, _ = sites.setdefault(r["from"], ("computed-jump", [], []))
+            if all(t.address != r["to"] for t in targets):
+                targets.append(CallTarget(address=r["to"], name=r.get("to_name"), provenance="jump-table"))
+    rows = [
+        CallSiteRow(
+            address=at,
+            kind=kind,
+            targets=sorted(targets, key=lambda t: int(t.address, 16)),
+            status="unresolved" if unresolved else "resolved",
+            resolution=unresolved[0] if unresolved else None,
+        )
+        for at, (kind, targets, unresolved) in sorted(sites.items(), key=lambda e: int(e[0], 16))
+    ]
     if site is not None:
-        rows = [r for r in rows if r["address"] == site]
+        rows = [r for r in rows if r.address == site]
         if not rows:
             raise invalid_request(
-                f"{site} is not a call or dispatch site of {procedure['name'] or info['address']}",
+                f"{site} is not a call or dispatch site of {procedure.name or info['address']}",
                 [issue("address", "invalid_value", "not a call site of the procedure")],
             )
     body = {
         "procedure": procedure,
         "call_sites": rows,
         "source": "procedure_callees",
-        "unresolved_count": sum(1 for r in rows if r["status"] == "unresolved"),
+        "unresolved_count": sum(1 for r in rows if r.status == "unresolved"),
     }
     return _result(call, body, callees)
 
