@@ -84,8 +84,8 @@ class Page:
 
     # -- finding ---------------------------------------------------------------------------------
 
-    def find(self, locator: dict[str, Any]) -> int | None:
-        """The backend node id of the first match, or None."""
+    def find(self, locator: JSONObject) -> int | None:
+        """The backend node id of the first match of a locator of the caller's request (its JSON), or None."""
         root = self.call("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
         if locator["kind"] == "role":
             try:
@@ -102,7 +102,7 @@ class Page:
         if locator["kind"] == "css":
             selector = locator["selector"]
         else:
-            escaped = locator["value"].replace("\\", "\\\\").replace('"', '\\"')
+            escaped = str(locator["value"]).replace("\\", "\\\\").replace('"', '\\"')
             selector = f'[data-testid="{escaped}"]'
         try:
             node_id = self.call("DOM.querySelector", {"nodeId": root, "selector": selector}).get("nodeId", 0)
@@ -124,7 +124,7 @@ class Page:
             return False  # not rendered: display:none, hidden, detached
         return bool(model.get("width", 0) > 0 and model.get("height", 0) > 0)
 
-    def require(self, locator: dict[str, Any], deadline: float, visible: bool = True) -> int:
+    def require(self, locator: JSONObject, deadline: float, visible: bool = True) -> int:
         """Wait (up to ``deadline``) for the element, visible when acting on it needs that."""
         while True:
             backend = self.find(locator)
@@ -215,7 +215,7 @@ class Page:
                 return False
             cdp.wait(self.ctx, POLL_S, "waiting for the page to load")
 
-    def wait_state(self, locator: dict[str, Any], state: str, deadline: float) -> None:
+    def wait_state(self, locator: JSONObject, state: str, deadline: float) -> None:
         while True:
             backend = self.find(locator)
             shown = backend is not None and self.visible(backend)

@@ -11,9 +11,7 @@ import os
 import urllib.parse
 from typing import Any
 
-import msgspec
-
-from rea.plugin import ReaError, invalid_request, issue, open_regular
+from rea.plugin import JSONObject, ReaError, Record, invalid_request, issue, open_regular
 from rea_plugins.cdp.urls import allowed_origins, origin_of, parse_endpoint, parse_origin
 
 START_STEP = "scenario_start"
@@ -58,7 +56,13 @@ class Redactor:
         return any(form in text for form, _ in self._forms)
 
 
-class ScenarioRequest(msgspec.Struct, kw_only=True):
+class ScenarioRequest(Record, frozen=True, kw_only=True):
+    """The checked request, as the scenario reads it (never encoded: it holds the secrets' values).
+
+    ``actions``, ``storage``, ``replay`` and ``environment`` are parts of the caller's request as its input schema
+    shapes them (dict[str, Any]): the scenario reads them key by key where the schema guarantees each key and type.
+    """
+
     mode: str
     cdp_endpoint: str | None
     target_id: str | None
@@ -151,7 +155,7 @@ def _references(node: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _url_problem(dest: dict[str, Any], path: str, allowed: list[str]) -> dict[str, Any] | None:
+def _url_problem(dest: dict[str, Any], path: str, allowed: list[str]) -> JSONObject | None:
     url = str(dest.get("url", ""))
     try:
         parts = urllib.parse.urlsplit(url)
@@ -170,8 +174,8 @@ def _url_problem(dest: dict[str, Any], path: str, allowed: list[str]) -> dict[st
 FORBIDDEN_REPLAY_HEADERS = frozenset({"content-length", "location", "transfer-encoding"})
 
 
-def _storage_problems(storage: dict[str, list[dict[str, Any]]], scope: list[str]) -> list[dict[str, Any]]:
-    problems = []
+def _storage_problems(storage: dict[str, list[dict[str, Any]]], scope: list[str]) -> list[JSONObject]:
+    problems: list[JSONObject] = []
     for i, cookie in enumerate(storage["cookies"]):
         if (p := _url_problem(cookie["destination"], f"storage/cookies/{i}/destination", scope)) is not None:
             problems.append(p)
@@ -191,7 +195,7 @@ def _storage_problems(storage: dict[str, list[dict[str, Any]]], scope: list[str]
     return problems
 
 
-def _replay_problems(replay: dict[str, Any], scope: list[str]) -> list[dict[str, Any]]:
+def _replay_problems(replay: dict[str, Any], scope: list[str]) -> list[JSONObject]:
     if replay["mode"] == "disabled":
         return []
     problems = []
@@ -229,7 +233,8 @@ def _replay_problems(replay: dict[str, Any], scope: list[str]) -> list[dict[str,
 def parse(args: dict[str, Any], env: dict[str, str] | None = None) -> ScenarioRequest:
     """Check what the schema cannot say; any problem is one ``invalid_request`` listing them all."""
     env = dict(os.environ) if env is None else env
-    problems: list[dict[str, Any]] = []
+    # The kernel's issue entries (rea.plugin.issue): the JSON of an invalid_request's details.
+    problems: list[JSONObject] = []
     browser = args.get("browser") or {"mode": "launch"}
     endpoint = None
     if browser["mode"] == "connect":

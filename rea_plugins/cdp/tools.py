@@ -8,6 +8,7 @@ import msgspec
 
 from rea.plugin import (
     Evidence,
+    JSONObject,
     OperationResult,
     ProviderIdentity,
     ReaError,
@@ -249,7 +250,7 @@ def _compare_screenshots(call: ToolCall) -> Evidence:
     )
 
 
-def _example_capture(title: str) -> dict[str, Any]:
+def _example_capture(title: str) -> JSONObject:
     """A minimal complete scenario capture: the shape compare_web_captures accepts."""
     url = sanitize(schemas.ORIGIN_EXAMPLE + "/")
     none = NotRequested()
