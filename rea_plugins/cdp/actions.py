@@ -234,6 +234,7 @@ class Page:
 
 def run_action(
     page: Page,
+    # An action of the caller's request as its input schema shapes it, read key by key (see ScenarioRequest).
     action: dict[str, Any],
     value_of: Callable[[dict[str, Any]], str],
     navigate: Callable[[dict[str, Any], float], None],

@@ -164,6 +164,7 @@ def _renderer_target(endpoint: str, root: str, deadline: float, ctx: CallContext
             devtools.wait(ctx, 0.1, "waiting for the renderer")
 
 
+# The actions are the caller's request as its input schema shapes them (see scenario_request.ScenarioRequest).
 def _drive(
     endpoint: str, target_id: str, actions: list[dict[str, Any]], loaded_by: float, ctx: CallContext
 ) -> list[ElectronStep]:

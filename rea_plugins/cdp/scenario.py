@@ -299,6 +299,7 @@ class _Recorder:
             failure=why,
         )
 
+    # A route, an action: parts of the caller's request as its input schema shapes them (see ScenarioRequest).
     def _replay(self, rid: Any, route: dict[str, Any], session: str | None) -> None:
         response = route["response"]
         secrets = self.req.secrets
@@ -443,6 +444,7 @@ class _Run:
             self._step(index, action["step_id"], action["action"], self._runner(page, action), action.get("timeout_ms"))
         self._skip_rest()
 
+    # An action of the caller's request as its input schema shapes it (see ScenarioRequest).
     def _runner(self, page: Page, action: dict[str, Any]) -> Callable[[float], None]:
         return lambda deadline: run_action(page, action, self._value, self._goto, deadline)
 
@@ -479,7 +481,7 @@ class _Run:
                     f"{method} was refused ({exc.details['cdp_message']}); the page ran with the browser's own setting."
                 )
 
-    def _value(self, value: dict[str, Any]) -> str:
+    def _value(self, value: JSONObject) -> str:
         return sreq.resolve_value(value, self.req.secrets)
 
     def _seed(self, page: Page) -> str | None:
@@ -514,6 +516,7 @@ class _Run:
         self.limitations.append("Storage seeds were written into documents created while the start URL opened.")
         return str(page.call("Page.addScriptToEvaluateOnNewDocument", {"source": source})["identifier"])
 
+    # A goto action of the caller's request as its input schema shapes it (see ScenarioRequest).
     def _goto(self, action: dict[str, Any], deadline: float) -> None:
         self._navigate(sreq.build_url(action["destination"], self.req.secrets), action["wait_until"], deadline)
 
@@ -657,6 +660,8 @@ class _Run:
         return sanitize(self.redact(str(entry.get("url", "")))), self.redact(str(entry.get("title", "")))
 
     def _artifacts(self, wanted: set[str]) -> StepArtifacts:
+        # Each kind's artifact record, captured in name order, then passed to StepArtifacts by name (mypy cannot
+        # check a ** of one dict against five fields of different unions, hence Any).
         out: dict[str, Any] = {k: NotRequested() for k in ("url", "title", "dom", "screenshot", "storage")}
         for kind in sorted(wanted):
             try:
@@ -753,6 +758,7 @@ class BrowserScenarioDriver(ScenarioDriver):
             )
         return Availability.ok(f"chromium at {path} ({source})")
 
+    # The kernel's ScenarioDriver.run: the caller's request in, the capture and lineage out as JSON (its signature).
     def run(self, request: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
         lineage: list[JSONObject] = []
         capture = self.capture(request, ctx, lineage.extend)

@@ -107,8 +107,9 @@ def read_secret_file(path: str) -> tuple[str | None, str]:
     return (text, "") if text else (None, f"{path} is empty")
 
 
-def resolve_value(value: dict[str, Any], secrets: dict[str, str]) -> str:
-    return secrets[value["secret_id"]] if value.get("source") == "secret" else str(value.get("value", ""))
+def resolve_value(value: JSONObject, secrets: dict[str, str]) -> str:
+    """A value object of the caller's request (its JSON): a literal, or a declared secret's value."""
+    return secrets[str(value["secret_id"])] if value.get("source") == "secret" else str(value.get("value", ""))
 
 
 def build_url(dest: dict[str, Any], secrets: dict[str, str], keep_secret_marks: bool = False) -> str:
@@ -155,7 +156,8 @@ def _references(node: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _url_problem(dest: dict[str, Any], path: str, allowed: list[str]) -> JSONObject | None:
+def _url_problem(dest: JSONObject, path: str, allowed: list[str]) -> JSONObject | None:
+    """The issue with a destination of the caller's request (its JSON), or None."""
     url = str(dest.get("url", ""))
     try:
         parts = urllib.parse.urlsplit(url)
