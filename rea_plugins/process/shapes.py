@@ -9,11 +9,7 @@ import msgspec
 from rea.plugin import Isolation, JSONObject, Record
 
 
-class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
-    pass
-
-
-class OutputStream(_S):
+class OutputStream(Record, frozen=True, kw_only=True):
     """One output stream: its first bytes as text, its whole size and digest."""
 
     text: str
@@ -22,7 +18,7 @@ class OutputStream(_S):
     sha256: str
 
 
-class ExitRecord(_S):
+class ExitRecord(Record, frozen=True, kw_only=True):
     observed: bool
     exit_code: int | None
     signal: str | None
@@ -30,9 +26,8 @@ class ExitRecord(_S):
     signal_inferred: str | None = None
 
 
+# One signal sent: when, why, and its delivery as the kernel reported it (the pids it went to).
 class Signal(Record, frozen=True, kw_only=True):
-    """One signal sent: when, why, and its delivery as the kernel reported it (the pids it went to)."""
-
     at_ms: int
     # "event", "finalization", or why a process that left the session was killed; the kernel's own reason
     # (e.g. "no process in the group") where the signal was not delivered.
@@ -43,7 +38,7 @@ class Signal(Record, frozen=True, kw_only=True):
     pids: list[int] | None = None
 
 
-class Lifecycle(_S):
+class Lifecycle(Record, frozen=True, kw_only=True):
     started_at: str
     end_reason: str
     elapsed_ms: int | None
@@ -55,18 +50,18 @@ class Lifecycle(_S):
     phase_reached: str
 
 
-class Terminal(_S):
+class Terminal(Record, frozen=True, kw_only=True):
     rows: int
     columns: int
 
 
-class Checkpoint(_S):
+class Checkpoint(Record, frozen=True, kw_only=True):
     id: str
     reached: bool
     at_ms: int | None
 
 
-class FileEntry(_S):
+class FileEntry(Record, frozen=True, kw_only=True):
     root: int
     path: str
     kind: Literal["file", "directory", "symlink", "other"]
@@ -75,7 +70,7 @@ class FileEntry(_S):
     sha256: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
-class FileChanges(_S):
+class FileChanges(Record, frozen=True, kw_only=True):
     created: list[FileEntry]
     modified: list[FileEntry]
     deleted: list[FileEntry]
@@ -83,9 +78,8 @@ class FileChanges(_S):
     truncated: bool = False
 
 
+# One process of the capture's family, as last sampled.
 class FamilyMember(Record, frozen=True, kw_only=True):
-    """One process of the capture's family, as last sampled."""
-
     pid: int
     ppid: int
     comm: str | None
@@ -96,7 +90,7 @@ class FamilyMember(Record, frozen=True, kw_only=True):
     in_session: bool
 
 
-class ProcessFamily(_S):
+class ProcessFamily(Record, frozen=True, kw_only=True):
     members: list[FamilyMember]
     program_process_count: int
     truncated: bool
@@ -107,14 +101,13 @@ class ProcessFamily(_S):
     lineage: list[JSONObject] = []
 
 
-class Cleanup(_S):
+class Cleanup(Record, frozen=True, kw_only=True):
     cleanup: Literal["complete", "incomplete"]
     resources: list[str]
 
 
+# One event performed: when, and its delivery (a signal's as the kernel reported it).
 class Interaction(Record, frozen=True, kw_only=True):
-    """One event performed: when, and its delivery (a signal's as the kernel reported it)."""
-
     index: int
     action: str
     checkpoint: str | None
@@ -128,7 +121,7 @@ class Interaction(Record, frozen=True, kw_only=True):
     bytes: int | None = None
 
 
-class ProcessCapture(_S):
+class ProcessCapture(Record, frozen=True, kw_only=True):
     schema: Literal["rea.process_capture/1"]
     # The request as given (secret values never appear in it): the caller's JSON, which the input schema shapes.
     request: JSONObject
@@ -149,7 +142,7 @@ class ProcessCapture(_S):
 Status = Literal["match", "truncated", "unknown", "mismatch"]
 
 
-class StreamComparison(_S):
+class StreamComparison(Record, frozen=True, kw_only=True):
     status: Status
     reason: str | None = None
     left_bytes: int | None = None
@@ -159,12 +152,12 @@ class StreamComparison(_S):
     diff_truncated: bool | None = None
 
 
-class OutputComparison(_S):
+class OutputComparison(Record, frozen=True, kw_only=True):
     status: Status
     streams: dict[str, StreamComparison]
 
 
-class ExitFacts(_S):
+class ExitFacts(Record, frozen=True, kw_only=True):
     end_reason: str
     observed: bool
     exit_code: int | None
@@ -172,68 +165,68 @@ class ExitFacts(_S):
     signal_inferred: str | None = None
 
 
-class ExitComparison(_S):
+class ExitComparison(Record, frozen=True, kw_only=True):
     status: Status
     left: ExitFacts
     right: ExitFacts
 
 
-class FileKey(_S):
+class FileKey(Record, frozen=True, kw_only=True):
     change: Literal["created", "modified", "deleted"]
     root: int
     path: str
 
 
-class FileDifference(FileKey):
+class FileDifference(FileKey, frozen=True, kw_only=True):
     # (kind, sha256) on each side.
     left: tuple[str, str | None]
     right: tuple[str, str | None]
 
 
-class FilesComparison(_S):
+class FilesComparison(Record, frozen=True, kw_only=True):
     status: Status
     only_left: list[FileKey]
     only_right: list[FileKey]
     changed: list[FileDifference]
 
 
-class FamilyShape(_S):
+class FamilyShape(Record, frozen=True, kw_only=True):
     # Program processes by name, with their counts.
     programs: dict[str, int]
     outlived_leader: int
 
 
-class FamilyComparison(_S):
+class FamilyComparison(Record, frozen=True, kw_only=True):
     status: Status
     left: FamilyShape
     right: FamilyShape
 
 
-class Dimensions(_S):
+class Dimensions(Record, frozen=True, kw_only=True):
     output: OutputComparison
     exit: ExitComparison
     files: FilesComparison
     process_family: FamilyComparison
 
 
-class CaptureSide(_S):
+class CaptureSide(Record, frozen=True, kw_only=True):
     evidence_id: str
     executable: str | None
     end_reason: str
     isolation: str | None
 
 
-class Pair(_S):
+class Pair(Record, frozen=True, kw_only=True):
     left: int | str | None
     right: int | str | None
 
 
-class Volatile(_S):
+class Volatile(Record, frozen=True, kw_only=True):
     elapsed_ms: Pair
     started_at: Pair
 
 
-class NormalizationApplied(_S):
+class NormalizationApplied(Record, frozen=True, kw_only=True):
     pids: bool
     times: bool
     paths: bool
@@ -241,7 +234,7 @@ class NormalizationApplied(_S):
     rules: list[JSONObject]
 
 
-class ProcessComparison(_S):
+class ProcessComparison(Record, frozen=True, kw_only=True):
     left: CaptureSide
     right: CaptureSide
     verdict: Literal["same", "different", "unknown"]
