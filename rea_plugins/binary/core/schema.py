@@ -97,6 +97,12 @@ def run(call: ToolCall, operation: str, params: dict[str, Any]) -> OperationResu
     return annotate.apply(call, operation, result, nb)
 
 
+def containing(call: ToolCall, address: str) -> dict[str, Any] | None:
+    """The procedure containing ``address`` as the provider answers it (a copy of its row, read by key), or None."""
+    found = run(call, "resolve_containing_procedure", {"address": address}).normalized["procedure"]
+    return dict(found) if found else None
+
+
 def evidence(call: ToolCall, result: OperationResult, links: list[str] | None = None) -> Evidence:
     """Evidence of this call; its parameters carry the annotation revision the result reflects."""
     return call.session.evidence(call.tool.name, annotate.parameters(call), result, links=links)

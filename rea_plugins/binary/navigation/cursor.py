@@ -16,7 +16,7 @@ from rea.plugin import (
     normalize_address,
 )
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, run
+from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, containing, evidence, obj, run
 from rea_plugins.binary.core.shapes import (
     AddressContext,
     CurrentAddress,
@@ -47,10 +47,7 @@ def cursor(call: ToolCall) -> str | None:
 
 def _procedure_at(call: ToolCall, address: str | None) -> JSONObject | None:
     """The provider's containing procedure of ``address``, as it answered it."""
-    if address is None:
-        return None
-    found = run(call, "resolve_containing_procedure", {"address": address}).normalized["procedure"]
-    return dict(found) if found else None
+    return None if address is None else containing(call, address)
 
 
 def _result(call: ToolCall, body: CurrentAddress | JSONObject) -> Evidence:

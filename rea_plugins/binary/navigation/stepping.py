@@ -21,7 +21,7 @@ from rea.plugin import (
     normalize_address,
 )
 from rea_plugins.binary.core.regions import require_mapped
-from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
+from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, containing, evidence, obj, prop, run
 from rea_plugins.binary.core.shapes import CursorMove, CursorStep
 from rea_plugins.binary.navigation.cursor import CURSOR, cursor
 
@@ -35,11 +35,6 @@ _LIMITATION = "the cursor is rea's per-connection selection (no engine UI); it s
 def set_cursor(call: ToolCall, address: str) -> None:
     target = call.session.require_target()
     call.session.state[CURSOR] = {"sha256": target.sha256, "address": address}
-
-
-def _containing(call: ToolCall, address: str) -> dict[str, Any] | None:
-    found = run(call, "resolve_containing_procedure", {"address": address}).normalized["procedure"]
-    return dict(found) if found else None
 
 
 def instructions(call: ToolCall, procedure: str) -> list[str]:
@@ -118,7 +113,7 @@ def _step(call: ToolCall, forward: bool) -> Evidence:
             [issue("address", "missing_argument", "give the address to step from")],
         )
     here = int(start, 16)
-    proc = _containing(call, start)
+    proc = containing(call, start)
     new: str | None = None
     unit: str | None = None
     if proc is not None:
@@ -153,7 +148,7 @@ def _step(call: ToolCall, forward: bool) -> Evidence:
         "previous_address": start,
         "moved": moved,
         "unit": unit,
-        "procedure": _containing(call, where) if where != start else proc,
+        "procedure": containing(call, where) if where != start else proc,
     }
     lims = [_LIMITATION]
     if not moved:
@@ -170,7 +165,7 @@ def _goto(call: ToolCall) -> Evidence:
         "address": address,
         "previous_address": previous,
         "region": where["region"]["name"],
-        "procedure": _containing(call, address),
+        "procedure": containing(call, address),
     }
     return evidence(call, OperationResult(normalized=body, limitations=[_LIMITATION]))
 

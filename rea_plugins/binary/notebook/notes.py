@@ -18,6 +18,7 @@ from rea.plugin import (
     Note,
     Notebook,
     OperationResult,
+    ProcedureRef,
     ReaError,
     ToolCall,
     ToolDef,
@@ -79,11 +80,11 @@ def _address_or_cursor(call: ToolCall) -> str:
     return here
 
 
-def _procedure_of(call: ToolCall, address: str) -> dict[str, Any] | None:
+def _procedure_of(call: ToolCall, address: str) -> ProcedureRef | None:
     if not call.session.supports("resolve_containing_procedure"):
         return None
     found = run(call, "resolve_containing_procedure", {"address": address}).normalized["procedure"]
-    return {"address": found["address"], "name": found["name"]} if found else None
+    return ProcedureRef(address=found["address"], name=found["name"]) if found else None
 
 
 def _write(

@@ -39,6 +39,7 @@ from rea_plugins.binary.core.schema import (
     DOCUMENT,
     PROCEDURE,
     check_document,
+    containing,
     evidence,
     obj,
     prop,
@@ -82,11 +83,6 @@ def _result(call: ToolCall, body: object, *results: OperationResult) -> Evidence
     return evidence(call, OperationResult(normalized=body, limitations=list(lims)))
 
 
-def _containing(call: ToolCall, address: str) -> dict[str, Any] | None:
-    found = run(call, "resolve_containing_procedure", {"address": address}).normalized["procedure"]
-    return dict(found) if found else None
-
-
 # -- inspect_native_instruction -----------------------------------------------------------------------
 
 
@@ -110,7 +106,7 @@ def _decoded(call: ToolCall, procedure: str, address: str) -> dict[str, Any]:
 def _inspect_instruction(call: ToolCall) -> Evidence:
     check_document(call)
     address, _ = require_mapped(call, call.args["address"])
-    proc = _containing(call, address)
+    proc = containing(call, address)
     if call.session.supports("inspect_native_instruction"):
         result = run(call, "inspect_native_instruction", {"address": address})
         # One place for the procedure whichever path answers (the engines nest it in their instruction).
