@@ -6,13 +6,54 @@ import bisect
 from typing import Any
 
 import cle
+import msgspec
 
-from rea.plugin import answers
+from rea.plugin import Record, answers
 from rea_plugins.angr.code import CallSite, Code
 from rea_plugins.angr.insight import flow_of, operand_text, registers
 from rea_plugins.angr.model import imm_target
 
 _NO_FALLTHROUGH = frozenset({"jump", "return", "halt"})
+
+
+class CallTarget(Record, frozen=True, kw_only=True):
+    """One target of a call or dispatch site and where it was learnt; an import without a stub or slot here has
+    no address."""
+
+    address: str | None
+    name: str | None
+    provenance: str
+
+
+class CallSiteRow(Record, frozen=True, kw_only=True):
+    """A call or dispatch site of ``resolve_native_call_targets``, its keys in the order angr's answer sends them:
+    ``instruction`` where the site decodes, ``reason`` where it stays unresolved."""
+
+    address: str
+    kind: str
+    targets: list[CallTarget]
+    instruction: str | None = None
+    status: str
+    reason: str | None = None
+
+
+class PendingSite(msgspec.Struct):
+    """A site while its targets are gathered."""
+
+    address: str
+    kind: str
+    targets: list[CallTarget]
+
+    def finished(self, instruction: str | None) -> CallSiteRow:
+        targets = sorted(self.targets, key=lambda t: int(t.address or "0", 16))
+        return CallSiteRow(
+            address=self.address,
+            kind=self.kind,
+            targets=targets,
+            instruction=instruction,
+            status="resolved" if targets else "unresolved",
+            reason=None if targets else "angr's resolvers found no target for this computed transfer",
+        )
 
 
 class Facts:
@@ -51,17 +92,19 @@ class Facts:
             raise answers.bad("address", f"{self.a.out(at)} is not in any section of the binary", "out_of_range")
         return at
 
-    def _target(self, t: int) -> dict[str, Any]:
-        """A target as the contract names it: an import at its stub (else slot), a local at its address."""
+    def _target(self, t: int, provenance: str = "") -> CallTarget:
+        """A target as the contract names it: an import at its stub (else slot), a local at its address; with
+        where it was learnt (``provenance``)."""
         a = self.a
         if a.main.contains_addr(t):
             f = a.by_addr.get(t)
-            return {"address": a.out(t), "name": a.fname(f) if f is not None else a.name_at(t)}
+            name = a.fname(f) if f is not None else a.name_at(t)
+            return CallTarget(address=a.out(t), name=name, provenance=provenance)
         f = a.known.get(t)
         name = None if f is None else a.fname(f)
         stub = a.import_stub(name)
         place = stub if stub is not None else a.import_slot(name)
-        return {"address": a.opt(place), "name": name}
+        return CallTarget(address=a.opt(place), name=name, provenance=provenance)
 
     # -- inspect_native_instruction ------------------------------------------------------------------
 
@@ -127,7 +170,7 @@ class Facts:
             return [a.out(direct)]
         out: list[str | None] = []
         for s in self.sites_at(at):
-            out += [self._target(t)["address"] for t in s.targets if t is not None]
+            out += [self._target(t).address for t in s.targets if t is not None]
         table = self.code.index.tables.get(at)
         if table is not None:
             out += [a.out(t) for t in table[1]]
@@ -138,25 +181,21 @@ class Facts:
     def call_targets(self, params: dict[str, Any]) -> tuple[Any, Any]:
         a, index = self.a, self.code.index
         f = a.select(params)
-        rows: dict[int, dict[str, Any]] = {}
+        rows: dict[int, PendingSite] = {}
         for s in index.sites:
             if s.caller != f.addr:
                 continue
             kind, provenance = self._classify(s)
-            row = rows.setdefault(s.insn, {"address": a.out(s.insn), "kind": kind, "targets": []})
+            row = rows.setdefault(s.insn, PendingSite(a.out(s.insn), kind, []))
             for t in s.targets:
                 if t is None:
                     continue
-                target = self._target(t)
-                if target["address"] is not None and all(x["address"] != target["address"] for x in row["targets"]):
-                    row["targets"].append({**target, "provenance": provenance})
+                target = self._target(t, provenance)
+                if target.address is not None and all(x.address != target.address for x in row.targets):
+                    row.targets.append(target)
         for insn, (proc, targets) in index.tables.items():
             if proc == f.addr:
-                rows[insn] = {
-                    "address": a.out(insn),
-                    "kind": "computed-jump",
-                    "targets": [{**self._target(t), "provenance": "jump-table"} for t in targets],
-                }
+                rows[insn] = PendingSite(a.out(insn), "computed-jump", [self._target(t, "jump-table") for t in targets])
         site = params.get("address")
         if site is not None:
             at = a.inn(site)
@@ -165,19 +204,13 @@ class Facts:
             rows = {at: rows[at]}
         out = []
         for insn in sorted(rows):
-            row = rows[insn]
             decoded = self.code.index._decode(insn)
-            if decoded is not None:
-                row["instruction"] = f"{decoded.mnemonic} {operand_text(a, decoded)}".strip()
-            row["targets"].sort(key=lambda t: int(t["address"], 16))
-            row["status"] = "resolved" if row["targets"] else "unresolved"
-            if not row["targets"]:
-                row["reason"] = "angr's resolvers found no target for this computed transfer"
-            out.append(row)
+            text = None if decoded is None else f"{decoded.mnemonic} {operand_text(a, decoded)}".strip()
+            out.append(rows[insn].finished(text))
         result = {
             "procedure": a.proc_ref(f),
             "call_sites": out,
-            "unresolved_count": sum(1 for r in out if r["status"] == "unresolved"),
+            "unresolved_count": sum(1 for r in out if r.status == "unresolved"),
         }
         return result, None
 
