@@ -115,7 +115,7 @@ def _elf(path: str) -> Tables:
         with open(path, "rb") as fh:
             elf = ELFFile(fh)
             segments: list[Region] = []
-            phdrs: dict[str, Any] = {}
+            phdrs: dict[str, Any] = {}  # p_type -> pyelftools' segment (an untyped library object)
             for i, seg in enumerate(elf.iter_segments()):
                 phdrs.setdefault(seg["p_type"], seg)
                 if seg["p_type"] != "PT_LOAD":

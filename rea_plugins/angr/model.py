@@ -192,7 +192,7 @@ class Analysis:
         # names them after the function; they are ``name@plt`` thunks, so a lookup by name finds the function.
         defined = {f.name for f in self.funcs if not f.is_plt and not f.is_simprocedure}
         self.local_plt: frozenset[int] = frozenset(f.addr for f in self.funcs if f.is_plt and f.name in defined)
-        self.by_name: dict[str, Any] = {}
+        self.by_name: dict[str, Any] = {}  # name -> angr's Function (angr's objects stay Any, as ``proj`` is)
         for f in self.funcs:
             self.by_name.setdefault(self.fname(f), f)
         blocks: set[tuple[int, int, int]] = set()

@@ -38,7 +38,7 @@ class Applied:
         from angr.knowledge_plugins.functions.function import PrototypeSource
         from angr.sim_type import parse_file
 
-        library: dict[str, Any] = {}
+        library: dict[str, Any] = {}  # type name -> angr's SimType (angr's objects stay Any)
         source = "\n".join(str(c) for c in types.get("declarations") or [])
         if source.strip():
             try:

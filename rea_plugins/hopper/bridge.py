@@ -52,6 +52,7 @@ class HopperApiFacade:
     """The part of Hopper's scripting API the bridge uses, over the API classes Hopper provides."""
 
     def __init__(self, api: dict[str, Any]) -> None:
+        # ``api``: a Python namespace (Hopper's untyped API classes by name), not JSON.
         self.Document = api["Document"]
         self.Segment = api["Segment"]
         self.info = api.get("GlobalInformation")

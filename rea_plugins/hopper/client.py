@@ -81,6 +81,7 @@ class HopperClient(AnalysisClient):
         self._ctx = CallContext()
         # While starting, bridge requests share the startup deadline instead of each getting a request deadline.
         self._startup_deadline: float | None = None
+        # Lineage entries, in the kernel's shape for them (``OwnedProcess.observe``, ``AnalysisClient.lineage``).
         self._observations: list[dict[str, Any]] = []
 
     # -- queries -----------------------------------------------------------------------------------
