@@ -9,11 +9,11 @@ that code references (``xrefs`` with a ``from_procedure``). The ``xrefs`` tool r
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import RESULT_TYPES, Evidence, ToolCall, ToolDef
+from rea.plugin import RESULT_TYPES, Evidence, IndexingCode, Record, ToolCall, ToolDef
 from rea_plugins.binary.core.regions import locate, read_file, region_file_offset, regions
 from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, params_of, run
 from rea_plugins.binary.graph.crossbinary import xrefs_across
@@ -53,12 +53,36 @@ def _slots(call: ToolCall, start: int, count: int, size: int, order: Order) -> l
     ]
 
 
-def _code_refs(call: ToolCall, address: int) -> list[dict[str, Any]]:
+def _code_refs(call: ToolCall, address: int) -> list[IndexingCode]:
     refs = run(call, "xrefs", {"address": hex(address)}).normalized["references"]
-    return [{"from": r["from"], "procedure": r["from_procedure"]} for r in refs if r.get("from_procedure")]
+    return [IndexingCode(source=r["from"], procedure=r["from_procedure"]) for r in refs if r.get("from_procedure")]
 
 
-def pointer_array(call: ToolCall, slot: str) -> dict[str, Any] | None:
+class FoundArray(Record, frozen=True, kw_only=True):
+    """A pointer array holding a slot: its base, element size, count (``count_truncated`` at MAX_COUNT), the slot's
+    index in it, and the code indexing it from its base."""
+
+    base: str
+    element_size: int
+    count: int
+    count_truncated: bool
+    index: int
+    slot: str
+    indexed_by: list[IndexingCode]
+
+
+class ThroughArray(Record, frozen=True, kw_only=True, rename={"source": "from"}):
+    """A ``through_arrays`` row of xrefs (its ArrayStep): code indexing, from its base, the array holding a slot."""
+
+    source: str
+    procedure: str | None
+    via: str
+    slot: str
+    base: str
+    index: int
+
+
+def pointer_array(call: ToolCall, slot: str) -> FoundArray | None:
     """The array holding the pointer slot ``slot`` and the code indexing it from its base; None if there is none."""
     size, order = _layout(call)
     here = int(slot, 16)
@@ -86,15 +110,15 @@ def pointer_array(call: ToolCall, slot: str) -> dict[str, Any] | None:
     count = 0
     while count < len(values) and values[count] is not None and _mapped(call, values[count] or 0):
         count += 1
-    return {
-        "base": hex(base),
-        "element_size": size,
-        "count": count,
-        "count_truncated": count >= MAX_COUNT,
-        "index": (here - base) // size,
-        "slot": hex(here),
-        "indexed_by": indexed_by,
-    }
+    return FoundArray(
+        base=hex(base),
+        element_size=size,
+        count=count,
+        count_truncated=count >= MAX_COUNT,
+        index=(here - base) // size,
+        slot=hex(here),
+        indexed_by=indexed_by,
+    )
 
 
 MAX_FOLLOWED = 16  # data slots xrefs follows back to an array base
@@ -105,13 +129,20 @@ def handle_xrefs(call: ToolCall) -> Evidence:
     check_document(call)
     result = run(call, "xrefs", params_of(call.args))
     slots = [r["from"] for r in result.normalized["references"] if not r.get("from_procedure")]
-    steps: list[dict[str, Any]] = []
+    steps: list[ThroughArray] = []
     for slot in slots[:MAX_FOLLOWED]:
         found = pointer_array(call, slot)
         if found is not None:
             steps.extend(
-                {**site, "via": "array-base", "slot": slot, "base": found["base"], "index": found["index"]}
-                for site in found["indexed_by"]
+                ThroughArray(
+                    source=site.source,
+                    procedure=site.procedure,
+                    via="array-base",
+                    slot=slot,
+                    base=found.base,
+                    index=found.index,
+                )
+                for site in found.indexed_by
             )
     body = {**result.normalized, "through_arrays": steps, **xrefs_across(call, result.normalized["address"])}
     lims = list(result.limitations)

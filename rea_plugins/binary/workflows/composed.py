@@ -436,19 +436,19 @@ def _trace_feature(call: ToolCall) -> Evidence:
             found = None if r["from_procedure"] else pointer_array(call, r["from"])
             if found is None:
                 continue
-            for site in found["indexed_by"]:
+            for site in found.indexed_by:
                 referenced_from.append(
                     FeatureSite(
-                        source=site["from"],
-                        procedure=site["procedure"],
+                        source=site.source,
+                        procedure=site.procedure,
                         via="array-base",
-                        slot=found["slot"],
-                        base=found["base"],
-                        index=found["index"],
+                        slot=found.slot,
+                        base=found.base,
+                        index=found.index,
                     )
                 )
-                step = FeatureStep(string=s["address"], via="array-base", base=found["base"], index=found["index"])
-                steps = _feature_user(users, site["procedure"]).via
+                step = FeatureStep(string=s["address"], via="array-base", base=found.base, index=found.index)
+                steps = _feature_user(users, site.procedure).via
                 if step not in steps:
                     steps.append(step)
         strings.append({**s, "referenced_from": referenced_from})

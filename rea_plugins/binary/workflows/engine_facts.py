@@ -16,7 +16,6 @@ from rea.plugin import (
     DataInspection,
     DataType,
     Evidence,
-    IndexingCode,
     InstructionInspection,
     OperationResult,
     PointerArray,
@@ -190,19 +189,19 @@ def _as_array(call: ToolCall, body: DataInspection) -> DataInspection:
     if not isinstance(body.type, DataType) or body.type.kind != "pointer" or not call.session.supports("xrefs"):
         return body
     found = pointer_array(call, body.address)
-    if found is None or found["count"] < 2:
+    if found is None or found.count < 2:
         return body
-    size, count = found["element_size"], found["count"]
+    size, count = found.element_size, found.count
     body.array = PointerArray(
         kind="array",
         name=f"pointer[{count}]",
         size=size * count,
-        base=found["base"],
+        base=found.base,
         element_size=size,
         count=count,
-        count_truncated=found["count_truncated"],
-        index=found["index"],
-        indexed_by=[IndexingCode(source=r["from"], procedure=r["procedure"]) for r in found["indexed_by"]],
+        count_truncated=found.count_truncated,
+        index=found.index,
+        indexed_by=list(found.indexed_by),
         source="pointer-array",
     )
     return body
