@@ -118,8 +118,13 @@ def _made(address: str, name: str) -> bool:
     return name[:4] == "sub_" and name[4:] == address[2:]
 
 
+def _thunk_item(function: ProcedureRef) -> dict[str, Any]:
+    """The neighbour item (a provider's callee or caller row, read by key) of the hop through a function's own stub."""
+    return {"address": function.address, "name": function.name, "kind": "thunk", "call_sites": []}
+
+
 def _neighbours(
-    across: Across, key: Key, forward: bool, stubs: dict[str, dict[str, Any]]
+    across: Across, key: Key, forward: bool, stubs: dict[str, ProcedureRef]
 ) -> list[tuple[Key, dict[str, Any]]]:
     """Each neighbour of ``key`` with its item; an import an open library exports is that library's procedure."""
     tid, address = key
@@ -128,7 +133,7 @@ def _neighbours(
     if forward:
         if tid == across.home and address in stubs:
             # A function's own PLT stub goes on to the function (the lazily bound entry's jump to PLT0 runs once).
-            return [((tid, stubs[address]["address"]), {**stubs[address], "kind": "thunk", "call_sites": []})]
+            return [((tid, stubs[address].address), _thunk_item(stubs[address]))]
         for item in across.callees(tid, address):
             into = item.get("exported_by")
             if into:
@@ -148,7 +153,7 @@ def _neighbours(
         listed = {item.get("address") for item in callers["callers"]}
         own = own_stub(across.call, name, {a for a in listed if a} | {address})
         if own is not None:
-            out.append(((tid, own["address"]), {**own, "kind": "thunk", "call_sites": []}))
+            out.append(((tid, own.address), _thunk_item(own)))
     # An export of a library: the open programs importing it call it through their import.
     for program, stub in across.importers(tid, name) if name else []:
         for item in across.run(program, "procedure_callers", {"procedure": stub}).normalized["callers"]:
@@ -171,7 +176,7 @@ def _rooted(call: ToolCall) -> Evidence:
     unresolved = 0
     truncated = False
     queue: deque[tuple[Key, int]] = deque([(start, 0)])
-    stubs: dict[str, dict[str, Any]] = {}  # a function's own PLT stub -> the function
+    stubs: dict[str, ProcedureRef] = {}  # a function's own PLT stub -> the function
     frontier: list[Key] = []
     while queue:
         here, level = queue.popleft()

@@ -13,7 +13,7 @@ from collections import deque
 from itertools import pairwise
 from typing import Any
 
-from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, ToolDef, render
+from rea.plugin import Evidence, OperationResult, ProcedureRef, ReaError, ToolCall, ToolDef, render
 from rea_plugins.binary.core.schema import PROCEDURE, evidence, obj, prop, run
 from rea_plugins.binary.core.shapes import CallPath, CallPathTrace, PathHop, PathNode, PathStop
 from rea_plugins.binary.graph.crossbinary import Across, follow_imports
@@ -116,7 +116,7 @@ def _neighbours(
     key: Key,
     forward: bool,
     starts: dict[str, str | None] | None = None,
-    stubs: dict[str, dict[str, Any]] | None = None,
+    stubs: dict[str, ProcedureRef] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """Callees (forward) or callers (backward) of one procedure, each with its open target, then (in the start's
     target) address-taken edges when ``starts`` is given. An import an open library exports leads into it."""
@@ -131,7 +131,7 @@ def _neighbours(
         if tid == across.home and stubs is not None and here in stubs:
             # A function's own PLT stub goes on to the function (through a slot some providers do not follow; the
             # lazily bound entry's jump to PLT0 runs once, at binding, and is no call of the program).
-            items = [(tid, {**stubs[here], "call_sites": []})]
+            items = [(tid, {"address": stubs[here].address, "name": stubs[here].name, "call_sites": []})]
         elif tid == across.home and stubs is not None:
             for _, item in items:
                 name = item.get("name") or ""
@@ -148,7 +148,7 @@ def _neighbours(
             # The function's own PLT stub (a library calling its export through its PLT) is a hop to its callers.
             own = own_stub(across.call, name, {i["address"] for i in body["callers"]} | {here})
             if own is not None:
-                items.append((tid, {**own, "call_sites": []}))
+                items.append((tid, {"address": own.address, "name": own.name, "call_sites": []}))
         for program, stub in across.importers(tid, name) if name else []:
             callers = across.run(program, "procedure_callers", {"procedure": stub}).normalized["callers"]
             items.extend((program, {**i, "kind": "import"}) for i in callers if i.get("kind") != "thunk")
@@ -164,7 +164,7 @@ def _leaf_or_neighbours(
     root: Key,
     forward: bool,
     starts: dict[str, str | None] | None,
-    stubs: dict[str, dict[str, Any]],
+    stubs: dict[str, ProcedureRef],
 ) -> list[tuple[str, dict[str, Any]]]:
     """``_neighbours``, where a node an engine reported as a callee but that is no procedure of the target (the GOT
     slot of a weak undefined symbol, ``__gmon_start__``'s in a stripped PIE such as /bin/ls) is a leaf: there is no
@@ -244,7 +244,7 @@ def _trace(call: ToolCall) -> Evidence:
         call.session.supports(op) for op in ("procedure_references", "list_procedures")
     )
     starts = _starts(call) if taken else None
-    stubs: dict[str, dict[str, Any]] = {}  # a function's own PLT stub -> the function
+    stubs: dict[str, ProcedureRef] = {}  # a function's own PLT stub -> the function
     depth = {root: 0}
     parents: dict[Key, list[Edge]] = {}
     children: set[Key] = set()

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import RESULT_TYPES, Evidence, ReaError, ToolCall, ToolDef
+from rea.plugin import RESULT_TYPES, Evidence, ProcedureRef, ReaError, ToolCall, ToolDef
 from rea_plugins.binary.core.schema import DOCUMENT, PROCEDURE, check_document, evidence, obj, params_of, run
 
 _THUNK_BYTES = 16  # a thunk's one jump sits within its first 16 bytes (after endbr64 or bti)
@@ -45,7 +45,7 @@ def _maybe_thunk(caller: dict[str, Any]) -> bool:
     return 0 <= int(sites[0], 16) - int(caller["address"], 16) < _THUNK_BYTES
 
 
-def own_stub(call: ToolCall, name: str | None, listed: set[str]) -> dict[str, Any] | None:
+def own_stub(call: ToolCall, name: str | None, listed: set[str]) -> ProcedureRef | None:
     """The function's own PLT stub (``name@plt``) when the provider has one that is not listed yet."""
     if not name or name.endswith("@plt"):
         return None
@@ -53,10 +53,10 @@ def own_stub(call: ToolCall, name: str | None, listed: set[str]) -> dict[str, An
         stub = run(call, "procedure_address", {"procedure": f"{name}@plt"}).normalized
     except ReaError:
         return None
-    return None if stub["address"] in listed else {"address": stub["address"], "name": stub["name"]}
+    return None if stub["address"] in listed else ProcedureRef(address=stub["address"], name=stub["name"])
 
 
-def function_of_stub(call: ToolCall, stub_name: str) -> dict[str, Any] | None:
+def function_of_stub(call: ToolCall, stub_name: str) -> ProcedureRef | None:
     """The procedure ``name@plt`` stands for, when the target defines it (an import's stub stands for none)."""
     if not stub_name.endswith("@plt"):
         return None
@@ -64,7 +64,7 @@ def function_of_stub(call: ToolCall, stub_name: str) -> dict[str, Any] | None:
         found = run(call, "procedure_address", {"procedure": stub_name.removesuffix("@plt")}).normalized
     except ReaError:
         return None
-    return {"address": found["address"], "name": found["name"]}
+    return ProcedureRef(address=found["address"], name=found["name"])
 
 
 def handle_callers(call: ToolCall) -> Evidence:
@@ -83,8 +83,8 @@ def handle_callers(call: ToolCall) -> Evidence:
             stubs.append(c)
     own = own_stub(call, body["procedure"].get("name"), listed | {body["procedure"]["address"]})
     if own is not None:
-        stubs.append(own)
-        listed.add(own["address"])
+        stubs.append({"address": own.address, "name": own.name})
+        listed.add(own.address)
     for c in stubs:
         out.append({**c, "kind": "thunk"})
         through = run(call, "procedure_callers", {"procedure": c["address"]}).normalized["callers"]
