@@ -522,13 +522,16 @@ class Emulation:
         )
         entry = ImportCall(name=name, arguments=[_hex(a) for a in args], return_address=self.shown(back))
         self.calls_total += 1
-        if len(self.calls) < self.limits["max_calls"]:
+        # Listed before it runs: a call that stops the run is shown, without a return value.
+        index = len(self.calls) if len(self.calls) < self.limits["max_calls"] else None
+        if index is not None:
             self.calls.append(entry)
+        stubbed = None
         if arity is not None:
             result = self.modelled(base, args)
         elif base in self.returns or "*" in self.returns:
             result = self.returns.get(base, self.returns.get("*", 0))
-            entry.stubbed = "import_returns"
+            stubbed = "import_returns"
         else:
             raise Stop(
                 "unmodelled_import",
@@ -536,8 +539,9 @@ class Emulation:
                 import_name=name,
                 address=entry.return_address,
             )
-        if result is not None:
-            entry.return_value = _hex(result & arch.mask)
+        if index is not None:
+            returned = _hex(result & arch.mask) if result is not None else None
+            self.calls[index] = msgspec.structs.replace(entry, return_value=returned, stubbed=stubbed)
         self.return_from_stub(result)
 
     def modelled(self, name: str, a: list[int]) -> int | None:

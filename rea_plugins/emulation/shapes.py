@@ -4,14 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-import msgspec
-
 from rea.plugin import Record
-
-
-class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
-    pass
-
 
 StopReason = Literal[
     "returned",
@@ -30,7 +23,7 @@ StopReason = Literal[
 ]
 
 
-class StopInfo(_S, kw_only=True):
+class StopInfo(Record, frozen=True, kw_only=True):
     """Why the run ended, at which address (static inside the image) and in which procedure."""
 
     reason: StopReason
@@ -47,7 +40,7 @@ class StopInfo(_S, kw_only=True):
     address: str | None = None
 
 
-class Pointed(_S, kw_only=True):
+class Pointed(Record, frozen=True, kw_only=True):
     """The memory a returned pointer points at (its first bytes, as text when they read as text)."""
 
     address: str
@@ -56,7 +49,7 @@ class Pointed(_S, kw_only=True):
     text: str | None = None
 
 
-class ReturnValue(_S, kw_only=True):
+class ReturnValue(Record, frozen=True, kw_only=True):
     # The whole result register as the emulator holds it (a pointer into the image is at its loaded address).
     hex: str
     signed: int
@@ -64,7 +57,7 @@ class ReturnValue(_S, kw_only=True):
     points_to: Pointed | None = None
 
 
-class Buffer(_S, kw_only=True):
+class Buffer(Record, frozen=True, kw_only=True):
     """A buffer the caller supplied, after the run: its final bytes (hex, and text up to a NUL)."""
 
     label: str
@@ -75,7 +68,7 @@ class Buffer(_S, kw_only=True):
     truncated: bool = False
 
 
-class ImportCall(_S, kw_only=True):
+class ImportCall(Record, frozen=True, kw_only=True):
     name: str
     arguments: list[str]
     # Where the call returns to (static): the call site's next instruction.
@@ -85,7 +78,7 @@ class ImportCall(_S, kw_only=True):
     stubbed: str | None = None
 
 
-class WrittenRun(_S, kw_only=True):
+class WrittenRun(Record, frozen=True, kw_only=True):
     address: str
     region: str
     length: int
@@ -94,7 +87,7 @@ class WrittenRun(_S, kw_only=True):
     truncated: bool = False
 
 
-class MemoryWritten(_S, kw_only=True):
+class MemoryWritten(Record, frozen=True, kw_only=True):
     """Bytes outside the stack that differ after the run (the image's writable pages, live heap blocks)."""
 
     runs: list[WrittenRun]
@@ -103,7 +96,7 @@ class MemoryWritten(_S, kw_only=True):
     truncated: bool
 
 
-class Heap(_S, kw_only=True):
+class Heap(Record, frozen=True, kw_only=True):
     allocations: int
     live: int
     live_bytes: int
@@ -111,7 +104,7 @@ class Heap(_S, kw_only=True):
     failed: int
 
 
-class Limits(_S, kw_only=True):
+class Limits(Record, frozen=True, kw_only=True):
     max_instructions: int
     timeout_ms: int
     max_memory_bytes: int
@@ -135,7 +128,7 @@ class Run(Record, frozen=True, kw_only=True):
     heap: Heap
 
 
-class Emulation(_S, kw_only=True):
+class Emulation(Record, frozen=True, kw_only=True):
     """One emulated run of a procedure or a range of the open binary."""
 
     procedure: str | None = None

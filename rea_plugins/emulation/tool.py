@@ -445,13 +445,14 @@ def _emulate(call: ToolCall, mode: str) -> Evidence:
     plan["entry"] = entry & ~1 if plan["thumb"] else entry
     verify_unchanged(target, ctx=call.ctx)
     run = _run(call, plan)
+    ran = msgspec.structs.asdict(run)
     stop = run.stop
     if stop.reason not in ("returned",) and stop.pc.startswith("0x"):
         pc = int(stop.pc, 16)
         if any(s["start"] <= pc < s["end"] for s in image["segments"]):
-            stop.procedure = _name_at(call, target, pc)
+            ran["stop"] = msgspec.structs.replace(stop, procedure=_name_at(call, target, pc))
     result = Emulation(
-        **msgspec.structs.asdict(run),
+        **ran,
         procedure=name,
         start=_hex(plan["entry"]),
         end=end,
