@@ -25,6 +25,7 @@ import msgspec
 from rea.plugin import (
     CallContext,
     Evidence,
+    JSONObject,
     OperationResult,
     ProcedureRef,
     ProviderIdentity,
@@ -618,6 +619,28 @@ def _compare_binaries(call: ToolCall) -> Evidence:
 TARGET_REF = prop("string", "An open target's target_id or alias.", ["v1"])
 
 
+def read_bounds(per: str) -> JSONObject:
+    """The input-schema properties bounding what a comparison reads of each ``per`` (side, target)."""
+    return {
+        "max_procedures": prop(
+            "integer",
+            f"Procedures read per {per}, in address order (past it: partial).",
+            [DEFAULT_MAX_PROCEDURES],
+            minimum=1,
+            maximum=MAX_PROCEDURES,
+            default=DEFAULT_MAX_PROCEDURES,
+        ),
+        "max_instructions": prop(
+            "integer",
+            f"Instructions read per {per} (past it: partial).",
+            [DEFAULT_MAX_INSTRUCTIONS],
+            minimum=1,
+            maximum=MAX_INSTRUCTIONS,
+            default=DEFAULT_MAX_INSTRUCTIONS,
+        ),
+    }
+
+
 def tools() -> list[ToolDef]:
     return [
         ToolDef(
@@ -641,22 +664,7 @@ def tools() -> list[ToolDef]:
                         "description": "Rows to list (default: changed, added, removed; every row is counted).",
                         "examples": [["changed"]],
                     },
-                    "max_procedures": prop(
-                        "integer",
-                        "Procedures read per side, in address order (past it: partial).",
-                        [DEFAULT_MAX_PROCEDURES],
-                        minimum=1,
-                        maximum=MAX_PROCEDURES,
-                        default=DEFAULT_MAX_PROCEDURES,
-                    ),
-                    "max_instructions": prop(
-                        "integer",
-                        "Instructions read per side (past it: partial).",
-                        [DEFAULT_MAX_INSTRUCTIONS],
-                        minimum=1,
-                        maximum=MAX_INSTRUCTIONS,
-                        default=DEFAULT_MAX_INSTRUCTIONS,
-                    ),
+                    **read_bounds("side"),
                     "min_similarity": prop(
                         "number",
                         "Least similarity that pairs two leftovers (0-1, default 0.6).",

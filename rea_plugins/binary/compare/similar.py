@@ -12,8 +12,7 @@ from rea.plugin import Evidence, OperationResult, ProcedureRef, ToolCall, ToolDe
 from rea_plugins.binary.compare.bindiff import (
     DEFAULT_MAX_INSTRUCTIONS,
     DEFAULT_MAX_PROCEDURES,
-    MAX_INSTRUCTIONS,
-    MAX_PROCEDURES,
+    read_bounds,
     read_side,
 )
 from rea_plugins.binary.compare.similarity import DEFAULT_MIN_SIMILARITY, NUM_PERM, jaccard
@@ -129,22 +128,7 @@ def tools() -> list[ToolDef]:
                         maximum=1,
                         default=DEFAULT_MIN_SIMILARITY,
                     ),
-                    "max_procedures": prop(
-                        "integer",
-                        "Procedures read per target, in address order (past it: partial).",
-                        [DEFAULT_MAX_PROCEDURES],
-                        minimum=1,
-                        maximum=MAX_PROCEDURES,
-                        default=DEFAULT_MAX_PROCEDURES,
-                    ),
-                    "max_instructions": prop(
-                        "integer",
-                        "Instructions read per target (past it: partial).",
-                        [DEFAULT_MAX_INSTRUCTIONS],
-                        minimum=1,
-                        maximum=MAX_INSTRUCTIONS,
-                        default=DEFAULT_MAX_INSTRUCTIONS,
-                    ),
+                    **read_bounds("target"),
                     "offset": OFFSET,
                     "limit": {**LIMIT, "default": 20, "examples": [20]},
                 },

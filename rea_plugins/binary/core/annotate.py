@@ -134,21 +134,18 @@ def apply(call: ToolCall, operation: str, result: OperationResult, nb: Notebook)
         return result
     shown = demangle.apply(result.normalized)
     if not nb.addresses:
-        if shown == result.normalized:
-            return result
-        return OperationResult(
-            normalized=shown,
-            raw=result.raw,
-            limitations=list(result.limitations),
-            locations=list(result.locations),
-            confidence=result.confidence,
-        )
+        return result if shown == result.normalized else _answered(result, shown)
     names = nb.names()
     normalized = _renamed(shown, names) if names else shown
     if operation in _TEXT_OPERATIONS:
         normalized = _texts(call, normalized, nb, names)
     if operation == "procedure_info" and isinstance(normalized, dict):
         normalized = _function(normalized, nb)
+    return _answered(result, normalized)
+
+
+def _answered(result: OperationResult, normalized: Any) -> OperationResult:
+    """``result`` answering ``normalized`` instead, in a new value (its lists copied: engine caches stay untouched)."""
     return OperationResult(
         normalized=normalized,
         raw=result.raw,
