@@ -16,10 +16,12 @@ from rea.plugin import (
     AnalysisProfile,
     Evidence,
     JSONObject,
+    JSONValue,
     OperationResult,
     ProcedureRef,
     ProviderIdentity,
     ReaError,
+    Record,
     ToolCall,
     ToolDef,
     ToolEffects,
@@ -38,6 +40,7 @@ from rea_plugins.binary.core.shapes import (
     EdgeCounts,
     PeerSession,
     ProcedureCounts,
+    ProcedureDifference,
     ProviderAgreement,
 )
 
@@ -176,7 +179,7 @@ def _order(key: str) -> tuple[int, int, str]:
     return (0, int(key, 16), "") if key.startswith("0x") else (1, 0, key)
 
 
-def _value_facet(name: str, values: dict[str, Any]) -> AgreementFacet:
+def _value_facet(name: str, values: dict[str, JSONValue]) -> AgreementFacet:
     known = [v for v in values.values() if v is not None]
     status: Agreement = (
         "unknown" if len(known) < len(values) else ("agree" if len(set(map(repr, known))) == 1 else "disagree")
@@ -188,7 +191,23 @@ def _unknown(name: str, reason: str) -> AgreementFacet:
     return AgreementFacet(facet=name, status="unknown", reason=reason)
 
 
-def _procedure_facts(engine: Engine, selector: str) -> dict[str, Any] | None:
+# The procedure_info facts compared one by one.
+INFO_FACETS = ("size", "end", "kind", "basic_block_count", "instruction_count")
+
+
+class _Facts(Record, frozen=True, kw_only=True):
+    """What one engine says about a procedure; a set is None where the engine does not offer its operation."""
+
+    address: str
+    name: str | None
+    # procedure_info's INFO_FACETS values as the engine answered them (an engine's JSON; empty without it).
+    info: dict[str, JSONValue] = {}
+    callees: set[str] | None = None
+    callee_names: dict[str, str | None] = {}
+    callers: set[str] | None = None
+
+
+def _procedure_facts(engine: Engine, selector: str) -> _Facts | None:
     """What one engine says about a procedure; None when it knows no procedure by that selector."""
     try:
         where = engine.run("procedure_address", {"procedure": selector}).normalized
@@ -197,18 +216,27 @@ def _procedure_facts(engine: Engine, selector: str) -> dict[str, Any] | None:
             return None
         raise
     sel = {"procedure": where["address"]}
-    facts: dict[str, Any] = {"address": where["address"], "name": where["name"]}
+    info: dict[str, JSONValue] = {}
+    callees: set[str] | None = None
+    callee_names: dict[str, str | None] = {}
+    callers: set[str] | None = None
     if engine.supports("procedure_info"):
-        info = engine.run("procedure_info", sel).normalized
-        for key in ("size", "end", "kind", "basic_block_count", "instruction_count"):
-            facts[key] = info.get(key)
+        answered = engine.run("procedure_info", sel).normalized
+        info = {key: answered.get(key) for key in INFO_FACETS}
     if engine.supports("procedure_callees"):
-        callees = engine.run("procedure_callees", sel).normalized["callees"]
-        facts["callees"] = {_callee_key(c) for c in callees}
-        facts["callee_names"] = {_callee_key(c): c.get("name") for c in callees}
+        listed = engine.run("procedure_callees", sel).normalized["callees"]
+        callees = {_callee_key(c) for c in listed}
+        callee_names = {_callee_key(c): c.get("name") for c in listed}
     if engine.supports("procedure_callers"):
-        facts["callers"] = {c["address"] for c in engine.run("procedure_callers", sel).normalized["callers"]}
-    return facts
+        callers = {c["address"] for c in engine.run("procedure_callers", sel).normalized["callers"]}
+    return _Facts(
+        address=where["address"],
+        name=where["name"],
+        info=info,
+        callees=callees,
+        callee_names=callee_names,
+        callers=callers,
+    )
 
 
 def _compare_procedure(engines: list[Engine], selector: str, limit: int) -> ProviderAgreement:
@@ -217,7 +245,7 @@ def _compare_procedure(engines: list[Engine], selector: str, limit: int) -> Prov
         e.call.ctx.progress(f"compare_provider_results: {e.id} on {selector}")
         facts[e.id] = _procedure_facts(e, selector)
     ids = [e.id for e in engines]
-    facets = [_value_facet("start", {pid: f["address"] if f else None for pid, f in facts.items()})]
+    facets = [_value_facet("start", {pid: f.address if f else None for pid, f in facts.items()})]
     if any(f is None for f in facts.values()):
         missing = [pid for pid, f in facts.items() if f is None]
         facets[0].status = "disagree" if len(missing) < len(ids) else "unknown"
@@ -228,21 +256,22 @@ def _compare_procedure(engines: list[Engine], selector: str, limit: int) -> Prov
             facets,
             procedure=selector,
             procedures={
-                pid: None if f is None else ProcedureRef(address=f["address"], name=f["name"])
-                for pid, f in facts.items()
+                pid: None if f is None else ProcedureRef(address=f.address, name=f.name) for pid, f in facts.items()
             },
             known_by=sorted(present),
         )
     both = {pid: f for pid, f in facts.items() if f is not None}
-    for key in ("size", "end", "kind", "basic_block_count", "instruction_count"):
-        facets.append(_value_facet(key, {pid: f.get(key) for pid, f in both.items()}))
+    for key in INFO_FACETS:
+        facets.append(_value_facet(key, {pid: f.info.get(key) for pid, f in both.items()}))
     for key in ("callees", "callers"):
-        if all(key in f for f in both.values()):
-            facet = _set_facet(key, {pid: f[key] for pid, f in both.items()}, limit)
+        sets = {pid: f.callees if key == "callees" else f.callers for pid, f in both.items()}
+        known = {pid: s for pid, s in sets.items() if s is not None}
+        if len(known) == len(sets):
+            facet = _set_facet(key, known, limit)
             if key == "callees":
-                names: dict[str, Any] = {}
+                names: dict[str, str] = {}
                 for f in both.values():
-                    names.update({k: v for k, v in f["callee_names"].items() if v})
+                    names.update({k: v for k, v in f.callee_names.items() if v})
                 only = facet.only or {}
                 facet.names = {k: names[k] for pid in ids for k in only[pid] if k in names}
             facets.append(facet)
@@ -252,7 +281,7 @@ def _compare_procedure(engines: list[Engine], selector: str, limit: int) -> Prov
         "procedure",
         facets,
         procedure=selector,
-        procedures={pid: ProcedureRef(address=f["address"], name=f["name"]) for pid, f in both.items()},
+        procedures={pid: ProcedureRef(address=f.address, name=f.name) for pid, f in both.items()},
     )
 
 
@@ -304,7 +333,9 @@ def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> 
     facets.append(_set_facet("imports", imports, limit))
     common = sorted(code[ids[0]] & code[ids[1]], key=lambda a: int(a, 16))
     sizes = [
-        {"address": a, "name": listed[ids[0]][a]["name"], "sizes": {pid: listed[pid][a]["size"] for pid in ids}}
+        ProcedureDifference(
+            address=a, name=listed[ids[0]][a]["name"], sizes={pid: listed[pid][a]["size"] for pid in ids}
+        )
         for a in common
         if listed[ids[0]][a]["size"] != listed[ids[1]][a]["size"]
     ]
@@ -320,7 +351,7 @@ def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> 
     )
     if all(e.supports("procedure_callees") for e in engines):
         chosen = common[:max_procedures]
-        differ: list[dict[str, Any]] = []
+        differ: list[ProcedureDifference] = []
         edges: dict[str, set[tuple[str, str]]] = {pid: set() for pid in ids}
         for i, addr in enumerate(chosen):
             ctx.check("compare_provider_results")
@@ -337,16 +368,11 @@ def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> 
             for pid in ids:
                 edges[pid] |= {(addr, k) for k in sets[pid]}
             if sets[ids[0]] != sets[ids[1]]:
-                differ.append(
-                    {
-                        "address": addr,
-                        "name": listed[ids[0]][addr]["name"],
-                        "only": {
-                            pid: sorted(sets[pid] - sets[other], key=_order)
-                            for pid, other in ((ids[0], ids[1]), (ids[1], ids[0]))
-                        },
-                    }
-                )
+                only = {
+                    pid: sorted(sets[pid] - sets[other], key=_order)
+                    for pid, other in ((ids[0], ids[1]), (ids[1], ids[0]))
+                }
+                differ.append(ProcedureDifference(address=addr, name=listed[ids[0]][addr]["name"], only=only))
         facets.append(
             AgreementFacet(
                 facet="callees",

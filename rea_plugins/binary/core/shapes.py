@@ -12,12 +12,14 @@ from rea.plugin import (
     CallerItem,
     ContainingProcedure,
     DocumentItem,
+    JSONValue,
     Page,
     Picture,
     ProcedureInfo,
     ProcedureItem,
     ProcedureRef,
     PseudoCode,
+    Record,
     ReferenceItem,
     SegmentItem,
     Shape,
@@ -802,6 +804,16 @@ class EdgeCounts(Shape):
     only: dict[str, int]
 
 
+class ProcedureDifference(Record, frozen=True, kw_only=True):
+    """A procedure the providers disagree on: its size by provider id (the sizes facet), or the callees only each
+    names (the callees facet)."""
+
+    address: str
+    name: str | None
+    sizes: dict[str, int | None] | None = None
+    only: dict[str, list[str]] | None = None
+
+
 class AgreementFacet(Shape):
     """One compared fact. Value facets carry ``values``; set facets ``both``/``only``/``only_count``; list
     facets (program sizes, callees) ``compared``/``differ``/``items``; an unknown facet its ``reason``."""
@@ -809,8 +821,8 @@ class AgreementFacet(Shape):
     facet: str
     status: Agreement
     reason: str | None = None
-    # Each provider's value (null: the provider does not know it).
-    values: dict[str, Any] | None = None
+    # Each provider's value (null: the provider does not know it), as the provider answered it (an engine's JSON).
+    values: dict[str, JSONValue] | None = None
     both: int | None = None
     # What only each provider has (at most limit each), by provider id.
     only: dict[str, list[str]] | None = None
@@ -819,7 +831,7 @@ class AgreementFacet(Shape):
     names: dict[str, str] | None = None
     compared: int | None = None
     differ: int | None = None
-    items: list[dict[str, Any]] | None = None
+    items: list[ProcedureDifference] | None = None
     truncated: bool | None = None
     edges: EdgeCounts | None = None
     procedures_skipped: int | None = None
