@@ -86,7 +86,8 @@ class Observation:
         self.events.extend(reply.events)
         for update in reply.updates:
             if 0 <= update.index < len(self.events):
-                self.events[update.index].return_value = update.return_value
+                event = self.events[update.index]
+                self.events[update.index] = msgspec.structs.replace(event, return_value=update.return_value)
         self.last = reply
         if reply.output is not None:
             self.output = reply.output

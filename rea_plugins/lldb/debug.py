@@ -78,6 +78,7 @@ MAX_TYPED_BYTES = 64 * 1024
 HEX = "^0x[0-9a-fA-F]{1,16}$"
 _counter = itertools.count(1)
 T = TypeVar("T")
+P = TypeVar("P", bound=Place)
 
 
 class Ended(Record, frozen=True, kw_only=True):
@@ -220,17 +221,15 @@ def _names(call: ToolCall, program: Target) -> dict[int, str]:
     return {int(a, 16): n for a, n in nb.names().items()}
 
 
-def _name_place(place: Place, names: dict[int, str]) -> None:
-    """Add ``procedure``: the notebook's name of the function (else LLDB's) with the offset into it."""
+def _name_place(place: P, names: dict[int, str]) -> P:
+    """``place`` with its ``procedure``: the notebook's name of the function (else LLDB's) with the offset into it."""
     start = place.function_start
     if start is None or not place.main_module:
-        if place.function:
-            place.procedure = place.function
-        return
+        return msgspec.structs.replace(place, procedure=place.function) if place.function else place
     begin = int(start, 16)
     name = names.get(begin) or place.function or f"sub_{begin:x}"
     delta = int(place.address or start, 16) - begin
-    place.procedure = name if delta == 0 else f"{name}+0x{delta:x}"
+    return msgspec.structs.replace(place, procedure=name if delta == 0 else f"{name}+0x{delta:x}")
 
 
 def _stop_of(where: Where) -> Stop:
@@ -241,12 +240,13 @@ def _stop_of(where: Where) -> Stop:
 def _evidence(call: ToolCall, s: DebugSession, where: Where, **parts: Any) -> Evidence:
     """The Evidence of one debug call: the program's stop (``where``) and the call's own ``parts`` of
     ``DebugResult``, their places named as the notebook names them."""
-    record = DebugResult(session=s.id, program=s.program.resolved_path, stop=_stop_of(where), **parts)
     names = _names(call, s.program)
-    if record.stop.pc:
-        _name_place(record.stop, names)
-    for frame in record.backtrace or []:
-        _name_place(frame, names)
+    stop = _stop_of(where)
+    if stop.pc:
+        stop = _name_place(stop, names)
+    if parts.get("backtrace"):
+        parts["backtrace"] = [_name_place(frame, names) for frame in parts["backtrace"]]
+    record = DebugResult(session=s.id, program=s.program.resolved_path, stop=stop, **parts)
     limitations = []
     if record.stop.state == "running":
         limitations.append("The program was still running when the wait ended: call debug_continue to wait again.")

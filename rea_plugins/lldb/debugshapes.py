@@ -4,17 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import msgspec
-
 from rea.plugin import Isolation, Record, typelib
 from rea_plugins.lldb.output import Output
 
 
-class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
-    pass
-
-
-class Place(_S, kw_only=True):
+class Place(Record, frozen=True, kw_only=True):
     """A code location: loaded ``pc``, static ``address`` (the file address in ``module``), the procedure."""
 
     pc: str
@@ -28,12 +22,12 @@ class Place(_S, kw_only=True):
     source: str | None = None
 
 
-class Exit(_S, kw_only=True):
+class Exit(Record, frozen=True, kw_only=True):
     exit_code: int
     description: str | None = None
 
 
-class Stop(Place, kw_only=True):
+class Stop(Place, frozen=True, kw_only=True):
     """The program's state after the call: stopped (with why and where), still running, or exited."""
 
     state: Literal["stopped", "running", "exited", "detached"]
@@ -49,7 +43,7 @@ class Stop(Place, kw_only=True):
     arguments: dict[str, str] | None = None
 
 
-class Breakpoint(_S, kw_only=True):
+class Breakpoint(Record, frozen=True, kw_only=True):
     id: int
     kind: str
     spec: dict[str, Any]
@@ -61,7 +55,7 @@ class Breakpoint(_S, kw_only=True):
     locations: list[dict[str, str]]
 
 
-class Thread(_S, kw_only=True):
+class Thread(Record, frozen=True, kw_only=True):
     index: int
     tid: int
     selected: bool
@@ -72,11 +66,11 @@ class Thread(_S, kw_only=True):
     signal: str | None = None
 
 
-class Frame(Place, kw_only=True):
+class Frame(Place, frozen=True, kw_only=True):
     index: int
 
 
-class Memory(_S, kw_only=True):
+class Memory(Record, frozen=True, kw_only=True):
     """Bytes read from the program: loaded and static address, hex, and the typed view when a type was named."""
 
     pc: str
@@ -89,7 +83,7 @@ class Memory(_S, kw_only=True):
     truncated: bool = False
 
 
-class Written(_S, kw_only=True):
+class Written(Record, frozen=True, kw_only=True):
     pc: str | None = None
     address: str | None = None
     written: int | None = None
@@ -101,7 +95,7 @@ class Written(_S, kw_only=True):
 # -- the debug worker's answers (decoded by the server into DebugResult) --------------------------------------
 
 
-class Where(Stop, kw_only=True):
+class Where(Stop, frozen=True, kw_only=True):
     """The program's state as the worker reports it: a ``Stop`` with LLDB's count of the stop, by which the server
     records each stop once (not part of the result)."""
 
@@ -153,7 +147,7 @@ class Read(Record, frozen=True, kw_only=True):
     data: bytes
 
 
-class DebugResult(_S, kw_only=True):
+class DebugResult(Record, frozen=True, kw_only=True):
     """One debug call's answer. ``session`` names the debug session for the next call."""
 
     session: str

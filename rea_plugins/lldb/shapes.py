@@ -10,11 +10,7 @@ from rea.plugin import Isolation, Record
 from rea_plugins.lldb.output import Output
 
 
-class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
-    pass
-
-
-class StackFrame(_S):
+class StackFrame(Record, frozen=True, kw_only=True):
     pc: str
     function: str | None
     module: str | None
@@ -22,12 +18,12 @@ class StackFrame(_S):
     file_address: str | None
 
 
-class RegisterValue(_S):
+class RegisterValue(Record, frozen=True, kw_only=True):
     register: str
     value: str
 
 
-class CallEvent(_S):
+class CallEvent(Record, frozen=True, kw_only=True):
     """One entry of a watched function, with its argument registers and backtrace."""
 
     index: int
@@ -46,7 +42,7 @@ class CallEvent(_S):
     return_value: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
-class Crash(_S):
+class Crash(Record, frozen=True, kw_only=True):
     signal: str | None
     description: str
     thread: int
@@ -56,18 +52,18 @@ class Crash(_S):
     t_ms: int
 
 
-class ProgramExit(_S):
+class ProgramExit(Record, frozen=True, kw_only=True):
     exit_code: int
     description: str | None
     killed_by_observer: bool = False
 
 
-class Debugger(_S):
+class Debugger(Record, frozen=True, kw_only=True):
     engine: str
     version: str | None
 
 
-class Coverage(_S):
+class Coverage(Record, frozen=True, kw_only=True):
     """Complete only when the run finished with no dropped event and every breakpoint set."""
 
     complete: bool
@@ -114,7 +110,7 @@ class Slice(Record, frozen=True, kw_only=True):
     output: dict[str, Output] | None = None
 
 
-class NativeCallObservation(_S):
+class NativeCallObservation(Record, frozen=True, kw_only=True):
     executable: str
     arguments: list[str]
     working_directory: str

@@ -10,6 +10,8 @@ import os
 import time
 from typing import Any
 
+import msgspec
+
 from rea.plugin import ReaError, Reporter, serve
 from rea_plugins.lldb import launching
 from rea_plugins.lldb.abi import ABIS, Abi
@@ -255,10 +257,10 @@ class Observer:
             arguments=arguments,
             backtrace=self._frames(thread),
             breakpoint=spec,
+            # Null until the call returns (the key is left out when return values were not asked for).
+            return_value=None if self.return_values else msgspec.UNSET,
         )
         if self.return_values:
-            # Null until the call returns (the key is left out when return values were not asked for).
-            event.return_value = None
             self._watch_return(thread, frame, event.index)
         self.events.append(event)
         self.recorded += 1
@@ -289,7 +291,7 @@ class Observer:
             if expected == sp:
                 del waiting[position]
                 value = _hex(self._register(frame, self.abi.return_register))
-                self.events[index].return_value = value
+                self.events[index] = msgspec.structs.replace(self.events[index], return_value=value)
                 if index < self.sent:
                     self.updates.append(ReturnUpdate(index=index, return_value=value))
                 return
