@@ -16,6 +16,7 @@ from rea.plugin import (
     CallContext,
     CloseOutcome,
     Isolation,
+    JSONObject,
     OperationResult,
     ProcessSpec,
     ReaError,
@@ -131,7 +132,8 @@ class LldbClient(AnalysisClient):
     def __init__(self, target: Target, run_id: str) -> None:
         self.target = target
         self.run_id = run_id
-        self._lineage: list[dict[str, Any]] = []
+        # The kernel's lineage snapshots (OwnedProcess.observe, WorkerChannel.lineage): JSON objects of its shape.
+        self._lineage: list[JSONObject] = []
         self._channel: WorkerChannel | None = None
 
     def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
@@ -153,7 +155,7 @@ class LldbClient(AnalysisClient):
         self._channel = channel
         quiet = CallContext()  # slices are never cut short; cancellation is checked between them
         failure: ReaError | None = None
-        launched_snapshot: dict[str, Any] | None = None
+        launched_snapshot: JSONObject | None = None
         try:
             observation.phase = "launching"
             launch = channel.request(
@@ -233,7 +235,8 @@ class LldbClient(AnalysisClient):
         return OperationResult(normalized=record, limitations=limitations)
 
     @staticmethod
-    def _incomplete(err: ReaError, outcome: CloseOutcome, partial: dict[str, Any]) -> ReaError:
+    def _incomplete(err: ReaError, outcome: CloseOutcome, partial: JSONObject) -> ReaError:
+        # ``partial``: the observation so far as JSON, for the error's details.
         out = err.with_cleanup_incomplete(list(outcome.remaining), outcome.reason)
         out.details["partial_observation"] = partial
         return out
@@ -244,7 +247,7 @@ class LldbClient(AnalysisClient):
         env.update(params.get("environment", {}))
         return env
 
-    def _close_channel(self, channel: WorkerChannel, launched: dict[str, Any] | None) -> CloseOutcome:
+    def _close_channel(self, channel: WorkerChannel, launched: JSONObject | None) -> CloseOutcome:
         outcome = channel.close()
         observations = channel.lineage()
         if launched is not None:
@@ -260,7 +263,7 @@ class LldbClient(AnalysisClient):
             return outcome
         return CloseOutcome()
 
-    def lineage(self) -> list[dict[str, Any]]:
+    def lineage(self) -> list[JSONObject]:
         out = list(self._lineage)
         channel = self._channel
         if channel is not None:
