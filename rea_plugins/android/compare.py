@@ -8,7 +8,8 @@ pools were renumbered compares equal.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from rea.plugin import CallContext
 from rea_plugins.android import loader
@@ -17,12 +18,14 @@ from rea_plugins.android.common import check_offset, java_name, method_id
 from rea_plugins.android.model import (
     SCHEMA_VERSION,
     Change,
+    ChangeCategory,
     ChangeCounts,
     Component,
     PackageComparison,
     page,
 )
 
+T = TypeVar("T")
 CATEGORIES = ("manifest", "permission", "component", "class", "method", "native-library", "signing")
 MANIFEST_FIELDS = (
     "package",
@@ -194,14 +197,15 @@ def _code(left: loader.Loaded, right: loader.Loaded, ctx: CallContext) -> list[C
     return out
 
 
-def _keyed(category: str, left: dict[str, Any], right: dict[str, Any], show: Any = str) -> list[Change]:
+def _keyed(
+    category: ChangeCategory, left: Mapping[str, T], right: Mapping[str, T], show: Callable[[T], str] = str
+) -> list[Change]:
     out = [
-        Change(category=category, change="removed", name=k, before=show(left[k]))  # type: ignore[arg-type]
+        Change(category=category, change="removed", name=k, before=show(left[k]))
         for k in sorted(set(left) - set(right))
     ]
     out += [
-        Change(category=category, change="added", name=k, after=show(right[k]))  # type: ignore[arg-type]
-        for k in sorted(set(right) - set(left))
+        Change(category=category, change="added", name=k, after=show(right[k])) for k in sorted(set(right) - set(left))
     ]
     return out
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import msgspec
-
 from rea.plugin import Paged, Picture, Record, next_offset
 
 SCHEMA_VERSION = 1
@@ -326,9 +324,3 @@ def page(total: int, offset: int, limit: int) -> Paged:
     """Where one paged collection stands: rows [offset, offset + returned) of total."""
     shown = max(0, min(limit, total - offset))
     return Paged(offset=offset, limit=limit, total=total, next_offset=next_offset(offset, shown, total))
-
-
-def json_schema(*types: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Schemas of ``types`` with shared ``$defs`` (local references only)."""
-    roots, components = msgspec.json.schema_components(types, ref_template="#/$defs/{name}")
-    return list(roots), components

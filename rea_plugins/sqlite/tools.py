@@ -9,6 +9,7 @@ import msgspec
 
 from rea.plugin import (
     Evidence,
+    JSONObject,
     OperationResult,
     Paged,
     ProviderIdentity,
@@ -208,7 +209,8 @@ def _rows(conn: sqlite3.Connection, table: str, offset: int, limit: int, max_val
     )
 
 
-def _path_schema() -> dict[str, Any]:
+def _path_schema() -> JSONObject:
+    # A JSON Schema fragment (JSON Schema's vocabulary, not a rea record).
     return {
         "type": "string",
         "minLength": 1,
