@@ -27,6 +27,8 @@ _CLONE_NEWNET = 0x40000000
 _CLONE_NEWUSER = 0x10000000
 # A cgroup of ours still empty this long after creation was never joined or has ended: the sweep removes it.
 _STALE_S = 60.0
+# How long a sweep waits for the processes it killed in a dead server's cgroup to exit before removing it.
+_KILLED_EXIT_S = 2.0
 _CREATED: dict[str, float] = {}
 _SEQ = itertools.count(1)  # next() is atomic: threads that create cgroups at once get distinct names
 _NETNS: list[str | None] = []
@@ -131,16 +133,27 @@ def _create(limit: int) -> tuple[str | None, str]:
     return path, ""
 
 
-def _sweep(parent: str) -> None:
-    """Remove empty cgroups a dead server left, and our own that are empty and old (never joined, or ended)."""
+def sweep() -> list[int]:
+    """What dead servers left in their pids cgroups: the processes still there killed, the cgroups removed (those
+    emptied in time; the next sweep takes the rest). The pids killed."""
+    parent = _cgroup_parent()
+    return _sweep(parent) if parent is not None else []
+
+
+def _sweep(parent: str) -> list[int]:
+    """Remove empty cgroups a dead server left, after killing what still runs in them, and our own that are empty and
+    old (never joined, or ended). A cgroup names its server's pid: a live one's is never touched."""
     import contextlib
+    import signal
     import time
 
     try:
         names = os.listdir(parent)
     except OSError:
-        return
+        return []
     now = time.monotonic()
+    killed: list[int] = []
+    orphaned: list[str] = []
     for name in names:
         path = os.path.join(parent, name)
         owner = name.split("-", 1)[0]
@@ -151,9 +164,32 @@ def _sweep(parent: str) -> None:
                 continue
         elif os.path.exists(f"/proc/{owner}"):
             continue
+        else:
+            # A sandbox whose parent-death signal never came (bubblewrap arms its pid 1's after forking the program:
+            # a server killed in between leaves the sandbox running). The cgroup is the record of what it started.
+            for pid in members(path):
+                if contains(path, pid):  # still that process, not a pid reused since
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append(pid)
+            orphaned.append(path)
+            continue
         with contextlib.suppress(OSError):
             os.rmdir(path)  # EBUSY while it has members: then it is not stale
             _CREATED.pop(path, None)
+    deadline = time.monotonic() + (_KILLED_EXIT_S if killed else 0.0)
+    for path in orphaned:
+        while True:
+            try:
+                os.rmdir(path)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:  # the killed are still exiting (or it is not ours to remove): the next sweep tries again
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(0.02)
+    return killed
 
 
 def members(path: str) -> list[int]:

@@ -178,7 +178,11 @@ def _remove_staging(note: StagingNote) -> bool:
 
 def sweep(directory: str | None = None) -> list[str]:
     """Remove what dead owners of this user left in the temporary directory (directories that can hold secrets,
-    such as a browser profile, first); the paths removed."""
+    such as a browser profile, first), after ending the processes they left in their pids cgroups; the paths
+    removed."""
+    from rea.process import confine
+
+    confine.sweep()  # first: a sandbox still running would hold its private directory
     root = directory or tempfile.gettempdir()
     removed: list[str] = []
     try:

@@ -142,6 +142,14 @@ def _alive(infos: list[procfs.ProcInfo]) -> list[int]:
     return [i.pid for i in infos if procfs.same_process(i)]
 
 
+def _in_rea_cgroup(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cgroup") as fh:
+            return any(":/rea/" in line or "/rea/" in line.split(":", 2)[-1] for line in fh)
+    except OSError:
+        return True  # gone by now
+
+
 def _gone_within(infos: list[procfs.ProcInfo], timeout_s: float) -> list[int]:
     deadline = time.monotonic() + timeout_s
     while (left := _alive(infos)) and time.monotonic() < deadline:
@@ -255,8 +263,11 @@ def test_a_start_after_sigkill_removes_what_the_killed_server_left(sleeper: Path
         assert left
         first.proc.kill()
         first.proc.wait()
-        # Kept from before: owned processes die with the server within 3 s (parent-death signal).
-        assert _gone_within(tree, 3) == []
+        # Kept from before: owned processes die with the server within 3 s (parent-death signal), but for a sandbox
+        # caught in bubblewrap's window (its pid 1 arms that signal after forking the program): the next start
+        # ends what is left in the dead server's pids cgroups.
+        raced = [i for i in tree if i.pid in _gone_within(tree, 3)]
+        assert all(_in_rea_cgroup(i.pid) for i in raced), [_cmdline(i.pid)[:200] for i in raced]
     finally:
         first.close()
     tmp = tmp_path / "tmp"
@@ -293,6 +304,7 @@ def test_a_start_after_sigkill_removes_what_the_killed_server_left(sleeper: Path
     unmarked.mkdir()
     second = RawServer(tmp_path)
     try:
+        assert _gone_within(raced, 3) == [], "the next start left the killed server's sandboxes running"
         remaining = set(os.listdir(tmp))
         assert not set(left) & remaining, "the killed server's private directories are still there"
         assert not staging.exists(), "the killed export's staging file is still there"

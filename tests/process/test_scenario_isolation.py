@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -413,6 +414,35 @@ def test_a_sweep_by_another_thread_never_takes_a_cgroup_just_made(monkeypatch: p
         assert Path(path, "pids.max").read_text().strip() == "8"
     finally:
         assert confine.release(path)
+
+
+def test_the_sweep_ends_what_a_dead_server_left_in_its_pids_cgroup() -> None:
+    # A sandbox whose parent-death signal never came (bubblewrap's pid 1 arms it after forking the program) keeps
+    # running in the dead server's cgroup: the next start's sweep kills it there and removes the cgroup.
+    from rea.process import confine
+
+    parent = confine._cgroup_parent()
+    probe, why = confine.pids_cgroup(8)
+    if probe is None or parent is None:
+        pytest.skip(f"no pids cgroup here: {why}")
+    assert confine.release(probe)
+    dead = subprocess.Popen(["/bin/true"])
+    dead.wait()
+    path = os.path.join(parent, f"{dead.pid}-1-{time.monotonic_ns() % 10**9}")
+    os.makedirs(path)
+    left = subprocess.Popen(["/bin/sleep", "60"])
+    try:
+        Path(path, "cgroup.procs").write_text(str(left.pid))
+        assert confine.contains(path, left.pid)
+        assert left.pid in confine.sweep()
+        assert left.wait(10) == -9
+        assert not os.path.exists(path)
+    finally:
+        if left.poll() is None:
+            left.kill()
+            left.wait()
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
 
 
 def test_the_confine_shim_keeps_a_hard_process_limit_it_cannot_raise() -> None:
