@@ -13,7 +13,7 @@ import plistlib
 from collections.abc import Iterator
 from typing import Any
 
-from rea.plugin import Evidence, ReaError, Target, ToolCall, identify, invalid_request, issue, open_regular
+from rea.plugin import Evidence, ReaError, Record, Target, ToolCall, identify, invalid_request, issue, open_regular
 from rea_plugins.apple import common
 from rea_plugins.apple.macho import loaded_libraries, platform_of
 from rea_plugins.apple.model import AppEdge, AppGraph, AppNode
@@ -167,29 +167,39 @@ def _executable(source: Source, bundle: str, info: dict[str, Any], files: set[st
     return None
 
 
-def _describe(source: Source, rel: str) -> tuple[dict[str, Any], list[str]]:
+class _Executable(Record, frozen=True, kw_only=True):
+    """What an application graph node says of its executable (nothing when it cannot be read)."""
+
+    architectures: list[str] = []
+    platform: str | None = None
+    signature: str | None = None
+    team_id: str | None = None
+    entitlements: list[str] = []
+    encrypted: bool | None = None
+
+
+def _describe(source: Source, rel: str) -> tuple[_Executable, list[str]]:
     """Facts of one executable: slices, platform, signature, entitlement keys, and the dylibs it loads."""
     data = source.read(rel, MAX_EXECUTABLE)
     if data is None or data[:4] not in (*common.THIN_MAGIC, *common.FAT_MAGIC):
-        return {"readable": False}, []
+        return _Executable(), []
     try:
         f = common.MachOFile(data)
         b = f.binaries[0]
         sig = slice_signature(f, 0)
         entitlements = sig.entitlements if isinstance(sig.entitlements, dict) else {}
         plat = platform_of(b)
-        facts = {
-            "readable": True,
-            "architectures": [f.cpu(i) for i in range(len(f.binaries))],
-            "platform": f"{plat.platform} {plat.min_os}" if plat else None,
-            "signature": sig.status,
-            "team_id": next((cd.team_id for cd in sig.code_directories if cd.team_id), None),
-            "entitlements": sorted(entitlements)[:100],
-            "encrypted": bool(b.has_encryption_info and int(b.encryption_info.crypt_id)),
-        }
+        facts = _Executable(
+            architectures=[f.cpu(i) for i in range(len(f.binaries))],
+            platform=f"{plat.platform} {plat.min_os}" if plat else None,
+            signature=sig.status,
+            team_id=next((cd.team_id for cd in sig.code_directories if cd.team_id), None),
+            entitlements=sorted(entitlements)[:100],
+            encrypted=bool(b.has_encryption_info and int(b.encryption_info.crypt_id)),
+        )
         return facts, [str(lib.name) for lib in loaded_libraries(b)]
-    except ReaError as err:
-        return {"readable": False, "problem": err.message[:200]}, []
+    except ReaError:
+        return _Executable(), []
 
 
 def _iter_install_names(bundle: str, kind: str, exe: str | None) -> Iterator[str]:
@@ -239,7 +249,7 @@ def _project(call: ToolCall, target: Target, source: Source, root_name: str, kin
         info = _plist(source, bundle)
         exe = _executable(source, bundle, info, names)
         bid = bundle or root_name
-        facts, libs = _describe(source, exe) if exe else ({}, [])
+        facts, libs = _describe(source, exe) if exe else (_Executable(), [])
         if exe:
             executables.add(exe)
             loads[bid] = libs
@@ -253,12 +263,12 @@ def _project(call: ToolCall, target: Target, source: Source, root_name: str, kin
                 bundle_id=_text(info.get("CFBundleIdentifier")),
                 version=_text(info.get("CFBundleShortVersionString")),
                 executable=exe,
-                architectures=facts.get("architectures", []),
-                platform=facts.get("platform"),
-                signature=facts.get("signature"),
-                team_id=facts.get("team_id"),
-                entitlements=facts.get("entitlements", []),
-                encrypted=facts.get("encrypted"),
+                architectures=facts.architectures,
+                platform=facts.platform,
+                signature=facts.signature,
+                team_id=facts.team_id,
+                entitlements=facts.entitlements,
+                encrypted=facts.encrypted,
             )
         )
         if bundle:
@@ -284,8 +294,8 @@ def _project(call: ToolCall, target: Target, source: Source, root_name: str, kin
                     id=rel,
                     kind="library",
                     path=rel,
-                    architectures=facts.get("architectures", []),
-                    signature=facts.get("signature"),
+                    architectures=facts.architectures,
+                    signature=facts.signature,
                 )
             )
             edges.append(AppEdge(source=owner, target=rel, kind="embeds"))

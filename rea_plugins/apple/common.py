@@ -17,6 +17,7 @@ import msgspec
 from rea.plugin import (
     AnalysisProfile,
     Evidence,
+    JSONObject,
     OperationResult,
     Paged,
     ProviderIdentity,
@@ -73,7 +74,8 @@ def evidence(
     )
 
 
-def malformed(what: str, details: dict[str, Any] | None = None) -> ReaError:
+def malformed(what: str, details: JSONObject | None = None) -> ReaError:
+    """The typed error of a damaged Mach-O; ``details`` (JSON the error carries) add to its reason."""
     return ReaError(
         "unsupported_target",
         f"malformed Mach-O: {what}",
