@@ -46,10 +46,10 @@ from rea_plugins.lldb.debugshapes import (
     Breakpoint,
     Breakpoints,
     DebugResult,
-    Launched,
     Memory,
     Place,
     Read,
+    Started,
     State,
     Stop,
     Where,
@@ -352,7 +352,7 @@ def _open(
     event: str,
     *,
     foreign: bool = False,
-) -> tuple[DebugSession, Launched]:
+) -> tuple[DebugSession, Started]:
     """A new debug session: its worker started and asked to ``op`` (launch, attach_pid); kept once it answers,
     with a lineage snapshot named ``event``. A worker that fails is closed, its lineage recorded."""
     channel = WorkerChannel(worker_spec(params, "rea_plugins.lldb.debugger", RESOURCE), label="lldb", stateful=True)
@@ -361,7 +361,7 @@ def _open(
     s = DebugSession(ident, channel, program, idle_s, foreign=foreign)
     try:
         reply = channel.request(op, params, call.ctx, deadline_s=LAUNCH_DEADLINE_S, phase=phase, announce=True)
-        started = msgspec.convert(reply.result(), Launched)
+        started = msgspec.convert(reply.result(), Started)
     except BaseException:
         channel.close()
         call.session.record_lineage(channel.lineage())

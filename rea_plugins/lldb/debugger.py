@@ -23,9 +23,9 @@ from rea_plugins.lldb.debugshapes import (
     Breakpoints,
     Exit,
     Frame,
-    Launched,
     Place,
     Read,
+    Started,
     State,
     StopReason,
     Thread,
@@ -83,7 +83,7 @@ class Debuggee:
 
     # -- launch -----------------------------------------------------------------------------------
 
-    def launch(self) -> Launched:
+    def launch(self) -> Started:
         lldb = self.lldb
         p = self.params
         self.target = launching.create_target(lldb, self.debugger, p["executable"], self.platform(p.get("emulator")))
@@ -114,7 +114,7 @@ class Debuggee:
         if stop_at == "entry" and stop.state == "stopped":
             self.entry_stop = int(self.process.GetStopID())
             stop = self.describe()
-        return Launched(
+        return Started(
             pid=self.process.GetProcessID(),
             load_bias=self.load_bias(),
             debugger_version=launching.debugger_version(lldb),
@@ -456,7 +456,7 @@ class Debuggee:
         self.detached_pid = pid
         return self.describe()
 
-    def attach_to(self, p: dict[str, Any]) -> Launched:
+    def attach_to(self, p: dict[str, Any]) -> Started:
         """Attach to a process the operator started (the server checked that it may); it stops where it runs."""
         lldb = self.lldb
         self.target = self.debugger.CreateTarget(p["executable"], None, None, True, lldb.SBError())
@@ -471,7 +471,7 @@ class Debuggee:
         self.detached_pid = int(p["pid"])
         self.attaches = -1  # attach() counts this first one as 0
         stop = self.attach(p)
-        return Launched(
+        return Started(
             load_bias=self.load_bias(),
             debugger_version=launching.debugger_version(lldb),
             stop=stop,

@@ -112,7 +112,7 @@ class StopReason(Record, frozen=True, kw_only=True):
     description: str
 
 
-class Launched(Record, frozen=True, kw_only=True):
+class Started(Record, frozen=True, kw_only=True):
     """A launch's or an attach's answer: the program's pid, its ASLR slide (an integer), LLDB's version, the stop."""
 
     pid: int | None = None
