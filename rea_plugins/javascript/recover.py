@@ -15,9 +15,9 @@ import os
 import shutil
 import tempfile
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from rea.plugin import CallContext, ReaError, ToolCall, cancelled, leftovers, read_regular
+from rea.plugin import CallContext, JSONObject, ReaError, ToolCall, cancelled, leftovers, read_regular
 from rea_plugins.javascript.recovered import RecoveredModule, RecoveredSources, Unbundler
 from rea_plugins.javascript.settings import WAKARU_MEMORY_MB, WAKARU_PATH
 
@@ -146,7 +146,7 @@ def recover(call: ToolCall) -> RecoveredSources:
         input_bytes=len(data),
         output_directory=modules_dir,
         format=str(provenance.get("format") or "unknown"),
-        strategy=provenance.get("strategy") if isinstance(provenance.get("strategy"), str) else None,
+        strategy=strategy if isinstance(strategy := provenance.get("strategy"), str) else None,
         total=len(modules),
         offset=offset,
         limit=limit,
@@ -157,7 +157,8 @@ def recover(call: ToolCall) -> RecoveredSources:
     )
 
 
-def _provenance(modules_dir: str) -> dict[str, Any]:
+def _provenance(modules_dir: str) -> JSONObject:
+    """Wakaru's provenance.json (its JSON, read with every value checked for its kind before use)."""
     try:
         raw = json.loads(read_regular(os.path.join(modules_dir, PROVENANCE), 64 << 20, what="provenance file"))
     except (OSError, ValueError):
@@ -170,7 +171,7 @@ def _provenance(modules_dir: str) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
-def _modules(modules_dir: str, provenance: dict[str, Any]) -> list[RecoveredModule]:
+def _modules(modules_dir: str, provenance: JSONObject) -> list[RecoveredModule]:
     entries = provenance.get("modules") if isinstance(provenance.get("modules"), dict) else {}
     assert isinstance(entries, dict)
     out = []
@@ -189,11 +190,16 @@ def _modules(modules_dir: str, provenance: dict[str, Any]) -> list[RecoveredModu
                 sha256=hashlib.sha256(data).hexdigest(),
                 bytes=len(data),
                 ranges=[
-                    [int(r[0]), int(r[1])]
+                    [int(start), int(end)]
                     for r in (ranges if isinstance(ranges, list) else [])
-                    if isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) for x in r)
+                    if isinstance(r, list) and len(r) == 2
+                    for start, end in [r]
+                    if isinstance(start, int) and isinstance(end, int)
                 ],
-                extraction=entry.get("extraction") if isinstance(entry, dict) else None,
+                # A string, as the schema says; anything else Wakaru might write there is left out.
+                extraction=extraction
+                if isinstance(entry, dict) and isinstance(extraction := entry.get("extraction"), str)
+                else None,
             )
         )
     return out

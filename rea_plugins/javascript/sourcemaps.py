@@ -7,11 +7,10 @@ from __future__ import annotations
 import hashlib
 import posixpath
 from dataclasses import dataclass, field
-from typing import Any
 
 import msgspec
 
-from rea.plugin import MAX_MAP_BYTES, Decoded, Token, decode_data_url, sourcemap
+from rea.plugin import MAX_MAP_BYTES, Decoded, JSONObject, Token, decode_data_url, sourcemap
 from rea_plugins.javascript.model import Diagnostic
 
 __all__ = ["MAX_MAP_BYTES", "Decoded", "Token", "decode", "decode_data_url", "normalize", "parse"]
@@ -22,7 +21,8 @@ _SCHEMES = ("webpack://", "file://", "ng://", "rollup://", "vite://")
 
 
 class _RawSection(msgspec.Struct, kw_only=True):
-    map: dict[str, Any] | None = None
+    # The section's own source map, as JSON: converted to _RawMap on its own, so a bad one fails only its section.
+    map: JSONObject | None = None
 
 
 class _RawMap(msgspec.Struct, kw_only=True):
