@@ -481,18 +481,9 @@ def _state(call: ToolCall) -> Evidence:
         "all_registers": call.args.get("all_registers", False),
         "output_bytes": call.args.get("output_bytes", 1024),
     }
-    found = _request(s, call, "state", params, State)
-    return _evidence(
-        call,
-        s,
-        found.stop,
-        threads=found.threads,
-        registers=found.registers,
-        instruction=found.instruction,
-        backtrace=found.backtrace,
-        frames_total=found.frames_total,
-        output=found.output,
-    )
+    # Every field of the worker's State is DebugResult's own (threads, registers, backtrace, output...).
+    found = msgspec.structs.asdict(_request(s, call, "state", params, State))
+    return _evidence(call, s, found.pop("stop"), **found)
 
 
 def _read_memory(call: ToolCall) -> Evidence:
