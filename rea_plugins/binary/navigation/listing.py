@@ -14,7 +14,6 @@ from rea.plugin import (
     RESULT_TYPES,
     Evidence,
     OperationResult,
-    Paged,
     ToolCall,
     ToolDef,
     int_param,
@@ -88,7 +87,7 @@ def _procedure_assembly(call: ToolCall) -> Evidence:
     if offset == 0 and end == len(rows):
         return complete
     call.session.ledger.record(complete)
-    page = Paged(offset=offset, limit=limit, total=len(rows), next_offset=end if end < len(rows) else None)
+    page = {"offset": offset, "limit": limit, "total": len(rows), "next_offset": end if end < len(rows) else None}
     return evidence(
         call,
         OperationResult(
