@@ -30,6 +30,8 @@ from rea_plugins.process.shapes import (
 )
 
 MAX_DIFF_LINES = 200
+Change = Literal["created", "modified", "deleted"]
+_CHANGES: tuple[Change, ...] = ("created", "modified", "deleted")
 _TIMES = (
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?",
     r"\b\d{2}:\d{2}:\d{2}(?:\.\d+)?\b",
@@ -120,21 +122,22 @@ def _exit(left: dict[str, Any], right: dict[str, Any]) -> ExitComparison:
 
 
 def _files(left: dict[str, Any], right: dict[str, Any], nl: Normalizer, nr: Normalizer) -> FilesComparison:
-    def index(c: dict[str, Any], norm: Normalizer) -> dict[tuple[str, int, str], tuple[str, str | None]]:
+    def index(c: dict[str, Any], norm: Normalizer) -> dict[tuple[Change, int, str], tuple[str, str | None]]:
         out = {}
-        for change in ("created", "modified", "deleted"):
+        for change in _CHANGES:
             for e in c.get("filesystem", {}).get(change, []):
                 out[(change, e["root"], norm(e["path"]))] = (e["kind"], e.get("sha256"))
         return out
 
     a, b = index(left, nl), index(right, nr)
 
-    def key(k: tuple[str, int, str]) -> dict[str, Any]:
-        return {"change": k[0], "root": k[1], "path": k[2]}
-
-    only_left = [FileKey(**key(k)) for k in sorted(set(a) - set(b))]
-    only_right = [FileKey(**key(k)) for k in sorted(set(b) - set(a))]
-    changed = [FileDifference(**key(k), left=a[k], right=b[k]) for k in sorted(set(a) & set(b)) if a[k] != b[k]]
+    only_left = [FileKey(change=k[0], root=k[1], path=k[2]) for k in sorted(set(a) - set(b))]
+    only_right = [FileKey(change=k[0], root=k[1], path=k[2]) for k in sorted(set(b) - set(a))]
+    changed = [
+        FileDifference(change=k[0], root=k[1], path=k[2], left=a[k], right=b[k])
+        for k in sorted(set(a) & set(b))
+        if a[k] != b[k]
+    ]
     truncated = left.get("filesystem", {}).get("truncated") or right.get("filesystem", {}).get("truncated")
     same = not (only_left or only_right or changed)
     return FilesComparison(
