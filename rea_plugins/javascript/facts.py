@@ -516,21 +516,12 @@ class _Walker:
         stack = [root]
         while stack and len(self.diagnostics) < MAX_DIAGNOSTICS:
             node = stack.pop()
-            if node.is_missing:
+            if node.is_missing or node.type == "ERROR":
+                missing = bool(node.is_missing)
                 self.diagnostics.append(
                     Diagnostic(
-                        kind="missing-node",
-                        message=f"missing {node.type}",
-                        line=syntax.line(node),
-                        column=int(node.start_point[1]) + 1,
-                    )
-                )
-                continue
-            if node.type == "ERROR":
-                self.diagnostics.append(
-                    Diagnostic(
-                        kind="parse-error",
-                        message=f"syntax error near {syntax.text(node, 40)!r}",
+                        kind="missing-node" if missing else "parse-error",
+                        message=f"missing {node.type}" if missing else f"syntax error near {syntax.text(node, 40)!r}",
                         line=syntax.line(node),
                         column=int(node.start_point[1]) + 1,
                     )
