@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rea.plugin import Evidence, Target, ToolCall, objc, search
@@ -43,11 +44,15 @@ def _limitations(f: common.MachOFile, index: int, meta: objc.Metadata) -> list[s
     return out
 
 
+def _read(call: ToolCall) -> tuple[Target, common.MachOFile, int, objc.Metadata, Callable[[str], bool]]:
+    """The slice a call names, its Objective-C metadata, and the call's name filter."""
+    target, f, index = _slice(call)
+    return target, f, index, _metadata(call, f, index), _matches(call.args)
+
+
 @common.guarded
 def get_objc_classes(call: ToolCall) -> Evidence:
-    target, f, index = _slice(call)
-    meta = _metadata(call, f, index)
-    keep = _matches(call.args)
+    target, f, index, meta, keep = _read(call)
     rows = [
         ClassSummary(
             name=c.name,
@@ -68,9 +73,7 @@ def get_objc_classes(call: ToolCall) -> Evidence:
 
 @common.guarded
 def get_objc_protocols(call: ToolCall) -> Evidence:
-    target, f, index = _slice(call)
-    meta = _metadata(call, f, index)
-    keep = _matches(call.args)
+    target, f, index, meta, keep = _read(call)
     rows = sorted((p for p in meta.protocols if keep(p.name)), key=lambda p: p.name)
     chosen, info = common.page(rows, call.args, "", 100)
     return common.evidence(
@@ -80,9 +83,7 @@ def get_objc_protocols(call: ToolCall) -> Evidence:
 
 @common.guarded
 def inspect_native_dispatch_metadata(call: ToolCall) -> Evidence:
-    target, f, index = _slice(call)
-    meta = _metadata(call, f, index)
-    keep = _matches(call.args)
+    target, f, index, meta, keep = _read(call)
     classes = sorted((c for c in meta.classes if keep(c.name)), key=lambda c: c.name)
     chosen, info = common.page(classes, call.args, "", 10)
     selrefs, sel_info = common.page(sorted(set(meta.selector_references)), call.args, "selectors", 200)
