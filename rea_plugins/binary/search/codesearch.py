@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
+import msgspec
+
 from rea.plugin import (
     Evidence,
     JSONObject,
@@ -27,7 +29,7 @@ from rea.plugin import (
 from rea_plugins.binary.core.operands import numbers
 from rea_plugins.binary.core.regions import regions
 from rea_plugins.binary.core.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop, run
-from rea_plugins.binary.core.shapes import ByteSearch, ConstantSearch, InstructionSearch, YaraScan
+from rea_plugins.binary.core.shapes import ByteHit, ByteSearch, ConstantSearch, InstructionSearch, YaraScan
 from rea_plugins.binary.search import program
 from rea_plugins.binary.search.program import Procedure, Row, containing, procedures, program_rows, units
 
@@ -136,10 +138,9 @@ def _search_bytes(call: ToolCall) -> Evidence:
     offset, limit, fields = _window(call.args, len(found))
     hits = []
     for at, length in found[offset : offset + limit]:
-        row = program.place(call, procs, mapped, at)
-        if wildcards:
-            row["bytes"] = data[at : at + min(length, MATCHED_HEX_BYTES)].hex()
-        hits.append(row)
+        placed = msgspec.structs.asdict(program.place(call, procs, mapped, at))
+        matched = data[at : at + min(length, MATCHED_HEX_BYTES)].hex() if wildcards else None
+        hits.append(ByteHit(**placed, bytes=matched))
     body = {
         "pattern": re.sub(r"\s+", " ", call.args["pattern"].strip()).upper(),
         "scope": scope,
@@ -406,12 +407,12 @@ def _data_hits(call: ToolCall, procs: list[Procedure], value: int, room: int) ->
     for needle, width in _data_needles(value, endian):
         found, _ = find_all(call, _compile_bytes(b"".join(b"\\x%02x" % b for b in needle)), data, ranges)
         for at, _length in found:
-            row = program.place(call, procs, mapped, at)
-            address = row.get("address")
-            if address is None or int(address, 16) % width or at in seen:
+            placed = program.place(call, procs, mapped, at)
+            if placed.address is None or int(placed.address, 16) % width or at in seen:
                 continue
             seen.add(at)
-            hits.append({**row, "where": "data", "width": width})
+            # The place's keys, then the hit's: the row as JSON the constant search's hits share.
+            hits.append({**msgspec.to_builtins(placed), "where": "data", "width": width})
             if len(hits) >= room:
                 return hits
     return sorted(hits, key=lambda h: h["file_offset"])
@@ -544,7 +545,7 @@ def _scan_yara(call: ToolCall) -> Evidence:
         {
             "rule": rule,
             "string_id": sid,
-            **program.place(call, procs, mapped, at),
+            **msgspec.to_builtins(program.place(call, procs, mapped, at)),
             "length": len(matched),
             "bytes": matched[:MATCHED_HEX_BYTES].hex(),
         }

@@ -13,10 +13,11 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import ReaError, ToolCall
+from rea.plugin import ProcedureRef, ReaError, ToolCall
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.regions import locate, read_file, regions
 from rea_plugins.binary.core.schema import run
+from rea_plugins.binary.core.shapes import Placed
 
 MAX_SCAN_BYTES = 1 << 30
 MAX_PROGRAM_INSTRUCTIONS = 5_000_000
@@ -82,9 +83,9 @@ def containing(procs: list[Procedure], address: int) -> Procedure | None:
     return None
 
 
-def procedure_ref(procs: list[Procedure], address: int | None) -> dict[str, Any]:
+def procedure_ref(procs: list[Procedure], address: int | None) -> ProcedureRef | None:
     p = None if address is None else containing(procs, address)
-    return {} if p is None else {"procedure": {"address": hex(p.start), "name": p.name}}
+    return None if p is None else ProcedureRef(address=hex(p.start), name=p.name)
 
 
 # -- the file and its mapped units ---------------------------------------------------------------------------
@@ -156,20 +157,19 @@ def ranges(call: ToolCall, scope: str, size: int) -> list[tuple[int, int]]:
     return merged
 
 
-def place(call: ToolCall, procs: list[Procedure], mapped: list[Unit], file_offset: int) -> dict[str, Any]:
+def place(call: ToolCall, procs: list[Procedure], mapped: list[Unit], file_offset: int) -> Placed:
     """Address, segment, section and procedure of a file offset (the keys that say nothing are left out)."""
     address = address_of(mapped, file_offset)
-    row: dict[str, Any] = {"file_offset": file_offset}
     if address is None:
-        return row
+        return Placed(file_offset=file_offset)
     segment, section = locate(call, address)
-    row["address"] = hex(address)
-    if segment is not None:
-        row["segment"] = segment["name"]
-    if section is not None:
-        row["section"] = section["name"]
-    row.update(procedure_ref(procs, address))
-    return row
+    return Placed(
+        file_offset=file_offset,
+        address=hex(address),
+        segment=None if segment is None else segment["name"],
+        section=None if section is None else section["name"],
+        procedure=procedure_ref(procs, address),
+    )
 
 
 def program_rows(call: ToolCall) -> list[Row]:
