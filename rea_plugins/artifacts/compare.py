@@ -1,15 +1,18 @@
-"""Compare two ``inspect_artifact`` inventories by logical path; contradictions are never unchanged."""
+"""Compare two ``inspect_artifact`` inventories by logical path; contradictions are never unchanged.
+
+Each side is an Evidence record's normalized result as JSON (``JSONObject``): a retained record, or one an imported
+bundle brought, so every part is checked for its kind before it is read. The answer is built as JSON too: its rows
+put the logical path first, where ``ArtifactComparison``'s rows (which describe it) declare the entry's facts first.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
-from rea.plugin import Evidence, ReaError
+from rea.plugin import Evidence, JSONObject, JSONValue, ReaError
 
 _FACTS = ("kind", "size", "sha256", "link", "executable", "unpacked")
 
 
-def _inventory(ev: Evidence, side: str) -> dict[str, Any]:
+def _inventory(ev: Evidence, side: str) -> JSONObject:
     result = ev.normalized_result
     if (
         ev.operation != "inspect_artifact"
@@ -32,26 +35,40 @@ def _inventory(ev: Evidence, side: str) -> dict[str, Any]:
     return result
 
 
-def _index(result: dict[str, Any]) -> tuple[dict[tuple[str, int], dict[str, Any]], set[tuple[str, int]]]:
-    entries = {(e["path"], e.get("ordinal", 0)): e for e in result["entries"]}
-    contradicted = {(c["logical_path"], c.get("ordinal", 0)) for c in result.get("integrity_contradictions", [])}
+def _rows(value: JSONValue) -> list[JSONObject]:
+    return [row for row in value if isinstance(row, dict)] if isinstance(value, list) else []
+
+
+def _key(row: JSONObject, path: str) -> tuple[str, int]:
+    """An entry's (logical path, ordinal): the ordinal tells apart entries an archive holds under one path."""
+    ordinal = row.get("ordinal", 0)
+    return str(row.get(path)), ordinal if isinstance(ordinal, int) else 0
+
+
+def _index(result: JSONObject) -> tuple[dict[tuple[str, int], JSONObject], set[tuple[str, int]]]:
+    entries = {_key(e, "path"): e for e in _rows(result["entries"])}
+    contradicted = {_key(c, "logical_path") for c in _rows(result.get("integrity_contradictions", []))}
     contradicted |= {k for k, e in entries.items() if e.get("integrity") == "contradicted"}
     return entries, contradicted
 
 
-def _facts(e: dict[str, Any]) -> dict[str, Any]:
+def _facts(e: JSONObject) -> JSONObject:
     return {k: e.get(k) for k in _FACTS}
 
 
-def compare(left: Evidence, right: Evidence) -> dict[str, Any]:
+def compare(left: Evidence, right: Evidence) -> JSONObject:
     """Added, removed, changed, unchanged and contradicted entries, each sorted by logical path."""
     lres, rres = _inventory(left, "left"), _inventory(right, "right")
     lent, lbad = _index(lres)
     rent, rbad = _index(rres)
-    added, removed, changed, unchanged, contradicted = [], [], [], [], []
+    added: list[JSONValue] = []
+    removed: list[JSONValue] = []
+    changed: list[JSONValue] = []
+    unchanged: list[JSONValue] = []
+    contradicted: list[JSONValue] = []
     for key in sorted(set(lent) | set(rent)):
         path, ordinal = key
-        label = {"path": path} if not ordinal else {"path": path, "ordinal": ordinal}
+        label: JSONObject = {"path": path} if not ordinal else {"path": path, "ordinal": ordinal}
         a, b = lent.get(key), rent.get(key)
         if key in lbad or key in rbad:
             contradicted.append(
@@ -59,7 +76,7 @@ def compare(left: Evidence, right: Evidence) -> dict[str, Any]:
                     **label,
                     "left": None if a is None else _facts(a),
                     "right": None if b is None else _facts(b),
-                    "contradicted_in": [s for s, bad in (("left", lbad), ("right", rbad)) if key in bad],
+                    "contradicted_in": [side for side, bad in (("left", lbad), ("right", rbad)) if key in bad],
                 }
             )
         elif a is None:
@@ -69,7 +86,7 @@ def compare(left: Evidence, right: Evidence) -> dict[str, Any]:
             removed.append({**label, **_facts(a)})
         elif _facts(a) != _facts(b) or (a.get("kind") == "file" and a.get("sha256") is None):
             # An entry whose bytes could not be read on a side cannot be shown unchanged.
-            differing = sorted(k for k in _FACTS if a.get(k) != b.get(k)) or ["sha256"]
+            differing: list[JSONValue] = [k for k in sorted(_FACTS) if a.get(k) != b.get(k)] or ["sha256"]
             changed.append({**label, "fields": differing, "left": _facts(a), "right": _facts(b)})
         else:
             unchanged.append(label)
@@ -93,11 +110,12 @@ def compare(left: Evidence, right: Evidence) -> dict[str, Any]:
     }
 
 
-def _side(ev: Evidence, result: dict[str, Any]) -> dict[str, Any]:
+def _side(ev: Evidence, result: JSONObject) -> JSONObject:
+    entries = result["entries"]
     return {
         "evidence_id": ev.evidence_id,
         "format": result.get("format"),
         "sha256": ev.subject.digest.sha256 if ev.subject else None,
-        "entry_count": len(result["entries"]),
+        "entry_count": len(entries) if isinstance(entries, list) else 0,
         "coverage": result.get("coverage"),
     }
