@@ -17,6 +17,7 @@ from rea.plugin import (
     Evidence,
     JSONObject,
     OperationResult,
+    ProcedureRef,
     ReaError,
     ToolCall,
     ToolDef,
@@ -29,7 +30,7 @@ from rea.plugin import (
 from rea_plugins.binary.core.operands import numbers
 from rea_plugins.binary.core.regions import regions
 from rea_plugins.binary.core.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop, run
-from rea_plugins.binary.core.shapes import ByteHit, ByteSearch, ConstantSearch, InstructionSearch, YaraScan
+from rea_plugins.binary.core.shapes import ByteHit, ByteSearch, CodeHit, ConstantSearch, InstructionSearch, YaraScan
 from rea_plugins.binary.search import program
 from rea_plugins.binary.search.program import Procedure, Row, containing, procedures, program_rows, units
 
@@ -255,12 +256,10 @@ def literal_loads(rows: list[Row]) -> Iterator[tuple[Row, int, int]]:
             yield row, ((row.address + 8) & ~3) + int(m.group(5) or "0", 0), width
 
 
-def _code_hit(procs: list[Procedure], row: Row) -> dict[str, Any]:
+def _code_hit(procs: list[Procedure], row: Row) -> CodeHit:
     owner = containing(procs, row.procedure) if procs else None
-    hit: dict[str, Any] = {"address": hex(row.address), "text": row.text}
-    if owner is not None:
-        hit["procedure"] = {"address": hex(owner.start), "name": owner.name}
-    return hit
+    procedure = None if owner is None else ProcedureRef(address=hex(owner.start), name=owner.name)
+    return CodeHit(address=hex(row.address), text=row.text, procedure=procedure)
 
 
 def _constant_request(args: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
@@ -307,7 +306,9 @@ def _search_immediates(call: ToolCall) -> Evidence:
         rows = program_rows(call)
         found = _code_constants(call, rows, fits)
         hits.extend(
-            {**_code_hit(procs, found[a][0]), "where": "code", "form": found[a][1]} for a in sorted(found)[:MAX_HITS]
+            # The instruction's keys, then the hit's: the row as JSON the constant search's hits share.
+            {**msgspec.to_builtins(_code_hit(procs, found[a][0])), "where": "code", "form": found[a][1]}
+            for a in sorted(found)[:MAX_HITS]
         )
     if where in ("data", "both") and len(hits) < MAX_HITS:
         if value is None:
@@ -466,7 +467,7 @@ def _search_instructions(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized=body, limitations=_capped_note(capped)))
 
 
-def _matching(procs: list[Procedure], rows: list[Row], match: Any) -> list[dict[str, Any]]:
+def _matching(procs: list[Procedure], rows: list[Row], match: Any) -> list[CodeHit]:
     hits = []
     for row in rows:
         if match(row.text):
