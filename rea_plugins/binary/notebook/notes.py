@@ -7,7 +7,7 @@ holds afterwards (read back under its lock) and the new annotation revision.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -20,6 +20,7 @@ from rea.plugin import (
     OperationResult,
     ProcedureRef,
     ReaError,
+    Shape,
     ToolCall,
     ToolDef,
     ToolEffects,
@@ -32,11 +33,15 @@ from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.regions import require_mapped
 from rea_plugins.binary.core.schema import ADDRESS, ADDRESS_PATTERN, DOCUMENT, PROCEDURE, check_document, obj, prop, run
 from rea_plugins.binary.core.shapes import (
+    AnnotatedProcedure,
     AnnotationChange,
+    Bookmark,
     Bookmarks,
     CommentAt,
+    FieldChange,
     FunctionAnnotation,
     InlineCommentAt,
+    NameChange,
     NamesChange,
 )
 from rea_plugins.binary.navigation.cursor import cursor
@@ -45,10 +50,12 @@ MAX_NAMES = 1000
 MAX_BOOKMARK_PROCEDURES = 1000
 # Writes change a file outside the target (the store) and may overwrite or clear what was there.
 WRITE = ToolEffects(mutates_session=True, writes_filesystem=True, may_discard_data=True)
+# The two comment fields (comment, inline_comment), read and set alike.
+CommentField = Literal["comment", "inline_comment"]
 READ_LIMITATION = "annotations come from rea's annotation store (keyed by the target's SHA-256), not from the engine"
 
 
-def _evidence(call: ToolCall, body: dict[str, Any], limitations: list[str] | None = None) -> Evidence:
+def _evidence(call: ToolCall, body: Shape, limitations: list[str] | None = None) -> Evidence:
     # What the analyst wrote is their inference, whatever the binary says.
     return call.session.evidence(
         call.tool.name,
@@ -58,7 +65,7 @@ def _evidence(call: ToolCall, body: dict[str, Any], limitations: list[str] | Non
     )
 
 
-def _write_evidence(call: ToolCall, body: dict[str, Any]) -> Evidence:
+def _write_evidence(call: ToolCall, body: Shape) -> Evidence:
     return call.session.evidence(
         call.tool.name,
         dict(call.args),
@@ -137,12 +144,15 @@ def _engine_collision(call: ToolCall, address: str, name: str, path: str) -> Non
 # -- reads ----------------------------------------------------------------------------------------------
 
 
-def _read_field(field: str) -> Any:
+def _read_field(field: CommentField) -> Any:
     def handle(call: ToolCall) -> Evidence:
         check_document(call)
         address = _address_or_cursor(call)
         value = getattr(annotate.notebook(call).note(address), field)
-        return _evidence(call, {"address": address, field: value, "procedure": _procedure_of(call, address)})
+        procedure = _procedure_of(call, address)
+        if field == "comment":
+            return _evidence(call, CommentAt(address=address, comment=value, procedure=procedure))
+        return _evidence(call, InlineCommentAt(address=address, inline_comment=value, procedure=procedure))
 
     return handle
 
@@ -154,23 +164,18 @@ def _list_bookmarks(call: ToolCall) -> Evidence:
     items = []
     for i, (address, label) in enumerate(marks):
         call.ctx.check("list_bookmarks")
-        items.append(
-            {
-                "address": address,
-                "name": label,
-                "procedure": _procedure_of(call, address) if i < MAX_BOOKMARK_PROCEDURES else None,
-            }
-        )
+        procedure = _procedure_of(call, address) if i < MAX_BOOKMARK_PROCEDURES else None
+        items.append(Bookmark(address=address, name=label, procedure=procedure))
     lims = [READ_LIMITATION]
     if len(marks) > MAX_BOOKMARK_PROCEDURES:
         lims.append(f"procedures are given for the first {MAX_BOOKMARK_PROCEDURES} bookmarks only")
-    return _evidence(call, {"bookmarks": items, "total": len(items)}, lims)
+    return _evidence(call, Bookmarks(bookmarks=items, total=len(items)), lims)
 
 
 # -- writes ---------------------------------------------------------------------------------------------
 
 
-def _set_field(field: str, argument: str) -> Any:
+def _set_field(field: CommentField | Literal["name"], argument: str) -> Any:
     def handle(call: ToolCall) -> Evidence:
         check_document(call)
         address, _ = require_mapped(call, call.args["address"])
@@ -183,14 +188,14 @@ def _set_field(field: str, argument: str) -> Any:
         previous = getattr(before[address], field)
         return _write_evidence(
             call,
-            {
-                "address": address,
-                "field": field,
-                "value": getattr(nb.note(address), field),
-                "previous": previous,
-                "changed": previous != value,
-                "annotation_revision": nb.revision,
-            },
+            AnnotationChange(
+                address=address,
+                field=field,
+                value=getattr(nb.note(address), field),
+                previous=previous,
+                changed=previous != value,
+                annotation_revision=nb.revision,
+            ),
         )
 
     return handle
@@ -203,14 +208,14 @@ def _set_bookmark(call: ToolCall) -> Evidence:
     nb, before = _write(call, {address: {"bookmark": label}})
     return _write_evidence(
         call,
-        {
-            "address": address,
-            "field": "bookmark",
-            "value": nb.note(address).bookmark,
-            "previous": before[address].bookmark,
-            "changed": before[address].bookmark != label,
-            "annotation_revision": nb.revision,
-        },
+        AnnotationChange(
+            address=address,
+            field="bookmark",
+            value=nb.note(address).bookmark,
+            previous=before[address].bookmark,
+            changed=before[address].bookmark != label,
+            annotation_revision=nb.revision,
+        ),
     )
 
 
@@ -220,14 +225,14 @@ def _unset_bookmark(call: ToolCall) -> Evidence:
     nb, before = _write(call, {address: {"bookmark": None}})
     return _write_evidence(
         call,
-        {
-            "address": address,
-            "field": "bookmark",
-            "value": None,
-            "previous": before[address].bookmark,
-            "changed": before[address].bookmark is not None,
-            "annotation_revision": nb.revision,
-        },
+        AnnotationChange(
+            address=address,
+            field="bookmark",
+            value=None,
+            previous=before[address].bookmark,
+            changed=before[address].bookmark is not None,
+            annotation_revision=nb.revision,
+        ),
     )
 
 
@@ -257,11 +262,11 @@ def _set_addresses_names(call: ToolCall) -> Evidence:
         call, {a: {"name": n} for a, n in wanted.items()}, {a: n for a, n in wanted.items() if n is not None}
     )
     rows = [
-        {"address": a, "name": nb.note(a).name, "previous": before[a].name, "changed": before[a].name != n}
+        NameChange(address=a, name=nb.note(a).name, previous=before[a].name, changed=before[a].name != n)
         for a, n in sorted(wanted.items(), key=lambda kv: int(kv[0], 16))
     ]
     return _write_evidence(
-        call, {"names": rows, "changed_count": sum(r["changed"] for r in rows), "annotation_revision": nb.revision}
+        call, NamesChange(names=rows, changed_count=sum(r.changed for r in rows), annotation_revision=nb.revision)
     )
 
 
@@ -292,18 +297,15 @@ def _annotate_function(call: ToolCall) -> Evidence:
         names = {address: str(values["name"])}
     nb, before = _write(call, {address: values}, names)
     note = nb.note(address)
-    changed = {f: {"value": getattr(note, f), "previous": getattr(before[address], f)} for f in values}
+    changed = {f: FieldChange(value=getattr(note, f), previous=getattr(before[address], f)) for f in values}
+    original = info.get("original_name") or info["name"]
     return _write_evidence(
         call,
-        {
-            "procedure": {
-                "address": address,
-                "name": note.name or info.get("original_name") or info["name"],
-                "original_name": info.get("original_name") or info["name"],
-            },
-            "fields": changed,
-            "annotation_revision": nb.revision,
-        },
+        FunctionAnnotation(
+            procedure=AnnotatedProcedure(address=address, name=note.name or original, original_name=original),
+            fields=changed,
+            annotation_revision=nb.revision,
+        ),
     )
 
 
@@ -340,7 +342,7 @@ def tools() -> list[ToolDef]:
     write_ops = ("list_segments",)
     # The two comments, read (comment, inline_comment) and written (set_comment, set_inline_comment) alike: the
     # field, its reader's shape, its label, the setter's description and example.
-    comments = (
+    comments: tuple[tuple[CommentField, type[Shape], str, str, str], ...] = (
         (
             "comment",
             CommentAt,
