@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import msgspec
 
@@ -15,6 +15,8 @@ from rea.plugin import (
     ArchiveReader,
     CallContext,
     IntegrityPolicy,
+    JSONObject,
+    JSONValue,
     Limits,
     ReaError,
     Registry,
@@ -26,6 +28,7 @@ from rea.plugin import (
     select_unpacker,
     sniff_format,
 )
+from rea_plugins.artifacts.shapes import ArtifactEntry, NestedArchive
 
 NESTED_FORMATS = frozenset({"zip", "asar"})
 # Errors that describe the whole request, not one nested member: they always propagate.
@@ -127,15 +130,16 @@ class Inventory:
         self.policy = policy
         self.ctx = ctx
         self.budget = _Budget(limits.max_total_bytes)
-        self.entries: list[dict[str, Any]] = []
-        self.contradictions: list[dict[str, Any]] = []
+        self.entries: list[ArtifactEntry] = []
+        # The unpacker's contradiction records (JSON the kernel's EntryRead carries), each with its logical path.
+        self.contradictions: list[JSONObject] = []
         self.partial_reasons: list[str] = []
         self.limitations: list[str] = []
 
     def run(self, reader: ArchiveReader) -> None:
         self._walk(reader, "", 0)
-        self.entries.sort(key=lambda e: (e["path"], e["ordinal"]))
-        self.contradictions.sort(key=lambda c: (c["logical_path"], c.get("ordinal", 0)))
+        self.entries.sort(key=lambda e: (e.path, e.ordinal))
+        self.contradictions.sort(key=lambda c: (str(c["logical_path"]), _int(c.get("ordinal", 0))))
 
     def _walk(self, reader: ArchiveReader, prefix: str, depth: int) -> None:
         self.limitations.extend(f"{prefix[:-2] or 'artifact'}: {x}" if prefix else x for x in reader.limitations())
@@ -147,43 +151,42 @@ class Inventory:
                     self.limits.max_entries,
                     message=f"artifact has more than {self.limits.max_entries} entries (nested archives included)",
                 )
-            record = _entry_record(entry, prefix + entry.path, depth)
-            self.entries.append(record)
+            self.entries.append(_entry_record(entry, prefix + entry.path, depth))
             if entry.kind == "file":
-                self._read(reader, entry, record, depth)
+                self._read(reader, entry, len(self.entries) - 1, depth)
             if len(self.entries) % 1000 == 0:
                 self.ctx.progress(f"inventory: {len(self.entries)} entries")
 
-    def _read(self, reader: ArchiveReader, entry: ArchiveEntry, record: dict[str, Any], depth: int) -> None:
-        path = record["path"]
+    def _update(self, at: int, **changes: Any) -> None:
+        """Set fields of the entry at ``at`` (a Record: replaced, not changed)."""
+        self.entries[at] = msgspec.structs.replace(self.entries[at], **changes)
+
+    def _read(self, reader: ArchiveReader, entry: ArchiveEntry, at: int, depth: int) -> None:
+        path = self.entries[at].path
         self.budget.reserve(path, entry.size)
         sink = _Collector(self.budget, path, expand=True)
         try:
-            self._stream(reader, entry, record, depth, sink)
+            self._stream(reader, entry, at, depth, sink)
         finally:
             if sink.keep is not None:
                 sink.keep.close()
 
-    def _stream(
-        self, reader: ArchiveReader, entry: ArchiveEntry, record: dict[str, Any], depth: int, sink: _Collector
-    ) -> None:
-        path = record["path"]
+    def _stream(self, reader: ArchiveReader, entry: ArchiveEntry, at: int, depth: int, sink: _Collector) -> None:
+        path = self.entries[at].path
         try:
             out = reader.stream(entry, sink, policy=self.policy, ctx=self.ctx)
         except ReaError as exc:
             if exc.code == "target_unavailable" or exc.details.get("reason") == "encrypted":
                 # Only this entry's bytes are out of reach: record that, keep going, and say so.
-                record["integrity"] = "unavailable"
-                record["unavailable_reason"] = exc.message
+                self._update(at, integrity="unavailable", unavailable_reason=exc.message)
                 self.partial_reasons.append(f"{path}: {exc.message}")
                 return
             if "logical_path" in exc.details and exc.details["logical_path"] != path:
                 exc.details["logical_path"] = path
             raise
-        record["sha256"] = out.sha256
-        record["size"] = out.size
+        self._update(at, sha256=out.sha256, size=out.size)
         if out.contradiction is not None:
-            record["integrity"] = "contradicted"
+            self._update(at, integrity="contradicted")
             c = dict(out.contradiction)
             c["logical_path"] = path
             if entry.ordinal:
@@ -191,19 +194,17 @@ class Inventory:
             self.contradictions.append(c)
             self.partial_reasons.append(f"{path}: integrity contradicted; bytes quarantined from expansion")
             return
-        record["integrity"] = {True: "verified", None: "undeclared", False: "contradicted"}[out.verified]
+        self._update(at, integrity=_VERIFIED[out.verified])
         if sink.keep is not None:
-            self._nested(sink.keep, sink.head, out.sha256, record, depth, reader.local_path(entry))
+            self._nested(sink.keep, sink.head, out.sha256, at, depth, reader.local_path(entry))
 
-    def _nested(
-        self, spool: IO[bytes], head: bytes, sha256: str, record: dict[str, Any], depth: int, local: str | None
-    ) -> None:
-        path = record["path"]
+    def _nested(self, spool: IO[bytes], head: bytes, sha256: str, at: int, depth: int, local: str | None) -> None:
+        path = self.entries[at].path
         fmt, arch = sniff_format(head)
         size = spool.seek(0, 2)
         if depth + 1 > self.limits.max_depth:
             # Listed with its digest, not opened: the caller bounded the descent (0: none), and says so.
-            record["nested_archive"] = {"format": fmt, "status": "not-expanded"}
+            self._update(at, nested_archive=NestedArchive(format=fmt, status="not-expanded"))
             self.partial_reasons.append(
                 f"{path}: nested {fmt} archive not expanded (max_depth {self.limits.max_depth})"
             )
@@ -222,22 +223,21 @@ class Inventory:
         except ReaError as exc:
             if exc.category in _FATAL:
                 raise
-            record["nested_archive"] = {
-                "format": fmt,
-                "status": "unreadable",
-                "error_code": exc.code,
-                "error": exc.message,
-            }
+            self._update(
+                at,
+                nested_archive=NestedArchive(format=fmt, status="unreadable", error_code=exc.code, error=exc.message),
+            )
             self.partial_reasons.append(f"{path}: nested {fmt} archive unreadable ({exc.code})")
             return
         try:
             before = len(self.entries)
             self._walk(reader, path + NESTED_SEPARATOR, depth + 1)
-            record["nested_archive"] = {
-                "format": reader.format,
-                "status": "expanded",
-                "entry_count": len(self.entries) - before,
-            }
+            self._update(
+                at,
+                nested_archive=NestedArchive(
+                    format=reader.format, status="expanded", entry_count=len(self.entries) - before
+                ),
+            )
         finally:
             reader.close()
 
@@ -247,33 +247,44 @@ class Inventory:
         counts = {"files": 0, "directories": 0, "links": 0, "special": 0, "bytes": 0}
         key = {"file": "files", "directory": "directories", "link": "links", "special": "special"}
         for e in self.entries:
-            counts[key[e["kind"]]] += 1
-            if e["kind"] == "file" and e["depth"] == 0:
-                counts["bytes"] += e["size"]
+            counts[key[e.kind]] += 1
+            if e.kind == "file" and e.depth == 0:
+                counts["bytes"] += e.size or 0
         return counts
 
     def content_digest(self) -> str:
         """A digest of the inventory itself: identity of a directory by content, not by location."""
-        return canonical_digest([[e["path"], e["kind"], e["sha256"], e["link"], e["executable"]] for e in self.entries])
+        return canonical_digest([[e.path, e.kind, e.sha256, e.link, e.executable] for e in self.entries])
 
 
-def _entry_record(entry: ArchiveEntry, path: str, depth: int) -> dict[str, Any]:
-    return {
-        "path": path,
-        "ordinal": entry.ordinal,
-        "kind": entry.kind,
-        "size": entry.size,
-        "sha256": None,
-        "executable": entry.executable,
-        "unpacked": entry.unpacked,
-        "link": entry.link,
-        "declared_integrity": None if entry.integrity is None else msgspec.to_builtins(entry.integrity),
-        "integrity": "not-applicable",
-        "compressed_size": entry.compressed_size,
-        "depth": depth,
-        "nested_archive": None,
-        "problem": entry.problem,
-    }
+_VERIFIED: dict[bool | None, Literal["verified", "undeclared", "contradicted"]] = {
+    True: "verified",
+    None: "undeclared",
+    False: "contradicted",
+}
+
+
+def _int(value: JSONValue) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _entry_record(entry: ArchiveEntry, path: str, depth: int) -> ArtifactEntry:
+    return ArtifactEntry(
+        path=path,
+        ordinal=entry.ordinal,
+        kind=entry.kind,
+        size=entry.size,
+        sha256=None,
+        executable=entry.executable,
+        unpacked=entry.unpacked,
+        link=entry.link,
+        declared_integrity=entry.integrity,
+        integrity="not-applicable",
+        compressed_size=entry.compressed_size,
+        depth=depth,
+        nested_archive=None,
+        problem=entry.problem,
+    )
 
 
 def subject_target(target: Target, reader: ArchiveReader, inv: Inventory | None) -> Target:

@@ -128,7 +128,7 @@ def _inspect(call: ToolCall) -> Evidence:
         "format": fmt,
         "entry_count": len(inv.entries),
         "totals": inv.totals(),
-        "entries": inv.entries,
+        "entries": msgspec.to_builtins(inv.entries),
         "integrity_policy": policy,
         "integrity_contradictions": inv.contradictions,
         "coverage": "partial" if partial else "complete",
