@@ -22,6 +22,7 @@ from rea.plugin import (
     Note,
     Notebook,
     OperationResult,
+    ProcedureRef,
     ReaError,
     Shape,
     ToolCall,
@@ -62,7 +63,7 @@ class TypesDeclared(Shape):
 class PrototypeChange(Shape):
     """A procedure's prototype now (null when cleared) and before, and the store's revision."""
 
-    procedure: dict[str, str]
+    procedure: ProcedureRef
     prototype: typelib.Prototype | None
     previous: str | None
     changed: bool
@@ -129,7 +130,7 @@ def _write(call: ToolCall, change: Any, sha256: str | None = None) -> Notebook:
     return nb
 
 
-def _evidence(call: ToolCall, body: dict[str, Any], *, write: bool = False) -> Evidence:
+def _evidence(call: ToolCall, body: msgspec.Struct, *, write: bool = False) -> Evidence:
     params = dict(call.args) if write else annotate.parameters(call)
     return call.session.evidence(
         call.tool.name,
@@ -154,21 +155,19 @@ def _text_arg(call: ToolCall, name: str, limit: int) -> str:
 def _declare(call: ToolCall) -> Evidence:
     check_document(call)
     source = _text_arg(call, "declarations", typelib.MAX_SOURCE)
-    rows: list[dict[str, Any]] = []
+    rows: list[DeclaredType] = []
 
     def change(_addresses: dict[str, Note], types: dict[str, TypeEntry]) -> None:
         # Parsed under the lock, against the library as it is now: a concurrent declaration is never lost.
         found = typelib.declare(source, types)
         for name, entry in sorted(found.items()):
-            rows.append({"name": name, "kind": entry.kind, "changed": types.get(name) != entry})
+            rows.append(DeclaredType(name=name, kind=entry.kind, changed=types.get(name) != entry))
             types[name] = entry
         typelib.Layout(types, abi(call))  # the whole library still parses
 
     nb = _write(call, change)
     return _evidence(
-        call,
-        {"declared": rows, "type_count": len(nb.types), "annotation_revision": nb.revision},
-        write=True,
+        call, TypesDeclared(declared=rows, type_count=len(nb.types), annotation_revision=nb.revision), write=True
     )
 
 
@@ -212,13 +211,13 @@ def _set_prototype(call: ToolCall) -> Evidence:
     proto = parsed[0] if parsed else None
     return _evidence(
         call,
-        {
-            "procedure": {"address": address, "name": str(info["name"])},
-            "prototype": None if proto is None else msgspec.to_builtins(proto),
-            "previous": before.get("prototype"),
-            "changed": before.get("prototype") != (None if proto is None else proto.text),
-            "annotation_revision": nb.revision,
-        },
+        PrototypeChange(
+            procedure=ProcedureRef(address=address, name=str(info["name"])),
+            prototype=proto,
+            previous=before.get("prototype"),
+            changed=before.get("prototype") != (None if proto is None else proto.text),
+            annotation_revision=nb.revision,
+        ),
         write=True,
     )
 
@@ -259,14 +258,14 @@ def _set_data_type(call: ToolCall) -> Evidence:
     nb = _write(call, change)
     return _evidence(
         call,
-        {
-            "address": address,
-            "type": chosen[0],
-            "size": size[0],
-            "previous": before.get("type"),
-            "changed": before.get("type") != chosen[0],
-            "annotation_revision": nb.revision,
-        },
+        DataTypeChange(
+            address=address,
+            type=chosen[0],
+            size=size[0],
+            previous=before.get("type"),
+            changed=before.get("type") != chosen[0],
+            annotation_revision=nb.revision,
+        ),
         write=True,
     )
 
@@ -292,18 +291,18 @@ def _list_types(call: ToolCall) -> Evidence:
                 size, align = found.size, found.alignment
             except ReaError:
                 pass
-        items.append({"name": name, "kind": nb.types[name].kind, "size": size, "alignment": align})
+        items.append(TypeItem(name=name, kind=nb.types[name].kind, size=size, alignment=align))
     end = start + limit
     return _evidence(
         call,
-        {
-            "types": items,
-            "abi": abi(call).name,
-            "offset": start,
-            "limit": limit,
-            "total": len(names),
-            "next_offset": end if end < len(names) else None,
-        },
+        TypeList(
+            types=items,
+            abi=abi(call).name,
+            offset=start,
+            limit=limit,
+            total=len(names),
+            next_offset=end if end < len(names) else None,
+        ),
     )
 
 
@@ -318,7 +317,7 @@ def _inspect_type(call: ToolCall) -> Evidence:
             f"{name} is not declared in the target's type library",
             [issue("name", "invalid_value", "declare it with declare_c_types, or list_types to see the library")],
         )
-    return _evidence(call, msgspec.to_builtins(found))
+    return _evidence(call, found)
 
 
 # -- what other tools show ------------------------------------------------------------------------------------
