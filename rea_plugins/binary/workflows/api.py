@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rea.plugin import Evidence, OperationResult, ReaError, ToolCall, ToolDef
+from msgspec import UNSET, UnsetType
+
+from rea.plugin import Evidence, OperationResult, ReaError, Record, ToolCall, ToolDef
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import DOCUMENT, PROCEDURE, check_document, evidence, obj, prop, run
-from rea_plugins.binary.core.shapes import ApiSurface
+from rea_plugins.binary.core.shapes import ApiCaller, ApiPurpose, ApiSurface
 
 PAGE = 1000
 MAX_PROCEDURES = 200_000
@@ -632,22 +634,32 @@ def _import_procedures(call: ToolCall) -> dict[str, dict[str, Any]]:
     return found
 
 
-def _callers(call: ToolCall, address: str) -> list[dict[str, Any]]:
+def _callers(call: ToolCall, address: str) -> list[ApiCaller]:
     refs = run(call, "xrefs", {"address": address}).normalized["references"]
     procs = sorted({r["from_procedure"] for r in refs if r.get("from_procedure")}, key=lambda a: int(a, 16))
     out = []
     for p in procs:
         info = run(call, "procedure_address", {"procedure": p}).normalized
-        out.append(
-            {
-                "address": info["address"],
-                "name": info["name"],
-                "call_sites": sorted(
-                    {r["from"] for r in refs if r.get("from_procedure") == p}, key=lambda a: int(a, 16)
-                ),
-            }
-        )
+        sites = sorted({r["from"] for r in refs if r.get("from_procedure") == p}, key=lambda a: int(a, 16))
+        out.append(ApiCaller(address=info["address"], name=info["name"], call_sites=sites))
     return out
+
+
+class _Import(Record, frozen=True, kw_only=True):
+    """One import as listed (ApiImport's fields, in the order the answer has always said them): what is not known
+    for it is left out (UNSET), and ``callers`` is null past max_operations lookups."""
+
+    name: str
+    plain_name: str
+    purpose: str
+    library: str | None
+    library_source: str | None
+    slot: str | None
+    address: str | None
+    prototype: str | UnsetType = UNSET
+    kind: str | UnsetType = UNSET
+    call_sites: list[str] | UnsetType = UNSET
+    callers: list[ApiCaller] | UnsetType | None = UNSET
 
 
 def _inspect_api(call: ToolCall) -> Evidence:
@@ -683,64 +695,62 @@ def _inspect_api(call: ToolCall) -> Evidence:
             library, source, inferred = needed[0], "sole-needed-library", True
         plain = plain_name(item["name"], prefix)
         proc = procs.get(item["name"])
-        entry: dict[str, Any] = {
-            "name": item["name"],
-            "plain_name": plain,
-            "purpose": purpose_of(plain),
-            "library": library,
-            "library_source": source if library else None,
-            "slot": item.get("slot"),
-            "address": proc["address"] if proc else None,
-        }
-        if proc is not None and (proto := notes.note(str(proc["address"])).prototype) is not None:
-            entry["prototype"] = proto
-        if item.get("kind") == "data":
-            # An imported variable (stdin, _ITM_*): its slot is read, never called; no procedure stands for it.
-            entry["kind"] = "data"
-        if scope is not None:
-            entry["call_sites"] = scope.get(item["name"], [])
-        elif proc is not None and call.session.supports("xrefs"):
+        proto = None if proc is None else notes.note(str(proc["address"])).prototype
+        callers: list[ApiCaller] | UnsetType | None = UNSET
+        if scope is None and proc is not None and call.session.supports("xrefs"):
+            callers = None
             if budget > 0:
                 budget -= 1
                 try:
-                    entry["callers"] = _callers(call, proc["address"])
+                    callers = _callers(call, proc["address"])
                 except ReaError as exc:
                     if exc.code not in ("invalid_request",):
                         raise
-                    entry["callers"] = None
-            else:
-                entry["callers"] = None
+        entry = _Import(
+            name=item["name"],
+            plain_name=plain,
+            purpose=purpose_of(plain),
+            library=library,
+            library_source=source if library else None,
+            slot=item.get("slot"),
+            address=proc["address"] if proc else None,
+            prototype=UNSET if proto is None else proto,
+            # An imported variable (stdin, _ITM_*): its slot is read, never called; no procedure stands for it.
+            kind="data" if item.get("kind") == "data" else UNSET,
+            call_sites=UNSET if scope is None else scope.get(item["name"], []),
+            callers=callers,
+        )
         entries.append(entry)
     if inferred:
         lims.append(
             f"ELF imports name no library; they are attributed to the only needed library, {needed[0]} "
             "(library_source sole-needed-library)"
         )
-    if any(e.get("callers", []) is None for e in entries):
+    if any(e.callers is None for e in entries):
         lims.append("callers were looked up for the first max_operations imports only (the rest are null)")
-    libraries: dict[str | None, list[dict[str, Any]]] = {}
+    libraries: dict[str | None, list[_Import]] = {}
     for e in entries:
-        libraries.setdefault(e["library"], []).append(e)
+        libraries.setdefault(e.library, []).append(e)
     purposes: dict[str, list[str]] = {}
     for e in entries:
-        purposes.setdefault(e["purpose"], []).append(e["plain_name"])
+        purposes.setdefault(e.purpose, []).append(e.plain_name)
     body = {
         "procedure": call.args.get("procedure"),
         "libraries": [
             {
                 "library": lib,
                 "import_count": len(items),
-                "purposes": sorted({i["purpose"] for i in items}),
+                "purposes": sorted({i.purpose for i in items}),
                 "imports": items,
             }
             for lib, items in sorted(libraries.items(), key=lambda kv: (kv[0] is None, kv[0] or ""))
         ],
         "purposes": [
-            {
-                "purpose": p,
-                "description": PURPOSES[p][0] if p in PURPOSES else "not a well-known API",
-                "imports": sorted(set(names)),
-            }
+            ApiPurpose(
+                purpose=p,
+                description=PURPOSES[p][0] if p in PURPOSES else "not a well-known API",
+                imports=sorted(set(names)),
+            )
             for p, names in sorted(purposes.items())
         ],
         "needed": needed,
