@@ -97,6 +97,11 @@ def run(call: ToolCall, operation: str, params: dict[str, Any]) -> OperationResu
     return annotate.apply(call, operation, result, nb)
 
 
+def limitations_of(*results: OperationResult) -> list[str]:
+    """The results' limitations, each once, in the order they were first said."""
+    return list(dict.fromkeys(lim for r in results for lim in r.limitations))
+
+
 def containing(call: ToolCall, address: str) -> dict[str, Any] | None:
     """The procedure containing ``address`` as the provider answers it (a copy of its row, read by key), or None."""
     found = run(call, "resolve_containing_procedure", {"address": address}).normalized["procedure"]

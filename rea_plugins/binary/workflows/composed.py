@@ -8,7 +8,17 @@ import msgspec
 
 from rea.plugin import Evidence, OperationResult, ProcedureRef, ReaError, ToolCall, ToolDef, invalid_request, issue
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import CASE, DOCUMENT, PROCEDURE, check_document, evidence, obj, prop, run
+from rea_plugins.binary.core.schema import (
+    CASE,
+    DOCUMENT,
+    PROCEDURE,
+    check_document,
+    evidence,
+    limitations_of,
+    obj,
+    prop,
+    run,
+)
 from rea_plugins.binary.core.shapes import (
     BatchDecompile,
     BinaryOverview,
@@ -46,14 +56,6 @@ def _all_pages(call: ToolCall, operation: str, key: str, params: dict[str, Any],
         if body["next_offset"] is None:
             return items
         offset = body["next_offset"]
-
-
-def _limitations(*results: OperationResult) -> list[str]:
-    seen: dict[str, None] = {}
-    for r in results:
-        for lim in r.limitations:
-            seen.setdefault(lim, None)
-    return list(seen)
 
 
 # -- binary_overview ---------------------------------------------------------------------------
@@ -104,7 +106,7 @@ def _overview(call: ToolCall) -> Evidence:
         # What else the file is (a .NET assembly in this PE, ...) and the tools that read it.
         body["views"] = [msgspec.to_builtins(v) for v in views]
     call.ctx.finish("overview: done")
-    return evidence(call, OperationResult(normalized=body, limitations=_limitations(*results)))
+    return evidence(call, OperationResult(normalized=body, limitations=limitations_of(*results)))
 
 
 # -- analyze_function --------------------------------------------------------------------------
@@ -183,7 +185,7 @@ def dossier(
         annotate.notebook(call), info.normalized["address"], info.normalized.get("end")
     )
     body["user_names"] = annotate.user_names(body)
-    return body, _limitations(*results)
+    return body, limitations_of(*results)
 
 
 # The dossier's row collections, each paged by limit and collection_offset in the default answer.

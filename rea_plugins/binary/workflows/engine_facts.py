@@ -40,6 +40,7 @@ from rea_plugins.binary.core.schema import (
     check_document,
     containing,
     evidence,
+    limitations_of,
     obj,
     prop,
     run,
@@ -75,11 +76,7 @@ class CallSiteRow(Record, frozen=True, kw_only=True):
 
 def _result(call: ToolCall, body: object, *results: OperationResult) -> Evidence:
     """Evidence of ``body`` (a Struct, or a dict around a provider's answer) with every result's limitations."""
-    lims: dict[str, None] = {}
-    for r in results:
-        for lim in r.limitations:
-            lims.setdefault(lim, None)
-    return evidence(call, OperationResult(normalized=body, limitations=list(lims)))
+    return evidence(call, OperationResult(normalized=body, limitations=limitations_of(*results)))
 
 
 # -- inspect_native_instruction -----------------------------------------------------------------------
