@@ -7,6 +7,7 @@ procedure's entry (forward) or last instruction (backward) at its edges.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from rea.plugin import (
@@ -191,38 +192,37 @@ def tools() -> list[ToolDef]:
             cli_subject="address",
             examples=({"address": "0x401136"},),
         ),
-        ToolDef(
-            name="next_address",
-            toolset="navigation",
-            result_type=CursorStep,
-            family="binary",
-            description=(
-                "Step the cursor to the next instruction of its procedure, or past the procedure's end "
-                "to the next procedure's entry."
-            ),
-            input_schema=obj({"address": from_address, "document": DOCUMENT}),
-            handler=lambda c: _step(c, True),
-            requires_target=True,
-            requires_operations=needs,
-            effects=moving,
-            cli_subject="address",
-            examples=({}, {"address": "0x401136"}),
-        ),
-        ToolDef(
-            name="prev_address",
-            toolset="navigation",
-            result_type=CursorStep,
-            family="binary",
-            description=(
-                "Step the cursor to the previous instruction of its procedure, or before its entry to "
-                "the previous procedure's last instruction."
-            ),
-            input_schema=obj({"address": from_address, "document": DOCUMENT}),
-            handler=lambda c: _step(c, False),
-            requires_target=True,
-            requires_operations=needs,
-            effects=moving,
-            cli_subject="address",
-            examples=({}, {"address": "0x401140"}),
+        # The two steps, alike but for the way they go: the tool, whether it steps forward, what it does, an example.
+        *(
+            ToolDef(
+                name=name,
+                toolset="navigation",
+                result_type=CursorStep,
+                family="binary",
+                description=description,
+                input_schema=obj({"address": from_address, "document": DOCUMENT}),
+                handler=functools.partial(_step, forward=forward),
+                requires_target=True,
+                requires_operations=needs,
+                effects=moving,
+                cli_subject="address",
+                examples=({}, {"address": example}),
+            )
+            for name, forward, description, example in (
+                (
+                    "next_address",
+                    True,
+                    "Step the cursor to the next instruction of its procedure, or past the procedure's end "
+                    "to the next procedure's entry.",
+                    "0x401136",
+                ),
+                (
+                    "prev_address",
+                    False,
+                    "Step the cursor to the previous instruction of its procedure, or before its entry to "
+                    "the previous procedure's last instruction.",
+                    "0x401140",
+                ),
+            )
         ),
     ]
