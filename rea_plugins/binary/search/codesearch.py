@@ -513,14 +513,9 @@ def _scan_yara(call: ToolCall) -> Evidence:
     for start, end in spans:
         call.ctx.check("scan_yara")
         try:
-            matches = rules.match(data=data[start:end], timeout=timeout)
-        except yara.TimeoutError:
-            raise ReaError(
-                "provider_timeout",
-                f"the YARA scan took longer than {timeout} s",
-                remediation="Narrow the rules or raise timeout_s.",
-                details={"reported_limits": {"timeout_s": timeout}},
-            ) from None
+            matches = program.yara_match(
+                rules, data[start:end], timeout, "YARA scan", "Narrow the rules or raise timeout_s."
+            )
         except yara.Error as exc:
             raise ReaError("execution_failure", f"the YARA scan failed: {exc}") from None
         rules_matched.update(m.rule for m in matches)

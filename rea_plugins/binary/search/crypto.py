@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from typing import Any, Literal
 
-from rea.plugin import Evidence, OperationResult, Page, ProcedureRef, ReaError, Shape, ToolCall, ToolDef, int_param
+from rea.plugin import Evidence, OperationResult, Page, ProcedureRef, Shape, ToolCall, ToolDef, int_param
 from rea_plugins.binary.core.regions import locate
 from rea_plugins.binary.core.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop
 from rea_plugins.binary.search import program
@@ -25,6 +25,8 @@ MAX_USERS = 16  # procedures listed per finding (the count is always whole)
 MAX_SITES = 8  # instruction addresses listed per procedure
 MAX_FINDINGS = 10_000
 YARA_TIMEOUT_S = 60
+# What to do when the constant scan times out.
+ONE_AT_A_TIME = "Search one constant at a time with search_immediates."
 CAPA_NOTE = (
     "capabilities beyond constants (flare-capa) are not reported: the flare-capa package in our registries "
     "ships no rules"
@@ -148,21 +150,11 @@ class _Table:
 
 def _tables(call: ToolCall, data: bytes) -> list[_Table]:
     """Every signature's head in the mapped bytes, with the length of the run that follows it."""
-    import yara
-
     mapped = units(call)
     found: dict[tuple[int, str], _Table] = {}
     for start, end in program.ranges(call, "segments", len(data)):
         call.ctx.check("identify_crypto")
-        try:
-            matches = _rules().match(data=data[start:end], timeout=YARA_TIMEOUT_S)
-        except yara.TimeoutError:
-            raise ReaError(
-                "provider_timeout",
-                f"the constant scan took longer than {YARA_TIMEOUT_S} s",
-                remediation="Search one constant at a time with search_immediates.",
-                details={"reported_limits": {"timeout_s": YARA_TIMEOUT_S}},
-            ) from None
+        matches = program.yara_match(_rules(), data[start:end], YARA_TIMEOUT_S, "constant scan", ONE_AT_A_TIME)
         for m in matches:
             n, k = (int(part) for part in m.rule[1:].split("_"))
             sig = signatures()[n]

@@ -8,8 +8,8 @@ revision. A hit's containing procedure comes from one procedure list, bisected l
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -24,6 +24,7 @@ MAX_PROGRAM_INSTRUCTIONS = 5_000_000
 _PROCEDURES = "binary.codesearch.procedures"
 _INSTRUCTIONS = "binary.codesearch.instructions"
 _NO_CODE = ("import", "external")
+T = TypeVar("T")
 
 
 class Procedure(msgspec.Struct, frozen=True, order=True, array_like=True):
@@ -56,22 +57,46 @@ def pages(call: ToolCall, operation: str, key: str, params: dict[str, Any]) -> I
         offset = page.get("next_offset")
 
 
+def kept(call: ToolCall, slot: str, compute: Callable[[], T]) -> T:
+    """``compute()``, kept in the session's ``slot`` per target, provider and annotation revision (``cache_key``)."""
+    key = cache_key(call)
+    held = call.session.state.get(slot)
+    if isinstance(held, tuple) and held[0] == key:
+        found: T = held[1]
+        return found
+    value = compute()
+    call.session.state[slot] = (key, value)
+    return value
+
+
+def yara_match(rules: Any, data: bytes, timeout: int, scan: str, remediation: str) -> Any:
+    """``rules``' matches in ``data``; past ``timeout`` seconds a provider_timeout naming the scan, and what to do."""
+    import yara
+
+    try:
+        return rules.match(data=data, timeout=timeout)
+    except yara.TimeoutError:
+        raise ReaError(
+            "provider_timeout",
+            f"the {scan} took longer than {timeout} s",
+            remediation=remediation,
+            details={"reported_limits": {"timeout_s": timeout}},
+        ) from None
+
+
 def procedures(call: ToolCall) -> list[Procedure]:
     """Every procedure with code, by start (cached per target, provider and annotation revision)."""
-    key = cache_key(call)
-    cached = call.session.state.get(_PROCEDURES)
-    if isinstance(cached, tuple) and cached[0] == key:
-        found: list[Procedure] = cached[1]
-        return found
-    if not call.session.supports("list_procedures"):
-        return []
-    procs = sorted(
-        Procedure(int(p["address"], 16), int(p["end"], 16), p["name"])
-        for p in pages(call, "list_procedures", "procedures", {})
-        if p.get("kind") not in _NO_CODE
-    )
-    call.session.state[_PROCEDURES] = (key, procs)
-    return procs
+
+    def listed() -> list[Procedure]:
+        if not call.session.supports("list_procedures"):
+            return []
+        return sorted(
+            Procedure(int(p["address"], 16), int(p["end"], 16), p["name"])
+            for p in pages(call, "list_procedures", "procedures", {})
+            if p.get("kind") not in _NO_CODE
+        )
+
+    return kept(call, _PROCEDURES, listed)
 
 
 def containing(procs: list[Procedure], address: int) -> Procedure | None:
@@ -174,11 +199,10 @@ def place(call: ToolCall, procs: list[Procedure], mapped: list[Unit], file_offse
 
 def program_rows(call: ToolCall) -> list[Row]:
     """Every instruction of every procedure with code, by address (gathered once, then cached)."""
-    key = cache_key(call)
-    cached = call.session.state.get(_INSTRUCTIONS)
-    if isinstance(cached, tuple) and cached[0] == key:
-        found: list[Row] = cached[1]
-        return found
+    return kept(call, _INSTRUCTIONS, lambda: _gathered_rows(call))
+
+
+def _gathered_rows(call: ToolCall) -> list[Row]:
     procs = procedures(call)
     rows: dict[int, Row] = {}
     for n, p in enumerate(procs):
@@ -201,6 +225,4 @@ def program_rows(call: ToolCall) -> list[Row]:
                     "reported_limits": {"max_program_instructions": MAX_PROGRAM_INSTRUCTIONS},
                 },
             )
-    ordered = [rows[a] for a in sorted(rows)]
-    call.session.state[_INSTRUCTIONS] = (key, ordered)
-    return ordered
+    return [rows[a] for a in sorted(rows)]
