@@ -320,6 +320,18 @@ def _agreement(scope: Literal["procedure", "program"], facets: list[AgreementFac
     return ProviderAgreement(status="unknown", providers=[], scope=scope, facets=facets, **more)
 
 
+def _list_facet(name: str, compared: int, differ: list[ProcedureDifference], limit: int) -> AgreementFacet:
+    """A list facet: how many procedures were compared, and the first ``limit`` of those the providers differ on."""
+    return AgreementFacet(
+        facet=name,
+        status="disagree" if differ else "agree",
+        compared=compared,
+        differ=len(differ),
+        items=differ[:limit],
+        truncated=len(differ) > limit,
+    )
+
+
 def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> ProviderAgreement:
     ctx = engines[0].call.ctx
     listed: dict[str, dict[str, dict[str, Any]]] = {}
@@ -339,16 +351,7 @@ def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> 
         for a in common
         if listed[ids[0]][a]["size"] != listed[ids[1]][a]["size"]
     ]
-    facets.append(
-        AgreementFacet(
-            facet="sizes",
-            status="disagree" if sizes else "agree",
-            compared=len(common),
-            differ=len(sizes),
-            items=sizes[:limit],
-            truncated=len(sizes) > limit,
-        )
-    )
+    facets.append(_list_facet("sizes", len(common), sizes, limit))
     if all(e.supports("procedure_callees") for e in engines):
         chosen = common[:max_procedures]
         differ: list[ProcedureDifference] = []
@@ -373,21 +376,13 @@ def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> 
                     for pid, other in ((ids[0], ids[1]), (ids[1], ids[0]))
                 }
                 differ.append(ProcedureDifference(address=addr, name=listed[ids[0]][addr]["name"], only=only))
-        facets.append(
-            AgreementFacet(
-                facet="callees",
-                status="disagree" if differ else "agree",
-                compared=len(chosen),
-                differ=len(differ),
-                items=differ[:limit],
-                truncated=len(differ) > limit,
-                edges=EdgeCounts(
-                    both=len(edges[ids[0]] & edges[ids[1]]),
-                    only={pid: len(edges[pid] - edges[other]) for pid, other in ((ids[0], ids[1]), (ids[1], ids[0]))},
-                ),
-                procedures_skipped=len(common) - len(chosen),
-            )
+        counted = EdgeCounts(
+            both=len(edges[ids[0]] & edges[ids[1]]),
+            only={pid: len(edges[pid] - edges[other]) for pid, other in ((ids[0], ids[1]), (ids[1], ids[0]))},
         )
+        facet = _list_facet("callees", len(chosen), differ, limit)
+        facet.edges, facet.procedures_skipped = counted, len(common) - len(chosen)
+        facets.append(facet)
     else:
         facets.append(_unknown("callees", "a provider does not offer procedure_callees"))
     counts = {pid: ProcedureCounts(procedures=len(listed[pid]), code=len(code[pid])) for pid in ids}
