@@ -114,6 +114,11 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "ToolDef",
         "A tool, declared as data. MCP, CLI and the catalog document all read this one value.",
     ),
+    "lazy_handler": (
+        "rea.catalog.tool",
+        "lazy_handler",
+        "The handler ``module.function``, imported on the tool's first call (declaring tools loads no engine).",
+    ),
     "ToolEffects": (
         "rea.catalog.tool",
         "ToolEffects",
@@ -1460,6 +1465,7 @@ __all__ = [
     "is_missing",
     "issue",
     "json_type",
+    "lazy_handler",
     "leftovers",
     "limit_exceeded",
     "link_escapes",
@@ -1607,6 +1613,7 @@ if TYPE_CHECKING:
     from rea.catalog.tool import ToolDef as ToolDef
     from rea.catalog.tool import ToolEffects as ToolEffects
     from rea.catalog.tool import ToolMode as ToolMode
+    from rea.catalog.tool import lazy_handler as lazy_handler
     from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES as COMPACT_INPUT_SCHEMA_BUDGET_BYTES
     from rea.config import MAX_INT32 as MAX_INT32
     from rea.config import TOOLSET_ALIASES as TOOLSET_ALIASES

@@ -93,6 +93,19 @@ ResultType = type[msgspec.Struct] | tuple[type[msgspec.Struct], ...]
 Handler = Callable[[ToolCall], "Evidence | dict[str, Any]"]
 
 
+def lazy_handler(module: str, function: str) -> Handler:
+    """The handler ``module.function``, imported on the tool's first call: declaring a family of tools then loads
+    none of the engines its handlers need."""
+
+    def handle(call: ToolCall) -> Evidence | dict[str, Any]:
+        import importlib
+
+        handler: Handler = getattr(importlib.import_module(module), function)
+        return handler(call)
+
+    return handle
+
+
 class ToolFacts(msgspec.Struct, frozen=True, kw_only=True):
     """What a tool is, as plain data: shared by its definition (``ToolDef``) and its manifest entry."""
 

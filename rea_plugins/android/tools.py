@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Literal
 
-from rea.plugin import FORMAT_PROPERTY, Evidence, JSONObject, ToolCall, ToolDef, ToolEffects
+from rea.plugin import FORMAT_PROPERTY, JSONObject, ToolDef, ToolEffects, lazy_handler
 from rea_plugins.android.model import (
     ApplicationGraph,
     ClassInfo,
@@ -33,18 +32,6 @@ def _obj(properties: JSONObject, *required: str) -> JSONObject:
     return {"type": "object", "properties": properties, "required": ["path", *required], "additionalProperties": False}
 
 
-def _lazy(function: str) -> Callable[[ToolCall], Evidence]:
-    """The handler ``rea_plugins.android.handlers.<function>``, imported (with androguard) on the first call."""
-
-    def handle(call: ToolCall) -> Evidence:
-        from rea_plugins.android import handlers
-
-        handler: Callable[[ToolCall], Evidence] = getattr(handlers, function)
-        return handler(call)
-
-    return handle
-
-
 def _tool(
     function: str,
     name: str,
@@ -64,7 +51,7 @@ def _tool(
         family=FAMILY,
         description=description,
         input_schema=input_schema,
-        handler=_lazy(function),
+        handler=lazy_handler("rea_plugins.android.handlers", function),
         effects=_EFFECTS,
         examples=examples,
         cli_subject=cli_subject,

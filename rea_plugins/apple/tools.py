@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-
-from rea.plugin import Evidence, JSONObject, ToolCall, ToolDef, ToolEffects
+from rea.plugin import JSONObject, ToolDef, ToolEffects, lazy_handler
 from rea_plugins.apple.model import (
     AppGraph,
     Architectures,
@@ -58,19 +55,6 @@ def _obj(properties: JSONObject, *required: str) -> JSONObject:
     return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
 
 
-def _lazy(module: str, function: str) -> Callable[[ToolCall], Evidence]:
-    """The handler ``rea_plugins.apple.<module>.<function>``, imported on the first call: declaring the tools loads
-    neither LIEF nor bpylist2 nor signify."""
-
-    def handle(call: ToolCall) -> Evidence:
-        handler: Callable[[ToolCall], Evidence] = getattr(
-            importlib.import_module(f"rea_plugins.apple.{module}"), function
-        )
-        return handler(call)
-
-    return handle
-
-
 def _tool(
     module: str,
     name: str,
@@ -89,7 +73,7 @@ def _tool(
         family=FAMILY,
         description=description,
         input_schema=input_schema,
-        handler=_lazy(module, name),
+        handler=lazy_handler(f"rea_plugins.apple.{module}", name),
         effects=effects,
         examples=examples,
         cli_subject=cli_subject,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Literal
 
@@ -14,6 +13,7 @@ from rea.plugin import (
     ToolDef,
     ToolEffects,
     evidence_input,
+    lazy_handler,
     with_evidence_defs,
 )
 from rea_plugins.javascript.model import Application
@@ -50,20 +50,8 @@ LIMIT_PROPS: JSONObject = {
 _EVIDENCE_EFFECTS = ToolEffects(records_evidence=True)
 
 
-def _lazy(module: str, function: str) -> Callable[[ToolCall], Evidence]:
-    """The handler ``rea_plugins.javascript.<module>.<function>``, imported (with its engines) on the first call."""
-
-    def handle(call: ToolCall) -> Evidence:
-        handler: Callable[[ToolCall], Evidence] = getattr(
-            importlib.import_module(f"rea_plugins.javascript.{module}"), function
-        )
-        return handler(call)
-
-    return handle
-
-
 def _tool(
-    handler: Callable[[ToolCall], Evidence],
+    handler: Callable[[ToolCall], Evidence | JSONObject],
     name: str,
     result_type: type | tuple[type, ...],
     description: str,
@@ -103,7 +91,7 @@ def _retained(digit: str) -> dict[str, str]:
 
 
 ANALYZE = _tool(
-    _lazy("application", "handle"),
+    lazy_handler("rea_plugins.javascript.application", "handle"),
     "analyze_javascript_application",
     (ApplicationSummary, Application),
     "Statically analyze a JavaScript/Electron application directory or .asar archive without running it: a "
@@ -219,7 +207,7 @@ SEED_SCHEMA: JSONObject = {
 }
 
 TRACE_FEATURE = _tool(
-    _lazy("trace", "trace_feature"),
+    lazy_handler("rea_plugins.javascript.trace", "trace_feature"),
     "trace_application_feature",
     FeatureTrace,
     "Trace a seed (module, string literal or symbol) through application Evidence. It finds the matching "
@@ -250,7 +238,7 @@ TRACE_FEATURE = _tool(
 )
 
 TRACE_SEMANTICS = _tool(
-    _lazy("trace", "trace_semantics"),
+    lazy_handler("rea_plugins.javascript.trace", "trace_semantics"),
     "trace_javascript_semantics",
     SemanticsTrace,
     "Bounded call/return, assignment and closure relations of one function or module from "
@@ -285,7 +273,7 @@ TRACE_SEMANTICS = _tool(
 )
 
 MAP_LOCATION = _tool(
-    _lazy("locate", "map_location"),
+    lazy_handler("rea_plugins.javascript.locate", "map_location"),
     "map_javascript_location",
     LocationMapping,
     "Map a generated file's line and column (a stack frame in a minified bundle) to its original source file, "
@@ -324,7 +312,7 @@ _PAIR: JSONObject = {
 }
 
 COMPARE_VERSIONS = _tool(
-    _lazy("compare", "compare_versions"),
+    lazy_handler("rea_plugins.javascript.compare", "compare_versions"),
     "compare_application_versions",
     VersionComparison,
     "Compare two versions' application Evidence: counts, then a page of the changed and moved modules with "
@@ -367,7 +355,7 @@ COMPARE_VERSIONS = _tool(
 )
 
 COMPARE_SOURCE = _tool(
-    _lazy("compare", "compare_source_to_bundle"),
+    lazy_handler("rea_plugins.javascript.compare", "compare_source_to_bundle"),
     "compare_source_to_bundle",
     SourceToBundle,
     "Map source files to the bundle modules built from them, through source maps (sources and "
@@ -413,7 +401,7 @@ COMPARE_SOURCE = _tool(
 )
 
 COMPARE_EXPORTS = _tool(
-    _lazy("compare", "compare_export_shapes"),
+    lazy_handler("rea_plugins.javascript.compare", "compare_export_shapes"),
     "compare_javascript_export_shapes",
     ExportShapeComparison,
     "Compare the static shape of one export (function parameters and return shapes, object keys, class "

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from typing import Literal
 
-from rea.plugin import Evidence, JSONObject, ToolCall, ToolDef, ToolEffects, retained_reference
+from rea.plugin import JSONObject, ToolDef, ToolEffects, lazy_handler, retained_reference
 from rea_plugins.managed import schemas
 from rea_plugins.managed.model import (
     ArtifactResult,
@@ -26,16 +24,6 @@ WORKFLOW_FAMILY = "application"
 EFFECTS = ToolEffects(records_evidence=True)
 RETAINED = schemas.EXAMPLE_ID
 OTHER = "ev_" + "1" * 64
-
-
-def _lazy(module: str) -> Callable[[ToolCall], Evidence]:
-    """The handler ``rea_plugins.managed.<module>.handle``, imported on the first call (with dnfile and dncil)."""
-
-    def handle(call: ToolCall) -> Evidence:
-        handler: Callable[[ToolCall], Evidence] = importlib.import_module(f"rea_plugins.managed.{module}").handle
-        return handler(call)
-
-    return handle
 
 
 def _tool(
@@ -59,7 +47,7 @@ def _tool(
         description=description,
         input_schema=input_schema,
         result_type=result_type,
-        handler=_lazy(module),
+        handler=lazy_handler(f"rea_plugins.managed.{module}", "handle"),
         effects=EFFECTS,
         cli_subject=cli_subject,
         examples=examples,
