@@ -1849,17 +1849,21 @@ if TYPE_CHECKING:
     from rea.views import text_page as text_page
 
 
-def __getattr__(name: str) -> Any:
-    # Lazy: a plugin that needs three names does not import the kernel's process or sandbox modules.
-    try:
-        module, attribute, _meaning = EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module 'rea.plugin' has no attribute {name!r}") from None
-    value = importlib.import_module(module)
-    if attribute:
-        value = getattr(value, attribute)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:
+    # Hidden from the type checker: a module __getattr__ would let it accept any name, and a plugin importing one
+    # this API does not export would pass mypy and fail at run time. It reads the imports above instead.
+
+    def __getattr__(name: str) -> Any:
+        # Lazy: a plugin that needs three names does not import the kernel's process or sandbox modules.
+        try:
+            module, attribute, _meaning = EXPORTS[name]
+        except KeyError:
+            raise AttributeError(f"module 'rea.plugin' has no attribute {name!r}") from None
+        value = importlib.import_module(module)
+        if attribute:
+            value = getattr(value, attribute)
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:

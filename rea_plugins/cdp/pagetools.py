@@ -23,15 +23,6 @@ _EXPORT = ToolEffects(records_evidence=True, accesses_network=True, writes_files
 _LOCAL = ToolEffects(records_evidence=True)
 # A scenario (a browser's or an Electron app's) runs code rea does not own in a process it starts; its actions may
 # persist state in the profile (cookies, storage) and change what the page shows.
-SCENARIO_EFFECTS = ToolEffects(
-    records_evidence=True,
-    accesses_network=True,
-    launches_process=True,
-    executes_foreign_code=True,
-    changes_ui_state=True,
-    writes_filesystem=True,
-    idempotent=False,
-)
 MAX_INT32 = 2_147_483_647
 
 
@@ -555,7 +546,7 @@ CAPTURE_ELECTRON_SCENARIO = ToolDef(
     ),
     input_schema=electron_scenario_schema(),
     handler=_electron_scenario,
-    effects=SCENARIO_EFFECTS,
+    effects=schemas.SCENARIO_EFFECTS,
     examples=(
         {
             "schema_version": 1,

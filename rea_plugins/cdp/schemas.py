@@ -10,9 +10,20 @@ import copy
 import functools
 import hashlib
 
-from rea.plugin import JSONObject, JSONValue
+from rea.plugin import JSONObject, JSONValue, ToolEffects
 from rea_plugins.cdp.model import Inspection, ScenarioCapture, WebMcpDiscovery, json_schema
 from rea_plugins.cdp.urls import ENDPOINT_PATTERN, ORIGIN_PATTERN
+
+# What a scenario tool (browser or Electron) may do: both tool modules declare theirs with it.
+SCENARIO_EFFECTS = ToolEffects(
+    records_evidence=True,
+    accesses_network=True,
+    launches_process=True,
+    executes_foreign_code=True,
+    changes_ui_state=True,
+    writes_filesystem=True,
+    idempotent=False,
+)
 
 MAX_INT32 = 2_147_483_647
 ENDPOINT_EXAMPLE = "http://127.0.0.1:9222"

@@ -40,7 +40,6 @@ from rea_plugins.cdp.model import (
     completeness,
     to_json,
 )
-from rea_plugins.cdp.pagetools import SCENARIO_EFFECTS
 from rea_plugins.cdp.scenario import VERSION, BrowserScenarioDriver
 from rea_plugins.cdp.urls import allowed_origins, parse_endpoint, sanitize
 
@@ -397,7 +396,7 @@ CAPTURE_BROWSER_SCENARIO = ToolDef(
     ),
     input_schema=schemas.CAPTURE_SCENARIO,
     handler=_scenario,
-    effects=SCENARIO_EFFECTS,
+    effects=schemas.SCENARIO_EFFECTS,
     examples=(
         schemas.SCENARIO_EXAMPLE,
         {
