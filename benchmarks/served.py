@@ -6,14 +6,15 @@ wall time (the floor), then over MCP stdio with the official SDK's client agains
 ``list_procedures`` pages of 1,000 and every call-graph edge through ``get_call_graph`` pages of 5,000. It prints
 each phase, the total against the floor (goal: at most 2x), the bytes and microseconds per edge and per procedure
 row (bytes as the host hands them to the model: the result's text content), and the canonical-JSON throughput
-(``rea.canonical.canonical_digest`` on the largest result the run received, in MB/s).
+(``rea.canonical.canonical_digest`` on the largest result the run received, in MB/s). Last, the CLI's CPU medians
+and the server's start against a minimal one (``startup.py``'s figures; ``--no-cli`` leaves them out).
 
 Beside each wall time, the server's CPU time (from /proc; its threads and its worker processes), steadier than wall time
 on a loaded host, and its total against objdump's own CPU time. The server's start (to a first ``tools/list``) is
 printed but not counted: an agent pays it once per session, not per binary. Wall times on a shared, loaded host vary
 by tens of percent: run it twice before reading a trend.
 
-    python benchmarks/served.py [--detail lean|complete] [--in-process] [BINARY ...]
+    python benchmarks/served.py [--detail lean|complete] [--in-process] [--no-cli] [BINARY ...]
 """
 
 from __future__ import annotations
@@ -305,6 +306,7 @@ def main() -> int:
     parser.add_argument(
         "--in-process", action="store_true", help="also build the same pages in this process (no transport)"
     )
+    parser.add_argument("--no-cli", action="store_true", help="leave out the CLI's start-up figures (startup.py)")
     opts = parser.parse_args()
     if shutil.which("objdump") is None:
         print("objdump is missing (Debian: binutils)", file=sys.stderr)
@@ -322,7 +324,22 @@ def main() -> int:
             for tool, seconds, rows in in_process(binary, opts.detail):
                 per_row = seconds * 1e6 / max(rows, 1)
                 print(f"  in process, warm: {tool:<16}{seconds * 1000:7.0f} ms  {per_row:6.1f} us/row")
+    if not opts.no_cli:
+        cli_figures()
     return 0
+
+
+def cli_figures() -> None:
+    """The CLI's CPU medians and the server's start beside a minimal one, from startup.py (its goals named there)."""
+    print("\nthe CLI and the server's start (benchmarks/startup.py, 5 rounds)")
+    script = Path(__file__).with_name("startup.py")
+    out = subprocess.run([sys.executable, str(script), "--rounds", "5"], capture_output=True, text=True, check=False)
+    keep = ("cpu medians", "rea serve: spawn", "minimal mcp server", "cpu time to the tools/list")
+    for line in out.stdout.splitlines():
+        if line.startswith(keep):
+            print("  " + line)
+    if out.returncode != 0:
+        print("  startup.py failed: " + out.stderr.strip()[-400:])
 
 
 if __name__ == "__main__":
