@@ -84,11 +84,10 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     archive, asar = build(work)
 
-    from rea_plugins.asar.reader import AsarArchive
-
     from rea.registry import load
     from rea.session import Session
     from rea.testing import call_tool
+    from rea_plugins.asar.reader import AsarArchive
 
     session = Session(load())
     with AsarArchive.open(str(archive)) as arc:

@@ -16,11 +16,10 @@ from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from rea_plugins.cdp.browser import OwnedBrowser
-
 from rea.registry import load
 from rea.session import Session
 from rea.testing import call_tool
+from rea_plugins.cdp.browser import OwnedBrowser
 from tests.cdp.conftest import navigate, page_id
 from tests.cdp.site import Site
 

@@ -128,14 +128,13 @@ def child_floor(tree: Path) -> dict[str, Any]:
 
 
 def child_analyze(tree: Path) -> dict[str, Any]:
-    from rea_plugins.javascript import syntax
-
     from rea import evidence as ev_mod
     from rea.catalog.invoke import invoke
     from rea.context import CallContext
     from rea.process import WorkerChannel
     from rea.registry import default_registry
     from rea.session import Session
+    from rea_plugins.javascript import syntax
 
     session = Session(default_registry())
     tool = session.registry.tools["analyze_javascript_application"]

@@ -24,10 +24,10 @@ from collections.abc import Callable
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from PIL import Image, ImageDraw
-from rea_plugins.cdp import png
-from rea_plugins.cdp.compare import compare_pngs
 
 from rea.context import CallContext
+from rea_plugins.cdp import png
+from rea_plugins.cdp.compare import compare_pngs
 
 
 def screenshot(width: int, height: int, changed: bool) -> bytes:

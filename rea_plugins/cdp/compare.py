@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -105,10 +106,16 @@ def _rows(items: list[Any], fields: tuple[str, ...]) -> list[JSONObject]:
     return [dict(zip(fields, item, strict=True)) for item in items[:MAX_LISTED]]
 
 
+def _ordered(items: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``items`` sorted with a missing field (None: a console message without text, a resource of unknown size)
+    before any value, where comparing None with a value would raise."""
+    return sorted(items, key=lambda item: tuple((v is not None, v) for v in item))
+
+
 def _set_diff(before: set[Any], after: set[Any], fields: tuple[str, ...]) -> SetDiff:
     return SetDiff(
-        added=_rows(sorted(after - before), fields),
-        removed=_rows(sorted(before - after), fields),
+        added=_rows(_ordered(after - before), fields),
+        removed=_rows(_ordered(before - after), fields),
         added_count=len(after - before),
         removed_count=len(before - after),
         unchanged_count=len(after & before),
@@ -118,8 +125,8 @@ def _set_diff(before: set[Any], after: set[Any], fields: tuple[str, ...]) -> Set
 def _bag_diff(before: list[Any], after: list[Any], fields: tuple[str, ...]) -> SetDiff:
     """``_set_diff`` counting repeats: a message logged twice before and once after is one removed."""
     b, a = Counter(before), Counter(after)
-    added = sorted((a - b).elements())
-    removed = sorted((b - a).elements())
+    added = _ordered((a - b).elements())
+    removed = _ordered((b - a).elements())
     return SetDiff(
         added=_rows(added, fields),
         removed=_rows(removed, fields),

@@ -7,8 +7,6 @@ from typing import Any
 
 import anyio
 import pytest
-from rea_plugins.native.provider import NativeProvider
-from rea_plugins.radare2.options import library_dir
 
 from rea import hookimpl
 from rea import registry as registry_mod
@@ -20,6 +18,8 @@ from rea.registry import Registry
 from rea.session import Session
 from rea.target import Target
 from rea.testing import call_tool, result_of
+from rea_plugins.native.provider import NativeProvider
+from rea_plugins.radare2.options import library_dir
 from tests.fixtures.native.native_fixtures import native_fixtures
 from tests.mcp.harness import connect
 

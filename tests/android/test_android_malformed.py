@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rea_plugins.android import loader
 
 from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
+from rea_plugins.android import loader
 
 TOOLS_ON = (
     {"tool": "inspect_android_package"},

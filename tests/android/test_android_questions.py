@@ -7,8 +7,8 @@ from typing import Any
 
 import anyio
 from androidquestions import QUESTIONS, ask
-from rea_plugins.android.tools import TOOLS
 
+from rea_plugins.android.tools import TOOLS
 from tests.mcp.harness import connect
 
 BUDGET = 64 * 1024

@@ -471,9 +471,8 @@ def test_decompiled_catch_keeps_its_exception_type(rea_session: Session, apk: Pa
 
 def test_garbled_source_falls_back_to_smali(rea_session: Session, apk: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A decompiled text that lost a call the bytecode makes is not trusted: the smali listing stands in, with why."""
-    from rea_plugins.android import code, loader
-
     from rea.context import CallContext
+    from rea_plugins.android import code, loader
 
     loaded = loader.load(str(apk), CallContext())
     with loader.LOCK:

@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from rea_plugins.angr.options import Timeouts, timeouts_from_env
-from rea_plugins.angr.provider import AngrProvider
 
 from rea.context import CallContext
 from rea.errors import ReaError
@@ -18,6 +16,8 @@ from rea.process import WorkerChannel, python_worker_spec
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool
+from rea_plugins.angr.options import Timeouts, timeouts_from_env
+from rea_plugins.angr.provider import AngrProvider
 from tests.angr.angr_support import worker_pid
 
 CONTRACT_OPERATIONS = {

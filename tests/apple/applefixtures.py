@@ -605,6 +605,7 @@ def resign(signed: Path, out: Path, info_plist: bytes | None = None) -> Path:
     import struct
 
     import lief
+
     from rea_plugins.apple import codesign
 
     data = bytearray(signed.read_bytes())

@@ -14,11 +14,11 @@ from typing import Any
 
 import anyio
 import pytest
-from rea_plugins.artifacts import extract as extract_mod
 
 from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
+from rea_plugins.artifacts import extract as extract_mod
 from tests.mcp.harness import connect
 from tests.robustness.runner import EXCEPTION_NAME
 

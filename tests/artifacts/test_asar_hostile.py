@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rea_plugins.asar.reader import AsarArchive
 
 from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
+from rea_plugins.asar.reader import AsarArchive
 
 
 def _open_error(path: Path, **kw: Any) -> ReaError:

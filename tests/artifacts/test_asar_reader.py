@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rea_plugins.asar.reader import AsarArchive
 
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea_plugins.asar.reader import AsarArchive
 
 
 def test_entries_match_the_packed_tree(app_asar: Path, app_dir: Path, kit: Any) -> None:

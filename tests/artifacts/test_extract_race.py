@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rea_plugins.artifacts.zipformat import ZipReader
 
 from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
+from rea_plugins.artifacts.zipformat import ZipReader
 
 ENTRY = 16 << 10
 

@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from rea_plugins.cdp import connection as cdp
-from rea_plugins.cdp.browser import OwnedBrowser
-from rea_plugins.cdp.targets import attach
 
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea_plugins.cdp import connection as cdp
+from rea_plugins.cdp.browser import OwnedBrowser
+from rea_plugins.cdp.targets import attach
 from tests import toolchains
 from tests.browsers import browser_processes, check_none_left
 from tests.cdp.site import Site

@@ -9,13 +9,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from rea_plugins.cdp.browser import OwnedBrowser
 
 from rea.errors import ReaError
 from rea.process import procfs
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
+from rea_plugins.cdp.browser import OwnedBrowser
 from tests.cdp.conftest import navigate
 from tests.cdp.site import Site
 

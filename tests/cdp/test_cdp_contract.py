@@ -13,10 +13,6 @@ from typing import Any
 
 import anyio
 import pytest
-from rea_plugins.cdp import png
-from rea_plugins.cdp.scenario_request import Redactor, parse
-from rea_plugins.cdp.tools import COMPARE_WEB_CAPTURES, _example_capture
-from rea_plugins.projections.profiles import serialized_size
 
 from rea.catalog.document import build_catalog
 from rea.config import COMPACT_INPUT_SCHEMA_BUDGET_BYTES, load_settings
@@ -25,6 +21,10 @@ from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
+from rea_plugins.cdp import png
+from rea_plugins.cdp.scenario_request import Redactor, parse
+from rea_plugins.cdp.tools import COMPARE_WEB_CAPTURES, _example_capture
+from rea_plugins.projections.profiles import serialized_size
 from tests.mcp.harness import connect
 
 BROWSER_TOOLS = (
@@ -297,3 +297,14 @@ def test_the_advertised_example_is_a_complete_capture() -> None:
     example = COMPARE_WEB_CAPTURES.examples[0]
     assert example["before_scenario"]["steps"][0]["step_id"] == "scenario_start"
     assert '"normalized_result"' not in json.dumps(example)
+
+
+def test_a_console_message_without_text_compares_beside_one_with_text() -> None:
+    # Sorting (level, text) rows with text None beside text "x" used to raise TypeError mid-comparison.
+    from rea_plugins.cdp.compare import _bag_diff, _set_diff
+
+    diff = _bag_diff([("error", "x")], [("error", None), ("error", "x"), ("error", None)], ("level", "text"))
+    assert diff.added == [{"level": "error", "text": None}, {"level": "error", "text": None}]
+    assert (diff.added_count, diff.removed_count, diff.unchanged_count) == (2, 0, 1)
+    sizes = _set_diff({("u", "script", 10)}, {("u", "script", None), ("u", "script", 10)}, ("url", "type", "size"))
+    assert sizes.added == [{"url": "u", "type": "script", "size": None}]

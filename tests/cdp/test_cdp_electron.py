@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rea_plugins.cdp import connection as cdp
-from rea_plugins.cdp.browser import OwnedBrowser
 
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
+from rea_plugins.cdp import connection as cdp
+from rea_plugins.cdp.browser import OwnedBrowser
 from tests import toolchains
 from tests.runtime.nodeapp import Inspected
 from tests.waiting import wait_for

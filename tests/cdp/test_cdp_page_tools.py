@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rea_plugins.cdp import connection as cdp
-from rea_plugins.cdp.browser import OwnedBrowser
-from rea_plugins.cdp.targets import attach
 
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
+from rea_plugins.cdp import connection as cdp
+from rea_plugins.cdp.browser import OwnedBrowser
+from rea_plugins.cdp.targets import attach
 from tests import toolchains
 from tests.cdp import modsite
 from tests.cdp.conftest import navigate

@@ -8,10 +8,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from rea_plugins.cdp import browser as browser_mod
-from rea_plugins.cdp.browser import OwnedBrowser
 
 from rea.errors import ReaError
+from rea_plugins.cdp import browser as browser_mod
+from rea_plugins.cdp.browser import OwnedBrowser
 from tests import toolchains
 
 

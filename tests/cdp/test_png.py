@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
-from rea_plugins.cdp import png
-from rea_plugins.cdp.compare import compare_pngs
 
 from rea.context import CallContext
 from rea.errors import ReaError
+from rea_plugins.cdp import png
+from rea_plugins.cdp.compare import compare_pngs
 
 
 def _encode(image: Image.Image, **options: object) -> bytes:

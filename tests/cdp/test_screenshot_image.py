@@ -7,8 +7,8 @@ import base64
 import hashlib
 
 import anyio
-from rea_plugins.cdp.browser import OwnedBrowser
 
+from rea_plugins.cdp.browser import OwnedBrowser
 from tests.mcp.harness import connect
 
 

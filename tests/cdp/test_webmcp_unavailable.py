@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from rea_plugins.cdp.browser import OwnedBrowser
 
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
+from rea_plugins.cdp.browser import OwnedBrowser
 from tests import toolchains
 from tests.cdp.conftest import navigate, page_id
 from tests.cdp.site import Site

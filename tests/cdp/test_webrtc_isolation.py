@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rea_plugins.cdp.browser import OwnedBrowser
 
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
+from rea_plugins.cdp.browser import OwnedBrowser
 from tests import toolchains
 from tests.waiting import NOT_YET, wait_for
 

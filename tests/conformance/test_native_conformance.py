@@ -13,7 +13,6 @@ from typing import Any
 
 import msgspec
 import pytest
-from rea_plugins.binary.core.shapes import CallTargets
 
 import tests.fixtures.native.native_fixtures as nf
 from rea.context import CallContext
@@ -22,6 +21,7 @@ from rea.operations.shapes import OPERATION_TYPES, RESULT_TYPES, DataInspection,
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
+from rea_plugins.binary.core.shapes import CallTargets
 
 CASES = (
     [("native", fid) for fid in nf.FIXTURE_IDS]

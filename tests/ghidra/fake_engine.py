@@ -20,10 +20,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import msgspec  # noqa: E402
-from rea_plugins.ghidra.worker import make_routes  # noqa: E402
 
 from rea.operations.records import Snapshot, SnapshotSource  # noqa: E402
 from rea.process.worker import Reporter, serve  # noqa: E402
+from rea_plugins.ghidra.worker import make_routes  # noqa: E402
 
 
 def start(params: dict[str, Any], reporter: Reporter) -> SnapshotSource:

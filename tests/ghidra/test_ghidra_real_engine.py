@@ -12,12 +12,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from rea_plugins.ghidra import install
 
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import result_of
+from rea_plugins.ghidra import install
 
 pytestmark = pytest.mark.skipif(not os.environ.get("GHIDRA_INSTALL_DIR"), reason="GHIDRA_INSTALL_DIR is not set")
 

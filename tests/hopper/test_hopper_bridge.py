@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from rea_plugins.hopper.client import BRIDGE
 
 HERE = Path(__file__).resolve().parent

@@ -13,13 +13,13 @@ import appfixtures
 import msgspec
 import pytest
 from jssupport import analyze, graph, modules_by_id
-from rea_plugins.javascript.model import EMPTY, Application
 
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
 from rea.evidence import Evidence, compute_evidence_id, encode, validate
 from rea.session import Session
 from rea.testing import call_tool
+from rea_plugins.javascript.model import EMPTY, Application
 
 
 def _imports(module: dict[str, Any]) -> set[tuple[str, str, str]]:
@@ -320,10 +320,9 @@ def test_plugin_import_is_cheap() -> None:
 def test_a_script_is_read_when_it_is_parsed(tmp_path: Path) -> None:
     # A directory's scripts are read one at a time as they are parsed: one that changed after the listing is read
     # as it is then, or reported as skipped, and bytes_analyzed counts what was read.
+    from rea.target import identify
     from rea_plugins.javascript import analyze as build_graph
     from rea_plugins.javascript import inputs
-
-    from rea.target import identify
 
     (tmp_path / "a.js").write_text("export const a = 1;\n")
     (tmp_path / "b.js").write_text("export const b = 2;\n")

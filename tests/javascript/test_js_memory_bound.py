@@ -10,7 +10,6 @@ import tracemalloc
 from pathlib import Path
 
 from rea_plugins.javascript import facts, syntax
-
 from tests.mcp.harness import server_env
 
 SCRIPT = """

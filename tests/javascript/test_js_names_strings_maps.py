@@ -9,11 +9,11 @@ from typing import Any
 import minified
 import pytest
 from jssupport import analyze, graph, retained
-from rea_plugins.javascript import facts
 
 from rea.errors import ReaError
 from rea.session import Session
 from rea.testing import call_tool
+from rea_plugins.javascript import facts
 
 
 def _module(ev_graph: dict[str, Any], path: str) -> dict[str, Any]:

@@ -9,13 +9,13 @@ from typing import Any
 import msgspec
 import pytest
 from jssupport import analyze
-from rea_plugins.javascript import inputs, parallel, syntax
 
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
 from rea.evidence import Evidence, encode
 from rea.session import Session
 from rea.testing import call_tool
+from rea_plugins.javascript import inputs, parallel, syntax
 
 
 @pytest.fixture
@@ -85,9 +85,8 @@ def test_an_archive_is_parsed_in_parallel_too(
 
 
 def test_scripts_that_changed_are_accounted_in_order(tmp_path: Path, workers: list[int]) -> None:
-    from rea_plugins.javascript import analyze as build_graph
-
     from rea.target import identify
+    from rea_plugins.javascript import analyze as build_graph
 
     for name in "abcdef":
         (tmp_path / f"{name}.js").write_text(f"export const {name} = 1;\n")

@@ -13,7 +13,6 @@ import tempfile
 from pathlib import Path
 
 from rea_plugins.javascript import facts
-
 from tests.conformance.references_support import missing
 
 CACHE = Path(__file__).resolve().parents[1] / ".fixtures" / "npm-packages"

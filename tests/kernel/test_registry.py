@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rea_plugins import projections
-from rea_plugins import session as session_plugin
 
 from rea import hookimpl, hookspecs
 from rea import registry as registry_mod
@@ -19,6 +17,8 @@ from rea.errors import ReaError
 from rea.session import Session
 from rea.target import TargetView
 from rea.testing import result_of
+from rea_plugins import projections
+from rea_plugins import session as session_plugin
 from tests.kernel.fakes import DeclaredProvider, ProviderPlugin
 
 

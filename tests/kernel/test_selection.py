@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from rea_plugins import discovery
-from rea_plugins import session as session_plugin
 
 from rea import registry as registry_mod
 from rea.errors import ReaError
@@ -17,6 +15,8 @@ from rea.selection import candidates, parse_provider_choice, requested_choice, s
 from rea.session import Session
 from rea.target import identify
 from rea.testing import call_tool
+from rea_plugins import discovery
+from rea_plugins import session as session_plugin
 from tests.kernel.fakes import DeclaredProvider, ProviderPlugin
 
 

@@ -7,13 +7,13 @@ import time
 from pathlib import Path
 
 import pytest
-from rea_plugins import discovery
-from rea_plugins import session as session_plugin
 
 from rea import registry as registry_mod
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError
 from rea.session import Session
+from rea_plugins import discovery
+from rea_plugins import session as session_plugin
 from tests.kernel.fakes import DeclaredProvider, ProviderPlugin
 
 

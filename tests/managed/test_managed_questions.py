@@ -15,13 +15,13 @@ import anyio
 import pytest
 from managedquestions import BUDGET, QUESTIONS, ask
 from managedsupport import fails, run
-from rea_plugins.managed.tools import TOOLS
 
 from rea.errors import ReaError
 from rea.evidence import retained_reference, to_builtins
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool
+from rea_plugins.managed.tools import TOOLS
 from tests.mcp.harness import connect
 from tests.robustness.test_managed_hostile import CASES, PARSER_WORDS
 

@@ -11,11 +11,11 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from rea_plugins.binary.search.crypto import CryptoIdentification, numbers
 
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
+from rea_plugins.binary.search.crypto import CryptoIdentification, numbers
 from tests.fixtures.native import issue48_fixtures as fx
 from tests.mcp.harness import connect
 

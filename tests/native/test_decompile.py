@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rea_plugins.native import decompile
 
 import tests.fixtures.native.native_fixtures as nf
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
+from rea_plugins.native import decompile
 from tests import toolchains
 
 ENGINE = decompile.engine()

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rea_plugins.binary.core.demangle import demangle
 
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
+from rea_plugins.binary.core.demangle import demangle
 from tests.fixtures.native import issue48_fixtures as fx
 
 

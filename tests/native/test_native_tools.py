@@ -10,13 +10,13 @@ from typing import Any
 
 import jsonschema
 import pytest
-from rea_plugins.native.decompile import engine
 
 import tests.fixtures.native.native_fixtures as nf
 from rea.errors import ReaError
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
+from rea_plugins.native.decompile import engine
 
 DECOMPILER = engine().available
 

@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from rea_plugins.radare2.options import library_dir
 
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool, result_of
+from rea_plugins.radare2.options import library_dir
 from tests.fixtures.native.native_fixtures import native_fixtures
 from tests.radare2.r2_support import owned_alive, worker_pid
 

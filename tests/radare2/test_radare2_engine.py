@@ -7,11 +7,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from rea.operations import unwind
 from rea_plugins.radare2.engine import MAX_COMMAND_BLOCK, Core
 from rea_plugins.radare2.options import library_dir
 from rea_plugins.radare2.program import Program
-
-from rea.operations import unwind
 from tests import toolchains
 from tests.radare2.conftest import require_radare2
 

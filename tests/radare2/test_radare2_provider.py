@@ -10,8 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rea_plugins.radare2 import options
-from rea_plugins.radare2.provider import Radare2Provider
 
 from rea.cli.main import main as cli_main
 from rea.config import load_settings
@@ -21,6 +19,8 @@ from rea.process import WorkerChannel, python_worker_spec
 from rea.registry import Registry
 from rea.session import Session
 from rea.testing import call_tool
+from rea_plugins.radare2 import options
+from rea_plugins.radare2.provider import Radare2Provider
 from tests.radare2.conftest import require_radare2
 from tests.radare2.r2_support import worker_pid
 

@@ -4,9 +4,9 @@ native on the same fixtures (tests/native/stub_checks.py), the library's own stu
 from __future__ import annotations
 
 import pytest
-from rea_plugins.radare2.options import library_dir
 
 from rea.registry import Registry
+from rea_plugins.radare2.options import library_dir
 from tests.native.stub_checks import check_own_stub, check_paths_from_main, check_printf_callers, opened
 
 pytestmark = pytest.mark.skipif(library_dir() is None, reason="radare2 is not installed (pip install 'rea[radare2]')")

@@ -9,6 +9,7 @@ import types
 from typing import Any
 
 import pytest
+
 from rea_plugins.ghidra.types import Applied
 
 LOG: list[tuple[Any, ...]] = []
