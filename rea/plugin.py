@@ -566,6 +566,21 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "RESULT_TYPES",
         "Each core operation's result Struct (operation name to type).",
     ),
+    "NameItem": (
+        "rea.operations.shapes",
+        "NameItem",
+        "One name of a native answer's ``list_names`` page (the tools add the annotation fields).",
+    ),
+    "SentReferenceItem": (
+        "rea.operations.shapes",
+        "SentReferenceItem",
+        "A reference row with ``from_procedure`` and ``to_name`` always sent, null included.",
+    ),
+    "XrefItem": (
+        "rea.operations.shapes",
+        "XrefItem",
+        "One reference to an address, as the ``xrefs`` operation answers it.",
+    ),
     "ReferenceItem": (
         "rea.operations.shapes",
         "ReferenceItem",
@@ -1335,6 +1350,7 @@ __all__ = [
     "JSONValue",
     "Limits",
     "Name",
+    "NameItem",
     "Node",
     "Note",
     "Notebook",
@@ -1385,6 +1401,7 @@ __all__ = [
     "ScenarioDriverDescriptor",
     "Segment",
     "SegmentItem",
+    "SentReferenceItem",
     "Session",
     "SettingSpec",
     "Shape",
@@ -1414,6 +1431,7 @@ __all__ = [
     "UnpackerDescriptor",
     "WorkerChannel",
     "WorkerClient",
+    "XrefItem",
     "__version__",
     "alternatives_remediation",
     "answer",
@@ -1718,6 +1736,7 @@ if TYPE_CHECKING:
     from rea.operations.shapes import DocumentItem as DocumentItem
     from rea.operations.shapes import IndexingCode as IndexingCode
     from rea.operations.shapes import InstructionInspection as InstructionInspection
+    from rea.operations.shapes import NameItem as NameItem
     from rea.operations.shapes import Page as Page
     from rea.operations.shapes import PointerArray as PointerArray
     from rea.operations.shapes import ProcedureInfo as ProcedureInfo
@@ -1732,9 +1751,11 @@ if TYPE_CHECKING:
     from rea.operations.shapes import ReferenceRow as ReferenceRow
     from rea.operations.shapes import ReferenceRows as ReferenceRows
     from rea.operations.shapes import SegmentItem as SegmentItem
+    from rea.operations.shapes import SentReferenceItem as SentReferenceItem
     from rea.operations.shapes import Shape as Shape
     from rea.operations.shapes import StringItem as StringItem
     from rea.operations.shapes import Unavailable as Unavailable
+    from rea.operations.shapes import XrefItem as XrefItem
     from rea.operations.shapes import decode as decode
     from rea.operations.unwind import Extents as Extents
     from rea.operations.unwind import fde_ranges as fde_ranges

@@ -51,8 +51,9 @@ def page_fields(offset: int, limit: int, shown: int, total: int) -> dict[str, An
     return {"offset": offset, "limit": limit, "total": total, "next_offset": next_offset(offset, shown, total)}
 
 
-def page(key: str, items: Sequence[T], params: dict[str, Any], render: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
-    """One page of ``items`` (already in stable order) as the contract's page object."""
+def page(key: str, items: Sequence[T], params: dict[str, Any], render: Callable[[T], object]) -> dict[str, Any]:
+    """One page of ``items`` (already in stable order) as the contract's page object; ``render`` gives a row
+    (a dict or a Struct, encoded as it is)."""
     offset, limit = paging(params)
     window = items[offset : offset + limit]
     return {key: [render(x) for x in window], **page_fields(offset, limit, len(window), len(items))}

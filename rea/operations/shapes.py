@@ -401,6 +401,20 @@ class ReferenceItem(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"s
     to_name: str | None = None
 
 
+class SentReferenceItem(ReferenceItem, kw_only=True, omit_defaults=False):
+    """A reference with ``from_procedure`` and ``to_name`` always sent, null included (as radare2's and angr's
+    answers have always sent them)."""
+
+
+class XrefItem(Shape, rename={"source": "from"}):
+    """One reference to an address (``xrefs``), its keys in the order the providers' answers send them."""
+
+    source: str
+    from_procedure: str | None
+    kind: Literal["call", "jump", "data", "read", "write", "indirect", "computed", "external"]
+    to: str
+
+
 class References(Page):
     procedure: ProcedureRef
     direction: Literal["incoming", "outgoing"]

@@ -7,11 +7,21 @@ from typing import Any, Literal
 
 import msgspec
 
-from rea.plugin import CalleeItem, CallerItem, JSONObject, ReaError, Record, answers, callgraph
+from rea.plugin import (
+    CalleeItem,
+    CallerItem,
+    JSONObject,
+    ReaError,
+    Record,
+    SentReferenceItem,
+    XrefItem,
+    answers,
+    callgraph,
+)
 from rea_plugins.angr import slots, types
 from rea_plugins.angr.insight import Symbolizer, operand_text
 from rea_plugins.angr.model import UNRESOLVED, Analysis, imm_target
-from rea_plugins.angr.rows import InsnRow, ReferenceRow, XrefRow, page
+from rea_plugins.angr.rows import InsnRow
 
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
 _CC_NAMES = {
@@ -457,7 +467,7 @@ class Code:
 
     def read_instructions(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.a.select(params)
-        result = page("instructions", self.instructions(f), params, _same)
+        result = answers.page("instructions", self.instructions(f), params, _same)
         return {"address": self.a.out(f.addr), "name": self.a.fname(f), **result}, None
 
     def callers(self, params: dict[str, Any]) -> tuple[Any, Any]:
@@ -514,8 +524,8 @@ class Code:
         names = {int(a.out(f.addr), 16): a.fname(f) for f in a.funcs}
         return callgraph.answer(edges, names, len(a.funcs), params), None
 
-    def _ref_item(self, r: Ref) -> ReferenceRow:
-        return ReferenceRow(
+    def _ref_item(self, r: Ref) -> SentReferenceItem:
+        return SentReferenceItem(
             source=self.a.out(r.src),
             to=self.a.opt(r.dst),
             kind=r.kind,
@@ -531,14 +541,14 @@ class Code:
         refs = (
             self.index.out_by_proc.get(f.addr, []) if direction == "outgoing" else self.index.in_by_addr.get(f.addr, [])
         )
-        result = page("references", refs, params, self._ref_item)
+        result = answers.page("references", refs, params, self._ref_item)
         return {"procedure": self.a.proc_ref(f), "direction": direction, **result}, None
 
     def xrefs(self, params: dict[str, Any]) -> tuple[Any, Any]:
         a = self.a
         at = a.inn(params.get("address"))
         refs = [
-            XrefRow(source=a.out(r.src), from_procedure=a.opt(r.from_proc), kind=r.kind, to=a.out(at))
+            XrefItem(source=a.out(r.src), from_procedure=a.opt(r.from_proc), kind=r.kind, to=a.out(at))
             for r in self.index.in_by_addr.get(at, [])
         ]
         return {"address": a.out(at), "references": refs}, None

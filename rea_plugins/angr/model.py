@@ -16,6 +16,7 @@ import msgspec
 from rea.plugin import (
     ContainingProcedure,
     DocumentItem,
+    NameItem,
     ProcedureItem,
     ProcedureRef,
     ReaError,
@@ -27,7 +28,7 @@ from rea.plugin import (
 from rea_plugins.angr import layout, resolvers
 from rea_plugins.angr.extents import padded_starts
 from rea_plugins.angr.options import CFG_OPTIONS, MAX_STRING_CHARS, MIN_STRING_CHARS
-from rea_plugins.angr.rows import AddressedName, AddressedString, NameRow, page
+from rea_plugins.angr.rows import AddressedName, AddressedString
 
 Progress = Callable[[str], None]
 ProcKind = Literal["local", "import", "thunk", "external"]
@@ -495,13 +496,13 @@ class Analysis:
         )
 
     def procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
-        result = page("procedures", self.funcs, params, self.proc_item)
+        result = answers.page("procedures", self.funcs, params, self.proc_item)
         offset, limit = answers.paging(params)
         return result, {"functions": [self.proc_raw(f) for f in self.funcs[offset : offset + limit]]}
 
     def search_procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
         found = answers.search(self.funcs, self.fname, params)
-        return page("procedures", found, params, self.proc_item), None
+        return answers.page("procedures", found, params, self.proc_item), None
 
     def strings(self) -> list[AddressedString]:
         return self._once("strings", self._collect_strings)
@@ -550,11 +551,11 @@ class Analysis:
             # The string holding that address (answers.list_strings' rule).
             at = self.inn(params["address"])
             items = [s for s in items if s.addr <= at < s.addr + max(s.item.byte_length, 1)]
-        return page("strings", items, params, _string_item), None
+        return answers.page("strings", items, params, _string_item), None
 
     def search_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
         found = answers.search(self.strings(), lambda s: s.item.value, params)
-        return page("strings", found, params, _string_item), None
+        return answers.page("strings", found, params, _string_item), None
 
     def names(self) -> list[AddressedName]:
         return self._once("names", self._collect_names)
@@ -596,7 +597,7 @@ class Analysis:
             if key in seen:
                 continue
             seen.add(key)
-            out.append(AddressedName(addr, NameRow(address=self.out(addr), name=name, kind=kind, external=external)))
+            out.append(AddressedName(addr, NameItem(address=self.out(addr), name=name, kind=kind, external=external)))
         out.sort(key=lambda n: (n.addr, n.item.name, n.item.kind))
         return out
 
@@ -614,7 +615,7 @@ class Analysis:
         if params.get("address") is not None:
             at = self.inn(params["address"])
             items = [n for n in items if n.addr == at]
-        return page("names", items, params, _name_item), None
+        return answers.page("names", items, params, _name_item), None
 
     def address_name(self, params: dict[str, Any]) -> tuple[Any, Any]:
         at = self.inn(params.get("address"))
@@ -704,7 +705,7 @@ def _string_item(s: AddressedString) -> StringItem:
     return s.item
 
 
-def _name_item(n: AddressedName) -> NameRow:
+def _name_item(n: AddressedName) -> NameItem:
     return n.item
 
 

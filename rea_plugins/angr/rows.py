@@ -3,36 +3,9 @@ where angr's answer sends a key the record omits; each is encoded once, in the w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar
-
 import msgspec
 
-from rea.plugin import JSONObject, Record, ReferenceItem, StringItem, answers
-
-T = TypeVar("T")
-
-
-class ReferenceRow(ReferenceItem, kw_only=True, omit_defaults=False):
-    """A reference with ``from_procedure`` and ``to_name`` always sent, null included."""
-
-
-class XrefRow(Record, frozen=True, kw_only=True, rename={"source": "from"}):
-    """One reference to an address (``xrefs``), its keys in the order the answer sends them."""
-
-    source: str
-    from_procedure: str | None
-    kind: Literal["call", "jump", "data", "read", "write", "indirect", "computed", "external"]
-    to: str
-
-
-class NameRow(Record, frozen=True, kw_only=True):
-    """One name of ``list_names`` (the contract's ``NameItem`` without the fields the tools add)."""
-
-    address: str
-    name: str
-    kind: Literal["function", "data", "import", "export", "label"]
-    external: bool
+from rea.plugin import JSONObject, NameItem, Record, StringItem
 
 
 class InsnRow(Record, frozen=True, kw_only=True):
@@ -59,11 +32,4 @@ class AddressedName(msgspec.Struct, frozen=True):
     """A name row and its address in angr's mapping."""
 
     addr: int
-    item: NameRow
-
-
-def page(key: str, items: Sequence[T], params: dict[str, Any], render: Callable[[T], object]) -> dict[str, object]:
-    """``answers.page`` for rows rendered as Structs (its ``render`` returns dicts)."""
-    offset, limit = answers.paging(params)
-    window = items[offset : offset + limit]
-    return {key: [render(x) for x in window], **answers.page_fields(offset, limit, len(window), len(items))}
+    item: NameItem

@@ -8,12 +8,22 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import CalleeItem, CallerItem, JSONObject, ReaError, Record, answers, callgraph
+from rea.plugin import (
+    CalleeItem,
+    CallerItem,
+    JSONObject,
+    ReaError,
+    Record,
+    SentReferenceItem,
+    XrefItem,
+    answers,
+    callgraph,
+)
 from rea_plugins.radare2.engine import integer, list_of
 from rea_plugins.radare2.facts import Indirect, Symbolizer
 from rea_plugins.radare2.options import PSEUDO_CODE
 from rea_plugins.radare2.program import MAX_BLOCK_BYTES, Proc, Program
-from rea_plugins.radare2.rows import CalleeKind, ReferenceRow, RefKind, XrefRow, page
+from rea_plugins.radare2.rows import CalleeKind, RefKind
 from rea_plugins.radare2.types import Applied
 
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
@@ -234,7 +244,7 @@ class Code:
 
     def read_instructions(self, params: dict[str, Any]) -> tuple[Any, Any]:
         f = self.p.select(params)
-        result = page("instructions", self.instructions(f), params, Insn.item)
+        result = answers.page("instructions", self.instructions(f), params, Insn.item)
         return {"address": hex(f.addr), "name": f.name, **result}, None
 
     def _call_targets(self, f: Proc, insn: Insn) -> list[Callee]:
@@ -345,14 +355,14 @@ class Code:
         raw = {"call_sites_outside_procedures": [hex(s) for s in sorted(outside)]}
         return {"procedure": f.ref(), "callers": callers}, raw
 
-    def _outgoing(self, f: Proc) -> list[ReferenceRow]:
+    def _outgoing(self, f: Proc) -> list[SentReferenceItem]:
         p = self.p
-        refs: dict[tuple[int, int | None, str], ReferenceRow] = {}
+        refs: dict[tuple[int, int | None, str], SentReferenceItem] = {}
 
         def add(src: int, dst: int | None, kind: RefKind) -> None:
             refs.setdefault(
                 (src, dst, kind),
-                ReferenceRow(
+                SentReferenceItem(
                     source=hex(src),
                     to=answers.hexa(dst),
                     kind=kind,
@@ -401,11 +411,11 @@ class Code:
             refs = self._outgoing(f)
         elif direction == "incoming":
             targets = sorted({t for t in self._targets_in(f) if f.addr <= t < f.end})
-            found: list[tuple[int, int, ReferenceRow]] = []
+            found: list[tuple[int, int, SentReferenceItem]] = []
             for t in targets:
                 for r in self._incoming(t):
                     if r.proc is None or r.proc.addr != f.addr:
-                        row = ReferenceRow(
+                        row = SentReferenceItem(
                             source=hex(r.src),
                             to=hex(t),
                             kind=r.kind,
@@ -416,7 +426,7 @@ class Code:
             refs = [row for _, _, row in sorted(found, key=lambda x: (x[0], x[1], x[2].kind))]
         else:
             raise answers.bad("direction", "direction must be 'incoming' or 'outgoing'")
-        result = page("references", refs, params, _same)
+        result = answers.page("references", refs, params, _same)
         return {"procedure": f.ref(), "direction": direction, **result}, None
 
     def _targets_in(self, f: Proc) -> list[int]:
@@ -461,7 +471,7 @@ class Code:
         p.require_analysis()
         at = answers.parse_address(params.get("address"))
         refs = [
-            XrefRow(
+            XrefItem(
                 source=hex(r.src),
                 from_procedure=None if r.proc is None else hex(r.proc.addr),
                 kind=r.kind,
@@ -503,5 +513,5 @@ class Code:
         }, {"command": "pdc", **({"user_types": {"problems": problems}} if self.types.key else {})}
 
 
-def _same(row: ReferenceRow) -> ReferenceRow:
+def _same(row: SentReferenceItem) -> SentReferenceItem:
     return row

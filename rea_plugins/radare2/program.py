@@ -17,6 +17,7 @@ import msgspec
 from rea.plugin import (
     ContainingProcedure,
     JSONObject,
+    NameItem,
     ProcedureItem,
     ProcedureRef,
     ReaError,
@@ -33,11 +34,9 @@ from rea_plugins.radare2.rows import (
     AddressedString,
     AnalysisStats,
     NameKind,
-    NameRow,
     ProcKind,
     RegionRow,
     SlicedDocument,
-    page,
 )
 
 Progress = Callable[[str], None]
@@ -713,7 +712,7 @@ class Program:
 
     def procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
         self.require_analysis()
-        result = page("procedures", self.procs, params, Proc.item)
+        result = answers.page("procedures", self.procs, params, Proc.item)
         offset, limit = answers.paging(params)
         raw = {
             "functions": [
@@ -725,7 +724,7 @@ class Program:
     def search_procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
         self.require_analysis()
         found = answers.search(self.procs, lambda p: p.name, params)
-        return page("procedures", found, params, Proc.item), None
+        return answers.page("procedures", found, params, Proc.item), None
 
     def strings(self) -> list[AddressedString]:
         if self._strings is None:
@@ -772,11 +771,11 @@ class Program:
             # The string holding that address (answers.list_strings' rule).
             at = answers.parse_address(params["address"])
             items = [s for s in items if s.addr <= at < s.addr + max(s.item.byte_length, 1)]
-        return page("strings", items, params, _string_item), None
+        return answers.page("strings", items, params, _string_item), None
 
     def search_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
         found = answers.search(self.strings(), lambda s: s.item.value, params)
-        return page("strings", found, params, _string_item), None
+        return answers.page("strings", found, params, _string_item), None
 
     def names(self) -> list[AddressedName]:
         if self._names is None:
@@ -802,12 +801,12 @@ class Program:
                 kind = "label"
             out.setdefault(
                 (addr, name, kind),
-                AddressedName(addr, NameRow(address=hex(addr), name=name, kind=kind, external=False)),
+                AddressedName(addr, NameItem(address=hex(addr), name=name, kind=kind, external=False)),
             )
         for name, addr in self.imports.items():
             out.setdefault(
                 (addr, name, "import"),
-                AddressedName(addr, NameRow(address=hex(addr), name=name, kind="import", external=True)),
+                AddressedName(addr, NameItem(address=hex(addr), name=name, kind="import", external=True)),
             )
         return [out[k] for k in sorted(out)]
 
@@ -824,7 +823,7 @@ class Program:
         if params.get("address") is not None:
             at = answers.parse_address(params["address"])
             items = [n for n in items if n.addr == at]
-        return page("names", items, params, _name_item), None
+        return answers.page("names", items, params, _name_item), None
 
     def address_name(self, params: dict[str, Any]) -> tuple[Any, Any]:
         at = answers.parse_address(params.get("address"))
@@ -849,7 +848,7 @@ def _string_item(s: AddressedString) -> StringItem:
     return s.item
 
 
-def _name_item(n: AddressedName) -> NameRow:
+def _name_item(n: AddressedName) -> NameItem:
     return n.item
 
 

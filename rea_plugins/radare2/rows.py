@@ -3,42 +3,16 @@ where radare2's answer says a key the record omits; each is encoded once, in the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import DocumentItem, Record, ReferenceItem, StringItem, answers
-
-T = TypeVar("T")
+from rea.plugin import DocumentItem, NameItem, Record, StringItem
 
 RefKind = Literal["call", "jump", "data", "read", "write", "indirect", "computed", "external"]
 CalleeKind = Literal["direct", "tail", "import", "indirect"]
 NameKind = Literal["function", "data", "import", "export", "label"]
 ProcKind = Literal["local", "import", "thunk", "external"]
-
-
-class ReferenceRow(ReferenceItem, kw_only=True, omit_defaults=False):
-    """A reference as radare2's answers send it: ``from_procedure`` and ``to_name`` always, null included (the
-    contract's ``ReferenceItem`` leaves a null one out)."""
-
-
-class XrefRow(Record, frozen=True, kw_only=True, rename={"source": "from"}):
-    """One reference to an address (``xrefs``), in the order radare2's answer has always sent its keys."""
-
-    source: str
-    from_procedure: str | None
-    kind: RefKind
-    to: str
-
-
-class NameRow(Record, frozen=True, kw_only=True):
-    """One name of ``list_names`` (the contract's ``NameItem`` without the annotation fields the tools add)."""
-
-    address: str
-    name: str
-    kind: NameKind
-    external: bool
 
 
 class RegionRow(Record, frozen=True, kw_only=True):
@@ -100,12 +74,4 @@ class AddressedName(msgspec.Struct, frozen=True):
     """A name row and its address as an integer."""
 
     addr: int
-    item: NameRow
-
-
-def page(key: str, items: Sequence[T], params: dict[str, Any], render: Callable[[T], object]) -> dict[str, object]:
-    """``answers.page`` over rows rendered as Structs (its ``render`` returns dicts): the window under ``key``, then
-    the paging fields, in that order."""
-    offset, limit = answers.paging(params)
-    window = items[offset : offset + limit]
-    return {key: [render(x) for x in window], **answers.page_fields(offset, limit, len(window), len(items))}
+    item: NameItem
