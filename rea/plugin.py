@@ -372,6 +372,32 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "answer",
         "Dispatch one operation; ``capability_unavailable`` for one this layer does not implement.",
     ),
+    "Arguments": (
+        "rea.arguments",
+        "Arguments",
+        "A call's arguments as the client sent them, checked against the input schema: JSON, read with ``arg_*``.",
+    ),
+    "arg_str": (
+        "rea.arguments",
+        "arg_str",
+        "The string argument of a call (None, or the default, when absent or null).",
+    ),
+    "arg_int": (
+        "rea.arguments",
+        "arg_int",
+        "The integer argument of a call (None, or the default, when absent or null).",
+    ),
+    "arg_float": (
+        "rea.arguments",
+        "arg_float",
+        "The number argument of a call, as sent (None, or the default, when absent or null).",
+    ),
+    "arg_bool": ("rea.arguments", "arg_bool", "The boolean argument of a call (the default when absent or null)."),
+    "arg_strs": ("rea.arguments", "arg_strs", "The list-of-strings argument of a call (None when absent)."),
+    "arg_ints": ("rea.arguments", "arg_ints", "The list-of-integers argument of a call (None when absent)."),
+    "arg_object": ("rea.arguments", "arg_object", "The JSON-object argument of a call (None when absent)."),
+    "arg_objects": ("rea.arguments", "arg_objects", "The list-of-objects argument of a call (None when absent)."),
+    "arg_list": ("rea.arguments", "arg_list", "The list argument of a call, any JSON values (None when absent)."),
     "hexa": ("rea.operations.answers", "hexa", "An address as the contract's lowercase ``0x`` hex string."),
     "int_param": (
         "rea.operations.answers",
@@ -1309,6 +1335,7 @@ __all__ = [
     "Answers",
     "ArchiveEntry",
     "ArchiveReader",
+    "Arguments",
     "Assembly",
     "Availability",
     "Block",
@@ -1436,6 +1463,15 @@ __all__ = [
     "alternatives_remediation",
     "answer",
     "answers",
+    "arg_bool",
+    "arg_float",
+    "arg_int",
+    "arg_ints",
+    "arg_list",
+    "arg_object",
+    "arg_objects",
+    "arg_str",
+    "arg_strs",
     "arr",
     "as_object",
     "attach",
@@ -1593,6 +1629,16 @@ if TYPE_CHECKING:
     from rea.annotations import TypeEntry as TypeEntry
     from rea.annotations import check_field as check_field
     from rea.annotations import normalize_address as normalize_address
+    from rea.arguments import Arguments as Arguments
+    from rea.arguments import arg_bool as arg_bool
+    from rea.arguments import arg_float as arg_float
+    from rea.arguments import arg_int as arg_int
+    from rea.arguments import arg_ints as arg_ints
+    from rea.arguments import arg_list as arg_list
+    from rea.arguments import arg_object as arg_object
+    from rea.arguments import arg_objects as arg_objects
+    from rea.arguments import arg_str as arg_str
+    from rea.arguments import arg_strs as arg_strs
     from rea.cache import AnalysisCache as AnalysisCache
     from rea.cache import CacheKey as CacheKey
     from rea.cache import default_cache as default_cache

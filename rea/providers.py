@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from rea.arguments import Arguments
 from rea.context import CallContext
 from rea.evidence import as_object
 from rea.target import Target
@@ -114,7 +115,7 @@ class AnalysisClient(abc.ABC):
     """A provider's live session on one target. Created by ``AnalysisProvider.open``."""
 
     @abc.abstractmethod
-    def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def execute(self, operation: str, params: Arguments, ctx: CallContext) -> OperationResult:
         """Run one declared operation; raise ``ReaError`` on failure."""
 
     def close(self) -> CloseOutcome:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
+from rea.arguments import Arguments
+
 if TYPE_CHECKING:
     from rea.context import CallContext
     from rea.evidence import Evidence
@@ -75,7 +77,7 @@ REQUEST_FEATURES = frozenset({"progress", "cancellation"})
 class ToolCall:
     """One invocation: validated arguments, the session, and the call context."""
 
-    def __init__(self, tool: ToolDef, args: dict[str, Any], session: Session, ctx: CallContext) -> None:
+    def __init__(self, tool: ToolDef, args: Arguments, session: Session, ctx: CallContext) -> None:
         self.tool = tool
         self.args = args
         self.session = session

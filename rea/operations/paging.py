@@ -24,7 +24,7 @@ def hexa(value: int | None) -> str | None:
     return None if value is None else hex(value)
 
 
-def int_param(params: dict[str, Any], name: str, default: int, lo: int, hi: int | None = None) -> int:
+def int_param(params: Mapping[str, object], name: str, default: int, lo: int, hi: int | None = None) -> int:
     value = params.get(name, default)
     if value is None:
         return default
@@ -36,14 +36,14 @@ def int_param(params: dict[str, Any], name: str, default: int, lo: int, hi: int 
     return value
 
 
-def paging(params: dict[str, Any], default: int = DEFAULT_LIMIT, maximum: int = MAX_LIMIT) -> tuple[int, int]:
+def paging(params: Mapping[str, object], default: int = DEFAULT_LIMIT, maximum: int = MAX_LIMIT) -> tuple[int, int]:
     """A request's ``offset`` and ``limit``, checked (validate before costly work, then page with ``page``)."""
     return int_param(params, "offset", 0, 0), int_param(params, "limit", default, 1, maximum)
 
 
-def whole_program_paging(params: Mapping[str, Any]) -> tuple[int, int]:
+def whole_program_paging(params: Mapping[str, object]) -> tuple[int, int]:
     """``paging`` for the whole-program answers (every call edge, every procedure's fingerprint): larger pages."""
-    return paging(dict(params), WHOLE_PROGRAM_LIMIT, WHOLE_PROGRAM_MAX_LIMIT)
+    return paging(params, WHOLE_PROGRAM_LIMIT, WHOLE_PROGRAM_MAX_LIMIT)
 
 
 def page_fields(offset: int, limit: int, shown: int, total: int) -> dict[str, Any]:
@@ -51,7 +51,7 @@ def page_fields(offset: int, limit: int, shown: int, total: int) -> dict[str, An
     return {"offset": offset, "limit": limit, "total": total, "next_offset": next_offset(offset, shown, total)}
 
 
-def page(key: str, items: Sequence[T], params: dict[str, Any], render: Callable[[T], object]) -> dict[str, Any]:
+def page(key: str, items: Sequence[T], params: Mapping[str, object], render: Callable[[T], object]) -> dict[str, Any]:
     """One page of ``items`` (already in stable order) as the contract's page object; ``render`` gives a row
     (a dict or a Struct, encoded as it is)."""
     offset, limit = paging(params)
