@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import msgspec
 
 from rea.errors import ReaError, configuration_invalid
+from rea.records import JSONData
 
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 ENVELOPE_RESERVE_BYTES = 1024
@@ -288,7 +289,7 @@ def load_settings(
     if problems:
         first = problems[0]
         if len(problems) > 1:
-            first.details["settings"] = [s for p in problems for s in p.details.get("settings", [])]
+            first.details["settings"] = [s for p in problems for s in _settings_of(p)]
             first.message += f" (and {len(problems) - 1} more invalid setting{'s' if len(problems) > 2 else ''})"
         raise first
     return Settings(
@@ -301,3 +302,9 @@ def load_settings(
         toolsets=selected,
         toolsets_on_demand=demand,
     )
+
+
+def _settings_of(err: ReaError) -> Sequence[JSONData]:
+    """The settings a ``configuration_invalid`` error names (``details.settings``)."""
+    found = err.details.get("settings")
+    return found if isinstance(found, list) else []

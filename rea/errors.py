@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from collections.abc import Mapping, Sequence
+from typing import Final, Literal
 
 import msgspec
 
 from rea.fsnames import shown
+from rea.records import JSONData, JSONObject
 
 Category = Literal[
     "invalid_input",
@@ -62,7 +64,8 @@ class ErrorProjection(msgspec.Struct, frozen=True, kw_only=True):
     message: str
     retryable: bool
     remediation: Remediation
-    details: dict[str, Any]
+    # Facts about this failure, by code: open JSON (a path, a limit, a list of issues), not one shape.
+    details: dict[str, JSONData]
 
 
 class ReaError(Exception):
@@ -74,7 +77,7 @@ class ReaError(Exception):
         message: str,
         *,
         remediation: str = "",
-        details: dict[str, Any] | None = None,
+        details: Mapping[str, JSONData] | None = None,
         cleanup_remaining: list[str] | None = None,
     ) -> None:
         if code not in CODES:
@@ -85,7 +88,9 @@ class ReaError(Exception):
         self.code = code
         self.message = message
         self.remediation = remediation or _DEFAULT_REMEDIATION.get(code, "Read details and retry.")
-        self.details: dict[str, Any] = {k: shown(v) if isinstance(v, str) else v for k, v in (details or {}).items()}
+        self.details: dict[str, JSONData] = {
+            k: shown(v) if isinstance(v, str) else v for k, v in (details or {}).items()
+        }
         self.cleanup_remaining = cleanup_remaining
 
     @property
@@ -121,8 +126,8 @@ class ReaError(Exception):
             details=self.details,
         )
 
-    def projection_dict(self) -> dict[str, Any]:
-        result: dict[str, Any] = msgspec.to_builtins(self.projection())
+    def projection_dict(self) -> JSONObject:
+        result: JSONObject = msgspec.to_builtins(self.projection())
         return result
 
     def __repr__(self) -> str:
@@ -147,14 +152,14 @@ _DEFAULT_REMEDIATION: Final[dict[str, str]] = {
 }
 
 
-def invalid_request(message: str, issues: list[dict[str, Any]]) -> ReaError:
+def invalid_request(message: str, issues: Sequence[Mapping[str, JSONData]]) -> ReaError:
     """An ``invalid_request`` error with ``details.issues``."""
     return ReaError("invalid_request", message, details={"issues": issues})
 
 
-def issue(path: str, reason: IssueReason, message: str, **extra: Any) -> dict[str, Any]:
+def issue(path: str, reason: IssueReason, message: str, **extra: JSONData) -> dict[str, JSONData]:
     """One entry of ``details.issues``."""
-    out: dict[str, Any] = {"path": path, "reason": reason, "message": message}
+    out: dict[str, JSONData] = {"path": path, "reason": reason, "message": message}
     out.update(extra)
     return out
 

@@ -398,6 +398,31 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
     "arg_object": ("rea.arguments", "arg_object", "The JSON-object argument of a call (None when absent)."),
     "arg_objects": ("rea.arguments", "arg_objects", "The list-of-objects argument of a call (None when absent)."),
     "arg_list": ("rea.arguments", "arg_list", "The list argument of a call, any JSON values (None when absent)."),
+    "ProcedureKind": (
+        "rea.operations.shapes",
+        "ProcedureKind",
+        "What a native procedure is: ``local``, ``import``, ``thunk`` or ``external``.",
+    ),
+    "SegmentKind": (
+        "rea.operations.shapes",
+        "SegmentKind",
+        "What a native segment row is: ``segment`` (loaded) or ``section``.",
+    ),
+    "StringEncoding": (
+        "rea.operations.shapes",
+        "StringEncoding",
+        "The encodings of a native string row: ``ascii``, ``utf-8``, ``utf-16le``.",
+    ),
+    "NameKind": (
+        "rea.operations.shapes",
+        "NameKind",
+        "What a native name labels: ``function``, ``data``, ``import``, ``export`` or ``label``.",
+    ),
+    "ReferenceKind": (
+        "rea.operations.shapes",
+        "ReferenceKind",
+        "The kinds of a native reference: ``call``, ``jump``, ``data``, ``read``, ``write``, ``indirect``, ...",
+    ),
     "hexa": ("rea.operations.answers", "hexa", "An address as the contract's lowercase ``0x`` hex string."),
     "int_param": (
         "rea.operations.answers",
@@ -1378,6 +1403,7 @@ __all__ = [
     "Limits",
     "Name",
     "NameItem",
+    "NameKind",
     "Node",
     "Note",
     "Notebook",
@@ -1392,6 +1418,7 @@ __all__ = [
     "Procedure",
     "ProcedureInfo",
     "ProcedureItem",
+    "ProcedureKind",
     "ProcedureRef",
     "ProcedureRow",
     "ProcedureRows",
@@ -1410,6 +1437,7 @@ __all__ = [
     "Record",
     "Reference",
     "ReferenceItem",
+    "ReferenceKind",
     "ReferenceRow",
     "ReferenceRows",
     "Registry",
@@ -1428,6 +1456,7 @@ __all__ = [
     "ScenarioDriverDescriptor",
     "Segment",
     "SegmentItem",
+    "SegmentKind",
     "SentReferenceItem",
     "Session",
     "SettingSpec",
@@ -1437,6 +1466,7 @@ __all__ = [
     "SnapshotSource",
     "Source",
     "String",
+    "StringEncoding",
     "StringItem",
     "Subscriber",
     "Target",
@@ -1783,10 +1813,12 @@ if TYPE_CHECKING:
     from rea.operations.shapes import IndexingCode as IndexingCode
     from rea.operations.shapes import InstructionInspection as InstructionInspection
     from rea.operations.shapes import NameItem as NameItem
+    from rea.operations.shapes import NameKind as NameKind
     from rea.operations.shapes import Page as Page
     from rea.operations.shapes import PointerArray as PointerArray
     from rea.operations.shapes import ProcedureInfo as ProcedureInfo
     from rea.operations.shapes import ProcedureItem as ProcedureItem
+    from rea.operations.shapes import ProcedureKind as ProcedureKind
     from rea.operations.shapes import ProcedureRef as ProcedureRef
     from rea.operations.shapes import ProcedureRow as ProcedureRow
     from rea.operations.shapes import ProcedureRows as ProcedureRows
@@ -1794,11 +1826,14 @@ if TYPE_CHECKING:
     from rea.operations.shapes import ProgramCallGraphRows as ProgramCallGraphRows
     from rea.operations.shapes import PseudoCode as PseudoCode
     from rea.operations.shapes import ReferenceItem as ReferenceItem
+    from rea.operations.shapes import ReferenceKind as ReferenceKind
     from rea.operations.shapes import ReferenceRow as ReferenceRow
     from rea.operations.shapes import ReferenceRows as ReferenceRows
     from rea.operations.shapes import SegmentItem as SegmentItem
+    from rea.operations.shapes import SegmentKind as SegmentKind
     from rea.operations.shapes import SentReferenceItem as SentReferenceItem
     from rea.operations.shapes import Shape as Shape
+    from rea.operations.shapes import StringEncoding as StringEncoding
     from rea.operations.shapes import StringItem as StringItem
     from rea.operations.shapes import Unavailable as Unavailable
     from rea.operations.shapes import XrefItem as XrefItem

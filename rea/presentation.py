@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import msgspec
 
-from rea.catalog.schemas import evidence_output_schema, typed_result, with_content_id
+from rea.catalog.schemas import evidence_output_schema, subschema, typed_result, with_content_id
 from rea.catalog.tool import ResultType
 from rea.errors import ReaError
 from rea.evidence import (
@@ -58,6 +58,7 @@ from rea.evidence import (
     provenance,
     provenance_id,
 )
+from rea.records import JSONObject
 
 if TYPE_CHECKING:
     from rea.session import Binding, Session
@@ -167,9 +168,8 @@ def present(doc: Any, mode: str) -> Any:
             return lean(doc)
         if mode != COMPACT or doc.analysis_profile is None:
             return doc
-        record: dict[str, Any] = as_object(doc)
-        record["analysis_profile"] = ProfileReference(digest=doc.analysis_profile.digest)
-        return record
+        # One level deep: the result stays the Struct it is (encoded once, on the wire).
+        return {**as_object(doc), "analysis_profile": ProfileReference(digest=doc.analysis_profile.digest)}
     if mode == LEAN and is_evidence(doc):
         return _lean_builtins(doc)
     if mode != COMPACT or not is_evidence(doc):
@@ -180,10 +180,11 @@ def present(doc: Any, mode: str) -> Any:
     return {**doc, "analysis_profile": msgspec.to_builtins(ProfileReference(digest=profile["digest"]))}
 
 
-def _lean_builtins(doc: dict[str, Any]) -> dict[str, Any]:
-    """A complete record given as builtins, lean (its results are not converted again)."""
+def _lean_builtins(doc: JSONObject) -> JSONObject:
+    """A complete record given as builtins (a record passed back as JSON), lean (its results are not converted
+    again)."""
     envelope = {**doc, "normalized_result": None, "raw_result": None}
-    out: dict[str, Any] = msgspec.to_builtins(lean(msgspec.convert(envelope, Evidence)))
+    out: JSONObject = msgspec.to_builtins(lean(msgspec.convert(envelope, Evidence)))
     out["normalized_result"] = doc["normalized_result"]
     if doc["raw_result"] is not None:
         out["raw_result"] = doc["raw_result"]
@@ -191,12 +192,12 @@ def _lean_builtins(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 @functools.cache
-def compact_evidence_output_schema(result_type: ResultType | None = None) -> dict[str, Any]:
+def compact_evidence_output_schema(result_type: ResultType | None = None) -> JSONObject:
     """The output schema of Evidence-producing tools under the compact presentation."""
     body = copy.deepcopy({k: v for k, v in evidence_output_schema(result_type).items() if k not in ("$id", "$schema")})
     (_,), components = msgspec.json.schema_components([ProfileReference], ref_template="#/$defs/{name}")
-    body["$defs"][PROFILE_REFERENCE] = components[PROFILE_REFERENCE]
-    body["properties"]["analysis_profile"] = {
+    subschema(body["$defs"])[PROFILE_REFERENCE] = components[PROFILE_REFERENCE]
+    subschema(body["properties"])["analysis_profile"] = {
         "anyOf": [{"$ref": "#/$defs/AnalysisProfile"}, {"$ref": f"#/$defs/{PROFILE_REFERENCE}"}, {"type": "null"}]
     }
     body["description"] = (
@@ -208,11 +209,11 @@ def compact_evidence_output_schema(result_type: ResultType | None = None) -> dic
 
 
 @functools.cache
-def lean_evidence_output_schema(result_type: ResultType | None = None) -> dict[str, Any]:
+def lean_evidence_output_schema(result_type: ResultType | None = None) -> JSONObject:
     """The output schema of Evidence-producing tools under the lean presentation (``LeanEvidence``, its
     normalized_result typed as the tool's result)."""
     (root,), components = msgspec.json.schema_components([LeanEvidence], ref_template="#/$defs/{name}")
-    body = copy.deepcopy(components.pop(root["$ref"].rsplit("/", 1)[-1]))
+    body: JSONObject = copy.deepcopy(components.pop(root["$ref"].rsplit("/", 1)[-1]))
     body["$defs"] = components
     body["description"] = (
         "An Evidence record in the lean presentation: evidence_id is the complete record's (retained in the "
@@ -223,11 +224,11 @@ def lean_evidence_output_schema(result_type: ResultType | None = None) -> dict[s
 
 
 def output_schema_for(
-    tool_output_schema: dict[str, Any] | None,
-    complete: dict[str, Any],
+    tool_output_schema: JSONObject | None,
+    complete: JSONObject,
     mode: str,
     result_type: ResultType | None = None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """The advertised output schema of a tool under ``mode`` (only Evidence results change)."""
     if tool_output_schema is None:
         if mode == COMPACT:

@@ -13,12 +13,13 @@
 - ``ToolStep``: a tool call that continues from an answer (its name and arguments).
 - ``JSONValue``: any JSON value: a browser's or an engine's JSON, a user's document. A field of this type says in
   a comment why it is not a Struct. ``JSONObject`` is such a JSON object (``dict[str, JSONValue]``), e.g. a JSON
-  Schema fragment of a tool's input schema (JSON Schema's vocabulary, not a rea record).
+  Schema fragment of a tool's input schema (JSON Schema's vocabulary, not a rea record). ``JSONData`` is what a
+  parameter takes that rea only encodes (an error's details): any JSON value, its containers read-only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import msgspec
@@ -29,8 +30,12 @@ if TYPE_CHECKING:
     # Recursive for the type checker; msgspec cannot analyse a recursive alias (it recurses without end), so at
     # run time it is Any, which msgspec decodes as any JSON value and describes as the empty schema.
     JSONValue = str | int | float | bool | None | list["JSONValue"] | dict[str, "JSONValue"]
+    # What a value rea only encodes may be: any JSON, its containers read-only (covariant), so a ``list[str]`` or
+    # a ``dict[str, int]`` is one without a copy.
+    JSONData = str | int | float | bool | None | Sequence["JSONData"] | Mapping[str, "JSONData"]
 else:
     JSONValue = Any
+    JSONData = Any
 
 # A JSON object rea does not shape: a JSON Schema fragment, a foreign document's object.
 JSONObject = dict[str, JSONValue]

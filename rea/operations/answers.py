@@ -2,6 +2,9 @@
 
 Engine-free: pages, selectors, searches and the normalized shapes are computed here once, for the Ghidra
 worker and for the Hopper client alike.
+
+An answer is JSON (``JSONObject``), not a Struct: the Ghidra worker sends it over its pipe as such, and the binary
+plugin's tools read every provider's answer as the JSON object ``rea.operations.shapes`` describes to clients.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from rea.arguments import Arguments
 from rea.errors import ReaError
 from rea.operations import ANSWER_OPERATIONS, callgraph
 from rea.operations.paging import (
@@ -51,6 +55,9 @@ from rea.operations.paging import (
     whole_program_paging as whole_program_paging,
 )
 from rea.operations.records import Detail, Inventory, Procedure, Reference, Source
+from rea.operations.records import Instruction as InstructionRecord
+from rea.operations.records import String as StringRecord
+from rea.records import JSONObject
 from rea.search import matcher
 
 Answer = tuple[Any, Any]
@@ -101,7 +108,7 @@ def no_code_here(name: str, address: int, kind: str) -> ReaError:
     )
 
 
-def search(items: Sequence[T], text: Callable[[T], str], params: dict[str, Any]) -> list[T]:
+def search(items: Sequence[T], text: Callable[[T], str], params: Arguments) -> list[T]:
     """The items whose text matches a ``search_*`` request (literal, or RE2 in linear time)."""
     match = matcher(params)
     return [x for x in items if match(text(x))]
@@ -122,36 +129,19 @@ DEFAULT_ABI = {
 }
 
 
-def string_type(encoding: str, byte_length: int) -> dict[str, Any]:
+def string_type(encoding: str, byte_length: int) -> JSONObject:
     """``inspect_native_data_type``'s type of a string: an array of its code units, the terminator counted."""
     unit = 2 if encoding == "utf-16le" else 1
     count = byte_length // unit + 1
-    element = {"name": "char16_t" if unit == 2 else "char", "kind": "integer", "size": unit}
+    name = "char16_t" if unit == 2 else "char"
+    element: JSONObject = {"name": name, "kind": "integer", "size": unit}
     return {
-        "name": f"{element['name']}[{count}]",
+        "name": f"{name}[{count}]",
         "kind": "string",
         "size": count * unit,
         "element": element,
         "count": count,
     }
-
-
-def public(item: dict[str, Any]) -> dict[str, Any]:
-    """An engine's row without its private (``_``-prefixed) keys."""
-    return {k: v for k, v in item.items() if not k.startswith("_")}
-
-
-def list_strings(strings: list[dict[str, Any]], params: dict[str, Any], at: int | None) -> dict[str, Any]:
-    """``list_strings`` over an engine's string rows (``_addr`` in its own addresses): a page, or with ``at``
-    the string holding that address."""
-    if at is not None:
-        strings = [s for s in strings if s["_addr"] <= at < s["_addr"] + max(s["byte_length"], 1)]
-    return page("strings", strings, params, public)
-
-
-def search_strings(strings: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
-    """``search_strings`` over an engine's string rows."""
-    return page("strings", search(strings, lambda s: str(s["value"]), params), params, public)
 
 
 class Answers:
@@ -205,7 +195,7 @@ class Answers:
             return str(self._sections[i][2])
         return None
 
-    def select(self, params: dict[str, Any]) -> Procedure:
+    def select(self, params: Arguments) -> Procedure:
         """The procedure a selector names: an exact name, or an address where one starts."""
         value = params.get("procedure")
         if value is None:
@@ -246,15 +236,15 @@ class Answers:
     # -- items ---------------------------------------------------------------------------------
 
     @staticmethod
-    def proc_item(p: Procedure) -> dict[str, Any]:
+    def proc_item(p: Procedure) -> JSONObject:
         return {"address": hex(p.address), "name": p.name, "size": p.end - p.address, "kind": p.kind, "end": hex(p.end)}
 
     @staticmethod
-    def proc_ref(p: Procedure) -> dict[str, Any]:
+    def proc_ref(p: Procedure) -> JSONObject:
         return {"address": hex(p.address), "name": p.name}
 
     @staticmethod
-    def ref_item(r: Reference) -> dict[str, Any]:
+    def ref_item(r: Reference) -> JSONObject:
         return {
             "from": hex(r.src),
             "to": hexa(r.dst),
@@ -265,7 +255,7 @@ class Answers:
 
     # -- whole-program operations --------------------------------------------------------------
 
-    def list_documents(self, params: dict[str, Any]) -> Answer:
+    def list_documents(self, params: Arguments) -> Answer:
         d = self.inv.document
         doc = {
             "name": d.name,
@@ -284,7 +274,7 @@ class Answers:
         }
         return {"documents": [doc]}, raw
 
-    def list_segments(self, params: dict[str, Any]) -> Answer:
+    def list_segments(self, params: Arguments) -> Answer:
         items = [
             {
                 "name": s.name,
@@ -300,13 +290,13 @@ class Answers:
         ]
         return {"segments": items}, None
 
-    def list_procedures(self, params: dict[str, Any]) -> Answer:
+    def list_procedures(self, params: Arguments) -> Answer:
         return page("procedures", self.procs, params, self.proc_item), None
 
-    def search_procedures(self, params: dict[str, Any]) -> Answer:
+    def search_procedures(self, params: Arguments) -> Answer:
         return page("procedures", search(self.procs, lambda p: p.name, params), params, self.proc_item), None
 
-    def _string_item(self, s: Any) -> dict[str, Any]:
+    def _string_item(self, s: StringRecord) -> JSONObject:
         return {
             "address": hex(s.address),
             "value": s.value,
@@ -316,17 +306,17 @@ class Answers:
             "section": s.section,
         }
 
-    def list_strings(self, params: dict[str, Any]) -> Answer:
+    def list_strings(self, params: Arguments) -> Answer:
         items = self.strings
         if params.get("address") is not None:
             at = parse_address(params["address"])
             items = [s for s in items if s.address <= at < s.address + max(s.byte_length, 1)]
         return page("strings", items, params, self._string_item), None
 
-    def search_strings(self, params: dict[str, Any]) -> Answer:
+    def search_strings(self, params: Arguments) -> Answer:
         return page("strings", search(self.strings, lambda s: s.value, params), params, self._string_item), None
 
-    def list_names(self, params: dict[str, Any]) -> Answer:
+    def list_names(self, params: Arguments) -> Answer:
         items = self.names
         if params.get("address") is not None:
             at = parse_address(params["address"])
@@ -338,17 +328,17 @@ class Answers:
             lambda n: {"address": hex(n.address), "name": n.name, "kind": n.kind, "external": n.external},
         ), None
 
-    def address_name(self, params: dict[str, Any]) -> Answer:
+    def address_name(self, params: Arguments) -> Answer:
         at = parse_address(params.get("address"))
         names = self._names_at.get(at, [])
         name = names[0] if names else self.name_at(at)
         return {"address": hex(at), "name": name}, {"names": list(names)}
 
-    def procedure_address(self, params: dict[str, Any]) -> Answer:
+    def procedure_address(self, params: Arguments) -> Answer:
         p = self.select(params)
         return {"procedure": params.get("procedure"), "address": hex(p.address), "name": p.name}, None
 
-    def resolve_containing_procedure(self, params: dict[str, Any]) -> Answer:
+    def resolve_containing_procedure(self, params: Arguments) -> Answer:
         at = parse_address(params.get("address"))
         p = self.containing(at)
         proc = (
@@ -360,7 +350,7 @@ class Answers:
 
     # -- procedure operations ------------------------------------------------------------------
 
-    def procedure_info(self, params: dict[str, Any]) -> Answer:
+    def procedure_info(self, params: Arguments) -> Answer:
         p = self.select(params)
         d = self.detail(p)
         result = {
@@ -378,7 +368,7 @@ class Answers:
         raw = {"ranges": [[hex(s), hex(e)] for s, e in p.ranges], "thunk_of": p.thunk_of}
         return result, raw
 
-    def procedure_blocks(self, params: dict[str, Any]) -> Answer:
+    def procedure_blocks(self, params: Arguments) -> Answer:
         p = self.select(params)
         blocks, edges = [], []
         for b in self.detail(p).blocks:
@@ -396,7 +386,7 @@ class Answers:
         return {"address": hex(p.address), "name": p.name, "blocks": blocks, "edges": edges}, None
 
     @staticmethod
-    def _insn_item(i: Any) -> dict[str, Any]:
+    def _insn_item(i: InstructionRecord) -> JSONObject:
         return {
             "address": hex(i.address),
             "bytes": i.bytes,
@@ -405,7 +395,7 @@ class Answers:
             "text": f"{i.mnemonic} {i.operands}".strip(),
         }
 
-    def procedure_assembly(self, params: dict[str, Any]) -> Answer:
+    def procedure_assembly(self, params: Arguments) -> Answer:
         p = self.select(params)
         cap = int_param(params, "max_instructions", MAX_ASSEMBLY_INSTRUCTIONS, 1, MAX_ASSEMBLY_INSTRUCTIONS)
         insns = self.detail(p).instructions
@@ -416,7 +406,7 @@ class Answers:
             "truncated": len(insns) > cap,
         }, None
 
-    def read_function_instructions(self, params: dict[str, Any]) -> Answer:
+    def read_function_instructions(self, params: Arguments) -> Answer:
         p = self.select(params)
         result = page("instructions", self.detail(p).instructions, params, self._insn_item)
         return {"address": hex(p.address), "name": p.name, **result}, None
@@ -431,7 +421,7 @@ class Answers:
                 out.append(r)
         return out
 
-    def procedure_callers(self, params: dict[str, Any]) -> Answer:
+    def procedure_callers(self, params: Arguments) -> Answer:
         p = self.select(params)
         sites: dict[int, set[int]] = defaultdict(set)
         for r in self._call_refs(p):
@@ -443,7 +433,7 @@ class Answers:
         ]
         return {"procedure": self.proc_ref(p), "callers": callers}, None
 
-    def procedure_callees(self, params: dict[str, Any]) -> Answer:
+    def procedure_callees(self, params: Arguments) -> Answer:
         p = self.select(params)
         groups: dict[tuple[str, int | None, str | None], set[int]] = defaultdict(set)
         for c in self.detail(p).calls:
@@ -455,7 +445,7 @@ class Answers:
         ]
         return {"procedure": self.proc_ref(p), "callees": callees}, None
 
-    def program_call_graph(self, params: dict[str, Any]) -> Answer:
+    def program_call_graph(self, params: Arguments) -> Answer:
         callgraph.check(params)
         edges = []
         for p in self.procs:
@@ -464,7 +454,7 @@ class Answers:
             )
         return callgraph.answer(edges, {p.address: p.name for p in self.procs}, len(self.procs), params), None
 
-    def procedure_references(self, params: dict[str, Any]) -> Answer:
+    def procedure_references(self, params: Arguments) -> Answer:
         p = self.select(params)
         direction = params.get("direction", "outgoing") or "outgoing"
         if direction not in ("incoming", "outgoing"):
@@ -473,7 +463,7 @@ class Answers:
         result = page("references", refs, params, self.ref_item)
         return {"procedure": self.proc_ref(p), "direction": direction, **result}, None
 
-    def xrefs(self, params: dict[str, Any]) -> Answer:
+    def xrefs(self, params: Arguments) -> Answer:
         at = parse_address(params.get("address"))
         refs = [
             {"from": hex(r.src), "from_procedure": hexa(r.from_procedure), "kind": r.kind, "to": hex(at)}
@@ -481,7 +471,7 @@ class Answers:
         ]
         return {"address": hex(at), "references": refs}, None
 
-    def procedure_pseudo_code(self, params: dict[str, Any], timeout_s: int) -> Answer:
+    def procedure_pseudo_code(self, params: Arguments, timeout_s: int) -> Answer:
         p = self.select(params)
         if p.kind in ("import", "external"):
             raise no_code_here(p.name, p.address, p.kind)
@@ -500,7 +490,7 @@ class Answers:
 OPERATIONS: tuple[str, ...] = ANSWER_OPERATIONS
 
 
-def answer(answers: Answers, operation: str, params: dict[str, Any], decompile_timeout_s: int = 30) -> Answer:
+def answer(answers: Answers, operation: str, params: Arguments, decompile_timeout_s: int = 30) -> Answer:
     """Dispatch one operation; ``capability_unavailable`` for one this layer does not implement."""
     if operation not in OPERATIONS:
         raise ReaError(
@@ -510,5 +500,5 @@ def answer(answers: Answers, operation: str, params: dict[str, Any], decompile_t
         )
     if operation == "procedure_pseudo_code":
         return answers.procedure_pseudo_code(params, decompile_timeout_s)
-    method: Callable[[dict[str, Any]], Answer] = getattr(answers, operation)
+    method: Callable[[Arguments], Answer] = getattr(answers, operation)
     return method(params)

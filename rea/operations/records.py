@@ -11,6 +11,8 @@ from typing import Protocol
 
 import msgspec
 
+from rea.operations.shapes import NameKind, ProcedureKind, ReferenceKind, SegmentKind, StringEncoding
+
 
 class Document(msgspec.Struct, frozen=True, kw_only=True):
     name: str
@@ -34,14 +36,14 @@ class Segment(msgspec.Struct, frozen=True, kw_only=True):
     permissions: str
     file_offset: int | None
     file_size: int
-    kind: str = "section"
+    kind: SegmentKind = "section"
 
 
 class Procedure(msgspec.Struct, frozen=True, kw_only=True):
     address: int
     name: str
     end: int
-    kind: str
+    kind: ProcedureKind
     section: str | None = None
     # The body as address ranges (a function may be split); empty means [address, end).
     ranges: tuple[tuple[int, int], ...] = ()
@@ -54,14 +56,14 @@ class Procedure(msgspec.Struct, frozen=True, kw_only=True):
 class Name(msgspec.Struct, frozen=True, kw_only=True):
     address: int
     name: str
-    kind: str
+    kind: NameKind
     external: bool = False
 
 
 class String(msgspec.Struct, frozen=True, kw_only=True):
     address: int
     value: str
-    encoding: str
+    encoding: StringEncoding
     byte_length: int
     truncated: bool = False
     section: str | None = None
@@ -96,7 +98,7 @@ class Instruction(msgspec.Struct, frozen=True, kw_only=True):
 class Reference(msgspec.Struct, frozen=True, kw_only=True):
     src: int
     dst: int | None
-    kind: str
+    kind: ReferenceKind
     from_procedure: int | None = None
     to_name: str | None = None
 

@@ -15,6 +15,10 @@ import msgspec
 from rea.errors import ReaError
 
 ProcedureKind = Literal["local", "import", "thunk", "external"]
+SegmentKind = Literal["segment", "section"]
+StringEncoding = Literal["ascii", "utf-8", "utf-16le"]
+NameKind = Literal["function", "data", "import", "export", "label"]
+ReferenceKind = Literal["call", "jump", "data", "read", "write", "indirect", "computed", "external"]
 
 
 class Shape(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -62,7 +66,7 @@ class SegmentItem(Shape):
     permissions: str
     file_offset: int | None
     file_size: int
-    kind: Literal["segment", "section"]
+    kind: SegmentKind
 
 
 class Segments(Shape):
@@ -135,7 +139,7 @@ class ProcedureRows(Page):
 class StringItem(Shape):
     address: str
     value: str
-    encoding: Literal["ascii", "utf-8", "utf-16le"]
+    encoding: StringEncoding
     byte_length: int
     truncated: bool
     section: str | None
@@ -150,7 +154,7 @@ class Strings(Page):
 class NameItem(Shape):
     address: str
     name: str
-    kind: Literal["function", "data", "import", "export", "label"]
+    kind: NameKind
     external: bool
     name_source: str | None = None
     original_name: str | None = None
@@ -396,7 +400,7 @@ class ReferenceItem(msgspec.Struct, kw_only=True, omit_defaults=True, rename={"s
 
     source: str
     to: str | None
-    kind: Literal["call", "jump", "data", "read", "write", "indirect", "computed", "external"]
+    kind: ReferenceKind
     from_procedure: str | None = None
     to_name: str | None = None
 
@@ -411,7 +415,7 @@ class XrefItem(Shape, rename={"source": "from"}):
 
     source: str
     from_procedure: str | None
-    kind: Literal["call", "jump", "data", "read", "write", "indirect", "computed", "external"]
+    kind: ReferenceKind
     to: str
 
 
