@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Notebook, OperationResult, ReaError, ToolCall, search, typelib
+from rea.plugin import Arguments, JSONObject, Notebook, OperationResult, ReaError, ToolCall, arg_int, search, typelib
 from rea_plugins.binary.core import demangle
 from rea_plugins.binary.core.shapes import NotebookRow, NoteKind, UserName
 
@@ -90,7 +90,7 @@ def refresh(call: ToolCall, nb: Notebook) -> None:
         _snapshots[call] = nb
 
 
-def parameters(call: ToolCall) -> dict[str, Any]:
+def parameters(call: ToolCall) -> Arguments:
     """The call's Evidence parameters: its arguments, plus the annotation revision its result reflects."""
     params = dict(call.args)
     if call.tool.name not in ANNOTATION_FREE_TOOLS and call.session.target is not None:
@@ -100,7 +100,7 @@ def parameters(call: ToolCall) -> dict[str, Any]:
     return params
 
 
-def selector(nb: Notebook, params: dict[str, Any]) -> dict[str, Any]:
+def selector(nb: Notebook, params: Arguments) -> Arguments:
     """A procedure selector naming a user name selects that address (engines know only their names)."""
     chosen = params.get("procedure")
     if isinstance(chosen, str) and nb.addresses:
@@ -110,7 +110,7 @@ def selector(nb: Notebook, params: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-def for_engine(nb: Notebook, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+def for_engine(nb: Notebook, operation: str, params: Arguments) -> Arguments:
     """A pseudo-code request with the library's C and the prototypes, for engines that apply them.
 
     Only when the target has types or prototypes: other requests (and other engines' caches) are unchanged.
@@ -124,7 +124,7 @@ def for_engine(nb: Notebook, operation: str, params: dict[str, Any]) -> dict[str
     if sum(len(c) for c in declarations) + sum(len(p) for p in prototypes.values()) > _MAX_ENGINE_SOURCE:
         return params
     # The library in dependency order, one declaration per item.
-    return {**params, "types": {"declarations": declarations, "prototypes": prototypes}}
+    return {**params, "types": {"declarations": list(declarations), "prototypes": dict(prototypes)}}
 
 
 def apply(call: ToolCall, operation: str, result: OperationResult, nb: Notebook) -> OperationResult:
@@ -156,11 +156,11 @@ def _answered(result: OperationResult, normalized: Any) -> OperationResult:
 
 
 def search_procedures(
-    call: ToolCall, params: dict[str, Any], listing: Callable[[dict[str, Any]], OperationResult]
+    call: ToolCall, params: Arguments, listing: Callable[[Arguments], OperationResult]
 ) -> OperationResult:
     """``search_procedures`` over the annotated listing: a procedure matches by its user or engine name."""
     matches = search.matcher(params)
-    found: list[dict[str, Any]] = []
+    found: list[JSONObject] = []  # the provider's procedure rows, as its answer's JSON
     offset: int | None = 0
     seen = 0
     while offset is not None:
@@ -175,7 +175,7 @@ def search_procedures(
             )
         found.extend(p for p in page["procedures"] if matches(p["name"] or "") or matches(p.get("original_name") or ""))
         offset = page["next_offset"]
-    start, limit = params.get("offset", 0), params.get("limit", 100)
+    start, limit = arg_int(params, "offset", 0), arg_int(params, "limit", 100)
     end = start + limit
     return OperationResult(
         normalized={
@@ -208,8 +208,8 @@ def _renamed(value: Any, names: dict[str, str]) -> Any:
     return out
 
 
-def _function(info: dict[str, Any], nb: Notebook) -> dict[str, Any]:
-    """The analyst's signature, notes and comment on a procedure's entry."""
+def _function(info: JSONObject, nb: Notebook) -> JSONObject:
+    """The analyst's signature, notes and comment on a procedure's entry (``info``: the provider's answer)."""
     note = nb.note(str(info.get("address")))
     out = dict(info)
     # A prototype (set_function_prototype) is the signature; a free-text signature note otherwise.

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import ToolCall
+from rea.plugin import Arguments, ToolCall
 
 # Itanium (``_Z``, Mach-O's ``__Z``), MSVC (``?``), Rust v0 (``_R``); Rust's legacy scheme is Itanium's form. Swift
 # (``$s``, ``_$s``, Swift 4's ``$S``/``_T0``), which demumble also demangles.
@@ -94,7 +94,7 @@ def _may_hold_mangled(encoded: bytes) -> bool:
     return False
 
 
-def selector(call: ToolCall, params: dict[str, Any]) -> dict[str, Any]:
+def selector(call: ToolCall, params: Arguments) -> Arguments:
     """A procedure selector naming a demangled name selects its procedure's address (engines know symbols)."""
     chosen = params.get("procedure")
     if not isinstance(chosen, str) or not any(c in chosen for c in ":(<~ "):

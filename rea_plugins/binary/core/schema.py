@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.plugin import Evidence, JSONObject, OperationResult, ToolCall, invalid_request, issue
+from rea.plugin import Arguments, Evidence, JSONObject, OperationResult, ToolCall, invalid_request, issue
 from rea_plugins.binary.core import annotate, demangle
 
 ADDRESS_PATTERN = "^0x[0-9a-fA-F]{1,16}$"
@@ -80,11 +80,12 @@ def check_document(call: ToolCall) -> None:
         )
 
 
-def params_of(args: dict[str, Any]) -> dict[str, Any]:
+def params_of(args: Arguments) -> Arguments:
+    """A call's arguments as an operation's parameters (``document`` names the target, not the question)."""
     return {k: v for k, v in args.items() if k != "document"}
 
 
-def run(call: ToolCall, operation: str, params: dict[str, Any]) -> OperationResult:
+def run(call: ToolCall, operation: str, params: Arguments) -> OperationResult:
     """One provider operation, with the analyst's annotations applied to its result."""
     if operation not in annotate.NAMED_OPERATIONS:
         return call.session.execute(operation, params, call.ctx)

@@ -12,6 +12,7 @@ from rea.plugin import (
     CallerItem,
     ContainingProcedure,
     DocumentItem,
+    JSONObject,
     JSONValue,
     Page,
     Picture,
@@ -405,8 +406,8 @@ class PseudocodeShown(Shape, tag_field="status", tag="ok"):
 
 
 class PseudocodeFailed(Shape, tag_field="status", tag="error"):
-    # The canonical error the decompiler's call ended with.
-    error: dict[str, Any]
+    # The canonical error the decompiler's call ended with (ReaError.projection_dict: the kernel's error document).
+    error: JSONObject
 
 
 class RowPage(Shape):
@@ -553,7 +554,8 @@ class Decompiled(Shape, tag_field="status", tag="ok"):
 
 class DecompileFailed(Shape, tag_field="status", tag="error"):
     procedure: str
-    error: dict[str, Any]
+    # The canonical error the call ended with (ReaError.projection_dict: the kernel's error document).
+    error: JSONObject
 
 
 class BatchDecompile(Shape):

@@ -8,7 +8,7 @@ back to the open programs that import it (backward): such an edge names the othe
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import msgspec
 
@@ -16,6 +16,7 @@ from rea.plugin import (
     CALL_GRAPH_LEGEND,
     EDGE_KIND_CODES,
     FORMAT_PROPERTY,
+    Arguments,
     CalleeRow,
     Edge,
     Evidence,
@@ -28,13 +29,15 @@ from rea.plugin import (
     ReaError,
     ToolCall,
     ToolDef,
+    arg_int,
+    arg_str,
     render,
     requested,
 )
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import PROCEDURE, evidence, obj, prop, run
 from rea_plugins.binary.core.shapes import CallGraph, DepthStop, GraphEdge, GraphNode, StoppedBy
-from rea_plugins.binary.graph.crossbinary import Across
+from rea_plugins.binary.graph.crossbinary import Across, Neighbour, neighbour
 from rea_plugins.binary.graph.thunks import function_of_stub, own_stub
 
 LEAN: Final = "lean"
@@ -60,8 +63,8 @@ def _program(call: ToolCall) -> Evidence:
             remediation="Name a procedure in address, or open the target on native, angr or radare2.",
             details={"operation": "program_call_graph"},
         )
-    params: dict[str, Any] = {k: call.args[k] for k in ("offset", "limit") if k in call.args}
-    complete = call.args.get("detail", LEAN) == COMPLETE
+    params: Arguments = {k: call.args[k] for k in ("offset", "limit") if k in call.args}
+    complete = arg_str(call.args, "detail", LEAN) == COMPLETE
     # The native provider answers the lean rows itself (no dict per edge); another provider's complete page is
     # projected here.
     result = run(call, "program_call_graph", params if complete else {**params, "detail": LEAN})
@@ -118,35 +121,35 @@ def _made(address: str, name: str) -> bool:
     return name[:4] == "sub_" and name[4:] == address[2:]
 
 
-def _thunk_item(function: ProcedureRef) -> dict[str, Any]:
-    """The neighbour item (a provider's callee or caller row, read by key) of the hop through a function's own stub."""
-    return {"address": function.address, "name": function.name, "kind": "thunk", "call_sites": []}
+def _thunk_item(function: ProcedureRef) -> Neighbour:
+    """The neighbour of the hop through a function's own stub."""
+    return Neighbour(address=function.address, name=function.name, kind="thunk", call_sites=[])
 
 
-def _neighbours(
-    across: Across, key: Key, forward: bool, stubs: dict[str, ProcedureRef]
-) -> list[tuple[Key, dict[str, Any]]]:
-    """Each neighbour of ``key`` with its item; an import an open library exports is that library's procedure."""
+def _neighbours(across: Across, key: Key, forward: bool, stubs: dict[str, ProcedureRef]) -> list[tuple[Key, Neighbour]]:
+    """Each neighbour of ``key``; an import an open library exports is that library's procedure."""
     tid, address = key
     assert address is not None  # only procedures with an address are walked
-    out: list[tuple[Key, dict[str, Any]]] = []
+    out: list[tuple[Key, Neighbour]] = []
     if forward:
         if tid == across.home and address in stubs:
             # A function's own PLT stub goes on to the function (the lazily bound entry's jump to PLT0 runs once).
             return [((tid, stubs[address].address), _thunk_item(stubs[address]))]
-        for item in across.callees(tid, address):
-            into = item.get("exported_by")
-            if into:
-                out.append(((into["target_id"], into["address"]), {**item, "name": into["name"], "kind": "import"}))
+        for row in across.callees(tid, address):
+            into = row.get("exported_by")
+            if isinstance(into, dict) and into:
+                imported = neighbour({**row, "name": into["name"], "kind": "import"})
+                out.append(((str(into["target_id"]), str(into["address"])), imported))
                 continue
-            function = function_of_stub(across.call, item.get("name") or "") if tid == across.home else None
-            if function is not None and item.get("address"):
-                stubs[item["address"]] = function
-                item = {**item, "kind": "thunk"}  # expanded, on to the function it stands for
-            out.append(((tid, item.get("address")), item))
+            item = neighbour(row)
+            function = function_of_stub(across.call, item.name or "") if tid == across.home else None
+            if function is not None and item.address:
+                stubs[item.address] = function
+                item.kind = "thunk"  # expanded, on to the function it stands for
+            out.append(((tid, item.address), item))
         return out
     callers = across.run(tid, "procedure_callers", {"procedure": address}).normalized
-    out.extend(((tid, item.get("address")), item) for item in callers["callers"])
+    out.extend(((tid, item.address), item) for item in map(neighbour, callers["callers"]))
     name = callers["procedure"].get("name")
     if tid == across.home:
         # The function's own PLT stub (a library calling its export through its PLT) is a hop to its callers.
@@ -158,15 +161,16 @@ def _neighbours(
     for program, stub in across.importers(tid, name) if name else []:
         for item in across.run(program, "procedure_callers", {"procedure": stub}).normalized["callers"]:
             if item.get("kind") != "thunk":
-                out.append(((program, item.get("address")), {**item, "kind": "import"}))
+                imported = neighbour({**item, "kind": "import"})
+                out.append(((program, imported.address), imported))
     return out
 
 
 def _rooted(call: ToolCall) -> Evidence:
-    depth = call.args.get("depth", 2)
-    max_nodes = call.args.get("max_nodes", 200)
-    direction = call.args.get("direction", "forward")
-    forward = direction == "forward"
+    depth = arg_int(call.args, "depth", 2)
+    max_nodes = arg_int(call.args, "max_nodes", 200)
+    forward = arg_str(call.args, "direction", "forward") == "forward"
+    direction: Literal["forward", "backward"] = "forward" if forward else "backward"
     across = Across(call)
     home = across.home
     root = run(call, "procedure_address", {"procedure": call.args["address"]}).normalized
@@ -187,7 +191,7 @@ def _rooted(call: ToolCall) -> Evidence:
         call.ctx.progress(f"call graph: {len(nodes)} nodes")
         for other, item in _neighbours(across, here, forward, stubs):
             if other[1] is None:
-                unresolved += len(item.get("call_sites", []))
+                unresolved += len(item.call_sites)
                 continue
             src, dst = (here, other) if forward else (other, here)
             assert src[1] is not None and dst[1] is not None  # other[1] is not None here
@@ -195,8 +199,8 @@ def _rooted(call: ToolCall) -> Evidence:
                 GraphEdge(
                     source=src[1],
                     to=dst[1],
-                    call_sites=item.get("call_sites", []),
-                    kind=item.get("kind", "direct"),
+                    call_sites=item.call_sites,
+                    kind=item.kind,
                     from_target=src[0] if src[0] != home else None,
                     to_target=dst[0] if dst[0] != home else None,
                 )
@@ -207,17 +211,13 @@ def _rooted(call: ToolCall) -> Evidence:
                     continue
                 nodes[other] = GraphNode(
                     address=other[1],
-                    name=item.get("name"),
+                    name=item.name,
                     depth=level + 1,
                     target_id=other[0] if other[0] != home else None,
                 )
                 # Procedures with code here are expanded (a function's own PLT stub too: a hop to its callers); an
                 # import left unfollowed and computed targets are leaves.
-                if (
-                    item.get("kind", "direct") in ("direct", "tail", "thunk")
-                    or "exported_by" in item
-                    or other[0] != here[0]
-                ):
+                if item.kind in ("direct", "tail", "thunk") or item.exported or other[0] != here[0]:
                     queue.append((other, level + 1))
     # A procedure left at the depth bound only cut the graph short if it calls (or is called by) something more.
     deeper = [

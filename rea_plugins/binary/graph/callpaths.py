@@ -11,12 +11,23 @@ from __future__ import annotations
 
 from collections import deque
 from itertools import pairwise
-from typing import Any
 
-from rea.plugin import Evidence, OperationResult, ProcedureRef, ReaError, ToolCall, ToolDef, render
+from rea.plugin import (
+    Evidence,
+    JSONObject,
+    OperationResult,
+    ProcedureRef,
+    ReaError,
+    ToolCall,
+    ToolDef,
+    arg_bool,
+    arg_int,
+    arg_str,
+    render,
+)
 from rea_plugins.binary.core.schema import PROCEDURE, evidence, obj, prop, run
 from rea_plugins.binary.core.shapes import CallPath, CallPathTrace, PathHop, PathNode, PathStop
-from rea_plugins.binary.graph.crossbinary import Across, follow_imports
+from rea_plugins.binary.graph.crossbinary import Across, Neighbour, follow_imports, neighbour
 from rea_plugins.binary.graph.thunks import function_of_stub, own_stub
 
 MAX_PATHS = 32
@@ -83,7 +94,7 @@ def _starts(call: ToolCall) -> dict[str, str | None]:
     return starts
 
 
-def _address_taken(call: ToolCall, here: str, forward: bool, starts: dict[str, str | None]) -> list[dict[str, Any]]:
+def _address_taken(call: ToolCall, here: str, forward: bool, starts: dict[str, str | None]) -> list[Neighbour]:
     """Procedures whose start ``here``'s code takes as a value (forward), or procedures taking ``here``'s (backward)."""
     sites: dict[str, list[str]] = {}
     offset: int | None = 0
@@ -106,7 +117,7 @@ def _address_taken(call: ToolCall, here: str, forward: bool, starts: dict[str, s
                 sites.setdefault(other, []).append(ref["from"])
         offset = body["next_offset"]
     return [
-        {"address": a, "name": starts[a], "kind": "address-taken", "call_sites": sorted(s, key=lambda x: int(x, 16))}
+        Neighbour(address=a, name=starts[a], kind="address-taken", call_sites=sorted(s, key=lambda x: int(x, 16)))
         for a, s in sites.items()
     ]
 
@@ -117,44 +128,47 @@ def _neighbours(
     forward: bool,
     starts: dict[str, str | None] | None = None,
     stubs: dict[str, ProcedureRef] | None = None,
-) -> list[tuple[str, dict[str, Any]]]:
+) -> list[tuple[str, Neighbour]]:
     """Callees (forward) or callers (backward) of one procedure, each with its open target, then (in the start's
     target) address-taken edges when ``starts`` is given. An import an open library exports leads into it."""
     tid, here = key
-    items: list[tuple[str, dict[str, Any]]] = []
+    items: list[tuple[str, Neighbour]] = []
     if forward:
-        for item in across.callees(tid, here):
-            into = item.get("exported_by")
-            if into:
-                item = {**item, "address": into["address"], "name": into["name"], "kind": "import"}
-            items.append((into["target_id"] if into else tid, item))
+        for row in across.callees(tid, here):
+            into = row.get("exported_by")
+            if isinstance(into, dict) and into:
+                imported = {**row, "address": into["address"], "name": into["name"], "kind": "import"}
+                items.append((str(into["target_id"]), neighbour(imported)))
+            else:
+                items.append((tid, neighbour(row)))
         if tid == across.home and stubs is not None and here in stubs:
             # A function's own PLT stub goes on to the function (through a slot some providers do not follow; the
             # lazily bound entry's jump to PLT0 runs once, at binding, and is no call of the program).
-            items = [(tid, {"address": stubs[here].address, "name": stubs[here].name, "call_sites": []})]
+            function = stubs[here]
+            items = [(tid, Neighbour(address=function.address, name=function.name, kind="direct", call_sites=[]))]
         elif tid == across.home and stubs is not None:
             for _, item in items:
-                name = item.get("name") or ""
-                if name.endswith("@plt") and item.get("address") and item["address"] not in stubs:
-                    function = function_of_stub(across.call, name)
-                    if function is not None:
-                        stubs[item["address"]] = function
-                        item["kind"] = "thunk"  # walked on, to the function it stands for
+                name = item.name or ""
+                if name.endswith("@plt") and item.address and item.address not in stubs:
+                    found = function_of_stub(across.call, name)
+                    if found is not None:
+                        stubs[item.address] = found
+                        item.kind = "thunk"  # walked on, to the function it stands for
     else:
         body = across.run(tid, "procedure_callers", {"procedure": here}).normalized
-        items = [(tid, i) for i in body["callers"]]
+        items = [(tid, neighbour(i)) for i in body["callers"]]
         name = body["procedure"].get("name")
         if tid == across.home:
             # The function's own PLT stub (a library calling its export through its PLT) is a hop to its callers.
             own = own_stub(across.call, name, {i["address"] for i in body["callers"]} | {here})
             if own is not None:
-                items.append((tid, {"address": own.address, "name": own.name, "call_sites": []}))
+                items.append((tid, Neighbour(address=own.address, name=own.name, kind="direct", call_sites=[])))
         for program, stub in across.importers(tid, name) if name else []:
             callers = across.run(program, "procedure_callers", {"procedure": stub}).normalized["callers"]
-            items.extend((program, {**i, "kind": "import"}) for i in callers if i.get("kind") != "thunk")
+            items.extend((program, neighbour({**i, "kind": "import"})) for i in callers if i.get("kind") != "thunk")
     if starts is not None and tid == across.home:
-        called = {i.get("address") for t, i in items if t == tid}
-        items.extend((tid, i) for i in _address_taken(across.call, here, forward, starts) if i["address"] not in called)
+        called = {i.address for t, i in items if t == tid}
+        items.extend((tid, i) for i in _address_taken(across.call, here, forward, starts) if i.address not in called)
     return items
 
 
@@ -165,7 +179,7 @@ def _leaf_or_neighbours(
     forward: bool,
     starts: dict[str, str | None] | None,
     stubs: dict[str, ProcedureRef],
-) -> list[tuple[str, dict[str, Any]]]:
+) -> list[tuple[str, Neighbour]]:
     """``_neighbours``, where a node an engine reported as a callee but that is no procedure of the target (the GOT
     slot of a weak undefined symbol, ``__gmon_start__``'s in a stripped PIE such as /bin/ls) is a leaf: there is no
     code there to walk, and the walk goes on from the others instead of failing."""
@@ -219,28 +233,29 @@ def _goal(across: Across, goal: str) -> tuple[Key, str | None]:
         # An import an open library exports is reached there: the walk follows it into the library.
         info = run(call, "procedure_info", {"procedure": found["address"]}).normalized
         if info.get("kind") in ("import", "thunk"):
-            stub = {"address": found["address"], "name": found["name"], "kind": "import", "call_sites": []}
+            stub: JSONObject = {"address": found["address"], "name": found["name"], "kind": "import", "call_sites": []}
             into = follow_imports(call, [stub])[0].get("exported_by")
-            if into:
-                return (into["target_id"], into["address"]), into["name"]
+            if isinstance(into, dict) and into:
+                return (str(into["target_id"]), str(into["address"])), str(into["name"])
     return (across.home, found["address"]), found["name"]
 
 
 def _trace(call: ToolCall) -> Evidence:
-    forward = call.args.get("direction", "forward") == "forward"
-    max_depth = call.args.get("max_depth", 4)
-    max_nodes = call.args.get("max_nodes", 200)
-    budget = call.args.get("max_operations", 200)
+    forward = arg_str(call.args, "direction", "forward") == "forward"
+    max_depth = arg_int(call.args, "max_depth", 4)
+    max_nodes = arg_int(call.args, "max_nodes", 200)
+    budget = arg_int(call.args, "max_operations", 200)
     across = Across(call)
     home = across.home
     start = run(call, "procedure_address", {"procedure": call.args["start"]}).normalized
     root: Key = (home, start["address"])
     names: dict[Key, str | None] = {root: start["name"]}
     goal: Key | None = None
-    if "goal" in call.args:
-        goal, names_goal = _goal(across, call.args["goal"])
+    asked = arg_str(call.args, "goal")
+    if asked is not None:
+        goal, names_goal = _goal(across, asked)
         names[goal] = names_goal
-    taken = call.args.get("address_taken", True) and all(
+    taken = arg_bool(call.args, "address_taken", True) and all(
         call.session.supports(op) for op in ("procedure_references", "list_procedures")
     )
     starts = _starts(call) if taken else None
@@ -269,17 +284,17 @@ def _trace(call: ToolCall) -> Evidence:
         call.ctx.progress(f"trace_call_path: {len(depth)} procedures reached")
         items = _leaf_or_neighbours(across, here, root, forward, starts, stubs)
         for tid, item in sorted(
-            items, key=lambda i: (i[1].get("address") is None, i[0] != here[0], int(i[1].get("address") or "0x0", 16))
+            items, key=lambda i: (i[1].address is None, i[0] != here[0], int(i[1].address or "0x0", 16))
         ):
-            address = item.get("address")
+            address = item.address
             if address is None:
-                unresolved += len(item.get("call_sites", []))
+                unresolved += len(item.call_sites)
                 continue
             other: Key = (tid, address)
-            names.setdefault(other, item.get("name"))
-            sites = list(item.get("call_sites", []))
-            crossed = "exported_by" in item or tid != here[0]  # an import followed to the procedure exporting it
-            kind = "address-taken" if item.get("kind") == "address-taken" else "import" if crossed else "call"
+            names.setdefault(other, item.name)
+            sites = list(item.call_sites)
+            crossed = item.exported or tid != here[0]  # an import followed to the procedure exporting it
+            kind = "address-taken" if item.kind == "address-taken" else "import" if crossed else "call"
             if other not in depth:
                 if len(depth) >= max_nodes:
                     if f"max_nodes={max_nodes}" not in truncated:
@@ -290,7 +305,7 @@ def _trace(call: ToolCall) -> Evidence:
                 parents[other] = [(here, sites, kind)]
                 children.add(here)
                 # An import has no code here to walk; one an open library exports is walked there.
-                if item.get("kind", "direct") != "import" or crossed:
+                if item.kind != "import" or crossed:
                     queue.append(other)
             elif depth[other] == depth[here] + 1:
                 parents[other].append((here, sites, kind))
@@ -304,7 +319,7 @@ def _trace(call: ToolCall) -> Evidence:
                 break
             operations += 1
             more = _leaf_or_neighbours(across, here, root, forward, starts, stubs)
-            if any(i.get("address") is not None and (t, i["address"]) not in depth for t, i in more):
+            if any(i.address is not None and (t, i.address) not in depth for t, i in more):
                 if f"max_depth={max_depth}" not in truncated:
                     truncated.append(f"max_depth={max_depth}")
                 _stop(stops, "max_depth", max_depth, [here])

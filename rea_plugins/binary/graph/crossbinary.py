@@ -13,22 +13,78 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import RESULT_TYPES, Evidence, OperationResult, ReaError, ToolCall, ToolDef
+from rea.plugin import (
+    RESULT_TYPES,
+    Arguments,
+    Evidence,
+    JSONObject,
+    JSONValue,
+    OperationResult,
+    ReaError,
+    ToolCall,
+    ToolDef,
+)
 from rea_plugins.binary.core.schema import DOCUMENT, PROCEDURE, check_document, evidence, obj, params_of, run
 
 _EXPORTS = "binary.cross_binary_exports"
 MAX_IMPORTED_BY = 1000
 
 
-def _layout(call: ToolCall, target_id: str) -> dict[str, Any] | None:
-    """The binary_layout answer of an open target (cached per target and binding), or None without one."""
+class Neighbour(msgspec.Struct, kw_only=True):
+    """A callee or caller of a walked procedure as the call walks read it (from the provider's row): ``kind`` is
+    ``direct`` where the row says none, ``exported`` an import an open library exports (the walk goes on there)."""
+
+    address: str | None
+    name: str | None
+    kind: str
+    call_sites: list[str]
+    exported: bool = False
+
+
+def neighbour(row: JSONObject) -> Neighbour:
+    """The walk's reading of a provider's callee or caller row (with ``exported_by`` from ``follow_imports``)."""
+    address, name, kind, sites = row.get("address"), row.get("name"), row.get("kind", "direct"), row.get("call_sites")
+    return Neighbour(
+        address=address if isinstance(address, str) else None,
+        name=name if isinstance(name, str) else None,
+        kind=kind if isinstance(kind, str) else "direct",
+        call_sites=[s for s in sites if isinstance(s, str)] if isinstance(sites, list) else [],
+        exported="exported_by" in row,
+    )
+
+
+def _object_rows(answer: JSONObject, key: str) -> list[JSONObject]:
+    """The object rows of the list ``answer[key]`` (none when it is absent)."""
+    value = answer.get(key)
+    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+
+
+def _needed(layout: JSONObject | None) -> list[str]:
+    """The libraries a binary_layout answer says its target needs (DT_NEEDED, a PE's DLLs), none without one."""
+    linkage = (layout or {}).get("linkage")
+    needed = linkage.get("needed") if isinstance(linkage, dict) else None
+    return [n for n in needed if isinstance(n, str)] if isinstance(needed, list) else []
+
+
+def _exports(layout: JSONObject) -> dict[str, str]:
+    """A binary_layout answer's exports with an address: name -> address."""
+    return {
+        name: address
+        for e in _object_rows(layout, "exports")
+        if isinstance(name := e.get("name"), str) and isinstance(address := e.get("address"), str) and address
+    }
+
+
+def _layout(call: ToolCall, target_id: str) -> JSONObject | None:
+    """The binary_layout answer of an open target (cached per target and binding), or None without one; the
+    provider's answer as its JSON."""
     session = call.session
     with session.using(target_id):
         binding, target = session.binding, session.target
         if target is None or binding is None or not session.supports("binary_layout"):
             return None
         key = (target.sha256, binding.analysis_profile.digest)
-        cache: dict[Any, dict[str, Any]] = session.state.setdefault(_EXPORTS, {})
+        cache: dict[tuple[str, str], JSONObject] = session.state.setdefault(_EXPORTS, {})
         if key not in cache:
             cache[key] = run(call, "binary_layout", {}).normalized
         return cache[key]
@@ -42,19 +98,20 @@ def _needs(needed: list[str], path: str) -> bool:
     return any(name == n or name.startswith(n + ".") or name.lower() == n.lower() for n in wanted)
 
 
-def follow_imports(call: ToolCall, callees: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``callees`` with ``exported_by`` on each import an open library exports (unchanged with one target)."""
+def follow_imports(call: ToolCall, callees: list[JSONObject]) -> list[JSONObject]:
+    """``callees`` (the provider's rows) with ``exported_by`` on each import an open library exports (unchanged with
+    one target)."""
     session = call.session
     here = session.target_id
     others = [t for t in session.open_targets() if t.target_id != here and t.target is not None]
     if not others or not any(c.get("kind") == "import" and c.get("name") for c in callees) or here is None:
         return callees
     own = _layout(call, here)
-    needed = list((own or {}).get("linkage", {}).get("needed", []))
+    needed = _needed(own)
     exporters: list[tuple[Any, dict[str, str]]] = []
     if own is not None and own.get("exports"):
         # A library calling its own export through its PLT binds to itself (nothing earlier in the search defines it).
-        exporters.append((session.find(here), {e["name"]: e["address"] for e in own["exports"] if e.get("address")}))
+        exporters.append((session.find(here), _exports(own)))
     for other in others:
         call.ctx.check("following imports")
         opened = other.target
@@ -62,9 +119,8 @@ def follow_imports(call: ToolCall, callees: list[dict[str, Any]]) -> list[dict[s
             continue
         layout = _layout(call, other.target_id)
         if layout is not None:
-            exports = {e["name"]: e["address"] for e in layout.get("exports", []) if e.get("address")}
-            exporters.append((other, exports))
-    out = []
+            exporters.append((other, _exports(layout)))
+    out: list[JSONObject] = []
     for callee in callees:
         name = str(callee.get("name") or "").split("@", 1)[0]
         found = None
@@ -74,8 +130,10 @@ def follow_imports(call: ToolCall, callees: list[dict[str, Any]]) -> list[dict[s
             out.append(callee)
             continue
         target, address = found
-        edge = {"target_id": target.target_id, "address": address, "name": name}
-        out.append({**callee, "exported_by": {**edge, **({"alias": target.alias} if target.alias else {})}})
+        edge: JSONObject = {"target_id": target.target_id, "address": address, "name": name}
+        if target.alias:
+            edge["alias"] = target.alias
+        out.append({**callee, "exported_by": edge})
     return out
 
 
@@ -92,13 +150,13 @@ class Across:
             self._calls[target_id] = ToolCall(self.call.tool, self.call.args, self.call.session, self.call.ctx)
         return self._calls[target_id]
 
-    def run(self, target_id: str, operation: str, params: dict[str, Any]) -> OperationResult:
+    def run(self, target_id: str, operation: str, params: Arguments) -> OperationResult:
         if target_id == self.home:
             return run(self.call, operation, params)
         with self.call.session.using(target_id):
             return run(self.call_for(target_id), operation, params)
 
-    def callees(self, target_id: str, procedure: str) -> list[dict[str, Any]]:
+    def callees(self, target_id: str, procedure: str) -> list[JSONObject]:
         """A procedure's callees in ``target_id``, imports followed into the open libraries exporting them."""
         items = list(self.run(target_id, "procedure_callees", {"procedure": procedure}).normalized["callees"])
         if target_id == self.home:
@@ -119,10 +177,10 @@ class Across:
             layout = _layout(self.call, other.target_id)
             if layout is None:
                 continue
-            needed = list(layout.get("linkage", {}).get("needed", []))
+            needed = _needed(layout)
             if needed and not _needs(needed, library.target.resolved_path):
                 continue
-            if not any(str(i.get("name", "")).split("@", 1)[0] == name for i in layout.get("imports", [])):
+            if not any(str(i.get("name", "")).split("@", 1)[0] == name for i in _object_rows(layout, "imports")):
                 continue
             try:
                 found = self.run(other.target_id, "procedure_address", {"procedure": name}).normalized
@@ -132,9 +190,10 @@ class Across:
         return out
 
 
-def xrefs_across(call: ToolCall, address: str) -> dict[str, Any]:
+def xrefs_across(call: ToolCall, address: str) -> JSONObject:
     """For the xrefs tool with several targets open: ``exported_by`` when ``address`` is an import an open library
-    exports, and ``imported_by``, the references in other open targets that reach this export through an import."""
+    exports, and ``imported_by``, the references in other open targets that reach this export through an import
+    (members added to the provider's xrefs answer, so JSON like it)."""
     session = call.session
     here = session.target_id
     if here is None or len(session.open_targets()) < 2 or not session.supports("address_name"):
@@ -142,13 +201,13 @@ def xrefs_across(call: ToolCall, address: str) -> dict[str, Any]:
     name = run(call, "address_name", {"address": address}).normalized.get("name")
     if not name:
         return {}
-    out: dict[str, Any] = {}
-    stub = {"address": address, "name": name, "kind": "import", "call_sites": []}
+    out: JSONObject = {}
+    stub: JSONObject = {"address": address, "name": name, "kind": "import", "call_sites": []}
     into = follow_imports(call, [stub])[0].get("exported_by")
-    if into and not (into["target_id"] == here and into["address"] == address):
+    if isinstance(into, dict) and into and not (into["target_id"] == here and into["address"] == address):
         out["exported_by"] = into
     across = Across(call)
-    rows: list[dict[str, Any]] = []
+    rows: list[JSONValue] = []
     for program, import_at in across.importers(here, str(name).split("@", 1)[0]):
         refs = across.run(program, "xrefs", {"address": import_at}).normalized["references"]
         rows.extend({**r, "target_id": program} for r in refs)

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from rea.plugin import Evidence, Shape, ToolCall, ToolDef
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import ADDRESS_PATTERN, DOCUMENT, PROCEDURE, check_document, evidence, obj, prop
+from rea_plugins.binary.core.schema import (
+    ADDRESS_PATTERN,
+    DOCUMENT,
+    PROCEDURE,
+    check_document,
+    evidence,
+    obj,
+    params_of,
+    prop,
+)
 
 OPERATION = "procedure_data_flow"
 
@@ -35,7 +44,7 @@ class DataFlow(Shape):
 def _data_flow(call: ToolCall) -> Evidence:
     check_document(call)
     nb = annotate.notebook(call)
-    params = annotate.selector(nb, {k: v for k, v in call.args.items() if k != "document"})
+    params = annotate.selector(nb, params_of(call.args))
     result = call.session.execute(OPERATION, params, call.ctx)
     return evidence(call, annotate.apply(call, OPERATION, result, nb))
 

@@ -5,11 +5,9 @@ defines and calls through its own PLT (a shared library's export, open to interp
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
-from rea.plugin import RESULT_TYPES, Evidence, ProcedureRef, ReaError, ToolCall, ToolDef
+from rea.plugin import RESULT_TYPES, Evidence, JSONObject, ProcedureRef, ReaError, ToolCall, ToolDef
 from rea_plugins.binary.core.schema import DOCUMENT, PROCEDURE, check_document, evidence, obj, params_of, run
 
 _THUNK_BYTES = 16  # a thunk's one jump sits within its first 16 bytes (after endbr64 or bti)
@@ -37,12 +35,13 @@ def is_thunk(call: ToolCall, procedure: str) -> bool:
     return not tail or (tail[0] == "push" and all(m in _AFTER_JUMP for m in tail) and len(tail) == 2)
 
 
-def _maybe_thunk(caller: dict[str, Any]) -> bool:
-    """Cheap shape test before reading instructions: one site, at the caller's start."""
-    sites = caller.get("call_sites") or []
-    if len(sites) != 1 or not caller.get("address"):
+def _maybe_thunk(caller: JSONObject) -> bool:
+    """Cheap shape test before reading instructions (``caller``: the provider's row): one site, at its start."""
+    sites, address = caller.get("call_sites") or [], caller.get("address")
+    if not isinstance(sites, list) or len(sites) != 1 or not isinstance(address, str) or not address:
         return False
-    return 0 <= int(sites[0], 16) - int(caller["address"], 16) < _THUNK_BYTES
+    site = sites[0]
+    return isinstance(site, str) and 0 <= int(site, 16) - int(address, 16) < _THUNK_BYTES
 
 
 def own_stub(call: ToolCall, name: str | None, listed: set[str]) -> ProcedureRef | None:
@@ -73,9 +72,10 @@ def handle_callers(call: ToolCall) -> Evidence:
     check_document(call)
     result = run(call, "procedure_callers", params_of(call.args))
     body = result.normalized
-    out: list[dict[str, Any]] = []
+    # The provider's caller rows, as its answer's JSON, with kind and via_thunk added.
+    out: list[JSONObject] = []
     listed = {c["address"] for c in body["callers"]}
-    stubs: list[dict[str, Any]] = []
+    stubs: list[JSONObject] = []
     for c in body["callers"]:
         if not _maybe_thunk(c) or c["address"] == body["procedure"]["address"] or not is_thunk(call, c["address"]):
             out.append(c)
