@@ -23,6 +23,9 @@ from rea.plugin import (
     JSONObject,
     ReaError,
     ToolCall,
+    arg_int,
+    arg_object,
+    arg_objects,
     as_object,
     invalid_request,
     invoke,
@@ -165,7 +168,7 @@ def _map_target(script_url: str, map_url: str) -> str | None:
 
 def _observations(call: ToolCall) -> list[Evidence]:
     out = []
-    for i, value in enumerate(call.args["runtime_observations"]):
+    for i, value in enumerate(arg_objects(call.args, "runtime_observations") or []):
         ev = call.session.resolve_evidence(value, f"runtime_observations/{i}")
         complete = _get(ev.normalized_result, "complete_evidence_id") if ev.operation == OBSERVE_TOOL else None
         if isinstance(complete, str):
@@ -180,11 +183,11 @@ def _observations(call: ToolCall) -> list[Evidence]:
 
 
 def reconcile(call: ToolCall) -> tuple[RuntimeReconciliation, list[str]]:
-    limits = call.args.get("limits") or {}
-    offset, limit = int(limits.get("offset", 0)), int(limits.get("limit", 20))
+    limits = arg_object(call.args, "limits") or {}
+    offset, limit = arg_int(limits, "offset", 0), arg_int(limits, "limit", 20)
     static = StaticIndex()
     static_ids = []
-    layers = call.args["static_layers"]
+    layers = arg_objects(call.args, "static_layers") or []
     for i, layer in enumerate(layers):
         call.ctx.progress("reading the static application graphs", done=i, total=len(layers))
         ev = _static_evidence(call, layer, i)

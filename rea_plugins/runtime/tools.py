@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 
 from rea.plugin import (
+    Arguments,
     Evidence,
     JSONObject,
     JSONValue,
@@ -15,12 +16,20 @@ from rea.plugin import (
     ToolCall,
     ToolDef,
     ToolEffects,
+    arg_int,
+    arg_list,
+    arg_object,
+    arg_str,
+    arg_strs,
     evidence_input,
+    invalid_request,
+    issue,
     with_evidence_defs,
 )
 from rea.plugin import __version__ as rea_version
 from rea_plugins.runtime import inspector
 from rea_plugins.runtime.model import (
+    RuntimeKind,
     RuntimeObservation,
     RuntimeObservationSummary,
     RuntimeReconciliation,
@@ -59,9 +68,10 @@ _ORIGINS: JSONObject = {
     "items": {"type": "string", "pattern": r"^https?://[^/?#@\s*]+$", "maxLength": 2048},
     "description": "Exact http(s) origins whose targets and scripts are in scope (default: every origin).",
 }
+RUNTIME_KINDS: tuple[RuntimeKind, ...] = ("node", "electron-main", "electron-preload", "electron-renderer")
 _KIND: JSONObject = {
     "type": "string",
-    "enum": ["node", "electron-main", "electron-preload", "electron-renderer"],
+    "enum": list[JSONValue](RUNTIME_KINDS),
     "description": "What the target runs: node, or an Electron main, preload or renderer.",
 }
 
@@ -138,7 +148,7 @@ RECONCILE_SCHEMA = with_evidence_defs(
                     "{input_path, format} "
                     "to analyze now.",
                     "anyOf": [
-                        *evidence_input("analyze_javascript_application Evidence.")["anyOf"],
+                        *(arg_list(evidence_input("analyze_javascript_application Evidence."), "anyOf") or []),
                         _obj(
                             {
                                 "input_path": {
@@ -172,7 +182,7 @@ RECONCILE_SCHEMA = with_evidence_defs(
 
 
 def _evidence(
-    call: ToolCall, operation: str, params: dict[str, Any], result: msgspec.Struct, limitations: list[str], **kw: Any
+    call: ToolCall, operation: str, params: Arguments, result: msgspec.Struct, limitations: list[str], **kw: Any
 ) -> Evidence:
     out = OperationResult(normalized=msgspec.to_builtins(result), limitations=limitations, **kw)
     return call.session.evidence(operation, params, out, bound=False, provider=PROVIDER, analysis_profile=None)
@@ -182,21 +192,31 @@ def _scope(call: ToolCall) -> tuple[str, list[str], list[str]]:
     """The call's inspector endpoint, allowed file roots and allowed origins, checked."""
     a = call.args
     return (
-        inspector.parse_endpoint(a["inspector_endpoint"]),
-        inspector.file_roots(a.get("allowed_file_roots")),
-        inspector.allowed_origins(a.get("allowed_origins")),
+        inspector.parse_endpoint(arg_str(a, "inspector_endpoint", "")),
+        inspector.file_roots(arg_strs(a, "allowed_file_roots")),
+        inspector.allowed_origins(arg_strs(a, "allowed_origins")),
     )
+
+
+def _runtime_kind(args: Arguments) -> RuntimeKind:
+    """The call's runtime_kind, one of the schema's enum (narrowed to the Literal the observation carries)."""
+    kind = arg_str(args, "runtime_kind", "")
+    for known in RUNTIME_KINDS:
+        if kind == known:
+            return known
+    message = f"runtime_kind must be one of {', '.join(RUNTIME_KINDS)}"
+    raise invalid_request(message, [issue("runtime_kind", "invalid_value", message)])
 
 
 def _list(call: ToolCall) -> Evidence:
     a = call.args
     endpoint, roots, origins = _scope(call)
-    offset, limit = a.get("offset", 0), a.get("limit", 50)
+    offset, limit = arg_int(a, "offset", 0), arg_int(a, "limit", 50)
     listing = inspector.list_targets(endpoint, roots, origins, offset, limit, call.ctx)
-    params = {
+    params: Arguments = {
         "inspector_endpoint": endpoint,
-        "allowed_file_roots": roots,
-        "allowed_origins": origins,
+        "allowed_file_roots": list[JSONValue](roots),
+        "allowed_origins": list[JSONValue](origins),
         "offset": offset,
         "limit": limit,
     }
@@ -208,32 +228,33 @@ def _list(call: ToolCall) -> Evidence:
 def _observe(call: ToolCall) -> Evidence:
     a = call.args
     endpoint, roots, origins = _scope(call)
-    given = a.get("limits") or {}
-    limits = inspector.Limits(**{k: v for k, v in given.items() if k in inspector.Limits.__dataclass_fields__})
-    observation_ms = a.get("observation_ms", 1000)
-    obs = inspector.observe(
-        endpoint, a["target_id"], a["runtime_kind"], roots, origins, observation_ms, limits, call.ctx
+    given = arg_object(a, "limits") or {}
+    limits = inspector.Limits(
+        **{k: v for k in inspector.Limits.__dataclass_fields__ if (v := arg_int(given, k)) is not None}
     )
+    observation_ms = arg_int(a, "observation_ms", 1000)
+    target_id, runtime_kind = arg_str(a, "target_id", ""), _runtime_kind(a)
+    obs = inspector.observe(endpoint, target_id, runtime_kind, roots, origins, observation_ms, limits, call.ctx)
     call.ctx.finish(
         f"runtime: {obs.counts.application} application scripts, {len(obs.console)} console messages, "
         f"{len(obs.exceptions)} exceptions"
     )
-    params = {
+    params: Arguments = {
         "inspector_endpoint": endpoint,
-        "target_id": a["target_id"],
-        "runtime_kind": a["runtime_kind"],
-        "allowed_file_roots": roots,
-        "allowed_origins": origins,
+        "target_id": target_id,
+        "runtime_kind": runtime_kind,
+        "allowed_file_roots": list[JSONValue](roots),
+        "allowed_origins": list[JSONValue](origins),
         "observation_ms": observation_ms,
         "limits": {k: getattr(limits, k) for k in inspector.Limits.__dataclass_fields__},
     }
     ev = _evidence(call, "observe_javascript_runtime", params, obs, obs.limitations, confidence="observed")
-    if a.get("detail", "summary") == "complete":
+    if arg_str(a, "detail", "summary") == "complete":
         return ev
     # The complete observation stays retained (reconcile takes its id, or this summary's); the caller gets the counts
     # and one page of the scripts.
     call.session.ledger.record(ev)
-    offset, limit = a.get("offset", 0), a.get("limit", SUMMARY_LIMIT)
+    offset, limit = arg_int(a, "offset", 0), arg_int(a, "limit", SUMMARY_LIMIT)
     summary = _summary(ev.evidence_id, obs, offset, limit)
     out = OperationResult(normalized=msgspec.to_builtins(summary), limitations=obs.limitations, confidence="observed")
     return call.session.evidence(

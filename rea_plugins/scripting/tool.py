@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import hashlib
 
-from rea.plugin import Evidence, JSONObject, OperationResult, ProviderIdentity, ToolCall, ToolDef, ToolEffects
+from rea.plugin import (
+    Evidence,
+    JSONObject,
+    OperationResult,
+    ProviderIdentity,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    arg_object,
+    arg_str,
+)
 from rea_plugins.scripting.runner import TOOL_NAME, ScriptRunner
 from rea_plugins.scripting.shapes import ScriptRun
 
@@ -48,9 +58,11 @@ INPUT_SCHEMA: JSONObject = {
 
 
 def _run(call: ToolCall) -> Evidence:
-    source: str = call.args["source"]
-    filename: str = call.args.get("filename", "<script>")
-    arguments: JSONObject = call.args.get("arguments", {})
+    source = arg_str(call.args, "source", "")  # required by the schema
+    filename = arg_str(call.args, "filename", "<script>")
+    arguments = arg_object(call.args, "arguments")
+    if arguments is None:
+        arguments = {}
     run = ScriptRunner(call, source, filename, arguments).run()
     parameters = {
         # The record commits to the script by its digest; the text stays with the caller.

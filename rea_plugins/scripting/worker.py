@@ -20,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import JSONObject, frames
+from rea.plugin import Arguments, JSONObject, JSONValue, frames
 from rea_plugins.scripting import protocol
 
 SCRIPT_TRACEBACK_CHARS = 8000
@@ -29,7 +29,8 @@ SCRIPT_TRACEBACK_CHARS = 8000
 class ToolError(Exception):
     """An inner tool call failed: ``code`` is rea's canonical code, ``details`` its details."""
 
-    def __init__(self, code: str, message: str, remediation: str = "", details: dict[str, Any] | None = None) -> None:
+    # ``details``: the server's error details, JSON as its failure frame carried them.
+    def __init__(self, code: str, message: str, remediation: str = "", details: JSONObject | None = None) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
@@ -103,7 +104,7 @@ class Rea:
         entry = self._tools.get(name)
         return entry.summary if entry is not None else ""
 
-    def call(self, name: str, arguments: dict[str, Any] | None = None, /, **kwargs: Any) -> Any:
+    def call(self, name: str, arguments: Arguments | None = None, /, **kwargs: JSONValue) -> Any:
         """Run tool ``name`` with ``arguments`` (or keyword arguments); its result as plain JSON data."""
         args = {**(arguments or {}), **kwargs}
         answer = self._link.call(name, args)
@@ -124,7 +125,7 @@ class Rea:
         if name.startswith("_") or name not in self._tools:
             raise AttributeError(f"rea has no tool {name!r} (rea.tools lists them)")
 
-        def tool(**kwargs: Any) -> Any:
+        def tool(**kwargs: JSONValue) -> Any:
             return self.call(name, kwargs)
 
         tool.__name__ = name
@@ -188,7 +189,8 @@ def _failure(
     code: str, message: str, exc: BaseException, filename: str, printed: Printed, remediation: str = ""
 ) -> frames.Failure:
     text, line = _script_traceback(exc, filename)
-    details: dict[str, Any] = {
+    # The error's details, JSON the kernel's failure frame carries as it is (``Failure.details``).
+    details: JSONObject = {
         "script_error": {"type": type(exc).__name__, "message": _text(exc), "line": line, "traceback": text},
         "printed": printed.text(),
         "printed_bytes": printed.total,
@@ -274,6 +276,7 @@ def run(link: Link, params: protocol.RunParams) -> frames.Outgoing:
     # Tracebacks then show the script's lines.
     linecache.cache[params.filename] = (len(params.source), None, params.source.splitlines(True), params.filename)
     rea = Rea(link, params.tools)
+    # The script's Python namespace (exec's globals): any Python objects the script makes, not JSON.
     scope: dict[str, Any] = {
         "__name__": "__main__",
         "__builtins__": builtins,
