@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import msgspec
 
 from rea.canonical import CanonicalError, canonical_digest
 from rea.errors import ReaError
+from rea.records import JSONData, JSONObject
 from rea.sizes import remember_size
 
 EVIDENCE_ID = re.compile(r"^ev_[0-9a-f]{64}$")
@@ -19,6 +21,12 @@ Authority = Literal[
     "shipped-artifact", "controlled-replay", "historical-reference", "external-service", "analyst-inference"
 ]
 NO_SUBJECT = "Artifact identity is unavailable for this observation."
+
+
+# A call's arguments or a provider's settings as recorded: JSON the caller or the provider chose, not one shape.
+Parameters = dict[str, JSONData]
+# Where a result is: the contract leaves a location open (an address, a file and line, a URL), so it is JSON.
+Location = dict[str, JSONData]
 
 
 class _Strict(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -52,7 +60,7 @@ class AnalysisProfile(_Strict, frozen=True):
     schema_version: int
     provider: ProviderIdentity
     provider_profile_schema_version: int
-    parameters: dict[str, Any]
+    parameters: Parameters
     digest: str
 
 
@@ -72,14 +80,14 @@ class Evidence(_Strict, frozen=True):
     analysis_profile: AnalysisProfile | None
     predicate_type: str
     operation: str
-    parameters: dict[str, Any]
+    parameters: Parameters
     raw_result: Any
     normalized_result: Any
     confidence: Confidence
     authority: Authority
     environment: Environment | None
     limitations: list[str]
-    locations: list[dict[str, Any]]
+    locations: list[Location]
     evidence_links: list[str]
 
 
@@ -98,14 +106,14 @@ class _EvidenceIdentity(_Strict, frozen=True):
     analysis_profile: AnalysisProfile | None
     predicate_type: str
     operation: str
-    parameters: dict[str, Any]
+    parameters: Parameters
     raw_result: Any
     normalized_result: Any
     confidence: Confidence
     authority: Authority
     environment: Environment | None
     limitations: list[str]
-    locations: list[dict[str, Any]]
+    locations: list[Location]
     evidence_links: list[str]
 
 
@@ -141,14 +149,14 @@ class LeanEvidence(_Strict, frozen=True, kw_only=True, omit_defaults=True):
     confidence: Confidence = "observed"
     authority: Authority = "shipped-artifact"
     limitations: list[str] = []
-    locations: list[dict[str, Any]] = []
+    locations: list[Location] = []
     evidence_links: list[str] = []
     environment: Environment | None = None
     normalized_result: Any
     raw_result: Any = None
 
 
-_LEAN_DEFAULTS: dict[str, Any] = {
+_LEAN_DEFAULTS: dict[str, object] = {
     f.name: f.default_factory() if f.default_factory is not msgspec.NODEFAULT else f.default
     for f in msgspec.structs.fields(LeanEvidence)
 }
@@ -184,7 +192,8 @@ def provenance(ev: Evidence) -> Provenance:
 
 def lean(ev: Evidence) -> LeanEvidence:
     """``ev`` in the lean presentation (its result as it is: a Struct result is not converted)."""
-    # A field equal to its default is left to the default (omit_defaults compares strings by identity).
+    # A field equal to its default is left to the default (omit_defaults compares strings by identity). The
+    # values are LeanEvidence's keyword arguments, each its own type: Any is what a ** of mixed types takes.
     optional: dict[str, Any] = {
         name: value
         for name, value in (
@@ -235,7 +244,8 @@ def as_object(value: Any) -> Any:
     config = value.__struct_config__
     if config.array_like:
         return msgspec.to_builtins(value)
-    out: dict[str, Any] = {}
+    # Each member as the Struct holds it (a Struct, a list, a scalar): encoded as it is.
+    out: dict[str, object] = {}
     if config.tag_field is not None:
         out[config.tag_field] = config.tag
     for field in msgspec.structs.fields(value):
@@ -270,7 +280,9 @@ def compute_evidence_id(ev: Evidence) -> str:
         ) from None
 
 
-def make_profile(provider: ProviderIdentity, parameters: dict[str, Any], schema_version: int = 1) -> AnalysisProfile:
+def make_profile(
+    provider: ProviderIdentity, parameters: Mapping[str, JSONData], schema_version: int = 1
+) -> AnalysisProfile:
     """Build an AnalysisProfile whose digest commits to provider, version and parameters."""
     body = {
         "schema_version": 1,
@@ -282,7 +294,7 @@ def make_profile(provider: ProviderIdentity, parameters: dict[str, Any], schema_
         schema_version=1,
         provider=provider,
         provider_profile_schema_version=schema_version,
-        parameters=parameters,
+        parameters=dict(parameters),
         digest=canonical_digest(body),
     )
 
@@ -293,14 +305,14 @@ def build(
     provider: ProviderIdentity,
     subject: Subject | None,
     analysis_profile: AnalysisProfile | None,
-    parameters: dict[str, Any],
+    parameters: Mapping[str, JSONData],
     normalized_result: Any,
     raw_result: Any = None,
     confidence: Confidence = "observed",
     authority: Authority = "shipped-artifact",
     environment: Environment | None = None,
     limitations: list[str] | None = None,
-    locations: list[dict[str, Any]] | None = None,
+    locations: Sequence[Mapping[str, JSONData]] | None = None,
     evidence_links: list[str] | None = None,
 ) -> Evidence:
     """Assemble a record and stamp its ``evidence_id``."""
@@ -314,14 +326,14 @@ def build(
         analysis_profile=analysis_profile,
         predicate_type=PREDICATE_TYPE,
         operation=operation,
-        parameters=parameters,
+        parameters=dict(parameters),
         raw_result=raw_result,
         normalized_result=normalized_result,
         confidence=confidence,
         authority=authority,
         environment=environment,
         limitations=lims,
-        locations=list(locations or []),
+        locations=[dict(x) for x in locations or ()],
         evidence_links=sorted(set(evidence_links or [])),
     )
     return msgspec.structs.replace(draft, evidence_id=compute_evidence_id(draft))
@@ -396,8 +408,8 @@ def encode(ev: Evidence) -> bytes:
     return _JSON.encode(ev)
 
 
-def to_builtins(ev: Evidence) -> dict[str, Any]:
-    out: dict[str, Any] = msgspec.to_builtins(ev)
+def to_builtins(ev: Evidence) -> JSONObject:
+    out: JSONObject = msgspec.to_builtins(ev)
     return out
 
 
