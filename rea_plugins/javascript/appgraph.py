@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Evidence, ReaError, ToolCall, invalid_request, issue
+from rea.plugin import Arguments, Evidence, JSONObject, ReaError, ToolCall, invalid_request, issue
 from rea.plugin import evidence as ev_mod
 from rea_plugins.javascript.application import PROVIDER, VIEW_OPERATION
 from rea_plugins.javascript.model import OPERATION, SCHEMA_VERSION, Application, FunctionRecord, Module
@@ -72,13 +72,13 @@ def _complete_id(ev: Evidence) -> str | None:
     return None
 
 
-def reference(loaded: Loaded) -> dict[str, str]:
+def reference(loaded: Loaded) -> JSONObject:
     """The parameter form of an input: inline and retained inputs give the same derived Evidence."""
-    return ev_mod.retained_reference(loaded.evidence.evidence_id)
+    return {**ev_mod.retained_reference(loaded.evidence.evidence_id)}
 
 
 def derive(
-    operation: str, parameters: dict[str, Any], normalized: Any, inputs: list[Loaded], limitations: Iterable[str] = ()
+    operation: str, parameters: Arguments, normalized: Any, inputs: list[Loaded], limitations: Iterable[str] = ()
 ) -> Evidence:
     """Evidence derived from application inputs only, linked to them."""
     lims = list(limitations)
@@ -206,5 +206,6 @@ class Index:
 
 
 def not_found(path: str, message: str, candidates: list[str] | None = None) -> ReaError:
-    extra: dict[str, Any] = {"candidates": candidates[:50]} if candidates else {}
-    return invalid_request(message, [issue(path, "invalid_value", message, **extra)])
+    if candidates:
+        return invalid_request(message, [issue(path, "invalid_value", message, candidates=candidates[:50])])
+    return invalid_request(message, [issue(path, "invalid_value", message)])

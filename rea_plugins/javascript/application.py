@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
-from rea.plugin import AnalysisProfile, Evidence, JSONObject, OperationResult, ProviderIdentity, ToolCall, identify
+from rea.plugin import (
+    AnalysisProfile,
+    Evidence,
+    JSONObject,
+    OperationResult,
+    ProviderIdentity,
+    ToolCall,
+    arg_int,
+    arg_object,
+    arg_str,
+    identify,
+)
 from rea.plugin import __version__ as rea_version
 from rea.plugin import evidence as ev_mod
 from rea_plugins.javascript import analyze, facts, inputs, syntax
@@ -50,7 +59,8 @@ def profile() -> AnalysisProfile:
     )
 
 
-def effective_limits(requested: dict[str, Any] | None) -> Limits:
+def effective_limits(requested: JSONObject | None) -> Limits:
+    """The default limits with the caller's ``limits`` argument (JSON its input schema shapes) over them."""
     base = msgspec.to_builtins(inputs.DEFAULT_LIMITS)
     base.update(requested or {})
     return msgspec.convert(base, Limits)
@@ -58,10 +68,10 @@ def effective_limits(requested: dict[str, Any] | None) -> Limits:
 
 def handle(call: ToolCall) -> Evidence:
     args = call.args
-    policy = args.get("integrity_policy", "fail")
-    limits = effective_limits(args.get("limits"))
-    target = identify(args["input_path"], call.ctx, allow_directory=True)
-    fmt = inputs.choose_format(target, args.get("format", "auto"))
+    policy = inputs.arg_choice(args, "integrity_policy", inputs.POLICIES, "fail")
+    limits = effective_limits(arg_object(args, "limits"))
+    target = identify(arg_str(args, "input_path", ""), call.ctx, allow_directory=True)
+    fmt = inputs.choose_format(target, arg_str(args, "format", "auto"))
     collected = inputs.collect(call.session.registry, target, fmt, limits, policy, call.ctx)
     # The parse workers' process observations, as the kernel records them (its JSON).
     lineage: list[JSONObject] = []
@@ -76,7 +86,7 @@ def handle(call: ToolCall) -> Evidence:
     coverage = normalized.coverage
     if coverage.status == "partial":
         limitations.append("Coverage is partial: " + ", ".join(coverage.reasons) + ".")
-    parameters = {"format": fmt, "integrity_policy": policy, "limits": msgspec.to_builtins(limits)}
+    parameters: JSONObject = {"format": fmt, "integrity_policy": policy, "limits": msgspec.to_builtins(limits)}
     # The Evidence id encodes (and may decode again) the whole graph: no cycle collection over it meanwhile either.
     with analyze.without_cycle_collection():
         ev = call.session.evidence(
@@ -89,12 +99,12 @@ def handle(call: ToolCall) -> Evidence:
             analysis_profile=profile(),
         )
     call.ctx.finish(f"analyzed {normalized.counts['modules']} modules")
-    if args.get("detail", "summary") == "complete":
+    if arg_str(args, "detail", "summary") == "complete":
         return ev
     # The complete record stays retained (the workflows take its id, or this summary's); the caller gets a summary
     # with one page of the modules.
     call.session.ledger.record(ev)
-    offset, limit = int(args.get("offset", 0)), int(args.get("limit", SUMMARY_LIMIT))
+    offset, limit = arg_int(args, "offset", 0), arg_int(args, "limit", SUMMARY_LIMIT)
     return ev_mod.build(
         operation=OPERATION,
         provider=PROVIDER,

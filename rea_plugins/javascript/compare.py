@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import msgspec
 
-from rea.plugin import Evidence, ToolCall, render
+from rea.plugin import Evidence, JSONObject, ToolCall, arg_bool, arg_int, arg_str, render
 from rea_plugins.javascript import appgraph
 from rea_plugins.javascript.appgraph import Loaded, normal_path, path_matches
 from rea_plugins.javascript.model import ExportRecord, FunctionRecord, Module
 from rea_plugins.javascript.results import (
     AmbiguousMatch,
+    BundleMatch,
     BundleOnly,
     CoveragePair,
     EntryPointDiff,
@@ -216,8 +218,8 @@ def _drawing(result: VersionComparison) -> render.Graph:
 
 def compare_versions(call: ToolCall) -> Evidence:
     left, right = appgraph.load(call, "left"), appgraph.load(call, "right")
-    offset, limit = int(call.args.get("offset", 0)), int(call.args.get("limit", 50))
-    include_unchanged = bool(call.args.get("include_unchanged", False))
+    offset, limit = arg_int(call.args, "offset", 0), arg_int(call.args, "limit", 50)
+    include_unchanged = arg_bool(call.args, "include_unchanged")
     lk = {_key(m, left.index): m for m in left.app.modules}
     rk = {_key(m, right.index): m for m in right.app.modules}
     pairs: list[tuple[Module, Module, Literal["path", "content"]]] = [
@@ -319,7 +321,7 @@ def compare_versions(call: ToolCall) -> Evidence:
     fmt = render.requested(call.args)
     if fmt is not None:
         result = msgspec.structs.replace(result, picture=render.picture(_drawing(result), fmt))
-    params = {
+    params: JSONObject = {
         "left": appgraph.reference(left),
         "right": appgraph.reference(right),
         "offset": offset,
@@ -343,13 +345,38 @@ def compare_versions(call: ToolCall) -> Evidence:
 
 # -- source to bundle ----------------------------------------------------------------------
 
+Via = Literal["source-map", "content", "bundle-path"]
+Content = Literal["identical", "different", "unknown"]
+
+
+@dataclass
+class _Found:
+    """A bundle module a source maps to, while the maps and paths that say so are gathered (then a BundleMatch)."""
+
+    bundle_module: str
+    generated: str | None
+    content: Content
+    via: list[Via] = field(default_factory=list)
+    source_map: str | None = None
+    map_source: str | None = None
+
+    def match(self) -> BundleMatch:
+        return BundleMatch(
+            bundle_module=self.bundle_module,
+            generated=self.generated,
+            via=sorted(self.via),
+            content=self.content,
+            source_map=self.source_map,
+            map_source=self.map_source,
+        )
+
 
 def compare_source_to_bundle(call: ToolCall) -> Evidence:
-    offset, limit = int(call.args.get("offset", 0)), int(call.args.get("limit", 50))
+    offset, limit = arg_int(call.args, "offset", 0), arg_int(call.args, "limit", 50)
     if "application" in call.args:
         source = bundle = appgraph.load(call, "application")
         inputs = [source]
-        params: dict[str, Any] = {"application": appgraph.reference(source), "offset": offset, "limit": limit}
+        params: JSONObject = {"application": appgraph.reference(source), "offset": offset, "limit": limit}
     else:
         source, bundle = appgraph.load(call, "source"), appgraph.load(call, "bundle")
         inputs = [source, bundle]
@@ -363,35 +390,34 @@ def compare_source_to_bundle(call: ToolCall) -> Evidence:
     map_sources = [(sm, s) for sm in bundle.app.source_maps for s in sm.sources]
     bundled = [m for m in bundle.app.modules if m.kind == "bundled"]
     used_bundled: set[str] = set()
-    rows: list[dict[str, Any]] = []
+    rows: list[SourceMapping] = []
     for src in sorted(sources, key=lambda m: (m.path, m.node_id)):
         call.ctx.check("mapping sources")
         want = normal_path(src.path)
-        matches: dict[str, dict[str, Any]] = {}
+        matches: dict[str, _Found] = {}
 
         def add(
             target: str,
             generated: str | None,
-            via: str,
-            content: str,
-            extra: dict[str, Any],
-            matches: dict[str, dict[str, Any]] = matches,
+            via: Via,
+            content: Content,
+            source_map: tuple[str, str] | None,
+            matches: dict[str, _Found] = matches,
         ) -> None:
-            row = matches.setdefault(
-                target, {"bundle_module": target, "generated": generated, "via": [], "content": content}
-            )
-            if via not in row["via"]:
-                row["via"].append(via)
-            if row["content"] == "unknown":
-                row["content"] = content
-            row.update(extra)
+            row = matches.setdefault(target, _Found(target, generated, content))
+            if via not in row.via:
+                row.via.append(via)
+            if row.content == "unknown":
+                row.content = content
+            if source_map is not None:
+                row.source_map, row.map_source = source_map
 
         for sm, s in map_sources:
             by_path = path_matches(normal_path(s.path), want)
             by_content = s.content_sha256 is not None and s.content_sha256 == src.sha256
             if not (by_path or by_content):
                 continue
-            content = (
+            content: Content = (
                 "unknown"
                 if s.content_sha256 is None
                 else "identical"
@@ -404,27 +430,25 @@ def compare_source_to_bundle(call: ToolCall) -> Evidence:
                 sm.generated,
                 "source-map" if by_path else "content",
                 content,
-                {"source_map": sm.node_id, "map_source": s.source},
+                (sm.node_id, s.source),
             )
         for b in bundled:
             if path_matches(normal_path(b.path), want):
-                add(b.node_id, b.container, "bundle-path", "unknown", {})
-        for row in matches.values():
-            used_bundled.add(row["bundle_module"])
-            row["via"].sort()
-        found = sorted(matches.values(), key=lambda r: r["bundle_module"])
+                add(b.node_id, b.container, "bundle-path", "unknown", None)
+        used_bundled.update(matches)
+        found = [matches[k].match() for k in sorted(matches)]
         rows.append(
-            {
-                "source": src.node_id,
-                "path": src.path,
-                "sha256": src.sha256,
-                "status": "mapped" if found else "unmapped",
-                "matches": found,
-            }
+            SourceMapping(
+                source=src.node_id,
+                path=src.path,
+                sha256=src.sha256,
+                status="mapped" if found else "unmapped",
+                matches=found,
+            )
         )
     # An original that only the map holds (sourcesContent; a shipped page has no source tree beside its bundle) is
     # mapped too: its text is in the map, its code in the generated file.
-    listed = {normal_path(r["path"]) for r in rows}
+    listed = {normal_path(r.path) for r in rows}
     from_content = 0
     for sm, s in map_sources:
         if not s.has_content or s.content_sha256 is None or normal_path(s.path) in listed:
@@ -434,24 +458,24 @@ def compare_source_to_bundle(call: ToolCall) -> Evidence:
         used_bundled.add(target)
         from_content += 1
         rows.append(
-            {
-                "source": f"{sm.node_id}#{s.index}",
-                "path": s.path,
-                "sha256": s.content_sha256,
-                "status": "mapped",
-                "origin": "sources-content",
-                "tokens": s.tokens,
-                "matches": [
-                    {
-                        "bundle_module": target,
-                        "generated": sm.generated,
-                        "via": ["source-map"],
-                        "content": "identical",
-                        "source_map": sm.node_id,
-                        "map_source": s.source,
-                    }
+            SourceMapping(
+                source=f"{sm.node_id}#{s.index}",
+                path=s.path,
+                sha256=s.content_sha256,
+                status="mapped",
+                origin="sources-content",
+                tokens=s.tokens,
+                matches=[
+                    BundleMatch(
+                        bundle_module=target,
+                        generated=sm.generated,
+                        via=["source-map"],
+                        content="identical",
+                        source_map=sm.node_id,
+                        map_source=s.source,
+                    )
                 ],
-            }
+            )
         )
     bundle_only = [
         BundleOnly(node_id=b.node_id, path=b.path, container=b.container)
@@ -461,14 +485,14 @@ def compare_source_to_bundle(call: ToolCall) -> Evidence:
     result = SourceToBundle(
         summary=SourceBundleSummary(
             sources=len(rows),
-            mapped=sum(1 for r in rows if r["status"] == "mapped"),
-            unmapped=sum(1 for r in rows if r["status"] == "unmapped"),
-            identical=sum(1 for r in rows if any(m["content"] == "identical" for m in r["matches"])),
+            mapped=sum(1 for r in rows if r.status == "mapped"),
+            unmapped=sum(1 for r in rows if r.status == "unmapped"),
+            identical=sum(1 for r in rows if any(m.content == "identical" for m in r.matches)),
             bundle_only=len(bundle_only),
             source_maps=len(bundle.app.source_maps),
             from_sources_content=from_content,
         ),
-        sources=msgspec.convert(rows[offset : offset + limit], list[SourceMapping]),
+        sources=rows[offset : offset + limit],
         offset=offset,
         limit=limit,
         total=len(rows),
@@ -546,8 +570,7 @@ def _differences(a: Any, b: Any, where: str, out: list[ShapeDifference]) -> None
 
 def compare_export_shapes(call: ToolCall) -> Evidence:
     left, right = appgraph.load(call, "left"), appgraph.load(call, "right")
-    name = call.args["export"]
-    selector = call.args.get("module")
+    name, selector = arg_str(call.args, "export", ""), arg_str(call.args, "module")
     a = _side(left, name, selector, "module")
     b = _side(right, name, selector, "module")
     differences: list[ShapeDifference] = []
@@ -566,7 +589,12 @@ def compare_export_shapes(call: ToolCall) -> Evidence:
     result = ExportShapeComparison(
         export=name, module=selector, left=a, right=b, status=status, differences=differences
     )
-    params = {"left": appgraph.reference(left), "right": appgraph.reference(right), "export": name, "module": selector}
+    params: JSONObject = {
+        "left": appgraph.reference(left),
+        "right": appgraph.reference(right),
+        "export": name,
+        "module": selector,
+    }
     return appgraph.derive(
         "compare_javascript_export_shapes",
         params,

@@ -6,9 +6,20 @@ import errno
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
-from rea.plugin import CallContext, JSONObject, ReaError, Registry, Target, select_unpacker
+from rea.plugin import (
+    Arguments,
+    CallContext,
+    JSONObject,
+    ReaError,
+    Registry,
+    Target,
+    arg_str,
+    invalid_request,
+    issue,
+    select_unpacker,
+)
 from rea.plugin import Limits as ArchiveLimits
 from rea_plugins.javascript import syntax
 from rea_plugins.javascript.model import Integrity, Limits, Skipped
@@ -16,6 +27,20 @@ from rea_plugins.javascript.model import Integrity, Limits, Skipped
 DEFAULT_LIMITS = Limits(max_files=20_000, max_bytes_per_file=16 << 20, max_total_bytes=512 << 20, max_modules=100_000)
 AUXILIARY_EXTENSIONS = (".map", ".html", ".htm")
 Policy = Literal["fail", "record-and-continue"]
+POLICIES: tuple[Policy, ...] = ("fail", "record-and-continue")
+_Choice = TypeVar("_Choice", bound=str)
+
+
+def arg_choice(args: Arguments, name: str, choices: tuple[_Choice, ...], default: _Choice) -> _Choice:
+    """The string argument ``name``, one of ``choices`` (its schema's enum), as the Literal type they are."""
+    value = arg_str(args, name)
+    if value is None:
+        return default
+    for choice in choices:
+        if value == choice:
+            return choice
+    message = f"{name} must be one of {', '.join(choices)}"
+    raise invalid_request(message, [issue(name, "invalid_value", message)])
 
 
 def wanted(path: str) -> bool:

@@ -8,7 +8,7 @@ import posixpath
 
 import msgspec
 
-from rea.plugin import Evidence, ReaError, ToolCall, read_regular
+from rea.plugin import Evidence, ReaError, ToolCall, arg_int, arg_str, read_regular
 from rea_plugins.javascript import appgraph, patterns, sourcemaps
 from rea_plugins.javascript.model import Module, SourceMap
 from rea_plugins.javascript.results import GeneratedPosition, LocationMapping, MappedFunction, OriginalPosition
@@ -90,8 +90,8 @@ def _map_bytes(ev: Evidence, generated: Module, sm: SourceMap) -> bytes:
 
 def map_location(call: ToolCall) -> Evidence:
     loaded = appgraph.load(call, "application")
-    line, column = int(call.args["line"]), int(call.args["column"])
-    generated = _generated(loaded, call.args["module"])
+    line, column = arg_int(call.args, "line", 1), arg_int(call.args, "column", 1)  # both required by the schema
+    generated = _generated(loaded, arg_str(call.args, "module", ""))
     sm = _map_of(loaded, generated)
     data = _map_bytes(loaded.evidence, generated, sm)
     decoded = sourcemaps.decode(data)

@@ -17,7 +17,18 @@ import tempfile
 import time
 from typing import TYPE_CHECKING
 
-from rea.plugin import CallContext, JSONObject, ReaError, ToolCall, cancelled, leftovers, read_regular
+from rea.plugin import (
+    CallContext,
+    JSONObject,
+    ReaError,
+    ToolCall,
+    arg_int,
+    arg_object,
+    arg_str,
+    cancelled,
+    leftovers,
+    read_regular,
+)
 from rea_plugins.javascript.recovered import RecoveredModule, RecoveredSources, Unbundler
 from rea_plugins.javascript.settings import WAKARU_MEMORY_MB, WAKARU_PATH
 
@@ -82,10 +93,10 @@ def recover(call: ToolCall) -> RecoveredSources:
 
     a = call.args
     ctx = call.ctx
-    bundle = os.path.realpath(a["input_path"])
+    bundle = os.path.realpath(arg_str(a, "input_path", ""))
     data = read_regular(bundle, MAX_BUNDLE_BYTES, what="bundle", field="input_path")
     executable = find_wakaru()
-    limits = a.get("limits") or {}
+    limits = arg_object(a, "limits") or {}
     out_root = tempfile.mkdtemp(prefix=PREFIX)
     modules_dir = os.path.join(out_root, "modules")
     noted = contextlib.ExitStack()
@@ -112,7 +123,7 @@ def recover(call: ToolCall) -> RecoveredSources:
             )
         )
         try:
-            status = _run(proc, limits.get("timeout_ms", 120_000) / 1000, ctx)
+            status = _run(proc, arg_int(limits, "timeout_ms", 120_000) / 1000, ctx)
             stderr = proc.stderr_tail()
         finally:
             proc.terminate(1.0)
@@ -130,7 +141,7 @@ def recover(call: ToolCall) -> RecoveredSources:
         noted.close()
         raise
     noted.close()
-    offset, limit = a.get("offset", 0), a.get("limit", 50)
+    offset, limit = arg_int(a, "offset", 0), arg_int(a, "limit", 50)
     end = offset + limit
     limitations = []
     if provenance.get("format") in (None, "unknown"):

@@ -58,7 +58,7 @@ def _tool(
     input_schema: JSONObject,
     *,
     # Arguments as a call sends them: JSON the input schema shapes.
-    examples: tuple[dict[str, object], ...],
+    examples: tuple[JSONObject, ...],
     effects: ToolEffects = _EVIDENCE_EFFECTS,
     cli_subject: str = "",
     task_support: Literal["forbidden", "optional", "required"] = "forbidden",
@@ -85,7 +85,7 @@ def _over_evidence(properties: JSONObject, *required: str) -> JSONObject:
     )
 
 
-def _retained(digit: str) -> dict[str, str]:
+def _retained(digit: str) -> JSONObject:
     """An example retained-Evidence reference (a made-up id of one repeated digit)."""
     return {"kind": "retained-evidence", "evidence_id": "ev_" + digit * 64}
 

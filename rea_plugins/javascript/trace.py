@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import Evidence, ToolCall, render
+from rea.plugin import Evidence, JSONObject, ToolCall, arg_int, arg_object, render
 from rea_plugins.javascript import appgraph
 from rea_plugins.javascript.appgraph import Index, Loaded
+from rea_plugins.javascript.inputs import arg_choice
 from rea_plugins.javascript.model import FunctionRecord, Module
 from rea_plugins.javascript.results import (
     FeatureTrace,
@@ -26,6 +27,8 @@ from rea_plugins.javascript.results import (
 
 CHECK_EVERY = 256
 Role = Literal["seed", "caller", "exported"]
+Direction = Literal["both", "imports", "importers"]
+DIRECTIONS: tuple[Direction, ...] = ("both", "imports", "importers")
 
 
 def _matches(value: str, wanted: str, mode: str) -> bool:
@@ -141,10 +144,9 @@ def _function_node(m: Module, fn: FunctionRecord, depth: int, role: Role) -> Tra
 def trace_feature(call: ToolCall) -> Evidence:
     loaded = appgraph.load(call, "application")
     index = loaded.index
-    seed = msgspec.convert({"match": "exact", **call.args["seed"]}, Seed)
-    max_nodes = int(call.args.get("max_nodes", 200))
-    max_depth = int(call.args.get("max_depth", 4))
-    direction = call.args.get("direction", "both")
+    seed = msgspec.convert({"match": "exact", **(arg_object(call.args, "seed") or {})}, Seed)
+    max_nodes, max_depth = arg_int(call.args, "max_nodes", 200), arg_int(call.args, "max_depth", 4)
+    direction = arg_choice(call.args, "direction", DIRECTIONS, "both")
     hits, seed_modules, seed_functions, matches_total = _seed_matches(index, seed)
     depth_of: dict[str, int] = {}
     queue: deque[str] = deque()
@@ -213,7 +215,7 @@ def trace_feature(call: ToolCall) -> Evidence:
     fmt = render.requested(call.args)
     if fmt is not None:
         result = msgspec.structs.replace(result, picture=render.picture(_drawing(result), fmt))
-    params = {
+    params: JSONObject = {
         "application": appgraph.reference(loaded),
         "seed": msgspec.to_builtins(seed),
         "max_nodes": max_nodes,
@@ -247,9 +249,9 @@ def _exported(m: Module, fn: FunctionRecord) -> bool:
 # -- semantics ------------------------------------------------------------------------------
 
 
-def _targets(loaded: Loaded, target: dict[str, Any]) -> tuple[list[tuple[Module, FunctionRecord]], str]:
+def _targets(loaded: Loaded, target: SemanticsTarget) -> tuple[list[tuple[Module, FunctionRecord]], str]:
     index = loaded.index
-    kind, value = target["kind"], target["value"]
+    kind, value = target.kind, target.value
     if kind == "module":
         found = index.module(value)
         if not found:
@@ -263,7 +265,7 @@ def _targets(loaded: Loaded, target: dict[str, Any]) -> tuple[list[tuple[Module,
         return [(found[0], fn) for fn in found[0].functions], found[0].node_id
     if value in index.functions:
         return [index.functions[value]], value
-    scope = index.module(target["module"]) if target.get("module") else loaded.app.modules
+    scope = index.module(target.module) if target.module else loaded.app.modules
     hits = [
         (m, fn)
         for m in scope
@@ -273,7 +275,7 @@ def _targets(loaded: Loaded, target: dict[str, Any]) -> tuple[list[tuple[Module,
     if not hits:
         raise appgraph.not_found(
             "target/value",
-            f"no function named {value!r}" + (f" in {target['module']!r}" if target.get("module") else ""),
+            f"no function named {value!r}" + (f" in {target.module!r}" if target.module else ""),
         )
     if len(hits) > 1:
         raise appgraph.not_found(
@@ -340,10 +342,11 @@ def _handler(m: Module, reference: str) -> FunctionRecord | None:
 def trace_semantics(call: ToolCall) -> Evidence:
     loaded = appgraph.load(call, "application")
     index = loaded.index
-    target = dict(call.args["target"])
-    max_nodes = int(call.args.get("max_nodes", 200))
-    max_depth = int(call.args.get("max_depth", 4))
-    roots, root_id = _targets(loaded, target)
+    # The caller's target as sent (its parameters echo it); read as the Struct its schema describes.
+    target = arg_object(call.args, "target") or {}
+    wanted = msgspec.convert(target, SemanticsTarget)
+    max_nodes, max_depth = arg_int(call.args, "max_nodes", 200), arg_int(call.args, "max_depth", 4)
+    roots, root_id = _targets(loaded, wanted)
     seen: dict[str, int] = {}
     queue: deque[tuple[Module, FunctionRecord, int]] = deque()
     truncated = False
@@ -419,7 +422,7 @@ def trace_semantics(call: ToolCall) -> Evidence:
             )
         )
     result = SemanticsTrace(
-        target=msgspec.convert(target, SemanticsTarget),
+        target=wanted,
         root=root_id,
         functions=sorted(functions, key=lambda f: (f.depth, f.path, f.line, f.node_id)),
         edges=[GraphEdge(source=a, target=b, kind=k, label=s) for a, b, k, s in sorted(edges)],
@@ -428,7 +431,7 @@ def trace_semantics(call: ToolCall) -> Evidence:
         limits=TraceLimits(max_nodes=max_nodes, max_depth=max_depth),
         application_coverage=loaded.app.coverage.status,
     )
-    params = {
+    params: JSONObject = {
         "application": appgraph.reference(loaded),
         "target": target,
         "max_nodes": max_nodes,

@@ -13,6 +13,8 @@ from rea.plugin import Reporter, serve
 from rea_plugins.javascript.parallel import MAX_FRAME_BYTES, ScriptIn, ScriptOut
 
 
+# ``params``: the kernel's worker Route type, msgpack the frame decoded (the scripts' bytes included, so not JSON),
+# converted to Structs at once.
 def extract(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
     from rea_plugins.javascript import inputs
     from rea_plugins.javascript.model import Limits, Skipped
