@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from rea import evidence as ev_mod
 from rea.config import Settings
 from rea.errors import ReaError
 from rea.evidence import Evidence
+from rea.records import JSONObject, JSONValue
 from rea.sizes import measured_sizes
 
 # Keys and punctuation of a CallToolResult around its payloads ({"content":[{"type":"text","text":...}],
@@ -33,7 +32,7 @@ def error_size(encoded: bytes) -> int:
 
 
 def transport_error(settings: Settings, required: int, evidence_id: str | None) -> ReaError:
-    limits: dict[str, Any] = {
+    limits: dict[str, JSONValue] = {
         "max_response_bytes": settings.max_response_bytes,
         "envelope_reserve_bytes": settings.max_response_bytes - settings.response_budget,
         "required_bytes": required,
@@ -52,7 +51,7 @@ def transport_error(settings: Settings, required: int, evidence_id: str | None) 
     )
 
 
-def encode_result(result: Evidence | dict[str, Any]) -> bytes:
+def encode_result(result: Evidence | JSONObject) -> bytes:
     return msgspec.json.encode(result)
 
 

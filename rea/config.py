@@ -15,7 +15,7 @@ from typing import Any, Literal
 import msgspec
 
 from rea.errors import ReaError, configuration_invalid
-from rea.records import JSONData
+from rea.records import JSONValue
 
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 ENVELOPE_RESERVE_BYTES = 1024
@@ -304,7 +304,7 @@ def load_settings(
     )
 
 
-def _settings_of(err: ReaError) -> Sequence[JSONData]:
+def _settings_of(err: ReaError) -> Sequence[JSONValue]:
     """The settings a ``configuration_invalid`` error names (``details.settings``)."""
     found = err.details.get("settings")
     return found if isinstance(found, list) else []

@@ -8,7 +8,7 @@ from typing import Final, Literal
 import msgspec
 
 from rea.fsnames import shown
-from rea.records import JSONData, JSONObject
+from rea.records import JSONObject, JSONValue
 
 Category = Literal[
     "invalid_input",
@@ -65,7 +65,7 @@ class ErrorProjection(msgspec.Struct, frozen=True, kw_only=True):
     retryable: bool
     remediation: Remediation
     # Facts about this failure, by code: open JSON (a path, a limit, a list of issues), not one shape.
-    details: dict[str, JSONData]
+    details: dict[str, JSONValue]
 
 
 class ReaError(Exception):
@@ -77,7 +77,7 @@ class ReaError(Exception):
         message: str,
         *,
         remediation: str = "",
-        details: Mapping[str, JSONData] | None = None,
+        details: Mapping[str, JSONValue] | None = None,
         cleanup_remaining: list[str] | None = None,
     ) -> None:
         if code not in CODES:
@@ -88,7 +88,7 @@ class ReaError(Exception):
         self.code = code
         self.message = message
         self.remediation = remediation or _DEFAULT_REMEDIATION.get(code, "Read details and retry.")
-        self.details: dict[str, JSONData] = {
+        self.details: dict[str, JSONValue] = {
             k: shown(v) if isinstance(v, str) else v for k, v in (details or {}).items()
         }
         self.cleanup_remaining = cleanup_remaining
@@ -152,14 +152,14 @@ _DEFAULT_REMEDIATION: Final[dict[str, str]] = {
 }
 
 
-def invalid_request(message: str, issues: Sequence[Mapping[str, JSONData]]) -> ReaError:
+def invalid_request(message: str, issues: Sequence[Mapping[str, JSONValue]]) -> ReaError:
     """An ``invalid_request`` error with ``details.issues``."""
     return ReaError("invalid_request", message, details={"issues": issues})
 
 
-def issue(path: str, reason: IssueReason, message: str, **extra: JSONData) -> dict[str, JSONData]:
+def issue(path: str, reason: IssueReason, message: str, **extra: JSONValue) -> dict[str, JSONValue]:
     """One entry of ``details.issues``."""
-    out: dict[str, JSONData] = {"path": path, "reason": reason, "message": message}
+    out: dict[str, JSONValue] = {"path": path, "reason": reason, "message": message}
     out.update(extra)
     return out
 

@@ -10,7 +10,7 @@ import msgspec
 
 from rea.canonical import CanonicalError, canonical_digest
 from rea.errors import ReaError
-from rea.records import JSONData, JSONObject
+from rea.records import JSONObject, JSONValue
 from rea.sizes import remember_size
 
 EVIDENCE_ID = re.compile(r"^ev_[0-9a-f]{64}$")
@@ -24,9 +24,9 @@ NO_SUBJECT = "Artifact identity is unavailable for this observation."
 
 
 # A call's arguments or a provider's settings as recorded: JSON the caller or the provider chose, not one shape.
-Parameters = dict[str, JSONData]
+Parameters = dict[str, JSONValue]
 # Where a result is: the contract leaves a location open (an address, a file and line, a URL), so it is JSON.
-Location = dict[str, JSONData]
+Location = dict[str, JSONValue]
 
 
 class _Strict(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -281,7 +281,7 @@ def compute_evidence_id(ev: Evidence) -> str:
 
 
 def make_profile(
-    provider: ProviderIdentity, parameters: Mapping[str, JSONData], schema_version: int = 1
+    provider: ProviderIdentity, parameters: Mapping[str, JSONValue], schema_version: int = 1
 ) -> AnalysisProfile:
     """Build an AnalysisProfile whose digest commits to provider, version and parameters."""
     body = {
@@ -305,14 +305,14 @@ def build(
     provider: ProviderIdentity,
     subject: Subject | None,
     analysis_profile: AnalysisProfile | None,
-    parameters: Mapping[str, JSONData],
+    parameters: Mapping[str, JSONValue],
     normalized_result: Any,
     raw_result: Any = None,
     confidence: Confidence = "observed",
     authority: Authority = "shipped-artifact",
     environment: Environment | None = None,
     limitations: list[str] | None = None,
-    locations: Sequence[Mapping[str, JSONData]] | None = None,
+    locations: Sequence[Mapping[str, JSONValue]] | None = None,
     evidence_links: list[str] | None = None,
 ) -> Evidence:
     """Assemble a record and stamp its ``evidence_id``."""

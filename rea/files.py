@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any
 
 from rea.errors import ReaError, issue
+from rea.records import JSONValue
 
 # O_NONBLOCK makes opening a FIFO return at once instead of waiting for a writer; regular files ignore it.
 _OPEN_FLAGS = os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
@@ -39,7 +39,7 @@ def not_regular(
 ) -> ReaError:
     """The typed refusal of a path that is not a regular file (``field``: the argument that named it)."""
     kind = file_kind(mode)
-    details: dict[str, Any] = {"path": path, "reason": "not_regular_file", "kind": kind}
+    details: dict[str, JSONValue] = {"path": path, "reason": "not_regular_file", "kind": kind}
     if field is not None:
         details["issues"] = [issue(field, "invalid_value", f"{kind}, not a regular file")]
     return ReaError(

@@ -14,8 +14,10 @@ import os
 import re
 from typing import Any
 
+from rea.arguments import Arguments
 from rea.errors import invalid_request, issue
 from rea.files import refuse_special
+from rea.records import JSONObject
 
 _WINDOWS = re.compile(r"^(?:[A-Za-z]:[\\/]|[A-Za-z]:$|\\\\|//\?/|\\\?\\)")
 MAX_PATH_CHARS = 4096
@@ -43,18 +45,18 @@ def resolve(value: Any, field: str) -> str:
     return os.path.abspath(os.path.expanduser(value))
 
 
-def path_fields(schema: dict[str, Any], declared: tuple[str, ...] = ()) -> list[str]:
+def path_fields(schema: JSONObject, declared: tuple[str, ...] = ()) -> list[str]:
     """Top-level string properties that are paths: ``path``, ``*_path`` and any the tool declares."""
-    props = schema.get("properties", {})
+    props = schema.get("properties")
     out = [
         name
-        for name, sub in props.items()
+        for name, sub in (props.items() if isinstance(props, dict) else ())
         if isinstance(sub, dict) and sub.get("type") == "string" and (name == "path" or name.endswith("_path"))
     ]
     return out + [name for name in declared if name not in out]
 
 
-def resolve_arguments(args: dict[str, Any], fields: list[str]) -> dict[str, Any]:
+def resolve_arguments(args: Arguments, fields: list[str]) -> Arguments:
     """``args`` with every path field (and every string in a path-array field) resolved."""
     out = dict(args)
     for name in fields:

@@ -13,8 +13,9 @@
 - ``ToolStep``: a tool call that continues from an answer (its name and arguments).
 - ``JSONValue``: any JSON value: a browser's or an engine's JSON, a user's document. A field of this type says in
   a comment why it is not a Struct. ``JSONObject`` is such a JSON object (``dict[str, JSONValue]``), e.g. a JSON
-  Schema fragment of a tool's input schema (JSON Schema's vocabulary, not a rea record). ``JSONData`` is what a
-  parameter takes that rea only encodes (an error's details): any JSON value, its containers read-only.
+  Schema fragment of a tool's input schema (JSON Schema's vocabulary, not a rea record). A ``JSONValue``'s
+  containers are read-only (``Sequence``, ``Mapping``), so a ``list[str]`` or a ``dict[str, int]`` is one without
+  a copy; a reader narrows with ``isinstance(value, dict)`` or ``list`` before it indexes or changes one.
 """
 
 from __future__ import annotations
@@ -29,13 +30,9 @@ T = TypeVar("T")
 if TYPE_CHECKING:
     # Recursive for the type checker; msgspec cannot analyse a recursive alias (it recurses without end), so at
     # run time it is Any, which msgspec decodes as any JSON value and describes as the empty schema.
-    JSONValue = str | int | float | bool | None | list["JSONValue"] | dict[str, "JSONValue"]
-    # What a value rea only encodes may be: any JSON, its containers read-only (covariant), so a ``list[str]`` or
-    # a ``dict[str, int]`` is one without a copy.
-    JSONData = str | int | float | bool | None | Sequence["JSONData"] | Mapping[str, "JSONData"]
+    JSONValue = str | int | float | bool | None | Sequence["JSONValue"] | Mapping[str, "JSONValue"]
 else:
     JSONValue = Any
-    JSONData = Any
 
 # A JSON object rea does not shape: a JSON Schema fragment, a foreign document's object.
 JSONObject = dict[str, JSONValue]

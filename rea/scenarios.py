@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
+from rea.arguments import Arguments
 from rea.context import CallContext
 from rea.providers import Availability
+from rea.records import JSONObject
 
 
 class ScenarioDriverDescriptor(msgspec.Struct, frozen=True, kw_only=True):
@@ -29,5 +31,5 @@ class ScenarioDriver(abc.ABC):
         """Host check: side-effect free."""
 
     @abc.abstractmethod
-    def run(self, request: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-        """Run the scenario described by ``request``."""
+    def run(self, request: Arguments, ctx: CallContext) -> JSONObject:
+        """Run the scenario described by ``request`` (the tool's arguments); the report is the driver's JSON."""

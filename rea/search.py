@@ -8,7 +8,7 @@ on ``pattern`` naming the construct.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rea.errors import ReaError, invalid_request, issue
@@ -74,7 +74,7 @@ def compile_pattern(pattern: str, case_sensitive: bool = True, path: str = "patt
     return compiled
 
 
-def matcher(params: dict[str, Any]) -> Callable[[str], bool]:
+def matcher(params: Mapping[str, object]) -> Callable[[str], bool]:
     """The predicate of a search request: ``pattern``, ``mode`` (literal|regex), ``case_sensitive``."""
     pattern = params.get("pattern")
     if not isinstance(pattern, str) or not pattern:

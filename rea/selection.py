@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
 from rea.errors import ReaError
 from rea.providers import AnalysisProvider, Availability, TargetSupport
+from rea.records import JSONObject, JSONValue
 from rea.registry import Registry, valid_provider_id
 from rea.target import Target
 
@@ -20,7 +21,8 @@ class Rejection(msgspec.Struct, frozen=True, kw_only=True):
     provider_id: str
     code: str
     reason: str
-    diagnostics: dict[str, Any] = {}
+    # What the provider reported beside its reason (a version, a path it probed): its own facts, open JSON.
+    diagnostics: JSONObject = {}
 
 
 class Candidate(msgspec.Struct, frozen=True, kw_only=True):
@@ -281,7 +283,7 @@ def alternatives(
 
 def alternatives_remediation(
     registry: Registry, operations: tuple[str, ...] | list[str], target: Target | None, exclude: str | None = None
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, dict[str, JSONValue]]:
     """A remediation naming only providers usable here, plus how to install the ones that would be."""
     usable, installable = alternatives(registry, operations, target, exclude)
     parts = []

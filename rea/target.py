@@ -17,6 +17,7 @@ from rea.context import CallContext
 from rea.errors import ReaError
 from rea.files import open_regular
 from rea.fsnames import shown
+from rea.records import JSONValue
 
 HASH_CHUNK = 1 << 20
 REOPEN = "Open the target again with open_binary: its bytes are no longer the ones rea hashed."
@@ -215,7 +216,7 @@ def _hash_file(fh: Any, ctx: CallContext | None) -> tuple[str, int, bytes]:
 
 def changed(path: str, reason: str, opened: FileStamp | None, now: FileStamp | None) -> ReaError:
     """The typed answer for a target whose bytes are not the ones hashed (``artifact_changed``: reopen it)."""
-    details: dict[str, Any] = {"path": shown(path), "reason": reason}
+    details: dict[str, JSONValue] = {"path": shown(path), "reason": reason}
     if opened is not None:
         details["opened_size"] = opened.size
     if now is not None:

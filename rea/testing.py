@@ -11,6 +11,7 @@ import pluggy
 import pytest
 
 from rea import registry as registry_mod
+from rea.arguments import Arguments
 from rea.catalog.invoke import ToolResult, invoke
 from rea.context import CallContext
 from rea.errors import ReaError
@@ -18,9 +19,7 @@ from rea.registry import Registry
 from rea.session import Session
 
 
-def call_tool(
-    session: Session, name: str, args: dict[str, Any] | None = None, ctx: CallContext | None = None
-) -> ToolResult:
+def call_tool(session: Session, name: str, args: Arguments | None = None, ctx: CallContext | None = None) -> ToolResult:
     """Invoke a registered tool by name, as the MCP server and CLI do."""
     tool = session.registry.tools.get(name)
     if tool is None:
@@ -43,7 +42,7 @@ def call_tool(
     return out
 
 
-def result_of(session: Session, name: str, args: dict[str, Any] | None = None) -> Any:
+def result_of(session: Session, name: str, args: Arguments | None = None) -> Any:
     """The normalized result (Evidence tools) or structured object (session tools) of a call."""
     out = call_tool(session, name, args)
     return msgspec.to_builtins(out.evidence.normalized_result) if out.evidence is not None else out.structured

@@ -14,6 +14,7 @@ import msgspec
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.files import open_regular
+from rea.records import JSONValue
 from rea.target import Target
 
 IntegrityPolicy = Literal["fail", "record-and-continue"]
@@ -152,7 +153,7 @@ def limit_exceeded(
     resource: str, limit: float, observed: float | None = None, *, path: str | None = None, message: str = ""
 ) -> ReaError:
     """The ``resource_constraint`` error for one exceeded bound."""
-    details: dict[str, Any] = {"resource": resource, "limit": limit}
+    details: dict[str, JSONValue] = {"resource": resource, "limit": limit}
     if observed is not None:
         details["observed"] = observed
     if path is not None:
