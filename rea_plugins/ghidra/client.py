@@ -10,10 +10,10 @@ releases whatever is left.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from rea.plugin import (
     OPERATIONS,
+    Arguments,
     CallContext,
     OperationResult,
     ProcessSpec,
@@ -88,7 +88,7 @@ class GhidraClient(WorkerClient):
         self.channel = WorkerChannel(spec, label="ghidra", grace_s=limits.grace_ms / 1000)
         self._ready = 0  # the worker generation whose program is imported and analysed
 
-    def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def execute(self, operation: str, params: Arguments, ctx: CallContext) -> OperationResult:
         if operation not in OPERATIONS:
             raise ReaError(
                 "capability_unavailable",

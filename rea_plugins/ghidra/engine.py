@@ -14,7 +14,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from rea.plugin import ReaError, Reporter
+# The start request arrives over the worker protocol as JSON (path, name, sha256, install_dir, max_heap_mb, ...).
+from rea.plugin import JSONObject, ReaError, Reporter, arg_int, arg_str
 from rea_plugins.ghidra.extract import GhidraSource
 
 DOCTOR = "Run `rea doctor`: it checks GHIDRA_INSTALL_DIR, the JDK and pyghidra."
@@ -29,18 +30,18 @@ class Engine:
         self.consumer: Any = None
         self.source: GhidraSource | None = None
 
-    def start(self, params: dict[str, Any], reporter: Reporter) -> GhidraSource:
+    def start(self, params: JSONObject, reporter: Reporter) -> GhidraSource:
         self._start_jvm(params, reporter)
         self._import(params, reporter)
         reporter.progress("running Ghidra's default auto-analysis")
         self._analyze()
         reporter.progress("reading the analysed program")
-        source = GhidraSource(self.program, str(params.get("name", "")), str(params.get("sha256", "")))
+        source = GhidraSource(self.program, arg_str(params, "name", ""), arg_str(params, "sha256", ""))
         source.inventory()
         self.source = source
         return source
 
-    def _start_jvm(self, params: dict[str, Any], reporter: Reporter) -> None:
+    def _start_jvm(self, params: JSONObject, reporter: Reporter) -> None:
         try:
             import pyghidra
         except ImportError:
@@ -53,10 +54,10 @@ class Engine:
         reporter.progress("starting the JVM and Ghidra")
         home = os.environ.get("HOME", tempfile.gettempdir())
         try:
-            launcher = pyghidra.HeadlessPyGhidraLauncher(install_dir=Path(str(params["install_dir"])))
+            launcher = pyghidra.HeadlessPyGhidraLauncher(install_dir=Path(arg_str(params, "install_dir", "")))
             # The JVM keeps its settings, caches and temporary files in the worker's private directory.
             launcher.add_vmargs(
-                f"-Xmx{int(params.get('max_heap_mb', 2048))}m",
+                f"-Xmx{arg_int(params, 'max_heap_mb', 2048)}m",
                 f"-Duser.home={home}",
                 f"-Djava.io.tmpdir={tempfile.gettempdir()}",
                 "-Djava.awt.headless=true",
@@ -71,14 +72,14 @@ class Engine:
                 details={"reason": "jvm_start_failed", "phase": "startup"},
             ) from None
 
-    def _import(self, params: dict[str, Any], reporter: Reporter) -> None:
+    def _import(self, params: JSONObject, reporter: Reporter) -> None:
         from ghidra.app.util.importer import ProgramLoader  # type: ignore[import-not-found]
         from ghidra.base.project import GhidraProject  # type: ignore[import-not-found]
         from ghidra.util.task import TaskMonitor  # type: ignore[import-not-found]
         from java.io import File  # type: ignore[import-not-found]
         from java.lang import Object  # type: ignore[import-not-found]
 
-        name = str(params.get("name", ""))
+        name = arg_str(params, "name", "")
         reporter.progress("creating a private temporary project")
         folder = tempfile.mkdtemp(prefix="ghidra-project-")
         # temporary=True: Ghidra deletes the project when it is closed; it is never saved.
@@ -87,7 +88,7 @@ class Engine:
         try:
             results = (
                 ProgramLoader.builder()
-                .source(File(str(params["path"])))
+                .source(File(arg_str(params, "path", "")))
                 .project(self.project.getProject())
                 .monitor(TaskMonitor.DUMMY)
                 .load()

@@ -20,11 +20,15 @@ from rea.plugin import (
     Instruction,
     Inventory,
     Name,
+    NameKind,
     Procedure,
+    ProcedureKind,
     ReaError,
     Reference,
+    ReferenceKind,
     Segment,
     String,
+    StringEncoding,
 )
 
 MAX_STRING_CHARS = 1024
@@ -43,7 +47,7 @@ def perms(block: Any) -> str:
     return ("r" if block.isRead() else "-") + ("w" if block.isWrite() else "-") + ("x" if block.isExecute() else "-")
 
 
-def string_encoding(charset: str, value: str) -> str | None:
+def string_encoding(charset: str, value: str) -> StringEncoding | None:
     """The contract's encoding of a Ghidra string's charset; None for encodings the contract has no name for."""
     upper = charset.upper().replace("_", "-")
     if upper.startswith("UTF-16"):
@@ -181,7 +185,8 @@ class GhidraSource:
             if entry is None:
                 continue
             ranges = self._ranges(f.getBody()) or ((entry, entry + 1),)
-            kind, thunk_of = "local", None
+            kind: ProcedureKind = "local"
+            thunk_of: str | None = None
             if f.isThunk():
                 target = f.getThunkedFunction(True)
                 thunk_of = None if target is None else str(target.getName())
@@ -250,6 +255,7 @@ class GhidraSource:
         for sym in self.symbols.getAllSymbols(False):
             kind_text = str(sym.getSymbolType())
             name = str(sym.getName())
+            kind: NameKind
             if sym.isExternal():
                 if kind_text != "Function" and kind_text != "Label":
                     continue
@@ -394,7 +400,7 @@ class GhidraSource:
         flow = insn.getFlowType()
         resolved = False
 
-        def emit(dst: int | None, kind: str, name: str | None = None) -> None:
+        def emit(dst: int | None, kind: ReferenceKind, name: str | None = None) -> None:
             outgoing.append(
                 Reference(
                     src=src,
@@ -569,7 +575,7 @@ def _within(address: int, ranges: Iterable[tuple[int, int]]) -> bool:
     return any(start <= address < end for start, end in ranges)
 
 
-def _kind(ref_type: Any) -> str:
+def _kind(ref_type: Any) -> ReferenceKind:
     """The contract's reference kind of a Ghidra ``RefType``."""
     if ref_type.isCall():
         return "call"

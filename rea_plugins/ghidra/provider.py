@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rea.plugin import (
     OPERATIONS,
     AnalysisClient,
     AnalysisProvider,
     Availability,
     CallContext,
+    JSONObject,
     ProviderDescriptor,
     ReaError,
     Target,
@@ -45,7 +44,8 @@ class GhidraProvider(AnalysisProvider):
             return Availability.ok("TEST ONLY: REA_GHIDRA_TEST_WORKER stands in for Ghidra (a fake engine)")
         return install.discover()[1]
 
-    def analysis_profile(self, target: Target) -> dict[str, Any]:
+    # JSON, not a Struct: the kernel hashes the profile into every Evidence id as the parameters it holds.
+    def analysis_profile(self, target: Target) -> JSONObject:
         installation, _ = (None, None) if _fake() else install.discover()
         return {
             "engine": "ghidra",

@@ -11,11 +11,24 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
 
-from rea.plugin import OPERATIONS, Answers, ReaError, Reporter, Result, Route, Source, answer, serve
+from rea.plugin import (
+    OPERATIONS,
+    Answers,
+    Arguments,
+    JSONObject,
+    ReaError,
+    Reporter,
+    Result,
+    Route,
+    Source,
+    answer,
+    arg_int,
+    serve,
+)
 
-StartFn = Callable[[dict[str, Any], Reporter], Source]
+# The start request the client sends over the worker protocol (JSON: install_dir, path, name, sha256, ...).
+StartFn = Callable[[JSONObject, Reporter], Source]
 
 
 class State:
@@ -27,9 +40,9 @@ def make_routes(start: StartFn, decompiler: str = "ghidra") -> dict[str, Route]:
     """The worker's routes: ``ping``, ``start`` and one per native operation."""
     state = State()
 
-    def start_route(params: dict[str, Any], reporter: Reporter) -> Any:
+    def start_route(params: JSONObject, reporter: Reporter) -> JSONObject:
         began = time.monotonic()
-        state.decompile_timeout_s = max(1, int(params.get("decompile_timeout_ms", 30_000)) // 1000)
+        state.decompile_timeout_s = max(1, arg_int(params, "decompile_timeout_ms", 30_000) // 1000)
         state.answers = Answers(start(params, reporter), decompiler)
         return {
             "ready": True,
@@ -39,7 +52,7 @@ def make_routes(start: StartFn, decompiler: str = "ghidra") -> dict[str, Route]:
         }
 
     def operation(op: str) -> Route:
-        def route(params: dict[str, Any], reporter: Reporter) -> Result:
+        def route(params: Arguments, reporter: Reporter) -> Result:
             if state.answers is None:
                 raise ReaError(
                     "execution_failure",

@@ -20,7 +20,7 @@ import socket
 import sys
 import traceback
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 # The JSON the bridge reads and writes, typed as rea.plugin's JSONValue/JSONObject are: this script runs in Hopper's
 # own Python with the standard library only, so it cannot import them (a recursive alias for the type checker).
@@ -48,14 +48,22 @@ class BridgeError(Exception):
         self.message = message
 
 
+class HopperApi(NamedTuple):
+    """The API classes Hopper provides to scripts (untyped: Hopper's own objects); ``info`` is absent in old
+    versions."""
+
+    Document: Any
+    Segment: Any
+    info: Any
+
+
 class HopperApiFacade:
     """The part of Hopper's scripting API the bridge uses, over the API classes Hopper provides."""
 
-    def __init__(self, api: dict[str, Any]) -> None:
-        # ``api``: a Python namespace (Hopper's untyped API classes by name), not JSON.
-        self.Document = api["Document"]
-        self.Segment = api["Segment"]
-        self.info = api.get("GlobalInformation")
+    def __init__(self, api: HopperApi) -> None:
+        self.Document = api.Document
+        self.Segment = api.Segment
+        self.info = api.info
         self.doc = self.Document.getCurrentDocument()
 
     def version(self) -> str:
@@ -371,22 +379,18 @@ def load_session() -> JSONObject:
     return session
 
 
-def hopper_api() -> dict[str, Any]:
+def hopper_api() -> HopperApi:
     """Hopper's API classes: the script's globals inside Hopper, or the test facade outside it."""
     here = globals()
-    if "Document" in here and "Segment" in here:
-        return {
-            "Document": here["Document"],
-            "Segment": here["Segment"],
-            "GlobalInformation": here.get("GlobalInformation"),
-        }
-    facade = os.environ.get("REA_HOPPER_TEST_FACADE")
-    if not facade:
-        raise SystemExit("rea bridge: not running inside Hopper (no Document API) and no test facade")
-    namespace: dict[str, Any] = {"__file__": facade, "__name__": "hopper_test_facade"}
-    with open(facade, encoding="utf-8") as fh:
-        exec(compile(fh.read(), facade, "exec"), namespace)
-    return namespace
+    if "Document" not in here or "Segment" not in here:
+        facade = os.environ.get("REA_HOPPER_TEST_FACADE")
+        if not facade:
+            raise SystemExit("rea bridge: not running inside Hopper (no Document API) and no test facade")
+        # The facade module's globals: a Python namespace (classes by name), as exec takes it.
+        here = {"__file__": facade, "__name__": "hopper_test_facade"}
+        with open(facade, encoding="utf-8") as fh:
+            exec(compile(fh.read(), facade, "exec"), here)
+    return HopperApi(here["Document"], here["Segment"], here.get("GlobalInformation"))
 
 
 def main() -> int:

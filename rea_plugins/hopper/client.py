@@ -19,8 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import msgspec
+
 from rea.plugin import (
     AnalysisClient,
+    Arguments,
     CallContext,
     CloseOutcome,
     JSONObject,
@@ -29,6 +32,7 @@ from rea.plugin import (
     OwnedProcess,
     ProcessSpec,
     ReaError,
+    Record,
     Target,
     cancelled,
     now_iso,
@@ -53,6 +57,22 @@ _LIMITATIONS = {
     "list_segments": ["Hopper's scripting API does not expose memory permissions: permissions read '---'."],
     "procedure_pseudo_code": ["Pseudo code is Hopper's decompiler output: a reading aid, not compilable source."],
 }
+
+
+class Observation(Record, frozen=True, kw_only=True):
+    """A lineage entry of the Hopper process, in the kernel's shape for them (``OwnedProcess.observe``); the
+    shutdown facts only when it was closed."""
+
+    provider_id: str
+    resource: str
+    event: str
+    observed_at: str
+    pid: int | None
+    bridge_pid: int | None
+    shutdown: str | msgspec.UnsetType = msgspec.UNSET
+    analysis_stopped: bool | msgspec.UnsetType = msgspec.UNSET
+    document_closed: bool | msgspec.UnsetType = msgspec.UNSET
+    status: str
 
 
 def waiting_message(elapsed_s: float) -> str:
@@ -82,11 +102,11 @@ class HopperClient(AnalysisClient):
         # While starting, bridge requests share the startup deadline instead of each getting a request deadline.
         self._startup_deadline: float | None = None
         # Lineage entries, in the kernel's shape for them (``OwnedProcess.observe``, ``AnalysisClient.lineage``).
-        self._observations: list[dict[str, Any]] = []
+        self._observations: list[dict[str, Any]] = []  # the kernel's lineage entries (OwnedProcess.observe)
 
     # -- queries -----------------------------------------------------------------------------------
 
-    def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def execute(self, operation: str, params: Arguments, ctx: CallContext) -> OperationResult:
         if operation not in OPERATIONS:
             raise ReaError(
                 "capability_unavailable",
@@ -123,7 +143,7 @@ class HopperClient(AnalysisClient):
         limitations = list(_LIMITATIONS.get(operation, [])) + [f"Hopper reported: {d}" for d in self.diagnostics[:5]]
         return OperationResult.located(normalized, raw, limitations)
 
-    def _annotations(self, params: dict[str, Any]) -> JSONObject:
+    def _annotations(self, params: Arguments) -> JSONObject:
         # A dict, not a Struct: the cursor tool reads the engine's facets from it by name.
         at = queries.parse_address(params.get("address"))
         found = decoded(self._call("annotations", {"address": at}), BridgeAnnotations, "annotations")
@@ -310,26 +330,29 @@ class HopperClient(AnalysisClient):
             remaining += outcome.remaining
             if outcome.reason:
                 reasons.append(outcome.reason)
-        entry: dict[str, Any] = {
-            "provider_id": "hopper",
-            "resource": RESOURCE,
-            "event": event,
-            "observed_at": now_iso(),
-            "pid": None if proc is None else proc.pid,
-            "bridge_pid": self.bridge_pid,
-        }
-        if event == "closed":
-            entry["shutdown"] = "acknowledged" if ack is not None else "unconfirmed"
-            if ack is not None:
-                entry.update({"analysis_stopped": ack.analysis_stopped, "document_closed": ack.document_closed})
+        closed = event == "closed"
         document_closed = ack is not None and ack.document_closed
         pid = self.bridge_pid
         if pid is not None and pid not in owned and not document_closed and _alive(pid):
             # A Hopper process rea did not start holds the document: reported, never signalled.
             remaining.append("hopper-document")
             reasons.append(f"Hopper process {pid} (not started by rea) may still hold the document")
-        entry["status"] = "verified" if not remaining else "unavailable"
-        self._observations.append(entry)
+        self._observations.append(
+            msgspec.to_builtins(
+                Observation(
+                    provider_id="hopper",
+                    resource=RESOURCE,
+                    event=event,
+                    observed_at=now_iso(),
+                    pid=None if proc is None else proc.pid,
+                    bridge_pid=self.bridge_pid,
+                    shutdown=("acknowledged" if ack is not None else "unconfirmed") if closed else msgspec.UNSET,
+                    analysis_stopped=ack.analysis_stopped if closed and ack is not None else msgspec.UNSET,
+                    document_closed=ack.document_closed if closed and ack is not None else msgspec.UNSET,
+                    status="verified" if not remaining else "unavailable",
+                )
+            )
+        )
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
@@ -341,7 +364,7 @@ class HopperClient(AnalysisClient):
             return CloseOutcome()
         return self._discard("closed")
 
-    def lineage(self) -> list[dict[str, Any]]:
+    def lineage(self) -> list[dict[str, Any]]:  # the kernel's type (AnalysisClient.lineage)
         out = list(self._observations)
         proc = self.proc
         if proc is not None and proc.running:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 from rea.plugin import (
     AnalysisClient,
     AnalysisProvider,
     Availability,
     CallContext,
+    JSONObject,
     ProviderDescriptor,
     ReaError,
     Target,
@@ -87,7 +87,8 @@ class HopperProvider(AnalysisProvider):
             )
         return Availability.ok("Hopper's launcher is present; Hopper starts on the first query")
 
-    def analysis_profile(self, target: Target) -> dict[str, Any]:
+    # JSON, not a Struct: the kernel hashes the profile into every Evidence id as the parameters it holds.
+    def analysis_profile(self, target: Target) -> JSONObject:
         return {
             "engine": "hopper",
             "hopper_version": self.descriptor.version,

@@ -24,8 +24,11 @@ from rea.plugin import (
     Name,
     Procedure,
     Reference,
+    ReferenceKind,
     Segment,
+    SegmentKind,
     String,
+    StringEncoding,
     Target,
 )
 from rea_plugins.hopper.connection import ProtocolViolation
@@ -167,7 +170,7 @@ def import_name(name: str) -> str:
     return name
 
 
-def _region(name: str | None, start: int, length: int, file_offset: int | None, kind: str) -> Segment:
+def _region(name: str | None, start: int, length: int, file_offset: int | None, kind: SegmentKind) -> Segment:
     """A segment or section of the document (Hopper does not say permissions); no file bytes without an offset."""
     return Segment(
         name=str(name),
@@ -255,7 +258,7 @@ class HopperSource:
             for s in self._pages("strings", list[BridgeString], index, seg.strings):
                 value = s.value
                 wide = s.unicode
-                encoding = "utf-16le" if wide else "ascii" if value.isascii() else "utf-8"
+                encoding: StringEncoding = "utf-16le" if wide else "ascii" if value.isascii() else "utf-8"
                 strings.append(
                     String(
                         address=s.address,
@@ -359,6 +362,7 @@ class HopperSource:
             jump = i.conditional or i.unconditional
             for dst in i.references:
                 inside = any(s <= dst < e for s, e in bodies)
+                kind: ReferenceKind
                 if _is_call(mnemonic):
                     kind = "call"
                 elif jump:
@@ -378,8 +382,8 @@ class HopperSource:
             if ctype == CALL_UNKNOWN or target is None:
                 calls.append(CallSite(insn=c.source, target=None, name=None, kind="indirect"))
                 continue
-            kind = "import" if self._kind_at(target) == "import" else ("indirect" if ctype == CALL_OBJC else "direct")
-            calls.append(CallSite(insn=c.source, target=target, name=self._names.get(target), kind=kind))
+            how = "import" if self._kind_at(target) == "import" else ("indirect" if ctype == CALL_OBJC else "direct")
+            calls.append(CallSite(insn=c.source, target=target, name=self._names.get(target), kind=how))
         detail = Detail(
             blocks=tuple(blocks), instructions=tuple(instructions), outgoing=tuple(outgoing), calls=tuple(calls)
         )
@@ -390,7 +394,7 @@ class HopperSource:
         out = []
         for src in decoded(self.call("references_to", {"address": address}), list[int], "references_to"):
             owner = self.containing(src)
-            kind = "data"
+            kind: ReferenceKind = "data"
             if owner is not None:
                 insn = next((i for i in self._raw_detail(owner).instructions if i.address == src), None)
                 if insn is not None:
