@@ -13,6 +13,7 @@ from rea.plugin import (
     NESTED_SEPARATOR,
     ArchiveEntry,
     ArchiveReader,
+    Arguments,
     CallContext,
     IntegrityPolicy,
     JSONObject,
@@ -22,6 +23,8 @@ from rea.plugin import (
     Registry,
     Target,
     Unpacker,
+    arg_float,
+    arg_int,
     canonical_digest,
     identify,
     limit_exceeded,
@@ -35,14 +38,14 @@ NESTED_FORMATS = frozenset({"zip", "asar"})
 _FATAL = frozenset({"resource_constraint", "cancelled", "timeout"})
 
 
-def limits_from(args: dict[str, Any]) -> Limits:
+def limits_from(args: Arguments) -> Limits:
     """The limits a request asked for, defaults elsewhere."""
     base = Limits()
     return Limits(
-        max_entries=int(args.get("max_entries", base.max_entries)),
-        max_depth=int(args.get("max_depth", base.max_depth)),
-        max_total_bytes=int(args.get("max_total_bytes", base.max_total_bytes)),
-        max_compression_ratio=float(args.get("max_compression_ratio", base.max_compression_ratio)),
+        max_entries=arg_int(args, "max_entries", base.max_entries),
+        max_depth=arg_int(args, "max_depth", base.max_depth),
+        max_total_bytes=arg_int(args, "max_total_bytes", base.max_total_bytes),
+        max_compression_ratio=float(arg_float(args, "max_compression_ratio", base.max_compression_ratio)),
         max_header_bytes=base.max_header_bytes,
     )
 

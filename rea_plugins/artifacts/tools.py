@@ -7,6 +7,7 @@ import msgspec
 from rea.plugin import (
     Evidence,
     IntegrityPolicy,
+    JSONObject,
     Limits,
     OperationResult,
     ProviderIdentity,
@@ -16,6 +17,8 @@ from rea.plugin import (
     ToolDef,
     ToolEffects,
     Unpacker,
+    arg_str,
+    arg_strs,
     cancelled,
     evidence_input,
     identify,
@@ -40,25 +43,26 @@ ARTIFACTS = ProviderIdentity(id="artifacts", name="rea artifact tools", version=
 _D = Limits()
 
 _EV_TEXT = "complete inspect_artifact Evidence, inline or retained."
+# Input-schema fragments are JSON Schema documents (JSONObject: JSON Schema's vocabulary, not rea records).
 _POLICY_TEXT = (
     "On a hash mismatch: fail (default) or record-and-continue. fail stops the call with "
     "artifact_integrity_mismatch. record-and-continue: record the contradiction in "
     "integrity_contradictions, quarantine those bytes, continue with verified ones."
 )
-PATH = {
+PATH: JSONObject = {
     "type": "string",
     "minLength": 1,
     "description": "Local path of a directory, ZIP (APK, IPA, JAR, MSIX/AppX) or ASAR artifact.",
     "examples": ["/tmp/app/resources/app.asar", "/tmp/app-release.apk"],
 }
-POLICY = {
+POLICY: JSONObject = {
     "type": "string",
     "enum": ["fail", "record-and-continue"],
     "default": "fail",
     "description": _POLICY_TEXT,
     "examples": ["fail", "record-and-continue"],
 }
-MAX_ENTRIES = {
+MAX_ENTRIES: JSONObject = {
     "type": "integer",
     "minimum": 1,
     "maximum": 10_000_000,
@@ -66,7 +70,7 @@ MAX_ENTRIES = {
     "description": "Most entries to list, nested archives included; more is resource_constraint.",
     "examples": [200000],
 }
-MAX_DEPTH = {
+MAX_DEPTH: JSONObject = {
     "type": "integer",
     "minimum": 0,
     "maximum": 32,
@@ -75,7 +79,7 @@ MAX_DEPTH = {
     "listed, not opened (coverage partial).",
     "examples": [4],
 }
-MAX_TOTAL = {
+MAX_TOTAL: JSONObject = {
     "type": "integer",
     "minimum": 1,
     "maximum": 1 << 44,
@@ -83,7 +87,7 @@ MAX_TOTAL = {
     "description": "Most uncompressed bytes to read over all entries; more is resource_constraint.",
     "examples": [4294967296],
 }
-MAX_RATIO = {
+MAX_RATIO: JSONObject = {
     "type": "number",
     "minimum": 1,
     "maximum": 1_000_000,
@@ -106,7 +110,7 @@ def _provider(unpacker: Unpacker) -> ProviderIdentity:
 def _inspect(call: ToolCall) -> Evidence:
     limits = limits_from(call.args)
     policy = _policy(call)
-    target = identify(call.args["path"], call.ctx, allow_directory=True)
+    target = identify(arg_str(call.args, "path", ""), call.ctx, allow_directory=True)  # path: required
     try:
         unpacker = select_unpacker(call.session.registry, target)
     except ReaError as exc:
@@ -206,8 +210,9 @@ def _compare(call: ToolCall) -> Evidence:
 def _extract(call: ToolCall) -> Evidence:
     limits = limits_from(call.args)
     policy = _policy(call)
-    paths = call.args.get("paths")
-    target, unpacker, reader = open_artifact(call.session.registry, call.args["path"], limits, call.ctx)
+    paths = arg_strs(call.args, "paths")
+    path = arg_str(call.args, "path", "")  # required by the schema
+    target, unpacker, reader = open_artifact(call.session.registry, path, limits, call.ctx)
     try:
         result = extract_mod.extract(reader, paths, policy, limits, call.ctx)
         output = result.output_directory

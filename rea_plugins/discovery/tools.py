@@ -13,6 +13,7 @@ import msgspec
 
 from rea.plugin import (
     NEGOTIATED_FEATURES,
+    Arguments,
     JSONObject,
     JSONValue,
     Paged,
@@ -22,6 +23,8 @@ from rea.plugin import (
     ToolEffects,
     ToolMode,
     __version__,
+    arg_int,
+    arg_str,
 )
 
 if TYPE_CHECKING:
@@ -233,7 +236,7 @@ def _settings(session: Session) -> JSONObject:
     return settings
 
 
-def session_report(session: Session, args: dict[str, Any]) -> JSONObject:
+def session_report(session: Session, args: Arguments) -> JSONObject:
     """The full ``binary_session`` result for the current connection (as JSON: the kernel takes a tool's answer
     without Evidence as a JSON object)."""
     from rea.plugin import COMPLETE, binding_report, catalog_digest, provider_candidates
@@ -265,7 +268,7 @@ def session_report(session: Session, args: dict[str, Any]) -> JSONObject:
         alignment=Alignment(state=state, checks=checks),
     )
 
-    detail = args.get("detail", "summary")
+    detail = arg_str(args, "detail", "summary")
     bound = session.binding.provider.id if session.binding else None
     cands: list[JSONObject] = []
     for c in provider_candidates(reg):
@@ -281,7 +284,7 @@ def session_report(session: Session, args: dict[str, Any]) -> JSONObject:
     page: list[ToolAvailability] | None = None
     paging: Paged | None = None
     if detail == "tools":
-        offset, limit = args.get("offset", 0), args.get("limit", TOOL_PAGE)
+        offset, limit = arg_int(args, "offset", 0), arg_int(args, "limit", TOOL_PAGE)
         end = min(len(rows), offset + limit)
         page = rows[offset:end]
         paging = Paged(offset=offset, limit=limit, total=len(rows), next_offset=end if end < len(rows) else None)

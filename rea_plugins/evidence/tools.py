@@ -3,14 +3,13 @@ plugin that registers them is ``rea_plugins.evidence``)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from rea.plugin import (
     EVIDENCE_RECORD,
     LEAN_EVIDENCE_RECORD,
     AnalysisView,
+    Arguments,
     CallContext,
     Evidence,
     JSONObject,
@@ -21,6 +20,9 @@ from rea.plugin import (
     ToolEffects,
     UnknownsRegistry,
     UnknownStore,
+    arg_bool,
+    arg_object,
+    arg_str,
     bundle,
     views,
     with_evidence_defs,
@@ -70,7 +72,7 @@ DETAIL_SCHEMA: JSONObject = {
     "description": "complete (default): the whole bundle; summary: records without payloads, filterable.",
 }
 
-_SUMMARY_EXAMPLE = {"detail": "summary", "filters": {"operation": "analyze_function"}}
+_SUMMARY_EXAMPLE: JSONObject = {"detail": "summary", "filters": {"operation": "analyze_function"}}
 
 
 def _bundle_path(description: str) -> JSONObject:
@@ -116,8 +118,8 @@ def _export_evidence_bundle(call: ToolCall) -> JSONObject:
     records = list(call.session.ledger)
     return bundle.export(
         records,
-        call.args["path"],
-        overwrite=bool(call.args.get("overwrite", False)),
+        arg_str(call.args, "path", ""),  # required by the schema
+        overwrite=arg_bool(call.args, "overwrite"),
         ctx=call.ctx,
         notebooks=_notebooks(call, records),
         unknowns=_unknowns(call, records),
@@ -125,7 +127,7 @@ def _export_evidence_bundle(call: ToolCall) -> JSONObject:
 
 
 def _import_evidence_bundle(call: ToolCall) -> JSONObject:
-    path = call.args["path"]
+    path = arg_str(call.args, "path", "")  # required by the schema
     loaded = bundle.load_bundle(path, ctx=call.ctx)
     records = loaded.records
     call.ctx.check("import_evidence_bundle")
@@ -153,12 +155,13 @@ def _import_evidence_bundle(call: ToolCall) -> JSONObject:
     return out
 
 
-def inspect_evidence_bundle(args: dict[str, Any], ctx: CallContext | None = None) -> JSONObject:
+def inspect_evidence_bundle(args: Arguments, ctx: CallContext | None = None) -> JSONObject:
     """Validate a bundle file and return it whole or as its summary projection; touches no ledger."""
     detail, filters = bundle.check_detail(args)
-    loaded = bundle.load_bundle(args["path"], ctx=ctx)
+    path = arg_str(args, "path", "")  # required by the schema
+    loaded = bundle.load_bundle(path, ctx=ctx)
     out = bundle.project(loaded.records, detail, filters, loaded.annotations, loaded.unknowns)
-    out["path"] = args["path"]
+    out["path"] = path
     return out
 
 
@@ -167,14 +170,14 @@ def _inspect_evidence_bundle(call: ToolCall) -> JSONObject:
 
 
 def _inspect_analysis_view(call: ToolCall) -> Evidence:
-    source = call.args["source"]
-    if source["kind"] == "inline":
+    source = arg_object(call.args, "source") or {}  # required by the schema
+    if source.get("kind") == "inline":
         # A complete record authenticates itself; a lean one is resolved in the ledger by its id.
         parent = call.session.resolve_evidence(source["evidence"], "source/evidence")
     else:
         parent = call.session.resolve_evidence(source, "source")
     call.ctx.check("inspect_analysis_view")
-    return views.build_view(parent, call.args.get("view"))
+    return views.build_view(parent, arg_object(call.args, "view"))
 
 
 GET_EVIDENCE_BUNDLE = ToolDef(
@@ -351,7 +354,7 @@ _VIEW_SCHEMA: JSONObject = {
     ],
 }
 
-_VIEW_EXAMPLE = {
+_VIEW_EXAMPLE: JSONObject = {
     "source": {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64},
     "view": {"kind": "native", "facet": "pseudocode", "offset": 0, "limit": 64},
 }

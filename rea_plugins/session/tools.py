@@ -15,6 +15,9 @@ from rea.plugin import (
     ToolCall,
     ToolDef,
     ToolEffects,
+    arg_bool,
+    arg_str,
+    arg_strs,
     invalid_request,
     issue,
     not_advertised,
@@ -99,17 +102,18 @@ def _open_binary(call: ToolCall) -> JSONObject:
     from rea.plugin import binding_report, of_session
 
     session = call.session
-    session.open(call.args["path"], call.args.get("provider_id"), call.ctx, call.args.get("alias"))
+    alias = arg_str(call.args, "alias")
+    session.open(arg_str(call.args, "path", ""), arg_str(call.args, "provider_id"), call.ctx, alias)  # path: required
     target = session.require_target()
     assert session.binding is not None
-    dependencies = _open_dependencies(call) if call.args.get("with_dependencies") else None
+    dependencies = _open_dependencies(call) if arg_bool(call.args, "with_dependencies") else None
     # The binding names the provenance id its lean records carry (rea.presentation); the lean presentation gives
     # the profile by digest and leaves the selection sentence to binary_session.
     binding = binding_report(session.subject_for(target), session.binding, of_session(session))
     return _answer(
         Opened(
             target_id=session.target_id,
-            alias=call.args.get("alias") or None,
+            alias=alias or None,
             target=target.record(),
             analysis_provider_binding=msgspec.to_builtins(binding),
             analysis_run=RunRef(run_id=session.run_id),
@@ -190,7 +194,7 @@ def _open_dependencies(call: ToolCall) -> Dependencies:
 
 def _close_binary(call: ToolCall) -> JSONObject:
     session = call.session
-    chosen = call.args.get("target")
+    chosen = arg_str(call.args, "target")
     if chosen is not None:
         closed = session.find(chosen).target_id
         remaining = session.close(target=chosen)
@@ -213,7 +217,7 @@ def _close_binary(call: ToolCall) -> JSONObject:
 def _enable_toolsets(call: ToolCall) -> JSONObject:
     session = call.session
     available = list(session.registry.toolsets())
-    wanted = [TOOLSET_ALIASES.get(t, t) for t in call.args["toolsets"]]
+    wanted = [TOOLSET_ALIASES.get(t, t) for t in arg_strs(call.args, "toolsets") or []]  # required by the schema
     unknown = [t for t in wanted if t not in available]
     if unknown:
         raise invalid_request(
