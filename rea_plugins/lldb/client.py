@@ -7,12 +7,13 @@ terminating the worker's session ends them, and a descendant that left it is rep
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Sequence
 
 import msgspec
 
 from rea.plugin import (
     AnalysisClient,
+    Arguments,
     CallContext,
     CloseOutcome,
     Isolation,
@@ -25,12 +26,23 @@ from rea.plugin import (
     Target,
     WorkerChannel,
     cancelled,
+    invalid_request,
+    issue,
     memory_limit_setting,
     python_worker_spec,
 )
 from rea_plugins.lldb.locate import debugserver_path
 from rea_plugins.lldb.output import Output
-from rea_plugins.lldb.shapes import CallEvent, Coverage, Debugger, Launched, NativeCallObservation, Slice
+from rea_plugins.lldb.shapes import (
+    CallEvent,
+    Coverage,
+    Debugger,
+    Launched,
+    LaunchRequest,
+    NativeCallObservation,
+    RunSlice,
+    Slice,
+)
 
 RESOURCE = "lldb-worker"
 LAUNCH_DEADLINE_S = 90.0
@@ -46,9 +58,17 @@ def sandbox_policy(mode: str, writable: tuple[str, ...], readable: tuple[str, ..
     return SandboxPolicy(writable_roots=writable, readable_roots=readable, accept_none=mode == "preferred")
 
 
-def worker_spec(params: dict[str, Any], module: str, resource: str) -> ProcessSpec:
-    """An LLDB worker (``module``) sandboxed as ``params["sandbox"]`` asks: the program's folder readable, its
-    working directory and filesystem_roots writable. The debuggee is the worker's descendant, in its sandbox."""
+def worker_spec(
+    module: str,
+    resource: str,
+    *,
+    executable: str,
+    working_directory: str,
+    filesystem_roots: Sequence[str] = (),
+    sandbox: str = "required",
+) -> ProcessSpec:
+    """An LLDB worker (``module``) sandboxed as ``sandbox`` asks: the program's folder readable, its working
+    directory and ``filesystem_roots`` writable. The debuggee is the worker's descendant, in its sandbox."""
     server = debugserver_path()
     if server is None:
         raise ReaError(
@@ -65,15 +85,15 @@ def worker_spec(params: dict[str, Any], module: str, resource: str) -> ProcessSp
         address_space_bytes=MEMORY_LIMIT.read() << 20,
         memory_setting=MEMORY_LIMIT.name,
     )
-    writable = (*params.get("filesystem_roots", ()), params["working_directory"])
-    readable = (os.path.dirname(params["executable"]),)
-    return msgspec.structs.replace(spec, sandbox=sandbox_policy(params.get("sandbox", "required"), writable, readable))
+    writable = (*filesystem_roots, working_directory)
+    readable = (os.path.dirname(executable),)
+    return msgspec.structs.replace(spec, sandbox=sandbox_policy(sandbox, writable, readable))
 
 
 class Observation:
     """What one observation has gathered so far (kept on the server side, slice by slice)."""
 
-    def __init__(self, params: dict[str, Any]) -> None:
+    def __init__(self, params: LaunchRequest) -> None:
         self.params = params
         self.events: list[CallEvent] = []
         self.launch: Launched | None = None
@@ -98,10 +118,10 @@ class Observation:
         dropped = last.dropped if last is not None else 0
         unresolved = launch.unresolved if launch is not None else []
         return NativeCallObservation(
-            executable=self.params["executable"],
-            arguments=self.params["arguments"],
-            working_directory=self.params["working_directory"],
-            abi=self.params["abi"],
+            executable=self.params.executable,
+            arguments=self.params.arguments,
+            working_directory=self.params.working_directory,
+            abi=self.params.abi,
             debugger=Debugger(engine="lldb", version=launch.debugger_version if launch is not None else None),
             isolation=self.isolation,
             pid=launch.pid if launch is not None else None,
@@ -136,20 +156,32 @@ class LldbClient(AnalysisClient):
         self._lineage: list[JSONObject] = []
         self._channel: WorkerChannel | None = None
 
-    def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def execute(self, operation: str, params: Arguments, ctx: CallContext) -> OperationResult:
         if operation != "observe_native_calls":
             raise ReaError(
                 "capability_unavailable",
                 f"lldb does not offer {operation}",
                 details={"operation": operation, "provider_id": "lldb"},
             )
-        params = {"executable": self.target.resolved_path, **params}
-        return self.observe(params, ctx)
+        try:
+            request = msgspec.convert({"executable": self.target.resolved_path, **params}, LaunchRequest)
+        except msgspec.ValidationError as exc:
+            raise invalid_request(
+                f"observe_native_calls: {exc}", [issue("params", "invalid_value", str(exc))]
+            ) from None
+        return self.observe(request, ctx)
 
-    def _spec(self, params: dict[str, Any]) -> Any:
-        return worker_spec(params, "rea_plugins.lldb.worker", RESOURCE)
+    def _spec(self, params: LaunchRequest) -> ProcessSpec:
+        return worker_spec(
+            "rea_plugins.lldb.worker",
+            RESOURCE,
+            executable=params.executable,
+            working_directory=params.working_directory,
+            filesystem_roots=params.filesystem_roots,
+            sandbox=params.sandbox,
+        )
 
-    def observe(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def observe(self, params: LaunchRequest, ctx: CallContext) -> OperationResult:
         observation = Observation(params)
         channel = WorkerChannel(self._spec(params), label="lldb", stateful=True)
         self._channel = channel
@@ -160,7 +192,7 @@ class LldbClient(AnalysisClient):
             observation.phase = "launching"
             launch = channel.request(
                 "launch",
-                {**params, "environment": self._environment(params)},
+                msgspec.to_builtins(msgspec.structs.replace(params, environment=self._environment(params))),
                 ctx,
                 deadline_s=LAUNCH_DEADLINE_S,
                 phase="launching the program under LLDB",
@@ -179,7 +211,11 @@ class LldbClient(AnalysisClient):
                     break
                 reply = msgspec.convert(
                     channel.request(
-                        "run", {"slice_ms": SLICE_MS}, quiet, deadline_s=SLICE_DEADLINE_S, phase="observing calls"
+                        "run",
+                        msgspec.to_builtins(RunSlice(slice_ms=SLICE_MS)),
+                        quiet,
+                        deadline_s=SLICE_DEADLINE_S,
+                        phase="observing calls",
                     ).result(),
                     Slice,
                 )
@@ -242,9 +278,9 @@ class LldbClient(AnalysisClient):
         return out
 
     @staticmethod
-    def _environment(params: dict[str, Any]) -> dict[str, str]:
-        env = {k: os.environ[k] for k in params.get("inherit_environment", ()) if k in os.environ}
-        env.update(params.get("environment", {}))
+    def _environment(params: LaunchRequest) -> dict[str, str]:
+        env = {k: os.environ[k] for k in params.inherit_environment if k in os.environ}
+        env.update(params.environment)
         return env
 
     def _close_channel(self, channel: WorkerChannel, launched: JSONObject | None) -> CloseOutcome:
@@ -294,5 +330,5 @@ ATTACH = SettingSpec(
 )
 
 
-def _hex_or_none(value: Any) -> str | None:
+def _hex_or_none(value: int | None) -> str | None:
     return hex(value) if isinstance(value, int) else None

@@ -25,6 +25,7 @@ from rea.plugin import (
     Evidence,
     Isolation,
     JSONObject,
+    JSONValue,
     OperationResult,
     ProviderIdentity,
     ReaError,
@@ -34,6 +35,11 @@ from rea.plugin import (
     ToolDef,
     ToolEffects,
     WorkerChannel,
+    arg_bool,
+    arg_int,
+    arg_object,
+    arg_str,
+    arg_strs,
     identify,
     invalid_request,
     issue,
@@ -43,26 +49,38 @@ from rea.plugin import (
 )
 from rea_plugins.lldb.client import LAUNCH_DEADLINE_S, worker_spec
 from rea_plugins.lldb.debugshapes import (
+    AttachPid,
     Breakpoint,
     Breakpoints,
     DebugResult,
+    DeleteBreakpoint,
+    Emulator,
+    Launch,
+    Look,
     Memory,
+    MemoryAccess,
     Place,
     Read,
+    Resume,
+    SetBreakpoint,
+    SetRegister,
     Started,
     State,
     Stop,
+    Watch,
     Where,
     Written,
 )
 from rea_plugins.lldb.provider import lldb_version
 from rea_plugins.lldb.tool import (
     ARGUMENTS,
-    DEFAULT_INHERIT,
     ENVIRONMENT,
     INHERIT_ENVIRONMENT,
     PROVIDER_ID,
     _program,
+    environment_of,
+    filesystem_roots,
+    inherited,
     require_available,
     working_directory,
 )
@@ -186,7 +204,7 @@ def _unavailable() -> None:
 
 def _session(call: ToolCall) -> DebugSession:
     manager = manager_of(call)
-    ident = call.args.get("session")
+    ident = arg_str(call.args, "session")
     with manager.lock:
         if ident is None and len(manager.sessions) == 1:
             ident = next(iter(manager.sessions))
@@ -203,11 +221,14 @@ def _session(call: ToolCall) -> DebugSession:
     return found
 
 
-def _request(s: DebugSession, call: ToolCall, op: str, params: dict[str, Any], into: type[T], wait_ms: int = 0) -> T:
-    """The worker's answer to ``op``, decoded into its Struct here, at the boundary."""
+def _request(s: DebugSession, call: ToolCall, op: str, params: Record | None, into: type[T], wait_ms: int = 0) -> T:
+    """The worker's answer to ``op`` (asked with the request Struct ``params``), decoded into its Struct here, at
+    the boundary."""
+    # A request Struct travels as msgpack builtins (bytes stay bytes); the worker converts it back.
+    sent = {} if params is None else msgspec.to_builtins(params, builtin_types=(bytes,))
     with s.lock:
         try:
-            reply = s.channel.request(op, params, call.ctx, deadline_s=wait_ms / 1000 + REQUEST_SLACK_S, phase=op)
+            reply = s.channel.request(op, sent, call.ctx, deadline_s=wait_ms / 1000 + REQUEST_SLACK_S, phase=op)
         finally:
             s.last_used = time.monotonic()
     return msgspec.convert(reply.result(), into)
@@ -315,7 +336,7 @@ def _room(call: ToolCall) -> DebugManager:
     return manager
 
 
-def _emulator(program: Target) -> dict[str, str] | None:
+def _emulator(program: Target) -> Emulator | None:
     """How the program runs here: natively (None), or under qemu-user for another architecture's Linux ELF."""
     from rea_plugins.lldb.abi import EMULATOR_PACKAGE, emulator_for, host_mismatch
 
@@ -339,14 +360,14 @@ def _emulator(program: Target) -> dict[str, str] | None:
             details={"reason": "emulator_missing", "emulator": emulator.command, **details},
         )
     sysroot = next((r for r in emulator.sysroots if os.path.isdir(r)), "")
-    return {"path": os.path.realpath(path), "architecture": emulator.lldb_architecture, "sysroot": sysroot}
+    return Emulator(path=os.path.realpath(path), architecture=emulator.lldb_architecture, sysroot=sysroot)
 
 
 def _open(
     call: ToolCall,
     manager: DebugManager,
     program: Target,
-    params: dict[str, Any],
+    params: Launch | AttachPid,
     op: str,
     phase: str,
     event: str,
@@ -355,12 +376,27 @@ def _open(
 ) -> tuple[DebugSession, Started]:
     """A new debug session: its worker started and asked to ``op`` (launch, attach_pid); kept once it answers,
     with a lineage snapshot named ``event``. A worker that fails is closed, its lineage recorded."""
-    channel = WorkerChannel(worker_spec(params, "rea_plugins.lldb.debugger", RESOURCE), label="lldb", stateful=True)
+    spec = worker_spec(
+        "rea_plugins.lldb.debugger",
+        RESOURCE,
+        executable=params.executable,
+        working_directory=params.working_directory,
+        filesystem_roots=params.filesystem_roots if isinstance(params, Launch) else (),
+        sandbox=params.sandbox,
+    )
+    channel = WorkerChannel(spec, label="lldb", stateful=True)
     ident = f"dbg-{next(_counter)}"
-    idle_s = int(call.args.get("idle_timeout_s", DEFAULT_IDLE_S))
+    idle_s = arg_int(call.args, "idle_timeout_s", DEFAULT_IDLE_S)
     s = DebugSession(ident, channel, program, idle_s, foreign=foreign)
     try:
-        reply = channel.request(op, params, call.ctx, deadline_s=LAUNCH_DEADLINE_S, phase=phase, announce=True)
+        reply = channel.request(
+            op,
+            msgspec.to_builtins(params, builtin_types=(bytes,)),
+            call.ctx,
+            deadline_s=LAUNCH_DEADLINE_S,
+            phase=phase,
+            announce=True,
+        )
         started = msgspec.convert(reply.result(), Started)
     except BaseException:
         channel.close()
@@ -381,22 +417,21 @@ def _launch(call: ToolCall) -> Evidence:
     manager = _room(call)
     args = call.args
     cwd = working_directory(call, program)
-    environment = {k: os.environ[k] for k in args.get("inherit_environment", DEFAULT_INHERIT) if k in os.environ}
-    environment.update(args.get("environment", {}))
-    stdin = args.get("stdin")
-    params = {
-        "executable": program.resolved_path,
-        "arguments": list(args.get("arguments", [])),
-        "working_directory": cwd,
-        "environment": environment,
-        "stdin": stdin.encode("utf-8") if isinstance(stdin, str) else b"",
-        "stop_at": args.get("stop_at", "main"),
-        "wait_ms": args.get("wait_ms", 5000),
-        "architecture": program.architecture or "",
-        "filesystem_roots": [os.path.realpath(r) for r in args.get("filesystem_roots", [])],
-        "sandbox": args.get("sandbox", "required"),
-        "emulator": emulator,
-    }
+    environment = {k: os.environ[k] for k in inherited(args) if k in os.environ}
+    environment.update(environment_of(args))
+    params = Launch(
+        executable=program.resolved_path,
+        arguments=arg_strs(args, "arguments") or [],
+        working_directory=cwd,
+        environment=environment,
+        stdin=arg_str(args, "stdin", "").encode("utf-8"),
+        stop_at=arg_str(args, "stop_at", "main"),
+        wait_ms=arg_int(args, "wait_ms", 5000),
+        architecture=program.architecture or "",
+        filesystem_roots=filesystem_roots(args),
+        sandbox=arg_str(args, "sandbox", "required"),
+        emulator=emulator,
+    )
     # The worker with LLDB, lldb-server and the debuggee below it: what debug_end must leave nothing of.
     s, launched = _open(call, manager, program, params, "launch", "launching under LLDB", "debuggee_launched")
     proc = s.channel.proc
@@ -406,7 +441,7 @@ def _launch(call: ToolCall) -> Evidence:
         launched.stop,
         # Under qemu-user's gdb stub LLDB sees no real pid (the stub reports 1): the lineage has the emulator's.
         pid=None if emulator else launched.pid,
-        emulator=os.path.basename(emulator["path"]) if emulator else None,
+        emulator=os.path.basename(emulator.path) if emulator else None,
         load_bias=None if s.load_bias is None else f"0x{s.load_bias:x}",
         debugger_version=launched.debugger_version,
         isolation=proc.isolation if proc is not None else None,
@@ -416,37 +451,49 @@ def _launch(call: ToolCall) -> Evidence:
 def _breakpoint(call: ToolCall) -> Evidence:
     s = _session(call)
     args = call.args
-    action = args.get("action", "set")
+    action = arg_str(args, "action", "set")
     if action == "list":
-        listed = _request(s, call, "breakpoint_list", {}, Breakpoints)
+        listed = _request(s, call, "breakpoint_list", None, Breakpoints)
         return _evidence(call, s, _stop(call, s), breakpoints=listed.breakpoints)
     if action == "delete":
-        if "id" not in args:
+        ident = arg_int(args, "id")
+        if ident is None:
             raise invalid_request("delete needs the id", [issue("id", "missing_argument", "which breakpoint")])
-        params = {"id": args["id"], "watch": args.get("watch") is not None}
-        listed = _request(s, call, "breakpoint_delete", params, Breakpoints)
+        deleting = DeleteBreakpoint(id=ident, watch=args.get("watch") is not None)
+        listed = _request(s, call, "breakpoint_delete", deleting, Breakpoints)
         return _evidence(call, s, _stop(call, s), breakpoints=listed.breakpoints)
-    params = {k: args[k] for k in ("condition", "ignore_count", "one_shot") if k in args}
-    if "watch" in args:
-        watch = dict(args["watch"])
-        if "address" in watch:
-            watch["address"] = _static_address(call, s, watch["address"], "watch/address")
-        params["watch"] = watch
-    elif "procedure" in args:
-        text = args["procedure"]
+    params = SetBreakpoint(
+        condition=arg_str(args, "condition"),
+        ignore_count=arg_int(args, "ignore_count"),
+        one_shot=arg_bool(args, "one_shot"),
+    )
+    watch = arg_object(args, "watch")
+    procedure = arg_str(args, "procedure")
+    if watch is not None:
+        watched = arg_str(watch, "address")
+        asked = Watch(
+            variable=arg_str(watch, "variable"),
+            address=None if watched is None else _static_address(call, s, watched, "watch/address"),
+            size=arg_int(watch, "size"),
+            access=arg_str(watch, "access", "write"),
+        )
+        params = msgspec.structs.replace(params, watch=asked)
+    elif procedure is not None:
         nb = call.session.annotations.load(s.program.sha256)
-        noted = nb.address_of(text)
-        if text.lower().startswith("0x") or noted is not None:
-            params["address"] = noted or text
-            params["address_space"] = "static"
-            params["label"] = text
+        noted = nb.address_of(procedure)
+        if procedure.lower().startswith("0x") or noted is not None:
+            params = msgspec.structs.replace(
+                params, address=noted or procedure, address_space="static", label=procedure
+            )
         else:
-            params["name"] = text
+            params = msgspec.structs.replace(params, name=procedure)
     elif "address" in args:
-        params["address"] = args["address"]
-        params["address_space"] = args.get("address_space", "static")
+        address = arg_str(args, "address", "")
+        params = msgspec.structs.replace(
+            params, address=address, address_space=arg_str(args, "address_space", "static")
+        )
     elif "source_line" in args:
-        params["source_line"] = args["source_line"]
+        params = msgspec.structs.replace(params, source_line=arg_str(args, "source_line"))
     else:
         raise invalid_request(
             "name a procedure, an address, a source_line or a watch",
@@ -457,30 +504,30 @@ def _breakpoint(call: ToolCall) -> Evidence:
 
 
 def _stop(call: ToolCall, s: DebugSession) -> Where:
-    return _request(s, call, "where", {}, Where)
+    return _request(s, call, "where", None, Where)
 
 
 def _continue(call: ToolCall) -> Evidence:
     s = _session(call)
-    wait_ms = int(call.args.get("wait_ms", 2000))
-    params = {"wait_ms": wait_ms, "interrupt": bool(call.args.get("interrupt", False))}
+    wait_ms = arg_int(call.args, "wait_ms", 2000)
+    params = Resume(wait_ms=wait_ms, interrupt=arg_bool(call.args, "interrupt"))
     return _evidence(call, s, _request(s, call, "continue", params, Where, wait_ms))
 
 
 def _step(call: ToolCall) -> Evidence:
     s = _session(call)
-    wait_ms = int(call.args.get("wait_ms", 2000))
-    params = {"kind": call.args.get("kind", "over"), "wait_ms": wait_ms}
+    wait_ms = arg_int(call.args, "wait_ms", 2000)
+    params = Resume(kind=arg_str(call.args, "kind", "over"), wait_ms=wait_ms)
     return _evidence(call, s, _request(s, call, "step", params, Where, wait_ms))
 
 
 def _state(call: ToolCall) -> Evidence:
     s = _session(call)
-    params = {
-        "max_frames": call.args.get("max_frames", 16),
-        "all_registers": call.args.get("all_registers", False),
-        "output_bytes": call.args.get("output_bytes", 1024),
-    }
+    params = Look(
+        max_frames=arg_int(call.args, "max_frames", 16),
+        all_registers=arg_bool(call.args, "all_registers"),
+        output_bytes=arg_int(call.args, "output_bytes", 1024),
+    )
     # Every field of the worker's State is DebugResult's own (threads, registers, backtrace, output...).
     found = msgspec.structs.asdict(_request(s, call, "state", params, State))
     return _evidence(call, s, found.pop("stop"), **found)
@@ -489,10 +536,10 @@ def _state(call: ToolCall) -> Evidence:
 def _read_memory(call: ToolCall) -> Evidence:
     s = _session(call)
     args = call.args
-    address = _static_address(call, s, args["address"], "address")
-    type_name = args.get("type")
+    address = _static_address(call, s, arg_str(args, "address", ""), "address")  # address: required
+    type_name = arg_str(args, "type")
     layout = None
-    length = int(args.get("length", 64))
+    length = arg_int(args, "length", 64)
     if type_name is not None:
         nb = call.session.annotations.load(s.program.sha256)
         layout = typelib.Layout(nb.types, typelib.abi_for(s.program.format, s.program.architecture))
@@ -500,7 +547,7 @@ def _read_memory(call: ToolCall) -> Evidence:
         if not size:
             raise invalid_request(f"{type_name} has no size", [issue("type", "invalid_value", "incomplete type")])
         length = min(size, MAX_TYPED_BYTES)
-    params = {"address": address, "length": length, "address_space": args.get("address_space", "auto")}
+    params = MemoryAccess(address=address, length=length, address_space=arg_str(args, "address_space", "auto"))
     read = _request(s, call, "read_memory", params, Read)
     data = read.data
     memory = Memory(pc=read.pc, address=read.address, module=read.module, length=len(data), hex=data.hex())
@@ -516,36 +563,41 @@ def _write_memory(call: ToolCall) -> Evidence:
     if "register" in args:
         if "value" not in args:
             raise invalid_request("a register write needs value", [issue("value", "missing_argument", "the value")])
-        params = {"register": args["register"], "value": _int(args["value"])}
-        written = _request(s, call, "write_register", params, Written)
+        register = SetRegister(register=arg_str(args, "register", ""), value=_int(args["value"]))
+        written = _request(s, call, "write_register", register, Written)
     else:
         if "address" not in args or "hex" not in args:
             raise invalid_request(
                 "a memory write needs address and hex", [issue("address", "missing_argument", "address and hex")]
             )
-        address = _static_address(call, s, args["address"], "address")
-        params = {
-            "address": address,
-            "data": bytes.fromhex(args["hex"]),
-            "address_space": args.get("address_space", "auto"),
-        }
-        written = _request(s, call, "write_memory", params, Written)
+        address = _static_address(call, s, arg_str(args, "address", ""), "address")
+        data = MemoryAccess(
+            address=address,
+            data=bytes.fromhex(arg_str(args, "hex", "")),
+            address_space=arg_str(args, "address_space", "auto"),
+        )
+        written = _request(s, call, "write_memory", data, Written)
     return _evidence(call, s, _stop(call, s), written=written)
 
 
-def _int(value: Any) -> int:
-    return (int(value, 16) if isinstance(value, str) else int(value)) & ((1 << 64) - 1)
+def _int(value: JSONValue) -> int:
+    """A register value: hex text or an integer (the input schema allows either), as 64 bits."""
+    if isinstance(value, str):
+        return int(value, 16) & ((1 << 64) - 1)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value & ((1 << 64) - 1)
+    raise invalid_request("value must be hex text or an integer", [issue("value", "invalid_type", "a register value")])
 
 
 def _end(call: ToolCall) -> Evidence:
     s = _session(call)
-    if call.args.get("detach"):
-        return _evidence(call, s, _request(s, call, "detach", {}, Where, 1000))
+    if arg_bool(call.args, "detach"):
+        return _evidence(call, s, _request(s, call, "detach", None, Where, 1000))
     manager = manager_of(call)
     with manager.lock:
         manager.sessions.pop(s.id, None)
     try:
-        ended = _request(s, call, "end", {}, State, 5000)
+        ended = _request(s, call, "end", None, State, 5000)
         where, output = ended.stop, ended.output
     except ReaError:
         where, output = Where(state="exited"), None
@@ -560,11 +612,12 @@ def _end(call: ToolCall) -> Evidence:
 
 
 def _attach(call: ToolCall) -> Evidence:
-    if "pid" in call.args:
-        return _attach_process(call, int(call.args["pid"]))
+    pid = arg_int(call.args, "pid")
+    if pid is not None:
+        return _attach_process(call, pid)
     s = _session(call)
-    wait_ms = int(call.args.get("wait_ms", 5000))
-    return _evidence(call, s, _request(s, call, "attach", {"wait_ms": wait_ms}, Where, wait_ms))
+    wait_ms = arg_int(call.args, "wait_ms", 5000)
+    return _evidence(call, s, _request(s, call, "attach", Resume(wait_ms=wait_ms), Where, wait_ms))
 
 
 def _attach_process(call: ToolCall, pid: int) -> Evidence:
@@ -592,17 +645,16 @@ def _attach_process(call: ToolCall, pid: int) -> Evidence:
             details={"reason": "unsupported_host", "format": program.format, "architecture": program.architecture},
         )
     manager = _room(call)
-    wait_ms = int(call.args.get("wait_ms", 5000))
-    params = {
-        "executable": executable,
-        "pid": pid,
-        "architecture": program.architecture or "",
-        "working_directory": os.path.dirname(executable),
+    params = AttachPid(
+        executable=executable,
+        pid=pid,
+        architecture=program.architecture or "",
+        working_directory=os.path.dirname(executable),
         # LLDB must see the process to trace it: a sandbox's own pid namespace would hide it. The process runs
         # outside rea as the operator started it; the worker only reads and stops it.
-        "sandbox": "none",
-        "wait_ms": wait_ms,
-    }
+        sandbox="none",
+        wait_ms=arg_int(call.args, "wait_ms", 5000),
+    )
     s, attached = _open(
         call, manager, program, params, "attach_pid", "attaching under LLDB", "debugger_attached", foreign=True
     )

@@ -11,29 +11,42 @@ from __future__ import annotations
 import os
 import resource
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import msgspec
 
-from rea.plugin import ReaError, Reporter, invalid_request, issue, serve
+from rea.plugin import ReaError, Reporter, Route, invalid_request, issue, serve
 from rea_plugins.lldb import launching
 from rea_plugins.lldb.abi import ABIS
 from rea_plugins.lldb.debugshapes import (
+    AttachPid,
     Breakpoint,
     Breakpoints,
+    BreakpointSpec,
+    DeleteBreakpoint,
+    Emulator,
     Exit,
     Frame,
+    Launch,
+    Look,
+    MemoryAccess,
     Place,
     Read,
+    Resume,
+    SetBreakpoint,
+    SetRegister,
     Started,
     State,
     StopReason,
     Thread,
+    Watch,
     Where,
     Written,
 )
 from rea_plugins.lldb.output import Output, read_capped
 
+T = TypeVar("T")
 POLL_S = 0.0005
 OUTPUT_LIMIT = 16 * 1024
 MAX_READ = 64 * 1024
@@ -56,20 +69,23 @@ def _hex(value: int) -> str:
 class Debuggee:
     """One program under LLDB, driven request by request."""
 
-    def __init__(self, params: dict[str, Any]) -> None:
+    def __init__(self, architecture: str) -> None:
         import lldb
 
         self.lldb = lldb
-        self.params = params
-        self.architecture = str(params.get("architecture") or "")
+        self.architecture = architecture
+        # How the program was launched (where it first stops; under qemu-user or not): how its stops read.
+        self.stop_at = ""
+        self.emulated = False
         self.debugger = launching.open_debugger(lldb)
         self.listener = self.debugger.GetListener()
         self.target: Any = None
         self.process: Any = None
         self.module: Any = None
         self.out_dir = os.environ.get("TMPDIR") or "."
-        self.breakpoints: dict[int, dict[str, Any]] = {}
-        self.watchpoints: dict[int, dict[str, Any]] = {}
+        # Breakpoint id -> its kind and what it was set on; watchpoint id -> what it watches.
+        self.breakpoints: dict[int, tuple[str, BreakpointSpec]] = {}
+        self.watchpoints: dict[int, BreakpointSpec] = {}
         self.last_state = "not launched"
         self.exit: Exit | None = None
         # The pid of the program debug_end detached from (it runs on in the sandbox until debug_attach).
@@ -83,16 +99,16 @@ class Debuggee:
 
     # -- launch -----------------------------------------------------------------------------------
 
-    def launch(self) -> Started:
+    def launch(self, p: Launch) -> Started:
         lldb = self.lldb
-        p = self.params
-        self.target = launching.create_target(lldb, self.debugger, p["executable"], self.platform(p.get("emulator")))
+        self.target = launching.create_target(lldb, self.debugger, p.executable, self.platform(p.emulator))
         self.module = self.target.GetModuleAtIndex(0)
         stdin = os.path.join(self.out_dir, "stdin")
         with open(stdin, "wb") as fh:
-            fh.write(bytes(p.get("stdin") or b""))
-        info = launching.launch_info(lldb, p, self.out_dir, stdin)
-        stop_at = p.get("stop_at", "main")
+            fh.write(p.stdin)
+        info = launching.launch_info(lldb, p.arguments, p.working_directory, p.environment, self.out_dir, stdin)
+        stop_at = self.stop_at = p.stop_at
+        self.emulated = p.emulator is not None
         main_bp = None
         if stop_at == "entry":
             info.SetLaunchFlags(info.GetLaunchFlags() | lldb.eLaunchFlagStopAtEntry)
@@ -110,7 +126,7 @@ class Debuggee:
         # each file it writes is capped (lldb-server and the program inherit the limit; past it, SIGXFSZ).
         resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
         self.process = launching.launch(lldb, self.target, info)
-        stop = self.wait(float(p.get("wait_ms", 5000)) / 1000)
+        stop = self.wait(p.wait_ms / 1000)
         if stop_at == "entry" and stop.state == "stopped":
             self.entry_stop = int(self.process.GetStopID())
             stop = self.describe()
@@ -121,16 +137,16 @@ class Debuggee:
             stop=stop,
         )
 
-    def platform(self, emulator: dict[str, str] | None) -> str | None:
+    def platform(self, emulator: Emulator | None) -> str | None:
         """LLDB's platform for the program: the host's, or qemu-user (the emulator, started by LLDB as its child,
         serves its gdb stub on a Unix socket of the private directory) for another architecture."""
         if not emulator:
             return None
         name = self.debugger.GetInstanceName()
-        settings = {"architecture": emulator["architecture"], "emulator-path": emulator["path"]}
-        if emulator.get("sysroot"):
+        settings = {"architecture": emulator.architecture, "emulator-path": emulator.path}
+        if emulator.sysroot:
             # Where qemu finds the program's dynamic loader and libraries.
-            settings["emulator-env-vars"] = f"QEMU_LD_PREFIX={emulator['sysroot']}"
+            settings["emulator-env-vars"] = f"QEMU_LD_PREFIX={emulator.sysroot}"
         for key, value in settings.items():
             self.lldb.SBDebugger.SetInternalVariable(f"platform.plugin.qemu-user.{key}", value, name)
         return "qemu-user"
@@ -212,7 +228,7 @@ class Debuggee:
             return StopReason(reason="watchpoint", watchpoint=wp_id, description=description)
         if kind == lldb.eStopReasonSignal:
             name = self.process.GetUnixSignals().GetSignalAsCString(thread.GetStopReasonDataAtIndex(0))
-            if name == "SIGTRAP" and self.params.get("emulator") and self.process.GetStopID() == self.entry_stop:
+            if name == "SIGTRAP" and self.emulated and self.process.GetStopID() == self.entry_stop:
                 # qemu's gdb stub reports the stop at the first instruction as a SIGTRAP.
                 return StopReason(reason="entry", description=description)
             return StopReason(reason="signal", signal=name, description=description)
@@ -220,9 +236,7 @@ class Debuggee:
             return StopReason(reason="step", description=description)
         if kind == lldb.eStopReasonException:
             return StopReason(reason="exception", description=description)
-        return StopReason(
-            reason="entry" if self.params.get("stop_at") == "entry" else "stopped", description=description
-        )
+        return StopReason(reason="entry" if self.stop_at == "entry" else "stopped", description=description)
 
     def place(self, frame: Any) -> Place:
         """Where ``frame`` is: loaded pc, static address in its module, module, function and its static start."""
@@ -305,46 +319,46 @@ class Debuggee:
 
     # -- breakpoints and watchpoints ----------------------------------------------------------------
 
-    def breakpoint_set(self, p: dict[str, Any]) -> Breakpoint:
+    def breakpoint_set(self, p: SetBreakpoint) -> Breakpoint:
         target = self.target
-        if p.get("watch"):
-            return self._watch(p["watch"])
-        if p.get("name"):
-            bp = target.BreakpointCreateByName(p["name"], self.module.GetFileSpec().GetFilename())
-            spec = {"kind": "name", "name": p["name"]}
-        elif p.get("source_line"):
-            file, _, line = str(p["source_line"]).rpartition(":")
+        if p.watch:
+            return self._watch(p.watch)
+        if p.name:
+            bp = target.BreakpointCreateByName(p.name, self.module.GetFileSpec().GetFilename())
+            kind, spec = "name", BreakpointSpec(name=p.name)
+        elif p.source_line:
+            file, _, line = p.source_line.rpartition(":")
             bp = target.BreakpointCreateByLocation(file, int(line))
-            spec = {"kind": "source_line", "source_line": p["source_line"]}
+            kind, spec = "source_line", BreakpointSpec(source_line=p.source_line)
         else:
-            space = p.get("address_space", "auto")
-            value = int(p["address"], 16)
+            space = p.address_space
+            value = int(p.address or "", 16)
             if space != "runtime" and self.process is not None:
                 resolved = target.ResolveFileAddress(value)
                 bp = target.BreakpointCreateBySBAddress(resolved)
             else:
                 bp = target.BreakpointCreateByAddress(value)
-            spec = {"kind": "address", "address": p["address"]}
+            kind, spec = "address", BreakpointSpec(address=p.address)
         if not bp.IsValid() or bp.GetNumLocations() == 0:
             if bp.IsValid():
                 target.BreakpointDelete(bp.GetID())
             raise invalid_request(
                 "LLDB found no location for the breakpoint",
-                [issue("procedure" if spec["kind"] == "name" else "address", "invalid_value", "no location")],
+                [issue("procedure" if kind == "name" else "address", "invalid_value", "no location")],
             )
-        if p.get("condition"):
-            bp.SetCondition(p["condition"])
-        if p.get("ignore_count"):
-            bp.SetIgnoreCount(int(p["ignore_count"]))
-        if p.get("one_shot"):
+        if p.condition:
+            bp.SetCondition(p.condition)
+        if p.ignore_count:
+            bp.SetIgnoreCount(p.ignore_count)
+        if p.one_shot:
             bp.SetOneShot(True)
-        if p.get("label"):
-            spec["label"] = p["label"]
-        self.breakpoints[bp.GetID()] = spec
+        if p.label:
+            spec = msgspec.structs.replace(spec, label=p.label)
+        self.breakpoints[bp.GetID()] = (kind, spec)
         return self._bp_row(bp)
 
     def _bp_row(self, bp: Any) -> Breakpoint:
-        spec = self.breakpoints.get(bp.GetID(), {})
+        kind, spec = self.breakpoints.get(bp.GetID(), ("address", BreakpointSpec()))
         locations = []
         for i in range(min(bp.GetNumLocations(), 16)):
             loc = bp.GetLocationAtIndex(i)
@@ -358,8 +372,8 @@ class Debuggee:
             locations.append(row)
         return Breakpoint(
             id=bp.GetID(),
-            kind=spec.get("kind", "address"),
-            spec={k: v for k, v in spec.items() if k != "kind"},
+            kind=kind,
+            spec=spec,
             hit_count=bp.GetHitCount(),
             ignore_count=bp.GetIgnoreCount(),
             enabled=bp.IsEnabled(),
@@ -368,18 +382,18 @@ class Debuggee:
             locations=locations,
         )
 
-    def _watch(self, w: dict[str, Any]) -> Breakpoint:
+    def _watch(self, w: Watch) -> Breakpoint:
         lldb = self.lldb
         if self.process is None:
             raise ReaError("execution_failure", "no program is launched", details={"reason": "not_launched"})
-        size = int(w.get("size") or 0)
-        if w.get("variable"):
-            value = self.target.FindFirstGlobalVariable(w["variable"])
+        size = w.size or 0
+        if w.variable:
+            value = self.target.FindFirstGlobalVariable(w.variable)
             if not value.IsValid():
-                symbols = self.target.FindSymbols(w["variable"])
+                symbols = self.target.FindSymbols(w.variable)
                 if symbols.GetSize() == 0:
                     raise invalid_request(
-                        f"no global named {w['variable']}", [issue("watch/variable", "invalid_value", "not found")]
+                        f"no global named {w.variable}", [issue("watch/variable", "invalid_value", "not found")]
                     )
                 start = symbols.GetContextAtIndex(0).GetSymbol().GetStartAddress()
                 loaded = int(start.GetLoadAddress(self.target))
@@ -388,9 +402,9 @@ class Debuggee:
                 loaded = int(value.GetLoadAddress())
                 size = size or int(value.GetByteSize())
         else:
-            loaded = self.load_address(int(w["address"], 16), w.get("address_space", "auto"))
+            loaded = self.load_address(int(w.address or "", 16), w.address_space)
             size = size or 4
-        access = w.get("access", "write")
+        access = w.access
         error = lldb.SBError()
         wp = self.target.WatchAddress(loaded, size, access in ("read", "read_write"), access != "read", error)
         if not error.Success() or not wp.IsValid():
@@ -400,18 +414,15 @@ class Debuggee:
                 remediation="Hardware watchpoints watch 1, 2, 4 or 8 aligned bytes, a few at a time.",
                 details={"reason": "watchpoint_refused"},
             )
-        spec = {"kind": "watch", "access": access, "size": size, **msgspec.to_builtins(self.static_of(loaded))}
-        if w.get("variable"):
-            spec["variable"] = w["variable"]
-        self.watchpoints[wp.GetID()] = spec
+        place = msgspec.structs.asdict(self.static_of(loaded))
+        self.watchpoints[wp.GetID()] = BreakpointSpec(access=access, size=size, variable=w.variable or None, **place)
         return self._wp_row(wp)
 
     def _wp_row(self, wp: Any) -> Breakpoint:
-        spec = dict(self.watchpoints.get(wp.GetID(), {}))
         return Breakpoint(
             id=wp.GetID(),
             kind="watch",
-            spec={k: v for k, v in spec.items() if k != "kind"},
+            spec=self.watchpoints.get(wp.GetID(), BreakpointSpec()),
             hit_count=wp.GetHitCount(),
             ignore_count=wp.GetIgnoreCount(),
             enabled=wp.IsEnabled(),
@@ -424,9 +435,9 @@ class Debuggee:
         rows += [self._wp_row(self.target.FindWatchpointByID(i)) for i in sorted(self.watchpoints)]
         return Breakpoints(breakpoints=rows)
 
-    def breakpoint_delete(self, p: dict[str, Any]) -> Breakpoints:
-        ident = int(p["id"])
-        if p.get("watch") or (ident in self.watchpoints and ident not in self.breakpoints):
+    def breakpoint_delete(self, p: DeleteBreakpoint) -> Breakpoints:
+        ident = p.id
+        if p.watch or (ident in self.watchpoints and ident not in self.breakpoints):
             if ident not in self.watchpoints:
                 raise invalid_request(f"no watchpoint {ident}", [issue("id", "invalid_value", "unknown watchpoint")])
             self.target.DeleteWatchpoint(ident)
@@ -456,10 +467,10 @@ class Debuggee:
         self.detached_pid = pid
         return self.describe()
 
-    def attach_to(self, p: dict[str, Any]) -> Started:
+    def attach_to(self, p: AttachPid) -> Started:
         """Attach to a process the operator started (the server checked that it may); it stops where it runs."""
         lldb = self.lldb
-        self.target = self.debugger.CreateTarget(p["executable"], None, None, True, lldb.SBError())
+        self.target = self.debugger.CreateTarget(p.executable, None, None, True, lldb.SBError())
         if not self.target.IsValid():
             raise ReaError(
                 "unsupported_target",
@@ -468,16 +479,16 @@ class Debuggee:
             )
         self.module = self.target.GetModuleAtIndex(0)
         self.foreign = True
-        self.detached_pid = int(p["pid"])
+        self.detached_pid = p.pid
         self.attaches = -1  # attach() counts this first one as 0
-        stop = self.attach(p)
+        stop = self.attach(Resume(wait_ms=p.wait_ms))
         return Started(
             load_bias=self.load_bias(),
             debugger_version=launching.debugger_version(lldb),
             stop=stop,
         )
 
-    def attach(self, p: dict[str, Any]) -> Where:
+    def attach(self, p: Resume) -> Where:
         """Attach again to the program this session launched and detached from; it stops where it is."""
         lldb = self.lldb
         pid = self.detached_pid
@@ -503,13 +514,13 @@ class Debuggee:
         self.exit = None
         # An attach stops the program without the stop event a resume waits for: poll its state instead.
         event = lldb.SBEvent()
-        deadline = time.monotonic() + float(p.get("wait_ms", 5000)) / 1000
+        deadline = time.monotonic() + p.wait_ms / 1000
         while process.GetState() != lldb.eStateStopped and time.monotonic() < deadline:
             if not self.listener.GetNextEvent(event):
                 time.sleep(POLL_S)
         return self.describe()
 
-    def cont(self, p: dict[str, Any]) -> Where:
+    def cont(self, p: Resume) -> Where:
         lldb = self.lldb
         if self.detached_pid is not None:
             raise ReaError(
@@ -518,11 +529,11 @@ class Debuggee:
                 remediation="Call debug_attach first.",
                 details={"reason": "program_detached", "state": "detached"},
             )
-        wait_s = float(p.get("wait_ms", 2000)) / 1000
+        wait_s = p.wait_ms / 1000
         if self.process is None or not self.process.IsValid():
             raise ReaError("execution_failure", "no program is launched", details={"reason": "not_launched"})
         state = self.process.GetState()
-        if p.get("interrupt"):
+        if p.interrupt:
             if state == lldb.eStateRunning:
                 self.process.Stop()
             return self.wait(max(wait_s, 1.0))
@@ -530,10 +541,10 @@ class Debuggee:
             self.process.Continue()
         return self.wait(wait_s)
 
-    def step(self, p: dict[str, Any]) -> Where:
+    def step(self, p: Resume) -> Where:
         thread = self.require_stopped()
-        kind = p.get("kind", "over")
-        wait_s = float(p.get("wait_ms", 2000)) / 1000
+        kind = p.kind
+        wait_s = p.wait_ms / 1000
         error = self.lldb.SBError()
         if kind == "into":
             thread.StepInto()
@@ -555,9 +566,9 @@ class Debuggee:
 
     # -- looking ----------------------------------------------------------------------------------
 
-    def state(self, p: dict[str, Any]) -> State:
+    def state(self, p: Look) -> State:
         summary = self.describe()
-        output = self.output(int(p.get("output_bytes", 1024)))
+        output = self.output(p.output_bytes)
         if summary.state != "stopped":
             return State(stop=summary, output=output)
         process = self.process
@@ -572,7 +583,7 @@ class Debuggee:
             for t in list(process)[:64]
         ]
         frame = selected.GetFrameAtIndex(0)
-        registers = self.registers(frame, bool(p.get("all_registers")))
+        registers = self.registers(frame, p.all_registers)
         instruction = None
         instructions = self.target.ReadInstructions(frame.GetPCAddress(), 1)
         if instructions.GetSize():
@@ -580,7 +591,7 @@ class Debuggee:
             instruction = f"{ins.GetMnemonic(self.target)} {ins.GetOperands(self.target)}".strip()
         frames = [
             Frame(index=i, **msgspec.structs.asdict(self.place(selected.GetFrameAtIndex(i))))
-            for i in range(min(selected.GetNumFrames(), int(p.get("max_frames", 16))))
+            for i in range(min(selected.GetNumFrames(), p.max_frames))
         ]
         return State(
             stop=summary,
@@ -604,10 +615,10 @@ class Debuggee:
                 out[name] = _hex(reg.GetValueAsUnsigned())
         return out
 
-    def read_memory(self, p: dict[str, Any]) -> Read:
+    def read_memory(self, p: MemoryAccess) -> Read:
         self.require_stopped()
-        loaded = self.load_address(int(p["address"], 16), p.get("address_space", "auto"))
-        length = min(int(p["length"]), MAX_READ)
+        loaded = self.load_address(int(p.address, 16), p.address_space)
+        length = min(p.length, MAX_READ)
         error = self.lldb.SBError()
         data = self.process.ReadMemory(loaded, length, error)
         if not error.Success() or data is None:
@@ -619,10 +630,10 @@ class Debuggee:
         where = self.static_of(loaded)
         return Read(pc=where.pc, address=where.address, module=where.module, data=bytes(data))
 
-    def write_memory(self, p: dict[str, Any]) -> Written:
+    def write_memory(self, p: MemoryAccess) -> Written:
         self.require_stopped()
-        loaded = self.load_address(int(p["address"], 16), p.get("address_space", "auto"))
-        data = bytes(p["data"])
+        loaded = self.load_address(int(p.address, 16), p.address_space)
+        data = p.data
         error = self.lldb.SBError()
         written = self.process.WriteMemory(loaded, data, error)
         if not error.Success():
@@ -634,26 +645,24 @@ class Debuggee:
         where = self.static_of(loaded)
         return Written(pc=where.pc, address=where.address, written=int(written))
 
-    def write_register(self, p: dict[str, Any]) -> Written:
+    def write_register(self, p: SetRegister) -> Written:
         thread = self.require_stopped()
         frame = thread.GetFrameAtIndex(0)
-        reg = frame.FindRegister(p["register"])
+        reg = frame.FindRegister(p.register)
         if not reg.IsValid():
-            raise invalid_request(
-                f"no register {p['register']}", [issue("register", "invalid_value", "unknown register")]
-            )
+            raise invalid_request(f"no register {p.register}", [issue("register", "invalid_value", "unknown register")])
         error = self.lldb.SBError()
         old = reg.GetValueAsUnsigned()
-        if not reg.SetValueFromCString(_hex(int(p["value"])), error):
+        if not reg.SetValueFromCString(_hex(p.value), error):
             raise ReaError(
                 "invalid_request",
-                f"LLDB could not write {p['register']}: {(error.GetCString() or '')[:200]}",
+                f"LLDB could not write {p.register}: {(error.GetCString() or '')[:200]}",
                 details={"reason": "register_write_failed"},
             )
         return Written(
-            register=p["register"],
+            register=p.register,
             old=_hex(old),
-            new=_hex(frame.FindRegister(p["register"]).GetValueAsUnsigned()),
+            new=_hex(frame.FindRegister(p.register).GetValueAsUnsigned()),
         )
 
     def output(self, limit: int = 1024) -> dict[str, Output]:
@@ -701,34 +710,45 @@ def _debuggee() -> Debuggee:
     return STATE.debuggee
 
 
-def _launch(params: dict[str, Any], reporter: Reporter) -> Any:
+def _launch(request: Launch, reporter: Reporter) -> Started:
     reporter.progress("launching the program under LLDB")
-    STATE.debuggee = Debuggee(params)
-    return STATE.debuggee.launch()
+    STATE.debuggee = Debuggee(request.architecture)
+    return STATE.debuggee.launch(request)
 
 
-def _attach_pid(params: dict[str, Any], reporter: Reporter) -> Any:
-    reporter.progress(f"attaching LLDB to process {params['pid']}")
-    STATE.debuggee = Debuggee(params)
-    return STATE.debuggee.attach_to(params)
+def _attach_pid(request: AttachPid, reporter: Reporter) -> Started:
+    reporter.progress(f"attaching LLDB to process {request.pid}")
+    STATE.debuggee = Debuggee(request.architecture)
+    return STATE.debuggee.attach_to(request)
 
 
-ROUTES = {
-    "launch": _launch,
-    "breakpoint_set": lambda p, r: _debuggee().breakpoint_set(p),
-    "breakpoint_list": lambda p, r: _debuggee().breakpoint_list(),
-    "breakpoint_delete": lambda p, r: _debuggee().breakpoint_delete(p),
-    "continue": lambda p, r: _debuggee().cont(p),
-    "step": lambda p, r: _debuggee().step(p),
-    "state": lambda p, r: _debuggee().state(p),
-    "where": lambda p, r: _debuggee().describe(),
-    "read_memory": lambda p, r: _debuggee().read_memory(p),
-    "write_memory": lambda p, r: _debuggee().write_memory(p),
-    "write_register": lambda p, r: _debuggee().write_register(p),
-    "end": lambda p, r: _debuggee().end(),
-    "detach": lambda p, r: _debuggee().detach(),
-    "attach": lambda p, r: _debuggee().attach(p),
-    "attach_pid": _attach_pid,
+# The routes take the worker protocol's request, the server's Struct as msgpack decodes it: converted back here.
+def _asked(method: Callable[[Debuggee, T], object], request: type[T]) -> Route:
+    """The route of a request the program's debuggee answers: ``method`` with the request converted."""
+    return lambda params, reporter: method(_debuggee(), msgspec.convert(params, request))
+
+
+def _told(method: Callable[[Debuggee], object]) -> Route:
+    """The route of a request without parameters."""
+    return lambda params, reporter: method(_debuggee())
+
+
+ROUTES: dict[str, Route] = {
+    "launch": lambda params, reporter: _launch(msgspec.convert(params, Launch), reporter),
+    "breakpoint_set": _asked(Debuggee.breakpoint_set, SetBreakpoint),
+    "breakpoint_list": _told(Debuggee.breakpoint_list),
+    "breakpoint_delete": _asked(Debuggee.breakpoint_delete, DeleteBreakpoint),
+    "continue": _asked(Debuggee.cont, Resume),
+    "step": _asked(Debuggee.step, Resume),
+    "state": _asked(Debuggee.state, Look),
+    "where": _told(Debuggee.describe),
+    "read_memory": _asked(Debuggee.read_memory, MemoryAccess),
+    "write_memory": _asked(Debuggee.write_memory, MemoryAccess),
+    "write_register": _asked(Debuggee.write_register, SetRegister),
+    "end": _told(Debuggee.end),
+    "detach": _told(Debuggee.detach),
+    "attach": _asked(Debuggee.attach, Resume),
+    "attach_pid": lambda params, reporter: _attach_pid(msgspec.convert(params, AttachPid), reporter),
 }
 
 if __name__ == "__main__":

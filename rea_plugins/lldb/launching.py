@@ -37,14 +37,16 @@ def create_target(lldb: Any, debugger: Any, executable: str, platform: str | Non
     return target
 
 
-def launch_info(lldb: Any, params: dict[str, Any], out_dir: str, stdin: str) -> Any:
-    """How to launch the program: its arguments, working directory and environment, stdin from the file ``stdin``,
-    stdout and stderr to files of ``out_dir``."""
-    info = lldb.SBLaunchInfo(list(params["arguments"]))
-    info.SetWorkingDirectory(params["working_directory"])
+def launch_info(
+    lldb: Any, arguments: list[str], working_directory: str, variables: dict[str, str], out_dir: str, stdin: str
+) -> Any:
+    """How to launch the program: its arguments, working directory and environment ``variables``, stdin from the
+    file ``stdin``, stdout and stderr to files of ``out_dir``."""
+    info = lldb.SBLaunchInfo(list(arguments))
+    info.SetWorkingDirectory(working_directory)
     # The debuggee's HOME and TMPDIR default to the worker's private directory, like every owned process.
     environment = {k: os.environ[k] for k in ("HOME", "TMPDIR") if k in os.environ}
-    environment.update(params["environment"])
+    environment.update(variables)
     info.SetEnvironmentEntries([f"{k}={v}" for k, v in environment.items()], False)
     info.AddOpenFileAction(0, stdin, True, False)
     info.AddOpenFileAction(1, os.path.join(out_dir, "stdout"), False, True)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
 
 from rea.plugin import (
     AnalysisClient,
     AnalysisProvider,
     Availability,
     CallContext,
+    JSONObject,
     ProviderDescriptor,
     Target,
     TargetSupport,
@@ -69,7 +69,8 @@ class LldbProvider(AnalysisProvider):
             return TargetSupport(status="unsupported", code="unsupported_host", reason=reason)
         return support
 
-    def analysis_profile(self, target: Target) -> dict[str, Any]:
+    # The profile is JSON the kernel hashes into every Evidence id (the AnalysisProvider contract), not a record.
+    def analysis_profile(self, target: Target) -> JSONObject:
         return {
             "engine": "lldb",
             "engine_version": self.descriptor.version,

@@ -2,12 +2,88 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from rea.plugin import Isolation, Record
 from rea_plugins.lldb.output import Output
+
+
+class AddressRequest(Record, frozen=True, kw_only=True):
+    """A static address to break on: as hex text, or taken from Evidence (then with its name and evidence id)."""
+
+    address: str
+    name: str | msgspec.UnsetType | None = msgspec.UNSET
+    evidence_id: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class ModuleRequest(Record, frozen=True, kw_only=True):
+    """Every code symbol of one module (None: the program itself), up to ``max_functions``."""
+
+    module: str | None
+    max_functions: int
+
+
+class ObserveRequest(Record, frozen=True, kw_only=True):
+    """What ``observe_native_calls`` asks the provider for (its Evidence's parameters, without ``architecture``)."""
+
+    arguments: list[str]
+    working_directory: str
+    environment: dict[str, str]
+    inherit_environment: list[str]
+    functions: list[str]
+    addresses: list[AddressRequest]
+    module_procedures: ModuleRequest | None
+    max_events: int
+    duration_ms: int
+    argument_count: int
+    return_values: bool
+    max_backtrace_frames: int
+    filesystem_roots: list[str]
+    sandbox: str
+    architecture: str
+    abi: str | None
+
+
+class LaunchRequest(ObserveRequest, frozen=True, kw_only=True):
+    """The observing worker's ``launch``: the request, with the program and its whole environment."""
+
+    executable: str
+
+
+class RunSlice(Record, frozen=True, kw_only=True):
+    """The observing worker's ``run``: observe for at most ``slice_ms`` and answer what was recorded."""
+
+    slice_ms: int = 250
+
+
+# The breakpoints an observation sets, tagged by ``kind``; one LLDB could not set carries the ``reason``.
+class FunctionBreakpoint(Record, frozen=True, kw_only=True, tag_field="kind", tag="function"):
+    name: str
+    reason: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class AddressBreakpoint(Record, frozen=True, kw_only=True, tag_field="kind", tag="address"):
+    address: str
+    name: str | msgspec.UnsetType | None = msgspec.UNSET
+    evidence_id: str | msgspec.UnsetType = msgspec.UNSET
+    reason: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class ModuleProcedureBreakpoint(Record, frozen=True, kw_only=True, tag_field="kind", tag="module_procedure"):
+    name: str
+    address: str
+    reason: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class ModuleBreakpoint(Record, frozen=True, kw_only=True, tag_field="kind", tag="module"):
+    """A module_procedures request whose module was not loaded: nothing of it could be set."""
+
+    module: str | None
+    reason: str
+
+
+EntryBreakpoint = FunctionBreakpoint | AddressBreakpoint | ModuleProcedureBreakpoint
+Unresolved = FunctionBreakpoint | AddressBreakpoint | ModuleProcedureBreakpoint | ModuleBreakpoint
 
 
 class StackFrame(Record, frozen=True, kw_only=True):
@@ -37,7 +113,7 @@ class CallEvent(Record, frozen=True, kw_only=True):
     arguments: list[RegisterValue]
     backtrace: list[StackFrame]
     # The breakpoint that fired: kind (function, address, module_procedure) and what it named.
-    breakpoint: dict[str, Any]
+    breakpoint: EntryBreakpoint
     # Present when return values were asked for (null: the function had not returned when it stopped).
     return_value: str | msgspec.UnsetType | None = msgspec.UNSET
 
@@ -72,7 +148,7 @@ class Coverage(Record, frozen=True, kw_only=True):
     limits_hit: list[str]
     breakpoints_set: int
     # Requested breakpoints LLDB could not set, each with the reason.
-    unresolved: list[dict[str, Any]]
+    unresolved: list[Unresolved]
     phase_reached: str
 
 
@@ -82,7 +158,7 @@ class Launched(Record, frozen=True, kw_only=True):
     pid: int | None
     # Breakpoints set, and those requested that LLDB could not set (each with the reason).
     breakpoints: int
-    unresolved: list[dict[str, Any]]
+    unresolved: list[Unresolved]
     debugger_version: str | None
     load_bias: int | None
 

@@ -4,19 +4,28 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Any
+
+import msgspec
 
 from rea.plugin import (
     AnalysisClient,
     AnalysisProvider,
+    Arguments,
     Evidence,
     JSONObject,
+    JSONValue,
     ProviderIdentity,
     ReaError,
     Target,
     ToolCall,
     ToolDef,
     ToolEffects,
+    arg_bool,
+    arg_int,
+    arg_list,
+    arg_object,
+    arg_str,
+    arg_strs,
     evidence_input,
     identify,
     invalid_request,
@@ -24,7 +33,7 @@ from rea.plugin import (
     with_evidence_defs,
 )
 from rea_plugins.lldb.abi import ABIS
-from rea_plugins.lldb.shapes import NativeCallObservation
+from rea_plugins.lldb.shapes import AddressRequest, ModuleRequest, NativeCallObservation, ObserveRequest
 
 PROVIDER_ID = "lldb"
 DEFAULT_INHERIT = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]
@@ -152,9 +161,9 @@ INPUT_SCHEMA: JSONObject = with_evidence_defs(
 )
 
 
-def _address_of(call: ToolCall, value: Any, index: int) -> dict[str, Any]:
+def _address_of(call: ToolCall, value: JSONValue, index: int) -> AddressRequest:
     if isinstance(value, str):
-        return {"address": value.lower()}
+        return AddressRequest(address=value.lower())
     ev = call.session.resolve_evidence(value, f"addresses/{index}")
     result = ev.normalized_result if isinstance(ev.normalized_result, dict) else {}
     address = result.get("address")
@@ -166,11 +175,13 @@ def _address_of(call: ToolCall, value: Any, index: int) -> dict[str, Any]:
             [issue(f"addresses/{index}", "invalid_value", "expected Evidence with an address")],
         )
     name = result.get("name")
-    return {"address": address.lower(), "name": name if isinstance(name, str) else None, "evidence_id": ev.evidence_id}
+    return AddressRequest(
+        address=address.lower(), name=name if isinstance(name, str) else None, evidence_id=ev.evidence_id
+    )
 
 
 def _program(call: ToolCall) -> Target:
-    executable = call.args.get("executable")
+    executable = arg_str(call.args, "executable")
     if executable is None:
         return call.session.require_target()
     path = executable if os.sep in executable else shutil.which(executable) or executable
@@ -186,7 +197,7 @@ def _program(call: ToolCall) -> Target:
 
 def working_directory(call: ToolCall, program: Target) -> str:
     """The program's working directory (the call's, else the program's folder), resolved; it must exist."""
-    cwd = call.args.get("working_directory") or os.path.dirname(program.resolved_path)
+    cwd = arg_str(call.args, "working_directory") or os.path.dirname(program.resolved_path)
     if not os.path.isdir(cwd):
         raise ReaError(
             "target_unavailable",
@@ -196,37 +207,55 @@ def working_directory(call: ToolCall, program: Target) -> str:
     return os.path.realpath(cwd)
 
 
-def _params(call: ToolCall, target: Target) -> dict[str, Any]:
+def _params(call: ToolCall, target: Target) -> ObserveRequest:
     args = call.args
-    addresses = [_address_of(call, v, i) for i, v in enumerate(args.get("addresses", []))]
-    module = args.get("module_procedures")
-    if not args.get("functions") and not addresses and module is None:
+    addresses = [_address_of(call, v, i) for i, v in enumerate(arg_list(args, "addresses") or [])]
+    module = arg_object(args, "module_procedures")
+    functions = arg_strs(args, "functions") or []
+    if not functions and not addresses and module is None:
         raise invalid_request(
             "name at least one function, address or module_procedures",
             [issue("functions", "missing_argument", "nothing to observe")],
         )
     cwd = working_directory(call, target)
     architecture = target.architecture or ""
-    return {
-        "arguments": list(args.get("arguments", [])),
-        "working_directory": cwd,
-        "environment": dict(args.get("environment", {})),
-        "inherit_environment": list(args.get("inherit_environment", DEFAULT_INHERIT)),
-        "functions": list(args.get("functions", [])),
-        "addresses": addresses,
-        "module_procedures": None
+    return ObserveRequest(
+        arguments=arg_strs(args, "arguments") or [],
+        working_directory=cwd,
+        environment=environment_of(args),
+        inherit_environment=inherited(args),
+        functions=functions,
+        addresses=addresses,
+        module_procedures=None
         if module is None
-        else {"module": module.get("module"), "max_functions": module.get("max_functions", 200)},
-        "max_events": args.get("max_events", 1000),
-        "duration_ms": args.get("duration_ms", 10_000),
-        "argument_count": args.get("argument_count", 6),
-        "return_values": args.get("return_values", False),
-        "max_backtrace_frames": args.get("max_backtrace_frames", 8),
-        "filesystem_roots": [os.path.realpath(r) for r in args.get("filesystem_roots", [])],
-        "sandbox": args.get("sandbox", "required"),
-        "architecture": architecture,
-        "abi": ABIS[architecture].name if architecture in ABIS else None,
-    }
+        else ModuleRequest(module=arg_str(module, "module"), max_functions=arg_int(module, "max_functions", 200)),
+        max_events=arg_int(args, "max_events", 1000),
+        duration_ms=arg_int(args, "duration_ms", 10_000),
+        argument_count=arg_int(args, "argument_count", 6),
+        return_values=arg_bool(args, "return_values"),
+        max_backtrace_frames=arg_int(args, "max_backtrace_frames", 8),
+        filesystem_roots=filesystem_roots(args),
+        sandbox=arg_str(args, "sandbox", "required"),
+        architecture=architecture,
+        abi=ABIS[architecture].name if architecture in ABIS else None,
+    )
+
+
+def environment_of(args: Arguments) -> dict[str, str]:
+    """The variables the call sets explicitly (the schema holds each value to a string)."""
+    given = arg_object(args, "environment") or {}
+    return {k: v if isinstance(v, str) else str(v) for k, v in given.items()}
+
+
+def inherited(args: Arguments) -> list[str]:
+    """The names of the server's variables the program inherits."""
+    names = arg_strs(args, "inherit_environment")
+    return list(DEFAULT_INHERIT) if names is None else names
+
+
+def filesystem_roots(args: Arguments) -> list[str]:
+    """The folders the sandboxed program may write besides its working directory, resolved."""
+    return [os.path.realpath(r) for r in arg_strs(args, "filesystem_roots") or []]
 
 
 def require_available(provider: AnalysisProvider) -> None:
@@ -260,8 +289,8 @@ def _handle(call: ToolCall) -> Evidence:
             f"lldb cannot observe this program: {support.reason}",
             details={"reason": support.code, "format": target.format, "architecture": target.architecture},
         )
-    params = _params(call, target)
-    bound = call.args.get("executable") is None and session.provider is provider
+    params: Arguments = msgspec.to_builtins(_params(call, target))
+    bound = arg_str(call.args, "executable") is None and session.provider is provider
     if bound:
         # The open target is bound to lldb: the observation runs in the session's client.
         result = session.execute("observe_native_calls", params, call.ctx)
@@ -283,7 +312,7 @@ def _handle(call: ToolCall) -> Evidence:
     )
 
 
-def _recorded(params: dict[str, Any]) -> dict[str, Any]:
+def _recorded(params: Arguments) -> Arguments:
     return {k: v for k, v in params.items() if k not in ("architecture",)}
 
 

@@ -12,19 +12,27 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import ReaError, Reporter, serve
+from rea.plugin import JSONObject, ReaError, Reporter, serve
 from rea_plugins.lldb import launching
 from rea_plugins.lldb.abi import ABIS, Abi
 from rea_plugins.lldb.output import Output, read_capped
 from rea_plugins.lldb.shapes import (
+    AddressBreakpoint,
     CallEvent,
     Crash,
+    EntryBreakpoint,
+    FunctionBreakpoint,
     Launched,
+    LaunchRequest,
+    ModuleBreakpoint,
+    ModuleProcedureBreakpoint,
     ProgramExit,
     RegisterValue,
     ReturnUpdate,
+    RunSlice,
     Slice,
     StackFrame,
+    Unresolved,
 )
 
 # Signals after which a program cannot go on: the observation ends as a crash.
@@ -40,22 +48,22 @@ def _hex(value: int) -> str:
 class Observer:
     """One debuggee under LLDB: entry breakpoints, return breakpoints, recorded hits."""
 
-    def __init__(self, params: dict[str, Any]) -> None:
+    def __init__(self, params: LaunchRequest) -> None:
         import lldb
 
         self.lldb = lldb
         self.params = params
-        self.abi: Abi = ABIS[params["architecture"]]
-        self.max_events = int(params["max_events"])
-        self.duration_s = int(params["duration_ms"]) / 1000
-        self.argument_count = min(int(params["argument_count"]), len(self.abi.argument_registers))
-        self.return_values = bool(params["return_values"])
-        self.max_frames = int(params["max_backtrace_frames"])
+        self.abi: Abi = ABIS[params.architecture]
+        self.max_events = params.max_events
+        self.duration_s = params.duration_ms / 1000
+        self.argument_count = min(params.argument_count, len(self.abi.argument_registers))
+        self.return_values = params.return_values
+        self.max_frames = params.max_backtrace_frames
         self.debugger = launching.open_debugger(lldb)
         self.target: Any = None
         self.process: Any = None
         self.listener = self.debugger.GetListener()
-        self.entries: dict[int, dict[str, Any]] = {}  # breakpoint id -> requested spec
+        self.entries: dict[int, EntryBreakpoint] = {}  # breakpoint id -> requested spec
         self.returns: dict[int, int] = {}  # return address -> breakpoint id
         self.return_ids: set[int] = set()
         self.pending: dict[int, list[tuple[int, int]]] = {}  # thread id -> [(event index, expected sp)]
@@ -65,7 +73,7 @@ class Observer:
         self.recorded = 0
         self.dropped = 0
         self.limits_hit: list[str] = []
-        self.unresolved: list[dict[str, Any]] = []
+        self.unresolved: list[Unresolved] = []
         self.started = 0.0
         self.done = False
         self.stop_reason = ""
@@ -78,9 +86,9 @@ class Observer:
     def launch(self) -> Launched:
         lldb = self.lldb
         p = self.params
-        self.target = launching.create_target(lldb, self.debugger, p["executable"])
+        self.target = launching.create_target(lldb, self.debugger, p.executable)
         self._set_breakpoints()
-        info = launching.launch_info(lldb, p, self.out_dir, "/dev/null")
+        info = launching.launch_info(lldb, p.arguments, p.working_directory, p.environment, self.out_dir, "/dev/null")
         self.started = time.monotonic()
         self.process = launching.launch(lldb, self.target, info)
         return Launched(
@@ -103,31 +111,30 @@ class Observer:
             return f"sub_{start.GetFileAddress():x}"
         return str(name) if name else None
 
-    def _entry(self, bp: Any, spec: dict[str, Any]) -> None:
+    def _entry(self, bp: Any, spec: EntryBreakpoint) -> None:
         if bp.IsValid():
             self.entries[bp.GetID()] = spec
         else:
-            self.unresolved.append({**spec, "reason": "LLDB refused the breakpoint"})
+            self.unresolved.append(msgspec.structs.replace(spec, reason="LLDB refused the breakpoint"))
 
     def _set_breakpoints(self) -> None:
         lldb = self.lldb
         target = self.target
-        for name in self.params["functions"]:
-            self._entry(target.BreakpointCreateByName(name), {"kind": "function", "name": name})
-        for item in self.params["addresses"]:
-            address = target.ResolveFileAddress(int(item["address"], 16))
+        for name in self.params.functions:
+            self._entry(target.BreakpointCreateByName(name), FunctionBreakpoint(name=name))
+        for item in self.params.addresses:
+            spec = AddressBreakpoint(address=item.address, name=item.name, evidence_id=item.evidence_id)
+            address = target.ResolveFileAddress(int(item.address, 16))
             if not address.IsValid() or not address.GetSection().IsValid():
-                self.unresolved.append({"kind": "address", **item, "reason": "no section of the program holds it"})
+                self.unresolved.append(msgspec.structs.replace(spec, reason="no section of the program holds it"))
                 continue
-            self._entry(target.BreakpointCreateBySBAddress(address), {"kind": "address", **item})
-        module_spec = self.params.get("module_procedures")
+            self._entry(target.BreakpointCreateBySBAddress(address), spec)
+        module_spec = self.params.module_procedures
         if module_spec:
-            name = module_spec.get("module")
-            module = target.GetModuleAtIndex(0) if not name else target.FindModule(lldb.SBFileSpec(name))
+            wanted = module_spec.module
+            module = target.GetModuleAtIndex(0) if not wanted else target.FindModule(lldb.SBFileSpec(wanted))
             if not module.IsValid():
-                self.unresolved.append(
-                    {"kind": "module", "module": name, "reason": "no such module is loaded before launch"}
-                )
+                self.unresolved.append(ModuleBreakpoint(module=wanted, reason="no such module is loaded before launch"))
                 return
             symbols: dict[int, str] = {}
             for sym in module:
@@ -136,14 +143,14 @@ class Observer:
                 start = sym.GetStartAddress()
                 if start.IsValid() and sym.GetName():
                     symbols.setdefault(start.GetFileAddress(), sym.GetName())
-            limit = int(module_spec["max_functions"])
+            limit = module_spec.max_functions
             if len(symbols) > limit:
                 self.limits_hit.append("max_functions")
             for address in sorted(symbols)[:limit]:
                 resolved = target.ResolveFileAddress(address)
                 self._entry(
                     target.BreakpointCreateBySBAddress(resolved),
-                    {"kind": "module_procedure", "name": symbols[address], "address": _hex(address)},
+                    ModuleProcedureBreakpoint(name=symbols[address], address=_hex(address)),
                 )
 
     # -- observation ----------------------------------------------------------------------------
@@ -233,7 +240,7 @@ class Observer:
     def _register(self, frame: Any, name: str) -> int:
         return int(frame.FindRegister(name).GetValueAsUnsigned())
 
-    def _hit(self, thread: Any, spec: dict[str, Any]) -> None:
+    def _hit(self, thread: Any, spec: EntryBreakpoint) -> None:
         if self.recorded >= self.max_events:
             self.dropped += 1
             return
@@ -248,7 +255,7 @@ class Observer:
         event = CallEvent(
             index=len(self.events),
             t_ms=int((time.monotonic() - self.started) * 1000),
-            function=self._function_name(frame) or spec.get("name"),
+            function=self._function_name(frame) or (spec.name if isinstance(spec.name, str) else None),
             module=module.GetFileSpec().GetFilename() if module.IsValid() else None,
             address=_hex(pc),
             file_address=_hex(address.GetFileAddress()) if address.IsValid() else None,
@@ -374,18 +381,19 @@ def _observer() -> Observer:
     return STATE.observer
 
 
-def launch(params: dict[str, Any], reporter: Reporter) -> Any:
+# The routes take the worker protocol's request, the client's Struct as msgpack decodes it (JSON: converted here).
+def launch(params: JSONObject, reporter: Reporter) -> Any:
     reporter.progress("loading LLDB")
-    STATE.observer = Observer(params)
+    STATE.observer = Observer(msgspec.convert(params, LaunchRequest))
     reporter.progress("launching the program")
     return STATE.observer.launch()
 
 
-def run(params: dict[str, Any], reporter: Reporter) -> Any:
-    return _observer().run(float(params.get("slice_ms", 250)) / 1000, reporter)
+def run(params: JSONObject, reporter: Reporter) -> Any:
+    return _observer().run(msgspec.convert(params, RunSlice).slice_ms / 1000, reporter)
 
 
-def stop(params: dict[str, Any], reporter: Reporter) -> Any:
+def stop(params: JSONObject, reporter: Reporter) -> Any:
     return _observer().stop()
 
 
