@@ -14,6 +14,7 @@ import msgspec
 from rea.plugin import (
     AnalysisClient,
     AnalysisProfile,
+    Arguments,
     Evidence,
     JSONObject,
     JSONValue,
@@ -26,6 +27,10 @@ from rea.plugin import (
     ToolDef,
     ToolEffects,
     __version__,
+    arg_bool,
+    arg_int,
+    arg_str,
+    arg_strs,
     invalid_request,
     issue,
     select,
@@ -94,7 +99,7 @@ class Engine:
     def supports(self, operation: str) -> bool:
         return operation in self.operations
 
-    def run(self, operation: str, params: dict[str, Any]) -> OperationResult:
+    def run(self, operation: str, params: Arguments) -> OperationResult:
         ctx = self.call.ctx
         if self.client is None:
             return self.call.session.execute(operation, params, ctx)
@@ -112,8 +117,9 @@ class Engine:
         ctx.check(operation)
         return result
 
-    def pages(self, operation: str, key: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
+    def pages(self, operation: str, key: str, params: Arguments) -> list[JSONObject]:
+        """Every row of a paged operation (the provider's rows, as its answer's JSON)."""
+        items: list[JSONObject] = []
         offset: int | None = 0
         while offset is not None:
             body = self.run(operation, {**params, "offset": offset, "limit": PAGE}).normalized
@@ -155,8 +161,9 @@ class Engine:
         )
 
 
-def _callee_key(c: dict[str, Any]) -> str:
-    """A callee's identity across engines: its address, else its kind and name (an unresolved call site)."""
+def _callee_key(c: JSONObject) -> str:
+    """A callee's identity across engines (``c``: a provider's callee row): its address, else its kind and name (an
+    unresolved call site)."""
     if c.get("address"):
         return str(c["address"])
     return f"{c.get('kind') or 'indirect'}:{c.get('name') or '?'}"
@@ -332,24 +339,42 @@ def _list_facet(name: str, compared: int, differ: list[ProcedureDifference], lim
     )
 
 
+class _Listed(msgspec.Struct, frozen=True, kw_only=True):
+    """A procedure as the program facets compare it (from a provider's list_procedures row)."""
+
+    name: str | None
+    kind: str | None
+    size: int | None
+
+
+def _listed(row: JSONObject) -> _Listed:
+    name, kind, size = row.get("name"), row.get("kind"), row.get("size")
+    return _Listed(
+        name=name if isinstance(name, str) else None,
+        kind=kind if isinstance(kind, str) else None,
+        size=size if isinstance(size, int) else None,
+    )
+
+
 def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> ProviderAgreement:
     ctx = engines[0].call.ctx
-    listed: dict[str, dict[str, dict[str, Any]]] = {}
+    listed: dict[str, dict[str, _Listed]] = {}
     for e in engines:
         ctx.progress(f"compare_provider_results: listing {e.id}'s procedures")
-        listed[e.id] = {p["address"]: p for p in e.pages("list_procedures", "procedures", {})}
+        listed[e.id] = {str(p["address"]): _listed(p) for p in e.pages("list_procedures", "procedures", {})}
     ids = [e.id for e in engines]
-    code = {pid: {a for a, p in procs.items() if p["kind"] in CODE_KINDS} for pid, procs in listed.items()}
+    code = {pid: {a for a, p in procs.items() if p.kind in CODE_KINDS} for pid, procs in listed.items()}
     facets = [_set_facet("starts", code, limit)]
-    imports = {pid: {p["name"] for p in procs.values() if p["kind"] == "import"} for pid, procs in listed.items()}
+    imports = {
+        pid: {p.name for p in procs.values() if p.kind == "import" and p.name is not None}
+        for pid, procs in listed.items()
+    }
     facets.append(_set_facet("imports", imports, limit))
     common = sorted(code[ids[0]] & code[ids[1]], key=lambda a: int(a, 16))
     sizes = [
-        ProcedureDifference(
-            address=a, name=listed[ids[0]][a]["name"], sizes={pid: listed[pid][a]["size"] for pid in ids}
-        )
+        ProcedureDifference(address=a, name=listed[ids[0]][a].name, sizes={pid: listed[pid][a].size for pid in ids})
         for a in common
-        if listed[ids[0]][a]["size"] != listed[ids[1]][a]["size"]
+        if listed[ids[0]][a].size != listed[ids[1]][a].size
     ]
     facets.append(_list_facet("sizes", len(common), sizes, limit))
     if all(e.supports("procedure_callees") for e in engines):
@@ -375,7 +400,7 @@ def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> 
                     pid: sorted(sets[pid] - sets[other], key=_order)
                     for pid, other in ((ids[0], ids[1]), (ids[1], ids[0]))
                 }
-                differ.append(ProcedureDifference(address=addr, name=listed[ids[0]][addr]["name"], only=only))
+                differ.append(ProcedureDifference(address=addr, name=listed[ids[0]][addr].name, only=only))
         counted = EdgeCounts(
             both=len(edges[ids[0]] & edges[ids[1]]),
             only={pid: len(edges[pid] - edges[other]) for pid, other in ((ids[0], ids[1]), (ids[1], ids[0]))},
@@ -390,7 +415,7 @@ def _compare_program(engines: list[Engine], limit: int, max_procedures: int) -> 
 
 
 def _provider_ids(call: ToolCall) -> list[str]:
-    ids = list(call.args["provider_ids"])
+    ids = arg_strs(call.args, "provider_ids") or []
     if len(set(ids)) != len(ids):
         raise invalid_request(
             "provider_ids must name two different providers",
@@ -403,19 +428,19 @@ def _compare_provider_results(call: ToolCall) -> Evidence:
     session = call.session
     target = session.require_target()
     ids = _provider_ids(call)
-    limit = call.args.get("limit", 50)
+    limit = arg_int(call.args, "limit", 50)
     engines: list[Engine] = []
     closed: list[PeerSession] = []
     try:
         for i, pid in enumerate(ids):
             engines.append(Engine(call, pid, f"provider_ids[{i}]"))
-        procedure = call.args.get("procedure")
+        procedure = arg_str(call.args, "procedure")
         if procedure is not None:
             body = _compare_procedure(engines, procedure, limit)
-            if call.args.get("pseudo_code") and body.procedures:
-                body.pseudo_code = _code_beside(engines, body.procedures, call.args.get("max_lines", 200))
+            if arg_bool(call.args, "pseudo_code") and body.procedures:
+                body.pseudo_code = _code_beside(engines, body.procedures, arg_int(call.args, "max_lines", 200))
         else:
-            body = _compare_program(engines, limit, call.args.get("max_procedures", 500))
+            body = _compare_program(engines, limit, arg_int(call.args, "max_procedures", 500))
     finally:
         for e in engines:
             closed.append(e.close())

@@ -18,23 +18,30 @@ import difflib
 import re
 from array import array
 from collections import Counter
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
 from rea.plugin import (
+    Arguments,
     CallContext,
     Evidence,
     JSONObject,
     OperationResult,
+    PageOf,
     ProcedureRef,
     ProviderIdentity,
     ToolCall,
     ToolDef,
     __version__,
+    arg_float,
+    arg_int,
+    arg_str,
+    arg_strs,
     invalid_request,
     issue,
     normalize_instruction,
+    page_of,
     procedure_hash,
     render,
 )
@@ -139,13 +146,19 @@ def _image(call: ToolCall) -> list[tuple[int, int]]:
     return [(int(s["start"], 16), int(s["end"], 16)) for s in segments if s.get("kind", "segment") == "segment"]
 
 
-def constants_hash(rows: list[dict[str, Any]], image: list[tuple[int, int]]) -> int:
-    """The hash of a procedure's constants in order: immediates and displacements that are not addresses (a
-    branch target, a pc-relative or symbolized operand, a number inside the mapped image)."""
+def constants_hash(rows: list[JSONObject], image: list[tuple[int, int]]) -> int:
+    """The hash of a procedure's constants in order (``rows``: the provider's instruction rows): immediates and
+    displacements that are not addresses (a branch target, a pc-relative or symbolized operand, a number inside the
+    mapped image)."""
     found: list[int] = []
     for row in rows:
-        marked = {s["operand"] for s in row.get("symbols") or () if isinstance(s.get("operand"), int)}
-        text = row.get("text") or f"{row.get('mnemonic', '')} {row.get('operands') or ''}"
+        symbols = row.get("symbols") or []
+        marked = (
+            {at for s in symbols if isinstance(s, dict) and isinstance(at := s.get("operand"), int)}
+            if isinstance(symbols, list)
+            else set()
+        )
+        text = str(row.get("text") or f"{row.get('mnemonic', '')} {row.get('operands') or ''}")
         for value, _form in numbers(text, marked):
             if value >= 0x1000 and any(lo <= value < hi for lo, hi in image):
                 continue
@@ -155,7 +168,7 @@ def constants_hash(rows: list[dict[str, Any]], image: list[tuple[int, int]]) -> 
 
 def _read(call: ToolCall, phase: str, max_procedures: int, max_instructions: int) -> _Side:
     session, ctx = call.session, call.ctx
-    procs: list[dict[str, Any]] = []
+    procs: list[JSONObject] = []  # the provider's procedure rows
     total = 0
     offset: int | None = 0
     while offset is not None:
@@ -176,7 +189,7 @@ def _read(call: ToolCall, phase: str, max_procedures: int, max_instructions: int
             break
         if i % 25 == 0:
             ctx.progress(f"{phase}: {i} of {len(procs)} procedures read", done=i, total=len(procs))
-        rows: list[dict[str, Any]] = []
+        rows: list[JSONObject] = []  # the provider's instruction rows
         at: int | None = 0
         while at is not None:
             page = session.execute(
@@ -186,9 +199,10 @@ def _read(call: ToolCall, phase: str, max_procedures: int, max_instructions: int
             at = page["next_offset"]
         read += len(rows)
         callees = session.execute("procedure_callees", {"procedure": p["address"]}, ctx).normalized["callees"]
-        out[p["address"]] = _Proc(
-            address=p["address"],
-            name=p.get("name"),
+        address, name = str(p["address"]), p.get("name")
+        out[address] = _Proc(
+            address=address,
+            name=name if isinstance(name, str) else None,
             hash=procedure_hash(rows),
             lines=array("q", (hash(normalize_instruction(r)) for r in rows[:MAX_COMPARED])),
             callees={c["address"] for c in callees if c.get("address") and c.get("kind") in ("direct", "tail")},
@@ -535,26 +549,39 @@ def _drawing(result: BinaryComparison) -> render.Graph:
     return render.Graph(nodes=nodes, edges=edges, title="compare_binaries")
 
 
+T = TypeVar("T")
+
+
+def bounds_of(args: Arguments) -> tuple[int, int]:
+    """The reading bounds a call asks for (``read_bounds``): max_procedures and max_instructions per side."""
+    return (
+        arg_int(args, "max_procedures", DEFAULT_MAX_PROCEDURES),
+        arg_int(args, "max_instructions", DEFAULT_MAX_INSTRUCTIONS),
+    )
+
+
+def page_asked(args: Arguments, rows: list[T], default_limit: int) -> PageOf[T]:
+    """The page of ``rows`` a call's offset and limit ask for."""
+    return page_of(rows, arg_int(args, "offset", 0), arg_int(args, "limit", default_limit))
+
+
 def _compare_binaries(call: ToolCall) -> Evidence:
     args = call.args
-    bounds = (
-        args.get("max_procedures", DEFAULT_MAX_PROCEDURES),
-        args.get("max_instructions", DEFAULT_MAX_INSTRUCTIONS),
-    )
-    if call.session.find(args["left"], "left").target_id == call.session.find(args["right"], "right").target_id:
+    bounds = bounds_of(args)
+    left_ref, right_ref = arg_str(args, "left", ""), arg_str(args, "right", "")
+    if call.session.find(left_ref, "left").target_id == call.session.find(right_ref, "right").target_id:
         raise invalid_request(
             "left and right name the same target", [issue("right", "invalid_value", "another target")]
         )
-    left_id, left_sha, lside = _side(call, args["left"], "left", bounds)
-    right_id, right_sha, rside = _side(call, args["right"], "right", bounds)
+    left_id, left_sha, lside = _side(call, left_ref, "left", bounds)
+    right_id, right_sha, rside = _side(call, right_ref, "right", bounds)
     left, right = lside.procs, rside.procs
     call.ctx.progress("compare_binaries: pairing procedures")
-    minimum = args.get("min_similarity", MIN_SIMILARITY)
+    minimum = arg_float(args, "min_similarity", MIN_SIMILARITY)
     rows, counts = compare(left, right, call.ctx, minimum)
-    wanted = set(args.get("status", ["changed", "added", "removed"]))
-    shown = [r for r in rows if r.status in wanted]
-    offset, limit = args.get("offset", 0), args.get("limit", 100)
-    end = min(len(shown), offset + limit)
+    status = arg_strs(args, "status")
+    wanted = set(["changed", "added", "removed"] if status is None else status)
+    page = page_asked(args, [r for r in rows if r.status in wanted], 100)
     bound = lside.bound or rside.bound
     result = BinaryComparison(
         left=BinarySide(
@@ -572,11 +599,11 @@ def _compare_binaries(call: ToolCall) -> Evidence:
             instructions=rside.instructions,
         ),
         counts=counts,
-        items=shown[offset:end],
-        offset=offset,
-        limit=limit,
-        total=len(shown),
-        next_offset=end if end < len(shown) else None,
+        items=page.items,
+        offset=page.offset,
+        limit=page.limit,
+        total=page.total,
+        next_offset=page.next_offset,
         complete=bound is None,
         bound=bound,
         min_similarity=minimum,

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Literal
+
+import msgspec
 
 from rea.plugin import (
     Evidence,
+    JSONObject,
+    JSONValue,
     ProviderIdentity,
     ToolCall,
     ToolDef,
@@ -17,7 +21,8 @@ from rea.plugin import (
     with_evidence_defs,
 )
 from rea.plugin import evidence as ev_mod
-from rea_plugins.binary.core.shapes import FunctionComparison
+from rea_plugins.binary.core.schema import object_of, objects_in
+from rea_plugins.binary.core.shapes import ComparedDossier, FacetComparison, FunctionComparison
 
 IDENTITY = ProviderIdentity(id="rea-binary", name="rea binary workflows", version=__version__)
 _REF = evidence_input("analyze_function Evidence: inline, or a retained reference.")
@@ -37,46 +42,64 @@ def _dossier(call: ToolCall, path: str) -> Evidence:
     return ev
 
 
-def _facts(body: dict[str, Any]) -> dict[str, Any]:
+# A dossier is an Evidence record's normalized result as JSON (possibly an inline record the client sent), and its
+# facts are facet -> that JSON's value: compared and echoed as they are.
+
+
+def _facts(body: JSONObject) -> JSONObject:
     """Address-independent facts of one dossier; None where the dossier lacks the facet."""
-    info = body.get("procedure", {})
+    info = object_of(body.get("procedure", {}))
     asm = body.get("assembly")
     blocks = body.get("basic_blocks")
     mnemonics = None
     if isinstance(asm, dict) and not asm.get("truncated"):
         # Lean rows say the mnemonic as the first word of their text (records before them split it out).
-        words = (i.get("mnemonic") or i["text"].split(" ", 1)[0] for i in asm.get("instructions", []))
+        words = (str(i.get("mnemonic") or str(i["text"]).split(" ", 1)[0]) for i in objects_in(asm.get("instructions")))
         mnemonics = hashlib.sha256(" ".join(words).encode()).hexdigest()
     pseudo = body.get("pseudocode", {})
+    callees: list[JSONValue] = [*sorted(str(c["name"]) for c in objects_in(body.get("callees")) if c.get("name"))]
+    strings: list[JSONValue] = [*sorted(str(s["value"]) for s in objects_in(body.get("referenced_strings")))]
     return {
         "size": info.get("size"),
         "instruction_count": info.get("instruction_count"),
         "basic_block_count": len(blocks) if isinstance(blocks, list) else None,
-        "callees": sorted(c["name"] for c in body.get("callees", []) if c.get("name")),
-        "referenced_strings": sorted(s["value"] for s in body.get("referenced_strings", [])),
+        "callees": callees,
+        "referenced_strings": strings,
         "mnemonic_digest": mnemonics,
-        "pseudocode_digest": hashlib.sha256(pseudo["text"].encode()).hexdigest()
+        "pseudocode_digest": hashlib.sha256(str(pseudo["text"]).encode()).hexdigest()
         if isinstance(pseudo, dict) and pseudo.get("status") == "ok"
         else None,
     }
 
 
-def _callee_key(c: dict[str, Any]) -> str:
+def _callee_key(c: JSONObject) -> str:
     """A callee's identity within one target: its address, else its kind and name (an unresolved site)."""
     return str(c["address"]) if c.get("address") else f"{c.get('kind') or 'indirect'}:{c.get('name') or '?'}"
 
 
-def _target_facts(body: dict[str, Any]) -> dict[str, Any]:
+def _target_facts(body: JSONObject) -> JSONObject:
     """Facts that only compare within one target (two providers, or two profiles): addresses and call targets."""
-    info = body.get("procedure", {})
+    info = object_of(body.get("procedure", {}))
     callers = body.get("callers")
+    targets: list[JSONValue] = [*sorted({_callee_key(c) for c in objects_in(body.get("callees"))})]
     return {
         "address": info.get("address"),
         "end": info.get("end"),
         "kind": info.get("kind"),
-        "callee_targets": sorted({_callee_key(c) for c in body.get("callees", [])}),
-        "callers": sorted({c["address"] for c in callers if c.get("address")}) if isinstance(callers, list) else None,
+        "callee_targets": targets,
+        "callers": [*sorted({str(c["address"]) for c in objects_in(callers) if c.get("address")})]
+        if isinstance(callers, list)
+        else None,
     }
+
+
+def _dossier_named(ev: Evidence) -> ComparedDossier:
+    procedure = object_of(object_of(ev.normalized_result).get("procedure", {})).get("name")
+    return ComparedDossier(
+        evidence_id=ev.evidence_id,
+        provider=ev.provider.id,
+        procedure=procedure if isinstance(procedure, str) else None,
+    )
 
 
 def _sha256(ev: Evidence) -> str | None:
@@ -97,32 +120,27 @@ def _compare(call: ToolCall) -> Evidence:
         # Two engines' pseudocode never matches as text; comparing its digest would only ever say "changed".
         del lf["pseudocode_digest"], rf["pseudocode_digest"]
         lims.append("the pseudocode digest is not compared between providers (their output never matches as text)")
-    facets = []
+    facets: list[FacetComparison] = []
     for key in lf:
         a, b = lf[key], rf[key]
+        status: Literal["unchanged", "changed", "unknown", "absent"]
         if a is None and b is None:
             # Neither dossier has the facet (native has no pseudocode): nothing to compare, nothing unknown.
             status = "absent"
         else:
             status = "unknown" if a is None or b is None else ("unchanged" if a == b else "changed")
-        facets.append({"facet": key, "status": status, "left": a, "right": b})
-    statuses = {f["status"] for f in facets}
-    overall = "changed" if "changed" in statuses else ("unknown" if "unknown" in statuses else "unchanged")
-    body = {
-        "status": overall,
-        "facets": facets,
-        "comparison": ("providers" if providers else "same_target") if same_target else "versions",
-        "left": {
-            "evidence_id": left.evidence_id,
-            "provider": left.provider.id,
-            "procedure": left.normalized_result.get("procedure", {}).get("name"),
-        },
-        "right": {
-            "evidence_id": right.evidence_id,
-            "provider": right.provider.id,
-            "procedure": right.normalized_result.get("procedure", {}).get("name"),
-        },
-    }
+        facets.append(FacetComparison(facet=key, status=status, left=a, right=b))
+    statuses = {f.status for f in facets}
+    overall: Literal["unchanged", "changed", "unknown"] = (
+        "changed" if "changed" in statuses else ("unknown" if "unknown" in statuses else "unchanged")
+    )
+    body = FunctionComparison(
+        status=overall,
+        facets=facets,
+        comparison=("providers" if providers else "same_target") if same_target else "versions",
+        left=_dossier_named(left),
+        right=_dossier_named(right),
+    )
     if overall == "unknown":
         lims.append("a facet is missing from one side; its status is unknown")
     return ev_mod.build(
@@ -131,7 +149,7 @@ def _compare(call: ToolCall) -> Evidence:
         subject=None,
         analysis_profile=None,
         parameters={"left": left.evidence_id, "right": right.evidence_id},
-        normalized_result=body,
+        normalized_result=msgspec.to_builtins(body),
         confidence="derived",
         authority="analyst-inference",
         limitations=lims,

@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import msgspec
 
-from rea.plugin import Evidence, OperationResult, ProcedureRef, ToolCall, ToolDef, invalid_request, issue
-from rea_plugins.binary.compare.bindiff import (
-    DEFAULT_MAX_INSTRUCTIONS,
-    DEFAULT_MAX_PROCEDURES,
-    read_bounds,
-    read_side,
+from rea.plugin import (
+    Evidence,
+    OperationResult,
+    ProcedureRef,
+    ToolCall,
+    ToolDef,
+    arg_float,
+    arg_strs,
+    invalid_request,
+    issue,
 )
+from rea_plugins.binary.compare.bindiff import bounds_of, page_asked, read_bounds, read_side
 from rea_plugins.binary.compare.similarity import DEFAULT_MIN_SIMILARITY, NUM_PERM, jaccard
 from rea_plugins.binary.core.schema import LIMIT, OFFSET, PROCEDURE, obj, prop, run
 from rea_plugins.binary.core.shapes import SimilarFunction, SimilarFunctions
@@ -28,11 +33,8 @@ def _find_similar_functions(call: ToolCall) -> Evidence:
     assert home is not None
     found = run(call, "procedure_address", {"procedure": args["procedure"]}).normalized
     address = found["address"]
-    bounds = (
-        args.get("max_procedures", DEFAULT_MAX_PROCEDURES),
-        args.get("max_instructions", DEFAULT_MAX_INSTRUCTIONS),
-    )
-    refs = args.get("targets") or [t.target_id for t in session.open_targets()]
+    bounds = bounds_of(args)
+    refs = arg_strs(args, "targets") or [t.target_id for t in session.open_targets()]
     chosen = list(dict.fromkeys(session.find(r, "targets").target_id for r in refs))
     if home not in chosen:
         chosen.insert(0, home)
@@ -44,7 +46,7 @@ def _find_similar_functions(call: ToolCall) -> Evidence:
             [issue("procedure", "invalid_value", "a local procedure within max_procedures")],
         )
     query = mine.sketch_values()
-    minimum = args.get("min_similarity", DEFAULT_MIN_SIMILARITY)
+    minimum = arg_float(args, "min_similarity", DEFAULT_MIN_SIMILARITY)
     ranked: list[SimilarFunction] = []
     compared = 0
     for tid, (_sha, side) in sides.items():
@@ -69,19 +71,18 @@ def _find_similar_functions(call: ToolCall) -> Evidence:
                     )
                 )
     ranked.sort(key=lambda s: (-s.similarity, s.target_id != home, s.target_id, int(s.procedure.address, 16)))
-    offset, limit = args.get("offset", 0), args.get("limit", 20)
-    end = min(len(ranked), offset + limit)
+    page = page_asked(args, ranked, 20)
     partial = [tid for tid, (_sha, side) in sides.items() if side.bound is not None]
     result = SimilarFunctions(
         query=ProcedureRef(address=address, name=mine.name),
         target_id=home,
         targets=len(sides),
         compared=compared,
-        items=ranked[offset:end],
-        offset=offset,
-        limit=limit,
-        total=len(ranked),
-        next_offset=end if end < len(ranked) else None,
+        items=page.items,
+        offset=page.offset,
+        limit=page.limit,
+        total=page.total,
+        next_offset=page.next_offset,
         complete=not partial,
     )
     limitations = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.plugin import Arguments, Evidence, JSONObject, OperationResult, ToolCall, invalid_request, issue
+from rea.plugin import Arguments, Evidence, JSONObject, JSONValue, OperationResult, ToolCall, invalid_request, issue
 from rea_plugins.binary.core import annotate, demangle
 
 ADDRESS_PATTERN = "^0x[0-9a-fA-F]{1,16}$"
@@ -96,6 +96,16 @@ def run(call: ToolCall, operation: str, params: Arguments) -> OperationResult:
     chosen = demangle.selector(call, annotate.selector(nb, params))
     result = call.session.execute(operation, annotate.for_engine(nb, operation, chosen), call.ctx)
     return annotate.apply(call, operation, result, nb)
+
+
+def object_of(value: JSONValue) -> JSONObject:
+    """``value`` when it is a JSON object, else the empty one (an optional part of an answer, read by key)."""
+    return value if isinstance(value, dict) else {}
+
+
+def objects_in(value: JSONValue) -> list[JSONObject]:
+    """The JSON objects of the list ``value`` (an answer's rows; none when it is not a list)."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def limitations_of(*results: OperationResult) -> list[str]:

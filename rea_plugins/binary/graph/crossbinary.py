@@ -24,7 +24,16 @@ from rea.plugin import (
     ToolCall,
     ToolDef,
 )
-from rea_plugins.binary.core.schema import DOCUMENT, PROCEDURE, check_document, evidence, obj, params_of, run
+from rea_plugins.binary.core.schema import (
+    DOCUMENT,
+    PROCEDURE,
+    check_document,
+    evidence,
+    obj,
+    objects_in,
+    params_of,
+    run,
+)
 
 _EXPORTS = "binary.cross_binary_exports"
 MAX_IMPORTED_BY = 1000
@@ -53,13 +62,7 @@ def neighbour(row: JSONObject) -> Neighbour:
     )
 
 
-def _object_rows(answer: JSONObject, key: str) -> list[JSONObject]:
-    """The object rows of the list ``answer[key]`` (none when it is absent)."""
-    value = answer.get(key)
-    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
-
-
-def _needed(layout: JSONObject | None) -> list[str]:
+def needed_libraries(layout: JSONObject | None) -> list[str]:
     """The libraries a binary_layout answer says its target needs (DT_NEEDED, a PE's DLLs), none without one."""
     linkage = (layout or {}).get("linkage")
     needed = linkage.get("needed") if isinstance(linkage, dict) else None
@@ -70,7 +73,7 @@ def _exports(layout: JSONObject) -> dict[str, str]:
     """A binary_layout answer's exports with an address: name -> address."""
     return {
         name: address
-        for e in _object_rows(layout, "exports")
+        for e in objects_in(layout.get("exports"))
         if isinstance(name := e.get("name"), str) and isinstance(address := e.get("address"), str) and address
     }
 
@@ -107,7 +110,7 @@ def follow_imports(call: ToolCall, callees: list[JSONObject]) -> list[JSONObject
     if not others or not any(c.get("kind") == "import" and c.get("name") for c in callees) or here is None:
         return callees
     own = _layout(call, here)
-    needed = _needed(own)
+    needed = needed_libraries(own)
     exporters: list[tuple[Any, dict[str, str]]] = []
     if own is not None and own.get("exports"):
         # A library calling its own export through its PLT binds to itself (nothing earlier in the search defines it).
@@ -177,10 +180,10 @@ class Across:
             layout = _layout(self.call, other.target_id)
             if layout is None:
                 continue
-            needed = _needed(layout)
+            needed = needed_libraries(layout)
             if needed and not _needs(needed, library.target.resolved_path):
                 continue
-            if not any(str(i.get("name", "")).split("@", 1)[0] == name for i in _object_rows(layout, "imports")):
+            if not any(str(i.get("name", "")).split("@", 1)[0] == name for i in objects_in(layout.get("imports"))):
                 continue
             try:
                 found = self.run(other.target_id, "procedure_address", {"procedure": name}).normalized
