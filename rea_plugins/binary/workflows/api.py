@@ -8,14 +8,33 @@ Purposes are rea's own classification of well-known C, POSIX and Win32 names (``
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from msgspec import UNSET, UnsetType
 
-from rea.plugin import Evidence, OperationResult, ReaError, Record, ToolCall, ToolDef
+from rea.plugin import (
+    Evidence,
+    JSONObject,
+    OperationResult,
+    ReaError,
+    Record,
+    ToolCall,
+    ToolDef,
+    arg_int,
+    arg_str,
+)
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.schema import DOCUMENT, PROCEDURE, check_document, evidence, obj, prop, run
+from rea_plugins.binary.core.schema import (
+    DOCUMENT,
+    PROCEDURE,
+    check_document,
+    evidence,
+    obj,
+    objects_in,
+    prop,
+    run,
+)
 from rea_plugins.binary.core.shapes import ApiCaller, ApiPurpose, ApiSurface
+from rea_plugins.binary.graph.crossbinary import needed_libraries
 
 PAGE = 1000
 MAX_PROCEDURES = 200_000
@@ -619,8 +638,9 @@ def purpose_of(name: str) -> str:
     return next((purpose for prefix, purpose in _PREFIXES if name.startswith(prefix)), "other")
 
 
-def _import_procedures(call: ToolCall) -> dict[str, dict[str, Any]]:
-    found: dict[str, dict[str, Any]] = {}
+def _import_procedures(call: ToolCall) -> dict[str, str]:
+    """The import procedures the provider lists: name (its engine's, before a user name) -> address."""
+    found: dict[str, str] = {}
     offset: int | None = 0
     seen = 0
     while offset is not None and seen < MAX_PROCEDURES:
@@ -628,7 +648,7 @@ def _import_procedures(call: ToolCall) -> dict[str, dict[str, Any]]:
         page = run(call, "list_procedures", {"offset": offset, "limit": PAGE}).normalized
         for p in page["procedures"]:
             if p.get("kind") == "import":
-                found.setdefault(p.get("original_name") or p["name"], p)
+                found.setdefault(p.get("original_name") or p["name"], str(p["address"]))
         seen += len(page["procedures"])
         offset = page["next_offset"]
     return found
@@ -665,20 +685,23 @@ class _Import(Record, frozen=True, kw_only=True):
 def _inspect_api(call: ToolCall) -> Evidence:
     check_document(call)
     target = call.session.require_target()
-    budget = call.args.get("max_operations", 200)
+    budget = arg_int(call.args, "max_operations", 200)
     prefix = "_" if target.format in ("mach-o", "mach-o-universal") else ""
     lims: list[str] = []
-    layout: dict[str, Any] = {}
+    layout: JSONObject = {}  # the provider's binary_layout answer (its JSON)
     if call.session.supports("binary_layout"):
         layout = run(call, "binary_layout", {}).normalized
     else:
         lims.append("the bound provider offers no binary_layout: libraries of imports are unknown")
-    needed = list(layout.get("linkage", {}).get("needed", []))
+    needed = needed_libraries(layout)
     procs = _import_procedures(call)
-    listed = layout.get("imports") or [{"name": n, "library": None, "slot": None} for n in sorted(procs)]
+    listed: list[JSONObject] = objects_in(layout.get("imports")) or [
+        {"name": n, "library": None, "slot": None} for n in sorted(procs)
+    ]
     scope = None
-    if "procedure" in call.args:
-        callees = run(call, "procedure_callees", {"procedure": call.args["procedure"]}).normalized
+    asked = arg_str(call.args, "procedure")
+    if asked is not None:
+        callees = run(call, "procedure_callees", {"procedure": asked}).normalized
         scope = {
             c.get("original_name") or c["name"]: c.get("call_sites", [])
             for c in callees["callees"]
@@ -688,36 +711,37 @@ def _inspect_api(call: ToolCall) -> Evidence:
     inferred = False
     entries = []
     notes = annotate.notebook(call)
-    for item in sorted(listed, key=lambda i: (i.get("library") or "", i["name"])):
-        library, source = item.get("library"), "binary"
+    for item in sorted(listed, key=lambda i: (str(i.get("library") or ""), str(i["name"]))):
+        name, listed_library, slot = str(item["name"]), item.get("library"), item.get("slot")
+        library, source = listed_library if isinstance(listed_library, str) else None, "binary"
         if library is None and len(needed) == 1 and target.format == "elf":
             # An ELF import names no library; with one DT_NEEDED entry it can only come from there.
             library, source, inferred = needed[0], "sole-needed-library", True
-        plain = plain_name(item["name"], prefix)
-        proc = procs.get(item["name"])
-        proto = None if proc is None else notes.note(str(proc["address"])).prototype
+        plain = plain_name(name, prefix)
+        proc = procs.get(name)
+        proto = None if proc is None else notes.note(proc).prototype
         callers: list[ApiCaller] | UnsetType | None = UNSET
         if scope is None and proc is not None and call.session.supports("xrefs"):
             callers = None
             if budget > 0:
                 budget -= 1
                 try:
-                    callers = _callers(call, proc["address"])
+                    callers = _callers(call, proc)
                 except ReaError as exc:
                     if exc.code not in ("invalid_request",):
                         raise
         entry = _Import(
-            name=item["name"],
+            name=name,
             plain_name=plain,
             purpose=purpose_of(plain),
             library=library,
             library_source=source if library else None,
-            slot=item.get("slot"),
-            address=proc["address"] if proc else None,
+            slot=slot if isinstance(slot, str) else None,
+            address=proc,
             prototype=UNSET if proto is None else proto,
             # An imported variable (stdin, _ITM_*): its slot is read, never called; no procedure stands for it.
             kind="data" if item.get("kind") == "data" else UNSET,
-            call_sites=UNSET if scope is None else scope.get(item["name"], []),
+            call_sites=UNSET if scope is None else scope.get(name, []),
             callers=callers,
         )
         entries.append(entry)
@@ -735,7 +759,7 @@ def _inspect_api(call: ToolCall) -> Evidence:
     for e in entries:
         purposes.setdefault(e.purpose, []).append(e.plain_name)
     body = {
-        "procedure": call.args.get("procedure"),
+        "procedure": asked,
         "libraries": [
             {
                 "library": lib,

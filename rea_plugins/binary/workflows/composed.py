@@ -6,7 +6,23 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Evidence, OperationResult, ProcedureRef, ReaError, ToolCall, ToolDef, invalid_request, issue
+from rea.plugin import (
+    Evidence,
+    JSONObject,
+    OperationResult,
+    ProcedureRef,
+    ReaError,
+    Record,
+    ToolCall,
+    ToolDef,
+    arg_bool,
+    arg_int,
+    arg_object,
+    arg_str,
+    arg_strs,
+    invalid_request,
+    issue,
+)
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import (
     CASE,
@@ -39,32 +55,13 @@ PAGE = 1000
 MAX_REFERENCED = 64
 
 
-def _all_pages(call: ToolCall, operation: str, key: str, params: dict[str, Any], cap: int) -> list[dict[str, Any]]:
-    """Every item of a paged operation, up to ``cap`` (beyond it: resource_constraint)."""
-    items: list[dict[str, Any]] = []
-    offset = 0
-    while True:
-        call.ctx.check(operation)
-        body = run(call, operation, {**params, "offset": offset, "limit": PAGE}).normalized
-        items.extend(body[key])
-        if len(items) > cap:
-            raise ReaError(
-                "resource_constraint",
-                f"{operation} has more than {cap} items for this workflow",
-                details={"resource": key, "limit": cap},
-            )
-        if body["next_offset"] is None:
-            return items
-        offset = body["next_offset"]
-
-
 # -- binary_overview ---------------------------------------------------------------------------
 
 
 def _overview(call: ToolCall) -> Evidence:
     check_document(call)
-    limit = call.args.get("limit", 20)
-    detailed = call.args.get("detail", "concise") == "detailed"
+    limit = arg_int(call.args, "limit", 20)
+    detailed = arg_str(call.args, "detail", "concise") == "detailed"
     call.ctx.progress("overview: reading document and segments")
     docs = run(call, "list_documents", {})
     segs = run(call, "list_segments", {})
@@ -121,7 +118,7 @@ def dossier(
     max_pseudocode_chars: int = 20000,
 ) -> tuple[dict[str, Any], list[str]]:
     """The analyze_function body for one procedure, and its limitations."""
-    sel = {"procedure": procedure}
+    sel: JSONObject = {"procedure": procedure}
     info = run(call, "procedure_info", sel)
     results = [info]
     body: dict[str, Any] = {"procedure": info.normalized}
@@ -139,23 +136,23 @@ def dossier(
     results += [callers, callees]
     body["callers"] = callers.normalized["callers"]
     body["callees"] = callees.normalized["callees"]
-    refs: list[dict[str, Any]] = []
+    refs: list[JSONObject] = []  # the provider's reference rows
     offset: int | None = 0
     while offset is not None:
         page = run(call, "procedure_references", {**sel, "direction": "outgoing", "offset": offset, "limit": PAGE})
         refs.extend(page.normalized["references"])
         offset = page.normalized["next_offset"]
     body["references"] = refs
-    strings: list[dict[str, Any]] = []
+    strings: list[JSONObject] = []  # the provider's string rows
     names: dict[str, str] = {}
-    targets = sorted({r["to"] for r in refs if r["to"] is not None and r["kind"] in ("data", "read")})
+    targets = sorted({str(r["to"]) for r in refs if r["to"] is not None and r["kind"] in ("data", "read")})
     for addr in targets[:MAX_REFERENCED]:
         call.ctx.check("referenced strings")
         found = run(call, "list_strings", {"address": addr, "offset": 0, "limit": 10}).normalized["strings"]
         strings.extend(found)
     for r in refs:
         if r.get("to_name") and r["to"] is not None:
-            names.setdefault(r["to"], r["to_name"])
+            names.setdefault(str(r["to"]), str(r["to_name"]))
     body["referenced_strings"] = strings
     body["referenced_names"] = [ReferencedName(address=a, name=n) for a, n in sorted(names.items())]
     if include_assembly:
@@ -217,28 +214,29 @@ def _page(call: ToolCall, body: dict[str, Any]) -> tuple[dict[str, Any], dict[st
     from rea.plugin import row_page, text_page
 
     args = call.args
-    limit, offsets = args.get("limit", DOSSIER_LIMIT), args.get("collection_offset", {})
+    limit, offsets = arg_int(args, "limit", DOSSIER_LIMIT), arg_object(args, "collection_offset") or {}
     out, pages = dict(body), {}
     for name in COLLECTIONS:
         rows = body.get(name)
         if isinstance(rows, list):
-            if offsets.get(name, 0) > len(rows):
+            first = arg_int(offsets, name, 0)
+            if first > len(rows):
                 raise invalid_request(
                     f"collection_offset.{name} is past the end ({len(rows)} rows)",
                     [issue(f"collection_offset/{name}", "out_of_range", f"at most {len(rows)}")],
                 )
-            page = row_page(rows, offsets.get(name, 0), limit)
+            page = row_page(rows, first, limit)
             out[name] = page.pop("items")
             pages[name] = page
     asm = body.get("assembly")
     if isinstance(asm, dict) and isinstance(asm.get("instructions"), list):
-        rows, start = asm["instructions"], args.get("assembly_offset", 0)
+        rows, start = asm["instructions"], arg_int(args, "assembly_offset", 0)
         if start > len(rows):
             raise invalid_request(
                 f"assembly_offset is past the end ({len(rows)} instructions)",
                 [issue("assembly_offset", "out_of_range", f"at most {len(rows)}")],
             )
-        page = row_page(rows, start, args.get("max_instructions", DOSSIER_INSTRUCTIONS))
+        page = row_page(rows, start, arg_int(args, "max_instructions", DOSSIER_INSTRUCTIONS))
         out["assembly"] = {
             **asm,
             "instructions": page.pop("items"),
@@ -247,9 +245,9 @@ def _page(call: ToolCall, body: dict[str, Any]) -> tuple[dict[str, Any], dict[st
         pages["assembly"] = page
     pc = body.get("pseudocode")
     if isinstance(pc, dict) and isinstance(pc.get("text"), str):
-        start = args.get("pseudocode_offset", 0)
+        start = arg_int(args, "pseudocode_offset", 0)
         try:
-            page = text_page(pc["text"], start, args.get("max_pseudocode_chars", DOSSIER_PSEUDOCODE_CHARS))
+            page = text_page(pc["text"], start, arg_int(args, "max_pseudocode_chars", DOSSIER_PSEUDOCODE_CHARS))
         except ReaError:
             raise invalid_request(
                 "pseudocode_offset is past the end of the pseudocode",
@@ -264,8 +262,8 @@ def _analyze_function(call: ToolCall) -> Evidence:
     check_document(call)
     body, lims = dossier(
         call,
-        call.args["procedure"],
-        include_assembly=call.args.get("include_assembly", True),
+        arg_str(call.args, "procedure", ""),
+        include_assembly=arg_bool(call.args, "include_assembly", True),
         max_instructions=20000,
         max_pseudocode_chars=1 << 62,
     )
@@ -292,8 +290,20 @@ def _analyze_function(call: ToolCall) -> Evidence:
 # -- batch_decompile ---------------------------------------------------------------------------
 
 
+class _Decompiled(Record, frozen=True, kw_only=True):
+    """One batch_decompile item as built (the result's ``Decompiled`` or ``DecompileFailed``, its keys in the order
+    the answer has always had them: a tagged Struct would say ``status`` first)."""
+
+    procedure: str
+    status: str
+    # The provider's pseudo_code answer as it gave it (a Struct or its JSON).
+    result: Any = None
+    # The canonical error the call ended with (ReaError.projection_dict: the kernel's error document).
+    error: JSONObject | None = None
+
+
 def _batch_decompile(call: ToolCall) -> Evidence:
-    selectors: list[str] = call.args["addresses"]
+    selectors = arg_strs(call.args, "addresses") or []
     if call.session.supports(BATCH_OPERATION):
         items = _batch_at_once(call, selectors)
     else:
@@ -303,13 +313,15 @@ def _batch_decompile(call: ToolCall) -> Evidence:
             call.ctx.progress(f"batch_decompile: {i} of {len(selectors)} done", done=i, total=len(selectors))
             try:
                 out = run(call, "procedure_pseudo_code", {"procedure": sel}).normalized
-                items.append({"procedure": sel, "status": "ok", "result": out})
+                items.append(_Decompiled(procedure=sel, status="ok", result=out))
             except ReaError as exc:
                 if exc.code == "cancelled":
                     raise
-                items.append({"procedure": sel, "status": "error", "error": exc.projection_dict()})
-    ok = sum(1 for x in items if x["status"] == "ok")
-    return evidence(call, OperationResult(normalized={"items": items, "ok": ok, "failed": len(items) - ok}))
+                items.append(_Decompiled(procedure=sel, status="error", error=exc.projection_dict()))
+    ok = sum(1 for x in items if x.status == "ok")
+    # As builtins: the answer's readers index its items as the objects they encode to.
+    rows = msgspec.to_builtins(items)
+    return evidence(call, OperationResult(normalized={"items": rows, "ok": ok, "failed": len(items) - ok}))
 
 
 # A provider whose decompiler runs several workers (native: two) takes the whole batch as one operation: the
@@ -317,27 +329,30 @@ def _batch_decompile(call: ToolCall) -> Evidence:
 BATCH_OPERATION = "procedure_pseudo_code_batch"
 
 
-def _batch_at_once(call: ToolCall, selectors: list[str]) -> list[dict[str, Any]]:
+def _batch_at_once(call: ToolCall, selectors: list[str]) -> list[_Decompiled]:
     """The batch as one provider operation, each item then named from the notebook as a single call's would be."""
     nb = annotate.notebook(call)
     chosen = [annotate.selector(nb, {"procedure": sel})["procedure"] for sel in selectors]
     params = annotate.for_engine(nb, "procedure_pseudo_code", {"procedures": chosen})
     answered = call.session.execute(BATCH_OPERATION, params, call.ctx).normalized["items"]
-    items: list[dict[str, Any]] = []
+    items: list[_Decompiled] = []
     for sel, item in zip(selectors, answered, strict=True):
         if item["status"] == "ok":
             named = annotate.apply(call, "procedure_pseudo_code", OperationResult(normalized=item["result"]), nb)
-            items.append({"procedure": sel, "status": "ok", "result": named.normalized})
+            items.append(_Decompiled(procedure=sel, status="ok", result=named.normalized))
         else:
-            items.append({"procedure": sel, "status": "error", "error": item["error"]})
+            items.append(_Decompiled(procedure=sel, status="error", error=item["error"]))
     return items
 
 
 # -- find_xrefs_to_name ------------------------------------------------------------------------
 
 
-def _find_name(call: ToolCall, name: str) -> list[dict[str, Any]]:
-    hits: list[dict[str, Any]] = []
+# The name rows and reference rows below are the provider's (its answer's JSON), passed on with members added.
+
+
+def _find_name(call: ToolCall, name: str) -> list[JSONObject]:
+    hits: list[JSONObject] = []
     offset: int | None = 0
     while offset is not None:
         call.ctx.check("find name")
@@ -347,7 +362,7 @@ def _find_name(call: ToolCall, name: str) -> list[dict[str, Any]]:
     return hits
 
 
-def _name_matches(call: ToolCall, name: str) -> list[dict[str, Any]]:
+def _name_matches(call: ToolCall, name: str) -> list[JSONObject]:
     hits = _find_name(call, name)
     if not hits and call.session.supports("procedure_address"):
         try:
@@ -356,15 +371,15 @@ def _name_matches(call: ToolCall, name: str) -> list[dict[str, Any]]:
         except ReaError as exc:
             if exc.code != "invalid_request":
                 raise
-    out = []
+    out: list[JSONObject] = []
     for h in hits:
         refs = _once(run(call, "xrefs", {"address": h["address"]}).normalized["references"])
-        out.append({**h, "references": _through_thunks(call, h, refs) if h.get("external") else refs})
+        out.append({**h, "references": [*(_through_thunks(call, h, refs) if h.get("external") else refs)]})
     return out
 
 
 def _find_xrefs_to_name(call: ToolCall) -> Evidence:
-    name = call.args["name"]
+    name = arg_str(call.args, "name", "")
     session = call.session
     others = [t for t in session.open_targets() if t.target_id != session.target_id]
     if session.target_named() or not others:
@@ -382,18 +397,23 @@ def _find_xrefs_to_name(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized={"name": name, "matches": out}))
 
 
-def _once(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _once(refs: list[JSONObject]) -> list[JSONObject]:
     """Each site once: an ``external`` reference repeats the jump or call an instruction makes at that site."""
     acting = {(r["from"], r["to"]) for r in refs if r["kind"] != "external"}
     return [r for r in refs if r["kind"] != "external" or (r["from"], r["to"]) not in acting]
 
 
-def _through_thunks(call: ToolCall, hit: dict[str, Any], refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _through_thunks(call: ToolCall, hit: JSONObject, refs: list[JSONObject]) -> list[JSONObject]:
     """An import reached through its thunk: the thunk listed once as such, then the code that calls the thunk."""
-    out: list[dict[str, Any]] = []
+    out: list[JSONObject] = []
     for r in refs:
         stub = r.get("from_procedure")
-        if stub is None or stub == hit["address"] or r["kind"] not in ("jump", "external") or not is_thunk(call, stub):
+        if (
+            not isinstance(stub, str)
+            or stub == hit["address"]
+            or r["kind"] not in ("jump", "external")
+            or not is_thunk(call, stub)
+        ):
             out.append(r)
             continue
         out.append({**r, "kind": "thunk"})
@@ -418,11 +438,11 @@ def _feature_user(users: dict[str, NamedFeatureProcedure], address: str) -> Name
 
 
 def _trace_feature(call: ToolCall) -> Evidence:
-    query = call.args["query"]
-    limit = call.args.get("limit", 20)
-    max_depth = call.args.get("max_depth", 2)
-    case = call.args.get("case_sensitive", False)
-    search = {"pattern": query, "mode": "literal", "case_sensitive": case, "offset": 0, "limit": limit}
+    query = arg_str(call.args, "query", "")
+    limit = arg_int(call.args, "limit", 20)
+    max_depth = arg_int(call.args, "max_depth", 2)
+    case = arg_bool(call.args, "case_sensitive")
+    search: JSONObject = {"pattern": query, "mode": "literal", "case_sensitive": case, "offset": 0, "limit": limit}
     call.ctx.progress("trace_feature: searching strings")
     sres = run(call, "search_strings", search).normalized
     pres = run(call, "search_procedures", search).normalized
@@ -459,7 +479,7 @@ def _trace_feature(call: ToolCall) -> Evidence:
     for p in pres["procedures"]:
         _feature_user(users, p["address"]).via.append(FeatureStep(name=p["name"]))
     paths = []
-    budget = call.args.get("max_operations", 200)
+    budget = max_operations = arg_int(call.args, "max_operations", 200)
     for addr in sorted(users)[:limit]:
         info = run(call, "procedure_address", {"procedure": addr}).normalized
         users[addr].name = info["name"]
@@ -484,7 +504,7 @@ def _trace_feature(call: ToolCall) -> Evidence:
         "procedures": [users[a] for a in sorted(users)][:limit],
         "call_paths": [p for p in paths if len(p) > 1][: limit * 4],
         "truncated": sres["next_offset"] is not None or pres["next_offset"] is not None or budget <= 0,
-        "limits": {"limit": limit, "max_depth": max_depth, "max_operations": call.args.get("max_operations", 200)},
+        "limits": {"limit": limit, "max_depth": max_depth, "max_operations": max_operations},
     }
     call.ctx.finish("trace_feature: done")
     return evidence(call, OperationResult(normalized=body, confidence="derived"))

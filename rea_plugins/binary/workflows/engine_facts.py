@@ -17,6 +17,7 @@ from rea.plugin import (
     DataType,
     Evidence,
     InstructionInspection,
+    JSONObject,
     OperationResult,
     PointerArray,
     ProcedureRef,
@@ -25,6 +26,7 @@ from rea.plugin import (
     ToolDef,
     Unavailable,
     alternatives_remediation,
+    arg_str,
     decode,
     invalid_request,
     issue,
@@ -82,8 +84,8 @@ def _result(call: ToolCall, body: object, *results: OperationResult) -> Evidence
 # -- inspect_native_instruction -----------------------------------------------------------------------
 
 
-def _decoded(call: ToolCall, procedure: str, address: str) -> dict[str, Any]:
-    """The instruction starting at ``address`` as the provider decodes its procedure."""
+def _decoded(call: ToolCall, procedure: str, address: str) -> JSONObject:
+    """The instruction starting at ``address`` as the provider decodes its procedure (a copy of its row, its JSON)."""
     listed = instructions(call, procedure)
     here = int(address, 16)
     if address not in listed:
@@ -101,7 +103,7 @@ def _decoded(call: ToolCall, procedure: str, address: str) -> dict[str, Any]:
 
 def _inspect_instruction(call: ToolCall) -> Evidence:
     check_document(call)
-    address, _ = require_mapped(call, call.args["address"])
+    address, _ = require_mapped(call, arg_str(call.args, "address", ""))
     proc = containing(call, address)
     if call.session.supports("inspect_native_instruction"):
         result = run(call, "inspect_native_instruction", {"address": address})
@@ -109,27 +111,40 @@ def _inspect_instruction(call: ToolCall) -> Evidence:
         item = {k: v for k, v in result.normalized.items() if k != "procedure"}
         facts = {"address": address, "procedure": proc, "source": "provider", "instruction": item}
         return _result(call, facts, result)
-    body: dict[str, Any] = {
-        "address": address,
-        "procedure": proc,
-        "source": "read_function_instructions",
-        "semantics": msgspec.to_builtins(
-            unavailable(call, "inspect_native_instruction", "control flow, operand kinds, registers read and written")
-        ),
-    }
+    semantics = unavailable(
+        call, "inspect_native_instruction", "control flow, operand kinds, registers read and written"
+    )
     if proc is None:
-        body["instruction"] = None
-        body["reason"] = "no procedure contains the address, and the provider decodes instructions only in procedures"
+        reason = "no procedure contains the address, and the provider decodes instructions only in procedures"
+        body = _Decoded(
+            address=address, procedure=None, source=_LISTING, semantics=semantics, instruction=None, reason=reason
+        )
     else:
         item = _decoded(call, proc["address"], address)
-        item["size"] = len(item.get("bytes", "")) // 2
+        item["size"] = len(str(item.get("bytes", ""))) // 2
         nb = annotate.notebook(call)
         note = nb.note(address)
         for field in ("comment", "inline_comment"):
             if getattr(note, field) is not None:
                 item[field] = getattr(note, field)
-        body["instruction"] = item
-    return _result(call, body)
+        body = _Decoded(address=address, procedure=proc, source=_LISTING, semantics=semantics, instruction=item)
+    return _result(call, msgspec.to_builtins(body))
+
+
+_LISTING = "read_function_instructions"
+
+
+class _Decoded(Record, frozen=True, kw_only=True):
+    """inspect_native_instruction where the provider has no such operation: the instruction as its procedure's
+    listing decodes it (``reason`` says why there is none)."""
+
+    address: str
+    # The containing procedure and the instruction row as the provider answered them (its JSON).
+    procedure: JSONObject | None
+    source: str
+    semantics: Unavailable
+    instruction: JSONObject | None
+    reason: str | None = None
 
 
 # -- inspect_native_data_type -------------------------------------------------------------------------
@@ -137,7 +152,7 @@ def _inspect_instruction(call: ToolCall) -> Evidence:
 
 def _inspect_data_type(call: ToolCall) -> Evidence:
     check_document(call)
-    address, where = require_mapped(call, call.args["address"])
+    address, where = require_mapped(call, arg_str(call.args, "address", ""))
     if call.session.supports("inspect_native_data_type"):
         result = run(call, "inspect_native_data_type", {"address": address})
         found = dict(result.normalized)
@@ -207,8 +222,9 @@ def _as_array(call: ToolCall, body: DataInspection) -> DataInspection:
 # -- resolve_native_call_targets ----------------------------------------------------------------------
 
 
-def _references(call: ToolCall, procedure: str) -> list[dict[str, Any]]:
-    refs: list[dict[str, Any]] = []
+def _references(call: ToolCall, procedure: str) -> list[JSONObject]:
+    """The procedure's outgoing reference rows, every page (the provider's rows, its JSON)."""
+    refs: list[JSONObject] = []
     offset: int | None = 0
     while offset is not None:
         call.ctx.check("call targets")
@@ -224,7 +240,8 @@ def _references(call: ToolCall, procedure: str) -> list[dict[str, Any]]:
 
 def _call_targets(call: ToolCall) -> Evidence:
     check_document(call)
-    site = normalize_address(call.args["address"]) if "address" in call.args else None
+    asked = arg_str(call.args, "address")
+    site = normalize_address(asked) if asked is not None else None
     info = run(call, "procedure_address", {"procedure": call.args["procedure"]}).normalized
     procedure = ProcedureRef(address=info["address"], name=info["name"])
     if call.session.supports("resolve_native_call_targets"):
@@ -244,10 +261,12 @@ def _call_targets(call: ToolCall) -> Evidence:
                 targets.append(CallTarget(address=c["address"], name=c.get("name"), provenance=provenance))
     for r in _references(call, info["address"]):
         # Jump tables the provider resolved: one computed reference per target of the dispatching jump.
-        if r["kind"] == "computed" and r.get("to") is not None:
-            _, targets, _ = sites.setdefault(r["from"], ("computed-jump", [], []))
-            if all(t.address != r["to"] for t in targets):
-                targets.append(CallTarget(address=r["to"], name=r.get("to_name"), provenance="jump-table"))
+        to, source, name = r.get("to"), r.get("from"), r.get("to_name")
+        if r["kind"] == "computed" and isinstance(to, str) and isinstance(source, str):
+            _, targets, _ = sites.setdefault(source, ("computed-jump", [], []))
+            if all(t.address != to for t in targets):
+                named = name if isinstance(name, str) else None
+                targets.append(CallTarget(address=to, name=named, provenance="jump-table"))
     rows = [
         CallSiteRow(
             address=at,
