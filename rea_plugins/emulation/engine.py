@@ -38,6 +38,7 @@ from unicorn import unicorn_const as ucc
 
 from rea.plugin import ReaError, elf_relocations, open_regular, relr_slots
 from rea_plugins.emulation.arch import ARCHES, THUMB_MODE, Arch, register_id
+from rea_plugins.emulation.plan import Plan, Value
 from rea_plugins.emulation.shapes import (
     Buffer,
     Heap,
@@ -166,36 +167,36 @@ def text_of(data: bytes) -> str | None:
 class Emulation:
     """The machine of one run: memory map, registers, stubs and what the run did."""
 
-    def __init__(self, plan: dict[str, Any]) -> None:
-        arch = ARCHES.get(plan["arch"])
+    def __init__(self, plan: Plan) -> None:
+        arch = ARCHES.get(plan.arch)
         if arch is None:
             raise ReaError(
                 "unsupported_target",
-                f"the emulator does not run {plan['arch']} code",
-                details={"architecture": plan["arch"], "supported": sorted(ARCHES)},
+                f"the emulator does not run {plan.arch} code",
+                details={"architecture": plan.arch, "supported": sorted(ARCHES)},
             )
         self.arch: Arch = arch
         self.plan = plan
-        limits = plan["limits"]
+        limits = plan.limits
         self.limits = limits
-        self.thumb = bool(plan.get("thumb"))
+        self.thumb = plan.thumb
         mode = arch.uc_mode | (THUMB_MODE if self.thumb else 0)
         self.uc = Uc(arch.uc_arch, mode)
         self.word = arch.bits // 8
         layout = arch.layout
-        segments = plan["segments"]
-        lowest = min((s["start"] for s in segments), default=0)
+        segments = plan.image.segments
+        lowest = min((s.start for s in segments), default=0)
         # A position-independent image (linked at 0) is loaded higher, so that page 0 stays unmapped.
         self.bias = layout.pie_base if lowest < 0x10000 else 0
         self.image: list[tuple[int, int, str]] = []  # (static start, static end, name) of each segment
         self.sections: list[tuple[int, int, str]] = [
-            (s["start"], s["end"], s["name"]) for s in plan.get("sections", []) if s["end"] > s["start"]
+            (s.start, s.end, s.name) for s in plan.image.sections if s.end > s.start
         ]
         self.mapped_bytes = 0
         self.writable: list[tuple[int, bytes]] = []  # (runtime start, bytes before the run) of writable pages
         self.writable_runs: list[tuple[int, int]] = []
         self.heap_next = layout.heap
-        self.heap_end = layout.heap + limits["heap_bytes"]
+        self.heap_end = layout.heap + limits.heap_bytes
         self.allocations: dict[int, int] = {}
         self.freed: set[int] = set()
         self.heap_failures = 0
@@ -210,7 +211,7 @@ class Emulation:
         self.stubs_by_name: dict[str, int] = {}
         self.import_at: dict[int, str] = {}
         self.sentinel = layout.stubs
-        self.returns: dict[str, int] = {str(k): int(v) for k, v in plan.get("import_returns", {}).items()}
+        self.returns: dict[str, int] = dict(plan.import_returns)
 
     # -- addresses ---------------------------------------------------------------------------------
 
@@ -237,7 +238,7 @@ class Emulation:
             return "heap"
         if layout.buffers <= runtime < self.buffer_next:
             return "buffer"
-        if layout.stack_top - self.limits["stack_bytes"] <= runtime < layout.stack_top:
+        if layout.stack_top - self.limits.stack_bytes <= runtime < layout.stack_top:
             return "stack"
         if layout.stubs <= runtime < layout.stubs + STUB_BYTES:
             return "import stubs"
@@ -249,12 +250,12 @@ class Emulation:
 
     def _map(self, start: int, size: int, perms: int, what: str) -> None:
         self.mapped_bytes += size
-        if self.mapped_bytes > self.limits["max_memory_bytes"]:
+        if self.mapped_bytes > self.limits.max_memory_bytes:
             raise ReaError(
                 "resource_constraint",
-                f"the emulation needs more than {self.limits['max_memory_bytes']} bytes of memory ({what})",
+                f"the emulation needs more than {self.limits.max_memory_bytes} bytes of memory ({what})",
                 remediation="Raise max_memory_mb, or lower stack_kb/heap_kb.",
-                details={"resource": "memory", "limit_bytes": self.limits["max_memory_bytes"], "mapping": what},
+                details={"resource": "memory", "limit_bytes": self.limits.max_memory_bytes, "mapping": what},
             )
         try:
             self.uc.mem_map(start, size, perms)
@@ -266,21 +267,21 @@ class Emulation:
             ) from None
 
     def load_image(self) -> None:
-        segments = [seg for seg in self.plan["segments"] if seg["end"] > seg["start"]]
+        segments = [seg for seg in self.plan.image.segments if seg.end > seg.start]
         # Bounded before anything is built per page: a hostile header can declare terabytes.
-        declared = sum(_up(seg["end"] - seg["start"]) for seg in segments)
-        if declared > self.limits["max_memory_bytes"]:
+        declared = sum(_up(seg.end - seg.start) for seg in segments)
+        if declared > self.limits.max_memory_bytes:
             raise ReaError(
                 "resource_constraint",
-                f"the image's segments span {declared} bytes, more than the {self.limits['max_memory_bytes']} allowed",
+                f"the image's segments span {declared} bytes, more than the {self.limits.max_memory_bytes} allowed",
                 remediation="Raise max_memory_mb (the segments are mapped whole).",
-                details={"resource": "memory", "limit_bytes": self.limits["max_memory_bytes"], "mapping": "the image"},
+                details={"resource": "memory", "limit_bytes": self.limits.max_memory_bytes, "mapping": "the image"},
             )
         pages: dict[int, int] = {}
         for seg in segments:
-            self.image.append((seg["start"], seg["end"], seg["name"]))
-            for page in range(_down(self.runtime(seg["start"])), _up(self.runtime(seg["end"])), PAGE):
-                pages[page] = pages.get(page, 0) | _perms(seg["permissions"])
+            self.image.append((seg.start, seg.end, seg.name))
+            for page in range(_down(self.runtime(seg.start)), _up(self.runtime(seg.end)), PAGE):
+                pages[page] = pages.get(page, 0) | _perms(seg.permissions)
         # Contiguous pages of equal permissions are one mapping.
         runs: list[list[int]] = []
         for page in sorted(pages):
@@ -290,11 +291,11 @@ class Emulation:
                 runs.append([page, page + PAGE, pages[page]])
         for lo, hi, perms in runs:
             self._map(lo, hi - lo, perms, "the image")
-        with _File(self.plan["path"]) as fd:
-            for seg in self.plan["segments"]:
-                size = min(seg["file_size"], seg["end"] - seg["start"])
+        with _File(self.plan.image.path) as fd:
+            for seg in self.plan.image.segments:
+                size = min(seg.file_size, seg.end - seg.start)
                 if size > 0:
-                    self.uc.mem_write(self.runtime(seg["start"]), os.pread(fd, size, seg["file_offset"]))
+                    self.uc.mem_write(self.runtime(seg.start), os.pread(fd, size, seg.file_offset))
         self.writable_runs = [(lo, hi) for lo, hi, perms in runs if perms & UC_PROT_WRITE]
 
     def snapshot(self) -> None:
@@ -305,20 +306,20 @@ class Emulation:
         """Do what the dynamic loader would for this image alone: RELATIVE slots get the load base, slots of
         symbols the image defines get their loaded address, slots of imports get the import's stub (a weak
         undefined one stays null)."""
-        tables = self.plan.get("relocations", [])
+        tables = self.plan.image.relocations
         if not tables:
             return
-        with _File(self.plan["path"]) as fd:
+        with _File(self.plan.image.path) as fd:
             symbols = self._symbols(fd, "dynsym", "dynstr")
             for table in tables:
-                data = os.pread(fd, table["size"], table["file_offset"])
-                if table["kind"] == "relr":
+                data = os.pread(fd, table.size, table.file_offset)
+                if table.kind == "relr":
                     for slot in relr_slots(data, self.word, True):
                         self._add_bias(slot)
                     continue
-                self._apply(data, table["kind"] == "rela", symbols)
+                self._apply(data, table.kind == "rela", symbols)
             if self.arch.name == "arm" and not self.thumb:
-                entry = self.plan["entry"]
+                entry = self.plan.entry
                 functions = symbols + self._symbols(fd, "symtab", "strtab")
                 self.thumb = any(value == entry | 1 and kind == 2 for _n, value, _d, _w, kind in functions)
 
@@ -352,12 +353,12 @@ class Emulation:
 
     def _symbols(self, fd: int, table: str, strings: str) -> list[tuple[str, int, bool, bool, int]]:
         """(name, value, defined, weak, type) of each entry of a symbol table, in index order."""
-        found = self.plan.get("symbols", {})
+        found = self.plan.image.symbols
         if table not in found or strings not in found:
             return []
         t, st = found[table], found[strings]
-        data = os.pread(fd, min(t["size"], 64 << 20), t["file_offset"])
-        names = os.pread(fd, min(st["size"], 64 << 20), st["file_offset"])
+        data = os.pread(fd, min(t.size, 64 << 20), t.file_offset)
+        names = os.pread(fd, min(st.size, 64 << 20), st.file_offset)
         layout = struct.Struct("<IBBHQQ" if self.arch.bits == 64 else "<IIIBBH")
         out = []
         for entry in layout.iter_unpack(data[: len(data) // layout.size * layout.size]):
@@ -435,9 +436,8 @@ class Emulation:
             raise Stop("heap_misuse", f"free of {self.shown(address)}, a pointer {what}", address=self.shown(address))
         self.freed.add(address)
 
-    def place_buffer(self, value: dict[str, Any], label: str) -> int:
-        data: bytes = value["bytes"]
-        capacity = max(len(data), int(value.get("capacity") or 0), 1)
+    def place_buffer(self, data: bytes, capacity: int, label: str) -> int:
+        capacity = max(len(data), capacity, 1)
         start = self.buffer_next
         self.buffer_next = _up(start + capacity + PAGE)  # a guard page after each buffer
         self._map(start, _up(capacity), UC_PROT_READ | UC_PROT_WRITE, f"buffer {label}")
@@ -445,28 +445,28 @@ class Emulation:
         self.buffers.append(_Placed(label=label, address=start, size=capacity))
         return start
 
-    def value(self, value: dict[str, Any], label: str) -> int:
-        if "int" in value:
-            return int(value["int"]) & self.arch.mask
-        if "address" in value:
-            return self.runtime(int(value["address"])) & self.arch.mask
-        if "pointers" in value:
+    def value(self, value: Value, label: str) -> int:
+        if value.integer is not None:
+            return value.integer & self.arch.mask
+        if value.address is not None:
+            return self.runtime(value.address) & self.arch.mask
+        if value.pointers is not None:
             # An array of pointers to buffers, NULL-terminated (char **argv); the array is a buffer itself.
-            targets = [self.value(v, f"{label}[{i}]") for i, v in enumerate(value["pointers"])]
+            targets = [self.value(v, f"{label}[{i}]") for i, v in enumerate(value.pointers)]
             table = b"".join(t.to_bytes(self.word, "little") for t in [*targets, 0])
-            return self.place_buffer({"bytes": table}, label)
-        return self.place_buffer(value, label)
+            return self.place_buffer(table, 0, label)
+        return self.place_buffer(value.data, value.capacity, label)
 
     def setup_memory(self) -> None:
         layout = self.arch.layout
-        stack = self.limits["stack_bytes"]
+        stack = self.limits.stack_bytes
         self._map(layout.stack_top - stack, stack, UC_PROT_READ | UC_PROT_WRITE, "the stack")
-        self._map(layout.heap, _up(self.limits["heap_bytes"]), UC_PROT_READ | UC_PROT_WRITE, "the heap")
+        self._map(layout.heap, _up(self.limits.heap_bytes), UC_PROT_READ | UC_PROT_WRITE, "the heap")
         self._map(layout.stubs, STUB_BYTES, UC_PROT_ALL, "the import stubs")
         if self.arch.thread_pointer is not None:
             self._map(layout.tls, TLS_BYTES, UC_PROT_READ | UC_PROT_WRITE, "thread-local storage")
             self.uc.reg_write(self.arch.thread_pointer, layout.tls + TLS_BYTES // 2)
-        for address, name, kind in self.plan.get("imports", []):
+        for address, name, kind in self.plan.image.imports:
             stub = self.stub_for(name)
             if kind == "slot":
                 # A GOT slot: the code loads the import's address from it, and lands on the stub.
@@ -523,7 +523,7 @@ class Emulation:
         entry = ImportCall(name=name, arguments=[_hex(a) for a in args], return_address=self.shown(back))
         self.calls_total += 1
         # Listed before it runs: a call that stops the run is shown, without a return value.
-        index = len(self.calls) if len(self.calls) < self.limits["max_calls"] else None
+        index = len(self.calls) if len(self.calls) < self.limits.max_calls else None
         if index is not None:
             self.calls.append(entry)
         stubbed = None
@@ -612,7 +612,7 @@ class Emulation:
         return bytes(out)
 
     def _bounded(self, size: int, heap: bool = False) -> int:
-        limit = int(self.limits["heap_bytes"] if heap else self.limits["max_memory_bytes"])
+        limit = int(self.limits.heap_bytes if heap else self.limits.max_memory_bytes)
         if size > limit:
             if heap:
                 return limit + 1  # malloc then fails as a real one would: NULL
@@ -702,8 +702,8 @@ class Emulation:
             self.uc.emu_start(
                 begin | (1 if self.thumb else 0),
                 until,
-                timeout=limits["timeout_ms"] * 1000,
-                count=limits["max_instructions"],
+                timeout=limits.timeout_ms * 1000,
+                count=limits.max_instructions,
             )
         except UcError as exc:
             error = exc
@@ -731,9 +731,9 @@ class Emulation:
             return StopInfo(reason=reason, detail=str(error), pc=pc)
         if at_end:
             return StopInfo(reason="returned" if returns else "reached_end", detail="", pc=pc)
-        if elapsed_ms >= self.limits["timeout_ms"] * 0.95:
-            return StopInfo(reason="time_limit", detail=f"stopped after {self.limits['timeout_ms']} ms", pc=pc)
-        limit = self.limits["max_instructions"]
+        if elapsed_ms >= self.limits.timeout_ms * 0.95:
+            return StopInfo(reason="time_limit", detail=f"stopped after {self.limits.timeout_ms} ms", pc=pc)
+        limit = self.limits.max_instructions
         return StopInfo(reason="instruction_limit", detail=f"stopped after {limit} instructions", pc=pc)
 
     # -- results -----------------------------------------------------------------------------------
@@ -749,7 +749,7 @@ class Emulation:
         for address, size in sorted(self.allocations.items()):
             if address not in self.freed:
                 runs.append((address, bytes(self.uc.mem_read(address, size))))
-        budget = self.limits["max_written_bytes"]
+        budget = self.limits.max_written_bytes
         shown: list[WrittenRun] = []
         total = sum(len(d) for _, d in runs)
         for address, data in runs:
@@ -771,7 +771,7 @@ class Emulation:
 
     def buffer_results(self) -> list[Buffer]:
         out = []
-        cap = self.limits["max_buffer_bytes"]
+        cap = self.limits.max_buffer_bytes
         for b in self.buffers:
             data = bytes(self.uc.mem_read(b.address, b.size))
             text = text_of(data)
@@ -866,7 +866,7 @@ def _differences(start: int, before: bytes, after: bytes, gap: int = 8) -> list[
     return [(start + lo, after[lo:hi]) for lo, hi in runs]
 
 
-def _initial_registers(em: Emulation, registers: dict[str, Any]) -> None:
+def _initial_registers(em: Emulation, registers: dict[str, Value]) -> None:
     for name, value in registers.items():
         rid = register_id(em.arch, name)
         if rid is None:
@@ -880,8 +880,8 @@ def _initial_registers(em: Emulation, registers: dict[str, Any]) -> None:
         em.uc.reg_write(rid, em.value(value, name))
 
 
-def emulate(plan: dict[str, Any]) -> Run:
-    """Run a procedure (``plan["mode"] == "procedure"``) or a range, and say what it did."""
+def emulate(plan: Plan) -> Run:
+    """Run a procedure (``plan.mode == "procedure"``) or a range, and say what it did."""
     em = Emulation(plan)
     em.load_image()
     em.setup_memory()
@@ -889,14 +889,14 @@ def emulate(plan: dict[str, Any]) -> Run:
     em.install_hooks()
     em.snapshot()
     arch = em.arch
-    entry = em.runtime(plan["entry"])
-    if plan["mode"] == "procedure":
-        values = [em.value(v, f"argument {i}") for i, v in enumerate(plan.get("arguments", []))]
+    entry = em.runtime(plan.entry)
+    if plan.mode == "procedure":
+        values = [em.value(v, f"argument {i}") for i, v in enumerate(plan.arguments)]
         in_registers, on_stack = values[: len(arch.arguments)], values[len(arch.arguments) :]
         for rid, v in zip(arch.arguments, in_registers, strict=False):
             em.uc.reg_write(rid, v)
         em.prepare_stack(on_stack)
-        _initial_registers(em, plan.get("registers", {}))
+        _initial_registers(em, plan.registers)
         stop, elapsed_ms = em.run(entry, em.sentinel)
         result = int(em.uc.reg_read(arch.result)) & arch.mask
         returned: ReturnValue | None = None
@@ -911,6 +911,6 @@ def emulate(plan: dict[str, Any]) -> Run:
             )
         return em.result(stop, elapsed_ms, return_value=returned)
     em.prepare_stack([])
-    _initial_registers(em, plan.get("registers", {}))
-    stop, elapsed_ms = em.run(entry, em.runtime(plan["until"]))
+    _initial_registers(em, plan.registers)
+    stop, elapsed_ms = em.run(entry, em.runtime(plan.until))
     return em.result(stop, elapsed_ms, registers=em.registers())

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import importlib.util
 from importlib import metadata
-from typing import Any
 
 import msgspec
 
 from rea.plugin import (
+    Arguments,
     Evidence,
     JSONObject,
+    JSONValue,
     OperationResult,
     ProviderIdentity,
     ReaError,
@@ -23,11 +24,25 @@ from rea.plugin import (
     ToolDef,
     ToolEffects,
     WorkerChannel,
+    arg_int,
+    arg_list,
+    arg_object,
+    arg_str,
     invalid_request,
     issue,
     memory_limit_setting,
     python_worker_spec,
     verify_unchanged,
+)
+from rea_plugins.emulation.plan import (
+    FileRange,
+    Image,
+    Plan,
+    PlanLimits,
+    RelocationTable,
+    Section,
+    Segment,
+    Value,
 )
 from rea_plugins.emulation.shapes import Emulation, Limits, Run
 
@@ -200,32 +215,34 @@ def _hex(value: int) -> str:
 # -- the load image --------------------------------------------------------------------------------------
 
 
-def _image(call: ToolCall, target: Target) -> dict[str, Any]:
+def _image(call: ToolCall, target: Target) -> Image:
     """Segments, sections, dynamic relocation tables and imports of the open target (cached per target)."""
     session = call.session
     provider = session.provider.descriptor.id if session.provider else ""
+    key = (target.sha256, provider)
     cached = session.state.get(_IMAGE)
-    if isinstance(cached, dict) and cached.get("key") == (target.sha256, provider):
-        image: dict[str, Any] = cached["image"]
-        return image
+    if isinstance(cached, tuple) and cached[0] == key and isinstance(cached[1], Image):
+        return cached[1]
     listed = session.execute("list_segments", {}, call.ctx).normalized["segments"]
     regions = [
-        {
-            "name": str(r["name"]),
-            "start": int(r["start"], 16),
-            "end": int(r["end"], 16),
-            "permissions": r.get("permissions") or "",
-            "file_offset": int(r.get("file_offset") or 0),
-            "file_size": int(r.get("file_size") or 0),
-            "kind": r.get("kind"),
-        }
+        (
+            r.get("kind"),
+            Segment(
+                name=str(r["name"]),
+                start=int(r["start"], 16),
+                end=int(r["end"], 16),
+                permissions=r.get("permissions") or "",
+                file_offset=int(r.get("file_offset") or 0),
+                file_size=int(r.get("file_size") or 0),
+            ),
+        )
         for r in listed
         if isinstance(r.get("start"), str) and isinstance(r.get("end"), str)
     ]
-    segments = [r for r in regions if r["kind"] == "segment"] or [r for r in regions if r["kind"] == "section"]
+    segments = [r for kind, r in regions if kind == "segment"] or [r for kind, r in regions if kind == "section"]
     # A segment without permissions (Mach-O's __PAGEZERO) is a guard, never mapped.
-    segments = [s for s in segments if s["permissions"].strip("-") and s["end"] > s["start"]]
-    sections = [r for r in regions if r["kind"] == "section"]
+    segments = [s for s in segments if s.permissions.strip("-") and s.end > s.start]
+    sections = [r for kind, r in regions if kind == "section"]
     relocations = []
     if target.format == "elf":
         for r in sections:
@@ -235,15 +252,15 @@ def _image(call: ToolCall, target: Target) -> dict[str, Any]:
                 ".rel.dyn": "rel",
                 ".rel.plt": "rel",
                 ".relr.dyn": "relr",
-            }.get(r["name"])
-            if kind and r["file_size"]:
-                relocations.append({"file_offset": r["file_offset"], "size": r["file_size"], "kind": kind})
+            }.get(r.name)
+            if kind and r.file_size:
+                relocations.append(RelocationTable(file_offset=r.file_offset, size=r.file_size, kind=kind))
     symbols = {
-        r["name"].lstrip("."): {"file_offset": r["file_offset"], "size": r["file_size"]}
+        r.name.lstrip("."): FileRange(file_offset=r.file_offset, size=r.file_size)
         for r in sections
-        if r["name"] in (".dynsym", ".dynstr", ".symtab", ".strtab") and r["file_size"]
+        if r.name in (".dynsym", ".dynstr", ".symtab", ".strtab") and r.file_size
     }
-    executable = [(s["start"], s["end"]) for s in segments if "x" in s["permissions"]]
+    executable = [(s.start, s.end) for s in segments if "x" in s.permissions]
     imports: dict[int, str] = {}
     offset: int | None = 0
     while offset is not None:
@@ -263,78 +280,83 @@ def _image(call: ToolCall, target: Target) -> dict[str, Any]:
                     imports.setdefault(int(n["address"], 16), str(n["name"]))
             offset = page.get("next_offset")
     rows = [
-        [address, name, "code" if any(lo <= address < hi for lo, hi in executable) else "slot"]
+        (address, name, "code" if any(lo <= address < hi for lo, hi in executable) else "slot")
         for address, name in sorted(imports.items())
     ]
-    image = {
-        "path": target.resolved_path,
-        "segments": [
-            {k: s[k] for k in ("name", "start", "end", "permissions", "file_offset", "file_size")} for s in segments
-        ],
-        "sections": [{"name": s["name"], "start": s["start"], "end": s["end"]} for s in sections],
-        "relocations": relocations,
-        "symbols": symbols if target.format == "elf" else {},
-        "imports": rows,
-    }
-    session.state[_IMAGE] = {"key": (target.sha256, provider), "image": image}
+    image = Image(
+        path=target.resolved_path,
+        segments=segments,
+        sections=[Section(name=s.name, start=s.start, end=s.end) for s in sections],
+        relocations=relocations,
+        symbols=symbols if target.format == "elf" else {},
+        imports=rows,
+    )
+    session.state[_IMAGE] = (key, image)
     return image
 
 
 # -- arguments -------------------------------------------------------------------------------------------
 
 
-def _integer(value: int | str) -> int:
-    """A register-wide value: two's complement in 64 bits (the worker narrows it to the architecture's width)."""
-    return (int(value, 16) if isinstance(value, str) else value) & ((1 << 64) - 1)
+def _integer(value: JSONValue, path: str) -> int:
+    """A register-wide value (an integer, or hex text): two's complement in 64 bits (the worker narrows it to the
+    architecture's width)."""
+    if isinstance(value, str):
+        return int(value, 16) & ((1 << 64) - 1)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value & ((1 << 64) - 1)
+    raise invalid_request(f"{path} must be an integer or hex text", [issue(path, "invalid_type", "an integer")])
 
 
-def _value(value: Any, path: str) -> dict[str, Any]:
-    if isinstance(value, int | str):
-        return {"int": _integer(value)}
-    out: dict[str, Any] = {}
+def _value(value: JSONValue, path: str) -> Value:
+    if isinstance(value, int | str) and not isinstance(value, bool):
+        return Value(integer=_integer(value, path))
+    if not isinstance(value, dict):
+        raise invalid_request(f"{path} must be an integer or an object", [issue(path, "invalid_type", "a value")])
     if "pointers" in value:
         if len(value) > 1:
             raise invalid_request(
                 "a pointer array takes nothing else", [issue(path, "invalid_value", "pointers with other fields")]
             )
-        return {"pointers": [_value(v, f"{path}/pointers/{i}") for i, v in enumerate(value["pointers"])]}
+        pointers = arg_list(value, "pointers") or []
+        return Value(pointers=[_value(v, f"{path}/pointers/{i}") for i, v in enumerate(pointers)])
     if "address" in value:
         if len(value) > 1:
             raise invalid_request(
                 "an address argument takes nothing else", [issue(path, "invalid_value", "address with buffer fields")]
             )
-        return {"address": int(value["address"], 16)}
+        return Value(address=int(arg_str(value, "address", ""), 16))
     data = b""
     if "text" in value:
-        data = value["text"].encode("utf-8") + b"\0"
+        data = arg_str(value, "text", "").encode("utf-8") + b"\0"
     if "hex" in value:
         if "text" in value:
             raise invalid_request("give text or hex, not both", [issue(path, "invalid_value", "text and hex")])
-        data = bytes.fromhex(value["hex"])
-    size = int(value.get("size") or 0)
+        data = bytes.fromhex(arg_str(value, "hex", ""))
+    size = arg_int(value, "size", 0)
     if size and size < len(data):
         raise invalid_request(
             f"size {size} is smaller than the {len(data)} bytes given",
             [issue(f"{path}/size", "invalid_value", "smaller than the data")],
         )
-    out = {"bytes": data, "capacity": max(size, len(data))}
-    if out["capacity"] > MAX_BUFFER:
+    capacity = max(size, len(data))
+    if capacity > MAX_BUFFER:
         raise invalid_request("a buffer is at most 16 MiB", [issue(path, "invalid_value", "buffer too large")])
-    return out
+    return Value(data=data, capacity=capacity)
 
 
-def _limits(args: dict[str, Any]) -> dict[str, int]:
-    got = {name: int(args.get(name, default)) for name, (default, _lo, _hi) in DEFAULTS.items()}
-    return {
-        "max_instructions": got["max_instructions"],
-        "timeout_ms": got["timeout_ms"],
-        "max_memory_bytes": got["max_memory_mb"] << 20,
-        "stack_bytes": got["stack_kb"] << 10,
-        "heap_bytes": got["heap_kb"] << 10,
-        "max_calls": got["max_calls"],
-        "max_written_bytes": got["max_written_bytes"],
-        "max_buffer_bytes": got["max_written_bytes"],
-    }
+def _limits(args: Arguments) -> PlanLimits:
+    got = {name: arg_int(args, name, default) for name, (default, _lo, _hi) in DEFAULTS.items()}
+    return PlanLimits(
+        max_instructions=got["max_instructions"],
+        timeout_ms=got["timeout_ms"],
+        max_memory_bytes=got["max_memory_mb"] << 20,
+        stack_bytes=got["stack_kb"] << 10,
+        heap_bytes=got["heap_kb"] << 10,
+        max_calls=got["max_calls"],
+        max_written_bytes=got["max_written_bytes"],
+        max_buffer_bytes=got["max_written_bytes"],
+    )
 
 
 def _resolve_procedure(call: ToolCall, target: Target, text: str) -> tuple[int, str | None]:
@@ -404,14 +426,15 @@ def _workers(call: ToolCall) -> Workers:
     return workers
 
 
-def _run(call: ToolCall, plan: dict[str, Any]) -> Run:
+def _run(call: ToolCall, plan: Plan) -> Run:
     channel = _workers(call).channel
     try:
         reply = channel.request(
             "emulate",
-            plan,
+            # As msgpack builtins (a buffer's bytes stay bytes); the worker converts it back.
+            msgspec.to_builtins(plan, builtin_types=(bytes,)),
             call.ctx,
-            deadline_s=plan["limits"]["timeout_ms"] / 1000 + 60,
+            deadline_s=plan.limits.timeout_ms / 1000 + 60,
             phase="emulating",
             announce=True,
         )
@@ -427,41 +450,53 @@ def _emulate(call: ToolCall, mode: str) -> Evidence:
     args = call.args
     image = _image(call, target)
     limits = _limits(args)
-    plan: dict[str, Any] = {**image, "arch": target.architecture, "mode": mode, "limits": limits}
-    plan["import_returns"] = {str(k): _integer(v) for k, v in args.get("import_returns", {}).items()}
-    plan["registers"] = {k.lower(): _value(v, f"registers/{k}") for k, v in args.get("registers", {}).items()}
+    returns = arg_object(args, "import_returns") or {}
+    registers = arg_object(args, "registers") or {}
     name: str | None = None
     end: str | None = None
+    until = 0
+    arguments: list[Value] = []
     if mode == "procedure":
-        entry, name = _resolve_procedure(call, target, args["procedure"])
-        plan["arguments"] = [_value(v, f"arguments/{i}") for i, v in enumerate(args.get("arguments", []))]
+        entry, name = _resolve_procedure(call, target, arg_str(args, "procedure", ""))  # required by the schema
+        arguments = [_value(v, f"arguments/{i}") for i, v in enumerate(arg_list(args, "arguments") or [])]
     else:
-        entry = int(args["start"], 16)
-        plan["until"] = int(args["end"], 16)
-        end = _hex(plan["until"])
+        entry = int(arg_str(args, "start", ""), 16)  # start and end: required by the schema
+        until = int(arg_str(args, "end", ""), 16)
+        end = _hex(until)
         name = _name_at(call, target, entry)
     # An odd ARM address is Thumb code (the symbol's low bit), run from the even address.
-    plan["thumb"] = target.architecture == "arm" and bool(entry & 1)
-    plan["entry"] = entry & ~1 if plan["thumb"] else entry
+    thumb = target.architecture == "arm" and bool(entry & 1)
+    plan = Plan(
+        image=image,
+        arch=target.architecture or "",
+        mode=mode,
+        limits=limits,
+        entry=entry & ~1 if thumb else entry,
+        thumb=thumb,
+        until=until,
+        import_returns={str(k): _integer(v, f"import_returns/{k}") for k, v in returns.items()},
+        registers={k.lower(): _value(v, f"registers/{k}") for k, v in registers.items()},
+        arguments=arguments,
+    )
     verify_unchanged(target, ctx=call.ctx)
     run = _run(call, plan)
     ran = msgspec.structs.asdict(run)
     stop = run.stop
     if stop.reason not in ("returned",) and stop.pc.startswith("0x"):
         pc = int(stop.pc, 16)
-        if any(s["start"] <= pc < s["end"] for s in image["segments"]):
+        if any(s.start <= pc < s.end for s in image.segments):
             ran["stop"] = msgspec.structs.replace(stop, procedure=_name_at(call, target, pc))
     result = Emulation(
         **ran,
         procedure=name,
-        start=_hex(plan["entry"]),
+        start=_hex(plan.entry),
         end=end,
         limits=Limits(
-            max_instructions=limits["max_instructions"],
-            timeout_ms=limits["timeout_ms"],
-            max_memory_bytes=limits["max_memory_bytes"],
-            stack_bytes=limits["stack_bytes"],
-            heap_bytes=limits["heap_bytes"],
+            max_instructions=limits.max_instructions,
+            timeout_ms=limits.timeout_ms,
+            max_memory_bytes=limits.max_memory_bytes,
+            stack_bytes=limits.stack_bytes,
+            heap_bytes=limits.heap_bytes,
         ),
         engine=f"unicorn {unicorn_version()}",
     )
