@@ -24,6 +24,7 @@ from rea.config import integer_setting
 from rea.errors import ReaError
 from rea.evidence import Evidence
 from rea.process import leftovers
+from rea.records import JSONObject
 from rea.sizes import measured_length
 
 LEDGER_MEMORY_MB = integer_setting(
@@ -59,7 +60,7 @@ def _missing(evidence_id: str, path: str, cached: bool = False) -> ReaError:
     )
 
 
-def _presents(record: Evidence, value: dict[str, Any]) -> bool:
+def _presents(record: Evidence, value: JSONObject) -> bool:
     """Whether ``value`` is ``record`` in the lean presentation (its results compared by canonical digest, so a
     large Struct result is never converted to builtins)."""
     lean = ev_mod.lean(record)
@@ -188,7 +189,7 @@ class Ledger:
                 self.record(found)
         return found
 
-    def _lean(self, value: dict[str, Any], path: str) -> Evidence:
+    def _lean(self, value: JSONObject, path: str) -> Evidence:
         """A lean record (rea.presentation) stands for its retained original: it is not self-authenticating, so it
         is accepted only as that original presents, and the original is what the tool reads."""
         eid = value.get("evidence_id")

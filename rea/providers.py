@@ -9,7 +9,8 @@ import msgspec
 
 from rea.arguments import Arguments
 from rea.context import CallContext
-from rea.evidence import as_object
+from rea.evidence import Location, Parameters, as_object
+from rea.records import JSONObject
 from rea.target import Target
 
 ProviderKind = Literal["static", "deep", "dynamic"]
@@ -88,7 +89,7 @@ class OperationResult(msgspec.Struct, kw_only=True):
     normalized: Any
     raw: Any = None
     limitations: list[str] = msgspec.field(default_factory=list)
-    locations: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    locations: list[Location] = msgspec.field(default_factory=list)
     confidence: Literal["observed", "derived", "inferred"] = "observed"
 
     @classmethod
@@ -122,7 +123,7 @@ class AnalysisClient(abc.ABC):
         """Release every owned resource (engine, worker, temp files)."""
         return CloseOutcome()
 
-    def lineage(self) -> list[dict[str, Any]]:
+    def lineage(self) -> list[JSONObject]:
         """Ownership observations of started processes (dynamic providers)."""
         return []
 
@@ -153,7 +154,7 @@ class AnalysisProvider(abc.ABC):
             )
         return TargetSupport(status="supported", reason="format and architecture supported")
 
-    def analysis_profile(self, target: Target) -> dict[str, Any]:
+    def analysis_profile(self, target: Target) -> Parameters:
         """Parameters that shape this provider's results; part of Evidence identity."""
         return {}
 

@@ -14,8 +14,7 @@ import site
 import sys
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from rea.context import CallContext
 from rea.errors import CODES, ReaError, cancelled
@@ -23,6 +22,7 @@ from rea.process import frames
 from rea.process.owned import OwnedProcess, ProcessSpec, now_iso, status_details
 from rea.process.worker import OUT_OF_MEMORY
 from rea.providers import AnalysisClient, CloseOutcome
+from rea.records import JSONObject, JSONValue
 
 POLL_S = 0.05
 HEARTBEAT_S = 1.0
@@ -55,7 +55,7 @@ class WorkerChannel:
         self._lock = threading.RLock()
         self._request_lock = threading.Lock()
         self._closed = False
-        self._observations: list[dict[str, Any]] = []
+        self._observations: list[JSONObject] = []
         self._leftover: list[OwnedProcess] = []
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -142,7 +142,7 @@ class WorkerChannel:
         with self._lock:
             self._closed = False
 
-    def lineage(self) -> list[dict[str, Any]]:
+    def lineage(self) -> list[JSONObject]:
         out = list(self._observations)
         proc = self.proc
         if proc is not None and proc.running:
@@ -158,7 +158,7 @@ class WorkerChannel:
     def request(
         self,
         op: str,
-        params: dict[str, Any],
+        params: Mapping[str, JSONValue],
         ctx: CallContext,
         *,
         deadline_s: float,
@@ -186,7 +186,7 @@ class WorkerChannel:
             try:
                 frames.write_all(
                     proc.stdin.fileno(),
-                    frames.encode(frames.Request(id=rid, op=op, params=params), self.max_frame_bytes),
+                    frames.encode(frames.Request(id=rid, op=op, params=dict(params)), self.max_frame_bytes),
                 )
             except frames.ProtocolError as exc:
                 raise ReaError(
@@ -385,7 +385,13 @@ class WorkerClient(AnalysisClient):
         return self.channel.pid
 
     def request(
-        self, op: str, params: dict[str, Any], ctx: CallContext, budget_ms: int, phase: str, announce: bool = False
+        self,
+        op: str,
+        params: Mapping[str, JSONValue],
+        ctx: CallContext,
+        budget_ms: int,
+        phase: str,
+        announce: bool = False,
     ) -> frames.Reply:
         return self.channel.request(
             op,
@@ -400,5 +406,5 @@ class WorkerClient(AnalysisClient):
     def close(self) -> CloseOutcome:
         return self.channel.close()
 
-    def lineage(self) -> list[dict[str, Any]]:
+    def lineage(self) -> list[JSONObject]:
         return self.channel.lineage()

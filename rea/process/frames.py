@@ -12,6 +12,9 @@ from typing import Any
 
 import msgspec
 
+from rea.arguments import Arguments
+from rea.records import JSONObject
+
 HEADER = struct.Struct(">I")
 DEFAULT_MAX_FRAME_BYTES = 512 * 1024 * 1024
 
@@ -19,7 +22,7 @@ DEFAULT_MAX_FRAME_BYTES = 512 * 1024 * 1024
 class Request(msgspec.Struct, tag="request", kw_only=True):
     id: int
     op: str
-    params: dict[str, Any] = {}
+    params: Arguments = {}
 
 
 class Progress(msgspec.Struct, tag="progress", kw_only=True):
@@ -58,7 +61,7 @@ class Failure(msgspec.Struct, tag="failure", kw_only=True):
     code: str
     message: str
     remediation: str = ""
-    details: dict[str, Any] = {}
+    details: JSONObject = {}
 
 
 Incoming = Request | Progress | Reply | Failure

@@ -34,6 +34,7 @@ from rea.errors import ReaError
 from rea.process import confine, leftovers, procfs
 from rea.process.sandbox import Isolation, SandboxPolicy, wrap
 from rea.providers import CloseOutcome
+from rea.records import JSONObject
 
 LAUNCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py")
 # Variables a process inherits by default; everything else is explicit.
@@ -62,7 +63,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def status_details(returncode: int | None) -> dict[str, Any]:
+def status_details(returncode: int | None) -> JSONObject:
     """``exit_status`` (and ``signal`` when a signal ended it) for errors and lineage."""
     if returncode is None:
         return {"exit_status": None}
@@ -263,17 +264,22 @@ class OwnedProcess:
             master, slave = os.openpty()
             _set_winsize(slave, spec.terminal_size)
             self.terminal_fd = master
-            stdio: dict[str, Any] = {"stdin": slave, "stdout": slave, "stderr": slave}
+            stdin = stdout = stderr = slave
         else:
             pipe_or_null = {"pipe": subprocess.PIPE, "tail": subprocess.PIPE, "null": subprocess.DEVNULL}
-            stdio = {
-                "stdin": pipe_or_null[spec.stdin],
-                "stdout": pipe_or_null[spec.stdout],
-                "stderr": pipe_or_null[spec.stderr],
-            }
+            stdin, stdout, stderr = pipe_or_null[spec.stdin], pipe_or_null[spec.stdout], pipe_or_null[spec.stderr]
 
         def spawn() -> subprocess.Popen[bytes]:
-            return subprocess.Popen(command, env=env, cwd=cwd, start_new_session=True, close_fds=True, **stdio)
+            return subprocess.Popen(
+                command,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+                close_fds=True,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+            )
 
         try:
             self._popen = _SPAWNER.run(spawn)
@@ -371,9 +377,9 @@ class OwnedProcess:
         for info in infos:
             self._seen[(info.pid, info.start)] = info
 
-    def observe(self, event: str) -> dict[str, Any]:
+    def observe(self, event: str) -> JSONObject:
         """The contract's lineage snapshot: ``verified`` with pids and descendants, or ``unavailable``."""
-        base: dict[str, Any] = {
+        base: JSONObject = {
             "provider_id": self.spec.owner,
             "resource": self.spec.resource,
             "event": event,
@@ -408,7 +414,7 @@ class OwnedProcess:
                 "isolation": msgspec.to_builtins(self.isolation),
             }
 
-    def send_signal(self, sig: int) -> dict[str, Any]:
+    def send_signal(self, sig: int) -> JSONObject:
         """Signal the process group; only while the leader is unreaped. The delivery result is returned.
 
         Under bubblewrap the signal goes to the sandboxed program (the session members below bubblewrap's
@@ -429,7 +435,7 @@ class OwnedProcess:
                 return {"signal": name, "delivered": False, "reason": "permission denied"}
             return {"signal": name, "delivered": True}
 
-    def _signal_sandboxed(self, sig: int, name: str) -> dict[str, Any]:
+    def _signal_sandboxed(self, sig: int, name: str) -> JSONObject:
         table = procfs.scan()
         launcher = {i.pid for i in table.values() if i.ppid == self.pid} | {self.pid}
         program = [

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
@@ -128,12 +128,39 @@ class Bind(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     source: str | None = None
 
 
+class ProcessBound(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """How many processes a sandboxed program may run, and what enforces it."""
+
+    # None where nothing bounds it (uid 0 without a pids cgroup).
+    max: int | None
+    by: Literal["pids cgroup", "RLIMIT_NPROC", "none"]
+    # Under RLIMIT_NPROC: the limit set, the uid's running processes counted in.
+    rlimit: int | None = None
+    counts: str | None = None
+    reason: str | None = None
+
+
+class Policy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What confined one process, said plainly: bubblewrap's binds, network, user and lifetime, or, without a
+    sandbox, what the program can reach."""
+
+    filesystem: str | None = None
+    writable_roots: list[str] | None = None
+    readable_roots: list[str] | None = None
+    network: str
+    user: str | None = None
+    privileges: str | None = None
+    processes: ProcessBound
+    lifetime: str | None = None
+    reachable: list[str] | None = None
+
+
 class Isolation(msgspec.Struct, frozen=True, kw_only=True):
     """The isolation that applied to one process, as captures record it."""
 
     sandbox: str  # "bubblewrap" or "none"
     reason: str = ""
-    policy: dict[str, Any] | None = None
+    policy: Policy | None = None
     # The pids cgroup the process runs in (its owner lists and releases what is left there), if any.
     cgroup: str | None = None
     # Under bubblewrap, everything of the filesystem the program was given, in mount order.
@@ -238,25 +265,25 @@ def _homes() -> list[str]:
     return sorted({os.path.realpath(h) for h in found if h and os.path.realpath(h) != "/"})
 
 
-def _bound_processes(limit: int) -> tuple[str | None, int, dict[str, Any]]:
+def _bound_processes(limit: int) -> tuple[str | None, int, ProcessBound]:
     """(cgroup, RLIMIT_NPROC, record): a pids cgroup where rea can make one, else RLIMIT_NPROC where it binds."""
     cgroup, why = confine.pids_cgroup(limit)
     if cgroup is not None:
-        return cgroup, 0, {"max": limit, "by": "pids cgroup", "counts": "processes and threads"}
+        return cgroup, 0, ProcessBound(max=limit, by="pids cgroup", counts="processes and threads")
     if os.getuid() == 0:
-        return None, 0, {"max": None, "by": "none", "reason": f"{why}; RLIMIT_NPROC does not bind uid 0"}
+        return None, 0, ProcessBound(max=None, by="none", reason=f"{why}; RLIMIT_NPROC does not bind uid 0")
     # RLIMIT_NPROC counts every process of the uid: the bound is the ones running now plus the limit.
     mine = sum(1 for i in procfs.scan().values() if _uid(i.pid) == os.getuid())
     return (
         None,
         mine + limit,
-        {
-            "max": limit,
-            "by": "RLIMIT_NPROC",
-            "rlimit": mine + limit,
-            "counts": "processes and threads",
-            "reason": f"{why}; RLIMIT_NPROC counts every process of uid {os.getuid()}",
-        },
+        ProcessBound(
+            max=limit,
+            by="RLIMIT_NPROC",
+            rlimit=mine + limit,
+            counts="processes and threads",
+            reason=f"{why}; RLIMIT_NPROC counts every process of uid {os.getuid()}",
+        ),
     )
 
 
@@ -356,19 +383,19 @@ def wrap(argv: list[str], policy: SandboxPolicy, private_dir: str, cwd: str) -> 
         )
     else:
         user = f"uid {SANDBOX_UID} in a user namespace (uid {os.getuid()} on the host, no capabilities)"
-    record = {
-        "filesystem": "only the binds: the system's library and runtime trees and part of /etc read-only, the "
+    record = Policy(
+        filesystem="only the binds: the system's library and runtime trees and part of /etc read-only, the "
         "program, the writable roots and the private directory (its home); private /tmp and /dev/shm",
-        "writable_roots": roots,
-        **({"readable_roots": readable} if readable else {}),
-        "network": "host (loopback allowed; other addresses are not blocked)"
+        writable_roots=roots,
+        readable_roots=readable or None,
+        network="host (loopback allowed; other addresses are not blocked)"
         if policy.allow_loopback
         else "none (own network namespace)",
-        "user": user,
-        "privileges": "no new privileges, all capabilities dropped",
-        "processes": processes,
-        "lifetime": "dies with the rea server; its pid namespace ends every process it started",
-    }
+        user=user,
+        privileges="no new privileges, all capabilities dropped",
+        processes=processes,
+        lifetime="dies with the rea server; its pid namespace ends every process it started",
+    )
     return confine.command(cmd, cgroup=cgroup, nproc=nproc, give=give, user=run_as), Isolation(
         sandbox="bubblewrap", policy=record, cgroup=cgroup, binds=_recorded(binds)
     )
@@ -557,11 +584,11 @@ def unsandboxed(argv: list[str], policy: SandboxPolicy, failure: str) -> tuple[l
                 details={"reason": "network_isolation_unavailable", "sandbox": "none"},
             )
     cgroup, nproc, processes = _bound_processes(policy.max_tasks)
-    record = {
-        "network": "none (own network namespace, without bubblewrap)" if no_network else "host (any address)",
-        "processes": processes,
-        "reachable": reachable_unsandboxed(no_network, cgroup is not None),
-    }
+    record = Policy(
+        network="none (own network namespace, without bubblewrap)" if no_network else "host (any address)",
+        processes=processes,
+        reachable=reachable_unsandboxed(no_network, cgroup is not None),
+    )
     return (
         confine.command(argv, cgroup=cgroup, nproc=nproc, no_network=no_network),
         Isolation(sandbox="none", reason=failure, policy=record, cgroup=cgroup),

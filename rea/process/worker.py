@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from rea.arguments import Arguments
 from rea.errors import CODES, ReaError
 from rea.process import frames
 
@@ -49,7 +50,8 @@ class Reporter:
         frames.write_all(self.out_fd, frames.encode(frames.Progress(id=self.request_id, message=message)))
 
 
-Route = Callable[[dict[str, Any], Reporter], Any]
+# A route reads the request's parameters (the call's arguments, or what its client sent) and returns the reply.
+Route = Callable[[Arguments, Reporter], Any]
 
 
 def operation_routes(
@@ -60,7 +62,7 @@ def operation_routes(
     ``(normalized, raw)`` is the reply."""
 
     def route_for(op: str, holder: str, method: str) -> Route:
-        def route(params: dict[str, Any], reporter: Reporter) -> Result:
+        def route(params: Arguments, reporter: Reporter) -> Result:
             ready(op, reporter)
             normalized, raw = getattr(getattr(holders, holder), method)(params)
             return Result(normalized=normalized, raw=raw)

@@ -206,7 +206,7 @@ def test_under_a_root_server_the_program_is_not_root_on_the_host(bwrap: str, tmp
         )
     )
     try:
-        assert proc.isolation.policy is not None and "on the host" in proc.isolation.policy["user"]
+        assert proc.isolation.policy is not None and "on the host" in (proc.isolation.policy.user or "")
         sleeper = wait_for(lambda: _in_session(proc.pid, "sleep"), "the sandboxed sleep")
         status = Path(f"/proc/{sleeper}/status").read_text().splitlines()
         uids = next(line for line in status if line.startswith("Uid:"))

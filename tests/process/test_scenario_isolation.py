@@ -385,7 +385,7 @@ def test_an_owned_sandboxed_process_releases_its_pids_cgroup(tmp_path: Path, bwr
     if cgroup is None:
         proc.terminate(0.2)
         pytest.skip(f"no pids cgroup here: {proc.isolation.policy}")
-    assert (proc.isolation.policy or {})["processes"]["max"] == 10
+    assert proc.isolation.policy is not None and proc.isolation.policy.processes.max == 10
     assert Path(cgroup, "pids.max").read_text().strip() == "10"
     assert proc.terminate(0.2).remaining == ()
     assert not Path(cgroup).exists()
