@@ -10,6 +10,7 @@ import subprocess
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
 import pytest
 
 from rea import evidence as ev_mod
@@ -77,7 +78,7 @@ def test_a_long_listing_answers_a_page_and_names_the_complete_record(opened: tup
     page = call_tool(session, "procedure_assembly", {"procedure": "main", "limit": 3}).evidence
     assert page is not None
     body = page.normalized_result
-    assert body["page"] == {"offset": 0, "limit": 3, "total": len(truth), "next_offset": 3}
+    assert msgspec.to_builtins(body["page"]) == {"offset": 0, "limit": 3, "total": len(truth), "next_offset": 3}
     complete = session.resolve_evidence(ev_mod.retained_reference(body["complete_evidence_id"]))
     assert [int(r["address"], 16) for r in complete.normalized_result["instructions"]] == truth
     assert body["instructions"] == complete.normalized_result["instructions"][:3]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from rea.plugin import (
+    Arguments,
     Evidence,
     JSONObject,
     JSONValue,
@@ -13,6 +14,7 @@ from rea.plugin import (
     ToolCall,
     ToolDef,
     ToolMode,
+    arg_str,
     normalize_address,
 )
 from rea_plugins.binary.core import annotate
@@ -50,7 +52,27 @@ def _procedure_at(call: ToolCall, address: str | None) -> JSONObject | None:
     return None if address is None else containing(call, address)
 
 
-def _result(call: ToolCall, body: CurrentAddress | JSONObject) -> Evidence:
+# The answers (``CurrentDocument``, ``CurrentProcedure``, ``NavigationContext``, ``AddressContext``), every key said;
+# the document and the procedure as the provider answered them (an engine's JSON: another provider's keys are kept).
+
+
+class _Document(Record, frozen=True, kw_only=True):
+    document: JSONObject
+
+
+class _Here(Record, frozen=True, kw_only=True):
+    address: str | None
+    procedure: JSONObject | None
+
+
+class _Context(Record, frozen=True, kw_only=True):
+    mode: Literal["current_selection", "explicit_document"]
+    document: JSONObject
+    address: str | None
+    procedure: JSONObject | None
+
+
+def _result(call: ToolCall, body: CurrentAddress | Record) -> Evidence:
     return evidence(
         call,
         OperationResult(
@@ -61,7 +83,7 @@ def _result(call: ToolCall, body: CurrentAddress | JSONObject) -> Evidence:
 
 
 def _current_document(call: ToolCall) -> Evidence:
-    return _result(call, {"document": _document(call)})
+    return _result(call, _Document(document=_document(call)))
 
 
 def _current_address(call: ToolCall) -> Evidence:
@@ -72,15 +94,17 @@ def _current_address(call: ToolCall) -> Evidence:
 def _current_procedure(call: ToolCall) -> Evidence:
     check_document(call)
     address = cursor(call)
-    return _result(call, {"address": address, "procedure": _procedure_at(call, address)})
+    return _result(call, _Here(address=address, procedure=_procedure_at(call, address)))
 
 
 def _navigation_context(call: ToolCall) -> Evidence:
     check_document(call)
     address = cursor(call)
-    mode = "explicit_document" if call.args.get("document") else "current_selection"
+    mode: Literal["current_selection", "explicit_document"] = (
+        "explicit_document" if call.args.get("document") else "current_selection"
+    )
     return _result(
-        call, {"mode": mode, "document": _document(call), "address": address, "procedure": _procedure_at(call, address)}
+        call, _Context(mode=mode, document=_document(call), address=address, procedure=_procedure_at(call, address))
     )
 
 
@@ -99,15 +123,21 @@ class FacetUnavailable(Record, frozen=True, kw_only=True, omit_defaults=False):
     reason: str
 
 
-def _facet(call: ToolCall, operation: str, params: dict[str, Any], key: str) -> FacetOk | FacetUnavailable:
+def _facet(call: ToolCall, operation: str, params: Arguments, key: str) -> FacetOk | FacetUnavailable:
     if not call.session.supports(operation):
         return FacetUnavailable(reason=f"the bound provider does not offer {operation}")
     return FacetOk(value=run(call, operation, params).normalized.get(key))
 
 
+class _AddressFacets(Record, frozen=True, kw_only=True):
+    address: str
+    facets: dict[str, FacetOk | FacetUnavailable]
+    sources: dict[str, Literal["user", "rea", "provider"]]
+
+
 def _address_context(call: ToolCall) -> Evidence:
     check_document(call)
-    address = normalize_address(call.args["address"])
+    address = normalize_address(arg_str(call.args, "address", ""))  # required by the schema
     note = annotate.notebook(call).note(address)
     facets: dict[str, FacetOk | FacetUnavailable] = {
         "name": (
@@ -117,7 +147,7 @@ def _address_context(call: ToolCall) -> Evidence:
         ),
         "procedure": _facet(call, "resolve_containing_procedure", {"address": address}, "procedure"),
     }
-    sources = {"name": "user" if note.name is not None else "provider"}
+    sources: dict[str, Literal["user", "rea", "provider"]] = {"name": "user" if note.name is not None else "provider"}
     # rea's annotation store answers for every provider; a provider that keeps its own annotations (Hopper,
     # through address_annotations) fills what the analyst has not set in rea.
     engine = (
@@ -135,7 +165,7 @@ def _address_context(call: ToolCall) -> Evidence:
             sources[facet] = "rea"
     function = {k: getattr(note, k) for k in ("signature", "notes") if getattr(note, k) is not None}
     facets["function"] = FacetOk(value=function or None)
-    return evidence(call, OperationResult(normalized={"address": address, "facets": facets, "sources": sources}))
+    return evidence(call, OperationResult(normalized=_AddressFacets(address=address, facets=facets, sources=sources)))
 
 
 def tools() -> list[ToolDef]:

@@ -11,10 +11,13 @@ from rea.plugin import (
     RESULT_TYPES,
     Evidence,
     OperationResult,
+    Paged,
     ProcedureRows,
     ReferenceRows,
     ToolCall,
     ToolDef,
+    arg_int,
+    next_offset,
     runtime_observations,
 )
 from rea_plugins.binary.core import annotate
@@ -58,20 +61,17 @@ def _pseudo_code(call: ToolCall) -> Evidence:
     check_document(call)
     params = {k: v for k, v in params_of(call.args).items() if k not in ("offset", "limit")}
     result = run(call, "procedure_pseudo_code", params)
-    offset, limit = call.args.get("offset", 0), call.args.get("limit", 400)
+    offset, limit = arg_int(call.args, "offset", 0), arg_int(call.args, "limit", 400)
     body = result.normalized
     text = body.get("text") if isinstance(body, dict) else None
     if isinstance(text, str):
         rows = text.split("\n")
         if offset or len(rows) > limit:
-            end = offset + limit
-            lines = {
-                "offset": offset,
-                "limit": limit,
-                "total": len(rows),
-                "next_offset": end if end < len(rows) else None,
-            }
-            body = {**body, "text": "\n".join(rows[offset:end]), "lines": lines}
+            shown = rows[offset : offset + limit]
+            lines = Paged(
+                offset=offset, limit=limit, total=len(rows), next_offset=next_offset(offset, len(shown), len(rows))
+            )
+            body = {**body, "text": "\n".join(shown), "lines": lines}
             result = OperationResult(
                 normalized=body,
                 raw=result.raw,

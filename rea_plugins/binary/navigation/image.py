@@ -6,16 +6,22 @@ tools map addresses with them and read the target's own bytes, so they work on a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from rea.plugin import (
     Evidence,
+    JSONObject,
+    JSONValue,
     OperationResult,
     ReaError,
+    Record,
     ToolCall,
     ToolDef,
+    arg_int,
+    arg_str,
 )
 from rea_plugins.binary.core.regions import locate, read_file, region_file_offset, regions, require_mapped
 from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
@@ -26,11 +32,10 @@ DEFAULT_READ = 256
 ZERO_FILLED = "the address is in the zero-filled part of its region (no file bytes back it)"
 
 
-def _brief(region: dict[str, Any]) -> RegionBrief:
-    """The region as the answers name it; ``region`` is the provider's ``list_segments`` row (a key it leaves out
-    reads as null)."""
-    fields: dict[str, Any] = {k: region.get(k) for k in RegionBrief.__struct_fields__}
-    return RegionBrief(**fields)
+def _brief(region: JSONObject) -> RegionBrief:
+    """The region as the answers name it; ``region`` is the provider's ``list_segments`` row (the provider contract's
+    ``SegmentItem``, whose keys these are)."""
+    return msgspec.convert({k: region.get(k) for k in RegionBrief.__struct_fields__}, RegionBrief)
 
 
 def _result(call: ToolCall, body: object, limitations: list[str] | None = None) -> Evidence:
@@ -43,7 +48,7 @@ def _result(call: ToolCall, body: object, limitations: list[str] | None = None) 
 
 def _address_to_file_offset(call: ToolCall) -> Evidence:
     check_document(call)
-    address, where = require_mapped(call, call.args["address"])
+    address, where = require_mapped(call, arg_str(call.args, "address", ""))  # required by the schema
     region = where["region"]
     offset = region_file_offset(region, int(address, 16))
     body = FileOffset(
@@ -64,8 +69,8 @@ def _address_to_file_offset(call: ToolCall) -> Evidence:
 def _read_bytes(call: ToolCall) -> Evidence:
     check_document(call)
     target = call.session.require_target()
-    address, where = require_mapped(call, call.args["address"])
-    length = call.args.get("length", DEFAULT_READ)
+    address, where = require_mapped(call, arg_str(call.args, "address", ""))  # required by the schema
+    length = arg_int(call.args, "length", DEFAULT_READ)
     region = where["region"]
     start = int(address, 16)
     available = int(region["end"], 16) - start
@@ -105,6 +110,26 @@ def _read_bytes(call: ToolCall) -> Evidence:
 # -- inspect_native_load_image ------------------------------------------------------------------------
 
 
+class _LoadImage(Record, frozen=True, kw_only=True):
+    """The answer (``LoadImage``'s keys in the order it had as a dict): every key said, null where it is null; linkage
+    and mitigations only where the provider's binary_layout has them."""
+
+    # The provider's document and binary_layout parts go in as it gave them (an engine's JSON, null where it said
+    # null).
+    document: JSONObject
+    file_size: int
+    image_base: JSONValue
+    mapped_extent: Extent | None
+    units: Literal["segments", "sections"]
+    segments: list[LoadUnit]
+    section_count: int
+    entry: EntryPlace | None
+    writable_and_executable: list[str]
+    file_bytes_after_last_unit: int
+    linkage: JSONValue | UnsetType = UNSET
+    mitigations: JSONValue | UnsetType = UNSET
+
+
 def _load_image(call: ToolCall) -> Evidence:
     check_document(call)
     target = call.session.require_target()
@@ -115,7 +140,8 @@ def _load_image(call: ToolCall) -> Evidence:
     # PE images have sections only: they are the mapped units.
     units = segments or sections
     mapped = [u for u in units if u["size"] > 0 and u["permissions"] != "---"]
-    layout: dict[str, Any] = {}
+    # The provider's binary_layout answer (an engine's JSON): its linkage and mitigations go in as it gave them.
+    layout: JSONObject = {}
     lims: list[str] = []
     if call.session.supports("binary_layout"):
         layout = run(call, "binary_layout", {}).normalized
@@ -155,30 +181,23 @@ def _load_image(call: ToolCall) -> Evidence:
             section=sec["name"] if sec else None,
             executable=bool(host and "x" in host["permissions"]),
         )
-    # The provider's document and binary_layout answer go in as it gave them (null where it said null).
-    body: dict[str, Any] = {
-        "document": doc,
-        "file_size": target.size,
-        "image_base": layout.get("image_base")
-        or (min(mapped, key=lambda u: int(u["start"], 16))["start"] if mapped else None),
-        "mapped_extent": (
-            Extent(
-                start=min(mapped, key=lambda u: int(u["start"], 16))["start"],
-                end=max(mapped, key=lambda u: int(u["end"], 16))["end"],
-            )
-            if mapped
-            else None
+    first = min(mapped, key=lambda u: int(u["start"], 16)) if mapped else None
+    body = _LoadImage(
+        document=doc,
+        file_size=target.size,
+        image_base=layout.get("image_base") or (first["start"] if first else None),
+        mapped_extent=(
+            Extent(start=first["start"], end=max(mapped, key=lambda u: int(u["end"], 16))["end"]) if first else None
         ),
-        "units": "segments" if segments else "sections",
-        "segments": out_units,
-        "section_count": len(sections),
-        "entry": entry_info,
-        "writable_and_executable": [u["name"] for u in units if "w" in u["permissions"] and "x" in u["permissions"]],
-        "file_bytes_after_last_unit": max(0, target.size - file_end),
-    }
-    for key in ("linkage", "mitigations"):
-        if key in layout:
-            body[key] = layout[key]
+        units="segments" if segments else "sections",
+        segments=out_units,
+        section_count=len(sections),
+        entry=entry_info,
+        writable_and_executable=[u["name"] for u in units if "w" in u["permissions"] and "x" in u["permissions"]],
+        file_bytes_after_last_unit=max(0, target.size - file_end),
+        linkage=layout.get("linkage", UNSET),
+        mitigations=layout.get("mitigations", UNSET),
+    )
     return _result(call, body, lims)
 
 

@@ -8,14 +8,19 @@ record, as ``analyze_function`` does.
 
 from __future__ import annotations
 
-from typing import Any
-
 from rea.plugin import (
     RESULT_TYPES,
     Evidence,
+    JSONObject,
+    JSONValue,
     OperationResult,
+    Paged,
+    Record,
     ToolCall,
     ToolDef,
+    arg_bool,
+    arg_int,
+    arg_str,
     int_param,
     invalid_request,
     issue,
@@ -46,13 +51,22 @@ WINDOW_MAX = 200
 _SPLIT = ("mnemonic", "operands")
 
 
-def lean_row(row: dict[str, Any], split_operands: bool = False) -> dict[str, Any]:
+# An instruction row is the provider's JSON (the provider contract's keys, and any of its own): the tools keep it as
+# it came, less what says the text again.
+
+
+def lean_row(row: JSONObject, split_operands: bool = False) -> JSONObject:
     """One instruction row with its text said once (``symbolized`` where it differs, symbols that name something)."""
     out = {k: v for k, v in row.items() if k not in _SPLIT and k not in ("symbolized", "symbols")}
-    if row.get("symbolized") and row["symbolized"] != row.get("text"):
-        out["symbolized"] = row["symbolized"]
+    symbolized, symbols = row.get("symbolized"), row.get("symbols")
+    if symbolized and symbolized != row.get("text"):
+        out["symbolized"] = symbolized
     # A symbol that names nothing only repeats an address the text already shows.
-    named = [sym for sym in row.get("symbols") or () if sym.get("name") or sym.get("string")]
+    named: list[JSONValue] = (
+        [sym for sym in symbols or () if isinstance(sym, dict) and (sym.get("name") or sym.get("string"))]
+        if isinstance(symbols, list)
+        else []
+    )
     if named:
         out["symbols"] = named
     if split_operands:
@@ -60,15 +74,15 @@ def lean_row(row: dict[str, Any], split_operands: bool = False) -> dict[str, Any
     return out
 
 
-def lean_rows(rows: list[dict[str, Any]], split_operands: bool = False) -> list[dict[str, Any]]:
+def lean_rows(rows: list[JSONObject], split_operands: bool = False) -> list[JSONObject]:
     return [lean_row(r, split_operands) for r in rows]
 
 
 def _procedure_assembly(call: ToolCall) -> Evidence:
     check_document(call)
     args = call.args
-    split = bool(args.get("split_operands", False))
-    cap = args.get("max_instructions", MAX_ASSEMBLY)
+    split = arg_bool(args, "split_operands")
+    cap = arg_int(args, "max_instructions", MAX_ASSEMBLY)
     listing = run(call, "procedure_assembly", {"procedure": args["procedure"], "max_instructions": cap})
     body = {**listing.normalized, "instructions": lean_rows(listing.normalized["instructions"], split)}
     rows = body["instructions"]
@@ -87,7 +101,7 @@ def _procedure_assembly(call: ToolCall) -> Evidence:
     if offset == 0 and end == len(rows):
         return complete
     call.session.ledger.record(complete)
-    page = {"offset": offset, "limit": limit, "total": len(rows), "next_offset": end if end < len(rows) else None}
+    page = Paged(offset=offset, limit=limit, total=len(rows), next_offset=end if end < len(rows) else None)
     return evidence(
         call,
         OperationResult(
@@ -103,8 +117,8 @@ def _procedure_assembly(call: ToolCall) -> Evidence:
     )
 
 
-def _all_rows(call: ToolCall, procedure: str) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
+def _all_rows(call: ToolCall, procedure: str) -> list[JSONObject]:
+    rows: list[JSONObject] = []
     offset: int | None = 0
     while offset is not None:
         page = run(call, "read_function_instructions", {"procedure": procedure, "offset": offset, "limit": 1000})
@@ -113,10 +127,22 @@ def _all_rows(call: ToolCall, procedure: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _window(call: ToolCall) -> dict[str, Any]:
+class _Window(Record, frozen=True, kw_only=True):
+    """The instructions around an address: its procedure (as the provider names it), the rows, where they lie."""
+
+    address: str
+    name: str
+    instructions: list[JSONObject]
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None
+
+
+def _window(call: ToolCall) -> _Window:
     """``before`` and ``after`` instructions around the one that holds ``address``, in its procedure."""
     args = call.args
-    address = normalize_address(args["address"], "address")
+    address = normalize_address(arg_str(args, "address", ""), "address")  # given: the caller checked
     at = int(address, 16)
     owner = run(call, "resolve_containing_procedure", {"address": address}).normalized.get("procedure")
     if owner is None:
@@ -125,9 +151,9 @@ def _window(call: ToolCall) -> dict[str, Any]:
             [issue("address", "invalid_value", "the address lies outside every procedure")],
         )
     rows = _all_rows(call, owner["address"])
-    starts = [int(r["address"], 16) for r in rows]
+    starts = [int(str(r["address"]), 16) for r in rows]
     index = next((i for i in range(len(rows) - 1, -1, -1) if starts[i] <= at), None)
-    if index is None or at >= starts[index] + max(1, len(rows[index].get("bytes", "")) // 2):
+    if index is None or at >= starts[index] + max(1, len(str(rows[index].get("bytes", ""))) // 2):
         raise invalid_request(
             f"{address} is not inside a decoded instruction of {owner['name']}",
             [issue("address", "invalid_value", "no instruction holds the address")],
@@ -135,17 +161,17 @@ def _window(call: ToolCall) -> dict[str, Any]:
     before = int_param(args, "before", WINDOW_DEFAULT, 0, WINDOW_MAX)
     after = int_param(args, "after", WINDOW_DEFAULT, 0, WINDOW_MAX)
     lo, hi = max(0, index - before), min(len(rows), index + after + 1)
-    window = lean_rows(rows[lo:hi], bool(args.get("split_operands", False)))
+    window = lean_rows(rows[lo:hi], arg_bool(args, "split_operands"))
     window[index - lo]["at"] = True
-    return {
-        "address": owner["address"],
-        "name": owner["name"],
-        "instructions": window,
-        "offset": lo,
-        "limit": hi - lo,
-        "total": len(rows),
-        "next_offset": hi if hi < len(rows) else None,
-    }
+    return _Window(
+        address=owner["address"],
+        name=owner["name"],
+        instructions=window,
+        offset=lo,
+        limit=hi - lo,
+        total=len(rows),
+        next_offset=hi if hi < len(rows) else None,
+    )
 
 
 def _read_function_instructions(call: ToolCall) -> Evidence:
@@ -172,7 +198,7 @@ def _read_function_instructions(call: ToolCall) -> Evidence:
     result = run(call, "read_function_instructions", params)
     body = {
         **result.normalized,
-        "instructions": lean_rows(result.normalized["instructions"], bool(args.get("split_operands", False))),
+        "instructions": lean_rows(result.normalized["instructions"], arg_bool(args, "split_operands")),
     }
     return evidence(call, OperationResult(normalized=body, limitations=result.limitations))
 

@@ -8,15 +8,18 @@ procedure's entry (forward) or last instruction (backward) at its edges.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Literal
 
 from rea.plugin import (
     Evidence,
+    JSONObject,
     OperationResult,
     ReaError,
+    Record,
     ToolCall,
     ToolDef,
     ToolEffects,
+    arg_str,
     invalid_request,
     issue,
     normalize_address,
@@ -62,17 +65,18 @@ def instructions(call: ToolCall, procedure: str) -> list[str]:
 
 
 class _Procedures:
-    """Procedures by index in address order, read one at a time (a binary search needs few)."""
+    """Procedures by index in address order, read one at a time (a binary search needs few); each is the provider's
+    ``list_procedures`` row (an engine's JSON)."""
 
     def __init__(self, call: ToolCall) -> None:
         self.call = call
-        self.seen: dict[int, dict[str, Any]] = {}
+        self.seen: dict[int, JSONObject] = {}
         first = run(call, "list_procedures", {"offset": 0, "limit": 1}).normalized
         self.total: int = first["total"]
         if first["procedures"]:
             self.seen[0] = first["procedures"][0]
 
-    def at(self, index: int) -> dict[str, Any]:
+    def at(self, index: int) -> JSONObject:
         if index not in self.seen:
             self.call.ctx.check("cursor")
             page = run(self.call, "list_procedures", {"offset": index, "limit": 1}).normalized["procedures"]
@@ -84,7 +88,7 @@ class _Procedures:
         lo, hi = 0, self.total
         while lo < hi:
             mid = (lo + hi) // 2
-            start = int(self.at(mid)["address"], 16)
+            start = int(str(self.at(mid)["address"]), 16)
             if start > above or (not strictly and start == above):
                 hi = mid
             else:
@@ -92,11 +96,11 @@ class _Procedures:
         return lo
 
 
-def _last_instruction(call: ToolCall, procedure: dict[str, Any]) -> str:
+def _last_instruction(call: ToolCall, procedure: JSONObject) -> str:
     if procedure.get("kind") not in (None, "local", "thunk"):
         return str(procedure["address"])
     try:
-        found = instructions(call, procedure["address"])
+        found = instructions(call, str(procedure["address"]))
     except ReaError as exc:
         if exc.code not in ("invalid_request", "capability_unavailable"):
             raise
@@ -104,9 +108,28 @@ def _last_instruction(call: ToolCall, procedure: dict[str, Any]) -> str:
     return found[-1] if found else str(procedure["address"])
 
 
+# The answers (``CursorStep``, ``CursorMove``): every key said, the procedure as the provider answered
+# resolve_containing_procedure (an engine's JSON: another provider's keys are kept).
+
+
+class _Step(Record, frozen=True, kw_only=True):
+    address: str
+    previous_address: str
+    moved: bool
+    unit: Literal["instruction", "procedure"] | None
+    procedure: JSONObject | None
+
+
+class _Move(Record, frozen=True, kw_only=True):
+    address: str
+    previous_address: str | None
+    region: str
+    procedure: JSONObject | None
+
+
 def _step(call: ToolCall, forward: bool) -> Evidence:
     check_document(call)
-    given = call.args.get("address")
+    given = arg_str(call.args, "address")
     start = normalize_address(given) if given is not None else cursor(call)
     if start is None:
         raise invalid_request(
@@ -116,7 +139,7 @@ def _step(call: ToolCall, forward: bool) -> Evidence:
     here = int(start, 16)
     proc = containing(call, start)
     new: str | None = None
-    unit: str | None = None
+    unit: Literal["instruction", "procedure"] | None = None
     if proc is not None:
         try:
             addresses = instructions(call, proc["address"])
@@ -134,7 +157,7 @@ def _step(call: ToolCall, forward: bool) -> Evidence:
         if forward:
             index = procs.first_index(here, strictly=True)
             if index < procs.total:
-                new, unit = procs.at(index)["address"], "procedure"
+                new, unit = str(procs.at(index)["address"]), "procedure"
         else:
             edge = int(proc["address"], 16) if proc is not None else here
             index = procs.first_index(edge, strictly=False) - 1
@@ -144,13 +167,13 @@ def _step(call: ToolCall, forward: bool) -> Evidence:
     if new is not None:
         set_cursor(call, new)
     where = new or start
-    body = {
-        "address": where,
-        "previous_address": start,
-        "moved": moved,
-        "unit": unit,
-        "procedure": containing(call, where) if where != start else proc,
-    }
+    body = _Step(
+        address=where,
+        previous_address=start,
+        moved=moved,
+        unit=unit,
+        procedure=containing(call, where) if where != start else proc,
+    )
     lims = [_LIMITATION]
     if not moved:
         lims.append(f"no {'later' if forward else 'earlier'} instruction or procedure: the cursor stays at {start}")
@@ -159,15 +182,12 @@ def _step(call: ToolCall, forward: bool) -> Evidence:
 
 def _goto(call: ToolCall) -> Evidence:
     check_document(call)
-    address, where = require_mapped(call, call.args["address"])
+    address, where = require_mapped(call, arg_str(call.args, "address", ""))  # required by the schema
     previous = cursor(call)
     set_cursor(call, address)
-    body = {
-        "address": address,
-        "previous_address": previous,
-        "region": where["region"]["name"],
-        "procedure": containing(call, address),
-    }
+    body = _Move(
+        address=address, previous_address=previous, region=where["region"]["name"], procedure=containing(call, address)
+    )
     return evidence(call, OperationResult(normalized=body, limitations=[_LIMITATION]))
 
 
