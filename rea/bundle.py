@@ -1,4 +1,9 @@
-"""Evidence bundles: the manifest, the summary projection, atomic canonical export and validated import."""
+"""Evidence bundles: the manifest, the summary projection, atomic canonical export and validated import.
+
+A bundle is a JSON document whose canonical bytes (RFC 8785) are its identity, read back by other rea versions and
+by people: its parts are built as that JSON (``JSONObject``), member by member, rather than as records whose field
+order would not be the canonical one anyway.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from rea import annotations as ann_mod
 from rea import evidence as ev_mod
 from rea import unknowns as unk_mod
 from rea.annotations import Notebook
+from rea.arguments import Arguments, arg_object, arg_str
 from rea.canonical import canonical_digest, canonical_json
 from rea.context import CallContext
 from rea.errors import ReaError, invalid_request, issue
@@ -23,6 +29,7 @@ from rea.evidence import Evidence, ProviderIdentity
 from rea.files import file_kind, fsync_dir, open_regular
 from rea.nesting import nests_deeper_than
 from rea.process import leftovers
+from rea.records import JSONObject
 from rea.target import read_error
 from rea.unknowns import Registry as Unknowns
 
@@ -73,6 +80,19 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     providers: list[ProviderIdentity]
     record_count: int
     record_ids_digest: str
+
+
+class _Header(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The members before "records": the manifest, and the annotations when there are any (a bundle without any
+    keeps its earlier bytes)."""
+
+    bundle_version: int
+    artifacts: list[ArtifactIdentity]
+    providers: list[ProviderIdentity]
+    record_count: int
+    record_ids_digest: str
+    annotations: list[JSONObject] | None = None
+    annotations_digest: str | None = None
 
 
 def _provider_key(p: ProviderIdentity) -> tuple[str, str, str]:
@@ -127,34 +147,31 @@ def kept_unknowns(records: list[Evidence], registries: Iterable[Unknowns]) -> li
     return sorted((u for u in registries if u.unknowns and u.sha256 in described), key=lambda u: u.sha256)
 
 
-def _tail(registries: list[Unknowns]) -> dict[str, Any]:
+def _tail(registries: list[Unknowns]) -> JSONObject:
     """The members that sort after "records": the unknowns, when there are any."""
     if not registries:
         return {}
     return {"unknowns": [u.document() for u in registries], "unknowns_digest": unknowns_digest(registries)}
 
 
-def _header(m: Manifest, notebooks: list[Notebook]) -> dict[str, Any]:
-    head: dict[str, Any] = {
-        "bundle_version": BUNDLE_VERSION,
-        "artifacts": m.artifacts,
-        "providers": m.providers,
-        "record_count": m.record_count,
-        "record_ids_digest": m.record_ids_digest,
-    }
-    # Added only when there are annotations: a bundle without any keeps its earlier bytes.
-    if notebooks:
-        head["annotations"] = [nb.document() for nb in notebooks]
-        head["annotations_digest"] = annotations_digest(notebooks)
-    return head
+def _header(m: Manifest, notebooks: list[Notebook]) -> _Header:
+    return _Header(
+        bundle_version=BUNDLE_VERSION,
+        artifacts=m.artifacts,
+        providers=m.providers,
+        record_count=m.record_count,
+        record_ids_digest=m.record_ids_digest,
+        annotations=[nb.document() for nb in notebooks] if notebooks else None,
+        annotations_digest=annotations_digest(notebooks) if notebooks else None,
+    )
 
 
 def bundle_dict(
     records: Iterable[Evidence], notebooks: Iterable[Notebook] = (), unknowns: Iterable[Unknowns] = ()
-) -> dict[str, Any]:
+) -> JSONObject:
     """The complete bundle as JSON-ready builtins."""
     recs = sorted_records(records)
-    out: dict[str, Any] = msgspec.to_builtins(_header(manifest(recs), kept_annotations(recs, notebooks)))
+    out: JSONObject = msgspec.to_builtins(_header(manifest(recs), kept_annotations(recs, notebooks)))
     out["records"] = [ev_mod.to_builtins(r) for r in recs]
     out.update(_tail(kept_unknowns(recs, unknowns)))
     return out
@@ -184,7 +201,7 @@ def canonical_chunks(
 # -- summary projection -----------------------------------------------------------------
 
 
-def procedure_metadata(normalized: Any) -> dict[str, Any] | None:
+def procedure_metadata(normalized: Any) -> JSONObject | None:
     """Native procedure identity when a result describes one procedure (``address``/``name``)."""
     normalized = ev_mod.as_object(normalized)
     if not isinstance(normalized, dict):
@@ -196,7 +213,7 @@ def procedure_metadata(normalized: Any) -> dict[str, Any] | None:
     for cand in candidates:
         addr = cand.get("address")
         if isinstance(addr, str) and "name" in cand and (cand["name"] is None or isinstance(cand["name"], str)):
-            meta: dict[str, Any] = {"address": addr, "name": cand["name"]}
+            meta: JSONObject = {"address": addr, "name": cand["name"]}
             for key in ("end", "size", "kind", "section", "signature"):
                 value = cand.get(key)
                 scalar = value is None or (isinstance(value, str | int) and not isinstance(value, bool))
@@ -206,7 +223,7 @@ def procedure_metadata(normalized: Any) -> dict[str, Any] | None:
     return None
 
 
-def summary_record(rec: Evidence) -> dict[str, Any]:
+def summary_record(rec: Evidence) -> JSONObject:
     """One record without its payloads: identities, profile digest and procedure metadata."""
     s = rec.subject
     return {
@@ -233,21 +250,21 @@ def summary_record(rec: Evidence) -> dict[str, Any]:
     }
 
 
-def _matches(summary: dict[str, Any], filters: dict[str, str]) -> bool:
+def _matches(summary: JSONObject, filters: dict[str, str]) -> bool:
     for key, want in filters.items():
         if key == "procedure_address":
             proc = summary["procedure"]
-            if proc is None or proc["address"] != want:
+            if not isinstance(proc, dict) or proc["address"] != want:
                 return False
         elif summary[key] != want:
             return False
     return True
 
 
-def check_detail(args: dict[str, Any]) -> tuple[str, dict[str, str]]:
+def check_detail(args: Arguments) -> tuple[str, dict[str, str]]:
     """The ``detail`` and ``filters`` arguments; filters without summary are refused."""
-    detail = args.get("detail", "complete")
-    filters = dict(args.get("filters") or {})
+    detail = arg_str(args, "detail", "complete")
+    filters = {k: str(v) for k, v in (arg_object(args, "filters") or {}).items()}
     if "filters" in args and detail != "summary":
         raise invalid_request(
             'filters require detail: "summary"',
@@ -268,7 +285,7 @@ def project(
     filters: dict[str, str],
     notebooks: Iterable[Notebook] = (),
     unknowns: Iterable[Unknowns] = (),
-) -> dict[str, Any]:
+) -> JSONObject:
     """The complete bundle, or its summary projection restricted by exact ``filters``."""
     recs = sorted_records(records)
     if detail != "summary":
@@ -276,7 +293,7 @@ def project(
     summaries = [summary_record(r) for r in recs]
     matched = [s for s in summaries if _matches(s, filters)]
     m = manifest(recs)
-    out: dict[str, Any] = {
+    out: JSONObject = {
         "bundle_version": BUNDLE_VERSION,
         "detail": "summary",
         "filters": filters,
@@ -367,7 +384,7 @@ def export(
     ctx: CallContext,
     notebooks: Iterable[Notebook] = (),
     unknowns: Iterable[Unknowns] = (),
-) -> dict[str, Any]:
+) -> JSONObject:
     """Stream the canonical bundle to a staging file beside ``path`` and publish it atomically."""
     dest = os.path.abspath(path)
     if os.path.islink(dest):
