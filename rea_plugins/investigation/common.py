@@ -7,12 +7,26 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from rea.plugin import Evidence, PageOf, ProviderIdentity, ToolCall, invalid_request, issue, shown_page
+from rea.plugin import (
+    Arguments,
+    Evidence,
+    JSONObject,
+    PageOf,
+    ProviderIdentity,
+    ToolCall,
+    arg_int,
+    arg_list,
+    arg_str,
+    invalid_request,
+    issue,
+    shown_page,
+)
 from rea.plugin import __version__ as rea_version
 from rea.plugin import evidence as ev_mod
 from rea_plugins.investigation.model import Judgement
 
 T = TypeVar("T")
+L = TypeVar("L", bound=str)
 PROVIDER = ProviderIdentity(id="investigation", name="rea investigation records", version=rea_version)
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 1000
@@ -25,16 +39,36 @@ CONTRADICTED_WORDS = frozenset(
 VERDICT_KEYS = ("verdict", "status", "outcome", "result")
 
 
-def page(items: Sequence[T], args: dict[str, Any]) -> PageOf[T]:
-    offset = int(args.get("offset", 0))
-    limit = min(int(args.get("limit", DEFAULT_LIMIT)), MAX_LIMIT)
+def page(items: Sequence[T], args: Arguments) -> PageOf[T]:
+    """The page of ``items`` that ``args`` (a call's arguments, or its ``page`` object) asks for."""
+    offset = arg_int(args, "offset", 0)
+    limit = min(arg_int(args, "limit", DEFAULT_LIMIT), MAX_LIMIT)
     return shown_page(items[offset : offset + limit], offset=offset, limit=limit, total=len(items))
+
+
+def paging(args: Arguments) -> JSONObject:
+    """The paging a call asked for, as its Evidence records it (the limit as given, before ``page`` caps it)."""
+    return {"offset": arg_int(args, "offset", 0), "limit": arg_int(args, "limit", DEFAULT_LIMIT)}
+
+
+def sorted_by(objects: list[JSONObject], key: str) -> list[JSONObject]:
+    """The user's ``objects`` ordered by their string ``key`` (an id), so a record does not depend on their order."""
+    return sorted(objects, key=lambda o: arg_str(o, key, ""))
+
+
+def one_of(value: str, choices: tuple[L, ...], name: str) -> L:
+    """``value`` as the one of ``choices`` (a Literal's values) it is; another value is invalid_request."""
+    for choice in choices:
+        if value == choice:
+            return choice
+    message = f"{name} must be one of {', '.join(choices)}"
+    raise invalid_request(message, [issue(name, "invalid_value", message)])
 
 
 def resolve_all(call: ToolCall, key: str) -> list[Evidence]:
     """Every Evidence ``call.args[key]`` lists (inline or retained, authenticated), in order, once each."""
     out: dict[str, Evidence] = {}
-    for i, value in enumerate(call.args.get(key) or []):
+    for i, value in enumerate(arg_list(call.args, key) or []):
         ev = call.session.resolve_evidence(value, f"{key}/{i}")
         out.setdefault(ev.evidence_id, ev)
     return list(out.values())
@@ -58,7 +92,7 @@ def one_target(records: Sequence[Evidence], key: str) -> str | None:
 def derived(
     call: ToolCall,
     operation: str,
-    parameters: dict[str, Any],
+    parameters: JSONObject,
     result: msgspec.Struct,
     inputs: Sequence[Evidence] | Sequence[str],
     limitations: list[str] | None = None,

@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
-from rea.plugin import Evidence, JSONObject, ToolCall, canonical_digest, invalid_request, issue
+from rea.plugin import (
+    Evidence,
+    JSONObject,
+    ToolCall,
+    arg_int,
+    arg_object,
+    arg_objects,
+    arg_str,
+    arg_strs,
+    canonical_digest,
+    invalid_request,
+    issue,
+)
 from rea.plugin import bundle as bundle_mod
 from rea_plugins.investigation import common
 from rea_plugins.investigation.model import (
@@ -27,12 +39,16 @@ from rea_plugins.investigation.model import (
 
 Kind = Literal["behaviour", "structure"]
 BEHAVIOUR_PREFIXES = ("capture_", "observe_", "run_", "trace_")
+REVIEW_STATUSES: tuple[Literal["accepted", "waived", "disputed"], ...] = ("accepted", "waived", "disputed")
+CLAIM_KINDS: tuple[Literal["behavioural", "structural"], ...] = ("behavioural", "structural")
+# A procedure in the call graph: its name, its callees' addresses and the analyze_function record it came from.
+Node = tuple[str | None, list[str], str]
 
 
 def load_bundle(call: ToolCall, key: str) -> bundle_mod.Bundle:
     """The bundle ``call.args[key]`` names ({"path": ...}), authenticated whole (records, annotations, unknowns)."""
-    spec = call.args[key]
-    return bundle_mod.load_bundle(spec["path"], ctx=call.ctx)
+    spec = arg_object(call.args, key) or {}
+    return bundle_mod.load_bundle(arg_str(spec, "path", ""), ctx=call.ctx)  # required by the schema
 
 
 def _observation_key(ev: Evidence) -> tuple[Kind, str]:
@@ -46,6 +62,22 @@ def _observation_key(ev: Evidence) -> tuple[Kind, str]:
     return kind, f"{ev.operation} {what} ({target[:12]})"
 
 
+def _obligation(
+    kind: Kind, subject: str, source: Literal["bundle", "manifest"], description: str, ids: list[str]
+) -> Obligation:
+    """An obligation not yet reviewed; its id is a digest of what it is about, so it is stable across runs."""
+    oid = "obl_" + canonical_digest({"kind": kind, "subject": subject})[:24]
+    return Obligation(
+        obligation_id=oid,
+        kind=kind,
+        subject=subject,
+        source=source,
+        description=description,
+        evidence_ids=sorted(ids),
+        review=None,
+    )
+
+
 def obligations(call: ToolCall, loaded: bundle_mod.Bundle) -> tuple[list[Obligation], list[str]]:
     """Every obligation of the bundle and manifest, sorted by id, with the caller's reviews carried over; and
     the reviewed ids that no longer name an obligation."""
@@ -56,57 +88,42 @@ def obligations(call: ToolCall, loaded: bundle_mod.Bundle) -> tuple[list[Obligat
         groups.setdefault(_observation_key(ev), []).append(ev.evidence_id)
     made: dict[str, Obligation] = {}
     for (kind, subject), ids in groups.items():
-        oid = "obl_" + canonical_digest({"kind": kind, "subject": subject})[:24]
-        made[oid] = Obligation(
-            obligation_id=oid,
-            kind=kind,
-            subject=subject,
-            source="bundle",
-            description=f"show the observed {kind}",  # type: ignore[arg-type]
-            evidence_ids=sorted(ids),
-            review=None,
-        )
-    manifest = call.args.get("manifest") or {}
+        ob = _obligation(kind, subject, "bundle", f"show the observed {kind}", ids)
+        made[ob.obligation_id] = ob
+    manifest = arg_object(call.args, "manifest") or {}
     pairs: tuple[tuple[Kind, str], ...] = (("behaviour", "behaviours"), ("structure", "structures"))
     for kind, key in pairs:
-        for item in manifest.get(key) or []:
-            subject = f"manifest {item['id']}"
-            oid = "obl_" + canonical_digest({"kind": kind, "subject": subject})[:24]
-            made[oid] = Obligation(
-                obligation_id=oid,
-                kind=kind,
-                subject=subject,
-                source="manifest",  # type: ignore[arg-type]
-                description=item.get("description", ""),
-                evidence_ids=sorted(item.get("evidence_ids") or []),
-                review=None,
-            )
+        for item in arg_objects(manifest, key) or []:
+            subject = f"manifest {arg_str(item, 'id', '')}"
+            description = arg_str(item, "description", "")
+            ob = _obligation(kind, subject, "manifest", description, arg_strs(item, "evidence_ids") or [])
+            made[ob.obligation_id] = ob
     stale: list[str] = []
-    for review in call.args.get("reviewed_obligations") or []:
-        oid = review["obligation_id"]
+    for review in arg_objects(call.args, "reviewed_obligations") or []:
+        oid = arg_str(review, "obligation_id", "")
         if oid not in made:
             stale.append(oid)
             continue
-        made[oid] = msgspec.structs.replace(
-            made[oid], review=Review(status=review["status"], note=review.get("note", ""))
-        )
+        status = common.one_of(arg_str(review, "status", ""), REVIEW_STATUSES, "reviewed_obligations/status")
+        made[oid] = msgspec.structs.replace(made[oid], review=Review(status=status, note=arg_str(review, "note", "")))
     return [made[k] for k in sorted(made)], sorted(set(stale))
 
 
 def _ledger_parameters(call: ToolCall, loaded: bundle_mod.Bundle) -> JSONObject:
     # The bundle by content, never by path: the same inputs give the same record on every machine. The manifest and
     # the reviews are the user's JSON, as given.
+    reviews = arg_objects(call.args, "reviewed_obligations") or []
     return {
         "bundle_record_ids_digest": bundle_mod.manifest(loaded.records).record_ids_digest,
-        "manifest": call.args.get("manifest") or {},
-        "reviewed_obligations": sorted(call.args.get("reviewed_obligations") or [], key=lambda r: r["obligation_id"]),
+        "manifest": arg_object(call.args, "manifest") or {},
+        "reviewed_obligations": common.sorted_by(reviews, "obligation_id"),
     }
 
 
 def build_ledger(call: ToolCall) -> Evidence:
     loaded = load_bundle(call, "evidence_bundle")
     items, stale = obligations(call, loaded)
-    pg = call.args.get("page") or {}
+    pg = arg_object(call.args, "page") or {}
     result = ObligationLedger(
         schema=LEDGER_SCHEMA,
         bundle_record_ids_digest=bundle_mod.manifest(loaded.records).record_ids_digest,
@@ -127,7 +144,7 @@ def _comparisons_by_link(loaded: bundle_mod.Bundle) -> dict[str, list[Evidence]]
     return out
 
 
-def _state(comparisons: list[Evidence]) -> str:
+def _state(comparisons: list[Evidence]) -> Literal["complete", "contradicted", "unknown", "uncovered"]:
     found = {common.judge(c.normalized_result) for c in comparisons}
     if not comparisons:
         return "uncovered"
@@ -144,11 +161,11 @@ def evaluate_coverage(call: ToolCall) -> JSONObject:
     covered: list[ObligationCoverage] = []
     for ob in items:
         comps = {c.evidence_id: c for eid in ob.evidence_ids for c in by_link.get(eid, [])}
-        state = _state(list(comps.values()))
+        state: Literal["complete", "contradicted", "unknown", "uncovered", "waived"] = _state(list(comps.values()))
         if ob.review is not None and ob.review.status == "waived" and state != "contradicted":
             state = "waived"
         covered.append(
-            ObligationCoverage(obligation_id=ob.obligation_id, state=state, comparison_evidence_ids=sorted(comps))  # type: ignore[arg-type]
+            ObligationCoverage(obligation_id=ob.obligation_id, state=state, comparison_evidence_ids=sorted(comps))
         )
     counts = {
         s: sum(1 for c in covered if c.state == s)
@@ -159,26 +176,28 @@ def evaluate_coverage(call: ToolCall) -> JSONObject:
         ledger_digest=canonical_digest(msgspec.to_builtins(items)),
         coverage_digest=canonical_digest(msgspec.to_builtins(covered)),
         counts=CoverageCounts(**counts),
-        obligations=common.page(covered, call.args.get("page") or {}),
+        obligations=common.page(covered, arg_object(call.args, "page") or {}),
     )
     out: JSONObject = msgspec.to_builtins(result)
     return out
 
 
 def verify_reconstruction(call: ToolCall) -> Evidence:
-    spec = call.args["specification"]
-    loaded = bundle_mod.load_bundle(spec["evidence_bundle"]["path"], ctx=call.ctx)
+    spec = arg_object(call.args, "specification") or {}
+    claims = arg_objects(spec, "claims") or []
+    loaded = bundle_mod.load_bundle(arg_str(arg_object(spec, "evidence_bundle") or {}, "path", ""), ctx=call.ctx)
     by_id = {r.evidence_id: r for r in loaded.records}
     by_link = _comparisons_by_link(loaded)
     results: list[ClaimResult] = []
     used: dict[str, Evidence] = {}
-    for i, claim in enumerate(spec["claims"]):
+    for i, claim in enumerate(claims):
+        claim_id = arg_str(claim, "claim_id", "")
         comps: dict[str, Evidence] = {}
-        for eid in claim["evidence_ids"]:
+        for eid in arg_strs(claim, "evidence_ids") or []:
             ev = by_id.get(eid)
             if ev is None:
                 raise invalid_request(
-                    f"claim {claim['claim_id']} cites {eid}, which the bundle does not carry",
+                    f"claim {claim_id} cites {eid}, which the bundle does not carry",
                     [issue(f"specification/claims/{i}/evidence_ids", "invalid_value", "not in the bundle")],
                 )
             if common.is_comparison(ev):
@@ -189,9 +208,9 @@ def verify_reconstruction(call: ToolCall) -> Evidence:
         used.update(comps)
         results.append(
             ClaimResult(
-                claim_id=claim["claim_id"],
-                kind=claim["kind"],
-                state="unknown" if state == "uncovered" else state,  # type: ignore[arg-type]
+                claim_id=claim_id,
+                kind=common.one_of(arg_str(claim, "kind", ""), CLAIM_KINDS, f"specification/claims/{i}/kind"),
+                state="unknown" if state == "uncovered" else state,
                 comparison_evidence_ids=sorted(comps),
             )
         )
@@ -204,23 +223,24 @@ def verify_reconstruction(call: ToolCall) -> Evidence:
         verdict=verdict,
         claim_count=len(results),
         counts=counts,
-        claims=common.page(results, call.args),  # type: ignore[arg-type]
+        claims=common.page(results, call.args),
     )
-    params = {
+    params: JSONObject = {
         "bundle_record_ids_digest": bundle_mod.manifest(loaded.records).record_ids_digest,
-        "claims": sorted(spec["claims"], key=lambda c: c["claim_id"]),
+        "claims": common.sorted_by(claims, "claim_id"),
     }
     return common.derived(call, "verify_reconstruction", params, result, [used[k] for k in sorted(used)])
 
 
-def _endpoint(value: dict[str, Any], by_address: dict[str, Any], path: str) -> str:
-    if "address" in value:
-        address = f"0x{int(value['address'], 16):x}"
+def _endpoint(value: JSONObject, by_address: dict[str, Node], path: str) -> str:
+    given, wanted = arg_str(value, "address"), arg_str(value, "name")
+    if given is not None:
+        address = f"0x{int(given, 16):x}"
         if address in by_address:
             return address
-    elif "name" in value:
+    elif wanted is not None:
         for address, (name, _, _) in by_address.items():
-            if name == value["name"]:
+            if name == wanted:
                 return address
     raise invalid_request(
         f"{path} names no procedure of the supplied analyze_function Evidence",
@@ -231,7 +251,7 @@ def _endpoint(value: dict[str, Any], by_address: dict[str, Any], path: str) -> s
 def build_call_path(call: ToolCall) -> Evidence:
     records = common.resolve_all(call, "functions")
     common.one_target(records, "functions")
-    nodes: dict[str, tuple[str | None, list[str], str]] = {}
+    nodes: dict[str, Node] = {}
     for i, ev in enumerate(records):
         body = ev.normalized_result if isinstance(ev.normalized_result, dict) else {}
         proc = body.get("procedure")
@@ -242,16 +262,17 @@ def build_call_path(call: ToolCall) -> Evidence:
             )
         callees = sorted(
             {
-                f"0x{int(c['address'], 16):x}"
+                f"0x{int(address, 16):x}"
                 for c in body.get("callees") or []
-                if isinstance(c, dict) and c.get("address")
+                if isinstance(c, dict) and isinstance(address := c.get("address"), str) and address
             }
         )
-        nodes[f"0x{int(proc['address'], 16):x}"] = (proc.get("name"), callees, ev.evidence_id)
-    start = _endpoint(call.args["start"], nodes, "start")
-    goal = _endpoint(call.args["goal"], nodes, "goal")
-    max_depth = int(call.args.get("max_depth", 8))
-    max_paths = int(call.args.get("max_paths", 16))
+        name = proc.get("name")
+        nodes[f"0x{int(proc['address'], 16):x}"] = (name if isinstance(name, str) else None, callees, ev.evidence_id)
+    start = _endpoint(arg_object(call.args, "start") or {}, nodes, "start")
+    goal = _endpoint(arg_object(call.args, "goal") or {}, nodes, "goal")
+    max_depth = arg_int(call.args, "max_depth", 8)
+    max_paths = arg_int(call.args, "max_paths", 16)
     found: list[list[str]] = []
     queue: deque[list[str]] = deque([[start]])
     unanalysed: set[str] = set()
@@ -280,10 +301,10 @@ def build_call_path(call: ToolCall) -> Evidence:
         unanalysed_callees=sorted(unanalysed),
         paths=common.page(paths, call.args),
     )
-    params = {
+    params: JSONObject = {
         "functions": sorted(r.evidence_id for r in records),
-        "start": call.args["start"],
-        "goal": call.args["goal"],
+        "start": call.args.get("start"),
+        "goal": call.args.get("goal"),
         "max_depth": max_depth,
         "max_paths": max_paths,
     }

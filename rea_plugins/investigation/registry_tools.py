@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal, TypeVar
 
 import msgspec
 
 from rea.plugin import (
     SEVERITY_ORDER,
     UNKNOWN_ID,
+    Arguments,
     Evidence,
     Histories,
     JSONObject,
-    Relationship,
-    RequiredEnvironment,
     Resolution,
     Session,
     ToolCall,
     UnknownRevision,
     UnknownStore,
+    arg_int,
+    arg_object,
+    arg_objects,
+    arg_str,
+    arg_strs,
     conflict,
     invalid_request,
     issue,
@@ -29,6 +33,7 @@ from rea.plugin import (
 from rea_plugins.investigation import common
 from rea_plugins.investigation.model import EvidenceCheck, UnknownList, UnknownResult, UnknownVerification
 
+S = TypeVar("S", bound=msgspec.Struct)
 CONFIDENCE_RANK = {"observed": 2, "derived": 1, "inferred": 0}
 
 
@@ -51,12 +56,11 @@ def _cited(call: ToolCall, sha256: str, ids: list[str], path: str) -> list[str]:
 
 
 def _revision(
-    call: ToolCall, a: dict[str, Any], sha256: str, unknown_id: str, number: int, previous: str | None
+    call: ToolCall, a: Arguments, sha256: str, unknown_id: str, number: int, previous: str | None
 ) -> UnknownRevision:
-    env = a.get("required_environment")
-    raw_resolution = a.get("resolution")
-    resolution = None if raw_resolution is None else msgspec.convert(raw_resolution, Resolution)
-    status = a.get("status", "open")
+    raw_resolution = arg_object(a, "resolution")
+    resolution = None if raw_resolution is None else _decoded(raw_resolution, Resolution, "resolution")
+    status = arg_str(a, "status", "open")
     if status == "resolved" and resolution is None:
         raise invalid_request(
             "a resolved unknown needs a resolution", [issue("resolution", "missing_argument", "required when resolved")]
@@ -76,33 +80,43 @@ def _revision(
             resolution, evidence_ids=_cited(call, sha256, resolution.evidence_ids, "resolution/evidence_ids")
         )
     relationships = sorted(
-        {(r["kind"], r["unknown_id"]) for r in a.get("relationships") or []},
+        {(arg_str(r, "kind", ""), arg_str(r, "unknown_id", "")) for r in arg_objects(a, "relationships") or []},
     )
-    return sealed(
-        UnknownRevision(
-            unknown_id=unknown_id,
-            revision=number,
-            target_sha256=sha256,
-            domain=a["domain"],
-            question=a["question"],
-            severity=a["severity"],
-            status=status,
-            required_authority=a["required_authority"],
-            required_confidence=a["required_confidence"],
-            required_environment=None if env is None else msgspec.convert(env, RequiredEnvironment),
-            recommended_probes=list(a.get("recommended_probes") or []),
-            relationships=[Relationship(kind=k, unknown_id=u) for k, u in relationships],
-            supporting_evidence_ids=_cited(
-                call, sha256, a.get("supporting_evidence_ids") or [], "supporting_evidence_ids"
-            ),
-            contradicting_evidence_ids=_cited(
-                call, sha256, a.get("contradicting_evidence_ids") or [], "contradicting_evidence_ids"
-            ),
-            resolution=resolution,
-            previous_digest=previous,
-            digest="",
-        )
-    )
+    # The revision decoded from the user's fields, so each of its enums (severity, status, authority, confidence,
+    # a relationship's kind) is checked once, by the revision's own types.
+    fields: Arguments = {
+        "unknown_id": unknown_id,
+        "revision": number,
+        "target_sha256": sha256,
+        "domain": a.get("domain"),
+        "question": a.get("question"),
+        "severity": a.get("severity"),
+        "status": status,
+        "required_authority": a.get("required_authority"),
+        "required_confidence": a.get("required_confidence"),
+        "required_environment": arg_object(a, "required_environment"),
+        "recommended_probes": arg_strs(a, "recommended_probes") or [],
+        "relationships": [{"kind": k, "unknown_id": u} for k, u in relationships],
+        "supporting_evidence_ids": _cited(
+            call, sha256, arg_strs(a, "supporting_evidence_ids") or [], "supporting_evidence_ids"
+        ),
+        "contradicting_evidence_ids": _cited(
+            call, sha256, arg_strs(a, "contradicting_evidence_ids") or [], "contradicting_evidence_ids"
+        ),
+        "resolution": None,
+        "previous_digest": previous,
+        "digest": "",
+    }
+    revision = _decoded(fields, UnknownRevision, "arguments")
+    return sealed(msgspec.structs.replace(revision, resolution=resolution))
+
+
+def _decoded(value: JSONObject, kind: type[S], path: str) -> S:
+    """The user's JSON ``value`` as ``kind``; what its types refuse is invalid_request at ``path``."""
+    try:
+        return msgspec.convert(value, kind)
+    except msgspec.ValidationError as exc:
+        raise invalid_request(f"{path}: {exc}", [issue(path, "invalid_value", str(exc))]) from None
 
 
 def _check_relationships(histories: Histories, unknown_id: str, rev: UnknownRevision) -> None:
@@ -132,15 +146,15 @@ def record_unknown(call: ToolCall) -> JSONObject:
 
 
 def update_unknown(call: ToolCall) -> JSONObject:
-    unknown_id = call.args["unknown_id"]
-    expected = int(call.args["expected_revision"])
+    unknown_id = arg_str(call.args, "unknown_id", "")  # required by the schema
+    expected = arg_int(call.args, "expected_revision", 0)
     st = store(call.session)
     located = st.locate(unknown_id)
     sha256, seen = located.sha256, located.unknowns[unknown_id][-1]
     if seen.revision != expected:
         raise conflict(unknown_id, expected, seen.revision)
     # What the update leaves out stays as the head has it (domain and question never change).
-    args = {**msgspec.to_builtins(seen), **call.args, "domain": seen.domain, "question": seen.question}
+    args: Arguments = {**msgspec.to_builtins(seen), **call.args, "domain": seen.domain, "question": seen.question}
     args["resolution"] = call.args.get("resolution")
     # Cited Evidence is checked before the lock: the compare-and-swap itself stays short.
     draft = _revision(call, args, sha256, unknown_id, expected + 1, None)
@@ -180,7 +194,7 @@ def list_unknowns(call: ToolCall) -> JSONObject:
 
 
 def verify_unknown_resolution(call: ToolCall) -> Evidence:
-    unknown_id = call.args["unknown_id"]
+    unknown_id = arg_str(call.args, "unknown_id", "")  # required by the schema
     reg = store(call.session).locate(unknown_id)
     head = reg.unknowns[unknown_id][-1]
     checks: list[EvidenceCheck] = []
@@ -256,7 +270,7 @@ def verify_unknown_resolution(call: ToolCall) -> Evidence:
         checks=checks,
         problems=problems,
     )
-    params = {"unknown_id": unknown_id, "revision": head.revision, "revision_digest": head.digest}
+    params: JSONObject = {"unknown_id": unknown_id, "revision": head.revision, "revision_digest": head.digest}
     return common.derived(call, "verify_unknown_resolution", params, result, present)
 
 

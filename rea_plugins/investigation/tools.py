@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+import msgspec
 
-from rea.plugin import RETAINED_EXAMPLE, Evidence, JSONObject, ToolCall, ToolDef, ToolEffects, struct_output_schema
+from rea.plugin import RETAINED_EXAMPLE, JSONObject, ToolDef, ToolEffects, lazy_handler, struct_output_schema
 from rea_plugins.investigation import schemas
 from rea_plugins.investigation.model import (
     BundleComparison,
@@ -31,27 +31,33 @@ UNK = "unk_" + "0" * 12 + "_" + "0" * 20
 BUNDLE = {"path": "/tmp/evidence.json"}
 
 
-def _lazy(module: str, name: str) -> Any:
-    def run(call: ToolCall) -> Evidence | JSONObject:
-        import importlib
-
-        handler = getattr(importlib.import_module(f"rea_plugins.investigation.{module}"), name)
-        out: Evidence | JSONObject = handler(call)
-        return out
-
-    return run
-
-
-def _tool(name: str, description: str, schema: JSONObject, handler: Any, **kw: Any) -> ToolDef:
-    """An investigation tool; ``schema`` is its input JSON Schema (JSON Schema's vocabulary, not a record)."""
+def _tool(
+    name: str,
+    description: str,
+    schema: JSONObject,
+    handler: tuple[str, str],
+    *,
+    effects: ToolEffects,
+    output_schema: JSONObject | None = None,
+    result_type: type[msgspec.Struct] | None = None,
+    requires_target: bool = False,
+    examples: tuple[JSONObject, ...] = (),
+) -> ToolDef:
+    """An investigation tool; ``schema`` is its input JSON Schema (JSON Schema's vocabulary, not a record), and
+    ``handler`` its (module, function), imported on the first call."""
+    module, function = handler
     return ToolDef(
         name=name,
         family=FAMILY,
         toolset=TOOLSET,
         description=description,
         input_schema=schema,
-        handler=handler,
-        **kw,
+        handler=lazy_handler(f"rea_plugins.investigation.{module}", function),
+        effects=effects,
+        output_schema=output_schema,
+        result_type=result_type,
+        requires_target=requires_target,
+        examples=examples,
     )
 
 
@@ -59,7 +65,7 @@ RECORD = _tool(
     "record_unknown",
     "Record an open question about the open target in its residual-unknowns registry.",
     schemas.RECORD_UNKNOWN,
-    _lazy("registry_tools", "record_unknown"),
+    ("registry_tools", "record_unknown"),
     effects=WRITES,
     output_schema=struct_output_schema(UnknownResult),
     requires_target=True,
@@ -78,7 +84,7 @@ UPDATE = _tool(
     "update_unknown",
     "Append a revision to an unknown; expected_revision must be its head (else revision_conflict).",
     schemas.UPDATE_UNKNOWN,
-    _lazy("registry_tools", "update_unknown"),
+    ("registry_tools", "update_unknown"),
     effects=WRITES,
     output_schema=struct_output_schema(UnknownResult),
     examples=(
@@ -94,7 +100,7 @@ LIST = _tool(
     "list_unknowns",
     "Current heads of the residual-unknowns registry, filtered and paged.",
     schemas.LIST_UNKNOWNS,
-    _lazy("registry_tools", "list_unknowns"),
+    ("registry_tools", "list_unknowns"),
     effects=READ_ONLY,
     output_schema=struct_output_schema(UnknownList),
     examples=({}, {"status": "open", "severity": "high", "limit": 20}),
@@ -103,7 +109,7 @@ VERIFY_UNKNOWN = _tool(
     "verify_unknown_resolution",
     "Re-check a resolved unknown against the Evidence it cites (present, authority, confidence).",
     schemas.VERIFY_UNKNOWN,
-    _lazy("registry_tools", "verify_unknown_resolution"),
+    ("registry_tools", "verify_unknown_resolution"),
     effects=DERIVED,
     result_type=UnknownVerification,
     examples=({"unknown_id": UNK},),
@@ -112,7 +118,7 @@ LEDGER = _tool(
     "build_reconstruction_obligation_ledger",
     "A deterministic page of what a reconstruction must show, from a bundle and a manifest.",
     schemas.LEDGER,
-    _lazy("reconstruction", "build_ledger"),
+    ("reconstruction", "build_ledger"),
     effects=DERIVED,
     result_type=ObligationLedger,
     examples=({"evidence_bundle": BUNDLE, "page": {"offset": 0, "limit": 50}},),
@@ -121,7 +127,7 @@ COVERAGE = _tool(
     "evaluate_reconstruction_coverage",
     "Which ledger obligations have complete, contradicted or no comparison Evidence in the bundle.",
     schemas.COVERAGE,
-    _lazy("reconstruction", "evaluate_coverage"),
+    ("reconstruction", "evaluate_coverage"),
     effects=READ_ONLY,
     output_schema=struct_output_schema(CoverageResult),
     examples=({"evidence_bundle": BUNDLE},),
@@ -130,7 +136,7 @@ VERIFY_RECONSTRUCTION = _tool(
     "verify_reconstruction",
     "Check behavioural/structural claims against a bundle: pass only with complete comparison Evidence.",
     schemas.VERIFY_RECONSTRUCTION,
-    _lazy("reconstruction", "verify_reconstruction"),
+    ("reconstruction", "verify_reconstruction"),
     effects=DERIVED,
     result_type=ReconstructionVerification,
     examples=(
@@ -146,7 +152,7 @@ CALL_PATH = _tool(
     "build_call_path",
     "Shortest-first direct-callee paths over analyze_function Evidence.",
     schemas.CALL_PATH,
-    _lazy("reconstruction", "build_call_path"),
+    ("reconstruction", "build_call_path"),
     effects=DERIVED,
     result_type=CallPaths,
     examples=({"functions": [RETAINED_EXAMPLE], "start": {"name": "main"}, "goal": {"address": "0x401136"}},),
@@ -155,7 +161,7 @@ COMPARE_BUNDLES = _tool(
     "compare_bundles",
     "Two exported bundles: record membership, paired observations, unknown revision histories.",
     schemas.COMPARE_BUNDLES,
-    _lazy("versions", "compare_bundles"),
+    ("versions", "compare_bundles"),
     effects=DERIVED,
     result_type=BundleComparison,
     examples=({"left_bundle_path": "/tmp/v1.json", "right_bundle_path": "/tmp/v2.json"},),
@@ -164,7 +170,7 @@ CHANGED = _tool(
     "find_changed_behavior",
     "Changed behaviours across versions, from comparison Evidence, each with the Evidence behind it.",
     schemas.CHANGED,
-    _lazy("versions", "find_changed_behavior"),
+    ("versions", "find_changed_behavior"),
     effects=DERIVED,
     result_type=ChangedBehaviors,
     examples=({"comparisons": [RETAINED_EXAMPLE]},),
@@ -173,7 +179,7 @@ CORRELATE = _tool(
     "correlate_static_and_runtime",
     "Judge declared static-to-runtime hypotheses supported, contradicted or unknown.",
     schemas.CORRELATE,
-    _lazy("versions", "correlate"),
+    ("versions", "correlate"),
     effects=DERIVED,
     result_type=Correlation,
     examples=(

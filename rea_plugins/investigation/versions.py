@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
-from rea.plugin import Evidence, ToolCall, canonical_digest, invalid_request, issue
+from rea.plugin import (
+    Evidence,
+    JSONObject,
+    ToolCall,
+    arg_objects,
+    arg_str,
+    canonical_digest,
+    invalid_request,
+    issue,
+)
 from rea.plugin import UnknownsRegistry as Unknowns
 from rea.plugin import bundle as bundle_mod
 from rea_plugins.investigation import common
@@ -39,6 +48,7 @@ def _unknown_deltas(left: list[Unknowns], right: list[Unknowns]) -> list[Unknown
     out = []
     for uid in sorted(set(lh) | set(rh)):
         a, b = lh.get(uid), rh.get(uid)
+        relation: Literal["same", "extended", "diverged", "left-only", "right-only"]
         if a is None or b is None:
             relation = "right-only" if a is None else "left-only"
         elif a == b:
@@ -52,22 +62,23 @@ def _unknown_deltas(left: list[Unknowns], right: list[Unknowns]) -> list[Unknown
                 unknown_id=uid,
                 left_revision=None if a is None else len(a),
                 right_revision=None if b is None else len(b),
-                relation=relation,  # type: ignore[arg-type]
+                relation=relation,
             )
         )
     return out
 
 
 def compare_bundles(call: ToolCall) -> Evidence:
-    left = bundle_mod.load_bundle(call.args["left_bundle_path"], ctx=call.ctx)
-    right = bundle_mod.load_bundle(call.args["right_bundle_path"], ctx=call.ctx)
+    left = bundle_mod.load_bundle(arg_str(call.args, "left_bundle_path", ""), ctx=call.ctx)  # required
+    right = bundle_mod.load_bundle(arg_str(call.args, "right_bundle_path", ""), ctx=call.ctx)  # required
     lids = {r.evidence_id: r for r in left.records}
     rids = {r.evidence_id: r for r in right.records}
     observations: list[PairedObservation] = []
     paired_left: set[str] = set()
     paired_right: set[str] = set()
-    for i, pair in enumerate(call.args.get("record_pairs") or []):
-        lev, rev = lids.get(pair["left_evidence_id"]), rids.get(pair["right_evidence_id"])
+    pairs = arg_objects(call.args, "record_pairs") or []
+    for i, pair in enumerate(pairs):
+        lev, rev = lids.get(arg_str(pair, "left_evidence_id", "")), rids.get(arg_str(pair, "right_evidence_id", ""))
         if lev is None or rev is None:
             side = "left" if lev is None else "right"
             raise invalid_request(
@@ -115,12 +126,11 @@ def compare_bundles(call: ToolCall) -> Evidence:
         observations=common.page(observations, call.args),
         unknowns=_unknown_deltas(left.unknowns, right.unknowns),
     )
-    params = {
+    params: JSONObject = {
         "left_record_ids_digest": lm.record_ids_digest,
         "right_record_ids_digest": rm.record_ids_digest,
-        "record_pairs": call.args.get("record_pairs") or [],
-        "offset": int(call.args.get("offset", 0)),
-        "limit": int(call.args.get("limit", common.DEFAULT_LIMIT)),
+        "record_pairs": pairs,
+        **common.paging(call.args),
     }
     return common.derived(call, "compare_bundles", params, result, sorted(set(lids) | set(rids)))
 
@@ -171,11 +181,7 @@ def find_changed_behavior(call: ToolCall) -> Evidence:
     result = ChangedBehaviors(
         comparison_count=len(records), unchanged_count=unchanged, behaviors=common.page(behaviors, call.args)
     )
-    params: dict[str, Any] = {
-        "comparisons": sorted(r.evidence_id for r in records),
-        "offset": int(call.args.get("offset", 0)),
-        "limit": int(call.args.get("limit", common.DEFAULT_LIMIT)),
-    }
+    params: JSONObject = {"comparisons": sorted(r.evidence_id for r in records), **common.paging(call.args)}
     return common.derived(call, "find_changed_behavior", params, result, records)
 
 
@@ -185,8 +191,9 @@ def correlate(call: ToolCall) -> Evidence:
     _require_comparisons(list(static.values()), "static_comparisons")
     _require_comparisons(list(runtime.values()), "runtime_comparisons")
     judged: list[HypothesisJudgement] = []
-    for i, m in enumerate(call.args["mappings"]):
-        sev, rev = static.get(m["static_evidence_id"]), runtime.get(m["runtime_evidence_id"])
+    mappings = arg_objects(call.args, "mappings") or []
+    for i, m in enumerate(mappings):
+        sev, rev = static.get(arg_str(m, "static_evidence_id", "")), runtime.get(arg_str(m, "runtime_evidence_id", ""))
         if sev is None or rev is None:
             which = "static" if sev is None else "runtime"
             raise invalid_request(
@@ -194,11 +201,12 @@ def correlate(call: ToolCall) -> Evidence:
                 [issue(f"mappings/{i}/{which}_evidence_id", "invalid_value", f"not in {which}_comparisons")],
             )
         s_state = common.judge(sev.normalized_result)
-        dimension = m.get("dimension")
+        dimension = arg_str(m, "dimension")
         if dimension is None:
             r_state = common.judge(rev.normalized_result)
         else:
             r_state = common.dimensions(rev.normalized_result).get(dimension, "unknown")
+        judgement: Literal["supported", "contradicted", "unknown"]
         if "unknown" in (s_state, r_state):
             judgement = "unknown"
         else:
@@ -206,24 +214,23 @@ def correlate(call: ToolCall) -> Evidence:
             judgement = "supported" if s_state == r_state else "contradicted"
         judged.append(
             HypothesisJudgement(
-                hypothesis_id=m["hypothesis_id"],
+                hypothesis_id=arg_str(m, "hypothesis_id", ""),
                 static_evidence_id=sev.evidence_id,
                 runtime_evidence_id=rev.evidence_id,
                 dimension=dimension,
                 static_state=s_state,
                 runtime_state=r_state,
-                judgement=judgement,  # type: ignore[arg-type]
+                judgement=judgement,
             )
         )
     judged.sort(key=lambda h: h.hypothesis_id)
     counts = {j: sum(1 for h in judged if h.judgement == j) for j in ("supported", "contradicted", "unknown")}
     result = Correlation(counts=counts, hypotheses=common.page(judged, call.args))
-    params = {
+    params: JSONObject = {
         "static_comparisons": sorted(static),
         "runtime_comparisons": sorted(runtime),
-        "mappings": sorted(call.args["mappings"], key=lambda m: m["hypothesis_id"]),
-        "offset": int(call.args.get("offset", 0)),
-        "limit": int(call.args.get("limit", common.DEFAULT_LIMIT)),
+        "mappings": common.sorted_by(mappings, "hypothesis_id"),
+        **common.paging(call.args),
     }
     inputs = [static[k] for k in sorted(static)] + [runtime[k] for k in sorted(runtime) if k not in static]
     return common.derived(call, "correlate_static_and_runtime", params, result, inputs)
