@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rea.plugin import CallContext, JSONObject, ReaError
+from rea.plugin import CallContext, JSONObject, ReaError, arg_int, arg_object, arg_str
 from rea_plugins.cdp import connection as cdp
 
 POLL_S = 0.1
@@ -235,31 +235,33 @@ class Page:
 def run_action(
     page: Page,
     # An action of the caller's request as its input schema shapes it, read key by key (see ScenarioRequest).
-    action: dict[str, Any],
-    value_of: Callable[[dict[str, Any]], str],
-    navigate: Callable[[dict[str, Any], float], None],
+    action: JSONObject,
+    value_of: Callable[[JSONObject], str],
+    navigate: Callable[[JSONObject, float], None],
     deadline: float,
 ) -> None:
     """Carry out one declared action (``goto`` goes through ``navigate``, which waits for the page)."""
-    kind = action["action"]
+    kind = arg_str(action, "action", "")
+    # Every action but goto and wait_for_timeout names an element, and fill and select_option a value.
+    locator, value = arg_object(action, "locator") or {}, arg_object(action, "value") or {}
     if kind == "goto":
         navigate(action, deadline)
     elif kind == "wait_for_timeout":
-        cdp.wait(page.ctx, action["duration_ms"] / 1000, "wait_for_timeout")
+        cdp.wait(page.ctx, arg_int(action, "duration_ms", 0) / 1000, "wait_for_timeout")
     elif kind == "wait_for":
-        page.wait_state(action["locator"], action["state"], deadline)
+        page.wait_state(locator, arg_str(action, "state", ""), deadline)
     elif kind == "click":
         page.click(
-            page.require(action["locator"], deadline), action.get("button", "left"), action.get("click_count", 1)
+            page.require(locator, deadline), arg_str(action, "button", "left"), arg_int(action, "click_count", 1)
         )
     elif kind == "fill":
-        page.fill(page.require(action["locator"], deadline), value_of(action["value"]))
+        page.fill(page.require(locator, deadline), value_of(value))
     elif kind == "press":
-        page.call("DOM.focus", {"backendNodeId": page.require(action["locator"], deadline)})
-        page.key(action["key"])
+        page.call("DOM.focus", {"backendNodeId": page.require(locator, deadline)})
+        page.key(arg_str(action, "key", ""))
     elif kind == "select_option":
-        page.select(page.require(action["locator"], deadline), value_of(action["value"]))
+        page.select(page.require(locator, deadline), value_of(value))
     elif kind in ("check", "uncheck"):
-        page.set_checked(page.require(action["locator"], deadline), kind == "check")
+        page.set_checked(page.require(locator, deadline), kind == "check")
     else:  # the schema admits no other action
         raise StepFailed(f"unknown action {kind}")

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import re
 import time
-from typing import Any
 
 import msgspec
 
@@ -26,6 +25,11 @@ from rea.plugin import (
     OwnedProcess,
     ReaError,
     ToolCall,
+    arg_int,
+    arg_object,
+    arg_objects,
+    arg_str,
+    arg_strs,
     devtools,
     invalid_request,
     invoke,
@@ -166,7 +170,7 @@ def _renderer_target(endpoint: str, root: str, deadline: float, ctx: CallContext
 
 # The actions are the caller's request as its input schema shapes them (see scenario_request.ScenarioRequest).
 def _drive(
-    endpoint: str, target_id: str, actions: list[dict[str, Any]], loaded_by: float, ctx: CallContext
+    endpoint: str, target_id: str, actions: list[JSONObject], loaded_by: float, ctx: CallContext
 ) -> list[ElectronStep]:
     steps: list[ElectronStep] = []
     with cdp.opened(endpoint, ctx) as conn:
@@ -176,13 +180,14 @@ def _drive(
         # own wait still covers what the app builds later). Not loaded by the startup deadline: the steps say so.
         page.wait_loaded(loaded_by)
 
-        def no_navigation(_action: dict[str, Any], _deadline: float) -> None:
+        def no_navigation(_action: JSONObject, _deadline: float) -> None:
             raise StepFailed("goto is not an Electron action: the app navigates its own windows")
 
         for index, action in enumerate(actions):
             began = time.monotonic()
-            deadline = began + action.get("timeout_ms", 10_000) / 1000
-            ctx.progress(f"step {action['step_id']}", done=index, total=len(actions))
+            deadline = began + arg_int(action, "timeout_ms", 10_000) / 1000
+            step_id = arg_str(action, "step_id", "")
+            ctx.progress(f"step {step_id}", done=index, total=len(actions))
             error = None
             try:
                 run_action(page, action, _literal, no_navigation, deadline)
@@ -193,8 +198,8 @@ def _drive(
             steps.append(
                 ElectronStep(
                     step_index=index,
-                    step_id=action["step_id"],
-                    action=action["action"],
+                    step_id=step_id,
+                    action=arg_str(action, "action", ""),
                     status="failed" if error else "completed",
                     error=error,
                     elapsed_ms=int((time.monotonic() - began) * 1000),
@@ -246,19 +251,19 @@ def _main(call: ToolCall, inspector: str, root: str, observation_ms: int) -> tup
 def capture(call: ToolCall) -> ElectronCapture:
     a = call.args
     ctx = call.ctx
-    root = devtools.file_roots([a["application_root"]], "application_root")[0]
-    executable = _executable(a["executable_path"])
-    application = _application(a["application_path"], root)
-    limits = a.get("limits") or {}
-    startup_s = limits.get("startup_ms", 30_000) / 1000
-    observation_ms = limits.get("observation_ms", 500)
+    root = devtools.file_roots([arg_str(a, "application_root", "")], "application_root")[0]
+    executable = _executable(arg_str(a, "executable_path", ""))
+    application = _application(arg_str(a, "application_path", ""), root)
+    limits = arg_object(a, "limits") or {}
+    startup_s = arg_int(limits, "startup_ms", 30_000) / 1000
+    observation_ms = arg_int(limits, "observation_ms", 500)
     argv = (
         executable,
         "--inspect=127.0.0.1:0",
         "--remote-debugging-address=127.0.0.1",
         "--remote-debugging-port=0",
         "--user-data-dir={private}/profile",
-        *a.get("args", []),
+        *(arg_strs(a, "args") or []),
         application,
     )
     began = time.monotonic()
@@ -272,9 +277,10 @@ def capture(call: ToolCall) -> ElectronCapture:
         endpoint, inspector = _wait_endpoints(proc, deadline, ctx)
         target_id = _renderer_target(endpoint, root, deadline, ctx)
         startup_ms = int((time.monotonic() - began) * 1000)
-        steps = _drive(endpoint, target_id, a.get("actions", []), deadline, ctx) if a.get("actions") else []
+        actions = arg_objects(a, "actions") or []
+        steps = _drive(endpoint, target_id, actions, deadline, ctx) if actions else []
         with page_session(endpoint, target_id, [], ctx, file_roots=[root]) as page:
-            renderer = inspect_page(page, observation_ms, limits.get("max_events", 200), 0, 50, ctx)
+            renderer = inspect_page(page, observation_ms, arg_int(limits, "max_events", 200), 0, 50, ctx)
         main, why = (
             (None, "The main process opened no inspector.")
             if inspector is None

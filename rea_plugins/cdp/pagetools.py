@@ -8,7 +8,19 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
-from rea.plugin import Evidence, JSONObject, ToolCall, ToolDef, ToolEffects
+from rea.plugin import (
+    Arguments,
+    Evidence,
+    JSONObject,
+    JSONValue,
+    ToolCall,
+    ToolDef,
+    ToolEffects,
+    arg_bool,
+    arg_int,
+    arg_str,
+    arg_strs,
+)
 from rea_plugins.cdp import schemas
 from rea_plugins.cdp.pagemodel import ListenerInventory, ModuleGraph, NetworkCapture, ScriptExport, SourceTrace
 from rea_plugins.cdp.urls import allowed_origins, parse_endpoint
@@ -186,26 +198,26 @@ class _Answer(Protocol):
 
 
 def _evidence(
-    call: ToolCall, operation: str, params: dict[str, Any], result: msgspec.Struct, limitations: list[str], **more: Any
+    call: ToolCall, operation: str, params: Arguments, result: msgspec.Struct, limitations: list[str], **more: Any
 ) -> Evidence:
     from rea_plugins.cdp.tools import evidence
 
     return evidence(call, operation, params, result, limitations, **more)
 
 
-def _page_params(call: ToolCall) -> tuple[str, list[str], dict[str, Any]]:
-    endpoint = parse_endpoint(call.args["cdp_endpoint"])
-    origins = allowed_origins(call.args.get("allowed_origins"))
+def _page_params(call: ToolCall) -> tuple[str, list[str], Arguments]:
+    endpoint = parse_endpoint(arg_str(call.args, "cdp_endpoint", ""))
+    origins = allowed_origins(arg_strs(call.args, "allowed_origins"))
     params = {k: v for k, v in call.args.items() if k not in ("cdp_endpoint", "allowed_origins")}
-    return endpoint, origins, {"cdp_endpoint": endpoint, "allowed_origins": origins, **params}
+    return endpoint, origins, {"cdp_endpoint": endpoint, "allowed_origins": list[JSONValue](origins), **params}
 
 
-def _on_page(call: ToolCall, operation: str, read: Callable[[PageSession, dict[str, Any]], _Answer]) -> Evidence:
+def _on_page(call: ToolCall, operation: str, read: Callable[[PageSession, Arguments], _Answer]) -> Evidence:
     """``read`` (given the page and the call's arguments) on a passive session on the call's page, as Evidence."""
     from rea_plugins.cdp.pagescripts import page_session
 
     endpoint, origins, params = _page_params(call)
-    with page_session(endpoint, call.args["target_id"], origins, call.ctx) as page:
+    with page_session(endpoint, arg_str(call.args, "target_id", ""), origins, call.ctx) as page:
         result = read(page, call.args)
     assert isinstance(result, msgspec.Struct)
     return _evidence(call, operation, params, result, result.limitations)
@@ -218,7 +230,12 @@ def _listeners(call: ToolCall) -> Evidence:
         call,
         "inspect_web_event_listeners",
         lambda page, a: pageread.event_listeners(
-            page, a.get("selectors") or [], a.get("map_sources", True), a.get("offset", 0), a.get("limit", 50), call.ctx
+            page,
+            arg_strs(a, "selectors") or [],
+            arg_bool(a, "map_sources", default=True),
+            arg_int(a, "offset", 0),
+            arg_int(a, "limit", 50),
+            call.ctx,
         ),
     )
 
@@ -229,7 +246,7 @@ def _imports(call: ToolCall) -> Evidence:
     return _on_page(
         call,
         "trace_web_module_imports",
-        lambda page, a: pageread.module_graph(page, a.get("offset", 0), a.get("limit", 50), call.ctx),
+        lambda page, a: pageread.module_graph(page, arg_int(a, "offset", 0), arg_int(a, "limit", 50), call.ctx),
     )
 
 
@@ -245,10 +262,10 @@ def _location(call: ToolCall) -> Evidence:
             "pass exactly one of script_url and script_id",
             [issue("script_url", "invalid_value", "exactly one of script_url and script_id")],
         )
-    with page_session(endpoint, a["target_id"], origins, call.ctx) as page:
-        result = pageread.trace_location(
-            page, a.get("script_url"), a.get("script_id"), a["line"], a["column"], call.ctx
-        )
+    script_url, script_id = arg_str(a, "script_url"), arg_str(a, "script_id")
+    line, column = arg_int(a, "line", 1), arg_int(a, "column", 1)  # both required by the schema
+    with page_session(endpoint, arg_str(a, "target_id", ""), origins, call.ctx) as page:
+        result = pageread.trace_location(page, script_url, script_id, line, column, call.ctx)
     return _evidence(call, "trace_web_source_location", params, result, [result.reason] if result.reason else [])
 
 
@@ -258,13 +275,13 @@ def _export(call: ToolCall) -> Evidence:
 
     endpoint, origins, params = _page_params(call)
     a = call.args
-    with page_session(endpoint, a["target_id"], origins, call.ctx) as page:
+    with page_session(endpoint, arg_str(a, "target_id", ""), origins, call.ctx) as page:
         result = pageexport.export_scripts(
             page,
-            a.get("max_scripts", 500),
-            a.get("max_total_bytes", 64 << 20),
-            a.get("offset", 0),
-            a.get("limit", 50),
+            arg_int(a, "max_scripts", 500),
+            arg_int(a, "max_total_bytes", 64 << 20),
+            arg_int(a, "offset", 0),
+            arg_int(a, "limit", 50),
             call.ctx,
         )
     # A cancel arriving after this handler returns still removes what it wrote.
@@ -283,7 +300,7 @@ def _session(call: ToolCall) -> Evidence:
         call,
         "observe_web_session",
         lambda page, a: pagetime.observe_session(
-            page, a.get("observation_ms", 5000), a.get("max_timeline_events", 500), call.ctx
+            page, arg_int(a, "observation_ms", 5000), arg_int(a, "max_timeline_events", 500), call.ctx
         ),
     )
 
@@ -295,38 +312,48 @@ def _execution(call: ToolCall) -> Evidence:
         call,
         "observe_web_execution",
         lambda page, a: pagetime.observe_execution(
-            page, a.get("observation_ms", 5000), a.get("offset", 0), a.get("limit", 50), call.ctx
+            page, arg_int(a, "observation_ms", 5000), arg_int(a, "offset", 0), arg_int(a, "limit", 50), call.ctx
         ),
     )
 
 
 def _list_electron(call: ToolCall) -> Evidence:
-    from rea.plugin import file_roots
     from rea_plugins.cdp import electron
 
     a = call.args
-    endpoint, roots = parse_endpoint(a["cdp_endpoint"]), file_roots(a["allowed_file_roots"])
-    offset, limit = a.get("offset", 0), a.get("limit", 100)
+    endpoint, roots = _electron_scope(a)
+    offset, limit = arg_int(a, "offset", 0), arg_int(a, "limit", 100)
     result = electron.list_targets(endpoint, roots, offset, limit, call.ctx)
-    params = {"cdp_endpoint": endpoint, "allowed_file_roots": roots, "offset": offset, "limit": limit}
+    params: Arguments = {
+        "cdp_endpoint": endpoint,
+        "allowed_file_roots": list[JSONValue](roots),
+        "offset": offset,
+        "limit": limit,
+    }
     return _evidence(call, "list_electron_targets", params, result, [])
 
 
-def _inspect_electron(call: ToolCall) -> Evidence:
+def _electron_scope(a: Arguments) -> tuple[str, list[str]]:
+    """The call's CDP endpoint and allowed file roots, checked."""
     from rea.plugin import file_roots
+
+    return parse_endpoint(arg_str(a, "cdp_endpoint", "")), file_roots(arg_strs(a, "allowed_file_roots"))
+
+
+def _inspect_electron(call: ToolCall) -> Evidence:
     from rea_plugins.cdp import electron
     from rea_plugins.cdp.pagescripts import page_session
 
     a = call.args
-    endpoint, roots = parse_endpoint(a["cdp_endpoint"]), file_roots(a["allowed_file_roots"])
-    params = {**a, "cdp_endpoint": endpoint, "allowed_file_roots": roots}
-    with page_session(endpoint, a["target_id"], [], call.ctx, file_roots=roots) as page:
+    endpoint, roots = _electron_scope(a)
+    params: Arguments = {**a, "cdp_endpoint": endpoint, "allowed_file_roots": list[JSONValue](roots)}
+    with page_session(endpoint, arg_str(a, "target_id", ""), [], call.ctx, file_roots=roots) as page:
         result = electron.inspect_page(
             page,
-            a.get("observation_ms", 500),
-            a.get("max_events", 200),
-            a.get("offset", 0),
-            a.get("limit", 50),
+            arg_int(a, "observation_ms", 500),
+            arg_int(a, "max_events", 200),
+            arg_int(a, "offset", 0),
+            arg_int(a, "limit", 50),
             call.ctx,
         )
     return _evidence(call, "inspect_electron_page", params, result, result.limitations)
@@ -338,9 +365,9 @@ def _bundle(call: ToolCall) -> Evidence:
 
     endpoint, origins, params = _page_params(call)
     a = call.args
-    with page_session(endpoint, a["target_id"], origins, call.ctx) as page:
+    with page_session(endpoint, arg_str(a, "target_id", ""), origins, call.ctx) as page:
         result, graph_id = pagebundle.analyze(
-            call, page, a.get("max_total_bytes", 64 << 20), a.get("offset", 0), a.get("limit", 50)
+            call, page, arg_int(a, "max_total_bytes", 64 << 20), arg_int(a, "offset", 0), arg_int(a, "limit", 50)
         )
     call.on_abandon(lambda: pageexport_discard(result.output_directory))
     return _evidence(
@@ -367,18 +394,19 @@ def _capture(call: ToolCall) -> Evidence:
     from rea_plugins.cdp import har
 
     a = call.args
-    origins = allowed_origins(a.get("allowed_origins"))
-    result = har.read_capture(a["path"], origins, a.get("offset", 0), a.get("limit", 50), call.ctx)
-    params = {
+    origins = allowed_origins(arg_strs(a, "allowed_origins"))
+    offset, limit = arg_int(a, "offset", 0), arg_int(a, "limit", 50)
+    result = har.read_capture(arg_str(a, "path", ""), origins, offset, limit, call.ctx)
+    params: Arguments = {
         "capture_sha256": result.source.sha256,
-        "allowed_origins": origins,
-        "offset": a.get("offset", 0),
-        "limit": a.get("limit", 50),
+        "allowed_origins": list[JSONValue](origins),
+        "offset": offset,
+        "limit": limit,
     }
     return _evidence(call, "inspect_web_network_capture", params, result, result.limitations)
 
 
-EXAMPLE = {"cdp_endpoint": schemas.ENDPOINT_EXAMPLE, "target_id": schemas.TARGET_EXAMPLE}
+EXAMPLE: JSONObject = {"cdp_endpoint": schemas.ENDPOINT_EXAMPLE, "target_id": schemas.TARGET_EXAMPLE}
 
 INSPECT_WEB_EVENT_LISTENERS = ToolDef(
     name="inspect_web_event_listeners",

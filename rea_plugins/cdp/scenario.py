@@ -19,7 +19,20 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Availability, CallContext, JSONObject, ReaError, ScenarioDriver, ScenarioDriverDescriptor
+from rea.plugin import (
+    Arguments,
+    Availability,
+    CallContext,
+    JSONObject,
+    JSONValue,
+    ReaError,
+    ScenarioDriver,
+    ScenarioDriverDescriptor,
+    arg_int,
+    arg_object,
+    arg_objects,
+    arg_str,
+)
 from rea_plugins.cdp import connection as cdp
 from rea_plugins.cdp import scenario_request as sreq
 from rea_plugins.cdp.actions import Page, StepFailed, run_action
@@ -100,10 +113,14 @@ class _Recorder:
         self.step_index = 0
         self.lifecycle: set[tuple[str, str]] = set()
         replay = req.replay
-        self.unmatched = replay.get("unmatched") if replay["mode"] == "exact" else None
+        self.unmatched = arg_str(replay, "unmatched") if replay["mode"] == "exact" else None
+        # Each route of the caller's request (its JSON), by the request it answers.
         self.routes = {
-            (r["method"], sreq.normalized_url(sreq.build_url(r["request"], req.secrets))): r
-            for r in replay.get("routes", [])
+            (
+                arg_str(r, "method", ""),
+                sreq.normalized_url(sreq.build_url(arg_object(r, "request") or {}, req.secrets)),
+            ): r
+            for r in arg_objects(replay, "routes") or []
         }
 
     # A DevTools event's params: the browser's JSON, read key by key.
@@ -278,7 +295,7 @@ class _Recorder:
                     method=method,
                     text=route["route_id"],
                     resource_type=params.get("resourceType"),
-                    status=route["response"]["status"],
+                    status=cdp.obj(route["response"])["status"],
                 )
                 return
             if self.unmatched == "abort":
@@ -300,18 +317,23 @@ class _Recorder:
         )
 
     # A route, an action: parts of the caller's request as its input schema shapes them (see ScenarioRequest).
-    def _replay(self, rid: Any, route: dict[str, Any], session: str | None) -> None:
-        response = route["response"]
+    def _replay(self, rid: Any, route: JSONObject, session: str | None) -> None:
+        response = arg_object(route, "response") or {}
         secrets = self.req.secrets
+        headers: list[JSONValue]
         if response["kind"] == "redirect":
-            headers = [{"name": "location", "value": sreq.build_url(response["destination"], secrets)}]
+            headers = [
+                {"name": "location", "value": sreq.build_url(arg_object(response, "destination") or {}, secrets)}
+            ]
             body = b""
         else:
             headers = [
-                {"name": h["name"], "value": sreq.resolve_value(h["value"], secrets)}
-                for h in response.get("headers", [])
+                {"name": h["name"], "value": sreq.resolve_value(arg_object(h, "value") or {}, secrets)}
+                for h in arg_objects(response, "headers") or []
             ]
-            body = sreq.resolve_value(response["body"], secrets).encode() if "body" in response else b""
+            body = (
+                sreq.resolve_value(arg_object(response, "body") or {}, secrets).encode() if "body" in response else b""
+            )
         self.conn.send(
             "Fetch.fulfillRequest",
             {
@@ -441,34 +463,40 @@ class _Run:
                 break
             if self.steps[-1].status != "completed":
                 break
-            self._step(index, action["step_id"], action["action"], self._runner(page, action), action.get("timeout_ms"))
+            self._step(
+                index,
+                arg_str(action, "step_id", ""),
+                arg_str(action, "action", ""),
+                self._runner(page, action),
+                arg_int(action, "timeout_ms"),
+            )
         self._skip_rest()
 
     # An action of the caller's request as its input schema shapes it (see ScenarioRequest).
-    def _runner(self, page: Page, action: dict[str, Any]) -> Callable[[float], None]:
+    def _runner(self, page: Page, action: JSONObject) -> Callable[[float], None]:
         return lambda deadline: run_action(page, action, self._value, self._goto, deadline)
 
     def _environment(self, page: Page) -> None:
         env = self.req.environment
-        view = env["viewport"]
-        calls = [
+        view = env.viewport
+        calls: list[tuple[str, JSONObject]] = [
             (
                 "Emulation.setDeviceMetricsOverride",
                 {
-                    "width": view["width"],
-                    "height": view["height"],
-                    "deviceScaleFactor": view["device_scale_factor"],
+                    "width": view.width,
+                    "height": view.height,
+                    "deviceScaleFactor": view.device_scale_factor,
                     "mobile": False,
                 },
             ),
-            ("Emulation.setLocaleOverride", {"locale": env["locale"]}),
-            ("Emulation.setTimezoneOverride", {"timezoneId": env["timezone"]}),
+            ("Emulation.setLocaleOverride", {"locale": env.locale}),
+            ("Emulation.setTimezoneOverride", {"timezoneId": env.timezone}),
             (
                 "Emulation.setEmulatedMedia",
                 {
                     "features": [
-                        {"name": "prefers-color-scheme", "value": env["color_scheme"]},
-                        {"name": "prefers-reduced-motion", "value": env["reduced_motion"]},
+                        {"name": "prefers-color-scheme", "value": env.color_scheme},
+                        {"name": "prefers-reduced-motion", "value": env.reduced_motion},
                     ]
                 },
             ),
@@ -492,8 +520,8 @@ class _Run:
                 "Network.setCookie",
                 {
                     "name": cookie["name"],
-                    "value": self._value(cookie["value"]),
-                    "url": sreq.build_url(cookie["destination"], secrets),
+                    "value": self._value(arg_object(cookie, "value") or {}),
+                    "url": sreq.build_url(arg_object(cookie, "destination") or {}, secrets),
                     "httpOnly": cookie["http_only"],
                     "secure": cookie["secure"],
                     "sameSite": cookie["same_site"],
@@ -504,8 +532,11 @@ class _Run:
         seeds: dict[str, dict[str, list[list[str]]]] = {}
         for area, key in (("local_storage", "local"), ("session_storage", "session")):
             for entry in storage[area]:
-                slot = seeds.setdefault(entry["origin"], {"local": [], "session": []})
-                slot[key].extend([e["name"], self._value(e["value"])] for e in entry["entries"])
+                slot = seeds.setdefault(arg_str(entry, "origin", ""), {"local": [], "session": []})
+                slot[key].extend(
+                    [arg_str(e, "name", ""), self._value(arg_object(e, "value") or {})]
+                    for e in arg_objects(entry, "entries") or []
+                )
         if not seeds:
             return None
         source = (
@@ -517,8 +548,9 @@ class _Run:
         return str(page.call("Page.addScriptToEvaluateOnNewDocument", {"source": source})["identifier"])
 
     # A goto action of the caller's request as its input schema shapes it (see ScenarioRequest).
-    def _goto(self, action: dict[str, Any], deadline: float) -> None:
-        self._navigate(sreq.build_url(action["destination"], self.req.secrets), action["wait_until"], deadline)
+    def _goto(self, action: JSONObject, deadline: float) -> None:
+        destination = arg_object(action, "destination") or {}
+        self._navigate(sreq.build_url(destination, self.req.secrets), arg_str(action, "wait_until", "load"), deadline)
 
     def _navigate(self, url: str, wait_until: str, deadline: float) -> None:
         assert self.page is not None and self.recorder is not None
@@ -622,7 +654,10 @@ class _Run:
             step_id, action = (
                 (sreq.START_STEP, "scenario_start")
                 if index == 0
-                else (self.req.actions[index - 1]["step_id"], self.req.actions[index - 1]["action"])
+                else (
+                    arg_str(self.req.actions[index - 1], "step_id", ""),
+                    arg_str(self.req.actions[index - 1], "action", ""),
+                )
             )
             none = StepArtifacts(
                 url=NotRequested(),
@@ -660,16 +695,24 @@ class _Run:
         return sanitize(self.redact(str(entry.get("url", "")))), self.redact(str(entry.get("title", "")))
 
     def _artifacts(self, wanted: set[str]) -> StepArtifacts:
-        # Each kind's artifact record, captured in name order, then passed to StepArtifacts by name (mypy cannot
-        # check a ** of one dict against five fields of different unions, hence Any).
-        out: dict[str, Any] = {k: NotRequested() for k in ("url", "title", "dom", "screenshot", "storage")}
-        for kind in sorted(wanted):
-            try:
-                out[kind] = getattr(self, f"_art_{kind}")()
-            except (cdp.CommandFailed, StepFailed) as exc:
-                out[kind] = Missing(reason=self.redact(exc.message)[:1024])
-                self.missing.add(kind)
-        return StepArtifacts(**out)
+        # Each kind's artifact record, captured in name order (keyword arguments are evaluated as written).
+        return StepArtifacts(
+            dom=self._artifact("dom", wanted),
+            screenshot=self._artifact("screenshot", wanted),
+            storage=self._artifact("storage", wanted),
+            title=self._artifact("title", wanted),
+            url=self._artifact("url", wanted),
+        )
+
+    def _artifact(self, kind: str, wanted: set[str]) -> Any:
+        """The artifact record of one kind (its ``_art_`` reader's; they return the union of that field)."""
+        if kind not in wanted:
+            return NotRequested()
+        try:
+            return getattr(self, f"_art_{kind}")()
+        except (cdp.CommandFailed, StepFailed) as exc:
+            self.missing.add(kind)
+            return Missing(reason=self.redact(exc.message)[:1024])
 
     def _art_url(self) -> Any:
         loc = self._location()
@@ -759,12 +802,12 @@ class BrowserScenarioDriver(ScenarioDriver):
         return Availability.ok(f"chromium at {path} ({source})")
 
     # The kernel's ScenarioDriver.run: the caller's request in, the capture and lineage out as JSON (its signature).
-    def run(self, request: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    def run(self, request: Arguments, ctx: CallContext) -> JSONObject:
         lineage: list[JSONObject] = []
         capture = self.capture(request, ctx, lineage.extend)
         return {"capture": to_json(capture), "process_lineage": lineage}
 
-    def capture(self, request: dict[str, Any], ctx: CallContext, on_lineage: LineageSink) -> ScenarioCapture:
+    def capture(self, request: Arguments, ctx: CallContext, on_lineage: LineageSink) -> ScenarioCapture:
         """Run the scenario; lineage of a browser rea launched goes to ``on_lineage`` whatever happens."""
         req = sreq.parse(request)
         run = _Run(req, ctx)
@@ -772,10 +815,8 @@ class BrowserScenarioDriver(ScenarioDriver):
         failure: ReaError | None = None
         try:
             if req.mode == "launch":
-                view = req.environment["viewport"]
-                browser = OwnedBrowser.launch(
-                    ctx, window=(view["width"], view["height"]), allowed_origins=tuple(req.allowed)
-                )
+                view = req.environment.viewport
+                browser = OwnedBrowser.launch(ctx, window=(view.width, view.height), allowed_origins=tuple(req.allowed))
                 run.isolation = browser.record.isolation
                 run.limitations.append(
                     f"rea launched {browser.record.executable} headless with a private profile "

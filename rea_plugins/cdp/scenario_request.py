@@ -9,9 +9,25 @@ from __future__ import annotations
 
 import os
 import urllib.parse
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from rea.plugin import JSONObject, ReaError, Record, invalid_request, issue, open_regular
+import msgspec
+
+from rea.plugin import (
+    Arguments,
+    JSONObject,
+    ReaError,
+    Record,
+    arg_int,
+    arg_object,
+    arg_objects,
+    arg_str,
+    arg_strs,
+    invalid_request,
+    issue,
+    open_regular,
+)
 from rea_plugins.cdp.urls import allowed_origins, origin_of, parse_endpoint, parse_origin
 
 START_STEP = "scenario_start"
@@ -27,13 +43,26 @@ DEFAULT_LIMITS = {
     "navigation_timeout_ms": 30_000,
     "step_timeout_ms": 30_000,
 }
-DEFAULT_ENVIRONMENT = {
-    "viewport": {"width": 1280, "height": 720, "device_scale_factor": 1},
-    "locale": "en-US",
-    "timezone": "UTC",
-    "color_scheme": "light",
-    "reduced_motion": "reduce",
-}
+STORAGE_AREAS = ("cookies", "local_storage", "session_storage")
+# A problem the checks find: an issue's path, reason and message (``issue`` makes it a details.issues entry).
+Problem = tuple[str, Literal["invalid_format", "invalid_value"], str]
+
+
+class Viewport(Record, frozen=True, kw_only=True, omit_defaults=False):
+    width: int = 1280
+    height: int = 720
+    # As the caller gave it: an integer stays one in what is sent to the browser.
+    device_scale_factor: int | float = 1
+
+
+class Environment(Record, frozen=True, kw_only=True, omit_defaults=False):
+    """The page's emulated environment: the request's ``environment``, each part it leaves out at its default."""
+
+    viewport: Viewport = msgspec.field(default_factory=Viewport)
+    locale: str = "en-US"
+    timezone: str = "UTC"
+    color_scheme: str = "light"
+    reduced_motion: str = "reduce"
 
 
 class Redactor:
@@ -59,8 +88,8 @@ class Redactor:
 class ScenarioRequest(Record, frozen=True, kw_only=True):
     """The checked request, as the scenario reads it (never encoded: it holds the secrets' values).
 
-    ``actions``, ``storage``, ``replay`` and ``environment`` are parts of the caller's request as its input schema
-    shapes them (dict[str, Any]): the scenario reads them key by key where the schema guarantees each key and type.
+    ``actions``, ``storage`` (its three areas) and ``replay`` are parts of the caller's request as its input schema
+    shapes them (JSON): the scenario reads them key by key, with the typed accessors.
     """
 
     mode: str
@@ -69,14 +98,14 @@ class ScenarioRequest(Record, frozen=True, kw_only=True):
     start_url: str
     start_origin: str
     allowed: list[str]
-    actions: list[dict[str, Any]]
+    actions: list[JSONObject]
     secrets: dict[str, str]
     secret_references: list[str]
     capture: dict[str, list[str]]
-    storage: dict[str, list[dict[str, Any]]]
-    replay: dict[str, Any]
+    storage: dict[str, list[JSONObject]]
+    replay: JSONObject
     limits: dict[str, int]
-    environment: dict[str, Any]
+    environment: Environment
     timeout_ms: int | None
 
 
@@ -112,18 +141,17 @@ def resolve_value(value: JSONObject, secrets: dict[str, str]) -> str:
     return secrets[str(value["secret_id"])] if value.get("source") == "secret" else str(value.get("value", ""))
 
 
-def build_url(dest: dict[str, Any], secrets: dict[str, str], keep_secret_marks: bool = False) -> str:
-    """The URL with its declared query entries appended (secret ones resolved, or kept as marks)."""
+def build_url(dest: JSONObject, secrets: dict[str, str], keep_secret_marks: bool = False) -> str:
+    """The URL of a destination of the caller's request (its JSON) with its declared query entries appended (secret
+    ones resolved, or kept as marks)."""
     url = str(dest["url"])
-    query = [
-        (
-            str(q["name"]),
-            f"${{secret:{q['value'].get('secret_id')}}}"
-            if keep_secret_marks and q["value"].get("source") == "secret"
-            else resolve_value(q["value"], secrets),
+    query = []
+    for q in arg_objects(dest, "query") or []:
+        value = arg_object(q, "value") or {}
+        secret = keep_secret_marks and value.get("source") == "secret"
+        query.append(
+            (str(q["name"]), f"${{secret:{value.get('secret_id')}}}" if secret else resolve_value(value, secrets))
         )
-        for q in dest.get("query", [])
-    ]
     if not query:
         return url
     parts = urllib.parse.urlsplit(url)
@@ -156,19 +184,19 @@ def _references(node: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _url_problem(dest: JSONObject, path: str, allowed: list[str]) -> JSONObject | None:
-    """The issue with a destination of the caller's request (its JSON), or None."""
+def _url_problem(dest: JSONObject, path: str, allowed: list[str]) -> Problem | None:
+    """The problem with a destination of the caller's request (its JSON), or None."""
     url = str(dest.get("url", ""))
     try:
         parts = urllib.parse.urlsplit(url)
         userinfo = parts.username is not None or parts.password is not None
     except ValueError:
-        return issue(f"{path}/url", "invalid_format", "not a valid URL")
+        return f"{path}/url", "invalid_format", "not a valid URL"
     origin = origin_of(url)
     if origin is None or userinfo:
-        return issue(f"{path}/url", "invalid_value", "browser URLs must be http(s) and carry no credentials")
+        return f"{path}/url", "invalid_value", "browser URLs must be http(s) and carry no credentials"
     if allowed and origin not in allowed:
-        return issue(f"{path}/url", "invalid_value", f"URL origin {origin} is not declared in allowed_origins")
+        return f"{path}/url", "invalid_value", f"URL origin {origin} is not declared in allowed_origins"
     return None
 
 
@@ -176,17 +204,18 @@ def _url_problem(dest: JSONObject, path: str, allowed: list[str]) -> JSONObject 
 FORBIDDEN_REPLAY_HEADERS = frozenset({"content-length", "location", "transfer-encoding"})
 
 
-def _storage_problems(storage: dict[str, list[dict[str, Any]]], scope: list[str]) -> list[JSONObject]:
-    problems: list[JSONObject] = []
+def _storage_problems(storage: dict[str, list[JSONObject]], scope: list[str]) -> list[Problem]:
+    problems: list[Problem] = []
     for i, cookie in enumerate(storage["cookies"]):
-        if (p := _url_problem(cookie["destination"], f"storage/cookies/{i}/destination", scope)) is not None:
+        destination = arg_object(cookie, "destination") or {}
+        if (p := _url_problem(destination, f"storage/cookies/{i}/destination", scope)) is not None:
             problems.append(p)
     for area in ("local_storage", "session_storage"):
         for i, entry in enumerate(storage[area]):
-            origin = parse_origin(entry["origin"])
+            origin = parse_origin(arg_str(entry, "origin", ""))
             if origin is None or origin not in scope:
                 problems.append(
-                    issue(
+                    (
                         f"storage/{area}/{i}/origin",
                         "invalid_value",
                         f"storage origin {entry['origin']} is not an origin in allowed_origins",
@@ -197,33 +226,36 @@ def _storage_problems(storage: dict[str, list[dict[str, Any]]], scope: list[str]
     return problems
 
 
-def _replay_problems(replay: dict[str, Any], scope: list[str]) -> list[JSONObject]:
+def _replay_problems(replay: JSONObject, scope: list[str]) -> list[Problem]:
     if replay["mode"] == "disabled":
         return []
-    problems = []
+    problems: list[Problem] = []
     ids: set[str] = set()
     matchers: set[tuple[str, str]] = set()
-    for i, route in enumerate(replay["routes"]):
+    for i, route in enumerate(arg_objects(replay, "routes") or []):
         path = f"request_replay/routes/{i}"
-        key = (route["method"], build_url(route["request"], {}, keep_secret_marks=True))
-        if route["route_id"] in ids or key in matchers:
-            problems.append(issue(path, "invalid_value", "route ids and (method, request) pairs must be unique"))
-        ids.add(route["route_id"])
+        request = arg_object(route, "request") or {}
+        route_id = arg_str(route, "route_id", "")
+        key = (arg_str(route, "method", ""), build_url(request, {}, keep_secret_marks=True))
+        if route_id in ids or key in matchers:
+            problems.append((path, "invalid_value", "route ids and (method, request) pairs must be unique"))
+        ids.add(route_id)
         matchers.add(key)
-        if (p := _url_problem(route["request"], f"{path}/request", scope)) is not None:
+        if (p := _url_problem(request, f"{path}/request", scope)) is not None:
             problems.append(p)
-        response = route["response"]
+        response = arg_object(route, "response") or {}
         if response["kind"] == "redirect":
-            if (p := _url_problem(response["destination"], f"{path}/response/destination", scope)) is not None:
+            destination = arg_object(response, "destination") or {}
+            if (p := _url_problem(destination, f"{path}/response/destination", scope)) is not None:
                 problems.append(p)
             continue
-        names = [h["name"].lower() for h in response.get("headers", [])]
+        names = [arg_str(h, "name", "").lower() for h in arg_objects(response, "headers") or []]
         if len(set(names)) != len(names):
-            problems.append(issue(f"{path}/response/headers", "invalid_value", "header names must be unique"))
+            problems.append((f"{path}/response/headers", "invalid_value", "header names must be unique"))
         for j, name in enumerate(names):
             if name in FORBIDDEN_REPLAY_HEADERS:
                 problems.append(
-                    issue(
+                    (
                         f"{path}/response/headers/{j}/name",
                         "invalid_value",
                         f"{name} is derived by the browser and cannot be replayed",
@@ -232,60 +264,67 @@ def _replay_problems(replay: dict[str, Any], scope: list[str]) -> list[JSONObjec
     return problems
 
 
-def parse(args: dict[str, Any], env: dict[str, str] | None = None) -> ScenarioRequest:
+def parse(args: Arguments, env: dict[str, str] | None = None) -> ScenarioRequest:
     """Check what the schema cannot say; any problem is one ``invalid_request`` listing them all."""
     env = dict(os.environ) if env is None else env
-    # The kernel's issue entries (rea.plugin.issue): the JSON of an invalid_request's details.
-    problems: list[JSONObject] = []
-    browser = args.get("browser") or {"mode": "launch"}
+    raised: ReaError | None = None  # the endpoint's, with its own issue entries
+    found: list[Problem] = []
+    browser = arg_object(args, "browser") or {"mode": "launch"}
     endpoint = None
     if browser["mode"] == "connect":
         try:
-            endpoint = parse_endpoint(browser["cdp_endpoint"], "browser/cdp_endpoint")
-        except Exception as exc:  # a ReaError with its own issue list
-            problems.extend(getattr(exc, "details", {}).get("issues", []))
-    declared = allowed_origins(args.get("allowed_origins"))
-    start = args["start_url"]
+            endpoint = parse_endpoint(arg_str(browser, "cdp_endpoint", ""), "browser/cdp_endpoint")
+        except ReaError as exc:
+            raised = exc
+    declared = allowed_origins(arg_strs(args, "allowed_origins"))
+    start = arg_object(args, "start_url") or {}
     start_origin = origin_of(str(start.get("url", ""))) or ""
     scope = declared or ([start_origin] if start_origin else [])
     if (p := _url_problem(start, "start_url", scope)) is not None:
-        problems.append(p)
+        found.append(p)
     seen: set[str] = {START_STEP}
-    for i, action in enumerate(args["actions"]):
-        if action["step_id"] in seen:
-            problems.append(
-                issue(
+    actions = arg_objects(args, "actions") or []
+    for i, action in enumerate(actions):
+        step_id = arg_str(action, "step_id", "")
+        if step_id in seen:
+            found.append(
+                (
                     f"actions/{i}/step_id",
                     "invalid_value",
-                    f"step_id {action['step_id']!r} is used twice (or is the reserved {START_STEP})",
+                    f"step_id {step_id!r} is used twice (or is the reserved {START_STEP})",
                 )
             )
-        seen.add(action["step_id"])
+        seen.add(step_id)
         if (
             action["action"] == "goto"
-            and (p := _url_problem(action["destination"], f"actions/{i}/destination", scope)) is not None
+            and (p := _url_problem(arg_object(action, "destination") or {}, f"actions/{i}/destination", scope))
+            is not None
         ):
-            problems.append(p)
+            found.append(p)
     secrets: dict[str, str] = {}
     variables: set[str] = set()
-    for i, secret in enumerate(args.get("secrets", [])):
-        sid, var = secret["secret_id"], secret.get("environment_variable") or secret.get("file", "")
+    declared_secrets = arg_objects(args, "secrets") or []
+    for i, secret in enumerate(declared_secrets):
+        sid, var = (
+            arg_str(secret, "secret_id", ""),
+            arg_str(secret, "environment_variable") or arg_str(secret, "file", ""),
+        )
         if sid in secrets or var in variables:
-            problems.append(
-                issue(f"secrets/{i}", "invalid_value", "secret ids, environment variables and files must be unique")
+            found.append(
+                (f"secrets/{i}", "invalid_value", "secret ids, environment variables and files must be unique")
             )
             continue
         variables.add(var)
         if "file" in secret:
-            value, why = read_secret_file(secret["file"])
+            value, why = read_secret_file(arg_str(secret, "file", ""))
             if value is None:
-                problems.append(issue(f"secrets/{i}/file", "invalid_value", why))
+                found.append((f"secrets/{i}/file", "invalid_value", why))
                 continue
         else:
             value = env.get(var)
             if not value:
-                problems.append(
-                    issue(
+                found.append(
+                    (
                         f"secrets/{i}/environment_variable",
                         "invalid_value",
                         f"{var} is not set (or empty) in rea's environment",
@@ -293,40 +332,41 @@ def parse(args: dict[str, Any], env: dict[str, str] | None = None) -> ScenarioRe
                 )
                 continue
         secrets[sid] = value
-    storage = {"cookies": [], "local_storage": [], "session_storage": [], **(args.get("storage") or {})}
-    replay = args.get("request_replay") or {"mode": "disabled"}
-    problems.extend(_storage_problems(storage, scope))
-    problems.extend(_replay_problems(replay, scope))
-    declared_ids = {s["secret_id"] for s in args.get("secrets", [])}
-    references = _references(
-        {"start_url": start, "actions": args["actions"], "storage": storage, "request_replay": replay}
-    )
+    given_storage = arg_object(args, "storage") or {}
+    storage = {area: arg_objects(given_storage, area) or [] for area in STORAGE_AREAS}
+    replay = arg_object(args, "request_replay") or {"mode": "disabled"}
+    found.extend(_storage_problems(storage, scope))
+    found.extend(_replay_problems(replay, scope))
+    declared_ids = {arg_str(s, "secret_id", "") for s in declared_secrets}
+    references = _references({"start_url": start, "actions": actions, "storage": storage, "request_replay": replay})
     for path, sid in references:
         if sid not in declared_ids:
-            problems.append(issue(path, "invalid_value", f"secret {sid!r} is not declared in secrets"))
+            found.append((path, "invalid_value", f"secret {sid!r} is not declared in secrets"))
+    given = raised.details.get("issues") if raised is not None else None
+    problems = [
+        *(i for i in (given if isinstance(given, list) else []) if isinstance(i, Mapping)),
+        *(issue(*p) for p in found),
+    ]
     if problems:
         raise invalid_request(f"invalid browser scenario: {problems[0]['message']}", problems)
-    capture = {**DEFAULT_CAPTURE, **(args.get("capture") or {})}
-    environment = {**DEFAULT_ENVIRONMENT, **(args.get("environment") or {})}
-    environment["viewport"] = {
-        **DEFAULT_ENVIRONMENT["viewport"],  # type: ignore[dict-item]
-        **((args.get("environment") or {}).get("viewport") or {}),
-    }
-    limits = {**DEFAULT_LIMITS, **{k: v for k, v in (args.get("limits") or {}).items() if k != "timeout_ms"}}
+    given_capture = arg_object(args, "capture") or {}
+    capture = {k: list(v if (v := arg_strs(given_capture, k)) is not None else d) for k, d in DEFAULT_CAPTURE.items()}
+    given_limits = arg_object(args, "limits") or {}
+    limits = {k: arg_int(given_limits, k, d) for k, d in DEFAULT_LIMITS.items()}
     return ScenarioRequest(
-        mode=browser["mode"],
+        mode=arg_str(browser, "mode", "launch"),
         cdp_endpoint=endpoint,
-        target_id=browser.get("target_id"),
+        target_id=arg_str(browser, "target_id"),
         start_url=build_url(start, secrets),
         start_origin=start_origin,
         allowed=scope,
-        actions=list(args["actions"]),
+        actions=actions,
         secrets=secrets,
         secret_references=sorted({sid for _, sid in references}),
-        capture={k: list(v) for k, v in capture.items()},
+        capture=capture,
         storage=storage,
         replay=replay,
         limits=limits,
-        environment=environment,
-        timeout_ms=(args.get("limits") or {}).get("timeout_ms"),
+        environment=msgspec.convert(arg_object(args, "environment") or {}, Environment),
+        timeout_ms=arg_int(given_limits, "timeout_ms"),
     )

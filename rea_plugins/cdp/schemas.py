@@ -771,7 +771,7 @@ def _png_1x1() -> JSONObject:
     }
 
 
-SCREENSHOT_EXAMPLES = (
+SCREENSHOT_EXAMPLES: tuple[JSONObject, ...] = (
     {"before": _png_1x1(), "after": _png_1x1(), "channel_threshold": 0},
     {
         "before": {"kind": "retained-evidence", "evidence_id": "ev_" + "1" * 64},

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal, TypeVar
 
 import msgspec
 
 from rea.plugin import (
+    Arguments,
     Evidence,
     JSONObject,
+    JSONValue,
     OperationResult,
     ProviderIdentity,
     ReaError,
+    Record,
     ToolCall,
     ToolDef,
     ToolEffects,
+    arg_int,
+    arg_object,
+    arg_objects,
+    arg_str,
+    arg_strs,
     canonical_digest,
     invalid_request,
     issue,
@@ -55,7 +63,7 @@ _LOCAL = ToolEffects(records_evidence=True)
 def evidence(
     call: ToolCall,
     operation: str,
-    params: dict[str, Any],
+    params: Arguments,
     result: msgspec.Struct,
     limitations: list[str],
     confidence: Literal["observed", "derived", "inferred"] = "observed",
@@ -67,55 +75,69 @@ def evidence(
 
 
 def _scope(call: ToolCall) -> tuple[str, list[str]]:
-    return parse_endpoint(call.args["cdp_endpoint"]), allowed_origins(call.args.get("allowed_origins"))
+    return parse_endpoint(arg_str(call.args, "cdp_endpoint", "")), allowed_origins(
+        arg_strs(call.args, "allowed_origins")
+    )
 
 
-# The options of inspect_web_page and discover_webmcp_tools with their defaults, in the order they are recorded.
-INSPECT_DEFAULTS: dict[str, int | bool] = {
-    "observation_ms": 500,
-    "include_console_text": True,
-    "include_storage_keys": True,
-    "max_dom_nodes": 2000,
-    "max_events": 1000,
-    "include_text": False,
-}
-DISCOVER_DEFAULTS: dict[str, int | bool] = {
-    "observation_ms": 100,
-    "max_tools": 256,
-    "max_schema_bytes": 65_536,
-    "max_schema_depth": 32,
-    "max_schema_nodes": 4096,
-}
+# The options of inspect_web_page and discover_webmcp_tools with their defaults, in the order they are recorded
+# (every one, default or not).
+class InspectOptions(Record, frozen=True, kw_only=True, omit_defaults=False):
+    observation_ms: int = 500
+    include_console_text: bool = True
+    include_storage_keys: bool = True
+    max_dom_nodes: int = 2000
+    max_events: int = 1000
+    include_text: bool = False
 
 
-def _options(call: ToolCall, defaults: dict[str, int | bool]) -> dict[str, Any]:
-    """The call's value of each option in ``defaults`` (the default when absent), in that order."""
-    return {name: call.args.get(name, default) for name, default in defaults.items()}
+class DiscoverOptions(Record, frozen=True, kw_only=True, omit_defaults=False):
+    observation_ms: int = 100
+    max_tools: int = 256
+    max_schema_bytes: int = 65_536
+    max_schema_depth: int = 32
+    max_schema_nodes: int = 4096
+
+
+_Options = TypeVar("_Options", InspectOptions, DiscoverOptions)
+
+
+def _options(call: ToolCall, kind: type[_Options]) -> _Options:
+    """The call's value of each option of ``kind`` (its default when absent)."""
+    given = {name: call.args[name] for name in kind.__struct_fields__ if call.args.get(name) is not None}
+    try:
+        return msgspec.convert(given, kind)
+    except msgspec.ValidationError as exc:
+        raise invalid_request(f"invalid option: {exc}", [issue("", "invalid_value", str(exc))]) from None
 
 
 def _page_evidence(
-    call: ToolCall, operation: str, endpoint: str, opts: dict[str, Any], result: Inspection | WebMcpDiscovery
+    call: ToolCall,
+    operation: str,
+    endpoint: str,
+    opts: InspectOptions | DiscoverOptions,
+    result: Inspection | WebMcpDiscovery,
 ) -> Evidence:
     """The Evidence of a passive read of one page: the page, the origins it kept and the options recorded."""
-    params = {
+    params: Arguments = {
         "cdp_endpoint": endpoint,
-        "target_id": call.args["target_id"],
-        "allowed_origins": result.allowed_origins,
-        **opts,
+        "target_id": arg_str(call.args, "target_id"),
+        "allowed_origins": list[JSONValue](result.allowed_origins),
+        **msgspec.to_builtins(opts),
     }
     return evidence(call, operation, params, result, result.limitations)
 
 
 def _list_targets(call: ToolCall) -> Evidence:
     endpoint, origins = _scope(call)
-    offset, limit = call.args.get("offset", 0), call.args.get("limit", 100)
+    offset, limit = arg_int(call.args, "offset", 0), arg_int(call.args, "limit", 100)
     info = cdp.browser_version(endpoint, call.ctx)
     with cdp.opened(endpoint, call.ctx, info) as conn:
         listing = targets.list_targets(conn, info, origins, offset, limit, call.ctx)
     return evidence(
         call,
         "list_browser_targets",
-        {"cdp_endpoint": endpoint, "allowed_origins": origins, "offset": offset, "limit": limit},
+        {"cdp_endpoint": endpoint, "allowed_origins": list[JSONValue](origins), "offset": offset, "limit": limit},
         listing,
         listing.limitations,
     )
@@ -124,8 +146,10 @@ def _list_targets(call: ToolCall) -> Evidence:
 def _inspect(call: ToolCall) -> Evidence:
     endpoint, origins = _scope(call)
     a = call.args
-    opts = _options(call, INSPECT_DEFAULTS)
-    ins = passive.inspect_page(endpoint, a["target_id"], origins, ctx=call.ctx, **opts)
+    opts = _options(call, InspectOptions)
+    ins = passive.inspect_page(
+        endpoint, arg_str(a, "target_id", ""), origins, ctx=call.ctx, **msgspec.structs.asdict(opts)
+    )
     call.ctx.finish(
         f"inspect: {len(ins.scripts.items)} scripts, {len(ins.network.requests)} requests, "
         f"{len(ins.console.events)} console messages"
@@ -136,23 +160,26 @@ def _inspect(call: ToolCall) -> Evidence:
 def _discover(call: ToolCall) -> Evidence:
     endpoint, origins = _scope(call)
     a = call.args
-    opts = _options(call, DISCOVER_DEFAULTS)
-    found = passive.discover_tools(endpoint, a["target_id"], origins, ctx=call.ctx, **opts)
+    opts = _options(call, DiscoverOptions)
+    found = passive.discover_tools(
+        endpoint, arg_str(a, "target_id", ""), origins, ctx=call.ctx, **msgspec.structs.asdict(opts)
+    )
     call.ctx.finish(f"webmcp: {found.tools.total} tools ({found.status})")
     return _page_evidence(call, "discover_webmcp_tools", endpoint, opts, found)
 
 
 def _screenshot(call: ToolCall) -> Evidence:
     endpoint, origins = _scope(call)
-    maximum = call.args.get("maximum_image_bytes", 5_242_880)
-    shot = passive.capture_screenshot(endpoint, call.args["target_id"], origins, maximum, call.ctx)
+    maximum = arg_int(call.args, "maximum_image_bytes", 5_242_880)
+    target_id = arg_str(call.args, "target_id", "")
+    shot = passive.capture_screenshot(endpoint, target_id, origins, maximum, call.ctx)
     return evidence(
         call,
         "capture_web_screenshot",
         {
             "cdp_endpoint": endpoint,
-            "target_id": call.args["target_id"],
-            "allowed_origins": origins,
+            "target_id": target_id,
+            "allowed_origins": list[JSONValue](origins),
             "maximum_image_bytes": maximum,
         },
         shot,
@@ -182,20 +209,22 @@ def _compare_captures(call: ToolCall) -> Evidence:
     a = call.args
     result: PassiveComparison | ScenarioComparison
     if "before" in a:
-        result = compare.compare_passive(a["before"], a["after"], call.ctx)
-        params: dict[str, Any] = {
+        before, after = arg_object(a, "before") or {}, arg_object(a, "after") or {}
+        result = compare.compare_passive(before, after, call.ctx)
+        params: Arguments = {
             "family": "passive",
-            "before_sha256": canonical_digest(a["before"]),
-            "after_sha256": canonical_digest(a["after"]),
+            "before_sha256": canonical_digest(before),
+            "after_sha256": canonical_digest(after),
         }
     else:
-        rules = (a.get("normalization") or {}).get("rules", [])
-        result = compare.compare_scenarios(a["before_scenario"], a["after_scenario"], rules, call.ctx)
+        before, after = arg_object(a, "before_scenario") or {}, arg_object(a, "after_scenario") or {}
+        rules = arg_objects(arg_object(a, "normalization") or {}, "rules") or []
+        result = compare.compare_scenarios(before, after, rules, call.ctx)
         params = {
             "family": "scenario",
-            "before_sha256": canonical_digest(a["before_scenario"]),
-            "after_sha256": canonical_digest(a["after_scenario"]),
-            "normalization": {"rules": rules},
+            "before_sha256": canonical_digest(before),
+            "after_sha256": canonical_digest(after),
+            "normalization": {"rules": list[JSONValue](rules)},
         }
     call.ctx.check("publishing the comparison")
     limitations = (
@@ -215,7 +244,7 @@ def _screenshot_image(ev: Evidence) -> list[tuple[str, str]]:
 
 
 def _screenshot_side(call: ToolCall, name: str) -> tuple[bytes, str | None]:
-    value = call.args[name]
+    value = arg_object(call.args, name) or {}
     if "data_base64" in value:
         return compare.verified_png(value, name), None
     ev = call.session.resolve_evidence(value, name)
@@ -230,9 +259,10 @@ def _screenshot_side(call: ToolCall, name: str) -> tuple[bytes, str | None]:
 def _compare_screenshots(call: ToolCall) -> Evidence:
     before, before_id = _screenshot_side(call, "before")
     after, after_id = _screenshot_side(call, "after")
-    threshold = call.args.get("channel_threshold", 0)
-    result = compare.compare_pngs(before, after, threshold, call.args.get("maximum_pixels", 16_777_216), call.ctx)
-    params = {
+    threshold = arg_int(call.args, "channel_threshold", 0)
+    maximum = arg_int(call.args, "maximum_pixels", 16_777_216)
+    result = compare.compare_pngs(before, after, threshold, maximum, call.ctx)
+    params: Arguments = {
         "before_sha256": result.before.sha256,
         "after_sha256": result.after.sha256,
         "channel_threshold": threshold,
