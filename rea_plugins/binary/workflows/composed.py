@@ -9,10 +9,12 @@ import msgspec
 from rea.plugin import (
     Evidence,
     JSONObject,
+    JSONValue,
     OperationResult,
     ProcedureRef,
     ReaError,
     Record,
+    TargetView,
     ToolCall,
     ToolDef,
     arg_bool,
@@ -58,6 +60,34 @@ MAX_REFERENCED = 64
 # -- binary_overview ---------------------------------------------------------------------------
 
 
+class _Counts(Record, frozen=True, kw_only=True):
+    procedures: int
+    strings: int
+    segments: int
+    sections: int
+    # Where the provider lists names.
+    names: int | None = None
+
+
+class _Overview(Record, frozen=True, kw_only=True):
+    """binary_overview's answer as built (the result's ``BinaryOverview``): the provider's document, segment,
+    procedure and string rows as it gave them (its JSON), and only what the provider says (imports and exports where
+    it lists names, even none; ``names_sampled`` when they are a first page; ``views`` when there are any)."""
+
+    document: JSONValue
+    format: JSONValue
+    architecture: JSONValue
+    entry: JSONValue
+    segments: JSONValue
+    counts: _Counts
+    procedures_sample: JSONValue
+    notable_strings: JSONValue
+    notable_imports: list[JSONValue] | None = None
+    notable_exports: list[JSONValue] | None = None
+    names_sampled: bool = False
+    views: list[TargetView] | None = None
+
+
 def _overview(call: ToolCall) -> Evidence:
     check_document(call)
     limit = arg_int(call.args, "limit", 20)
@@ -72,38 +102,44 @@ def _overview(call: ToolCall) -> Evidence:
     results = [docs, segs, procs, strings]
     doc = docs.normalized["documents"][0]
     segments = segs.normalized["segments"]
-    body: dict[str, Any] = {
-        "document": doc,
-        "format": doc["format"],
-        "architecture": doc["architecture"],
-        "entry": doc["entry"],
-        "segments": segments if detailed else segments[:limit],
-        "counts": {
-            "procedures": procs.normalized["total"],
-            "strings": strings.normalized["total"],
-            "segments": sum(1 for s in segments if s["kind"] == "segment"),
-            "sections": sum(1 for s in segments if s["kind"] == "section"),
-        },
-        "procedures_sample": procs.normalized["procedures"],
-        "notable_strings": [s for s in strings.normalized["strings"] if len(s["value"]) >= 6][:limit],
-    }
+    counts = _Counts(
+        procedures=procs.normalized["total"],
+        strings=strings.normalized["total"],
+        segments=sum(1 for s in segments if s["kind"] == "segment"),
+        sections=sum(1 for s in segments if s["kind"] == "section"),
+    )
+    imports = exports = None
+    sampled = False
     if call.session.supports("list_names"):
         call.ctx.progress("overview: reading names")
         names = run(call, "list_names", {"offset": 0, "limit": PAGE})
         results.append(names)
         listed = names.normalized["names"]
-        body["counts"]["names"] = names.normalized["total"]
-        body["notable_imports"] = [n["name"] for n in listed if n["kind"] == "import"][:limit]
-        body["notable_exports"] = [n["name"] for n in listed if n["kind"] == "export"][:limit]
-        if names.normalized["next_offset"] is not None:
-            body["names_sampled"] = True
+        counts = msgspec.structs.replace(counts, names=names.normalized["total"])
+        imports = [n["name"] for n in listed if n["kind"] == "import"][:limit]
+        exports = [n["name"] for n in listed if n["kind"] == "export"][:limit]
+        sampled = names.normalized["next_offset"] is not None
     target = call.session.target
+    # What else the file is (a .NET assembly in this PE, ...) and the tools that read it.
     views = call.session.registry.target_views(target) if target is not None else []
-    if views:
-        # What else the file is (a .NET assembly in this PE, ...) and the tools that read it.
-        body["views"] = [msgspec.to_builtins(v) for v in views]
+    body = _Overview(
+        document=doc,
+        format=doc["format"],
+        architecture=doc["architecture"],
+        entry=doc["entry"],
+        segments=segments if detailed else segments[:limit],
+        counts=counts,
+        procedures_sample=procs.normalized["procedures"],
+        notable_strings=[s for s in strings.normalized["strings"] if len(s["value"]) >= 6][:limit],
+        notable_imports=imports,
+        notable_exports=exports,
+        names_sampled=sampled,
+        views=views or None,
+    )
     call.ctx.finish("overview: done")
-    return evidence(call, OperationResult(normalized=body, limitations=limitations_of(*results)))
+    # As builtins: the answer's readers index it as the object it encodes to.
+    normalized = msgspec.to_builtins(body)
+    return evidence(call, OperationResult(normalized=normalized, limitations=limitations_of(*results)))
 
 
 # -- analyze_function --------------------------------------------------------------------------
