@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 import msgspec
 
-from rea.plugin import Arguments, Evidence, JSONObject, ReaError, ToolCall, invalid_request, issue
+from rea.plugin import Arguments, Evidence, JSONObject, ReaError, ToolCall, invalid_request, issue, render
 from rea.plugin import evidence as ev_mod
 from rea_plugins.javascript.application import PROVIDER, VIEW_OPERATION
 from rea_plugins.javascript.model import OPERATION, SCHEMA_VERSION, Application, FunctionRecord, Module
@@ -75,6 +75,18 @@ def _complete_id(ev: Evidence) -> str | None:
 def reference(loaded: Loaded) -> JSONObject:
     """The parameter form of an input: inline and retained inputs give the same derived Evidence."""
     return {**ev_mod.retained_reference(loaded.evidence.evidence_id)}
+
+
+_Drawn = TypeVar("_Drawn", bound=msgspec.Struct)
+
+
+def drawn(call: ToolCall, result: _Drawn, drawing: Callable[[_Drawn], render.Graph]) -> tuple[_Drawn, JSONObject]:
+    """``result`` with the picture the call's ``format`` asks for (none by default), and the parameter that records
+    the ask (empty when there is none)."""
+    fmt = render.requested(call.args)
+    if fmt is None:
+        return result, {}
+    return msgspec.structs.replace(result, picture=render.picture(drawing(result), fmt)), {"format": fmt}
 
 
 def derive(

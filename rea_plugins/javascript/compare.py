@@ -318,16 +318,14 @@ def compare_versions(call: ToolCall) -> Evidence:
         ),
         details_truncated=end < len(listed),
     )
-    fmt = render.requested(call.args)
-    if fmt is not None:
-        result = msgspec.structs.replace(result, picture=render.picture(_drawing(result), fmt))
+    result, asked = appgraph.drawn(call, result, _drawing)
     params: JSONObject = {
         "left": appgraph.reference(left),
         "right": appgraph.reference(right),
         "offset": offset,
         "limit": limit,
         "include_unchanged": include_unchanged,
-        **({"format": fmt} if fmt is not None else {}),
+        **asked,
     }
     return appgraph.derive(
         "compare_application_versions",

@@ -212,16 +212,14 @@ def trace_feature(call: ToolCall) -> Evidence:
         limits=TraceLimits(max_nodes=max_nodes, max_depth=max_depth, direction=direction),
         application_coverage=loaded.app.coverage.status,
     )
-    fmt = render.requested(call.args)
-    if fmt is not None:
-        result = msgspec.structs.replace(result, picture=render.picture(_drawing(result), fmt))
+    result, asked = appgraph.drawn(call, result, _drawing)
     params: JSONObject = {
         "application": appgraph.reference(loaded),
         "seed": msgspec.to_builtins(seed),
         "max_nodes": max_nodes,
         "max_depth": max_depth,
         "direction": direction,
-        **({"format": fmt} if fmt is not None else {}),
+        **asked,
     }
     limits = ["The trace is truncated at max_nodes."] if truncated else []
     return appgraph.derive("trace_application_feature", params, msgspec.to_builtins(result), [loaded], limits)
