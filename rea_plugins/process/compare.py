@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import collections
 import difflib
-from typing import Any, Literal
+from collections.abc import Iterable
+from re import Pattern
+from typing import Literal
 
 import msgspec
 import re2
 
-from rea.plugin import Evidence, ReaError, compile_pattern, invalid_request, issue
+from rea.plugin import (
+    Evidence,
+    JSONObject,
+    ReaError,
+    arg_bool,
+    arg_objects,
+    arg_str,
+    compile_pattern,
+    invalid_request,
+    issue,
+)
 from rea_plugins.process.shapes import (
     CaptureSide,
     Dimensions,
@@ -23,6 +35,7 @@ from rea_plugins.process.shapes import (
     NormalizationApplied,
     OutputComparison,
     Pair,
+    ProcessCapture,
     ProcessComparison,
     Status,
     StreamComparison,
@@ -38,42 +51,54 @@ _TIMES = (
 )
 
 
-def capture_of(ev: Evidence, side: str) -> dict[str, Any]:
+def capture_of(ev: Evidence, side: str) -> ProcessCapture:
+    """The capture an Evidence record holds (retained or imported: its JSON is decoded and checked here)."""
     result = ev.normalized_result
+    if isinstance(result, ProcessCapture):
+        return result
     if ev.operation != "capture_process_scenario" or not isinstance(result, dict) or "lifecycle" not in result:
         raise invalid_request(
             f"{side} must be capture_process_scenario Evidence (got {ev.operation})",
             [issue(side, "invalid_value", "expected Evidence produced by capture_process_scenario")],
         )
-    return result
+    try:
+        return msgspec.convert(result, ProcessCapture)
+    except msgspec.ValidationError as exc:
+        raise ReaError(
+            "invalid_request",
+            "a capture lacks a field every capture has",
+            details={"issues": [issue(side, "invalid_value", f"a malformed capture: {str(exc)[:200]}")]},
+        ) from None
 
 
 class Normalizer:
     """Replaces one capture's volatile values (its pids, times, paths) and the caller's patterns."""
 
-    def __init__(self, capture: dict[str, Any], options: dict[str, Any]) -> None:
-        self.steps: list[tuple[Any, str]] = []
-        request = capture.get("request", {})
-        if options.get("paths", True):
-            paths = [(capture.get("lifecycle", {}).get("private_directory"), "<private>")]
-            paths += [(root, f"<root{i}>") for i, root in enumerate(capture.get("filesystem", {}).get("roots", []))]
-            paths.append((request.get("working_directory"), "<cwd>"))
+    def __init__(self, capture: ProcessCapture, options: JSONObject) -> None:
+        # ``options``: the call's normalization argument, as the input schema shapes it.
+        self.steps: list[tuple[re2._Regexp | Pattern[str], str]] = []
+        if arg_bool(options, "paths", True):
+            paths = [(capture.lifecycle.private_directory, "<private>")]
+            paths += [(root, f"<root{i}>") for i, root in enumerate(capture.filesystem.roots)]
+            working_directory = capture.request.get("working_directory")
+            if isinstance(working_directory, str):
+                paths.append((working_directory, "<cwd>"))
             for path, token in sorted((p for p in paths if p[0]), key=lambda p: -len(p[0])):
                 self.steps.append((re2.compile(re2.escape(path)), token))
-        if options.get("pids", True):
-            family = capture.get("process_family", {})
-            pids = {m["pid"] for m in family.get("members", [])}
-            pids |= {s["pid"] for s in family.get("lineage", []) if isinstance(s.get("pid"), int)}
+        if arg_bool(options, "pids", True):
+            family = capture.process_family
+            pids = {m.pid for m in family.members}
+            pids |= {pid for s in family.lineage if isinstance(pid := s.get("pid"), int)}
             for pid in sorted(pids, key=lambda p: -len(str(p))):
                 self.steps.append((re2.compile(rf"\b{pid}\b"), "<pid>"))
-        if options.get("times", True):
+        if arg_bool(options, "times", True):
             for pattern in _TIMES:
                 self.steps.append((re2.compile(pattern), "<time>"))
-        for index, rule in enumerate(options.get("rules", [])):
+        for index, rule in enumerate(arg_objects(options, "rules") or []):
             self.steps.append(
                 (
-                    compile_pattern(rule["pattern"], path=f"normalization/rules/{index}/pattern"),
-                    rule.get("replacement", "<volatile>"),
+                    compile_pattern(arg_str(rule, "pattern", ""), path=f"normalization/rules/{index}/pattern"),
+                    arg_str(rule, "replacement", "<volatile>"),
                 )
             )
 
@@ -89,44 +114,44 @@ def _status(same: bool, unknown: bool = False) -> Status:
     return "match" if same else "mismatch"
 
 
-def _output(left: dict[str, Any], right: dict[str, Any], nl: Normalizer, nr: Normalizer) -> OutputComparison:
+def _output(left: ProcessCapture, right: ProcessCapture, nl: Normalizer, nr: Normalizer) -> OutputComparison:
     streams = {}
-    for name in sorted(set(left.get("output", {})) | set(right.get("output", {}))):
-        a, b = left["output"].get(name), right["output"].get(name)
+    for name in sorted(set(left.output) | set(right.output)):
+        a, b = left.output.get(name), right.output.get(name)
         if a is None or b is None:
             streams[name] = StreamComparison(status="unknown", reason=f"only one capture has {name}")
             continue
-        ta, tb = nl(a["text"]), nr(b["text"])
-        truncated = a["truncated"] or b["truncated"]
+        ta, tb = nl(a.text), nr(b.text)
+        truncated = a.truncated or b.truncated
         diff = None
         if ta != tb:
             diff = list(difflib.unified_diff(ta.splitlines(), tb.splitlines(), "left", "right", lineterm="", n=1))
         streams[name] = StreamComparison(
             status=_status(ta == tb, truncated and ta == tb),
-            left_bytes=a["bytes"],
-            right_bytes=b["bytes"],
+            left_bytes=a.bytes,
+            right_bytes=b.bytes,
             diff=None if diff is None else diff[:MAX_DIFF_LINES],
             diff_truncated=None if diff is None else len(diff) > MAX_DIFF_LINES,
         )
     return OutputComparison(status=_worst(s.status for s in streams.values()), streams=streams)
 
 
-def _exit(left: dict[str, Any], right: dict[str, Any]) -> ExitComparison:
-    def facts(c: dict[str, Any]) -> ExitFacts:
-        life = c["lifecycle"]
-        return msgspec.convert({"end_reason": life["end_reason"], **life["exit"]}, ExitFacts)
+def _exit(left: ProcessCapture, right: ProcessCapture) -> ExitComparison:
+    def facts(c: ProcessCapture) -> ExitFacts:
+        life = c.lifecycle
+        return ExitFacts(end_reason=life.end_reason, **msgspec.structs.asdict(life.exit))
 
     a, b = facts(left), facts(right)
     unknown = not a.observed or not b.observed
     return ExitComparison(status="unknown" if unknown and a != b else _status(a == b), left=a, right=b)
 
 
-def _files(left: dict[str, Any], right: dict[str, Any], nl: Normalizer, nr: Normalizer) -> FilesComparison:
-    def index(c: dict[str, Any], norm: Normalizer) -> dict[tuple[Change, int, str], tuple[str, str | None]]:
-        out = {}
+def _files(left: ProcessCapture, right: ProcessCapture, nl: Normalizer, nr: Normalizer) -> FilesComparison:
+    def index(c: ProcessCapture, norm: Normalizer) -> dict[tuple[Change, int, str], tuple[str, str | None]]:
+        out: dict[tuple[Change, int, str], tuple[str, str | None]] = {}
         for change in _CHANGES:
-            for e in c.get("filesystem", {}).get(change, []):
-                out[(change, e["root"], norm(e["path"]))] = (e["kind"], e.get("sha256"))
+            for e in getattr(c.filesystem, change):
+                out[(change, e.root, norm(e.path))] = (e.kind, e.sha256)
         return out
 
     a, b = index(left, nl), index(right, nr)
@@ -138,75 +163,66 @@ def _files(left: dict[str, Any], right: dict[str, Any], nl: Normalizer, nr: Norm
         for k in sorted(set(a) & set(b))
         if a[k] != b[k]
     ]
-    truncated = left.get("filesystem", {}).get("truncated") or right.get("filesystem", {}).get("truncated")
+    truncated = left.filesystem.truncated or right.filesystem.truncated
     same = not (only_left or only_right or changed)
     return FilesComparison(
         status=_status(same, bool(truncated) and same), only_left=only_left, only_right=only_right, changed=changed
     )
 
 
-def _family(left: dict[str, Any], right: dict[str, Any]) -> FamilyComparison:
-    def shape(c: dict[str, Any]) -> FamilyShape:
-        fam = c.get("process_family", {})
-        names = collections.Counter(m.get("comm") or "?" for m in fam.get("members", []) if m.get("role") == "program")
-        return FamilyShape(programs=dict(sorted(names.items())), outlived_leader=len(fam.get("outlived_leader", [])))
+def _family(left: ProcessCapture, right: ProcessCapture) -> FamilyComparison:
+    def shape(c: ProcessCapture) -> FamilyShape:
+        fam = c.process_family
+        names = collections.Counter(m.comm or "?" for m in fam.members if m.role == "program")
+        return FamilyShape(programs=dict(sorted(names.items())), outlived_leader=len(fam.outlived_leader))
 
     a, b = shape(left), shape(right)
-    truncated = left.get("process_family", {}).get("truncated") or right.get("process_family", {}).get("truncated")
+    truncated = left.process_family.truncated or right.process_family.truncated
     return FamilyComparison(status=_status(a == b, bool(truncated) and a == b), left=a, right=b)
 
 
 _RANK = {"match": 0, "truncated": 1, "unknown": 2, "mismatch": 3}
 
 
-def _worst(statuses: Any) -> Status:
+def _worst(statuses: Iterable[Status]) -> Status:
     found: list[Status] = list(statuses)
     return max(found, key=lambda s: _RANK[s]) if found else "match"
 
 
-def compare(left: Evidence, right: Evidence, options: dict[str, Any]) -> ProcessComparison:
+def compare(left: Evidence, right: Evidence, options: JSONObject) -> ProcessComparison:
+    """``options``: the call's normalization argument (JSON the input schema shapes)."""
     a, b = capture_of(left, "left"), capture_of(right, "right")
     nl, nr = Normalizer(a, options), Normalizer(b, options)
-    try:
-        dims = Dimensions(
-            output=_output(a, b, nl, nr), exit=_exit(a, b), files=_files(a, b, nl, nr), process_family=_family(a, b)
-        )
-    except (KeyError, msgspec.ValidationError) as exc:
-        raise ReaError(
-            "invalid_request",
-            "a capture lacks a field every capture has",
-            details={"issues": [issue("left", "invalid_value", _missing(exc))]},
-        ) from None
+    dims = Dimensions(
+        output=_output(a, b, nl, nr), exit=_exit(a, b), files=_files(a, b, nl, nr), process_family=_family(a, b)
+    )
     worst = _worst((dims.output.status, dims.exit.status, dims.files.status, dims.process_family.status))
     verdict: Literal["same", "different", "unknown"] = (
         "same" if worst == "match" else "different" if worst == "mismatch" else "unknown"
     )
 
-    def side(ev: Evidence, c: dict[str, Any]) -> CaptureSide:
+    def side(ev: Evidence, c: ProcessCapture) -> CaptureSide:
+        executable = c.request.get("executable")
         return CaptureSide(
             evidence_id=ev.evidence_id,
-            executable=c.get("request", {}).get("executable"),
-            end_reason=c["lifecycle"]["end_reason"],
-            isolation=c.get("isolation", {}).get("sandbox"),
+            executable=executable if isinstance(executable, str) else None,
+            end_reason=c.lifecycle.end_reason,
+            isolation=c.isolation.sandbox,
         )
-
-    def pair(field: str) -> Pair:
-        return Pair(left=a["lifecycle"].get(field), right=b["lifecycle"].get(field))
 
     return ProcessComparison(
         left=side(left, a),
         right=side(right, b),
         verdict=verdict,
         dimensions=dims,
-        volatile=Volatile(elapsed_ms=pair("elapsed_ms"), started_at=pair("started_at")),
+        volatile=Volatile(
+            elapsed_ms=Pair(left=a.lifecycle.elapsed_ms, right=b.lifecycle.elapsed_ms),
+            started_at=Pair(left=a.lifecycle.started_at, right=b.lifecycle.started_at),
+        ),
         normalization=NormalizationApplied(
-            pids=options.get("pids", True),
-            times=options.get("times", True),
-            paths=options.get("paths", True),
-            rules=options.get("rules", []),
+            pids=arg_bool(options, "pids", True),
+            times=arg_bool(options, "times", True),
+            paths=arg_bool(options, "paths", True),
+            rules=arg_objects(options, "rules") or [],
         ),
     )
-
-
-def _missing(exc: Exception) -> str:
-    return f"missing {exc.args[0]!r}" if isinstance(exc, KeyError) else f"a malformed lifecycle: {str(exc)[:200]}"

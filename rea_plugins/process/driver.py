@@ -15,11 +15,11 @@ import select
 import shutil
 import signal
 import time
-from typing import Any
 
 import msgspec
 
 from rea.plugin import (
+    Arguments,
     Availability,
     CallContext,
     CloseOutcome,
@@ -31,6 +31,9 @@ from rea.plugin import (
     SandboxPolicy,
     ScenarioDriver,
     ScenarioDriverDescriptor,
+    arg_bool,
+    arg_ints,
+    arg_str,
     cancelled,
     confine,
     invalid_request,
@@ -57,14 +60,21 @@ from rea_plugins.process.shapes import (
 VERSION = "0.1.0"
 RESOURCE = "process-scenario"
 DEFAULT_INHERIT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
-DEFAULT_LIMITS = {
-    "max_output_bytes": 1 << 20,
-    "max_files": 20_000,
-    "max_hash_bytes": 16 << 20,
-    "max_processes": 256,
-    "max_tasks": 1024,
-    "termination_grace_ms": 2000,
-}
+
+
+class Limits(msgspec.Struct, frozen=True, kw_only=True):
+    """Bounds on what a capture keeps (the request's ``limits``, defaults elsewhere)."""
+
+    max_output_bytes: int = 1 << 20
+    max_files: int = 20_000
+    max_hash_bytes: int = 16 << 20
+    max_processes: int = 256
+    max_tasks: int = 1024
+    termination_grace_ms: int = 2000
+
+
+# The defaults as the input schema states them.
+DEFAULT_LIMITS: dict[str, int] = msgspec.structs.asdict(Limits())
 POLL_S = 0.02
 SAMPLE_S = 0.05
 DRAIN_S = 0.3
@@ -82,25 +92,68 @@ class _Checkpoint(msgspec.Struct, kw_only=True):
     reached_at_ms: int | None = None
 
 
+class _Terminal(msgspec.Struct, frozen=True, kw_only=True):
+    enabled: bool = True
+    rows: int = 24
+    columns: int = 80
+
+
+class _Event(msgspec.Struct, frozen=True, kw_only=True):
+    action: str
+    text: str | None = None
+    signal: str | None = None
+    checkpoint: str | None = None
+    delay_ms: int = 0
+
+
+class _Request(msgspec.Struct, frozen=True, kw_only=True):
+    """A scenario as ``capture_process_scenario``'s input schema shapes it (the tool's arguments), decoded."""
+
+    executable: str
+    arguments: list[str] = []
+    working_directory: str
+    environment: dict[str, str] = {}
+    inherit_environment: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_INHERIT))
+    terminal: _Terminal | None = None
+    checkpoints: list[_Checkpoint] = []
+    events: list[_Event] = []
+    timeout_ms: int = 30_000
+    idle_timeout_ms: int = 0
+    filesystem_roots: list[str] = []
+    limits: Limits = Limits()
+    sandbox: str = "required"
+    program_folder: bool = False
+    network_access: str = "none"
+
+
+def _decoded(request: Arguments) -> _Request:
+    try:
+        return msgspec.convert(request, _Request)
+    except msgspec.ValidationError as exc:
+        message = f"invalid scenario: {exc}"
+        raise invalid_request(message, [issue("scenario", "invalid_value", str(exc))]) from None
+
+
 class Scenario:
     """One capture in progress: the request, the owned process and everything observed so far."""
 
-    def __init__(self, request: dict[str, Any], ctx: CallContext) -> None:
-        self.request = request
+    def __init__(self, request: Arguments, ctx: CallContext) -> None:
+        # As given (the capture echoes it), and decoded.
+        self.given = request
+        self.request = req = _decoded(request)
         self.ctx = ctx
-        self.limits = {**DEFAULT_LIMITS, **request.get("limits", {})}
-        term = request.get("terminal")
-        self.terminal = term is not None and bool(term.get("enabled", True))
-        self.rows = int(term.get("rows", 24)) if term else 24
-        self.columns = int(term.get("columns", 80)) if term else 80
-        self.cwd = os.path.realpath(request["working_directory"])
-        self.roots = [os.path.realpath(r) for r in request.get("filesystem_roots", [])] or [self.cwd]
-        self.checkpoints = {c["id"]: _Checkpoint(**c) for c in request.get("checkpoints", [])}
-        self.events = list(request.get("events", []))
+        self.limits = req.limits
+        term = req.terminal
+        self.terminal = term is not None and term.enabled
+        self.rows = term.rows if term else 24
+        self.columns = term.columns if term else 80
+        self.cwd = os.path.realpath(req.working_directory)
+        self.roots = [os.path.realpath(r) for r in req.filesystem_roots] or [self.cwd]
+        self.checkpoints = {c.id: c for c in req.checkpoints}
+        self.events = list(req.events)
+        bound = self.limits.max_output_bytes
         self.streams = (
-            {"terminal": Stream(self.limits["max_output_bytes"])}
-            if self.terminal
-            else {"stdout": Stream(self.limits["max_output_bytes"]), "stderr": Stream(self.limits["max_output_bytes"])}
+            {"terminal": Stream(bound)} if self.terminal else {"stdout": Stream(bound), "stderr": Stream(bound)}
         )
         # What checkpoints match against: every stream in arrival order, a bounded tail with its offset.
         self.tail = bytearray()
@@ -128,29 +181,29 @@ class Scenario:
         if not os.path.isdir(self.cwd):
             raise ReaError(
                 "target_unavailable",
-                f"working directory {req['working_directory']} does not exist",
-                details={"reason": "working_directory_missing", "path": req["working_directory"]},
+                f"working directory {req.working_directory} does not exist",
+                details={"reason": "working_directory_missing", "path": req.working_directory},
             )
         for index, event in enumerate(self.events):
-            cp = event.get("checkpoint")
+            cp = event.checkpoint
             if cp is not None and cp not in self.checkpoints:
                 issues.append(issue(f"events/{index}/checkpoint", "invalid_value", f"no checkpoint named {cp!r}"))
-            if event["action"] == "signal" and event.get("signal") not in signal.Signals.__members__:
+            if event.action == "signal" and event.signal not in signal.Signals.__members__:
                 issues.append(issue(f"events/{index}/signal", "invalid_value", "expected a signal name like SIGINT"))
-            if event["action"] == "input" and "text" not in event:
+            if event.action == "input" and event.text is None:
                 issues.append(issue(f"events/{index}/text", "missing_argument", "input needs text"))
-        if len(self.checkpoints) != len(req.get("checkpoints", [])):
+        if len(self.checkpoints) != len(req.checkpoints):
             issues.append(issue("checkpoints", "invalid_value", "checkpoint ids must be unique"))
         for index, root in enumerate(self.roots):
             if not os.path.isdir(root):
                 issues.append(issue(f"filesystem_roots/{index}", "invalid_value", "not an existing directory"))
         if issues:
             raise invalid_request(f"invalid scenario: {issues[0]['message']}", issues)
-        env = {k: os.environ[k] for k in req.get("inherit_environment", DEFAULT_INHERIT) if k in os.environ}
-        env.update(req.get("environment", {}))
+        env = {k: os.environ[k] for k in req.inherit_environment if k in os.environ}
+        env.update(req.environment)
         if self.terminal:
             env.setdefault("TERM", "xterm")
-        exe = req["executable"]
+        exe = req.executable
         path = exe if os.sep in exe else shutil.which(exe, path=env.get("PATH", os.defpath))
         if path is None or not os.path.isfile(path) or not os.access(path, os.X_OK):
             raise ReaError(
@@ -164,20 +217,20 @@ class Scenario:
     def _policy(self, executable: str) -> SandboxPolicy:
         writable = tuple(dict.fromkeys([*self.roots, self.cwd]))
         # The sandbox gives the program its own file; its folder only when the scenario asks (libraries beside it).
-        folder = (os.path.dirname(executable),) if self.request.get("program_folder", False) else ()
+        folder = (os.path.dirname(executable),) if self.request.program_folder else ()
         return SandboxPolicy(
             writable_roots=writable,
             readable_roots=folder,
-            allow_loopback=self.request.get("network_access") == "host",
-            accept_none=self.request.get("sandbox", "required") == "preferred",
-            max_tasks=self.limits["max_tasks"],
+            allow_loopback=self.request.network_access == "host",
+            accept_none=self.request.sandbox == "preferred",
+            max_tasks=self.limits.max_tasks,
         )
 
     def _start(self, argv: list[str], env: dict[str, str]) -> OwnedProcess:
         policy = self._policy(argv[0])
         cgroup = None
         sandbox: SandboxPolicy | None = policy
-        if self.request.get("sandbox", "required") == "none":
+        if self.request.sandbox == "none":
             # No sandbox, but network_access and the process bound still hold, and the pids cgroup finds every
             # descendant (a double-forked setsid daemon too) where the host has one.
             argv, self.isolation = unsandboxed(argv, policy, "no sandbox requested")
@@ -208,16 +261,16 @@ class Scenario:
 
     # -- run -------------------------------------------------------------------------------------
 
-    def run(self) -> dict[str, Any]:
+    def run(self) -> JSONObject:
         path, env = self.validate()
         self.executable = path
-        before, before_truncated = snapshot(self.roots, self.limits["max_files"])
+        before, before_truncated = snapshot(self.roots, self.limits.max_files)
         self.ctx.check("starting the process scenario")
         self.phase = "starting"
         self.started = self.last_output = time.monotonic()
-        proc = self.proc = self._start([path, *self.request.get("arguments", [])], env)
+        proc = self.proc = self._start([path, *self.request.arguments], env)
         self.family = Family(
-            proc.pid, self.isolation.sandbox == "bubblewrap", self.limits["max_processes"], self.isolation.cgroup
+            proc.pid, self.isolation.sandbox == "bubblewrap", self.limits.max_processes, self.isolation.cgroup
         )
         self.lineage.append(proc.observe("started"))
         self.family.sample(0)
@@ -231,8 +284,8 @@ class Scenario:
             os.set_blocking(fd, False)
         end_reason = self._drive()
         self._finalize(end_reason)
-        after, after_truncated = snapshot(self.roots, self.limits["max_files"])
-        created, modified, deleted = file_changes(self.roots, before, after, self.limits["max_hash_bytes"])
+        after, after_truncated = snapshot(self.roots, self.limits.max_files)
+        created, modified, deleted = file_changes(self.roots, before, after, self.limits.max_hash_bytes)
         files = FileChanges(
             created=created,
             modified=modified,
@@ -245,8 +298,8 @@ class Scenario:
     def _drive(self) -> str:
         proc = self.proc
         assert proc is not None and self.family is not None
-        timeout_ms = int(self.request.get("timeout_ms", 30_000))
-        idle_ms = int(self.request.get("idle_timeout_ms", 0))
+        timeout_ms = self.request.timeout_ms
+        idle_ms = self.request.idle_timeout_ms
         next_event = 0
         ready_at: float | None = None
         last_sample = time.monotonic()
@@ -267,8 +320,8 @@ class Scenario:
                 return "exited"
             if next_event < len(self.events):
                 event = self.events[next_event]
-                if ready_at is None and self._reached(event.get("checkpoint")):
-                    ready_at = time.monotonic() + event.get("delay_ms", 0) / 1000
+                if ready_at is None and self._reached(event.checkpoint):
+                    ready_at = time.monotonic() + event.delay_ms / 1000
                 if ready_at is not None and time.monotonic() >= ready_at:
                     self._perform(next_event, event)
                     next_event += 1
@@ -337,19 +390,16 @@ class Scenario:
         cp.reached_at_ms = elapsed
         return True
 
-    def _perform(self, index: int, event: dict[str, Any]) -> None:
+    def _perform(self, index: int, event: _Event) -> None:
         proc = self.proc
         assert proc is not None
-        action = event["action"]
+        action = event.action
         at_ms = _elapsed_ms(self.started)
-        entry = Interaction(
-            index=index, action=action, checkpoint=event.get("checkpoint"), at_ms=at_ms, delivered=False
-        )
+        entry = Interaction(index=index, action=action, checkpoint=event.checkpoint, at_ms=at_ms, delivered=False)
         if action == "input":
-            delivered, reason = self._write(event["text"].encode())
-            entry = msgspec.structs.replace(
-                entry, delivered=delivered, reason=reason, bytes=len(event["text"].encode())
-            )
+            text = (event.text or "").encode()
+            delivered, reason = self._write(text)
+            entry = msgspec.structs.replace(entry, delivered=delivered, reason=reason, bytes=len(text))
         elif action == "close_stdin":
             if self.terminal:
                 delivered, reason = self._write(b"\x04")  # end of file at the start of a terminal line
@@ -360,13 +410,13 @@ class Scenario:
                         proc.stdin.close()
                 entry = msgspec.structs.replace(entry, delivered=True)
         elif action == "signal":
-            result = proc.send_signal(signal.Signals[event["signal"]])
+            result = proc.send_signal(signal.Signals[event.signal or ""])
             sent = _signal(at_ms, "event", result)
             entry = msgspec.structs.replace(
                 entry,
                 signal=sent.signal,
                 delivered=sent.delivered,
-                reason=result.get("reason"),
+                reason=arg_str(result, "reason"),
                 scope=sent.scope,
                 pids=sent.pids,
             )
@@ -407,7 +457,7 @@ class Scenario:
         assert proc is not None and self.family is not None
         self.phase = "finalizing"
         self.ctx.progress(f"process scenario: finalizing ({end_reason}), {_elapsed_ms(self.started)} ms elapsed")
-        grace = self.limits["termination_grace_ms"] / 1000
+        grace = self.limits.termination_grace_ms / 1000
         if proc.exit_status() is None:
             for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, KILL_WAIT_S)):
                 self.signals.append(_signal(_elapsed_ms(self.started), "finalization", proc.send_signal(sig)))
@@ -513,11 +563,11 @@ class Scenario:
         return ExitRecord(
             observed=status is not None,
             exit_code=status if status is not None and status >= 0 else None,
-            signal=status_details(status).get("signal"),
+            signal=arg_str(status_details(status), "signal"),
             signal_inferred=inferred,
         )
 
-    def _result(self, end_reason: str, files: FileChanges) -> dict[str, Any]:
+    def _result(self, end_reason: str, files: FileChanges) -> JSONObject:
         proc = self.proc
         assert proc is not None and self.family is not None
         cleanup = Cleanup(
@@ -526,7 +576,7 @@ class Scenario:
         )
         record = ProcessCapture(
             schema="rea.process_capture/1",
-            request=dict(self.request),
+            request=dict(self.given),
             isolation=self.isolation,
             lifecycle=Lifecycle(
                 started_at=proc.started_at,
@@ -551,11 +601,11 @@ class Scenario:
             process_family=self.family.record(self.outlived, self.lineage),
             cleanup=cleanup,
         )
-        capture: dict[str, Any] = msgspec.to_builtins(record)
-        cleanup_facts = capture["cleanup"]
-        failure = self._failure(end_reason, capture)
+        # The driver's report is JSON (ScenarioDriver.run), also what the error details carry.
+        capture: JSONObject = msgspec.to_builtins(record)
+        failure = self._failure(end_reason)
         if failure is not None:
-            failure.details.update({"partial_observation": capture, **cleanup_facts})
+            failure.details.update({"partial_observation": capture, **msgspec.to_builtins(cleanup)})
             if self.outcome.remaining:
                 out = failure.with_cleanup_incomplete(list(self.outcome.remaining), self.outcome.reason)
                 out.details["partial_observation"] = capture
@@ -569,7 +619,7 @@ class Scenario:
             raise out
         return capture
 
-    def _failure(self, end_reason: str, capture: dict[str, Any]) -> ReaError | None:
+    def _failure(self, end_reason: str) -> ReaError | None:
         if end_reason == "cancelled":
             return cancelled("process capture")
         if self.exit_status is None:
@@ -581,26 +631,26 @@ class Scenario:
                 details={"reason": "exit_not_observed", "end_reason": end_reason},
             )
         if end_reason == "timeout":
-            limit = self.request.get("timeout_ms", 30_000)
+            limit = self.request.timeout_ms
             return ReaError(
                 "provider_timeout",
                 f"the scenario did not finish within {limit} ms; the program was stopped",
                 remediation="Raise timeout_ms, add idle_timeout_ms, or read details.partial_observation.",
-                details={"timeout_ms": self.request.get("timeout_ms", 30_000), "end_reason": end_reason},
+                details={"timeout_ms": limit, "end_reason": end_reason},
             )
         return None
 
 
-def _signal(at_ms: int, reason: str, sent: dict[str, Any]) -> Signal:
-    """A signal sent at ``at_ms`` for ``reason``, with ``OwnedProcess.send_signal``'s delivery result (its own
-    reason, where it gives one, says why the signal was not delivered)."""
+def _signal(at_ms: int, reason: str, sent: JSONObject) -> Signal:
+    """A signal sent at ``at_ms`` for ``reason``, with ``OwnedProcess.send_signal``'s delivery result (the kernel's
+    JSON; its own reason, where it gives one, says why the signal was not delivered)."""
     return Signal(
         at_ms=at_ms,
-        reason=sent.get("reason", reason),
-        signal=sent["signal"],
-        delivered=sent["delivered"],
-        scope=sent.get("scope"),
-        pids=sent.get("pids"),
+        reason=arg_str(sent, "reason", reason),
+        signal=arg_str(sent, "signal", ""),
+        delivered=arg_bool(sent, "delivered"),
+        scope=arg_str(sent, "scope"),
+        pids=arg_ints(sent, "pids"),
     )
 
 
@@ -660,7 +710,7 @@ class ProcessDriver(ScenarioDriver):
             )
         return Availability.ok("ready (bubblewrap sandbox)")
 
-    def run(self, request: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    def run(self, request: Arguments, ctx: CallContext) -> JSONObject:
         scenario = Scenario(request, ctx)
         try:
             return scenario.run()

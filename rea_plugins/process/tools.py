@@ -14,6 +14,8 @@ from rea.plugin import (
     ToolCall,
     ToolDef,
     ToolEffects,
+    arg_object,
+    arg_objects,
     evidence_input,
     identify,
     invalid_request,
@@ -274,24 +276,28 @@ def _capture(call: ToolCall) -> Evidence:
     try:
         capture = driver.run(dict(call.args), call.ctx)
     except ReaError as err:
+        # The capture so far, as the driver's JSON in the error's details.
         partial = err.details.get("partial_observation")
         if isinstance(partial, dict):
-            call.session.record_lineage(partial.get("process_family", {}).get("lineage", []))
+            family = partial.get("process_family")
+            call.session.record_lineage((arg_objects(family, "lineage") if isinstance(family, dict) else None) or [])
             call.ctx.finish(f"process scenario: failed ({err.code}), cleanup {err.details.get('cleanup', 'unknown')}")
         raise
-    call.session.record_lineage(capture["process_family"]["lineage"])
+    # The driver's report is JSON (ScenarioDriver.run); read here as the capture it is.
+    record = msgspec.convert(capture, ProcessCapture)
+    life = record.lifecycle
+    call.session.record_lineage(record.process_family.lineage)
     call.ctx.finish(
-        f"process scenario: finished ({capture['lifecycle']['end_reason']}), "
-        f"{capture['lifecycle']['elapsed_ms']} ms, cleanup {capture['cleanup']['cleanup']}"
+        f"process scenario: finished ({life.end_reason}), {life.elapsed_ms} ms, cleanup {record.cleanup.cleanup}"
     )
     limitations = [
         "Timing, pids and the private directory are volatile: compare_process_captures normalises them.",
         "The process family is sampled from /proc: a process shorter-lived than the sampling interval may be missing.",
     ]
-    if capture["isolation"]["sandbox"] == "none":
-        limitations.append(f"The program ran without a sandbox: {capture['isolation'].get('reason', '')}")
+    if record.isolation.sandbox == "none":
+        limitations.append(f"The program ran without a sandbox: {record.isolation.reason}")
     try:
-        target = identify(capture["lifecycle"]["executable"])
+        target = identify(life.executable)
     except ReaError:
         target = None
     return call.session.evidence(
@@ -324,7 +330,7 @@ def _side(call: ToolCall, name: str) -> Evidence:
 
 def _compare(call: ToolCall) -> Evidence:
     left, right = _side(call, "left"), _side(call, "right")
-    options = call.args.get("normalization", {})
+    options = arg_object(call.args, "normalization") or {}
     call.ctx.check("comparing captures")
     result = compare(left, right, options)
     call.ctx.check("comparing captures")
