@@ -12,6 +12,8 @@ from rea.plugin import (
     OperationResult,
     ReaError,
     ToolCall,
+    arg_int,
+    arg_str,
     canonical_digest,
     identify,
     invalid_request,
@@ -148,7 +150,7 @@ def _main(assemblies: dict[str, _Assembly], wanted: str | None) -> str:
 
 def build(root: str, call: ToolCall) -> GraphResult:
     limits = reader.bounds(call.args)
-    max_files = min(int(call.args.get("max_files", 2000)), 100_000)
+    max_files = min(arg_int(call.args, "max_files", 2000), 100_000)
     files, unreadable, cut = _walk(root, max_files, limits["max_file_bytes"], call)
     assemblies: dict[str, _Assembly] = {}
     natives: dict[str, _File] = {}
@@ -162,7 +164,7 @@ def build(root: str, call: ToolCall) -> GraphResult:
             unreadable.append(f.rel)
         elif f.rel.lower().endswith(_NATIVE_SUFFIXES) or ".so." in f.rel.lower():
             natives[f.rel] = f
-    main = _main(assemblies, call.args.get("main_assembly"))
+    main = _main(assemblies, arg_str(call.args, "main_assembly"))
     nodes: dict[str, GraphNode] = {}
     edges: set[tuple[str, str, str]] = set()
     graph = (nodes, edges)
@@ -227,7 +229,7 @@ def _drawing(result: GraphResult) -> render.Graph:
 
 @common.guarded
 def handle(call: ToolCall) -> Evidence:
-    target = identify(call.args["application_path"], call.ctx, allow_directory=True)
+    target = identify(arg_str(call.args, "application_path", ""), call.ctx, allow_directory=True)  # required
     if not target.is_directory:
         raise invalid_request(
             "application_path must be a folder", [issue("application_path", "invalid_value", "not a directory")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Literal
 
-from rea.plugin import Evidence, ToolCall
+from rea.plugin import Arguments, Evidence, ToolCall
 from rea_plugins.managed import common, reader, signatures, sites
 from rea_plugins.managed.model import (
     ARTIFACT_OPERATION,
@@ -159,7 +159,7 @@ def entry_point(image: Image) -> str | None:
     return image.token_name(token)
 
 
-def build(image: Image, args: dict[str, Any]) -> ArtifactResult:
+def build(image: Image, args: Arguments) -> ArtifactResult:
     attrs = attributes(image)
     framework = next(
         (

@@ -10,13 +10,18 @@ import msgspec
 
 from rea.plugin import (
     AnalysisProfile,
+    Arguments,
     Evidence,
+    JSONObject,
     OperationResult,
     PageOf,
     ProviderIdentity,
     ReaError,
     Target,
     ToolCall,
+    arg_bool,
+    arg_int,
+    arg_str,
     invalid_request,
     issue,
     search,
@@ -41,20 +46,16 @@ def profile() -> AnalysisProfile:
     return ev_mod.make_profile(PROVIDER, {"dnfile": version("dnfile"), "dncil": version("dncil")})
 
 
-def window(args: dict[str, Any], name: str, default: int) -> tuple[int, int]:
+def window(args: Arguments, name: str, default: int) -> tuple[int, int]:
     """(offset, limit) of a collection (``<name>_offset``/``<name>_limit``, or ``offset``/``limit`` for the name "");
     a limit is at most MAX_PAGE whatever the caller asks."""
     prefix = f"{name}_" if name else ""
-    return int(args.get(f"{prefix}offset", 0)), min(int(args.get(f"{prefix}limit", default)), MAX_PAGE)
+    return arg_int(args, f"{prefix}offset", 0), min(arg_int(args, f"{prefix}limit", default), MAX_PAGE)
 
 
-def paged(items: Sequence[T], args: dict[str, Any], name: str, default: int) -> PageOf[T]:
+def paged(items: Sequence[T], args: Arguments, name: str = "", default: int = 1000) -> PageOf[T]:
+    """The page of ``items`` that ``args`` asks for (see ``window``)."""
     offset, limit = window(args, name, default)
-    return shown_page(items[offset : offset + limit], offset=offset, limit=limit, total=len(items))
-
-
-def page_of(items: Sequence[T], limits: dict[str, Any], default: int = 1000) -> PageOf[T]:
-    offset, limit = int(limits.get("offset", 0)), min(int(limits.get("limit", default)), MAX_PAGE)
     return shown_page(items[offset : offset + limit], offset=offset, limit=limit, total=len(items))
 
 
@@ -105,7 +106,7 @@ def load(call: ToolCall, key: str, operation: str, shape: type[S]) -> tuple[Evid
 
 def derived(
     operation: str,
-    parameters: dict[str, Any],
+    parameters: JSONObject,
     normalized: msgspec.Struct,
     inputs: list[Evidence],
     limitations: list[str],
@@ -141,16 +142,16 @@ def owner_of(key: str) -> str:
     return key.split("::", 1)[0] if "::" in key else key
 
 
-def selection(args: dict[str, Any]) -> Selection | None:
+def selection(args: Arguments) -> Selection | None:
     """The name filter of a listing: ``pattern`` (with ``mode``, ``case_sensitive``) and ``namespace``."""
-    pattern, namespace = args.get("pattern"), args.get("namespace")
+    pattern, namespace = arg_str(args, "pattern"), arg_str(args, "namespace")
     if pattern is None and namespace is None:
         return None
     return Selection(
         pattern=pattern,
-        mode=args.get("mode", "literal") or "literal",
-        case_sensitive=bool(args.get("case_sensitive", False)),
-        namespace=namespace.strip(".") if isinstance(namespace, str) else None,
+        mode="regex" if arg_str(args, "mode") == "regex" else "literal",  # the schema's two modes
+        case_sensitive=arg_bool(args, "case_sensitive"),
+        namespace=namespace.strip(".") if namespace is not None else None,
     )
 
 

@@ -18,7 +18,17 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Evidence, Target, ToolCall, invalid_request, issue
+from rea.plugin import (
+    Arguments,
+    Evidence,
+    JSONObject,
+    Target,
+    ToolCall,
+    arg_int,
+    arg_object,
+    invalid_request,
+    issue,
+)
 from rea.plugin import evidence as ev_mod
 from rea_plugins.managed import artifact, common, il, members, reader, sites
 from rea_plugins.managed.model import (
@@ -96,7 +106,7 @@ def _lines(instructions: Sequence[Any]) -> list[str]:
     return [f"IL_{i.offset:04x}: {i.opcode}" + (f" {i.operand}" if i.operand else "") for i in instructions]
 
 
-def _from_file(image: Image, target: Target, args: dict[str, Any], ctx: Any) -> Side:
+def _from_file(image: Image, target: Target, args: Arguments, ctx: Any) -> Side:
     ident = artifact.identity(image)
     side = Side(
         version=Version(
@@ -121,7 +131,7 @@ def _from_file(image: Image, target: Target, args: dict[str, Any], ctx: Any) -> 
             constant=consts.get(("Field", rid)),
             has_constant=("Field", rid) in consts,
         )
-    bound = min(int(args.get("max_method_body_bytes", 1 << 20)), MAX_BODY_BYTES)
+    bound = min(arg_int(args, "max_method_body_bytes", 1 << 20), MAX_BODY_BYTES)
     rows = image.rows("MethodDef")
     keys = [image.method_key(rid) for rid in range(1, len(rows) + 1)]
     returns = [(sig[0] if (sig := image.method_sig(rid)) else reader.UNREADABLE) for rid in range(1, len(rows) + 1)]
@@ -300,8 +310,8 @@ def _value(facts: FieldFacts) -> str:
 
 @common.guarded
 def handle(call: ToolCall) -> Evidence:
-    budget = min(int(call.args.get("max_diff_lines", DEFAULT_DIFF_LINES)), MAX_DIFF_LINES)
-    limits = call.args.get("limits") or {}
+    budget = min(arg_int(call.args, "max_diff_lines", DEFAULT_DIFF_LINES), MAX_DIFF_LINES)
+    limits = arg_object(call.args, "limits") or {}
     with contextlib.ExitStack() as stack:
         left = _side(call, "left", stack)
         right = _side(call, "right", stack)
@@ -317,10 +327,10 @@ def handle(call: ToolCall) -> Evidence:
             unchanged_methods=unchanged,
             tokens_only=len(tokens_only),
         ),
-        added=common.page_of(added, limits, DEFAULT_LIMIT),
-        removed=common.page_of(removed, limits, DEFAULT_LIMIT),
-        changed=common.page_of(changed, limits, DEFAULT_LIMIT),
-        tokens_only=common.page_of(tokens_only, limits, DEFAULT_LIMIT),
+        added=common.paged(added, limits, default=DEFAULT_LIMIT),
+        removed=common.paged(removed, limits, default=DEFAULT_LIMIT),
+        changed=common.paged(changed, limits, default=DEFAULT_LIMIT),
+        tokens_only=common.paged(tokens_only, limits, default=DEFAULT_LIMIT),
         left=left.version,
         right=right.version,
     )
@@ -336,9 +346,16 @@ def handle(call: ToolCall) -> Evidence:
 
 
 def _evidence(
-    call: ToolCall, result: CompareResult, left: Side, right: Side, limits: Any, budget: int, limitations: list[str]
+    call: ToolCall,
+    result: CompareResult,
+    left: Side,
+    right: Side,
+    limits: JSONObject,
+    budget: int,
+    limitations: list[str],
 ) -> Evidence:
-    params: dict[str, Any] = {"limits": limits, "max_diff_lines": budget}
+    # The Evidence's parameters: the call's own arguments (JSON) and the inputs' ids.
+    params: JSONObject = {"limits": limits, "max_diff_lines": budget}
     for name, side in (("left", left), ("right", right)):
         if side.evidence is not None:
             params[f"{name}_evidence_id"] = side.evidence.evidence_id

@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Evidence, ToolCall, shown_page
+from rea.plugin import Arguments, Evidence, ToolCall, arg_int, shown_page
 from rea_plugins.managed import common, il, reader, sites
 from rea_plugins.managed.model import (
     MEMBERS_OPERATION,
@@ -87,20 +87,20 @@ def signature_text(image: Image, rid: int) -> str:
     return f"{sig[0]} {name}{gtext}({', '.join(params)})"
 
 
-def method(image: Image, rid: int, args: dict[str, Any], edges: list[CallEdge]) -> MethodRecord:
+def method(image: Image, rid: int, args: Arguments, edges: list[CallEdge]) -> MethodRecord:
     row = image.required("MethodDef", rid)
     rva = int(row.Rva or 0)
     body = il.decode(
         image,
         rva,
-        min(int(args.get("max_method_body_bytes", 1 << 16)), MAX_BODY_BYTES),
-        min(int(args.get("max_method_instructions", 20_000)), MAX_INSTRUCTIONS),
+        min(arg_int(args, "max_method_body_bytes", 1 << 16), MAX_BODY_BYTES),
+        min(arg_int(args, "max_method_instructions", 20_000), MAX_INSTRUCTIONS),
     )
     key = image.method_key(rid)
     for ins in body.instructions:
         if ins.opcode in il.CALL_OPCODES and ins.operand is not None:
             edges.append(CallEdge(caller=key, callee=ins.operand, opcode=ins.opcode, offset=ins.offset))
-    anchors = min(int(args.get("instruction_anchor_limit", 0)), MAX_ANCHORS)
+    anchors = min(arg_int(args, "instruction_anchor_limit", 0), MAX_ANCHORS)
     return MethodRecord(
         token=token_text(0x06000000 | rid),
         key=key,
@@ -116,7 +116,7 @@ def method(image: Image, rid: int, args: dict[str, Any], edges: list[CallEdge]) 
     )
 
 
-def build(image: Image, args: dict[str, Any], ctx: Any) -> MembersResult:
+def build(image: Image, args: Arguments, ctx: Any) -> MembersResult:
     chosen = common.selection(args)
     keep = common.selector(chosen)
     all_types = types(image)

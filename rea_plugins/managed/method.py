@@ -21,7 +21,7 @@ from dncil.clr.argument import Argument  # type: ignore[import-untyped]
 from dncil.clr.local import Local  # type: ignore[import-untyped]
 from dncil.clr.token import Token  # type: ignore[import-untyped]
 
-from rea.plugin import Evidence, ToolCall, invalid_request, issue
+from rea.plugin import Arguments, Evidence, ToolCall, arg_int, arg_str, invalid_request, issue
 from rea_plugins.managed import common, il, members, reader, references, sites
 from rea_plugins.managed.model import METHOD_OPERATION, SCHEMA_VERSION, Handler, MethodView
 from rea_plugins.managed.reader import Image, token_text
@@ -162,7 +162,7 @@ def _handlers(image: Image, body: Any) -> list[Handler]:
     return out
 
 
-def render(image: Image, rid: int, args: dict[str, Any]) -> tuple[MethodView, list[str]]:
+def render(image: Image, rid: int, args: Arguments) -> tuple[MethodView, list[str]]:
     row = image.required("MethodDef", rid)
     key = image.method_key(rid)
     flags = reader.member_flags(int(row.struct.Flags), method=True)
@@ -172,7 +172,7 @@ def render(image: Image, rid: int, args: dict[str, Any]) -> tuple[MethodView, li
     header = [f"// {key}  token {token_text(0x06000000 | rid)}", f".method {' '.join(flags)} {signature}"]
     limitations = [NO_DECOMPILER]
     rva = int(row.Rva or 0)
-    bound = min(int(args.get("max_method_body_bytes", 1 << 20)), MAX_BODY_BYTES)
+    bound = min(arg_int(args, "max_method_body_bytes", 1 << 20), MAX_BODY_BYTES)
 
     def view(status: Any, lines: list[str], **extra: Any) -> MethodView:
         return MethodView(
@@ -251,7 +251,7 @@ def render(image: Image, rid: int, args: dict[str, Any]) -> tuple[MethodView, li
 @common.guarded
 def handle(call: ToolCall) -> Evidence:
     with sites.opened(call) as (target, image, _):
-        rid, others = find(image, str(call.args["method"]))
+        rid, others = find(image, arg_str(call.args, "method", ""))  # required by the schema
         result, limitations = render(image, rid, call.args)
     if others:
         result = msgspec.structs.replace(result, overloads=others[: SUGGESTIONS * 2])

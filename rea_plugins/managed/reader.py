@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from rea.plugin import ReaError, Target, ToolCall, identify, open_regular, read_error
+from rea.plugin import Arguments, ReaError, Target, ToolCall, arg_int, arg_str, identify, open_regular, read_error
 from rea_plugins.managed import signatures
 from rea_plugins.managed.signatures import Blob, Decoder, SignatureError
 
@@ -83,8 +83,8 @@ MAX_BOUNDS = {
 }
 
 
-def bounds(args: dict[str, Any]) -> dict[str, int]:
-    return {k: min(int(args.get(k, v)), MAX_BOUNDS[k]) for k, v in DEFAULT_BOUNDS.items()}
+def bounds(args: Arguments) -> dict[str, int]:
+    return {k: min(arg_int(args, k, v), MAX_BOUNDS[k]) for k, v in DEFAULT_BOUNDS.items()}
 
 
 def token_text(value: int) -> str:
@@ -576,7 +576,7 @@ def public_key_token(key: bytes) -> str | None:
 
 def read_target(call: ToolCall, limits: dict[str, int]) -> tuple[Target, bytes]:
     """The file named by ``path``, or the open binary; bounded by ``max_file_bytes``."""
-    path = call.args.get("path")
+    path = arg_str(call.args, "path")
     target = identify(path, call.ctx) if path else call.session.require_target()
     if target.size > limits["max_file_bytes"]:
         raise too_large("file", "max_file_bytes", target.size, limits["max_file_bytes"])

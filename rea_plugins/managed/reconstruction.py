@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
 
 import msgspec
 
-from rea.plugin import Evidence, ToolCall, invalid_request, issue
+from rea.plugin import (
+    Arguments,
+    Evidence,
+    JSONObject,
+    ToolCall,
+    arg_object,
+    arg_objects,
+    arg_str,
+    arg_strs,
+    invalid_request,
+    issue,
+)
 from rea_plugins.managed import common
 from rea_plugins.managed.model import (
     MEMBERS_OPERATION,
@@ -27,14 +37,15 @@ MAX_CSHARP_CHARS = 1 << 20
 MAX_NAME_CHARS = 200
 
 
-def _check(args: dict[str, Any]) -> None:
+def _check(args: Arguments) -> None:
     """What the advertised schema leaves out to stay typed in a host's tools list: the values' forms and sizes."""
     problems = []
+    decompiler = arg_object(args, "decompiler") or {}  # required by the schema, as are its name and version
     for key in ("name", "version"):
-        value = args["decompiler"][key]
+        value = arg_str(decompiler, key, "")
         if not 1 <= len(value) <= MAX_NAME_CHARS:
             problems.append(issue(f"decompiler.{key}", "out_of_range", f"1 to {MAX_NAME_CHARS} characters"))
-    for i, item in enumerate(args["methods"]):
+    for i, item in enumerate(arg_objects(args, "methods") or []):
         unknown = sorted(set(item) - {"method_token", "il_sha256", "csharp"})
         missing = [key for key in ("method_token", "csharp") if key not in item]
         for key in unknown:
@@ -43,13 +54,14 @@ def _check(args: dict[str, Any]) -> None:
             problems.append(issue(f"methods[{i}].{key}", "missing_argument", f"{key} is required"))
         if unknown or missing:
             continue
-        if not _TOKEN.match(item["method_token"]):
+        if not _TOKEN.match(arg_str(item, "method_token", "")):
             problems.append(
                 issue(f"methods[{i}].method_token", "invalid_format", "a MethodDef token: 0x06 + 6 hex digits")
             )
-        if item.get("il_sha256") is not None and not _SHA256.match(item["il_sha256"]):
+        claimed = arg_str(item, "il_sha256")
+        if claimed is not None and not _SHA256.match(claimed):
             problems.append(issue(f"methods[{i}].il_sha256", "invalid_format", "64 lowercase hex digits"))
-        if len(item["csharp"]) > MAX_CSHARP_CHARS:
+        if len(arg_str(item, "csharp", "")) > MAX_CSHARP_CHARS:
             problems.append(issue(f"methods[{i}].csharp", "out_of_range", f"at most {MAX_CSHARP_CHARS} characters"))
     if problems:
         raise invalid_request("; ".join(f"{p['path']}: {p['message']}" for p in problems[:5]), problems)
@@ -60,18 +72,18 @@ def handle(call: ToolCall) -> Evidence:
     members_ev, members = common.load(call, "static_members_evidence_id", MEMBERS_OPERATION, MembersResult)
     by_token = {m.token: m for m in members.methods.items}
     methods = []
-    for item in call.args["methods"]:
+    for item in arg_objects(call.args, "methods") or []:  # each checked by _check
         link: Link
-        token = item["method_token"].lower()
+        token = arg_str(item, "method_token", "").lower()
         known = by_token.get(token)
-        claimed = item.get("il_sha256")
+        claimed = arg_str(item, "il_sha256")
         if known is None:
             link = "unknown-method"
         elif claimed is not None and claimed != known.il_sha256:
             link = "il-mismatch"
         else:
             link = "matched"
-        text = item["csharp"]
+        text = arg_str(item, "csharp", "")
         methods.append(
             ReconstructedMethod(
                 token=token,
@@ -82,13 +94,14 @@ def handle(call: ToolCall) -> Evidence:
                 csharp=text,
             )
         )
-    decompiler = Decompiler(name=call.args["decompiler"]["name"], version=call.args["decompiler"]["version"])
+    given = arg_object(call.args, "decompiler") or {}
+    decompiler = Decompiler(name=arg_str(given, "name", ""), version=arg_str(given, "version", ""))
     result = ReconstructionResult(
         schema_version=SCHEMA_VERSION,
         decompiler=decompiler,
         members_evidence_id=members_ev.evidence_id,
         methods=methods,
-        notes=list(call.args.get("notes") or []),
+        notes=arg_strs(call.args, "notes") or [],
     )
     limitations = [
         "Decompiler output supplied by the caller: a historical reference, not a reading of the "
@@ -96,7 +109,7 @@ def handle(call: ToolCall) -> Evidence:
     ]
     if any(m.link != "matched" for m in methods):
         limitations.append("Some methods do not link to the members Evidence (unknown token or IL hash mismatch).")
-    params = {
+    params: JSONObject = {
         "static_members_evidence_id": members_ev.evidence_id,
         "decompiler": msgspec.to_builtins(decompiler),
         "methods": [{"method_token": m.token, "csharp_sha256": m.csharp_sha256} for m in methods],

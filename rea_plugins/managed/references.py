@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from rea.plugin import Evidence, ToolCall, search, shown_page
+from rea.plugin import Arguments, Evidence, ToolCall, arg_bool, arg_str, arg_strs, search, shown_page
 from rea_plugins.managed import common, sites
 from rea_plugins.managed.model import (
     REFERENCES_OPERATION,
@@ -108,20 +108,20 @@ def name_matcher(query: str) -> Callable[[str], bool]:
 @common.guarded
 def handle(call: ToolCall) -> Evidence:
     args = call.args
-    query = str(args["name"])
-    mode = args.get("mode", "name") or "name"
+    query = arg_str(args, "name", "")  # required by the schema
+    mode = arg_str(args, "mode") or "name"
     if mode == "name":
         match = name_matcher(query)
     else:
         text_match = search.matcher(
-            {"pattern": query, "mode": mode, "case_sensitive": args.get("case_sensitive", False)}
+            {"pattern": query, "mode": mode, "case_sensitive": arg_bool(args, "case_sensitive")}
         )
 
         def match(target: str) -> bool:
             return not target.startswith('"') and text_match(target)
 
-    kinds = set(args.get("kinds") or [])
-    namespace = args.get("namespace")
+    kinds = set(arg_strs(args, "kinds") or [])
+    namespace = arg_str(args, "namespace")
     from_namespace = common.selector(Selection(namespace=namespace.strip(".")) if namespace else None)
     with sites.opened(call) as (target, image, entry):
         found = sites.sites(entry, call.ctx)
@@ -146,7 +146,7 @@ def _collect(
     match: Callable[[str], bool],
     kinds: set[str],
     from_namespace: Callable[[str], bool],
-    args: dict[str, object],
+    args: Arguments,
 ) -> ReferencesResult:
     wanted: dict[int, str] = {}
     verdict: dict[int, bool] = {}
@@ -172,7 +172,7 @@ def _collect(
     counts: dict[str, int] = {}
     for row in rows:
         counts[row[3]] = counts.get(row[3], 0) + 1
-    offset, limit = common.window(args, "", DEFAULT_LIMIT)  # type: ignore[arg-type]
+    offset, limit = common.window(args, "", DEFAULT_LIMIT)
     matched = sorted(set(wanted.values()))
     return ReferencesResult(
         schema_version=SCHEMA_VERSION,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rea.plugin import Evidence, ToolCall, search, shown_page
+from rea.plugin import Evidence, ToolCall, arg_int, search, shown_page
 from rea_plugins.managed import common, sites
 from rea_plugins.managed.model import (
     SCHEMA_VERSION,
@@ -27,8 +27,8 @@ def handle(call: ToolCall) -> Evidence:
     chosen = common.selection(args)
     namespace = chosen.namespace if chosen is not None else None
     in_namespace = common.selector(Selection(namespace=namespace) if namespace is not None else None)
-    max_sites = int(args.get("max_sites", DEFAULT_SITES))
-    max_chars = min(int(args.get("max_value_chars", DEFAULT_VALUE_CHARS)), MAX_VALUE_CHARS)
+    max_sites = arg_int(args, "max_sites", DEFAULT_SITES)
+    max_chars = min(arg_int(args, "max_value_chars", DEFAULT_VALUE_CHARS), MAX_VALUE_CHARS)
     with sites.opened(call) as (target, image, entry):
         found = sites.sites(entry, call.ctx)
         heap = image.user_strings_all()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rea.plugin import JSONObject, ToolDef, ToolEffects, lazy_handler, retained_reference
+from rea.plugin import Arguments, JSONObject, ToolDef, ToolEffects, lazy_handler, retained_reference
 from rea_plugins.managed import schemas
 from rea_plugins.managed.model import (
     ArtifactResult,
@@ -34,7 +34,7 @@ def _tool(
     input_schema: JSONObject,
     *,
     # Arguments as a call sends them: JSON the input schema shapes.
-    examples: tuple[dict[str, object], ...],
+    examples: tuple[Arguments, ...],
     workflow: bool = False,
     cli_subject: str = "path",
     task_support: Literal["forbidden", "optional", "required"] = "forbidden",

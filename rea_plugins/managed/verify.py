@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from rea.plugin import Evidence, ToolCall, invalid_request, issue
+from rea.plugin import Evidence, JSONObject, ToolCall, arg_list, arg_object, invalid_request, issue
 from rea_plugins.managed import common
 from rea_plugins.managed.model import (
     BOUNDARIES_OPERATION,
@@ -35,21 +34,23 @@ class Native:
 
     def __init__(self, ev: Evidence) -> None:
         self.ev = ev
-        result: dict[str, Any] = ev.normalized_result if isinstance(ev.normalized_result, dict) else {}
+        # Another provider's answer (list_names, observe_native_calls): its JSON, read defensively.
+        result: JSONObject = ev.normalized_result if isinstance(ev.normalized_result, dict) else {}
         self.exports: set[str] | None = None
         self.complete = False
         self.library = library_stem(ev.subject.name) if ev.subject is not None else ""
         self.observed: set[tuple[str, str]] = set()
         if ev.operation == "list_names":
-            names = result.get("names") or []
+            names = result.get("names")
             self.exports = {
                 str(n.get("name"))
-                for n in names
+                for n in (names if isinstance(names, list) else [])
                 if isinstance(n, dict) and not n.get("external") and n.get("kind") in ("function", "export")
             }
-            self.complete = int(result.get("offset") or 0) == 0 and result.get("next_offset") is None
+            self.complete = not result.get("offset") and result.get("next_offset") is None
         else:
-            for event in result.get("events") or []:
+            events = result.get("events")
+            for event in events if isinstance(events, list) else []:
                 if isinstance(event, dict) and event.get("function"):
                     self.observed.add((library_stem(str(event.get("module") or "")), str(event["function"])))
 
@@ -90,7 +91,7 @@ def handle(call: ToolCall) -> Evidence:
         call, "managed_boundaries_evidence_id", BOUNDARIES_OPERATION, BoundariesResult
     )
     natives = []
-    for i, value in enumerate(call.args["native_observation_evidence_ids"]):
+    for i, value in enumerate(arg_list(call.args, "native_observation_evidence_ids") or []):
         path = f"native_observation_evidence_ids/{i}"
         ev = call.session.resolve_evidence(value, path)
         if ev.operation not in NATIVE_OPERATIONS:
@@ -104,12 +105,12 @@ def handle(call: ToolCall) -> Evidence:
     counts = VerdictCounts(
         resolved=statuses.count("resolved"), missing=statuses.count("missing"), unknown=statuses.count("unknown")
     )
-    limits = call.args.get("limits") or {}
-    result = VerifyResult(schema_version=SCHEMA_VERSION, counts=counts, imports=common.page_of(verdicts, limits))
+    limits = arg_object(call.args, "limits") or {}
+    result = VerifyResult(schema_version=SCHEMA_VERSION, counts=counts, imports=common.paged(verdicts, limits))
     limitations = []
     if boundaries.imports.total > len(boundaries.imports.items):
         limitations.append("The boundaries record lists a page of its imports: only those are verified.")
-    params = {
+    params: JSONObject = {
         "managed_boundaries_evidence_id": boundaries_ev.evidence_id,
         "native_observation_evidence_ids": [n.ev.evidence_id for n in natives],
         "limits": limits,
