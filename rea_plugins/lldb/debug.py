@@ -47,27 +47,29 @@ from rea.plugin import (
     runtime_observations,
     typelib,
 )
-from rea_plugins.lldb.client import LAUNCH_DEADLINE_S, worker_spec
-from rea_plugins.lldb.debugshapes import (
+from rea_plugins.lldb.asks import (
     AttachPid,
-    Breakpoint,
-    Breakpoints,
-    DebugResult,
     DeleteBreakpoint,
     Emulator,
     Launch,
     Look,
-    Memory,
     MemoryAccess,
-    Place,
-    Read,
     Resume,
     SetBreakpoint,
     SetRegister,
+    Watch,
+)
+from rea_plugins.lldb.client import LAUNCH_DEADLINE_S, worker_spec
+from rea_plugins.lldb.debugshapes import (
+    Breakpoint,
+    Breakpoints,
+    DebugResult,
+    Memory,
+    Place,
+    Read,
     Started,
     State,
     Stop,
-    Watch,
     Where,
     Written,
 )
@@ -273,7 +275,7 @@ def _evidence(call: ToolCall, s: DebugSession, where: Where, **parts: Any) -> Ev
         limitations.append("The program was still running when the wait ended: call debug_continue to wait again.")
     # A stop in the program is located at its static address and procedure: the stop is evidence about that code.
     stop = record.stop
-    locations = []
+    locations: list[JSONObject] = []
     if stop.state == "stopped" and stop.main_module and stop.address:
         locations.append({"address": stop.address, "procedure": stop.procedure})
     recorded = call.session.evidence(

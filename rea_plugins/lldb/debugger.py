@@ -17,30 +17,20 @@ from typing import Any, TypeVar
 import msgspec
 
 from rea.plugin import ReaError, Reporter, Route, invalid_request, issue, serve
-from rea_plugins.lldb import launching
+from rea_plugins.lldb import asks, launching
 from rea_plugins.lldb.abi import ABIS
 from rea_plugins.lldb.debugshapes import (
-    AttachPid,
     Breakpoint,
     Breakpoints,
     BreakpointSpec,
-    DeleteBreakpoint,
-    Emulator,
     Exit,
     Frame,
-    Launch,
-    Look,
-    MemoryAccess,
     Place,
     Read,
-    Resume,
-    SetBreakpoint,
-    SetRegister,
     Started,
     State,
     StopReason,
     Thread,
-    Watch,
     Where,
     Written,
 )
@@ -99,7 +89,7 @@ class Debuggee:
 
     # -- launch -----------------------------------------------------------------------------------
 
-    def launch(self, p: Launch) -> Started:
+    def launch(self, p: asks.Launch) -> Started:
         lldb = self.lldb
         self.target = launching.create_target(lldb, self.debugger, p.executable, self.platform(p.emulator))
         self.module = self.target.GetModuleAtIndex(0)
@@ -137,7 +127,7 @@ class Debuggee:
             stop=stop,
         )
 
-    def platform(self, emulator: Emulator | None) -> str | None:
+    def platform(self, emulator: asks.Emulator | None) -> str | None:
         """LLDB's platform for the program: the host's, or qemu-user (the emulator, started by LLDB as its child,
         serves its gdb stub on a Unix socket of the private directory) for another architecture."""
         if not emulator:
@@ -319,7 +309,7 @@ class Debuggee:
 
     # -- breakpoints and watchpoints ----------------------------------------------------------------
 
-    def breakpoint_set(self, p: SetBreakpoint) -> Breakpoint:
+    def breakpoint_set(self, p: asks.SetBreakpoint) -> Breakpoint:
         target = self.target
         if p.watch:
             return self._watch(p.watch)
@@ -382,7 +372,7 @@ class Debuggee:
             locations=locations,
         )
 
-    def _watch(self, w: Watch) -> Breakpoint:
+    def _watch(self, w: asks.Watch) -> Breakpoint:
         lldb = self.lldb
         if self.process is None:
             raise ReaError("execution_failure", "no program is launched", details={"reason": "not_launched"})
@@ -414,8 +404,10 @@ class Debuggee:
                 remediation="Hardware watchpoints watch 1, 2, 4 or 8 aligned bytes, a few at a time.",
                 details={"reason": "watchpoint_refused"},
             )
-        place = msgspec.structs.asdict(self.static_of(loaded))
-        self.watchpoints[wp.GetID()] = BreakpointSpec(access=access, size=size, variable=w.variable or None, **place)
+        at = self.static_of(loaded)
+        self.watchpoints[wp.GetID()] = BreakpointSpec(
+            access=access, size=size, pc=at.pc, address=at.address, module=at.module, variable=w.variable or None
+        )
         return self._wp_row(wp)
 
     def _wp_row(self, wp: Any) -> Breakpoint:
@@ -435,7 +427,7 @@ class Debuggee:
         rows += [self._wp_row(self.target.FindWatchpointByID(i)) for i in sorted(self.watchpoints)]
         return Breakpoints(breakpoints=rows)
 
-    def breakpoint_delete(self, p: DeleteBreakpoint) -> Breakpoints:
+    def breakpoint_delete(self, p: asks.DeleteBreakpoint) -> Breakpoints:
         ident = p.id
         if p.watch or (ident in self.watchpoints and ident not in self.breakpoints):
             if ident not in self.watchpoints:
@@ -467,7 +459,7 @@ class Debuggee:
         self.detached_pid = pid
         return self.describe()
 
-    def attach_to(self, p: AttachPid) -> Started:
+    def attach_to(self, p: asks.AttachPid) -> Started:
         """Attach to a process the operator started (the server checked that it may); it stops where it runs."""
         lldb = self.lldb
         self.target = self.debugger.CreateTarget(p.executable, None, None, True, lldb.SBError())
@@ -481,14 +473,14 @@ class Debuggee:
         self.foreign = True
         self.detached_pid = p.pid
         self.attaches = -1  # attach() counts this first one as 0
-        stop = self.attach(Resume(wait_ms=p.wait_ms))
+        stop = self.attach(asks.Resume(wait_ms=p.wait_ms))
         return Started(
             load_bias=self.load_bias(),
             debugger_version=launching.debugger_version(lldb),
             stop=stop,
         )
 
-    def attach(self, p: Resume) -> Where:
+    def attach(self, p: asks.Resume) -> Where:
         """Attach again to the program this session launched and detached from; it stops where it is."""
         lldb = self.lldb
         pid = self.detached_pid
@@ -520,7 +512,7 @@ class Debuggee:
                 time.sleep(POLL_S)
         return self.describe()
 
-    def cont(self, p: Resume) -> Where:
+    def cont(self, p: asks.Resume) -> Where:
         lldb = self.lldb
         if self.detached_pid is not None:
             raise ReaError(
@@ -541,7 +533,7 @@ class Debuggee:
             self.process.Continue()
         return self.wait(wait_s)
 
-    def step(self, p: Resume) -> Where:
+    def step(self, p: asks.Resume) -> Where:
         thread = self.require_stopped()
         kind = p.kind
         wait_s = p.wait_ms / 1000
@@ -566,7 +558,7 @@ class Debuggee:
 
     # -- looking ----------------------------------------------------------------------------------
 
-    def state(self, p: Look) -> State:
+    def state(self, p: asks.Look) -> State:
         summary = self.describe()
         output = self.output(p.output_bytes)
         if summary.state != "stopped":
@@ -615,7 +607,7 @@ class Debuggee:
                 out[name] = _hex(reg.GetValueAsUnsigned())
         return out
 
-    def read_memory(self, p: MemoryAccess) -> Read:
+    def read_memory(self, p: asks.MemoryAccess) -> Read:
         self.require_stopped()
         loaded = self.load_address(int(p.address, 16), p.address_space)
         length = min(p.length, MAX_READ)
@@ -630,7 +622,7 @@ class Debuggee:
         where = self.static_of(loaded)
         return Read(pc=where.pc, address=where.address, module=where.module, data=bytes(data))
 
-    def write_memory(self, p: MemoryAccess) -> Written:
+    def write_memory(self, p: asks.MemoryAccess) -> Written:
         self.require_stopped()
         loaded = self.load_address(int(p.address, 16), p.address_space)
         data = p.data
@@ -645,7 +637,7 @@ class Debuggee:
         where = self.static_of(loaded)
         return Written(pc=where.pc, address=where.address, written=int(written))
 
-    def write_register(self, p: SetRegister) -> Written:
+    def write_register(self, p: asks.SetRegister) -> Written:
         thread = self.require_stopped()
         frame = thread.GetFrameAtIndex(0)
         reg = frame.FindRegister(p.register)
@@ -710,13 +702,13 @@ def _debuggee() -> Debuggee:
     return STATE.debuggee
 
 
-def _launch(request: Launch, reporter: Reporter) -> Started:
+def _launch(request: asks.Launch, reporter: Reporter) -> Started:
     reporter.progress("launching the program under LLDB")
     STATE.debuggee = Debuggee(request.architecture)
     return STATE.debuggee.launch(request)
 
 
-def _attach_pid(request: AttachPid, reporter: Reporter) -> Started:
+def _attach_pid(request: asks.AttachPid, reporter: Reporter) -> Started:
     reporter.progress(f"attaching LLDB to process {request.pid}")
     STATE.debuggee = Debuggee(request.architecture)
     return STATE.debuggee.attach_to(request)
@@ -734,21 +726,21 @@ def _told(method: Callable[[Debuggee], object]) -> Route:
 
 
 ROUTES: dict[str, Route] = {
-    "launch": lambda params, reporter: _launch(msgspec.convert(params, Launch), reporter),
-    "breakpoint_set": _asked(Debuggee.breakpoint_set, SetBreakpoint),
+    "launch": lambda params, reporter: _launch(msgspec.convert(params, asks.Launch), reporter),
+    "breakpoint_set": _asked(Debuggee.breakpoint_set, asks.SetBreakpoint),
     "breakpoint_list": _told(Debuggee.breakpoint_list),
-    "breakpoint_delete": _asked(Debuggee.breakpoint_delete, DeleteBreakpoint),
-    "continue": _asked(Debuggee.cont, Resume),
-    "step": _asked(Debuggee.step, Resume),
-    "state": _asked(Debuggee.state, Look),
+    "breakpoint_delete": _asked(Debuggee.breakpoint_delete, asks.DeleteBreakpoint),
+    "continue": _asked(Debuggee.cont, asks.Resume),
+    "step": _asked(Debuggee.step, asks.Resume),
+    "state": _asked(Debuggee.state, asks.Look),
     "where": _told(Debuggee.describe),
-    "read_memory": _asked(Debuggee.read_memory, MemoryAccess),
-    "write_memory": _asked(Debuggee.write_memory, MemoryAccess),
-    "write_register": _asked(Debuggee.write_register, SetRegister),
+    "read_memory": _asked(Debuggee.read_memory, asks.MemoryAccess),
+    "write_memory": _asked(Debuggee.write_memory, asks.MemoryAccess),
+    "write_register": _asked(Debuggee.write_register, asks.SetRegister),
     "end": _told(Debuggee.end),
     "detach": _told(Debuggee.detach),
-    "attach": _asked(Debuggee.attach, Resume),
-    "attach_pid": lambda params, reporter: _attach_pid(msgspec.convert(params, AttachPid), reporter),
+    "attach": _asked(Debuggee.attach, asks.Resume),
+    "attach_pid": lambda params, reporter: _attach_pid(msgspec.convert(params, asks.AttachPid), reporter),
 }
 
 if __name__ == "__main__":

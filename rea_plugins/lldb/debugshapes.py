@@ -45,7 +45,8 @@ class Stop(Place, frozen=True, kw_only=True):
 
 class BreakpointSpec(Record, frozen=True, kw_only=True):
     """What a breakpoint was set on (its ``kind`` beside it): a name, a source line, an address (with the notebook
-    name it was given as, ``label``), or a watchpoint's access, size and place (the variable it watches)."""
+    name it was given as, ``label``), or a watchpoint's access, size and place (loaded ``pc``, static ``address``
+    and ``module``, as ``Debuggee.static_of`` gives them) and the variable it watches."""
 
     name: str | None = None
     source_line: str | None = None
@@ -54,11 +55,6 @@ class BreakpointSpec(Record, frozen=True, kw_only=True):
     pc: str | None = None
     address: str | None = None
     module: str | None = None
-    main_module: bool | None = None
-    function: str | None = None
-    function_start: str | None = None
-    procedure: str | None = None
-    source: str | None = None
     variable: str | None = None
     label: str | None = None
 
@@ -110,102 +106,6 @@ class Written(Record, frozen=True, kw_only=True):
     register: str | None = None
     old: str | None = None
     new: str | None = None
-
-
-# -- the debug worker's requests (sent by the server as these Structs, converted back by the worker) -----------
-
-
-class Emulator(Record, frozen=True, kw_only=True):
-    """qemu-user, which runs a program of another architecture: its path, LLDB's name of the architecture and the
-    sysroot holding the program's loader and libraries ("" where none is installed)."""
-
-    path: str
-    architecture: str
-    sysroot: str
-
-
-class Launch(Record, frozen=True, kw_only=True):
-    executable: str
-    arguments: list[str]
-    working_directory: str
-    environment: dict[str, str]
-    stdin: bytes
-    stop_at: str
-    wait_ms: int
-    architecture: str
-    filesystem_roots: list[str]
-    sandbox: str
-    emulator: Emulator | None
-
-
-class AttachPid(Record, frozen=True, kw_only=True):
-    executable: str
-    pid: int
-    architecture: str
-    working_directory: str
-    sandbox: str
-    wait_ms: int
-
-
-class Watch(Record, frozen=True, kw_only=True):
-    """A watchpoint asked for: on a global ``variable`` or at an ``address`` (static, by then)."""
-
-    variable: str | None = None
-    address: str | None = None
-    address_space: str = "auto"
-    size: int | None = None
-    access: str = "write"
-
-
-class SetBreakpoint(Record, frozen=True, kw_only=True):
-    """A breakpoint on a ``name``, a ``source_line`` or an ``address`` (``label``: the notebook name it was given
-    as), or a ``watch``."""
-
-    name: str | None = None
-    source_line: str | None = None
-    address: str | None = None
-    address_space: str = "auto"
-    label: str | None = None
-    condition: str | None = None
-    ignore_count: int | None = None
-    one_shot: bool = False
-    watch: Watch | None = None
-
-
-class DeleteBreakpoint(Record, frozen=True, kw_only=True):
-    id: int
-    watch: bool
-
-
-class Resume(Record, frozen=True, kw_only=True):
-    """``continue`` (or ``interrupt`` a running program), ``step`` (``kind``) and ``attach``: each waits for a stop
-    at most ``wait_ms``."""
-
-    wait_ms: int
-    interrupt: bool = False
-    kind: str = "over"
-
-
-class Look(Record, frozen=True, kw_only=True):
-    """``state``: how much of the backtrace, the registers and the program's output to answer."""
-
-    max_frames: int
-    all_registers: bool
-    output_bytes: int
-
-
-class MemoryAccess(Record, frozen=True, kw_only=True):
-    """``read_memory`` (``length`` bytes) or ``write_memory`` (``data``) at ``address``."""
-
-    address: str
-    address_space: str
-    length: int = 0
-    data: bytes = b""
-
-
-class SetRegister(Record, frozen=True, kw_only=True):
-    register: str
-    value: int
 
 
 # -- the debug worker's answers (decoded by the server into DebugResult) --------------------------------------
