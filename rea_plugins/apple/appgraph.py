@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import plistlib
 from collections.abc import Iterator
-from typing import Any
 
 from rea.plugin import Evidence, ReaError, Record, Target, ToolCall, identify, invalid_request, issue, open_regular
 from rea_plugins.apple import common
@@ -140,7 +139,7 @@ def _owner(rel: str, bundles: dict[str, str]) -> str:
     return ""
 
 
-def _plist(source: Source, bundle: str) -> dict[str, Any]:
+def _plist(source: Source, bundle: str) -> common.PlistDict:
     for name in ("Info.plist", "Contents/Info.plist"):
         data = source.read(f"{bundle}/{name}" if bundle else name, 4 << 20)
         if data is None:
@@ -154,11 +153,11 @@ def _plist(source: Source, bundle: str) -> dict[str, Any]:
     return {}
 
 
-def _text(value: Any) -> str | None:
+def _text(value: common.PlistValue | None) -> str | None:
     return value if isinstance(value, str) and len(value) < 1024 else None
 
 
-def _executable(source: Source, bundle: str, info: dict[str, Any], files: set[str]) -> str | None:
+def _executable(source: Source, bundle: str, info: common.PlistDict, files: set[str]) -> str | None:
     name = _text(info.get("CFBundleExecutable")) or os.path.splitext(os.path.basename(bundle or "x"))[0]
     for candidate in (f"{bundle}/{name}", f"{bundle}/Contents/MacOS/{name}", name, f"Contents/MacOS/{name}"):
         candidate = candidate.lstrip("/")
@@ -215,7 +214,7 @@ def _iter_install_names(bundle: str, kind: str, exe: str | None) -> Iterator[str
 
 @common.guarded
 def project_apple_application_graph(call: ToolCall) -> Evidence:
-    path = call.args.get("path") or call.session.require_target().resolved_path
+    path = common.given_path(call)
     source: Source
     if os.path.isdir(path):
         root_name = os.path.basename(path.rstrip("/"))
@@ -282,8 +281,8 @@ def _project(call: ToolCall, target: Target, source: Source, root_name: str, kin
                 "LSMinimumSystemVersion",
                 "CFBundleExecutable",
             ):
-                if _text(info.get(key)):
-                    identity[key] = info[key]
+                if text := _text(info.get(key)):
+                    identity[key] = text
     # Loose dylibs (Frameworks/libswiftCore.dylib, ...) are nodes too.
     for rel, _ in files:
         if rel.endswith(".dylib") and rel not in executables:

@@ -78,7 +78,7 @@ def _run(path: str) -> bytes:
 
 @common.guarded
 def inspect_asset_catalog(call: ToolCall) -> Evidence:
-    path = call.args.get("path") or call.session.require_target().resolved_path
+    path = common.given_path(call)
     target = identify(path, call.ctx)
     if sys.platform != "darwin":
         raise unavailable(f"this host is {sys.platform}, and assetutil runs on macOS only")

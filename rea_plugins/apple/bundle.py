@@ -77,7 +77,7 @@ def _show(path: str, bundle: str) -> str:
 
 @common.guarded
 def trace_dylib_resolution(call: ToolCall) -> Evidence:
-    path = call.args.get("path") or call.session.require_target().resolved_path
+    path = common.given_path(call)
     bundle = path if os.path.isdir(path) else bundle_of(path)
     if bundle is None:
         raise invalid_request(

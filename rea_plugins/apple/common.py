@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import functools
 import hashlib
 import itertools
@@ -16,6 +17,7 @@ import msgspec
 
 from rea.plugin import (
     AnalysisProfile,
+    Arguments,
     Evidence,
     JSONObject,
     OperationResult,
@@ -25,15 +27,23 @@ from rea.plugin import (
     Target,
     ToolCall,
     __version__,
+    arg_int,
+    arg_str,
     identify,
     invalid_request,
     issue,
     open_regular,
     read_error,
+    search,
 )
 from rea.plugin import evidence as ev_mod
 
 T = TypeVar("T")
+# A property list's value as plistlib (or bpylist2) decodes it: JSON's kinds and bytes, dates and archive UIDs.
+PlistValue = (
+    str | int | float | bool | bytes | datetime.datetime | plistlib.UID | list["PlistValue"] | dict[str, "PlistValue"]
+)
+PlistDict = dict[str, PlistValue]
 # A file larger than this is refused before it is read (the tools hold one file's bytes at a time).
 MAX_FILE_BYTES = 512 << 20
 MAX_PAGE = 5000
@@ -137,7 +147,7 @@ def bundle_executable(directory: str) -> str | None:
 
 def target_of(call: ToolCall, key: str = "path") -> Target:
     """The file ``key`` names (an .app/.framework folder stands for its main executable), or the open binary."""
-    path = call.args.get(key)
+    path = arg_str(call.args, key)
     if not path:
         return call.session.require_target()
     if os.path.isdir(path):
@@ -149,6 +159,25 @@ def target_of(call: ToolCall, key: str = "path") -> Target:
             )
         path = exe
     return identify(path, call.ctx)
+
+
+def given_target(call: ToolCall) -> Target:
+    """The file ``path`` names, as it is (a folder is not read as its bundle's executable), or the open binary."""
+    path = arg_str(call.args, "path")
+    return identify(path, call.ctx) if path else call.session.require_target()
+
+
+def given_path(call: ToolCall) -> str:
+    """The path ``path`` names (a file or a bundle folder), or the open binary's."""
+    return arg_str(call.args, "path") or call.session.require_target().resolved_path
+
+
+def name_filter(args: Arguments) -> Callable[[str], bool]:
+    """The call's name filter (``pattern``, ``mode``, ``case_sensitive``, as the kernel's search reads them); every
+    name passes when no pattern is given."""
+    if not arg_str(args, "pattern"):
+        return lambda _name: True
+    return search.matcher(args)
 
 
 def read_bytes(target: Target) -> bytes:
@@ -296,12 +325,13 @@ def load_macho(call: ToolCall) -> tuple[Target, MachOFile]:
 # -- pages ------------------------------------------------------------------------------------------
 
 
-def window(args: dict[str, Any], name: str, default: int) -> tuple[int, int]:
+def window(args: Arguments, name: str, default: int) -> tuple[int, int]:
+    """The ``<name>_offset`` and ``<name>_limit`` a call asks for (``offset``, ``limit`` when ``name`` is empty)."""
     prefix = f"{name}_" if name else ""
-    return int(args.get(f"{prefix}offset", 0) or 0), min(int(args.get(f"{prefix}limit", default) or default), MAX_PAGE)
+    return arg_int(args, f"{prefix}offset") or 0, min(arg_int(args, f"{prefix}limit") or default, MAX_PAGE)
 
 
-def page(items: Sequence[T], args: dict[str, Any], name: str, default: int) -> tuple[list[T], Paged]:
+def page(items: Sequence[T], args: Arguments, name: str, default: int) -> tuple[list[T], Paged]:
     offset, limit = window(args, name, default)
     chosen = list(items[offset : offset + limit])
     nxt = offset + limit if offset + limit < len(items) else None

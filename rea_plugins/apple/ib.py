@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from rea.plugin import Evidence, ReaError, Target, ToolCall, identify, objc, read_regular, search
+from rea.plugin import Arguments, Evidence, ReaError, Target, ToolCall, arg_str, identify, objc, read_regular, search
 from rea_plugins.apple import common
 from rea_plugins.apple.model import IBConnection, IBObject, InterfaceDocument, UIAction, UIActionTrace
 from rea_plugins.apple.plists import bundle_of
@@ -188,11 +188,10 @@ def _title(el: ET.Element) -> str | None:
 
 @common.guarded
 def decode_interface_builder(call: ToolCall) -> Evidence:
-    path = call.args.get("path")
-    target = identify(path, call.ctx) if path else call.session.require_target()
+    target = common.given_target(call)
     kind, runtime, objects, connections = parse_document(target)
     # REA's names for the page sizes: max_objects, max_connections.
-    args = {**call.args, "objects_limit": call.args.get("max_objects", 40)}
+    args: Arguments = {**call.args, "objects_limit": call.args.get("max_objects", 40)}
     args["connections_limit"] = call.args.get("max_connections", 40)
     objs, obj_page = common.page(objects, args, "objects", 40)
     conns, conn_page = common.page(connections, args, "connections", 40)
@@ -218,8 +217,7 @@ def decode_interface_builder(call: ToolCall) -> Evidence:
 
 def _binary_for(call: ToolCall, document: Target) -> Target:
     """binary_path, else the executable of the bundle the document is in, else the open binary."""
-    given = call.args.get("binary_path")
-    if given:
+    if arg_str(call.args, "binary_path"):
         return common.target_of(call, "binary_path")
     bundle = bundle_of(document.resolved_path)
     exe = common.bundle_executable(bundle) if bundle else None
@@ -250,19 +248,20 @@ def implementation(meta: objc.Metadata, class_name: str, selector: str) -> tuple
 
 @common.guarded
 def trace_native_ui_action(call: ToolCall) -> Evidence:
-    document = identify(call.args["path"], call.ctx)
+    document = identify(arg_str(call.args, "path", ""), call.ctx)  # required by the schema
     _, _, objects, connections = parse_document(document)
     binary = _binary_for(call, document)
     f = common.MachOFile(common.read_bytes(binary))
-    index = f.pick(call.args.get("architecture"))[0]
+    index = f.pick(arg_str(call.args, "architecture"))[0]
     meta = objc.read(f.binaries[index], check=call.ctx.check)
     by_id = {o.id: o for o in objects}
+    selector = arg_str(call.args, "selector")
     keep = (
-        search.matcher({"pattern": call.args["selector"], "mode": "literal", "case_sensitive": True})
-        if call.args.get("selector")
+        search.matcher({"pattern": selector, "mode": "literal", "case_sensitive": True})
+        if selector
         else (lambda _s: True)
     )
-    control = call.args.get("control")
+    control = arg_str(call.args, "control")
     rows: list[UIAction] = []
     for c in connections:
         if c.kind != "action" or not c.selector or not keep(c.selector):

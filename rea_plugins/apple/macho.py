@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.plugin import Evidence, ToolCall
+from rea.plugin import Evidence, ToolCall, arg_str
 from rea_plugins.apple import common
 from rea_plugins.apple.model import (
     Architectures,
@@ -199,7 +199,7 @@ def slice_report(call: ToolCall, f: common.MachOFile, index: int) -> MachOSlice:
 @common.guarded
 def inspect_macho(call: ToolCall) -> Evidence:
     target, f = common.load_macho(call)
-    chosen = f.pick(call.args.get("architecture"))
+    chosen = f.pick(arg_str(call.args, "architecture"))
     report = MachOReport(
         universal=f.fat is not None,
         slices=[slice_report(call, f, i) for i in chosen],

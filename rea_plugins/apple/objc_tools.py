@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from rea.plugin import Evidence, Target, ToolCall, objc, search
+from rea.plugin import Evidence, Target, ToolCall, arg_str, objc
 from rea_plugins.apple import common
 from rea_plugins.apple.model import ClassList, ClassSummary, DispatchMetadata, ProtocolList
 
@@ -13,7 +12,7 @@ from rea_plugins.apple.model import ClassList, ClassSummary, DispatchMetadata, P
 def _slice(call: ToolCall) -> tuple[Target, common.MachOFile, int]:
     """The slice the call names (``architecture``), else the first one: the metadata is read per slice."""
     target, f = common.load_macho(call)
-    return target, f, f.pick(call.args.get("architecture"))[0]
+    return target, f, f.pick(arg_str(call.args, "architecture"))[0]
 
 
 def _metadata(call: ToolCall, f: common.MachOFile, index: int) -> objc.Metadata:
@@ -21,18 +20,6 @@ def _metadata(call: ToolCall, f: common.MachOFile, index: int) -> objc.Metadata:
     meta = objc.read(f.binaries[index], check=call.ctx.check)
     call.ctx.progress("reading Objective-C metadata", done=1, total=1)
     return meta
-
-
-def _matches(args: dict[str, Any]) -> Any:
-    if not args.get("pattern"):
-        return lambda _name: True
-    return search.matcher(
-        {
-            "pattern": args["pattern"],
-            "mode": args.get("mode", "literal"),
-            "case_sensitive": args.get("case_sensitive", False),
-        }
-    )
 
 
 def _limitations(f: common.MachOFile, index: int, meta: objc.Metadata) -> list[str]:
@@ -47,7 +34,7 @@ def _limitations(f: common.MachOFile, index: int, meta: objc.Metadata) -> list[s
 def _read(call: ToolCall) -> tuple[Target, common.MachOFile, int, objc.Metadata, Callable[[str], bool]]:
     """The slice a call names, its Objective-C metadata, and the call's name filter."""
     target, f, index = _slice(call)
-    return target, f, index, _metadata(call, f, index), _matches(call.args)
+    return target, f, index, _metadata(call, f, index), common.name_filter(call.args)
 
 
 @common.guarded

@@ -9,7 +9,19 @@ import plistlib
 from collections import deque
 from typing import Any
 
-from rea.plugin import Evidence, ReaError, Target, ToolCall, identify, invalid_request, issue, read_regular
+from rea.plugin import (
+    Arguments,
+    Evidence,
+    ReaError,
+    Target,
+    ToolCall,
+    arg_int,
+    arg_str,
+    identify,
+    invalid_request,
+    issue,
+    read_regular,
+)
 from rea_plugins.apple import common
 from rea_plugins.apple.model import ArchivedObject, KeyedArchive, PlistReport
 
@@ -46,8 +58,8 @@ def info_plist(bundle: str) -> str | None:
 def plist_target(call: ToolCall) -> Target:
     """The plist ``path`` names, ``relative_path`` inside the bundle ``path`` (or the open target) is in, or that
     bundle's Info.plist."""
-    path = call.args.get("path")
-    relative = call.args.get("relative_path")
+    path = arg_str(call.args, "path")
+    relative = arg_str(call.args, "relative_path")
     base = path or call.session.require_target().resolved_path
     if relative is not None:
         root = os.path.realpath(base if os.path.isdir(base) else bundle_of(base) or os.path.dirname(base))
@@ -142,8 +154,8 @@ class Normalizer:
         return str(value)
 
 
-def _normalizer(args: dict[str, Any]) -> Normalizer:
-    return Normalizer(int(args.get("max_depth", 8)), int(args.get("max_items", 200)), int(args.get("max_string", 1024)))
+def _normalizer(args: Arguments) -> Normalizer:
+    return Normalizer(arg_int(args, "max_depth", 8), arg_int(args, "max_items", 200), arg_int(args, "max_string", 1024))
 
 
 @common.guarded
@@ -187,8 +199,7 @@ def _refs(value: Any) -> list[int]:
 def inspect_keyed_archive(call: ToolCall) -> Evidence:
     from bpylist2 import archiver
 
-    path = call.args.get("path")
-    target = identify(path, call.ctx) if path else call.session.require_target()
+    target = common.given_target(call)
     data = read_regular(target.resolved_path, MAX_PLIST_BYTES, code="unsupported_target", what="keyed archive")
     un = archiver.Unarchive(data)
     try:
@@ -205,10 +216,10 @@ def inspect_keyed_archive(call: ToolCall) -> Evidence:
     objects: list[Any] = un.objects
     header = plistlib.loads(data)
     top = header.get("$top", {})
-    max_depth = int(call.args.get("max_depth", 16))
+    max_depth = arg_int(call.args, "max_depth", 16)
     norm = _normalizer(call.args)
 
-    def class_names(raw: dict[str, Any]) -> tuple[str | None, list[str]]:
+    def class_names(raw: common.PlistDict) -> tuple[str | None, list[str]]:
         cls = raw.get("$class")
         if not isinstance(cls, plistlib.UID) or not 0 <= cls.data < len(objects):
             return None, []

@@ -7,7 +7,7 @@ import os
 import plistlib
 from typing import Any, Literal
 
-from rea.plugin import Evidence, ReaError, ToolCall, read_regular
+from rea.plugin import Evidence, ReaError, ToolCall, arg_str, read_regular
 from rea_plugins.apple import codesign, common
 from rea_plugins.apple.model import (
     Authenticode,
@@ -280,7 +280,7 @@ def inspect_signature(call: ToolCall) -> Evidence:
         )
     f = common.MachOFile(data)
     files = _bundle_files(target.resolved_path)
-    slices = [slice_signature(f, i, files) for i in f.pick(call.args.get("architecture"))]
+    slices = [slice_signature(f, i, files) for i in f.pick(arg_str(call.args, "architecture"))]
     states = {s.status for s in slices}
     status: Literal["valid", "mismatch", "unsigned"] = (
         "mismatch" if "mismatch" in states else "unsigned" if "unsigned" in states else "valid"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from rea.plugin import Evidence, ReaError, ToolCall, search
+from rea.plugin import Evidence, ReaError, ToolCall, arg_int, arg_str, arg_strs
 from rea_plugins.apple import common
 from rea_plugins.apple.model import SwiftField, SwiftSymbol, SwiftSymbols, SwiftType, SwiftTypes
 
@@ -47,8 +47,8 @@ def demangle(module: Any, name: str) -> str | None:
 @common.guarded
 def demangle_swift(call: ToolCall) -> Evidence:
     module = demangler()
-    symbols: list[str] = call.args["symbols"]
-    offset = int(call.args.get("offset", 0))
+    symbols = arg_strs(call.args, "symbols") or []
+    offset = arg_int(call.args, "offset", 0)
     rows: list[SwiftSymbol] = []
     spent = 0
     at = offset
@@ -226,16 +226,15 @@ def read_types(binary: Any, module: Any | None) -> tuple[list[SwiftType], list[s
 @common.guarded
 def analyze_swift_types(call: ToolCall) -> Evidence:
     target, f = common.load_macho(call)
-    index = f.pick(call.args.get("architecture"))[0]
+    index = f.pick(arg_str(call.args, "architecture"))[0]
     try:
         module: Any | None = demangler()
         note = None
     except ReaError as exc:
         module, note = None, f"type names are shown mangled: {exc.message} ({exc.remediation})"
     types, problems = read_types(f.binaries[index], module)
-    if call.args.get("pattern"):
-        keep = search.matcher({"pattern": call.args["pattern"], "mode": call.args.get("mode", "literal")})
-        types = [t for t in types if keep(t.name)]
+    keep = common.name_filter(call.args)
+    types = [t for t in types if keep(t.name)]
     chosen, info = common.page(types, call.args, "", 40)
     counts: dict[str, int] = {}
     for t in types:
