@@ -30,6 +30,7 @@ from rea.context import CallContext
 from rea.errors import IssueReason, ReaError, invalid_request, issue
 from rea.files import fsync_dir, open_regular
 from rea.process import leftovers
+from rea.records import JSONObject
 
 SCHEMA_VERSION: Final = 1
 FIELDS: Final = ("name", "comment", "inline_comment", "bookmark", "signature", "notes", "prototype", "data_type")
@@ -118,9 +119,9 @@ class Notebook(msgspec.Struct, frozen=True, kw_only=True):
         """The address the analyst gave ``name`` to, if any."""
         return next((a for a, n in self.addresses.items() if n.name == name), None)
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> JSONObject:
         """The bundle form: schema version, target, addresses and the revision that commits to them."""
-        out: dict[str, Any] = msgspec.to_builtins(
+        out: JSONObject = msgspec.to_builtins(
             _Document(
                 schema_version=SCHEMA_VERSION,
                 sha256=self.sha256,
@@ -137,7 +138,8 @@ def revision_of(sha256: str, addresses: dict[str, Note], types: dict[str, TypeEn
     """The digest of a target's annotations: part of the identity of Evidence that reflects them."""
     if not addresses and not types:
         return None
-    content: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "sha256": sha256, "addresses": addresses}
+    # Hashed as it is: the notes and types are Structs, encoded in their canonical form.
+    content: dict[str, object] = {"schema_version": SCHEMA_VERSION, "sha256": sha256, "addresses": addresses}
     if types:
         content["types"] = types
     return canonical_digest(content)
@@ -389,7 +391,8 @@ class AnnotationStore:
             return nb
 
     def _publish(self, nb: Notebook) -> None:
-        doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "sha256": nb.sha256, "addresses": nb.addresses}
+        # Written as it is: the notes and types are Structs, encoded in their canonical form.
+        doc: dict[str, object] = {"schema_version": SCHEMA_VERSION, "sha256": nb.sha256, "addresses": nb.addresses}
         if nb.types:
             doc["types"] = nb.types
         doc["revision"] = None
@@ -410,11 +413,11 @@ class AnnotationStore:
 
         return self.update(sha256, change, ctx), before
 
-    def merge(self, incoming: Notebook, ctx: CallContext | None = None) -> dict[str, Any]:
+    def merge(self, incoming: Notebook, ctx: CallContext | None = None) -> JSONObject:
         """Add imported annotations; a field the store already holds differently is kept and reported."""
         added = 0
         added_types = 0
-        conflicts: list[dict[str, Any]] = []
+        conflicts: list[JSONObject] = []
 
         def change(addresses: dict[str, Note], types: dict[str, TypeEntry]) -> None:
             nonlocal added, added_types

@@ -25,6 +25,7 @@ from rea.context import CallContext
 from rea.errors import ReaError
 from rea.evidence import Authority, Confidence
 from rea.files import open_regular
+from rea.records import JSONObject
 
 SCHEMA_VERSION: Final = 1
 SUFFIX: Final = ".unknowns.json"
@@ -173,8 +174,8 @@ class Registry(msgspec.Struct, frozen=True, kw_only=True):
             return None
         return canonical_digest({k: [r.digest for r in h] for k, h in sorted(self.unknowns.items())})
 
-    def document(self) -> dict[str, Any]:
-        out: dict[str, Any] = msgspec.to_builtins(
+    def document(self) -> JSONObject:
+        out: JSONObject = msgspec.to_builtins(
             _Document(schema_version=SCHEMA_VERSION, sha256=self.sha256, unknowns=dict(sorted(self.unknowns.items())))
         )
         return out
@@ -276,11 +277,11 @@ class UnknownStore:
                 publish(self.root, self.path(sha256), data + b"\n", prefix=f".{sha256[:16]}-unk-", what="unknowns")
             return reg
 
-    def merge(self, incoming: Registry, ctx: CallContext | None = None) -> dict[str, Any]:
+    def merge(self, incoming: Registry, ctx: CallContext | None = None) -> JSONObject:
         """Add imported histories: a new unknown, or revisions that extend the local history; a diverged history is
         kept as it is locally and reported."""
         added: list[str] = []
-        conflicts: list[dict[str, Any]] = []
+        conflicts: list[JSONObject] = []
 
         def change(histories: Histories) -> None:
             for unknown_id, theirs in sorted(incoming.unknowns.items()):

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 import msgspec
 
 from rea import evidence as ev_mod
+from rea.arguments import Arguments, arg_int, arg_str
 from rea.bundle import procedure_metadata
 from rea.canonical import canonical_digest, canonical_json
 from rea.errors import IssueReason, ReaError, invalid_request, issue
 from rea.evidence import Evidence, as_object
-from rea.records import next_offset
+from rea.records import JSONObject, next_offset
 
 VIEW_OPERATION: Final = "inspect_analysis_view"
 PAGE_DEFAULT_LIMIT: Final = 64
@@ -97,7 +99,7 @@ def _describe(value: Any) -> Any:
     }
 
 
-def summary(parent: Evidence) -> dict[str, Any]:
+def summary(parent: Evidence) -> JSONObject:
     """Scalars, small objects, section counts and limitations of a record, without its rows."""
     normalized = as_object(parent.normalized_result)
     fields = (
@@ -133,7 +135,7 @@ def _unit(data: bytes, i: int) -> int:
     return data[2 * i] | (data[2 * i + 1] << 8)
 
 
-def text_page(text: str, offset: int, limit: int) -> dict[str, Any]:
+def text_page(text: str, offset: int, limit: int) -> JSONObject:
     """A page of ``text`` in UTF-16 code units whose bounds never fall inside a surrogate pair."""
     data = text.encode("utf-16-le", "surrogatepass")
     total = len(data) // 2
@@ -165,7 +167,7 @@ def text_page(text: str, offset: int, limit: int) -> dict[str, Any]:
     }
 
 
-def row_page(rows: list[Any], offset: int, limit: int) -> dict[str, Any]:
+def row_page(rows: Sequence[object], offset: int, limit: int) -> JSONObject:
     total = len(rows)
     if offset > total:
         raise _bad_view("offset", f"offset {offset} is past the end ({total} rows)", "out_of_range", total=total)
@@ -206,7 +208,7 @@ def _unwrap(value: Any) -> Any:
     return value
 
 
-def facet_view(parent: Evidence, facet: str, offset: int, limit: int) -> dict[str, Any]:
+def facet_view(parent: Evidence, facet: str, offset: int, limit: int) -> JSONObject:
     normalized = as_object(parent.normalized_result)
     if facet == "procedure":
         found: Any = procedure_metadata(normalized)
@@ -251,8 +253,8 @@ def _row_matches(row: Any, key: str) -> bool:
     return isinstance(row, dict) and any(row.get(k) == key for k in ITEM_KEYS)
 
 
-def item_view(parent: Evidence, view: dict[str, Any]) -> dict[str, Any]:
-    section = view["section"]
+def item_view(parent: Evidence, view: Arguments) -> JSONObject:
+    section = arg_str(view, "section", "")
     value = _lookup(parent.normalized_result, section)
     selectors = [k for k in ("key", "node_id", "index") if k in view]
     if len(selectors) != 1:
@@ -269,7 +271,7 @@ def item_view(parent: Evidence, view: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(value, list):
         raise _bad_view("section", f"section {section!r} is neither a list nor an object")
     if sel == "index":
-        index = view["index"]
+        index = arg_int(view, "index", 0)
         if index >= len(value):
             raise _bad_view(
                 "index",
@@ -286,7 +288,7 @@ def item_view(parent: Evidence, view: dict[str, Any]) -> dict[str, Any]:
             if isinstance(row, dict) and view["node_id"] in (row.get("node_id"), row.get("id"))
         ]
     else:
-        hits = [i for i, row in enumerate(value) if _row_matches(row, view["key"])]
+        hits = [i for i, row in enumerate(value) if _row_matches(row, arg_str(view, "key", ""))]
     if not hits:
         raise _bad_view(sel, f"section {section!r} has no row with {sel} {view[sel]!r}")
     if len(hits) > 1:
@@ -304,39 +306,41 @@ def item_view(parent: Evidence, view: dict[str, Any]) -> dict[str, Any]:
 # -- the view record ----------------------------------------------------------------------------
 
 
-def normalize_view(view: dict[str, Any] | None) -> dict[str, Any]:
+def normalize_view(view: Arguments | None) -> Arguments:
     """The view with its defaults filled in, as recorded in the view Evidence's parameters."""
     v = dict(view or {"kind": "summary"})
     if v["kind"] in ("page", "native", "facet"):
         v.setdefault("offset", 0)
         v.setdefault("limit", PAGE_DEFAULT_LIMIT)
-        if not 1 <= v["limit"] <= PAGE_MAX_LIMIT:
+        if not 1 <= arg_int(v, "limit", PAGE_DEFAULT_LIMIT) <= PAGE_MAX_LIMIT:
             raise _bad_view("limit", f"limit must be between 1 and {PAGE_MAX_LIMIT}", "out_of_range")
     return v
 
 
-def select(parent: Evidence, view: dict[str, Any]) -> dict[str, Any]:
+def select(parent: Evidence, view: Arguments) -> JSONObject:
     """The selected facts for ``view`` (already normalized)."""
     kind = view["kind"]
     if kind == "summary":
         return {"summary": summary(parent)}
     if kind == "item":
         return item_view(parent, view)
+    offset, limit = arg_int(view, "offset", 0), arg_int(view, "limit", PAGE_DEFAULT_LIMIT)
     if kind == "page":
-        rows = _lookup(parent.normalized_result, view["section"])
+        section = arg_str(view, "section", "")
+        rows = _lookup(parent.normalized_result, section)
         if isinstance(rows, str):
-            return {"section": view["section"], **text_page(rows, view["offset"], view["limit"])}
+            return {"section": section, **text_page(rows, offset, limit)}
         if not isinstance(rows, list):
             raise _bad_view(
                 "section",
-                f"section {view['section']!r} is not a list; use an item view",
+                f"section {section!r} is not a list; use an item view",
                 available_sections=sorted(list_sections(parent.normalized_result)),
             )
-        return {"section": view["section"], **row_page(rows, view["offset"], view["limit"])}
-    return facet_view(parent, view["facet"], view["offset"], view["limit"])
+        return {"section": section, **row_page(rows, offset, limit)}
+    return facet_view(parent, arg_str(view, "facet", ""), offset, limit)
 
 
-def build_view(parent: Evidence, view: dict[str, Any] | None) -> Evidence:
+def build_view(parent: Evidence, view: Arguments | None) -> Evidence:
     """A view Evidence of ``parent``: linked to it, carrying the selection and its digest."""
     v = normalize_view(view)
     selected = select(parent, v)
