@@ -6,7 +6,7 @@ tools map addresses with them and read the target's own bytes, so they work on a
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -32,10 +32,31 @@ DEFAULT_READ = 256
 ZERO_FILLED = "the address is in the zero-filled part of its region (no file bytes back it)"
 
 
-def _brief(region: JSONObject) -> RegionBrief:
+def region_brief(region: JSONObject) -> RegionBrief:
     """The region as the answers name it; ``region`` is the provider's ``list_segments`` row (the provider contract's
     ``SegmentItem``, whose keys these are)."""
     return msgspec.convert({k: region.get(k) for k in RegionBrief.__struct_fields__}, RegionBrief)
+
+
+class Backed(NamedTuple):
+    """What lies at a mapped address: the file's bytes behind it (fewer than ``backed`` only when the file is shorter
+    than its segments say), how many bytes the region holds from there (``held``), how many of those the file backs,
+    and the file offset (None in the zero-filled part)."""
+
+    data: bytes
+    held: int
+    backed: int
+    offset: int | None
+
+
+def file_backed(call: ToolCall, address: str, region: JSONObject, size: int) -> Backed:
+    """At most ``size`` bytes of ``region`` (the provider's row of the region mapping ``address``) from ``address``."""
+    brief, start = region_brief(region), int(address, 16)
+    count = max(0, min(size, int(brief.end, 16) - start))
+    backed = max(0, min(count, (brief.file_size or 0) - (start - int(brief.start, 16))))
+    offset = region_file_offset(region, start)
+    data = read_file(call.session.require_target(), offset, backed) if backed and offset is not None else b""
+    return Backed(data, count, backed, offset)
 
 
 def _result(call: ToolCall, body: object, limitations: list[str] | None = None) -> Evidence:
@@ -56,7 +77,7 @@ def _address_to_file_offset(call: ToolCall) -> Evidence:
         file_offset=offset,
         file_offset_hex=None if offset is None else f"0x{offset:x}",
         backed_by_file=offset is not None,
-        region=_brief(region),
+        region=region_brief(region),
         section=where["section"]["name"] if where["section"] else None,
         reason=None if offset is not None else ZERO_FILLED,
     )
@@ -72,20 +93,13 @@ def _read_bytes(call: ToolCall) -> Evidence:
     address, where = require_mapped(call, arg_str(call.args, "address", ""))  # required by the schema
     length = arg_int(call.args, "length", DEFAULT_READ)
     region = where["region"]
-    start = int(address, 16)
-    available = int(region["end"], 16) - start
-    count = min(length, available)
-    backed = max(0, min(count, int(region.get("file_size") or 0) - (start - int(region["start"], 16))))
-    data = b""
-    offset = region_file_offset(region, start)
-    if backed and offset is not None:
-        data = read_file(target, offset, backed)
-        if len(data) < backed:
-            raise ReaError(
-                "artifact_changed",
-                f"{target.resolved_path} is shorter than its segments say",
-                details={"path": target.resolved_path, "file_offset": offset},
-            )
+    data, count, backed, offset = file_backed(call, address, region, length)
+    if len(data) < backed:
+        raise ReaError(
+            "artifact_changed",
+            f"{target.resolved_path} is shorter than its segments say",
+            details={"path": target.resolved_path, "file_offset": offset},
+        )
     data += b"\0" * (count - len(data))
     body = BytesRead(
         address=address,
@@ -96,7 +110,7 @@ def _read_bytes(call: ToolCall) -> Evidence:
         file_offset=offset,
         zero_filled=count - backed,
         truncated=count < length,
-        region=_brief(region),
+        region=region_brief(region),
         section=where["section"]["name"] if where["section"] else None,
     )
     lims = [f"the read stops at the end of {region['name']} ({region['end']})"] if count < length else []
@@ -156,7 +170,7 @@ def _load_image(call: ToolCall) -> Evidence:
         inner = [s["name"] for s in sections if u is not s and start <= int(s["start"], 16) < end] if segments else []
         out_units.append(
             LoadUnit(
-                **msgspec.structs.asdict(_brief(u)),
+                **msgspec.structs.asdict(region_brief(u)),
                 size=u["size"],
                 zero_fill=max(0, u["size"] - (u.get("file_size") or 0)),
                 sections=inner,

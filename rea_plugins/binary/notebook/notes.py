@@ -24,6 +24,8 @@ from rea.plugin import (
     ToolCall,
     ToolDef,
     ToolEffects,
+    arg_object,
+    arg_str,
     check_field,
     invalid_request,
     issue,
@@ -75,7 +77,7 @@ def _write_evidence(call: ToolCall, body: Shape) -> Evidence:
 
 
 def _address_or_cursor(call: ToolCall) -> str:
-    given = call.args.get("address")
+    given = arg_str(call.args, "address")
     if given is not None:
         return normalize_address(given)
     here = cursor(call)
@@ -178,8 +180,9 @@ def _list_bookmarks(call: ToolCall) -> Evidence:
 def _set_field(field: CommentField | Literal["name"], argument: str) -> Any:
     def handle(call: ToolCall) -> Evidence:
         check_document(call)
-        address, _ = require_mapped(call, call.args["address"])
-        value = check_field(field, call.args[argument], argument)
+        # Both required by the schema.
+        address, _ = require_mapped(call, arg_str(call.args, "address", ""))
+        value = check_field(field, arg_str(call.args, argument, ""), argument)
         names = None
         if field == "name" and value is not None:
             _engine_collision(call, address, value, argument)
@@ -203,8 +206,8 @@ def _set_field(field: CommentField | Literal["name"], argument: str) -> Any:
 
 def _set_bookmark(call: ToolCall) -> Evidence:
     check_document(call)
-    address, _ = require_mapped(call, call.args["address"])
-    label = check_field("bookmark", call.args.get("name", ""), "name")
+    address, _ = require_mapped(call, arg_str(call.args, "address", ""))  # required by the schema
+    label = check_field("bookmark", arg_str(call.args, "name", ""), "name")
     nb, before = _write(call, {address: {"bookmark": label}})
     return _write_evidence(
         call,
@@ -221,7 +224,7 @@ def _set_bookmark(call: ToolCall) -> Evidence:
 
 def _unset_bookmark(call: ToolCall) -> Evidence:
     check_document(call)
-    address = normalize_address(call.args["address"])
+    address = normalize_address(arg_str(call.args, "address", ""))  # required by the schema
     nb, before = _write(call, {address: {"bookmark": None}})
     return _write_evidence(
         call,
@@ -238,7 +241,7 @@ def _unset_bookmark(call: ToolCall) -> Evidence:
 
 def _set_addresses_names(call: ToolCall) -> Evidence:
     check_document(call)
-    given: dict[str, Any] = call.args["names"]
+    given = arg_object(call.args, "names") or {}  # required by the schema
     wanted: dict[str, str | None] = {}
     for raw, name in given.items():
         address, _ = require_mapped(call, raw, f"names/{raw}")
@@ -275,7 +278,7 @@ _FUNCTION_FIELDS = ("name", "comment", "inline_comment", "signature", "notes")
 
 def _annotate_function(call: ToolCall) -> Evidence:
     check_document(call)
-    fields = {f: call.args[f] for f in _FUNCTION_FIELDS if f in call.args}
+    fields = {f: text for f in _FUNCTION_FIELDS if (text := arg_str(call.args, f)) is not None}
     if not fields:
         raise invalid_request(
             "annotate_native_function needs at least one of " + ", ".join(_FUNCTION_FIELDS),

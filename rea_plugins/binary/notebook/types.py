@@ -10,6 +10,7 @@ they render (angr's decompiler, radare2's ``td``/``afs``), and every provider sh
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -19,6 +20,7 @@ from rea.plugin import (
     MAX_TYPE_DECLARATION,
     DataInspection,
     Evidence,
+    JSONObject,
     Note,
     Notebook,
     OperationResult,
@@ -29,13 +31,16 @@ from rea.plugin import (
     ToolDef,
     ToolEffects,
     TypeEntry,
+    arg_float,
+    arg_str,
     invalid_request,
     issue,
     typelib,
 )
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.regions import read_file, region_file_offset, require_mapped
+from rea_plugins.binary.core.regions import require_mapped
 from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, LIMIT, OFFSET, PROCEDURE, check_document, obj, prop, run
+from rea_plugins.binary.navigation.image import file_backed
 
 WRITE = ToolEffects(mutates_session=True, writes_filesystem=True, may_discard_data=True)
 LIMITATION = "types come from rea's annotation store (keyed by the target's SHA-256), not from the engine"
@@ -141,7 +146,7 @@ def _evidence(call: ToolCall, body: msgspec.Struct, *, write: bool = False) -> E
 
 
 def _text_arg(call: ToolCall, name: str, limit: int) -> str:
-    value = call.args.get(name, "")
+    value = arg_str(call.args, name, "")
     if "\0" in value or len(value) > limit:
         raise invalid_request(
             f"{name}: at most {limit} characters, no NUL", [issue(name, "out_of_range", f"at most {limit}")]
@@ -178,7 +183,7 @@ def _set_prototype(call: ToolCall) -> Evidence:
     check_document(call)
     info = run(call, "procedure_info", {"procedure": call.args["procedure"]}).normalized
     address = str(info["address"])
-    given = call.args.get("prototype")
+    given = arg_str(call.args, "prototype")
     parsed: list[typelib.Prototype | None] = []
     before: dict[str, str | None] = {}
 
@@ -227,9 +232,10 @@ def _set_prototype(call: ToolCall) -> Evidence:
 
 def _set_data_type(call: ToolCall) -> Evidence:
     check_document(call)
-    address, _ = require_mapped(call, call.args["address"])
+    address, _ = require_mapped(call, arg_str(call.args, "address", ""))  # required by the schema
     given = _text_arg(call, "type", LIMITS["data_type"]).strip()
-    count = call.args.get("array_length")
+    # A number: the schema's integer admits 4.0, read as 4.
+    count = arg_float(call.args, "array_length")
     chosen: list[str | None] = []
     before: dict[str, str | None] = {}
     size: list[int | None] = []
@@ -276,9 +282,10 @@ def _set_data_type(call: ToolCall) -> Evidence:
 def _list_types(call: ToolCall) -> Evidence:
     check_document(call)
     nb = annotate.notebook(call)
-    kind = call.args.get("kind")
+    kind = arg_str(call.args, "kind")
     names = [n for n, e in sorted(nb.types.items()) if kind is None or e.kind == kind]
-    start, limit = int(call.args.get("offset", 0)), int(call.args.get("limit", 100))
+    # Numbers: the schema's integer admits 20.0, read as 20.
+    start, limit = int(arg_float(call.args, "offset", 0)), int(arg_float(call.args, "limit", 100))
     page = names[start : start + limit]
     layout = typelib.Layout(nb.types, abi(call)) if page else None
     items = []
@@ -309,8 +316,9 @@ def _list_types(call: ToolCall) -> Evidence:
 def _inspect_type(call: ToolCall) -> Evidence:
     check_document(call)
     nb = annotate.notebook(call)
-    name = str(call.args["name"]).strip()
-    chosen = typelib.ABIS[call.args["abi"]] if call.args.get("abi") else abi(call)
+    name = arg_str(call.args, "name", "").strip()  # required by the schema
+    given = arg_str(call.args, "abi")
+    chosen = typelib.ABIS[given] if given else abi(call)
     found = typelib.Layout(nb.types, chosen).of_name(name, "name")
     if found.incomplete and name not in nb.types:
         raise invalid_request(
@@ -334,29 +342,26 @@ def prototype_of(nb: Notebook, address: str) -> typelib.Prototype | None:
         return None
 
 
-def read_mapped(call: ToolCall, address: str, where: dict[str, Any], size: int) -> bytes:
-    """``size`` bytes at a mapped address as the file holds them (zero past its file-backed part)."""
-    target = call.session.require_target()
-    region = where["region"]
-    start = int(address, 16)
-    count = max(0, min(size, int(region["end"], 16) - start))
-    backed = max(0, min(count, int(region.get("file_size") or 0) - (start - int(region["start"], 16))))
-    offset = region_file_offset(region, start)
-    data = read_file(target, offset, backed) if backed and offset is not None else b""
+def read_mapped(call: ToolCall, address: str, region: JSONObject, size: int) -> bytes:
+    """``size`` bytes at a mapped address as the file holds them (zero past its file-backed part); ``region`` is the
+    provider's row of the region that maps it."""
+    data, count, _, _ = file_backed(call, address, region, size)
     return data + b"\0" * (count - len(data))
 
 
-def typed_data(call: ToolCall, address: str, where: dict[str, Any]) -> TypedData | None:
-    """The datum at ``address`` read as the type the analyst set there (None when none is set)."""
+def typed_data(call: ToolCall, address: str, where: Mapping[str, JSONObject | None]) -> TypedData | None:
+    """The datum at ``address`` read as the type the analyst set there (None when none is set); ``where`` is
+    ``require_mapped``'s: the provider's rows of the segment, the section and the region that map it."""
     nb = annotate.notebook(call)
     name = nb.note(address).data_type
-    if name is None:
+    region = where["region"]
+    if name is None or region is None:
         return None
     chosen = abi(call)
     try:
         layout = typelib.Layout(nb.types, chosen)
         size = layout.of_name(name).size or 0
-        data = read_mapped(call, address, where, min(size, MAX_TYPED_BYTES))
+        data = read_mapped(call, address, region, min(size, MAX_TYPED_BYTES))
         values, truncated = typelib.typed_view(layout, name, data, int(address, 16))
     except ReaError as exc:
         if exc.code != "invalid_request":
