@@ -23,7 +23,7 @@ from rea.plugin import (
 )
 from rea_plugins.cdp import schemas
 from rea_plugins.cdp.pagemodel import ListenerInventory, ModuleGraph, NetworkCapture, ScriptExport, SourceTrace
-from rea_plugins.cdp.urls import allowed_origins, parse_endpoint
+from rea_plugins.cdp.urls import allowed_origins, page_scope, parse_endpoint
 
 if TYPE_CHECKING:
     from rea_plugins.cdp.pagescripts import PageSession
@@ -206,8 +206,7 @@ def _evidence(
 
 
 def _page_params(call: ToolCall) -> tuple[str, list[str], Arguments]:
-    endpoint = parse_endpoint(arg_str(call.args, "cdp_endpoint", ""))
-    origins = allowed_origins(arg_strs(call.args, "allowed_origins"))
+    endpoint, origins = page_scope(call.args)
     params = {k: v for k, v in call.args.items() if k not in ("cdp_endpoint", "allowed_origins")}
     return endpoint, origins, {"cdp_endpoint": endpoint, "allowed_origins": list[JSONValue](origins), **params}
 

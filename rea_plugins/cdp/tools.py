@@ -22,7 +22,6 @@ from rea.plugin import (
     arg_object,
     arg_objects,
     arg_str,
-    arg_strs,
     canonical_digest,
     invalid_request,
     issue,
@@ -49,7 +48,7 @@ from rea_plugins.cdp.model import (
     to_json,
 )
 from rea_plugins.cdp.scenario import VERSION, BrowserScenarioDriver
-from rea_plugins.cdp.urls import allowed_origins, parse_endpoint, sanitize
+from rea_plugins.cdp.urls import page_scope, sanitize
 
 FAMILY = "browser"
 CDP = ProviderIdentity(id="cdp", name="rea Chrome DevTools Protocol tools", version=VERSION)
@@ -72,12 +71,6 @@ def evidence(
     """The Evidence of a browser tool's answer (``params`` as recorded, the provider the cdp tools)."""
     out = OperationResult(normalized=msgspec.to_builtins(result), limitations=limitations, confidence=confidence)
     return call.session.evidence(operation, params, out, bound=False, provider=CDP, analysis_profile=None, links=links)
-
-
-def _scope(call: ToolCall) -> tuple[str, list[str]]:
-    return parse_endpoint(arg_str(call.args, "cdp_endpoint", "")), allowed_origins(
-        arg_strs(call.args, "allowed_origins")
-    )
 
 
 # The options of inspect_web_page and discover_webmcp_tools with their defaults, in the order they are recorded
@@ -129,7 +122,7 @@ def _page_evidence(
 
 
 def _list_targets(call: ToolCall) -> Evidence:
-    endpoint, origins = _scope(call)
+    endpoint, origins = page_scope(call.args)
     offset, limit = arg_int(call.args, "offset", 0), arg_int(call.args, "limit", 100)
     info = cdp.browser_version(endpoint, call.ctx)
     with cdp.opened(endpoint, call.ctx, info) as conn:
@@ -144,7 +137,7 @@ def _list_targets(call: ToolCall) -> Evidence:
 
 
 def _inspect(call: ToolCall) -> Evidence:
-    endpoint, origins = _scope(call)
+    endpoint, origins = page_scope(call.args)
     a = call.args
     opts = _options(call, InspectOptions)
     ins = passive.inspect_page(
@@ -158,7 +151,7 @@ def _inspect(call: ToolCall) -> Evidence:
 
 
 def _discover(call: ToolCall) -> Evidence:
-    endpoint, origins = _scope(call)
+    endpoint, origins = page_scope(call.args)
     a = call.args
     opts = _options(call, DiscoverOptions)
     found = passive.discover_tools(
@@ -169,7 +162,7 @@ def _discover(call: ToolCall) -> Evidence:
 
 
 def _screenshot(call: ToolCall) -> Evidence:
-    endpoint, origins = _scope(call)
+    endpoint, origins = page_scope(call.args)
     maximum = arg_int(call.args, "maximum_image_bytes", 5_242_880)
     target_id = arg_str(call.args, "target_id", "")
     shot = passive.capture_screenshot(endpoint, target_id, origins, maximum, call.ctx)

@@ -6,7 +6,7 @@ import urllib.parse
 
 import msgspec
 
-from rea.plugin import invalid_request, issue, loopback_endpoint
+from rea.plugin import Arguments, arg_str, arg_strs, invalid_request, issue, loopback_endpoint
 
 ENDPOINT_PATTERN = r"^http://(127\.0\.0\.1|\[::1\]):[0-9]{1,5}/?$"
 ORIGIN_PATTERN = r"^https?://[^/?#@\s*]+$"
@@ -85,6 +85,11 @@ def allowed_origins(values: list[str] | None, path: str = "allowed_origins") -> 
 def parse_endpoint(value: str, path: str = "cdp_endpoint") -> str:
     """The loopback CDP endpoint ``http://127.0.0.1:PORT`` (or ``[::1]``); anything else is refused."""
     return loopback_endpoint(value, path, "CDP endpoint")
+
+
+def page_scope(args: Arguments) -> tuple[str, list[str]]:
+    """A browser tool call's CDP endpoint and the origins it allows, checked."""
+    return parse_endpoint(arg_str(args, "cdp_endpoint", "")), allowed_origins(arg_strs(args, "allowed_origins"))
 
 
 def sanitize(url: str) -> SanitizedUrl:
