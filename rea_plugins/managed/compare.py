@@ -232,6 +232,14 @@ def _flags_detail(left: list[str], right: list[str]) -> str:
     return f"flags: {' '.join(left)} -> {' '.join(right)}"
 
 
+def _changed(member: MemberChange, *facets: tuple[ChangeKind, bool, str]) -> list[MemberChange]:
+    """``member`` with each facet that differs (its kind and detail line), or nothing when none does."""
+    differing = [(kind, detail) for kind, differs, detail in facets if differs]
+    if not differing:
+        return []
+    return [msgspec.structs.replace(member, changes=[k for k, _ in differing], detail=[d for _, d in differing])]
+
+
 def _compare(left: Side, right: Side, budget: int) -> tuple[list[str], list[str], list[MemberChange], list[str], int]:
     added = sorted(
         [f"type {k}" for k in right.types.keys() - left.types.keys()]
@@ -246,38 +254,34 @@ def _compare(left: Side, right: Side, budget: int) -> tuple[list[str], list[str]
     changed: list[MemberChange] = []
     for name in sorted(left.types.keys() & right.types.keys()):
         a, b = left.types[name], right.types[name]
-        kinds: list[ChangeKind] = []
-        detail = []
-        if a.base != b.base:
-            kinds.append("base")
-            detail.append(f"base: {a.base} -> {b.base}")
-        if a.interfaces != b.interfaces:
-            kinds.append("interfaces")
-            detail.append(f"interfaces: {', '.join(a.interfaces) or '-'} -> {', '.join(b.interfaces) or '-'}")
-        if a.flags != b.flags:
-            kinds.append("flags")
-            detail.append(_flags_detail(a.flags, b.flags))
-        if kinds:
-            changed.append(MemberChange(f"type {name}", kinds, a.token, b.token, detail))
+        found = _changed(
+            MemberChange(f"type {name}", [], a.token, b.token),
+            ("base", a.base != b.base, f"base: {a.base} -> {b.base}"),
+            (
+                "interfaces",
+                a.interfaces != b.interfaces,
+                f"interfaces: {', '.join(a.interfaces) or '-'} -> {', '.join(b.interfaces) or '-'}",
+            ),
+            ("flags", a.flags != b.flags, _flags_detail(a.flags, b.flags)),
+        )
+        changed.extend(found)
     for name in sorted(left.fields.keys() & right.fields.keys()):
         fa, fb = left.fields[name], right.fields[name]
-        kinds, detail = [], []
-        if fa.field_type != fb.field_type:
-            kinds.append("field-type")
-            detail.append(f"type: {fa.field_type} -> {fb.field_type}")
-        if (fa.has_constant or fb.has_constant) and (fa.has_constant, fa.constant) != (fb.has_constant, fb.constant):
-            kinds.append("constant")
-            detail.append(f"constant: {_value(fa)} -> {_value(fb)}")
-        if fa.flags != fb.flags:
-            kinds.append("flags")
-            detail.append(_flags_detail(fa.flags, fb.flags))
-        if kinds:
-            changed.append(MemberChange(f"field {name}", kinds, fa.token, fb.token, detail))
+        same_constant = (fa.has_constant, fa.constant) == (fb.has_constant, fb.constant)
+        constant = (fa.has_constant or fb.has_constant) and not same_constant
+        found = _changed(
+            MemberChange(f"field {name}", [], fa.token, fb.token),
+            ("field-type", fa.field_type != fb.field_type, f"type: {fa.field_type} -> {fb.field_type}"),
+            ("constant", constant, f"constant: {_value(fa)} -> {_value(fb)}"),
+            ("flags", fa.flags != fb.flags, _flags_detail(fa.flags, fb.flags)),
+        )
+        changed.extend(found)
     tokens_only: list[str] = []
     unchanged = 0
     for name in sorted(left.methods.keys() & right.methods.keys()):
         ma, mb = left.methods[name], right.methods[name]
-        kinds, detail = [], []
+        kinds: list[ChangeKind] = []
+        detail: list[str] = []
         if ma.signature != mb.signature:
             kinds.append("signature")
             detail.append(f"signature: {ma.signature} -> {mb.signature}")
