@@ -34,6 +34,7 @@ from rea_plugins.binary.core.schema import (
     evidence,
     limitations_of,
     obj,
+    objects_in,
     prop,
     run,
 )
@@ -46,7 +47,9 @@ from rea_plugins.binary.core.shapes import (
     FeatureStep,
     FeatureTrace,
     NameXrefs,
+    NotebookRow,
     ReferencedName,
+    UserName,
 )
 from rea_plugins.binary.graph.arrays import pointer_array
 from rea_plugins.binary.graph.thunks import is_thunk
@@ -145,6 +148,29 @@ def _overview(call: ToolCall) -> Evidence:
 # -- analyze_function --------------------------------------------------------------------------
 
 
+class _Dossier(Record, frozen=True, kw_only=True):
+    """analyze_function's answer as built (the result's ``Dossier``): the provider's answers as it gave them (its
+    JSON; a facet it cannot give is its ``unavailable`` object), in the order the answer has always said them.
+    ``cfg_edges`` is said where the provider gives blocks, ``assembly`` with include_assembly; a paged answer adds
+    where each part's page lies and the complete record's id."""
+
+    procedure: JSONValue
+    basic_blocks: JSONValue
+    cfg_edges: JSONValue | None = None
+    callers: JSONValue
+    callees: JSONValue
+    references: JSONValue
+    referenced_strings: JSONValue
+    referenced_names: list[ReferencedName]
+    assembly: JSONObject | None = None
+    pseudocode: JSONValue
+    comments: list[NotebookRow]
+    user_names: list[UserName]
+    # Where each paged part lies (the kernel's row and text pages).
+    pages: dict[str, JSONObject] | None = None
+    complete_evidence_id: str | None = None
+
+
 def dossier(
     call: ToolCall,
     procedure: str,
@@ -152,72 +178,88 @@ def dossier(
     include_assembly: bool = True,
     max_instructions: int = 2000,
     max_pseudocode_chars: int = 20000,
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[_Dossier, list[str]]:
     """The analyze_function body for one procedure, and its limitations."""
     sel: JSONObject = {"procedure": procedure}
     info = run(call, "procedure_info", sel)
     results = [info]
-    body: dict[str, Any] = {"procedure": info.normalized}
     call.ctx.progress("analyze_function: blocks")
+    cfg_edges = None
     if call.session.supports("procedure_blocks"):
         blocks = run(call, "procedure_blocks", sel)
         results.append(blocks)
-        body["basic_blocks"] = blocks.normalized["blocks"]
-        body["cfg_edges"] = blocks.normalized["edges"]
+        basic_blocks, cfg_edges = blocks.normalized["blocks"], blocks.normalized["edges"]
     else:
-        body["basic_blocks"] = msgspec.to_builtins(unavailable(call, "procedure_blocks"))
+        basic_blocks = msgspec.to_builtins(unavailable(call, "procedure_blocks"))
     call.ctx.progress("analyze_function: callers and callees")
     callers = run(call, "procedure_callers", sel)
     callees = run(call, "procedure_callees", sel)
     results += [callers, callees]
-    body["callers"] = callers.normalized["callers"]
-    body["callees"] = callees.normalized["callees"]
-    refs: list[JSONObject] = []  # the provider's reference rows
+    refs: list[JSONValue] = []  # the provider's reference rows
     offset: int | None = 0
     while offset is not None:
         page = run(call, "procedure_references", {**sel, "direction": "outgoing", "offset": offset, "limit": PAGE})
         refs.extend(page.normalized["references"])
         offset = page.normalized["next_offset"]
-    body["references"] = refs
-    strings: list[JSONObject] = []  # the provider's string rows
+    strings: list[JSONValue] = []  # the provider's string rows
     names: dict[str, str] = {}
-    targets = sorted({str(r["to"]) for r in refs if r["to"] is not None and r["kind"] in ("data", "read")})
+    targets = sorted({str(r["to"]) for r in objects_in(refs) if r["to"] is not None and r["kind"] in ("data", "read")})
     for addr in targets[:MAX_REFERENCED]:
         call.ctx.check("referenced strings")
         found = run(call, "list_strings", {"address": addr, "offset": 0, "limit": 10}).normalized["strings"]
         strings.extend(found)
-    for r in refs:
+    for r in objects_in(refs):
         if r.get("to_name") and r["to"] is not None:
             names.setdefault(str(r["to"]), str(r["to_name"]))
-    body["referenced_strings"] = strings
-    body["referenced_names"] = [ReferencedName(address=a, name=n) for a, n in sorted(names.items())]
+    assembly: JSONObject | None = None
     if include_assembly:
         asm = run(call, "procedure_assembly", {**sel, "max_instructions": max_instructions})
-        body["assembly"] = {**asm.normalized, "instructions": listing.lean_rows(asm.normalized["instructions"])}
+        assembly = {**asm.normalized, "instructions": [*listing.lean_rows(asm.normalized["instructions"])]}
         results.append(asm)
+    pseudocode: JSONValue
     if call.session.supports("procedure_pseudo_code"):
         call.ctx.progress("analyze_function: pseudocode")
         try:
             pc = run(call, "procedure_pseudo_code", sel).normalized
             text = pc.get("text", "")
-            pc = {
+            pseudocode = {
                 **pc,
                 "status": "ok",
                 "text": text[:max_pseudocode_chars],
                 "truncated": len(text) > max_pseudocode_chars,
             }
-            body["pseudocode"] = pc
         except ReaError as exc:
             if exc.code in ("cancelled",):
                 raise
-            body["pseudocode"] = {"status": "error", "error": exc.projection_dict()}
+            pseudocode = {"status": "error", "error": exc.projection_dict()}
     else:
-        body["pseudocode"] = msgspec.to_builtins(unavailable(call, "procedure_pseudo_code"))
-    # The analyst's comments in the procedure, and which names in this dossier the analyst gave.
-    body["comments"] = annotate.comments_in(
-        annotate.notebook(call), info.normalized["address"], info.normalized.get("end")
+        pseudocode = msgspec.to_builtins(unavailable(call, "procedure_pseudo_code"))
+    provided = [
+        info.normalized,
+        basic_blocks,
+        cfg_edges,
+        callers.normalized["callers"],
+        callees.normalized["callees"],
+        refs,
+        strings,
+        assembly,
+        pseudocode,
+    ]
+    body = _Dossier(
+        procedure=info.normalized,
+        basic_blocks=basic_blocks,
+        cfg_edges=cfg_edges,
+        callers=callers.normalized["callers"],
+        callees=callees.normalized["callees"],
+        references=refs,
+        referenced_strings=strings,
+        referenced_names=[ReferencedName(address=a, name=n) for a, n in sorted(names.items())],
+        assembly=assembly,
+        pseudocode=pseudocode,
+        # The analyst's comments in the procedure, and which names in this dossier the analyst gave.
+        comments=annotate.comments_in(annotate.notebook(call), info.normalized["address"], info.normalized.get("end")),
+        user_names=annotate.user_names(provided),
     )
-    body["user_names"] = annotate.user_names(body)
     return body, limitations_of(*results)
 
 
@@ -245,15 +287,17 @@ DOSSIER_INSTRUCTIONS = 128
 DOSSIER_PSEUDOCODE_CHARS = 20000
 
 
-def _page(call: ToolCall, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The requested page of every collection, the assembly and the pseudocode, and where each page lies."""
+def _page(call: ToolCall, body: _Dossier) -> _Dossier:
+    """The requested page of every collection, the assembly and the pseudocode, with where each page lies."""
     from rea.plugin import row_page, text_page
 
     args = call.args
     limit, offsets = arg_int(args, "limit", DOSSIER_LIMIT), arg_object(args, "collection_offset") or {}
-    out, pages = dict(body), {}
+    # The paged parts, by field (the kernel's pages are JSON objects).
+    out: dict[str, JSONValue | list[ReferencedName] | list[NotebookRow]] = {}
+    pages: dict[str, JSONObject] = {}
     for name in COLLECTIONS:
-        rows = body.get(name)
+        rows = getattr(body, name)
         if isinstance(rows, list):
             first = arg_int(offsets, name, 0)
             if first > len(rows):
@@ -264,26 +308,27 @@ def _page(call: ToolCall, body: dict[str, Any]) -> tuple[dict[str, Any], dict[st
             page = row_page(rows, first, limit)
             out[name] = page.pop("items")
             pages[name] = page
-    asm = body.get("assembly")
-    if isinstance(asm, dict) and isinstance(asm.get("instructions"), list):
-        rows, start = asm["instructions"], arg_int(args, "assembly_offset", 0)
-        if start > len(rows):
+    asm = body.assembly
+    listed = asm.get("instructions") if asm is not None else None
+    if asm is not None and isinstance(listed, list):
+        start = arg_int(args, "assembly_offset", 0)
+        if start > len(listed):
             raise invalid_request(
-                f"assembly_offset is past the end ({len(rows)} instructions)",
-                [issue("assembly_offset", "out_of_range", f"at most {len(rows)}")],
+                f"assembly_offset is past the end ({len(listed)} instructions)",
+                [issue("assembly_offset", "out_of_range", f"at most {len(listed)}")],
             )
-        page = row_page(rows, start, arg_int(args, "max_instructions", DOSSIER_INSTRUCTIONS))
+        page = row_page(listed, start, arg_int(args, "max_instructions", DOSSIER_INSTRUCTIONS))
         out["assembly"] = {
             **asm,
             "instructions": page.pop("items"),
             "truncated": bool(asm.get("truncated")) or page["next_offset"] is not None,
         }
         pages["assembly"] = page
-    pc = body.get("pseudocode")
+    pc = body.pseudocode
     if isinstance(pc, dict) and isinstance(pc.get("text"), str):
         start = arg_int(args, "pseudocode_offset", 0)
         try:
-            page = text_page(pc["text"], start, arg_int(args, "max_pseudocode_chars", DOSSIER_PSEUDOCODE_CHARS))
+            page = text_page(str(pc["text"]), start, arg_int(args, "max_pseudocode_chars", DOSSIER_PSEUDOCODE_CHARS))
         except ReaError:
             raise invalid_request(
                 "pseudocode_offset is past the end of the pseudocode",
@@ -291,7 +336,7 @@ def _page(call: ToolCall, body: dict[str, Any]) -> tuple[dict[str, Any], dict[st
             ) from None
         out["pseudocode"] = {**pc, "text": page.pop("text"), "truncated": page["next_offset"] is not None}
         pages["pseudocode"] = page
-    return out, pages
+    return msgspec.structs.replace(body, **out, pages=pages)
 
 
 def _analyze_function(call: ToolCall) -> Evidence:
@@ -305,20 +350,20 @@ def _analyze_function(call: ToolCall) -> Evidence:
     )
     call.ctx.finish("analyze_function: done")
     # The complete dossier is the record; the answer is its requested page when it does not fit one.
+    # As builtins: the answer's readers index it as the object it encodes to.
     complete = call.session.evidence(
         call.tool.name,
         {k: v for k, v in annotate.parameters(call).items() if k not in PAGE_ARGUMENTS},
-        OperationResult(normalized=body, limitations=lims),
+        OperationResult(normalized=msgspec.to_builtins(body), limitations=lims),
     )
-    paged, pages = _page(call, body)
-    if not any(p["offset"] or p["next_offset"] is not None for p in pages.values()):
+    paged = _page(call, body)
+    if not any(p["offset"] or p["next_offset"] is not None for p in (paged.pages or {}).values()):
         return complete
     call.session.ledger.record(complete)
+    paged = msgspec.structs.replace(paged, complete_evidence_id=complete.evidence_id)
     return evidence(
         call,
-        OperationResult(
-            normalized={**paged, "pages": pages, "complete_evidence_id": complete.evidence_id}, limitations=lims
-        ),
+        OperationResult(normalized=msgspec.to_builtins(paged), limitations=lims),
         links=[complete.evidence_id],
     )
 
