@@ -186,7 +186,10 @@ def _inspect_data_type(call: ToolCall) -> Evidence:
 
 
 def _with_user_type(
-    call: ToolCall, address: str, where: dict[str, Any], body: DataInspection
+    call: ToolCall,
+    address: str,
+    where: dict[str, Any],  # core.regions.require_mapped's regions, as notebook.types.typed_data takes them
+    body: DataInspection,
 ) -> types.TypedDataInspection:
     """The result, with the bytes read as the analyst's type where set_data_type gave the address one."""
     typed = types.typed_data(call, address, where)
