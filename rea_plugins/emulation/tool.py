@@ -7,6 +7,7 @@ arguments; the worker maps the image from the target's file and runs it. Nothing
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from importlib import metadata
 
 import msgspec
@@ -528,45 +529,60 @@ def _range(call: ToolCall) -> Evidence:
 # A pure query: the guest runs only inside the emulator (its worker is rea's own engine process, as angr's is).
 _EFFECTS = ToolEffects(records_evidence=True, idempotent=True)
 
-EMULATE_PROCEDURE = ToolDef(
-    result_type=Emulation,
-    name="emulate_procedure",
-    family="emulation",
-    toolset=TOOLSET,
-    title="Emulate Procedure",
-    description=(
-        "Run one procedure of the open binary (x86-64, x86, AArch64, ARM) under an emulator (Unicorn) with "
-        "arguments by its calling convention, and say what it returned, wrote and called. Buffers are passed by "
-        "pointer and shown after the run, imports are stubbed (memcpy, strlen, malloc/free... modelled; others "
-        "return import_returns or stop), and the run is bounded by instructions, time and memory."
-    ),
-    input_schema=PROCEDURE_SCHEMA,
-    handler=_procedure,
-    requires_target=True,
-    requires_operations=("list_segments", "list_procedures", "procedure_address"),
-    effects=_EFFECTS,
-    cli_subject="procedure",
-    examples=(
+
+def _tool(
+    name: str,
+    title: str,
+    description: str,
+    input_schema: JSONObject,
+    handler: Callable[[ToolCall], Evidence],
+    operations: tuple[str, ...],
+    examples: tuple[Arguments, ...],
+    cli_subject: str = "",
+) -> ToolDef:
+    """One emulation tool: run code of the open binary, answered as an Emulation."""
+    return ToolDef(
+        result_type=Emulation,
+        name=name,
+        family="emulation",
+        toolset=TOOLSET,
+        title=title,
+        description=description,
+        input_schema=input_schema,
+        handler=handler,
+        requires_target=True,
+        requires_operations=operations,
+        effects=_EFFECTS,
+        cli_subject=cli_subject,
+        examples=examples,
+    )
+
+
+EMULATE_PROCEDURE = _tool(
+    "emulate_procedure",
+    "Emulate Procedure",
+    "Run one procedure of the open binary (x86-64, x86, AArch64, ARM) under an emulator (Unicorn) with "
+    "arguments by its calling convention, and say what it returned, wrote and called. Buffers are passed by "
+    "pointer and shown after the run, imports are stubbed (memcpy, strlen, malloc/free... modelled; others "
+    "return import_returns or stop), and the run is bounded by instructions, time and memory.",
+    PROCEDURE_SCHEMA,
+    _procedure,
+    ("list_segments", "list_procedures", "procedure_address"),
+    (
         {"procedure": "checksum", "arguments": [{"text": "hello"}, 5]},
         {"procedure": "decrypt", "arguments": [{"size": 64}, {"address": "0x2004"}, 11, 67]},
     ),
+    cli_subject="procedure",
 )
 
-EMULATE_RANGE = ToolDef(
-    result_type=Emulation,
-    name="emulate_range",
-    family="emulation",
-    toolset=TOOLSET,
-    title="Emulate Range",
-    description=(
-        "Run the code of the open binary from start until it reaches end, from the registers given, under an "
-        "emulator (Unicorn), and return the registers, the memory written and the imports called. Same stubs and "
-        "bounds as emulate_procedure."
-    ),
-    input_schema=RANGE_SCHEMA,
-    handler=_range,
-    requires_target=True,
-    requires_operations=("list_segments", "list_procedures"),
-    effects=_EFFECTS,
-    examples=({"start": "0x401130", "end": "0x401150", "registers": {"rdi": {"text": "key"}, "rsi": 3}},),
+EMULATE_RANGE = _tool(
+    "emulate_range",
+    "Emulate Range",
+    "Run the code of the open binary from start until it reaches end, from the registers given, under an "
+    "emulator (Unicorn), and return the registers, the memory written and the imports called. Same stubs and "
+    "bounds as emulate_procedure.",
+    RANGE_SCHEMA,
+    _range,
+    ("list_segments", "list_procedures"),
+    ({"start": "0x401130", "end": "0x401150", "registers": {"rdi": {"text": "key"}, "rsi": 3}},),
 )
