@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rea.plugin import Paged, invalid_request, issue
+from rea.plugin import Arguments, Paged, arg_int, arg_str, invalid_request, issue
 from rea_plugins.android import loader
 from rea_plugins.android.common import java_name
 from rea_plugins.android.model import (
@@ -142,13 +142,13 @@ def project(loaded: loader.Loaded, view: View) -> ApplicationGraph:
 class View:
     """What the caller asked to see: detail, filters and the page."""
 
-    def __init__(self, args: dict[str, Any]) -> None:
-        self.detail: str = args.get("detail", "summary")
-        self.package: str | None = args.get("package") or None
-        self.kind: str | None = args.get("kind")
-        self.edge_kind: str | None = args.get("edge_kind")
-        self.offset: int = args.get("offset", 0)
-        self.limit: int = args.get("limit", 100)
+    def __init__(self, args: Arguments) -> None:
+        self.detail = arg_str(args, "detail", "summary")
+        self.package = arg_str(args, "package") or None
+        self.kind = arg_str(args, "kind")
+        self.edge_kind = arg_str(args, "edge_kind")
+        self.offset = arg_int(args, "offset", 0)
+        self.limit = arg_int(args, "limit", 100)
 
 
 def _in_package(name: str | None, prefix: str) -> bool:
@@ -157,7 +157,7 @@ def _in_package(name: str | None, prefix: str) -> bool:
 
 def _view(
     loaded: loader.Loaded,
-    classes: dict[str, Any],
+    classes: dict[str, tuple[str, Any]],
     modules: list[GraphModule],
     edges: list[GraphEdge],
     entry_points: list[GraphEntryPoint],
@@ -209,7 +209,7 @@ def _view(
         }
     return ApplicationGraph(
         schema_version=SCHEMA_VERSION,
-        input_kind=loaded.kind,  # type: ignore[arg-type]
+        input_kind=loaded.kind,
         detail="full" if full else "summary",
         package=(loaded.apk.get_package() or None) if loaded.kind == "apk" else None,
         counts=counts,

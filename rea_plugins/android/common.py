@@ -15,6 +15,7 @@ from rea.plugin import (
     ProviderIdentity,
     ReaError,
     ToolCall,
+    arg_str,
     invalid_request,
     issue,
 )
@@ -73,7 +74,7 @@ def evidence(call: ToolCall, loaded: loader.Loaded, result: msgspec.Struct, limi
 
 
 def load(call: ToolCall) -> loader.Loaded:
-    return loader.load(call.args["path"], call.ctx)
+    return loader.load(arg_str(call.args, "path", ""), call.ctx)  # required by the schema
 
 
 # -- names -----------------------------------------------------------------------------------------

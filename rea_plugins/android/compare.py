@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from rea.plugin import CallContext
+from rea.plugin import Arguments, CallContext, arg_int, arg_str
 from rea_plugins.android import loader
 from rea_plugins.android import package as pkg
 from rea_plugins.android.common import check_offset, java_name, method_id
@@ -210,7 +210,7 @@ def _keyed(
     return out
 
 
-def compare(left: loader.Loaded, right: loader.Loaded, args: dict[str, Any], ctx: CallContext) -> PackageComparison:
+def compare(left: loader.Loaded, right: loader.Loaded, args: Arguments, ctx: CallContext) -> PackageComparison:
     lf, rf = Facts(left, ctx), Facts(right, ctx)
     changes: list[Change] = []
     for field in [*MANIFEST_FIELDS, *sorted((set(lf.manifest) | set(rf.manifest)) - set(MANIFEST_FIELDS))]:
@@ -260,11 +260,11 @@ def compare(left: loader.Loaded, right: loader.Loaded, args: dict[str, Any], ctx
         )
         for c in CATEGORIES
     }
-    if args.get("category"):
-        changes = [c for c in changes if c.category == args["category"]]
-    if args.get("change"):
-        changes = [c for c in changes if c.change == args["change"]]
-    offset, limit = args.get("offset", 0), args.get("limit", 100)
+    if category := arg_str(args, "category"):
+        changes = [c for c in changes if c.category == category]
+    if change := arg_str(args, "change"):
+        changes = [c for c in changes if c.change == change]
+    offset, limit = arg_int(args, "offset", 0), arg_int(args, "limit", 100)
     check_offset(offset, len(changes))
     return PackageComparison(
         schema_version=SCHEMA_VERSION,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from rea.plugin import Evidence, OperationResult, ToolCall, render
+from rea.plugin import Arguments, Evidence, OperationResult, ToolCall, arg_int, arg_str, render
 from rea.plugin import search as rea_search
 from rea_plugins.android import appgraph, code, common, compare, loader, trace
 from rea_plugins.android import package as pkg
@@ -21,11 +21,16 @@ def _kind_limits(loaded: loader.Loaded) -> list[str]:
     return [AAB_MANIFEST] if loaded.kind == "aab" else [DEX_ONLY] if loaded.kind == "dex" else []
 
 
+def _window(args: Arguments, limit: int) -> tuple[int, int]:
+    """The call's offset and limit (``limit`` when it gives none)."""
+    return arg_int(args, "offset", 0), arg_int(args, "limit", limit)
+
+
 def inspect_package(call: ToolCall) -> Evidence:
     loaded = common.load(call)
-    args = call.args
+    offset, limit = _window(call.args, 50)
     with loader.LOCK:
-        result = pkg.inspect(loaded, args.get("offset", 0), args.get("limit", 50))
+        result = pkg.inspect(loaded, offset, limit)
     call.ctx.finish(f"inspected {len(loaded.dexes)} DEX file(s)")
     return common.evidence(call, loaded, result, _kind_limits(loaded))
 
@@ -33,35 +38,34 @@ def inspect_package(call: ToolCall) -> Evidence:
 def search_classes(call: ToolCall) -> Evidence:
     match = rea_search.matcher(call.args)
     loaded = common.load(call)
-    args = call.args
+    offset, limit = _window(call.args, 100)
     with loader.LOCK:
-        result = code.search(
-            loaded, match, args.get("scope", "names"), args.get("offset", 0), args.get("limit", 100), call.ctx
-        )
+        result = code.search(loaded, match, arg_str(call.args, "scope", "names"), offset, limit, call.ctx)
     return common.evidence(call, loaded, result, [])
 
 
 def inspect_class(call: ToolCall) -> Evidence:
     loaded = common.load(call)
-    args = call.args
+    offset, limit = _window(call.args, 200)
     with loader.LOCK:
-        result = code.inspect_class(loaded, args["class_name"], args.get("offset", 0), args.get("limit", 200))
+        result = code.inspect_class(loaded, arg_str(call.args, "class_name", ""), offset, limit)
     return common.evidence(call, loaded, result, [])
 
 
 def inspect_method(call: ToolCall) -> Evidence:
     loaded = common.load(call)
     args = call.args
+    offset, limit = _window(args, 200)
     with loader.LOCK:
         result = code.inspect_method(
             loaded,
-            args["class_name"],
-            args["method"],
-            args.get("descriptor"),
-            args.get("offset", 0),
-            args.get("limit", 200),
-            args.get("source_offset", 0),
-            args.get("max_source_chars", 20000),
+            arg_str(args, "class_name", ""),  # required by the schema, as is method
+            arg_str(args, "method", ""),
+            arg_str(args, "descriptor"),
+            offset,
+            limit,
+            arg_int(args, "source_offset", 0),
+            arg_int(args, "max_source_chars", 20000),
         )
     source: SourceText = result.source
     limits = (
@@ -86,7 +90,7 @@ def trace_references(call: ToolCall) -> Evidence:
 
 def project_graph(call: ToolCall) -> Evidence:
     loaded = common.load(call)
-    args = call.args
+    args: Arguments = call.args
     fmt = render.requested(args)
     if fmt is not None and "detail" not in args:
         # A picture draws modules and edges, which only the full detail pages.
@@ -111,8 +115,8 @@ def _drawing(result: ApplicationGraph) -> render.Graph:
 
 def compare_packages(call: ToolCall) -> Evidence:
     args = call.args
-    left = loader.load(args["left_path"], call.ctx)
-    right = loader.load(args["right_path"], call.ctx)
+    left = loader.load(arg_str(args, "left_path", ""), call.ctx)  # both required by the schema
+    right = loader.load(arg_str(args, "right_path", ""), call.ctx)
     with loader.LOCK:
         result = compare.compare(left, right, args, call.ctx)
     # The Evidence is about the right (newer) application; the left one enters by its hash, not its path.

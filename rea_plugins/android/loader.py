@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from rea.plugin import CallContext, ReaError, Target, identify, open_regular, read_error
+from rea_plugins.android.model import InputKind
 
 MAX_FILE_BYTES = 1 << 30
 # One entry that androguard reads into memory (manifest, resource table, DEX, signature files).
@@ -50,7 +51,7 @@ _silenced = False
 class Loaded:
     """One application: its target, kind, ZIP entries and androguard objects."""
 
-    def __init__(self, target: Target, kind: str, entries: dict[str, int]) -> None:
+    def __init__(self, target: Target, kind: InputKind, entries: dict[str, int]) -> None:
         self.target = target
         self.kind = kind
         # ZIP entry name -> uncompressed size (declared); empty for a bare DEX.
@@ -184,7 +185,9 @@ def _parse_zip(target: Target, data: bytes, ctx: CallContext) -> Loaded:
 
     entries = _check_zip(data)
     names = set(entries)
-    kind = "aab" if "base/manifest/AndroidManifest.xml" in names and "AndroidManifest.xml" not in names else "apk"
+    kind: InputKind = (
+        "aab" if "base/manifest/AndroidManifest.xml" in names and "AndroidManifest.xml" not in names else "apk"
+    )
     if kind == "apk" and "AndroidManifest.xml" not in names:
         raise malformed("the archive has no AndroidManifest.xml", entries=len(names))
     with guarded("the ZIP structure"):

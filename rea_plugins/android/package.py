@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import msgspec
+
 from rea.plugin import Paged
 from rea_plugins.android import loader
 from rea_plugins.android.model import (
@@ -225,6 +227,11 @@ def _text(value: Any) -> str | None:
     return None if value is None or str(value) in ("", "None") else str(value)
 
 
+def _fact(value: Any) -> str | None:
+    """A manifest fact as androguard answers it (an int, a string, None), as text; empty is absent."""
+    return str(value) if value is not None and str(value) != "" else None
+
+
 def _int(value: Any) -> int | None:
     text = str(value) if value is not None else ""
     return int(text) if text.isdigit() else None
@@ -259,18 +266,20 @@ def inspect(loaded: loader.Loaded, offset: int, limit: int) -> Package:
     """The package facts; components, permissions and native libraries are paged with offset/limit."""
     pages: dict[str, Paged] = {}
     libs, pages["native_libraries"] = _window(native_libraries(loaded), offset, limit)
-    common: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "input_kind": loaded.kind,
-        "dex": dex_files(loaded),
-        "native_libraries": libs,
-        "entries": len(loaded.entries),
-    }
+    base = Package(
+        schema_version=SCHEMA_VERSION,
+        input_kind=loaded.kind,
+        dex=dex_files(loaded),
+        native_libraries=libs,
+        entries=len(loaded.entries),
+        pages=pages,
+    )
     apk = loaded.apk
     if apk is None or loaded.kind != "apk":
         if loaded.kind == "aab":
-            common["resources"] = Resources(packages=[], types={}, files=sum(1 for n in loaded.entries if "/res/" in n))
-        return Package(**common, pages=pages)
+            files = sum(1 for n in loaded.entries if "/res/" in n)
+            return msgspec.structs.replace(base, resources=Resources(packages=[], types={}, files=files))
+        return base
     with loader.guarded("AndroidManifest.xml (binary XML)", entry="AndroidManifest.xml"):
         target_sdk = apk.get_target_sdk_version()
         comps = components(apk, _int(target_sdk))
@@ -281,22 +290,22 @@ def inspect(loaded: loader.Loaded, offset: int, limit: int) -> Package:
             for level in [_text((details or {}).get("protectionLevel"))]
         ]
         max_sdk = {name: str(sdk) for name, sdk in apk.uses_permissions if name and sdk is not None}
-        facts = {
-            "package": apk.get_package() or None,
-            "version_code": apk.get_androidversion_code(),
-            "version_name": apk.get_androidversion_name(),
-            "min_sdk": apk.get_min_sdk_version(),
-            "target_sdk": target_sdk,
-            "max_sdk": apk.get_max_sdk_version(),
-            "compile_sdk": apk.get_attribute_value("manifest", "compileSdkVersion"),
-        }
+        package = _fact(apk.get_package() or None)
+        version_code, version_name = _fact(apk.get_androidversion_code()), _fact(apk.get_androidversion_name())
+        min_sdk, max_sdk_version = _fact(apk.get_min_sdk_version()), _fact(apk.get_max_sdk_version())
+        compile_sdk = _fact(apk.get_attribute_value("manifest", "compileSdkVersion"))
         permissions = sorted(set(apk.get_permissions()))
     comps_page, pages["components"] = _window(comps, offset, limit)
     perms_page, pages["permissions"] = _window(permissions, offset, limit)
-    facts = {k: (str(v) if v is not None and str(v) != "" else None) for k, v in facts.items()}
-    return Package(
-        **common,
-        **facts,
+    return msgspec.structs.replace(
+        base,
+        package=package,
+        version_code=version_code,
+        version_name=version_name,
+        min_sdk=min_sdk,
+        target_sdk=_fact(target_sdk),
+        compile_sdk=compile_sdk,
+        max_sdk=max_sdk_version,
         main_activity=main,
         debuggable=debuggable(apk),
         permissions=perms_page,
@@ -305,5 +314,5 @@ def inspect(loaded: loader.Loaded, offset: int, limit: int) -> Package:
         components=comps_page,
         signing=signing(apk),
         resources=resources(apk, loaded),
-        pages=pages,
+        pages=pages,  # with the components' and permissions' pages added
     )

@@ -40,7 +40,7 @@ def _tool(
     input_schema: JSONObject,
     *,
     # Arguments as a call sends them: JSON the input schema shapes.
-    examples: tuple[dict[str, object], ...],
+    examples: tuple[JSONObject, ...],
     cli_subject: str = "",
     task_support: Literal["forbidden", "optional", "required"] = "forbidden",
 ) -> ToolDef:

@@ -8,9 +8,9 @@ its methods have no code but their callers are cross-referenced, so "who calls
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
-from rea.plugin import CallContext, invalid_request, issue
+from rea.plugin import Arguments, CallContext, arg_bool, arg_int, arg_str, invalid_request, issue
 from rea.plugin import search as rea_search
 from rea_plugins.android import loader
 from rea_plugins.android.code import FIELD_OPS, scan
@@ -56,32 +56,31 @@ class _Trace:
 
     def callers(self, mx: Any, depth: int) -> None:
         """Incoming calls of ``mx`` from ``depth`` up to max_depth, breadth first."""
-        frontier = [mx]
-        while frontier and depth <= self.max_depth:
-            nxt = []
-            for cur in frontier:
-                for _ca, caller, off in sorted(cur.get_xref_from(), key=lambda x: (_mx_id(x[1]), x[2])):
-                    if self.add("call", _mx_id(caller), _mx_id(cur), depth, off):
-                        nxt.append(caller)
-            frontier, depth = nxt, depth + 1
+        self._calls(mx, depth, outgoing=False)
 
     def callees(self, mx: Any, depth: int) -> None:
+        """Outgoing calls of ``mx`` likewise; an external callee (no code here) is not walked into."""
+        self._calls(mx, depth, outgoing=True)
+
+    def _calls(self, mx: Any, depth: int, outgoing: bool) -> None:
         frontier = [mx]
         while frontier and depth <= self.max_depth:
             nxt = []
             for cur in frontier:
-                for _ca, callee, off in sorted(cur.get_xref_to(), key=lambda x: (_mx_id(x[1]), x[2])):
-                    external = bool(callee.is_external())
-                    if self.add("call", _mx_id(cur), _mx_id(callee), depth, off, external) and not external:
-                        nxt.append(callee)
+                xrefs = cur.get_xref_to() if outgoing else cur.get_xref_from()
+                for _ca, other, off in sorted(xrefs, key=lambda x: (_mx_id(x[1]), x[2])):
+                    external = outgoing and bool(other.is_external())
+                    source, target = (cur, other) if outgoing else (other, cur)
+                    if self.add("call", _mx_id(source), _mx_id(target), depth, off, external) and not external:
+                        nxt.append(other)
             frontier, depth = nxt, depth + 1
 
 
-def _string_matcher(args: dict[str, Any]) -> Callable[[str], bool]:
+def _string_matcher(args: Arguments) -> Callable[[str], bool]:
     """exact (the default), substring or RE2 regex; case folding for the last two unless case_sensitive."""
-    wanted: str = args["string"]
-    how = args.get("string_match", "exact")
-    sensitive = bool(args.get("case_sensitive", False))
+    wanted = arg_str(args, "string", "")
+    how = arg_str(args, "string_match", "exact")
+    sensitive = arg_bool(args, "case_sensitive")
     if how == "exact":
         return lambda s: s == wanted
     if not wanted:
@@ -97,7 +96,7 @@ def _string_matcher(args: dict[str, Any]) -> Callable[[str], bool]:
     return lambda s: folded in s.casefold()
 
 
-def _strings(loaded: loader.Loaded, t: _Trace, args: dict[str, Any], direction: str) -> tuple[str, int]:
+def _strings(loaded: loader.Loaded, t: _Trace, args: Arguments, direction: str) -> tuple[str, int]:
     match = _string_matcher(args)
     matched = 0
     with loader.guarded("the DEX code"):
@@ -116,7 +115,7 @@ def _strings(loaded: loader.Loaded, t: _Trace, args: dict[str, Any], direction: 
             for _ca, mx in users:
                 if t.add("load-string", _mx_id(mx), text, 1):
                     t.callers(mx, 2)
-    return args["string"], matched
+    return arg_str(args, "string", ""), matched
 
 
 def _resolve(loaded: loader.Loaded, name: str) -> tuple[str, Any, bool]:
@@ -161,21 +160,22 @@ def _field_refs(loaded: loader.Loaded, t: _Trace, cls_desc: str, member: str) ->
     return subject
 
 
-def _member(loaded: loader.Loaded, t: _Trace, args: dict[str, Any], direction: str) -> tuple[str, str, list[str], bool]:
+def _member(loaded: loader.Loaded, t: _Trace, args: Arguments, direction: str) -> tuple[str, str, list[str], bool]:
     """(subject, subject kind, the overloads traced, whether the class is external) of class_name.member."""
-    if not args.get("class_name") or not args.get("member"):
+    class_name, member = arg_str(args, "class_name"), arg_str(args, "member")
+    if not class_name or not member:
         raise invalid_request(
             "give class_name and member (a method or field name), or string",
             [
                 issue(
-                    "class_name" if not args.get("class_name") else "member",
+                    "class_name" if not class_name else "member",
                     "missing_argument",
                     "required unless string is given",
                 )
             ],
         )
-    cls_desc, ca, external = _resolve(loaded, args["class_name"])
-    member, descriptor = args["member"], (args.get("descriptor") or "").replace(" ", "")
+    cls_desc, ca, external = _resolve(loaded, class_name)
+    descriptor = (arg_str(args, "descriptor") or "").replace(" ", "")
     if not external:
         fields = [
             fa
@@ -235,16 +235,20 @@ def _member(loaded: loader.Loaded, t: _Trace, args: dict[str, Any], direction: s
     return subject, "method", ids if len(ids) > 1 else [], external
 
 
-def trace(loaded: loader.Loaded, args: dict[str, Any], ctx: CallContext) -> ReferenceTrace:
-    direction = args.get("direction", "incoming")
-    max_depth = args.get("max_depth", 1)
-    offset, limit = args.get("offset", 0), args.get("limit", 100)
+def trace(loaded: loader.Loaded, args: Arguments, ctx: CallContext) -> ReferenceTrace:
+    given = arg_str(args, "direction", "incoming")
+    # The schema's enum, narrowed to the Literal the answer carries.
+    direction: Literal["incoming", "outgoing", "both"] = (
+        "outgoing" if given == "outgoing" else "both" if given == "both" else "incoming"
+    )
+    max_depth = arg_int(args, "max_depth", 1)
+    offset, limit = arg_int(args, "offset", 0), arg_int(args, "limit", 100)
     t = _Trace(max_depth)
     overloads: list[str] = []
     matched: int | None = None
     external = False
-    if args.get("string") is not None:
-        if args.get("class_name") or args.get("member"):
+    if arg_str(args, "string") is not None:
+        if arg_str(args, "class_name") or arg_str(args, "member"):
             raise invalid_request(
                 "give either string or class_name with member, not both",
                 [issue("string", "invalid_value", "string excludes class_name and member")],
