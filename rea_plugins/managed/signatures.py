@@ -202,6 +202,17 @@ def param_codes(data: bytes, resolve: Resolver | None = None) -> list[Param] | N
         except SignatureError:
             return ""
 
+    def element(code: int) -> tuple[int, str]:
+        """An element type as custom-attribute values encode it, with the enum's name ("" for any other)."""
+        if code == 0x11:
+            # A value type in an attribute constructor is an enum.
+            return ENUM, enum_name(*blob.coded_type())
+        if code == 0x12:
+            # A class argument is System.Type.
+            blob.coded_type()
+            return 0x50, ""
+        return code, ""
+
     try:
         blob.byte()
         count = blob.compressed()
@@ -211,22 +222,10 @@ def param_codes(data: bytes, resolve: Resolver | None = None) -> list[Param] | N
         for _ in range(min(count, MAX_PARAMS)):
             code = blob.byte()
             inner, name = 0, ""
-            if code == 0x1D:
-                inner = blob.byte()
-                if inner == 0x11:
-                    name = enum_name(*blob.coded_type())
-                    inner = ENUM
-                elif inner == 0x12:
-                    blob.coded_type()
-                    inner = 0x50
-            elif code == 0x11:
-                # A value type in an attribute constructor is an enum.
-                name = enum_name(*blob.coded_type())
-                code = ENUM
-            elif code == 0x12:
-                # A class argument is System.Type.
-                blob.coded_type()
-                code = 0x50
+            if code == 0x1D:  # an array: its element type
+                inner, name = element(blob.byte())
+            else:
+                code, name = element(code)
             out.append((code, inner, name))
         return out
     except SignatureError:
