@@ -344,7 +344,7 @@ def parse(args: Arguments, env: dict[str, str] | None = None) -> ScenarioRequest
             found.append((path, "invalid_value", f"secret {sid!r} is not declared in secrets"))
     given = raised.details.get("issues") if raised is not None else None
     problems = [
-        *(i for i in (given if isinstance(given, list) else []) if isinstance(i, Mapping)),
+        *(i for i in (given if isinstance(given, (list, tuple)) else ()) if isinstance(i, Mapping)),
         *(issue(*p) for p in found),
     ]
     if problems:

@@ -8,7 +8,7 @@ import posixpath
 
 import msgspec
 
-from rea.plugin import Evidence, ReaError, ToolCall, arg_int, arg_str, read_regular
+from rea.plugin import Evidence, JSONObject, ReaError, ToolCall, arg_int, arg_str, read_regular
 from rea_plugins.javascript import appgraph, patterns, sourcemaps
 from rea_plugins.javascript.model import Module, SourceMap
 from rea_plugins.javascript.results import GeneratedPosition, LocationMapping, MappedFunction, OriginalPosition
@@ -91,7 +91,8 @@ def _map_bytes(ev: Evidence, generated: Module, sm: SourceMap) -> bytes:
 def map_location(call: ToolCall) -> Evidence:
     loaded = appgraph.load(call, "application")
     line, column = arg_int(call.args, "line", 1), arg_int(call.args, "column", 1)  # both required by the schema
-    generated = _generated(loaded, arg_str(call.args, "module", ""))
+    module_arg = arg_str(call.args, "module", "")
+    generated = _generated(loaded, module_arg)
     sm = _map_of(loaded, generated)
     data = _map_bytes(loaded.evidence, generated, sm)
     decoded = sourcemaps.decode(data)
@@ -128,9 +129,9 @@ def map_location(call: ToolCall) -> Evidence:
         original=original,
         function=function,
     )
-    params = {
+    params: JSONObject = {
         "application": appgraph.reference(loaded),
-        "module": call.args["module"],
+        "module": module_arg,
         "line": line,
         "column": column,
     }

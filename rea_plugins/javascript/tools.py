@@ -443,7 +443,7 @@ def _recover(call: ToolCall) -> Evidence:
     call.on_abandon(lambda: recover.discard(result.output_directory))
     provider = ProviderIdentity(id="wakaru", name="Wakaru unbundler", version=result.unbundler.version)
     out = OperationResult(normalized=msgspec.to_builtins(result), limitations=result.limitations, confidence="derived")
-    params = {"input_sha256": result.input_sha256, "offset": result.offset, "limit": result.limit}
+    params: JSONObject = {"input_sha256": result.input_sha256, "offset": result.offset, "limit": result.limit}
     return call.session.evidence(
         "recover_javascript_sources", params, out, bound=False, provider=provider, analysis_profile=None
     )

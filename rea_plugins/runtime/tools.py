@@ -295,9 +295,9 @@ def _reconcile(call: ToolCall) -> Evidence:
     from rea_plugins.runtime.reconcile import reconcile
 
     result, links = reconcile(call)
-    params = {
-        "runtime_observations": result.runtime_evidence_ids,
-        "static_layers": result.static_evidence_ids,
+    params: Arguments = {
+        "runtime_observations": list[JSONValue](result.runtime_evidence_ids),
+        "static_layers": list[JSONValue](result.static_evidence_ids),
         "limits": {"offset": result.page.offset, "limit": result.page.limit},
     }
     out = OperationResult(normalized=msgspec.to_builtins(result), limitations=result.limitations, confidence="derived")

@@ -64,7 +64,7 @@ def _run(call: ToolCall) -> Evidence:
     if arguments is None:
         arguments = {}
     run = ScriptRunner(call, source, filename, arguments).run()
-    parameters = {
+    parameters: JSONObject = {
         # The record commits to the script by its digest; the text stays with the caller.
         "source_sha256": hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(),
         "source_chars": len(source),
