@@ -8,13 +8,14 @@ import re
 import threading
 import uuid
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
 from rea import evidence as ev_mod
 from rea.annotations import AnnotationStore, default_store
+from rea.arguments import Arguments
 from rea.config import integer_setting
 from rea.context import CallContext, CancelSignal
 from rea.errors import ReaError, invalid_request, issue
@@ -22,6 +23,7 @@ from rea.evidence import AnalysisProfile, Authority, Evidence, ProviderIdentity,
 from rea.fsnames import shown
 from rea.ledger import LEDGER_MEMORY_MB, Ledger
 from rea.providers import AnalysisClient, AnalysisProvider, OperationResult
+from rea.records import JSONObject, JSONValue
 from rea.registry import Registry
 from rea.selection import Selection, alternatives_remediation, select
 from rea.target import Target, identify
@@ -53,7 +55,7 @@ class OpenTarget:
         # Signals of provider operations in flight: closing cancels them before it drains.
         self.active: set[CancelSignal] = set()
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JSONObject:
         """The target as binary_session lists it."""
         binding = self.binding
         return {
@@ -90,16 +92,18 @@ class Session:
         # The target a call named (``target``), for the duration of that call; else the active one.
         self._selected: contextvars.ContextVar[OpenTarget | None] = contextvars.ContextVar("rea_target", default=None)
         self._lock = threading.RLock()
-        self.lineage: deque[dict[str, Any]] = deque(maxlen=LINEAGE_KEPT)
+        # Process lineage snapshots: the contract's open JSON observations (rea.process.owned's observe).
+        self.lineage: deque[JSONObject] = deque(maxlen=LINEAGE_KEPT)
         # Every snapshot recorded, kept or not, by event and status (the summary of what scrolled out).
         self._lineage_counts: Counter[str] = Counter()
         self._lineage_total = 0
-        # Tools read and write per-session state of their family here (e.g. a navigation cursor).
+        # Tools read and write per-session state of their family here (e.g. a navigation cursor): any Python
+        # object a family keeps between calls, read back only by the family that wrote it, so Any.
         self.state: dict[str, Any] = {}
         # What the front end knows of the connection: protocol, client info and capabilities, settings.
         self.connection: dict[str, Any] = {}
         # How closing the previous target went, when the last open replaced one.
-        self.previous_cleanup: dict[str, Any] | None = None
+        self.previous_cleanup: JSONObject | None = None
 
     @property
     def annotations(self) -> AnnotationStore:
@@ -336,7 +340,7 @@ class Session:
 
     # -- process lineage ----------------------------------------------------------------
 
-    def record_lineage(self, observations: list[dict[str, Any]]) -> None:
+    def record_lineage(self, observations: Sequence[JSONObject]) -> None:
         """Keep ownership observations of processes a tool or scenario driver started (and ended)."""
         with self._lock:
             for o in observations:
@@ -344,7 +348,7 @@ class Session:
                 self._lineage_counts[_lineage_key(o)] += 1
                 self._lineage_total += 1
 
-    def process_lineage(self, limit: int = LINEAGE_SHOWN) -> dict[str, Any]:
+    def process_lineage(self, limit: int = LINEAGE_SHOWN) -> JSONObject:
         """The contract's ``process_lineage``: ``not_observed``, or a bounded summary: the newest ``limit``
         snapshots in order (the live provider's last), how many there were, and all of them counted by event."""
         with self._lock:
@@ -358,7 +362,7 @@ class Session:
         snapshots = (kept + live)[-limit:]
         if not snapshots:
             return {"state": "not_observed"}
-        out: dict[str, Any] = {"state": "snapshots", "snapshots": snapshots, "total": total}
+        out: JSONObject = {"state": "snapshots", "snapshots": snapshots, "total": total}
         if total > len(snapshots):
             out["omitted"] = total - len(snapshots)
             out["counts"] = dict(sorted(counts.items()))
@@ -366,7 +370,7 @@ class Session:
 
     # -- provider access ----------------------------------------------------------------
 
-    def provider_lineage(self) -> list[dict[str, Any]]:
+    def provider_lineage(self) -> list[JSONObject]:
         """Ownership observations from the live client (dynamic providers); never raises."""
         client = self._client
         if client is None:
@@ -390,7 +394,7 @@ class Session:
         provider = self.provider
         return provider is not None and operation in provider.descriptor.operations
 
-    def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def execute(self, operation: str, params: Arguments, ctx: CallContext) -> OperationResult:
         """Run one provider operation on the current target (the one the call named, else the active one)."""
         self.require_target()
         slot = self._current()
@@ -467,7 +471,7 @@ class Session:
     def evidence(
         self,
         operation: str,
-        parameters: dict[str, Any],
+        parameters: Mapping[str, JSONValue],
         result: OperationResult,
         *,
         target: Target | None = None,
@@ -506,6 +510,6 @@ class Session:
         return self.ledger.resolve(value, path)
 
 
-def _lineage_key(observation: dict[str, Any]) -> str:
+def _lineage_key(observation: JSONObject) -> str:
     """How an omitted snapshot is counted: its event and status (``started/verified``)."""
     return f"{observation.get('event', 'snapshot')}/{observation.get('status', 'unknown')}"

@@ -61,7 +61,9 @@ class Abi(msgspec.Struct, frozen=True, kw_only=True):
     builtins: dict[str, str] = {}
 
 
-def _model(pointer: int, long: int, ll_align: int, double_align: int, ldouble: tuple[int, int]) -> dict[str, Any]:
+def _model(
+    pointer: int, long: int, ll_align: int, double_align: int, ldouble: tuple[int, int]
+) -> dict[str, tuple[int, int]]:
     return {
         "char": (1, 1),
         "short": (2, 2),
@@ -210,7 +212,7 @@ _COORD: Final = re.compile(r"^(?P<file><[a-z]+>|[^:]*):(?P<line>\d+)(?::(?P<col>
 
 def _bad_c(path: str, message: str, line: int | None, column: int | None) -> ReaError:
     where = f" at line {line}, column {column}" if line is not None else ""
-    extra: dict[str, Any] = {}
+    extra: dict[str, int | None] = {}
     if line is not None:
         extra = {"line": line, "column": column}
     err = invalid_request(f"{path}: {message}{where}", [issue(path, "invalid_value", message, **extra)])
@@ -768,6 +770,7 @@ class Layout:
         self._p = _Parser()
         self._ast = self._p.ast
         tree = self._p.parse(_prelude(types), "", "types")
+        # pycparser's AST nodes by name: the library is untyped, so its nodes are Any to the type checker.
         self._typedefs: dict[str, Any] = {}
         self._tags: dict[str, Any] = {}
         self._enum_values: dict[str, int] = {}

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from rea.operations.paging import page_fields, whole_program_paging
+from rea.records import JSONObject
 
 
 class Edge(NamedTuple):
@@ -37,26 +38,26 @@ def _order(e: Edge) -> tuple[int, bool, int, str, str]:
     return e.caller, e.callee is None, e.callee or 0, e.kind, e.callee_name or ""
 
 
-def check(params: Mapping[str, Any]) -> tuple[int, int]:
+def check(params: Mapping[str, object]) -> tuple[int, int]:
     """The request's offset and limit, checked before the graph is built."""
     return whole_program_paging(params)
 
 
 def answer(
-    edges: Iterable[Edge], names: Mapping[int, str | None], procedures: int, params: Mapping[str, Any]
-) -> dict[str, Any]:
+    edges: Iterable[Edge], names: Mapping[int, str | None], procedures: int, params: Mapping[str, object]
+) -> JSONObject:
     """One page of the program's edges (ordered by caller, then callee) as ``ProgramCallGraph``."""
     offset, limit = check(params)
     ordered = sorted(edges, key=_order)
     window = ordered[offset : offset + limit]
     mentioned: dict[str, str] = {}
-    rows = []
+    rows: list[JSONObject] = []
     for e in window:
         for address in (e.caller, e.callee):
             name = None if address is None else names.get(address)
             if address is not None and name:
                 mentioned[hex(address)] = name
-        row: dict[str, Any] = {
+        row: JSONObject = {
             "caller": hex(e.caller),
             "callee": None if e.callee is None else hex(e.callee),
             "kind": e.kind,

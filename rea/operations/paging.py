@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from rea.errors import ReaError, invalid_request, issue
 from rea.records import next_offset
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
@@ -46,12 +47,14 @@ def whole_program_paging(params: Mapping[str, object]) -> tuple[int, int]:
     return paging(params, WHOLE_PROGRAM_LIMIT, WHOLE_PROGRAM_MAX_LIMIT)
 
 
-def page_fields(offset: int, limit: int, shown: int, total: int) -> dict[str, Any]:
+def page_fields(offset: int, limit: int, shown: int, total: int) -> dict[str, int | None]:
     """The paging fields of a page of ``shown`` items from ``offset``, of ``total``."""
     return {"offset": offset, "limit": limit, "total": total, "next_offset": next_offset(offset, shown, total)}
 
 
-def page(key: str, items: Sequence[T], params: Mapping[str, object], render: Callable[[T], object]) -> dict[str, Any]:
+def page(
+    key: str, items: Sequence[T], params: Mapping[str, object], render: Callable[[T], R]
+) -> dict[str, list[R] | int | None]:
     """One page of ``items`` (already in stable order) as the contract's page object; ``render`` gives a row
     (a dict or a Struct, encoded as it is)."""
     offset, limit = paging(params)
