@@ -26,7 +26,6 @@ from rea.plugin import (
     ToolCall,
     ToolDef,
     ToolEffects,
-    __version__,
     arg_bool,
     arg_int,
     arg_str,
@@ -36,7 +35,7 @@ from rea.plugin import (
     select,
 )
 from rea.plugin import evidence as ev_mod
-from rea_plugins.binary.core.schema import PROCEDURE, obj, prop
+from rea_plugins.binary.core.schema import IDENTITY, PROCEDURE, obj, prop
 from rea_plugins.binary.core.shapes import (
     Agreement,
     AgreementFacet,
@@ -49,7 +48,6 @@ from rea_plugins.binary.core.shapes import (
     ProviderAgreement,
 )
 
-IDENTITY = ProviderIdentity(id="rea-binary", name="rea binary workflows", version=__version__)
 PAGE = 1000
 MAX_INVENTORY = 200_000
 CODE_KINDS = ("local", "thunk")

@@ -30,10 +30,8 @@ from rea.plugin import (
     OperationResult,
     PageOf,
     ProcedureRef,
-    ProviderIdentity,
     ToolCall,
     ToolDef,
-    __version__,
     arg_float,
     arg_int,
     arg_str,
@@ -47,10 +45,9 @@ from rea.plugin import (
 )
 from rea_plugins.binary.compare import similarity
 from rea_plugins.binary.core.operands import numbers
-from rea_plugins.binary.core.schema import LIMIT, OFFSET, obj, prop
+from rea_plugins.binary.core.schema import IDENTITY, LIMIT, OFFSET, obj, prop
 from rea_plugins.binary.core.shapes import BinaryComparison, BinarySide, DiffCounts, DiffRow
 
-IDENTITY = ProviderIdentity(id="rea-binary", name="rea binary workflows", version=__version__)
 PAGE = 1000
 # Instructions of one procedure compared for similarity (a longer one is compared on its first ones).
 MAX_COMPARED = 4000

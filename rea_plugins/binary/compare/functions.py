@@ -11,20 +11,17 @@ from rea.plugin import (
     Evidence,
     JSONObject,
     JSONValue,
-    ProviderIdentity,
     ToolCall,
     ToolDef,
-    __version__,
     evidence_input,
     invalid_request,
     issue,
     with_evidence_defs,
 )
 from rea.plugin import evidence as ev_mod
-from rea_plugins.binary.core.schema import object_of, objects_in
+from rea_plugins.binary.core.schema import IDENTITY, object_of, objects_in
 from rea_plugins.binary.core.shapes import ComparedDossier, FacetComparison, FunctionComparison
 
-IDENTITY = ProviderIdentity(id="rea-binary", name="rea binary workflows", version=__version__)
 _REF = evidence_input("analyze_function Evidence: inline, or a retained reference.")
 
 

@@ -4,10 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.plugin import Arguments, Evidence, JSONObject, JSONValue, OperationResult, ToolCall, invalid_request, issue
+from rea.plugin import (
+    Arguments,
+    Evidence,
+    JSONObject,
+    JSONValue,
+    OperationResult,
+    ProviderIdentity,
+    ToolCall,
+    __version__,
+    invalid_request,
+    issue,
+)
 from rea_plugins.binary.core import annotate, demangle
 
 ADDRESS_PATTERN = "^0x[0-9a-fA-F]{1,16}$"
+# Who answers what the family composes itself from other Evidence (comparisons), rather than a bound provider.
+IDENTITY = ProviderIdentity(id="rea-binary", name="rea binary workflows", version=__version__)
 
 
 # The input schemas are JSON Schema fragments (JSONObject): JSON Schema's vocabulary, not rea records.
