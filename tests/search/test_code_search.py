@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 
 from rea.errors import ReaError
@@ -115,9 +116,10 @@ def test_the_checksum_question_takes_one_small_call(opened: tuple[Session, Path,
     session, path, target = opened
     result = call_tool(session, "search_immediates", {"value": "0x9e3779b185ebca87"})
     assert result.evidence is not None
-    hits = result.evidence.normalized_result["hits"]
+    body = msgspec.to_builtins(result.evidence.normalized_result)
+    hits = body["hits"]
     assert {h["procedure"]["name"].lstrip("_") for h in hits if "procedure" in h} == {"xxh_round"}
-    assert len(json.dumps(result.evidence.normalized_result)) < 4096
+    assert len(json.dumps(body)) < 4096
     if target == "elf-arm64":
         # arm64 builds the constant from four 16-bit pieces (mov, then movk); the hit is the last piece.
         pieces = [
@@ -227,6 +229,6 @@ def test_bad_input_is_a_typed_error_naming_the_argument(
         with pytest.raises(ReaError) as err:
             call_tool(session, tool, args)
         assert err.value.code == "invalid_request"
-        assert err.value.details["issues"][0]["path"] == path
+        assert msgspec.to_builtins(err.value.details)["issues"][0]["path"] == path
     finally:
         session.close()

@@ -9,18 +9,23 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypedDict, TypeVar
 
 import msgspec
 
 from rea.plugin import (
+    Arguments,
     Evidence,
     JSONObject,
     OperationResult,
     ProcedureRef,
     ReaError,
+    Record,
     ToolCall,
     ToolDef,
+    arg_bool,
+    arg_int,
+    arg_str,
     compile_regex,
     int_param,
     invalid_request,
@@ -28,9 +33,17 @@ from rea.plugin import (
     matcher,
 )
 from rea_plugins.binary.core.operands import numbers
-from rea_plugins.binary.core.regions import regions
 from rea_plugins.binary.core.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop, run
-from rea_plugins.binary.core.shapes import ByteHit, ByteSearch, CodeHit, ConstantSearch, InstructionSearch, YaraScan
+from rea_plugins.binary.core.shapes import (
+    ByteHit,
+    ByteSearch,
+    CodeHit,
+    Constant,
+    ConstantSearch,
+    InstructionSearch,
+    Placed,
+    YaraScan,
+)
 from rea_plugins.binary.search import program
 from rea_plugins.binary.search.program import Procedure, Row, containing, procedures, program_rows, units
 
@@ -46,26 +59,55 @@ def _bad(path: str, message: str, reason: str = "invalid_value") -> ReaError:
     return invalid_request(message, [issue(path, reason, message)])  # type: ignore[arg-type]
 
 
-def _window(params: dict[str, Any], total: int) -> tuple[int, int, dict[str, Any]]:
-    """The page's offset and limit, and the page fields of the result (``bound`` names a cap that was hit)."""
-    offset = int_param(params, "offset", 0, 0)
-    limit = int_param(params, "limit", 100, 1, 1000)
+H = TypeVar("H")
+
+
+class _Bounds(TypedDict):
+    """A page's fields in a search's answer, and the bound that stopped the search when one did."""
+
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None
+    truncated: bool
+    bound: str | None
+
+
+class _Found(Record, Generic[H], frozen=True, kw_only=True):
+    """A search's answer as it is sent (``ByteSearch``, ``ConstantSearch``, ``InstructionSearch``, ``YaraScan``): the
+    request it answers, the page of its hits, and the bound that stopped it. Each search fills its own request fields
+    (the others are left out), so one order serves them all: the order each had as a dict."""
+
+    pattern: str | None = None
+    constant: Constant | None = None
+    scope: str | None = None
+    where: str | None = None
+    mode: str | None = None
+    rules_matched: list[str] | None = None
+    hits: list[H] | None = None
+    matches: list[H] | None = None
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None
+    truncated: bool = False
+    bound: str | None = None
+    hint: str | None = None
+
+
+def _window(args: Arguments, total: int, capped: bool, bound: str) -> tuple[slice, _Bounds]:
+    """The page the call asks for of ``total`` hits, and its fields (``bound`` names the cap, said when it was hit)."""
+    offset = int_param(args, "offset", 0, 0)
+    limit = int_param(args, "limit", 100, 1, 1000)
     end = min(total, offset + limit)
-    return (
-        offset,
-        limit,
-        {"offset": offset, "limit": limit, "total": total, "next_offset": end if end < total else None},
+    return slice(offset, offset + limit), _Bounds(
+        offset=offset,
+        limit=limit,
+        total=total,
+        next_offset=end if end < total else None,
+        truncated=capped,
+        bound=bound if capped else None,
     )
-
-
-def _paged(key: str, hits: list[Any], params: dict[str, Any], capped: bool, bound: str) -> dict[str, Any]:
-    """One page of ``hits`` (every hit already built)."""
-    offset, limit, fields = _window(params, len(hits))
-    return {key: hits[offset : offset + limit], **fields, **_cap(capped, bound)}
-
-
-def _cap(capped: bool, bound: str) -> dict[str, Any]:
-    return {"truncated": True, "bound": bound} if capped else {}
 
 
 # -- search_bytes ----------------------------------------------------------------------------------------------
@@ -131,24 +173,19 @@ def find_all(
 
 def _search_bytes(call: ToolCall) -> Evidence:
     check_document(call)
-    regex, wildcards = byte_pattern(call.args.get("pattern"))
-    scope = call.args.get("scope", "segments")
+    pattern = arg_str(call.args, "pattern", "")  # required by the schema
+    regex, wildcards = byte_pattern(pattern)
+    scope = arg_str(call.args, "scope", "segments")
     data = program.file_bytes(call)
     found, capped = find_all(call, _compile_bytes(regex), data, program.ranges(call, scope, len(data)))
     procs, mapped = procedures(call), units(call)
-    offset, limit, fields = _window(call.args, len(found))
+    window, bounds = _window(call.args, len(found), capped, f"max_hits={MAX_HITS}")
     hits = []
-    for at, length in found[offset : offset + limit]:
+    for at, length in found[window]:
         placed = msgspec.structs.asdict(program.place(call, procs, mapped, at))
         matched = data[at : at + min(length, MATCHED_HEX_BYTES)].hex() if wildcards else None
         hits.append(ByteHit(**placed, bytes=matched))
-    body = {
-        "pattern": re.sub(r"\s+", " ", call.args["pattern"].strip()).upper(),
-        "scope": scope,
-        "hits": hits,
-        **fields,
-        **_cap(capped, f"max_hits={MAX_HITS}"),
-    }
+    body = _Found(pattern=re.sub(r"\s+", " ", pattern.strip()).upper(), scope=scope, hits=hits, **bounds)
     return evidence(call, OperationResult(normalized=body, limitations=_capped_note(capped)))
 
 
@@ -262,7 +299,7 @@ def _code_hit(procs: list[Procedure], row: Row) -> CodeHit:
     return CodeHit(address=hex(row.address), text=row.text, procedure=procedure)
 
 
-def _constant_request(args: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
+def _constant_request(args: Arguments) -> tuple[int | None, int | None, int | None]:
     value, low, high = args.get("value"), args.get("min"), args.get("max")
     if value is not None and (low is not None or high is not None):
         raise _bad("value", "give value, or min and/or max, not both")
@@ -291,9 +328,9 @@ def _data_needles(value: int, endian: str) -> list[tuple[bytes, int]]:
 def _search_immediates(call: ToolCall) -> Evidence:
     check_document(call)
     value, lo, hi = _constant_request(call.args)
-    where = call.args.get("where", "both")
+    where = program.where_of(call.args)
     procs = procedures(call)
-    hits: list[dict[str, Any]] = []
+    hits: list[_CodeConstant | _DataConstant] = []
     limitations: list[str] = []
     if where in ("code", "both"):
         wanted = equivalents(value) if value is not None else set()
@@ -306,8 +343,7 @@ def _search_immediates(call: ToolCall) -> Evidence:
         rows = program_rows(call)
         found = _code_constants(call, rows, fits)
         hits.extend(
-            # The instruction's keys, then the hit's: the row as JSON the constant search's hits share.
-            {**msgspec.to_builtins(_code_hit(procs, found[a][0])), "where": "code", "form": found[a][1]}
+            _CodeConstant(**msgspec.structs.asdict(_code_hit(procs, found[a][0])), where="code", form=found[a][1])
             for a in sorted(found)[:MAX_HITS]
         )
     if where in ("data", "both") and len(hits) < MAX_HITS:
@@ -316,24 +352,38 @@ def _search_immediates(call: ToolCall) -> Evidence:
         else:
             # A data word inside an instruction already listed is that instruction's operand (a movabs constant's
             # bytes in .text): one hit per instruction.
-            spans = _instruction_spans(call, [h for h in hits if h["where"] == "code"])
+            spans = _instruction_spans(call, [h for h in hits if isinstance(h, _CodeConstant)])
             hits.extend(
-                h for h in _data_hits(call, procs, value, MAX_HITS - len(hits)) if not _inside(spans, h.get("address"))
+                h for h in _data_hits(call, procs, value, MAX_HITS - len(hits)) if not _inside(spans, h.address)
             )
     capped = len(hits) >= MAX_HITS
-    body: dict[str, Any] = {
-        "constant": (
-            {"value": hex(value) if value >= 0 else str(value)}
-            if value is not None
-            else {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}
-        ),
-        "where": where,
-        **_paged("hits", hits, call.args, capped, f"max_hits={MAX_HITS}"),
-    }
+    window, bounds = _window(call.args, len(hits), capped, f"max_hits={MAX_HITS}")
+    body = _Found(
+        constant=Constant(value=hex(value) if value >= 0 else str(value))
+        if value is not None
+        else Constant(min=lo, max=hi),
+        where=where,
+        hits=hits[window],
+        **bounds,
+    )
     return evidence(call, OperationResult(normalized=body, limitations=limitations + _capped_note(capped)))
 
 
 CodeForm = Literal["immediate", "displacement", "movk", "movt", "literal_pool"]
+
+
+# A constant search's hits (``ConstantHit``), each in the order its keys had as a dict: the instruction's or the
+# place's, then the hit's.
+
+
+class _CodeConstant(CodeHit, kw_only=True):
+    where: Literal["code"]
+    form: CodeForm
+
+
+class _DataConstant(Placed, kw_only=True):
+    where: Literal["data"]
+    width: int
 
 
 def _code_constants(call: ToolCall, rows: list[Row], fits: Any) -> dict[int, tuple[Row, CodeForm]]:
@@ -367,7 +417,7 @@ def _code_constants(call: ToolCall, rows: list[Row], fits: Any) -> dict[int, tup
     return found
 
 
-def _instruction_spans(call: ToolCall, hits: list[dict[str, Any]]) -> list[tuple[int, int]]:
+def _instruction_spans(call: ToolCall, hits: list[_CodeConstant]) -> list[tuple[int, int]]:
     """[start, end) of each listed instruction: from its address to the next instruction's."""
     if not hits:
         return []
@@ -375,7 +425,7 @@ def _instruction_spans(call: ToolCall, hits: list[dict[str, Any]]) -> list[tuple
     starts = [r.address for r in rows]
     spans = []
     for h in hits:
-        at = int(h["address"], 16)
+        at = int(h.address, 16)
         i = bisect.bisect_right(starts, at)
         spans.append((at, starts[i] if i < len(starts) else at + 16))
     return spans
@@ -385,25 +435,18 @@ def _inside(spans: list[tuple[int, int]], address: str | None) -> bool:
     return address is not None and any(lo <= int(address, 16) < hi for lo, hi in spans)
 
 
-def _data_hits(call: ToolCall, procs: list[Procedure], value: int, room: int) -> list[dict[str, Any]]:
+def _data_hits(call: ToolCall, procs: list[Procedure], value: int, room: int) -> list[_DataConstant]:
     """Aligned words equal to ``value`` in mapped sections: data sections, and code too for 64-bit constants."""
     endian = run(call, "list_documents", {}).normalized["documents"][0].get("endianness", "little")
     data = program.file_bytes(call)
     mapped = units(call)
-    sections = [
-        r
-        for r in regions(call)
-        if r["kind"] == "section"
-        and isinstance(r.get("file_offset"), int)
-        and (r.get("file_size") or 0) > 0
-        and r.get("permissions") != "---"
-    ]
+    sections = [s for s in program.sections(call) if s.permissions != "---"]
     wide = not -(1 << 31) <= value < (1 << 32)
-    chosen = [s for s in sections if "x" not in (s.get("permissions") or "") or wide] or []
-    ranges = sorted({(s["file_offset"], min(len(data), s["file_offset"] + s["file_size"])) for s in chosen})
+    chosen = [s for s in sections if "x" not in s.permissions or wide]
+    ranges = sorted({(s.file_offset, min(len(data), s.file_offset + s.file_size)) for s in chosen})
     if not sections:
         ranges = program.ranges(call, "segments", len(data))
-    hits: list[dict[str, Any]] = []
+    hits: list[_DataConstant] = []
     seen: set[int] = set()
     for needle, width in _data_needles(value, endian):
         found, _ = find_all(call, _compile_bytes(b"".join(b"\\x%02x" % b for b in needle)), data, ranges)
@@ -412,11 +455,10 @@ def _data_hits(call: ToolCall, procs: list[Procedure], value: int, room: int) ->
             if placed.address is None or int(placed.address, 16) % width or at in seen:
                 continue
             seen.add(at)
-            # The place's keys, then the hit's: the row as JSON the constant search's hits share.
-            hits.append({**msgspec.to_builtins(placed), "where": "data", "width": width})
+            hits.append(_DataConstant(**msgspec.structs.asdict(placed), where="data", width=width))
             if len(hits) >= room:
                 return hits
-    return sorted(hits, key=lambda h: h["file_offset"])
+    return sorted(hits, key=lambda h: h.file_offset)
 
 
 # -- search_instructions ----------------------------------------------------------------------------------------
@@ -437,15 +479,16 @@ def _search_instructions(call: ToolCall) -> Evidence:
     match = matcher(call.args)
     procs = procedures(call)
     rows = program_rows(call)
-    mode: Literal["literal", "regex"] = call.args.get("mode") or "literal"
+    pattern = arg_str(call.args, "pattern", "")  # required by the schema
+    mode: Literal["literal", "regex"] = "regex" if arg_str(call.args, "mode") == "regex" else "literal"
     hits = _matching(procs, rows, match)
     hint = None
-    syntax = regex_syntax(call.args["pattern"]) if mode == "literal" else []
+    syntax = regex_syntax(pattern) if mode == "literal" else []
     if syntax and not hits:
         # A literal pattern written as a regex finds nothing as text: run it as the regex it is, and say so.
         shown = ", ".join(repr(s) for s in dict.fromkeys(syntax))
         try:
-            as_regex = compile_regex(call.args["pattern"], bool(call.args.get("case_sensitive", False)))
+            as_regex = compile_regex(pattern, arg_bool(call.args, "case_sensitive"))
         except ReaError as exc:
             hint = (
                 f"The literal pattern found nothing and has regex syntax ({shown}), but is no valid RE2 pattern: "
@@ -458,12 +501,8 @@ def _search_instructions(call: ToolCall) -> Evidence:
                 "expression; pass mode 'regex' to ask for that, or escape the syntax to search the text."
             )
     capped = len(hits) >= MAX_HITS
-    body = {
-        "pattern": call.args["pattern"],
-        "mode": mode,
-        **_paged("hits", hits, call.args, capped, f"max_hits={MAX_HITS}"),
-        **({"hint": hint} if hint else {}),
-    }
+    window, bounds = _window(call.args, len(hits), capped, f"max_hits={MAX_HITS}")
+    body = _Found(pattern=pattern, mode=mode, hits=hits[window], hint=hint, **bounds)
     return evidence(call, OperationResult(normalized=body, limitations=_capped_note(capped)))
 
 
@@ -495,13 +534,27 @@ def _compile_rules(text: Any) -> Any:
         raise _bad("rules", f"the YARA rules were refused: {exc}") from None
 
 
+class _YaraRow(Record, frozen=True, kw_only=True):
+    """A string match (``YaraMatch``) in the order its keys had as a dict: the rule's, the place's, the match's."""
+
+    rule: str
+    string_id: str
+    file_offset: int
+    address: str | None = None
+    segment: str | None = None
+    section: str | None = None
+    procedure: ProcedureRef | None = None
+    length: int
+    bytes: str
+
+
 def _scan_yara(call: ToolCall) -> Evidence:
     import yara
 
     check_document(call)
     rules = _compile_rules(call.args.get("rules"))
-    scope = call.args.get("scope", "file")
-    timeout = call.args.get("timeout_s", DEFAULT_YARA_TIMEOUT_S)
+    scope = arg_str(call.args, "scope", "file")
+    timeout = arg_int(call.args, "timeout_s", DEFAULT_YARA_TIMEOUT_S)
     data = program.file_bytes(call)
     procs, mapped = procedures(call), units(call)
     spans = [] if scope == "segments" else [(0, len(data))]
@@ -536,24 +589,18 @@ def _scan_yara(call: ToolCall) -> Evidence:
         if capped:
             break
     ordered = sorted(found.items(), key=lambda f: (f[0][2], f[0][0], f[0][1]))
-    offset, limit, fields = _window(call.args, len(ordered))
+    window, bounds = _window(call.args, len(ordered), capped, f"max_matches={MAX_YARA_MATCHES}")
     rows = [
-        {
-            "rule": rule,
-            "string_id": sid,
-            **msgspec.to_builtins(program.place(call, procs, mapped, at)),
-            "length": len(matched),
-            "bytes": matched[:MATCHED_HEX_BYTES].hex(),
-        }
-        for (rule, sid, at), matched in ordered[offset : offset + limit]
+        _YaraRow(
+            rule=rule,
+            string_id=sid,
+            **msgspec.structs.asdict(program.place(call, procs, mapped, at)),
+            length=len(matched),
+            bytes=matched[:MATCHED_HEX_BYTES].hex(),
+        )
+        for (rule, sid, at), matched in ordered[window]
     ]
-    body = {
-        "scope": scope,
-        "rules_matched": sorted(rules_matched),
-        "matches": rows,
-        **fields,
-        **_cap(capped, f"max_matches={MAX_YARA_MATCHES}"),
-    }
+    body = _Found(scope=scope, rules_matched=sorted(rules_matched), matches=rows, **bounds)
     limits = [f"the scan stopped at {MAX_YARA_MATCHES} string matches"] if capped else []
     return evidence(call, OperationResult(normalized=body, limitations=limits))
 

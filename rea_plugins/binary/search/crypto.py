@@ -355,7 +355,7 @@ def _summary(findings: list[CryptoFinding]) -> list[CryptoPrimitive]:
 
 def _identify(call: ToolCall) -> Evidence:
     check_document(call)
-    where = call.args.get("where", "both")
+    where = program.where_of(call.args)
     offset = int_param(call.args, "offset", 0, 0)
     limit = int_param(call.args, "limit", 100, 1, 1000)
     procs = procedures(call)

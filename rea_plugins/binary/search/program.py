@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
-from rea.plugin import ProcedureRef, ReaError, ToolCall
+from rea.plugin import Arguments, JSONObject, ProcedureRef, ReaError, ToolCall, arg_str, invalid_request, issue
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.regions import locate, read_file, regions
 from rea_plugins.binary.core.schema import run
@@ -48,7 +48,21 @@ def cache_key(call: ToolCall) -> tuple[str, str, Any]:
     return target.sha256, provider, annotate.parameters(call).get(annotate.REVISION_PARAMETER)
 
 
-def pages(call: ToolCall, operation: str, key: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+# Where a search looks: instruction operands, data words, or both (search_immediates, identify_crypto).
+Where = Literal["code", "data", "both"]
+_WHERE: dict[str, Where] = {"code": "code", "data": "data", "both": "both"}
+
+
+def where_of(args: Arguments) -> Where:
+    """The ``where`` argument (both when absent)."""
+    where = _WHERE.get(arg_str(args, "where", "both"))
+    if where is not None:
+        return where
+    raise invalid_request("where must be code, data or both", [issue("where", "invalid_value", "code, data or both")])
+
+
+def pages(call: ToolCall, operation: str, key: str, params: Arguments) -> Iterator[JSONObject]:
+    """Every row of a paged operation's answer (the provider's rows: an engine's JSON)."""
     offset: int | None = 0
     while offset is not None:
         call.ctx.check(operation)
@@ -91,7 +105,7 @@ def procedures(call: ToolCall) -> list[Procedure]:
         if not call.session.supports("list_procedures"):
             return []
         return sorted(
-            Procedure(int(p["address"], 16), int(p["end"], 16), p["name"])
+            Procedure(int(str(p["address"]), 16), int(str(p["end"]), 16), str(p["name"]))
             for p in pages(call, "list_procedures", "procedures", {})
             if p.get("kind") not in _NO_CODE
         )
@@ -126,10 +140,9 @@ class Unit(msgspec.Struct, frozen=True, kw_only=True):
     permissions: str
 
 
-def units(call: ToolCall) -> list[Unit]:
-    listed = regions(call)
-    chosen = [r for r in listed if r["kind"] == "segment"] or [r for r in listed if r["kind"] == "section"]
-    out = [
+def _units(call: ToolCall, kind: Literal["segment", "section"]) -> list[Unit]:
+    """The regions of ``kind`` that have file bytes, in the provider's order."""
+    return [
         Unit(
             name=r["name"],
             start=int(r["start"], 16),
@@ -137,10 +150,23 @@ def units(call: ToolCall) -> list[Unit]:
             file_size=r["file_size"],
             permissions=r.get("permissions") or "---",
         )
-        for r in chosen
-        if isinstance(r.get("file_offset"), int) and isinstance(r.get("file_size"), int) and r["file_size"] > 0
+        for r in regions(call)
+        if r["kind"] == kind
+        and isinstance(r.get("file_offset"), int)
+        and isinstance(r.get("file_size"), int)
+        and r["file_size"] > 0
     ]
-    return sorted(out, key=lambda u: u.file_offset)
+
+
+def units(call: ToolCall) -> list[Unit]:
+    """The mapped units with file bytes (segments; sections where there are none), by file offset."""
+    kind: Literal["segment", "section"] = "segment" if any(r["kind"] == "segment" for r in regions(call)) else "section"
+    return sorted(_units(call, kind), key=lambda u: u.file_offset)
+
+
+def sections(call: ToolCall) -> list[Unit]:
+    """The sections with file bytes, in the provider's order."""
+    return _units(call, "section")
 
 
 def address_of(mapped: list[Unit], file_offset: int) -> int | None:
@@ -209,12 +235,15 @@ def _gathered_rows(call: ToolCall) -> list[Row]:
         if n % 64 == 0:
             call.ctx.progress(f"instructions: procedure {n} of {len(procs)}", done=n, total=len(procs))
         for item in pages(call, "read_function_instructions", "instructions", {"procedure": hex(p.start)}):
-            address = int(item["address"], 16)
+            address = int(str(item["address"]), 16)
             if address not in rows:
+                symbols = item.get("symbols")
                 refs = tuple(
-                    int(sym["address"], 16) for sym in item.get("symbols") or () if isinstance(sym.get("address"), str)
+                    int(sym["address"], 16)
+                    for sym in (symbols if isinstance(symbols, list) else ())
+                    if isinstance(sym, dict) and isinstance(sym.get("address"), str)
                 )
-                rows[address] = Row(address, item.get("symbolized") or item.get("text") or "", p.start, refs)
+                rows[address] = Row(address, str(item.get("symbolized") or item.get("text") or ""), p.start, refs)
         if len(rows) > MAX_PROGRAM_INSTRUCTIONS:
             raise ReaError(
                 "resource_constraint",

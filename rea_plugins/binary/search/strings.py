@@ -11,13 +11,17 @@ unreferenced NUL-delimited runs of that length from data sections.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+import msgspec
 
 from rea.plugin import (
     RESULT_TYPES,
+    Arguments,
     Evidence,
+    JSONObject,
     OperationResult,
     ReaError,
+    Record,
     ToolCall,
     ToolDef,
     int_param,
@@ -25,7 +29,7 @@ from rea.plugin import (
     page,
     parse_address,
 )
-from rea_plugins.binary.core.regions import read_file, regions
+from rea_plugins.binary.core.regions import read_file
 from rea_plugins.binary.core.schema import (
     ADDRESS,
     DOCUMENT,
@@ -54,24 +58,30 @@ _TAIL = re.compile(rb"[\x20-\x7e\t\n\r]{1,%d}" % MAX_REFERENCED_TAIL)
 _CACHE = "binary.strings.short"
 
 
-def _data_sections(call: ToolCall) -> list[dict[str, Any]]:
-    return [
-        r
-        for r in regions(call)
-        if r["kind"] == "section"
-        and "x" not in (r.get("permissions") or "")
-        and isinstance(r.get("file_offset"), int)
-        and (r.get("file_size") or 0) > 0
-    ]
+class _Short(Record, frozen=True, kw_only=True):
+    """A string the engine's scan does not list, in the provider contract's ``StringItem`` keys (and order);
+    ``referenced`` said only when code or a data pointer names it."""
+
+    address: str
+    value: str
+    encoding: str
+    byte_length: int
+    truncated: bool
+    section: str
+    referenced: bool = False
 
 
-def _short_strings(call: ToolCall, limitations: list[str]) -> list[dict[str, Any]]:
+def _data_sections(call: ToolCall) -> list[program.Unit]:
+    return [s for s in program.sections(call) if "x" not in s.permissions]
+
+
+def _short_strings(call: ToolCall, limitations: list[str]) -> list[_Short]:
     """NUL-delimited printable runs of 1-3 characters in data sections (marked where code references them), and
     referenced strings that begin inside another."""
     key = program.cache_key(call)
     cached = call.session.state.get(_CACHE)
     if isinstance(cached, tuple) and cached[0] == key:
-        found: list[dict[str, Any]] = cached[1]
+        found: list[_Short] = cached[1]
         limitations.extend(cached[2])
         return found
     notes: list[str] = []
@@ -99,46 +109,49 @@ def _short_strings(call: ToolCall, limitations: list[str]) -> list[dict[str, Any
     target = call.session.require_target()
     found = []
     for s in _data_sections(call):
-        size = min(s["file_size"], max(0, target.size - s["file_offset"]))
+        size = min(s.file_size, max(0, target.size - s.file_offset))
         # One byte before the section lets a run at its very start count as NUL-preceded.
-        blob = b"\x00" + read_file(target, s["file_offset"], size)
-        start = int(s["start"], 16)
+        blob = b"\x00" + read_file(target, s.file_offset, size)
         for m in _SHORT.finditer(blob):
-            address = start + m.start() - 1
-            item = {
-                "address": hex(address),
-                "value": m.group(0).decode("ascii"),
-                "encoding": "ascii",
-                "byte_length": len(m.group(0)),
-                "truncated": False,
-                "section": s["name"],
-            }
-            if address in referenced:
-                item["referenced"] = True
-            found.append(item)
-        found.extend(_referenced_tails(blob, start, s["name"], referenced))
-    _mark_data_referenced(call, [s for s in found if not s.get("referenced")], notes)
+            address = s.start + m.start() - 1
+            found.append(
+                _Short(
+                    address=hex(address),
+                    value=m.group(0).decode("ascii"),
+                    encoding="ascii",
+                    byte_length=len(m.group(0)),
+                    truncated=False,
+                    section=s.name,
+                    referenced=address in referenced,
+                )
+            )
+        found.extend(_referenced_tails(blob, s.start, s.name, referenced))
+    pointed = _data_referenced(call, [s.address for s in found if not s.referenced], notes)
+    found = [msgspec.structs.replace(s, referenced=True) if s.address in pointed else s for s in found]
     call.session.state[_CACHE] = (key, found, notes)
     limitations.extend(notes)
     return found
 
 
-def _mark_data_referenced(call: ToolCall, candidates: list[dict[str, Any]], notes: list[str]) -> None:
-    """A short string a data pointer names (an option table's ``{"to", ...}``) is referenced too: ``xrefs`` of each."""
+def _data_referenced(call: ToolCall, candidates: list[str], notes: list[str]) -> set[str]:
+    """The candidates' addresses a data pointer names (an option table's ``{"to", ...}``): a short string there is
+    referenced too (``xrefs`` of each)."""
     if not call.session.supports("xrefs"):
-        return
+        return set()
     if len(candidates) > MAX_DATA_REFERENCE_LOOKUPS:
         notes.append(
             f"strings under {ENGINE_FLOOR} characters that only data pointers reference are not listed: "
             f"more than {MAX_DATA_REFERENCE_LOOKUPS} candidates (min_length lists them)"
         )
-        return
-    for s in candidates:
-        if call.session.execute("xrefs", {"address": s["address"]}, call.ctx).normalized.get("references"):
-            s["referenced"] = True
+        return set()
+    return {
+        address
+        for address in candidates
+        if call.session.execute("xrefs", {"address": address}, call.ctx).normalized.get("references")
+    }
 
 
-def _referenced_tails(blob: bytes, start: int, section: str, referenced: set[int]) -> list[dict[str, Any]]:
+def _referenced_tails(blob: bytes, start: int, section: str, referenced: set[int]) -> list[_Short]:
     """Strings code references that begin inside another string (no NUL before them), so no scan starts there."""
     out = []
     for address in sorted(a for a in referenced if start <= a < start + len(blob) - 1):
@@ -154,24 +167,25 @@ def _referenced_tails(blob: bytes, start: int, section: str, referenced: set[int
             continue  # the text does not end in NUL: not a C string
         value = m.group(0).decode("ascii")
         out.append(
-            {
-                "address": hex(address),
-                "value": value,
-                "encoding": "ascii",
-                "byte_length": len(value),
-                "truncated": truncated,
-                "section": section,
-                "referenced": True,
-            }
+            _Short(
+                address=hex(address),
+                value=value,
+                encoding="ascii",
+                byte_length=len(value),
+                truncated=truncated,
+                section=section,
+                referenced=True,
+            )
         )
     return out
 
 
-def _listing(call: ToolCall, operation: str, params: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
-    """The engine's strings (every page) merged with the short ones that ``min_length`` admits, by address."""
+def _listing(call: ToolCall, operation: str, params: Arguments) -> tuple[list[JSONObject], list[str]]:
+    """The engine's strings (every page: its rows, an engine's JSON) merged with the short ones that ``min_length``
+    admits, by address."""
     min_length = int_param(params, "min_length", ENGINE_FLOOR, 1, MAX_MIN_LENGTH)
     engine_params = {k: v for k, v in params.items() if k not in ("min_length", "offset", "limit")}
-    items: list[dict[str, Any]] = []
+    items: list[JSONObject] = []
     limitations: list[str] = []
     offset: int | None = 0
     while offset is not None:
@@ -179,24 +193,24 @@ def _listing(call: ToolCall, operation: str, params: dict[str, Any]) -> tuple[li
         items.extend(result.normalized["strings"])
         limitations.extend(x for x in result.limitations if x not in limitations)
         offset = result.normalized.get("next_offset")
-    items = [s for s in items if len(s["value"]) >= min_length or s.get("truncated")]
-    known = {s["address"] for s in items}
+    items = [s for s in items if len(str(s["value"])) >= min_length or s.get("truncated")]
+    known = {str(s["address"]) for s in items}
     # A referenced string is listed at any length unless min_length asks for longer ones.
     any_referenced = min_length <= ENGINE_FLOOR
     short = [
         s
         for s in _short_strings(call, limitations)
-        if s["address"] not in known
-        and (len(s["value"]) >= min_length or s["truncated"] or (any_referenced and s.get("referenced")))
+        if s.address not in known and (len(s.value) >= min_length or s.truncated or (any_referenced and s.referenced))
     ]
     if operation == "search_strings":
         match = matcher(params)
-        short = [s for s in short if match(s["value"])]
+        short = [s for s in short if match(s.value)]
     if params.get("address") is not None:
         at = parse_address(params["address"])
-        short = [s for s in short if int(s["address"], 16) <= at < int(s["address"], 16) + s["byte_length"]]
-    items.extend(short)
-    items.sort(key=lambda s: int(s["address"], 16))
+        short = [s for s in short if int(s.address, 16) <= at < int(s.address, 16) + s.byte_length]
+    # Listed beside the engine's rows, as JSON of the same keys.
+    items.extend(msgspec.to_builtins(s) for s in short)
+    items.sort(key=lambda s: int(str(s["address"]), 16))
     return items, limitations
 
 
