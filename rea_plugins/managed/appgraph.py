@@ -23,7 +23,7 @@ from rea.plugin import (
 )
 from rea_plugins.managed import common, reader
 from rea_plugins.managed.artifact import resources
-from rea_plugins.managed.model import GRAPH_OPERATION, SCHEMA_VERSION, GraphEdge, GraphNode, GraphResult
+from rea_plugins.managed.model import GRAPH_OPERATION, SCHEMA_VERSION, EdgeKind, GraphEdge, GraphNode, GraphResult
 from rea_plugins.managed.reader import Image
 from rea_plugins.managed.verify import library_stem
 
@@ -45,7 +45,7 @@ class _LinkKind(NamedTuple):
     prefix: str
     unresolved_prefix: str
     unresolved_kind: Literal["unresolved-assembly", "unresolved-native"]
-    edge: str
+    edge: EdgeKind
 
 
 _REFERENCES = _LinkKind("asm", "unresolved", "unresolved-assembly", "references")
@@ -53,7 +53,7 @@ _P_INVOKES = _LinkKind("native", "unresolved-native", "unresolved-native", "p-in
 
 
 def _link(
-    graph: tuple[dict[str, GraphNode], set[tuple[str, str, str]]],
+    graph: tuple[dict[str, GraphNode], set[tuple[str, str, EdgeKind]]],
     source: str,
     name: str,
     found: str | None,
@@ -166,7 +166,7 @@ def build(root: str, call: ToolCall) -> GraphResult:
             natives[f.rel] = f
     main = _main(assemblies, arg_str(call.args, "main_assembly"))
     nodes: dict[str, GraphNode] = {}
-    edges: set[tuple[str, str, str]] = set()
+    edges: set[tuple[str, str, EdgeKind]] = set()
     graph = (nodes, edges)
     by_name = {asm.name.lower(): rel for rel, asm in assemblies.items()}
     by_stem = {library_stem(rel): rel for rel in sorted(natives, reverse=True)}
@@ -197,7 +197,7 @@ def build(root: str, call: ToolCall) -> GraphResult:
             )
             edges.add((node, res_id, "embeds"))
     ordered_nodes = [nodes[k] for k in sorted(nodes)]
-    ordered_edges = [GraphEdge(source=s, target=t, kind=k) for s, t, k in sorted(edges)]  # type: ignore[arg-type]
+    ordered_edges = [GraphEdge(source=s, target=t, kind=k) for s, t, k in sorted(edges)]
     # The graph's digest commits to every node's content digest and every edge, not to the walk order.
     graph_sha256 = canonical_digest({"nodes": ordered_nodes, "edges": ordered_edges})
     return GraphResult(

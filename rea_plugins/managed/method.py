@@ -23,7 +23,7 @@ from dncil.clr.token import Token  # type: ignore[import-untyped]
 
 from rea.plugin import Arguments, Evidence, ToolCall, arg_int, arg_str, invalid_request, issue
 from rea_plugins.managed import common, il, members, reader, references, sites
-from rea_plugins.managed.model import METHOD_OPERATION, SCHEMA_VERSION, Handler, MethodView
+from rea_plugins.managed.model import METHOD_OPERATION, SCHEMA_VERSION, Handler, HandlerKind, MethodView
 from rea_plugins.managed.reader import Image, token_text
 
 DEFAULT_LIMIT = 400
@@ -147,11 +147,13 @@ def _operand(names: _Names, insn: Any, base: int) -> str:
 def _handlers(image: Image, body: Any) -> list[Handler]:
     out = []
     for eh in body.exception_handlers:
-        kind = "catch" if eh.is_catch() else "filter" if eh.is_filter() else "finally" if eh.is_finally() else "fault"
+        kind: HandlerKind = (
+            "catch" if eh.is_catch() else "filter" if eh.is_filter() else "finally" if eh.is_finally() else "fault"
+        )
         catch = image.token_name(int(eh.catch_type.value)) if eh.is_catch() and eh.catch_type is not None else None
         out.append(
             Handler(
-                kind=kind,  # type: ignore[arg-type]
+                kind=kind,
                 try_start=int(eh.try_start),
                 try_end=int(eh.try_end),
                 handler_start=int(eh.handler_start),

@@ -211,6 +211,9 @@ ReferenceKind = Literal[
 ]
 
 
+ReferenceMode = Literal["name", "literal", "regex"]
+
+
 class ReferenceSite(Strict, frozen=True, kw_only=True):
     """One instruction that names the member or type asked about (``target``: what it names exactly)."""
 
@@ -225,7 +228,7 @@ class ReferencesResult(Strict, frozen=True, kw_only=True):
     schema_version: int
     assembly: str
     query: str
-    mode: Literal["name", "literal", "regex"]
+    mode: ReferenceMode
     # What the query matched (member and type names as the IL names them), and how many there are.
     matched: PageOf[str]
     # References by kind, and how many distinct methods make them (over every page).
@@ -239,8 +242,11 @@ class ReferencesResult(Strict, frozen=True, kw_only=True):
 # -- inspect_managed_method --------------------------------------------------------------------------------
 
 
+HandlerKind = Literal["catch", "filter", "finally", "fault"]
+
+
 class Handler(Strict, frozen=True, kw_only=True):
-    kind: Literal["catch", "filter", "finally", "fault"]
+    kind: HandlerKind
     try_start: int
     try_end: int
     handler_start: int
@@ -404,10 +410,13 @@ class GraphNode(Strict, frozen=True, kw_only=True):
     main: bool = False
 
 
+EdgeKind = Literal["references", "p-invokes", "embeds"]
+
+
 class GraphEdge(Strict, frozen=True, kw_only=True):
     source: str
     target: str
-    kind: Literal["references", "p-invokes", "embeds"]
+    kind: EdgeKind
 
 
 class GraphResult(Strict, frozen=True, kw_only=True):

@@ -16,6 +16,8 @@ from rea_plugins.managed import common, sites
 from rea_plugins.managed.model import (
     REFERENCES_OPERATION,
     SCHEMA_VERSION,
+    ReferenceKind,
+    ReferenceMode,
     ReferenceSite,
     ReferencesResult,
     Selection,
@@ -109,7 +111,9 @@ def name_matcher(query: str) -> Callable[[str], bool]:
 def handle(call: ToolCall) -> Evidence:
     args = call.args
     query = arg_str(args, "name", "")  # required by the schema
-    mode = arg_str(args, "mode") or "name"
+    asked = arg_str(args, "mode")
+    # The schema's three modes (name by default).
+    mode: ReferenceMode = "literal" if asked == "literal" else "regex" if asked == "regex" else "name"
     if mode == "name":
         match = name_matcher(query)
     else:
@@ -142,7 +146,7 @@ def _collect(
     image: Image,
     found: sites.Sites,
     query: str,
-    mode: str,
+    mode: ReferenceMode,
     match: Callable[[str], bool],
     kinds: set[str],
     from_namespace: Callable[[str], bool],
@@ -150,7 +154,7 @@ def _collect(
 ) -> ReferencesResult:
     wanted: dict[int, str] = {}
     verdict: dict[int, bool] = {}
-    rows = []
+    rows: list[tuple[str, int, str, ReferenceKind, str]] = []
     for i in range(len(found)):
         token = found.token[i]
         known = verdict.get(token)
@@ -178,7 +182,7 @@ def _collect(
         schema_version=SCHEMA_VERSION,
         assembly=image.assembly_name(),
         query=query,
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,
         matched=shown_page(matched[:MATCHED_LISTED], offset=0, limit=MATCHED_LISTED, total=len(matched)),
         counts=dict(sorted(counts.items())),
         methods=len({row[0] for row in rows}),
@@ -186,7 +190,7 @@ def _collect(
         undecoded_methods=found.undecoded,
         references=shown_page(
             [
-                ReferenceSite(method=m, offset=at, opcode=op, kind=k, target=t)  # type: ignore[arg-type]
+                ReferenceSite(method=m, offset=at, opcode=op, kind=k, target=t)
                 for m, at, op, k, t in rows[offset : offset + limit]
             ],
             offset=offset,

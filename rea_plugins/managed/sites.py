@@ -22,13 +22,14 @@ from dncil.clr.token import Token  # type: ignore[import-untyped]
 
 from rea.plugin import Target, ToolCall
 from rea_plugins.managed import il, reader
+from rea_plugins.managed.model import ReferenceKind
 from rea_plugins.managed.reader import Image
 
 # A body larger than this is not scanned (counted in ``undecoded``); the members listing's default bound.
 MAX_SCAN_BODY_BYTES = 1 << 20
 KEPT_ASSEMBLIES = 2
 # What an opcode does to the member or type its token names.
-KINDS = {
+KINDS: dict[str, ReferenceKind] = {
     "call": "call",
     "callvirt": "call",
     "jmp": "call",
@@ -44,7 +45,8 @@ KINDS = {
     "ldtoken": "token",
     "calli": "signature",
 }
-TYPE_USE = "type-use"  # box, castclass, isinst, newarr, initobj, sizeof, ldelem and the other type operands
+# box, castclass, isinst, newarr, initobj, sizeof, ldelem and the other type operands.
+TYPE_USE: ReferenceKind = "type-use"
 
 
 class Sites:
@@ -159,7 +161,7 @@ def sites(entry: _Entry, ctx: Any) -> Sites:
     return entry.sites
 
 
-def kind_of(opcode: str) -> str:
+def kind_of(opcode: str) -> ReferenceKind:
     return KINDS.get(opcode, TYPE_USE)
 
 
