@@ -205,55 +205,42 @@ def classify(exc: BaseException, filename: str, printed: Printed) -> frames.Fail
     """The typed failure for an exception the script did not handle. The message never names a Python
     exception class; the script's own traceback is data in ``details.script_error``."""
     _, line = _script_traceback(exc, filename)
-    at = f" at line {line}" if line else ""
+    code, message, remediation = _kind(exc, f" at line {line}" if line else "")
+    return _failure(code, message, exc, filename, printed, remediation)
+
+
+def _kind(exc: BaseException, at: str) -> tuple[str, str, str]:
+    """The canonical code, the message and the remediation of an exception the script did not handle (``at``: where
+    it was raised, in words)."""
     if isinstance(exc, ToolError) and exc.from_server:
-        return _failure(
-            exc.code,
-            f"a tool call of the script failed{at}: {exc.message}"[:500],
-            exc,
-            filename,
-            printed,
-            exc.remediation,
-        )
+        return exc.code, f"a tool call of the script failed{at}: {exc.message}"[:500], exc.remediation
     if isinstance(exc, MemoryError):
-        return _failure(
+        return (
             "resource_constraint",
             f"the script ran out of memory{at}",
-            exc,
-            filename,
-            printed,
             "Work on less at once, or raise REA_SCRIPT_MEMORY_LIMIT_MB.",
         )
     if isinstance(exc, RecursionError):
-        return _failure("resource_constraint", f"the script recursed too deeply{at}", exc, filename, printed)
+        return "resource_constraint", f"the script recursed too deeply{at}", ""
     if isinstance(exc, OSError) and exc.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
-        return _failure(
+        return (
             "access_denied",
             f"the script has no network{at}",
-            exc,
-            filename,
-            printed,
             "Scripts run without a network; read what the tools return instead.",
         )
     if (isinstance(exc, OSError) and exc.errno == errno.EAGAIN) or (
         isinstance(exc, RuntimeError) and "can't start new thread" in _text(exc)
     ):
-        return _failure(
+        return (
             "resource_constraint",
             f"the script reached its bound on processes and threads{at}",
-            exc,
-            filename,
-            printed,
             "Start fewer processes or threads, or raise REA_SCRIPT_MAX_TASKS.",
         )
     if isinstance(exc, PermissionError):
-        return _failure("access_denied", f"the script was denied access{at}", exc, filename, printed)
-    return _failure(
+        return "access_denied", f"the script was denied access{at}", ""
+    return (
         "execution_failure",
         f"the script failed{at} (details.script_error has its traceback)",
-        exc,
-        filename,
-        printed,
         "Fix the script and run it again.",
     )
 
