@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib import metadata
-from typing import Any
 
 from rea.plugin import (
     AnalysisClient,
     AnalysisProvider,
+    Arguments,
     Availability,
     CallContext,
     CloseOutcome,
+    JSONObject,
     OperationResult,
     ProviderDescriptor,
     ReaError,
@@ -23,6 +24,7 @@ from rea.plugin import (
     TargetSupport,
     WorkerChannel,
     hookimpl,
+    page,
     python_worker_spec,
 )
 
@@ -45,7 +47,12 @@ def _bad(path: str, line_no: int, why: str) -> ReaError:
     )
 
 
-def parse(path: str) -> tuple[int | None, list[dict[str, Any]], list[dict[str, Any]]]:
+# A provider answers in the JSON the contract describes (``rea.plugin``'s ``ProcedureItem`` and ``StringItem``
+# document these rows): the kernel's tools read and page it, and it crosses the worker's pipe as it is.
+Parsed = tuple[int | None, list[JSONObject], list[JSONObject]]
+
+
+def parse(path: str) -> Parsed:
     """Read the file at ``path`` into (entry, procedures, strings), each sorted by address then name."""
     with open(path, "rb") as fh:
         data = fh.read(MAX_SIZE + 1)
@@ -58,8 +65,8 @@ def parse(path: str) -> tuple[int | None, list[dict[str, Any]], list[dict[str, A
     if not data.startswith(MAGIC):
         raise _bad(path, 1, "missing TOYBIN1 magic")
     entry: int | None = None
-    procs: list[tuple[tuple[int, str], dict[str, Any]]] = []
-    strings: list[tuple[tuple[int, str], dict[str, Any]]] = []
+    procs: list[tuple[tuple[int, str], JSONObject]] = []
+    strings: list[tuple[tuple[int, str], JSONObject]] = []
     for line_no, raw in enumerate(data[len(MAGIC) :].split(b"\n"), start=2):
         try:
             line = raw.decode("utf-8").strip()
@@ -88,14 +95,14 @@ def parse(path: str) -> tuple[int | None, list[dict[str, Any]], list[dict[str, A
                 )
             elif word == "str":
                 addr, _, value = rest.partition(" ")
-                start, encoding = int(addr, 0), "ascii" if value.isascii() else "utf-8"
+                start = int(addr, 0)
                 strings.append(
                     (
                         (start, value),
                         {
                             "address": hex(start),
                             "value": value,
-                            "encoding": encoding,
+                            "encoding": "ascii" if value.isascii() else "utf-8",
                             "byte_length": len(value.encode("utf-8")),
                             "truncated": False,
                             "section": None,
@@ -107,22 +114,6 @@ def parse(path: str) -> tuple[int | None, list[dict[str, Any]], list[dict[str, A
         except ValueError:
             raise _bad(path, line_no, f"malformed {word} record: {line!r}") from None
     return entry, [p for _, p in sorted(procs)], [s for _, s in sorted(strings)]
-
-
-def _page(key: str, items: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
-    offset, limit = int(params.get("offset", 0)), int(params.get("limit", 100))
-    if offset < 0 or not 1 <= limit <= 1000:
-        bad = {"path": "offset" if offset < 0 else "limit", "reason": "out_of_range", "message": "out of range"}
-        raise ReaError("invalid_request", "offset must be >= 0 and limit between 1 and 1000", details={"issues": [bad]})
-    window = items[offset : offset + limit]
-    following = offset + len(window)
-    return {
-        key: window,
-        "offset": offset,
-        "limit": limit,
-        "total": len(items),
-        "next_offset": following if following < len(items) else None,
-    }
 
 
 class ToyClient(AnalysisClient):
@@ -138,13 +129,14 @@ class ToyClient(AnalysisClient):
         except ReaError:
             self.worker.close()
             raise
-        self.entry, self.procedures, self.strings = reply.result()
+        self.entry, self.procedures, self.strings = reply.result(Parsed)
 
-    def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def execute(self, operation: str, params: Arguments, ctx: CallContext) -> OperationResult:
         ctx.check(operation)
         if operation == "list_documents":
             entry = None if self.entry is None else hex(self.entry)
-            doc = {
+            # The toy format has no architecture, width or byte order: the document says so with nulls.
+            doc: JSONObject = {
                 "name": self.target.name,
                 "format": "toy",
                 "architecture": None,
@@ -155,9 +147,9 @@ class ToyClient(AnalysisClient):
             }
             return OperationResult(normalized={"documents": [doc]})
         if operation == "list_procedures":
-            return OperationResult(normalized=_page("procedures", self.procedures, params))
+            return OperationResult(normalized=page("procedures", self.procedures, params, lambda p: p))
         if operation == "list_strings":
-            return OperationResult(normalized=_page("strings", self.strings, params))
+            return OperationResult(normalized=page("strings", self.strings, params, lambda s: s))
         raise ReaError(
             "capability_unavailable",
             f"toy does not offer {operation}",
@@ -167,7 +159,7 @@ class ToyClient(AnalysisClient):
     def close(self) -> CloseOutcome:
         return self.worker.close()  # stops the worker, removes its private directory, reports leftovers
 
-    def lineage(self) -> list[dict[str, Any]]:
+    def lineage(self) -> list[JSONObject]:
         return self.worker.lineage()
 
 

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
-from rea.plugin import Reporter, serve
-from rea_example_provider import parse
+from rea.plugin import Arguments, Reporter, arg_str, serve
+from rea_example_provider import Parsed, parse
 
 
-def parse_route(params: dict[str, Any], reporter: Reporter) -> Any:
+def parse_route(params: Arguments, reporter: Reporter) -> Parsed:
     reporter.progress("parsing")
-    return list(parse(str(params["path"])))
+    return parse(arg_str(params, "path", ""))
 
 
 if __name__ == "__main__":
