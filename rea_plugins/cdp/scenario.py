@@ -15,7 +15,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -84,6 +84,10 @@ GUARDED_TARGETS = frozenset(
         "auction_worklet",
     }
 )
+
+
+# What an artifact reader captures (a step's artifact when it is wanted and readable).
+_Captured = TypeVar("_Captured", UrlCaptured, TextCaptured, PngCaptured, StorageCaptured)
 
 
 def _sha(data: bytes) -> str:
@@ -697,28 +701,30 @@ class _Run:
     def _artifacts(self, wanted: set[str]) -> StepArtifacts:
         # Each kind's artifact record, captured in name order (keyword arguments are evaluated as written).
         return StepArtifacts(
-            dom=self._artifact("dom", wanted),
-            screenshot=self._artifact("screenshot", wanted),
-            storage=self._artifact("storage", wanted),
-            title=self._artifact("title", wanted),
-            url=self._artifact("url", wanted),
+            dom=self._artifact("dom", wanted, self._art_dom),
+            screenshot=self._artifact("screenshot", wanted, self._art_screenshot),
+            storage=self._artifact("storage", wanted, self._art_storage),
+            title=self._artifact("title", wanted, self._art_title),
+            url=self._artifact("url", wanted, self._art_url),
         )
 
-    def _artifact(self, kind: str, wanted: set[str]) -> Any:
-        """The artifact record of one kind (its ``_art_`` reader's; they return the union of that field)."""
+    def _artifact(
+        self, kind: str, wanted: set[str], read: Callable[[], _Captured | Missing]
+    ) -> _Captured | NotRequested | Missing:
+        """The artifact record of one kind: ``read``'s when the step wants it, else not requested."""
         if kind not in wanted:
             return NotRequested()
         try:
-            return getattr(self, f"_art_{kind}")()
+            return read()
         except (cdp.CommandFailed, StepFailed) as exc:
             self.missing.add(kind)
             return Missing(reason=self.redact(exc.message)[:1024])
 
-    def _art_url(self) -> Any:
+    def _art_url(self) -> UrlCaptured | Missing:
         loc = self._location()
         return UrlCaptured(value=loc[0]) if loc else Missing(reason="no navigation entry")
 
-    def _art_title(self) -> Any:
+    def _art_title(self) -> TextCaptured | Missing:
         loc = self._location()
         return TextCaptured(value=self._text(loc[1], 4096)) if loc else Missing(reason="no navigation entry")
 
@@ -727,7 +733,7 @@ class _Run:
         kept = data[:limit].decode("utf-8", "ignore")
         return TextArtifact(sha256=_sha(data), bytes=len(data), truncated=len(data) > limit, text=kept)
 
-    def _art_dom(self) -> Any:
+    def _art_dom(self) -> TextCaptured | Missing:
         assert self.page is not None
         root = self.page.call("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
         html = str(self.page.call("DOM.getOuterHTML", {"nodeId": root}).get("outerHTML", ""))
@@ -736,7 +742,7 @@ class _Run:
             self.truncated.add("dom")
         return TextCaptured(value=artifact)
 
-    def _art_screenshot(self) -> Any:
+    def _art_screenshot(self) -> PngCaptured | Missing:
         assert self.page is not None
         try:
             data = grab_png(self.page.conn, self.page.session, self.req.limits["maximum_image_bytes"], self.ctx)
@@ -747,7 +753,7 @@ class _Run:
             return Missing(reason=exc.message)
         return PngCaptured(value=png_artifact(data))
 
-    def _art_storage(self) -> Any:
+    def _art_storage(self) -> StorageCaptured | Missing:
         assert self.page is not None
         loc = self._location()
         url = loc[0].url if loc else ""
