@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Evidence, ToolCall, invalid_request, issue
+from rea.plugin import Arguments, Evidence, ToolCall, arg_bool, arg_int, arg_str, invalid_request, issue
 from rea.plugin import evidence as ev_mod
 from rea_plugins.corpus.index import MITIGATIONS, Index, check_pattern
 from rea_plugins.corpus.model import (
@@ -27,15 +27,15 @@ MAX_WHERE = 50
 MAX_PROCEDURE_CHANGES = 200
 
 
-def _value(args: dict[str, Any], query: str) -> str:
+def _value(args: Arguments, query: str) -> str:
     value = args.get("value")
     if not isinstance(value, str) or not value:
         raise invalid_request(f"query {query} needs a value", [issue("value", "missing_argument", "required here")])
     return value
 
 
-def _window(args: dict[str, Any]) -> tuple[int, int]:
-    return int(args.get("offset", 0)), min(int(args.get("limit", 50)), MAX_LIMIT)
+def _window(args: Arguments) -> tuple[int, int]:
+    return arg_int(args, "offset", 0), min(arg_int(args, "limit", 50), MAX_LIMIT)
 
 
 def _corpus_filter(corpus: str | None, alias: str = "b") -> tuple[str, list[Any]]:
@@ -79,13 +79,13 @@ def _binaries_page(
     return total, matches
 
 
-def run_query(index: Index, args: dict[str, Any]) -> QueryPage:
-    query = str(args["query"])
-    corpus = args.get("corpus")
+def run_query(index: Index, args: Arguments) -> QueryPage:
+    query = arg_str(args, "query", "")  # required by the schema
+    corpus = arg_str(args, "corpus")
     offset, limit = _window(args)
     if query == "imports":
         value = _value(args, query)
-        if args.get("regex"):
+        if arg_bool(args, "regex"):
             check_pattern(value, "value")
             total, rows = _binaries_page(index, "re2_search(?, d.name)", [value], "imports", corpus, offset, limit)
         else:
@@ -115,7 +115,7 @@ def run_query(index: Index, args: dict[str, Any]) -> QueryPage:
         value = _value(args, query)
         total, rows = _shared(index, "WHERE p.hash = ?", [value], corpus, offset, limit, minimum=1)
     elif query == "shared_procedures":
-        total, rows = _shared(index, "", [], corpus, offset, limit, minimum=int(args.get("min_binaries", 2)))
+        total, rows = _shared(index, "", [], corpus, offset, limit, minimum=arg_int(args, "min_binaries", 2))
     elif query == "libraries":
         total, rows = _libraries(index, corpus, offset, limit)
     else:
@@ -209,8 +209,8 @@ def procedure_changes(left: list[tuple[str, str]], right: list[tuple[str, str]])
     return out
 
 
-def compare(index: Index, args: dict[str, Any]) -> CorpusComparison:
-    left_name, right_name = str(args["left"]), str(args["right"])
+def compare(index: Index, args: Arguments) -> CorpusComparison:
+    left_name, right_name = arg_str(args, "left", ""), arg_str(args, "right", "")  # both required by the schema
     left, right = _corpus_paths(index, left_name), _corpus_paths(index, right_name)
     offset, limit = _window(args)
     rows: list[tuple[str, str, str | None, str | None]] = []
@@ -252,7 +252,7 @@ def compare(index: Index, args: dict[str, Any]) -> CorpusComparison:
     )
 
 
-def _evidence(operation: str, args: dict[str, Any], result: msgspec.Struct, index: Index) -> Evidence:
+def _evidence(operation: str, args: Arguments, result: msgspec.Struct, index: Index) -> Evidence:
     links = sorted({r.evidence_id for r in _all_refs(result) if r.evidence_id is not None})
     return ev_mod.build(
         operation=operation,
@@ -280,7 +280,7 @@ def _all_refs(result: msgspec.Struct) -> list[BinaryRef]:
 
 
 def handle_query(call: ToolCall) -> Evidence:
-    index = Index(str(call.args["index"]))
+    index = Index(arg_str(call.args, "index", ""))  # required by the schema
     try:
         return _evidence("query_corpus", call.args, run_query(index, call.args), index)
     finally:
@@ -288,7 +288,7 @@ def handle_query(call: ToolCall) -> Evidence:
 
 
 def handle_compare(call: ToolCall) -> Evidence:
-    index = Index(str(call.args["index"]))
+    index = Index(arg_str(call.args, "index", ""))  # required by the schema
     try:
         return _evidence("compare_corpora", call.args, compare(index, call.args), index)
     finally:

@@ -7,7 +7,7 @@ import os
 import shutil
 import tempfile
 import time
-from typing import Any
+from typing import Literal
 
 import msgspec
 
@@ -17,6 +17,9 @@ from rea.plugin import (
     ProviderIdentity,
     ToolCall,
     __version__,
+    arg_int,
+    arg_str,
+    arg_strs,
     invalid_request,
     issue,
     leftovers,
@@ -42,7 +45,7 @@ def profile() -> ev_mod.AnalysisProfile:
     return ev_mod.make_profile(PROVIDER, {"dask": version("dask"), "sqlite": __import__("sqlite3").sqlite_version})
 
 
-def parse_memory(value: Any) -> int | None:
+def parse_memory(value: str | int | None) -> int | None:
     """``--memory-limit``: bytes, or a size such as ``2GB`` / ``512MiB`` (Dask's parse_bytes)."""
     if value in (None, "", 0, "0"):
         return None
@@ -94,14 +97,17 @@ class Progress:
 def handle(call: ToolCall) -> Evidence:
     args = call.args
     ctx = call.ctx
-    roots = [str(p) for p in args["paths"]]
-    index_path = str(args["index"])
-    corpus = str(args.get("corpus", "default"))
-    scheduler = schedule.check_scheduler(str(args.get("scheduler", "local")))
-    workers = int(args.get("workers") or os.cpu_count() or 1)
-    memory_limit = parse_memory(args.get("memory_limit"))
-    provider = str(args.get("analysis_provider", "native"))
-    yara_rules = args.get("yara_rules")
+    roots = arg_strs(args, "paths") or []  # paths and index are required by the schema
+    index_path = arg_str(args, "index", "")
+    corpus = arg_str(args, "corpus", "default")
+    scheduler = schedule.check_scheduler(arg_str(args, "scheduler", "local"))
+    workers = arg_int(args, "workers") or os.cpu_count() or 1
+    memory_limit = parse_memory(arg_str(args, "memory_limit"))
+    provider = arg_str(args, "analysis_provider", "native")
+    yara_rules = arg_str(args, "yara_rules")
+    policy: Literal["fail", "record-and-continue"] = (
+        "record-and-continue" if arg_str(args, "integrity_policy") == "record-and-continue" else "fail"
+    )
     if provider != "auto" and provider not in call.session.registry.providers:
         raise invalid_request(
             f"no provider {provider!r} is registered",
@@ -119,12 +125,12 @@ def handle(call: ToolCall) -> Evidence:
             raise invalid_request(f"{root} does not exist", [issue("paths", "invalid_value", "no such file or folder")])
     yara_source = None
     if yara_rules is not None:
-        yara_rules = os.path.abspath(str(yara_rules))
+        yara_rules = os.path.abspath(yara_rules)
         yara_source = _read_rules(yara_rules)
     options = Options(
         provider=provider,
-        max_strings=int(args.get("max_strings", 2000)),
-        max_procedures=int(args.get("max_procedures", 5000)),
+        max_strings=arg_int(args, "max_strings", 2000),
+        max_procedures=arg_int(args, "max_procedures", 5000),
         yara_rules=yara_rules,
         yara_source=yara_source,
     )
@@ -143,7 +149,7 @@ def handle(call: ToolCall) -> Evidence:
             call.session.registry,
             provider,
             staging,
-            args.get("integrity_policy", "fail"),
+            policy,
             ctx,
             on_file=lambda n: ctx.progress(f"triage_corpus: walking, {n} files seen"),
         )
@@ -197,7 +203,7 @@ def handle(call: ToolCall) -> Evidence:
                 on_retry,
                 workers=workers,
                 memory_limit=memory_limit,
-                max_attempts=int(args.get("max_attempts", 3)),
+                max_attempts=arg_int(args, "max_attempts", 3),
             )
         finally:
             progress.close()
