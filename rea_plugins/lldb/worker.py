@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import JSONObject, ReaError, Reporter, serve
+from rea.plugin import ReaError, Reporter, Route, serve
 from rea_plugins.lldb import launching
 from rea_plugins.lldb.abi import ABIS, Abi
 from rea_plugins.lldb.output import Output, read_capped
@@ -381,23 +381,19 @@ def _observer() -> Observer:
     return STATE.observer
 
 
-# The routes take the worker protocol's request, the client's Struct as msgpack decodes it (JSON: converted here).
-def launch(params: JSONObject, reporter: Reporter) -> Any:
+def launch(request: LaunchRequest, reporter: Reporter) -> Launched:
     reporter.progress("loading LLDB")
-    STATE.observer = Observer(msgspec.convert(params, LaunchRequest))
+    STATE.observer = Observer(request)
     reporter.progress("launching the program")
     return STATE.observer.launch()
 
 
-def run(params: JSONObject, reporter: Reporter) -> Any:
-    return _observer().run(msgspec.convert(params, RunSlice).slice_ms / 1000, reporter)
-
-
-def stop(params: JSONObject, reporter: Reporter) -> Any:
-    return _observer().stop()
-
-
-ROUTES = {"launch": launch, "run": run, "stop": stop}
+# The routes take the worker protocol's request, the client's Struct as msgpack decodes it: converted back here.
+ROUTES: dict[str, Route] = {
+    "launch": lambda params, reporter: launch(msgspec.convert(params, LaunchRequest), reporter),
+    "run": lambda params, reporter: _observer().run(msgspec.convert(params, RunSlice).slice_ms / 1000, reporter),
+    "stop": lambda params, reporter: _observer().stop(),
+}
 
 if __name__ == "__main__":
     raise SystemExit(serve(ROUTES))
