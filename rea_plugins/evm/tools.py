@@ -17,6 +17,7 @@ from rea.plugin import (
     ToolCall,
     ToolDef,
     ToolEffects,
+    arg_str,
     identify,
     int_param,
     invalid_request,
@@ -81,7 +82,7 @@ def _kind(code: bytes) -> Kind:
 
 
 def _input(call: ToolCall) -> tuple[bytes, Encoding, Target | None]:
-    path, text = call.args.get("path"), call.args.get("bytecode")
+    path, text = arg_str(call.args, "path"), arg_str(call.args, "bytecode")
     if (path is None) == (text is None):
         raise invalid_request(
             "pass exactly one of path and bytecode",

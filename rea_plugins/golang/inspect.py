@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from rea.plugin import (
+    Arguments,
     Evidence,
     OperationResult,
     ProviderIdentity,
@@ -13,6 +13,8 @@ from rea.plugin import (
     Target,
     ToolCall,
     __version__,
+    arg_int,
+    arg_str,
     golang,
     identify,
     next_offset,
@@ -30,13 +32,13 @@ DEP_LIMIT = 100
 MAX_PAGE = 5000
 
 
-def _window(args: dict[str, Any], prefix: str, default: int) -> tuple[int, int]:
-    return int(args.get(f"{prefix}offset", 0)), min(int(args.get(f"{prefix}limit", default)), MAX_PAGE)
+def _window(args: Arguments, prefix: str, default: int) -> tuple[int, int]:
+    return arg_int(args, f"{prefix}offset", 0), min(arg_int(args, f"{prefix}limit", default), MAX_PAGE)
 
 
 def read_subject(call: ToolCall) -> tuple[Target, bytes]:
     """The file ``path`` names, or the open binary, read once and checked against its hash."""
-    path = call.args.get("path")
+    path = arg_str(call.args, "path")
     target = identify(path, call.ctx) if path else call.session.require_target()
     try:
         data = read_regular(target.resolved_path, MAX_FILE_BYTES, code="unsupported_target", field="path")
@@ -67,7 +69,7 @@ def sections(data: bytes, target: Target) -> list[golang.Section]:
     return golang.lief_sections(binary)
 
 
-def _build(info: golang.GoBuildInfo, args: dict[str, Any]) -> BuildInfo:
+def _build(info: golang.GoBuildInfo, args: Arguments) -> BuildInfo:
     offset, limit = _window(args, "dep_", DEP_LIMIT)
     deps = info.deps[offset : offset + limit]
     return BuildInfo(
@@ -90,8 +92,8 @@ def _package(name: str) -> str:
     return name[:slash] + name[slash:].split(".", 1)[0]
 
 
-def _functions(table: golang.GoFunctionTable, args: dict[str, Any]) -> FunctionTable:
-    pattern = args.get("pattern")
+def _functions(table: golang.GoFunctionTable, args: Arguments) -> FunctionTable:
+    pattern = arg_str(args, "pattern")
     matching = [f for f in table.functions if pattern is None or pattern in f.name]
     offset, limit = _window(args, "", FUNCTION_LIMIT)
     shown = matching[offset : offset + limit]
@@ -115,7 +117,7 @@ def _functions(table: golang.GoFunctionTable, args: dict[str, Any]) -> FunctionT
     )
 
 
-def inspect(data: bytes, target: Target, args: dict[str, Any]) -> GoBinary:
+def inspect(data: bytes, target: Target, args: Arguments) -> GoBinary:
     found = sections(data, target)
     notes: list[str] = []
     build: BuildInfo | None = None

@@ -16,6 +16,7 @@ from rea.plugin import (
     ToolCall,
     ToolDef,
     ToolEffects,
+    arg_str,
     identify,
     int_param,
     invalid_request,
@@ -39,11 +40,11 @@ def _handle(call: ToolCall) -> Evidence:
     args = call.args
     offset = int_param(args, "offset", 0, 0)
     limit = int_param(args, "limit", OBJECTS_DEFAULT, 1, 500)
-    table = args.get("table")
+    table = arg_str(args, "table")
     row_offset = int_param(args, "row_offset", 0, 0)
     row_limit = int_param(args, "row_limit", ROWS_DEFAULT, 1, 500)
     max_value = int_param(args, "max_value_bytes", VALUE_DEFAULT, 16, 65536)
-    target = identify(args["path"], call.ctx)
+    target = identify(arg_str(args, "path", ""), call.ctx)  # required by the schema
     # Through open_regular: a FIFO swapped in after identify is refused, never waited on.
     head = read_head(target)[:100]
     if not head.startswith(reader.MAGIC):
