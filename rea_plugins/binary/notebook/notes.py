@@ -57,23 +57,21 @@ CommentField = Literal["comment", "inline_comment"]
 READ_LIMITATION = "annotations come from rea's annotation store (keyed by the target's SHA-256), not from the engine"
 
 
-def _evidence(call: ToolCall, body: Shape, limitations: list[str] | None = None) -> Evidence:
-    # What the analyst wrote is their inference, whatever the binary says.
+def analyst_evidence(
+    call: ToolCall, body: msgspec.Struct, limitations: list[str] | None = None, *, write: bool = False
+) -> Evidence:
+    """Evidence of a notebook answer (names, comments, types): what the analyst wrote is their inference, whatever
+    the binary says. A write's parameters are its arguments as sent, a read's the annotation revision it reflects."""
     return call.session.evidence(
         call.tool.name,
-        annotate.parameters(call),
+        dict(call.args) if write else annotate.parameters(call),
         OperationResult(normalized=body, limitations=limitations or [READ_LIMITATION]),
         authority="analyst-inference",
     )
 
 
 def _write_evidence(call: ToolCall, body: Shape) -> Evidence:
-    return call.session.evidence(
-        call.tool.name,
-        dict(call.args),
-        OperationResult(normalized=body, limitations=[READ_LIMITATION]),
-        authority="analyst-inference",
-    )
+    return analyst_evidence(call, body, write=True)
 
 
 def _address_or_cursor(call: ToolCall) -> str:
@@ -153,8 +151,8 @@ def _read_field(field: CommentField) -> Any:
         value = getattr(annotate.notebook(call).note(address), field)
         procedure = _procedure_of(call, address)
         if field == "comment":
-            return _evidence(call, CommentAt(address=address, comment=value, procedure=procedure))
-        return _evidence(call, InlineCommentAt(address=address, inline_comment=value, procedure=procedure))
+            return analyst_evidence(call, CommentAt(address=address, comment=value, procedure=procedure))
+        return analyst_evidence(call, InlineCommentAt(address=address, inline_comment=value, procedure=procedure))
 
     return handle
 
@@ -171,7 +169,7 @@ def _list_bookmarks(call: ToolCall) -> Evidence:
     lims = [READ_LIMITATION]
     if len(marks) > MAX_BOOKMARK_PROCEDURES:
         lims.append(f"procedures are given for the first {MAX_BOOKMARK_PROCEDURES} bookmarks only")
-    return _evidence(call, Bookmarks(bookmarks=items, total=len(items)), lims)
+    return analyst_evidence(call, Bookmarks(bookmarks=items, total=len(items)), lims)
 
 
 # -- writes ---------------------------------------------------------------------------------------------

@@ -23,13 +23,11 @@ from rea.plugin import (
     JSONObject,
     Note,
     Notebook,
-    OperationResult,
     ProcedureRef,
     ReaError,
     Shape,
     ToolCall,
     ToolDef,
-    ToolEffects,
     TypeEntry,
     arg_float,
     arg_str,
@@ -41,8 +39,8 @@ from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.regions import require_mapped
 from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, LIMIT, OFFSET, PROCEDURE, check_document, obj, prop, run
 from rea_plugins.binary.navigation.image import file_backed
+from rea_plugins.binary.notebook.notes import WRITE, analyst_evidence
 
-WRITE = ToolEffects(mutates_session=True, writes_filesystem=True, may_discard_data=True)
 LIMITATION = "types come from rea's annotation store (keyed by the target's SHA-256), not from the engine"
 MAX_ARRAY_COUNT = 1 << 20
 MAX_TYPED_BYTES = 1 << 16
@@ -136,13 +134,7 @@ def _write(call: ToolCall, change: Any, sha256: str | None = None) -> Notebook:
 
 
 def _evidence(call: ToolCall, body: msgspec.Struct, *, write: bool = False) -> Evidence:
-    params = dict(call.args) if write else annotate.parameters(call)
-    return call.session.evidence(
-        call.tool.name,
-        params,
-        OperationResult(normalized=body, limitations=[LIMITATION]),
-        authority="analyst-inference",
-    )
+    return analyst_evidence(call, body, [LIMITATION], write=write)
 
 
 def _text_arg(call: ToolCall, name: str, limit: int) -> str:
