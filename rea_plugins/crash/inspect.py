@@ -6,18 +6,22 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
-from typing import Any
 
 from rea.plugin import (
     AnalysisClient,
+    Arguments,
     Evidence,
     Extents,
+    JSONObject,
     OperationResult,
     ProviderIdentity,
     ReaError,
     Target,
     ToolCall,
     __version__,
+    arg_bool,
+    arg_int,
+    arg_str,
     identify,
     invalid_request,
     issue,
@@ -92,7 +96,8 @@ class Code:
             self.client = provider.open(target, session.run_id or "", call.ctx)
         self._cache: dict[int, tuple[Procedure | None, str | None]] = {}
 
-    def run(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+    def run(self, operation: str, params: Arguments) -> JSONObject:
+        """The engine's answer to ``operation``, as its JSON object (read key by key with type checks)."""
         if self.client is None:
             return dict(self.call.session.execute(operation, params, self.call.ctx).normalized)
         self.call.ctx.check(operation)
@@ -106,7 +111,7 @@ class Code:
         try:
             body = self.run("resolve_containing_procedure", {"address": hex(static)})
             proc = body.get("procedure")
-            if proc:
+            if isinstance(proc, dict) and proc:
                 start = int(str(proc["address"]), 16)
                 procedure = Procedure(name=str(proc["name"]), address=hex(start), offset=static - start)
                 found = (procedure, self._instruction(start, static))
@@ -120,13 +125,17 @@ class Code:
         offset: int | None = 0
         while offset is not None and offset < MAX_INSTRUCTIONS:
             page = self.run("read_function_instructions", {"procedure": hex(procedure), "offset": offset, "limit": 500})
-            for row in page.get("instructions", []):
+            rows = page.get("instructions")
+            for row in rows if isinstance(rows, list) else []:
+                if not isinstance(row, dict):
+                    continue
                 at = int(str(row["address"]), 16)
                 if at == address:
                     return str(row.get("text", ""))
                 if at > address:
                     return None
-            offset = page.get("next_offset")
+            nxt = page.get("next_offset")
+            offset = nxt if isinstance(nxt, int) else None
         return None
 
     def close(self) -> None:
@@ -267,12 +276,12 @@ def _process_signal(core: Core, notes: list[str]) -> Signal | None:
     return _signal(stopped) if stopped else None
 
 
-def _window(args: dict[str, Any], prefix: str, default: int) -> tuple[int, int]:
-    return int(args.get(f"{prefix}offset", 0)), min(int(args.get(f"{prefix}limit", default)), MAX_PAGE)
+def _window(args: Arguments, prefix: str, default: int) -> tuple[int, int]:
+    return arg_int(args, f"{prefix}offset", 0), min(arg_int(args, f"{prefix}limit", default), MAX_PAGE)
 
 
 def _executable_target(call: ToolCall, core: Core, exe_mapping: str | None) -> Target | None:
-    given = call.args.get("executable_path")
+    given = arg_str(call.args, "executable_path")
     if given:
         return identify(given, call.ctx)
     open_target = call.session.target
@@ -298,7 +307,7 @@ def inspect(call: ToolCall, core: Core) -> RecordedCrash:
             data = _read(call, "executable_path", target, MAX_CORE_BYTES)
             bias, ranges = _load_bias(core, data)
             if bias is None or bias % 4096:
-                if call.args.get("executable_path"):
+                if arg_str(call.args, "executable_path"):
                     raise invalid_request(
                         f"{target.path} is not the program this core recorded (its entry point does not land where "
                         "the core's auxiliary vector puts it)",
@@ -319,8 +328,8 @@ def inspect(call: ToolCall, core: Core) -> RecordedCrash:
             notes.append("Give executable_path (or open the program) to name the procedure at each thread's PC.")
         locator = Locator(core, exe_mapping, code, extents)
         t_off, t_lim = _window(args, "thread_", THREAD_LIMIT)
-        max_frames = min(int(args.get("max_frames", MAX_FRAMES)), 256)
-        with_registers = bool(args.get("registers", True))
+        max_frames = min(arg_int(args, "max_frames", MAX_FRAMES), 256)
+        with_registers = arg_bool(args, "registers", default=True)
         threads: list[Thread] = []
         chosen = core.threads[t_off : t_off + t_lim]
         for n, t in enumerate(chosen):
@@ -371,7 +380,7 @@ def inspect(call: ToolCall, core: Core) -> RecordedCrash:
 
 
 def handle(call: ToolCall) -> Evidence:
-    target = identify(call.args["path"], call.ctx)
+    target = identify(arg_str(call.args, "path", ""), call.ctx)  # required by the schema
     data = _read(call, "path", target, MAX_CORE_BYTES)
     call.ctx.progress("inspect_recorded_crash: reading the core's notes", done=0, total=1)
     try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rea.plugin import Evidence, ToolCall, ToolDef, ToolEffects
+from rea.plugin import Evidence, JSONObject, ToolCall, ToolDef, ToolEffects
 from rea_plugins.crash.model import RecordedCrash
 
 FAMILY = "crash"
@@ -14,7 +14,8 @@ def _handle(call: ToolCall) -> Evidence:
     return inspect.handle(call)
 
 
-def _count(description: str, default: int, maximum: int = 1000) -> dict[str, object]:
+def _count(description: str, default: int, maximum: int = 1000) -> JSONObject:
+    # A JSON Schema fragment of the input schema (JSON Schema's vocabulary, not a rea record).
     return {"type": "integer", "minimum": 0, "maximum": maximum, "default": default, "description": description}
 
 
