@@ -17,7 +17,7 @@ from rea.context import CallContext
 from rea.errors import ReaError
 from rea.files import open_regular
 from rea.fsnames import shown
-from rea.records import JSONValue
+from rea.records import JSONObject, JSONValue
 
 HASH_CHUNK = 1 << 20
 REOPEN = "Open the target again with open_binary: its bytes are no longer the ones rea hashed."
@@ -55,7 +55,7 @@ class Target(msgspec.Struct, frozen=True, kw_only=True):
         """The file name as shown (a name's bytes that are not UTF-8 escaped: JSON carries every answer)."""
         return shown(os.path.basename(self.resolved_path.rstrip("/")) or self.resolved_path)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JSONObject:
         """The target as the session tools report it."""
         return {
             "path": shown(self.path),

@@ -7,14 +7,14 @@ import errno
 import os
 import stat
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.files import open_regular
-from rea.records import JSONValue
+from rea.records import JSONObject, JSONValue
 from rea.target import Target
 
 IntegrityPolicy = Literal["fail", "record-and-continue"]
@@ -78,7 +78,8 @@ class EntryRead(msgspec.Struct, kw_only=True):
     sha256: str
     size: int
     verified: bool | None
-    contradiction: dict[str, Any] | None = None
+    # The unpacker's integrity-contradiction record, its fields each unpacker's own: JSON, not one shape.
+    contradiction: JSONObject | None = None
 
 
 class ArchiveReader(abc.ABC):

@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from rea.errors import ReaError
+from rea.records import JSONObject
 
 ProcedureKind = Literal["local", "import", "thunk", "external"]
 SegmentKind = Literal["segment", "section"]
@@ -673,5 +674,6 @@ class AnalysisView(Shape):
 
     parent_evidence_id: str
     parent_operation: str
-    view: dict[str, Any]
+    # The view argument as the caller gave it, defaults filled in: a user's document, JSON.
+    view: JSONObject
     facts_digest: str
