@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
+
+from rea.records import JSONObject
 
 Format = Literal["mermaid", "dot"]
 FORMATS: tuple[str, ...] = ("structured", "mermaid", "dot")
@@ -27,7 +29,8 @@ MAX_NODES = 80
 MAX_EDGES = 160
 MAX_LABEL = 48
 
-FORMAT_PROPERTY: dict[str, Any] = {
+# The input-schema property a graph tool declares: a JSON Schema fragment.
+FORMAT_PROPERTY: JSONObject = {
     "type": "string",
     "enum": list(FORMATS),
     "default": "structured",
@@ -73,7 +76,7 @@ class Picture(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     cut: str | None = None
 
 
-def requested(args: Mapping[str, Any]) -> Format | None:
+def requested(args: Mapping[str, object]) -> Format | None:
     """The picture format a tool call asked for (its ``format`` argument), or None for the structured default."""
     value = args.get("format", "structured")
     return value if value in ("mermaid", "dot") else None
@@ -151,7 +154,7 @@ def picture(graph: Graph, fmt: Format, *, max_nodes: int = MAX_NODES, max_edges:
     )
 
 
-def attach(body: dict[str, Any], args: Mapping[str, Any], graph: Callable[[], Graph]) -> dict[str, Any]:
+def attach(body: JSONObject, args: Mapping[str, object], graph: Callable[[], Graph]) -> JSONObject:
     """``body`` with a ``picture`` field when the call asked for one (``graph`` is built only then)."""
     fmt = requested(args)
     if fmt is None:
