@@ -139,6 +139,8 @@ class Registry:
         self._stage_errors: dict[str, list[ReaError]] = {hook: [] for hook, _ in KINDS}
         self._broken: list[BrokenPlugin] | None = None
         self._errors: list[ReaError] | None = None
+        # One table per hook, each of its own kind (providers, unpackers, drivers, ...): the typed properties
+        # below (``providers`` and the others) give each table its type, so the shared store holds Any.
         self._tables: dict[str, dict[str, Any]] = {hook: {} for hook, _ in KINDS if hook != TOOLS_HOOK}
         self._tools = ToolTable(self)
         self._owner: dict[tuple[str, str], str] = {}
