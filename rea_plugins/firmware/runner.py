@@ -16,11 +16,14 @@ import signal
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from rea_plugins.firmware.shapes import EngineError, Region, Summary
+
+if TYPE_CHECKING:
+    from rea.plugin import JSONValue
 
 MAX_ERRORS = 50
 _BLOCK = 1 << 20
@@ -45,23 +48,29 @@ def _entropy(path: str, start: int, end: int) -> float | None:
     return round(total / (end - start), 4)
 
 
-# unblob's JSON report, as its version writes it (foreign JSON, read with .get where a key may be missing).
-def _summary(report: list[dict[str, Any]], source: str) -> Summary:
+# unblob's JSON report, as its version writes it (foreign JSON: each key read with a type check, .get where a key
+# may be missing).
+def _summary(report: list[JSONValue], source: str) -> Summary:
     regions: list[Region] = []
     errors: list[EngineError] = []
     tasks = 0
     for task in report:
         tasks += 1
-        top = task.get("task", {}).get("depth") == 0
-        for item in task.get("reports", []):
-            kind = item.get("__typename__", "")
+        if not isinstance(task, dict):
+            continue
+        info, reports = task.get("task"), task.get("reports")
+        top = isinstance(info, dict) and info.get("depth") == 0
+        for item in reports if isinstance(reports, list) else []:
+            if not isinstance(item, dict):
+                continue
+            kind = str(item.get("__typename__", ""))
             if top and kind in ("ChunkReport", "UnknownChunkReport"):
-                start, end = int(item["start_offset"]), int(item["end_offset"])
+                start, end = int(str(item["start_offset"])), int(str(item["end_offset"]))
                 regions.append(
                     Region(
                         offset=start,
                         size=end - start,
-                        kind=item.get("handler_name", "unknown") if kind == "ChunkReport" else "unknown",
+                        kind=str(item.get("handler_name", "unknown")) if kind == "ChunkReport" else "unknown",
                         entropy=_entropy(source, start, end),
                         encrypted=bool(item.get("is_encrypted", False)),
                     )

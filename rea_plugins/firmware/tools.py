@@ -8,19 +8,22 @@ import os
 import shutil
 import stat
 import tempfile
-from typing import Any
 
 import msgspec
 
 from rea.plugin import (
+    Arguments,
     Evidence,
+    JSONObject,
     OperationResult,
     ProviderIdentity,
     ReaError,
+    Target,
     ToolCall,
     ToolDef,
     ToolEffects,
     ToolStep,
+    arg_str,
     cancelled,
     identify,
     int_param,
@@ -66,7 +69,7 @@ def _provider() -> ProviderIdentity:
     return ProviderIdentity(id="unblob", name=f"unblob {engine} (sandboxed)", version=VERSION)
 
 
-def _bounds(args: dict[str, Any]) -> run.Bounds:
+def _bounds(args: Arguments) -> run.Bounds:
     return run.Bounds(
         timeout_s=int_param(args, "timeout_s", _D_TIMEOUT, 1, 3600),
         max_output_bytes=int_param(args, "max_output_bytes", _D_OUTPUT, 1 << 10, 1 << 40),
@@ -88,7 +91,7 @@ def _regions(call: ToolCall) -> Evidence:
     offset = int_param(call.args, "offset", 0, 0)
     limit = int_param(call.args, "limit", REGIONS_DEFAULT, 1, 1000)
     bounds = _bounds({**call.args, "max_depth": 1})
-    target = identify(call.args["path"], call.ctx)
+    target = identify(arg_str(call.args, "path", ""), call.ctx)  # required by the schema
     run.available()
     # unblob carves what it recognizes even when it extracts nothing: into a scratch directory removed here.
     scratch = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
@@ -133,7 +136,7 @@ def _limitations(result: FirmwareRegions | FirmwareExtraction) -> list[str]:
 
 def _extract(call: ToolCall) -> Evidence:
     bounds = _bounds(call.args)
-    target = identify(call.args["path"], call.ctx)
+    target = identify(arg_str(call.args, "path", ""), call.ctx)  # required by the schema
     run.available()
     out_dir = tempfile.mkdtemp(prefix=OUTPUT_PREFIX)
     noted = contextlib.ExitStack()
@@ -222,7 +225,7 @@ def _result(out_dir: str, files: list[ExtractedFile], links: int, summary: Summa
     )
 
 
-def _extraction_evidence(call: ToolCall, target: Any, bounds: run.Bounds, result: FirmwareExtraction) -> Evidence:
+def _extraction_evidence(call: ToolCall, target: Target, bounds: run.Bounds, result: FirmwareExtraction) -> Evidence:
     params = {"bounds": _bounds_record(bounds)}
     notes = _limitations(result)
 
@@ -288,20 +291,21 @@ def _discard(out_dir: str, cause: BaseException) -> None:
         raise base.with_cleanup_incomplete([out_dir], f"could not remove {out_dir}: {exc.strerror}") from None
 
 
-_PATH = {
+# Input-schema fragments: JSON Schema's vocabulary, not rea records.
+_PATH: JSONObject = {
     "type": "string",
     "minLength": 1,
     "description": "Local path of the firmware image (any blob: flash dump, update file).",
     "examples": ["/tmp/router-fw.bin"],
 }
-_TIMEOUT = {
+_TIMEOUT: JSONObject = {
     "type": "integer",
     "minimum": 1,
     "maximum": 3600,
     "default": _D_TIMEOUT,
     "description": "Seconds unblob may run; past it the call stops and removes what it wrote.",
 }
-_MAX_OUTPUT = {
+_MAX_OUTPUT: JSONObject = {
     "type": "integer",
     "minimum": 1024,
     "maximum": 1 << 40,
