@@ -265,7 +265,7 @@ def _texts(call: ToolCall, normalized: Any, nb: Notebook, names: dict[str, str])
     return out
 
 
-def _instruction(item: Any, nb: Notebook, rename: Any) -> Any:
+def _instruction(item: Any, nb: Notebook, rename: Callable[[str], str] | None) -> Any:
     if not isinstance(item, dict):
         return item
     out = dict(item)
@@ -290,7 +290,7 @@ def _instruction(item: Any, nb: Notebook, rename: Any) -> Any:
     return out
 
 
-def _rewriter(call: ToolCall, names: dict[str, str]) -> Any:
+def _rewriter(call: ToolCall, names: dict[str, str]) -> Callable[[str], str] | None:
     """A function replacing engine names of renamed addresses by user names, whole identifiers only."""
     if not names:
         return None

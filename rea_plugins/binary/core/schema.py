@@ -26,7 +26,7 @@ IDENTITY = ProviderIdentity(id="rea-binary", name="rea binary workflows", versio
 # The input schemas are JSON Schema fragments (JSONObject): JSON Schema's vocabulary, not rea records.
 
 
-def prop(kind: str, description: str, examples: list[Any], **extra: Any) -> JSONObject:
+def prop(kind: str, description: str, examples: list[JSONValue], **extra: JSONValue) -> JSONObject:
     out: JSONObject = {"type": kind, "description": description, "examples": examples}
     out.update(extra)
     return out
@@ -119,6 +119,21 @@ def object_of(value: JSONValue) -> JSONObject:
 def objects_in(value: JSONValue) -> list[JSONObject]:
     """The JSON objects of the list ``value`` (an answer's rows; none when it is not a list)."""
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+PAGE = 1000  # rows asked for per page when a tool reads a whole paged answer
+
+
+def every_row(call: ToolCall, operation: str, key: str, params: Arguments, phase: str) -> list[JSONObject]:
+    """Every row of a paged operation's list ``key``, page after page (the provider's rows, its JSON)."""
+    rows: list[JSONObject] = []
+    offset: int | None = 0
+    while offset is not None:
+        call.ctx.check(phase)
+        page = run(call, operation, {**params, "offset": offset, "limit": PAGE}).normalized
+        rows.extend(page[key])
+        offset = page["next_offset"]
+    return rows
 
 
 def limitations_of(*results: OperationResult) -> list[str]:

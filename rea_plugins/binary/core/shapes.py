@@ -450,8 +450,9 @@ class FacetComparison(Shape):
 
     facet: str
     status: Literal["unchanged", "changed", "unknown", "absent"]
-    left: Any
-    right: Any
+    # Each dossier's value of the fact, as its JSON says it.
+    left: JSONValue
+    right: JSONValue
 
 
 class ComparedDossier(Shape):

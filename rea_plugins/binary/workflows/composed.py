@@ -31,10 +31,10 @@ from rea_plugins.binary.core.schema import (
     DOCUMENT,
     PROCEDURE,
     check_document,
+    every_row,
     evidence,
     limitations_of,
     obj,
-    objects_in,
     prop,
     run,
 )
@@ -195,20 +195,15 @@ def dossier(
     callers = run(call, "procedure_callers", sel)
     callees = run(call, "procedure_callees", sel)
     results += [callers, callees]
-    refs: list[JSONValue] = []  # the provider's reference rows
-    offset: int | None = 0
-    while offset is not None:
-        page = run(call, "procedure_references", {**sel, "direction": "outgoing", "offset": offset, "limit": PAGE})
-        refs.extend(page.normalized["references"])
-        offset = page.normalized["next_offset"]
+    refs = every_row(call, "procedure_references", "references", {**sel, "direction": "outgoing"}, "references")
     strings: list[JSONValue] = []  # the provider's string rows
     names: dict[str, str] = {}
-    targets = sorted({str(r["to"]) for r in objects_in(refs) if r["to"] is not None and r["kind"] in ("data", "read")})
+    targets = sorted({str(r["to"]) for r in refs if r["to"] is not None and r["kind"] in ("data", "read")})
     for addr in targets[:MAX_REFERENCED]:
         call.ctx.check("referenced strings")
         found = run(call, "list_strings", {"address": addr, "offset": 0, "limit": 10}).normalized["strings"]
         strings.extend(found)
-    for r in objects_in(refs):
+    for r in refs:
         if r.get("to_name") and r["to"] is not None:
             names.setdefault(str(r["to"]), str(r["to_name"]))
     assembly: JSONObject | None = None
@@ -433,14 +428,8 @@ def _batch_at_once(call: ToolCall, selectors: list[str]) -> list[_Decompiled]:
 
 
 def _find_name(call: ToolCall, name: str) -> list[JSONObject]:
-    hits: list[JSONObject] = []
-    offset: int | None = 0
-    while offset is not None:
-        call.ctx.check("find name")
-        body = run(call, "list_names", {"offset": offset, "limit": PAGE}).normalized
-        hits.extend(n for n in body["names"] if n["name"] == name and n["address"] is not None)
-        offset = body["next_offset"]
-    return hits
+    names = every_row(call, "list_names", "names", {}, "find name")
+    return [n for n in names if n["name"] == name and n["address"] is not None]
 
 
 def _name_matches(call: ToolCall, name: str) -> list[JSONObject]:

@@ -41,6 +41,7 @@ from rea_plugins.binary.core.schema import (
     PROCEDURE,
     check_document,
     containing,
+    every_row,
     evidence,
     limitations_of,
     obj,
@@ -51,8 +52,6 @@ from rea_plugins.binary.core.shapes import CallTarget, CallTargets
 from rea_plugins.binary.graph.arrays import pointer_array
 from rea_plugins.binary.navigation.stepping import instructions
 from rea_plugins.binary.notebook import types
-
-PAGE = 1000
 
 
 def unavailable(call: ToolCall, operation: str, what: str = "") -> Unavailable:
@@ -225,22 +224,6 @@ def _as_array(call: ToolCall, body: DataInspection) -> DataInspection:
 # -- resolve_native_call_targets ----------------------------------------------------------------------
 
 
-def _references(call: ToolCall, procedure: str) -> list[JSONObject]:
-    """The procedure's outgoing reference rows, every page (the provider's rows, its JSON)."""
-    refs: list[JSONObject] = []
-    offset: int | None = 0
-    while offset is not None:
-        call.ctx.check("call targets")
-        page = run(
-            call,
-            "procedure_references",
-            {"procedure": procedure, "direction": "outgoing", "offset": offset, "limit": PAGE},
-        ).normalized
-        refs.extend(page["references"])
-        offset = page["next_offset"]
-    return refs
-
-
 def _call_targets(call: ToolCall) -> Evidence:
     check_document(call)
     asked = arg_str(call.args, "address")
@@ -262,7 +245,8 @@ def _call_targets(call: ToolCall) -> Evidence:
             else:
                 provenance = "import" if c.get("kind") == "import" else "direct"
                 targets.append(CallTarget(address=c["address"], name=c.get("name"), provenance=provenance))
-    for r in _references(call, info["address"]):
+    outgoing: JSONObject = {"procedure": info["address"], "direction": "outgoing"}
+    for r in every_row(call, "procedure_references", "references", outgoing, "call targets"):
         # Jump tables the provider resolved: one computed reference per target of the dispatching jump.
         to, source, name = r.get("to"), r.get("from"), r.get("to_name")
         if r["kind"] == "computed" and isinstance(to, str) and isinstance(source, str):
