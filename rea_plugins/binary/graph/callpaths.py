@@ -25,7 +25,7 @@ from rea.plugin import (
     arg_str,
     render,
 )
-from rea_plugins.binary.core.schema import PROCEDURE, evidence, obj, prop, run
+from rea_plugins.binary.core.schema import PROCEDURE, every_row, evidence, obj, prop, run
 from rea_plugins.binary.core.shapes import CallPath, CallPathTrace, PathHop, PathNode, PathStop
 from rea_plugins.binary.graph.crossbinary import Across, Neighbour, follow_imports, neighbour
 from rea_plugins.binary.graph.thunks import function_of_stub, own_stub
@@ -85,37 +85,31 @@ def _starts(call: ToolCall) -> dict[str, str | None]:
     """Every procedure start of the target that has code here, with its name. An import is left out: its
     procedure may be its GOT slot (``__gmon_start__``'s, a weak undefined symbol's), which the code that reads it
     does not call and nothing can walk into; a call to an import is a call edge already."""
+    procedures = every_row(call, "list_procedures", "procedures", {}, "procedure starts")
     starts: dict[str, str | None] = {}
-    offset: int | None = 0
-    while offset is not None:
-        body = run(call, "list_procedures", {"offset": offset, "limit": PAGE}).normalized
-        starts.update((p["address"], p.get("name")) for p in body["procedures"] if p.get("kind") not in _NO_CODE)
-        offset = body["next_offset"]
+    for p in procedures:
+        if p.get("kind") not in _NO_CODE:
+            name = p.get("name")
+            starts[str(p["address"])] = name if isinstance(name, str) else None
     return starts
 
 
 def _address_taken(call: ToolCall, here: str, forward: bool, starts: dict[str, str | None]) -> list[Neighbour]:
     """Procedures whose start ``here``'s code takes as a value (forward), or procedures taking ``here``'s (backward)."""
     sites: dict[str, list[str]] = {}
-    offset: int | None = 0
-    while offset is not None:
-        body = run(
-            call,
-            "procedure_references",
-            {"procedure": here, "direction": "outgoing" if forward else "incoming", "offset": offset, "limit": PAGE},
-        ).normalized
-        for ref in body["references"]:
-            other = ref.get("to") if forward else ref.get("from_procedure")
-            # Only code taking the address counts: a data slot holding it has no procedure to walk from. radare2
-            # calls arm64's adrp+add into a register a "write"; nothing writes to a procedure start.
-            if (
-                ref.get("kind") in ("data", "read", "write")
-                and ref.get("from_procedure")
-                and other in starts
-                and other != here
-            ):
-                sites.setdefault(other, []).append(ref["from"])
-        offset = body["next_offset"]
+    asked: JSONObject = {"procedure": here, "direction": "outgoing" if forward else "incoming"}
+    for ref in every_row(call, "procedure_references", "references", asked, "address-taken references"):
+        other = ref.get("to") if forward else ref.get("from_procedure")
+        # Only code taking the address counts: a data slot holding it has no procedure to walk from. radare2
+        # calls arm64's adrp+add into a register a "write"; nothing writes to a procedure start.
+        if (
+            ref.get("kind") in ("data", "read", "write")
+            and ref.get("from_procedure")
+            and isinstance(other, str)
+            and other in starts
+            and other != here
+        ):
+            sites.setdefault(other, []).append(str(ref["from"]))
     return [
         Neighbour(address=a, name=starts[a], kind="address-taken", call_sites=sorted(s, key=lambda x: int(x, 16)))
         for a, s in sites.items()
