@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rea.plugin import (
     AnalysisClient,
     Answers,
+    Arguments,
     Block,
     CallContext,
     CallSite,
@@ -28,22 +27,22 @@ from rea.plugin import (
 )
 from rea.plugin import Instruction as Insn
 from rea_plugins.wasm import inspect
-from rea_plugins.wasm.inspect import Model
+from rea_plugins.wasm.inspect import Model, Report, json_int, json_list, json_objects
 from rea_plugins.wasm.limits import MAX_FILE_BYTES
 
 
-def snapshot(report: dict[str, Any], data: bytes, target: Target) -> Snapshot:
+def snapshot(report: Report, data: bytes, target: Target) -> Snapshot:
     """The records of a decoded module: functions as procedures, direct calls and string constants as references."""
     model = Model(report)
     imports = [f for f in model.functions if f.imported]
     address: dict[int, int] = {f.index: f.index for f in imports}
     ends: dict[int, int] = {f.index: f.index + 1 for f in imports}
     for index, body in model.bodies.items():
-        listed = body.get("instructions") or []
-        start = int(listed[0]["offset"]) if listed else int(body.get("offset", 0))
+        listed = json_objects(body.get("instructions"))
+        start = json_int(listed[0]["offset"]) if listed else json_int(body.get("offset", 0))
         address[index] = start
         # A body ends with its one-byte ``end`` opcode (the body size counts the locals' declarations too).
-        ends[index] = int(listed[-1]["offset"]) + 1 if listed else start + 1
+        ends[index] = json_int(listed[-1]["offset"]) + 1 if listed else start + 1
     procedures = [
         Procedure(
             address=address[f.index],
@@ -60,18 +59,18 @@ def snapshot(report: dict[str, Any], data: bytes, target: Target) -> Snapshot:
     details: dict[int, Detail] = {}
     incoming: dict[int, list[Reference]] = {}
     for index, body in model.bodies.items():
-        rows = body.get("instructions") or []
+        rows = json_objects(body.get("instructions"))
         proc = address[index]
         insns: list[Insn] = []
         refs: list[Reference] = []
         calls: list[CallSite] = []
         for n, row in enumerate(rows):
-            at = int(row.get("offset", 0))
-            following = int(rows[n + 1]["offset"]) if n + 1 < len(rows) else ends[index]
+            at = json_int(row.get("offset", 0))
+            following = json_int(rows[n + 1]["offset"]) if n + 1 < len(rows) else ends[index]
             text = model.text(row)
             mnemonic, _, operands = text.partition(" ")
             insns.append(Insn(address=at, bytes=data[at:following].hex(), mnemonic=mnemonic, operands=operands))
-            values = row.get("immediates") or []
+            values = json_list(row.get("immediates"))
             opcode = row.get("opcode")
             if opcode in ("call", "return_call") and values and isinstance(values[0], int) and values[0] in address:
                 callee = values[0]
@@ -91,20 +90,20 @@ def snapshot(report: dict[str, Any], data: bytes, target: Target) -> Snapshot:
         for r in refs:
             if r.dst is not None:
                 incoming.setdefault(r.dst, []).append(r)
-    code = next((s for s in report.get("sections") or [] if s.get("id") == 10), None)
+    code = next((s for s in json_objects(report.get("sections")) if s.get("id") == 10), None)
     segments = [Segment(name="import", start=0, end=len(imports), permissions="---", file_offset=None, file_size=0)]
     if code is not None:
-        start, size = int(code["offset"]), int(code["size"])
+        start, size = json_int(code["offset"]), json_int(code["size"])
         segments.append(
             Segment(name="code", start=start, end=start + size, permissions="r-x", file_offset=start, file_size=size)
         )
-    for seg in report.get("data_segments") or []:
-        at = seg.get("offset_value")
-        if isinstance(at, int) and at >= 0:
-            size = int(seg.get("size") or 0)
+    for seg in json_objects(report.get("data_segments")):
+        placed = seg.get("offset_value")
+        if isinstance(placed, int) and placed >= 0:
+            size = json_int(seg.get("size") or 0)
             name = f"data[{seg.get('index')}]"
             segments.append(
-                Segment(name=name, start=at, end=at + size, permissions="rw-", file_offset=None, file_size=0)
+                Segment(name=name, start=placed, end=placed + size, permissions="rw-", file_offset=None, file_size=0)
             )
     names = [Name(address=address[i], name=n, kind="export") for i, n in model.exported.items() if i in address]
     names += [Name(address=f.index, name=f.name, kind="import", external=True) for f in imports]
@@ -145,7 +144,7 @@ class WasmClient(AnalysisClient):
     def __init__(self, answers: Answers) -> None:
         self.answers = answers
 
-    def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def execute(self, operation: str, params: Arguments, ctx: CallContext) -> OperationResult:
         ctx.check(operation)
         normalized, raw = answer(self.answers, operation, params)
         return OperationResult(normalized=normalized, raw=raw)

@@ -15,7 +15,10 @@ from typing import Any, TypeVar
 import msgspec
 
 from rea.plugin import (
+    Arguments,
     Evidence,
+    JSONObject,
+    JSONValue,
     OperationResult,
     PageOf,
     ProviderIdentity,
@@ -23,6 +26,8 @@ from rea.plugin import (
     Target,
     ToolCall,
     __version__,
+    arg_int,
+    arg_str,
     identify,
     invalid_request,
     issue,
@@ -55,10 +60,38 @@ SAFE_INTEGER = 1 << 53
 T = TypeVar("T")
 
 
-def _page(items: list[T], args: dict[str, Any], prefix: str, default: int) -> PageOf[T]:
-    offset = int(args.get(f"{prefix}offset", 0))
-    limit = min(int(args.get(f"{prefix}limit", default)), MAX_PAGE)
+def _page(items: list[T], args: Arguments, prefix: str, default: int) -> PageOf[T]:
+    offset = arg_int(args, f"{prefix}offset", 0)
+    limit = min(arg_int(args, f"{prefix}limit", default), MAX_PAGE)
     return page_of(items, offset, limit)
+
+
+# wasm-tools' report is an untyped library's JSON (Report): read through these four, a type check where a read
+# assumes a shape (a member of another shape is skipped; a number that is none is a malformed module).
+Report = JSONObject
+
+
+def json_object(value: JSONValue) -> JSONObject:
+    return value if isinstance(value, dict) else {}
+
+
+def json_objects(value: JSONValue) -> list[JSONObject]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def json_list(value: JSONValue) -> list[JSONValue]:
+    return list(value) if isinstance(value, list) else []
+
+
+def json_int(value: JSONValue) -> int:
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise ReaError(
+        "unsupported_target",
+        "wasm-tools reported a number that is none (a damaged or hostile module)",
+        remediation="Nothing more is read from this module.",
+        details={"reason": "malformed"},
+    )
 
 
 def _engine() -> Any:
@@ -75,9 +108,9 @@ def _engine() -> Any:
 
 
 def read_module(call: ToolCall) -> tuple[Target, bytes]:
-    path = call.args.get("path")
+    path = arg_str(call.args, "path")
     target = identify(path, call.ctx) if path else call.session.require_target()
-    max_bytes = int(call.args.get("max_file_bytes", MAX_FILE_BYTES))
+    max_bytes = arg_int(call.args, "max_file_bytes", MAX_FILE_BYTES)
     try:
         data = read_regular(target.resolved_path, max_bytes, code="unsupported_target", field="path")
     except OSError as exc:
@@ -99,9 +132,9 @@ def read_module(call: ToolCall) -> tuple[Target, bytes]:
     return target, data
 
 
-def _count(value: Any) -> int:
+def _count(value: JSONValue) -> int:
     """An index or size the module states: a hostile LEB128 can exceed what JSON carries exactly."""
-    number = int(value)
+    number = json_int(value)
     if not 0 <= number < SAFE_INTEGER:
         raise ReaError(
             "unsupported_target",
@@ -112,17 +145,23 @@ def _count(value: Any) -> int:
     return number
 
 
-def _signature(types: list[dict[str, Any]], index: Any) -> str:
+def _signature(types: list[JSONValue], index: JSONValue) -> str:
     if not isinstance(index, int) or not 0 <= index < len(types):
         return "?"
-    t = types[index]
-    return f"({', '.join(map(str, t.get('params', [])))}) -> ({', '.join(map(str, t.get('results', [])))})"
+    t = json_object(types[index])
+    params, results = t.get("params", []), t.get("results", [])
+    shown = (
+        ", ".join(map(str, params if isinstance(params, list) else [])),
+        ", ".join(map(str, results if isinstance(results, list) else [])),
+    )
+    return f"({shown[0]}) -> ({shown[1]})"
 
 
-def _producers(toolchain: dict[str, Any]) -> Producers | None:
+def _producers(toolchain: JSONObject) -> Producers | None:
     def rows(key: str) -> list[Producer]:
         return [
-            Producer(name=str(p.get("name", "")), version=str(p.get("version", ""))) for p in toolchain.get(key, [])
+            Producer(name=str(p.get("name", "")), version=str(p.get("version", "")))
+            for p in json_objects(toolchain.get(key, []))
         ]
 
     out = Producers(languages=rows("languages"), processed_by=rows("processed_by"), sdks=rows("sdks"))
@@ -132,24 +171,24 @@ def _producers(toolchain: dict[str, Any]) -> Producers | None:
 class Model:
     """The report's functions, names, edges and constants, indexed once."""
 
-    def __init__(self, report: dict[str, Any]) -> None:
+    def __init__(self, report: Report) -> None:
         self.report = report
-        types = list(report.get("types") or [])
-        exports = list(report.get("exports") or [])
-        self.exported = {int(e["ref_index"]): str(e["name"]) for e in exports if e.get("kind") == "func"}
-        graph = report.get("call_graph") or {}
+        types = json_list(report.get("types"))
+        exports = json_objects(report.get("exports"))
+        self.exported = {json_int(e["ref_index"]): str(e["name"]) for e in exports if e.get("kind") == "func"}
+        graph = json_object(report.get("call_graph"))
         self.names: dict[int, str] = {}
         self.functions: list[Function] = []
-        func_imports = [i for i in report.get("imports") or [] if i.get("kind") == "func"]
+        func_imports = [i for i in json_objects(report.get("imports")) if i.get("kind") == "func"]
         for n, imp in enumerate(func_imports):
             self.names[n] = f"{imp.get('module', '')}.{imp.get('name', '')}"
-        self.bodies: dict[int, dict[str, Any]] = {int(f["index"]): f for f in report.get("functions") or []}
+        self.bodies: dict[int, JSONObject] = {json_int(f["index"]): f for f in json_objects(report.get("functions"))}
         for index, body in self.bodies.items():
             self.names[index] = str(body.get("name") or self.exported.get(index) or f"func{index}")
         self.calls: dict[int, list[int]] = defaultdict(list)
         self.callers: dict[int, list[int]] = defaultdict(list)
-        for edge in graph.get("edges") or []:
-            a, b = int(edge["from"]), int(edge["to"])
+        for edge in json_objects(graph.get("edges")):
+            a, b = json_int(edge["from"]), json_int(edge["to"])
             if b not in self.calls[a]:
                 self.calls[a].append(b)
             if a not in self.callers[b]:
@@ -161,7 +200,9 @@ class Model:
             f = self._function(index, _signature(types, body.get("signature_index")))
             self.functions.append(
                 msgspec.structs.replace(
-                    f, body_size=int(body.get("body_size", 0)), instruction_count=int(body.get("instruction_count", 0))
+                    f,
+                    body_size=json_int(body.get("body_size", 0)),
+                    instruction_count=json_int(body.get("instruction_count", 0)),
                 )
             )
 
@@ -179,7 +220,7 @@ class Model:
             called_by=[self.name(i) for i in self.callers.get(index, [])[:MAX_EDGES_LISTED]],
         )
 
-    def find(self, ref: Any) -> Function:
+    def find(self, ref: JSONValue) -> Function:
         for f in self.functions:
             if f.name == ref or str(f.index) == str(ref) or self.exported.get(f.index) == ref:
                 return f
@@ -187,27 +228,27 @@ class Model:
             f"no function {ref!r} in the module", [issue("function", "invalid_value", "a function name or index")]
         )
 
-    def text(self, instruction: dict[str, Any]) -> str:
+    def text(self, instruction: JSONObject) -> str:
         opcode = str(instruction.get("opcode", "?"))
-        immediates = instruction.get("immediates") or []
+        immediates = json_list(instruction.get("immediates"))
         if opcode in ("call", "return_call") and immediates and isinstance(immediates[0], int):
             return f"{opcode} {self.name(immediates[0])}"
         return " ".join([opcode, *(str(i) for i in immediates)])
 
     def strings(self) -> list[WasmString]:
         found = sorted(
-            (int(s.get("memory_offset") or 0), int(s.get("length") or 0), str(s.get("value", "")))
-            for s in self.report.get("strings") or []
+            (json_int(s.get("memory_offset") or 0), json_int(s.get("length") or 0), str(s.get("value", "")))
+            for s in json_objects(self.report.get("strings"))
             if s.get("memory_offset") is not None
         )
         starts = [s[0] for s in found]
         used: dict[int, set[str]] = defaultdict(set)
         # A function that loads a constant inside a string's bytes is taken to use it (clang addresses data so).
         for index, body in self.bodies.items():
-            for insn in body.get("instructions") or []:
+            for insn in json_objects(body.get("instructions")):
                 if insn.get("opcode") not in ("i32.const", "i64.const"):
                     continue
-                values = insn.get("immediates") or []
+                values = json_list(insn.get("immediates"))
                 if not values or not isinstance(values[0], int):
                     continue
                 at = bisect.bisect_right(starts, values[0]) - 1
@@ -219,25 +260,26 @@ class Model:
         ]
 
 
-def build(report: dict[str, Any], args: dict[str, Any]) -> WasmModule:
+def build(report: Report, args: Arguments) -> WasmModule:
     model = Model(report)
-    pattern = args.get("pattern")
+    pattern = arg_str(args, "pattern")
     functions = [f for f in model.functions if pattern is None or pattern in f.name]
     memories = [
         Memory(
-            index=int(m["index"]),
-            min_pages=_count(m["limits"].get("min") or 0),
-            max_pages=None if m["limits"].get("max") is None else _count(m["limits"]["max"]),
-            shared=bool(m["limits"].get("shared")),
-            memory64=bool(m["limits"].get("is_64")),
+            index=json_int(m["index"]),
+            min_pages=_count(limits.get("min") or 0),
+            max_pages=None if limits.get("max") is None else _count(limits["max"]),
+            shared=bool(limits.get("shared")),
+            memory64=bool(limits.get("is_64")),
         )
-        for m in report.get("memories") or []
+        for m in json_objects(report.get("memories"))
+        for limits in [json_object(m["limits"])]
     ]
     sections = [
-        Section(id=int(s["id"]), name=str(s["name"]), size=int(s["size"]), offset=int(s["offset"]))
-        for s in report.get("sections") or []
+        Section(id=json_int(s["id"]), name=str(s["name"]), size=json_int(s["size"]), offset=json_int(s["offset"]))
+        for s in json_objects(report.get("sections"))
     ]
-    types = list(report.get("types") or [])
+    types = json_list(report.get("types"))
     imports = [
         Import(
             module=str(i.get("module", "")),
@@ -245,34 +287,37 @@ def build(report: dict[str, Any], args: dict[str, Any]) -> WasmModule:
             kind=str(i.get("kind", "")),
             signature=_signature(types, i.get("type_index")) if i.get("kind") == "func" else None,
         )
-        for i in report.get("imports") or []
+        for i in json_objects(report.get("imports"))
     ]
     exports = [
         Export(name=str(e["name"]), kind=str(e["kind"]), index=_count(e["ref_index"]))
-        for e in report.get("exports") or []
+        for e in json_objects(report.get("exports"))
     ]
     disassembly = None
-    if args.get("function") is not None:
-        chosen = model.find(args["function"])
+    if (wanted := args.get("function")) is not None:
+        chosen = model.find(wanted)
         body = model.bodies.get(chosen.index, {})
-        rows = [Instruction(offset=int(i.get("offset", 0)), text=model.text(i)) for i in body.get("instructions") or []]
+        rows = [
+            Instruction(offset=json_int(i.get("offset", 0)), text=model.text(i))
+            for i in json_objects(body.get("instructions"))
+        ]
         disassembly = Disassembly(function=chosen, instructions=_page(rows, args, "instruction_", 200))
     start = report.get("start_function")
-    notes = [f"wasm-tools: {e}" for e in (report.get("errors") or [])[:20]]
+    notes = [f"wasm-tools: {e}" for e in json_list(report.get("errors"))[:20]]
     if report.get("strings_truncated"):
         notes.append("wasm-tools stopped extracting strings at its bound; the list is incomplete.")
     return WasmModule(
         kind="component" if report.get("is_component") else "module",
-        version=report.get("module_version"),
+        version=version if isinstance(version := report.get("module_version"), int) else None,
         sections=sections,
         custom_sections=[s.name for s in sections if s.id == 0],
-        producers=_producers(report.get("toolchain") or {}),
+        producers=_producers(json_object(report.get("toolchain"))),
         imports=_page(imports, args, "import_", 100),
         exports=_page(exports, args, "export_", 100),
         functions=_page(functions, args, "", 50),
         memories=memories,
-        tables=len(report.get("tables") or []),
-        globals=len(report.get("globals") or []),
+        tables=len(json_list(report.get("tables"))),
+        globals=len(json_list(report.get("globals"))),
         start_function=model.name(int(start)) if isinstance(start, int) else None,
         strings=_page(model.strings(), args, "string_", 20),
         disassembly=disassembly,
@@ -280,10 +325,10 @@ def build(report: dict[str, Any], args: dict[str, Any]) -> WasmModule:
     )
 
 
-def parse(data: bytes, name: str) -> dict[str, Any]:
+def parse(data: bytes, name: str) -> Report:
     api = _engine()
     try:
-        report: dict[str, Any] = api.parse_wasm_bytes(data, filename=name)
+        report: Report = api.parse_wasm_bytes(data, filename=name)
     except (RecursionError, MemoryError):
         raise ReaError(
             "unsupported_target",
@@ -303,7 +348,7 @@ def parse(data: bytes, name: str) -> dict[str, Any]:
             "unsupported_target",
             f"{name} has no readable WebAssembly header",
             remediation="The module is damaged or not WebAssembly.",
-            details={"reason": "malformed", "errors": [str(e)[:200] for e in (report.get("errors") or [])[:5]]},
+            details={"reason": "malformed", "errors": [str(e)[:200] for e in json_list(report.get("errors"))[:5]]},
         )
     return report
 

@@ -11,7 +11,6 @@ string at its linear-memory address (the data segment's), which a constant in co
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from rea.plugin import (
     CORE_OPERATIONS,
@@ -19,6 +18,7 @@ from rea.plugin import (
     AnalysisProvider,
     Availability,
     CallContext,
+    JSONObject,
     ProviderDescriptor,
     ReaError,
     Target,
@@ -72,7 +72,7 @@ class WasmProvider(AnalysisProvider):
             return TargetSupport(status="unsupported", code="target_format_unsupported", reason="no \\0asm magic")
         return TargetSupport(status="supported", reason="a WebAssembly binary module")
 
-    def analysis_profile(self, target: Target) -> dict[str, Any]:
+    def analysis_profile(self, target: Target) -> JSONObject:
         return {"wasm-tools": distribution_version("wasm-tools") or "not-installed"}
 
     def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:
