@@ -6,6 +6,7 @@ This module is what a Dask worker imports (``rea_plugins.corpus.analyse.analyse`
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import threading
@@ -13,7 +14,17 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import CallContext, OperationResult, ReaError, die_with_parent, fingerprints, open_regular
+from rea.plugin import (
+    Arguments,
+    CallContext,
+    JSONObject,
+    JSONValue,
+    OperationResult,
+    ReaError,
+    die_with_parent,
+    fingerprints,
+    open_regular,
+)
 from rea.plugin import evidence as ev_mod
 from rea_plugins.corpus.model import (
     BINARY_OPERATION,
@@ -27,7 +38,6 @@ from rea_plugins.corpus.model import (
 )
 
 PAGE = 1000
-_YARA: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 
@@ -57,37 +67,47 @@ def start_pool_worker(parent: int, limit_bytes: int | None) -> None:
     set_memory_limit(limit_bytes)
 
 
+# A provider's answers (list_strings, list_names, binary_layout) are its JSON, the native operations' contract: read
+# with a type check at each key, where a value of another type reads as absent.
+def _object(value: JSONValue) -> JSONObject:
+    return value if isinstance(value, dict) else {}
+
+
+def _objects(value: JSONValue) -> list[JSONObject]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _text(value: JSONValue) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _all(
-    session: Any,
-    operation: str,
-    key: str,
-    ctx: CallContext,
-    extra: dict[str, Any] | None = None,
-    cap: int | None = None,
-) -> tuple[list[dict[str, Any]], int, bool]:
+    session: Any, operation: str, key: str, ctx: CallContext, cap: int | None = None
+) -> tuple[list[JSONObject], int, bool]:
     """Every row of a paged operation (at most ``cap``): rows, total, truncated."""
-    rows: list[dict[str, Any]] = []
+    rows: list[JSONObject] = []
     offset = 0
     while True:
         limit = PAGE if cap is None else max(1, min(PAGE, cap - len(rows)))
-        page = session.execute(operation, {**(extra or {}), "offset": offset, "limit": limit}, ctx).normalized
-        rows.extend(page[key])
-        total = int(page.get("total", len(rows)))
+        page: JSONObject = session.execute(operation, {"offset": offset, "limit": limit}, ctx).normalized
+        rows.extend(_objects(page[key]))
+        total = page.get("total", len(rows))
+        total = total if isinstance(total, int) else len(rows)
         nxt = page.get("next_offset")
         if nxt is None:
             return rows, total, False
         if cap is not None and len(rows) >= cap:
             return rows, total, True
-        offset = int(nxt)
+        offset = int(str(nxt))
 
 
+@functools.cache
 def _yara_rules(source: str) -> Any:
+    """The compiled rules of ``source`` (yara's untyped Rules), compiled once per process."""
     import yara
 
     with _LOCK:
-        if source not in _YARA:
-            _YARA[source] = yara.compile(source=source, includes=False)
-        return _YARA[source]
+        return yara.compile(source=source, includes=False)
 
 
 def _yara_matches(rules: Any, path: str) -> Any:
@@ -104,12 +124,12 @@ def _yara_matches(rules: Any, path: str) -> Any:
 def _record(session: Any, path: str, options: Options, ctx: CallContext) -> BinaryRecord:
     target = session.require_target()
     doc = session.execute("list_documents", {}, ctx).normalized["documents"][0]
-    layout: dict[str, Any] = {}
+    layout: JSONObject = {}
     if session.supports("binary_layout"):
         layout = session.execute("binary_layout", {}, ctx).normalized
     strings, string_total, strings_cut = _all(session, "list_strings", "strings", ctx, cap=options.max_strings)
 
-    def execute(operation: str, params: dict[str, Any]) -> Any:
+    def execute(operation: str, params: Arguments) -> Any:
         ctx.check("hashing procedures")
         return session.execute(operation, params, ctx).normalized
 
@@ -119,20 +139,21 @@ def _record(session: Any, path: str, options: Options, ctx: CallContext) -> Bina
         for f in prints
         if f["instructions"]
     ]
-    linkage = layout.get("linkage") or {}
+    linkage = _object(layout.get("linkage"))
     imports = [
-        ImportRow(name=i["name"], library=i.get("library"), kind=i.get("kind")) for i in layout.get("imports", [])
+        ImportRow(name=str(i["name"]), library=_text(i.get("library")), kind=_text(i.get("kind")))
+        for i in _objects(layout.get("imports", []))
     ]
-    exports = [ExportRow(name=e["name"], address=e.get("address")) for e in layout.get("exports", [])]
+    exports = [ExportRow(name=str(e["name"]), address=_text(e.get("address"))) for e in _objects(layout.get("exports"))]
     if not layout and session.supports("list_names"):
         names, _, _ = _all(session, "list_names", "names", ctx)
-        imports = [ImportRow(name=n["name"]) for n in names if n["kind"] == "import"]
-        exports = [ExportRow(name=n["name"], address=n["address"]) for n in names if n["kind"] == "export"]
+        imports = [ImportRow(name=str(n["name"])) for n in names if n["kind"] == "import"]
+        exports = [ExportRow(name=str(n["name"]), address=_text(n["address"])) for n in names if n["kind"] == "export"]
     yara_hits: list[YaraMatch] = []
     if options.yara_source is not None:
         for m in _yara_matches(_yara_rules(options.yara_source), target.resolved_path):
             yara_hits.append(YaraMatch(rule=m.rule, namespace=m.namespace, tags=list(m.tags)))
-    mit = layout.get("mitigations") or {}
+    mit = _object(layout.get("mitigations"))
     return BinaryRecord(
         sha256=target.sha256,
         size=target.size,
@@ -140,14 +161,14 @@ def _record(session: Any, path: str, options: Options, ctx: CallContext) -> Bina
         architecture=doc.get("architecture", target.architecture),
         bits=doc.get("bits"),
         entry=doc.get("entry"),
-        interpreter=linkage.get("interpreter"),
-        needed=list(linkage.get("needed") or []),
+        interpreter=_text(linkage.get("interpreter")),
+        needed=[n for n in needed if isinstance(n, str)] if isinstance(needed := linkage.get("needed"), list) else [],
         imports=imports,
         exports=exports,
         mitigations=msgspec.convert({k: v for k, v in mit.items() if k in Mitigations.__struct_fields__}, Mitigations),
         procedure_count=proc_total,
         string_count=string_total,
-        strings=[s["value"] for s in strings],
+        strings=[str(s["value"]) for s in strings],
         strings_truncated=strings_cut,
         procedures=hashes,
         procedures_truncated=procs_cut,
