@@ -239,13 +239,27 @@ class _Rules:
         return True
 
 
+class _Pairing:
+    """One comparison's pairing as it goes: both sides, the pairs made so far (left address -> right address and how
+    it paired) and the right procedures they took, and the rules a pair must meet."""
+
+    def __init__(self, left: dict[str, _Proc], right: dict[str, _Proc], ctx: CallContext) -> None:
+        self.left, self.right, self.ctx = left, right, ctx
+        self.pairs: dict[str, tuple[str, How]] = {}
+        self.taken: set[str] = set()
+        self.rules = _Rules(left, right)
+
+    def match(self, a: str, b: str, how: How) -> None:
+        self.pairs[a] = (b, how)
+        self.taken.add(b)
+
+
 def _pair(
     left: dict[str, _Proc], right: dict[str, _Proc], ctx: CallContext, minimum: float = MIN_SIMILARITY
 ) -> tuple[dict[str, tuple[str, How]], Nearest]:
     """left address -> (right address, how it paired); and each leftover's nearest leftover of the other side."""
-    pairs: dict[str, tuple[str, How]] = {}
-    taken: set[str] = set()
-    rules = _Rules(left, right)
+    pairing = _Pairing(left, right, ctx)
+    pairs, taken, rules = pairing.pairs, pairing.taken, pairing.rules
 
     def unique(side: dict[str, _Proc], key: Any) -> dict[Any, str]:
         counts = Counter(key(p) for p in side.values())
@@ -259,30 +273,27 @@ def _pair(
         rights = unique({a: p for a, p in right.items() if a not in taken}, key)
         for k, a in lefts.items():
             if k in rights and (how == "name" or rules.allowed(left[a], right[rights[k]])):
-                pairs[a] = (rights[k], how)
-                taken.add(rights[k])
+                pairing.match(a, rights[k], how)
     # Same-named copies (static functions of one name in several files) pair when name and hash agree: in
     # address order where several are alike, which cannot be told apart and are unchanged either way.
-    _in_order(left, right, pairs, taken, lambda p: (p.name, p.hash) if _named(p.name) else None, "name", rules)
+    _in_order(pairing, lambda p: (p.name, p.hash) if _named(p.name) else None, "name")
     for n in range(NEIGHBOURHOOD_ROUNDS):
         ctx.progress(
             f"compare_binaries: pairing by neighbourhood, round {n + 1} of {NEIGHBOURHOOD_ROUNDS}",
             done=n,
             total=NEIGHBOURHOOD_ROUNDS,
         )
-        found = _neighbourhood(left, right, pairs, taken, rules, ctx)
+        found = _neighbourhood(pairing)
         if not found:
             break
         for a, b in found.items():
-            pairs[a] = (b, "neighbourhood")
-            taken.add(b)
+            pairing.match(a, b, "neighbourhood")
     # Then identical code in equal numbers on both sides (setters, stubs): in address order, which builds keep.
-    _in_order(left, right, pairs, taken, lambda p: p.hash, "hash", rules)
+    _in_order(pairing, lambda p: p.hash, "hash")
     # Last, the leftovers' most similar candidates: paired when mutually best and similar enough.
-    chosen, nearest = _most_similar(left, right, pairs, taken, rules, ctx, minimum)
+    chosen, nearest = _most_similar(pairing, minimum)
     for a, b in chosen.items():
-        pairs[a] = (b, "similarity")
-        taken.add(b)
+        pairing.match(a, b, "similarity")
     return pairs, nearest
 
 
@@ -290,18 +301,11 @@ def _ratio(x: _Proc, y: _Proc) -> float:
     return round(difflib.SequenceMatcher(None, x.lines, y.lines, autojunk=False).ratio(), 4)
 
 
-def _most_similar(
-    left: dict[str, _Proc],
-    right: dict[str, _Proc],
-    pairs: dict[str, tuple[str, How]],
-    taken: set[str],
-    rules: _Rules,
-    ctx: CallContext,
-    minimum: float,
-) -> tuple[dict[str, str], Nearest]:
+def _most_similar(state: _Pairing, minimum: float) -> tuple[dict[str, str], Nearest]:
     """Mutually best pairs at least ``minimum`` alike, and each leftover's nearest candidate on either side (address
     -> (score, address on the other side)): candidates from a MinHash LSH index of the right leftovers, scored by
     sequence similarity."""
+    left, right, pairs, taken, rules, ctx = state.left, state.right, state.pairs, state.taken, state.rules, state.ctx
     lefts = [a for a in left if a not in pairs]
     rights = [b for b in right if b not in taken]
     if not lefts or not rights:
@@ -343,16 +347,9 @@ def _most_similar(
     return chosen, (best_of, best_for)
 
 
-def _in_order(
-    left: dict[str, _Proc],
-    right: dict[str, _Proc],
-    pairs: dict[str, tuple[str, How]],
-    taken: set[str],
-    key: Any,
-    how: How,
-    rules: _Rules,
-) -> None:
+def _in_order(state: _Pairing, key: Any, how: How) -> None:
     """Pair the unpaired procedures of each equal key, in address order, where both sides have as many."""
+    left, right, pairs, taken, rules = state.left, state.right, state.pairs, state.taken, state.rules
     groups: dict[Any, tuple[list[str], list[str]]] = {}
     for a, p in left.items():
         if a not in pairs and key(p) is not None:
@@ -366,20 +363,13 @@ def _in_order(
             matched = list(zip(*order, strict=True))
             if all(rules.allowed(left[a], right[b]) for a, b in matched):
                 for a, b in matched:
-                    pairs[a] = (b, how)
-                    taken.add(b)
+                    state.match(a, b, how)
 
 
-def _neighbourhood(
-    left: dict[str, _Proc],
-    right: dict[str, _Proc],
-    pairs: dict[str, tuple[str, How]],
-    taken: set[str],
-    rules: _Rules,
-    ctx: CallContext,
-) -> dict[str, str]:
+def _neighbourhood(state: _Pairing) -> dict[str, str]:
     """Unpaired procedures whose paired callers and callees point at one unpaired procedure, mutually best, whose
     code is alike."""
+    left, right, pairs, taken, rules, ctx = state.left, state.right, state.pairs, state.taken, state.rules, state.ctx
     mapped = {a: b for a, (b, _) in pairs.items()}
 
     def best(score: dict[str, float]) -> str | None:
@@ -562,6 +552,17 @@ def page_asked(args: Arguments, rows: list[T], default_limit: int) -> PageOf[T]:
     return page_of(rows, arg_int(args, "offset", 0), arg_int(args, "limit", default_limit))
 
 
+def _described(target_id: str, sha256: str, side: _Side) -> BinarySide:
+    """One side as the answer describes it: its target, how many procedures it has and how many were read."""
+    return BinarySide(
+        target_id=target_id,
+        sha256=sha256,
+        procedures=side.total,
+        compared=len(side.procs),
+        instructions=side.instructions,
+    )
+
+
 def _compare_binaries(call: ToolCall) -> Evidence:
     args = call.args
     bounds = bounds_of(args)
@@ -581,20 +582,8 @@ def _compare_binaries(call: ToolCall) -> Evidence:
     page = page_asked(args, [r for r in rows if r.status in wanted], 100)
     bound = lside.bound or rside.bound
     result = BinaryComparison(
-        left=BinarySide(
-            target_id=left_id,
-            sha256=left_sha,
-            procedures=lside.total,
-            compared=len(left),
-            instructions=lside.instructions,
-        ),
-        right=BinarySide(
-            target_id=right_id,
-            sha256=right_sha,
-            procedures=rside.total,
-            compared=len(right),
-            instructions=rside.instructions,
-        ),
+        left=_described(left_id, left_sha, lside),
+        right=_described(right_id, right_sha, rside),
         counts=counts,
         items=page.items,
         offset=page.offset,
