@@ -10,10 +10,10 @@ from rea_plugins.binary.core.schema import run
 
 _SEGMENTS = "binary.segments"
 
-# A region is the provider's list_segments row (``SegmentItem``'s JSON), copied and read by key. It stays
-# dict[str, Any] for now: navigation (image, stepping), search (strings, program, codesearch) and notebook (types)
-# read its fields as the typed values they are, so typing it JSONObject, or as a TypedDict, moves a narrowing or a
-# signature into each of those rooms; that change is made with them, in one commit (see the report of issue 43).
+# A region is the provider's list_segments row (``SegmentItem``'s JSON), copied and read by key. It stays an untyped
+# dict for now: navigation (image, stepping), search (strings, program, codesearch) and notebook (types) read its
+# fields as the typed values they are, so typing it JSONObject, or as a TypedDict, moves a narrowing or a signature
+# into each of those rooms; that change is made with them, in one commit (see the report of issue 43).
 
 
 def regions(call: ToolCall) -> list[dict[str, Any]]:

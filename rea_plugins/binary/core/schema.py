@@ -141,7 +141,7 @@ def limitations_of(*results: OperationResult) -> list[str]:
     return list(dict.fromkeys(lim for r in results for lim in r.limitations))
 
 
-# dict[str, Any], like core.regions' rows: navigation's stepping reads its address as a str (changed with that room).
+# An untyped dict, like core.regions' rows: navigation's stepping reads its address as a str (changed with that room).
 def containing(call: ToolCall, address: str) -> dict[str, Any] | None:
     """The procedure containing ``address`` as the provider answers it (a copy of its row, read by key), or None."""
     found = run(call, "resolve_containing_procedure", {"address": address}).normalized["procedure"]
