@@ -423,6 +423,16 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "ReferenceKind",
         "The kinds of a native reference: ``call``, ``jump``, ``data``, ``read``, ``write``, ``indirect``, ...",
     ),
+    "Authority": (
+        "rea.evidence",
+        "Authority",
+        "Who stands behind an Evidence record's facts (``shipped-artifact``, ...): its ``authority`` field.",
+    ),
+    "Confidence": (
+        "rea.evidence",
+        "Confidence",
+        "How an Evidence record's facts were reached: ``observed``, ``derived`` or ``inferred``.",
+    ),
     "hexa": ("rea.operations.answers", "hexa", "An address as the contract's lowercase ``0x`` hex string."),
     "int_param": (
         "rea.operations.answers",
@@ -1362,6 +1372,7 @@ __all__ = [
     "ArchiveReader",
     "Arguments",
     "Assembly",
+    "Authority",
     "Availability",
     "Block",
     "CacheKey",
@@ -1374,6 +1385,7 @@ __all__ = [
     "Category",
     "CloseOutcome",
     "CommandFailed",
+    "Confidence",
     "ContainingProcedure",
     "DataInspection",
     "DataType",
@@ -1736,6 +1748,8 @@ if TYPE_CHECKING:
     from rea.errors import invalid_request as invalid_request
     from rea.errors import issue as issue
     from rea.evidence import AnalysisProfile as AnalysisProfile
+    from rea.evidence import Authority as Authority
+    from rea.evidence import Confidence as Confidence
     from rea.evidence import Evidence as Evidence
     from rea.evidence import ProviderIdentity as ProviderIdentity
     from rea.evidence import as_object as as_object
