@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 import msgspec
 
-from rea.plugin import ReaError
+from rea.plugin import JSONObject, ReaError
 from rea_plugins.native.image import Image
 from rea_plugins.native.model import Region, regions_only
 from rea_plugins.native.sweep import FLOW, Extra, Facts, Sweeper
@@ -142,7 +142,7 @@ def read_checked(path: str, sha256: str) -> bytes:
     return data
 
 
-def route(params: dict[str, Any], reporter: Any) -> msgspec.Raw:
+def route(params: JSONObject, reporter: Any) -> msgspec.Raw:  # the worker protocol's JSON request
     """The worker's ``sweep`` route: the job over the file as it is now, refused when its bytes changed."""
     job = msgspec.convert(params, SweepJob)
     return msgspec.Raw(msgspec.msgpack.encode(sweep_job(job, read_checked(job.path, job.sha256))))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 import msgspec
 
@@ -92,9 +91,10 @@ def c_literal(text: str) -> str:
     return '"' + "".join(out) + ('..."' if len(text) > _MAX_STRING else '"')
 
 
-def prototype(text: str, types: dict[str, Any], fmt: str, arch: str) -> Prototype:
-    """A notebook prototype against the notebook's type library; its struct pointers' fields by offset."""
-    library = typelib.declare("\n".join(types.get("declarations") or []), {}) if types.get("declarations") else {}
+def prototype(text: str, declarations: list[str], fmt: str, arch: str) -> Prototype:
+    """A notebook prototype against the notebook's type library (its C ``declarations``); its struct pointers'
+    fields by offset."""
+    library = typelib.declare("\n".join(declarations), {}) if declarations else {}
     proto = typelib.prototype(text, library)
     layout = typelib.Layout(library, typelib.abi_for(fmt, arch))
     fields: dict[int, dict[int, Field]] = {}

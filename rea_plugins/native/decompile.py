@@ -196,7 +196,7 @@ class Pool:
             slot.busy.release()
             self._free.notify_all()
 
-    def lineage(self) -> list[dict[str, Any]]:
+    def lineage(self) -> list[dict[str, Any]]:  # the kernel's type (AnalysisClient.lineage)
         return [o for s in self.slots for o in s.channel.lineage()]
 
 
@@ -299,7 +299,7 @@ class Decompilation:
                 self._done.popitem(last=False)
 
     def _run(self, job: DecompileJob, p: Proc, ctx: CallContext, prefer: int) -> Decompiled:
-        result: Decompiled = self._request("decompile", msgspec.to_builtins(job), Decompiled, p, ctx, prefer)
+        result: Decompiled = self._request("decompile", job, Decompiled, p, ctx, prefer)
         return result
 
     def flow(self, p: Proc, site: int, argument: int, max_ops: int, ctx: CallContext) -> Flow:
@@ -307,8 +307,8 @@ class Decompilation:
         if not engine().available:
             raise unavailable()
         job = self._job_for(p)
-        params = msgspec.to_builtins(FlowJob(job=job, site=site, argument=argument, max_ops=max_ops))
-        result: Flow = self._request("data_flow", params, Flow, p, ctx, 0)
+        flow_job = FlowJob(job=job, site=site, argument=argument, max_ops=max_ops)
+        result: Flow = self._request("data_flow", flow_job, Flow, p, ctx, 0)
         return result
 
     def _job_for(self, p: Proc) -> DecompileJob:
@@ -324,8 +324,10 @@ class Decompilation:
             max_instructions=MAX_INSTRUCTIONS,
         )
 
-    def _request(self, op: str, params: dict[str, Any], reply_type: Any, p: Proc, ctx: CallContext, prefer: int) -> Any:
-        """``op`` on a free worker holding this target's image (loaded first where it does not)."""
+    def _request(self, op: str, job: msgspec.Struct, reply_type: Any, p: Proc, ctx: CallContext, prefer: int) -> Any:
+        """``op`` on a free worker holding this target's image (loaded first where it does not): ``job`` is the
+        request (sent as the JSON it encodes to)."""
+        params = msgspec.to_builtins(job)
         timeout = float(DECOMPILE_TIMEOUT.read())
         slot = self.pool.acquire(ctx, prefer)
         try:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from rea.plugin import ReaError, Reporter, serve
+from rea.plugin import JSONObject, ReaError, Reporter, serve
 
 MAX_FRAME_BYTES = 64 << 20
 # A flat image wider than this (sparse segments far apart) is refused rather than allocated.
@@ -119,10 +119,18 @@ _STATE = _State()
 _LOCK = threading.Lock()
 
 
-def load(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
+class Loaded(msgspec.Struct, frozen=True, kw_only=True):
+    """The ``load`` route's reply: the image's key and its size."""
+
+    loaded: str
+    bytes: int
+
+
+# Each route's ``params`` is the worker protocol's request, JSON the route converts to its job Struct.
+def load(params: JSONObject, reporter: Reporter) -> Loaded:
     job = msgspec.convert(params, LoadJob)
     if _STATE.key == job.key:
-        return {"loaded": job.key, "bytes": len(_STATE.image)}
+        return Loaded(loaded=job.key, bytes=len(_STATE.image))
     pieces = [p for p in job.pieces if p.size > 0]
     if not pieces:
         raise ReaError("unsupported_target", "the binary has no file-backed segment to decompile")
@@ -152,7 +160,7 @@ def load(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         if 0 <= at <= len(image) - job.pointer_size:
             image[at : at + job.pointer_size] = (value & mask).to_bytes(job.pointer_size, order)
     _STATE.key, _STATE.image, _STATE.base = job.key, bytes(image), low
-    return {"loaded": job.key, "bytes": len(image)}
+    return Loaded(loaded=job.key, bytes=len(image))
 
 
 def _session() -> Any:
@@ -175,7 +183,7 @@ def _c_type(t: Any) -> str:
     return str(t.name)
 
 
-def decompile(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
+def decompile(params: JSONObject, reporter: Reporter) -> msgspec.Raw:
     with _LOCK:
         _session()  # a flatline that cannot load is provider_unavailable, before anything is imported from it
     from flatline import (  # type: ignore[import-not-found,import-untyped,unused-ignore]
@@ -255,7 +263,7 @@ def preload() -> None:
         pass
 
 
-def data_flow(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
+def data_flow(params: JSONObject, reporter: Reporter) -> msgspec.Raw:
     """Where one call's argument comes from: its defining p-code ops, breadth first, up to ``max_ops``."""
     with _LOCK:
         _session()

@@ -6,9 +6,11 @@ import os
 import re
 from typing import Any
 
+import msgspec
+
 from rea.plugin import open_regular
 from rea_plugins.native.declared import host_arch
-from rea_plugins.native.model import Import, Model, Region, Symbol, WorkerRequest
+from rea_plugins.native.model import Import, Linkage, Mitigations, Model, Region, Symbol, WorkerRequest
 
 
 class ExtractError(Exception):
@@ -106,10 +108,14 @@ def sanitize(m: Model) -> Model:
         for a, e in m.unwind
         if type(a) is int and type(e) is int and 0 <= a <= e < _ADDRESS_LIMIT and e - a <= _SAFE
     ]
-    linkage = {
-        k: (_text(v) if isinstance(v, (str, bytes)) else [_text(x) for x in v] if isinstance(v, list) else v)
-        for k, v in m.linkage.items()
-    }
+    link = m.linkage
+    linkage = msgspec.structs.replace(
+        link,
+        interpreter=None if link.interpreter is None else _text(link.interpreter),
+        needed=[_text(x) for x in link.needed],
+        rpath=[_text(x) for x in link.rpath],
+        runpath=[_text(x) for x in link.runpath],
+    )
     limitations = list(m.limitations)
     if dropped:
         limitations.append(f"{dropped} segments/sections with out-of-range addresses or sizes were ignored")
@@ -323,36 +329,36 @@ def _elf(lief: Any, b: Any, req: WorkerRequest) -> Model:
     unwind = [(int(f.address), int(f.address) + int(f.size)) for f in b.functions if f.address]
     if not unwind:
         unwind = _eh_frame(b, bits)
-    linkage: dict[str, Any] = {
-        "interpreter": b.interpreter if b.has_interpreter else None,
-        "needed": [],
-        "rpath": [],
-        "runpath": [],
-    }
+    needed: list[str] = []
+    rpath: list[str] = []
+    runpath: list[str] = []
     bind_now = False
     for d in b.dynamic_entries:
         tag = _enum_name(d.tag)
         if tag == "NEEDED":
-            linkage["needed"].append(d.name)
+            needed.append(d.name)
         elif tag in ("RPATH", "RUNPATH"):
-            linkage["rpath" if tag == "RPATH" else "runpath"].extend(list(d.paths))
+            (rpath if tag == "RPATH" else runpath).extend(list(d.paths))
         elif tag == "BIND_NOW" or (tag == "FLAGS" and int(d.value) & 0x8) or (tag == "FLAGS_1" and int(d.value) & 0x1):
             bind_now = True
     phdr_types = {_enum_name(s.type): s for s in b.segments}
     stack = phdr_types.get("GNU_STACK")
     import_names = {i.name for i in imports}
     all_names = import_names | {s.name for s in symbols}
-    mitigations: dict[str, Any] = {
-        "nx": (not bool(int(stack.flags) & 1)) if stack is not None else False,
-        "pie": _enum_name(b.header.file_type) == "DYN" and b.has_interpreter,
-        "relro": ("full" if bind_now else "partial") if "GNU_RELRO" in phdr_types else "none",
-        "canary": bool({"__stack_chk_fail", "__stack_chk_guard", "__stack_chk_fail_local"} & all_names),
-        "fortify": any(n.startswith("__") and n.endswith("_chk") and n != "__stack_chk_fail" for n in import_names),
-        "cet_ibt": "unknown",
-        "cet_shstk": "unknown",
-        "bti": "unknown",
-    }
-    _gnu_properties(lief, b, arch, mitigations)
+    cet_ibt, cet_shstk, bti = _gnu_properties(lief, b, arch)
+    mitigations = Mitigations(
+        nx=(not bool(int(stack.flags) & 1)) if stack is not None else False,
+        pie=_enum_name(b.header.file_type) == "DYN" and b.has_interpreter,
+        relro=("full" if bind_now else "partial") if "GNU_RELRO" in phdr_types else "none",
+        canary=bool({"__stack_chk_fail", "__stack_chk_guard", "__stack_chk_fail_local"} & all_names),
+        fortify=any(n.startswith("__") and n.endswith("_chk") and n != "__stack_chk_fail" for n in import_names),
+        cet_ibt=cet_ibt,
+        cet_shstk=cet_shstk,
+        bti=bti,
+    )
+    linkage = Linkage(
+        interpreter=b.interpreter if b.has_interpreter else None, needed=needed, rpath=rpath, runpath=runpath
+    )
     if thumb:
         limitations.append("ARM (32-bit) code is decoded in ARM mode; Thumb functions are listed but decoded as ARM.")
     if machine == "I386" or arch == "arm":
@@ -394,8 +400,13 @@ def _eh_frame(b: Any, bits: int) -> list[tuple[int, int]]:
     return sorted(set(fde_ranges(bytes(section.content), int(section.virtual_address), bits // 8, little)))
 
 
-def _gnu_properties(lief: Any, b: Any, arch: str, mitigations: dict[str, Any]) -> None:
+def _gnu_properties(lief: Any, b: Any, arch: str) -> tuple[bool | str, bool | str, bool | str]:
+    """CET's IBT and SHSTK and AArch64's BTI as the GNU property notes declare them (``"unknown"`` where they
+    cannot say: no note is read as absent only on the architectures that define it)."""
     found = False
+    cet_ibt: bool | str = "unknown"
+    cet_shstk: bool | str = "unknown"
+    bti: bool | str = "unknown"
     for note in b.notes:
         if not isinstance(note, lief.ELF.NoteGnuProperty):
             continue
@@ -403,16 +414,16 @@ def _gnu_properties(lief: Any, b: Any, arch: str, mitigations: dict[str, Any]) -
             if isinstance(prop, lief.ELF.X86Features):
                 found = True
                 feats = {_enum_name(f) for _, f in prop.features}
-                mitigations["cet_ibt"] = "IBT" in feats
-                mitigations["cet_shstk"] = "SHSTK" in feats
+                cet_ibt = "IBT" in feats
+                cet_shstk = "SHSTK" in feats
             elif isinstance(prop, lief.ELF.AArch64Feature):
                 found = True
-                mitigations["bti"] = any(_enum_name(f) == "BTI" for f in prop.features)
+                bti = any(_enum_name(f) == "BTI" for f in prop.features)
     if arch in ("x86_64", "x86") and not found:
-        mitigations["cet_ibt"] = False
-        mitigations["cet_shstk"] = False
-    if arch == "arm64" and mitigations["bti"] == "unknown":
-        mitigations["bti"] = False
+        cet_ibt = cet_shstk = False
+    if arch == "arm64" and bti == "unknown":
+        bti = False
+    return cet_ibt, cet_shstk, bti
 
 
 # -- PE ----------------------------------------------------------------------------------------
@@ -566,29 +577,24 @@ def _pe(lief: Any, b: Any, req: WorkerRequest) -> Model:
     dllc = int(b.optional_header.dll_characteristics)
     import_names = {i.name for i in imports}
     names = import_names | {s.name for s in symbols}
-    mitigations: dict[str, Any] = {
-        "nx": bool(dllc & 0x100),
-        "pie": bool(dllc & 0x40),
-        "relro": "unknown",
-        "canary": bool({"__security_cookie", "__stack_chk_fail", "__security_check_cookie"} & names),
-        "fortify": any(n.startswith("__") and n.endswith("_chk") and n != "__stack_chk_fail" for n in import_names),
-        "cet_ibt": "unknown",
-        "cet_shstk": "unknown",
-        "bti": "unknown",
-        "cfg": bool(dllc & 0x4000),
-        "high_entropy_va": bool(dllc & 0x20),
-    }
-    linkage: dict[str, Any] = {
-        "interpreter": None,
-        "needed": [imp.name for imp in b.imports],
-        "rpath": [],
-        "runpath": [],
-    }
+    mitigations = Mitigations(
+        nx=bool(dllc & 0x100),
+        pie=bool(dllc & 0x40),
+        relro="unknown",
+        canary=bool({"__security_cookie", "__stack_chk_fail", "__security_check_cookie"} & names),
+        fortify=any(n.startswith("__") and n.endswith("_chk") and n != "__stack_chk_fail" for n in import_names),
+        cfg=bool(dllc & 0x4000),
+        high_entropy_va=bool(dllc & 0x20),
+    )
     is_dll = any(_enum_name(c) == "DLL" for c in b.header.characteristics_list)
     entry_rva = int(b.optional_header.addressof_entrypoint)
     clr = _clr(b, base)
-    if clr is not None:
-        linkage["clr"] = clr
+    linkage = Linkage(
+        interpreter=None,
+        needed=[imp.name for imp in b.imports],
+        clr=msgspec.UNSET if clr is None else clr,
+        dll=is_dll,
+    )
     return Model(
         format="pe",
         arch=arch,
@@ -604,7 +610,7 @@ def _pe(lief: Any, b: Any, req: WorkerRequest) -> Model:
         symbols=symbols,
         imports=imports,
         unwind=unwind,
-        linkage=linkage | {"dll": is_dll},
+        linkage=linkage,
         mitigations=mitigations,
         limitations=[IL_ONLY_NOTE] if clr == "il-only" else [],
     )
@@ -730,22 +736,18 @@ def _macho(lief: Any, fat: Any, req: WorkerRequest) -> Model:
         unwind = [(text_base + int(off), text_base + int(off)) for off in b.function_starts.functions]
     flags = {_enum_name(f) for f in b.header.flags_list}
     import_names = {i.name for i in imports}
-    mitigations: dict[str, Any] = {
-        "nx": "ALLOW_STACK_EXECUTION" not in flags,
-        "pie": "PIE" in flags,
-        "relro": "unknown",
-        "canary": "___stack_chk_fail" in import_names or "___stack_chk_guard" in import_names,
-        "fortify": any(n.startswith("___") and n.endswith("_chk") and n != "___stack_chk_fail" for n in import_names),
-        "cet_ibt": "unknown",
-        "cet_shstk": "unknown",
-        "bti": "unknown",
-    }
-    linkage = {
-        "interpreter": b.dylinker.name if b.has_dylinker else None,
-        "needed": [lib.name for lib in b.libraries],
-        "rpath": [r.path for r in b.rpaths] if hasattr(b, "rpaths") else [],
-        "runpath": [],
-    }
+    mitigations = Mitigations(
+        nx="ALLOW_STACK_EXECUTION" not in flags,
+        pie="PIE" in flags,
+        relro="unknown",
+        canary="___stack_chk_fail" in import_names or "___stack_chk_guard" in import_names,
+        fortify=any(n.startswith("___") and n.endswith("_chk") and n != "___stack_chk_fail" for n in import_names),
+    )
+    linkage = Linkage(
+        interpreter=b.dylinker.name if b.has_dylinker else None,
+        needed=[lib.name for lib in b.libraries],
+        rpath=[r.path for r in b.rpaths] if hasattr(b, "rpaths") else [],
+    )
     entry = int(b.entrypoint) or None
     return Model(
         format="mach-o",

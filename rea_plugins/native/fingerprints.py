@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.plugin import CallContext, hash_instructions, hexa, page_fields, whole_program_paging
+from rea.plugin import Arguments, CallContext, hash_instructions, hexa, next_offset, whole_program_paging
+from rea_plugins.native.rows import FingerprintRow, Fingerprints
 
 
-def answer(ops: Any, params: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+def answer(ops: Any, params: Arguments, ctx: CallContext) -> Fingerprints:
     """One page of ``ProcedureFingerprints`` (procedures in address order)."""
     offset, limit = whole_program_paging(params)
     program = ops.p
@@ -28,5 +29,11 @@ def answer(ops: Any, params: dict[str, Any], ctx: CallContext) -> dict[str, Any]
         count, digest = hash_instructions(
             (mnemonic, op_str) for _, _, mnemonic, op_str in program.md.disasm_lite(code, p.address, cap)
         )
-        rows.append({"address": hexa(p.address), "name": p.name, "kind": p.kind, "instructions": count, "hash": digest})
-    return {**page_fields(offset, limit, len(window), len(procs)), "fingerprints": rows}
+        rows.append(FingerprintRow(address=hexa(p.address), name=p.name, kind=p.kind, instructions=count, hash=digest))
+    return Fingerprints(
+        offset=offset,
+        limit=limit,
+        total=len(procs),
+        next_offset=next_offset(offset, len(window), len(procs)),
+        fingerprints=rows,
+    )

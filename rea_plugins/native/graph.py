@@ -13,12 +13,14 @@ import array
 import itertools
 import operator
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
-from rea.plugin import CALL_GRAPH_LEGEND, EDGE_KIND_CODES, CalleeRow, ProgramCallGraphRows, page_fields
+from rea.plugin import CALL_GRAPH_LEGEND, EDGE_KIND_CODES, CalleeRow, ProgramCallGraphRows, next_offset
 from rea_plugins.native.index import REF_KINDS, column
+from rea_plugins.native.rows import CallEdgeRow, CallGraphPage
 from rea_plugins.native.sweep import NARROW_END
 
 if TYPE_CHECKING:
@@ -193,18 +195,17 @@ def answer(
     limit: int,
     name_of: Callable[[int], str | None],
     target_name: Callable[[int], str | None],
-) -> dict[str, Any]:
+) -> CallGraphPage:
     """One page of the program's edges as ``rea.operations.shapes.ProgramCallGraph``: ``names`` holds the page's
     procedures (``name_of``); a callee that is no procedure but has a name (an import's slot) carries it as
     ``callee_name`` (``target_name``)."""
     total = len(edges)
-    rows: list[dict[str, Any]] = []
+    rows: list[CallEdgeRow] = []
     names: dict[str, str] = {}
     for caller, callee, kind, calls in edges.rows(offset, offset + limit):
         at = hex(caller)  # each address's text made once (a page is thousands of edges)
         to = None if callee is None else hex(callee)
-        row: dict[str, Any] = {"caller": at, "callee": to, "kind": kind, "calls": calls}
-        rows.append(row)
+        callee_name: str | UnsetType = UNSET
         if at not in names:
             name = name_of(caller)
             if name:
@@ -216,13 +217,17 @@ def answer(
             else:
                 other = target_name(callee)
                 if other:
-                    row["callee_name"] = other
-    return {
-        **page_fields(offset, limit, len(rows), total),
-        "procedures": edges.graph.procedures,
-        "edges": rows,
-        "names": names,
-    }
+                    callee_name = other
+        rows.append(CallEdgeRow(caller=at, callee=to, kind=kind, calls=calls, callee_name=callee_name))
+    return CallGraphPage(
+        offset=offset,
+        limit=limit,
+        total=total,
+        next_offset=next_offset(offset, len(rows), total),
+        procedures=edges.graph.procedures,
+        edges=rows,
+        names=names,
+    )
 
 
 _CODES = tuple(EDGE_KIND_CODES[k] for k in EDGE_KINDS)  # the lean row's letter of each kind code
@@ -260,12 +265,11 @@ def lean_answer(edges: Edges, offset: int, limit: int, name_of: Callable[[int], 
                 if name and not (name[:4] == "sub_" and name[4:] == to[2:]):
                     names[to] = name
         rows.append(CalleeRow(to, _CODES[kinds[i]], calls[i]))
-    fields = page_fields(offset, limit, hi - offset if offset < hi else 0, total)
     return ProgramCallGraphRows(
         offset=offset,
         limit=limit,
         total=total,
-        next_offset=fields["next_offset"],
+        next_offset=next_offset(offset, hi - offset if offset < hi else 0, total),
         legend=CALL_GRAPH_LEGEND,
         procedures=edges.graph.procedures,
         callees=callees,

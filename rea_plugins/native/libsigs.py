@@ -20,11 +20,14 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
 from rea.plugin import AnalysisCache, CacheKey, ReaError, __version__, default_cache
+
+if TYPE_CHECKING:
+    from rea_plugins.native.model import Linkage
 
 # /3: the symbols rel32 fields reach as references (``^offset name``), which tell identical wrappers apart; each
 # function's section and offset in its object.
@@ -598,12 +601,12 @@ def matcher(
     return found, built
 
 
-def applies(fmt: str, arch: str, linkage: dict[str, Any]) -> bool:
+def applies(fmt: str, arch: str, linkage: Linkage) -> bool:
     """Whether a binary may carry a runtime's static code: any PE, a static ELF (neither an interpreter nor a needed
     library: a shared library's libc is another file)."""
     if (fmt, arch) not in LIBRARIES:
         return False
-    return fmt == "pe" or (linkage.get("interpreter") is None and not linkage.get("needed"))
+    return fmt == "pe" or (linkage.interpreter is None and not linkage.needed)
 
 
 def unavailable_note(fmt: str, missing: list[Missing]) -> str | None:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
+from msgspec import UNSET, UnsetType
 
 
 class Region(msgspec.Struct, frozen=True, kw_only=True):
@@ -49,6 +48,35 @@ class Import(msgspec.Struct, frozen=True, kw_only=True):
     data: bool = False
 
 
+class Linkage(msgspec.Struct, frozen=True, kw_only=True):
+    """How the binary links: its interpreter, the libraries it needs and where it looks for them; a PE also says
+    whether it is a DLL and, with a CLI header, ``clr`` (``il-only`` or ``mixed``). binary_layout sends every field
+    but an unset one."""
+
+    interpreter: str | None = None
+    needed: list[str] = []
+    rpath: list[str] = []
+    runpath: list[str] = []
+    clr: str | UnsetType = UNSET
+    dll: bool | UnsetType = UNSET
+
+
+class Mitigations(msgspec.Struct, frozen=True, kw_only=True):
+    """The hardening the container declares; a CET or BTI property is ``"unknown"`` where the binary cannot say, and
+    a PE adds its ``cfg`` and ``high_entropy_va`` flags. binary_layout sends every field but an unset one."""
+
+    nx: bool = False
+    pie: bool = False
+    relro: str = "unknown"
+    canary: bool = False
+    fortify: bool = False
+    cet_ibt: bool | str = "unknown"
+    cet_shstk: bool | str = "unknown"
+    bti: bool | str = "unknown"
+    cfg: bool | UnsetType = UNSET
+    high_entropy_va: bool | UnsetType = UNSET
+
+
 class Model(msgspec.Struct, frozen=True, kw_only=True):
     """Everything the provider needs from the container format of one binary (or one fat slice)."""
 
@@ -66,8 +94,8 @@ class Model(msgspec.Struct, frozen=True, kw_only=True):
     symbols: list[Symbol]
     imports: list[Import]
     unwind: list[tuple[int, int]]
-    linkage: dict[str, Any]
-    mitigations: dict[str, Any]
+    linkage: Linkage
+    mitigations: Mitigations
     limitations: list[str]
     plt_locals: list[Import] = []  # PLT/GOT slots bound to symbols this binary defines (ELF)
 
@@ -104,7 +132,7 @@ def regions_only(arch: str, bits: int, sections: list[Region], segments: list[Re
         symbols=[],
         imports=[],
         unwind=[],
-        linkage={},
-        mitigations={},
+        linkage=Linkage(),
+        mitigations=Mitigations(),
         limitations=[],
     )

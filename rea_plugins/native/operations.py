@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+
+import msgspec
 
 from rea.plugin import (
+    Arguments,
     CallContext,
+    JSONObject,
     OperationResult,
     ReaError,
+    Shape,
     Target,
     answers,
+    arg_int,
+    arg_str,
     hexa,
     invalid_request,
     issue,
@@ -25,6 +31,7 @@ from rea.plugin import (
 )
 from rea.plugin import matcher as search_matcher
 from rea_plugins.native import fingerprints, graph
+from rea_plugins.native import rows as R
 from rea_plugins.native.declared import OPERATIONS
 from rea_plugins.native.disasm import Insn
 from rea_plugins.native.dispatch import WINDOW, pointer_table
@@ -50,7 +57,7 @@ class Operations:
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def proc(self, params: dict[str, Any], path: str = "procedure") -> Proc:
+    def proc(self, params: Arguments, path: str = "procedure") -> Proc:
         sel = params.get(path)
         if not isinstance(sel, str) or not sel:
             raise invalid_request(f"{path} is required", [issue(path, "missing_argument", "name or address")])
@@ -62,55 +69,53 @@ class Operations:
             )
         return found
 
-    def proc_dict(self, p: Proc) -> dict[str, Any]:
+    def proc_row(self, p: Proc) -> R.ProcRow:
         end = self.p.end_of(p)
-        row: dict[str, Any] = {
-            "address": hexa(p.address),
-            "name": p.name,
-            "size": end - p.address,
-            "kind": p.kind,
-            "end": hexa(end),
-            "name_source": p.name_source,
-            "part_of": hexa(p.part_of),
-        }
-        if p.name_source == "signature":
-            row["library"] = self.library_match(p.address)
-        return row
+        return R.ProcRow(
+            address=hexa(p.address),
+            name=p.name,
+            size=end - p.address,
+            kind=p.kind,
+            end=hexa(end),
+            name_source=p.name_source,
+            part_of=hexa(p.part_of),
+            library=self.library_match(p.address) if p.name_source == "signature" else msgspec.UNSET,
+        )
 
-    def library_match(self, address: int) -> dict[str, Any] | None:
+    def library_match(self, address: int) -> R.LibraryRow | None:
         """Where a procedure named by a library signature comes from (library, object, confidence), else None."""
         match = (self.p.library or {}).get(address)
         if match is None:
             return None
-        return {"library": match.library, "object": match.object, "confidence": match.confidence}
+        return R.LibraryRow(library=match.library, object=match.object, confidence=match.confidence)
 
-    def insn_dict(self, insn: Insn, refs: Sequence[Ref] = ()) -> dict[str, Any]:
+    def insn_row(self, insn: Insn, refs: Sequence[Ref] = ()) -> R.InsnRow:
         """An instruction row; with its references, the symbolized text and the addresses its operands denote."""
         raw = self.p.read(insn.address, insn.size) or b""
-        text = f"{insn.mnemonic} {insn.op_str}".strip()
-        row: dict[str, Any] = {
-            "address": hexa(insn.address),
-            "bytes": raw.hex(),
-            "mnemonic": insn.mnemonic,
-            "operands": insn.op_str,
-            "text": text,
-        }
         details, branch = self._operand_details(insn, refs)
-        row["symbolized"] = symbolized_text(insn.mnemonic, details, branch)
-        row["symbols"] = symbols_of(details)
-        return row
+        return R.InsnRow(
+            address=hexa(insn.address),
+            bytes=raw.hex(),
+            mnemonic=insn.mnemonic,
+            operands=insn.op_str,
+            text=f"{insn.mnemonic} {insn.op_str}".strip(),
+            symbolized=symbolized_text(insn.mnemonic, details, branch),
+            symbols=symbols_of(details),
+        )
 
-    def insn_rows(self, p: Proc, insns: Sequence[Insn]) -> list[dict[str, Any]]:
+    def insn_rows(self, p: Proc, insns: Sequence[Insn]) -> list[R.InsnRow]:
         """Rows of ``insns`` (instructions of ``p``), symbolized from the procedure's own references."""
         by_src: dict[int, list[Ref]] = {}
         if insns:
             for r in self.p.instruction_refs(p):
                 by_src.setdefault(r.src, []).append(r)
-        return [self.insn_dict(i, by_src.get(i.address, ())) for i in insns]
+        return [self.insn_row(i, by_src.get(i.address, ())) for i in insns]
 
-    def _operand_details(self, insn: Insn, refs: Sequence[Ref]) -> tuple[list[dict[str, Any]], bool]:
+    def _operand_details(self, insn: Insn, refs: Sequence[Ref]) -> tuple[list[JSONObject], bool]:
         """Operand texts and kinds; the one operand that denotes an address gets it, named (and its string)."""
-        details: list[dict[str, Any]] = [
+        # JSON objects, not a Struct: the kernel's symbolizer (symbolized_text, symbols_of) reads every provider's
+        # operand details by key.
+        details: list[JSONObject] = [
             {"text": t, "kind": "memory" if "[" in t else "immediate" if _IMMEDIATE.match(t) else "register"}
             for t in split_operands(insn.op_str, 0)
         ]
@@ -138,84 +143,76 @@ class Operations:
                 d["string"] = self.p.string_value(s)[0]
         return details, branch
 
-    def ref_dict(self, r: Ref) -> dict[str, Any]:
-        return {"from": hexa(r.src), "to": hexa(r.dst), "kind": r.kind, "from_procedure": owner(r), "to_name": r.name}
+    def ref_row(self, r: Ref) -> R.RefRow:
+        return R.RefRow(source=hexa(r.src), to=hexa(r.dst), kind=r.kind, from_procedure=owner(r), to_name=r.name)
 
-    def _result(
-        self,
-        normalized: Any,
-        limitations: list[str] | None = None,
-        locations: list[dict[str, Any]] | None = None,
-        confidence: str = "observed",
-    ) -> OperationResult:
+    def _result(self, normalized: object, limitations: list[str] | None = None) -> OperationResult:
+        """The answer (a Struct, or the kernel's page of Struct rows) as the JSON objects the binary plugin reads,
+        with the Program's limitations first; a kernel shape (the lean call graph's rows) is handed over as it is,
+        which the binary plugin tells from a complete page by its type."""
         lims = list(self.p.limitations) + list(limitations or [])
-        return OperationResult(
-            normalized=normalized,
-            limitations=lims,
-            locations=locations or [],
-            confidence=confidence,  # type: ignore[arg-type]
-        )
+        plain = normalized if isinstance(normalized, Shape) else msgspec.to_builtins(normalized)
+        return OperationResult(normalized=plain, limitations=lims)
 
     # -- inventory -----------------------------------------------------------------------------
 
-    def list_documents(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def list_documents(self, params: Arguments, ctx: CallContext) -> OperationResult:
         m = self.p.model
-        doc: dict[str, Any] = {
-            "name": self.target.name,
-            "format": self.target.format,
-            "architecture": m.arch,
-            "sha256": self.target.sha256,
-            "entry": hexa(m.entry),
-            "bits": m.bits,
-            "endianness": m.endianness,
-        }
-        if m.slices:
-            doc["slice"] = m.slice_arch
-            doc["slices"] = list(m.slices)
-        return self._result({"documents": [doc]})
+        doc = R.DocumentRow(
+            name=self.target.name,
+            format=self.target.format,
+            architecture=m.arch,
+            sha256=self.target.sha256,
+            entry=hexa(m.entry),
+            bits=m.bits,
+            endianness=m.endianness,
+            slice=m.slice_arch if m.slices else msgspec.UNSET,
+            slices=list(m.slices) if m.slices else msgspec.UNSET,
+        )
+        return self._result(R.Documents(documents=[doc]))
 
-    def list_segments(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def list_segments(self, params: Arguments, ctx: CallContext) -> OperationResult:
         m = self.p.model
         rows = [_region(r, kind=True) for r in _ordered(m.segments)] + [
             _region(r, kind=True) for r in _ordered(m.sections)
         ]
-        return self._result({"segments": rows})
+        return self._result(R.Segments(segments=rows))
 
-    def list_procedures(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def list_procedures(self, params: Arguments, ctx: CallContext) -> OperationResult:
         paging(params)  # a bad page is refused before the work, in every listing below
         procs = self.p.procedures(ctx)
-        return self._result(page("procedures", procs, params, self.proc_dict), self._discovery_note())
+        return self._result(page("procedures", procs, params, self.proc_row), self._discovery_note())
 
     def _discovery_note(self) -> list[str]:
         if self.p.discovery:
             return []
         return ["procedures come from symbols, the entry point, exception tables and import stubs only"]
 
-    def search_procedures(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def search_procedures(self, params: Arguments, ctx: CallContext) -> OperationResult:
         paging(params)
         match = search_matcher(params)
         hits = [p for p in self.p.procedures(ctx) if match(p.name)]
-        return self._result(page("procedures", hits, params, self.proc_dict), self._discovery_note())
+        return self._result(page("procedures", hits, params, self.proc_row), self._discovery_note())
 
-    def _string_dict(self, s: Any) -> dict[str, Any]:
+    def _string_row(self, s: StringItem) -> R.StringRow:
         value, truncated = self.p.string_value(s)
-        return {
-            "address": hexa(s.address),
-            "value": value,
-            "encoding": s.encoding,
-            "byte_length": s.byte_length,
-            "truncated": truncated,
-            "section": s.section,
-        }
+        return R.StringRow(
+            address=hexa(s.address),
+            value=value,
+            encoding=s.encoding,
+            byte_length=s.byte_length,
+            truncated=truncated,
+            section=s.section,
+        )
 
-    def list_strings(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def list_strings(self, params: Arguments, ctx: CallContext) -> OperationResult:
         paging(params)
         items: Sequence[StringItem] = self.p.strings(ctx)
         if params.get("address") is not None:
             items = self.p.strings(ctx).at(parse_address(params["address"]))
-        return self._result(page("strings", items, params, self._string_dict))
+        return self._result(page("strings", items, params, self._string_row))
 
-    def search_strings(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def search_strings(self, params: Arguments, ctx: CallContext) -> OperationResult:
         paging(params)
         match = search_matcher(params)
         hits = []
@@ -224,64 +221,68 @@ class Operations:
                 ctx.check("searching strings")
             if match(self.p.string_value(s)[0]):
                 hits.append(s)
-        return self._result(page("strings", hits, params, self._string_dict))
+        return self._result(page("strings", hits, params, self._string_row))
 
-    def list_names(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def list_names(self, params: Arguments, ctx: CallContext) -> OperationResult:
         paging(params)
         items = self.p.names()
         if params.get("address") is not None:
             addr = parse_address(params["address"])
             items = [n for n in items if n[0] == addr]
 
-        def row(n: tuple[int | None, str, str, bool]) -> dict[str, Any]:
-            out: dict[str, Any] = {"address": hexa(n[0]), "name": n[1], "kind": n[2], "external": n[3]}
+        def row(n: tuple[int | None, str, str, bool]) -> R.NameRow:
             match = self.library_match(n[0]) if n[0] is not None and n[2] == "function" else None
-            if match is not None:
-                out.update(name_source="signature", library=match)
-            return out
+            if match is None:
+                return R.NameRow(address=hexa(n[0]), name=n[1], kind=n[2], external=n[3])
+            return R.NameRow(
+                address=hexa(n[0]), name=n[1], kind=n[2], external=n[3], name_source="signature", library=match
+            )
 
         return self._result(page("names", items, params, row))
 
-    def address_name(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def address_name(self, params: Arguments, ctx: CallContext) -> OperationResult:
         addr = parse_address(params.get("address"))
-        return self._result({"address": hexa(addr), "name": self.p.name_at(addr)})
+        return self._result(R.ProcRef(address=hexa(addr), name=self.p.name_at(addr)))
 
-    def procedure_address(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def procedure_address(self, params: Arguments, ctx: CallContext) -> OperationResult:
         p = self.proc(params)
-        return self._result({"procedure": params["procedure"], "address": hexa(p.address), "name": p.name})
+        return self._result(
+            R.ProcedureAddress(procedure=arg_str(params, "procedure"), address=hexa(p.address), name=p.name)
+        )
 
-    def resolve_containing_procedure(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def resolve_containing_procedure(self, params: Arguments, ctx: CallContext) -> OperationResult:
         addr = parse_address(params.get("address"))
         p = self.p.containing(addr)
         body = None
         if p is not None:
-            d = self.proc_dict(p)
-            body = {"address": d["address"], "name": d["name"], "size": d["size"], "end": d["end"]}
-        return self._result({"address": hexa(addr), "procedure": body})
+            end = self.p.end_of(p)
+            body = R.Extent(address=hexa(p.address), name=p.name, size=end - p.address, end=hexa(end))
+        return self._result(R.Containing(address=hexa(addr), procedure=body))
 
     # -- function facts ------------------------------------------------------------------------
 
-    def procedure_info(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def procedure_info(self, params: Arguments, ctx: CallContext) -> OperationResult:
         p = self.proc(params)
-        d = self.proc_dict(p)
+        row = self.proc_row(p)
         n_blocks, n_insns = self.p.block_counts(p) if p.kind in ("local", "thunk") else (0, 0)
         region = self.p.region_at(p.address)
         m = self.p.model
         parent = self.p.procedure(p.part_of) if p.part_of is not None else None
-        d.update(
-            {
-                "section": region.name if region else None,
-                "basic_block_count": n_blocks,
-                "instruction_count": n_insns,
-                "signature": None,
-                "calling_convention": answers.DEFAULT_ABI.get((m.format, m.arch)) if p.kind == "local" else None,
-                "source": p.source,
-                "part_of": None if parent is None else {"address": hexa(parent.address), "name": parent.name},
-                "parts": [
-                    {"address": hexa(q.address), "name": q.name, "end": hexa(self.p.end_of(q))}
-                    for q in self.p.parts_of(p)
-                ],
-            }
+        info = R.ProcInfo(
+            # The listing's row, its parent named rather than only placed.
+            **{
+                **msgspec.structs.asdict(row),
+                "part_of": None if parent is None else R.ProcRef(address=hexa(parent.address), name=parent.name),
+            },
+            section=region.name if region else None,
+            basic_block_count=n_blocks,
+            instruction_count=n_insns,
+            signature=None,
+            calling_convention=answers.DEFAULT_ABI.get((m.format, m.arch)) if p.kind == "local" else None,
+            source=p.source,
+            parts=[
+                R.PartRow(address=hexa(q.address), name=q.name, end=hexa(self.p.end_of(q))) for q in self.p.parts_of(p)
+            ],
         )
         lims = ["signature: the native provider recovers no types"]
         if p.name_source == "entry-heuristic":
@@ -289,61 +290,62 @@ class Operations:
         match = self.library_match(p.address) if p.name_source == "signature" else None
         if match is not None:
             lims.append(
-                f"{p.name}: named by a signature of {match['library']} ({match['object']}, {match['confidence']} "
+                f"{p.name}: named by a signature of {match.library} ({match.object}, {match.confidence} "
                 "confidence), not a symbol"
             )
-        return self._result(d, lims)
+        return self._result(info, lims)
 
-    def procedure_blocks(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def procedure_blocks(self, params: Arguments, ctx: CallContext) -> OperationResult:
         p = self.proc(params)
         blocks = self.p.blocks(p) if p.kind in ("local", "thunk") else []
-        edges = [{"from": hexa(b.start), "to": hexa(t), "kind": k} for b in blocks for t, k in b.successors]
+        edges = [R.EdgeRow(source=hexa(b.start), to=hexa(t), kind=k) for b in blocks for t, k in b.successors]
         return self._result(
-            {
-                "address": hexa(p.address),
-                "name": p.name,
-                "blocks": [
-                    {
-                        "start": hexa(b.start),
-                        "end": hexa(b.end),
-                        "instruction_count": b.n_insns,
-                        "successors": [hexa(t) for t, _ in b.successors],
-                    }
+            R.Blocks(
+                address=hexa(p.address),
+                name=p.name,
+                blocks=[
+                    R.BlockRow(
+                        start=hexa(b.start),
+                        end=hexa(b.end),
+                        instruction_count=b.n_insns,
+                        successors=[hexa(t) for t, _ in b.successors],
+                    )
                     for b in blocks
                 ],
-                "edges": edges,
-            }
+                edges=edges,
+            )
         )
 
-    def procedure_assembly(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def procedure_assembly(self, params: Arguments, ctx: CallContext) -> OperationResult:
         p = self.proc(params)
-        cap = params.get("max_instructions") or MAX_ASSEMBLY
+        # 0 (which the schema refuses) reads as no cap given, as it always has.
+        cap = arg_int(params, "max_instructions") or MAX_ASSEMBLY
         insns = self.p.instructions(p)
         return self._result(
-            {
-                "address": hexa(p.address),
-                "name": p.name,
-                "instructions": self.insn_rows(p, insns[:cap]),
-                "truncated": len(insns) > cap,
-            }
+            R.Assembly(
+                address=hexa(p.address),
+                name=p.name,
+                instructions=self.insn_rows(p, insns[:cap]),
+                truncated=len(insns) > cap,
+            )
         )
 
-    def read_function_instructions(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def read_function_instructions(self, params: Arguments, ctx: CallContext) -> OperationResult:
         p = self.proc(params)
         offset, limit = paging(params)
         window, more = self.p.window(p, offset, limit)
         # total is exact only once the procedure is decoded; decoding the window alone keeps this cheap.
         total = len(self.p.instructions(p)) if more else offset + len(window)
         return self._result(
-            {
-                "instructions": self.insn_rows(p, window),
-                "offset": offset,
-                "limit": limit,
-                "total": total,
-                "next_offset": offset + limit if more else None,
-                "address": hexa(p.address),
-                "name": p.name,
-            }
+            R.InstructionPage(
+                instructions=self.insn_rows(p, window),
+                offset=offset,
+                limit=limit,
+                total=total,
+                next_offset=offset + limit if more else None,
+                address=hexa(p.address),
+                name=p.name,
+            )
         )
 
     def _outgoing(self, p: Proc, ctx: CallContext, data: bool = True) -> list[Ref]:
@@ -363,7 +365,7 @@ class Operations:
         target = self.p.procedure(r.dst)
         return target is not None and self._home(r.dst) != self._home(r.proc)
 
-    def procedure_callees(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def procedure_callees(self, params: Arguments, ctx: CallContext) -> OperationResult:
         p = self.proc(params)
         groups: dict[tuple[int | None, str | None, str], list[int]] = {}
         refs = [r for q in (p, *self.p.parts_of(p)) for r in self._outgoing(q, ctx, data=False)]
@@ -387,12 +389,12 @@ class Operations:
                 # A call or jump through a register that is no resolved jump table: its targets are unknown.
                 groups.setdefault((None, None, "indirect"), []).append(r.src)
         callees = [
-            {"address": hexa(a), "name": n, "kind": k, "call_sites": [hexa(s) for s in sorted(set(sites))]}
+            R.CalleeRow(address=hexa(a), name=n, kind=k, call_sites=[hexa(s) for s in sorted(set(sites))])
             for (a, n, k), sites in sorted(groups.items(), key=lambda kv: (kv[0][0] is None, kv[0][0] or 0, kv[0][2]))
         ]
-        return self._result({"procedure": {"address": hexa(p.address), "name": p.name}, "callees": callees})
+        return self._result(R.Callees(procedure=R.ProcRef(address=hexa(p.address), name=p.name), callees=callees))
 
-    def program_call_graph(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def program_call_graph(self, params: Arguments, ctx: CallContext) -> OperationResult:
         """Every call edge of the program, paged (ordered by caller, then callee); names of the page's procedures."""
         offset, limit = answers.whole_program_paging(params)
         edges = self.p.call_graph(ctx)
@@ -402,12 +404,12 @@ class Operations:
             q = by_addr.get(address)
             return q.name if q is not None else None
 
-        if params.get("detail") == "lean":
+        if arg_str(params, "detail") == "lean":
             # The lean rows straight from the columns (get_call_graph's default): no dict per edge.
             return self._result(graph.lean_answer(edges, offset, limit, self.p.name_of_target))
         return self._result(graph.answer(edges, offset, limit, name_of, self.p.name_of_target))
 
-    def procedure_callers(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def procedure_callers(self, params: Arguments, ctx: CallContext) -> OperationResult:
         p = self.proc(params)
         groups: dict[int, list[int]] = {}
         for r in self.p.incoming(p.address, ctx, data=False):
@@ -417,18 +419,18 @@ class Operations:
         for addr in sorted(groups):
             caller = self.p.procedure(addr)
             callers.append(
-                {
-                    "address": hexa(addr),
-                    "name": caller.name if caller else None,
-                    "call_sites": [hexa(s) for s in sorted(set(groups[addr]))],
-                }
+                R.CallerRow(
+                    address=hexa(addr),
+                    name=caller.name if caller else None,
+                    call_sites=[hexa(s) for s in sorted(set(groups[addr]))],
+                )
             )
-        return self._result({"procedure": {"address": hexa(p.address), "name": p.name}, "callers": callers})
+        return self._result(R.Callers(procedure=R.ProcRef(address=hexa(p.address), name=p.name), callers=callers))
 
-    def procedure_references(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def procedure_references(self, params: Arguments, ctx: CallContext) -> OperationResult:
         p = self.proc(params)
         paging(params)
-        direction = params.get("direction", "outgoing")
+        direction = arg_str(params, "direction", "outgoing")
         if direction == "outgoing":
             refs = sorted(self._outgoing(p, ctx), key=lambda r: (r.src, r.dst is None, r.dst or 0, r.kind))
         elif direction == "incoming":
@@ -441,29 +443,30 @@ class Operations:
             raise invalid_request(
                 "direction must be incoming or outgoing", [issue("direction", "invalid_value", "incoming|outgoing")]
             )
-        body = page("references", refs, params, self.ref_dict)
-        body["procedure"] = {"address": hexa(p.address), "name": p.name}
-        body["direction"] = direction
-        return self._result(body)
+        body = page("references", refs, params, self.ref_row)
+        return self._result(
+            {**body, "procedure": R.ProcRef(address=hexa(p.address), name=p.name), "direction": direction}
+        )
 
-    def xrefs(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def xrefs(self, params: Arguments, ctx: CallContext) -> OperationResult:
         addr = parse_address(params.get("address"))
         refs = sorted(self.p.incoming(addr, ctx), key=lambda r: (r.src, r.kind))
         return self._result(
-            {
-                "address": hexa(addr),
-                "references": [
-                    {"from": hexa(r.src), "from_procedure": owner(r), "kind": r.kind, "to": hexa(r.dst)} for r in refs
+            R.Xrefs(
+                address=hexa(addr),
+                references=[
+                    R.XrefRow(source=hexa(r.src), from_procedure=owner(r), kind=r.kind, to=hexa(r.dst)) for r in refs
                 ],
-            }
+            )
         )
 
-    def resolve_native_call_targets(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def resolve_native_call_targets(self, params: Arguments, ctx: CallContext) -> OperationResult:
         """Every call and dispatch site of a procedure with its targets; a register dispatch through a bounded
         pointer table resolved from the instructions before it."""
         p = self.proc(params)
         only = parse_address(params["address"]) if params.get("address") is not None else None
-        sites: dict[int, dict[str, Any]] = {}
+        # Each site's row as it is found; its targets are added to in place, then each row's are made unique.
+        sites: dict[int, R.CallSiteRow | R.IndirectSiteRow] = {}
         refs = [r for q in (p, *self.p.parts_of(p)) for r in self._outgoing(q, ctx, data=False)]
         through = {r.src for r in refs if r.kind == "indirect"}
         resolved = {r.src for r in refs if r.src in through and r.kind in ("call", "jump") and r.dst is not None}
@@ -472,36 +475,24 @@ class Operations:
                 continue
             if r.src in resolved:
                 if r.kind != "indirect" and r.dst is not None:
-                    entry = sites.setdefault(
-                        r.src, {"address": hexa(r.src), "kind": "indirect", "status": "resolved", "targets": []}
-                    )
+                    entry = sites.setdefault(r.src, _site(r.src, "indirect"))
                     how = self.p.register_provenance.get((r.src, r.dst), "register-load")
-                    entry["targets"].append({"address": hexa(r.dst), "name": r.name, "provenance": how})
+                    entry.targets.append(R.CallTarget(address=hexa(r.dst), name=r.name, provenance=how))
                 continue
             elif self._is_call(r) and r.dst is not None:
                 target = self.p.procedure(r.dst)
                 imported = target is not None and target.kind in ("import", "thunk")
-                entry = sites.setdefault(
-                    r.src,
-                    {
-                        "address": hexa(r.src),
-                        "kind": "import" if imported else "direct",
-                        "status": "resolved",
-                        "targets": [],
-                    },
-                )
-                entry["targets"].append(
-                    {
-                        "address": hexa(r.dst),
-                        "name": target.name if target else r.name,
-                        "provenance": "import" if imported else "direct",
-                    }
+                entry = sites.setdefault(r.src, _site(r.src, "import" if imported else "direct"))
+                entry.targets.append(
+                    R.CallTarget(
+                        address=hexa(r.dst),
+                        name=target.name if target else r.name,
+                        provenance="import" if imported else "direct",
+                    )
                 )
             elif r.kind == "computed" and r.dst is not None:
-                entry = sites.setdefault(
-                    r.src, {"address": hexa(r.src), "kind": "computed-jump", "status": "resolved", "targets": []}
-                )
-                entry["targets"].append({"address": hexa(r.dst), "name": r.name, "provenance": "jump-table"})
+                entry = sites.setdefault(r.src, _site(r.src, "computed-jump"))
+                entry.targets.append(R.CallTarget(address=hexa(r.dst), name=r.name, provenance="jump-table"))
             elif r.kind == "indirect" or (r.kind == "computed" and r.dst is None):
                 sites[r.src] = self._indirect_site(p, r.src)
         if only is not None and only not in sites:
@@ -509,19 +500,16 @@ class Operations:
                 f"{hexa(only)} is not a call or dispatch site of {p.name or hexa(p.address)}",
                 [issue("address", "invalid_value", "not a call site of the procedure")],
             )
-        rows = [sites[a] for a in sorted(sites)]
-        for row in rows:
-            unique = {t["address"]: t for t in row["targets"]}
-            row["targets"] = sorted(unique.values(), key=lambda t: int(t["address"], 16))
+        rows = [msgspec.structs.replace(sites[a], targets=_unique(sites[a].targets)) for a in sorted(sites)]
         return self._result(
-            {
-                "procedure": {"address": hexa(p.address), "name": p.name},
-                "call_sites": rows,
-                "unresolved_count": sum(1 for r in rows if r["status"] == "unresolved"),
-            }
+            R.CallTargets(
+                procedure=R.ProcRef(address=hexa(p.address), name=p.name),
+                call_sites=rows,
+                unresolved_count=sum(1 for r in rows if r.status == "unresolved"),
+            )
         )
 
-    def _indirect_site(self, p: Proc, site: int) -> dict[str, Any]:
+    def _indirect_site(self, p: Proc, site: int) -> R.IndirectSiteRow:
         insns = self.p.instructions(p)
         at = next((i for i, insn in enumerate(insns) if insn.address == site), None)
         if at is None:  # a split-off part's site: decode that part
@@ -529,9 +517,8 @@ class Operations:
             insns = self.p.instructions(q) if q is not None else []
             at = next((i for i, insn in enumerate(insns) if insn.address == site), None)
         found = pointer_table(self.p.model.arch, insns[max(0, at - WINDOW) : at + 1]) if at is not None else None
-        row: dict[str, Any] = {"address": hexa(site), "kind": "indirect", "targets": []}
-        if at is not None:
-            row["instruction"] = f"{insns[at].mnemonic} {insns[at].op_str}".strip()
+        targets: list[R.CallTarget] = []
+        instruction = f"{insns[at].mnemonic} {insns[at].op_str}".strip() if at is not None else msgspec.UNSET
         if found is not None:
             table, count, word = found
             for slot in range(table, table + count * word, word):
@@ -541,18 +528,23 @@ class Operations:
                 if value is None or self.p.code_region_at(value) is None:
                     found = None  # a slot that is no code pointer: the table is not what it seemed
                     break
-                row["targets"].append(
-                    {"address": hexa(value), "name": self.p.name_at(value), "provenance": "pointer-table"}
+                targets.append(
+                    R.CallTarget(address=hexa(value), name=self.p.name_at(value), provenance="pointer-table")
                 )
         if found is None:
-            row["targets"] = []
-            row["status"] = "unresolved"
-            row["reason"] = "the target is computed at run time (no bounded table in the instructions before it)"
-        else:
-            row["status"] = "resolved"
-        return row
+            return R.IndirectSiteRow(
+                address=hexa(site),
+                kind="indirect",
+                targets=[],
+                instruction=instruction,
+                status="unresolved",
+                reason="the target is computed at run time (no bounded table in the instructions before it)",
+            )
+        return R.IndirectSiteRow(
+            address=hexa(site), kind="indirect", targets=targets, instruction=instruction, status="resolved"
+        )
 
-    def inspect_native_data_type(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def inspect_native_data_type(self, params: Arguments, ctx: CallContext) -> OperationResult:
         """The datum at an address as the container and the index know it: a string, a pointer slot, code or a
         sized symbol (no debug info is read)."""
         at = parse_address(params.get("address"))
@@ -560,69 +552,79 @@ class Operations:
             raise invalid_request(
                 f"{hexa(at)} is not mapped by the image", [issue("address", "invalid_value", "not in any segment")]
             )
-        out: dict[str, Any] = {"address": hexa(at), "name": self.p.name_at(at), "source": "analysis"}
+        source = "analysis"
+        kind: R.TypeRow | JSONObject
+        value: str | msgspec.UnsetType | None = msgspec.UNSET
+        target_name: str | msgspec.UnsetType | None = msgspec.UNSET
         word = self.p.model.bits // 8
         text = self.p.string_at(at)
         pointee = self.p.pointer_slot(at)
         proc = self.p.procedure(at)
         symbol = next((s for s in self.p.model.symbols if s.address == at and s.size), None)
         if text is not None:
-            out["type"] = answers.string_type(text.encoding, text.byte_length)
-            out["value"] = self.p.string_value(text)[0]
+            kind = answers.string_type(text.encoding, text.byte_length)
+            value = self.p.string_value(text)[0]
         elif pointee is not None:
-            out["type"] = {"name": "pointer", "kind": "pointer", "size": word, "target": hexa(pointee)}
-            out["value"] = hexa(pointee)
-            out["target_name"] = self.p.name_at(pointee)
+            kind = R.TypeRow(name="pointer", kind="pointer", size=word, target=hexa(pointee))
+            value = hexa(pointee)
+            target_name = self.p.name_at(pointee)
         elif proc is not None:
-            out["type"] = {"name": "code", "kind": "function", "size": self.p.end_of(proc) - proc.address}
+            kind = R.TypeRow(name="code", kind="function", size=self.p.end_of(proc) - proc.address)
         elif symbol is not None:
             size = symbol.size
-            out["type"] = {
-                "name": f"undefined{size}" if size in (1, 2, 4, 8) else f"byte[{size}]",
-                "kind": "undefined",
-                "size": size,
-            }
-            out["source"] = "symbol"
+            kind = R.TypeRow(
+                name=f"undefined{size}" if size in (1, 2, 4, 8) else f"byte[{size}]", kind="undefined", size=size
+            )
+            source = "symbol"
         else:
-            out["type"] = {"name": "undefined", "kind": "undefined", "size": 1}
-        return self._result(out)
+            kind = R.TypeRow(name="undefined", kind="undefined", size=1)
+        return self._result(
+            R.DataInspection(
+                address=hexa(at),
+                name=self.p.name_at(at),
+                source=source,
+                type=kind,
+                value=value,
+                target_name=target_name,
+            )
+        )
 
-    def procedure_fingerprints(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def procedure_fingerprints(self, params: Arguments, ctx: CallContext) -> OperationResult:
         return self._result(fingerprints.answer(self, params, ctx))
 
     # -- layout --------------------------------------------------------------------------------
 
-    def binary_layout(self, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def binary_layout(self, params: Arguments, ctx: CallContext) -> OperationResult:
         m = self.p.model
         sections = [_region(r) for r in _ordered(m.sections)]
         segments = [_region(r) for r in _ordered(m.segments)]
-        body = {
-            "format": self.target.format,
-            "architecture": m.arch,
-            "entry": hexa(m.entry),
-            "bits": m.bits,
-            "image_base": hexa(m.image_base),
-            "segments": segments,
-            "sections": sections,
-            "mitigations": dict(m.mitigations),
-            "linkage": dict(m.linkage),
-            "imports": [
-                {"name": i.name, "library": i.library, "slot": hexa(i.slot), "kind": "data" if i.data else "function"}
+        body = R.Layout(
+            format=self.target.format,
+            architecture=m.arch,
+            entry=hexa(m.entry),
+            bits=m.bits,
+            image_base=hexa(m.image_base),
+            segments=segments,
+            sections=sections,
+            mitigations=m.mitigations,
+            linkage=m.linkage,
+            imports=[
+                R.ImportRow(name=i.name, library=i.library, slot=hexa(i.slot), kind="data" if i.data else "function")
                 for i in m.imports
             ],
-            "exports": [{"name": s.name, "address": hexa(s.address)} for s in m.symbols if s.exported],
-        }
+            exports=[R.ExportRow(name=s.name, address=hexa(s.address)) for s in m.symbols if s.exported],
+        )
         return self._result(body)
 
 
-def dispatch(ops: Operations, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+def dispatch(ops: Operations, operation: str, params: Arguments, ctx: CallContext) -> OperationResult:
     if operation not in OPERATIONS:
         raise ReaError(
             "capability_unavailable",
             f"native does not offer {operation}",
             details={"operation": operation, "provider_id": "native"},
         )
-    handler: Callable[[dict[str, Any], CallContext], OperationResult] = getattr(ops, operation)
+    handler: Callable[[Arguments, CallContext], OperationResult] = getattr(ops, operation)
     return handler(params, ctx)
 
 
@@ -630,17 +632,26 @@ def _ordered(regions: Iterable[Region]) -> list[Region]:
     return sorted(regions, key=lambda r: (r.start, r.name))
 
 
-def _region(r: Region, kind: bool = False) -> dict[str, Any]:
+def _region(r: Region, kind: bool = False) -> R.RegionRow:
     """A segment or section row of list_segments (with its kind) and binary_layout."""
-    row: dict[str, Any] = {
-        "name": r.name,
-        "start": hexa(r.start),
-        "end": hexa(r.end),
-        "size": r.size,
-        "permissions": r.perms,
-        "file_offset": r.file_offset,
-        "file_size": r.file_size,
-    }
-    if kind:
-        row["kind"] = r.kind
-    return row
+    return R.RegionRow(
+        name=r.name,
+        start=hexa(r.start),
+        end=hexa(r.end),
+        size=r.size,
+        permissions=r.perms,
+        file_offset=r.file_offset,
+        file_size=r.file_size,
+        kind=r.kind if kind else msgspec.UNSET,
+    )
+
+
+def _site(address: int, kind: str) -> R.CallSiteRow:
+    """A resolved call or dispatch site, its targets added as they are found."""
+    return R.CallSiteRow(address=hexa(address), kind=kind, status="resolved", targets=[])
+
+
+def _unique(targets: list[R.CallTarget]) -> list[R.CallTarget]:
+    """One target per address (the last found), in address order."""
+    unique = {t.address: t for t in targets}
+    return sorted(unique.values(), key=lambda t: int(t.address or "0", 16))

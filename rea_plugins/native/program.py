@@ -200,7 +200,7 @@ class Program:
         self.pointer = self.image.pointer
         # Call-target discovery at every size (bounded by the index's deadline); none in an IL-only .NET assembly,
         # whose .text is IL and metadata, not machine code (extract.IL_ONLY_NOTE).
-        self.discovery = model.linkage.get("clr") != "il-only"
+        self.discovery = model.linkage.clr != "il-only"
         self._inventory = False
         # Parts by parent, for the inventory list (and its length) they were read from.
         self._parts: tuple[list[Proc], int, dict[int, list[Proc]]] | None = None

@@ -11,10 +11,12 @@ import msgspec
 from rea.plugin import (
     AnalysisClient,
     AnalysisProvider,
+    Arguments,
     Availability,
     CallContext,
     CloseOutcome,
     Feature,
+    JSONObject,
     OperationResult,
     ProcessSpec,
     ProviderDescriptor,
@@ -92,7 +94,7 @@ class NativeClient(AnalysisClient):
                 self._decompiler = Decompilation(self.program, self.target, self._pool or Pool(), self._lock)
             return self._decompiler
 
-    def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def execute(self, operation: str, params: Arguments, ctx: CallContext) -> OperationResult:
         from rea_plugins.native.operations import dispatch
 
         if operation in DECOMPILE_OPERATIONS:
@@ -131,7 +133,7 @@ class NativeClient(AnalysisClient):
         self.program.close()
         return CloseOutcome()
 
-    def lineage(self) -> list[dict[str, Any]]:
+    def lineage(self) -> list[dict[str, Any]]:  # the kernel's type (AnalysisClient.lineage)
         out = [] if self._worker is None else self._worker.lineage()[self._lineage_from :]
         if self._pool is not None and self._decompiler is not None:
             out = out + self._pool.lineage()[self._pool_from :]
@@ -181,7 +183,7 @@ class NativeProvider(AnalysisProvider):
         self._lock = threading.Lock()
         self._warmed = threading.Event()
         self._pool: Pool | None = None
-        self._profile: tuple[Target, dict[str, Any]] | None = None  # the last target's profile (analysis_profile)
+        self._profile: tuple[Target, JSONObject] | None = None  # the last target's profile (analysis_profile)
 
     def availability(self) -> Availability:
         from rea_plugins.native.decompile import engine, unavailable
@@ -208,7 +210,8 @@ class NativeProvider(AnalysisProvider):
 
         return Limits()
 
-    def analysis_profile(self, target: Target) -> dict[str, Any]:
+    # JSON, not a Struct: the kernel hashes the profile into every Evidence id as the parameters it holds.
+    def analysis_profile(self, target: Target) -> JSONObject:
         # An open reads the profile twice for one identified target (the session's binding, then the store's cache
         # keys): the second read is the first's, not another glob and stat of every static library.
         last = self._profile
@@ -218,7 +221,7 @@ class NativeProvider(AnalysisProvider):
         self._profile = (target, profile)
         return profile
 
-    def _analysis_profile(self) -> dict[str, Any]:
+    def _analysis_profile(self) -> JSONObject:
         from rea_plugins.native.declared import host_arch
         from rea_plugins.native.decompile import engine
 

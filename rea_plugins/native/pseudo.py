@@ -7,10 +7,15 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from rea.plugin import (
+    Arguments,
     CallContext,
+    JSONObject,
     OperationResult,
     PseudoCode,
     ReaError,
+    Record,
+    arg_object,
+    arg_strs,
     hexa,
     invalid_request,
     issue,
@@ -31,7 +36,43 @@ LIMITATION = (
 _LP64 = ("elf", "mach-o", "mach-o-universal")
 
 
-def pseudo_code(client: NativeClient, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+class BatchItem(Record, frozen=True, kw_only=True):
+    """One selector's outcome in procedure_pseudo_code_batch: its pseudo code, or its typed error."""
+
+    procedure: str
+    status: str
+    # The typed error's projection and the pseudo code's answer, as every operation's answer is read: JSON objects.
+    error: JSONObject | msgspec.UnsetType = msgspec.UNSET
+    result: JSONObject | msgspec.UnsetType = msgspec.UNSET
+
+
+class Batch(Record, frozen=True, kw_only=True):
+    items: list[BatchItem]
+
+
+class FlowStep(Record, frozen=True, kw_only=True):
+    """One p-code op of procedure_data_flow."""
+
+    depth: int
+    address: str | None
+    opcode: str
+    output: str | None
+    inputs: list[str]
+
+
+class DataFlow(Record, frozen=True, kw_only=True):
+    address: str
+    name: str
+    site: str
+    argument: int
+    arguments: int
+    value: str
+    steps: list[FlowStep]
+    sources: list[str]
+    truncated: bool
+
+
+def pseudo_code(client: NativeClient, params: Arguments, ctx: CallContext) -> OperationResult:
     if not decompile.engine().available:
         raise decompile.unavailable()
     p = _local(client, params)
@@ -41,7 +82,7 @@ def pseudo_code(client: NativeClient, params: dict[str, Any], ctx: CallContext) 
     return render(client, p, out, params)
 
 
-def _local(client: NativeClient, params: dict[str, Any]) -> Proc:
+def _local(client: NativeClient, params: Arguments) -> Proc:
     with client._lock:
         client.program.check_unchanged()
         p = client.ops.proc(params)
@@ -50,12 +91,13 @@ def _local(client: NativeClient, params: dict[str, Any]) -> Proc:
     return p
 
 
-def batch(client: NativeClient, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+def batch(client: NativeClient, params: Arguments, ctx: CallContext) -> OperationResult:
     """``params["procedures"]`` decompiled on every decompile worker at once: an item per selector, in order, each
     ``ok`` with its pseudo code or ``error`` with its typed error."""
-    selectors = params.get("procedures")
-    if not isinstance(selectors, list) or not all(isinstance(s, str) for s in selectors):
+    given = params.get("procedures")
+    if not isinstance(given, list) or not all(isinstance(s, str) for s in given):
         raise ReaError("invalid_request", "procedures must be a list of procedure names or addresses")
+    selectors = [s for s in given if isinstance(s, str)]  # every one, as checked
     found: list[Proc | ReaError] = []
     for sel in selectors:
         try:
@@ -77,34 +119,34 @@ def batch(client: NativeClient, params: dict[str, Any], ctx: CallContext) -> Ope
     else:
         ctx.progress(f"batch_decompile: 0 of {total} done", done=0, total=total)
         client.decompiler().many(procs, ctx, heard)
-    items: list[dict[str, Any]] = []
+    items: list[BatchItem] = []
     for sel, chosen in zip(selectors, found, strict=True):
         result: Decompiled | ReaError = chosen if isinstance(chosen, ReaError) else done[chosen.address]
         if isinstance(chosen, ReaError) or isinstance(result, ReaError):
             error = chosen if isinstance(chosen, ReaError) else result
             assert isinstance(error, ReaError)
-            items.append({"procedure": sel, "status": "error", "error": error.projection_dict()})
+            items.append(BatchItem(procedure=sel, status="error", error=error.projection_dict()))
         elif result.text is None:
-            items.append(
-                {"procedure": sel, "status": "error", "error": decompile.failure(result, chosen).projection_dict()}
-            )
+            failed = decompile.failure(result, chosen).projection_dict()
+            items.append(BatchItem(procedure=sel, status="error", error=failed))
         else:
             shown = render(client, chosen, result, params).normalized
-            items.append({"procedure": sel, "status": "ok", "result": shown})
-    return OperationResult(normalized={"items": items}, limitations=[LIMITATION])
+            items.append(BatchItem(procedure=sel, status="ok", result=shown))
+    return OperationResult(normalized=msgspec.to_builtins(Batch(items=items)), limitations=[LIMITATION])
 
 
-def render(client: NativeClient, p: Proc, out: Decompiled, params: dict[str, Any]) -> OperationResult:
+def render(client: NativeClient, p: Proc, out: Decompiled, params: Arguments) -> OperationResult:
     """The engine's output for ``p`` as the operation's result, named from native and the notebook."""
     program = client.program
     limitations = [LIMITATION]
     proto: csource.Prototype | None = None
     types = params.get("types")
-    if isinstance(types, dict):
-        text = (types.get("prototypes") or {}).get(hexa(p.address))
+    if isinstance(types, dict):  # the analyst's types (annotate.for_engine): declarations and prototypes
+        text = (arg_object(types, "prototypes") or {}).get(hexa(p.address) or "")
         if isinstance(text, str):
             try:
-                proto = csource.prototype(text, types, program.model.format, program.model.arch)
+                declarations = arg_strs(types, "declarations") or []
+                proto = csource.prototype(text, declarations, program.model.format, program.model.arch)
                 limitations.append("the analyst's prototype replaces the signature; struct fields by declared offset")
             except ReaError as exc:
                 limitations.append(f"the declared prototype was not applied: {exc.message}")
@@ -129,7 +171,7 @@ def render(client: NativeClient, p: Proc, out: Decompiled, params: dict[str, Any
     return OperationResult(normalized=msgspec.to_builtins(shape), limitations=limitations)
 
 
-def at(client: NativeClient, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+def at(client: NativeClient, params: Arguments, ctx: CallContext) -> OperationResult:
     """``decompile_at``: the code at ``params["address"]`` decompiled as a function, whether or not native knows a
     procedure starting there (a reverser's "make function here"); ``end`` bounds it where given."""
     if not decompile.engine().available:
@@ -235,7 +277,7 @@ _REGISTERS: dict[str, dict[int, str]] = {
 MAX_FLOW_OPS = 1000
 
 
-def data_flow(client: NativeClient, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+def data_flow(client: NativeClient, params: Arguments, ctx: CallContext) -> OperationResult:
     """``procedure_data_flow``: where argument ``argument`` of the call at ``site`` comes from, inside the function:
     the decompiler's p-code ops that define it, breadth first (its SSA after simplification), and the values they
     start from (constants, named data, the function's inputs)."""
@@ -273,31 +315,31 @@ def data_flow(client: NativeClient, params: dict[str, Any], ctx: CallContext) ->
     if flow.value is not None and not flow.ops:
         sources = [texts[flow.value]]
     steps = [
-        {
-            "depth": op.depth,
-            "address": hexa(op.address),
-            "opcode": op.opcode,
-            "output": texts[op.output] if op.output is not None else None,
-            "inputs": (["ram"] if len(ins) < len(op.inputs) else []) + [texts[i] for i in ins],
-        }
+        FlowStep(
+            depth=op.depth,
+            address=hexa(op.address),
+            opcode=op.opcode,
+            output=texts[op.output] if op.output is not None else None,
+            inputs=(["ram"] if len(ins) < len(op.inputs) else []) + [texts[i] for i in ins],
+        )
         for op, ins in zip(flow.ops, spaced, strict=True)
     ]
-    normalized = {
-        "address": hex(p.address),
-        "name": p.name,
-        "site": hex(site),
-        "argument": argument,
-        "arguments": flow.arguments,
-        "value": texts[flow.value] if flow.value is not None else "",
-        "steps": steps,
-        "sources": sources,
-        "truncated": flow.truncated,
-    }
+    normalized = DataFlow(
+        address=hex(p.address),
+        name=p.name,
+        site=hex(site),
+        argument=argument,
+        arguments=flow.arguments,
+        value=texts[flow.value] if flow.value is not None else "",
+        steps=steps,
+        sources=sources,
+        truncated=flow.truncated,
+    )
     limitations = [
         "Steps are the decompiler's p-code after simplification (its SSA), inside this function only; a value from "
         "memory is where the flow leaves it."
     ]
-    return OperationResult(normalized=normalized, limitations=limitations)
+    return OperationResult(normalized=msgspec.to_builtins(normalized), limitations=limitations)
 
 
 def _varnode(program: Any, regs: dict[int, str], v: Any) -> str:

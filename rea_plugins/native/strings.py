@@ -12,6 +12,7 @@ from typing import Any, NamedTuple, overload
 
 import msgspec
 
+from rea.plugin import JSONObject
 from rea_plugins.native.assist import FileJob
 from rea_plugins.native.image import Image
 from rea_plugins.native.index import overdue, too_big
@@ -205,7 +206,7 @@ class StringColumns(msgspec.Struct, frozen=True, kw_only=True):
     sections: list[str]
 
 
-def strings_route(params: dict[str, Any], reporter: Any) -> msgspec.Raw:
+def strings_route(params: JSONObject, reporter: Any) -> msgspec.Raw:  # the worker protocol's JSON request
     """The worker's ``strings`` route: the scan of the file as it is now, refused when its bytes changed."""
     from rea_plugins.native.assist import read_checked
 

@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any
 
 import msgspec
 
-from rea.plugin import ReaError, Reporter, serve
+from rea.plugin import JSONObject, ReaError, Reporter, serve
 from rea_plugins.native.model import WorkerRequest
 
 MAX_FRAME_BYTES = 1 << 30
 
 
-def parse(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
+# Each route's ``params`` is the worker protocol's request, JSON the route converts to its job Struct.
+def parse(params: JSONObject, reporter: Reporter) -> msgspec.Raw:
     from rea_plugins.native.extract import ExtractError, extract
 
     req = msgspec.convert(params, WorkerRequest)
@@ -72,21 +72,21 @@ def _warm() -> None:
         pass
 
 
-def sweep(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
+def sweep(params: JSONObject, reporter: Reporter) -> msgspec.Raw:
     """A code region's tail swept for the server (``assist``: the second core)."""
     from rea_plugins.native.assist import route
 
     return route(params, reporter)
 
 
-def strings(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
+def strings(params: JSONObject, reporter: Reporter) -> msgspec.Raw:
     """The string scan, for the server while it builds the index."""
     from rea_plugins.native.strings import strings_route
 
     return strings_route(params, reporter)
 
 
-def registers(params: dict[str, Any], reporter: Reporter) -> msgspec.Raw:
+def registers(params: JSONObject, reporter: Reporter) -> msgspec.Raw:
     """Register calls of part of the procedures, for the server while it resolves the others: the job over the
     file as it is now, refused when its bytes changed."""
     import os
