@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 from rea.plugin import (
@@ -168,57 +169,49 @@ def _address_context(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized=_AddressFacets(address=address, facets=facets, sources=sources)))
 
 
+# Every tool here is the binary family's, bound to the open target; the cursor's are the navigation toolset's.
+_tool = functools.partial(ToolDef, family="binary", toolset="navigation", requires_target=True)
+
+
 def tools() -> list[ToolDef]:
     doc_only = obj({"document": DOCUMENT})
     return [
-        ToolDef(
+        _tool(
             name="current_document",
-            toolset="navigation",
             result_type=CurrentDocument,
-            family="binary",
             description="The open document (name, format, sha256).",
             input_schema=obj({}),
             handler=_current_document,
-            requires_target=True,
             requires_operations=("list_documents",),
             examples=({},),
         ),
-        ToolDef(
+        _tool(
             name="current_address",
-            toolset="navigation",
             result_type=CurrentAddress,
-            family="binary",
             description="The session cursor address (starts at the entry point).",
             input_schema=doc_only,
             handler=_current_address,
-            requires_target=True,
             requires_operations=("list_documents",),
             examples=({}, {"document": "ls"}),
         ),
-        ToolDef(
+        _tool(
             name="current_procedure",
-            toolset="navigation",
             result_type=CurrentProcedure,
-            family="binary",
             description="The procedure containing the cursor.",
             input_schema=doc_only,
             handler=_current_procedure,
-            requires_target=True,
             requires_operations=("list_documents", "resolve_containing_procedure"),
             examples=({}, {"document": "ls"}),
         ),
-        ToolDef(
+        _tool(
             name="get_navigation_context",
-            toolset="navigation",
             result_type=NavigationContext,
-            family="binary",
             description=(
                 "Document, cursor address and containing procedure together (modes "
                 "current_selection and explicit_document)."
             ),
             input_schema=doc_only,
             handler=_navigation_context,
-            requires_target=True,
             requires_operations=("list_documents", "resolve_containing_procedure"),
             modes=(
                 ToolMode(
@@ -236,10 +229,10 @@ def tools() -> list[ToolDef]:
             ),
             examples=({}, {"document": "ls"}),
         ),
-        ToolDef(
+        _tool(
             name="inspect_address_context",
+            toolset="",  # the family's own toolset
             result_type=AddressContext,
-            family="binary",
             description=(
                 "Name (user-given or the provider's), procedure, comment, inline-comment, bookmark and "
                 "function-annotation facets of one address; facets the provider lacks are reported "
@@ -247,7 +240,6 @@ def tools() -> list[ToolDef]:
             ),
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
             handler=_address_context,
-            requires_target=True,
             requires_operations=("list_documents",),
             cli_subject="address",
             examples=({"address": "0x401136"},),

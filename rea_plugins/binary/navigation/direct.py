@@ -5,6 +5,7 @@ the strings in ``search.strings``, callers, callees and xrefs in ``graph``."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from rea.plugin import (
@@ -105,45 +106,42 @@ def _handler(operation: str) -> Any:
     return handle
 
 
+# Every tool here is the binary family's, bound to the open target.
+_tool = functools.partial(ToolDef, family="binary", requires_target=True)
+
+
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
+        _tool(
             name="list_documents",
-            family="binary",
             description="List the open document: name, format, architecture, SHA-256, entry, bits, endianness.",
             input_schema=obj({}),
             handler=_handler("list_documents"),
-            requires_target=True,
             requires_operations=("list_documents",),
             result_type=RESULT_TYPES["list_documents"],
             examples=({},),
         ),
-        ToolDef(
+        _tool(
             name="list_segments",
-            family="binary",
             description="List segments then sections with exclusive ends, permissions and file extents.",
             input_schema=obj({"document": DOCUMENT}),
             handler=_handler("list_segments"),
-            requires_target=True,
             requires_operations=("list_segments",),
             result_type=RESULT_TYPES["list_segments"],
             examples=({},),
         ),
-        ToolDef(
+        _tool(
             name="list_procedures",
-            family="binary",
             description="Page through procedures by address: name, size, end and kind (local, import, thunk, "
             "external).",
             input_schema=obj({"offset": OFFSET, "limit": LIMIT, "document": DOCUMENT, "detail": rows.DETAIL}),
             handler=rows.handler("list_procedures"),
-            requires_target=True,
             requires_operations=("list_procedures",),
             result_type=(RESULT_TYPES["list_procedures"], ProcedureRows),
             examples=({}, {"offset": 100, "limit": 50}, {"limit": 1000, "detail": "lean"}),
         ),
-        ToolDef(
+        _tool(
             name="search_procedures",
-            family="binary",
             description="Find procedures whose name matches a literal substring or a regex (bounded, paged).",
             input_schema=obj(
                 {
@@ -154,74 +152,62 @@ def tools() -> list[ToolDef]:
                 ("pattern",),
             ),
             handler=rows.handler("search_procedures"),
-            requires_target=True,
             requires_operations=("search_procedures",),
             result_type=(RESULT_TYPES["search_procedures"], ProcedureRows),
             cli_subject="pattern",
             examples=({"pattern": "main"}, {"pattern": "^sub_", "mode": "regex", "limit": 20}),
         ),
-        ToolDef(
+        _tool(
             name="list_names",
-            family="binary",
             description="Page through names (functions, data, imports, exports, labels); address selects one.",
             input_schema=obj({"offset": OFFSET, "limit": LIMIT, "address": ADDRESS, "document": DOCUMENT}),
             handler=_handler("list_names"),
-            requires_target=True,
             requires_operations=("list_names",),
             result_type=RESULT_TYPES["list_names"],
             examples=({}, {"address": "0x401136"}),
         ),
-        ToolDef(
+        _tool(
             name="address_name",
-            family="binary",
             description="The primary name at an address, or null.",
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
             handler=_handler("address_name"),
-            requires_target=True,
             requires_operations=("address_name",),
             result_type=RESULT_TYPES["address_name"],
             cli_subject="address",
             examples=({"address": "0x401136"},),
         ),
-        ToolDef(
+        _tool(
             name="procedure_address",
-            family="binary",
             description="Resolve a procedure name or address to its canonical entry.",
             input_schema=obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",)),
             handler=_handler("procedure_address"),
-            requires_target=True,
             requires_operations=("procedure_address",),
             result_type=RESULT_TYPES["procedure_address"],
             cli_subject="procedure",
             examples=({"procedure": "main"},),
         ),
-        ToolDef(
+        _tool(
             name="resolve_containing_procedure",
-            family="binary",
             description="Find the procedure containing any address, interior addresses included.",
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
             handler=_handler("resolve_containing_procedure"),
-            requires_target=True,
             requires_operations=("resolve_containing_procedure",),
             result_type=RESULT_TYPES["resolve_containing_procedure"],
             cli_subject="address",
             examples=({"address": "0x401140"},),
         ),
-        ToolDef(
+        _tool(
             name="procedure_info",
-            family="binary",
             description="Entry, size, end, kind, section, basic-block and instruction counts, signature if known.",
             input_schema=obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",)),
             handler=_procedure_info,
-            requires_target=True,
             requires_operations=("procedure_info",),
             result_type=TypedProcedureInfo,
             cli_subject="procedure",
             examples=({"procedure": "main"}, {"procedure": "0x401136"}),
         ),
-        ToolDef(
+        _tool(
             name="procedure_references",
-            family="binary",
             description="Paged raw reference edges of one procedure, incoming or outgoing, all kinds.",
             input_schema=obj(
                 {
@@ -235,15 +221,13 @@ def tools() -> list[ToolDef]:
                 ("procedure",),
             ),
             handler=rows.handler("procedure_references"),
-            requires_target=True,
             requires_operations=("procedure_references",),
             result_type=(RESULT_TYPES["procedure_references"], ReferenceRows),
             cli_subject="procedure",
             examples=({"procedure": "main"}, {"procedure": "main", "direction": "incoming", "detail": "lean"}),
         ),
-        ToolDef(
+        _tool(
             name="procedure_pseudo_code",
-            family="binary",
             description="Decompile one procedure (provider text; never the original source); a long one is paged by "
             "lines (lines: offset, limit, total, next_offset).",
             input_schema=obj(
@@ -251,15 +235,13 @@ def tools() -> list[ToolDef]:
                 ("procedure",),
             ),
             handler=_pseudo_code,
-            requires_target=True,
             requires_operations=("procedure_pseudo_code",),
             result_type=RESULT_TYPES["procedure_pseudo_code"],
             cli_subject="procedure",
             examples=({"procedure": "main"}, {"procedure": "main", "offset": 400, "limit": 400}),
         ),
-        ToolDef(
+        _tool(
             name="decompile_at",
-            family="binary",
             description="Decompile the code at an address as a function, whether or not a procedure is known to start "
             "there (a reverser's 'make function here'); end optionally bounds it.",
             input_schema=obj(
@@ -276,7 +258,6 @@ def tools() -> list[ToolDef]:
                 ("address",),
             ),
             handler=_decompile_at,
-            requires_target=True,
             requires_operations=(AT_OPERATION,),
             result_type=RESULT_TYPES["procedure_pseudo_code"],
             cli_subject="address",

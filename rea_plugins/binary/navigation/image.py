@@ -6,6 +6,7 @@ tools map addresses with them and read the target's own bytes, so they work on a
 
 from __future__ import annotations
 
+import functools
 from typing import Literal, NamedTuple
 
 import msgspec
@@ -215,45 +216,44 @@ def _load_image(call: ToolCall) -> Evidence:
     return _result(call, body, lims)
 
 
+# Every tool here is the binary family's, bound to the open target.
+_tool = functools.partial(ToolDef, family="binary", requires_target=True)
+
+
 def tools() -> list[ToolDef]:
     length = prop(
         "integer", f"Bytes to read (1-{MAX_READ}, default {DEFAULT_READ}).", [64], minimum=1, maximum=MAX_READ
     )
     return [
-        ToolDef(
+        _tool(
             name="read_bytes",
             result_type=BytesRead,
-            family="binary",
             description=(
                 f"Read at most {MAX_READ} bytes of the load image at a virtual address (hex and an "
                 "ASCII rendering); stops at the end of the containing segment, zero-fill read as zero."
             ),
             input_schema=obj({"address": ADDRESS, "length": length, "document": DOCUMENT}, ("address",)),
             handler=_read_bytes,
-            requires_target=True,
             requires_operations=("list_segments",),
             cli_subject="address",
             examples=({"address": "0x401136"}, {"address": "0x402004", "length": 32}),
         ),
-        ToolDef(
+        _tool(
             name="address_to_file_offset",
             result_type=FileOffset,
-            family="binary",
             description=(
                 "Map a virtual address to its file offset through the segment that loads it (null "
                 "in zero-filled memory such as .bss)."
             ),
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
             handler=_address_to_file_offset,
-            requires_target=True,
             requires_operations=("list_segments",),
             cli_subject="address",
             examples=({"address": "0x401136"},),
         ),
-        ToolDef(
+        _tool(
             name="inspect_native_load_image",
             result_type=LoadImage,
-            family="binary",
             description=(
                 "The target's load image: base, mapped extent and segments (file extents, zero fill, "
                 "sections). Also the entry point's segment, writable+executable segments, trailing file "
@@ -261,7 +261,6 @@ def tools() -> list[ToolDef]:
             ),
             input_schema=obj({"document": DOCUMENT}),
             handler=_load_image,
-            requires_target=True,
             requires_operations=("list_documents", "list_segments"),
             examples=({},),
         ),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from rea.plugin import AnalysisView, Evidence, ToolCall, ToolDef, build_view
 from rea_plugins.binary.core.schema import obj, prop, run
 from rea_plugins.binary.core.shapes import BinaryLayout
@@ -17,12 +19,15 @@ def _layout(call: ToolCall) -> Evidence:
     return build_view(complete, {"kind": "summary"})
 
 
+# Every tool here is the binary family's, bound to the open target.
+_tool = functools.partial(ToolDef, family="binary", requires_target=True)
+
+
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
+        _tool(
             name="inspect_binary_layout",
             result_type=(BinaryLayout, AnalysisView),
-            family="binary",
             description=(
                 "Sections, mitigations (NX, PIE, RELRO, canary, fortify, CET/BTI where visible) and linkage "
                 "(interpreter, needed libraries, rpath). detail=summary retains the complete record and returns "
@@ -32,7 +37,6 @@ def tools() -> list[ToolDef]:
                 {"detail": prop("string", "complete (default) or summary.", ["summary"], enum=["summary", "complete"])}
             ),
             handler=_layout,
-            requires_target=True,
             requires_operations=("binary_layout",),
             examples=({}, {"detail": "summary"}),
         )

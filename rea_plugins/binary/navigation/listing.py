@@ -8,6 +8,8 @@ record, as ``analyze_function`` does.
 
 from __future__ import annotations
 
+import functools
+
 from rea.plugin import (
     RESULT_TYPES,
     Evidence,
@@ -203,11 +205,14 @@ def _read_function_instructions(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized=body, limitations=result.limitations))
 
 
+# Every tool here is the binary family's, bound to the open target.
+_tool = functools.partial(ToolDef, family="binary", requires_target=True)
+
+
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
+        _tool(
             name="procedure_assembly",
-            family="binary",
             description="Assembly listing of one procedure, a page at a time (200 rows by default); a longer "
             "listing names its retained complete record.",
             input_schema=obj(
@@ -222,15 +227,13 @@ def tools() -> list[ToolDef]:
                 ("procedure",),
             ),
             handler=_procedure_assembly,
-            requires_target=True,
             requires_operations=("procedure_assembly",),
             result_type=RESULT_TYPES["procedure_assembly"],
             cli_subject="procedure",
             examples=({"procedure": "main"}, {"procedure": "main", "max_instructions": 50}),
         ),
-        ToolDef(
+        _tool(
             name="read_function_instructions",
-            family="binary",
             description="A procedure's instructions by offset and limit, or the instructions before and "
             "after an address; decodes only what it returns.",
             input_schema=obj(
@@ -246,7 +249,6 @@ def tools() -> list[ToolDef]:
                 }
             ),
             handler=_read_function_instructions,
-            requires_target=True,
             requires_operations=("read_function_instructions",),
             result_type=RESULT_TYPES["read_function_instructions"],
             cli_subject="procedure",

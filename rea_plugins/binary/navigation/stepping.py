@@ -191,6 +191,10 @@ def _goto(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized=body, limitations=[_LIMITATION]))
 
 
+# Every tool here is the binary family's, in the navigation toolset, bound to the open target.
+_tool = functools.partial(ToolDef, family="binary", toolset="navigation", requires_target=True)
+
+
 def tools() -> list[ToolDef]:
     from_address = prop(
         "string", "Step from this address instead of the cursor (0x hex).", ["0x401136"], pattern=ADDRESS["pattern"]
@@ -198,15 +202,12 @@ def tools() -> list[ToolDef]:
     needs = ("list_procedures", "resolve_containing_procedure", "read_function_instructions")
     moving = ToolEffects(mutates_session=True, idempotent=False)
     return [
-        ToolDef(
+        _tool(
             name="goto_address",
-            toolset="navigation",
             result_type=CursorMove,
-            family="binary",
             description="Move this connection's cursor to a mapped address; returns it with its procedure.",
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
             handler=_goto,
-            requires_target=True,
             requires_operations=("list_segments", "resolve_containing_procedure"),
             effects=ToolEffects(mutates_session=True),
             cli_subject="address",
@@ -214,15 +215,12 @@ def tools() -> list[ToolDef]:
         ),
         # The two steps, alike but for the way they go: the tool, whether it steps forward, what it does, an example.
         *(
-            ToolDef(
+            _tool(
                 name=name,
-                toolset="navigation",
                 result_type=CursorStep,
-                family="binary",
                 description=description,
                 input_schema=obj({"address": from_address, "document": DOCUMENT}),
                 handler=functools.partial(_step, forward=forward),
-                requires_target=True,
                 requires_operations=needs,
                 effects=moving,
                 cli_subject="address",

@@ -7,6 +7,7 @@ holds afterwards (read back under its lock) and the new annotation revision.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal
 
 import msgspec
@@ -37,6 +38,7 @@ from rea_plugins.binary.core.schema import ADDRESS, ADDRESS_PATTERN, DOCUMENT, P
 from rea_plugins.binary.core.shapes import (
     AnnotatedProcedure,
     AnnotationChange,
+    AnnotationField,
     Bookmark,
     Bookmarks,
     CommentAt,
@@ -175,66 +177,45 @@ def _list_bookmarks(call: ToolCall) -> Evidence:
 # -- writes ---------------------------------------------------------------------------------------------
 
 
-def _set_field(field: CommentField | Literal["name"], argument: str) -> Any:
+def _changed(
+    call: ToolCall, address: str, field: AnnotationField, value: str | None, names: dict[str, str] | None = None
+) -> Evidence:
+    """Write one field at an address (None clears it) and answer what it holds now and held before."""
+    nb, before = _write(call, {address: {field: value}}, names)
+    previous = getattr(before[address], field)
+    return _write_evidence(
+        call,
+        AnnotationChange(
+            address=address,
+            field=field,
+            value=getattr(nb.note(address), field),
+            previous=previous,
+            changed=previous != value,
+            annotation_revision=nb.revision,
+        ),
+    )
+
+
+def _set_field(field: AnnotationField, argument: str) -> Any:
+    """The handler that sets ``field`` at ``address`` to the argument ``argument`` (set_comment, set_bookmark, ...)."""
+
     def handle(call: ToolCall) -> Evidence:
         check_document(call)
-        # Both required by the schema.
-        address, _ = require_mapped(call, arg_str(call.args, "address", ""))
+        address, _ = require_mapped(call, arg_str(call.args, "address", ""))  # required by the schema
+        # "" clears a field (a bookmark keeps it as its label); a bookmark's label is optional.
         value = check_field(field, arg_str(call.args, argument, ""), argument)
         names = None
         if field == "name" and value is not None:
             _engine_collision(call, address, value, argument)
             names = {address: value}
-        nb, before = _write(call, {address: {field: value}}, names)
-        previous = getattr(before[address], field)
-        return _write_evidence(
-            call,
-            AnnotationChange(
-                address=address,
-                field=field,
-                value=getattr(nb.note(address), field),
-                previous=previous,
-                changed=previous != value,
-                annotation_revision=nb.revision,
-            ),
-        )
+        return _changed(call, address, field, value, names)
 
     return handle
 
 
-def _set_bookmark(call: ToolCall) -> Evidence:
-    check_document(call)
-    address, _ = require_mapped(call, arg_str(call.args, "address", ""))  # required by the schema
-    label = check_field("bookmark", arg_str(call.args, "name", ""), "name")
-    nb, before = _write(call, {address: {"bookmark": label}})
-    return _write_evidence(
-        call,
-        AnnotationChange(
-            address=address,
-            field="bookmark",
-            value=nb.note(address).bookmark,
-            previous=before[address].bookmark,
-            changed=before[address].bookmark != label,
-            annotation_revision=nb.revision,
-        ),
-    )
-
-
 def _unset_bookmark(call: ToolCall) -> Evidence:
     check_document(call)
-    address = normalize_address(arg_str(call.args, "address", ""))  # required by the schema
-    nb, before = _write(call, {address: {"bookmark": None}})
-    return _write_evidence(
-        call,
-        AnnotationChange(
-            address=address,
-            field="bookmark",
-            value=None,
-            previous=before[address].bookmark,
-            changed=before[address].bookmark is not None,
-            annotation_revision=nb.revision,
-        ),
-    )
+    return _changed(call, normalize_address(arg_str(call.args, "address", "")), "bookmark", None)  # address: required
 
 
 def _set_addresses_names(call: ToolCall) -> Evidence:
@@ -310,6 +291,10 @@ def _annotate_function(call: ToolCall) -> Evidence:
     )
 
 
+# Every tool here is the binary family's, in the notebook toolset, bound to the open target.
+_tool = functools.partial(ToolDef, family="binary", toolset="notebook", requires_target=True)
+
+
 def tools() -> list[ToolDef]:
     optional_address = prop(
         "string", "Address (0x hex); the cursor when omitted.", ["0x401136"], pattern=ADDRESS_PATTERN
@@ -361,57 +346,46 @@ def tools() -> list[ToolDef]:
     )
     return [
         *(
-            ToolDef(
+            _tool(
                 name=field,
                 result_type=shape,
-                family="binary",
-                toolset="notebook",
                 description=f"The analyst's {label.lower()} at an address (or the cursor).",
                 input_schema=read_schema,
                 handler=_read_field(field),
-                requires_target=True,
                 requires_operations=target_ops,
                 cli_subject="address",
                 examples=({}, {"address": "0x401136"}),
             )
             for field, shape, label, _, _ in comments
         ),
-        ToolDef(
+        _tool(
             name="list_bookmarks",
             result_type=Bookmarks,
-            family="binary",
-            toolset="notebook",
             description="Every bookmark of the open target, by address, with its label and procedure.",
             input_schema=obj({"document": DOCUMENT}),
             handler=_list_bookmarks,
-            requires_target=True,
             requires_operations=target_ops,
             examples=({},),
         ),
         *(
-            ToolDef(
+            _tool(
                 name=f"set_{field}",
                 result_type=AnnotationChange,
-                family="binary",
-                toolset="notebook",
                 description=setter,
                 input_schema=obj(
                     {"address": ADDRESS, "comment": text(label, field), "document": DOCUMENT}, ("address", "comment")
                 ),
                 handler=_set_field(field, "comment"),
                 effects=WRITE,
-                requires_target=True,
                 requires_operations=write_ops,
                 cli_subject="address",
                 examples=({"address": "0x401136", "comment": example},),
             )
             for field, _, label, setter, example in comments
         ),
-        ToolDef(
+        _tool(
             name="set_address_name",
             result_type=AnnotationChange,
-            family="binary",
-            toolset="notebook",
             description=(
                 "Name an address (a procedure, a datum, a label); every read tool then shows the name "
                 "(name_source user) and accepts it as a procedure selector."
@@ -419,29 +393,23 @@ def tools() -> list[ToolDef]:
             input_schema=obj({"address": ADDRESS, "name": name, "document": DOCUMENT}, ("address", "name")),
             handler=_set_field("name", "name"),
             effects=WRITE,
-            requires_target=True,
             requires_operations=write_ops,
             cli_subject="address",
             examples=({"address": "0x401136", "name": "parse_options"},),
         ),
-        ToolDef(
+        _tool(
             name="set_addresses_names",
             result_type=NamesChange,
-            family="binary",
-            toolset="notebook",
             description=f"Name up to {MAX_NAMES} addresses at once (all or none are written).",
             input_schema=obj({"names": names, "document": DOCUMENT}, ("names",)),
             handler=_set_addresses_names,
             effects=WRITE,
-            requires_target=True,
             requires_operations=write_ops,
             examples=({"names": {"0x401136": "parse_options", "0x401200": "usage"}},),
         ),
-        ToolDef(
+        _tool(
             name="set_bookmark",
             result_type=AnnotationChange,
-            family="binary",
-            toolset="notebook",
             description="Bookmark an address, with an optional label (replaces the label of an existing one).",
             input_schema=obj(
                 {
@@ -453,32 +421,26 @@ def tools() -> list[ToolDef]:
                 },
                 ("address",),
             ),
-            handler=_set_bookmark,
+            handler=_set_field("bookmark", "name"),
             effects=WRITE,
-            requires_target=True,
             requires_operations=write_ops,
             cli_subject="address",
             examples=({"address": "0x401136"}, {"address": "0x401136", "name": "licence check"}),
         ),
-        ToolDef(
+        _tool(
             name="unset_bookmark",
             result_type=AnnotationChange,
-            family="binary",
-            toolset="notebook",
             description="Remove the bookmark at an address.",
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
             handler=_unset_bookmark,
             effects=WRITE,
-            requires_target=True,
             requires_operations=target_ops,
             cli_subject="address",
             examples=({"address": "0x401136"},),
         ),
-        ToolDef(
+        _tool(
             name="annotate_native_function",
             result_type=FunctionAnnotation,
-            family="binary",
-            toolset="notebook",
             description=(
                 "Annotate a local function's entry at once: name, comment, inline comment, signature "
                 'and notes ("" clears a field); kept in rea\'s annotation store, the binary is never '
@@ -503,7 +465,6 @@ def tools() -> list[ToolDef]:
             ),
             handler=_annotate_function,
             effects=WRITE,
-            requires_target=True,
             requires_operations=("procedure_info",),
             cli_subject="procedure",
             examples=(

@@ -10,6 +10,7 @@ they render (angr's decompiler, radare2's ``td``/``afs``), and every provider sh
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -366,14 +367,16 @@ def typed_data(call: ToolCall, address: str, where: Mapping[str, JSONObject | No
 # -- tool definitions ------------------------------------------------------------------------------------------
 
 
+# Every tool here is the binary family's, in the notebook toolset, bound to the open target.
+_tool = functools.partial(ToolDef, family="binary", toolset="notebook", requires_target=True)
+
+
 def tools() -> list[ToolDef]:
     kinds = ["struct", "union", "enum", "typedef"]
     return [
-        ToolDef(
+        _tool(
             name="declare_c_types",
             result_type=TypesDeclared,
-            family="binary",
-            toolset="notebook",
             description=(
                 "Add C structs, unions, enums and typedefs to the open target's type library (a name "
                 "declared again is replaced); errors give line and column."
@@ -393,15 +396,12 @@ def tools() -> list[ToolDef]:
             ),
             handler=_declare,
             effects=WRITE,
-            requires_target=True,
             requires_operations=("list_segments",),
             examples=({"declarations": "typedef struct opts { int verbose; const char *extensions; } opts_t;"},),
         ),
-        ToolDef(
+        _tool(
             name="set_function_prototype",
             result_type=PrototypeChange,
-            family="binary",
-            toolset="notebook",
             description=(
                 "Give a procedure a C prototype over the type library (omitted: its signature note; "
                 '"" clears); decompilers that take types use it.'
@@ -421,16 +421,13 @@ def tools() -> list[ToolDef]:
             ),
             handler=_set_prototype,
             effects=WRITE,
-            requires_target=True,
             requires_operations=("procedure_info",),
             cli_subject="procedure",
             examples=({"procedure": "0x401136", "prototype": "int apply_opts(struct opts *opts)"},),
         ),
-        ToolDef(
+        _tool(
             name="set_data_type",
             result_type=DataTypeChange,
-            family="binary",
-            toolset="notebook",
             description=(
                 'Type the datum at an address with a library type, or an array of array_length of them ("" clears); '
                 "inspect_native_data_type then reads its fields."
@@ -453,16 +450,13 @@ def tools() -> list[ToolDef]:
             ),
             handler=_set_data_type,
             effects=WRITE,
-            requires_target=True,
             requires_operations=("list_segments",),
             cli_subject="address",
             examples=({"address": "0x404040", "type": "struct opts"},),
         ),
-        ToolDef(
+        _tool(
             name="list_types",
             result_type=TypeList,
-            family="binary",
-            toolset="notebook",
             description="Page through the open target's type library: name, kind, size and alignment.",
             input_schema=obj(
                 {
@@ -473,15 +467,12 @@ def tools() -> list[ToolDef]:
                 }
             ),
             handler=_list_types,
-            requires_target=True,
             requires_operations=("list_segments",),
             examples=({}, {"kind": "struct"}),
         ),
-        ToolDef(
+        _tool(
             name="inspect_type",
             result_type=typelib.TypeLayout,
-            family="binary",
-            toolset="notebook",
             description="A C type's size, alignment and member offsets for the target's ABI (or abi).",
             input_schema=obj(
                 {
@@ -500,7 +491,6 @@ def tools() -> list[ToolDef]:
                 ("name",),
             ),
             handler=_inspect_type,
-            requires_target=True,
             requires_operations=("list_segments",),
             cli_subject="name",
             examples=({"name": "struct opts"},),

@@ -7,6 +7,7 @@ instruction text is each procedure's symbolized rows (``program.program_rows``).
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterator
 from typing import Any, Generic, Literal, TypedDict, TypeVar
@@ -608,6 +609,10 @@ def _scan_yara(call: ToolCall) -> Evidence:
 # -- tool definitions -------------------------------------------------------------------------------------------
 
 
+# Every tool here is the binary family's, bound to the open target.
+_tool = functools.partial(ToolDef, family="binary", requires_target=True)
+
+
 def tools() -> list[ToolDef]:
     scope = prop(
         "string", "segments (mapped file bytes, default) or file (every byte).", ["segments"], enum=["segments", "file"]
@@ -620,10 +625,9 @@ def tools() -> list[ToolDef]:
     page = {"offset": OFFSET, "limit": LIMIT, "document": DOCUMENT}
     code_ops = ("list_segments", "list_procedures", "read_function_instructions", "list_documents")
     return [
-        ToolDef(
+        _tool(
             name="search_bytes",
             result_type=ByteSearch,
-            family="binary",
             description=(
                 "Find a hex byte pattern with ?? wildcards ('48 8B ?? ?? E8') in the mapped segments "
                 "or the whole file. Each hit has its address, file offset, segment, section and "
@@ -640,15 +644,13 @@ def tools() -> list[ToolDef]:
                 ("pattern",),
             ),
             handler=_search_bytes,
-            requires_target=True,
             requires_operations=("list_segments",),
             cli_subject="pattern",
             examples=({"pattern": "48 8B ?? ?? E8"},),
         ),
-        ToolDef(
+        _tool(
             name="search_immediates",
             result_type=ConstantSearch,
-            family="binary",
             description=(
                 "Find a constant (value, or a min/max range) in instruction operands (immediates, displacements, "
                 "movk/movt pairs, literal pools) and aligned data words; each hit once, with its form."
@@ -663,15 +665,13 @@ def tools() -> list[ToolDef]:
                 }
             ),
             handler=_search_immediates,
-            requires_target=True,
             requires_operations=code_ops,
             cli_subject="value",
             examples=({"value": "0x9e3779b185ebca87"}, {"min": -16, "max": -1}),
         ),
-        ToolDef(
+        _tool(
             name="search_instructions",
             result_type=InstructionSearch,
-            family="binary",
             description=(
                 "Find instructions whose symbolized text matches a literal or RE2 pattern "
                 "('^call .*malloc'), over every procedure; a literal in regex syntax that finds nothing runs as a "
@@ -693,15 +693,13 @@ def tools() -> list[ToolDef]:
                 ("pattern",),
             ),
             handler=_search_instructions,
-            requires_target=True,
             requires_operations=code_ops,
             cli_subject="pattern",
             examples=({"pattern": "^call .*malloc", "mode": "regex"},),
         ),
-        ToolDef(
+        _tool(
             name="scan_yara",
             result_type=YaraScan,
-            family="binary",
             description=(
                 "Scan the target file (or each mapped segment) with YARA rules given as text: every "
                 "string match with rule, string id, file offset, address and procedure."
@@ -726,7 +724,6 @@ def tools() -> list[ToolDef]:
                 ("rules",),
             ),
             handler=_scan_yara,
-            requires_target=True,
             requires_operations=("list_segments",),
             cli_subject="rules",
             examples=({"rules": 'rule r { strings: $a = "abc" condition: $a }'},),

@@ -10,6 +10,7 @@ storing MD5's state), attributed to the procedure holding enough of them.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections import defaultdict
 from typing import Any, Literal
@@ -387,12 +388,15 @@ def _identify(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized=body, limitations=limitations, confidence="derived"))
 
 
+# Every tool here is the binary family's, bound to the open target.
+_tool = functools.partial(ToolDef, family="binary", requires_target=True)
+
+
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
+        _tool(
             name="identify_crypto",
             result_type=CryptoIdentification,
-            family="binary",
             description=(
                 "Names the cryptographic primitives in the binary (AES, SHA-1/2, MD5, BLAKE2, ChaCha20, CRC-32, "
                 "Curve25519, P-256) from their standard tables and constants in data and in instruction operands, "
@@ -412,7 +416,6 @@ def tools() -> list[ToolDef]:
                 }
             ),
             handler=_identify,
-            requires_target=True,
             requires_operations=("list_segments", "list_procedures"),
             examples=({}, {"where": "code"}),
         )

@@ -10,6 +10,7 @@ unreferenced NUL-delimited runs of that length from data sections.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import msgspec
@@ -221,25 +222,26 @@ def handle(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized=page("strings", items, params, dict), limitations=limitations))
 
 
+# Every tool here is the binary family's, bound to the open target.
+_tool = functools.partial(ToolDef, family="binary", requires_target=True)
+
+
 def tools() -> list[ToolDef]:
     return [
-        ToolDef(
+        _tool(
             name="list_strings",
-            family="binary",
             description="Page through strings: address, value, encoding, byte length, truncation, section; address "
             "selects one.",
             input_schema=obj(
                 {"offset": OFFSET, "limit": LIMIT, "address": ADDRESS, "min_length": MIN_LENGTH, "document": DOCUMENT}
             ),
             handler=handle,
-            requires_target=True,
             requires_operations=("list_strings",),
             result_type=RESULT_TYPES["list_strings"],
             examples=({}, {"address": "0x402004"}),
         ),
-        ToolDef(
+        _tool(
             name="search_strings",
-            family="binary",
             description="Find strings matching a literal substring or a regex (bounded, paged).",
             input_schema=obj(
                 {
@@ -250,7 +252,6 @@ def tools() -> list[ToolDef]:
                 ("pattern",),
             ),
             handler=handle,
-            requires_target=True,
             requires_operations=("search_strings",),
             result_type=RESULT_TYPES["search_strings"],
             cli_subject="pattern",
