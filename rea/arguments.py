@@ -12,10 +12,12 @@ An absent argument and an explicit null read alike: as the default, or None wher
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import cast, overload
+from typing import TypeVar, cast, overload
 
 from rea.errors import ReaError, invalid_request, issue
 from rea.records import JSONObject, JSONValue
+
+C = TypeVar("C", bound=str)
 
 # A call's arguments as the client sent them (see the module's docstring for why this is JSON, not a Struct).
 Arguments = JSONObject
@@ -76,6 +78,22 @@ def arg_bool(args: Mapping[str, object], name: str, default: bool = False) -> bo
     if not isinstance(value, bool):
         raise _wrong(name, "a boolean")
     return value
+
+
+@overload
+def arg_choice(args: Mapping[str, object], name: str, choices: tuple[C, ...]) -> C | None: ...
+@overload
+def arg_choice(args: Mapping[str, object], name: str, choices: tuple[C, ...], default: C) -> C: ...
+def arg_choice(args: Mapping[str, object], name: str, choices: tuple[C, ...], default: C | None = None) -> C | None:
+    """The string argument ``name``, one of ``choices`` (its schema's enum), as the Literal type they are."""
+    value = arg_str(args, name)
+    if value is None:
+        return default
+    for choice in choices:
+        if value == choice:
+            return choice
+    message = f"{name} must be one of {', '.join(choices)}"
+    raise invalid_request(message, [issue(name, "invalid_value", message)])
 
 
 def arg_strs(args: Mapping[str, object], name: str) -> list[str] | None:

@@ -433,6 +433,16 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "Confidence",
         "How an Evidence record's facts were reached: ``observed``, ``derived`` or ``inferred``.",
     ),
+    "arg_choice": (
+        "rea.arguments",
+        "arg_choice",
+        "The string argument of a call that is one of its enum's choices, as their Literal type.",
+    ),
+    "IssueReason": (
+        "rea.errors",
+        "IssueReason",
+        "Why one argument was refused: the ``reason`` of an entry of ``details.issues``.",
+    ),
     "hexa": ("rea.operations.answers", "hexa", "An address as the contract's lowercase ``0x`` hex string."),
     "int_param": (
         "rea.operations.answers",
@@ -1410,6 +1420,7 @@ __all__ = [
     "IntegrityPolicy",
     "Inventory",
     "Isolation",
+    "IssueReason",
     "JSONObject",
     "JSONValue",
     "Limits",
@@ -1506,6 +1517,7 @@ __all__ = [
     "answer",
     "answers",
     "arg_bool",
+    "arg_choice",
     "arg_float",
     "arg_int",
     "arg_ints",
@@ -1673,6 +1685,7 @@ if TYPE_CHECKING:
     from rea.annotations import normalize_address as normalize_address
     from rea.arguments import Arguments as Arguments
     from rea.arguments import arg_bool as arg_bool
+    from rea.arguments import arg_choice as arg_choice
     from rea.arguments import arg_float as arg_float
     from rea.arguments import arg_int as arg_int
     from rea.arguments import arg_ints as arg_ints
@@ -1743,6 +1756,7 @@ if TYPE_CHECKING:
     from rea.devtools import wait as wait
     from rea.distributions import distribution_version as distribution_version
     from rea.errors import CODES as CODES
+    from rea.errors import IssueReason as IssueReason
     from rea.errors import ReaError as ReaError
     from rea.errors import cancelled as cancelled
     from rea.errors import invalid_request as invalid_request

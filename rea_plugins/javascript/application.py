@@ -11,6 +11,7 @@ from rea.plugin import (
     OperationResult,
     ProviderIdentity,
     ToolCall,
+    arg_choice,
     arg_int,
     arg_object,
     arg_str,
@@ -68,7 +69,7 @@ def effective_limits(requested: JSONObject | None) -> Limits:
 
 def handle(call: ToolCall) -> Evidence:
     args = call.args
-    policy = inputs.arg_choice(args, "integrity_policy", inputs.POLICIES, "fail")
+    policy = arg_choice(args, "integrity_policy", inputs.POLICIES, "fail")
     limits = effective_limits(arg_object(args, "limits"))
     target = identify(arg_str(args, "input_path", ""), call.ctx, allow_directory=True)
     fmt = inputs.choose_format(target, arg_str(args, "format", "auto"))

@@ -6,18 +6,14 @@ import errno
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import Literal
 
 from rea.plugin import (
-    Arguments,
     CallContext,
     JSONObject,
     ReaError,
     Registry,
     Target,
-    arg_str,
-    invalid_request,
-    issue,
     select_unpacker,
 )
 from rea.plugin import Limits as ArchiveLimits
@@ -28,19 +24,6 @@ DEFAULT_LIMITS = Limits(max_files=20_000, max_bytes_per_file=16 << 20, max_total
 AUXILIARY_EXTENSIONS = (".map", ".html", ".htm")
 Policy = Literal["fail", "record-and-continue"]
 POLICIES: tuple[Policy, ...] = ("fail", "record-and-continue")
-_Choice = TypeVar("_Choice", bound=str)
-
-
-def arg_choice(args: Arguments, name: str, choices: tuple[_Choice, ...], default: _Choice) -> _Choice:
-    """The string argument ``name``, one of ``choices`` (its schema's enum), as the Literal type they are."""
-    value = arg_str(args, name)
-    if value is None:
-        return default
-    for choice in choices:
-        if value == choice:
-            return choice
-    message = f"{name} must be one of {', '.join(choices)}"
-    raise invalid_request(message, [issue(name, "invalid_value", message)])
 
 
 def wanted(path: str) -> bool:

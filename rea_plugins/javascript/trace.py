@@ -7,10 +7,9 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import Evidence, JSONObject, ToolCall, arg_int, arg_object, render
+from rea.plugin import Evidence, JSONObject, ToolCall, arg_choice, arg_int, arg_object, render
 from rea_plugins.javascript import appgraph
 from rea_plugins.javascript.appgraph import Index, Loaded
-from rea_plugins.javascript.inputs import arg_choice
 from rea_plugins.javascript.model import FunctionRecord, Module
 from rea_plugins.javascript.results import (
     FeatureTrace,

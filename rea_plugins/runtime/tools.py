@@ -16,14 +16,13 @@ from rea.plugin import (
     ToolCall,
     ToolDef,
     ToolEffects,
+    arg_choice,
     arg_int,
     arg_list,
     arg_object,
     arg_str,
     arg_strs,
     evidence_input,
-    invalid_request,
-    issue,
     with_evidence_defs,
 )
 from rea.plugin import __version__ as rea_version
@@ -198,16 +197,6 @@ def _scope(call: ToolCall) -> tuple[str, list[str], list[str]]:
     )
 
 
-def _runtime_kind(args: Arguments) -> RuntimeKind:
-    """The call's runtime_kind, one of the schema's enum (narrowed to the Literal the observation carries)."""
-    kind = arg_str(args, "runtime_kind", "")
-    for known in RUNTIME_KINDS:
-        if kind == known:
-            return known
-    message = f"runtime_kind must be one of {', '.join(RUNTIME_KINDS)}"
-    raise invalid_request(message, [issue("runtime_kind", "invalid_value", message)])
-
-
 def _list(call: ToolCall) -> Evidence:
     a = call.args
     endpoint, roots, origins = _scope(call)
@@ -233,7 +222,9 @@ def _observe(call: ToolCall) -> Evidence:
         **{k: v for k in inspector.Limits.__dataclass_fields__ if (v := arg_int(given, k)) is not None}
     )
     observation_ms = arg_int(a, "observation_ms", 1000)
-    target_id, runtime_kind = arg_str(a, "target_id", ""), _runtime_kind(a)
+    # Both are required by the input schema: the defaults are never read.
+    target_id = arg_str(a, "target_id", "")
+    runtime_kind = arg_choice(a, "runtime_kind", RUNTIME_KINDS, RUNTIME_KINDS[0])
     obs = inspector.observe(endpoint, target_id, runtime_kind, roots, origins, observation_ms, limits, call.ctx)
     call.ctx.finish(
         f"runtime: {obs.counts.application} application scripts, {len(obs.console)} console messages, "
