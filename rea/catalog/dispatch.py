@@ -11,19 +11,22 @@ and Evidence as a direct call, and the answer is the tool's own result.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
+from rea.arguments import arg_int, arg_object, arg_str
 from rea.catalog.document import advertised_description, advertised_input_schema
 from rea.catalog.invoke import invoke
 from rea.catalog.refusals import not_advertised, unknown_tool
 from rea.catalog.schemas import struct_output_schema
 from rea.catalog.tool import ToolCall, ToolDef, ToolEffects
 from rea.errors import ReaError
+from rea.records import JSONObject
 
 if TYPE_CHECKING:
     from rea.catalog.manifest import ToolSpec
+    from rea.evidence import Evidence
     from rea.session import Session
 
 SEARCH_TOOLS = "search_tools"
@@ -41,7 +44,8 @@ class ToolMatch(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     toolset: str
     description: str
-    input_schema: dict[str, Any]
+    # The tool's compact input schema: a JSON Schema document, not a rea record.
+    input_schema: JSONObject
     read_only: bool
     # Whether this connection's tools/list already shows it (else call it through call_tool_by_name).
     listed: bool
@@ -150,10 +154,11 @@ def listed_toolsets(session: Session) -> list[str] | None:
     return None if toolsets is None else list(toolsets["enabled"])
 
 
-def _search_tools(call: ToolCall) -> dict[str, Any]:
+def _search_tools(call: ToolCall) -> JSONObject:
     session = call.session
     args = call.args
-    words = [w for w in _words(args["query"]) if w not in STOP_WORDS]
+    query = arg_str(args, "query", "")
+    words = [w for w in _words(query) if w not in STOP_WORDS]
     if not words:
         raise ReaError(
             "invalid_request",
@@ -161,7 +166,7 @@ def _search_tools(call: ToolCall) -> dict[str, Any]:
             remediation="Describe the task in a few words, e.g. 'decompile function' or 'dotnet strings'.",
             details={"issues": [{"path": "query", "reason": "invalid_value", "message": "no words to search for"}]},
         )
-    wanted = args.get("toolset")
+    wanted = arg_str(args, "toolset")
     specs = session.registry.tool_specs()
     # Tools matching more of the words first, then by points; a tool matching none is no match.
     ranked = sorted(
@@ -171,7 +176,7 @@ def _search_tools(call: ToolCall) -> dict[str, Any]:
         for matched, points in (_score(spec, words),)
         if matched
     )
-    offset, limit = args.get("offset", 0), args.get("limit", DEFAULT_MATCHES)
+    offset, limit = arg_int(args, "offset", 0), arg_int(args, "limit", DEFAULT_MATCHES)
     page = ranked[offset : offset + limit]
     shown = listed_toolsets(session)
     matches = [
@@ -188,18 +193,19 @@ def _search_tools(call: ToolCall) -> dict[str, Any]:
     ]
     end = offset + len(page)
     found = ToolSearch(
-        query=args["query"],
+        query=query,
         matches=matches,
         total=len(ranked),
         offset=offset,
         next_offset=end if end < len(ranked) else None,
     )
-    return msgspec.to_builtins(found)  # type: ignore[no-any-return]
+    answer: JSONObject = msgspec.to_builtins(found)
+    return answer
 
 
-def _call_tool_by_name(call: ToolCall) -> Any:
+def _call_tool_by_name(call: ToolCall) -> Evidence | JSONObject:
     session = call.session
-    name = call.args["name"]
+    name = arg_str(call.args, "name", "")
     if name in DISPATCH_NAMES:
         raise ReaError(
             "invalid_request",
@@ -214,8 +220,9 @@ def _call_tool_by_name(call: ToolCall) -> Any:
     if toolsets is not None and tool.toolset_id not in toolsets["enabled"] and not toolsets["on_demand"]:
         raise not_advertised(tool.toolset_id, toolsets["enabled"], tool=tool.name)
     # The connection's tools/list stays as it is: the client chose this path because it does not follow changes.
-    result = invoke(session, tool, call.args.get("arguments", {}), call.ctx)
-    return result.evidence if result.evidence is not None else result.structured
+    result = invoke(session, tool, arg_object(call.args, "arguments") or {}, call.ctx)
+    # A handler answers one or the other (Handler), so structured is set where evidence is not.
+    return result.evidence if result.evidence is not None else result.structured or {}
 
 
 SEARCH_TOOLS_DEF = ToolDef(

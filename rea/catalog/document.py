@@ -1,17 +1,22 @@
-"""The catalog document: every tool's schemas, annotations and effects, generated from the definitions."""
+"""The catalog document: every tool's schemas, annotations and effects, generated from the definitions.
+
+The document and the schemas in it are JSON (``JSONObject``): JSON Schema's vocabulary, and a file ``rea catalog``
+writes for any reader, not rea records.
+"""
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from rea import __version__
 from rea.canonical import canonical_digest
 from rea.catalog.prose import first_sentence
-from rea.catalog.schemas import advertised_or_none, output_schema, shallow_output
+from rea.catalog.schemas import advertised_or_none, output_schema, shallow_output, strings, subschema
 from rea.catalog.tool import ToolDef
+from rea.records import JSONObject, JSONValue
 from rea.registry import Registry
 
 if TYPE_CHECKING:
@@ -28,7 +33,7 @@ DESCRIPTION_CHARS = {"full": 200, "compact": 160}
 
 
 # The optional target argument as every request carries it (the full profile says what it names).
-ADVERTISED_TARGET: dict[str, dict[str, Any]] = {
+ADVERTISED_TARGET: dict[str, JSONObject] = {
     "full": {"type": "string", "description": "An open target's target_id or alias; default: the active one."},
     "compact": {"type": "string"},
 }
@@ -36,7 +41,7 @@ ADVERTISED_TARGET: dict[str, dict[str, Any]] = {
 
 def advertised_input_schema(
     registry: Registry, tool: ToolDef | ToolSpec, profile: str, multi_target: bool = False
-) -> dict[str, Any]:
+) -> JSONObject:
     projection = registry.projections[profile]
     schema = projection.project(tool.name, tool.input_schema)
     # Unknown arguments are refused by the server's canonical validation (a typed invalid_request naming them);
@@ -45,11 +50,10 @@ def advertised_input_schema(
         schema = {k: v for k, v in schema.items() if k != "additionalProperties"}
     # REA's compatibility-only arguments stay accepted (and validated) but are not advertised: ``document`` may
     # only name the open document, and 47 tools carried it.
-    hidden = [
-        p for p in COMPATIBILITY_ONLY if p in schema.get("properties", {}) and p not in schema.get("required", [])
-    ]
+    properties = subschema(schema.get("properties"))
+    hidden = [p for p in COMPATIBILITY_ONLY if p in properties and p not in strings(schema.get("required"))]
     if hidden:
-        properties = {k: v for k, v in schema["properties"].items() if k not in hidden}
+        properties = {k: v for k, v in properties.items() if k not in hidden}
         schema = {**schema, "properties": properties}
     if multi_target:
         schema = with_target(schema, tool.requires_target, profile)
@@ -58,15 +62,15 @@ def advertised_input_schema(
     return schema
 
 
-def with_target(schema: dict[str, Any], requires_target: bool, profile: str) -> dict[str, Any]:
+def with_target(schema: JSONObject, requires_target: bool, profile: str) -> JSONObject:
     """An advertised input schema as it is while several targets are open."""
-    if requires_target and "target" not in schema.get("properties", {}):
+    if requires_target and "target" not in subschema(schema.get("properties")):
         # With several targets open, every target-bound tool runs on the one a call names (see invoke); a
         # single-target connection never carries the argument.
         schema = {
             **schema,
             "properties": {
-                **schema.get("properties", {}),
+                **subschema(schema.get("properties")),
                 "target": ADVERTISED_TARGET.get(profile, ADVERTISED_TARGET["full"]),
             },
         }
@@ -78,7 +82,7 @@ def advertised_description(tool: ToolDef | ToolSpec, profile: str) -> str:
     return first_sentence(tool.description, DESCRIPTION_CHARS.get(profile, DESCRIPTION_CHARS["full"]))
 
 
-def tool_entry(registry: Registry, tool: ToolDef) -> dict[str, Any]:
+def tool_entry(registry: Registry, tool: ToolDef) -> JSONObject:
     return {
         "name": tool.name,
         "title": tool.display_title,
@@ -126,9 +130,9 @@ def catalog_digest(registry: Registry) -> str:
     return cached
 
 
-def build_catalog(registry: Registry) -> dict[str, Any]:
+def build_catalog(registry: Registry) -> JSONObject:
     """The machine-readable catalog written by ``rea catalog``."""
-    tools = [tool_entry(registry, t) for t in sorted(registry.tools.values(), key=lambda t: t.name)]
+    tools: list[JSONValue] = [tool_entry(registry, t) for t in sorted(registry.tools.values(), key=lambda t: t.name)]
     compact = registry.projections.get("compact")
     reduced = sorted(getattr(compact, "reduced", set())) if compact is not None else []
     return {

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Final
+from collections.abc import Iterable
+from typing import Final
+
+from rea.catalog.schemas import subschema
+from rea.records import JSONObject, JSONValue
 
 VALID: Final = 1
 INVALID: Final = 0
 UNKNOWN: Final = -1
+# A schema and an instance are JSON: JSON Schema's vocabulary and a client's arguments, not rea records.
 
 # Keywords that never fail an instance (annotations; ``discriminator`` is an OpenAPI annotation jsonschema ignores).
 _ANNOTATIONS: Final = frozenset(
@@ -25,7 +30,7 @@ _ANNOTATIONS: Final = frozenset(
 _DEFS_REF: Final = re.compile(r"#/\$defs/([A-Za-z0-9_.\-]+)")
 
 
-def check(schema: Any, instance: Any) -> int:
+def check(schema: JSONValue, instance: JSONValue) -> int:
     """``VALID``, ``INVALID`` or ``UNKNOWN`` for ``instance`` under ``schema`` (the root, holding any ``$defs``)."""
     if not isinstance(schema, dict):
         return UNKNOWN
@@ -35,7 +40,7 @@ def check(schema: Any, instance: Any) -> int:
         return UNKNOWN
 
 
-def _combine(results: Any) -> int:
+def _combine(results: Iterable[int]) -> int:
     """All must hold: INVALID wins, then UNKNOWN."""
     out = VALID
     for r in results:
@@ -46,7 +51,7 @@ def _combine(results: Any) -> int:
     return out
 
 
-def _is_type(name: str, value: Any) -> int:
+def _is_type(name: str, value: JSONValue) -> int:
     if name == "object":
         return VALID if isinstance(value, dict) else INVALID
     if name == "array":
@@ -70,7 +75,7 @@ def _is_type(name: str, value: Any) -> int:
     return UNKNOWN
 
 
-def _equal(a: Any, b: Any) -> int:
+def _equal(a: JSONValue, b: JSONValue) -> int:
     """jsonschema's equality: booleans are not numbers, numbers compare by value, containers member by member."""
     if isinstance(a, bool) or isinstance(b, bool):
         return VALID if isinstance(a, bool) and isinstance(b, bool) and a == b else INVALID
@@ -93,7 +98,7 @@ def _equal(a: Any, b: Any) -> int:
     return UNKNOWN
 
 
-def _node(schema: Any, value: Any, root: dict[str, Any], depth: int) -> int:
+def _node(schema: JSONValue, value: JSONValue, root: JSONObject, depth: int) -> int:
     if schema is True:
         return VALID
     if schema is False:
@@ -111,7 +116,7 @@ def _node(schema: Any, value: Any, root: dict[str, Any], depth: int) -> int:
     return _combine(results)
 
 
-def _keyword(key: str, arg: Any, schema: dict[str, Any], value: Any, root: dict[str, Any], depth: int) -> int:
+def _keyword(key: str, arg: JSONValue, schema: JSONObject, value: JSONValue, root: JSONObject, depth: int) -> int:
     if key == "type":
         if isinstance(arg, str):
             return _is_type(arg, value)
@@ -123,7 +128,7 @@ def _keyword(key: str, arg: Any, schema: dict[str, Any], value: Any, root: dict[
         if arg == "#":
             return _node(root, value, root, depth + 1)
         match = _DEFS_REF.fullmatch(arg) if isinstance(arg, str) else None
-        target = root.get("$defs", {}).get(match.group(1)) if match else None
+        target = subschema(root.get("$defs")).get(match.group(1)) if match else None
         return UNKNOWN if target is None else _node(target, value, root, depth + 1)
     if key == "enum":
         if not isinstance(arg, list):
@@ -154,17 +159,21 @@ def _keyword(key: str, arg: Any, schema: dict[str, Any], value: Any, root: dict[
             return VALID
         if isinstance(arg, bool) or not isinstance(arg, int | float):
             return UNKNOWN
-        holds = {
-            "minimum": lambda: value >= arg,
-            "maximum": lambda: value <= arg,
-            "exclusiveMinimum": lambda: value > arg,
-            "exclusiveMaximum": lambda: value < arg,
-        }[key]()
+        if key == "minimum":
+            holds = value >= arg
+        elif key == "maximum":
+            holds = value <= arg
+        elif key == "exclusiveMinimum":
+            holds = value > arg
+        else:
+            holds = value < arg
         return VALID if holds else INVALID
     return UNKNOWN  # a keyword this check does not decide (format, not, if, uniqueItems, ...)
 
 
-def _object_keyword(key: str, arg: Any, schema: dict[str, Any], value: dict[str, Any], root: Any, depth: int) -> int:
+def _object_keyword(
+    key: str, arg: JSONValue, schema: JSONObject, value: JSONObject, root: JSONObject, depth: int
+) -> int:
     if key == "required":
         if not isinstance(arg, list):
             return UNKNOWN
@@ -185,7 +194,7 @@ def _object_keyword(key: str, arg: Any, schema: dict[str, Any], value: dict[str,
     return _combine(_node(arg, value[name], root, depth + 1) for name in extra)
 
 
-def _array_keyword(key: str, arg: Any, value: list[Any], root: Any, depth: int) -> int:
+def _array_keyword(key: str, arg: JSONValue, value: list[JSONValue], root: JSONObject, depth: int) -> int:
     if key == "items":
         if isinstance(arg, list):
             return UNKNOWN  # the array form of older drafts
@@ -196,7 +205,7 @@ def _array_keyword(key: str, arg: Any, value: list[Any], root: Any, depth: int) 
     return VALID if holds else INVALID
 
 
-def _string_keyword(key: str, arg: Any, value: str) -> int:
+def _string_keyword(key: str, arg: JSONValue, value: str) -> int:
     if key == "pattern":
         if not isinstance(arg, str):
             return UNKNOWN

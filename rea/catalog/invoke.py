@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import msgspec
 
+from rea.arguments import Arguments
 from rea.catalog.schemas import describe_groups, flatten_root_union, root_groups
 from rea.catalog.tool import NEGOTIATED_FEATURES, ToolCall, ToolDef
 from rea.context import CallContext
-from rea.errors import ReaError
+from rea.errors import IssueReason, ReaError
 from rea.evidence import Evidence
+from rea.records import JSONObject, JSONValue
 from rea.selection import alternatives_remediation
 from rea.session import Session
 
 _VALIDATORS: dict[int, Any] = {}
 
-_REASONS = {
+_REASONS: dict[str, IssueReason] = {
     "additionalProperties": "unknown_argument",
     "unevaluatedProperties": "unknown_argument",
     "required": "missing_argument",
@@ -35,7 +38,7 @@ _REASONS = {
 }
 
 
-def validator_for(schema: dict[str, Any]) -> Any:
+def validator_for(schema: JSONObject) -> Any:
     """A cached canonical (draft 2020-12) validator; jsonschema is imported on first use."""
     import jsonschema
 
@@ -62,7 +65,7 @@ def _path(err: Any) -> str:
     return "/".join(parts) or "(root)"
 
 
-def validation_issues(schema: dict[str, Any], args: Any) -> list[dict[str, Any]]:
+def validation_issues(schema: JSONObject, args: JSONValue) -> list[dict[str, str]]:
     """Every way ``args`` breaks the canonical schema, as ``details.issues`` entries.
 
     Arguments the quick check (``rea.catalog.fastcheck``) proves valid have none, and jsonschema is not imported
@@ -73,29 +76,32 @@ def validation_issues(schema: dict[str, Any], args: Any) -> list[dict[str, Any]]
         return []
     import jsonschema
 
-    v = validator_for(schema)
-    issues = []
-    for err in sorted(v.iter_errors(args), key=lambda e: (list(map(str, e.absolute_path)), str(e.message))):
-        best = err
-        if err.context:  # a failed union: report the branch that got furthest
-            best = jsonschema.exceptions.best_match(err.context) or err
-        reason = _REASONS.get(str(best.validator), "invalid_value")
-        message = best.message if len(best.message) <= 300 else best.message[:297] + "..."
-        entry: dict[str, Any] = {"path": _path(best), "reason": reason, "message": message}
-        issues.append(entry)
-        if len(issues) >= 20:
-            break
-    return issues
+    def best(err: Any) -> Any:
+        # A failed union: report the branch that got furthest.
+        return (jsonschema.exceptions.best_match(err.context) or err) if err.context else err
+
+    errors = sorted(
+        validator_for(schema).iter_errors(args), key=lambda e: (list(map(str, e.absolute_path)), str(e.message))
+    )
+    # Entries of details.issues (rea.errors.issue): path, reason and message, all strings.
+    return [
+        {
+            "path": _path(found),
+            "reason": _REASONS.get(str(found.validator), "invalid_value"),
+            "message": found.message if len(found.message) <= 300 else found.message[:297] + "...",
+        }
+        for found in map(best, itertools.islice(errors, 20))
+    ]
 
 
-def resolve_paths(tool: ToolDef, args: dict[str, Any]) -> dict[str, Any]:
+def resolve_paths(tool: ToolDef, args: Arguments) -> Arguments:
     from rea.paths import path_fields, resolve_arguments
 
     fields = path_fields(flatten_root_union(tool.input_schema), tool.path_arguments)
     return resolve_arguments(args, fields) if fields else args
 
 
-def validate_args(tool: ToolDef, args: Any) -> dict[str, Any]:
+def validate_args(tool: ToolDef, args: JSONValue) -> Arguments:
     if not isinstance(args, dict):
         raise ReaError(
             "invalid_request",
@@ -103,30 +109,37 @@ def validate_args(tool: ToolDef, args: Any) -> dict[str, Any]:
             details={"issues": [{"path": "(root)", "reason": "invalid_type", "message": "expected object"}]},
         )
     issues = validation_issues(tool.input_schema, args)
-    if issues:
-        details: dict[str, Any] = {"issues": issues, "tool": tool.name}
-        message = f"invalid arguments for {tool.name}: {issues[0]['message']}"
-        groups = root_groups(tool.input_schema)
-        if groups and any(i["path"] == "(root)" or _group_issue(i) for i in issues):
-            # A failed root union: say which argument groups the tool accepts, not one branch's complaint.
-            details["accepted_groups"] = [{"title": t, "required": r} for t, r in groups]
-            message = (
-                f"invalid arguments for {tool.name}: the arguments match none of the accepted input groups "
-                f"(exactly one): {describe_groups(tool.input_schema)}"
-            )
-        raise ReaError("invalid_request", message, details=details)
-    return args
-
-
-def _group_issue(entry: dict[str, Any]) -> bool:
-    return entry["reason"] == "missing_argument" and "/" not in entry["path"]
+    if not issues:
+        return args
+    groups = root_groups(tool.input_schema)
+    # A failed root union (a whole group missing): say which argument groups the tool accepts, not one branch's
+    # complaint.
+    if groups and any(
+        i["path"] == "(root)" or (i["reason"] == "missing_argument" and "/" not in str(i["path"])) for i in issues
+    ):
+        raise ReaError(
+            "invalid_request",
+            f"invalid arguments for {tool.name}: the arguments match none of the accepted input groups "
+            f"(exactly one): {describe_groups(tool.input_schema)}",
+            details={
+                "issues": issues,
+                "tool": tool.name,
+                "accepted_groups": [{"title": t, "required": r} for t, r in groups],
+            },
+        )
+    raise ReaError(
+        "invalid_request",
+        f"invalid arguments for {tool.name}: {issues[0]['message']}",
+        details={"issues": issues, "tool": tool.name},
+    )
 
 
 class ToolResult(msgspec.Struct, kw_only=True):
     """A successful result: Evidence (also recorded) or a plain structured object."""
 
     evidence: Evidence | None = None
-    structured: dict[str, Any] | None = None
+    # A session tool's plain object (Handler).
+    structured: JSONObject | None = None
 
 
 def check_available(tool: ToolDef, session: Session) -> None:
@@ -161,7 +174,7 @@ def check_available(tool: ToolDef, session: Session) -> None:
         )
 
 
-def chosen_target(tool: ToolDef, args: Any) -> tuple[Any, str | None]:
+def chosen_target(tool: ToolDef, args: JSONValue) -> tuple[JSONValue, str | None]:
     """``args`` without ``target``, and the target it names, for a tool bound to a target (others keep it)."""
     if not tool.requires_target or not isinstance(args, dict) or "target" not in args:
         return args, None
@@ -178,7 +191,7 @@ def chosen_target(tool: ToolDef, args: Any) -> tuple[Any, str | None]:
     return rest, ref
 
 
-def invoke(session: Session, tool: ToolDef, args: Any, ctx: CallContext) -> ToolResult:
+def invoke(session: Session, tool: ToolDef, args: JSONValue, ctx: CallContext) -> ToolResult:
     """Validate, check availability, run the handler (on the target the call names) and record its Evidence."""
     args, target = chosen_target(tool, args)
     valid = resolve_paths(tool, validate_args(tool, args))
@@ -186,7 +199,7 @@ def invoke(session: Session, tool: ToolDef, args: Any, ctx: CallContext) -> Tool
         return _run(session, tool, valid, ctx)
 
 
-def _run(session: Session, tool: ToolDef, valid: dict[str, Any], ctx: CallContext) -> ToolResult:
+def _run(session: Session, tool: ToolDef, valid: Arguments, ctx: CallContext) -> ToolResult:
     check_available(tool, session)
     ctx.check(tool.name)
     call = ToolCall(tool, valid, session, ctx)

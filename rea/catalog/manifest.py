@@ -24,6 +24,7 @@ import msgspec
 
 from rea.catalog.schemas import output_schema, shallow_output
 from rea.catalog.tool import ToolDef, ToolFacts
+from rea.records import JSONObject
 
 if TYPE_CHECKING:
     from rea.cache import AnalysisCache, CacheKey
@@ -46,12 +47,13 @@ class ToolEntry(ToolFacts, frozen=True, kw_only=True):
 class ToolSpec(ToolEntry, frozen=True, kw_only=True):
     """A tool's definition as data (``ToolDef`` without its callables), with its advertised output schemas."""
 
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | None = None
+    # JSON Schema documents and the examples' arguments, as in ToolDef (JSON, not rea records).
+    input_schema: JSONObject
+    output_schema: JSONObject | None = None
     # The output schema advertised under each result presentation (rea.presentation), computed from result_type.
-    advertised_output: dict[str, dict[str, Any]] = {}
-    examples: tuple[dict[str, Any], ...] = ()
-    unadvertised_examples: tuple[dict[str, Any], ...] = ()
+    advertised_output: dict[str, JSONObject] = {}
+    examples: tuple[JSONObject, ...] = ()
+    unadvertised_examples: tuple[JSONObject, ...] = ()
 
 
 # ToolDef fields a spec carries as they are.
@@ -160,28 +162,26 @@ def loaded_sources() -> list[tuple[str, int, int]]:
         seen.add(path)
         if path.startswith(stdlib) and "-packages" + os.sep not in path:
             continue
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        out.append((path, st.st_mtime_ns, st.st_size))
+        if (stamp := _stamp(path)) is not None:
+            out.append(stamp)
     out.sort()
     return out
+
+
+def _stamp(path: str) -> tuple[str, int, int] | None:
+    """``path`` with its modification time and size, None when it cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (path, st.st_mtime_ns, st.st_size)
 
 
 def sys_path_sources() -> list[tuple[str, int, int]]:
     """Every directory on sys.path with its modification time and size: installing, upgrading or removing a
     distribution changes one, so a value kept with these as its sources is computed again after any of them."""
-    out = []
-    for path in sys.path:
-        if not path or not os.path.isdir(path):
-            continue
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        out.append((path, st.st_mtime_ns, st.st_size))
-    return sorted(out)
+    stamps = (_stamp(path) for path in sys.path if path and os.path.isdir(path))
+    return sorted(stamp for stamp in stamps if stamp is not None)
 
 
 def sources_current(sources: list[tuple[str, int, int]]) -> bool:

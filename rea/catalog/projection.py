@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import abc
-from typing import Any
 
 import msgspec
+
+from rea.records import JSONObject
 
 
 class ProjectionDescriptor(msgspec.Struct, frozen=True, kw_only=True):
@@ -19,5 +20,5 @@ class Projection(abc.ABC):
     descriptor: ProjectionDescriptor
 
     @abc.abstractmethod
-    def project(self, tool_name: str, schema: dict[str, Any]) -> dict[str, Any]:
-        """Return the advertised input schema for ``tool_name``."""
+    def project(self, tool_name: str, schema: JSONObject) -> JSONObject:
+        """Return the advertised input schema for ``tool_name`` (both JSON Schema documents, not rea records)."""

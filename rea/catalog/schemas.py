@@ -1,12 +1,18 @@
-"""Schema helpers: the Evidence output schema, content-bound ``$id``s, and advertised-shape checks."""
+"""Schema helpers: the Evidence output schema, content-bound ``$id``s, and advertised-shape checks.
+
+Every schema here is a JSON Schema document, JSON Schema's vocabulary rather than a rea record: a ``JSONObject``,
+read through ``subschema``, ``members`` and ``strings``, which take a keyword's value as the document holds it.
+"""
 
 from __future__ import annotations
 
 import copy
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
+
+from rea.records import JSONObject, JSONValue
 
 if TYPE_CHECKING:
     from rea.catalog.tool import ResultType, ToolDef
@@ -15,7 +21,22 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ROOT_COMBINATORS = ("anyOf", "oneOf", "allOf")
 
 
-def with_content_id(schema: dict[str, Any]) -> dict[str, Any]:
+def subschema(value: JSONValue) -> JSONObject:
+    """A keyword's object value (``properties``, ``$defs``, a branch), or an empty one where there is none."""
+    return value if isinstance(value, dict) else {}
+
+
+def members(value: JSONValue) -> list[JSONValue]:
+    """A keyword's array value (``anyOf``, ``enum``), or an empty one where there is none."""
+    return value if isinstance(value, list) else []
+
+
+def strings(value: JSONValue) -> list[str]:
+    """The strings of a keyword's array value (``required``)."""
+    return [v for v in members(value) if isinstance(v, str)]
+
+
+def with_content_id(schema: JSONObject) -> JSONObject:
     """A self-contained copy of ``schema`` with its dialect and an ``$id`` bound to its content."""
     from rea.canonical import canonical_digest
 
@@ -26,7 +47,7 @@ def with_content_id(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 @functools.cache
-def evidence_output_schema(result_type: ResultType | None = None) -> dict[str, Any]:
+def evidence_output_schema(result_type: ResultType | None = None) -> JSONObject:
     """The output schema of an Evidence-producing tool (the complete record); with ``result_type``, its
     normalized_result is constrained to that Struct's schema."""
     from rea.evidence import Evidence
@@ -41,30 +62,31 @@ def evidence_output_schema(result_type: ResultType | None = None) -> dict[str, A
     return with_content_id(typed_result(body, result_type))
 
 
-def typed_result(body: dict[str, Any], result_type: ResultType | None) -> dict[str, Any]:
+def typed_result(body: JSONObject, result_type: ResultType | None) -> JSONObject:
     """``body`` (an Evidence record's schema) with normalized_result constrained to ``result_type`` (one of them,
     for a tuple)."""
     if result_type is None:
         return body
     types = result_type if isinstance(result_type, tuple) else (result_type,)
     roots, components = msgspec.json.schema_components(types, ref_template="#/$defs/{name}")
+    defs = subschema(body["$defs"])
     for name, component in components.items():
-        if body["$defs"].get(name, component) != component:
+        if defs.get(name, component) != component:
             raise ValueError(f"$defs/{name} of {types[0].__name__} is taken by another definition")
-    body["$defs"].update(components)
-    shape = roots[0] if len(roots) == 1 else {"anyOf": list(roots)}
-    body["properties"]["normalized_result"] = {**shape, "description": "The operation's result."}
+    defs.update(components)
+    shape: JSONObject = roots[0] if len(roots) == 1 else {"anyOf": list(roots)}
+    subschema(body["properties"])["normalized_result"] = {**shape, "description": "The operation's result."}
     return body
 
 
 RETAINED_EVIDENCE = "RetainedEvidence"
 EVIDENCE_RECORD = "EvidenceRecord"
 LEAN_EVIDENCE_RECORD = "LeanEvidenceRecord"
-RETAINED_EXAMPLE = {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64}
+RETAINED_EXAMPLE: JSONObject = {"kind": "retained-evidence", "evidence_id": "ev_" + "0" * 64}
 
 
 @functools.cache
-def evidence_input_defs() -> dict[str, Any]:
+def evidence_input_defs() -> JSONObject:
     """Schema-local definitions of what an Evidence-accepting input takes: a reference or a whole record."""
     from rea.evidence import Evidence
 
@@ -106,7 +128,7 @@ def evidence_input_defs() -> dict[str, Any]:
     }
 
 
-def evidence_input(description: str) -> dict[str, Any]:
+def evidence_input(description: str) -> JSONObject:
     """An input that takes Evidence inline or by retained reference; use ``with_evidence_defs`` on the root."""
     return {
         "description": description,
@@ -119,9 +141,9 @@ def evidence_input(description: str) -> dict[str, Any]:
     }
 
 
-def with_evidence_defs(schema: dict[str, Any]) -> dict[str, Any]:
+def with_evidence_defs(schema: JSONObject) -> JSONObject:
     """``schema`` with the definitions its Evidence inputs refer to, in its own ``$defs``."""
-    defs = dict(schema.get("$defs", {}))
+    defs = dict(subschema(schema.get("$defs")))
     for name, body in evidence_input_defs().items():
         if name in defs and defs[name] != body:
             raise ValueError(f"$defs/{name} is taken by another definition")
@@ -130,21 +152,21 @@ def with_evidence_defs(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def object_output_schema(
-    properties: dict[str, Any] | None = None, required: list[str] | None = None, description: str = ""
-) -> dict[str, Any]:
+    properties: JSONObject | None = None, required: list[str] | None = None, description: str = ""
+) -> JSONObject:
     """Output schema for session-style tools that return a plain object."""
-    body: dict[str, Any] = {"type": "object", "properties": properties or {}}
+    body: JSONObject = {"type": "object", "properties": properties or {}}
     if required:
-        body["required"] = required
+        body["required"] = [*required]
     if description:
         body["description"] = description
     return with_content_id(body)
 
 
-def struct_output_schema(struct: type[msgspec.Struct]) -> dict[str, Any]:
+def struct_output_schema(struct: type[msgspec.Struct]) -> JSONObject:
     """Output schema for a tool that answers a plain object of type ``struct`` (the Struct is the one source)."""
     (root,), components = msgspec.json.schema_components([struct], ref_template="#/$defs/{name}")
-    body: dict[str, Any] = dict(components.pop(root["$ref"].rsplit("/", 1)[-1]))
+    body: JSONObject = dict(components.pop(root["$ref"].rsplit("/", 1)[-1]))
     return with_content_id({**body, "$defs": components} if components else body)
 
 
@@ -152,7 +174,7 @@ def _local_target(ref: str) -> str | None:
     return ref[len("#/$defs/") :] if ref.startswith("#/$defs/") else None
 
 
-def _refs(node: Any) -> set[str]:
+def _refs(node: JSONValue) -> set[str]:
     found: set[str] = set()
     stack = [node]
     while stack:
@@ -167,9 +189,9 @@ def _refs(node: Any) -> set[str]:
     return found
 
 
-def recursive_references(schema: dict[str, Any]) -> list[str]:
+def recursive_references(schema: JSONObject) -> list[str]:
     """Names of ``$defs`` reachable from the root that take part in a reference cycle."""
-    defs = schema.get("$defs", {})
+    defs = subschema(schema.get("$defs"))
     graph = {name: _refs(body) for name, body in defs.items()}
     reachable: set[str] = set()
     frontier = list(_refs({k: v for k, v in schema.items() if k != "$defs"}))
@@ -195,59 +217,59 @@ def recursive_references(schema: dict[str, Any]) -> list[str]:
     return cyclic
 
 
-def root_groups(schema: dict[str, Any]) -> list[tuple[str, list[str]]]:
+def root_groups(schema: JSONObject) -> list[tuple[str, list[str]]]:
     """(title, required fields) of each branch of a root ``oneOf``/``anyOf``; empty for other schemas."""
     key = next((k for k in ("oneOf", "anyOf") if k in schema), None)
     if key is None:
         return []
-    base = list(schema.get("required", []))
-    out = []
-    for i, branch in enumerate(schema[key]):
-        title = branch.get("title") or branch.get("description") or f"group {i + 1}"
-        out.append((str(title), sorted(set(base) | set(branch.get("required", [])))))
-    return out
+    base = strings(schema.get("required"))
+    return [
+        (_group_title(branch, i), sorted(set(base) | set(strings(branch.get("required")))))
+        for i, branch in enumerate(map(subschema, members(schema[key])))
+    ]
 
 
-def describe_groups(schema: dict[str, Any]) -> str:
+def _group_title(branch: JSONObject, i: int) -> str:
+    return str(branch.get("title") or branch.get("description") or f"group {i + 1}")
+
+
+def describe_groups(schema: JSONObject) -> str:
     return "; ".join(
         f"({i + 1}) {title}: " + (", ".join(req) if req else "no required fields")
         for i, (title, req) in enumerate(root_groups(schema))
     )
 
 
-def flatten_root_union(schema: dict[str, Any]) -> dict[str, Any]:
+def flatten_root_union(schema: JSONObject) -> JSONObject:
     """Present a root ``oneOf``/``anyOf`` of object branches as one object (canonical validation stays exact)."""
     key = next((k for k in ("oneOf", "anyOf") if k in schema), None)
     if key is None:
         return schema
-    branches = schema[key]
-    props: dict[str, Any] = dict(schema.get("properties", {}))
+    props: JSONObject = dict(subschema(schema.get("properties")))
     required_sets = []
     groups = []
-    for i, branch in enumerate(branches):
-        bprops = branch.get("properties", {})
-        for name, sub in bprops.items():
+    for i, branch in enumerate(map(subschema, members(schema[key]))):
+        for name, sub in subschema(branch.get("properties")).items():
             props.setdefault(name, sub)
-        req = list(branch.get("required", []))
-        required_sets.append(set(req) | set(schema.get("required", [])))
-        title = branch.get("title") or branch.get("description") or f"group {i + 1}"
-        groups.append(f"({i + 1}) {title}: " + (", ".join(req) if req else "no required fields"))
+        req = strings(branch.get("required"))
+        required_sets.append(set(req) | set(strings(schema.get("required"))))
+        groups.append(f"({i + 1}) {_group_title(branch, i)}: " + (", ".join(req) if req else "no required fields"))
     shared = set.intersection(*required_sets) if required_sets else set()
     # A field some groups require keeps the fields every such group requires beside it (source -> bundle).
-    dependent: dict[str, list[str]] = {}
-    for name in sorted(set().union(*required_sets) - shared if required_sets else set()):
+    dependent: JSONObject = {}
+    for name in sorted(set[str]().union(*required_sets) - shared if required_sets else set[str]()):
         with_it = [req for req in required_sets if name in req]
         together = set.intersection(*with_it) - {name} - shared
         if together:
-            dependent[name] = sorted(together)
+            dependent[name] = [*sorted(together)]
     out = {k: v for k, v in schema.items() if k not in ("oneOf", "anyOf", "required")}
     out["type"] = "object"
     out["properties"] = props
     if shared:
-        out["required"] = sorted(shared)
+        out["required"] = [*sorted(shared)]
     if dependent:
-        out["dependentRequired"] = {**out.get("dependentRequired", {}), **dependent}
-    lead = schema.get("description", "")
+        out["dependentRequired"] = {**subschema(out.get("dependentRequired")), **dependent}
+    lead = str(schema.get("description", ""))
     out["description"] = (
         lead + (" " if lead else "") + "Accepted input groups (exactly one): " + "; ".join(groups) + "."
     )
@@ -267,16 +289,16 @@ _EVIDENCE_TITLES = ("Evidence", "LeanEvidence")
 _SMALL_ENUM = 8
 
 
-def shallow_output(schema: dict[str, Any]) -> dict[str, Any]:
+def shallow_output(schema: JSONObject) -> JSONObject:
     """The advertised form of a complete output schema: no references, no prose, properties spelled out only to
     ``ADVERTISED_OUTPUT_DEPTH`` levels (deeper: their JSON types), an Evidence envelope by its id and result. Every
     value the complete schema accepts, this one accepts: nothing is added, only detail left out."""
-    defs: dict[str, Any] = schema.get("$defs", {})
+    defs = subschema(schema.get("$defs"))
     root = _resolved(schema, defs)
-    props = root.get("properties", {})
+    props = subschema(root.get("properties"))
     if root.get("title") in _EVIDENCE_TITLES and all(k in props for k in _EVIDENCE_KEPT):
         # Without "required": every record has both, and saying so in every tool's schema costs 3 KB a request.
-        out: dict[str, Any] = {
+        out: JSONObject = {
             "type": "object",
             "properties": {
                 "evidence_id": {"type": "string"},
@@ -288,60 +310,70 @@ def shallow_output(schema: dict[str, Any]) -> dict[str, Any]:
     return with_content_id(out)
 
 
-def advertised_or_none(schema: dict[str, Any]) -> dict[str, Any] | None:
+def advertised_or_none(schema: JSONObject) -> JSONObject | None:
     """An advertised output schema, or None for "an object" alone: MCP makes the schema optional, and 150 bytes of
     identity and dialect around those words tell a client nothing the result itself does not."""
     return None if {k: v for k, v in schema.items() if k not in ("$id", "$schema")} == {"type": "object"} else schema
 
 
-def _resolved(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+def _resolved(node: JSONObject, defs: JSONObject) -> JSONObject:
     seen = 0
-    while isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/") and seen < 32:
-        target = defs.get(node["$ref"][len("#/$defs/") :], {})
+    while isinstance(ref := node.get("$ref"), str) and ref.startswith("#/$defs/") and seen < 32:
+        target = subschema(defs.get(ref[len("#/$defs/") :], {}))
         node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
         seen += 1
     return node
 
 
-def _shallow(node: Any, defs: dict[str, Any], depth: int) -> dict[str, Any]:
+def _single_type(schema: JSONObject) -> str | None:
+    """The one JSON type a schema of nothing but ``type`` names, else None."""
+    kind = schema.get("type") if set(schema) == {"type"} else None
+    return kind if isinstance(kind, str) else None
+
+
+def _one_or_all(kinds: list[str]) -> JSONValue:
+    return kinds[0] if len(kinds) == 1 else [*kinds]
+
+
+def _shallow(node: JSONValue, defs: JSONObject, depth: int) -> JSONObject:
     if not isinstance(node, dict):
         return {}
     node = _resolved(node, defs)
     for key in ("anyOf", "oneOf"):
         if key in node:
-            alternatives = [_shallow(a, defs, depth) for a in node[key]]
-            if all(set(a) == {"type"} and isinstance(a["type"], str) for a in alternatives):
-                kinds = sorted({a["type"] for a in alternatives})
-                return {"type": kinds[0] if len(kinds) == 1 else kinds}
-            return {"anyOf": alternatives}
+            alternatives = [_shallow(a, defs, depth) for a in members(node[key])]
+            singles = [_single_type(a) for a in alternatives]
+            if None not in singles:
+                return {"type": _one_or_all(sorted({k for k in singles if k is not None}))}
+            return {"anyOf": [*alternatives]}
     if "const" in node:
         return {"const": node["const"]}
     if "enum" in node:
-        values = node["enum"]
+        values = members(node["enum"])
         if len(values) <= _SMALL_ENUM:
             return {"enum": values}
-        kinds = sorted({json_type(v) for v in values})
-        return {"type": kinds[0] if len(kinds) == 1 else kinds}
+        return {"type": _one_or_all(sorted({json_type(v) for v in values}))}
     kind = node.get("type")
     if kind is None:
         return {}  # any JSON value
-    out: dict[str, Any] = {"type": kind}
+    out: JSONObject = {"type": kind}
+    items = node.get("items")
     if kind == "object" and depth > 0 and "properties" in node:
         # The last level spelled out gives names only (any value): a host sends this with every request, and
         # which are required, their types and everything below are the catalog's to say (rea://tool/{name}).
-        props = {k: _shallow(v, defs, depth - 1) for k, v in node["properties"].items()}
+        props = {k: _shallow(v, defs, depth - 1) for k, v in subschema(node["properties"]).items()}
         if depth == 1:
             # One JSON type stays (a client checks it for a few bytes); a union, an enum or a nested value is open.
-            props = {k: v if set(v) == {"type"} and isinstance(v["type"], str) else {} for k, v in props.items()}
-        out["properties"] = props
-    elif kind == "array" and depth > 0 and isinstance(node.get("items"), dict):
-        items = _shallow(node["items"], defs, depth - 1)
-        if items:
-            out["items"] = items
+            props = {k: v if _single_type(v) is not None else {} for k, v in props.items()}
+        out["properties"] = {**props}
+    elif kind == "array" and depth > 0 and isinstance(items, dict):
+        shallow_items = _shallow(items, defs, depth - 1)
+        if shallow_items:
+            out["items"] = shallow_items
     return out
 
 
-def json_type(value: Any) -> str:
+def json_type(value: JSONValue) -> str:
     """The JSON Schema type of a JSON value (bool is boolean, not integer)."""
     if value is None:
         return "null"
@@ -356,7 +388,7 @@ def json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
-def output_schema(tool: ToolDef) -> dict[str, Any]:
+def output_schema(tool: ToolDef) -> JSONObject:
     """A tool's complete output schema, with its content-bound ``$id`` (the Evidence schema when it declares none)."""
     if tool.output_schema is None:
         return evidence_output_schema(tool.result_type)
@@ -366,6 +398,6 @@ def output_schema(tool: ToolDef) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=512)
-def _cached_content_id(encoded: bytes) -> dict[str, Any]:
-    schema: dict[str, Any] = msgspec.json.decode(encoded)
+def _cached_content_id(encoded: bytes) -> JSONObject:
+    schema: JSONObject = msgspec.json.decode(encoded)
     return with_content_id(schema)

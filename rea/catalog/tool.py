@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
 from rea.arguments import Arguments
+from rea.records import JSONObject, JSONValue
 
 if TYPE_CHECKING:
     from rea.context import CallContext
@@ -92,14 +93,14 @@ class ToolCall:
 ResultType = type[msgspec.Struct] | tuple[type[msgspec.Struct], ...]
 
 # A handler returns Evidence (recorded in the ledger) or a plain JSON object (session tools).
-Handler = Callable[[ToolCall], "Evidence | dict[str, Any]"]
+Handler = Callable[[ToolCall], "Evidence | JSONObject"]
 
 
 def lazy_handler(module: str, function: str) -> Handler:
     """The handler ``module.function``, imported on the tool's first call: declaring a family of tools then loads
     none of the engines its handlers need."""
 
-    def handle(call: ToolCall) -> Evidence | dict[str, Any]:
+    def handle(call: ToolCall) -> Evidence | JSONObject:
         import importlib
 
         handler: Handler = getattr(importlib.import_module(module), function)
@@ -152,15 +153,17 @@ class ToolFacts(msgspec.Struct, frozen=True, kw_only=True):
 class ToolDef(ToolFacts, frozen=True, kw_only=True):
     """A tool, declared as data. MCP, CLI and the catalog document all read this one value."""
 
-    input_schema: dict[str, Any]
+    # The schemas are JSON Schema documents (JSON Schema's vocabulary, not rea records).
+    input_schema: JSONObject
     handler: Handler
     # None: the tool returns an Evidence record and advertises the Evidence output schema.
-    output_schema: dict[str, Any] | None = None
+    output_schema: JSONObject | None = None
     # The Struct an Evidence result's normalized_result decodes into (a tuple: one of them, e.g. the complete record
     # or its summary view); its schema constrains that field in the advertised output schema (None: left open).
     result_type: ResultType | None = None
-    # Canonical examples; inline-Evidence examples are tested but not advertised.
-    examples: tuple[dict[str, Any], ...] = ()
-    unadvertised_examples: tuple[dict[str, Any], ...] = ()
+    # Canonical examples; inline-Evidence examples are tested but not advertised. Each is a call's arguments (JSON,
+    # like every call's), only read: any JSON object, a dict[str, str] as well.
+    examples: tuple[Mapping[str, JSONValue], ...] = ()
+    unadvertised_examples: tuple[Mapping[str, JSONValue], ...] = ()
     # Images in the result a host can show: (base64 data, MIME type) pairs the MCP server adds as image content.
-    images: Callable[[Any], list[tuple[str, str]]] | None = None
+    images: Callable[[Evidence], list[tuple[str, str]]] | None = None

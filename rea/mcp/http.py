@@ -38,6 +38,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from rea.config import SettingSpec, integer_setting
 from rea.errors import ReaError
+from rea.records import JSONObject
 
 PATH = "/mcp"
 DEFAULT_HOST = "127.0.0.1"
@@ -269,11 +270,10 @@ async def _respond(send: Send, status: int, body: bytes = b"", headers: tuple[tu
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-def _jsonrpc_error(rid: Any, code: int, message: str, data: dict[str, Any] | None = None) -> bytes:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return msgspec.json.encode({"jsonrpc": "2.0", "id": rid, "error": error})
+def _jsonrpc_error(rid: Any, code: int, message: str, data: JSONObject | None = None) -> bytes:
+    from rea.mcp.stdio import Refusal
+
+    return Refusal(code=code, id=rid, message=message, data=data).body()
 
 
 class _Session:

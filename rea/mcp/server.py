@@ -10,6 +10,7 @@ import threading
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
@@ -32,13 +33,16 @@ from rea.catalog.manifest import ToolSpec
 from rea.catalog.refusals import not_advertised, unknown_tool
 from rea.catalog.resource import ResourceDef, ResourceTemplateDef
 from rea.catalog.schemas import advertised_or_none, output_schema, shallow_output
+from rea.catalog.tool import ToolDef
 from rea.config import Settings
 from rea.context import CallContext, CancelSignal, ProgressSink
 from rea.errors import ReaError
 from rea.evidence import ProviderIdentity
 from rea.mcp import tasks
+from rea.mcp.tasks import SessionTasks
 from rea.presentation import COMPLETE, output_schema_for, present
 from rea.process import owned
+from rea.records import JSONObject
 from rea.registry import Registry
 from rea.session import Session
 
@@ -105,9 +109,10 @@ class ListedTool(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     title: str | None
     description: str
-    input_schema: dict[str, Any]
+    # The advertised schemas are JSON Schema documents (JSON Schema's vocabulary, not rea records).
+    input_schema: JSONObject
     # None where the result is an object the schema says nothing more about (session tools' open reports).
-    output_schema: dict[str, Any] | None
+    output_schema: JSONObject | None
     # The effects' annotation hints (ToolEffects.annotations).
     annotations: dict[str, bool]
     toolset: str
@@ -134,12 +139,20 @@ def listed_tools(registry: Registry, profile: str, presentation: str) -> list[Li
     ]
 
 
-def _advertised_output(registry: Registry, spec: ToolSpec, presentation: str) -> dict[str, Any]:
+def _advertised_output(registry: Registry, spec: ToolSpec, presentation: str) -> JSONObject:
     found = spec.advertised_output.get(presentation)
     if found is not None:
         return found
     tool = registry.tools[spec.name]
     return shallow_output(output_schema_for(tool.output_schema, output_schema(tool), presentation, tool.result_type))
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionState:
+    """What rea's lifespan gives each MCP connection (the SDK's lifespan state): its session and its tasks."""
+
+    session: Session
+    tasks: SessionTasks
 
 
 class ReaServer:
@@ -156,7 +169,7 @@ class ReaServer:
         self.tools = self._tool_list(frozenset(self.initial_toolsets), False)
         self.max_request_bytes = max_request_bytes(settings)
         # Tools this server has read from the registry (built, their plugin imported), by name.
-        self._built: dict[str, Any] = {}
+        self._built: dict[str, ToolDef] = {}
         # Only prompts whose every tool is registered.
         self.prompts = {
             name: p for name, p in sorted(registry.prompts.items()) if all(t in registry.tools for t in p.tools)
@@ -166,12 +179,12 @@ class ReaServer:
         # the SDK marks it deprecated for the newer versions (where a request opts in itself), so it warns.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MCPDeprecationWarning)
-            self.server: Server[dict[str, Any]] = self._server(has_prompts)
+            self.server: Server[ConnectionState] = self._server(has_prompts)
         tasks.Tasks(self._task_support, self._cancelled_task).install(self.server)
         # After Tasks took the handler a task runs (it keeps the CallToolResult): a direct call answers its dump.
         self.server.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool_dumped)
 
-    def _server(self, has_prompts: bool) -> Server[dict[str, Any]]:
+    def _server(self, has_prompts: bool) -> Server[ConnectionState]:
         return Server(
             "rea",
             version=__version__,
@@ -198,20 +211,20 @@ class ReaServer:
         info = self.registry.tool_info().get(name)
         return None if info is None else info.task_support
 
-    def _cancelled_task(self, ctx: ServerRequestContext[dict[str, Any]]) -> types.CallToolResult:
-        session: Session = ctx.lifespan_context["session"]
+    def _cancelled_task(self, ctx: ServerRequestContext[ConnectionState]) -> types.CallToolResult:
+        session = ctx.lifespan_context.session
         return self._error(session, ReaError("cancelled", "the task was cancelled (tasks/cancel) before it ended"))
 
     async def _set_logging_level(
-        self, ctx: ServerRequestContext[dict[str, Any]], params: types.SetLevelRequestParams
+        self, ctx: ServerRequestContext[ConnectionState], params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
         """The least level of the log records this connection's tool calls send it (notifications/message)."""
-        session: Session = ctx.lifespan_context["session"]
+        session = ctx.lifespan_context.session
         session.connection["log_level"] = params.level
         return types.EmptyResult()
 
     @asynccontextmanager
-    async def _lifespan(self, _server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+    async def _lifespan(self, _server: Server[ConnectionState]) -> AsyncIterator[ConnectionState]:
         store = AnnotationStore(self.settings.annotations_dir) if self.settings.annotations_dir else None
         session = Session(self.registry, annotations=store)
         session.connection["settings"] = {
@@ -229,7 +242,7 @@ class ReaServer:
         try:
             # The session's tasks (rea.mcp.tasks) end before it closes: their calls are cancelled first.
             async with tasks.session_tasks() as session_tasks:
-                yield {"session": session, "tasks": session_tasks}
+                yield ConnectionState(session=session, tasks=session_tasks)
         finally:
             # Shielded and bounded: a shutdown's cancellation must not skip releasing owned processes, and a
             # close stuck behind a blocked call must not keep the server alive (exit then kills what remains).
@@ -260,9 +273,9 @@ class ReaServer:
         return frozenset(enabled), len(session.open_targets()) > 1
 
     async def _list_tools(
-        self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[ConnectionState], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        session: Session = ctx.lifespan_context["session"]
+        session = ctx.lifespan_context.session
         # The first list of a view is built from the cached listing (a file read): in a worker thread.
         tools = await anyio.to_thread.run_sync(self._tool_list, *self._view(session))
         result = types.ListToolsResult(tools=tools)
@@ -270,9 +283,9 @@ class ReaServer:
         return result
 
     async def _list_prompts(
-        self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[ConnectionState], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        session: Session = ctx.lifespan_context["session"]
+        session = ctx.lifespan_context.session
         return types.ListPromptsResult(
             prompts=[
                 types.Prompt(
@@ -302,11 +315,11 @@ class ReaServer:
         return [t for t in tools if info[t].toolset_id not in enabled]
 
     async def _get_prompt(
-        self, ctx: ServerRequestContext[dict[str, Any]], params: types.GetPromptRequestParams
+        self, ctx: ServerRequestContext[ConnectionState], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         from mcp.shared.exceptions import MCPError
 
-        session: Session = ctx.lifespan_context["session"]
+        session = ctx.lifespan_context.session
         prompt = self.prompts.get(params.name)
         if prompt is None or not self._reachable(session, prompt.tools):
             raise MCPError(types.INVALID_PARAMS, f"no prompt named {params.name!r}", {"prompts": sorted(self.prompts)})
@@ -327,7 +340,7 @@ class ReaServer:
         )
 
     async def _list_resources(
-        self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[ConnectionState], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         return types.ListResourcesResult(
             resources=[
@@ -338,7 +351,7 @@ class ReaServer:
         )
 
     async def _list_resource_templates(
-        self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[ConnectionState], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(
             resource_templates=[
@@ -355,11 +368,11 @@ class ReaServer:
         )
 
     async def _read_resource(
-        self, ctx: ServerRequestContext[dict[str, Any]], params: types.ReadResourceRequestParams
+        self, ctx: ServerRequestContext[ConnectionState], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         from mcp.shared.exceptions import MCPError
 
-        session: Session = ctx.lifespan_context["session"]
+        session = ctx.lifespan_context.session
         uri = str(params.uri)
         # Fixed URIs first, then templates: rea://unknowns/active is never read as a template's variable.
         ordered = sorted(self.registry.resources.values(), key=lambda r: (isinstance(r, ResourceTemplateDef), r.key))
@@ -380,7 +393,7 @@ class ReaServer:
             {"uri": uri, "templates": sorted(self.registry.resources)},
         )
 
-    def _note_connection(self, ctx: ServerRequestContext[dict[str, Any]], session: Session) -> None:
+    def _note_connection(self, ctx: ServerRequestContext[ConnectionState], session: Session) -> None:
         conn = session.connection
         conn["protocol_version"] = ctx.protocol_version
         params = ctx.session.client_params
@@ -392,9 +405,9 @@ class ReaServer:
             conn["client_features"] = sorted(k for k, v in dumped.items() if v is not None)
 
     async def _call_tool(
-        self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams
+        self, ctx: ServerRequestContext[ConnectionState], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        session: Session = ctx.lifespan_context["session"]
+        session = ctx.lifespan_context.session
         self._note_connection(ctx, session)
         try:
             # The first read of a tool imports its plugin (file I/O): in a worker thread, like the call itself,
@@ -429,12 +442,17 @@ class ReaServer:
                 await _tools_changed(ctx)
 
     async def _call_tool_dumped(
-        self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams
-    ) -> dict[str, Any]:
+        self, ctx: ServerRequestContext[ConnectionState], params: types.CallToolRequestParams
+    ) -> JSONObject:
         return dumped_result(await self._call_tool(ctx, params))
 
     async def _call_checked(
-        self, ctx: ServerRequestContext[dict[str, Any]], session: Session, tool: Any, args: dict[str, Any], size: int
+        self,
+        ctx: ServerRequestContext[ConnectionState],
+        session: Session,
+        tool: ToolDef,
+        args: JSONObject,
+        size: int,
     ) -> types.CallToolResult:
         limit = self.max_request_bytes
         if size > limit:
@@ -515,7 +533,7 @@ class ReaServer:
         return answer
 
     async def _terminal(
-        self, ctx: ServerRequestContext[dict[str, Any]], token: Any, call_ctx: CallContext, message: str
+        self, ctx: ServerRequestContext[ConnectionState], token: Any, call_ctx: CallContext, message: str
     ) -> None:
         """The terminal progress update, always sent (from the event loop) when a token was given."""
         if token is None:
@@ -560,14 +578,12 @@ class ReaServer:
 
     def _bounded_error(self, session: Session, err: ReaError, encoded: bytes) -> bytes:
         """Retain an oversized diagnostic as Evidence and deliver a bounded one naming it."""
-        details: dict[str, Any] = {
-            "resource": "transport",
-            "original_code": err.code,
-            "reported_limits": {
-                "max_response_bytes": self.settings.max_response_bytes,
-                "required_bytes": error_size(encoded),
-            },
+        # An error's details are open JSON (rea.errors.ErrorProjection); the limits are filled in as retention goes.
+        limits: JSONObject = {
+            "max_response_bytes": self.settings.max_response_bytes,
+            "required_bytes": error_size(encoded),
         }
+        details: JSONObject = {"resource": "transport", "original_code": err.code, "reported_limits": limits}
         try:
             record = ev_mod.build(
                 operation="error_diagnostic",
@@ -578,7 +594,7 @@ class ReaServer:
                 normalized_result=json.loads(encoded),
             )
             session.ledger.record(record)
-            details["reported_limits"]["evidence_reference"] = ev_mod.retained_reference(record.evidence_id)
+            limits["evidence_reference"] = {**ev_mod.retained_reference(record.evidence_id)}
         except Exception as exc:
             details["retention"] = f"unavailable: {exc}"
         bounded = ReaError(
@@ -596,7 +612,7 @@ def current_log_token() -> Any:
     return current_token()
 
 
-async def _tools_changed(ctx: ServerRequestContext[dict[str, Any]]) -> None:
+async def _tools_changed(ctx: ServerRequestContext[ConnectionState]) -> None:
     """Tell the client its tools/list changed (a toolset enabled, a second target opened or the last closed)."""
     try:
         await ctx.session.send_tool_list_changed()
@@ -604,7 +620,7 @@ async def _tools_changed(ctx: ServerRequestContext[dict[str, Any]]) -> None:
         pass
 
 
-def dumped_result(result: types.CallToolResult) -> dict[str, Any]:
+def dumped_result(result: types.CallToolResult) -> JSONObject:
     """The result as the SDK's JSON-mode dump. Its structured content is decoded JSON already (``_success``), so only
     the envelope goes through pydantic: dumping a large answer's content there walks every row once more."""
     structured = result.structured_content

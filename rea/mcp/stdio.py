@@ -24,6 +24,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 
 from rea.nesting import nests_deeper_than
+from rea.records import JSONObject, Record
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -44,19 +45,31 @@ DRAIN_S = 10.0
 _ID_IN_HEAD = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})\s*[,}]')
 
 
+class RpcError(Record, frozen=True, kw_only=True):
+    """A JSON-RPC error object (``data`` left out when there is none)."""
+
+    code: int
+    message: str
+    # JSON-RPC's error data: open JSON (rea's error code, a limit, the remediation), by refusal.
+    data: JSONObject | None = None
+
+
 class Refusal(msgspec.Struct, kw_only=True):
     """A line answered by the transport itself."""
 
     code: int
     message: str
     id: Any = None
-    data: dict[str, Any] | None = None
+    data: JSONObject | None = None
+
+    def body(self) -> bytes:
+        """The JSON-RPC error response (the HTTP transport's body)."""
+        error = RpcError(code=self.code, message=self.message, data=self.data)
+        return msgspec.json.encode({"jsonrpc": "2.0", "id": self.id, "error": error})
 
     def response(self) -> bytes:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return msgspec.json.encode({"jsonrpc": "2.0", "id": self.id, "error": error}) + b"\n"
+        """The JSON-RPC error response as one stdio line."""
+        return self.body() + b"\n"
 
 
 def _valid_id(value: Any) -> bool:

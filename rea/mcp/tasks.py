@@ -318,7 +318,7 @@ class Tasks:
 
     @staticmethod
     def store(ctx: ServerRequestContext[Any]) -> SessionTasks:
-        found: SessionTasks = ctx.lifespan_context["tasks"]
+        found: SessionTasks = ctx.lifespan_context.tasks
         return found
 
     async def _middleware(self, ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
