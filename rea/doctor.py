@@ -20,8 +20,9 @@ import msgspec
 
 import rea
 from rea.config import annotations_dir
-from rea.errors import ReaError
+from rea.errors import ErrorProjection, ReaError
 from rea.providers import Feature
+from rea.records import JSONObject, JSONValue
 from rea.registry import Registry
 from rea.selection import ENV_VAR, candidates, parse_provider_choice
 
@@ -102,7 +103,7 @@ class PluginsReport(msgspec.Struct, frozen=True, kw_only=True):
     loaded: list[LoadedPlugin]
     broken: list[BrokenPluginReport]
     # Registry errors (duplicate or malformed ids) as canonical error projections.
-    errors: list[dict[str, Any]]
+    errors: list[ErrorProjection]
 
 
 class CommandVector(msgspec.Struct, frozen=True, kw_only=True):
@@ -476,7 +477,7 @@ def _plugins(registry: Registry) -> PluginsReport:
         )
         for b in sorted(registry.broken, key=lambda b: (b.name, b.stage))
     ]
-    return PluginsReport(loaded=loaded, broken=broken, errors=[e.projection_dict() for e in registry.errors])
+    return PluginsReport(loaded=loaded, broken=broken, errors=[e.projection() for e in registry.errors])
 
 
 def _plugin_checks(plugins: PluginsReport) -> list[Check]:
@@ -504,8 +505,8 @@ def _plugin_checks(plugins: PluginsReport) -> list[Check]:
                 id="registry",
                 status="warn",
                 required=False,
-                summary=str(err["message"]),
-                remediation=str(err["remediation"]["action"]),
+                summary=err.message,
+                remediation=err.remediation.action,
             )
         )
     return checks
@@ -574,7 +575,10 @@ class _Unusable(Exception):
         self.reason = reason
 
 
-def _load(path: str, parse: Callable[[bytes], Any]) -> dict[str, Any]:
+# A client's configuration file is its own JSON (or TOML) document: read as JSON, not as rea records.
+
+
+def _load(path: str, parse: Callable[[bytes], JSONValue]) -> JSONObject:
     try:
         with open(path, "rb") as fh:
             data = fh.read(MAX_CONFIG_BYTES + 1)
@@ -595,17 +599,20 @@ def _load(path: str, parse: Callable[[bytes], Any]) -> dict[str, Any]:
     return doc
 
 
-def _json(data: bytes) -> Any:
-    return msgspec.json.decode(data)
+def _json(data: bytes) -> JSONValue:
+    doc: JSONValue = msgspec.json.decode(data)
+    return doc
 
 
-def _toml(data: bytes) -> Any:
-    return tomllib.loads(data.decode("utf-8"))
+def _toml(data: bytes) -> JSONValue:
+    # TOML's dates and times are the only values beyond JSON; a server entry holds none, and none is written back.
+    doc: JSONValue = tomllib.loads(data.decode("utf-8"))
+    return doc
 
 
-def _server_entry(doc: dict[str, Any], keys: tuple[str, ...], table: str) -> Any:
+def _server_entry(doc: JSONObject, keys: tuple[str, ...], table: str) -> JSONValue:
     """Walk ``keys`` to the servers table and return its ``rea`` entry."""
-    node: Any = doc
+    node: JSONValue = doc
     walked = []
     for key in keys:
         walked.append(key)
@@ -616,7 +623,8 @@ def _server_entry(doc: dict[str, Any], keys: tuple[str, ...], table: str) -> Any
         raise _Unusable("invalid", "bad_shape", f"{table} is {type(node).__name__}, not an object")
     if SERVER_NAME not in node:
         raise _Unusable("missing", "entry_missing", f"{table} has no {SERVER_NAME!r} server")
-    return node[SERVER_NAME]
+    entry: JSONValue = node[SERVER_NAME]
+    return entry
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -647,7 +655,7 @@ class EntryVerdict(msgspec.Struct, frozen=True, kw_only=True):
     resolved_command: str | None = None
 
 
-def classify_entry(entry: Any, env: Mapping[str, str]) -> EntryVerdict:
+def classify_entry(entry: JSONValue, env: Mapping[str, str]) -> EntryVerdict:
     """Classify one server entry (a client's ``{"command", "args", "env"}`` object)."""
     if not isinstance(entry, dict):
         return EntryVerdict(
@@ -669,9 +677,14 @@ def classify_entry(entry: Any, env: Mapping[str, str]) -> EntryVerdict:
         shape_error = "args is not a list of strings"
     elif not isinstance(entry_env, dict) or not all(isinstance(v, str) for v in entry_env.values()):
         shape_error = "env is not an object of strings"
-    if shape_error is not None or not isinstance(command, str):
+    if (
+        shape_error is not None
+        or not isinstance(command, str)
+        or not isinstance(args, list)
+        or not isinstance(entry_env, dict)
+    ):
         return EntryVerdict(state="invalid", reason_code="bad_shape", reason=shape_error or "bad command")
-    vector = CommandVector(command=command, args=list(args))
+    vector = CommandVector(command=command, args=[str(a) for a in args])
     if not os.path.isabs(command) and os.sep in command:
         return EntryVerdict(
             state="stale",
@@ -679,7 +692,8 @@ def classify_entry(entry: Any, env: Mapping[str, str]) -> EntryVerdict:
             entry=vector,
             reason=f"{command} is relative to the client's unknown working directory",
         )
-    resolved = _resolve(command, entry_env.get("PATH", env.get("PATH")))
+    entry_path = entry_env.get("PATH")
+    resolved = _resolve(command, entry_path if isinstance(entry_path, str) else env.get("PATH"))
     if resolved is None:
         return EntryVerdict(
             state="stale",
@@ -720,7 +734,7 @@ def classify_entry(entry: Any, env: Mapping[str, str]) -> EntryVerdict:
 
 
 # (client, scope, config_paths key, parser, keys to the servers table; "{project}" is the project dir)
-_SOURCES: tuple[tuple[ClientId, Scope, str, Callable[[bytes], Any], tuple[str, ...]], ...] = (
+_SOURCES: tuple[tuple[ClientId, Scope, str, Callable[[bytes], JSONValue], tuple[str, ...]], ...] = (
     ("claude-desktop", "user", "claude-desktop", _json, ("mcpServers",)),
     ("claude-code", "user", "claude-code", _json, ("mcpServers",)),
     ("claude-code", "local", "claude-code", _json, ("projects", "{project}", "mcpServers")),
@@ -794,8 +808,9 @@ def doctor_report(
     home: str | None = None,
     project_dir: str | None = None,
     environ: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """Build the doctor report as JSON-able builtins (shape: docs/doctor.md).
+) -> JSONObject:
+    """Build the doctor report as JSON-able builtins (shape: docs/doctor.md): the JSON ``rea doctor --json`` prints
+    and the readers below take.
 
     ``home`` replaces ``~``; ``config_paths`` overrides single files by key; nothing is started or written.
     """
@@ -838,7 +853,7 @@ def doctor_report(
         ),
         cache=cache,
     )
-    out: dict[str, Any] = msgspec.to_builtins(report)
+    out: JSONObject = msgspec.to_builtins(report)
     return out
 
 

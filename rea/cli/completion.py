@@ -64,7 +64,7 @@ def command_tree(registry: Any, handlers: dict[str, Handler], prog: str = "rea")
     for name, handler in sorted(handlers.items()):
         parser = builtin_parser(name, handler, prog)
         _attach(sub, name, parser, (parser.description or "").split(". ")[0])
-    groups: dict[str, Any] = {}
+    groups: dict[str, argparse._SubParsersAction[ArgumentParser]] = {}
     for group, command, parser in tool_parsers(registry, prog):
         first = (parser.description or "").split(". ")[0][:100]
         if group is None:

@@ -57,21 +57,23 @@ class SignalGuard:
     @staticmethod
     def run(work: Callable[[], Any]) -> Any:
         """Run ``work`` in a thread (so this one can take signals) and return its result or raise its error."""
-        box: dict[str, Any] = {}
+        # What the thread left: its result, or the error it raised.
+        value: list[Any] = []
+        error: list[BaseException] = []
 
         def target() -> None:
             try:
-                box["value"] = work()
+                value.append(work())
             except BaseException as exc:
-                box["error"] = exc
+                error.append(exc)
 
         thread = threading.Thread(target=target, name="rea-cli-work", daemon=True)
         thread.start()
         while thread.is_alive():
             thread.join(0.1)
-        if "error" in box:
-            raise box["error"]
-        return box.get("value")
+        if error:
+            raise error[0]
+        return value[0] if value else None
 
 
 def _interrupted(signum: int, fmt: str) -> int:
@@ -273,20 +275,20 @@ def _plugins(argv: list[str], prog: str) -> int:
     from rea.cli import providers
 
     report = providers.providers_report(_registry())
-    plugins = [p for p in report["plugins"] if ns.hook is None or ns.hook in p["hooks"]]
+    plugins = [p for p in report.plugins if ns.hook is None or ns.hook in p.hooks]
     if ns.json:
-        emit_json({"plugins": plugins, "broken_plugins": report["broken_plugins"]})
+        emit_json({"plugins": plugins, "broken_plugins": report.broken_plugins})
         return 0
     from rea.cli.output import table
 
     print(
         table(
-            [[p["name"], p["version"] or "-", p["module"], ", ".join(p["hooks"])] for p in plugins],
+            [[p.name, p.version or "-", p.module, ", ".join(p.hooks)] for p in plugins],
             ["name", "version", "module", "hooks"],
         )
     )
-    for b in report["broken_plugins"]:
-        print(f"broken: {b['name']} ({b['stage']}): {b['error']}")
+    for b in report.broken_plugins:
+        print(f"broken: {b.name} ({b.stage}): {b.error}")
     return 0
 
 

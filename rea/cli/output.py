@@ -6,11 +6,13 @@ import json
 import shutil
 import sys
 import textwrap
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 import msgspec
 
 from rea.errors import ReaError
+from rea.records import JSONObject
 
 
 def emit_json(value: Any, stream: TextIO | None = None) -> None:
@@ -25,9 +27,10 @@ def emit_error(err: ReaError, fmt: str) -> None:
         emit_json({"error": err.projection()})
         return
     lines = [f"rea: error [{err.code}] {err.message}"]
-    issues = err.details.get("issues") if isinstance(err.details, dict) else None
-    for item in issues or []:
-        lines.append(f"  - {item.get('path')}: {item.get('message')} ({item.get('reason')})")
+    issues = err.details.get("issues")
+    for item in issues if isinstance(issues, list | tuple) else ():
+        if isinstance(item, Mapping):
+            lines.append(f"  - {item.get('path')}: {item.get('message')} ({item.get('reason')})")
     if err.remediation:
         lines.append(f"  remediation: {err.remediation}")
     print("\n".join(lines), file=sys.stderr)
@@ -115,6 +118,8 @@ def _count(n: int) -> str:
 
 
 class _Renderer:
+    """Writes a result document (JSON: what msgspec.to_builtins makes of any record) as text."""
+
     def __init__(self, width: int) -> None:
         self.width = width
         self.out: list[str] = []
@@ -137,7 +142,7 @@ class _Renderer:
         else:
             self.out.extend(_wrap(f"{pad}{key}: ", pad + "    ", _scalar(value), self.width))
 
-    def mapping(self, value: dict[str, Any], indent: int) -> None:
+    def mapping(self, value: JSONObject, indent: int) -> None:
         for key, sub in value.items():
             self.member(str(key), sub, indent)
 
@@ -167,7 +172,7 @@ class _Renderer:
             else:
                 self.out.extend(_wrap(pad + "- ", pad + "  ", _scalar(item), self.width))
 
-    def table(self, rows: list[dict[str, Any]], indent: int) -> None:
+    def table(self, rows: list[JSONObject], indent: int) -> None:
         """Rows of scalars as aligned columns; a column too wide for the terminal wraps its cells."""
         headers: dict[str, None] = {}
         for row in rows:

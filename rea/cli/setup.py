@@ -15,8 +15,8 @@ import shutil
 import sys
 import time
 import tomllib
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from typing import Literal
 
 import msgspec
 
@@ -25,6 +25,7 @@ from rea.cli.args import ArgumentParser
 from rea.cli.output import emit_json
 from rea.config import read_toolsets
 from rea.errors import ReaError
+from rea.records import JSONObject, JSONValue
 from rea.registry import ON_DEMAND_TOOLSETS, TOOLSET_ORDER
 
 SCHEMA_VERSION = 1
@@ -47,7 +48,8 @@ class ClientSpec(msgspec.Struct, frozen=True, kw_only=True):
     path_key: str  # a key of doctor.config_paths_for
     fmt: Literal["json", "toml"]
     table: tuple[str, ...]
-    extra: dict[str, Any] = {}
+    # What the client's entry carries besides the command vector, in the client's own configuration vocabulary.
+    extra: JSONObject = {}
     timeout: str  # what setup does about the client's call timeout, and why
 
 
@@ -117,8 +119,8 @@ class FileChange(msgspec.Struct, frozen=True, kw_only=True):
     path: str
     action: Action
     reason: str
-    # The rea entry after the change (the settings' env for Claude Code's settings file).
-    entry: dict[str, Any] | None = None
+    # The rea entry after the change (the settings' env for Claude Code's settings file): the client's JSON.
+    entry: JSONObject | None = None
     backup: str | None = None
     # doctor's verdict on the entry after the change: "aligned" when it runs this rea.
     state_after: str | None = None
@@ -150,10 +152,10 @@ class _Refused(Exception):
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _entry(spec: ClientSpec, old: Any, toolsets: str | None) -> dict[str, Any]:
+def _entry(spec: ClientSpec, old: JSONValue, toolsets: str | None) -> JSONObject:
     """The entry setup writes: the old one's other keys kept (a user's own env), the vector and extras set."""
     expected, _ = doctor.expected_vectors()
-    entry: dict[str, Any] = dict(old) if isinstance(old, dict) else {}
+    entry: JSONObject = dict(old) if isinstance(old, dict) else {}
     # A remote registration (url, Windsurf's serverUrl, their headers and transport type) becomes this local process.
     for key in ("url", "serverUrl", "headers"):
         entry.pop(key, None)
@@ -163,7 +165,8 @@ def _entry(spec: ClientSpec, old: Any, toolsets: str | None) -> dict[str, Any]:
     entry.pop("command", None)
     entry.pop("args", None)
     entry = {"command": expected.command, "args": list(expected.args), **entry}
-    env = dict(entry.get("env") or {})
+    old_env = entry.get("env")
+    env: JSONObject = dict(old_env) if isinstance(old_env, dict) else {}
     if toolsets is not None:
         if toolsets == "default":
             env.pop("REA_MCP_TOOLSETS", None)
@@ -176,7 +179,7 @@ def _entry(spec: ClientSpec, old: Any, toolsets: str | None) -> dict[str, Any]:
     return entry
 
 
-def _read(path: str, parse: Any) -> dict[str, Any] | None:
+def _read(path: str, parse: Callable[[bytes], JSONValue]) -> JSONObject | None:
     """The parsed file, None when it does not exist; a file that is unusable is refused, never overwritten."""
     try:
         return doctor._load(path, parse)
@@ -186,12 +189,13 @@ def _read(path: str, parse: Any) -> dict[str, Any] | None:
         raise _Refused(f"{why.reason}; fix it by hand, then run rea setup again") from None
 
 
-def _walk(doc: dict[str, Any], keys: tuple[str, ...], create: bool) -> dict[str, Any] | None:
+def _walk(doc: JSONObject, keys: tuple[str, ...], create: bool) -> JSONObject | None:
     node = doc
     for key in keys:
         child = node.get(key)
         if child is None and create:
-            child = node[key] = {}
+            created: JSONObject = {}
+            child = node[key] = created
         if not isinstance(child, dict):
             if child is None:
                 return None
@@ -206,7 +210,7 @@ _REA_HEADER = re.compile(r"""^\s*\[\s*mcp_servers\s*\.\s*(?:rea|"rea"|'rea')\s*(
 _ANY_HEADER = re.compile(r"^\s*\[")
 
 
-def _toml_value(value: Any) -> str:
+def _toml_value(value: JSONValue) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
@@ -220,7 +224,7 @@ def _toml_value(value: Any) -> str:
     raise _Refused(f"cannot write a {type(value).__name__} value in TOML; edit the file by hand")
 
 
-def _toml_text(old_text: str, entry: dict[str, Any]) -> str:
+def _toml_text(old_text: str, entry: JSONObject) -> str:
     kept: list[str] = []
     inside = False
     for line in old_text.splitlines(keepends=True):
@@ -260,7 +264,7 @@ def _plan_server(spec: ClientSpec, path: str, toolsets: str | None, env: Mapping
             text = _toml_text(old_text, entry)
             _check_toml(text, old_doc, entry)
         else:
-            new_doc = json.loads(json.dumps(old_doc))
+            new_doc: JSONObject = json.loads(json.dumps(old_doc))
             servers = _walk(new_doc, spec.table, create=True)
             assert servers is not None
             servers[SERVER] = entry
@@ -272,7 +276,7 @@ def _plan_server(spec: ClientSpec, path: str, toolsets: str | None, env: Mapping
     return _Pending(change=_done(spec, path, action, why, entry, env), text=text)
 
 
-def _why(old: Any, env: Mapping[str, str]) -> str:
+def _why(old: JSONValue, env: Mapping[str, str]) -> str:
     if old is None:
         return f"the file has no {SERVER!r} server"
     verdict = doctor.classify_entry(old, env)
@@ -282,13 +286,13 @@ def _why(old: Any, env: Mapping[str, str]) -> str:
 
 
 def _done(
-    spec: ClientSpec, path: str, action: Action, reason: str, entry: dict[str, Any], env: Mapping[str, str]
+    spec: ClientSpec, path: str, action: Action, reason: str, entry: JSONObject, env: Mapping[str, str]
 ) -> FileChange:
     state = doctor.classify_entry(entry, env).state
     return FileChange(client=spec.id, path=path, action=action, reason=reason, entry=entry, state_after=state)
 
 
-def _check_toml(text: str, old_doc: dict[str, Any], entry: dict[str, Any]) -> None:
+def _check_toml(text: str, old_doc: JSONObject, entry: JSONObject) -> None:
     """The rewritten file parses, holds exactly ``entry`` for rea, and everything else as before."""
     try:
         new_doc = tomllib.loads(text)
@@ -296,7 +300,7 @@ def _check_toml(text: str, old_doc: dict[str, Any], entry: dict[str, Any]) -> No
         raise _Refused(f"the rea table is not one [mcp_servers.rea] table ({exc}); edit it by hand") from None
     servers = new_doc.get("mcp_servers", {})
     rest_new = {**new_doc, "mcp_servers": {k: v for k, v in servers.items() if k != SERVER}}
-    old_servers = old_doc.get("mcp_servers", {})
+    old_servers = _walk(old_doc, ("mcp_servers",), create=False) or {}
     rest_old = {**old_doc, "mcp_servers": {k: v for k, v in old_servers.items() if k != SERVER}}
     if servers.get(SERVER) != entry or rest_new != rest_old:
         raise _Refused("the file defines rea in a form setup cannot replace safely; edit it by hand")
@@ -308,7 +312,7 @@ def _plan_claude_settings(home: str) -> _Pending:
     wanted = {"MCP_TOOL_TIMEOUT": str(TOOL_TIMEOUT_S * 1000), "MCP_TIMEOUT": str(STARTUP_TIMEOUT_S * 1000)}
     try:
         doc = _read(path, doctor._json)
-        new_doc = json.loads(json.dumps(doc if doc is not None else {}))
+        new_doc: JSONObject = json.loads(json.dumps(doc if doc is not None else {}))
         env = _walk(new_doc, ("env",), create=True)
         assert env is not None
         missing = {k: v for k, v in wanted.items() if k not in env}

@@ -24,14 +24,16 @@ from typing import Any
 import msgspec
 
 from rea import paths
+from rea.arguments import Arguments
 from rea.catalog.invoke import ToolResult, invoke
-from rea.catalog.schemas import RETAINED_EVIDENCE, flatten_root_union
+from rea.catalog.schemas import RETAINED_EVIDENCE, flatten_root_union, members, subschema
 from rea.catalog.tool import ToolDef
 from rea.cli.args import ArgumentParser
 from rea.context import CallContext
 from rea.errors import ReaError
 from rea.evidence import EVIDENCE_ID, retained_reference
 from rea.presentation import present
+from rea.records import JSONObject, JSONValue
 from rea.selection import parse_provider_choice
 from rea.session import Session
 
@@ -73,11 +75,11 @@ def _read_text(text: str) -> str:
         ) from None
 
 
-def parse_json_text(text: str, where: str) -> Any:
+def parse_json_text(text: str, where: str) -> JSONValue:
     """JSON from ``text`` or ``@file``; ``invalid_request`` naming ``where`` otherwise."""
     body = _read_text(text)
     try:
-        return json.loads(body)
+        value: JSONValue = json.loads(body)
     except json.JSONDecodeError as exc:
         # Where it went wrong, not the decoder's wording.
         raise ReaError(
@@ -94,6 +96,7 @@ def parse_json_text(text: str, where: str) -> Any:
             },
             remediation="Give a JSON value, or @FILE to read one from a file.",
         ) from None
+    return value
 
 
 class _JsonValue:
@@ -112,35 +115,52 @@ class _TextOrJsonValue(_JsonValue):
     ``--value 0x428a2f98`` works as well as ``--value 42``."""
 
 
-def takes_text(schema: dict[str, Any]) -> bool:
+# A property's schema is JSON Schema's vocabulary (a JSONObject), read as rea.catalog.schemas reads it.
+
+
+def _branches(schema: JSONObject) -> list[JSONValue]:
+    """The forms of a property that takes one of several (its ``anyOf``, else its ``oneOf``)."""
+    return members(schema["anyOf"] if "anyOf" in schema else schema.get("oneOf"))
+
+
+def takes_text(schema: JSONObject) -> bool:
     """Whether a property without one plain type accepts a string among its forms."""
     kinds = schema.get("type")
     if isinstance(kinds, list):
         return "string" in kinds
-    return any(isinstance(b, dict) and b.get("type") == "string" for b in schema.get("anyOf", schema.get("oneOf", [])))
+    return any(isinstance(b, dict) and b.get("type") == "string" for b in _branches(schema))
 
 
-def takes_evidence(schema: dict[str, Any]) -> bool:
+def takes_evidence(schema: JSONObject) -> bool:
     """Whether a property accepts a retained-evidence reference (and so a bare evidence_id on the CLI)."""
     return any(
-        isinstance(b, dict) and str(b.get("$ref", "")).endswith("/" + RETAINED_EVIDENCE)
-        for b in schema.get("anyOf", schema.get("oneOf", []))
+        isinstance(b, dict) and str(b.get("$ref", "")).endswith("/" + RETAINED_EVIDENCE) for b in _branches(schema)
     )
 
 
-def parse_flag_value(value: _JsonValue, where: str) -> Any:
+def _json_flag(schema: JSONObject) -> tuple[type[_JsonValue], str, str]:
+    """How a JSON-valued flag is read, its metavar and the forms its help adds."""
+    if takes_text(schema):
+        return _TextOrJsonValue, "TEXT|JSON", " (text, a number, JSON or @file.json)"
+    if takes_evidence(schema):
+        return _EvidenceValue, "EV|JSON|@FILE", " (an evidence_id, JSON or @file.json)"
+    return _JsonValue, "JSON|@FILE", " (JSON or @file.json)"
+
+
+def parse_flag_value(value: _JsonValue, where: str) -> JSONValue:
     if isinstance(value, _EvidenceValue) and EVIDENCE_ID.match(value.text):
         return retained_reference(value.text)
     if isinstance(value, _TextOrJsonValue) and not value.text.startswith("@"):
         try:
-            return json.loads(value.text)
+            parsed: JSONValue = json.loads(value.text)
         except json.JSONDecodeError:
             return value.text
+        return parsed
     return parse_json_text(value.text, where)
 
 
 def _output_flags(tool: ToolDef) -> list[str]:
-    names = set(flatten_root_union(tool.input_schema).get("properties", {}))
+    names = set(subschema(flatten_root_union(tool.input_schema).get("properties")))
     flags = ["--output-format"]
     if "format" not in names:
         flags.insert(0, "--format")
@@ -155,11 +175,11 @@ def build_parser(tool: ToolDef, prog: str, command: str = "") -> argparse.Argume
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     schema = flatten_root_union(tool.input_schema)
-    properties: dict[str, Any] = schema.get("properties", {})
+    properties = subschema(schema.get("properties"))
     if tool.requires_target:
         parser.add_argument("target", metavar="TARGET", help="path of the binary to open for this call")
     if tool.cli_subject:
-        sub = properties.get(tool.cli_subject) or {}
+        sub = subschema(properties.get(tool.cli_subject))
         parser.add_argument(
             "subject",
             metavar="SUBJECT",
@@ -171,10 +191,10 @@ def build_parser(tool: ToolDef, prog: str, command: str = "") -> argparse.Argume
         parser.add_argument(
             "json_input", metavar="JSON", nargs="?", help="every argument as one JSON object, or @file.json"
         )
-    for name, sub in properties.items():
-        sub = sub if isinstance(sub, dict) else {}
+    for name, prop in properties.items():
+        sub = subschema(prop)
         kind = sub.get("type")
-        help_text = sub.get("description", "")
+        help_text = str(sub.get("description", ""))
         dest = "opt_" + name
         if kind == "boolean":
             parser.add_argument(
@@ -185,38 +205,20 @@ def build_parser(tool: ToolDef, prog: str, command: str = "") -> argparse.Argume
         elif kind == "number":
             parser.add_argument(flag_name(name), dest=dest, type=float, metavar=name.upper(), help=help_text)
         elif kind == "string":
+            enum = sub.get("enum")
             parser.add_argument(
                 flag_name(name),
                 dest=dest,
-                choices=sub.get("enum"),
-                metavar=None if sub.get("enum") else name.upper(),
+                choices=enum if isinstance(enum, list) else None,
+                metavar=None if enum else name.upper(),
                 help=help_text,
             )
-        elif kind == "array" and isinstance(sub.get("items"), dict) and sub["items"].get("type") == "string":
+        elif kind == "array" and subschema(sub.get("items")).get("type") == "string":
             parser.add_argument(flag_name(name), dest=dest, nargs="+", metavar=name.upper(), help=help_text)
-        elif takes_text(sub):
-            parser.add_argument(
-                flag_name(name),
-                dest=dest,
-                type=_TextOrJsonValue,
-                metavar="TEXT|JSON",
-                help=(help_text + " (text, a number, JSON or @file.json)").strip(),
-            )
-        elif takes_evidence(sub):
-            parser.add_argument(
-                flag_name(name),
-                dest=dest,
-                type=_EvidenceValue,
-                metavar="EV|JSON|@FILE",
-                help=(help_text + " (an evidence_id, JSON or @file.json)").strip(),
-            )
         else:
+            value_type, metavar, forms = _json_flag(sub)
             parser.add_argument(
-                flag_name(name),
-                dest=dest,
-                type=_JsonValue,
-                metavar="JSON|@FILE",
-                help=(help_text + " (JSON or @file.json)").strip(),
+                flag_name(name), dest=dest, type=value_type, metavar=metavar, help=(help_text + forms).strip()
             )
     if tool.requires_target:
         parser.add_argument("--provider", help="provider id or 'auto' (default: REA_ANALYSIS_PROVIDER, then auto)")
@@ -237,8 +239,8 @@ def build_parser(tool: ToolDef, prog: str, command: str = "") -> argparse.Argume
     return parser
 
 
-def collect_arguments(tool: ToolDef, ns: argparse.Namespace) -> dict[str, Any]:
-    args: dict[str, Any] = {}
+def collect_arguments(tool: ToolDef, ns: argparse.Namespace) -> Arguments:
+    args: Arguments = {}
     raw = getattr(ns, "json_input", None)
     if raw is not None:
         value = parse_json_text(raw, "the JSON argument")
@@ -279,8 +281,8 @@ def collect_arguments(tool: ToolDef, ns: argparse.Namespace) -> dict[str, Any]:
 
 def draws(tool: ToolDef) -> bool:
     """Whether the tool can draw its result as DOT (its ``format`` argument, rea.render)."""
-    prop = flatten_root_union(tool.input_schema).get("properties", {}).get("format")
-    return isinstance(prop, dict) and "dot" in prop.get("enum", ())
+    prop = subschema(flatten_root_union(tool.input_schema).get("properties")).get("format")
+    return isinstance(prop, dict) and "dot" in members(prop.get("enum"))
 
 
 RENDER_FORMATS = ("svg", "png", "pdf")
@@ -298,7 +300,7 @@ def render_target(path: str) -> str:
     return kind
 
 
-def picture_of(result: ToolResult) -> dict[str, Any]:
+def picture_of(result: ToolResult) -> JSONObject:
     """The result's ``picture`` field as a dict (empty when it has none); a result kept as its Struct too."""
     body: Any = result.evidence.normalized_result if result.evidence is not None else result.structured
     picture = body.get("picture") if isinstance(body, dict) else getattr(body, "picture", None)
@@ -327,7 +329,7 @@ def render_picture(result: ToolResult, path: str) -> None:
         )
     try:
         done = subprocess.run(
-            [dot, f"-T{kind}", "-o", path], input=picture["text"].encode(), capture_output=True, timeout=120
+            [dot, f"-T{kind}", "-o", path], input=str(picture["text"]).encode(), capture_output=True, timeout=120
         )
     except subprocess.TimeoutExpired:
         raise ReaError(
@@ -359,8 +361,9 @@ def run_tool(session: Session, tool: ToolDef, ns: argparse.Namespace, ctx: CallC
     return invoke(session, tool, args, ctx)
 
 
-def result_document(result: ToolResult, presentation: str = "complete") -> Any:
+def result_document(result: ToolResult, presentation: str = "complete") -> JSONValue:
     """The result as printed: a record in the CLI's presentation (``rea.presentation.cli_presentation``)."""
     if result.evidence is not None:
-        return msgspec.to_builtins(present(result.evidence, presentation))
+        document: JSONValue = msgspec.to_builtins(present(result.evidence, presentation))
+        return document
     return result.structured
