@@ -6,7 +6,7 @@ the strings in ``search.strings``, callers, callees and xrefs in ``graph``."""
 from __future__ import annotations
 
 import functools
-from typing import Any
+from collections.abc import Callable
 
 from rea.plugin import (
     RESULT_TYPES,
@@ -96,7 +96,7 @@ def _decompile_at(call: ToolCall) -> Evidence:
 AT_OPERATION = "pseudo_code_at"
 
 
-def _handler(operation: str) -> Any:
+def _handler(operation: str) -> Callable[[ToolCall], Evidence]:
     """A tool that answers with its one operation's result, the analyst's annotations applied."""
 
     def handle(call: ToolCall) -> Evidence:

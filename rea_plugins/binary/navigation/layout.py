@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from rea.plugin import AnalysisView, Evidence, ToolCall, ToolDef, build_view
+from rea.plugin import AnalysisView, Evidence, ToolCall, ToolDef, arg_str, build_view
 from rea_plugins.binary.core.schema import obj, prop, run
 from rea_plugins.binary.core.shapes import BinaryLayout
 
@@ -12,7 +12,7 @@ from rea_plugins.binary.core.shapes import BinaryLayout
 def _layout(call: ToolCall) -> Evidence:
     result = run(call, "binary_layout", {})
     complete = call.session.evidence("inspect_binary_layout", {"detail": "complete"}, result)
-    if call.args.get("detail", "complete") == "complete":
+    if arg_str(call.args, "detail", "complete") == "complete":
         return complete
     # The contract: retain the complete record, answer with its inspect_analysis_view summary.
     call.session.ledger.record(complete)

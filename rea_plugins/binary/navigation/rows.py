@@ -22,6 +22,7 @@ from rea.plugin import (
     ReferenceRow,
     ReferenceRows,
     ToolCall,
+    arg_str,
 )
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.schema import check_document, params_of, prop, run
@@ -93,10 +94,10 @@ _LEAN: dict[str, Callable[[Any], msgspec.Struct]] = {
 }
 
 
-def handler(operation: str) -> Any:
+def handler(operation: str) -> Callable[[ToolCall], Evidence]:
     def handle(call: ToolCall) -> Evidence:
         check_document(call)
-        lean = call.args.get("detail", COMPLETE) == LEAN
+        lean = arg_str(call.args, "detail", COMPLETE) == LEAN
         result = run(call, operation, {k: v for k, v in params_of(call.args).items() if k != "detail"})
         # The complete page keeps the parameters (so the evidence id) it had before ``detail`` existed.
         parameters = {k: v for k, v in annotate.parameters(call).items() if k != "detail"}

@@ -8,7 +8,8 @@ holds afterwards (read back under its lock) and the new annotation revision.
 from __future__ import annotations
 
 import functools
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Literal
 
 import msgspec
 
@@ -146,7 +147,7 @@ def _engine_collision(call: ToolCall, address: str, name: str, path: str) -> Non
 # -- reads ----------------------------------------------------------------------------------------------
 
 
-def _read_field(field: CommentField) -> Any:
+def _read_field(field: CommentField) -> Callable[[ToolCall], Evidence]:
     def handle(call: ToolCall) -> Evidence:
         check_document(call)
         address = _address_or_cursor(call)
@@ -196,7 +197,7 @@ def _changed(
     )
 
 
-def _set_field(field: AnnotationField, argument: str) -> Any:
+def _set_field(field: AnnotationField, argument: str) -> Callable[[ToolCall], Evidence]:
     """The handler that sets ``field`` at ``address`` to the argument ``argument`` (set_comment, set_bookmark, ...)."""
 
     def handle(call: ToolCall) -> Evidence:

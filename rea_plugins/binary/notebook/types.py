@@ -11,8 +11,7 @@ they render (angr's decompiler, radare2's ``td``/``afs``), and every provider sh
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
 
 import msgspec
 
@@ -127,7 +126,9 @@ def abi(call: ToolCall) -> typelib.Abi:
     return typelib.abi_for(target.format, target.architecture)
 
 
-def _write(call: ToolCall, change: Any, sha256: str | None = None) -> Notebook:
+def _write(
+    call: ToolCall, change: Callable[[dict[str, Note], dict[str, TypeEntry]], None], sha256: str | None = None
+) -> Notebook:
     target = call.session.require_target()
     nb = call.session.annotations.update_all(sha256 or target.sha256, change, call.ctx)
     annotate.refresh(call, nb)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Generic, Literal, TypedDict, TypeVar
 
 import msgspec
@@ -18,6 +18,7 @@ from rea.plugin import (
     Arguments,
     Evidence,
     JSONObject,
+    JSONValue,
     OperationResult,
     ProcedureRef,
     ReaError,
@@ -114,7 +115,7 @@ def _window(args: Arguments, total: int, capped: bool, bound: str) -> tuple[slic
 # -- search_bytes ----------------------------------------------------------------------------------------------
 
 
-def byte_pattern(text: Any) -> tuple[bytes, bool]:
+def byte_pattern(text: JSONValue) -> tuple[bytes, bool]:
     """An RE2 (Latin-1) pattern for hex bytes with ``??`` (and ``4?``-style nibble) wildcards; has wildcards."""
     if not isinstance(text, str) or not text.strip():
         raise _bad("pattern", "pattern must be hex bytes such as '48 8B ?? ?? E8'", "missing_argument")
@@ -197,7 +198,7 @@ def _capped_note(capped: bool) -> list[str]:
 # -- constants -----------------------------------------------------------------------------------------------
 
 
-def parse_constant(value: Any, path: str) -> int:
+def parse_constant(value: JSONValue, path: str) -> int:
     if isinstance(value, bool):
         raise _bad(path, f"{path} must be an integer or a string such as '0x9e3779b1' or '-14'", "invalid_type")
     if isinstance(value, int):
@@ -387,7 +388,7 @@ class _DataConstant(Placed, kw_only=True):
     width: int
 
 
-def _code_constants(call: ToolCall, rows: list[Row], fits: Any) -> dict[int, tuple[Row, CodeForm]]:
+def _code_constants(call: ToolCall, rows: list[Row], fits: Callable[[int], bool]) -> dict[int, tuple[Row, CodeForm]]:
     """address -> (instruction, form) of each instruction holding a fitting constant, once per instruction."""
     found: dict[int, tuple[Row, CodeForm]] = {}
     for i, row in enumerate(rows):
@@ -507,7 +508,7 @@ def _search_instructions(call: ToolCall) -> Evidence:
     return evidence(call, OperationResult(normalized=body, limitations=_capped_note(capped)))
 
 
-def _matching(procs: list[Procedure], rows: list[Row], match: Any) -> list[CodeHit]:
+def _matching(procs: list[Procedure], rows: list[Row], match: Callable[[str], bool]) -> list[CodeHit]:
     hits = []
     for row in rows:
         if match(row.text):
@@ -520,7 +521,7 @@ def _matching(procs: list[Procedure], rows: list[Row], match: Any) -> list[CodeH
 # -- scan_yara ---------------------------------------------------------------------------------------------------
 
 
-def _compile_rules(text: Any) -> Any:
+def _compile_rules(text: JSONValue) -> Any:
     import yara
 
     if not isinstance(text, str) or not text.strip():
