@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -279,17 +280,18 @@ def _all_refs(result: msgspec.Struct) -> list[BinaryRef]:
     return out
 
 
-def handle_query(call: ToolCall) -> Evidence:
+def _answered(call: ToolCall, operation: str, answer: Callable[[Index, Arguments], msgspec.Struct]) -> Evidence:
+    """The Evidence of ``answer`` over the index the call names, which is closed whatever happens."""
     index = Index(arg_str(call.args, "index", ""))  # required by the schema
     try:
-        return _evidence("query_corpus", call.args, run_query(index, call.args), index)
+        return _evidence(operation, call.args, answer(index, call.args), index)
     finally:
         index.close()
+
+
+def handle_query(call: ToolCall) -> Evidence:
+    return _answered(call, "query_corpus", run_query)
 
 
 def handle_compare(call: ToolCall) -> Evidence:
-    index = Index(arg_str(call.args, "index", ""))  # required by the schema
-    try:
-        return _evidence("compare_corpora", call.args, compare(index, call.args), index)
-    finally:
-        index.close()
+    return _answered(call, "compare_corpora", compare)

@@ -15,6 +15,7 @@ from rea.plugin import (
     CallContext,
     Evidence,
     ProviderIdentity,
+    ReaError,
     ToolCall,
     __version__,
     arg_int,
@@ -250,25 +251,20 @@ def _read_rules(path: str) -> str:
     try:
         data = read_regular(path, MAX_RULES_BYTES, what="YARA rules file", field="yara_rules")
     except OSError as exc:
-        raise invalid_request(
-            f"yara_rules {path} cannot be read: {exc.strerror or 'unreadable'}",
-            [issue("yara_rules", "invalid_value", "unreadable")],
-        ) from None
+        raise _refused(path, f"cannot be read: {exc.strerror or 'unreadable'}", "invalid_value", "unreadable") from None
     try:
         source = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise invalid_request(
-            f"yara_rules {path} is not UTF-8 text (byte {exc.start})",
-            [issue("yara_rules", "invalid_format", "UTF-8 YARA source")],
-        ) from None
+        raise _refused(path, f"is not UTF-8 text (byte {exc.start})", "invalid_format", "UTF-8 YARA source") from None
     try:
         yara.compile(source=source, includes=False)
     except yara.SyntaxError as exc:
-        raise invalid_request(
-            f"yara_rules {path} does not compile: {exc}", [issue("yara_rules", "invalid_format", "YARA syntax")]
-        ) from None
+        raise _refused(path, f"does not compile: {exc}", "invalid_format", "YARA syntax") from None
     except yara.Error as exc:
-        raise invalid_request(
-            f"yara_rules {path} cannot be read: {exc}", [issue("yara_rules", "invalid_value", "unreadable")]
-        ) from None
+        raise _refused(path, f"cannot be read: {exc}", "invalid_value", "unreadable") from None
     return source
+
+
+def _refused(path: str, why: str, code: Literal["invalid_value", "invalid_format"], problem: str) -> ReaError:
+    """The rules file at ``path`` refused: ``why`` in the message, ``code`` and ``problem`` in its issue."""
+    return invalid_request(f"yara_rules {path} {why}", [issue("yara_rules", code, problem)])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from rea.plugin import (
@@ -78,13 +79,12 @@ def compare_bundles(call: ToolCall) -> Evidence:
     paired_right: set[str] = set()
     pairs = arg_objects(call.args, "record_pairs") or []
     for i, pair in enumerate(pairs):
-        lev, rev = lids.get(arg_str(pair, "left_evidence_id", "")), rids.get(arg_str(pair, "right_evidence_id", ""))
-        if lev is None or rev is None:
-            side = "left" if lev is None else "right"
-            raise invalid_request(
-                f"record_pairs/{i}: the {side} record is not in the {side} bundle",
-                [issue(f"record_pairs/{i}/{side}_evidence_id", "invalid_value", f"not in the {side} bundle")],
-            )
+        lev, rev = _named(
+            f"record_pairs/{i}",
+            pair,
+            {"left": lids, "right": rids},
+            lambda s: (f"the {s} record is not in the {s} bundle", f"not in the {s} bundle"),
+        )
         paired_left.add(lev.evidence_id)
         paired_right.add(rev.evidence_id)
         observations.append(_paired(lev, rev))
@@ -133,6 +133,21 @@ def compare_bundles(call: ToolCall) -> Evidence:
         **common.paging(call.args),
     }
     return common.derived(call, "compare_bundles", params, result, sorted(set(lids) | set(rids)))
+
+
+def _named(
+    path: str, item: JSONObject, sides: dict[str, dict[str, Evidence]], missing: Callable[[str], tuple[str, str]]
+) -> tuple[Evidence, Evidence]:
+    """The two records ``item``'s ``<side>_evidence_id`` name, one per side; the first not among its side's records
+    is refused (``missing(side)``: the message and the issue's text)."""
+    found: list[Evidence] = []
+    for side, records in sides.items():
+        ev = records.get(arg_str(item, f"{side}_evidence_id", ""))
+        if ev is None:
+            message, problem = missing(side)
+            raise invalid_request(f"{path}: {message}", [issue(f"{path}/{side}_evidence_id", "invalid_value", problem)])
+        found.append(ev)
+    return found[0], found[1]
 
 
 def _paired(left: Evidence, right: Evidence) -> PairedObservation:
@@ -193,13 +208,12 @@ def correlate(call: ToolCall) -> Evidence:
     judged: list[HypothesisJudgement] = []
     mappings = arg_objects(call.args, "mappings") or []
     for i, m in enumerate(mappings):
-        sev, rev = static.get(arg_str(m, "static_evidence_id", "")), runtime.get(arg_str(m, "runtime_evidence_id", ""))
-        if sev is None or rev is None:
-            which = "static" if sev is None else "runtime"
-            raise invalid_request(
-                f"mappings/{i}: the {which} evidence id is not among {which}_comparisons",
-                [issue(f"mappings/{i}/{which}_evidence_id", "invalid_value", f"not in {which}_comparisons")],
-            )
+        sev, rev = _named(
+            f"mappings/{i}",
+            m,
+            {"static": static, "runtime": runtime},
+            lambda s: (f"the {s} evidence id is not among {s}_comparisons", f"not in {s}_comparisons"),
+        )
         s_state = common.judge(sev.normalized_result)
         dimension = arg_str(m, "dimension")
         if dimension is None:
