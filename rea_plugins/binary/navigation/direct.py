@@ -10,7 +10,9 @@ from collections.abc import Callable
 
 from rea.plugin import (
     RESULT_TYPES,
+    Arguments,
     Evidence,
+    JSONObject,
     OperationResult,
     Paged,
     ProcedureRows,
@@ -110,24 +112,39 @@ def _handler(operation: str) -> Callable[[ToolCall], Evidence]:
 _tool = functools.partial(ToolDef, family="binary", requires_target=True)
 
 
+def _answering(
+    operation: str,
+    *,
+    description: str,
+    input_schema: JSONObject,
+    examples: tuple[Arguments, ...],
+    cli_subject: str = "",
+) -> ToolDef:
+    """The tool of one operation, named after it, answering with its result (``_handler``) in its result type."""
+    return _tool(
+        name=operation,
+        description=description,
+        input_schema=input_schema,
+        handler=_handler(operation),
+        requires_operations=(operation,),
+        result_type=RESULT_TYPES[operation],
+        cli_subject=cli_subject,
+        examples=examples,
+    )
+
+
 def tools() -> list[ToolDef]:
     return [
-        _tool(
-            name="list_documents",
+        _answering(
+            "list_documents",
             description="List the open document: name, format, architecture, SHA-256, entry, bits, endianness.",
             input_schema=obj({}),
-            handler=_handler("list_documents"),
-            requires_operations=("list_documents",),
-            result_type=RESULT_TYPES["list_documents"],
             examples=({},),
         ),
-        _tool(
-            name="list_segments",
+        _answering(
+            "list_segments",
             description="List segments then sections with exclusive ends, permissions and file extents.",
             input_schema=obj({"document": DOCUMENT}),
-            handler=_handler("list_segments"),
-            requires_operations=("list_segments",),
-            result_type=RESULT_TYPES["list_segments"],
             examples=({},),
         ),
         _tool(
@@ -157,42 +174,30 @@ def tools() -> list[ToolDef]:
             cli_subject="pattern",
             examples=({"pattern": "main"}, {"pattern": "^sub_", "mode": "regex", "limit": 20}),
         ),
-        _tool(
-            name="list_names",
+        _answering(
+            "list_names",
             description="Page through names (functions, data, imports, exports, labels); address selects one.",
             input_schema=obj({"offset": OFFSET, "limit": LIMIT, "address": ADDRESS, "document": DOCUMENT}),
-            handler=_handler("list_names"),
-            requires_operations=("list_names",),
-            result_type=RESULT_TYPES["list_names"],
             examples=({}, {"address": "0x401136"}),
         ),
-        _tool(
-            name="address_name",
+        _answering(
+            "address_name",
             description="The primary name at an address, or null.",
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
-            handler=_handler("address_name"),
-            requires_operations=("address_name",),
-            result_type=RESULT_TYPES["address_name"],
             cli_subject="address",
             examples=({"address": "0x401136"},),
         ),
-        _tool(
-            name="procedure_address",
+        _answering(
+            "procedure_address",
             description="Resolve a procedure name or address to its canonical entry.",
             input_schema=obj({"procedure": PROCEDURE, "document": DOCUMENT}, ("procedure",)),
-            handler=_handler("procedure_address"),
-            requires_operations=("procedure_address",),
-            result_type=RESULT_TYPES["procedure_address"],
             cli_subject="procedure",
             examples=({"procedure": "main"},),
         ),
-        _tool(
-            name="resolve_containing_procedure",
+        _answering(
+            "resolve_containing_procedure",
             description="Find the procedure containing any address, interior addresses included.",
             input_schema=obj({"address": ADDRESS, "document": DOCUMENT}, ("address",)),
-            handler=_handler("resolve_containing_procedure"),
-            requires_operations=("resolve_containing_procedure",),
-            result_type=RESULT_TYPES["resolve_containing_procedure"],
             cli_subject="address",
             examples=({"address": "0x401140"},),
         ),
