@@ -33,10 +33,15 @@ DEFAULT_READ = 256
 ZERO_FILLED = "the address is in the zero-filled part of its region (no file bytes back it)"
 
 
+# RegionBrief's fields are filled from the provider's row as it gave them (replace, not convert: a row a malformed
+# binary left odd is shown, not refused with a decoding error).
+_NO_REGION = RegionBrief(name="", kind="segment", start="", end="", permissions="", file_offset=None, file_size=None)
+
+
 def region_brief(region: JSONObject) -> RegionBrief:
     """The region as the answers name it; ``region`` is the provider's ``list_segments`` row (the provider contract's
-    ``SegmentItem``, whose keys these are)."""
-    return msgspec.convert({k: region.get(k) for k in RegionBrief.__struct_fields__}, RegionBrief)
+    ``SegmentItem``, whose keys these are; a key it leaves out reads as null)."""
+    return msgspec.structs.replace(_NO_REGION, **{k: region.get(k) for k in RegionBrief.__struct_fields__})
 
 
 class Backed(NamedTuple):
