@@ -6,9 +6,8 @@ beside the target; the kernel removes it when the worker ends.
 
 from __future__ import annotations
 
-from typing import Any
-
 from rea.plugin import (
+    Arguments,
     CallContext,
     OperationResult,
     ReaError,
@@ -60,7 +59,7 @@ class AngrClient(WorkerClient):
         self._loaded = 0  # the worker generation that has the target loaded
         self._cfg = 0  # ... and its CFG built
 
-    def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def execute(self, operation: str, params: Arguments, ctx: CallContext) -> OperationResult:
         if operation not in OPERATIONS:
             raise ReaError(
                 "capability_unavailable",

@@ -8,6 +8,7 @@ from typing import Any, Literal
 import msgspec
 
 from rea.plugin import (
+    Arguments,
     CalleeItem,
     CallerItem,
     JSONObject,
@@ -16,6 +17,8 @@ from rea.plugin import (
     SentReferenceItem,
     XrefItem,
     answers,
+    arg_object,
+    arg_str,
     callgraph,
 )
 from rea_plugins.angr import slots, types
@@ -400,7 +403,7 @@ class Code:
             self._insns[f.addr] = [seen[k] for k in sorted(seen)]
         return self._insns[f.addr]
 
-    def info(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def info(self, params: Arguments) -> tuple[Any, Any]:
         a = self.a
         f = a.select(params)
         end = a.func_end(f)
@@ -427,7 +430,7 @@ class Code:
         }
         return result, a.proc_raw(f)
 
-    def blocks(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def blocks(self, params: Arguments) -> tuple[Any, Any]:
         a = self.a
         f = a.select(params)
         blocks, edges = [], []
@@ -454,7 +457,7 @@ class Code:
             )
         return {"address": a.out(f.addr), "name": a.fname(f), "blocks": blocks, "edges": edges}, None
 
-    def assembly(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def assembly(self, params: Arguments) -> tuple[Any, Any]:
         f = self.a.select(params)
         cap = answers.int_param(params, "max_instructions", MAX_ASSEMBLY_INSTRUCTIONS, 1, MAX_ASSEMBLY_INSTRUCTIONS)
         insns = self.instructions(f)
@@ -465,12 +468,12 @@ class Code:
             "truncated": len(insns) > cap,
         }, None
 
-    def read_instructions(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def read_instructions(self, params: Arguments) -> tuple[Any, Any]:
         f = self.a.select(params)
         result = answers.page("instructions", self.instructions(f), params, _same)
         return {"address": self.a.out(f.addr), "name": self.a.fname(f), **result}, None
 
-    def callers(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def callers(self, params: Arguments) -> tuple[Any, Any]:
         a = self.a
         f = a.select(params)
         by_caller: dict[int, set[int]] = defaultdict(set)
@@ -482,7 +485,7 @@ class Code:
         ]
         return {"procedure": a.proc_ref(f), "callers": callers}, None
 
-    def callees(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def callees(self, params: Arguments) -> tuple[Any, Any]:
         f = self.a.select(params)
         callees, raw = self._callees(f)
         return {"procedure": self.a.proc_ref(f), "callees": callees}, {"call_sites": raw}
@@ -512,7 +515,7 @@ class Code:
         ]
         return callees, raw
 
-    def program_call_graph(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def program_call_graph(self, params: Arguments) -> tuple[Any, Any]:
         """Every procedure's callees as one paged edge list (the same items ``callees`` answers)."""
         callgraph.check(params)
         a = self.a
@@ -533,9 +536,9 @@ class Code:
             to_name=r.to_name,
         )
 
-    def references(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def references(self, params: Arguments) -> tuple[Any, Any]:
         f = self.a.select(params)
-        direction = params.get("direction", "outgoing") or "outgoing"
+        direction = arg_str(params, "direction") or "outgoing"
         if direction not in ("incoming", "outgoing"):
             raise answers.bad("direction", "direction must be 'incoming' or 'outgoing'")
         refs = (
@@ -544,7 +547,7 @@ class Code:
         result = answers.page("references", refs, params, self._ref_item)
         return {"procedure": self.a.proc_ref(f), "direction": direction, **result}, None
 
-    def xrefs(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def xrefs(self, params: Arguments) -> tuple[Any, Any]:
         a = self.a
         at = a.inn(params.get("address"))
         refs = [
@@ -564,10 +567,10 @@ class Code:
         kb = KnowledgeBase(a.proj)  # type: ignore[no-untyped-call]
         return a.proj.analyses.Decompiler(f, cfg=a.cfg.model, variable_kb=kb)
 
-    def pseudo_code(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def pseudo_code(self, params: Arguments) -> tuple[Any, Any]:
         a = self.a
         f = a.select(params)
-        problems = self.types.apply(a, params.get("types"))
+        problems = self.types.apply(a, arg_object(params, "types"))
         key = (f.addr, self.types.key)
         if key not in self._pseudo:
             try:

@@ -8,12 +8,35 @@ from typing import Any
 import cle
 import msgspec
 
-from rea.plugin import Record, answers
+from rea.plugin import Arguments, JSONObject, Record, answers
 from rea_plugins.angr.code import CallSite, Code
 from rea_plugins.angr.insight import flow_of, operand_text, registers
 from rea_plugins.angr.model import imm_target
 
 _NO_FALLTHROUGH = frozenset({"jump", "return", "halt"})
+
+
+class TypeRow(Record, frozen=True, kw_only=True):
+    """inspect_native_data_type's type: a pointer's target, an array's element and count."""
+
+    name: str
+    kind: str
+    size: int
+    element: TypeRow | msgspec.UnsetType = msgspec.UNSET
+    count: int | msgspec.UnsetType = msgspec.UNSET
+    target: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class DataInspection(Record, frozen=True, kw_only=True):
+    """inspect_native_data_type: what lies at an address, then where that was learnt (``source``)."""
+
+    address: str | None
+    name: str | None
+    # A string's type as the kernel's ``string_type`` writes it for every provider (JSON), else angr's own.
+    type: TypeRow | JSONObject
+    value: str | msgspec.UnsetType | None = msgspec.UNSET
+    target_name: str | msgspec.UnsetType | None = msgspec.UNSET
+    source: str
 
 
 class CallTarget(Record, frozen=True, kw_only=True):
@@ -108,7 +131,7 @@ class Facts:
 
     # -- inspect_native_instruction ------------------------------------------------------------------
 
-    def instruction(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def instruction(self, params: Arguments) -> tuple[Any, Any]:
         a, code = self.a, self.code
         at = self._mapped(params.get("address"))
         f = a.containing(at)
@@ -178,7 +201,7 @@ class Facts:
 
     # -- resolve_native_call_targets -----------------------------------------------------------------
 
-    def call_targets(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def call_targets(self, params: Arguments) -> tuple[Any, Any]:
         a, index = self.a, self.code.index
         f = a.select(params)
         rows: dict[int, PendingSite] = {}
@@ -251,52 +274,50 @@ class Facts:
             self._objects = table
         return self._objects.get(at)
 
-    def data_type(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def data_type(self, params: Arguments) -> tuple[Any, Any]:
         a = self.a
         at = self._mapped(params.get("address"))
         name = a.name_at(at)
         word = a.arch.bytes
-        out: dict[str, Any] = {"address": a.out(at), "name": name}
+        address = a.out(at)
         strings = {s.addr: s.item for s in a.strings()}
         pointee = self.code.index.slots.get(at)
         datum = a.cfg.memory_data.get(at)
         sym = self._object_at(at)
         proc = a.by_addr.get(at)
+        out: DataInspection
         if at in strings:
             s = strings[at]
-            out["type"] = answers.string_type(s.encoding, s.byte_length)
-            out["value"] = s.value
-            out["source"] = "analysis"
+            kind = answers.string_type(s.encoding, s.byte_length)
+            out = DataInspection(address=address, name=name, type=kind, value=s.value, source="analysis")
         elif pointee is not None:
             target = a.out(pointee)
-            out["type"] = {"name": "pointer", "kind": "pointer", "size": word, "target": target}
-            out["value"] = target
-            out["target_name"] = a.name_at(pointee)
-            out["source"] = "analysis"
+            pointer = TypeRow(name="pointer", kind="pointer", size=word, target=target)
+            out = DataInspection(
+                address=address,
+                name=name,
+                type=pointer,
+                value=target,
+                target_name=a.name_at(pointee),
+                source="analysis",
+            )
         elif datum is not None and str(datum.sort) == "pointer-array" and datum.size >= word:
             count = datum.size // word
-            element = {"name": "pointer", "kind": "pointer", "size": word}
-            out["type"] = {
-                "name": f"pointer[{count}]",
-                "kind": "array",
-                "size": datum.size,
-                "element": element,
-                "count": count,
-            }
-            out["source"] = "analysis"
+            element = TypeRow(name="pointer", kind="pointer", size=word)
+            array = TypeRow(name=f"pointer[{count}]", kind="array", size=datum.size, element=element, count=count)
+            out = DataInspection(address=address, name=name, type=array, source="analysis")
         elif proc is not None:
-            out["type"] = {"name": "code", "kind": "function", "size": a.func_end(proc) - proc.addr}
-            out["source"] = "analysis"
+            code = TypeRow(name="code", kind="function", size=a.func_end(proc) - proc.addr)
+            out = DataInspection(address=address, name=name, type=code, source="analysis")
         elif sym is not None and sym.size:
-            out["type"] = {
-                "name": f"undefined{sym.size}" if sym.size in (1, 2, 4, 8) else f"byte[{sym.size}]",
-                "kind": "undefined",
-                "size": int(sym.size),
-            }
-            out["source"] = "symbol"
+            size = int(sym.size)
+            sized = TypeRow(
+                name=f"undefined{size}" if size in (1, 2, 4, 8) else f"byte[{size}]", kind="undefined", size=size
+            )
+            out = DataInspection(address=address, name=name, type=sized, source="symbol")
         else:
             size = int(datum.size) if datum is not None and datum.size else 1
-            out["type"] = {"name": "undefined", "kind": "undefined", "size": size}
-            out["source"] = "analysis"
+            unknown = TypeRow(name="undefined", kind="undefined", size=size)
+            out = DataInspection(address=address, name=name, type=unknown, source="analysis")
         raw = {"memory_data_sort": None if datum is None else str(datum.sort)}
         return out, raw

@@ -54,17 +54,18 @@ class Symbolizer:
             self._strings = {s.addr: s.item.value for s in self.a.strings()}
         return self._strings
 
-    def describe(self, addr: int) -> dict[str, Any]:
+    def describe(self, addr: int) -> JSONObject:
         """The symbol fields of an address: its name (or null) and the string it holds."""
         a = self.a
-        out: dict[str, Any] = {"address": a.out(addr), "name": a.name_at(addr)}
+        out: JSONObject = {"address": a.out(addr), "name": a.name_at(addr)}
         text = self.strings().get(addr)
         if text is not None:
             out["string"] = text
         return out
 
-    def operands(self, insn: Any, pages: dict[int, int]) -> list[dict[str, Any]]:
-        """Capstone operands of ``insn`` as operand details (kind, access, register, value, address)."""
+    def operands(self, insn: Any, pages: dict[int, int]) -> list[JSONObject]:
+        """Capstone operands of ``insn`` as operand details (kind, access, register, value, address): JSON objects,
+        as the kernel's symbolizer (``symbolized_text``, ``symbols_of``) reads every provider's by key."""
         a = self.a
         raw = getattr(insn, "insn", insn)
         try:
@@ -74,9 +75,9 @@ class Symbolizer:
         addresses = _address_immediates(a, raw)
         texts = split_operands(rebase_operand(a, str(raw.op_str), addresses), len(ops))
         branch = _is_branch(raw)
-        out: list[dict[str, Any]] = []
+        out: list[JSONObject] = []
         for i, op in enumerate(ops):
-            item: dict[str, Any] = {
+            item: JSONObject = {
                 "text": texts[i] if i < len(texts) else "",
                 "kind": "immediate",
                 "access": _access(op),

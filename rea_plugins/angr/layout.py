@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from rea.plugin import Record
+
 _SHF_WRITE, _SHF_ALLOC, _SHF_EXECINSTR = 0x1, 0x2, 0x4
 _PF_X, _PF_W, _PF_R = 0x1, 0x2, 0x4
 _SCN_EXECUTE, _SCN_READ, _SCN_WRITE = 0x20000000, 0x40000000, 0x80000000
@@ -41,6 +43,33 @@ class Export(msgspec.Struct, frozen=True, kw_only=True):
     address: int
 
 
+class Linkage(Record, frozen=True, kw_only=True, omit_defaults=False):
+    """How the binary links (binary_layout sends every field but an unset one); a PE also says whether it is a
+    DLL."""
+
+    interpreter: str | None = None
+    needed: list[str] = []
+    rpath: list[str] = []
+    runpath: list[str] = []
+    dll: bool | msgspec.UnsetType = msgspec.UNSET
+
+
+class Mitigations(Record, frozen=True, kw_only=True, omit_defaults=False):
+    """The hardening the file's headers declare, ``"unknown"`` where they cannot say (binary_layout sends every field
+    but an unset one); a PE adds its ``cfg`` and ``high_entropy_va`` flags."""
+
+    nx: bool | str = "unknown"
+    pie: bool | str = "unknown"
+    relro: str = "unknown"
+    canary: bool | str = "unknown"
+    fortify: bool | str = "unknown"
+    cet_ibt: bool | str = "unknown"
+    cet_shstk: bool | str = "unknown"
+    bti: bool | str = "unknown"
+    cfg: bool | msgspec.UnsetType = msgspec.UNSET
+    high_entropy_va: bool | msgspec.UnsetType = msgspec.UNSET
+
+
 class Tables(msgspec.Struct, frozen=True, kw_only=True):
     """What the file's headers say; empty where the format has no such table (PE has no segments)."""
 
@@ -49,30 +78,18 @@ class Tables(msgspec.Struct, frozen=True, kw_only=True):
     imports: tuple[Import, ...] = ()
     exports: tuple[Export, ...] = ()
     image_base: int = 0
-    linkage: dict[str, Any] = msgspec.field(default_factory=dict)
-    mitigations: dict[str, Any] = msgspec.field(default_factory=dict)
+    linkage: Linkage = Linkage()
+    mitigations: Mitigations = Mitigations()
 
 
 def perms(r: bool, w: bool, x: bool) -> str:
     return ("r" if r else "-") + ("w" if w else "-") + ("x" if x else "-")
 
 
-def _unknown_mitigations() -> dict[str, Any]:
-    return {
-        "nx": "unknown",
-        "pie": "unknown",
-        "relro": "unknown",
-        "canary": "unknown",
-        "fortify": "unknown",
-        "cet_ibt": "unknown",
-        "cet_shstk": "unknown",
-        "bti": "unknown",
-    }
-
-
-def _hardening(imports: set[str], names: set[str], prefix: str = "") -> dict[str, bool]:
-    return {
-        "canary": bool(
+def _hardening(imports: set[str], names: set[str], prefix: str = "") -> tuple[bool, bool]:
+    """``canary`` and ``fortify``: whether the stack protector's and the fortified functions' names are there."""
+    return (
+        bool(
             {
                 f"{prefix}__stack_chk_fail",
                 f"{prefix}__stack_chk_guard",
@@ -82,10 +99,8 @@ def _hardening(imports: set[str], names: set[str], prefix: str = "") -> dict[str
             }
             & names
         ),
-        "fortify": any(
-            n.startswith(f"{prefix}__") and n.endswith("_chk") and n != f"{prefix}__stack_chk_fail" for n in imports
-        ),
-    }
+        any(n.startswith(f"{prefix}__") and n.endswith("_chk") and n != f"{prefix}__stack_chk_fail" for n in imports),
+    )
 
 
 def read_tables(path: str, fmt: str, main: Any) -> Tables:
@@ -99,9 +114,7 @@ def read_tables(path: str, fmt: str, main: Any) -> Tables:
     except (RecursionError, MemoryError):
         raise
     except Exception:  # pyelftools and pefile surface a malformed file as many exception types (construct's too)
-        return Tables(
-            linkage={"interpreter": None, "needed": [], "rpath": [], "runpath": []}, mitigations=_unknown_mitigations()
-        )
+        return Tables()  # no linkage, every mitigation unknown
 
 
 def _elf(path: str) -> Tables:
@@ -186,12 +199,9 @@ def _elf(path: str) -> Tables:
                 key=lambda e: (e[1], e[0]),
             )
             interp = phdrs.get("PT_INTERP")
-            linkage: dict[str, Any] = {
-                "interpreter": interp.get_interp_name() if interp is not None else None,
-                "needed": [],
-                "rpath": [],
-                "runpath": [],
-            }
+            needed: list[str] = []
+            rpath: list[str] = []
+            runpath: list[str] = []
             bind_now = False
             for sec in elf.iter_sections():
                 if not isinstance(sec, DynamicSection):
@@ -200,11 +210,11 @@ def _elf(path: str) -> Tables:
                 for tag in sec.iter_tags():
                     kind = tag.entry.d_tag
                     if kind == "DT_NEEDED":
-                        linkage["needed"].append(tag.needed)
+                        needed.append(tag.needed)
                     elif kind == "DT_RPATH":
-                        linkage["rpath"].extend(p for p in tag.rpath.split(":") if p)
+                        rpath.extend(p for p in tag.rpath.split(":") if p)
                     elif kind == "DT_RUNPATH":
-                        linkage["runpath"].extend(p for p in tag.runpath.split(":") if p)
+                        runpath.extend(p for p in tag.runpath.split(":") if p)
                     elif (
                         kind == "DT_BIND_NOW"
                         or (kind == "DT_FLAGS" and int(tag.entry.d_val) & 0x8)
@@ -214,16 +224,20 @@ def _elf(path: str) -> Tables:
                 break
             stack = phdrs.get("PT_GNU_STACK")
             import_names = set(wanted)
-            mitigations: dict[str, Any] = {
-                "nx": not bool(int(stack["p_flags"]) & _PF_X) if stack is not None else False,
-                "pie": elf["e_type"] == "ET_DYN" and interp is not None,
-                "relro": ("full" if bind_now else "partial") if "PT_GNU_RELRO" in phdrs else "none",
-                **_hardening(import_names, import_names | {n for n, _ in exports}),
-                "cet_ibt": "unknown",
-                "cet_shstk": "unknown",
-                "bti": "unknown",
-            }
-            _gnu_properties(elf, elf["e_machine"], mitigations)
+            canary, fortify = _hardening(import_names, import_names | {n for n, _ in exports})
+            cet_ibt, cet_shstk, bti = _gnu_properties(elf, elf["e_machine"])
+            mitigations = Mitigations(
+                nx=not bool(int(stack["p_flags"]) & _PF_X) if stack is not None else False,
+                pie=elf["e_type"] == "ET_DYN" and interp is not None,
+                relro=("full" if bind_now else "partial") if "PT_GNU_RELRO" in phdrs else "none",
+                canary=canary,
+                fortify=fortify,
+                cet_ibt=cet_ibt,
+                cet_shstk=cet_shstk,
+                bti=bti,
+            )
+            interpreter = interp.get_interp_name() if interp is not None else None
+            linkage = Linkage(interpreter=interpreter, needed=needed, rpath=rpath, runpath=runpath)
             loads = [s for s in elf.iter_segments() if s["p_type"] == "PT_LOAD"]
             base = min((int(s["p_vaddr"]) - int(s["p_offset"]) for s in loads), default=0)
             return Tables(
@@ -239,11 +253,15 @@ def _elf(path: str) -> Tables:
         raise ValueError(str(exc)) from None
 
 
-def _gnu_properties(elf: Any, machine: str, mitigations: dict[str, Any]) -> None:
-    """CET (x86) and BTI (arm64) from the GNU property note; absent means the feature is off."""
+def _gnu_properties(elf: Any, machine: str) -> tuple[bool | str, bool | str, bool | str]:
+    """CET's IBT and SHSTK (x86) and BTI (arm64) from the GNU property note; absent means the feature is off,
+    ``"unknown"`` on an architecture without it."""
     from elftools.elf.sections import NoteSection
 
     found = False
+    cet_ibt: bool | str = "unknown"
+    cet_shstk: bool | str = "unknown"
+    bti: bool | str = "unknown"
     for sec in elf.iter_sections():
         if not isinstance(sec, NoteSection):
             continue
@@ -254,14 +272,15 @@ def _gnu_properties(elf: Any, machine: str, mitigations: dict[str, Any]) -> None
                 kind, data = prop.get("pr_type"), prop.get("pr_data")
                 if kind == "GNU_PROPERTY_X86_FEATURE_1_AND" and isinstance(data, int):
                     found = True
-                    mitigations["cet_ibt"], mitigations["cet_shstk"] = bool(data & 1), bool(data & 2)
+                    cet_ibt, cet_shstk = bool(data & 1), bool(data & 2)
                 elif kind == "GNU_PROPERTY_AARCH64_FEATURE_1_AND" and isinstance(data, int):
                     found = True
-                    mitigations["bti"] = bool(data & 1)
+                    bti = bool(data & 1)
     if machine in ("EM_X86_64", "EM_386") and not found:
-        mitigations["cet_ibt"] = mitigations["cet_shstk"] = False
-    if machine == "EM_AARCH64" and mitigations["bti"] == "unknown":
-        mitigations["bti"] = False
+        cet_ibt = cet_shstk = False
+    if machine == "EM_AARCH64" and bti == "unknown":
+        bti = False
+    return cet_ibt, cet_shstk, bti
 
 
 def _pe(path: str) -> Tables:
@@ -309,24 +328,16 @@ def _pe(path: str) -> Tables:
                 exports.append(Export(name=sym.name.decode("utf-8", "replace"), address=base + int(sym.address)))
         dllc = int(pe.OPTIONAL_HEADER.DllCharacteristics)
         import_names = {i.name for i in imports}
-        mitigations: dict[str, Any] = {
-            "nx": bool(dllc & 0x100),
-            "pie": bool(dllc & 0x40),
-            "relro": "unknown",
-            **_hardening(import_names, import_names | {e.name for e in exports}),
-            "cet_ibt": "unknown",
-            "cet_shstk": "unknown",
-            "bti": "unknown",
-            "cfg": bool(dllc & 0x4000),
-            "high_entropy_va": bool(dllc & 0x20),
-        }
-        linkage = {
-            "interpreter": None,
-            "needed": needed,
-            "rpath": [],
-            "runpath": [],
-            "dll": bool(int(pe.FILE_HEADER.Characteristics) & 0x2000),
-        }
+        canary, fortify = _hardening(import_names, import_names | {e.name for e in exports})
+        mitigations = Mitigations(
+            nx=bool(dllc & 0x100),
+            pie=bool(dllc & 0x40),
+            canary=canary,
+            fortify=fortify,
+            cfg=bool(dllc & 0x4000),
+            high_entropy_va=bool(dllc & 0x20),
+        )
+        linkage = Linkage(needed=needed, dll=bool(int(pe.FILE_HEADER.Characteristics) & 0x2000))
         return Tables(
             sections=tuple(sections),
             imports=tuple(imports),
@@ -401,20 +412,13 @@ def _macho(path: str, main: Any) -> Tables:
             exports.append(Export(name=str(sym.name), address=int(sym.rebased_addr) - delta))
     import_names = {i.name for i in imports}
     flags = int(getattr(main, "flags", 0) or 0)
-    mitigations = {
-        **_unknown_mitigations(),
-        "nx": not flags & _MH_ALLOW_STACK_EXECUTION,
-        "pie": bool(flags & _MH_PIE),
-        **_hardening(import_names, import_names, "_"),
-    }
+    canary, fortify = _hardening(import_names, import_names, "_")
+    mitigations = Mitigations(
+        nx=not flags & _MH_ALLOW_STACK_EXECUTION, pie=bool(flags & _MH_PIE), canary=canary, fortify=fortify
+    )
     # cle numbers libraries from 1 with "Self" at 0 (the image's own ordinal): not a library it needs.
     libraries = getattr(main, "imported_libraries", None) or getattr(main, "deps", []) or []
-    linkage = {
-        "interpreter": _dylinker(path),
-        "needed": [str(d) for d in libraries if d != "Self"],
-        "rpath": [],
-        "runpath": [],
-    }
+    linkage = Linkage(interpreter=_dylinker(path), needed=[str(d) for d in libraries if d != "Self"])
     return Tables(
         segments=tuple(segments),
         sections=tuple(sections),

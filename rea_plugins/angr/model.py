@@ -14,12 +14,14 @@ import cle
 import msgspec
 
 from rea.plugin import (
+    Arguments,
     ContainingProcedure,
     DocumentItem,
     NameItem,
     ProcedureItem,
     ProcedureRef,
     ReaError,
+    Record,
     SegmentItem,
     StringItem,
     answers,
@@ -335,7 +337,7 @@ class Analysis:
             i -= 1
         return None
 
-    def select(self, params: dict[str, Any]) -> Any:
+    def select(self, params: Arguments) -> Any:
         """The procedure a ``procedure`` selector names: exact name, a generated ``sub_<hex>`` name (at the
         link-time address or at angr's own mapping), or an address where one starts."""
         value = params.get("procedure")
@@ -416,7 +418,7 @@ class Analysis:
 
     # -- inventory operations ------------------------------------------------------------
 
-    def documents(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def documents(self, params: Arguments) -> tuple[Any, Any]:
         arch = _ARCHES.get(self.arch.name, self.arch.name)
         doc = DocumentItem(
             name=self.name,
@@ -444,7 +446,7 @@ class Analysis:
         tables: layout.Tables = self._cache["tables", 0]
         return tables
 
-    def segments(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def segments(self, params: Arguments) -> tuple[Any, Any]:
         tables = self.tables
         if tables.segments or tables.sections:
             # The file's program headers and section table, as every provider reads them.
@@ -462,25 +464,25 @@ class Analysis:
             out.append(self._range_item(sec.name, sec, "section", file_size))
         return {"segments": out}, None
 
-    def layout(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def layout(self, params: Arguments) -> tuple[Any, Any]:
         """``binary_layout``: the file's tables (imports with their libraries and slots, needed libraries)."""
         t = self.tables
-        body = {
-            "format": self.format,
-            "architecture": _ARCHES.get(self.arch.name, self.arch.name),
-            "entry": self.out(self.proj.entry),
-            "bits": self.arch.bits,
-            "image_base": hex(t.image_base),
-            "segments": [_region(r, kind=False) for r in t.segments],
-            "sections": [_region(r, kind=False) for r in t.sections],
-            "mitigations": dict(t.mitigations),
-            "linkage": dict(t.linkage),
-            "imports": [
-                {"name": i.name, "library": i.library, "slot": None if i.slot is None else hex(i.slot)}
+        body = Layout(
+            format=self.format,
+            architecture=_ARCHES.get(self.arch.name, self.arch.name),
+            entry=self.out(self.proj.entry),
+            bits=self.arch.bits,
+            image_base=hex(t.image_base),
+            segments=[_region(r) for r in t.segments],
+            sections=[_region(r) for r in t.sections],
+            mitigations=t.mitigations,
+            linkage=t.linkage,
+            imports=[
+                ImportRow(name=i.name, library=i.library, slot=None if i.slot is None else hex(i.slot))
                 for i in t.imports
             ],
-            "exports": [{"name": e.name, "address": hex(e.address)} for e in t.exports],
-        }
+            exports=[ExportRow(name=e.name, address=hex(e.address)) for e in t.exports],
+        )
         return body, None
 
     def _range_item(self, name: str, r: Any, kind: Literal["segment", "section"], file_size: int) -> SegmentItem:
@@ -495,12 +497,12 @@ class Analysis:
             kind=kind,
         )
 
-    def procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def procedures(self, params: Arguments) -> tuple[Any, Any]:
         result = answers.page("procedures", self.funcs, params, self.proc_item)
         offset, limit = answers.paging(params)
         return result, {"functions": [self.proc_raw(f) for f in self.funcs[offset : offset + limit]]}
 
-    def search_procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def search_procedures(self, params: Arguments) -> tuple[Any, Any]:
         found = answers.search(self.funcs, self.fname, params)
         return answers.page("procedures", found, params, self.proc_item), None
 
@@ -545,7 +547,7 @@ class Analysis:
         out.sort(key=lambda s: (s.addr, s.item.value))
         return out
 
-    def list_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def list_strings(self, params: Arguments) -> tuple[Any, Any]:
         items = self.strings()
         if params.get("address") is not None:
             # The string holding that address (answers.list_strings' rule).
@@ -553,7 +555,7 @@ class Analysis:
             items = [s for s in items if s.addr <= at < s.addr + max(s.item.byte_length, 1)]
         return answers.page("strings", items, params, _string_item), None
 
-    def search_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def search_strings(self, params: Arguments) -> tuple[Any, Any]:
         found = answers.search(self.strings(), lambda s: s.item.value, params)
         return answers.page("strings", found, params, _string_item), None
 
@@ -610,24 +612,24 @@ class Analysis:
         found: list[str] = self._cache["names_at", 0].get(addr, [])
         return found
 
-    def list_names(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def list_names(self, params: Arguments) -> tuple[Any, Any]:
         items = self.names()
         if params.get("address") is not None:
             at = self.inn(params["address"])
             items = [n for n in items if n.addr == at]
         return answers.page("names", items, params, _name_item), None
 
-    def address_name(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def address_name(self, params: Arguments) -> tuple[Any, Any]:
         at = self.inn(params.get("address"))
         names = self.names_at(at)
         return {"address": self.out(at), "name": names[0] if names else None}, {"names": names}
 
-    def procedure_address(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def procedure_address(self, params: Arguments) -> tuple[Any, Any]:
         f = self.select(params)
         result = {"procedure": params.get("procedure"), "address": self.out(f.addr), "name": self.fname(f)}
         return result, None
 
-    def resolve_containing(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def resolve_containing(self, params: Arguments) -> tuple[Any, Any]:
         at = self.inn(params.get("address"))
         f = self.containing(at)
         proc = None
@@ -710,8 +712,51 @@ def _name_item(n: AddressedName) -> NameItem:
 
 
 def _segment(r: layout.Region) -> SegmentItem:
-    """A region of the file's own tables as a segment listing's row."""
-    return SegmentItem(
+    """A region of the file's own tables as a segment listing's row: its layout row and its kind."""
+    return SegmentItem(**msgspec.structs.asdict(_region(r)), kind=r.kind)
+
+
+class RegionRow(Record, frozen=True, kw_only=True):
+    """A segment or section of binary_layout (a segment listing's row without its kind)."""
+
+    name: str
+    start: str
+    end: str
+    size: int
+    permissions: str
+    file_offset: int
+    file_size: int
+
+
+class ImportRow(Record, frozen=True, kw_only=True):
+    name: str
+    library: str | None
+    slot: str | None
+
+
+class ExportRow(Record, frozen=True, kw_only=True):
+    name: str
+    address: str
+
+
+class Layout(Record, frozen=True, kw_only=True):
+    """binary_layout: the file's own tables."""
+
+    format: str
+    architecture: str
+    entry: str
+    bits: int
+    image_base: str
+    segments: list[RegionRow]
+    sections: list[RegionRow]
+    mitigations: layout.Mitigations
+    linkage: layout.Linkage
+    imports: list[ImportRow]
+    exports: list[ExportRow]
+
+
+def _region(r: layout.Region) -> RegionRow:
+    return RegionRow(
         name=r.name,
         start=hex(r.start),
         end=hex(r.end),
@@ -719,21 +764,7 @@ def _segment(r: layout.Region) -> SegmentItem:
         permissions=r.permissions,
         file_offset=r.file_offset,
         file_size=r.file_size,
-        kind=r.kind,
     )
-
-
-def _region(r: layout.Region, kind: bool = True) -> dict[str, Any]:
-    item = {
-        "name": r.name,
-        "start": hex(r.start),
-        "end": hex(r.end),
-        "size": r.end - r.start,
-        "permissions": r.permissions,
-        "file_offset": r.file_offset,
-        "file_size": r.file_size,
-    }
-    return {**item, "kind": r.kind} if kind else item
 
 
 def imm_target(insn: Any) -> int | None:

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 import msgspec
 
-from rea.plugin import MAX_INT32, SettingSpec, default_memory_limit_mb, integer_setting
+from rea.plugin import (
+    MAX_INT32,
+    JSONObject,
+    SettingSpec,
+    default_memory_limit_mb,
+    integer_setting,
+)
 
 # Recorded in the analysis profile: changing any of these changes what the provider reports.
 LOADER_OPTIONS: Final[dict[str, bool | str]] = {
@@ -105,7 +111,8 @@ def timeouts_from_env(env: Mapping[str, str] | None = None, base: Timeouts | Non
     return msgspec.structs.replace(base or Timeouts(), **values)
 
 
-def profile_parameters(angr_version: str) -> dict[str, Any]:
+# JSON, not a Struct: the analysis profile the kernel hashes into every Evidence id.
+def profile_parameters(angr_version: str) -> JSONObject:
     """The analysis-profile parameters: angr's version and every option that shapes results."""
     return {
         "engine": "angr",

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
 
 from rea.plugin import (
     AnalysisClient,
     AnalysisProvider,
     Availability,
     CallContext,
+    JSONObject,
     ProviderDescriptor,
     Target,
     distribution_version,
@@ -48,7 +48,8 @@ class AngrProvider(AnalysisProvider):
             return Availability.missing("runtime_missing", "the angr package is not installed", REMEDIATION_INSTALL)
         return Availability.ok("angr is installed; the worker starts on the first query")
 
-    def analysis_profile(self, target: Target) -> dict[str, Any]:
+    # JSON, not a Struct: the kernel hashes the profile into every Evidence id as the parameters it holds.
+    def analysis_profile(self, target: Target) -> JSONObject:
         return profile_parameters(self.descriptor.version)
 
     def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rea.plugin import ReaError, types_key
+from rea.plugin import JSONObject, ReaError, arg_object, arg_strs, types_key
 from rea_plugins.angr.model import Analysis
 
 
@@ -25,7 +25,7 @@ class Applied:
         self.arg_names: dict[int, tuple[str | None, ...]] = {}
         self.problems: list[str] = []
 
-    def apply(self, a: Analysis, types: Any) -> list[str]:
+    def apply(self, a: Analysis, types: JSONObject | None) -> list[str]:
         """Make angr's prototypes those of ``types`` (restoring the previous set first); the problems met."""
         key = types_key(types)
         if key == self.key:
@@ -39,7 +39,7 @@ class Applied:
         from angr.sim_type import parse_file
 
         library: dict[str, Any] = {}  # type name -> angr's SimType (angr's objects stay Any)
-        source = "\n".join(str(c) for c in types.get("declarations") or [])
+        source = "\n".join(arg_strs(types, "declarations") or [])
         if source.strip():
             try:
                 _, parsed = parse_file(source, arch=a.proj.arch)
@@ -47,7 +47,7 @@ class Applied:
             except Exception as exc:  # angr's front end refuses what it does not model (bit-fields, ...)
                 self.problems.append(f"angr could not take the type library: {str(exc)[:200]}")
         functions = a.proj.kb.functions
-        for address, text in sorted((types.get("prototypes") or {}).items()):
+        for address, text in sorted((arg_object(types, "prototypes") or {}).items()):
             try:
                 at = a.inn(address)
             except ReaError:
@@ -55,7 +55,7 @@ class Applied:
             if not functions.contains_addr(at):
                 continue
             try:
-                defs, _ = parse_file(text.rstrip(";") + ";", predefined_types=library, arch=a.proj.arch)
+                defs, _ = parse_file(str(text).rstrip(";") + ";", predefined_types=library, arch=a.proj.arch)
                 proto = next(iter(defs.values())).with_arch(a.proj.arch)
             except Exception as exc:
                 self.problems.append(f"angr could not take the prototype at {address}: {str(exc)[:200]}")

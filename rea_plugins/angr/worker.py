@@ -11,7 +11,7 @@ import tempfile
 import time
 from typing import Any
 
-from rea.plugin import ReaError, Reporter, Route, operation_routes, pinned_copy, serve
+from rea.plugin import JSONObject, ReaError, Reporter, Route, arg_str, operation_routes, pinned_copy, serve
 
 # The largest target angr's worker reads from a private copy (larger ones in place, checked before each request).
 PRIVATE_COPY_MAX_BYTES = 512 << 20
@@ -71,7 +71,8 @@ def _loaded() -> Any:
     return STATE.analysis
 
 
-def load(params: dict[str, Any], reporter: Reporter) -> Any:
+# The load request the client sends over the worker protocol: JSON (path, name, sha256, format).
+def load(params: JSONObject, reporter: Reporter) -> Any:
     reporter.progress("importing angr")
     # Imported here, not at module level: only the worker ever imports angr.
     from rea_plugins.angr.code import Code
@@ -79,17 +80,17 @@ def load(params: dict[str, Any], reporter: Reporter) -> Any:
     from rea_plugins.angr.model import Analysis
 
     reporter.progress("loading the binary")
-    sha256 = str(params.get("sha256", ""))
+    sha256 = arg_str(params, "sha256", "")
     # CLE reads parts of the file after loading: angr reads a private copy, checked against the hash (a target up
     # to this size), so a rewrite or a truncation of the target cannot reach it.
-    path = pinned_copy(str(params["path"]), sha256, tempfile.gettempdir(), PRIVATE_COPY_MAX_BYTES)
-    STATE.analysis = Analysis(path, str(params.get("name", "")), sha256)
+    path = pinned_copy(arg_str(params, "path", ""), sha256, tempfile.gettempdir(), PRIVATE_COPY_MAX_BYTES)
+    STATE.analysis = Analysis(path, arg_str(params, "name", ""), sha256)
     STATE.code = Code(STATE.analysis)
     STATE.facts = Facts(STATE.code)
     return {"loaded": True, "pid": os.getpid()}
 
 
-def cfg(params: dict[str, Any], reporter: Reporter) -> Any:
+def cfg(params: JSONObject, reporter: Reporter) -> Any:
     started = time.monotonic()
     analysis = _loaded()
     analysis.ensure_cfg(reporter.progress)

@@ -6,9 +6,8 @@ radare2 runs in that worker through its C library; a crash, a hang or a memory s
 
 from __future__ import annotations
 
-from typing import Any
-
 from rea.plugin import (
+    Arguments,
     CallContext,
     OperationResult,
     ReaError,
@@ -70,7 +69,7 @@ class Radare2Client(WorkerClient):
         self._loaded = 0  # the worker generation that has the target loaded
         self._analyzed = 0  # ... and analysed
 
-    def execute(self, operation: str, params: dict[str, Any], ctx: CallContext) -> OperationResult:
+    def execute(self, operation: str, params: Arguments, ctx: CallContext) -> OperationResult:
         if operation not in OPERATIONS:
             raise ReaError(
                 "capability_unavailable",

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from rea.plugin import (
+    Arguments,
     CalleeItem,
     CallerItem,
     JSONObject,
@@ -17,6 +18,8 @@ from rea.plugin import (
     SentReferenceItem,
     XrefItem,
     answers,
+    arg_object,
+    arg_str,
     callgraph,
 )
 from rea_plugins.radare2.engine import integer, list_of
@@ -184,7 +187,7 @@ class Code:
 
     # -- operations ----------------------------------------------------------------------
 
-    def info(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def info(self, params: Arguments) -> tuple[Any, Any]:
         p = self.p
         f = p.select(params)
         convention = _CONVENTIONS.get(f.calltype or "") if f.kind != "import" else None
@@ -204,7 +207,7 @@ class Code:
         }
         return result, {"radare2_name": f.r2name, "calltype": f.calltype}
 
-    def blocks(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def blocks(self, params: Arguments) -> tuple[Any, Any]:
         f = self.p.select(params)
         blocks, edges = [], []
         for start, size, count, jump, fail, cases in f.blocks:
@@ -231,7 +234,7 @@ class Code:
             )
         return {"address": hex(f.addr), "name": f.name, "blocks": blocks, "edges": edges}, None
 
-    def assembly(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def assembly(self, params: Arguments) -> tuple[Any, Any]:
         f = self.p.select(params)
         cap = answers.int_param(params, "max_instructions", MAX_ASSEMBLY_INSTRUCTIONS, 1, MAX_ASSEMBLY_INSTRUCTIONS)
         insns = self.instructions(f)
@@ -242,7 +245,7 @@ class Code:
             "truncated": len(insns) > cap,
         }, None
 
-    def read_instructions(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def read_instructions(self, params: Arguments) -> tuple[Any, Any]:
         f = self.p.select(params)
         result = answers.page("instructions", self.instructions(f), params, Insn.item)
         return {"address": hex(f.addr), "name": f.name, **result}, None
@@ -291,7 +294,7 @@ class Code:
         name = self.p.import_slots[slot]
         return self.p.imports.get(name, slot), name, "import"
 
-    def callees(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def callees(self, params: Arguments) -> tuple[Any, Any]:
         f = self.p.select(params)
         return {"procedure": f.ref(), "callees": self._callees(f)}, None
 
@@ -306,7 +309,7 @@ class Code:
             for (a, n, k), sites in ordered
         ]
 
-    def program_call_graph(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def program_call_graph(self, params: Arguments) -> tuple[Any, Any]:
         """Every procedure's callees as one paged edge list (the same items ``callees`` answers)."""
         callgraph.check(params)
         edges = []
@@ -335,7 +338,7 @@ class Code:
         out.sort(key=lambda r: (r.src, r.kind))
         return out
 
-    def callers(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def callers(self, params: Arguments) -> tuple[Any, Any]:
         p = self.p
         f = p.select(params)
         by_caller: dict[int, set[int]] = defaultdict(set)
@@ -403,10 +406,10 @@ class Code:
                 add(insn.addr, insn.jump, "call" if insn.kind in CALLS else "jump")
         return [refs[k] for k in sorted(refs, key=lambda k: (k[0], k[1] is None, k[1] or 0, k[2]))]
 
-    def references(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def references(self, params: Arguments) -> tuple[Any, Any]:
         p = self.p
         f = p.select(params)
-        direction = params.get("direction", "outgoing") or "outgoing"
+        direction = arg_str(params, "direction") or "outgoing"
         if direction == "outgoing":
             refs = self._outgoing(f)
         elif direction == "incoming":
@@ -466,7 +469,7 @@ class Code:
         """``f``'s instructions for calls and references: its blocks', then those of its unreached code."""
         return self.instructions(f) + self.unreached(f)
 
-    def xrefs(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def xrefs(self, params: Arguments) -> tuple[Any, Any]:
         p = self.p
         p.require_analysis()
         at = answers.parse_address(params.get("address"))
@@ -481,7 +484,7 @@ class Code:
         ]
         return {"address": hex(at), "references": refs}, None
 
-    def pseudo_code(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def pseudo_code(self, params: Arguments) -> tuple[Any, Any]:
         f = self.p.select(params)
         if f.kind == "import" and not f.blocks:
             raise ReaError(
@@ -494,7 +497,7 @@ class Code:
                 },
             )
         # The analyst's types and prototypes first (radare2 keeps them; a new set replaces them).
-        problems = self.types.apply(self.p.core, params.get("types"))
+        problems = self.types.apply(self.p.core, arg_object(params, "types"))
         text = self.p.core.cmd(f"pdc @ {f.addr}")
         if not text.strip():
             raise ReaError(

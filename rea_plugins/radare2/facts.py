@@ -13,11 +13,11 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from rea.plugin import JSONObject, answers, split_operands, symbolized_text, symbols_of
+from rea.plugin import Arguments, JSONObject, answers, split_operands, symbolized_text, symbols_of
 from rea_plugins.radare2.dispatch import Resolver, family
 from rea_plugins.radare2.engine import integer, list_of
 from rea_plugins.radare2.program import Proc, Program
-from rea_plugins.radare2.rows import CallSiteRow, CallTarget
+from rea_plugins.radare2.rows import CallSiteRow, CallTarget, DataInspection, InstructionFacts, TypeRow
 from rea_plugins.radare2.slots import SlotFinder
 
 CALL_TYPES = frozenset({"call", "ucall", "rcall", "icall", "ircall", "ccall", "uccall"})
@@ -71,8 +71,9 @@ class Symbolizer:
             self._strings = {s.addr: s.item.value for s in self.p.strings()}
         return self._strings
 
-    def describe(self, addr: int) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.p.name_at(addr)}
+    def describe(self, addr: int) -> JSONObject:
+        """The name (and string) of an address an operand denotes, the keys of the kernel's operand rows."""
+        out: JSONObject = {"name": self.p.name_at(addr)}
         text = self.strings().get(addr)
         if text is not None:
             out["string"] = text
@@ -80,11 +81,12 @@ class Symbolizer:
 
     def details(
         self, kind: str, mnemonic: str, operands: str, jump: int | None, ptr: int | None, pages: dict[str, int]
-    ) -> list[dict[str, Any]]:
-        """Operand details from radare2's fields: texts, and the address one operand denotes."""
+    ) -> list[JSONObject]:
+        """Operand details from radare2's fields: texts, and the address one operand denotes (JSON objects: the
+        kernel's symbolizer, ``symbolized_text`` and ``symbols_of``, reads every provider's rows by key)."""
         p = self.p
         texts = split_operands(operands, 0)
-        out: list[dict[str, Any]] = [{"text": t, "kind": _kind_of_text(t)} for t in texts]
+        out: list[JSONObject] = [{"text": t, "kind": _kind_of_text(t)} for t in texts]
         address, index = None, None
         if kind in BRANCH_TYPES and jump is not None and out:
             address, index = jump, len(out) - 1
@@ -215,7 +217,7 @@ def instruction_item(p: Program, at: int) -> JSONObject:
     return found[0] if found and integer(found[0].get("addr")) == at else {}
 
 
-def operand_details(op: JSONObject, details: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def operand_details(op: JSONObject, details: list[JSONObject]) -> list[JSONObject]:
     """``details`` completed with the kinds, registers, values and access radare2's ``opex`` gives."""
     opex = op.get("opex")
     operands = list_of(opex.get("operands")) if isinstance(opex, dict) else []
@@ -240,7 +242,7 @@ def operand_details(op: JSONObject, details: list[dict[str, Any]]) -> list[dict[
     return details
 
 
-def registers(op: JSONObject, details: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+def registers(op: JSONObject, details: list[JSONObject]) -> tuple[list[str], list[str]]:
     """Registers read and written, from radare2's operand details (explicit operands only)."""
     reads: set[str] = set()
     writes: set[str] = set()
@@ -277,7 +279,7 @@ class Facts:
 
     # -- inspect_native_instruction ------------------------------------------------------------------
 
-    def instruction(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def instruction(self, params: Arguments) -> tuple[Any, Any]:
         p, code = self.p, self.code
         p.require_analysis()
         at = self._mapped(params.get("address"))
@@ -315,28 +317,28 @@ class Facts:
             if slot is not None:
                 targets = [p.imports.get(p.import_slots[slot], slot)]
         reads, writes = registers(op, details)
-        result = {
-            "address": hex(at),
-            "size": size,
-            "bytes": str(op.get("bytes") or ""),
-            "mnemonic": mnemonic,
-            "operands": operands,
-            "text": text,
-            "symbolized": symbolized_text(mnemonic, details, kind in BRANCH_TYPES),
-            "procedure": None if f is None else f.ref(),
-            "flow": flow,
-            "targets": [hex(t) for t in sorted(set(targets))],
-            "fallthrough": None if flow in ("jump", "return", "halt") else hex(at + size),
-            "operand_details": details,
-            "reads": reads,
-            "writes": writes,
-            "groups": sorted({g for g in (str(op.get("family") or ""), kind) if g}),
-        }
+        result = InstructionFacts(
+            address=hex(at),
+            size=size,
+            bytes=str(op.get("bytes") or ""),
+            mnemonic=mnemonic,
+            operands=operands,
+            text=text,
+            symbolized=symbolized_text(mnemonic, details, kind in BRANCH_TYPES),
+            procedure=None if f is None else f.ref(),
+            flow=flow,
+            targets=[hex(t) for t in sorted(set(targets))],
+            fallthrough=None if flow in ("jump", "return", "halt") else hex(at + size),
+            operand_details=details,
+            reads=reads,
+            writes=writes,
+            groups=sorted({g for g in (str(op.get("family") or ""), kind) if g}),
+        )
         return result, {"radare2_type": kind, "esil": op.get("esil")}
 
     # -- resolve_native_call_targets -----------------------------------------------------------------
 
-    def call_targets(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def call_targets(self, params: Arguments) -> tuple[Any, Any]:
         p, code = self.p, self.code
         f = p.select(params)
         sites = code.indirect.sites(f, code.instructions(f))
@@ -376,11 +378,10 @@ class Facts:
 
     # -- inspect_native_data_type --------------------------------------------------------------------
 
-    def data_type(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def data_type(self, params: Arguments) -> tuple[Any, Any]:
         p = self.p
         p.require_analysis()
         at = self._mapped(params.get("address"))
-        out: dict[str, Any] = {"address": hex(at), "name": p.name_at(at)}
         strings = {s.addr: s.item for s in p.strings()}
         pointee = self.code.indirect.slots().get(at)
         symbol = next(
@@ -388,31 +389,30 @@ class Facts:
             None,
         )
         proc = p.by_addr.get(at)
+        address, name = hex(at), p.name_at(at)
         if at in strings:
             s = strings[at]
-            out.update(
-                type=answers.string_type(s.encoding, s.byte_length),
-                value=s.value,
-                source="analysis",
-            )
-        elif pointee is not None:
-            out.update(
-                type={"name": "pointer", "kind": "pointer", "size": p.word, "target": hex(pointee)},
+            kind = answers.string_type(s.encoding, s.byte_length)
+            return DataInspection(address=address, name=name, type=kind, value=s.value, source="analysis"), None
+        if pointee is not None:
+            pointer = TypeRow(name="pointer", kind="pointer", size=p.word, target=hex(pointee))
+            out = DataInspection(
+                address=address,
+                name=name,
+                type=pointer,
                 value=hex(pointee),
                 target_name=p.name_at(pointee),
                 source="analysis",
             )
         elif proc is not None and proc.blocks:
-            out.update(type={"name": "code", "kind": "function", "size": proc.size}, source="analysis")
+            code = TypeRow(name="code", kind="function", size=proc.size)
+            out = DataInspection(address=address, name=name, type=code, source="analysis")
         elif symbol is not None and (size := integer(symbol.get("size")) or 0):
-            out.update(
-                type={
-                    "name": f"undefined{size}" if size in (1, 2, 4, 8) else f"byte[{size}]",
-                    "kind": "undefined",
-                    "size": size,
-                },
-                source="symbol",
+            sized = TypeRow(
+                name=f"undefined{size}" if size in (1, 2, 4, 8) else f"byte[{size}]", kind="undefined", size=size
             )
+            out = DataInspection(address=address, name=name, type=sized, source="symbol")
         else:
-            out.update(type={"name": "undefined", "kind": "undefined", "size": 1}, source="analysis")
+            unknown = TypeRow(name="undefined", kind="undefined", size=1)
+            out = DataInspection(address=address, name=name, type=unknown, source="analysis")
         return out, None

@@ -5,11 +5,18 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 import msgspec
 
-from rea.plugin import MAX_INT32, SettingSpec, default_memory_limit_mb, distribution_version, integer_setting
+from rea.plugin import (
+    MAX_INT32,
+    JSONObject,
+    SettingSpec,
+    default_memory_limit_mb,
+    distribution_version,
+    integer_setting,
+)
 
 REMEDIATION_INSTALL = "pip install 'rea-reverse[radare2]'"
 # The r2libr wheel's package directory holds the radare2 libraries in this subdirectory.
@@ -147,7 +154,8 @@ PSEUDO_CODE: Final[dict[str, str]] = {
 }
 
 
-def profile_parameters(limits: Limits) -> dict[str, Any]:
+# JSON, not a Struct: the analysis profile the kernel hashes into every Evidence id.
+def profile_parameters(limits: Limits) -> JSONObject:
     """The analysis-profile parameters: radare2's version, the analysis depth and every option that shapes results."""
     return {
         "engine": "radare2",

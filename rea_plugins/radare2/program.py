@@ -15,6 +15,7 @@ from typing import Any, Literal
 import msgspec
 
 from rea.plugin import (
+    Arguments,
     ContainingProcedure,
     JSONObject,
     NameItem,
@@ -33,6 +34,11 @@ from rea_plugins.radare2.rows import (
     AddressedName,
     AddressedString,
     AnalysisStats,
+    ExportRow,
+    ImportRow,
+    Layout,
+    Linkage,
+    Mitigations,
     NameKind,
     ProcKind,
     RegionRow,
@@ -572,7 +578,7 @@ class Program:
                 remediation="Retry: the client runs the analysis before any query that needs it.",
             )
 
-    def select(self, params: dict[str, Any]) -> Proc:
+    def select(self, params: Arguments) -> Proc:
         """The procedure a ``procedure`` selector names: exact name, or an address where one starts."""
         self.require_analysis()
         value = params.get("procedure")
@@ -613,7 +619,7 @@ class Program:
 
     # -- inventory operations ------------------------------------------------------------
 
-    def documents(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def documents(self, params: Arguments) -> tuple[Any, Any]:
         fmt = self.target_format if self.target_format == "mach-o-universal" else self.format
         doc = SlicedDocument(
             name=self.name,
@@ -644,11 +650,11 @@ class Program:
         }
         return {"documents": [doc]}, raw
 
-    def segments_op(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def segments_op(self, params: Arguments) -> tuple[Any, Any]:
         rows = [r.item("segment") for r in self.segments] + [r.item("section") for r in self.sections]
         return {"segments": rows}, None
 
-    def layout(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def layout(self, params: Arguments) -> tuple[Any, Any]:
         """Sections, mitigations and linkage as radare2's binary info reports them."""
         b = self.bin
         found = self.core.cmdj("ilj")
@@ -657,50 +663,48 @@ class Program:
         interpreter = str(b.get("intrp") or "") or None
         rpath = str(b.get("rpath") or "")
         relro = {"full": "full", "partial": "partial"}.get(str(b.get("relro")), "none")
-        mitigations: dict[str, Any] = {
-            "nx": bool(b.get("nx")),
+        mitigations = Mitigations(
+            nx=bool(b.get("nx")),
             # A shared library is position independent too; PIE means an executable built that way.
-            "pie": bool(b.get("pic")) and (self.format != "elf" or interpreter is not None),
-            "relro": relro if self.format == "elf" else "unknown",
-            "canary": bool(b.get("canary")),
+            pie=bool(b.get("pic")) and (self.format != "elf" or interpreter is not None),
+            relro=relro if self.format == "elf" else "unknown",
+            canary=bool(b.get("canary")),
             # radare2 drops one leading underscore of Mach-O imports: __printf_chk may read _printf_chk.
-            "fortify": any(n.startswith("_") and n.endswith("_chk") and "stack_chk" not in n for n in imports),
-            "cet_ibt": "unknown",
-            "cet_shstk": "unknown",
-            "bti": "unknown",
-        }
-        body = {
-            "format": self.format,
-            "architecture": self.arch,
-            "entry": answers.hexa(self.entry),
-            "bits": self.bits,
-            "image_base": hex(self.baddr),
-            "segments": [r.layout_item() for r in self.segments],
-            "sections": [r.layout_item() for r in self.sections],
-            "mitigations": mitigations,
-            "linkage": {
-                "interpreter": interpreter,
-                "needed": libraries,
-                "rpath": [p for p in rpath.split(":") if p] if rpath not in ("", "NONE") else [],
-                "runpath": [],
-            },
-            "imports": sorted(
-                (self._import_item(name, libraries) for name in self.imports), key=lambda item: item["name"]
+            fortify=any(n.startswith("_") and n.endswith("_chk") and "stack_chk" not in n for n in imports),
+            cet_ibt="unknown",
+            cet_shstk="unknown",
+            bti="unknown",
+        )
+        body = Layout(
+            format=self.format,
+            architecture=self.arch,
+            entry=answers.hexa(self.entry),
+            bits=self.bits,
+            image_base=hex(self.baddr),
+            segments=[r.layout_item() for r in self.segments],
+            sections=[r.layout_item() for r in self.sections],
+            mitigations=mitigations,
+            linkage=Linkage(
+                interpreter=interpreter,
+                needed=libraries,
+                rpath=[p for p in rpath.split(":") if p] if rpath not in ("", "NONE") else [],
+                runpath=[],
             ),
-            "exports": self._exports(),
-        }
+            imports=sorted((self._import_item(name, libraries) for name in self.imports), key=lambda item: item.name),
+            exports=self._exports(),
+        )
         return body, {k: b.get(k) for k in ("nx", "pic", "relro", "canary", "intrp", "rpath", "static", "stripped")}
 
-    def _exports(self) -> list[dict[str, Any]]:
+    def _exports(self) -> list[ExportRow]:
         """The symbols the binary exports (``iEj``), by name, at their addresses."""
         out: dict[str, int] = {}
         for e in list_of(self.core.cmdj("iEj")):
             name, vaddr = e.get("realname") or e.get("name"), integer(e.get("vaddr"))
             if isinstance(name, str) and name and vaddr and self.mapped(vaddr):
                 out.setdefault(name, vaddr)
-        return [{"name": n, "address": answers.hexa(a)} for n, a in sorted(out.items())]
+        return [ExportRow(name=n, address=answers.hexa(a)) for n, a in sorted(out.items())]
 
-    def _import_item(self, name: str, libraries: list[str]) -> dict[str, Any]:
+    def _import_item(self, name: str, libraries: list[str]) -> ImportRow:
         slot = next((slot for slot, n in self.import_slots.items() if n == name), None)
         library = self.slot_library.get(slot) if slot is not None else None
         if self.format == "mach-o":
@@ -708,9 +712,9 @@ class Program:
             name = name if name == "dyld_stub_binder" else "_" + name
             # Which dylib binds each import is in dyld's bind opcodes; with one dylib it can only be that one.
             library = libraries[0] if len(libraries) == 1 else None
-        return {"name": name, "library": library, "slot": answers.hexa(slot)}
+        return ImportRow(name=name, library=library, slot=answers.hexa(slot))
 
-    def procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def procedures(self, params: Arguments) -> tuple[Any, Any]:
         self.require_analysis()
         result = answers.page("procedures", self.procs, params, Proc.item)
         offset, limit = answers.paging(params)
@@ -721,7 +725,7 @@ class Program:
         }
         return result, raw
 
-    def search_procedures(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def search_procedures(self, params: Arguments) -> tuple[Any, Any]:
         self.require_analysis()
         found = answers.search(self.procs, lambda p: p.name, params)
         return answers.page("procedures", found, params, Proc.item), None
@@ -765,7 +769,7 @@ class Program:
         out.sort(key=lambda s: (s.addr, s.item.value))
         return out
 
-    def list_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def list_strings(self, params: Arguments) -> tuple[Any, Any]:
         items = self.strings()
         if params.get("address") is not None:
             # The string holding that address (answers.list_strings' rule).
@@ -773,7 +777,7 @@ class Program:
             items = [s for s in items if s.addr <= at < s.addr + max(s.item.byte_length, 1)]
         return answers.page("strings", items, params, _string_item), None
 
-    def search_strings(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def search_strings(self, params: Arguments) -> tuple[Any, Any]:
         found = answers.search(self.strings(), lambda s: s.item.value, params)
         return answers.page("strings", found, params, _string_item), None
 
@@ -818,25 +822,25 @@ class Program:
             self._names_at = index
         return self._names_at.get(addr, [])
 
-    def list_names(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def list_names(self, params: Arguments) -> tuple[Any, Any]:
         items = self.names()
         if params.get("address") is not None:
             at = answers.parse_address(params["address"])
             items = [n for n in items if n.addr == at]
         return answers.page("names", items, params, _name_item), None
 
-    def address_name(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def address_name(self, params: Arguments) -> tuple[Any, Any]:
         at = answers.parse_address(params.get("address"))
         names = self.names_at(at)
         p = self.by_addr.get(at)
         name = names[0] if names else (p.name if p is not None else None)
         return {"address": hex(at), "name": name}, {"names": names}
 
-    def procedure_address(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def procedure_address(self, params: Arguments) -> tuple[Any, Any]:
         p = self.select(params)
         return {"procedure": params.get("procedure"), "address": hex(p.addr), "name": p.name}, None
 
-    def resolve_containing(self, params: dict[str, Any]) -> tuple[Any, Any]:
+    def resolve_containing(self, params: Arguments) -> tuple[Any, Any]:
         self.require_analysis()
         at = answers.parse_address(params.get("address"))
         p = self.containing(at)

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from rea.plugin import AnalysisClient, AnalysisProvider, Availability, CallContext, ProviderDescriptor, ReaError, Target
+from rea.plugin import (
+    AnalysisClient,
+    AnalysisProvider,
+    Availability,
+    CallContext,
+    JSONObject,
+    ProviderDescriptor,
+    ReaError,
+    Target,
+)
 from rea_plugins.radare2.options import (
     REMEDIATION_INSTALL,
     Limits,
@@ -48,7 +55,8 @@ class Radare2Provider(AnalysisProvider):
         """The limits a new client runs with; an invalid setting is ``configuration_invalid``."""
         return self._limits or limits_from_env()
 
-    def analysis_profile(self, target: Target) -> dict[str, Any]:
+    # JSON, not a Struct: the kernel hashes the profile into every Evidence id as the parameters it holds.
+    def analysis_profile(self, target: Target) -> JSONObject:
         return profile_parameters(self.limits())
 
     def open(self, target: Target, run_id: str, ctx: CallContext) -> AnalysisClient:

@@ -7,7 +7,7 @@ from typing import Literal
 
 import msgspec
 
-from rea.plugin import DocumentItem, NameItem, Record, StringItem
+from rea.plugin import DocumentItem, JSONObject, NameItem, ProcedureRef, Record, StringItem
 
 RefKind = Literal["call", "jump", "data", "read", "write", "indirect", "computed", "external"]
 CalleeKind = Literal["direct", "tail", "import", "indirect"]
@@ -75,3 +75,90 @@ class AddressedName(msgspec.Struct, frozen=True):
 
     addr: int
     item: NameItem
+
+
+class Mitigations(Record, frozen=True, kw_only=True):
+    """binary_layout's hardening as radare2's binary info reports it (CET and BTI are not read: ``"unknown"``)."""
+
+    nx: bool
+    pie: bool
+    relro: str
+    canary: bool
+    fortify: bool
+    cet_ibt: str
+    cet_shstk: str
+    bti: str
+
+
+class Linkage(Record, frozen=True, kw_only=True):
+    interpreter: str | None
+    needed: list[str]
+    rpath: list[str]
+    runpath: list[str]
+
+
+class ImportRow(Record, frozen=True, kw_only=True):
+    name: str
+    library: str | None
+    slot: str | None
+
+
+class ExportRow(Record, frozen=True, kw_only=True):
+    name: str
+    address: str | None
+
+
+class Layout(Record, frozen=True, kw_only=True):
+    format: str
+    architecture: str
+    entry: str | None
+    bits: int
+    image_base: str
+    segments: list[RegionRow]
+    sections: list[RegionRow]
+    mitigations: Mitigations
+    linkage: Linkage
+    imports: list[ImportRow]
+    exports: list[ExportRow]
+
+
+class TypeRow(Record, frozen=True, kw_only=True):
+    """inspect_native_data_type's type of a pointer, code or a sized symbol."""
+
+    name: str
+    kind: str
+    size: int
+    target: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class DataInspection(Record, frozen=True, kw_only=True):
+    """inspect_native_data_type: what lies at an address, then where that was learnt (``source``)."""
+
+    address: str
+    name: str | None
+    # A string's type as the kernel's ``string_type`` writes it for every provider (JSON), else radare2's own.
+    type: TypeRow | JSONObject
+    value: str | msgspec.UnsetType = msgspec.UNSET
+    target_name: str | msgspec.UnsetType | None = msgspec.UNSET
+    source: str
+
+
+class InstructionFacts(Record, frozen=True, kw_only=True):
+    """inspect_native_instruction: radare2's decoding of one instruction, symbolized, with its flow and registers."""
+
+    address: str
+    size: int
+    bytes: str
+    mnemonic: str
+    operands: str
+    text: str
+    symbolized: str
+    procedure: ProcedureRef | None
+    flow: str | None
+    targets: list[str]
+    fallthrough: str | None
+    # The kernel's operand-detail rows (its symbolizer reads them by key), completed from radare2's ``opex``.
+    operand_details: list[JSONObject]
+    reads: list[str]
+    writes: list[str]
+    groups: list[str]

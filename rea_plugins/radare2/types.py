@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rea.plugin import types_key
+from rea.plugin import JSONObject, arg_object, arg_strs, types_key
 
 # ``typedef <type words> <name>;`` with no declarator: the only typedefs spelled out textually.
 _PLAIN_TYPEDEF = re.compile(r"^typedef ((?:(?:struct|union|enum) )?[A-Za-z_][\w ]*?) ([A-Za-z_]\w*);$")
@@ -26,7 +26,8 @@ class Applied:
         self.saved: dict[int, str] = {}
         self.problems: list[str] = []
 
-    def apply(self, core: Any, types: Any) -> list[str]:
+    def apply(self, core: Any, types: JSONObject | None) -> list[str]:
+        """Give radare2 the request's ``types`` (``declarations``: C text, ``prototypes``: address -> C)."""
         key = types_key(types)
         if key == self.key:
             return self.problems
@@ -38,7 +39,7 @@ class Applied:
         if not types:
             return []
         plain: dict[str, str] = {}
-        for decl in types.get("declarations") or []:
+        for decl in arg_strs(types, "declarations") or []:
             line = " ".join(str(decl).split())
             if '"' in line or "@" in line:
                 self.problems.append("radare2 was not given a declaration with quotes or '@'")
@@ -49,7 +50,7 @@ class Applied:
             out = core.cmd(f'"td {line}"')
             if _ERROR.search(out or ""):
                 self.problems.append(f"radare2's td refused: {line[:80]}")
-        for address, proto in sorted((types.get("prototypes") or {}).items()):
+        for address, proto in sorted((arg_object(types, "prototypes") or {}).items()):
             text = " ".join(str(proto).split()).rstrip(";")
             for _ in range(8):  # typedefs of typedefs, bounded
                 spelled = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: plain.get(m.group(0), m.group(0)), text)

@@ -10,7 +10,7 @@ import sys
 import tempfile
 from typing import Any
 
-from rea.plugin import ReaError, Reporter, Route, operation_routes, pinned_copy, serve
+from rea.plugin import JSONObject, ReaError, Reporter, Route, arg_str, operation_routes, pinned_copy, serve
 
 # operation -> (holder, method): "program" is the loaded binary, "code" its function-level view.
 OPERATIONS: dict[str, tuple[str, str]] = {
@@ -73,7 +73,8 @@ def _program() -> Any:
     return STATE.program
 
 
-def load(params: dict[str, Any], reporter: Reporter) -> Any:
+# The load request the client sends over the worker protocol: JSON (path, name, sha256, format).
+def load(params: JSONObject, reporter: Reporter) -> Any:
     # Imported here: the engine modules load radare2's libraries, which only this process ever does.
     from rea_plugins.radare2.code import Code
     from rea_plugins.radare2.engine import Core
@@ -85,18 +86,20 @@ def load(params: dict[str, Any], reporter: Reporter) -> Any:
     reporter.progress("loading the binary")
     STATE.program = Program(
         core,
-        pinned_copy(str(params["path"]), str(params.get("sha256", "")), tempfile.gettempdir(), PRIVATE_COPY_MAX_BYTES),
-        str(params.get("name", "")),
-        str(params.get("sha256", "")),
-        str(params.get("format", "")),
+        pinned_copy(
+            arg_str(params, "path", ""), arg_str(params, "sha256", ""), tempfile.gettempdir(), PRIVATE_COPY_MAX_BYTES
+        ),
+        arg_str(params, "name", ""),
+        arg_str(params, "sha256", ""),
+        arg_str(params, "format", ""),
     )
     STATE.code = Code(STATE.program)
     STATE.facts = Facts(STATE.code)
     return {"loaded": True, "pid": os.getpid(), "format": STATE.program.format, "architecture": STATE.program.arch}
 
 
-def analyze(params: dict[str, Any], reporter: Reporter) -> Any:
-    level = str(params.get("level", "aaa"))
+def analyze(params: JSONObject, reporter: Reporter) -> Any:
+    level = arg_str(params, "level", "aaa")
     if level not in ("aa", "aaa"):
         raise ReaError(
             "invalid_request",
