@@ -18,11 +18,14 @@ from rea.collector import collector_on, pause_at_start
 from rea.errors import ReaError
 
 if TYPE_CHECKING:
+    from rea.catalog.manifest import ToolEntry
+    from rea.catalog.tool import ToolDef
     from rea.context import CallContext
+    from rea.registry import Registry
     from rea.session import Session
 
 
-def _registry() -> Any:
+def _registry() -> Registry:
     from rea.registry import default_registry
 
     # Tools from the manifest in the analysis cache: a command imports only the plugin whose tool it runs.
@@ -87,13 +90,13 @@ def _interrupted(signum: int, fmt: str) -> int:
     return 128 + signum
 
 
-def _group_members(registry: Any, name: str) -> list[Any]:
+def _group_members(registry: Registry, name: str) -> list[ToolDef | ToolEntry]:
     """The tool specs of command group ``name`` (``rea corpus triage``: corpus), by name; empty: no such group."""
     specs = registry.tool_info()
     return sorted((t for t in specs.values() if t.cli_group and t.cli_group == name), key=lambda t: t.name)
 
 
-def _group_help(name: str, members: list[Any]) -> str:
+def _group_help(name: str, members: list[ToolDef | ToolEntry]) -> str:
     lines = [f"usage: rea {name} COMMAND [args]", "", "commands:"]
     for t in members:
         lines.append(f"  {t.cli_command or t.cli_name:24} {t.description.split('. ')[0][:90]}")
@@ -101,7 +104,7 @@ def _group_help(name: str, members: list[Any]) -> str:
     return "\n".join(lines)
 
 
-def _grouped(registry: Any, name: str, argv: list[str]) -> tuple[Any, str, list[str]] | None:
+def _grouped(registry: Registry, name: str, argv: list[str]) -> tuple[ToolDef, str, list[str]] | None:
     """``rea <group> <command> ...``: the tool, its prog name and the rest of argv (None: no such group)."""
     members = _group_members(registry, name)
     if not members:
@@ -135,6 +138,7 @@ def _tool_command(
             print(_group_help(name, members))
             return 0 if argv else 2
     grouped = _grouped(registry, name, argv)
+    tool: ToolDef | None
     if grouped is not None:
         tool, command_name, argv = grouped
     else:
