@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
+from collections.abc import Callable
+from typing import TypeVar
 
 from rea.plugin import (
     AnalysisClient,
@@ -57,6 +59,8 @@ MAX_FRAMES = 16
 MAX_PAGE = 1000
 # How far into a procedure its instruction is looked for (read_function_instructions pages).
 MAX_INSTRUCTIONS = 20_000
+T = TypeVar("T")
+P = TypeVar("P", ThreadPage, MappingPage)
 
 
 def _read(call: ToolCall, field: str, target: Target, max_bytes: int) -> bytes:
@@ -276,6 +280,13 @@ def _process_signal(core: Core, notes: list[str]) -> Signal | None:
     return _signal(stopped) if stopped else None
 
 
+def _paged(kind: Callable[..., P], items: list[T], offset: int, limit: int, total: int) -> P:
+    """The page ``kind`` (ThreadPage, MappingPage) of ``items``, those shown from ``offset`` of ``total``."""
+    return kind(
+        total=total, offset=offset, limit=limit, next_offset=next_offset(offset, len(items), total), items=items
+    )
+
+
 def _window(args: Arguments, prefix: str, default: int) -> tuple[int, int]:
     return arg_int(args, f"{prefix}offset", 0), min(arg_int(args, f"{prefix}limit", default), MAX_PAGE)
 
@@ -361,19 +372,13 @@ def inspect(call: ToolCall, core: Core) -> RecordedCrash:
         pid=core.pid,
         signal=_process_signal(core, notes),
         executable=exe,
-        threads=ThreadPage(
-            total=len(core.threads),
-            offset=t_off,
-            limit=t_lim,
-            next_offset=next_offset(t_off, len(threads), len(core.threads)),
-            items=threads,
-        ),
-        mappings=MappingPage(
-            total=len(core.mappings),
-            offset=m_off,
-            limit=m_lim,
-            next_offset=next_offset(m_off, len(mappings), len(core.mappings)),
-            items=[Mapping(path=m.path, start=hex(m.start), end=hex(m.end), file_offset=m.offset) for m in mappings],
+        threads=_paged(ThreadPage, threads, t_off, t_lim, len(core.threads)),
+        mappings=_paged(
+            MappingPage,
+            [Mapping(path=m.path, start=hex(m.start), end=hex(m.end), file_offset=m.offset) for m in mappings],
+            m_off,
+            m_lim,
+            len(core.mappings),
         ),
         notes=notes,
     )
