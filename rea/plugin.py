@@ -443,6 +443,11 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
         "IssueReason",
         "Why one argument was refused: the ``reason`` of an entry of ``details.issues``.",
     ),
+    "OpenTarget": (
+        "rea.session",
+        "OpenTarget",
+        "One target a session holds open: its id, alias, Target, provider binding and run id.",
+    ),
     "hexa": ("rea.operations.answers", "hexa", "An address as the contract's lowercase ``0x`` hex string."),
     "int_param": (
         "rea.operations.answers",
@@ -1431,6 +1436,7 @@ __all__ = [
     "Note",
     "Notebook",
     "ObjCClass",
+    "OpenTarget",
     "OperationResult",
     "OwnedProcess",
     "Page",
@@ -1928,6 +1934,7 @@ if TYPE_CHECKING:
     from rea.selection import candidates as provider_candidates
     from rea.selection import select as select
     from rea.session import MAX_OPEN_TARGETS as MAX_OPEN_TARGETS
+    from rea.session import OpenTarget as OpenTarget
     from rea.session import Session as Session
     from rea.sourcemap import MAX_MAP_BYTES as MAX_MAP_BYTES
     from rea.sourcemap import Decoded as Decoded
