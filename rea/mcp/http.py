@@ -27,7 +27,7 @@ import tempfile
 import uuid
 from collections.abc import Mapping
 from contextlib import suppress
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.abc
@@ -39,6 +39,9 @@ from starlette.types import Message, Receive, Scope, Send
 from rea.config import SettingSpec, integer_setting
 from rea.errors import ReaError
 from rea.records import JSONObject
+
+if TYPE_CHECKING:
+    from rea.mcp.stdio import RequestId
 
 PATH = "/mcp"
 DEFAULT_HOST = "127.0.0.1"
@@ -270,7 +273,7 @@ async def _respond(send: Send, status: int, body: bytes = b"", headers: tuple[tu
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-def _jsonrpc_error(rid: Any, code: int, message: str, data: JSONObject | None = None) -> bytes:
+def _jsonrpc_error(rid: RequestId, code: int, message: str, data: JSONObject | None = None) -> bytes:
     from rea.mcp.stdio import Refusal
 
     return Refusal(code=code, id=rid, message=message, data=data).body()
@@ -434,7 +437,7 @@ class HttpApp:
                 with anyio.CancelScope(shield=True):
                     await self._cancel(session, scope, rid)
 
-    async def _cancel(self, session: _Session, scope: Scope, rid: Any) -> None:
+    async def _cancel(self, session: _Session, scope: Scope, rid: RequestId) -> None:
         body = json.dumps(
             {
                 "jsonrpc": "2.0",
@@ -504,7 +507,7 @@ class HttpApp:
                 await session.transport.terminate()
 
 
-def _request_of(body: bytes) -> tuple[Any, bool, str | None]:
+def _request_of(body: bytes) -> tuple[RequestId, bool, str | None]:
     """(id, whether it is a request, method) of a JSON-RPC body; (None, False, None) when it is none of those."""
     try:
         doc = json.loads(body)

@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TypeGuard
 
 import anyio
 import anyio.abc
@@ -24,7 +24,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 
 from rea.nesting import nests_deeper_than
-from rea.records import JSONObject, Record
+from rea.records import JSONObject, JSONValue, Record
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -45,6 +45,10 @@ DRAIN_S = 10.0
 _ID_IN_HEAD = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,18})\s*[,}]')
 
 
+# A JSON-RPC request id: a string or an integer; null where a message has none, or none could be read.
+RequestId = str | int | None
+
+
 class RpcError(Record, frozen=True, kw_only=True):
     """A JSON-RPC error object (``data`` left out when there is none)."""
 
@@ -59,7 +63,7 @@ class Refusal(msgspec.Struct, kw_only=True):
 
     code: int
     message: str
-    id: Any = None
+    id: RequestId = None
     data: JSONObject | None = None
 
     def body(self) -> bytes:
@@ -72,25 +76,25 @@ class Refusal(msgspec.Struct, kw_only=True):
         return self.body() + b"\n"
 
 
-def _valid_id(value: Any) -> bool:
+def _valid_id(value: JSONValue) -> TypeGuard[str | int]:
     return (isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))) and (
         not isinstance(value, str) or len(value) <= 1024
     )
 
 
-def id_from_head(line: bytes) -> Any:
+def id_from_head(line: bytes) -> RequestId:
     """The request id, read from the start of a line too broken or too large to parse whole."""
     match = _ID_IN_HEAD.search(line[:HEAD_BYTES])
     if match is None:
         return None
     try:
-        value = json.loads(match.group(1))
+        value: JSONValue = json.loads(match.group(1))
     except (ValueError, RecursionError):
         return None
     return value if _valid_id(value) else None
 
 
-def _lenient(line: bytes) -> tuple[bool, Any]:
+def _lenient(line: bytes) -> tuple[bool, RequestId]:
     """(parsed, id) by Python's json, which accepts what msgspec refuses (lone surrogates, deep nesting)."""
     try:
         doc = json.loads(line)
