@@ -12,6 +12,7 @@ import functools
 
 from rea.plugin import (
     RESULT_TYPES,
+    Arguments,
     Evidence,
     JSONObject,
     JSONValue,
@@ -40,6 +41,7 @@ from rea_plugins.binary.core.schema import (
     SPLIT_OPERANDS,
     WINDOW,
     check_document,
+    every_row,
     evidence,
     obj,
     params_of,
@@ -120,13 +122,8 @@ def _procedure_assembly(call: ToolCall) -> Evidence:
 
 
 def _all_rows(call: ToolCall, procedure: str) -> list[JSONObject]:
-    rows: list[JSONObject] = []
-    offset: int | None = 0
-    while offset is not None:
-        page = run(call, "read_function_instructions", {"procedure": procedure, "offset": offset, "limit": 1000})
-        rows.extend(page.normalized["instructions"])
-        offset = page.normalized.get("next_offset")
-    return rows
+    params: Arguments = {"procedure": procedure}
+    return every_row(call, "read_function_instructions", "instructions", params, "read_function_instructions")
 
 
 class _Window(Record, frozen=True, kw_only=True):

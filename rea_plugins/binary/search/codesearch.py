@@ -26,6 +26,7 @@ from rea.plugin import (
     ToolCall,
     ToolDef,
     arg_bool,
+    arg_choice,
     arg_int,
     arg_str,
     compile_regex,
@@ -330,7 +331,7 @@ def _data_needles(value: int, endian: str) -> list[tuple[bytes, int]]:
 def _search_immediates(call: ToolCall) -> Evidence:
     check_document(call)
     value, lo, hi = _constant_request(call.args)
-    where = program.where_of(call.args)
+    where = arg_choice(call.args, "where", program.WHERE, "both")
     procs = procedures(call)
     hits: list[_CodeConstant | _DataConstant] = []
     limitations: list[str] = []
@@ -471,6 +472,9 @@ def _data_hits(call: ToolCall, procs: list[Procedure], value: int, room: int) ->
 _REGEX_SYNTAX = re.compile(r"^\^|(?<!\\)\$$|\.[*+?]|\\[bBsSdDwW.()\[\]|+*?{}]|\|(?!\|)|\(\?|\{\d+(,\d*)?\}|\[\^")
 
 
+_MODES: tuple[Literal["literal", "regex"], ...] = ("literal", "regex")
+
+
 def regex_syntax(pattern: str) -> list[str]:
     """The regex constructs a pattern uses (none for plain text)."""
     return [m.group(0) for m in _REGEX_SYNTAX.finditer(pattern)]
@@ -482,7 +486,7 @@ def _search_instructions(call: ToolCall) -> Evidence:
     procs = procedures(call)
     rows = program_rows(call)
     pattern = arg_str(call.args, "pattern", "")  # required by the schema
-    mode: Literal["literal", "regex"] = "regex" if arg_str(call.args, "mode") == "regex" else "literal"
+    mode = arg_choice(call.args, "mode", _MODES, "literal")
     hits = _matching(procs, rows, match)
     hint = None
     syntax = regex_syntax(pattern) if mode == "literal" else []

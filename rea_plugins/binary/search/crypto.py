@@ -15,7 +15,7 @@ import re
 from collections import defaultdict
 from typing import Any, Literal
 
-from rea.plugin import Evidence, OperationResult, Page, ProcedureRef, Shape, ToolCall, ToolDef, int_param
+from rea.plugin import Evidence, OperationResult, Page, ProcedureRef, Shape, ToolCall, ToolDef, arg_choice, int_param
 from rea_plugins.binary.core.regions import locate
 from rea_plugins.binary.core.schema import DOCUMENT, LIMIT, OFFSET, check_document, evidence, obj, prop
 from rea_plugins.binary.search import program
@@ -356,7 +356,7 @@ def _summary(findings: list[CryptoFinding]) -> list[CryptoPrimitive]:
 
 def _identify(call: ToolCall) -> Evidence:
     check_document(call)
-    where = program.where_of(call.args)
+    where = arg_choice(call.args, "where", program.WHERE, "both")
     offset = int_param(call.args, "offset", 0, 0)
     limit = int_param(call.args, "limit", 100, 1, 1000)
     procs = procedures(call)

@@ -8,15 +8,15 @@ revision. A hit's containing procedure comes from one procedure list, bisected l
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 import msgspec
 
-from rea.plugin import Arguments, JSONObject, ProcedureRef, ReaError, ToolCall, arg_str, invalid_request, issue
+from rea.plugin import ProcedureRef, ReaError, ToolCall
 from rea_plugins.binary.core import annotate
 from rea_plugins.binary.core.regions import locate, read_file, regions
-from rea_plugins.binary.core.schema import run
+from rea_plugins.binary.core.schema import every_row
 from rea_plugins.binary.core.shapes import Placed
 
 MAX_SCAN_BYTES = 1 << 30
@@ -48,27 +48,10 @@ def cache_key(call: ToolCall) -> tuple[str, str, Any]:
     return target.sha256, provider, annotate.parameters(call).get(annotate.REVISION_PARAMETER)
 
 
-# Where a search looks: instruction operands, data words, or both (search_immediates, identify_crypto).
+# Where a search looks (its ``where`` argument): instruction operands, data words, or both (search_immediates,
+# identify_crypto).
 Where = Literal["code", "data", "both"]
-_WHERE: dict[str, Where] = {"code": "code", "data": "data", "both": "both"}
-
-
-def where_of(args: Arguments) -> Where:
-    """The ``where`` argument (both when absent)."""
-    where = _WHERE.get(arg_str(args, "where", "both"))
-    if where is not None:
-        return where
-    raise invalid_request("where must be code, data or both", [issue("where", "invalid_value", "code, data or both")])
-
-
-def pages(call: ToolCall, operation: str, key: str, params: Arguments) -> Iterator[JSONObject]:
-    """Every row of a paged operation's answer (the provider's rows: an engine's JSON)."""
-    offset: int | None = 0
-    while offset is not None:
-        call.ctx.check(operation)
-        page = run(call, operation, {**params, "offset": offset, "limit": 1000}).normalized
-        yield from page[key]
-        offset = page.get("next_offset")
+WHERE: tuple[Where, ...] = ("code", "data", "both")
 
 
 def kept(call: ToolCall, slot: str, compute: Callable[[], T]) -> T:
@@ -106,7 +89,7 @@ def procedures(call: ToolCall) -> list[Procedure]:
             return []
         return sorted(
             Procedure(int(str(p["address"]), 16), int(str(p["end"]), 16), str(p["name"]))
-            for p in pages(call, "list_procedures", "procedures", {})
+            for p in every_row(call, "list_procedures", "procedures", {}, "list_procedures")
             if p.get("kind") not in _NO_CODE
         )
 
@@ -234,7 +217,14 @@ def _gathered_rows(call: ToolCall) -> list[Row]:
     for n, p in enumerate(procs):
         if n % 64 == 0:
             call.ctx.progress(f"instructions: procedure {n} of {len(procs)}", done=n, total=len(procs))
-        for item in pages(call, "read_function_instructions", "instructions", {"procedure": hex(p.start)}):
+        rows_of = every_row(
+            call,
+            "read_function_instructions",
+            "instructions",
+            {"procedure": hex(p.start)},
+            "read_function_instructions",
+        )
+        for item in rows_of:
             address = int(str(item["address"]), 16)
             if address not in rows:
                 symbols = item.get("symbols")
