@@ -142,7 +142,7 @@ def _step(call: ToolCall, forward: bool) -> Evidence:
     unit: Literal["instruction", "procedure"] | None = None
     if proc is not None:
         try:
-            addresses = instructions(call, proc["address"])
+            addresses = instructions(call, str(proc["address"]))
         except ReaError as exc:
             if exc.code not in ("invalid_request", "capability_unavailable"):
                 raise
@@ -159,7 +159,7 @@ def _step(call: ToolCall, forward: bool) -> Evidence:
             if index < procs.total:
                 new, unit = str(procs.at(index)["address"]), "procedure"
         else:
-            edge = int(proc["address"], 16) if proc is not None else here
+            edge = int(str(proc["address"]), 16) if proc is not None else here
             index = procs.first_index(edge, strictly=False) - 1
             if index >= 0:
                 new, unit = _last_instruction(call, procs.at(index)), "procedure"
