@@ -11,7 +11,7 @@ import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.from_thread
@@ -45,6 +45,9 @@ from rea.process import owned
 from rea.records import JSONObject
 from rea.registry import Registry
 from rea.session import Session
+
+if TYPE_CHECKING:
+    from anyio.lowlevel import EventLoopToken
 
 MAX_ARGUMENT_BYTES = 64 * 1024 * 1024
 # Requests larger than this are followed by a trim of the allocator's free memory.
@@ -533,7 +536,11 @@ class ReaServer:
         return answer
 
     async def _terminal(
-        self, ctx: ServerRequestContext[ConnectionState], token: Any, call_ctx: CallContext, message: str
+        self,
+        ctx: ServerRequestContext[ConnectionState],
+        token: object,  # the request's progress token, as its _meta held it: only whether there is one matters
+        call_ctx: CallContext,
+        message: str,
     ) -> None:
         """The terminal progress update, always sent (from the event loop) when a token was given."""
         if token is None:
@@ -606,7 +613,7 @@ class ReaServer:
         return msgspec.json.encode({"error": bounded.projection()})
 
 
-def current_log_token() -> Any:
+def current_log_token() -> EventLoopToken:
     from anyio.lowlevel import current_token
 
     return current_token()
