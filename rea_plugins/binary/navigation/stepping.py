@@ -96,15 +96,20 @@ class _Procedures:
         return lo
 
 
-def _last_instruction(call: ToolCall, procedure: JSONObject) -> str:
-    if procedure.get("kind") not in (None, "local", "thunk"):
-        return str(procedure["address"])
+def _decoded(call: ToolCall, procedure: JSONObject) -> list[str]:
+    """The instruction addresses of a procedure (the provider's row); none where the provider decodes none there."""
     try:
-        found = instructions(call, str(procedure["address"]))
+        return instructions(call, str(procedure["address"]))
     except ReaError as exc:
         if exc.code not in ("invalid_request", "capability_unavailable"):
             raise
-        found = []
+        return []
+
+
+def _last_instruction(call: ToolCall, procedure: JSONObject) -> str:
+    if procedure.get("kind") not in (None, "local", "thunk"):
+        return str(procedure["address"])
+    found = _decoded(call, procedure)
     return found[-1] if found else str(procedure["address"])
 
 
@@ -141,12 +146,7 @@ def _step(call: ToolCall, forward: bool) -> Evidence:
     new: str | None = None
     unit: Literal["instruction", "procedure"] | None = None
     if proc is not None:
-        try:
-            addresses = instructions(call, str(proc["address"]))
-        except ReaError as exc:
-            if exc.code not in ("invalid_request", "capability_unavailable"):
-                raise
-            addresses = []
+        addresses = _decoded(call, proc)
         if forward:
             new = next((a for a in addresses if int(a, 16) > here), None)
         else:
