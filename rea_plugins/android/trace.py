@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from rea.plugin import Arguments, CallContext, arg_bool, arg_int, arg_str, invalid_request, issue
+from rea.plugin import Arguments, CallContext, arg_bool, arg_choice, arg_int, arg_str, invalid_request, issue
 from rea.plugin import search as rea_search
 from rea_plugins.android import loader
 from rea_plugins.android.code import FIELD_OPS, scan
 from rea_plugins.android.common import check_offset, descriptor_of, field_id, find_class, java_name, method_id
 from rea_plugins.android.model import SCHEMA_VERSION, Reference, ReferenceTrace, page
 
+DIRECTIONS: tuple[Literal["incoming", "outgoing", "both"], ...] = ("incoming", "outgoing", "both")
 # References collected before paging; a trace that reaches more is marked truncated.
 MAX_REFERENCES = 20_000
 
@@ -236,11 +237,7 @@ def _member(loaded: loader.Loaded, t: _Trace, args: Arguments, direction: str) -
 
 
 def trace(loaded: loader.Loaded, args: Arguments, ctx: CallContext) -> ReferenceTrace:
-    given = arg_str(args, "direction", "incoming")
-    # The schema's enum, narrowed to the Literal the answer carries.
-    direction: Literal["incoming", "outgoing", "both"] = (
-        "outgoing" if given == "outgoing" else "both" if given == "both" else "incoming"
-    )
+    direction = arg_choice(args, "direction", DIRECTIONS, "incoming")
     max_depth = arg_int(args, "max_depth", 1)
     offset, limit = arg_int(args, "offset", 0), arg_int(args, "limit", 100)
     t = _Trace(max_depth)

@@ -18,6 +18,7 @@ from rea.plugin import (
     ReaError,
     ToolCall,
     __version__,
+    arg_choice,
     arg_int,
     arg_str,
     arg_strs,
@@ -35,6 +36,7 @@ from rea_plugins.corpus.walk import Item, Walk
 
 PROVIDER = ProviderIdentity(id="corpus", name="rea corpus triage (Dask, SQLite)", version=__version__)
 MAX_FAILURES_LISTED = 50
+POLICIES: tuple[Literal["fail", "record-and-continue"], ...] = ("fail", "record-and-continue")
 STAGING_PREFIX = ".rea-corpus-"
 # A rules file is source text; past this it is refused before it is read (and shipped to every worker).
 MAX_RULES_BYTES = 16 * 1024 * 1024
@@ -106,9 +108,7 @@ def handle(call: ToolCall) -> Evidence:
     memory_limit = parse_memory(arg_str(args, "memory_limit"))
     provider = arg_str(args, "analysis_provider", "native")
     yara_rules = arg_str(args, "yara_rules")
-    policy: Literal["fail", "record-and-continue"] = (
-        "record-and-continue" if arg_str(args, "integrity_policy") == "record-and-continue" else "fail"
-    )
+    policy = arg_choice(args, "integrity_policy", POLICIES, "fail")
     if provider != "auto" and provider not in call.session.registry.providers:
         raise invalid_request(
             f"no provider {provider!r} is registered",

@@ -26,7 +26,6 @@ from rea.plugin import evidence as ev_mod
 from rea_plugins.investigation.model import Judgement
 
 T = TypeVar("T")
-L = TypeVar("L", bound=str)
 PROVIDER = ProviderIdentity(id="investigation", name="rea investigation records", version=rea_version)
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 1000
@@ -54,15 +53,6 @@ def paging(args: Arguments) -> JSONObject:
 def sorted_by(objects: list[JSONObject], key: str) -> list[JSONObject]:
     """The user's ``objects`` ordered by their string ``key`` (an id), so a record does not depend on their order."""
     return sorted(objects, key=lambda o: arg_str(o, key, ""))
-
-
-def one_of(value: str, choices: tuple[L, ...], name: str) -> L:
-    """``value`` as the one of ``choices`` (a Literal's values) it is; another value is invalid_request."""
-    for choice in choices:
-        if value == choice:
-            return choice
-    message = f"{name} must be one of {', '.join(choices)}"
-    raise invalid_request(message, [issue(name, "invalid_value", message)])
 
 
 def resolve_all(call: ToolCall, key: str) -> list[Evidence]:

@@ -11,6 +11,7 @@ from rea.plugin import (
     Evidence,
     JSONObject,
     ToolCall,
+    arg_choice,
     arg_int,
     arg_object,
     arg_objects,
@@ -104,7 +105,7 @@ def obligations(call: ToolCall, loaded: bundle_mod.Bundle) -> tuple[list[Obligat
         if oid not in made:
             stale.append(oid)
             continue
-        status = common.one_of(arg_str(review, "status", ""), REVIEW_STATUSES, "reviewed_obligations/status")
+        status = arg_choice(review, "status", REVIEW_STATUSES, "accepted")  # required by the schema
         made[oid] = msgspec.structs.replace(made[oid], review=Review(status=status, note=arg_str(review, "note", "")))
     return [made[k] for k in sorted(made)], sorted(set(stale))
 
@@ -209,7 +210,7 @@ def verify_reconstruction(call: ToolCall) -> Evidence:
         results.append(
             ClaimResult(
                 claim_id=claim_id,
-                kind=common.one_of(arg_str(claim, "kind", ""), CLAIM_KINDS, f"specification/claims/{i}/kind"),
+                kind=arg_choice(claim, "kind", CLAIM_KINDS, "behavioural"),  # required by the schema
                 state="unknown" if state == "uncovered" else state,
                 comparison_evidence_ids=sorted(comps),
             )
