@@ -12,6 +12,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import msgspec
+
+from rea.arguments import Arguments
+from rea.operations.shapes import ProcedureFingerprint
+from rea.records import JSONObject, JSONValue
+
 # Bumped when the normalization changes: hashes of different versions never compare equal.
 FINGERPRINT_VERSION = 1
 PREFIX = f"ph{FINGERPRINT_VERSION}:"
@@ -65,41 +71,57 @@ def procedure_hash(instructions: Iterable[Mapping[str, Any]]) -> str:
     return hash_lines(normalize_instruction(row) for row in instructions)
 
 
+# A provider's answer to one operation, as the kernel's callers hand it on: JSON (``rea.operations.answers``).
+Execute = Callable[[str, Arguments], JSONObject]
+
+
 def fingerprints(
-    execute: Callable[[str, dict[str, Any]], Any], supports: Callable[[str], bool], cap: int | None = None
-) -> tuple[list[dict[str, Any]], int, bool]:
+    execute: Execute, supports: Callable[[str], bool], cap: int | None = None
+) -> tuple[list[ProcedureFingerprint], int, bool]:
     """Every procedure's fingerprint row (``ProcedureFingerprint``), at most ``cap``: rows, total, truncated.
 
     The provider's ``procedure_fingerprints`` answers in one pass when it has it; otherwise each procedure's
     instructions are read and hashed here, which gives the same hashes, more slowly."""
-    rows: list[dict[str, Any]] = []
+    rows: list[ProcedureFingerprint] = []
     offset: int | None = 0
     batched = supports("procedure_fingerprints")
     while offset is not None:
         limit = PAGE if cap is None else max(1, min(PAGE, cap - len(rows)))
         page = execute("procedure_fingerprints" if batched else "list_procedures", {"offset": offset, "limit": limit})
-        total = int(page["total"])
+        total = _integer(page.get("total"))
         if batched:
-            rows += page["fingerprints"]
+            rows += [msgspec.convert(r, ProcedureFingerprint) for r in _objects(page.get("fingerprints"))]
         else:
-            rows += [_read_and_hash(execute, p) for p in page["procedures"]]
-        offset = page["next_offset"]
+            rows += [_read_and_hash(execute, p) for p in _objects(page.get("procedures"))]
+        following = page.get("next_offset")
+        offset = following if isinstance(following, int) else None
         if cap is not None and len(rows) >= cap and offset is not None:
             return rows, total, True
     return rows, total, False
 
 
-def _read_and_hash(execute: Callable[[str, dict[str, Any]], Any], p: Mapping[str, Any]) -> dict[str, Any]:
+def _integer(value: JSONValue) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _objects(value: JSONValue) -> list[JSONObject]:
+    return [dict(v) for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _read_and_hash(execute: Execute, p: JSONObject) -> ProcedureFingerprint:
     lines: list[str] = []
     at: int | None = 0
+    address = str(p.get("address"))
     while at is not None:
-        page = execute("read_function_instructions", {"procedure": p["address"], "offset": at, "limit": PAGE})
-        lines += [normalize_instruction(r) for r in page["instructions"]]
-        at = page["next_offset"]
-    return {
-        "address": p["address"],
-        "name": p.get("name"),
-        "kind": p.get("kind", "local"),
-        "instructions": len(lines),
-        "hash": hash_lines(lines),
-    }
+        page = execute("read_function_instructions", {"procedure": address, "offset": at, "limit": PAGE})
+        lines += [normalize_instruction(r) for r in _objects(page.get("instructions"))]
+        following = page.get("next_offset")
+        at = following if isinstance(following, int) else None
+    name, kind = p.get("name"), p.get("kind", "local")
+    return ProcedureFingerprint(
+        address=address,
+        name=name if isinstance(name, str) else None,
+        kind=kind if isinstance(kind, str) else "local",
+        instructions=len(lines),
+        hash=hash_lines(lines),
+    )

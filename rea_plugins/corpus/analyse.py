@@ -135,9 +135,10 @@ def _record(session: Any, path: str, options: Options, ctx: CallContext) -> Bina
 
     prints, proc_total, procs_cut = fingerprints(execute, session.supports, cap=options.max_procedures)
     hashes = [
-        ProcedureHash(address=f["address"], name=f["name"], instructions=f["instructions"], hash=f["hash"])
+        # A nameless procedure (an engine may list one) is stored with an empty name: the record's name is a string.
+        ProcedureHash(address=f.address, name=f.name or "", instructions=f.instructions, hash=f.hash)
         for f in prints
-        if f["instructions"]
+        if f.instructions
     ]
     linkage = _object(layout.get("linkage"))
     imports = [
