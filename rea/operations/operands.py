@@ -8,7 +8,13 @@ engine's operand text and render the row the same way for every provider (docs/n
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping, Sequence
+
+from rea.records import JSONObject, JSONValue
+
+# One operand as a provider describes it: ``text``, ``kind`` (``immediate``, ``memory``, ...) and, where it
+# denotes an address, ``address``, ``name`` and ``string``. Each provider builds these rows as JSON.
+OperandDetail = Mapping[str, JSONValue]
 
 _STRING_CHARS = 64
 # A pc-relative memory operand as engines print it (``rip + 0x2bf0``, ``rip - 8``, ``rip``).
@@ -42,30 +48,35 @@ def _quoted(text: str) -> str:
     return '"' + short.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
 
 
-def symbolized_text(mnemonic: str, details: list[dict[str, Any]], branch: bool) -> str:
+def _str(value: JSONValue) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def symbolized_text(mnemonic: str, details: Sequence[OperandDetail], branch: bool) -> str:
     """The instruction with targets named, pc-relative operands absolute, and data named in a comment."""
     parts: list[str] = []
     notes: list[str] = []
     for d in details:
-        text = d["text"]
+        text = _str(d["text"])
         if "address" in d:
+            address, name = _str(d["address"]), _str(d.get("name"))
             if branch and d["kind"] == "immediate":
-                text = d.get("name") or d["address"]
+                text = name or address
             else:
                 if d["kind"] == "memory":
-                    text = _PC.sub(d["address"], text) if _PC.search(text) else text
+                    text = _PC.sub(address, text) if _PC.search(text) else text
                 if "string" in d:
-                    notes.append(_quoted(d["string"]))
-                elif d.get("name"):
-                    notes.append(d["name"])
-                elif d["address"] not in text:
-                    notes.append(d["address"])
+                    notes.append(_quoted(_str(d["string"])))
+                elif name:
+                    notes.append(name)
+                elif address not in text:
+                    notes.append(address)
         parts.append(text)
     out = f"{mnemonic} {', '.join(parts)}".strip()
     return f"{out} ; {', '.join(notes)}" if notes else out
 
 
-def symbols_of(details: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def symbols_of(details: Sequence[OperandDetail]) -> list[JSONObject]:
     """The ``symbols`` of an instruction row: each operand that denotes an address, with its name and string."""
     return [
         {
