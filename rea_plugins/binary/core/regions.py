@@ -3,39 +3,60 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal, TypedDict, cast
 
 from rea.plugin import Target, ToolCall, invalid_request, issue, normalize_address, read_pinned
 from rea_plugins.binary.core.schema import run
 
 _SEGMENTS = "binary.segments"
 
-# A region is the provider's list_segments row (``SegmentItem``'s JSON), copied and read by key. It stays an untyped
-# dict for now: navigation (image, stepping), search (strings, program, codesearch) and notebook (types) read its
-# fields as the typed values they are, so typing it JSONObject, or as a TypedDict, moves a narrowing or a signature
-# into each of those rooms; that change is made with them, in one commit (see the report of issue 43).
+
+class Region(TypedDict):
+    """A region: the provider's ``list_segments`` row (the provider contract's ``SegmentItem``), copied and read by
+    key. The rows are taken as the contract types them, not decoded: a row a malformed binary left odd is shown by
+    the tools that name a region, never refused with a decoding error."""
+
+    name: str
+    start: str
+    end: str
+    size: int
+    permissions: str
+    file_offset: int | None
+    file_size: int
+    kind: Literal["segment", "section"]
 
 
-def regions(call: ToolCall) -> list[dict[str, Any]]:
+class Mapped(TypedDict):
+    """What maps an address (``require_mapped``): its segment and (smallest) section, and the one of them that
+    ``region`` names (the segment when there is one)."""
+
+    segment: Region | None
+    section: Region | None
+    region: Region
+
+
+def regions(call: ToolCall) -> list[Region]:
     """Segments then sections of the open target (cached per target and provider)."""
     target = call.session.require_target()
     provider = call.session.provider.descriptor.id if call.session.provider else ""
     cached = call.session.state.get(_SEGMENTS)
     if isinstance(cached, dict) and cached.get("key") == (target.sha256, provider):
-        found: list[dict[str, Any]] = cached["regions"]
+        found: list[Region] = cached["regions"]
         return found
-    listed = [dict(r) for r in run(call, "list_segments", {}).normalized["segments"]]
+    # The provider's rows, as the contract types them (see Region).
+    listed = [cast(Region, dict(r)) for r in run(call, "list_segments", {}).normalized["segments"]]
     call.session.state[_SEGMENTS] = {"key": (target.sha256, provider), "regions": listed}
     return listed
 
 
-def _contains(region: dict[str, Any], address: int) -> bool:
+def _contains(region: Region, address: int) -> bool:
     return int(region["start"], 16) <= address < int(region["end"], 16)
 
 
-def locate(call: ToolCall, address: int) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def locate(call: ToolCall, address: int) -> tuple[Region | None, Region | None]:
     """The segment and the (smallest) section containing ``address``; either may be None."""
-    segment = section = None
+    segment: Region | None = None
+    section: Region | None = None
     for r in regions(call):
         if r.get("size", 0) <= 0 or not _contains(r, address):
             continue
@@ -46,7 +67,7 @@ def locate(call: ToolCall, address: int) -> tuple[dict[str, Any] | None, dict[st
     return segment, section
 
 
-def require_mapped(call: ToolCall, text: str, path: str = "address") -> tuple[str, dict[str, Any]]:
+def require_mapped(call: ToolCall, text: str, path: str = "address") -> tuple[str, Mapped]:
     """The canonical address and the region that maps it; an unmapped address is ``invalid_request``."""
     address = normalize_address(text, path)
     segment, section = locate(call, int(address, 16))
@@ -56,10 +77,10 @@ def require_mapped(call: ToolCall, text: str, path: str = "address") -> tuple[st
             f"{address} is not mapped by any segment or section of the open target",
             [issue(path, "invalid_value", "the address lies outside every segment and section")],
         )
-    return address, {"segment": segment, "section": section, "region": region}
+    return address, Mapped(segment=segment, section=section, region=region)
 
 
-def region_file_offset(region: dict[str, Any], address: int) -> int | None:
+def region_file_offset(region: Region, address: int) -> int | None:
     delta = address - int(region["start"], 16)
     offset, size = region.get("file_offset"), region.get("file_size")
     if not isinstance(offset, int) or not isinstance(size, int) or delta >= size:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rea.plugin import (
     Arguments,
     Evidence,
@@ -141,8 +139,7 @@ def limitations_of(*results: OperationResult) -> list[str]:
     return list(dict.fromkeys(lim for r in results for lim in r.limitations))
 
 
-# An untyped dict, like core.regions' rows: navigation's stepping reads its address as a str (changed with that room).
-def containing(call: ToolCall, address: str) -> dict[str, Any] | None:
+def containing(call: ToolCall, address: str) -> JSONObject | None:
     """The procedure containing ``address`` as the provider answers it (a copy of its row, read by key), or None."""
     found = run(call, "resolve_containing_procedure", {"address": address}).normalized["procedure"]
     return dict(found) if found else None

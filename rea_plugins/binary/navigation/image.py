@@ -24,7 +24,7 @@ from rea.plugin import (
     arg_int,
     arg_str,
 )
-from rea_plugins.binary.core.regions import locate, read_file, region_file_offset, regions, require_mapped
+from rea_plugins.binary.core.regions import Region, locate, read_file, region_file_offset, regions, require_mapped
 from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, check_document, evidence, obj, prop, run
 from rea_plugins.binary.core.shapes import BytesRead, EntryPlace, Extent, FileOffset, LoadImage, LoadUnit, RegionBrief
 
@@ -38,7 +38,7 @@ ZERO_FILLED = "the address is in the zero-filled part of its region (no file byt
 _NO_REGION = RegionBrief(name="", kind="segment", start="", end="", permissions="", file_offset=None, file_size=None)
 
 
-def region_brief(region: JSONObject) -> RegionBrief:
+def region_brief(region: Region) -> RegionBrief:
     """The region as the answers name it; ``region`` is the provider's ``list_segments`` row (the provider contract's
     ``SegmentItem``, whose keys these are; a key it leaves out reads as null)."""
     return msgspec.structs.replace(_NO_REGION, **{k: region.get(k) for k in RegionBrief.__struct_fields__})
@@ -55,7 +55,7 @@ class Backed(NamedTuple):
     offset: int | None
 
 
-def file_backed(call: ToolCall, address: str, region: JSONObject, size: int) -> Backed:
+def file_backed(call: ToolCall, address: str, region: Region, size: int) -> Backed:
     """At most ``size`` bytes of ``region`` (the provider's row of the region mapping ``address``) from ``address``."""
     brief, start = region_brief(region), int(address, 16)
     count = max(0, min(size, int(brief.end, 16) - start))
@@ -184,9 +184,9 @@ def _load_image(call: ToolCall) -> Evidence:
         )
     file_end = max(
         (
-            u["file_offset"] + u["file_size"]
+            offset + u["file_size"]
             for u in units
-            if isinstance(u.get("file_offset"), int) and isinstance(u.get("file_size"), int)
+            if isinstance(offset := u.get("file_offset"), int) and isinstance(u.get("file_size"), int)
         ),
         default=0,
     )

@@ -11,7 +11,7 @@ they render (angr's decompiler, radare2's ``td``/``afs``), and every provider sh
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import msgspec
 
@@ -20,7 +20,6 @@ from rea.plugin import (
     MAX_TYPE_DECLARATION,
     DataInspection,
     Evidence,
-    JSONObject,
     Note,
     Notebook,
     ProcedureRef,
@@ -36,7 +35,7 @@ from rea.plugin import (
     typelib,
 )
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.regions import require_mapped
+from rea_plugins.binary.core.regions import Mapped, Region, require_mapped
 from rea_plugins.binary.core.schema import ADDRESS, DOCUMENT, LIMIT, OFFSET, PROCEDURE, check_document, obj, prop, run
 from rea_plugins.binary.navigation.image import file_backed
 from rea_plugins.binary.notebook.notes import WRITE, analyst_evidence
@@ -336,14 +335,14 @@ def prototype_of(nb: Notebook, address: str) -> typelib.Prototype | None:
         return None
 
 
-def read_mapped(call: ToolCall, address: str, region: JSONObject, size: int) -> bytes:
+def read_mapped(call: ToolCall, address: str, region: Region, size: int) -> bytes:
     """``size`` bytes at a mapped address as the file holds them (zero past its file-backed part); ``region`` is the
     provider's row of the region that maps it."""
     data, count, _, _ = file_backed(call, address, region, size)
     return data + b"\0" * (count - len(data))
 
 
-def typed_data(call: ToolCall, address: str, where: Mapping[str, JSONObject | None]) -> TypedData | None:
+def typed_data(call: ToolCall, address: str, where: Mapped) -> TypedData | None:
     """The datum at ``address`` read as the type the analyst set there (None when none is set); ``where`` is
     ``require_mapped``'s: the provider's rows of the segment, the section and the region that map it."""
     nb = annotate.notebook(call)

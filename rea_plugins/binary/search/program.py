@@ -129,13 +129,13 @@ def _units(call: ToolCall, kind: Literal["segment", "section"]) -> list[Unit]:
         Unit(
             name=r["name"],
             start=int(r["start"], 16),
-            file_offset=r["file_offset"],
+            file_offset=offset,
             file_size=r["file_size"],
             permissions=r.get("permissions") or "---",
         )
         for r in regions(call)
         if r["kind"] == kind
-        and isinstance(r.get("file_offset"), int)
+        and isinstance(offset := r.get("file_offset"), int)
         and isinstance(r.get("file_size"), int)
         and r["file_size"] > 0
     ]

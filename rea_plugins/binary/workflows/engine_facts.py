@@ -8,7 +8,7 @@ and resolved jump tables) and report the engine-only facet ``unavailable`` with 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
@@ -33,7 +33,7 @@ from rea.plugin import (
     normalize_address,
 )
 from rea_plugins.binary.core import annotate
-from rea_plugins.binary.core.regions import require_mapped
+from rea_plugins.binary.core.regions import Mapped, require_mapped
 from rea_plugins.binary.core.schema import (
     ADDRESS,
     ADDRESS_PATTERN,
@@ -119,7 +119,7 @@ def _inspect_instruction(call: ToolCall) -> Evidence:
             address=address, procedure=None, source=_LISTING, semantics=semantics, instruction=None, reason=reason
         )
     else:
-        item = _decoded(call, proc["address"], address)
+        item = _decoded(call, str(proc["address"]), address)
         item["size"] = len(str(item.get("bytes", ""))) // 2
         nb = annotate.notebook(call)
         note = nb.note(address)
@@ -187,7 +187,7 @@ def _inspect_data_type(call: ToolCall) -> Evidence:
 def _with_user_type(
     call: ToolCall,
     address: str,
-    where: dict[str, Any],  # core.regions.require_mapped's regions, as notebook.types.typed_data takes them
+    where: Mapped,
     body: DataInspection,
 ) -> types.TypedDataInspection:
     """The result, with the bytes read as the analyst's type where set_data_type gave the address one."""
