@@ -17,7 +17,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import msgspec
 
@@ -102,7 +102,7 @@ class HopperClient(AnalysisClient):
         # While starting, bridge requests share the startup deadline instead of each getting a request deadline.
         self._startup_deadline: float | None = None
         # Lineage entries, in the kernel's shape for them (``OwnedProcess.observe``, ``AnalysisClient.lineage``).
-        self._observations: list[dict[str, Any]] = []  # the kernel's lineage entries (OwnedProcess.observe)
+        self._observations: list[JSONObject] = []  # the kernel's lineage entries (OwnedProcess.observe)
 
     # -- queries -----------------------------------------------------------------------------------
 
@@ -364,7 +364,7 @@ class HopperClient(AnalysisClient):
             return CloseOutcome()
         return self._discard("closed")
 
-    def lineage(self) -> list[dict[str, Any]]:  # the kernel's type (AnalysisClient.lineage)
+    def lineage(self) -> list[JSONObject]:
         out = list(self._observations)
         proc = self.proc
         if proc is not None and proc.running:

@@ -22,6 +22,7 @@ from rea.plugin import (
     AnalysisCache,
     CacheKey,
     CallContext,
+    JSONObject,
     ProcessSpec,
     ReaError,
     WorkerChannel,
@@ -196,7 +197,7 @@ class Pool:
             slot.busy.release()
             self._free.notify_all()
 
-    def lineage(self) -> list[dict[str, Any]]:  # the kernel's type (AnalysisClient.lineage)
+    def lineage(self) -> list[JSONObject]:
         return [o for s in self.slots for o in s.channel.lineage()]
 
 

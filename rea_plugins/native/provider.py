@@ -133,7 +133,7 @@ class NativeClient(AnalysisClient):
         self.program.close()
         return CloseOutcome()
 
-    def lineage(self) -> list[dict[str, Any]]:  # the kernel's type (AnalysisClient.lineage)
+    def lineage(self) -> list[JSONObject]:
         out = [] if self._worker is None else self._worker.lineage()[self._lineage_from :]
         if self._pool is not None and self._decompiler is not None:
             out = out + self._pool.lineage()[self._pool_from :]
