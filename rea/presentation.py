@@ -149,10 +149,8 @@ def cli_presentation(env: Mapping[str, str] | None = None) -> str:
 
 def of_session(session: Session) -> str:
     """The presentation a session's results are given in: its connection's (``rea serve``), else the CLI's."""
-    settings = session.connection.get("settings")
-    if isinstance(settings, dict) and isinstance(settings.get("result_presentation"), str):
-        return str(settings["result_presentation"])
-    return cli_presentation()
+    settings = session.connection.settings
+    return cli_presentation() if settings is None else settings.result_presentation
 
 
 def is_evidence(doc: Any) -> bool:

@@ -79,6 +79,38 @@ LINEAGE_KEPT = 256
 LINEAGE_SHOWN = 32
 
 
+class Toolsets(msgspec.Struct, kw_only=True):
+    """A connection's toolsets: those it listed at its start, those there are, whether a call or enable_toolsets may
+    add the others, and those it lists now (added to in place as it enables more)."""
+
+    advertised: list[str]
+    available: list[str]
+    on_demand: bool
+    enabled: list[str]
+
+
+class ConnectionSettings(msgspec.Struct, kw_only=True):
+    """The server's settings as one connection runs under them (binary_session reports them)."""
+
+    max_response_bytes: int
+    input_schema_profile: str
+    result_presentation: str
+    toolsets: Toolsets
+
+
+class Connection(msgspec.Struct, kw_only=True):
+    """What the front end knows of a connection: the protocol version, the client's info and the features its
+    capabilities name (None until the MCP server has seen them; a CLI session has none), the least log level it
+    asked for, and its settings."""
+
+    protocol_version: str | None = None
+    # The client's own description (name, version, ...): its JSON as the SDK dumped it.
+    client_info: JSONObject | None = None
+    client_features: list[str] | None = None
+    log_level: str = "warning"
+    settings: ConnectionSettings | None = None
+
+
 class Session:
     """One per MCP connection or CLI invocation: open targets (one of them active), the ledger, the lineage."""
 
@@ -100,8 +132,7 @@ class Session:
         # Tools read and write per-session state of their family here (e.g. a navigation cursor): any Python
         # object a family keeps between calls, read back only by the family that wrote it, so Any.
         self.state: dict[str, Any] = {}
-        # What the front end knows of the connection: protocol, client info and capabilities, settings.
-        self.connection: dict[str, Any] = {}
+        self.connection = Connection()
         # How closing the previous target went, when the last open replaced one.
         self.previous_cleanup: JSONObject | None = None
 

@@ -150,8 +150,8 @@ def _score(spec: ToolSpec, words: list[str]) -> tuple[int, int]:
 
 def listed_toolsets(session: Session) -> list[str] | None:
     """The toolsets this connection's tools/list shows (None outside a server, where every tool is callable)."""
-    toolsets = session.connection.get("settings", {}).get("toolsets")
-    return None if toolsets is None else list(toolsets["enabled"])
+    settings = session.connection.settings
+    return None if settings is None else list(settings.toolsets.enabled)
 
 
 def _search_tools(call: ToolCall) -> JSONObject:
@@ -216,9 +216,9 @@ def _call_tool_by_name(call: ToolCall) -> Evidence | JSONObject:
     tool = session.registry.tools.get(name)
     if tool is None:
         raise unknown_tool(name, "Call search_tools with a few words about the task to find a tool's name.")
-    toolsets = session.connection.get("settings", {}).get("toolsets")
-    if toolsets is not None and tool.toolset_id not in toolsets["enabled"] and not toolsets["on_demand"]:
-        raise not_advertised(tool.toolset_id, toolsets["enabled"], tool=tool.name)
+    settings = session.connection.settings
+    if settings is not None and tool.toolset_id not in settings.toolsets.enabled and not settings.toolsets.on_demand:
+        raise not_advertised(tool.toolset_id, settings.toolsets.enabled, tool=tool.name)
     # The connection's tools/list stays as it is: the client chose this path because it does not follow changes.
     result = invoke(session, tool, arg_object(call.args, "arguments") or {}, call.ctx)
     # A handler answers one or the other (Handler), so structured is set where evidence is not.

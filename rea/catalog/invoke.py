@@ -143,8 +143,8 @@ class ToolResult(msgspec.Struct, kw_only=True):
 
 
 def check_available(tool: ToolDef, session: Session) -> None:
-    if "client_features" in session.connection:
-        negotiated = set(session.connection["client_features"])
+    if session.connection.client_features is not None:
+        negotiated = set(session.connection.client_features)
         lacking = [f for f in tool.client_features_required if f in NEGOTIATED_FEATURES and f not in negotiated]
         if lacking:
             raise ReaError(

@@ -44,7 +44,7 @@ from rea.presentation import COMPLETE, output_schema_for, present
 from rea.process import owned
 from rea.records import JSONObject
 from rea.registry import Registry
-from rea.session import Session
+from rea.session import ConnectionSettings, Session, Toolsets
 
 if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken
@@ -223,25 +223,24 @@ class ReaServer:
     ) -> types.EmptyResult:
         """The least level of the log records this connection's tool calls send it (notifications/message)."""
         session = ctx.lifespan_context.session
-        session.connection["log_level"] = params.level
+        session.connection.log_level = params.level
         return types.EmptyResult()
 
     @asynccontextmanager
     async def _lifespan(self, _server: Server[ConnectionState]) -> AsyncIterator[ConnectionState]:
         store = AnnotationStore(self.settings.annotations_dir) if self.settings.annotations_dir else None
         session = Session(self.registry, annotations=store)
-        session.connection["settings"] = {
-            "max_response_bytes": self.settings.max_response_bytes,
-            "input_schema_profile": self.settings.input_schema_profile,
-            "result_presentation": self.settings.result_presentation,
-            "toolsets": {
-                "advertised": list(self.initial_toolsets),
-                "available": list(self.registry.toolsets()),
-                # Whether enable_toolsets (or a call of one of their tools) adds the others to this connection.
-                "on_demand": self.settings.toolsets_on_demand,
-                "enabled": list(self.initial_toolsets),
-            },
-        }
+        session.connection.settings = ConnectionSettings(
+            max_response_bytes=self.settings.max_response_bytes,
+            input_schema_profile=self.settings.input_schema_profile,
+            result_presentation=self.settings.result_presentation,
+            toolsets=Toolsets(
+                advertised=list(self.initial_toolsets),
+                available=list(self.registry.toolsets()),
+                on_demand=self.settings.toolsets_on_demand,
+                enabled=list(self.initial_toolsets),
+            ),
+        )
         try:
             # The session's tasks (rea.mcp.tasks) end before it closes: their calls are cancelled first.
             async with tasks.session_tasks() as session_tasks:
@@ -272,8 +271,7 @@ class ReaServer:
     @staticmethod
     def _view(session: Session) -> tuple[frozenset[str], bool]:
         """What this connection's tools/list shows: its enabled toolsets, and whether several targets are open."""
-        enabled = session.connection["settings"]["toolsets"]["enabled"]
-        return frozenset(enabled), len(session.open_targets()) > 1
+        return frozenset(_toolsets(session).enabled), len(session.open_targets()) > 1
 
     async def _list_tools(
         self, ctx: ServerRequestContext[ConnectionState], params: types.PaginatedRequestParams | None
@@ -307,13 +305,13 @@ class ReaServer:
 
     def _reachable(self, session: Session, tools: tuple[str, ...]) -> bool:
         """Whether this connection may call every one of ``tools`` (listed, or in a toolset it may enable)."""
-        toolsets = session.connection["settings"]["toolsets"]
+        toolsets = _toolsets(session)
         info = self.registry.tool_info()
-        return toolsets["on_demand"] or all(info[t].toolset_id in toolsets["enabled"] for t in tools)
+        return toolsets.on_demand or all(info[t].toolset_id in toolsets.enabled for t in tools)
 
     def _unlisted(self, session: Session, tools: tuple[str, ...]) -> list[str]:
         """The tools among ``tools`` this connection's tools/list does not show now."""
-        enabled = session.connection["settings"]["toolsets"]["enabled"]
+        enabled = _toolsets(session).enabled
         info = self.registry.tool_info()
         return [t for t in tools if info[t].toolset_id not in enabled]
 
@@ -398,14 +396,14 @@ class ReaServer:
 
     def _note_connection(self, ctx: ServerRequestContext[ConnectionState], session: Session) -> None:
         conn = session.connection
-        conn["protocol_version"] = ctx.protocol_version
+        conn.protocol_version = ctx.protocol_version
         params = ctx.session.client_params
-        if params is not None and "client_info" not in conn:
-            conn["client_info"] = params.client_info.model_dump(mode="json", exclude_none=True)
+        if params is not None and conn.client_info is None:
+            conn.client_info = params.client_info.model_dump(mode="json", exclude_none=True)
         caps = ctx.session.client_capabilities
-        if caps is not None and "client_features" not in conn:
+        if caps is not None and conn.client_features is None:
             dumped = caps.model_dump(mode="json", exclude_none=True)
-            conn["client_features"] = sorted(k for k, v in dumped.items() if v is not None)
+            conn.client_features = sorted(k for k, v in dumped.items() if v is not None)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[ConnectionState], params: types.CallToolRequestParams
@@ -428,12 +426,12 @@ class ReaServer:
                 session, unknown_tool(params.name, "Call tools/list or binary_session for the tool names.")
             )
         shown = self._view(session)
-        toolsets = session.connection["settings"]["toolsets"]
-        if tool.toolset_id not in toolsets["enabled"]:
-            if not toolsets["on_demand"]:
-                return self._error(session, not_advertised(tool.toolset_id, toolsets["enabled"], tool=tool.name))
+        toolsets = _toolsets(session)
+        if tool.toolset_id not in toolsets.enabled:
+            if not toolsets.on_demand:
+                return self._error(session, not_advertised(tool.toolset_id, toolsets.enabled, tool=tool.name))
             # A call is the clearest request for a toolset: it joins this connection's list.
-            toolsets["enabled"].append(tool.toolset_id)
+            toolsets.enabled.append(tool.toolset_id)
         args = params.arguments if params.arguments is not None else {}
         size = len(msgspec.json.encode(args))
         try:
@@ -490,7 +488,7 @@ class ReaServer:
         call_ctx = CallContext(cancel, sink)
         log_loop = current_log_token()
         # Warnings and errors unless the client asked for more (logging/setLevel): a quiet default.
-        least = logs.FROM_MCP.get(session.connection.get("log_level", "warning"), logging.WARNING)
+        least = logs.FROM_MCP.get(session.connection.log_level, logging.WARNING)
 
         def forward(level: logs.McpLevel, name: str, message: str) -> None:
             # This call's records go to its own client, on its own request (from the worker thread).
@@ -625,6 +623,13 @@ async def _tools_changed(ctx: ServerRequestContext[ConnectionState]) -> None:
         await ctx.session.send_tool_list_changed()
     except Exception:  # a client gone or an era without the notification: the next tools/list shows the change
         pass
+
+
+def _toolsets(session: Session) -> Toolsets:
+    """A served connection's toolsets (its settings are set as the connection starts, in _lifespan)."""
+    settings = session.connection.settings
+    assert settings is not None, "a served connection's settings are set in _lifespan"
+    return settings.toolsets
 
 
 def dumped_result(result: types.CallToolResult) -> JSONObject:

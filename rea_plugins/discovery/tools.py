@@ -47,7 +47,7 @@ def server_path() -> str:
 
 
 def _missing_features(session: Session, features: tuple[str, ...]) -> list[str]:
-    negotiated = set(session.connection.get("client_features", []))
+    negotiated = set(session.connection.client_features or [])
     return [f for f in features if f in NEGOTIATED_FEATURES and f not in negotiated]
 
 
@@ -228,8 +228,9 @@ def _availability(session: Session, tool: ToolDef | ToolEntry) -> ToolAvailabili
 
 def _settings(session: Session) -> JSONObject:
     """The connection's settings; its enabled toolsets only once they differ from those it started with."""
-    # The kernel's record of the connection's settings (JSON it keeps, not a shape of this plugin).
-    settings: JSONObject = session.connection.get("settings", {})
+    # The kernel's record of the connection's settings, reported as the JSON it encodes to.
+    kept = session.connection.settings
+    settings: JSONObject = {} if kept is None else msgspec.to_builtins(kept)
     toolsets = settings.get("toolsets")
     if isinstance(toolsets, dict) and toolsets.get("enabled") == toolsets.get("advertised"):
         return {**settings, "toolsets": {k: v for k, v in toolsets.items() if k != "enabled"}}
@@ -260,9 +261,7 @@ def session_report(session: Session, args: Arguments) -> JSONObject:
         package=Named(name="rea", version=__version__),
         server=ServerProcess(name="rea", path=path, pid=os.getpid(), python=sys.version.split()[0]),
         sdk=Named(name="mcp", version=_sdk_version()),
-        protocol=Protocol(
-            version=session.connection.get("protocol_version"), client=session.connection.get("client_info")
-        ),
+        protocol=Protocol(version=session.connection.protocol_version, client=session.connection.client_info),
         catalog_digest=digest,
         tool_count=len(reg.tools),
         alignment=Alignment(state=state, checks=checks),

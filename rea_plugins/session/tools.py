@@ -225,11 +225,12 @@ def _enable_toolsets(call: ToolCall) -> JSONObject:
             [issue("toolsets", "invalid_value", "toolsets: " + ", ".join(available))],
         )
     # Outside a server (the CLI) every tool is callable: there is no list to extend.
-    toolsets = session.connection.get("settings", {}).get("toolsets")
-    if toolsets is None:
+    settings = session.connection.settings
+    if settings is None:
         return _answer(Toolsets(enabled=available, added=[], available=available))
-    enabled: list[str] = toolsets["enabled"]
-    refused = [t for t in wanted if t not in enabled and not toolsets["on_demand"]]
+    # The connection's list, extended in place: the server lists what it holds.
+    enabled = settings.toolsets.enabled
+    refused = [t for t in wanted if t not in enabled and not settings.toolsets.on_demand]
     if refused:
         raise not_advertised(refused[0], enabled, path="toolsets")
     added = [t for t in wanted if t not in enabled]
