@@ -342,6 +342,10 @@ def data_flow(client: NativeClient, params: Arguments, ctx: CallContext) -> Oper
     return OperationResult(normalized=msgspec.to_builtins(normalized), limitations=limitations)
 
 
+# Address spaces whose offsets are the decompiler's own pointers, not addresses of the program.
+_HANDLE_SPACES = frozenset({"fspec", "iop"})
+
+
 def _varnode(program: Any, regs: dict[int, str], v: Any) -> str:
     """One varnode as a step shows it: a constant (with the string or name at that address), a register, memory."""
     if v.constant:
@@ -364,6 +368,11 @@ def _varnode(program: Any, regs: dict[int, str], v: Any) -> str:
     elif v.space == "stack":
         signed = v.offset - (1 << 64) if v.offset >= 1 << 63 else v.offset
         text = f"stack[{signed:#x}]"
+    elif v.space in _HANDLE_SPACES:
+        # A CALL's callee spec (fspec) or an INDIRECT's causing op (iop): the offset is a pointer inside the
+        # decompiler, different in every run, so only the space is shown (the answer, and its Evidence id, stay
+        # the same from run to run).
+        text = v.space
     else:  # the decompiler's temporaries (its unique space)
         text = f"{'tmp' if v.space == 'unique' else v.space}:{v.offset:#x}"
     return f"{text} (input)" if v.input else text

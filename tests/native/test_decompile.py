@@ -6,6 +6,8 @@ with the reason where it cannot run (Python < 3.13); the unavailable path is tes
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import signal
@@ -327,6 +329,20 @@ def test_data_flow_traces_a_call_argument_to_its_source(opened: Any, native_fixt
     site = next(r["address"] for r in rows if r["text"].startswith("call") and "compute_checksum" in r["symbolized"])
     flow = result_of(session, "procedure_data_flow", {"procedure": "main", "site": site})
     assert flow["arguments"] >= 1 and any('"checksum input"' in s for s in flow["sources"]), flow
+    # A value a call returns: the CALL's callee spec is the decompiler's pointer, shown by its space alone (the
+    # answer and its Evidence id are the same in every run).
+    flows = []
+    for r in (r for r in rows if r["text"].startswith("call")):
+        for a in (0, 1):
+            with contextlib.suppress(ReaError):  # a call without that argument
+                flows.append(
+                    result_of(
+                        session, "procedure_data_flow", {"procedure": "main", "site": r["address"], "argument": a}
+                    )
+                )
+    calls = [s for f in flows for s in f["steps"] if s["opcode"] == "CALL"]
+    assert calls and all(s["inputs"][0] == "fspec" for s in calls), flows
+    assert not re.search(r"\b(fspec|iop):0x", json.dumps(flows)), flows
     # Through memory: mix(p->y, p->x)'s second argument is loaded from the function's first input.
     other = opened(str(structs))
     rows = result_of(other, "read_function_instructions", {"procedure": "use_point", "limit": 50})["instructions"]
