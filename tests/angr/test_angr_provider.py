@@ -19,33 +19,7 @@ from rea.testing import call_tool
 from rea_plugins.angr.options import Timeouts, timeouts_from_env
 from rea_plugins.angr.provider import AngrProvider
 from tests.angr.angr_support import worker_pid
-
-CONTRACT_OPERATIONS = {
-    "list_documents",
-    "list_segments",
-    "list_procedures",
-    "search_procedures",
-    "list_strings",
-    "search_strings",
-    "list_names",
-    "address_name",
-    "procedure_address",
-    "resolve_containing_procedure",
-    "procedure_info",
-    "procedure_blocks",
-    "procedure_assembly",
-    "read_function_instructions",
-    "procedure_callers",
-    "procedure_callees",
-    "program_call_graph",
-    "procedure_references",
-    "xrefs",
-    "procedure_pseudo_code",
-    "inspect_native_instruction",
-    "inspect_native_data_type",
-    "resolve_native_call_targets",
-    "binary_layout",
-}
+from tests.engine_operations import CONTRACT_OPERATIONS
 
 
 def test_importing_the_plugin_does_not_import_angr() -> None:

@@ -21,35 +21,10 @@ from rea.session import Session
 from rea.testing import call_tool
 from rea_plugins.radare2 import options
 from rea_plugins.radare2.provider import Radare2Provider
+from tests.engine_operations import CONTRACT_OPERATIONS
 from tests.radare2.conftest import require_radare2
 from tests.radare2.r2_support import worker_pid
 
-CONTRACT_OPERATIONS = {
-    "list_documents",
-    "list_segments",
-    "list_procedures",
-    "search_procedures",
-    "list_strings",
-    "search_strings",
-    "list_names",
-    "address_name",
-    "procedure_address",
-    "resolve_containing_procedure",
-    "procedure_info",
-    "procedure_blocks",
-    "procedure_assembly",
-    "read_function_instructions",
-    "procedure_callers",
-    "procedure_callees",
-    "program_call_graph",
-    "procedure_references",
-    "xrefs",
-    "procedure_pseudo_code",
-    "binary_layout",
-    "inspect_native_instruction",
-    "inspect_native_data_type",
-    "resolve_native_call_targets",
-}
 SETTINGS = (
     "REA_RADARE2_ANALYSIS",
     "REA_RADARE2_LOAD_TIMEOUT_MS",
