@@ -14,7 +14,7 @@ import site
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 
 from rea.context import CallContext
 from rea.errors import CODES, ReaError, cancelled
@@ -402,6 +402,25 @@ class WorkerClient(AnalysisClient):
             announce=announce,
             timeout_remediation=self.timeout_remediation,
         )
+
+    def offered(self, operation: str, operations: Container[str], provider_id: str) -> None:
+        """Refuse an operation the engine does not offer (``capability_unavailable``), before any worker starts."""
+        if operation not in operations:
+            raise ReaError(
+                "capability_unavailable",
+                f"{provider_id} does not offer {operation}",
+                details={"operation": operation, "provider_id": provider_id},
+            )
+
+    def ready(self, stage: str, params: Mapping[str, JSONValue], ctx: CallContext, budget_ms: int, phase: str) -> None:
+        """Run ``stage`` (load the target, build the engine's analysis) once per worker: a worker that restarted
+        (after a crash or a timeout) runs it again before its next request."""
+        generation = self.channel.ensure_started()
+        # Each stage's worker generation; a subclass's __init__ sets up only its channel, so the record starts here.
+        done: dict[str, int] = self.__dict__.setdefault("_stages", {})
+        if done.get(stage) != generation:
+            self.request(stage, params, ctx, budget_ms, phase, announce=True)
+            done[stage] = generation
 
     def close(self) -> CloseOutcome:
         return self.channel.close()

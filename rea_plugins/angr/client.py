@@ -10,7 +10,6 @@ from rea.plugin import (
     Arguments,
     CallContext,
     OperationResult,
-    ReaError,
     Target,
     WorkerChannel,
     WorkerClient,
@@ -56,34 +55,17 @@ class AngrClient(WorkerClient):
             memory_setting="REA_ANGR_MEMORY_LIMIT_MB",
         )
         self.channel = WorkerChannel(spec, label="angr", grace_s=timeouts.grace_ms / 1000)
-        self._loaded = 0  # the worker generation that has the target loaded
-        self._cfg = 0  # ... and its CFG built
 
     def execute(self, operation: str, params: Arguments, ctx: CallContext) -> OperationResult:
-        if operation not in OPERATIONS:
-            raise ReaError(
-                "capability_unavailable",
-                f"angr does not offer {operation}",
-                details={"operation": operation, "provider_id": "angr"},
-            )
+        self.offered(operation, OPERATIONS, "angr")
         t = self.timeouts
         # Before every request, so before every worker (re)start: a rewritten target is refused, never loaded or
         # read by the engine under the SHA-256 it was opened with.
         verify_unchanged(self.target, ctx=ctx)
-        generation = self.channel.ensure_started()
-        if self._loaded != generation:
-            self.request(
-                "load",
-                {"path": self.target.resolved_path, "name": self.target.name, "sha256": self.target.sha256},
-                ctx,
-                t.load_ms,
-                "starting the worker and loading the binary",
-                announce=True,
-            )
-            self._loaded = generation
-        if operation not in LOADER_OPS and self._cfg != generation:
-            self.request("cfg", {}, ctx, t.cfg_ms, "building CFG", announce=True)
-            self._cfg = generation
+        load = {"path": self.target.resolved_path, "name": self.target.name, "sha256": self.target.sha256}
+        self.ready("load", load, ctx, t.load_ms, "starting the worker and loading the binary")
+        if operation not in LOADER_OPS:
+            self.ready("cfg", {}, ctx, t.cfg_ms, "building CFG")
         if operation == "procedure_pseudo_code":
             reply = self.request(
                 operation, params, ctx, t.decompile_ms, f"decompiling {params.get('procedure')}", announce=True

@@ -10,7 +10,6 @@ from rea.plugin import (
     Arguments,
     CallContext,
     OperationResult,
-    ReaError,
     Target,
     WorkerChannel,
     WorkerClient,
@@ -66,41 +65,18 @@ class Radare2Client(WorkerClient):
             args=("--libr", libdir),
         )
         self.channel = WorkerChannel(spec, label="radare2", grace_s=limits.grace_ms / 1000)
-        self._loaded = 0  # the worker generation that has the target loaded
-        self._analyzed = 0  # ... and analysed
 
     def execute(self, operation: str, params: Arguments, ctx: CallContext) -> OperationResult:
-        if operation not in OPERATIONS:
-            raise ReaError(
-                "capability_unavailable",
-                f"radare2 does not offer {operation}",
-                details={"operation": operation, "provider_id": "radare2"},
-            )
+        self.offered(operation, OPERATIONS, "radare2")
         lim = self.limits
         # Before every request, so before every worker (re)start: a rewritten target is refused, never loaded or
         # read by the engine under the SHA-256 it was opened with.
         verify_unchanged(self.target, ctx=ctx)
-        generation = self.channel.ensure_started()
-        if self._loaded != generation:
-            self.request(
-                "load",
-                {
-                    "path": self.target.resolved_path,
-                    "name": self.target.name,
-                    "sha256": self.target.sha256,
-                    "format": self.target.format,
-                },
-                ctx,
-                lim.load_ms,
-                "starting the worker and loading the binary",
-                announce=True,
-            )
-            self._loaded = generation
-        if operation not in LOADER_OPS and self._analyzed != generation:
-            self.request(
-                "analyze", {"level": lim.analysis}, ctx, lim.analysis_ms, f"analysis ({lim.analysis})", announce=True
-            )
-            self._analyzed = generation
+        t = self.target
+        load = {"path": t.resolved_path, "name": t.name, "sha256": t.sha256, "format": t.format}
+        self.ready("load", load, ctx, lim.load_ms, "starting the worker and loading the binary")
+        if operation not in LOADER_OPS:
+            self.ready("analyze", {"level": lim.analysis}, ctx, lim.analysis_ms, f"analysis ({lim.analysis})")
         reply = self.request(
             operation, params, ctx, lim.query_ms, operation, announce=operation == "procedure_pseudo_code"
         )
