@@ -39,6 +39,6 @@ def test_batch_hashes_equal_the_row_by_row_hashes(sessions: rs.Sessions, target_
     slow, slow_total, _ = fingerprints(execute, lambda op: op != "procedure_fingerprints")
     assert (total, cut) == (slow_total, False) and len(batch) == total
     assert batch == slow
-    assert sum(1 for f in batch if f["instructions"] > 0 and f["kind"] == "local") >= 5
+    assert sum(1 for f in batch if f.instructions > 0 and f.kind == "local") >= 5
     capped, _, truncated = fingerprints(execute, session.supports, cap=4)
     assert truncated and capped == batch[:4]
