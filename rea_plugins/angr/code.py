@@ -40,7 +40,7 @@ _CC_NAMES = {
 }
 
 
-RefKind = Literal["call", "jump", "data", "read", "write", "indirect", "computed", "external"]
+ReferenceKind = Literal["call", "jump", "data", "read", "write", "indirect", "computed", "external"]
 CalleeKind = Literal["direct", "tail", "import", "indirect"]
 
 
@@ -64,7 +64,7 @@ class Ref(msgspec.Struct, frozen=True):
 
     src: int
     dst: int | None
-    kind: RefKind
+    kind: ReferenceKind
     from_proc: int | None
     to_name: str | None
 
@@ -215,13 +215,13 @@ class CodeIndex:
         self.sites.append(site)
         self.dispatch[src] = site
 
-    def _access_kind(self, ins: int) -> RefKind:
+    def _access_kind(self, ins: int) -> ReferenceKind:
         # CFGFast's data references say where an instruction points, not how it uses the memory there; the
         # operand's access flags (capstone detail) tell read from write at the cost of one decode.
         insn = self._decode(ins)
         return "data" if insn is None else _access(insn)
 
-    def _emit(self, src: int, dst: int | None, kind: RefKind, proc: int | None) -> None:
+    def _emit(self, src: int, dst: int | None, kind: ReferenceKind, proc: int | None) -> None:
         a = self.a
         if dst is None or a.main.contains_addr(dst):
             self.refs.append(Ref(src, dst, kind, proc, None if dst is None else a.name_at(dst)))
@@ -279,7 +279,7 @@ class CodeIndex:
                 for d, _ in edges:
                     if d.function_address not in members and self._resolved(d.addr):
                         self._emit(src, d.addr, "jump", f.addr)
-        kinds: dict[str, RefKind] = {"read": "read", "write": "write"}
+        kinds: dict[str, ReferenceKind] = {"read": "read", "write": "write"}
         for ins, xrefs in a.proj.kb.xrefs.xrefs_by_ins_addr.items():
             if ins is None:
                 continue
@@ -328,7 +328,7 @@ def _is_jump(insn: Any) -> bool:
         return False
 
 
-def _access(insn: Any) -> RefKind:
+def _access(insn: Any) -> ReferenceKind:
     """``read`` or ``write`` for an instruction whose memory operand is accessed that way, else ``data``."""
     import capstone
 

@@ -19,6 +19,7 @@ from rea.plugin import (
     DocumentItem,
     NameItem,
     ProcedureItem,
+    ProcedureKind,
     ProcedureRef,
     ReaError,
     Record,
@@ -33,7 +34,6 @@ from rea_plugins.angr.options import CFG_OPTIONS, MAX_STRING_CHARS, MIN_STRING_C
 from rea_plugins.angr.rows import AddressedName, AddressedString
 
 Progress = Callable[[str], None]
-ProcKind = Literal["local", "import", "thunk", "external"]
 T = TypeVar("T")
 
 _FORMATS = {"ELF": "elf", "PE": "pe", "MachO": "mach-o"}
@@ -308,7 +308,7 @@ class Analysis:
         first = PLT0_SIZE.get(self.arch.name, 16) if section in (".plt", ".iplt") else 16
         return addr + (first if addr == start else 16)
 
-    def func_kind(self, f: Any) -> ProcKind:
+    def func_kind(self, f: Any) -> ProcedureKind:
         if f.is_plt:
             return "thunk" if f.addr in self.local_plt else "import"
         if f.is_simprocedure or not self.main.contains_addr(f.addr):
@@ -316,14 +316,14 @@ class Analysis:
         key = ("kind", f.addr)
         if key not in self._cache:
             # What lies in a stub section and is no import's stub (PLT0, the lazy-binding helper) is a stub.
-            kind: ProcKind = "thunk" if self.section_of(f.addr) in STUB_SECTIONS else "local"
+            kind: ProcedureKind = "thunk" if self.section_of(f.addr) in STUB_SECTIONS else "local"
             if len(f.block_addrs_set) == 1 and f.addr not in self.parts:
                 insns = self.proj.factory.block(f.addr).capstone.insns
                 jumps = len(insns) == 1 and insns[0].mnemonic in ("jmp", "b", "bx")
                 if jumps and imm_target(insns[0]) is not None:
                     kind = "thunk"
             self._cache[key] = kind
-        cached: ProcKind = self._cache[key]
+        cached: ProcedureKind = self._cache[key]
         return cached
 
     def containing(self, addr: int) -> Any | None:

@@ -15,6 +15,7 @@ from rea.plugin import (
     JSONObject,
     ReaError,
     Record,
+    ReferenceKind,
     SentReferenceItem,
     XrefItem,
     answers,
@@ -26,7 +27,7 @@ from rea_plugins.radare2.engine import integer, list_of
 from rea_plugins.radare2.facts import Indirect, Symbolizer
 from rea_plugins.radare2.options import PSEUDO_CODE
 from rea_plugins.radare2.program import MAX_BLOCK_BYTES, Proc, Program
-from rea_plugins.radare2.rows import CalleeKind, RefKind
+from rea_plugins.radare2.rows import CalleeKind
 from rea_plugins.radare2.types import Applied
 
 MAX_ASSEMBLY_INSTRUCTIONS = 20_000
@@ -58,7 +59,7 @@ class Incoming(msgspec.Struct, frozen=True):
     the source instruction's text."""
 
     src: int
-    kind: RefKind
+    kind: ReferenceKind
     proc: Proc | None
     opcode: str
 
@@ -169,7 +170,7 @@ class Code:
             self._insns.popitem(last=False)
         return insns
 
-    def kind_of(self, ref_type: str, perm: str, insn_kind: str, text: str, target: int | None) -> RefKind:
+    def kind_of(self, ref_type: str, perm: str, insn_kind: str, text: str, target: int | None) -> ReferenceKind:
         """The contract's reference kind of one radare2 reference, from its type and the source instruction."""
         mnemonic, _, operands = text.partition(" ")
         through_slot = target is not None and target in self.p.import_slots
@@ -362,7 +363,7 @@ class Code:
         p = self.p
         refs: dict[tuple[int, int | None, str], SentReferenceItem] = {}
 
-        def add(src: int, dst: int | None, kind: RefKind) -> None:
+        def add(src: int, dst: int | None, kind: ReferenceKind) -> None:
             refs.setdefault(
                 (src, dst, kind),
                 SentReferenceItem(

@@ -19,7 +19,9 @@ from rea.plugin import (
     ContainingProcedure,
     JSONObject,
     NameItem,
+    NameKind,
     ProcedureItem,
+    ProcedureKind,
     ProcedureRef,
     ReaError,
     SegmentItem,
@@ -39,8 +41,6 @@ from rea_plugins.radare2.rows import (
     Layout,
     Linkage,
     Mitigations,
-    NameKind,
-    ProcKind,
     RegionRow,
     SlicedDocument,
 )
@@ -121,7 +121,7 @@ class Proc:
 
     __slots__ = ("addr", "blocks", "calltype", "end", "kind", "name", "ninstrs", "r2name", "signature")
 
-    def __init__(self, addr: int, name: str, kind: ProcKind, r2name: str | None, end: int) -> None:
+    def __init__(self, addr: int, name: str, kind: ProcedureKind, r2name: str | None, end: int) -> None:
         self.addr, self.name, self.kind, self.r2name, self.end = addr, name, kind, r2name, end
         # (start, size, instruction count, jump, fail, switch cases); empty for an import slot.
         self.blocks: list[tuple[int, int, int, int | None, int | None, tuple[int, ...]]] = []
@@ -544,7 +544,7 @@ class Program:
             return f"sub_{addr:x}"
         return name
 
-    def _proc_kind(self, p: Proc) -> ProcKind:
+    def _proc_kind(self, p: Proc) -> ProcedureKind:
         if p.addr in self.import_stubs or (p.r2name or "").startswith("sym.imp."):
             return "import"
         if self.section_of(p.addr) in STUB_SECTIONS:

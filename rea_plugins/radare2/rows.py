@@ -9,10 +9,7 @@ import msgspec
 
 from rea.plugin import DocumentItem, JSONObject, NameItem, ProcedureRef, Record, StringItem
 
-RefKind = Literal["call", "jump", "data", "read", "write", "indirect", "computed", "external"]
 CalleeKind = Literal["direct", "tail", "import", "indirect"]
-NameKind = Literal["function", "data", "import", "export", "label"]
-ProcKind = Literal["local", "import", "thunk", "external"]
 
 
 class RegionRow(Record, frozen=True, kw_only=True):
