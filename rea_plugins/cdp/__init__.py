@@ -8,16 +8,9 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import ScenarioDriver, SettingSpec, ToolDef
+    from rea.plugin import ScenarioDriver, SettingSpec
 
-
-@hookimpl
-def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    from rea_plugins.cdp.pagetools import TOOLS as PAGE_TOOLS
-    from rea_plugins.cdp.tools import TOOLS
-
-    for tool in (*TOOLS, *PAGE_TOOLS):
-        register(tool)
+TOOL_MODULES = ("rea_plugins.cdp.tools", "rea_plugins.cdp.pagetools")
 
 
 @hookimpl

@@ -486,12 +486,15 @@ COMPARE_WEB_SCREENSHOTS = ToolDef(
     examples=schemas.SCREENSHOT_EXAMPLES,
 )
 
-TOOLS = (
-    LIST_BROWSER_TARGETS,
-    INSPECT_WEB_PAGE,
-    DISCOVER_WEBMCP_TOOLS,
-    CAPTURE_WEB_SCREENSHOT,
-    CAPTURE_BROWSER_SCENARIO,
-    COMPARE_WEB_CAPTURES,
-    COMPARE_WEB_SCREENSHOTS,
-)
+
+def tools() -> list[ToolDef]:
+    """The tools this module declares, in the order they are registered (the plugin's ``TOOL_MODULES`` reads it)."""
+    return [
+        LIST_BROWSER_TARGETS,
+        INSPECT_WEB_PAGE,
+        DISCOVER_WEBMCP_TOOLS,
+        CAPTURE_WEB_SCREENSHOT,
+        CAPTURE_BROWSER_SCENARIO,
+        COMPARE_WEB_CAPTURES,
+        COMPARE_WEB_SCREENSHOTS,
+    ]

@@ -1,5 +1,5 @@
-"""The evidence plugin: registers the Evidence tools (defined in ``rea_plugins.evidence.tools``, imported when the
-hook runs, so loading the plugin stays cheap) and the provenance resource."""
+"""The evidence plugin: registers the Evidence tools (declared in ``rea_plugins.evidence.tools``, imported when a
+tool is built, so loading the plugin stays cheap) and the provenance resource."""
 
 from __future__ import annotations
 
@@ -9,15 +9,9 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import ResourceSpec, ToolDef
+    from rea.plugin import ResourceSpec
 
-
-@hookimpl
-def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    from rea_plugins.evidence.tools import TOOLS
-
-    for tool in TOOLS:
-        register(tool)
+TOOL_MODULES = ("rea_plugins.evidence.tools",)
 
 
 @hookimpl

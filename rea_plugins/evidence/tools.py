@@ -382,11 +382,12 @@ INSPECT_ANALYSIS_VIEW = ToolDef(
 )
 
 
-# The order the plugin registers them in.
-TOOLS = (
-    GET_EVIDENCE_BUNDLE,
-    EXPORT_EVIDENCE_BUNDLE,
-    IMPORT_EVIDENCE_BUNDLE,
-    INSPECT_EVIDENCE_BUNDLE,
-    INSPECT_ANALYSIS_VIEW,
-)
+def tools() -> list[ToolDef]:
+    """The tools this module declares, in the order they are registered (the plugin's ``TOOL_MODULES`` reads it)."""
+    return [
+        GET_EVIDENCE_BUNDLE,
+        EXPORT_EVIDENCE_BUNDLE,
+        IMPORT_EVIDENCE_BUNDLE,
+        INSPECT_EVIDENCE_BUNDLE,
+        INSPECT_ANALYSIS_VIEW,
+    ]

@@ -8,15 +8,9 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import PromptDef, SettingSpec, ToolDef
+    from rea.plugin import PromptDef, SettingSpec
 
-
-@hookimpl
-def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    from rea_plugins.javascript.tools import TOOLS
-
-    for tool in TOOLS:
-        register(tool)
+TOOL_MODULES = ("rea_plugins.javascript.tools",)
 
 
 @hookimpl

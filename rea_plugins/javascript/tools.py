@@ -491,13 +491,16 @@ RECOVER_SOURCES = _tool(
     cli_subject="input_path",
 )
 
-TOOLS = (
-    RECOVER_SOURCES,
-    ANALYZE,
-    TRACE_FEATURE,
-    TRACE_SEMANTICS,
-    MAP_LOCATION,
-    COMPARE_VERSIONS,
-    COMPARE_SOURCE,
-    COMPARE_EXPORTS,
-)
+
+def tools() -> list[ToolDef]:
+    """The tools this module declares, in the order they are registered (the plugin's ``TOOL_MODULES`` reads it)."""
+    return [
+        RECOVER_SOURCES,
+        ANALYZE,
+        TRACE_FEATURE,
+        TRACE_SEMANTICS,
+        MAP_LOCATION,
+        COMPARE_VERSIONS,
+        COMPARE_SOURCE,
+        COMPARE_EXPORTS,
+    ]

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import ScenarioDriver, ToolDef
+    from rea.plugin import ScenarioDriver
+
+TOOL_MODULES = ("rea_plugins.process.tools",)
 
 
 @hookimpl
@@ -16,11 +18,3 @@ def rea_register_scenario_drivers(register: Callable[[ScenarioDriver], None]) ->
     from rea_plugins.process.driver import ProcessDriver
 
     register(ProcessDriver())
-
-
-@hookimpl
-def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    from rea_plugins.process.tools import TOOLS
-
-    for tool in TOOLS:
-        register(tool)

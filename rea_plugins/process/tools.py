@@ -407,4 +407,7 @@ COMPARE_PROCESS_CAPTURES = ToolDef(
     ),
 )
 
-TOOLS = (CAPTURE_PROCESS_SCENARIO, COMPARE_PROCESS_CAPTURES)
+
+def tools() -> list[ToolDef]:
+    """The tools this module declares, in the order they are registered (the plugin's ``TOOL_MODULES`` reads it)."""
+    return [CAPTURE_PROCESS_SCENARIO, COMPARE_PROCESS_CAPTURES]

@@ -360,4 +360,7 @@ RECONCILE_JAVASCRIPT_RUNTIME = ToolDef(
     ),
 )
 
-TOOLS = (LIST_JAVASCRIPT_RUNTIME_TARGETS, OBSERVE_JAVASCRIPT_RUNTIME, RECONCILE_JAVASCRIPT_RUNTIME)
+
+def tools() -> list[ToolDef]:
+    """The tools this module declares, in the order they are registered (the plugin's ``TOOL_MODULES`` reads it)."""
+    return [LIST_JAVASCRIPT_RUNTIME_TARGETS, OBSERVE_JAVASCRIPT_RUNTIME, RECONCILE_JAVASCRIPT_RUNTIME]

@@ -11,15 +11,9 @@ from typing import TYPE_CHECKING
 from rea.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from rea.plugin import SettingSpec, ToolDef
+    from rea.plugin import SettingSpec
 
-
-@hookimpl
-def rea_register_tools(register: Callable[[ToolDef], None]) -> None:
-    from rea_plugins.scripting.tool import TOOLS
-
-    for tool in TOOLS:
-        register(tool)
+TOOL_MODULES = ("rea_plugins.scripting.tool",)
 
 
 @hookimpl

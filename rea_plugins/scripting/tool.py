@@ -107,4 +107,7 @@ RUN_ANALYSIS_SCRIPT = ToolDef(
     examples=({"source": EXAMPLE, "arguments": {"needle": "password"}},),
 )
 
-TOOLS = (RUN_ANALYSIS_SCRIPT,)
+
+def tools() -> list[ToolDef]:
+    """The tools this module declares, in the order they are registered (the plugin's ``TOOL_MODULES`` reads it)."""
+    return [RUN_ANALYSIS_SCRIPT]
