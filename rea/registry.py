@@ -723,37 +723,26 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
+# The type each hook's registrations must have: (module, class), imported when that kind is first collected so a
+# command that never lists providers does not import them. Tools are ToolDefs.
+_KIND_TYPES: dict[str, tuple[str, str]] = {
+    "rea_register_analysis_providers": ("rea.providers", "AnalysisProvider"),
+    "rea_register_unpackers": ("rea.unpackers", "Unpacker"),
+    "rea_register_scenario_drivers": ("rea.scenarios", "ScenarioDriver"),
+    "rea_register_projections": ("rea.catalog.projection", "Projection"),
+    "rea_register_settings": ("rea.config", "SettingSpec"),
+    "rea_register_prompts": ("rea.catalog.prompt", "PromptDef"),
+    "rea_register_resources": ("rea.catalog.resource", "ResourceSpec"),
+}
+
+
 def _kind_type(hook: str) -> type:
-    """The type a hook's registrations must have (imported here, when that kind is first collected)."""
-    if hook == "rea_register_analysis_providers":
-        from rea.providers import AnalysisProvider
-
-        return AnalysisProvider
-    if hook == "rea_register_unpackers":
-        from rea.unpackers import Unpacker
-
-        return Unpacker
-    if hook == "rea_register_scenario_drivers":
-        from rea.scenarios import ScenarioDriver
-
-        return ScenarioDriver
-    if hook == "rea_register_projections":
-        from rea.catalog.projection import Projection
-
-        return Projection
-    if hook == "rea_register_settings":
-        from rea.config import SettingSpec
-
-        return SettingSpec
-    if hook == "rea_register_prompts":
-        from rea.catalog.prompt import PromptDef
-
-        return PromptDef
-    if hook == "rea_register_resources":
-        from rea.catalog.resource import ResourceSpec
-
-        return ResourceSpec
-    return ToolDef
+    """The type a hook's registrations must have."""
+    if hook not in _KIND_TYPES:
+        return ToolDef
+    module, name = _KIND_TYPES[hook]
+    kind: type = getattr(importlib.import_module(module), name)
+    return kind
 
 
 _KEY_OF: dict[str, Callable[[Any], str]] = {
