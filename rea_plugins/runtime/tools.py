@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from rea.plugin import (
     Arguments,
+    Confidence,
     Evidence,
     JSONObject,
     JSONValue,
@@ -181,10 +180,19 @@ RECONCILE_SCHEMA = with_evidence_defs(
 
 
 def _evidence(
-    call: ToolCall, operation: str, params: Arguments, result: msgspec.Struct, limitations: list[str], **kw: Any
+    call: ToolCall,
+    operation: str,
+    params: Arguments,
+    result: msgspec.Struct,
+    limitations: list[str],
+    confidence: Confidence,
+    links: list[str] | None = None,
 ) -> Evidence:
-    out = OperationResult(normalized=msgspec.to_builtins(result), limitations=limitations, **kw)
-    return call.session.evidence(operation, params, out, bound=False, provider=PROVIDER, analysis_profile=None)
+    """The Evidence of a runtime tool's answer (``params`` as recorded, the provider the V8 inspector tools)."""
+    out = OperationResult(normalized=msgspec.to_builtins(result), limitations=limitations, confidence=confidence)
+    return call.session.evidence(
+        operation, params, out, bound=False, provider=PROVIDER, analysis_profile=None, links=links
+    )
 
 
 def _scope(call: ToolCall) -> tuple[str, list[str], list[str]]:
@@ -247,14 +255,13 @@ def _observe(call: ToolCall) -> Evidence:
     call.session.ledger.record(ev)
     offset, limit = arg_int(a, "offset", 0), arg_int(a, "limit", SUMMARY_LIMIT)
     summary = _summary(ev.evidence_id, obs, offset, limit)
-    out = OperationResult(normalized=msgspec.to_builtins(summary), limitations=obs.limitations, confidence="observed")
-    return call.session.evidence(
+    return _evidence(
+        call,
         "observe_javascript_runtime",
         {**params, "detail": "summary", "offset": offset, "limit": limit},
-        out,
-        bound=False,
-        provider=PROVIDER,
-        analysis_profile=None,
+        summary,
+        obs.limitations,
+        confidence="observed",
         links=[ev.evidence_id],
     )
 
@@ -291,10 +298,7 @@ def _reconcile(call: ToolCall) -> Evidence:
         "static_layers": list[JSONValue](result.static_evidence_ids),
         "limits": {"offset": result.page.offset, "limit": result.page.limit},
     }
-    out = OperationResult(normalized=msgspec.to_builtins(result), limitations=result.limitations, confidence="derived")
-    return call.session.evidence(
-        "reconcile_javascript_runtime", params, out, bound=False, provider=PROVIDER, analysis_profile=None, links=links
-    )
+    return _evidence(call, "reconcile_javascript_runtime", params, result, result.limitations, "derived", links)
 
 
 LIST_JAVASCRIPT_RUNTIME_TARGETS = ToolDef(
