@@ -17,51 +17,43 @@ from typing import Any
 
 import msgspec
 
-from rea.plugin import Arguments, JSONObject, Notebook, OperationResult, ReaError, ToolCall, arg_int, search, typelib
+from rea.plugin import (
+    CORE_OPERATIONS,
+    Arguments,
+    JSONObject,
+    Notebook,
+    OperationResult,
+    ReaError,
+    ToolCall,
+    arg_int,
+    search,
+    typelib,
+)
 from rea_plugins.binary.core import demangle
 from rea_plugins.binary.core.shapes import NotebookRow, NoteKind, UserName
 
 USER = "user"
 REVISION_PARAMETER = "annotation_revision"
-# Operations whose results carry procedure or symbol names (and so reflect user names).
-NAMED_OPERATIONS = frozenset(
-    {
-        "list_procedures",
-        "search_procedures",
-        "list_names",
-        "address_name",
-        "procedure_address",
-        "resolve_containing_procedure",
-        "procedure_info",
-        "procedure_blocks",
-        "procedure_assembly",
-        "read_function_instructions",
-        "procedure_callers",
-        "procedure_callees",
-        "procedure_references",
-        "xrefs",
-        "procedure_pseudo_code",
-        "inspect_native_instruction",
-        "inspect_native_data_type",
-        "resolve_native_call_targets",
-    }
-)
+# The core operations whose results name nothing the analyst annotates: the document, its segments and strings.
+_UNNAMED_OPERATIONS = frozenset({"list_documents", "list_segments", "list_strings", "search_strings"})
+# Operations whose results carry procedure or symbol names (and so reflect user names): every other core operation,
+# pseudo code and the engine-specific ones.
+NAMED_OPERATIONS = (frozenset(CORE_OPERATIONS) - _UNNAMED_OPERATIONS) | {
+    "procedure_pseudo_code",
+    "inspect_native_instruction",
+    "inspect_native_data_type",
+    "resolve_native_call_targets",
+}
 _TEXT_OPERATIONS = frozenset(
     {"procedure_assembly", "read_function_instructions", "procedure_pseudo_code", "inspect_native_instruction"}
 )
 # Tools whose results never mention a name or an annotation: their Evidence identity ignores annotations.
-ANNOTATION_FREE_TOOLS = frozenset(
-    {
-        "list_documents",
-        "list_segments",
-        "list_strings",
-        "search_strings",
-        "read_bytes",
-        "address_to_file_offset",
-        "inspect_native_load_image",
-        "current_document",
-    }
-)
+ANNOTATION_FREE_TOOLS = _UNNAMED_OPERATIONS | {
+    "read_bytes",
+    "address_to_file_offset",
+    "inspect_native_load_image",
+    "current_document",
+}
 _ORIGINALS = "binary.original_names"
 _MAX_TEXT_NAMES = 4096
 MAX_SEARCHED = 200_000
